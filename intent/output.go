@@ -2,27 +2,47 @@ package intent
 
 // ToolIntent is a microagent's proposal of one tool call. A microagent never
 // runs a tool: it proposes one, the proposals are voted on like any answer,
-// and only the winning call is executed (by package executor).
+// and only the winning call is executed (by package executor, which checks
+// the tool's registration, category and arguments; nothing here does).
 //
 // Rationale is free text for humans and logs; it never takes part in the key,
 // so two samples that propose the same call for different stated reasons vote
 // together.
 type ToolIntent struct {
-	// Tool is the name of the tool to call, for example "read_file".
+	// Tool is the name of the tool to call, for example "read_file". Parse
+	// and FromToolCalls guarantee a non-empty string; it is not trimmed or
+	// checked against any registry.
 	Tool string `json:"tool"`
-	// Args holds the call's arguments as decoded JSON values.
+	// Args holds the call's arguments as decoded JSON values (the types
+	// listed on Output). Parse and FromToolCalls always return a non-nil
+	// map, empty for a call without arguments; Key treats nil and empty
+	// alike.
 	Args map[string]any `json:"args"`
-	// Rationale is why the microagent proposes the call. Ignored by Key.
+	// Rationale is why the microagent proposes the call. Ignored by Key and
+	// Canonical; when a reply repeats an intent, Parse keeps the first one.
 	Rationale string `json:"rationale,omitempty"`
 }
 
 // Output is what one microagent sample says about one step: a structured
-// answer, a tool intent, or both.
+// answer, a tool intent, or both. Parse and FromToolCalls never return an
+// Output with neither.
 //
-// Value is the step's structured answer as decoded JSON (map[string]any,
-// []any, string, float64, bool or nil), for example
-// {"move":[1,0,2],"next_state":[[2,3],[],[1]]}. Intent is nil when the
-// sample proposes no tool call.
+// Value is the step's answer as decoded JSON, made only of these types:
+// map[string]any, []any, string, bool, nil (JSON null, inside a container)
+// and [encoding/json.Number] for every number, holding its canonical text
+// ("1" for 1, 1.0 and 1e0; "12345678901234567890" exactly, never rounded
+// through float64). Use Number.Int64 or Number.Float64 to read one, or
+// json.Marshal(Value) and json.Unmarshal into your own struct: that round
+// trip is lossless, and integers of up to 21 digits are written as plain
+// integers, so they unmarshal into Go integer fields. For example,
+// {"move":[1,0,2],"next_state":[[2,3],[],[1]]}. Value is nil when the reply
+// holds only a tool intent; when an Intent is present, Value, if any, is an
+// object (the reply's keys other than "tool_intent").
+//
+// Intent is nil when the sample proposes no tool call.
+//
+// Two Outputs with the same [Key] have deeply equal Values and Args
+// (reflect.DeepEqual), whatever the spelling of the replies they came from.
 type Output struct {
 	Value  any         `json:"value,omitempty"`
 	Intent *ToolIntent `json:"tool_intent,omitempty"`

@@ -1,0 +1,64 @@
+// Package executor runs the one tool call that won a step's vote, after
+// checking that it may run.
+//
+// # Contract
+//
+// Nothing runs unless the tool is registered, the [categories.Policy] allows
+// it and its arguments validate against the tool's JSON Schema. Every refusal
+// is an [Observation] (Status [StatusDenied]) worded for the model that reads
+// the next prompt, never a Go error and never a crash: an unknown tool lists
+// the tools that can be called, a withheld tool names its category and how an
+// operator allows it, invalid arguments list every problem at once.
+// [Executor.Execute] returns a non-nil error only when the caller's context
+// is cancelled.
+//
+// The order of checks is fixed: name ([ReasonUnknownTool],
+// [ReasonUnavailable]), then policy ([ReasonNotAllowed]), then arguments
+// ([ReasonInvalidArgs]); only then does the tool run, under a per-call
+// timeout, with its panics recovered and its output capped.
+//
+// # Tools
+//
+// A [Tool] has a name, a category, a description and a JSON Schema for its
+// arguments. Registering it ([Executor.Register]) compiles the schema once
+// and keeps the executor's [categories.Taxonomy] total: a tool the taxonomy
+// does not know is added to it; a tool it knows under another category, or a
+// second tool of the same name, is refused.
+//
+// Before validation, arguments are normalised through a JSON round trip (so
+// float64, json.Number and Go integers all validate alike) and healed
+// against the schema: a value that arrives as a string although its schema
+// wants an array, object, number, integer or boolean, and that string holds
+// exactly such JSON, is decoded ("[\"a\",\"b\"]" becomes ["a","b"], "3"
+// becomes 3). Anything else is left alone and fails validation honestly.
+// Healing applies to properties at any depth and to array items.
+//
+// # Built-in tools
+//
+// [New] with a non-empty root registers five tools over that folder:
+// read_file and list_dir (category file_read), glob and grep (search), and
+// write_file (file_write, which the default read-only policy withholds).
+// Every path is relative to the root. The sandbox refuses, with
+// [ReasonOutsideRoot], any ".." component, any absolute path and any symbolic
+// link (file or directory, at any depth) that is absolute or leads out of
+// the root; it refuses NUL bytes ([ReasonBadPath]) and files that are not
+// regular: FIFOs, devices, sockets ([ReasonNotRegular]). Each check is made
+// explicitly, for a clear message, and again by [os.Root], which refuses
+// escapes by construction. A backslash is an ordinary character on Unix:
+// "..\\x" and "%2e%2e/x" are literal file names inside the root.
+//
+// # The index tool
+//
+// [categories.IndexTool] (list_tool_categories) belongs to no category and
+// no policy can withhold it: it returns, as JSON, the [categories.Report] of
+// this executor (what is loaded, withheld or unavailable, and how to ask for
+// more).
+//
+// # Declaring tools to a model
+//
+// [Declare] builds the []llms.Tool list sent to a provider from schema files
+// (tools/NAME.json) and skill files (skills/NAME.md, whose front matter
+// carries the description), plus every tool that the conversation history
+// already calls. [Executor.Tools] does the same from registered tools.
+// Declaring a tool is not permitting it: Execute checks the policy again.
+package executor

@@ -1,0 +1,170 @@
+package executor
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// heal returns v with every string that its schema wants as an array,
+// object, number, integer or boolean, and that holds exactly such JSON,
+// replaced by the decoded value. It appends the path of each healed value
+// to healed. It never heals a string whose schema also accepts strings, nor
+// one whose JSON is of another kind ("[1]" for a number stays a string, and
+// validation reports it). It recurses into object properties (properties,
+// then additionalProperties when it is a schema) and array items, also
+// into freshly decoded values. It looks only at inline "type" keywords, not
+// through $ref, anyOf or oneOf. v must be normalised JSON (see normalise);
+// maps and slices of v are modified in place.
+func heal(schema any, v any, path string, healed *[]string) any {
+	sch, ok := schema.(map[string]any)
+	if !ok {
+		return v
+	}
+	if s, isStr := v.(string); isStr {
+		if d, ok := decodeAs(s, schemaTypes(sch)); ok {
+			*healed = append(*healed, path)
+			v = d
+		}
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		props, _ := sch["properties"].(map[string]any)
+		extra, _ := sch["additionalProperties"].(map[string]any)
+		for k, val := range x {
+			sub, ok := props[k]
+			if !ok {
+				if extra == nil {
+					continue
+				}
+				sub = extra
+			}
+			x[k] = heal(sub, val, childPath(path, k), healed)
+		}
+	case []any:
+		items, ok := sch["items"].(map[string]any)
+		if !ok {
+			break
+		}
+		for i, val := range x {
+			x[i] = heal(items, val, path+"["+strconv.Itoa(i)+"]", healed)
+		}
+	}
+	return v
+}
+
+// schemaTypes returns the schema's "type" keyword as a list.
+func schemaTypes(sch map[string]any) []string {
+	switch t := sch["type"].(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// decodeAs decodes s as one JSON value (numbers as json.Number) and returns
+// it when its kind is one of the wanted non-string types.
+func decodeAs(s string, wants []string) (any, bool) {
+	if len(wants) == 0 || slices.Contains(wants, "string") {
+		return nil, false
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var d any
+	if err := dec.Decode(&d); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false // trailing data: not exactly one JSON value
+	}
+	for _, w := range wants {
+		if kindMatches(d, w) {
+			return d, true
+		}
+	}
+	return nil, false
+}
+
+func kindMatches(d any, want string) bool {
+	switch want {
+	case "array":
+		_, ok := d.([]any)
+		return ok
+	case "object":
+		_, ok := d.(map[string]any)
+		return ok
+	case "boolean":
+		_, ok := d.(bool)
+		return ok
+	case "number":
+		_, ok := d.(json.Number)
+		return ok
+	case "integer":
+		n, ok := d.(json.Number)
+		if !ok {
+			return false
+		}
+		if _, err := n.Int64(); err == nil {
+			return true
+		}
+		f, err := n.Float64()
+		return err == nil && f == math.Trunc(f) && !math.IsInf(f, 0)
+	}
+	return false
+}
+
+// normalise turns any JSON-encodable arguments into decoded JSON with
+// json.Number numbers, a fresh copy the caller may change. Nil becomes an
+// empty object.
+func normalise(args map[string]any) (map[string]any, error) {
+	if args == nil {
+		return map[string]any{}, nil
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out map[string]any
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// childPath renders the path of property k under path, model-readable:
+// arguments.paths, arguments["odd key"].
+func childPath(path, k string) string {
+	if isIdent(k) {
+		return path + "." + k
+	}
+	return path + "[" + strconv.Quote(k) + "]"
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}

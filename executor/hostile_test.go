@@ -1,0 +1,133 @@
+//go:build unix
+
+package executor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/intent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHostileIntents runs intents that try to leave the root, read what is
+// not a file, write without permission, or call what does not exist. Each
+// is refused (or, for the huge file, capped) with the expected reason and
+// words, and nothing outside the root, nor inside it, changes.
+func TestHostileIntents(t *testing.T) {
+	f := newFixture(t)
+	ro := newExec(t, f.root, WithReadCap(4<<10))
+	rw := newExec(t, f.root, WithReadCap(4<<10), WithPolicy(rwPolicy()))
+	absSecret := filepath.Join(f.outside, "secret.txt")
+	absHello := filepath.Join(f.root, "hello.txt")
+
+	type args = map[string]any
+	cases := []struct {
+		name   string
+		e      *Executor
+		tool   string
+		args   args
+		status Status
+		reason Reason
+		words  []string // substrings of Content
+	}{
+		// Traversal in every spelling.
+		{"dotdot", ro, "read_file", args{"path": "../outside/secret.txt"}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
+		{"dotdot inside then out", ro, "read_file", args{"path": "sub/../../outside/secret.txt"}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
+		{"a/../../x", ro, "read_file", args{"path": "a/../../x"}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
+		{"dot dotdot", ro, "read_file", args{"path": "./../outside/secret.txt"}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
+		{"dotdot alone", ro, "list_dir", args{"path": ".."}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
+		{"dotdot harmless still refused", ro, "read_file", args{"path": "sub/../hello.txt"}, StatusDenied, ReasonOutsideRoot, []string{"never allowed"}},
+		{"backslash is a name", ro, "read_file", args{"path": `..\outside\secret.txt`}, StatusError, ReasonNotFound, []string{"does not exist"}},
+		{"url-encoded is a name", ro, "read_file", args{"path": "%2e%2e/outside/secret.txt"}, StatusError, ReasonNotFound, []string{"does not exist"}},
+		{"grep dotdot", ro, "grep", args{"pattern": "SECRET", "paths": []any{"sub", "../outside"}}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
+		{"glob dotdot base", ro, "glob", args{"pattern": "*", "path": "../outside"}, StatusDenied, ReasonOutsideRoot, nil},
+		// Absolute paths.
+		{"absolute outside", ro, "read_file", args{"path": absSecret}, StatusDenied, ReasonOutsideRoot, []string{"absolute path"}},
+		{"absolute etc", ro, "read_file", args{"path": "/etc/passwd"}, StatusDenied, ReasonOutsideRoot, []string{"absolute path"}},
+		{"absolute inside", ro, "read_file", args{"path": absHello}, StatusDenied, ReasonOutsideRoot, []string{`use "hello.txt"`}},
+		{"absolute list", ro, "list_dir", args{"path": "/"}, StatusDenied, ReasonOutsideRoot, nil},
+		// Symbolic links.
+		{"file link out", ro, "read_file", args{"path": "link_out.txt"}, StatusDenied, ReasonOutsideRoot, []string{"symbolic link"}},
+		{"absolute file link", ro, "read_file", args{"path": "link_abs.txt"}, StatusDenied, ReasonOutsideRoot, []string{"link to an absolute path"}},
+		{"absolute link even inside", ro, "read_file", args{"path": "link_abs_in.txt"}, StatusDenied, ReasonOutsideRoot, []string{"only relative links"}},
+		{"dir link out", ro, "read_file", args{"path": "linkdir/secret.txt"}, StatusDenied, ReasonOutsideRoot, []string{"symbolic link"}},
+		{"intermediate dir link out", ro, "read_file", args{"path": "a/inner/dir/deep.txt"}, StatusDenied, ReasonOutsideRoot, []string{"symbolic link"}},
+		{"list dir link out", ro, "list_dir", args{"path": "linkdir"}, StatusDenied, ReasonOutsideRoot, nil},
+		{"grep dir link out", ro, "grep", args{"pattern": "SECRET", "paths": []any{"linkdir"}}, StatusDenied, ReasonOutsideRoot, nil},
+		{"glob dir link out", ro, "glob", args{"pattern": "**", "path": "a/inner"}, StatusDenied, ReasonOutsideRoot, nil},
+		{"link loop", ro, "read_file", args{"path": "loop1"}, StatusDenied, ReasonBadPath, []string{"symbolic links"}},
+		// NUL bytes, non-regular files, huge files.
+		{"nul byte", ro, "read_file", args{"path": "hello.txt\x00../../outside/secret.txt"}, StatusDenied, ReasonBadPath, []string{"NUL"}},
+		{"nul byte list", ro, "list_dir", args{"path": "\x00"}, StatusDenied, ReasonBadPath, []string{"NUL"}},
+		{"fifo read", ro, "read_file", args{"path": "fifo"}, StatusDenied, ReasonNotRegular, []string{"named pipe"}},
+		{"fifo grep", ro, "grep", args{"pattern": "x", "paths": []any{"fifo"}}, StatusDenied, ReasonNotRegular, []string{"named pipe"}},
+		{"folder read", ro, "read_file", args{"path": "sub"}, StatusDenied, ReasonNotRegular, []string{"a folder"}},
+		{"huge file capped", ro, "read_file", args{"path": "big.txt"}, StatusOK, "", []string{"truncated", "4096 bytes"}},
+		// Writes: withheld by the read-only policy, sandboxed when allowed.
+		{"write read-only policy", ro, "write_file", args{"path": "new.txt", "content": "x"}, StatusDenied, ReasonNotAllowed, []string{"file_write", "--tools file_write"}},
+		{"write escape dotdot", rw, "write_file", args{"path": "../outside/evil.txt", "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
+		{"write escape absolute", rw, "write_file", args{"path": filepath.Join(f.outside, "evil.txt"), "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
+		{"write through dir link", rw, "write_file", args{"path": "linkdir/evil.txt", "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
+		{"write through file link", rw, "write_file", args{"path": "link_out.txt", "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
+		{"write dangling link out", rw, "write_file", args{"path": "dangling_out", "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
+		{"write intermediate link", rw, "write_file", args{"path": "a/inner/evil.txt", "content": "x", "create_dirs": true}, StatusDenied, ReasonOutsideRoot, nil},
+		{"write fifo", rw, "write_file", args{"path": "fifo", "content": "x"}, StatusDenied, ReasonNotRegular, []string{"named pipe"}},
+		{"write root itself", rw, "write_file", args{"path": ".", "content": "x"}, StatusDenied, ReasonNotRegular, nil},
+		{"write nul", rw, "write_file", args{"path": "x\x00y", "content": "x"}, StatusDenied, ReasonBadPath, nil},
+		// Names that do not exist or mimic others.
+		{"unknown tool", ro, "delete_everything", args{}, StatusDenied, ReasonUnknownTool, []string{"Tools you can call: list_dir, read_file, glob, grep, list_tool_categories", "withheld"}},
+		{"category name file_write", ro, "file_write", args{"path": "x", "content": "y"}, StatusDenied, ReasonUnknownTool, []string{"is a category, not a tool"}},
+		{"category name bash", ro, "bash", args{"command": "rm -rf /"}, StatusDenied, ReasonUnknownTool, []string{"is a category, not a tool"}},
+		{"case mimic", ro, "Read_File", args{"path": "hello.txt"}, StatusDenied, ReasonUnknownTool, []string{`Did you mean "read_file"?`}},
+		{"trailing space", ro, "read_file ", args{"path": "hello.txt"}, StatusDenied, ReasonUnknownTool, []string{`Did you mean "read_file"?`}},
+		{"empty name", ro, "", args{}, StatusDenied, ReasonUnknownTool, nil},
+		{"known but unavailable", ro, "run_command", args{"command": "id"}, StatusDenied, ReasonUnavailable, []string{"bash", "cannot run it"}},
+		// Arguments.
+		{"wrong type", ro, "read_file", args{"path": 42}, StatusDenied, ReasonInvalidArgs, []string{"arguments.path: got number, want string"}},
+		{"missing required", ro, "read_file", args{}, StatusDenied, ReasonInvalidArgs, []string{"missing property 'path'", "read_file takes path (string, required)"}},
+		{"extra argument", ro, "read_file", args{"path": "hello.txt", "mode": "w"}, StatusDenied, ReasonInvalidArgs, []string{"additional properties 'mode' not allowed"}},
+		{"every problem at once", ro, "read_file", args{"path": []any{"x"}, "offset": "first", "limit": 0, "x": 1},
+			StatusDenied, ReasonInvalidArgs, []string{"4 problems", "arguments.path: got array", "arguments.offset: got string", "arguments.limit: minimum", "'x' not allowed"}},
+		{"empty path", ro, "read_file", args{"path": ""}, StatusDenied, ReasonInvalidArgs, []string{"arguments.path"}},
+		{"bad regexp", ro, "grep", args{"pattern": "(unclosed"}, StatusDenied, ReasonInvalidArgs, []string{"RE2"}},
+		{"bad glob", ro, "glob", args{"pattern": "[a-"}, StatusDenied, ReasonInvalidArgs, []string{"malformed"}},
+		{"write bad args", rw, "write_file", args{"path": "new.txt"}, StatusDenied, ReasonInvalidArgs, []string{"missing property 'content'"}},
+	}
+	require.GreaterOrEqual(t, len(cases), 30)
+
+	outsideBefore := snapshot(t, f.outside)
+	rootBefore := snapshot(t, f.root)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			obs, err := c.e.Execute(ctx, intent.ToolIntent{Tool: c.tool, Args: c.args})
+			require.NoError(t, err)
+			assert.Equal(t, c.status, obs.Status, obs.Content)
+			assert.Equal(t, c.reason, obs.Reason, obs.Content)
+			for _, w := range c.words {
+				assert.Contains(t, obs.Content, w)
+			}
+			assert.NotContains(t, obs.Content, "TOP SECRET")
+			if !strings.Contains(fmt.Sprint(c.args), f.base) {
+				assert.NotContains(t, obs.Content, f.base, "no host path in the message")
+			}
+			if c.status == StatusDenied {
+				assert.True(t, obs.Denied())
+				assert.ErrorIs(t, obs.Err(), reasonErr[c.reason])
+			}
+		})
+	}
+	assert.Equal(t, outsideBefore, snapshot(t, f.outside), "nothing outside the root changes")
+	assert.Equal(t, rootBefore, snapshot(t, f.root), "no denied call changes the root")
+	entries, err := os.ReadDir(f.outside)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "no file appears outside the root")
+}

@@ -1,0 +1,215 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// maxSymlinks is how many symbolic links one path may go through; it is
+// os.Root's own limit, so the explicit check and os.Root agree.
+const maxSymlinks = 8
+
+// sandbox resolves paths inside one root folder. Every file tool opens the
+// root with os.OpenRoot for each call, so os.Root enforces what the
+// explicit checks here word for the model.
+type sandbox struct {
+	dir     string // absolute, symbolic links resolved
+	readCap int64
+}
+
+func (s *sandbox) open() (*os.Root, error) {
+	r, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("the root folder cannot be opened: %v", unwrapPath(err))
+	}
+	return r, nil
+}
+
+// lexical checks a path given by the model without touching the disk and
+// returns it cleaned ("." for the root itself). It refuses NUL bytes and
+// empty paths (ErrBadPath), absolute paths and any ".." component
+// (ErrOutsideRoot). A backslash is an ordinary character.
+func (s *sandbox) lexical(p string) (string, error) {
+	switch {
+	case p == "":
+		return "", refusef(ErrBadPath, "the path is empty; give a path relative to the root folder, or \".\" for the root itself")
+	case strings.ContainsRune(p, 0):
+		return "", refusef(ErrBadPath, "the path %q contains a NUL byte", p)
+	case filepath.IsAbs(p) || strings.HasPrefix(p, "/"):
+		hint := ""
+		if rel, err := filepath.Rel(s.dir, filepath.Clean(p)); err == nil && filepath.IsLocal(rel) {
+			hint = fmt.Sprintf(" (for this file, use %q)", filepath.ToSlash(rel))
+		}
+		return "", refusef(ErrOutsideRoot, "%q is an absolute path; paths are relative to the root folder%s", p, hint)
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." {
+			return "", refusef(ErrOutsideRoot, "%q has a \"..\" component; paths may not leave the root folder, so \"..\" is never allowed", p)
+		}
+	}
+	return path.Clean(p), nil
+}
+
+// resolve follows, component by component, every symbolic link on clean
+// (a result of lexical) and returns the path with links replaced by their
+// targets. A link that is absolute, or whose target leaves the root, is
+// refused with ErrOutsideRoot; more than maxSymlinks links with
+// ErrBadPath. Components that do not exist are kept as they are (a file
+// about to be written). Enforcement is os.Root's; this is for the message
+// and for writing through a link to its target.
+func resolve(r *os.Root, display, clean string) (string, error) {
+	parts := splitPath(clean)
+	var cur []string
+	hops := 0
+	link := "" // the last link followed, for messages
+	for len(parts) > 0 {
+		c := parts[0]
+		parts = parts[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..": // only from a link's target
+			if len(cur) == 0 {
+				return "", refusef(ErrOutsideRoot, "%s, which leads outside the root folder; links are followed only while they stay inside it", linkPhrase(display, link))
+			}
+			cur = cur[:len(cur)-1]
+			continue
+		}
+		next := path.Join(append(cur, c)...)
+		fi, err := r.Lstat(next)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			cur = append(cur, c) // a file, a folder, or nothing yet
+			continue
+		}
+		if hops++; hops > maxSymlinks {
+			return "", refusef(ErrBadPath, "%q goes through more than %d symbolic links (a loop?)", display, maxSymlinks)
+		}
+		target, err := r.Readlink(next)
+		if err != nil {
+			return "", fsError(display, err)
+		}
+		if filepath.IsAbs(target) || strings.HasPrefix(target, "/") {
+			return "", refusef(ErrOutsideRoot, "%s to an absolute path; only relative links that stay inside the root folder are followed", linkPhrase(display, next))
+		}
+		link = next
+		parts = append(splitPath(target), parts...)
+	}
+	if len(cur) == 0 {
+		return ".", nil
+	}
+	return path.Join(cur...), nil
+}
+
+// linkPhrase names the link a path goes through: "\"a\" is a symbolic
+// link" or "\"a/b\" goes through the symbolic link \"a\"".
+func linkPhrase(display, link string) string {
+	if link == path.Clean(display) {
+		return fmt.Sprintf("%q is a symbolic link", display)
+	}
+	return fmt.Sprintf("%q goes through the symbolic link %q", display, link)
+}
+
+func splitPath(p string) []string {
+	return strings.Split(filepath.ToSlash(p), "/")
+}
+
+// path checks p lexically and follows its links; see lexical and resolve.
+func (s *sandbox) path(r *os.Root, p string) (string, error) {
+	clean, err := s.lexical(p)
+	if err != nil {
+		return "", err
+	}
+	return resolve(r, p, clean)
+}
+
+// openRegular opens rel (a result of path) for reading, refusing anything
+// but a regular file. It stats first for the message, then opens with
+// O_NONBLOCK (so a FIFO swapped in meanwhile cannot block the call) and
+// checks the opened file again.
+func openRegular(r *os.Root, display, rel string) (*os.File, fs.FileInfo, error) {
+	fi, err := r.Stat(rel)
+	if err != nil {
+		return nil, nil, fsError(display, err)
+	}
+	if err := regular(display, fi); err != nil {
+		return nil, nil, err
+	}
+	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, fsError(display, err)
+	}
+	fi, err = f.Stat()
+	if err == nil {
+		err = regular(display, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// regular refuses a file that is not regular, naming what it is.
+func regular(display string, fi fs.FileInfo) error {
+	m := fi.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	return refusef(ErrNotRegular, "%q is %s, not a regular file", display, fileKind(m))
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "a special file"
+}
+
+// fsError words a file-system error for the model, keeping the sentinel
+// that classify needs: fs.ErrNotExist, ErrOutsideRoot, ErrBadPath.
+func fsError(display string, err error) error {
+	inner := unwrapPath(err)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return refusef(fs.ErrNotExist, "%q does not exist in the root folder", display)
+	case errors.Is(err, syscall.ENOTDIR):
+		return refusef(fs.ErrNotExist, "%q does not exist: a component of it is not a folder", display)
+	case errors.Is(err, syscall.ELOOP):
+		return refusef(ErrBadPath, "%q goes through too many symbolic links", display)
+	case strings.Contains(inner.Error(), "escapes"):
+		// os.Root's "path escapes from parent": a race with the explicit checks.
+		return refusef(ErrOutsideRoot, "%q leads outside the root folder", display)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%q: permission denied", display)
+	}
+	return fmt.Errorf("%q: %v", display, inner)
+}
+
+// unwrapPath drops a *fs.PathError's operation and absolute path, which
+// would leak the host's layout into the prompt.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,191 @@
+package executor
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// argsRoot is how the arguments object is named in messages and in
+// Observation.Healed.
+const argsRoot = "arguments"
+
+var printer = message.NewPrinter(language.English)
+
+// refuseLoader refuses every external $ref: a tool schema is compiled from
+// its own text only, never from the disk or the network.
+type refuseLoader struct{}
+
+func (refuseLoader) Load(u string) (any, error) {
+	return nil, fmt.Errorf("external $ref %q is not allowed in a tool schema", u)
+}
+
+// compileSchema checks that raw is a JSON object and compiles it as a JSON
+// Schema (draft 2020-12 by default). It returns the compiled schema, the
+// document decoded with json.Number numbers (for healing) and decoded
+// plainly (for providers that need a map).
+func compileSchema(name string, raw []byte) (*jsonschema.Schema, any, map[string]any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil, nil, errors.New("empty schema")
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("not JSON: %v", err)
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, nil, nil, errors.New("not a JSON object")
+	}
+	var params map[string]any
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return nil, nil, nil, fmt.Errorf("not JSON: %v", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(refuseLoader{})
+	loc := "mem:///tools/" + url.PathEscape(name) + ".json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, nil, nil, err
+	}
+	sch, err := c.Compile(loc)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("does not compile: %v", err)
+	}
+	return sch, doc, params, nil
+}
+
+// prepare normalises, heals and validates args against reg's schema. It
+// returns the arguments to run with and the healed paths, or the list of
+// every problem.
+func prepare(reg *registered, args map[string]any) (map[string]any, []string, []string) {
+	norm, err := normalise(args)
+	if err != nil {
+		return nil, nil, []string{fmt.Sprintf("%s: not JSON-encodable: %v", argsRoot, err)}
+	}
+	var healed []string
+	heal(reg.doc, norm, argsRoot, &healed)
+	sort.Strings(healed)
+	if err := reg.schema.Validate(any(norm)); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return nil, healed, []string{fmt.Sprintf("%s: %v", argsRoot, err)}
+		}
+		return nil, healed, problems(ve)
+	}
+	return norm, healed, nil
+}
+
+// problems flattens a validation error into one line per leaf cause,
+// "path: message", deduplicated, in the library's order.
+func problems(ve *jsonschema.ValidationError) []string {
+	var out []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			line := instancePath(e.InstanceLocation) + ": " + e.ErrorKind.LocalizedString(printer)
+			if !slices.Contains(out, line) {
+				out = append(out, line)
+			}
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return out
+}
+
+// instancePath renders a JSON pointer's tokens as arguments.a[0].b.
+func instancePath(tokens []string) string {
+	p := argsRoot
+	for _, t := range tokens {
+		if _, err := strconv.Atoi(t); err == nil {
+			p += "[" + t + "]"
+		} else {
+			p = childPath(p, t)
+		}
+	}
+	return p
+}
+
+// invalidMessage words a list of problems for the model, with a one-line
+// summary of what the tool takes.
+func invalidMessage(tool string, doc any, probs []string) string {
+	var b strings.Builder
+	n := "1 problem"
+	if len(probs) != 1 {
+		n = fmt.Sprintf("%d problems", len(probs))
+	}
+	fmt.Fprintf(&b, "invalid arguments for %s (%s); nothing ran:", tool, n)
+	for _, p := range probs {
+		b.WriteString("\n- ")
+		b.WriteString(p)
+	}
+	if sum := paramSummary(doc); sum != "" {
+		fmt.Fprintf(&b, "\n%s takes %s.", tool, sum)
+	}
+	return b.String()
+}
+
+// paramSummary describes a schema's top-level properties: required ones
+// first, then by name, "path (string, required), limit (integer)", and
+// whether other arguments are refused.
+func paramSummary(doc any) string {
+	sch, ok := doc.(map[string]any)
+	if !ok {
+		return ""
+	}
+	props, _ := sch["properties"].(map[string]any)
+	if len(props) == 0 {
+		return ""
+	}
+	required := map[string]bool{}
+	if req, ok := sch["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if required[names[i]] != required[names[j]] {
+			return required[names[i]]
+		}
+		return names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, k := range names {
+		var attrs []string
+		if p, ok := props[k].(map[string]any); ok {
+			if ts := schemaTypes(p); len(ts) > 0 {
+				attrs = append(attrs, strings.Join(ts, " or "))
+			}
+		}
+		if required[k] {
+			attrs = append(attrs, "required")
+		}
+		parts[i] = k
+		if len(attrs) > 0 {
+			parts[i] += " (" + strings.Join(attrs, ", ") + ")"
+		}
+	}
+	s := strings.Join(parts, ", ")
+	if ap, ok := sch["additionalProperties"].(bool); ok && !ap {
+		s += "; no other arguments"
+	}
+	return s
+}

@@ -1,0 +1,34 @@
+package intent
+
+import "errors"
+
+// The sentinel errors of this package. Every error returned by [Parse],
+// [FromToolCalls], [Key] and [Canonical] wraps exactly one of them (test with
+// [errors.Is]) and its message says what was wrong and where. Upstream, each
+// one is a red flag: the sample is discarded and resampled, it never votes.
+var (
+	// ErrNoAnswer: the reply is empty or holds nothing JSON-like (no fenced
+	// JSON block, no JSON object, and the whole reply is not one JSON value);
+	// or the answer found is JSON null; or a native step has no tool call.
+	ErrNoAnswer = errors.New("intent: no answer")
+
+	// ErrMalformed: a JSON candidate does not decode: bad syntax, trailing
+	// data, a duplicate object key, a string that is not valid UTF-8 (or a
+	// lone UTF-16 surrogate escape), an exponent of more than 9 digits, or
+	// nesting deeper than [MaxDepth]. Key and Canonical also report it for a
+	// hand-built Output holding a value that is not JSON (NaN, a channel, ...).
+	ErrMalformed = errors.New("intent: malformed JSON")
+
+	// ErrAmbiguous: a reply holds two different answers (two JSON candidates
+	// with different canonical forms), a native step holds more than one tool
+	// call, or a hand-built Output cannot be written as a single reply (see
+	// [Canonical]).
+	ErrAmbiguous = errors.New("intent: ambiguous answer")
+
+	// ErrInvalidIntent: a tool intent is not well formed: no tool name, an
+	// empty or non-string name, two spellings of the name or of the
+	// arguments at once, arguments that are not a JSON object (after
+	// healing), a non-string rationale, an unknown key inside "tool_intent",
+	// or a native tool call without a function.
+	ErrInvalidIntent = errors.New("intent: invalid tool intent")
+)

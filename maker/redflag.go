@@ -1,0 +1,93 @@
+package maker
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/mdap-go/mdap/intent"
+)
+
+// The red flags. A reply with a red flag never votes: it is thrown away,
+// counted under the flag's message, and the step is sampled again. Wrap
+// ErrFormat in a Task's Decode error for a task-specific format check.
+var (
+	ErrEmpty       = errors.New("empty")       // no text and no tool call
+	ErrOverlong    = errors.New("overlong")    // more output tokens than the cap
+	ErrCutOff      = errors.New("cut off")     // the provider stopped for length
+	ErrUnparseable = errors.New("unparseable") // no single well-formed answer
+	ErrFormat      = errors.New("format")      // the task's format check refused it
+)
+
+// FlagRules says which of the reply-level red flags apply. The zero value
+// applies them all, as the paper does; unparseable and format flags always
+// apply, since such a reply has no answer to vote with.
+type FlagRules struct {
+	// AllowEmpty lets an empty reply through to Decode, which will then
+	// usually flag it as unparseable.
+	AllowEmpty bool
+	// AllowOverlong lets a reply over the token cap vote.
+	AllowOverlong bool
+	// AllowCutOff lets a reply the provider stopped for length vote.
+	AllowCutOff bool
+}
+
+// check returns the reply-level red flag of r under cap maxTokens, or nil.
+func (f FlagRules) check(r Reply, maxTokens int) error {
+	switch {
+	case !f.AllowEmpty && strings.TrimSpace(r.Text) == "" && len(r.ToolCalls) == 0:
+		return ErrEmpty
+	case !f.AllowCutOff && cutOff(r.StopReason):
+		return ErrCutOff
+	case !f.AllowOverlong && maxTokens > 0 && r.OutputTokens > maxTokens:
+		return ErrOverlong
+	}
+	return nil
+}
+
+// cutOff reports whether a provider's stop reason means the reply was cut
+// at the length limit: "length" (OpenAI and compatible servers),
+// "max_tokens" (Anthropic), "MAX_TOKENS" (Google).
+func cutOff(stopReason string) bool {
+	switch strings.ToLower(stopReason) {
+	case "length", "max_tokens":
+		return true
+	}
+	return false
+}
+
+// classify maps a Decode error to the red flag it counts under.
+func classify(err error) error {
+	if errors.Is(err, ErrFormat) {
+		return ErrFormat
+	}
+	return ErrUnparseable
+}
+
+// DecodeReply is the task-independent part of decoding: native tool calls
+// through intent.FromToolCalls, text through intent.Parse. When a reply has
+// both, a structured answer in the text joins the tool call's intent; a
+// different intent in the text makes the reply ambiguous, and text without
+// an answer (a model's chatter around its call) is ignored. Errors are
+// those of package intent.
+func DecodeReply(r Reply) (intent.Output, error) {
+	if len(r.ToolCalls) == 0 {
+		return intent.Parse(r.Text)
+	}
+	out, err := intent.FromToolCalls(r.ToolCalls)
+	if err != nil {
+		return intent.Output{}, err
+	}
+	text, err := intent.Parse(r.Text)
+	if err != nil {
+		return out, nil
+	}
+	if text.Intent != nil {
+		a, errA := intent.Key(intent.Output{Intent: text.Intent})
+		b, errB := intent.Key(intent.Output{Intent: out.Intent})
+		if errA != nil || errB != nil || a != b {
+			return intent.Output{}, intent.ErrAmbiguous
+		}
+	}
+	out.Value = text.Value
+	return out, nil
+}

@@ -1,0 +1,142 @@
+package maker
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mdap-go/mdap/vote"
+)
+
+// Counts are sample counts, for one step or a whole run. Launched = Valid +
+// Flagged + Errors + Cancelled.
+type Counts struct {
+	Launched  int `json:"launched"`
+	Valid     int `json:"valid"`
+	Flagged   int `json:"flagged"`
+	Errors    int `json:"errors"`
+	Cancelled int `json:"cancelled"`
+}
+
+func (c *Counts) add(o Counts) {
+	c.Launched += o.Launched
+	c.Valid += o.Valid
+	c.Flagged += o.Flagged
+	c.Errors += o.Errors
+	c.Cancelled += o.Cancelled
+}
+
+// Usage is what samples cost in tokens, and the model time they took (summed
+// over samples, so it exceeds wall time when samples run in parallel).
+type Usage struct {
+	InputTokens  int           `json:"input_tokens"`
+	OutputTokens int           `json:"output_tokens"`
+	ModelTime    time.Duration `json:"model_time_ns"`
+}
+
+func (u *Usage) add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.ModelTime += o.ModelTime
+}
+
+func usageOf(v vote.Usage) Usage {
+	return Usage{InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, ModelTime: v.Latency}
+}
+
+// Price is what a model charges, in any currency, per million tokens.
+type Price struct {
+	InputPerMillion  float64 `json:"input_per_million"`
+	OutputPerMillion float64 `json:"output_per_million"`
+}
+
+// Cost returns what u costs at p.
+func (p Price) Cost(u Usage) float64 {
+	return (float64(u.InputTokens)*p.InputPerMillion + float64(u.OutputTokens)*p.OutputPerMillion) / 1e6
+}
+
+// Report is what a run did. It holds aggregates only, so its size does not
+// grow with the number of steps: a million-step run keeps a histogram, not
+// a list.
+type Report struct {
+	// Steps is the number of decided steps, Resumed of them replayed from
+	// the journal.
+	Steps   int `json:"steps"`
+	Resumed int `json:"resumed"`
+	Counts
+	// Flags counts red-flagged samples by reason (see ErrEmpty and the
+	// other flags).
+	Flags map[string]int `json:"flags"`
+	Usage Usage          `json:"usage"`
+	Cost  float64        `json:"cost"`
+	// ToolCalls counts winning tool intents sent to the executor, Denied
+	// those it refused.
+	ToolCalls int `json:"tool_calls"`
+	Denied    int `json:"denied"`
+	// VotesPerStep is a histogram: how many steps took n samples
+	// (valid plus flagged plus failed) to decide, by n.
+	VotesPerStep map[int]int `json:"samples_per_step_histogram"`
+	// Done reports that the task said it was finished.
+	Done bool `json:"done"`
+	// Wall is the time Solve took, replay included.
+	Wall time.Duration `json:"wall_ns"`
+}
+
+// addStep adds a decided step to the report.
+func (r *Report) addStep(rec *StepRecord) {
+	r.Steps++
+	r.addSamples(rec)
+	if r.VotesPerStep == nil {
+		r.VotesPerStep = map[int]int{}
+	}
+	r.VotesPerStep[rec.Valid+rec.Flagged+rec.Errors]++
+	if rec.Observation != nil {
+		r.ToolCalls++
+		if rec.Observation.Denied() {
+			r.Denied++
+		}
+	}
+}
+
+// addSamples adds what a step's samples cost, decided or not: a failed
+// race spent them too.
+func (r *Report) addSamples(rec *StepRecord) {
+	r.Counts.add(rec.Counts)
+	r.Usage.add(rec.Usage)
+	if r.Flags == nil {
+		r.Flags = map[string]int{}
+	}
+	for k, v := range rec.Flags {
+		r.Flags[k] += v
+	}
+}
+
+// SamplesPerStep is the mean number of samples launched per decided step.
+func (r Report) SamplesPerStep() float64 {
+	if r.Steps == 0 {
+		return 0
+	}
+	return float64(r.Launched) / float64(r.Steps)
+}
+
+// String renders the report for a terminal.
+func (r Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "steps %d (resumed %d), done %v, wall %s\n", r.Steps, r.Resumed, r.Done, r.Wall.Round(time.Millisecond))
+	fmt.Fprintf(&b, "samples %d: valid %d, flagged %d, errors %d, cancelled %d; %.3f per step\n",
+		r.Launched, r.Valid, r.Flagged, r.Errors, r.Cancelled, r.SamplesPerStep())
+	if len(r.Flags) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(r.Flags)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, r.Flags[k]))
+		}
+		fmt.Fprintf(&b, "flags: %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(&b, "tokens in %d, out %d; cost %.4f\n", r.Usage.InputTokens, r.Usage.OutputTokens, r.Cost)
+	if r.ToolCalls > 0 {
+		fmt.Fprintf(&b, "tool calls %d, denied %d\n", r.ToolCalls, r.Denied)
+	}
+	return b.String()
+}

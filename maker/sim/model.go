@@ -1,0 +1,333 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Oracle is what a built-in task provides so that the simulated model can
+// answer its step prompts. prompt is the request's text as [PromptText]
+// joins it. Both methods must be safe for concurrent use, deterministic
+// (the same arguments always give the same text) and cheap next to a model
+// call.
+type Oracle interface {
+	// Correct returns the correct reply to prompt, in a format the task's
+	// parser accepts. An error means the prompt is not one of the task's
+	// step prompts; the model then fails the call with ErrUnknownPrompt.
+	Correct(prompt string) (string, error)
+
+	// Wrong returns the variant-th wrong reply to prompt (variant >= 0): a
+	// well-formed reply the task's parser accepts, that means another step
+	// than Correct's. Variants 0, 1, 2, ... must mean distinct steps as far
+	// as the task has distinct wrong answers; beyond that they may repeat
+	// (an oracle with n wrong answers typically uses variant mod n).
+	// Variant 0 is the model's favourite mistake: a concentrated mix
+	// always gives it.
+	Wrong(prompt string, variant int) (string, error)
+}
+
+// Malformer is an optional Oracle extension: an oracle that implements it
+// writes the model's malformed red-flag replies itself, so that they
+// exercise the task's own format check (a move of two numbers, a peg out of
+// range, ...). variant is drawn uniformly from [0, MalformedVariants); the
+// oracle may wrap it modulo its own count. Every text returned must be
+// refused by the task's parser. Without it the model's malformed replies
+// are generic: prose with no answer, unterminated JSON, or the correct
+// answer stripped of its brackets.
+type Malformer interface {
+	Malformed(prompt string, variant int) (string, error)
+}
+
+// MalformedVariants is the range a malformed reply's variant is drawn from
+// when the oracle is a [Malformer].
+const MalformedVariants = 64
+
+// Outcome is what the simulated model meant a reply to be. It is reported
+// in GenerationInfo under [InfoOutcome] for tests and benchmarks.
+type Outcome string
+
+// The outcomes of a call that returns a reply.
+const (
+	OutcomeCorrect   Outcome = "correct"
+	OutcomeWrong     Outcome = "wrong"
+	OutcomeOverlong  Outcome = "overlong"
+	OutcomeCutOff    Outcome = "cut_off"
+	OutcomeMalformed Outcome = "malformed"
+)
+
+// InfoOutcome is the GenerationInfo key of a reply's [Outcome] (a string).
+const InfoOutcome = "SimOutcome"
+
+// The stop reasons the model reports, as OpenAI does.
+const (
+	StopReasonStop   = "stop"
+	StopReasonLength = "length"
+)
+
+// Model is the simulated model: an [llms.Model] safe for concurrent use.
+// Build one with [New].
+type Model struct {
+	oracle Oracle
+	cfg    Config
+	calls  atomic.Uint64
+}
+
+var _ llms.Model = (*Model)(nil)
+
+// New returns a simulated model that answers oracle's prompts as cfg says.
+// Errors: [ErrConfig] (wrapped) when cfg is invalid (see [Config.Validate])
+// or oracle is nil. Cost: O(1); the model holds no per-call state.
+func New(oracle Oracle, cfg Config) (*Model, error) {
+	if oracle == nil {
+		return nil, fmt.Errorf("%w: nil oracle", ErrConfig)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Model{oracle: oracle, cfg: cfg}, nil
+}
+
+// Config returns the model's configuration.
+func (m *Model) Config() Config { return m.cfg }
+
+// Calls returns the number of GenerateContent calls made so far, failed
+// ones included. It also numbers the calls without a sample identity.
+func (m *Model) Calls() uint64 { return m.calls.Load() }
+
+// PromptText returns the text the oracle reads for messages: the text
+// parts of every message, in order, joined by a blank line ("\n\n"). Other
+// parts (images, tool calls, tool results) are left out. Cost: linear in
+// the text.
+func PromptText(messages []llms.MessageContent) string {
+	var b strings.Builder
+	first := true
+	for _, msg := range messages {
+		for _, p := range msg.Parts {
+			t, ok := p.(llms.TextContent)
+			if !ok {
+				continue
+			}
+			if !first {
+				b.WriteString("\n\n")
+			}
+			first = false
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// Call implements the deprecated single-prompt method of [llms.Model]
+// through [llms.GenerateFromSinglePrompt]: prompt is sent as one human
+// message and the reply's text returned. Errors are GenerateContent's.
+func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+// GenerateContent answers one request with one choice; see the package
+// documentation for how the reply is drawn. Of the call options it reads
+// only MaxTokens (0 means [DefaultMaxTokens] for red-flag replies and no
+// limit for valid ones); temperature, seed and tools are ignored.
+//
+// A valid reply longer than a positive MaxTokens is cut at the cap, with
+// StopReason "length" and outcome OutcomeCutOff, as a real provider would.
+// An overlong red-flag reply exceeds the cap on purpose: it models a
+// provider that does not enforce it.
+//
+// Errors: ctx.Err() if ctx is done before the call or during its latency;
+// [ErrUnknownPrompt] wrapping the oracle's error (returned at once, before
+// any latency); [ErrProvider] with probability Config.ErrorRate. Safe for
+// concurrent use; the result depends only on the model's Config, the
+// messages and the sample identity (see the package documentation).
+func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	n := m.calls.Add(1) - 1
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var opts llms.CallOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	prompt := PromptText(messages)
+	correct, err := m.oracle.Correct(prompt)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnknownPrompt, err)
+	}
+
+	var st stream
+	if step, index, ok := m.identify(ctx); ok {
+		st = newStream(m.cfg.Seed, domainSample, uint64(step), uint64(index), hashString(prompt))
+	} else {
+		st = newStream(m.cfg.Seed, domainCounter, n, 0, hashString(prompt))
+	}
+
+	if err := sleep(ctx, m.cfg.Latency.draw(st)); err != nil {
+		return nil, err
+	}
+
+	c := m.cfg
+	u := st.unit(slotPartition)
+	switch {
+	case u < c.ErrorRate:
+		return nil, fmt.Errorf("%w (call %d)", ErrProvider, n)
+	case u < c.ErrorRate+c.FlagRate:
+		return m.flagged(prompt, correct, st, opts.MaxTokens)
+	}
+	text, outcome := correct, OutcomeCorrect
+	if st.unit(slotCorrect) >= c.P {
+		outcome = OutcomeWrong
+		if text, err = m.oracle.Wrong(prompt, m.wrongVariant(st)); err != nil {
+			return nil, fmt.Errorf("%w: wrong reply: %w", ErrUnknownPrompt, err)
+		}
+	}
+	stop := StopReasonStop
+	if limit := opts.MaxTokens; limit > 0 && EstimateTokens(text) > limit {
+		text, stop, outcome = truncate(text, 4*limit), StopReasonLength, OutcomeCutOff
+	}
+	return reply(prompt, text, stop, outcome), nil
+}
+
+// identify returns the call's sample identity from Config.SampleID.
+func (m *Model) identify(ctx context.Context) (step, index int, ok bool) {
+	if m.cfg.SampleID == nil {
+		return 0, 0, false
+	}
+	return m.cfg.SampleID(ctx)
+}
+
+// wrongVariant draws the variant of a wrong reply from the wrong-answer mix.
+func (m *Model) wrongVariant(st stream) int {
+	if st.unit(slotConcentration) < m.cfg.Concentration {
+		return 0
+	}
+	return st.intn(slotVariant, max(1, m.cfg.WrongAnswers))
+}
+
+// flagged builds a red-flag reply of the kind the flag mix draws.
+func (m *Model) flagged(prompt, correct string, st stream, maxTokens int) (*llms.ContentResponse, error) {
+	limit := maxTokens
+	if limit <= 0 {
+		limit = DefaultMaxTokens
+	}
+	w := m.cfg.Flags
+	if w.Overlong+w.CutOff+w.Malformed == 0 {
+		w = FlagMix{1, 1, 1}
+	}
+	k := st.unit(slotFlagKind) * (w.Overlong + w.CutOff + w.Malformed)
+	rng := st.rng(slotText)
+	switch {
+	case k < w.Overlong:
+		wrong, err := m.oracle.Wrong(prompt, m.wrongVariant(st))
+		if err != nil {
+			return nil, fmt.Errorf("%w: wrong reply: %w", ErrUnknownPrompt, err)
+		}
+		// A rambling reply of 4×tokens bytes (so exactly tokens tokens)
+		// that ends with a wrong answer.
+		tokens := limit + 1 + st.intn(slotFlagAux, max(1, limit/2))
+		tail := "\n\n" + wrong
+		text := filler(rng, max(0, 4*tokens-len(tail))) + tail
+		return reply(prompt, text, StopReasonStop, OutcomeOverlong), nil
+	case k < w.Overlong+w.CutOff:
+		// Reasoning, then the correct answer cut halfway, exactly limit
+		// tokens in all.
+		total := 4 * limit
+		keep := min((len(correct)+1)/2, total)
+		for keep > 0 && keep < len(correct) && !utf8RuneStart(correct[keep]) {
+			keep--
+		}
+		text := filler(rng, total-keep) + correct[:keep]
+		return reply(prompt, text, StopReasonLength, OutcomeCutOff), nil
+	default:
+		text, err := m.malformed(prompt, correct, st)
+		if err != nil {
+			return nil, err
+		}
+		return reply(prompt, text, StopReasonStop, OutcomeMalformed), nil
+	}
+}
+
+// genericMalformed are the malformed replies of an oracle that is not a
+// Malformer: prose with no answer, unterminated JSON, and (the third, built
+// in malformed) the correct reply stripped of its brackets and braces.
+var genericMalformed = []string{
+	"I am not sure which step comes next. Let me think about it again before answering.",
+	`{"answer": "the next step is`,
+}
+
+func (m *Model) malformed(prompt, correct string, st stream) (string, error) {
+	if mf, ok := m.oracle.(Malformer); ok {
+		text, err := mf.Malformed(prompt, st.intn(slotFlagAux, MalformedVariants))
+		if err != nil {
+			return "", fmt.Errorf("%w: malformed reply: %w", ErrUnknownPrompt, err)
+		}
+		return text, nil
+	}
+	v := st.intn(slotFlagAux, len(genericMalformed)+1)
+	if v < len(genericMalformed) {
+		return genericMalformed[v], nil
+	}
+	stripped := strings.Map(func(r rune) rune {
+		switch r {
+		case '[', ']', '{', '}':
+			return -1
+		}
+		return r
+	}, correct)
+	if stripped == correct || strings.TrimSpace(stripped) == "" {
+		return genericMalformed[0], nil
+	}
+	return stripped, nil
+}
+
+// reply wraps text in a one-choice response with OpenAI-style usage.
+func reply(prompt, text, stop string, outcome Outcome) *llms.ContentResponse {
+	in, out := EstimateTokens(prompt), EstimateTokens(text)
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
+		Content:    text,
+		StopReason: stop,
+		GenerationInfo: map[string]any{
+			"PromptTokens":     in,
+			"CompletionTokens": out,
+			"TotalTokens":      in + out,
+			InfoOutcome:        string(outcome),
+		},
+	}}}
+}
+
+// EstimateTokens is the model's token count for a text: ceil(len(s)/4),
+// four bytes a token. It never downloads anything (unlike
+// llms.CountTokens). Cost: O(1).
+func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
+
+// truncate cuts s to at most n bytes, at a UTF-8 boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// sleep waits d, or until ctx is done (then it returns ctx.Err()).
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

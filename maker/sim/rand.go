@@ -1,0 +1,129 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Domains keep the seeds of identified samples and counted calls apart.
+const (
+	domainSample  = 1
+	domainCounter = 2
+)
+
+// Slots: each random decision of a call has its own generator, so that one
+// decision never shifts another's draws. Changing P only turns wrong
+// replies into correct ones and back; changing the latency changes no
+// answer. The values are part of every seeded run: never renumber.
+const (
+	slotPartition     = 1 // provider error / red flag / valid
+	slotCorrect       = 2 // correct or wrong
+	slotConcentration = 3 // variant 0 forced?
+	slotVariant       = 4 // which wrong variant
+	slotFlagKind      = 5 // overlong / cut off / malformed
+	slotFlagAux       = 6 // overlong length, malformed variant
+	slotText          = 7 // filler text
+	slotLatency       = 8 // latency
+)
+
+// stream is the random source of one call: a 64-bit seed from which each
+// slot's PCG generator is derived. It holds no mutable state, so a call's
+// draws do not depend on their order.
+type stream struct{ seed uint64 }
+
+// splitmix64 is a bijective 64-bit mixer (Steele, Lea and Flood's
+// SplitMix64 finaliser).
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func newStream(seed uint64, domain, a, b, promptHash uint64) stream {
+	x := splitmix64(seed)
+	for _, v := range [...]uint64{domain, a, b, promptHash} {
+		x = splitmix64(x ^ v)
+	}
+	return stream{seed: x}
+}
+
+// hashString is FNV-1a, 64 bits.
+func hashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+func (s stream) pcg(slot uint64) *rand.PCG {
+	hi := splitmix64(s.seed ^ (slot * 0xd1b54a32d192ed03))
+	return rand.NewPCG(hi, splitmix64(hi))
+}
+
+// rng returns slot's generator.
+func (s stream) rng(slot uint64) *rand.Rand { return rand.New(s.pcg(slot)) }
+
+// unit returns slot's uniform draw in [0, 1).
+func (s stream) unit(slot uint64) float64 {
+	return float64(s.pcg(slot).Uint64()>>11) / (1 << 53)
+}
+
+// intn returns slot's uniform draw in [0, n), n > 0.
+func (s stream) intn(slot uint64, n int) int {
+	return min(int(s.unit(slot)*float64(n)), n-1)
+}
+
+// draw returns the call's latency.
+func (l Latency) draw(st stream) time.Duration {
+	switch l.Kind {
+	case LatencyFixed:
+		return l.Fixed
+	case LatencyUniform:
+		span := float64(l.Max - l.Min)
+		return l.Min + time.Duration(st.unit(slotLatency)*span)
+	case LatencyLognormal:
+		d := float64(l.Median) * math.Exp(l.Sigma*st.rng(slotLatency).NormFloat64())
+		if l.Max > 0 && d > float64(l.Max) {
+			return l.Max
+		}
+		if d >= math.MaxInt64 {
+			return math.MaxInt64
+		}
+		return time.Duration(d)
+	}
+	return 0
+}
+
+// ramble is the vocabulary of filler text.
+var ramble = []string{
+	"Let me think about this step carefully.",
+	"First, I will restate the rules to make sure I follow them.",
+	"Wait, I should double-check the current state before deciding.",
+	"Considering the previous step, there are a few options here.",
+	"On reflection, the procedure says something slightly different.",
+	"Let me reconsider the alternatives one more time.",
+	"Hmm, this requires some care, so I will go through it again.",
+	"Actually, let me verify that against the rules once more.",
+}
+
+// filler returns n bytes of ASCII rambling drawn from r, ending with a
+// newline when n > 0.
+func filler(r *rand.Rand, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(n + 80)
+	for b.Len() < n-1 {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(ramble[r.IntN(len(ramble))])
+	}
+	return b.String()[:n-1] + "\n"
+}

@@ -1,0 +1,334 @@
+package maker
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Solver errors, for errors.Is. A failed race's error also wraps the vote
+// package's sentinels (vote.ErrUndecided, vote.ErrTooManyErrors).
+var (
+	// ErrNoModel: the Solver has no Model.
+	ErrNoModel = errors.New("solver has no model")
+	// ErrStepLimit: the task was not done after MaxSteps steps.
+	ErrStepLimit = errors.New("step limit reached")
+	// ErrStep wraps every error of a step: a failed race, a failed Apply.
+	ErrStep = errors.New("step failed")
+)
+
+// Solver drives a Task to its end: for each step it asks stateless
+// microagents for samples, votes on them first-to-ahead-by-k, sends the
+// winner's tool intent (if any) to the Executor, applies the winner and its
+// observation to the task, and journals the step before the next starts.
+//
+// Only Model is required; every other field has a working zero value. A
+// Solver may be reused for several Solve calls, one at a time per Journal.
+type Solver struct {
+	// Model answers every sample.
+	Model llms.Model
+	// Executor runs winning tool intents. Nil means no tools: an intent
+	// gets a denial observation that says so, which the next prompt shows.
+	Executor *executor.Executor
+	// Tools are declared to the model with each call (see
+	// executor.Declare). Declaring is not permitting: the Executor decides.
+	Tools []llms.Tool
+	// Vote configures each step's race; its zero value is k = 3.
+	Vote vote.Config
+	// MaxTokens caps a reply; a longer one is red-flagged. Default 750.
+	MaxTokens int
+	// Temperature gives sample i's temperature. Nil means
+	// DefaultTemperature: 0 for the first sample of a step, 0.1 after.
+	Temperature func(sample int) float64
+	// Flags chooses the red flags; the zero value applies them all.
+	Flags FlagRules
+	// CallOptions are added to every model call.
+	CallOptions []llms.CallOption
+	// Journal records every decided step; nil means no journal. A journal
+	// opened with OpenJournal is replayed first, then the run continues.
+	Journal *Journal
+	// Settings describes what else determines the run's answers (model,
+	// seed, simulated error rates...). It goes into the journal header
+	// with K, MaxTokens and the red flags, and resuming with other
+	// settings is refused. Parallel is not part of it: it does not change
+	// the answers.
+	Settings string
+	// RerunPending allows a resumed run whose journal ends with a pending
+	// side-effect call to run that call again. Off, such a resume fails
+	// with ErrPendingSideEffect.
+	RerunPending bool
+	// MaxSteps stops a run that is not done after that many steps, with
+	// ErrStepLimit. Zero means no limit.
+	MaxSteps int
+	// Price turns usage into Report.Cost.
+	Price Price
+	// Progress, if set, is called after every step (replayed ones
+	// included), from the goroutine that called Solve; it must be quick.
+	Progress func(Event)
+	// Logger receives debug logs of red flags and info logs of tool calls.
+	// Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Event is a progress report: one step was decided (or replayed).
+type Event struct {
+	// Step is the step's number, from 0.
+	Step int
+	// Replayed is true for steps read back from the journal.
+	Replayed bool
+	// Record is the step as journaled. Do not keep or change it.
+	Record *StepRecord
+	// Report is the run so far. Do not keep or change its maps.
+	Report *Report
+}
+
+// settingsLine is what the journal header holds beside the fingerprint.
+func (s *Solver) settingsLine(cfg vote.Config) string {
+	return fmt.Sprintf("k=%d max_samples=%d max_tokens=%d flags=%+v %s", cfg.K, cfg.MaxSamples, s.maxTokens(), s.Flags, s.Settings)
+}
+
+func (s *Solver) maxTokens() int {
+	if s.MaxTokens > 0 {
+		return s.MaxTokens
+	}
+	return DefaultMaxTokens
+}
+
+func (s *Solver) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+// Solve runs task to its end and returns what the run did.
+//
+// With a Journal, Solve first checks the journal's header against the task's
+// fingerprint and the settings (ErrJournalMismatch), replays its steps
+// through Task.Apply, then continues from the next step. The Report then
+// covers the whole run, replayed steps included, so a resumed run reports
+// the same totals as an uninterrupted one.
+//
+// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; journal errors; a step
+// that fails wraps ErrStep and says which step, and wraps the race's error
+// (vote.ErrUndecided with its tally, vote.ErrTooManyErrors) or the task's;
+// ErrStepLimit; ctx.Err() when ctx ends. On an error the Report covers the
+// steps decided so far, which are in the journal.
+func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
+	start := time.Now()
+	defer func() { rep.Wall = time.Since(start); rep.Cost = s.Price.Cost(rep.Usage) }()
+	if s.Model == nil {
+		return rep, ErrNoModel
+	}
+	cfg, err := s.Vote.WithDefaults()
+	if err != nil {
+		return rep, err
+	}
+	temp := s.Temperature
+	if temp == nil {
+		temp = DefaultTemperature
+	}
+	agent := &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions}
+
+	var last *executor.Observation
+	step := 0
+	if j := s.Journal; j != nil {
+		defer func() {
+			if cerr := j.Flush(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+		if err := j.begin(task.Fingerprint(), s.settingsLine(cfg)); err != nil {
+			return rep, err
+		}
+		var done bool
+		step, last, done, err = s.replay(task, &rep)
+		if err != nil || done {
+			rep.Done = done
+			return rep, err
+		}
+	}
+
+	for ; ; step++ {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if s.MaxSteps > 0 && step >= s.MaxSteps {
+			return rep, fmt.Errorf("%w: %d steps and the task is not done", ErrStepLimit, step)
+		}
+		rec, obs, done, err := s.step(ctx, task, agent, cfg, step, last)
+		if err != nil {
+			if rec != nil {
+				rep.addSamples(rec)
+			}
+			return rep, err
+		}
+		rep.addStep(rec)
+		if s.Journal != nil {
+			if err := s.Journal.step(rec); err != nil {
+				return rep, err
+			}
+		}
+		if s.Progress != nil {
+			s.Progress(Event{Step: step, Record: rec, Report: &rep})
+		}
+		last = obs
+		if done {
+			rep.Done = true
+			return rep, nil
+		}
+	}
+}
+
+// step decides one step, runs its tool intent and applies it. On a failed
+// race the record still carries the samples spent, for the report.
+func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vote.Config, step int, last *executor.Observation) (*StepRecord, *executor.Observation, bool, error) {
+	msgs := task.Prompt(last)
+	log := s.logger()
+	draw := func(ctx context.Context, i int) vote.Sample[intent.Output] {
+		reply, took, err := agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
+		sm := vote.Sample[intent.Output]{Usage: vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}}
+		if err != nil {
+			sm.Err = err
+			return sm
+		}
+		if flag := s.Flags.check(reply, agent.maxTokens); flag != nil {
+			sm.Flag = flag
+			return sm
+		}
+		out, err := task.Decode(reply)
+		if err == nil {
+			sm.Key, err = intent.Key(out)
+		}
+		if err != nil {
+			sm.Flag = classify(err)
+			if log.Enabled(ctx, slog.LevelDebug) {
+				log.DebugContext(ctx, "red flag", "step", step, "sample", i, "flag", sm.Flag, "why", err)
+			}
+			return sm
+		}
+		sm.Value = out
+		return sm
+	}
+	res, err := vote.Race(ctx, cfg, draw)
+	rec := &StepRecord{
+		Step:   step,
+		Winner: res.Winner,
+		Key:    strconv.FormatUint(res.Key, 16),
+		Votes:  make(map[string]int, len(res.Votes)),
+		Counts: Counts{Launched: res.Launched, Valid: res.Valid, Flagged: res.Flagged, Errors: res.Errors, Cancelled: res.Cancelled},
+		Flags:  res.Flags,
+		Usage:  usageOf(res.Usage),
+	}
+	for k, v := range res.Votes {
+		rec.Votes[strconv.FormatUint(k, 16)] = v
+	}
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return rec, nil, false, ctxErr
+		}
+		return rec, nil, false, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
+	}
+
+	var obs *executor.Observation
+	if ti := res.Winner.Intent; ti != nil {
+		o, err := s.execute(ctx, step, ti)
+		if err != nil {
+			return rec, nil, false, fmt.Errorf("%w: step %d: tool %s: %w", ErrStep, step, ti.Tool, err)
+		}
+		obs = &o
+		rec.Observation = obs
+		rec.ObservationDigest = digest(obs)
+	}
+	done, err := task.Apply(res.Winner, obs)
+	if err != nil {
+		return rec, nil, false, fmt.Errorf("%w: step %d: apply: %w", ErrStep, step, err)
+	}
+	return rec, obs, done, nil
+}
+
+// execute runs a winning tool intent. A side-effect call is journaled as
+// pending, durably, before it runs.
+func (s *Solver) execute(ctx context.Context, step int, ti *intent.ToolIntent) (executor.Observation, error) {
+	if s.Executor == nil {
+		return executor.Observation{Tool: ti.Tool, Status: executor.StatusDenied, Reason: executor.ReasonUnavailable,
+			Content: "this run has no tools: answer without calling one"}, nil
+	}
+	if s.Journal != nil && !s.Executor.ReadOnly(ti.Tool) {
+		if err := s.Journal.pending(step, ti); err != nil {
+			return executor.Observation{}, err
+		}
+	}
+	obs, err := s.Executor.Execute(ctx, *ti)
+	s.logger().InfoContext(ctx, "tool call", "step", step, "tool", ti.Tool, "status", obs.Status, "truncated", obs.Truncated)
+	return obs, err
+}
+
+func digest(obs *executor.Observation) string {
+	b, _ := json.Marshal(obs)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// replay applies the journal's steps to a fresh task. It returns the next
+// step number, the last observation, and whether the task is already done.
+func (s *Solver) replay(task Task, rep *Report) (next int, last *executor.Observation, done bool, err error) {
+	j := s.Journal
+	lines := j.replay
+	j.replay = nil
+	for i, raw := range lines {
+		var pend pendingRecord
+		if json.Unmarshal(raw, &pend) == nil && pend.Intent != nil {
+			if i == len(lines)-1 && !s.RerunPending {
+				return 0, nil, false, fmt.Errorf("%w: step %d called %s with %v; check its effect, then resume with RerunPending (--rerun-pending) to run it again",
+					ErrPendingSideEffect, pend.Pending, pend.Intent.Tool, pend.Intent.Args)
+			}
+			continue
+		}
+		rec, err := decodeRecord(raw)
+		if err != nil {
+			return 0, nil, false, fmt.Errorf("%w: %s, record %d: %w", ErrJournalCorrupt, j.path, i+2, err)
+		}
+		if rec.Step != next {
+			return 0, nil, false, fmt.Errorf("%w: %s holds step %d where step %d was expected", ErrJournalCorrupt, j.path, rec.Step, next)
+		}
+		done, err = task.Apply(rec.Winner, rec.Observation)
+		if err != nil {
+			return 0, nil, false, fmt.Errorf("%w: replaying step %d: %w", ErrStep, rec.Step, err)
+		}
+		rep.addStep(rec)
+		rep.Resumed++
+		if s.Progress != nil {
+			s.Progress(Event{Step: rec.Step, Replayed: true, Record: rec, Report: rep})
+		}
+		last, next = rec.Observation, next+1
+		if done {
+			return next, last, true, nil
+		}
+	}
+	return next, last, false, nil
+}
+
+// decodeRecord reads a journal line with numbers kept as json.Number, as
+// intent.Parse gives them, so a replayed winner is the value that won.
+func decodeRecord(raw []byte) (*StepRecord, error) {
+	var rec StepRecord
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&rec); err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}

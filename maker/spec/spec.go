@@ -1,0 +1,124 @@
+// Package spec is a task described by a JSON file: a system prompt, an
+// initial state, the answer contract (a JSON Schema), the tools it may use,
+// a step limit and when it is done. It also holds, for the simulated model,
+// a script of the correct answer at each step.
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// ErrSpec is wrapped by every error about a spec file's content.
+var ErrSpec = errors.New("bad task spec")
+
+// Spec is a task file. Only System and Answer are required.
+//
+//	{
+//	  "name": "find-version",
+//	  "system": "You find facts in a repository ...",
+//	  "initial_state": {"found": null},
+//	  "answer": {"type": "object", "required": ["state", "done"], ...},
+//	  "tools": ["read_file", "grep"],
+//	  "max_steps": 8,
+//	  "done_field": "done",
+//	  "script": [{"tool_intent": {"tool": "grep", "args": {...}}}, {"state": {...}, "done": true}]
+//	}
+type Spec struct {
+	// Name identifies the task in journals and reports.
+	Name string `json:"name"`
+	// System is the system prompt: the rules every microagent follows.
+	System string `json:"system"`
+	// InitialState is the state the first step sees (any JSON).
+	InitialState json.RawMessage `json:"initial_state,omitempty"`
+	// Answer is the answer contract: a JSON Schema that a step's answer
+	// (its value, when it proposes no tool) must satisfy, else the reply is
+	// red-flagged. The answer's "state" field becomes the next state.
+	Answer json.RawMessage `json:"answer"`
+	// Tools are the tools declared to the model. Declaring is not
+	// permitting: the run's policy (--tools, read-only by default) decides
+	// what may run, and a denied call's reason reaches the next prompt.
+	Tools []string `json:"tools,omitempty"`
+	// MaxSteps stops the task with an error after that many steps; 0 means
+	// DefaultMaxSteps.
+	MaxSteps int `json:"max_steps,omitempty"`
+	// DoneField names the boolean field of an answer that ends the task
+	// when true; default "done".
+	DoneField string `json:"done_field,omitempty"`
+	// Script is the correct reply at each step, for the simulated model:
+	// an answer object, or {"tool_intent": {...}}.
+	Script []json.RawMessage `json:"script,omitempty"`
+
+	schema *jsonschema.Schema
+}
+
+// DefaultMaxSteps is the step limit of a spec that sets none.
+const DefaultMaxSteps = 100
+
+// Load reads and checks a spec file. Errors name the file and wrap ErrSpec
+// (or the file system's error).
+func Load(path string) (*Spec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse reads and checks a spec from JSON: unknown fields, a missing system
+// prompt, an answer contract that is not a valid JSON Schema, a negative
+// step limit and a script entry that is not an object are errors wrapping
+// ErrSpec.
+func Parse(b []byte) (*Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSpec, err)
+	}
+	switch {
+	case strings.TrimSpace(s.System) == "":
+		return nil, fmt.Errorf("%w: \"system\" is empty: say what the microagent must do", ErrSpec)
+	case len(s.Answer) == 0:
+		return nil, fmt.Errorf("%w: \"answer\" is missing: give a JSON Schema of a step's answer", ErrSpec)
+	case s.MaxSteps < 0:
+		return nil, fmt.Errorf("%w: \"max_steps\" is %d", ErrSpec, s.MaxSteps)
+	}
+	if len(s.InitialState) == 0 {
+		s.InitialState = json.RawMessage("null")
+	}
+	if s.MaxSteps == 0 {
+		s.MaxSteps = DefaultMaxSteps
+	}
+	if s.DoneField == "" {
+		s.DoneField = "done"
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.Answer))
+	if err != nil {
+		return nil, fmt.Errorf("%w: \"answer\" does not parse: %w", ErrSpec, err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("answer.json", doc); err != nil {
+		return nil, fmt.Errorf("%w: \"answer\": %w", ErrSpec, err)
+	}
+	if s.schema, err = c.Compile("answer.json"); err != nil {
+		return nil, fmt.Errorf("%w: \"answer\" is not a valid JSON Schema: %w", ErrSpec, err)
+	}
+	for i, raw := range s.Script {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil, fmt.Errorf("%w: \"script\"[%d] is not an object", ErrSpec, i)
+		}
+	}
+	return &s, nil
+}

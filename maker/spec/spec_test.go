@@ -1,0 +1,159 @@
+package spec
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+const repo = "../../testdata/spec/repo"
+
+// recorder keeps the prompt of every step's first sample.
+type recorder struct {
+	llms.Model
+	mu      sync.Mutex
+	prompts map[int]string
+}
+
+func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	if id, ok := maker.SampleIDFrom(ctx); ok && id.Index == 0 {
+		var b strings.Builder
+		for _, m := range msgs {
+			for _, p := range m.Parts {
+				if t, ok := p.(llms.TextContent); ok {
+					b.WriteString(t.Text)
+				}
+			}
+		}
+		r.mu.Lock()
+		r.prompts[id.Step] = b.String()
+		r.mu.Unlock()
+	}
+	return r.Model.GenerateContent(ctx, msgs, opts...)
+}
+
+func simFor(t *testing.T, s *Spec, seed uint64, p float64) *recorder {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.P, cfg.FlagRate, cfg.WrongAnswers = seed, p, 0.05, 3
+	cfg.SampleID = func(ctx context.Context) (int, int, bool) {
+		id, ok := maker.SampleIDFrom(ctx)
+		return id.Step, id.Index, ok
+	}
+	m, err := sim.New(Oracle{Spec: s}, cfg)
+	require.NoError(t, err)
+	return &recorder{Model: m, prompts: map[int]string{}}
+}
+
+func TestFindVersionThroughRealTools(t *testing.T) {
+	s, err := Load("../../testdata/spec/find-version.json")
+	require.NoError(t, err)
+	for seed := uint64(1); seed <= 5; seed++ {
+		ex, err := executor.New(repo)
+		require.NoError(t, err)
+		model := simFor(t, s, seed, 0.8)
+		task := New(s)
+		rep, err := (&maker.Solver{Model: model, Executor: ex, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+		require.NoError(t, err, "seed %d", seed)
+		assert.True(t, task.Done())
+		assert.JSONEq(t, `{"version":"1.4.2","file":"src/version.go"}`, string(task.State()))
+		assert.Equal(t, 3, rep.Steps)
+		assert.Equal(t, 2, rep.ToolCalls)
+		assert.Zero(t, rep.Denied)
+		// The grep result reached step 1's prompt, the file's text step 2's.
+		assert.Contains(t, model.prompts[1], `src/version.go:4: const Version = "1.4.2"`)
+		assert.Contains(t, model.prompts[2], "// Version is the release this tree builds.")
+	}
+}
+
+func TestWriteDeniedUnderReadOnlyPolicy(t *testing.T) {
+	s, err := Load("../../testdata/spec/write-denied.json")
+	require.NoError(t, err)
+	root := t.TempDir()
+	ex, err := executor.New(root) // default policy: read-only
+	require.NoError(t, err)
+	model := simFor(t, s, 7, 0.9)
+	task := New(s)
+	rep, err := (&maker.Solver{Model: model, Executor: ex}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.ToolCalls)
+	assert.Equal(t, 1, rep.Denied)
+	assert.Contains(t, model.prompts[1], "denied")
+	assert.Contains(t, model.prompts[1], "file_write")
+	assert.JSONEq(t, `{"wrote":false}`, string(task.State()))
+	_, err = os.Stat(filepath.Join(root, "note.txt"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing may be written under the read-only policy")
+
+	// With file_write allowed, the same task writes the note.
+	tax := categories.Builtin()
+	pol, err := tax.ParseSelection("read_only,file_write")
+	require.NoError(t, err)
+	ex, err = executor.New(root, executor.WithPolicy(pol), executor.WithTaxonomy(tax))
+	require.NoError(t, err)
+	rep, err = (&maker.Solver{Model: simFor(t, s, 7, 0.9), Executor: ex}).Solve(context.Background(), New(s))
+	require.NoError(t, err)
+	assert.Zero(t, rep.Denied)
+	b, err := os.ReadFile(filepath.Join(root, "note.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "written by a microagent", string(b))
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"not json":       `{`,
+		"unknown field":  `{"system":"x","answer":{},"colour":1}`,
+		"no system":      `{"answer":{}}`,
+		"no answer":      `{"system":"x"}`,
+		"bad schema":     `{"system":"x","answer":{"type":"thing"}}`,
+		"negative steps": `{"system":"x","answer":{},"max_steps":-1}`,
+		"bad script":     `{"system":"x","answer":{},"script":[1]}`,
+	} {
+		_, err := Parse([]byte(in))
+		assert.ErrorIs(t, err, ErrSpec, name)
+	}
+	_, err := Load("no/such/file.json")
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestDecodeChecksContract(t *testing.T) {
+	s, err := Load("../../testdata/spec/find-version.json")
+	require.NoError(t, err)
+	task := New(s)
+	for _, bad := range []string{
+		`{"state":{"version":"1"},"done":true}`,              // file missing
+		`{"state":{"version":1,"file":"a"},"done":true}`,     // wrong type
+		`{"state":{"version":"1","file":"a"},"done":"true"}`, // done not a boolean
+		`{"state":{"version":"1","file":"a"},"done":true,"extra":0}`,
+	} {
+		_, err := task.Decode(maker.Reply{Text: bad})
+		assert.ErrorIs(t, err, maker.ErrFormat, bad)
+	}
+	out, err := task.Decode(maker.Reply{Text: `{"tool_intent":{"tool":"grep","args":{"pattern":"x"}}}`})
+	require.NoError(t, err)
+	assert.Equal(t, "grep", out.Intent.Tool)
+}
+
+func TestStepLimit(t *testing.T) {
+	s, err := Parse([]byte(`{"system":"x","answer":{"type":"object"},"max_steps":2}`))
+	require.NoError(t, err)
+	task := New(s)
+	done, err := task.Apply(intent.Output{Value: map[string]any{"state": "a"}}, nil)
+	require.NoError(t, err)
+	assert.False(t, done)
+	_, err = task.Apply(intent.Output{Value: map[string]any{"state": "b"}}, nil)
+	assert.ErrorIs(t, err, ErrStepLimit)
+	assert.JSONEq(t, `"b"`, string(task.State()))
+}

@@ -1,0 +1,120 @@
+package spec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// ErrStepLimit: the task was not done within its max_steps.
+var ErrStepLimit = errors.New("task step limit reached")
+
+// Task runs a Spec: a maker.Task whose state is the JSON value of the last
+// answer's "state" field.
+type Task struct {
+	spec  *Spec
+	fp    string
+	state json.RawMessage
+	step  int
+	done  bool
+}
+
+// New returns a task at its initial state. The spec must come from Load or
+// Parse.
+func New(s *Spec) *Task {
+	raw, _ := json.Marshal(s) // a Spec always marshals
+	sum := sha256.Sum256(raw)
+	name := s.Name
+	if name == "" {
+		name = "unnamed"
+	}
+	return &Task{spec: s, fp: "spec:" + name + ":" + hex.EncodeToString(sum[:8]), state: s.InitialState}
+}
+
+// Fingerprint names the task and a hash of its whole spec.
+func (t *Task) Fingerprint() string { return t.fp }
+
+// State returns the current state as JSON.
+func (t *Task) State() json.RawMessage { return t.state }
+
+// Steps returns the number of steps applied.
+func (t *Task) Steps() int { return t.step }
+
+// Done reports whether an answer said the task is done.
+func (t *Task) Done() bool { return t.done }
+
+// Prompt shows the system prompt with the answer contract, then the step
+// number, the state and the last tool observation.
+func (t *Task) Prompt(last *executor.Observation) []llms.MessageContent {
+	var sys strings.Builder
+	sys.WriteString(t.spec.System)
+	fmt.Fprintf(&sys, "\n\nReply with exactly one JSON object: either your answer, which must satisfy this JSON Schema:\n%s\n", t.spec.Answer)
+	fmt.Fprintf(&sys, "Put the new state in \"state\" and set %q to true when the task is finished.\n", t.spec.DoneField)
+	if len(t.spec.Tools) > 0 {
+		fmt.Fprintf(&sys, "Or, to use a tool (%s), reply {\"tool_intent\": {\"tool\": NAME, \"args\": {...}}}; its result comes in the next step.\n", strings.Join(t.spec.Tools, ", "))
+	}
+	var user strings.Builder
+	fmt.Fprintf(&user, "Step: %d\nState: %s\n", t.step, t.state)
+	if last != nil {
+		fmt.Fprintf(&user, "Last tool result:\n%s\n", last.Text())
+	}
+	return []llms.MessageContent{
+		llms.TextParts(llms.ChatMessageTypeSystem, sys.String()),
+		llms.TextParts(llms.ChatMessageTypeHuman, user.String()),
+	}
+}
+
+// Decode parses a reply and checks its answer against the contract; a
+// reply that proposes a tool call without an answer passes (the executor
+// decides whether it may run). Safe for concurrent use.
+func (t *Task) Decode(r maker.Reply) (intent.Output, error) {
+	out, err := maker.DecodeReply(r)
+	if err != nil {
+		return out, err
+	}
+	if out.Value == nil {
+		if out.Intent == nil {
+			return out, fmt.Errorf("%w: no answer and no tool call", maker.ErrFormat)
+		}
+		return out, nil
+	}
+	if err := t.spec.schema.Validate(out.Value); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return out, fmt.Errorf("%w: the answer breaks its contract: %s", maker.ErrFormat, ve.Error())
+		}
+		return out, fmt.Errorf("%w: %w", maker.ErrFormat, err)
+	}
+	return out, nil
+}
+
+// Apply takes the winner's "state" as the new state and its done field as
+// the end. A winner that only proposes a tool call leaves the state alone:
+// the observation reaches the next prompt. Past max_steps without being
+// done, Apply fails with ErrStepLimit.
+func (t *Task) Apply(w intent.Output, _ *executor.Observation) (bool, error) {
+	t.step++
+	if m, ok := w.Value.(map[string]any); ok {
+		if st, ok := m["state"]; ok {
+			raw, err := json.Marshal(st)
+			if err != nil {
+				return false, err
+			}
+			t.state = raw
+		}
+		t.done = m[t.spec.DoneField] == true
+	}
+	if !t.done && t.step >= t.spec.MaxSteps {
+		return false, fmt.Errorf("%w: %d steps", ErrStepLimit, t.step)
+	}
+	return t.done, nil
+}

@@ -1,0 +1,54 @@
+package maker
+
+import (
+	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/intent"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Task is one many-step job, seen by the solver as a state machine that it
+// advances one decided step at a time. A microagent is stateless: all it
+// knows of the task is what Prompt puts in front of it.
+//
+// The solver calls Prompt and Apply from one goroutine, one step at a time,
+// and Decode concurrently from many samplers between them: Decode must be
+// safe for concurrent use and must not change the task. Apply must be
+// deterministic: resuming a run replays the journal's winners through Apply
+// on a fresh task, so the same winners must give the same state.
+type Task interface {
+	// Fingerprint identifies the task and its starting state. A journal
+	// written for one fingerprint is refused for another.
+	Fingerprint() string
+
+	// Prompt returns the messages of the current step's microagent. last is
+	// the observation of the tool call the previous step's winner proposed,
+	// or nil when it proposed none.
+	Prompt(last *executor.Observation) []llms.MessageContent
+
+	// Decode turns a reply into the step's answer, or a red flag: an error
+	// means the reply may not vote (wrap ErrFormat for a task-specific
+	// format check). The solver has already flagged empty, overlong and
+	// cut-off replies; DecodeReply is the usual first move.
+	Decode(r Reply) (intent.Output, error)
+
+	// Apply advances the task with the step's winning answer. obs is the
+	// observation of the winner's tool intent, or nil when it had none.
+	// done reports that the task is finished; an error stops the run.
+	Apply(winner intent.Output, obs *executor.Observation) (done bool, err error)
+}
+
+// Reply is one sample's raw answer from a model, before red flags.
+type Reply struct {
+	// Text is the reply's text content.
+	Text string
+	// ToolCalls are the native tool calls the model made, if any.
+	ToolCalls []llms.ToolCall
+	// StopReason is the provider's reason for stopping ("stop", "length",
+	// "tool_calls", ...), empty when it gives none.
+	StopReason string
+	// InputTokens and OutputTokens are the provider's usage figures, or the
+	// solver's estimate when the provider reports none (Estimated is then
+	// true).
+	InputTokens, OutputTokens int
+	Estimated                 bool
+}

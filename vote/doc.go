@@ -1,0 +1,2 @@
+// Package vote decides.
+package vote

@@ -1,0 +1,67 @@
+package vote
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// splitmix is SplitMix64's finaliser: a good 64-bit mixer.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// hash3 mixes three words: randomness per (seed, step, sample index), never
+// from shared state.
+func hash3(a, b, c uint64) uint64 { return splitmix(splitmix(splitmix(a)^b) ^ c) }
+
+// unitFloat maps h to [0, 1).
+func unitFloat(h uint64) float64 { return float64(h>>11) / (1 << 53) }
+
+// runSync drives the real decision core (racer) without goroutines: each
+// wave is drawn at once and completed in reverse index order, so that every
+// sample but the lowest waits in the window before it is committed.
+func runSync[T any](cfg Config, draw func(i int) Sample[T]) (Result[T], error) {
+	c, err := cfg.WithDefaults()
+	if err != nil {
+		return Result[T]{}, err
+	}
+	r := newRacer[T](c)
+	var wave []Sample[T]
+	for !r.over {
+		n := r.plan()
+		if r.over {
+			break
+		}
+		if n <= 0 {
+			panic("runSync: racer planned nothing with nothing in flight")
+		}
+		first := r.launch(n)
+		wave = wave[:0]
+		for j := range n {
+			wave = append(wave, draw(first+j))
+		}
+		for j := n - 1; j >= 0; j-- {
+			r.complete(first+j, wave[j])
+		}
+	}
+	return r.result(0)
+}
+
+// settle waits until no more goroutines run than before, and fails the test
+// with every goroutine's stack if that does not happen within 5s.
+func settle(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			t.Fatalf("goroutines leaked: %d running, %d before\n%s", runtime.NumGoroutine(), before, buf[:n])
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,154 @@
+package vote
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// bruteLead recomputes the top key's lead from scratch.
+func bruteLead(votes map[uint64]int) (top uint64, lead int) {
+	counts := make([]int, 0, len(votes))
+	best := -1
+	for key, n := range votes {
+		counts = append(counts, n)
+		if n > best || (n == best && key < top) {
+			top, best = key, n
+		}
+	}
+	slices.Sort(counts)
+	slices.Reverse(counts)
+	switch len(counts) {
+	case 0:
+		return 0, 0
+	case 1:
+		return top, counts[0]
+	}
+	return top, counts[0] - counts[1]
+}
+
+func TestBoardMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 2000 {
+		k := 1 + rng.IntN(6)
+		nkeys := 1 + rng.IntN(5)
+		b := board{k: k}
+		votes := map[uint64]int{}
+		for n := range 60 {
+			key := uint64(rng.IntN(nkeys)) * 7 // 0 is a key like any other
+			votes[key]++
+			got := b.add(key)
+			top, lead := bruteLead(votes)
+			require.Equal(t, lead, b.lead(), "trial %d vote %d: lead", trial, n)
+			require.Equal(t, lead >= k, got, "trial %d vote %d: decided", trial, n)
+			require.Equal(t, k-lead, b.need(), "trial %d vote %d: need", trial, n)
+			if lead > 0 {
+				require.Equal(t, top, b.top, "trial %d vote %d: top", trial, n)
+			}
+			require.Equal(t, votes, b.votes)
+		}
+	}
+}
+
+func TestWindowFIFOAcrossGrowth(t *testing.T) {
+	var w window[int]
+	next, front := 0, 0
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		if w.n == 0 || rng.IntN(3) > 0 {
+			w.push()
+			w.at(w.n - 1).s = Sample[int]{Value: next}
+			next++
+			continue
+		}
+		require.Equal(t, front, w.pop().Value)
+		front++
+	}
+	for w.n > 0 {
+		require.Equal(t, front, w.pop().Value)
+		front++
+	}
+	require.Equal(t, next, front)
+}
+
+// oneRival draws the right answer (key 1) with probability p, else the one
+// rival (key 2), as a function of (seed, step, index) only.
+func oneRival(seed uint64, step int, p float64) func(i int) Sample[int] {
+	return func(i int) Sample[int] {
+		key := uint64(2)
+		if unitFloat(hash3(seed, uint64(step), uint64(i))) < p {
+			key = 1
+		}
+		return Sample[int]{Value: i, Key: key, Usage: Usage{InputTokens: 1, Latency: 1}}
+	}
+}
+
+// TestExpectedSamplesMatchesDecisionCore runs 100,000 simulated steps per
+// (p, k) through the racer, the decision core Race uses, and compares the
+// mean number of votes with ExpectedSamples (within 2%) and the share of
+// right winners with PStep (within 5 standard errors).
+func TestExpectedSamplesMatchesDecisionCore(t *testing.T) {
+	const steps = 100_000
+	for _, p := range []float64{0.7, 0.9, 0.99} {
+		for _, k := range []int{1, 2, 3, 5} {
+			seed := hash3(math.Float64bits(p), uint64(k), 99)
+			votes, right := 0, 0
+			for step := range steps {
+				res, err := runSync(Config{K: k}, oneRival(seed, step, p))
+				if err != nil {
+					t.Fatalf("p=%v k=%d step %d: %v", p, k, step, err)
+				}
+				if res.Launched != res.Valid || res.Cancelled != 0 || res.Usage.InputTokens != res.Launched {
+					t.Fatalf("p=%v k=%d step %d: launched %d, valid %d, cancelled %d, tokens %d",
+						p, k, step, res.Launched, res.Valid, res.Cancelled, res.Usage.InputTokens)
+				}
+				votes += res.Valid
+				if res.Key == 1 {
+					right++
+				}
+			}
+			mean := float64(votes) / steps
+			want := ExpectedSamples(p, k)
+			assert.InDelta(t, 1, mean/want, 0.02, "p=%v k=%d: mean votes %.4f, E[N] %.4f", p, k, mean, want)
+			q := PStep(p, k)
+			share := float64(right) / steps
+			assert.InDelta(t, q, share, 5*math.Sqrt(q*(1-q)/steps)+1e-9, "p=%v k=%d: right share %.5f, PStep %.5f", p, k, share, q)
+			t.Logf("p=%v k=%d: mean votes %.4f (E[N] %.4f), right %.5f (PStep %.5f)", p, k, mean, want, share, q)
+		}
+	}
+}
+
+// TestRaceAgreesWithDecisionCore shows that the statistical test above
+// speaks for Race: on the same draws, full Race calls at several Parallel
+// settings return exactly what the synchronous driver of the core returns.
+func TestRaceAgreesWithDecisionCore(t *testing.T) {
+	ctx := context.Background()
+	for _, p := range []float64{0.7, 0.99} {
+		for _, k := range []int{1, 3, 5} {
+			seed := hash3(math.Float64bits(p), uint64(k), 99)
+			for _, par := range []int{1, 3, 8} {
+				cfg := Config{K: k, Parallel: par}
+				for step := range 150 {
+					draw := oneRival(seed, step, p)
+					want, err := runSync(cfg, draw)
+					require.NoError(t, err)
+					got, err := Race(ctx, cfg, func(_ context.Context, i int) Sample[int] { return draw(i) })
+					require.NoError(t, err)
+					name := fmt.Sprintf("p=%v k=%d parallel=%d step %d", p, k, par, step)
+					require.Equal(t, want.Key, got.Key, name)
+					require.Equal(t, want.Winner, got.Winner, name)
+					require.Equal(t, want.Votes, got.Votes, name)
+					require.Equal(t, want.Valid, got.Valid, name)
+					require.Equal(t, want.Launched, got.Launched, name)
+					require.Equal(t, want.Usage.InputTokens, got.Usage.InputTokens, name)
+				}
+			}
+		}
+	}
+}
