@@ -1,2 +1,63 @@
-// Package vote decides.
+// Package vote decides: first-to-ahead-by-k voting over any sample type,
+// with parallel waves, cancellation and budgets ([Race]), and the scaling
+// laws that say how large k must be and what it costs ([KMin], [PStep],
+// [PFull], [ExpectedSamples], [ExpectedCost]).
+//
+// # The race
+//
+// A [Drawer] draws sample i of a step; each [Sample] either votes for its
+// Key, is red-flagged (never votes, counts toward the sample budget) or is a
+// failed draw (never votes, counts toward the error budget, backs off).
+// [Race] returns the first key that leads every other key by K valid votes,
+// and nothing else: when the budget is spent it fails with [ErrUndecided]
+// and its tally, never with a silent leader.
+//
+//	res, err := vote.Race(ctx, vote.Config{K: 3}, draw)
+//	if errors.Is(err, vote.ErrUndecided) { ... } // err is an *UndecidedError
+//
+// The first wave launches K draws (capped by Parallel): if all agree the
+// step is decided in one round trip. After that the race keeps in flight
+// only the leader's need, K minus its lead, so no draw is started that
+// could only matter if one already in flight went against the leader. When a
+// key leads by K, the draws in flight are cancelled through their context
+// and Race returns once every goroutine it started has ended.
+//
+// # Determinism
+//
+// Samples are tallied in index order, not completion order: a sample that
+// completes early waits until every lower index is tallied. The race ends at
+// the first index whose prefix holds a lead of K (or spends a budget), so the
+// winner, its votes and the counts of valid, flagged and failed samples are a
+// pure function of the mapping from index to sample, whatever the goroutine
+// schedule and whatever Parallel. With a drawer that derives sample i from a
+// seed, the step and i (as the simulated model does), a run is reproducible
+// at any parallelism, and Parallel = 1 is exactly the paper's sequential
+// rule. Only Rounds, Wall and measured latencies depend on timing (and, when
+// a race ends on ErrTooManyErrors or its context, which draws were still in
+// flight).
+//
+// # Cost
+//
+// Race starts one goroutine per draw. Measured with an instant drawer
+// (BenchmarkRace, K = 16, go1.26, 2-core Xeon VM): about 0.7 to 0.9 µs and
+// 2.2 to 2.8 heap allocations per sample, at any Parallel, against about
+// 50 ns and none for a bare sequential loop over a map. That is noise next
+// to a model call. Memory is O(distinct keys + samples in flight).
+//
+// # The scaling laws
+//
+// With per-vote success p > 1/2 against a single rival answer, r = (1-p)/p,
+// margin k and s steps (Meyerson et al., "Solving a Million-Step LLM Task
+// with Zero Errors", 2025):
+//
+//	P(step right)  = 1 / (1 + r^k)                          PStep
+//	P(all right)   = (1 + r^k)^-s                           PFull
+//	k_min          = ceil(ln(t^(-1/s) - 1) / ln r)          KMin, grows as ln s
+//	E[votes/step]  = k/(2p-1) * (1 - r^k)/(1 + r^k)         ExpectedSamples
+//
+// Divide E by the valid-format rate for samples drawn ([ExpectedCost]). The
+// functions stay accurate for millions of steps and targets within 1e-15 of
+// 1 (expm1 and log1p where the naive forms round to 0 or 1). At the paper's
+// 1,048,575 steps and a 95% target, k_min is 3 at p = 0.9978 and 29 at
+// p = 0.6429.
 package vote

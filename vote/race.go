@@ -29,11 +29,15 @@ var (
 
 // Defaults that a zero Config field takes. See Config.
 const (
-	DefaultK            = 3   // the paper's margin
-	DefaultSamplesPerK  = 100 // MaxSamples defaults to DefaultSamplesPerK * K
-	DefaultMaxErrors    = 10
-	DefaultBackoff      = 100 * time.Millisecond
-	DefaultMaxBackoff   = 5 * time.Second
+	DefaultK           = 3   // the paper's margin
+	DefaultSamplesPerK = 100 // MaxSamples defaults to DefaultSamplesPerK * K
+	DefaultMaxErrors   = 10
+	DefaultBackoff     = 100 * time.Millisecond
+	DefaultMaxBackoff  = 5 * time.Second
+)
+
+// Upper bounds on Config fields, against typos and overflow.
+const (
 	maxConfigK          = 1 << 20
 	maxConfigParallel   = 1 << 16
 	maxConfigMaxSamples = 1 << 30
@@ -157,7 +161,8 @@ func (c Config) WithDefaults() (Config, error) {
 // indices 0..d, where d is the sample that decided or ended the race (see
 // Race). Usage counts every sample drawn, committed or not.
 type Tally struct {
-	// Votes is the number of valid votes per key. Never nil.
+	// Votes is the number of valid votes per key. Non-nil unless Race
+	// failed with ErrConfig.
 	Votes map[uint64]int
 	// Flags counts red-flagged samples by Flag.Error(). Nil if none.
 	Flags map[string]int
@@ -319,8 +324,12 @@ func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T]) {
 		}
 		if n > 0 {
 			first := r.launch(n)
+			wg.Add(n)
 			for i := first; i < first+n; i++ {
-				wg.Go(func() { drawOne(raceCtx, draw, i, results) })
+				go func() {
+					defer wg.Done()
+					drawOne(raceCtx, draw, i, results)
+				}()
 			}
 		}
 		if r.over {

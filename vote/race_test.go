@@ -210,6 +210,7 @@ func TestRaceMatchesSequentialReference(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("endings: %d decided, %d undecided, %d too many errors", kinds[nil], kinds[ErrUndecided], kinds[ErrTooManyErrors])
 	// The random specs must exercise every ending.
 	for _, cause := range []error{nil, ErrUndecided, ErrTooManyErrors} {
 		assert.Greater(t, kinds[cause], 10, "ending %v", cause)
@@ -588,4 +589,29 @@ func TestRaceResultMapsAreTheRacesOwn(t *testing.T) {
 	a.Votes[1] = 100
 	assert.Equal(t, 3, b.Votes[1])
 	assert.True(t, maps.Equal(map[uint64]int{1: 3}, b.Votes))
+}
+
+// TestErrorsBoundedWhileEarlierSampleIsSlow: failed draws behind a slow
+// lower index are not yet committed, yet they must still count against the
+// error budget, or a fast-failing provider is called again and again while
+// sample 0 is slow.
+func TestErrorsBoundedWhileEarlierSampleIsSlow(t *testing.T) {
+	provider := errors.New("provider down")
+	var calls atomic.Int64
+	cfg := Config{K: 2, Parallel: 2, MaxErrors: 3, Backoff: time.Nanosecond, MaxBackoff: time.Nanosecond}
+	_, err := Race(context.Background(), cfg, func(ctx context.Context, i int) Sample[int] {
+		calls.Add(1)
+		if i == 0 {
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return Sample[int]{Key: 1}
+		}
+		return Sample[int]{Err: provider}
+	})
+	require.ErrorIs(t, err, ErrTooManyErrors)
+	// Sample 0, then MaxErrors+1 failures; at most Parallel-1 more were in
+	// flight when the budget was spent.
+	assert.LessOrEqual(t, calls.Load(), int64(1+cfg.MaxErrors+1+cfg.Parallel-1))
 }

@@ -107,6 +107,7 @@ type racer[T any] struct {
 	committed int       // samples committed (the next index to commit)
 	inflight  int       // launched, not completed
 	nonErr    int       // completed samples without a provider error
+	failed    int       // completed samples with a provider error
 
 	firsts map[uint64]T // the value of the first committed vote per key
 	tally  Tally
@@ -147,6 +148,11 @@ func (r *racer[T]) plan() int {
 	}
 	n := min(r.cfg.Parallel, r.projected().need()) - r.inflight
 	n = min(n, r.cfg.MaxSamples-r.nonErr-r.inflight)
+	if r.failed > r.cfg.MaxErrors {
+		// The error budget is spent even if the failures wait behind a
+		// slow lower index: launch nothing more, let the commit end it.
+		n = 0
+	}
 	if n > 0 {
 		return n
 	}
@@ -186,6 +192,8 @@ func (r *racer[T]) complete(i int, s Sample[T]) {
 		if s.Flag == nil && r.cfg.Parallel > 1 {
 			r.seen.add(s.Key)
 		}
+	} else {
+		r.failed++
 	}
 	sl := r.pending.at(i - r.committed)
 	sl.s, sl.done = s, true
