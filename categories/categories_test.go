@@ -130,7 +130,12 @@ func TestPolicyZeroValueIsReadOnly(t *testing.T) {
 		} else {
 			require.ErrorIs(t, err, ErrDenied, e.Name)
 			assert.Contains(t, err.Error(), string(e.Category))
-			assert.Contains(t, err.Error(), "--tools "+string(e.Category))
+			assert.Contains(t, err.Error(), "--tools file_read,search,semantic_search,"+string(e.Category))
+			// Following the advice allows the tool and keeps the rest.
+			advised, perr := tax.ParseSelection("file_read,search,semantic_search," + string(e.Category))
+			require.NoError(t, perr)
+			assert.NoError(t, advised.Allows(e))
+			assert.True(t, advised.AllowsCategory(FileRead))
 		}
 		assert.Equal(t, zero.Allows(e) == nil, DefaultPolicy().Allows(e) == nil, e.Name)
 	}

@@ -61,8 +61,16 @@ func (p Policy) Allows(e Entry) error {
 	if e.ReadOnly() {
 		nature = "is read-only"
 	}
-	return fmt.Errorf("%w: tool %q is in category %s, which %s and is not allowed in this run (allowed: %s); an operator can allow it with --tools %s or --tools %s",
-		ErrDenied, e.Name, e.Category, nature, joinCategories(p.AllowedCategories()), e.Category, e.Name)
+	// The advice keeps what is allowed now: a --tools selection replaces
+	// the default, so "--tools file_write" alone would withhold file_read.
+	keep := p.String()
+	if keep == "none" {
+		keep = ""
+	} else {
+		keep += ","
+	}
+	return fmt.Errorf("%w: tool %q is in category %s, which %s and is not allowed in this run (allowed: %s); an operator can allow it with --tools %s%s (the category) or --tools %s%s (this tool only)",
+		ErrDenied, e.Name, e.Category, nature, joinCategories(p.AllowedCategories()), keep, e.Category, keep, e.Name)
 }
 
 // String renders the policy as a --tools selection that ParseSelection reads

@@ -249,6 +249,15 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 	if g.matches == 0 {
 		res = fmt.Sprintf("no line matches %q", a.Pattern)
 	}
+	if n := len(g.big); n > 0 {
+		shown := g.big[:min(n, 10)]
+		more := ""
+		if n > len(shown) {
+			more = fmt.Sprintf(" and %d more", n-len(shown))
+		}
+		g.notes = append(g.notes, fmt.Sprintf("[truncated: only the first %d bytes of %d file(s) were searched: %s%s]",
+			s.readCap, n, strings.Join(shown, ", "), more))
+	}
 	if len(g.notes) > 0 {
 		MarkTruncated(ctx)
 		for _, n := range g.notes {
@@ -270,6 +279,7 @@ type grepRun struct {
 	matches int
 	visited int
 	notes   []string
+	big     []string // files cut at the read cap
 }
 
 func (g *grepRun) walk(base string) error {
@@ -304,7 +314,7 @@ func (g *grepRun) file(display, rel string, named bool) error {
 		return nil
 	}
 	g.seen[rel] = true
-	f, fi, err := openRegular(g.r, display, rel)
+	f, _, err := openRegular(g.r, display, rel)
 	if err != nil {
 		if named {
 			return err
@@ -321,7 +331,7 @@ func (g *grepRun) file(display, rel string, named bool) error {
 	}
 	if int64(len(data)) > g.s.readCap {
 		data = data[:g.s.readCap]
-		g.notes = append(g.notes, fmt.Sprintf("[truncated: %s is %d bytes; only its first %d bytes were searched]", display, fi.Size(), g.s.readCap))
+		g.big = append(g.big, display)
 	}
 	if bytes.IndexByte(data[:min(len(data), binarySniffBytes)], 0) >= 0 {
 		return nil // binary

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"syscall"
 )
 
 const writeFileSchema = `{
@@ -80,7 +79,7 @@ func (s *sandbox) writeFile(ctx context.Context, args map[string]any) (string, e
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := path.Join(dir, "."+path.Base(rel)+".tmp-"+hex.EncodeToString(rnd[:]))
-	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644) // O_EXCL: never through an existing name or link
 	if err != nil {
 		return "", fsError(a.Path, err)
 	}

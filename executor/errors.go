@@ -64,7 +64,7 @@ var (
 // observation's Content carries the words for the model.
 type Reason string
 
-// The reasons an [Observation] can carry. The first six are denials (the
+// The reasons an [Observation] can carry. The first seven are denials (the
 // call did not run, or the sandbox refused it before touching anything);
 // the others are failures of a call that ran.
 const (

@@ -401,11 +401,12 @@ func (e *Executor) unknownMessage(name string) string {
 //
 // Every denial and every failure of the tool (an error, a timeout, a
 // panic) is an [Observation] with a nil error. The error is non-nil only
-// when ctx is cancelled or its deadline passes, before or during the call;
-// it wraps ctx.Err() and comes with an observation of reason cancelled (a
-// side-effect tool may have acted). A tool that ignores its context is
-// abandoned shortly after the timeout: Execute returns, the tool's
-// goroutine runs on. Safe for concurrent use.
+// when ctx is cancelled or its deadline passes, before the call or during
+// it without the tool completing; it wraps ctx.Err() and comes with an
+// observation of reason cancelled (a side-effect tool may have acted). A
+// tool that completed despite the cancellation gives its ok observation.
+// A tool that ignores its context is abandoned shortly after the timeout:
+// Execute returns, the tool's goroutine runs on. Safe for concurrent use.
 func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (Observation, error) {
 	start := time.Now()
 	if err := ctx.Err(); err != nil {
@@ -420,9 +421,10 @@ func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (Observati
 		return obs, nil
 	}
 
-	out, truncated, runErr, rec := e.run(ctx, c)
+	res := e.run(ctx, c)
+	out, runErr, rec := res.out, res.err, res.rec
 	obs.Duration = time.Since(start)
-	if ctxErr := ctx.Err(); ctxErr != nil {
+	if ctxErr := ctx.Err(); ctxErr != nil && (runErr != nil || rec != nil) {
 		obs.Status, obs.Reason = StatusError, ReasonCancelled
 		obs.Content = "the call was cancelled while it ran"
 		if !obs.ReadOnly {
@@ -452,28 +454,31 @@ func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (Observati
 		e.log.Debug("executor: call ran", "tool", in.Tool, "bytes", len(out), "duration", obs.Duration)
 	}
 	obs.Content, obs.Truncated = capText(out, e.outputCap)
-	obs.Truncated = obs.Truncated || truncated
+	obs.Truncated = obs.Truncated || res.truncated
 	return obs, nil
 }
 
+// outcome is what a tool's run gave.
+type outcome struct {
+	out       string
+	err       error
+	rec       *panics.Recovered // non-nil when the tool panicked
+	truncated bool              // the tool called MarkTruncated
+}
+
 // run runs a checked call in its own goroutine under the timeout.
-func (e *Executor) run(ctx context.Context, c call) (string, bool, error, *panics.Recovered) {
+func (e *Executor) run(ctx context.Context, c call) outcome {
 	cctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	flag := new(atomic.Bool)
 	cctx = context.WithValue(cctx, truncKey{}, flag)
-	type result struct {
-		out string
-		err error
-		rec *panics.Recovered
-	}
-	done := make(chan result, 1)
+	done := make(chan outcome, 1)
 	go func() {
-		var r result
+		var r outcome
 		r.rec = panics.Try(func() { r.out, r.err = c.reg.tool.Run(cctx, c.args) })
 		done <- r
 	}()
-	var r result
+	var r outcome
 	select {
 	case r = <-done:
 	case <-cctx.Done():
@@ -487,7 +492,8 @@ func (e *Executor) run(ctx context.Context, c call) (string, bool, error, *panic
 	if r.err != nil && r.rec == nil && cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		r.err = fmt.Errorf("%w: %w", ErrTimeout, r.err)
 	}
-	return r.out, flag.Load(), r.err, r.rec
+	r.truncated = flag.Load()
+	return r
 }
 
 // capText cuts s to at most n bytes on a UTF-8 boundary and adds a note.

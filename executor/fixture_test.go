@@ -3,7 +3,6 @@
 package executor
 
 import (
-	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mdap-go/mdap/categories"
-	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,6 +34,9 @@ type fixture struct {
 //	root/a/inner -> ../../outside                   (intermediate directory link out)
 //	root/link_in.txt -> hello.txt, root/linksub -> sub (links inside: allowed)
 //	root/dangling_out -> ../outside/new.txt        (dangling, leads out)
+//	root/chain -> linkdir/secret.txt                (a chain of links, leads out)
+//	root/sub/up_in -> ../hello.txt                  (a link with "..", inside: allowed)
+//	root/up -> ..                                   (the root's parent)
 //	root/loop1 -> loop2, root/loop2 -> loop1
 //	root/fifo                                       (a named pipe)
 func newFixture(t *testing.T) fixture {
@@ -68,6 +68,9 @@ func newFixture(t *testing.T) fixture {
 	link("hello.txt", "link_in.txt")
 	link("sub", "linksub")
 	link("../outside/new.txt", "dangling_out")
+	link("linkdir/secret.txt", "chain")
+	link("../hello.txt", "sub/up_in")
+	link("..", "up")
 	link("loop2", "loop1")
 	link("loop1", "loop2")
 	require.NoError(t, syscall.Mkfifo(filepath.Join(f.root, "fifo"), 0o644))
@@ -109,22 +112,4 @@ func snapshot(t *testing.T, dir string) map[string]fileState {
 	})
 	require.NoError(t, err)
 	return out
-}
-
-func newExec(t *testing.T, root string, opts ...Option) *Executor {
-	t.Helper()
-	e, err := New(root, opts...)
-	require.NoError(t, err)
-	return e
-}
-
-func rwPolicy() categories.Policy {
-	return categories.Policy{Categories: []categories.Category{categories.FileRead, categories.Search, categories.FileWrite}}
-}
-
-func run(t *testing.T, e *Executor, tool string, args map[string]any) Observation {
-	t.Helper()
-	obs, err := e.Execute(context.Background(), intent.ToolIntent{Tool: tool, Args: args})
-	require.NoError(t, err)
-	return obs
 }

@@ -91,7 +91,7 @@ func decodeAs(s string, wants []string) (any, bool) {
 	}
 	for _, w := range wants {
 		if kindMatches(d, w) {
-			return d, true
+			return integral(d), true
 		}
 	}
 	return nil, false
@@ -142,7 +142,36 @@ func normalise(args map[string]any) (map[string]any, error) {
 	if err := dec.Decode(&out); err != nil {
 		return nil, err
 	}
+	integral(out)
 	return out, nil
+}
+
+// maxExact is the largest magnitude below which every integer is exact
+// in a float64.
+const maxExact = 1 << 53
+
+// integral rewrites, in place, every json.Number that holds an integer in
+// fraction or exponent notation ("2.0", "1e3") as a plain integer ("2",
+// "1000"): the same JSON value, which JSON Schema calls an integer, and
+// which then decodes into a Go int.
+func integral(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = integral(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = integral(e)
+		}
+	case json.Number:
+		if strings.ContainsAny(string(x), ".eE") {
+			if f, err := x.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < maxExact {
+				return json.Number(strconv.FormatInt(int64(f), 10))
+			}
+		}
+	}
+	return v
 }
 
 // childPath renders the path of property k under path, model-readable:

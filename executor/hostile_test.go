@@ -62,6 +62,9 @@ func TestHostileIntents(t *testing.T) {
 		{"list dir link out", ro, "list_dir", args{"path": "linkdir"}, StatusDenied, ReasonOutsideRoot, nil},
 		{"grep dir link out", ro, "grep", args{"pattern": "SECRET", "paths": []any{"linkdir"}}, StatusDenied, ReasonOutsideRoot, nil},
 		{"glob dir link out", ro, "glob", args{"pattern": "**", "path": "a/inner"}, StatusDenied, ReasonOutsideRoot, nil},
+		{"link chain", ro, "read_file", args{"path": "chain"}, StatusDenied, ReasonOutsideRoot, []string{`"chain" goes through the symbolic link "linkdir"`}},
+		{"link to parent", ro, "list_dir", args{"path": "up"}, StatusDenied, ReasonOutsideRoot, []string{`"up" is a symbolic link`}},
+		{"link to parent then down", ro, "read_file", args{"path": "up/outside/secret.txt"}, StatusDenied, ReasonOutsideRoot, nil},
 		{"link loop", ro, "read_file", args{"path": "loop1"}, StatusDenied, ReasonBadPath, []string{"symbolic links"}},
 		// NUL bytes, non-regular files, huge files.
 		{"nul byte", ro, "read_file", args{"path": "hello.txt\x00../../outside/secret.txt"}, StatusDenied, ReasonBadPath, []string{"NUL"}},
@@ -71,7 +74,7 @@ func TestHostileIntents(t *testing.T) {
 		{"folder read", ro, "read_file", args{"path": "sub"}, StatusDenied, ReasonNotRegular, []string{"a folder"}},
 		{"huge file capped", ro, "read_file", args{"path": "big.txt"}, StatusOK, "", []string{"truncated", "4096 bytes"}},
 		// Writes: withheld by the read-only policy, sandboxed when allowed.
-		{"write read-only policy", ro, "write_file", args{"path": "new.txt", "content": "x"}, StatusDenied, ReasonNotAllowed, []string{"file_write", "--tools file_write"}},
+		{"write read-only policy", ro, "write_file", args{"path": "new.txt", "content": "x"}, StatusDenied, ReasonNotAllowed, []string{"file_write", "--tools file_read,search,semantic_search,file_write"}},
 		{"write escape dotdot", rw, "write_file", args{"path": "../outside/evil.txt", "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
 		{"write escape absolute", rw, "write_file", args{"path": filepath.Join(f.outside, "evil.txt"), "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
 		{"write through dir link", rw, "write_file", args{"path": "linkdir/evil.txt", "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},

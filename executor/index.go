@@ -26,10 +26,16 @@ func (t *indexTool) Schema() json.RawMessage {
 }
 
 func (t *indexTool) Run(ctx context.Context, _ map[string]any) (string, error) {
-	r := t.e.tax.Report(t.e.policy, t.e.available)
-	b, err := json.Marshal(r)
+	b, err := json.Marshal(t.e.Report())
 	if err != nil {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// Report is what the index tool returns: the taxonomy's report under this
+// executor's policy, where a tool is available when it is registered here.
+// Cost: that of [categories.Taxonomy.Report].
+func (e *Executor) Report() categories.Report {
+	return e.tax.Report(e.policy, e.available)
 }

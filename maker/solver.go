@@ -276,9 +276,10 @@ func (s *Solver) execute(ctx context.Context, step int, ti *intent.ToolIntent) (
 	return obs, err
 }
 
+// digest hashes what the next prompt sees of an observation, so equal
+// calls give equal digests across runs (the duration is left out).
 func digest(obs *executor.Observation) string {
-	b, _ := json.Marshal(obs)
-	sum := sha256.Sum256(b)
+	sum := sha256.Sum256([]byte(obs.Text()))
 	return hex.EncodeToString(sum[:])
 }
 

@@ -1,0 +1,115 @@
+//go:build unix
+
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/mdap-go/mdap/categories"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHealingThroughExecute(t *testing.T) {
+	f := newFixture(t)
+	e := newExec(t, f.root)
+
+	// A double-encoded array heals.
+	obs := run(t, e, "grep", args{"pattern": "needle|world", "paths": `["sub/a.txt","hello.txt"]`})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, []string{"arguments.paths"}, obs.Healed)
+	assert.Equal(t, "sub/a.txt:2: needle one\nhello.txt:2: world\n", obs.Content)
+
+	// A string that is not JSON does not.
+	obs = run(t, e, "grep", args{"pattern": "x", "paths": "sub/a.txt"})
+	assert.Equal(t, ReasonInvalidArgs, obs.Reason)
+	assert.Contains(t, obs.Content, "arguments.paths: got string, want array")
+	assert.Empty(t, obs.Healed)
+
+	// Healing does not bypass validation: the decoded array is checked too.
+	obs = run(t, e, "grep", args{"pattern": "x", "paths": `[1, 2]`})
+	assert.Equal(t, ReasonInvalidArgs, obs.Reason)
+	assert.Contains(t, obs.Content, "arguments.paths[0]: got number, want string")
+	assert.Contains(t, obs.Content, "arguments.paths[1]: got number, want string")
+
+	// A number in a string heals for an integer field; so does a boolean.
+	obs = run(t, e, "read_file", args{"path": "hello.txt", "offset": "2", "limit": " 1 "})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "world\n", obs.Content)
+	assert.Equal(t, []string{"arguments.limit", "arguments.offset"}, obs.Healed)
+	obs = run(t, e, "grep", args{"pattern": "NEEDLE ONE", "paths": []any{"sub"}, "case_insensitive": "true"})
+	assert.Equal(t, "sub/a.txt:2: needle one\n", obs.Content)
+
+	// Not an integer, not a number, not exactly one value: no healing.
+	for _, bad := range []string{"2.5", "[2]", "two", "2 3", "", "null", "true"} {
+		obs = run(t, e, "read_file", args{"path": "hello.txt", "offset": bad})
+		assert.Equal(t, ReasonInvalidArgs, obs.Reason, "%q", bad)
+		assert.Contains(t, obs.Content, "arguments.offset: got string, want integer", "%q", bad)
+	}
+	// A field that wants a string keeps JSON-looking text as text.
+	obs = run(t, e, "grep", args{"pattern": "[1]", "paths": []any{"hello.txt"}})
+	assert.True(t, obs.OK())
+	assert.Empty(t, obs.Healed)
+}
+
+func TestNumbersOfEveryGoTypeValidate(t *testing.T) {
+	f := newFixture(t)
+	e := newExec(t, f.root)
+	for _, n := range []any{2, int64(2), float64(2), json.Number("2"), json.Number("2.0"), uint8(2)} {
+		obs := run(t, e, "read_file", args{"path": "hello.txt", "offset": n})
+		assert.Equal(t, "world\n", obs.Content, "%T", n)
+	}
+	obs := run(t, e, "read_file", args{"path": "hello.txt", "offset": json.Number("1.5")})
+	assert.Equal(t, ReasonInvalidArgs, obs.Reason)
+	obs = run(t, e, "read_file", args{"path": "hello.txt", "offset": make(chan int)})
+	assert.Equal(t, ReasonInvalidArgs, obs.Reason)
+	assert.Contains(t, obs.Content, "not JSON-encodable")
+}
+
+func TestNestedHealing(t *testing.T) {
+	schema := `{"type":"object","properties":{
+	  "opts":{"type":"object","properties":{
+	    "n":{"type":"integer"},
+	    "ratio":{"type":["number","null"]},
+	    "tags":{"type":"array","items":{"type":"object","properties":{"on":{"type":"boolean"}}}}
+	  },"additionalProperties":false},
+	  "extra":{"type":"object","additionalProperties":{"type":"integer"}}
+	},"additionalProperties":false}`
+	var got map[string]any
+	tool := NewTool("nested", categories.TaskManager, "", json.RawMessage(schema), func(_ context.Context, a map[string]any) (string, error) {
+		got = a
+		return "ok", nil
+	})
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Allow: []string{"nested"}}))
+	obs := run(t, e, "nested", args{
+		"opts":  `{"n":"3","ratio":"0.5","tags":"[{\"on\":\"true\"},{\"on\":false}]"}`,
+		"extra": map[string]any{"a": "7"},
+	})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, []string{
+		"arguments.extra.a", "arguments.opts", "arguments.opts.n", "arguments.opts.ratio",
+		"arguments.opts.tags", "arguments.opts.tags[0].on",
+	}, obs.Healed)
+	assert.Equal(t, map[string]any{
+		"opts": map[string]any{
+			"n": json.Number("3"), "ratio": json.Number("0.5"),
+			"tags": []any{map[string]any{"on": true}, map[string]any{"on": false}},
+		},
+		"extra": map[string]any{"a": json.Number("7")},
+	}, got, "the tool gets healed, decoded JSON with json.Number numbers")
+}
+
+func TestHealUnit(t *testing.T) {
+	var doc any
+	require.NoError(t, json.Unmarshal([]byte(`{"type":"object","properties":{"s":{"type":["string","array"]},"o":{"type":"object"},"b":{"type":"boolean"}}}`), &doc))
+	v := map[string]any{"s": `["a"]`, "o": `{"k":1}`, "b": "false", "x": "[1]"}
+	var healed []string
+	heal(doc, v, "args", &healed)
+	assert.Equal(t, `["a"]`, v["s"], "a type list with string keeps the string")
+	assert.Equal(t, map[string]any{"k": json.Number("1")}, v["o"])
+	assert.Equal(t, false, v["b"])
+	assert.Equal(t, "[1]", v["x"], "no schema for x: left alone")
+	assert.ElementsMatch(t, []string{"args.o", "args.b"}, healed)
+}

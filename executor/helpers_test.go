@@ -1,0 +1,31 @@
+package executor
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/intent"
+	"github.com/stretchr/testify/require"
+)
+
+func newExec(t *testing.T, root string, opts ...Option) *Executor {
+	t.Helper()
+	e, err := New(root, opts...)
+	require.NoError(t, err)
+	return e
+}
+
+func rwPolicy() categories.Policy {
+	return categories.Policy{Categories: []categories.Category{categories.FileRead, categories.Search, categories.FileWrite}}
+}
+
+func run(t *testing.T, e *Executor, tool string, args map[string]any) Observation {
+	t.Helper()
+	obs, err := e.Execute(context.Background(), intent.ToolIntent{Tool: tool, Args: args})
+	require.NoError(t, err)
+	return obs
+}
+
+func writeFile(p, content string) error { return os.WriteFile(p, []byte(content), 0o644) }
