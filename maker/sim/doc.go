@@ -23,14 +23,19 @@
 //
 // # Determinism
 //
-// Every random draw of a call comes from its own PCG generator seeded from
-// (Config.Seed, step, sample index, a hash of the prompt text), where step
-// and index come from Config.SampleID (the solver wires maker.SampleIDFrom
-// into it). So the reply to a sample depends only on what it is, never on
-// the goroutine schedule, the order of calls or other samples. The latency
-// is drawn from a second generator with the same seed, so changing the
-// latency distribution never changes an answer. Mixing the prompt in keeps
-// two tasks run with one seed from seeing the same random draws.
+// Every random decision of a call (provider error, red flag, correct or
+// wrong, which wrong answer, which flag, the latency, the filler text) is
+// drawn from its own math/rand/v2 PCG generator, seeded by a splitmix64
+// hash of (Config.Seed, step, sample index, a hash of the prompt text) and
+// the decision's fixed slot number; step and index come from
+// Config.SampleID (the solver wires maker.SampleIDFrom into it). No
+// generator is shared, so the reply to a sample depends only on what it
+// is, never on the goroutine schedule, the order of calls or other
+// samples. Because each decision has its own slot, changing one setting
+// moves no other decision: with the same seed, a higher P only turns wrong
+// replies into correct ones, and the latency never changes an answer.
+// Mixing the prompt in keeps two tasks run with one seed from seeing the
+// same random draws.
 //
 // Without a sample identity (SampleID unset or reporting !ok, as for a
 // model served over HTTP) the call's index is the value of a per-model

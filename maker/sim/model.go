@@ -53,11 +53,11 @@ type Outcome string
 
 // The outcomes of a call that returns a reply.
 const (
-	OutcomeCorrect   Outcome = "correct"
-	OutcomeWrong     Outcome = "wrong"
-	OutcomeOverlong  Outcome = "overlong"
-	OutcomeCutOff    Outcome = "cut_off"
-	OutcomeMalformed Outcome = "malformed"
+	OutcomeCorrect   Outcome = "correct"   // the oracle's correct reply
+	OutcomeWrong     Outcome = "wrong"     // one of the oracle's wrong replies
+	OutcomeOverlong  Outcome = "overlong"  // a red flag: over the token cap
+	OutcomeCutOff    Outcome = "cut_off"   // a red flag, or a valid reply cut at the cap
+	OutcomeMalformed Outcome = "malformed" // a red flag: in no acceptable format
 )
 
 // InfoOutcome is the GenerationInfo key of a reply's [Outcome] (a string).

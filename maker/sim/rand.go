@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -50,14 +51,21 @@ func newStream(seed uint64, domain, a, b, promptHash uint64) stream {
 	return stream{seed: x}
 }
 
-// hashString is FNV-1a, 64 bits.
+// hashString hashes s eight bytes at a time (little-endian words, so the
+// same on every platform), then mixes the result with splitmix64. Not
+// cryptographic; it only has to tell prompts apart.
 func hashString(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
+	h := uint64(len(s)) * 0x9e3779b97f4a7c15
+	for len(s) >= 8 {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		h = bits.RotateLeft64((h^w)*0xbf58476d1ce4e5b9, 31)
+		s = s[8:]
 	}
-	return h
+	for i := 0; i < len(s); i++ {
+		h = bits.RotateLeft64((h^uint64(s[i]))*0x94d049bb133111eb, 31)
+	}
+	return splitmix64(h)
 }
 
 func (s stream) pcg(slot uint64) *rand.PCG {

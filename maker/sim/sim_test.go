@@ -292,7 +292,7 @@ func TestMalformed(t *testing.T) {
 	assert.Equal(t, map[string]bool{
 		"I am not sure which step comes next. Let me think about it again before answering.": true,
 		`{"answer": "the next step is`: true,
-		`"answer": 6`:                   true,
+		`"answer": 6`:                  true,
 	}, seen)
 
 	m = flagModel(t, malformerOracle{}, sim.FlagMix{Malformed: 1})

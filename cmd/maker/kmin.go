@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/mdap-go/mdap/vote"
+	"github.com/spf13/cobra"
+)
+
+func newKMin() *cobra.Command {
+	var (
+		steps            int
+		p, target, valid float64
+		price            float64
+		asJSON           bool
+	)
+	cmd := &cobra.Command{
+		Use:   "kmin",
+		Short: "The scaling laws: k_min, p_full, expected samples and cost",
+		Long: `kmin answers: with per-step success p, how large must the margin k be for a
+task of S steps to succeed with probability at least T, and what does it cost?
+
+  k_min  = ceil( ln(T^(-1/S) - 1) / ln((1-p)/p) )
+  p_full = (1 + ((1-p)/p)^k)^(-S)
+  E[N]   = k/(2p-1) * (1 - r^k)/(1 + r^k) valid samples per step, r = (1-p)/p,
+           divided by the valid-format rate for samples drawn.`,
+		Example: "  maker kmin --steps 1048575 --p 0.9978 --target 0.95",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			k, err := vote.KMin(steps, p, target)
+			if err != nil {
+				return usageErr("%w", err)
+			}
+			cost, err := vote.ExpectedCost(p, k, valid, price)
+			if err != nil {
+				return usageErr("%w", err)
+			}
+			perStep := vote.ExpectedSamples(p, k) / valid
+			out := map[string]any{
+				"steps": steps, "p": p, "target": target, "valid_rate": valid,
+				"k_min":              k,
+				"p_full":             vote.PFull(steps, k, p),
+				"p_full_k_minus_1":   vote.PFull(steps, max(k-1, 1), p),
+				"samples_per_step":   perStep,
+				"samples_total":      perStep * float64(steps),
+				"cost_per_step":      cost,
+				"cost_total":         cost * float64(steps),
+				"price_per_sample":   price,
+				"p_step":             vote.PStep(p, k),
+				"expected_failures":  float64(steps) * (1 - vote.PStep(p, k)),
+				"log10_failure_step": math.Log10(1 - vote.PStep(p, k)),
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "steps %d, p %g, target %g, valid rate %g\n", steps, p, target, valid)
+			fmt.Fprintf(w, "k_min            %d\n", k)
+			fmt.Fprintf(w, "p_full           %.6f (with k-1: %.6f)\n", out["p_full"], out["p_full_k_minus_1"])
+			fmt.Fprintf(w, "samples per step %.4f\n", perStep)
+			fmt.Fprintf(w, "samples in all   %.0f\n", perStep*float64(steps))
+			if price > 0 {
+				fmt.Fprintf(w, "cost             %.4f per step, %.2f in all\n", cost, cost*float64(steps))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&steps, "steps", 1<<20-1, "number of steps S")
+	f.Float64Var(&p, "p", 0.9978, "per-step success rate of one valid sample, in (0.5, 1]")
+	f.Float64Var(&target, "target", 0.95, "target probability T that the whole task succeeds, in (0, 1)")
+	f.Float64Var(&valid, "valid-rate", 1, "share of samples that pass the red flags, in (0, 1]")
+	f.Float64Var(&price, "price", 0, "price of one sample, for the cost estimate")
+	f.BoolVar(&asJSON, "json", false, "print a JSON object")
+	return cmd
+}

@@ -1,0 +1,94 @@
+// Command maker runs MAKER-style voting orchestration from the shell: the
+// paper's Towers of Hanoi task, the scaling laws, and the tool taxonomy.
+//
+// Exit status: 0 done, 1 the run failed (an undecided step, a spent
+// budget), 2 bad usage or bad input.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	exitAborted = 130
+)
+
+// exitError carries the exit status of a command's error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr marks bad usage or bad input: exit status 2.
+func usageErr(format string, a ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// failed marks a run that failed: exit status 1.
+func failed(err error) error { return &exitError{code: exitFailed, err: err} }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the command line args and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "maker:", err)
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		if ee.code == exitFailed && ctx.Err() != nil {
+			return exitAborted
+		}
+		return ee.code
+	default:
+		// cobra's own errors: unknown command or flag, wrong arguments.
+		return exitUsage
+	}
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "maker",
+		Short: "Run long tasks through voting LLM microagents with zero errors",
+		Long: `maker drives stateless LLM microagents through many-step tasks, one model call
+per step, with first-to-ahead-by-k voting on every step and red flags that
+throw suspect replies away (the MAKER method). A microagent may propose a tool
+call; only the winning proposal runs, and only if its category is allowed.
+
+Exit status: 0 done, 1 the run failed, 2 bad usage or bad input.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%w (see '%s --help')", err, c.CommandPath())
+	})
+	root.AddCommand(newHanoi(), newKMin(), newTools())
+	return root
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cli runs the CLI in-process and returns its exit status and outputs.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func hanoiJSON(t *testing.T, args ...string) (int, hanoiSummary) {
+	t.Helper()
+	code, out, errOut := cli(t, append([]string{"hanoi", "--json", "--progress", "off"}, args...)...)
+	var s hanoiSummary
+	require.NoError(t, json.Unmarshal([]byte(out), &s), "stdout %q stderr %q", out, errOut)
+	return code, s
+}
+
+func TestHanoiTenDisksZeroErrors(t *testing.T) {
+	for _, seed := range []string{"1", "2", "3", "4"} {
+		code, s := hanoiJSON(t, "--disks", "10", "--p", "0.99", "--k", "3", "--seed", seed)
+		assert.Equal(t, 0, code, "seed %s: %+v", seed, s)
+		assert.True(t, s.Solved, "seed %s", seed)
+		assert.Zero(t, s.WrongSteps, "seed %s", seed)
+		assert.Equal(t, 1023, s.Steps)
+		assert.GreaterOrEqual(t, s.SamplesPerStep, 3.0)
+	}
+}
+
+func TestHanoiK1MakesWrongMoves(t *testing.T) {
+	// With p = 0.99 and 1,023 steps, a run without voting expects about ten
+	// wrong moves: voting is what removes them.
+	wrongRuns := 0
+	for seed := 1; seed <= 5; seed++ {
+		code, s := hanoiJSON(t, "--disks", "10", "--p", "0.99", "--k", "1", "--seed", fmt.Sprint(seed))
+		if s.WrongSteps > 0 {
+			wrongRuns++
+			assert.False(t, s.Solved)
+			assert.Equal(t, 1, code, "an unsolved run exits 1")
+		}
+	}
+	assert.GreaterOrEqual(t, wrongRuns, 4, "k=1 should make wrong moves for most seeds")
+}
+
+// decided reads the journal's step records: what must not depend on the
+// schedule (winner, key, votes, valid and flagged counts).
+func decided(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r struct {
+			Step    *int            `json:"step"`
+			Winner  json.RawMessage `json:"winner"`
+			Key     string          `json:"key"`
+			Votes   map[string]int  `json:"votes"`
+			Valid   int             `json:"valid"`
+			Flagged int             `json:"flagged"`
+			Flags   map[string]int  `json:"flags"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
+		if r.Step == nil {
+			continue
+		}
+		b, _ := json.Marshal(r)
+		out = append(out, string(b))
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+func TestHanoiSameSeedSameRunWhateverParallel(t *testing.T) {
+	dir := t.TempDir()
+	var runs [][]string
+	var sums []hanoiSummary
+	for _, par := range []string{"1", "8"} {
+		j := filepath.Join(dir, "p"+par+".jsonl")
+		code, s := hanoiJSON(t, "--disks", "10", "--p", "0.9", "--flag-rate", "0.05", "--k", "3", "--seed", "11", "--parallel", par, "--journal", j)
+		require.Equal(t, 0, code)
+		runs = append(runs, decided(t, j))
+		sums = append(sums, s)
+	}
+	require.Len(t, runs[0], 1023)
+	assert.Equal(t, runs[0], runs[1], "winners, keys and votes must not depend on --parallel")
+	assert.Equal(t, sums[0].Steps, sums[1].Steps)
+	assert.Equal(t, sums[0].Valid, sums[1].Valid)
+	assert.Equal(t, sums[0].Flagged, sums[1].Flagged)
+	assert.Equal(t, sums[0].Flags, sums[1].Flags)
+}
+
+func TestHanoiResumeAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.jsonl")
+	args := []string{"--disks", "8", "--p", "0.95", "--flag-rate", "0.02", "--seed", "5"}
+	code, whole := hanoiJSON(t, append(args, "--journal", full)...)
+	require.Equal(t, 0, code)
+
+	lines := strings.SplitAfter(string(mustRead(t, full)), "\n")
+	for _, keep := range []int{1, 40, 200} { // header plus keep-1 steps, then a torn line
+		crashed := filepath.Join(dir, fmt.Sprintf("crash-%d.jsonl", keep))
+		torn := strings.Join(lines[:keep], "") + lines[keep][:len(lines[keep])/2]
+		require.NoError(t, os.WriteFile(crashed, []byte(torn), 0o644))
+		code, s := hanoiJSON(t, append(args, "--journal", crashed, "--resume", "--parallel", "5")...)
+		require.Equal(t, 0, code)
+		assert.Equal(t, keep-1, s.Resumed)
+		assert.True(t, s.Solved)
+		assert.Equal(t, whole.Steps, s.Steps)
+		assert.Equal(t, whole.Valid, s.Valid)
+		assert.Equal(t, whole.Flagged, s.Flagged)
+		assert.Equal(t, whole.OutputTokens, s.OutputTokens)
+		assert.Equal(t, decided(t, full), decided(t, crashed), "the resumed journal is the uninterrupted one, no step twice")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "j.jsonl")
+	code, _, _ := cli(t, "hanoi", "--disks", "3", "--journal", existing, "--progress", "off")
+	require.Equal(t, 0, code)
+	before := mustRead(t, existing)
+
+	for _, args := range [][]string{
+		{"hanoi", "--disks", "0"},
+		{"hanoi", "--disks", "31"},
+		{"hanoi", "--disks", "ten"},
+		{"hanoi", "--k", "0"},
+		{"hanoi", "--p", "1.5"},
+		{"hanoi", "--resume"},
+		{"hanoi", "--model", "gpt4"},
+		{"hanoi", "--progress", "maybe"},
+		{"hanoi", "--disks", "3", "--journal", existing},             // would overwrite
+		{"hanoi", "--disks", "4", "--journal", existing, "--resume"}, // another task
+		{"hanoi", "--disks", "3", "--journal", existing, "--resume", "--seed", "9"}, // other settings
+		{"hanoi", "extra"},
+		{"nosuchcommand"},
+		{"kmin", "--p", "0.4"},
+		{"tools", "--tools", "shell"},
+	} {
+		code, _, stderr := cli(t, args...)
+		assert.Equal(t, 2, code, "%v: %s", args, stderr)
+		assert.NotEmpty(t, stderr, "%v must say what was wrong", args)
+	}
+	assert.Equal(t, before, mustRead(t, existing), "a refused run must not touch the journal")
+}
+
+func TestKMinPaperTable(t *testing.T) {
+	for p, want := range map[string]int{"0.9978": 3, "0.6429": 29} {
+		code, out, _ := cli(t, "kmin", "--steps", "1048575", "--p", p, "--target", "0.95", "--json")
+		require.Equal(t, 0, code)
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &r))
+		assert.EqualValues(t, want, r["k_min"], "p=%s", p)
+		assert.GreaterOrEqual(t, r["p_full"], 0.95)
+	}
+}
+
+func TestToolsReport(t *testing.T) {
+	code, out, _ := cli(t, "tools", "--root", t.TempDir())
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "file_write")
+	assert.Contains(t, out, "not-loaded-here")
+	assert.Contains(t, out, "list_tool_categories")
+	code, out, _ = cli(t, "tools", "--tools", "read_only,write_file", "--json", "--root", t.TempDir())
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `"name": "write_file"`)
+	assert.Contains(t, out, `"state": "partly-loaded"`) // file_write: write_file loaded, edit_file unavailable
+}

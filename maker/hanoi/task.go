@@ -1,0 +1,58 @@
+package hanoi
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/tmc/langchaingo/llms"
+)
+
+var _ maker.Task = (*Task)(nil)
+
+// Prompt implements maker.Task: the current step's [Task.Messages]. last is
+// ignored: this task declares no tools, so there is never an observation.
+func (t *Task) Prompt(last *executor.Observation) []llms.MessageContent { return t.Messages() }
+
+// Decode implements maker.Task: [Task.Parse] of the reply's text, as an
+// intent.Output whose Value is [Answer.Value], so that the paper's format
+// and the JSON object vote together for the same answer.
+//
+// Errors: a format problem wraps both maker.ErrFormat and [ErrFormat],
+// and so does a native tool call (this task has no tools); a reply in
+// neither format returns intent.Parse's error (an unparseable reply to the
+// solver). Safe for concurrent use; it does not change the task.
+func (t *Task) Decode(r maker.Reply) (intent.Output, error) {
+	if len(r.ToolCalls) > 0 {
+		return intent.Output{}, fmt.Errorf("%w: %w: a native tool call: this task has no tools", maker.ErrFormat, ErrFormat)
+	}
+	a, err := t.Parse(r.Text)
+	if err != nil {
+		if errors.Is(err, ErrFormat) {
+			return intent.Output{}, fmt.Errorf("%w: %w", maker.ErrFormat, err)
+		}
+		return intent.Output{}, err
+	}
+	return intent.Output{Value: a.Value()}, nil
+}
+
+// Apply implements maker.Task: [Task.Advance] with the winner's answer,
+// read back by [AnswerFromValue] (so a Value replayed from a journal, with
+// float64 or json.Number numbers, gives the same state). obs is ignored.
+// It is deterministic.
+//
+// Errors (the task is then unchanged): [ErrFormat] (wrapped) when the
+// winner is not a well-formed answer or carries a tool intent, which
+// Decode never lets vote; [ErrDone] after the last step.
+func (t *Task) Apply(winner intent.Output, obs *executor.Observation) (done bool, err error) {
+	if winner.Intent != nil {
+		return false, fmt.Errorf("%w: the winner proposes tool %q: this task has no tools", ErrFormat, winner.Intent.Tool)
+	}
+	a, err := AnswerFromValue(winner.Value, t.n)
+	if err != nil {
+		return false, err
+	}
+	return t.Advance(a)
+}

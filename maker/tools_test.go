@@ -1,0 +1,95 @@
+package maker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// toolAtStep2 proposes a side-effect tool call at step 2 and counts
+// otherwise.
+func toolAtStep2(id SampleID, p string) (string, string) {
+	if current(p) == 2 && !hasObservation(p) {
+		return `{"tool_intent":{"tool":"deploy","args":{"target":"prod"}}}`, "stop"
+	}
+	return fmt.Sprintf(`{"next": %d}`, current(p)+1), "stop"
+}
+
+func hasObservation(p string) bool { return len(p) > len(fmt.Sprintf("value=%d", current(p))) }
+
+func deployExecutor(t *testing.T, runs *atomic.Int64, during func()) *executor.Executor {
+	t.Helper()
+	tax := categories.Builtin()
+	require.NoError(t, tax.Add("deploy", categories.Bash))
+	deploy := executor.NewTool("deploy", categories.Bash, "deploys", json.RawMessage(`{"type":"object","properties":{"target":{"type":"string"}},"required":["target"],"additionalProperties":false}`),
+		func(ctx context.Context, args map[string]any) (string, error) {
+			runs.Add(1)
+			if during != nil {
+				during()
+			}
+			return "deployed to " + args["target"].(string), nil
+		})
+	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
+	require.NoError(t, err)
+	return ex
+}
+
+func TestToolObservationReachesNextPrompt(t *testing.T) {
+	var runs atomic.Int64
+	task := &counter{target: 5}
+	rep, err := (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs, nil), Vote: vote.Config{K: 2}}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, runs.Load(), "only the winning call runs, once")
+	assert.Equal(t, 1, rep.ToolCalls)
+	require.Len(t, task.observed, 1)
+	assert.Contains(t, task.observed[0], "deployed to prod")
+	assert.Equal(t, 5, task.n)
+	assert.Equal(t, 6, rep.Steps)
+}
+
+func TestNoExecutorDeniesTools(t *testing.T) {
+	task := &counter{target: 4}
+	rep, err := (&Solver{Model: &scripted{reply: toolAtStep2}}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Denied)
+	assert.Contains(t, task.observed[0], "no tools")
+}
+
+func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	var runs atomic.Int64
+	ctx, crash := context.WithCancel(context.Background())
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	// The "crash": the run is cut while the side-effect tool runs.
+	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs, crash), Journal: j, Vote: vote.Config{K: 2}}).Solve(ctx, &counter{target: 5})
+	require.Error(t, err)
+	require.NoError(t, j.Close())
+	require.EqualValues(t, 1, runs.Load())
+
+	j, err = OpenJournal(path)
+	require.NoError(t, err)
+	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs, nil), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	require.ErrorIs(t, err, ErrPendingSideEffect)
+	assert.Contains(t, err.Error(), "deploy")
+	require.NoError(t, j.Close())
+	assert.EqualValues(t, 1, runs.Load(), "a pending side effect is never re-run silently")
+
+	j, err = OpenJournal(path)
+	require.NoError(t, err)
+	task := &counter{target: 5}
+	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs, nil), Journal: j, Vote: vote.Config{K: 2}, RerunPending: true}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	assert.EqualValues(t, 2, runs.Load(), "re-run only when asked")
+	assert.Equal(t, 5, task.n)
+}
