@@ -1,9 +1,11 @@
 package maker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -26,16 +28,13 @@ func toolAtStep2(id SampleID, p string) (string, string) {
 
 func hasObservation(p string) bool { return len(p) > len(fmt.Sprintf("value=%d", current(p))) }
 
-func deployExecutor(t *testing.T, runs *atomic.Int64, during func()) *executor.Executor {
+func deployExecutor(t *testing.T, runs *atomic.Int64) *executor.Executor {
 	t.Helper()
 	tax := categories.Builtin()
 	require.NoError(t, tax.Add("deploy", categories.Bash))
 	deploy := executor.NewTool("deploy", categories.Bash, "deploys", json.RawMessage(`{"type":"object","properties":{"target":{"type":"string"}},"required":["target"],"additionalProperties":false}`),
 		func(ctx context.Context, args map[string]any) (string, error) {
 			runs.Add(1)
-			if during != nil {
-				during()
-			}
 			return "deployed to " + args["target"].(string), nil
 		})
 	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
@@ -46,7 +45,7 @@ func deployExecutor(t *testing.T, runs *atomic.Int64, during func()) *executor.E
 func TestToolObservationReachesNextPrompt(t *testing.T) {
 	var runs atomic.Int64
 	task := &counter{target: 5}
-	rep, err := (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs, nil), Vote: vote.Config{K: 2}}).Solve(context.Background(), task)
+	rep, err := (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Vote: vote.Config{K: 2}}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, runs.Load(), "only the winning call runs, once")
 	assert.Equal(t, 1, rep.ToolCalls)
@@ -67,29 +66,37 @@ func TestNoExecutorDeniesTools(t *testing.T) {
 func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	var runs atomic.Int64
-	ctx, crash := context.WithCancel(context.Background())
 	j, err := CreateJournal(path)
 	require.NoError(t, err)
-	// The "crash": the run is cut while the side-effect tool runs.
-	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs, crash), Journal: j, Vote: vote.Config{K: 2}}).Solve(ctx, &counter{target: 5})
-	require.Error(t, err)
+	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	require.EqualValues(t, 1, runs.Load())
 
+	// The crash: the process dies while the tool runs, after the pending
+	// line is durable and before the step's record.
+	b := mustRead(t, path)
+	pending := bytes.Index(b, []byte(`{"pending_step":2`))
+	require.Positive(t, pending, "a side-effect call is journaled as pending before it runs")
+	end := pending + bytes.IndexByte(b[pending:], '\n') + 1
+	require.NoError(t, os.WriteFile(path, b[:end], 0o644))
+
 	j, err = OpenJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs, nil), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, ErrPendingSideEffect)
 	assert.Contains(t, err.Error(), "deploy")
 	require.NoError(t, j.Close())
 	assert.EqualValues(t, 1, runs.Load(), "a pending side effect is never re-run silently")
+	assert.Equal(t, b[:end], mustRead(t, path), "a refused resume leaves the journal as it was")
 
 	j, err = OpenJournal(path)
 	require.NoError(t, err)
 	task := &counter{target: 5}
-	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs, nil), Journal: j, Vote: vote.Config{K: 2}, RerunPending: true}).Solve(context.Background(), task)
+	rep, err := (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}, RerunPending: true}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	assert.EqualValues(t, 2, runs.Load(), "re-run only when asked")
 	assert.Equal(t, 5, task.n)
+	assert.Equal(t, 2, rep.Resumed)
 }
