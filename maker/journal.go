@@ -69,12 +69,14 @@ type pendingRecord struct {
 // steps, which a resumed run decides again (deterministically, with the
 // simulated model). A Journal is used by one Solver at a time.
 type Journal struct {
-	f        *os.File
-	w        *bufio.Writer
-	path     string
-	replay   []json.RawMessage
-	header   *journalHeader
-	unsynced int
+	f      *os.File
+	w      *bufio.Writer
+	path   string
+	header *journalHeader
+	// body and end delimit the step lines to replay: bytes [body, end)
+	// of the file, every one a whole JSON line.
+	body, end int64
+	unsynced  int
 	// FlushEvery is how many step lines are buffered before a flush; 0
 	// means 64.
 	FlushEvery int
@@ -98,7 +100,8 @@ func CreateJournal(path string) (*Journal, error) {
 // (a crash mid-write) is dropped and cut from the file; a bad line anywhere
 // else is an error wrapping ErrJournalCorrupt. The records are replayed by
 // Solver.Solve, which also checks the header against the task. Cost: one
-// pass over the file; only step lines are held, as raw bytes, until replay.
+// pass over the file here and one in Solve, in constant memory: no line is
+// kept.
 func OpenJournal(path string) (*Journal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -136,17 +139,16 @@ func (j *Journal) load() error {
 				return fmt.Errorf("%w: %s:1 is not a journal header", ErrJournalCorrupt, j.path)
 			}
 			j.header = &h
-		} else {
-			if !json.Valid(body) {
-				if isLast(r) {
-					break
-				}
-				return fmt.Errorf("%w: %s:%d does not parse", ErrJournalCorrupt, j.path, lineNo)
+			j.body = offset
+		} else if !json.Valid(body) {
+			if isLast(r) {
+				break
 			}
-			j.replay = append(j.replay, json.RawMessage(body))
+			return fmt.Errorf("%w: %s:%d does not parse", ErrJournalCorrupt, j.path, lineNo)
 		}
 		good = offset
 	}
+	j.end = good
 	if err := j.f.Truncate(good); err != nil {
 		return fmt.Errorf("cut torn journal line: %w", err)
 	}
@@ -157,6 +159,30 @@ func (j *Journal) load() error {
 func isLast(r *bufio.Reader) bool {
 	_, err := r.Peek(1)
 	return err == io.EOF
+}
+
+// records calls fn with each step or pending line to replay, in order, and
+// then forgets them: a second call sees none.
+func (j *Journal) records(fn func(line []byte) error) error {
+	if j.end <= j.body {
+		return nil
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(j.f, j.body, j.end-j.body), 1<<16)
+	j.body = j.end
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			if ferr := fn(line); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read journal: %w", err)
+		}
+	}
 }
 
 // Path returns the journal's file name.

@@ -285,29 +285,33 @@ func digest(obs *executor.Observation) string {
 
 // replay applies the journal's steps to a fresh task. It returns the next
 // step number, the last observation, and whether the task is already done.
+// A pending side-effect line counts only if it is the journal's last: a
+// later step record means the call finished and was recorded.
 func (s *Solver) replay(task Task, rep *Report) (next int, last *executor.Observation, done bool, err error) {
 	j := s.Journal
-	lines := j.replay
-	j.replay = nil
-	for i, raw := range lines {
+	var pending *pendingRecord
+	n := 1 // line number, after the header
+	err = j.records(func(raw []byte) error {
+		n++
+		if done {
+			return fmt.Errorf("%w: %s:%d follows the step that finished the task", ErrJournalCorrupt, j.path, n)
+		}
 		var pend pendingRecord
 		if json.Unmarshal(raw, &pend) == nil && pend.Intent != nil {
-			if i == len(lines)-1 && !s.RerunPending {
-				return 0, nil, false, fmt.Errorf("%w: step %d called %s with %v; check its effect, then resume with RerunPending (--rerun-pending) to run it again",
-					ErrPendingSideEffect, pend.Pending, pend.Intent.Tool, pend.Intent.Args)
-			}
-			continue
+			pending = &pend
+			return nil
 		}
+		pending = nil
 		rec, err := decodeRecord(raw)
 		if err != nil {
-			return 0, nil, false, fmt.Errorf("%w: %s, record %d: %w", ErrJournalCorrupt, j.path, i+2, err)
+			return fmt.Errorf("%w: %s:%d: %w", ErrJournalCorrupt, j.path, n, err)
 		}
 		if rec.Step != next {
-			return 0, nil, false, fmt.Errorf("%w: %s holds step %d where step %d was expected", ErrJournalCorrupt, j.path, rec.Step, next)
+			return fmt.Errorf("%w: %s:%d holds step %d where step %d was expected", ErrJournalCorrupt, j.path, n, rec.Step, next)
 		}
 		done, err = task.Apply(rec.Winner, rec.Observation)
 		if err != nil {
-			return 0, nil, false, fmt.Errorf("%w: replaying step %d: %w", ErrStep, rec.Step, err)
+			return fmt.Errorf("%w: replaying step %d: %w", ErrStep, rec.Step, err)
 		}
 		rep.addStep(rec)
 		rep.Resumed++
@@ -315,11 +319,16 @@ func (s *Solver) replay(task Task, rep *Report) (next int, last *executor.Observ
 			s.Progress(Event{Step: rec.Step, Replayed: true, Record: rec, Report: rep})
 		}
 		last, next = rec.Observation, next+1
-		if done {
-			return next, last, true, nil
-		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, false, err
 	}
-	return next, last, false, nil
+	if pending != nil && !s.RerunPending {
+		return 0, nil, false, fmt.Errorf("%w: step %d called %s with %v; check its effect, then resume with RerunPending (--rerun-pending) to run it again",
+			ErrPendingSideEffect, pending.Pending, pending.Intent.Tool, pending.Intent.Args)
+	}
+	return next, last, done, nil
 }
 
 // decodeRecord reads a journal line with numbers kept as json.Number, as
