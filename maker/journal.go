@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
@@ -27,6 +28,9 @@ var (
 	// that was about to run and may or may not have run. It is never re-run
 	// silently; see Solver.RerunPending.
 	ErrPendingSideEffect = errors.New("side-effect tool call may have run before the crash")
+	// ErrJournalUsed: a Journal serves one Solve; open the file again with
+	// OpenJournal to resume.
+	ErrJournalUsed = errors.New("journal already used by a Solve; open it again with OpenJournal")
 )
 
 const journalVersion = 1
@@ -63,11 +67,12 @@ type pendingRecord struct {
 }
 
 // Journal is an append-only record of a run: a header with the task's
-// fingerprint and the settings, then one JSON line per decided step. Lines
-// are buffered and flushed every FlushEvery steps, before any side-effect
-// tool runs, and when the run ends; a crash loses at most the unflushed
-// steps, which a resumed run decides again (deterministically, with the
-// simulated model). A Journal is used by one Solver at a time.
+// fingerprint and the settings, then one JSON line per decided step. Each
+// step's line is written to the file before the next step starts, so a
+// killed process loses nothing already decided; the file is synced to disk
+// in batches of SyncEvery steps, always before a side-effect tool runs, and
+// when the run ends (a power loss may cost the unsynced steps, which a
+// resumed run decides again). A Journal serves one Solve call.
 type Journal struct {
 	f      *os.File
 	w      *bufio.Writer
@@ -76,10 +81,11 @@ type Journal struct {
 	// body and end delimit the step lines to replay: bytes [body, end)
 	// of the file, every one a whole JSON line.
 	body, end int64
+	used      bool
 	unsynced  int
-	// FlushEvery is how many step lines are buffered before a flush; 0
+	// SyncEvery is how many steps are written between syncs to disk; 0
 	// means 64.
-	FlushEvery int
+	SyncEvery int
 }
 
 // CreateJournal creates a new journal at path. It refuses, wrapping
@@ -123,8 +129,14 @@ func (j *Journal) load() error {
 		line, err := r.ReadBytes('\n')
 		offset += int64(len(line))
 		if err == io.EOF {
-			// No newline at the end: a torn write. Drop it.
-			break
+			if j.header == nil {
+				// Nothing but a torn header at most: an empty file, or the
+				// start of a header line, is a journal that never began.
+				if len(line) > 0 && !bytes.HasPrefix([]byte(`{"mdap_journal":`), line) && !bytes.HasPrefix(line, []byte(`{"mdap_journal":`)) {
+					return fmt.Errorf("%w: %s is not a journal (no header line); name a journal written by --journal", ErrJournalCorrupt, j.path)
+				}
+			}
+			break // a line without its newline is a torn write: dropped
 		}
 		if err != nil {
 			return fmt.Errorf("read journal: %w", err)
@@ -133,10 +145,7 @@ func (j *Journal) load() error {
 		if j.header == nil {
 			var h journalHeader
 			if json.Unmarshal(body, &h) != nil || h.Version == 0 {
-				if isLast(r) {
-					break
-				}
-				return fmt.Errorf("%w: %s:1 is not a journal header", ErrJournalCorrupt, j.path)
+				return fmt.Errorf("%w: %s is not a journal (line 1 is not a journal header); name a journal written by --journal", ErrJournalCorrupt, j.path)
 			}
 			j.header = &h
 			j.body = offset
@@ -148,17 +157,50 @@ func (j *Journal) load() error {
 		}
 		good = offset
 	}
+	// The torn tail, if any, is cut only once Solve has checked that the
+	// journal belongs to its run (see begin): a refused resume changes
+	// nothing.
 	j.end = good
-	if err := j.f.Truncate(good); err != nil {
-		return fmt.Errorf("cut torn journal line: %w", err)
-	}
-	_, err := j.f.Seek(good, io.SeekStart)
-	return err
+	return nil
 }
 
 func isLast(r *bufio.Reader) bool {
 	_, err := r.Peek(1)
 	return err == io.EOF
+}
+
+// settingsDiff names the settings whose values differ, as "k: 3 in the
+// journal, 5 now".
+func settingsDiff(was, now string) string {
+	fields := func(s string) (map[string]string, []string) {
+		m := map[string]string{}
+		var order []string
+		for _, f := range strings.Fields(s) {
+			k, v, _ := strings.Cut(f, "=")
+			if _, ok := m[k]; !ok {
+				order = append(order, k)
+			}
+			m[k] = v
+		}
+		return m, order
+	}
+	a, order := fields(was)
+	b, orderB := fields(now)
+	for _, k := range orderB {
+		if _, ok := a[k]; !ok {
+			order = append(order, k)
+		}
+	}
+	var diffs []string
+	for _, k := range order {
+		if a[k] != b[k] {
+			diffs = append(diffs, fmt.Sprintf("%s: %q in the journal, %q now", k, a[k], b[k]))
+		}
+	}
+	if len(diffs) == 0 {
+		return fmt.Sprintf("%q in the journal, %q now", was, now)
+	}
+	return strings.Join(diffs, "; ")
 }
 
 // records calls fn with each step or pending line to replay, in order, and
@@ -201,12 +243,25 @@ func (j *Journal) writeLine(v any) error {
 }
 
 func (j *Journal) begin(fingerprint, settings string) error {
+	if j.used {
+		return fmt.Errorf("%w: %s", ErrJournalUsed, j.path)
+	}
+	j.used = true
 	if j.header != nil {
-		if j.header.Fingerprint != fingerprint || j.header.Settings != settings {
-			return fmt.Errorf("%w: %s was written for task %q with settings %s, not task %q with settings %s; use another journal file",
-				ErrJournalMismatch, j.path, j.header.Fingerprint, j.header.Settings, fingerprint, settings)
+		if j.header.Fingerprint != fingerprint {
+			return fmt.Errorf("%w: %s was written for task %q, not %q; give the same task, or another journal file",
+				ErrJournalMismatch, j.path, j.header.Fingerprint, fingerprint)
 		}
-		return nil
+		if j.header.Settings != settings {
+			return fmt.Errorf("%w: %s was written with other settings (%s); resume with the settings of the first run, or use another journal file",
+				ErrJournalMismatch, j.path, settingsDiff(j.header.Settings, settings))
+		}
+		// The journal is this run's: cut a torn last line, append after it.
+		if err := j.f.Truncate(j.end); err != nil {
+			return fmt.Errorf("cut torn journal line: %w", err)
+		}
+		_, err := j.f.Seek(j.end, io.SeekStart)
+		return err
 	}
 	j.header = &journalHeader{Version: journalVersion, Fingerprint: fingerprint, Settings: settings}
 	if err := j.writeLine(j.header); err != nil {
@@ -219,13 +274,24 @@ func (j *Journal) step(rec *StepRecord) error {
 	if err := j.writeLine(rec); err != nil {
 		return err
 	}
+	if err := j.Flush(); err != nil {
+		return err
+	}
 	j.unsynced++
-	every := j.FlushEvery
+	every := j.SyncEvery
 	if every <= 0 {
 		every = 64
 	}
 	if j.unsynced >= every {
-		return j.Flush()
+		return j.sync()
+	}
+	return nil
+}
+
+func (j *Journal) sync() error {
+	j.unsynced = 0
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("journal sync: %w", err)
 	}
 	return nil
 }
@@ -238,21 +304,21 @@ func (j *Journal) pending(step int, ti *intent.ToolIntent) error {
 	if err := j.Flush(); err != nil {
 		return err
 	}
-	return j.f.Sync()
+	return j.sync()
 }
 
 // Flush writes buffered lines to the file.
 func (j *Journal) Flush() error {
-	j.unsynced = 0
 	if err := j.w.Flush(); err != nil {
 		return fmt.Errorf("journal flush: %w", err)
 	}
 	return nil
 }
 
-// Close flushes and closes the journal.
+// Close flushes, syncs and closes the journal.
 func (j *Journal) Close() error {
 	ferr := j.Flush()
+	serr := j.f.Sync()
 	cerr := j.f.Close()
-	return errors.Join(ferr, cerr)
+	return errors.Join(ferr, serr, cerr)
 }

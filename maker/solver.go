@@ -15,6 +15,7 @@ import (
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -27,6 +28,9 @@ var (
 	ErrStepLimit = errors.New("step limit reached")
 	// ErrStep wraps every error of a step: a failed race, a failed Apply.
 	ErrStep = errors.New("step failed")
+	// ErrTaskPanic: a Task method panicked. The step fails at once (a
+	// panic is a bug, not a flaky provider to retry).
+	ErrTaskPanic = errors.New("task panicked")
 )
 
 // Solver drives a Task to its end: for each step it asks stateless
@@ -35,7 +39,8 @@ var (
 // observation to the task, and journals the step before the next starts.
 //
 // Only Model is required; every other field has a working zero value. A
-// Solver may be reused for several Solve calls, one at a time per Journal.
+// Solver without a Journal may be reused for several Solve calls; a Journal
+// serves one Solve (open the file again to resume).
 type Solver struct {
 	// Model answers every sample.
 	Model llms.Model
@@ -60,10 +65,11 @@ type Solver struct {
 	// opened with OpenJournal is replayed first, then the run continues.
 	Journal *Journal
 	// Settings describes what else determines the run's answers (model,
-	// seed, simulated error rates...). It goes into the journal header
-	// with K, MaxTokens and the red flags, and resuming with other
-	// settings is refused. Parallel is not part of it: it does not change
-	// the answers.
+	// seed, simulated error rates...) as space-separated name=value
+	// fields. It goes into the journal header with K, MaxTokens and the
+	// red flags, and resuming with other settings is refused. Parallel and
+	// the budgets are not part of it: they do not change a decided step,
+	// so a run that spent its budget can resume with a larger one.
 	Settings string
 	// RerunPending allows a resumed run whose journal ends with a pending
 	// side-effect call to run that call again. Off, such a resume fails
@@ -96,7 +102,8 @@ type Event struct {
 
 // settingsLine is what the journal header holds beside the fingerprint.
 func (s *Solver) settingsLine(cfg vote.Config) string {
-	return fmt.Sprintf("k=%d max_samples=%d max_tokens=%d flags=%+v %s", cfg.K, cfg.MaxSamples, s.maxTokens(), s.Flags, s.Settings)
+	return fmt.Sprintf("k=%d max_tokens=%d allow_empty=%v allow_overlong=%v allow_cut_off=%v %s",
+		cfg.K, s.maxTokens(), s.Flags.AllowEmpty, s.Flags.AllowOverlong, s.Flags.AllowCutOff, s.Settings)
 }
 
 func (s *Solver) maxTokens() int {
@@ -195,8 +202,15 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 // step decides one step, runs its tool intent and applies it. On a failed
 // race the record still carries the samples spent, for the report.
 func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vote.Config, step int, last *executor.Observation) (*StepRecord, *executor.Observation, bool, error) {
-	msgs := task.Prompt(last)
+	var msgs []llms.MessageContent
+	if rec := panics.Try(func() { msgs = task.Prompt(last) }); rec != nil {
+		return nil, nil, false, fmt.Errorf("%w: step %d: %w: Prompt: %w", ErrStep, step, ErrTaskPanic, rec.AsError())
+	}
 	log := s.logger()
+	// A panic in Decode cancels the race with its cause, so the step fails
+	// at once instead of spending the error budget on retries.
+	raceCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	draw := func(ctx context.Context, i int) vote.Sample[intent.Output] {
 		reply, took, err := agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
 		sm := vote.Sample[intent.Output]{Usage: vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}}
@@ -208,7 +222,13 @@ func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vot
 			sm.Flag = flag
 			return sm
 		}
-		out, err := task.Decode(reply)
+		var out intent.Output
+		if rec := panics.Try(func() { out, err = task.Decode(reply) }); rec != nil {
+			perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
+			cancel(perr)
+			sm.Err = perr
+			return sm
+		}
 		if err == nil {
 			sm.Key, err = intent.Key(out)
 		}
@@ -222,7 +242,7 @@ func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vot
 		sm.Value = out
 		return sm
 	}
-	res, err := vote.Race(ctx, cfg, draw)
+	res, err := vote.Race(raceCtx, cfg, draw)
 	rec := &StepRecord{
 		Step:   step,
 		Winner: res.Winner,
@@ -239,6 +259,9 @@ func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vot
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return rec, nil, false, ctxErr
 		}
+		if cause := context.Cause(raceCtx); errors.Is(cause, ErrTaskPanic) {
+			return rec, nil, false, fmt.Errorf("%w: step %d: %w", ErrStep, step, cause)
+		}
 		return rec, nil, false, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}
 
@@ -252,7 +275,10 @@ func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vot
 		rec.Observation = obs
 		rec.ObservationDigest = digest(obs)
 	}
-	done, err := task.Apply(res.Winner, obs)
+	var done bool
+	if p := panics.Try(func() { done, err = task.Apply(res.Winner, obs) }); p != nil {
+		err = fmt.Errorf("%w: Apply: %w", ErrTaskPanic, p.AsError())
+	}
 	if err != nil {
 		return rec, nil, false, fmt.Errorf("%w: step %d: apply: %w", ErrStep, step, err)
 	}
@@ -266,7 +292,9 @@ func (s *Solver) execute(ctx context.Context, step int, ti *intent.ToolIntent) (
 		return executor.Observation{Tool: ti.Tool, Status: executor.StatusDenied, Reason: executor.ReasonUnavailable,
 			Content: "this run has no tools: answer without calling one"}, nil
 	}
-	if s.Journal != nil && !s.Executor.ReadOnly(ti.Tool) {
+	// Only a call that will run can have an effect: a denied one (unknown
+	// tool, policy, arguments) is not journaled as pending.
+	if _, runs := s.Executor.Check(*ti); runs && s.Journal != nil && !s.Executor.ReadOnly(ti.Tool) {
 		if err := s.Journal.pending(step, ti); err != nil {
 			return executor.Observation{}, err
 		}

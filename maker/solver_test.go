@@ -363,3 +363,119 @@ func mustRead(t *testing.T, path string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+func TestJournalStepWrittenBeforeNextStarts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	s := &Solver{Model: &scripted{reply: noisy}, Journal: j, Progress: func(e Event) {
+		// Progress runs after the step is journaled and before the next
+		// step starts: a kill here must lose nothing.
+		assert.Equal(t, e.Step+1, countSteps(t, path))
+	}}
+	_, err = s.Solve(context.Background(), &counter{target: 10})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+}
+
+func TestJournalUsedOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	s := &Solver{Model: &scripted{reply: noisy}, Journal: j}
+	_, err = s.Solve(context.Background(), &counter{target: 3})
+	require.NoError(t, err)
+	_, err = s.Solve(context.Background(), &counter{target: 3})
+	require.ErrorIs(t, err, ErrJournalUsed)
+	require.NoError(t, j.Close())
+	assert.Equal(t, 3, countSteps(t, path))
+}
+
+func TestOpenJournalNeverDamagesOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"notes.txt":   "my precious notes, no newline",
+		"config.json": "{\"a\": 1}\n{\"b\": 2}\n",
+	} {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		_, err := OpenJournal(path)
+		assert.ErrorIs(t, err, ErrJournalCorrupt, name)
+		assert.Equal(t, content, string(mustRead(t, path)), name)
+	}
+
+	// A journal of another run, torn at the end, is refused untouched.
+	path := filepath.Join(dir, "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 3})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	torn := append(mustRead(t, path), []byte(`{"step":3,"win`)...)
+	require.NoError(t, os.WriteFile(path, torn, 0o644))
+	j, err = OpenJournal(path)
+	require.NoError(t, err)
+	_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j, Vote: vote.Config{K: 4}}).Solve(context.Background(), &counter{target: 3})
+	require.ErrorIs(t, err, ErrJournalMismatch)
+	assert.Contains(t, err.Error(), `k: "3" in the journal, "4" now`)
+	require.NoError(t, j.Close())
+	assert.Equal(t, torn, mustRead(t, path))
+}
+
+func TestResumeWithLargerBudget(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j, Vote: vote.Config{K: 2, MaxSamples: 2}}).Solve(context.Background(), &counter{target: 6})
+	require.ErrorIs(t, err, vote.ErrUndecided, "sample 1 is always wrong: two samples cannot decide")
+	require.NoError(t, j.Close())
+	j, err = OpenJournal(path)
+	require.NoError(t, err)
+	task := &counter{target: 6}
+	_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j, Vote: vote.Config{K: 2, MaxSamples: 50}}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	assert.Equal(t, 6, task.n)
+}
+
+// panicky panics in the method named by where, at step 2.
+type panicky struct {
+	counter
+	where string
+}
+
+func (p *panicky) Prompt(last *executor.Observation) []llms.MessageContent {
+	if p.where == "Prompt" && p.n == 2 {
+		panic("prompt boom")
+	}
+	return p.counter.Prompt(last)
+}
+
+func (p *panicky) Decode(r Reply) (intent.Output, error) {
+	if p.where == "Decode" && p.n == 2 {
+		panic("decode boom")
+	}
+	return p.counter.Decode(r)
+}
+
+func (p *panicky) Apply(w intent.Output, obs *executor.Observation) (bool, error) {
+	if p.where == "Apply" && p.n == 2 {
+		panic("apply boom")
+	}
+	return p.counter.Apply(w, obs)
+}
+
+func TestTaskPanicsFailTheStepAtOnce(t *testing.T) {
+	for _, where := range []string{"Prompt", "Decode", "Apply"} {
+		m := &scripted{reply: noisy}
+		rep, err := (&Solver{Model: m, Vote: vote.Config{K: 2, MaxErrors: 50}}).Solve(context.Background(), &panicky{counter: counter{target: 5}, where: where})
+		require.ErrorIs(t, err, ErrTaskPanic, where)
+		require.ErrorIs(t, err, ErrStep, where)
+		assert.Contains(t, err.Error(), strings.ToLower(where)+" boom")
+		assert.Equal(t, 2, rep.Steps, where)
+		// Steps 0 and 1 take 6 and 4 samples; step 2 at most its first
+		// wave of 2 when Decode panics, 4 when Apply does. A Decode panic
+		// must not be retried up to MaxErrors.
+		assert.LessOrEqual(t, m.calls.Load(), int64(map[string]int{"Prompt": 10, "Decode": 12, "Apply": 14}[where]), where)
+	}
+}
