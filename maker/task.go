@@ -47,8 +47,9 @@ type Reply struct {
 	// "tool_calls", ...), empty when it gives none.
 	StopReason string
 	// InputTokens and OutputTokens are the provider's usage figures, or the
-	// solver's estimate when the provider reports none (Estimated is then
-	// true).
+	// solver's estimate (about four bytes a token) when the provider
+	// reports none. Estimated is true when OutputTokens, the figure the
+	// overlong red flag reads, is an estimate.
 	InputTokens, OutputTokens int
 	Estimated                 bool
 }

@@ -85,6 +85,9 @@ Exit status 1 when the run fails or is not solved.`,
 			s.Progress, finish = flags.progressBar(cmd.ErrOrStderr(), 1<<disks-1)
 			rep, runErrV := s.Solve(cmd.Context(), task)
 			finish()
+			if err := runErr(runErrV); isUsage(err) {
+				return err // a journal that does not fit: no run to summarise
+			}
 
 			sum := hanoiSummary{
 				Solved: runErrV == nil && task.Solved(), WrongSteps: task.WrongSteps(),
@@ -115,6 +118,8 @@ Exit status 1 when the run fails or is not solved.`,
 				fmt.Fprint(out, rep.String())
 			}
 			switch {
+			case runErrV != nil && cmd.Context().Err() != nil && flags.journal != "":
+				return failed(fmt.Errorf("%w; resume with --journal %s --resume and the same flags", runErrV, flags.journal))
 			case runErrV != nil:
 				return runErr(runErrV)
 			case !sum.Solved:

@@ -31,31 +31,37 @@ task of S steps to succeed with probability at least T, and what does it cost?
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			k, err := vote.KMin(steps, p, target)
 			if err != nil {
-				return usageErr("%w", err)
+				return usageErr("--steps, --p or --target: %w", err)
 			}
 			cost, err := vote.ExpectedCost(p, k, valid, price)
 			if err != nil {
-				return usageErr("%w", err)
+				return usageErr("--valid-rate or --price: %w", err)
 			}
 			perStep := vote.ExpectedSamples(p, k) / valid
 			out := map[string]any{
 				"steps": steps, "p": p, "target": target, "valid_rate": valid,
-				"k_min":              k,
-				"p_full":             vote.PFull(steps, k, p),
-				"p_full_k_minus_1":   vote.PFull(steps, max(k-1, 1), p),
-				"samples_per_step":   perStep,
-				"samples_total":      perStep * float64(steps),
-				"cost_per_step":      cost,
-				"cost_total":         cost * float64(steps),
-				"price_per_sample":   price,
-				"p_step":             vote.PStep(p, k),
-				"expected_failures":  float64(steps) * (1 - vote.PStep(p, k)),
-				"log10_failure_step": math.Log10(1 - vote.PStep(p, k)),
+				"k_min":             k,
+				"p_full":            vote.PFull(steps, k, p),
+				"p_full_k_minus_1":  vote.PFull(steps, max(k-1, 1), p),
+				"samples_per_step":  perStep,
+				"samples_total":     perStep * float64(steps),
+				"cost_per_step":     cost,
+				"cost_total":        cost * float64(steps),
+				"price_per_sample":  price,
+				"p_step":            vote.PStep(p, k),
+				"expected_failures": float64(steps) * (1 - vote.PStep(p, k)),
+			}
+			// At p = 1 a step never fails: log10(0) has no JSON number.
+			if lf := math.Log10(1 - vote.PStep(p, k)); !math.IsInf(lf, 0) && !math.IsNaN(lf) {
+				out["log10_failure_step"] = lf
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				if err := enc.Encode(out); err != nil {
+					return failed(err)
+				}
+				return nil
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "steps %d, p %g, target %g, valid rate %g\n", steps, p, target, valid)

@@ -82,7 +82,8 @@ per step, with first-to-ahead-by-k voting on every step and red flags that
 throw suspect replies away (the MAKER method). A microagent may propose a tool
 call; only the winning proposal runs, and only if its category is allowed.
 
-Exit status: 0 done, 1 the run failed, 2 bad usage or bad input.`,
+Exit status: 0 done, 1 the run failed, 2 bad usage or bad input, 130
+interrupted (Ctrl-C; a run with --journal resumes with --resume).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -191,3 +191,21 @@ func TestToolsReport(t *testing.T) {
 	assert.Contains(t, out, `"name": "write_file"`)
 	assert.Contains(t, out, `"state": "partly-loaded"`) // file_write: write_file loaded, edit_file unavailable
 }
+
+func TestKMinPOne(t *testing.T) {
+	code, out, stderr := cli(t, "kmin", "--p", "1", "--json")
+	require.Equal(t, 0, code, stderr)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.EqualValues(t, 1, r["k_min"])
+}
+
+func TestRefusedJournalPrintsNoSummary(t *testing.T) {
+	j := filepath.Join(t.TempDir(), "j.jsonl")
+	code, _, _ := cli(t, "hanoi", "--disks", "2", "--journal", j, "--progress", "off")
+	require.Equal(t, 0, code)
+	code, out, stderr := cli(t, "hanoi", "--disks", "2", "--journal", j, "--resume", "--k", "5", "--json", "--progress", "off")
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out, "a refused run has no summary")
+	assert.Contains(t, stderr, `k: "3" in the journal, "5" now`)
+}

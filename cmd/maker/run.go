@@ -174,8 +174,16 @@ func (f *runFlags) progressBar(w io.Writer, total int) (func(maker.Event), func(
 // (the user gave a journal that does not fit), others into a failure.
 func runErr(err error) error {
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, maker.ErrJournalMismatch), errors.Is(err, maker.ErrJournalCorrupt), errors.Is(err, maker.ErrPendingSideEffect):
 		return usageErr("--journal: %w", err)
 	}
 	return failed(err)
+}
+
+// isUsage reports whether err is a usage error (exit status 2).
+func isUsage(err error) bool {
+	var ee *exitError
+	return errors.As(err, &ee) && ee.code == exitUsage
 }

@@ -58,7 +58,10 @@ it). The same report is what a model gets from the list_tool_categories tool.`,
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(r)
+				if err := enc.Encode(r); err != nil {
+					return failed(err)
+				}
+				return nil
 			}
 			_, err = fmt.Fprint(cmd.OutOrStdout(), r.String())
 			return err

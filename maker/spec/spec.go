@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -58,6 +59,13 @@ type Spec struct {
 	schema *jsonschema.Schema
 }
 
+// refuseLoader refuses every external $ref.
+type refuseLoader struct{}
+
+func (refuseLoader) Load(u string) (any, error) {
+	return nil, fmt.Errorf("external $ref %q is not allowed in an answer contract", u)
+}
+
 // DefaultMaxSteps is the step limit of a spec that sets none.
 const DefaultMaxSteps = 100
 
@@ -86,6 +94,9 @@ func Parse(b []byte) (*Spec, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: more data after the spec object; a spec file holds one JSON object", ErrSpec)
+	}
 	switch {
 	case strings.TrimSpace(s.System) == "":
 		return nil, fmt.Errorf("%w: \"system\" is empty: say what the microagent must do", ErrSpec)
@@ -108,10 +119,14 @@ func Parse(b []byte) (*Spec, error) {
 		return nil, fmt.Errorf("%w: \"answer\" does not parse: %w", ErrSpec, err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("answer.json", doc); err != nil {
+	// The contract is the spec's own text: no $ref to files or the
+	// network, which the fingerprint would not cover.
+	c.UseLoader(refuseLoader{})
+	const loc = "mem:///spec/answer.json"
+	if err := c.AddResource(loc, doc); err != nil {
 		return nil, fmt.Errorf("%w: \"answer\": %w", ErrSpec, err)
 	}
-	if s.schema, err = c.Compile("answer.json"); err != nil {
+	if s.schema, err = c.Compile(loc); err != nil {
 		return nil, fmt.Errorf("%w: \"answer\" is not a valid JSON Schema: %w", ErrSpec, err)
 	}
 	for i, raw := range s.Script {

@@ -120,6 +120,9 @@ func TestParseErrors(t *testing.T) {
 		"bad schema":     `{"system":"x","answer":{"type":"thing"}}`,
 		"negative steps": `{"system":"x","answer":{},"max_steps":-1}`,
 		"bad script":     `{"system":"x","answer":{},"script":[1]}`,
+		"trailing data":  `{"system":"x","answer":{}} garbage`,
+		"two objects":    `{"system":"x","answer":{}}{"system":"y"}`,
+		"external ref":   `{"system":"x","answer":{"$ref":"file:///etc/schema.json"}}`,
 	} {
 		_, err := Parse([]byte(in))
 		assert.ErrorIs(t, err, ErrSpec, name)
