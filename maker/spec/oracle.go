@@ -75,36 +75,36 @@ func mutate(v any, variant int) bool {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			switch leaf := x[k].(type) {
-			case string:
-				x[k] = leaf + ".wrong" + strconv.Itoa(variant)
+			if changed, ok := mutateLeaf(x[k], variant); ok {
+				x[k] = changed
 				return true
-			case json.Number:
-				f, _ := leaf.Float64()
-				x[k] = f + float64(variant+1)
+			}
+			if mutate(x[k], variant) {
 				return true
-			default:
-				if mutate(leaf, variant) {
-					return true
-				}
 			}
 		}
 	case []any:
-		for i, e := range x {
-			switch leaf := e.(type) {
-			case string:
-				x[i] = leaf + ".wrong" + strconv.Itoa(variant)
+		for i := range x {
+			if changed, ok := mutateLeaf(x[i], variant); ok {
+				x[i] = changed
 				return true
-			case json.Number:
-				f, _ := leaf.Float64()
-				x[i] = f + float64(variant+1)
+			}
+			if mutate(x[i], variant) {
 				return true
-			default:
-				if mutate(leaf, variant) {
-					return true
-				}
 			}
 		}
 	}
 	return false
+}
+
+// mutateLeaf returns a wrong version of a string or number leaf.
+func mutateLeaf(v any, variant int) (any, bool) {
+	switch leaf := v.(type) {
+	case string:
+		return leaf + ".wrong" + strconv.Itoa(variant), true
+	case json.Number:
+		f, _ := leaf.Float64()
+		return f + float64(variant+1), true
+	}
+	return nil, false
 }
