@@ -12,18 +12,20 @@ const keyToolIntent = "tool_intent"
 
 // Parse reads one microagent reply and returns what it says.
 //
-// Where the answer is found (see the package documentation for details):
+// Where the answer is found (the candidates, in reply order):
 //
 //   - fenced code blocks whose info string is json (any case), and bare
 //     fences (no info string) whose content starts with '{' or '['; blocks
-//     in any other language are skipped, JSON inside them included;
+//     in any other language are skipped, JSON inside them included; an
+//     unclosed fence runs to the end of the reply;
 //   - JSON objects in the text outside fences: a '{' followed (after
 //     optional white space) by '"', up to its matching '}' (strings
 //     respected), on one line or several, e.g.
-//     `The move is {"move":[1,0,2]} done.`;
-//   - failing both, and only in a reply with no fence at all: the whole
-//     reply (white space and a byte-order mark trimmed) when it is exactly
-//     one JSON value of any kind.
+//     `The move is {"move":[1,0,2]} done.`. A '{' not followed by '"' is
+//     prose; so are arrays and scalars in running text;
+//   - but a reply without any fence that is, as a whole (white space and a
+//     byte-order mark trimmed), exactly one JSON value of any kind (object,
+//     array, string, number, boolean) is the only candidate.
 //
 // Every candidate found must decode, and all of them must give the same
 // canonical form: an answer restated identically (or in another key order,
@@ -74,9 +76,12 @@ func Parse(text string) (Output, error) {
 		firstCanon []byte
 	)
 	for i, c := range cands {
-		v, err := decodeJSON(c.text)
-		if err != nil {
-			return Output{}, malformed(c, lead, err)
+		v := c.val
+		if !c.done {
+			var err error
+			if v, err = decodeJSON(c.text); err != nil {
+				return Output{}, malformed(c, lead, err)
+			}
 		}
 		o, p := toOutput(v)
 		if p != nil {
@@ -125,6 +130,8 @@ type candidate struct {
 	where string // "fenced block", "inline object" or "whole reply"
 	off   int    // byte offset in the reply, after leading white space
 	text  string
+	val   any  // the decoded value, when decoded already
+	done  bool // val is set
 }
 
 // findCandidates returns the JSON candidates of text in reply order, and
@@ -170,8 +177,8 @@ func findCandidates(text string) (cands []candidate, hasFence bool) {
 	}
 	if !hasFence {
 		// A reply that is exactly one JSON value is its own candidate.
-		if _, err := decodeJSON(text); err == nil {
-			return []candidate{{where: "whole reply", off: 0, text: text}}, false
+		if v, err := decodeJSON(text); err == nil {
+			return []candidate{{where: "whole reply", off: 0, text: text, val: v, done: true}}, false
 		}
 	}
 	return scanObjects(cands, text[outStart:], outStart), hasFence
