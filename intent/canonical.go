@@ -73,9 +73,10 @@ type form struct {
 // Key accepts every Output that Parse and FromToolCalls return, and Outputs
 // built by hand from the types listed on [Output] (plus float64, the integer
 // kinds and anything encoding/json can marshal). Its errors are those of
-// [Canonical]. Cost: linear in the size of o; on a small intent, a few
-// microseconds and a few dozen allocations (see the package documentation
-// for measured figures).
+// [Canonical]. Cost: linear in the size of o, but hashstructure reflects
+// over every node: about 5 µs and 160 allocations for a small tool intent,
+// 15 to 32 µs and 450 to 1000 allocations for a Hanoi step of 3 to 20 disks
+// (see the package documentation for the figures and the alternative).
 func Key(o Output) (uint64, error) {
 	f, err := canonicalForm(o)
 	if err != nil {
@@ -103,6 +104,9 @@ func Key(o Output) (uint64, error) {
 // "tool_intent" key, or a Value alone that Parse would read as an intent (an
 // object with a "tool_intent" key, or of the bare intent shape described in
 // the package documentation). Parse never returns such an Output.
+//
+// Cost: linear in the size of o; under 1 µs and about 10 allocations for a
+// Hanoi step.
 func Canonical(o Output) ([]byte, error) {
 	f, err := canonicalForm(o)
 	if err != nil {

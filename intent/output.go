@@ -41,8 +41,11 @@ type ToolIntent struct {
 //
 // Intent is nil when the sample proposes no tool call.
 //
-// Two Outputs with the same [Key] have deeply equal Values and Args
-// (reflect.DeepEqual), whatever the spelling of the replies they came from.
+// Two Outputs returned by Parse or FromToolCalls with the same [Key] have
+// deeply equal Values and Args (reflect.DeepEqual), whatever the spelling of
+// the replies they came from. Hand-built Outputs may use other Go types
+// (int, float64, structs, ...); Key and Canonical read them as
+// encoding/json would marshal them.
 type Output struct {
 	Value  any         `json:"value,omitempty"`
 	Intent *ToolIntent `json:"tool_intent,omitempty"`

@@ -14,7 +14,9 @@ const keyToolIntent = "tool_intent"
 //
 // Where the answer is found (the candidates, in reply order):
 //
-//   - fenced code blocks whose info string is json (any case), and bare
+//   - fenced code blocks (backtick fences, CommonMark-style: three or more
+//     backticks, closed by at least as many; ~~~ fences are prose) whose
+//     info string is json (any case), and bare
 //     fences (no info string) whose content starts with '{' or '['; blocks
 //     in any other language are skipped, JSON inside them included; an
 //     unclosed fence runs to the end of the reply;
@@ -160,7 +162,10 @@ func findCandidates(text string) (cands []candidate, hasFence bool) {
 			if n, info, ok := fenceOpener(line); ok {
 				hasFence = true
 				cands = scanObjects(cands, text[outStart:pos], outStart)
-				lang, _, _ := strings.Cut(strings.TrimSpace(info), " ")
+				lang := strings.TrimSpace(info)
+				if i := strings.IndexFunc(lang, unicode.IsSpace); i >= 0 {
+					lang = lang[:i] // the first word of the info string
+				}
 				fenceJSON = strings.EqualFold(lang, "json")
 				skip = lang != "" && !fenceJSON
 				inFence, fenceLen, contentStart = true, n, next

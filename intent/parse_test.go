@@ -43,6 +43,7 @@ func TestParseWhereTheAnswerIs(t *testing.T) {
 		"```json\n{\"move\":[1,0,2]}\n```",
 		"```JSON\n{\"move\":[1,0,2]}\n```",
 		"```Json  extra info\n{\"move\":[1,0,2]}\n```",
+		"```json\ttitle\n{\"move\":[1,0,2]}\n```",
 		"```\n{\"move\":[1,0,2]}\n```",
 		"Answer:\n   ```json\n   {\"move\":[1,0,2]}\n   ```\nDone.",
 		"````json\n{\"move\":[1,0,2]}\n`````", // a closer at least as long as the opener

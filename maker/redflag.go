@@ -2,6 +2,7 @@ package maker
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/mdap-go/mdap/intent"
@@ -88,6 +89,13 @@ func DecodeReply(r Reply) (intent.Output, error) {
 			return intent.Output{}, intent.ErrAmbiguous
 		}
 	}
-	out.Value = text.Value
+	switch text.Value.(type) {
+	case nil:
+	case map[string]any:
+		// An answer beside an intent is an object (see intent.Output).
+		out.Value = text.Value
+	default:
+		return intent.Output{}, fmt.Errorf("%w: a tool call beside a non-object answer", intent.ErrAmbiguous)
+	}
 	return out, nil
 }

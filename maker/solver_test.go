@@ -479,3 +479,23 @@ func TestTaskPanicsFailTheStepAtOnce(t *testing.T) {
 		assert.LessOrEqual(t, m.calls.Load(), int64(map[string]int{"Prompt": 10, "Decode": 12, "Apply": 14}[where]), where)
 	}
 }
+
+func TestDecodeReplyMixesTextAndToolCalls(t *testing.T) {
+	call := []llms.ToolCall{{Type: "function", FunctionCall: &llms.FunctionCall{Name: "grep", Arguments: `{"pattern":"x"}`}}}
+	out, err := DecodeReply(Reply{Text: "Let me search.", ToolCalls: call})
+	require.NoError(t, err)
+	assert.Equal(t, "grep", out.Intent.Tool)
+	assert.Nil(t, out.Value, "chatter around a call is not an answer")
+
+	out, err = DecodeReply(Reply{Text: `{"note": "searching"}`, ToolCalls: call})
+	require.NoError(t, err)
+	k1, err := intent.Key(out)
+	require.NoError(t, err, "an object answer beside a call keys")
+	k2, _ := intent.Key(intent.Output{Value: map[string]any{"note": "searching"}, Intent: out.Intent})
+	assert.Equal(t, k2, k1)
+
+	_, err = DecodeReply(Reply{Text: `[1, 2]`, ToolCalls: call})
+	assert.ErrorIs(t, err, intent.ErrAmbiguous)
+	_, err = DecodeReply(Reply{Text: `{"tool":"read_file","args":{"path":"a"}}`, ToolCalls: call})
+	assert.ErrorIs(t, err, intent.ErrAmbiguous, "two different calls")
+}
