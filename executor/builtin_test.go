@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -54,9 +55,9 @@ func TestReadFile(t *testing.T) {
 	assert.Contains(t, obs.Content, "only its first 4096 bytes can be read")
 
 	obs = run(t, e, "read_file", args{"path": "missing.txt"})
-	assert.Equal(t, ReasonNotFound, obs.Reason)
+	assert.Equal(t, intent.ReasonNotFound, obs.Reason)
 	obs = run(t, e, "read_file", args{"path": "hello.txt/x"})
-	assert.Equal(t, ReasonNotFound, obs.Reason)
+	assert.Equal(t, intent.ReasonNotFound, obs.Reason)
 }
 
 func TestListDir(t *testing.T) {
@@ -70,7 +71,7 @@ func TestListDir(t *testing.T) {
 	assert.Equal(t, "a.txt (17 bytes)\nb.go (24 bytes)\ndeeper/\nup_in@\n", run(t, e, "list_dir", args{"path": "sub"}).Content)
 	assert.Equal(t, run(t, e, "list_dir", args{"path": "sub"}).Content, run(t, e, "list_dir", args{"path": "linksub"}).Content)
 	obs = run(t, e, "list_dir", args{"path": "hello.txt"})
-	assert.Equal(t, ReasonToolError, obs.Reason)
+	assert.Equal(t, intent.ReasonToolError, obs.Reason)
 	assert.Contains(t, obs.Content, "not a folder")
 	require.NoError(t, os.Mkdir(filepath.Join(f.root, "void"), 0o755))
 	assert.Contains(t, run(t, e, "list_dir", args{"path": "void"}).Content, "empty folder")
@@ -90,7 +91,7 @@ func TestGlob(t *testing.T) {
 	assert.Equal(t, "sub/deeper/c.txt\n", run(t, e, "glob", args{"pattern": "**/c.txt", "path": "sub"}).Content)
 	assert.Equal(t, "sub/deeper/\n", run(t, e, "glob", args{"pattern": "deep*", "path": "sub"}).Content)
 	assert.Contains(t, run(t, e, "glob", args{"pattern": "*.rs"}).Content, "no path under . matches")
-	assert.Equal(t, ReasonToolError, run(t, e, "glob", args{"pattern": "*", "path": "hello.txt"}).Reason)
+	assert.Equal(t, intent.ReasonToolError, run(t, e, "glob", args{"pattern": "*", "path": "hello.txt"}).Reason)
 
 	for _, c := range []struct {
 		pattern, name string
@@ -159,7 +160,7 @@ func TestWriteFile(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "permissions kept")
 
 	obs = run(t, e, "write_file", args{"path": "x/y/z.txt", "content": "deep"})
-	assert.Equal(t, ReasonNotFound, obs.Reason)
+	assert.Equal(t, intent.ReasonNotFound, obs.Reason)
 	assert.Contains(t, obs.Content, "create_dirs=true")
 	obs = run(t, e, "write_file", args{"path": "x/y/z.txt", "content": "deep", "create_dirs": true})
 	require.True(t, obs.OK(), obs.Content)
@@ -184,13 +185,13 @@ func TestWriteFile(t *testing.T) {
 	assert.Equal(t, secret, string(b))
 
 	obs = run(t, e, "write_file", args{"path": "big.txt", "content": strings.Repeat("x", 2<<10)})
-	assert.Equal(t, ReasonInvalidArgs, obs.Reason)
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason)
 	assert.Contains(t, obs.Content, "at most 1024")
 
 	obs = run(t, e, "write_file", args{"path": "sub", "content": "x"})
-	assert.Equal(t, ReasonNotRegular, obs.Reason)
+	assert.Equal(t, intent.ReasonNotRegular, obs.Reason)
 	obs = run(t, e, "write_file", args{"path": "../outside/secret.txt", "content": "x"})
-	assert.Equal(t, ReasonOutsideRoot, obs.Reason)
+	assert.Equal(t, intent.ReasonOutsideRoot, obs.Reason)
 
 	assert.Equal(t, outsideBefore, snapshot(t, f.outside))
 	entries, err := os.ReadDir(f.root)

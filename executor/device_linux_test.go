@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,16 +19,16 @@ func TestDeviceRefused(t *testing.T) {
 	f := newFixture(t)
 	e := newExec(t, f.root)
 	obs := run(t, e, "read_file", map[string]any{"path": "devlink"})
-	assert.Equal(t, ReasonNotFound, obs.Reason)
+	assert.Equal(t, intent.ReasonNotFound, obs.Reason)
 	require.NoError(t, os.Symlink("/dev/zero", filepath.Join(f.root, "devlink")))
 	obs = run(t, e, "read_file", map[string]any{"path": "devlink"})
-	assert.Equal(t, ReasonOutsideRoot, obs.Reason, obs.Content)
+	assert.Equal(t, intent.ReasonOutsideRoot, obs.Reason, obs.Content)
 
 	if err := mknodZero(filepath.Join(f.root, "zero")); err != nil {
 		t.Skipf("cannot create a device here: %v", err)
 	}
 	obs = run(t, e, "read_file", map[string]any{"path": "zero"})
-	assert.Equal(t, ReasonNotRegular, obs.Reason, obs.Content)
+	assert.Equal(t, intent.ReasonNotRegular, obs.Reason, obs.Content)
 	assert.Contains(t, obs.Content, "device")
 }
 

@@ -5,16 +5,16 @@
 //
 // Nothing runs unless the tool is registered, the [categories.Policy] allows
 // it and its arguments validate against the tool's JSON Schema. Every refusal
-// is an [Observation] (Status [StatusDenied]) worded for the model that reads
+// is an [intent.Observation] (Status [intent.StatusDenied]) worded for the model that reads
 // the next prompt, never a Go error and never a crash: an unknown tool lists
 // the tools that can be called, a withheld tool names its category and how an
 // operator allows it, invalid arguments list every problem at once.
 // [Executor.Execute] returns a non-nil error only when the caller's context
 // is cancelled.
 //
-// The order of checks is fixed: name ([ReasonUnknownTool],
-// [ReasonUnavailable]), then policy ([ReasonNotAllowed]), then arguments
-// ([ReasonInvalidArgs]); only then does the tool run, under a per-call
+// The order of checks is fixed: name ([intent.ReasonUnknownTool],
+// [intent.ReasonUnavailable]), then policy ([intent.ReasonNotAllowed]), then arguments
+// ([intent.ReasonInvalidArgs]); only then does the tool run, under a per-call
 // timeout, with its panics recovered and its output capped.
 //
 // # Tools
@@ -39,10 +39,10 @@
 // read_file and list_dir (category file_read), glob and grep (search), and
 // write_file (file_write, which the default read-only policy withholds).
 // Every path is relative to the root. The sandbox refuses, with
-// [ReasonOutsideRoot], any ".." component, any absolute path and any symbolic
+// [intent.ReasonOutsideRoot], any ".." component, any absolute path and any symbolic
 // link (file or directory, at any depth) that is absolute or leads out of
-// the root; it refuses NUL bytes ([ReasonBadPath]) and files that are not
-// regular: FIFOs, devices, sockets ([ReasonNotRegular]). Each check is made
+// the root; it refuses NUL bytes ([intent.ReasonBadPath]) and files that are not
+// regular: FIFOs, devices, sockets ([intent.ReasonNotRegular]). Each check is made
 // explicitly, for a clear message, and again by [os.Root], which refuses
 // escapes by construction. A backslash is an ordinary character on Unix:
 // "..\\x" and "%2e%2e/x" are literal file names inside the root.

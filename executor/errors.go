@@ -7,6 +7,7 @@ import (
 	"io/fs"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/intent"
 )
 
 // Registration errors, for errors.Is. [Executor.Register] and [New] return
@@ -29,93 +30,85 @@ var (
 	ErrBadRoot = errors.New("bad root folder")
 )
 
-// Reason errors, for errors.Is on [Observation.Err] and for tools. A [Tool]
+// Reason errors, for errors.Is on [ObservationError] and for tools. A [Tool]
 // whose Run returns an error wrapping ErrOutsideRoot, ErrBadPath,
 // ErrNotRegular or ErrInvalidArgs makes a denied observation with the
-// matching [Reason]; any other error makes a failed one.
+// matching [intent.Reason]; any other error makes a failed one.
 var (
-	// ErrUnknownTool: no tool of that name exists here (ReasonUnknownTool).
+	// ErrUnknownTool: no tool of that name exists here (intent.ReasonUnknownTool).
 	ErrUnknownTool = errors.New("unknown tool")
 	// ErrUnavailable: the taxonomy knows the tool but this executor has no
-	// implementation of it (ReasonUnavailable).
+	// implementation of it (intent.ReasonUnavailable).
 	ErrUnavailable = errors.New("tool unavailable")
-	// ErrInvalidArgs: the arguments do not validate (ReasonInvalidArgs).
+	// ErrInvalidArgs: the arguments do not validate (intent.ReasonInvalidArgs).
 	ErrInvalidArgs = errors.New("invalid arguments")
 	// ErrOutsideRoot: a path leaves the root folder: "..", an absolute
-	// path, or a symbolic link leading out (ReasonOutsideRoot).
+	// path, or a symbolic link leading out (intent.ReasonOutsideRoot).
 	ErrOutsideRoot = errors.New("path outside the root folder")
 	// ErrBadPath: a path that cannot name a file: a NUL byte, an empty
-	// path, a symbolic-link loop (ReasonBadPath).
+	// path, a symbolic-link loop (intent.ReasonBadPath).
 	ErrBadPath = errors.New("bad path")
 	// ErrNotRegular: the file is a directory, FIFO, device or socket where
-	// a regular file is needed (ReasonNotRegular).
+	// a regular file is needed (intent.ReasonNotRegular).
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrTimeout: the call did not finish within the per-call timeout
-	// (ReasonTimeout).
+	// (intent.ReasonTimeout).
 	ErrTimeout = errors.New("tool call timed out")
-	// ErrPanic: the tool panicked (ReasonPanic).
+	// ErrPanic: the tool panicked (intent.ReasonPanic).
 	ErrPanic = errors.New("tool panicked")
 	// ErrToolFailed: the tool returned an error of its own
-	// (ReasonToolError).
+	// (intent.ReasonToolError).
 	ErrToolFailed = errors.New("tool failed")
 )
 
-// Reason is the kind of a denial or failure, stable for code and tests; the
-// observation's Content carries the words for the model.
-type Reason string
+// ObservationError returns nil for an ok observation, otherwise an error
+// whose message is the observation's Content and which wraps the sentinel
+// of its Reason ([ErrUnknownTool], [categories.ErrDenied] for not_allowed,
+// [ErrOutsideRoot], fs.ErrNotExist for not_found, ...). It is derived from
+// the fields alone, so it survives a JSON round trip.
+func ObservationError(o intent.Observation) error {
+	if o.Status == intent.StatusOK {
+		return nil
+	}
+	if s, ok := reasonErr[o.Reason]; ok {
+		return &reasonError{sentinel: s, msg: o.Content}
+	}
+	return &reasonError{sentinel: ErrToolFailed, msg: o.Content}
+}
 
-// The reasons an [Observation] can carry. The first seven are denials (the
-// call did not run, or the sandbox refused it before touching anything);
-// the others are failures of a call that ran.
-const (
-	ReasonUnknownTool Reason = "unknown_tool"      // no such tool
-	ReasonUnavailable Reason = "unavailable"       // in the taxonomy, not in this executor
-	ReasonNotAllowed  Reason = "not_allowed"       // the policy withholds it
-	ReasonInvalidArgs Reason = "invalid_arguments" // arguments do not validate
-	ReasonOutsideRoot Reason = "outside_root"      // a path leaves the root
-	ReasonBadPath     Reason = "bad_path"          // NUL byte, empty path, link loop
-	ReasonNotRegular  Reason = "not_regular_file"  // directory, FIFO, device, socket
-
-	ReasonNotFound  Reason = "not_found"  // the file does not exist
-	ReasonTimeout   Reason = "timeout"    // the per-call timeout expired
-	ReasonPanic     Reason = "panic"      // the tool panicked
-	ReasonToolError Reason = "tool_error" // any other error of the tool
-	ReasonCancelled Reason = "cancelled"  // the caller's context was cancelled
-)
-
-// reasonErr maps a reason to the sentinel that Observation.Err wraps.
-var reasonErr = map[Reason]error{
-	ReasonUnknownTool: ErrUnknownTool,
-	ReasonUnavailable: ErrUnavailable,
-	ReasonNotAllowed:  categories.ErrDenied,
-	ReasonInvalidArgs: ErrInvalidArgs,
-	ReasonOutsideRoot: ErrOutsideRoot,
-	ReasonBadPath:     ErrBadPath,
-	ReasonNotRegular:  ErrNotRegular,
-	ReasonNotFound:    fs.ErrNotExist,
-	ReasonTimeout:     ErrTimeout,
-	ReasonPanic:       ErrPanic,
-	ReasonToolError:   ErrToolFailed,
-	ReasonCancelled:   context.Canceled,
+// reasonErr maps a reason to the sentinel that intent.Observation.Err wraps.
+var reasonErr = map[intent.Reason]error{
+	intent.ReasonUnknownTool: ErrUnknownTool,
+	intent.ReasonUnavailable: ErrUnavailable,
+	intent.ReasonNotAllowed:  categories.ErrDenied,
+	intent.ReasonInvalidArgs: ErrInvalidArgs,
+	intent.ReasonOutsideRoot: ErrOutsideRoot,
+	intent.ReasonBadPath:     ErrBadPath,
+	intent.ReasonNotRegular:  ErrNotRegular,
+	intent.ReasonNotFound:    fs.ErrNotExist,
+	intent.ReasonTimeout:     ErrTimeout,
+	intent.ReasonPanic:       ErrPanic,
+	intent.ReasonToolError:   ErrToolFailed,
+	intent.ReasonCancelled:   context.Canceled,
 }
 
 // classify maps a tool's error to its status and reason.
-func classify(err error) (Status, Reason) {
+func classify(err error) (intent.Status, intent.Reason) {
 	switch {
 	case errors.Is(err, ErrOutsideRoot):
-		return StatusDenied, ReasonOutsideRoot
+		return intent.StatusDenied, intent.ReasonOutsideRoot
 	case errors.Is(err, ErrBadPath):
-		return StatusDenied, ReasonBadPath
+		return intent.StatusDenied, intent.ReasonBadPath
 	case errors.Is(err, ErrNotRegular):
-		return StatusDenied, ReasonNotRegular
+		return intent.StatusDenied, intent.ReasonNotRegular
 	case errors.Is(err, ErrInvalidArgs):
-		return StatusDenied, ReasonInvalidArgs
+		return intent.StatusDenied, intent.ReasonInvalidArgs
 	case errors.Is(err, fs.ErrNotExist):
-		return StatusError, ReasonNotFound
+		return intent.StatusError, intent.ReasonNotFound
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrTimeout):
-		return StatusError, ReasonTimeout
+		return intent.StatusError, intent.ReasonTimeout
 	default:
-		return StatusError, ReasonToolError
+		return intent.StatusError, intent.ReasonToolError
 	}
 }
 

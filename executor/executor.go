@@ -190,83 +190,6 @@ func (e *Executor) Policy() categories.Policy { return e.policy }
 // tool.
 func (e *Executor) Taxonomy() *categories.Taxonomy { return e.tax }
 
-// Status is whether a call ran.
-type Status string
-
-// The statuses of an [Observation].
-const (
-	StatusOK     Status = "ok"     // the tool ran and returned content
-	StatusDenied Status = "denied" // refused: nothing ran, or the sandbox refused before touching anything
-	StatusError  Status = "error"  // the tool ran (or started) and failed, timed out or panicked
-)
-
-// Observation is the result of one call, as data for the journal and as
-// text for the next prompt ([Observation.Text]). A denial is an
-// observation, not an error.
-type Observation struct {
-	// Tool is the name the call asked for, as given.
-	Tool string `json:"tool"`
-	// Category is the tool's category; empty for the index tool and for
-	// unknown tools.
-	Category categories.Category `json:"category,omitempty"`
-	// ReadOnly says that the tool cannot change anything. False for
-	// unknown tools.
-	ReadOnly bool `json:"read_only"`
-	// Status says whether the call ran; Reason says why not, or how it
-	// failed (empty when Status is ok).
-	Status Status `json:"status"`
-	Reason Reason `json:"reason,omitempty"`
-	// Content is the tool's output, or the denial or failure worded for a
-	// model. At most the output cap plus a short truncation note.
-	Content string `json:"content"`
-	// Truncated says that Content was cut, by the output cap or by the
-	// tool itself (a read cap, a result limit).
-	Truncated bool `json:"truncated,omitempty"`
-	// Healed lists the arguments that arrived as JSON in a string and
-	// were decoded, for example "arguments.paths".
-	Healed []string `json:"healed,omitempty"`
-	// Duration is how long the check and the call took.
-	Duration time.Duration `json:"duration_ns"`
-}
-
-// Denied reports whether the call was refused (Status denied).
-func (o Observation) Denied() bool { return o.Status == StatusDenied }
-
-// OK reports whether the tool ran and returned content.
-func (o Observation) OK() bool { return o.Status == StatusOK }
-
-// Err returns nil for an ok observation, otherwise an error whose message
-// is Content and which wraps the sentinel of Reason ([ErrUnknownTool],
-// [categories.ErrDenied] for not_allowed, [ErrOutsideRoot], fs.ErrNotExist
-// for not_found, ...). It is derived from the fields alone, so it survives
-// a JSON round trip.
-func (o Observation) Err() error {
-	if o.Status == StatusOK {
-		return nil
-	}
-	if s, ok := reasonErr[o.Reason]; ok {
-		return &reasonError{sentinel: s, msg: o.Content}
-	}
-	return &reasonError{sentinel: ErrToolFailed, msg: o.Content}
-}
-
-// Text is the observation as the next prompt shows it: one header line
-// naming the tool and the outcome, then the content. It leaves out the
-// duration, so equal calls give equal text.
-func (o Observation) Text() string {
-	switch o.Status {
-	case StatusOK:
-		if o.Content == "" {
-			return fmt.Sprintf("Tool %q returned no output.", o.Tool)
-		}
-		return fmt.Sprintf("Tool %q returned:\n%s", o.Tool, o.Content)
-	case StatusDenied:
-		return fmt.Sprintf("Tool call %q was denied (%s): %s", o.Tool, o.Reason, o.Content)
-	default:
-		return fmt.Sprintf("Tool call %q failed (%s): %s", o.Tool, o.Reason, o.Content)
-	}
-}
-
 // call is a checked call, ready to run.
 type call struct {
 	reg  *registered
@@ -333,23 +256,23 @@ func (e *Executor) Loaded() []string {
 // ReadOnly and Healed set (Status ok, no content) when the call may run,
 // otherwise false and the denial Execute would return. Path checks of the
 // file tools happen only when they run. Safe for concurrent use.
-func (e *Executor) Check(in intent.ToolIntent) (Observation, bool) {
+func (e *Executor) Check(in intent.ToolIntent) (intent.Observation, bool) {
 	_, obs, ok := e.check(in)
 	return obs, ok
 }
 
-func (e *Executor) check(in intent.ToolIntent) (call, Observation, bool) {
-	obs := Observation{Tool: in.Tool, Status: StatusOK}
+func (e *Executor) check(in intent.ToolIntent) (call, intent.Observation, bool) {
+	obs := intent.Observation{Tool: in.Tool, Status: intent.StatusOK}
 	reg := e.lookup(in.Tool)
 	if reg == nil {
-		obs.Status = StatusDenied
+		obs.Status = intent.StatusDenied
 		if en, known := e.tax.Lookup(in.Tool); known {
 			obs.Category = en.Category
-			obs.Reason = ReasonUnavailable
+			obs.Reason = intent.ReasonUnavailable
 			obs.Content = fmt.Sprintf("tool %q (category %s) is known but this build cannot run it; no --tools setting makes it run here. Tools you can call: %s.",
 				in.Tool, en.Category, strings.Join(e.Loaded(), ", "))
 		} else {
-			obs.Reason = ReasonUnknownTool
+			obs.Reason = intent.ReasonUnknownTool
 			obs.Content = e.unknownMessage(in.Tool)
 		}
 		return call{}, obs, false
@@ -357,13 +280,13 @@ func (e *Executor) check(in intent.ToolIntent) (call, Observation, bool) {
 	obs.Category = reg.entry.Category
 	obs.ReadOnly = reg.entry.ReadOnly()
 	if err := e.policy.Allows(reg.entry); err != nil {
-		obs.Status, obs.Reason, obs.Content = StatusDenied, ReasonNotAllowed, err.Error()
+		obs.Status, obs.Reason, obs.Content = intent.StatusDenied, intent.ReasonNotAllowed, err.Error()
 		return call{}, obs, false
 	}
 	args, healed, probs := prepare(reg, in.Args)
 	obs.Healed = healed
 	if len(probs) > 0 {
-		obs.Status, obs.Reason = StatusDenied, ReasonInvalidArgs
+		obs.Status, obs.Reason = intent.StatusDenied, intent.ReasonInvalidArgs
 		obs.Content = invalidMessage(in.Tool, reg.doc, probs)
 		return call{}, obs, false
 	}
@@ -400,17 +323,17 @@ func (e *Executor) unknownMessage(name string) string {
 // capped.
 //
 // Every denial and every failure of the tool (an error, a timeout, a
-// panic) is an [Observation] with a nil error. The error is non-nil only
+// panic) is an [intent.Observation] with a nil error. The error is non-nil only
 // when ctx is cancelled or its deadline passes, before the call or during
 // it without the tool completing; it wraps ctx.Err() and comes with an
 // observation of reason cancelled (a side-effect tool may have acted). A
 // tool that completed despite the cancellation gives its ok observation.
 // A tool that ignores its context is abandoned shortly after the timeout:
 // Execute returns, the tool's goroutine runs on. Safe for concurrent use.
-func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (Observation, error) {
+func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (intent.Observation, error) {
 	start := time.Now()
 	if err := ctx.Err(); err != nil {
-		obs := Observation{Tool: in.Tool, Status: StatusError, Reason: ReasonCancelled,
+		obs := intent.Observation{Tool: in.Tool, Status: intent.StatusError, Reason: intent.ReasonCancelled,
 			Content: "the call was cancelled before it started; nothing ran"}
 		return obs, fmt.Errorf("executor: %s: %w", in.Tool, err)
 	}
@@ -425,7 +348,7 @@ func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (Observati
 	out, runErr, rec := res.out, res.err, res.rec
 	obs.Duration = time.Since(start)
 	if ctxErr := ctx.Err(); ctxErr != nil && (runErr != nil || rec != nil) {
-		obs.Status, obs.Reason = StatusError, ReasonCancelled
+		obs.Status, obs.Reason = intent.StatusError, intent.ReasonCancelled
 		obs.Content = "the call was cancelled while it ran"
 		if !obs.ReadOnly {
 			obs.Content += "; the tool has side effects and may have acted"
@@ -435,13 +358,13 @@ func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (Observati
 	}
 	switch {
 	case rec != nil:
-		obs.Status, obs.Reason = StatusError, ReasonPanic
+		obs.Status, obs.Reason = intent.StatusError, intent.ReasonPanic
 		out = fmt.Sprintf("the tool %s crashed (panic: %v); this is a fault of the tool, not of the call", in.Tool, rec.Value)
 		e.log.Error("executor: tool panicked", "tool", in.Tool, "panic", fmt.Sprint(rec.Value), "stack", string(rec.Stack))
 	case runErr != nil:
 		obs.Status, obs.Reason = classify(runErr)
 		out = runErr.Error()
-		if obs.Reason == ReasonTimeout {
+		if obs.Reason == intent.ReasonTimeout {
 			out = fmt.Sprintf("the call did not finish within %s and was stopped", e.timeout)
 			if !obs.ReadOnly {
 				out += "; the tool has side effects and may have acted in part"

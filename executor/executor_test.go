@@ -122,9 +122,9 @@ func TestSideEffectToolRunsOnlyWhenAllowed(t *testing.T) {
 
 	e := newExec(t, "", WithTools(post))
 	obs := run(t, e, in.Tool, in.Args)
-	assert.Equal(t, ReasonNotAllowed, obs.Reason)
+	assert.Equal(t, intent.ReasonNotAllowed, obs.Reason)
 	assert.Contains(t, obs.Content, "--tools file_read,search,semantic_search,web")
-	assert.ErrorIs(t, obs.Err(), categories.ErrDenied)
+	assert.ErrorIs(t, ObservationError(obs), categories.ErrDenied)
 	assert.False(t, obs.ReadOnly)
 	assert.Equal(t, categories.Web, obs.Category)
 	assert.Zero(t, runs.Load(), "declared or not, a withheld tool never runs")
@@ -137,7 +137,7 @@ func TestSideEffectToolRunsOnlyWhenAllowed(t *testing.T) {
 
 	denied := newExec(t, "", WithTools(post), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}, Deny: []string{"post_message"}}))
 	obs = run(t, denied, in.Tool, in.Args)
-	assert.Equal(t, ReasonNotAllowed, obs.Reason, "deny beats the category")
+	assert.Equal(t, intent.ReasonNotAllowed, obs.Reason, "deny beats the category")
 }
 
 func TestReadOnlyLookupAndCheck(t *testing.T) {
@@ -164,16 +164,16 @@ func TestReadOnlyLookupAndCheck(t *testing.T) {
 
 	obs, ok := e.Check(intent.ToolIntent{Tool: "counter", Args: map[string]any{"text": "x"}})
 	assert.True(t, ok)
-	assert.Equal(t, StatusOK, obs.Status)
+	assert.Equal(t, intent.StatusOK, obs.Status)
 	assert.Equal(t, categories.TaskManager, obs.Category)
 	assert.Zero(t, runs.Load(), "Check runs nothing")
 
 	obs, ok = e.Check(intent.ToolIntent{Tool: "counter", Args: map[string]any{"text": 1}})
 	assert.False(t, ok)
-	assert.Equal(t, ReasonInvalidArgs, obs.Reason)
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason)
 	obs, ok = e.Check(intent.ToolIntent{Tool: "write_file", Args: map[string]any{"path": "x", "content": ""}})
 	assert.False(t, ok)
-	assert.Equal(t, ReasonNotAllowed, obs.Reason)
+	assert.Equal(t, intent.ReasonNotAllowed, obs.Reason)
 	assert.Zero(t, runs.Load())
 }
 
@@ -195,14 +195,14 @@ func TestTimeout(t *testing.T) {
 
 	start := time.Now()
 	obs := run(t, e, "polite", nil)
-	assert.Equal(t, StatusError, obs.Status)
-	assert.Equal(t, ReasonTimeout, obs.Reason)
+	assert.Equal(t, intent.StatusError, obs.Status)
+	assert.Equal(t, intent.ReasonTimeout, obs.Reason)
 	assert.Contains(t, obs.Content, "did not finish within 50ms")
 	assert.Contains(t, obs.Content, "side effects")
-	assert.ErrorIs(t, obs.Err(), ErrTimeout)
+	assert.ErrorIs(t, ObservationError(obs), ErrTimeout)
 
 	obs = run(t, e, "rude", nil)
-	assert.Equal(t, ReasonTimeout, obs.Reason, "a tool that ignores its context is abandoned")
+	assert.Equal(t, intent.ReasonTimeout, obs.Reason, "a tool that ignores its context is abandoned")
 	assert.Less(t, time.Since(start), 2*time.Second)
 	close(release)
 	finished.Wait()
@@ -217,10 +217,10 @@ func TestPanicIsAnObservation(t *testing.T) {
 	e := newExec(t, "", WithTools(boom))
 	obs, err := e.Execute(context.Background(), intent.ToolIntent{Tool: "boom"})
 	require.NoError(t, err)
-	assert.Equal(t, StatusError, obs.Status)
-	assert.Equal(t, ReasonPanic, obs.Reason)
+	assert.Equal(t, intent.StatusError, obs.Status)
+	assert.Equal(t, intent.ReasonPanic, obs.Reason)
 	assert.Contains(t, obs.Content, "assignment to entry in nil map")
-	assert.ErrorIs(t, obs.Err(), ErrPanic)
+	assert.ErrorIs(t, ObservationError(obs), ErrPanic)
 }
 
 func TestToolErrorsAndSentinels(t *testing.T) {
@@ -235,19 +235,19 @@ func TestToolErrorsAndSentinels(t *testing.T) {
 		mk("missing", fmt.Errorf("wrapped: %w", fs.ErrNotExist)),
 	))
 	obs := run(t, e, "plain", nil)
-	assert.Equal(t, StatusError, obs.Status)
-	assert.Equal(t, ReasonToolError, obs.Reason)
+	assert.Equal(t, intent.StatusError, obs.Status)
+	assert.Equal(t, intent.ReasonToolError, obs.Reason)
 	assert.Equal(t, "the service said no", obs.Content)
-	assert.ErrorIs(t, obs.Err(), ErrToolFailed)
+	assert.ErrorIs(t, ObservationError(obs), ErrToolFailed)
 
 	obs = run(t, e, "outside", nil)
-	assert.Equal(t, StatusDenied, obs.Status)
-	assert.Equal(t, ReasonOutsideRoot, obs.Reason)
+	assert.Equal(t, intent.StatusDenied, obs.Status)
+	assert.Equal(t, intent.ReasonOutsideRoot, obs.Reason)
 	assert.Equal(t, "custom outside", obs.Content)
 
 	obs = run(t, e, "missing", nil)
-	assert.Equal(t, ReasonNotFound, obs.Reason)
-	assert.ErrorIs(t, obs.Err(), fs.ErrNotExist)
+	assert.Equal(t, intent.ReasonNotFound, obs.Reason)
+	assert.ErrorIs(t, ObservationError(obs), fs.ErrNotExist)
 }
 
 func TestOutputCap(t *testing.T) {
@@ -290,13 +290,13 @@ func TestCancellationIsTheOnlyError(t *testing.T) {
 	cancel()
 	obs, err := e.Execute(ctx, intent.ToolIntent{Tool: "wait"})
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, ReasonCancelled, obs.Reason)
+	assert.Equal(t, intent.ReasonCancelled, obs.Reason)
 
 	ctx, cancel = context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	obs, err = e.Execute(ctx, intent.ToolIntent{Tool: "wait"})
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, ReasonCancelled, obs.Reason)
+	assert.Equal(t, intent.ReasonCancelled, obs.Reason)
 	assert.Contains(t, obs.Content, "may have acted")
 }
 
@@ -326,7 +326,7 @@ func TestIndexToolCannotBeWithheld(t *testing.T) {
 			assert.Equal(t, categories.ToolUnavailable, states["edit_file"])
 			if name == "none" {
 				assert.Equal(t, categories.ToolWithheld, states["read_file"])
-				assert.Equal(t, ReasonNotAllowed, run(t, e, "read_file", map[string]any{"path": "x"}).Reason)
+				assert.Equal(t, intent.ReasonNotAllowed, run(t, e, "read_file", map[string]any{"path": "x"}).Reason)
 			} else {
 				assert.Equal(t, categories.ToolLoaded, states["read_file"])
 			}
@@ -337,24 +337,24 @@ func TestIndexToolCannotBeWithheld(t *testing.T) {
 }
 
 func TestObservationTextErrAndJSON(t *testing.T) {
-	ok := Observation{Tool: "read_file", Status: StatusOK, Content: "hi", Duration: time.Second}
+	ok := intent.Observation{Tool: "read_file", Status: intent.StatusOK, Content: "hi", Duration: time.Second}
 	assert.Equal(t, "Tool \"read_file\" returned:\nhi", ok.Text())
-	assert.NoError(t, ok.Err())
-	assert.Equal(t, `Tool "x" returned no output.`, Observation{Tool: "x", Status: StatusOK}.Text())
+	assert.NoError(t, ObservationError(ok))
+	assert.Equal(t, `Tool "x" returned no output.`, intent.Observation{Tool: "x", Status: intent.StatusOK}.Text())
 
-	denied := Observation{Tool: "write_file", Status: StatusDenied, Reason: ReasonNotAllowed, Content: "not allowed"}
+	denied := intent.Observation{Tool: "write_file", Status: intent.StatusDenied, Reason: intent.ReasonNotAllowed, Content: "not allowed"}
 	assert.Equal(t, `Tool call "write_file" was denied (not_allowed): not allowed`, denied.Text())
-	failed := Observation{Tool: "grep", Status: StatusError, Reason: ReasonTimeout, Content: "slow"}
+	failed := intent.Observation{Tool: "grep", Status: intent.StatusError, Reason: intent.ReasonTimeout, Content: "slow"}
 	assert.Equal(t, `Tool call "grep" failed (timeout): slow`, failed.Text())
 
 	b, err := json.Marshal(denied)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"tool":"write_file","read_only":false,"status":"denied","reason":"not_allowed","content":"not allowed","duration_ns":0}`, string(b))
-	var back Observation
+	var back intent.Observation
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, denied, back)
-	assert.ErrorIs(t, back.Err(), categories.ErrDenied, "Err survives a JSON round trip")
-	assert.Equal(t, "not allowed", back.Err().Error())
+	assert.ErrorIs(t, ObservationError(back), categories.ErrDenied, "Err survives a JSON round trip")
+	assert.Equal(t, "not allowed", ObservationError(back).Error())
 }
 
 func TestTools(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,13 +25,13 @@ func TestHealingThroughExecute(t *testing.T) {
 
 	// A string that is not JSON does not.
 	obs = run(t, e, "grep", args{"pattern": "x", "paths": "sub/a.txt"})
-	assert.Equal(t, ReasonInvalidArgs, obs.Reason)
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason)
 	assert.Contains(t, obs.Content, "arguments.paths: got string, want array")
 	assert.Empty(t, obs.Healed)
 
 	// Healing does not bypass validation: the decoded array is checked too.
 	obs = run(t, e, "grep", args{"pattern": "x", "paths": `[1, 2]`})
-	assert.Equal(t, ReasonInvalidArgs, obs.Reason)
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason)
 	assert.Contains(t, obs.Content, "arguments.paths[0]: got number, want string")
 	assert.Contains(t, obs.Content, "arguments.paths[1]: got number, want string")
 
@@ -45,7 +46,7 @@ func TestHealingThroughExecute(t *testing.T) {
 	// Not an integer, not a number, not exactly one value: no healing.
 	for _, bad := range []string{"2.5", "[2]", "two", "2 3", "", "null", "true"} {
 		obs = run(t, e, "read_file", args{"path": "hello.txt", "offset": bad})
-		assert.Equal(t, ReasonInvalidArgs, obs.Reason, "%q", bad)
+		assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, "%q", bad)
 		assert.Contains(t, obs.Content, "arguments.offset: got string, want integer", "%q", bad)
 	}
 	// A field that wants a string keeps JSON-looking text as text.
@@ -62,9 +63,9 @@ func TestNumbersOfEveryGoTypeValidate(t *testing.T) {
 		assert.Equal(t, "world\n", obs.Content, "%T", n)
 	}
 	obs := run(t, e, "read_file", args{"path": "hello.txt", "offset": json.Number("1.5")})
-	assert.Equal(t, ReasonInvalidArgs, obs.Reason)
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason)
 	obs = run(t, e, "read_file", args{"path": "hello.txt", "offset": make(chan int)})
-	assert.Equal(t, ReasonInvalidArgs, obs.Reason)
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason)
 	assert.Contains(t, obs.Content, "not JSON-encodable")
 }
 

@@ -21,7 +21,7 @@ func rwPolicy() categories.Policy {
 	return categories.Policy{Categories: []categories.Category{categories.FileRead, categories.Search, categories.FileWrite}}
 }
 
-func run(t *testing.T, e *Executor, tool string, args map[string]any) Observation {
+func run(t *testing.T, e *Executor, tool string, args map[string]any) intent.Observation {
 	t.Helper()
 	obs, err := e.Execute(context.Background(), intent.ToolIntent{Tool: tool, Args: args})
 	require.NoError(t, err)

@@ -33,75 +33,75 @@ func TestHostileIntents(t *testing.T) {
 		e      *Executor
 		tool   string
 		args   args
-		status Status
-		reason Reason
+		status intent.Status
+		reason intent.Reason
 		words  []string // substrings of Content
 	}{
 		// Traversal in every spelling.
-		{"dotdot", ro, "read_file", args{"path": "../outside/secret.txt"}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
-		{"dotdot inside then out", ro, "read_file", args{"path": "sub/../../outside/secret.txt"}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
-		{"a/../../x", ro, "read_file", args{"path": "a/../../x"}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
-		{"dot dotdot", ro, "read_file", args{"path": "./../outside/secret.txt"}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
-		{"dotdot alone", ro, "list_dir", args{"path": ".."}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
-		{"dotdot harmless still refused", ro, "read_file", args{"path": "sub/../hello.txt"}, StatusDenied, ReasonOutsideRoot, []string{"never allowed"}},
-		{"backslash is a name", ro, "read_file", args{"path": `..\outside\secret.txt`}, StatusError, ReasonNotFound, []string{"does not exist"}},
-		{"url-encoded is a name", ro, "read_file", args{"path": "%2e%2e/outside/secret.txt"}, StatusError, ReasonNotFound, []string{"does not exist"}},
-		{"grep dotdot", ro, "grep", args{"pattern": "SECRET", "paths": []any{"sub", "../outside"}}, StatusDenied, ReasonOutsideRoot, []string{`".."`}},
-		{"glob dotdot base", ro, "glob", args{"pattern": "*", "path": "../outside"}, StatusDenied, ReasonOutsideRoot, nil},
+		{"dotdot", ro, "read_file", args{"path": "../outside/secret.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{`".."`}},
+		{"dotdot inside then out", ro, "read_file", args{"path": "sub/../../outside/secret.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{`".."`}},
+		{"a/../../x", ro, "read_file", args{"path": "a/../../x"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{`".."`}},
+		{"dot dotdot", ro, "read_file", args{"path": "./../outside/secret.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{`".."`}},
+		{"dotdot alone", ro, "list_dir", args{"path": ".."}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{`".."`}},
+		{"dotdot harmless still refused", ro, "read_file", args{"path": "sub/../hello.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{"never allowed"}},
+		{"backslash is a name", ro, "read_file", args{"path": `..\outside\secret.txt`}, intent.StatusError, intent.ReasonNotFound, []string{"does not exist"}},
+		{"url-encoded is a name", ro, "read_file", args{"path": "%2e%2e/outside/secret.txt"}, intent.StatusError, intent.ReasonNotFound, []string{"does not exist"}},
+		{"grep dotdot", ro, "grep", args{"pattern": "SECRET", "paths": []any{"sub", "../outside"}}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{`".."`}},
+		{"glob dotdot base", ro, "glob", args{"pattern": "*", "path": "../outside"}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
 		// Absolute paths.
-		{"absolute outside", ro, "read_file", args{"path": absSecret}, StatusDenied, ReasonOutsideRoot, []string{"absolute path"}},
-		{"absolute etc", ro, "read_file", args{"path": "/etc/passwd"}, StatusDenied, ReasonOutsideRoot, []string{"absolute path"}},
-		{"absolute inside", ro, "read_file", args{"path": absHello}, StatusDenied, ReasonOutsideRoot, []string{`use "hello.txt"`}},
-		{"absolute list", ro, "list_dir", args{"path": "/"}, StatusDenied, ReasonOutsideRoot, nil},
+		{"absolute outside", ro, "read_file", args{"path": absSecret}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{"absolute path"}},
+		{"absolute etc", ro, "read_file", args{"path": "/etc/passwd"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{"absolute path"}},
+		{"absolute inside", ro, "read_file", args{"path": absHello}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{`use "hello.txt"`}},
+		{"absolute list", ro, "list_dir", args{"path": "/"}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
 		// Symbolic links.
-		{"file link out", ro, "read_file", args{"path": "link_out.txt"}, StatusDenied, ReasonOutsideRoot, []string{"symbolic link"}},
-		{"absolute file link", ro, "read_file", args{"path": "link_abs.txt"}, StatusDenied, ReasonOutsideRoot, []string{"link to an absolute path"}},
-		{"absolute link even inside", ro, "read_file", args{"path": "link_abs_in.txt"}, StatusDenied, ReasonOutsideRoot, []string{"only relative links"}},
-		{"dir link out", ro, "read_file", args{"path": "linkdir/secret.txt"}, StatusDenied, ReasonOutsideRoot, []string{"symbolic link"}},
-		{"intermediate dir link out", ro, "read_file", args{"path": "a/inner/dir/deep.txt"}, StatusDenied, ReasonOutsideRoot, []string{"symbolic link"}},
-		{"list dir link out", ro, "list_dir", args{"path": "linkdir"}, StatusDenied, ReasonOutsideRoot, nil},
-		{"grep dir link out", ro, "grep", args{"pattern": "SECRET", "paths": []any{"linkdir"}}, StatusDenied, ReasonOutsideRoot, nil},
-		{"glob dir link out", ro, "glob", args{"pattern": "**", "path": "a/inner"}, StatusDenied, ReasonOutsideRoot, nil},
-		{"link chain", ro, "read_file", args{"path": "chain"}, StatusDenied, ReasonOutsideRoot, []string{`"chain" goes through the symbolic link "linkdir"`}},
-		{"link to parent", ro, "list_dir", args{"path": "up"}, StatusDenied, ReasonOutsideRoot, []string{`"up" is a symbolic link`}},
-		{"link to parent then down", ro, "read_file", args{"path": "up/outside/secret.txt"}, StatusDenied, ReasonOutsideRoot, nil},
-		{"link loop", ro, "read_file", args{"path": "loop1"}, StatusDenied, ReasonBadPath, []string{"symbolic links"}},
+		{"file link out", ro, "read_file", args{"path": "link_out.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{"symbolic link"}},
+		{"absolute file link", ro, "read_file", args{"path": "link_abs.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{"link to an absolute path"}},
+		{"absolute link even inside", ro, "read_file", args{"path": "link_abs_in.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{"only relative links"}},
+		{"dir link out", ro, "read_file", args{"path": "linkdir/secret.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{"symbolic link"}},
+		{"intermediate dir link out", ro, "read_file", args{"path": "a/inner/dir/deep.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{"symbolic link"}},
+		{"list dir link out", ro, "list_dir", args{"path": "linkdir"}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
+		{"grep dir link out", ro, "grep", args{"pattern": "SECRET", "paths": []any{"linkdir"}}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
+		{"glob dir link out", ro, "glob", args{"pattern": "**", "path": "a/inner"}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
+		{"link chain", ro, "read_file", args{"path": "chain"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{`"chain" goes through the symbolic link "linkdir"`}},
+		{"link to parent", ro, "list_dir", args{"path": "up"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{`"up" is a symbolic link`}},
+		{"link to parent then down", ro, "read_file", args{"path": "up/outside/secret.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
+		{"link loop", ro, "read_file", args{"path": "loop1"}, intent.StatusDenied, intent.ReasonBadPath, []string{"symbolic links"}},
 		// NUL bytes, non-regular files, huge files.
-		{"nul byte", ro, "read_file", args{"path": "hello.txt\x00../../outside/secret.txt"}, StatusDenied, ReasonBadPath, []string{"NUL"}},
-		{"nul byte list", ro, "list_dir", args{"path": "\x00"}, StatusDenied, ReasonBadPath, []string{"NUL"}},
-		{"fifo read", ro, "read_file", args{"path": "fifo"}, StatusDenied, ReasonNotRegular, []string{"named pipe"}},
-		{"fifo grep", ro, "grep", args{"pattern": "x", "paths": []any{"fifo"}}, StatusDenied, ReasonNotRegular, []string{"named pipe"}},
-		{"folder read", ro, "read_file", args{"path": "sub"}, StatusDenied, ReasonNotRegular, []string{"a folder"}},
-		{"huge file capped", ro, "read_file", args{"path": "big.txt"}, StatusOK, "", []string{"truncated", "4096 bytes"}},
+		{"nul byte", ro, "read_file", args{"path": "hello.txt\x00../../outside/secret.txt"}, intent.StatusDenied, intent.ReasonBadPath, []string{"NUL"}},
+		{"nul byte list", ro, "list_dir", args{"path": "\x00"}, intent.StatusDenied, intent.ReasonBadPath, []string{"NUL"}},
+		{"fifo read", ro, "read_file", args{"path": "fifo"}, intent.StatusDenied, intent.ReasonNotRegular, []string{"named pipe"}},
+		{"fifo grep", ro, "grep", args{"pattern": "x", "paths": []any{"fifo"}}, intent.StatusDenied, intent.ReasonNotRegular, []string{"named pipe"}},
+		{"folder read", ro, "read_file", args{"path": "sub"}, intent.StatusDenied, intent.ReasonNotRegular, []string{"a folder"}},
+		{"huge file capped", ro, "read_file", args{"path": "big.txt"}, intent.StatusOK, "", []string{"truncated", "4096 bytes"}},
 		// Writes: withheld by the read-only policy, sandboxed when allowed.
-		{"write read-only policy", ro, "write_file", args{"path": "new.txt", "content": "x"}, StatusDenied, ReasonNotAllowed, []string{"file_write", "--tools file_read,search,semantic_search,file_write"}},
-		{"write escape dotdot", rw, "write_file", args{"path": "../outside/evil.txt", "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
-		{"write escape absolute", rw, "write_file", args{"path": filepath.Join(f.outside, "evil.txt"), "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
-		{"write through dir link", rw, "write_file", args{"path": "linkdir/evil.txt", "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
-		{"write through file link", rw, "write_file", args{"path": "link_out.txt", "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
-		{"write dangling link out", rw, "write_file", args{"path": "dangling_out", "content": "x"}, StatusDenied, ReasonOutsideRoot, nil},
-		{"write intermediate link", rw, "write_file", args{"path": "a/inner/evil.txt", "content": "x", "create_dirs": true}, StatusDenied, ReasonOutsideRoot, nil},
-		{"write fifo", rw, "write_file", args{"path": "fifo", "content": "x"}, StatusDenied, ReasonNotRegular, []string{"named pipe"}},
-		{"write root itself", rw, "write_file", args{"path": ".", "content": "x"}, StatusDenied, ReasonNotRegular, nil},
-		{"write nul", rw, "write_file", args{"path": "x\x00y", "content": "x"}, StatusDenied, ReasonBadPath, nil},
+		{"write read-only policy", ro, "write_file", args{"path": "new.txt", "content": "x"}, intent.StatusDenied, intent.ReasonNotAllowed, []string{"file_write", "--tools file_read,search,semantic_search,file_write"}},
+		{"write escape dotdot", rw, "write_file", args{"path": "../outside/evil.txt", "content": "x"}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
+		{"write escape absolute", rw, "write_file", args{"path": filepath.Join(f.outside, "evil.txt"), "content": "x"}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
+		{"write through dir link", rw, "write_file", args{"path": "linkdir/evil.txt", "content": "x"}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
+		{"write through file link", rw, "write_file", args{"path": "link_out.txt", "content": "x"}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
+		{"write dangling link out", rw, "write_file", args{"path": "dangling_out", "content": "x"}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
+		{"write intermediate link", rw, "write_file", args{"path": "a/inner/evil.txt", "content": "x", "create_dirs": true}, intent.StatusDenied, intent.ReasonOutsideRoot, nil},
+		{"write fifo", rw, "write_file", args{"path": "fifo", "content": "x"}, intent.StatusDenied, intent.ReasonNotRegular, []string{"named pipe"}},
+		{"write root itself", rw, "write_file", args{"path": ".", "content": "x"}, intent.StatusDenied, intent.ReasonNotRegular, nil},
+		{"write nul", rw, "write_file", args{"path": "x\x00y", "content": "x"}, intent.StatusDenied, intent.ReasonBadPath, nil},
 		// Names that do not exist or mimic others.
-		{"unknown tool", ro, "delete_everything", args{}, StatusDenied, ReasonUnknownTool, []string{"Tools you can call: list_dir, read_file, glob, grep, list_tool_categories", "withheld"}},
-		{"category name file_write", ro, "file_write", args{"path": "x", "content": "y"}, StatusDenied, ReasonUnknownTool, []string{"is a category, not a tool"}},
-		{"category name bash", ro, "bash", args{"command": "rm -rf /"}, StatusDenied, ReasonUnknownTool, []string{"is a category, not a tool"}},
-		{"case mimic", ro, "Read_File", args{"path": "hello.txt"}, StatusDenied, ReasonUnknownTool, []string{`Did you mean "read_file"?`}},
-		{"trailing space", ro, "read_file ", args{"path": "hello.txt"}, StatusDenied, ReasonUnknownTool, []string{`Did you mean "read_file"?`}},
-		{"empty name", ro, "", args{}, StatusDenied, ReasonUnknownTool, nil},
-		{"known but unavailable", ro, "run_command", args{"command": "id"}, StatusDenied, ReasonUnavailable, []string{"bash", "cannot run it"}},
+		{"unknown tool", ro, "delete_everything", args{}, intent.StatusDenied, intent.ReasonUnknownTool, []string{"Tools you can call: list_dir, read_file, glob, grep, list_tool_categories", "withheld"}},
+		{"category name file_write", ro, "file_write", args{"path": "x", "content": "y"}, intent.StatusDenied, intent.ReasonUnknownTool, []string{"is a category, not a tool"}},
+		{"category name bash", ro, "bash", args{"command": "rm -rf /"}, intent.StatusDenied, intent.ReasonUnknownTool, []string{"is a category, not a tool"}},
+		{"case mimic", ro, "Read_File", args{"path": "hello.txt"}, intent.StatusDenied, intent.ReasonUnknownTool, []string{`Did you mean "read_file"?`}},
+		{"trailing space", ro, "read_file ", args{"path": "hello.txt"}, intent.StatusDenied, intent.ReasonUnknownTool, []string{`Did you mean "read_file"?`}},
+		{"empty name", ro, "", args{}, intent.StatusDenied, intent.ReasonUnknownTool, nil},
+		{"known but unavailable", ro, "run_command", args{"command": "id"}, intent.StatusDenied, intent.ReasonUnavailable, []string{"bash", "cannot run it"}},
 		// Arguments.
-		{"wrong type", ro, "read_file", args{"path": 42}, StatusDenied, ReasonInvalidArgs, []string{"arguments.path: got number, want string"}},
-		{"missing required", ro, "read_file", args{}, StatusDenied, ReasonInvalidArgs, []string{"missing property 'path'", "read_file takes path (string, required)"}},
-		{"extra argument", ro, "read_file", args{"path": "hello.txt", "mode": "w"}, StatusDenied, ReasonInvalidArgs, []string{"additional properties 'mode' not allowed"}},
+		{"wrong type", ro, "read_file", args{"path": 42}, intent.StatusDenied, intent.ReasonInvalidArgs, []string{"arguments.path: got number, want string"}},
+		{"missing required", ro, "read_file", args{}, intent.StatusDenied, intent.ReasonInvalidArgs, []string{"missing property 'path'", "read_file takes path (string, required)"}},
+		{"extra argument", ro, "read_file", args{"path": "hello.txt", "mode": "w"}, intent.StatusDenied, intent.ReasonInvalidArgs, []string{"additional properties 'mode' not allowed"}},
 		{"every problem at once", ro, "read_file", args{"path": []any{"x"}, "offset": "first", "limit": 0, "x": 1},
-			StatusDenied, ReasonInvalidArgs, []string{"4 problems", "arguments.path: got array", "arguments.offset: got string", "arguments.limit: minimum", "'x' not allowed"}},
-		{"empty path", ro, "read_file", args{"path": ""}, StatusDenied, ReasonInvalidArgs, []string{"arguments.path"}},
-		{"bad regexp", ro, "grep", args{"pattern": "(unclosed"}, StatusDenied, ReasonInvalidArgs, []string{"RE2"}},
-		{"bad glob", ro, "glob", args{"pattern": "[a-"}, StatusDenied, ReasonInvalidArgs, []string{"malformed"}},
-		{"write bad args", rw, "write_file", args{"path": "new.txt"}, StatusDenied, ReasonInvalidArgs, []string{"missing property 'content'"}},
+			intent.StatusDenied, intent.ReasonInvalidArgs, []string{"4 problems", "arguments.path: got array", "arguments.offset: got string", "arguments.limit: minimum", "'x' not allowed"}},
+		{"empty path", ro, "read_file", args{"path": ""}, intent.StatusDenied, intent.ReasonInvalidArgs, []string{"arguments.path"}},
+		{"bad regexp", ro, "grep", args{"pattern": "(unclosed"}, intent.StatusDenied, intent.ReasonInvalidArgs, []string{"RE2"}},
+		{"bad glob", ro, "glob", args{"pattern": "[a-"}, intent.StatusDenied, intent.ReasonInvalidArgs, []string{"malformed"}},
+		{"write bad args", rw, "write_file", args{"path": "new.txt"}, intent.StatusDenied, intent.ReasonInvalidArgs, []string{"missing property 'content'"}},
 	}
 	require.GreaterOrEqual(t, len(cases), 30)
 
@@ -122,9 +122,9 @@ func TestHostileIntents(t *testing.T) {
 			if !strings.Contains(fmt.Sprint(c.args), f.base) {
 				assert.NotContains(t, obs.Content, f.base, "no host path in the message")
 			}
-			if c.status == StatusDenied {
+			if c.status == intent.StatusDenied {
 				assert.True(t, obs.Denied())
-				assert.ErrorIs(t, obs.Err(), reasonErr[c.reason])
+				assert.ErrorIs(t, ObservationError(obs), reasonErr[c.reason])
 			}
 		})
 	}

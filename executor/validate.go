@@ -17,7 +17,7 @@ import (
 )
 
 // argsRoot is how the arguments object is named in messages and in
-// Observation.Healed.
+// intent.Observation.Healed.
 const argsRoot = "arguments"
 
 var printer = message.NewPrinter(language.English)

@@ -1,7 +1,9 @@
 // Package intent defines what a microagent says for one step, an [Output]
 // with an optional [ToolIntent], how it is read from a model's reply
 // ([Parse], [FromToolCalls]), and when two replies mean the same step: their
-// [Key], a hash of their canonical form ([Canonical]).
+// [Key], a hash of their canonical form ([Canonical]). It also holds what
+// comes back to a microagent after its tool intent ran, an [Observation],
+// so that tasks can read one without depending on the executor.
 //
 // Everything here is a pure function of its input: safe for concurrent use,
 // deterministic, no I/O.

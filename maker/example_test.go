@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote"
@@ -20,7 +19,7 @@ type doubling struct{ n int }
 
 func (d *doubling) Fingerprint() string { return "doubling" }
 
-func (d *doubling) Prompt(*executor.Observation) []llms.MessageContent {
+func (d *doubling) Prompt(*intent.Observation) []llms.MessageContent {
 	return []llms.MessageContent{
 		llms.TextParts(llms.ChatMessageTypeSystem, `Double the number. Reply {"n": <the double>}.`),
 		llms.TextParts(llms.ChatMessageTypeHuman, "n = "+strconv.Itoa(d.n)),
@@ -38,7 +37,7 @@ func (d *doubling) Decode(r maker.Reply) (intent.Output, error) {
 	return out, nil
 }
 
-func (d *doubling) Apply(w intent.Output, _ *executor.Observation) (bool, error) {
+func (d *doubling) Apply(w intent.Output, _ *intent.Observation) (bool, error) {
 	n, err := strconv.Atoi(string(w.Value.(map[string]any)["n"].(json.Number)))
 	d.n = n
 	return d.n >= 64, err

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 )
 
@@ -56,8 +55,8 @@ type StepRecord struct {
 	// Observation is the result of the winner's tool intent, if it had
 	// one; the next step's prompt needs it on resume. ObservationDigest is
 	// its SHA-256, for audits that keep only digests.
-	Observation       *executor.Observation `json:"observation,omitempty"`
-	ObservationDigest string                `json:"observation_sha256,omitempty"`
+	Observation       *intent.Observation `json:"observation,omitempty"`
+	ObservationDigest string              `json:"observation_sha256,omitempty"`
 }
 
 // pendingRecord marks a side-effect tool call about to run.

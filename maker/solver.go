@@ -149,7 +149,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	}
 	agent := &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions}
 
-	var last *executor.Observation
+	var last *intent.Observation
 	step := 0
 	if j := s.Journal; j != nil {
 		defer func() {
@@ -201,7 +201,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 
 // step decides one step, runs its tool intent and applies it. On a failed
 // race the record still carries the samples spent, for the report.
-func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vote.Config, step int, last *executor.Observation) (*StepRecord, *executor.Observation, bool, error) {
+func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vote.Config, step int, last *intent.Observation) (*StepRecord, *intent.Observation, bool, error) {
 	var msgs []llms.MessageContent
 	if rec := panics.Try(func() { msgs = task.Prompt(last) }); rec != nil {
 		return nil, nil, false, fmt.Errorf("%w: step %d: %w: Prompt: %w", ErrStep, step, ErrTaskPanic, rec.AsError())
@@ -265,7 +265,7 @@ func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vot
 		return rec, nil, false, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}
 
-	var obs *executor.Observation
+	var obs *intent.Observation
 	if ti := res.Winner.Intent; ti != nil {
 		o, err := s.execute(ctx, step, ti)
 		if err != nil {
@@ -287,16 +287,16 @@ func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vot
 
 // execute runs a winning tool intent. A side-effect call is journaled as
 // pending, durably, before it runs.
-func (s *Solver) execute(ctx context.Context, step int, ti *intent.ToolIntent) (executor.Observation, error) {
+func (s *Solver) execute(ctx context.Context, step int, ti *intent.ToolIntent) (intent.Observation, error) {
 	if s.Executor == nil {
-		return executor.Observation{Tool: ti.Tool, Status: executor.StatusDenied, Reason: executor.ReasonUnavailable,
+		return intent.Observation{Tool: ti.Tool, Status: intent.StatusDenied, Reason: intent.ReasonUnavailable,
 			Content: "this run has no tools: answer without calling one"}, nil
 	}
 	// Only a call that will run can have an effect: a denied one (unknown
 	// tool, policy, arguments) is not journaled as pending.
 	if _, runs := s.Executor.Check(*ti); runs && s.Journal != nil && !s.Executor.ReadOnly(ti.Tool) {
 		if err := s.Journal.pending(step, ti); err != nil {
-			return executor.Observation{}, err
+			return intent.Observation{}, err
 		}
 	}
 	obs, err := s.Executor.Execute(ctx, *ti)
@@ -306,7 +306,7 @@ func (s *Solver) execute(ctx context.Context, step int, ti *intent.ToolIntent) (
 
 // digest hashes what the next prompt sees of an observation, so equal
 // calls give equal digests across runs (the duration is left out).
-func digest(obs *executor.Observation) string {
+func digest(obs *intent.Observation) string {
 	sum := sha256.Sum256([]byte(obs.Text()))
 	return hex.EncodeToString(sum[:])
 }
@@ -315,7 +315,7 @@ func digest(obs *executor.Observation) string {
 // step number, the last observation, and whether the task is already done.
 // A pending side-effect line counts only if it is the journal's last: a
 // later step record means the call finished and was recorded.
-func (s *Solver) replay(task Task, rep *Report) (next int, last *executor.Observation, done bool, err error) {
+func (s *Solver) replay(task Task, rep *Report) (next int, last *intent.Observation, done bool, err error) {
 	j := s.Journal
 	var pending *pendingRecord
 	n := 1 // line number, after the header

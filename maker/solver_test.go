@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -31,7 +30,7 @@ type counter struct {
 
 func (c *counter) Fingerprint() string { return fmt.Sprintf("counter:%d", c.target) }
 
-func (c *counter) Prompt(last *executor.Observation) []llms.MessageContent {
+func (c *counter) Prompt(last *intent.Observation) []llms.MessageContent {
 	text := fmt.Sprintf("value=%d", c.n)
 	if last != nil {
 		text += "\nobservation: " + last.Text()
@@ -57,7 +56,7 @@ func (c *counter) Decode(r Reply) (intent.Output, error) {
 	return out, nil
 }
 
-func (c *counter) Apply(w intent.Output, obs *executor.Observation) (bool, error) {
+func (c *counter) Apply(w intent.Output, obs *intent.Observation) (bool, error) {
 	if obs != nil {
 		c.observed = append(c.observed, obs.Text())
 	}
@@ -444,7 +443,7 @@ type panicky struct {
 	where string
 }
 
-func (p *panicky) Prompt(last *executor.Observation) []llms.MessageContent {
+func (p *panicky) Prompt(last *intent.Observation) []llms.MessageContent {
 	if p.where == "Prompt" && p.n == 2 {
 		panic("prompt boom")
 	}
@@ -458,7 +457,7 @@ func (p *panicky) Decode(r Reply) (intent.Output, error) {
 	return p.counter.Decode(r)
 }
 
-func (p *panicky) Apply(w intent.Output, obs *executor.Observation) (bool, error) {
+func (p *panicky) Apply(w intent.Output, obs *intent.Observation) (bool, error) {
 	if p.where == "Apply" && p.n == 2 {
 		panic("apply boom")
 	}

@@ -1,7 +1,6 @@
 package maker
 
 import (
-	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -23,7 +22,7 @@ type Task interface {
 	// Prompt returns the messages of the current step's microagent. last is
 	// the observation of the tool call the previous step's winner proposed,
 	// or nil when it proposed none.
-	Prompt(last *executor.Observation) []llms.MessageContent
+	Prompt(last *intent.Observation) []llms.MessageContent
 
 	// Decode turns a reply into the step's answer, or a red flag: an error
 	// means the reply may not vote (wrap ErrFormat for a task-specific
@@ -34,7 +33,7 @@ type Task interface {
 	// Apply advances the task with the step's winning answer. obs is the
 	// observation of the winner's tool intent, or nil when it had none.
 	// done reports that the task is finished; an error stops the run.
-	Apply(winner intent.Output, obs *executor.Observation) (done bool, err error)
+	Apply(winner intent.Output, obs *intent.Observation) (done bool, err error)
 }
 
 // Reply is one sample's raw answer from a model, before red flags.

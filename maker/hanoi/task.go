@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
@@ -14,7 +13,7 @@ var _ maker.Task = (*Task)(nil)
 
 // Prompt implements maker.Task: the current step's [Task.Messages]. last is
 // ignored: this task declares no tools, so there is never an observation.
-func (t *Task) Prompt(last *executor.Observation) []llms.MessageContent { return t.Messages() }
+func (t *Task) Prompt(last *intent.Observation) []llms.MessageContent { return t.Messages() }
 
 // Decode implements maker.Task: [Task.Parse] of the reply's text, as an
 // intent.Output whose Value is [Answer.Value], so that the paper's format
@@ -46,7 +45,7 @@ func (t *Task) Decode(r maker.Reply) (intent.Output, error) {
 // Errors (the task is then unchanged): [ErrFormat] (wrapped) when the
 // winner is not a well-formed answer or carries a tool intent, which
 // Decode never lets vote; [ErrDone] after the last step.
-func (t *Task) Apply(winner intent.Output, obs *executor.Observation) (done bool, err error) {
+func (t *Task) Apply(winner intent.Output, obs *intent.Observation) (done bool, err error) {
 	if winner.Intent != nil {
 		return false, fmt.Errorf("%w: the winner proposes tool %q: this task has no tools", ErrFormat, winner.Intent.Tool)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -54,7 +53,7 @@ func (t *Task) Done() bool { return t.done }
 
 // Prompt shows the system prompt with the answer contract, then the step
 // number, the state and the last tool observation.
-func (t *Task) Prompt(last *executor.Observation) []llms.MessageContent {
+func (t *Task) Prompt(last *intent.Observation) []llms.MessageContent {
 	var sys strings.Builder
 	sys.WriteString(t.spec.System)
 	fmt.Fprintf(&sys, "\n\nReply with exactly one JSON object: either your answer, which must satisfy this JSON Schema:\n%s\n", t.spec.Answer)
@@ -101,7 +100,7 @@ func (t *Task) Decode(r maker.Reply) (intent.Output, error) {
 // the end. A winner that only proposes a tool call leaves the state alone:
 // the observation reaches the next prompt. Past max_steps without being
 // done, Apply fails with ErrStepLimit.
-func (t *Task) Apply(w intent.Output, _ *executor.Observation) (bool, error) {
+func (t *Task) Apply(w intent.Output, _ *intent.Observation) (bool, error) {
 	t.step++
 	if m, ok := w.Value.(map[string]any); ok {
 		if st, ok := m["state"]; ok {
