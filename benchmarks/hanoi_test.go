@@ -15,10 +15,6 @@ import (
 func simModel(b *testing.B, seed uint64) *sim.Model {
 	cfg := sim.DefaultConfig()
 	cfg.Seed = seed
-	cfg.SampleID = func(ctx context.Context) (int, int, bool) {
-		id, ok := maker.SampleIDFrom(ctx)
-		return id.Step, id.Index, ok
-	}
 	m, err := sim.New(hanoi.Oracle{}, cfg)
 	if err != nil {
 		b.Fatal(err)

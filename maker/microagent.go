@@ -56,14 +56,14 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 	in, okIn := intInfo(c.GenerationInfo, "PromptTokens", "input_tokens", "InputTokens")
 	out, okOut := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
 	if !okOut {
-		out = estimateTokens(c.Content) + toolCallTokens(c.ToolCalls)
+		out = EstimateTokens(c.Content) + toolCallTokens(c.ToolCalls)
 	}
 	if !okIn {
 		in = 0
 		for _, m := range msgs {
 			for _, p := range m.Parts {
 				if t, ok := p.(llms.TextContent); ok {
-					in += estimateTokens(t.Text)
+					in += EstimateTokens(t.Text)
 				}
 			}
 		}
@@ -91,15 +91,17 @@ func intInfo(info map[string]any, keys ...string) (int, bool) {
 	return 0, false
 }
 
-// estimateTokens is a rough count for providers that report no usage: about
-// four bytes a token. It never downloads anything, unlike llms.CountTokens.
-func estimateTokens(s string) int { return (len(s) + 3) / 4 }
+// EstimateTokens is the token count mdap uses where a provider reports
+// none, and the one the simulated model reports: ceil(len(s)/4), four
+// bytes a token. It never downloads anything, unlike llms.CountTokens.
+// Cost: O(1).
+func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 
 func toolCallTokens(calls []llms.ToolCall) int {
 	n := 0
 	for _, c := range calls {
 		if c.FunctionCall != nil {
-			n += estimateTokens(c.FunctionCall.Name) + estimateTokens(c.FunctionCall.Arguments)
+			n += EstimateTokens(c.FunctionCall.Name) + EstimateTokens(c.FunctionCall.Arguments)
 		}
 	}
 	return n

@@ -14,7 +14,7 @@ import (
 var (
 	ErrEmpty       = errors.New("empty")       // no text and no tool call
 	ErrOverlong    = errors.New("overlong")    // more output tokens than the cap
-	ErrCutOff      = errors.New("cut off")     // the provider stopped for length
+	ErrCutOff      = errors.New("cut off")     // the provider stopped for length, or gave no reason at exactly the cap
 	ErrUnparseable = errors.New("unparseable") // no single well-formed answer
 	ErrFormat      = errors.New("format")      // the task's format check refused it
 )
@@ -25,11 +25,12 @@ var (
 type FlagRules struct {
 	// AllowEmpty lets an empty reply through to Decode, which will then
 	// usually flag it as unparseable.
-	AllowEmpty bool
+	AllowEmpty bool `json:"allow_empty"`
 	// AllowOverlong lets a reply over the token cap vote.
-	AllowOverlong bool
-	// AllowCutOff lets a reply the provider stopped for length vote.
-	AllowCutOff bool
+	AllowOverlong bool `json:"allow_overlong"`
+	// AllowCutOff lets a reply the provider stopped for length vote, and
+	// one of exactly the cap without a stop reason.
+	AllowCutOff bool `json:"allow_cut_off"`
 }
 
 // check returns the reply-level red flag of r under cap maxTokens, or nil.
@@ -38,6 +39,10 @@ func (f FlagRules) check(r Reply, maxTokens int) error {
 	case !f.AllowEmpty && strings.TrimSpace(r.Text) == "" && len(r.ToolCalls) == 0:
 		return ErrEmpty
 	case !f.AllowCutOff && cutOff(r.StopReason):
+		return ErrCutOff
+	case !f.AllowCutOff && r.StopReason == "" && !r.Estimated && maxTokens > 0 && r.OutputTokens == maxTokens:
+		// The provider gave no stop reason, and the reply is exactly the
+		// cap the solver sent: it cannot be told from a cut reply.
 		return ErrCutOff
 	case !f.AllowOverlong && maxTokens > 0 && r.OutputTokens > maxTokens:
 		return ErrOverlong

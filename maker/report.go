@@ -75,23 +75,31 @@ type Report struct {
 	// those it refused.
 	ToolCalls int `json:"tool_calls"`
 	Denied    int `json:"denied"`
-	// VotesPerStep is a histogram: how many steps took n samples
-	// (valid plus flagged plus failed) to decide, by n.
-	VotesPerStep map[int]int `json:"samples_per_step_histogram"`
+	// SampleHistogram counts the decided steps by the samples they
+	// took (valid plus flagged plus failed): SampleHistogram[n] steps
+	// took n samples.
+	SampleHistogram map[int]int `json:"sample_histogram"`
 	// Done reports that the task said it was finished.
 	Done bool `json:"done"`
-	// Wall is the time Solve took, replay included.
+	// Wall is the time this Solve call took, replay included: for a
+	// resumed run, only this process's share.
 	Wall time.Duration `json:"wall_ns"`
+	// StepTime is the time the decided steps took, summed over every
+	// process of the run (replayed steps count with the time their
+	// journal records): a resumed run's total beside Wall. Time spent on
+	// a step that a crash interrupted is not in it.
+	StepTime time.Duration `json:"step_time_ns"`
 }
 
 // addStep adds a decided step to the report.
 func (r *Report) addStep(rec *StepRecord) {
 	r.Steps++
 	r.addSamples(rec)
-	if r.VotesPerStep == nil {
-		r.VotesPerStep = map[int]int{}
+	r.StepTime += rec.Elapsed
+	if r.SampleHistogram == nil {
+		r.SampleHistogram = map[int]int{}
 	}
-	r.VotesPerStep[rec.Valid+rec.Flagged+rec.Errors]++
+	r.SampleHistogram[rec.Valid+rec.Flagged+rec.Errors]++
 	if rec.Observation != nil {
 		r.ToolCalls++
 		if rec.Observation.Denied() {
@@ -124,7 +132,11 @@ func (r Report) SamplesPerStep() float64 {
 // String renders the report for a terminal.
 func (r Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "steps %d (resumed %d), done %v, wall %s\n", r.Steps, r.Resumed, r.Done, r.Wall.Round(time.Millisecond))
+	fmt.Fprintf(&b, "steps %d (resumed %d), done %v, wall %s", r.Steps, r.Resumed, r.Done, r.Wall.Round(time.Millisecond))
+	if r.Resumed > 0 {
+		fmt.Fprintf(&b, " (all processes: %s of steps)", r.StepTime.Round(time.Millisecond))
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "samples %d: valid %d, flagged %d, errors %d, cancelled %d; %.3f per step\n",
 		r.Launched, r.Valid, r.Flagged, r.Errors, r.Cancelled, r.SamplesPerStep())
 	if len(r.Flags) > 0 {

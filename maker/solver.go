@@ -52,7 +52,8 @@ type Solver struct {
 	Tools []llms.Tool
 	// Vote configures each step's race; its zero value is k = 3.
 	Vote vote.Config
-	// MaxTokens caps a reply; a longer one is red-flagged. Default 750.
+	// MaxTokens caps a reply; a longer one is red-flagged. Default
+	// DefaultMaxTokens (750).
 	MaxTokens int
 	// Temperature gives sample i's temperature. Nil means
 	// DefaultTemperature: 0 for the first sample of a step, 0.1 after.
@@ -64,16 +65,16 @@ type Solver struct {
 	// Journal records every decided step; nil means no journal. A journal
 	// opened with OpenJournal is replayed first, then the run continues.
 	Journal *Journal
-	// Settings describes what else determines the run's answers (model,
-	// seed, simulated error rates...) as space-separated name=value
-	// fields. It goes into the journal header with K, MaxTokens and the
-	// red flags, and resuming with other settings is refused. Parallel and
-	// the budgets are not part of it: they do not change a decided step,
-	// so a run that spent its budget can resume with a larger one.
-	Settings string
+	// Settings adds what else determines the run's answers and that the
+	// solver cannot see (a prompt template's version, say) to the
+	// journal's Settings, compared on resume. The model's identity, k, the
+	// caps, flags, temperatures, declared tools and call options are
+	// recorded without it (see Settings).
+	Settings map[string]string
 	// RerunPending allows a resumed run whose journal ends with a pending
-	// side-effect call to run that call again. Off, such a resume fails
-	// with ErrPendingSideEffect.
+	// side-effect call to finish that step: the journaled winner's call
+	// runs again, exactly as decided, and the journaled winner is applied.
+	// Off, such a resume fails with ErrPendingSideEffect.
 	RerunPending bool
 	// MaxSteps stops a run that is not done after that many steps, with
 	// ErrStepLimit. Zero means no limit.
@@ -83,8 +84,8 @@ type Solver struct {
 	// Progress, if set, is called after every step (replayed ones
 	// included), from the goroutine that called Solve; it must be quick.
 	Progress func(Event)
-	// Logger receives debug logs of red flags and info logs of tool calls.
-	// Nil means slog.Default().
+	// Logger receives debug logs of red flags and tool calls. Nil means
+	// none: a library does not write into its host's log unasked.
 	Logger *slog.Logger
 }
 
@@ -100,12 +101,6 @@ type Event struct {
 	Report *Report
 }
 
-// settingsLine is what the journal header holds beside the fingerprint.
-func (s *Solver) settingsLine(cfg vote.Config) string {
-	return fmt.Sprintf("k=%d max_tokens=%d allow_empty=%v allow_overlong=%v allow_cut_off=%v %s",
-		cfg.K, s.maxTokens(), s.Flags.AllowEmpty, s.Flags.AllowOverlong, s.Flags.AllowCutOff, s.Settings)
-}
-
 func (s *Solver) maxTokens() int {
 	if s.MaxTokens > 0 {
 		return s.MaxTokens
@@ -113,26 +108,33 @@ func (s *Solver) maxTokens() int {
 	return DefaultMaxTokens
 }
 
+var discard = slog.New(slog.DiscardHandler)
+
 func (s *Solver) logger() *slog.Logger {
 	if s.Logger != nil {
 		return s.Logger
 	}
-	return slog.Default()
+	return discard
 }
 
 // Solve runs task to its end and returns what the run did.
 //
-// With a Journal, Solve first checks the journal's header against the task's
-// fingerprint and the settings (ErrJournalMismatch), replays its steps
-// through Task.Apply, then continues from the next step. The Report then
-// covers the whole run, replayed steps included, so a resumed run reports
-// the same totals as an uninterrupted one.
+// With a Journal, Solve first checks the journal's header against the
+// task's fingerprint and the Settings (ErrJournalMismatch), replays its
+// steps through Task.Apply (from the last checkpoint, for a Snapshotter),
+// and only then writes: it cuts a torn last line and continues from the
+// next step. A journal that does not fit, or whose steps do not replay, is
+// left as it was. The Report then covers the whole run, replayed steps
+// included, so a resumed run reports the same totals as an uninterrupted
+// one.
 //
-// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; journal errors; a step
-// that fails wraps ErrStep and says which step, and wraps the race's error
-// (vote.ErrUndecided with its tally, vote.ErrTooManyErrors) or the task's;
-// ErrStepLimit; ctx.Err() when ctx ends. On an error the Report covers the
-// steps decided so far, which are in the journal.
+// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; the journal's errors
+// (ErrJournalMismatch, ErrJournalCorrupt, ErrPendingSideEffect, and a
+// write that failed); a step that fails wraps ErrStep and says which
+// step, and wraps the race's error (vote.ErrUndecided with its tally,
+// vote.ErrTooManyErrors), ErrTaskPanic, or the task's; ErrStepLimit;
+// ctx.Err() when ctx ends. On an error the Report covers the steps decided
+// so far, which are in the journal.
 func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	start := time.Now()
 	defer func() { rep.Wall = time.Since(start); rep.Cost = s.Price.Cost(rep.Usage) }()
@@ -143,87 +145,108 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	settings, err := s.settings(cfg.K)
+	if err != nil {
+		return rep, err
+	}
 	temp := s.Temperature
 	if temp == nil {
 		temp = DefaultTemperature
 	}
-	agent := &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions}
-
-	var last *intent.Observation
-	step := 0
+	run := &run{
+		Solver: s, task: task, cfg: cfg, rep: &rep,
+		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions},
+	}
 	if j := s.Journal; j != nil {
 		defer func() {
 			if cerr := j.Flush(); cerr != nil && err == nil {
 				err = cerr
 			}
 		}()
-		if err := j.begin(task.Fingerprint(), s.settingsLine(cfg)); err != nil {
+		if err := j.check(task.Fingerprint(), settings); err != nil {
 			return rep, err
 		}
-		var done bool
-		step, last, done, err = s.replay(task, &rep)
-		if err != nil || done {
-			rep.Done = done
-			return rep, err
-		}
-	}
-
-	for ; ; step++ {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		if s.MaxSteps > 0 && step >= s.MaxSteps {
-			return rep, fmt.Errorf("%w: %d steps and the task is not done", ErrStepLimit, step)
-		}
-		rec, obs, done, err := s.step(ctx, task, agent, cfg, step, last)
+		pending, err := run.replay()
 		if err != nil {
-			if rec != nil {
-				rep.addSamples(rec)
-			}
 			return rep, err
 		}
-		rep.addStep(rec)
-		if s.Journal != nil {
-			if err := s.Journal.step(rec); err != nil {
+		if err := j.begin(task.Fingerprint(), settings); err != nil {
+			return rep, err
+		}
+		if pending != nil {
+			if err := run.finish(ctx, pending); err != nil {
 				return rep, err
 			}
 		}
-		if s.Progress != nil {
-			s.Progress(Event{Step: step, Record: rec, Report: &rep})
-		}
-		last = obs
-		if done {
-			rep.Done = true
+		if rep.Done {
 			return rep, nil
+		}
+	}
+	return rep, run.loop(ctx)
+}
+
+// run is one Solve call's state.
+type run struct {
+	*Solver
+	task  Task
+	cfg   vote.Config
+	agent *microagent
+	rep   *Report
+	next  int                 // the next step to decide
+	last  *intent.Observation // the last step's observation
+}
+
+func (r *run) loop(ctx context.Context) error {
+	for ; ; r.next++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if r.MaxSteps > 0 && r.next >= r.MaxSteps {
+			return fmt.Errorf("%w: %s and the task is not done", ErrStepLimit, plural(r.next, "step"))
+		}
+		started := time.Now()
+		rec, err := r.decide(ctx)
+		if err != nil {
+			if rec != nil {
+				r.rep.addSamples(rec)
+			}
+			return err
+		}
+		if err := r.act(ctx, rec, started); err != nil {
+			return err
+		}
+		if r.rep.Done {
+			return nil
 		}
 	}
 }
 
-// step decides one step, runs its tool intent and applies it. On a failed
-// race the record still carries the samples spent, for the report.
-func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vote.Config, step int, last *intent.Observation) (*StepRecord, *intent.Observation, bool, error) {
+// decide votes on step r.next. On a failed race the record still carries
+// the samples spent, for the report.
+func (r *run) decide(ctx context.Context) (*StepRecord, error) {
+	step := r.next
 	var msgs []llms.MessageContent
-	if rec := panics.Try(func() { msgs = task.Prompt(last) }); rec != nil {
-		return nil, nil, false, fmt.Errorf("%w: step %d: %w: Prompt: %w", ErrStep, step, ErrTaskPanic, rec.AsError())
+	if rec := panics.Try(func() { msgs = r.task.Prompt(r.last) }); rec != nil {
+		return nil, fmt.Errorf("%w: step %d: %w: Prompt: %w", ErrStep, step, ErrTaskPanic, rec.AsError())
 	}
-	log := s.logger()
+	log := r.logger()
 	// A panic in Decode cancels the race with its cause, so the step fails
 	// at once instead of spending the error budget on retries.
 	raceCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	draw := func(ctx context.Context, i int) vote.Sample[intent.Output] {
-		reply, took, err := agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
+		reply, took, err := r.agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
 		sm := vote.Sample[intent.Output]{Usage: vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}}
 		if err != nil {
 			sm.Err = err
 			return sm
 		}
-		if flag := s.Flags.check(reply, agent.maxTokens); flag != nil {
+		if flag := r.Flags.check(reply, r.agent.maxTokens); flag != nil {
 			sm.Flag = flag
 			return sm
 		}
 		var out intent.Output
-		if rec := panics.Try(func() { out, err = task.Decode(reply) }); rec != nil {
+		if rec := panics.Try(func() { out, err = r.task.Decode(reply) }); rec != nil {
 			perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
 			cancel(perr)
 			sm.Err = perr
@@ -242,9 +265,10 @@ func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vot
 		sm.Value = out
 		return sm
 	}
-	res, err := vote.Race(raceCtx, cfg, draw)
+	res, err := vote.Race(raceCtx, r.cfg, draw)
 	rec := &StepRecord{
 		Step:   step,
+		K:      r.cfg.K,
 		Winner: res.Winner,
 		Key:    strconv.FormatUint(res.Key, 16),
 		Votes:  make(map[string]int, len(res.Votes)),
@@ -257,50 +281,100 @@ func (s *Solver) step(ctx context.Context, task Task, agent *microagent, cfg vot
 	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return rec, nil, false, ctxErr
+			return rec, ctxErr
 		}
 		if cause := context.Cause(raceCtx); errors.Is(cause, ErrTaskPanic) {
-			return rec, nil, false, fmt.Errorf("%w: step %d: %w", ErrStep, step, cause)
+			return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, cause)
 		}
-		return rec, nil, false, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
+		return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}
+	return rec, nil
+}
 
+// act runs a decided step's tool intent, applies the winner, journals the
+// step and reports it. A side-effect call that will run is journaled as
+// pending, durably, before it runs.
+func (r *run) act(ctx context.Context, rec *StepRecord, started time.Time) error {
+	if ti := rec.Winner.Intent; ti != nil && r.Journal != nil && r.Executor != nil {
+		if _, runs := r.Executor.Check(*ti); runs && !r.Executor.ReadOnly(ti.Tool) {
+			if err := r.Journal.pending(*rec); err != nil {
+				return fmt.Errorf("%w: step %d: the pending side-effect call could not be journaled, so it did not run: %w", ErrStep, rec.Step, err)
+			}
+		}
+	}
+	return r.complete(ctx, rec, started)
+}
+
+// complete runs the winner's tool intent, if any, applies the winner,
+// journals the complete record and reports it.
+func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) error {
 	var obs *intent.Observation
-	if ti := res.Winner.Intent; ti != nil {
-		o, err := s.execute(ctx, step, ti)
+	if ti := rec.Winner.Intent; ti != nil {
+		o, err := r.execute(ctx, rec.Step, ti)
 		if err != nil {
-			return rec, nil, false, fmt.Errorf("%w: step %d: tool %s: %w", ErrStep, step, ti.Tool, err)
+			return fmt.Errorf("%w: step %d: tool %s: %w", ErrStep, rec.Step, ti.Tool, err)
 		}
 		obs = &o
 		rec.Observation = obs
 		rec.ObservationDigest = digest(obs)
 	}
-	var done bool
-	if p := panics.Try(func() { done, err = task.Apply(res.Winner, obs) }); p != nil {
-		err = fmt.Errorf("%w: Apply: %w", ErrTaskPanic, p.AsError())
-	}
+	done, err := r.apply(rec.Winner, obs)
 	if err != nil {
-		return rec, nil, false, fmt.Errorf("%w: step %d: apply: %w", ErrStep, step, err)
+		return fmt.Errorf("%w: step %d: apply: %w", ErrStep, rec.Step, err)
 	}
-	return rec, obs, done, nil
+	rec.Elapsed = time.Since(started)
+	r.rep.addStep(rec)
+	if r.Journal != nil {
+		if err := r.Journal.step(rec); err != nil {
+			return fmt.Errorf("%w: step %d was decided but could not be journaled: %w", ErrStep, rec.Step, err)
+		}
+	}
+	r.rep.Done = done
+	r.last = obs
+	if r.Progress != nil {
+		r.Progress(Event{Step: rec.Step, Record: rec, Report: r.rep})
+	}
+	if r.Journal != nil && !done && r.Journal.dueCheckpoint() {
+		if err := r.checkpoint(rec.Step + 1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// execute runs a winning tool intent. A side-effect call is journaled as
-// pending, durably, before it runs.
-func (s *Solver) execute(ctx context.Context, step int, ti *intent.ToolIntent) (intent.Observation, error) {
-	if s.Executor == nil {
+// apply applies a winner to the task, turning a panic into ErrTaskPanic.
+func (r *run) apply(w intent.Output, obs *intent.Observation) (done bool, err error) {
+	if p := panics.Try(func() { done, err = r.task.Apply(w, obs) }); p != nil {
+		err = fmt.Errorf("%w: Apply: %w", ErrTaskPanic, p.AsError())
+	}
+	return done, err
+}
+
+// checkpoint writes a checkpoint for a task that can snapshot itself.
+func (r *run) checkpoint(next int) error {
+	sn, ok := r.task.(Snapshotter)
+	if !ok {
+		return nil
+	}
+	var state json.RawMessage
+	var err error
+	if p := panics.Try(func() { state, err = sn.Snapshot() }); p != nil {
+		err = fmt.Errorf("%w: Snapshot: %w", ErrTaskPanic, p.AsError())
+	}
+	if err != nil {
+		return fmt.Errorf("%w: checkpoint before step %d: %w", ErrStep, next, err)
+	}
+	return r.Journal.writeCheckpoint(next, state, r.last, *r.rep)
+}
+
+// execute runs a winning tool intent.
+func (r *run) execute(ctx context.Context, step int, ti *intent.ToolIntent) (intent.Observation, error) {
+	if r.Executor == nil {
 		return intent.Observation{Tool: ti.Tool, Status: intent.StatusDenied, Reason: intent.ReasonUnavailable,
 			Content: "this run has no tools: answer without calling one"}, nil
 	}
-	// Only a call that will run can have an effect: a denied one (unknown
-	// tool, policy, arguments) is not journaled as pending.
-	if _, runs := s.Executor.Check(*ti); runs && s.Journal != nil && !s.Executor.ReadOnly(ti.Tool) {
-		if err := s.Journal.pending(step, ti); err != nil {
-			return intent.Observation{}, err
-		}
-	}
-	obs, err := s.Executor.Execute(ctx, *ti)
-	s.logger().InfoContext(ctx, "tool call", "step", step, "tool", ti.Tool, "status", obs.Status, "truncated", obs.Truncated)
+	obs, err := r.Executor.Execute(ctx, *ti)
+	r.logger().DebugContext(ctx, "tool call", "step", step, "tool", ti.Tool, "status", obs.Status, "truncated", obs.Truncated)
 	return obs, err
 }
 
@@ -311,62 +385,117 @@ func digest(obs *intent.Observation) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// replay applies the journal's steps to a fresh task. It returns the next
-// step number, the last observation, and whether the task is already done.
-// A pending side-effect line counts only if it is the journal's last: a
-// later step record means the call finished and was recorded.
-func (s *Solver) replay(task Task, rep *Report) (next int, last *intent.Observation, done bool, err error) {
-	j := s.Journal
-	var pending *pendingRecord
-	n := 1 // line number, after the header
-	err = j.records(func(raw []byte) error {
-		n++
-		if done {
-			return fmt.Errorf("%w: %s:%d follows the step that finished the task", ErrJournalCorrupt, j.path, n)
+// replay restores the journal's run: the last checkpoint, if the task can
+// restore it, then every step after it through Task.Apply. It returns a
+// pending record that ends the journal, if any, for finish. It writes
+// nothing.
+func (r *run) replay() (*StepRecord, error) {
+	j := r.Journal
+	if c := j.checkpoint; c != nil {
+		sn, ok := r.task.(Snapshotter)
+		if !ok {
+			j.fromStart()
+		} else {
+			var err error
+			if p := panics.Try(func() { err = sn.Restore(c.State) }); p != nil {
+				err = fmt.Errorf("%w: Restore: %w", ErrTaskPanic, p.AsError())
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: restoring the checkpoint before step %d: %w", ErrJournalCorrupt, j.path, c.Next, err)
+			}
+			*r.rep = c.Total
+			r.rep.Resumed = r.rep.Steps
+			r.next, r.last = c.Next, c.Last
 		}
-		var pend pendingRecord
-		if json.Unmarshal(raw, &pend) == nil && pend.Intent != nil {
-			pending = &pend
-			return nil
+	}
+	var pending *StepRecord
+	err := j.records(func(n int, raw []byte) error {
+		if r.rep.Done {
+			return j.corrupt(n, "follows the step that finished the task")
 		}
-		pending = nil
 		rec, err := decodeRecord(raw)
 		if err != nil {
-			return fmt.Errorf("%w: %s:%d: %w", ErrJournalCorrupt, j.path, n, err)
+			return j.corrupt(n, "is not a step record: %v", err)
 		}
-		if rec.Step != next {
-			return fmt.Errorf("%w: %s:%d holds step %d where step %d was expected", ErrJournalCorrupt, j.path, n, rec.Step, next)
+		if pending != nil {
+			if rec.Step != pending.Step || rec.Pending {
+				return j.corrupt(n, "holds step %d where the pending step %d's record was expected", rec.Step, pending.Step)
+			}
+			pending = nil
+		} else if rec.Step != r.next {
+			return j.corrupt(n, "holds step %d where step %d was expected", rec.Step, r.next)
 		}
-		done, err = task.Apply(rec.Winner, rec.Observation)
+		if rec.Pending {
+			if rec.Winner.Intent == nil {
+				return j.corrupt(n, "is a pending step without a tool call")
+			}
+			pending = rec
+			return nil
+		}
+		done, err := r.apply(rec.Winner, rec.Observation)
 		if err != nil {
-			return fmt.Errorf("%w: replaying step %d: %w", ErrStep, rec.Step, err)
+			return fmt.Errorf("%w: replaying step %d (%s:%d): %w", ErrStep, rec.Step, j.path, n, err)
 		}
-		rep.addStep(rec)
-		rep.Resumed++
-		if s.Progress != nil {
-			s.Progress(Event{Step: rec.Step, Replayed: true, Record: rec, Report: rep})
+		r.rep.addStep(rec)
+		r.rep.Resumed++
+		r.rep.Done = done
+		if r.Progress != nil {
+			r.Progress(Event{Step: rec.Step, Replayed: true, Record: rec, Report: r.rep})
 		}
-		last, next = rec.Observation, next+1
+		r.last, r.next = rec.Observation, r.next+1
 		return nil
 	})
 	if err != nil {
-		return 0, nil, false, err
+		return nil, err
 	}
-	if pending != nil && !s.RerunPending {
-		return 0, nil, false, fmt.Errorf("%w: step %d called %s with %v; check its effect, then resume with RerunPending (--rerun-pending) to run it again",
-			ErrPendingSideEffect, pending.Pending, pending.Intent.Tool, pending.Intent.Args)
+	if pending != nil && !r.RerunPending {
+		return nil, fmt.Errorf("%w: step %d called %s with %s; check its effect, then resume with RerunPending (--rerun-pending) to run that same call again",
+			ErrPendingSideEffect, pending.Step, pending.Winner.Intent.Tool, argsText(pending.Winner.Intent.Args))
 	}
-	return next, last, done, nil
+	return pending, nil
 }
 
-// decodeRecord reads a journal line with numbers kept as json.Number, as
-// intent.Parse gives them, so a replayed winner is the value that won.
+// finish completes a step whose side-effect call was pending at the crash:
+// exactly the journaled winner's call runs, and exactly that winner is
+// applied. Nothing is voted again.
+func (r *run) finish(ctx context.Context, rec *StepRecord) error {
+	rec.Pending = false
+	if err := r.complete(ctx, rec, time.Now()); err != nil {
+		return err
+	}
+	r.next = rec.Step + 1
+	return nil
+}
+
+func argsText(args map[string]any) string {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Sprint(args)
+	}
+	return string(b)
+}
+
+// decodeRecord reads a journal step line strictly, with numbers kept as
+// json.Number, as intent.Parse gives them, so a replayed winner is the
+// value that won.
 func decodeRecord(raw []byte) (*StepRecord, error) {
 	var rec StepRecord
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rec); err != nil {
 		return nil, err
 	}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value on the line")
+	}
 	return &rec, nil
+}
+
+// plural writes n and the noun, with an s unless n is 1: "1 step", "2 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -1,6 +1,8 @@
 package maker
 
 import (
+	"encoding/json"
+
 	"github.com/mdap-go/mdap/intent"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -34,6 +36,18 @@ type Task interface {
 	// observation of the winner's tool intent, or nil when it had none.
 	// done reports that the task is finished; an error stops the run.
 	Apply(winner intent.Output, obs *intent.Observation) (done bool, err error)
+}
+
+// Snapshotter is implemented by tasks whose state can be saved and
+// restored. The journal then holds a checkpoint every so many steps
+// (Journal.CheckpointEvery), and a resume restores the last one instead
+// of replaying every step before it, so resuming costs a bounded replay
+// whatever the run's length. Restore(Snapshot()) must give a task that
+// behaves exactly as the one snapshotted; Snapshot is called between
+// steps, from the goroutine that called Solve.
+type Snapshotter interface {
+	Snapshot() (json.RawMessage, error)
+	Restore(state json.RawMessage) error
 }
 
 // Reply is one sample's raw answer from a model, before red flags.

@@ -29,12 +29,20 @@ func toolAtStep2(id SampleID, p string) (string, string) {
 func hasObservation(p string) bool { return len(p) > len(fmt.Sprintf("value=%d", current(p))) }
 
 func deployExecutor(t *testing.T, runs *atomic.Int64) *executor.Executor {
+	return deployExecutorRecording(t, runs, nil)
+}
+
+// deployExecutorRecording also appends each deploy's target to targets.
+func deployExecutorRecording(t *testing.T, runs *atomic.Int64, targets *[]string) *executor.Executor {
 	t.Helper()
 	tax := categories.Builtin()
 	require.NoError(t, tax.Add("deploy", categories.Bash))
 	deploy := executor.NewTool("deploy", categories.Bash, "deploys", json.RawMessage(`{"type":"object","properties":{"target":{"type":"string"}},"required":["target"],"additionalProperties":false}`),
 		func(ctx context.Context, args map[string]any) (string, error) {
 			runs.Add(1)
+			if targets != nil {
+				*targets = append(*targets, args["target"].(string))
+			}
 			return "deployed to " + args["target"].(string), nil
 		})
 	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
@@ -76,7 +84,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	// The crash: the process dies while the tool runs, after the pending
 	// line is durable and before the step's record.
 	b := mustRead(t, path)
-	pending := bytes.Index(b, []byte(`{"pending_step":2`))
+	pending := bytes.Index(b, []byte(`{"step":2,"pending":true`))
 	require.Positive(t, pending, "a side-effect call is journaled as pending before it runs")
 	end := pending + bytes.IndexByte(b[pending:], '\n') + 1
 	require.NoError(t, os.WriteFile(path, b[:end], 0o644))

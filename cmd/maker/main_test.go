@@ -207,5 +207,5 @@ func TestRefusedJournalPrintsNoSummary(t *testing.T) {
 	code, out, stderr := cli(t, "hanoi", "--disks", "2", "--journal", j, "--resume", "--k", "5", "--json", "--progress", "off")
 	assert.Equal(t, 2, code)
 	assert.Empty(t, out, "a refused run has no summary")
-	assert.Contains(t, stderr, `k: "3" in the journal, "5" now`)
+	assert.Contains(t, stderr, `k: 3 in the journal, 5 now`)
 }

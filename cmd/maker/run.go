@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -95,22 +94,7 @@ func (f *runFlags) simConfig() sim.Config {
 	case f.latency > 0:
 		c.Latency = sim.FixedLatency(f.latency)
 	}
-	c.SampleID = func(ctx context.Context) (int, int, bool) {
-		id, ok := maker.SampleIDFrom(ctx)
-		return id.Step, id.Index, ok
-	}
 	return c
-}
-
-// settings names what determines the answers beside k and the caps: it goes
-// into the journal header, so a resume with other settings is refused.
-func (f *runFlags) settings() string {
-	if f.model == "sim" {
-		c := f.simConfig()
-		return fmt.Sprintf("model=sim seed=%d p=%g flag_rate=%g error_rate=%g wrong_answers=%d concentration=%g",
-			c.Seed, c.P, c.FlagRate, c.ErrorRate, c.WrongAnswers, c.Concentration)
-	}
-	return "model=" + f.model
 }
 
 // solver builds the solver the flags describe, with its journal. The
@@ -126,7 +110,6 @@ func (f *runFlags) solver(oracle sim.Oracle) (*maker.Solver, error) {
 		Model:        model,
 		MaxTokens:    f.maxTokens,
 		Vote:         vote.Config{K: f.k, Parallel: f.parallel, MaxSamples: f.maxSamples, MaxErrors: f.maxErrors},
-		Settings:     f.settings(),
 		RerunPending: f.rerunPending,
 	}
 	if _, err := s.Vote.WithDefaults(); err != nil {

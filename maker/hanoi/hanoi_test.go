@@ -268,7 +268,7 @@ func run(t *testing.T, n int, reply func(prompt string) string) *hanoi.Task {
 func TestRoundTripPerfectOracle(t *testing.T) {
 	for _, o := range []hanoi.Oracle{{}, {JSON: true}} {
 		task := run(t, 10, func(prompt string) string {
-			text, err := o.Correct(prompt)
+			text, err := o.Correct(sim.Query{Prompt: prompt})
 			require.NoError(t, err)
 			return text
 		})
@@ -339,7 +339,7 @@ func TestWrongAnswers(t *testing.T) {
 	var prev *hanoi.Move
 	for m := range hanoi.Moves(4) {
 		prompt := sim.PromptText(hanoi.Messages(4, s, prev))
-		correctText, err := hanoi.Oracle{}.Correct(prompt)
+		correctText, err := hanoi.Oracle{}.Correct(sim.Query{Prompt: prompt})
 		require.NoError(t, err)
 		correct, err := hanoi.ParseReply(correctText, 4)
 		require.NoError(t, err)
@@ -348,7 +348,7 @@ func TestWrongAnswers(t *testing.T) {
 		assert.Equal(t, len(s.LegalMoves())-1+80, count, "other legal moves + 3^4-1 states")
 		seen := map[uint64]int{key(t, correct): -1}
 		for v := range count {
-			text, err := hanoi.Oracle{}.Wrong(prompt, v)
+			text, err := hanoi.Oracle{}.Wrong(sim.Query{Prompt: prompt}, v)
 			require.NoError(t, err)
 			a, err := hanoi.ParseReply(text, 4)
 			require.NoError(t, err, text)
@@ -360,9 +360,9 @@ func TestWrongAnswers(t *testing.T) {
 				assert.Equal(t, 1, a.Move.Disk, "variant 0 is a disk-1 mistake")
 			}
 		}
-		again, err := hanoi.Oracle{}.Wrong(prompt, count)
+		again, err := hanoi.Oracle{}.Wrong(sim.Query{Prompt: prompt}, count)
 		require.NoError(t, err)
-		first, err := hanoi.Oracle{}.Wrong(prompt, 0)
+		first, err := hanoi.Oracle{}.Wrong(sim.Query{Prompt: prompt}, 0)
 		require.NoError(t, err)
 		assert.Equal(t, first, again, "variants wrap around")
 		s, err = s.Apply(m)
@@ -387,7 +387,7 @@ func TestMalformedRefused(t *testing.T) {
 		prompt := sim.PromptText(hanoi.Messages(n, st.s, st.prev))
 		seen := map[string]bool{}
 		for v := range 9 {
-			text, err := hanoi.Oracle{}.Malformed(prompt, v)
+			text, err := hanoi.Oracle{}.Malformed(sim.Query{Prompt: prompt}, v)
 			require.NoError(t, err)
 			_, err = hanoi.ParseReply(text, n)
 			assert.Error(t, err, "variant %d: %q", v, text)
@@ -398,11 +398,11 @@ func TestMalformedRefused(t *testing.T) {
 }
 
 func TestOracleRefusesOtherPrompts(t *testing.T) {
-	_, err := hanoi.Oracle{}.Correct("What is 2+2?")
+	_, err := hanoi.Oracle{}.Correct(sim.Query{Prompt: "What is 2+2?"})
 	assert.ErrorIs(t, err, hanoi.ErrPrompt)
-	_, err = hanoi.Oracle{}.Wrong("What is 2+2?", 0)
+	_, err = hanoi.Oracle{}.Wrong(sim.Query{Prompt: "What is 2+2?"}, 0)
 	assert.ErrorIs(t, err, hanoi.ErrPrompt)
-	_, err = hanoi.Oracle{}.Malformed("What is 2+2?", 0)
+	_, err = hanoi.Oracle{}.Malformed(sim.Query{Prompt: "What is 2+2?"}, 0)
 	assert.ErrorIs(t, err, hanoi.ErrPrompt)
 }
 
@@ -410,7 +410,7 @@ func TestOracleAfterErrors(t *testing.T) {
 	// A state where the rule is stuck (reachable only after an error): the
 	// oracle still answers, with a disk-1 move.
 	prompt := sim.PromptText(hanoi.Messages(3, hanoi.Goal(3), &hanoi.Move{Disk: 1, From: 1, To: 2}))
-	text, err := hanoi.Oracle{}.Correct(prompt)
+	text, err := hanoi.Oracle{}.Correct(sim.Query{Prompt: prompt})
 	require.NoError(t, err)
 	assert.Equal(t, "move = [1, 2, 1]\nnext_state = [[], [1], [3, 2]]", text)
 }

@@ -3,6 +3,8 @@ package hanoi
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mdap-go/mdap/maker/sim"
 )
 
 // Oracle answers this package's step prompts for the simulated model
@@ -121,8 +123,8 @@ func oracleAnswer(s State, prev *Move) (Answer, error) {
 // Correct returns the correct reply to a step prompt: the iterative rule's
 // move and the state it leads to. Errors: [ErrPrompt] (wrapped) when the
 // prompt is not a step prompt of this package.
-func (o Oracle) Correct(prompt string) (string, error) {
-	s, prev, err := ParsePrompt(prompt)
+func (o Oracle) Correct(q sim.Query) (string, error) {
+	s, prev, err := ParsePrompt(q.Prompt)
 	if err != nil {
 		return "", err
 	}
@@ -136,8 +138,8 @@ func (o Oracle) Correct(prompt string) (string, error) {
 // Wrong returns the variant-th wrong reply to a step prompt; see
 // [WrongAnswer]. Errors: [ErrPrompt] (wrapped) as for Correct, or for a
 // negative variant.
-func (o Oracle) Wrong(prompt string, variant int) (string, error) {
-	s, prev, err := ParsePrompt(prompt)
+func (o Oracle) Wrong(q sim.Query, variant int) (string, error) {
+	s, prev, err := ParsePrompt(q.Prompt)
 	if err != nil {
 		return "", err
 	}
@@ -251,8 +253,8 @@ const malformedCount = 9
 // next_state of two pegs, a move with no next_state, a JSON object with an
 // extra key, prose with no answer, a disk listed twice. It implements
 // sim.Malformer. Errors: [ErrPrompt] (wrapped) as for Correct.
-func (o Oracle) Malformed(prompt string, variant int) (string, error) {
-	s, prev, err := ParsePrompt(prompt)
+func (o Oracle) Malformed(q sim.Query, variant int) (string, error) {
+	s, prev, err := ParsePrompt(q.Prompt)
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package hanoi
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -54,4 +55,42 @@ func (t *Task) Apply(winner intent.Output, obs *intent.Observation) (done bool, 
 		return false, err
 	}
 	return t.Advance(a)
+}
+
+// snapshot is a Task in a journal checkpoint.
+type snapshot struct {
+	N       int   `json:"disks"`
+	State   State `json:"state"`
+	Prev    *Move `json:"previous,omitempty"`
+	Steps   int   `json:"steps"`
+	Wrong   int   `json:"wrong"`
+	Illegal int   `json:"illegal"`
+}
+
+// Snapshot implements maker.Snapshotter: the state, the previous move and
+// the counts, O(n) bytes.
+func (t *Task) Snapshot() (json.RawMessage, error) {
+	return json.Marshal(snapshot{N: t.n, State: t.state, Prev: t.prev, Steps: t.steps, Wrong: t.wrong, Illegal: t.illegal})
+}
+
+// Restore implements maker.Snapshotter. Errors: a snapshot that does not
+// parse, is of another number of disks, or holds an invalid state.
+func (t *Task) Restore(b json.RawMessage) error {
+	var s snapshot
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("hanoi: bad snapshot: %w", err)
+	}
+	if s.N != t.n {
+		return fmt.Errorf("hanoi: snapshot of %d disks, the task has %d", s.N, t.n)
+	}
+	for p := range s.State {
+		if s.State[p] == nil {
+			s.State[p] = []int{}
+		}
+	}
+	if err := s.State.Validate(t.n); err != nil {
+		return fmt.Errorf("hanoi: bad snapshot: %w", err)
+	}
+	t.state, t.prev, t.steps, t.wrong, t.illegal = s.State, s.Prev, s.Steps, s.Wrong, s.Illegal
+	return nil
 }

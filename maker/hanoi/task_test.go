@@ -58,7 +58,7 @@ func TestApplyReplaysJournalValues(t *testing.T) {
 	// decoded one does.
 	a, b := mustTask(t, 4), mustTask(t, 4)
 	for range 15 {
-		text, err := hanoi.Oracle{}.Correct(sim.PromptText(a.Prompt(nil)))
+		text, err := hanoi.Oracle{}.Correct(sim.Query{Prompt: sim.PromptText(a.Prompt(nil))})
 		require.NoError(t, err)
 		out, err := a.Decode(maker.Reply{Text: text})
 		require.NoError(t, err)
@@ -95,10 +95,6 @@ func TestSolverOnSimulatedModel(t *testing.T) {
 	// the real prompts, through the real parser.
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate, cfg.WrongAnswers = 3, 0.85, 0.05, 4
-	cfg.SampleID = func(ctx context.Context) (int, int, bool) {
-		id, ok := maker.SampleIDFrom(ctx)
-		return id.Step, id.Index, ok
-	}
 	model, err := sim.New(hanoi.Oracle{}, cfg)
 	require.NoError(t, err)
 	task := mustTask(t, 6)
@@ -115,10 +111,6 @@ func TestSolverRunsAreScheduleIndependent(t *testing.T) {
 	// ones must not depend on the goroutine schedule or on Parallel.
 	run := func(parallel int) (maker.Report, *hanoi.Task) {
 		cfg := sim.Config{Seed: 9, P: 0.7, WrongAnswers: 1, FlagRate: 0.05, Latency: sim.UniformLatency(0, 200*time.Microsecond)}
-		cfg.SampleID = func(ctx context.Context) (int, int, bool) {
-			id, ok := maker.SampleIDFrom(ctx)
-			return id.Step, id.Index, ok
-		}
 		model, err := sim.New(hanoi.Oracle{}, cfg)
 		require.NoError(t, err)
 		task := mustTask(t, 6)

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -38,24 +37,18 @@ const DefaultFlagRate = 0.001
 // answers: wrong replies are spread uniformly over that many (our choice).
 const DefaultWrongAnswers = 8
 
-// DefaultMaxTokens is the cap an overlong or cut-off reply is measured
-// against when the request sets no llms.WithMaxTokens: the paper's 750.
-const DefaultMaxTokens = 750
-
 // Config is the behaviour of a simulated model. All probabilities are per
-// call.
-//
-// The zero Config is valid and describes an adversarial model: P = 0, so
-// every reply is wrong, all of them the same wrong answer (variant 0); no
-// red flags, no provider errors, no latency, seed 0, and every call seen as
-// unidentified (see SampleID). Start from [DefaultConfig] for a realistic
-// one.
+// call. Start from [DefaultConfig], the paper's model, and change what the
+// experiment needs; every field's zero value is a plain choice (no red
+// flags, no errors, no latency, seed 0) except P, which must be set: a
+// zero Config is refused by [New], since a model that is never right is
+// not a model to vote with.
 type Config struct {
 	// Seed is the root of every random draw.
 	Seed uint64
 
 	// P is the probability that a valid reply (not a red flag, not an
-	// error) is the correct one. In [0, 1].
+	// error) is the correct one. In (0, 1].
 	P float64
 
 	// WrongAnswers is how many distinct wrong answers (the oracle's
@@ -84,26 +77,13 @@ type Config struct {
 	// Latency is the time a call takes before answering. The zero value is
 	// no latency.
 	Latency Latency
-
-	// SampleID reports the identity of the sample a call's context belongs
-	// to: its step and its index within the step. The solver wires
-	// maker.SampleIDFrom into it:
-	//
-	//	cfg.SampleID = func(ctx context.Context) (int, int, bool) {
-	//		id, ok := maker.SampleIDFrom(ctx)
-	//		return id.Step, id.Index, ok
-	//	}
-	//
-	// With SampleID nil or returning ok = false, a call is identified by a
-	// per-model call counter instead, which is not schedule-independent.
-	SampleID func(ctx context.Context) (step, index int, ok bool)
 }
 
 // FlagMix weighs the three kinds of red-flag replies. Weights are relative
 // and must not be negative; all zero means equal thirds.
 type FlagMix struct {
 	// Overlong: a rambling reply whose CompletionTokens exceed the cap (the
-	// request's MaxTokens, or DefaultMaxTokens) with StopReason "stop", as
+	// request's MaxTokens, or maker.DefaultMaxTokens) with StopReason "stop", as
 	// from a provider that does not enforce the cap. Its text ends with a
 	// wrong answer, so a solver that forgets the length check votes wrong.
 	Overlong float64
@@ -116,52 +96,72 @@ type FlagMix struct {
 	Malformed float64
 }
 
-// LatencyKind names a latency distribution.
-type LatencyKind int
+// latencyKind names a latency distribution.
+type latencyKind int
 
-// The latency distributions.
 const (
-	// LatencyNone: answer at once.
-	LatencyNone LatencyKind = iota
-	// LatencyFixed: always Latency.Fixed.
-	LatencyFixed
-	// LatencyUniform: uniform in [Latency.Min, Latency.Max].
-	LatencyUniform
-	// LatencyLognormal: Latency.Median × exp(Latency.Sigma × Z), Z standard
-	// normal, capped at Latency.Max when Max > 0.
-	LatencyLognormal
+	latencyNone latencyKind = iota
+	latencyFixed
+	latencyUniform
+	latencyLognormal
 )
 
-// Latency is a latency distribution. Build one with [FixedLatency],
-// [UniformLatency] or [LognormalLatency], or fill the fields the Kind uses.
-// The zero value is no latency.
+// Latency is a latency distribution: the zero value is none (answer at
+// once); [FixedLatency], [UniformLatency] and [LognormalLatency] build the
+// others, and [Latency.Capped] bounds one.
 type Latency struct {
-	Kind     LatencyKind
-	Fixed    time.Duration // LatencyFixed
-	Min, Max time.Duration // LatencyUniform; Max also caps LatencyLognormal
-	Median   time.Duration // LatencyLognormal
-	Sigma    float64       // LatencyLognormal, the log-space standard deviation
+	kind     latencyKind
+	fixed    time.Duration
+	min, max time.Duration // uniform; max also caps a lognormal
+	median   time.Duration
+	sigma    float64
 }
 
 // FixedLatency is a constant latency d.
-func FixedLatency(d time.Duration) Latency { return Latency{Kind: LatencyFixed, Fixed: d} }
+func FixedLatency(d time.Duration) Latency { return Latency{kind: latencyFixed, fixed: d} }
 
 // UniformLatency is a latency uniform in [min, max].
 func UniformLatency(min, max time.Duration) Latency {
-	return Latency{Kind: LatencyUniform, Min: min, Max: max}
+	return Latency{kind: latencyUniform, min: min, max: max}
 }
 
-// LognormalLatency is a lognormal latency with the given median and
-// log-space standard deviation sigma, uncapped; set the result's Max to cap
-// its tail.
+// LognormalLatency is a lognormal latency, median × exp(sigma × Z) with Z
+// standard normal: heavy-tailed like real providers. It is uncapped; see
+// [Latency.Capped].
 func LognormalLatency(median time.Duration, sigma float64) Latency {
-	return Latency{Kind: LatencyLognormal, Median: median, Sigma: sigma}
+	return Latency{kind: latencyLognormal, median: median, sigma: sigma}
+}
+
+// Capped returns l with its draws capped at max (a lognormal's tail). It
+// changes only a lognormal latency; the others are bounded already.
+func (l Latency) Capped(max time.Duration) Latency {
+	if l.kind == latencyLognormal {
+		l.max = max
+	}
+	return l
+}
+
+// String describes the distribution, for reports.
+func (l Latency) String() string {
+	switch l.kind {
+	case latencyFixed:
+		return "fixed " + l.fixed.String()
+	case latencyUniform:
+		return fmt.Sprintf("uniform %s..%s", l.min, l.max)
+	case latencyLognormal:
+		s := fmt.Sprintf("lognormal median %s sigma %g", l.median, l.sigma)
+		if l.max > 0 {
+			s += " capped at " + l.max.String()
+		}
+		return s
+	}
+	return "none"
 }
 
 // DefaultConfig is a model like the paper's gpt-4.1-mini on Towers of
 // Hanoi: P = [DefaultP], wrong answers spread over [DefaultWrongAnswers],
 // red flags at [DefaultFlagRate] split evenly, no provider errors, no
-// latency, seed 0. Callers set SampleID (see Config.SampleID).
+// latency, seed 0.
 func DefaultConfig() Config {
 	return Config{
 		P:            DefaultP,
@@ -176,6 +176,9 @@ func DefaultConfig() Config {
 // duration or sigma, Min above Max, an unknown latency kind, or a
 // lognormal latency without a positive median.
 func (c Config) Validate() error {
+	if !(c.P > 0) && c.P == c.P {
+		return fmt.Errorf("%w: P = %v: every valid reply would be wrong; set P to the probability that a valid reply is right (DefaultConfig has the paper's %v)", ErrConfig, c.P, DefaultP)
+	}
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -202,24 +205,21 @@ func (c Config) Validate() error {
 }
 
 func (l Latency) validate() error {
-	if l.Fixed < 0 || l.Min < 0 || l.Max < 0 || l.Median < 0 {
-		return fmt.Errorf("%w: latency %+v has a negative duration", ErrConfig, l)
+	if l.fixed < 0 || l.min < 0 || l.max < 0 || l.median < 0 {
+		return fmt.Errorf("%w: latency %s has a negative duration", ErrConfig, l)
 	}
-	switch l.Kind {
-	case LatencyNone, LatencyFixed:
-	case LatencyUniform:
-		if l.Min > l.Max {
-			return fmt.Errorf("%w: uniform latency Min %v above Max %v", ErrConfig, l.Min, l.Max)
+	switch l.kind {
+	case latencyUniform:
+		if l.min > l.max {
+			return fmt.Errorf("%w: uniform latency min %v above max %v", ErrConfig, l.min, l.max)
 		}
-	case LatencyLognormal:
-		if l.Median <= 0 {
-			return fmt.Errorf("%w: lognormal latency needs a positive Median, got %v", ErrConfig, l.Median)
+	case latencyLognormal:
+		if l.median <= 0 {
+			return fmt.Errorf("%w: lognormal latency needs a positive median, got %v", ErrConfig, l.median)
 		}
-		if !(l.Sigma >= 0) || math.IsInf(l.Sigma, 0) {
-			return fmt.Errorf("%w: lognormal latency Sigma = %v, want a finite value of 0 or more", ErrConfig, l.Sigma)
+		if !(l.sigma >= 0) || math.IsInf(l.sigma, 0) {
+			return fmt.Errorf("%w: lognormal latency sigma = %v, want a finite value of 0 or more", ErrConfig, l.sigma)
 		}
-	default:
-		return fmt.Errorf("%w: unknown latency kind %d", ErrConfig, l.Kind)
 	}
 	return nil
 }

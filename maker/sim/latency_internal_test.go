@@ -30,8 +30,7 @@ func TestLatencyDistributions(t *testing.T) {
 	assert.InDelta(t, float64(time.Second), float64(ln[len(ln)/2]), float64(50*time.Millisecond), "median")
 	assert.Greater(t, ln[len(ln)-1], 3*time.Second, "a long tail")
 
-	capped := LognormalLatency(time.Second, 2)
-	capped.Max = 2 * time.Second
+	capped := LognormalLatency(time.Second, 2).Capped(2 * time.Second)
 	c := draws(capped, 10000)
 	assert.Equal(t, 2*time.Second, c[len(c)-1])
 

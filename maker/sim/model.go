@@ -7,45 +7,83 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
+
 	"github.com/tmc/langchaingo/llms"
 )
 
-// Oracle is what a built-in task provides so that the simulated model can
-// answer its step prompts. prompt is the request's text as [PromptText]
-// joins it. Both methods must be safe for concurrent use, deterministic
-// (the same arguments always give the same text) and cheap next to a model
-// call.
-type Oracle interface {
-	// Correct returns the correct reply to prompt, in a format the task's
-	// parser accepts. An error means the prompt is not one of the task's
-	// step prompts; the model then fails the call with ErrUnknownPrompt.
-	Correct(prompt string) (string, error)
+// Query is what the model asks its [Oracle] about one call: the request's
+// text and, when the caller gave one, the sample's identity.
+type Query struct {
+	// Prompt is the request's text as [PromptText] joins it.
+	Prompt string
+	// Step and Index are the sample's identity (maker.SampleIDFrom on the
+	// call's context); Identified says whether there was one. Over HTTP
+	// (maker serve-sim) the server derives them from the prompt.
+	Step, Index int
+	Identified  bool
+}
 
-	// Wrong returns the variant-th wrong reply to prompt (variant >= 0): a
+// Oracle is what a task provides so that the simulated model can answer
+// its step prompts. Both methods must be safe for concurrent use,
+// deterministic (the same arguments always give the same text) and cheap
+// next to a model call. A built-in task's oracle reads the step from the
+// prompt text (so it also answers over HTTP); a custom task's oracle may
+// instead read the task's own state, which the solver does not change
+// while a step's samples are drawn, or use [OracleFunc].
+type Oracle interface {
+	// Correct returns the correct reply to q, in a format the task's
+	// parser accepts. An error means the query is not one of the task's
+	// steps; the model then fails the call with ErrUnknownPrompt.
+	Correct(q Query) (string, error)
+
+	// Wrong returns the variant-th wrong reply to q (variant >= 0): a
 	// well-formed reply the task's parser accepts, that means another step
 	// than Correct's. Variants 0, 1, 2, ... must mean distinct steps as far
 	// as the task has distinct wrong answers; beyond that they may repeat
 	// (an oracle with n wrong answers typically uses variant mod n).
 	// Variant 0 is the model's favourite mistake: a concentrated mix
 	// always gives it.
-	Wrong(prompt string, variant int) (string, error)
+	Wrong(q Query, variant int) (string, error)
 }
 
 // Malformer is an optional Oracle extension: an oracle that implements it
 // writes the model's malformed red-flag replies itself, so that they
 // exercise the task's own format check (a move of two numbers, a peg out of
-// range, ...). variant is drawn uniformly from [0, MalformedVariants); the
-// oracle may wrap it modulo its own count. Every text returned must be
-// refused by the task's parser. Without it the model's malformed replies
-// are generic: prose with no answer, unterminated JSON, or the correct
-// answer stripped of its brackets.
+// range, ...). variant is drawn uniformly from [0, 64); the oracle may
+// wrap it modulo its own count. Every text returned must be refused by the
+// task's parser. Without it the model's malformed replies are generic:
+// prose with no answer, unterminated JSON, or the correct answer stripped
+// of its brackets.
 type Malformer interface {
-	Malformed(prompt string, variant int) (string, error)
+	Malformed(q Query, variant int) (string, error)
 }
 
-// MalformedVariants is the range a malformed reply's variant is drawn from
+// malformedVariants is the range a malformed reply's variant is drawn from
 // when the oracle is a [Malformer].
-const MalformedVariants = 64
+const malformedVariants = 64
+
+// OracleFunc is an [Oracle] for a task whose correct reply is a JSON
+// value: correct returns it (as text), and the variant-th wrong reply is
+// the same JSON with one leaf changed: the first string leaf (depth first,
+// keys in sorted order) gets the suffix ".wrongN", or else the first number
+// leaf is moved by N+1, or else a key "wrong" is added to an object; N is
+// the variant. So wrong replies are well formed, distinct per variant, and
+// vote against the right one. A correct reply that is not JSON makes Wrong
+// fail with ErrUnknownPrompt.
+type OracleFunc func(q Query) (string, error)
+
+// Correct calls f.
+func (f OracleFunc) Correct(q Query) (string, error) { return f(q) }
+
+// Wrong changes one leaf of f's JSON reply; see [OracleFunc].
+func (f OracleFunc) Wrong(q Query, variant int) (string, error) {
+	text, err := f(q)
+	if err != nil {
+		return "", err
+	}
+	return MutateJSON(text, variant)
+}
 
 // Outcome is what the simulated model meant a reply to be. It is reported
 // in GenerationInfo under [InfoOutcome] for tests and benchmarks.
@@ -65,8 +103,8 @@ const InfoOutcome = "SimOutcome"
 
 // The stop reasons the model reports, as OpenAI does.
 const (
-	StopReasonStop   = "stop"
-	StopReasonLength = "length"
+	stopReasonStop   = "stop"
+	stopReasonLength = "length"
 )
 
 // Model is the simulated model: an [llms.Model] safe for concurrent use.
@@ -94,6 +132,15 @@ func New(oracle Oracle, cfg Config) (*Model, error) {
 
 // Config returns the model's configuration.
 func (m *Model) Config() Config { return m.cfg }
+
+// Identity names the model and every setting that changes its answers
+// (latency does not), for the journal: a run resumed with another seed or
+// error model is refused. It implements maker.Identifier.
+func (m *Model) Identity() string {
+	c := m.cfg
+	return fmt.Sprintf("sim seed=%d p=%g wrong_answers=%d concentration=%g flag_rate=%g flags=%g/%g/%g error_rate=%g",
+		c.Seed, c.P, c.WrongAnswers, c.Concentration, c.FlagRate, c.Flags.Overlong, c.Flags.CutOff, c.Flags.Malformed, c.ErrorRate)
+}
 
 // Calls returns the number of GenerateContent calls made so far, failed
 // ones included. It also numbers the calls without a sample identity.
@@ -131,8 +178,10 @@ func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOpt
 
 // GenerateContent answers one request with one choice; see the package
 // documentation for how the reply is drawn. Of the call options it reads
-// only MaxTokens (0 means [DefaultMaxTokens] for red-flag replies and no
-// limit for valid ones); temperature, seed and tools are ignored.
+// only MaxTokens (0 means maker.DefaultMaxTokens for red-flag replies and
+// no limit for valid ones); temperature, seed and tools are ignored. The
+// sample's identity comes from the context (maker.SampleIDFrom), where the
+// solver puts it.
 //
 // A valid reply longer than a positive MaxTokens is cut at the cap, with
 // StopReason "length" and outcome OutcomeCutOff, as a real provider would.
@@ -154,14 +203,18 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		o(&opts)
 	}
 	prompt := PromptText(messages)
-	correct, err := m.oracle.Correct(prompt)
+	q := Query{Prompt: prompt}
+	if id, ok := maker.SampleIDFrom(ctx); ok {
+		q.Step, q.Index, q.Identified = id.Step, id.Index, true
+	}
+	correct, err := m.oracle.Correct(q)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnknownPrompt, err)
 	}
 
 	var st stream
-	if step, index, ok := m.identify(ctx); ok {
-		st = newStream(m.cfg.Seed, domainSample, uint64(step), uint64(index), hashString(prompt))
+	if q.Identified {
+		st = newStream(m.cfg.Seed, domainSample, uint64(q.Step), uint64(q.Index), hashString(prompt))
 	} else {
 		st = newStream(m.cfg.Seed, domainCounter, n, 0, hashString(prompt))
 	}
@@ -176,28 +229,20 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	case u < c.ErrorRate:
 		return nil, fmt.Errorf("%w (call %d)", ErrProvider, n)
 	case u < c.ErrorRate+c.FlagRate:
-		return m.flagged(prompt, correct, st, opts.MaxTokens)
+		return m.flagged(q, correct, st, opts.MaxTokens)
 	}
 	text, outcome := correct, OutcomeCorrect
 	if st.unit(slotCorrect) >= c.P {
 		outcome = OutcomeWrong
-		if text, err = m.oracle.Wrong(prompt, m.wrongVariant(st)); err != nil {
+		if text, err = m.oracle.Wrong(q, m.wrongVariant(st)); err != nil {
 			return nil, fmt.Errorf("%w: wrong reply: %w", ErrUnknownPrompt, err)
 		}
 	}
-	stop := StopReasonStop
-	if limit := opts.MaxTokens; limit > 0 && EstimateTokens(text) > limit {
-		text, stop, outcome = truncate(text, 4*limit), StopReasonLength, OutcomeCutOff
+	stop := stopReasonStop
+	if limit := opts.MaxTokens; limit > 0 && maker.EstimateTokens(text) > limit {
+		text, stop, outcome = truncate(text, 4*limit), stopReasonLength, OutcomeCutOff
 	}
 	return reply(prompt, text, stop, outcome), nil
-}
-
-// identify returns the call's sample identity from Config.SampleID.
-func (m *Model) identify(ctx context.Context) (step, index int, ok bool) {
-	if m.cfg.SampleID == nil {
-		return 0, 0, false
-	}
-	return m.cfg.SampleID(ctx)
 }
 
 // wrongVariant draws the variant of a wrong reply from the wrong-answer mix.
@@ -209,10 +254,11 @@ func (m *Model) wrongVariant(st stream) int {
 }
 
 // flagged builds a red-flag reply of the kind the flag mix draws.
-func (m *Model) flagged(prompt, correct string, st stream, maxTokens int) (*llms.ContentResponse, error) {
+func (m *Model) flagged(q Query, correct string, st stream, maxTokens int) (*llms.ContentResponse, error) {
+	prompt := q.Prompt
 	limit := maxTokens
 	if limit <= 0 {
-		limit = DefaultMaxTokens
+		limit = maker.DefaultMaxTokens
 	}
 	w := m.cfg.Flags
 	if w.Overlong+w.CutOff+w.Malformed == 0 {
@@ -222,7 +268,7 @@ func (m *Model) flagged(prompt, correct string, st stream, maxTokens int) (*llms
 	rng := st.rng(slotText)
 	switch {
 	case k < w.Overlong:
-		wrong, err := m.oracle.Wrong(prompt, m.wrongVariant(st))
+		wrong, err := m.oracle.Wrong(q, m.wrongVariant(st))
 		if err != nil {
 			return nil, fmt.Errorf("%w: wrong reply: %w", ErrUnknownPrompt, err)
 		}
@@ -231,7 +277,7 @@ func (m *Model) flagged(prompt, correct string, st stream, maxTokens int) (*llms
 		tokens := limit + 1 + st.intn(slotFlagAux, max(1, limit/2))
 		tail := "\n\n" + wrong
 		text := filler(rng, max(0, 4*tokens-len(tail))) + tail
-		return reply(prompt, text, StopReasonStop, OutcomeOverlong), nil
+		return reply(prompt, text, stopReasonStop, OutcomeOverlong), nil
 	case k < w.Overlong+w.CutOff:
 		// Reasoning, then the correct answer cut halfway, exactly limit
 		// tokens in all.
@@ -241,13 +287,13 @@ func (m *Model) flagged(prompt, correct string, st stream, maxTokens int) (*llms
 			keep--
 		}
 		text := filler(rng, total-keep) + correct[:keep]
-		return reply(prompt, text, StopReasonLength, OutcomeCutOff), nil
+		return reply(prompt, text, stopReasonLength, OutcomeCutOff), nil
 	default:
-		text, err := m.malformed(prompt, correct, st)
+		text, err := m.malformed(q, correct, st)
 		if err != nil {
 			return nil, err
 		}
-		return reply(prompt, text, StopReasonStop, OutcomeMalformed), nil
+		return reply(prompt, text, stopReasonStop, OutcomeMalformed), nil
 	}
 }
 
@@ -259,9 +305,9 @@ var genericMalformed = []string{
 	`{"answer": "the next step is`,
 }
 
-func (m *Model) malformed(prompt, correct string, st stream) (string, error) {
+func (m *Model) malformed(q Query, correct string, st stream) (string, error) {
 	if mf, ok := m.oracle.(Malformer); ok {
-		text, err := mf.Malformed(prompt, st.intn(slotFlagAux, MalformedVariants))
+		text, err := mf.Malformed(q, st.intn(slotFlagAux, malformedVariants))
 		if err != nil {
 			return "", fmt.Errorf("%w: malformed reply: %w", ErrUnknownPrompt, err)
 		}
@@ -286,7 +332,7 @@ func (m *Model) malformed(prompt, correct string, st stream) (string, error) {
 
 // reply wraps text in a one-choice response with OpenAI-style usage.
 func reply(prompt, text, stop string, outcome Outcome) *llms.ContentResponse {
-	in, out := EstimateTokens(prompt), EstimateTokens(text)
+	in, out := maker.EstimateTokens(prompt), maker.EstimateTokens(text)
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
 		Content:    text,
 		StopReason: stop,
@@ -298,11 +344,6 @@ func reply(prompt, text, stop string, outcome Outcome) *llms.ContentResponse {
 		},
 	}}}
 }
-
-// EstimateTokens is the model's token count for a text: ceil(len(s)/4),
-// four bytes a token. It never downloads anything (unlike
-// llms.CountTokens). Cost: O(1).
-func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 
 // truncate cuts s to at most n bytes, at a UTF-8 boundary.
 func truncate(s string, n int) string {

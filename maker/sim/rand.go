@@ -88,16 +88,16 @@ func (s stream) intn(slot uint64, n int) int {
 
 // draw returns the call's latency.
 func (l Latency) draw(st stream) time.Duration {
-	switch l.Kind {
-	case LatencyFixed:
-		return l.Fixed
-	case LatencyUniform:
-		span := float64(l.Max - l.Min)
-		return l.Min + time.Duration(st.unit(slotLatency)*span)
-	case LatencyLognormal:
-		d := float64(l.Median) * math.Exp(l.Sigma*st.rng(slotLatency).NormFloat64())
-		if l.Max > 0 && d > float64(l.Max) {
-			return l.Max
+	switch l.kind {
+	case latencyFixed:
+		return l.fixed
+	case latencyUniform:
+		span := float64(l.max - l.min)
+		return l.min + time.Duration(st.unit(slotLatency)*span)
+	case latencyLognormal:
+		d := float64(l.median) * math.Exp(l.sigma*st.rng(slotLatency).NormFloat64())
+		if l.max > 0 && d > float64(l.max) {
+			return l.max
 		}
 		if d >= math.MaxInt64 {
 			return math.MaxInt64

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,16 +30,16 @@ func parseQuestion(prompt string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(prompt[i+len("question: "):]))
 }
 
-func (counterOracle) Correct(prompt string) (string, error) {
-	n, err := parseQuestion(prompt)
+func (counterOracle) Correct(q sim.Query) (string, error) {
+	n, err := parseQuestion(q.Prompt)
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf(`{"answer": %d}`, n+1), nil
 }
 
-func (counterOracle) Wrong(prompt string, variant int) (string, error) {
-	n, err := parseQuestion(prompt)
+func (counterOracle) Wrong(q sim.Query, variant int) (string, error) {
+	n, err := parseQuestion(q.Prompt)
 	if err != nil {
 		return "", err
 	}
@@ -48,21 +49,12 @@ func (counterOracle) Wrong(prompt string, variant int) (string, error) {
 // malformerOracle is a counterOracle that writes its own malformed replies.
 type malformerOracle struct{ counterOracle }
 
-func (malformerOracle) Malformed(prompt string, variant int) (string, error) {
+func (malformerOracle) Malformed(_ sim.Query, variant int) (string, error) {
 	return fmt.Sprintf("MALFORMED %d", variant%3), nil
 }
 
-type idKey struct{}
-
-type sampleID struct{ step, index int }
-
 func withID(step, index int) context.Context {
-	return context.WithValue(context.Background(), idKey{}, sampleID{step, index})
-}
-
-func sampleIDFrom(ctx context.Context) (int, int, bool) {
-	id, ok := ctx.Value(idKey{}).(sampleID)
-	return id.step, id.index, ok
+	return maker.WithSampleID(context.Background(), maker.SampleID{Step: step, Index: index})
 }
 
 func msgs(q int) []llms.MessageContent {
@@ -74,9 +66,6 @@ func msgs(q int) []llms.MessageContent {
 
 func newModel(t testing.TB, o sim.Oracle, cfg sim.Config) *sim.Model {
 	t.Helper()
-	if cfg.SampleID == nil {
-		cfg.SampleID = sampleIDFrom
-	}
 	m, err := sim.New(o, cfg)
 	require.NoError(t, err)
 	return m
@@ -169,7 +158,7 @@ func TestRatesMatchConfig(t *testing.T) {
 
 func TestWrongMix(t *testing.T) {
 	distinct := func(cfg sim.Config) map[string]int {
-		cfg.P = 0
+		cfg.P = 1e-12 // never right: every valid reply is wrong
 		m := newModel(t, counterOracle{}, cfg)
 		seen := map[string]int{}
 		for i := range 6000 {
@@ -181,18 +170,18 @@ func TestWrongMix(t *testing.T) {
 		return seen
 	}
 
-	concentrated := distinct(sim.Config{WrongAnswers: 1})
+	concentrated := distinct(sim.Config{P: 1e-12, WrongAnswers: 1})
 	assert.Equal(t, map[string]int{`{"answer": 12}`: 6000}, concentrated, "concentrated: always variant 0")
-	assert.Equal(t, concentrated, distinct(sim.Config{}), "WrongAnswers 0 is concentrated too")
-	assert.Equal(t, concentrated, distinct(sim.Config{WrongAnswers: 9, Concentration: 1}))
+	assert.Equal(t, concentrated, distinct(sim.Config{P: 1e-12}), "WrongAnswers 0 is concentrated too")
+	assert.Equal(t, concentrated, distinct(sim.Config{P: 1e-12, WrongAnswers: 9, Concentration: 1}))
 
-	spread := distinct(sim.Config{WrongAnswers: 5})
+	spread := distinct(sim.Config{P: 1e-12, WrongAnswers: 5})
 	require.Len(t, spread, 5)
 	for v := range 5 {
 		assert.InDelta(t, 1200, spread[fmt.Sprintf(`{"answer": %d}`, 12+v)], 150, "variant %d", v)
 	}
 
-	half := distinct(sim.Config{WrongAnswers: 4, Concentration: 0.5})
+	half := distinct(sim.Config{P: 1e-12, WrongAnswers: 4, Concentration: 0.5})
 	require.Len(t, half, 4)
 	assert.InDelta(t, 6000*(0.5+0.5/4), half[`{"answer": 12}`], 200)
 }
@@ -233,12 +222,12 @@ func TestOverlong(t *testing.T) {
 			c := resp.Choices[0]
 			cap := limit
 			if cap == 0 {
-				cap = sim.DefaultMaxTokens
+				cap = maker.DefaultMaxTokens
 			}
 			assert.Equal(t, "stop", c.StopReason)
 			assert.Equal(t, "overlong", c.GenerationInfo[sim.InfoOutcome])
 			assert.Greater(t, c.GenerationInfo["CompletionTokens"], cap)
-			assert.Equal(t, sim.EstimateTokens(c.Content), c.GenerationInfo["CompletionTokens"])
+			assert.Equal(t, maker.EstimateTokens(c.Content), c.GenerationInfo["CompletionTokens"])
 			assert.True(t, strings.HasSuffix(c.Content, "\n\n"+`{"answer": 7}`), "ends with the favourite wrong answer")
 		}
 	}
@@ -256,7 +245,7 @@ func TestCutOff(t *testing.T) {
 		c := resp.Choices[0]
 		cap := limit
 		if cap == 0 {
-			cap = sim.DefaultMaxTokens
+			cap = maker.DefaultMaxTokens
 		}
 		assert.Equal(t, "length", c.StopReason)
 		assert.Equal(t, "cut_off", c.GenerationInfo[sim.InfoOutcome])
@@ -334,7 +323,7 @@ func TestLatencyHonoursContext(t *testing.T) {
 
 	ctx, cancel = context.WithCancel(withID(0, 0))
 	cancel()
-	_, err = newModel(t, counterOracle{}, sim.Config{}).GenerateContent(ctx, msgs(1))
+	_, err = newModel(t, counterOracle{}, sim.Config{P: 1}).GenerateContent(ctx, msgs(1))
 	assert.ErrorIs(t, err, context.Canceled, "a done context fails even without latency")
 }
 
@@ -390,18 +379,18 @@ func TestInvalidConfig(t *testing.T) {
 		"P above 1":           {P: 1.5},
 		"P negative":          {P: -0.1},
 		"P NaN":               {P: nan},
-		"flag rate":           {FlagRate: 2},
-		"error rate":          {ErrorRate: -1},
-		"concentration":       {Concentration: 1.1},
-		"rates sum above 1":   {FlagRate: 0.6, ErrorRate: 0.6},
-		"negative wrong":      {WrongAnswers: -1},
-		"negative weight":     {Flags: sim.FlagMix{CutOff: -1}},
-		"infinite weight":     {Flags: sim.FlagMix{Overlong: math.Inf(1)}},
-		"negative fixed":      {Latency: sim.FixedLatency(-time.Second)},
-		"min above max":       {Latency: sim.UniformLatency(2*time.Second, time.Second)},
-		"lognormal no median": {Latency: sim.LognormalLatency(0, 1)},
-		"lognormal sigma":     {Latency: sim.LognormalLatency(time.Second, -1)},
-		"unknown kind":        {Latency: sim.Latency{Kind: 99}},
+		"flag rate":           {P: 0.5, FlagRate: 2},
+		"error rate":          {P: 0.5, ErrorRate: -1},
+		"concentration":       {P: 0.5, Concentration: 1.1},
+		"rates sum above 1":   {P: 0.5, FlagRate: 0.6, ErrorRate: 0.6},
+		"negative wrong":      {P: 0.5, WrongAnswers: -1},
+		"negative weight":     {P: 0.5, Flags: sim.FlagMix{CutOff: -1}},
+		"infinite weight":     {P: 0.5, Flags: sim.FlagMix{Overlong: math.Inf(1)}},
+		"negative fixed":      {P: 0.5, Latency: sim.FixedLatency(-time.Second)},
+		"min above max":       {P: 0.5, Latency: sim.UniformLatency(2*time.Second, time.Second)},
+		"lognormal no median": {P: 0.5, Latency: sim.LognormalLatency(0, 1)},
+		"lognormal sigma":     {P: 0.5, Latency: sim.LognormalLatency(time.Second, -1)},
+		"P zero":              {},
 	} {
 		_, err := sim.New(counterOracle{}, cfg)
 		assert.ErrorIs(t, err, sim.ErrConfig, name)
@@ -409,8 +398,10 @@ func TestInvalidConfig(t *testing.T) {
 	}
 	_, err := sim.New(nil, sim.DefaultConfig())
 	assert.ErrorIs(t, err, sim.ErrConfig)
-	assert.NoError(t, sim.Config{}.Validate(), "the zero Config is valid")
-	assert.NoError(t, sim.Config{FlagRate: 0.5, ErrorRate: 0.5}.Validate())
+	err = sim.Config{}.Validate()
+	require.ErrorIs(t, err, sim.ErrConfig, "a zero Config is refused: its model would never be right")
+	assert.Contains(t, err.Error(), "set P")
+	assert.NoError(t, sim.Config{P: 0.5, FlagRate: 0.5, ErrorRate: 0.5}.Validate())
 }
 
 func TestDefaultConfig(t *testing.T) {
@@ -424,13 +415,14 @@ func TestDefaultConfig(t *testing.T) {
 func ExampleNew() {
 	cfg := sim.DefaultConfig()
 	cfg.Seed = 1
-	// The solver wires maker.SampleIDFrom here; see Config.SampleID.
-	cfg.SampleID = func(ctx context.Context) (int, int, bool) { return sampleIDFrom(ctx) }
 	model, err := sim.New(counterOracle{}, cfg)
 	if err != nil {
 		panic(err)
 	}
-	resp, err := model.GenerateContent(withID(0, 0), []llms.MessageContent{
+	// The solver puts each sample's identity in its call's context; the
+	// model draws that sample's randomness from it.
+	ctx := maker.WithSampleID(context.Background(), maker.SampleID{Step: 0, Index: 0})
+	resp, err := model.GenerateContent(ctx, []llms.MessageContent{
 		llms.TextParts(llms.ChatMessageTypeHuman, "question: 41"),
 	}, llms.WithMaxTokens(750))
 	if err != nil {

@@ -6,105 +6,101 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/mdap-go/mdap/maker/sim"
 )
 
 // ErrNoScript: the spec has no scripted reply for the prompt's step.
 var ErrNoScript = errors.New("no scripted reply for this step")
 
 // Oracle answers a spec task's prompts for the simulated model (it is a
-// sim.Oracle): the correct reply at step n is Script[n]; a wrong reply is
-// the same reply with its first string (or number) changed, so it is well
-// formed and votes against the right one.
+// sim.Oracle): the correct reply at step n is the script's n-th reply; a
+// wrong reply is the same reply with one leaf changed (sim.MutateJSON), so
+// it is well formed and votes against the right one. A script step that
+// requires an observation (see Spec.Script) is answered wrong, as if by a
+// model that never saw the tool's result, when the prompt lacks the text
+// it requires: so a run whose observations do not reach the next prompt
+// ends in the wrong state.
 type Oracle struct{ Spec *Spec }
 
 var stepRE = regexp.MustCompile(`(?m)^Step: (\d+)$`)
 
-func (o Oracle) scripted(prompt string) (map[string]any, error) {
-	m := stepRE.FindStringSubmatch(prompt)
+func (o Oracle) scripted(q sim.Query) (string, error) {
+	m := stepRE.FindStringSubmatch(q.Prompt)
 	if m == nil {
-		return nil, fmt.Errorf("%w: the prompt has no \"Step:\" line", ErrNoScript)
+		return "", fmt.Errorf("%w: the prompt has no \"Step:\" line", ErrNoScript)
 	}
-	n, _ := strconv.Atoi(m[1])
-	if n >= len(o.Spec.Script) {
-		return nil, fmt.Errorf("%w: step %d, the script has %d", ErrNoScript, n, len(o.Spec.Script))
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n >= len(o.Spec.Script) {
+		return "", fmt.Errorf("%w: step %s, the script has %d", ErrNoScript, m[1], len(o.Spec.Script))
 	}
-	dec := json.NewDecoder(bytes.NewReader(o.Spec.Script[n]))
-	dec.UseNumber()
-	var v map[string]any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
+	st := o.Spec.Script[n]
+	reply := string(st.Reply)
+	if st.RequiresObservation != "" && !strings.Contains(q.Prompt, st.RequiresObservation) {
+		return sim.MutateJSON(reply, 1<<20)
 	}
-	return v, nil
+	return reply, nil
 }
 
 // Correct returns the script's reply for the prompt's step.
-func (o Oracle) Correct(prompt string) (string, error) {
-	v, err := o.scripted(prompt)
+func (o Oracle) Correct(q sim.Query) (string, error) { return o.scripted(q) }
+
+// Wrong returns the script's reply with one leaf changed by variant.
+func (o Oracle) Wrong(q sim.Query, variant int) (string, error) {
+	text, err := o.scripted(q)
 	if err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(v)
-	return string(b), err
+	return sim.MutateJSON(text, variant)
 }
 
-// Wrong returns the script's reply with its first string leaf (in sorted
-// key order) suffixed by the variant, or its first number leaf moved by
-// variant+1, or a key "wrong" added.
-func (o Oracle) Wrong(prompt string, variant int) (string, error) {
-	v, err := o.scripted(prompt)
-	if err != nil {
-		return "", err
-	}
-	if !mutate(v, variant) {
-		v["wrong"] = variant
-	}
-	b, err := json.Marshal(v)
-	return string(b), err
+// ScriptStep is one step of a spec's script: the correct reply and,
+// optionally, a text the step's prompt must show (a tool's result) for
+// the simulated model to know that reply.
+type ScriptStep struct {
+	Reply               json.RawMessage
+	RequiresObservation string
 }
 
-// mutate changes the first string or number leaf of v, depth first in
-// sorted key order, and reports whether it found one.
-func mutate(v any, variant int) bool {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if changed, ok := mutateLeaf(x[k], variant); ok {
-				x[k] = changed
-				return true
-			}
-			if mutate(x[k], variant) {
-				return true
-			}
-		}
-	case []any:
-		for i := range x {
-			if changed, ok := mutateLeaf(x[i], variant); ok {
-				x[i] = changed
-				return true
-			}
-			if mutate(x[i], variant) {
-				return true
-			}
-		}
+// UnmarshalJSON reads a script step: a reply object, or an object with
+// exactly the keys "reply" and "requires_observation".
+func (s *ScriptStep) UnmarshalJSON(b []byte) error {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil {
+		return fmt.Errorf("a script step must be an object, not %s", abbreviate(b))
 	}
-	return false
+	req, hasReq := obj["requires_observation"]
+	reply, hasReply := obj["reply"]
+	if hasReq && hasReply && len(obj) == 2 {
+		if err := json.Unmarshal(req, &s.RequiresObservation); err != nil {
+			return fmt.Errorf("\"requires_observation\" must be a string: %w", err)
+		}
+		if json.Unmarshal(reply, &map[string]json.RawMessage{}) != nil {
+			return fmt.Errorf("\"reply\" must be an object, not %s", abbreviate(reply))
+		}
+		s.Reply = reply
+		return nil
+	}
+	s.Reply = bytes.Clone(b)
+	return nil
 }
 
-// mutateLeaf returns a wrong version of a string or number leaf.
-func mutateLeaf(v any, variant int) (any, bool) {
-	switch leaf := v.(type) {
-	case string:
-		return leaf + ".wrong" + strconv.Itoa(variant), true
-	case json.Number:
-		f, _ := leaf.Float64()
-		return f + float64(variant+1), true
+// MarshalJSON writes the step as it was read.
+func (s ScriptStep) MarshalJSON() ([]byte, error) {
+	if s.RequiresObservation == "" {
+		return s.Reply, nil
 	}
-	return nil, false
+	return json.Marshal(struct {
+		Reply               json.RawMessage `json:"reply"`
+		RequiresObservation string          `json:"requires_observation"`
+	}{s.Reply, s.RequiresObservation})
+}
+
+func abbreviate(b []byte) string {
+	if len(b) > 60 {
+		return string(b[:60]) + "..."
+	}
+	return string(b)
 }

@@ -53,8 +53,11 @@ type Spec struct {
 	// when true; default "done".
 	DoneField string `json:"done_field,omitempty"`
 	// Script is the correct reply at each step, for the simulated model:
-	// an answer object, or {"tool_intent": {...}}.
-	Script []json.RawMessage `json:"script,omitempty"`
+	// an answer object, or {"tool_intent": {...}}; or, for a step that
+	// only a model that read the last tool result can answer,
+	// {"reply": {...}, "requires_observation": "text"}: the simulated
+	// model then answers wrong unless the prompt shows that text.
+	Script []ScriptStep `json:"script,omitempty"`
 
 	schema *jsonschema.Schema
 }
@@ -128,12 +131,6 @@ func Parse(b []byte) (*Spec, error) {
 	}
 	if s.schema, err = c.Compile(loc); err != nil {
 		return nil, fmt.Errorf("%w: \"answer\" is not a valid JSON Schema: %w", ErrSpec, err)
-	}
-	for i, raw := range s.Script {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(raw, &obj) != nil {
-			return nil, fmt.Errorf("%w: \"script\"[%d] is not an object", ErrSpec, i)
-		}
 	}
 	return &s, nil
 }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,10 +50,6 @@ func simFor(t *testing.T, s *Spec, seed uint64, p float64) *recorder {
 	t.Helper()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate, cfg.WrongAnswers = seed, p, 0.05, 3
-	cfg.SampleID = func(ctx context.Context) (int, int, bool) {
-		id, ok := maker.SampleIDFrom(ctx)
-		return id.Step, id.Index, ok
-	}
 	m, err := sim.New(Oracle{Spec: s}, cfg)
 	require.NoError(t, err)
 	return &recorder{Model: m, prompts: map[int]string{}}
@@ -77,6 +74,26 @@ func TestFindVersionThroughRealTools(t *testing.T) {
 		assert.Contains(t, model.prompts[1], `src/version.go:4: const Version = "1.4.2"`)
 		assert.Contains(t, model.prompts[2], "// Version is the release this tree builds.")
 	}
+}
+
+// blind is a spec task whose prompts never show the last tool result.
+type blind struct{ *Task }
+
+func (b blind) Prompt(*intent.Observation) []llms.MessageContent { return b.Task.Prompt(nil) }
+
+func TestObservationMustReachThePrompt(t *testing.T) {
+	s, err := Load("../../testdata/spec/find-version.json")
+	require.NoError(t, err)
+	ex, err := executor.New(repo)
+	require.NoError(t, err)
+	task := New(s)
+	_, err = (&maker.Solver{Model: simFor(t, s, 1, 0.9), Executor: ex, Vote: vote.Config{K: 3}}).Solve(context.Background(), blind{task})
+	// Without the grep result the scripted model cannot know which file to
+	// read: it reads another and ends in a wrong state.
+	require.NoError(t, err)
+	var got map[string]string
+	require.NoError(t, json.Unmarshal(task.State(), &got))
+	assert.NotEqual(t, map[string]string{"file": "src/version.go", "version": "1.4.2"}, got)
 }
 
 func TestWriteDeniedUnderReadOnlyPolicy(t *testing.T) {
@@ -157,6 +174,6 @@ func TestStepLimit(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, done)
 	_, err = task.Apply(intent.Output{Value: map[string]any{"state": "b"}}, nil)
-	assert.ErrorIs(t, err, ErrStepLimit)
+	assert.ErrorIs(t, err, maker.ErrStepLimit, "one sentinel for every step limit")
 	assert.JSONEq(t, `"b"`, string(task.State()))
 }

@@ -14,9 +14,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// ErrStepLimit: the task was not done within its max_steps.
-var ErrStepLimit = errors.New("task step limit reached")
-
 // Task runs a Spec: a maker.Task whose state is the JSON value of the last
 // answer's "state" field.
 type Task struct {
@@ -99,7 +96,7 @@ func (t *Task) Decode(r maker.Reply) (intent.Output, error) {
 // Apply takes the winner's "state" as the new state and its done field as
 // the end. A winner that only proposes a tool call leaves the state alone:
 // the observation reaches the next prompt. Past max_steps without being
-// done, Apply fails with ErrStepLimit.
+// done, Apply fails with an error wrapping maker.ErrStepLimit.
 func (t *Task) Apply(w intent.Output, _ *intent.Observation) (bool, error) {
 	t.step++
 	if m, ok := w.Value.(map[string]any); ok {
@@ -113,7 +110,30 @@ func (t *Task) Apply(w intent.Output, _ *intent.Observation) (bool, error) {
 		t.done = m[t.spec.DoneField] == true
 	}
 	if !t.done && t.step >= t.spec.MaxSteps {
-		return false, fmt.Errorf("%w: %d steps", ErrStepLimit, t.step)
+		return false, fmt.Errorf("%w: the spec's max_steps is %d and the task is not done", maker.ErrStepLimit, t.spec.MaxSteps)
 	}
 	return t.done, nil
+}
+
+// snapshot is a Task's state in a journal checkpoint.
+type snapshot struct {
+	State json.RawMessage `json:"state"`
+	Step  int             `json:"step"`
+	Done  bool            `json:"done"`
+}
+
+// Snapshot implements maker.Snapshotter: the state, the step count and
+// whether the task is done.
+func (t *Task) Snapshot() (json.RawMessage, error) {
+	return json.Marshal(snapshot{State: t.state, Step: t.step, Done: t.done})
+}
+
+// Restore implements maker.Snapshotter.
+func (t *Task) Restore(b json.RawMessage) error {
+	var s snapshot
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("spec: bad snapshot: %w", err)
+	}
+	t.state, t.step, t.done = s.State, s.Step, s.Done
+	return nil
 }

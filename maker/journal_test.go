@@ -1,0 +1,397 @@
+package maker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// snapCounter is a counter that can snapshot itself, so journals get
+// checkpoints; applied counts the Apply calls, replayed ones included.
+type snapCounter struct {
+	counter
+	applied int
+}
+
+func (c *snapCounter) Apply(w intent.Output, obs *intent.Observation) (bool, error) {
+	c.applied++
+	return c.counter.Apply(w, obs)
+}
+
+func (c *snapCounter) Snapshot() (json.RawMessage, error) {
+	return json.Marshal(map[string]int{"n": c.n, "wrong": c.wrong})
+}
+
+func (c *snapCounter) Restore(b json.RawMessage) error {
+	var m map[string]int
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	c.n, c.wrong = m["n"], m["wrong"]
+	return nil
+}
+
+// journalRun solves a counter to target with a journal at path, stopping
+// after stopAt steps (0: never), and returns the report and the error.
+func journalRun(t *testing.T, path string, task Task, stopAt int, tune func(*Journal), resume bool) (Report, error) {
+	t.Helper()
+	var j *Journal
+	var err error
+	if resume {
+		j, err = OpenJournal(path)
+	} else {
+		j, err = CreateJournal(path)
+	}
+	require.NoError(t, err)
+	if tune != nil {
+		tune(j)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, Progress: func(e Event) {
+		if stopAt > 0 && e.Step+1 == stopAt && !e.Replayed {
+			cancel()
+		}
+	}}
+	rep, err := s.Solve(ctx, task)
+	require.NoError(t, j.Close())
+	return rep, err
+}
+
+func TestCheckpointsBoundTheReplay(t *testing.T) {
+	dir := t.TempDir()
+	whole, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}}).Solve(context.Background(), &snapCounter{counter: counter{target: 100}})
+	require.NoError(t, err)
+
+	path := filepath.Join(dir, "j.jsonl")
+	every := func(j *Journal) { j.CheckpointEvery = 10 }
+	_, err = journalRun(t, path, &snapCounter{counter: counter{target: 100}}, 57, every, false)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 5, strings.Count(string(mustRead(t, path)), `{"checkpoint":`), "a checkpoint every 10 steps")
+
+	task := &snapCounter{counter: counter{target: 100}}
+	rep, err := journalRun(t, path, task, 0, every, true)
+	require.NoError(t, err)
+	assert.Equal(t, 100, task.n)
+	assert.Equal(t, 57-50+43, task.applied, "only the steps after the last checkpoint (50) are replayed")
+	assert.Equal(t, 57, rep.Resumed)
+	assert.Equal(t, whole.Steps, rep.Steps)
+	assert.Equal(t, whole.Counts, rep.Counts)
+	assert.Equal(t, whole.Flags, rep.Flags)
+	assert.Equal(t, whole.SampleHistogram, rep.SampleHistogram)
+	assert.Equal(t, whole.Usage.OutputTokens, rep.Usage.OutputTokens)
+	assert.Equal(t, 100, countSteps(t, path))
+
+	// A task that cannot restore a checkpoint replays every step instead.
+	plain := &counter{target: 100}
+	j, err := OpenJournal(path)
+	require.NoError(t, err)
+	rep, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), plain)
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	assert.True(t, rep.Done)
+	assert.Equal(t, 100, plain.n)
+	assert.Equal(t, whole.Counts, rep.Counts)
+}
+
+func TestStepTimeCoversEveryProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	slow := &scripted{reply: func(id SampleID, p string) (string, string) {
+		time.Sleep(time.Millisecond)
+		return noisy(id, p)
+	}}
+	run := func(stopAt int, resume bool) (Report, error) {
+		var j *Journal
+		var err error
+		if resume {
+			j, err = OpenJournal(path)
+		} else {
+			j, err = CreateJournal(path)
+		}
+		require.NoError(t, err)
+		defer j.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		return (&Solver{Model: slow, Vote: vote.Config{K: 2, Parallel: 1}, Journal: j, Progress: func(e Event) {
+			if e.Step+1 == stopAt {
+				cancel()
+			}
+		}}).Solve(ctx, &counter{target: 20})
+	}
+	first, err := run(10, false)
+	require.ErrorIs(t, err, context.Canceled)
+	second, err := run(0, true)
+	require.NoError(t, err)
+	assert.Greater(t, second.StepTime, second.Wall-second.Wall/2, "the total covers both processes")
+	assert.GreaterOrEqual(t, second.StepTime, first.StepTime+(second.StepTime-first.StepTime))
+	assert.Greater(t, second.StepTime, first.StepTime, "the resumed run's total includes the first process's steps")
+	assert.Contains(t, second.String(), "all processes")
+}
+
+func TestTornHeaderStartsOver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(`{"mdap_journal":2,"task":"coun`), 0o644))
+	for range 2 { // the second resume must find a sound journal
+		task := &counter{target: 5}
+		_, err := journalRun(t, path, task, 0, nil, true)
+		require.NoError(t, err)
+		assert.Equal(t, 5, task.n)
+		assert.Equal(t, 5, countSteps(t, path))
+		assert.True(t, bytes.HasPrefix(mustRead(t, path), []byte(`{"mdap_journal":2,"task":"counter:5"`)), "one header, at the start")
+	}
+	// An empty file is a run that never began, too.
+	require.NoError(t, os.WriteFile(path, nil, 0o644))
+	_, err := journalRun(t, path, &counter{target: 3}, 0, nil, true)
+	require.NoError(t, err)
+	assert.Equal(t, 3, countSteps(t, path))
+}
+
+func TestJournalVersionRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	_, err := journalRun(t, path, &counter{target: 3}, 0, nil, false)
+	require.NoError(t, err)
+	old := bytes.Replace(mustRead(t, path), []byte(`{"mdap_journal":2`), []byte(`{"mdap_journal":1`), 1)
+	require.NoError(t, os.WriteFile(path, old, 0o644))
+	_, err = OpenJournal(path)
+	require.ErrorIs(t, err, ErrJournalVersion)
+	assert.Contains(t, err.Error(), "version 1")
+	assert.Contains(t, err.Error(), "version 2")
+	assert.Equal(t, old, mustRead(t, path))
+}
+
+// finished writes a whole 6-step journal and returns its lines.
+func finished(t *testing.T, path string, every int) []string {
+	t.Helper()
+	_, err := journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, func(j *Journal) { j.CheckpointEvery = every }, false)
+	require.NoError(t, err)
+	return strings.SplitAfter(string(mustRead(t, path)), "\n")
+}
+
+func TestJournalCorruptionOutcomes(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		edit func(lines []string) string
+		line int // the line the refusal must name; 0: accepted
+	}{
+		{"torn last line", func(l []string) string { return strings.Join(l[:5], "") + `{"step":4,"win` }, 0},
+		{"one garbage line appended", func(l []string) string { return strings.Join(l, "") + "garbage\n" }, 9},
+		{"two garbage lines appended", func(l []string) string { return strings.Join(l, "") + "garbage\nmore\n" }, 9},
+		{"a JSON line that is not a record", func(l []string) string { return strings.Join(l, "") + `{"note":"hello"}` + "\n" }, 9},
+		{"a step-shaped line that does not decode", func(l []string) string { return strings.Join(l[:5], "") + `{"step":4,"winner":3}` + "\n" }, 6},
+		{"a blank line", func(l []string) string { return strings.Join(l[:3], "") + "\n" + strings.Join(l[3:], "") }, 4},
+		{"a changed line before a checkpoint", func(l []string) string {
+			l[2] = strings.Replace(l[2], `"launched":`, `"launched":1`, 1)
+			return strings.Join(l, "")
+		}, 5},
+	}
+	for _, c := range cases {
+		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+		lines := finished(t, path, 3) // header, 3 steps, checkpoint, 3 steps, and the end
+		require.Len(t, lines, 9, "header, six steps, one checkpoint, and the empty rest")
+		require.True(t, strings.HasPrefix(lines[4], `{"checkpoint":3`))
+		content := c.edit(append([]string(nil), lines...))
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+
+		task := &snapCounter{counter: counter{target: 6}}
+		j, err := OpenJournal(path)
+		if err == nil {
+			_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+			j.Close()
+		}
+		if c.line == 0 {
+			require.NoError(t, err, c.name)
+			assert.Equal(t, 6, task.n, c.name)
+			assert.Equal(t, 6, countSteps(t, path), c.name)
+			continue
+		}
+		require.ErrorIs(t, err, ErrJournalCorrupt, c.name)
+		assert.Contains(t, err.Error(), fmt.Sprintf("%s:%d ", path, c.line), c.name)
+		assert.Equal(t, content, string(mustRead(t, path)), "%s: a refused journal is left as it was", c.name)
+	}
+}
+
+func TestTornBytesReported(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	lines := finished(t, path, -1)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:4], "")+`{"step":3,"wi`), 0o644))
+	j, err := OpenJournal(path)
+	require.NoError(t, err)
+	defer j.Close()
+	assert.Equal(t, len(`{"step":3,"wi`), j.TornBytes())
+}
+
+func TestJournalPathMustBeARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	for name, path := range map[string]string{"fifo": fifo, "device": "/dev/null", "folder": dir, "empty": ""} {
+		done := make(chan error, 2)
+		go func() {
+			_, err := OpenJournal(path)
+			done <- err
+			_, err = CreateJournal(path)
+			done <- err
+		}()
+		for range 2 {
+			select {
+			case err := <-done:
+				assert.ErrorIs(t, err, ErrJournalPath, name)
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s: opening the journal hangs", name)
+			}
+		}
+	}
+	_, err := OpenJournal(filepath.Join(dir, "missing.jsonl"))
+	assert.ErrorIs(t, err, ErrJournalPath)
+	assert.Contains(t, err.Error(), "does not exist")
+}
+
+func TestJournalLockedWhileInUse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	finished(t, path, -1)
+	before := mustRead(t, path)
+	j, err := OpenJournal(path)
+	require.NoError(t, err)
+	_, err = OpenJournal(path)
+	require.ErrorIs(t, err, ErrJournalLocked)
+	assert.Contains(t, err.Error(), "another process")
+	require.NoError(t, j.Close())
+	require.NoError(t, j.Close(), "Close twice is harmless")
+	j, err = OpenJournal(path)
+	require.NoError(t, err, "the lock ends with Close")
+	require.NoError(t, j.Close())
+	assert.Equal(t, before, mustRead(t, path))
+}
+
+func TestSettingsComparedFieldByField(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	base := func() *Solver {
+		return &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Settings: map[string]string{"prompt": "v1"}}
+	}
+	s := base()
+	s.Journal = j
+	_, err = s.Solve(context.Background(), &counter{target: 3})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+
+	seeded := func(seed int) llms.CallOption { return llms.WithSeed(seed) }
+	for name, c := range map[string]struct {
+		change func(*Solver)
+		want   []string
+	}{
+		"model":       {func(s *Solver) { s.Model = ModelFunc(s.Model.GenerateContent) }, []string{"model: "}},
+		"temperature": {func(s *Solver) { s.Temperature = func(int) float64 { return 0.7 } }, []string{"temperature: [0 0.1"}},
+		"tools": {func(s *Solver) {
+			s.Tools = []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "grep"}}}
+		}, []string{"tools: [] in the journal, [grep@"}},
+		"call options":       {func(s *Solver) { s.CallOptions = []llms.CallOption{seeded(7)} }, []string{"call_options: "}},
+		"cap and extra":      {func(s *Solver) { s.MaxTokens = 100; s.Settings = map[string]string{"prompt": "v2"} }, []string{"max_tokens: 750 in the journal, 100 now", `prompt: "v1" in the journal, "v2" now`}},
+		"flags":              {func(s *Solver) { s.Flags.AllowCutOff = true }, []string{"flags: "}},
+		"extra removed":      {func(s *Solver) { s.Settings = nil }, []string{`prompt: "v1" in the journal, not set now`}},
+		"same settings pass": {func(s *Solver) {}, nil},
+	} {
+		s := base()
+		c.change(s)
+		j, err := OpenJournal(path)
+		require.NoError(t, err)
+		s.Journal = j
+		_, err = s.Solve(context.Background(), &counter{target: 3})
+		require.NoError(t, j.Close())
+		if c.want == nil {
+			assert.NoError(t, err, name)
+			continue
+		}
+		require.ErrorIs(t, err, ErrJournalMismatch, name)
+		for _, w := range c.want {
+			assert.Contains(t, err.Error(), w, name)
+		}
+	}
+}
+
+func TestRerunPendingRunsTheJournaledCall(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	var runs atomic.Int64
+	var targets []string
+	ex := deployExecutor(t, &runs)
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: ex, Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+
+	// The crash: the journal ends with step 2's pending record.
+	b := mustRead(t, path)
+	pending := bytes.Index(b, []byte(`{"step":2,"pending":true`))
+	require.Positive(t, pending)
+	end := pending + bytes.IndexByte(b[pending:], '\n') + 1
+	require.NoError(t, os.WriteFile(path, b[:end], 0o644))
+
+	// The model now proposes another call at step 2: the rerun must not
+	// vote again, but run the call that was decided.
+	other := &scripted{reply: func(id SampleID, p string) (string, string) {
+		if current(p) == 2 && !hasObservation(p) {
+			return `{"tool_intent":{"tool":"deploy","args":{"target":"staging"}}}`, "stop"
+		}
+		return toolAtStep2(id, p)
+	}}
+	ex = deployExecutorRecording(t, &runs, &targets)
+	j, err = OpenJournal(path)
+	require.NoError(t, err)
+	task := &counter{target: 5}
+	rep, err := (&Solver{Model: other, Executor: ex, Journal: j, Vote: vote.Config{K: 2}, RerunPending: true}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	assert.Equal(t, []string{"prod"}, targets, "exactly the journaled call runs again")
+	assert.Contains(t, task.observed[0], "deployed to prod")
+	assert.Equal(t, 5, task.n)
+	assert.Equal(t, 2, rep.Resumed)
+	assert.Equal(t, 6, rep.Steps)
+	assert.Equal(t, 6, countSteps(t, path), "the pending record and the completed one are one step")
+}
+
+func TestReplayApplyPanicIsAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	_, err := journalRun(t, path, &counter{target: 5}, 0, nil, false)
+	require.NoError(t, err)
+	j, err := OpenJournal(path)
+	require.NoError(t, err)
+	defer j.Close()
+	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), &panicky{counter: counter{target: 5}, where: "Apply"})
+	require.ErrorIs(t, err, ErrTaskPanic, "a panic while replaying is an error, as in a live step")
+	assert.ErrorIs(t, err, ErrStep)
+}
+
+func TestReplyOfExactlyTheCapIsCutOff(t *testing.T) {
+	cap := 8
+	for _, c := range []struct {
+		reply Reply
+		flag  error
+	}{
+		{Reply{Text: "x", OutputTokens: 8}, ErrCutOff},
+		{Reply{Text: "x", OutputTokens: 8, StopReason: "stop"}, nil},
+		{Reply{Text: "x", OutputTokens: 7}, nil},
+		{Reply{Text: "x", OutputTokens: 8, Estimated: true}, nil},
+		{Reply{Text: "x", OutputTokens: 9}, ErrOverlong},
+		{Reply{Text: "x", OutputTokens: 3, StopReason: "length"}, ErrCutOff},
+	} {
+		assert.Equal(t, c.flag, FlagRules{}.check(c.reply, cap), "%+v", c.reply)
+	}
+	assert.Nil(t, FlagRules{AllowCutOff: true}.check(Reply{Text: "x", OutputTokens: 8}, cap))
+}

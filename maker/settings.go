@@ -1,0 +1,164 @@
+package maker
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Settings are what determine a run's answers besides the task: the model,
+// the margin, the reply cap, the red flags, the temperature schedule, the
+// tools declared to the model and the other call options. A journal's
+// header records them, and a resume with different settings is refused
+// with ErrJournalMismatch, naming every field that differs.
+//
+// The budgets (MaxSamples, MaxErrors) and Parallel are deliberately not
+// settings: they never change a decided step, so a run that spent its
+// budget can resume with a larger one.
+type Settings struct {
+	// Model is the model's identity (see ModelIdentity).
+	Model string `json:"model"`
+	// K is the voting margin.
+	K int `json:"k"`
+	// MaxTokens is the reply cap sent with every call.
+	MaxTokens int `json:"max_tokens"`
+	// Flags are the red-flag rules.
+	Flags FlagRules `json:"flags"`
+	// Temperature is the schedule's value for samples 0 to 7: a schedule
+	// is a function, so the journal keeps its first values.
+	Temperature []float64 `json:"temperature"`
+	// Tools names each declared tool with a digest of its definition.
+	Tools []string `json:"tools"`
+	// CallOptions is the JSON of the call options beyond the above, as
+	// applied to an llms.CallOptions.
+	CallOptions string `json:"call_options"`
+	// Extra holds what the caller adds (Solver.Settings).
+	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// temperatureProbes is how many samples' temperatures Settings records.
+const temperatureProbes = 8
+
+// Identifier is implemented by models that can name themselves, with
+// whatever makes their answers what they are (a provider and model name,
+// a server, a seed), and no secret. The solver records the identity in the
+// journal, so a run resumed with another model is refused.
+type Identifier interface {
+	Identity() string
+}
+
+// ModelIdentity names m for the journal: m.Identity() if m is an
+// Identifier, otherwise its Go type (so two models of different types are
+// told apart, but two of the same type are not: give such models an
+// Identity, or put what tells them apart in Solver.Settings).
+func ModelIdentity(m llms.Model) string {
+	if id, ok := m.(Identifier); ok {
+		return id.Identity()
+	}
+	return fmt.Sprintf("%T", m)
+}
+
+// settings returns the Settings this solver runs with at margin k.
+func (s *Solver) settings(k int) (Settings, error) {
+	temp := s.Temperature
+	if temp == nil {
+		temp = DefaultTemperature
+	}
+	st := Settings{
+		Model:       ModelIdentity(s.Model),
+		K:           k,
+		MaxTokens:   s.maxTokens(),
+		Flags:       s.Flags,
+		Temperature: make([]float64, temperatureProbes),
+		Tools:       make([]string, 0, len(s.Tools)),
+		Extra:       maps.Clone(s.Settings),
+	}
+	for i := range st.Temperature {
+		st.Temperature[i] = temp(i)
+	}
+	for _, t := range s.Tools {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return Settings{}, fmt.Errorf("maker: declared tool cannot be recorded: %w", err)
+		}
+		sum := sha256.Sum256(b)
+		name := t.Type
+		if t.Function != nil {
+			name = t.Function.Name
+		}
+		st.Tools = append(st.Tools, name+"@"+hex.EncodeToString(sum[:6]))
+	}
+	var opts llms.CallOptions
+	for _, o := range s.CallOptions {
+		o(&opts)
+	}
+	b, err := json.Marshal(opts)
+	if err != nil {
+		return Settings{}, fmt.Errorf("maker: call options cannot be recorded: %w", err)
+	}
+	st.CallOptions = string(b)
+	return st, nil
+}
+
+// Diff names every field in which o differs from s, worded for a person:
+// `k: 3 in the journal, 5 now`. It returns nil when they are equal.
+func (s Settings) Diff(o Settings) []string {
+	var out []string
+	field := func(name string, was, now any) {
+		if fmt.Sprint(was) != fmt.Sprint(now) {
+			out = append(out, fmt.Sprintf("%s: %v in the journal, %v now", name, quote(was), quote(now)))
+		}
+	}
+	field("model", s.Model, o.Model)
+	field("k", s.K, o.K)
+	field("max_tokens", s.MaxTokens, o.MaxTokens)
+	field("flags", s.Flags, o.Flags)
+	field("temperature", s.Temperature, o.Temperature)
+	field("tools", s.Tools, o.Tools)
+	field("call_options", s.CallOptions, o.CallOptions)
+	for _, k := range slices.Sorted(maps.Keys(union(s.Extra, o.Extra))) {
+		was, okWas := s.Extra[k]
+		now, okNow := o.Extra[k]
+		switch {
+		case okWas && !okNow:
+			out = append(out, fmt.Sprintf("%s: %q in the journal, not set now", k, was))
+		case !okWas && okNow:
+			out = append(out, fmt.Sprintf("%s: not set in the journal, %q now", k, now))
+		case was != now:
+			out = append(out, fmt.Sprintf("%s: %q in the journal, %q now", k, was, now))
+		}
+	}
+	return out
+}
+
+func quote(v any) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprint(v)
+}
+
+func union(a, b map[string]string) map[string]string {
+	m := maps.Clone(a)
+	if m == nil {
+		m = map[string]string{}
+	}
+	maps.Copy(m, b)
+	return m
+}
+
+// String renders the settings on one line, for logs.
+func (s Settings) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "model=%s k=%d max_tokens=%d", s.Model, s.K, s.MaxTokens)
+	for _, k := range slices.Sorted(maps.Keys(s.Extra)) {
+		fmt.Fprintf(&b, " %s=%s", k, s.Extra[k])
+	}
+	return b.String()
+}
