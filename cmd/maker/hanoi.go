@@ -63,14 +63,14 @@ Exit status 1 when the run fails or is not solved.`,
 			if disks < 1 || disks > maxDisks {
 				return usageErr("--disks %d: use 1 to %d", disks, maxDisks)
 			}
-			if err := flags.validate(); err != nil {
+			if err := flags.validate(cmd); err != nil {
 				return err
 			}
 			task, err := hanoi.New(disks)
 			if err != nil {
 				return usageErr("--disks: %w", err)
 			}
-			s, err := flags.solver(hanoi.Oracle{})
+			s, err := flags.solver(hanoi.Oracle{}, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -105,25 +105,26 @@ Exit status 1 when the run fails or is not solved.`,
 			}
 			if runErrV != nil {
 				sum.Error = runErrV.Error()
+				if cmd.Context().Err() != nil {
+					sum.Error = "interrupted"
+				}
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				if err := enc.Encode(sum); err != nil {
-					return failed(err)
-				}
+				_ = enc.Encode(sum) // a failed write fails the command (see run)
 			} else {
-				fmt.Fprintf(out, "hanoi %d disks, k=%d, model %s: solved %v, wrong steps %d\n", disks, flags.k, flags.model, sum.Solved, sum.WrongSteps)
+				fmt.Fprintf(out, "hanoi %d disks, k=%d, model %s: solved %v, %s\n", disks, flags.k, flags.model, sum.Solved, plural(sum.WrongSteps, "wrong step"))
 				fmt.Fprint(out, rep.String())
 			}
 			switch {
-			case runErrV != nil && cmd.Context().Err() != nil && flags.journal != "":
-				return failed(fmt.Errorf("%w; resume with --journal %s --resume and the same flags", runErrV, flags.journal))
+			case runErrV != nil && cmd.Context().Err() != nil:
+				return interrupted(flags.journal)
 			case runErrV != nil:
 				return runErr(runErrV)
 			case !sum.Solved:
-				return failed(fmt.Errorf("not solved: %d wrong steps", sum.WrongSteps))
+				return failed(fmt.Errorf("not solved: %s", plural(sum.WrongSteps, "wrong step")))
 			}
 			return nil
 		},

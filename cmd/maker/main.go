@@ -51,11 +51,16 @@ func main() {
 
 // run executes the command line args and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout}
 	root := newRoot()
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if out.err != nil && !isUsage(err) {
+		// A summary that never reached its reader is a failed command.
+		err = failed(fmt.Errorf("writing the output failed: %w", out.err))
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -71,6 +76,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// cobra's own errors: unknown command or flag, wrong arguments.
 		return exitUsage
 	}
+}
+
+// checkedWriter remembers the first write error, so that output lost to a
+// full disk or a closed pipe fails the command.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// interrupted is the error of a run stopped by a signal (exit status 130),
+// worded for a person, with how to resume when there is a journal.
+func interrupted(journal string) error {
+	msg := "interrupted"
+	if journal != "" {
+		msg += fmt.Sprintf("; the decided steps are in %s: resume with --journal %s --resume and the same flags", journal, journal)
+	}
+	return &exitError{code: exitAborted, err: errors.New(msg)}
 }
 
 func newRoot() *cobra.Command {
@@ -92,4 +125,12 @@ interrupted (Ctrl-C; a run with --journal resumes with --resume).`,
 	})
 	root.AddCommand(newHanoi(), newKMin(), newTools())
 	return root
+}
+
+// plural writes n and the noun, with an s unless n is 1: "1 step", "2 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

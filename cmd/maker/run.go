@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"net/url"
 	"os"
 	"time"
 
@@ -63,23 +65,117 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on or off")
 }
 
-// validate checks what flag parsing cannot. Errors are usage errors.
-func (f *runFlags) validate() error {
+// simFlags are the flags of the simulated model, refused with a real one.
+var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers", "concentration", "latency", "latency-sigma"}
+
+// validate checks every flag and the defaulted configuration they make,
+// before anything is created: a refused command writes nothing. Errors
+// are usage errors that name the flag and its allowed range.
+func (f *runFlags) validate(cmd *cobra.Command) error {
+	fs := cmd.Flags()
 	switch {
-	case f.k < 1:
-		return usageErr("--k %d: the margin must be at least 1", f.k)
-	case f.parallel < 0:
-		return usageErr("--parallel %d: must be 0 (default) or more", f.parallel)
-	case f.maxSamples < 0 || f.maxErrors < 0:
-		return usageErr("--max-samples and --max-errors must be 0 (default) or more")
-	case f.maxTokens < 1:
-		return usageErr("--max-tokens %d: must be at least 1", f.maxTokens)
+	case f.k < 1 || f.k > maxK:
+		return usageErr("--k %d: use 1 to %d", f.k, maxK)
+	case f.parallel < 0 || f.parallel > f.k:
+		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.parallel, f.k)
+	case f.maxSamples < 0 || f.maxSamples > maxSamplesFlag:
+		return usageErr("--max-samples %d: use 0 (%d*k) or a number from --k (%d) to %d", f.maxSamples, vote.DefaultSamplesPerK, f.k, maxSamplesFlag)
+	case f.maxSamples != 0 && f.maxSamples < f.k:
+		return usageErr("--max-samples %d: must be at least --k (%d), or no step could be decided", f.maxSamples, f.k)
+	case f.maxErrors < 0 || f.maxErrors > maxSamplesFlag:
+		return usageErr("--max-errors %d: use 0 (%d) or a number up to %d", f.maxErrors, vote.DefaultMaxErrors, maxSamplesFlag)
+	case f.maxTokens < 1 || f.maxTokens > maxTokensFlag:
+		return usageErr("--max-tokens %d: use 1 to %d", f.maxTokens, maxTokensFlag)
+	case f.timeout <= 0:
+		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.timeout)
+	case fs.Changed("journal") && f.journal == "":
+		return usageErr("--journal \"\": give the journal's file name")
 	case f.resume && f.journal == "":
-		return usageErr("--resume needs --journal FILE")
+		return usageErr("--resume needs --journal FILE: the journal of the run to resume")
+	case f.rerunPending && !f.resume:
+		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
 	case f.progress != "auto" && f.progress != "on" && f.progress != "off":
 		return usageErr("--progress %q: use auto, on or off", f.progress)
-	case f.model != "sim" && f.latency != 0:
-		return usageErr("--latency applies to --model sim only")
+	}
+	if f.baseURL != "" {
+		if err := checkBaseURL(f.baseURL); err != nil {
+			return err
+		}
+	}
+	if err := models.CheckSpec(f.model); err != nil {
+		return usageErr("--model %q: %w", f.model, err)
+	}
+	if f.model != "sim" {
+		for _, name := range simFlags {
+			if fs.Changed(name) {
+				return usageErr("--%s applies to --model sim only; a real model (%s) has its own behaviour", name, f.model)
+			}
+		}
+	} else {
+		probability := func(name string, v float64, lowOpen bool) error {
+			if !(v >= 0 && v <= 1) || (lowOpen && v == 0) {
+				lo := "0 to 1"
+				if lowOpen {
+					lo = "above 0, up to 1"
+				}
+				return usageErr("--%s %v: use a probability %s", name, v, lo)
+			}
+			return nil
+		}
+		for _, err := range []error{
+			probability("p", f.p, true),
+			probability("flag-rate", f.flagRate, false),
+			probability("error-rate", f.errorRate, false),
+			probability("concentration", f.concentration, false),
+		} {
+			if err != nil {
+				return err
+			}
+		}
+		switch {
+		case f.flagRate+f.errorRate > 1:
+			return usageErr("--flag-rate %v plus --error-rate %v: must add up to at most 1", f.flagRate, f.errorRate)
+		case f.wrongAnswers < 1 || f.wrongAnswers > 1<<20:
+			return usageErr("--wrong-answers %d: use 1 (every error alike) to %d", f.wrongAnswers, 1<<20)
+		case f.latency < 0:
+			return usageErr("--latency %s: must be 0 (none) or positive", f.latency)
+		case !(f.latencySigma >= 0) || math.IsInf(f.latencySigma, 0):
+			return usageErr("--latency-sigma %v: use a finite number of 0 (fixed latency) or more", f.latencySigma)
+		case f.latencySigma > 0 && f.latency == 0:
+			return usageErr("--latency-sigma needs --latency (the median)")
+		}
+		if err := f.simConfig().Validate(); err != nil { // a backstop: the checks above say it better
+			return usageErr("simulated model: %w", err)
+		}
+	}
+	if _, err := f.voteConfig().WithDefaults(); err != nil {
+		return usageErr("--k, --parallel, --max-samples or --max-errors: %w", err)
+	}
+	return nil
+}
+
+// Bounds of the run flags, against typos.
+const (
+	maxK           = 1000
+	maxSamplesFlag = 1 << 24
+	maxTokensFlag  = 1 << 20
+)
+
+func (f *runFlags) voteConfig() vote.Config {
+	return vote.Config{K: f.k, Parallel: f.parallel, MaxSamples: f.maxSamples, MaxErrors: f.maxErrors}
+}
+
+// checkBaseURL refuses a --base-url that no client could use, before any
+// client is built (langchaingo's Ollama client exits the process on one).
+func checkBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return usageErr("--base-url %q: %v; want http://HOST:PORT or https://HOST/PATH", raw, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return usageErr("--base-url %q: the scheme must be http or https, as in http://127.0.0.1:11434", raw)
+	case u.Host == "":
+		return usageErr("--base-url %q: no host; want http://HOST:PORT or https://HOST/PATH", raw)
 	}
 	return nil
 }
@@ -99,7 +195,7 @@ func (f *runFlags) simConfig() sim.Config {
 
 // solver builds the solver the flags describe, with its journal. The
 // caller closes the journal.
-func (f *runFlags) solver(oracle sim.Oracle) (*maker.Solver, error) {
+func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, error) {
 	model, err := models.Open(f.model, models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
 		return sim.New(oracle, f.simConfig())
 	}})
@@ -109,11 +205,8 @@ func (f *runFlags) solver(oracle sim.Oracle) (*maker.Solver, error) {
 	s := &maker.Solver{
 		Model:        model,
 		MaxTokens:    f.maxTokens,
-		Vote:         vote.Config{K: f.k, Parallel: f.parallel, MaxSamples: f.maxSamples, MaxErrors: f.maxErrors},
+		Vote:         f.voteConfig(),
 		RerunPending: f.rerunPending,
-	}
-	if _, err := s.Vote.WithDefaults(); err != nil {
-		return nil, usageErr("%w", err)
 	}
 	if f.journal != "" {
 		var j *maker.Journal
@@ -124,6 +217,9 @@ func (f *runFlags) solver(oracle sim.Oracle) (*maker.Solver, error) {
 		}
 		if err != nil {
 			return nil, usageErr("--journal: %w", err)
+		}
+		if n := j.TornBytes(); n > 0 {
+			fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.journal, plural(n, "byte"))
 		}
 		s.Journal = j
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,18 +45,42 @@ type Options struct {
 // Specs lists the accepted spec forms, for help texts.
 const Specs = "sim, openai:MODEL, ollama:MODEL or anthropic:MODEL"
 
+// providers are the accepted providers of a spec.
+var providers = []string{"openai", "ollama", "anthropic"}
+
+// CheckSpec reports whether spec has an accepted form, without building
+// anything: nil, or an error wrapping ErrSpec that says which forms are
+// accepted.
+func CheckSpec(spec string) error {
+	if spec == "sim" {
+		return nil
+	}
+	provider, name, ok := strings.Cut(spec, ":")
+	if !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("%w: %q; use %s", ErrSpec, spec, Specs)
+	}
+	if !slices.Contains(providers, provider) {
+		return fmt.Errorf("%w: unknown provider %q in %q; use %s", ErrSpec, provider, spec, Specs)
+	}
+	return nil
+}
+
 // Open returns the model named by spec. It makes no network call. Errors
 // wrap ErrSpec and say which forms are accepted.
 func Open(spec string, o Options) (llms.Model, error) {
+	if err := CheckSpec(spec); err != nil {
+		return nil, err
+	}
 	if spec == "sim" {
 		if o.Sim == nil {
 			return nil, fmt.Errorf("%w: the simulated model is not available for this command", ErrSpec)
 		}
 		return o.Sim()
 	}
-	provider, name, ok := strings.Cut(spec, ":")
-	if !ok || name == "" {
-		return nil, fmt.Errorf("%w: %q; use %s", ErrSpec, spec, Specs)
+	provider, name, _ := strings.Cut(spec, ":")
+	id := spec
+	if o.BaseURL != "" {
+		id += "@" + o.BaseURL
 	}
 	timeout := o.Timeout
 	if timeout == 0 {
@@ -81,7 +106,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
-		return &wrapped{Model: m, extra: extra, mapErr: openai.MapError}, nil
+		return &wrapped{Model: m, id: id, extra: extra, mapErr: openai.MapError}, nil
 	case "ollama":
 		opts := []ollama.Option{ollama.WithModel(name), ollama.WithHTTPClient(client)}
 		if o.BaseURL != "" {
@@ -91,7 +116,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
-		return &wrapped{Model: m}, nil
+		return &wrapped{Model: m, id: id}, nil
 	case "anthropic":
 		key := firstNonEmpty(o.APIKey, os.Getenv("ANTHROPIC_API_KEY"))
 		if key == "" {
@@ -105,7 +130,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
-		return &wrapped{Model: m}, nil
+		return &wrapped{Model: m, id: id}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown provider %q in %q; use %s", ErrSpec, provider, spec, Specs)
 }
@@ -123,9 +148,14 @@ func firstNonEmpty(s ...string) string {
 // llms.IsRateLimitError and friends recognise them.
 type wrapped struct {
 	llms.Model
+	id     string
 	extra  []llms.CallOption
 	mapErr func(error) error
 }
+
+// Identity is the spec and the base URL: what the journal compares on
+// resume. It holds no key.
+func (p *wrapped) Identity() string { return p.id }
 
 func (p *wrapped) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
 	resp, err := p.Model.GenerateContent(ctx, msgs, append(opts, p.extra...)...)
