@@ -88,6 +88,9 @@ type StepRecord struct {
 	Counts
 	Flags map[string]int `json:"flags,omitempty"`
 	Usage Usage          `json:"usage"`
+	// Models is each ensemble member's share of the step, in member
+	// order; empty for a single model.
+	Models []ModelStep `json:"models,omitempty"`
 	// Elapsed is the time the step took, from its prompt to its record.
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// Observation is the result of the winner's tool intent, if it had

@@ -71,6 +71,9 @@ type Report struct {
 	Flags map[string]int `json:"flags"`
 	Usage Usage          `json:"usage"`
 	Cost  float64        `json:"cost"`
+	// Models is each model's share: one entry for a single model, one per
+	// member, in order, for an Ensemble.
+	Models []ModelReport `json:"models"`
 	// ToolCalls counts winning tool intents sent to the executor, Denied
 	// those it refused.
 	ToolCalls int `json:"tool_calls"`
@@ -91,10 +94,56 @@ type Report struct {
 	StepTime time.Duration `json:"step_time_ns"`
 }
 
+// ModelReport is one model's share of a run.
+type ModelReport struct {
+	// Model is the model's identity (see ModelIdentity).
+	Model string `json:"model"`
+	// Counts are the model's samples: launched, and of those committed
+	// to a race, valid, flagged and failed; Cancelled were not.
+	Counts
+	// WinnerVotes counts the model's valid votes for its steps' winners.
+	WinnerVotes int     `json:"winner_votes"`
+	Usage       Usage   `json:"usage"`
+	Cost        float64 `json:"cost"`
+}
+
+// ModelStep is one model's share of a step, journaled for ensembles only
+// (a single model's share is the step's own counts).
+type ModelStep struct {
+	Counts
+	WinnerVotes int   `json:"winner_votes"`
+	Usage       Usage `json:"usage"`
+}
+
+// addModels adds a step's per-model shares.
+func (r *Report) addModels(rec *StepRecord, decided bool) {
+	if len(r.Models) == 0 {
+		return
+	}
+	if len(rec.Models) == 0 {
+		m := &r.Models[0]
+		m.Counts.add(rec.Counts)
+		m.Usage.add(rec.Usage)
+		if decided {
+			m.WinnerVotes += rec.Votes[rec.Key]
+		}
+		return
+	}
+	for i, ms := range rec.Models {
+		if i >= len(r.Models) {
+			break
+		}
+		m := &r.Models[i]
+		m.Counts.add(ms.Counts)
+		m.Usage.add(ms.Usage)
+		m.WinnerVotes += ms.WinnerVotes
+	}
+}
+
 // addStep adds a decided step to the report.
 func (r *Report) addStep(rec *StepRecord) {
 	r.Steps++
-	r.addSamples(rec)
+	r.addSamples(rec, true)
 	r.StepTime += rec.Elapsed
 	if r.SampleHistogram == nil {
 		r.SampleHistogram = map[int]int{}
@@ -110,7 +159,8 @@ func (r *Report) addStep(rec *StepRecord) {
 
 // addSamples adds what a step's samples cost, decided or not: a failed
 // race spent them too.
-func (r *Report) addSamples(rec *StepRecord) {
+func (r *Report) addSamples(rec *StepRecord, decided bool) {
+	r.addModels(rec, decided)
 	r.Counts.add(rec.Counts)
 	r.Usage.add(rec.Usage)
 	if r.Flags == nil {
@@ -147,6 +197,12 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, "flags: %s\n", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(&b, "tokens in %d, out %d; cost %.4f\n", r.Usage.InputTokens, r.Usage.OutputTokens, r.Cost)
+	if len(r.Models) > 1 {
+		for _, m := range r.Models {
+			fmt.Fprintf(&b, "  %s: samples %d, valid %d, flagged %d, errors %d, winner votes %d, tokens in %d, out %d, cost %.4f\n",
+				m.Model, m.Launched, m.Valid, m.Flagged, m.Errors, m.WinnerVotes, m.Usage.InputTokens, m.Usage.OutputTokens, m.Cost)
+		}
+	}
 	if r.ToolCalls > 0 {
 		fmt.Fprintf(&b, "tool calls %d, denied %d\n", r.ToolCalls, r.Denied)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mdap-go/mdap/executor"
@@ -84,9 +85,32 @@ type Solver struct {
 	// Progress, if set, is called after every step (replayed ones
 	// included), from the goroutine that called Solve; it must be quick.
 	Progress func(Event)
+	// OnSample, if set, is called as each sample completes, from the
+	// goroutine that drew it: concurrently, so it must be safe for
+	// concurrent use, and quick (it holds back that sample's vote). It
+	// shows a step's activity while the step is being decided.
+	OnSample func(SampleEvent)
 	// Logger receives debug logs of red flags and tool calls. Nil means
 	// none: a library does not write into its host's log unasked.
 	Logger *slog.Logger
+}
+
+// SampleEvent is one sample as it completes, before the race tallies it.
+type SampleEvent struct {
+	// Step and Index identify the sample.
+	Step, Index int
+	// Model is the identity of the model that drew it.
+	Model string
+	// Err is the provider's error, if the call failed.
+	Err error
+	// Flag is the red flag (ErrEmpty, ErrCutOff, ErrUnparseable, ...), if
+	// the reply may not vote; Why is the detailed reason.
+	Flag, Why error
+	// Text is the reply's text, for a look at a flagged reply. Do not keep
+	// it.
+	Text string
+	// Usage is what the sample cost.
+	Usage vote.Usage
 }
 
 // Event is a progress report: one step was decided (or replayed).
@@ -137,10 +161,20 @@ func (s *Solver) logger() *slog.Logger {
 // so far, which are in the journal.
 func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	start := time.Now()
-	defer func() { rep.Wall = time.Since(start); rep.Cost = s.Price.Cost(rep.Usage) }()
 	if s.Model == nil {
 		return rep, ErrNoModel
 	}
+	ms := members(s.Model)
+	defer func() { rep.Wall = time.Since(start); s.cost(&rep, ms) }()
+	initModels := func() {
+		if len(rep.Models) != len(ms) {
+			rep.Models = make([]ModelReport, len(ms))
+		}
+		for i, m := range ms {
+			rep.Models[i].Model = ModelIdentity(m)
+		}
+	}
+	initModels()
 	cfg, err := s.Vote.WithDefaults()
 	if err != nil {
 		return rep, err
@@ -167,6 +201,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 			return rep, err
 		}
 		pending, err := run.replay()
+		initModels() // a checkpoint's report replaced them
 		if err != nil {
 			return rep, err
 		}
@@ -208,7 +243,7 @@ func (r *run) loop(ctx context.Context) error {
 		rec, err := r.decide(ctx)
 		if err != nil {
 			if rec != nil {
-				r.rep.addSamples(rec)
+				r.rep.addSamples(rec, false)
 			}
 			return err
 		}
@@ -234,15 +269,24 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	// at once instead of spending the error budget on retries.
 	raceCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	draw := func(ctx context.Context, i int) vote.Sample[intent.Output] {
+	ms := members(r.Model)
+	tally := &modelTally{n: len(ms)}
+	draw := func(ctx context.Context, i int) (sm vote.Sample[intent.Output]) {
 		reply, took, err := r.agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
-		sm := vote.Sample[intent.Output]{Usage: vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}}
+		sm.Usage = vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}
+		var why error
+		defer func() {
+			tally.record(i, sm)
+			if r.OnSample != nil {
+				r.OnSample(SampleEvent{Step: step, Index: i, Model: ModelIdentity(ms[i%len(ms)]), Err: sm.Err, Flag: sm.Flag, Why: why, Text: reply.Text, Usage: sm.Usage})
+			}
+		}()
 		if err != nil {
 			sm.Err = err
 			return sm
 		}
 		if flag := r.Flags.check(reply, r.agent.maxTokens); flag != nil {
-			sm.Flag = flag
+			sm.Flag, why = flag, flag
 			return sm
 		}
 		var out intent.Output
@@ -256,7 +300,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 			sm.Key, err = intent.Key(out)
 		}
 		if err != nil {
-			sm.Flag = classify(err)
+			sm.Flag, why = classify(err), err
 			if log.Enabled(ctx, slog.LevelDebug) {
 				log.DebugContext(ctx, "red flag", "step", step, "sample", i, "flag", sm.Flag, "why", err)
 			}
@@ -278,6 +322,9 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	}
 	for k, v := range res.Votes {
 		rec.Votes[strconv.FormatUint(k, 16)] = v
+	}
+	if len(ms) > 1 {
+		rec.Models = tally.shares(res.Valid+res.Flagged+res.Errors, res.Key)
 	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -340,6 +387,73 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 		}
 	}
 	return nil
+}
+
+// cost prices the run: each model's usage at its own price (Priced) or at
+// Solver.Price.
+func (s *Solver) cost(rep *Report, ms []llms.Model) {
+	rep.Cost = 0
+	for i := range rep.Models {
+		price := s.Price
+		if i < len(ms) {
+			if p, ok := ms[i].(Priced); ok {
+				price = p.Price()
+			}
+		}
+		rep.Models[i].Cost = price.Cost(rep.Models[i].Usage)
+		rep.Cost += rep.Models[i].Cost
+	}
+}
+
+// modelTally records each sample of a step by index, to share the step
+// out among an ensemble's members.
+type modelTally struct {
+	n  int
+	mu sync.Mutex
+	by []vote.Sample[intent.Output] // Value unset
+	ok []bool
+}
+
+func (t *modelTally) record(i int, s vote.Sample[intent.Output]) {
+	if t.n < 2 {
+		return
+	}
+	s.Value = intent.Output{}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for len(t.by) <= i {
+		t.by = append(t.by, vote.Sample[intent.Output]{})
+		t.ok = append(t.ok, false)
+	}
+	t.by[i], t.ok[i] = s, true
+}
+
+// shares splits the samples among the members: the first committed
+// samples (by index) count as valid, flagged or failed, the rest as
+// cancelled; winner votes are valid votes for key.
+func (t *modelTally) shares(committed int, key uint64) []ModelStep {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]ModelStep, t.n)
+	for i, s := range t.by {
+		m := &out[i%t.n]
+		m.Launched++
+		m.Usage.add(usageOf(s.Usage))
+		switch {
+		case i >= committed || !t.ok[i]:
+			m.Cancelled++
+		case s.Err != nil:
+			m.Errors++
+		case s.Flag != nil:
+			m.Flagged++
+		default:
+			m.Valid++
+			if s.Key == key {
+				m.WinnerVotes++
+			}
+		}
+	}
+	return out
 }
 
 // apply applies a winner to the task, turning a panic into ErrTaskPanic.
