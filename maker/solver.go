@@ -166,12 +166,16 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	}
 	ms := members(s.Model)
 	defer func() { rep.Wall = time.Since(start); s.cost(&rep, ms) }()
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = ModelIdentity(m)
+	}
 	initModels := func() {
 		if len(rep.Models) != len(ms) {
 			rep.Models = make([]ModelReport, len(ms))
 		}
-		for i, m := range ms {
-			rep.Models[i].Model = ModelIdentity(m)
+		for i, id := range ids {
+			rep.Models[i].Model = id
 		}
 	}
 	initModels()
@@ -188,7 +192,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		temp = DefaultTemperature
 	}
 	run := &run{
-		Solver: s, task: task, cfg: cfg, rep: &rep,
+		Solver: s, task: task, cfg: cfg, rep: &rep, ids: ids,
 		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions},
 	}
 	if j := s.Journal; j != nil {
@@ -229,6 +233,7 @@ type run struct {
 	rep   *Report
 	next  int                 // the next step to decide
 	last  *intent.Observation // the last step's observation
+	ids   []string            // the identities of the models that draw samples
 }
 
 func (r *run) loop(ctx context.Context) error {
@@ -269,8 +274,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	// at once instead of spending the error budget on retries.
 	raceCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	ms := members(r.Model)
-	tally := &modelTally{n: len(ms)}
+	tally := &modelTally{n: len(r.ids)}
 	draw := func(ctx context.Context, i int) (sm vote.Sample[intent.Output]) {
 		reply, took, err := r.agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
 		sm.Usage = vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}
@@ -278,34 +282,35 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		defer func() {
 			tally.record(i, sm)
 			if r.OnSample != nil {
-				r.OnSample(SampleEvent{Step: step, Index: i, Model: ModelIdentity(ms[i%len(ms)]), Err: sm.Err, Flag: sm.Flag, Why: why, Text: reply.Text, Usage: sm.Usage})
+				r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Why: why, Text: reply.Text, Usage: sm.Usage})
 			}
 		}()
 		if err != nil {
 			sm.Err = err
 			return sm
 		}
-		if flag := r.Flags.check(reply, r.agent.maxTokens); flag != nil {
-			sm.Flag, why = flag, flag
+		// A panic in Decode cancels the race with its cause (see above).
+		decode := func(reply Reply) (out intent.Output, err error) {
+			if rec := panics.Try(func() { out, err = r.task.Decode(reply) }); rec != nil {
+				perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
+				cancel(perr)
+				return out, perr
+			}
+			return out, err
+		}
+		out, key, flag, reason := judge(reply, r.agent.maxTokens, r.Flags, decode)
+		if errors.Is(reason, ErrTaskPanic) {
+			sm.Err = reason
 			return sm
 		}
-		var out intent.Output
-		if rec := panics.Try(func() { out, err = r.task.Decode(reply) }); rec != nil {
-			perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
-			cancel(perr)
-			sm.Err = perr
-			return sm
-		}
-		if err == nil {
-			sm.Key, err = intent.Key(out)
-		}
-		if err != nil {
-			sm.Flag, why = classify(err), err
+		if flag != nil {
+			sm.Flag, why = flag, reason
 			if log.Enabled(ctx, slog.LevelDebug) {
-				log.DebugContext(ctx, "red flag", "step", step, "sample", i, "flag", sm.Flag, "why", err)
+				log.DebugContext(ctx, "red flag", "step", step, "sample", i, "flag", flag, "why", reason)
 			}
 			return sm
 		}
+		sm.Key = key
 		sm.Value = out
 		return sm
 	}
@@ -323,7 +328,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	for k, v := range res.Votes {
 		rec.Votes[strconv.FormatUint(k, 16)] = v
 	}
-	if len(ms) > 1 {
+	if len(r.ids) > 1 {
 		rec.Models = tally.shares(res.Valid+res.Flagged+res.Errors, res.Key)
 	}
 	if err != nil {

@@ -1,0 +1,63 @@
+package maker
+
+import (
+	"strconv"
+
+	"github.com/mdap-go/mdap/intent"
+)
+
+// Verdict is what the solver makes of one reply, before any vote: its red
+// flag, or the answer it votes with, that answer's canonical form and its
+// key. Two replies vote together exactly when their keys are equal.
+type Verdict struct {
+	// Flag is the red flag's name ("empty", "cut off", "overlong",
+	// "unparseable", "format", ...), empty when the reply may vote.
+	Flag string `json:"flag,omitempty"`
+	// Reason says in detail why the reply was flagged.
+	Reason string `json:"reason,omitempty"`
+	// Output is the answer the reply votes with.
+	Output *intent.Output `json:"output,omitempty"`
+	// Canonical is the answer's canonical JSON text (intent.Canonical).
+	Canonical string `json:"canonical,omitempty"`
+	// Key is the vote key, in hex, as the journal writes it.
+	Key string `json:"key,omitempty"`
+}
+
+// Inspect judges reply r as the solver's draw does, with the red flags of
+// rules under the cap maxTokens (0 means DefaultMaxTokens) and decode as
+// the task's Decode (nil means DecodeReply). It is how a user sees why two
+// replies did or did not vote together. Safe for concurrent use if decode
+// is; cost: one parse and one key.
+func Inspect(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent.Output, error)) Verdict {
+	if maxTokens <= 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	if decode == nil {
+		decode = DecodeReply
+	}
+	out, key, flag, why := judge(r, maxTokens, rules, decode)
+	if flag != nil {
+		return Verdict{Flag: flag.Error(), Reason: why.Error()}
+	}
+	canon, err := intent.Canonical(out)
+	if err != nil { // judge keyed it, so it has a canonical form
+		return Verdict{Flag: ErrUnparseable.Error(), Reason: err.Error()}
+	}
+	return Verdict{Output: &out, Canonical: string(canon), Key: strconv.FormatUint(key, 16)}
+}
+
+// judge is the draw's verdict on a reply: its answer and key, or its red
+// flag and the detailed reason.
+func judge(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent.Output, error)) (out intent.Output, key uint64, flag, why error) {
+	if flag := rules.check(r, maxTokens); flag != nil {
+		return out, 0, flag, flag
+	}
+	out, err := decode(r)
+	if err == nil {
+		key, err = intent.Key(out)
+	}
+	if err != nil {
+		return intent.Output{}, 0, classify(err), err
+	}
+	return out, key, nil, nil
+}
