@@ -63,6 +63,10 @@ type Solver struct {
 	Flags FlagRules
 	// CallOptions are added to every model call.
 	CallOptions []llms.CallOption
+	// Timeout bounds each model call (langchaingo's clients have none of
+	// their own); a call that takes longer is a failed draw wrapping
+	// ErrCallTimeout. Zero means no bound but the context's.
+	Timeout time.Duration
 	// Journal records every decided step; nil means no journal. A journal
 	// opened with OpenJournal is replayed first, then the run continues.
 	Journal *Journal
@@ -193,7 +197,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	}
 	run := &run{
 		Solver: s, task: task, cfg: cfg, rep: &rep, ids: ids,
-		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions},
+		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout},
 	}
 	if j := s.Journal; j != nil {
 		defer func() {
