@@ -395,3 +395,63 @@ func TestReplyOfExactlyTheCapIsCutOff(t *testing.T) {
 	}
 	assert.Nil(t, FlagRules{AllowCutOff: true}.check(Reply{Text: "x", OutputTokens: 8}, cap))
 }
+
+// memStore is a JournalStore in memory: what a store over a message
+// broker looks like to the journal.
+type memStore struct {
+	lines [][]byte
+	torn  []byte
+	syncs int
+}
+
+func (m *memStore) Name() string { return "mem" }
+func (m *memStore) Lines(from int, fn func(int, []byte) error) error {
+	for n := from; n < len(m.lines); n++ {
+		if err := fn(n, m.lines[n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (m *memStore) Torn() []byte { return m.torn }
+func (m *memStore) Append(line []byte) error {
+	m.torn = nil
+	m.lines = append(m.lines, bytes.Clone(line))
+	return nil
+}
+func (m *memStore) Flush() error { return nil }
+func (m *memStore) Sync() error  { m.syncs++; return nil }
+func (m *memStore) Reset() error { m.lines, m.torn = nil, nil; return nil }
+func (m *memStore) Close() error { return nil }
+
+func TestJournalOverAnyStore(t *testing.T) {
+	store := &memStore{}
+	j, err := NewJournal(store)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, Progress: func(e Event) {
+		if e.Step == 11 {
+			cancel()
+		}
+	}}
+	j.CheckpointEvery = 5
+	_, err = s.Solve(ctx, &snapCounter{counter: counter{target: 30}})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, j.Close())
+	assert.Positive(t, store.syncs)
+
+	j, err = NewJournal(store)
+	require.NoError(t, err)
+	task := &snapCounter{counter: counter{target: 30}}
+	rep, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	assert.Equal(t, 30, task.n)
+	assert.Equal(t, 12, rep.Resumed)
+	assert.Equal(t, 12-10+18, task.applied, "replayed from the checkpoint at step 10")
+
+	// A store holding garbage is refused, naming the line.
+	store.lines = append(store.lines, []byte("garbage"))
+	_, err = NewJournal(store)
+	require.ErrorIs(t, err, ErrJournalCorrupt)
+	assert.Contains(t, err.Error(), fmt.Sprintf("mem:%d ", len(store.lines)))
+}

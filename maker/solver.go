@@ -524,7 +524,7 @@ func (r *run) replay() (*StepRecord, error) {
 				err = fmt.Errorf("%w: Restore: %w", ErrTaskPanic, p.AsError())
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s: restoring the checkpoint before step %d: %w", ErrJournalCorrupt, j.path, c.Next, err)
+				return nil, fmt.Errorf("%w: %s: restoring the checkpoint before step %d: %w", ErrJournalCorrupt, j.path(), c.Next, err)
 			}
 			*r.rep = c.Total
 			r.rep.Resumed = r.rep.Steps
@@ -557,7 +557,7 @@ func (r *run) replay() (*StepRecord, error) {
 		}
 		done, err := r.apply(rec.Winner, rec.Observation)
 		if err != nil {
-			return fmt.Errorf("%w: replaying step %d (%s:%d): %w", ErrStep, rec.Step, j.path, n, err)
+			return fmt.Errorf("%w: replaying step %d (%s:%d): %w", ErrStep, rec.Step, j.path(), n, err)
 		}
 		r.rep.addStep(rec)
 		r.rep.Resumed++
