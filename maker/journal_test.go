@@ -455,3 +455,38 @@ func TestJournalOverAnyStore(t *testing.T) {
 	require.ErrorIs(t, err, ErrJournalCorrupt)
 	assert.Contains(t, err.Error(), fmt.Sprintf("mem:%d ", len(store.lines)))
 }
+
+// fullStore is a memStore whose appends fail once it holds max lines.
+type fullStore struct {
+	memStore
+	max int
+}
+
+func (f *fullStore) Append(line []byte) error {
+	if len(f.lines) >= f.max {
+		return syscall.ENOSPC
+	}
+	return f.memStore.Append(line)
+}
+
+func TestFullJournalFailsBeforeTheNextStep(t *testing.T) {
+	// A step record that cannot be written: the run stops there.
+	m := &scripted{reply: noisy}
+	j, err := NewJournal(&fullStore{max: 4}) // the header and three steps
+	require.NoError(t, err)
+	rep, err := (&Solver{Model: m, Vote: vote.Config{K: 2, Parallel: 1}, Journal: j}).Solve(context.Background(), &counter{target: 10})
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	assert.Contains(t, err.Error(), "step 3 was decided but could not be journaled")
+	assert.Equal(t, 3, rep.Steps, "the report covers the journaled steps")
+	calls := m.calls.Load()
+	assert.Less(t, calls, int64(5*5), "no sample of a fifth step was drawn")
+
+	// A side effect whose pending record cannot be written never runs.
+	var runs atomic.Int64
+	j, err = NewJournal(&fullStore{max: 3}) // the header and steps 0 and 1
+	require.NoError(t, err)
+	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	assert.Contains(t, err.Error(), "so it did not run")
+	assert.Zero(t, runs.Load(), "no side effect the journal could not record")
+}

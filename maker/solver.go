@@ -379,12 +379,13 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 		return fmt.Errorf("%w: step %d: apply: %w", ErrStep, rec.Step, err)
 	}
 	rec.Elapsed = time.Since(started)
-	r.rep.addStep(rec)
 	if r.Journal != nil {
 		if err := r.Journal.step(rec); err != nil {
-			return fmt.Errorf("%w: step %d was decided but could not be journaled: %w", ErrStep, rec.Step, err)
+			r.rep.addSamples(rec, false) // spent, but not a step of the record
+			return fmt.Errorf("%w: step %d was decided but could not be journaled (%w); make room, then resume: that step is decided again", ErrStep, rec.Step, err)
 		}
 	}
+	r.rep.addStep(rec)
 	r.rep.Done = done
 	r.last = obs
 	if r.Progress != nil {
