@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -489,4 +490,38 @@ func TestFullJournalFailsBeforeTheNextStep(t *testing.T) {
 	require.ErrorIs(t, err, syscall.ENOSPC)
 	assert.Contains(t, err.Error(), "so it did not run")
 	assert.Zero(t, runs.Load(), "no side effect the journal could not record")
+}
+
+// FuzzJournal feeds arbitrary lines after a real journal's header and first
+// steps: opening and replaying never panics, and whatever is refused is
+// refused as corruption (or a version, or a replay error), never with a
+// half-applied write.
+func FuzzJournal(f *testing.F) {
+	store := &memStore{}
+	j, err := NewJournal(store)
+	require.NoError(f, err)
+	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, MaxSteps: 3}).Solve(context.Background(), &counter{target: 10})
+	require.ErrorIs(f, err, ErrStepLimit)
+	head := store.lines
+	for _, l := range head[1:] {
+		f.Add(l, []byte(nil))
+	}
+	f.Add([]byte(`{"step":3,"pending":true,"k":2,"winner":{"tool_intent":{"tool":"x","args":{}}}}`), []byte(`{"step":3`))
+	f.Add([]byte(`{"checkpoint":3,"crc32c":1,"task_state":{}}`), []byte("x"))
+	f.Fuzz(func(t *testing.T, line, torn []byte) {
+		if len(line) > 4<<10 || len(torn) > 1<<10 || bytes.IndexByte(line, '\n') >= 0 {
+			t.Skip()
+		}
+		s := &memStore{lines: append(append([][]byte(nil), head...), line), torn: torn}
+		j, err := NewJournal(s)
+		if err != nil {
+			require.True(t, errors.Is(err, ErrJournalCorrupt) || errors.Is(err, ErrJournalVersion), "%v", err)
+			return
+		}
+		before := len(s.lines)
+		_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, MaxSteps: 6}).Solve(context.Background(), &counter{target: 10})
+		if err != nil && !errors.Is(err, ErrStepLimit) {
+			require.Equal(t, before, len(s.lines), "a refused journal is not written: %v", err)
+		}
+	})
 }

@@ -33,9 +33,16 @@ type FlagRules struct {
 	AllowCutOff bool `json:"allow_cut_off"`
 }
 
+// MaxReplyBytes is the largest reply text judged at all: a longer one is
+// flagged overlong whatever the rules, before anything parses it, so a
+// runaway reply costs no more than its download.
+const MaxReplyBytes = 1 << 20
+
 // check returns the reply-level red flag of r under cap maxTokens, or nil.
 func (f FlagRules) check(r Reply, maxTokens int) error {
 	switch {
+	case len(r.Text) > MaxReplyBytes:
+		return ErrOverlong
 	case !f.AllowEmpty && strings.TrimSpace(r.Text) == "" && len(r.ToolCalls) == 0:
 		return ErrEmpty
 	case !f.AllowCutOff && cutOff(r.StopReason):

@@ -72,10 +72,19 @@ func (refuseLoader) Load(u string) (any, error) {
 // DefaultMaxSteps is the step limit of a spec that sets none.
 const DefaultMaxSteps = 100
 
+// MaxSpecBytes is the largest spec file Load and Parse read.
+const MaxSpecBytes = 1 << 20
+
 // Load reads and checks a spec file. Errors name the file and wrap ErrSpec
-// (or the file system's error).
+// (or the file system's error); a file over MaxSpecBytes is refused
+// without being read whole.
 func Load(path string) (*Spec, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +100,9 @@ func Load(path string) (*Spec, error) {
 // step limit and a script entry that is not an object are errors wrapping
 // ErrSpec.
 func Parse(b []byte) (*Spec, error) {
+	if len(b) > MaxSpecBytes {
+		return nil, fmt.Errorf("%w: the spec is over %d bytes; a spec is a task's rules, not its data: give the data to its tools", ErrSpec, MaxSpecBytes)
+	}
 	var s Spec
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
