@@ -107,9 +107,9 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 	}
 	switch {
 	case errors.Is(err, maker.ErrJournalExists):
-		return nil, out, fmt.Errorf("journal %s already exists: resume its run with resume: true, or give another journal name: %w", name, maker.ErrJournalExists)
+		return nil, out, fmt.Errorf("%w: %s already exists: resume its run with resume: true, or give another journal name", maker.ErrJournalExists, name)
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, maker.ErrJournalPath) && in.Resume && !exists(path):
-		return nil, out, fmt.Errorf("journal %s does not exist: there is no run to resume; call without resume to start one: %w", name, maker.ErrJournalPath)
+		return nil, out, fmt.Errorf("journal %s: %w: there is no run to resume; call without resume to start one", name, fs.ErrNotExist)
 	case err != nil:
 		return nil, out, fmt.Errorf("journal %s: %w", name, err)
 	}

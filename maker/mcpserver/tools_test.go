@@ -219,7 +219,7 @@ func TestSampleAndVoteOnTheSimulatedModel(t *testing.T) {
 	assert.Contains(t, out.Model, "sim seed=5")
 	// Every sample is listed, and each sent one progress notification.
 	require.Len(t, out.Samples, out.Launched)
-	assert.Len(t, c.notes(7), out.Launched)
+	require.Eventually(t, func() bool { return len(c.notes(7)) == out.Launched }, 5*time.Second, time.Millisecond)
 	for i, n := range c.notes(7) {
 		assert.Equal(t, float64(i+1), n.Progress, "progress increases")
 	}
