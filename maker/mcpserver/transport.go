@@ -70,9 +70,10 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 }
 
 // ServeHTTPOn serves the streamable HTTP endpoint at Path on ln until ctx
-// ends, then shuts down: it stops accepting, gives requests in flight a
-// few seconds, and closes the rest. It returns nil after a shutdown by
-// ctx, otherwise the server's error.
+// ends, then shuts down: it stops accepting, closes the server's sessions
+// (which cancels their calls in flight; a cancelled run_task resumes from
+// its journal), gives requests a few seconds to end, and closes the rest.
+// It returns nil after a shutdown by ctx, otherwise the server's error.
 func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions) error {
 	mux := http.NewServeMux()
 	mux.Handle(Path, s.Handler(o))
@@ -86,6 +87,10 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
+	srv.SetKeepAlivesEnabled(false)
+	for ss := range s.mcp.Sessions() {
+		_ = ss.Close() // ends the sessions' event streams
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close() // long-lived event streams never go idle
 	}
