@@ -121,6 +121,14 @@ func TestBinaryInterruptExits130(t *testing.T) {
 	}
 }
 
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
 func countLines(path string) int {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -190,9 +198,14 @@ func TestBinarySurvivesKills(t *testing.T) {
 			if resume {
 				a = append(a, "--resume")
 			}
+			before := fileSize(j)
 			c := start(t, nil, a...)
 			if kills < sig.times {
-				time.Sleep(time.Duration(20+rng.IntN(400)) * time.Millisecond)
+				// Signal a run that has begun: its journal grows. A signal
+				// before the program installed its handler would test Go's
+				// start-up, not maker.
+				require.Eventually(t, func() bool { return fileSize(j) > before || c.cmd.ProcessState != nil }, 30*time.Second, time.Millisecond)
+				time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
 				require.NoError(t, c.cmd.Process.Signal(sig.sig))
 				code := c.wait(t, time.Minute)
 				if code == 0 {
