@@ -437,3 +437,121 @@ func TestRetriesAreBoundedByTheErrorBudget(t *testing.T) {
 	require.ErrorIs(t, err, vote.ErrTooManyErrors)
 	assert.Equal(t, uint64(5), s.Stats().Requests, "MaxErrors tolerated, one more ends the step: no retry beyond")
 }
+
+func TestFaultsNeverChangeOtherReplies(t *testing.T) {
+	// The faults are drawn apart from the replies: with half the requests
+	// faulted, every request that is answered gets the reply it gets from
+	// a server without faults.
+	cfg := hanoiConfig(mixed(13))
+	_, clean := serve(t, cfg)
+	cfg.Faults = simserver.Faults{RateLimit: 0.1, ServerError: 0.1, Garbage: 0.1, Truncate: 0.2}
+	_, faulty := serve(t, cfg)
+	a, b := client(t, clean, 10*time.Second), client(t, faulty, 10*time.Second)
+	msgs := firstStep(t, 5)
+	answered := 0
+	for i := range 60 {
+		got := call(t, b, msgs, llms.WithSeed(i+1))
+		if got.Err {
+			continue
+		}
+		answered++
+		assert.Equal(t, call(t, a, msgs, llms.WithSeed(i+1)), got, "seed %d", i+1)
+	}
+	assert.InDelta(t, 30, answered, 12)
+}
+
+func TestPromptsCountTheirArrivalsApart(t *testing.T) {
+	// Requests with other prompts between them do not change a prompt's
+	// replies: each prompt has its own arrival counter.
+	cfg := hanoiConfig(mixed(17))
+	x, y := firstStep(t, 4), firstStep(t, 5)
+	_, a := serve(t, cfg)
+	_, b := serve(t, cfg)
+	ma, mb := client(t, a, 10*time.Second), client(t, b, 10*time.Second)
+	for i := range 20 {
+		want := call(t, ma, x)
+		for range i % 3 {
+			call(t, mb, y)
+		}
+		assert.Equal(t, want, call(t, mb, x), "request %d", i)
+	}
+}
+
+func TestRedFlagRepliesStayText(t *testing.T) {
+	// An overlong reply ends with a tool intent (a wrong one), but it is a
+	// red flag: it must reach the client as the text it is, not as a
+	// native call that would hide its length.
+	sp := findVersion(t)
+	_, base := serve(t, simserver.Config{Oracle: spec.Oracle{Spec: sp}, Sim: sim.Config{Seed: 1, P: 1, FlagRate: 1, Flags: sim.FlagMix{Overlong: 1}}})
+	m := client(t, base, 10*time.Second)
+	for i := range 10 {
+		r := call(t, m, spec.New(sp).Prompt(nil), llms.WithTools(specTools(sp)), llms.WithMaxTokens(100), llms.WithSeed(i+1))
+		require.False(t, r.Err)
+		assert.Empty(t, r.Calls)
+		assert.Equal(t, "stop", r.Stop)
+		assert.Contains(t, r.Text, `"tool_intent"`)
+		assert.Greater(t, r.Compl, 100, "over the cap")
+		v := maker.Inspect(maker.Reply{Text: r.Text, StopReason: r.Stop, OutputTokens: r.Compl}, 100, maker.FlagRules{}, nil)
+		assert.Equal(t, "overlong", v.Flag)
+	}
+}
+
+func TestClientGoneDuringLatency(t *testing.T) {
+	s, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1, Latency: sim.FixedLatency(time.Hour)}))
+	start := time.Now()
+	r := call(t, client(t, base, 100*time.Millisecond), firstStep(t, 3))
+	assert.True(t, r.Err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	require.Eventually(t, func() bool { return s.Stats().Unanswered == 1 }, 10*time.Second, 5*time.Millisecond,
+		"the handler stops waiting when its client leaves")
+}
+
+func TestClosedServerReleasesLaterHangsAtOnce(t *testing.T) {
+	cfg := hanoiConfig(sim.Config{Seed: 1, P: 1})
+	cfg.Faults = simserver.Faults{Hang: 1}
+	s, base := serve(t, cfg)
+	s.Close()
+	s.Close() // idempotent
+	start := time.Now()
+	r := call(t, client(t, base, time.Minute), firstStep(t, 3))
+	assert.True(t, r.Err, "closed without an answer")
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.Equal(t, uint64(1), s.Stats().Hangs)
+}
+
+// seeded sends each sample's index + 1 as the request's seed: what mdap's
+// solver would do to make its runs against the server reproducible under
+// parallel sampling (langchaingo omits a seed of 0).
+func seeded(m llms.Model) llms.Model {
+	return maker.ModelFunc(func(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+		if id, ok := maker.SampleIDFrom(ctx); ok {
+			opts = append(opts, llms.WithSeed(id.Index+1))
+		}
+		return m.GenerateContent(ctx, msgs, opts...)
+	})
+}
+
+func TestSolverSendingSampleIndexAsSeedIsScheduleIndependent(t *testing.T) {
+	cfg := hanoiConfig(sim.Config{Seed: 2, P: 0.8, WrongAnswers: 2, FlagRate: 0.1, ErrorRate: 0.05})
+	type totals struct {
+		Steps, Valid, Flagged, Errors int
+		Flags                         map[string]int
+		Winners                       []string
+	}
+	solve := func(parallel int) totals {
+		_, base := serve(t, cfg)
+		task, err := hanoi.New(4)
+		require.NoError(t, err)
+		var winners []string
+		rep, err := (&maker.Solver{
+			Model:    seeded(client(t, base, 10*time.Second)),
+			Vote:     vote.Config{K: 3, Parallel: parallel, Backoff: time.Millisecond},
+			Progress: func(e maker.Event) { winners = append(winners, e.Record.Key) },
+		}).Solve(context.Background(), task)
+		require.NoError(t, err)
+		return totals{rep.Steps, rep.Valid, rep.Flagged, rep.Errors, rep.Flags, winners}
+	}
+	sequential := solve(1)
+	assert.Equal(t, sequential, solve(3), "the same winners, votes and totals, one sample at a time or three")
+	assert.Positive(t, sequential.Flagged+sequential.Errors, "a varied run")
+}

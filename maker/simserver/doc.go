@@ -78,5 +78,7 @@
 // # Memory
 //
 // The arrival counters hold one entry per distinct prompt seen without a
-// seed (about 50 bytes each) for the server's lifetime.
+// seed, for the server's lifetime: about 40 bytes each (38 measured at a
+// million prompts, a 20-disk Towers of Hanoi run). Requests with a seed
+// add none.
 package simserver

@@ -147,9 +147,11 @@ func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 // Serve answers HTTP requests on ln until ctx ends, then shuts down
 // gracefully: it stops accepting, releases hanging requests (Close), waits
 // up to ShutdownGrace for the requests in flight, closes what remains and
-// returns nil. It closes ln. Every goroutine it starts has ended when it
-// returns. Errors: the listener's failure, wrapped, if serving stops before
-// ctx ends.
+// returns nil. It closes ln. When it returns, the goroutine it started to
+// serve has ended and, unless the grace period ran out, so has every
+// request handler; a handler cut at the deadline has its request's
+// context cancelled and returns soon after. Errors: the listener's
+// failure, wrapped, if serving stops before ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
