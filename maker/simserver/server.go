@@ -345,6 +345,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).Flush()
 		panic(http.ErrAbortHandler)
 	}
+	if status == http.StatusOK {
+		s.n.replies.Add(1)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(reply)
@@ -418,7 +421,6 @@ func (s *Server) complete(ctx context.Context, req *chatRequest, msgs []llms.Mes
 	if err != nil { // unreachable: plain structs
 		return errorBody(http.StatusInternalServerError, "server_error", "", "internal_error", err.Error())
 	}
-	s.n.replies.Add(1)
 	return http.StatusOK, b, nil
 }
 
