@@ -61,7 +61,11 @@ type Solver struct {
 	Temperature func(sample int) float64
 	// Flags chooses the red flags; the zero value applies them all.
 	Flags FlagRules
-	// CallOptions are added to every model call.
+	// CallOptions are added to every model call, after the solver's own:
+	// the temperature, the reply cap and the sample's seed (its index
+	// plus one, llms.WithSeed, so a provider that honours seeds gives each
+	// sample its own reproducible draw). A seed set here overrides the
+	// per-sample one, and samples at one temperature may then all agree.
 	CallOptions []llms.CallOption
 	// Timeout bounds each model call (langchaingo's clients have none of
 	// their own); a call that takes longer is a failed draw wrapping

@@ -524,15 +524,6 @@ func TestClosedServerReleasesLaterHangsAtOnce(t *testing.T) {
 // seeded sends each sample's index + 1 as the request's seed: what mdap's
 // solver would do to make its runs against the server reproducible under
 // parallel sampling (langchaingo omits a seed of 0).
-func seeded(m llms.Model) llms.Model {
-	return maker.ModelFunc(func(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-		if id, ok := maker.SampleIDFrom(ctx); ok {
-			opts = append(opts, llms.WithSeed(id.Index+1))
-		}
-		return m.GenerateContent(ctx, msgs, opts...)
-	})
-}
-
 func TestSolverSendingSampleIndexAsSeedIsScheduleIndependent(t *testing.T) {
 	cfg := hanoiConfig(sim.Config{Seed: 2, P: 0.8, WrongAnswers: 2, FlagRate: 0.1, ErrorRate: 0.05})
 	type totals struct {
@@ -546,7 +537,7 @@ func TestSolverSendingSampleIndexAsSeedIsScheduleIndependent(t *testing.T) {
 		require.NoError(t, err)
 		var winners []string
 		rep, err := (&maker.Solver{
-			Model:    seeded(client(t, base, 10*time.Second)),
+			Model:    client(t, base, 10*time.Second), // the solver sends the sample's seed
 			Vote:     vote.Config{K: 3, Parallel: parallel, Backoff: time.Millisecond},
 			Progress: func(e maker.Event) { winners = append(winners, e.Record.Key) },
 		}).Solve(context.Background(), task)
