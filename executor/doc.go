@@ -50,7 +50,7 @@
 // # The index tool
 //
 // [categories.IndexTool] (list_tool_categories) belongs to no category and
-// no policy can withhold it: it returns, as JSON, the [categories.Report] of
+// no policy can withhold it: it returns, as JSON, the [categories.Inventory] of
 // this executor (what is loaded, withheld or unavailable, and how to ask for
 // more).
 //

@@ -50,8 +50,10 @@ type Executor struct {
 // Option configures [New].
 type Option func(*Executor)
 
-// WithPolicy sets which tools may run. The default is the zero
-// [categories.Policy]: the read-only categories only.
+// WithPolicy sets which tools may run. Without it an executor uses
+// [categories.DefaultPolicy]: the read-only categories only. The policy
+// allows exactly what it lists: WithPolicy(categories.Policy{}) allows
+// nothing but the index tool.
 func WithPolicy(p categories.Policy) Option { return func(e *Executor) { e.policy = p } }
 
 // WithTimeout sets the per-call timeout (default [DefaultTimeout]). A
@@ -124,6 +126,7 @@ func WithTools(tools ...Tool) Option {
 // category).
 func New(root string, opts ...Option) (*Executor, error) {
 	e := &Executor{
+		policy:    categories.DefaultPolicy(),
 		timeout:   DefaultTimeout,
 		outputCap: DefaultOutputCap,
 		readCap:   DefaultReadCap,
