@@ -1,16 +1,15 @@
 package executor
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -22,25 +21,14 @@ const argsRoot = "arguments"
 
 var printer = message.NewPrinter(language.English)
 
-// refuseLoader refuses every external $ref: a tool schema is compiled from
-// its own text only, never from the disk or the network.
-type refuseLoader struct{}
-
-func (refuseLoader) Load(u string) (any, error) {
-	return nil, fmt.Errorf("external $ref %q is not allowed in a tool schema", u)
-}
-
 // compileSchema checks that raw is a JSON object and compiles it as a JSON
-// Schema (draft 2020-12 by default). It returns the compiled schema, the
-// document decoded with json.Number numbers (for healing) and decoded
-// plainly (for providers that need a map).
+// Schema (draft 2020-12 by default, external $refs refused). It returns the
+// compiled schema, the document decoded with json.Number numbers (for
+// healing) and decoded plainly (for providers that need a map).
 func compileSchema(name string, raw []byte) (*jsonschema.Schema, any, map[string]any, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil, nil, errors.New("empty schema")
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := schema.Decode(raw)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("not JSON: %v", err)
+		return nil, nil, nil, err
 	}
 	if _, ok := doc.(map[string]any); !ok {
 		return nil, nil, nil, errors.New("not a JSON object")
@@ -49,16 +37,9 @@ func compileSchema(name string, raw []byte) (*jsonschema.Schema, any, map[string
 	if err := json.Unmarshal(raw, &params); err != nil {
 		return nil, nil, nil, fmt.Errorf("not JSON: %v", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(refuseLoader{})
-	loc := "mem:///tools/" + url.PathEscape(name) + ".json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, nil, nil, err
-	}
-	sch, err := c.Compile(loc)
+	sch, err := schema.CompileDoc("tools/"+name, doc)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("does not compile: %v", err)
+		return nil, nil, nil, err
 	}
 	return sch, doc, params, nil
 }
