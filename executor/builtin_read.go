@@ -58,8 +58,8 @@ const readFileSchema = `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "minLength": 1, "description": "file path relative to the root folder"},
-    "offset": {"type": "integer", "minimum": 1, "description": "first line to return, counted from 1 (default 1)"},
-    "limit": {"type": "integer", "minimum": 1, "description": "most lines to return (default 2000)"}
+    "offset": {"type": "integer", "minimum": 1, "maximum": 1000000000, "description": "first line to return, counted from 1 (default 1)"},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000000, "description": "most lines to return (default 2000)"}
   },
   "required": ["path"],
   "additionalProperties": false
@@ -137,7 +137,7 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 		}
 		return msg, nil
 	}
-	end := min(start+a.Limit, len(lines))
+	end := start + min(a.Limit, len(lines)-start) // never start+a.Limit: it can overflow
 	out := strings.Join(lines[start:end], "")
 	if end < len(lines) {
 		out = appendNote(out, fmt.Sprintf("[lines %d-%d of %s shown; call read_file with offset=%d for more]", start+1, end, of, end+1))
