@@ -57,7 +57,7 @@ func builtinTools(sb *sandbox) []Tool {
 const readFileSchema = `{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "file path relative to the root folder"},
+    "path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "file path relative to the root folder"},
     "offset": {"type": "integer", "minimum": 1, "maximum": 1000000000, "description": "first line to return, counted from 1 (default 1)"},
     "limit": {"type": "integer", "minimum": 1, "maximum": 1000000, "description": "most lines to return (default 2000)"}
   },
@@ -68,7 +68,7 @@ const readFileSchema = `{
 const listDirSchema = `{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "folder path relative to the root folder (default \".\")"}
+    "path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "folder path relative to the root folder (default \".\")"}
   },
   "additionalProperties": false
 }`
@@ -95,7 +95,7 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 		return "", err
 	}
 	defer r.Close()
-	rel, err := s.path(r, a.Path)
+	rel, err := s.path(ctx, r, a.Path)
 	if err != nil {
 		return "", err
 	}
@@ -164,7 +164,7 @@ func (s *sandbox) listDir(ctx context.Context, args map[string]any) (string, err
 		return "", err
 	}
 	defer r.Close()
-	rel, err := s.path(r, a.Path)
+	rel, err := s.path(ctx, r, a.Path)
 	if err != nil {
 		return "", err
 	}

@@ -17,7 +17,7 @@ const globSchema = `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "glob matched against paths relative to path: * ? [abc] within a name, ** for any number of folders"},
-    "path": {"type": "string", "minLength": 1, "description": "folder to search, relative to the root folder (default \".\")"}
+    "path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "folder to search, relative to the root folder (default \".\")"}
   },
   "required": ["pattern"],
   "additionalProperties": false
@@ -27,7 +27,7 @@ const grepSchema = `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Go (RE2) regular expression"},
-    "paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 100, "description": "files or folders relative to the root folder (default [\".\"])"},
+    "paths": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 4096}, "maxItems": 100, "description": "files or folders relative to the root folder (default [\".\"])"},
     "glob": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "only search files whose name (or, if it has a /, whose path) matches"},
     "case_insensitive": {"type": "boolean", "description": "match regardless of case (default false)"},
     "max_results": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "most matching lines to return (default 200)"}
@@ -59,7 +59,7 @@ func (s *sandbox) glob(ctx context.Context, args map[string]any) (string, error)
 		return "", err
 	}
 	defer r.Close()
-	base, err := s.dirPath(r, a.Path)
+	base, err := s.dirPath(ctx, r, a.Path)
 	if err != nil {
 		return "", err
 	}
@@ -109,8 +109,8 @@ func (s *sandbox) glob(ctx context.Context, args map[string]any) (string, error)
 }
 
 // dirPath resolves p and requires a folder.
-func (s *sandbox) dirPath(r *os.Root, p string) (string, error) {
-	rel, err := s.path(r, p)
+func (s *sandbox) dirPath(ctx context.Context, r *os.Root, p string) (string, error) {
+	rel, err := s.path(ctx, r, p)
 	if err != nil {
 		return "", err
 	}
@@ -217,7 +217,7 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 	rels := make([]string, len(a.Paths))
 	dirs := make([]bool, len(a.Paths))
 	for i, p := range a.Paths {
-		rel, err := s.path(r, p)
+		rel, err := s.path(ctx, r, p)
 		if err != nil {
 			return "", err
 		}

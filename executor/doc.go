@@ -17,6 +17,19 @@
 // ([intent.ReasonInvalidArgs]); only then does the tool run, under a per-call
 // timeout, with its panics recovered and its output capped.
 //
+// # Limits
+//
+// Every input is bounded before anything runs: a tool name of more than
+// [MaxToolNameBytes] is an unknown tool (and the observation's Tool is cut
+// to that length); more than [MaxArgs] arguments, arguments nested more than
+// [MaxArgsDepth] deep or larger than the arguments cap ([WithArgsCap]) are
+// invalid; a path of more than [MaxPathBytes] bytes or [MaxPathDepth]
+// components is a bad path; the built-in tools' schemas bound their
+// strings, lists and numbers. Every observation, denials included, carries
+// at most the output cap ([WithOutputCap]) of content plus a one-line
+// truncation note; an invalid-arguments denial lists at most [MaxProblems]
+// problems and counts the rest.
+//
 // # Tools
 //
 // A [Tool] has a name, a category, a description and a JSON Schema for its

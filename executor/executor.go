@@ -31,6 +31,7 @@ type Executor struct {
 	timeout   time.Duration
 	outputCap int
 	readCap   int64
+	argsCap   int
 	tax       *categories.Taxonomy
 	log       *slog.Logger
 	extra     []Tool
@@ -55,6 +56,7 @@ func New(root string, opts ...Option) (*Executor, error) {
 		timeout:   DefaultTimeout,
 		outputCap: DefaultOutputCap,
 		readCap:   DefaultReadCap,
+		argsCap:   DefaultArgsCap,
 		log:       slog.New(slog.DiscardHandler),
 		tools:     map[string]*registered{},
 	}
@@ -191,32 +193,34 @@ func (e *Executor) Check(in intent.ToolIntent) (intent.Observation, bool) {
 
 func (e *Executor) check(in intent.ToolIntent) (call, intent.Observation, bool) {
 	obs := intent.Observation{Tool: in.Tool, Status: intent.StatusOK}
+	deny := func(r intent.Reason, content string) (call, intent.Observation, bool) {
+		obs.Status, obs.Reason = intent.StatusDenied, r
+		obs.Content, obs.Truncated = capText(content, e.outputCap)
+		return call{}, obs, false
+	}
+	if len(in.Tool) > MaxToolNameBytes {
+		obs.Tool = cutText(in.Tool, MaxToolNameBytes)
+		return deny(intent.ReasonUnknownTool, fmt.Sprintf("there is no tool named %q (a name of %d bytes; tool names are at most %d bytes). Tools you can call: %s.",
+			cutText(in.Tool, 64), len(in.Tool), MaxToolNameBytes, strings.Join(e.Loaded(), ", ")))
+	}
 	reg := e.lookup(in.Tool)
 	if reg == nil {
-		obs.Status = intent.StatusDenied
 		if en, known := e.tax.Lookup(in.Tool); known {
 			obs.Category = en.Category
-			obs.Reason = intent.ReasonUnavailable
-			obs.Content = fmt.Sprintf("tool %q (category %s) is known but this build cannot run it; no --tools setting makes it run here. Tools you can call: %s.",
-				in.Tool, en.Category, strings.Join(e.Loaded(), ", "))
-		} else {
-			obs.Reason = intent.ReasonUnknownTool
-			obs.Content = e.unknownMessage(in.Tool)
+			return deny(intent.ReasonUnavailable, fmt.Sprintf("tool %q (category %s) is known but this build cannot run it; no --tools setting makes it run here. Tools you can call: %s.",
+				in.Tool, en.Category, strings.Join(e.Loaded(), ", ")))
 		}
-		return call{}, obs, false
+		return deny(intent.ReasonUnknownTool, e.unknownMessage(in.Tool))
 	}
 	obs.Category = reg.entry.Category
 	obs.ReadOnly = reg.entry.ReadOnly()
 	if err := e.policy.Allows(reg.entry); err != nil {
-		obs.Status, obs.Reason, obs.Content = intent.StatusDenied, intent.ReasonNotAllowed, err.Error()
-		return call{}, obs, false
+		return deny(intent.ReasonNotAllowed, err.Error())
 	}
-	args, healed, probs := prepare(reg, in.Args)
+	args, healed, probs := e.prepare(reg, in.Args)
 	obs.Healed = healed
 	if len(probs) > 0 {
-		obs.Status, obs.Reason = intent.StatusDenied, intent.ReasonInvalidArgs
-		obs.Content = invalidMessage(in.Tool, reg.doc, probs)
-		return call{}, obs, false
+		return deny(intent.ReasonInvalidArgs, invalidMessage(in.Tool, reg.doc, probs))
 	}
 	return call{reg: reg, args: args}, obs, true
 }

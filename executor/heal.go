@@ -3,6 +3,7 @@ package executor
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"slices"
@@ -125,25 +126,33 @@ func kindMatches(d any, want string) bool {
 	return false
 }
 
+// errArgsTooBig: the arguments encode to more bytes than allowed.
+var errArgsTooBig = errors.New("arguments too big")
+
 // normalise turns any JSON-encodable arguments into decoded JSON with
 // json.Number numbers, a fresh copy the caller may change. Nil becomes an
-// empty object.
-func normalise(args map[string]any) (map[string]any, error) {
+// empty object. It also returns the size of the arguments encoded as JSON;
+// over limit bytes it stops with errArgsTooBig. Cost: one marshal and one
+// decode of args.
+func normalise(args map[string]any, limit int) (map[string]any, int, error) {
 	if args == nil {
-		return map[string]any{}, nil
+		return map[string]any{}, 2, nil
 	}
 	b, err := json.Marshal(args)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	if len(b) > limit {
+		return nil, len(b), errArgsTooBig
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var out map[string]any
 	if err := dec.Decode(&out); err != nil {
-		return nil, err
+		return nil, len(b), err
 	}
 	integral(out)
-	return out, nil
+	return out, len(b), nil
 }
 
 // maxExact is the largest magnitude below which every integer is exact

@@ -12,6 +12,7 @@ const (
 	DefaultTimeout   = 10 * time.Second // per call
 	DefaultOutputCap = 64 << 10         // bytes of content per observation
 	DefaultReadCap   = 1 << 20          // bytes read from (or written to) one file
+	DefaultArgsCap   = 4 << 20          // bytes of one call's arguments, encoded as JSON
 )
 
 // Option configures [New].
@@ -51,6 +52,19 @@ func WithReadCap(n int64) Option {
 	return func(e *Executor) {
 		if n > 0 {
 			e.readCap = n
+		}
+	}
+}
+
+// WithArgsCap sets the most bytes a call's arguments may take, encoded as
+// JSON (default [DefaultArgsCap]); a larger call is denied with
+// intent.ReasonInvalidArgs before its schema is consulted. It also bounds
+// the content write_file accepts, with the read cap. A non-positive n keeps
+// the default.
+func WithArgsCap(n int) Option {
+	return func(e *Executor) {
+		if n > 0 {
+			e.argsCap = n
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,10 @@ import (
 // maxSymlinks is how many symbolic links one path may go through; it is
 // os.Root's own limit, so the explicit check and os.Root agree.
 const maxSymlinks = 8
+
+// maxResolveSteps is how many components resolve examines for one path,
+// links' targets included.
+const maxResolveSteps = 4 * MaxPathDepth
 
 // sandbox resolves paths inside one root folder. Every file tool opens the
 // root with os.OpenRoot for each call, so os.Root enforces what the
@@ -37,6 +42,8 @@ func (s *sandbox) open() (*os.Root, error) {
 // (ErrOutsideRoot). A backslash is an ordinary character.
 func (s *sandbox) lexical(p string) (string, error) {
 	switch {
+	case len(p) > MaxPathBytes:
+		return "", refusef(ErrBadPath, "the path %q is %d bytes; paths are at most %d bytes", cutText(p, 64), len(p), MaxPathBytes)
 	case p == "":
 		return "", refusef(ErrBadPath, "the path is empty; give a path relative to the root folder, or \".\" for the root itself")
 	case strings.ContainsRune(p, 0):
@@ -48,10 +55,18 @@ func (s *sandbox) lexical(p string) (string, error) {
 		}
 		return "", refusef(ErrOutsideRoot, "%q is an absolute path; paths are relative to the root folder%s", p, hint)
 	}
+	depth := 0
 	for _, c := range strings.Split(p, "/") {
-		if c == ".." {
+		switch c {
+		case "..":
 			return "", refusef(ErrOutsideRoot, "%q has a \"..\" component; paths may not leave the root folder, so \"..\" is never allowed", p)
+		case "", ".":
+		default:
+			depth++
 		}
+	}
+	if depth > MaxPathDepth {
+		return "", refusef(ErrBadPath, "the path %q has %d components; paths have at most %d", cutText(p, 64), depth, MaxPathDepth)
 	}
 	return path.Clean(p), nil
 }
@@ -59,16 +74,30 @@ func (s *sandbox) lexical(p string) (string, error) {
 // resolve follows, component by component, every symbolic link on clean
 // (a result of lexical) and returns the path with links replaced by their
 // targets. A link that is absolute, or whose target leaves the root, is
-// refused with ErrOutsideRoot; more than maxSymlinks links with
-// ErrBadPath. Components that do not exist are kept as they are (a file
-// about to be written). Enforcement is os.Root's; this is for the message
-// and for writing through a link to its target.
-func resolve(r *os.Root, display, clean string) (string, error) {
+// refused with ErrOutsideRoot; more than maxSymlinks links, a path deeper
+// than MaxPathDepth once links are followed, or more than maxResolveSteps
+// components in all with ErrBadPath. Components that do not exist are kept
+// as they are (a file about to be written). Enforcement is os.Root's; this
+// is for the message and for writing through a link to its target.
+//
+// Cost: one Lstat per component, each O(depth) inside os.Root, so at most
+// maxResolveSteps*MaxPathDepth directory steps; ctx is checked at each
+// component.
+func resolve(ctx context.Context, r *os.Root, display, clean string) (string, error) {
 	parts := splitPath(clean)
 	var cur []string
-	hops := 0
+	hops, steps := 0, 0
 	link := "" // the last link followed, for messages
 	for len(parts) > 0 {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		if steps++; steps > maxResolveSteps {
+			return "", refusef(ErrBadPath, "%q has more than %d components once its symbolic links are followed", cutText(display, 64), maxResolveSteps)
+		}
+		if len(cur) > MaxPathDepth {
+			return "", refusef(ErrBadPath, "%q is more than %d folders deep once its symbolic links are followed", cutText(display, 64), MaxPathDepth)
+		}
 		c := parts[0]
 		parts = parts[1:]
 		switch c {
@@ -120,12 +149,12 @@ func splitPath(p string) []string {
 }
 
 // path checks p lexically and follows its links; see lexical and resolve.
-func (s *sandbox) path(r *os.Root, p string) (string, error) {
+func (s *sandbox) path(ctx context.Context, r *os.Root, p string) (string, error) {
 	clean, err := s.lexical(p)
 	if err != nil {
 		return "", err
 	}
-	return resolve(r, p, clean)
+	return resolve(ctx, r, p, clean)
 }
 
 // openRegular opens rel (a result of path) for reading, refusing anything

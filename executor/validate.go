@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mdap-go/mdap/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -44,13 +45,21 @@ func compileSchema(name string, raw []byte) (*jsonschema.Schema, any, map[string
 	return sch, doc, params, nil
 }
 
-// prepare normalises, heals and validates args against reg's schema. It
-// returns the arguments to run with and the healed paths, or the list of
-// every problem.
-func prepare(reg *registered, args map[string]any) (map[string]any, []string, []string) {
-	norm, err := normalise(args)
-	if err != nil {
+// prepare bounds, normalises, heals and validates args against reg's
+// schema. It returns the arguments to run with and the healed paths, or the
+// list of every problem. args is not changed.
+func (e *Executor) prepare(reg *registered, args map[string]any) (map[string]any, []string, []string) {
+	if len(args) > MaxArgs {
+		return nil, nil, []string{fmt.Sprintf("%s: %d arguments; a call takes at most %d", argsRoot, len(args), MaxArgs)}
+	}
+	norm, size, err := normalise(args, e.argsCap)
+	switch {
+	case errors.Is(err, errArgsTooBig):
+		return nil, nil, []string{fmt.Sprintf("%s: %d bytes as JSON; a call takes at most %d", argsRoot, size, e.argsCap)}
+	case err != nil:
 		return nil, nil, []string{fmt.Sprintf("%s: not JSON-encodable: %v", argsRoot, err)}
+	case tooDeep(norm, MaxArgsDepth):
+		return nil, nil, []string{fmt.Sprintf("%s: nested more than %d deep (objects and arrays); a call takes at most %d levels", argsRoot, MaxArgsDepth, MaxArgsDepth)}
 	}
 	var healed []string
 	heal(reg.doc, norm, argsRoot, &healed)
@@ -63,6 +72,35 @@ func prepare(reg *registered, args map[string]any) (map[string]any, []string, []
 		return nil, healed, problems(ve)
 	}
 	return norm, healed, nil
+}
+
+// tooDeep reports whether v nests objects and arrays more than max deep,
+// v itself counting as one level. Cost: a walk of v, stopped at max.
+func tooDeep(v any, max int) bool {
+	if max < 0 {
+		return true
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if max == 0 {
+			return true
+		}
+		for _, e := range x {
+			if tooDeep(e, max-1) {
+				return true
+			}
+		}
+	case []any:
+		if max == 0 {
+			return true
+		}
+		for _, e := range x {
+			if tooDeep(e, max-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // problems flattens a validation error into one line per leaf cause,
@@ -99,8 +137,12 @@ func instancePath(tokens []string) string {
 	return p
 }
 
-// invalidMessage words a list of problems for the model, with a one-line
-// summary of what the tool takes.
+// maxProblemBytes is the longest problem line a denial shows.
+const maxProblemBytes = 300
+
+// invalidMessage words a list of problems for the model: the first
+// MaxProblems, each cut at maxProblemBytes, then how many more, and a
+// one-line summary of what the tool takes.
 func invalidMessage(tool string, doc any, probs []string) string {
 	var b strings.Builder
 	n := "1 problem"
@@ -108,14 +150,31 @@ func invalidMessage(tool string, doc any, probs []string) string {
 		n = fmt.Sprintf("%d problems", len(probs))
 	}
 	fmt.Fprintf(&b, "invalid arguments for %s (%s); nothing ran:", tool, n)
-	for _, p := range probs {
+	for i, p := range probs {
+		if i == MaxProblems {
+			fmt.Fprintf(&b, "\n- and %d more", len(probs)-MaxProblems)
+			break
+		}
 		b.WriteString("\n- ")
-		b.WriteString(p)
+		b.WriteString(cutText(p, maxProblemBytes))
 	}
 	if sum := paramSummary(doc); sum != "" {
 		fmt.Fprintf(&b, "\n%s takes %s.", tool, sum)
 	}
 	return b.String()
+}
+
+// cutText cuts s to at most n bytes on a UTF-8 boundary, marking a cut
+// with "…".
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // paramSummary describes a schema's top-level properties: required ones
