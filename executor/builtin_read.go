@@ -94,7 +94,6 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 	if err != nil {
 		return "", err
 	}
-	defer r.Close()
 	rel, err := s.path(ctx, r, a.Path)
 	if err != nil {
 		return "", err
@@ -163,7 +162,6 @@ func (s *sandbox) listDir(ctx context.Context, args map[string]any) (string, err
 	if err != nil {
 		return "", err
 	}
-	defer r.Close()
 	rel, err := s.path(ctx, r, a.Path)
 	if err != nil {
 		return "", err

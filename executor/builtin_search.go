@@ -58,7 +58,6 @@ func (s *sandbox) glob(ctx context.Context, args map[string]any) (string, error)
 	if err != nil {
 		return "", err
 	}
-	defer r.Close()
 	base, err := s.dirPath(ctx, r, a.Path)
 	if err != nil {
 		return "", err
@@ -210,7 +209,6 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 	if err != nil {
 		return "", err
 	}
-	defer r.Close()
 
 	g := &grepRun{ctx: ctx, s: s, r: r, re: re, glob: a.Glob, max: a.MaxResults, seen: map[string]bool{}}
 	// Resolve every path first: one bad path denies the whole call.

@@ -43,7 +43,6 @@ func (s *sandbox) writeFile(ctx context.Context, args map[string]any) (string, e
 	if err != nil {
 		return "", err
 	}
-	defer r.Close()
 	rel, err := s.path(ctx, r, a.Path)
 	if err != nil {
 		return "", err
@@ -85,7 +84,7 @@ func (s *sandbox) writeFile(ctx context.Context, args map[string]any) (string, e
 	}
 	var werr error
 	if !created {
-		werr = r.Chmod(tmp, fi.Mode().Perm()) // keep the replaced file's permissions
+		werr = f.Chmod(fi.Mode().Perm()) // keep the replaced file's permissions; on the open file, so no name can be swapped in
 	}
 	if werr == nil {
 		_, werr = f.WriteString(a.Content)

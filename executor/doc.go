@@ -56,9 +56,13 @@
 // link (file or directory, at any depth) that is absolute or leads out of
 // the root; it refuses NUL bytes ([intent.ReasonBadPath]) and files that are not
 // regular: FIFOs, devices, sockets ([intent.ReasonNotRegular]). Each check is made
-// explicitly, for a clear message, and again by [os.Root], which refuses
-// escapes by construction. A backslash is an ordinary character on Unix:
-// "..\\x" and "%2e%2e/x" are literal file names inside the root.
+// explicitly, for a clear message, and again by an [os.Root] that [New] opens
+// on the root and holds until [Executor.Close]: every open, stat, walk,
+// rename and mkdir goes through it, which refuses escapes by construction,
+// race-free, even while links inside the root are being swapped; and a root
+// renamed away or replaced by a link after New is still the same folder. A
+// backslash is an ordinary character on Unix: "..\\x" and "%2e%2e/x" are
+// literal file names inside the root.
 //
 // # The index tool
 //

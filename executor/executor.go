@@ -22,19 +22,20 @@ import (
 const lateGrace = 100 * time.Millisecond
 
 // Executor checks and runs tool calls. Build one with [New]; the zero value
-// is not usable. An Executor is safe for concurrent use; each call opens
-// what it needs and holds nothing open between calls, so there is nothing
-// to close.
+// is not usable. An Executor is safe for concurrent use. With a root it
+// holds that folder open until [Executor.Close].
 type Executor struct {
-	root      string // "" when there are no file tools
-	policy    categories.Policy
-	timeout   time.Duration
-	outputCap int
-	readCap   int64
-	argsCap   int
-	tax       *categories.Taxonomy
-	log       *slog.Logger
-	extra     []Tool
+	root            string // "" when there are no file tools
+	sb              *sandbox
+	policy          categories.Policy
+	timeout         time.Duration
+	outputCap       int
+	readCap         int64
+	argsCap         int
+	refuseHardLinks bool
+	tax             *categories.Taxonomy
+	log             *slog.Logger
+	extra           []Tool
 
 	mu    sync.RWMutex
 	tools map[string]*registered
@@ -79,11 +80,16 @@ func New(root string, opts ...Option) (*Executor, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.root = dir
-		tools = builtinTools(&sandbox{dir: dir, readCap: e.readCap})
+		sb, err := newSandbox(dir, e.readCap, e.refuseHardLinks)
+		if err != nil {
+			return nil, err
+		}
+		e.root, e.sb = dir, sb
+		tools = builtinTools(sb)
 	}
 	for _, t := range append(tools, e.extra...) {
 		if err := e.Register(t); err != nil {
+			_ = e.Close()
 			return nil, err
 		}
 	}
@@ -109,9 +115,25 @@ func realDir(root string) (string, error) {
 	return abs, nil
 }
 
-// Root returns the absolute root folder of the file tools, with symbolic
-// links resolved, or "" when there are none.
+// Root returns the absolute root folder of the file tools as [New] found
+// it, with symbolic links resolved, or "" when there are none. The tools
+// work in the folder that was there when New opened it, even if it has been
+// renamed since or another folder or link has taken this path.
 func (e *Executor) Root() string { return e.root }
+
+// Close releases the root folder that [New] opened. Afterwards the built-in
+// file tools fail (intent.ReasonToolError, saying the executor was closed);
+// the index tool and registered tools of your own still run. Calls running
+// during Close finish or fail cleanly. Close is idempotent, safe for
+// concurrent use, and returns nil for an executor without a root; it
+// returns the error of closing the folder otherwise (only the first call
+// can fail).
+func (e *Executor) Close() error {
+	if e.sb == nil {
+		return nil
+	}
+	return e.sb.close()
+}
 
 // Policy returns the policy the executor enforces.
 func (e *Executor) Policy() categories.Policy { return e.policy }

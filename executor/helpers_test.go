@@ -7,6 +7,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,6 +15,7 @@ func newExec(t *testing.T, root string, opts ...Option) *Executor {
 	t.Helper()
 	e, err := New(root, opts...)
 	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, e.Close()) })
 	return e
 }
 

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -20,21 +21,47 @@ const maxSymlinks = 8
 // links' targets included.
 const maxResolveSteps = 4 * MaxPathDepth
 
-// sandbox resolves paths inside one root folder. Every file tool opens the
-// root with os.OpenRoot for each call, so os.Root enforces what the
-// explicit checks here word for the model.
+// sandbox resolves paths inside one root folder, held open as an os.Root
+// for the executor's life: every open, stat, walk, rename and mkdir of the
+// file tools goes through it, so os.Root enforces, race-free, what the
+// explicit checks here word for the model, and a root renamed away or
+// replaced by a symbolic link after New goes on being the same folder.
 type sandbox struct {
-	dir     string // absolute, symbolic links resolved
+	dir     string // the root's absolute path at New, symbolic links resolved
+	root    *os.Root
 	readCap int64
+	// refuseHardLinks refuses to read regular files with more than one
+	// name.
+	refuseHardLinks bool
+	closed          atomic.Bool
 }
 
-func (s *sandbox) open() (*os.Root, error) {
-	r, err := os.OpenRoot(s.dir)
+func newSandbox(dir string, readCap int64, refuseHardLinks bool) (*sandbox, error) {
+	r, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("the root folder cannot be opened: %v", unwrapPath(err))
+		return nil, fmt.Errorf("%w: %q: %v", ErrBadRoot, dir, unwrapPath(err))
 	}
-	return r, nil
+	return &sandbox{dir: dir, root: r, readCap: readCap, refuseHardLinks: refuseHardLinks}, nil
 }
+
+// open returns the held root, or an error once the executor is closed.
+func (s *sandbox) open() (*os.Root, error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
+	return s.root, nil
+}
+
+// close releases the root; later calls fail with errClosed.
+func (s *sandbox) close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	return s.root.Close()
+}
+
+// errClosed is what a file tool returns after [Executor.Close].
+var errClosed = errors.New("the executor was closed: its file tools no longer run")
 
 // lexical checks a path given by the model without touching the disk and
 // returns it cleaned ("." for the root itself). It refuses NUL bytes and
@@ -229,6 +256,8 @@ func fsError(display string, err error) error {
 		return refusef(ErrOutsideRoot, "%q leads outside the root folder", display)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%q: permission denied", display)
+	case errors.Is(err, fs.ErrClosed):
+		return errClosed
 	}
 	return fmt.Errorf("%q: %v", display, inner)
 }

@@ -54,6 +54,7 @@ it). The same report is what a model gets from the list_tool_categories tool.`,
 			if err != nil {
 				return err
 			}
+			defer e.Close()
 			r := e.Inventory()
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
