@@ -98,7 +98,7 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 	if err != nil {
 		return "", err
 	}
-	f, fi, err := openRegular(r, a.Path, rel)
+	f, fi, err := s.openRegular(r, a.Path, rel)
 	if err != nil {
 		return "", err
 	}

@@ -312,7 +312,7 @@ func (g *grepRun) file(display, rel string, named bool) error {
 		return nil
 	}
 	g.seen[rel] = true
-	f, _, err := openRegular(g.r, display, rel)
+	f, _, err := g.s.openRegular(g.r, display, rel)
 	if err != nil {
 		if named {
 			return err

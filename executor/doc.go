@@ -64,6 +64,12 @@
 // backslash is an ordinary character on Unix: "..\\x" and "%2e%2e/x" are
 // literal file names inside the root.
 //
+// The sandbox is about names, not files: every name a tool resolves stays
+// inside the root, but a hard link inside the root is the same file as its
+// other names, which may be outside; read_file and grep read such a file
+// unless [WithRefuseHardLinks] is given. write_file replaces a name with a
+// new file, so it never changes a file through a hard link.
+//
 // # The index tool
 //
 // [categories.IndexTool] (list_tool_categories) belongs to no category and

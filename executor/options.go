@@ -69,6 +69,19 @@ func WithArgsCap(n int) Option {
 	}
 }
 
+// WithRefuseHardLinks makes read_file and grep refuse a regular file with
+// more than one name (a link count above one): named, it is a denial
+// (intent.ReasonOutsideRoot); met while grep walks a folder, it is skipped.
+//
+// Why: the sandbox is about names, not files. Every name a tool resolves
+// stays inside the root, but a hard link inside the root is the same file
+// as its other names, wherever they are, so by default reading it reads a
+// file that may also live outside the root. Writes need no such option:
+// write_file replaces a name with a new file and never changes the file
+// its other names share. On platforms that report no link count (not
+// Unix) the option refuses nothing.
+func WithRefuseHardLinks() Option { return func(e *Executor) { e.refuseHardLinks = true } }
+
 // WithTaxonomy sets the taxonomy the executor keeps total (default: a
 // fresh [categories.Builtin]). Registering tools adds unknown ones to it,
 // so share it only on purpose.

@@ -185,10 +185,11 @@ func (s *sandbox) path(ctx context.Context, r *os.Root, p string) (string, error
 }
 
 // openRegular opens rel (a result of path) for reading, refusing anything
-// but a regular file. It stats first for the message, then opens with
-// O_NONBLOCK (so a FIFO swapped in meanwhile cannot block the call) and
-// checks the opened file again.
-func openRegular(r *os.Root, display, rel string) (*os.File, fs.FileInfo, error) {
+// but a regular file, and with refuseHardLinks a file with more than one
+// name. It stats first for the message, then opens with O_NONBLOCK (so a
+// FIFO swapped in meanwhile cannot block the call) and checks the opened
+// file again.
+func (s *sandbox) openRegular(r *os.Root, display, rel string) (*os.File, fs.FileInfo, error) {
 	fi, err := r.Stat(rel)
 	if err != nil {
 		return nil, nil, fsError(display, err)
@@ -203,6 +204,9 @@ func openRegular(r *os.Root, display, rel string) (*os.File, fs.FileInfo, error)
 	fi, err = f.Stat()
 	if err == nil {
 		err = regular(display, fi)
+	}
+	if n := linkCount(fi); err == nil && s.refuseHardLinks && n > 1 {
+		err = refusef(ErrOutsideRoot, "%q is a hard link: its file has %d names, and another may be outside the root folder; this run reads only files with one name", display, n)
 	}
 	if err != nil {
 		f.Close()
