@@ -26,7 +26,7 @@ const (
 // builtinTools returns the file tools over sb, in the categories
 // categories.Builtin gives them.
 func builtinTools(sb *sandbox) []Tool {
-	return []Tool{
+	tools := []Tool{
 		NewTool("read_file", categories.FileRead,
 			"Read a text file under the root folder. Lines are counted from 1; offset is the first line to return "+
 				"(default 1), limit the most lines to return (default 2000). At most the read cap of bytes is read "+
@@ -52,6 +52,10 @@ func builtinTools(sb *sandbox) []Tool {
 				"(a temporary file renamed into place). Missing parent folders are created only with create_dirs.",
 			json.RawMessage(writeFileSchema), sb.writeFile),
 	}
+	for _, t := range tools {
+		t.(*funcTool).inline = true
+	}
+	return tools
 }
 
 const readFileSchema = `{
@@ -103,7 +107,10 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 		return "", err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, s.readCap+1))
+	data, err := readCapped(ctx, f, s.readCap+1)
+	if cerr := ctx.Err(); cerr != nil {
+		return "", cerr
+	}
 	if err != nil {
 		return "", fsError(a.Path, err)
 	}
@@ -145,6 +152,28 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 		out = appendNote(out, fmt.Sprintf("[truncated: %s is %d bytes; only the first %d bytes are read]", a.Path, size, s.readCap))
 	}
 	return out, nil
+}
+
+// readChunk is how much readCapped reads between checks of the context.
+const readChunk = 256 << 10
+
+// readCapped reads at most n bytes of r, checking ctx between chunks of
+// readChunk bytes. Its error is ctx's once ctx is done.
+func readCapped(ctx context.Context, r io.Reader, n int64) ([]byte, error) {
+	var buf bytes.Buffer
+	for int64(buf.Len()) < n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		m, err := io.CopyN(&buf, r, min(readChunk, n-int64(buf.Len())))
+		if err == io.EOF || (err == nil && m == 0) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf.Bytes(), nil
 }
 
 // listDir is list_dir.

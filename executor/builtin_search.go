@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
 )
 
 const globSchema = `{
@@ -142,35 +143,45 @@ func checkGlob(pattern string) error {
 
 // matchGlob matches a slash-separated name against a pattern whose
 // segments are path.Match patterns, or "**" for any number of segments.
+//
+// It runs in O(P*N) path.Match calls for P pattern and N name segments (a
+// set of reachable name positions per pattern segment), never backtracking:
+// repeated "**" cannot make it exponential. With Go's path.Match, linear in
+// its two arguments, the whole costs at most the pattern's length times the
+// name's.
 func matchGlob(pattern, name string) bool {
-	return matchSegs(strings.Split(pattern, "/"), strings.Split(name, "/"))
-}
-
-func matchSegs(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for len(pat) > 0 && pat[0] == "**" {
-				pat = pat[1:]
-			}
-			if len(pat) == 0 {
-				return true
-			}
-			for i := range name {
-				if matchSegs(pat, name[i:]) {
-					return true
+	pat, segs := strings.Split(pattern, "/"), strings.Split(name, "/")
+	// at[j]: the first pattern segments seen so far can consume exactly
+	// segs[:j].
+	at := make([]bool, len(segs)+1)
+	next := make([]bool, len(segs)+1)
+	at[0] = true
+	for _, p := range pat {
+		clear(next)
+		any := false
+		if p == "**" {
+			// Any number of segments: every position from the first
+			// reachable one on.
+			for j, ok := range at {
+				if ok || (j > 0 && next[j-1]) {
+					next[j], any = true, true
 				}
 			}
+		} else {
+			for j, ok := range at[:len(segs)] {
+				if ok {
+					if m, _ := path.Match(p, segs[j]); m {
+						next[j+1], any = true, true
+					}
+				}
+			}
+		}
+		if !any {
 			return false
 		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
+		at, next = next, at
 	}
-	return len(name) == 0
+	return at[len(segs)]
 }
 
 // grep is the grep tool.
@@ -196,9 +207,9 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 	if a.CaseInsensitive {
 		expr = "(?i)" + expr
 	}
-	re, err := regexp.Compile(expr)
+	re, insts, err := compileBounded(expr)
 	if err != nil {
-		return "", refusef(ErrInvalidArgs, "pattern %q is not a Go (RE2) regular expression: %v", a.Pattern, unwrapRegexp(err))
+		return "", refusef(ErrInvalidArgs, "pattern %q %v", a.Pattern, err)
 	}
 	if a.Glob != "" {
 		if err := checkGlob(a.Glob); err != nil {
@@ -210,7 +221,7 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 		return "", err
 	}
 
-	g := &grepRun{ctx: ctx, s: s, r: r, re: re, glob: a.Glob, max: a.MaxResults, seen: map[string]bool{}}
+	g := &grepRun{ctx: ctx, s: s, r: r, re: re, window: lineWindow(insts), glob: a.Glob, max: a.MaxResults, seen: map[string]bool{}}
 	// Resolve every path first: one bad path denies the whole call.
 	rels := make([]string, len(a.Paths))
 	dirs := make([]bool, len(a.Paths))
@@ -256,6 +267,9 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 		g.notes = append(g.notes, fmt.Sprintf("[truncated: only the first %d bytes of %d file(s) were searched: %s%s]",
 			s.readCap, n, strings.Join(shown, ", "), more))
 	}
+	if g.longLines > 0 {
+		g.notes = append(g.notes, fmt.Sprintf("[truncated: %d line(s) longer than %d bytes were searched in their first %d bytes only]", g.longLines, g.window, g.window))
+	}
 	if len(g.notes) > 0 {
 		MarkTruncated(ctx)
 		for _, n := range g.notes {
@@ -270,6 +284,7 @@ type grepRun struct {
 	s       *sandbox
 	r       *os.Root
 	re      *regexp.Regexp
+	window  int // bytes of one line that the expression is matched against
 	glob    string
 	max     int
 	seen    map[string]bool
@@ -278,6 +293,8 @@ type grepRun struct {
 	visited int
 	notes   []string
 	big     []string // files cut at the read cap
+	// longLines counts lines longer than window, matched in part.
+	longLines int
 }
 
 func (g *grepRun) walk(base string) error {
@@ -320,11 +337,13 @@ func (g *grepRun) file(display, rel string, named bool) error {
 		return nil
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, g.s.readCap+1))
-	if err != nil {
-		if named {
-			return fsError(display, err)
-		}
+	data, err := readCapped(g.ctx, f, g.s.readCap+1)
+	switch {
+	case g.ctx.Err() != nil:
+		return g.ctx.Err()
+	case err != nil && named:
+		return fsError(display, err)
+	case err != nil:
 		return nil
 	}
 	if int64(len(data)) > g.s.readCap {
@@ -338,8 +357,25 @@ func (g *grepRun) file(display, rel string, named bool) error {
 	if len(data) == 0 {
 		return nil
 	}
-	for n, line := range bytes.Split(data, []byte("\n")) {
-		if !g.re.Match(line) {
+	for n := 0; len(data) > 0; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		// The matcher cannot be interrupted: each call is bounded by
+		// window bytes against a bounded program, and the context is
+		// checked between calls.
+		if err := g.ctx.Err(); err != nil {
+			return err
+		}
+		probe := line
+		if len(probe) > g.window {
+			probe = probe[:g.window]
+			g.longLines++
+		}
+		if !g.re.Match(probe) {
 			continue
 		}
 		if g.matches == g.max {
@@ -347,13 +383,94 @@ func (g *grepRun) file(display, rel string, named bool) error {
 			return errStopWalk
 		}
 		g.matches++
-		text, cut := capText(string(line), maxGrepLineBytes)
-		if cut {
-			text = text[:strings.LastIndexByte(text, '\n')] + " [line cut]"
+		text := string(line)
+		if len(line) > maxGrepLineBytes {
+			cut := maxGrepLineBytes
+			for cut > 0 && !utf8.RuneStart(line[cut]) {
+				cut--
+			}
+			text = string(line[:cut]) + " [line cut]"
 		}
 		fmt.Fprintf(&g.out, "%s:%d: %s\n", display, n+1, text)
 	}
 	return nil
+}
+
+// Bounds of grep's matching. The Go (RE2) matcher is linear in the text
+// but cannot be interrupted, and its cost is about the text's length times
+// the program's size; so the program's size is bounded and so is the part
+// of one line it is run on.
+const (
+	// maxRegexpInsts is the largest program (estimated before compiling)
+	// a pattern may compile to.
+	maxRegexpInsts = 5000
+	// grepLineBudget is program instructions times line bytes allowed for
+	// one match: some tens of milliseconds at worst.
+	grepLineBudget = 4 << 20
+	// minGrepWindow is the least of a line that is always searched.
+	minGrepWindow = 1 << 10
+)
+
+// lineWindow is how many bytes of a line are matched with a program of
+// insts instructions.
+func lineWindow(insts int) int {
+	return max(minGrepWindow, grepLineBudget/max(insts, 1))
+}
+
+// compileBounded compiles expr, refusing (before compiling) a program
+// estimated larger than maxRegexpInsts. It returns the compiled expression
+// and its program's size. Its errors are worded to follow the pattern.
+func compileBounded(expr string) (*regexp.Regexp, int, error) {
+	parsed, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, 0, fmt.Errorf("is not a Go (RE2) regular expression: %s", unwrapRegexp(err))
+	}
+	if n := estimateInsts(parsed); n > maxRegexpInsts {
+		return nil, 0, fmt.Errorf("is too large: it compiles to about %d instructions and grep takes at most %d; use fewer or smaller repetitions", n, maxRegexpInsts)
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return nil, 0, fmt.Errorf("is not a Go (RE2) regular expression: %s", unwrapRegexp(err))
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, 0, fmt.Errorf("is not a Go (RE2) regular expression: %s", unwrapRegexp(err))
+	}
+	return re, len(prog.Inst), nil
+}
+
+// estimateInsts bounds from above, without compiling, how many
+// instructions re compiles to; it saturates instead of overflowing.
+func estimateInsts(re *syntax.Regexp) int {
+	const huge = 1 << 30
+	sum := func(subs []*syntax.Regexp) int {
+		n := len(subs)
+		for _, s := range subs {
+			n = min(huge, n+estimateInsts(s))
+		}
+		return n
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		return max(1, len(re.Rune))
+	case syntax.OpCapture:
+		return min(huge, 2+estimateInsts(re.Sub[0]))
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		return min(huge, 2+estimateInsts(re.Sub[0]))
+	case syntax.OpRepeat:
+		times := re.Max
+		if times < 0 {
+			times = re.Min + 1
+		}
+		sub := estimateInsts(re.Sub[0])
+		if times > 0 && sub > huge/(times+1) {
+			return huge
+		}
+		return (sub + 2) * max(times, 1)
+	case syntax.OpConcat, syntax.OpAlternate:
+		return sum(re.Sub)
+	}
+	return 1 + sum(re.Sub)
 }
 
 // unwrapRegexp drops regexp's "error parsing regexp: " prefix.

@@ -30,6 +30,17 @@
 // truncation note; an invalid-arguments denial lists at most [MaxProblems]
 // problems and counts the rest.
 //
+// Time is bounded too. The built-in tools run on the caller's goroutine and
+// every inner loop checks the context or is bounded by construction: file
+// reads go in chunks, walks and line scans check the context at each step,
+// path resolution at each component; glob matching is linear (no
+// backtracking on repeated "**"); grep refuses a regular expression whose
+// program is too large and matches each line only up to a window inversely
+// proportional to the program's size, saying so when a line is longer. A
+// timed-out call of a built-in tool therefore returns soon after its
+// timeout and leaves no goroutine running. Registered tools run on their
+// own goroutine and may be abandoned; see [Executor.Execute].
+//
 // # Tools
 //
 // A [Tool] has a name, a category, a description and a JSON Schema for its

@@ -37,6 +37,9 @@ type Executor struct {
 	log             *slog.Logger
 	extra           []Tool
 
+	maxAbandoned int
+	abandoned    atomic.Int64 // goroutine tool calls still running after Execute gave up on them
+
 	mu    sync.RWMutex
 	tools map[string]*registered
 	index *registered
@@ -53,13 +56,14 @@ type Executor struct {
 // category).
 func New(root string, opts ...Option) (*Executor, error) {
 	e := &Executor{
-		policy:    categories.DefaultPolicy(),
-		timeout:   DefaultTimeout,
-		outputCap: DefaultOutputCap,
-		readCap:   DefaultReadCap,
-		argsCap:   DefaultArgsCap,
-		log:       slog.New(slog.DiscardHandler),
-		tools:     map[string]*registered{},
+		policy:       categories.DefaultPolicy(),
+		timeout:      DefaultTimeout,
+		outputCap:    DefaultOutputCap,
+		readCap:      DefaultReadCap,
+		argsCap:      DefaultArgsCap,
+		maxAbandoned: DefaultMaxAbandoned,
+		log:          slog.New(slog.DiscardHandler),
+		tools:        map[string]*registered{},
 	}
 	for _, o := range opts {
 		o(e)
@@ -72,7 +76,7 @@ func New(root string, opts ...Option) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: index tool: %v", ErrBadSchema, err) // a bug in this package
 	}
-	e.index = &registered{tool: idx, entry: categories.Entry{Name: categories.IndexTool}, schema: sch, doc: doc, params: params}
+	e.index = &registered{tool: idx, entry: categories.Entry{Name: categories.IndexTool}, schema: sch, doc: doc, params: params, inline: true}
 
 	var tools []Tool
 	if root != "" {
@@ -282,8 +286,15 @@ func (e *Executor) unknownMessage(name string) string {
 // it without the tool completing; it wraps ctx.Err() and comes with an
 // observation of reason cancelled (a side-effect tool may have acted). A
 // tool that completed despite the cancellation gives its ok observation.
-// A tool that ignores its context is abandoned shortly after the timeout:
-// Execute returns, the tool's goroutine runs on. Safe for concurrent use.
+//
+// The built-in tools run on the caller's goroutine; every loop in them
+// checks the context or is bounded by construction (see the package doc),
+// so a call returns soon after its timeout and leaves nothing running.
+// A registered tool runs on a goroutine of its own: if it ignores its
+// context it is abandoned shortly after the timeout (Execute returns, the
+// goroutine runs on), and while [WithMaxAbandoned] of them are still
+// running, calls of registered tools are refused without starting. Safe
+// for concurrent use.
 func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (intent.Observation, error) {
 	start := time.Now()
 	if err := ctx.Err(); err != nil {
@@ -343,34 +354,71 @@ type outcome struct {
 	truncated bool              // the tool called MarkTruncated
 }
 
-// run runs a checked call in its own goroutine under the timeout.
+// run runs a checked call under the timeout. A built-in tool (inline) runs
+// on the caller's goroutine: every loop in it checks the context or is
+// bounded by construction, so it returns soon after the timeout and leaves
+// nothing running. Any other tool runs on a goroutine of its own, which is
+// abandoned if the tool ignores its context past lateGrace; at most
+// maxAbandoned such goroutines may be running at once, and while that many
+// are, calls of goroutine tools are refused without starting.
 func (e *Executor) run(ctx context.Context, c call) outcome {
 	cctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	flag := new(atomic.Bool)
 	cctx = context.WithValue(cctx, truncKey{}, flag)
-	done := make(chan outcome, 1)
-	go func() {
-		var r outcome
-		r.rec = panics.Try(func() { r.out, r.err = c.reg.tool.Run(cctx, c.args) })
-		done <- r
-	}()
 	var r outcome
-	select {
-	case r = <-done:
-	case <-cctx.Done():
-		select {
-		case r = <-done:
-		case <-time.After(lateGrace):
-			e.log.Warn("executor: tool ignored its context and was abandoned", "tool", c.reg.entry.Name)
-			r.err = ErrTimeout
+	if c.reg.inline {
+		r.rec = panics.Try(func() { r.out, r.err = c.reg.tool.Run(cctx, c.args) })
+	} else {
+		if n := e.abandoned.Load(); n >= int64(e.maxAbandoned) {
+			return outcome{err: fmt.Errorf("the call was not started: %d earlier calls of tools that ignored their timeout are still running (at most %d may be); try again later", n, e.maxAbandoned)}
 		}
+		r = e.runAsync(cctx, c)
 	}
 	if r.err != nil && r.rec == nil && cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		r.err = fmt.Errorf("%w: %w", ErrTimeout, r.err)
 	}
 	r.truncated = flag.Load()
 	return r
+}
+
+// Flight states of a goroutine tool call.
+const (
+	flightRunning int32 = iota
+	flightDone
+	flightAbandoned
+)
+
+// runAsync runs c on its own goroutine. The goroutine ends when the tool
+// returns; if Execute stopped waiting for it first, it was counted in
+// e.abandoned and uncounts itself then.
+func (e *Executor) runAsync(cctx context.Context, c call) outcome {
+	done := make(chan outcome, 1)
+	var state atomic.Int32
+	go func() {
+		var r outcome
+		r.rec = panics.Try(func() { r.out, r.err = c.reg.tool.Run(cctx, c.args) })
+		done <- r
+		if !state.CompareAndSwap(flightRunning, flightDone) {
+			e.abandoned.Add(-1) // Execute gave up on this call
+		}
+	}()
+	select {
+	case r := <-done:
+		return r
+	case <-cctx.Done():
+	}
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(lateGrace):
+	}
+	if state.CompareAndSwap(flightRunning, flightAbandoned) {
+		e.abandoned.Add(1)
+		e.log.Warn("executor: tool ignored its context and was abandoned", "tool", c.reg.entry.Name)
+		return outcome{err: ErrTimeout}
+	}
+	return <-done // it finished just now
 }
 
 // capText cuts s to at most n bytes on a UTF-8 boundary and adds a note.

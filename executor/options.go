@@ -9,10 +9,11 @@ import (
 
 // Defaults of [New]'s options.
 const (
-	DefaultTimeout   = 10 * time.Second // per call
-	DefaultOutputCap = 64 << 10         // bytes of content per observation
-	DefaultReadCap   = 1 << 20          // bytes read from (or written to) one file
-	DefaultArgsCap   = 4 << 20          // bytes of one call's arguments, encoded as JSON
+	DefaultTimeout      = 10 * time.Second // per call
+	DefaultOutputCap    = 64 << 10         // bytes of content per observation
+	DefaultReadCap      = 1 << 20          // bytes read from (or written to) one file
+	DefaultArgsCap      = 4 << 20          // bytes of one call's arguments, encoded as JSON
+	DefaultMaxAbandoned = 4                // calls of tools that ignored their timeout, still running
 )
 
 // Option configures [New].
@@ -81,6 +82,20 @@ func WithArgsCap(n int) Option {
 // its other names share. On platforms that report no link count (not
 // Unix) the option refuses nothing.
 func WithRefuseHardLinks() Option { return func(e *Executor) { e.refuseHardLinks = true } }
+
+// WithMaxAbandoned sets how many calls of registered tools that ignored
+// their timeout may still be running, abandoned, at once (default
+// [DefaultMaxAbandoned]). While that many are, Execute refuses calls of
+// registered tools without starting them (intent.ReasonToolError, saying
+// why); built-in tools always honour their timeout and are never
+// abandoned. A non-positive n keeps the default.
+func WithMaxAbandoned(n int) Option {
+	return func(e *Executor) {
+		if n > 0 {
+			e.maxAbandoned = n
+		}
+	}
+}
 
 // WithTaxonomy sets the taxonomy the executor keeps total (default: a
 // fresh [categories.Builtin]). Registering tools adds unknown ones to it,
