@@ -164,3 +164,18 @@ func TestEstimateInstsIsAnUpperBound(t *testing.T) {
 		assert.GreaterOrEqual(t, estimateInsts(parsed)+4, len(prog.Inst), p)
 	}
 }
+
+// TestDeepPathIsBounded: a path at MaxPathDepth through real folders
+// resolves in bounded time; one more component is refused before any
+// file-system call.
+func TestDeepPathIsBounded(t *testing.T) {
+	root := t.TempDir()
+	rel := strings.Repeat("d/", MaxPathDepth-1)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, rel), 0o755))
+	require.NoError(t, writeFile(filepath.Join(root, rel, "f.txt"), "deep\n"))
+	e := newExec(t, root)
+	start := time.Now()
+	assert.Equal(t, "deep\n", run(t, e, "read_file", args{"path": rel + "f.txt"}).Content)
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Equal(t, intent.ReasonBadPath, run(t, e, "read_file", args{"path": rel + "d/f.txt"}).Reason)
+}

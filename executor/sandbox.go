@@ -107,12 +107,15 @@ func (s *sandbox) lexical(p string) (string, error) {
 // as they are (a file about to be written). Enforcement is os.Root's; this
 // is for the message and for writing through a link to its target.
 //
-// Cost: one Lstat per component, each O(depth) inside os.Root, so at most
-// maxResolveSteps*MaxPathDepth directory steps; ctx is checked at each
-// component.
+// Cost: linear in the number of components: the folder reached so far is
+// kept open, so each component is one lstat (and one open when it is a
+// folder); a ".." from a link's target reopens from the root. At most
+// maxResolveSteps components are examined, and ctx is checked at each.
 func resolve(ctx context.Context, r *os.Root, display, clean string) (string, error) {
 	parts := splitPath(clean)
 	var cur []string
+	w := &dirWalker{top: r, dir: r}
+	defer w.set(nil)
 	hops, steps := 0, 0
 	link := "" // the last link followed, for messages
 	for len(parts) > 0 {
@@ -135,18 +138,24 @@ func resolve(ctx context.Context, r *os.Root, display, clean string) (string, er
 				return "", refusef(ErrOutsideRoot, "%s, which leads outside the root folder; links are followed only while they stay inside it", linkPhrase(display, link))
 			}
 			cur = cur[:len(cur)-1]
+			w.reopen(cur)
+			continue
+		}
+		if w.dir == nil {
+			cur = append(cur, c) // under a name that is not a folder: nothing here exists yet
+			continue
+		}
+		fi, err := w.dir.Lstat(c)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			cur = append(cur, c) // a file, a folder, or nothing yet
+			w.descend(c, err == nil && fi.IsDir())
 			continue
 		}
 		next := path.Join(append(cur, c)...)
-		fi, err := r.Lstat(next)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			cur = append(cur, c) // a file, a folder, or nothing yet
-			continue
-		}
 		if hops++; hops > maxSymlinks {
 			return "", refusef(ErrBadPath, "%q goes through more than %d symbolic links (a loop?)", display, maxSymlinks)
 		}
-		target, err := r.Readlink(next)
+		target, err := w.dir.Readlink(c)
 		if err != nil {
 			return "", fsError(display, err)
 		}
@@ -154,12 +163,54 @@ func resolve(ctx context.Context, r *os.Root, display, clean string) (string, er
 			return "", refusef(ErrOutsideRoot, "%s to an absolute path; only relative links that stay inside the root folder are followed", linkPhrase(display, next))
 		}
 		link = next
-		parts = append(splitPath(target), parts...)
+		parts = append(splitPath(target), parts...) // relative to the link's folder, which w.dir still is
 	}
 	if len(cur) == 0 {
 		return ".", nil
 	}
 	return path.Join(cur...), nil
+}
+
+// dirWalker holds open the folder that resolve has reached, so that a
+// component costs one lstat rather than a walk from the root. dir is nil
+// when the path so far names no folder. It holds at most one descriptor
+// besides top's.
+type dirWalker struct {
+	top, dir *os.Root
+}
+
+// set replaces dir, closing the old one unless it is top.
+func (w *dirWalker) set(d *os.Root) {
+	if w.dir != nil && w.dir != w.top {
+		w.dir.Close()
+	}
+	w.dir = d
+}
+
+// descend moves into child c of dir when it is a folder, else to nowhere.
+func (w *dirWalker) descend(c string, isDir bool) {
+	if !isDir {
+		w.set(nil)
+		return
+	}
+	d, err := w.dir.OpenRoot(c)
+	if err != nil {
+		d = nil
+	}
+	w.set(d)
+}
+
+// reopen moves to cur, opened from top.
+func (w *dirWalker) reopen(cur []string) {
+	if len(cur) == 0 {
+		w.set(w.top)
+		return
+	}
+	d, err := w.top.OpenRoot(path.Join(cur...))
+	if err != nil {
+		d = nil
+	}
+	w.set(d)
 }
 
 // linkPhrase names the link a path goes through: "\"a\" is a symbolic
