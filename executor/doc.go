@@ -57,6 +57,11 @@
 // becomes 3). Anything else is left alone and fails validation honestly.
 // Healing applies to properties at any depth and to array items.
 //
+// [Executor.Normalize] does the normalising and healing alone, without
+// running anything, so that samples proposing the same call in different
+// spellings get the same key and vote together; Execute of its result
+// gives the observation Execute of the original would.
+//
 // # Built-in tools
 //
 // [New] with a non-empty root registers five tools over that folder:

@@ -49,27 +49,52 @@ func compileSchema(name string, raw []byte) (*jsonschema.Schema, any, map[string
 // schema. It returns the arguments to run with and the healed paths, or the
 // list of every problem. args is not changed.
 func (e *Executor) prepare(reg *registered, args map[string]any) (map[string]any, []string, []string) {
-	if len(args) > MaxArgs {
-		return nil, nil, []string{fmt.Sprintf("%s: %d arguments; a call takes at most %d", argsRoot, len(args), MaxArgs)}
+	norm, healed, probs := e.normalizeArgs(reg, args)
+	if len(probs) > 0 {
+		return nil, healed, probs
 	}
-	norm, size, err := normalise(args, e.argsCap)
-	switch {
-	case errors.Is(err, errArgsTooBig):
-		return nil, nil, []string{fmt.Sprintf("%s: %d bytes as JSON; a call takes at most %d", argsRoot, size, e.argsCap)}
-	case err != nil:
-		return nil, nil, []string{fmt.Sprintf("%s: not JSON-encodable: %v", argsRoot, err)}
-	case tooDeep(norm, MaxArgsDepth):
-		return nil, nil, []string{fmt.Sprintf("%s: nested more than %d deep (objects and arrays); a call takes at most %d levels", argsRoot, MaxArgsDepth, MaxArgsDepth)}
-	}
-	var healed []string
-	heal(reg.doc, norm, argsRoot, &healed)
-	sort.Strings(healed)
 	if err := reg.schema.Validate(any(norm)); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
 			return nil, healed, []string{fmt.Sprintf("%s: %v", argsRoot, err)}
 		}
 		return nil, healed, problems(ve)
+	}
+	return norm, healed, nil
+}
+
+// normalizeArgs bounds, normalises and heals args against reg's schema,
+// without validating them. It returns a fresh copy and the healed paths,
+// or the problems of a call beyond the input limits.
+//
+// The limits are checked on the healed copy, so that the copy passes them
+// again unchanged: normalizeArgs is idempotent, which Normalize relies on.
+// The copy is encoded a second time only when integral numbers were
+// rewritten or values healed, which can lengthen it.
+func (e *Executor) normalizeArgs(reg *registered, args map[string]any) (map[string]any, []string, []string) {
+	if len(args) > MaxArgs {
+		return nil, nil, []string{fmt.Sprintf("%s: %d arguments; a call takes at most %d", argsRoot, len(args), MaxArgs)}
+	}
+	tooBig := func(size int) []string {
+		return []string{fmt.Sprintf("%s: %d bytes as JSON; a call takes at most %d", argsRoot, size, e.argsCap)}
+	}
+	norm, size, changed, err := normalise(args, e.argsCap)
+	switch {
+	case errors.Is(err, errArgsTooBig):
+		return nil, nil, tooBig(size)
+	case err != nil:
+		return nil, nil, []string{fmt.Sprintf("%s: not JSON-encodable: %v", argsRoot, err)}
+	}
+	var healed []string
+	heal(reg.doc, norm, argsRoot, &healed)
+	sort.Strings(healed)
+	if changed || len(healed) > 0 {
+		if b, err := json.Marshal(norm); err == nil && len(b) > e.argsCap {
+			return nil, healed, tooBig(len(b))
+		}
+	}
+	if tooDeep(norm, MaxArgsDepth) {
+		return nil, healed, []string{fmt.Sprintf("%s: nested more than %d deep (objects and arrays); a call takes at most %d levels", argsRoot, MaxArgsDepth, MaxArgsDepth)}
 	}
 	return norm, healed, nil
 }
