@@ -22,13 +22,14 @@
 // Every input is bounded before anything runs: a tool name of more than
 // [MaxToolNameBytes] is an unknown tool (and the observation's Tool is cut
 // to that length); more than [MaxArgs] arguments, arguments nested more than
-// [MaxArgsDepth] deep or larger than the arguments cap ([WithArgsCap]) are
-// invalid; a path of more than [MaxPathBytes] bytes or [MaxPathDepth]
+// [MaxArgsDepth] deep, holding more than [MaxArgValues] values or larger
+// than the arguments cap ([WithArgsCap]) are invalid; a path of more than [MaxPathBytes] bytes or [MaxPathDepth]
 // components is a bad path; the built-in tools' schemas bound their
 // strings, lists and numbers. Every observation, denials included, carries
 // at most the output cap ([WithOutputCap]) of content plus a one-line
 // truncation note; an invalid-arguments denial lists at most [MaxProblems]
-// problems and counts the rest.
+// problems, in a deterministic order (by location, array items by index),
+// and counts the rest.
 //
 // Time is bounded too. The built-in tools run on the caller's goroutine and
 // every inner loop checks the context or is bounded by construction: file

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func newExec(t *testing.T, root string, opts ...Option) *Executor {
+func newExec(t testing.TB, root string, opts ...Option) *Executor {
 	t.Helper()
 	e, err := New(root, opts...)
 	require.NoError(t, err)

@@ -16,6 +16,10 @@ const (
 	// arguments; the arguments object itself is depth 1
 	// (intent.ReasonInvalidArgs).
 	MaxArgsDepth = 32
+	// MaxArgValues is the most values (strings, numbers, booleans, nulls,
+	// objects and arrays, at any depth) one call's arguments may hold
+	// (intent.ReasonInvalidArgs).
+	MaxArgValues = 10000
 	// MaxPathBytes is the longest path a built-in file tool accepts, in
 	// bytes (intent.ReasonBadPath; their schemas also say maxLength).
 	MaxPathBytes = 4096

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/intent"
@@ -167,4 +168,46 @@ func TestInputBounds(t *testing.T) {
 	assert.Equal(t, "ran", run(t, open, "counter", atLimit).Content)
 	assert.Equal(t, "ran", run(t, open, "counter", args{"n": nested}).Content)
 	assert.Equal(t, intent.ReasonNotFound, run(t, e, "read_file", args{"path": strings.Repeat("a/", MaxPathDepth-1) + "b"}).Reason)
+}
+
+// TestManyValuesAreCheap: an argument list of many values used to make
+// the denial quadratic (minutes for 200k items). Beyond MaxArgValues the
+// call is refused before validation; below it, many problems stay cheap.
+func TestManyValuesAreCheap(t *testing.T) {
+	e := newExec(t, t.TempDir())
+	list := func(n int) []any {
+		l := make([]any, n)
+		for i := range l {
+			l[i] = i
+		}
+		return l
+	}
+	start := time.Now()
+	obs := run(t, e, "grep", args{"pattern": "x", "paths": list(200_000)})
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason)
+	assert.Contains(t, obs.Content, "more than 10000 values")
+
+	start = time.Now()
+	obs = run(t, e, "grep", args{"pattern": "x", "paths": list(MaxArgValues - 10)})
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason)
+	assert.Contains(t, obs.Content, "\n- arguments.paths: maxItems: got 9,990, want 100\n- arguments.paths[0]: got number, want string\n- arguments.paths[1]:",
+		"a parent's problem first, then items by position")
+	assert.Equal(t, MaxProblems-1, strings.Count(obs.Content, "\n- arguments.paths["), cutText(obs.Content, 500))
+}
+
+// TestProblemsAreDeterministic: the same invalid call gives the same
+// denial every time, although the validator walks objects in map order.
+func TestProblemsAreDeterministic(t *testing.T) {
+	e := newExec(t, t.TempDir())
+	a := args{"pattern": 1, "glob": 2, "max_results": "x", "case_insensitive": 3}
+	for i := range 40 {
+		a[fmt.Sprintf("extra_%02d", i)] = i
+	}
+	first := run(t, e, "grep", a).Content
+	for range 20 {
+		assert.Equal(t, first, run(t, e, "grep", a).Content)
+	}
+	assert.Contains(t, first, "additional properties 'extra_00', 'extra_01', 'extra_02'")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -96,7 +97,33 @@ func (e *Executor) normalizeArgs(reg *registered, args map[string]any) (map[stri
 	if tooDeep(norm, MaxArgsDepth) {
 		return nil, healed, []string{fmt.Sprintf("%s: nested more than %d deep (objects and arrays); a call takes at most %d levels", argsRoot, MaxArgsDepth, MaxArgsDepth)}
 	}
+	if n := countValues(norm, MaxArgValues+1); n > MaxArgValues {
+		return nil, healed, []string{fmt.Sprintf("%s: more than %d values; a call takes at most %d", argsRoot, MaxArgValues, MaxArgValues)}
+	}
 	return norm, healed, nil
+}
+
+// countValues counts the values of v at any depth, v included, stopping
+// once the count reaches stop.
+func countValues(v any, stop int) int {
+	n := 1
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if n >= stop {
+				break
+			}
+			n += countValues(e, stop-n)
+		}
+	case []any:
+		for _, e := range x {
+			if n >= stop {
+				break
+			}
+			n += countValues(e, stop-n)
+		}
+	}
+	return n
 }
 
 // tooDeep reports whether v nests objects and arrays more than max deep,
@@ -129,24 +156,77 @@ func tooDeep(v any, max int) bool {
 }
 
 // problems flattens a validation error into one line per leaf cause,
-// "path: message", deduplicated, in the library's order.
+// "path: message", deduplicated and in a deterministic order: by instance
+// location (array indexes in numeric order), then in the library's order
+// of keywords, then by message. The validator walks objects in map order,
+// and lists additional properties in that order; both are sorted here, so
+// the same call always gets the same denial. Cost: O(n log n) in the
+// number of causes.
 func problems(ve *jsonschema.ValidationError) []string {
-	var out []string
+	type problem struct {
+		loc   []string
+		group int // first index of its (location, keyword) in the library's order
+		line  string
+	}
+	var out []problem
+	seen := map[string]bool{}
+	groups := map[string]int{}
 	var walk func(*jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			line := instancePath(e.InstanceLocation) + ": " + e.ErrorKind.LocalizedString(printer)
-			if !slices.Contains(out, line) {
-				out = append(out, line)
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
 			}
 			return
 		}
-		for _, c := range e.Causes {
-			walk(c)
+		if k, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+			k.Properties = slices.Sorted(slices.Values(k.Properties))
 		}
+		line := instancePath(e.InstanceLocation) + ": " + e.ErrorKind.LocalizedString(printer)
+		if seen[line] {
+			return
+		}
+		seen[line] = true
+		key := strings.Join(e.InstanceLocation, "/") + "\x00" + strings.Join(e.ErrorKind.KeywordPath(), "/")
+		g, ok := groups[key]
+		if !ok {
+			g = len(out)
+			groups[key] = g
+		}
+		out = append(out, problem{loc: e.InstanceLocation, group: g, line: line})
 	}
 	walk(ve)
-	return out
+	slices.SortStableFunc(out, func(a, b problem) int {
+		if c := compareLocations(a.loc, b.loc); c != 0 {
+			return c
+		}
+		if a.group != b.group {
+			return a.group - b.group
+		}
+		return strings.Compare(a.line, b.line)
+	})
+	lines := make([]string, len(out))
+	for i, p := range out {
+		lines[i] = p.line
+	}
+	return lines
+}
+
+// compareLocations orders JSON pointer token lists: a parent before its
+// children, numeric tokens (array indexes) by value, others as strings.
+func compareLocations(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] == b[i] {
+			continue
+		}
+		x, xerr := strconv.Atoi(a[i])
+		y, yerr := strconv.Atoi(b[i])
+		if xerr == nil && yerr == nil {
+			return x - y
+		}
+		return strings.Compare(a[i], b[i])
+	}
+	return len(a) - len(b)
 }
 
 // instancePath renders a JSON pointer's tokens as arguments.a[0].b.
