@@ -59,7 +59,7 @@ func TestSandboxUnderSymlinkSwaps(t *testing.T) {
 				retry(func() error { return os.Remove(d) }) &&
 				retry(func() error { return os.Rename(real, d) })
 			if !ok {
-				t.Errorf("swap %d failed", i)
+				assert.Failf(t, "swap failed", "swap %d", i)
 				return
 			}
 			swaps.Add(1)
