@@ -8,7 +8,8 @@
 // is an [intent.Observation] (Status [intent.StatusDenied]) worded for the model that reads
 // the next prompt, never a Go error and never a crash: an unknown tool lists
 // the tools that can be called, a withheld tool names its category and how an
-// operator allows it, invalid arguments list every problem at once.
+// operator allows it, invalid arguments list their problems at once (see
+// Limits).
 // [Executor.Execute] returns a non-nil error only when the caller's context
 // is cancelled.
 //
