@@ -297,15 +297,16 @@ func (e *Executor) unknownMessage(name string) string {
 // for concurrent use.
 func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (intent.Observation, error) {
 	start := time.Now()
+	name := cutText(in.Tool, MaxToolNameBytes) // for logs and errors, as in the observation
 	if err := ctx.Err(); err != nil {
-		obs := intent.Observation{Tool: in.Tool, Status: intent.StatusError, Reason: intent.ReasonCancelled,
+		obs := intent.Observation{Tool: name, Status: intent.StatusError, Reason: intent.ReasonCancelled,
 			Content: "the call was cancelled before it started; nothing ran"}
-		return obs, fmt.Errorf("executor: %s: %w", in.Tool, err)
+		return obs, fmt.Errorf("executor: %s: %w", name, err)
 	}
 	c, obs, ok := e.check(in)
 	if !ok {
 		obs.Duration = time.Since(start)
-		e.log.Info("executor: call denied", "tool", in.Tool, "reason", string(obs.Reason), "content", obs.Content)
+		e.log.Info("executor: call denied", "tool", name, "reason", string(obs.Reason), "content", obs.Content)
 		return obs, nil
 	}
 
@@ -318,14 +319,14 @@ func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (intent.Ob
 		if !obs.ReadOnly {
 			obs.Content += "; the tool has side effects and may have acted"
 		}
-		e.log.Warn("executor: call cancelled", "tool", in.Tool, "err", ctxErr)
-		return obs, fmt.Errorf("executor: %s: %w", in.Tool, ctxErr)
+		e.log.Warn("executor: call cancelled", "tool", name, "err", ctxErr)
+		return obs, fmt.Errorf("executor: %s: %w", name, ctxErr)
 	}
 	switch {
 	case rec != nil:
 		obs.Status, obs.Reason = intent.StatusError, intent.ReasonPanic
-		out = fmt.Sprintf("the tool %s crashed (panic: %v); this is a fault of the tool, not of the call", in.Tool, rec.Value)
-		e.log.Error("executor: tool panicked", "tool", in.Tool, "panic", fmt.Sprint(rec.Value), "stack", string(rec.Stack))
+		out = fmt.Sprintf("the tool %s crashed (panic: %v); this is a fault of the tool, not of the call", name, rec.Value)
+		e.log.Error("executor: tool panicked", "tool", name, "panic", fmt.Sprint(rec.Value), "stack", string(rec.Stack))
 	case runErr != nil:
 		obs.Status, obs.Reason = classify(runErr)
 		out = runErr.Error()
@@ -334,12 +335,12 @@ func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (intent.Ob
 			if !obs.ReadOnly {
 				out += "; the tool has side effects and may have acted in part"
 			}
-			e.log.Warn("executor: call timed out", "tool", in.Tool, "timeout", e.timeout)
+			e.log.Warn("executor: call timed out", "tool", name, "timeout", e.timeout)
 		} else {
-			e.log.Info("executor: call failed", "tool", in.Tool, "reason", string(obs.Reason), "err", runErr)
+			e.log.Info("executor: call failed", "tool", name, "reason", string(obs.Reason), "err", runErr)
 		}
 	default:
-		e.log.Debug("executor: call ran", "tool", in.Tool, "bytes", len(out), "duration", obs.Duration)
+		e.log.Debug("executor: call ran", "tool", name, "bytes", len(out), "duration", obs.Duration)
 	}
 	obs.Content, obs.Truncated = capText(out, e.outputCap)
 	obs.Truncated = obs.Truncated || res.truncated

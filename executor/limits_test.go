@@ -211,3 +211,14 @@ func TestProblemsAreDeterministic(t *testing.T) {
 	}
 	assert.Contains(t, first, "additional properties 'extra_00', 'extra_01', 'extra_02'")
 }
+
+// TestHugeNameIsCutEverywhere: a cancelled call echoes no huge name either.
+func TestHugeNameIsCutEverywhere(t *testing.T) {
+	e := newExec(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	obs, err := e.Execute(ctx, intent.ToolIntent{Tool: strings.Repeat("n", 1<<20)})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.LessOrEqual(t, len(obs.Tool), MaxToolNameBytes+len("…"))
+	assert.Less(t, len(err.Error()), 2*MaxToolNameBytes)
+}
