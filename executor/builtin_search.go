@@ -403,10 +403,10 @@ func (g *grepRun) file(display, rel string, named bool) error {
 const (
 	// maxRegexpInsts is the largest program (estimated before compiling)
 	// a pattern may compile to.
-	maxRegexpInsts = 5000
+	maxRegexpInsts = 2000
 	// grepLineBudget is program instructions times line bytes allowed for
 	// one match: some tens of milliseconds at worst.
-	grepLineBudget = 4 << 20
+	grepLineBudget = 2 << 20
 	// minGrepWindow is the least of a line that is always searched.
 	minGrepWindow = 1 << 10
 )
@@ -456,17 +456,20 @@ func estimateInsts(re *syntax.Regexp) int {
 	case syntax.OpCapture:
 		return min(huge, 2+estimateInsts(re.Sub[0]))
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
-		return min(huge, 2+estimateInsts(re.Sub[0]))
+		return min(huge, 1+estimateInsts(re.Sub[0])) // one split
 	case syntax.OpRepeat:
+		// Simplify unrolls x{n,m} into copies of x, each with at most one
+		// split; x{n,} into n copies and a star.
 		times := re.Max
 		if times < 0 {
 			times = re.Min + 1
 		}
+		times = max(times, 1)
 		sub := estimateInsts(re.Sub[0])
-		if times > 0 && sub > huge/(times+1) {
+		if sub+1 > huge/times {
 			return huge
 		}
-		return (sub + 2) * max(times, 1)
+		return (sub+1)*times + 1
 	case syntax.OpConcat, syntax.OpAlternate:
 		return sum(re.Sub)
 	}
