@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -60,13 +61,6 @@ type Spec struct {
 	Script []ScriptStep `json:"script,omitempty"`
 
 	schema *jsonschema.Schema
-}
-
-// refuseLoader refuses every external $ref.
-type refuseLoader struct{}
-
-func (refuseLoader) Load(u string) (any, error) {
-	return nil, fmt.Errorf("external $ref %q is not allowed in an answer contract", u)
 }
 
 // DefaultMaxSteps is the step limit of a spec that sets none.
@@ -129,19 +123,12 @@ func Parse(b []byte) (*Spec, error) {
 	if s.DoneField == "" {
 		s.DoneField = "done"
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.Answer))
-	if err != nil {
-		return nil, fmt.Errorf("%w: \"answer\" does not parse: %w", ErrSpec, err)
-	}
-	c := jsonschema.NewCompiler()
 	// The contract is the spec's own text: no $ref to files or the
 	// network, which the fingerprint would not cover.
-	c.UseLoader(refuseLoader{})
-	const loc = "mem:///spec/answer.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("%w: \"answer\": %w", ErrSpec, err)
-	}
-	if s.schema, err = c.Compile(loc); err != nil {
+	var err error
+	if s.schema, err = schema.Compile("spec/answer", s.Answer); errors.Is(err, schema.ErrNotJSON) {
+		return nil, fmt.Errorf("%w: \"answer\" does not parse: %w", ErrSpec, err)
+	} else if err != nil {
 		return nil, fmt.Errorf("%w: \"answer\" is not a valid JSON Schema: %w", ErrSpec, err)
 	}
 	return &s, nil
