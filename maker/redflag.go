@@ -17,6 +17,9 @@ var (
 	ErrCutOff      = errors.New("cut off")     // the provider stopped for length, or gave no reason at exactly the cap
 	ErrUnparseable = errors.New("unparseable") // no single well-formed answer
 	ErrFormat      = errors.New("format")      // the task's format check refused it
+	// ErrInvalidArguments: the reply proposes a call of a tool the run may
+	// run, with arguments its schema refuses even after healing.
+	ErrInvalidArguments = errors.New("invalid arguments")
 )
 
 // FlagRules says which of the reply-level red flags apply. The zero value

@@ -203,6 +203,9 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		Solver: s, task: task, cfg: cfg, rep: &rep, ids: ids,
 		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout},
 	}
+	if s.Executor != nil {
+		run.normalize = s.Executor.Normalize
+	}
 	if j := s.Journal; j != nil {
 		defer func() {
 			if cerr := j.Flush(); cerr != nil && err == nil {
@@ -242,6 +245,9 @@ type run struct {
 	next  int                 // the next step to decide
 	last  *intent.Observation // the last step's observation
 	ids   []string            // the identities of the models that draw samples
+	// normalize heals a tool intent against its schema before it is
+	// keyed; nil without an executor.
+	normalize func(intent.ToolIntent) (intent.ToolIntent, error)
 }
 
 func (r *run) loop(ctx context.Context) error {
@@ -306,7 +312,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 			}
 			return out, err
 		}
-		out, key, flag, reason := judge(reply, r.agent.maxTokens, r.Flags, decode)
+		out, key, flag, reason := judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
 		if errors.Is(reason, ErrTaskPanic) {
 			sm.Err = reason
 			return sm

@@ -170,15 +170,16 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.exec = ex
 	if s.root, err = os.OpenRoot(cfg.Root); err != nil {
+		ex.Close()
 		return nil, fmt.Errorf("%w: root: %w", ErrConfig, err)
 	}
 	if cfg.State != "" {
 		if err := os.MkdirAll(cfg.State, 0o755); err != nil {
-			s.root.Close()
+			s.Close()
 			return nil, fmt.Errorf("%w: state folder: %w", ErrConfig, err)
 		}
 		if fi, err := os.Stat(cfg.State); err != nil || !fi.IsDir() {
-			s.root.Close()
+			s.Close()
 			return nil, fmt.Errorf("%w: state folder %s is not a folder", ErrConfig, cfg.State)
 		}
 	}
@@ -206,8 +207,9 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // in.
 func (s *Server) Config() Config { return s.cfg }
 
-// Close releases the root folder. Calls in flight must have ended.
-func (s *Server) Close() error { return s.root.Close() }
+// Close releases the root folder and the executor's hold on it. Calls in
+// flight must have ended.
+func (s *Server) Close() error { return errors.Join(s.exec.Close(), s.root.Close()) }
 
 func or[T comparable](v, def T) T {
 	var zero T
