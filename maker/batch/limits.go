@@ -335,14 +335,17 @@ func (m *limited) GenerateContent(ctx context.Context, msgs []llms.MessageConten
 		}
 		started := time.Now()
 		resp, err := m.Model.GenerateContent(ctx, msgs, opts...)
-		release()
 		if err == nil {
+			release()
 			l.succeeded()
 			return resp, nil
 		}
 		if ctx.Err() != nil || !IsRateLimited(err) {
+			release()
 			return resp, err
 		}
+		// The pause begins before the slot is given back, so no call
+		// can slip in between.
 		l.rateLimited.Add(1)
 		if d, ok := RetryAfter(err); ok {
 			l.Pause(max(d, time.Millisecond))
@@ -351,6 +354,7 @@ func (m *limited) GenerateContent(ctx context.Context, msgs []llms.MessageConten
 			// (see Transport): the cooldown.
 			l.Pause(0)
 		}
+		release()
 		if attempt >= l.cfg.Retries {
 			return resp, err
 		}
@@ -388,11 +392,12 @@ func IsRateLimited(err error) bool {
 type retryAfterer interface{ RetryAfter() time.Duration }
 
 // RetryAfter returns the delay a rate-limit error names: from an error in
-// its chain with a RetryAfter() time.Duration method, else from its
-// message ("Please try again in 1.5s", "try again in 6m0s", "retry after
+// its chain with a RetryAfter() time.Duration method, else from the
+// message of the error or of one in its chain ("Please try again in 1.5s", "try again in 6m0s", "retry after
 // 20 seconds", "Retry-After: 3"; a bare number is seconds, as in the HTTP
 // header). ok is false when it names none. The delay is never negative
-// and at most 24 hours. Cost: linear in the message.
+// and at most 24 hours. Cost: linear in the messages of the chain (at
+// most 32 errors are read).
 func RetryAfter(err error) (d time.Duration, ok bool) {
 	if err == nil {
 		return 0, false
@@ -402,7 +407,30 @@ func RetryAfter(err error) (d time.Duration, ok bool) {
 		d := ra.RetryAfter()
 		return min(max(d, 0), maxDelay), true
 	}
-	return ParseDelay(err.Error())
+	// A mapped error's own message may drop the provider's (openai.MapError
+	// says "Rate limit exceeded" and keeps the provider's message in its
+	// cause): read every message in the chain, outermost first.
+	queue := []error{err}
+	for seen := 0; len(queue) > 0 && seen < 32; seen++ {
+		e := queue[0]
+		queue = queue[1:]
+		if d, ok := ParseDelay(e.Error()); ok {
+			return d, true
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			if next := u.Unwrap(); next != nil {
+				queue = append(queue, next)
+			}
+		case interface{ Unwrap() []error }:
+			for _, next := range u.Unwrap() {
+				if next != nil {
+					queue = append(queue, next)
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 // maxDelay bounds a parsed delay.
