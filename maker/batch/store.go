@@ -73,7 +73,7 @@ type Store struct {
 // ErrStorePath) leaves every file as it was. Then a torn last line (no
 // newline: a write cut short) is cut off; TornBytes says how long it was.
 // Errors name the path and say how to fix it.
-func OpenStore(results, state string) (s *Store, err error) {
+func OpenStore(results, state string) (_ *Store, err error) {
 	if results == "" {
 		return nil, fmt.Errorf("%w: no results file given", ErrStorePath)
 	}
@@ -81,7 +81,7 @@ func OpenStore(results, state string) (s *Store, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStorePath, err)
 	}
-	s = &Store{path: results, dir: dir, state: state, done: map[string]Result{}}
+	s := &Store{path: results, dir: dir, state: state, done: map[string]Result{}}
 	var createdLock bool
 	defer func() {
 		if err != nil {
