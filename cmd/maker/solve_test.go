@@ -341,3 +341,18 @@ func TestSolveMaxInFlightThroughTheOpenAIClient(t *testing.T) {
 	require.NotNil(t, sum.Limits)
 	assert.Equal(t, int64(84), sum.Limits.Calls)
 }
+
+func TestSolveProgressOnlyOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 4}}`+"\n"+`{"id": "b", "hanoi": {"disks": 3}}`+"\n"), 0o644))
+	// stderr is not a terminal here: auto shows nothing but the summary.
+	code, stdout, stderr := cli(t, "solve", tasks, "--out", filepath.Join(dir, "a.jsonl"))
+	require.Equal(t, 0, code)
+	assert.Empty(t, stderr)
+	assert.Contains(t, stdout, "2 solved, 0 failed, 0 invalid")
+	code, _, stderr = cli(t, "solve", tasks, "--out", filepath.Join(dir, "b.jsonl"), "--progress", "on")
+	require.Equal(t, 0, code)
+	assert.Contains(t, stderr, "tasks (steps ", "the bar shows steps, samples, rate and dollars")
+	assert.Contains(t, stderr, "$0.0000")
+}

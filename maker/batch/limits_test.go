@@ -375,3 +375,24 @@ func TestTransportPausesForRetryAfterHeader(t *testing.T) {
 		assert.False(t, ok, v)
 	}
 }
+
+func TestRetryAfterReadsAtMost32ErrorsOfTheChain(t *testing.T) {
+	var err error = hidden{inner: errors.New("please try again in 2s")}
+	for range 30 {
+		err = hidden{inner: err}
+	}
+	d, ok := RetryAfter(err)
+	require.True(t, ok, "31 layers deep is read")
+	assert.Equal(t, 2*time.Second, d)
+	for range 5 {
+		err = hidden{inner: err}
+	}
+	_, ok = RetryAfter(err)
+	assert.False(t, ok, "36 layers deep is past the bound")
+}
+
+// hidden wraps an error without showing its message.
+type hidden struct{ inner error }
+
+func (h hidden) Error() string { return "rate limited" }
+func (h hidden) Unwrap() error { return h.inner }

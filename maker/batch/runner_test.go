@@ -175,15 +175,27 @@ func TestRunnerInterruptedBatchResumesToTheSameResults(t *testing.T) {
 	dir := filepath.Join(root, "cut")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	jobs := writeTasks(t, dir, text)
+	var calls, now, peak atomic.Int64
+	counted := simBuiltin(func(m llms.Model) llms.Model {
+		return &inflight{Model: m, now: &now, peak: &peak, calls: &calls}
+	})
 	for _, at := range []int{40, 150} { // interrupted twice, at so many steps
 		ctx, cancel := context.WithCancel(context.Background())
-		sum, err := solveInto(t, ctx, dir, jobs, Runner{Build: simBuiltin(nil).Build, Concurrency: 3, Progress: func(p Progress) {
+		var inside atomic.Bool
+		sum, err := solveInto(t, ctx, dir, jobs, Runner{Build: counted.Build, Concurrency: 3, Progress: func(p Progress) {
+			if !inside.CompareAndSwap(false, true) {
+				t.Error("Progress called while a call was in progress")
+			}
+			defer inside.Store(false)
 			if p.Steps >= at {
 				cancel()
 			}
 		}})
 		cancel()
 		require.ErrorIs(t, err, context.Canceled)
+		n := calls.Load()
+		time.Sleep(30 * time.Millisecond)
+		assert.Equal(t, n, calls.Load(), "no call after Run returned: every goroutine had ended")
 		assert.Positive(t, sum.Unfinished, "interrupted at %d steps", at)
 		assert.Equal(t, len(recorded(t, dir)), sum.Solved+sum.Failed+sum.Invalid)
 	}
@@ -316,9 +328,13 @@ func TestRunnerStopsAtTheFirstResultItCannotRecord(t *testing.T) {
 type inflight struct {
 	llms.Model
 	now, peak *atomic.Int64
+	calls     *atomic.Int64 // optional
 }
 
 func (m *inflight) GenerateContent(ctx context.Context, msgs []llms.MessageContent, o ...llms.CallOption) (*llms.ContentResponse, error) {
+	if m.calls != nil {
+		m.calls.Add(1)
+	}
 	n := m.now.Add(1)
 	defer m.now.Add(-1)
 	for {

@@ -37,6 +37,13 @@ var (
 // corruption.
 const MaxResultLine = 16 << 20
 
+// appender is what Write needs of the results file.
+type appender interface {
+	Write(b []byte) (int, error)
+	Truncate(size int64) error
+	Sync() error
+}
+
 // lockName is the lock file of a state folder.
 const lockName = ".lock"
 
@@ -53,6 +60,7 @@ const lockName = ".lock"
 type Store struct {
 	path, dir string // the results file, and its folder (absolute)
 	f         *os.File
+	out       appender // f, or a test's stand-in
 	state     string
 	lock      *os.File
 
@@ -302,17 +310,21 @@ func (s *Store) Write(r Result) error {
 	if _, dup := s.done[r.Key()]; dup {
 		return fmt.Errorf("%w: %s in %s", ErrRecorded, strings.Replace(r.Key(), ":", " ", 1), s.path)
 	}
-	n, err := s.f.Write(b)
+	out := s.out
+	if out == nil {
+		out = s.f
+	}
+	n, err := out.Write(b)
 	if err == nil && n != len(b) {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
-		if terr := s.f.Truncate(s.size); terr != nil {
+		if terr := out.Truncate(s.size); terr != nil {
 			err = errors.Join(err, fmt.Errorf("cutting the partial line back: %w", terr))
 		}
 		return fmt.Errorf("results %s: %w", s.path, err)
 	}
-	if err := s.f.Sync(); err != nil {
+	if err := out.Sync(); err != nil {
 		return fmt.Errorf("results %s: sync: %w", s.path, err)
 	}
 	s.size += int64(len(b))

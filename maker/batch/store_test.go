@@ -3,6 +3,7 @@ package batch
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,4 +195,33 @@ func FuzzScanResults(f *testing.F) {
 			require.NotContains(t, string(b[end:]), "\n")
 		}
 	})
+}
+
+// halfWriter writes half of what it is given, then fails, as a full disk
+// may.
+type halfWriter struct{ *os.File }
+
+func (h halfWriter) Write(b []byte) (int, error) {
+	n, _ := h.File.Write(b[:len(b)/2])
+	return n, errors.New("no space left on device")
+}
+
+func TestStoreFailedWriteLeavesNoHalfLine(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	s, err := OpenStore(out, "")
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Write(Result{ID: "a", Line: 1, Status: StatusSolved}))
+	before := mustRead(t, out)
+	s.out = halfWriter{s.f}
+	err = s.Write(Result{ID: "b", Line: 2, Status: StatusSolved})
+	require.ErrorContains(t, err, "no space left")
+	assert.Equal(t, before, mustRead(t, out), "the half line was cut back")
+	_, ok := s.Done(Job{ID: "b"})
+	assert.False(t, ok, "a failed write records nothing")
+	s.out = nil
+	require.NoError(t, s.Write(Result{ID: "b", Line: 2, Status: StatusSolved}), "the next write appends after the whole lines")
+	assert.Equal(t, 2, bytes.Count(mustRead(t, out), []byte("\n")))
+	_, _, _, err = scanResults(bytes.NewReader(mustRead(t, out)))
+	require.NoError(t, err)
 }
