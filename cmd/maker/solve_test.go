@@ -356,3 +356,20 @@ func TestSolveProgressOnlyOnATerminal(t *testing.T) {
 	assert.Contains(t, stderr, "tasks (steps ", "the bar shows steps, samples, rate and dollars")
 	assert.Contains(t, stderr, "$0.0000")
 }
+
+// TestSolveTheREADMEExample runs the tasks file the README's example
+// names, as written, from the module's root.
+func TestSolveTheREADMEExample(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results.jsonl")
+	t.Chdir("../..")
+	code, stdout, stderr := cli(t, "solve", "testdata/batch/tasks.jsonl", "--out", out, "--state", filepath.Join(dir, "state"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "5 tasks: 5 solved, 0 failed, 0 invalid")
+	rs := results(t, out)
+	assert.JSONEq(t, `{"version":"1.4.2","file":"src/version.go"}`, mustJSON(t, rs["find-version"]["state"]))
+	assert.JSONEq(t, `{"wrote":false}`, mustJSON(t, rs["write-denied"]["state"]))
+	assert.NoFileExists(t, "testdata/spec/note.txt", "read-only by default")
+	assert.EqualValues(t, 255, rs["hanoi-8-k4"]["steps"])
+	assert.EqualValues(t, 4, rs["hanoi-8-k4"]["k"])
+}
