@@ -176,6 +176,9 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 				fmt.Fprintf(w, "steps %d, samples %d, flagged %d, errors %d; tokens in %d, out %d; cost %.4f; wall %s\n",
 					sum.Steps, sum.Samples, sum.Flagged, sum.Errors, sum.InputTokens, sum.OutputTokens, sum.Cost,
 					time.Duration(sum.WallSeconds*float64(time.Second)).Round(time.Millisecond))
+				if sum.Resumed > 0 {
+					fmt.Fprintf(w, "%s replayed from the journals in %s\n", plural(sum.Resumed, "step"), state)
+				}
 				if l := sum.Limits; l != nil && (l.RateLimited > 0 || l.Paused > 0) {
 					fmt.Fprintf(w, "provider limits: %d rate-limit answers, %d calls retried, %d calls paused, at most %d in flight\n",
 						l.RateLimited, l.Retried, l.Paused, l.PeakInFlight)

@@ -148,9 +148,13 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 		require.True(t, ws.Signaled(), "kill %d: the batch must still be running when killed (it exited %d); stderr: %s", kill, ws.ExitStatus(), &c.stderr)
 		results(t, out) // whole lines, no id twice, after each kill
 	}
-	c := start(t, nil, args(dir)...)
+	c := start(t, nil, append(args(dir), "--json")...)
 	require.Equal(t, 0, c.wait(t, time.Minute), "stderr: %s", &c.stderr)
-	assert.Contains(t, c.stdout.String(), "recorded by an earlier run")
+	var sum solveSummary
+	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &sum))
+	assert.Positive(t, sum.Skipped, "tasks recorded before the kills are skipped")
+	assert.Positive(t, sum.Resumed, "unfinished tasks resumed from their journals")
+	assert.Equal(t, 12, sum.Solved)
 	assert.Equal(t, results(t, filepath.Join(root, "ref", "results.jsonl")), results(t, out), "the same results as the uninterrupted batch")
 }
 

@@ -66,6 +66,10 @@ type Result struct {
 	// State is the task's final state: a spec task's state; the pegs of
 	// Towers of Hanoi.
 	State json.RawMessage `json:"state,omitempty"`
+	// Resumed is the number of steps this run replayed from the task's
+	// journal instead of deciding them. It is not written: the line is
+	// the same whether the task was resumed or not.
+	Resumed int `json:"-"`
 }
 
 // Key identifies the result's job as Job.Key does.
@@ -97,6 +101,9 @@ type Summary struct {
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
 	Cost         float64 `json:"cost"`
+	// Resumed counts the steps this run replayed from journals, over the
+	// tasks it finished.
+	Resumed int `json:"resumed"`
 	// WallSeconds is this run's time.
 	WallSeconds float64 `json:"wall_seconds"`
 	// Limits are the shared limits' counters, when there were limits.
@@ -127,5 +134,6 @@ func (s *Summary) add(r Result) {
 	s.InputTokens += r.InputTokens
 	s.OutputTokens += r.OutputTokens
 	s.Cost += r.Cost
+	s.Resumed += r.Resumed
 	s.Results = append(s.Results, r)
 }

@@ -130,6 +130,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	var fatal error
 	for i, job := range jobs {
 		if rec, ok := done(job); ok {
+			rec.Resumed = 0
 			out[i] = &rec
 			sum.Skipped++
 			tr.finished(i, rec)
@@ -333,7 +334,7 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res R
 		res.Flags = maps.Clone(rep.Flags)
 	}
 	res.InputTokens, res.OutputTokens, res.Cost = rep.Usage.InputTokens, rep.Usage.OutputTokens, rep.Cost
-	res.ToolCalls, res.Denied = rep.ToolCalls, rep.Denied
+	res.ToolCalls, res.Denied, res.Resumed = rep.ToolCalls, rep.Denied, rep.Resumed
 	switch {
 	case serr != nil:
 		res.Status, res.Error = StatusFailed, serr.Error()

@@ -203,6 +203,7 @@ func TestRunnerInterruptedBatchResumesToTheSameResults(t *testing.T) {
 	sum, err := solveInto(t, context.Background(), dir, jobs, Runner{Build: simBuiltin(nil).Build, Concurrency: 3})
 	require.NoError(t, err)
 	assert.Equal(t, before, sum.Skipped, "recorded tasks are skipped")
+	assert.Positive(t, sum.Resumed, "the interrupted tasks resumed from their journals")
 	assert.Equal(t, 12, sum.Solved)
 	assert.Equal(t, comparable(recorded(t, whole)), comparable(recorded(t, dir)), "the same results as an uninterrupted batch")
 }
