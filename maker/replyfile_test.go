@@ -1,6 +1,7 @@
 package maker
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -103,4 +104,15 @@ func FuzzReadReply(f *testing.F) {
 			require.Empty(t, v.Key)
 		}
 	})
+}
+
+func ExampleReadReply() {
+	native, _ := ReadReply("call.json", []byte(`[{"id": "c1", "type": "function", "function": {"name": "grep", "arguments": "{\"pattern\": \"Version\"}"}}]`))
+	text, _ := ReadReply("reply.txt", []byte("I will search.\n```json\n{\"tool_intent\": {\"tool\": \"grep\", \"args\": {\"pattern\": \"Version\"}}}\n```"))
+	a, b := Inspect(native, 0, FlagRules{}, nil), Inspect(text, 0, FlagRules{}, nil)
+	fmt.Println(a.Canonical)
+	fmt.Println("vote together:", a.Key == b.Key)
+	// Output:
+	// {"tool_intent":{"args":{"pattern":"Version"},"tool":"grep"}}
+	// vote together: true
 }

@@ -6,8 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -54,4 +58,64 @@ func ExampleRunner_Run() {
 	// large solved  steps 63
 	// typo  invalid steps  0  bad task line: line 3: unknown field "colour"; the fields are id, spec, hanoi, task, k, root, tools, seed, max_steps, max_samples, max_errors
 	// solved 2 of 3; every task solved: false
+}
+
+// Two solvers of a library user's own share one set of provider limits:
+// together they never have more than two calls in flight.
+func ExampleLimits_Wrap() {
+	limits, err := batch.NewLimits(batch.LimitConfig{MaxInFlight: 2, RPM: 6000, Burst: 10})
+	if err != nil {
+		panic(err)
+	}
+	var wg sync.WaitGroup
+	for _, disks := range []int{4, 5} {
+		wg.Go(func() {
+			cfg := sim.DefaultConfig()
+			cfg.Latency = sim.FixedLatency(time.Millisecond)
+			model, err := sim.New(hanoi.Oracle{}, cfg)
+			if err != nil {
+				panic(err)
+			}
+			task, err := hanoi.New(disks)
+			if err != nil {
+				panic(err)
+			}
+			s := &maker.Solver{Model: limits.Wrap(model)}
+			if _, err := s.Solve(context.Background(), task); err != nil {
+				panic(err)
+			}
+		})
+	}
+	wg.Wait()
+	st := limits.Stats()
+	fmt.Println("calls:", st.Calls)
+	fmt.Println("at most 2 in flight:", st.PeakInFlight <= 2)
+	// Output:
+	// calls: 138
+	// at most 2 in flight: true
+}
+
+// A tasks file is read strictly; a bad line becomes a job with Err set,
+// naming its line, and the other lines are read on.
+func ExampleReadJobs() {
+	jobs, err := batch.ReadJobs(strings.NewReader(`{"id": "v1", "spec": "specs/find-version.json", "k": 5}
+{"id": "h12", "hanoi": {"disks": 12}}
+{"id": "v1", "hanoi": {"disks": 3}}
+`), "/work/tasks")
+	if err != nil {
+		panic(err)
+	}
+	for _, j := range jobs {
+		if j.Err != nil {
+			fmt.Println(j.Err)
+			continue
+		}
+		fmt.Println(j.Line, j.ID, j.Kind())
+	}
+	fmt.Println(jobs[0].Path(jobs[0].Spec))
+	// Output:
+	// 1 v1 spec
+	// 2 h12 hanoi
+	// bad task line: line 3: id "v1" is already used by line 1; give every task a unique id
+	// /work/tasks/specs/find-version.json
 }

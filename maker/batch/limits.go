@@ -564,6 +564,8 @@ type pauseTransport struct {
 	l    *Limits
 }
 
+// RoundTrip sends req through the base transport and pauses the limits
+// for the Retry-After of a 429 or 503 answer.
 func (t *pauseTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {

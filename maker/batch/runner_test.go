@@ -436,3 +436,23 @@ func mustCompactJSON(t *testing.T, raw json.RawMessage) []byte {
 	}
 	return []byte(st.String())
 }
+
+func TestRunnerNeverBuildsAnInvalidLine(t *testing.T) {
+	jobs := readJobs(t, `{"id": "a", "hanoi": {"disks": 2}}
+{"id": "b", "hanoi": {"disks": 2}, "oops": 1}
+not json
+{"id": "a", "hanoi": {"disks": 2}}`)
+	var built []string
+	var mu sync.Mutex
+	b := simBuiltin(nil)
+	sum, err := (&Runner{Concurrency: 2, Build: func(ctx context.Context, j Job) (*Unit, error) {
+		mu.Lock()
+		built = append(built, j.Key())
+		mu.Unlock()
+		return b.Build(ctx, j)
+	}}).Run(context.Background(), jobs)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"id:a"}, built, "only the valid line is built")
+	assert.Equal(t, 1, sum.Solved)
+	assert.Equal(t, 3, sum.Invalid)
+}
