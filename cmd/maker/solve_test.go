@@ -163,7 +163,8 @@ func TestBinarySolveSecondBatchOnTheSameFilesIsRefused(t *testing.T) {
 	tasks := filepath.Join(root, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 8}}`+"\n"+`{"id": "b", "hanoi": {"disks": 3}}`+"\n"), 0o644))
 	out, state := filepath.Join(root, "results.jsonl"), filepath.Join(root, "state")
-	first := start(t, nil, append([]string{"solve", tasks, "--out", out, "--state", state, "--latency", "5ms"}, simArgs...)...)
+	// At least 255 steps of 20ms: running for the whole test.
+	first := start(t, nil, append([]string{"solve", tasks, "--out", out, "--state", state, "--latency", "20ms"}, simArgs...)...)
 	require.Eventually(t, func() bool {
 		entries, err := os.ReadDir(state)
 		return err == nil && len(entries) > 1

@@ -49,8 +49,9 @@ const lockName = ".lock"
 
 // Store is a batch's files: the results file, one JSON line per finished
 // job, and an optional state folder holding one journal per job. Both are
-// locked (flock, advisory) from OpenStore to Close, so a second batch on
-// either is refused with ErrLocked.
+// locked (flock, advisory; the state folder through its file ".lock")
+// from OpenStore to Close, so a second batch on either is refused with
+// ErrLocked.
 //
 // Durability: Write appends each line with a single write call to a file
 // opened O_APPEND and syncs it before returning, so a line is whole or
