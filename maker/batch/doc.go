@@ -13,7 +13,7 @@
 //	store, err := batch.OpenStore("results.jsonl", "state")
 //	defer store.Close()
 //	limits, err := batch.NewLimits(batch.LimitConfig{MaxInFlight: 8, RPM: 600})
-//	r := &batch.Runner{Build: b.Build, Concurrency: 4, Limits: limits,
-//		Results: store, Done: store.Done, Journal: store.Journal}
-//	sum, err := r.Run(ctx, jobs)
+//	builder := &batch.Builtin{Model: ...}
+//	r := &batch.Runner{Build: builder.Build, Concurrency: 4, Limits: limits, Store: store}
+//	sum, err := r.Run(ctx, jobs) // ctx.Err() when interrupted: run again to resume
 package batch
