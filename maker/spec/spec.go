@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mdap-go/mdap/internal/schema"
@@ -53,6 +54,10 @@ type Spec struct {
 	// DoneField names the boolean field of an answer that ends the task
 	// when true; default "done".
 	DoneField string `json:"done_field,omitempty"`
+	// Root is the folder the file tools work in, relative to the spec
+	// file's folder and inside it: not absolute, no "..". Empty means the
+	// spec file's folder. A run's own root (--root) replaces it.
+	Root string `json:"root,omitempty"`
 	// Script is the correct reply at each step, for the simulated model:
 	// an answer object, or {"tool_intent": {...}}; or, for a step that
 	// only a model that read the last tool result can answer,
@@ -113,6 +118,8 @@ func Parse(b []byte) (*Spec, error) {
 		return nil, fmt.Errorf("%w: \"answer\" is missing: give a JSON Schema of a step's answer", ErrSpec)
 	case s.MaxSteps < 0:
 		return nil, fmt.Errorf("%w: \"max_steps\" is %d", ErrSpec, s.MaxSteps)
+	case s.Root != "" && (filepath.IsAbs(s.Root) || !filepath.IsLocal(s.Root)):
+		return nil, fmt.Errorf("%w: \"root\" is %q: give a folder inside the spec file's folder, such as \"repo\" (a run's --root can name any other)", ErrSpec, s.Root)
 	}
 	if len(s.InitialState) == 0 {
 		s.InitialState = json.RawMessage("null")

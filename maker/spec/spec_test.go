@@ -140,6 +140,8 @@ func TestParseErrors(t *testing.T) {
 		"trailing data":  `{"system":"x","answer":{}} garbage`,
 		"two objects":    `{"system":"x","answer":{}}{"system":"y"}`,
 		"external ref":   `{"system":"x","answer":{"$ref":"file:///etc/schema.json"}}`,
+		"absolute root":  `{"system":"x","answer":{},"root":"/etc"}`,
+		"root leaves":    `{"system":"x","answer":{},"root":"repo/../.."}`,
 	} {
 		_, err := Parse([]byte(in))
 		assert.ErrorIs(t, err, ErrSpec, name)
