@@ -124,7 +124,7 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 			srv, err := mcpserver.New(mcpserver.Config{
 				Models: modelSpecs, BaseURL: baseURL, AllowAnyModel: allowAnyModel, Timeout: timeout,
-				Sim: simCfg, Root: root, State: state, Policy: policy,
+				Sim: simCfg, Root: root, State: state, Policy: &policy,
 				MaxK: maxK, MaxSamples: maxSamples, MaxRequestBytes: maxRequestBytes, Logger: log,
 			})
 			if err != nil {

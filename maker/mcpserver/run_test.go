@@ -59,7 +59,7 @@ func TestRunTaskToolPolicyIsReadOnlyByDefault(t *testing.T) {
 	// With file_write allowed by the operator, the same task writes.
 	pol, err := categories.Builtin().ParseSelection("read_only,file_write")
 	require.NoError(t, err)
-	c, _ = connect(t, mcpserver.Config{Root: root, State: t.TempDir(), Policy: pol})
+	c, _ = connect(t, mcpserver.Config{Root: root, State: t.TempDir(), Policy: &pol})
 	out = decode[mcpserver.RunTaskOutput](t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec_path": "write.json"}, nil))
 	assert.Zero(t, out.Denied)
 	assert.FileExists(t, filepath.Join(root, "note.txt"))

@@ -86,9 +86,9 @@ type Config struct {
 	// State is the folder of run_task's journals; it is created if
 	// missing. Empty disables run_task (it fails with ErrNoState).
 	State string
-	// Policy says which tools a task may run; the zero value allows the
-	// read-only categories only.
-	Policy categories.Policy
+	// Policy says which tools a task may run; nil means
+	// categories.DefaultPolicy(), the read-only categories.
+	Policy *categories.Policy
 	// MaxK, MaxSamples, MaxCandidates and MaxMessages bound a request:
 	// the margin, the samples one race may draw (per step for run_task),
 	// the replies of one vote and the messages of one prompt. Zero means
@@ -164,7 +164,11 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	tax := categories.Builtin()
-	ex, err := executor.New(cfg.Root, executor.WithTaxonomy(tax), executor.WithPolicy(cfg.Policy), executor.WithLogger(s.log))
+	policy := categories.DefaultPolicy()
+	if cfg.Policy != nil {
+		policy = *cfg.Policy
+	}
+	ex, err := executor.New(cfg.Root, executor.WithTaxonomy(tax), executor.WithPolicy(policy), executor.WithLogger(s.log))
 	if err != nil {
 		return nil, fmt.Errorf("%w: root: %w", ErrConfig, err)
 	}
