@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -14,8 +13,10 @@ import (
 // Sentinel errors, for errors.Is. Every error Race returns wraps one of them
 // or the context's error.
 var (
-	// ErrConfig: a Config field is negative, the sample budget cannot hold
-	// a lead of K, or the Drawer is nil.
+	// ErrConfig: a programming error: a Config field is negative or too
+	// large, the sample budget cannot hold a lead of K, the Drawer is nil
+	// (nothing is drawn then), or a valid sample has Key 0 (the race ends
+	// at once).
 	ErrConfig = errors.New("invalid vote config")
 	// ErrUndecided: the sample budget (Config.MaxSamples) was spent and no
 	// key led by K. The race never falls back to a leader.
@@ -35,6 +36,10 @@ var (
 // Config.MaxSamples and its reason is counted in Tally.Flags under
 // Flag.Error(), so give flags stable messages. Otherwise the sample votes
 // for Key: samples with equal keys vote together, whatever their Values.
+// A voting sample's Key must not be 0: 0 is what an unset Key looks like,
+// and it would make every such sample vote together, so Race treats it as
+// a programming error (ErrConfig), not as a vote. Keys from intent.Key are
+// never 0.
 type Sample[T any] struct {
 	Value T
 	Key   uint64
@@ -59,25 +64,31 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // Race draws samples until one key leads every other key by cfg.K valid
 // votes, and returns that key and the Value of its first vote.
 //
-// Waves: Race first launches min(K, Parallel) draws (all of them must agree
-// to decide in one round trip), then keeps in flight only as many as can
-// still matter: the leader's need, K minus its lead over the runner-up,
-// counting samples that completed but are not yet tallied, capped by
-// Parallel. So a race never starts a draw that could only matter if a draw
-// already in flight voted against the leader, and with Parallel = 1 it is
-// the paper's sequential rule exactly.
+// Waves: Race keeps in flight the leader's need, K minus its lead over the
+// runner-up (counting samples that completed but are not yet tallied),
+// plus Config.Speculate, capped by Parallel and by the sample budget. So the
+// first wave is min(K + Speculate, Parallel) draws (all K of them must agree
+// to decide in one round trip); with Speculate = 0 a race never starts a
+// draw that could only matter if a draw already in flight voted against the
+// leader, and with Parallel = 1 it is the paper's sequential rule exactly.
+// Speculate > 0 starts that many more, so that votes against the leader
+// cost no extra round trip.
 //
 // Determinism: samples are tallied in index order, not completion order. A
 // completed sample waits until every lower index is tallied, and the race
 // ends at the first index d at which the tallied prefix 0..d holds a lead of
 // K (or spends a budget). So Winner, Key, Votes, Valid, Flagged, Errors and
 // Flags are a pure function of the mapping from index to Sample, whatever
-// the goroutine schedule and whatever Parallel: a Drawer that derives each
-// sample from a seed and its index gives the same result with Parallel = 1
-// and Parallel = 8. For a race with a winner or ErrUndecided, Launched is as
-// well, and Cancelled is 0: by the launch rule above, no draw past d is ever
-// started. Only Rounds, Wall and measured latencies depend on timing. The
-// price: one slow sample holds back the decision of the samples after it.
+// the goroutine schedule and whatever Parallel and Speculate: a Drawer that
+// derives each sample from a seed and its index gives the same result with
+// Parallel = 1 and with Parallel = 8 and Speculate = 4. With Speculate = 0,
+// for a race with a winner or ErrUndecided, Launched is as well and
+// Cancelled is 0: by the launch rule above, no draw past d is ever started.
+// With Speculate > 0, draws past d may have started: they are cancelled,
+// never tallied, and counted in Cancelled and Usage, which then depend on
+// timing, as do Rounds, Wall and measured latencies. The price of
+// determinism: one slow sample holds back the decision of the samples after
+// it, speculation or not.
 //
 // The decision is the K-lead and nothing else: no early stop on a share of
 // votes, no leader returned when hope runs out. Red-flagged samples and
@@ -91,10 +102,13 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // Result, whose Winner and Key are then zero), wrapping ErrUndecided when
 // MaxSamples valid plus flagged samples were tallied; ErrTooManyErrors and
 // the last draw's error when more than MaxErrors draws failed; ctx.Err() as
-// soon as ctx is done.
+// soon as ctx is done; ErrConfig, naming the sample's index, as soon as a
+// valid sample with Key 0 completes (the race ends there, whatever it had
+// tallied; this one ending depends on completion order).
 //
-// Cost: one goroutine per draw; about a microsecond and a handful of small
-// allocations per sample beyond the draw itself (see the package doc).
+// Cost: one goroutine per draw, and a few small allocations per sample
+// beyond the draw itself (see BenchmarkRace); memory O(distinct keys +
+// samples in flight).
 func Race[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], error) {
 	start := time.Now()
 	c, err := cfg.WithDefaults()
@@ -185,7 +199,9 @@ func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T]) {
 			}
 			if d.s.Err != nil {
 				streak++
-				notBefore = time.Now().Add(backoff(c.Backoff, c.MaxBackoff, streak))
+				if wait := c.delay(streak); wait > 0 {
+					notBefore = time.Now().Add(wait)
+				}
 			} else {
 				streak = 0
 			}
@@ -240,20 +256,4 @@ func (e *panicError) Unwrap() []error {
 		return []error{ErrPanic}
 	}
 	return []error{ErrPanic, e.rec.AsError()}
-}
-
-// backoff is the delay after the streak-th failed draw in a row: base
-// doubled streak-1 times, capped at maxDelay, jittered into [d/2, d].
-func backoff(base, maxDelay time.Duration, streak int) time.Duration {
-	d := base
-	for j := 1; j < streak && d < maxDelay; j++ {
-		if d > maxDelay/2 {
-			d = maxDelay
-			break
-		}
-		d *= 2
-	}
-	d = min(d, maxDelay)
-	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(d-half)+1))
 }

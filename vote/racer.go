@@ -56,14 +56,14 @@ func (r *racer[T]) projected() *board {
 
 // plan returns how many samples to launch now: enough that, if every sample
 // in flight voted for the current leader (counting completed but not yet
-// committed samples), the leader would have exactly the lead it needs;
-// capped by Parallel and by the sample budget. A plan that can launch
+// committed samples), the leader would have exactly the lead it needs, plus
+// Speculate more; capped by Parallel and by the sample budget. A plan that can launch
 // nothing with nothing outstanding ends the race: the budget is spent.
 func (r *racer[T]) plan() int {
 	if r.over {
 		return 0
 	}
-	n := min(r.cfg.Parallel, r.projected().need()) - r.inflight
+	n := min(r.cfg.Parallel, r.projected().need()+r.cfg.Speculate) - r.inflight
 	n = min(n, r.cfg.MaxSamples-r.nonErr-r.inflight)
 	if r.failed > r.cfg.MaxErrors {
 		// The error budget is spent even if the failures wait behind a
@@ -104,6 +104,13 @@ func (r *racer[T]) complete(i int, s Sample[T]) {
 		return
 	}
 	r.tally.Usage.Add(s.Usage)
+	if s.Err == nil && s.Flag == nil && s.Key == 0 {
+		// A programming error, not a vote: end the race now rather than
+		// let every unset key vote together.
+		r.finish(ErrConfig, fmt.Errorf("sample %d is valid (no Err, no Flag) but has Key 0; "+
+			"a voting sample needs a non-zero key", i))
+		return
+	}
 	if s.Err == nil {
 		r.nonErr++
 		if s.Flag == nil && r.cfg.Parallel > 1 {
@@ -213,6 +220,8 @@ func (r *racer[T]) describe(cause error, t Tally) string {
 		return fmt.Sprintf("vote: too many errors: %d failed draws, at most %d allowed "+
 			"(%d valid, %d flagged); last: %v",
 			t.Errors, r.cfg.MaxErrors, t.Valid, t.Flagged, r.detail)
+	case ErrConfig:
+		return fmt.Sprintf("vote: %v: %v (race stopped after %d samples)", cause, r.detail, t.Launched)
 	default:
 		msg := fmt.Sprintf("vote: race stopped after %d samples (%d valid, %d flagged, %d errors): %v",
 			t.Launched, t.Valid, t.Flagged, t.Errors, cause)

@@ -4,11 +4,12 @@ import "time"
 
 // Usage is what samples cost: tokens in and out, and the time spent drawing
 // them. Totals add latencies: with samples in parallel, Latency exceeds the
-// wall time.
+// wall time. It is the one usage type of the project: maker's reports and
+// journals carry it as JSON.
 type Usage struct {
-	InputTokens  int
-	OutputTokens int
-	Latency      time.Duration
+	InputTokens  int           `json:"input_tokens"`
+	OutputTokens int           `json:"output_tokens"`
+	Latency      time.Duration `json:"latency_ns"`
 }
 
 // Add adds v to u.
@@ -16,6 +17,31 @@ func (u *Usage) Add(v Usage) {
 	u.InputTokens += v.InputTokens
 	u.OutputTokens += v.OutputTokens
 	u.Latency += v.Latency
+}
+
+// Counts are sample counts, for one race or summed over many (a run's
+// steps). For one race, Launched = Valid + Flagged + Errors + Cancelled,
+// and a sum of such counts keeps that identity.
+type Counts struct {
+	// Launched is the number of draws started.
+	Launched int `json:"launched"`
+	// Valid, Flagged and Errors count the committed samples that voted,
+	// that were red-flagged, and whose draw failed.
+	Valid   int `json:"valid"`
+	Flagged int `json:"flagged"`
+	Errors  int `json:"errors"`
+	// Cancelled counts draws started but never committed: those still in
+	// flight, or past the deciding index, when the race ended.
+	Cancelled int `json:"cancelled"`
+}
+
+// Add adds o to c, field by field.
+func (c *Counts) Add(o Counts) {
+	c.Launched += o.Launched
+	c.Valid += o.Valid
+	c.Flagged += o.Flagged
+	c.Errors += o.Errors
+	c.Cancelled += o.Cancelled
 }
 
 // Tally is what a race counted. Race returns it in Result, and in
@@ -26,26 +52,19 @@ func (u *Usage) Add(v Usage) {
 // Race). Usage counts every sample drawn, committed or not.
 type Tally struct {
 	// Votes is the number of valid votes per key. Non-nil unless Race
-	// failed with ErrConfig.
-	Votes map[uint64]int
+	// refused its Config or Drawer (ErrConfig before any draw).
+	Votes map[uint64]int `json:"votes"`
 	// Flags counts red-flagged samples by Flag.Error(). Nil if none.
-	Flags map[string]int
-	// Launched is the number of draws started.
-	Launched int
-	// Valid, Flagged and Errors count the committed samples that voted,
-	// that were red-flagged, and whose draw failed.
-	Valid, Flagged, Errors int
-	// Cancelled counts draws started but never committed: those still in
-	// flight or past the deciding index when the race ended. Launched =
-	// Valid + Flagged + Errors + Cancelled.
-	Cancelled int
+	Flags map[string]int `json:"flags,omitempty"`
+	// Counts: Launched = Valid + Flagged + Errors + Cancelled.
+	Counts
 	// Usage is the total over every draw started, Cancelled ones included.
-	Usage Usage
+	Usage Usage `json:"usage"`
 	// Rounds counts the waves: the times the race launched one or more
 	// samples. With Parallel = 1 it equals Launched.
-	Rounds int
+	Rounds int `json:"rounds"`
 	// Wall is the time Race took.
-	Wall time.Duration
+	Wall time.Duration `json:"wall_ns"`
 }
 
 // Result is a race's outcome: the winner and the tally.
@@ -59,14 +78,16 @@ type Result[T any] struct {
 }
 
 // UndecidedError is the error of a race that ended without a winner. Cause
-// says why: ErrUndecided (budget spent), ErrTooManyErrors, or the context's
-// error. errors.Is sees Cause and Err.
+// says why: ErrUndecided (budget spent), ErrTooManyErrors, the context's
+// error, or ErrConfig (a valid sample with Key 0). errors.Is sees Cause and
+// Err.
 type UndecidedError struct {
-	// Cause is ErrUndecided, ErrTooManyErrors, context.Canceled or
-	// context.DeadlineExceeded.
+	// Cause is ErrUndecided, ErrTooManyErrors, context.Canceled,
+	// context.DeadlineExceeded or ErrConfig.
 	Cause error
 	// Err is the last failed draw's error with ErrTooManyErrors, the
-	// context's cause (context.Cause) if it differs from Cause, else nil.
+	// context's cause (context.Cause) if it differs from Cause, what was
+	// wrong with ErrConfig (it names the sample's index), else nil.
 	Err error
 	// Tally is the race's tally when it ended.
 	Tally Tally
