@@ -97,6 +97,13 @@ func checkCanonicalNumber(t *testing.T, in, c string) {
 		b, ok2 := new(big.Rat).SetString(c)
 		require.True(t, ok1 && ok2, "%q, %q", in, c)
 		require.Zero(t, a.Cmp(b), "%q -> %q: another value", in, c)
+		// The same value spelled another way (plain decimal, with a
+		// trailing zero) has the same canonical text.
+		places := len(strings.TrimPrefix(c, "-")) - exp + 1
+		plain := a.FloatString(max(1, places))
+		again, err := intent.CanonicalNumber(plain)
+		require.NoError(t, err, plain)
+		require.Equal(t, c, again, "%q and %q have the same value", in, plain)
 	}
 	// Layout: no leading zeros, no trailing zeros after a point, no "-0",
 	// an exponent only outside [1e-7, 1e21).

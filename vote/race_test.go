@@ -2,6 +2,7 @@ package vote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -553,6 +554,33 @@ func TestUsageAdd(t *testing.T) {
 	u := Usage{InputTokens: 1, OutputTokens: 2, Latency: 3}
 	u.Add(Usage{InputTokens: 10, OutputTokens: 20, Latency: 30})
 	assert.Equal(t, Usage{InputTokens: 11, OutputTokens: 22, Latency: 33}, u)
+}
+
+func TestCountsAdd(t *testing.T) {
+	c := Counts{Launched: 5, Valid: 3, Flagged: 1, Errors: 1}
+	c.Add(Counts{Launched: 4, Valid: 3, Cancelled: 1})
+	assert.Equal(t, Counts{Launched: 9, Valid: 6, Flagged: 1, Errors: 1, Cancelled: 1}, c)
+	assert.Equal(t, c.Launched, c.Valid+c.Flagged+c.Errors+c.Cancelled)
+}
+
+// TestTallyJSON pins the wire names that reports and journals rely on.
+func TestTallyJSON(t *testing.T) {
+	b, err := json.Marshal(Usage{InputTokens: 1, OutputTokens: 2, Latency: 3})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"input_tokens":1,"output_tokens":2,"latency_ns":3}`, string(b))
+	b, err = json.Marshal(Counts{Launched: 5, Valid: 1, Flagged: 2, Errors: 1, Cancelled: 1})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"launched":5,"valid":1,"flagged":2,"errors":1,"cancelled":1}`, string(b))
+	res, err := Race(context.Background(), Config{Parallel: 1}, constant(7))
+	require.NoError(t, err)
+	res.Wall = 9
+	b, err = json.Marshal(res.Tally)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"votes":{"7":3},"launched":3,"valid":3,"flagged":0,"errors":0,"cancelled":0,
+		"usage":{"input_tokens":0,"output_tokens":0,"latency_ns":`+fmt.Sprint(int64(res.Usage.Latency))+`},"rounds":3,"wall_ns":9}`, string(b))
+	var back Tally
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, res.Tally, back)
 }
 
 func TestRaceResultMapsAreTheRacesOwn(t *testing.T) {
