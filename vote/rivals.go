@@ -12,8 +12,8 @@ var ErrTooCostly = errors.New("too costly to compute exactly")
 
 // MaxLawWork caps the work of one law with rivals: the number of (state,
 // next vote) updates its dynamic program may make. It bounds the time
-// (about 0.1 µs per update) and the memory (the states alive at once).
-// Beyond it the law fails with ErrTooCostly.
+// (linear in the updates, see BenchmarkLawsWithRivals) and the memory (the
+// states alive at once). Beyond it the law fails with ErrTooCostly.
 const MaxLawWork = 1 << 24
 
 // MaxRivals is the largest Rivals.N the laws accept.
@@ -60,6 +60,7 @@ type Rivals struct {
 type law struct {
 	right   float64 // P(the right answer wins)
 	samples float64 // E[valid votes until a k-lead]
+	updates int     // the state updates made
 }
 
 // PStepWith is the probability that a race with margin k ends on the right
@@ -85,11 +86,11 @@ type law struct {
 // Errors: ErrOutOfRange for p outside [0, 1], k < 1, N outside [0,
 // MaxRivals] or a Concentration outside [0, 1]; ErrTooCostly when the
 // program would make more than MaxLawWork state updates, set aside more
-// than 1e-8, or count more than 255 votes for one answer. Cost: with one
-// rival, 2k-1 updates per vote over a few tens of times E[N] votes
-// (milliseconds at k = 29); with several, the states multiply with N and
-// k: at k = 2 to 5 with 8 rivals from thousands to millions of updates
-// (BenchmarkLawsWithRivals), at k in the tens with many rivals beyond
+// than 1e-8, or count more than 255 votes for one answer. Cost, in state
+// updates (BenchmarkLawsWithRivals times them and reports them): with one
+// rival, 2k-1 per vote over a few tens of times E[N] votes; with several,
+// the states multiply with N and k: at k = 2 to 5 with 8 rivals from tens
+// of thousands to millions of updates, at k = 10 with 8 rivals beyond
 // MaxLawWork.
 func PStepWith(p float64, k int, rivals Rivals) (float64, error) {
 	l, err := raceLaw(p, k, rivals)
@@ -176,6 +177,7 @@ func oneRivalLaw(p float64, k int) (law, error) {
 		cur, next = next, cur
 		if mass < lawTolerance {
 			l.addTail(mass, votes, l.right/(1-mass), mass/prev)
+			l.updates = work
 			return l, nil
 		}
 		prev = mass
@@ -348,6 +350,7 @@ func runProgramme[K comparable](pr *programme, enc func([]byte) K, dec func(K, [
 		}
 		if mass < pr.stop {
 			l.addTail(mass, votes, right, mass/prev)
+			l.updates = work
 			return l, nil
 		}
 		prev = mass

@@ -2,6 +2,7 @@ package vote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -211,19 +212,28 @@ func TestLawsWithRivalsMatchRace(t *testing.T) {
 	}
 }
 
+// BenchmarkLawsWithRivals times the laws' program and reports its state
+// updates (see MaxLawWork).
 func BenchmarkLawsWithRivals(b *testing.B) {
 	for _, c := range []struct {
 		p float64
 		k int
 		r Rivals
 	}{
-		{0.75, 2, Rivals{N: 8}}, {0.6, 2, Rivals{N: 8}}, {0.9, 5, Rivals{N: 8}}, {0.6, 3, Rivals{N: 8, Concentration: 0.5}}, {0.5, 29, Rivals{}},
+		{0.5, 29, Rivals{}}, {0.75, 2, Rivals{N: 8}}, {0.6, 2, Rivals{N: 8}}, {0.55, 2, Rivals{N: 8}},
+		{0.6, 3, Rivals{N: 8, Concentration: 0.5}}, {0.9, 5, Rivals{N: 8}}, {0.6429, 10, Rivals{N: 8}},
 	} {
 		b.Run(fmt.Sprintf("p=%v/k=%d/N=%d/c=%v", c.p, c.k, c.r.N, c.r.Concentration), func(b *testing.B) {
+			var l law
+			var err error
 			for b.Loop() {
-				if _, err := ExpectedSamplesWith(c.p, c.k, c.r); err != nil {
+				if l, err = raceLaw(c.p, c.k, c.r); err != nil && !errors.Is(err, ErrTooCostly) {
 					b.Fatal(err)
 				}
+			}
+			b.ReportMetric(float64(l.updates), "updates")
+			if err != nil {
+				b.Log(err)
 			}
 		})
 	}
