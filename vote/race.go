@@ -71,8 +71,8 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // to decide in one round trip); with Speculate = 0 a race never starts a
 // draw that could only matter if a draw already in flight voted against the
 // leader, and with Parallel = 1 it is the paper's sequential rule exactly.
-// Speculate > 0 starts that many more, so that votes against the leader
-// cost no extra round trip.
+// Speculate > 0 starts that many more, so that up to Speculate votes
+// against the leader cost no extra round trip.
 //
 // Determinism: samples are tallied in index order, not completion order. A
 // completed sample waits until every lower index is tallied, and the race
@@ -81,7 +81,7 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // Flags are a pure function of the mapping from index to Sample, whatever
 // the goroutine schedule and whatever Parallel and Speculate: a Drawer that
 // derives each sample from a seed and its index gives the same result with
-// Parallel = 1 and with Parallel = 8 and Speculate = 4. With Speculate = 0,
+// Parallel = 1 and with Parallel = 8 and Speculate = 3. With Speculate = 0,
 // for a race with a winner or ErrUndecided, Launched is as well and
 // Cancelled is 0: by the launch rule above, no draw past d is ever started.
 // With Speculate > 0, draws past d may have started: they are cancelled,
