@@ -171,6 +171,7 @@ type Journal struct {
 	checkpoint    *checkpointRecord // the last one, if any
 	torn          int               // bytes of a torn last line, dropped
 
+	lineCap    int // the longest step line so far, to size the next one
 	used       bool
 	closed     bool
 	unsynced   int
@@ -309,6 +310,22 @@ func (j *Journal) writeLine(v any) error {
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
+	return j.appendLine(b)
+}
+
+// writeStep writes a step record's line, encoded without reflection (see
+// appendStepRecord). Each line gets its own buffer: a store may keep it.
+func (j *Journal) writeStep(rec *StepRecord) error {
+	b, err := appendStepRecord(make([]byte, 0, j.lineCap+64), rec)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path(), err)
+	}
+	j.lineCap = max(j.lineCap, len(b))
+	return j.appendLine(b)
+}
+
+// appendLine stores one encoded line and adds it to the checksum.
+func (j *Journal) appendLine(b []byte) error {
 	if err := j.store.Append(b); err != nil {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
@@ -370,7 +387,7 @@ func (j *Journal) begin(fingerprint string, settings Settings) error {
 
 // step writes a decided step's record to the file.
 func (j *Journal) step(rec *StepRecord) error {
-	if err := j.writeLine(rec); err != nil {
+	if err := j.writeStep(rec); err != nil {
 		return err
 	}
 	if err := j.Flush(); err != nil {
@@ -420,7 +437,7 @@ func (j *Journal) sync() error {
 func (j *Journal) pending(rec StepRecord) error {
 	rec.Pending = true
 	rec.Observation, rec.ObservationDigest = nil, ""
-	if err := j.writeLine(rec); err != nil {
+	if err := j.writeStep(&rec); err != nil {
 		return err
 	}
 	if err := j.Flush(); err != nil {

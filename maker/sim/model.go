@@ -138,8 +138,14 @@ func (m *Model) Config() Config { return m.cfg }
 // error model is refused. It implements maker.Identifier.
 func (m *Model) Identity() string {
 	c := m.cfg
-	return fmt.Sprintf("sim seed=%d p=%g wrong_answers=%d concentration=%g flag_rate=%g flags=%g/%g/%g error_rate=%g",
+	id := fmt.Sprintf("sim seed=%d p=%g wrong_answers=%d concentration=%g flag_rate=%g flags=%g/%g/%g error_rate=%g",
 		c.Seed, c.P, c.WrongAnswers, c.Concentration, c.FlagRate, c.Flags.Overlong, c.Flags.CutOff, c.Flags.Malformed, c.ErrorRate)
+	if c.DifficultySpread > 0 || c.HardAgree > 0 {
+		// Only when set, so the identity of a model without them (and
+		// the journals that recorded it) stays as it was.
+		id += fmt.Sprintf(" difficulty_spread=%g hard_agree=%g", c.DifficultySpread, c.HardAgree)
+	}
+	return id
 }
 
 // Calls returns the number of GenerateContent calls made so far, failed
@@ -231,10 +237,18 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	case u < c.ErrorRate+c.FlagRate:
 		return m.flagged(q, correct, st, opts.MaxTokens)
 	}
+	p := c.P
+	if c.DifficultySpread > 0 {
+		p = m.stepP(q, prompt)
+	}
 	text, outcome := correct, OutcomeCorrect
-	if st.unit(slotCorrect) >= c.P {
+	if st.unit(slotCorrect) >= p {
 		outcome = OutcomeWrong
-		if text, err = m.oracle.Wrong(q, m.wrongVariant(st)); err != nil {
+		variant := 0
+		if p >= Hard || st.unit(slotHardAgree) >= c.HardAgree {
+			variant = m.wrongVariant(st)
+		}
+		if text, err = m.oracle.Wrong(q, variant); err != nil {
 			return nil, fmt.Errorf("%w: wrong reply: %w", ErrUnknownPrompt, err)
 		}
 	}
@@ -243,6 +257,27 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		text, stop, outcome = truncate(text, 4*limit), stopReasonLength, OutcomeCutOff
 	}
 	return reply(prompt, text, stop, outcome), nil
+}
+
+// StepP returns the probability of a right valid reply at the step a query
+// asks, as the model draws it: Config.P without a DifficultySpread, else
+// the step's own draw (see Config.DifficultySpread), the same for every
+// sample of the step. For tests and benchmarks that want to know which
+// steps were hard.
+func (m *Model) StepP(q Query) float64 {
+	if m.cfg.DifficultySpread <= 0 {
+		return m.cfg.P
+	}
+	return m.stepP(q, q.Prompt)
+}
+
+func (m *Model) stepP(q Query, prompt string) float64 {
+	step := uint64(0)
+	if q.Identified {
+		step = uint64(q.Step)
+	}
+	st := newStream(m.cfg.Seed, domainStep, step, 0, hashString(prompt))
+	return stepP(st, m.cfg.P, m.cfg.DifficultySpread)
 }
 
 // wrongVariant draws the variant of a wrong reply from the wrong-answer mix.
