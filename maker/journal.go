@@ -149,11 +149,13 @@ type JournalStore interface {
 //
 // Durability: each step's line is flushed to the store (for a file: written
 // to it) before the next step starts, so a killed process loses nothing
-// already decided; the store is synced to disk every SyncEvery steps,
-// always before a side-effect tool runs, and when the run ends (a power
-// loss may cost the unsynced steps, which a resumed run decides again). A
-// write that fails fails the run before the next step, and never after a
-// side effect the journal could not record.
+// already decided; the store is synced to disk every SyncEvery steps
+// (for a file, in the background: the fsync starts then and the steps go
+// on; a failed fsync fails the run at the next step), always before a
+// side-effect tool runs (waiting for the disk), and when the run ends (a
+// power loss may cost the steps not yet on disk, which a resumed run
+// decides again). A write that fails fails the run before the next step,
+// and never after a side effect the journal could not record.
 //
 // Exclusion: a file journal holds an advisory lock (flock) on its file
 // from CreateJournal or OpenJournal until Close; a second Journal on the
@@ -396,9 +398,23 @@ func (j *Journal) step(rec *StepRecord) error {
 	j.sinceCheck++
 	j.unsynced++
 	if j.unsynced >= cmpOr(j.SyncEvery, DefaultSyncEvery) {
+		if bg, ok := j.store.(backgroundSyncer); ok {
+			j.unsynced = 0
+			if err := bg.SyncBackground(); err != nil {
+				return fmt.Errorf("journal %s: sync: %w", j.path(), err)
+			}
+			return nil
+		}
 		return j.sync()
 	}
 	return nil
+}
+
+// backgroundSyncer is a JournalStore that can start a sync to disk without
+// waiting for it (the file store): the periodic sync then stays off the
+// step loop, and a failure fails a later call.
+type backgroundSyncer interface {
+	SyncBackground() error
 }
 
 // dueCheckpoint reports whether a checkpoint is due after this step.

@@ -3,6 +3,7 @@ package hanoi
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mdap-go/mdap/maker/sim"
 )
@@ -120,11 +121,36 @@ func oracleAnswer(s State, prev *Move) (Answer, error) {
 	return CorrectAnswer(s, nil)
 }
 
+// parsed is a prompt's step data, as ParsePrompt read it.
+type parsed struct {
+	prompt string
+	state  State
+	prev   *Move
+	err    error
+}
+
+// lastParsed is the last prompt the Oracle read: the simulated model asks
+// about every sample of a step with the same prompt string, so it is
+// parsed once per step (the string compares in O(1) when it is the same
+// string). The State it holds is shared and never changed: every method
+// that derives another state (Apply, Clone) copies.
+var lastParsed atomic.Pointer[parsed]
+
+// parsePrompt is ParsePrompt through lastParsed.
+func parsePrompt(prompt string) (State, *Move, error) {
+	if p := lastParsed.Load(); p != nil && p.prompt == prompt {
+		return p.state, p.prev, p.err
+	}
+	s, prev, err := ParsePrompt(prompt)
+	lastParsed.Store(&parsed{prompt: prompt, state: s, prev: prev, err: err})
+	return s, prev, err
+}
+
 // Correct returns the correct reply to a step prompt: the iterative rule's
 // move and the state it leads to. Errors: [ErrPrompt] (wrapped) when the
 // prompt is not a step prompt of this package.
 func (o Oracle) Correct(q sim.Query) (string, error) {
-	s, prev, err := ParsePrompt(q.Prompt)
+	s, prev, err := parsePrompt(q.Prompt)
 	if err != nil {
 		return "", err
 	}
@@ -139,7 +165,7 @@ func (o Oracle) Correct(q sim.Query) (string, error) {
 // [WrongAnswer]. Errors: [ErrPrompt] (wrapped) as for Correct, or for a
 // negative variant.
 func (o Oracle) Wrong(q sim.Query, variant int) (string, error) {
-	s, prev, err := ParsePrompt(q.Prompt)
+	s, prev, err := parsePrompt(q.Prompt)
 	if err != nil {
 		return "", err
 	}
@@ -254,7 +280,7 @@ const malformedCount = 9
 // extra key, prose with no answer, a disk listed twice. It implements
 // sim.Malformer. Errors: [ErrPrompt] (wrapped) as for Correct.
 func (o Oracle) Malformed(q sim.Query, variant int) (string, error) {
-	s, prev, err := ParsePrompt(q.Prompt)
+	s, prev, err := parsePrompt(q.Prompt)
 	if err != nil {
 		return "", err
 	}

@@ -113,6 +113,55 @@ type Model struct {
 	oracle Oracle
 	cfg    Config
 	calls  atomic.Uint64
+	// memo is the last request's prompt text and hash: a solver asks
+	// every sample of a step with the same messages, so the text is
+	// joined and hashed once per step, not once per sample.
+	memo atomic.Pointer[promptMemo]
+}
+
+// promptMemo is a request's text parts, their joined text and its hash.
+type promptMemo struct {
+	parts  []string
+	prompt string
+	hash   uint64
+}
+
+// matches reports whether messages have exactly the memo's text parts
+// (strings that share their bytes compare in O(1)).
+func (pm *promptMemo) matches(messages []llms.MessageContent) bool {
+	i := 0
+	for _, msg := range messages {
+		for _, p := range msg.Parts {
+			t, ok := p.(llms.TextContent)
+			if !ok {
+				continue
+			}
+			if i >= len(pm.parts) || pm.parts[i] != t.Text {
+				return false
+			}
+			i++
+		}
+	}
+	return i == len(pm.parts)
+}
+
+// prompt returns PromptText(messages) and its hash, from the memo when the
+// messages are the last request's.
+func (m *Model) prompt(messages []llms.MessageContent) (string, uint64) {
+	if pm := m.memo.Load(); pm != nil && pm.matches(messages) {
+		return pm.prompt, pm.hash
+	}
+	pm := &promptMemo{prompt: PromptText(messages)}
+	pm.hash = hashString(pm.prompt)
+	for _, msg := range messages {
+		for _, p := range msg.Parts {
+			if t, ok := p.(llms.TextContent); ok {
+				pm.parts = append(pm.parts, t.Text)
+			}
+		}
+	}
+	m.memo.Store(pm)
+	return pm.prompt, pm.hash
 }
 
 var _ llms.Model = (*Model)(nil)
@@ -208,7 +257,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	for _, o := range options {
 		o(&opts)
 	}
-	prompt := PromptText(messages)
+	prompt, promptHash := m.prompt(messages)
 	q := Query{Prompt: prompt}
 	if id, ok := maker.SampleIDFrom(ctx); ok {
 		q.Step, q.Index, q.Identified = id.Step, id.Index, true
@@ -220,9 +269,9 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 
 	var st stream
 	if q.Identified {
-		st = newStream(m.cfg.Seed, domainSample, uint64(q.Step), uint64(q.Index), hashString(prompt))
+		st = newStream(m.cfg.Seed, domainSample, uint64(q.Step), uint64(q.Index), promptHash)
 	} else {
-		st = newStream(m.cfg.Seed, domainCounter, n, 0, hashString(prompt))
+		st = newStream(m.cfg.Seed, domainCounter, n, 0, promptHash)
 	}
 
 	if err := sleep(ctx, m.cfg.Latency.draw(st)); err != nil {
@@ -239,7 +288,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	}
 	p := c.P
 	if c.DifficultySpread > 0 {
-		p = m.stepP(q, prompt)
+		p = m.stepPHash(q, promptHash)
 	}
 	text, outcome := correct, OutcomeCorrect
 	if st.unit(slotCorrect) >= p {
@@ -271,12 +320,14 @@ func (m *Model) StepP(q Query) float64 {
 	return m.stepP(q, q.Prompt)
 }
 
-func (m *Model) stepP(q Query, prompt string) float64 {
+func (m *Model) stepP(q Query, prompt string) float64 { return m.stepPHash(q, hashString(prompt)) }
+
+func (m *Model) stepPHash(q Query, promptHash uint64) float64 {
 	step := uint64(0)
 	if q.Identified {
 		step = uint64(q.Step)
 	}
-	st := newStream(m.cfg.Seed, domainStep, step, 0, hashString(prompt))
+	st := newStream(m.cfg.Seed, domainStep, step, 0, promptHash)
 	return stepP(st, m.cfg.P, m.cfg.DifficultySpread)
 }
 
