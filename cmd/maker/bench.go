@@ -142,4 +142,3 @@ func benchProgress(cmd *cobra.Command) (func(suite string, done, total int), fun
 			}
 		}
 }
-
