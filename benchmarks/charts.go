@@ -127,13 +127,13 @@ func fidelityVotesChart(f *FidelityResult) (*plot.Plot, error) {
 	for i, pv := range fidelityPs {
 		c := plotutil.Color(i)
 		for _, rivals := range []int{1, spreadRivals} {
+			// The theory at the cells' k (the law with eight rivals is a
+			// dynamic program: computed once, in the cell).
 			var th plotter.XYs
-			for k := 1; k <= fidelityKs[len(fidelityKs)-1]; k++ {
-				v, err := vote.ExpectedSamplesWith(pv, k, vote.Rivals{N: rivals})
-				if err != nil {
-					return nil, err
+			for _, cell := range f.Cells {
+				if cell.Path == "race" && cell.Rivals == rivals && cell.P == pv {
+					th = append(th, plotter.XY{X: float64(cell.K), Y: cell.Theory})
 				}
-				th = append(th, plotter.XY{X: float64(k), Y: v})
 			}
 			name := ""
 			if rivals == 1 {
@@ -310,15 +310,16 @@ func scaleMemoryChart(s *ScaleResult) (*plot.Plot, error) {
 	p.X.Label.Text = "disks"
 	p.Y.Label.Text = "MB"
 	p.Legend.Top, p.Legend.Left = true, true
-	var heap, total plotter.XYs
+	var heap, total, rss plotter.XYs
 	for _, r := range s.Rows {
 		heap = append(heap, plotter.XY{X: float64(r.Disks), Y: r.PeakHeapMB})
 		total = append(total, plotter.XY{X: float64(r.Disks), Y: r.PeakTotalMB})
+		rss = append(rss, plotter.XY{X: float64(r.Disks), Y: r.PeakRSSMB})
 	}
 	for i, l := range []struct {
 		name string
 		xys  plotter.XYs
-	}{{"peak live heap", heap}, {"peak Go runtime total", total}} {
+	}{{"peak live heap", heap}, {"peak Go runtime total", total}, {"peak RSS", rss}} {
 		if err := line(p, l.xys, plotutil.Color(i), false, l.name); err != nil {
 			return nil, err
 		}

@@ -115,7 +115,7 @@ const (
 )
 
 func runFidelity(ctx context.Context, o Options, tick func()) (*FidelityResult, error) {
-	res := &FidelityResult{RaceSteps: 10_000, HanoiDisks: 9, HanoiSeeds: 2}
+	res := &FidelityResult{RaceSteps: 20_000, HanoiDisks: 10, HanoiSeeds: 2}
 	diffSteps := 100_000
 	if o.Quick {
 		res.RaceSteps, res.HanoiDisks, res.HanoiSeeds, diffSteps = 1_000, 7, 1, 10_000

@@ -85,9 +85,9 @@ func goals(r *Report) []Goal {
 			notRun(g, fmt.Sprintf("quick run: %d disks at most", last.Disks))
 		}
 		if at12 != nil {
-			ratio := last.PeakHeapMB / at12.PeakHeapMB
-			out = append(out, Goal{Goal: g3, Measured: fmt.Sprintf("peak live heap %.1f MB at %d disks, %.1f MB at 12: ×%.2f (Go runtime total %.1f MB and %.1f MB)", last.PeakHeapMB, last.Disks, at12.PeakHeapMB, ratio, last.PeakTotalMB, at12.PeakTotalMB),
-				Met: yes(ratio <= 1.2)})
+			ratio := last.PeakRSSMB / at12.PeakRSSMB
+			out = append(out, Goal{Goal: g3, Measured: fmt.Sprintf("peak RSS %.1f MB at %d disks, %.1f MB at 12: ×%.2f; peak live heap %.1f MB and %.1f MB (×%.2f); Go runtime total %.1f MB and %.1f MB", last.PeakRSSMB, last.Disks, at12.PeakRSSMB, ratio, last.PeakHeapMB, at12.PeakHeapMB, last.PeakHeapMB/at12.PeakHeapMB, last.PeakTotalMB, at12.PeakTotalMB),
+				Met: yes(ratio <= 1.2), Why: "judged on peak RSS, the memory the machine gives the process"})
 			cr := last.CPUPerSample / at12.CPUPerSample
 			out = append(out, Goal{Goal: g4, Measured: fmt.Sprintf("%.1f µs at 12 disks, %.1f µs at %d: ×%.2f", at12.CPUPerSample, last.CPUPerSample, last.Disks, cr),
 				Met: yes(cr <= 1.15), Why: "flat taken as within 15%; the prompt, the reply and the state grow with the disks (O(n) text per sample), so some growth is inherent"})

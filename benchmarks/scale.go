@@ -59,6 +59,9 @@ type ScaleRow struct {
 	// runtime had mapped (/memory/classes/total), garbage included.
 	PeakHeapMB  float64 `json:"peak_heap_mb"`
 	PeakTotalMB float64 `json:"peak_total_mb"`
+	// PeakRSSMB is the process's peak resident set size during the run
+	// (Linux VmHWM, reset before the run): the memory the machine gave it.
+	PeakRSSMB float64 `json:"peak_rss_mb"`
 	// Split is CPU microseconds per sample by bucket (Buckets), from a CPU
 	// profile of the run; Overhead is all of it but the model's.
 	Split    map[string]float64 `json:"split_us_per_sample"`
@@ -95,7 +98,7 @@ func scaleDisks(quick bool) []int {
 func scaleUnits(quick bool) int { return len(scaleDisks(quick)) + 1 }
 
 func runScale(ctx context.Context, o Options, tick func()) (*ScaleResult, error) {
-	res := &ScaleResult{K: 3, Method: "CPU profile (runtime/pprof, 100 Hz) of each run; a sample goes to the first bucket in the order gc, stack growth, model, journal, key, parse, task, vote whose function it has on its stack; the rest is solver+runtime (the step loop, scheduling, channel and timer work)"}
+	res := &ScaleResult{K: 3, Method: "CPU profile (runtime/pprof, 100 Hz) of each run, from a quarter of its steps for at most 15 s (the shares of that window times the whole run's CPU per sample); a sample goes to the first bucket in the order gc, stack growth, model, journal, key, parse, task, vote whose function it has on its stack; the rest is solver+runtime (the step loop, scheduling, channel and timer work)"}
 	dir, err := os.MkdirTemp("", "mdap-bench-")
 	if err != nil {
 		return nil, fmt.Errorf("benchmarks: scale: %w", err)
@@ -185,6 +188,11 @@ func (pm *peakMemory) end() { close(pm.stop); <-pm.done }
 // profileMu serialises CPU profiles: the runtime has one profiler.
 var profileMu sync.Mutex
 
+// profileWindow bounds a run's CPU profile: it starts at a quarter of the
+// steps and lasts at most this long, so that its own memory (the profile
+// grows with its duration) weighs alike on every size.
+const profileWindow = 15 * time.Second
+
 func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journal string, profiled bool) (ScaleRow, error) {
 	row := ScaleRow{Disks: disks}
 	model, err := sim.New(hanoi.Oracle{}, cfg)
@@ -207,21 +215,36 @@ func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journal string,
 	runtime.GC()
 	debug.FreeOSMemory()
 	var prof bytes.Buffer
+	var profStart time.Time
+	var profCPU time.Duration
+	profiling := false
 	if profiled {
 		profileMu.Lock()
 		defer profileMu.Unlock()
-		if pprof.StartCPUProfile(&prof) != nil {
-			profiled = false // another profiler runs: no split
+		startAt := (1<<disks - 1) / 4
+		s.Progress = func(e maker.Event) {
+			switch {
+			case e.Step == startAt && !profiling && profStart.IsZero():
+				if pprof.StartCPUProfile(&prof) == nil {
+					profiling, profStart, profCPU = true, time.Now(), cpuTime()
+				}
+			case profiling && time.Since(profStart) >= profileWindow:
+				pprof.StopCPUProfile()
+				profiling, profCPU = false, cpuTime()-profCPU
+			}
 		}
 	}
+	resetPeakRSS()
 	pm := watchMemory()
 	cpu0 := cpuTime()
 	rep, err := s.Solve(ctx, task)
 	cpu := cpuTime() - cpu0
-	if profiled {
+	if profiling {
 		pprof.StopCPUProfile()
+		profCPU = cpuTime() - profCPU
 	}
 	pm.end()
+	row.PeakRSSMB = peakRSS()
 	if err != nil {
 		return row, fmt.Errorf("benchmarks: scale: %d disks: %w", disks, err)
 	}
@@ -231,7 +254,7 @@ func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journal string,
 	row.CPUPerSample = float64(cpu.Nanoseconds()) / 1e3 / float64(rep.Launched)
 	row.PeakHeapMB = float64(pm.heap) / (1 << 20)
 	row.PeakTotalMB = float64(pm.total) / (1 << 20)
-	if profiled {
+	if prof.Len() > 0 {
 		split, err := splitProfile(&prof)
 		if err == nil && len(split) > 0 {
 			row.Split = map[string]float64{}
@@ -242,6 +265,28 @@ func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journal string,
 		}
 	}
 	return row, nil
+}
+
+// resetPeakRSS resets the kernel's peak resident set size of this process
+// (Linux: /proc/self/clear_refs); elsewhere it does nothing.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSS returns the process's peak resident set size since the last
+// reset, in MB (Linux: VmHWM), or 0 where it is not known.
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%f kB", &kb); err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return 0
 }
 
 // splitProfile returns each bucket's share of a CPU profile's time.
