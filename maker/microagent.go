@@ -2,8 +2,8 @@ package maker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
@@ -31,6 +31,7 @@ type microagent struct {
 	temperature func(int) float64
 	tools       []llms.Tool
 	options     []llms.CallOption
+	schema      json.RawMessage // the answer schema, with Solver.Structured
 }
 
 // sample asks the model once. The context carries the sample's identity.
@@ -42,8 +43,13 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 	if len(a.tools) > 0 {
 		opts = append(opts, llms.WithTools(a.tools))
 	}
+	ctx = WithSampleID(ctx, id)
+	if a.schema != nil {
+		ctx = WithAnswerSchema(ctx, a.schema)
+		opts = append(opts, llms.WithJSONMode())
+	}
 	start := time.Now()
-	resp, err := a.model.GenerateContent(WithSampleID(ctx, id), msgs, opts...)
+	resp, err := a.model.GenerateContent(ctx, msgs, opts...)
 	took := time.Since(start)
 	if err != nil {
 		return Reply{}, took, err

@@ -63,6 +63,14 @@ type Solver struct {
 	Flags FlagRules
 	// CallOptions are added to every model call.
 	CallOptions []llms.CallOption
+	// Structured asks for structured output: the task, which must be a
+	// StructuredTask (else Solve fails with ErrNoAnswerSchema), offers
+	// its answer's JSON Schema, and every call carries it in its context
+	// (AnswerSchemaFrom) with llms.WithJSONMode, so a model that supports
+	// structured output (maker/models: OpenAI-compatible servers and
+	// Ollama) constrains its replies to it. The journal records the
+	// schema's digest.
+	Structured bool
 	// Journal records every decided step; nil means no journal. A journal
 	// opened with OpenJournal is replayed first, then the run continues.
 	Journal *Journal
@@ -156,7 +164,9 @@ func (s *Solver) logger() *slog.Logger {
 // (ErrJournalMismatch, ErrJournalCorrupt, ErrPendingSideEffect, and a
 // write that failed); a step that fails wraps ErrStep and says which
 // step, and wraps the race's error (vote.ErrUndecided with its tally,
-// vote.ErrTooManyErrors), ErrTaskPanic, or the task's; ErrStepLimit;
+// vote.ErrTooManyErrors), ErrTaskPanic, a model's error wrapping
+// ErrPermanent (the first one met: the step stops at once), or the
+// task's; ErrNoAnswerSchema for Structured without a schema; ErrStepLimit;
 // ctx.Err() when ctx ends. On an error the Report covers the steps decided
 // so far, which are in the journal.
 func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
@@ -187,13 +197,23 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	schema, err := s.answerSchema(task)
+	if err != nil {
+		return rep, err
+	}
+	if schema != nil {
+		if settings.Extra == nil {
+			settings.Extra = map[string]string{}
+		}
+		settings.Extra["answer_schema"] = schemaDigest(schema)
+	}
 	temp := s.Temperature
 	if temp == nil {
 		temp = DefaultTemperature
 	}
 	run := &run{
 		Solver: s, task: task, cfg: cfg, rep: &rep, ids: ids,
-		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions},
+		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, schema: schema},
 	}
 	if j := s.Journal; j != nil {
 		defer func() {
@@ -270,8 +290,9 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		return nil, fmt.Errorf("%w: step %d: %w: Prompt: %w", ErrStep, step, ErrTaskPanic, rec.AsError())
 	}
 	log := r.logger()
-	// A panic in Decode cancels the race with its cause, so the step fails
-	// at once instead of spending the error budget on retries.
+	// A panic in Decode or a permanent provider error (ErrPermanent)
+	// cancels the race with its cause, so the step fails at once instead
+	// of spending the error budget on retries.
 	raceCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	tally := &modelTally{n: len(r.ids)}
@@ -287,6 +308,9 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		}()
 		if err != nil {
 			sm.Err = err
+			if errors.Is(err, ErrPermanent) {
+				cancel(err) // no retry can fix it: fail the step now
+			}
 			return sm
 		}
 		// A panic in Decode cancels the race with its cause (see above).
@@ -335,7 +359,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return rec, ctxErr
 		}
-		if cause := context.Cause(raceCtx); errors.Is(cause, ErrTaskPanic) {
+		if cause := context.Cause(raceCtx); errors.Is(cause, ErrTaskPanic) || errors.Is(cause, ErrPermanent) {
 			return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, cause)
 		}
 		return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/spf13/cobra"
@@ -31,6 +32,8 @@ type hanoiSummary struct {
 	Disks          int            `json:"disks"`
 	K              int            `json:"k"`
 	Model          string         `json:"model"`
+	Cost           float64        `json:"cost"` // dollars
+	Models         []modelSummary `json:"models"`
 	Seed           uint64         `json:"seed,omitempty"`
 	Error          string         `json:"error,omitempty"`
 }
@@ -81,8 +84,7 @@ Exit status 1 when the run fails or is not solved.`,
 					}
 				}()
 			}
-			var finish func()
-			s.Progress, finish = flags.progressBar(cmd.ErrOrStderr(), 1<<disks-1)
+			finish := flags.watch(s, cmd.ErrOrStderr(), 1<<disks-1)
 			rep, runErrV := s.Solve(cmd.Context(), task)
 			finish()
 			if err := runErr(runErrV); isUsage(err) {
@@ -95,12 +97,13 @@ Exit status 1 when the run fails or is not solved.`,
 				Errors: rep.Errors, Cancelled: rep.Cancelled, Flags: maps.Clone(rep.Flags),
 				SamplesPerStep: rep.SamplesPerStep(), InputTokens: rep.Usage.InputTokens,
 				OutputTokens: rep.Usage.OutputTokens, Resumed: rep.Resumed,
-				WallSeconds: rep.Wall.Seconds(), Disks: disks, K: flags.k, Model: flags.model,
+				WallSeconds: rep.Wall.Seconds(), Disks: disks, K: flags.k, Model: flags.modelName(),
+				Cost: rep.Cost, Models: modelSummaries(s, rep),
 			}
 			if sum.Flags == nil {
 				sum.Flags = map[string]int{}
 			}
-			if flags.model == "sim" {
+			if slices.Contains(flags.models, "sim") {
 				sum.Seed = flags.seed
 			}
 			if runErrV != nil {
@@ -115,7 +118,7 @@ Exit status 1 when the run fails or is not solved.`,
 				enc.SetIndent("", "  ")
 				_ = enc.Encode(sum) // a failed write fails the command (see run)
 			} else {
-				fmt.Fprintf(out, "hanoi %d disks, k=%d, model %s: solved %v, %s\n", disks, flags.k, flags.model, sum.Solved, plural(sum.WrongSteps, "wrong step"))
+				fmt.Fprintf(out, "hanoi %d disks, k=%d, model %s: solved %v, %s\n", disks, flags.k, flags.modelName(), sum.Solved, plural(sum.WrongSteps, "wrong step"))
 				fmt.Fprint(out, rep.String())
 			}
 			switch {
