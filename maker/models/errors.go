@@ -56,16 +56,45 @@ var (
 	ErrIncomplete = errors.New("reply cut short")
 )
 
-// permanent marks err as permanent: it wraps maker.ErrPermanent, kind and
-// cause.
-func permanent(kind error, format string, a ...any) error {
-	return fmt.Errorf("%w: %w: %s", maker.ErrPermanent, kind, fmt.Sprintf(format, a...))
+// providerError is a classified error: its message says what happened
+// and what to fix, and it wraps its kinds and the client's error without
+// repeating the client's message.
+type providerError struct {
+	msg  string
+	errs []error
+}
+
+func (e *providerError) Error() string   { return e.msg }
+func (e *providerError) Unwrap() []error { return e.errs }
+
+// permanent returns a permanent error of kind: it wraps maker.ErrPermanent
+// and kind, and reads "permanent provider error: KIND: MESSAGE".
+func permanent(kind error, format string, a ...any) *providerError {
+	return &providerError{
+		msg:  fmt.Sprintf("%s: %s: %s", maker.ErrPermanent, kind, fmt.Sprintf(format, a...)),
+		errs: []error{maker.ErrPermanent, kind},
+	}
+}
+
+// transient returns a transient error of kind, reading "KIND: MESSAGE".
+func transient(kind error, format string, a ...any) *providerError {
+	return &providerError{msg: fmt.Sprintf("%s: %s", kind, fmt.Sprintf(format, a...)), errs: []error{kind}}
+}
+
+// because adds causes to e's chain, not to its message.
+func (e *providerError) because(causes ...error) *providerError {
+	for _, c := range causes {
+		if c != nil {
+			e.errs = append(e.errs, c)
+		}
+	}
+	return e
 }
 
 // classify turns a failed call into the error the solver sees: a
 // permanent one for what no retry fixes, with a message that says what to
 // fix; a transient one, after waiting a rate limit's delay, otherwise.
-func (m *model) classify(ctx context.Context, c seen, err error) error {
+func (m *model) classify(ctx context.Context, c seen, err error, took time.Duration) error {
 	mapped := err
 	if m.mapErr != nil {
 		mapped = m.mapErr(err)
@@ -81,42 +110,42 @@ func (m *model) classify(ctx context.Context, c seen, err error) error {
 	}
 	switch {
 	case c.sendErr != nil && errors.Is(c.sendErr, syscall.ECONNREFUSED):
-		return fmt.Errorf("%w: %w", permanent(ErrUnreachable, "%s: nothing listens there (connection refused): start the server, or point %s at it", at, m.urlHint()), c.sendErr)
+		return permanent(ErrUnreachable, "%s: nothing listens there (connection refused): start the server, or point %s at it", at, m.urlHint()).because(c.sendErr, mapped)
 	case c.sendErr != nil && isNoSuchHost(c.sendErr):
-		return fmt.Errorf("%w: %w", permanent(ErrUnreachable, "%s: the host name does not resolve: fix %s", at, m.urlHint()), c.sendErr)
+		return permanent(ErrUnreachable, "%s: the host name does not resolve: fix %s", at, m.urlHint()).because(c.sendErr, mapped)
 	case c.status == http.StatusUnauthorized || c.status == http.StatusForbidden:
-		return fmt.Errorf("%w: %w", permanent(ErrAuth, "%s: %s: %s", at, status, m.authHint()), mapped)
+		return permanent(ErrAuth, "%s: %s: %s", at, status, m.authHint()).because(mapped)
 	case c.status == http.StatusNotFound:
-		return fmt.Errorf("%w: %w", m.diagnose404(ctx, c, status), mapped)
+		return m.diagnose404(ctx, c, status).because(mapped)
 	case c.status == http.StatusBadRequest || c.status == http.StatusUnprocessableEntity:
-		return fmt.Errorf("%w: %w", permanent(ErrBadRequest, "%s: the server refused the request (%s)", at, status), mapped)
+		return permanent(ErrBadRequest, "%s: the server refused the request (%s)", at, status).because(mapped)
 	case c.status == http.StatusPaymentRequired || isQuota(code, msg):
-		return fmt.Errorf("%w: %w", permanent(ErrQuota, "%s: %s: the account's quota or credit is spent; check its plan and billing", at, status), mapped)
+		return permanent(ErrQuota, "%s: %s: the account's quota or credit is spent; check its plan and billing", at, status).because(mapped)
 	case c.status == http.StatusTooManyRequests:
 		return m.rateLimited(ctx, c, at, status, mapped)
-	case c.sendErr != nil && isTimeout(c.sendErr):
-		return fmt.Errorf("%s: no reply within --timeout %s: %w (%w)", at, m.timeout, mapped, c.sendErr)
+	case c.sendErr != nil && (took >= m.timeout || isTimeout(c.sendErr) || isTimeout(err)):
+		// langchaingo's OpenAI client hides the client's timeout behind
+		// a message of its own, and the transport sees a cancellation.
+		return (&providerError{msg: fmt.Sprintf("%s: no reply within --timeout %s", at, m.timeout)}).because(mapped, c.sendErr)
 	case c.sendErr != nil:
-		return fmt.Errorf("%s: %w (%w)", at, mapped, c.sendErr)
+		return (&providerError{msg: fmt.Sprintf("%s: %v", at, c.sendErr)}).because(mapped, c.sendErr)
 	case c.status >= 400:
-		return fmt.Errorf("%s: %s: %w", at, status, mapped)
-	case c.readErr != nil && isTimeout(c.readErr):
-		return fmt.Errorf("%w: %s: the reply stopped after %d bytes, at --timeout %s: %w", ErrIncomplete, at, c.bytesRead, m.timeout, mapped)
+		return (&providerError{msg: at + ": " + status}).because(mapped)
 	}
 	return fmt.Errorf("%s: %w", at, mapped)
 }
 
 // incomplete is the error of an Ollama reply stream without its final
 // line, which langchaingo's client turns into an empty reply.
-func (m *model) incomplete(c seen) error {
+func (m *model) incomplete(c seen, took time.Duration) error {
 	why := "the server closed it"
 	switch {
-	case c.readErr != nil && isTimeout(c.readErr):
+	case took >= m.timeout || (c.readErr != nil && isTimeout(c.readErr)):
 		why = fmt.Sprintf("the call reached --timeout %s", m.timeout)
 	case c.readErr != nil:
 		why = c.readErr.Error()
 	}
-	return fmt.Errorf("%w: %s at %s: the reply stream ended after %d bytes without its final \"done\" line (%s)", ErrIncomplete, m.spec, m.url, c.bytesRead, why)
+	return transient(ErrIncomplete, "%s at %s: the reply stream ended after %d bytes without its final \"done\" line (%s)", m.spec, m.url, c.bytesRead, why).because(c.readErr)
 }
 
 func (m *model) urlHint() string {
@@ -161,19 +190,19 @@ func isQuota(code, msg string) bool {
 func (m *model) rateLimited(ctx context.Context, c seen, at, status string, mapped error) error {
 	d, ok := retryAfter(c.header, time.Now())
 	if !ok {
-		return fmt.Errorf("%w: %s: %s: %w", ErrRateLimited, at, status, mapped)
+		return transient(ErrRateLimited, "%s: %s", at, status).because(mapped)
 	}
 	if d > m.maxRetryWait {
-		return fmt.Errorf("%w: %w", permanent(ErrRateLimited, "%s: %s: the server asks to wait %s before the next call, more than %s: try again later", at, status, d.Round(time.Second), m.maxRetryWait), mapped)
+		return permanent(ErrRateLimited, "%s: %s: the server asks to wait %s before the next call, more than %s: try again later", at, status, d.Round(time.Second), m.maxRetryWait).because(mapped)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return fmt.Errorf("%w: %s: %s: %w", ErrRateLimited, at, status, ctx.Err())
+		return transient(ErrRateLimited, "%s: %s; %v while waiting %s as the server asked", at, status, ctx.Err(), d).because(mapped, ctx.Err())
 	case <-t.C:
 	}
-	return fmt.Errorf("%w: %s: %s; waited %s as the server asked: %w", ErrRateLimited, at, status, d, mapped)
+	return transient(ErrRateLimited, "%s: %s; waited %s as the server asked", at, status, d).because(mapped)
 }
 
 // retryAfter reads the delay a server asks for: retry-after-ms
@@ -204,7 +233,7 @@ const maxListed = 20
 // diagnose404 says what a 404 meant: an unknown model (listing those the
 // server has, from GET /v1/models or /api/tags) or a base URL of the
 // wrong form (saying which form was meant).
-func (m *model) diagnose404(ctx context.Context, c seen, status string) error {
+func (m *model) diagnose404(ctx context.Context, c seen, status string) *providerError {
 	at := m.spec.String() + " at " + m.url
 	name := m.spec.Name
 	switch m.spec.Provider {

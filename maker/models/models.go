@@ -222,20 +222,30 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		llm = m.structured(schema)
 	}
 	c := &call{}
+	start := time.Now()
 	resp, err := llm.GenerateContent(withCall(ctx, c), msgs, append(opts, m.extra...)...)
+	took := time.Since(start)
 	seen := c.snapshot()
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%s at %s: %w", m.spec, m.url, context.Cause(ctx))
 	}
+	if seen.streamed && seen.status < 400 && seen.ollama.errText == "" && !seen.ollama.done {
+		// The reply stream ended before its final line: langchaingo's
+		// Ollama client returns an empty reply, or the JSON error of a
+		// cut line.
+		return nil, m.incomplete(seen, took)
+	}
+	if err == nil && seen.status >= 400 {
+		// langchaingo's Ollama client takes an error status with an
+		// empty body for an empty reply.
+		err = fmt.Errorf("HTTP %d", seen.status)
+	}
 	if err != nil {
-		return nil, m.classify(ctx, seen, err)
+		return nil, m.classify(ctx, seen, err, took)
 	}
 	if seen.streamed {
 		if seen.ollama.errText != "" {
 			return nil, fmt.Errorf("%s at %s: the server reported: %s", m.spec, m.url, seen.ollama.errText)
-		}
-		if !seen.ollama.done {
-			return nil, m.incomplete(seen)
 		}
 		if resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil && resp.Choices[0].StopReason == "" {
 			resp.Choices[0].StopReason = seen.ollama.doneReason
