@@ -75,7 +75,24 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.journal, "journal", "", "journal FILE: one JSON line per decided step, to resume from")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
-	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on or off")
+	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
+	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "on", "off"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("model", completeModel)
+	_ = cmd.MarkFlagFilename("journal", "jsonl")
+}
+
+// completeModel completes --model: sim, the providers, and the models of
+// the built-in price table.
+func completeModel(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	out := []string{"sim", "openai:", "ollama:", "anthropic:"}
+	out = append(out, models.KnownModels()...)
+	var match []string
+	for _, s := range out {
+		if strings.HasPrefix(s, prefix) {
+			match = append(match, s)
+		}
+	}
+	return match, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
 // simFlags are the flags of the simulated model, refused with a real one.

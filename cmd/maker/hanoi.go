@@ -60,7 +60,10 @@ Exit status 1 when the run fails or is not solved.`,
   maker hanoi --disks 12 --p 0.99 --k 3 --json
   maker hanoi --disks 15 --journal run.jsonl        # then, after a crash:
   maker hanoi --disks 15 --journal run.jsonl --resume
-  maker hanoi --disks 3 --model openai:tiny --base-url http://127.0.0.1:11434/v1`,
+  maker hanoi --disks 3 --model openai:tiny --base-url http://127.0.0.1:11434/v1
+  maker hanoi --disks 3 --model ollama:tiny --base-url http://127.0.0.1:11434 --structured --verbose
+  maker hanoi --disks 3 --model openai:gpt-4o-mini --model anthropic:claude-3-5-haiku --json
+  maker hanoi --disks 3 --model openai:my-model=0.20/0.80 --base-url https://host/v1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if disks < 1 || disks > maxDisks {

@@ -1,7 +1,9 @@
 package models
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mdap-go/mdap/maker"
@@ -64,4 +66,17 @@ func BuiltinPrice(provider, name string) (p maker.Price, ok bool) {
 		return maker.Price{}, false
 	}
 	return table[best], true
+}
+
+// KnownModels lists the specs of the models BuiltinPrice knows, sorted:
+// "anthropic:claude-3-5-haiku", ..., "openai:gpt-4o-mini", ...
+func KnownModels() []string {
+	var out []string
+	for provider, table := range builtinPrices {
+		for name := range maps.Keys(table) {
+			out = append(out, provider+":"+name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
