@@ -1,5 +1,81 @@
-// Package maker is the orchestrator: a [Task], microagents over an
-// llms.Model, and the [Solver] step loop that votes on every step, runs the
-// winning tool intent through the executor, feeds its observation into the
-// next prompt and journals each decided step so a run survives a crash.
+// Package maker is the orchestrator of the MAKER method: it drives a
+// many-step [Task] through stateless microagents, one model call per
+// sample, votes on every step first-to-ahead-by-k, throws away suspect
+// replies (red flags), runs the winning tool call through a
+// permission-checked executor, and journals each decided step so a run
+// survives a crash.
+//
+// # The task lifecycle
+//
+// A [Task] is a state machine the [Solver] advances one decided step at a
+// time. For each step:
+//
+//  1. Task.Prompt(last) builds the step's messages from the task's current
+//     state and the last tool result (nil when the last winner proposed no
+//     tool call). This is all a microagent ever sees: it is stateless.
+//  2. The solver draws samples: one llms.Model call each, the first at
+//     temperature 0 and the rest at 0.1 (DefaultTemperature), the reply
+//     capped at MaxTokens. Each reply is judged: empty, over the cap or cut
+//     off is a red flag; otherwise Task.Decode turns it into an
+//     intent.Output (an answer, a tool intent, or both) or a red flag; an
+//     Output votes for its intent.Key. Red-flagged and failed samples never
+//     vote ([Inspect] shows the verdict on one reply).
+//  3. vote.Race decides: the first key k votes ahead of every other wins;
+//     samples still in flight are cancelled. A spent budget fails the step
+//     (vote.ErrUndecided); nothing is ever picked silently.
+//  4. If the winner carries a tool intent, the executor runs it, if its
+//     tool is registered, its category allowed and its arguments valid;
+//     otherwise the denial is the observation. A call with side effects is
+//     journaled as pending first.
+//  5. Task.Apply(winner, observation) advances the task and says whether it
+//     is done. The step is journaled before the next one starts.
+//
+// Prompt and Apply run on the goroutine that called Solve; Decode runs
+// concurrently from the samplers, between them, and must not change the
+// task. Apply must be deterministic: a resumed run replays the journal's
+// winners through it.
+//
+// # The langchaingo types in the API
+//
+// mdap speaks langchaingo (github.com/tmc/langchaingo), so every provider
+// langchaingo has (OpenAI and any OpenAI-compatible server such as vLLM,
+// llama.cpp or Ollama's /v1, Ollama's own API, Anthropic, ...) works
+// unchanged: a model is an llms.Model, a prompt is []llms.MessageContent,
+// tools are declared as []llms.Tool, and a reply's native tool calls are
+// llms.ToolCall. Package maker/models opens them from a spec such as
+// "openai:gpt-4o-mini". To write a model of your own, a test double or a
+// wrapper, a [ModelFunc] is enough: it supplies the single-prompt Call
+// method langchaingo also asks for, and [TextResponse] builds a reply.
+//
+// # Journals and settings
+//
+// With a [Journal] ([CreateJournal], or [OpenJournal] to resume) a run
+// records each decided step, one JSON line, before the next starts. The
+// journal's header records the task's fingerprint and the run's
+// [Settings]: the model's identity (a model that implements [Identifier],
+// or its Go type), k, the reply cap, the red flags, the temperature
+// schedule, the declared tools and the call options. A resume with another
+// task or other settings is refused, naming every difference. A resumed
+// run replays the journal through Task.Apply (from the last checkpoint,
+// for a task that implements [Snapshotter]) and reports the same totals
+// as an uninterrupted run. A journal is locked while in use; a torn last
+// line is dropped; any other damage is refused, naming the line.
+//
+// # Models and samples
+//
+// The solver puts each sample's identity (step, index) in its call's
+// context ([SampleIDFrom]), so a model can make its answer a function of
+// the sample rather than of timing: the simulated model (maker/sim) is
+// reproducible that way at any parallelism. An [Ensemble] spreads the
+// samples of each step over several models; Report.Models shows each
+// one's share and cost.
+//
+// # A minimal run
+//
+//	s := &maker.Solver{Model: model, Vote: vote.Config{K: 3}}
+//	report, err := s.Solve(ctx, task)
+//
+// See ExampleSolver_Solve for a whole custom task, ExampleJournal for a
+// crash and resume, and the examples of packages maker/sim and maker/spec
+// for the simulated model under a custom task and a task from a JSON file.
 package maker

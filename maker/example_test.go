@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -43,11 +45,10 @@ func (d *doubling) Apply(w intent.Output, _ *intent.Observation) (bool, error) {
 	return d.n >= 64, err
 }
 
-// sloppy is an llms.Model that doubles correctly except on the second
-// sample of every step, when it adds one. It is safe for concurrent use.
-type sloppy struct{}
-
-func (sloppy) GenerateContent(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+// sloppy is a model that doubles correctly except on the second sample of
+// every step, when it adds one. A ModelFunc is all a test model needs; it
+// is safe for concurrent use because it keeps no state.
+var sloppy = maker.ModelFunc(func(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
 	id, _ := maker.SampleIDFrom(ctx)
 	text := msgs[len(msgs)-1].Parts[0].(llms.TextContent).Text
 	n, _ := strconv.Atoi(strings.TrimPrefix(text, "n = "))
@@ -55,18 +56,14 @@ func (sloppy) GenerateContent(ctx context.Context, msgs []llms.MessageContent, _
 	if id.Index == 1 {
 		answer++
 	}
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: fmt.Sprintf(`{"n": %d}`, answer), StopReason: "stop"}}}, nil
-}
-
-func (m sloppy) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
+	return maker.TextResponse(fmt.Sprintf(`{"n": %d}`, answer), "stop"), nil
+})
 
 // Solving a custom Task with any llms.Model: every step is voted on, so the
 // model's occasional wrong answer never wins.
 func ExampleSolver_Solve() {
 	task := &doubling{n: 1}
-	s := &maker.Solver{Model: sloppy{}, Vote: vote.Config{K: 2, Parallel: 1}}
+	s := &maker.Solver{Model: sloppy, Vote: vote.Config{K: 2, Parallel: 1}}
 	rep, err := s.Solve(context.Background(), task)
 	if err != nil {
 		fmt.Println("failed:", err)
@@ -74,4 +71,42 @@ func ExampleSolver_Solve() {
 	}
 	fmt.Println("n =", task.n, "after", rep.Steps, "steps and", rep.Launched, "samples")
 	// Output: n = 64 after 6 steps and 24 samples
+}
+
+// A run with a journal survives a crash: here the first run stops after
+// three steps (as a killed process would), and a second Solve on the same
+// file replays those three and finishes, with the totals of a run that
+// never stopped.
+func ExampleJournal() {
+	dir, _ := os.MkdirTemp("", "journal-example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "run.jsonl")
+
+	j, err := maker.CreateJournal(path)
+	if err != nil {
+		panic(err)
+	}
+	ctx, crash := context.WithCancel(context.Background())
+	s := &maker.Solver{Model: sloppy, Vote: vote.Config{K: 2}, Journal: j,
+		Progress: func(e maker.Event) {
+			if e.Step == 2 {
+				crash()
+			}
+		}}
+	_, err = s.Solve(ctx, &doubling{n: 1})
+	fmt.Println("first run:", err)
+	j.Close()
+
+	j, err = maker.OpenJournal(path) // resume: same task, same settings
+	if err != nil {
+		panic(err)
+	}
+	defer j.Close()
+	task := &doubling{n: 1}
+	s = &maker.Solver{Model: sloppy, Vote: vote.Config{K: 2}, Journal: j}
+	rep, err := s.Solve(context.Background(), task)
+	fmt.Println("second run:", err, "n =", task.n, "steps", rep.Steps, "replayed", rep.Resumed)
+	// Output:
+	// first run: context canceled
+	// second run: <nil> n = 64 steps 6 replayed 3
 }

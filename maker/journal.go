@@ -1,16 +1,11 @@
 package maker
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
-	"io/fs"
-	"os"
-	"syscall"
 	"time"
 
 	"github.com/mdap-go/mdap/intent"
@@ -119,41 +114,64 @@ var (
 	crcTable         = crc32.MakeTable(crc32.Castagnoli)
 )
 
+// JournalStore is where a Journal keeps its lines: a file (CreateJournal,
+// OpenJournal) or any other durable, ordered log, such as a stream of a
+// message broker. A store holds whole lines; a Journal uses it from one
+// goroutine at a time.
+type JournalStore interface {
+	// Name names the store in messages, as a file's path does.
+	Name() string
+	// Lines calls fn with each whole stored line from line number from
+	// (0 is the first) on, in order, without its newline; the slice is
+	// valid only during the call. An error from fn stops the walk and is
+	// returned.
+	Lines(from int, fn func(n int, line []byte) error) error
+	// Torn returns what the store holds after its last whole line, a
+	// write that a crash cut short, or nil. The first Append discards it.
+	Torn() []byte
+	// Append adds a line, without its newline, after the last whole line.
+	Append(line []byte) error
+	// Flush makes the appended lines survive a crash of this process.
+	Flush() error
+	// Sync makes them survive a crash of the machine.
+	Sync() error
+	// Reset discards every line: a journal that never began starts over.
+	Reset() error
+	// Close releases the store and any lock it holds.
+	Close() error
+}
+
 // Journal is an append-only record of a run: a header with the task's
 // fingerprint and the Settings, then one JSON line per decided step and,
 // for tasks that implement Snapshotter, a checkpoint every
 // CheckpointEvery steps.
 //
-// Durability: each step's line is written to the file before the next
-// step starts, so a killed process loses nothing already decided; the
-// file is synced to disk every SyncEvery steps, always before a
-// side-effect tool runs, and when the run ends (a power loss may cost the
-// unsynced steps, which a resumed run decides again). A write that fails
-// fails the run before the next step, and never after a side effect the
-// journal could not record.
+// Durability: each step's line is flushed to the store (for a file: written
+// to it) before the next step starts, so a killed process loses nothing
+// already decided; the store is synced to disk every SyncEvery steps,
+// always before a side-effect tool runs, and when the run ends (a power
+// loss may cost the unsynced steps, which a resumed run decides again). A
+// write that fails fails the run before the next step, and never after a
+// side effect the journal could not record.
 //
-// Exclusion: a Journal holds an advisory lock (flock) on its file from
-// CreateJournal or OpenJournal until Close; a second Journal on the same
-// file, in this process or another, fails with ErrJournalLocked.
+// Exclusion: a file journal holds an advisory lock (flock) on its file
+// from CreateJournal or OpenJournal until Close; a second Journal on the
+// same file, in this process or another, fails with ErrJournalLocked.
 //
 // A Journal serves one Solve call.
 type Journal struct {
-	f    *os.File
-	w    *bufio.Writer
-	path string
-	crc  uint32 // CRC-32C of every byte before the write position
+	store JournalStore
+	crc   uint32 // CRC-32C of every stored line, each with its newline
 
 	header *journalHeader
-	// The lines to replay are bytes [replay, end) of the file, starting
-	// at line number replayLine; every one ends with a newline.
-	replay, end int64
-	replayLine  int
-	checkpoint  *checkpointRecord // the last one, if any
-	bodyLine    int               // line number of the first body line
-	body        int64             // offset of the first body line
-	torn        int               // bytes of a torn last line, dropped
+	// The lines to replay start at line replay (0-based; every one is
+	// whole); lines counts the whole lines stored.
+	replay, lines int
+	checkpoint    *checkpointRecord // the last one, if any
+	torn          int               // bytes of a torn last line, dropped
 
 	used       bool
+	closed     bool
 	unsynced   int
 	sinceCheck int
 
@@ -166,244 +184,136 @@ type Journal struct {
 	CheckpointEvery int
 }
 
-// CreateJournal creates a new journal at path and locks it. It refuses,
-// wrapping ErrJournalExists, to overwrite anything that exists: no run's
-// record is ever lost to a typo. Errors: ErrJournalExists, ErrJournalPath
-// (the folder does not exist or is not writable), ErrJournalLocked.
-func CreateJournal(path string) (*Journal, error) {
-	if path == "" {
-		return nil, fmt.Errorf("%w: the path is empty", ErrJournalPath)
-	}
-	if fi, err := os.Lstat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w: %s is %s", ErrJournalPath, path, fileKind(fi.Mode()))
-		}
-		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrJournalExists, path)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrJournalExists, path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrJournalPath, err)
-	}
-	if err := lock(f, path); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &Journal{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path}, nil
-}
-
-// OpenJournal opens an existing journal to resume its run, and locks it.
-// It reads the whole file once, computing checksums but decoding only the
-// header and the checkpoints; Solve then decodes and replays the steps
-// after the last checkpoint (or all of them, for a task that is not a
+// NewJournal returns the journal kept in store, to start a run or resume
+// one. It reads every stored line once, computing checksums but decoding
+// only the header and the checkpoints; Solve then decodes and replays the
+// steps after the last checkpoint (or all of them, for a task that is not a
 // Snapshotter). Memory stays constant: no line is kept.
 //
-// What it accepts: a whole journal; one whose last line was torn by a
-// crash (the line has no newline: it is dropped when Solve appends, see
-// TornBytes); a file holding nothing but a torn header, or nothing at all
-// (a run that never began: Solve starts it over). What it refuses, and
-// leaves untouched: ErrJournalPath for a path that is not a writable
-// regular file; ErrJournalLocked; ErrJournalVersion; ErrJournalCorrupt,
-// naming the line, for a file that is not a journal, a whole line that is
-// not a journal record, a line over MaxJournalLine, or a checkpoint whose
-// checksum does not match the lines before it (a line was changed).
-func OpenJournal(path string) (*Journal, error) {
-	if path == "" {
-		return nil, fmt.Errorf("%w: the path is empty", ErrJournalPath)
+// What it accepts: an empty store (a new run); a whole journal; one whose
+// last line was torn by a crash (dropped when Solve appends, see
+// TornBytes); a store holding nothing but a torn header (a run that never
+// began: Solve starts it over). What it refuses, changing nothing:
+// ErrJournalVersion; ErrJournalCorrupt, naming the line, for a store that
+// is not a journal, a whole line that is not a journal record, a line over
+// MaxJournalLine, or a checkpoint whose checksum does not match the lines
+// before it (a line was changed). On an error the store is not closed.
+func NewJournal(store JournalStore) (*Journal, error) {
+	j := &Journal{store: store}
+	if err := j.load(); err != nil {
+		return nil, err
 	}
-	// O_NONBLOCK: a FIFO must be refused, not waited on.
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s does not exist (start a run with it first)", ErrJournalPath, path)
-		}
-		return nil, fmt.Errorf("%w: %w", ErrJournalPath, err)
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is %s", ErrJournalPath, path, fileKind(fi.Mode()))
-	}
-	if err == nil {
-		err = lock(f, path)
-	}
-	if err == nil {
-		j := &Journal{f: f, path: path}
-		if err = j.load(); err == nil {
-			j.w = bufio.NewWriterSize(f, 1<<16)
-			return j, nil
-		}
-	}
-	f.Close()
-	return nil, err
+	return j, nil
 }
 
-func lock(f *os.File, path string) error {
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return fmt.Errorf("%w: %s is locked by another process; wait for it to end, or use another journal file", ErrJournalLocked, path)
-		}
-		return fmt.Errorf("%w: lock %s: %w", ErrJournalPath, path, err)
-	}
-	return nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a regular file"
-}
-
-// lineReader reads newline-terminated lines without allocating per line.
-type lineReader struct {
-	r   *bufio.Reader
-	buf []byte
-}
-
-// next returns the next line with its newline, valid until the next call;
-// a last line without a newline comes with io.EOF.
-func (lr *lineReader) next() ([]byte, error) {
-	line, err := lr.r.ReadSlice('\n')
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		return line, err
-	}
-	lr.buf = append(lr.buf[:0], line...)
-	for errors.Is(err, bufio.ErrBufferFull) {
-		if len(lr.buf) > MaxJournalLine {
-			return lr.buf, errLineTooLong
-		}
-		line, err = lr.r.ReadSlice('\n')
-		lr.buf = append(lr.buf, line...)
-	}
-	return lr.buf, err
-}
-
-var errLineTooLong = fmt.Errorf("longer than %d bytes", MaxJournalLine)
+func (j *Journal) path() string { return j.store.Name() }
 
 func (j *Journal) corrupt(line int, format string, a ...any) error {
 	return fmt.Errorf("%w: %s:%d %s; a journal is only ever appended to by mdap: restore it from a copy, or start a new run with another file",
-		ErrJournalCorrupt, j.path, line, fmt.Sprintf(format, a...))
+		ErrJournalCorrupt, j.path(), line, fmt.Sprintf(format, a...))
 }
 
 func (j *Journal) load() error {
-	lr := &lineReader{r: bufio.NewReaderSize(j.f, 1<<16)}
-	var off int64
 	var crc uint32
-	for n := 1; ; n++ {
-		line, err := lr.next()
-		if errors.Is(err, errLineTooLong) {
-			return j.corrupt(n, "is %v", err)
-		}
-		if errors.Is(err, io.EOF) {
-			if len(line) > 0 {
-				if j.header == nil && !bytes.HasPrefix(headerPrefix, line) && !bytes.HasPrefix(line, headerPrefix) {
-					return fmt.Errorf("%w: %s is not a journal (no header line); name a journal written by --journal", ErrJournalCorrupt, j.path)
-				}
-				j.torn = len(line) // a write cut short: dropped on append
-			}
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("read journal %s: %w", j.path, err)
+	err := j.store.Lines(0, func(n int, line []byte) error {
+		lineNo := n + 1
+		if len(line) > MaxJournalLine {
+			return j.corrupt(lineNo, "is longer than %d bytes", MaxJournalLine)
 		}
 		if j.header == nil {
 			var h journalHeader
 			if !bytes.HasPrefix(line, headerPrefix) || json.Unmarshal(line, &h) != nil || h.Version == 0 {
-				return fmt.Errorf("%w: %s is not a journal (line 1 is not a journal header); name a journal written by --journal", ErrJournalCorrupt, j.path)
+				return fmt.Errorf("%w: %s is not a journal (line 1 is not a journal header); name a journal written by --journal", ErrJournalCorrupt, j.path())
 			}
 			if h.Version != JournalVersion {
 				return fmt.Errorf("%w: %s is journal version %d, this build reads version %d; finish it with the build that wrote it",
-					ErrJournalVersion, j.path, h.Version, JournalVersion)
+					ErrJournalVersion, j.path(), h.Version, JournalVersion)
 			}
 			j.header = &h
-			j.body, j.bodyLine = off+int64(len(line)), n+1
-			j.replay, j.replayLine = j.body, j.bodyLine
+			j.replay = n + 1
 		} else {
 			switch {
 			case bytes.HasPrefix(line, checkpointPrefix):
 				var c checkpointRecord
 				if err := json.Unmarshal(line, &c); err != nil {
-					return j.corrupt(n, "is a checkpoint that does not parse: %v", err)
+					return j.corrupt(lineNo, "is a checkpoint that does not parse: %v", err)
 				}
 				if c.CRC != crc {
-					return j.corrupt(n, "is a checkpoint whose checksum does not match the lines before it: a line before it was changed")
+					return j.corrupt(lineNo, "is a checkpoint whose checksum does not match the lines before it: a line before it was changed")
 				}
 				j.checkpoint = &c
-				j.replay, j.replayLine = off+int64(len(line)), n+1
+				j.replay = n + 1
 			case bytes.HasPrefix(line, stepPrefix):
 				// Decoded when replayed (after the last checkpoint) or
 				// covered by the next checkpoint's checksum (before it).
 			default:
-				return j.corrupt(n, "is not a journal record")
+				return j.corrupt(lineNo, "is not a journal record")
 			}
 		}
 		crc = crc32.Update(crc, crcTable, line)
-		off += int64(len(line))
+		crc = crc32.Update(crc, crcTable, newline)
+		j.lines = n + 1
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrJournalCorrupt) || errors.Is(err, ErrJournalVersion) {
+			return err
+		}
+		return fmt.Errorf("%w: %s: %w", ErrJournalCorrupt, j.path(), err)
 	}
-	j.end, j.crc = off, crc
+	if torn := j.store.Torn(); len(torn) > 0 {
+		if j.header == nil && !bytes.HasPrefix(headerPrefix, torn) && !bytes.HasPrefix(torn, headerPrefix) {
+			return fmt.Errorf("%w: %s is not a journal (no header line); name a journal written by --journal", ErrJournalCorrupt, j.path())
+		}
+		j.torn = len(torn)
+	}
+	j.crc = crc
 	return nil
 }
+
+var newline = []byte{'\n'}
 
 // TornBytes returns the size of the torn last line OpenJournal found (a
 // write cut short by a crash), which is dropped when the run resumes; 0
 // when there was none.
 func (j *Journal) TornBytes() int { return j.torn }
 
-// Path returns the journal's file name.
-func (j *Journal) Path() string { return j.path }
+// Path returns the name of the journal's store: for a file, its path.
+func (j *Journal) Path() string { return j.store.Name() }
 
-// records calls fn with each line to replay, in order, with its line
-// number, and then forgets them: a second call sees none.
+// records calls fn with each step line to replay, in order, with its
+// line number (from 1), and then forgets them: a second call sees none.
 func (j *Journal) records(fn func(n int, line []byte) error) error {
-	if j.end <= j.replay {
+	from := j.replay
+	j.replay = j.lines
+	if from >= j.lines {
 		return nil
 	}
-	lr := &lineReader{r: bufio.NewReaderSize(io.NewSectionReader(j.f, j.replay, j.end-j.replay), 1<<16)}
-	n := j.replayLine
-	j.replay = j.end
-	for ; ; n++ {
-		line, err := lr.next()
-		if len(line) > 0 && !bytes.HasPrefix(line, checkpointPrefix) {
-			if ferr := fn(n, line); ferr != nil {
-				return ferr
-			}
-		}
-		if errors.Is(err, io.EOF) {
+	return j.store.Lines(from, func(n int, line []byte) error {
+		if n >= j.lines || bytes.HasPrefix(line, checkpointPrefix) {
 			return nil
 		}
-		if err != nil {
-			return fmt.Errorf("read journal %s: %w", j.path, err)
-		}
-	}
+		return fn(n+1, line)
+	})
 }
 
-// fromStart makes the replay start at the first body line, ignoring
-// checkpoints: for a task that cannot restore one.
+// fromStart makes the replay start at the first line after the header,
+// ignoring checkpoints: for a task that cannot restore one.
 func (j *Journal) fromStart() {
-	j.replay, j.replayLine, j.checkpoint = j.body, j.bodyLine, nil
+	j.replay, j.checkpoint = 1, nil
 }
 
 func (j *Journal) writeLine(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
-	b = append(b, '\n')
-	if _, err := j.w.Write(b); err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+	if err := j.store.Append(b); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
 	j.crc = crc32.Update(j.crc, crcTable, b)
+	j.crc = crc32.Update(j.crc, crcTable, newline)
+	j.lines++
 	return nil
 }
 
@@ -411,7 +321,7 @@ func (j *Journal) writeLine(v any) error {
 // use. It changes nothing.
 func (j *Journal) check(fingerprint string, settings Settings) error {
 	if j.used {
-		return fmt.Errorf("%w: %s", ErrJournalUsed, j.path)
+		return fmt.Errorf("%w: %s", ErrJournalUsed, j.path())
 	}
 	j.used = true
 	if j.header == nil {
@@ -419,11 +329,11 @@ func (j *Journal) check(fingerprint string, settings Settings) error {
 	}
 	if j.header.Fingerprint != fingerprint {
 		return fmt.Errorf("%w: %s was written for task %q, not %q; give the same task, or another journal file",
-			ErrJournalMismatch, j.path, j.header.Fingerprint, fingerprint)
+			ErrJournalMismatch, j.path(), j.header.Fingerprint, fingerprint)
 	}
 	if diff := j.header.Settings.Diff(settings); len(diff) > 0 {
 		return fmt.Errorf("%w: %s was written with other settings (%s); resume with the settings of the first run, or use another journal file",
-			ErrJournalMismatch, j.path, joinDiff(diff))
+			ErrJournalMismatch, j.path(), joinDiff(diff))
 	}
 	return nil
 }
@@ -444,19 +354,12 @@ func joinDiff(d []string) string {
 // header) is started over with a header.
 func (j *Journal) begin(fingerprint string, settings Settings) error {
 	if j.header != nil {
-		if err := j.f.Truncate(j.end); err != nil {
-			return fmt.Errorf("journal %s: cut torn line: %w", j.path, err)
-		}
-		_, err := j.f.Seek(j.end, io.SeekStart)
-		return err
+		return nil // the store cuts a torn tail on the first append
 	}
-	if err := j.f.Truncate(0); err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+	if err := j.store.Reset(); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
-	if _, err := j.f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	j.crc = 0
+	j.crc, j.lines = 0, 0
 	j.header = &journalHeader{Version: JournalVersion, Fingerprint: fingerprint, Settings: settings}
 	if err := j.writeLine(j.header); err != nil {
 		return err
@@ -505,8 +408,8 @@ func cmpOr(v, def int) int {
 
 func (j *Journal) sync() error {
 	j.unsynced = 0
-	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("journal %s: sync: %w", j.path, err)
+	if err := j.store.Sync(); err != nil {
+		return fmt.Errorf("journal %s: sync: %w", j.path(), err)
 	}
 	return nil
 }
@@ -525,23 +428,20 @@ func (j *Journal) pending(rec StepRecord) error {
 	return j.sync()
 }
 
-// Flush writes buffered lines to the file.
+// Flush writes buffered lines to the store.
 func (j *Journal) Flush() error {
-	if err := j.w.Flush(); err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+	if err := j.store.Flush(); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
 	return nil
 }
 
-// Close flushes, syncs, unlocks and closes the journal. It is safe to call
-// more than once.
+// Close flushes, syncs and closes the store, which releases its lock. It
+// is safe to call more than once.
 func (j *Journal) Close() error {
-	if j.f == nil {
+	if j.closed {
 		return nil
 	}
-	ferr := j.Flush()
-	serr := j.f.Sync()
-	cerr := j.f.Close() // releases the lock
-	j.f = nil
-	return errors.Join(ferr, serr, cerr)
+	j.closed = true
+	return errors.Join(j.store.Sync(), j.store.Close())
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
@@ -14,6 +17,56 @@ const DefaultMaxTokens = 750
 
 // ErrNoChoice is returned when a provider answers with no choice at all.
 var ErrNoChoice = errors.New("model returned no choice")
+
+// ErrCallTimeout: a model call did not answer within Solver.Timeout. The
+// sample is a failed draw, counted against the vote's error budget.
+var ErrCallTimeout = errors.New("model call timed out")
+
+// MaxRetryAfter caps how long a sample waits on a provider's rate-limit
+// delay.
+const MaxRetryAfter = 2 * time.Minute
+
+// RetryAfter returns the delay a rate-limit error asks for: an *llms.Error
+// of code llms.ErrCodeRateLimit whose Details["retry_after"] holds a
+// time.Duration, or a number of seconds (int, float64 or a string such as
+// a Retry-After header's "3"); capped at MaxRetryAfter.
+func RetryAfter(err error) (time.Duration, bool) {
+	var le *llms.Error
+	if !errors.As(err, &le) || le.Code != llms.ErrCodeRateLimit {
+		return 0, false
+	}
+	var d time.Duration
+	switch v := le.Details["retry_after"].(type) {
+	case time.Duration:
+		d = v
+	case int:
+		d = time.Duration(v) * time.Second
+	case float64:
+		d = time.Duration(v * float64(time.Second))
+	case string:
+		f, perr := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if perr != nil {
+			return 0, false
+		}
+		d = time.Duration(f * float64(time.Second))
+	default:
+		return 0, false
+	}
+	if d <= 0 {
+		return 0, false
+	}
+	return min(d, MaxRetryAfter), true
+}
+
+// waitCtx waits d or until ctx ends.
+func waitCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
 
 // DefaultTemperature is the paper's schedule: the first sample of a step at
 // temperature 0, every other at 0.1.
@@ -31,6 +84,7 @@ type microagent struct {
 	temperature func(int) float64
 	tools       []llms.Tool
 	options     []llms.CallOption
+	timeout     time.Duration
 	schema      json.RawMessage // the answer schema, with Solver.Structured
 }
 
@@ -39,19 +93,36 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 	opts := append([]llms.CallOption{
 		llms.WithTemperature(a.temperature(id.Index)),
 		llms.WithMaxTokens(a.maxTokens),
+		// A provider that honours seeds gives each sample its own
+		// reproducible draw (langchaingo omits a seed of 0, hence +1).
+		llms.WithSeed(id.Index + 1),
 	}, a.options...)
 	if len(a.tools) > 0 {
 		opts = append(opts, llms.WithTools(a.tools))
 	}
-	ctx = WithSampleID(ctx, id)
+	start := time.Now()
+	callCtx := WithSampleID(ctx, id)
 	if a.schema != nil {
-		ctx = WithAnswerSchema(ctx, a.schema)
+		callCtx = WithAnswerSchema(callCtx, a.schema)
 		opts = append(opts, llms.WithJSONMode())
 	}
-	start := time.Now()
-	resp, err := a.model.GenerateContent(ctx, msgs, opts...)
+	if a.timeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(callCtx, a.timeout)
+		defer cancel()
+	}
+	resp, err := a.model.GenerateContent(callCtx, msgs, opts...)
 	took := time.Since(start)
 	if err != nil {
+		if ctx.Err() == nil && callCtx.Err() != nil {
+			err = fmt.Errorf("%w: no answer within %s: %w", ErrCallTimeout, a.timeout, err)
+		}
+		if d, ok := RetryAfter(err); ok {
+			// The provider said when to come back: wait that long before
+			// this sample counts as failed, so the vote's own backoff
+			// never retries a rate-limited server in a tight loop.
+			waitCtx(ctx, d)
+		}
 		return Reply{}, took, err
 	}
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {

@@ -61,7 +61,11 @@ type Solver struct {
 	Temperature func(sample int) float64
 	// Flags chooses the red flags; the zero value applies them all.
 	Flags FlagRules
-	// CallOptions are added to every model call.
+	// CallOptions are added to every model call, after the solver's own:
+	// the temperature, the reply cap and the sample's seed (its index
+	// plus one, llms.WithSeed, so a provider that honours seeds gives each
+	// sample its own reproducible draw). A seed set here overrides the
+	// per-sample one, and samples at one temperature may then all agree.
 	CallOptions []llms.CallOption
 	// Structured asks for structured output: the task, which must be a
 	// StructuredTask (else Solve fails with ErrNoAnswerSchema), offers
@@ -71,6 +75,10 @@ type Solver struct {
 	// Ollama) constrains its replies to it. The journal records the
 	// schema's digest.
 	Structured bool
+	// Timeout bounds each model call (langchaingo's clients have none of
+	// their own); a call that takes longer is a failed draw wrapping
+	// ErrCallTimeout. Zero means no bound but the context's.
+	Timeout time.Duration
 	// Journal records every decided step; nil means no journal. A journal
 	// opened with OpenJournal is replayed first, then the run continues.
 	Journal *Journal
@@ -213,7 +221,10 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	}
 	run := &run{
 		Solver: s, task: task, cfg: cfg, rep: &rep, ids: ids,
-		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, schema: schema},
+		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout, schema: schema},
+	}
+	if s.Executor != nil {
+		run.normalize = s.Executor.Normalize
 	}
 	if j := s.Journal; j != nil {
 		defer func() {
@@ -254,6 +265,9 @@ type run struct {
 	next  int                 // the next step to decide
 	last  *intent.Observation // the last step's observation
 	ids   []string            // the identities of the models that draw samples
+	// normalize heals a tool intent against its schema before it is
+	// keyed; nil without an executor.
+	normalize func(intent.ToolIntent) (intent.ToolIntent, error)
 }
 
 func (r *run) loop(ctx context.Context) error {
@@ -322,7 +336,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 			}
 			return out, err
 		}
-		out, key, flag, reason := judge(reply, r.agent.maxTokens, r.Flags, decode)
+		out, key, flag, reason := judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
 		if errors.Is(reason, ErrTaskPanic) {
 			sm.Err = reason
 			return sm
@@ -388,6 +402,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 	if ti := rec.Winner.Intent; ti != nil {
 		o, err := r.execute(ctx, rec.Step, ti)
 		if err != nil {
+			r.rep.addSamples(rec, false) // spent, though the step failed
 			return fmt.Errorf("%w: step %d: tool %s: %w", ErrStep, rec.Step, ti.Tool, err)
 		}
 		obs = &o
@@ -396,15 +411,17 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 	}
 	done, err := r.apply(rec.Winner, obs)
 	if err != nil {
+		r.rep.addSamples(rec, false) // spent, though the step failed
 		return fmt.Errorf("%w: step %d: apply: %w", ErrStep, rec.Step, err)
 	}
 	rec.Elapsed = time.Since(started)
-	r.rep.addStep(rec)
 	if r.Journal != nil {
 		if err := r.Journal.step(rec); err != nil {
-			return fmt.Errorf("%w: step %d was decided but could not be journaled: %w", ErrStep, rec.Step, err)
+			r.rep.addSamples(rec, false) // spent, but not a step of the record
+			return fmt.Errorf("%w: step %d was decided but could not be journaled (%w); make room, then resume: that step is decided again", ErrStep, rec.Step, err)
 		}
 	}
+	r.rep.addStep(rec)
 	r.rep.Done = done
 	r.last = obs
 	if r.Progress != nil {
@@ -544,7 +561,7 @@ func (r *run) replay() (*StepRecord, error) {
 				err = fmt.Errorf("%w: Restore: %w", ErrTaskPanic, p.AsError())
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s: restoring the checkpoint before step %d: %w", ErrJournalCorrupt, j.path, c.Next, err)
+				return nil, fmt.Errorf("%w: %s: restoring the checkpoint before step %d: %w", ErrJournalCorrupt, j.path(), c.Next, err)
 			}
 			*r.rep = c.Total
 			r.rep.Resumed = r.rep.Steps
@@ -577,7 +594,7 @@ func (r *run) replay() (*StepRecord, error) {
 		}
 		done, err := r.apply(rec.Winner, rec.Observation)
 		if err != nil {
-			return fmt.Errorf("%w: replaying step %d (%s:%d): %w", ErrStep, rec.Step, j.path, n, err)
+			return fmt.Errorf("%w: replaying step %d (%s:%d): %w", ErrStep, rec.Step, j.path(), n, err)
 		}
 		r.rep.addStep(rec)
 		r.rep.Resumed++

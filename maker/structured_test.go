@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,4 +111,35 @@ func TestStructuredNeedsASchema(t *testing.T) {
 	})
 	_, err := (&Solver{Model: m, Structured: true}).Solve(context.Background(), &counter{target: 1})
 	assert.ErrorIs(t, err, ErrNoAnswerSchema)
+}
+
+// A step whose Apply fails still spent its samples: the report counts
+// them (found against a real server, whose token counts were higher).
+func TestFailedApplyStillCountsItsSamples(t *testing.T) {
+	m := ModelFunc(func(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+		resp := TextResponse(`{"next": "x"}`, "stop")
+		resp.Choices[0].GenerationInfo = map[string]any{"PromptTokens": 10, "CompletionTokens": 3}
+		return resp, nil
+	})
+	rep, err := (&Solver{Model: m, Vote: vote.Config{K: 2}}).Solve(context.Background(), failingApply{})
+	assert.ErrorIs(t, err, ErrStep)
+	assert.Equal(t, 2, rep.Launched)
+	assert.Equal(t, 2, rep.Valid)
+	assert.Equal(t, 20, rep.Usage.InputTokens)
+	assert.Equal(t, 6, rep.Usage.OutputTokens)
+	require.Len(t, rep.Models, 1)
+	assert.Equal(t, 2, rep.Models[0].Launched)
+	assert.Zero(t, rep.Steps)
+}
+
+// failingApply is a task whose Apply always fails.
+type failingApply struct{}
+
+func (failingApply) Fingerprint() string { return "failing" }
+func (failingApply) Prompt(*intent.Observation) []llms.MessageContent {
+	return []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "go")}
+}
+func (failingApply) Decode(r Reply) (intent.Output, error) { return DecodeReply(r) }
+func (failingApply) Apply(intent.Output, *intent.Observation) (bool, error) {
+	return false, errors.New("apply refused")
 }

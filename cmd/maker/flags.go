@@ -194,6 +194,15 @@ func (f *runFlags) voteConfig() vote.Config {
 // maxPrice bounds --price-in and --price-out, against typos.
 const maxPrice = 1e6
 
+// checkBaseURL refuses a --base-url that no client could use, before any
+// client is built (langchaingo's Ollama client exits the process on one).
+func checkBaseURL(raw string) error {
+	if err := models.CheckBaseURL("", raw); err != nil {
+		return usageErr("--base-url %w", err)
+	}
+	return nil
+}
+
 // validateModels checks the --model specs, the server URL each would use
 // (--base-url, else the provider's environment variable), the prices and
 // --structured.
@@ -202,8 +211,8 @@ func (f *runFlags) validateModels() error {
 		return usageErr("--model: give a model: %s", models.Specs)
 	}
 	if f.baseURL != "" {
-		if err := models.CheckBaseURL("", f.baseURL); err != nil {
-			return usageErr("--base-url %w", err)
+		if err := checkBaseURL(f.baseURL); err != nil {
+			return err
 		}
 	}
 	for _, name := range []string{"price-in", "price-out"} {
@@ -415,6 +424,9 @@ type activity struct {
 const verboseChars = 80
 
 func (a *activity) sample(e maker.SampleEvent) {
+	if errors.Is(e.Err, context.Canceled) {
+		return // a sample the decided race no longer needed
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if e.Step != a.step {
@@ -430,7 +442,7 @@ func (a *activity) sample(e maker.SampleEvent) {
 	default:
 		a.valid++
 	}
-	if a.verbose && (e.Err != nil || e.Flag != nil) && !errors.Is(e.Err, context.Canceled) {
+	if a.verbose && (e.Err != nil || e.Flag != nil) {
 		if a.bar != nil {
 			_ = a.bar.Clear()
 		}

@@ -224,9 +224,9 @@ func TestRateLimitAndCutStreamsSpendTheBudgetWithBackoff(t *testing.T) {
 		"--model", "openai:tiny", "--base-url", limited.URL+"/v1")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "vote: too many errors: 3 failed draws, at most 2 allowed")
-	assert.Contains(t, stderr, "rate limited: openai:tiny at "+limited.URL+"/v1: HTTP 429: Rate limit reached for requests; waited 150ms as the server asked")
+	assert.Contains(t, stderr, "rate limited: openai:tiny at "+limited.URL+"/v1: HTTP 429: Rate limit reached for requests (openai: rate_limit); the server asks for a pause of 150ms")
 	assert.Equal(t, int32(3), limited.chats.Load())
-	assert.GreaterOrEqual(t, time.Since(start), 450*time.Millisecond, "each call waited the server's delay")
+	assert.GreaterOrEqual(t, time.Since(start), 450*time.Millisecond, "each sample waited the server's delay")
 
 	cut := newFake(t, func(w http.ResponseWriter, r *http.Request, _ string) string {
 		w.Header().Set("Content-Type", "application/json")

@@ -340,35 +340,50 @@ func TestOllamaE2E(t *testing.T) {
 		}
 	})
 
-	// A spec task, through the library (maker run is not on main yet).
-	t.Run("spec task through the library", func(t *testing.T) {
-		sp, err := spec.Parse([]byte(`{
+	// A spec task through maker run, and through the library.
+	t.Run("spec task", func(t *testing.T) {
+		const specText = `{
 			"name": "pick",
 			"system": "Pick the next number, 1, 2 or 3.",
 			"initial_state": 0,
 			"answer": {"type": "object", "properties": {"state": {"type": "integer", "enum": [1, 2, 3]}, "done": {"type": "boolean"}}, "required": ["state", "done"], "additionalProperties": false},
 			"max_steps": 2
-		}`))
-		require.NoError(t, err)
+		}`
+		path := filepath.Join(t.TempDir(), "pick.json")
+		require.NoError(t, os.WriteFile(path, []byte(specText), 0o644))
 		for _, c := range clients {
-			m, err := models.Open(c.spec, models.Options{BaseURL: base + c.url, Timeout: time.Minute})
-			require.NoError(t, err)
-			answers := map[string]bool{}
-			var mu sync.Mutex
-			s := &maker.Solver{Model: m, MaxTokens: 60, Structured: true, Vote: vote.Config{K: 2, MaxSamples: 10},
-				OnSample: func(e maker.SampleEvent) {
-					if e.Flag == nil && e.Err == nil {
-						mu.Lock()
-						answers[strings.Join(strings.Fields(e.Text), "")] = true
-						mu.Unlock()
-					}
-				}}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			rep, err := s.Solve(ctx, spec.New(sp))
-			cancel()
-			t.Logf("%s spec task: %d steps, %d samples: %d valid, %d flagged %v, %d distinct answers; err %v", c.spec, rep.Steps, rep.Launched, rep.Valid, rep.Flagged, rep.Flags, len(answers), err)
-			assert.GreaterOrEqual(t, rep.Valid, 2, c.spec)
-			assert.Positive(t, rep.Steps, "%s: a step was decided", c.spec)
+			proxy := newUsageProxy(t, base)
+			cmd := start(t, nil, "run", path, "--model", c.spec, "--base-url", proxy.URL+c.url, "--structured",
+				"--k", "2", "--max-samples", "10", "--max-tokens", "60", "--json", "--progress", "off")
+			code := cmd.wait(t, 2*time.Minute)
+			var s specSummary
+			require.NoError(t, json.Unmarshal(cmd.stdout.Bytes(), &s), "stdout %q, stderr %q", cmd.stdout.String(), cmd.stderr.String())
+			t.Logf("maker run --model %s --structured: exit %d, %d steps, %d samples: %d valid, %d flagged %v, state %s; %s", c.spec, code, s.Steps, s.Samples, s.Valid, s.Flagged, s.Flags, s.State, s.Error)
+			assert.Contains(t, []int{0, 1}, code, cmd.stderr.String())
+			assert.GreaterOrEqual(t, s.Valid, 2, "%s: valid replies voted", c.spec)
+			assert.Positive(t, s.Steps, "%s: a step was decided", c.spec)
+			assert.Equal(t, proxy.input, s.InputTokens, c.spec)
+			assert.Equal(t, proxy.output, s.OutputTokens, c.spec)
 		}
+
+		sp, err := spec.Parse([]byte(specText))
+		require.NoError(t, err)
+		m, err := models.Open("ollama:"+name, models.Options{BaseURL: base, Timeout: time.Minute})
+		require.NoError(t, err)
+		answers := map[string]bool{}
+		var mu sync.Mutex
+		s := &maker.Solver{Model: m, MaxTokens: 60, Structured: true, Vote: vote.Config{K: 2, MaxSamples: 10},
+			OnSample: func(e maker.SampleEvent) {
+				if e.Flag == nil && e.Err == nil {
+					mu.Lock()
+					answers[strings.Join(strings.Fields(e.Text), "")] = true
+					mu.Unlock()
+				}
+			}}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		rep, err := s.Solve(ctx, spec.New(sp))
+		t.Logf("library, ollama:%s: %d steps, %d samples: %d valid, %d flagged, %d distinct answers; %v", name, rep.Steps, rep.Launched, rep.Valid, rep.Flagged, len(answers), err)
+		assert.GreaterOrEqual(t, rep.Valid, 2)
 	})
 }

@@ -46,10 +46,11 @@ var (
 	ErrBadRequest = errors.New("request refused")
 	// ErrQuota (permanent): the account's quota or credit is spent.
 	ErrQuota = errors.New("quota exhausted")
-	// ErrRateLimited (transient): HTTP 429. The model waited the delay
-	// the server asked for (Retry-After, retry-after-ms), up to
-	// Options.MaxRetryWait, before returning it, so the next call may
-	// go; a longer delay is permanent.
+	// ErrRateLimited (transient): HTTP 429. The error carries the delay
+	// the server asked for (Retry-After, retry-after-ms) where the solver
+	// (maker.RetryAfter) and maker/batch (a RetryAfter method) read it:
+	// the sample waits it before it counts as failed. A delay over
+	// Options.MaxRetryWait is permanent.
 	ErrRateLimited = errors.New("rate limited")
 	// ErrIncomplete (transient): the reply stream ended before its final
 	// line: the call timed out mid-reply, or the server stopped.
@@ -122,7 +123,7 @@ func (m *model) classify(ctx context.Context, c seen, err error, took time.Durat
 	case c.status == http.StatusPaymentRequired || isQuota(code, msg):
 		return permanent(ErrQuota, "%s: %s: the account's quota or credit is spent; check its plan and billing", at, status).because(mapped)
 	case c.status == http.StatusTooManyRequests:
-		return m.rateLimited(ctx, c, at, status, mapped)
+		return m.rateLimited(c, at, status, mapped)
 	case c.sendErr != nil && (took >= m.timeout || isTimeout(c.sendErr) || isTimeout(err)):
 		// langchaingo's OpenAI client hides the client's timeout behind
 		// a message of its own, and the transport sees a cancellation.
@@ -185,25 +186,39 @@ func isQuota(code, msg string) bool {
 	return code == "insufficient_quota" || strings.Contains(strings.ToLower(msg), "exceeded your current quota")
 }
 
-// rateLimited waits the delay the server asked for, then returns the
-// transient error; a delay over MaxRetryWait is permanent.
-func (m *model) rateLimited(ctx context.Context, c seen, at, status string, mapped error) error {
+// rateLimited returns a rate limit's error at once, carrying the delay
+// the server asked for: as the llms.Error detail "retry_after", which
+// the solver's microagent waits (honouring the context) before the
+// sample counts as failed, so the vote never retries in a tight loop; and
+// as a RetryAfter() method, with which maker/batch's shared limits pause
+// every task. A delay over MaxRetryWait is permanent.
+func (m *model) rateLimited(c seen, at, status string, mapped error) error {
+	code := ""
+	var le *llms.Error
+	if errors.As(mapped, &le) {
+		code = " (" + le.Provider + ": " + string(le.Code) + ")"
+	}
 	d, ok := retryAfter(c.header, time.Now())
 	if !ok {
-		return transient(ErrRateLimited, "%s: %s", at, status).because(mapped)
+		return transient(ErrRateLimited, "%s: %s%s", at, status, code).because(mapped)
 	}
 	if d > m.maxRetryWait {
-		return permanent(ErrRateLimited, "%s: %s: the server asks to wait %s before the next call, more than %s: try again later", at, status, d.Round(time.Second), m.maxRetryWait).because(mapped)
+		e := permanent(ErrRateLimited, "%s: %s%s: the server asks for a pause of %s before the next call, more than %s: try again later", at, status, code, d.Round(time.Second), m.maxRetryWait).because(mapped)
+		return &delayed{providerError: e} // no pause: nothing to wait for
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return transient(ErrRateLimited, "%s: %s; %v while waiting %s as the server asked", at, status, ctx.Err(), d).because(mapped, ctx.Err())
-	case <-t.C:
-	}
-	return transient(ErrRateLimited, "%s: %s; waited %s as the server asked", at, status, d).because(mapped)
+	limit := llms.NewError(llms.ErrCodeRateLimit, m.spec.Provider, "rate limited").WithCause(mapped).WithDetail("retry_after", d)
+	e := transient(ErrRateLimited, "%s: %s%s; the server asks for a pause of %s", at, status, code, d).because(limit)
+	return &delayed{providerError: e, after: d}
 }
+
+// delayed is a rate limit's error, with the delay the server asked for.
+type delayed struct {
+	*providerError
+	after time.Duration
+}
+
+// RetryAfter is the delay the server asked for (maker/batch reads it).
+func (d *delayed) RetryAfter() time.Duration { return d.after }
 
 // retryAfter reads the delay a server asks for: retry-after-ms
 // (milliseconds, OpenAI and Azure), else Retry-After in seconds or as an

@@ -8,7 +8,8 @@
 // langchaingo's clients lack: a timeout per call; errors that name the
 // model and the server's URL and say what to fix, with the permanent ones
 // (unknown model, refused key, no server) marked maker.ErrPermanent so the
-// solver stops at once; a rate limit that waits the server's Retry-After;
+// solver stops at once; a rate limit that carries the server's
+// Retry-After, which the solver waits;
 // Ollama's stop reason (done_reason) and its reply streams cut short,
 // which langchaingo's Ollama client drops; structured output (see
 // maker.Solver.Structured); and a price (maker.Priced).
@@ -33,9 +34,10 @@ import (
 // langchaingo's clients have no timeout of their own.
 const DefaultTimeout = 2 * time.Minute
 
-// DefaultMaxRetryWait is the longest delay a rate-limited call waits when
-// Options.MaxRetryWait is zero.
-const DefaultMaxRetryWait = time.Minute
+// DefaultMaxRetryWait is the longest pause a rate-limited server may ask
+// for when Options.MaxRetryWait is zero: maker.MaxRetryAfter, the longest
+// a sample waits.
+const DefaultMaxRetryWait = maker.MaxRetryAfter
 
 // Options are what Open needs beside the spec.
 type Options struct {
@@ -50,9 +52,9 @@ type Options struct {
 	APIKey string
 	// Timeout bounds each call; zero means DefaultTimeout.
 	Timeout time.Duration
-	// MaxRetryWait is the longest delay a rate-limited call waits for, as
-	// the server asks; a longer one fails the call as permanent. Zero
-	// means DefaultMaxRetryWait.
+	// MaxRetryWait is the longest pause a rate-limited server may ask for
+	// (Retry-After); a longer one fails the call as permanent (try again
+	// later). Zero means DefaultMaxRetryWait.
 	MaxRetryWait time.Duration
 	// InputPrice and OutputPrice, when not nil, price every model whose
 	// spec gives no price (dollars per million tokens), over the built-in

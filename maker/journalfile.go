@@ -1,0 +1,234 @@
+package maker
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// fileStore is the JournalStore of CreateJournal and OpenJournal: a file of
+// newline-terminated lines, locked with flock while open. A last line
+// without its newline is a write a crash cut short: it is not a line, and
+// the first Append cuts it.
+type fileStore struct {
+	f      *os.File
+	w      *bufio.Writer
+	path   string
+	end    int64  // offset after the last whole line
+	torn   []byte // the unterminated tail, if any
+	placed bool   // the write position is at end, the torn tail cut
+	loaded bool   // a full pass has run
+	// index holds the offset of every indexEvery-th line, so Lines can
+	// start near any line without reading the file from its start.
+	index []int64
+}
+
+const indexEvery = 1024
+
+// CreateJournal creates a new journal at path and locks it. It refuses,
+// wrapping ErrJournalExists, to overwrite anything that exists: no run's
+// record is ever lost to a typo. Errors: ErrJournalExists, ErrJournalPath
+// (the folder does not exist or is not writable, or the path is empty),
+// ErrJournalLocked.
+func CreateJournal(path string) (*Journal, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: the path is empty", ErrJournalPath)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%w: %s is %s", ErrJournalPath, path, fileKind(fi.Mode()))
+		}
+		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrJournalExists, path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrJournalExists, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrJournalPath, err)
+	}
+	if err := lock(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return NewJournal(&fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path})
+}
+
+// OpenJournal opens an existing journal file to resume its run, and locks
+// it; see NewJournal for what it reads and refuses. Errors also include
+// ErrJournalPath for a path that is not a writable regular file (a FIFO is
+// refused, not waited on) and ErrJournalLocked.
+func OpenJournal(path string) (*Journal, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: the path is empty", ErrJournalPath)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s does not exist (start a run with it first)", ErrJournalPath, path)
+		}
+		return nil, fmt.Errorf("%w: %w", ErrJournalPath, err)
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s is %s", ErrJournalPath, path, fileKind(fi.Mode()))
+	}
+	if err == nil {
+		err = lock(f, path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s := &fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path}
+	j, err := NewJournal(s)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+func lock(f *os.File, path string) error {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("%w: %s is locked by another process; wait for it to end, or use another journal file", ErrJournalLocked, path)
+		}
+		return fmt.Errorf("%w: lock %s: %w", ErrJournalPath, path, err)
+	}
+	return nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "not a regular file"
+}
+
+func (s *fileStore) Name() string { return s.path }
+
+// Lines reads the file from line from on; the first call (from 0) also
+// finds the torn tail and builds the index.
+func (s *fileStore) Lines(from int, fn func(n int, line []byte) error) error {
+	start, n := int64(0), 0
+	if from > 0 && len(s.index) > 0 {
+		k := min(from/indexEvery, len(s.index)-1)
+		start, n = s.index[k], k*indexEvery
+	}
+	full := from == 0 && !s.loaded
+	lr := &lineReader{r: bufio.NewReaderSize(io.NewSectionReader(s.f, start, 1<<62), 1<<16)}
+	off := start
+	for ; ; n++ {
+		line, err := lr.next()
+		if errors.Is(err, errLineTooLong) {
+			return fmt.Errorf("line %d is %w", n+1, err)
+		}
+		if errors.Is(err, io.EOF) {
+			if full {
+				s.end, s.loaded = off, true
+				s.torn = bytes.Clone(line)
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", s.path, err)
+		}
+		if full && n%indexEvery == 0 {
+			s.index = append(s.index, off)
+		}
+		off += int64(len(line))
+		if n >= from {
+			if err := fn(n, line[:len(line)-1]); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (s *fileStore) Torn() []byte { return s.torn }
+
+// Append writes line and a newline after the last whole line, cutting a
+// torn tail first.
+func (s *fileStore) Append(line []byte) error {
+	if !s.placed {
+		if len(s.torn) > 0 {
+			if err := s.f.Truncate(s.end); err != nil {
+				return fmt.Errorf("cut the torn line of %s: %w", s.path, err)
+			}
+			s.torn = nil
+		}
+		if _, err := s.f.Seek(s.end, io.SeekStart); err != nil {
+			return err
+		}
+		s.placed = true
+	}
+	if _, err := s.w.Write(line); err != nil {
+		return err
+	}
+	return s.w.WriteByte('\n')
+}
+
+func (s *fileStore) Flush() error { return s.w.Flush() }
+
+func (s *fileStore) Sync() error {
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	return s.f.Sync()
+}
+
+// Reset empties the file: a journal that never began starts over.
+func (s *fileStore) Reset() error {
+	if err := s.f.Truncate(0); err != nil {
+		return err
+	}
+	s.end, s.torn, s.placed = 0, nil, false
+	return nil
+}
+
+func (s *fileStore) Close() error {
+	ferr := s.w.Flush()
+	cerr := s.f.Close() // releases the lock
+	return errors.Join(ferr, cerr)
+}
+
+// lineReader reads newline-terminated lines without allocating per line.
+type lineReader struct {
+	r   *bufio.Reader
+	buf []byte
+}
+
+// next returns the next line with its newline, valid until the next call;
+// a last line without a newline comes with io.EOF.
+func (lr *lineReader) next() ([]byte, error) {
+	line, err := lr.r.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	lr.buf = append(lr.buf[:0], line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(lr.buf) > MaxJournalLine {
+			return lr.buf, errLineTooLong
+		}
+		line, err = lr.r.ReadSlice('\n')
+		lr.buf = append(lr.buf, line...)
+	}
+	return lr.buf, err
+}
+
+var errLineTooLong = fmt.Errorf("longer than %d bytes", MaxJournalLine)
