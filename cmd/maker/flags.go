@@ -268,12 +268,11 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 	opts := models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
 		return sim.New(oracle, f.simConfig())
 	}}
-	var price maker.Price
 	if f.priceInSet {
-		opts.InputPrice, price.InputPerMillion = &f.priceIn, f.priceIn
+		opts.InputPrice = &f.priceIn
 	}
 	if f.priceOutSet {
-		opts.OutputPrice, price.OutputPerMillion = &f.priceOut, f.priceOut
+		opts.OutputPrice = &f.priceOut
 	}
 	var ms []llms.Model
 	for _, spec := range f.models {
@@ -296,7 +295,7 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 		MaxTokens:    f.maxTokens,
 		Vote:         f.voteConfig(),
 		RerunPending: f.rerunPending,
-		Price:        price,
+		Price:        f.price(),
 		Structured:   f.structured,
 	}
 	if f.journal != "" {
@@ -356,6 +355,12 @@ func modelSummaries(s *maker.Solver, rep maker.Report) []modelSummary {
 		})
 	}
 	return out
+}
+
+// price is --price-in and --price-out: the price of a model that does not
+// know its own (the simulated one).
+func (f *runFlags) price() maker.Price {
+	return maker.Price{InputPerMillion: f.priceIn, OutputPerMillion: f.priceOut}
 }
 
 // modelName names the --model specs, for summaries.

@@ -292,3 +292,12 @@ func TestModelFlagsUsageErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries)
 }
+
+func TestSolveRefusesWhatItCannotSend(t *testing.T) {
+	for _, flag := range []string{"--structured", "--verbose"} {
+		code, out, stderr := cli(t, "solve", "../../testdata/batch/tasks.jsonl", "--out", filepath.Join(t.TempDir(), "r.jsonl"), flag)
+		assert.Equal(t, 2, code, flag)
+		assert.Empty(t, out)
+		assert.Contains(t, stderr, flag+" does not apply to maker solve yet", flag)
+	}
+}
