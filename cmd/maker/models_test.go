@@ -148,7 +148,9 @@ func deadURL(t *testing.T) string {
 // The permanent errors stop the run at once, exit 1, and say what to fix.
 func TestPermanentErrorsStopTheRunAtOnce(t *testing.T) {
 	noProviderEnv(t)
-	notFound := newFake(t, func(w http.ResponseWriter, r *http.Request, _ string) string {
+	// A server per case: a cancelled call of one case may still reach
+	// its server after the next case began.
+	notFoundHandler := func(w http.ResponseWriter, r *http.Request, _ string) string {
 		switch r.URL.Path {
 		case "/v1/models":
 			return writeRaw(w, 200, `{"object":"list","data":[{"id":"tiny:latest"}]}`)
@@ -158,7 +160,8 @@ func TestPermanentErrorsStopTheRunAtOnce(t *testing.T) {
 			return writeRaw(w, 404, `{"error":{"message":"model \"nosuch\" not found, try pulling it first","type":"api_error"}}`)
 		}
 		return writeRaw(w, 404, `{"error":"model \"nosuch\" not found, try pulling it first"}`)
-	})
+	}
+	notFound, notFound2, notFound3 := newFake(t, notFoundHandler), newFake(t, notFoundHandler), newFake(t, notFoundHandler)
 	unauthorized := newFake(t, func(w http.ResponseWriter, r *http.Request, _ string) string {
 		return writeRaw(w, 401, `{"error":{"message":"Incorrect API key provided","code":"invalid_api_key"}}`)
 	})
@@ -171,10 +174,10 @@ func TestPermanentErrorsStopTheRunAtOnce(t *testing.T) {
 	}{
 		{"unknown model, openai", notFound, []string{"--model", "openai:nosuch", "--base-url", notFound.URL + "/v1"},
 			[]string{"maker: step failed: step 0: permanent provider error: unknown model: openai:nosuch at " + notFound.URL + "/v1: the server has no model \"nosuch\"", "it serves tiny:latest: give one as --model openai:NAME"}},
-		{"unknown model, ollama", notFound, []string{"--model", "ollama:nosuch", "--base-url", notFound.URL},
-			[]string{"unknown model: ollama:nosuch at " + notFound.URL + ": the Ollama server has no model \"nosuch\"", "it has tiny:latest"}},
-		{"wrong base URL for openai", notFound, []string{"--model", "openai:tiny", "--base-url", notFound.URL},
-			[]string{"not found: openai:tiny at " + notFound.URL + ":", "openai: wants the API root with its /v1: use --base-url " + notFound.URL + "/v1"}},
+		{"unknown model, ollama", notFound2, []string{"--model", "ollama:nosuch", "--base-url", notFound2.URL},
+			[]string{"unknown model: ollama:nosuch at " + notFound2.URL + ": the Ollama server has no model \"nosuch\"", "it has tiny:latest"}},
+		{"wrong base URL for openai", notFound3, []string{"--model", "openai:tiny", "--base-url", notFound3.URL},
+			[]string{"not found: openai:tiny at " + notFound3.URL + ":", "openai: wants the API root with its /v1: use --base-url " + notFound3.URL + "/v1"}},
 		{"authentication", unauthorized, []string{"--model", "openai:gpt-4o-mini", "--base-url", unauthorized.URL + "/v1"},
 			[]string{"authentication failed: openai:gpt-4o-mini at " + unauthorized.URL + "/v1: HTTP 401: Incorrect API key provided: the server wants an API key: set OPENAI_API_KEY"}},
 		{"connection refused, ollama", nil, []string{"--model", "ollama:tiny", "--base-url", dead},
@@ -183,9 +186,6 @@ func TestPermanentErrorsStopTheRunAtOnce(t *testing.T) {
 			[]string{"server unreachable: openai:tiny at " + dead + "/v1: nothing listens there (connection refused)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.srv != nil {
-				c.srv.chats.Store(0)
-			}
 			start := time.Now()
 			code, out, stderr := cli(t, append([]string{"hanoi", "--disks", "2", "--json", "--progress", "off"}, c.args...)...)
 			took := time.Since(start)
