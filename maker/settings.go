@@ -127,7 +127,7 @@ func (s Settings) Diff(o Settings) []string {
 	}
 	field("model", s.Model, o.Model)
 	field("k", s.K, o.K)
-	field("k_auto", kAutoText(s.KAuto), kAutoText(o.KAuto))
+	field("k_auto", kAutoText{s.KAuto}, kAutoText{o.KAuto})
 	field("max_tokens", s.MaxTokens, o.MaxTokens)
 	field("flags", s.Flags, o.Flags)
 	field("temperature", s.Temperature, o.Temperature)
@@ -178,9 +178,11 @@ func (s Settings) String() string {
 }
 
 // kAutoText names an adaptive policy, or "none" for a fixed k.
-func kAutoText(a *AdaptiveK) string {
-	if a == nil {
+type kAutoText struct{ a *AdaptiveK }
+
+func (k kAutoText) String() string {
+	if k.a == nil {
 		return "none"
 	}
-	return a.String()
+	return k.a.String()
 }
