@@ -319,20 +319,28 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 
 	drawn := make([][]sample, len(steps))
-	n := len(steps) * cfg.Samples
-	var done atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(cfg.Parallel)
-	for j := range steps {
+	for j := range drawn {
 		drawn[j] = make([]sample, cfg.Samples)
-		for idx := range cfg.Samples {
-			g.Go(func() error {
+	}
+	n := len(steps) * cfg.Samples
+	// Parallel workers take the samples in order from a shared counter:
+	// each keeps its goroutine (and grown stack) for many calls.
+	var next, done atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	for range min(cfg.Parallel, n) {
+		g.Go(func() error {
+			for {
+				t := int(next.Add(1) - 1)
+				if t >= n {
+					return nil
+				}
+				j, idx := t/cfg.Samples, t%cfg.Samples
 				d, err := s.Draw(gctx, maker.SampleID{Step: rep.Sampled[j], Index: idx}, steps[j].Messages, steps[j].Decode)
 				if err != nil {
 					return err
 				}
-				if gctx.Err() != nil {
-					return gctx.Err()
+				if err := gctx.Err(); err != nil {
+					return err
 				}
 				sm := sample{member: d.Member, err: d.Err != nil, usage: d.Usage, key: d.Key}
 				if d.Flag != nil {
@@ -346,9 +354,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				if cfg.Progress != nil {
 					cfg.Progress(int(done.Add(1)), n)
 				}
-				return nil
-			})
-		}
+			}
+		})
 	}
 	if err := g.Wait(); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
