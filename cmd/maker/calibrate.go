@@ -72,7 +72,6 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 		Example: `  maker calibrate --disks 20                          # the simulated model, the paper's p
   maker calibrate --disks 20 --p 0.99 --wrong-answers 1 --json
   maker calibrate --disks 20 --model openai:gpt-4.1-mini --price-in 0.4 --price-out 1.6
-  maker calibrate --disks 20 --model openai:a --model openai:b --steps-sampled 200
   maker calibrate --spec testdata/spec/find-version.json --samples 20`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -200,6 +199,10 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 	fs.Lookup("root").Usage = `with --spec: folder the file tools work in (default: the spec's "root", else the spec file's folder)`
 	fs.Lookup("target").Usage = "probability that the whole run succeeds, that k_min is planned for, in (0, 1)"
 	fs.Lookup("k").Usage = "also show what this margin would give"
+	fs.Lookup("k").DefValue = ""
+	for _, name := range notForCalibrate {
+		_ = fs.MarkHidden(name) // refused if given: see RunE
+	}
 	return cmd
 }
 
