@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -29,7 +30,7 @@ type Drawn struct {
 	Output intent.Output
 	Key    uint64
 	// Usage is the sample's tokens and the time the call took.
-	Usage Usage
+	Usage vote.Usage
 }
 
 // Draw asks the solver's Model for one sample of a step, exactly as Solve's
@@ -59,7 +60,7 @@ func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageConte
 	agent := &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout}
 	d := Drawn{Member: id.Index % len(members(s.Model))}
 	reply, took, err := agent.sample(ctx, id, msgs)
-	d.Usage = Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, ModelTime: took}
+	d.Usage = vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}
 	if err != nil {
 		d.Err = err
 		return d, nil

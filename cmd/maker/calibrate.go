@@ -29,6 +29,7 @@ type calibrateFlags struct {
 	stepsSeed         uint64
 	confidence        float64
 	concurrency       int
+	withRivals        bool
 	priceIn, priceOut float64
 	ownPrices         bool // runFlags has no --price-in: these are calibrate's
 	asJSON            bool
@@ -149,7 +150,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 
 			cfg := calibrate.Config{
 				Steps: steps, Solver: s, StepsSampled: c.stepsSampled, Samples: c.samples, Seed: c.stepsSeed,
-				Target: flags.target, Confidence: c.confidence, Parallel: c.concurrency,
+				Target: flags.target, Confidence: c.confidence, Parallel: c.concurrency, WithRivals: c.withRivals,
 			}
 			if fs.Changed("k") {
 				cfg.K = flags.k
@@ -187,6 +188,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 	fs.Float64Var(&c.confidence, "confidence", calibrate.DefaultConfidence, "confidence of the interval on p, in (0, 1)")
 	fs.IntVar(&c.concurrency, "concurrency", calibrate.DefaultParallel, "model calls in flight at once")
 	fs.BoolVar(&c.asJSON, "json", false, "print the report as JSON on stdout")
+	fs.BoolVar(&c.withRivals, "with-rivals", false, "also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)")
 	flags.register(cmd)
 	if fs.Lookup("price-in") == nil {
 		// Until every run command has --price-in and --price-out

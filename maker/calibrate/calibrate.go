@@ -80,6 +80,12 @@ type Config struct {
 	// K, if set, adds the plan at this margin (Estimate.AtK): what the
 	// k you had in mind would give.
 	K int
+	// WithRivals adds to each plan the same run with the wrong answers
+	// spread as measured (Plan.WithRivals), by the laws with rivals. They
+	// are exact but costly: a dynamic program of up to
+	// vote.MaxLawWork state updates per plan, seconds at k >= 6 with
+	// several rivals.
+	WithRivals bool
 	// Parallel is the most samples in flight at once. Default
 	// DefaultParallel.
 	Parallel int
@@ -189,6 +195,12 @@ type Estimate struct {
 	DesignEffect float64 `json:"design_effect"`
 	// Repeat is how often wrong answers to one step repeat.
 	Repeat Repeat `json:"wrong_answers_repeat"`
+	// Rivals is the spread of wrong answers the plans also use with
+	// Config.WithRivals (Plan.WithRivals): round(1/Repeat.Rate) rivals,
+	// evenly, when at least 10 pairs of wrong answers show errors that
+	// mostly do not repeat; nil otherwise (one rival, the laws' worst
+	// case for the wrong-winner rate).
+	Rivals *vote.Rivals `json:"rivals,omitempty"`
 	// InputTokens and OutputTokens are the mean tokens of a sample;
 	// CostPerSample its mean price (failed draws left out).
 	InputTokens   float64 `json:"input_tokens_per_sample"`
@@ -245,6 +257,21 @@ type Plan struct {
 	CostPerStep float64 `json:"cost_per_step"`
 	Cost        float64 `json:"cost"`
 	CostLow     float64 `json:"cost_at_p_low"`
+	// WithRivals is the same run at P with the wrong answers spread as
+	// measured (Estimate.Rivals), by the laws with rivals
+	// (vote.PStepWith, vote.ExpectedSamplesWith); nil without a measured
+	// spread, or when the laws would cost too much to compute.
+	WithRivals *RivalPlan `json:"with_rivals,omitempty"`
+}
+
+// RivalPlan is a plan under a measured spread of wrong answers. Spread
+// errors make the right answer likelier to win than one rival does, but
+// at small k and moderate p a race can take longer: the leader must be k
+// ahead of every rival.
+type RivalPlan struct {
+	Rivals         vote.Rivals `json:"rivals"`
+	PFull          float64     `json:"p_full"`
+	SamplesPerStep float64     `json:"samples_per_step"`
 }
 
 // sample is what Run keeps of one drawn sample.
@@ -254,7 +281,7 @@ type sample struct {
 	flag    string
 	key     uint64
 	correct bool
-	usage   maker.Usage
+	usage   vote.Usage
 	cost    float64
 }
 
@@ -467,6 +494,9 @@ func estimate(drawn [][]sample, keep func(sample) bool, cfg Config, total int) E
 		return e
 	}
 	e.P = float64(e.Correct) / float64(e.Valid)
+	if r := e.Repeat; cfg.WithRivals && r.Pairs >= fewPairs && r.Rate > 0 && r.Rate < correlated {
+		e.Rivals = &vote.Rivals{N: min(vote.MaxRivals, int(math.Round(1/r.Rate)))}
+	}
 	e.DesignEffect = designEffect(clusters, e.P)
 	neff := float64(e.Valid) / e.DesignEffect
 	e.Low, e.High = ClopperPearson(e.P*neff, neff, cfg.Confidence)
@@ -513,6 +543,15 @@ func (e Estimate) PlanAt(k, steps int) Plan {
 	for _, f := range []*float64{&p.PFull, &p.PFullLow, &p.SamplesPerStep, &p.SamplesPerStepLow} {
 		if math.IsNaN(*f) {
 			*f = 0
+		}
+	}
+	if e.Rivals != nil && e.ValidRate > 0 {
+		ps, err1 := vote.PStepWith(e.P, k, *e.Rivals)
+		n, err2 := vote.ExpectedSamplesWith(e.P, k, *e.Rivals)
+		// vote.PStepWith can return NaN without an error (seen at p = 0.9,
+		// k = 10, 8 rivals): such a plan is left out.
+		if err1 == nil && err2 == nil && !math.IsNaN(ps) && !math.IsNaN(n) {
+			p.WithRivals = &RivalPlan{Rivals: *e.Rivals, PFull: math.Exp(float64(steps) * math.Log1p(-(1 - ps))), SamplesPerStep: n / e.ValidRate}
 		}
 	}
 	return p
@@ -583,6 +622,9 @@ func (p *Plan) write(b *strings.Builder) {
 		fmt.Fprintf(b, "; $%.4g per step, $%.2f in all ($%.2f at the lower bound)", p.CostPerStep, p.Cost, p.CostLow)
 	}
 	b.WriteString("\n")
+	if r := p.WithRivals; r != nil {
+		fmt.Fprintf(b, "    with the errors spread as measured (%d rivals): p_full %.6f, %.3f samples per step\n", r.Rivals.N, r.PFull, r.SamplesPerStep)
+	}
 }
 
 // correlated is the repeat rate from which wrong answers are said to be

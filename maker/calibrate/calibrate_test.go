@@ -16,6 +16,7 @@ import (
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
+	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -345,4 +346,32 @@ func TestSpecStepsRunTheScriptsToolCalls(t *testing.T) {
 	noScript.Script = nil
 	_, err = calibrate.Spec(&noScript, nil)
 	assert.ErrorIs(t, err, calibrate.ErrConfig)
+}
+
+func TestRunPlansWithMeasuredRivals(t *testing.T) {
+	model := numberSim(t, sim.Config{P: 0.95, WrongAnswers: 4, Seed: 2})
+	cfg := calibrate.Config{Steps: numbers{100}, Solver: &maker.Solver{Model: model}, Samples: 20}
+	rep, err := calibrate.Run(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Nil(t, rep.All.Rivals, "off by default: the laws with rivals can be slow")
+	assert.Nil(t, rep.All.Plan.WithRivals)
+
+	cfg.WithRivals = true
+	rep, err = calibrate.Run(context.Background(), cfg)
+	require.NoError(t, err)
+	e := rep.All
+	require.GreaterOrEqual(t, e.Repeat.Pairs, 10)
+	require.NotNil(t, e.Rivals)
+	assert.Equal(t, int(math.Round(1/e.Repeat.Rate)), e.Rivals.N)
+	assert.GreaterOrEqual(t, e.Rivals.N, 2, "errors spread over 4 answers")
+	r := e.Plan.WithRivals
+	require.NotNil(t, r)
+	ps, err := vote.PStepWith(e.P, e.KMin, *e.Rivals)
+	require.NoError(t, err)
+	assert.InDelta(t, math.Pow(ps, 100), r.PFull, 1e-9)
+	assert.GreaterOrEqual(t, r.PFull, e.Plan.PFull, "spread errors: the right answer wins more often than against one rival")
+	n, err := vote.ExpectedSamplesWith(e.P, e.KMin, *e.Rivals)
+	require.NoError(t, err)
+	assert.InDelta(t, n/e.ValidRate, r.SamplesPerStep, 1e-9)
+	assert.Contains(t, rep.String(), "with the errors spread as measured")
 }
