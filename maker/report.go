@@ -46,6 +46,10 @@ type Report struct {
 	// took (valid plus flagged plus failed): SampleHistogram[n] steps
 	// took n samples.
 	SampleHistogram map[int]int `json:"sample_histogram"`
+	// KHistogram counts the decided steps by the margin they were decided
+	// with: KHistogram[k] steps had margin k (one entry for a fixed k;
+	// see AdaptiveK).
+	KHistogram map[int]int `json:"k_histogram,omitempty"`
 	// Done reports that the task said it was finished.
 	Done bool `json:"done"`
 	// Wall is the time this Solve call took, replay included: for a
@@ -113,6 +117,10 @@ func (r *Report) addStep(rec *StepRecord) {
 		r.SampleHistogram = map[int]int{}
 	}
 	r.SampleHistogram[rec.Valid+rec.Flagged+rec.Errors]++
+	if r.KHistogram == nil {
+		r.KHistogram = map[int]int{}
+	}
+	r.KHistogram[rec.K]++
 	if rec.Observation != nil {
 		r.ToolCalls++
 		if rec.Observation.Denied() {
@@ -169,6 +177,13 @@ func (r Report) String() string {
 	}
 	if r.ToolCalls > 0 {
 		fmt.Fprintf(&b, "tool calls %d, denied %d\n", r.ToolCalls, r.Denied)
+	}
+	if len(r.KHistogram) > 1 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(r.KHistogram)) {
+			parts = append(parts, fmt.Sprintf("k=%d %d", k, r.KHistogram[k]))
+		}
+		fmt.Fprintf(&b, "steps by k: %s\n", strings.Join(parts, ", "))
 	}
 	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
@@ -24,6 +25,10 @@ import (
 type runFlags struct {
 	model, baseURL       string
 	k, parallel          int
+	kAuto                bool    // --k auto: maker.AdaptiveK
+	target               float64 // --target: of --k auto and maker calibrate
+	kFloor, kMax         int
+	usesTarget           bool // the command reads --target without --k auto (calibrate)
 	maxSamples           int
 	maxErrors            int
 	maxTokens            int
@@ -46,7 +51,11 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.model, "model", "sim", "model: "+models.Specs)
 	fs.StringVar(&f.baseURL, "base-url", "", "server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) or ollama:")
 	fs.DurationVar(&f.timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
-	fs.IntVar(&f.k, "k", vote.DefaultK, "voting margin: a step is decided when one answer leads every other by k votes")
+	f.k = vote.DefaultK
+	fs.Var(&kValue{k: &f.k, auto: &f.kAuto}, "k", "voting margin: a step is decided when one answer leads every other by k votes; auto: each step's k from the run's own votes (see --target)")
+	fs.Float64Var(&f.target, "target", calibrate.DefaultTarget, "with --k auto: probability that every step is decided right, in (0, 1)")
+	fs.IntVar(&f.kFloor, "k-floor", maker.DefaultKFloor, "with --k auto: smallest k, at least 2 (at k=1 no vote disagrees with its winner, so p cannot be estimated)")
+	fs.IntVar(&f.kMax, "k-max", maker.DefaultKMax, "with --k auto: largest k, the first step's (nothing is known yet)")
 	fs.IntVar(&f.parallel, "parallel", 0, "most samples in flight per step (default k; 1 is the paper's sequential rule)")
 	fs.IntVar(&f.maxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
 	fs.IntVar(&f.maxErrors, "max-errors", 0, fmt.Sprintf("provider errors tolerated per step (default %d)", vote.DefaultMaxErrors))
@@ -73,15 +82,18 @@ var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers",
 // are usage errors that name the flag and its allowed range.
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	fs := cmd.Flags()
+	if err := f.validateK(fs); err != nil {
+		return err
+	}
 	switch {
-	case f.k < 1 || f.k > maxK:
-		return usageErr("--k %d: use 1 to %d", f.k, maxK)
-	case f.parallel < 0 || f.parallel > f.k:
-		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.parallel, f.k)
+	case !f.kAuto && (f.k < 1 || f.k > maxK):
+		return usageErr("--k %d: use 1 to %d, or auto", f.k, maxK)
+	case f.parallel < 0 || f.parallel > f.kBound():
+		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.parallel, f.kBound())
 	case f.maxSamples < 0 || f.maxSamples > maxSamplesFlag:
-		return usageErr("--max-samples %d: use 0 (%d*k) or a number from --k (%d) to %d", f.maxSamples, vote.DefaultSamplesPerK, f.k, maxSamplesFlag)
-	case f.maxSamples != 0 && f.maxSamples < f.k:
-		return usageErr("--max-samples %d: must be at least --k (%d), or no step could be decided", f.maxSamples, f.k)
+		return usageErr("--max-samples %d: use 0 (%d*k) or a number from --k (%d) to %d", f.maxSamples, vote.DefaultSamplesPerK, f.kBound(), maxSamplesFlag)
+	case f.maxSamples != 0 && f.maxSamples < f.kBound():
+		return usageErr("--max-samples %d: must be at least --k (%d), or no step could be decided", f.maxSamples, f.kBound())
 	case f.maxErrors < 0 || f.maxErrors > maxSamplesFlag:
 		return usageErr("--max-errors %d: use 0 (%d) or a number up to %d", f.maxErrors, vote.DefaultMaxErrors, maxSamplesFlag)
 	case f.maxTokens < 1 || f.maxTokens > maxTokensFlag:

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
 )
@@ -38,6 +39,10 @@ type specSummary struct {
 	Model          string          `json:"model"`
 	Seed           uint64          `json:"seed,omitempty"`
 	Error          string          `json:"error,omitempty"`
+
+	// --k auto: the steps by their k, and the run's own estimate of p.
+	KHistogram map[int]int      `json:"k_histogram"`
+	PEstimate  *maker.PEstimate `json:"p_estimate,omitempty"`
 }
 
 func newRun() *cobra.Command {
@@ -91,6 +96,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 				return err
 			}
 			s.Executor = ex
+			s.AdaptiveK = flags.adaptive(sp.MaxSteps)
 			if s.Journal != nil {
 				defer func() {
 					if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -118,6 +124,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 				OutputTokens: rep.Usage.OutputTokens, Cost: rep.Cost, ToolCalls: rep.ToolCalls, Denied: rep.Denied,
 				Resumed: rep.Resumed, WallSeconds: rep.Wall.Seconds(), Root: ex.Root(), Tools: ex.Policy().String(),
 				K: flags.k, Model: flags.model,
+				KHistogram: maps.Clone(rep.KHistogram), PEstimate: flags.pEstimate(s, rep),
 			}
 			if sum.Flags == nil {
 				sum.Flags = map[string]int{}
@@ -137,10 +144,13 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 				enc.SetIndent("", "  ")
 				_ = enc.Encode(sum) // a failed write fails the command (see run)
 			} else {
-				fmt.Fprintf(out, "spec %s (%s), k=%d, model %s: solved %v\n", name, path, flags.k, flags.model, sum.Solved)
+				fmt.Fprintf(out, "spec %s (%s), k=%s, model %s: solved %v\n", name, path, flags.kText(), flags.model, sum.Solved)
 				fmt.Fprintf(out, "state: %s\n", sum.State)
 				fmt.Fprintf(out, "tools: %s, under %s\n", sum.Tools, sum.Root)
 				fmt.Fprint(out, rep.String())
+				if sum.PEstimate != nil {
+					fmt.Fprintf(out, "k auto: %s\n", sum.PEstimate)
+				}
 			}
 			switch {
 			case runErrV != nil && cmd.Context().Err() != nil:

@@ -77,6 +77,9 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			fs := cmd.Flags()
+			if flags.kAuto {
+				return usageErr("--k auto applies to maker hanoi and maker run: give maker solve a fixed --k")
+			}
 			if fs.Changed("journal") || fs.Changed("resume") {
 				return usageErr("--journal and --resume do not apply to maker solve: --state DIR keeps one journal per task, and running the same command again resumes")
 			}
