@@ -16,9 +16,9 @@ import (
 // without its newline is a write a crash cut short: it is not a line, and
 // the first Append cuts it.
 type fileStore struct {
-	f    *os.File
-	w    *bufio.Writer
-	path string
+	f      *os.File
+	w      *bufio.Writer
+	path   string
 	end    int64  // offset after the last whole line
 	torn   []byte // the unterminated tail, if any
 	placed bool   // the write position is at end, the torn tail cut

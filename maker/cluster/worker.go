@@ -35,7 +35,7 @@ const (
 )
 
 const (
-	pollWait       = time.Second     // one pull request's wait for jobs
+	pollWait       = time.Second      // one pull request's wait for jobs
 	publishTimeout = 10 * time.Second // a reply's publication
 	backoff        = 500 * time.Millisecond
 )
