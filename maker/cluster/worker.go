@@ -380,7 +380,7 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 		for i, m := range job.Messages {
 			msgs[i] = llms.MessageContent(m)
 		}
-		stop := w.heartbeat(msg)
+		stop := heartbeat(msg, w.ackWait)
 		resp, err = w.model.GenerateContent(ctx, msgs, job.Options.option())
 		stop()
 	}
@@ -412,24 +412,4 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 		w.failed.Add(1)
 	}
 	_ = msg.Ack()
-}
-
-// heartbeat reports progress on msg every third of the ack wait until
-// stop is called, so a long model call keeps its job.
-func (w *Worker) heartbeat(msg jetstream.Msg) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(w.ackWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				_ = msg.InProgress()
-			}
-		}
-	})
-	return func() { close(done); wg.Wait() }
 }
