@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -72,4 +73,13 @@ func newWorker(t testing.TB, js jetstream.JetStream, m llms.Model, cfg cluster.W
 	w, err := cluster.NewWorker(ctx, js, m, cfg)
 	require.NoError(t, err)
 	return w
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func jsonMarshal(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
 }
