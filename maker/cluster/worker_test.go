@@ -426,4 +426,3 @@ func TestServerRestartKeepsTheWork(t *testing.T) {
 	assert.Equal(t, want.Valid, got.Valid)
 	require.NoError(t, d.Close(), "before the server's cleanup")
 }
-
