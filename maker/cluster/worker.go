@@ -190,8 +190,16 @@ func (w *Worker) ensureConsumer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: the consumer of route %q: %w", ErrEngine, w.route, err)
 	}
+	w.mu.Lock()
 	w.cons = cons
+	w.mu.Unlock()
 	return nil
+}
+
+func (w *Worker) consumer() jetstream.Consumer {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cons
 }
 
 // Route returns the route the worker serves.
@@ -225,38 +233,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Model calls outlive ctx by up to Grace.
 	calls, kill := context.WithCancel(context.WithoutCancel(ctx))
 	defer kill()
-	slots := make(chan struct{}, w.inflight)
+	// One puller per slot: each pulls one job at a time, so a job never
+	// waits in this worker behind another, and a slot that frees up pulls
+	// again at once.
 	var wg sync.WaitGroup
-	for ctx.Err() == nil {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			continue
-		}
-		n := 1
-	more:
-		for n < w.inflight {
-			select {
-			case slots <- struct{}{}:
-				n++
-			default:
-				break more
-			}
-		}
-		got, err := w.fetch(ctx, calls, n, slots, &wg)
-		for range n - got {
-			<-slots
-		}
-		if err != nil && ctx.Err() == nil {
-			w.log.Debug("fetch jobs", "route", w.route, "err", err)
-			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
-				_ = w.ensureConsumer(ctx)
-			}
-			sleepCtx(ctx, backoff)
-		}
+	for range w.inflight {
+		wg.Go(func() { w.pull(ctx, calls) })
 	}
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
+	<-ctx.Done()
 	t := time.NewTimer(w.grace)
 	defer t.Stop()
 	select {
@@ -268,32 +254,31 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// fetch pulls up to n jobs and starts each in its own goroutine, which
-// gives its slot back when done. It returns how many it started.
-func (w *Worker) fetch(ctx, calls context.Context, n int, slots chan struct{}, wg *sync.WaitGroup) (int, error) {
-	batch, err := w.cons.Fetch(n, jetstream.FetchMaxWait(pollWait))
-	if err != nil {
-		return 0, err
-	}
-	got := 0
-	for msg := range batch.Messages() {
-		got++
-		if ctx.Err() != nil { // stopping: let another worker have it now
-			w.released.Add(1)
-			_ = msg.Nak()
-			<-slots
+// pull takes one job at a time until ctx ends, drawing each with calls
+// as the model calls' parent context.
+func (w *Worker) pull(ctx, calls context.Context) {
+	for ctx.Err() == nil {
+		batch, err := w.consumer().Fetch(1, jetstream.FetchMaxWait(pollWait))
+		if err == nil {
+			for msg := range batch.Messages() {
+				if ctx.Err() != nil { // stopping: let another worker have it now
+					w.released.Add(1)
+					_ = msg.Nak()
+					continue
+				}
+				w.handle(calls, msg)
+			}
+			err = batch.Error()
+		}
+		if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			continue
 		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			w.handle(calls, msg)
-		})
+		w.log.Debug("fetch jobs", "route", w.route, "err", err)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
+			_ = w.ensureConsumer(ctx)
+		}
+		sleepCtx(ctx, backoff)
 	}
-	err = batch.Error()
-	if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
-		err = nil
-	}
-	return got, err
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
