@@ -71,11 +71,13 @@ func TestDeadWorkersJobIsRedelivered(t *testing.T) {
 	cons, err := djs.Consumer(ctx, cluster.JobsStream, "w-"+cluster.RouteToken(model.Identity()))
 	require.NoError(t, err)
 	taken := make(chan struct{})
+	var gotOne atomic.Bool
 	go func() {
 		defer close(taken)
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
 		if assert.NoError(t, err) {
 			for range batch.Messages() {
+				gotOne.Store(true)
 				dnc.Close()
 			}
 		}
@@ -92,14 +94,15 @@ func TestDeadWorkersJobIsRedelivered(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { got, callErr = remote.GenerateContent(sctx, task.Messages(), llms.WithMaxTokens(750)) })
 	<-taken
+	require.True(t, gotOne.Load(), "the dying worker took the job")
 	runWorker(t, w)
 	wg.Wait()
 	require.NoError(t, callErr)
 	want, err := model.GenerateContent(sctx, task.Messages(), llms.WithMaxTokens(750))
 	require.NoError(t, err)
 	assert.Equal(t, want.Choices[0].Content, got.Choices[0].Content, "the same sample, whoever draws it")
-	assert.Equal(t, int64(1), w.Stats().Redelivered)
-	assert.Equal(t, int64(1), w.Stats().Served)
+	assert.Equal(t, int64(1), w.Stats().Redelivered, "%+v", w.Stats())
+	require.Eventually(t, func() bool { return w.Stats().Served == 1 }, 5*time.Second, 5*time.Millisecond, "counted once the reply is out")
 }
 
 // A reply that arrives twice (a redelivered job answered by two workers)
@@ -183,7 +186,7 @@ func TestInflightBoundsAWorker(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, int64(3), peak.Load(), "at most --inflight model calls at once, and that many")
-	assert.Equal(t, int64(12), w.Stats().Served)
+	require.Eventually(t, func() bool { return w.Stats().Served == 12 }, 5*time.Second, 5*time.Millisecond)
 }
 
 // A job withdrawn while its worker draws it stops the model call.
