@@ -314,10 +314,17 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	defer d.end(job.ID)
 	callCtx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
-	ack, err := d.js.Publish(callCtx, m.subject, data,
+	// The publication is not cut short by ctx: a job stored without its
+	// sequence known could not be withdrawn.
+	pubCtx, pubCancel := context.WithTimeout(context.WithoutCancel(ctx), min(d.timeout, publishTimeout))
+	ack, err := d.js.Publish(pubCtx, m.subject, data,
 		jetstream.WithMsgID(job.ID), jetstream.WithExpectStream(JobsStream),
 		jetstream.WithMsgTTL(max(d.timeout, time.Second)))
+	pubCancel()
 	if err != nil {
+		// It may have been stored all the same: a worker that took it
+		// stops; the queue drops it at its TTL.
+		_ = d.nc.Publish(cancelSubject+m.token+"."+job.ID, nil)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
