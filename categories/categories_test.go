@@ -120,30 +120,53 @@ func TestMCPReadOnlyOnlyWhenDeclared(t *testing.T) {
 	assert.True(t, idx.ReadOnly())
 }
 
-func TestPolicyZeroValueIsReadOnly(t *testing.T) {
+func TestDefaultPolicyIsReadOnly(t *testing.T) {
 	tax := Builtin()
-	var zero Policy
+	def := DefaultPolicy()
 	for _, e := range tax.Tools() {
-		err := zero.Allows(e)
+		err := def.Allows(e)
 		if e.Category.ReadOnly() {
 			assert.NoError(t, err, e.Name)
-		} else {
-			require.ErrorIs(t, err, ErrDenied, e.Name)
-			assert.Contains(t, err.Error(), string(e.Category))
-			assert.Contains(t, err.Error(), "--tools file_read,search,semantic_search,"+string(e.Category))
-			// Following the advice allows the tool and keeps the rest.
-			advised, perr := tax.ParseSelection("file_read,search,semantic_search," + string(e.Category))
-			require.NoError(t, perr)
-			assert.NoError(t, advised.Allows(e))
-			assert.True(t, advised.AllowsCategory(FileRead))
+			continue
 		}
-		assert.Equal(t, zero.Allows(e) == nil, DefaultPolicy().Allows(e) == nil, e.Name)
+		require.ErrorIs(t, err, ErrDenied, e.Name)
+		assert.Contains(t, err.Error(), string(e.Category))
+		assert.Contains(t, err.Error(), "--tools file_read,search,semantic_search,"+string(e.Category))
+		// Following the advice allows the tool and keeps the rest.
+		advised, perr := tax.ParseSelection("file_read,search,semantic_search," + string(e.Category))
+		require.NoError(t, perr)
+		assert.NoError(t, advised.Allows(e))
+		assert.True(t, advised.AllowsCategory(FileRead))
 	}
-	assert.NoError(t, zero.Allows(Entry{Name: IndexTool}))
-	assert.NoError(t, Policy{Categories: []Category{}, Deny: []string{IndexTool}}.Allows(Entry{Name: IndexTool}))
+	assert.Equal(t, ReadOnly(), def.AllowedCategories())
+	assert.Equal(t, "file_read,search,semantic_search", def.String())
+	assert.NoError(t, def.Allows(Entry{Name: IndexTool}))
 	// A declared read-only MCP tool is still not allowed by default: the
 	// declaration is a third party's word.
-	assert.ErrorIs(t, zero.Allows(Entry{Name: "m", Category: MCP, DeclaredReadOnly: true}), ErrDenied)
+	assert.ErrorIs(t, def.Allows(Entry{Name: "m", Category: MCP, DeclaredReadOnly: true}), ErrDenied)
+	// The returned slices are the caller's.
+	def.Categories[0] = Bash
+	assert.Equal(t, FileRead, DefaultPolicy().Categories[0])
+}
+
+func TestPolicyZeroValueAllowsOnlyTheIndexTool(t *testing.T) {
+	var zero Policy
+	for _, e := range Builtin().Tools() {
+		err := zero.Allows(e)
+		require.ErrorIs(t, err, ErrDenied, e.Name)
+		assert.Contains(t, err.Error(), "allowed: no category")
+		assert.Contains(t, err.Error(), "--tools "+string(e.Category)+" (the category)", "no leading comma for an empty policy")
+	}
+	assert.NoError(t, zero.Allows(Entry{Name: IndexTool}))
+	assert.Empty(t, zero.AllowedCategories())
+	assert.Equal(t, "none", zero.String())
+	// An empty, non-nil list means the same as nil.
+	empty := Policy{Categories: []Category{}, Allow: []string{}}
+	assert.ErrorIs(t, empty.Allows(Entry{Name: "read_file", Category: FileRead}), ErrDenied)
+	assert.NoError(t, Policy{Deny: []string{IndexTool}}.Allows(Entry{Name: IndexTool}), "the index tool cannot be denied")
+	none, err := Builtin().ParseSelection("none")
+	require.NoError(t, err)
+	assert.Equal(t, zero, none)
 }
 
 func TestPolicyAllowDeny(t *testing.T) {
@@ -156,8 +179,32 @@ func TestPolicyAllowDeny(t *testing.T) {
 	assert.ErrorIs(t, check("grep"), ErrDenied, "deny beats allow")
 	assert.ErrorIs(t, check("glob"), ErrDenied)
 	assert.Contains(t, check("grep").Error(), "deny list")
-	empty := Policy{Categories: []Category{}}
-	assert.ErrorIs(t, empty.Allows(Entry{Name: "read_file", Category: FileRead}), ErrDenied)
+}
+
+func TestDenyCategoryBeatsAllow(t *testing.T) {
+	tax := Builtin()
+	p, err := tax.ParseSelection("read_only,-search,grep")
+	require.NoError(t, err)
+	assert.Equal(t, []Category{Search}, p.DenyCategories)
+	assert.Empty(t, p.Deny, "a denied category is not expanded into tool names")
+	assert.Equal(t, []Category{FileRead, SemanticSearch}, p.AllowedCategories())
+	assert.False(t, p.AllowsCategory(Search))
+	grep, _ := tax.Lookup("grep")
+	err = p.Allows(grep)
+	require.ErrorIs(t, err, ErrDenied, "deny by category beats allow by name")
+	assert.Contains(t, err.Error(), "-search")
+}
+
+func TestDeniedCategoryCoversToolsAddedLater(t *testing.T) {
+	tax := Builtin()
+	p, err := tax.ParseSelection("read_only,-search")
+	require.NoError(t, err)
+	require.NoError(t, tax.Add("ripgrep", Search))
+	e, ok := tax.Lookup("ripgrep")
+	require.True(t, ok)
+	assert.ErrorIs(t, p.Allows(e), ErrDenied, "a search tool registered after parsing is denied")
+	rd, _ := tax.Lookup("read_file")
+	assert.NoError(t, p.Allows(rd))
 }
 
 func TestParseSelection(t *testing.T) {
@@ -208,9 +255,9 @@ func TestParseSelectionErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrReservedName)
 }
 
-// TestGlossaryMatchesEmittedStates walks real reports, built to reach every
-// state, and proves the glossary defines exactly the states that reports
-// emit.
+// TestGlossaryMatchesEmittedStates walks real inventories, built to reach
+// every state, and proves the glossary defines exactly the states that
+// inventories emit.
 func TestGlossaryMatchesEmittedStates(t *testing.T) {
 	tax := Builtin()
 	require.NoError(t, tax.AddMCP("mcp_a", false))
@@ -225,7 +272,7 @@ func TestGlossaryMatchesEmittedStates(t *testing.T) {
 	for _, sel := range policies {
 		p, err := tax.ParseSelection(sel)
 		require.NoError(t, err)
-		r := tax.Report(p, available)
+		r := tax.Inventory(p, available)
 		require.Len(t, r.Categories, len(All()))
 		for _, c := range r.Categories {
 			emitted["category/"+string(c.State)] = true
@@ -240,24 +287,44 @@ func TestGlossaryMatchesEmittedStates(t *testing.T) {
 		defined[term.Of+"/"+string(term.State)] = true
 		assert.Contains(t, note(), string(term.State)+": "+term.Meaning)
 	}
-	assert.Equal(t, defined, emitted, "the glossary must define exactly the states reports emit")
+	assert.Equal(t, defined, emitted, "the glossary must define exactly the states inventories emit")
 }
 
-func TestReportStates(t *testing.T) {
+func TestInventoryStates(t *testing.T) {
 	tax := Builtin()
 	have := map[string]bool{"read_file": true, "list_dir": true, "grep": true, "write_file": true}
-	r := tax.Report(Policy{}, func(n string) bool { return have[n] })
-	byCat := map[Category]CategoryReport{}
-	for _, c := range r.Categories {
-		byCat[c.Category] = c
+	available := func(n string) bool { return have[n] }
+	byCat := func(inv Inventory) map[Category]InventoryCategory {
+		m := map[Category]InventoryCategory{}
+		for _, c := range inv.Categories {
+			m[c.Category] = c
+		}
+		return m
 	}
-	assert.Equal(t, CategoryLoaded, byCat[FileRead].State)
-	assert.Equal(t, CategoryPartlyLoaded, byCat[Search].State) // grep loaded, glob unavailable
-	assert.Equal(t, CategoryNotLoadedHere, byCat[FileWrite].State)
-	assert.Equal(t, CategoryUnavailable, byCat[Bash].State)
-	assert.Equal(t, CategoryUnavailable, byCat[MCP].State)
-	assert.True(t, byCat[FileRead].ReadOnly)
-	assert.False(t, byCat[FileWrite].ReadOnly)
+	r := tax.Inventory(DefaultPolicy(), available)
+	cats := byCat(r)
+	assert.Equal(t, CategoryLoaded, cats[FileRead].State)
+	assert.Equal(t, CategoryLoaded, cats[Search].State, "grep loaded, glob unavailable: every tool this build can run is loaded")
+	assert.Equal(t, []InventoryTool{{"glob", true, ToolUnavailable}, {"grep", true, ToolLoaded}}, cats[Search].Tools)
+	assert.Equal(t, CategoryNotLoadedHere, cats[FileWrite].State)
+	assert.Equal(t, CategoryUnavailable, cats[Bash].State)
+	assert.Equal(t, CategoryUnavailable, cats[MCP].State)
+	assert.True(t, cats[FileRead].ReadOnly)
+	assert.False(t, cats[FileWrite].ReadOnly)
+
+	// file_write: write_file loaded, edit_file not built: loaded.
+	p, err := tax.ParseSelection("read_only,file_write")
+	require.NoError(t, err)
+	assert.Equal(t, CategoryLoaded, byCat(tax.Inventory(p, available))[FileWrite].State)
+	// Partly loaded only when the policy withholds a tool this build has.
+	p, err = tax.ParseSelection("read_file")
+	require.NoError(t, err)
+	assert.Equal(t, CategoryPartlyLoaded, byCat(tax.Inventory(p, available))[FileRead].State, "list_dir withheld")
+	p, err = tax.ParseSelection("read_only,-list_dir")
+	require.NoError(t, err)
+	assert.Equal(t, CategoryPartlyLoaded, byCat(tax.Inventory(p, available))[FileRead].State)
+	// Everything available when available is nil.
+	assert.Equal(t, CategoryNotLoadedHere, byCat(tax.Inventory(Policy{}, nil))[Bash].State)
 
 	// JSON for the index tool, text for people.
 	raw, err := json.Marshal(r)

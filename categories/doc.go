@@ -1,7 +1,9 @@
 // Package categories is the tool taxonomy: each tool sits in exactly one
 // [Category]; three categories are read-only; a [Policy] says which
-// categories and tools may run (read-only by default); a [Taxonomy] parses a
-// --tools selection and reports what is loaded, withheld or unavailable.
+// categories and tools may run (it allows exactly what it lists;
+// [DefaultPolicy] is the read-only one); a [Taxonomy] parses a --tools
+// selection and takes the [Inventory] of what is loaded, withheld or
+// unavailable.
 //
 // It knows tools by name only. Running them, and checking a call against a
 // policy at the moment it runs, is package executor's job.

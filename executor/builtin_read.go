@@ -26,7 +26,7 @@ const (
 // builtinTools returns the file tools over sb, in the categories
 // categories.Builtin gives them.
 func builtinTools(sb *sandbox) []Tool {
-	return []Tool{
+	tools := []Tool{
 		NewTool("read_file", categories.FileRead,
 			"Read a text file under the root folder. Lines are counted from 1; offset is the first line to return "+
 				"(default 1), limit the most lines to return (default 2000). At most the read cap of bytes is read "+
@@ -52,14 +52,18 @@ func builtinTools(sb *sandbox) []Tool {
 				"(a temporary file renamed into place). Missing parent folders are created only with create_dirs.",
 			json.RawMessage(writeFileSchema), sb.writeFile),
 	}
+	for _, t := range tools {
+		t.(*funcTool).inline = true
+	}
+	return tools
 }
 
 const readFileSchema = `{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "file path relative to the root folder"},
-    "offset": {"type": "integer", "minimum": 1, "description": "first line to return, counted from 1 (default 1)"},
-    "limit": {"type": "integer", "minimum": 1, "description": "most lines to return (default 2000)"}
+    "path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "file path relative to the root folder"},
+    "offset": {"type": "integer", "minimum": 1, "maximum": 1000000000, "description": "first line to return, counted from 1 (default 1)"},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000000, "description": "most lines to return (default 2000)"}
   },
   "required": ["path"],
   "additionalProperties": false
@@ -68,7 +72,7 @@ const readFileSchema = `{
 const listDirSchema = `{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "folder path relative to the root folder (default \".\")"}
+    "path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "folder path relative to the root folder (default \".\")"}
   },
   "additionalProperties": false
 }`
@@ -94,17 +98,19 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 	if err != nil {
 		return "", err
 	}
-	defer r.Close()
-	rel, err := s.path(r, a.Path)
+	rel, err := s.path(ctx, r, a.Path)
 	if err != nil {
 		return "", err
 	}
-	f, fi, err := openRegular(r, a.Path, rel)
+	f, fi, err := s.openRegular(r, a.Path, rel)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, s.readCap+1))
+	data, err := readCapped(ctx, f, s.readCap+1)
+	if cerr := ctx.Err(); cerr != nil {
+		return "", cerr
+	}
 	if err != nil {
 		return "", fsError(a.Path, err)
 	}
@@ -137,7 +143,7 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 		}
 		return msg, nil
 	}
-	end := min(start+a.Limit, len(lines))
+	end := start + min(a.Limit, len(lines)-start) // never start+a.Limit: it can overflow
 	out := strings.Join(lines[start:end], "")
 	if end < len(lines) {
 		out = appendNote(out, fmt.Sprintf("[lines %d-%d of %s shown; call read_file with offset=%d for more]", start+1, end, of, end+1))
@@ -146,6 +152,28 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 		out = appendNote(out, fmt.Sprintf("[truncated: %s is %d bytes; only the first %d bytes are read]", a.Path, size, s.readCap))
 	}
 	return out, nil
+}
+
+// readChunk is how much readCapped reads between checks of the context.
+const readChunk = 256 << 10
+
+// readCapped reads at most n bytes of r, checking ctx between chunks of
+// readChunk bytes. Its error is ctx's once ctx is done.
+func readCapped(ctx context.Context, r io.Reader, n int64) ([]byte, error) {
+	var buf bytes.Buffer
+	for int64(buf.Len()) < n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		m, err := io.CopyN(&buf, r, min(readChunk, n-int64(buf.Len())))
+		if err == io.EOF || (err == nil && m == 0) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf.Bytes(), nil
 }
 
 // listDir is list_dir.
@@ -163,8 +191,7 @@ func (s *sandbox) listDir(ctx context.Context, args map[string]any) (string, err
 	if err != nil {
 		return "", err
 	}
-	defer r.Close()
-	rel, err := s.path(r, a.Path)
+	rel, err := s.path(ctx, r, a.Path)
 	if err != nil {
 		return "", err
 	}

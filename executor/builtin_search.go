@@ -5,19 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
 )
 
 const globSchema = `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "glob matched against paths relative to path: * ? [abc] within a name, ** for any number of folders"},
-    "path": {"type": "string", "minLength": 1, "description": "folder to search, relative to the root folder (default \".\")"}
+    "path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "folder to search, relative to the root folder (default \".\")"}
   },
   "required": ["pattern"],
   "additionalProperties": false
@@ -27,7 +28,7 @@ const grepSchema = `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Go (RE2) regular expression"},
-    "paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 100, "description": "files or folders relative to the root folder (default [\".\"])"},
+    "paths": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 4096}, "maxItems": 100, "description": "files or folders relative to the root folder (default [\".\"])"},
     "glob": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "only search files whose name (or, if it has a /, whose path) matches"},
     "case_insensitive": {"type": "boolean", "description": "match regardless of case (default false)"},
     "max_results": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "most matching lines to return (default 200)"}
@@ -58,8 +59,7 @@ func (s *sandbox) glob(ctx context.Context, args map[string]any) (string, error)
 	if err != nil {
 		return "", err
 	}
-	defer r.Close()
-	base, err := s.dirPath(r, a.Path)
+	base, err := s.dirPath(ctx, r, a.Path)
 	if err != nil {
 		return "", err
 	}
@@ -109,8 +109,8 @@ func (s *sandbox) glob(ctx context.Context, args map[string]any) (string, error)
 }
 
 // dirPath resolves p and requires a folder.
-func (s *sandbox) dirPath(r *os.Root, p string) (string, error) {
-	rel, err := s.path(r, p)
+func (s *sandbox) dirPath(ctx context.Context, r *os.Root, p string) (string, error) {
+	rel, err := s.path(ctx, r, p)
 	if err != nil {
 		return "", err
 	}
@@ -143,35 +143,45 @@ func checkGlob(pattern string) error {
 
 // matchGlob matches a slash-separated name against a pattern whose
 // segments are path.Match patterns, or "**" for any number of segments.
+//
+// It runs in O(P*N) path.Match calls for P pattern and N name segments (a
+// set of reachable name positions per pattern segment), never backtracking:
+// repeated "**" cannot make it exponential. With Go's path.Match, linear in
+// its two arguments, the whole costs at most the pattern's length times the
+// name's.
 func matchGlob(pattern, name string) bool {
-	return matchSegs(strings.Split(pattern, "/"), strings.Split(name, "/"))
-}
-
-func matchSegs(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for len(pat) > 0 && pat[0] == "**" {
-				pat = pat[1:]
-			}
-			if len(pat) == 0 {
-				return true
-			}
-			for i := range name {
-				if matchSegs(pat, name[i:]) {
-					return true
+	pat, segs := strings.Split(pattern, "/"), strings.Split(name, "/")
+	// at[j]: the first pattern segments seen so far can consume exactly
+	// segs[:j].
+	at := make([]bool, len(segs)+1)
+	next := make([]bool, len(segs)+1)
+	at[0] = true
+	for _, p := range pat {
+		clear(next)
+		any := false
+		if p == "**" {
+			// Any number of segments: every position from the first
+			// reachable one on.
+			for j, ok := range at {
+				if ok || (j > 0 && next[j-1]) {
+					next[j], any = true, true
 				}
 			}
+		} else {
+			for j, ok := range at[:len(segs)] {
+				if ok {
+					if m, _ := path.Match(p, segs[j]); m {
+						next[j+1], any = true, true
+					}
+				}
+			}
+		}
+		if !any {
 			return false
 		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
+		at, next = next, at
 	}
-	return len(name) == 0
+	return at[len(segs)]
 }
 
 // grep is the grep tool.
@@ -197,9 +207,9 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 	if a.CaseInsensitive {
 		expr = "(?i)" + expr
 	}
-	re, err := regexp.Compile(expr)
+	re, insts, err := compileBounded(expr)
 	if err != nil {
-		return "", refusef(ErrInvalidArgs, "pattern %q is not a Go (RE2) regular expression: %v", a.Pattern, unwrapRegexp(err))
+		return "", refusef(ErrInvalidArgs, "pattern %q %v", a.Pattern, err)
 	}
 	if a.Glob != "" {
 		if err := checkGlob(a.Glob); err != nil {
@@ -210,14 +220,13 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 	if err != nil {
 		return "", err
 	}
-	defer r.Close()
 
-	g := &grepRun{ctx: ctx, s: s, r: r, re: re, glob: a.Glob, max: a.MaxResults, seen: map[string]bool{}}
+	g := &grepRun{ctx: ctx, s: s, r: r, re: re, window: lineWindow(insts), glob: a.Glob, max: a.MaxResults, seen: map[string]bool{}}
 	// Resolve every path first: one bad path denies the whole call.
 	rels := make([]string, len(a.Paths))
 	dirs := make([]bool, len(a.Paths))
 	for i, p := range a.Paths {
-		rel, err := s.path(r, p)
+		rel, err := s.path(ctx, r, p)
 		if err != nil {
 			return "", err
 		}
@@ -258,6 +267,9 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 		g.notes = append(g.notes, fmt.Sprintf("[truncated: only the first %d bytes of %d file(s) were searched: %s%s]",
 			s.readCap, n, strings.Join(shown, ", "), more))
 	}
+	if g.longLines > 0 {
+		g.notes = append(g.notes, fmt.Sprintf("[truncated: %d line(s) longer than %d bytes were searched in their first %d bytes only]", g.longLines, g.window, g.window))
+	}
 	if len(g.notes) > 0 {
 		MarkTruncated(ctx)
 		for _, n := range g.notes {
@@ -272,6 +284,7 @@ type grepRun struct {
 	s       *sandbox
 	r       *os.Root
 	re      *regexp.Regexp
+	window  int // bytes of one line that the expression is matched against
 	glob    string
 	max     int
 	seen    map[string]bool
@@ -280,6 +293,8 @@ type grepRun struct {
 	visited int
 	notes   []string
 	big     []string // files cut at the read cap
+	// longLines counts lines longer than window, matched in part.
+	longLines int
 }
 
 func (g *grepRun) walk(base string) error {
@@ -314,7 +329,7 @@ func (g *grepRun) file(display, rel string, named bool) error {
 		return nil
 	}
 	g.seen[rel] = true
-	f, _, err := openRegular(g.r, display, rel)
+	f, _, err := g.s.openRegular(g.r, display, rel)
 	if err != nil {
 		if named {
 			return err
@@ -322,11 +337,13 @@ func (g *grepRun) file(display, rel string, named bool) error {
 		return nil
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, g.s.readCap+1))
-	if err != nil {
-		if named {
-			return fsError(display, err)
-		}
+	data, err := readCapped(g.ctx, f, g.s.readCap+1)
+	switch {
+	case g.ctx.Err() != nil:
+		return g.ctx.Err()
+	case err != nil && named:
+		return fsError(display, err)
+	case err != nil:
 		return nil
 	}
 	if int64(len(data)) > g.s.readCap {
@@ -340,8 +357,25 @@ func (g *grepRun) file(display, rel string, named bool) error {
 	if len(data) == 0 {
 		return nil
 	}
-	for n, line := range bytes.Split(data, []byte("\n")) {
-		if !g.re.Match(line) {
+	for n := 0; len(data) > 0; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		// The matcher cannot be interrupted: each call is bounded by
+		// window bytes against a bounded program, and the context is
+		// checked between calls.
+		if err := g.ctx.Err(); err != nil {
+			return err
+		}
+		probe := line
+		if len(probe) > g.window {
+			probe = probe[:g.window]
+			g.longLines++
+		}
+		if !g.re.Match(probe) {
 			continue
 		}
 		if g.matches == g.max {
@@ -349,13 +383,97 @@ func (g *grepRun) file(display, rel string, named bool) error {
 			return errStopWalk
 		}
 		g.matches++
-		text, cut := capText(string(line), maxGrepLineBytes)
-		if cut {
-			text = text[:strings.LastIndexByte(text, '\n')] + " [line cut]"
+		text := string(line)
+		if len(line) > maxGrepLineBytes {
+			cut := maxGrepLineBytes
+			for cut > 0 && !utf8.RuneStart(line[cut]) {
+				cut--
+			}
+			text = string(line[:cut]) + " [line cut]"
 		}
 		fmt.Fprintf(&g.out, "%s:%d: %s\n", display, n+1, text)
 	}
 	return nil
+}
+
+// Bounds of grep's matching. The Go (RE2) matcher is linear in the text
+// but cannot be interrupted, and its cost is about the text's length times
+// the program's size; so the program's size is bounded and so is the part
+// of one line it is run on.
+const (
+	// maxRegexpInsts is the largest program (estimated before compiling)
+	// a pattern may compile to.
+	maxRegexpInsts = 2000
+	// grepLineBudget is program instructions times line bytes allowed for
+	// one match: some tens of milliseconds at worst.
+	grepLineBudget = 2 << 20
+	// minGrepWindow is the least of a line that is always searched.
+	minGrepWindow = 1 << 10
+)
+
+// lineWindow is how many bytes of a line are matched with a program of
+// insts instructions.
+func lineWindow(insts int) int {
+	return max(minGrepWindow, grepLineBudget/max(insts, 1))
+}
+
+// compileBounded compiles expr, refusing (before compiling) a program
+// estimated larger than maxRegexpInsts. It returns the compiled expression
+// and its program's size. Its errors are worded to follow the pattern.
+func compileBounded(expr string) (*regexp.Regexp, int, error) {
+	parsed, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, 0, fmt.Errorf("is not a Go (RE2) regular expression: %s", unwrapRegexp(err))
+	}
+	if n := estimateInsts(parsed); n > maxRegexpInsts {
+		return nil, 0, fmt.Errorf("is too large: it compiles to about %d instructions and grep takes at most %d; use fewer or smaller repetitions", n, maxRegexpInsts)
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return nil, 0, fmt.Errorf("is not a Go (RE2) regular expression: %s", unwrapRegexp(err))
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, 0, fmt.Errorf("is not a Go (RE2) regular expression: %s", unwrapRegexp(err))
+	}
+	return re, len(prog.Inst), nil
+}
+
+// estimateInsts bounds from above, without compiling, how many
+// instructions re compiles to; it saturates instead of overflowing.
+func estimateInsts(re *syntax.Regexp) int {
+	const huge = 1 << 30
+	sum := func(subs []*syntax.Regexp) int {
+		n := len(subs)
+		for _, s := range subs {
+			n = min(huge, n+estimateInsts(s))
+		}
+		return n
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		return max(1, len(re.Rune))
+	case syntax.OpCapture:
+		return min(huge, 2+estimateInsts(re.Sub[0]))
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		return min(huge, 1+estimateInsts(re.Sub[0])) // one split
+	case syntax.OpRepeat:
+		// Simplify unrolls x{n,m} into copies of x, each with at most one
+		// split; x{n,} into n copies and a star.
+		times := re.Max
+		if times < 0 {
+			times = re.Min + 1
+		}
+		times = max(times, 1)
+		sub := estimateInsts(re.Sub[0])
+		if sub+1 > huge/times {
+			return huge
+		}
+		return (sub+1)*times + 1
+	case syntax.OpConcat, syntax.OpAlternate:
+		return sum(re.Sub)
+	}
+	return 1 + sum(re.Sub)
 }
 
 // unwrapRegexp drops regexp's "error parsing regexp: " prefix.

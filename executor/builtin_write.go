@@ -14,7 +14,7 @@ import (
 const writeFileSchema = `{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "file path relative to the root folder"},
+    "path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "file path relative to the root folder"},
     "content": {"type": "string", "description": "the whole new content of the file"},
     "create_dirs": {"type": "boolean", "description": "create missing parent folders (default false)"}
   },
@@ -43,8 +43,7 @@ func (s *sandbox) writeFile(ctx context.Context, args map[string]any) (string, e
 	if err != nil {
 		return "", err
 	}
-	defer r.Close()
-	rel, err := s.path(r, a.Path)
+	rel, err := s.path(ctx, r, a.Path)
 	if err != nil {
 		return "", err
 	}
@@ -85,7 +84,7 @@ func (s *sandbox) writeFile(ctx context.Context, args map[string]any) (string, e
 	}
 	var werr error
 	if !created {
-		werr = r.Chmod(tmp, fi.Mode().Perm()) // keep the replaced file's permissions
+		werr = f.Chmod(fi.Mode().Perm()) // keep the replaced file's permissions; on the open file, so no name can be swapped in
 	}
 	if werr == nil {
 		_, werr = f.WriteString(a.Content)

@@ -31,7 +31,7 @@ func byName(t *testing.T, tools []llms.Tool, name string) *llms.FunctionDefiniti
 			return tl.Function
 		}
 	}
-	t.Fatalf("tool %q not declared", name)
+	require.Failf(t, "tool not declared", "tool %q", name)
 	return nil
 }
 
@@ -108,7 +108,7 @@ func history() []llms.MessageContent {
 }
 
 func TestDeclareAddsToolsTheHistoryCalls(t *testing.T) {
-	assert.Equal(t, []string{"grep", "read_file", "mystery", "quoting"}, HistoryTools(history()))
+	assert.Equal(t, []string{"grep", "read_file", "mystery", "quoting"}, historyTools(history()))
 
 	tools, err := Declare([]string{"read_file", "ghost"}, declareDir, history())
 	require.NoError(t, err)
@@ -167,49 +167,5 @@ func TestDeclareRefusesNamesThatAreNotFileNames(t *testing.T) {
 	for _, name := range []string{"", ".", "..", "../tools/read_file", "a/b", "a\\b", "x\x00"} {
 		_, err := Declare([]string{name}, declareDir, nil)
 		assert.ErrorIs(t, err, ErrBadTool, "%q", name)
-	}
-}
-
-func TestFrontMatter(t *testing.T) {
-	cases := []struct {
-		name string
-		in   string
-		want map[string]string
-	}{
-		{"none", "# title\n", nil},
-		{"empty", "---\n---\nbody", map[string]string{}},
-		{"plain", "---\nname: x\ndescription: a b: c\n---\n", map[string]string{"name": "x", "description": "a b: c"}},
-		{"crlf and bom", "\ufeff---\r\ndescription: yes\r\n---\r\n", map[string]string{"description": "yes"}},
-		{"dots close", "---\ndescription: yes\n...\n", map[string]string{"description": "yes"}},
-		{"double escapes", `---` + "\n" + `description: "tab\there \"q\" \u00e9"` + "\n---\n", map[string]string{"description": "tab\there \"q\" é"}},
-		{"double with comment", "---\ndescription: \"x # not a comment\" # comment\n---\n", map[string]string{"description": "x # not a comment"}},
-		{"single", "---\ndescription: 'a ''b'' c'\n---\n", map[string]string{"description": "a 'b' c"}},
-		{"plain continued", "---\ndescription: first\n  second\n  third\nname: n\n---\n", map[string]string{"description": "first second third", "name": "n"}},
-		{"literal block", "---\ndescription: |-\n  one\n    two\n\n  three\n---\n", map[string]string{"description": "one\n  two\n\nthree"}},
-		{"folded block", "---\ndescription: >\n  one\n  two\n\n  three\n\n---\n", map[string]string{"description": "one two\nthree"}},
-		{"nested skipped", "---\nmeta:\n  a: 1\n  b: [2]\nlist:\n- x\n- y\ndescription: d\n---\n", map[string]string{"meta": "", "list": "", "description": "d"}},
-		{"url value", "---\nhome: https://example.com/x\n---\n", map[string]string{"home": "https://example.com/x"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, err := FrontMatter([]byte(c.in))
-			require.NoError(t, err)
-			assert.Equal(t, c.want, got)
-		})
-	}
-	for _, bad := range []string{
-		"---\ndescription: x\n",             // never closed
-		"---\njust words\n---\n",            // no colon
-		"---\n  indented: first\n---\n",     // indented line, no key
-		"---\nd: \"open\n---\n",             // unterminated
-		"---\nd: 'open\n---\n",              // unterminated
-		"---\nd: \"x\" trailing\n---\n",     // text after the quote
-		"---\nd: \"bad \\q escape\"\n---\n", // bad escape
-		"---\nd: 1\nd: 2\n---\n",            // repeated key
-		"---\nkey:value\n---\n",             // no space after the colon
-		"---\nd: |x\n  y\n---\n",            // bad block header
-	} {
-		_, err := FrontMatter([]byte(bad))
-		assert.Error(t, err, "%q", bad)
 	}
 }

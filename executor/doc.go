@@ -8,7 +8,8 @@
 // is an [intent.Observation] (Status [intent.StatusDenied]) worded for the model that reads
 // the next prompt, never a Go error and never a crash: an unknown tool lists
 // the tools that can be called, a withheld tool names its category and how an
-// operator allows it, invalid arguments list every problem at once.
+// operator allows it, invalid arguments list their problems at once (see
+// Limits).
 // [Executor.Execute] returns a non-nil error only when the caller's context
 // is cancelled.
 //
@@ -16,6 +17,31 @@
 // [intent.ReasonUnavailable]), then policy ([intent.ReasonNotAllowed]), then arguments
 // ([intent.ReasonInvalidArgs]); only then does the tool run, under a per-call
 // timeout, with its panics recovered and its output capped.
+//
+// # Limits
+//
+// Every input is bounded before anything runs: a tool name of more than
+// [MaxToolNameBytes] is an unknown tool (and the observation's Tool is cut
+// to that length); more than [MaxArgs] arguments, arguments nested more than
+// [MaxArgsDepth] deep, holding more than [MaxArgValues] values or larger
+// than the arguments cap ([WithArgsCap]) are invalid; a path of more than [MaxPathBytes] bytes or [MaxPathDepth]
+// components is a bad path; the built-in tools' schemas bound their
+// strings, lists and numbers. Every observation, denials included, carries
+// at most the output cap ([WithOutputCap]) of content plus a one-line
+// truncation note; an invalid-arguments denial lists at most [MaxProblems]
+// problems, in a deterministic order (by location, array items by index),
+// and counts the rest.
+//
+// Time is bounded too. The built-in tools run on the caller's goroutine and
+// every inner loop checks the context or is bounded by construction: file
+// reads go in chunks, walks and line scans check the context at each step,
+// path resolution at each component; glob matching is linear (no
+// backtracking on repeated "**"); grep refuses a regular expression whose
+// program is too large and matches each line only up to a window inversely
+// proportional to the program's size, saying so when a line is longer. A
+// timed-out call of a built-in tool therefore returns soon after its
+// timeout and leaves no goroutine running. Registered tools run on their
+// own goroutine and may be abandoned; see [Executor.Execute].
 //
 // # Tools
 //
@@ -33,6 +59,11 @@
 // becomes 3). Anything else is left alone and fails validation honestly.
 // Healing applies to properties at any depth and to array items.
 //
+// [Executor.Normalize] does the normalising and healing alone, without
+// running anything, so that samples proposing the same call in different
+// spellings get the same key and vote together; Execute of its result
+// gives the observation Execute of the original would.
+//
 // # Built-in tools
 //
 // [New] with a non-empty root registers five tools over that folder:
@@ -43,14 +74,24 @@
 // link (file or directory, at any depth) that is absolute or leads out of
 // the root; it refuses NUL bytes ([intent.ReasonBadPath]) and files that are not
 // regular: FIFOs, devices, sockets ([intent.ReasonNotRegular]). Each check is made
-// explicitly, for a clear message, and again by [os.Root], which refuses
-// escapes by construction. A backslash is an ordinary character on Unix:
-// "..\\x" and "%2e%2e/x" are literal file names inside the root.
+// explicitly, for a clear message, and again by an [os.Root] that [New] opens
+// on the root and holds until [Executor.Close]: every open, stat, walk,
+// rename and mkdir goes through it, which refuses escapes by construction,
+// race-free, even while links inside the root are being swapped; and a root
+// renamed away or replaced by a link after New is still the same folder. A
+// backslash is an ordinary character on Unix: "..\\x" and "%2e%2e/x" are
+// literal file names inside the root.
+//
+// The sandbox is about names, not files: every name a tool resolves stays
+// inside the root, but a hard link inside the root is the same file as its
+// other names, which may be outside; read_file and grep read such a file
+// unless [WithRefuseHardLinks] is given. write_file replaces a name with a
+// new file, so it never changes a file through a hard link.
 //
 // # The index tool
 //
 // [categories.IndexTool] (list_tool_categories) belongs to no category and
-// no policy can withhold it: it returns, as JSON, the [categories.Report] of
+// no policy can withhold it: it returns, as JSON, the [categories.Inventory] of
 // this executor (what is loaded, withheld or unavailable, and how to ask for
 // more).
 //

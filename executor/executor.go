@@ -17,100 +17,32 @@ import (
 	"github.com/sourcegraph/conc/panics"
 )
 
-// Defaults of [New]'s options.
-const (
-	DefaultTimeout   = 10 * time.Second // per call
-	DefaultOutputCap = 64 << 10         // bytes of content per observation
-	DefaultReadCap   = 1 << 20          // bytes read from (or written to) one file
-)
-
 // lateGrace is how long Execute still waits, after the timeout fired, for a
 // tool that honours its context to return what actually happened.
 const lateGrace = 100 * time.Millisecond
 
 // Executor checks and runs tool calls. Build one with [New]; the zero value
-// is not usable. An Executor is safe for concurrent use; each call opens
-// what it needs and holds nothing open between calls, so there is nothing
-// to close.
+// is not usable. An Executor is safe for concurrent use. With a root it
+// holds that folder open until [Executor.Close].
 type Executor struct {
-	root      string // "" when there are no file tools
-	policy    categories.Policy
-	timeout   time.Duration
-	outputCap int
-	readCap   int64
-	tax       *categories.Taxonomy
-	log       *slog.Logger
-	extra     []Tool
+	root            string // "" when there are no file tools
+	sb              *sandbox
+	policy          categories.Policy
+	timeout         time.Duration
+	outputCap       int
+	readCap         int64
+	argsCap         int
+	refuseHardLinks bool
+	tax             *categories.Taxonomy
+	log             *slog.Logger
+	extra           []Tool
+
+	maxAbandoned int
+	abandoned    atomic.Int64 // goroutine tool calls still running after Execute gave up on them
 
 	mu    sync.RWMutex
 	tools map[string]*registered
 	index *registered
-}
-
-// Option configures [New].
-type Option func(*Executor)
-
-// WithPolicy sets which tools may run. The default is the zero
-// [categories.Policy]: the read-only categories only.
-func WithPolicy(p categories.Policy) Option { return func(e *Executor) { e.policy = p } }
-
-// WithTimeout sets the per-call timeout (default [DefaultTimeout]). A
-// non-positive d keeps the default.
-func WithTimeout(d time.Duration) Option {
-	return func(e *Executor) {
-		if d > 0 {
-			e.timeout = d
-		}
-	}
-}
-
-// WithOutputCap sets the most bytes of content an observation carries
-// (default [DefaultOutputCap]); longer content is cut on a UTF-8 boundary
-// and marked. A non-positive n keeps the default.
-func WithOutputCap(n int) Option {
-	return func(e *Executor) {
-		if n > 0 {
-			e.outputCap = n
-		}
-	}
-}
-
-// WithReadCap sets the most bytes the built-in tools read from one file,
-// and the largest content write_file accepts (default [DefaultReadCap]).
-// A non-positive n keeps the default.
-func WithReadCap(n int64) Option {
-	return func(e *Executor) {
-		if n > 0 {
-			e.readCap = n
-		}
-	}
-}
-
-// WithTaxonomy sets the taxonomy the executor keeps total (default: a
-// fresh [categories.Builtin]). Registering tools adds unknown ones to it,
-// so share it only on purpose.
-func WithTaxonomy(t *categories.Taxonomy) Option {
-	return func(e *Executor) {
-		if t != nil {
-			e.tax = t
-		}
-	}
-}
-
-// WithLogger sets the logger (default: one that discards). Denials are
-// logged at Info, timeouts and panics at Warn and Error, runs at Debug.
-func WithLogger(l *slog.Logger) Option {
-	return func(e *Executor) {
-		if l != nil {
-			e.log = l
-		}
-	}
-}
-
-// WithTools registers tools after the built-in ones, as
-// [Executor.Register] would; New fails on the first that Register refuses.
-func WithTools(tools ...Tool) Option {
-	return func(e *Executor) { e.extra = append(e.extra, tools...) }
 }
 
 // New returns an executor. With a non-empty root it registers the built-in
@@ -124,11 +56,14 @@ func WithTools(tools ...Tool) Option {
 // category).
 func New(root string, opts ...Option) (*Executor, error) {
 	e := &Executor{
-		timeout:   DefaultTimeout,
-		outputCap: DefaultOutputCap,
-		readCap:   DefaultReadCap,
-		log:       slog.New(slog.DiscardHandler),
-		tools:     map[string]*registered{},
+		policy:       categories.DefaultPolicy(),
+		timeout:      DefaultTimeout,
+		outputCap:    DefaultOutputCap,
+		readCap:      DefaultReadCap,
+		argsCap:      DefaultArgsCap,
+		maxAbandoned: DefaultMaxAbandoned,
+		log:          slog.New(slog.DiscardHandler),
+		tools:        map[string]*registered{},
 	}
 	for _, o := range opts {
 		o(e)
@@ -141,7 +76,7 @@ func New(root string, opts ...Option) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: index tool: %v", ErrBadSchema, err) // a bug in this package
 	}
-	e.index = &registered{tool: idx, entry: categories.Entry{Name: categories.IndexTool}, schema: sch, doc: doc, params: params}
+	e.index = &registered{tool: idx, entry: categories.Entry{Name: categories.IndexTool}, schema: sch, doc: doc, params: params, inline: true}
 
 	var tools []Tool
 	if root != "" {
@@ -149,11 +84,16 @@ func New(root string, opts ...Option) (*Executor, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.root = dir
-		tools = builtinTools(&sandbox{dir: dir, readCap: e.readCap})
+		sb, err := newSandbox(dir, e.readCap, e.refuseHardLinks)
+		if err != nil {
+			return nil, err
+		}
+		e.root, e.sb = dir, sb
+		tools = builtinTools(sb)
 	}
 	for _, t := range append(tools, e.extra...) {
 		if err := e.Register(t); err != nil {
+			_ = e.Close()
 			return nil, err
 		}
 	}
@@ -179,9 +119,25 @@ func realDir(root string) (string, error) {
 	return abs, nil
 }
 
-// Root returns the absolute root folder of the file tools, with symbolic
-// links resolved, or "" when there are none.
+// Root returns the absolute root folder of the file tools as [New] found
+// it, with symbolic links resolved, or "" when there are none. The tools
+// work in the folder that was there when New opened it, even if it has been
+// renamed since or another folder or link has taken this path.
 func (e *Executor) Root() string { return e.root }
+
+// Close releases the root folder that [New] opened. Afterwards the built-in
+// file tools fail (intent.ReasonToolError, saying the executor was closed);
+// the index tool and registered tools of your own still run. Calls running
+// during Close finish or fail cleanly. Close is idempotent, safe for
+// concurrent use, and returns nil for an executor without a root; it
+// returns the error of closing the folder otherwise (only the first call
+// can fail).
+func (e *Executor) Close() error {
+	if e.sb == nil {
+		return nil
+	}
+	return e.sb.close()
+}
 
 // Policy returns the policy the executor enforces.
 func (e *Executor) Policy() categories.Policy { return e.policy }
@@ -263,32 +219,34 @@ func (e *Executor) Check(in intent.ToolIntent) (intent.Observation, bool) {
 
 func (e *Executor) check(in intent.ToolIntent) (call, intent.Observation, bool) {
 	obs := intent.Observation{Tool: in.Tool, Status: intent.StatusOK}
+	deny := func(r intent.Reason, content string) (call, intent.Observation, bool) {
+		obs.Status, obs.Reason = intent.StatusDenied, r
+		obs.Content, obs.Truncated = capText(content, e.outputCap)
+		return call{}, obs, false
+	}
+	if len(in.Tool) > MaxToolNameBytes {
+		obs.Tool = cutText(in.Tool, MaxToolNameBytes)
+		return deny(intent.ReasonUnknownTool, fmt.Sprintf("there is no tool named %q (a name of %d bytes; tool names are at most %d bytes). Tools you can call: %s.",
+			cutText(in.Tool, 64), len(in.Tool), MaxToolNameBytes, strings.Join(e.Loaded(), ", ")))
+	}
 	reg := e.lookup(in.Tool)
 	if reg == nil {
-		obs.Status = intent.StatusDenied
 		if en, known := e.tax.Lookup(in.Tool); known {
 			obs.Category = en.Category
-			obs.Reason = intent.ReasonUnavailable
-			obs.Content = fmt.Sprintf("tool %q (category %s) is known but this build cannot run it; no --tools setting makes it run here. Tools you can call: %s.",
-				in.Tool, en.Category, strings.Join(e.Loaded(), ", "))
-		} else {
-			obs.Reason = intent.ReasonUnknownTool
-			obs.Content = e.unknownMessage(in.Tool)
+			return deny(intent.ReasonUnavailable, fmt.Sprintf("tool %q (category %s) is known but this build cannot run it; no --tools setting makes it run here. Tools you can call: %s.",
+				in.Tool, en.Category, strings.Join(e.Loaded(), ", ")))
 		}
-		return call{}, obs, false
+		return deny(intent.ReasonUnknownTool, e.unknownMessage(in.Tool))
 	}
 	obs.Category = reg.entry.Category
 	obs.ReadOnly = reg.entry.ReadOnly()
 	if err := e.policy.Allows(reg.entry); err != nil {
-		obs.Status, obs.Reason, obs.Content = intent.StatusDenied, intent.ReasonNotAllowed, err.Error()
-		return call{}, obs, false
+		return deny(intent.ReasonNotAllowed, err.Error())
 	}
-	args, healed, probs := prepare(reg, in.Args)
+	args, healed, probs := e.prepare(reg, in.Args)
 	obs.Healed = healed
 	if len(probs) > 0 {
-		obs.Status, obs.Reason = intent.StatusDenied, intent.ReasonInvalidArgs
-		obs.Content = invalidMessage(in.Tool, reg.doc, probs)
-		return call{}, obs, false
+		return deny(intent.ReasonInvalidArgs, invalidMessage(in.Tool, reg.doc, probs))
 	}
 	return call{reg: reg, args: args}, obs, true
 }
@@ -328,19 +286,27 @@ func (e *Executor) unknownMessage(name string) string {
 // it without the tool completing; it wraps ctx.Err() and comes with an
 // observation of reason cancelled (a side-effect tool may have acted). A
 // tool that completed despite the cancellation gives its ok observation.
-// A tool that ignores its context is abandoned shortly after the timeout:
-// Execute returns, the tool's goroutine runs on. Safe for concurrent use.
+//
+// The built-in tools run on the caller's goroutine; every loop in them
+// checks the context or is bounded by construction (see the package doc),
+// so a call returns soon after its timeout and leaves nothing running.
+// A registered tool runs on a goroutine of its own: if it ignores its
+// context it is abandoned shortly after the timeout (Execute returns, the
+// goroutine runs on), and while [WithMaxAbandoned] of them are still
+// running, calls of registered tools are refused without starting. Safe
+// for concurrent use.
 func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (intent.Observation, error) {
 	start := time.Now()
+	name := cutText(in.Tool, MaxToolNameBytes) // for logs and errors, as in the observation
 	if err := ctx.Err(); err != nil {
-		obs := intent.Observation{Tool: in.Tool, Status: intent.StatusError, Reason: intent.ReasonCancelled,
+		obs := intent.Observation{Tool: name, Status: intent.StatusError, Reason: intent.ReasonCancelled,
 			Content: "the call was cancelled before it started; nothing ran"}
-		return obs, fmt.Errorf("executor: %s: %w", in.Tool, err)
+		return obs, fmt.Errorf("executor: %s: %w", name, err)
 	}
 	c, obs, ok := e.check(in)
 	if !ok {
 		obs.Duration = time.Since(start)
-		e.log.Info("executor: call denied", "tool", in.Tool, "reason", string(obs.Reason), "content", obs.Content)
+		e.log.Info("executor: call denied", "tool", name, "reason", string(obs.Reason), "content", obs.Content)
 		return obs, nil
 	}
 
@@ -353,14 +319,14 @@ func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (intent.Ob
 		if !obs.ReadOnly {
 			obs.Content += "; the tool has side effects and may have acted"
 		}
-		e.log.Warn("executor: call cancelled", "tool", in.Tool, "err", ctxErr)
-		return obs, fmt.Errorf("executor: %s: %w", in.Tool, ctxErr)
+		e.log.Warn("executor: call cancelled", "tool", name, "err", ctxErr)
+		return obs, fmt.Errorf("executor: %s: %w", name, ctxErr)
 	}
 	switch {
 	case rec != nil:
 		obs.Status, obs.Reason = intent.StatusError, intent.ReasonPanic
-		out = fmt.Sprintf("the tool %s crashed (panic: %v); this is a fault of the tool, not of the call", in.Tool, rec.Value)
-		e.log.Error("executor: tool panicked", "tool", in.Tool, "panic", fmt.Sprint(rec.Value), "stack", string(rec.Stack))
+		out = fmt.Sprintf("the tool %s crashed (panic: %v); this is a fault of the tool, not of the call", name, rec.Value)
+		e.log.Error("executor: tool panicked", "tool", name, "panic", fmt.Sprint(rec.Value), "stack", string(rec.Stack))
 	case runErr != nil:
 		obs.Status, obs.Reason = classify(runErr)
 		out = runErr.Error()
@@ -369,12 +335,12 @@ func (e *Executor) Execute(ctx context.Context, in intent.ToolIntent) (intent.Ob
 			if !obs.ReadOnly {
 				out += "; the tool has side effects and may have acted in part"
 			}
-			e.log.Warn("executor: call timed out", "tool", in.Tool, "timeout", e.timeout)
+			e.log.Warn("executor: call timed out", "tool", name, "timeout", e.timeout)
 		} else {
-			e.log.Info("executor: call failed", "tool", in.Tool, "reason", string(obs.Reason), "err", runErr)
+			e.log.Info("executor: call failed", "tool", name, "reason", string(obs.Reason), "err", runErr)
 		}
 	default:
-		e.log.Debug("executor: call ran", "tool", in.Tool, "bytes", len(out), "duration", obs.Duration)
+		e.log.Debug("executor: call ran", "tool", name, "bytes", len(out), "duration", obs.Duration)
 	}
 	obs.Content, obs.Truncated = capText(out, e.outputCap)
 	obs.Truncated = obs.Truncated || res.truncated
@@ -389,34 +355,71 @@ type outcome struct {
 	truncated bool              // the tool called MarkTruncated
 }
 
-// run runs a checked call in its own goroutine under the timeout.
+// run runs a checked call under the timeout. A built-in tool (inline) runs
+// on the caller's goroutine: every loop in it checks the context or is
+// bounded by construction, so it returns soon after the timeout and leaves
+// nothing running. Any other tool runs on a goroutine of its own, which is
+// abandoned if the tool ignores its context past lateGrace; at most
+// maxAbandoned such goroutines may be running at once, and while that many
+// are, calls of goroutine tools are refused without starting.
 func (e *Executor) run(ctx context.Context, c call) outcome {
 	cctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	flag := new(atomic.Bool)
 	cctx = context.WithValue(cctx, truncKey{}, flag)
-	done := make(chan outcome, 1)
-	go func() {
-		var r outcome
-		r.rec = panics.Try(func() { r.out, r.err = c.reg.tool.Run(cctx, c.args) })
-		done <- r
-	}()
 	var r outcome
-	select {
-	case r = <-done:
-	case <-cctx.Done():
-		select {
-		case r = <-done:
-		case <-time.After(lateGrace):
-			e.log.Warn("executor: tool ignored its context and was abandoned", "tool", c.reg.entry.Name)
-			r.err = ErrTimeout
+	if c.reg.inline {
+		r.rec = panics.Try(func() { r.out, r.err = c.reg.tool.Run(cctx, c.args) })
+	} else {
+		if n := e.abandoned.Load(); n >= int64(e.maxAbandoned) {
+			return outcome{err: fmt.Errorf("the call was not started: %d earlier calls of tools that ignored their timeout are still running (at most %d may be); try again later", n, e.maxAbandoned)}
 		}
+		r = e.runAsync(cctx, c)
 	}
 	if r.err != nil && r.rec == nil && cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		r.err = fmt.Errorf("%w: %w", ErrTimeout, r.err)
 	}
 	r.truncated = flag.Load()
 	return r
+}
+
+// Flight states of a goroutine tool call.
+const (
+	flightRunning int32 = iota
+	flightDone
+	flightAbandoned
+)
+
+// runAsync runs c on its own goroutine. The goroutine ends when the tool
+// returns; if Execute stopped waiting for it first, it was counted in
+// e.abandoned and uncounts itself then.
+func (e *Executor) runAsync(cctx context.Context, c call) outcome {
+	done := make(chan outcome, 1)
+	var state atomic.Int32
+	go func() {
+		var r outcome
+		r.rec = panics.Try(func() { r.out, r.err = c.reg.tool.Run(cctx, c.args) })
+		done <- r
+		if !state.CompareAndSwap(flightRunning, flightDone) {
+			e.abandoned.Add(-1) // Execute gave up on this call
+		}
+	}()
+	select {
+	case r := <-done:
+		return r
+	case <-cctx.Done():
+	}
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(lateGrace):
+	}
+	if state.CompareAndSwap(flightRunning, flightAbandoned) {
+		e.abandoned.Add(1)
+		e.log.Warn("executor: tool ignored its context and was abandoned", "tool", c.reg.entry.Name)
+		return outcome{err: ErrTimeout}
+	}
+	return <-done // it finished just now
 }
 
 // capText cuts s to at most n bytes on a UTF-8 boundary and adds a note.

@@ -302,9 +302,9 @@ func TestCancellationIsTheOnlyError(t *testing.T) {
 
 func TestIndexToolCannotBeWithheld(t *testing.T) {
 	for name, p := range map[string]categories.Policy{
-		"none":      {Categories: []categories.Category{}},
-		"deny it":   {Deny: []string{categories.IndexTool}},
-		"read-only": {},
+		"none":      {},
+		"deny it":   {Categories: categories.ReadOnly(), Deny: []string{categories.IndexTool}},
+		"read-only": categories.DefaultPolicy(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newExec(t, t.TempDir(), WithPolicy(p))
@@ -312,9 +312,9 @@ func TestIndexToolCannotBeWithheld(t *testing.T) {
 			require.True(t, obs.OK(), obs.Content)
 			assert.True(t, obs.ReadOnly)
 			assert.Empty(t, obs.Category)
-			var rep categories.Report
+			var rep categories.Inventory
 			require.NoError(t, json.Unmarshal([]byte(obs.Content), &rep))
-			assert.Equal(t, e.Report(), rep, "the index tool returns Report")
+			assert.Equal(t, e.Inventory(), rep, "the index tool returns Inventory")
 			states := map[string]categories.State{}
 			for _, c := range rep.Categories {
 				for _, tl := range c.Tools {
@@ -422,4 +422,19 @@ func TestLogs(t *testing.T) {
 	assert.Contains(t, out, `"msg":"executor: call denied","tool":"nope","reason":"unknown_tool"`)
 	assert.Contains(t, out, `"msg":"executor: call ran","tool":"echo"`)
 	assert.Contains(t, out, `"msg":"executor: tool registered","tool":"echo"`)
+}
+
+func TestPolicyDefaultsToReadOnly(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "a.txt"), "a\n"))
+	e := newExec(t, root)
+	assert.Equal(t, categories.DefaultPolicy(), e.Policy(), "New without WithPolicy is read-only")
+	assert.True(t, run(t, e, "read_file", map[string]any{"path": "a.txt"}).OK())
+	assert.Equal(t, intent.ReasonNotAllowed, run(t, e, "write_file", map[string]any{"path": "b.txt", "content": "x"}).Reason)
+
+	none := newExec(t, root, WithPolicy(categories.Policy{}))
+	assert.Equal(t, intent.ReasonNotAllowed, run(t, none, "read_file", map[string]any{"path": "a.txt"}).Reason,
+		"the zero policy allows nothing but the index tool")
+	assert.True(t, run(t, none, categories.IndexTool, nil).OK())
+	assert.Equal(t, []string{categories.IndexTool}, none.Loaded())
 }

@@ -39,7 +39,7 @@ type fixture struct {
 //	root/up -> ..                                   (the root's parent)
 //	root/loop1 -> loop2, root/loop2 -> loop1
 //	root/fifo                                       (a named pipe)
-func newFixture(t *testing.T) fixture {
+func newFixture(t testing.TB) fixture {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
@@ -86,7 +86,7 @@ type fileState struct {
 }
 
 // snapshot records every entry under dir, without following links.
-func snapshot(t *testing.T, dir string) map[string]fileState {
+func snapshot(t testing.TB, dir string) map[string]fileState {
 	t.Helper()
 	out := map[string]fileState{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -3,6 +3,7 @@ package executor
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"slices"
@@ -125,25 +126,34 @@ func kindMatches(d any, want string) bool {
 	return false
 }
 
+// errArgsTooBig: the arguments encode to more bytes than allowed.
+var errArgsTooBig = errors.New("arguments too big")
+
 // normalise turns any JSON-encodable arguments into decoded JSON with
 // json.Number numbers, a fresh copy the caller may change. Nil becomes an
-// empty object.
-func normalise(args map[string]any) (map[string]any, error) {
+// empty object. It also returns the size of the arguments encoded as JSON
+// (over limit bytes it stops with errArgsTooBig) and whether that encoding
+// differs from the copy's (an integral number rewritten). Cost: one marshal
+// and one decode of args.
+func normalise(args map[string]any, limit int) (out map[string]any, size int, changed bool, err error) {
 	if args == nil {
-		return map[string]any{}, nil
+		return map[string]any{}, 2, false, nil
 	}
 	b, err := json.Marshal(args)
 	if err != nil {
-		return nil, err
+		return nil, 0, false, err
+	}
+	if len(b) > limit {
+		return nil, len(b), false, errArgsTooBig
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	var out map[string]any
 	if err := dec.Decode(&out); err != nil {
-		return nil, err
+		return nil, len(b), false, err
 	}
-	integral(out)
-	return out, nil
+	n := 0
+	integralCount(out, &n)
+	return out, len(b), n > 0, nil
 }
 
 // maxExact is the largest magnitude below which every integer is exact
@@ -155,18 +165,25 @@ const maxExact = 1 << 53
 // "1000"): the same JSON value, which JSON Schema calls an integer, and
 // which then decodes into a Go int.
 func integral(v any) any {
+	var n int
+	return integralCount(v, &n)
+}
+
+// integralCount is integral, adding to *n the numbers it rewrote.
+func integralCount(v any, n *int) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			x[k] = integral(e)
+			x[k] = integralCount(e, n)
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = integral(e)
+			x[i] = integralCount(e, n)
 		}
 	case json.Number:
 		if strings.ContainsAny(string(x), ".eE") {
 			if f, err := x.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < maxExact {
+				*n++
 				return json.Number(strconv.FormatInt(int64(f), 10))
 			}
 		}

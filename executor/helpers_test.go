@@ -7,13 +7,15 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func newExec(t *testing.T, root string, opts ...Option) *Executor {
+func newExec(t testing.TB, root string, opts ...Option) *Executor {
 	t.Helper()
 	e, err := New(root, opts...)
 	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, e.Close()) })
 	return e
 }
 

@@ -16,27 +16,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestHostileIntents runs intents that try to leave the root, read what is
-// not a file, write without permission, or call what does not exist. Each
-// is refused (or, for the huge file, capped) with the expected reason and
-// words, and nothing outside the root, nor inside it, changes.
-func TestHostileIntents(t *testing.T) {
-	f := newFixture(t)
+// hostileCase is one intent of the hostile table and what it must give.
+type hostileCase struct {
+	name   string
+	e      *Executor
+	tool   string
+	args   map[string]any
+	status intent.Status
+	reason intent.Reason
+	words  []string // substrings of Content
+}
+
+// hostileCases are intents that try to leave the root, read what is not a
+// file, write without permission, or call what does not exist, over f
+// with a read-only and a read-write executor.
+func hostileCases(t *testing.T, f fixture) []hostileCase {
 	ro := newExec(t, f.root, WithReadCap(4<<10))
 	rw := newExec(t, f.root, WithReadCap(4<<10), WithPolicy(rwPolicy()))
 	absSecret := filepath.Join(f.outside, "secret.txt")
 	absHello := filepath.Join(f.root, "hello.txt")
-
 	type args = map[string]any
-	cases := []struct {
-		name   string
-		e      *Executor
-		tool   string
-		args   args
-		status intent.Status
-		reason intent.Reason
-		words  []string // substrings of Content
-	}{
+	return []hostileCase{
 		// Traversal in every spelling.
 		{"dotdot", ro, "read_file", args{"path": "../outside/secret.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{`".."`}},
 		{"dotdot inside then out", ro, "read_file", args{"path": "sub/../../outside/secret.txt"}, intent.StatusDenied, intent.ReasonOutsideRoot, []string{`".."`}},
@@ -103,6 +103,14 @@ func TestHostileIntents(t *testing.T) {
 		{"bad glob", ro, "glob", args{"pattern": "[a-"}, intent.StatusDenied, intent.ReasonInvalidArgs, []string{"malformed"}},
 		{"write bad args", rw, "write_file", args{"path": "new.txt"}, intent.StatusDenied, intent.ReasonInvalidArgs, []string{"missing property 'content'"}},
 	}
+}
+
+// TestHostileIntents runs the hostile table. Each intent is refused (or,
+// for the huge file, capped) with the expected reason and words, and
+// nothing outside the root, nor inside it, changes.
+func TestHostileIntents(t *testing.T) {
+	f := newFixture(t)
+	cases := hostileCases(t, f)
 	require.GreaterOrEqual(t, len(cases), 30)
 
 	outsideBefore := snapshot(t, f.outside)

@@ -7,8 +7,8 @@ import (
 	"github.com/mdap-go/mdap/categories"
 )
 
-// indexTool is list_tool_categories: the report of what this executor has
-// loaded, withheld or lacks. It belongs to no category and is always
+// indexTool is list_tool_categories: the inventory of what this executor
+// has loaded, withheld or lacks. It belongs to no category and is always
 // allowed ([categories.Policy.Allows] lets it through).
 type indexTool struct{ e *Executor }
 
@@ -26,16 +26,16 @@ func (t *indexTool) Schema() json.RawMessage {
 }
 
 func (t *indexTool) Run(ctx context.Context, _ map[string]any) (string, error) {
-	b, err := json.Marshal(t.e.Report())
+	b, err := json.Marshal(t.e.Inventory())
 	if err != nil {
 		return "", err
 	}
 	return string(b), nil
 }
 
-// Report is what the index tool returns: the taxonomy's report under this
-// executor's policy, where a tool is available when it is registered here.
-// Cost: that of [categories.Taxonomy.Report].
-func (e *Executor) Report() categories.Report {
-	return e.tax.Report(e.policy, e.available)
+// Inventory is what the index tool returns: the taxonomy's inventory under
+// this executor's policy, where a tool is available when it is registered
+// here. Cost: that of [categories.Taxonomy.Inventory].
+func (e *Executor) Inventory() categories.Inventory {
+	return e.tax.Inventory(e.policy, e.available)
 }

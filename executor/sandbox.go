@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -15,21 +17,51 @@ import (
 // os.Root's own limit, so the explicit check and os.Root agree.
 const maxSymlinks = 8
 
-// sandbox resolves paths inside one root folder. Every file tool opens the
-// root with os.OpenRoot for each call, so os.Root enforces what the
-// explicit checks here word for the model.
+// maxResolveSteps is how many components resolve examines for one path,
+// links' targets included.
+const maxResolveSteps = 4 * MaxPathDepth
+
+// sandbox resolves paths inside one root folder, held open as an os.Root
+// for the executor's life: every open, stat, walk, rename and mkdir of the
+// file tools goes through it, so os.Root enforces, race-free, what the
+// explicit checks here word for the model, and a root renamed away or
+// replaced by a symbolic link after New goes on being the same folder.
 type sandbox struct {
-	dir     string // absolute, symbolic links resolved
+	dir     string // the root's absolute path at New, symbolic links resolved
+	root    *os.Root
 	readCap int64
+	// refuseHardLinks refuses to read regular files with more than one
+	// name.
+	refuseHardLinks bool
+	closed          atomic.Bool
 }
 
-func (s *sandbox) open() (*os.Root, error) {
-	r, err := os.OpenRoot(s.dir)
+func newSandbox(dir string, readCap int64, refuseHardLinks bool) (*sandbox, error) {
+	r, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("the root folder cannot be opened: %v", unwrapPath(err))
+		return nil, fmt.Errorf("%w: %q: %v", ErrBadRoot, dir, unwrapPath(err))
 	}
-	return r, nil
+	return &sandbox{dir: dir, root: r, readCap: readCap, refuseHardLinks: refuseHardLinks}, nil
 }
+
+// open returns the held root, or an error once the executor is closed.
+func (s *sandbox) open() (*os.Root, error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
+	return s.root, nil
+}
+
+// close releases the root; later calls fail with errClosed.
+func (s *sandbox) close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	return s.root.Close()
+}
+
+// errClosed is what a file tool returns after [Executor.Close].
+var errClosed = errors.New("the executor was closed: its file tools no longer run")
 
 // lexical checks a path given by the model without touching the disk and
 // returns it cleaned ("." for the root itself). It refuses NUL bytes and
@@ -37,6 +69,8 @@ func (s *sandbox) open() (*os.Root, error) {
 // (ErrOutsideRoot). A backslash is an ordinary character.
 func (s *sandbox) lexical(p string) (string, error) {
 	switch {
+	case len(p) > MaxPathBytes:
+		return "", refusef(ErrBadPath, "the path %q is %d bytes; paths are at most %d bytes", cutText(p, 64), len(p), MaxPathBytes)
 	case p == "":
 		return "", refusef(ErrBadPath, "the path is empty; give a path relative to the root folder, or \".\" for the root itself")
 	case strings.ContainsRune(p, 0):
@@ -48,10 +82,18 @@ func (s *sandbox) lexical(p string) (string, error) {
 		}
 		return "", refusef(ErrOutsideRoot, "%q is an absolute path; paths are relative to the root folder%s", p, hint)
 	}
+	depth := 0
 	for _, c := range strings.Split(p, "/") {
-		if c == ".." {
+		switch c {
+		case "..":
 			return "", refusef(ErrOutsideRoot, "%q has a \"..\" component; paths may not leave the root folder, so \"..\" is never allowed", p)
+		case "", ".":
+		default:
+			depth++
 		}
+	}
+	if depth > MaxPathDepth {
+		return "", refusef(ErrBadPath, "the path %q has %d components; paths have at most %d", cutText(p, 64), depth, MaxPathDepth)
 	}
 	return path.Clean(p), nil
 }
@@ -59,16 +101,33 @@ func (s *sandbox) lexical(p string) (string, error) {
 // resolve follows, component by component, every symbolic link on clean
 // (a result of lexical) and returns the path with links replaced by their
 // targets. A link that is absolute, or whose target leaves the root, is
-// refused with ErrOutsideRoot; more than maxSymlinks links with
-// ErrBadPath. Components that do not exist are kept as they are (a file
-// about to be written). Enforcement is os.Root's; this is for the message
-// and for writing through a link to its target.
-func resolve(r *os.Root, display, clean string) (string, error) {
+// refused with ErrOutsideRoot; more than maxSymlinks links, a path deeper
+// than MaxPathDepth once links are followed, or more than maxResolveSteps
+// components in all with ErrBadPath. Components that do not exist are kept
+// as they are (a file about to be written). Enforcement is os.Root's; this
+// is for the message and for writing through a link to its target.
+//
+// Cost: linear in the number of components: the folder reached so far is
+// kept open, so each component is one lstat (and one open when it is a
+// folder); a ".." from a link's target reopens from the root. At most
+// maxResolveSteps components are examined, and ctx is checked at each.
+func resolve(ctx context.Context, r *os.Root, display, clean string) (string, error) {
 	parts := splitPath(clean)
 	var cur []string
-	hops := 0
+	w := &dirWalker{top: r, dir: r}
+	defer w.set(nil)
+	hops, steps := 0, 0
 	link := "" // the last link followed, for messages
 	for len(parts) > 0 {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		if steps++; steps > maxResolveSteps {
+			return "", refusef(ErrBadPath, "%q has more than %d components once its symbolic links are followed", cutText(display, 64), maxResolveSteps)
+		}
+		if len(cur) > MaxPathDepth {
+			return "", refusef(ErrBadPath, "%q is more than %d folders deep once its symbolic links are followed", cutText(display, 64), MaxPathDepth)
+		}
 		c := parts[0]
 		parts = parts[1:]
 		switch c {
@@ -79,18 +138,24 @@ func resolve(r *os.Root, display, clean string) (string, error) {
 				return "", refusef(ErrOutsideRoot, "%s, which leads outside the root folder; links are followed only while they stay inside it", linkPhrase(display, link))
 			}
 			cur = cur[:len(cur)-1]
+			w.reopen(cur)
+			continue
+		}
+		if w.dir == nil {
+			cur = append(cur, c) // under a name that is not a folder: nothing here exists yet
+			continue
+		}
+		fi, err := w.dir.Lstat(c)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			cur = append(cur, c) // a file, a folder, or nothing yet
+			w.descend(c, err == nil && fi.IsDir())
 			continue
 		}
 		next := path.Join(append(cur, c)...)
-		fi, err := r.Lstat(next)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			cur = append(cur, c) // a file, a folder, or nothing yet
-			continue
-		}
 		if hops++; hops > maxSymlinks {
 			return "", refusef(ErrBadPath, "%q goes through more than %d symbolic links (a loop?)", display, maxSymlinks)
 		}
-		target, err := r.Readlink(next)
+		target, err := w.dir.Readlink(c)
 		if err != nil {
 			return "", fsError(display, err)
 		}
@@ -98,12 +163,54 @@ func resolve(r *os.Root, display, clean string) (string, error) {
 			return "", refusef(ErrOutsideRoot, "%s to an absolute path; only relative links that stay inside the root folder are followed", linkPhrase(display, next))
 		}
 		link = next
-		parts = append(splitPath(target), parts...)
+		parts = append(splitPath(target), parts...) // relative to the link's folder, which w.dir still is
 	}
 	if len(cur) == 0 {
 		return ".", nil
 	}
 	return path.Join(cur...), nil
+}
+
+// dirWalker holds open the folder that resolve has reached, so that a
+// component costs one lstat rather than a walk from the root. dir is nil
+// when the path so far names no folder. It holds at most one descriptor
+// besides top's.
+type dirWalker struct {
+	top, dir *os.Root
+}
+
+// set replaces dir, closing the old one unless it is top.
+func (w *dirWalker) set(d *os.Root) {
+	if w.dir != nil && w.dir != w.top {
+		w.dir.Close()
+	}
+	w.dir = d
+}
+
+// descend moves into child c of dir when it is a folder, else to nowhere.
+func (w *dirWalker) descend(c string, isDir bool) {
+	if !isDir {
+		w.set(nil)
+		return
+	}
+	d, err := w.dir.OpenRoot(c)
+	if err != nil {
+		d = nil
+	}
+	w.set(d)
+}
+
+// reopen moves to cur, opened from top.
+func (w *dirWalker) reopen(cur []string) {
+	if len(cur) == 0 {
+		w.set(w.top)
+		return
+	}
+	d, err := w.top.OpenRoot(path.Join(cur...))
+	if err != nil {
+		d = nil
+	}
+	w.set(d)
 }
 
 // linkPhrase names the link a path goes through: "\"a\" is a symbolic
@@ -120,19 +227,20 @@ func splitPath(p string) []string {
 }
 
 // path checks p lexically and follows its links; see lexical and resolve.
-func (s *sandbox) path(r *os.Root, p string) (string, error) {
+func (s *sandbox) path(ctx context.Context, r *os.Root, p string) (string, error) {
 	clean, err := s.lexical(p)
 	if err != nil {
 		return "", err
 	}
-	return resolve(r, p, clean)
+	return resolve(ctx, r, p, clean)
 }
 
 // openRegular opens rel (a result of path) for reading, refusing anything
-// but a regular file. It stats first for the message, then opens with
-// O_NONBLOCK (so a FIFO swapped in meanwhile cannot block the call) and
-// checks the opened file again.
-func openRegular(r *os.Root, display, rel string) (*os.File, fs.FileInfo, error) {
+// but a regular file, and with refuseHardLinks a file with more than one
+// name. It stats first for the message, then opens with O_NONBLOCK (so a
+// FIFO swapped in meanwhile cannot block the call) and checks the opened
+// file again.
+func (s *sandbox) openRegular(r *os.Root, display, rel string) (*os.File, fs.FileInfo, error) {
 	fi, err := r.Stat(rel)
 	if err != nil {
 		return nil, nil, fsError(display, err)
@@ -147,6 +255,9 @@ func openRegular(r *os.Root, display, rel string) (*os.File, fs.FileInfo, error)
 	fi, err = f.Stat()
 	if err == nil {
 		err = regular(display, fi)
+	}
+	if n := linkCount(fi); err == nil && s.refuseHardLinks && n > 1 {
+		err = refusef(ErrOutsideRoot, "%q is a hard link: its file has %d names, and another may be outside the root folder; this run reads only files with one name", display, n)
 	}
 	if err != nil {
 		f.Close()
@@ -200,6 +311,8 @@ func fsError(display string, err error) error {
 		return refusef(ErrOutsideRoot, "%q leads outside the root folder", display)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%q: permission denied", display)
+	case errors.Is(err, fs.ErrClosed):
+		return errClosed
 	}
 	return fmt.Errorf("%q: %v", display, inner)
 }

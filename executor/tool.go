@@ -57,7 +57,11 @@ func NewTool(name string, category categories.Category, description string, sche
 	return &funcTool{name: name, category: category, description: description, schema: schema, run: run}
 }
 
+// funcTool is the Tool of NewTool. inline marks the built-in tools, which
+// Execute runs on the caller's goroutine (see Executor.run); NewTool never
+// sets it.
 type funcTool struct {
+	inline      bool
 	name        string
 	category    categories.Category
 	description string
@@ -106,6 +110,7 @@ type registered struct {
 	schema *jsonschema.Schema
 	doc    any            // the schema decoded with UseNumber, for healing and hints
 	params map[string]any // the schema decoded plainly, for llms.FunctionDefinition
+	inline bool           // a built-in tool: run on the caller's goroutine
 }
 
 // Register adds t to the executor and, if the taxonomy does not know t's
@@ -162,7 +167,8 @@ func (e *Executor) Register(t Tool) error {
 		}
 		entry, _ = e.tax.Lookup(name)
 	}
-	e.tools[name] = &registered{tool: t, entry: entry, schema: sch, doc: doc, params: params}
+	ft, builtin := t.(*funcTool)
+	e.tools[name] = &registered{tool: t, entry: entry, schema: sch, doc: doc, params: params, inline: builtin && ft.inline}
 	e.log.Debug("executor: tool registered", "tool", name, "category", string(cat), "read_only", entry.ReadOnly())
 	return nil
 }

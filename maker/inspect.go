@@ -35,7 +35,7 @@ func Inspect(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent
 	if decode == nil {
 		decode = DecodeReply
 	}
-	out, key, flag, why := judge(r, maxTokens, rules, decode)
+	out, key, flag, why := judge(r, maxTokens, rules, decode, nil)
 	if flag != nil {
 		return Verdict{Flag: flag.Error(), Reason: why.Error()}
 	}
@@ -47,12 +47,21 @@ func Inspect(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent
 }
 
 // judge is the draw's verdict on a reply: its answer and key, or its red
-// flag and the detailed reason.
-func judge(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent.Output, error)) (out intent.Output, key uint64, flag, why error) {
+// flag and the detailed reason. normalize, if not nil, puts a tool
+// intent's arguments in the form its tool's schema wants before the key is
+// taken, so calls that will run alike vote together.
+func judge(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent.Output, error), normalize func(intent.ToolIntent) (intent.ToolIntent, error)) (out intent.Output, key uint64, flag, why error) {
 	if flag := rules.check(r, maxTokens); flag != nil {
 		return out, 0, flag, flag
 	}
 	out, err := decode(r)
+	if err == nil && out.Intent != nil && normalize != nil {
+		var ti intent.ToolIntent
+		if ti, err = normalize(*out.Intent); err != nil {
+			return intent.Output{}, 0, ErrInvalidArguments, err
+		}
+		out.Intent = &ti
+	}
 	if err == nil {
 		key, err = intent.Key(out)
 	}

@@ -1,6 +1,7 @@
 package maker
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,4 +26,10 @@ func TestInspectExplainsVotes(t *testing.T) {
 	assert.Equal(t, "unparseable", bad.Flag)
 	assert.NotEmpty(t, bad.Reason)
 	assert.Empty(t, bad.Key)
+}
+
+func TestHugeReplyFlaggedUnread(t *testing.T) {
+	huge := Reply{Text: `{"a":"` + strings.Repeat("x", MaxReplyBytes) + `"}`, StopReason: "stop", OutputTokens: 1}
+	v := Inspect(huge, 0, FlagRules{AllowOverlong: true}, nil)
+	assert.Equal(t, "overlong", v.Flag, "a reply over MaxReplyBytes is flagged whatever the rules")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -454,4 +455,73 @@ func TestJournalOverAnyStore(t *testing.T) {
 	_, err = NewJournal(store)
 	require.ErrorIs(t, err, ErrJournalCorrupt)
 	assert.Contains(t, err.Error(), fmt.Sprintf("mem:%d ", len(store.lines)))
+}
+
+// fullStore is a memStore whose appends fail once it holds max lines.
+type fullStore struct {
+	memStore
+	max int
+}
+
+func (f *fullStore) Append(line []byte) error {
+	if len(f.lines) >= f.max {
+		return syscall.ENOSPC
+	}
+	return f.memStore.Append(line)
+}
+
+func TestFullJournalFailsBeforeTheNextStep(t *testing.T) {
+	// A step record that cannot be written: the run stops there.
+	m := &scripted{reply: noisy}
+	j, err := NewJournal(&fullStore{max: 4}) // the header and three steps
+	require.NoError(t, err)
+	rep, err := (&Solver{Model: m, Vote: vote.Config{K: 2, Parallel: 1}, Journal: j}).Solve(context.Background(), &counter{target: 10})
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	assert.Contains(t, err.Error(), "step 3 was decided but could not be journaled")
+	assert.Equal(t, 3, rep.Steps, "the report covers the journaled steps")
+	calls := m.calls.Load()
+	assert.Less(t, calls, int64(5*5), "no sample of a fifth step was drawn")
+
+	// A side effect whose pending record cannot be written never runs.
+	var runs atomic.Int64
+	j, err = NewJournal(&fullStore{max: 3}) // the header and steps 0 and 1
+	require.NoError(t, err)
+	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	assert.Contains(t, err.Error(), "so it did not run")
+	assert.Zero(t, runs.Load(), "no side effect the journal could not record")
+}
+
+// FuzzJournal feeds arbitrary lines after a real journal's header and first
+// steps: opening and replaying never panics, and whatever is refused is
+// refused as corruption (or a version, or a replay error), never with a
+// half-applied write.
+func FuzzJournal(f *testing.F) {
+	store := &memStore{}
+	j, err := NewJournal(store)
+	require.NoError(f, err)
+	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, MaxSteps: 3}).Solve(context.Background(), &counter{target: 10})
+	require.ErrorIs(f, err, ErrStepLimit)
+	head := store.lines
+	for _, l := range head[1:] {
+		f.Add(l, []byte(nil))
+	}
+	f.Add([]byte(`{"step":3,"pending":true,"k":2,"winner":{"tool_intent":{"tool":"x","args":{}}}}`), []byte(`{"step":3`))
+	f.Add([]byte(`{"checkpoint":3,"crc32c":1,"task_state":{}}`), []byte("x"))
+	f.Fuzz(func(t *testing.T, line, torn []byte) {
+		if len(line) > 4<<10 || len(torn) > 1<<10 || bytes.IndexByte(line, '\n') >= 0 {
+			t.Skip()
+		}
+		s := &memStore{lines: append(append([][]byte(nil), head...), line), torn: torn}
+		j, err := NewJournal(s)
+		if err != nil {
+			require.True(t, errors.Is(err, ErrJournalCorrupt) || errors.Is(err, ErrJournalVersion), "%v", err)
+			return
+		}
+		before := len(s.lines)
+		_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, MaxSteps: 6}).Solve(context.Background(), &counter{target: 10})
+		if err != nil && !errors.Is(err, ErrStepLimit) {
+			require.Equal(t, before, len(s.lines), "a refused journal is not written: %v", err)
+		}
+	})
 }

@@ -92,6 +92,9 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 	opts := append([]llms.CallOption{
 		llms.WithTemperature(a.temperature(id.Index)),
 		llms.WithMaxTokens(a.maxTokens),
+		// A provider that honours seeds gives each sample its own
+		// reproducible draw (langchaingo omits a seed of 0, hence +1).
+		llms.WithSeed(id.Index + 1),
 	}, a.options...)
 	if len(a.tools) > 0 {
 		opts = append(opts, llms.WithTools(a.tools))

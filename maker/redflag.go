@@ -17,6 +17,9 @@ var (
 	ErrCutOff      = errors.New("cut off")     // the provider stopped for length, or gave no reason at exactly the cap
 	ErrUnparseable = errors.New("unparseable") // no single well-formed answer
 	ErrFormat      = errors.New("format")      // the task's format check refused it
+	// ErrInvalidArguments: the reply proposes a call of a tool the run may
+	// run, with arguments its schema refuses even after healing.
+	ErrInvalidArguments = errors.New("invalid arguments")
 )
 
 // FlagRules says which of the reply-level red flags apply. The zero value
@@ -33,9 +36,16 @@ type FlagRules struct {
 	AllowCutOff bool `json:"allow_cut_off"`
 }
 
+// MaxReplyBytes is the largest reply text judged at all: a longer one is
+// flagged overlong whatever the rules, before anything parses it, so a
+// runaway reply costs no more than its download.
+const MaxReplyBytes = 1 << 20
+
 // check returns the reply-level red flag of r under cap maxTokens, or nil.
 func (f FlagRules) check(r Reply, maxTokens int) error {
 	switch {
+	case len(r.Text) > MaxReplyBytes:
+		return ErrOverlong
 	case !f.AllowEmpty && strings.TrimSpace(r.Text) == "" && len(r.ToolCalls) == 0:
 		return ErrEmpty
 	case !f.AllowCutOff && cutOff(r.StopReason):

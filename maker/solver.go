@@ -61,7 +61,11 @@ type Solver struct {
 	Temperature func(sample int) float64
 	// Flags chooses the red flags; the zero value applies them all.
 	Flags FlagRules
-	// CallOptions are added to every model call.
+	// CallOptions are added to every model call, after the solver's own:
+	// the temperature, the reply cap and the sample's seed (its index
+	// plus one, llms.WithSeed, so a provider that honours seeds gives each
+	// sample its own reproducible draw). A seed set here overrides the
+	// per-sample one, and samples at one temperature may then all agree.
 	CallOptions []llms.CallOption
 	// Timeout bounds each model call (langchaingo's clients have none of
 	// their own); a call that takes longer is a failed draw wrapping
@@ -199,6 +203,9 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		Solver: s, task: task, cfg: cfg, rep: &rep, ids: ids,
 		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout},
 	}
+	if s.Executor != nil {
+		run.normalize = s.Executor.Normalize
+	}
 	if j := s.Journal; j != nil {
 		defer func() {
 			if cerr := j.Flush(); cerr != nil && err == nil {
@@ -238,6 +245,9 @@ type run struct {
 	next  int                 // the next step to decide
 	last  *intent.Observation // the last step's observation
 	ids   []string            // the identities of the models that draw samples
+	// normalize heals a tool intent against its schema before it is
+	// keyed; nil without an executor.
+	normalize func(intent.ToolIntent) (intent.ToolIntent, error)
 }
 
 func (r *run) loop(ctx context.Context) error {
@@ -302,7 +312,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 			}
 			return out, err
 		}
-		out, key, flag, reason := judge(reply, r.agent.maxTokens, r.Flags, decode)
+		out, key, flag, reason := judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
 		if errors.Is(reason, ErrTaskPanic) {
 			sm.Err = reason
 			return sm
@@ -379,12 +389,13 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 		return fmt.Errorf("%w: step %d: apply: %w", ErrStep, rec.Step, err)
 	}
 	rec.Elapsed = time.Since(started)
-	r.rep.addStep(rec)
 	if r.Journal != nil {
 		if err := r.Journal.step(rec); err != nil {
-			return fmt.Errorf("%w: step %d was decided but could not be journaled: %w", ErrStep, rec.Step, err)
+			r.rep.addSamples(rec, false) // spent, but not a step of the record
+			return fmt.Errorf("%w: step %d was decided but could not be journaled (%w); make room, then resume: that step is decided again", ErrStep, rec.Step, err)
 		}
 	}
+	r.rep.addStep(rec)
 	r.rep.Done = done
 	r.last = obs
 	if r.Progress != nil {

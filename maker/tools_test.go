@@ -108,3 +108,67 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	assert.Equal(t, 5, task.n)
 	assert.Equal(t, 2, rep.Resumed)
 }
+
+// grepAt0 proposes grep at step 0, spelling paths as a list on even
+// samples and as a JSON string on odd ones, then counts.
+func grepAt0(spell func(id SampleID) string) func(id SampleID, p string) (string, string) {
+	return func(id SampleID, p string) (string, string) {
+		if current(p) == 0 && !hasObservation(p) {
+			return `{"tool_intent":{"tool":"grep","args":{"pattern":"Version","paths":` + spell(id) + `}}}`, "stop"
+		}
+		return fmt.Sprintf(`{"next": %d}`, current(p)+1), "stop"
+	}
+}
+
+func TestHealedSpellingsVoteTogether(t *testing.T) {
+	ex, err := executor.New("../testdata/spec/repo")
+	require.NoError(t, err)
+	defer ex.Close()
+	alternate := func(id SampleID) string {
+		if id.Index%2 == 1 {
+			return `"[\"src\"]"`
+		}
+		return `["src"]`
+	}
+	task := &counter{target: 2}
+	var first *StepRecord
+	rep, err := (&Solver{Model: &scripted{reply: grepAt0(alternate)}, Executor: ex, Vote: vote.Config{K: 2, Parallel: 1},
+		Progress: func(e Event) {
+			if e.Step == 0 {
+				c := *e.Record
+				first = &c
+			}
+		}}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	require.NotNil(t, first)
+	assert.Equal(t, 2, first.Valid, "a list and the same list as a JSON string vote together: decided in two samples")
+	assert.Len(t, first.Votes, 1)
+	assert.Equal(t, []any{"src"}, first.Winner.Intent.Args["paths"], "the normalised intent is what runs")
+	assert.Equal(t, 1, rep.ToolCalls)
+	assert.Contains(t, task.observed[0], "src/version.go")
+}
+
+func TestUnhealableArgumentsAreRedFlagged(t *testing.T) {
+	ex, err := executor.New("../testdata/spec/repo")
+	require.NoError(t, err)
+	defer ex.Close()
+	// Sample 1 of step 0 gives paths as a number: no healing makes it a
+	// list of strings, so it is flagged before it can vote.
+	spell := func(id SampleID) string {
+		if id.Index == 1 {
+			return `7`
+		}
+		return `["src"]`
+	}
+	var first *StepRecord
+	_, err = (&Solver{Model: &scripted{reply: grepAt0(spell)}, Executor: ex, Vote: vote.Config{K: 2, Parallel: 1},
+		Progress: func(e Event) {
+			if e.Step == 0 {
+				c := *e.Record
+				first = &c
+			}
+		}}).Solve(context.Background(), &counter{target: 2})
+	require.NoError(t, err)
+	assert.Equal(t, 1, first.Flags["invalid arguments"])
+	assert.Equal(t, 2, first.Valid)
+}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +121,14 @@ func TestBinaryInterruptExits130(t *testing.T) {
 	}
 }
 
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
 func countLines(path string) int {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -150,4 +160,120 @@ func TestBinaryUsageErrorWritesNothing(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing written")
+}
+
+// summary reads a --json summary from a child's stdout.
+func (c *child) summary(t *testing.T) hanoiSummary {
+	t.Helper()
+	var s hanoiSummary
+	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &s), "stdout %q stderr %q", c.stdout.String(), c.stderr.String())
+	return s
+}
+
+// TestBinarySurvivesKills kills a 12-disk run at random moments, resumes it
+// each time, and compares the end with an uninterrupted run: the same
+// winners, keys and votes, the same totals, no step twice.
+func TestBinarySurvivesKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a real process many times")
+	}
+	dir := t.TempDir()
+	args := []string{"hanoi", "--disks", "12", "--p", "0.99", "--flag-rate", "0.02", "--seed", "21", "--latency", "500us", "--progress", "off", "--json"}
+	whole := filepath.Join(dir, "whole.jsonl")
+	c := start(t, nil, append(args, "--journal", whole)...)
+	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+	want := c.summary(t)
+	require.True(t, want.Solved)
+
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for _, sig := range []struct {
+		sig   syscall.Signal
+		times int
+		code  int
+	}{{syscall.SIGKILL, 10, -1}, {syscall.SIGINT, 3, 130}, {syscall.SIGTERM, 3, 130}} {
+		j := filepath.Join(dir, sig.sig.String()+".jsonl")
+		kills := 0
+		for resume := false; ; resume = true {
+			a := append(args, "--journal", j)
+			if resume {
+				a = append(a, "--resume")
+			}
+			before := fileSize(j)
+			c := start(t, nil, a...)
+			if kills < sig.times {
+				// Signal a run that has begun: its journal grows. A signal
+				// before the program installed its handler would test Go's
+				// start-up, not maker.
+				require.Eventually(t, func() bool { return fileSize(j) > before || c.cmd.ProcessState != nil }, 30*time.Second, time.Millisecond)
+				time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+				require.NoError(t, c.cmd.Process.Signal(sig.sig))
+				code := c.wait(t, time.Minute)
+				if code == 0 {
+					break // it finished before the signal
+				}
+				if sig.code > 0 {
+					assert.Equal(t, sig.code, code, "%s: %s", sig.sig, c.stderr.String())
+				}
+				kills++
+				continue
+			}
+			require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+			got := c.summary(t)
+			assert.Equal(t, want.Steps, got.Steps, sig.sig.String())
+			assert.Equal(t, want.Samples, got.Samples, sig.sig.String())
+			assert.Equal(t, want.Valid, got.Valid, sig.sig.String())
+			assert.Equal(t, want.Flagged, got.Flagged, sig.sig.String())
+			assert.Equal(t, want.Flags, got.Flags, sig.sig.String())
+			assert.Equal(t, want.OutputTokens, got.OutputTokens, sig.sig.String())
+			assert.True(t, got.Solved, sig.sig.String())
+			break
+		}
+		assert.Equal(t, decided(t, whole), decided(t, j), "%s after %d signals: the same winners, keys and votes, each step once", sig.sig, kills)
+		t.Logf("%s: %d signals survived", sig.sig, kills)
+	}
+}
+
+// TestBinarySecondRunOnAJournalRefused starts two runs on one journal: the
+// second is refused at once and the journal is not touched by it.
+func TestBinarySecondRunOnAJournalRefused(t *testing.T) {
+	j := filepath.Join(t.TempDir(), "j.jsonl")
+	first := start(t, nil, "hanoi", "--disks", "10", "--latency", "2ms", "--journal", j, "--progress", "off")
+	require.Eventually(t, func() bool { return countLines(j) > 5 }, 30*time.Second, 5*time.Millisecond)
+	second := start(t, nil, "hanoi", "--disks", "10", "--latency", "2ms", "--journal", j, "--resume", "--progress", "off")
+	assert.Equal(t, 2, second.wait(t, 10*time.Second))
+	assert.Contains(t, second.stderr.String(), "locked by another process")
+	require.NoError(t, first.cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, 130, first.wait(t, 30*time.Second))
+	// The first run's journal resumes cleanly: the second wrote nothing.
+	third := start(t, nil, "hanoi", "--disks", "10", "--journal", j, "--resume", "--json")
+	require.Equal(t, 0, third.wait(t, time.Minute), third.stderr.String())
+	assert.True(t, third.summary(t).Solved)
+}
+
+// TestBinaryFullDiskFailsBeforeTheNextStep runs with a file-size limit
+// that the journal reaches mid-run (as a full disk would): the run fails
+// at once, naming the journal, and resumes once there is room.
+func TestBinaryFullDiskFailsBeforeTheNextStep(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("needs bash for ulimit")
+	}
+	dir := t.TempDir()
+	j := filepath.Join(dir, "j.jsonl")
+	c := &child{cmd: exec.Command("bash", "-c", `ulimit -f 32 && exec "$0" "$@"`, binary, "hanoi", "--disks", "10", "--journal", j, "--progress", "off")}
+	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+	require.NoError(t, c.cmd.Start())
+	assert.Equal(t, 1, c.wait(t, time.Minute))
+	assert.Contains(t, c.stderr.String(), "could not be journaled")
+	assert.Contains(t, c.stderr.String(), j)
+	assert.Contains(t, c.stderr.String(), "resume", "it says what to do")
+	fi, err := os.Stat(j)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, fi.Size(), int64(32*1024))
+
+	// With room again, the run resumes from what was journaled.
+	c = start(t, nil, "hanoi", "--disks", "10", "--journal", j, "--resume", "--json")
+	require.Equal(t, 0, c.wait(t, time.Minute), c.stderr.String())
+	s := c.summary(t)
+	assert.True(t, s.Solved)
+	assert.Positive(t, s.Resumed)
 }

@@ -23,9 +23,9 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// tokenEnv names the environment variable holding the token a NATS
+// natsTokenEnv names the environment variable holding the token a NATS
 // server requires (maker nats) and its clients send (--nats).
-const tokenEnv = "MDAP_NATS_TOKEN"
+const natsTokenEnv = "MDAP_NATS_TOKEN"
 
 // natsJournalPrefix marks a --journal on the engine: nats:RUN.
 const natsJournalPrefix = "nats:"
@@ -43,7 +43,7 @@ type natsRun struct {
 }
 
 func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
-	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through `maker worker`s instead of calling the model; $"+tokenEnv+" is sent as the token")
+	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through `maker worker`s instead of calling the model; $"+natsTokenEnv+" is sent as the token")
 }
 
 // validateNATS checks --nats and what it changes: --journal nats:RUN
@@ -115,7 +115,7 @@ func (n *natsRun) connectNATS(name string) error {
 		return nil
 	}
 	var opts []nats.Option
-	if tok := os.Getenv(tokenEnv); tok != "" {
+	if tok := os.Getenv(natsTokenEnv); tok != "" {
 		opts = append(opts, nats.Token(tok))
 	}
 	nc, err := cluster.Connect(n.natsURL, name, opts...)
@@ -206,11 +206,11 @@ nats:RUN) and task queues live on it. It prints the client URL on stdout and
 runs until SIGINT or SIGTERM, then stops cleanly (exit status 0).
 
 It listens on loopback by default. To serve other machines, listen on an
-address they reach (--addr 0.0.0.0:4222) and set $` + tokenEnv + ` on every
+address they reach (--addr 0.0.0.0:4222) and set $` + natsTokenEnv + ` on every
 machine: the server then requires that token, and clients send it. A real NATS
 cluster (nats-server -js) serves the same clients unchanged.`,
 		Example: `  maker nats --store ./mdap-nats
-  ` + tokenEnv + `=secret maker nats --addr 0.0.0.0:4222 --store /var/lib/mdap-nats`,
+  ` + natsTokenEnv + `=secret maker nats --addr 0.0.0.0:4222 --store /var/lib/mdap-nats`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			host, _, err := net.SplitHostPort(addr)
@@ -224,7 +224,7 @@ cluster (nats-server -js) serves the same clients unchanged.`,
 			if err != nil {
 				return usageErr("--store %q: %v", store, err)
 			}
-			token := os.Getenv(tokenEnv)
+			token := os.Getenv(natsTokenEnv)
 			stderr := cmd.ErrOrStderr()
 			cfg := cluster.ServerConfig{Addr: addr, StoreDir: abs, Token: token, SyncAlways: syncAlways}
 			if logs {
@@ -241,7 +241,7 @@ cluster (nats-server -js) serves the same clients unchanged.`,
 			fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
 			fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), abs)
 			if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && token == "" {
-				fmt.Fprintf(stderr, "maker nats: warning: listening on %s without a token: anyone who reaches it can use it; set $%s\n", host, tokenEnv)
+				fmt.Fprintf(stderr, "maker nats: warning: listening on %s without a token: anyone who reaches it can use it; set $%s\n", host, natsTokenEnv)
 			}
 			<-cmd.Context().Done()
 			fmt.Fprintln(stderr, "maker nats: stopping")

@@ -54,7 +54,8 @@ it). The same report is what a model gets from the list_tool_categories tool.`,
 			if err != nil {
 				return err
 			}
-			r := e.Report()
+			defer e.Close()
+			r := e.Inventory()
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")

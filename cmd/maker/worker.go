@@ -102,7 +102,7 @@ still running, prints what it did and exits with status 0.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&natsURL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222; $"+tokenEnv+" is sent as the token")
+	fs.StringVar(&natsURL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222; $"+natsTokenEnv+" is sent as the token")
 	fs.IntVar(&inflight, "inflight", 1, "most model calls in progress at once")
 	fs.DurationVar(&ackWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it)")
 	fs.DurationVar(&grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")

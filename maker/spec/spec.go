@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -52,6 +54,10 @@ type Spec struct {
 	// DoneField names the boolean field of an answer that ends the task
 	// when true; default "done".
 	DoneField string `json:"done_field,omitempty"`
+	// Root is the folder the file tools work in, relative to the spec
+	// file's folder and inside it: not absolute, no "..". Empty means the
+	// spec file's folder. A run's own root (--root) replaces it.
+	Root string `json:"root,omitempty"`
 	// Script is the correct reply at each step, for the simulated model:
 	// an answer object, or {"tool_intent": {...}}; or, for a step that
 	// only a model that read the last tool result can answer,
@@ -62,20 +68,22 @@ type Spec struct {
 	schema *jsonschema.Schema
 }
 
-// refuseLoader refuses every external $ref.
-type refuseLoader struct{}
-
-func (refuseLoader) Load(u string) (any, error) {
-	return nil, fmt.Errorf("external $ref %q is not allowed in an answer contract", u)
-}
-
 // DefaultMaxSteps is the step limit of a spec that sets none.
 const DefaultMaxSteps = 100
 
+// MaxSpecBytes is the largest spec file Load and Parse read.
+const MaxSpecBytes = 1 << 20
+
 // Load reads and checks a spec file. Errors name the file and wrap ErrSpec
-// (or the file system's error).
+// (or the file system's error); a file over MaxSpecBytes is refused
+// without being read whole.
 func Load(path string) (*Spec, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +99,9 @@ func Load(path string) (*Spec, error) {
 // step limit and a script entry that is not an object are errors wrapping
 // ErrSpec.
 func Parse(b []byte) (*Spec, error) {
+	if len(b) > MaxSpecBytes {
+		return nil, fmt.Errorf("%w: the spec is over %d bytes; a spec is a task's rules, not its data: give the data to its tools", ErrSpec, MaxSpecBytes)
+	}
 	var s Spec
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -107,6 +118,8 @@ func Parse(b []byte) (*Spec, error) {
 		return nil, fmt.Errorf("%w: \"answer\" is missing: give a JSON Schema of a step's answer", ErrSpec)
 	case s.MaxSteps < 0:
 		return nil, fmt.Errorf("%w: \"max_steps\" is %d", ErrSpec, s.MaxSteps)
+	case s.Root != "" && (filepath.IsAbs(s.Root) || !filepath.IsLocal(s.Root)):
+		return nil, fmt.Errorf("%w: \"root\" is %q: give a folder inside the spec file's folder, such as \"repo\" (a run's --root can name any other)", ErrSpec, s.Root)
 	}
 	if len(s.InitialState) == 0 {
 		s.InitialState = json.RawMessage("null")
@@ -117,19 +130,12 @@ func Parse(b []byte) (*Spec, error) {
 	if s.DoneField == "" {
 		s.DoneField = "done"
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.Answer))
-	if err != nil {
-		return nil, fmt.Errorf("%w: \"answer\" does not parse: %w", ErrSpec, err)
-	}
-	c := jsonschema.NewCompiler()
 	// The contract is the spec's own text: no $ref to files or the
 	// network, which the fingerprint would not cover.
-	c.UseLoader(refuseLoader{})
-	const loc = "mem:///spec/answer.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("%w: \"answer\": %w", ErrSpec, err)
-	}
-	if s.schema, err = c.Compile(loc); err != nil {
+	var err error
+	if s.schema, err = schema.Compile("spec/answer", s.Answer); errors.Is(err, schema.ErrNotJSON) {
+		return nil, fmt.Errorf("%w: \"answer\" does not parse: %w", ErrSpec, err)
+	} else if err != nil {
 		return nil, fmt.Errorf("%w: \"answer\" is not a valid JSON Schema: %w", ErrSpec, err)
 	}
 	return &s, nil

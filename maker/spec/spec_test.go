@@ -140,6 +140,8 @@ func TestParseErrors(t *testing.T) {
 		"trailing data":  `{"system":"x","answer":{}} garbage`,
 		"two objects":    `{"system":"x","answer":{}}{"system":"y"}`,
 		"external ref":   `{"system":"x","answer":{"$ref":"file:///etc/schema.json"}}`,
+		"absolute root":  `{"system":"x","answer":{},"root":"/etc"}`,
+		"root leaves":    `{"system":"x","answer":{},"root":"repo/../.."}`,
 	} {
 		_, err := Parse([]byte(in))
 		assert.ErrorIs(t, err, ErrSpec, name)
@@ -176,4 +178,40 @@ func TestStepLimit(t *testing.T) {
 	_, err = task.Apply(intent.Output{Value: map[string]any{"state": "b"}}, nil)
 	assert.ErrorIs(t, err, maker.ErrStepLimit, "one sentinel for every step limit")
 	assert.JSONEq(t, `"b"`, string(task.State()))
+}
+
+func TestSpecSizeLimit(t *testing.T) {
+	big := `{"system":"x","answer":{},"name":"` + strings.Repeat("a", MaxSpecBytes) + `"}`
+	_, err := Parse([]byte(big))
+	require.ErrorIs(t, err, ErrSpec)
+	assert.Contains(t, err.Error(), "over")
+	path := filepath.Join(t.TempDir(), "big.json")
+	require.NoError(t, os.WriteFile(path, []byte(big), 0o644))
+	_, err = Load(path)
+	assert.ErrorIs(t, err, ErrSpec)
+}
+
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"find-version.json", "write-denied.json"} {
+		b, err := os.ReadFile(filepath.Join("../../testdata/spec", name))
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"system":"x","answer":{"type":"object"},"script":[{"reply":{"a":1},"requires_observation":"x"}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 8<<10 {
+			t.Skip()
+		}
+		s, err := Parse(b)
+		if err != nil {
+			require.ErrorIs(t, err, ErrSpec)
+			return
+		}
+		// A spec that parses makes a task whose first prompt renders and
+		// whose oracle answers or refuses, without panicking.
+		task := New(s)
+		msgs := task.Prompt(nil)
+		require.NotEmpty(t, msgs)
+		_, _ = Oracle{Spec: s}.Correct(sim.Query{Prompt: sim.PromptText(msgs)})
+	})
 }

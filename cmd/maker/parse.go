@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/spec"
+	"github.com/spf13/cobra"
+)
+
+// maxReplyBytes bounds one reply read by maker parse.
+const maxReplyBytes = 16 << 20
+
+// parseLine is one reply's verdict in maker parse --json.
+type parseLine struct {
+	File string `json:"file"`
+	maker.Verdict
+	OutputTokens int    `json:"output_tokens"`
+	Estimated    bool   `json:"estimated,omitempty"`
+	StopReason   string `json:"stop_reason,omitempty"`
+}
+
+func newParse() *cobra.Command {
+	var (
+		asJSON    bool
+		maxTokens int
+		specPath  string
+	)
+	cmd := &cobra.Command{
+		Use:   "parse [FILE...]",
+		Short: "For each model reply: its red flag, or its canonical form and vote key",
+		Long: `parse judges model replies as a step's draw does: a reply with a red flag
+(empty, cut off, overlong, unparseable, format) never votes; any other votes
+with its answer's key, and two replies vote together exactly when their keys
+are equal. The canonical form shows what the key is computed from.
+
+Each FILE is one reply; with no FILE, or "-", the reply is read from stdin.
+A .json file (and stdin) holding native tool calls (an array of
+{"id", "type": "function", "function": {"name", "arguments"}} or one call),
+a whole OpenAI chat completion or an Anthropic message is read as such, with
+its stop reason and token usage; anything else is the reply's text. Token
+counts a file does not give are estimated (4 bytes a token), as the solver
+does when a provider reports none.
+
+--spec FILE checks the answers against that spec's answer contract, as its
+steps do.`,
+		Example: `  maker parse testdata/responses/native.json testdata/responses/intent_fenced.txt
+  maker parse reply.txt --max-tokens 2000 --spec task.json
+  echo '{"move": [1, 0, 2]}' | maker parse --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if maxTokens < 1 || maxTokens > maxTokensFlag {
+				return usageErr("--max-tokens %d: use 1 to %d", maxTokens, maxTokensFlag)
+			}
+			var decode func(maker.Reply) (intent.Output, error)
+			if specPath != "" {
+				sp, err := spec.Load(specPath)
+				if err != nil {
+					return usageErr("--spec: %w", err)
+				}
+				decode = spec.New(sp).Decode
+			}
+			if len(args) == 0 {
+				args = []string{"-"}
+			}
+			// Read every reply first: a file that cannot be read is bad
+			// input, and nothing is printed.
+			lines := make([]parseLine, 0, len(args))
+			for _, name := range args {
+				b, err := readReplyFile(cmd, name)
+				if err != nil {
+					return usageErr("%w", err)
+				}
+				asName := name
+				if name == "-" {
+					asName = "stdin.json"
+				}
+				r, err := maker.ReadReply(asName, b)
+				if err != nil {
+					return usageErr("%s: %w", name, err)
+				}
+				lines = append(lines, parseLine{File: name, Verdict: maker.Inspect(r, maxTokens, maker.FlagRules{}, decode),
+					OutputTokens: r.OutputTokens, Estimated: r.Estimated, StopReason: r.StopReason})
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				for _, l := range lines {
+					_ = enc.Encode(l) // a failed write fails the command (see run)
+				}
+				return nil
+			}
+			printVerdicts(out, lines, maxTokens)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON line per reply")
+	cmd.Flags().IntVar(&maxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
+	cmd.Flags().StringVar(&specPath, "spec", "", "check answers against this spec file's answer contract")
+	return cmd
+}
+
+// readReplyFile reads one reply, "-" for stdin, refusing anything over
+// maxReplyBytes.
+func readReplyFile(cmd *cobra.Command, name string) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = cmd.InOrStdin()
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file: give a file holding one reply", name)
+		}
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxReplyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) > maxReplyBytes {
+		return nil, fmt.Errorf("%s is over %d bytes: one reply is far smaller", name, maxReplyBytes)
+	}
+	return b, nil
+}
+
+// printVerdicts writes the verdicts for a person, then which replies vote
+// together.
+func printVerdicts(w io.Writer, lines []parseLine, maxTokens int) {
+	var keys []string
+	groups := map[string][]string{}
+	flagged := 0
+	for _, l := range lines {
+		tokens := fmt.Sprintf("%d tokens", l.OutputTokens)
+		if l.Estimated {
+			tokens = "~" + tokens
+		}
+		if l.Flag != "" {
+			flagged++
+			fmt.Fprintf(w, "%s: red flag %q (%s, cap %d): %s\n", l.File, l.Flag, tokens, maxTokens, l.Reason)
+			continue
+		}
+		fmt.Fprintf(w, "%s: key %s (%s): %s\n", l.File, l.Key, tokens, l.Canonical)
+		if _, ok := groups[l.Key]; !ok {
+			keys = append(keys, l.Key)
+		}
+		groups[l.Key] = append(groups[l.Key], l.File)
+	}
+	if len(lines) < 2 {
+		return
+	}
+	for _, k := range keys {
+		if files := groups[k]; len(files) > 1 {
+			fmt.Fprintf(w, "vote together (key %s): %s\n", k, strings.Join(files, ", "))
+		}
+	}
+	fmt.Fprintf(w, "%d replies: %s, %d red-flagged\n", len(lines), plural(len(keys), "distinct answer"), flagged)
+}

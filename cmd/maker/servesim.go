@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/maker/simserver"
+	"github.com/mdap-go/mdap/maker/spec"
+	"github.com/spf13/cobra"
+)
+
+// serveSimFlags are the flags of maker serve-sim beside the sim flags.
+type serveSimFlags struct {
+	addr        string
+	allowRemote bool
+	task        string
+	specFile    string
+	modelName   string
+	verbose     bool
+	faults      simserver.Faults
+}
+
+func newServeSim() *cobra.Command {
+	var (
+		f serveSimFlags
+		// simFl holds the simulated model's flags. They are registered by
+		// runFlags.register on a scratch command and shared with this one,
+		// so that serve-sim has exactly maker hanoi's sim flags: the same
+		// names, defaults, help and validation (runFlags.validate, which
+		// with the default --model sim checks nothing else that the
+		// scratch command could have changed).
+		simFl   runFlags
+		scratch = &cobra.Command{}
+	)
+	cmd := &cobra.Command{
+		Use:   "serve-sim",
+		Short: "Serve the simulated model as an OpenAI-compatible endpoint, with faults",
+		Long: `serve-sim answers OpenAI chat completion requests (POST /v1/chat/completions,
+GET /v1/models) with the simulated model, so that any OpenAI client, or another
+implementation of the MAKER method, meets the same error model as maker's own
+runs. The server is started for one task (--task hanoi, or --spec FILE for a
+spec task's script), whose oracle answers the step prompts.
+
+No request needs an mdap-specific field: the prompt text names the step, and
+the sample index is the request's standard "seed" field, or else the number of
+earlier requests with the same prompt. A sequential client gets the same
+replies from a fresh server with the same flags; a client that sends a
+distinct seed per sample gets the same replies whatever its concurrency.
+
+Faults answer a fraction of requests with a 429 (Retry-After), a 500, a hang
+until the client gives up, a body truncated after its headers, or a 200 that
+is not JSON; which requests is seeded like the replies.
+
+The first line on stdout is "listening on http://HOST:PORT/v1", the base URL to
+give a client (with --addr 127.0.0.1:0 the port is chosen by the system).
+SIGINT or SIGTERM stops the server gracefully: exit status 0.`,
+		Example: `  maker serve-sim                                   # 127.0.0.1:8090, hanoi, the paper's p
+  maker serve-sim --addr 127.0.0.1:0 --p 0.99 --seed 7
+  maker serve-sim --fault-429 0.05 --fault-hang 0.02 --retry-after 2
+  maker serve-sim --spec task.json
+  maker hanoi --disks 6 --model openai:sim --base-url http://127.0.0.1:8090/v1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.config(cmd, &simFl, scratch)
+			if err != nil {
+				return err
+			}
+			level := slog.LevelInfo
+			if f.verbose {
+				level = slog.LevelDebug
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			cfg.Logger = log
+			s, err := simserver.New(cfg)
+			if err != nil { // unreachable: config checked every field
+				return usageErr("%w", err)
+			}
+			ln, err := net.Listen("tcp", f.addr)
+			if err != nil {
+				return failed(fmt.Errorf("--addr %s: %w", f.addr, err))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "listening on http://%s/v1\n", ln.Addr())
+			log.Info("serving the simulated model", "task", f.task, "model", s.ModelName(),
+				"sim", simIdentity(cfg.Sim), "latency", cfg.Sim.Latency.String(), "faults", faultText(cfg.Faults))
+			err = s.Serve(cmd.Context(), ln)
+			st := s.Stats()
+			log.Info("stopped", "requests", st.Requests, "replies", st.Replies, "faults", st.Faults(),
+				"bad_requests", st.BadRequests, "provider_errors", st.ProviderErrors)
+			if err != nil {
+				return failed(err)
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8090", "listen address HOST:PORT; a loopback address unless --allow-remote (port 0: any free port)")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --addr: the server has no authentication")
+	fs.StringVar(&f.task, "task", "hanoi", "the task whose step prompts are answered: hanoi, or spec (with --spec)")
+	fs.StringVar(&f.specFile, "spec", "", "spec FILE: answer that spec task's prompts from its script (implies --task spec)")
+	fs.StringVar(&f.modelName, "model-name", simserver.DefaultModelName, "the model listed at /v1/models (a request may name any model)")
+	fs.BoolVar(&f.verbose, "verbose", false, "log every request on stderr")
+	fs.Float64Var(&f.faults.RateLimit, "fault-429", 0, "fraction of requests answered 429 with a Retry-After header")
+	fs.IntVar(&f.faults.RetryAfter, "retry-after", 1, fmt.Sprintf("the Retry-After of a 429, in seconds (0 to %d)", simserver.MaxRetryAfter))
+	fs.Float64Var(&f.faults.ServerError, "fault-500", 0, "fraction of requests answered 500")
+	fs.Float64Var(&f.faults.Hang, "fault-hang", 0, "fraction of requests that hang until the client gives up")
+	fs.Float64Var(&f.faults.Truncate, "fault-truncate", 0, "fraction of requests whose reply is cut after the headers and half the JSON")
+	fs.Float64Var(&f.faults.Garbage, "fault-garbage", 0, "fraction of requests answered 200 with a body that is not JSON")
+	simFl.register(scratch)
+	for _, name := range simFlags {
+		fs.AddFlag(scratch.Flags().Lookup(name))
+	}
+	return cmd
+}
+
+// config checks every flag and returns the server's configuration (without
+// its logger). Errors are usage errors naming the flag and its range.
+func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cobra.Command) (simserver.Config, error) {
+	var cfg simserver.Config
+	if err := simserver.CheckAddr(f.addr, true); err != nil {
+		return cfg, usageErr("--addr %q: want HOST:PORT with a port from 0 to 65535, such as 127.0.0.1:8090 (port 0: any free port)", f.addr)
+	}
+	if err := simserver.CheckAddr(f.addr, f.allowRemote); err != nil {
+		return cfg, usageErr("--addr %q is not a loopback address, and the server has no authentication: use 127.0.0.1:PORT, or add --allow-remote to serve other hosts", f.addr)
+	}
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"fault-429", f.faults.RateLimit}, {"fault-500", f.faults.ServerError}, {"fault-hang", f.faults.Hang}, {"fault-truncate", f.faults.Truncate}, {"fault-garbage", f.faults.Garbage}} {
+		if !(x.v >= 0 && x.v <= 1) {
+			return cfg, usageErr("--%s %v: use a fraction from 0 to 1", x.name, x.v)
+		}
+	}
+	if t := f.faults.Total(); t > 1 {
+		return cfg, usageErr("--fault-429, --fault-500, --fault-hang, --fault-truncate and --fault-garbage add up to %v: they must add up to at most 1", t)
+	}
+	if r := f.faults.RetryAfter; r < 0 || r > simserver.MaxRetryAfter {
+		return cfg, usageErr("--retry-after %d: use 0 to %d seconds", r, simserver.MaxRetryAfter)
+	}
+	if f.modelName == "" {
+		return cfg, usageErr("--model-name \"\": give the name to list, such as sim")
+	}
+	if err := simFl.validate(scratch); err != nil {
+		return cfg, err
+	}
+	if f.specFile != "" && !cmd.Flags().Changed("task") {
+		f.task = "spec"
+	}
+	switch {
+	case f.task == "hanoi" && f.specFile != "":
+		return cfg, usageErr("--spec applies to --task spec, not hanoi")
+	case f.task == "hanoi":
+		cfg.Oracle = hanoi.Oracle{}
+	case f.task == "spec" && f.specFile == "":
+		return cfg, usageErr("--task spec needs --spec FILE: the spec whose script answers the prompts")
+	case f.task == "spec":
+		s, err := spec.Load(f.specFile)
+		if err != nil {
+			return cfg, usageErr("--spec: %w", err)
+		}
+		if len(s.Script) == 0 {
+			return cfg, usageErr("--spec %s: the spec has no \"script\", so the simulated model has no reply to give", f.specFile)
+		}
+		cfg.Oracle = spec.Oracle{Spec: s}
+	default:
+		return cfg, usageErr("--task %q: use hanoi, or spec with --spec FILE", f.task)
+	}
+	cfg.Sim, cfg.Faults, cfg.ModelName = simFl.simConfig(), f.faults, f.modelName
+	return cfg, nil
+}
+
+// simIdentity describes a sim config, as the model names itself.
+func simIdentity(c sim.Config) string {
+	m, err := sim.New(hanoi.Oracle{}, c)
+	if err != nil {
+		return err.Error()
+	}
+	return m.Identity()
+}
+
+func faultText(f simserver.Faults) string {
+	if f.Total() == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("429 %g (Retry-After %ds), 500 %g, hang %g, truncate %g, garbage %g",
+		f.RateLimit, f.RetryAfter, f.ServerError, f.Hang, f.Truncate, f.Garbage)
+}

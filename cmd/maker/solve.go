@@ -1,0 +1,292 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/tmc/langchaingo/llms"
+	"golang.org/x/term"
+)
+
+// Bounds and defaults of the solve flags.
+const (
+	maxConcurrency     = 1024
+	defaultConcurrency = 4
+	defaultMaxInFlight = 16
+	// rateRetries is how often a rate-limited call is tried again after
+	// the shared pause before it counts as a provider error.
+	rateRetries = 3
+)
+
+// solveSummary is the --json output of maker solve.
+type solveSummary struct {
+	batch.Summary
+	TasksFile string `json:"tasks_file"`
+	Results   string `json:"results"`
+	State     string `json:"state,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+func newSolve() *cobra.Command {
+	var (
+		flags       runFlags
+		tools       toolFlags
+		out, state  string
+		concurrency int
+		maxInFlight int
+		maxSteps    int
+		rpm         float64
+		asJSON      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "solve TASKS.jsonl --out RESULTS.jsonl",
+		Short: "Solve a file of tasks, many at a time, into a results file of JSON lines",
+		Long: `solve runs every task of a tasks file, --concurrency at a time, and writes one
+JSON line per finished task to --out. A task line is
+  {"id": "v1", "spec": "specs/find-version.json"}   a spec task (see maker run)
+  {"id": "h12", "hanoi": {"disks": 12}}             Towers of Hanoi
+with optional overrides: "k", "root", "tools", "seed", "max_steps",
+"max_samples", "max_errors". Paths are relative to the tasks file.
+
+Every model call of every task shares the provider limits: --max-inflight
+calls in flight at once, --rpm calls started per minute, and after a
+rate-limit answer (HTTP 429) every task pauses until the delay has passed.
+
+Run the same command again after a crash or Ctrl-C: tasks with a result line
+are skipped, and with --state the unfinished ones resume from their journals.
+A bad line is recorded with status invalid and the others still run.
+
+Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
+(nothing written), 130 interrupted.`,
+		Example: `  maker solve tasks.jsonl --out results.jsonl --state state
+  maker solve tasks.jsonl --out results.jsonl --state state --concurrency 8 \
+      --model openai:gpt-4.1-mini --max-inflight 12 --rpm 500
+  maker solve tasks.jsonl --out results.jsonl --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			fs := cmd.Flags()
+			if fs.Changed("journal") || fs.Changed("resume") {
+				return usageErr("--journal and --resume do not apply to maker solve: --state DIR keeps one journal per task, and running the same command again resumes")
+			}
+			// --rerun-pending applies to every journal resumed from
+			// --state; validate knows it only with --resume.
+			rerun := flags.rerunPending
+			flags.rerunPending = false
+			verr := flags.validate(cmd)
+			flags.rerunPending = rerun
+			if verr != nil {
+				return verr
+			}
+			switch {
+			case out == "":
+				return usageErr("--out FILE is required: the results file, one JSON line per finished task (created if missing, appended to if it exists)")
+			case concurrency < 1 || concurrency > maxConcurrency:
+				return usageErr("--concurrency %d: use 1 to %d", concurrency, maxConcurrency)
+			case maxInFlight < 0:
+				return usageErr("--max-inflight %d: use 1 or more, or 0 for no bound", maxInFlight)
+			case !(rpm >= 0) || math.IsInf(rpm, 0):
+				return usageErr("--rpm %v: use a positive number of requests per minute, or 0 for no bound", rpm)
+			case maxSteps < 0:
+				return usageErr("--max-steps %d: use 1 or more, or 0 for no limit", maxSteps)
+			}
+			if _, err := categories.Builtin().ParseSelection(tools.selection); err != nil {
+				return usageErr("--tools: %w", err)
+			}
+			if tools.root != "" {
+				if fi, err := os.Stat(tools.root); err != nil || !fi.IsDir() {
+					return usageErr("--root %s: not a folder; name an existing folder, or leave --root out to use each spec's own", tools.root)
+				}
+			}
+			path := args[0]
+			jobs, err := batch.ReadJobsFile(path)
+			if err != nil {
+				return usageErr("%w", err)
+			}
+			if len(jobs) == 0 {
+				return usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
+			}
+			stderr := cmd.ErrOrStderr()
+			model, err := batchModel(&flags)
+			if err != nil {
+				return err
+			}
+			limits, err := batch.NewLimits(batch.LimitConfig{MaxInFlight: maxInFlight, RPM: rpm, Retries: rateRetries})
+			if err != nil {
+				return usageErr("%w", err)
+			}
+
+			store, err := batch.OpenStore(out, state)
+			if err != nil {
+				return usageErr("%w", err)
+			}
+			defer func() {
+				if cerr := store.Close(); cerr != nil && err == nil {
+					err = failed(cerr)
+				}
+			}()
+			if n := store.TornBytes(); n > 0 {
+				fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", out, plural(n, "byte"))
+			}
+			builder := &batch.Builtin{
+				Model: model, Vote: flags.voteConfig(), MaxTokens: flags.maxTokens, Seed: flags.seed,
+				MaxSteps: maxSteps, Root: tools.root, Tools: tools.selection, RerunPending: flags.rerunPending,
+			}
+			progress, finish := flags.batchBar(stderr, len(jobs))
+			runner := &batch.Runner{
+				Build: builder.Build, Concurrency: concurrency, Limits: limits, Store: store,
+				Progress: progress, Logger: warnLogger(stderr),
+			}
+			sum, runErrV := runner.Run(cmd.Context(), jobs)
+			finish()
+
+			report := solveSummary{Summary: sum, TasksFile: path, Results: out, State: state}
+			interruptedRun := runErrV != nil && cmd.Context().Err() != nil && !errors.Is(runErrV, batch.ErrWrite)
+			if runErrV != nil {
+				report.Error = runErrV.Error()
+				if interruptedRun {
+					report.Error = "interrupted"
+				}
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				_ = enc.Encode(report) // a failed write fails the command (see run)
+			} else {
+				fmt.Fprintf(w, "solve %s: %s: %d solved, %d failed, %d invalid", path, plural(sum.Tasks, "task"), sum.Solved, sum.Failed, sum.Invalid)
+				if sum.Unfinished > 0 {
+					fmt.Fprintf(w, ", %d unfinished", sum.Unfinished)
+				}
+				if sum.Skipped > 0 {
+					fmt.Fprintf(w, " (%d recorded by an earlier run)", sum.Skipped)
+				}
+				fmt.Fprintf(w, "; results in %s\n", out)
+				fmt.Fprintf(w, "steps %d, samples %d, flagged %d, errors %d; tokens in %d, out %d; cost %.4f; wall %s\n",
+					sum.Steps, sum.Samples, sum.Flagged, sum.Errors, sum.InputTokens, sum.OutputTokens, sum.Cost,
+					time.Duration(sum.WallSeconds*float64(time.Second)).Round(time.Millisecond))
+				if sum.Resumed > 0 {
+					fmt.Fprintf(w, "%s replayed from the journals in %s\n", plural(sum.Resumed, "step"), state)
+				}
+				if l := sum.Limits; l != nil && (l.RateLimited > 0 || l.Paused > 0) {
+					fmt.Fprintf(w, "provider limits: %d rate-limit answers, %d calls retried, %d calls paused, at most %d in flight\n",
+						l.RateLimited, l.Retried, l.Paused, l.PeakInFlight)
+				}
+			}
+			switch {
+			case interruptedRun:
+				how := "run the same command again to finish: recorded tasks are skipped"
+				if state != "" {
+					how += fmt.Sprintf(", unfinished ones resume from their journals in %s", state)
+				} else {
+					how += ", unfinished ones start over (give --state DIR to keep their steps)"
+				}
+				return &exitError{code: exitAborted, err: fmt.Errorf("interrupted; %d of %s have results in %s: %s", sum.Tasks-sum.Unfinished, plural(sum.Tasks, "task"), out, how)}
+			case runErrV != nil:
+				return failed(fmt.Errorf("%w; the results written so far are in %s: run the same command again to finish", runErrV, out))
+			case !sum.OK():
+				return failed(fmt.Errorf("%d of %s not solved (%d failed, %d invalid): see %s", sum.Failed+sum.Invalid, plural(sum.Tasks, "task"), sum.Failed, sum.Invalid, out))
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&out, "out", "", "results FILE: one JSON line per finished task (required; appended to, never rewritten)")
+	fs.StringVar(&state, "state", "", "state DIR: one journal per task, so an interrupted task resumes (created if missing)")
+	fs.IntVar(&concurrency, "concurrency", defaultConcurrency, "tasks solved at once")
+	fs.IntVar(&maxInFlight, "max-inflight", defaultMaxInFlight, "most model calls in flight at once, over all tasks (0: no bound)")
+	fs.Float64Var(&rpm, "rpm", 0, "most model calls started per minute, over all tasks (0: no bound)")
+	fs.IntVar(&maxSteps, "max-steps", 0, "stop a task after that many steps (0: no limit; a task's \"max_steps\" replaces it)")
+	fs.BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")
+	flags.register(cmd)
+	tools.register(cmd, "")
+	fs.Lookup("root").Usage = `folder the file tools of spec tasks work in (default: each spec's "root", else its file's folder; a task's "root" replaces it)`
+	fs.Lookup("seed").Usage = `simulated model: seed of every random draw (a task's "seed" replaces it)`
+	_ = fs.MarkHidden("journal")
+	_ = fs.MarkHidden("resume")
+	fs.Lookup("rerun-pending").Usage = "resume a task whose journal ends with a pending side-effect tool call by running that call again"
+	return cmd
+}
+
+// batchModel returns the model function of the built-in builder: the
+// simulated model, per task with the task's oracle and seed; or one real
+// model, opened once and shared by every task.
+func batchModel(flags *runFlags) (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
+	if flags.model == "sim" {
+		base := *flags
+		base.journal = ""
+		return func(_ batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
+			f := base
+			f.seed = seed
+			s, err := f.solver(oracle, io.Discard)
+			if err != nil {
+				return nil, err
+			}
+			return s.Model, nil
+		}, nil
+	}
+	f := *flags
+	f.journal = ""
+	s, err := f.solver(nil, io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	return func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return s.Model, nil }, nil
+}
+
+// warnLogger writes the batch's warnings to w, without times.
+func warnLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+}
+
+// batchBar returns a Progress callback drawing a bar of tasks on w, with
+// the steps, samples, step rate and cost so far, or nil when the flags or
+// the terminal say no.
+func (f *runFlags) batchBar(w io.Writer, total int) (func(batch.Progress), func()) {
+	show := f.progress == "on"
+	if f.progress == "auto" {
+		file, ok := w.(*os.File)
+		show = ok && term.IsTerminal(int(file.Fd()))
+	}
+	if !show {
+		return nil, func() {}
+	}
+	bar := progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("tasks"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+	start := time.Now()
+	var mu sync.Mutex
+	var last time.Time
+	return func(p batch.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if now := time.Now(); now.Sub(last) >= 100*time.Millisecond || p.Done == total {
+				last = now
+				rate := float64(p.Steps) / max(now.Sub(start).Seconds(), 1e-3)
+				bar.Describe(fmt.Sprintf("tasks (steps %d, samples %d, %.0f steps/s, $%.4f)", p.Steps, p.Samples, rate, p.Cost))
+				_ = bar.Set(p.Done)
+			}
+		}, func() {
+			_ = bar.Finish()
+		}
+}

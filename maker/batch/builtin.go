@@ -1,0 +1,203 @@
+package batch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/maker/spec"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// ErrBuiltin: a Builtin was given a job it cannot run (a "task" line),
+// or has no Model function.
+var ErrBuiltin = errors.New("job not runnable by the built-in builder")
+
+// Builtin builds the jobs `maker solve` runs: Towers of Hanoi ("hanoi")
+// and spec tasks ("spec"), each with its own solver on a model from Model,
+// with the run's settings overridden by the job's own.
+type Builtin struct {
+	// Model returns the model of a job. oracle answers the job's prompts
+	// for the simulated model (sim.New(oracle, ...)); seed is the job's
+	// seed ("seed", else Seed). It may return one shared model for every
+	// job. Required.
+	Model func(job Job, oracle sim.Oracle, seed uint64) (llms.Model, error)
+	// Vote is every job's race configuration; a job's "k", "max_samples"
+	// and "max_errors" replace K, MaxSamples and MaxErrors (0 means the
+	// default, as in vote.Config), and Parallel is capped at the job's k.
+	Vote vote.Config
+	// MaxTokens is the reply cap; 0 means maker.DefaultMaxTokens.
+	MaxTokens int
+	// Seed is the simulated model's seed of a job without "seed".
+	Seed uint64
+	// MaxSteps stops a task after that many steps; a job's "max_steps"
+	// replaces it; 0 means no limit (a spec's own max_steps still holds).
+	MaxSteps int
+	// Root is the folder of a spec task's file tools; a job's "root"
+	// replaces it; "" means the spec's "root", else the spec file's
+	// folder.
+	Root string
+	// Tools is the tool policy, a --tools list; a job's "tools" replaces
+	// it; "" means the read-only categories.
+	Tools string
+	// RerunPending is maker.Solver.RerunPending for every job.
+	RerunPending bool
+	// Price prices a model that does not know its own.
+	Price maker.Price
+	// Logger is every solver's logger.
+	Logger *slog.Logger
+}
+
+// Build implements Builder. Errors: ErrBuiltin; a spec that does not
+// load (the file system's error, spec.ErrSpec); a tool policy, root or
+// vote configuration that is refused; Model's error.
+func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
+	if b.Model == nil {
+		return nil, fmt.Errorf("%w: no Model function", ErrBuiltin)
+	}
+	cfg := b.Vote
+	if job.K != nil {
+		cfg.K = *job.K
+	}
+	if job.MaxSamples != nil {
+		cfg.MaxSamples = *job.MaxSamples
+	}
+	if job.MaxErrors != nil {
+		cfg.MaxErrors = *job.MaxErrors
+	}
+	k := cfg.K
+	if k == 0 {
+		k = vote.DefaultK
+	}
+	if cfg.Parallel > k {
+		cfg.Parallel = k
+	}
+	if cfg.MaxSamples != 0 && cfg.MaxSamples < k {
+		return nil, fmt.Errorf("max_samples %d is below k %d: no step could be decided; give at least k", cfg.MaxSamples, k)
+	}
+	if _, err := cfg.WithDefaults(); err != nil {
+		return nil, err
+	}
+	seed := b.Seed
+	if job.Seed != nil {
+		seed = *job.Seed
+	}
+	maxSteps := b.MaxSteps
+	if job.MaxSteps != nil {
+		maxSteps = *job.MaxSteps
+	}
+	solver := func(oracle sim.Oracle) (*maker.Solver, error) {
+		m, err := b.Model(job, oracle, seed)
+		if err != nil {
+			return nil, err
+		}
+		return &maker.Solver{Model: m, Vote: cfg, MaxTokens: b.MaxTokens, MaxSteps: maxSteps,
+			RerunPending: b.RerunPending, Price: b.Price, Logger: b.Logger}, nil
+	}
+
+	switch job.Kind() {
+	case "hanoi":
+		task, err := hanoi.New(job.Hanoi.Disks)
+		if err != nil {
+			return nil, err
+		}
+		s, err := solver(hanoi.Oracle{})
+		if err != nil {
+			return nil, err
+		}
+		return &Unit{Task: task, Solver: s, Finish: func(r *Result) {
+			r.State = json.RawMessage(compact(task.State().String()))
+			if r.Status == StatusSolved && !task.Solved() {
+				r.Status = StatusFailed
+				r.Error = fmt.Sprintf("not solved: %d wrong steps", task.WrongSteps())
+			}
+		}}, nil
+	case "spec":
+		root, tools := b.Root, b.Tools
+		if job.Root != nil {
+			root = job.Path(*job.Root)
+		}
+		if job.Tools != nil {
+			tools = *job.Tools
+		}
+		st, err := OpenSpec(job.Path(job.Spec), root, tools)
+		if err != nil {
+			return nil, err
+		}
+		s, err := solver(spec.Oracle{Spec: st.Spec})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		s.Executor = st.Executor
+		return &Unit{Task: st.Task, Solver: s, Close: st.Close, Finish: func(r *Result) {
+			r.State = st.Task.State()
+		}}, nil
+	case "task":
+		return nil, fmt.Errorf(`%w: a "task" line needs a library Builder of its own; this one runs "spec" and "hanoi" tasks`, ErrBuiltin)
+	}
+	return nil, fmt.Errorf("%w: the job has no task", ErrBuiltin)
+}
+
+func compact(s string) string {
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(s)) != nil {
+		return `"` + s + `"`
+	}
+	return b.String()
+}
+
+// SpecTask is a spec task made ready to run: the spec, the task at its
+// start, and the executor of its tools over its root.
+type SpecTask struct {
+	Spec     *spec.Spec
+	Task     *spec.Task
+	Executor *executor.Executor
+	// Root is the folder the file tools work in.
+	Root string
+}
+
+// OpenSpec loads the spec file at path and makes its executor. root is
+// the folder of the file tools; "" means the spec's "root" (relative to
+// the spec file's folder), else that folder. tools is a --tools list; ""
+// means the read-only categories. Errors: the file system's and
+// spec.ErrSpec for the spec (naming the file); the categories package's
+// for tools; the executor's for root. Close the SpecTask when done.
+func OpenSpec(path, root, tools string) (*SpecTask, error) {
+	s, err := spec.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if root == "" {
+		root = filepath.Join(filepath.Dir(path), s.Root)
+	}
+	tax := categories.Builtin()
+	policy, err := tax.ParseSelection(tools)
+	if err != nil {
+		return nil, fmt.Errorf("tools %q: %w", tools, err)
+	}
+	ex, err := executor.New(root, executor.WithTaxonomy(tax), executor.WithPolicy(policy))
+	if err != nil {
+		return nil, fmt.Errorf("root %s: %w", root, err)
+	}
+	return &SpecTask{Spec: s, Task: spec.New(s), Executor: ex, Root: ex.Root()}, nil
+}
+
+// Close releases the executor, if it holds anything.
+func (t *SpecTask) Close() error {
+	if c, ok := any(t.Executor).(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package batch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+func TestBuiltinAppliesTheJobsOverrides(t *testing.T) {
+	var seeds []uint64
+	b := &Builtin{
+		Vote: vote.Config{K: 5, Parallel: 5, MaxSamples: 200, MaxErrors: 4}, Seed: 9, MaxSteps: 50, MaxTokens: 300,
+		Model: func(_ Job, o sim.Oracle, seed uint64) (llms.Model, error) {
+			seeds = append(seeds, seed)
+			return sim.New(o, sim.DefaultConfig())
+		},
+	}
+	jobs := readJobs(t, `{"id": "base", "hanoi": {"disks": 3}}
+{"id": "over", "hanoi": {"disks": 3}, "k": 2, "seed": 4, "max_steps": 6, "max_samples": 20, "max_errors": 1}`)
+	u, err := b.Build(context.Background(), jobs[0])
+	require.NoError(t, err)
+	assert.Equal(t, vote.Config{K: 5, Parallel: 5, MaxSamples: 200, MaxErrors: 4}, u.Solver.Vote)
+	assert.Equal(t, 50, u.Solver.MaxSteps)
+	assert.Equal(t, 300, u.Solver.MaxTokens)
+	u, err = b.Build(context.Background(), jobs[1])
+	require.NoError(t, err)
+	assert.Equal(t, vote.Config{K: 2, Parallel: 2, MaxSamples: 20, MaxErrors: 1}, u.Solver.Vote, "Parallel is capped at the job's k")
+	assert.Equal(t, 6, u.Solver.MaxSteps)
+	assert.Equal(t, []uint64{9, 4}, seeds)
+
+	// A spec job's root and tools, relative to the tasks file.
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "work"), 0o755))
+	spec := specPath(t, "find-version.json")
+	jobs, err = ReadJobs(stringsReader(fmt.Sprintf(`{"id": "s", "spec": %q, "root": "work", "tools": "read_only,write_file"}
+{"id": "d", "spec": %q}`, spec, spec)), dir)
+	require.NoError(t, err)
+	u, err = b.Build(context.Background(), jobs[0])
+	require.NoError(t, err)
+	wantRoot, err := filepath.EvalSymlinks(filepath.Join(dir, "work"))
+	require.NoError(t, err)
+	assert.Equal(t, wantRoot, u.Solver.Executor.Root())
+	assert.Contains(t, u.Solver.Executor.Policy().String(), "write_file")
+	require.NoError(t, u.Close())
+	u, err = b.Build(context.Background(), jobs[1])
+	require.NoError(t, err)
+	assert.Equal(t, "repo", filepath.Base(u.Solver.Executor.Root()), "the spec's own root by default")
+	assert.NotContains(t, u.Solver.Executor.Policy().String(), "write_file", "read-only by default")
+	require.NoError(t, u.Close())
+
+	_, err = (&Builtin{}).Build(context.Background(), jobs[0])
+	assert.ErrorIs(t, err, ErrBuiltin)
+}
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }

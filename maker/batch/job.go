@@ -1,0 +1,349 @@
+package batch
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mdap-go/mdap/maker/hanoi"
+)
+
+// ErrJob is wrapped by every error about one line of a tasks file. Such a
+// line becomes a job with Err set, reported with StatusInvalid; the other
+// lines still run.
+var ErrJob = errors.New("bad task line")
+
+// Bounds of a tasks file's lines.
+const (
+	// MaxLineBytes is the longest line ReadJobs reads; a longer one is an
+	// invalid job (the rest of the file is still read).
+	MaxLineBytes = 64 << 10
+	// MaxIDBytes is the longest id.
+	MaxIDBytes = 128
+	// MaxK bounds a line's "k", as the --k flag is bounded.
+	MaxK = 1000
+)
+
+// Job is one line of a tasks file: a task (exactly one of Spec, Hanoi and
+// Task) with an id and optional overrides of the run's settings.
+//
+//	{"id": "v1", "spec": "specs/find-version.json", "k": 5, "tools": "read_only"}
+//	{"id": "h12", "hanoi": {"disks": 12}, "seed": 7}
+//
+// Pointer fields are nil when the line leaves them out.
+type Job struct {
+	// ID names the task in the results; unique within a file.
+	ID string `json:"id"`
+	// Spec is a spec file (see package spec), relative to Dir.
+	Spec string `json:"spec,omitempty"`
+	// Hanoi is a Towers of Hanoi task.
+	Hanoi *HanoiJob `json:"hanoi,omitempty"`
+	// Task is a task for a library's own Builder, in its own format;
+	// Builtin refuses it.
+	Task json.RawMessage `json:"task,omitempty"`
+	// K overrides the voting margin.
+	K *int `json:"k,omitempty"`
+	// Root overrides the folder the file tools work in, relative to Dir.
+	Root *string `json:"root,omitempty"`
+	// Tools overrides the tool policy (a --tools list).
+	Tools *string `json:"tools,omitempty"`
+	// Seed overrides the simulated model's seed.
+	Seed *uint64 `json:"seed,omitempty"`
+	// MaxSteps stops the task after that many steps.
+	MaxSteps *int `json:"max_steps,omitempty"`
+	// MaxSamples and MaxErrors override the per-step budgets.
+	MaxSamples *int `json:"max_samples,omitempty"`
+	MaxErrors  *int `json:"max_errors,omitempty"`
+
+	// Line is the job's line number in its file, from 1 (0 for a job
+	// that comes from no file).
+	Line int `json:"-"`
+	// Dir is the folder relative paths are resolved against: the tasks
+	// file's folder.
+	Dir string `json:"-"`
+	// Err, when set, is why the line is not a job (it wraps ErrJob and
+	// names the line); the job is reported invalid and never run.
+	Err error `json:"-"`
+}
+
+// HanoiJob is a Towers of Hanoi task.
+type HanoiJob struct {
+	// Disks is the number of disks, 1 to hanoi.MaxDisks.
+	Disks int `json:"disks"`
+}
+
+// Kind names the job's task: "spec", "hanoi", "task", or "" when the line
+// has none.
+func (j Job) Kind() string {
+	switch {
+	case j.Spec != "":
+		return "spec"
+	case j.Hanoi != nil:
+		return "hanoi"
+	case j.Task != nil:
+		return "task"
+	}
+	return ""
+}
+
+// Key identifies the job among a file's jobs and their results: "id:" and
+// the id, or "line:" and the line number for a line whose id is missing,
+// unreadable or taken by an earlier line.
+func (j Job) Key() string {
+	if j.ID != "" {
+		return "id:" + j.ID
+	}
+	return "line:" + strconv.Itoa(j.Line)
+}
+
+// Path resolves p against the job's Dir, unless p is absolute.
+func (j Job) Path(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(j.Dir, p)
+}
+
+// Where names the job for messages: "line 7 (id "a")" or "line 7".
+func (j Job) Where() string {
+	var w string
+	if j.Line > 0 {
+		w = "line " + strconv.Itoa(j.Line)
+	}
+	if j.ID != "" {
+		if w != "" {
+			w += " "
+		}
+		w += "(id " + strconv.Quote(j.ID) + ")"
+	}
+	if w == "" {
+		w = "job"
+	}
+	return w
+}
+
+// fields lists a line's fields, for the message about an unknown one.
+const fields = "id, spec, hanoi, task, k, root, tools, seed, max_steps, max_samples, max_errors"
+
+// ReadJobsFile reads the tasks file at path (see ReadJobs); relative paths
+// in it are relative to its folder. Errors: the file system's, and
+// ReadJobs'.
+func ReadJobsFile(path string) ([]Job, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file: give a tasks file of JSON lines", path)
+	}
+	jobs, err := ReadJobs(f, filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return jobs, nil
+}
+
+// ReadJobs reads a tasks file: one JSON object per line, strictly (an
+// unknown field, a second value on the line, a wrong type are errors),
+// exactly one of "spec", "hanoi" and "task", a non-empty id of at most
+// MaxIDBytes bytes of printable UTF-8 that no earlier line uses, and
+// overrides in range. Blank lines are skipped; a UTF-8 byte-order mark
+// and CRLF line ends are accepted. dir is the folder relative paths are
+// resolved against.
+//
+// A bad line does not stop the reading: it becomes a job with Err set,
+// wrapping ErrJob and naming the line (and the id, when it could be read
+// and is not taken). ReadJobs touches no file: a spec file that does not
+// exist is the Builder's finding. The only error returned is r's.
+// Cost: one pass, memory linear in the jobs; a line over MaxLineBytes is
+// skipped without being held.
+func ReadJobs(r io.Reader, dir string) ([]Job, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var jobs []Job
+	seen := map[string]int{} // id -> line
+	for n := 1; ; n++ {
+		line, tooLong, err := readLine(br)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return jobs, fmt.Errorf("reading line %d: %w", n, err)
+		}
+		if tooLong {
+			jobs = append(jobs, Job{Line: n, Dir: dir, Err: fmt.Errorf("%w: line %d is longer than %d bytes", ErrJob, n, MaxLineBytes)})
+		} else {
+			if n == 1 {
+				line = bytes.TrimPrefix(line, []byte("\ufeff"))
+			}
+			if len(bytes.TrimSpace(line)) > 0 {
+				job := parseJob(line, n, dir)
+				if job.ID != "" {
+					if first, dup := seen[job.ID]; dup {
+						job.Err = fmt.Errorf("%w: line %d: id %q is already used by line %d; give every task a unique id", ErrJob, n, job.ID, first)
+						job.ID = ""
+					} else {
+						seen[job.ID] = n
+					}
+				}
+				jobs = append(jobs, job)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return jobs, nil
+		}
+	}
+}
+
+// readLine reads one line without its line end. A line longer than
+// MaxLineBytes is read to its end and dropped (tooLong). err is io.EOF
+// with the last line.
+func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(chunk) > MaxLineBytes+2 { // room for "\r\n"
+				tooLong, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		buf = bytes.TrimSuffix(buf, []byte("\n"))
+		buf = bytes.TrimSuffix(buf, []byte("\r"))
+		if !tooLong && len(buf) > MaxLineBytes {
+			tooLong, buf = true, nil
+		}
+		return buf, tooLong, err
+	}
+}
+
+// parseJob reads one non-blank line.
+func parseJob(line []byte, n int, dir string) Job {
+	job := Job{Line: n, Dir: dir}
+	bad := func(format string, a ...any) Job {
+		job.Err = fmt.Errorf("%w: line %d: %s", ErrJob, n, fmt.Sprintf(format, a...))
+		return job
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&job); err != nil {
+		job = Job{Line: n, Dir: dir, ID: lenientID(line)}
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF):
+			return bad("malformed JSON: %v; write one JSON object per line", err)
+		case errors.As(err, &typ) && typ.Field == "":
+			return bad("a task line is a JSON object, not %s", typ.Value)
+		case errors.As(err, &typ):
+			return bad("%q is %s, want %s", typ.Field, typ.Value, typeName(typ.Type.String()))
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return bad("unknown field %s; the fields are %s", strings.TrimPrefix(err.Error(), "json: unknown field "), fields)
+		}
+		return bad("%v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		job = Job{Line: n, Dir: dir}
+		return bad("more than one JSON value; write one task per line")
+	}
+	if job.ID == "" {
+		return bad(`no "id": give every task a unique id`)
+	}
+	if err := checkID(job.ID); err != nil {
+		job.ID = ""
+		return bad("%v", err)
+	}
+	kinds := 0
+	if job.Spec != "" {
+		kinds++
+	}
+	if job.Hanoi != nil {
+		kinds++
+	}
+	if job.Task != nil {
+		kinds++
+	}
+	switch {
+	case kinds == 0:
+		return bad(`no task: give "spec": "FILE.json" or "hanoi": {"disks": N}`)
+	case kinds > 1:
+		return bad(`more than one task: give exactly one of "spec", "hanoi" and "task"`)
+	case job.Hanoi != nil && (job.Hanoi.Disks < 1 || job.Hanoi.Disks > hanoi.MaxDisks):
+		return bad(`"hanoi": {"disks": %d}: use 1 to %d`, job.Hanoi.Disks, hanoi.MaxDisks)
+	case job.K != nil && (*job.K < 1 || *job.K > MaxK):
+		return bad(`"k" is %d: use 1 to %d`, *job.K, MaxK)
+	case job.MaxSteps != nil && *job.MaxSteps < 1:
+		return bad(`"max_steps" is %d: use 1 or more, or leave it out`, *job.MaxSteps)
+	case job.MaxSamples != nil && *job.MaxSamples < 1:
+		return bad(`"max_samples" is %d: use 1 or more, or leave it out`, *job.MaxSamples)
+	case job.MaxErrors != nil && *job.MaxErrors < 0:
+		return bad(`"max_errors" is %d: use 0 or more, or leave it out`, *job.MaxErrors)
+	case job.Root != nil && *job.Root == "":
+		return bad(`"root" is empty: name a folder, or leave it out`)
+	case job.Tools != nil && strings.TrimSpace(*job.Tools) == "":
+		return bad(`"tools" is empty: give a --tools list such as "read_only", or leave it out`)
+	}
+	if job.Task != nil && bytes.Equal(bytes.TrimSpace(job.Task), []byte("null")) {
+		return bad(`"task" is null: give the task's object`)
+	}
+	return job
+}
+
+// lenientID reads the id of a line that is not a valid job, if it is a
+// JSON object with a usable string id.
+func lenientID(line []byte) string {
+	var v struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(line, &v) != nil || checkID(v.ID) != nil {
+		return ""
+	}
+	return v.ID
+}
+
+// checkID refuses an id that cannot name a task in results and messages.
+func checkID(id string) error {
+	switch {
+	case id == "":
+		return errors.New(`"id" is empty: give every task a unique id`)
+	case len(id) > MaxIDBytes:
+		return fmt.Errorf(`"id" is %d bytes long: use at most %d`, len(id), MaxIDBytes)
+	case !utf8.ValidString(id):
+		return errors.New(`"id" is not valid UTF-8`)
+	}
+	for _, r := range id {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf(`"id" %q holds a control or invisible character: use letters, digits and punctuation`, id)
+		}
+	}
+	return nil
+}
+
+// typeName words a Go type for a person.
+func typeName(t string) string {
+	switch strings.TrimPrefix(t, "*") {
+	case "int", "uint64":
+		return "a whole number"
+	case "string":
+		return "a string"
+	case "batch.HanoiJob":
+		return `an object such as {"disks": 10}`
+	case "json.RawMessage":
+		return "a JSON value"
+	}
+	return t
+}

@@ -1,0 +1,116 @@
+package mcpserver_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mdap-go/mdap/maker/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// serveHTTP serves a server on 127.0.0.1:0 and returns its endpoint.
+func serveHTTP(t *testing.T, o mcpserver.HTTPOptions) string {
+	t.Helper()
+	srv, err := mcpserver.New(mcpserver.Config{MaxRequestBytes: 64 << 10})
+	require.NoError(t, err)
+	addr, err := mcpserver.ListenAddr(":0", false)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeHTTPOn(ctx, ln, o) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done, "a shutdown by ctx is not an error")
+		_ = srv.Close()
+	})
+	return "http://" + ln.Addr().String() + mcpserver.Path
+}
+
+func httpClient(t *testing.T, endpoint string, hc *http.Client) (*mcp.ClientSession, error) {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err == nil {
+		t.Cleanup(func() { _ = cs.Close() })
+	}
+	return cs, err
+}
+
+func TestHTTPWithBearerToken(t *testing.T) {
+	endpoint := serveHTTP(t, mcpserver.HTTPOptions{Token: "s3cret"})
+	require.True(t, strings.HasPrefix(endpoint, "http://127.0.0.1:"), "loopback by default: %s", endpoint)
+
+	cs, err := httpClient(t, endpoint, &http.Client{Transport: bearer{"s3cret", http.DefaultTransport}})
+	require.NoError(t, err)
+	out := decode[mcpserver.KMinOutput](t, call(t, context.Background(), cs, "kmin", map[string]any{"steps": 1<<20 - 1, "p": 0.9978}, nil))
+	assert.Equal(t, 3, out.KMin)
+
+	_, err = httpClient(t, endpoint, &http.Client{})
+	require.Error(t, err, "no token, no session")
+	_, err = httpClient(t, endpoint, &http.Client{Transport: bearer{"s3cre", http.DefaultTransport}})
+	require.Error(t, err, "a wrong token, no session")
+
+	resp, err := http.Post(endpoint, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Equal(t, `Bearer realm="mdap"`, resp.Header.Get("WWW-Authenticate"))
+}
+
+func TestHTTPWithoutToken(t *testing.T) {
+	endpoint := serveHTTP(t, mcpserver.HTTPOptions{})
+	cs, err := httpClient(t, endpoint, &http.Client{})
+	require.NoError(t, err)
+	out := decode[mcpserver.VoteOutput](t, call(t, context.Background(), cs, "vote", map[string]any{"k": 1, "candidates": []any{cand(`{"a":1}`)}}, nil))
+	assert.True(t, out.Decided)
+
+	// A body over the bound is refused with 413.
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 70<<10) + `"}}`
+	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(big))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+}
+
+func TestListenAddrIsLoopbackUnlessAllowed(t *testing.T) {
+	for addr, want := range map[string]string{
+		":0":             "127.0.0.1:0",
+		"127.0.0.1:8080": "127.0.0.1:8080",
+		"[::1]:9":        "[::1]:9",
+		"localhost:80":   "localhost:80",
+	} {
+		got, err := mcpserver.ListenAddr(addr, false)
+		require.NoError(t, err, addr)
+		assert.Equal(t, want, got)
+	}
+	for _, addr := range []string{"0.0.0.0:80", "192.168.1.2:80", "example.com:80", "nonsense"} {
+		_, err := mcpserver.ListenAddr(addr, false)
+		assert.ErrorIs(t, err, mcpserver.ErrListenAddr, addr)
+	}
+	got, err := mcpserver.ListenAddr(":0", true)
+	require.NoError(t, err)
+	assert.Equal(t, ":0", got, "remote allowed: every interface")
+}

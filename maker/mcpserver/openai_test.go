@@ -1,0 +1,101 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/mdap-go/mdap/maker/mcpserver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeOpenAI is an OpenAI-compatible chat completions server on loopback.
+// Call i answers with a native tool call, except every third call, which
+// writes the same call as JSON text. It records what it was sent.
+type fakeOpenAI struct {
+	*httptest.Server
+	mu    sync.Mutex
+	auth  []string
+	tools int
+}
+
+func newFakeOpenAI(t *testing.T) *fakeOpenAI {
+	f := &fakeOpenAI{}
+	n := 0
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		f.mu.Lock()
+		f.auth = append(f.auth, r.Header.Get("Authorization"))
+		f.tools = len(req.Tools)
+		i := n
+		n++
+		f.mu.Unlock()
+		msg := map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{
+			"id": fmt.Sprintf("call_%d", i), "type": "function",
+			"function": map[string]any{"name": "read_file", "arguments": `{"path": "a.go"}`},
+		}}}
+		finish := "tool_calls"
+		if i%3 == 2 {
+			msg = map[string]any{"role": "assistant", "content": `{"tool_intent": {"tool": "read_file", "args": {"path": "a.go"}}}`}
+			finish = "stop"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "x", "object": "chat.completion", "created": 1, "model": "fake",
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+		})
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+var readFileTool = []any{map[string]any{"type": "function", "function": map[string]any{
+	"name": "read_file", "description": "read a file",
+	"parameters": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}},
+}}}
+
+func TestSampleAndVoteThroughAnOpenAICompatibleServer(t *testing.T) {
+	fake := newFakeOpenAI(t)
+	c, _ := connect(t, mcpserver.Config{Models: []string{"openai:fake"}, BaseURL: fake.URL})
+	out := decode[mcpserver.SampleAndVoteOutput](t, call(t, context.Background(), c.ClientSession, "sample_and_vote", map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": "Which file holds the version?"}},
+		"tools":    readFileTool,
+		"k":        3, "parallel": 1,
+	}, nil))
+	require.True(t, out.Decided, out.Message)
+	assert.Equal(t, 2, out.Winner.DecidedAt, "native calls and the same call in text vote together")
+	require.NotNil(t, out.Winner.Output.Intent)
+	assert.Equal(t, "read_file", out.Winner.Output.Intent.Tool)
+	assert.Equal(t, 30, out.Usage.InputTokens, "the provider's usage")
+	assert.Equal(t, 15, out.Usage.OutputTokens)
+	assert.Equal(t, "openai:fake@"+fake.URL, out.Model)
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	assert.Equal(t, 1, fake.tools, "the declared tool reached the model")
+}
+
+func TestARequestsOwnBaseURLNeverGetsTheEnvironmentsKey(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-operator-secret")
+	fake := newFakeOpenAI(t)
+	c, _ := connect(t, mcpserver.Config{Models: []string{"openai:fake"}, BaseURL: "http://127.0.0.1:1/v1", AllowAnyModel: true})
+	out := decode[mcpserver.SampleAndVoteOutput](t, call(t, context.Background(), c.ClientSession, "sample_and_vote", map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": "Which file?"}},
+		"models":   []string{"openai:other"}, "base_url": fake.URL, "k": 1,
+	}, nil))
+	require.True(t, out.Decided, out.Message)
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	require.NotEmpty(t, fake.auth)
+	for _, a := range fake.auth {
+		assert.NotContains(t, a, "sk-operator-secret")
+	}
+}

@@ -1,0 +1,328 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// maxDeclaredTools bounds the tools a sample_and_vote request declares.
+const maxDeclaredTools = 128
+
+// Message is one chat message of a prompt.
+type Message struct {
+	Role    string `json:"role" jsonschema:"system, user or assistant"`
+	Content string `json:"content" jsonschema:"the message's text"`
+}
+
+// FunctionTool is a tool declared to the model, in OpenAI's shape.
+type FunctionTool struct {
+	Type     string      `json:"type,omitempty" jsonschema:"function, or empty"`
+	Function FunctionDef `json:"function" jsonschema:"the function"`
+}
+
+// FunctionDef is the function of a FunctionTool.
+type FunctionDef struct {
+	Name        string `json:"name" jsonschema:"the tool's name"`
+	Description string `json:"description,omitempty" jsonschema:"what the tool does"`
+	Parameters  any    `json:"parameters,omitempty" jsonschema:"the JSON Schema of its arguments"`
+}
+
+// SampleAndVoteInput is the input of the sample_and_vote tool.
+type SampleAndVoteInput struct {
+	Messages []Message      `json:"messages" jsonschema:"the prompt: the messages every sample sees, the same each time (a microagent is stateless)"`
+	Tools    []FunctionTool `json:"tools,omitempty" jsonschema:"tools declared to the model, in OpenAI's shape: the winner may be a call of one; the server never runs it"`
+	Sampling
+}
+
+// SampleInfo is one sample of a sample_and_vote race.
+type SampleInfo struct {
+	Index        int     `json:"index" jsonschema:"the sample's index, from 0"`
+	Model        string  `json:"model" jsonschema:"the identity of the model that drew it"`
+	Temperature  float64 `json:"temperature" jsonschema:"the temperature it was drawn at"`
+	Error        string  `json:"error,omitempty" jsonschema:"the model call's error, if it failed (such a sample never votes)"`
+	Flag         string  `json:"flag,omitempty" jsonschema:"its red flag, if any (such a sample never votes)"`
+	Reason       string  `json:"reason,omitempty" jsonschema:"why it was red-flagged"`
+	Key          string  `json:"key,omitempty" jsonschema:"the key it voted for, in hex"`
+	Counted      bool    `json:"counted" jsonschema:"false for a sample the race did not tally: it ended before it, or cancelled it"`
+	InputTokens  int     `json:"input_tokens" jsonschema:"prompt tokens"`
+	OutputTokens int     `json:"output_tokens" jsonschema:"reply tokens"`
+}
+
+// Usage is what samples cost.
+type Usage struct {
+	InputTokens  int     `json:"input_tokens" jsonschema:"prompt tokens, over every sample drawn"`
+	OutputTokens int     `json:"output_tokens" jsonschema:"reply tokens, over every sample drawn"`
+	ModelSeconds float64 `json:"model_seconds" jsonschema:"model time summed over the samples (it exceeds the wall time when samples run in parallel)"`
+}
+
+// SampleAndVoteOutput is the output of the sample_and_vote tool.
+type SampleAndVoteOutput struct {
+	Decided    bool         `json:"decided" jsonschema:"true when an answer led every other by k valid votes"`
+	Message    string       `json:"message" jsonschema:"the outcome in words"`
+	K          int          `json:"k" jsonschema:"the margin"`
+	Winner     *Winner      `json:"winner,omitempty" jsonschema:"the decision, when decided"`
+	WinnerText string       `json:"winner_text,omitempty" jsonschema:"the text of the winner's first vote, as the model wrote it"`
+	Leader     string       `json:"leader,omitempty" jsonschema:"when undecided: the key with the most votes"`
+	Lead       int          `json:"lead" jsonschema:"the leader's margin over the runner-up"`
+	Need       int          `json:"need" jsonschema:"when undecided: the fewest more votes that could decide, k minus the lead"`
+	Tally      Tally        `json:"tally" jsonschema:"the votes and red flags counted"`
+	Launched   int          `json:"launched" jsonschema:"samples drawn"`
+	Errors     int          `json:"errors" jsonschema:"tallied samples whose model call failed"`
+	Cancelled  int          `json:"cancelled" jsonschema:"samples drawn but not tallied"`
+	Samples    []SampleInfo `json:"samples" jsonschema:"every sample drawn, by index"`
+	Usage      Usage        `json:"usage" jsonschema:"what the samples cost"`
+	Model      string       `json:"model" jsonschema:"the identity of the model (or ensemble) sampled"`
+}
+
+// drawn is what a valid sample votes with.
+type drawn struct {
+	out       *intent.Output
+	canonical string
+	text      string
+}
+
+func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in SampleAndVoteInput) (*mcp.CallToolResult, SampleAndVoteOutput, error) {
+	var out SampleAndVoteOutput
+	msgs, err := s.messages(in.Messages)
+	if err != nil {
+		return nil, out, err
+	}
+	tools, err := declared(in.Tools)
+	if err != nil {
+		return nil, out, err
+	}
+	st, err := s.check(in.Sampling)
+	if err != nil {
+		return nil, out, err
+	}
+	var oracle sim.Oracle
+	if _, _, err := hanoi.ParsePrompt(sim.PromptText(msgs)); err == nil {
+		oracle = hanoi.Oracle{JSON: true}
+	}
+	model, err := s.open(st, oracle, "answers only Towers of Hanoi step prompts (with the \"Current state:\" and \"Previous move:\" lines maker/hanoi writes); sample other prompts through a real model, or use run_task for a spec task with a script")
+	if err != nil {
+		return nil, out, err
+	}
+	ids := identities(model)
+	out.Model = maker.ModelIdentity(model)
+	out.K = st.vote.K
+
+	var mu sync.Mutex
+	var samples []SampleInfo
+	var canon []string // each valid sample's canonical form, by index
+	prog := newProgress(ctx, req, s.log)
+	total := float64(st.vote.MaxSamples)
+	draw := func(ctx context.Context, i int) (sm vote.Sample[drawn]) {
+		info := SampleInfo{Index: i, Model: ids[i%len(ids)], Temperature: st.temperature(i)}
+		defer func() {
+			info.InputTokens, info.OutputTokens = sm.Usage.InputTokens, sm.Usage.OutputTokens
+			mu.Lock()
+			for len(samples) <= i {
+				samples = append(samples, SampleInfo{Index: len(samples)})
+				canon = append(canon, "")
+			}
+			samples[i], canon[i] = info, sm.Value.canonical
+			mu.Unlock()
+			switch {
+			case info.Error != "":
+				prog.step(total, "sample %d: the model call failed: %s", i, info.Error)
+			case info.Flag != "":
+				prog.step(total, "sample %d: red flag %s", i, info.Flag)
+			default:
+				prog.step(total, "sample %d: votes for %s", i, info.Key)
+			}
+		}()
+		opts := []llms.CallOption{llms.WithTemperature(info.Temperature), llms.WithMaxTokens(st.maxTokens)}
+		if len(tools) > 0 {
+			opts = append(opts, llms.WithTools(tools))
+		}
+		start := time.Now()
+		resp, err := model.GenerateContent(maker.WithSampleID(ctx, maker.SampleID{Index: i}), msgs, opts...)
+		sm.Usage.Latency = time.Since(start)
+		var reply maker.Reply
+		if err == nil {
+			reply, err = readReply(resp, msgs)
+		}
+		if err != nil {
+			sm.Err, info.Error = err, err.Error()
+			return sm
+		}
+		sm.Usage.InputTokens, sm.Usage.OutputTokens = reply.InputTokens, reply.OutputTokens
+		v := maker.Inspect(reply, st.maxTokens, maker.FlagRules{}, nil)
+		if v.Flag != "" {
+			sm.Flag, info.Flag, info.Reason = errors.New(v.Flag), v.Flag, v.Reason
+			return sm
+		}
+		key, err := strconv.ParseUint(v.Key, 16, 64)
+		if err != nil { // Inspect writes keys in hex
+			sm.Err, info.Error = err, err.Error()
+			return sm
+		}
+		sm.Key, info.Key = key, v.Key
+		sm.Value = drawn{out: v.Output, canonical: v.Canonical, text: reply.Text}
+		return sm
+	}
+	res, raceErr := vote.Race(ctx, st.vote, draw)
+	if ctx.Err() != nil {
+		return nil, out, fmt.Errorf("cancelled after %s: %w", plural(res.Launched, "sample"), ctx.Err())
+	}
+
+	committed := res.Valid + res.Flagged + res.Errors
+	b := newBoard(st.vote.K)
+	out.Tally = Tally{Valid: res.Valid, Flagged: res.Flagged, Flags: map[string]int{}}
+	for k, n := range res.Flags {
+		out.Tally.Flags[k] = n
+	}
+	for i := range samples {
+		samples[i].Counted = i < committed
+		if samples[i].Counted && samples[i].Key != "" {
+			key, _ := strconv.ParseUint(samples[i].Key, 16, 64)
+			b.add(i, key, canon[i], nil)
+		}
+	}
+	out.Tally.Votes = b.tally()
+	out.Samples = samples
+	out.Launched, out.Errors, out.Cancelled = res.Launched, res.Errors, res.Cancelled
+	out.Usage = Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, ModelSeconds: res.Usage.Latency.Seconds()}
+	top, lead := b.leader()
+	out.Lead = lead
+	switch {
+	case raceErr == nil:
+		out.Decided = true
+		out.Winner = &Winner{Key: hexKey(res.Key), Canonical: res.Winner.canonical, Output: res.Winner.out,
+			Votes: res.Votes[res.Key], FirstIndex: b.first[res.Key], DecidedAt: committed - 1}
+		out.WinnerText = res.Winner.text
+		out.Message = fmt.Sprintf("decided after %s: key %s leads every other answer by %d (%s, %d red-flagged)",
+			plural(committed, "sample"), hexKey(res.Key), lead, plural(res.Votes[res.Key], "vote"), res.Flagged)
+		return nil, out, nil
+	case errors.Is(raceErr, vote.ErrUndecided):
+		out.Need = st.vote.K - lead
+		if len(b.votes) > 0 {
+			out.Leader = hexKey(top)
+		}
+		out.Message = fmt.Sprintf("undecided, need more samples: the budget of %s was spent (%d valid, %d red-flagged) and no answer leads by %d; at least %s more could decide: call again with a larger max_samples, or change the prompt",
+			plural(st.vote.MaxSamples, "sample"), res.Valid, res.Flagged, st.vote.K, plural(out.Need, "vote"))
+		return nil, out, nil
+	case errors.Is(raceErr, vote.ErrTooManyErrors):
+		out.Need = st.vote.K - lead
+		out.Message = fmt.Sprintf("the model failed too often (%s; the budget is max_errors): %v", plural(res.Errors, "failed call"), raceErr)
+		return failure(out.Message), out, nil
+	}
+	return nil, out, raceErr
+}
+
+// messages converts a prompt, refusing an empty one, an unknown role or
+// too many messages.
+func (s *Server) messages(in []Message) ([]llms.MessageContent, error) {
+	switch {
+	case len(in) == 0:
+		return nil, fmt.Errorf("%w: messages is empty: give the prompt every sample sees", ErrArgument)
+	case len(in) > s.cfg.MaxMessages:
+		return nil, fmt.Errorf("%w: %d messages: this server takes at most %d", ErrArgument, len(in), s.cfg.MaxMessages)
+	}
+	out := make([]llms.MessageContent, len(in))
+	for i, m := range in {
+		var role llms.ChatMessageType
+		switch m.Role {
+		case "system":
+			role = llms.ChatMessageTypeSystem
+		case "user":
+			role = llms.ChatMessageTypeHuman
+		case "assistant":
+			role = llms.ChatMessageTypeAI
+		default:
+			return nil, fmt.Errorf("%w: messages[%d].role %q: use system, user or assistant", ErrArgument, i, m.Role)
+		}
+		out[i] = llms.TextParts(role, m.Content)
+	}
+	return out, nil
+}
+
+// declared converts declared tools.
+func declared(in []FunctionTool) ([]llms.Tool, error) {
+	if len(in) > maxDeclaredTools {
+		return nil, fmt.Errorf("%w: %d tools: at most %d", ErrArgument, len(in), maxDeclaredTools)
+	}
+	var out []llms.Tool
+	for i, t := range in {
+		if t.Type != "" && t.Type != "function" {
+			return nil, fmt.Errorf("%w: tools[%d].type %q: only function tools", ErrArgument, i, t.Type)
+		}
+		if t.Function.Name == "" {
+			return nil, fmt.Errorf("%w: tools[%d].function.name is empty", ErrArgument, i)
+		}
+		params := t.Function.Parameters
+		if params == nil {
+			params = map[string]any{"type": "object"}
+		}
+		out = append(out, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: t.Function.Name, Description: t.Function.Description, Parameters: params}})
+	}
+	return out, nil
+}
+
+// identities names the models that draw samples, by sample index mod n.
+func identities(m llms.Model) []string {
+	ms := []llms.Model{m}
+	if e, ok := m.(*maker.Ensemble); ok {
+		ms = e.Members()
+	}
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = maker.ModelIdentity(m)
+	}
+	return ids
+}
+
+// readReply reads a model's response as the solver's microagent does:
+// the first choice, with the provider's token counts, or an estimate.
+func readReply(resp *llms.ContentResponse, msgs []llms.MessageContent) (maker.Reply, error) {
+	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
+		return maker.Reply{}, maker.ErrNoChoice
+	}
+	c := resp.Choices[0]
+	r := maker.Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason}
+	in, okIn := intInfo(c.GenerationInfo, "PromptTokens", "input_tokens", "InputTokens")
+	out, okOut := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
+	if !okOut {
+		out = maker.EstimateTokens(c.Content)
+		for _, tc := range c.ToolCalls {
+			if tc.FunctionCall != nil {
+				out += maker.EstimateTokens(tc.FunctionCall.Name) + maker.EstimateTokens(tc.FunctionCall.Arguments)
+			}
+		}
+	}
+	if !okIn {
+		in = maker.EstimateTokens(sim.PromptText(msgs))
+	}
+	r.InputTokens, r.OutputTokens, r.Estimated = in, out, !okOut
+	return r, nil
+}
+
+// intInfo reads the first of keys that GenerationInfo holds as a number.
+func intInfo(info map[string]any, keys ...string) (int, bool) {
+	for _, k := range keys {
+		switch v := info[k].(type) {
+		case int:
+			return v, true
+		case int32:
+			return int(v), true
+		case int64:
+			return int(v), true
+		case float64:
+			return int(v), true
+		}
+	}
+	return 0, false
+}

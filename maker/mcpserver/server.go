@@ -1,0 +1,361 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Errors, for errors.Is. A tool's error reaches the client as a tool
+// error whose text is the error's message.
+var (
+	// ErrConfig: New was given a configuration it cannot serve with.
+	ErrConfig = errors.New("mcpserver: bad config")
+	// ErrArgument: a tool argument is out of range or inconsistent (the
+	// SDK refuses schema violations before a handler runs).
+	ErrArgument = errors.New("bad argument")
+	// ErrModelNotAllowed: a request names a model or a base URL that the
+	// operator did not allow.
+	ErrModelNotAllowed = errors.New("model not allowed")
+	// ErrOutsideRoot: a spec path is absolute, climbs out of the root or
+	// leads out of it through a symbolic link.
+	ErrOutsideRoot = errors.New("path outside the root")
+	// ErrNoState: run_task needs a state folder for its journals and the
+	// server has none.
+	ErrNoState = errors.New("no state folder")
+	// ErrJournalBusy: another call of this server is running the journal.
+	ErrJournalBusy = errors.New("journal in use by another call")
+	// ErrPanic: a tool handler panicked; the call fails, the server keeps
+	// serving.
+	ErrPanic = errors.New("internal error")
+	// ErrListenAddr: an HTTP address is not on loopback and remote
+	// clients were not allowed, or does not parse.
+	ErrListenAddr = errors.New("bad listen address")
+)
+
+// Defaults of the zero Config fields.
+const (
+	DefaultMaxK            = 100
+	DefaultMaxSamples      = 1000
+	DefaultMaxCandidates   = 1000
+	DefaultMaxMessages     = 1000
+	DefaultMaxSteps        = 100_000
+	DefaultMaxRequestBytes = 4 << 20
+	// JournalGrace is how long a run_task call waits for another call of
+	// this server to release the same journal (a cancelled run winding
+	// down) before it fails with ErrJournalBusy.
+	JournalGrace = 5 * time.Second
+)
+
+// Config is what a Server serves with. The zero value serves the simulated
+// model, with the file tools over the working folder under the read-only
+// policy, and no run_task (State is empty).
+type Config struct {
+	// Models are the model specs a request may use ("sim", "openai:MODEL",
+	// "ollama:MODEL", "anthropic:MODEL"); the first is the default.
+	// Empty means ["sim"].
+	Models []string
+	// BaseURL is the server the openai: and ollama: models call.
+	BaseURL string
+	// AllowAnyModel lets a request name any model spec and any base URL.
+	// The server then calls whatever URL a client names (never with the
+	// API keys of its environment, which go only to BaseURL): for a
+	// trusted client only.
+	AllowAnyModel bool
+	// Timeout bounds one model call; zero means models.DefaultTimeout.
+	Timeout time.Duration
+	// Sim is the simulated model's behaviour. A zero P means
+	// sim.DefaultConfig().
+	Sim sim.Config
+	// Root is the folder of run_task's file tools and spec paths; nothing
+	// leaves it. Empty means the working folder.
+	Root string
+	// State is the folder of run_task's journals; it is created if
+	// missing. Empty disables run_task (it fails with ErrNoState).
+	State string
+	// Policy says which tools a task may run; nil means
+	// categories.DefaultPolicy(), the read-only categories.
+	Policy *categories.Policy
+	// MaxK, MaxSamples, MaxCandidates and MaxMessages bound a request:
+	// the margin, the samples one race may draw (per step for run_task),
+	// the replies of one vote and the messages of one prompt. Zero means
+	// the Default value.
+	MaxK, MaxSamples, MaxCandidates, MaxMessages int
+	// MaxSteps bounds the steps of one run_task run, replayed ones
+	// included, whatever its spec says; zero means DefaultMaxSteps.
+	MaxSteps int
+	// MaxRequestBytes bounds one message over stdio and one request body
+	// over HTTP; zero means DefaultMaxRequestBytes.
+	MaxRequestBytes int64
+	// Logger receives the server's logs; nil means none. Over stdio it
+	// must not write to stdout, the transport.
+	Logger *slog.Logger
+	// Version is the version the server reports; empty means the build's.
+	Version string
+}
+
+// Server is mdap's MCP server: the SDK's server with the five tools. It is
+// safe for concurrent use: over HTTP many sessions call it at once.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	mcp      *mcp.Server
+	exec     *executor.Executor
+	root     *os.Root
+	journals journalLocks
+}
+
+// New returns a server for cfg. It makes no network call.
+//
+// Errors wrap ErrConfig: a model spec of a wrong form, a base URL that is
+// not http(s)://HOST, a Root that is not a folder, a State folder that
+// cannot be created, a negative bound, or Sim settings sim.New refuses.
+func New(cfg Config) (*Server, error) {
+	if len(cfg.Models) == 0 {
+		cfg.Models = []string{"sim"}
+	}
+	for _, m := range cfg.Models {
+		if err := models.CheckSpec(m); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
+	if cfg.BaseURL != "" {
+		if err := checkURL(cfg.BaseURL); err != nil {
+			return nil, fmt.Errorf("%w: base URL: %w", ErrConfig, err)
+		}
+	}
+	if cfg.Sim.P == 0 {
+		cfg.Sim = sim.DefaultConfig()
+	}
+	if err := cfg.Sim.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if cfg.Timeout < 0 || cfg.MaxK < 0 || cfg.MaxSamples < 0 || cfg.MaxCandidates < 0 || cfg.MaxMessages < 0 || cfg.MaxSteps < 0 || cfg.MaxRequestBytes < 0 {
+		return nil, fmt.Errorf("%w: a negative timeout or bound", ErrConfig)
+	}
+	cfg.Timeout = or(cfg.Timeout, models.DefaultTimeout)
+	cfg.MaxK = or(cfg.MaxK, DefaultMaxK)
+	cfg.MaxSamples = or(cfg.MaxSamples, DefaultMaxSamples)
+	cfg.MaxCandidates = or(cfg.MaxCandidates, DefaultMaxCandidates)
+	cfg.MaxMessages = or(cfg.MaxMessages, DefaultMaxMessages)
+	cfg.MaxSteps = or(cfg.MaxSteps, DefaultMaxSteps)
+	cfg.MaxRequestBytes = or(cfg.MaxRequestBytes, DefaultMaxRequestBytes)
+	if cfg.Root == "" {
+		cfg.Root = "."
+	}
+	if cfg.Version == "" {
+		cfg.Version = buildVersion()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, journals: journalLocks{busy: map[string]chan struct{}{}}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	tax := categories.Builtin()
+	policy := categories.DefaultPolicy()
+	if cfg.Policy != nil {
+		policy = *cfg.Policy
+	}
+	ex, err := executor.New(cfg.Root, executor.WithTaxonomy(tax), executor.WithPolicy(policy), executor.WithLogger(s.log))
+	if err != nil {
+		return nil, fmt.Errorf("%w: root: %w", ErrConfig, err)
+	}
+	s.exec = ex
+	if s.root, err = os.OpenRoot(cfg.Root); err != nil {
+		ex.Close()
+		return nil, fmt.Errorf("%w: root: %w", ErrConfig, err)
+	}
+	if cfg.State != "" {
+		if err := os.MkdirAll(cfg.State, 0o755); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("%w: state folder: %w", ErrConfig, err)
+		}
+		if fi, err := os.Stat(cfg.State); err != nil || !fi.IsDir() {
+			s.Close()
+			return nil, fmt.Errorf("%w: state folder %s is not a folder", ErrConfig, cfg.State)
+		}
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "mdap", Title: "mdap: voting LLM microagents", Version: cfg.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       s.log,
+		Capabilities: &mcp.ServerCapabilities{},
+	})
+	s.addTools()
+	return s, nil
+}
+
+const instructions = `mdap decides each step of a task by first-to-ahead-by-k voting over stateless LLM samples, with red flags that throw suspect replies away (the MAKER method).
+- vote: tally replies you sampled yourself, in order; says who won or how many more samples are needed at the least.
+- parse: one reply's red flag, or its canonical form and vote key.
+- sample_and_vote: let the server sample a prompt through its model(s) until one answer leads by k.
+- run_task: solve a spec task step by step, with a journal; resume a cancelled run with resume: true.
+- kmin: the margin k a task of S steps needs for a target success rate, and its cost.`
+
+// MCP returns the SDK server, to connect it to any transport (for
+// example mcp.NewInMemoryTransports in a test).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Config returns the configuration the server runs with, defaults filled
+// in.
+func (s *Server) Config() Config { return s.cfg }
+
+// Close releases the root folder and the executor's hold on it. Calls in
+// flight must have ended.
+func (s *Server) Close() error { return errors.Join(s.exec.Close(), s.root.Close()) }
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// checkURL refuses a base URL no client could use, before a client is
+// built (langchaingo's Ollama client exits the process on some).
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q: %v; want http://HOST:PORT or https://HOST/PATH", raw, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: the scheme must be http or https", raw)
+	case u.Host == "":
+		return fmt.Errorf("%q: no host; want http://HOST:PORT or https://HOST/PATH", raw)
+	}
+	return nil
+}
+
+// addTool registers a typed tool whose panics become tool errors.
+func addTool[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	mcp.AddTool(s.mcp, t, safe(s.log, t.Name, h))
+}
+
+// safe turns a panic of h into a tool error wrapping ErrPanic, logged
+// with its stack.
+func safe[In, Out any](log *slog.Logger, name string, h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("tool panicked", "tool", name, "panic", p, "stack", string(debug.Stack()))
+				var zero Out
+				res, out, err = nil, zero, fmt.Errorf("%w: the %s tool failed (%v); the server logged it and keeps serving", ErrPanic, name, p)
+			}
+		}()
+		return h(ctx, req, in)
+	}
+}
+
+// failure is a tool error that still carries the tool's structured
+// output: a failed run's summary, a race's tally.
+func failure(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// progress sends progress notifications for one call, if the client asked
+// for them with a progress token. Safe for concurrent use; notifications
+// go out in the order of their progress values.
+type progress struct {
+	mu    sync.Mutex
+	ctx   context.Context
+	req   *mcp.CallToolRequest
+	token any
+	n     float64
+	log   *slog.Logger
+}
+
+func newProgress(ctx context.Context, req *mcp.CallToolRequest, log *slog.Logger) *progress {
+	p := &progress{ctx: ctx, req: req, log: log}
+	if req != nil && req.Params != nil {
+		p.token = req.Params.GetProgressToken()
+	}
+	return p
+}
+
+// step reports one more unit of progress out of total (0: unknown).
+func (p *progress) step(total float64, format string, a ...any) {
+	if p.token == nil || p.req.Session == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	err := p.req.Session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: p.token, Progress: p.n, Total: total, Message: fmt.Sprintf(format, a...),
+	})
+	if err != nil {
+		p.log.Debug("progress notification failed", "err", err)
+	}
+}
+
+// journalLocks hands each journal name to one call at a time.
+type journalLocks struct {
+	mu   sync.Mutex
+	busy map[string]chan struct{}
+}
+
+// acquire takes name, waiting up to grace for a call that holds it (a
+// cancelled run winding down), and returns its release.
+func (j *journalLocks) acquire(ctx context.Context, name string, grace time.Duration) (func(), error) {
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	for {
+		j.mu.Lock()
+		held, ok := j.busy[name]
+		if !ok {
+			ch := make(chan struct{})
+			j.busy[name] = ch
+			j.mu.Unlock()
+			return func() {
+				j.mu.Lock()
+				delete(j.busy, name)
+				j.mu.Unlock()
+				close(ch)
+			}, nil
+		}
+		j.mu.Unlock()
+		select {
+		case <-held:
+		case <-timer.C:
+			return nil, fmt.Errorf("%w: %s is being run by another call of this server; wait for it to end, or cancel it", ErrJournalBusy, name)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// plural writes n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// joinQuoted lists names for a message: "a", "b".
+func joinQuoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}

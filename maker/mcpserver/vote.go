@@ -1,0 +1,301 @@
+package mcpserver
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Candidate is one model reply as a client received it: text, or native
+// tool calls in OpenAI's shape, or both.
+type Candidate struct {
+	Text         string     `json:"text,omitempty" jsonschema:"the reply's text content"`
+	ToolCalls    []ToolCall `json:"tool_calls,omitempty" jsonschema:"the reply's native tool calls, in OpenAI's shape; a step proposes at most one"`
+	FinishReason string     `json:"finish_reason,omitempty" jsonschema:"the provider's stop reason (OpenAI finish_reason, Anthropic stop_reason): length or max_tokens means the reply was cut off and is red-flagged"`
+	OutputTokens int        `json:"output_tokens,omitempty" jsonschema:"the reply's length in tokens as the provider reported it; absent, it is estimated at four bytes a token"`
+}
+
+// ToolCall is a native tool call in OpenAI's shape.
+type ToolCall struct {
+	ID       string       `json:"id,omitempty" jsonschema:"the call's id (ignored by the key)"`
+	Type     string       `json:"type,omitempty" jsonschema:"function, or empty"`
+	Function FunctionCall `json:"function" jsonschema:"the function called"`
+}
+
+// FunctionCall is the function of a ToolCall.
+type FunctionCall struct {
+	Name      string `json:"name" jsonschema:"the tool's name"`
+	Arguments any    `json:"arguments,omitempty" jsonschema:"the arguments: JSON text, as OpenAI sends them, or a JSON object"`
+}
+
+// reply turns c into the maker.Reply the solver would have read.
+func (c Candidate) reply() (maker.Reply, error) {
+	r := maker.Reply{Text: c.Text, StopReason: c.FinishReason, OutputTokens: c.OutputTokens}
+	for i, tc := range c.ToolCalls {
+		args := ""
+		switch a := tc.Function.Arguments.(type) {
+		case nil:
+		case string:
+			args = a
+		default:
+			b, err := json.Marshal(a)
+			if err != nil {
+				return r, fmt.Errorf("%w: tool call %d: arguments: %v", ErrArgument, i, err)
+			}
+			args = string(b)
+		}
+		r.ToolCalls = append(r.ToolCalls, llms.ToolCall{ID: tc.ID, Type: tc.Type, FunctionCall: &llms.FunctionCall{Name: tc.Function.Name, Arguments: args}})
+	}
+	if c.OutputTokens == 0 {
+		r.Estimated = true
+		r.OutputTokens = maker.EstimateTokens(r.Text)
+		for _, tc := range r.ToolCalls {
+			r.OutputTokens += maker.EstimateTokens(tc.FunctionCall.Name) + maker.EstimateTokens(tc.FunctionCall.Arguments)
+		}
+	}
+	return r, nil
+}
+
+// Verdict is one reply as the solver judges it: its red flag with the
+// reason, or the answer it votes with, that answer's canonical form and
+// its key. Two replies vote together exactly when their keys are equal.
+type Verdict struct {
+	Flag      string         `json:"flag,omitempty" jsonschema:"the red flag (empty, overlong, cut off, unparseable, format); empty when the reply may vote"`
+	Reason    string         `json:"reason,omitempty" jsonschema:"why the reply was red-flagged, in detail"`
+	Key       string         `json:"key,omitempty" jsonschema:"the vote key, in hex; equal keys vote together"`
+	Canonical string         `json:"canonical,omitempty" jsonschema:"the answer's canonical JSON text, which the key hashes"`
+	Output    *intent.Output `json:"output,omitempty" jsonschema:"the answer: its value and/or its tool intent"`
+}
+
+func verdictOf(v maker.Verdict) Verdict {
+	return Verdict{Flag: v.Flag, Reason: v.Reason, Key: v.Key, Canonical: v.Canonical, Output: v.Output}
+}
+
+// ParseInput is the input of the parse tool.
+type ParseInput struct {
+	Reply     Candidate `json:"reply" jsonschema:"the reply to judge"`
+	MaxTokens int       `json:"max_tokens,omitempty" jsonschema:"the reply cap in tokens; a longer reply is red-flagged as overlong (default 750)"`
+}
+
+// ParseOutput is the output of the parse tool.
+type ParseOutput struct {
+	Votes bool `json:"votes" jsonschema:"true when the reply may vote (no red flag)"`
+	Verdict
+}
+
+// VoteInput is the input of the vote tool.
+type VoteInput struct {
+	Candidates []Candidate `json:"candidates" jsonschema:"the replies, in the order they were sampled"`
+	K          int         `json:"k,omitempty" jsonschema:"the margin: an answer wins when it leads every other by k valid votes (default 3)"`
+	MaxTokens  int         `json:"max_tokens,omitempty" jsonschema:"the reply cap in tokens; a longer reply is red-flagged as overlong (default 750)"`
+}
+
+// ReplyVerdict is one candidate's verdict in a vote.
+type ReplyVerdict struct {
+	Index int `json:"index" jsonschema:"the candidate's position, from 0"`
+	Verdict
+	Counted bool `json:"counted" jsonschema:"false for a reply after the deciding one: the race had ended"`
+}
+
+// KeyVotes is one answer's votes.
+type KeyVotes struct {
+	Key        string `json:"key" jsonschema:"the vote key, in hex"`
+	Votes      int    `json:"votes" jsonschema:"valid votes for the key"`
+	FirstIndex int    `json:"first_index" jsonschema:"the index of the key's first vote"`
+	Canonical  string `json:"canonical,omitempty" jsonschema:"the answer's canonical JSON text"`
+}
+
+// Tally is what a vote counted, up to its decision.
+type Tally struct {
+	Votes   []KeyVotes     `json:"votes" jsonschema:"the valid votes per answer, most first"`
+	Valid   int            `json:"valid" jsonschema:"replies that voted"`
+	Flagged int            `json:"flagged" jsonschema:"red-flagged replies, which never vote"`
+	Flags   map[string]int `json:"flags" jsonschema:"red-flagged replies by flag"`
+}
+
+// Winner is the answer that led by k.
+type Winner struct {
+	Key        string         `json:"key" jsonschema:"the winning vote key, in hex"`
+	Canonical  string         `json:"canonical" jsonschema:"the winning answer's canonical JSON text"`
+	Output     *intent.Output `json:"output" jsonschema:"the winning answer, as its first vote gave it"`
+	Votes      int            `json:"votes" jsonschema:"its valid votes at the decision"`
+	FirstIndex int            `json:"first_index" jsonschema:"the index of its first vote"`
+	DecidedAt  int            `json:"decided_at" jsonschema:"the index of the reply that gave it a lead of k"`
+}
+
+// VoteOutput is the output of the vote tool.
+type VoteOutput struct {
+	Decided bool           `json:"decided" jsonschema:"true when an answer led every other by k valid votes"`
+	Message string         `json:"message" jsonschema:"the outcome in words"`
+	K       int            `json:"k" jsonschema:"the margin"`
+	Winner  *Winner        `json:"winner,omitempty" jsonschema:"the decision, when decided"`
+	Leader  string         `json:"leader,omitempty" jsonschema:"when undecided: the key with the most votes (the earliest on a tie)"`
+	Lead    int            `json:"lead" jsonschema:"the leader's margin over the runner-up"`
+	Need    int            `json:"need" jsonschema:"when undecided: the fewest more samples that could decide, k minus the lead (all of them votes for the leader)"`
+	Tally   Tally          `json:"tally" jsonschema:"the votes and red flags counted"`
+	Replies []ReplyVerdict `json:"replies" jsonschema:"each candidate's verdict, in order"`
+}
+
+// board tallies keys in order, first-to-ahead-by-k, as vote.Race does.
+type board struct {
+	k       int
+	votes   map[uint64]int
+	first   map[uint64]int // index of each key's first vote
+	canon   map[uint64]string
+	outputs map[uint64]*intent.Output
+}
+
+func newBoard(k int) *board {
+	return &board{k: k, votes: map[uint64]int{}, first: map[uint64]int{}, canon: map[uint64]string{}, outputs: map[uint64]*intent.Output{}}
+}
+
+// add counts a vote of sample i and reports whether some key leads by k.
+func (b *board) add(i int, key uint64, canonical string, out *intent.Output) bool {
+	if _, ok := b.first[key]; !ok {
+		b.first[key], b.canon[key], b.outputs[key] = i, canonical, out
+	}
+	b.votes[key]++
+	_, lead := b.leader()
+	return lead >= b.k
+}
+
+// leader returns the key with the most votes (the earliest on a tie) and
+// its lead over the runner-up; lead 0 with no votes.
+func (b *board) leader() (uint64, int) {
+	var top uint64
+	found := false
+	for key, n := range b.votes {
+		if !found || n > b.votes[top] || (n == b.votes[top] && b.first[key] < b.first[top]) {
+			top, found = key, true
+		}
+	}
+	if !found {
+		return 0, 0
+	}
+	second := 0
+	for key, n := range b.votes {
+		if key != top && n > second {
+			second = n
+		}
+	}
+	return top, b.votes[top] - second
+}
+
+// tally lists the votes, most first, then by first vote.
+func (b *board) tally() []KeyVotes {
+	out := make([]KeyVotes, 0, len(b.votes))
+	for key, n := range b.votes {
+		out = append(out, KeyVotes{Key: hexKey(key), Votes: n, FirstIndex: b.first[key], Canonical: b.canon[key]})
+	}
+	slices.SortFunc(out, func(a, b KeyVotes) int {
+		return cmp.Or(cmp.Compare(b.Votes, a.Votes), cmp.Compare(a.FirstIndex, b.FirstIndex))
+	})
+	return out
+}
+
+func hexKey(k uint64) string { return strconv.FormatUint(k, 16) }
+
+// Vote judges each candidate with maker.Inspect and tallies them in
+// order: the first index at which an answer leads every other by k valid
+// votes decides, exactly as vote.Race decides over samples tallied in
+// index order. Red-flagged replies never vote. Undecided, it says the
+// least number of further samples that could decide (k minus the lead).
+// Errors wrap ErrArgument: k outside 1..maxK, a candidate whose tool
+// arguments cannot be encoded. Cost: one parse and one key per candidate.
+func Vote(in VoteInput, maxK int) (VoteOutput, error) {
+	k := or(in.K, vote.DefaultK)
+	if k < 1 || k > maxK {
+		return VoteOutput{}, fmt.Errorf("%w: k %d: use 1 to %d", ErrArgument, in.K, maxK)
+	}
+	if in.MaxTokens < 0 {
+		return VoteOutput{}, fmt.Errorf("%w: max_tokens %d: use a positive cap, or leave it out for 750", ErrArgument, in.MaxTokens)
+	}
+	out := VoteOutput{K: k, Replies: make([]ReplyVerdict, len(in.Candidates)), Tally: Tally{Flags: map[string]int{}}}
+	b := newBoard(k)
+	decided := -1
+	for i, c := range in.Candidates {
+		r, err := c.reply()
+		if err != nil {
+			return VoteOutput{}, fmt.Errorf("candidate %d: %w", i, err)
+		}
+		v := maker.Inspect(r, in.MaxTokens, maker.FlagRules{}, nil)
+		out.Replies[i] = ReplyVerdict{Index: i, Verdict: verdictOf(v), Counted: decided < 0}
+		if decided >= 0 {
+			continue
+		}
+		if v.Flag != "" {
+			out.Tally.Flagged++
+			out.Tally.Flags[v.Flag]++
+			continue
+		}
+		key, err := strconv.ParseUint(v.Key, 16, 64)
+		if err != nil { // Inspect writes keys in hex
+			return VoteOutput{}, fmt.Errorf("candidate %d: key %q: %w", i, v.Key, err)
+		}
+		out.Tally.Valid++
+		if b.add(i, key, v.Canonical, v.Output) {
+			decided = i
+		}
+	}
+	out.Tally.Votes = b.tally()
+	top, lead := b.leader()
+	out.Lead = lead
+	if decided >= 0 {
+		out.Decided = true
+		out.Winner = &Winner{Key: hexKey(top), Canonical: b.canon[top], Output: b.outputs[top], Votes: b.votes[top], FirstIndex: b.first[top], DecidedAt: decided}
+		out.Message = fmt.Sprintf("decided at reply %d: key %s leads every other answer by %d with %s; %s",
+			decided, hexKey(top), lead, plural(b.votes[top], "vote"), later(len(in.Candidates)-decided-1))
+		return out, nil
+	}
+	out.Need = k - lead
+	if len(b.votes) > 0 {
+		out.Leader = hexKey(top)
+	}
+	out.Message = fmt.Sprintf("undecided, need more samples: after %s (%d valid, %d red-flagged) no answer leads by %d; at least %s more (votes for the leader) could decide",
+		plural(len(in.Candidates), "reply"), out.Tally.Valid, out.Tally.Flagged, k, plural(out.Need, "sample"))
+	return out, nil
+}
+
+func later(n int) string {
+	if n == 0 {
+		return "it was the last reply"
+	}
+	return fmt.Sprintf("the %s after it did not count", plural(n, "reply"))
+}
+
+func (s *Server) voteTool(_ context.Context, _ *mcp.CallToolRequest, in VoteInput) (*mcp.CallToolResult, VoteOutput, error) {
+	if n := len(in.Candidates); n > s.cfg.MaxCandidates {
+		return nil, VoteOutput{}, fmt.Errorf("%w: %d candidates: this server takes at most %d in one call", ErrArgument, n, s.cfg.MaxCandidates)
+	}
+	out, err := Vote(in, s.cfg.MaxK)
+	return nil, out, err
+}
+
+// Parse judges one reply as the solver's draw does (maker.Inspect, with
+// every red flag and the generic decoder). Errors wrap ErrArgument: a
+// negative max_tokens, tool arguments that cannot be encoded.
+func Parse(in ParseInput) (ParseOutput, error) {
+	if in.MaxTokens < 0 {
+		return ParseOutput{}, fmt.Errorf("%w: max_tokens %d: use a positive cap, or leave it out for 750", ErrArgument, in.MaxTokens)
+	}
+	r, err := in.Reply.reply()
+	if err != nil {
+		return ParseOutput{}, err
+	}
+	v := maker.Inspect(r, in.MaxTokens, maker.FlagRules{}, nil)
+	return ParseOutput{Votes: v.Flag == "", Verdict: verdictOf(v)}, nil
+}
+
+func (s *Server) parseTool(_ context.Context, _ *mcp.CallToolRequest, in ParseInput) (*mcp.CallToolResult, ParseOutput, error) {
+	out, err := Parse(in)
+	return nil, out, err
+}

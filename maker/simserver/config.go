@@ -1,0 +1,153 @@
+package simserver
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/sim"
+)
+
+// The sentinel errors of this package; test with [errors.Is].
+var (
+	// ErrConfig: [New] refused a configuration. The message names the
+	// field and the value.
+	ErrConfig = errors.New("simserver: invalid config")
+
+	// ErrRemoteAddr: [CheckAddr] refused a listen address that is not a
+	// loopback address while remote clients are not allowed.
+	ErrRemoteAddr = errors.New("simserver: not a loopback address")
+
+	// ErrAddr: [CheckAddr] could not read a listen address.
+	ErrAddr = errors.New("simserver: bad listen address")
+)
+
+// DefaultModelName is the model the server lists at /v1/models when
+// Config.ModelName is empty.
+const DefaultModelName = "sim"
+
+// DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes is
+// zero: 4 MiB. A larger body is answered 413.
+const DefaultMaxBodyBytes = 4 << 20
+
+// MaxRetryAfter bounds Faults.RetryAfter, in seconds.
+const MaxRetryAfter = 3600
+
+// defaultCap is the reply cap the simulated model assumes for red-flag
+// replies when a request gives none.
+const defaultCap = maker.DefaultMaxTokens
+
+// Config is what a [Server] serves.
+type Config struct {
+	// Oracle answers the prompts of the task the server is started for
+	// (hanoi.Oracle{}, spec.Oracle{Spec: s}, or any sim.Oracle). Required.
+	Oracle sim.Oracle
+
+	// Sim is the simulated model's behaviour: seed, accuracy, wrong-answer
+	// mix, red flags, provider errors (answered 500) and latency. Start
+	// from sim.DefaultConfig(). Sim.Seed also seeds the faults.
+	Sim sim.Config
+
+	// Faults are the transport faults served instead of a reply. The zero
+	// value serves none.
+	Faults Faults
+
+	// ModelName is the model listed at /v1/models; empty means
+	// DefaultModelName. A chat request may name any model: it is answered
+	// by the simulated model and its name echoed back.
+	ModelName string
+
+	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+
+	// Logger receives a debug line per request and warnings of the HTTP
+	// server. Nil means none.
+	Logger *slog.Logger
+}
+
+// Faults are the fractions of chat completion requests answered with a
+// fault instead of a reply, for reliability tests. Each is a probability
+// in [0, 1]; they must add up to at most 1. Which request gets which fault
+// is drawn from (Config.Sim.Seed, the request's step and sample index; see
+// the package documentation), so it is reproducible exactly as replies are.
+type Faults struct {
+	// RateLimit: 429 with a Retry-After header of RetryAfter seconds and an
+	// OpenAI rate-limit error body.
+	RateLimit float64
+	// RetryAfter is the Retry-After header of a 429, in whole seconds,
+	// 0 to MaxRetryAfter.
+	RetryAfter int
+	// ServerError: 500 with an OpenAI server error body.
+	ServerError float64
+	// Hang: no answer at all until the client gives up (its context ends,
+	// its connection closes) or the server shuts down; then the
+	// connection is closed without a response.
+	Hang float64
+	// Truncate: 200 with the headers (Content-Length of the whole reply)
+	// and the first half of the reply's JSON, then the connection is
+	// closed.
+	Truncate float64
+	// Garbage: 200, Content-Type application/json, and a body that is not
+	// JSON.
+	Garbage float64
+}
+
+// Total is the fraction of requests answered with a fault.
+func (f Faults) Total() float64 {
+	return f.RateLimit + f.ServerError + f.Hang + f.Truncate + f.Garbage
+}
+
+// Validate returns nil or an error wrapping [ErrConfig] naming the first
+// bad field: a fraction outside [0, 1] or not a number, fractions adding
+// up to more than 1, or RetryAfter outside 0 to MaxRetryAfter.
+func (f Faults) Validate() error {
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"RateLimit", f.RateLimit}, {"ServerError", f.ServerError}, {"Hang", f.Hang}, {"Truncate", f.Truncate}, {"Garbage", f.Garbage}} {
+		if !(x.v >= 0 && x.v <= 1) {
+			return fmt.Errorf("%w: Faults.%s = %v, want a fraction in [0, 1]", ErrConfig, x.name, x.v)
+		}
+	}
+	if t := f.Total(); t > 1+1e-12 {
+		return fmt.Errorf("%w: the fault fractions add up to %v, want at most 1", ErrConfig, t)
+	}
+	if f.RetryAfter < 0 || f.RetryAfter > MaxRetryAfter {
+		return fmt.Errorf("%w: Faults.RetryAfter = %d, want 0 to %d seconds", ErrConfig, f.RetryAfter, MaxRetryAfter)
+	}
+	return nil
+}
+
+// CheckAddr checks a listen address (host:port) before listening: the host
+// must be a loopback address (127.0.0.0/8, ::1) or "localhost" unless
+// allowRemote is true, since the server has no authentication. An empty
+// host means every interface, so it is remote. Errors wrap [ErrAddr] (not
+// host:port, a port that is not a number from 0 to 65535) or
+// [ErrRemoteAddr]. It resolves no name. Cost: O(len(addr)).
+func CheckAddr(addr string, allowRemote bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: %q: %v; want HOST:PORT such as 127.0.0.1:8090", ErrAddr, addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 || strings.TrimLeft(port, "0123456789") != "" {
+		return fmt.Errorf("%w: %q: the port %q must be a number from 0 to 65535", ErrAddr, addr, port)
+	}
+	if allowRemote {
+		return nil
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	where := host
+	if host == "" {
+		where = "every interface"
+	}
+	return fmt.Errorf("%w: %q listens on %s; the server has no authentication, so use a loopback address such as 127.0.0.1:8090, or allow remote clients explicitly", ErrRemoteAddr, addr, where)
+}
