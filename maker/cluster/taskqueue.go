@@ -247,6 +247,60 @@ func (c *Claim) Abandon() { c.end() }
 
 func (c *Claim) end() { c.once.Do(c.stop) }
 
+// Serve solves the queue's tasks, n at a time (0 means 1), until every
+// task has a result (no task left in the queue, claimed ones included:
+// a coordinator that dies hands its claim to the survivors) or ctx ends.
+// solve turns a claim into its result, which Serve records with Complete.
+// A solve error releases the claim for another attempt after a second,
+// and is passed to failed (if set) with the claim; when ctx ended, the
+// claim is released at once. Every goroutine has ended when Serve
+// returns. Errors: ctx.Err(); ErrEngine from Take.
+func (q *TaskQueue) Serve(ctx context.Context, n int, solve func(ctx context.Context, c *Claim) ([]byte, error), failed func(c *Claim, err error)) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for range max(n, 1) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				takeCtx, stop := context.WithTimeout(ctx, 2*pollWait)
+				c, err := q.Take(takeCtx)
+				stop()
+				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+					if pending, perr := q.Pending(ctx); perr == nil && pending == 0 {
+						return // drained
+					}
+					continue
+				}
+				if err != nil {
+					if ctx.Err() == nil {
+						cancel(err)
+					}
+					return
+				}
+				result, err := solve(ctx, c)
+				switch {
+				case err == nil:
+					if cerr := c.Complete(context.WithoutCancel(ctx), result); cerr != nil && !errors.Is(cerr, ErrAlreadyCompleted) && failed != nil {
+						failed(c, cerr)
+					}
+				case ctx.Err() != nil:
+					_ = c.Release(0)
+				default:
+					_ = c.Release(time.Second)
+					if failed != nil {
+						failed(c, err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return ctx.Err()
+}
+
 // Result returns a task's result, and whether it has one.
 func (q *TaskQueue) Result(ctx context.Context, id string) ([]byte, bool, error) {
 	e, err := q.results.Get(ctx, id)

@@ -191,3 +191,63 @@ func TestTaskQueueTwoCoordinatorsSolveEachTaskOnce(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, `"first"`, string(res))
 }
+
+// Two coordinators serve one queue until it is drained: each task is
+// solved once (a failed attempt is handed back and solved again), and
+// every result is recorded.
+func TestTaskQueueServeDrainsTheQueue(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	_, js := connect(t, srv.ClientURL())
+	q, err := cluster.OpenTaskQueue(ctx, js, "serve", cluster.TaskQueueConfig{})
+	require.NoError(t, err)
+	for i := range 10 {
+		require.NoError(t, q.Publish(ctx, fmt.Sprintf("t%d", i), []byte(fmt.Sprint(i*i))))
+	}
+	var mu sync.Mutex
+	solved := map[string]int{}
+	var failures []string
+	failedOnce := false
+	solve := func(who string) func(context.Context, *cluster.Claim) ([]byte, error) {
+		return func(_ context.Context, c *cluster.Claim) ([]byte, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if c.ID == "t3" && !failedOnce {
+				failedOnce = true
+				return nil, errors.New("flaky")
+			}
+			solved[c.ID]++
+			return []byte(who + ":" + string(c.Data)), nil
+		}
+	}
+	failed := func(c *cluster.Claim, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, c.ID+": "+err.Error())
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, who := range []string{"A", "B"} {
+		_, cjs := connect(t, srv.ClientURL())
+		cq, err := cluster.OpenTaskQueue(ctx, cjs, "serve", cluster.TaskQueueConfig{})
+		require.NoError(t, err)
+		wg.Go(func() { errs[i] = cq.Serve(ctx, 2, solve(who), failed) })
+	}
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	assert.Equal(t, []string{"t3: flaky"}, failures)
+	assert.Len(t, solved, 10)
+	for id, n := range solved {
+		assert.Equal(t, 1, n, id)
+	}
+	results, err := q.Results(ctx)
+	require.NoError(t, err)
+	require.Len(t, results, 10)
+	assert.Regexp(t, `^[AB]:9$`, string(results["t3"]))
+
+	// A cancelled Serve returns at once with ctx's error.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, q.Serve(cctx, 1, solve("C"), nil), context.Canceled)
+}
