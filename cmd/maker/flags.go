@@ -205,7 +205,7 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 	var model llms.Model
 	var err error
 	if f.natsURL != "" {
-		if model, err = f.natsModel(oracle); err != nil {
+		if model, err = f.natsModel(oracle, stderr); err != nil {
 			return nil, err
 		}
 	} else {

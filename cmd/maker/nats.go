@@ -139,7 +139,7 @@ func (n *natsRun) connectNATS(name string) error {
 
 // natsModel is the model of a coordinator: samples drawn by the workers
 // of the flags' route, within --timeout each, queueing included.
-func (f *runFlags) natsModel(oracle sim.Oracle) (llms.Model, error) {
+func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, error) {
 	route, err := f.route(oracle)
 	if err != nil {
 		return nil, err
@@ -152,6 +152,9 @@ func (f *runFlags) natsModel(oracle sim.Oracle) (llms.Model, error) {
 	f.drawer, err = cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout})
 	if err != nil {
 		return nil, failed(fmt.Errorf("--nats: %w", err))
+	}
+	if served, err := f.drawer.Served(ctx, route); err == nil && !served {
+		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: the samples wait for one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, f.natsURL)
 	}
 	return f.drawer.Model(route)
 }

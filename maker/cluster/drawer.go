@@ -156,6 +156,20 @@ func (d *Drawer) Model(route string) (*Model, error) {
 	return &Model{d: d, route: route, token: token, subject: jobsSubject + token}, nil
 }
 
+// Served reports whether any worker ever served route on this engine (its
+// route's consumer exists): a coordinator that finds none can say that its
+// samples will wait for a worker. Errors wrap ErrEngine.
+func (d *Drawer) Served(ctx context.Context, route string) (bool, error) {
+	_, err := d.js.Consumer(ctx, JobsStream, workerConsumer(RouteToken(route)))
+	switch {
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("%w: the consumer of route %q: %w", ErrEngine, route, err)
+	}
+	return true, nil
+}
+
 // Stats returns what the drawer has done so far.
 func (d *Drawer) Stats() DrawerStats {
 	return DrawerStats{

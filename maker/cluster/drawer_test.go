@@ -68,6 +68,9 @@ func TestRunOverWorkersEqualsLocalRun(t *testing.T) {
 	remote, err := d.Model(local.Identity())
 	require.NoError(t, err)
 	assert.Equal(t, local.Identity(), maker.ModelIdentity(remote), "the journal records the same model")
+	known, err := d.Served(context.Background(), local.Identity())
+	require.NoError(t, err)
+	assert.True(t, known)
 
 	cfg := vote.Config{K: 3, Parallel: 3}
 	want, wantSteps := solveHanoi(t, local, 5, cfg)

@@ -33,6 +33,9 @@ func TestWithdrawnAndExpiredJobsLeaveTheQueue(t *testing.T) {
 	d := newDrawer(t, js, cluster.DrawerConfig{Timeout: 300 * time.Millisecond})
 	m, err := d.Model("nobody serves this")
 	require.NoError(t, err)
+	served, err := d.Served(context.Background(), "nobody serves this")
+	require.NoError(t, err)
+	assert.False(t, served, "no worker ever served the route")
 
 	// The race was decided: the call's context ends, the job is deleted.
 	ctx, cancel := context.WithCancel(context.Background())
