@@ -10,42 +10,6 @@ import (
 	"github.com/mdap-go/mdap/vote"
 )
 
-// Counts are sample counts, for one step or a whole run. Launched = Valid +
-// Flagged + Errors + Cancelled.
-type Counts struct {
-	Launched  int `json:"launched"`
-	Valid     int `json:"valid"`
-	Flagged   int `json:"flagged"`
-	Errors    int `json:"errors"`
-	Cancelled int `json:"cancelled"`
-}
-
-func (c *Counts) add(o Counts) {
-	c.Launched += o.Launched
-	c.Valid += o.Valid
-	c.Flagged += o.Flagged
-	c.Errors += o.Errors
-	c.Cancelled += o.Cancelled
-}
-
-// Usage is what samples cost in tokens, and the model time they took (summed
-// over samples, so it exceeds wall time when samples run in parallel).
-type Usage struct {
-	InputTokens  int           `json:"input_tokens"`
-	OutputTokens int           `json:"output_tokens"`
-	ModelTime    time.Duration `json:"model_time_ns"`
-}
-
-func (u *Usage) add(o Usage) {
-	u.InputTokens += o.InputTokens
-	u.OutputTokens += o.OutputTokens
-	u.ModelTime += o.ModelTime
-}
-
-func usageOf(v vote.Usage) Usage {
-	return Usage{InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, ModelTime: v.Latency}
-}
-
 // Price is what a model charges, in any currency, per million tokens.
 type Price struct {
 	InputPerMillion  float64 `json:"input_per_million"`
@@ -53,7 +17,7 @@ type Price struct {
 }
 
 // Cost returns what u costs at p.
-func (p Price) Cost(u Usage) float64 {
+func (p Price) Cost(u vote.Usage) float64 {
 	return (float64(u.InputTokens)*p.InputPerMillion + float64(u.OutputTokens)*p.OutputPerMillion) / 1e6
 }
 
@@ -65,11 +29,11 @@ type Report struct {
 	// the journal.
 	Steps   int `json:"steps"`
 	Resumed int `json:"resumed"`
-	Counts
+	vote.Counts
 	// Flags counts red-flagged samples by reason (see ErrEmpty and the
 	// other flags).
 	Flags map[string]int `json:"flags"`
-	Usage Usage          `json:"usage"`
+	Usage vote.Usage     `json:"usage"`
 	Cost  float64        `json:"cost"`
 	// Models is each model's share: one entry for a single model, one per
 	// member, in order, for an Ensemble.
@@ -100,19 +64,19 @@ type ModelReport struct {
 	Model string `json:"model"`
 	// Counts are the model's samples: launched, and of those committed
 	// to a race, valid, flagged and failed; Cancelled were not.
-	Counts
+	vote.Counts
 	// WinnerVotes counts the model's valid votes for its steps' winners.
-	WinnerVotes int     `json:"winner_votes"`
-	Usage       Usage   `json:"usage"`
-	Cost        float64 `json:"cost"`
+	WinnerVotes int        `json:"winner_votes"`
+	Usage       vote.Usage `json:"usage"`
+	Cost        float64    `json:"cost"`
 }
 
 // ModelStep is one model's share of a step, journaled for ensembles only
 // (a single model's share is the step's own counts).
 type ModelStep struct {
-	Counts
-	WinnerVotes int   `json:"winner_votes"`
-	Usage       Usage `json:"usage"`
+	vote.Counts
+	WinnerVotes int        `json:"winner_votes"`
+	Usage       vote.Usage `json:"usage"`
 }
 
 // addModels adds a step's per-model shares.
@@ -122,8 +86,8 @@ func (r *Report) addModels(rec *StepRecord, decided bool) {
 	}
 	if len(rec.Models) == 0 {
 		m := &r.Models[0]
-		m.Counts.add(rec.Counts)
-		m.Usage.add(rec.Usage)
+		m.Counts.Add(rec.Counts)
+		m.Usage.Add(rec.Usage)
 		if decided {
 			m.WinnerVotes += rec.Votes[rec.Key]
 		}
@@ -134,8 +98,8 @@ func (r *Report) addModels(rec *StepRecord, decided bool) {
 			break
 		}
 		m := &r.Models[i]
-		m.Counts.add(ms.Counts)
-		m.Usage.add(ms.Usage)
+		m.Counts.Add(ms.Counts)
+		m.Usage.Add(ms.Usage)
 		m.WinnerVotes += ms.WinnerVotes
 	}
 }
@@ -161,8 +125,8 @@ func (r *Report) addStep(rec *StepRecord) {
 // race spent them too.
 func (r *Report) addSamples(rec *StepRecord, decided bool) {
 	r.addModels(rec, decided)
-	r.Counts.add(rec.Counts)
-	r.Usage.add(rec.Usage)
+	r.Counts.Add(rec.Counts)
+	r.Usage.Add(rec.Usage)
 	if r.Flags == nil {
 		r.Flags = map[string]int{}
 	}

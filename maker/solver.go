@@ -335,9 +335,9 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		Winner: res.Winner,
 		Key:    strconv.FormatUint(res.Key, 16),
 		Votes:  make(map[string]int, len(res.Votes)),
-		Counts: Counts{Launched: res.Launched, Valid: res.Valid, Flagged: res.Flagged, Errors: res.Errors, Cancelled: res.Cancelled},
+		Counts: res.Counts,
 		Flags:  res.Flags,
-		Usage:  usageOf(res.Usage),
+		Usage:  res.Usage,
 	}
 	for k, v := range res.Votes {
 		rec.Votes[strconv.FormatUint(k, 16)] = v
@@ -458,7 +458,7 @@ func (t *modelTally) shares(committed int, key uint64) []ModelStep {
 	for i, s := range t.by {
 		m := &out[i%t.n]
 		m.Launched++
-		m.Usage.add(usageOf(s.Usage))
+		m.Usage.Add(s.Usage)
 		switch {
 		case i >= committed || !t.ok[i]:
 			m.Cancelled++
