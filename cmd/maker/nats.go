@@ -372,6 +372,7 @@ func (f *runFlags) solveOverNATS(ctx context.Context, tasksFile string, jobs []b
 	if err != nil {
 		return batch.Summary{}, failed(fmt.Errorf("--nats: %w", err))
 	}
+	written := 0
 	for id, job := range byTask {
 		raw, ok := results[id]
 		if _, done := store.Done(job); done || !ok {
@@ -384,11 +385,15 @@ func (f *runFlags) solveOverNATS(ctx context.Context, tasksFile string, jobs []b
 		if err := store.Write(res); err != nil {
 			return batch.Summary{}, failed(fmt.Errorf("%w: %s: %w", batch.ErrWrite, job.Where(), err))
 		}
+		written++
 	}
 	fmt.Fprintf(stderr, "maker solve: %s solved here, every result in %s\n", plural(int(here.Load()), "task"), store.Path())
 	// Every task has its result now (unless interrupted): the local
-	// runner records the invalid lines, skips the rest and sums it all up.
-	return base.Run(ctx, jobs)
+	// runner records the invalid lines, skips the rest and sums it all up;
+	// the results of this batch are not an earlier run's.
+	sum, err := base.Run(ctx, jobs)
+	sum.Skipped -= written
+	return sum, err
 }
 
 // resultWriter adapts a function to batch.Runner.Results.

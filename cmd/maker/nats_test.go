@@ -142,13 +142,18 @@ func TestSolveOverNATSTwoCoordinators(t *testing.T) {
 	type outcome struct {
 		code   int
 		stderr string
+		sum    solveSummary
 	}
 	outs := make([]outcome, 2)
 	var cw sync.WaitGroup
 	for i, name := range []string{"a.jsonl", "b.jsonl"} {
 		cw.Go(func() {
-			code, _, errOut := cli(t, "solve", tasks, "--out", filepath.Join(dir, name), "--nats", srv.ClientURL(), "--concurrency", "2", "--progress", "off")
-			outs[i] = outcome{code, errOut}
+			code, out, errOut := cli(t, "solve", tasks, "--out", filepath.Join(dir, name), "--nats", srv.ClientURL(), "--concurrency", "2", "--progress", "off", "--json")
+			var sum solveSummary
+			if err := json.Unmarshal([]byte(out), &sum); err != nil {
+				errOut += "\nno JSON summary: " + out
+			}
+			outs[i] = outcome{code, errOut, sum}
 		})
 	}
 	cw.Wait()
@@ -156,6 +161,10 @@ func TestSolveOverNATSTwoCoordinators(t *testing.T) {
 	re := regexp.MustCompile(`(\d+) tasks? solved here`)
 	for i, name := range []string{"a.jsonl", "b.jsonl"} {
 		assert.Equal(t, 1, outs[i].code, "the bad line fails the batch: %s", outs[i].stderr)
+		assert.Equal(t, 7, outs[i].sum.Tasks)
+		assert.Equal(t, 6, outs[i].sum.Solved)
+		assert.Equal(t, 1, outs[i].sum.Invalid)
+		assert.Zero(t, outs[i].sum.Skipped, "none was recorded by an earlier run")
 		m := re.FindStringSubmatch(outs[i].stderr)
 		require.NotNil(t, m, outs[i].stderr)
 		n, _ := strconv.Atoi(m[1])
