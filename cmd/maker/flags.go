@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
@@ -43,6 +44,7 @@ type runFlags struct {
 	resume, rerunPending bool
 	progress             string
 	timeout              time.Duration
+	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -72,6 +74,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on or off")
+	f.registerNATS(fs)
 }
 
 // simFlags are the flags of the simulated model, refused with a real one.
@@ -108,6 +111,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
 	case f.progress != "auto" && f.progress != "on" && f.progress != "off":
 		return usageErr("--progress %q: use auto, on or off", f.progress)
+	}
+	if err := f.validateNATS(cmd); err != nil {
+		return err
 	}
 	if f.baseURL != "" {
 		if err := checkBaseURL(f.baseURL); err != nil {
@@ -208,11 +214,19 @@ func (f *runFlags) simConfig() sim.Config {
 // solver builds the solver the flags describe, with its journal. The
 // caller closes the journal.
 func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, error) {
-	model, err := models.Open(f.model, models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
-		return sim.New(oracle, f.simConfig())
-	}})
-	if err != nil {
-		return nil, usageErr("--model: %w", err)
+	var model llms.Model
+	var err error
+	if f.natsURL != "" {
+		if model, err = f.natsModel(oracle, stderr); err != nil {
+			return nil, err
+		}
+	} else {
+		model, err = models.Open(f.model, models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
+			return sim.New(oracle, f.simConfig())
+		}})
+		if err != nil {
+			return nil, usageErr("--model: %w", err)
+		}
 	}
 	s := &maker.Solver{
 		Model:        model,
@@ -220,7 +234,11 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 		Vote:         f.voteConfig(),
 		RerunPending: f.rerunPending,
 	}
-	if f.journal != "" {
+	if strings.HasPrefix(f.journal, natsJournalPrefix) {
+		if s.Journal, err = f.natsJournal(stderr); err != nil {
+			return nil, err
+		}
+	} else if f.journal != "" {
 		var j *maker.Journal
 		if f.resume {
 			j, err = maker.OpenJournal(f.journal)

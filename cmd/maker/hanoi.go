@@ -76,6 +76,7 @@ Exit status 1 when the run fails or is not solved.`,
 				return usageErr("--disks: %w", err)
 			}
 			s, err := flags.solver(hanoi.Oracle{}, cmd.ErrOrStderr())
+			defer flags.closeNATS() // after the journal's Close, deferred below
 			if err != nil {
 				return err
 			}

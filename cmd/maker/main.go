@@ -123,7 +123,7 @@ interrupted (Ctrl-C; a run with --journal resumes with --resume).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%w (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newHanoi(), newRun(), newSolve(), newParse(), newKMin(), newCalibrate(), newTools(), newServeSim(), newMCP())
+	root.AddCommand(newHanoi(), newRun(), newSolve(), newParse(), newKMin(), newCalibrate(), newTools(), newServeSim(), newMCP(), newNATS(), newWorker())
 	return root
 }
 

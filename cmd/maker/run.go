@@ -75,6 +75,9 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 			if err := flags.validate(cmd); err != nil {
 				return err
 			}
+			if flags.natsURL != "" && flags.model == "sim" {
+				return usageErr("--nats with --model sim: the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel); run a spec over --nats with a real --model")
+			}
 			path := args[0]
 			sp, err := spec.Load(path)
 			if err != nil {
@@ -92,6 +95,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 			}
 			task := spec.New(sp)
 			s, err := flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr())
+			defer flags.closeNATS() // after the journal's Close, deferred below
 			if err != nil {
 				return err
 			}
