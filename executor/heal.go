@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mdap-go/mdap/intent"
 )
 
 // heal returns v with every string that its schema wants as an array,
@@ -156,14 +158,11 @@ func normalise(args map[string]any, limit int) (out map[string]any, size int, ch
 	return out, len(b), n > 0, nil
 }
 
-// maxExact is the largest magnitude below which every integer is exact
-// in a float64.
-const maxExact = 1 << 53
-
-// integral rewrites, in place, every json.Number that holds an integer in
-// fraction or exponent notation ("2.0", "1e3") as a plain integer ("2",
-// "1000"): the same JSON value, which JSON Schema calls an integer, and
-// which then decodes into a Go int.
+// integral rewrites, in place, every json.Number in its canonical text
+// (intent.CanonicalNumber: "2.0" and "1e3" become "2" and "1000"), the same
+// JSON value, written one way: an integer in any notation is then what
+// JSON Schema calls an integer and decodes into a Go int, and two spellings
+// of a number give one argument.
 func integral(v any) any {
 	var n int
 	return integralCount(v, &n)
@@ -181,11 +180,9 @@ func integralCount(v any, n *int) any {
 			x[i] = integralCount(e, n)
 		}
 	case json.Number:
-		if strings.ContainsAny(string(x), ".eE") {
-			if f, err := x.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < maxExact {
-				*n++
-				return json.Number(strconv.FormatInt(int64(f), 10))
-			}
+		if c, err := intent.CanonicalNumber(string(x)); err == nil && c != string(x) {
+			*n++
+			return json.Number(c)
 		}
 	}
 	return v

@@ -89,8 +89,8 @@ func keyInputs(b *testing.B) []struct {
 	return out
 }
 
-// BenchmarkKey is the chosen vote key: hashstructure/v2 (FNV-64) over the
-// canonical form.
+// BenchmarkKey is the vote key: the canonical text, then its FNV-1a hash
+// through hashstructure/v2.
 func BenchmarkKey(b *testing.B) {
 	for _, in := range keyInputs(b) {
 		b.Run(in.name, func(b *testing.B) {
@@ -118,8 +118,8 @@ func BenchmarkCanonical(b *testing.B) {
 	}
 }
 
-// BenchmarkCanonicalSHA256 is the alternative key, for comparison: SHA-256
-// over the canonical JSON text, from the same Output.
+// BenchmarkCanonicalSHA256 is a cryptographic alternative, for comparison:
+// SHA-256 over the canonical JSON text, from the same Output.
 func BenchmarkCanonicalSHA256(b *testing.B) {
 	for _, in := range keyInputs(b) {
 		b.Run(in.name, func(b *testing.B) {

@@ -34,6 +34,11 @@
 // Value; or as a bare {"tool_name":...,"arguments":{...}} (also tool/args,
 // plus rationale, and no other key). An object with other keys is a plain
 // Value, so {"tool":"hammer","count":3} is an answer, not an intent.
+// A "rationale" beside "tool_intent" is the intent's rationale, exactly
+// like the one inside it: never part of Value or of the key (it fills
+// Intent.Rationale when the inner one is empty), so a model that adds one
+// habitually does not make every sample unique. Elsewhere "rationale" is an
+// ordinary answer key.
 // Healing: arguments given as a string that holds a JSON object are decoded
 // once, before anything else; any other string fails as [ErrInvalidIntent].
 // Absent, null, "" and "null" arguments mean no arguments.
@@ -47,30 +52,34 @@
 // # Values
 //
 // Value holds only map[string]any, []any, string, bool, nil and
-// [encoding/json.Number], whose text is canonical: every number is stored
-// by its exact decimal value (1, 1.0 and 1e0 are "1"; 2^53+1 stays
-// 9007199254740993). json.Marshal(Value) followed by json.Unmarshal into
-// the caller's own struct is lossless; integers of up to 21 digits are
-// plain integers, so they fit Go integer fields. Parsed Outputs with the
-// same key have deeply equal Values and Args.
+// [encoding/json.Number], whose text is canonical ([CanonicalNumber]):
+// every number is stored by its exact decimal value (1, 1.0 and 1e0 are
+// "1"; 2^53+1 stays 9007199254740993). [Output.DecodeValue] stores Value in
+// the caller's own type without loss (json.Marshal then json.Unmarshal does
+// the same, but for numbers decoded into interfaces); integers of up to 21
+// digits are plain integers, so they fit Go integer fields. Parsed Outputs
+// with the same key have deeply equal Values and Args.
 //
 // # Keys and the canonical form
 //
-// The canonical form is an explicitly typed tree: each JSON value is a
-// node {Kind, Str, Keys, Items} with its own Kind for null, false, true,
-// number, string, array and object; numbers carry their canonical text;
-// arrays are ordered slices; objects are key-sorted parallel slices. On
-// top, a form {HasValue, Value, HasIntent, Tool, Args} keeps "value only",
-// "intent only" and "both" apart and leaves Rationale out. [Key] hashes
-// that form with hashstructure/v2 (FNV-64, FormatV2); [Canonical] writes it
-// as JSON text (sorted keys, no white space, canonical numbers). Raw
-// decoded JSON is never hashed: hashstructure hashes nil like 0, int(1)
-// unlike float64(1), and XORs sets so duplicates cancel.
+// The canonical form is an explicitly typed tree: each JSON value has its
+// own kind (null, false, true, number, string, array, object); numbers
+// carry their canonical text; arrays are ordered; objects are sorted by
+// key. On top, the form keeps "value only", "intent only" and "both" apart
+// and leaves Rationale out. [Canonical] writes it as JSON text (sorted
+// keys, no white space, canonical numbers), an injective encoding of the
+// form, and [Key] hashes that text and nothing else: Key(o) ==
+// KeyOf(Canonical(o)), the FNV-1a hash of the text computed through
+// hashstructure/v2, never 0. So two Outputs have the same key exactly when
+// they have the same canonical text (up to a 2^-64 chance of collision per
+// pair). Raw decoded JSON is never hashed: hashstructure hashes nil like
+// 0, int(1) unlike float64(1), and XORs sets so duplicates cancel.
 //
 // Same key: key order, white space, 1 / 1.0 / 1e0 / 10e-1, -0 / 0, fenced /
-// inline / whole-reply / native, any rationale, nil / empty Args, and
-// beside an intent a nil Value / an empty object Value. Different key: null
-// / 0 / false / "" / [] / {}, "1" / 1, [a,a] / [a] / [], [a,b] / [b,a],
+// inline / whole-reply / native, any rationale (inside or beside the
+// intent), nil / empty Args, and beside an intent no Value / a JSON null
+// Value (nil map, nil slice) / an empty object Value. Different key: null /
+// 0 / false / "" / [] / {}, "1" / 1, [a,a] / [a] / [], [a,b] / [b,a],
 // another tool, another argument name or value, Value only / Intent only /
 // both.
 //
@@ -83,44 +92,30 @@
 // change to them is a breaking change for anything that compares keys
 // across builds.
 //
-// # Cost and the choice of hash
+// # Cost
 //
-// Measured on the 2-vCPU Xeon this package was developed on (go test
-// -bench=. ./intent; the median of 3 runs):
-//
-//	                              Parse              Key (hashstructure)  Canonical+SHA-256
-//	Hanoi step, 3 disks (59 B)    0.9 µs, 23 allocs  14.6 µs, 449 allocs  0.8 µs, 10 allocs
-//	Hanoi step, 20 disks, fenced  2.2 µs, 44 allocs  31.6 µs, 993 allocs  1.7 µs, 11 allocs
-//	tool intent, fenced (235 B)   1.8 µs, 14 allocs   5.4 µs, 163 allocs  0.5 µs,  7 allocs
-//	overlong reply (40 KB)        3.8 µs, 23 allocs
-//	native call (FromToolCalls)   0.3 µs,  6 allocs
-//
-// Key is hashstructure/v2 over the typed node tree, as the design asks:
-// its guarantees are plain to see in the node type, and its cost, 5 to
-// 32 µs per sample, is nothing next to a model call (milliseconds to
-// seconds). It is, however, 10 to 20 times the cost of SHA-256 over the
-// canonical text, because hashstructure walks every node and field through
-// reflection and allocates for each: on the simulated model at 20 disks
-// Key can be the largest CPU cost per sample. If that ever matters, hashing
-// a struct of the canonical texts ({HasValue, Value string, HasIntent,
-// Tool, Args string}) through hashstructure measured 1.6 µs with the same
-// equalities (canonical text is an injective, typed encoding of the tree);
-// it would change every key value. Canonical is the exact comparison when a
-// 2^-64 collision chance per pair is not acceptable.
+// Everything here is linear in the size of its input. Key costs one
+// canonicalisation plus one pass of FNV-1a over the text, a handful of
+// small allocations; for figures, run go test -bench . ./intent or see the
+// benchmark report in benchmarks/results.
 //
 // # Errors
 //
-// Every error wraps exactly one of [ErrNoAnswer], [ErrMalformed],
-// [ErrAmbiguous] and [ErrInvalidIntent], and says what was wrong and where
-// (byte offsets into the original reply). Upstream, each is a red flag:
-// the sample is discarded and resampled and never votes.
+// Every error of Parse, FromToolCalls, Key and Canonical wraps exactly one
+// of [ErrNoAnswer], [ErrMalformed], [ErrAmbiguous] and [ErrInvalidIntent],
+// and says what was wrong and where (byte offsets into the original reply).
+// Upstream, each is a red flag: the sample is discarded and resampled and
+// never votes. [Output.DecodeValue] adds [ErrDecode] for a Value that does
+// not fit the caller's type.
 //
 // # Robustness
 //
-// Parse, FromToolCalls, Key and Canonical never panic. Parse runs in time
-// linear in its input whatever the content (1 MiB of '{', of '[', of
-// backticks or of fence lines is parsed in milliseconds), and nothing
-// recurses deeper than MaxDepth, including hand-built cyclic Values given
-// to Key. FuzzParse and FuzzKey check this and the round trip
-// Key(Parse(Canonical(o))) == Key(o).
+// Parse, FromToolCalls, Key, Canonical, CanonicalNumber and DecodeValue
+// never panic. Parse runs in time linear in its input whatever the content
+// (TestParseHostileInputs feeds it 1 MiB of '{', of '[', of backticks and of
+// fence lines), and nothing recurses deeper than MaxDepth, including
+// hand-built cyclic Values given to Key. FuzzParse and FuzzKey check this
+// and the round trip Key(Parse(Canonical(o))) == Key(o); FuzzCanonicalNumber
+// checks the number canonicaliser against encoding/json, strconv and
+// math/big.
 package intent

@@ -82,3 +82,29 @@ func ExampleCanonical() {
 	// Output:
 	// {"a":{"y":1e+21,"z":null},"b":1.5,"tool_intent":{"args":{},"tool":"ls"}}
 }
+
+func ExampleOutput_DecodeValue() {
+	o, err := intent.Parse("```json\n{\"move\": [1, 0, 2.0], \"id\": 12345678901234567890}\n```")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var step struct {
+		Move []int  `json:"move"`
+		ID   uint64 `json:"id"`
+	}
+	fmt.Println(o.DecodeValue(&step), step.Move, step.ID)
+
+	var loose map[string]any // numbers stay exact: json.Number, not float64
+	fmt.Println(o.DecodeValue(&loose), loose["id"])
+
+	var wrong struct {
+		Move string `json:"move"`
+	}
+	err = o.DecodeValue(&wrong)
+	fmt.Println(errors.Is(err, intent.ErrDecode))
+	// Output:
+	// <nil> [1 0 2] 12345678901234567890
+	// <nil> 12345678901234567890
+	// true
+}

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -18,23 +18,17 @@ func seedFiles(f *testing.F) map[string]string {
 	f.Helper()
 	dir := filepath.Join("..", "testdata", "responses")
 	entries, err := os.ReadDir(dir)
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	files := map[string]string{}
 	for _, e := range entries {
 		if e.IsDir() || e.Name() == "README.md" {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		files[e.Name()] = string(b)
 	}
-	if len(files) == 0 {
-		f.Fatal("no seed files in", dir)
-	}
+	require.NotEmpty(f, files, "no seed files in %s", dir)
 	return files
 }
 
@@ -51,6 +45,12 @@ var extraSeeds = []string{
 // return (wrapped).
 var sentinels = []error{ErrNoAnswer, ErrMalformed, ErrAmbiguous, ErrInvalidIntent}
 
+// maxFuzzInput bounds the fuzzers' inputs: every property below is about
+// structure, not size (sizes are tested on their own), and a bounded input
+// keeps every execution fast on a loaded machine, where a slow one can
+// outlive -fuzztime and fail the run with "context deadline exceeded".
+const maxFuzzInput = 4 << 10
+
 func checkSentinel(t *testing.T, err error) {
 	t.Helper()
 	n := 0
@@ -59,71 +59,64 @@ func checkSentinel(t *testing.T, err error) {
 			n++
 		}
 	}
-	if n != 1 {
-		t.Fatalf("error %q wraps %d sentinels, want exactly 1", err, n)
-	}
+	require.Equal(t, 1, n, "error %q must wrap exactly one sentinel", err)
 }
 
 // checkRoundTrip asserts what must hold for every Output Parse returns.
 func checkRoundTrip(t *testing.T, o Output) {
 	t.Helper()
-	if o.Value == nil && o.Intent == nil {
-		t.Fatal("Parse returned an Output with neither Value nor Intent")
-	}
-	if o.Intent != nil && o.Intent.Args == nil {
-		t.Fatal("Parse returned nil Args")
+	require.False(t, o.Value == nil && o.Intent == nil, "Parse returned an Output with neither Value nor Intent")
+	if o.Intent != nil {
+		require.NotNil(t, o.Intent.Args, "Parse returned nil Args")
 	}
 	k, err := Key(o)
-	if err != nil {
-		t.Fatalf("Key of a parsed Output: %v", err)
-	}
-	if k2, _ := Key(o); k2 != k {
-		t.Fatal("Key is not deterministic")
-	}
+	require.NoError(t, err, "Key of a parsed Output")
+	require.NotZero(t, k, "Key is never 0")
 	c, err := Canonical(o)
-	if err != nil {
-		t.Fatalf("Canonical of a parsed Output: %v", err)
-	}
+	require.NoError(t, err, "Canonical of a parsed Output")
+	require.Equal(t, k, KeyOf(c), "Key(o) == KeyOf(Canonical(o))")
 	o2, err := Parse(string(c))
-	if err != nil {
-		t.Fatalf("Parse(Canonical(o)) = %v for %s", err, c)
-	}
+	require.NoError(t, err, "Parse(Canonical(o)) for %s", c)
 	k2, err := Key(o2)
-	if err != nil || k2 != k {
-		t.Fatalf("Key(Parse(Canonical(o))) = %x, %v; want %x (canonical %s)", k2, err, k, c)
+	require.NoError(t, err)
+	require.Equal(t, k, k2, "Key(Parse(Canonical(o))) != Key(o) (canonical %s)", c)
+	c2, err := Canonical(o2)
+	require.NoError(t, err)
+	require.Equal(t, string(c), string(c2), "Canonical is not a fixed point")
+	require.Equal(t, o.Value, o2.Value, "same key, different Values")
+	require.Equal(t, o.Intent == nil, o2.Intent == nil, "same key, intent and no intent")
+	if o.Intent != nil {
+		require.Equal(t, o.Intent.Tool, o2.Intent.Tool)
+		require.Equal(t, o.Intent.Args, o2.Intent.Args, "same key, different Args")
 	}
-	if c2, _ := Canonical(o2); string(c2) != string(c) {
-		t.Fatalf("Canonical is not a fixed point: %s then %s", c, c2)
-	}
-	if !reflect.DeepEqual(o.Value, o2.Value) {
-		t.Fatalf("same key, different Values: %#v and %#v", o.Value, o2.Value)
-	}
-	if (o.Intent == nil) != (o2.Intent == nil) ||
-		o.Intent != nil && (o.Intent.Tool != o2.Intent.Tool || !reflect.DeepEqual(o.Intent.Args, o2.Intent.Args)) {
-		t.Fatalf("same key, different Intents: %#v and %#v", o.Intent, o2.Intent)
-	}
-	// A caller's json.Marshal(Value) and encoding/json decoding keep the key.
 	if o.Value != nil {
+		// A caller's json.Marshal(Value) and encoding/json decoding keep
+		// the key; so does DecodeValue into an interface.
 		b, err := json.Marshal(o.Value)
-		if err != nil {
-			t.Fatalf("json.Marshal(Value): %v", err)
-		}
+		require.NoError(t, err, "json.Marshal(Value)")
 		dec := json.NewDecoder(strings.NewReader(string(b)))
 		dec.UseNumber()
 		var v any
-		if err := dec.Decode(&v); err != nil {
-			t.Fatalf("decoding json.Marshal(Value) = %s: %v", b, err)
-		}
-		if k3, err := Key(Output{Value: v, Intent: o.Intent}); err != nil || k3 != k {
-			t.Fatalf("Value through encoding/json: key %x, %v; want %x", k3, err, k)
-		}
+		require.NoError(t, dec.Decode(&v), "decoding json.Marshal(Value) = %s", b)
+		k3, err := Key(Output{Value: v, Intent: o.Intent})
+		require.NoError(t, err)
+		require.Equal(t, k, k3, "Value through encoding/json")
+		var d any
+		require.NoError(t, o.DecodeValue(&d))
+		require.Equal(t, o.Value, d, "DecodeValue into an interface")
 	}
-	// Rationale never counts.
 	if o.Intent != nil {
+		// Rationale never counts, nor does a JSON null Value beside the
+		// intent when there is no Value.
 		in := *o.Intent
 		in.Rationale += " (and another reason)"
-		if k3, _ := Key(Output{Value: o.Value, Intent: &in}); k3 != k {
-			t.Fatal("Rationale changed the key")
+		k3, err := Key(Output{Value: o.Value, Intent: &in})
+		require.NoError(t, err)
+		require.Equal(t, k, k3, "Rationale changed the key")
+		if o.Value == nil {
+			k4, err := Key(Output{Value: map[string]any(nil), Intent: o.Intent})
+			require.NoError(t, err)
+			require.Equal(t, k, k4, "a nil map Value changed the key")
 		}
 	}
 }
@@ -134,9 +127,18 @@ func checkDecoder(t *testing.T, text string) {
 	mine, err := decodeJSON(text)
 	valid := json.Valid([]byte(text))
 	switch {
-	case err == nil && !valid:
-		t.Fatalf("decoder accepts %q, encoding/json does not", text)
-	case err != nil && valid:
+	case err == nil:
+		require.True(t, valid, "decoder accepts %q, encoding/json does not", text)
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.UseNumber()
+		var theirs any
+		require.NoError(t, dec.Decode(&theirs), "encoding/json")
+		a, err := toNode(mine, 0)
+		require.NoError(t, err)
+		b, err := toNode(theirs, 0)
+		require.NoError(t, err)
+		require.Equal(t, string(appendNode(nil, &b)), string(appendNode(nil, &a)), "decoder and encoding/json read %q apart", text)
+	case valid:
 		// Allowed only for the documented strictness.
 		msg := err.Error()
 		for _, why := range []string{"duplicate object key", "invalid UTF-8", "lone UTF-16 surrogate", "nesting deeper", "exponent out of range"} {
@@ -144,22 +146,7 @@ func checkDecoder(t *testing.T, text string) {
 				return
 			}
 		}
-		t.Fatalf("decoder rejects valid JSON %q: %v", text, err)
-	case err == nil:
-		dec := json.NewDecoder(strings.NewReader(text))
-		dec.UseNumber()
-		var theirs any
-		if err := dec.Decode(&theirs); err != nil {
-			t.Fatalf("encoding/json: %v", err)
-		}
-		a, err1 := toNode(mine, 0)
-		b, err2 := toNode(theirs, 0)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("toNode: %v, %v", err1, err2)
-		}
-		if x, y := appendNode(nil, &a), appendNode(nil, &b); string(x) != string(y) {
-			t.Fatalf("decoder reads %q as %s, encoding/json as %s", text, x, y)
-		}
+		require.Fail(t, "decoder rejects valid JSON", "%q: %v", text, err)
 	}
 }
 
@@ -174,12 +161,13 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) > maxFuzzInput {
+			return
+		}
 		o, err := Parse(text)
 		if err != nil {
 			checkSentinel(t, err)
-			if !reflect.DeepEqual(o, Output{}) {
-				t.Fatalf("Parse returned %#v with error %v", o, err)
-			}
+			require.Equal(t, Output{}, o, "Parse returned an Output with an error")
 		} else {
 			checkRoundTrip(t, o)
 		}
@@ -209,6 +197,9 @@ func FuzzKey(f *testing.F) {
 	f.Add(`{"a":1}`, "", `{}`)
 	f.Add(`{"a":1}`, "x", `{"n":1.0,"s":"1","l":[1,1],"z":null}`)
 	f.Fuzz(func(t *testing.T, text, tool, args string) {
+		if len(text)+len(tool)+len(args) > maxFuzzInput {
+			return
+		}
 		if o, err := Parse(text); err == nil {
 			checkRoundTrip(t, o)
 		}
@@ -223,28 +214,22 @@ func FuzzKey(f *testing.F) {
 			return // json.Marshal below would replace the invalid bytes
 		}
 		b, err := json.Marshal(map[string]any{keyToolIntent: map[string]any{"name": tool, "arguments": args}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		written, werr := Parse(string(b))
 		switch {
 		case nerr != nil && werr != nil:
 			for _, s := range sentinels {
-				if errors.Is(nerr, s) != errors.Is(werr, s) {
-					t.Fatalf("native error %v, written error %v", nerr, werr)
-				}
+				require.Equal(t, errors.Is(nerr, s), errors.Is(werr, s), "native error %v, written error %v", nerr, werr)
 			}
-		case nerr != nil || werr != nil:
-			t.Fatalf("native error %v, written error %v (%s)", nerr, werr, b)
 		default:
-			kn, err1 := Key(native)
-			kw, err2 := Key(written)
-			if err1 != nil || err2 != nil || kn != kw {
-				t.Fatalf("native key %x (%v), written key %x (%v)", kn, err1, kw, err2)
-			}
-			if !reflect.DeepEqual(native, written) {
-				t.Fatalf("native %#v, written %#v", native, written)
-			}
+			require.NoError(t, nerr, "native fails, written does not (%s)", b)
+			require.NoError(t, werr, "written fails, native does not (%s)", b)
+			kn, err := Key(native)
+			require.NoError(t, err)
+			kw, err := Key(written)
+			require.NoError(t, err)
+			require.Equal(t, kn, kw, "native and written keys")
+			require.Equal(t, native, written)
 			checkRoundTrip(t, native)
 		}
 	})

@@ -1,5 +1,11 @@
 package intent
 
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
 // ToolIntent is a microagent's proposal of one tool call. A microagent never
 // runs a tool: it proposes one, the proposals are voted on like any answer,
 // and only the winning call is executed (by package executor, which checks
@@ -7,7 +13,8 @@ package intent
 //
 // Rationale is free text for humans and logs; it never takes part in the key,
 // so two samples that propose the same call for different stated reasons vote
-// together.
+// together. Parse reads it from inside "tool_intent" or, when that one is
+// empty, from a "rationale" beside it.
 type ToolIntent struct {
 	// Tool is the name of the tool to call, for example "read_file". Parse
 	// and FromToolCalls guarantee a non-empty string; it is not trimmed or
@@ -34,7 +41,8 @@ type ToolIntent struct {
 // through float64). Use Number.Int64 or Number.Float64 to read one, or
 // json.Marshal(Value) and json.Unmarshal into your own struct: that round
 // trip is lossless, and integers of up to 21 digits are written as plain
-// integers, so they unmarshal into Go integer fields. For example,
+// integers, so they unmarshal into Go integer fields; [Output.DecodeValue]
+// does it in one call. For example,
 // {"move":[1,0,2],"next_state":[[2,3],[],[1]]}. Value is nil when the reply
 // holds only a tool intent; when an Intent is present, Value, if any, is an
 // object (the reply's keys other than "tool_intent").
@@ -49,4 +57,39 @@ type ToolIntent struct {
 type Output struct {
 	Value  any         `json:"value,omitempty"`
 	Intent *ToolIntent `json:"tool_intent,omitempty"`
+}
+
+// DecodeValue stores o's Value in v, which must be a non-nil pointer, as
+// [encoding/json.Unmarshal] would store the Value's canonical JSON text
+// (see [Canonical]), with one difference: numbers decoded into an interface
+// (any, map[string]any, ...) are [encoding/json.Number] holding their
+// canonical text, never float64, so nothing is rounded. Into Go integer
+// fields, integers of up to 21 digits decode exactly when they fit (larger
+// ones are written with an exponent, which encoding/json refuses for
+// integers); into float64 fields they are correctly rounded. Unknown object
+// keys are ignored, as encoding/json does; Intent plays no part.
+//
+// Errors: [ErrNoAnswer] when Value is nil or JSON null (a nil map, a nil
+// slice, ...); [ErrMalformed] when a hand-built Value is not JSON (see
+// [Canonical]); otherwise [ErrDecode], also wrapping encoding/json's error
+// (a *json.UnmarshalTypeError for a type mismatch, a
+// *json.InvalidUnmarshalError when v is not a non-nil pointer). Cost: one
+// canonicalisation and one encoding/json decode of the Value.
+func (o Output) DecodeValue(v any) error {
+	if o.Value == nil {
+		return fmt.Errorf("%w: the output has no value to decode", ErrNoAnswer)
+	}
+	n, err := toNode(o.Value, 0)
+	if err != nil {
+		return fmt.Errorf("%w: value: %w", ErrMalformed, err)
+	}
+	if n.Kind == kindNull {
+		return fmt.Errorf("%w: the value is JSON null", ErrNoAnswer)
+	}
+	dec := json.NewDecoder(bytes.NewReader(appendNode(nil, &n)))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %w", ErrDecode, err)
+	}
+	return nil
 }

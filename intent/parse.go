@@ -8,7 +8,10 @@ import (
 	"unicode"
 )
 
-const keyToolIntent = "tool_intent"
+const (
+	keyToolIntent = "tool_intent"
+	keyRationale  = "rationale"
+)
 
 // Parse reads one microagent reply and returns what it says.
 //
@@ -37,7 +40,9 @@ const keyToolIntent = "tool_intent"
 //
 // How a decoded object becomes an Output: an object with a "tool_intent" key
 // holds the intent there (or none, if it is null) and its other keys, if
-// any, form Value; an object of the bare intent shape (a "tool_name" or
+// any, form Value, except "rationale": beside "tool_intent" it is the
+// intent's rationale, exactly like the one inside it (a string or null,
+// never part of Value or Key; the inner one wins when both are non-empty); an object of the bare intent shape (a "tool_name" or
 // "tool" key, and no keys other than tool_name, tool, arguments, args and
 // rationale) is an intent with no Value; any other value is Value. Inside
 // "tool_intent" the name may be spelled tool, tool_name or name, the
@@ -295,6 +300,13 @@ func toOutput(v any) (Output, *problem) {
 	case map[string]any:
 		if ti, ok := x[keyToolIntent]; ok {
 			delete(x, keyToolIntent)
+			// A rationale beside the intent is the intent's, like the
+			// one inside it: never part of Value.
+			outer, p := rationaleOf(x, "beside "+keyToolIntent)
+			if p != nil {
+				return Output{}, p
+			}
+			delete(x, keyRationale)
 			var o Output
 			if len(x) > 0 {
 				o.Value = x
@@ -307,6 +319,9 @@ func toOutput(v any) (Output, *problem) {
 				in, p := intentFrom(tm, false)
 				if p != nil {
 					return Output{}, p
+				}
+				if in.Rationale == "" {
+					in.Rationale = outer
 				}
 				o.Intent = in
 			}
@@ -406,14 +421,22 @@ func intentFrom(m map[string]any, bare bool) (*ToolIntent, *problem) {
 	if in.Args, p = healArgs(raw, argsKey); p != nil {
 		return nil, p
 	}
-	switch r := m["rationale"].(type) {
-	case nil:
-	case string:
-		in.Rationale = r
-	default:
-		return nil, problemf(ErrInvalidIntent, "rationale must be a string, not %s", jsonKind(r))
+	if in.Rationale, p = rationaleOf(m, where); p != nil {
+		return nil, p
 	}
 	return in, nil
+}
+
+// rationaleOf returns m's "rationale": a string, or "" when absent or null.
+func rationaleOf(m map[string]any, where string) (string, *problem) {
+	switch r := m[keyRationale].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return r, nil
+	default:
+		return "", problemf(ErrInvalidIntent, "rationale must be a string, not %s (%s)", jsonKind(r), where)
+	}
 }
 
 // oneOf returns which of keys m has: "" for none, a problem for several.

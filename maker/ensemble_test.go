@@ -51,7 +51,7 @@ func TestEnsembleReportsEachMember(t *testing.T) {
 	require.Len(t, rep.Models, 2)
 	assert.Equal(t, a.Identity(), rep.Models[0].Model)
 	assert.Equal(t, b.Identity(), rep.Models[1].Model)
-	var sum maker.Counts
+	var sum vote.Counts
 	votes, cost := 0, 0.0
 	for _, m := range rep.Models {
 		assert.Positive(t, m.Launched)

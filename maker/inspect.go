@@ -35,7 +35,7 @@ func Inspect(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent
 	if decode == nil {
 		decode = DecodeReply
 	}
-	out, key, flag, why := judge(r, maxTokens, rules, decode, nil)
+	out, _, flag, why := judge(r, maxTokens, rules, decode, nil)
 	if flag != nil {
 		return Verdict{Flag: flag.Error(), Reason: why.Error()}
 	}
@@ -43,7 +43,7 @@ func Inspect(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent
 	if err != nil { // judge keyed it, so it has a canonical form
 		return Verdict{Flag: ErrUnparseable.Error(), Reason: err.Error()}
 	}
-	return Verdict{Output: &out, Canonical: string(canon), Key: strconv.FormatUint(key, 16)}
+	return Verdict{Output: &out, Canonical: string(canon), Key: strconv.FormatUint(intent.KeyOf(canon), 16)}
 }
 
 // judge is the draw's verdict on a reply: its answer and key, or its red

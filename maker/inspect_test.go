@@ -33,3 +33,15 @@ func TestHugeReplyFlaggedUnread(t *testing.T) {
 	v := Inspect(huge, 0, FlagRules{AllowOverlong: true}, nil)
 	assert.Equal(t, "overlong", v.Flag, "a reply over MaxReplyBytes is flagged whatever the rules")
 }
+
+func TestRationaleBesideANativeCallIsItsRationale(t *testing.T) {
+	call := []llms.ToolCall{{Type: "function", FunctionCall: &llms.FunctionCall{Name: "grep", Arguments: `{"pattern":"x"}`}}}
+	a := Inspect(Reply{Text: `{"rationale": "look for x"}`, ToolCalls: call}, 0, FlagRules{}, nil)
+	b := Inspect(Reply{Text: `{"rationale": "another reason"}`, ToolCalls: call}, 0, FlagRules{}, nil)
+	c := Inspect(Reply{ToolCalls: call}, 0, FlagRules{}, nil)
+	require.Empty(t, a.Flag, a.Reason)
+	assert.Equal(t, c.Key, a.Key, "a rationale never takes part in the key")
+	assert.Equal(t, a.Key, b.Key)
+	assert.Equal(t, "look for x", a.Output.Intent.Rationale)
+	assert.Nil(t, a.Output.Value)
+}

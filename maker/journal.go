@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
 )
 
 // Journal errors, for errors.Is.
@@ -80,9 +81,9 @@ type StepRecord struct {
 	Key    string        `json:"key"`
 	// Votes are the valid votes per key (hex) at the moment of decision.
 	Votes map[string]int `json:"votes"`
-	Counts
+	vote.Counts
 	Flags map[string]int `json:"flags,omitempty"`
-	Usage Usage          `json:"usage"`
+	Usage vote.Usage     `json:"usage"`
 	// Models is each ensemble member's share of the step, in member
 	// order; empty for a single model.
 	Models []ModelStep `json:"models,omitempty"`

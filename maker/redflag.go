@@ -3,6 +3,7 @@ package maker
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/mdap-go/mdap/intent"
@@ -104,11 +105,22 @@ func DecodeReply(r Reply) (intent.Output, error) {
 			return intent.Output{}, intent.ErrAmbiguous
 		}
 	}
-	switch text.Value.(type) {
+	switch v := text.Value.(type) {
 	case nil:
 	case map[string]any:
-		// An answer beside an intent is an object (see intent.Output).
-		out.Value = text.Value
+		// An answer beside an intent is an object (see intent.Output); a
+		// "rationale" beside a call is the call's rationale, as in a
+		// reply that writes the call as text.
+		if r, ok := v["rationale"]; ok {
+			if s, isString := r.(string); isString && out.Intent.Rationale == "" {
+				out.Intent.Rationale = s
+			}
+			v = maps.Clone(v)
+			delete(v, "rationale")
+		}
+		if len(v) > 0 {
+			out.Value = v
+		}
 	default:
 		return intent.Output{}, fmt.Errorf("%w: a tool call beside a non-object answer", intent.ErrAmbiguous)
 	}

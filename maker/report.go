@@ -10,42 +10,6 @@ import (
 	"github.com/mdap-go/mdap/vote"
 )
 
-// Counts are sample counts, for one step or a whole run. Launched = Valid +
-// Flagged + Errors + Cancelled.
-type Counts struct {
-	Launched  int `json:"launched"`
-	Valid     int `json:"valid"`
-	Flagged   int `json:"flagged"`
-	Errors    int `json:"errors"`
-	Cancelled int `json:"cancelled"`
-}
-
-func (c *Counts) add(o Counts) {
-	c.Launched += o.Launched
-	c.Valid += o.Valid
-	c.Flagged += o.Flagged
-	c.Errors += o.Errors
-	c.Cancelled += o.Cancelled
-}
-
-// Usage is what samples cost in tokens, and the model time they took (summed
-// over samples, so it exceeds wall time when samples run in parallel).
-type Usage struct {
-	InputTokens  int           `json:"input_tokens"`
-	OutputTokens int           `json:"output_tokens"`
-	ModelTime    time.Duration `json:"model_time_ns"`
-}
-
-func (u *Usage) add(o Usage) {
-	u.InputTokens += o.InputTokens
-	u.OutputTokens += o.OutputTokens
-	u.ModelTime += o.ModelTime
-}
-
-func usageOf(v vote.Usage) Usage {
-	return Usage{InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, ModelTime: v.Latency}
-}
-
 // Price is what a model charges per million tokens, in US dollars (the
 // unit of maker/models' built-in prices and of Report.String).
 type Price struct {
@@ -54,7 +18,7 @@ type Price struct {
 }
 
 // Cost returns what u costs at p.
-func (p Price) Cost(u Usage) float64 {
+func (p Price) Cost(u vote.Usage) float64 {
 	return (float64(u.InputTokens)*p.InputPerMillion + float64(u.OutputTokens)*p.OutputPerMillion) / 1e6
 }
 
@@ -66,11 +30,11 @@ type Report struct {
 	// the journal.
 	Steps   int `json:"steps"`
 	Resumed int `json:"resumed"`
-	Counts
+	vote.Counts
 	// Flags counts red-flagged samples by reason (see ErrEmpty and the
 	// other flags).
 	Flags map[string]int `json:"flags"`
-	Usage Usage          `json:"usage"`
+	Usage vote.Usage     `json:"usage"`
 	Cost  float64        `json:"cost"`
 	// Models is each model's share: one entry for a single model, one per
 	// member, in order, for an Ensemble.
@@ -83,6 +47,10 @@ type Report struct {
 	// took (valid plus flagged plus failed): SampleHistogram[n] steps
 	// took n samples.
 	SampleHistogram map[int]int `json:"sample_histogram"`
+	// KHistogram counts the decided steps by the margin they were decided
+	// with: KHistogram[k] steps had margin k (one entry for a fixed k;
+	// see AdaptiveK).
+	KHistogram map[int]int `json:"k_histogram,omitempty"`
 	// Done reports that the task said it was finished.
 	Done bool `json:"done"`
 	// Wall is the time this Solve call took, replay included: for a
@@ -101,19 +69,19 @@ type ModelReport struct {
 	Model string `json:"model"`
 	// Counts are the model's samples: launched, and of those committed
 	// to a race, valid, flagged and failed; Cancelled were not.
-	Counts
+	vote.Counts
 	// WinnerVotes counts the model's valid votes for its steps' winners.
-	WinnerVotes int     `json:"winner_votes"`
-	Usage       Usage   `json:"usage"`
-	Cost        float64 `json:"cost"`
+	WinnerVotes int        `json:"winner_votes"`
+	Usage       vote.Usage `json:"usage"`
+	Cost        float64    `json:"cost"`
 }
 
 // ModelStep is one model's share of a step, journaled for ensembles only
 // (a single model's share is the step's own counts).
 type ModelStep struct {
-	Counts
-	WinnerVotes int   `json:"winner_votes"`
-	Usage       Usage `json:"usage"`
+	vote.Counts
+	WinnerVotes int        `json:"winner_votes"`
+	Usage       vote.Usage `json:"usage"`
 }
 
 // addModels adds a step's per-model shares.
@@ -123,8 +91,8 @@ func (r *Report) addModels(rec *StepRecord, decided bool) {
 	}
 	if len(rec.Models) == 0 {
 		m := &r.Models[0]
-		m.Counts.add(rec.Counts)
-		m.Usage.add(rec.Usage)
+		m.Counts.Add(rec.Counts)
+		m.Usage.Add(rec.Usage)
 		if decided {
 			m.WinnerVotes += rec.Votes[rec.Key]
 		}
@@ -135,8 +103,8 @@ func (r *Report) addModels(rec *StepRecord, decided bool) {
 			break
 		}
 		m := &r.Models[i]
-		m.Counts.add(ms.Counts)
-		m.Usage.add(ms.Usage)
+		m.Counts.Add(ms.Counts)
+		m.Usage.Add(ms.Usage)
 		m.WinnerVotes += ms.WinnerVotes
 	}
 }
@@ -150,6 +118,10 @@ func (r *Report) addStep(rec *StepRecord) {
 		r.SampleHistogram = map[int]int{}
 	}
 	r.SampleHistogram[rec.Valid+rec.Flagged+rec.Errors]++
+	if r.KHistogram == nil {
+		r.KHistogram = map[int]int{}
+	}
+	r.KHistogram[rec.K]++
 	if rec.Observation != nil {
 		r.ToolCalls++
 		if rec.Observation.Denied() {
@@ -162,8 +134,8 @@ func (r *Report) addStep(rec *StepRecord) {
 // race spent them too.
 func (r *Report) addSamples(rec *StepRecord, decided bool) {
 	r.addModels(rec, decided)
-	r.Counts.add(rec.Counts)
-	r.Usage.add(rec.Usage)
+	r.Counts.Add(rec.Counts)
+	r.Usage.Add(rec.Usage)
 	if r.Flags == nil {
 		r.Flags = map[string]int{}
 	}
@@ -206,6 +178,13 @@ func (r Report) String() string {
 	}
 	if r.ToolCalls > 0 {
 		fmt.Fprintf(&b, "tool calls %d, denied %d\n", r.ToolCalls, r.Denied)
+	}
+	if len(r.KHistogram) > 1 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(r.KHistogram)) {
+			parts = append(parts, fmt.Sprintf("k=%d %d", k, r.KHistogram[k]))
+		}
+		fmt.Fprintf(&b, "steps by k: %s\n", strings.Join(parts, ", "))
 	}
 	return b.String()
 }

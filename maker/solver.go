@@ -53,6 +53,9 @@ type Solver struct {
 	Tools []llms.Tool
 	// Vote configures each step's race; its zero value is k = 3.
 	Vote vote.Config
+	// AdaptiveK, if set, chooses each step's k from the run's own votes
+	// instead of Vote.K (see AdaptiveK); nil keeps the fixed Vote.K.
+	AdaptiveK *AdaptiveK
 	// MaxTokens caps a reply; a longer one is red-flagged. Default
 	// DefaultMaxTokens (750).
 	MaxTokens int
@@ -168,7 +171,8 @@ func (s *Solver) logger() *slog.Logger {
 // included, so a resumed run reports the same totals as an uninterrupted
 // one.
 //
-// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; the journal's errors
+// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; ErrAdaptiveK for a
+// bad AdaptiveK; the journal's errors
 // (ErrJournalMismatch, ErrJournalCorrupt, ErrPendingSideEffect, and a
 // write that failed); a step that fails wraps ErrStep and says which
 // step, and wraps the race's error (vote.ErrUndecided with its tally,
@@ -201,6 +205,10 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	auto, err := s.adaptive()
+	if err != nil {
+		return rep, err
+	}
 	settings, err := s.settings(cfg.K)
 	if err != nil {
 		return rep, err
@@ -220,7 +228,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		temp = DefaultTemperature
 	}
 	run := &run{
-		Solver: s, task: task, cfg: cfg, rep: &rep, ids: ids,
+		Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids,
 		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout, schema: schema},
 	}
 	if s.Executor != nil {
@@ -260,6 +268,7 @@ type run struct {
 	*Solver
 	task  Task
 	cfg   vote.Config
+	auto  *AdaptiveK // nil for a fixed k
 	agent *microagent
 	rep   *Report
 	next  int                 // the next step to decide
@@ -352,16 +361,20 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		sm.Value = out
 		return sm
 	}
-	res, err := vote.Race(raceCtx, r.cfg, draw)
+	cfg, err := r.stepConfig()
+	if err != nil {
+		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
+	}
+	res, err := vote.Race(raceCtx, cfg, draw)
 	rec := &StepRecord{
 		Step:   step,
-		K:      r.cfg.K,
+		K:      cfg.K,
 		Winner: res.Winner,
 		Key:    strconv.FormatUint(res.Key, 16),
 		Votes:  make(map[string]int, len(res.Votes)),
-		Counts: Counts{Launched: res.Launched, Valid: res.Valid, Flagged: res.Flagged, Errors: res.Errors, Cancelled: res.Cancelled},
+		Counts: res.Counts,
 		Flags:  res.Flags,
-		Usage:  usageOf(res.Usage),
+		Usage:  res.Usage,
 	}
 	for k, v := range res.Votes {
 		rec.Votes[strconv.FormatUint(k, 16)] = v
@@ -484,7 +497,7 @@ func (t *modelTally) shares(committed int, key uint64) []ModelStep {
 	for i, s := range t.by {
 		m := &out[i%t.n]
 		m.Launched++
-		m.Usage.add(usageOf(s.Usage))
+		m.Usage.Add(s.Usage)
 		switch {
 		case i >= committed || !t.ok[i]:
 			m.Cancelled++

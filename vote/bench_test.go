@@ -15,7 +15,7 @@ import (
 
 var benchDraws = map[string]func(i int) uint64{
 	"agree":     func(int) uint64 { return 1 },
-	"contested": func(i int) uint64 { return uint64(i%3) / 2 },
+	"contested": func(i int) uint64 { return 1 + uint64(i%3)/2 },
 }
 
 func BenchmarkRace(b *testing.B) {

@@ -1,26 +1,32 @@
 // Package vote decides: first-to-ahead-by-k voting over any sample type,
-// with parallel waves, cancellation and budgets ([Race]), and the scaling
-// laws that say how large k must be and what it costs ([KMin], [PStep],
-// [PFull], [ExpectedSamples], [ExpectedCost]).
+// with parallel waves, speculation, cancellation and budgets ([Race]), and
+// the scaling laws that say how large k must be and what it costs ([KMin],
+// [PStep], [PFull], [ExpectedSamples], [ExpectedCost], and with the rival
+// structure as an input [PStepWith] and [ExpectedSamplesWith]).
 //
 // # The race
 //
 // A [Drawer] draws sample i of a step; each [Sample] either votes for its
-// Key, is red-flagged (never votes, counts toward the sample budget) or is a
-// failed draw (never votes, counts toward the error budget, backs off).
-// [Race] returns the first key that leads every other key by K valid votes,
-// and nothing else: when the budget is spent it fails with [ErrUndecided]
-// and its tally, never with a silent leader.
+// Key (never 0), is red-flagged (never votes, counts toward the sample
+// budget) or is a failed draw (never votes, counts toward the error budget,
+// backs off). [Race] returns the first key that leads every other key by K
+// valid votes, and nothing else: when the budget is spent it fails with
+// [ErrUndecided] and its tally, never with a silent leader.
 //
 //	res, err := vote.Race(ctx, vote.Config{K: 3}, draw)
 //	if errors.Is(err, vote.ErrUndecided) { ... } // err is an *UndecidedError
 //
-// The first wave launches K draws (capped by Parallel): if all agree the
-// step is decided in one round trip. After that the race keeps in flight
-// only the leader's need, K minus its lead, so no draw is started that
-// could only matter if one already in flight went against the leader. When a
-// key leads by K, the draws in flight are cancelled through their context
-// and Race returns once every goroutine it started has ended.
+// The race keeps in flight the leader's need, K minus its lead, plus
+// [Config].Speculate, capped by Parallel: the first wave is K + Speculate
+// draws, so if all agree the step is decided in one round trip. With
+// Speculate = 0 (the default) no draw is started that could only matter if
+// one already in flight went against the leader; a positive Speculate buys
+// fewer round trips with draws that may be cancelled unused. When a key
+// leads by K, the draws in flight are cancelled through their context and
+// Race returns once every goroutine it started has ended. After a failed
+// draw the next launch waits a backoff that doubles with each failure in a
+// row; [NoBackoff] turns it off. [Config.WithDefaults] fills in and checks
+// a Config, and is idempotent.
 //
 // # Determinism
 //
@@ -29,20 +35,24 @@
 // the first index whose prefix holds a lead of K (or spends a budget), so the
 // winner, its votes and the counts of valid, flagged and failed samples are a
 // pure function of the mapping from index to sample, whatever the goroutine
-// schedule and whatever Parallel. With a drawer that derives sample i from a
-// seed, the step and i (as the simulated model does), a run is reproducible
-// at any parallelism, and Parallel = 1 is exactly the paper's sequential
-// rule. Only Rounds, Wall and measured latencies depend on timing (and, when
-// a race ends on ErrTooManyErrors or its context, which draws were still in
-// flight).
+// schedule, Parallel and Speculate. With a drawer that derives sample i from
+// a seed, the step and i (as the simulated model does), a run is
+// reproducible at any parallelism, and Parallel = 1 is exactly the paper's
+// sequential rule. Only Rounds, Wall, measured latencies and, with
+// Speculate > 0 or when a race ends on ErrTooManyErrors or its context,
+// Launched and Cancelled depend on timing.
+//
+// # Counting
+//
+// [Tally] embeds [Counts] (launched, valid, flagged, errors, cancelled) and
+// carries a [Usage] (tokens in and out, latency): the project's one
+// definition of each, with JSON tags, for reports and journals to reuse.
 //
 // # Cost
 //
-// Race starts one goroutine per draw. Measured with an instant drawer
-// (BenchmarkRace, K = 16, go1.26, 2-core Xeon VM): about 0.7 to 0.9 µs and
-// 2.2 to 2.8 heap allocations per sample, at any Parallel, against about
-// 50 ns and none for a bare sequential loop over a map. That is noise next
-// to a model call. Memory is O(distinct keys + samples in flight).
+// Race starts one goroutine per draw and adds a few small allocations per
+// sample (BenchmarkRace; for figures see the benchmark report in
+// benchmarks/results). Memory is O(distinct keys + samples in flight).
 //
 // # The scaling laws
 //
@@ -60,4 +70,12 @@
 // 1 (expm1 and log1p where the naive forms round to 0 or 1). At the paper's
 // 1,048,575 steps and a 95% target, k_min is 3 at p = 0.9978 and 29 at
 // p = 0.6429.
+//
+// One rival is the worst case for the wrong-winner rate, not for cost:
+// with wrong votes spread over several answers the leader must be k ahead
+// of each, and at small k a race can take more votes than ExpectedSamples
+// says (at k = 2 with eight spread rivals, about 20% more at p = 0.6).
+// [ExpectedSamplesWith] and [PStepWith] take the spread as a [Rivals] (the
+// simulated model's error model) and compute the laws by an exact dynamic
+// program with a documented cap on work ([MaxLawWork], [ErrTooCostly]).
 package vote

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // splitmix is SplitMix64's finaliser: a good 64-bit mixer.
@@ -60,7 +62,7 @@ func settle(t *testing.T, before int) {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
 			n := runtime.Stack(buf, true)
-			t.Fatalf("goroutines leaked: %d running, %d before\n%s", runtime.NumGoroutine(), before, buf[:n])
+			require.FailNow(t, "goroutines leaked", "%d running, %d before\n%s", runtime.NumGoroutine(), before, buf[:n])
 		}
 		time.Sleep(time.Millisecond)
 	}

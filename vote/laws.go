@@ -6,7 +6,8 @@ import (
 	"math"
 )
 
-// ErrOutOfRange: an argument of KMin or ExpectedCost is outside its domain.
+// ErrOutOfRange: an argument of KMin, ExpectedCost, PStepWith or
+// ExpectedSamplesWith is outside its domain.
 var ErrOutOfRange = errors.New("argument out of range")
 
 // maxKMin bounds what KMin reports: past it p is too close to 1/2 for
@@ -15,8 +16,12 @@ const maxKMin = 1_000_000_000
 
 // The scaling laws of first-to-ahead-by-k voting (Meyerson et al. 2025), for
 // a step whose valid votes are right with probability p and otherwise go to
-// one rival answer; r = (1-p)/p. More rivals only make the right answer
-// likelier to win and the race shorter, so these are the worst case.
+// one rival answer; r = (1-p)/p. For the wrong-winner rate (PStep, PFull,
+// KMin) one rival is the worst case: wrong votes spread over several
+// answers only make the right answer likelier to win. For cost
+// (ExpectedSamples, ExpectedCost) it is not: spread wrong votes can make a
+// race longer (see ExpectedSamplesWith, which takes the rival structure as
+// an input, and PStepWith).
 //
 // The float functions take p in [0, 1] and return NaN for an argument
 // outside its domain (p outside [0, 1] or NaN, k < 1, steps < 0); the
@@ -57,8 +62,9 @@ func PFull(steps, k int, p float64) float64 {
 // equivalent form k * tanh(k*x/2) / tanh(x/2) with x = ln(p/(1-p)), exact
 // at and near p = 1/2 (where E[N] = k²), and equal to k at p = 1 and 1 for
 // k = 1. The race ends at one barrier or the other, so the value holds for
-// any p in [0, 1]. Divide by the valid-format rate for samples drawn. NaN
-// outside the domain (see above).
+// any p in [0, 1]. With wrong votes spread over several answers a race can
+// take more votes than this (ExpectedSamplesWith). Divide by the
+// valid-format rate for samples drawn. NaN outside the domain (see above).
 func ExpectedSamples(p float64, k int) float64 {
 	if !unit(p) || k < 1 {
 		return math.NaN()
@@ -118,7 +124,8 @@ func KMin(steps int, p, target float64) (int, error) {
 // ExpectedCost is the expected price of one step: ExpectedSamples(p, k)
 // valid votes, divided by validRate (the share of samples that are not red
 // flagged) for the samples drawn, times pricePerSample. It holds for one
-// rival answer, the worst case, and ignores failed draws.
+// rival answer (not a bound: with wrong votes spread over several answers
+// a race can cost more, see ExpectedSamplesWith) and ignores failed draws.
 //
 // Errors wrap ErrOutOfRange: p outside [0, 1], k < 1, validRate outside
 // (0, 1], or pricePerSample negative, infinite or NaN.

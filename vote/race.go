@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -14,8 +13,10 @@ import (
 // Sentinel errors, for errors.Is. Every error Race returns wraps one of them
 // or the context's error.
 var (
-	// ErrConfig: a Config field is negative, the sample budget cannot hold
-	// a lead of K, or the Drawer is nil.
+	// ErrConfig: a programming error: a Config field is negative or too
+	// large, the sample budget cannot hold a lead of K, the Drawer is nil
+	// (nothing is drawn then), or a valid sample has Key 0 (the race ends
+	// at once).
 	ErrConfig = errors.New("invalid vote config")
 	// ErrUndecided: the sample budget (Config.MaxSamples) was spent and no
 	// key led by K. The race never falls back to a leader.
@@ -27,38 +28,6 @@ var (
 	ErrPanic = errors.New("draw panicked")
 )
 
-// Defaults that a zero Config field takes. See Config.
-const (
-	DefaultK           = 3   // the paper's margin
-	DefaultSamplesPerK = 100 // MaxSamples defaults to DefaultSamplesPerK * K
-	DefaultMaxErrors   = 10
-	DefaultBackoff     = 100 * time.Millisecond
-	DefaultMaxBackoff  = 5 * time.Second
-)
-
-// Upper bounds on Config fields, against typos and overflow.
-const (
-	maxConfigK          = 1 << 20
-	maxConfigParallel   = 1 << 16
-	maxConfigMaxSamples = 1 << 30
-)
-
-// Usage is what samples cost: tokens in and out, and the time spent drawing
-// them. Totals add latencies: with samples in parallel, Latency exceeds the
-// wall time.
-type Usage struct {
-	InputTokens  int
-	OutputTokens int
-	Latency      time.Duration
-}
-
-// Add adds v to u.
-func (u *Usage) Add(v Usage) {
-	u.InputTokens += v.InputTokens
-	u.OutputTokens += v.OutputTokens
-	u.Latency += v.Latency
-}
-
 // Sample is one draw: an answer and what it cost.
 //
 // Exactly one of three things holds. Err != nil: the provider failed; the
@@ -67,6 +36,10 @@ func (u *Usage) Add(v Usage) {
 // Config.MaxSamples and its reason is counted in Tally.Flags under
 // Flag.Error(), so give flags stable messages. Otherwise the sample votes
 // for Key: samples with equal keys vote together, whatever their Values.
+// A voting sample's Key must not be 0: 0 is what an unset Key looks like,
+// and it would make every such sample vote together, so Race treats it as
+// a programming error (ErrConfig), not as a vote. Keys from intent.Key are
+// never 0.
 type Sample[T any] struct {
 	Value T
 	Key   uint64
@@ -88,165 +61,34 @@ type Sample[T any] struct {
 // recovered and counts as a failed draw wrapping ErrPanic.
 type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 
-// Config sets a race's margin, parallelism and budgets. The zero value is
-// the paper's setting: every zero field takes its default, given below.
-// Negative fields are an error wrapping ErrConfig.
-type Config struct {
-	// K is the margin: the first key with K more votes than every other
-	// key wins. Default DefaultK (3). K = 1 is "first valid vote wins".
-	K int
-	// Parallel is the most samples in flight at once. Default K, so that
-	// a unanimous race decides in one round trip. Parallel = 1 is the
-	// paper's sequential rule: one sample at a time.
-	Parallel int
-	// MaxSamples bounds the valid plus red-flagged samples: when that many
-	// are tallied without a winner, Race fails with ErrUndecided. Failed
-	// draws do not count here (see MaxErrors). Default DefaultSamplesPerK
-	// * K; it must be at least K.
-	MaxSamples int
-	// MaxErrors is the number of failed draws tolerated: one more ends
-	// the race with ErrTooManyErrors. Default DefaultMaxErrors (10).
-	MaxErrors int
-	// Backoff is the base delay before the next launch after a failed
-	// draw; it doubles with each failure in a row, up to MaxBackoff, and
-	// is jittered uniformly into [d/2, d]. A successful draw resets it.
-	// Jitter comes from math/rand/v2 and only moves launches in time,
-	// never changes a result. Default DefaultBackoff (100ms); set 1ns for
-	// practically none.
-	Backoff time.Duration
-	// MaxBackoff caps the delay. Default DefaultMaxBackoff (5s); a cap
-	// below Backoff is raised to Backoff.
-	MaxBackoff time.Duration
-}
-
-// WithDefaults returns c with every zero field set to its default. It fails
-// with an error wrapping ErrConfig if a field is negative or absurdly large,
-// or if MaxSamples is below K (no race could then be won).
-func (c Config) WithDefaults() (Config, error) {
-	switch {
-	case c.K < 0, c.Parallel < 0, c.MaxSamples < 0, c.MaxErrors < 0, c.Backoff < 0, c.MaxBackoff < 0:
-		return c, fmt.Errorf("%w: negative field in %+v", ErrConfig, c)
-	case c.K > maxConfigK, c.Parallel > maxConfigParallel, c.MaxSamples > maxConfigMaxSamples:
-		return c, fmt.Errorf("%w: K, Parallel or MaxSamples too large in %+v", ErrConfig, c)
-	}
-	if c.K == 0 {
-		c.K = DefaultK
-	}
-	if c.Parallel == 0 {
-		c.Parallel = c.K
-	}
-	if c.MaxSamples == 0 {
-		c.MaxSamples = DefaultSamplesPerK * c.K
-	}
-	if c.MaxErrors == 0 {
-		c.MaxErrors = DefaultMaxErrors
-	}
-	if c.Backoff == 0 {
-		c.Backoff = DefaultBackoff
-	}
-	if c.MaxBackoff == 0 {
-		c.MaxBackoff = DefaultMaxBackoff
-	}
-	c.MaxBackoff = max(c.MaxBackoff, c.Backoff)
-	if c.MaxSamples < c.K {
-		return c, fmt.Errorf("%w: MaxSamples %d cannot hold a lead of K = %d", ErrConfig, c.MaxSamples, c.K)
-	}
-	return c, nil
-}
-
-// Tally is what a race counted. Race returns it in Result, and in
-// UndecidedError when there is no winner.
-//
-// Valid, Flagged, Errors, Votes and Flags count the committed samples only:
-// indices 0..d, where d is the sample that decided or ended the race (see
-// Race). Usage counts every sample drawn, committed or not.
-type Tally struct {
-	// Votes is the number of valid votes per key. Non-nil unless Race
-	// failed with ErrConfig.
-	Votes map[uint64]int
-	// Flags counts red-flagged samples by Flag.Error(). Nil if none.
-	Flags map[string]int
-	// Launched is the number of draws started.
-	Launched int
-	// Valid, Flagged and Errors count the committed samples that voted,
-	// that were red-flagged, and whose draw failed.
-	Valid, Flagged, Errors int
-	// Cancelled counts draws started but never committed: those still in
-	// flight or past the deciding index when the race ended. Launched =
-	// Valid + Flagged + Errors + Cancelled.
-	Cancelled int
-	// Usage is the total over every draw started, Cancelled ones included.
-	Usage Usage
-	// Rounds counts the waves: the times the race launched one or more
-	// samples. With Parallel = 1 it equals Launched.
-	Rounds int
-	// Wall is the time Race took.
-	Wall time.Duration
-}
-
-// Result is a race's outcome: the winner and the tally.
-type Result[T any] struct {
-	// Winner is the Value of the first (lowest-index) sample that voted
-	// for the winning key. Zero when Race returns an error.
-	Winner T
-	// Key is the winning key. Zero when Race returns an error.
-	Key uint64
-	Tally
-}
-
-// UndecidedError is the error of a race that ended without a winner. Cause
-// says why: ErrUndecided (budget spent), ErrTooManyErrors, or the context's
-// error. errors.Is sees Cause and Err.
-type UndecidedError struct {
-	// Cause is ErrUndecided, ErrTooManyErrors, context.Canceled or
-	// context.DeadlineExceeded.
-	Cause error
-	// Err is the last failed draw's error with ErrTooManyErrors, the
-	// context's cause (context.Cause) if it differs from Cause, else nil.
-	Err error
-	// Tally is the race's tally when it ended.
-	Tally Tally
-	msg   string
-}
-
-// Error says why the race ended and what it counted.
-func (e *UndecidedError) Error() string {
-	if e.msg == "" {
-		return "vote: no winner: " + e.Cause.Error()
-	}
-	return e.msg
-}
-
-// Unwrap returns Cause and, if set, Err.
-func (e *UndecidedError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Cause}
-	}
-	return []error{e.Cause, e.Err}
-}
-
 // Race draws samples until one key leads every other key by cfg.K valid
 // votes, and returns that key and the Value of its first vote.
 //
-// Waves: Race first launches min(K, Parallel) draws (all of them must agree
-// to decide in one round trip), then keeps in flight only as many as can
-// still matter: the leader's need, K minus its lead over the runner-up,
-// counting samples that completed but are not yet tallied, capped by
-// Parallel. So a race never starts a draw that could only matter if a draw
-// already in flight voted against the leader, and with Parallel = 1 it is
-// the paper's sequential rule exactly.
+// Waves: Race keeps in flight the leader's need, K minus its lead over the
+// runner-up (counting samples that completed but are not yet tallied),
+// plus Config.Speculate, capped by Parallel and by the sample budget. So the
+// first wave is min(K + Speculate, Parallel) draws (all K of them must agree
+// to decide in one round trip); with Speculate = 0 a race never starts a
+// draw that could only matter if a draw already in flight voted against the
+// leader, and with Parallel = 1 it is the paper's sequential rule exactly.
+// Speculate > 0 starts that many more, so that up to Speculate votes
+// against the leader cost no extra round trip.
 //
 // Determinism: samples are tallied in index order, not completion order. A
 // completed sample waits until every lower index is tallied, and the race
 // ends at the first index d at which the tallied prefix 0..d holds a lead of
 // K (or spends a budget). So Winner, Key, Votes, Valid, Flagged, Errors and
 // Flags are a pure function of the mapping from index to Sample, whatever
-// the goroutine schedule and whatever Parallel: a Drawer that derives each
-// sample from a seed and its index gives the same result with Parallel = 1
-// and Parallel = 8. For a race with a winner or ErrUndecided, Launched is as
-// well, and Cancelled is 0: by the launch rule above, no draw past d is ever
-// started. Only Rounds, Wall and measured latencies depend on timing. The
-// price: one slow sample holds back the decision of the samples after it.
+// the goroutine schedule and whatever Parallel and Speculate: a Drawer that
+// derives each sample from a seed and its index gives the same result with
+// Parallel = 1 and with Parallel = 8 and Speculate = 3. With Speculate = 0,
+// for a race with a winner or ErrUndecided, Launched is as well and
+// Cancelled is 0: by the launch rule above, no draw past d is ever started.
+// With Speculate > 0, draws past d may have started: they are cancelled,
+// never tallied, and counted in Cancelled and Usage, which then depend on
+// timing, as do Rounds, Wall and measured latencies. The price of
+// determinism: one slow sample holds back the decision of the samples after
+// it, speculation or not.
 //
 // The decision is the K-lead and nothing else: no early stop on a share of
 // votes, no leader returned when hope runs out. Red-flagged samples and
@@ -260,10 +102,13 @@ func (e *UndecidedError) Unwrap() []error {
 // Result, whose Winner and Key are then zero), wrapping ErrUndecided when
 // MaxSamples valid plus flagged samples were tallied; ErrTooManyErrors and
 // the last draw's error when more than MaxErrors draws failed; ctx.Err() as
-// soon as ctx is done.
+// soon as ctx is done; ErrConfig, naming the sample's index, as soon as a
+// valid sample with Key 0 completes (the race ends there, whatever it had
+// tallied; this one ending depends on completion order).
 //
-// Cost: one goroutine per draw; about a microsecond and a handful of small
-// allocations per sample beyond the draw itself (see the package doc).
+// Cost: one goroutine per draw, and a few small allocations per sample
+// beyond the draw itself (see BenchmarkRace); memory O(distinct keys +
+// samples in flight).
 func Race[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], error) {
 	start := time.Now()
 	c, err := cfg.WithDefaults()
@@ -354,7 +199,9 @@ func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T]) {
 			}
 			if d.s.Err != nil {
 				streak++
-				notBefore = time.Now().Add(backoff(c.Backoff, c.MaxBackoff, streak))
+				if wait := c.delay(streak); wait > 0 {
+					notBefore = time.Now().Add(wait)
+				}
 			} else {
 				streak = 0
 			}
@@ -409,20 +256,4 @@ func (e *panicError) Unwrap() []error {
 		return []error{ErrPanic}
 	}
 	return []error{ErrPanic, e.rec.AsError()}
-}
-
-// backoff is the delay after the streak-th failed draw in a row: base
-// doubled streak-1 times, capped at maxDelay, jittered into [d/2, d].
-func backoff(base, maxDelay time.Duration, streak int) time.Duration {
-	d := base
-	for j := 1; j < streak && d < maxDelay; j++ {
-		if d > maxDelay/2 {
-			d = maxDelay
-			break
-		}
-		d *= 2
-	}
-	d = min(d, maxDelay)
-	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(d-half)+1))
 }

@@ -2,6 +2,7 @@ package vote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -46,8 +47,8 @@ func randomSpec(rng *rand.Rand) spec {
 	return s
 }
 
-func (s spec) config(parallel int) Config {
-	return Config{K: s.k, Parallel: parallel, MaxSamples: s.maxSamples, MaxErrors: s.maxErrs, Backoff: time.Nanosecond}
+func (s spec) config(parallel, speculate int) Config {
+	return Config{K: s.k, Parallel: parallel, Speculate: speculate, MaxSamples: s.maxSamples, MaxErrors: s.maxErrs, Backoff: NoBackoff}
 }
 
 func (s spec) sample(i int) Sample[int] {
@@ -67,7 +68,7 @@ func (s spec) sample(i int) Sample[int] {
 		v := unitFloat(hash3(s.seed, uint64(i), 1)) * total
 		for j, w := range s.weights {
 			if v < w || j == len(s.weights)-1 {
-				smp.Key = uint64(j)
+				smp.Key = uint64(j + 1) // 0 is no key
 				break
 			}
 			v -= w
@@ -90,7 +91,7 @@ type outcome struct {
 // reference is the paper's sequential rule written the obvious way: one
 // sample at a time, the lead recomputed from scratch after every vote.
 func reference(s spec) outcome {
-	c, err := s.config(1).WithDefaults()
+	c, err := s.config(1, 0).WithDefaults()
 	if err != nil {
 		panic(err)
 	}
@@ -149,20 +150,22 @@ func jitter(seed uint64, i int) {
 // sequential rule over many random vote sequences (with red flags, failed
 // draws and budgets): with Parallel = 1 it ends at the same sample with the
 // same winner and tally, and thanks to in-order commit so does every other
-// Parallel, with draws completing in scrambled order.
+// Parallel and Speculate, with draws completing in scrambled order.
 func TestRaceMatchesSequentialReference(t *testing.T) {
 	before := runtime.NumGoroutine()
 	rng := rand.New(rand.NewPCG(42, 7))
 	ctx := context.Background()
 	kinds := map[error]int{}
-	for trial := range 300 {
+	speculated := 0 // draws cancelled past the decision, with Speculate > 0
+	for trial := range 200 {
 		s := randomSpec(rng)
 		want := reference(s)
 		kinds[want.cause]++
-		for _, par := range []int{1, 2, 3, 8} {
-			name := fmt.Sprintf("trial %d %+v parallel=%d", trial, s, par)
+		for _, ps := range []struct{ par, spec int }{{1, 0}, {2, 0}, {3, 0}, {8, 0}, {1, 2}, {3, 1}, {8, 3}} {
+			par, spec := ps.par, ps.spec
+			name := fmt.Sprintf("trial %d %+v parallel=%d speculate=%d", trial, s, par, spec)
 			var inflight, peak atomic.Int64
-			res, err := Race(ctx, s.config(par), func(_ context.Context, i int) Sample[int] {
+			res, err := Race(ctx, s.config(par, spec), func(_ context.Context, i int) Sample[int] {
 				n := inflight.Add(1)
 				defer inflight.Add(-1)
 				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
@@ -173,7 +176,7 @@ func TestRaceMatchesSequentialReference(t *testing.T) {
 				return s.sample(i)
 			})
 			require.Zero(t, inflight.Load(), "%s: Race returned with draws running", name)
-			require.LessOrEqual(t, peak.Load(), int64(min(par, s.k)), "%s: in flight", name)
+			require.LessOrEqual(t, peak.Load(), int64(min(par, s.k+spec)), "%s: in flight", name)
 			committed := want.valid + want.flagged + want.errs
 			if want.cause == nil {
 				require.NoError(t, err, name)
@@ -199,7 +202,10 @@ func TestRaceMatchesSequentialReference(t *testing.T) {
 			require.Equal(t, want.errs, res.Errors, name)
 			require.Equal(t, res.Launched, committed+res.Cancelled, name)
 			require.Equal(t, 10*res.Launched, res.Usage.InputTokens, "%s: usage of every draw", name)
-			if want.cause != ErrTooManyErrors {
+			if spec > 0 && want.cause != ErrTooManyErrors {
+				speculated += res.Cancelled
+			}
+			if want.cause != ErrTooManyErrors && spec == 0 {
 				// No draw past the deciding one is ever started.
 				require.Equal(t, committed, res.Launched, name)
 				require.Zero(t, res.Cancelled, name)
@@ -210,7 +216,9 @@ func TestRaceMatchesSequentialReference(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("endings: %d decided, %d undecided, %d too many errors", kinds[nil], kinds[ErrUndecided], kinds[ErrTooManyErrors])
+	t.Logf("endings: %d decided, %d undecided, %d too many errors; %d speculative draws cancelled",
+		kinds[nil], kinds[ErrUndecided], kinds[ErrTooManyErrors], speculated)
+	assert.Positive(t, speculated, "speculation was exercised")
 	// The random specs must exercise every ending.
 	for _, cause := range []error{nil, ErrUndecided, ErrTooManyErrors} {
 		assert.Greater(t, kinds[cause], 10, "ending %v", cause)
@@ -228,39 +236,6 @@ func seq(keys ...uint64) Drawer[int] {
 	return func(_ context.Context, i int) Sample[int] {
 		return Sample[int]{Value: i, Key: keys[i%len(keys)]}
 	}
-}
-
-func TestConfigDefaults(t *testing.T) {
-	c, err := Config{}.WithDefaults()
-	require.NoError(t, err)
-	assert.Equal(t, Config{K: 3, Parallel: 3, MaxSamples: 300, MaxErrors: 10,
-		Backoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second}, c)
-	c, err = Config{K: 5, Backoff: 10 * time.Second}.WithDefaults()
-	require.NoError(t, err)
-	assert.Equal(t, 5, c.Parallel)
-	assert.Equal(t, 500, c.MaxSamples)
-	assert.Equal(t, 10*time.Second, c.MaxBackoff, "cap raised to the base")
-}
-
-func TestConfigErrors(t *testing.T) {
-	for _, cfg := range []Config{
-		{K: -1}, {Parallel: -1}, {MaxSamples: -1}, {MaxErrors: -1},
-		{Backoff: -1}, {MaxBackoff: -1},
-		{K: 5, MaxSamples: 4},
-		{K: 1 << 30}, {Parallel: 1 << 30},
-	} {
-		_, err := cfg.WithDefaults()
-		require.ErrorIs(t, err, ErrConfig, "%+v", cfg)
-		called := false
-		_, err = Race(context.Background(), cfg, func(context.Context, int) Sample[int] {
-			called = true
-			return Sample[int]{}
-		})
-		require.ErrorIs(t, err, ErrConfig, "%+v", cfg)
-		require.False(t, called, "%+v: drew despite a bad config", cfg)
-	}
-	_, err := Race[int](context.Background(), Config{}, nil)
-	require.ErrorIs(t, err, ErrConfig)
 }
 
 func TestRaceUnanimousIsOneRound(t *testing.T) {
@@ -297,12 +272,12 @@ func TestRaceWavesKeepOnlyWhatCanMatter(t *testing.T) {
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
 		time.Sleep(time.Millisecond)
-		return Sample[int]{Key: uint64(i % 3 / 2)} // 0 0 1 0 0 1 ...
+		return Sample[int]{Key: uint64(1 + i%3/2)} // 1 1 2 1 1 2 ...
 	})
 	require.NoError(t, err)
-	assert.Equal(t, uint64(0), res.Key)
+	assert.Equal(t, uint64(1), res.Key)
 	assert.LessOrEqual(t, peak.Load(), int64(5))
-	assert.Equal(t, 5, res.Votes[0]-res.Votes[1])
+	assert.Equal(t, 5, res.Votes[1]-res.Votes[2])
 }
 
 func TestRaceUndecidedNeverPicksLeader(t *testing.T) {
@@ -548,10 +523,10 @@ func TestRaceCancelsDrawContextsOnDecision(t *testing.T) {
 		mu.Lock()
 		ctxs = append(ctxs, ctx)
 		mu.Unlock()
-		return Sample[int]{Key: uint64(i % 3 % 2)} // 0 1 0 0 1 0 ...
+		return Sample[int]{Key: uint64(1 + i%3%2)} // 1 2 1 1 2 1 ...
 	})
 	require.NoError(t, err)
-	assert.Equal(t, uint64(0), res.Key)
+	assert.Equal(t, uint64(1), res.Key)
 	require.Len(t, ctxs, res.Launched)
 	for i, ctx := range ctxs {
 		assert.ErrorIs(t, ctx.Err(), context.Canceled, "draw %d", i)
@@ -579,6 +554,33 @@ func TestUsageAdd(t *testing.T) {
 	u := Usage{InputTokens: 1, OutputTokens: 2, Latency: 3}
 	u.Add(Usage{InputTokens: 10, OutputTokens: 20, Latency: 30})
 	assert.Equal(t, Usage{InputTokens: 11, OutputTokens: 22, Latency: 33}, u)
+}
+
+func TestCountsAdd(t *testing.T) {
+	c := Counts{Launched: 5, Valid: 3, Flagged: 1, Errors: 1}
+	c.Add(Counts{Launched: 4, Valid: 3, Cancelled: 1})
+	assert.Equal(t, Counts{Launched: 9, Valid: 6, Flagged: 1, Errors: 1, Cancelled: 1}, c)
+	assert.Equal(t, c.Launched, c.Valid+c.Flagged+c.Errors+c.Cancelled)
+}
+
+// TestTallyJSON pins the wire names that reports and journals rely on.
+func TestTallyJSON(t *testing.T) {
+	b, err := json.Marshal(Usage{InputTokens: 1, OutputTokens: 2, Latency: 3})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"input_tokens":1,"output_tokens":2,"latency_ns":3}`, string(b))
+	b, err = json.Marshal(Counts{Launched: 5, Valid: 1, Flagged: 2, Errors: 1, Cancelled: 1})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"launched":5,"valid":1,"flagged":2,"errors":1,"cancelled":1}`, string(b))
+	res, err := Race(context.Background(), Config{Parallel: 1}, constant(7))
+	require.NoError(t, err)
+	res.Wall = 9
+	b, err = json.Marshal(res.Tally)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"votes":{"7":3},"launched":3,"valid":3,"flagged":0,"errors":0,"cancelled":0,
+		"usage":{"input_tokens":0,"output_tokens":0,"latency_ns":`+fmt.Sprint(int64(res.Usage.Latency))+`},"rounds":3,"wall_ns":9}`, string(b))
+	var back Tally
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, res.Tally, back)
 }
 
 func TestRaceResultMapsAreTheRacesOwn(t *testing.T) {
@@ -614,4 +616,122 @@ func TestErrorsBoundedWhileEarlierSampleIsSlow(t *testing.T) {
 	// Sample 0, then MaxErrors+1 failures; at most Parallel-1 more were in
 	// flight when the budget was spent.
 	assert.LessOrEqual(t, calls.Load(), int64(1+cfg.MaxErrors+1+cfg.Parallel-1))
+}
+
+func TestRaceSpeculation(t *testing.T) {
+	// Unanimous, K = 3, Speculate = 2: one wave of 5; the race is decided
+	// at index 2 and the two speculative draws are cancelled, paid for.
+	res, err := Race(context.Background(), Config{Speculate: 2}, func(context.Context, int) Sample[int] {
+		return Sample[int]{Key: 7, Usage: Usage{InputTokens: 1}}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(7), res.Key)
+	assert.Equal(t, Counts{Launched: 5, Valid: 3, Cancelled: 2}, res.Counts)
+	assert.Equal(t, 1, res.Rounds)
+	assert.Equal(t, 5, res.Usage.InputTokens)
+
+	// Same outcome as without speculation, on the same draws: A B A A A.
+	plain, err := Race(context.Background(), Config{Parallel: 8}, seq(1, 2, 1, 1, 1))
+	require.NoError(t, err)
+	spec, err := Race(context.Background(), Config{Parallel: 8, Speculate: 3}, seq(1, 2, 1, 1, 1))
+	require.NoError(t, err)
+	assert.Equal(t, plain.Key, spec.Key)
+	assert.Equal(t, plain.Winner, spec.Winner)
+	assert.Equal(t, plain.Votes, spec.Votes)
+	assert.Equal(t, 5, plain.Launched)
+	assert.Zero(t, plain.Cancelled)
+	assert.Equal(t, spec.Valid, plain.Valid)
+	assert.GreaterOrEqual(t, spec.Launched, 6, "the first wave alone is K + Speculate")
+	assert.Equal(t, spec.Launched-spec.Valid, spec.Cancelled)
+}
+
+// TestRaceSpeculationFirstWave: the first wave is min(K + Speculate,
+// Parallel) draws, so a vote against the leader finds its replacement
+// already in flight. Draws block until released, and Race launches nothing
+// more before a draw completes, so the count of started draws is exact.
+func TestRaceSpeculationFirstWave(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want int
+	}{
+		{Config{K: 2, Parallel: 8}, 2},
+		{Config{K: 2, Parallel: 8, Speculate: 2}, 4},
+		{Config{K: 2, Parallel: 3, Speculate: 2}, 3},
+		{Config{K: 3, Speculate: 5}, 8}, // default Parallel: K + Speculate
+		{Config{K: 3, Parallel: 1, Speculate: 5}, 1},
+	} {
+		var started atomic.Int64
+		release := make(chan struct{})
+		done := make(chan Result[int])
+		go func() {
+			res, err := Race(context.Background(), c.cfg, func(_ context.Context, i int) Sample[int] {
+				started.Add(1)
+				<-release
+				return Sample[int]{Value: i, Key: 1}
+			})
+			assert.NoError(t, err)
+			done <- res
+		}()
+		require.Eventually(t, func() bool { return started.Load() >= int64(c.want) }, 5*time.Second, time.Millisecond, "%+v", c.cfg)
+		time.Sleep(5 * time.Millisecond)
+		assert.Equal(t, int64(c.want), started.Load(), "%+v: first wave", c.cfg)
+		close(release)
+		res := <-done
+		assert.Equal(t, 0, res.Winner)
+		assert.Equal(t, c.cfg.K, res.Valid)
+	}
+}
+
+func TestRaceZeroKeyIsAConfigError(t *testing.T) {
+	before := runtime.NumGoroutine()
+	// Sample 0 is slow; sample 1 votes with Key 0. The race must end as
+	// soon as sample 1 completes, without waiting for sample 0.
+	var ctxs sync.Map
+	start := time.Now()
+	res, err := Race(context.Background(), Config{}, func(ctx context.Context, i int) Sample[int] {
+		ctxs.Store(i, ctx)
+		switch i {
+		case 0:
+			<-ctx.Done()
+			return Sample[int]{Err: ctx.Err(), Usage: Usage{InputTokens: 1}}
+		case 1:
+			return Sample[int]{Usage: Usage{InputTokens: 1}} // Key left unset
+		default:
+			return Sample[int]{Key: 5, Usage: Usage{InputTokens: 1}}
+		}
+	})
+	require.ErrorIs(t, err, ErrConfig)
+	assert.ErrorContains(t, err, "sample 1 ")
+	assert.ErrorContains(t, err, "Key 0")
+	assert.NotErrorIs(t, err, ErrUndecided)
+	var ue *UndecidedError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, res.Tally, ue.Tally)
+	assert.Zero(t, res.Key)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Equal(t, res.Launched, res.Usage.InputTokens, "every draw was paid for")
+	assert.Equal(t, res.Launched, res.Valid+res.Flagged+res.Errors+res.Cancelled)
+	ctxs.Range(func(i, ctx any) bool {
+		assert.Error(t, ctx.(context.Context).Err(), "draw %d's context still live", i)
+		return true
+	})
+	settle(t, before)
+
+	// Red-flagged and failed samples do not vote, so their Key does not
+	// matter.
+	res, err = Race(context.Background(), Config{Backoff: NoBackoff}, func(_ context.Context, i int) Sample[int] {
+		switch i {
+		case 0:
+			return Sample[int]{Flag: errors.New("too long")}
+		case 1:
+			return Sample[int]{Err: errFlaky}
+		}
+		return Sample[int]{Key: 3}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), res.Key)
+
+	// The synchronous driver of the core agrees.
+	_, err = runSync(Config{K: 2}, func(i int) Sample[int] { return Sample[int]{Key: uint64(i % 2)} })
+	require.ErrorIs(t, err, ErrConfig)
 }

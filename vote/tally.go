@@ -1,307 +1,111 @@
 package vote
 
-import (
-	"context"
-	"fmt"
-	"time"
-)
+import "time"
 
-// This file is the decision core: a board that tracks the k-lead, and the
-// racer, a state machine without goroutines or clocks that launches, buffers
-// and commits samples in index order. Race drives a racer from goroutines;
-// the tests drive the same racer synchronously.
-
-// board counts votes per key and keeps the two highest counts up to date, so
-// that the lead of the top key over every other key costs O(1) per vote.
-type board struct {
-	k      int
-	votes  map[uint64]int
-	top    uint64 // the key with the most votes (any of them on a tie)
-	first  int    // votes of top
-	second int    // the most votes of any key other than top
+// Usage is what samples cost: tokens in and out, and the time spent drawing
+// them. Totals add latencies: with samples in parallel, Latency exceeds the
+// wall time. It is the one usage type of the project: maker's reports and
+// journals carry it as JSON.
+type Usage struct {
+	InputTokens  int           `json:"input_tokens"`
+	OutputTokens int           `json:"output_tokens"`
+	Latency      time.Duration `json:"latency_ns"`
 }
 
-// add counts one vote for key and reports whether some key now leads every
-// other key by at least k.
-func (b *board) add(key uint64) bool {
-	if b.votes == nil {
-		b.votes = make(map[uint64]int, 4)
-	}
-	n := b.votes[key] + 1
-	b.votes[key] = n
-	switch {
-	case n > b.first:
-		// key had first votes at most: it is now the only top key, and
-		// the old top (if another key) is the best of the rest.
-		if key != b.top {
-			b.second = b.first
-			b.top = key
-		}
-		b.first = n
-	case n > b.second:
-		// key != top here: a vote for top always lands in the case above.
-		b.second = n
-	}
-	return b.decided()
+// Add adds v to u.
+func (u *Usage) Add(v Usage) {
+	u.InputTokens += v.InputTokens
+	u.OutputTokens += v.OutputTokens
+	u.Latency += v.Latency
 }
 
-// lead is the top key's margin over the best other key (0 on a tie).
-func (b *board) lead() int { return b.first - b.second }
-
-// decided reports whether the top key leads by k.
-func (b *board) decided() bool { return b.first-b.second >= b.k }
-
-// need is the number of further votes the leader needs to win: k - lead.
-func (b *board) need() int { return b.k - b.lead() }
-
-// slot holds one launched sample until it is committed.
-type slot[T any] struct {
-	s    Sample[T]
-	done bool
+// Counts are sample counts, for one race or summed over many (a run's
+// steps). For one race, Launched = Valid + Flagged + Errors + Cancelled,
+// and a sum of such counts keeps that identity.
+type Counts struct {
+	// Launched is the number of draws started.
+	Launched int `json:"launched"`
+	// Valid, Flagged and Errors count the committed samples that voted,
+	// that were red-flagged, and whose draw failed.
+	Valid   int `json:"valid"`
+	Flagged int `json:"flagged"`
+	Errors  int `json:"errors"`
+	// Cancelled counts draws started but never committed: those still in
+	// flight, or past the deciding index, when the race ended.
+	Cancelled int `json:"cancelled"`
 }
 
-// window is a FIFO ring of the launched but not yet committed samples; its
-// front is the lowest uncommitted index.
-type window[T any] struct {
-	buf  []slot[T] // len is a power of two
-	head int
-	n    int
+// Add adds o to c, field by field.
+func (c *Counts) Add(o Counts) {
+	c.Launched += o.Launched
+	c.Valid += o.Valid
+	c.Flagged += o.Flagged
+	c.Errors += o.Errors
+	c.Cancelled += o.Cancelled
 }
 
-func (w *window[T]) push() {
-	if w.n == len(w.buf) {
-		size := max(8, 2*len(w.buf))
-		buf := make([]slot[T], size)
-		for j := range w.n {
-			buf[j] = *w.at(j)
-		}
-		w.buf, w.head = buf, 0
-	}
-	w.n++
-	*w.at(w.n - 1) = slot[T]{}
+// Tally is what a race counted. Race returns it in Result, and in
+// UndecidedError when there is no winner.
+//
+// Valid, Flagged, Errors, Votes and Flags count the committed samples only:
+// indices 0..d, where d is the sample that decided or ended the race (see
+// Race). Usage counts every sample drawn, committed or not.
+type Tally struct {
+	// Votes is the number of valid votes per key. Non-nil unless Race
+	// refused its Config or Drawer (ErrConfig before any draw).
+	Votes map[uint64]int `json:"votes"`
+	// Flags counts red-flagged samples by Flag.Error(). Nil if none.
+	Flags map[string]int `json:"flags,omitempty"`
+	// Counts: Launched = Valid + Flagged + Errors + Cancelled.
+	Counts
+	// Usage is the total over every draw started, Cancelled ones included.
+	Usage Usage `json:"usage"`
+	// Rounds counts the waves: the times the race launched one or more
+	// samples. With Parallel = 1 it equals Launched.
+	Rounds int `json:"rounds"`
+	// Wall is the time Race took.
+	Wall time.Duration `json:"wall_ns"`
 }
 
-func (w *window[T]) at(j int) *slot[T] {
-	return &w.buf[(w.head+j)&(len(w.buf)-1)]
+// Result is a race's outcome: the winner and the tally.
+type Result[T any] struct {
+	// Winner is the Value of the first (lowest-index) sample that voted
+	// for the winning key. Zero when Race returns an error.
+	Winner T
+	// Key is the winning key. Zero when Race returns an error.
+	Key uint64
+	Tally
 }
 
-func (w *window[T]) pop() Sample[T] {
-	sl := &w.buf[w.head]
-	s := sl.s
-	*sl = slot[T]{}
-	w.head = (w.head + 1) & (len(w.buf) - 1)
-	w.n--
-	return s
+// UndecidedError is the error of a race that ended without a winner. Cause
+// says why: ErrUndecided (budget spent), ErrTooManyErrors, the context's
+// error, or ErrConfig (a valid sample with Key 0). errors.Is sees Cause and
+// Err.
+type UndecidedError struct {
+	// Cause is ErrUndecided, ErrTooManyErrors, context.Canceled,
+	// context.DeadlineExceeded or ErrConfig.
+	Cause error
+	// Err is the last failed draw's error with ErrTooManyErrors, the
+	// context's cause (context.Cause) if it differs from Cause, what was
+	// wrong with ErrConfig (it names the sample's index), else nil.
+	Err error
+	// Tally is the race's tally when it ended.
+	Tally Tally
+	msg   string
 }
 
-// racer is one race's state. The launch plan depends on completion order;
-// the tally never does: a sample is committed only once every lower index is
-// committed, and only committed samples count (see Race).
-type racer[T any] struct {
-	cfg Config
-
-	decided board // votes of the committed prefix: this decides
-	seen    board // votes of every completed sample: this plans launches
-
-	pending   window[T] // launched, uncommitted; front index == committed
-	committed int       // samples committed (the next index to commit)
-	inflight  int       // launched, not completed
-	nonErr    int       // completed samples without a provider error
-	failed    int       // completed samples with a provider error
-
-	firsts map[uint64]T // the value of the first committed vote per key
-	tally  Tally
-
-	over   bool
-	won    bool
-	winner T
-	key    uint64
-	cause  error // why the race ended without a winner
-	detail error // the last provider error, or a context's cause
+// Error says why the race ended and what it counted.
+func (e *UndecidedError) Error() string {
+	if e.msg == "" {
+		return "vote: no winner: " + e.Cause.Error()
+	}
+	return e.msg
 }
 
-func newRacer[T any](cfg Config) *racer[T] {
-	return &racer[T]{
-		cfg:     cfg,
-		decided: board{k: cfg.K},
-		seen:    board{k: cfg.K},
+// Unwrap returns Cause and, if set, Err.
+func (e *UndecidedError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Cause}
 	}
-}
-
-// projected is the board the launch plan reads. With one sample in flight
-// at most, every completed sample is committed at once, so the two agree.
-func (r *racer[T]) projected() *board {
-	if r.cfg.Parallel == 1 {
-		return &r.decided
-	}
-	return &r.seen
-}
-
-// plan returns how many samples to launch now: enough that, if every sample
-// in flight voted for the current leader (counting completed but not yet
-// committed samples), the leader would have exactly the lead it needs;
-// capped by Parallel and by the sample budget. A plan that can launch
-// nothing with nothing outstanding ends the race: the budget is spent.
-func (r *racer[T]) plan() int {
-	if r.over {
-		return 0
-	}
-	n := min(r.cfg.Parallel, r.projected().need()) - r.inflight
-	n = min(n, r.cfg.MaxSamples-r.nonErr-r.inflight)
-	if r.failed > r.cfg.MaxErrors {
-		// The error budget is spent even if the failures wait behind a
-		// slow lower index: launch nothing more, let the commit end it.
-		n = 0
-	}
-	if n > 0 {
-		return n
-	}
-	if r.inflight == 0 {
-		// Unreachable while the commit rules below hold (the prefix is
-		// then committed and the budget check fired); kept so that a
-		// race can never wait on nothing.
-		r.finish(ErrUndecided, nil)
-	}
-	return 0
-}
-
-// launch reserves the next n indices, counts one round, and returns the
-// first index.
-func (r *racer[T]) launch(n int) int {
-	first := r.tally.Launched
-	for range n {
-		r.pending.push()
-	}
-	r.tally.Launched += n
-	r.inflight += n
-	r.tally.Rounds++
-	return first
-}
-
-// complete records the sample drawn for index i and commits, in index
-// order, every sample that no longer waits on a lower index.
-func (r *racer[T]) complete(i int, s Sample[T]) {
-	r.inflight--
-	if r.over {
-		r.late(s)
-		return
-	}
-	r.tally.Usage.Add(s.Usage)
-	if s.Err == nil {
-		r.nonErr++
-		if s.Flag == nil && r.cfg.Parallel > 1 {
-			r.seen.add(s.Key)
-		}
-	} else {
-		r.failed++
-	}
-	sl := r.pending.at(i - r.committed)
-	sl.s, sl.done = s, true
-	for !r.over && r.pending.n > 0 && r.pending.at(0).done {
-		r.commit(r.pending.pop())
-	}
-}
-
-// commit applies the next sample in index order to the tally.
-func (r *racer[T]) commit(s Sample[T]) {
-	r.committed++
-	t := &r.tally
-	switch {
-	case s.Err != nil:
-		t.Errors++
-		r.detail = s.Err
-		if t.Errors > r.cfg.MaxErrors {
-			r.finish(ErrTooManyErrors, s.Err)
-			return
-		}
-	case s.Flag != nil:
-		t.Flagged++
-		if t.Flags == nil {
-			t.Flags = make(map[string]int, 2)
-		}
-		t.Flags[s.Flag.Error()]++
-	default:
-		t.Valid++
-		if r.firsts == nil {
-			r.firsts = make(map[uint64]T, 4)
-		}
-		if _, ok := r.firsts[s.Key]; !ok {
-			r.firsts[s.Key] = s.Value
-		}
-		if r.decided.add(s.Key) {
-			r.over, r.won = true, true
-			r.key = r.decided.top
-			r.winner = r.firsts[r.key]
-			return
-		}
-	}
-	if t.Valid+t.Flagged >= r.cfg.MaxSamples {
-		r.finish(ErrUndecided, nil)
-	}
-}
-
-// late records a sample that completed after the race ended: it never votes,
-// but it was paid for.
-func (r *racer[T]) late(s Sample[T]) { r.tally.Usage.Add(s.Usage) }
-
-// stop ends the race because ctx is done.
-func (r *racer[T]) stop(ctx context.Context) {
-	if r.over {
-		return
-	}
-	err := ctx.Err()
-	var detail error
-	if cause := context.Cause(ctx); cause != nil && cause != err {
-		detail = cause
-	}
-	r.finish(err, detail)
-}
-
-func (r *racer[T]) finish(cause, detail error) {
-	r.over, r.cause, r.detail = true, cause, detail
-}
-
-// result returns the race's result and, without a winner, its error.
-func (r *racer[T]) result(wall time.Duration) (Result[T], error) {
-	t := r.tally
-	t.Wall = wall
-	t.Votes = r.decided.votes
-	if t.Votes == nil {
-		t.Votes = map[uint64]int{}
-	}
-	t.Cancelled = t.Launched - t.Valid - t.Flagged - t.Errors
-	if r.won {
-		return Result[T]{Winner: r.winner, Key: r.key, Tally: t}, nil
-	}
-	cause := r.cause
-	if cause == nil {
-		cause = ErrUndecided // a race is never left running; defensive
-	}
-	return Result[T]{Tally: t}, &UndecidedError{
-		Cause: cause,
-		Err:   r.detail,
-		Tally: t,
-		msg:   r.describe(cause, t),
-	}
-}
-
-func (r *racer[T]) describe(cause error, t Tally) string {
-	first, second := r.decided.first, r.decided.second
-	switch cause {
-	case ErrUndecided:
-		return fmt.Sprintf("vote: undecided: budget of %d samples spent without a lead of %d "+
-			"(%d valid, %d flagged, %d errors; top key %d votes, next %d)",
-			r.cfg.MaxSamples, r.cfg.K, t.Valid, t.Flagged, t.Errors, first, second)
-	case ErrTooManyErrors:
-		return fmt.Sprintf("vote: too many errors: %d failed draws, at most %d allowed "+
-			"(%d valid, %d flagged); last: %v",
-			t.Errors, r.cfg.MaxErrors, t.Valid, t.Flagged, r.detail)
-	default:
-		msg := fmt.Sprintf("vote: race stopped after %d samples (%d valid, %d flagged, %d errors): %v",
-			t.Launched, t.Valid, t.Flagged, t.Errors, cause)
-		if r.detail != nil {
-			msg += ": " + r.detail.Error()
-		}
-		return msg
-	}
+	return []error{e.Cause, e.Err}
 }

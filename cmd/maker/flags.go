@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
@@ -33,6 +34,10 @@ type runFlags struct {
 	priceOutSet          bool
 	structured, verbose  bool
 	k, parallel          int
+	kAuto                bool    // --k auto: maker.AdaptiveK
+	target               float64 // --target: of --k auto and maker calibrate
+	kFloor, kMax         int
+	usesTarget           bool // the command reads --target without --k auto (calibrate)
 	maxSamples           int
 	maxErrors            int
 	maxTokens            int
@@ -47,6 +52,7 @@ type runFlags struct {
 	resume, rerunPending bool
 	progress             string
 	timeout              time.Duration
+	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -59,7 +65,11 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.priceOut, "price-out", 0, "dollars per million output tokens, as --price-in")
 	fs.BoolVar(&f.structured, "structured", false, "structured output: send the task's answer JSON Schema, so the server constrains each reply to it (openai: and ollama: models)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print each red-flagged reply's reason and first characters, and each provider error, on stderr")
-	fs.IntVar(&f.k, "k", vote.DefaultK, "voting margin: a step is decided when one answer leads every other by k votes")
+	f.k = vote.DefaultK
+	fs.Var(&kValue{k: &f.k, auto: &f.kAuto}, "k", "voting margin: a step is decided when one answer leads every other by k votes; auto: each step's k from the run's own votes (see --target)")
+	fs.Float64Var(&f.target, "target", calibrate.DefaultTarget, "with --k auto: probability that every step is decided right, in (0, 1)")
+	fs.IntVar(&f.kFloor, "k-floor", maker.DefaultKFloor, "with --k auto: smallest k, at least 2 (at k=1 no vote disagrees with its winner, so p cannot be estimated)")
+	fs.IntVar(&f.kMax, "k-max", maker.DefaultKMax, "with --k auto: largest k, the first step's (nothing is known yet)")
 	fs.IntVar(&f.parallel, "parallel", 0, "most samples in flight per step (default k; 1 is the paper's sequential rule)")
 	fs.IntVar(&f.maxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
 	fs.IntVar(&f.maxErrors, "max-errors", 0, fmt.Sprintf("provider errors tolerated per step (default %d)", vote.DefaultMaxErrors))
@@ -76,6 +86,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
+	f.registerNATS(fs)
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "on", "off"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModel)
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
@@ -104,15 +115,18 @@ var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers",
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	f.priceInSet, f.priceOutSet = fs.Changed("price-in"), fs.Changed("price-out")
+	if err := f.validateK(fs); err != nil {
+		return err
+	}
 	switch {
-	case f.k < 1 || f.k > maxK:
-		return usageErr("--k %d: use 1 to %d", f.k, maxK)
-	case f.parallel < 0 || f.parallel > f.k:
-		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.parallel, f.k)
+	case !f.kAuto && (f.k < 1 || f.k > maxK):
+		return usageErr("--k %d: use 1 to %d, or auto", f.k, maxK)
+	case f.parallel < 0 || f.parallel > f.kBound():
+		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.parallel, f.kBound())
 	case f.maxSamples < 0 || f.maxSamples > maxSamplesFlag:
-		return usageErr("--max-samples %d: use 0 (%d*k) or a number from --k (%d) to %d", f.maxSamples, vote.DefaultSamplesPerK, f.k, maxSamplesFlag)
-	case f.maxSamples != 0 && f.maxSamples < f.k:
-		return usageErr("--max-samples %d: must be at least --k (%d), or no step could be decided", f.maxSamples, f.k)
+		return usageErr("--max-samples %d: use 0 (%d*k) or a number from --k (%d) to %d", f.maxSamples, vote.DefaultSamplesPerK, f.kBound(), maxSamplesFlag)
+	case f.maxSamples != 0 && f.maxSamples < f.kBound():
+		return usageErr("--max-samples %d: must be at least --k (%d), or no step could be decided", f.maxSamples, f.kBound())
 	case f.maxErrors < 0 || f.maxErrors > maxSamplesFlag:
 		return usageErr("--max-errors %d: use 0 (%d) or a number up to %d", f.maxErrors, vote.DefaultMaxErrors, maxSamplesFlag)
 	case f.maxTokens < 1 || f.maxTokens > maxTokensFlag:
@@ -127,6 +141,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
 	case f.progress != "auto" && f.progress != "on" && f.progress != "off":
 		return usageErr("--progress %q: use auto, on or off", f.progress)
+	}
+	if err := f.validateNATS(cmd); err != nil {
+		return err
 	}
 	if err := f.validateModels(); err != nil {
 		return err
@@ -210,6 +227,12 @@ func (f *runFlags) validateModels() error {
 	if len(f.models) == 0 {
 		return usageErr("--model: give a model: %s", models.Specs)
 	}
+	if f.natsURL != "" && len(f.models) > 1 {
+		return usageErr("--model given %d times: --nats takes one model, the route its workers serve", len(f.models))
+	}
+	if f.natsURL != "" && f.structured {
+		return usageErr("--structured does not travel over --nats yet: the workers would not send the answer schema")
+	}
 	if f.baseURL != "" {
 		if err := checkBaseURL(f.baseURL); err != nil {
 			return err
@@ -265,30 +288,14 @@ func (f *runFlags) simConfig() sim.Config {
 // model, or an ensemble when --model is given more than once. The caller
 // closes the journal.
 func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, error) {
-	opts := models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
-		return sim.New(oracle, f.simConfig())
-	}}
-	if f.priceInSet {
-		opts.InputPrice = &f.priceIn
-	}
-	if f.priceOutSet {
-		opts.OutputPrice = &f.priceOut
-	}
-	var ms []llms.Model
-	for _, spec := range f.models {
-		m, err := models.Open(spec, opts)
-		if err != nil {
-			return nil, usageErr("--model %s: %w", spec, err)
+	var model llms.Model
+	var err error
+	if f.natsURL != "" {
+		if model, err = f.natsModel(oracle, stderr); err != nil {
+			return nil, err
 		}
-		ms = append(ms, m)
-	}
-	model := ms[0]
-	if len(ms) > 1 {
-		e, err := maker.NewEnsemble(ms...)
-		if err != nil {
-			return nil, usageErr("--model: %w", err)
-		}
-		model = e
+	} else if model, err = f.openModels(oracle); err != nil {
+		return nil, err
 	}
 	s := &maker.Solver{
 		Model:        model,
@@ -298,7 +305,11 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 		Price:        f.price(),
 		Structured:   f.structured,
 	}
-	if f.journal != "" {
+	if strings.HasPrefix(f.journal, natsJournalPrefix) {
+		if s.Journal, err = f.natsJournal(stderr); err != nil {
+			return nil, err
+		}
+	} else if f.journal != "" {
 		var j *maker.Journal
 		var err error
 		if f.resume {
@@ -316,6 +327,40 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 	}
 	return s, nil
 }
+
+// openModels opens the --model specs: one model, or an ensemble when
+// there are several.
+func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
+	opts := models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
+		return sim.New(oracle, f.simConfig())
+	}}
+	if f.priceInSet {
+		opts.InputPrice = &f.priceIn
+	}
+	if f.priceOutSet {
+		opts.OutputPrice = &f.priceOut
+	}
+	var ms []llms.Model
+	for _, spec := range f.models {
+		m, err := models.Open(spec, opts)
+		if err != nil {
+			return nil, usageErr("--model %s: %w", spec, err)
+		}
+		ms = append(ms, m)
+	}
+	if len(ms) == 1 {
+		return ms[0], nil
+	}
+	e, err := maker.NewEnsemble(ms...)
+	if err != nil {
+		return nil, usageErr("--model: %w", err)
+	}
+	return e, nil
+}
+
+// oneModel is the --model spec of a command that takes one (--nats, maker
+// worker: workers serve one model's route).
+func (f *runFlags) oneModel() string { return f.models[0] }
 
 // modelSummary is one model's share of a run, in a --json summary.
 type modelSummary struct {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/spf13/cobra"
 )
@@ -36,6 +37,10 @@ type hanoiSummary struct {
 	Models         []modelSummary `json:"models"`
 	Seed           uint64         `json:"seed,omitempty"`
 	Error          string         `json:"error,omitempty"`
+
+	// --k auto: the steps by their k, and the run's own estimate of p.
+	KHistogram map[int]int      `json:"k_histogram"`
+	PEstimate  *maker.PEstimate `json:"p_estimate,omitempty"`
 }
 
 func newHanoi() *cobra.Command {
@@ -77,9 +82,11 @@ Exit status 1 when the run fails or is not solved.`,
 				return usageErr("--disks: %w", err)
 			}
 			s, err := flags.solver(hanoi.Oracle{}, cmd.ErrOrStderr())
+			defer flags.closeNATS() // after the journal's Close, deferred below
 			if err != nil {
 				return err
 			}
+			s.AdaptiveK = flags.adaptive(hanoi.TotalSteps(disks))
 			if s.Journal != nil {
 				defer func() {
 					if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -102,6 +109,7 @@ Exit status 1 when the run fails or is not solved.`,
 				OutputTokens: rep.Usage.OutputTokens, Resumed: rep.Resumed,
 				WallSeconds: rep.Wall.Seconds(), Disks: disks, K: flags.k, Model: flags.modelName(),
 				Cost: rep.Cost, Models: modelSummaries(s, rep),
+				KHistogram: maps.Clone(rep.KHistogram), PEstimate: flags.pEstimate(s, rep),
 			}
 			if sum.Flags == nil {
 				sum.Flags = map[string]int{}
@@ -121,8 +129,11 @@ Exit status 1 when the run fails or is not solved.`,
 				enc.SetIndent("", "  ")
 				_ = enc.Encode(sum) // a failed write fails the command (see run)
 			} else {
-				fmt.Fprintf(out, "hanoi %d disks, k=%d, model %s: solved %v, %s\n", disks, flags.k, flags.modelName(), sum.Solved, plural(sum.WrongSteps, "wrong step"))
+				fmt.Fprintf(out, "hanoi %d disks, k=%s, model %s: solved %v, %s\n", disks, flags.kText(), flags.modelName(), sum.Solved, plural(sum.WrongSteps, "wrong step"))
 				fmt.Fprint(out, rep.String())
+				if sum.PEstimate != nil {
+					fmt.Fprintf(out, "k auto: %s\n", sum.PEstimate)
+				}
 			}
 			switch {
 			case runErrV != nil && cmd.Context().Err() != nil:

@@ -194,13 +194,14 @@ func integer(v any) (int, bool) {
 	var f float64
 	switch x := v.(type) {
 	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 32); err == nil {
-			return int(i), true
-		}
-		var err error
-		if f, err = x.Float64(); err != nil {
+		// The canonical text writes every integral value of moderate
+		// size as a plain integer (1.0 and 1e0 are "1").
+		c, err := intent.CanonicalNumber(string(x))
+		if err != nil {
 			return 0, false
 		}
+		i, err := strconv.ParseInt(c, 10, 32)
+		return int(i), err == nil
 	case float64:
 		f = x
 	case int:

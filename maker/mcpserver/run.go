@@ -169,7 +169,7 @@ func (o *RunTaskOutput) summarise(rep maker.Report, task *spec.Task) {
 	}
 	o.SamplesPerStep = rep.SamplesPerStep()
 	o.ToolCalls, o.Denied = rep.ToolCalls, rep.Denied
-	o.Usage = Usage{InputTokens: rep.Usage.InputTokens, OutputTokens: rep.Usage.OutputTokens, ModelSeconds: rep.Usage.ModelTime.Seconds()}
+	o.Usage = Usage{InputTokens: rep.Usage.InputTokens, OutputTokens: rep.Usage.OutputTokens, ModelSeconds: rep.Usage.Latency.Seconds()}
 	o.WallSeconds = rep.Wall.Seconds()
 	dec := json.NewDecoder(bytes.NewReader(task.State()))
 	dec.UseNumber()

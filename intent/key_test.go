@@ -2,6 +2,7 @@ package intent_test
 
 import (
 	"encoding/json"
+	"hash/fnv"
 	"math"
 	"testing"
 
@@ -34,12 +35,10 @@ func allDiffer(t *testing.T, texts ...string) {
 	for _, s := range texts {
 		o := mustParse(t, s)
 		k, c := mustKey(t, o), canon(t, o)
-		if prev, ok := keys[k]; ok {
-			t.Errorf("%q and %q share key %x", prev, s, k)
-		}
-		if prev, ok := canons[c]; ok {
-			t.Errorf("%q and %q share canonical form %s", prev, s, c)
-		}
+		prev, ok := keys[k]
+		assert.False(t, ok, "%q and %q share key %x", prev, s, k)
+		prev, ok = canons[c]
+		assert.False(t, ok, "%q and %q share canonical form %s", prev, s, c)
 		keys[k], canons[c] = s, s
 	}
 }
@@ -241,14 +240,101 @@ func TestCanonicalText(t *testing.T) {
 
 // TestKeyGolden pins key values: keys must not change by accident (a
 // changed key splits votes between processes running different builds).
-// If the canonical form is changed on purpose, update these values and say
-// so in the change log.
+// If the canonical form or the hash is changed on purpose, update these
+// values and say so in the change log.
 func TestKeyGolden(t *testing.T) {
 	for text, want := range map[string]uint64{
-		hanoiCanon:    0x1eb3cdc8bccb52a7,
-		readFileCanon: 0x0e99f2cc3ff1f304,
-		`{"x":null}`:  0x5fc0d76950636e9f,
+		hanoiCanon:    0xeb55a91d10769fcc,
+		readFileCanon: 0x1da0c2cb5750f016,
+		`{"x":null}`:  0x98f2a60acd56fc04,
 	} {
-		assert.Equal(t, want, mustKey(t, mustParse(t, text)), "%s: key %#x", text, mustKey(t, mustParse(t, text)))
+		got := mustKey(t, mustParse(t, text))
+		assert.Equal(t, want, got, "%s: key %#x", text, got)
 	}
+}
+
+// TestKeyIsFNV1aOfTheCanonicalText checks the documented definition
+// against two independent computations: the standard library's FNV-1a
+// over the canonical bytes, and hashstructure's FormatV2 hash of the text.
+func TestKeyIsFNV1aOfTheCanonicalText(t *testing.T) {
+	for _, text := range []string{hanoiCanon, readFileCanon, `{"x":null}`, `[]`, `"s"`, `{"tool":"ls"}`} {
+		o := mustParse(t, text)
+		c, err := intent.Canonical(o)
+		require.NoError(t, err)
+		h := fnv.New64a()
+		h.Write(c)
+		assert.Equal(t, h.Sum64(), mustKey(t, o), text)
+		assert.Equal(t, h.Sum64(), intent.KeyOf(c), text)
+		hs, err := hashstructure.Hash(string(c), hashstructure.FormatV2, &hashstructure.HashOptions{Hasher: fnv.New64a()})
+		require.NoError(t, err)
+		assert.Equal(t, hs, intent.KeyOf(c), text)
+	}
+}
+
+// TestKeyOfNeverZero: the bytes below are a known FNV-1a (64-bit) preimage
+// of 0; KeyOf maps that hash to ZeroHashKey.
+func TestKeyOfNeverZero(t *testing.T) {
+	zero := []byte{0xd5, 0x6b, 0xb9, 0x53, 0x42, 0x87, 0x08, 0x36}
+	h := fnv.New64a()
+	h.Write(zero)
+	require.Zero(t, h.Sum64(), "the preimage (else this test proves nothing)")
+	assert.Equal(t, intent.ZeroHashKey, intent.KeyOf(zero))
+	assert.NotZero(t, intent.ZeroHashKey)
+	assert.NotZero(t, intent.KeyOf(nil))
+}
+
+// TestKeyTypedNilValueBesideIntent: a nil map, a nil slice or JSON null as
+// Value beside an intent is written exactly like no Value at all, so it
+// must have the same key (the key is a function of the canonical text).
+func TestKeyTypedNilValueBesideIntent(t *testing.T) {
+	in := &intent.ToolIntent{Tool: "ls", Args: map[string]any{"d": "."}}
+	none := intent.Output{Intent: in}
+	want, wantCanon := mustKey(t, none), canon(t, none)
+	for name, v := range map[string]any{
+		"nil map":    map[string]any(nil),
+		"nil slice":  []any(nil),
+		"JSON null":  json.RawMessage("null"),
+		"nil *int":   (*int)(nil),
+		"empty map":  map[string]any{},
+		"nil struct": (*struct{ A int })(nil),
+	} {
+		o := intent.Output{Value: v, Intent: in}
+		assert.Equal(t, wantCanon, canon(t, o), name)
+		assert.Equal(t, want, mustKey(t, o), "%s: same canonical text, so the same key", name)
+	}
+}
+
+// TestKeyTopLevelRationale: a "rationale" beside "tool_intent" is the
+// intent's rationale, like the one inside it: never part of Value or Key.
+func TestKeyTopLevelRationale(t *testing.T) {
+	sameKey(t,
+		`{"tool_intent":{"tool":"ls"}}`,
+		`{"tool_intent":{"tool":"ls"},"rationale":"to see the files"}`,
+		`{"rationale":"because","tool_intent":{"tool":"ls","rationale":"inner"}}`,
+	)
+	sameKey(t,
+		`{"status":"x","tool_intent":{"tool":"ls"}}`,
+		`{"status":"x","tool_intent":{"tool":"ls"},"rationale":"r"}`,
+	)
+	o := mustParse(t, `{"tool_intent":{"tool":"ls"},"rationale":"outer"}`)
+	assert.Nil(t, o.Value, "the rationale is not an answer")
+	require.NotNil(t, o.Intent)
+	assert.Equal(t, "outer", o.Intent.Rationale, "the top-level rationale fills an empty inner one")
+	o = mustParse(t, `{"tool_intent":{"tool":"ls","rationale":"inner"},"rationale":"outer","v":1}`)
+	assert.Equal(t, "inner", o.Intent.Rationale, "the inner rationale wins")
+	assert.Equal(t, map[string]any{"v": json.Number("1")}, o.Value)
+
+	// Like the inner one, it must be a string.
+	_, err := intent.Parse(`{"tool_intent":{"tool":"ls"},"rationale":42}`)
+	require.ErrorIs(t, err, intent.ErrInvalidIntent)
+	// Beside a null intent it is not an answer either.
+	_, err = intent.Parse(`{"tool_intent":null,"rationale":"nothing to do"}`)
+	require.ErrorIs(t, err, intent.ErrNoAnswer)
+	// Without "tool_intent", "rationale" is an ordinary answer key.
+	o = mustParse(t, `{"move":[1,0,2],"rationale":"r"}`)
+	assert.Contains(t, o.Value, "rationale")
+	// A hand-built Value beside an intent cannot hold "rationale": Parse
+	// would read it back as the intent's rationale.
+	_, err = intent.Key(intent.Output{Value: map[string]any{"rationale": "r"}, Intent: &intent.ToolIntent{Tool: "ls"}})
+	require.ErrorIs(t, err, intent.ErrAmbiguous)
 }

@@ -1,0 +1,146 @@
+package vote
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Defaults that a zero Config field takes. See Config.
+const (
+	DefaultK           = 3   // the paper's margin
+	DefaultSamplesPerK = 100 // MaxSamples defaults to DefaultSamplesPerK * K
+	DefaultMaxErrors   = 10
+	DefaultBackoff     = 100 * time.Millisecond
+	DefaultMaxBackoff  = 5 * time.Second
+)
+
+// NoBackoff, as Config.Backoff, launches the next draw after a failed one
+// without any delay. Any negative Backoff means the same; WithDefaults
+// turns it into NoBackoff.
+const NoBackoff time.Duration = -1
+
+// Upper bounds on Config fields, against typos and overflow. WithDefaults
+// refuses a field above its bound and never sets one above it.
+const (
+	maxConfigK          = 1 << 20 // K
+	maxConfigParallel   = 1 << 16 // Parallel and Speculate
+	maxConfigMaxSamples = 1 << 30 // MaxSamples
+)
+
+// Config sets a race's margin, parallelism and budgets. The zero value is
+// the paper's setting: every zero field takes its default, given below.
+// A negative field is an error wrapping ErrConfig, except Backoff, where
+// negative means none (NoBackoff).
+type Config struct {
+	// K is the margin: the first key with K more valid votes than every
+	// other key wins. Default DefaultK (3); at most 2^20. K = 1 is "first
+	// valid vote wins".
+	K int
+	// Parallel is the most draws in flight at once; at most 2^16. Default
+	// K + Speculate (capped at 2^16), so that a unanimous race decides in
+	// one round trip. Parallel = 1 is the paper's sequential rule: one
+	// sample at a time. A race never keeps more than K + Speculate draws
+	// in flight (see Race), so a Parallel above that has no effect.
+	Parallel int
+	// Speculate is how many draws Race keeps in flight beyond the
+	// leader's need (K minus its lead): up to need + Speculate in all,
+	// capped by Parallel. Default 0: no draw is started that could only
+	// matter if a draw already in flight voted against the leader. A
+	// positive Speculate trades samples for round trips: when a vote goes
+	// against the leader, the draws that replace it are already running,
+	// which shortens races against slow or heavy-tailed latency, and draws
+	// past the deciding sample are cancelled (Tally.Cancelled > 0) but
+	// paid for. It never changes the outcome (see Race). At most 2^16.
+	Speculate int
+	// MaxSamples bounds the valid plus red-flagged samples: when that many
+	// are tallied without a winner, Race fails with ErrUndecided. Failed
+	// draws do not count here (see MaxErrors). Default DefaultSamplesPerK
+	// * K; it must be at least K and at most 2^30.
+	MaxSamples int
+	// MaxErrors is the number of failed draws tolerated: one more ends
+	// the race with ErrTooManyErrors. Default DefaultMaxErrors (10).
+	MaxErrors int
+	// Backoff is the base delay before the next launch after a failed
+	// draw; it doubles with each failure in a row, up to MaxBackoff, and
+	// is jittered uniformly into [d/2, d]. A successful draw resets it.
+	// Jitter comes from math/rand/v2 and only moves launches in time,
+	// never changes a result. Default DefaultBackoff (100ms); NoBackoff
+	// (or any negative value) for none.
+	Backoff time.Duration
+	// MaxBackoff caps the delay. Default DefaultMaxBackoff (5s); a cap
+	// below Backoff is raised to Backoff. Ignored with NoBackoff.
+	MaxBackoff time.Duration
+}
+
+// WithDefaults returns c with every zero field set to its default and a
+// negative Backoff set to NoBackoff. It fails with an error wrapping
+// ErrConfig if a field other than Backoff is negative, if K, Parallel,
+// Speculate or MaxSamples is above its bound (see Config), or if MaxSamples
+// is below K (no race could then be won).
+//
+// It is idempotent: for every c it accepts, WithDefaults accepts its result
+// and returns it unchanged, so a Config checked once (on a command line, say)
+// never fails later inside Race.
+func (c Config) WithDefaults() (Config, error) {
+	switch {
+	case c.K < 0, c.Parallel < 0, c.Speculate < 0, c.MaxSamples < 0, c.MaxErrors < 0, c.MaxBackoff < 0:
+		return c, fmt.Errorf("%w: negative field in %+v", ErrConfig, c)
+	case c.K > maxConfigK, c.Parallel > maxConfigParallel, c.Speculate > maxConfigParallel, c.MaxSamples > maxConfigMaxSamples:
+		return c, fmt.Errorf("%w: K (at most %d), Parallel or Speculate (at most %d) or MaxSamples (at most %d) too large in %+v",
+			ErrConfig, maxConfigK, maxConfigParallel, maxConfigMaxSamples, c)
+	}
+	if c.K == 0 {
+		c.K = DefaultK
+	}
+	if c.Parallel == 0 {
+		c.Parallel = min(c.K+c.Speculate, maxConfigParallel)
+	}
+	if c.MaxSamples == 0 {
+		c.MaxSamples = min(DefaultSamplesPerK*c.K, maxConfigMaxSamples)
+	}
+	if c.MaxErrors == 0 {
+		c.MaxErrors = DefaultMaxErrors
+	}
+	switch {
+	case c.Backoff < 0:
+		c.Backoff = NoBackoff
+	case c.Backoff == 0:
+		c.Backoff = DefaultBackoff
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = DefaultMaxBackoff
+	}
+	c.MaxBackoff = max(c.MaxBackoff, c.Backoff)
+	if c.MaxSamples < c.K {
+		return c, fmt.Errorf("%w: MaxSamples %d cannot hold a lead of K = %d", ErrConfig, c.MaxSamples, c.K)
+	}
+	return c, nil
+}
+
+// delay is the backoff before the next launch after the streak-th failed
+// draw in a row (streak >= 1), for a Config returned by WithDefaults: 0
+// with NoBackoff, else Backoff doubled streak-1 times, capped at
+// MaxBackoff, jittered uniformly into [d/2, d].
+func (c Config) delay(streak int) time.Duration {
+	if c.Backoff < 0 {
+		return 0
+	}
+	return backoff(c.Backoff, c.MaxBackoff, streak)
+}
+
+// backoff is the delay after the streak-th failed draw in a row: base
+// doubled streak-1 times, capped at maxDelay, jittered into [d/2, d].
+func backoff(base, maxDelay time.Duration, streak int) time.Duration {
+	d := base
+	for j := 1; j < streak && d < maxDelay; j++ {
+		if d > maxDelay/2 {
+			d = maxDelay
+			break
+		}
+		d *= 2
+	}
+	d = min(d, maxDelay)
+	half := d / 2
+	return half + time.Duration(rand.Int64N(int64(d-half)+1))
+}

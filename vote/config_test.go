@@ -1,0 +1,128 @@
+package vote
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := Config{}.WithDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, Config{K: 3, Parallel: 3, MaxSamples: 300, MaxErrors: 10,
+		Backoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second}, c)
+	c, err = Config{K: 5, Backoff: 10 * time.Second}.WithDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, 5, c.Parallel)
+	assert.Equal(t, 500, c.MaxSamples)
+	assert.Equal(t, 10*time.Second, c.MaxBackoff, "cap raised to the base")
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, cfg := range []Config{
+		{K: -1}, {Parallel: -1}, {MaxSamples: -1}, {MaxErrors: -1},
+		{MaxBackoff: -1},
+		{K: 5, MaxSamples: 4},
+		{K: 1 << 30}, {Parallel: 1 << 30},
+		{K: maxConfigK + 1}, {Parallel: maxConfigParallel + 1}, {MaxSamples: maxConfigMaxSamples + 1},
+	} {
+		_, err := cfg.WithDefaults()
+		require.ErrorIs(t, err, ErrConfig, "%+v", cfg)
+		called := false
+		_, err = Race(context.Background(), cfg, func(context.Context, int) Sample[int] {
+			called = true
+			return Sample[int]{}
+		})
+		require.ErrorIs(t, err, ErrConfig, "%+v", cfg)
+		require.False(t, called, "%+v: drew despite a bad config", cfg)
+	}
+	_, err := Race[int](context.Background(), Config{}, nil)
+	require.ErrorIs(t, err, ErrConfig)
+	// The limits themselves are accepted.
+	for _, cfg := range []Config{{K: maxConfigK}, {Parallel: maxConfigParallel}, {MaxSamples: maxConfigMaxSamples}} {
+		_, err := cfg.WithDefaults()
+		require.NoError(t, err, "%+v", cfg)
+	}
+}
+
+// TestWithDefaultsIsIdempotent: whatever WithDefaults accepts, its output
+// is accepted again and left unchanged, so a config that passes validation
+// (for example on the command line) never fails later inside Race.
+func TestWithDefaultsIsIdempotent(t *testing.T) {
+	edges := func(limit int) []int {
+		return []int{0, 1, 2, 3, 7, limit - 1, limit, limit + 1, limit/2 + 1, -1}
+	}
+	durations := []time.Duration{0, 1, time.Millisecond, DefaultBackoff, time.Hour, -1, NoBackoff, -time.Hour}
+	rng := rand.New(rand.NewPCG(7, 8))
+	pick := func(xs []int) int {
+		if rng.IntN(4) == 0 {
+			return rng.IntN(1 << 21)
+		}
+		return xs[rng.IntN(len(xs))]
+	}
+	accepted := 0
+	check := func(c Config) {
+		d, err := c.WithDefaults()
+		if err != nil {
+			require.ErrorIs(t, err, ErrConfig)
+			return
+		}
+		accepted++
+		d2, err := d.WithDefaults()
+		require.NoError(t, err, "WithDefaults(%+v) = %+v is refused", c, d)
+		require.Equal(t, d, d2, "not idempotent for %+v", c)
+		// Every field is set, within its limit.
+		require.True(t, d.K >= 1 && d.K <= maxConfigK, "%+v", d)
+		require.True(t, d.Parallel >= 1 && d.Parallel <= maxConfigParallel, "%+v", d)
+		require.True(t, d.MaxSamples >= d.K && d.MaxSamples <= maxConfigMaxSamples, "%+v", d)
+		require.True(t, d.Speculate >= 0 && d.Speculate <= maxConfigParallel, "%+v", d)
+		require.Positive(t, d.MaxErrors)
+		require.True(t, d.Backoff > 0 || d.Backoff == NoBackoff, "%+v", d)
+		require.GreaterOrEqual(t, d.MaxBackoff, d.Backoff)
+		require.Positive(t, d.MaxBackoff)
+	}
+	// The case that broke: a large K used to default Parallel above its cap.
+	check(Config{K: 65537})
+	for range 5000 {
+		check(Config{
+			K:          pick(edges(maxConfigK)),
+			Parallel:   pick(edges(maxConfigParallel)),
+			Speculate:  pick(edges(maxConfigParallel)),
+			MaxSamples: pick(edges(maxConfigMaxSamples)),
+			MaxErrors:  pick(edges(1 << 20)),
+			Backoff:    durations[rng.IntN(len(durations))],
+			MaxBackoff: durations[rng.IntN(len(durations))],
+		})
+	}
+	assert.Greater(t, accepted, 250, "the property was exercised")
+	d, err := Config{K: 65537}.WithDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, maxConfigParallel, d.Parallel, "the default Parallel is capped")
+}
+
+func TestNoBackoff(t *testing.T) {
+	for _, b := range []time.Duration{NoBackoff, -time.Second} {
+		c, err := Config{Backoff: b}.WithDefaults()
+		require.NoError(t, err)
+		assert.Equal(t, NoBackoff, c.Backoff, "any negative Backoff is NoBackoff")
+		for _, streak := range []int{1, 2, 10, 1000} {
+			assert.Zero(t, c.delay(streak), "streak %d", streak)
+		}
+	}
+	c, err := Config{}.WithDefaults()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, c.delay(1), DefaultBackoff/2, "0 still means the default")
+
+	// 30 failed draws in a row: with the default backoff the delays alone
+	// would add up to more than a minute.
+	start := time.Now()
+	res, err := Race(context.Background(), Config{Parallel: 1, MaxErrors: 29, Backoff: NoBackoff},
+		func(context.Context, int) Sample[int] { return Sample[int]{Err: errFlaky} })
+	require.ErrorIs(t, err, ErrTooManyErrors)
+	assert.Equal(t, 30, res.Errors)
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
