@@ -10,7 +10,8 @@ import (
 	"github.com/mdap-go/mdap/vote"
 )
 
-// Price is what a model charges, in any currency, per million tokens.
+// Price is what a model charges per million tokens, in US dollars (the
+// unit of maker/models' built-in prices and of Report.String).
 type Price struct {
 	InputPerMillion  float64 `json:"input_per_million"`
 	OutputPerMillion float64 `json:"output_per_million"`
@@ -168,10 +169,10 @@ func (r Report) String() string {
 		}
 		fmt.Fprintf(&b, "flags: %s\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(&b, "tokens in %d, out %d; cost %.4f\n", r.Usage.InputTokens, r.Usage.OutputTokens, r.Cost)
+	fmt.Fprintf(&b, "tokens in %d, out %d; cost $%.4f\n", r.Usage.InputTokens, r.Usage.OutputTokens, r.Cost)
 	if len(r.Models) > 1 {
 		for _, m := range r.Models {
-			fmt.Fprintf(&b, "  %s: samples %d, valid %d, flagged %d, errors %d, winner votes %d, tokens in %d, out %d, cost %.4f\n",
+			fmt.Fprintf(&b, "  %s: samples %d, valid %d, flagged %d, errors %d, winner votes %d, tokens in %d, out %d, cost $%.4f\n",
 				m.Model, m.Launched, m.Valid, m.Flagged, m.Errors, m.WinnerVotes, m.Usage.InputTokens, m.Usage.OutputTokens, m.Cost)
 		}
 	}

@@ -105,8 +105,8 @@ func checkNATSURL(raw string) error {
 // it: the simulated model's identity (its seed and every setting that
 // changes an answer), or the --model spec.
 func (f *runFlags) route(oracle sim.Oracle) (string, error) {
-	if f.model != "sim" {
-		return f.model, nil
+	if f.oneModel() != "sim" {
+		return f.oneModel(), nil
 	}
 	m, err := sim.New(oracle, f.simConfig())
 	if err != nil {
@@ -281,7 +281,7 @@ func (f *runFlags) natsBatchModel() (func(batch.Job, sim.Oracle, uint64) (llms.M
 	f.drawer = d
 	base := *f
 	return func(job batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
-		if base.model == "sim" && job.Kind() != "hanoi" {
+		if base.oneModel() == "sim" && job.Kind() != "hanoi" {
 			return nil, errors.New("over --nats the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel): run spec tasks over --nats with a real --model")
 		}
 		g := base

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -89,6 +90,11 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			if fs.Changed("journal") || fs.Changed("resume") {
 				return usageErr("--journal and --resume do not apply to maker solve: --state DIR keeps one journal per task, and running the same command again resumes")
 			}
+			for _, name := range []string{"structured", "verbose"} {
+				if fs.Changed(name) {
+					return usageErr("--%s does not apply to maker solve yet; use it with maker run or maker hanoi", name)
+				}
+			}
 			// --rerun-pending applies to every journal resumed from
 			// --state; validate knows it only with --resume.
 			rerun := flags.rerunPending
@@ -155,6 +161,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			builder := &batch.Builtin{
 				Model: model, Vote: flags.voteConfig(), MaxTokens: flags.maxTokens, Seed: flags.seed,
 				MaxSteps: maxSteps, Root: tools.root, Tools: tools.selection, RerunPending: flags.rerunPending,
+				Price: flags.price(),
 			}
 			progress, finish := flags.batchBar(stderr, len(jobs))
 			runner := &batch.Runner{
@@ -245,7 +252,7 @@ func batchModel(flags *runFlags) (func(batch.Job, sim.Oracle, uint64) (llms.Mode
 	if flags.natsURL != "" {
 		return flags.natsBatchModel()
 	}
-	if flags.model == "sim" {
+	if slices.Contains(flags.models, "sim") {
 		base := *flags
 		base.journal = ""
 		return func(_ batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {

@@ -70,7 +70,15 @@ still running, prints what it did and exits with status 0.`,
 			if err != nil {
 				return err
 			}
-			model, err := models.Open(flags.model, models.Options{BaseURL: flags.baseURL, Timeout: flags.timeout, Sim: func() (llms.Model, error) {
+			if len(flags.models) > 1 {
+				return usageErr("--model given %d times: a worker serves one model", len(flags.models))
+			}
+			for _, name := range []string{"structured", "verbose"} {
+				if cmd.Flags().Changed(name) {
+					return usageErr("--%s does not apply to maker worker", name)
+				}
+			}
+			model, err := models.Open(flags.oneModel(), models.Options{BaseURL: flags.baseURL, Timeout: flags.timeout, Sim: func() (llms.Model, error) {
 				return sim.New(oracle, flags.simConfig())
 			}})
 			if err != nil {
