@@ -49,7 +49,7 @@ type natsRun struct {
 }
 
 func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
-	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through `maker worker`s instead of calling the model; $"+natsTokenEnv+" is sent as the token")
+	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through maker workers instead of calling the model; $"+natsTokenEnv+" is sent as the token")
 }
 
 // validateNATS checks --nats and what it changes: --journal nats:RUN
