@@ -37,11 +37,10 @@ type Options struct {
 	Progress func(suite string, done, total int)
 	// Adaptive builds the margin policy of the strategies suite's
 	// adaptive-k row for a run of steps steps at the given target; nil
-	// leaves the row "not run". Wire maker.AdaptiveK here once it is on
-	// main (see AdaptiveFromK).
+	// means maker.AdaptiveK with its defaults (see DefaultAdaptive).
 	Adaptive func(steps int, target float64) (MarginPolicy, error)
-	// Engine is the NATS engine's transport for the real suite; nil
-	// leaves its row "not run".
+	// Engine is the NATS engine's transport for the real suite; nil means
+	// OverNATS.
 	Engine Transport
 }
 
@@ -94,6 +93,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if !slices.Contains(Suites, s) {
 			return nil, fmt.Errorf("%w: %q (the suites: %s)", ErrSuite, s, strings.Join(Suites, ", "))
 		}
+	}
+	if o.Adaptive == nil {
+		o.Adaptive = DefaultAdaptive
+	}
+	if o.Engine == nil {
+		o.Engine = OverNATS
 	}
 	rep := &Report{Command: o.Command, Quick: o.Quick, Seed: o.Seed, Started: time.Now(), SuiteWall: map[string]string{}}
 	rep.Machine = machine()

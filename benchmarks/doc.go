@@ -25,8 +25,8 @@
 //     into model, parse, key, vote, journal and the runtime, and what the
 //     journal costs.
 //   - real: the same steps through maker/simserver over HTTP with
-//     langchaingo's OpenAI client against the in-process model, and the NATS
-//     engine (a hook, see [Options.Engine]).
+//     langchaingo's OpenAI client, and through the NATS JetStream engine
+//     (maker/cluster, [OverNATS]), against the in-process model.
 //
 // Measurements that compare are taken side by side in one run and reported
 // as ratios; statistical claims carry 95% confidence intervals.

@@ -20,5 +20,5 @@ func ExampleRun() {
 	// Output:
 	// in-process: run true, solved true
 	// HTTP (serve-sim, langchaingo openai): run true, solved true
-	// NATS engine (maker/cluster): run false, solved false
+	// NATS engine (maker/cluster): run true, solved true
 }

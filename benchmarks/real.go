@@ -59,7 +59,8 @@ type TransportRow struct {
 	NotRun    string `json:"not_run,omitempty"`
 	Runs      int    `json:"runs"`
 	Steps     int    `json:"steps"`
-	// SamplesPerStep of the last run.
+	// SamplesPerStep of the last run (over HTTP and NATS the sim draws
+	// differ from in-process, not their statistics).
 	SamplesPerStep float64 `json:"samples_per_step"`
 	// WallPerSample and CPUPerSample (client and server: one process) are
 	// medians over the runs, in microseconds; the ratios are against the
@@ -78,7 +79,7 @@ type RealResult struct {
 	Rows  []TransportRow `json:"rows"`
 }
 
-const notWiredEngine = "hook not wired: the NATS engine (maker/cluster) is not on main at this commit; set Options.Engine"
+const notWiredEngine = "no transport (Options.Engine)"
 
 func realUnits() int { return 1 }
 

@@ -223,7 +223,7 @@ func writeScale(b *strings.Builder, s *ScaleResult) {
 func writeReal(b *strings.Builder, s *RealResult) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("## Real transports: what reaching the model costs per sample\n\n")
-	w("%d-disk Hanoi, k = %d, the same sim configuration behind each transport, runs alternating transport by transport; client and server share this process, so CPU counts both. Over HTTP the server derives the sample's identity from the request, so the draws (not their statistics) differ from in-process.\n\n", s.Disks, s.K)
+	w("%d-disk Hanoi, k = %d, the same sim configuration behind each transport, runs alternating transport by transport; client and server share this process, so CPU counts both. HTTP: `maker/simserver` on 127.0.0.1 and langchaingo's OpenAI client. NATS: an embedded JetStream server on 127.0.0.1 and %d `maker/cluster` workers drawing up to %d samples each. Over HTTP the server derives the sample's identity from the request, so the draws (not their statistics) differ from in-process.\n\n", s.Disks, s.K, engineWorkers, engineInflight)
 	w("| transport | runs | steps | samples/step | wall/sample | CPU/sample | wall ratio | CPU ratio | solved |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range s.Rows {
 		if r.NotRun != "" {

@@ -55,7 +55,7 @@ func strategies() []strategy {
 		{name: "batch4", rule: "first-to-ahead-by-k over fixed batches of 4, each awaited whole before tallying", decide: batchDecide(4)},
 		{name: "majority(2k-1)", rule: "plain majority (plurality) of 2k-1 samples drawn at once", decide: majorityDecide},
 		{name: "first-to-k", rule: "the first answer with k votes wins, one sample at a time", decide: firstToKDecide},
-		{name: "adaptive", rule: "first-to-ahead-by-k in waves, k chosen per step from the run's votes (Options.Adaptive)", decide: adaptiveDecide},
+		{name: "adaptive", rule: "first-to-ahead-by-k in waves, k chosen per step from the run's votes (maker.AdaptiveK, planning a 1,048,575-step run at target 0.95; Options.Adaptive)", decide: adaptiveDecide},
 	}
 }
 
@@ -359,7 +359,7 @@ func runStrategies(ctx context.Context, o Options, tick func()) (*StrategiesResu
 	return res, nil
 }
 
-const notWiredAdaptive = "hook not wired: adaptive k (maker.AdaptiveK) is on the calibrate branch, not on main at this commit; set Options.Adaptive"
+const notWiredAdaptive = "no margin policy (Options.Adaptive)"
 
 // lognormalMean is the mean of a lognormal latency of median m and
 // spread sigma capped at capX medians, by numeric integration.

@@ -525,3 +525,13 @@ func FuzzJournal(f *testing.F) {
 		}
 	})
 }
+
+func TestJournalLineOverTheLimitIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	lines := finished(t, path, -1)
+	huge := `{"step":6,"note":"` + strings.Repeat("x", MaxJournalLine) + "\"}\n"
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "")+huge), 0o644))
+	_, err := OpenJournal(path)
+	require.ErrorIs(t, err, ErrJournalCorrupt)
+	assert.Contains(t, err.Error(), "longer than")
+}

@@ -2,11 +2,11 @@ package maker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
@@ -85,6 +85,7 @@ type microagent struct {
 	tools       []llms.Tool
 	options     []llms.CallOption
 	timeout     time.Duration
+	schema      json.RawMessage // the answer schema, with Solver.Structured
 }
 
 // sample asks the model once. The context carries the sample's identity.
@@ -101,6 +102,10 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 	}
 	start := time.Now()
 	callCtx := WithSampleID(ctx, id)
+	if a.schema != nil {
+		callCtx = WithAnswerSchema(callCtx, a.schema)
+		opts = append(opts, llms.WithJSONMode())
+	}
 	if a.timeout > 0 {
 		var cancel context.CancelFunc
 		callCtx, cancel = context.WithTimeout(callCtx, a.timeout)

@@ -10,7 +10,8 @@ import (
 	"github.com/mdap-go/mdap/vote"
 )
 
-// Price is what a model charges, in any currency, per million tokens.
+// Price is what a model charges per million tokens, in US dollars (the
+// unit of maker/models' built-in prices and of Report.String).
 type Price struct {
 	InputPerMillion  float64 `json:"input_per_million"`
 	OutputPerMillion float64 `json:"output_per_million"`
@@ -46,6 +47,10 @@ type Report struct {
 	// took (valid plus flagged plus failed): SampleHistogram[n] steps
 	// took n samples.
 	SampleHistogram map[int]int `json:"sample_histogram"`
+	// KHistogram counts the decided steps by the margin they were decided
+	// with: KHistogram[k] steps had margin k (one entry for a fixed k;
+	// see AdaptiveK).
+	KHistogram map[int]int `json:"k_histogram,omitempty"`
 	// Done reports that the task said it was finished.
 	Done bool `json:"done"`
 	// Wall is the time this Solve call took, replay included: for a
@@ -113,6 +118,10 @@ func (r *Report) addStep(rec *StepRecord) {
 		r.SampleHistogram = map[int]int{}
 	}
 	r.SampleHistogram[rec.Valid+rec.Flagged+rec.Errors]++
+	if r.KHistogram == nil {
+		r.KHistogram = map[int]int{}
+	}
+	r.KHistogram[rec.K]++
 	if rec.Observation != nil {
 		r.ToolCalls++
 		if rec.Observation.Denied() {
@@ -160,15 +169,22 @@ func (r Report) String() string {
 		}
 		fmt.Fprintf(&b, "flags: %s\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(&b, "tokens in %d, out %d; cost %.4f\n", r.Usage.InputTokens, r.Usage.OutputTokens, r.Cost)
+	fmt.Fprintf(&b, "tokens in %d, out %d; cost $%.4f\n", r.Usage.InputTokens, r.Usage.OutputTokens, r.Cost)
 	if len(r.Models) > 1 {
 		for _, m := range r.Models {
-			fmt.Fprintf(&b, "  %s: samples %d, valid %d, flagged %d, errors %d, winner votes %d, tokens in %d, out %d, cost %.4f\n",
+			fmt.Fprintf(&b, "  %s: samples %d, valid %d, flagged %d, errors %d, winner votes %d, tokens in %d, out %d, cost $%.4f\n",
 				m.Model, m.Launched, m.Valid, m.Flagged, m.Errors, m.WinnerVotes, m.Usage.InputTokens, m.Usage.OutputTokens, m.Cost)
 		}
 	}
 	if r.ToolCalls > 0 {
 		fmt.Fprintf(&b, "tool calls %d, denied %d\n", r.ToolCalls, r.Denied)
+	}
+	if len(r.KHistogram) > 1 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(r.KHistogram)) {
+			parts = append(parts, fmt.Sprintf("k=%d %d", k, r.KHistogram[k]))
+		}
+		fmt.Fprintf(&b, "steps by k: %s\n", strings.Join(parts, ", "))
 	}
 	return b.String()
 }

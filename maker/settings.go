@@ -24,8 +24,11 @@ import (
 type Settings struct {
 	// Model is the model's identity (see ModelIdentity).
 	Model string `json:"model"`
-	// K is the voting margin.
+	// K is the voting margin; 0 when KAuto chooses it per step.
 	K int `json:"k"`
+	// KAuto is the adaptive k policy (Solver.AdaptiveK) with its
+	// defaults, nil for a fixed k.
+	KAuto *AdaptiveK `json:"k_auto,omitempty"`
 	// MaxTokens is the reply cap sent with every call.
 	MaxTokens int `json:"max_tokens"`
 	// Flags are the red-flag rules.
@@ -82,6 +85,13 @@ func (s *Solver) settings(k int) (Settings, error) {
 	for i := range st.Temperature {
 		st.Temperature[i] = temp(i)
 	}
+	if s.AdaptiveK != nil {
+		a, err := s.AdaptiveK.WithDefaults()
+		if err != nil {
+			return Settings{}, err
+		}
+		st.K, st.KAuto = 0, &a
+	}
 	for _, t := range s.Tools {
 		b, err := json.Marshal(t)
 		if err != nil {
@@ -117,6 +127,7 @@ func (s Settings) Diff(o Settings) []string {
 	}
 	field("model", s.Model, o.Model)
 	field("k", s.K, o.K)
+	field("k_auto", kAutoText{s.KAuto}, kAutoText{o.KAuto})
 	field("max_tokens", s.MaxTokens, o.MaxTokens)
 	field("flags", s.Flags, o.Flags)
 	field("temperature", s.Temperature, o.Temperature)
@@ -157,8 +168,21 @@ func union(a, b map[string]string) map[string]string {
 func (s Settings) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "model=%s k=%d max_tokens=%d", s.Model, s.K, s.MaxTokens)
+	if s.KAuto != nil {
+		fmt.Fprintf(&b, " k_auto=%s", s.KAuto)
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.Extra)) {
 		fmt.Fprintf(&b, " %s=%s", k, s.Extra[k])
 	}
 	return b.String()
+}
+
+// kAutoText names an adaptive policy, or "none" for a fixed k.
+type kAutoText struct{ a *AdaptiveK }
+
+func (k kAutoText) String() string {
+	if k.a == nil {
+		return "none"
+	}
+	return k.a.String()
 }

@@ -53,6 +53,9 @@ type Solver struct {
 	Tools []llms.Tool
 	// Vote configures each step's race; its zero value is k = 3.
 	Vote vote.Config
+	// AdaptiveK, if set, chooses each step's k from the run's own votes
+	// instead of Vote.K (see AdaptiveK); nil keeps the fixed Vote.K.
+	AdaptiveK *AdaptiveK
 	// MaxTokens caps a reply; a longer one is red-flagged. Default
 	// DefaultMaxTokens (750).
 	MaxTokens int
@@ -67,6 +70,14 @@ type Solver struct {
 	// sample its own reproducible draw). A seed set here overrides the
 	// per-sample one, and samples at one temperature may then all agree.
 	CallOptions []llms.CallOption
+	// Structured asks for structured output: the task, which must be a
+	// StructuredTask (else Solve fails with ErrNoAnswerSchema), offers
+	// its answer's JSON Schema, and every call carries it in its context
+	// (AnswerSchemaFrom) with llms.WithJSONMode, so a model that supports
+	// structured output (maker/models: OpenAI-compatible servers and
+	// Ollama) constrains its replies to it. The journal records the
+	// schema's digest.
+	Structured bool
 	// Timeout bounds each model call (langchaingo's clients have none of
 	// their own); a call that takes longer is a failed draw wrapping
 	// ErrCallTimeout. Zero means no bound but the context's.
@@ -160,11 +171,14 @@ func (s *Solver) logger() *slog.Logger {
 // included, so a resumed run reports the same totals as an uninterrupted
 // one.
 //
-// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; the journal's errors
+// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; ErrAdaptiveK for a
+// bad AdaptiveK; the journal's errors
 // (ErrJournalMismatch, ErrJournalCorrupt, ErrPendingSideEffect, and a
 // write that failed); a step that fails wraps ErrStep and says which
 // step, and wraps the race's error (vote.ErrUndecided with its tally,
-// vote.ErrTooManyErrors), ErrTaskPanic, or the task's; ErrStepLimit;
+// vote.ErrTooManyErrors), ErrTaskPanic, a model's error wrapping
+// ErrPermanent (the first one met: the step stops at once), or the
+// task's; ErrNoAnswerSchema for Structured without a schema; ErrStepLimit;
 // ctx.Err() when ctx ends. On an error the Report covers the steps decided
 // so far, which are in the journal.
 func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
@@ -191,17 +205,31 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	auto, err := s.adaptive()
+	if err != nil {
+		return rep, err
+	}
 	settings, err := s.settings(cfg.K)
 	if err != nil {
 		return rep, err
+	}
+	schema, err := s.answerSchema(task)
+	if err != nil {
+		return rep, err
+	}
+	if schema != nil {
+		if settings.Extra == nil {
+			settings.Extra = map[string]string{}
+		}
+		settings.Extra["answer_schema"] = schemaDigest(schema)
 	}
 	temp := s.Temperature
 	if temp == nil {
 		temp = DefaultTemperature
 	}
 	run := &run{
-		Solver: s, task: task, cfg: cfg, rep: &rep, ids: ids,
-		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout},
+		Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids,
+		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout, schema: schema},
 	}
 	if s.Executor != nil {
 		run.normalize = s.Executor.Normalize
@@ -240,6 +268,7 @@ type run struct {
 	*Solver
 	task  Task
 	cfg   vote.Config
+	auto  *AdaptiveK // nil for a fixed k
 	agent *microagent
 	rep   *Report
 	next  int                 // the next step to decide
@@ -284,8 +313,9 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		return nil, fmt.Errorf("%w: step %d: %w: Prompt: %w", ErrStep, step, ErrTaskPanic, rec.AsError())
 	}
 	log := r.logger()
-	// A panic in Decode cancels the race with its cause, so the step fails
-	// at once instead of spending the error budget on retries.
+	// A panic in Decode or a permanent provider error (ErrPermanent)
+	// cancels the race with its cause, so the step fails at once instead
+	// of spending the error budget on retries.
 	raceCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	tally := &modelTally{n: len(r.ids)}
@@ -302,6 +332,9 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		}()
 		if err != nil {
 			sm.Err = err
+			if errors.Is(err, ErrPermanent) {
+				cancel(err) // no retry can fix it: fail the step now
+			}
 			return sm
 		}
 		// A panic in Decode cancels the race with its cause (see above).
@@ -331,10 +364,14 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		sm.Value = out
 		return sm
 	}
-	res, err := vote.Race(raceCtx, r.cfg, draw)
+	cfg, err := r.stepConfig()
+	if err != nil {
+		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
+	}
+	res, err := vote.Race(raceCtx, cfg, draw)
 	rec := &StepRecord{
 		Step:   step,
-		K:      r.cfg.K,
+		K:      cfg.K,
 		Winner: res.Winner,
 		Key:    strconv.FormatUint(res.Key, 16),
 		Votes:  make(map[string]int, len(res.Votes)),
@@ -352,7 +389,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return rec, ctxErr
 		}
-		if cause := context.Cause(raceCtx); errors.Is(cause, ErrTaskPanic) {
+		if cause := context.Cause(raceCtx); errors.Is(cause, ErrTaskPanic) || errors.Is(cause, ErrPermanent) {
 			return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, cause)
 		}
 		return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
@@ -381,6 +418,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 	if ti := rec.Winner.Intent; ti != nil {
 		o, err := r.execute(ctx, rec.Step, ti)
 		if err != nil {
+			r.rep.addSamples(rec, false) // spent, though the step failed
 			return fmt.Errorf("%w: step %d: tool %s: %w", ErrStep, rec.Step, ti.Tool, err)
 		}
 		obs = &o
@@ -389,6 +427,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 	}
 	done, err := r.apply(rec.Winner, obs)
 	if err != nil {
+		r.rep.addSamples(rec, false) // spent, though the step failed
 		return fmt.Errorf("%w: step %d: apply: %w", ErrStep, rec.Step, err)
 	}
 	rec.Elapsed = time.Since(started)

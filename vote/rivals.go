@@ -94,7 +94,7 @@ type law struct {
 // MaxLawWork.
 func PStepWith(p float64, k int, rivals Rivals) (float64, error) {
 	l, err := raceLaw(p, k, rivals)
-	return l.right, err
+	return min(l.right, 1), err // summing many tiny masses can round past 1
 }
 
 // ExpectedSamplesWith is the expected number of valid votes a race with
@@ -339,7 +339,10 @@ func runProgramme[K comparable](pr *programme, enc func([]byte) K, dec func(K, [
 				delete(cur, key)
 			}
 		}
-		right := l.right / (l.right + wrong)
+		right := PStep(pr.p, k) // before any race ends: one rival, the worst case
+		if decided := l.right + wrong; decided > 0 {
+			right = l.right / decided
+		}
 		if dropped > 0 {
 			// Set aside: counted as ending like the undecided tail.
 			if lost += dropped; lost > pr.maxLoss {

@@ -238,3 +238,23 @@ func BenchmarkLawsWithRivals(b *testing.B) {
 		})
 	}
 }
+
+// TestLawsWithRivalsAtHighPAndK: where no race can end before k votes, the
+// states pruned early have no decided races to take their odds from; they
+// must not make the law NaN (they did, at these cells).
+func TestLawsWithRivalsAtHighPAndK(t *testing.T) {
+	for _, c := range []struct {
+		p float64
+		k int
+		r Rivals
+	}{{0.9, 10, Rivals{N: 8}}, {0.95, 8, Rivals{N: 8}}, {0.99, 6, Rivals{N: 8}}, {0.99, 8, Rivals{N: 2}}} {
+		right, err := PStepWith(c.p, c.k, c.r)
+		require.NoError(t, err, "%+v", c)
+		assert.False(t, math.IsNaN(right), "%+v", c)
+		assert.GreaterOrEqual(t, right, PStep(c.p, c.k)-1e-9, "%+v: one rival is the worst case for the wrong-winner rate", c)
+		assert.LessOrEqual(t, right, 1.0, "%+v", c)
+		n, err := ExpectedSamplesWith(c.p, c.k, c.r)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, n, float64(c.k), "%+v", c)
+	}
+}

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"net/url"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
@@ -22,8 +27,17 @@ import (
 // runFlags are the flags of every command that runs a task: the model, the
 // vote, the red flags and the journal.
 type runFlags struct {
-	model, baseURL       string
+	models               []string
+	baseURL              string
+	priceIn, priceOut    float64
+	priceInSet           bool // --price-in was given
+	priceOutSet          bool
+	structured, verbose  bool
 	k, parallel          int
+	kAuto                bool    // --k auto: maker.AdaptiveK
+	target               float64 // --target: of --k auto and maker calibrate
+	kFloor, kMax         int
+	usesTarget           bool // the command reads --target without --k auto (calibrate)
 	maxSamples           int
 	maxErrors            int
 	maxTokens            int
@@ -40,16 +54,25 @@ type runFlags struct {
 	resume, rerunPending bool
 	progress             string
 	timeout              time.Duration
+	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	def := sim.DefaultConfig()
-	fs.StringVar(&f.model, "model", "sim", "model: "+models.Specs)
-	fs.StringVar(&f.baseURL, "base-url", "", "server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) or ollama:")
+	fs.StringArrayVar(&f.models, "model", []string{"sim"}, "model: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn)")
+	fs.StringVar(&f.baseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
 	fs.DurationVar(&f.timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
-	fs.IntVar(&f.k, "k", vote.DefaultK, "voting margin: a step is decided when one answer leads every other by k votes")
-	fs.IntVar(&f.parallel, "parallel", 0, "most samples in flight per step (default k; 1 is the paper's sequential rule)")
+	fs.Float64Var(&f.priceIn, "price-in", 0, "dollars per million input tokens, for every model whose --model spec gives no price (default: the built-in list price of a well-known OpenAI or Anthropic model, else 0)")
+	fs.Float64Var(&f.priceOut, "price-out", 0, "dollars per million output tokens, as --price-in")
+	fs.BoolVar(&f.structured, "structured", false, "structured output: send the task's answer JSON Schema, so the server constrains each reply to it (openai: and ollama: models)")
+	fs.BoolVar(&f.verbose, "verbose", false, "print each red-flagged reply's reason and first characters, and each provider error, on stderr")
+	f.k = vote.DefaultK
+	fs.Var(&kValue{k: &f.k, auto: &f.kAuto}, "k", "voting margin: a step is decided when one answer leads every other by k votes; auto: each step's k from the run's own votes (see --target)")
+	fs.Float64Var(&f.target, "target", calibrate.DefaultTarget, "with --k auto: probability that every step is decided right, in (0, 1)")
+	fs.IntVar(&f.kFloor, "k-floor", maker.DefaultKFloor, "with --k auto: smallest k, at least 2 (at k=1 no vote disagrees with its winner, so p cannot be estimated)")
+	fs.IntVar(&f.kMax, "k-max", maker.DefaultKMax, "with --k auto: largest k, the first step's (nothing is known yet)")
+	fs.IntVar(&f.parallel, "parallel", 0, "most samples in flight per step, 1 to k (default k; 1 is the paper's sequential rule; a race never has more than k samples in flight beyond its lead)")
 	fs.IntVar(&f.maxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
 	fs.IntVar(&f.maxErrors, "max-errors", 0, fmt.Sprintf("provider errors tolerated per step (default %d)", vote.DefaultMaxErrors))
 	fs.IntVar(&f.maxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
@@ -63,10 +86,28 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.latencySigma, "latency-sigma", 0, "simulated model: lognormal spread of latency (0 = fixed)")
 	fs.Float64Var(&f.difficultySpread, "difficulty-spread", 0, "simulated model: spread of per-step difficulty, 0 (every step at --p) up to but not including 1; each step's p is drawn around --p")
 	fs.Float64Var(&f.hardAgree, "hard-agree", 0, "simulated model: probability that a wrong reply on a hard step (its p below 1/2) is the same wrong answer")
-	fs.StringVar(&f.journal, "journal", "", "journal FILE: one JSON line per decided step, to resume from")
+	fs.StringVar(&f.journal, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
-	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on or off")
+	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
+	f.registerNATS(fs)
+	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "on", "off"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("model", completeModel)
+	_ = cmd.MarkFlagFilename("journal", "jsonl")
+}
+
+// completeModel completes --model: sim, the providers, and the models of
+// the built-in price table.
+func completeModel(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	out := []string{"sim", "openai:", "ollama:", "anthropic:"}
+	out = append(out, models.KnownModels()...)
+	var match []string
+	for _, s := range out {
+		if strings.HasPrefix(s, prefix) {
+			match = append(match, s)
+		}
+	}
+	return match, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
 // simFlags are the flags of the simulated model, refused with a real one.
@@ -77,15 +118,19 @@ var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers",
 // are usage errors that name the flag and its allowed range.
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	fs := cmd.Flags()
+	f.priceInSet, f.priceOutSet = fs.Changed("price-in"), fs.Changed("price-out")
+	if err := f.validateK(fs); err != nil {
+		return err
+	}
 	switch {
-	case f.k < 1 || f.k > maxK:
-		return usageErr("--k %d: use 1 to %d", f.k, maxK)
-	case f.parallel < 0 || f.parallel > f.k:
-		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.parallel, f.k)
+	case !f.kAuto && (f.k < 1 || f.k > maxK):
+		return usageErr("--k %d: use 1 to %d, or auto", f.k, maxK)
+	case f.parallel < 0 || f.parallel > f.kBound():
+		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.parallel, f.kBound())
 	case f.maxSamples < 0 || f.maxSamples > maxSamplesFlag:
-		return usageErr("--max-samples %d: use 0 (%d*k) or a number from --k (%d) to %d", f.maxSamples, vote.DefaultSamplesPerK, f.k, maxSamplesFlag)
-	case f.maxSamples != 0 && f.maxSamples < f.k:
-		return usageErr("--max-samples %d: must be at least --k (%d), or no step could be decided", f.maxSamples, f.k)
+		return usageErr("--max-samples %d: use 0 (%d*k) or a number from --k (%d) to %d", f.maxSamples, vote.DefaultSamplesPerK, f.kBound(), maxSamplesFlag)
+	case f.maxSamples != 0 && f.maxSamples < f.kBound():
+		return usageErr("--max-samples %d: must be at least --k (%d), or no step could be decided", f.maxSamples, f.kBound())
 	case f.maxErrors < 0 || f.maxErrors > maxSamplesFlag:
 		return usageErr("--max-errors %d: use 0 (%d) or a number up to %d", f.maxErrors, vote.DefaultMaxErrors, maxSamplesFlag)
 	case f.maxTokens < 1 || f.maxTokens > maxTokensFlag:
@@ -101,18 +146,16 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	case f.progress != "auto" && f.progress != "on" && f.progress != "off":
 		return usageErr("--progress %q: use auto, on or off", f.progress)
 	}
-	if f.baseURL != "" {
-		if err := checkBaseURL(f.baseURL); err != nil {
-			return err
-		}
+	if err := f.validateNATS(cmd); err != nil {
+		return err
 	}
-	if err := models.CheckSpec(f.model); err != nil {
-		return usageErr("--model %q: %w", f.model, err)
+	if err := f.validateModels(); err != nil {
+		return err
 	}
-	if f.model != "sim" {
+	if !slices.Contains(f.models, "sim") {
 		for _, name := range simFlags {
 			if fs.Changed(name) {
-				return usageErr("--%s applies to --model sim only; a real model (%s) has its own behaviour", name, f.model)
+				return usageErr("--%s applies to --model sim only; a real model (%s) has its own behaviour", name, strings.Join(f.models, ", "))
 			}
 		}
 	} else {
@@ -172,17 +215,65 @@ func (f *runFlags) voteConfig() vote.Config {
 	return vote.Config{K: f.k, Parallel: f.parallel, MaxSamples: f.maxSamples, MaxErrors: f.maxErrors}
 }
 
+// maxPrice bounds --price-in and --price-out, against typos.
+const maxPrice = 1e6
+
 // checkBaseURL refuses a --base-url that no client could use, before any
 // client is built (langchaingo's Ollama client exits the process on one).
 func checkBaseURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return usageErr("--base-url %q: %v; want http://HOST:PORT or https://HOST/PATH", raw, err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return usageErr("--base-url %q: the scheme must be http or https, as in http://127.0.0.1:11434", raw)
-	case u.Host == "":
-		return usageErr("--base-url %q: no host; want http://HOST:PORT or https://HOST/PATH", raw)
+	if err := models.CheckBaseURL("", raw); err != nil {
+		return usageErr("--base-url %w", err)
+	}
+	return nil
+}
+
+// validateModels checks the --model specs, the server URL each would use
+// (--base-url, else the provider's environment variable), the prices and
+// --structured.
+func (f *runFlags) validateModels() error {
+	if len(f.models) == 0 {
+		return usageErr("--model: give a model: %s", models.Specs)
+	}
+	if f.natsURL != "" && len(f.models) > 1 {
+		return usageErr("--model given %d times: --nats takes one model, the route its workers serve", len(f.models))
+	}
+	if f.natsURL != "" && f.structured {
+		return usageErr("--structured does not travel over --nats yet: the workers would not send the answer schema")
+	}
+	if f.baseURL != "" {
+		if err := checkBaseURL(f.baseURL); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{"price-in", "price-out"} {
+		v := f.priceIn
+		if name == "price-out" {
+			v = f.priceOut
+		}
+		if !(v >= 0 && v <= maxPrice) {
+			return usageErr("--%s %v: use dollars per million tokens, from 0 to %g", name, v, float64(maxPrice))
+		}
+	}
+	for _, spec := range f.models {
+		sp, err := models.ParseSpec(spec)
+		if err != nil {
+			return usageErr("--model %q: %w", spec, err)
+		}
+		if sp.Provider == "sim" {
+			if f.structured {
+				return usageErr("--structured applies to a real model (openai: or ollama:); the simulated model answers in the task's format already")
+			}
+			continue
+		}
+		if _, source, err := models.BaseURL(sp.Provider, f.baseURL); err != nil {
+			if source == "--base-url" {
+				return usageErr("--base-url %w (for --model %s)", err, spec)
+			}
+			return usageErr("--model %s: %w", spec, err)
+		}
+		if f.structured && sp.Provider == "anthropic" {
+			return usageErr("--structured: %s: langchaingo v0.1.14 has no structured output for anthropic: models; leave --structured off", spec)
+		}
 	}
 	return nil
 }
@@ -201,23 +292,34 @@ func (f *runFlags) simConfig() sim.Config {
 	return c
 }
 
-// solver builds the solver the flags describe, with its journal. The
-// caller closes the journal.
+// solver builds the solver the flags describe, with its journal: one
+// model, or an ensemble when --model is given more than once. The caller
+// closes the journal.
 func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, error) {
-	model, err := models.Open(f.model, models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
-		return sim.New(oracle, f.simConfig())
-	}})
-	if err != nil {
-		return nil, usageErr("--model: %w", err)
+	var model llms.Model
+	var err error
+	if f.natsURL != "" {
+		if model, err = f.natsModel(oracle, stderr); err != nil {
+			return nil, err
+		}
+	} else if model, err = f.openModels(oracle); err != nil {
+		return nil, err
 	}
 	s := &maker.Solver{
 		Model:        model,
 		MaxTokens:    f.maxTokens,
 		Vote:         f.voteConfig(),
 		RerunPending: f.rerunPending,
+		Price:        f.price(),
+		Structured:   f.structured,
 	}
-	if f.journal != "" {
+	if strings.HasPrefix(f.journal, natsJournalPrefix) {
+		if s.Journal, err = f.natsJournal(stderr); err != nil {
+			return nil, err
+		}
+	} else if f.journal != "" {
 		var j *maker.Journal
+		var err error
 		if f.resume {
 			j, err = maker.OpenJournal(f.journal)
 		} else {
@@ -234,18 +336,110 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 	return s, nil
 }
 
+// openModels opens the --model specs: one model, or an ensemble when
+// there are several.
+func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
+	opts := models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
+		return sim.New(oracle, f.simConfig())
+	}}
+	if f.priceInSet {
+		opts.InputPrice = &f.priceIn
+	}
+	if f.priceOutSet {
+		opts.OutputPrice = &f.priceOut
+	}
+	var ms []llms.Model
+	for _, spec := range f.models {
+		m, err := models.Open(spec, opts)
+		if err != nil {
+			return nil, usageErr("--model %s: %w", spec, err)
+		}
+		ms = append(ms, m)
+	}
+	if len(ms) == 1 {
+		return ms[0], nil
+	}
+	e, err := maker.NewEnsemble(ms...)
+	if err != nil {
+		return nil, usageErr("--model: %w", err)
+	}
+	return e, nil
+}
+
+// oneModel is the --model spec of a command that takes one (--nats, maker
+// worker: workers serve one model's route).
+func (f *runFlags) oneModel() string { return f.models[0] }
+
+// modelSummary is one model's share of a run, in a --json summary.
+type modelSummary struct {
+	Model        string  `json:"model"`
+	Samples      int     `json:"samples"`
+	Valid        int     `json:"valid"`
+	Flagged      int     `json:"flagged"`
+	Errors       int     `json:"errors"`
+	Cancelled    int     `json:"cancelled"`
+	WinnerVotes  int     `json:"winner_votes"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	PriceIn      float64 `json:"price_in"`  // dollars per million input tokens
+	PriceOut     float64 `json:"price_out"` // and output tokens
+	Cost         float64 `json:"cost"`      // dollars
+}
+
+// modelSummaries is each model's share of rep, with its price: the
+// ensemble's members in order, or the one model.
+func modelSummaries(s *maker.Solver, rep maker.Report) []modelSummary {
+	ms := []llms.Model{s.Model}
+	if e, ok := s.Model.(*maker.Ensemble); ok {
+		ms = e.Members()
+	}
+	out := make([]modelSummary, 0, len(rep.Models))
+	for i, m := range rep.Models {
+		price := s.Price
+		if i < len(ms) {
+			if p, ok := ms[i].(maker.Priced); ok {
+				price = p.Price()
+			}
+		}
+		out = append(out, modelSummary{
+			Model: m.Model, Samples: m.Launched, Valid: m.Valid, Flagged: m.Flagged, Errors: m.Errors,
+			Cancelled: m.Cancelled, WinnerVotes: m.WinnerVotes, InputTokens: m.Usage.InputTokens,
+			OutputTokens: m.Usage.OutputTokens, PriceIn: price.InputPerMillion, PriceOut: price.OutputPerMillion, Cost: m.Cost,
+		})
+	}
+	return out
+}
+
+// price is --price-in and --price-out: the price of a model that does not
+// know its own (the simulated one).
+func (f *runFlags) price() maker.Price {
+	return maker.Price{InputPerMillion: f.priceIn, OutputPerMillion: f.priceOut}
+}
+
+// modelName names the --model specs, for summaries.
+func (f *runFlags) modelName() string { return strings.Join(f.models, ", ") }
+
 // progressBar returns a Progress callback drawing a bar on w for total
 // steps, or nil when the flags or the terminal say no.
 func (f *runFlags) progressBar(w io.Writer, total int) (func(maker.Event), func()) {
+	bar := f.newBar(w, total)
+	if bar == nil {
+		return nil, func() {}
+	}
+	return func(e maker.Event) { _ = bar.Set(e.Step + 1) }, func() { _ = bar.Finish() }
+}
+
+// newBar returns the progress bar the flags ask for, or nil.
+func (f *runFlags) newBar(w io.Writer, total int) *progressbar.ProgressBar {
 	show := f.progress == "on"
 	if f.progress == "auto" {
 		file, ok := w.(*os.File)
 		show = ok && term.IsTerminal(int(file.Fd()))
 	}
 	if !show {
-		return nil, func() {}
+		return nil
 	}
-	bar := progressbar.NewOptions(total,
+	return progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription("steps"),
 		progressbar.OptionShowCount(),
@@ -253,8 +447,110 @@ func (f *runFlags) progressBar(w io.Writer, total int) (func(maker.Event), func(
 		progressbar.OptionSetItsString("steps"),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
+		progressbar.OptionShowDescriptionAtLineEnd(),
 	)
-	return func(e maker.Event) { _ = bar.Set(e.Step + 1) }, func() { _ = bar.Finish() }
+}
+
+// watch sets s's Progress and OnSample for the flags: a progress bar of
+// total steps whose text shows the step being decided (samples drawn,
+// valid, flagged by reason, errors), and with --verbose each red-flagged
+// reply and each provider error on w. The returned function ends the bar.
+func (f *runFlags) watch(s *maker.Solver, w io.Writer, total int) (finish func()) {
+	a := &activity{bar: f.newBar(w, total), w: w, verbose: f.verbose, flags: map[string]int{}}
+	if a.bar == nil && !a.verbose {
+		return func() {}
+	}
+	if a.bar != nil {
+		s.Progress = a.progress
+	}
+	s.OnSample = a.sample
+	return a.finish
+}
+
+// activity shows a run's samples as they complete.
+type activity struct {
+	mu      sync.Mutex
+	bar     *progressbar.ProgressBar
+	w       io.Writer
+	verbose bool
+	// the step being decided
+	step, samples, valid, errors int
+	flags                        map[string]int
+}
+
+// verboseChars is how much of a flagged reply --verbose shows.
+const verboseChars = 80
+
+func (a *activity) sample(e maker.SampleEvent) {
+	if errors.Is(e.Err, context.Canceled) {
+		return // a sample the decided race no longer needed
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e.Step != a.step {
+		a.step, a.samples, a.valid, a.errors = e.Step, 0, 0, 0
+		clear(a.flags)
+	}
+	a.samples++
+	switch {
+	case e.Err != nil:
+		a.errors++
+	case e.Flag != nil:
+		a.flags[e.Flag.Error()]++
+	default:
+		a.valid++
+	}
+	if a.verbose && (e.Err != nil || e.Flag != nil) {
+		if a.bar != nil {
+			_ = a.bar.Clear()
+		}
+		if e.Err != nil {
+			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): error: %v\n", e.Step, e.Index, e.Model, e.Err)
+		} else {
+			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %v; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), e.Why, e.Usage.OutputTokens, head(e.Text, verboseChars))
+		}
+	}
+	if a.bar != nil {
+		a.bar.Describe(a.describe())
+	}
+}
+
+// describe is the bar's text for the step being decided.
+func (a *activity) describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "step %d: %s, %d valid", a.step+1, plural(a.samples, "sample"), a.valid)
+	if len(a.flags) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(a.flags)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, a.flags[k]))
+		}
+		fmt.Fprintf(&b, ", flagged: %s", strings.Join(parts, ", "))
+	}
+	if a.errors > 0 {
+		fmt.Fprintf(&b, ", %s", plural(a.errors, "error"))
+	}
+	return b.String()
+}
+
+func (a *activity) progress(e maker.Event) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_ = a.bar.Set(e.Step + 1)
+}
+
+func (a *activity) finish() {
+	if a.bar != nil {
+		_ = a.bar.Finish()
+	}
+}
+
+// head returns s's first n characters, with "..." when it is longer.
+func head(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "..."
 }
 
 // runErr turns a journal error met while solving into a usage error

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/spf13/cobra"
 )
@@ -31,8 +33,14 @@ type hanoiSummary struct {
 	Disks          int            `json:"disks"`
 	K              int            `json:"k"`
 	Model          string         `json:"model"`
+	Cost           float64        `json:"cost"` // dollars
+	Models         []modelSummary `json:"models"`
 	Seed           uint64         `json:"seed,omitempty"`
 	Error          string         `json:"error,omitempty"`
+
+	// --k auto: the steps by their k, and the run's own estimate of p.
+	KHistogram map[int]int      `json:"k_histogram"`
+	PEstimate  *maker.PEstimate `json:"p_estimate,omitempty"`
 }
 
 func newHanoi() *cobra.Command {
@@ -57,7 +65,10 @@ Exit status 1 when the run fails or is not solved.`,
   maker hanoi --disks 12 --p 0.99 --k 3 --json
   maker hanoi --disks 15 --journal run.jsonl        # then, after a crash:
   maker hanoi --disks 15 --journal run.jsonl --resume
-  maker hanoi --disks 3 --model openai:tiny --base-url http://127.0.0.1:11434/v1`,
+  maker hanoi --disks 3 --model openai:tiny --base-url http://127.0.0.1:11434/v1
+  maker hanoi --disks 3 --model ollama:tiny --base-url http://127.0.0.1:11434 --structured --verbose
+  maker hanoi --disks 3 --model openai:gpt-4o-mini --model anthropic:claude-3-5-haiku --json
+  maker hanoi --disks 3 --model openai:my-model=0.20/0.80 --base-url https://host/v1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if disks < 1 || disks > maxDisks {
@@ -71,9 +82,11 @@ Exit status 1 when the run fails or is not solved.`,
 				return usageErr("--disks: %w", err)
 			}
 			s, err := flags.solver(hanoi.Oracle{}, cmd.ErrOrStderr())
+			defer flags.closeNATS() // after the journal's Close, deferred below
 			if err != nil {
 				return err
 			}
+			s.AdaptiveK = flags.adaptive(hanoi.TotalSteps(disks))
 			if s.Journal != nil {
 				defer func() {
 					if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -81,8 +94,7 @@ Exit status 1 when the run fails or is not solved.`,
 					}
 				}()
 			}
-			var finish func()
-			s.Progress, finish = flags.progressBar(cmd.ErrOrStderr(), 1<<disks-1)
+			finish := flags.watch(s, cmd.ErrOrStderr(), 1<<disks-1)
 			rep, runErrV := s.Solve(cmd.Context(), task)
 			finish()
 			if err := runErr(runErrV); isUsage(err) {
@@ -95,12 +107,14 @@ Exit status 1 when the run fails or is not solved.`,
 				Errors: rep.Errors, Cancelled: rep.Cancelled, Flags: maps.Clone(rep.Flags),
 				SamplesPerStep: rep.SamplesPerStep(), InputTokens: rep.Usage.InputTokens,
 				OutputTokens: rep.Usage.OutputTokens, Resumed: rep.Resumed,
-				WallSeconds: rep.Wall.Seconds(), Disks: disks, K: flags.k, Model: flags.model,
+				WallSeconds: rep.Wall.Seconds(), Disks: disks, K: flags.k, Model: flags.modelName(),
+				Cost: rep.Cost, Models: modelSummaries(s, rep),
+				KHistogram: maps.Clone(rep.KHistogram), PEstimate: flags.pEstimate(s, rep),
 			}
 			if sum.Flags == nil {
 				sum.Flags = map[string]int{}
 			}
-			if flags.model == "sim" {
+			if slices.Contains(flags.models, "sim") {
 				sum.Seed = flags.seed
 			}
 			if runErrV != nil {
@@ -115,8 +129,11 @@ Exit status 1 when the run fails or is not solved.`,
 				enc.SetIndent("", "  ")
 				_ = enc.Encode(sum) // a failed write fails the command (see run)
 			} else {
-				fmt.Fprintf(out, "hanoi %d disks, k=%d, model %s: solved %v, %s\n", disks, flags.k, flags.model, sum.Solved, plural(sum.WrongSteps, "wrong step"))
+				fmt.Fprintf(out, "hanoi %d disks, k=%s, model %s: solved %v, %s\n", disks, flags.kText(), flags.modelName(), sum.Solved, plural(sum.WrongSteps, "wrong step"))
 				fmt.Fprint(out, rep.String())
+				if sum.PEstimate != nil {
+					fmt.Fprintf(out, "k auto: %s\n", sum.PEstimate)
+				}
 			}
 			switch {
 			case runErrV != nil && cmd.Context().Err() != nil:

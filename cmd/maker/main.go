@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -115,6 +116,13 @@ per step, with first-to-ahead-by-k voting on every step and red flags that
 throw suspect replies away (the MAKER method). A microagent may propose a tool
 call; only the winning proposal runs, and only if its category is allowed.
 
+Models (--model, several times for an ensemble): sim (offline, the default),
+openai:NAME (OpenAI or any OpenAI-compatible server at --base-url, usually
+ending in /v1), ollama:NAME (an Ollama server's root) or anthropic:NAME, all
+through langchaingo. Environment: OPENAI_API_KEY, OPENAI_BASE_URL, OLLAMA_HOST,
+ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, read when the flags do not say; a local
+server needs no key.
+
 Exit status: 0 done, 1 the run failed, 2 bad usage or bad input, 130
 interrupted (Ctrl-C; a run with --journal resumes with --resume).`,
 		SilenceUsage:  true,
@@ -123,8 +131,49 @@ interrupted (Ctrl-C; a run with --journal resumes with --resume).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%w (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newHanoi(), newRun(), newSolve(), newParse(), newKMin(), newTools(), newServeSim(), newMCP(), newBench())
+	root.Version = version()
+	root.SetVersionTemplate("maker {{.Version}}\n")
+	root.AddCommand(newHanoi(), newRun(), newSolve(), newParse(), newKMin(), newCalibrate(), newTools(), newServeSim(), newMCP(), newNATS(), newWorker(), newBench())
+	// cobra's completion command: maker completion bash|zsh|fish|powershell.
+	// Alone it prints its help and exits 0 for any unknown shell; an
+	// unknown shell is bad usage.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return usageErr("completion: name a shell: bash, zsh, fish or powershell (see 'maker completion --help')")
+				}
+				return usageErr("completion %q: use bash, zsh, fish or powershell", args[0])
+			}
+		}
+	}
 	return root
+}
+
+// version is the module's version when the binary was built from a
+// released module (go install github.com/mdap-go/mdap/cmd/maker@v1.2.3),
+// "devel" otherwise (a build from a checkout), with the commit when the
+// build recorded one.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	v := "devel"
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+		if s.Key == "vcs.modified" && s.Value == "true" {
+			v += " (modified)"
+		}
+	}
+	return v
 }
 
 // plural writes n and the noun, with an s unless n is 1: "1 step", "2 steps".

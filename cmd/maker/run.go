@@ -6,7 +6,9 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
+	"slices"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
 )
@@ -36,8 +38,13 @@ type specSummary struct {
 	Tools          string          `json:"tools"`
 	K              int             `json:"k"`
 	Model          string          `json:"model"`
+	Models         []modelSummary  `json:"models"`
 	Seed           uint64          `json:"seed,omitempty"`
 	Error          string          `json:"error,omitempty"`
+
+	// --k auto: the steps by their k, and the run's own estimate of p.
+	KHistogram map[int]int      `json:"k_histogram"`
+	PEstimate  *maker.PEstimate `json:"p_estimate,omitempty"`
 }
 
 func newRun() *cobra.Command {
@@ -70,6 +77,9 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 			if err := flags.validate(cmd); err != nil {
 				return err
 			}
+			if flags.natsURL != "" && slices.Contains(flags.models, "sim") {
+				return usageErr("--nats with --model sim: the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel); run a spec over --nats with a real --model")
+			}
 			path := args[0]
 			sp, err := spec.Load(path)
 			if err != nil {
@@ -87,10 +97,12 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 			}
 			task := spec.New(sp)
 			s, err := flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr())
+			defer flags.closeNATS() // after the journal's Close, deferred below
 			if err != nil {
 				return err
 			}
 			s.Executor = ex
+			s.AdaptiveK = flags.adaptive(sp.MaxSteps)
 			if s.Journal != nil {
 				defer func() {
 					if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -98,8 +110,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 					}
 				}()
 			}
-			var finish func()
-			s.Progress, finish = flags.progressBar(cmd.ErrOrStderr(), sp.MaxSteps)
+			finish := flags.watch(s, cmd.ErrOrStderr(), sp.MaxSteps)
 			rep, runErrV := s.Solve(cmd.Context(), task)
 			finish()
 			if err := runErr(runErrV); isUsage(err) {
@@ -117,12 +128,13 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 				SamplesPerStep: rep.SamplesPerStep(), InputTokens: rep.Usage.InputTokens,
 				OutputTokens: rep.Usage.OutputTokens, Cost: rep.Cost, ToolCalls: rep.ToolCalls, Denied: rep.Denied,
 				Resumed: rep.Resumed, WallSeconds: rep.Wall.Seconds(), Root: ex.Root(), Tools: ex.Policy().String(),
-				K: flags.k, Model: flags.model,
+				K: flags.k, Model: flags.modelName(), Models: modelSummaries(s, rep),
+				KHistogram: maps.Clone(rep.KHistogram), PEstimate: flags.pEstimate(s, rep),
 			}
 			if sum.Flags == nil {
 				sum.Flags = map[string]int{}
 			}
-			if flags.model == "sim" {
+			if slices.Contains(flags.models, "sim") {
 				sum.Seed = flags.seed
 			}
 			if runErrV != nil {
@@ -137,10 +149,13 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 				enc.SetIndent("", "  ")
 				_ = enc.Encode(sum) // a failed write fails the command (see run)
 			} else {
-				fmt.Fprintf(out, "spec %s (%s), k=%d, model %s: solved %v\n", name, path, flags.k, flags.model, sum.Solved)
+				fmt.Fprintf(out, "spec %s (%s), k=%s, model %s: solved %v\n", name, path, flags.kText(), flags.modelName(), sum.Solved)
 				fmt.Fprintf(out, "state: %s\n", sum.State)
 				fmt.Fprintf(out, "tools: %s, under %s\n", sum.Tools, sum.Root)
 				fmt.Fprint(out, rep.String())
+				if sum.PEstimate != nil {
+					fmt.Fprintf(out, "k auto: %s\n", sum.PEstimate)
+				}
 			}
 			switch {
 			case runErrV != nil && cmd.Context().Err() != nil:

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,6 +69,12 @@ Run the same command again after a crash or Ctrl-C: tasks with a result line
 are skipped, and with --state the unfinished ones resume from their journals.
 A bad line is recorded with status invalid and the others still run.
 
+With --nats URL the tasks are spread over every coordinator started on the
+same file and settings: each takes tasks from a queue on the engine until all
+have results, each task's journal is on the engine (a task whose coordinator
+dies resumes on another), and each coordinator then writes every result to its
+--out. See docs/readme-nats.md.
+
 Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 (nothing written), 130 interrupted.`,
 		Example: `  maker solve tasks.jsonl --out results.jsonl --state state
@@ -77,8 +84,16 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			fs := cmd.Flags()
+			if flags.kAuto {
+				return usageErr("--k auto applies to maker hanoi and maker run: give maker solve a fixed --k")
+			}
 			if fs.Changed("journal") || fs.Changed("resume") {
 				return usageErr("--journal and --resume do not apply to maker solve: --state DIR keeps one journal per task, and running the same command again resumes")
+			}
+			for _, name := range []string{"structured", "verbose"} {
+				if fs.Changed(name) {
+					return usageErr("--%s does not apply to maker solve yet; use it with maker run or maker hanoi", name)
+				}
 			}
 			// --rerun-pending applies to every journal resumed from
 			// --state; validate knows it only with --resume.
@@ -88,6 +103,9 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			flags.rerunPending = rerun
 			if verr != nil {
 				return verr
+			}
+			if flags.natsURL != "" && state != "" {
+				return usageErr("--state does not apply with --nats: each task's journal is kept on the engine, where any coordinator resumes it")
 			}
 			switch {
 			case out == "":
@@ -119,6 +137,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			}
 			stderr := cmd.ErrOrStderr()
 			model, err := batchModel(&flags)
+			defer flags.closeNATS() // after the store and the journals
 			if err != nil {
 				return err
 			}
@@ -142,13 +161,20 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			builder := &batch.Builtin{
 				Model: model, Vote: flags.voteConfig(), MaxTokens: flags.maxTokens, Seed: flags.seed,
 				MaxSteps: maxSteps, Root: tools.root, Tools: tools.selection, RerunPending: flags.rerunPending,
+				Price: flags.price(),
 			}
 			progress, finish := flags.batchBar(stderr, len(jobs))
 			runner := &batch.Runner{
 				Build: builder.Build, Concurrency: concurrency, Limits: limits, Store: store,
 				Progress: progress, Logger: warnLogger(stderr),
 			}
-			sum, runErrV := runner.Run(cmd.Context(), jobs)
+			var sum batch.Summary
+			var runErrV error
+			if flags.natsURL != "" {
+				sum, runErrV = flags.solveOverNATS(cmd.Context(), path, jobs, *runner, store, concurrency, stderr)
+			} else {
+				sum, runErrV = runner.Run(cmd.Context(), jobs)
+			}
 			finish()
 
 			report := solveSummary{Summary: sum, TasksFile: path, Results: out, State: state}
@@ -223,7 +249,10 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 // simulated model, per task with the task's oracle and seed; or one real
 // model, opened once and shared by every task.
 func batchModel(flags *runFlags) (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
-	if flags.model == "sim" {
+	if flags.natsURL != "" {
+		return flags.natsBatchModel()
+	}
+	if slices.Contains(flags.models, "sim") {
 		base := *flags
 		base.journal = ""
 		return func(_ batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {

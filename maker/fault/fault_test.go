@@ -161,11 +161,15 @@ func TestFaultsAreReproducible(t *testing.T) {
 	b, err := fault.Wrap(simModel(t, 3), thirty)
 	require.NoError(t, err)
 	for i := range 200 {
-		ctx, cancel := context.WithTimeout(maker.WithSampleID(context.Background(), maker.SampleID{Step: i / 5, Index: i % 5}), 20*time.Millisecond)
-		msgs := hanoi.Messages(3, hanoi.Start(3), nil)
-		ra, ea := a.GenerateContent(ctx, msgs)
-		rb, eb := b.GenerateContent(ctx, msgs)
-		cancel()
+		// Each call has its own deadline, long enough that only a hang
+		// meets it, even on a loaded machine.
+		call := func(m *fault.Model) (*llms.ContentResponse, error) {
+			ctx, cancel := context.WithTimeout(maker.WithSampleID(context.Background(), maker.SampleID{Step: i / 5, Index: i % 5}), 100*time.Millisecond)
+			defer cancel()
+			return m.GenerateContent(ctx, hanoi.Messages(3, hanoi.Start(3), nil))
+		}
+		ra, ea := call(a)
+		rb, eb := call(b)
 		assert.Equal(t, ea == nil, eb == nil, "call %d", i)
 		if ea == nil {
 			assert.Equal(t, ra.Choices[0].Content, rb.Choices[0].Content, "call %d", i)

@@ -10,7 +10,10 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-var _ maker.Task = (*Task)(nil)
+var (
+	_ maker.Task           = (*Task)(nil)
+	_ maker.StructuredTask = (*Task)(nil)
+)
 
 // Prompt implements maker.Task: the current step's [Task.Messages]. last is
 // ignored: this task declares no tools, so there is never an observation.
@@ -93,4 +96,78 @@ func (t *Task) Restore(b json.RawMessage) error {
 	}
 	t.state, t.prev, t.steps, t.wrong, t.illegal = s.State, s.Prev, s.Steps, s.Wrong, s.Illegal
 	return nil
+}
+
+// schemaStatesMax is the most disks for which AnswerSchema lists every
+// well-formed state (3^n of them: 729 for 6 disks).
+const schemaStatesMax = 6
+
+// AnswerSchema implements maker.StructuredTask: the JSON object answer,
+// {"move": [disk, from, to], "next_state": [[...], [...], [...]]}. The
+// move is one of the n*6 moves of a disk 1..n between two different pegs
+// (an enum of triples: a grammar over it cannot write a malformed one).
+// Up to schemaStatesMax disks, next_state is one of the 3^n well-formed
+// states (each disk once, every peg decreasing); with more disks the
+// schema says only three lists of disks 1..n, at most n each, and Decode
+// checks the rest, as it always does. The schema says nothing of which
+// move is right. Cost: O(3^n) up to 6 disks, O(n) above.
+func (t *Task) AnswerSchema() json.RawMessage {
+	var moves [][3]int
+	for d := 1; d <= t.n; d++ {
+		for from := range 3 {
+			for to := range 3 {
+				if from != to {
+					moves = append(moves, [3]int{d, from, to})
+				}
+			}
+		}
+	}
+	nextState := map[string]any{
+		"type": "array", "description": "the disks on pegs 0, 1 and 2, each from bottom to top",
+	}
+	if t.n <= schemaStatesMax {
+		nextState["enum"] = allStates(t.n)
+	} else {
+		disks := make([]int, t.n)
+		for i := range disks {
+			disks[i] = i + 1
+		}
+		nextState["items"] = map[string]any{"type": "array", "items": map[string]any{"type": "integer", "enum": disks}, "maxItems": t.n}
+		nextState["minItems"], nextState["maxItems"] = 3, 3
+	}
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"move":       map[string]any{"type": "array", "description": "[disk id, from peg, to peg]", "enum": moves},
+			"next_state": nextState,
+		},
+		"required":             []string{"move", "next_state"},
+		"additionalProperties": false,
+	}
+	b, _ := json.Marshal(schema) // maps of strings, ints and slices always marshal
+	return b
+}
+
+// allStates lists the 3^n well-formed states of n disks: each disk on one
+// of the pegs, every peg from the largest disk at the bottom.
+func allStates(n int) []State {
+	var out []State
+	pegOf := make([]int, n+1)
+	var rec func(d int)
+	rec = func(d int) {
+		if d == 0 {
+			s := State{{}, {}, {}}
+			for disk := n; disk >= 1; disk-- {
+				s[pegOf[disk]] = append(s[pegOf[disk]], disk)
+			}
+			out = append(out, s)
+			return
+		}
+		for p := range 3 {
+			pegOf[d] = p
+			rec(d - 1)
+		}
+	}
+	rec(n)
+	return out
 }

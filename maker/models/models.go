@@ -1,166 +1,280 @@
 // Package models turns a --model spec into an llms.Model: "sim" for the
-// simulated model, "openai:MODEL", "ollama:MODEL" or "anthropic:MODEL",
-// every provider through langchaingo.
+// simulated model, "openai:MODEL" (OpenAI or any OpenAI-compatible server:
+// vLLM, llama.cpp, Ollama's /v1), "ollama:MODEL" (Ollama's native API) or
+// "anthropic:MODEL", every provider through langchaingo. A spec may carry
+// its price: "openai:gpt-4o-mini=0.15/0.60".
+//
+// The models Open returns add what a long voted run needs and
+// langchaingo's clients lack: a timeout per call; errors that name the
+// model and the server's URL and say what to fix, with the permanent ones
+// (unknown model, refused key, no server) marked maker.ErrPermanent so the
+// solver stops at once; a rate limit that carries the server's
+// Retry-After, which the solver waits;
+// Ollama's stop reason (done_reason) and its reply streams cut short,
+// which langchaingo's Ollama client drops; structured output (see
+// maker.Solver.Structured); and a price (maker.Priced).
 package models
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
-	"strings"
+	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
 )
 
-// ErrSpec is wrapped by every error about a --model spec or its options.
-var ErrSpec = errors.New("bad model spec")
-
 // DefaultTimeout bounds one model call when Options.Timeout is zero.
 // langchaingo's clients have no timeout of their own.
 const DefaultTimeout = 2 * time.Minute
 
+// DefaultMaxRetryWait is the longest pause a rate-limited server may ask
+// for when Options.MaxRetryWait is zero: maker.MaxRetryAfter, the longest
+// a sample waits.
+const DefaultMaxRetryWait = maker.MaxRetryAfter
+
 // Options are what Open needs beside the spec.
 type Options struct {
-	// BaseURL is the server for openai: (any OpenAI-compatible server:
-	// vLLM, llama.cpp, Ollama's /v1) and ollama: specs.
+	// BaseURL is the server. Empty means the provider's environment
+	// variable, else its public default (see BaseURL): openai: wants the
+	// API root (usually ending in /v1), ollama: the server root.
 	BaseURL string
 	// APIKey overrides the key from the environment (OPENAI_API_KEY,
-	// ANTHROPIC_API_KEY). An OpenAI-compatible server at BaseURL gets a
-	// placeholder when there is none, since the client refuses an empty one.
+	// ANTHROPIC_API_KEY). An openai: model on a server other than
+	// OpenAI's gets a placeholder when there is none, since the client
+	// refuses an empty one and a local server needs none.
 	APIKey string
 	// Timeout bounds each call; zero means DefaultTimeout.
 	Timeout time.Duration
+	// MaxRetryWait is the longest pause a rate-limited server may ask for
+	// (Retry-After); a longer one fails the call as permanent (try again
+	// later). Zero means DefaultMaxRetryWait.
+	MaxRetryWait time.Duration
+	// InputPrice and OutputPrice, when not nil, price every model whose
+	// spec gives no price (dollars per million tokens), over the built-in
+	// table (BuiltinPrice).
+	InputPrice, OutputPrice *float64
 	// Sim builds the simulated model for the spec "sim"; it depends on the
 	// task, so the caller provides it.
 	Sim func() (llms.Model, error)
 }
 
-// Specs lists the accepted spec forms, for help texts.
-const Specs = "sim, openai:MODEL, ollama:MODEL or anthropic:MODEL"
-
-// providers are the accepted providers of a spec.
-var providers = []string{"openai", "ollama", "anthropic"}
-
-// CheckSpec reports whether spec has an accepted form, without building
-// anything: nil, or an error wrapping ErrSpec that says which forms are
-// accepted.
-func CheckSpec(spec string) error {
-	if spec == "sim" {
-		return nil
-	}
-	provider, name, ok := strings.Cut(spec, ":")
-	if !ok || strings.TrimSpace(name) == "" {
-		return fmt.Errorf("%w: %q; use %s", ErrSpec, spec, Specs)
-	}
-	if !slices.Contains(providers, provider) {
-		return fmt.Errorf("%w: unknown provider %q in %q; use %s", ErrSpec, provider, spec, Specs)
-	}
-	return nil
-}
-
-// Open returns the model named by spec. It makes no network call. Errors
-// wrap ErrSpec and say which forms are accepted.
+// Open returns the model named by spec. It makes no network call. The
+// model is safe for concurrent use, implements maker.Identifier (the
+// spec and the server's URL, never a key) and maker.Priced (the spec's
+// price, else Options' prices, else BuiltinPrice for a model at OpenAI's
+// or Anthropic's own API, else zero), and returns the errors described
+// at ErrUnreachable and the other kinds.
+//
+// Environment: OPENAI_API_KEY, OPENAI_BASE_URL (or OPENAI_API_BASE),
+// OLLAMA_HOST, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, each read only when
+// Options does not say (see BaseURL). Errors wrap ErrSpec: a bad spec, a
+// base URL no client could use (never the process exit langchaingo's
+// Ollama client makes of one), a missing key for OpenAI's or Anthropic's
+// own API.
 func Open(spec string, o Options) (llms.Model, error) {
-	if err := CheckSpec(spec); err != nil {
+	sp, err := ParseSpec(spec)
+	if err != nil {
 		return nil, err
 	}
-	if spec == "sim" {
+	if sp.Provider == "sim" {
 		if o.Sim == nil {
 			return nil, fmt.Errorf("%w: the simulated model is not available for this command", ErrSpec)
 		}
 		return o.Sim()
 	}
-	provider, name, _ := strings.Cut(spec, ":")
-	id := spec
-	if o.BaseURL != "" {
-		id += "@" + o.BaseURL
+	base, source, err := BaseURL(sp.Provider, o.BaseURL)
+	if err != nil {
+		return nil, err
 	}
-	timeout := o.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
+	m := &model{
+		spec: sp, url: base, timeout: o.Timeout, maxRetryWait: o.MaxRetryWait,
+		schemaClients: map[string]llms.Model{},
 	}
-	client := &http.Client{Timeout: timeout}
-	switch provider {
+	if m.timeout <= 0 {
+		m.timeout = DefaultTimeout
+	}
+	if m.maxRetryWait <= 0 {
+		m.maxRetryWait = DefaultMaxRetryWait
+	}
+	m.price = m.priceFrom(o, source)
+	pool := http.DefaultTransport.(*http.Transport).Clone()
+	pool.MaxIdleConnsPerHost = 64 // a step draws k samples at once
+	m.probe = &http.Client{Transport: pool, Timeout: probeTimeout}
+	client := &http.Client{Timeout: m.timeout, Transport: &transport{base: pool, ollama: sp.Provider == "ollama"}}
+	switch sp.Provider {
 	case "openai":
-		key := firstNonEmpty(o.APIKey, os.Getenv("OPENAI_API_KEY"))
-		opts := []openai.Option{openai.WithModel(name), openai.WithHTTPClient(client)}
-		var extra []llms.CallOption
-		if o.BaseURL != "" {
-			opts = append(opts, openai.WithBaseURL(o.BaseURL))
-			key = firstNonEmpty(key, "placeholder")
-			// Local servers (llama.cpp, Ollama, older vLLM) read max_tokens,
-			// not max_completion_tokens.
-			extra = append(extra, openai.WithLegacyMaxTokensField())
+		m.key, m.keySource = o.APIKey, "Options.APIKey"
+		if m.key == "" {
+			m.key, m.keySource = os.Getenv(EnvOpenAIKey), EnvOpenAIKey
 		}
-		if key == "" {
-			return nil, fmt.Errorf("%w: openai needs OPENAI_API_KEY, or --base-url for a local server", ErrSpec)
+		official := base == DefaultOpenAIURL
+		if m.key == "" {
+			if official {
+				return nil, fmt.Errorf("%w: openai:%s at %s needs an API key: set %s, or give --base-url (or %s) for another OpenAI-compatible server", ErrSpec, sp.Name, base, EnvOpenAIKey, EnvOpenAIURL)
+			}
+			m.key, m.keySource = "placeholder", "placeholder"
 		}
-		m, err := openai.New(append(opts, openai.WithToken(key))...)
+		opts := []openai.Option{openai.WithModel(sp.Name), openai.WithHTTPClient(client), openai.WithBaseURL(base), openai.WithToken(m.key)}
+		if !official {
+			// Local servers (llama.cpp, Ollama, older vLLM) read
+			// max_tokens, not max_completion_tokens.
+			m.extra = append(m.extra, openai.WithLegacyMaxTokensField())
+		}
+		llm, err := openai.New(opts...)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
-		return &wrapped{Model: m, id: id, extra: extra, mapErr: openai.MapError}, nil
+		m.llm, m.mapErr = llm, openai.MapError
+		m.withSchema = func(rf *openai.ResponseFormat) (llms.Model, error) {
+			return openai.New(append(opts, openai.WithResponseFormat(rf))...)
+		}
 	case "ollama":
-		opts := []ollama.Option{ollama.WithModel(name), ollama.WithHTTPClient(client)}
-		if o.BaseURL != "" {
-			opts = append(opts, ollama.WithServerURL(o.BaseURL))
-		}
-		m, err := ollama.New(opts...)
+		llm, err := ollama.New(ollama.WithModel(sp.Name), ollama.WithHTTPClient(client), ollama.WithServerURL(base))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
-		return &wrapped{Model: m, id: id}, nil
+		m.llm, m.mapErr = llm, ollamaMapper
 	case "anthropic":
-		key := firstNonEmpty(o.APIKey, os.Getenv("ANTHROPIC_API_KEY"))
-		if key == "" {
-			return nil, fmt.Errorf("%w: anthropic needs ANTHROPIC_API_KEY", ErrSpec)
+		m.key, m.keySource = o.APIKey, "Options.APIKey"
+		if m.key == "" {
+			m.key, m.keySource = os.Getenv(EnvAnthropicKey), EnvAnthropicKey
 		}
-		opts := []anthropic.Option{anthropic.WithModel(name), anthropic.WithToken(key), anthropic.WithHTTPClient(client)}
-		if o.BaseURL != "" {
-			opts = append(opts, anthropic.WithBaseURL(o.BaseURL))
+		if m.key == "" {
+			return nil, fmt.Errorf("%w: anthropic:%s needs an API key: set %s", ErrSpec, sp.Name, EnvAnthropicKey)
 		}
-		m, err := anthropic.New(opts...)
+		llm, err := anthropic.New(anthropic.WithModel(sp.Name), anthropic.WithToken(m.key), anthropic.WithHTTPClient(client), anthropic.WithBaseURL(base))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
-		return &wrapped{Model: m, id: id}, nil
+		m.llm, m.mapErr = llm, anthropicMapper
 	}
-	return nil, fmt.Errorf("%w: unknown provider %q in %q; use %s", ErrSpec, provider, spec, Specs)
+	return m, nil
 }
 
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
+// priceFrom resolves the model's price: the spec's, else the options',
+// over the built-in table for a model at its provider's own API.
+func (m *model) priceFrom(o Options, source string) maker.Price {
+	if m.spec.Price != nil {
+		return *m.spec.Price
+	}
+	var p maker.Price
+	if source == "the default" {
+		p, _ = BuiltinPrice(m.spec.Provider, m.spec.Name)
+	}
+	if o.InputPrice != nil {
+		p.InputPerMillion = *o.InputPrice
+	}
+	if o.OutputPrice != nil {
+		p.OutputPerMillion = *o.OutputPrice
+	}
+	return p
+}
+
+// model is a langchaingo model with the additions of the package doc.
+type model struct {
+	spec         Spec
+	url          string // the server's base URL
+	key          string // never shown
+	keySource    string // where the key came from, for messages
+	price        maker.Price
+	timeout      time.Duration
+	maxRetryWait time.Duration
+	llm          llms.Model
+	extra        []llms.CallOption
+	mapErr       func(error) error
+	probe        *http.Client // diagnostic GETs
+
+	// withSchema builds an openai: client that sends a response_format,
+	// which langchaingo sets per client, not per call.
+	withSchema    func(*openai.ResponseFormat) (llms.Model, error)
+	mu            sync.Mutex
+	schemaClients map[string]llms.Model
+}
+
+var (
+	_ llms.Model       = (*model)(nil)
+	_ maker.Identifier = (*model)(nil)
+	_ maker.Priced     = (*model)(nil)
+)
+
+// Identity is the spec (without its price) and the server's URL: what
+// the journal compares on resume. It holds no key.
+func (m *model) Identity() string { return m.spec.String() + "@" + m.url }
+
+// Price implements maker.Priced.
+func (m *model) Price() maker.Price { return m.price }
+
+// Call implements llms.Model's single-prompt method.
+func (m *model) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+// GenerateContent makes the call through langchaingo and checks what the
+// transport saw of it: see the package doc.
+func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	llm := m.llm
+	if schema, ok := maker.AnswerSchemaFrom(ctx); ok && m.withSchema != nil {
+		llm = m.structured(schema)
+	}
+	c := &call{}
+	start := time.Now()
+	resp, err := llm.GenerateContent(withCall(ctx, c), msgs, append(opts, m.extra...)...)
+	took := time.Since(start)
+	seen := c.snapshot()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%s at %s: %w", m.spec, m.url, context.Cause(ctx))
+	}
+	if seen.streamed && seen.status < 400 && seen.ollama.errText == "" && !seen.ollama.done {
+		// The reply stream ended before its final line: langchaingo's
+		// Ollama client returns an empty reply, or the JSON error of a
+		// cut line.
+		return nil, m.incomplete(seen, took)
+	}
+	if err == nil && seen.status >= 400 {
+		// langchaingo's Ollama client takes an error status with an
+		// empty body for an empty reply.
+		err = fmt.Errorf("HTTP %d", seen.status)
+	}
+	if err != nil {
+		return nil, m.classify(ctx, seen, err, took)
+	}
+	if seen.streamed {
+		if seen.ollama.errText != "" {
+			return nil, fmt.Errorf("%s at %s: the server reported: %s", m.spec, m.url, seen.ollama.errText)
+		}
+		if resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil && resp.Choices[0].StopReason == "" {
+			resp.Choices[0].StopReason = seen.ollama.doneReason
 		}
 	}
-	return ""
+	return resp, nil
 }
 
-// wrapped adds call options and maps a provider's errors, so that
-// llms.IsRateLimitError and friends recognise them.
-type wrapped struct {
-	llms.Model
-	id     string
-	extra  []llms.CallOption
-	mapErr func(error) error
-}
-
-// Identity is the spec and the base URL: what the journal compares on
-// resume. It holds no key.
-func (p *wrapped) Identity() string { return p.id }
-
-func (p *wrapped) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	resp, err := p.Model.GenerateContent(ctx, msgs, append(opts, p.extra...)...)
-	if err != nil && p.mapErr != nil {
-		err = p.mapErr(err)
+// structured returns the openai: client that sends schema as its
+// response_format, or the plain client when langchaingo's schema type
+// cannot carry it (the call's llms.WithJSONMode then asks for JSON).
+func (m *model) structured(schema []byte) llms.Model {
+	key := string(schema)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if llm, ok := m.schemaClients[key]; ok {
+		return llm
 	}
-	return resp, err
+	llm := m.llm
+	if rf, err := responseFormat(schema); err == nil {
+		if l, err := m.withSchema(rf); err == nil {
+			llm = l
+		}
+	}
+	m.schemaClients[key] = llm
+	return llm
 }
+
+// String names the model as Identity does.
+func (m *model) String() string { return m.Identity() }

@@ -3,18 +3,19 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
 func TestOpenSpecErrors(t *testing.T) {
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	cleanEnv(t)
 	for _, spec := range []string{"", "gpt-4", "openai:", "bard:x", "openai:gpt-4.1-mini", "anthropic:claude", "sim"} {
 		_, err := Open(spec, Options{})
 		assert.ErrorIs(t, err, ErrSpec, spec)
@@ -24,7 +25,7 @@ func TestOpenSpecErrors(t *testing.T) {
 // TestOpenAICompatibleServer talks to a real HTTP server on loopback, the
 // way a local vLLM, llama.cpp or Ollama /v1 endpoint would answer.
 func TestOpenAICompatibleServer(t *testing.T) {
-	t.Setenv("OPENAI_API_KEY", "")
+	cleanEnv(t)
 	var got map[string]any
 	var auth string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -50,6 +51,7 @@ func TestOpenAICompatibleServer(t *testing.T) {
 }
 
 func TestProviderErrorsAreMapped(t *testing.T) {
+	cleanEnv(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)
@@ -61,4 +63,127 @@ func TestProviderErrorsAreMapped(t *testing.T) {
 	_, err = m.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
 	require.Error(t, err)
 	assert.True(t, llms.IsRateLimitError(err), "error %v should be recognised as a rate limit", err)
+}
+
+func TestParseSpecAndPrices(t *testing.T) {
+	s, err := ParseSpec("openai:gpt-4o-mini=0.15/0.60")
+	require.NoError(t, err)
+	assert.Equal(t, Spec{Provider: "openai", Name: "gpt-4o-mini", Price: &maker.Price{InputPerMillion: 0.15, OutputPerMillion: 0.60}}, s)
+	assert.Equal(t, "openai:gpt-4o-mini", s.String())
+	s, err = ParseSpec("openai:meta-llama/Llama-3.1-8B-Instruct")
+	require.NoError(t, err)
+	assert.Equal(t, "meta-llama/Llama-3.1-8B-Instruct", s.Name)
+	assert.Nil(t, s.Price)
+	s, err = ParseSpec("ollama:qwen3:0.6b=$0/$0")
+	require.NoError(t, err)
+	assert.Equal(t, "qwen3:0.6b", s.Name)
+	assert.Equal(t, &maker.Price{}, s.Price)
+
+	for spec, want := range map[string]string{
+		"openai:x=0.15":       "want two prices separated by /",
+		"openai:x=a/1":        `"a" is not a number`,
+		"openai:x=-1/1":       "a price is a finite number of 0 or more",
+		"openai:x=1/Inf":      "a price is a finite number of 0 or more",
+		"openai:=1/2":         "no model name",
+		"sim=1/2":             "the simulated model costs nothing",
+		"openai: gpt-4o-mini": "white space",
+	} {
+		_, err := ParseSpec(spec)
+		assert.ErrorIs(t, err, ErrSpec, spec)
+		assert.ErrorContains(t, err, want, spec)
+	}
+}
+
+func TestBuiltinPrices(t *testing.T) {
+	for name, want := range map[string]maker.Price{
+		"gpt-4o-mini":            {InputPerMillion: 0.15, OutputPerMillion: 0.60},
+		"gpt-4o-mini-2024-07-18": {InputPerMillion: 0.15, OutputPerMillion: 0.60},
+		"gpt-4o":                 {InputPerMillion: 2.50, OutputPerMillion: 10},
+		"gpt-4.1-mini":           {InputPerMillion: 0.40, OutputPerMillion: 1.60},
+	} {
+		p, ok := BuiltinPrice("openai", name)
+		assert.True(t, ok, name)
+		assert.Equal(t, want, p, name)
+	}
+	p, ok := BuiltinPrice("anthropic", "claude-3-5-haiku-20241022")
+	assert.True(t, ok)
+	assert.Equal(t, maker.Price{InputPerMillion: 0.80, OutputPerMillion: 4}, p)
+	for _, name := range []string{"gpt-4o-audio-preview", "tiny", "gpt-4o-minis"} {
+		_, ok := BuiltinPrice("openai", name)
+		assert.False(t, ok, name)
+	}
+	_, ok = BuiltinPrice("ollama", "gpt-4o")
+	assert.False(t, ok)
+}
+
+func TestModelsArePriced(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv(EnvOpenAIKey, "sk-test")
+	price := func(spec string, o Options) maker.Price {
+		m, err := Open(spec, o)
+		require.NoError(t, err, spec)
+		return m.(maker.Priced).Price()
+	}
+	in, out := 1.0, 2.0
+	assert.Equal(t, maker.Price{InputPerMillion: 0.15, OutputPerMillion: 0.60}, price("openai:gpt-4o-mini", Options{}), "the built-in table at OpenAI's own API")
+	assert.Equal(t, maker.Price{}, price("openai:gpt-4o-mini", Options{BaseURL: "http://127.0.0.1:8000/v1"}), "another server: its own price, unknown")
+	assert.Equal(t, maker.Price{InputPerMillion: 1, OutputPerMillion: 0.60}, price("openai:gpt-4o-mini", Options{InputPrice: &in}), "one flag over the table")
+	assert.Equal(t, maker.Price{InputPerMillion: 1, OutputPerMillion: 2}, price("ollama:tiny", Options{InputPrice: &in, OutputPrice: &out}))
+	assert.Equal(t, maker.Price{InputPerMillion: 3, OutputPerMillion: 4}, price("openai:gpt-4o-mini=3/4", Options{InputPrice: &in, OutputPrice: &out}), "the spec's own price first")
+}
+
+func TestEnvironmentAndIdentity(t *testing.T) {
+	cleanEnv(t)
+	m, err := Open("ollama:tiny", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "ollama:tiny@http://127.0.0.1:11434", maker.ModelIdentity(m))
+
+	for host, want := range map[string]string{
+		"127.0.0.1:11555":         "http://127.0.0.1:11555",
+		"0.0.0.0":                 "http://0.0.0.0:11434",
+		"https://ollama.example":  "https://ollama.example:443",
+		"http://[::1]:9000/proxy": "http://[::1]:9000/proxy",
+		"example.com":             "http://example.com:11434",
+	} {
+		t.Setenv(EnvOllamaHost, host)
+		m, err := Open("ollama:tiny", Options{})
+		require.NoError(t, err, host)
+		assert.Equal(t, "ollama:tiny@"+want, maker.ModelIdentity(m), host)
+	}
+	t.Setenv(EnvOllamaHost, "127.0.0.1:99999")
+	_, err = Open("ollama:tiny", Options{})
+	assert.ErrorIs(t, err, ErrSpec)
+	assert.ErrorContains(t, err, `OLLAMA_HOST="127.0.0.1:99999"`)
+	t.Setenv(EnvOllamaHost, "")
+
+	// A local OpenAI-compatible server from the environment needs no key.
+	t.Setenv(EnvOpenAIURL, "http://127.0.0.1:8000/v1")
+	m, err = Open("openai:llama=1/2", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "openai:llama@http://127.0.0.1:8000/v1", maker.ModelIdentity(m), "no price, no key")
+	t.Setenv(EnvOpenAIURL, "")
+	_, err = Open("openai:gpt-4o", Options{})
+	assert.ErrorIs(t, err, ErrSpec)
+	assert.ErrorContains(t, err, "needs an API key: set OPENAI_API_KEY, or give --base-url (or OPENAI_BASE_URL) for another OpenAI-compatible server")
+	t.Setenv(EnvOpenAIKey, "sk-secret")
+	m, err = Open("openai:gpt-4o", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "openai:gpt-4o@https://api.openai.com/v1", maker.ModelIdentity(m))
+	assert.NotContains(t, fmt.Sprint(m), "sk-secret")
+}
+
+// langchaingo's Ollama client calls log.Fatal on a URL it cannot parse:
+// Open refuses it first.
+func TestOpenRefusesABaseURLWithoutScheme(t *testing.T) {
+	cleanEnv(t)
+	for _, base := range []string{"127.0.0.1:11434", "localhost:11434", "http://", "ftp://host", "http://host/?q=1"} {
+		for _, spec := range []string{"ollama:tiny", "openai:tiny"} {
+			_, err := Open(spec, Options{BaseURL: base})
+			assert.ErrorIs(t, err, ErrSpec, "%s %s", spec, base)
+		}
+	}
+	t.Setenv(EnvOllamaHost, "localhost:11434/v1")
+	_, err := Open("ollama:tiny", Options{})
+	assert.ErrorIs(t, err, ErrSpec)
+	assert.ErrorContains(t, err, "OLLAMA_HOST: \"http://localhost:11434/v1\": ollama: wants the server root, http://localhost:11434")
 }

@@ -505,7 +505,7 @@ func TestClientGoneDuringLatency(t *testing.T) {
 	r := call(t, client(t, base, 100*time.Millisecond), firstStep(t, 3))
 	assert.True(t, r.Err)
 	assert.Less(t, time.Since(start), 5*time.Second)
-	require.Eventually(t, func() bool { return s.Stats().Unanswered == 1 }, 10*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return s.Stats().Unanswered >= 1 }, 20*time.Second, 5*time.Millisecond,
 		"the handler stops waiting when its client leaves")
 }
 

@@ -180,6 +180,23 @@ func TestStepLimit(t *testing.T) {
 	assert.JSONEq(t, `"b"`, string(task.State()))
 }
 
+func TestAnswerSchema(t *testing.T) {
+	plain, err := Parse([]byte(`{"system": "count", "answer": {"type": "object", "properties": {"state": {"type": "integer"}, "done": {"type": "boolean"}}, "required": ["state", "done"]}}`))
+	require.NoError(t, err)
+	var st maker.StructuredTask = New(plain)
+	assert.JSONEq(t, string(plain.Answer), string(st.AnswerSchema()), "no tools: the answer contract itself")
+
+	withTools, err := Load("../../testdata/spec/find-version.json")
+	require.NoError(t, err)
+	var got struct {
+		AnyOf []json.RawMessage `json:"anyOf"`
+	}
+	require.NoError(t, json.Unmarshal(New(withTools).AnswerSchema(), &got))
+	require.Len(t, got.AnyOf, 2, "the contract or a tool intent")
+	assert.JSONEq(t, string(withTools.Answer), string(got.AnyOf[0]))
+	assert.Contains(t, string(got.AnyOf[1]), `"enum":["read_file","grep"]`)
+}
+
 func TestSpecSizeLimit(t *testing.T) {
 	big := `{"system":"x","answer":{},"name":"` + strings.Repeat("a", MaxSpecBytes) + `"}`
 	_, err := Parse([]byte(big))

@@ -137,3 +137,34 @@ func (t *Task) Restore(b json.RawMessage) error {
 	t.state, t.step, t.done = s.State, s.Step, s.Done
 	return nil
 }
+
+var _ maker.StructuredTask = (*Task)(nil)
+
+// AnswerSchema implements maker.StructuredTask: the spec's answer
+// contract; for a spec that declares tools, either the contract or a
+// {"tool_intent": {"tool": NAME, "args": {...}}} object naming one of
+// them (an anyOf, which an OpenAI-compatible server reached through
+// langchaingo gets as a request for a JSON object only: see
+// maker/models).
+func (t *Task) AnswerSchema() json.RawMessage {
+	if len(t.spec.Tools) == 0 {
+		return t.spec.Answer
+	}
+	intent := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"tool_intent": map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"tool": map[string]any{"type": "string", "enum": t.spec.Tools},
+					"args": map[string]any{"type": "object"},
+				},
+				"required": []string{"tool", "args"},
+			},
+		},
+		"required":             []string{"tool_intent"},
+		"additionalProperties": false,
+	}
+	b, _ := json.Marshal(map[string]any{"anyOf": []any{t.spec.Answer, intent}}) // RawMessage, maps and strings always marshal
+	return b
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/calibrate"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/maker/spec"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// calibrateFlags are maker calibrate's own flags, beside runFlags (the
+// model, the sim, --target) and toolFlags (a spec's tools).
+type calibrateFlags struct {
+	disks             int
+	specFile          string
+	stepsSampled      int
+	samples           int
+	stepsSeed         uint64
+	confidence        float64
+	concurrency       int
+	withRivals        bool
+	priceIn, priceOut float64
+	ownPrices         bool // runFlags has no --price-in: these are calibrate's
+	asJSON            bool
+}
+
+// notForCalibrate are the run flags that decide steps, which a calibration
+// does not do.
+var notForCalibrate = []string{"journal", "resume", "rerun-pending", "parallel", "max-samples", "max-errors", "k-floor", "k-max", "structured", "verbose"}
+
+func newCalibrate() *cobra.Command {
+	var (
+		flags runFlags
+		tools toolFlags
+		c     calibrateFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "calibrate",
+		Short: "Estimate p on sampled steps: k_min and the expected cost before a run",
+		Long: `calibrate does the first step of the paper's workflow before a run is paid for:
+it samples --steps-sampled steps of the task at random, builds each on its own
+in its true state (a microagent is stateless, so any step can be asked alone),
+asks the model --samples times on each, exactly as a run would (the same
+prompt, reply cap, temperatures and red flags), and compares every valid
+reply with the step's correct answer.
+
+It reports, per model (several --model make an ensemble) and for the ensemble:
+  p        the share of valid replies that are right, with its Clopper-Pearson
+           interval at --confidence; samples are clustered by step (the
+           interval widens by the design effect when some steps are harder)
+  red flags  by reason, and provider errors
+  wrong answers repeat  how often two wrong replies to one step agree: 100%
+           means one favourite wrong answer (correlated errors: the scaling
+           laws' one rival is then exact); low means errors spread
+  k_min    for the whole task (all its steps) at --target, planned with the
+           interval's lower bound, and the expected samples and cost per step
+           and in all (costs need --price-in and --price-out)
+
+The task is Towers of Hanoi with --disks (the run maker hanoi --disks would
+make), or a spec file's task with --spec (its script gives the correct
+replies; its tool calls run under --root and --tools as in maker run).`,
+		Example: `  maker calibrate --disks 20                          # the simulated model, the paper's p
+  maker calibrate --disks 20 --p 0.99 --wrong-answers 1 --json
+  maker calibrate --disks 20 --model openai:gpt-4.1-mini --price-in 0.4 --price-out 1.6
+  maker calibrate --spec testdata/spec/find-version.json --samples 20`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fs := cmd.Flags()
+			for _, name := range notForCalibrate {
+				if fs.Changed(name) {
+					return usageErr("--%s does not apply to maker calibrate: it decides no step, it samples them", name)
+				}
+			}
+			flags.usesTarget = true
+			if err := flags.validate(cmd); err != nil {
+				return err
+			}
+			switch {
+			case flags.kAuto:
+				return usageErr("--k auto does not apply to maker calibrate: give a fixed --k to see what it would give, or none")
+			case c.stepsSampled < 1 || c.stepsSampled > calibrate.MaxStepsSampled:
+				return usageErr("--steps-sampled %d: use 1 to %d", c.stepsSampled, calibrate.MaxStepsSampled)
+			case c.samples < 1 || c.samples > calibrate.MaxSamples:
+				return usageErr("--samples %d: use 1 to %d", c.samples, calibrate.MaxSamples)
+			case c.stepsSampled*c.samples > calibrate.MaxDraws:
+				return usageErr("--steps-sampled %d times --samples %d: at most %d samples in all", c.stepsSampled, c.samples, calibrate.MaxDraws)
+			case !(c.confidence > 0 && c.confidence < 1):
+				return usageErr("--confidence %v: use a probability above 0 and below 1, such as 0.95", c.confidence)
+			case c.concurrency < 1 || c.concurrency > calibrate.MaxParallel:
+				return usageErr("--concurrency %d: use 1 to %d", c.concurrency, calibrate.MaxParallel)
+			case fs.Changed("disks") && c.specFile != "":
+				return usageErr("--disks and --spec: give one task, Towers of Hanoi (--disks) or a spec file (--spec)")
+			case c.specFile == "" && (c.disks < 1 || c.disks > maxDisks):
+				return usageErr("--disks %d: use 1 to %d", c.disks, maxDisks)
+			case c.specFile == "" && (fs.Changed("root") || fs.Changed("tools")):
+				return usageErr("--root and --tools apply to --spec only: Towers of Hanoi has no tools")
+			}
+			for _, p := range []struct {
+				name string
+				v    float64
+			}{{"price-in", c.priceIn}, {"price-out", c.priceOut}} {
+				if !(p.v >= 0 && p.v <= calibrateMaxPrice) {
+					return usageErr("--%s %v: use dollars per million tokens, from 0 to %g", p.name, p.v, float64(calibrateMaxPrice))
+				}
+			}
+
+			var (
+				steps  calibrate.Steps
+				oracle sim.Oracle = hanoi.Oracle{}
+				err    error
+			)
+			if c.specFile != "" {
+				sp, err := spec.Load(c.specFile)
+				if err != nil {
+					return usageErr("--spec: %w", err)
+				}
+				if !fs.Changed("root") {
+					tools.root = filepath.Join(filepath.Dir(c.specFile), sp.Root)
+				}
+				e, err := tools.executor()
+				if err != nil {
+					return err
+				}
+				defer e.Close()
+				if steps, err = calibrate.Spec(sp, e); err != nil {
+					return usageErr("--spec %s: %w", c.specFile, err)
+				}
+				oracle = spec.Oracle{Spec: sp}
+			} else if steps, err = calibrate.Hanoi(c.disks); err != nil {
+				return usageErr("--disks: %w", err)
+			}
+			s, err := flags.solver(oracle, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			if c.ownPrices {
+				s.Price = maker.Price{InputPerMillion: c.priceIn, OutputPerMillion: c.priceOut}
+			}
+
+			cfg := calibrate.Config{
+				Steps: steps, Solver: s, StepsSampled: c.stepsSampled, Samples: c.samples, Seed: c.stepsSeed,
+				Target: flags.target, Confidence: c.confidence, Parallel: c.concurrency, WithRivals: c.withRivals,
+			}
+			if fs.Changed("k") {
+				cfg.K = flags.k
+			}
+			progress, finish := samplesBar(&flags, cmd.ErrOrStderr(), min(c.stepsSampled, steps.Total())*c.samples)
+			cfg.Progress = progress
+			rep, runErr := calibrate.Run(cmd.Context(), cfg)
+			finish()
+			if runErr != nil && cmd.Context().Err() != nil {
+				return interrupted("")
+			}
+			if runErr != nil && len(rep.Models) == 0 {
+				return failed(runErr)
+			}
+			out := cmd.OutOrStdout()
+			if c.asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				_ = enc.Encode(rep) // a failed write fails the command (see run)
+			} else {
+				fmt.Fprint(out, rep.String())
+			}
+			if runErr != nil {
+				return failed(runErr)
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&c.disks, "disks", 10, fmt.Sprintf("Towers of Hanoi with N disks (2^N-1 steps, the run k_min is planned for), 1 to %d", maxDisks))
+	fs.StringVar(&c.specFile, "spec", "", "calibrate on a spec FILE's task instead (its script gives each step's correct reply)")
+	fs.IntVar(&c.stepsSampled, "steps-sampled", calibrate.DefaultStepsSampled, "number of distinct steps sampled at random (all of them if the task has fewer)")
+	fs.IntVar(&c.samples, "samples", calibrate.DefaultSamples, "samples per sampled step")
+	fs.Uint64Var(&c.stepsSeed, "steps-seed", 1, "seed of the choice of steps (the same seed, the same steps)")
+	fs.Float64Var(&c.confidence, "confidence", calibrate.DefaultConfidence, "confidence of the interval on p, in (0, 1)")
+	fs.IntVar(&c.concurrency, "concurrency", calibrate.DefaultParallel, "model calls in flight at once")
+	fs.BoolVar(&c.asJSON, "json", false, "print the report as JSON on stdout")
+	fs.BoolVar(&c.withRivals, "with-rivals", false, "also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)")
+	flags.register(cmd)
+	if fs.Lookup("price-in") == nil {
+		// Until every run command has --price-in and --price-out
+		// (runFlags), calibrate has its own and sets the solver's price.
+		c.ownPrices = true
+		fs.Float64Var(&c.priceIn, "price-in", 0, "dollars per million input tokens, for the cost estimate")
+		fs.Float64Var(&c.priceOut, "price-out", 0, "dollars per million output tokens, for the cost estimate")
+	}
+	tools.register(cmd, "")
+	fs.Lookup("root").Usage = `with --spec: folder the file tools work in (default: the spec's "root", else the spec file's folder)`
+	fs.Lookup("target").Usage = "probability that the whole run succeeds, that k_min is planned for, in (0, 1)"
+	fs.Lookup("k").Usage = "also show what this margin would give"
+	fs.Lookup("k").DefValue = ""
+	for _, name := range notForCalibrate {
+		_ = fs.MarkHidden(name) // refused if given: see RunE
+	}
+	return cmd
+}
+
+// calibrateMaxPrice bounds calibrate's --price-in and --price-out,
+// against typos.
+const calibrateMaxPrice = 1e6
+
+// samplesBar returns a Progress callback drawing a bar of total samples on
+// w, as --progress says, and the function that ends it.
+func samplesBar(f *runFlags, w io.Writer, total int) (func(done, total int), func()) {
+	show := f.progress == "on"
+	if f.progress == "auto" {
+		file, ok := w.(*os.File)
+		show = ok && term.IsTerminal(int(file.Fd()))
+	}
+	if !show {
+		return nil, func() {}
+	}
+	var mu sync.Mutex
+	bar := progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("samples"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+	return func(done, _ int) {
+			mu.Lock()
+			defer mu.Unlock()
+			_ = bar.Set(done)
+		}, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			_ = bar.Finish()
+		}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker/calibrate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// inDir runs the binary in dir and returns its exit status and outputs.
+func inDir(t *testing.T, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	c := &child{cmd: exec.Command(binary, args...)}
+	c.cmd.Dir = dir
+	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+	require.NoError(t, c.cmd.Start())
+	code := c.wait(t, time.Minute)
+	return code, c.stdout.String(), c.stderr.String()
+}
+
+func TestBinaryCalibrate(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := inDir(t, dir, "calibrate", "--disks", "20", "--p", "0.99", "--json")
+	require.Equal(t, 0, code, errOut)
+	var rep calibrate.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.LessOrEqual(t, rep.All.Low, 0.99)
+	assert.GreaterOrEqual(t, rep.All.High, 0.99)
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate", "--steps-sampled", "0"}, "maker: --steps-sampled 0: use 1 to"},
+		{[]string{"calibrate", "--target", "2"}, "maker: --target 2: use a probability above 0 and below 1"},
+		{[]string{"calibrate", "--journal", "j.jsonl"}, "maker: --journal does not apply to maker calibrate"},
+		{[]string{"hanoi", "--k", "auto", "--k-floor", "1", "--journal", "j.jsonl"}, "maker: --k-floor 1: use 2 to"},
+	} {
+		code, out, errOut := inDir(t, dir, c.args...)
+		assert.Equal(t, 2, code, "%v", c.args)
+		assert.Empty(t, out, "%v", c.args)
+		assert.True(t, strings.HasPrefix(errOut, c.want), "%v: %s", c.args, errOut)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing written")
+}
+
+// TestBinaryKAutoJournal: an adaptive run's journal records its policy; a
+// resume with another target is refused before anything is written, and
+// one with the same policy finishes the run.
+func TestBinaryKAutoJournal(t *testing.T) {
+	dir := t.TempDir()
+	j := filepath.Join(dir, "j.jsonl")
+	args := []string{"hanoi", "--disks", "7", "--k", "auto", "--p", "0.95", "--journal", j, "--progress", "off", "--json"}
+	code, _, errOut := inDir(t, dir, args...)
+	require.Equal(t, 0, code, errOut)
+	whole, err := os.ReadFile(j)
+	require.NoError(t, err)
+	assert.Contains(t, string(whole), `"k":0,"k_auto":{"target":0.95,"steps":127,"floor":2,"max":30,"confidence":0.95}`)
+
+	// Cut the journal after its header and 50 steps, as a crash would.
+	lines := strings.SplitAfter(string(whole), "\n")
+	cut := strings.Join(lines[:51], "")
+	require.NoError(t, os.WriteFile(j, []byte(cut), 0o644))
+
+	code, out, errOut := inDir(t, dir, append(args, "--resume", "--target", "0.99")...)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "k_auto: auto(target=0.95 steps=127 floor=2 max=30 confidence=0.95) in the journal, auto(target=0.99")
+	after, err := os.ReadFile(j)
+	require.NoError(t, err)
+	assert.Equal(t, cut, string(after), "a refused resume writes nothing")
+
+	code, out, errOut = inDir(t, dir, append(args, "--resume")...)
+	require.Equal(t, 0, code, errOut)
+	var s hanoiSummary
+	require.NoError(t, json.Unmarshal([]byte(out), &s))
+	assert.Equal(t, 50, s.Resumed)
+	assert.True(t, s.Solved)
+	resumed, err := os.ReadFile(j)
+	require.NoError(t, err)
+	assert.Equal(t, stepKsOf(t, string(whole)), stepKsOf(t, string(resumed)), "the resumed run chose every step's k as the uninterrupted one")
+}
+
+// stepKsOf reads each step's k from a journal's text.
+func stepKsOf(t *testing.T, journal string) []int {
+	t.Helper()
+	var ks []int
+	for _, line := range strings.Split(strings.TrimSpace(journal), "\n") {
+		var r struct {
+			Step *int `json:"step"`
+			K    int  `json:"k"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &r))
+		if r.Step != nil {
+			ks = append(ks, r.K)
+		}
+	}
+	return ks
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mdap-go/mdap/maker/calibrate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func calibrateJSON(t *testing.T, args ...string) calibrate.Report {
+	t.Helper()
+	code, out, errOut := cli(t, append([]string{"calibrate", "--json", "--progress", "off"}, args...)...)
+	require.Equal(t, 0, code, errOut)
+	var rep calibrate.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	return rep
+}
+
+func TestCalibrateContainsTheTrueP(t *testing.T) {
+	rep := calibrateJSON(t, "--disks", "20", "--p", "0.99")
+	e := rep.All
+	assert.Equal(t, 1<<20-1, rep.Total)
+	assert.Len(t, rep.Sampled, calibrate.DefaultStepsSampled)
+	assert.Equal(t, calibrate.DefaultStepsSampled*calibrate.DefaultSamples, e.Samples)
+	assert.LessOrEqual(t, e.Low, 0.99)
+	assert.GreaterOrEqual(t, e.High, 0.99)
+	assert.Equal(t, "clopper-pearson", rep.Interval)
+	assert.Positive(t, e.KMin)
+	require.NotNil(t, e.Plan)
+	assert.Nil(t, e.AtK, "no --k given")
+}
+
+func TestCalibrateSaysWhenErrorsRepeat(t *testing.T) {
+	for _, args := range [][]string{
+		{"--wrong-answers", "1"},
+		{"--concentration", "1"},
+	} {
+		code, out, errOut := cli(t, append([]string{"calibrate", "--disks", "20", "--p", "0.9", "--steps-sampled", "30", "--samples", "20"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "wrong answers repeat: 100% of pairs of wrong answers to one step are the same answer", "%v", args)
+		assert.Contains(t, out, "correlated errors; k_min assumes one rival, which is then exact for the wrong-winner rate", "%v", args)
+	}
+	code, out, _ := cli(t, "calibrate", "--disks", "20", "--p", "0.9", "--steps-sampled", "30", "--samples", "20")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "errors spread", "the default sim spreads its errors over 8 answers")
+}
+
+func TestCalibrateAtKWithPrices(t *testing.T) {
+	rep := calibrateJSON(t, "--disks", "12", "--p", "0.99", "--k", "3", "--price-in", "0.4", "--price-out", "1.6", "--target", "0.99", "--confidence", "0.9", "--steps-sampled", "20")
+	e := rep.All
+	require.NotNil(t, e.AtK)
+	assert.Equal(t, 3, e.AtK.K)
+	assert.Equal(t, 0.99, rep.Target)
+	assert.Equal(t, 0.9, rep.Confidence)
+	assert.InDelta(t, (e.InputTokens*0.4+e.OutputTokens*1.6)/1e6, e.CostPerSample, 1e-12)
+	assert.InDelta(t, e.Plan.SamplesPerStep*e.CostPerSample*float64(rep.Total), e.Plan.Cost, 1e-9)
+}
+
+func TestCalibrateASpecTask(t *testing.T) {
+	rep := calibrateJSON(t, "--spec", "../../testdata/spec/find-version.json", "--samples", "5", "--p", "1", "--flag-rate", "0")
+	assert.Equal(t, 3, rep.Total)
+	assert.Equal(t, 15, rep.All.Correct, "the script's tool calls ran, so every step's prompt has what it needs")
+	rep = calibrateJSON(t, "--spec", "../../testdata/spec/find-version.json", "--samples", "5", "--p", "1", "--flag-rate", "0", "--tools", "none")
+	assert.Equal(t, 5, rep.All.Correct, "no tools: only the first step can be answered")
+}
+
+func TestCalibrateUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--steps-sampled", "0"}, "--steps-sampled 0: use 1 to 100000"},
+		{[]string{"--samples", "-1"}, "--samples -1: use 1 to 10000"},
+		{[]string{"--steps-sampled", "100000", "--samples", "1000"}, "at most 10000000 samples in all"},
+		{[]string{"--target", "1"}, "--target 1: use a probability above 0 and below 1"},
+		{[]string{"--confidence", "0"}, "--confidence 0: use a probability above 0 and below 1"},
+		{[]string{"--concurrency", "0"}, "--concurrency 0: use 1 to 4096"},
+		{[]string{"--disks", "0"}, "--disks 0: use 1 to 30"},
+		{[]string{"--disks", "3", "--spec", "x.json"}, "--disks and --spec: give one task"},
+		{[]string{"--spec", "no-such-file.json"}, "--spec: open no-such-file.json"},
+		{[]string{"--tools", "none"}, "--root and --tools apply to --spec only"},
+		{[]string{"--k", "auto"}, "--k auto does not apply to maker calibrate"},
+		{[]string{"--journal", "j.jsonl"}, "--journal does not apply to maker calibrate"},
+		{[]string{"--k-floor", "3"}, "--k-floor does not apply to maker calibrate"},
+		{[]string{"--price-in", "-1"}, "--price-in -1: use dollars per million tokens"},
+		{[]string{"--p", "1.5"}, "--p 1.5: use a probability"},
+		{[]string{"--model", "openai:x", "--p", "0.9"}, "--p applies to --model sim only"},
+	} {
+		code, out, errOut := cli(t, append([]string{"calibrate"}, c.args...)...)
+		assert.Equal(t, 2, code, "%v: %s", c.args, errOut)
+		assert.Empty(t, out, "%v", c.args)
+		assert.True(t, strings.HasPrefix(errOut, "maker: "), errOut)
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+	}
+}
+
+func TestHanoiKAuto(t *testing.T) {
+	code, s := hanoiJSON(t, "--disks", "8", "--k", "auto", "--p", "0.95", "--wrong-answers", "1", "--target", "0.95")
+	require.Equal(t, 0, code, "%+v", s)
+	assert.True(t, s.Solved)
+	assert.Zero(t, s.K, "no fixed k")
+	assert.Greater(t, len(s.KHistogram), 1, "k followed the votes: %v", s.KHistogram)
+	assert.Equal(t, 1, s.KHistogram[30], "the first step runs at --k-max")
+	require.NotNil(t, s.PEstimate)
+	assert.InDelta(t, 0.95, s.PEstimate.P, 0.05)
+	assert.Less(t, s.PEstimate.Lower, s.PEstimate.P)
+
+	code, s = hanoiJSON(t, "--disks", "6", "--k", "auto", "--k-floor", "3", "--k-max", "5", "--p", "0.999")
+	require.Equal(t, 0, code)
+	for k := range s.KHistogram {
+		assert.GreaterOrEqual(t, k, 3)
+		assert.LessOrEqual(t, k, 5)
+	}
+
+	code, out, _ := cli(t, "hanoi", "--disks", "5", "--k", "auto", "--progress", "off")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "hanoi 5 disks, k=auto,")
+	assert.Contains(t, out, "steps by k: ")
+	assert.Contains(t, out, "k auto: p ")
+
+	code, out, _ = cli(t, "run", "../../testdata/spec/find-version.json", "--k", "auto", "--progress", "off")
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "k=auto")
+}
+
+func TestKAutoUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hanoi", "--k", "abc"}, `invalid argument "abc" for "--k" flag: want a margin from 1 to 1000, or auto`},
+		{[]string{"hanoi", "--k", "0"}, "--k 0: use 1 to 1000, or auto"},
+		{[]string{"hanoi", "--k", "auto", "--k-floor", "1"}, "--k-floor 1: use 2 to 1000"},
+		{[]string{"hanoi", "--k", "auto", "--k-floor", "4", "--k-max", "3"}, "--k-max 3: use --k-floor (4) to 1000"},
+		{[]string{"hanoi", "--k", "auto", "--target", "0"}, "--target 0: use a probability above 0 and below 1"},
+		{[]string{"hanoi", "--target", "0.9"}, "--target applies to --k auto only"},
+		{[]string{"hanoi", "--k-floor", "3"}, "--k-floor applies to --k auto only"},
+		{[]string{"hanoi", "--k", "auto", "--parallel", "31"}, "--parallel 31: use 1 to --k (30)"},
+		{[]string{"hanoi", "--k", "auto", "--max-samples", "20"}, "--max-samples 20: must be at least --k (30)"},
+		{[]string{"solve", "x.jsonl", "--k", "auto"}, "--k auto applies to maker hanoi and maker run"},
+	} {
+		code, out, errOut := cli(t, c.args...)
+		assert.Equal(t, 2, code, "%v: %s", c.args, errOut)
+		assert.Empty(t, out, "%v", c.args)
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+	}
+}

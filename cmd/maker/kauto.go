@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/spf13/pflag"
+)
+
+// kValue is the --k flag: a margin, or "auto" for maker.AdaptiveK (the
+// margin is then 0).
+type kValue struct {
+	k    *int
+	auto *bool
+}
+
+func (v *kValue) String() string {
+	if v.auto != nil && *v.auto {
+		return "auto"
+	}
+	if v.k == nil {
+		return "0"
+	}
+	return strconv.Itoa(*v.k)
+}
+
+func (v *kValue) Set(s string) error {
+	if strings.EqualFold(strings.TrimSpace(s), "auto") {
+		*v.k, *v.auto = 0, true
+		return nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("want a margin from 1 to %d, or auto", maxK)
+	}
+	*v.k, *v.auto = n, false
+	return nil
+}
+
+func (v *kValue) Type() string { return "k" }
+
+// validateK checks --target, --k-floor and --k-max: they belong to --k
+// auto (and --target to maker calibrate).
+func (f *runFlags) validateK(fs *pflag.FlagSet) error {
+	if !f.kAuto {
+		for _, name := range []string{"k-floor", "k-max"} {
+			if fs.Changed(name) {
+				return usageErr("--%s applies to --k auto only", name)
+			}
+		}
+		if fs.Changed("target") && !f.usesTarget {
+			return usageErr("--target applies to --k auto only (with a fixed --k, see maker calibrate or maker kmin for the k a target needs)")
+		}
+	}
+	switch {
+	case !(f.target > 0 && f.target < 1):
+		return usageErr("--target %v: use a probability above 0 and below 1, such as 0.95", f.target)
+	case !f.kAuto:
+		return nil
+	case f.kFloor < 2 || f.kFloor > maxK:
+		return usageErr("--k-floor %d: use 2 to %d (at k=1 no vote ever disagrees with its winner, so p cannot be estimated)", f.kFloor, maxK)
+	case f.kMax < f.kFloor || f.kMax > maxK:
+		return usageErr("--k-max %d: use --k-floor (%d) to %d", f.kMax, f.kFloor, maxK)
+	}
+	return nil
+}
+
+// kBound is the largest margin a step may have: --k, or --k-max with --k
+// auto.
+func (f *runFlags) kBound() int {
+	if f.kAuto {
+		return f.kMax
+	}
+	return f.k
+}
+
+// adaptive is the --k auto policy for a task of steps steps, nil with a
+// fixed --k.
+func (f *runFlags) adaptive(steps int) *maker.AdaptiveK {
+	if !f.kAuto {
+		return nil
+	}
+	return &maker.AdaptiveK{Target: f.target, Steps: steps, Floor: f.kFloor, Max: f.kMax}
+}
+
+// kText is --k as the summaries print it: "3" or "auto".
+func (f *runFlags) kText() string {
+	if f.kAuto {
+		return "auto"
+	}
+	return strconv.Itoa(f.k)
+}
+
+// pEstimate is the run's estimate of p under --k auto, nil otherwise.
+func (f *runFlags) pEstimate(s *maker.Solver, rep maker.Report) *maker.PEstimate {
+	if s.AdaptiveK == nil {
+		return nil
+	}
+	e := s.AdaptiveK.Estimate(rep)
+	return &e
+}

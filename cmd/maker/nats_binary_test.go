@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The simulated model of the NATS tests: noisy, so that races are long
+// and red flags happen; workers and coordinators give the same flags.
+var natsSim = []string{"--model", "sim", "--seed", "11", "--p", "0.9", "--flag-rate", "0.05"}
+
+// startNATS runs `maker nats` on a free loopback port and returns its URL.
+func startNATS(t *testing.T) string {
+	t.Helper()
+	out, err := os.Create(filepath.Join(t.TempDir(), "nats.out"))
+	require.NoError(t, err)
+	defer out.Close()
+	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", t.TempDir())
+	var url string
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(out.Name())
+		url, _, _ = strings.Cut(string(b), "\n")
+		return strings.HasPrefix(url, "nats://") && strings.Contains(string(b), "\n")
+	}, 20*time.Second, 10*time.Millisecond, "maker nats prints its URL")
+	t.Cleanup(func() {
+		if srv.cmd.ProcessState == nil {
+			_ = srv.cmd.Process.Signal(syscall.SIGTERM)
+			assert.Equal(t, 0, srv.wait(t, 30*time.Second), "maker nats stops cleanly: %s", srv.stderr.String())
+		}
+	})
+	return url
+}
+
+// startWorker runs `maker worker` on url.
+func startWorker(t *testing.T, url string, extra ...string) *child {
+	t.Helper()
+	args := append([]string{"worker", "--nats", url, "--ack-wait", "1s"}, natsSim...)
+	return start(t, nil, append(args, extra...)...)
+}
+
+// stopWorkers stops workers with SIGTERM and returns how many jobs were
+// redelivered to them, from their closing lines.
+func stopWorkers(t *testing.T, ws ...*child) (redelivered int) {
+	t.Helper()
+	re := regexp.MustCompile(`redelivered to it (\d+)`)
+	for _, w := range ws {
+		require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
+		require.Equal(t, 0, w.wait(t, 30*time.Second), "a worker stops cleanly on SIGTERM: %s", w.stderr.String())
+		m := re.FindStringSubmatch(w.stderr.String())
+		require.NotNil(t, m, w.stderr.String())
+		n, _ := strconv.Atoi(m[1])
+		redelivered += n
+	}
+	return redelivered
+}
+
+// sameRun asserts that two hanoi summaries are the same run.
+func sameRun(t *testing.T, want, got hanoiSummary) {
+	t.Helper()
+	assert.True(t, got.Solved)
+	assert.Zero(t, got.WrongSteps)
+	assert.Equal(t, want.Steps, got.Steps)
+	assert.Equal(t, want.Valid, got.Valid)
+	assert.Equal(t, want.Flagged, got.Flagged)
+	assert.Equal(t, want.Errors, got.Errors)
+	assert.Equal(t, want.Flags, got.Flags)
+	assert.Equal(t, want.InputTokens, got.InputTokens)
+	assert.Equal(t, want.OutputTokens, got.OutputTokens)
+}
+
+func summary(t *testing.T, c *child) hanoiSummary {
+	t.Helper()
+	var s hanoiSummary
+	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &s), "stdout %q stderr %q", c.stdout.String(), c.stderr.String())
+	return s
+}
+
+// TestBinaryNATSWorkerKilledMidRun: an embedded server, three workers and
+// a coordinator, as separate processes; one worker is killed with SIGKILL
+// while it holds a job. The job is redelivered, and the 10-disk run ends
+// exactly as a local run with the same seed.
+func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
+	dir := t.TempDir()
+	localJournal := filepath.Join(dir, "local.jsonl")
+	code, local := hanoiJSON(t, append([]string{"--disks", "10", "--journal", localJournal}, natsSim...)...)
+	require.Equal(t, 0, code)
+
+	url := startNATS(t)
+	workers := []*child{startWorker(t, url), startWorker(t, url), startWorker(t, url)}
+	journal := filepath.Join(dir, "remote.jsonl")
+	coord := start(t, nil, append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", journal, "--json", "--progress", "off"}, natsSim...)...)
+	require.Eventually(t, func() bool { return countLines(journal) > 300 }, time.Minute, 5*time.Millisecond)
+
+	// Freeze the victim, and wait until the run stalls on it: it holds a
+	// job (one it was drawing, or one delivered to its open pull). Then
+	// kill it.
+	victim := workers[0]
+	for attempt := 0; ; attempt++ {
+		require.Less(t, attempt, 20, "the frozen worker never held a job")
+		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGSTOP))
+		if stalled(journal, 400*time.Millisecond, 3*time.Second) {
+			break
+		}
+		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGCONT))
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NoError(t, victim.cmd.Process.Kill())
+	_ = victim.wait(t, 10*time.Second)
+
+	require.Equal(t, 0, coord.wait(t, 2*time.Minute), "the run completes without the dead worker: %s", coord.stderr.String())
+	sameRun(t, local, summary(t, coord))
+	assert.Equal(t, decided(t, localJournal), decided(t, journal), "every step's winner, key and votes")
+	assert.GreaterOrEqual(t, stopWorkers(t, workers[1:]...), 1, "the dead worker's job was redelivered")
+}
+
+// stalled reports whether the journal stops growing for quiet, within
+// limit.
+func stalled(journal string, quiet, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	last, since := countLines(journal), time.Now()
+	for time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		if n := countLines(journal); n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) >= quiet {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBinaryNATSCoordinatorKilledAndResumed: a coordinator journaling on
+// the engine is killed with SIGKILL mid-run; another process resumes the
+// run from the JetStream journal, once the dead one's lease expires, and
+// ends with the same result as an uninterrupted run, no step twice.
+func TestBinaryNATSCoordinatorKilledAndResumed(t *testing.T) {
+	dir := t.TempDir()
+	localJournal := filepath.Join(dir, "local.jsonl")
+	code, local := hanoiJSON(t, append([]string{"--disks", "10", "--journal", localJournal}, natsSim...)...)
+	require.Equal(t, 0, code)
+
+	url := startNATS(t)
+	workers := []*child{startWorker(t, url, "--inflight", "2"), startWorker(t, url, "--inflight", "2")}
+	nc, err := cluster.Connect(url, t.Name())
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	lines := func() uint64 {
+		st, err := js.Stream(context.Background(), cluster.JournalStreamPrefix+"run-1")
+		if err != nil {
+			return 0
+		}
+		info, err := st.Info(context.Background())
+		if err != nil {
+			return 0
+		}
+		return info.State.Msgs
+	}
+
+	args := append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", "nats:run-1", "--json", "--progress", "off"}, natsSim...)
+	first := start(t, nil, args...)
+	require.Eventually(t, func() bool { return lines() > 300 }, time.Minute, 5*time.Millisecond)
+	require.NoError(t, first.cmd.Process.Kill())
+	_ = first.wait(t, 10*time.Second)
+	killedAt := lines()
+	require.Less(t, killedAt, uint64(1000), "killed mid-run")
+
+	second := start(t, nil, append(args, "--resume")...)
+	require.Equal(t, 0, second.wait(t, 2*time.Minute), second.stderr.String())
+	got := summary(t, second)
+	sameRun(t, local, got)
+	assert.GreaterOrEqual(t, got.Resumed, int(killedAt)-2, "resumed from the journal, not solved again")
+	assert.Contains(t, second.stderr.String(), "waiting up to", "the dead coordinator's lease held the run for a while")
+
+	var buf bytes.Buffer
+	require.NoError(t, cluster.ExportJournal(context.Background(), js, "run-1", &buf))
+	exported := filepath.Join(dir, "exported.jsonl")
+	require.NoError(t, os.WriteFile(exported, buf.Bytes(), 0o644))
+	assert.Equal(t, decided(t, localJournal), decided(t, exported), "each step once, the same winners, keys and votes")
+	stopWorkers(t, workers...)
+
+	// The finished run's journal is kept, and a new run may not take its
+	// name.
+	c := start(t, nil, args...)
+	assert.Equal(t, 2, c.wait(t, 30*time.Second))
+	assert.Contains(t, c.stderr.String(), "journal already exists")
+}

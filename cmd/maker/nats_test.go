@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNATSUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hanoi", "--journal", "nats:run"}, "give --nats URL too"},
+		{[]string{"hanoi", "--nats", "http://127.0.0.1:4222"}, "want nats://HOST:PORT"},
+		{[]string{"hanoi", "--nats", "nats://127.0.0.1:4222", "--journal", "nats:a.b"}, "run name"},
+		{[]string{"hanoi", "--nats", "nats://127.0.0.1:4222", "--base-url", "http://127.0.0.1:1/v1"}, "--base-url applies to the workers' model"},
+		{[]string{"hanoi", "--nats", "nats://127.0.0.1:4222", "--latency", "1ms"}, "--latency applies to the workers' model"},
+		{[]string{"worker", "--model", "sim"}, "--nats URL"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--inflight", "0"}, "--inflight 0"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--ack-wait", "100ms"}, "--ack-wait 100ms"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--k", "3"}, "unknown flag: --k"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--model", "openai:x", "--seed", "2"}, "--seed applies to --model sim only"},
+		{[]string{"nats", "--addr", "nowhere"}, "--addr"},
+		{[]string{"nats", "--store", ""}, "--store"},
+	} {
+		code, out, errOut := cli(t, c.args...)
+		assert.Equal(t, 2, code, "%v: %s", c.args, errOut)
+		assert.Empty(t, out, "%v", c.args)
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+	}
+}
+
+func TestNATSUnreachableFails(t *testing.T) {
+	for _, args := range [][]string{
+		{"hanoi", "--disks", "3", "--nats", "nats://127.0.0.1:1"},
+		{"worker", "--nats", "nats://127.0.0.1:1"},
+	} {
+		code, _, errOut := cli(t, args...)
+		assert.Equal(t, 1, code, "%v: %s", args, errOut)
+		assert.Contains(t, errOut, "maker nats", "%v: the message says how to start a server", args)
+	}
+}
+
+// In one process: a server and a worker from the library, the CLI's
+// coordinator with its journal on the engine, then a resume of the
+// finished run.
+func TestHanoiOverNATSWithJournalOnTheEngine(t *testing.T) {
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	defer srv.Shutdown()
+	nc, err := cluster.Connect(srv.ClientURL(), "worker")
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	c := sim.DefaultConfig()
+	c.Seed = 1 // the flags' default
+	model, err := sim.New(hanoi.Oracle{}, c)
+	require.NoError(t, err)
+	w, err := cluster.NewWorker(context.Background(), js, model, cluster.WorkerConfig{Inflight: 3})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { assert.NoError(t, w.Run(ctx)) })
+	defer func() { cancel(); wg.Wait() }()
+
+	code, local := hanoiJSON(t, "--disks", "5")
+	require.Equal(t, 0, code)
+	args := []string{"--disks", "5", "--nats", srv.ClientURL(), "--journal", "nats:cli-run", "--timeout", "30s"}
+	code, remote := hanoiJSON(t, args...)
+	require.Equal(t, 0, code)
+	assert.True(t, remote.Solved)
+	assert.Equal(t, local.Valid, remote.Valid)
+	assert.Equal(t, local.Flagged, remote.Flagged)
+	assert.Positive(t, w.Stats().Served)
+
+	code, _, errOut := cli(t, append([]string{"hanoi"}, args...)...)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "journal already exists")
+	start := time.Now()
+	code, resumed := hanoiJSON(t, append(args, "--resume")...)
+	require.Equal(t, 0, code)
+	assert.Equal(t, 31, resumed.Resumed)
+	assert.Less(t, time.Since(start), 5*time.Second, "a closed journal's lease is released at once")
+}
+
+// maker solve over NATS: two coordinators on one tasks file share its
+// tasks through the queue; each task is solved once, and each
+// coordinator ends with every result, the same as a local batch.
+func TestSolveOverNATSTwoCoordinators(t *testing.T) {
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	defer srv.Shutdown()
+	c := sim.DefaultConfig()
+	c.Seed = 1
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	for range 2 {
+		nc, err := cluster.Connect(srv.ClientURL(), "worker")
+		require.NoError(t, err)
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		require.NoError(t, err)
+		model, err := sim.New(hanoi.Oracle{}, c)
+		require.NoError(t, err)
+		w, err := cluster.NewWorker(ctx, js, model, cluster.WorkerConfig{Inflight: 3})
+		require.NoError(t, err)
+		wg.Go(func() { assert.NoError(t, w.Run(ctx)) })
+	}
+
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	var lines []string
+	for i := range 6 {
+		lines = append(lines, fmt.Sprintf(`{"id": "h%d", "hanoi": {"disks": %d}}`, i, 3+i%3))
+	}
+	lines = append(lines, `{"id": "bad", "hanoi": {"disks": 0}}`)
+	require.NoError(t, os.WriteFile(tasks, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+
+	code, _, errOut := cli(t, "solve", tasks, "--out", filepath.Join(dir, "local.jsonl"), "--progress", "off")
+	require.Equal(t, 1, code, errOut) // the bad line
+	local := readResults(t, filepath.Join(dir, "local.jsonl"))
+
+	type outcome struct {
+		code   int
+		stderr string
+		sum    solveSummary
+	}
+	outs := make([]outcome, 2)
+	var cw sync.WaitGroup
+	for i, name := range []string{"a.jsonl", "b.jsonl"} {
+		cw.Go(func() {
+			code, out, errOut := cli(t, "solve", tasks, "--out", filepath.Join(dir, name), "--nats", srv.ClientURL(), "--concurrency", "2", "--progress", "off", "--json")
+			var sum solveSummary
+			if err := json.Unmarshal([]byte(out), &sum); err != nil {
+				errOut += "\nno JSON summary: " + out
+			}
+			outs[i] = outcome{code, errOut, sum}
+		})
+	}
+	cw.Wait()
+	here := 0
+	re := regexp.MustCompile(`(\d+) tasks? solved here`)
+	for i, name := range []string{"a.jsonl", "b.jsonl"} {
+		assert.Equal(t, 1, outs[i].code, "the bad line fails the batch: %s", outs[i].stderr)
+		assert.Equal(t, 7, outs[i].sum.Tasks)
+		assert.Equal(t, 6, outs[i].sum.Solved)
+		assert.Equal(t, 1, outs[i].sum.Invalid)
+		assert.Zero(t, outs[i].sum.Skipped, "none was recorded by an earlier run")
+		m := re.FindStringSubmatch(outs[i].stderr)
+		require.NotNil(t, m, outs[i].stderr)
+		n, _ := strconv.Atoi(m[1])
+		here += n
+		got := readResults(t, filepath.Join(dir, name))
+		require.Len(t, got, 7, "every result in each coordinator's --out")
+		for id, want := range local {
+			g := got[id]
+			assert.Equal(t, want.Status, g.Status, id)
+			assert.Equal(t, want.Steps, g.Steps, id)
+			assert.Equal(t, want.Valid, g.Valid, id)
+			assert.Equal(t, want.Flagged, g.Flagged, id)
+			assert.Equal(t, want.OutputTokens, g.OutputTokens, id)
+		}
+	}
+	assert.Equal(t, 6, here, "each task solved once, by one of the coordinators")
+}
+
+func readResults(t *testing.T, path string) map[string]batch.Result {
+	t.Helper()
+	out := map[string]batch.Result{}
+	for _, line := range strings.Split(strings.TrimSpace(string(mustRead(t, path))), "\n") {
+		var r batch.Result
+		require.NoError(t, json.Unmarshal([]byte(line), &r))
+		_, dup := out[r.Key()]
+		require.False(t, dup, "a result twice: %s", line)
+		out[r.Key()] = r
+	}
+	return out
+}

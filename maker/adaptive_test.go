@@ -1,0 +1,249 @@
+package maker_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
+	a, err := maker.AdaptiveK{Target: 0.95, Steps: 10}.WithDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 2, Max: 30, Confidence: 0.95}, a)
+	a, err = maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 40}.WithDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, 40, a.Max, "a floor above the default max raises it")
+
+	for _, c := range []struct {
+		field string
+		bad   maker.AdaptiveK
+	}{
+		{"Target", maker.AdaptiveK{Target: 1, Steps: 10}},
+		{"Target", maker.AdaptiveK{Target: math.NaN(), Steps: 10}},
+		{"Steps", maker.AdaptiveK{Target: 0.9, Steps: 0}},
+		{"Floor", maker.AdaptiveK{Target: 0.9, Steps: 10, Floor: 1}},
+		{"Max", maker.AdaptiveK{Target: 0.9, Steps: 10, Floor: 5, Max: 4}},
+		{"Max", maker.AdaptiveK{Target: 0.9, Steps: 10, Max: 1 << 20}},
+		{"Confidence", maker.AdaptiveK{Target: 0.9, Steps: 10, Confidence: 0.4}},
+	} {
+		_, err := c.bad.WithDefaults()
+		require.ErrorIs(t, err, maker.ErrAdaptiveK, "%+v", c.bad)
+		assert.Contains(t, err.Error(), c.field, "the error names the field")
+	}
+}
+
+func TestWilsonLowerKnownValues(t *testing.T) {
+	z := 1.6448536269514722 // the normal quantile of 0.95
+	assert.InDelta(t, 30/(30+z*z), maker.WilsonLower(30, 30, 0.95), 1e-12, "unanimous: n/(n+z²)")
+	// The two-sided 95% Wilson interval of 50/100 is [0.4038, 0.5962]: its
+	// lower end is the one-sided 97.5% bound.
+	assert.InDelta(t, 0.4038, maker.WilsonLower(50, 100, 0.975), 5e-5)
+	assert.Zero(t, maker.WilsonLower(0, 0, 0.95))
+	assert.Zero(t, maker.WilsonLower(0, 10, 0.95))
+	assert.Less(t, maker.WilsonLower(99, 100, 0.95), 0.99, "a lower bound")
+}
+
+func TestAdaptiveKChoice(t *testing.T) {
+	a, err := maker.AdaptiveK{Target: 0.95, Steps: 4095}.WithDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, a.Max, a.K(0, 0, 0), "no votes: the first step runs at Max")
+	assert.Equal(t, a.Max, a.K(0, 3, 3), "three votes bound p near 1/2 only")
+	assert.Equal(t, a.Floor, a.K(0, 1_000_000, 1_000_000), "a million agreeing votes: the floor")
+	assert.Equal(t, a.Max, a.K(0, 500, 1000), "p_low below 1/2: no margin helps, Max")
+	// p̂ = 0.95 over 10,000 votes bounds p above 0.9463, where k_min for
+	// 4,095 steps at 0.95 is 4 ((1 + r^4)^-4095 >= 0.95 with r = 0.0568),
+	// the same as at the true 0.95.
+	assert.Equal(t, 4, a.K(0, 9500, 10000))
+
+	prev := a.Max
+	for w := 900; w <= 1000; w += 5 {
+		k := a.K(0, w, 1000)
+		assert.LessOrEqual(t, k, prev, "more agreement never raises k (w=%d)", w)
+		assert.GreaterOrEqual(t, k, a.Floor)
+		prev = k
+	}
+	prev = a.Max
+	for step := 0; step < 4095; step += 256 {
+		k := a.K(step, 9500, 10000)
+		assert.LessOrEqual(t, k, prev, "fewer steps left never raise k (step %d)", step)
+		prev = k
+	}
+	assert.Equal(t, 2, a.K(4094, 9500, 10000), "the last step alone needs k=2 at p=0.95 for 0.95")
+}
+
+// journaledRun runs 8-disk Hanoi with adaptive k on the simulated model
+// (p = 0.9, 5% red flags), journaled at path with a checkpoint every 16
+// steps, stopping after stop steps (0: never).
+func journaledRun(t *testing.T, path string, resume bool, stop int, policy maker.AdaptiveK) (maker.Report, *hanoi.Task, error) {
+	t.Helper()
+	var j *maker.Journal
+	var err error
+	if resume {
+		j, err = maker.OpenJournal(path)
+	} else {
+		j, err = maker.CreateJournal(path)
+	}
+	require.NoError(t, err)
+	j.CheckpointEvery = 16
+	task, err := hanoi.New(8)
+	require.NoError(t, err)
+	s := &maker.Solver{Model: simModel(t, 3, 0.9), AdaptiveK: &policy, Journal: j, MaxSteps: stop}
+	rep, err := s.Solve(context.Background(), task)
+	require.NoError(t, j.Close())
+	return rep, task, err
+}
+
+// stepKs reads each step's k from a journal.
+func stepKs(t *testing.T, path string) []int {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var ks []int
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r struct {
+			Step *int `json:"step"`
+			K    int  `json:"k"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
+		if r.Step != nil {
+			require.Equal(t, len(ks), *r.Step)
+			ks = append(ks, r.K)
+		}
+	}
+	return ks
+}
+
+func TestAdaptiveKResumesWithTheSameChoices(t *testing.T) {
+	dir := t.TempDir()
+	policy := maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(8)}
+	whole := filepath.Join(dir, "whole.jsonl")
+	want, task, err := journaledRun(t, whole, false, 0, policy)
+	require.NoError(t, err)
+	require.True(t, task.Solved())
+	wantKs := stepKs(t, whole)
+	require.Len(t, wantKs, 255)
+	assert.Equal(t, maker.DefaultKMax, wantKs[0], "the first step knows nothing: Max")
+	assert.Greater(t, len(want.KHistogram), 1, "k followed the votes")
+	assert.Less(t, wantKs[100], wantKs[0])
+
+	// Stopped at step 40 and at step 100 (checkpoints at 16, 32, ...,
+	// so the resume restores the totals from one and replays the rest),
+	// then resumed to the end: the same k at every step, the same totals.
+	for _, stop := range []int{40, 100} {
+		path := filepath.Join(dir, "cut.jsonl")
+		_ = os.Remove(path)
+		_, _, err := journaledRun(t, path, false, stop, policy)
+		require.ErrorIs(t, err, maker.ErrStepLimit)
+		got, task, err := journaledRun(t, path, true, 0, policy)
+		require.NoError(t, err)
+		assert.True(t, task.Solved())
+		assert.Equal(t, stop, got.Resumed)
+		assert.Equal(t, wantKs, stepKs(t, path), "stop %d: every step's k as uninterrupted", stop)
+		assert.Equal(t, want.KHistogram, got.KHistogram)
+		assert.Equal(t, want.Counts, got.Counts)
+		w1, v1 := want.Agreement()
+		w2, v2 := got.Agreement()
+		assert.Equal(t, [2]int{w1, v1}, [2]int{w2, v2})
+	}
+}
+
+func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	policy := maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(8)}
+	_, _, err := journaledRun(t, path, false, 10, policy)
+	require.ErrorIs(t, err, maker.ErrStepLimit)
+
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	var header struct {
+		Settings maker.Settings `json:"settings"`
+	}
+	require.NoError(t, json.NewDecoder(f).Decode(&header))
+	f.Close()
+	assert.Zero(t, header.Settings.K, "no fixed k")
+	require.NotNil(t, header.Settings.KAuto)
+	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 255, Floor: 2, Max: 30, Confidence: 0.95}, *header.Settings.KAuto)
+
+	other := policy
+	other.Target = 0.99
+	_, _, err = journaledRun(t, path, true, 0, other)
+	require.ErrorIs(t, err, maker.ErrJournalMismatch)
+	assert.Contains(t, err.Error(), "k_auto: auto(target=0.95 steps=255 floor=2 max=30 confidence=0.95) in the journal, auto(target=0.99")
+
+	other = policy
+	other.Floor = 3
+	_, _, err = journaledRun(t, path, true, 0, other)
+	require.ErrorIs(t, err, maker.ErrJournalMismatch)
+	assert.Contains(t, err.Error(), "floor=3")
+
+	// A fixed k cannot resume an adaptive run.
+	j, err := maker.OpenJournal(path)
+	require.NoError(t, err)
+	task, err := hanoi.New(8)
+	require.NoError(t, err)
+	_, err = (&maker.Solver{Model: simModel(t, 3, 0.9), Journal: j}).Solve(context.Background(), task)
+	require.NoError(t, j.Close())
+	require.ErrorIs(t, err, maker.ErrJournalMismatch)
+	assert.Contains(t, err.Error(), "k: 0 in the journal, 3 now")
+	assert.Contains(t, err.Error(), "in the journal, none now")
+
+	_, _, err = journaledRun(t, path, true, 0, policy)
+	assert.NoError(t, err, "the same policy resumes")
+}
+
+func TestAdaptiveKBudgetAndPolicyChecked(t *testing.T) {
+	task, err := hanoi.New(3)
+	require.NoError(t, err)
+	s := &maker.Solver{Model: simModel(t, 1, 0.99), Vote: vote.Config{MaxSamples: 10}, AdaptiveK: &maker.AdaptiveK{Target: 0.95, Steps: 7}}
+	_, err = s.Solve(context.Background(), task)
+	require.ErrorIs(t, err, maker.ErrAdaptiveK)
+	assert.Contains(t, err.Error(), "MaxSamples 10 cannot hold a race at Max 30")
+
+	s.AdaptiveK = &maker.AdaptiveK{Target: 0.95, Steps: 7, Floor: 1}
+	_, err = s.Solve(context.Background(), task)
+	require.ErrorIs(t, err, maker.ErrAdaptiveK)
+
+	s.Vote.MaxSamples = 0
+	s.AdaptiveK = &maker.AdaptiveK{Target: 0.95, Steps: 7, Max: 4}
+	rep, err := s.Solve(context.Background(), task)
+	require.NoError(t, err)
+	assert.True(t, task.Solved())
+	assert.Positive(t, rep.KHistogram[4], "the first step runs at Max")
+	for k := range rep.KHistogram {
+		assert.LessOrEqual(t, k, 4, "never above Max")
+		assert.GreaterOrEqual(t, k, 2, "never below the floor")
+	}
+}
+
+func TestAdaptiveKPoolsAnEnsemble(t *testing.T) {
+	ens, err := maker.NewEnsemble(simModel(t, 1, 0.95), simModel(t, 2, 0.9))
+	require.NoError(t, err)
+	task, err := hanoi.New(7)
+	require.NoError(t, err)
+	policy := &maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(7)}
+	s := &maker.Solver{Model: ens, AdaptiveK: policy}
+	rep, err := s.Solve(context.Background(), task)
+	require.NoError(t, err)
+	assert.True(t, task.Solved())
+	w, v := rep.Agreement()
+	assert.Equal(t, rep.Models[0].WinnerVotes+rep.Models[1].WinnerVotes, w)
+	assert.Equal(t, rep.Valid, v, "every valid vote of a decided step is counted")
+	e := policy.Estimate(rep)
+	assert.Equal(t, w, e.WinnerVotes)
+	assert.InDelta(t, float64(w)/float64(v), e.P, 1e-12)
+	assert.Less(t, e.Lower, e.P)
+	assert.Contains(t, rep.String(), "steps by k: ")
+}

@@ -1,0 +1,62 @@
+package calibrate_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/calibrate"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
+)
+
+// Before a million-step run: sample 100 steps of 20-disk Hanoi, 30 times
+// each, on a model that is right 99% of the time and always makes the
+// same mistake.
+func ExampleRun() {
+	model, err := sim.New(hanoi.Oracle{}, sim.Config{P: 0.99, WrongAnswers: 1, Seed: 1})
+	if err != nil {
+		panic(err)
+	}
+	steps, err := calibrate.Hanoi(20)
+	if err != nil {
+		panic(err)
+	}
+	rep, err := calibrate.Run(context.Background(), calibrate.Config{
+		Steps:        steps,
+		Solver:       &maker.Solver{Model: model, Price: maker.Price{InputPerMillion: 0.4, OutputPerMillion: 1.6}},
+		StepsSampled: 100,
+		Samples:      30,
+		Target:       0.95,
+	})
+	if err != nil {
+		panic(err)
+	}
+	e := rep.All
+	fmt.Printf("p = %.4f, 95%% interval [%.4f, %.4f]\n", e.P, e.Low, e.High)
+	fmt.Printf("pairs of wrong answers to one step: %d, the same answer in %d\n", e.Repeat.Pairs, e.Repeat.Same)
+	fmt.Printf("k_min = %d for %d steps; %.2f samples per step, $%.0f in all\n", e.KMin, rep.Total, e.Plan.SamplesPerStep, e.Plan.Cost)
+	// Output:
+	// p = 0.9917, 95% interval [0.9873, 0.9948]
+	// pairs of wrong answers to one step: 5, the same answer in 5
+	// k_min = 4 for 1048575 steps; 4.07 samples per step, $1082 in all
+}
+
+// Fixed k beside adaptive k on the simulated model: the rows of the
+// benchmarks.
+func ExampleCompareHanoi() {
+	cfg := sim.DefaultConfig()
+	cfg.P, cfg.WrongAnswers = 0.95, 1
+	rows, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{
+		Disks: 8, Sim: cfg, Seeds: []uint64{1, 2}, Fixed: []int{2}, Auto: []maker.AdaptiveK{{Target: 0.95}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range calibrate.Summarize(rows) {
+		fmt.Printf("%s: %.2f samples per step, %d wrong steps in %d runs\n", s.Policy, s.SamplesPerStep, s.WrongSteps, s.Runs)
+	}
+	// Output:
+	// k=2: 2.19 samples per step, 1 wrong steps in 2 runs
+	// auto(target=0.95 steps=255 floor=2 max=30 confidence=0.95): 3.73 samples per step, 0 wrong steps in 2 runs
+}

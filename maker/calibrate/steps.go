@@ -1,0 +1,175 @@
+package calibrate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/spec"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Steps is a task whose every step can be built on its own, with its
+// correct answer: what calibration needs. A microagent is stateless, so a
+// step asked out of order, in its true state, is the step a run would
+// ask.
+type Steps interface {
+	// Total is the number of steps of the whole task: the run that k_min
+	// is planned for.
+	Total() int
+	// Step builds step i, 0 <= i < Total(), in the state the correct
+	// answers to steps 0..i-1 lead to. It is called from one goroutine,
+	// once per sampled step.
+	Step(ctx context.Context, i int) (Step, error)
+}
+
+// Step is one step, ready to sample.
+type Step struct {
+	// Messages are the step's prompt, as the task's Prompt gives it.
+	Messages []llms.MessageContent
+	// Decode is the task's Decode: it turns a reply into an answer or a
+	// red flag. It must be safe for concurrent use.
+	Decode func(maker.Reply) (intent.Output, error)
+	// Correct is the step's correct answer; a valid sample is right when
+	// its vote key is Correct's.
+	Correct intent.Output
+}
+
+// hanoiSteps are the steps of Towers of Hanoi with n disks.
+type hanoiSteps struct {
+	n    int
+	task *hanoi.Task // for Decode, which reads only n
+}
+
+// Hanoi returns the steps of Towers of Hanoi with n disks, the paper's
+// task: step i in the state after the first i moves of the solution, after
+// the i-th move, with hanoi.CorrectAnswer as its answer. Building a step
+// costs O(n), whatever i. Errors: those of hanoi.New.
+func Hanoi(n int) (Steps, error) {
+	t, err := hanoi.New(n)
+	if err != nil {
+		return nil, err
+	}
+	return hanoiSteps{n: n, task: t}, nil
+}
+
+func (h hanoiSteps) Total() int { return hanoi.TotalSteps(h.n) }
+
+func (h hanoiSteps) Step(_ context.Context, i int) (Step, error) {
+	if i < 0 || i >= h.Total() {
+		return Step{}, fmt.Errorf("hanoi step %d of %d: out of range", i, h.Total())
+	}
+	s, prev := hanoiAt(h.n, i)
+	a, err := hanoi.CorrectAnswer(s, prev)
+	if err != nil { // unreachable: the solution's states always have a move
+		return Step{}, err
+	}
+	return Step{Messages: hanoi.Messages(h.n, s, prev), Decode: h.task.Decode, Correct: intent.Output{Value: a.Value()}}, nil
+}
+
+// hanoiAt returns the state after the first i moves of the n-disk solution
+// (from peg 0 to peg 2) and the i-th move (nil for i = 0), in O(n): the
+// largest disk of a tower of m moves once, at move 2^(m-1); before it the
+// m-1 smaller disks go from the source to the spare peg, after it from
+// the spare to the target.
+func hanoiAt(n, i int) (hanoi.State, *hanoi.Move) {
+	s := hanoi.State{{}, {}, {}}
+	from, to, via := 0, 2, 1
+	var prev *hanoi.Move
+	for m := n; m >= 1; m-- {
+		half := 1 << (m - 1)
+		if i < half { // disk m has not moved: the smaller disks are on their way to via
+			s[from] = append(s[from], m)
+			to, via = via, to
+			continue
+		}
+		if i == half { // disk m's move is the i-th
+			prev = &hanoi.Move{Disk: m, From: from, To: to}
+		}
+		s[to] = append(s[to], m)
+		i -= half
+		from, via = via, from
+	}
+	return s, prev
+}
+
+// specSteps are the steps of a spec task's script.
+type specSteps struct {
+	spec     *spec.Spec
+	ex       *executor.Executor
+	decode   func(maker.Reply) (intent.Output, error)
+	states   []json.RawMessage // the state before each step
+	corrects []intent.Output
+}
+
+// Spec returns the steps of a spec task's script (spec.Spec.Script): step
+// i in the state the script's replies to steps 0..i-1 lead to, with the
+// script's i-th reply as its correct answer, decoded by the task's own
+// Decode. When the script's reply to step i-1 is a tool call, step i's
+// prompt shows that call's observation, run by ex as a run would run it
+// (its policy decides; a denial is the observation); ex may be nil only
+// for a script without tool calls. Total is the script's length.
+//
+// Errors wrap ErrConfig: a spec without a script, a script reply its own
+// contract refuses, a tool call in a script without an executor.
+func Spec(sp *spec.Spec, ex *executor.Executor) (Steps, error) {
+	if sp == nil || len(sp.Script) == 0 {
+		return nil, fmt.Errorf("%w: the spec has no script: calibration needs each step's correct reply", ErrConfig)
+	}
+	task := spec.New(sp)
+	st := &specSteps{spec: sp, ex: ex, decode: task.Decode}
+	state := sp.InitialState
+	for i, s := range sp.Script {
+		out, err := task.Decode(maker.Reply{Text: string(s.Reply)})
+		if err != nil {
+			return nil, fmt.Errorf("%w: the script's reply to step %d is not a valid answer: %w", ErrConfig, i, err)
+		}
+		if out.Intent != nil && ex == nil {
+			return nil, fmt.Errorf("%w: the script's step %d calls tool %s: give an executor to run it", ErrConfig, i, out.Intent.Tool)
+		}
+		st.states = append(st.states, state)
+		st.corrects = append(st.corrects, out)
+		if m, ok := out.Value.(map[string]any); ok {
+			if v, ok := m["state"]; ok {
+				if state, err = json.Marshal(v); err != nil {
+					return nil, fmt.Errorf("%w: the script's step %d: %w", ErrConfig, i, err)
+				}
+			}
+		}
+	}
+	return st, nil
+}
+
+func (s *specSteps) Total() int { return len(s.spec.Script) }
+
+func (s *specSteps) Step(ctx context.Context, i int) (Step, error) {
+	if i < 0 || i >= s.Total() {
+		return Step{}, fmt.Errorf("spec step %d of %d: out of range", i, s.Total())
+	}
+	task := spec.New(s.spec)
+	snap, err := json.Marshal(struct {
+		State json.RawMessage `json:"state"`
+		Step  int             `json:"step"`
+	}{s.states[i], i})
+	if err != nil {
+		return Step{}, err
+	}
+	if err := task.Restore(snap); err != nil {
+		return Step{}, err
+	}
+	var last *intent.Observation
+	if i > 0 {
+		if ti := s.corrects[i-1].Intent; ti != nil {
+			obs, err := s.ex.Execute(ctx, *ti)
+			if err != nil {
+				return Step{}, fmt.Errorf("step %d: running the script's tool call of step %d (%s): %w", i, i-1, ti.Tool, err)
+			}
+			last = &obs
+		}
+	}
+	return Step{Messages: task.Prompt(last), Decode: s.decode, Correct: s.corrects[i]}, nil
+}

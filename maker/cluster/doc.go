@@ -1,0 +1,82 @@
+// Package cluster is the NATS JetStream engine of mdap: it draws the
+// samples of a run on many machines and keeps runs alive when any of them
+// dies. Everything goes through JetStream as NATS designed it (work-queue
+// streams, durable pull consumers, acknowledgements, message-id
+// deduplication, expected-sequence publishes, a key-value bucket): there
+// is no protocol of mdap's own beside the JSON of a job and its reply.
+//
+// # The parts
+//
+//   - [Worker]: a stateless sample worker. It takes jobs from its route's
+//     queue, calls its model, publishes the reply and then acknowledges
+//     the job (maker worker).
+//   - [Drawer] and its [Model]: the coordinator's side. A Model is an
+//     llms.Model whose calls are jobs for the workers of one route, so a
+//     maker.Solver draws through the workers unchanged; maker.NewEnsemble
+//     over several Models is an ensemble across machines.
+//   - [CreateJournal], [OpenJournal]: a maker.Journal kept in a stream per
+//     run, locked by a lease, so a run killed on one machine resumes on
+//     another (--journal nats:RUN).
+//   - [TaskQueue]: a batch's tasks spread over several coordinators, each
+//     task completed once.
+//   - [Server]: an embedded NATS server with JetStream (maker nats), for
+//     one machine and for tests; a real NATS cluster serves the same
+//     clients.
+//
+// # Routes: where workers and coordinators meet
+//
+// A route is the identity of the model the workers run
+// (maker.ModelIdentity: for the simulated model its seed and every setting
+// that changes an answer; for a provider its spec, such as
+// "openai:gpt-4o-mini"). Jobs for a route go to subject
+// mdap.jobs.<RouteToken(route)> of [JobsStream], and every worker of the
+// route pulls from one durable consumer, w-<token>. A Model's Identity is
+// its route, so a journal written through the engine records the same
+// model as one written in process.
+//
+// # Determinism across machines
+//
+// A job carries the sample's identity (maker.SampleIDFrom on the
+// coordinator), and the worker puts it back in its model's context
+// (maker.WithSampleID). The simulated model's answer depends on (seed,
+// step, sample index) only, so a run over any number of workers, whoever
+// draws which sample and whatever dies on the way, equals a local run with
+// the same seed: the same winners, votes and totals.
+//
+// # One sample's life
+//
+//  1. Model.GenerateContent publishes a [Job] on JobsStream (message id:
+//     the job's id; a TTL: the Drawer's Timeout) and waits.
+//  2. A worker of the route pulls it, reports progress every third of the
+//     ack wait while its model runs, publishes a [Reply] on
+//     RepliesStream (message id: the job's id) and acknowledges the job,
+//     which leaves the queue.
+//  3. The Drawer's reply consumer hands the reply to the waiting call,
+//     once: a second reply to the same job counts nowhere.
+//  4. If the call ends first (the race was decided, or the Timeout
+//     passed), the job is withdrawn: deleted from the queue if no worker
+//     took it, and a cancellation notice stops the worker that did.
+//
+// # When a part dies
+//
+//   - A worker: the jobs it held are redelivered to another worker of the
+//     route when their ack wait passes without a progress report
+//     (DefaultAckWait). The race waits that long for those samples, then
+//     gets the same answers.
+//   - A coordinator: its queued jobs expire; its journal's lease expires
+//     LeaseTTL after its last refresh (DefaultLeaseTTL), and another
+//     coordinator resumes the run from the journal with no step twice; a
+//     TaskQueue claim it held is redelivered after the queue's ack wait
+//     and resumed from the task's journal.
+//   - The server: clients reconnect until it is back; samples in flight
+//     fail and the race draws them again within its error budget. What
+//     the server acknowledged is on its store and survives a restart
+//     (a power loss too with ServerConfig.SyncAlways, or on a cluster with
+//     3 replicas).
+//
+// # Cost
+//
+// A sample through the engine is three stored messages (the job, the
+// reply and the acknowledgement) and about a millisecond on loopback;
+// BenchmarkEngine measures it against drawing in process.
+package cluster

@@ -1,0 +1,89 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Connect dials the NATS server at url for a coordinator or a worker,
+// named name in the server's monitoring. The connection then reconnects
+// forever, every half second, when the server goes away: work resumes when
+// it is back. opts are added (nats.Token for a server that requires one,
+// TLS options, ...). The first dial fails fast, wrapping ErrEngine, when
+// nothing answers at url.
+func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
+	base := []nats.Option{
+		nats.Name(name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond),
+	}
+	nc, err := nats.Connect(url, append(base, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: connect to %s: %w", ErrEngine, url, err)
+	}
+	return nc, nil
+}
+
+// replicas defaults a replica count to 1.
+func replicas(n int) int { return max(n, 1) }
+
+// ensureStream creates a stream with cfg, or uses the one of that name as
+// it is (an operator may have given it more replicas).
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	s, err := js.CreateStream(ctx, cfg)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		s, err = js.Stream(ctx, cfg.Name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: stream %s: %w", ErrEngine, cfg.Name, err)
+	}
+	return s, nil
+}
+
+// jobsStreamConfig is the work queue of sample jobs: a job is removed when
+// a worker acknowledges it, withdrawn by its coordinator, or expires (its
+// TTL is the coordinator's timeout).
+func jobsStreamConfig(n int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        JobsStream,
+		Description: "mdap sample jobs for stateless workers",
+		Subjects:    []string{jobsSubject + ">"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas(n),
+		MaxAge:      time.Hour,
+		Duplicates:  2 * time.Minute,
+		AllowMsgTTL: true,
+	}
+}
+
+// repliesStreamConfig is the work queue of replies, one consumer per
+// Drawer; MaxAge clears replies to coordinators that died.
+func repliesStreamConfig(n int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        RepliesStream,
+		Description: "mdap workers' replies to sample jobs",
+		Subjects:    []string{repliesSubject + ">"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas(n),
+		MaxAge:      time.Hour,
+		Duplicates:  2 * time.Minute,
+	}
+}
+
+// ensureSampleStreams creates (or finds) the jobs and replies streams.
+func ensureSampleStreams(ctx context.Context, js jetstream.JetStream, n int) (jobs jetstream.Stream, err error) {
+	if jobs, err = ensureStream(ctx, js, jobsStreamConfig(n)); err != nil {
+		return nil, err
+	}
+	if _, err = ensureStream(ctx, js, repliesStreamConfig(n)); err != nil {
+		return nil, err
+	}
+	return jobs, nil
+}

@@ -1,0 +1,85 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// startServer starts an embedded server on a free loopback port with a
+// temporary store; it is shut down when the test ends.
+func startServer(t testing.TB) *cluster.Server {
+	t.Helper()
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	return srv
+}
+
+// connect opens a client connection and its JetStream context.
+func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := cluster.Connect(url, t.Name())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return nc, js
+}
+
+// runWorker runs w until the test ends (or stop is called) and checks
+// that Run returned nil.
+func runWorker(t testing.TB, w *cluster.Worker) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var err error
+	wg.Go(func() { err = w.Run(ctx) })
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			require.NoError(t, err)
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// newDrawer opens a Drawer closed when the test ends.
+func newDrawer(t testing.TB, js jetstream.JetStream, cfg cluster.DrawerConfig) *cluster.Drawer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := cluster.NewDrawer(ctx, js, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	return d
+}
+
+func newWorker(t testing.TB, js jetstream.JetStream, m llms.Model, cfg cluster.WorkerConfig) *cluster.Worker {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w, err := cluster.NewWorker(ctx, js, m, cfg)
+	require.NoError(t, err)
+	return w
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func jsonMarshal(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}

@@ -1,0 +1,497 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DefaultLeaseTTL is how long a journal's lease outlives a coordinator
+// that stopped refreshing it (it died, or lost the server) when
+// JournalConfig.LeaseTTL is zero.
+const DefaultLeaseTTL = 10 * time.Second
+
+// opTimeout bounds one engine operation of a journal store, which has no
+// context of its own (maker.JournalStore's methods take none).
+const opTimeout = 30 * time.Second
+
+// JournalConfig configures a run's journal on the engine.
+type JournalConfig struct {
+	// LeaseTTL is how long the run's lease lasts without a refresh; the
+	// holder refreshes it every third of it. 0 means DefaultLeaseTTL. The
+	// lease bucket is created with the first TTL asked for; later
+	// journals use the bucket's.
+	LeaseTTL time.Duration
+	// WaitLock is how long CreateJournal and OpenJournal wait for a lease
+	// held by another coordinator: one that died frees it within
+	// LeaseTTL. 0 means not at all: ErrJournalLocked at once.
+	WaitLock time.Duration
+	// Owner names the holder in the lease, shown to a coordinator that
+	// finds the run locked; empty means host/pid.
+	Owner string
+	// Replicas is the replica count of the journal stream and the lease
+	// bucket when they are created; 0 means 1.
+	Replicas int
+}
+
+// JournalName is the name a journal on the engine goes by in messages
+// ("nats:RUN", as a file journal goes by its path).
+func JournalName(run string) string { return "nats:" + run }
+
+// CreateJournal starts the journal of a new run named run (see checkName:
+// letters, digits, '-', '_') on the engine: a stream MDAP_JOURNAL_<run>
+// holding one message per journal line, locked by a lease in LeaseBucket.
+// It is a maker.Journal like a file's: hand it to maker.Solver.Journal
+// and Close it when the run ends.
+//
+// Guarantees: a line is stored on the server (acknowledged) before Flush
+// returns, which the Journal does before each next step: a coordinator
+// killed at any moment loses no decided step. Sync is the same wait: a
+// server's power loss costs the last lines unless the server syncs every
+// write (ServerConfig.SyncAlways) or the stream has 3 replicas. Exclusion:
+// one coordinator per run, by a lease that expires LeaseTTL after its
+// holder stops refreshing it; and every append expects the stream's last
+// sequence, so even a coordinator that lost its lease without knowing can
+// never interleave lines with the one that took over.
+//
+// Errors: ErrConfig (a bad run name); maker.ErrJournalExists when the run
+// already has lines (resume it with OpenJournal, or DeleteJournal it);
+// maker.ErrJournalLocked when another coordinator holds the lease beyond
+// WaitLock; ErrEngine.
+func CreateJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (*maker.Journal, error) {
+	return openJournal(ctx, js, run, cfg, true)
+}
+
+// OpenJournal opens the journal of run on the engine to resume it, taking
+// its lease (see CreateJournal for the guarantees, and maker.NewJournal
+// for what is read and refused). Errors: ErrConfig; maker.ErrJournalPath
+// when the engine has no journal for run; maker.ErrJournalLocked;
+// maker.ErrJournalCorrupt, maker.ErrJournalVersion; ErrEngine.
+func OpenJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (*maker.Journal, error) {
+	return openJournal(ctx, js, run, cfg, false)
+}
+
+func journalStreamConfig(run string, n int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        JournalStreamPrefix + run,
+		Description: "mdap journal of run " + run,
+		Subjects:    []string{journalSubject + run},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas(n),
+		DenyDelete:  true,
+	}
+}
+
+func openJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig, create bool) (*maker.Journal, error) {
+	if err := checkName("run", run); err != nil {
+		return nil, err
+	}
+	l, err := acquireLease(ctx, js, run, cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := js.Stream(ctx, JournalStreamPrefix+run)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound) && create:
+		st, err = ensureStream(ctx, js, journalStreamConfig(run, cfg.Replicas))
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		err = fmt.Errorf("%w: the engine has no journal for run %q (start a run with it first)", maker.ErrJournalPath, run)
+	case err != nil:
+		err = fmt.Errorf("%w: journal stream of %q: %w", ErrEngine, run, err)
+	}
+	if err != nil {
+		l.release()
+		return nil, err
+	}
+	s := &journalStore{js: js, stream: st, run: run, subject: journalSubject + run, lease: l}
+	if err := s.load(ctx); err != nil {
+		l.release()
+		return nil, err
+	}
+	if create && s.lines > 0 {
+		l.release()
+		return nil, fmt.Errorf("%w: %s has %d lines (resume it, or delete it to start over)", maker.ErrJournalExists, JournalName(run), s.lines)
+	}
+	j, err := maker.NewJournal(s)
+	if err != nil {
+		l.release()
+		return nil, err
+	}
+	return j, nil
+}
+
+// DeleteJournal deletes the journal of run from the engine, taking its
+// lease first (so a run in progress is never deleted under its
+// coordinator: maker.ErrJournalLocked). Deleting a journal that does not
+// exist is not an error.
+func DeleteJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) error {
+	if err := checkName("run", run); err != nil {
+		return err
+	}
+	l, err := acquireLease(ctx, js, run, cfg)
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	if err := js.DeleteStream(ctx, JournalStreamPrefix+run); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("%w: delete the journal of %q: %w", ErrEngine, run, err)
+	}
+	return nil
+}
+
+// ExportJournal writes the journal of run to w as a journal file: one line
+// per message, each ending in a newline. maker.OpenJournal reads the file
+// (to inspect a run with the usual tools, or resume it without the
+// engine). It takes no lease: a run in progress is exported up to its
+// last acknowledged line. Errors: maker.ErrJournalPath when there is no
+// such journal; ErrEngine; w's error.
+func ExportJournal(ctx context.Context, js jetstream.JetStream, run string, w io.Writer) error {
+	if err := checkName("run", run); err != nil {
+		return err
+	}
+	st, err := js.Stream(ctx, JournalStreamPrefix+run)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("%w: the engine has no journal for run %q", maker.ErrJournalPath, run)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: journal stream of %q: %w", ErrEngine, run, err)
+	}
+	s := &journalStore{js: js, stream: st, run: run}
+	if err := s.load(ctx); err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	err = s.Lines(0, func(_ int, line []byte) error {
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+		return bw.WriteByte('\n')
+	})
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// journalStore is a maker.JournalStore over one stream: line n is the
+// message at sequence first+n. Messages are atomic, so there is never a
+// torn line.
+type journalStore struct {
+	js      jetstream.JetStream
+	stream  jetstream.Stream
+	run     string
+	subject string
+	lease   *lease
+
+	first uint64 // the sequence of line 0
+	last  uint64 // the stream's last sequence, appends counted
+	lines int
+	acks  []jetstream.PubAckFuture // appends not yet confirmed
+	err   error                    // the first failed append: the store is then unusable
+}
+
+func (s *journalStore) load(ctx context.Context) error {
+	info, err := s.stream.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: journal stream of %q: %w", ErrEngine, s.run, err)
+	}
+	st := info.State
+	s.last, s.lines = st.LastSeq, int(st.Msgs)
+	s.first = st.FirstSeq
+	if st.Msgs == 0 {
+		s.first = st.LastSeq + 1
+	}
+	if s.lines > 0 && st.LastSeq-st.FirstSeq+1 != st.Msgs {
+		return fmt.Errorf("%w: %s has %d lines between sequences %d and %d: lines were deleted", maker.ErrJournalCorrupt, JournalName(s.run), st.Msgs, st.FirstSeq, st.LastSeq)
+	}
+	return nil
+}
+
+func (s *journalStore) Name() string { return JournalName(s.run) }
+
+// Lines reads the lines from line from on through an ordered consumer:
+// one stream, no round trip per line.
+func (s *journalStore) Lines(from int, fn func(n int, line []byte) error) error {
+	if from >= s.lines {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	start, end := s.first+uint64(from), s.first+uint64(s.lines)-1
+	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:   start,
+	})
+	if err != nil {
+		return fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
+	}
+	defer it.Stop()
+	for want := start; want <= end; want++ {
+		msg, err := it.Next(jetstream.NextMaxWait(opTimeout))
+		if err != nil {
+			return fmt.Errorf("%w: read %s line %d: %w", ErrEngine, s.Name(), want-s.first+1, err)
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			return fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
+		}
+		if got := md.Sequence.Stream; got != want {
+			return fmt.Errorf("%w: %s: sequence %d where %d was expected: lines were deleted", maker.ErrJournalCorrupt, s.Name(), got, want)
+		}
+		if err := fn(int(want-s.first), msg.Data()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *journalStore) Torn() []byte { return nil }
+
+// Append publishes line asynchronously, expecting the stream's last
+// sequence to be the previous line's: a line is stored right after the
+// previous one, or not at all.
+func (s *journalStore) Append(line []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.lease.check(); err != nil {
+		return err
+	}
+	f, err := s.js.PublishAsync(s.subject, line, jetstream.WithExpectLastSequence(s.last), jetstream.WithExpectStream(JournalStreamPrefix+s.run))
+	if err != nil {
+		s.err = fmt.Errorf("%w: append to %s: %w", ErrEngine, s.Name(), err)
+		return s.err
+	}
+	s.acks = append(s.acks, f)
+	s.last++
+	s.lines++
+	return nil
+}
+
+// Flush waits until the server has acknowledged every appended line.
+func (s *journalStore) Flush() error {
+	if s.err != nil {
+		return s.err
+	}
+	t := time.NewTimer(opTimeout)
+	defer t.Stop()
+	for i, f := range s.acks {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			s.err = fmt.Errorf("%w: append to %s: %w", ErrEngine, s.Name(), err)
+			if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) {
+				s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseLost, s.Name(), err)
+			}
+		case <-t.C:
+			s.err = fmt.Errorf("%w: append to %s: no acknowledgement within %s", ErrEngine, s.Name(), opTimeout)
+		}
+		if s.err != nil {
+			s.acks = s.acks[i+1:]
+			return s.err
+		}
+	}
+	s.acks = s.acks[:0]
+	return s.lease.check()
+}
+
+func isWrongLastSequence(err error) bool {
+	var je jetstream.JetStreamError
+	if errors.As(err, &je) && je.APIError() != nil {
+		return je.APIError().ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+	}
+	return false
+}
+
+// Sync is Flush: an acknowledged line is on the server (see CreateJournal
+// for a server's power loss).
+func (s *journalStore) Sync() error { return s.Flush() }
+
+// Reset purges the stream: a journal that never began starts over.
+func (s *journalStore) Reset() error {
+	if err := s.Flush(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if err := s.stream.Purge(ctx); err != nil {
+		return fmt.Errorf("%w: reset %s: %w", ErrEngine, s.Name(), err)
+	}
+	s.first, s.lines = s.last+1, 0
+	return nil
+}
+
+// Close waits for the appended lines and releases the lease.
+func (s *journalStore) Close() error {
+	err := s.Flush()
+	if errors.Is(err, ErrLeaseLost) {
+		s.lease.stopRefresh()
+		return err
+	}
+	s.lease.release()
+	return err
+}
+
+// lease is one coordinator's hold on a run: a key of LeaseBucket created
+// by Create (which fails when it exists), refreshed by Update on the last
+// revision, and gone when the bucket's TTL passes without a refresh.
+type lease struct {
+	kv       jetstream.KeyValue
+	key      string
+	owner    []byte
+	ttl      time.Duration
+	mu       sync.Mutex
+	rev      uint64
+	lost     error
+	done     chan struct{}
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+}
+
+func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg JournalConfig) (jetstream.KeyValue, time.Duration, error) {
+	ttl := cmpOr(cfg.LeaseTTL, DefaultLeaseTTL)
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      LeaseBucket,
+		Description: "mdap journal leases: one coordinator per run",
+		TTL:         ttl,
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas(cfg.Replicas),
+	})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		kv, err = js.KeyValue(ctx, LeaseBucket)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: lease bucket: %w", ErrEngine, err)
+	}
+	if st, err := kv.Status(ctx); err == nil && st.TTL() > 0 {
+		ttl = st.TTL()
+	}
+	return kv, ttl, nil
+}
+
+// acquireLease takes run's lease, waiting up to cfg.WaitLock for a holder
+// to release it or die.
+func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (*lease, error) {
+	kv, ttl, err := leaseBucket(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	owner := cfg.Owner
+	if owner == "" {
+		host, _ := os.Hostname()
+		owner = host + "/" + strconv.Itoa(os.Getpid())
+	}
+	l := &lease{kv: kv, key: run, owner: []byte(owner), ttl: ttl, done: make(chan struct{})}
+	deadline := time.Now().Add(cfg.WaitLock)
+	for {
+		rev, err := kv.Create(ctx, run, l.owner)
+		if err == nil {
+			l.rev = rev
+			break
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return nil, fmt.Errorf("%w: lease of %q: %w", ErrEngine, run, err)
+		}
+		if time.Now().After(deadline) {
+			holder := "another coordinator"
+			if e, gerr := kv.Get(ctx, run); gerr == nil {
+				holder = strconv.Quote(string(e.Value()))
+			}
+			return nil, fmt.Errorf("%w: %s is held by %s; its lease expires %s after its last refresh if it died: wait, or use another run name",
+				maker.ErrJournalLocked, JournalName(run), holder, ttl)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(min(time.Second, max(ttl/5, 50*time.Millisecond))):
+		}
+	}
+	l.wg.Go(l.refresh)
+	return l, nil
+}
+
+// refresh renews the lease every third of its TTL until stopped. A
+// refresh refused (another holder) or missing for a whole TTL loses it.
+func (l *lease) refresh() {
+	t := time.NewTicker(l.ttl / 3)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-t.C:
+		}
+		l.mu.Lock()
+		rev := l.rev
+		l.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
+		next, err := l.kv.Update(ctx, l.key, l.owner, rev)
+		cancel()
+		l.mu.Lock()
+		switch {
+		case err == nil:
+			l.rev, last = next, time.Now()
+		case errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound):
+			l.lost = fmt.Errorf("%w: %s: %w", ErrLeaseLost, JournalName(l.key), err)
+		case time.Since(last) >= l.ttl:
+			l.lost = fmt.Errorf("%w: %s: not refreshed for %s: %w", ErrLeaseLost, JournalName(l.key), l.ttl, err)
+		}
+		lost := l.lost != nil
+		l.mu.Unlock()
+		if lost {
+			return
+		}
+	}
+}
+
+// check returns the error of a lost lease.
+func (l *lease) check() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
+func (l *lease) stopRefresh() {
+	if l == nil {
+		return
+	}
+	l.stopOnce.Do(func() { close(l.done) })
+	l.wg.Wait()
+}
+
+// release stops refreshing and deletes the key if it is still this
+// holder's revision, so the next coordinator need not wait for the TTL.
+func (l *lease) release() {
+	if l == nil {
+		return
+	}
+	l.stopRefresh()
+	l.mu.Lock()
+	rev, lost := l.rev, l.lost
+	l.mu.Unlock()
+	if lost != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	_ = l.kv.Delete(ctx, l.key, jetstream.LastRevision(rev))
+}

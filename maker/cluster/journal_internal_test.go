@@ -1,0 +1,93 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func testJS(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	nc, err := Connect(srv.ClientURL(), t.Name())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return js
+}
+
+// Two writers that both think they hold a run never interleave lines:
+// every append expects the stream's last sequence, so the second one's
+// append is refused and nothing of it is stored.
+func TestJournalAppendsAreFenced(t *testing.T) {
+	js := testJS(t)
+	ctx := context.Background()
+	st, err := ensureStream(ctx, js, journalStreamConfig("f", 1))
+	require.NoError(t, err)
+	a := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
+	b := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
+	require.NoError(t, a.load(ctx))
+	require.NoError(t, b.load(ctx))
+	require.NoError(t, a.Append([]byte(`{"a":1}`)))
+	require.NoError(t, a.Append([]byte(`{"a":2}`)))
+	require.NoError(t, a.Flush())
+	require.NoError(t, b.Append([]byte(`{"b":1}`)))
+	require.ErrorIs(t, b.Flush(), ErrLeaseLost)
+	require.ErrorIs(t, b.Append([]byte(`{"b":2}`)), ErrLeaseLost, "a fenced store stays refused")
+
+	c := &journalStore{js: js, stream: st, run: "f"}
+	require.NoError(t, c.load(ctx))
+	var lines []string
+	require.NoError(t, c.Lines(0, func(_ int, l []byte) error { lines = append(lines, string(l)); return nil }))
+	assert.Equal(t, []string{`{"a":1}`, `{"a":2}`}, lines)
+	lines = nil
+	require.NoError(t, c.Lines(1, func(n int, l []byte) error {
+		assert.Equal(t, 1, n)
+		lines = append(lines, string(l))
+		return nil
+	}))
+	assert.Equal(t, []string{`{"a":2}`}, lines)
+
+	// Reset purges; line numbers start again at 0 and appends go on.
+	require.NoError(t, a.Reset())
+	require.NoError(t, a.Append([]byte(`{"a":3}`)))
+	require.NoError(t, a.Flush())
+	d := &journalStore{js: js, stream: st, run: "f"}
+	require.NoError(t, d.load(ctx))
+	lines = nil
+	require.NoError(t, d.Lines(0, func(n int, l []byte) error { lines = append(lines, string(l)); return nil }))
+	assert.Equal(t, []string{`{"a":3}`}, lines)
+}
+
+// A holder whose lease was taken (it was cut off longer than the TTL)
+// learns it at its next refresh and refuses to append.
+func TestJournalLeaseLostRefusesAppends(t *testing.T) {
+	js := testJS(t)
+	ctx := context.Background()
+	l, err := acquireLease(ctx, js, "x", JournalConfig{LeaseTTL: time.Second})
+	require.NoError(t, err)
+	kv, err := js.KeyValue(ctx, LeaseBucket)
+	require.NoError(t, err)
+	require.NoError(t, kv.Purge(ctx, "x")) // as if it expired
+	_, err = kv.Create(ctx, "x", []byte("other"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return l.check() != nil }, 5*time.Second, 20*time.Millisecond)
+	require.ErrorIs(t, l.check(), ErrLeaseLost)
+	st, err := ensureStream(ctx, js, journalStreamConfig("x", 1))
+	require.NoError(t, err)
+	s := &journalStore{js: js, stream: st, run: "x", subject: journalSubject + "x", lease: l}
+	require.NoError(t, s.load(ctx))
+	require.ErrorIs(t, s.Append([]byte(`{}`)), ErrLeaseLost)
+	require.ErrorIs(t, s.Close(), ErrLeaseLost)
+	l.release()
+	e, err := kv.Get(ctx, "x")
+	require.NoError(t, err)
+	assert.Equal(t, "other", string(e.Value()), "the loser's release leaves the new holder's lease alone")
+}

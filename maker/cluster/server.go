@@ -1,0 +1,145 @@
+package cluster
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// DefaultAddr is where StartServer listens when ServerConfig.Addr is empty:
+// loopback only, on NATS's usual port.
+const DefaultAddr = "127.0.0.1:4222"
+
+// ServerConfig configures an embedded NATS server with JetStream.
+type ServerConfig struct {
+	// Addr is host:port to listen on; empty means DefaultAddr. Port 0
+	// picks a free port (read it back with ClientURL). A host other than
+	// loopback exposes the server to the network: set Token.
+	Addr string
+	// StoreDir is where JetStream keeps streams (jobs, replies, journals,
+	// tasks); required. A restarted server on the same folder has them
+	// all back.
+	StoreDir string
+	// Token, if set, is required from every client (nats.Token, or
+	// nats://TOKEN@host:port).
+	Token string
+	// SyncAlways makes JetStream fsync every write before acknowledging
+	// it, so an acknowledged journal line survives a power loss of this
+	// machine; it costs a disk flush per message. Off, JetStream syncs
+	// every two minutes, and a single server's power loss may lose the
+	// last acknowledged writes (a cluster with 3 replicas does not).
+	SyncAlways bool
+	// Logger receives the server's log; nil means none.
+	Logger *slog.Logger
+	// Ready bounds how long StartServer waits for the server to accept
+	// clients; 0 means 10 seconds.
+	Ready time.Duration
+}
+
+// Server is an embedded NATS server with JetStream, enough for one machine
+// and for tests: a user needs nothing else installed. Several machines
+// can share one (workers and coordinators connect to its ClientURL), and a
+// real NATS cluster serves the same clients unchanged.
+//
+// When it dies, clients reconnect and retry until it is back (see
+// Connect); JetStream state on StoreDir survives a restart, so queued
+// jobs, journals and tasks are kept. Samples in flight at that moment fail
+// (ErrEngine or ErrNoReply) and the race draws them again.
+type Server struct {
+	ns *server.Server
+}
+
+// StartServer starts an embedded server and waits until it accepts
+// clients. Errors wrap ErrConfig (no StoreDir, a bad Addr) or ErrEngine
+// (the server failed to start: the port is taken, the store is locked by
+// another server).
+func StartServer(cfg ServerConfig) (*Server, error) {
+	if cfg.StoreDir == "" {
+		return nil, fmt.Errorf("%w: the server needs a store folder", ErrConfig)
+	}
+	addr := cfg.Addr
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: address %q: %v; want HOST:PORT such as %s", ErrConfig, addr, err, DefaultAddr)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 0 || port > 65535 {
+		return nil, fmt.Errorf("%w: address %q: the port must be 0 to 65535", ErrConfig, addr)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	opts := &server.Options{
+		Host:          host,
+		Port:          port,
+		JetStream:     true,
+		StoreDir:      cfg.StoreDir,
+		SyncAlways:    cfg.SyncAlways,
+		Authorization: cfg.Token,
+		NoSigs:        true,
+		NoLog:         cfg.Logger == nil,
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: start the server: %w", ErrEngine, err)
+	}
+	if cfg.Logger != nil {
+		ns.SetLogger(slogAdapter{cfg.Logger}, false, false)
+	}
+	ns.Start()
+	ready := cfg.Ready
+	if ready <= 0 {
+		ready = 10 * time.Second
+	}
+	if !ns.ReadyForConnections(ready) {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, fmt.Errorf("%w: the server at %s did not accept clients within %s (is the port taken, or the store folder used by another server?)", ErrEngine, addr, ready)
+	}
+	if !ns.JetStreamEnabled() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, fmt.Errorf("%w: JetStream did not start on store %s", ErrEngine, cfg.StoreDir)
+	}
+	return &Server{ns: ns}, nil
+}
+
+// ClientURL is the URL clients connect to, such as nats://127.0.0.1:4222,
+// with the port actually bound; loopback when the server listens on every
+// interface (clients on other machines use this machine's address).
+func (s *Server) ClientURL() string {
+	a, ok := s.ns.Addr().(*net.TCPAddr)
+	if !ok {
+		return s.ns.ClientURL()
+	}
+	host := "127.0.0.1"
+	if !a.IP.IsUnspecified() {
+		host = a.IP.String()
+	}
+	return "nats://" + net.JoinHostPort(host, strconv.Itoa(a.Port))
+}
+
+// Shutdown stops the server: clients are disconnected (they keep trying
+// to reconnect), JetStream writes its state to StoreDir. It blocks until
+// the server is down, and is safe to call more than once.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}
+
+// slogAdapter is the server's logger over slog.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Noticef(f string, v ...any) { a.l.Info(fmt.Sprintf(f, v...)) }
+func (a slogAdapter) Warnf(f string, v ...any)   { a.l.Warn(fmt.Sprintf(f, v...)) }
+func (a slogAdapter) Fatalf(f string, v ...any)  { a.l.Error(fmt.Sprintf(f, v...)) }
+func (a slogAdapter) Errorf(f string, v ...any)  { a.l.Error(fmt.Sprintf(f, v...)) }
+func (a slogAdapter) Debugf(f string, v ...any)  { a.l.Debug(fmt.Sprintf(f, v...)) }
+func (a slogAdapter) Tracef(f string, v ...any)  { a.l.Debug(fmt.Sprintf(f, v...)) }

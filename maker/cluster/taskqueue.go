@@ -1,0 +1,356 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DefaultTaskAckWait is how long a claimed task may go without word from
+// its coordinator before it is redelivered to another, when
+// TaskQueueConfig.AckWait is zero. A live coordinator reports progress
+// every third of it, however long the task takes.
+const DefaultTaskAckWait = 30 * time.Second
+
+// TaskQueueConfig configures a TaskQueue.
+type TaskQueueConfig struct {
+	// AckWait is the queue consumer's ack wait (the last coordinator to
+	// open the queue sets it); 0 means DefaultTaskAckWait, at least 1s.
+	AckWait time.Duration
+	// Replicas is the replica count of the queue's stream and result
+	// bucket when they are created; 0 means 1.
+	Replicas int
+}
+
+// TaskQueue spreads the tasks of a batch over several coordinators: a
+// work-queue stream MDAP_TASKS_<queue> of tasks, one durable consumer
+// shared by every coordinator, and a key-value bucket MDAP_RESULTS_<queue>
+// of results, one key per task.
+//
+// A coordinator Takes a task (a Claim), solves it and Completes it:
+// Complete writes the result with a create-only put (the first result of
+// a task stands, ErrAlreadyCompleted for any other) and then acknowledges
+// the task. So each task gets exactly one result however coordinators
+// die: a claim whose coordinator dies is redelivered after AckWait, and
+// the next coordinator resumes it from its journal on the engine (name the
+// journal after the task: OpenOrCreateJournal(ctx, js, claim.ID, ...)); a
+// task redelivered after its result was written is acknowledged by Take
+// and never handed out again.
+//
+// What happens when a part dies: a coordinator: its claim is redelivered
+// after AckWait (the other coordinators carry on); the server: Take and
+// Complete fail with ErrEngine until it is back, and the tasks and
+// results on its store survive. Safe for concurrent use.
+type TaskQueue struct {
+	js      jetstream.JetStream
+	name    string
+	cons    jetstream.Consumer
+	stream  jetstream.Stream
+	results jetstream.KeyValue
+	ackWait time.Duration
+}
+
+// OpenTaskQueue creates the queue named name (letters, digits, '-', '_')
+// if it does not exist, or opens it. Errors wrap ErrConfig or ErrEngine.
+func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg TaskQueueConfig) (*TaskQueue, error) {
+	if err := checkName("queue", name); err != nil {
+		return nil, err
+	}
+	if cfg.AckWait < 0 || (cfg.AckWait > 0 && cfg.AckWait < time.Second) {
+		return nil, fmt.Errorf("%w: task AckWait %s: use at least 1s", ErrConfig, cfg.AckWait)
+	}
+	q := &TaskQueue{js: js, name: name, ackWait: cmpOr(cfg.AckWait, DefaultTaskAckWait)}
+	var err error
+	q.stream, err = ensureStream(ctx, js, jetstream.StreamConfig{
+		Name:        TaskStreamPrefix + name,
+		Description: "mdap tasks of queue " + name,
+		Subjects:    []string{tasksSubject + name},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas(cfg.Replicas),
+		Duplicates:  time.Hour,
+	})
+	if err != nil {
+		return nil, err
+	}
+	q.cons, err = js.CreateOrUpdateConsumer(ctx, TaskStreamPrefix+name, jetstream.ConsumerConfig{
+		Durable:       "coordinators",
+		Description:   "mdap coordinators of queue " + name,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       q.ackWait,
+		MaxAckPending: -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: the consumer of queue %s: %w", ErrEngine, name, err)
+	}
+	q.results, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      ResultBucketPrefix + name,
+		Description: "mdap results of queue " + name,
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas(cfg.Replicas),
+	})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		q.results, err = js.KeyValue(ctx, ResultBucketPrefix+name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: the result bucket of queue %s: %w", ErrEngine, name, err)
+	}
+	return q, nil
+}
+
+// Publish adds a task with its id (a name: letters, digits, '-', '_') and
+// data (opaque to the queue: a job line, say). Publishing an id again
+// within an hour is a no-op (message-id deduplication); after that, a
+// task that already has a result is skipped by Take. Errors wrap ErrConfig
+// or ErrEngine.
+func (q *TaskQueue) Publish(ctx context.Context, id string, data []byte) error {
+	if err := checkName("task", id); err != nil {
+		return err
+	}
+	if _, err := q.js.Publish(ctx, tasksSubject+q.name, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(TaskStreamPrefix+q.name)); err != nil {
+		return fmt.Errorf("%w: publish task %s: %w", ErrEngine, id, err)
+	}
+	return nil
+}
+
+// Claim is one coordinator's hold on a task, from Take to Complete or
+// Release. While held, progress is reported every third of the ack wait;
+// a coordinator that dies stops reporting and the task is redelivered.
+type Claim struct {
+	// ID and Data are the task's, as published.
+	ID   string
+	Data []byte
+	// Attempt is 1 for a first delivery, more for a task whose earlier
+	// coordinator died or released it: its journal may hold its start.
+	Attempt int
+
+	q    *TaskQueue
+	msg  jetstream.Msg
+	stop func()
+	once sync.Once
+}
+
+// Take waits for a task and claims it. A task that already has a result
+// is acknowledged and skipped. Errors: ctx.Err() when ctx ends; ErrEngine
+// (retried for as long as ctx lasts when transient).
+func (q *TaskQueue) Take(ctx context.Context) (*Claim, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		batch, err := q.cons.Fetch(1, jetstream.FetchMaxWait(pollWait))
+		if err != nil {
+			if isTransient(err) {
+				sleepCtx(ctx, backoff)
+				continue
+			}
+			return nil, fmt.Errorf("%w: take a task of %s: %w", ErrEngine, q.name, err)
+		}
+		for msg := range batch.Messages() {
+			id := msg.Headers().Get(jetstream.MsgIDHeader)
+			if id == "" {
+				_ = msg.TermWithReason("task without an id")
+				continue
+			}
+			if _, err := q.results.Get(ctx, id); err == nil {
+				_ = msg.Ack() // done before: a redelivery after the result
+				continue
+			}
+			attempt := 1
+			if md, err := msg.Metadata(); err == nil {
+				attempt = int(md.NumDelivered)
+			}
+			c := &Claim{ID: id, Data: msg.Data(), Attempt: attempt, q: q, msg: msg}
+			c.stop = heartbeat(msg, q.ackWait)
+			return c, nil
+		}
+		if err := batch.Error(); err != nil && !isTransient(err) {
+			return nil, fmt.Errorf("%w: take a task of %s: %w", ErrEngine, q.name, err)
+		}
+	}
+}
+
+// isTransient reports whether a fetch error is worth retrying: a timeout,
+// a lost connection that reconnects.
+func isTransient(err error) bool {
+	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting) ||
+		errors.Is(err, jetstream.ErrNoHeartbeat)
+}
+
+// heartbeat reports progress on msg every third of ackWait until the
+// returned stop is called.
+func heartbeat(msg jetstream.Msg, ackWait time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(ackWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// Complete records the task's result, if it has none yet, and
+// acknowledges the task, which leaves the queue. It returns
+// ErrAlreadyCompleted (the task is acknowledged all the same) when another
+// coordinator recorded a result first: that one stands. Errors: ErrEngine
+// (the claim is kept: Complete may be called again, or the task is
+// redelivered after the ack wait).
+func (c *Claim) Complete(ctx context.Context, result []byte) error {
+	_, err := c.q.results.Create(ctx, c.ID, result)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyExists):
+		c.end()
+		_ = c.msg.DoubleAck(ctx)
+		return fmt.Errorf("%w: %s", ErrAlreadyCompleted, c.ID)
+	case err != nil:
+		return fmt.Errorf("%w: record the result of %s: %w", ErrEngine, c.ID, err)
+	}
+	c.end()
+	if err := c.msg.DoubleAck(ctx); err != nil {
+		// The result stands; a redelivery finds it and is skipped.
+		return fmt.Errorf("%w: acknowledge %s (its result is recorded): %w", ErrEngine, c.ID, err)
+	}
+	return nil
+}
+
+// Release hands the task back unsolved, for another coordinator after
+// delay (0: at once); for a task that cannot be solved here now, such as
+// one whose journal is still locked by a coordinator that is dying.
+func (c *Claim) Release(delay time.Duration) error {
+	c.end()
+	if err := c.msg.NakWithDelay(delay); err != nil {
+		return fmt.Errorf("%w: release %s: %w", ErrEngine, c.ID, err)
+	}
+	return nil
+}
+
+// Abandon stops reporting progress and lets the claim go without a word:
+// the task is redelivered after the ack wait, as when a coordinator dies.
+// Prefer Release, which hands it back at once.
+func (c *Claim) Abandon() { c.end() }
+
+func (c *Claim) end() { c.once.Do(c.stop) }
+
+// Serve solves the queue's tasks, n at a time (0 means 1), until every
+// task has a result (no task left in the queue, claimed ones included:
+// a coordinator that dies hands its claim to the survivors) or ctx ends.
+// solve turns a claim into its result, which Serve records with Complete.
+// A solve error releases the claim for another attempt after a second,
+// and is passed to failed (if set) with the claim; when ctx ended, the
+// claim is released at once. Every goroutine has ended when Serve
+// returns. Errors: ctx.Err(); ErrEngine from Take.
+func (q *TaskQueue) Serve(ctx context.Context, n int, solve func(ctx context.Context, c *Claim) ([]byte, error), failed func(c *Claim, err error)) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for range max(n, 1) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				takeCtx, stop := context.WithTimeout(ctx, 2*pollWait)
+				c, err := q.Take(takeCtx)
+				stop()
+				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+					if pending, perr := q.Pending(ctx); perr == nil && pending == 0 {
+						return // drained
+					}
+					continue
+				}
+				if err != nil {
+					if ctx.Err() == nil {
+						cancel(err)
+					}
+					return
+				}
+				result, err := solve(ctx, c)
+				switch {
+				case err == nil:
+					if cerr := c.Complete(context.WithoutCancel(ctx), result); cerr != nil && !errors.Is(cerr, ErrAlreadyCompleted) && failed != nil {
+						failed(c, cerr)
+					}
+				case ctx.Err() != nil:
+					_ = c.Release(0)
+				default:
+					_ = c.Release(time.Second)
+					if failed != nil {
+						failed(c, err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return ctx.Err()
+}
+
+// Result returns a task's result, and whether it has one.
+func (q *TaskQueue) Result(ctx context.Context, id string) ([]byte, bool, error) {
+	e, err := q.results.Get(ctx, id)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("%w: result of %s: %w", ErrEngine, id, err)
+	}
+	return e.Value(), true, nil
+}
+
+// Results returns every result recorded so far, by task id.
+func (q *TaskQueue) Results(ctx context.Context) (map[string][]byte, error) {
+	keys, err := q.results.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: results of %s: %w", ErrEngine, q.name, err)
+	}
+	out := map[string][]byte{}
+	for k := range keys.Keys() {
+		v, ok, err := q.Result(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// Pending returns how many tasks are in the queue, claimed or not: the
+// tasks not yet completed.
+func (q *TaskQueue) Pending(ctx context.Context) (int, error) {
+	info, err := q.stream.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("%w: queue %s: %w", ErrEngine, q.name, err)
+	}
+	return int(info.State.Msgs), nil
+}
+
+// OpenOrCreateJournal opens the journal of run on the engine to resume it
+// if it exists, and creates it otherwise: what a coordinator of a
+// TaskQueue does with a claimed task's journal. resumed says which.
+// Errors are OpenJournal's and CreateJournal's.
+func OpenOrCreateJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (j *maker.Journal, resumed bool, err error) {
+	j, err = OpenJournal(ctx, js, run, cfg)
+	if errors.Is(err, maker.ErrJournalPath) {
+		j, err = CreateJournal(ctx, js, run, cfg)
+		return j, false, err
+	}
+	return j, err == nil, err
+}

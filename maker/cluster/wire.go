@@ -1,0 +1,313 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// WireVersion is the version of the Job and Reply formats this build
+// writes and reads. A message of another version is refused
+// (ErrBadMessage).
+const WireVersion = 1
+
+// Job is one sample request as it travels on the engine, JSON-encoded on
+// subject mdap.jobs.<route token> of JobsStream with the NATS message id
+// (Nats-Msg-Id) set to ID. It carries everything a stateless worker needs:
+// the messages, the call options and the sample's identity.
+type Job struct {
+	Version int `json:"v"`
+	// ID names the job; its reply carries it, and the engine drops a
+	// second publish of it (message-id deduplication).
+	ID string `json:"id"`
+	// Route is the identity of the model wanted (see Drawer.Model); a
+	// worker serving another route refuses the job.
+	Route string `json:"route"`
+	// ReplyTo is the subject of RepliesStream the reply goes to.
+	ReplyTo string `json:"reply_to"`
+	// Sample is the sample's identity (maker.SampleIDFrom on the
+	// coordinator's context), put back in the worker's context so that a
+	// reproducible model answers the same on any machine.
+	Sample *Sample `json:"sample,omitempty"`
+	// Messages are the prompt.
+	Messages []Message `json:"messages"`
+	// Options are the call options that travel.
+	Options CallOptions `json:"options"`
+}
+
+// Sample is a maker.SampleID on the wire.
+type Sample struct {
+	Step  int `json:"step"`
+	Index int `json:"index"`
+}
+
+// Message is an llms.MessageContent on the wire, always in langchaingo's
+// list-of-parts JSON form, so that every part (an empty text part too)
+// comes back as it was sent.
+type Message llms.MessageContent
+
+// MarshalJSON writes the role and every part.
+func (m Message) MarshalJSON() ([]byte, error) {
+	parts := m.Parts
+	if parts == nil {
+		parts = []llms.ContentPart{}
+	}
+	return json.Marshal(struct {
+		Role  llms.ChatMessageType `json:"role"`
+		Parts []llms.ContentPart   `json:"parts"`
+	}{m.Role, parts})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote (and langchaingo's own form).
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var mc llms.MessageContent
+	if err := mc.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*m = Message(mc)
+	return nil
+}
+
+// CallOptions are the llms call options a job carries: the ones that
+// change a reply. The model name is the worker's own business, and
+// streaming callbacks cannot travel: they are not sent. Temperature is a
+// pointer so that an explicit 0 (the first sample of every step) is told
+// apart from no temperature at all.
+type CallOptions struct {
+	MaxTokens         int                       `json:"max_tokens,omitempty"`
+	Temperature       *float64                  `json:"temperature,omitempty"`
+	TopP              float64                   `json:"top_p,omitempty"`
+	TopK              int                       `json:"top_k,omitempty"`
+	Seed              int                       `json:"seed,omitempty"`
+	N                 int                       `json:"n,omitempty"`
+	CandidateCount    int                       `json:"candidate_count,omitempty"`
+	MinLength         int                       `json:"min_length,omitempty"`
+	MaxLength         int                       `json:"max_length,omitempty"`
+	RepetitionPenalty float64                   `json:"repetition_penalty,omitempty"`
+	FrequencyPenalty  float64                   `json:"frequency_penalty,omitempty"`
+	PresencePenalty   float64                   `json:"presence_penalty,omitempty"`
+	StopWords         []string                  `json:"stop_words,omitempty"`
+	JSONMode          bool                      `json:"json_mode,omitempty"`
+	Tools             []llms.Tool               `json:"tools,omitempty"`
+	ToolChoice        any                       `json:"tool_choice,omitempty"`
+	Metadata          map[string]any            `json:"metadata,omitempty"`
+	ResponseMIMEType  string                    `json:"response_mime_type,omitempty"`
+	Functions         []llms.FunctionDefinition `json:"functions,omitempty"`
+}
+
+// callOptionsOf applies opts and keeps what travels.
+func callOptionsOf(opts []llms.CallOption) CallOptions {
+	o := llms.CallOptions{Temperature: math.NaN()}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	c := CallOptions{
+		MaxTokens: o.MaxTokens, TopP: o.TopP, TopK: o.TopK, Seed: o.Seed, N: o.N,
+		CandidateCount: o.CandidateCount, MinLength: o.MinLength, MaxLength: o.MaxLength,
+		RepetitionPenalty: o.RepetitionPenalty, FrequencyPenalty: o.FrequencyPenalty, PresencePenalty: o.PresencePenalty,
+		StopWords: o.StopWords, JSONMode: o.JSONMode, Tools: o.Tools, ToolChoice: o.ToolChoice,
+		Metadata: o.Metadata, ResponseMIMEType: o.ResponseMIMEType, Functions: o.Functions,
+	}
+	if !math.IsNaN(o.Temperature) {
+		t := o.Temperature
+		c.Temperature = &t
+	}
+	return c
+}
+
+// option is the llms.CallOption that sets what c holds, and nothing else,
+// so the worker's model keeps its own defaults for the rest.
+func (c CallOptions) option() llms.CallOption {
+	return func(o *llms.CallOptions) {
+		setInt := func(dst *int, v int) {
+			if v != 0 {
+				*dst = v
+			}
+		}
+		setFloat := func(dst *float64, v float64) {
+			if v != 0 {
+				*dst = v
+			}
+		}
+		setInt(&o.MaxTokens, c.MaxTokens)
+		if c.Temperature != nil {
+			o.Temperature = *c.Temperature
+		}
+		setFloat(&o.TopP, c.TopP)
+		setInt(&o.TopK, c.TopK)
+		setInt(&o.Seed, c.Seed)
+		setInt(&o.N, c.N)
+		setInt(&o.CandidateCount, c.CandidateCount)
+		setInt(&o.MinLength, c.MinLength)
+		setInt(&o.MaxLength, c.MaxLength)
+		setFloat(&o.RepetitionPenalty, c.RepetitionPenalty)
+		setFloat(&o.FrequencyPenalty, c.FrequencyPenalty)
+		setFloat(&o.PresencePenalty, c.PresencePenalty)
+		if c.StopWords != nil {
+			o.StopWords = c.StopWords
+		}
+		if c.JSONMode {
+			o.JSONMode = true
+		}
+		if c.Tools != nil {
+			o.Tools = c.Tools
+		}
+		if c.ToolChoice != nil {
+			o.ToolChoice = c.ToolChoice
+		}
+		if c.Metadata != nil {
+			o.Metadata = c.Metadata
+		}
+		if c.ResponseMIMEType != "" {
+			o.ResponseMIMEType = c.ResponseMIMEType
+		}
+		if c.Functions != nil {
+			o.Functions = c.Functions
+		}
+	}
+}
+
+// Reply is a worker's answer to a Job, JSON-encoded on the job's ReplyTo
+// subject with the NATS message id set to the job's ID: the engine keeps
+// one reply per job even when a redelivered job is answered twice, and the
+// Drawer counts only the first that reaches it.
+type Reply struct {
+	Version int `json:"v"`
+	// ID is the job's.
+	ID string `json:"id"`
+	// Worker names the worker that drew the sample, for logs.
+	Worker string `json:"worker,omitempty"`
+	// Choices is the model's response; empty when Error is set.
+	Choices []Choice `json:"choices,omitempty"`
+	// Error is the model's failure.
+	Error *ReplyError `json:"error,omitempty"`
+	// Took is how long the model call took on the worker.
+	Took time.Duration `json:"took_ns,omitempty"`
+}
+
+// Choice is an llms.ContentChoice on the wire. GenerationInfo's numbers
+// come back as float64 (token counts read the same).
+type Choice struct {
+	Content          string         `json:"content"`
+	StopReason       string         `json:"stop_reason,omitempty"`
+	ToolCalls        []ToolCall     `json:"tool_calls,omitempty"`
+	FuncCall         *FunctionCall  `json:"func_call,omitempty"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	GenerationInfo   map[string]any `json:"generation_info,omitempty"`
+}
+
+// ToolCall is an llms.ToolCall on the wire.
+type ToolCall struct {
+	ID       string        `json:"id"`
+	Type     string        `json:"type"`
+	Function *FunctionCall `json:"function,omitempty"`
+}
+
+// FunctionCall is an llms.FunctionCall on the wire.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ReplyError is a model's failure on the wire. Code is the llms.ErrorCode
+// of an *llms.Error (a rate limit, say), RetryAfter its delay in seconds.
+type ReplyError struct {
+	Message    string  `json:"message"`
+	Code       string  `json:"code,omitempty"`
+	RetryAfter float64 `json:"retry_after_s,omitempty"`
+}
+
+// replyOf turns a model's result into a Reply.
+func replyOf(id, worker string, resp *llms.ContentResponse, err error, took time.Duration) Reply {
+	r := Reply{Version: WireVersion, ID: id, Worker: worker, Took: took}
+	if err != nil {
+		r.Error = &ReplyError{Message: err.Error()}
+		if le := asLLMError(err); le != nil {
+			r.Error.Code = string(le.Code)
+		}
+		if d, ok := maker.RetryAfter(err); ok {
+			r.Error.RetryAfter = d.Seconds()
+		}
+		return r
+	}
+	if resp == nil {
+		return r
+	}
+	for _, c := range resp.Choices {
+		if c == nil {
+			continue
+		}
+		wc := Choice{Content: c.Content, StopReason: c.StopReason, ReasoningContent: c.ReasoningContent, GenerationInfo: jsonable(c.GenerationInfo)}
+		if c.FuncCall != nil {
+			wc.FuncCall = &FunctionCall{Name: c.FuncCall.Name, Arguments: c.FuncCall.Arguments}
+		}
+		for _, tc := range c.ToolCalls {
+			w := ToolCall{ID: tc.ID, Type: tc.Type}
+			if tc.FunctionCall != nil {
+				w.Function = &FunctionCall{Name: tc.FunctionCall.Name, Arguments: tc.FunctionCall.Arguments}
+			}
+			wc.ToolCalls = append(wc.ToolCalls, w)
+		}
+		r.Choices = append(r.Choices, wc)
+	}
+	return r
+}
+
+// jsonable keeps the entries of info that encode as JSON.
+func jsonable(info map[string]any) map[string]any {
+	if len(info) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(info))
+	for k, v := range info {
+		if _, err := json.Marshal(v); err == nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// response turns a Reply back into what the model call returns.
+func (r Reply) response(route string) (*llms.ContentResponse, error) {
+	if e := r.Error; e != nil {
+		if e.Code == "" {
+			return nil, fmt.Errorf("%w: %s (worker %s): %s", ErrRemote, route, r.Worker, e.Message)
+		}
+		le := &llms.Error{Code: llms.ErrorCode(e.Code), Message: e.Message, Provider: "worker " + r.Worker}
+		if e.RetryAfter > 0 {
+			le.Details = map[string]any{"retry_after": strconv.FormatFloat(e.RetryAfter, 'f', -1, 64)}
+		}
+		return nil, fmt.Errorf("%w: %s: %w", ErrRemote, route, le)
+	}
+	resp := &llms.ContentResponse{Choices: make([]*llms.ContentChoice, 0, len(r.Choices))}
+	for _, c := range r.Choices {
+		cc := &llms.ContentChoice{Content: c.Content, StopReason: c.StopReason, ReasoningContent: c.ReasoningContent, GenerationInfo: c.GenerationInfo}
+		if c.FuncCall != nil {
+			cc.FuncCall = &llms.FunctionCall{Name: c.FuncCall.Name, Arguments: c.FuncCall.Arguments}
+		}
+		for _, tc := range c.ToolCalls {
+			t := llms.ToolCall{ID: tc.ID, Type: tc.Type}
+			if tc.Function != nil {
+				t.FunctionCall = &llms.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+			}
+			cc.ToolCalls = append(cc.ToolCalls, t)
+		}
+		resp.Choices = append(resp.Choices, cc)
+	}
+	return resp, nil
+}
+
+// asLLMError finds an *llms.Error in err's chain.
+func asLLMError(err error) *llms.Error {
+	var le *llms.Error
+	if errors.As(err, &le) {
+		return le
+	}
+	return nil
+}

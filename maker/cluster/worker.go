@@ -1,0 +1,400 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Defaults of a WorkerConfig.
+const (
+	// DefaultAckWait is how long a job may go without word from its worker
+	// before the engine redelivers it to another: a worker that dies loses
+	// its jobs for at most that long. A live worker reports progress every
+	// third of it, however long its model call takes.
+	DefaultAckWait = 10 * time.Second
+	// DefaultGrace is how long a stopping worker lets its model calls
+	// finish before it hands their jobs back.
+	DefaultGrace = 10 * time.Second
+	// DefaultMaxDeliver is how many times a job is delivered at most; a
+	// job that kept killing its workers is then left to expire.
+	DefaultMaxDeliver = 10
+)
+
+const (
+	pollWait       = time.Second      // one pull request's wait for jobs
+	publishTimeout = 10 * time.Second // a reply's publication
+	backoff        = 500 * time.Millisecond
+)
+
+// errWithdrawn is the cause of a model call whose job was withdrawn.
+var errWithdrawn = errors.New("job withdrawn by its coordinator")
+
+// WorkerConfig configures a Worker.
+type WorkerConfig struct {
+	// Route is the queue the worker serves; empty means the model's
+	// identity (maker.ModelIdentity), which is what a coordinator's
+	// Drawer.Model names. Workers of one route must run the same model:
+	// any of them may draw any sample.
+	Route string
+	// Name names the worker in replies and logs; empty means host/pid.
+	Name string
+	// Inflight bounds the model calls in progress at once (and so the
+	// jobs this worker holds); 0 means 1.
+	Inflight int
+	// AckWait is the route consumer's ack wait, shared by every worker of
+	// the route (the last one started sets it); 0 means DefaultAckWait.
+	AckWait time.Duration
+	// MaxDeliver bounds a job's deliveries; 0 means DefaultMaxDeliver.
+	MaxDeliver int
+	// Grace is how long Run lets model calls finish once its context
+	// ends; 0 means DefaultGrace. Calls still running then are cancelled
+	// and their jobs handed back for immediate redelivery.
+	Grace time.Duration
+	// Replicas is the replica count of the streams the worker creates if
+	// they do not exist; 0 means 1.
+	Replicas int
+	// Logger receives logs of failed publications and bad jobs; nil
+	// means none.
+	Logger *slog.Logger
+}
+
+// Worker is a stateless sample worker: it pulls jobs from its route's
+// queue (a durable pull consumer of JobsStream shared by every worker of
+// the route), calls its model with the job's messages, options and sample
+// identity (maker.WithSampleID), publishes the reply on RepliesStream and
+// then acknowledges the job. Any number of workers, on any machines, may
+// join and leave at any time.
+//
+// What happens when a part dies:
+//   - this worker: the jobs it holds are redelivered to another worker of
+//     the route once their ack wait passes without a progress report; a
+//     reply it published before dying is kept once (message-id
+//     deduplication), and a second reply counts once at the coordinator;
+//   - a coordinator: its jobs still queued expire; a job the worker is
+//     drawing is answered to nobody (the reply expires after an hour);
+//   - the server: the connection reconnects and the worker carries on;
+//     a reply that cannot be published hands its job back (redelivered).
+type Worker struct {
+	js       jetstream.JetStream
+	nc       *nats.Conn
+	model    llms.Model
+	cons     jetstream.Consumer
+	route    string
+	token    string
+	name     string
+	inflight int
+	ackWait  time.Duration
+	grace    time.Duration
+	log      *slog.Logger
+	ccfg     jetstream.ConsumerConfig
+	running  atomic.Bool
+
+	mu        sync.Mutex
+	active    map[string]context.CancelCauseFunc
+	withdrawn map[string]time.Time // notices for jobs not taken yet
+
+	served, failed, withdrawnN, released, redelivered, bad atomic.Int64
+}
+
+// WorkerStats counts what a Worker did.
+type WorkerStats struct {
+	// Served jobs: a reply was published and the job acknowledged; Failed
+	// of them carried the model's error.
+	Served, Failed int64
+	// Withdrawn jobs: their coordinator no longer needed them.
+	Withdrawn int64
+	// Released jobs were handed back unanswered, for redelivery: the
+	// worker was stopping, or its reply could not be published.
+	Released int64
+	// Redelivered jobs this worker took had been delivered before (to a
+	// worker that died, or released them).
+	Redelivered int64
+	// Bad jobs did not decode and were terminated.
+	Bad int64
+}
+
+// NewWorker creates the sample streams if they do not exist and the
+// route's consumer (or updates it to this worker's AckWait and
+// MaxDeliver). Run starts the work. Errors wrap ErrConfig (a nil model, a
+// negative count) or ErrEngine.
+func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cfg WorkerConfig) (*Worker, error) {
+	if model == nil {
+		return nil, fmt.Errorf("%w: the worker has no model", ErrConfig)
+	}
+	if cfg.Inflight < 0 || cfg.AckWait < 0 || cfg.MaxDeliver < 0 || cfg.Grace < 0 {
+		return nil, fmt.Errorf("%w: negative Inflight, AckWait, MaxDeliver or Grace", ErrConfig)
+	}
+	if cfg.AckWait > 0 && cfg.AckWait < time.Second {
+		return nil, fmt.Errorf("%w: AckWait %s: use at least 1s", ErrConfig, cfg.AckWait)
+	}
+	w := &Worker{
+		js: js, nc: js.Conn(), model: model,
+		route:     cmpOr(cfg.Route, maker.ModelIdentity(model)),
+		name:      cfg.Name,
+		inflight:  cmpOr(cfg.Inflight, 1),
+		ackWait:   cmpOr(cfg.AckWait, DefaultAckWait),
+		grace:     cmpOr(cfg.Grace, DefaultGrace),
+		log:       cfg.Logger,
+		active:    map[string]context.CancelCauseFunc{},
+		withdrawn: map[string]time.Time{},
+	}
+	if w.name == "" {
+		host, _ := os.Hostname()
+		w.name = host + "/" + strconv.Itoa(os.Getpid())
+	}
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	w.token = RouteToken(w.route)
+	if _, err := ensureSampleStreams(ctx, js, cfg.Replicas); err != nil {
+		return nil, err
+	}
+	w.ccfg = jetstream.ConsumerConfig{
+		Durable:       workerConsumer(w.token),
+		Description:   "mdap workers of " + truncate(w.route, 200),
+		FilterSubject: jobsSubject + w.token,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       w.ackWait,
+		MaxDeliver:    cmpOr(cfg.MaxDeliver, DefaultMaxDeliver),
+		MaxAckPending: -1,
+	}
+	if err := w.ensureConsumer(ctx); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+func (w *Worker) ensureConsumer(ctx context.Context) error {
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, JobsStream, w.ccfg)
+	if err != nil {
+		return fmt.Errorf("%w: the consumer of route %q: %w", ErrEngine, w.route, err)
+	}
+	w.mu.Lock()
+	w.cons = cons
+	w.mu.Unlock()
+	return nil
+}
+
+func (w *Worker) consumer() jetstream.Consumer {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cons
+}
+
+// Route returns the route the worker serves.
+func (w *Worker) Route() string { return w.route }
+
+// Stats returns what the worker has done so far.
+func (w *Worker) Stats() WorkerStats {
+	return WorkerStats{
+		Served: w.served.Load(), Failed: w.failed.Load(), Withdrawn: w.withdrawnN.Load(),
+		Released: w.released.Load(), Redelivered: w.redelivered.Load(), Bad: w.bad.Load(),
+	}
+}
+
+// Run serves jobs until ctx ends, then stops taking jobs, lets the model
+// calls in progress finish within Grace (their replies are published),
+// hands back the jobs of calls still running after that, and returns nil.
+// Engine errors while serving (the server is restarting) are retried
+// every half second; they do not end Run. Errors: ErrEngine when the
+// cancellation notices cannot be subscribed to; ErrConfig when Run is
+// called twice.
+func (w *Worker) Run(ctx context.Context) error {
+	if !w.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: Run called twice on one Worker", ErrConfig)
+	}
+	sub, err := w.nc.Subscribe(cancelSubject+w.token+".*", w.onCancel)
+	if err != nil {
+		return fmt.Errorf("%w: subscribe to cancellation notices: %w", ErrEngine, err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+
+	// Model calls outlive ctx by up to Grace.
+	calls, kill := context.WithCancel(context.WithoutCancel(ctx))
+	defer kill()
+	// One puller per slot: each pulls one job at a time, so a job never
+	// waits in this worker behind another, and a slot that frees up pulls
+	// again at once.
+	var wg sync.WaitGroup
+	for range w.inflight {
+		wg.Go(func() { w.pull(ctx, calls) })
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	<-ctx.Done()
+	t := time.NewTimer(w.grace)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-t.C:
+		kill()
+		<-finished
+	}
+	return nil
+}
+
+// pull takes one job at a time until ctx ends, drawing each with calls
+// as the model calls' parent context.
+func (w *Worker) pull(ctx, calls context.Context) {
+	for ctx.Err() == nil {
+		batch, err := w.consumer().Fetch(1, jetstream.FetchMaxWait(pollWait))
+		if err == nil {
+			for msg := range batch.Messages() {
+				if ctx.Err() != nil { // stopping: let another worker have it now
+					w.released.Add(1)
+					_ = msg.Nak()
+					continue
+				}
+				w.handle(calls, msg)
+			}
+			err = batch.Error()
+		}
+		if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			continue
+		}
+		w.log.Debug("fetch jobs", "route", w.route, "err", err)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
+			_ = w.ensureConsumer(ctx)
+		}
+		sleepCtx(ctx, backoff)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// onCancel cancels the model call of a withdrawn job, or remembers the
+// notice for a job not taken yet.
+func (w *Worker) onCancel(m *nats.Msg) {
+	id := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cancel, ok := w.active[id]; ok {
+		cancel(errWithdrawn)
+		return
+	}
+	now := time.Now()
+	if len(w.withdrawn) >= 4096 {
+		for k, at := range w.withdrawn {
+			if now.Sub(at) > time.Minute {
+				delete(w.withdrawn, k)
+			}
+		}
+	}
+	if len(w.withdrawn) < 8192 {
+		w.withdrawn[id] = now
+	}
+}
+
+// track registers a job's model call; false if the job was withdrawn.
+func (w *Worker) track(id string, cancel context.CancelCauseFunc) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.withdrawn[id]; ok {
+		delete(w.withdrawn, id)
+		return false
+	}
+	w.active[id] = cancel
+	return true
+}
+
+func (w *Worker) untrack(id string) {
+	w.mu.Lock()
+	delete(w.active, id)
+	w.mu.Unlock()
+}
+
+// handle draws one job's sample and replies.
+func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
+	var job Job
+	if err := json.Unmarshal(msg.Data(), &job); err != nil || job.Version != WireVersion || job.ID == "" || job.ReplyTo == "" {
+		w.bad.Add(1)
+		w.log.Warn("bad job terminated", "subject", msg.Subject(), "err", err)
+		_ = msg.TermWithReason("undecodable job")
+		return
+	}
+	if md, err := msg.Metadata(); err == nil && md.NumDelivered > 1 {
+		w.redelivered.Add(1)
+	}
+	ctx, cancel := context.WithCancelCause(calls)
+	defer cancel(nil)
+	if !w.track(job.ID, cancel) {
+		w.withdrawnN.Add(1)
+		_ = msg.Term()
+		return
+	}
+	defer w.untrack(job.ID)
+
+	var resp *llms.ContentResponse
+	var err error
+	start := time.Now()
+	if job.Route != w.route {
+		err = fmt.Errorf("worker %s serves route %q, not %q", w.name, w.route, job.Route)
+	} else {
+		if job.Sample != nil {
+			ctx = maker.WithSampleID(ctx, maker.SampleID{Step: job.Sample.Step, Index: job.Sample.Index})
+		}
+		msgs := make([]llms.MessageContent, len(job.Messages))
+		for i, m := range job.Messages {
+			msgs[i] = llms.MessageContent(m)
+		}
+		stop := heartbeat(msg, w.ackWait)
+		resp, err = w.model.GenerateContent(ctx, msgs, job.Options.option())
+		stop()
+	}
+	took := time.Since(start)
+	if cause := context.Cause(ctx); cause != nil {
+		if errors.Is(cause, errWithdrawn) {
+			w.withdrawnN.Add(1)
+			_ = msg.Term()
+			return
+		}
+		w.released.Add(1) // stopping after the grace period
+		_ = msg.Nak()
+		return
+	}
+	data, merr := json.Marshal(replyOf(job.ID, w.name, resp, err, took))
+	if merr != nil {
+		data, _ = json.Marshal(replyOf(job.ID, w.name, nil, fmt.Errorf("the reply could not be encoded: %w", merr), took))
+	}
+	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), publishTimeout)
+	defer pcancel()
+	if _, perr := w.js.Publish(pctx, job.ReplyTo, data, jetstream.WithMsgID(job.ID), jetstream.WithExpectStream(RepliesStream)); perr != nil {
+		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
+		w.released.Add(1)
+		_ = msg.Nak()
+		return
+	}
+	w.served.Add(1)
+	if err != nil {
+		w.failed.Add(1)
+	}
+	_ = msg.Ack()
+}

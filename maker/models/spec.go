@@ -1,0 +1,255 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mdap-go/mdap/maker"
+)
+
+// Spec is a parsed --model spec: PROVIDER:NAME, optionally followed by
+// =IN/OUT, the model's price in dollars per million input and output
+// tokens ("openai:gpt-4o-mini=0.15/0.60"); or "sim", the simulated model.
+type Spec struct {
+	// Provider is "sim", "openai", "ollama" or "anthropic".
+	Provider string
+	// Name is the model's name at its provider; empty for "sim".
+	Name string
+	// Price is the price the spec gives, nil when it gives none.
+	Price *maker.Price
+}
+
+// String is the spec without its price: "openai:gpt-4o-mini", "sim". It
+// is what reports and the journal name the model by.
+func (s Spec) String() string {
+	if s.Provider == "sim" {
+		return "sim"
+	}
+	return s.Provider + ":" + s.Name
+}
+
+// Specs lists the accepted spec forms, for help texts.
+const Specs = "sim, openai:MODEL, ollama:MODEL or anthropic:MODEL, each optionally with =IN/OUT, its price in dollars per million input/output tokens"
+
+// providers are the accepted providers of a spec.
+var providers = []string{"openai", "ollama", "anthropic"}
+
+// ParseSpec reads a --model spec. The price, if any, follows the last
+// "=" and is two non-negative numbers separated by "/". Errors wrap ErrSpec
+// and say which forms are accepted. Cost: O(len(spec)).
+func ParseSpec(spec string) (Spec, error) {
+	if spec == "sim" {
+		return Spec{Provider: "sim"}, nil
+	}
+	provider, rest, ok := strings.Cut(spec, ":")
+	if !ok {
+		if strings.HasPrefix(spec, "sim=") {
+			return Spec{}, fmt.Errorf("%w: %q: the simulated model costs nothing; price it with --price-in and --price-out", ErrSpec, spec)
+		}
+		return Spec{}, fmt.Errorf("%w: %q; use %s", ErrSpec, spec, Specs)
+	}
+	if !slices.Contains(providers, provider) {
+		return Spec{}, fmt.Errorf("%w: unknown provider %q in %q; use %s", ErrSpec, provider, spec, Specs)
+	}
+	s := Spec{Provider: provider, Name: rest}
+	if i := strings.LastIndex(rest, "="); i >= 0 {
+		p, err := parsePrice(rest[i+1:])
+		if err != nil {
+			return Spec{}, fmt.Errorf("%w: price %q in %q: %w; write =IN/OUT in dollars per million input and output tokens, as in openai:gpt-4o-mini=0.15/0.60", ErrSpec, rest[i+1:], spec, err)
+		}
+		s.Name, s.Price = rest[:i], &p
+	}
+	if strings.TrimSpace(s.Name) == "" || s.Name != strings.TrimSpace(s.Name) {
+		return Spec{}, fmt.Errorf("%w: %q: no model name after %q (or white space around it); use %s", ErrSpec, spec, provider+":", Specs)
+	}
+	return s, nil
+}
+
+// CheckSpec reports whether spec has an accepted form, without building
+// anything: nil, or ParseSpec's error.
+func CheckSpec(spec string) error {
+	_, err := ParseSpec(spec)
+	return err
+}
+
+func parsePrice(s string) (maker.Price, error) {
+	in, out, ok := strings.Cut(s, "/")
+	if !ok {
+		return maker.Price{}, fmt.Errorf("want two prices separated by /")
+	}
+	num := func(v string) (float64, error) {
+		f, err := strconv.ParseFloat(strings.TrimPrefix(v, "$"), 64)
+		switch {
+		case err != nil:
+			return 0, fmt.Errorf("%q is not a number", v)
+		case f < 0 || math.IsInf(f, 0) || math.IsNaN(f):
+			return 0, fmt.Errorf("%q: a price is a finite number of 0 or more", v)
+		}
+		return f, nil
+	}
+	i, err := num(in)
+	if err != nil {
+		return maker.Price{}, err
+	}
+	o, err := num(out)
+	if err != nil {
+		return maker.Price{}, err
+	}
+	return maker.Price{InputPerMillion: i, OutputPerMillion: o}, nil
+}
+
+// Default servers, when neither Options.BaseURL nor the environment names
+// one.
+const (
+	DefaultOpenAIURL    = "https://api.openai.com/v1"
+	DefaultOllamaURL    = "http://127.0.0.1:11434"
+	DefaultAnthropicURL = "https://api.anthropic.com/v1"
+)
+
+// The environment variables Open reads, after the usual conventions.
+const (
+	EnvOpenAIKey     = "OPENAI_API_KEY"
+	EnvOpenAIURL     = "OPENAI_BASE_URL" // OPENAI_API_BASE is read too, as langchaingo does
+	EnvOllamaHost    = "OLLAMA_HOST"     // HOST[:PORT] or a URL, as the ollama command reads it
+	EnvAnthropicKey  = "ANTHROPIC_API_KEY"
+	EnvAnthropicURL  = "ANTHROPIC_BASE_URL"
+	envOpenAIAPIBase = "OPENAI_API_BASE"
+)
+
+// BaseURL returns the server a model of provider talks to, and where that
+// came from: baseURL when it is not empty ("--base-url"), else the
+// provider's environment variable (OPENAI_BASE_URL or OPENAI_API_BASE,
+// OLLAMA_HOST, ANTHROPIC_BASE_URL), else the provider's public default.
+// The URL conventions differ: openai: wants the API root, which for
+// OpenAI-compatible servers usually ends in /v1 (Ollama:
+// http://127.0.0.1:11434/v1); ollama: wants the server root
+// (http://127.0.0.1:11434). Errors wrap ErrSpec: a URL no client could
+// use (see CheckBaseURL), named with its source.
+func BaseURL(provider, baseURL string) (u, source string, err error) {
+	source = "--base-url"
+	u = baseURL
+	if u == "" {
+		switch provider {
+		case "openai":
+			for _, k := range []string{EnvOpenAIURL, envOpenAIAPIBase} {
+				if v := os.Getenv(k); v != "" {
+					u, source = v, k
+					break
+				}
+			}
+			if u == "" {
+				u, source = DefaultOpenAIURL, "the default"
+			}
+		case "ollama":
+			if v := strings.TrimSpace(os.Getenv(EnvOllamaHost)); v != "" {
+				if u, err = ollamaHost(v); err != nil {
+					return "", EnvOllamaHost, badURL("%s=%q: %v", EnvOllamaHost, v, err)
+				}
+				source = EnvOllamaHost
+			} else {
+				u, source = DefaultOllamaURL, "the default"
+			}
+		case "anthropic":
+			if v := os.Getenv(EnvAnthropicURL); v != "" {
+				u, source = v, EnvAnthropicURL
+			} else {
+				u, source = DefaultAnthropicURL, "the default"
+			}
+		default:
+			return "", "", fmt.Errorf("%w: unknown provider %q", ErrSpec, provider)
+		}
+	}
+	if err := CheckBaseURL(provider, u); err != nil {
+		if source == "--base-url" {
+			return "", source, err
+		}
+		return "", source, fmt.Errorf("%s: %w", source, err)
+	}
+	return strings.TrimRight(u, "/"), source, nil
+}
+
+// ollamaHost reads OLLAMA_HOST as the ollama command does: a URL, or
+// HOST[:PORT] with the scheme http and the port 11434 by default.
+func ollamaHost(v string) (string, error) {
+	scheme, hostport, ok := strings.Cut(v, "://")
+	defaultPort := "11434"
+	switch {
+	case !ok:
+		scheme, hostport = "http", v
+	case scheme == "http":
+		defaultPort = "80"
+	case scheme == "https":
+		defaultPort = "443"
+	}
+	hostport, path, _ := strings.Cut(hostport, "/")
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = strings.Trim(hostport, "[]"), defaultPort
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
+	if path != "" {
+		u.Path = "/" + path
+	}
+	return u.String(), nil
+}
+
+// urlError is an error about a server URL: it wraps ErrSpec without
+// saying "bad model spec".
+type urlError struct{ msg string }
+
+func (e *urlError) Error() string { return e.msg }
+func (e *urlError) Unwrap() error { return ErrSpec }
+
+func badURL(format string, a ...any) error { return &urlError{msg: fmt.Sprintf(format, a...)} }
+
+// CheckBaseURL refuses a server URL that no client of provider could use,
+// before any client is built (langchaingo's Ollama client exits the
+// process on a URL it cannot parse): the scheme must be http or https,
+// and there must be a host. For ollama:, a URL ending in /v1 or /api is
+// refused too: that is the OpenAI-compatible path (for openai:) or an
+// endpoint, and ollama: wants the server root. Errors wrap ErrSpec and
+// show a URL of the right form.
+func CheckBaseURL(provider, raw string) error {
+	example := "http://HOST:PORT or https://HOST/PATH"
+	switch provider {
+	case "ollama":
+		example = "http://127.0.0.1:11434, the Ollama server's root"
+	case "openai":
+		example = "http://127.0.0.1:11434/v1 or https://HOST/v1, the API root"
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return badURL("%q: %v; want %s", raw, err, example)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return badURL("%q: the scheme must be http or https, as in %s", raw, example)
+	case u.Host == "":
+		return badURL("%q: no host; want %s", raw, example)
+	case u.RawQuery != "" || u.Fragment != "":
+		return badURL("%q: a base URL has no query or fragment; want %s", raw, example)
+	}
+	if provider == "ollama" {
+		path := strings.TrimRight(u.Path, "/")
+		if strings.HasSuffix(path, "/v1") || strings.HasSuffix(path, "/api") || strings.Contains(path, "/api/") {
+			root := *u
+			root.Path = strings.TrimSuffix(strings.TrimSuffix(path, "/v1"), "/api")
+			if i := strings.Index(root.Path, "/api/"); i >= 0 {
+				root.Path = root.Path[:i]
+			}
+			return badURL("%q: ollama: wants the server root, %s (a URL ending in /v1 is the OpenAI-compatible API, for --model openai:NAME)", raw, root.String())
+		}
+	}
+	return nil
+}
