@@ -42,12 +42,15 @@ var bucketRules = []struct {
 
 // ScaleRow is one Hanoi run of the scale suite.
 type ScaleRow struct {
-	Disks      int  `json:"disks"`
+	Disks int `json:"disks"`
+	// Runs is how many runs the row's medians are over (see repeats).
+	Runs       int  `json:"runs"`
 	Steps      int  `json:"steps"`
 	Samples    int  `json:"samples"`
 	WrongSteps int  `json:"wrong_steps"`
 	Solved     bool `json:"solved"`
-	// Wall is the run's wall time; WallPerStep in microseconds.
+	// Wall is one run's wall time; WallPerStep in microseconds, the
+	// median over the runs.
 	Wall        time.Duration `json:"wall_ns"`
 	WallPerStep float64       `json:"wall_per_step_us"`
 	// CPUPerSample is the process's user+system CPU per sample, in
@@ -109,7 +112,7 @@ func runScale(ctx context.Context, o Options, tick func()) (*ScaleResult, error)
 	m, _ := sim.New(hanoi.Oracle{}, cfg)
 	res.Sim = m.Identity()
 	for _, d := range scaleDisks(o.Quick) {
-		row, err := scaleRun(ctx, cfg, d, res.K, filepath.Join(dir, fmt.Sprintf("hanoi-%d.jsonl", d)), true)
+		row, err := scaleRows(ctx, cfg, d, res.K, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +121,7 @@ func runScale(ctx context.Context, o Options, tick func()) (*ScaleResult, error)
 	}
 	jd, runs := 14, 3
 	if o.Quick {
-		jd, runs = 12, 3
+		jd, runs = 13, 3
 	}
 	var walls, cpus []float64
 	for i := range runs {
@@ -136,6 +139,72 @@ func runScale(ctx context.Context, o Options, tick func()) (*ScaleResult, error)
 	res.Journal = JournalCost{Disks: jd, Runs: runs, WallRatio: median(walls), CPURatio: median(cpus)}
 	tick()
 	return res, nil
+}
+
+// repeats is how many runs a size gets: a short run's CPU time and wall
+// time are noisy, so sizes below 14 disks run 2^(14-disks) times (each
+// about a second in all) and report medians.
+func repeats(disks int) int {
+	if disks >= 14 {
+		return 1
+	}
+	return 1 << (14 - disks)
+}
+
+// scaleRows runs a size repeats(disks) times: medians of CPU per sample
+// and wall per step, the largest memory, the profile of the first run (of
+// all of them, for short runs).
+func scaleRows(ctx context.Context, cfg sim.Config, disks, k int, dir string) (ScaleRow, error) {
+	n := repeats(disks)
+	var rows []ScaleRow
+	var prof *bytes.Buffer
+	if n > 1 {
+		profileMu.Lock()
+		defer profileMu.Unlock()
+		prof = new(bytes.Buffer)
+		if pprof.StartCPUProfile(prof) != nil {
+			prof = nil
+		}
+	}
+	cpu0 := cpuTime()
+	for i := range n {
+		row, err := scaleRun(ctx, cfg, disks, k, filepath.Join(dir, fmt.Sprintf("hanoi-%d-%d.jsonl", disks, i)), n == 1)
+		if err != nil {
+			if prof != nil {
+				pprof.StopCPUProfile()
+			}
+			return row, err
+		}
+		rows = append(rows, row)
+	}
+	cpu := cpuTime() - cpu0
+	if prof != nil {
+		pprof.StopCPUProfile()
+	}
+	out := rows[0]
+	out.Runs = n
+	var cpus, walls []float64
+	for _, r := range rows {
+		cpus = append(cpus, r.CPUPerSample)
+		walls = append(walls, r.WallPerStep)
+		out.PeakRSSMB = max(out.PeakRSSMB, r.PeakRSSMB)
+		out.PeakHeapMB = max(out.PeakHeapMB, r.PeakHeapMB)
+		out.PeakTotalMB = max(out.PeakTotalMB, r.PeakTotalMB)
+		out.WrongSteps = max(out.WrongSteps, r.WrongSteps)
+		out.Solved = out.Solved && r.Solved
+	}
+	out.CPUPerSample, out.WallPerStep = median(cpus), median(walls)
+	if prof != nil && prof.Len() > 0 {
+		if split, err := splitProfile(prof); err == nil && len(split) > 0 {
+			perSample := float64(cpu.Nanoseconds()) / 1e3 / float64(n*out.Samples)
+			out.Split = map[string]float64{}
+			for b, share := range split {
+				out.Split[b] = share * perSample
+			}
+			out.Overhead = perSample - out.Split["model"]
+		}
+	}
+	return out, nil
 }
 
 // cpuTime is the process's user plus system CPU time.

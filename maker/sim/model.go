@@ -207,6 +207,15 @@ func (m *Model) Calls() uint64 { return m.calls.Load() }
 // the text.
 func PromptText(messages []llms.MessageContent) string {
 	var b strings.Builder
+	size := 0
+	for _, msg := range messages {
+		for _, p := range msg.Parts {
+			if t, ok := p.(llms.TextContent); ok {
+				size += len(t.Text) + 2
+			}
+		}
+	}
+	b.Grow(size)
 	first := true
 	for _, msg := range messages {
 		for _, p := range msg.Parts {
