@@ -81,12 +81,26 @@ type JournalCost struct {
 	CPURatio  float64 `json:"cpu_ratio"`
 }
 
+// FlatCPU is CPU per sample at a small and a large size, measured side by
+// side: runs alternating, the ratio's median.
+type FlatCPU struct {
+	Small int `json:"small_disks"`
+	Large int `json:"large_disks"`
+	Runs  int `json:"runs"`
+	// SmallCPU and LargeCPU are medians, in microseconds per sample;
+	// Ratio is the median of the runs' large/small ratios.
+	SmallCPU float64 `json:"small_cpu_us"`
+	LargeCPU float64 `json:"large_cpu_us"`
+	Ratio    float64 `json:"ratio"`
+}
+
 // ScaleResult is the scale suite's result.
 type ScaleResult struct {
 	K       int         `json:"k"`
 	Sim     string      `json:"sim"`
 	Rows    []ScaleRow  `json:"rows"`
 	Journal JournalCost `json:"journal"`
+	Flat    FlatCPU     `json:"flat"`
 	// Method says how the CPU split was measured.
 	Method string `json:"method"`
 }
@@ -137,6 +151,30 @@ func runScale(ctx context.Context, o Options, tick func()) (*ScaleResult, error)
 		cpus = append(cpus, with.CPUPerSample/without.CPUPerSample)
 	}
 	res.Journal = JournalCost{Disks: jd, Runs: runs, WallRatio: median(walls), CPURatio: median(cpus)}
+	flat := FlatCPU{Small: 12, Large: 18, Runs: 3}
+	if o.Quick {
+		flat.Small, flat.Large = 11, 13
+	}
+	var smalls, larges, ratios []float64
+	for i := range flat.Runs {
+		var reps []float64
+		for j := range repeats(flat.Small) {
+			r, err := scaleRun(ctx, cfg, flat.Small, res.K, filepath.Join(dir, fmt.Sprintf("flat-s-%d-%d.jsonl", i, j)), false)
+			if err != nil {
+				return nil, err
+			}
+			reps = append(reps, r.CPUPerSample)
+		}
+		large, err := scaleRun(ctx, cfg, flat.Large, res.K, filepath.Join(dir, fmt.Sprintf("flat-l-%d.jsonl", i)), false)
+		if err != nil {
+			return nil, err
+		}
+		small := median(reps)
+		smalls, larges = append(smalls, small), append(larges, large.CPUPerSample)
+		ratios = append(ratios, large.CPUPerSample/small)
+	}
+	flat.SmallCPU, flat.LargeCPU, flat.Ratio = median(smalls), median(larges), median(ratios)
+	res.Flat = flat
 	tick()
 	return res, nil
 }

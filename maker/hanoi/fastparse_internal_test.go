@@ -77,3 +77,27 @@ func TestFastParseAgrees(t *testing.T) {
 	}
 	require.Greater(t, fast, checked/20, "the fast path reads the mangled replies it can")
 }
+
+// FuzzFastParse: whatever the fast path reads, the general path reads the
+// same, for any text.
+func FuzzFastParse(f *testing.F) {
+	for _, s := range []string{
+		"move = [1, 0, 2]\nnext_state = [[3, 2], [], [1]]",
+		"move=[1,0,2] next_state=[[3,2],[],[1]]",
+		"move = [1, 0, 2]\nnext_state = [[3, 2], [], [1, 1]]",
+		"move = [-1, 0, 2]\nnext_state = [[3, 2], [], [01]]",
+		"move = [1, 0, 2]\nmove = [2, 0, 1]\nnext_state = [[3], [2], [1]]",
+	} {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, text string, n int) {
+		n = 1 + (n%MaxDisks+MaxDisks)%MaxDisks
+		a, ok := fastReply(text, n)
+		if !ok {
+			return
+		}
+		b, err := parseReply(text, n)
+		require.NoError(t, err, "%q", text)
+		require.Equal(t, fmt.Sprint(b), fmt.Sprint(a), "%q", text)
+	})
+}
