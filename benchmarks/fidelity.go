@@ -58,9 +58,10 @@ type FidelityCell struct {
 
 // Match reports whether the cell agrees with theory: votes within 3
 // standard errors, and the theoretical wrong rate inside the measured
-// interval.
+// rate's 3-standard-error Wilson interval (3 standard errors, not 1.96:
+// 64 cells are checked at once).
 func (c FidelityCell) Match() bool {
-	return math.Abs(c.Z) < 3 && c.Wrong.Contains(c.WrongTheory)
+	return math.Abs(c.Z) < 3 && c.Wrong.Within3(c.WrongTheory)
 }
 
 // DifficultyRow is one setting of the difficulty experiment.
@@ -105,7 +106,7 @@ var difficultySettings = []struct {
 	spread, agree float64
 	members       int
 }{
-	{0, 0, 1}, {0.05, 0, 1}, {0.05, 1, 1}, {0.05, 1, 3}, {0.2, 0, 1}, {0.2, 1, 1}, {0.2, 1, 3},
+	{0, 0, 1}, {0.1, 0, 1}, {0.1, 1, 1}, {0.1, 1, 3}, {0.2, 0, 1}, {0.2, 1, 1}, {0.2, 1, 3},
 }
 
 const (

@@ -77,8 +77,19 @@ type Rate struct {
 	Hi   float64 `json:"hi"`
 }
 
-// newRate returns hits of n with its Wilson interval.
-func newRate(hits, n int) Rate {
+// newRate returns hits of n with its 95% Wilson interval.
+func newRate(hits, n int) Rate { return wilson(hits, n, z95) }
+
+// Within3 reports whether x is inside the rate's 3-standard-error (99.7%)
+// Wilson interval: the test of a match to theory when many cells are
+// checked at once.
+func (r Rate) Within3(x float64) bool {
+	w := wilson(r.Hits, r.N, 3)
+	return x >= w.Lo && x <= w.Hi
+}
+
+// wilson returns hits of n with its Wilson score interval at z.
+func wilson(hits, n int, z float64) Rate {
 	r := Rate{Hits: hits, N: n}
 	if n == 0 {
 		return r
@@ -86,10 +97,16 @@ func newRate(hits, n int) Rate {
 	p := float64(hits) / float64(n)
 	r.Rate = p
 	nf := float64(n)
-	z2 := z95 * z95
+	z2 := z * z
 	centre := (p + z2/(2*nf)) / (1 + z2/nf)
-	half := z95 * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / (1 + z2/nf)
+	half := z * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / (1 + z2/nf)
 	r.Lo, r.Hi = math.Max(0, centre-half), math.Min(1, centre+half)
+	if hits == 0 {
+		r.Lo = 0
+	}
+	if hits == n {
+		r.Hi = 1
+	}
 	return r
 }
 

@@ -259,8 +259,8 @@ func scenarios(o Options) ([]Scenario, error) {
 	return []Scenario{
 		mk("p=0.99", 0.99, 3, steps, 0, 0, 1),
 		mk("p=0.8", 0.8, 3, contested, 0, 0, 1),
-		mk("hard steps", difficultyP, k, steps, 0.05, 1, 1),
-		mk("hard steps, ensemble of 3", difficultyP, k, steps, 0.05, 1, 3),
+		mk("hard steps", difficultyP, k, steps, 0.2, 1, 1),
+		mk("hard steps, ensemble of 3", difficultyP, k, steps, 0.2, 1, 3),
 	}, nil
 }
 
