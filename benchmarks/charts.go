@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"strings"
 
 	"github.com/mdap-go/mdap/vote"
 	"gonum.org/v1/plot"
@@ -120,10 +121,16 @@ func points(p *plot.Plot, pts errPoints, c color.Color, shape draw.GlyphDrawer) 
 // structure (theory), measured points with 95% bars (race path).
 func fidelityVotesChart(f *FidelityResult) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Votes per step against k (vote.Race, %d steps per point)", f.RaceSteps)
+	p.Title.Text = fmt.Sprintf("Votes per step against k (%d steps a point)", f.RaceSteps)
 	p.X.Label.Text = "k"
 	p.Y.Label.Text = "valid votes per step"
 	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(10)
+	top := 0.0
+	for _, cell := range f.Cells {
+		top = max(top, cell.Votes.Hi, cell.Theory)
+	}
+	p.Y.Min, p.Y.Max = 0, top*1.45 // room for the legend
 	for i, pv := range fidelityPs {
 		c := plotutil.Color(i)
 		for _, rivals := range []int{1, spreadRivals} {
@@ -167,12 +174,12 @@ func fidelityVotesChart(f *FidelityResult) (*plot.Plot, error) {
 // are not drawn on a log scale).
 func fidelityWrongChart(f *FidelityResult) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = "Wrong winners against k, one rival: 1 - PStep (lines), measured (points)"
+	p.Title.Text = "Wrong winners, one rival: 1 - PStep (lines), measured (points)"
 	p.X.Label.Text = "k"
 	p.Y.Label.Text = "share of steps won by a wrong answer"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Top = true
+	p.Y.Tick.Marker = plot.LogTicks{Prec: 0}
+	p.Legend.Top, p.Legend.Left = false, true
 	for i, pv := range fidelityPs {
 		c := plotutil.Color(i)
 		var th plotter.XYs
@@ -199,10 +206,12 @@ func fidelityWrongChart(f *FidelityResult) (*plot.Plot, error) {
 
 func barGroups(p *plot.Plot, names []string, groups []string, value func(group, name string) float64) error {
 	w := vg.Points(60 / float64(len(groups)))
+	top := 0.0
 	for gi, g := range groups {
 		vals := make(plotter.Values, len(names))
 		for i, n := range names {
 			vals[i] = value(g, n)
+			top = max(top, vals[i])
 		}
 		bars, err := plotter.NewBarChart(vals, w)
 		if err != nil {
@@ -215,7 +224,10 @@ func barGroups(p *plot.Plot, names []string, groups []string, value func(group, 
 		p.Legend.Add(g, bars)
 	}
 	p.NominalX(names...)
-	p.Legend.Top = true
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(10)
+	p.Y.Min = 0
+	p.Y.Max = top * (1 + 0.12*float64(len(groups))) // room for the legend above the bars
 	p.X.Tick.Label.Rotation = 0.35
 	p.X.Tick.Label.XAlign = draw.XRight
 	return nil
@@ -250,12 +262,15 @@ func strategiesChart(s *StrategiesResult) (*plot.Plot, error) {
 
 func wallChart(s *StrategiesResult) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = "Wall time per step by strategy, in model-call latencies"
+	p.Title.Text = "Wall time per step, in mean model-call latencies"
 	p.Y.Label.Text = "wall time per step / mean latency"
 	var groups []string
 	seen := map[string]bool{}
+	label := func(r WallRow) string {
+		return r.Scenario + ", " + strings.Fields(r.Latency)[0] // "fixed", "lognormal"
+	}
 	for _, r := range s.Wall {
-		g := r.Scenario + ", " + r.Latency
+		g := label(r)
 		if !seen[g] {
 			seen[g] = true
 			groups = append(groups, g)
@@ -263,7 +278,7 @@ func wallChart(s *StrategiesResult) (*plot.Plot, error) {
 	}
 	err := barGroups(p, strategyNames(s), groups, func(g, n string) float64 {
 		for _, r := range s.Wall {
-			if r.Scenario+", "+r.Latency == g && r.Strategy == n && r.NotRun == "" {
+			if label(r) == g && r.Strategy == n && r.NotRun == "" {
 				return r.PerStep.Mean
 			}
 		}
