@@ -218,7 +218,7 @@ func writeScale(b *strings.Builder, s *ScaleResult) {
 		w(" %.1f |\n", r.Overhead)
 	}
 	w("\nJournal: with against without, %d alternating runs at %d disks: wall ×%.3f, CPU ×%.3f (medians).\n\n", s.Journal.Runs, s.Journal.Disks, s.Journal.WallRatio, s.Journal.CPURatio)
-	w("CPU per sample against disks, side by side: %d alternating runs of %d disks (%d times each) and %d disks: %.1f µs and %.1f µs, ratio ×%.2f (medians).\n\n", s.Flat.Runs, s.Flat.Small, repeats(s.Flat.Small), s.Flat.Large, s.Flat.SmallCPU, s.Flat.LargeCPU, s.Flat.Ratio)
+	w("CPU per sample against disks, side by side: %d alternating runs of %d disks (%d times each) and %d disks: %.1f µs and %.1f µs, ratio ×%.2f (medians).\n\n", s.Flat.Runs, s.Flat.Small, s.Flat.SmallRuns, s.Flat.Large, s.Flat.SmallCPU, s.Flat.LargeCPU, s.Flat.Ratio)
 }
 
 func writeReal(b *strings.Builder, s *RealResult) {

@@ -86,7 +86,10 @@ type JournalCost struct {
 type FlatCPU struct {
 	Small int `json:"small_disks"`
 	Large int `json:"large_disks"`
-	Runs  int `json:"runs"`
+	// Runs is the alternations; each has SmallRuns runs of the small
+	// size (their median) and one of the large.
+	Runs      int `json:"runs"`
+	SmallRuns int `json:"small_runs"`
 	// SmallCPU and LargeCPU are medians, in microseconds per sample;
 	// Ratio is the median of the runs' large/small ratios.
 	SmallCPU float64 `json:"small_cpu_us"`
@@ -151,14 +154,14 @@ func runScale(ctx context.Context, o Options, tick func()) (*ScaleResult, error)
 		cpus = append(cpus, with.CPUPerSample/without.CPUPerSample)
 	}
 	res.Journal = JournalCost{Disks: jd, Runs: runs, WallRatio: median(walls), CPURatio: median(cpus)}
-	flat := FlatCPU{Small: 12, Large: 18, Runs: 3}
+	flat := FlatCPU{Small: 12, Large: 18, Runs: 5, SmallRuns: 8}
 	if o.Quick {
-		flat.Small, flat.Large = 11, 13
+		flat.Small, flat.Large, flat.Runs, flat.SmallRuns = 11, 13, 3, 8
 	}
 	var smalls, larges, ratios []float64
 	for i := range flat.Runs {
 		var reps []float64
-		for j := range repeats(flat.Small) {
+		for j := range flat.SmallRuns {
 			r, err := scaleRun(ctx, cfg, flat.Small, res.K, filepath.Join(dir, fmt.Sprintf("flat-s-%d-%d.jsonl", i, j)), false)
 			if err != nil {
 				return nil, err
