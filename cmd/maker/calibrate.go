@@ -4,35 +4,28 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 // calibrateFlags are maker calibrate's own flags, beside runFlags (the
 // model, the sim, --target) and toolFlags (a spec's tools).
 type calibrateFlags struct {
-	disks             int
-	specFile          string
-	stepsSampled      int
-	samples           int
-	stepsSeed         uint64
-	confidence        float64
-	concurrency       int
-	withRivals        bool
-	priceIn, priceOut float64
-	ownPrices         bool // runFlags has no --price-in: these are calibrate's
-	asJSON            bool
+	disks        int
+	specFile     string
+	stepsSampled int
+	samples      int
+	stepsSeed    uint64
+	confidence   float64
+	concurrency  int
+	withRivals   bool
+	asJSON       bool
 }
 
 // notForCalibrate are the run flags that decide steps, which a calibration
@@ -106,15 +99,6 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 			case c.specFile == "" && (fs.Changed("root") || fs.Changed("tools")):
 				return usageErr("--root and --tools apply to --spec only: Towers of Hanoi has no tools")
 			}
-			for _, p := range []struct {
-				name string
-				v    float64
-			}{{"price-in", c.priceIn}, {"price-out", c.priceOut}} {
-				if !(p.v >= 0 && p.v <= calibrateMaxPrice) {
-					return usageErr("--%s %v: use dollars per million tokens, from 0 to %g", p.name, p.v, float64(calibrateMaxPrice))
-				}
-			}
-
 			var (
 				steps  calibrate.Steps
 				oracle sim.Oracle = hanoi.Oracle{}
@@ -143,9 +127,6 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 			s, err := flags.solver(oracle, cmd.ErrOrStderr())
 			if err != nil {
 				return err
-			}
-			if c.ownPrices {
-				s.Price = maker.Price{InputPerMillion: c.priceIn, OutputPerMillion: c.priceOut}
 			}
 
 			cfg := calibrate.Config{
@@ -190,13 +171,6 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 	fs.BoolVar(&c.asJSON, "json", false, "print the report as JSON on stdout")
 	fs.BoolVar(&c.withRivals, "with-rivals", false, "also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)")
 	flags.register(cmd)
-	if fs.Lookup("price-in") == nil {
-		// Until every run command has --price-in and --price-out
-		// (runFlags), calibrate has its own and sets the solver's price.
-		c.ownPrices = true
-		fs.Float64Var(&c.priceIn, "price-in", 0, "dollars per million input tokens, for the cost estimate")
-		fs.Float64Var(&c.priceOut, "price-out", 0, "dollars per million output tokens, for the cost estimate")
-	}
 	tools.register(cmd, "")
 	fs.Lookup("root").Usage = `with --spec: folder the file tools work in (default: the spec's "root", else the spec file's folder)`
 	fs.Lookup("target").Usage = "probability that the whole run succeeds, that k_min is planned for, in (0, 1)"
@@ -208,29 +182,14 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 	return cmd
 }
 
-// calibrateMaxPrice bounds calibrate's --price-in and --price-out,
-// against typos.
-const calibrateMaxPrice = 1e6
-
 // samplesBar returns a Progress callback drawing a bar of total samples on
 // w, as --progress says, and the function that ends it.
 func samplesBar(f *runFlags, w io.Writer, total int) (func(done, total int), func()) {
-	show := f.progress == "on"
-	if f.progress == "auto" {
-		file, ok := w.(*os.File)
-		show = ok && term.IsTerminal(int(file.Fd()))
-	}
-	if !show {
+	bar := f.newBar(w, total, "samples")
+	if bar == nil {
 		return nil, func() {}
 	}
 	var mu sync.Mutex
-	bar := progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("samples"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
 	return func(done, _ int) {
 			mu.Lock()
 			defer mu.Unlock()

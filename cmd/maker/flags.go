@@ -348,22 +348,11 @@ func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 	if f.priceOutSet {
 		opts.OutputPrice = &f.priceOut
 	}
-	var ms []llms.Model
-	for _, spec := range f.models {
-		m, err := models.Open(spec, opts)
-		if err != nil {
-			return nil, usageErr("--model %s: %w", spec, err)
-		}
-		ms = append(ms, m)
-	}
-	if len(ms) == 1 {
-		return ms[0], nil
-	}
-	e, err := maker.NewEnsemble(ms...)
+	m, err := models.OpenAll(f.models, opts)
 	if err != nil {
-		return nil, usageErr("--model: %w", err)
+		return nil, usageErr("--model %w", err)
 	}
-	return e, nil
+	return m, nil
 }
 
 // oneModel is the --model spec of a command that takes one (--nats, maker
@@ -422,7 +411,7 @@ func (f *runFlags) modelName() string { return strings.Join(f.models, ", ") }
 // progressBar returns a Progress callback drawing a bar on w for total
 // steps, or nil when the flags or the terminal say no.
 func (f *runFlags) progressBar(w io.Writer, total int) (func(maker.Event), func()) {
-	bar := f.newBar(w, total)
+	bar := f.newBar(w, total, "steps")
 	if bar == nil {
 		return nil, func() {}
 	}
@@ -430,7 +419,7 @@ func (f *runFlags) progressBar(w io.Writer, total int) (func(maker.Event), func(
 }
 
 // newBar returns the progress bar the flags ask for, or nil.
-func (f *runFlags) newBar(w io.Writer, total int) *progressbar.ProgressBar {
+func (f *runFlags) newBar(w io.Writer, total int, unit string) *progressbar.ProgressBar {
 	show := f.progress == "on"
 	if f.progress == "auto" {
 		file, ok := w.(*os.File)
@@ -441,10 +430,10 @@ func (f *runFlags) newBar(w io.Writer, total int) *progressbar.ProgressBar {
 	}
 	return progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("steps"),
+		progressbar.OptionSetDescription(unit),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("steps"),
+		progressbar.OptionSetItsString(unit),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionShowDescriptionAtLineEnd(),
@@ -456,7 +445,7 @@ func (f *runFlags) newBar(w io.Writer, total int) *progressbar.ProgressBar {
 // valid, flagged by reason, errors), and with --verbose each red-flagged
 // reply and each provider error on w. The returned function ends the bar.
 func (f *runFlags) watch(s *maker.Solver, w io.Writer, total int) (finish func()) {
-	a := &activity{bar: f.newBar(w, total), w: w, verbose: f.verbose, flags: map[string]int{}}
+	a := &activity{bar: f.newBar(w, total, "steps"), w: w, verbose: f.verbose, flags: map[string]int{}}
 	if a.bar == nil && !a.verbose {
 		return func() {}
 	}

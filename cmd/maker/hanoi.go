@@ -1,12 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/spf13/cobra"
 )
@@ -16,31 +12,10 @@ const maxDisks = 30
 
 // hanoiSummary is the --json output of maker hanoi.
 type hanoiSummary struct {
-	Solved         bool           `json:"solved"`
-	WrongSteps     int            `json:"wrong_steps"`
-	Steps          int            `json:"steps"`
-	Samples        int            `json:"samples"`
-	Valid          int            `json:"valid"`
-	Flagged        int            `json:"flagged"`
-	Errors         int            `json:"errors"`
-	Cancelled      int            `json:"cancelled"`
-	Flags          map[string]int `json:"flags"`
-	SamplesPerStep float64        `json:"samples_per_step"`
-	InputTokens    int            `json:"input_tokens"`
-	OutputTokens   int            `json:"output_tokens"`
-	Resumed        int            `json:"resumed"`
-	WallSeconds    float64        `json:"wall_seconds"`
-	Disks          int            `json:"disks"`
-	K              int            `json:"k"`
-	Model          string         `json:"model"`
-	Cost           float64        `json:"cost"` // dollars
-	Models         []modelSummary `json:"models"`
-	Seed           uint64         `json:"seed,omitempty"`
-	Error          string         `json:"error,omitempty"`
-
-	// --k auto: the steps by their k, and the run's own estimate of p.
-	KHistogram map[int]int      `json:"k_histogram"`
-	PEstimate  *maker.PEstimate `json:"p_estimate,omitempty"`
+	Solved     bool `json:"solved"`
+	WrongSteps int  `json:"wrong_steps"`
+	Disks      int  `json:"disks"`
+	runTotals
 }
 
 func newHanoi() *cobra.Command {
@@ -101,49 +76,11 @@ Exit status 1 when the run fails or is not solved.`,
 				return err // a journal that does not fit: no run to summarise
 			}
 
-			sum := hanoiSummary{
-				Solved: runErrV == nil && task.Solved(), WrongSteps: task.WrongSteps(),
-				Steps: rep.Steps, Samples: rep.Launched, Valid: rep.Valid, Flagged: rep.Flagged,
-				Errors: rep.Errors, Cancelled: rep.Cancelled, Flags: maps.Clone(rep.Flags),
-				SamplesPerStep: rep.SamplesPerStep(), InputTokens: rep.Usage.InputTokens,
-				OutputTokens: rep.Usage.OutputTokens, Resumed: rep.Resumed,
-				WallSeconds: rep.Wall.Seconds(), Disks: disks, K: flags.k, Model: flags.modelName(),
-				Cost: rep.Cost, Models: modelSummaries(s, rep),
-				KHistogram: maps.Clone(rep.KHistogram), PEstimate: flags.pEstimate(s, rep),
-			}
-			if sum.Flags == nil {
-				sum.Flags = map[string]int{}
-			}
-			if slices.Contains(flags.models, "sim") {
-				sum.Seed = flags.seed
-			}
-			if runErrV != nil {
-				sum.Error = runErrV.Error()
-				if cmd.Context().Err() != nil {
-					sum.Error = "interrupted"
-				}
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				_ = enc.Encode(sum) // a failed write fails the command (see run)
-			} else {
-				fmt.Fprintf(out, "hanoi %d disks, k=%s, model %s: solved %v, %s\n", disks, flags.kText(), flags.modelName(), sum.Solved, plural(sum.WrongSteps, "wrong step"))
-				fmt.Fprint(out, rep.String())
-				if sum.PEstimate != nil {
-					fmt.Fprintf(out, "k auto: %s\n", sum.PEstimate)
-				}
-			}
-			switch {
-			case runErrV != nil && cmd.Context().Err() != nil:
-				return interrupted(flags.journal)
-			case runErrV != nil:
-				return runErr(runErrV)
-			case !sum.Solved:
-				return failed(fmt.Errorf("not solved: %s", plural(sum.WrongSteps, "wrong step")))
-			}
-			return nil
+			sum := hanoiSummary{Solved: runErrV == nil && task.Solved(), WrongSteps: task.WrongSteps(), Disks: disks,
+				runTotals: flags.totals(cmd.Context(), s, rep, runErrV)}
+			report(cmd.OutOrStdout(), asJSON, sum, fmt.Sprintf("hanoi %d disks, k=%s, model %s: solved %v, %s\n",
+				disks, flags.kText(), flags.modelName(), sum.Solved, plural(sum.WrongSteps, "wrong step")), rep, sum.runTotals)
+			return flags.ending(cmd.Context(), runErrV, sum.Solved, plural(sum.WrongSteps, "wrong step"))
 		},
 	}
 	cmd.Flags().IntVar(&disks, "disks", 10, fmt.Sprintf("number of disks, 1 to %d (2^N-1 steps)", maxDisks))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
@@ -294,13 +292,9 @@ func (f *runFlags) natsBatchModel() (func(batch.Job, sim.Oracle, uint64) (llms.M
 	}, nil
 }
 
-// solveOverNATS is maker solve with --nats: the tasks go to a task queue
-// on the engine (named after the tasks file and the settings, so that the
-// coordinators of one batch meet on it and no others do), every
-// coordinator started on the same file takes tasks from it until each
-// task has a result, each task's journal is on the engine (a task whose
-// coordinator dies resumes elsewhere), and the results of all coordinators
-// are then written to --out. base is the runner of a local batch.
+// solveOverNATS is maker solve with --nats: cluster.SolveBatch on a queue
+// named after the tasks file and the settings, so every coordinator
+// started on the same file and flags shares it.
 func (f *runFlags) solveOverNATS(ctx context.Context, tasksFile string, jobs []batch.Job, base batch.Runner, store *batch.Store, concurrency int, stderr io.Writer) (batch.Summary, error) {
 	content, err := os.ReadFile(tasksFile)
 	if err != nil {
@@ -312,91 +306,12 @@ func (f *runFlags) solveOverNATS(ctx context.Context, tasksFile string, jobs []b
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00k=%d max_tokens=%d seed=%d\x00", content, route, f.k, f.maxTokens, f.seed)
-	queue := "solve-" + hex.EncodeToString(h.Sum(nil)[:6])
-	q, err := cluster.OpenTaskQueue(ctx, f.js, queue, cluster.TaskQueueConfig{})
-	if err != nil {
-		return batch.Summary{}, failed(fmt.Errorf("--nats: %w", err))
-	}
-	taskID := func(job batch.Job) string {
-		sum := sha256.Sum256([]byte(job.Key()))
-		return "t" + hex.EncodeToString(sum[:8])
-	}
-	byTask := map[string]batch.Job{}
-	for _, job := range jobs {
-		if job.Err != nil {
-			continue // recorded invalid below, by every coordinator alike
-		}
-		id := taskID(job)
-		byTask[id] = job
-		if _, done := store.Done(job); done {
-			continue
-		}
-		if err := q.Publish(ctx, id, []byte(job.Key())); err != nil {
-			return batch.Summary{}, failed(fmt.Errorf("--nats: %w", err))
-		}
-	}
-	fmt.Fprintf(stderr, "maker solve: tasks on queue %s of %s; solving %d at a time with any other coordinator of this file\n", queue, f.natsURL, concurrency)
-
-	var here atomic.Int64
-	solve := func(ctx context.Context, c *cluster.Claim) ([]byte, error) {
-		job, ok := byTask[c.ID]
-		if !ok {
-			return nil, fmt.Errorf("task %s (%s) is not in %s", c.ID, c.Data, tasksFile)
-		}
-		var res *batch.Result
-		r := base
-		r.Store, r.Concurrency, r.Progress = nil, 1, nil
-		r.Results = resultWriter(func(x batch.Result) error { res = &x; return nil })
-		r.Done = func(batch.Job) (batch.Result, bool) { return batch.Result{}, false }
-		r.Journal = func(batch.Job) (*maker.Journal, error) {
-			j, _, err := cluster.OpenOrCreateJournal(ctx, f.js, queue+"_"+c.ID, cluster.JournalConfig{WaitLock: cluster.DefaultLeaseTTL + 2*time.Second})
-			return j, err
-		}
-		if _, err := r.Run(ctx, []batch.Job{job}); res == nil {
-			return nil, fmt.Errorf("%s: no result: %w", job.Where(), err)
-		}
-		here.Add(1)
-		return json.Marshal(res)
-	}
-	serveErr := q.Serve(ctx, concurrency, solve, func(c *cluster.Claim, err error) {
-		fmt.Fprintf(stderr, "maker solve: task %s handed back: %v\n", c.Data, err)
+	sum, err := cluster.SolveBatch(ctx, f.js, cluster.BatchConfig{
+		Queue: "solve-" + hex.EncodeToString(h.Sum(nil)[:6]), Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
+		Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) },
 	})
-	if serveErr != nil && ctx.Err() == nil {
-		return batch.Summary{}, failed(fmt.Errorf("--nats: %w", serveErr))
+	if err != nil && ctx.Err() == nil {
+		return sum, failed(fmt.Errorf("--nats: %w", err))
 	}
-
-	// Every coordinator's results, into --out.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), setupTimeout)
-	defer cancel()
-	results, err := q.Results(rctx)
-	if err != nil {
-		return batch.Summary{}, failed(fmt.Errorf("--nats: %w", err))
-	}
-	written := 0
-	for id, job := range byTask {
-		raw, ok := results[id]
-		if _, done := store.Done(job); done || !ok {
-			continue
-		}
-		var res batch.Result
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return batch.Summary{}, failed(fmt.Errorf("--nats: the result of %s: %w", job.Where(), err))
-		}
-		if err := store.Write(res); err != nil {
-			return batch.Summary{}, failed(fmt.Errorf("%w: %s: %w", batch.ErrWrite, job.Where(), err))
-		}
-		written++
-	}
-	fmt.Fprintf(stderr, "maker solve: %s solved here, every result in %s\n", plural(int(here.Load()), "task"), store.Path())
-	// Every task has its result now (unless interrupted): the local
-	// runner records the invalid lines, skips the rest and sums it all up;
-	// the results of this batch are not an earlier run's.
-	sum, err := base.Run(ctx, jobs)
-	sum.Skipped -= written
 	return sum, err
 }
-
-// resultWriter adapts a function to batch.Runner.Results.
-type resultWriter func(batch.Result) error
-
-func (w resultWriter) Write(r batch.Result) error { return w(r) }

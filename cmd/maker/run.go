@@ -4,47 +4,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"path/filepath"
 	"slices"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
 )
 
 // specSummary is the --json output of maker run.
 type specSummary struct {
-	Spec           string          `json:"spec"`
-	Name           string          `json:"name"`
-	Solved         bool            `json:"solved"`
-	State          json.RawMessage `json:"state"`
-	Steps          int             `json:"steps"`
-	Samples        int             `json:"samples"`
-	Valid          int             `json:"valid"`
-	Flagged        int             `json:"flagged"`
-	Errors         int             `json:"errors"`
-	Cancelled      int             `json:"cancelled"`
-	Flags          map[string]int  `json:"flags"`
-	SamplesPerStep float64         `json:"samples_per_step"`
-	InputTokens    int             `json:"input_tokens"`
-	OutputTokens   int             `json:"output_tokens"`
-	Cost           float64         `json:"cost"`
-	ToolCalls      int             `json:"tool_calls"`
-	Denied         int             `json:"denied"`
-	Resumed        int             `json:"resumed"`
-	WallSeconds    float64         `json:"wall_seconds"`
-	Root           string          `json:"root"`
-	Tools          string          `json:"tools"`
-	K              int             `json:"k"`
-	Model          string          `json:"model"`
-	Models         []modelSummary  `json:"models"`
-	Seed           uint64          `json:"seed,omitempty"`
-	Error          string          `json:"error,omitempty"`
-
-	// --k auto: the steps by their k, and the run's own estimate of p.
-	KHistogram map[int]int      `json:"k_histogram"`
-	PEstimate  *maker.PEstimate `json:"p_estimate,omitempty"`
+	Spec      string          `json:"spec"`
+	Name      string          `json:"name"`
+	Solved    bool            `json:"solved"`
+	State     json.RawMessage `json:"state"`
+	ToolCalls int             `json:"tool_calls"`
+	Denied    int             `json:"denied"`
+	Root      string          `json:"root"`
+	Tools     string          `json:"tools"`
+	runTotals
 }
 
 func newRun() *cobra.Command {
@@ -121,51 +98,12 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 			if name == "" {
 				name = "unnamed"
 			}
-			sum := specSummary{
-				Spec: path, Name: name, Solved: runErrV == nil && task.Done(), State: task.State(),
-				Steps: rep.Steps, Samples: rep.Launched, Valid: rep.Valid, Flagged: rep.Flagged,
-				Errors: rep.Errors, Cancelled: rep.Cancelled, Flags: maps.Clone(rep.Flags),
-				SamplesPerStep: rep.SamplesPerStep(), InputTokens: rep.Usage.InputTokens,
-				OutputTokens: rep.Usage.OutputTokens, Cost: rep.Cost, ToolCalls: rep.ToolCalls, Denied: rep.Denied,
-				Resumed: rep.Resumed, WallSeconds: rep.Wall.Seconds(), Root: ex.Root(), Tools: ex.Policy().String(),
-				K: flags.k, Model: flags.modelName(), Models: modelSummaries(s, rep),
-				KHistogram: maps.Clone(rep.KHistogram), PEstimate: flags.pEstimate(s, rep),
-			}
-			if sum.Flags == nil {
-				sum.Flags = map[string]int{}
-			}
-			if slices.Contains(flags.models, "sim") {
-				sum.Seed = flags.seed
-			}
-			if runErrV != nil {
-				sum.Error = runErrV.Error()
-				if cmd.Context().Err() != nil {
-					sum.Error = "interrupted"
-				}
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				_ = enc.Encode(sum) // a failed write fails the command (see run)
-			} else {
-				fmt.Fprintf(out, "spec %s (%s), k=%s, model %s: solved %v\n", name, path, flags.kText(), flags.modelName(), sum.Solved)
-				fmt.Fprintf(out, "state: %s\n", sum.State)
-				fmt.Fprintf(out, "tools: %s, under %s\n", sum.Tools, sum.Root)
-				fmt.Fprint(out, rep.String())
-				if sum.PEstimate != nil {
-					fmt.Fprintf(out, "k auto: %s\n", sum.PEstimate)
-				}
-			}
-			switch {
-			case runErrV != nil && cmd.Context().Err() != nil:
-				return interrupted(flags.journal)
-			case runErrV != nil:
-				return runErr(runErrV)
-			case !sum.Solved:
-				return failed(fmt.Errorf("not solved: the task never said it was done"))
-			}
-			return nil
+			sum := specSummary{Spec: path, Name: name, Solved: runErrV == nil && task.Done(), State: task.State(),
+				ToolCalls: rep.ToolCalls, Denied: rep.Denied, Root: ex.Root(), Tools: ex.Policy().String(),
+				runTotals: flags.totals(cmd.Context(), s, rep, runErrV)}
+			report(cmd.OutOrStdout(), asJSON, sum, fmt.Sprintf("spec %s (%s), k=%s, model %s: solved %v\nstate: %s\ntools: %s, under %s\n",
+				name, path, flags.kText(), flags.modelName(), sum.Solved, sum.State, sum.Tools, sum.Root), rep, sum.runTotals)
+			return flags.ending(cmd.Context(), runErrV, sum.Solved, "the task never said it was done")
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")

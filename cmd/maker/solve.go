@@ -15,10 +15,8 @@ import (
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/tmc/langchaingo/llms"
-	"golang.org/x/term"
 )
 
 // Bounds and defaults of the solve flags.
@@ -288,21 +286,10 @@ func warnLogger(w io.Writer) *slog.Logger {
 // the steps, samples, step rate and cost so far, or nil when the flags or
 // the terminal say no.
 func (f *runFlags) batchBar(w io.Writer, total int) (func(batch.Progress), func()) {
-	show := f.progress == "on"
-	if f.progress == "auto" {
-		file, ok := w.(*os.File)
-		show = ok && term.IsTerminal(int(file.Fd()))
-	}
-	if !show {
+	bar := f.newBar(w, total, "tasks")
+	if bar == nil {
 		return nil, func() {}
 	}
-	bar := progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("tasks"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
 	start := time.Now()
 	var mu sync.Mutex
 	var last time.Time

@@ -26,7 +26,8 @@ var layers = [][]string{
 	{"maker"},
 	{"maker/sim", "maker/fault", "maker/models"},
 	{"maker/hanoi", "maker/spec"},
-	{"maker/batch", "maker/simserver", "maker/mcpserver", "maker/cluster", "maker/calibrate"},
+	{"maker/batch"},
+	{"maker/simserver", "maker/mcpserver", "maker/cluster", "maker/calibrate"},
 	{"benchmarks"},
 	{"cmd/maker"},
 }

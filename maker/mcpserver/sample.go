@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
@@ -119,6 +118,10 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	out.Model = maker.ModelIdentity(model)
 	out.K = st.vote.K
 
+	// The solver's own draw: its call options (temperature, cap, the
+	// sample's seed, tools), red flags and judging, so a sample here is
+	// what a run would draw.
+	drawer := &maker.Solver{Model: model, MaxTokens: st.maxTokens, Temperature: st.temperature, Tools: tools}
 	var mu sync.Mutex
 	var samples []SampleInfo
 	var canon []string // each valid sample's canonical form, by index
@@ -144,34 +147,26 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 				prog.step(total, "sample %d: votes for %s", i, info.Key)
 			}
 		}()
-		opts := []llms.CallOption{llms.WithTemperature(info.Temperature), llms.WithMaxTokens(st.maxTokens)}
-		if len(tools) > 0 {
-			opts = append(opts, llms.WithTools(tools))
+		d, err := drawer.Draw(ctx, maker.SampleID{Index: i}, msgs, nil)
+		sm.Usage = d.Usage
+		switch {
+		case err != nil:
+			d.Err = err
+			fallthrough
+		case d.Err != nil:
+			sm.Err, info.Error = d.Err, d.Err.Error()
+			return sm
+		case d.Flag != nil:
+			sm.Flag, info.Flag, info.Reason = d.Flag, d.Flag.Error(), d.Why.Error()
+			return sm
 		}
-		start := time.Now()
-		resp, err := model.GenerateContent(maker.WithSampleID(ctx, maker.SampleID{Index: i}), msgs, opts...)
-		sm.Usage.Latency = time.Since(start)
-		var reply maker.Reply
-		if err == nil {
-			reply, err = readReply(resp, msgs)
-		}
-		if err != nil {
+		canon, err := intent.Canonical(d.Output)
+		if err != nil { // Draw keyed it, so it has a canonical form
 			sm.Err, info.Error = err, err.Error()
 			return sm
 		}
-		sm.Usage.InputTokens, sm.Usage.OutputTokens = reply.InputTokens, reply.OutputTokens
-		v := maker.Inspect(reply, st.maxTokens, maker.FlagRules{}, nil)
-		if v.Flag != "" {
-			sm.Flag, info.Flag, info.Reason = errors.New(v.Flag), v.Flag, v.Reason
-			return sm
-		}
-		key, err := strconv.ParseUint(v.Key, 16, 64)
-		if err != nil { // Inspect writes keys in hex
-			sm.Err, info.Error = err, err.Error()
-			return sm
-		}
-		sm.Key, info.Key = key, v.Key
-		sm.Value = drawn{out: v.Output, canonical: v.Canonical, text: reply.Text}
+		sm.Key, info.Key = d.Key, hexKey(d.Key)
+		sm.Value = drawn{out: &d.Output, canonical: string(canon), text: d.Reply.Text}
 		return sm
 	}
 	res, raceErr := vote.Race(ctx, st.vote, draw)
@@ -283,46 +278,4 @@ func identities(m llms.Model) []string {
 		ids[i] = maker.ModelIdentity(m)
 	}
 	return ids
-}
-
-// readReply reads a model's response as the solver's microagent does:
-// the first choice, with the provider's token counts, or an estimate.
-func readReply(resp *llms.ContentResponse, msgs []llms.MessageContent) (maker.Reply, error) {
-	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
-		return maker.Reply{}, maker.ErrNoChoice
-	}
-	c := resp.Choices[0]
-	r := maker.Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason}
-	in, okIn := intInfo(c.GenerationInfo, "PromptTokens", "input_tokens", "InputTokens")
-	out, okOut := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
-	if !okOut {
-		out = maker.EstimateTokens(c.Content)
-		for _, tc := range c.ToolCalls {
-			if tc.FunctionCall != nil {
-				out += maker.EstimateTokens(tc.FunctionCall.Name) + maker.EstimateTokens(tc.FunctionCall.Arguments)
-			}
-		}
-	}
-	if !okIn {
-		in = maker.EstimateTokens(sim.PromptText(msgs))
-	}
-	r.InputTokens, r.OutputTokens, r.Estimated = in, out, !okOut
-	return r, nil
-}
-
-// intInfo reads the first of keys that GenerationInfo holds as a number.
-func intInfo(info map[string]any, keys ...string) (int, bool) {
-	for _, k := range keys {
-		switch v := info[k].(type) {
-		case int:
-			return v, true
-		case int32:
-			return int(v), true
-		case int64:
-			return int(v), true
-		case float64:
-			return int(v), true
-		}
-	}
-	return 0, false
 }

@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// BatchConfig is one coordinator's share of a batch spread over several
+// coordinators: SolveBatch's arguments.
+type BatchConfig struct {
+	// Queue names the batch's task queue: every coordinator of one batch
+	// gives the same name (for example a hash of the tasks file and the
+	// settings), and no other batch uses it.
+	Queue string
+	// Jobs are the batch's tasks, as batch.ReadJobs gives them.
+	Jobs []batch.Job
+	// Runner is the local runner: its Build, Limits and Logger solve each
+	// task taken here; its Store, Results, Done, Journal and Progress are
+	// replaced per task.
+	Runner batch.Runner
+	// Store is this coordinator's results file: every task's result is
+	// written to it at the end, whoever solved it.
+	Store *batch.Store
+	// Concurrency is how many tasks this coordinator solves at once.
+	Concurrency int
+	// Notef, if set, receives notes for the user (the queue, a task
+	// handed back after an error, how many tasks were solved here).
+	Notef func(format string, args ...any)
+}
+
+// resultsTimeout bounds reading the results back at the end.
+const resultsTimeout = 30 * time.Second
+
+// SolveBatch solves a batch together with every other coordinator that
+// runs it with the same Queue: the tasks go to a TaskQueue, each
+// coordinator takes tasks until every one has a result, each task's
+// journal is on the engine (so a task whose coordinator dies is handed to
+// another and resumes from its journal), and then every task's result, from
+// whichever coordinator solved it, is written to cfg.Store. Each task is
+// solved once. It returns the summary of the whole batch, as the local
+// runner gives it (invalid lines recorded by every coordinator alike), and
+// ctx.Err() when ctx ends first (run again to go on).
+//
+// Errors: the engine's (wrapping ErrEngine and friends), batch.ErrWrite
+// for a result that could not be written. Cost: one queue message and one
+// result per task, plus the task's samples and journal on the engine.
+func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (batch.Summary, error) {
+	note := cfg.Notef
+	if note == nil {
+		note = func(string, ...any) {}
+	}
+	q, err := OpenTaskQueue(ctx, js, cfg.Queue, TaskQueueConfig{})
+	if err != nil {
+		return batch.Summary{}, err
+	}
+	taskID := func(job batch.Job) string {
+		sum := sha256.Sum256([]byte(job.Key()))
+		return "t" + hex.EncodeToString(sum[:8])
+	}
+	byTask := map[string]batch.Job{}
+	for _, job := range cfg.Jobs {
+		if job.Err != nil {
+			continue // recorded invalid below, by every coordinator alike
+		}
+		id := taskID(job)
+		byTask[id] = job
+		if _, done := cfg.Store.Done(job); done {
+			continue
+		}
+		if err := q.Publish(ctx, id, []byte(job.Key())); err != nil {
+			return batch.Summary{}, err
+		}
+	}
+	note("tasks on queue %s; solving %d at a time with any other coordinator of this batch", cfg.Queue, cfg.Concurrency)
+
+	var here atomic.Int64
+	solve := func(ctx context.Context, c *Claim) ([]byte, error) {
+		job, ok := byTask[c.ID]
+		if !ok {
+			return nil, fmt.Errorf("task %s (%s) is not in this batch", c.ID, c.Data)
+		}
+		var res *batch.Result
+		r := cfg.Runner
+		r.Store, r.Concurrency, r.Progress = nil, 1, nil
+		r.Results = resultFunc(func(x batch.Result) error { res = &x; return nil })
+		r.Done = func(batch.Job) (batch.Result, bool) { return batch.Result{}, false }
+		r.Journal = func(batch.Job) (*maker.Journal, error) {
+			j, _, err := OpenOrCreateJournal(ctx, js, cfg.Queue+"_"+c.ID, JournalConfig{WaitLock: DefaultLeaseTTL + 2*time.Second})
+			return j, err
+		}
+		if _, err := r.Run(ctx, []batch.Job{job}); res == nil {
+			return nil, fmt.Errorf("%s: no result: %w", job.Where(), err)
+		}
+		here.Add(1)
+		return json.Marshal(res)
+	}
+	serveErr := q.Serve(ctx, cfg.Concurrency, solve, func(c *Claim, err error) {
+		note("task %s handed back: %v", c.Data, err)
+	})
+	if serveErr != nil && ctx.Err() == nil {
+		return batch.Summary{}, serveErr
+	}
+
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resultsTimeout)
+	defer cancel()
+	results, err := q.Results(rctx)
+	if err != nil {
+		return batch.Summary{}, err
+	}
+	written := 0
+	for id, job := range byTask {
+		raw, ok := results[id]
+		if _, done := cfg.Store.Done(job); done || !ok {
+			continue
+		}
+		var res batch.Result
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return batch.Summary{}, fmt.Errorf("%w: the result of %s: %w", ErrBadMessage, job.Where(), err)
+		}
+		if err := cfg.Store.Write(res); err != nil {
+			return batch.Summary{}, fmt.Errorf("%w: %s: %w", batch.ErrWrite, job.Where(), err)
+		}
+		written++
+	}
+	noun := "tasks"
+	if here.Load() == 1 {
+		noun = "task"
+	}
+	note("%d %s solved here, every result in %s", here.Load(), noun, cfg.Store.Path())
+	// Every task has its result now (unless interrupted): the local runner
+	// records the invalid lines, skips the rest and sums it all up; the
+	// results of this batch are not an earlier run's.
+	r := cfg.Runner
+	r.Store = cfg.Store
+	sum, err := r.Run(ctx, cfg.Jobs)
+	sum.Skipped -= written
+	return sum, err
+}
+
+// resultFunc adapts a function to batch.Runner.Results.
+type resultFunc func(batch.Result) error
+
+func (w resultFunc) Write(r batch.Result) error { return w(r) }
