@@ -149,11 +149,13 @@ type JournalStore interface {
 //
 // Durability: each step's line is flushed to the store (for a file: written
 // to it) before the next step starts, so a killed process loses nothing
-// already decided; the store is synced to disk every SyncEvery steps,
-// always before a side-effect tool runs, and when the run ends (a power
-// loss may cost the unsynced steps, which a resumed run decides again). A
-// write that fails fails the run before the next step, and never after a
-// side effect the journal could not record.
+// already decided; the store is synced to disk every SyncEvery steps
+// (for a file, in the background: the fsync starts then and the steps go
+// on; a failed fsync fails the run at the next step), always before a
+// side-effect tool runs (waiting for the disk), and when the run ends (a
+// power loss may cost the steps not yet on disk, which a resumed run
+// decides again). A write that fails fails the run before the next step,
+// and never after a side effect the journal could not record.
 //
 // Exclusion: a file journal holds an advisory lock (flock) on its file
 // from CreateJournal or OpenJournal until Close; a second Journal on the
@@ -171,6 +173,7 @@ type Journal struct {
 	checkpoint    *checkpointRecord // the last one, if any
 	torn          int               // bytes of a torn last line, dropped
 
+	lineCap    int // the longest step line so far, to size the next one
 	used       bool
 	closed     bool
 	unsynced   int
@@ -309,6 +312,22 @@ func (j *Journal) writeLine(v any) error {
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
+	return j.appendLine(b)
+}
+
+// writeStep writes a step record's line, encoded without reflection (see
+// appendStepRecord). Each line gets its own buffer: a store may keep it.
+func (j *Journal) writeStep(rec *StepRecord) error {
+	b, err := appendStepRecord(make([]byte, 0, j.lineCap+64), rec)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path(), err)
+	}
+	j.lineCap = max(j.lineCap, len(b))
+	return j.appendLine(b)
+}
+
+// appendLine stores one encoded line and adds it to the checksum.
+func (j *Journal) appendLine(b []byte) error {
 	if err := j.store.Append(b); err != nil {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
@@ -370,7 +389,7 @@ func (j *Journal) begin(fingerprint string, settings Settings) error {
 
 // step writes a decided step's record to the file.
 func (j *Journal) step(rec *StepRecord) error {
-	if err := j.writeLine(rec); err != nil {
+	if err := j.writeStep(rec); err != nil {
 		return err
 	}
 	if err := j.Flush(); err != nil {
@@ -379,9 +398,23 @@ func (j *Journal) step(rec *StepRecord) error {
 	j.sinceCheck++
 	j.unsynced++
 	if j.unsynced >= cmpOr(j.SyncEvery, DefaultSyncEvery) {
+		if bg, ok := j.store.(backgroundSyncer); ok {
+			j.unsynced = 0
+			if err := bg.SyncBackground(); err != nil {
+				return fmt.Errorf("journal %s: sync: %w", j.path(), err)
+			}
+			return nil
+		}
 		return j.sync()
 	}
 	return nil
+}
+
+// backgroundSyncer is a JournalStore that can start a sync to disk without
+// waiting for it (the file store): the periodic sync then stays off the
+// step loop, and a failure fails a later call.
+type backgroundSyncer interface {
+	SyncBackground() error
 }
 
 // dueCheckpoint reports whether a checkpoint is due after this step.
@@ -420,7 +453,7 @@ func (j *Journal) sync() error {
 func (j *Journal) pending(rec StepRecord) error {
 	rec.Pending = true
 	rec.Observation, rec.ObservationDigest = nil, ""
-	if err := j.writeLine(rec); err != nil {
+	if err := j.writeStep(&rec); err != nil {
 		return err
 	}
 	if err := j.Flush(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -26,6 +27,13 @@ type fileStore struct {
 	// index holds the offset of every indexEvery-th line, so Lines can
 	// start near any line without reading the file from its start.
 	index []int64
+
+	// The periodic sync runs in the background (SyncBackground): syncing
+	// is closed when the fsync in flight ends (nil: none), and bgErr is
+	// a background fsync's failure, returned by the next call.
+	mu      sync.Mutex
+	syncing chan struct{}
+	bgErr   error
 }
 
 const indexEvery = 1024
@@ -162,9 +170,68 @@ func (s *fileStore) Lines(from int, fn func(n int, line []byte) error) error {
 
 func (s *fileStore) Torn() []byte { return s.torn }
 
+// background returns, and clears, the failure of a background fsync.
+func (s *fileStore) background() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.bgErr
+	s.bgErr = nil
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// settle waits for the fsync in flight, if any.
+func (s *fileStore) settle() {
+	s.mu.Lock()
+	c := s.syncing
+	s.mu.Unlock()
+	if c != nil {
+		<-c
+	}
+}
+
+// SyncBackground writes the buffered lines to the file and starts an
+// fsync in the background, unless one is in flight; it does not wait for
+// the disk. A failed fsync fails the next call. It implements
+// backgroundSyncer.
+func (s *fileStore) SyncBackground() error {
+	if err := s.background(); err != nil {
+		return err
+	}
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.syncing != nil {
+		select {
+		case <-s.syncing:
+		default:
+			return nil // the next period syncs what this one wrote
+		}
+	}
+	done := make(chan struct{})
+	s.syncing = done
+	go func() {
+		err := s.f.Sync()
+		s.mu.Lock()
+		if err != nil && s.bgErr == nil {
+			s.bgErr = err
+		}
+		s.mu.Unlock()
+		close(done)
+	}()
+	return nil
+}
+
 // Append writes line and a newline after the last whole line, cutting a
 // torn tail first.
 func (s *fileStore) Append(line []byte) error {
+	if err := s.background(); err != nil {
+		return err
+	}
 	if !s.placed {
 		if len(s.torn) > 0 {
 			if err := s.f.Truncate(s.end); err != nil {
@@ -183,17 +250,25 @@ func (s *fileStore) Append(line []byte) error {
 	return s.w.WriteByte('\n')
 }
 
-func (s *fileStore) Flush() error { return s.w.Flush() }
+func (s *fileStore) Flush() error {
+	if err := s.background(); err != nil {
+		return err
+	}
+	return s.w.Flush()
+}
 
+// Sync writes the buffered lines and waits until the file is on disk.
 func (s *fileStore) Sync() error {
 	if err := s.w.Flush(); err != nil {
 		return err
 	}
-	return s.f.Sync()
+	s.settle()
+	return errors.Join(s.background(), s.f.Sync())
 }
 
 // Reset empties the file: a journal that never began starts over.
 func (s *fileStore) Reset() error {
+	s.settle()
 	if err := s.f.Truncate(0); err != nil {
 		return err
 	}
@@ -202,7 +277,8 @@ func (s *fileStore) Reset() error {
 }
 
 func (s *fileStore) Close() error {
-	ferr := s.w.Flush()
+	s.settle()
+	ferr := errors.Join(s.background(), s.w.Flush())
 	cerr := s.f.Close() // releases the lock
 	return errors.Join(ferr, cerr)
 }

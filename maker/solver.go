@@ -319,6 +319,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	raceCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	tally := &modelTally{n: len(r.ids)}
+	memo := &judgeMemo{}
 	draw := func(ctx context.Context, i int) (sm vote.Sample[intent.Output]) {
 		reply, took, err := r.agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
 		sm.Usage = vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}
@@ -345,7 +346,9 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 			}
 			return out, err
 		}
-		out, key, flag, reason := judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
+		out, key, flag, reason := memo.judge(reply, func() (intent.Output, uint64, error, error) {
+			return judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
+		})
 		if errors.Is(reason, ErrTaskPanic) {
 			sm.Err = reason
 			return sm
@@ -462,6 +465,61 @@ func (s *Solver) cost(rep *Report, ms []llms.Model) {
 		rep.Models[i].Cost = price.Cost(rep.Models[i].Usage)
 		rep.Cost += rep.Models[i].Cost
 	}
+}
+
+// judgeMemo remembers a step's verdicts by reply: samples of one step that
+// reply the same text (as agreeing samples often do) are decoded and keyed
+// once; a sample whose reply is being judged by another waits for that
+// verdict. Task.Decode is a function of the reply (the Task contract), so
+// the verdict is the same; replies with native tool calls, and verdicts of
+// a panicking Decode, are not shared. Safe for concurrent use.
+type judgeMemo struct {
+	mu sync.Mutex
+	m  map[replyKey]*verdict
+}
+
+// replyKey is a Reply without tool calls, as a map key.
+type replyKey struct {
+	text, stop string
+	in, out    int
+	estimated  bool
+}
+
+// verdict is one reply's judgement; done is closed once it is set.
+type verdict struct {
+	done        chan struct{}
+	shared      bool // false: the judging draw's Decode panicked
+	out         intent.Output
+	key         uint64
+	flag, cause error
+}
+
+func (jm *judgeMemo) judge(r Reply, judge func() (intent.Output, uint64, error, error)) (intent.Output, uint64, error, error) {
+	if len(r.ToolCalls) > 0 {
+		return judge()
+	}
+	k := replyKey{r.Text, r.StopReason, r.InputTokens, r.OutputTokens, r.Estimated}
+	jm.mu.Lock()
+	if v, ok := jm.m[k]; ok {
+		jm.mu.Unlock()
+		<-v.done
+		if v.shared {
+			return v.out, v.key, v.flag, v.cause
+		}
+		return judge()
+	}
+	if jm.m == nil {
+		jm.m = make(map[replyKey]*verdict, 2)
+	}
+	v := &verdict{done: make(chan struct{})}
+	jm.m[k] = v
+	jm.mu.Unlock()
+	defer close(v.done) // also if judge panics: waiters then judge for themselves
+	out, key, flag, cause := judge()
+	if !errors.Is(cause, ErrTaskPanic) {
+		v.out, v.key, v.flag, v.cause, v.shared = out, key, flag, cause, true
+	}
+	return out, key, flag, cause
 }
 
 // modelTally records each sample of a step by index, to share the step

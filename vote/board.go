@@ -59,7 +59,7 @@ type window[T any] struct {
 
 func (w *window[T]) push() {
 	if w.n == len(w.buf) {
-		size := max(8, 2*len(w.buf))
+		size := max(4, 2*len(w.buf))
 		buf := make([]slot[T], size)
 		for j := range w.n {
 			buf[j] = *w.at(j)

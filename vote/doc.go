@@ -23,7 +23,7 @@
 // one already in flight went against the leader; a positive Speculate buys
 // fewer round trips with draws that may be cancelled unused. When a key
 // leads by K, the draws in flight are cancelled through their context and
-// Race returns once every goroutine it started has ended. After a failed
+// Race returns once every draw it started has returned. After a failed
 // draw the next launch waits a backoff that doubles with each failure in a
 // row; [NoBackoff] turns it off. [Config.WithDefaults] fills in and checks
 // a Config, and is idempotent.
@@ -50,7 +50,8 @@
 //
 // # Cost
 //
-// Race starts one goroutine per draw and adds a few small allocations per
+// Race runs draws on goroutines it reuses across races (so a draw's grown
+// stack is not grown again for the next) and adds a few small allocations per
 // sample (BenchmarkRace; for figures see the benchmark report in
 // benchmarks/results). Memory is O(distinct keys + samples in flight).
 //

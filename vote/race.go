@@ -94,7 +94,7 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // votes, no leader returned when hope runs out. Red-flagged samples and
 // failed draws never vote. Once a key leads by K, nothing more is launched,
 // the context of every draw still in flight is cancelled, and Race returns
-// only after every goroutine it started has ended; draws that complete
+// only after every draw it started has returned; draws that complete
 // after the decision never vote, but their Usage counts.
 //
 // Errors: ErrConfig for a bad cfg or a nil draw (nothing is drawn). Without
@@ -106,9 +106,10 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // valid sample with Key 0 completes (the race ends there, whatever it had
 // tallied; this one ending depends on completion order).
 //
-// Cost: one goroutine per draw, and a few small allocations per sample
-// beyond the draw itself (see BenchmarkRace); memory O(distinct keys +
-// samples in flight).
+// Cost: draws run on goroutines reused across races (a worker that ran a
+// draw keeps its grown stack for the next, and ends after 50ms idle), and a
+// few small allocations per sample beyond the draw itself (see
+// BenchmarkRace); memory O(distinct keys + samples in flight).
 func Race[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], error) {
 	start := time.Now()
 	c, err := cfg.WithDefaults()
@@ -133,8 +134,8 @@ type drawn[T any] struct {
 	s Sample[T]
 }
 
-// drive runs r to its end, drawing from goroutines it owns, and returns
-// after all of them have ended.
+// drive runs r to its end, drawing on workers (see spawn), and returns
+// after every draw it started has returned.
 func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T]) {
 	c := r.cfg
 	raceCtx, cancel := context.WithCancel(ctx)
@@ -171,10 +172,10 @@ func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T]) {
 			first := r.launch(n)
 			wg.Add(n)
 			for i := first; i < first+n; i++ {
-				go func() {
+				spawn(func() {
 					defer wg.Done()
 					drawOne(raceCtx, draw, i, results)
-				}()
+				})
 			}
 		}
 		if r.over {

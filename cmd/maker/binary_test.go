@@ -277,3 +277,42 @@ func TestBinaryFullDiskFailsBeforeTheNextStep(t *testing.T) {
 	assert.True(t, s.Solved)
 	assert.Positive(t, s.Resumed)
 }
+
+// TestBinaryBenchQuick runs the CI's benchmark step as a user would: the
+// report and its charts land in --out, and the command exits 0.
+func TestBinaryBenchQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the quick benchmark takes about a minute")
+	}
+	out := filepath.Join(t.TempDir(), "bench")
+	c := start(t, nil, "bench", "--quick", "--out", out)
+	require.Equal(t, 0, c.wait(t, 5*time.Minute), "stderr: %s", c.stderr.String())
+	for _, f := range []string{"REPORT.md", "report.json", "fidelity_votes.svg", "fidelity_wrong.svg", "strategies.svg", "strategies_wall.svg", "scale_time.svg", "scale_memory.svg"} {
+		assert.FileExists(t, filepath.Join(out, f))
+	}
+	md, err := os.ReadFile(filepath.Join(out, "REPORT.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "maker bench --quick --out "+out, "the report names its command")
+	assert.Contains(t, c.stdout.String(), "report in "+filepath.Join(out, "REPORT.md"))
+	assert.Empty(t, c.stderr.String(), "no progress bar when stderr is not a terminal")
+}
+
+func TestBinaryBenchUsage(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--suite", "speed"}, `--suite "speed"`},
+		{[]string{"bench", "--out", ""}, "--out"},
+		{[]string{"bench", "--out", file}, "is a file"},
+		{[]string{"bench", "--quick=maybe"}, "--quick"},
+		{[]string{"bench", "extra"}, "extra"},
+	} {
+		ch := start(t, nil, c.args...)
+		assert.Equal(t, 2, ch.wait(t, time.Minute), "%v", c.args)
+		assert.Contains(t, ch.stderr.String(), c.want, "%v", c.args)
+	}
+	assert.NoFileExists(t, filepath.Join(file, "REPORT.md"))
+}

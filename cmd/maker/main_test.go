@@ -202,6 +202,11 @@ func TestUsageErrorsNameTheFlagAndRange(t *testing.T) {
 		{[]string{"hanoi", "--k", "65537"}, []string{"--k 65537", "use 1 to 1000"}},
 		{[]string{"hanoi", "--max-samples", "2"}, []string{"--max-samples 2", "at least --k (3)"}},
 		{[]string{"hanoi", "--model", "ollama:x", "--seed", "2"}, []string{"--seed applies to --model sim only"}},
+		{[]string{"hanoi", "--difficulty-spread", "1"}, []string{"--difficulty-spread 1", "up to but not including 1"}},
+		{[]string{"hanoi", "--difficulty-spread", "-0.5"}, []string{"--difficulty-spread -0.5"}},
+		{[]string{"hanoi", "--hard-agree", "2"}, []string{"--hard-agree 2", "probability 0 to 1"}},
+		{[]string{"hanoi", "--model", "ollama:x", "--hard-agree", "0.5"}, []string{"--hard-agree applies to --model sim only"}},
+		{[]string{"serve-sim", "--difficulty-spread", "NaN"}, []string{"--difficulty-spread NaN"}},
 		{[]string{"hanoi", "--base-url", "localhost:11434", "--model", "ollama:x"}, []string{"--base-url", "scheme must be http or https"}},
 	} {
 		code, _, stderr := cli(t, c.args...)
@@ -272,4 +277,12 @@ func TestRefusedJournalPrintsNoSummary(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Empty(t, out, "a refused run has no summary")
 	assert.Contains(t, stderr, `k: 3 in the journal, 5 now`)
+}
+
+func TestHanoiWithDifficulty(t *testing.T) {
+	code, out, stderr := cli(t, "hanoi", "--disks", "6", "--p", "0.95", "--difficulty-spread", "0.2", "--hard-agree", "1", "--json")
+	require.Contains(t, []int{0, 1}, code, stderr) // hard steps may be decided wrong: that is the point
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.EqualValues(t, 63, r["steps"])
 }

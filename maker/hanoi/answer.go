@@ -35,7 +35,12 @@ func (a Answer) JSON() string {
 // have deeply equal Values, and so the same intent.Key, exactly when they
 // are equal. The result shares no memory with a.
 func (a Answer) Value() map[string]any {
-	num := func(x int) any { return json.Number(strconv.Itoa(x)) }
+	num := func(x int) any {
+		if x >= 0 && x < len(smallNumbers) {
+			return smallNumbers[x] // boxed once: a json.Number is immutable
+		}
+		return json.Number(strconv.Itoa(x))
+	}
 	pegs := make([]any, 3)
 	for p := range a.Next {
 		peg := make([]any, len(a.Next[p]))
@@ -49,6 +54,15 @@ func (a Answer) Value() map[string]any {
 		"next_state": pegs,
 	}
 }
+
+// smallNumbers are the json.Numbers of 0 .. MaxDisks, boxed once.
+var smallNumbers = func() []any {
+	out := make([]any, MaxDisks+1)
+	for i := range out {
+		out[i] = json.Number(strconv.Itoa(i))
+	}
+	return out
+}()
 
 // ParseReply reads a reply with n disks and returns its answer, or a red
 // flag. It accepts:
@@ -79,6 +93,14 @@ func ParseReply(text string, n int) (Answer, error) {
 	if n < 1 || n > MaxDisks {
 		return Answer{}, fmt.Errorf("%w: %d disks, want 1..%d", ErrDisks, n, MaxDisks)
 	}
+	if a, ok := fastReply(text, n); ok {
+		return a, nil
+	}
+	return parseReply(text, n)
+}
+
+// parseReply is ParseReply's general path.
+func parseReply(text string, n int) (Answer, error) {
 	mv, hasMove, err := lastList(text, "move")
 	if err != nil {
 		return Answer{}, err
@@ -162,7 +184,7 @@ func answerFrom(mv, st any, n int) (Answer, error) {
 		return Answer{}, fmt.Errorf("%w: next_state is %s, want a list of three pegs", ErrFormat, describe(st))
 	}
 	for p, peg := range pegs {
-		if a.Next[p], err = ints(peg, fmt.Sprintf("next_state peg %d", p)); err != nil {
+		if a.Next[p], err = ints(peg, pegNames[p]); err != nil {
 			return Answer{}, err
 		}
 	}
@@ -170,6 +192,35 @@ func answerFrom(mv, st any, n int) (Answer, error) {
 		return Answer{}, fmt.Errorf("%w: next_state %v: %w", ErrFormat, a.Next, err)
 	}
 	return a, nil
+}
+
+var pegNames = [3]string{"next_state peg 0", "next_state peg 1", "next_state peg 2"}
+
+// plainInt reads -?[1-9][0-9]{0,8} or 0, the integers whose canonical text
+// is themselves.
+func plainInt(s string) (int, bool) {
+	t := s
+	if len(t) > 0 && t[0] == '-' {
+		t = t[1:]
+	}
+	if t == "" || len(t) > 9 || (t[0] == '0' && len(t) > 1) {
+		return 0, false
+	}
+	v := 0
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = 10*v + int(c-'0')
+	}
+	if len(t) < len(s) {
+		if v == 0 {
+			return 0, false // "-0": let the canonical path decide
+		}
+		v = -v
+	}
+	return v, true
 }
 
 // ints reads a list of integers; never nil.
@@ -194,6 +245,9 @@ func integer(v any) (int, bool) {
 	var f float64
 	switch x := v.(type) {
 	case json.Number:
+		if v, ok := plainInt(string(x)); ok {
+			return v, true
+		}
 		// The canonical text writes every integral value of moderate
 		// size as a plain integer (1.0 and 1e0 are "1").
 		c, err := intent.CanonicalNumber(string(x))

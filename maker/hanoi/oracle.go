@@ -3,6 +3,7 @@ package hanoi
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mdap-go/mdap/maker/sim"
 )
@@ -120,26 +121,65 @@ func oracleAnswer(s State, prev *Move) (Answer, error) {
 	return CorrectAnswer(s, nil)
 }
 
+// parsed is a prompt's step data, as ParsePrompt read it.
+type parsed struct {
+	prompt string
+	state  State
+	prev   *Move
+	err    error
+	// The correct reply in the paper's format and in JSON, or the error
+	// of finding it.
+	correct    [2]string
+	correctErr error
+}
+
+// lastParsed is the last prompt the Oracle read: the simulated model asks
+// about every sample of a step with the same prompt string, so it is
+// parsed once per step (the string compares in O(1) when it is the same
+// string). The State it holds is shared and never changed: every method
+// that derives another state (Apply, Clone) copies.
+var lastParsed atomic.Pointer[parsed]
+
+// parsePrompt is ParsePrompt through lastParsed.
+func parsePrompt(prompt string) *parsed {
+	if p := lastParsed.Load(); p != nil && p.prompt == prompt {
+		return p
+	}
+	s, prev, err := ParsePrompt(prompt)
+	p := &parsed{prompt: prompt, state: s, prev: prev, err: err}
+	if err == nil {
+		if a, aerr := oracleAnswer(s, prev); aerr != nil {
+			p.correctErr = fmt.Errorf("%w: %w", ErrPrompt, aerr)
+		} else {
+			p.correct = [2]string{a.Text(), a.JSON()}
+		}
+	}
+	lastParsed.Store(p)
+	return p
+}
+
 // Correct returns the correct reply to a step prompt: the iterative rule's
 // move and the state it leads to. Errors: [ErrPrompt] (wrapped) when the
 // prompt is not a step prompt of this package.
 func (o Oracle) Correct(q sim.Query) (string, error) {
-	s, prev, err := ParsePrompt(q.Prompt)
-	if err != nil {
-		return "", err
+	p := parsePrompt(q.Prompt)
+	switch {
+	case p.err != nil:
+		return "", p.err
+	case p.correctErr != nil:
+		return "", p.correctErr
+	case o.JSON:
+		return p.correct[1], nil
 	}
-	a, err := oracleAnswer(s, prev)
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrPrompt, err)
-	}
-	return o.write(a), nil
+	return p.correct[0], nil
 }
 
 // Wrong returns the variant-th wrong reply to a step prompt; see
 // [WrongAnswer]. Errors: [ErrPrompt] (wrapped) as for Correct, or for a
 // negative variant.
 func (o Oracle) Wrong(q sim.Query, variant int) (string, error) {
-	s, prev, err := ParsePrompt(q.Prompt)
+	p := parsePrompt(q.Prompt)
+	s, prev, err := p.state, p.prev, p.err
 	if err != nil {
 		return "", err
 	}
@@ -254,7 +294,8 @@ const malformedCount = 9
 // extra key, prose with no answer, a disk listed twice. It implements
 // sim.Malformer. Errors: [ErrPrompt] (wrapped) as for Correct.
 func (o Oracle) Malformed(q sim.Query, variant int) (string, error) {
-	s, prev, err := ParsePrompt(q.Prompt)
+	p := parsePrompt(q.Prompt)
+	s, prev, err := p.state, p.prev, p.err
 	if err != nil {
 		return "", err
 	}

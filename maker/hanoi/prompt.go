@@ -48,6 +48,9 @@ func cycle(n int) string {
 	return "0 -> 2 -> 1 -> 0"
 }
 
+// userPromptSize is about the length of a user prompt without its state.
+const userPromptSize = 768
+
 // UserPrompt returns the user message of the step in state s after the
 // move prev (nil at the first step), with n disks: the rules, the
 // iterative procedure (disk 1's direction depends on n's parity), the
@@ -58,6 +61,7 @@ func UserPrompt(n int, s State, prev *Move) string {
 		previous = prev.String()
 	}
 	var b strings.Builder
+	b.Grow(userPromptSize + 4*n)
 	fmt.Fprintf(&b, `Rules:
 - Only one disk can be moved at a time.
 - Only the top disk of a peg can be moved.

@@ -77,7 +77,32 @@ type Config struct {
 	// Latency is the time a call takes before answering. The zero value is
 	// no latency.
 	Latency Latency
+
+	// DifficultySpread makes some steps harder than others. With it, each
+	// step's probability of a right valid reply is not P but a p drawn
+	// once per (Seed, step) from a Beta distribution with mean P and
+	// variance DifficultySpread × P(1-P): 0 (the default) is no spread,
+	// every step at P; towards 1 the steps split into ones always right
+	// and ones always wrong. It is the correlation between two replies'
+	// rightness on one step (the beta-binomial's intra-class correlation).
+	// In [0, 1).
+	DifficultySpread float64
+
+	// HardAgree is how often the errors of a hard step agree: on a step
+	// whose drawn p is below 1/2 (a step the model gets wrong more often
+	// than right), a wrong reply is wrong answer 0 with probability
+	// HardAgree, and otherwise drawn from the usual mix (Concentration,
+	// WrongAnswers). So a hard step's wrong replies go to answer 0 with
+	// probability HardAgree + (1-HardAgree) × (Concentration +
+	// (1-Concentration)/WrongAnswers). It matters only with a
+	// DifficultySpread (without one no step is hard unless P < 1/2). In
+	// [0, 1]; default 0.
+	HardAgree float64
 }
+
+// Hard is the drawn p below which a step counts as hard (see
+// Config.HardAgree).
+const Hard = 0.5
 
 // FlagMix weighs the three kinds of red-flag replies. Weights are relative
 // and must not be negative; all zero means equal thirds.
@@ -182,10 +207,13 @@ func (c Config) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"P", c.P}, {"Concentration", c.Concentration}, {"FlagRate", c.FlagRate}, {"ErrorRate", c.ErrorRate}} {
+	}{{"P", c.P}, {"Concentration", c.Concentration}, {"FlagRate", c.FlagRate}, {"ErrorRate", c.ErrorRate}, {"HardAgree", c.HardAgree}} {
 		if !(f.v >= 0 && f.v <= 1) { // also catches NaN
 			return fmt.Errorf("%w: %s = %v, want a probability in [0, 1]", ErrConfig, f.name, f.v)
 		}
+	}
+	if !(c.DifficultySpread >= 0 && c.DifficultySpread < 1) {
+		return fmt.Errorf("%w: DifficultySpread = %v, want 0 (no spread) up to but not including 1", ErrConfig, c.DifficultySpread)
 	}
 	if c.ErrorRate+c.FlagRate > 1 {
 		return fmt.Errorf("%w: ErrorRate + FlagRate = %v, want at most 1", ErrConfig, c.ErrorRate+c.FlagRate)

@@ -16,6 +16,12 @@
 //	otherwise                          a valid reply: the correct one with probability P,
 //	                                   else a wrong one from the wrong-answer mix
 //
+// With a DifficultySpread, P is the mean of the steps' own probabilities:
+// each step draws its p once from a Beta distribution around P (see
+// [Config.DifficultySpread]), so some steps are hard, as for a real model;
+// HardAgree makes the errors of a hard step (p below 1/2) agree on one wrong
+// answer, the failure that voting cannot outvote. The default is no spread.
+//
 // It sleeps the drawn latency (returning ctx.Err() if ctx ends first)
 // before answering. Replies are text; the sim never returns native tool
 // calls, so a task whose answer is a tool intent has its oracle write the

@@ -113,6 +113,55 @@ type Model struct {
 	oracle Oracle
 	cfg    Config
 	calls  atomic.Uint64
+	// memo is the last request's prompt text and hash: a solver asks
+	// every sample of a step with the same messages, so the text is
+	// joined and hashed once per step, not once per sample.
+	memo atomic.Pointer[promptMemo]
+}
+
+// promptMemo is a request's text parts, their joined text and its hash.
+type promptMemo struct {
+	parts  []string
+	prompt string
+	hash   uint64
+}
+
+// matches reports whether messages have exactly the memo's text parts
+// (strings that share their bytes compare in O(1)).
+func (pm *promptMemo) matches(messages []llms.MessageContent) bool {
+	i := 0
+	for _, msg := range messages {
+		for _, p := range msg.Parts {
+			t, ok := p.(llms.TextContent)
+			if !ok {
+				continue
+			}
+			if i >= len(pm.parts) || pm.parts[i] != t.Text {
+				return false
+			}
+			i++
+		}
+	}
+	return i == len(pm.parts)
+}
+
+// prompt returns PromptText(messages) and its hash, from the memo when the
+// messages are the last request's.
+func (m *Model) prompt(messages []llms.MessageContent) (string, uint64) {
+	if pm := m.memo.Load(); pm != nil && pm.matches(messages) {
+		return pm.prompt, pm.hash
+	}
+	pm := &promptMemo{prompt: PromptText(messages)}
+	pm.hash = hashString(pm.prompt)
+	for _, msg := range messages {
+		for _, p := range msg.Parts {
+			if t, ok := p.(llms.TextContent); ok {
+				pm.parts = append(pm.parts, t.Text)
+			}
+		}
+	}
+	m.memo.Store(pm)
+	return pm.prompt, pm.hash
 }
 
 var _ llms.Model = (*Model)(nil)
@@ -138,8 +187,14 @@ func (m *Model) Config() Config { return m.cfg }
 // error model is refused. It implements maker.Identifier.
 func (m *Model) Identity() string {
 	c := m.cfg
-	return fmt.Sprintf("sim seed=%d p=%g wrong_answers=%d concentration=%g flag_rate=%g flags=%g/%g/%g error_rate=%g",
+	id := fmt.Sprintf("sim seed=%d p=%g wrong_answers=%d concentration=%g flag_rate=%g flags=%g/%g/%g error_rate=%g",
 		c.Seed, c.P, c.WrongAnswers, c.Concentration, c.FlagRate, c.Flags.Overlong, c.Flags.CutOff, c.Flags.Malformed, c.ErrorRate)
+	if c.DifficultySpread > 0 || c.HardAgree > 0 {
+		// Only when set, so the identity of a model without them (and
+		// the journals that recorded it) stays as it was.
+		id += fmt.Sprintf(" difficulty_spread=%g hard_agree=%g", c.DifficultySpread, c.HardAgree)
+	}
+	return id
 }
 
 // Calls returns the number of GenerateContent calls made so far, failed
@@ -152,6 +207,15 @@ func (m *Model) Calls() uint64 { return m.calls.Load() }
 // the text.
 func PromptText(messages []llms.MessageContent) string {
 	var b strings.Builder
+	size := 0
+	for _, msg := range messages {
+		for _, p := range msg.Parts {
+			if t, ok := p.(llms.TextContent); ok {
+				size += len(t.Text) + 2
+			}
+		}
+	}
+	b.Grow(size)
 	first := true
 	for _, msg := range messages {
 		for _, p := range msg.Parts {
@@ -202,7 +266,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	for _, o := range options {
 		o(&opts)
 	}
-	prompt := PromptText(messages)
+	prompt, promptHash := m.prompt(messages)
 	q := Query{Prompt: prompt}
 	if id, ok := maker.SampleIDFrom(ctx); ok {
 		q.Step, q.Index, q.Identified = id.Step, id.Index, true
@@ -214,9 +278,9 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 
 	var st stream
 	if q.Identified {
-		st = newStream(m.cfg.Seed, domainSample, uint64(q.Step), uint64(q.Index), hashString(prompt))
+		st = newStream(m.cfg.Seed, domainSample, uint64(q.Step), uint64(q.Index), promptHash)
 	} else {
-		st = newStream(m.cfg.Seed, domainCounter, n, 0, hashString(prompt))
+		st = newStream(m.cfg.Seed, domainCounter, n, 0, promptHash)
 	}
 
 	if err := sleep(ctx, m.cfg.Latency.draw(st)); err != nil {
@@ -231,10 +295,18 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	case u < c.ErrorRate+c.FlagRate:
 		return m.flagged(q, correct, st, opts.MaxTokens)
 	}
+	p := c.P
+	if c.DifficultySpread > 0 {
+		p = m.stepPHash(q, promptHash)
+	}
 	text, outcome := correct, OutcomeCorrect
-	if st.unit(slotCorrect) >= c.P {
+	if st.unit(slotCorrect) >= p {
 		outcome = OutcomeWrong
-		if text, err = m.oracle.Wrong(q, m.wrongVariant(st)); err != nil {
+		variant := 0
+		if p >= Hard || st.unit(slotHardAgree) >= c.HardAgree {
+			variant = m.wrongVariant(st)
+		}
+		if text, err = m.oracle.Wrong(q, variant); err != nil {
 			return nil, fmt.Errorf("%w: wrong reply: %w", ErrUnknownPrompt, err)
 		}
 	}
@@ -243,6 +315,29 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		text, stop, outcome = truncate(text, 4*limit), stopReasonLength, OutcomeCutOff
 	}
 	return reply(prompt, text, stop, outcome), nil
+}
+
+// StepP returns the probability of a right valid reply at the step a query
+// asks, as the model draws it: Config.P without a DifficultySpread, else
+// the step's own draw (see Config.DifficultySpread), the same for every
+// sample of the step. For tests and benchmarks that want to know which
+// steps were hard.
+func (m *Model) StepP(q Query) float64 {
+	if m.cfg.DifficultySpread <= 0 {
+		return m.cfg.P
+	}
+	return m.stepP(q, q.Prompt)
+}
+
+func (m *Model) stepP(q Query, prompt string) float64 { return m.stepPHash(q, hashString(prompt)) }
+
+func (m *Model) stepPHash(q Query, promptHash uint64) float64 {
+	step := uint64(0)
+	if q.Identified {
+		step = uint64(q.Step)
+	}
+	st := newStream(m.cfg.Seed, domainStep, step, 0, promptHash)
+	return stepP(st, m.cfg.P, m.cfg.DifficultySpread)
 }
 
 // wrongVariant draws the variant of a wrong reply from the wrong-answer mix.

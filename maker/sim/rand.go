@@ -12,6 +12,7 @@ import (
 const (
 	domainSample  = 1
 	domainCounter = 2
+	domainStep    = 3 // a step's difficulty, shared by its samples
 )
 
 // Slots: each random decision of a call has its own generator, so that one
@@ -27,6 +28,8 @@ const (
 	slotFlagAux       = 6 // overlong length, malformed variant
 	slotText          = 7 // filler text
 	slotLatency       = 8 // latency
+	slotDifficulty    = 9 // the step's p (in the step's stream)
+	slotHardAgree     = 10
 )
 
 // stream is the random source of one call: a 64-bit seed from which each
@@ -134,4 +137,44 @@ func filler(r *rand.Rand, n int) string {
 		b.WriteString(ramble[r.IntN(len(ramble))])
 	}
 	return b.String()[:n-1] + "\n"
+}
+
+// stepP draws a step's probability of a right reply from a Beta
+// distribution with mean mean and variance spread × mean(1-mean), from the
+// step's stream: Beta(a, b) with a + b = 1/spread - 1, as X/(X+Y) for X,
+// Y gamma draws, computed in logs so that a tiny shape (a mean near 1)
+// neither underflows nor loses the rare hard step.
+func stepP(st stream, mean, spread float64) float64 {
+	if spread <= 0 || mean >= 1 || mean <= 0 {
+		return mean
+	}
+	nu := 1/spread - 1
+	r := st.rng(slotDifficulty)
+	lx := logGamma(r, mean*nu)
+	ly := logGamma(r, (1-mean)*nu)
+	return 1 / (1 + math.Exp(ly-lx))
+}
+
+// logGamma returns the log of a Gamma(shape, 1) draw (Marsaglia and Tsang
+// 2000; a shape below 1 boosted by U^(1/shape)).
+func logGamma(r *rand.Rand, shape float64) float64 {
+	boost := 0.0
+	if shape < 1 {
+		boost = math.Log(1-r.Float64()) / shape
+		shape++
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := r.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := 1 - r.Float64()
+		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
+			return math.Log(d*v) + boost
+		}
+	}
 }

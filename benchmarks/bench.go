@@ -1,0 +1,175 @@
+package benchmarks
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrSuite: Options.Suites names a suite that does not exist.
+var ErrSuite = errors.New("unknown benchmark suite")
+
+// Suites are the suites, in the order Run runs them.
+var Suites = []string{"fidelity", "strategies", "scale", "real"}
+
+// Options configure a Run. The zero value runs every suite at full size.
+type Options struct {
+	// Suites to run (names from Suites); empty means all.
+	Suites []string
+	// Quick runs every suite small enough for CI: seconds to a minute in
+	// all on two cores, instead of many minutes.
+	Quick bool
+	// Seed is the root of every simulated model's seed.
+	Seed uint64
+	// Workers bounds the experiments run at once; 0 means GOMAXPROCS.
+	Workers int
+	// Command is the command line to print in the report.
+	Command string
+	// Progress, if set, is called as a suite advances, from any
+	// goroutine (calls are serialised).
+	Progress func(suite string, done, total int)
+	// Adaptive builds the margin policy of the strategies suite's
+	// adaptive-k row for a run of steps steps at the given target; nil
+	// means maker.AdaptiveK with its defaults (see DefaultAdaptive).
+	Adaptive func(steps int, target float64) (MarginPolicy, error)
+	// Engine is the NATS engine's transport for the real suite; nil means
+	// OverNATS.
+	Engine Transport
+}
+
+func (o Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// Machine describes where a report was measured.
+type Machine struct {
+	CPUs      int    `json:"cpus"`
+	CPUModel  string `json:"cpu_model"`
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+	// LoadBefore and LoadAfter are /proc/loadavg at the run's start and
+	// end: a busy machine stretches wall times.
+	LoadBefore string `json:"load_before"`
+	LoadAfter  string `json:"load_after"`
+}
+
+// Report is a run's results. Suites not run are nil.
+type Report struct {
+	Machine    Machine           `json:"machine"`
+	Command    string            `json:"command"`
+	Quick      bool              `json:"quick"`
+	Seed       uint64            `json:"seed"`
+	Started    time.Time         `json:"started"`
+	Wall       time.Duration     `json:"wall_ns"`
+	SuiteWall  map[string]string `json:"suite_wall"`
+	Fidelity   *FidelityResult   `json:"fidelity,omitempty"`
+	Strategies *StrategiesResult `json:"strategies,omitempty"`
+	Scale      *ScaleResult      `json:"scale,omitempty"`
+	Real       *RealResult       `json:"real,omitempty"`
+	// Goals are the project's targets with the measured figure beside
+	// each.
+	Goals []Goal `json:"goals"`
+}
+
+// Run runs the chosen suites one after another and returns their report.
+// Errors: ErrSuite (wrapped) for an unknown suite name, before anything
+// runs; a suite's failure (wrapped with its name); ctx.Err().
+func Run(ctx context.Context, o Options) (*Report, error) {
+	chosen := o.Suites
+	if len(chosen) == 0 {
+		chosen = Suites
+	}
+	for _, s := range chosen {
+		if !slices.Contains(Suites, s) {
+			return nil, fmt.Errorf("%w: %q (the suites: %s)", ErrSuite, s, strings.Join(Suites, ", "))
+		}
+	}
+	if o.Adaptive == nil {
+		o.Adaptive = DefaultAdaptive
+	}
+	if o.Engine == nil {
+		o.Engine = OverNATS
+	}
+	rep := &Report{Command: o.Command, Quick: o.Quick, Seed: o.Seed, Started: time.Now(), SuiteWall: map[string]string{}}
+	rep.Machine = machine()
+	var mu sync.Mutex
+	ticker := func(suite string, total int) func() {
+		done := 0
+		if o.Progress != nil {
+			o.Progress(suite, 0, total)
+		}
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			if o.Progress != nil {
+				o.Progress(suite, min(done, total), total)
+			}
+		}
+	}
+	for _, name := range Suites {
+		if !slices.Contains(chosen, name) {
+			continue
+		}
+		start := time.Now()
+		var err error
+		switch name {
+		case "fidelity":
+			rep.Fidelity, err = runFidelity(ctx, o, ticker(name, fidelityUnits()))
+		case "strategies":
+			rep.Strategies, err = runStrategies(ctx, o, ticker(name, strategiesUnits()))
+		case "scale":
+			rep.Scale, err = runScale(ctx, o, ticker(name, scaleUnits(o.Quick)))
+		case "real":
+			rep.Real, err = runReal(ctx, o, ticker(name, realUnits()))
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+			return rep, fmt.Errorf("benchmarks: suite %s: %w", name, err)
+		}
+		rep.SuiteWall[name] = time.Since(start).Round(100 * time.Millisecond).String()
+	}
+	rep.Wall = time.Since(rep.Started)
+	rep.Machine.LoadAfter = loadavg()
+	rep.Goals = goals(rep)
+	return rep, nil
+}
+
+func machine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, LoadBefore: loadavg()}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -1,0 +1,347 @@
+package benchmarks
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"strings"
+
+	"github.com/mdap-go/mdap/vote"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Charts renders the report's figures as SVG files, by file name, for the
+// suites that ran (gonum/plot).
+func (r *Report) Charts() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	add := func(name string, p *plot.Plot, err error) error {
+		if err != nil {
+			return fmt.Errorf("benchmarks: chart %s: %w", name, err)
+		}
+		svg, err := render(p)
+		if err != nil {
+			return fmt.Errorf("benchmarks: chart %s: %w", name, err)
+		}
+		out[name] = svg
+		return nil
+	}
+	if f := r.Fidelity; f != nil {
+		p, err := fidelityVotesChart(f)
+		if err := add("fidelity_votes.svg", p, err); err != nil {
+			return nil, err
+		}
+		p, err = fidelityWrongChart(f)
+		if err := add("fidelity_wrong.svg", p, err); err != nil {
+			return nil, err
+		}
+	}
+	if s := r.Strategies; s != nil {
+		p, err := strategiesChart(s)
+		if err := add("strategies.svg", p, err); err != nil {
+			return nil, err
+		}
+		p, err = wallChart(s)
+		if err := add("strategies_wall.svg", p, err); err != nil {
+			return nil, err
+		}
+	}
+	if s := r.Scale; s != nil {
+		p, err := scaleTimeChart(s)
+		if err := add("scale_time.svg", p, err); err != nil {
+			return nil, err
+		}
+		p, err = scaleMemoryChart(s)
+		if err := add("scale_memory.svg", p, err); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func render(p *plot.Plot) ([]byte, error) {
+	wt, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, "svg")
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// errPoints are points with vertical error bars.
+type errPoints struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+func line(p *plot.Plot, xys plotter.XYs, c color.Color, dashed bool, name string) error {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return err
+	}
+	l.Color = c
+	l.Width = vg.Points(1.2)
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	}
+	p.Add(l)
+	if name != "" {
+		p.Legend.Add(name, l)
+	}
+	return nil
+}
+
+func points(p *plot.Plot, pts errPoints, c color.Color, shape draw.GlyphDrawer) error {
+	s, err := plotter.NewScatter(pts.XYs)
+	if err != nil {
+		return err
+	}
+	s.GlyphStyle.Color = c
+	s.GlyphStyle.Shape = shape
+	s.GlyphStyle.Radius = vg.Points(3)
+	p.Add(s)
+	if pts.YErrors != nil {
+		eb, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			return err
+		}
+		eb.Color = c
+		p.Add(eb)
+	}
+	return nil
+}
+
+// fidelityVotesChart: votes per step against k, one line per p and rival
+// structure (theory), measured points with 95% bars (race path).
+func fidelityVotesChart(f *FidelityResult) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Votes per step against k (%d steps a point)", f.RaceSteps)
+	p.X.Label.Text = "k"
+	p.Y.Label.Text = "valid votes per step"
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(10)
+	top := 0.0
+	for _, cell := range f.Cells {
+		top = max(top, cell.Votes.Hi, cell.Theory)
+	}
+	p.Y.Min, p.Y.Max = 0, top*1.45 // room for the legend
+	for i, pv := range fidelityPs {
+		c := plotutil.Color(i)
+		for _, rivals := range []int{1, spreadRivals} {
+			// The theory at the cells' k (the law with eight rivals is a
+			// dynamic program: computed once, in the cell).
+			var th plotter.XYs
+			for _, cell := range f.Cells {
+				if cell.Path == "race" && cell.Rivals == rivals && cell.P == pv {
+					th = append(th, plotter.XY{X: float64(cell.K), Y: cell.Theory})
+				}
+			}
+			name := ""
+			if rivals == 1 {
+				name = fmt.Sprintf("p=%g, one rival (solid) / eight (dashed)", pv)
+			}
+			if err := line(p, th, c, rivals != 1, name); err != nil {
+				return nil, err
+			}
+			var pts errPoints
+			for _, cell := range f.Cells {
+				if cell.Path == "race" && cell.Rivals == rivals && cell.P == pv {
+					pts.XYs = append(pts.XYs, plotter.XY{X: float64(cell.K), Y: cell.Votes.Mean})
+					h := (cell.Votes.Hi - cell.Votes.Lo) / 2
+					pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{h, h})
+				}
+			}
+			shape := draw.GlyphDrawer(draw.CircleGlyph{})
+			if rivals != 1 {
+				shape = draw.BoxGlyph{}
+			}
+			if err := points(p, pts, c, shape); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+// fidelityWrongChart: the wrong-winner rate against k, log scale, theory
+// lines (one rival) and measured rates (both paths, one rival; zero rates
+// are not drawn on a log scale).
+func fidelityWrongChart(f *FidelityResult) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Wrong winners, one rival: 1 - PStep (lines), measured (points)"
+	p.X.Label.Text = "k"
+	p.Y.Label.Text = "share of steps won by a wrong answer"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: 0}
+	p.Legend.Top, p.Legend.Left = false, true
+	for i, pv := range fidelityPs {
+		c := plotutil.Color(i)
+		var th plotter.XYs
+		for k := 1; k <= fidelityKs[len(fidelityKs)-1]; k++ {
+			th = append(th, plotter.XY{X: float64(k), Y: max(1e-12, 1-vote.PStep(pv, k))})
+		}
+		if err := line(p, th, c, false, fmt.Sprintf("p=%g", pv)); err != nil {
+			return nil, err
+		}
+		var pts errPoints
+		for _, cell := range f.Cells {
+			if cell.Path == "race" && cell.Rivals == 1 && cell.P == pv && cell.Wrong.Hits > 0 {
+				pts.XYs = append(pts.XYs, plotter.XY{X: float64(cell.K), Y: cell.Wrong.Rate})
+			}
+		}
+		if len(pts.XYs) > 0 {
+			if err := points(p, pts, c, draw.CircleGlyph{}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+func barGroups(p *plot.Plot, names []string, groups []string, value func(group, name string) float64) error {
+	w := vg.Points(60 / float64(len(groups)))
+	top := 0.0
+	for gi, g := range groups {
+		vals := make(plotter.Values, len(names))
+		for i, n := range names {
+			vals[i] = value(g, n)
+			top = max(top, vals[i])
+		}
+		bars, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return err
+		}
+		bars.Color = plotutil.Color(gi)
+		bars.LineStyle.Width = 0
+		bars.Offset = vg.Length(float64(gi)-float64(len(groups)-1)/2) * w
+		p.Add(bars)
+		p.Legend.Add(g, bars)
+	}
+	p.NominalX(names...)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(10)
+	p.Y.Min = 0
+	p.Y.Max = top * (1 + 0.12*float64(len(groups))) // room for the legend above the bars
+	p.X.Tick.Label.Rotation = 0.35
+	p.X.Tick.Label.XAlign = draw.XRight
+	return nil
+}
+
+func strategyNames(s *StrategiesResult) []string {
+	var names []string
+	for _, st := range strategies() {
+		if rowOf(s.Rows, s.Scenarios[0].Name, st.name) != nil {
+			names = append(names, st.name)
+		}
+	}
+	return names
+}
+
+func strategiesChart(s *StrategiesResult) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Samples per step by strategy (same seeded steps)"
+	p.Y.Label.Text = "samples per step"
+	var groups []string
+	for _, sc := range s.Scenarios {
+		groups = append(groups, sc.Name)
+	}
+	err := barGroups(p, strategyNames(s), groups, func(g, n string) float64 {
+		if r := rowOf(s.Rows, g, n); r != nil {
+			return r.SamplesPerStep.Mean
+		}
+		return 0
+	})
+	return p, err
+}
+
+func wallChart(s *StrategiesResult) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Wall time per step, in mean model-call latencies"
+	p.Y.Label.Text = "wall time per step / mean latency"
+	var groups []string
+	seen := map[string]bool{}
+	label := func(r WallRow) string {
+		return r.Scenario + ", " + strings.Fields(r.Latency)[0] // "fixed", "lognormal"
+	}
+	for _, r := range s.Wall {
+		g := label(r)
+		if !seen[g] {
+			seen[g] = true
+			groups = append(groups, g)
+		}
+	}
+	err := barGroups(p, strategyNames(s), groups, func(g, n string) float64 {
+		for _, r := range s.Wall {
+			if label(r) == g && r.Strategy == n && r.NotRun == "" {
+				return r.PerStep.Mean
+			}
+		}
+		return 0
+	})
+	return p, err
+}
+
+func scaleTimeChart(s *ScaleResult) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Hanoi on the sim: time against disks"
+	p.X.Label.Text = "disks"
+	p.Y.Label.Text = "µs"
+	p.Legend.Top, p.Legend.Left = true, true
+	var wall, cpu, over plotter.XYs
+	for _, r := range s.Rows {
+		wall = append(wall, plotter.XY{X: float64(r.Disks), Y: r.WallPerStep})
+		cpu = append(cpu, plotter.XY{X: float64(r.Disks), Y: r.CPUPerSample})
+		if r.Split != nil {
+			over = append(over, plotter.XY{X: float64(r.Disks), Y: r.Overhead})
+		}
+	}
+	for i, l := range []struct {
+		name string
+		xys  plotter.XYs
+	}{{"wall time per step", wall}, {"CPU per sample", cpu}, {"CPU per sample but the model's", over}} {
+		if len(l.xys) == 0 {
+			continue
+		}
+		if err := line(p, l.xys, plotutil.Color(i), false, l.name); err != nil {
+			return nil, err
+		}
+		if err := points(p, errPoints{XYs: l.xys}, plotutil.Color(i), draw.CircleGlyph{}); err != nil {
+			return nil, err
+		}
+	}
+	p.Y.Min = 0
+	return p, nil
+}
+
+func scaleMemoryChart(s *ScaleResult) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Hanoi on the sim: peak memory against disks"
+	p.X.Label.Text = "disks"
+	p.Y.Label.Text = "MB"
+	p.Legend.Top, p.Legend.Left = true, true
+	var heap, total, rss plotter.XYs
+	for _, r := range s.Rows {
+		heap = append(heap, plotter.XY{X: float64(r.Disks), Y: r.PeakHeapMB})
+		total = append(total, plotter.XY{X: float64(r.Disks), Y: r.PeakTotalMB})
+		rss = append(rss, plotter.XY{X: float64(r.Disks), Y: r.PeakRSSMB})
+	}
+	for i, l := range []struct {
+		name string
+		xys  plotter.XYs
+	}{{"peak live heap", heap}, {"peak Go runtime total", total}, {"peak RSS", rss}} {
+		if err := line(p, l.xys, plotutil.Color(i), false, l.name); err != nil {
+			return nil, err
+		}
+		if err := points(p, errPoints{XYs: l.xys}, plotutil.Color(i), draw.CircleGlyph{}); err != nil {
+			return nil, err
+		}
+	}
+	p.Y.Min = 0
+	return p, nil
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mdap-go/mdap/benchmarks"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// defaultBenchOut is where maker bench writes when --out is not given.
+const defaultBenchOut = "bench-results"
+
+func newBench() *cobra.Command {
+	var (
+		suites []string
+		quick  bool
+		out    string
+		asJSON bool
+		seed   uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Run the consensus-cost benchmarks: tables and charts of what k, parallelism and a model cost",
+		Long: `bench runs the benchmark suites side by side in one process and writes a report:
+REPORT.md (the machine, the command, the goals with their measured figures and
+every table), report.json (the same data) and SVG charts, into --out
+(default ` + defaultBenchOut + `/; files of the same names there are replaced).
+
+Suites: fidelity (the vote against the gambler's-ruin theory, and per-step
+difficulty), strategies (sequential, waves, speculation, batches, majority,
+first-to-k, adaptive k on the same seeded steps; wall time with simulated
+latency), scale (Hanoi on the sim from 10 to 20 disks: time, memory, CPU per
+sample by part), real (the same steps over HTTP through serve-sim).
+
+A full run takes many minutes (the 20-disk run alone is over a million
+steps); --quick runs every suite small enough for CI. Exit status 1 when a
+suite fails; a missed goal is reported, not an error.`,
+		Example: `  maker bench --quick --out /tmp/bench
+  maker bench --suite fidelity --suite real
+  maker bench --out benchmarks/results     # the committed report`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, s := range suites {
+				if !contains(benchmarks.Suites, s) {
+					return usageErr("--suite %q: use one of %s (repeat the flag, or separate with commas)", s, strings.Join(benchmarks.Suites, ", "))
+				}
+			}
+			if out == "" {
+				return usageErr("--out \"\": give the folder to write the report into")
+			}
+			if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
+				return usageErr("--out %s: is a file, not a folder", out)
+			}
+			opts := benchmarks.Options{Suites: suites, Quick: quick, Seed: seed, Command: "maker " + strings.Join(os.Args[1:], " ")}
+			if len(os.Args) < 2 {
+				opts.Command = "maker bench"
+			}
+			var finish func()
+			opts.Progress, finish = benchProgress(cmd)
+			rep, err := benchmarks.Run(cmd.Context(), opts)
+			finish()
+			if err != nil {
+				if cmd.Context().Err() != nil {
+					return interrupted("")
+				}
+				return failed(err)
+			}
+			if err := rep.WriteDir(out); err != nil {
+				return failed(err)
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				_ = enc.Encode(rep)
+				return nil
+			}
+			fmt.Fprintf(w, "bench: %s in %s; report in %s\n", strings.Join(ranSuites(rep), ", "), rep.Wall.Round(time.Second), filepath.Join(out, benchmarks.ReportFile))
+			for _, g := range rep.Goals {
+				fmt.Fprintf(w, "  [%s] %s: %s\n", g.Met, g.Goal, g.Measured)
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringSliceVar(&suites, "suite", nil, "suite to run: "+strings.Join(benchmarks.Suites, ", ")+" (repeatable; default all)")
+	fs.BoolVar(&quick, "quick", false, "run every suite small enough for CI (about a minute on two cores)")
+	fs.StringVar(&out, "out", defaultBenchOut, "folder for REPORT.md, report.json and the SVG charts")
+	fs.BoolVar(&asJSON, "json", false, "print the whole report as JSON on stdout")
+	fs.Uint64Var(&seed, "seed", 1, "root seed of the simulated models")
+	return cmd
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func ranSuites(r *benchmarks.Report) []string {
+	var out []string
+	for _, s := range benchmarks.Suites {
+		if _, ok := r.SuiteWall[s]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// benchProgress draws one bar per suite on stderr when it is a terminal.
+func benchProgress(cmd *cobra.Command) (func(suite string, done, total int), func()) {
+	f, ok := cmd.ErrOrStderr().(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil, func() {}
+	}
+	var bar *progressbar.ProgressBar
+	current := ""
+	return func(suite string, done, total int) {
+			if suite != current {
+				if bar != nil {
+					_ = bar.Finish()
+				}
+				current = suite
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(f),
+					progressbar.OptionSetDescription(suite), progressbar.OptionShowCount(),
+					progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish())
+			}
+			_ = bar.Set(done)
+		}, func() {
+			if bar != nil {
+				_ = bar.Finish()
+			}
+		}
+}

@@ -1,0 +1,306 @@
+package maker
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
+)
+
+// This file writes a StepRecord's journal line by hand, without
+// reflection: the line is on the step loop's critical path (it is in the
+// store before the next step's first sample starts), and encoding/json's
+// reflection over the record and its maps cost about as much as the rest
+// of the step's orchestration (BenchmarkJournalEncode). The bytes are
+// exactly json.Marshal's, so lines written by either read back alike
+// (TestAppendStepRecordMatchesMarshal); values of types it does not know
+// (a tool intent, an observation, a float or a custom type in an answer)
+// go through json.Marshal.
+
+// appendStepRecord appends rec's journal line (without a newline) to b.
+func appendStepRecord(b []byte, rec *StepRecord) ([]byte, error) {
+	var err error
+	b = append(b, `{"step":`...)
+	b = strconv.AppendInt(b, int64(rec.Step), 10)
+	if rec.Pending {
+		b = append(b, `,"pending":true`...)
+	}
+	b = append(b, `,"k":`...)
+	b = strconv.AppendInt(b, int64(rec.K), 10)
+	b = append(b, `,"winner":`...)
+	if b, err = appendOutput(b, rec.Winner); err != nil {
+		return b, err
+	}
+	b = append(b, `,"key":`...)
+	b = appendJSONString(b, rec.Key)
+	b = append(b, `,"votes":`...)
+	b = appendIntMap(b, rec.Votes)
+	b = appendCounts(b, rec.Counts)
+	if len(rec.Flags) > 0 {
+		b = append(b, `,"flags":`...)
+		b = appendIntMap(b, rec.Flags)
+	}
+	b = append(b, `,"usage":`...)
+	b = appendUsage(b, rec.Usage)
+	if len(rec.Models) > 0 {
+		b = append(b, `,"models":[`...)
+		for i, m := range rec.Models {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			b = appendCountsBody(b, m.Counts)
+			b = append(b, `,"winner_votes":`...)
+			b = strconv.AppendInt(b, int64(m.WinnerVotes), 10)
+			b = append(b, `,"usage":`...)
+			b = appendUsage(b, m.Usage)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"elapsed_ns":`...)
+	b = strconv.AppendInt(b, int64(rec.Elapsed), 10)
+	if rec.Observation != nil {
+		b = append(b, `,"observation":`...)
+		if b, err = appendMarshal(b, rec.Observation); err != nil {
+			return b, err
+		}
+	}
+	if rec.ObservationDigest != "" {
+		b = append(b, `,"observation_sha256":`...)
+		b = appendJSONString(b, rec.ObservationDigest)
+	}
+	return append(b, '}'), nil
+}
+
+// appendCounts appends vote.Counts' fields, each after a comma, as an
+// embedded struct's fields are marshalled.
+func appendCounts(b []byte, c vote.Counts) []byte {
+	return appendCountsBody(append(b, ','), c)
+}
+
+// appendCountsBody appends vote.Counts' fields, the first without a comma.
+func appendCountsBody(b []byte, c vote.Counts) []byte {
+	b = append(b, `"launched":`...)
+	b = strconv.AppendInt(b, int64(c.Launched), 10)
+	b = append(b, `,"valid":`...)
+	b = strconv.AppendInt(b, int64(c.Valid), 10)
+	b = append(b, `,"flagged":`...)
+	b = strconv.AppendInt(b, int64(c.Flagged), 10)
+	b = append(b, `,"errors":`...)
+	b = strconv.AppendInt(b, int64(c.Errors), 10)
+	b = append(b, `,"cancelled":`...)
+	return strconv.AppendInt(b, int64(c.Cancelled), 10)
+}
+
+func appendUsage(b []byte, u vote.Usage) []byte {
+	b = append(b, `{"input_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.InputTokens), 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.OutputTokens), 10)
+	b = append(b, `,"latency_ns":`...)
+	b = strconv.AppendInt(b, int64(u.Latency), 10)
+	return append(b, '}')
+}
+
+// appendIntMap appends m as a JSON object with sorted keys (null if nil).
+func appendIntMap(b []byte, m map[string]int) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '{')
+	if len(m) == 1 {
+		for k, v := range m {
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(v), 10)
+		}
+		return append(b, '}')
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(m[k]), 10)
+	}
+	return append(b, '}')
+}
+
+// appendOutput appends an intent.Output as json.Marshal does.
+func appendOutput(b []byte, o intent.Output) ([]byte, error) {
+	b = append(b, '{')
+	var err error
+	if o.Value != nil {
+		b = append(b, `"value":`...)
+		if b, err = appendAny(b, o.Value, 0); err != nil {
+			return b, err
+		}
+	}
+	if o.Intent != nil {
+		if o.Value != nil {
+			b = append(b, ',')
+		}
+		b = append(b, `"tool_intent":`...)
+		if b, err = appendMarshal(b, o.Intent); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// maxAppendDepth bounds appendAny's recursion; deeper values go to
+// json.Marshal, which has its own bound.
+const maxAppendDepth = 64
+
+// appendAny appends a decoded JSON value as json.Marshal does.
+func appendAny(b []byte, v any, depth int) ([]byte, error) {
+	if depth > maxAppendDepth {
+		return appendMarshal(b, v)
+	}
+	var err error
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendJSONString(b, x), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case json.Number:
+		if plainInteger(string(x)) {
+			return append(b, x...), nil
+		}
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			if b, err = appendAny(b, x[k], depth+1); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendAny(b, e, depth+1); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	return appendMarshal(b, v)
+}
+
+// plainInteger reports whether s is -?(0|[1-9][0-9]*), which json.Marshal
+// writes as it is.
+func plainInteger(s string) bool {
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func appendMarshal(b []byte, v any) ([]byte, error) {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return b, fmt.Errorf("maker: journal record: %w", err)
+	}
+	return append(b, j...), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string exactly as json.Marshal
+// writes it: HTML-safe (<, >, & escaped), invalid UTF-8 as U+FFFD, U+2028
+// and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,153 @@
+package maker
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/require"
+)
+
+// randomString mixes plain text, every ASCII control and HTML byte,
+// multi-byte runes, U+2028/9 and invalid UTF-8.
+func randomString(rng *rand.Rand) string {
+	pieces := []string{"a", "move", " ", "\"", "\\", "<", ">", "&", "\u2028", "\u2029", "é", "日本", "\xff", "\xc3", "\x7f", "😀"}
+	var b strings.Builder
+	for range rng.IntN(12) {
+		if rng.IntN(4) == 0 {
+			b.WriteByte(byte(rng.IntN(0x20)))
+			continue
+		}
+		b.WriteString(pieces[rng.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+func randomValue(rng *rand.Rand, depth int) any {
+	switch n := rng.IntN(10); {
+	case depth > 3 || n < 2:
+		return json.Number(strconv.Itoa(rng.IntN(2000) - 1000))
+	case n == 2:
+		return randomString(rng)
+	case n == 3:
+		return rng.IntN(2) == 0
+	case n == 4:
+		return nil
+	case n == 5:
+		return rng.Float64() * 1e6
+	case n == 6:
+		return json.Number("1.5e3")
+	case n == 7:
+		m := map[string]any{}
+		for range rng.IntN(4) {
+			m[randomString(rng)] = randomValue(rng, depth+1)
+		}
+		return m
+	default:
+		var l []any
+		if rng.IntN(5) > 0 {
+			l = []any{}
+		}
+		for range rng.IntN(4) {
+			l = append(l, randomValue(rng, depth+1))
+		}
+		return l
+	}
+}
+
+func randomRecord(rng *rand.Rand) *StepRecord {
+	rec := &StepRecord{
+		Step: rng.IntN(1 << 20), Pending: rng.IntN(4) == 0, K: 1 + rng.IntN(5),
+		Key:     strconv.FormatUint(rng.Uint64(), 16),
+		Counts:  vote.Counts{Launched: rng.IntN(9), Valid: rng.IntN(9), Flagged: rng.IntN(3), Errors: rng.IntN(3), Cancelled: rng.IntN(3)},
+		Usage:   vote.Usage{InputTokens: rng.IntN(1e6), OutputTokens: rng.IntN(1e4), Latency: time.Duration(rng.Int64N(1e10))},
+		Elapsed: time.Duration(rng.Int64N(1e10)),
+	}
+	if rng.IntN(6) > 0 {
+		rec.Winner.Value = randomValue(rng, 0)
+	}
+	if rng.IntN(5) == 0 {
+		rec.Winner.Intent = &intent.ToolIntent{Tool: "read_file", Args: map[string]any{"path": randomString(rng)}, Rationale: randomString(rng)}
+	}
+	if rng.IntN(6) > 0 {
+		rec.Votes = map[string]int{}
+		for range rng.IntN(4) {
+			rec.Votes[strconv.FormatUint(rng.Uint64(), 16)] = rng.IntN(9)
+		}
+	}
+	if rng.IntN(2) == 0 {
+		rec.Flags = map[string]int{"cut off": 1, randomString(rng): 2}
+	}
+	for range rng.IntN(3) {
+		rec.Models = append(rec.Models, ModelStep{Counts: vote.Counts{Launched: rng.IntN(5), Valid: 1}, WinnerVotes: rng.IntN(4), Usage: vote.Usage{InputTokens: 3}})
+	}
+	if rng.IntN(4) == 0 {
+		rec.Observation = &intent.Observation{Tool: "read_file", Status: intent.StatusOK, Content: randomString(rng), Duration: time.Millisecond}
+		rec.ObservationDigest = digest(rec.Observation)
+	}
+	return rec
+}
+
+// TestAppendStepRecordMatchesMarshal: the hand-written journal line is
+// byte for byte json.Marshal's, over random records whose strings hold
+// every byte class encoding/json escapes.
+func TestAppendStepRecordMatchesMarshal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 5000 {
+		rec := randomRecord(rng)
+		want, err := json.Marshal(rec)
+		require.NoError(t, err)
+		got, err := appendStepRecord(nil, rec)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "record %d", i)
+	}
+	for c := range 256 {
+		s := string([]byte{'x', byte(c), 'y'})
+		want, _ := json.Marshal(s)
+		require.Equal(t, string(want), string(appendJSONString(nil, s)), "byte %#x", c)
+	}
+}
+
+func TestAppendStepRecordUnmarshalable(t *testing.T) {
+	_, err := appendStepRecord(nil, &StepRecord{Winner: intent.Output{Value: map[string]any{"f": func() {}}}})
+	require.Error(t, err)
+}
+
+// BenchmarkJournalEncode compares encoding a Hanoi-like step record with
+// json.Marshal ("reflect", before) and by hand ("appender", now),
+// alternately in one run.
+func BenchmarkJournalEncode(b *testing.B) {
+	num := func(x int) any { return json.Number(strconv.Itoa(x)) }
+	rec := &StepRecord{Step: 123456, K: 3, Key: "9f86d081884c7d65",
+		Winner: intent.Output{Value: map[string]any{
+			"move":       []any{num(1), num(0), num(2)},
+			"next_state": []any{[]any{num(20), num(19), num(18), num(17), num(16), num(15), num(14), num(13)}, []any{num(12), num(11), num(10), num(9), num(8), num(7)}, []any{num(6), num(5), num(4), num(3), num(2), num(1)}},
+		}},
+		Votes:  map[string]int{"9f86d081884c7d65": 3},
+		Counts: vote.Counts{Launched: 3, Valid: 3},
+		Usage:  vote.Usage{InputTokens: 1800, OutputTokens: 60, Latency: 12345},
+	}
+	for range 2 {
+		b.Run("reflect", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := json.Marshal(rec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("appender", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := appendStepRecord(make([]byte, 0, 512), rec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
