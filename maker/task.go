@@ -13,7 +13,9 @@ import (
 //
 // The solver calls Prompt and Apply from one goroutine, one step at a time,
 // and Decode concurrently from many samplers between them: Decode must be
-// safe for concurrent use and must not change the task. Apply must be
+// safe for concurrent use, must not change the task, and must be a
+// function of the reply and the task's current state alone (the solver
+// decodes identical replies of one step once). Apply must be
 // deterministic: resuming a run replays the journal's winners through Apply
 // on a fresh task, so the same winners must give the same state.
 type Task interface {
