@@ -17,46 +17,34 @@ import (
 // Charts renders the report's figures as SVG files, by file name, for the
 // suites that ran (gonum/plot).
 func (r *Report) Charts() (map[string][]byte, error) {
-	out := map[string][]byte{}
-	add := func(name string, p *plot.Plot, err error) error {
-		if err != nil {
-			return fmt.Errorf("benchmarks: chart %s: %w", name, err)
-		}
-		svg, err := render(p)
-		if err != nil {
-			return fmt.Errorf("benchmarks: chart %s: %w", name, err)
-		}
-		out[name] = svg
-		return nil
+	type chart struct {
+		name string
+		make func() (*plot.Plot, error)
 	}
+	var charts []chart
 	if f := r.Fidelity; f != nil {
-		p, err := fidelityVotesChart(f)
-		if err := add("fidelity_votes.svg", p, err); err != nil {
-			return nil, err
-		}
-		p, err = fidelityWrongChart(f)
-		if err := add("fidelity_wrong.svg", p, err); err != nil {
-			return nil, err
-		}
+		charts = append(charts,
+			chart{"fidelity_votes.svg", func() (*plot.Plot, error) { return fidelityVotesChart(f) }},
+			chart{"fidelity_wrong.svg", func() (*plot.Plot, error) { return fidelityWrongChart(f) }})
 	}
 	if s := r.Strategies; s != nil {
-		p, err := strategiesChart(s)
-		if err := add("strategies.svg", p, err); err != nil {
-			return nil, err
-		}
-		p, err = wallChart(s)
-		if err := add("strategies_wall.svg", p, err); err != nil {
-			return nil, err
-		}
+		charts = append(charts,
+			chart{"strategies.svg", func() (*plot.Plot, error) { return strategiesChart(s) }},
+			chart{"strategies_wall.svg", func() (*plot.Plot, error) { return wallChart(s) }})
 	}
 	if s := r.Scale; s != nil {
-		p, err := scaleTimeChart(s)
-		if err := add("scale_time.svg", p, err); err != nil {
-			return nil, err
+		charts = append(charts,
+			chart{"scale_time.svg", func() (*plot.Plot, error) { return scaleTimeChart(s) }},
+			chart{"scale_memory.svg", func() (*plot.Plot, error) { return scaleMemoryChart(s) }})
+	}
+	out := make(map[string][]byte, len(charts))
+	for _, c := range charts {
+		p, err := c.make()
+		if err == nil {
+			out[c.name], err = render(p)
 		}
-		p, err = scaleMemoryChart(s)
-		if err := add("scale_memory.svg", p, err); err != nil {
-			return nil, err
+		if err != nil {
+			return nil, fmt.Errorf("benchmarks: chart %s: %w", c.name, err)
 		}
 	}
 	return out, nil

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"slices"
@@ -445,7 +443,7 @@ func (f *runFlags) newBar(w io.Writer, total int, unit string) *progressbar.Prog
 // valid, flagged by reason, errors), and with --verbose each red-flagged
 // reply and each provider error on w. The returned function ends the bar.
 func (f *runFlags) watch(s *maker.Solver, w io.Writer, total int) (finish func()) {
-	a := &activity{bar: f.newBar(w, total, "steps"), w: w, verbose: f.verbose, flags: map[string]int{}}
+	a := &activity{bar: f.newBar(w, total, "steps"), w: w, verbose: f.verbose}
 	if a.bar == nil && !a.verbose {
 		return func() {}
 	}
@@ -462,33 +460,18 @@ type activity struct {
 	bar     *progressbar.ProgressBar
 	w       io.Writer
 	verbose bool
-	// the step being decided
-	step, samples, valid, errors int
-	flags                        map[string]int
+	step    maker.StepActivity
 }
 
 // verboseChars is how much of a flagged reply --verbose shows.
 const verboseChars = 80
 
 func (a *activity) sample(e maker.SampleEvent) {
-	if errors.Is(e.Err, context.Canceled) {
-		return // a sample the decided race no longer needed
+	if !a.step.Add(e) {
+		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if e.Step != a.step {
-		a.step, a.samples, a.valid, a.errors = e.Step, 0, 0, 0
-		clear(a.flags)
-	}
-	a.samples++
-	switch {
-	case e.Err != nil:
-		a.errors++
-	case e.Flag != nil:
-		a.flags[e.Flag.Error()]++
-	default:
-		a.valid++
-	}
 	if a.verbose && (e.Err != nil || e.Flag != nil) {
 		if a.bar != nil {
 			_ = a.bar.Clear()
@@ -500,25 +483,8 @@ func (a *activity) sample(e maker.SampleEvent) {
 		}
 	}
 	if a.bar != nil {
-		a.bar.Describe(a.describe())
+		a.bar.Describe(a.step.String())
 	}
-}
-
-// describe is the bar's text for the step being decided.
-func (a *activity) describe() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "step %d: %s, %d valid", a.step+1, plural(a.samples, "sample"), a.valid)
-	if len(a.flags) > 0 {
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(a.flags)) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, a.flags[k]))
-		}
-		fmt.Fprintf(&b, ", flagged: %s", strings.Join(parts, ", "))
-	}
-	if a.errors > 0 {
-		fmt.Fprintf(&b, ", %s", plural(a.errors, "error"))
-	}
-	return b.String()
 }
 
 func (a *activity) progress(e maker.Event) {
