@@ -70,3 +70,37 @@ func BenchmarkRaceOverhead(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStepLoop is the in-process step loop (maker.Solver on the sim,
+// Hanoi) beside its floor (Floor), per sample.
+func BenchmarkStepLoop(b *testing.B) {
+	const disks = 10
+	b.Run("floor", func(b *testing.B) {
+		b.ReportAllocs()
+		samples := 0
+		for b.Loop() {
+			r, err := Floor(context.Background(), disks, 3, sim.DefaultConfig())
+			if err != nil || !r.Solved {
+				b.Fatal(err)
+			}
+			samples += r.Samples
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+	})
+	for _, par := range []int{0, 1} {
+		b.Run(fmt.Sprintf("solver/parallel=%d", par), func(b *testing.B) {
+			b.ReportAllocs()
+			samples := 0
+			for b.Loop() {
+				task, _ := hanoi.New(disks)
+				s := &maker.Solver{Model: simModel(b, 0), Vote: vote.Config{K: 3, Parallel: par}}
+				rep, err := s.Solve(context.Background(), task)
+				if err != nil || !task.Solved() {
+					b.Fatal(err)
+				}
+				samples += rep.Launched
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+		})
+	}
+}

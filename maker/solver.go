@@ -368,7 +368,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}
-	res, err := vote.Race(raceCtx, cfg, draw)
+	res, err := raceFor(r.Model, cfg)(raceCtx, cfg, draw)
 	rec := &StepRecord{
 		Step:   step,
 		K:      cfg.K,
