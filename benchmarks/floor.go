@@ -36,7 +36,7 @@ type FloorRun struct {
 // winning reply (hanoi.ParseReply) and Advance. No journal, no red flags
 // beyond the stop reason, no tool intents, no keys of a canonical form, no
 // goroutines, no reports. It is the floor the in-process step loop is
-// measured against (the speed suite); it decides each step exactly as
+// measured against (the overhead suite); it decides each step exactly as
 // Solver does with the same model, so the two draw the same samples.
 //
 // Errors: ErrFloor (wrapped) when a step spends 1000 samples undecided or

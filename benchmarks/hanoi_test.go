@@ -3,11 +3,13 @@ package benchmarks
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -96,6 +98,49 @@ func BenchmarkStepLoop(b *testing.B) {
 				s := &maker.Solver{Model: simModel(b, 0), Vote: vote.Config{K: 3, Parallel: par}}
 				rep, err := s.Solve(context.Background(), task)
 				if err != nil || !task.Solved() {
+					b.Fatal(err)
+				}
+				samples += rep.Launched
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+		})
+	}
+}
+
+// BenchmarkHTTPPath is the solver over HTTP (maker/models against a
+// serve-sim child process) beside the reference loop, per sample: the
+// process's CPU is the client's alone.
+func BenchmarkHTTPPath(b *testing.B) {
+	const disks = 6
+	cfg := sim.DefaultConfig()
+	srv, err := startSimServer(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.stop()
+	b.Run("reference", func(b *testing.B) {
+		samples := 0
+		for b.Loop() {
+			r, err := ReferenceLoop(context.Background(), http.DefaultTransport.(*http.Transport).Clone(), srv.url+"/v1", srv.model, disks, 3)
+			if err != nil {
+				b.Fatal(err)
+			}
+			samples += r.Samples
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+	})
+	for _, par := range []int{1, 0} {
+		b.Run(fmt.Sprintf("solver/parallel=%d", par), func(b *testing.B) {
+			m, err := models.Open("openai:"+srv.model, models.Options{BaseURL: srv.url + "/v1", APIKey: "placeholder"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			samples := 0
+			for b.Loop() {
+				task, _ := hanoi.New(disks)
+				s := &maker.Solver{Model: m, Vote: vote.Config{K: 3, Parallel: par}}
+				rep, err := s.Solve(context.Background(), task)
+				if err != nil {
 					b.Fatal(err)
 				}
 				samples += rep.Launched
