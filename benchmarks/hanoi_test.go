@@ -149,3 +149,26 @@ func BenchmarkHTTPPath(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkJournaled is the in-process step loop with a journal, per
+// sample (against BenchmarkStepLoop/solver/parallel=0).
+func BenchmarkJournaled(b *testing.B) {
+	const disks = 10
+	dir := b.TempDir()
+	samples := 0
+	for i := 0; b.Loop(); i++ {
+		task, _ := hanoi.New(disks)
+		j, err := maker.CreateJournal(fmt.Sprintf("%s/j%d.jsonl", dir, i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := &maker.Solver{Model: simModel(b, 0), Vote: vote.Config{K: 3}, Journal: j}
+		rep, err := s.Solve(context.Background(), task)
+		if err != nil || !task.Solved() {
+			b.Fatal(err)
+		}
+		_ = j.Close()
+		samples += rep.Launched
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+}
