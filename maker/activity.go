@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/mdap-go/mdap/internal/words"
 )
 
 // StepActivity tallies the samples of the step being decided, from
@@ -53,7 +55,7 @@ func (a *StepActivity) String() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "step %d: %s, %d valid", a.step+1, plural(a.samples, "sample"), a.valid)
+	fmt.Fprintf(&b, "step %d: %s, %d valid", a.step+1, words.Plural(a.samples, "sample"), a.valid)
 	if len(a.flags) > 0 {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(a.flags)) {
@@ -62,7 +64,7 @@ func (a *StepActivity) String() string {
 		fmt.Fprintf(&b, ", flagged: %s", strings.Join(parts, ", "))
 	}
 	if a.errors > 0 {
-		fmt.Fprintf(&b, ", %s", plural(a.errors, "error"))
+		fmt.Fprintf(&b, ", %s", words.Plural(a.errors, "error"))
 	}
 	return b.String()
 }

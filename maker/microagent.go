@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -56,16 +57,6 @@ func RetryAfter(err error) (time.Duration, bool) {
 		return 0, false
 	}
 	return min(d, MaxRetryAfter), true
-}
-
-// waitCtx waits d or until ctx ends.
-func waitCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // DefaultTemperature is the paper's schedule: the first sample of a step at
@@ -121,7 +112,7 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 			// The provider said when to come back: wait that long before
 			// this sample counts as failed, so the vote's own backoff
 			// never retries a rate-limited server in a tight loop.
-			waitCtx(ctx, d)
+			_ = wait.Sleep(ctx, d)
 		}
 		return Reply{}, took, err
 	}

@@ -7,30 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/toolcall"
 	"github.com/tmc/langchaingo/llms"
 )
-
-// wireCall is a native tool call in the OpenAI wire shape. Arguments may
-// be a JSON string (OpenAI) or an object (Ollama).
-type wireCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function *struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"function"`
-}
-
-func (w wireCall) toolCall() llms.ToolCall {
-	args := string(w.Function.Arguments)
-	var s string
-	if json.Unmarshal(w.Function.Arguments, &s) == nil {
-		args = s
-	} else if bytes.Equal(bytes.TrimSpace(w.Function.Arguments), []byte("null")) {
-		args = ""
-	}
-	return llms.ToolCall{ID: w.ID, Type: w.Type, FunctionCall: &llms.FunctionCall{Name: w.Function.Name, Arguments: args}}
-}
 
 // ReadReply reads a model reply saved in a file, for Inspect; name's
 // extension decides how. A ".json" file may hold native tool calls (an
@@ -71,7 +50,7 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 	trimmed := bytes.TrimSpace(b)
 	switch {
 	case bytes.HasPrefix(trimmed, []byte("[")):
-		var calls []wireCall
+		var calls []toolcall.Call
 		if json.Unmarshal(trimmed, &calls) != nil {
 			return r, false, nil
 		}
@@ -79,7 +58,7 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 			if c.Function == nil {
 				return r, false, nil
 			}
-			r.ToolCalls = append(r.ToolCalls, c.toolCall())
+			r.ToolCalls = append(r.ToolCalls, c.LLM())
 		}
 		r.StopReason = "tool_calls"
 		return estimated(r), true, nil
@@ -92,11 +71,11 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 		return r, false, nil
 	}
 	if _, isCall := obj["function"]; isCall {
-		var c wireCall
+		var c toolcall.Call
 		if json.Unmarshal(trimmed, &c) != nil || c.Function == nil {
 			return r, false, nil
 		}
-		r.ToolCalls, r.StopReason = []llms.ToolCall{c.toolCall()}, "tool_calls"
+		r.ToolCalls, r.StopReason = []llms.ToolCall{c.LLM()}, "tool_calls"
 		return estimated(r), true, nil
 	}
 	if _, isCompletion := obj["choices"]; isCompletion {
@@ -104,8 +83,8 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 			Choices []struct {
 				FinishReason string `json:"finish_reason"`
 				Message      struct {
-					Content   *string    `json:"content"`
-					ToolCalls []wireCall `json:"tool_calls"`
+					Content   *string         `json:"content"`
+					ToolCalls []toolcall.Call `json:"tool_calls"`
 				} `json:"message"`
 			} `json:"choices"`
 			Usage *struct {
@@ -125,7 +104,7 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 		}
 		for _, w := range c.Message.ToolCalls {
 			if w.Function != nil {
-				r.ToolCalls = append(r.ToolCalls, w.toolCall())
+				r.ToolCalls = append(r.ToolCalls, w.LLM())
 			}
 		}
 		r.StopReason = c.FinishReason

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
@@ -285,7 +286,7 @@ func (r *run) loop(ctx context.Context) error {
 			return err
 		}
 		if r.MaxSteps > 0 && r.next >= r.MaxSteps {
-			return fmt.Errorf("%w: %s and the task is not done", ErrStepLimit, plural(r.next, "step"))
+			return fmt.Errorf("%w: %s and the task is not done", ErrStepLimit, words.Plural(r.next, "step"))
 		}
 		started := time.Now()
 		rec, err := r.decide(ctx)
@@ -721,12 +722,4 @@ func decodeRecord(raw []byte) (*StepRecord, error) {
 		return nil, errors.New("more than one JSON value on the line")
 	}
 	return &rec, nil
-}
-
-// plural writes n and the noun, with an s unless n is 1: "1 step", "2 steps".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }

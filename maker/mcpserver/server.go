@@ -343,14 +343,6 @@ func (j *journalLocks) acquire(ctx context.Context, name string, grace time.Dura
 	}
 }
 
-// plural writes n and the noun, with an s unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // joinQuoted lists names for a message: "a", "b".
 func joinQuoted(names []string) string {
 	q := make([]string, len(names))
