@@ -335,7 +335,7 @@ func TestRetryAfterForms(t *testing.T) {
 		for k, v := range c.header {
 			h.Set(k, v)
 		}
-		d, ok := retryAfter(h, now)
+		d, ok := ParseRetryAfter(h, now)
 		assert.Equal(t, c.ok, ok, "%v", c.header)
 		assert.Equal(t, c.want, d, "%v", c.header)
 	}
