@@ -31,7 +31,6 @@ type Executor struct {
 	timeout         time.Duration
 	outputCap       int
 	readCap         int64
-	argsCap         int
 	refuseHardLinks bool
 	tax             *categories.Taxonomy
 	log             *slog.Logger
@@ -60,7 +59,6 @@ func New(root string, opts ...Option) (*Executor, error) {
 		timeout:      DefaultTimeout,
 		outputCap:    DefaultOutputCap,
 		readCap:      DefaultReadCap,
-		argsCap:      DefaultArgsCap,
 		maxAbandoned: DefaultMaxAbandoned,
 		log:          slog.New(slog.DiscardHandler),
 		tools:        map[string]*registered{},

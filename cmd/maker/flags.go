@@ -407,16 +407,6 @@ func (f *runFlags) price() maker.Price {
 // modelName names the --model specs, for summaries.
 func (f *runFlags) modelName() string { return strings.Join(f.models, ", ") }
 
-// progressBar returns a Progress callback drawing a bar on w for total
-// steps, or nil when the flags or the terminal say no.
-func (f *runFlags) progressBar(w io.Writer, total int) (func(maker.Event), func()) {
-	bar := f.newBar(w, total, "steps")
-	if bar == nil {
-		return nil, func() {}
-	}
-	return func(e maker.Event) { _ = bar.Set(e.Step + 1) }, func() { _ = bar.Finish() }
-}
-
 // newBar returns the progress bar the flags ask for, or nil.
 func (f *runFlags) newBar(w io.Writer, total int, unit string) *progressbar.ProgressBar {
 	show := f.progress == "on"

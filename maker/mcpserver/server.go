@@ -207,10 +207,6 @@ const instructions = `mdap decides each step of a task by first-to-ahead-by-k vo
 // example mcp.NewInMemoryTransports in a test).
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// Config returns the configuration the server runs with, defaults filled
-// in.
-func (s *Server) Config() Config { return s.cfg }
-
 // Close releases the root folder and the executor's hold on it. Calls in
 // flight must have ended.
 func (s *Server) Close() error { return errors.Join(s.exec.Close(), s.root.Close()) }
