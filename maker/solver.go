@@ -124,8 +124,9 @@ type SampleEvent struct {
 	// Err is the provider's error, if the call failed.
 	Err error
 	// Flag is the red flag (ErrEmpty, ErrCutOff, ErrUnparseable, ...), if
-	// the reply may not vote; Why is the detailed reason.
-	Flag, Why error
+	// the reply may not vote; Reason is the detailed reason (the word the
+	// Verdict of Inspect and the MCP tools use too).
+	Flag, Reason error
 	// Text is the reply's text, for a look at a flagged reply. Do not keep
 	// it.
 	Text string
@@ -172,7 +173,7 @@ func (s *Solver) logger() *slog.Logger {
 // included, so a resumed run reports the same totals as an uninterrupted
 // one.
 //
-// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; ErrAdaptiveK for a
+// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; ErrConfig for a
 // bad AdaptiveK; the journal's errors
 // (ErrJournalMismatch, ErrJournalCorrupt, ErrPendingSideEffect, and a
 // write that failed); a step that fails wraps ErrStep and says which
@@ -328,7 +329,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		defer func() {
 			tally.record(i, sm)
 			if r.OnSample != nil {
-				r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Why: why, Text: reply.Text, Usage: sm.Usage})
+				r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Reason: why, Text: reply.Text, Usage: sm.Usage})
 			}
 		}()
 		if err != nil {

@@ -470,7 +470,7 @@ func (a *activity) sample(e maker.SampleEvent) {
 		if e.Err != nil {
 			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): error: %v\n", e.Step, e.Index, e.Model, e.Err)
 		} else {
-			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %v; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), e.Why, e.Usage.OutputTokens, head(e.Text, verboseChars))
+			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %v; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), e.Reason, e.Usage.OutputTokens, head(e.Text, verboseChars))
 		}
 	}
 	if a.bar != nil {

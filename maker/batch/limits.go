@@ -2,7 +2,6 @@ package batch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -16,9 +15,6 @@ import (
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 )
-
-// ErrLimits: NewLimits was given a bad LimitConfig.
-var ErrLimits = errors.New("bad provider limits")
 
 // Defaults of a LimitConfig's zero fields.
 const (
@@ -80,20 +76,20 @@ type Limits struct {
 	inFlight, peak                      atomic.Int64
 }
 
-// NewLimits returns limits configured by c. Errors wrap ErrLimits: a
+// NewLimits returns limits configured by c. Errors wrap ErrConfig: a
 // negative field, or an RPM that is not a finite number.
 func NewLimits(c LimitConfig) (*Limits, error) {
 	switch {
 	case c.MaxInFlight < 0:
-		return nil, fmt.Errorf("%w: MaxInFlight %d: use 1 or more, or 0 for no bound", ErrLimits, c.MaxInFlight)
+		return nil, fmt.Errorf("%w: MaxInFlight %d: use 1 or more, or 0 for no bound", ErrConfig, c.MaxInFlight)
 	case !(c.RPM >= 0) || math.IsInf(c.RPM, 0):
-		return nil, fmt.Errorf("%w: RPM %v: use a positive number, or 0 for no bound", ErrLimits, c.RPM)
+		return nil, fmt.Errorf("%w: RPM %v: use a positive number, or 0 for no bound", ErrConfig, c.RPM)
 	case c.Burst < 0:
-		return nil, fmt.Errorf("%w: Burst %d: use 1 or more", ErrLimits, c.Burst)
+		return nil, fmt.Errorf("%w: Burst %d: use 1 or more", ErrConfig, c.Burst)
 	case c.Cooldown < 0, c.MaxCooldown < 0:
-		return nil, fmt.Errorf("%w: a negative cooldown", ErrLimits)
+		return nil, fmt.Errorf("%w: a negative cooldown", ErrConfig)
 	case c.Retries < 0:
-		return nil, fmt.Errorf("%w: Retries %d: use 0 or more", ErrLimits, c.Retries)
+		return nil, fmt.Errorf("%w: Retries %d: use 0 or more", ErrConfig, c.Retries)
 	}
 	if c.Burst == 0 {
 		c.Burst = 1

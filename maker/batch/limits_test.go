@@ -236,7 +236,7 @@ func TestAcquireEndsWithItsContext(t *testing.T) {
 func TestNewLimitsErrors(t *testing.T) {
 	for _, c := range []LimitConfig{{MaxInFlight: -1}, {RPM: -1}, {Burst: -2}, {Cooldown: -1}, {Retries: -1}} {
 		_, err := NewLimits(c)
-		assert.ErrorIs(t, err, ErrLimits, "%+v", c)
+		assert.ErrorIs(t, err, ErrConfig, "%+v", c)
 	}
 }
 

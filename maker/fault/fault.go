@@ -29,11 +29,11 @@ import (
 // limit is also an *llms.Error with code llms.ErrCodeRateLimit, a timeout
 // also context.DeadlineExceeded), so a test can tell its own faults from
 // real ones.
-var ErrInjected = errors.New("fault: injected")
+var ErrInjected = errors.New("injected")
 
 // ErrConfig: a Config share is outside [0, 1], the shares add up to more
 // than 1, or a duration is negative.
-var ErrConfig = errors.New("fault: invalid config")
+var ErrConfig = errors.New("invalid configuration")
 
 // Config sets the share of calls that meet each fault. The shares are
 // exclusive (a call meets at most one) and must add up to at most 1; the

@@ -158,7 +158,7 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 			sm.Err, info.Error = d.Err, d.Err.Error()
 			return sm
 		case d.Flag != nil:
-			sm.Flag, info.Flag, info.Reason = d.Flag, d.Flag.Error(), d.Why.Error()
+			sm.Flag, info.Flag, info.Reason = d.Flag, d.Flag.Error(), d.Reason.Error()
 			return sm
 		}
 		canon, err := intent.Canonical(d.Output)

@@ -23,7 +23,7 @@ import (
 // error whose text is the error's message.
 var (
 	// ErrConfig: New was given a configuration it cannot serve with.
-	ErrConfig = errors.New("mcpserver: bad config")
+	ErrConfig = errors.New("invalid configuration")
 	// ErrArgument: a tool argument is out of range or inconsistent (the
 	// SDK refuses schema violations before a handler runs).
 	ErrArgument = errors.New("bad argument")

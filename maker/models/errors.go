@@ -40,10 +40,10 @@ var (
 	// ErrNotFound (permanent): HTTP 404 for another reason, usually a base
 	// URL of the wrong form; the message says which form was meant.
 	ErrNotFound = errors.New("not found")
-	// ErrBadRequest (permanent): HTTP 400, a request the server will
+	// ErrRequestRefused (permanent): HTTP 400, a request the server will
 	// refuse however often it is sent (a prompt over the context length,
 	// a schema it cannot use).
-	ErrBadRequest = errors.New("request refused")
+	ErrRequestRefused = errors.New("request refused")
 	// ErrQuota (permanent): the account's quota or credit is spent.
 	ErrQuota = errors.New("quota exhausted")
 	// ErrRateLimited (transient): HTTP 429. The error carries the delay
@@ -119,7 +119,7 @@ func (m *model) classify(ctx context.Context, c seen, err error, took time.Durat
 	case c.status == http.StatusNotFound:
 		return m.diagnose404(ctx, c, status).because(mapped)
 	case c.status == http.StatusBadRequest || c.status == http.StatusUnprocessableEntity:
-		return permanent(ErrBadRequest, "%s: the server refused the request (%s)", at, status).because(mapped)
+		return permanent(ErrRequestRefused, "%s: the server refused the request (%s)", at, status).because(mapped)
 	case c.status == http.StatusPaymentRequired || isQuota(code, msg):
 		return permanent(ErrQuota, "%s: %s: the account's quota or credit is spent; check its plan and billing", at, status).because(mapped)
 	case c.status == http.StatusTooManyRequests:
