@@ -145,7 +145,7 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 	in, okIn := intInfo(c.GenerationInfo, "PromptTokens", "input_tokens", "InputTokens")
 	out, okOut := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
 	if !okOut {
-		out = EstimateTokens(c.Content) + toolCallTokens(c.ToolCalls)
+		out = EstimateReplyTokens(c.Content, c.ToolCalls)
 	}
 	if !okIn {
 		in = 0
@@ -186,8 +186,10 @@ func intInfo(info map[string]any, keys ...string) (int, bool) {
 // Cost: O(1).
 func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 
-func toolCallTokens(calls []llms.ToolCall) int {
-	n := 0
+// EstimateReplyTokens is EstimateTokens of a reply: its text and, for
+// each tool call, its function's name and arguments. Cost: O(len(calls)).
+func EstimateReplyTokens(text string, calls []llms.ToolCall) int {
+	n := EstimateTokens(text)
 	for _, c := range calls {
 		if c.FunctionCall != nil {
 			n += EstimateTokens(c.FunctionCall.Name) + EstimateTokens(c.FunctionCall.Arguments)

@@ -451,7 +451,7 @@ type activity struct {
 	bar     *progressbar.ProgressBar
 	w       io.Writer
 	verbose bool
-	step    maker.StepActivity
+	step    stepActivity
 }
 
 // verboseChars is how much of a flagged reply --verbose shows.

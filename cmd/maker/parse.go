@@ -80,7 +80,7 @@ steps do.`,
 				if name == "-" {
 					asName = "stdin.json"
 				}
-				r, err := maker.ReadReply(asName, b)
+				r, err := readReply(asName, b)
 				if err != nil {
 					return usageErr("%s: %w", name, err)
 				}

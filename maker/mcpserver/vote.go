@@ -53,10 +53,7 @@ func (c Candidate) reply() (maker.Reply, error) {
 	}
 	if c.OutputTokens == 0 {
 		r.Estimated = true
-		r.OutputTokens = maker.EstimateTokens(r.Text)
-		for _, tc := range r.ToolCalls {
-			r.OutputTokens += maker.EstimateTokens(tc.FunctionCall.Name) + maker.EstimateTokens(tc.FunctionCall.Arguments)
-		}
+		r.OutputTokens = maker.EstimateReplyTokens(r.Text, r.ToolCalls)
 	}
 	return r, nil
 }

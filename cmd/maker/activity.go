@@ -1,9 +1,10 @@
-package maker
+package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mdap-go/mdap/maker"
 	"maps"
 	"slices"
 	"strings"
@@ -12,12 +13,12 @@ import (
 	"github.com/mdap-go/mdap/internal/words"
 )
 
-// StepActivity tallies the samples of the step being decided, from
+// stepActivity tallies the samples of the step being decided, from
 // Solver.OnSample, for a progress display: a slow step then shows its
 // samples, red flags by reason and errors as they come, rather than
 // nothing until it is decided. Its zero value is ready; it is safe for
 // concurrent use (OnSample is called from the drawing goroutines).
-type StepActivity struct {
+type stepActivity struct {
 	mu                                  sync.Mutex
 	step, samples, valid, errors, count int
 	flags                               map[string]int
@@ -26,7 +27,7 @@ type StepActivity struct {
 // Add counts one sample. A sample of a later step starts the tally over;
 // a sample cancelled because its race was already decided is not counted.
 // It reports whether e was counted.
-func (a *StepActivity) Add(e SampleEvent) bool {
+func (a *stepActivity) Add(e maker.SampleEvent) bool {
 	if errors.Is(e.Err, context.Canceled) {
 		return false
 	}
@@ -51,7 +52,7 @@ func (a *StepActivity) Add(e SampleEvent) bool {
 
 // String describes the step being decided: "step 12: 7 samples, 2 valid,
 // flagged: cut off 4, unparseable 1, 1 error" (steps counted from 1).
-func (a *StepActivity) String() string {
+func (a *stepActivity) String() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var b strings.Builder

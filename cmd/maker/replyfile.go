@@ -1,9 +1,10 @@
-package maker
+package main
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mdap-go/mdap/maker"
 	"path/filepath"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// ReadReply reads a model reply saved in a file, for Inspect; name's
+// readReply reads a model reply saved in a file, for maker.Inspect; name's
 // extension decides how. A ".json" file may hold native tool calls (an
 // array of calls, or one, in the OpenAI wire shape
 // {"id", "type": "function", "function": {"name", "arguments"}}), a whole
@@ -21,32 +22,32 @@ import (
 // "usage"}): its text, tool calls, stop reason and token usage are read.
 // Any other content, and any other file, is the reply's text. Token
 // figures the file does not give are estimated as the solver estimates
-// them (Reply.Estimated).
+// them (maker.Reply.Estimated).
 //
-// Errors: ErrNoChoice for a chat completion without a choice. Cost:
+// Errors: maker.ErrNoChoice for a chat completion without a choice. Cost:
 // linear in b.
-func ReadReply(name string, b []byte) (Reply, error) {
+func readReply(name string, b []byte) (maker.Reply, error) {
 	if strings.EqualFold(filepath.Ext(name), ".json") {
 		if r, ok, err := structuredReply(b); ok || err != nil {
 			return r, err
 		}
 	}
-	return estimated(Reply{Text: string(b)}), nil
+	return estimated(maker.Reply{Text: string(b)}), nil
 }
 
 // estimated fills in token figures the way the solver does when a
 // provider reports none.
-func estimated(r Reply) Reply {
+func estimated(r maker.Reply) maker.Reply {
 	if r.OutputTokens == 0 && !r.Estimated {
-		r.OutputTokens = EstimateTokens(r.Text) + toolCallTokens(r.ToolCalls)
+		r.OutputTokens = maker.EstimateReplyTokens(r.Text, r.ToolCalls)
 		r.Estimated = true
 	}
 	return r
 }
 
-// structuredReply reads the JSON shapes of ReadReply; ok is false when b
+// structuredReply reads the JSON shapes of readReply; ok is false when b
 // is none of them.
-func structuredReply(b []byte) (r Reply, ok bool, err error) {
+func structuredReply(b []byte) (r maker.Reply, ok bool, err error) {
 	trimmed := bytes.TrimSpace(b)
 	switch {
 	case bytes.HasPrefix(trimmed, []byte("[")):
@@ -96,7 +97,7 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 			return r, false, nil
 		}
 		if len(resp.Choices) == 0 {
-			return r, true, fmt.Errorf("%w: the chat completion has no choices", ErrNoChoice)
+			return r, true, fmt.Errorf("%w: the chat completion has no choices", maker.ErrNoChoice)
 		}
 		c := resp.Choices[0]
 		if c.Message.Content != nil {
