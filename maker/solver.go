@@ -99,6 +99,17 @@ type Solver struct {
 	// MaxSteps stops a run that is not done after that many steps, with
 	// ErrStepLimit. Zero means no limit.
 	MaxSteps int
+	// SamplesPerCall asks for several samples of a wave in one request
+	// (llms.WithN), each returned choice a sample with its own identity:
+	// 0 or 1 means one sample per request (the paper's way), N > 1 at
+	// most N choices a request, SamplesPerCallAuto as many as the wave
+	// (see MaxSamplesPerCall). Samples of different temperatures never
+	// share a request, so under DefaultTemperature the first sample of a
+	// step is a request of its own. A provider that returns fewer choices
+	// than asked is detected at its first such answer; the samples it
+	// left out, and every later one, are separate calls. An Ensemble
+	// always draws one sample per request. See docs/cost.md.
+	SamplesPerCall int
 	// Price turns usage into Report.Cost.
 	Price Price
 	// Progress, if set, is called after every step (replayed ones
@@ -231,6 +242,11 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids,
 		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout, schema: schema},
 	}
+	if per := s.samplesPerCall(len(ms)); per > 1 {
+		run.agent.perCall = &perCall{limit: per, onShort: func(got, asked int) {
+			s.logger().Warn("the model returned fewer choices than asked: one sample per request from now on", "asked", asked, "got", got)
+		}}
+	}
 	if s.Executor != nil {
 		run.normalize = s.Executor.Normalize
 	}
@@ -320,9 +336,10 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	defer cancel(nil)
 	tally := &modelTally{n: len(r.ids)}
 	memo := &judgeMemo{}
+	wave := r.agent.wave(step, msgs)
 	draw := func(ctx context.Context, i int) (sm vote.Sample[intent.Output]) {
-		reply, took, err := r.agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
-		sm.Usage = vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}
+		reply, took, err := wave.sample(ctx, i)
+		sm.Usage = reply.usage(took)
 		var why error
 		defer func() {
 			tally.record(i, sm)

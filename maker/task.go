@@ -2,8 +2,10 @@ package maker
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -67,4 +69,15 @@ type Reply struct {
 	// overlong red flag reads, is an estimate.
 	InputTokens, OutputTokens int
 	Estimated                 bool
+
+	// cachedIn, cacheWrite: the parts of InputTokens read from and written
+	// to the provider's prompt cache; requests: 1 on the first reply of a
+	// request, 0 on the others of a request of several choices.
+	cachedIn, cacheWrite, requests int
+}
+
+// usage is the reply's part of what its request cost.
+func (r Reply) usage(took time.Duration) vote.Usage {
+	return vote.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Latency: took,
+		CachedInputTokens: r.cachedIn, CacheWriteTokens: r.cacheWrite, Requests: r.requests}
 }
