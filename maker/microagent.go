@@ -87,6 +87,8 @@ type microagent struct {
 	timeout     time.Duration
 	schema      json.RawMessage // the answer schema, with Solver.Structured
 	perCall     *perCall        // several samples per request; nil: one
+	budget      *Budget         // the spending cap; nil: none
+	price       func(index int) Price
 }
 
 // sample asks the model once for one sample. The context carries the
@@ -94,6 +96,9 @@ type microagent struct {
 func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.MessageContent) (Reply, time.Duration, error) {
 	rs, took, err := a.call(ctx, id, msgs, 1)
 	if err != nil {
+		if errors.Is(err, ErrBudget) {
+			return Reply{}, took, err // not started
+		}
 		return Reply{requests: 1}, took, err // a failed request is a request
 	}
 	return rs[0], took, nil
@@ -132,8 +137,32 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 		callCtx, cancel = context.WithTimeout(callCtx, a.timeout)
 		defer cancel()
 	}
+	var worst float64
+	var price Price
+	if a.budget != nil {
+		if a.price != nil {
+			price = a.price(id.Index)
+		}
+		worst = price.WorstCase(promptTokens(msgs), a.maxTokens, n)
+		if err := a.budget.reserve(worst); err != nil {
+			return nil, 0, err
+		}
+	}
 	resp, err := a.model.GenerateContent(callCtx, msgs, opts...)
 	took := time.Since(start)
+	if a.budget != nil {
+		cost := 0.0
+		if err == nil && resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil {
+			for _, r := range replies(validChoices(resp.Choices, n), msgs) {
+				cost += price.Cost(r.usage(0))
+			}
+		} else if err != nil {
+			// A failed request may still have been billed: count its
+			// worst case, so the cap holds whatever the provider did.
+			cost = worst
+		}
+		a.budget.settle(worst, cost)
+	}
 	if err != nil {
 		if ctx.Err() == nil && callCtx.Err() != nil {
 			err = fmt.Errorf("%w: no answer within %s: %w", ErrCallTimeout, a.timeout, err)
@@ -149,17 +178,20 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return nil, took, ErrNoChoice
 	}
-	choices := resp.Choices
+	return replies(validChoices(resp.Choices, n), msgs), took, nil
+}
+
+// validChoices returns at most n choices, those before a missing one.
+func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
 	if len(choices) > n {
 		choices = choices[:n]
 	}
 	for i, c := range choices {
-		if c == nil { // keep the choices before a missing one
-			choices = choices[:i]
-			break
+		if c == nil {
+			return choices[:i]
 		}
 	}
-	return replies(choices, msgs), took, nil
+	return choices
 }
 
 // replies turns a response's choices into replies with the request's

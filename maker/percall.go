@@ -152,7 +152,7 @@ func (d *waveDraw) sample(ctx context.Context, i int) (Reply, time.Duration, err
 		}
 	}
 	if req.err != nil {
-		if !ok {
+		if !ok && !errors.Is(req.err, ErrBudget) {
 			return Reply{requests: 1}, req.took, req.err // the failed request is this sample's
 		}
 		return Reply{}, req.took, req.err
