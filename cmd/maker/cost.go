@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/spf13/pflag"
 )
 
@@ -56,4 +57,31 @@ func costLine(spent float64, steps, total int) string {
 		return fmt.Sprintf("$%.4f", spent)
 	}
 	return fmt.Sprintf("$%.4f of ~$%.4f", spent, spent/float64(steps)*float64(total))
+}
+
+// registerBilling registers serve-sim's billing flags.
+func registerBilling(fs *pflag.FlagSet, b *simserver.Billing) {
+	fs.BoolVar(&b.CacheOff, "cache-off", false, "no prompt prefix cache: cached_tokens is always 0")
+	fs.IntVar(&b.CacheMinTokens, "cache-min-tokens", simserver.DefaultCacheMinTokens, "shortest prompt the prefix cache keeps, in tokens (OpenAI: 1024)")
+	fs.IntVar(&b.CacheBlockTokens, "cache-block-tokens", simserver.DefaultCacheBlockTokens, "prefix cache granularity beyond the minimum, in tokens (OpenAI: 128)")
+	fs.IntVar(&b.CacheEntries, "cache-entries", simserver.DefaultCacheEntries, "most prefixes the cache keeps (least recently used evicted first)")
+	fs.DurationVar(&b.CacheTTL, "cache-ttl", simserver.DefaultCacheTTL, "a cached prefix unused this long is evicted")
+	fs.IntVar(&b.ReasoningTokens, "reasoning-tokens", 0, fmt.Sprintf("hidden reasoning tokens billed as output per choice, up to the request's max_tokens (0 to %d): reasoning-length replies", simserver.MaxReasoningTokens))
+}
+
+// checkBilling checks serve-sim's billing flags; errors are usage errors.
+func checkBilling(b simserver.Billing) error {
+	switch {
+	case b.CacheMinTokens < 1:
+		return usageErr("--cache-min-tokens %d: use 1 or more tokens", b.CacheMinTokens)
+	case b.CacheBlockTokens < 1:
+		return usageErr("--cache-block-tokens %d: use 1 or more tokens", b.CacheBlockTokens)
+	case b.CacheEntries < 1:
+		return usageErr("--cache-entries %d: use 1 or more", b.CacheEntries)
+	case b.CacheTTL <= 0:
+		return usageErr("--cache-ttl %s: use a positive duration such as 5m", b.CacheTTL)
+	case b.ReasoningTokens < 0 || b.ReasoningTokens > simserver.MaxReasoningTokens:
+		return usageErr("--reasoning-tokens %d: use 0 to %d", b.ReasoningTokens, simserver.MaxReasoningTokens)
+	}
+	return nil
 }
