@@ -1,7 +1,14 @@
 package simserver_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
@@ -71,4 +78,50 @@ func TestSolverReadsCachedTokens(t *testing.T) {
 	assert.InDelta(t, off.Cost-on.Cost, float64(on.Usage.CachedInputTokens)*(0.4-0.1)/1e6, 1e-12, "cached tokens at the cached price")
 	defaults := run(simserver.Billing{})
 	assert.Zero(t, defaults.Usage.CachedInputTokens, "OpenAI's rules: a hanoi prompt (about 520 tokens) is under the 1024-token minimum")
+}
+
+// TestProviderIgnoringNGivesEverySample: behind a proxy that drops n (as
+// Ollama's /v1 and Anthropic do), a run with several samples per request
+// still draws every sample once: the same steps, votes and samples as a
+// run of one call per sample, and after the first short answer no
+// request asks for n again.
+func TestProviderIgnoringNGivesEverySample(t *testing.T) {
+	cfg := hanoiConfig(sim.Config{Seed: 8, P: 0.85, FlagRate: 0.05})
+	srv, err := simserver.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	var mu sync.Mutex
+	withN := 0
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		if r.Method == http.MethodPost && json.NewDecoder(r.Body).Decode(&body) == nil {
+			if n, ok := body["n"].(float64); ok && n > 1 {
+				mu.Lock()
+				withN++
+				mu.Unlock()
+			}
+			delete(body, "n")
+			b, _ := json.Marshal(body)
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			r.ContentLength = int64(len(b))
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	run := func(per int) (maker.Report, []string) {
+		task, err := hanoi.New(5)
+		require.NoError(t, err)
+		var winners []string
+		s := &maker.Solver{Model: client(t, proxy.URL+"/v1", 0), Vote: vote.Config{K: 3}, SamplesPerCall: per,
+			Progress: func(e maker.Event) { winners = append(winners, fmt.Sprint(e.Record.Winner.Value, e.Record.Votes, e.Record.Counts)) }}
+		rep, err := s.Solve(context.Background(), task)
+		require.NoError(t, err)
+		return rep, winners
+	}
+	one, w1 := run(1)
+	auto, w2 := run(maker.SamplesPerCallAuto)
+	assert.Equal(t, w1, w2, "the same steps, votes and counts")
+	assert.Equal(t, one.Launched, auto.Launched)
+	assert.Equal(t, auto.Launched, auto.Usage.Requests, "every sample a request of its own once n is known to be ignored")
+	assert.Equal(t, 1, withN, "n asked for once")
 }
