@@ -113,7 +113,9 @@ func TestProviderIgnoringNGivesEverySample(t *testing.T) {
 		require.NoError(t, err)
 		var winners []string
 		s := &maker.Solver{Model: client(t, proxy.URL+"/v1", 0), Vote: vote.Config{K: 3}, SamplesPerCall: per,
-			Progress: func(e maker.Event) { winners = append(winners, fmt.Sprint(e.Record.Winner.Value, e.Record.Votes, e.Record.Counts)) }}
+			Progress: func(e maker.Event) {
+				winners = append(winners, fmt.Sprint(e.Record.Winner.Value, e.Record.Votes, e.Record.Counts))
+			}}
 		rep, err := s.Solve(context.Background(), task)
 		require.NoError(t, err)
 		return rep, winners
