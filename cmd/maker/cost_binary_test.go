@@ -122,3 +122,25 @@ func TestBinarySIGKILLMidWaveWithSamplesPerCall(t *testing.T) {
 	assert.Equal(t, decided(t, whole), decided(t, j))
 	t.Logf("%d SIGKILLs survived", kills)
 }
+
+// TestBinaryEnsembleOfTwoServers: each --model names its own server
+// (;base=URL) and price; the ensemble's samples go to both, and each
+// model's share is priced at its own price.
+func TestBinaryEnsembleOfTwoServers(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.P = 3, 0.95
+	a, baseA := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
+	b, baseB := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
+	c := start(t, nil, "hanoi", "--disks", "4", "--json", "--progress", "off",
+		"--model", "openai:sim=0.4/1.6;base="+baseA, "--model", "openai:sim=0.1/0.4;base="+baseB)
+	require.Equal(t, 0, c.wait(t, time.Minute), c.stderr.String())
+	sum := c.summary(t)
+	require.True(t, sum.Solved)
+	require.Len(t, sum.Models, 2)
+	assert.Positive(t, a.Stats().Requests)
+	assert.Positive(t, b.Stats().Requests)
+	assert.Equal(t, uint64(sum.Samples), a.Stats().Requests+b.Stats().Requests)
+	code, _, errOut := cli(t, "hanoi", "--disks", "3", "--model", "openai:sim;key=NO_SUCH_VAR_SET")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "NO_SUCH_VAR_SET is not set")
+}
