@@ -1,13 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/simserver"
@@ -143,4 +146,34 @@ func TestBinaryEnsembleOfTwoServers(t *testing.T) {
 	code, _, errOut := cli(t, "hanoi", "--disks", "3", "--model", "openai:sim;key=NO_SUCH_VAR_SET")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "NO_SUCH_VAR_SET is not set")
+}
+
+// TestCalibrateRanksModelsByDollars: two servers, a reliable dear model
+// and an unreliable cheap one; calibrate ranks them by the expected
+// dollars of the whole run at the target and names the cheapest.
+func TestCalibrateRanksModelsByDollars(t *testing.T) {
+	good, bad := sim.DefaultConfig(), sim.DefaultConfig()
+	good.Seed, good.P = 1, 0.995
+	bad.Seed, bad.P = 2, 0.75
+	_, baseGood := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: good})
+	_, baseBad := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: bad})
+	args := []string{"calibrate", "--disks", "10", "--steps-sampled", "10", "--samples", "10", "--progress", "off",
+		"--model", "openai:good=0.4/1.6;base=" + baseGood, "--model", "openai:cheap=0.3/1.2;base=" + baseBad}
+	code, out, errOut := cli(t, args...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "models by expected dollars for the whole run at the target:")
+	code, js, errOut := cli(t, append(args, "--json")...)
+	require.Equal(t, 0, code, errOut)
+	var rep calibrate.Report
+	require.NoError(t, json.Unmarshal([]byte(js), &rep))
+	require.Len(t, rep.Models, 2)
+	best := rep.Models[0]
+	for _, m := range rep.Models {
+		require.NotNil(t, m.Plan, m.Model)
+		if m.Plan.Cost < best.Plan.Cost {
+			best = m
+		}
+	}
+	assert.Contains(t, out, "use "+best.Model+"\n")
+	t.Logf("%s", out[strings.Index(out, "models by"):])
 }
