@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -176,4 +177,37 @@ func TestCalibrateRanksModelsByDollars(t *testing.T) {
 	}
 	assert.Contains(t, out, "use "+best.Model+"\n")
 	t.Logf("%s", out[strings.Index(out, "models by"):])
+}
+
+// TestSolveMaxCostCapsTheWholeBatch: one cap over every task of a batch
+// (the sim priced with --price-in/--price-out): the batch stops with
+// exit 1 having spent no more than the cap, and its results lines carry
+// requests; without the cap it is solved, with fewer requests than
+// samples under --samples-per-call auto.
+func TestSolveMaxCostCapsTheWholeBatch(t *testing.T) {
+	root := t.TempDir()
+	var b strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&b, `{"id": "h%d", "hanoi": {"disks": 5}, "seed": %d}`+"\n", i, i)
+	}
+	tasks := filepath.Join(root, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(b.String()), 0o600))
+	args := []string{"--price-in", "0.4", "--price-out", "1.6", "--progress", "off", "--json", "--samples-per-call", "auto", "--k", "4", "--concurrency", "3"}
+	solve := func(name string, extra ...string) (int, solveSummary, string) {
+		dir := filepath.Join(root, name)
+		code, stdout, stderr := cli(t, append(append([]string{"solve", tasks, "--out", filepath.Join(dir, "results.jsonl"), "--state", filepath.Join(dir, "state")}, args...), extra...)...)
+		var sum solveSummary
+		require.NoError(t, json.Unmarshal([]byte(stdout), &sum), "%s %s", stdout, stderr)
+		return code, sum, stderr
+	}
+	code, whole, stderr := solve("whole")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, 6, whole.Solved)
+	assert.Positive(t, whole.Requests)
+	assert.Less(t, whole.Requests, whole.Samples, "several samples per request")
+	capUSD := whole.Cost / 3
+	code, capped, _ := solve("capped", "--max-cost", fmt.Sprint(capUSD))
+	assert.Equal(t, 1, code)
+	assert.Less(t, capped.Solved, 6)
+	assert.LessOrEqual(t, capped.Cost, capUSD, "the whole batch within the cap")
 }
