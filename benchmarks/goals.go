@@ -112,6 +112,7 @@ func goals(r *Report) []Goal {
 			notRun(x, "scale suite not run")
 		}
 	}
+	out = append(out, overheadGoals(r.Overhead)...)
 	if c := r.Cost; c != nil {
 		out = append(out, costGoal(c))
 	} else {
