@@ -260,7 +260,11 @@ func (f *runFlags) validateModels() error {
 		}
 	}
 	for _, spec := range f.models {
-		sp, err := models.ParseSpec(spec)
+		head, o, err := models.SplitEndpoint(spec, models.Options{BaseURL: f.baseURL})
+		if err != nil {
+			return usageErr("--model %q: %w", spec, err)
+		}
+		sp, err := models.ParseSpec(head)
 		if err != nil {
 			return usageErr("--model %q: %w", spec, err)
 		}
@@ -270,7 +274,7 @@ func (f *runFlags) validateModels() error {
 			}
 			continue
 		}
-		if _, source, err := models.BaseURL(sp.Provider, f.baseURL); err != nil {
+		if _, source, err := models.BaseURL(sp.Provider, o.BaseURL); err != nil {
 			if source == "--base-url" {
 				return usageErr("--base-url %w (for --model %s)", err, spec)
 			}
