@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/internal/schema"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -138,5 +139,22 @@ func Parse(b []byte) (*Spec, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("%w: \"answer\" is not a valid JSON Schema: %w", ErrSpec, err)
 	}
+	if err := s.checkScript(); err != nil {
+		return nil, err
+	}
 	return &s, nil
+}
+
+// checkScript checks each script step as a run would decode it: an answer
+// must satisfy the answer contract. A tool call may name any tool (a
+// script may play a model that calls one it was not given, which the
+// executor then refuses).
+func (s *Spec) checkScript() error {
+	task := &Task{spec: s}
+	for i, st := range s.Script {
+		if _, err := task.Decode(maker.Reply{Text: string(st.Reply)}); err != nil {
+			return fmt.Errorf("%w: \"script\" step %d does not match the answer contract, so a model that answered it would be red-flagged: %w", ErrSpec, i, err)
+		}
+	}
+	return nil
 }
