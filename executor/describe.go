@@ -200,3 +200,13 @@ func (e *Executor) ToolSchema(name string) (json.RawMessage, bool) {
 	}
 	return slices.Clone(reg.tool.Schema()), true
 }
+
+// Describe returns a registered tool's description (the index tool's
+// included), "" for a name this executor does not have.
+func (e *Executor) Describe(name string) string {
+	reg := e.lookup(name)
+	if reg == nil {
+		return ""
+	}
+	return reg.tool.Description()
+}
