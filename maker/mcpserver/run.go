@@ -25,7 +25,7 @@ import (
 
 // RunTaskInput is the input of the run_task tool.
 type RunTaskInput struct {
-	Spec         any    `json:"spec,omitempty" jsonschema:"the task spec as a JSON object (system, answer, initial_state, tools, max_steps, done_field, script; see maker/spec); give spec or spec_path"`
+	Spec         any    `json:"spec,omitempty" jsonschema:"the task spec as a JSON object (system, answer, initial_state, tools, max_steps, done_field, root, observations, observation_bytes, script; see maker/spec); give spec or spec_path"`
 	SpecPath     string `json:"spec_path,omitempty" jsonschema:"a spec file, relative to the server's root; it may not leave the root"`
 	Journal      string `json:"journal,omitempty" jsonschema:"the journal's file name in the server's state folder (letters, digits, '.', '-', '_'); default one named after the task, which the output gives"`
 	Resume       bool   `json:"resume,omitempty" jsonschema:"resume the run recorded in the journal (after a cancelled or failed call), with the same spec and settings"`
