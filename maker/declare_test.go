@@ -218,3 +218,29 @@ func TestDeclaringNeverChangesTheKey(t *testing.T) {
 	}
 	assert.Greater(t, len(seen), 400, "the intents were different: the property was tested on many keys")
 }
+
+func TestAutoDeclarationFollowsTheModel(t *testing.T) {
+	native, plain := &declModel{native: true}, &declModel{}
+	for _, c := range []struct {
+		model llms.Model
+		want  ToolDeclaration
+	}{
+		{native, DeclareNative},
+		{plain, DeclarePrompt},
+		{&scripted{}, DeclarePrompt}, // a model that says nothing takes no native tools
+	} {
+		got, err := DeclareAuto.Resolve(c.model)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, got)
+	}
+	all, err := NewEnsemble(native, native)
+	require.NoError(t, err)
+	mixed, err := NewEnsemble(native, plain)
+	require.NoError(t, err)
+	got, _ := DeclareAuto.Resolve(all)
+	assert.Equal(t, DeclareNative, got, "every member takes native tools")
+	got, _ = DeclareAuto.Resolve(mixed)
+	assert.Equal(t, DeclarePrompt, got, "one member does not: the prompt, for every sample alike")
+	got, _ = DeclareBoth.Resolve(plain)
+	assert.Equal(t, DeclareBoth, got, "a forced choice stays")
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -139,4 +140,29 @@ func TestVerboseShowsTheWholeReasonOnOneLine(t *testing.T) {
 	for _, w := range []string{"missing property 'file'", "at '/done': got string, want boolean", "jsonschema validation failed"} {
 		assert.Contains(t, got, w)
 	}
+}
+
+// TestSolveRecordsBadSpecsAsInvalid: maker solve checks each spec task
+// when it builds it: a misspelled tool, or --model sim without a script,
+// is an invalid task with the reason, and the others still run.
+func TestSolveRecordsBadSpecsAsInvalid(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeSpec(t, dir, "find-version.json", map[string]any{"tools": []string{"grep", "read_files"}, "root": nil})
+	noScript := filepath.Join(dir, "noscript.json")
+	require.NoError(t, os.WriteFile(noScript, []byte(`{"system":"x","answer":{"type":"object"}}`), 0o644))
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(
+		`{"id": "bad", "spec": "find-version.json"}`+"\n"+
+			`{"id": "noscript", "spec": "noscript.json"}`+"\n"+
+			`{"id": "good", "spec": `+strconv.Quote(specFile(t, "find-version.json"))+`}`+"\n"), 0o644))
+	out := filepath.Join(dir, "results.jsonl")
+	code, _, stderr := cli(t, "solve", tasks, "--out", out)
+	assert.Equal(t, 1, code, stderr)
+	rs := results(t, out)
+	assert.Equal(t, "invalid", rs["bad"]["status"])
+	assert.Contains(t, rs["bad"]["error"], `"read_files"`)
+	assert.Equal(t, "invalid", rs["noscript"]["status"])
+	assert.Contains(t, rs["noscript"]["error"], `"script" is missing`)
+	assert.Equal(t, "solved", rs["good"]["status"])
+	_ = bad
 }
