@@ -44,9 +44,9 @@ func fallbackParams() map[string]any { return map[string]any{"type": "object"} }
 // its schema file, else {"type":"object"}. Declaring is not permitting:
 // the executor checks every call again.
 //
-// A nil dir has no files. Errors: [ErrBadSchema] when a schema file exists
-// but is not a JSON object or does not compile; [ErrBadSkill] when a skill
-// file's front matter does not parse; [ErrBadTool] for a declared name that
+// A nil dir has no files. Errors: [ErrInvalidSchema] when a schema file exists
+// but is not a JSON object or does not compile; [ErrInvalidSkill] when a skill
+// file's front matter does not parse; [ErrInvalidTool] for a declared name that
 // cannot be a file name (empty, with a slash, "." or ".."); every message
 // names the file. Cost: two file reads per name.
 func Declare(e *Executor, declared []string, dir fs.FS, history []llms.MessageContent) ([]llms.Tool, error) {
@@ -92,7 +92,7 @@ func Declare(e *Executor, declared []string, dir fs.FS, history []llms.MessageCo
 			continue
 		}
 		if !fileName(name) {
-			return nil, fmt.Errorf("%w: declared tool name %q cannot name a file under tools/", ErrBadTool, name)
+			return nil, fmt.Errorf("%w: declared tool name %q cannot name a file under tools/", ErrInvalidTool, name)
 		}
 		var reg *registered
 		if e != nil {
@@ -211,11 +211,11 @@ func readSchemaFile(dir fs.FS, name string) (map[string]any, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: %s: %v", ErrBadSchema, file, unwrapPath(err))
+		return nil, false, fmt.Errorf("%w: %s: %v", ErrInvalidSchema, file, unwrapPath(err))
 	}
 	_, _, params, err := compileSchema(name, b)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: %s: %v", ErrBadSchema, file, err)
+		return nil, false, fmt.Errorf("%w: %s: %v", ErrInvalidSchema, file, err)
 	}
 	return params, true, nil
 }
@@ -232,11 +232,11 @@ func readSkillDescription(dir fs.FS, name string) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrBadSkill, file, unwrapPath(err))
+		return "", fmt.Errorf("%w: %s: %v", ErrInvalidSkill, file, unwrapPath(err))
 	}
 	fm, err := frontmatter.Parse(b)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrBadSkill, file, err)
+		return "", fmt.Errorf("%w: %s: %v", ErrInvalidSkill, file, err)
 	}
 	return fm["description"], nil
 }

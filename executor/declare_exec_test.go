@@ -59,10 +59,10 @@ func TestDeclareWithExecutorStillRefusesBrokenFiles(t *testing.T) {
 		"tools/ok_tool.json": {Data: []byte(`{"type":"object"}`)},
 	}
 	_, err := Declare(e, []string{"grep"}, broken, nil)
-	require.ErrorIs(t, err, ErrBadSchema)
+	require.ErrorIs(t, err, ErrInvalidSchema)
 	assert.Contains(t, err.Error(), "tools/grep.json")
 	_, err = Declare(e, []string{"glob"}, broken, nil)
-	require.ErrorIs(t, err, ErrBadSkill)
+	require.ErrorIs(t, err, ErrInvalidSkill)
 	assert.Contains(t, err.Error(), "skills/glob.md")
 }
 

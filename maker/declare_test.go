@@ -205,7 +205,7 @@ func TestDeclaringNeverChangesTheKey(t *testing.T) {
 			d, err := s.Draw(context.Background(), SampleID{Step: 1, Index: i}, msgs, nil)
 			require.NoError(t, err)
 			require.NoError(t, d.Err)
-			require.Nil(t, d.Flag, "%v", d.Why)
+			require.Nil(t, d.Flag, "%v", d.Reason)
 			require.NotNil(t, d.Output.Intent, "mode %s: the model proposed the call", mode)
 			keys[mode] = d.Key
 			want, err := s.Key(intent.Output{Intent: &intent.ToolIntent{Tool: "probe", Args: args}})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -76,7 +77,10 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 				sandbox = tools.root
 			}
 			st, err := batch.OpenSpec(path, sandbox, tools.selection)
-			if err != nil {
+			switch {
+			case errors.Is(err, spec.ErrNoSandbox):
+				return usageErr("--root %s: not a folder; name an existing folder (the spec's \"root\" is inside it), or leave --root out for the spec file's folder: %w", sandbox, err)
+			case err != nil:
 				return usageErr("%w", err)
 			}
 			defer st.Close()
