@@ -140,6 +140,9 @@ func declaredToolsE2E(t *testing.T, base, name string) {
 				// Ollama refuses native tools for a model whose template
 				// has none: a permanent error, said at once.
 				assert.Contains(t, s.Error, "tools")
+				if strings.Contains(s.Error, "does not support tools") {
+					assert.Contains(t, cmd.stderr.String(), "--tool-declaration prompt", "maker says what to do")
+				}
 			}
 		})
 	}

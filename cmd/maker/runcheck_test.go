@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -165,4 +167,49 @@ func TestSolveRecordsBadSpecsAsInvalid(t *testing.T) {
 	assert.Contains(t, rs["noscript"]["error"], `"script" is missing`)
 	assert.Equal(t, "solved", rs["good"]["status"])
 	_ = bad
+}
+
+// TestBinaryVerboseShowsTheWholeReason: a reply that breaks the answer
+// contract in two places is red-flagged, and --verbose shows both
+// problems, on the flag's own line.
+func TestBinaryVerboseShowsTheWholeReason(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "c", "object": "chat.completion", "created": 1, "model": "toy",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": `{"state": {"version": 1}, "done": "yes"}`}}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+		})
+	}))
+	defer srv.Close()
+	c := start(t, nil, "run", specFile(t, "find-version.json"), "--model", "openai:toy", "--base-url", srv.URL+"/v1",
+		"--k", "1", "--max-samples", "1", "--verbose", "--progress", "off")
+	require.Equal(t, 1, c.wait(t, time.Minute), "stderr: %s", &c.stderr)
+	var line string
+	for _, l := range strings.Split(c.stderr.String(), "\n") {
+		if strings.Contains(l, "red flag") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, c.stderr.String())
+	for _, want := range []string{"missing property 'file'", "at '/done': got string, want boolean", "at '/state/version'"} {
+		assert.Contains(t, line, want)
+	}
+}
+
+// TestBinaryRunAdvisesPromptWhenNativeToolsAreRefused: a server that
+// takes no native tools for the model (as Ollama says for a template
+// without them) stops the run at once, and maker says what to do.
+func TestBinaryRunAdvisesPromptWhenNativeToolsAreRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":{"message":"registry.ollama.ai/library/tiny:latest does not support tools","type":"api_error"}}`))
+	}))
+	defer srv.Close()
+	c := start(t, nil, "run", specFile(t, "find-version.json"), "--model", "openai:tiny", "--base-url", srv.URL+"/v1", "--progress", "off")
+	require.Equal(t, 1, c.wait(t, time.Minute), "stderr: %s", &c.stderr)
+	assert.Contains(t, c.stderr.String(), "does not support tools")
+	assert.Contains(t, c.stderr.String(), "--tool-declaration prompt")
 }
