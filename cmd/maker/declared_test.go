@@ -264,6 +264,18 @@ func TestDeclaredToolsSolveThroughARealClient(t *testing.T) {
 	m := ok(t, callTool(t, context.Background(), cs, "run_task", map[string]any{"spec_path": "find-version.json"}, ""))
 	got["mcp"] = outcome{m["done"] == true, canonJSON(t, m["final_state"]), num(m, "steps"), num(m, "tool_calls"), num(m, "denied"), num(m, "samples")}
 
+	// MCP run_task with the declaration forced into the prompt.
+	_, n0, p0 := srv.counts()
+	cmd = exec.Command(binary, "mcp", "--root", filepath.Dir(specPath), "--state", t.TempDir(), "--model", "openai:toy", "--base-url", base, "--log-level", "warn", "--tool-declaration", "prompt")
+	cs2, err := mcp.NewClient(&mcp.Implementation{Name: "declared-test"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer cs2.Close()
+	m = ok(t, callTool(t, context.Background(), cs2, "run_task", map[string]any{"spec_path": "find-version.json"}, ""))
+	got["mcp prompt"] = outcome{m["done"] == true, canonJSON(t, m["final_state"]), num(m, "steps"), num(m, "tool_calls"), num(m, "denied"), num(m, "samples")}
+	_, n1, p1 := srv.counts()
+	assert.Zero(t, n1-n0, "mcp --tool-declaration prompt: nothing native")
+	assert.Positive(t, p1-p0, "mcp --tool-declaration prompt: in the prompt")
+
 	first := got["run auto"]
 	assert.True(t, first.Done)
 	assert.Equal(t, want, first.State)

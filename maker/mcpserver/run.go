@@ -127,16 +127,17 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 
 	prog := newProgress(ctx, req, s.log)
 	solver := &maker.Solver{
-		Model:        model,
-		Executor:     ex,
-		Tools:        tools,
-		Vote:         st.vote,
-		MaxTokens:    st.maxTokens,
-		Temperature:  st.temperature,
-		Journal:      j,
-		RerunPending: in.RerunPending,
-		Logger:       s.log,
-		MaxSteps:     s.cfg.MaxSteps,
+		Model:           model,
+		Executor:        ex,
+		Tools:           tools,
+		ToolDeclaration: s.cfg.ToolDeclaration,
+		Vote:            st.vote,
+		MaxTokens:       st.maxTokens,
+		Temperature:     st.temperature,
+		Journal:         j,
+		RerunPending:    in.RerunPending,
+		Logger:          s.log,
+		MaxSteps:        s.cfg.MaxSteps,
 		Progress: func(e maker.Event) {
 			what := "decided"
 			if e.Replayed {

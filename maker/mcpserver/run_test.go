@@ -177,3 +177,9 @@ func TestRunTaskNeedsAStateFolder(t *testing.T) {
 	c, _ := connect(t, mcpserver.Config{Root: t.TempDir()})
 	toolError(t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec": counterSpec(2)}, nil), "no state folder", "--state")
 }
+
+func TestConfigRefusesAnUnknownToolDeclaration(t *testing.T) {
+	_, err := mcpserver.New(mcpserver.Config{Root: t.TempDir(), ToolDeclaration: "telepathy"})
+	require.ErrorIs(t, err, mcpserver.ErrConfig)
+	assert.Contains(t, err.Error(), "telepathy")
+}
