@@ -359,6 +359,16 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 			return out, err
 		}
 		out, key, flag, reason := memo.judge(reply, func() (intent.Output, uint64, error, error) {
+			if keyer, ok := r.task.(VoteKeyer); ok {
+				return judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
+					if rec := panics.Try(func() { out, key, err = keyer.DecodeKey(reply) }); rec != nil {
+						perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
+						cancel(perr)
+						return out, 0, perr
+					}
+					return out, key, err
+				}, r.normalize)
+			}
 			return judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
 		})
 		if errors.Is(reason, ErrTaskPanic) {
@@ -380,7 +390,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}
-	res, err := vote.Race(raceCtx, cfg, draw)
+	res, err := raceFor(r.Model, cfg)(raceCtx, cfg, draw)
 	rec := &StepRecord{
 		Step:   step,
 		K:      cfg.K,

@@ -31,6 +31,7 @@ type runFlags struct {
 	priceIn, priceOut    float64
 	priceInSet           bool // --price-in was given
 	priceOutSet          bool
+	maxInFlight          int // maker solve's --max-inflight, for the connection pool
 	structured, verbose  bool
 	k, parallel          int
 	kAuto                bool    // --k auto: maker.AdaptiveK
@@ -341,6 +342,7 @@ func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 	opts := models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
 		return sim.New(oracle, f.simConfig())
 	}}
+	opts.MaxInFlight = f.maxInFlight
 	if f.priceInSet {
 		opts.InputPrice = &f.priceIn
 	}

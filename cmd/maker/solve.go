@@ -142,6 +142,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 				return usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
 			}
 			stderr := cmd.ErrOrStderr()
+			flags.maxInFlight = maxInFlight
 			model, err := batchModel(&flags)
 			defer flags.closeNATS() // after the store and the journals
 			if err != nil {
