@@ -169,7 +169,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 				Model: model, Vote: flags.voteConfig(), MaxTokens: flags.maxTokens, Seed: flags.seed,
 				MaxSteps: maxSteps, Root: tools.root, Tools: tools.selection, RerunPending: flags.rerunPending,
 				ToolDeclaration: decl,
-				Price:           flags.price(),
+				Price:           flags.price(), SamplesPerCall: flags.perCall, Budget: flags.budget(),
 			}
 			progress, finish := flags.batchBar(stderr, len(jobs))
 			runner := &batch.Runner{
