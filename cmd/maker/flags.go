@@ -486,7 +486,11 @@ func (a *activity) sample(e maker.SampleEvent) {
 		if e.Err != nil {
 			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): error: %v\n", e.Step, e.Index, e.Model, e.Err)
 		} else {
-			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %v; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), e.Reason, e.Usage.OutputTokens, head(e.Text, verboseChars))
+			why := ""
+			if e.Reason != nil {
+				why = oneLine(e.Reason.Error())
+			}
+			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %s; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), why, e.Usage.OutputTokens, head(e.Text, verboseChars))
 		}
 	}
 	if a.bar != nil {
