@@ -86,6 +86,7 @@ type microagent struct {
 	options     []llms.CallOption
 	timeout     time.Duration
 	schema      json.RawMessage // the answer schema, with Solver.Structured
+	observer    Observer        // nil: not watched
 }
 
 // sample asks the model once. The context carries the sample's identity.
@@ -111,8 +112,12 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 		callCtx, cancel = context.WithTimeout(callCtx, a.timeout)
 		defer cancel()
 	}
+	callCtx, observed := a.observeCall(callCtx, id)
 	resp, err := a.model.GenerateContent(callCtx, msgs, opts...)
 	took := time.Since(start)
+	if observed != nil {
+		observed(CallResult{Response: resp, Err: err, Took: took})
+	}
 	if err != nil {
 		if ctx.Err() == nil && callCtx.Err() != nil {
 			err = fmt.Errorf("%w: no answer within %s: %w", ErrCallTimeout, a.timeout, err)

@@ -24,7 +24,7 @@ var layers = [][]string{
 	{"intent"},
 	{"executor"},
 	{"maker"},
-	{"maker/sim", "maker/fault", "maker/models"},
+	{"maker/sim", "maker/fault", "maker/models", "maker/observe"},
 	{"maker/hanoi", "maker/spec"},
 	{"maker/batch"},
 	{"maker/simserver", "maker/mcpserver", "maker/cluster", "maker/calibrate"},
