@@ -53,6 +53,7 @@ type runFlags struct {
 	progress             string
 	timeout              time.Duration
 	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
+	obs                  watchFlags
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {

@@ -73,6 +73,10 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 				defer c.Close()
 			}
 			task := spec.New(sp)
+			if err := flags.obs.start(cmd.Context(), "maker", cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			defer flags.obs.stop(cmd.Context())
 			s, err := flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr())
 			defer flags.closeNATS() // after the journal's Close, deferred below
 			if err != nil {
@@ -80,6 +84,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 			}
 			s.Executor = ex
 			s.AdaptiveK = flags.adaptive(sp.MaxSteps)
+			flags.watchRun(&flags.obs, s, cmd.ErrOrStderr())
 			if s.Journal != nil {
 				defer func() {
 					if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -108,6 +113,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")
 	flags.register(cmd)
+	flags.obs.register(cmd.Flags(), true)
 	tools.register(cmd, "")
 	cmd.Flags().Lookup("root").Usage = `folder the file tools work in; they cannot leave it (default: the spec's "root", else the spec file's folder)`
 	return cmd

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -103,6 +104,10 @@ type Config struct {
 	// Logger receives the server's logs; nil means none. Over stdio it
 	// must not write to stdout, the transport.
 	Logger *slog.Logger
+	// Observer watches every run_task run (see maker/observe); a run
+	// continues the caller's trace when the request carries one. Nil
+	// means none.
+	Observer maker.Observer
 	// Version is the version the server reports; empty means the build's.
 	Version string
 }

@@ -260,13 +260,12 @@ func (w *Watcher) RecordCostCap(ctx context.Context, dollars float64) {
 	w.m.costCap.Record(ctx, dollars)
 }
 
-// ObserveWorker reports a worker's served and failed jobs, and the depth
-// of its queue when depth is not nil, at each collection (each scrape of
-// /metrics). depth gets a context bounded to a second; it returns false
-// when the depth is unknown. No-op with metrics off.
+// ObserveWorker reports a worker's jobs at each collection (each scrape
+// of /metrics): jobs returns the jobs answered and, of those, failed (the
+// model's error was sent back). No-op with metrics off.
 //
-// Errors: the meter's, when the callbacks could not be registered.
-func (w *Watcher) ObserveWorker(jobs func() (served, failed int64), depth func(context.Context) (int64, bool)) error {
+// Errors: the meter's, when the callback could not be registered.
+func (w *Watcher) ObserveWorker(jobs func() (served, failed int64)) error {
 	if w == nil || w.m == nil {
 		return nil
 	}
@@ -275,23 +274,64 @@ func (w *Watcher) ObserveWorker(jobs func() (served, failed int64), depth func(c
 	if err != nil {
 		return err
 	}
-	qd, err := m.Int64ObservableGauge(MetricQueueDepth, metric.WithUnit("{job}"), metric.WithDescription("Sample jobs waiting in the queue."))
-	if err != nil {
-		return err
-	}
 	served, failed := metric.WithAttributes(attribute.String("outcome", "served")), metric.WithAttributes(attribute.String("outcome", "failed"))
-	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		s, f := jobs()
 		o.ObserveInt64(jc, s-f, served)
 		o.ObserveInt64(jc, f, failed)
-		if depth != nil {
-			dctx, cancel := context.WithTimeout(ctx, time.Second)
-			defer cancel()
-			if n, ok := depth(dctx); ok {
-				o.ObserveInt64(qd, n)
-			}
+		return nil
+	}, jc)
+	return err
+}
+
+// MetricSimRequests counts the requests maker serve-sim answered, by
+// outcome (reply, fault, bad_request, provider_error).
+const MetricSimRequests = "mdap.simserver.requests"
+
+// ObserveCounter reports a monotonic count by one label at each
+// collection: counts returns the value of each label value (a small,
+// fixed set). No-op with metrics off.
+//
+// Errors: the meter's, when the callback could not be registered.
+func (w *Watcher) ObserveCounter(name, unit, description, label string, counts func() map[string]int64) error {
+	if w == nil || w.m == nil {
+		return nil
+	}
+	m := w.m.meter
+	c, err := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(description))
+	if err != nil {
+		return err
+	}
+	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		for v, n := range counts() {
+			o.ObserveInt64(c, n, metric.WithAttributes(attribute.String(label, v)))
 		}
 		return nil
-	}, jc, qd)
+	}, c)
+	return err
+}
+
+// ObserveQueue reports the queue's depth at each collection: depth gets a
+// context bounded to a second and returns false when the depth is
+// unknown. No-op with metrics off.
+//
+// Errors: the meter's, when the callback could not be registered.
+func (w *Watcher) ObserveQueue(depth func(context.Context) (int64, bool)) error {
+	if w == nil || w.m == nil {
+		return nil
+	}
+	m := w.m.meter
+	qd, err := m.Int64ObservableGauge(MetricQueueDepth, metric.WithUnit("{job}"), metric.WithDescription("Sample jobs published and not yet answered or withdrawn: queued or being drawn."))
+	if err != nil {
+		return err
+	}
+	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		dctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if n, ok := depth(dctx); ok {
+			o.ObserveInt64(qd, n)
+		}
+		return nil
+	}, qd)
 	return err
 }

@@ -310,7 +310,8 @@ func TestBatchWorkerAndCapGauges(t *testing.T) {
 	w := tel.Observer()
 	w.RecordBatch(context.Background(), 3, 2, 4, 1)
 	w.RecordCostCap(context.Background(), 12.5)
-	require.NoError(t, w.ObserveWorker(func() (int64, int64) { return 7, 2 }, func(context.Context) (int64, bool) { return 11, true }))
+	require.NoError(t, w.ObserveWorker(func() (int64, int64) { return 7, 2 }))
+	require.NoError(t, w.ObserveQueue(func(context.Context) (int64, bool) { return 11, true }))
 	m := collect(t, reader)
 	assert.Equal(t, map[string]float64{"state=queued": 3, "state=running": 2, "state=done": 4, "state=failed": 1}, m[observe.MetricBatchTasks])
 	assert.Equal(t, 12.5, m[observe.MetricCostCap][""])
@@ -329,7 +330,8 @@ func TestOffIsNil(t *testing.T) {
 	assert.Nil(t, s.Observer)
 	var nilW *observe.Watcher
 	nilW.RecordBatch(context.Background(), 1, 1, 1, 1) // safe
-	assert.Nil(t, nilW.ObserveWorker(nil, nil))
+	assert.Nil(t, nilW.ObserveWorker(nil))
+	assert.Nil(t, nilW.ObserveQueue(nil))
 }
 
 func TestTracingFromTheEnvironment(t *testing.T) {
