@@ -91,6 +91,7 @@ bg nats "$maker" nats --addr "127.0.0.1:$nats_port" --store "$work/nats"
 for _ in $(seq 100); do grep -q "^nats://" "$work/nats.log" && break; sleep 0.1; done
 
 # ---- 1. Prometheus scrapes maker solve and maker worker -------------------
+promtool check rules docs/observe-alerts.yml
 solve_port=$(freeport); worker_port=$(freeport); prom_port=$(freeport)
 bg worker "$maker" worker --nats "$nats" --model sim --latency 20ms --inflight 4 --metrics-addr "127.0.0.1:$worker_port"
 wait_http "http://127.0.0.1:$worker_port/readyz" 30

@@ -51,8 +51,11 @@ type Config struct {
 	// SpanExporter, if set, receives the spans instead of an OTLP
 	// exporter and turns tracing on regardless of the environment (tests
 	// pass tracetest's in-memory exporter). Spans are exported
-	// synchronously then.
+	// synchronously then, unless Batch.
 	SpanExporter sdktrace.SpanExporter
+	// Batch exports SpanExporter's spans in batches, as the OTLP exporter
+	// is (benchmarks measure that).
+	Batch bool
 	// MetricReader, if set, is added to the meter (tests pass a
 	// sdkmetric.ManualReader); it turns metrics on.
 	MetricReader sdkmetric.Reader
@@ -126,7 +129,11 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 		opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 		if cfg.SpanExporter != nil {
 			exp = cfg.SpanExporter
-			opts = append(opts, sdktrace.WithSyncer(exp))
+			if cfg.Batch {
+				opts = append(opts, sdktrace.WithBatcher(exp))
+			} else {
+				opts = append(opts, sdktrace.WithSyncer(exp))
+			}
 		} else {
 			if err := checkTraceEnv(getenv); err != nil {
 				return nil, err
