@@ -112,6 +112,7 @@ func goals(r *Report) []Goal {
 			notRun(x, "scale suite not run")
 		}
 	}
+	out = append(out, overheadGoals(r.Overhead)...)
 	for i := range out {
 		out[i].Measured = strings.TrimSpace(out[i].Measured)
 	}

@@ -81,6 +81,9 @@ func (r *Report) Markdown() string {
 	if s := r.Real; s != nil {
 		writeReal(&b, s)
 	}
+	if s := r.Overhead; s != nil {
+		writeSpeed(&b, s)
+	}
 	if s := r.Observe; s != nil {
 		writeObserve(&b, s)
 	}

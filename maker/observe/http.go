@@ -14,7 +14,7 @@ import (
 )
 
 // ErrAddr: a --metrics-addr that cannot be listened on as given.
-var ErrAddr = errors.New("bad metrics address")
+var ErrAddr = errors.New("invalid metrics address")
 
 // Probe is one readiness check of /readyz: Check returns nil when the
 // named dependency is ready (the model reachable, the engine connected,

@@ -36,7 +36,7 @@ import (
 // ErrConfig: an OTEL_* variable or an option asks for what this package
 // cannot do (an unsupported protocol or exporter, say). The message names
 // the variable and what to set instead.
-var ErrConfig = errors.New("observability configuration")
+var ErrConfig = errors.New("invalid configuration")
 
 // Config chooses what to watch.
 type Config struct {

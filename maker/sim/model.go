@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 
 	"github.com/tmc/langchaingo/llms"
@@ -283,7 +283,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		st = newStream(m.cfg.Seed, domainCounter, n, 0, promptHash)
 	}
 
-	if err := sleep(ctx, m.cfg.Latency.draw(st)); err != nil {
+	if err := wait.Sleep(ctx, m.cfg.Latency.draw(st)); err != nil {
 		return nil, err
 	}
 
@@ -452,18 +452,19 @@ func truncate(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// sleep waits d, or until ctx is done (then it returns ctx.Err()).
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
+// Synchronous implements maker.Synchronous: without latency (the zero
+// Latency, or a fixed or uniform one of at most 0) a call answers on the
+// caller's goroutine without waiting, so the solver draws its samples
+// inline. With a latency it waits, and samples are drawn in parallel.
+func (m *Model) Synchronous() bool {
+	l := m.cfg.Latency
+	switch l.kind {
+	case latencyNone:
+		return true
+	case latencyFixed:
+		return l.fixed <= 0
+	case latencyUniform:
+		return l.max <= 0
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return false
 }
