@@ -17,7 +17,7 @@ import (
 var ErrSuite = errors.New("unknown benchmark suite")
 
 // Suites are the suites, in the order Run runs them.
-var Suites = []string{"fidelity", "strategies", "scale", "real", "overhead", "observe"}
+var Suites = []string{"fidelity", "strategies", "scale", "real", "overhead", "cost", "observe"}
 
 // Options configure a Run. The zero value runs every suite at full size.
 type Options struct {
@@ -77,6 +77,7 @@ type Report struct {
 	Scale      *ScaleResult      `json:"scale,omitempty"`
 	Real       *RealResult       `json:"real,omitempty"`
 	Overhead   *SpeedResult      `json:"overhead,omitempty"`
+	Cost       *CostResult       `json:"cost,omitempty"`
 	Observe    *ObserveResult    `json:"observe,omitempty"`
 	// Goals are the project's targets with the measured figure beside
 	// each.
@@ -136,6 +137,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Real, err = runReal(ctx, o, ticker(name, realUnits()))
 		case "overhead":
 			rep.Overhead, err = runSpeed(ctx, o, ticker(name, speedUnits()))
+		case "cost":
+			rep.Cost, err = runCost(ctx, o, ticker(name, costUnits()))
 		case "observe":
 			rep.Observe, err = runObserve(ctx, o, ticker(name, observeUnits(o.Quick)))
 		}

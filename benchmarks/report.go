@@ -84,6 +84,9 @@ func (r *Report) Markdown() string {
 	if s := r.Overhead; s != nil {
 		writeSpeed(&b, s)
 	}
+	if c := r.Cost; c != nil {
+		writeCost(&b, c)
+	}
 	if s := r.Observe; s != nil {
 		writeObserve(&b, s)
 	}

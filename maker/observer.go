@@ -59,6 +59,8 @@ type CallInfo struct {
 	// Temperature and MaxTokens are the call's.
 	Temperature float64
 	MaxTokens   int
+	// Choices is the number of samples the request asks for (llms.WithN).
+	Choices int
 }
 
 // CallResult is what a model call returned.
@@ -129,9 +131,9 @@ func (r *run) observeTool(ctx context.Context, step int, ti *intent.ToolIntent) 
 
 // observeCall starts a model call's observation; end is nil without an
 // Observer.
-func (a *microagent) observeCall(ctx context.Context, id SampleID) (context.Context, func(CallResult)) {
+func (a *microagent) observeCall(ctx context.Context, id SampleID, n int) (context.Context, func(CallResult)) {
 	if a.observer == nil {
 		return ctx, nil
 	}
-	return a.observer.StartCall(ctx, CallInfo{ID: id, Temperature: a.temperature(id.Index), MaxTokens: a.maxTokens})
+	return a.observer.StartCall(ctx, CallInfo{ID: id, Temperature: a.temperature(id.Index), MaxTokens: a.maxTokens, Choices: n})
 }

@@ -234,6 +234,9 @@ func (n *natsRun) engineProbe(context.Context) error {
 func (f *runFlags) watchRun(w *watchFlags, s *maker.Solver, stderr io.Writer) {
 	w.attach(s)
 	f.observeQueue(w)
+	if f.maxCost > 0 {
+		w.observer().RecordCostCap(context.Background(), f.maxCost)
+	}
 	w.probe("model", f.modelProbe)
 	w.probe("engine", f.natsRun.engineProbe)
 	if s.Journal != nil {
@@ -253,6 +256,9 @@ func (w *watchFlags) watchBuild(f *runFlags, build batch.Builder) batch.Builder 
 	w.probe("model", f.modelProbe)
 	w.probe("engine", f.natsRun.engineProbe)
 	f.observeQueue(w)
+	if f.maxCost > 0 {
+		w.observer().RecordCostCap(context.Background(), f.maxCost)
+	}
 	if w.observer() == nil {
 		return build
 	}

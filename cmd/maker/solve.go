@@ -166,7 +166,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			builder := &batch.Builtin{
 				Model: model, Vote: flags.voteConfig(), MaxTokens: flags.maxTokens, Seed: flags.seed,
 				MaxSteps: maxSteps, Root: tools.root, Tools: tools.selection, RerunPending: flags.rerunPending,
-				Price: flags.price(),
+				Price: flags.price(), SamplesPerCall: flags.perCall, Budget: flags.budget(),
 			}
 			progress, finish := flags.batchBar(stderr, len(jobs))
 			runner := &batch.Runner{

@@ -204,7 +204,10 @@ func (m *model) priceFrom(o Options, source string) maker.Price {
 		p, _ = BuiltinPrice(m.spec.Provider, m.spec.Name)
 	}
 	if o.InputPrice != nil {
+		// The table's cache prices are fractions of its input price:
+		// another input price drops them (cached input then costs input).
 		p.InputPerMillion = *o.InputPrice
+		p.CachedInputPerMillion, p.CacheWritePerMillion = 0, 0
 	}
 	if o.OutputPrice != nil {
 		p.OutputPerMillion = *o.OutputPrice

@@ -31,7 +31,7 @@ func usageOf(resp *llms.ContentResponse) usage {
 		}
 		in, okIn := intInfo(c.GenerationInfo, "PromptTokens", "input_tokens", "InputTokens")
 		out, okOut := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
-		cached, _ := intInfo(c.GenerationInfo, "PromptCachedTokens", "CachedTokens", "cache_read_input_tokens", "CacheReadInputTokens")
+		cached, _ := intInfo(c.GenerationInfo, "PromptCachedTokens", "CacheReadInputTokens", "cached_tokens", "cache_read_input_tokens")
 		if okIn || okOut {
 			u.known = true
 			u.in, u.out, u.cached = max(u.in, in), u.out+out, max(u.cached, cached)

@@ -222,7 +222,7 @@ func (w *Watcher) StartCall(ctx context.Context, call maker.CallInfo) (context.C
 	if rs := runOf(ctx); rs != nil && len(rs.info.Models) > 0 {
 		provider, model = providerModel(rs.info.Models[call.ID.Index%len(rs.info.Models)])
 	}
-	return w.startCall(ctx, provider, model, callRequest{temperature: call.Temperature, maxTokens: call.MaxTokens, seed: call.ID.Index + 1, choices: 1}, &call.ID)
+	return w.startCall(ctx, provider, model, callRequest{temperature: call.Temperature, maxTokens: call.MaxTokens, seed: call.ID.Index + 1, choices: max(call.Choices, 1)}, &call.ID)
 }
 
 // callRequest is what a span says of a model request.
