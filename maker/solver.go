@@ -419,7 +419,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}
-	res, err := raceFor(r.Model, cfg)(raceCtx, cfg, draw)
+	res, err := raceFor(r.Model, cfg, r.agent.perCall != nil && r.agent.perCall.limit > 1)(raceCtx, cfg, draw)
 	rec := &StepRecord{
 		Step:   step,
 		K:      cfg.K,
