@@ -101,6 +101,7 @@ type microagent struct {
 	perCall     *perCall        // several samples per request; nil: one
 	budget      *Budget         // the spending cap; nil: none
 	price       func(index int) Price
+	observer    Observer // nil: not watched
 }
 
 // sample asks the model once for one sample. The context carries the
@@ -161,8 +162,12 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 			return nil, 0, err
 		}
 	}
+	callCtx, observed := a.observeCall(callCtx, id, n)
 	resp, err := a.model.GenerateContent(callCtx, msgs, opts...)
 	took := time.Since(start)
+	if observed != nil {
+		observed(CallResult{Response: resp, Err: err, Took: took})
+	}
 	if a.budget != nil {
 		cost := 0.0
 		if err == nil && resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil {

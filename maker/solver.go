@@ -136,6 +136,9 @@ type Solver struct {
 	// Logger receives debug logs of red flags and tool calls. Nil means
 	// none: a library does not write into its host's log unasked.
 	Logger *slog.Logger
+	// Observer, if set, watches the run, its steps, model calls and tool
+	// calls (traces and metrics: see maker/observe). Nil costs nothing.
+	Observer Observer
 }
 
 // SampleEvent is one sample as it completes, before the race tallies it.
@@ -212,7 +215,8 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		return rep, ErrNoModel
 	}
 	ms := members(s.Model)
-	defer func() { rep.Wall = time.Since(start); s.cost(&rep, ms) }()
+	endRun := noRunEnd
+	defer func() { rep.Wall = time.Since(start); s.cost(&rep, ms); endRun(&rep, err) }()
 	ids := make([]string, len(ms))
 	for i, m := range ms {
 		ids[i] = ModelIdentity(m)
@@ -234,6 +238,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	ctx, endRun = s.observeRun(ctx, ids, cfg.K)
 	settings, err := s.settings(cfg.K)
 	if err != nil {
 		return rep, err
@@ -258,7 +263,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	}
 	run := &run{
 		Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids,
-		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout, schema: schema},
+		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout, schema: schema, observer: s.Observer},
 	}
 	if s.Budget != nil {
 		run.agent.budget = s.Budget
@@ -329,14 +334,18 @@ func (r *run) loop(ctx context.Context) error {
 			return fmt.Errorf("%w: %s and the task is not done", ErrStepLimit, words.Plural(r.next, "step"))
 		}
 		started := time.Now()
-		rec, err := r.decide(ctx)
+		stepCtx, endStep := r.observeStep(ctx)
+		rec, err := r.decide(stepCtx)
 		if err != nil {
 			if rec != nil {
 				r.rep.addSamples(rec, false)
 			}
+			endStep(rec, r.rep, err)
 			return err
 		}
-		if err := r.act(ctx, rec, started); err != nil {
+		err = r.act(stepCtx, rec, started)
+		endStep(rec, r.rep, err)
+		if err != nil {
 			return err
 		}
 		if r.rep.Done {
@@ -674,7 +683,9 @@ func (r *run) execute(ctx context.Context, step int, ti *intent.ToolIntent) (int
 		return intent.Observation{Tool: ti.Tool, Status: intent.StatusDenied, Reason: intent.ReasonUnavailable,
 			Content: "this run has no tools: answer without calling one"}, nil
 	}
+	ctx, end := r.observeTool(ctx, step, ti)
 	obs, err := r.Executor.Execute(ctx, *ti)
+	end(obs, err)
 	r.logger().DebugContext(ctx, "tool call", "step", step, "tool", ti.Tool, "status", obs.Status, "truncated", obs.Truncated)
 	return obs, err
 }

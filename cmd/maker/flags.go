@@ -56,6 +56,7 @@ type runFlags struct {
 	timeout              time.Duration
 	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
 	costFlags            // --samples-per-call, --max-cost (cost.go)
+	obs                  watchFlags
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {

@@ -32,6 +32,7 @@ func newMCP() *cobra.Command {
 		maxRequestBytes                                                     int64
 		seed                                                                uint64
 		p, flagRate                                                         float64
+		obs                                                                 watchFlags
 	)
 	def := sim.DefaultConfig()
 	cmd := &cobra.Command{
@@ -124,12 +125,21 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				simCfg.Latency = sim.FixedLatency(latency)
 			}
 			stderr := cmd.ErrOrStderr()
-			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			if obs.addr != "" && addr == "" {
+				return usageErr("--metrics-addr needs --http: over stdio the server lives only as long as its client")
+			}
+			if err := obs.start(cmd.Context(), "maker-mcp", cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			defer obs.stop(cmd.Context())
+			obs.secrets = append(obs.secrets, token)
+			log := obs.logger(stderr, &slog.HandlerOptions{Level: level})
 			srv, err := mcpserver.New(mcpserver.Config{
 				Models: modelSpecs, BaseURL: baseURL, AllowAnyModel: allowAnyModel, Timeout: timeout,
 				Sim: simCfg, Root: root, State: state, Policy: &policy,
 				MaxK: maxK, MaxSamples: maxSamples, MaxRequestBytes: maxRequestBytes, Logger: log,
 				ToolDeclaration: maker.ToolDeclaration(declaration),
+				Observer:        obs.solverObserver(),
 			})
 			if err != nil {
 				return usageErr("%w", err)
@@ -184,6 +194,7 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 	f.IntVar(&maxSamples, "max-samples", mcpserver.DefaultMaxSamples, "most samples one race may draw (per step for run_task)")
 	f.Int64Var(&maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "largest request: one stdio message, one HTTP body, one spec file")
 	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
+	obs.register(f, false)
 	f.Uint64Var(&seed, "seed", 1, "simulated model: seed of every random draw")
 	f.Float64Var(&p, "p", def.P, "simulated model: probability that a valid reply is right")
 	f.Float64Var(&flagRate, "flag-rate", def.FlagRate, "simulated model: probability of a red-flag reply")

@@ -88,6 +88,10 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 			if slices.Contains(flags.models, "sim") && len(sp.Script) == 0 {
 				return usageErr("%s: \"script\" is missing: --model sim answers a spec task from its script; add a \"script\" of the correct replies, or give a real --model", path)
 			}
+			if err := flags.obs.start(cmd.Context(), "maker", cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			defer flags.obs.stop(cmd.Context())
 			s, err := flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr())
 			defer flags.closeNATS() // after the journal's Close, deferred below
 			if err != nil {
@@ -95,6 +99,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 			}
 			s.Executor, s.Tools, s.ToolDeclaration, s.MaxSteps = ex, st.Tools, decl, maxSteps
 			s.AdaptiveK = flags.adaptive(sp.MaxSteps)
+			flags.watchRun(&flags.obs, s, cmd.ErrOrStderr())
 			if s.Journal != nil {
 				defer func() {
 					if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -126,6 +131,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 	cmd.Flags().StringVar(&declaration, "tool-declaration", "auto", "how the spec's tools are declared to the model: native (the provider's tool definitions), prompt (their names and arguments in the system prompt), both, or auto (native for openai: and anthropic:, else prompt)")
 	cmd.Flags().IntVar(&maxSteps, "max-steps", 0, "stop after that many steps if the task is not done (0: the spec's own max_steps only)")
 	flags.register(cmd)
+	flags.obs.register(cmd.Flags(), true)
 	tools.register(cmd, "")
 	cmd.Flags().Lookup("root").Usage = `folder granted to the file tools (default: the spec file's folder); they work in the spec's "root" inside it and cannot leave it`
 	return cmd

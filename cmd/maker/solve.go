@@ -16,6 +16,7 @@ import (
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
@@ -141,6 +142,10 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			if len(jobs) == 0 {
 				return usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
 			}
+			if err := flags.obs.start(cmd.Context(), "maker", cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			defer flags.obs.stop(cmd.Context())
 			stderr := cmd.ErrOrStderr()
 			flags.maxInFlight = maxInFlight
 			model, err := batchModel(&flags)
@@ -173,16 +178,18 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			}
 			progress, finish := flags.batchBar(stderr, len(jobs))
 			runner := &batch.Runner{
-				Build: builder.Build, Concurrency: concurrency, Limits: limits, Store: store,
-				Progress: progress, Logger: warnLogger(stderr),
+				Build: flags.obs.watchBuild(&flags, builder.Build), Concurrency: concurrency, Limits: limits, Store: store,
+				Progress: flags.obs.batchProgress(progress), Logger: flags.obs.warnLogger(stderr),
 			}
+			ctx, endSpan := flags.obs.span(cmd.Context(), observe.SpanBatch)
 			var sum batch.Summary
 			var runErrV error
 			if flags.natsURL != "" {
-				sum, runErrV = flags.solveOverNATS(cmd.Context(), path, jobs, *runner, store, concurrency, stderr)
+				sum, runErrV = flags.solveOverNATS(ctx, path, jobs, *runner, store, concurrency, stderr)
 			} else {
-				sum, runErrV = runner.Run(cmd.Context(), jobs)
+				sum, runErrV = runner.Run(ctx, jobs)
 			}
+			endSpan()
 			finish()
 
 			report := solveSummary{Summary: sum, TasksFile: path, Results: out, State: state}
@@ -245,6 +252,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 	fs.BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")
 	fs.StringVar(&declaration, "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	flags.register(cmd)
+	flags.obs.register(fs, true)
 	tools.register(cmd, "")
 	fs.Lookup("root").Usage = `folder granted to the file tools of spec tasks (default: each spec file's folder; a task's "root" replaces it); they work in the spec's "root" inside it`
 	fs.Lookup("seed").Usage = `simulated model: seed of every random draw (a task's "seed" replaces it)`

@@ -138,6 +138,7 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 		RerunPending:    in.RerunPending,
 		Logger:          s.log,
 		MaxSteps:        s.cfg.MaxSteps,
+		Observer:        s.cfg.Observer,
 		Progress: func(e maker.Event) {
 			what := "decided"
 			if e.Replayed {
@@ -147,7 +148,7 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 		},
 	}
 	s.log.Info("run_task", "task", out.Task, "journal", name, "resume", in.Resume, "model", out.Model, "k", st.vote.K)
-	rep, runErr := solver.Solve(ctx, task)
+	rep, runErr := solver.Solve(callerTrace(ctx, req), task)
 	if cerr := j.Close(); cerr != nil && runErr == nil {
 		runErr = cerr
 	}

@@ -104,6 +104,10 @@ type Config struct {
 	// Logger receives the server's logs; nil means none. Over stdio it
 	// must not write to stdout, the transport.
 	Logger *slog.Logger
+	// Observer watches every run_task run (see maker/observe); a run
+	// continues the caller's trace when the request carries one. Nil
+	// means none.
+	Observer maker.Observer
 	// Version is the version the server reports; empty means the build's.
 	Version string
 	// ToolDeclaration is how run_task declares a spec's tools to the
