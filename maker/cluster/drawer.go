@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,13 +72,19 @@ type Drawer struct {
 	cc      jetstream.ConsumeContext
 
 	mu      sync.Mutex
-	pending map[string]chan Reply
+	pending map[string]waiting
 	closed  bool
 	done    chan struct{}
 	calls   sync.WaitGroup // GenerateContent calls in flight
 	bg      sync.WaitGroup // withdrawals
 
-	published, replies, duplicates, withdrawn, deleted, bad atomic.Int64
+	published, replies, duplicates, withdrawn, deleted, bad, forged atomic.Int64
+}
+
+// waiting is a call waiting for its job's reply, bearing the job's lease.
+type waiting struct {
+	ch    chan Reply
+	lease string
 }
 
 // DrawerStats counts what a Drawer did.
@@ -94,6 +103,10 @@ type DrawerStats struct {
 	Withdrawn, Deleted int64
 	// Bad replies that did not decode, dropped.
 	Bad int64
+	// Forged replies named a waiting job without its lease key: they did
+	// not come from the worker the job was delivered to. Dropped; the
+	// call still waits for the reply of the worker holding the job.
+	Forged int64
 }
 
 // NewDrawer creates the sample streams if they do not exist, and this
@@ -108,7 +121,7 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 		js: js, nc: js.Conn(), jobs: jobs, id: "d" + nuid.Next(),
 		timeout: cmpOr(cfg.Timeout, DefaultTimeout),
 		log:     cfg.Logger,
-		pending: map[string]chan Reply{},
+		pending: map[string]waiting{},
 		done:    make(chan struct{}),
 	}
 	if d.log == nil {
@@ -132,6 +145,13 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 		return nil, fmt.Errorf("%w: consume replies: %w", ErrEngine, err)
 	}
 	return d, nil
+}
+
+// leaseKey is a job's lease key: 128 random bits.
+func leaseKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }
 
 func cmpOr[T comparable](v, def T) T {
@@ -174,7 +194,7 @@ func (d *Drawer) Served(ctx context.Context, route string) (bool, error) {
 func (d *Drawer) Stats() DrawerStats {
 	return DrawerStats{
 		Published: d.published.Load(), Replies: d.replies.Load(), Duplicates: d.duplicates.Load(),
-		Withdrawn: d.withdrawn.Load(), Deleted: d.deleted.Load(), Bad: d.bad.Load(),
+		Withdrawn: d.withdrawn.Load(), Deleted: d.deleted.Load(), Bad: d.bad.Load(), Forged: d.forged.Load(),
 	}
 }
 
@@ -213,27 +233,35 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 		return
 	}
 	d.mu.Lock()
-	ch, ok := d.pending[r.ID]
-	delete(d.pending, r.ID)
+	w, ok := d.pending[r.ID]
+	forged := ok && subtle.ConstantTimeCompare([]byte(w.lease), []byte(r.Lease)) != 1
+	if ok && !forged {
+		delete(d.pending, r.ID)
+	}
 	d.mu.Unlock()
-	if !ok {
+	switch {
+	case forged:
+		d.forged.Add(1)
+		d.log.Warn("reply without its job's lease dropped (not from the worker holding the job)", "job", r.ID, "worker", r.Worker)
+		return
+	case !ok:
 		d.duplicates.Add(1)
 		d.log.Debug("reply to no waiting call", "job", r.ID, "worker", r.Worker)
 		return
 	}
 	d.replies.Add(1)
-	ch <- r // buffered; the only send, since the entry is gone
+	w.ch <- r // buffered; the only send, since the entry is gone
 }
 
-// begin registers a call waiting for job id's reply.
-func (d *Drawer) begin(id string) (chan Reply, bool) {
+// begin registers a call waiting for job id's reply, bearing lease.
+func (d *Drawer) begin(id, lease string) (chan Reply, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return nil, false
 	}
 	ch := make(chan Reply, 1)
-	d.pending[id] = ch
+	d.pending[id] = waiting{ch: ch, lease: lease}
 	d.calls.Add(1)
 	return ch, true
 }
@@ -308,7 +336,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		return nil, err
 	}
 	d := m.d
-	job := Job{Version: WireVersion, ID: nuid.Next(), Route: m.route, Options: callOptionsOf(opts)}
+	job := Job{Version: WireVersion, ID: nuid.Next(), Route: m.route, Options: callOptionsOf(opts), Lease: leaseKey()}
 	job.ReplyTo = repliesSubject + d.id + "." + job.ID
 	if id, ok := maker.SampleIDFrom(ctx); ok {
 		job.Sample = &Sample{Step: id.Step, Index: id.Index}
@@ -321,7 +349,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode the job: %w", ErrBadMessage, err)
 	}
-	ch, ok := d.begin(job.ID)
+	ch, ok := d.begin(job.ID, job.Lease)
 	if !ok {
 		return nil, ErrClosed
 	}

@@ -380,13 +380,17 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 		_ = msg.Nak()
 		return
 	}
-	data, merr := json.Marshal(replyOf(job.ID, w.name, resp, err, took))
+	reply := replyOf(job.ID, w.name, resp, err, took)
+	reply.Lease = job.Lease
+	data, merr := json.Marshal(reply)
 	if merr != nil {
-		data, _ = json.Marshal(replyOf(job.ID, w.name, nil, fmt.Errorf("the reply could not be encoded: %w", merr), took))
+		reply = replyOf(job.ID, w.name, nil, fmt.Errorf("the reply could not be encoded: %w", merr), took)
+		reply.Lease = job.Lease
+		data, _ = json.Marshal(reply)
 	}
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), publishTimeout)
 	defer pcancel()
-	if _, perr := w.js.Publish(pctx, job.ReplyTo, data, jetstream.WithMsgID(job.ID), jetstream.WithExpectStream(RepliesStream)); perr != nil {
+	if _, perr := w.js.Publish(pctx, job.ReplyTo, data, jetstream.WithMsgID(cmpOr(job.Lease, job.ID)), jetstream.WithExpectStream(RepliesStream)); perr != nil {
 		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
 		w.released.Add(1)
 		_ = msg.Nak()
