@@ -52,9 +52,9 @@ const setupTimeout = 30 * time.Second
 type natsRun struct {
 	natsURL   string
 	natsCreds string
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	drawer  *cluster.Drawer
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	drawer    *cluster.Drawer
 }
 
 func (n *natsRun) registerNATS(fs *pflag.FlagSet) {

@@ -18,13 +18,13 @@ var workerModelFlags = append([]string{"model", "base-url", "timeout"}, simFlags
 
 func newWorker() *cobra.Command {
 	var (
-		flags    runFlags
-		natsURL  string
+		flags     runFlags
+		natsURL   string
 		natsCreds string
-		inflight int
-		ackWait  time.Duration
-		grace    time.Duration
-		name     string
+		inflight  int
+		ackWait   time.Duration
+		grace     time.Duration
+		name      string
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
