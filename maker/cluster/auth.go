@@ -268,3 +268,35 @@ func Permissions(role Role, inbox string) *server.Permissions {
 		}
 	}
 }
+
+// StockAuthConfig is the authorization block of a stock nats-server's
+// configuration file that gives the keys the same roles as an embedded
+// server with Roles: one nkey user per public key, each with its role's
+// permissions and an inbox of its own (_INBOX_<key>.>). Give each worker
+// machine its own key (several lines in worker.pub): machines sharing a
+// key share an inbox, and could read each other's jobs.
+func StockAuthConfig(keys RoleKeys) string {
+	var b strings.Builder
+	b.WriteString("authorization {\n  users = [\n")
+	for _, r := range Roles {
+		for _, pub := range keys[r] {
+			p := Permissions(r, "_INBOX_"+pub)
+			fmt.Fprintf(&b, "    # %s\n    { nkey: %q, permissions: {\n", r, pub)
+			fmt.Fprintf(&b, "        publish: { allow: %s", quoteList(p.Publish.Allow))
+			if len(p.Publish.Deny) > 0 {
+				fmt.Fprintf(&b, ", deny: %s", quoteList(p.Publish.Deny))
+			}
+			fmt.Fprintf(&b, " },\n        subscribe: { allow: %s } } },\n", quoteList(p.Subscribe.Allow))
+		}
+	}
+	b.WriteString("  ]\n}\n")
+	return b.String()
+}
+
+func quoteList(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}

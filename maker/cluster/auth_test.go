@@ -81,7 +81,15 @@ func TestCredentialsAreSecretAndReused(t *testing.T) {
 // equal an undisturbed local run's.
 func TestRolesRefuseRogues(t *testing.T) {
 	srv, creds := startRoleServer(t)
-	url := srv.ClientURL()
+	rogueScenario(t, srv.ClientURL(), cluster.SeedFile(creds, cluster.RoleCoordinator),
+		cluster.SeedFile(creds, cluster.RoleWorker), cluster.SeedFile(creds, cluster.RoleWorker))
+}
+
+// rogueScenario: see TestRolesRefuseRogues. The honest worker and the
+// rogue sign in with the worker seeds given (the same on the embedded
+// server, which isolates every connection; one key each on a stock
+// nats-server, which isolates every user).
+func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed string) {
 	ctx := context.Background()
 	cfg := vote.Config{K: 3, Parallel: 3}
 	_, wantSteps := solveHanoi(t, simModel(t, 5), 4, cfg)
@@ -90,10 +98,14 @@ func TestRolesRefuseRogues(t *testing.T) {
 	_, err := cluster.Connect(url, "anonymous")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "uthorization")
-	// A coordinator's seed with another role's name is still a
-	// coordinator; a stranger's seed is refused.
-	_, _, err = cluster.EnsureCredentials(t.TempDir())
+	// A stranger's key is refused.
+	other := t.TempDir()
+	_, _, err = cluster.EnsureCredentials(other)
 	require.NoError(t, err)
+	opts, err := cluster.Credentials(cluster.SeedFile(other, cluster.RoleWorker), "stranger")
+	require.NoError(t, err)
+	_, err = cluster.Connect(url, "stranger", opts...)
+	require.Error(t, err)
 
 	// The honest worker: slow, so that a forger would be first.
 	slow := sim.DefaultConfig()
@@ -101,12 +113,12 @@ func TestRolesRefuseRogues(t *testing.T) {
 	slow.Latency = sim.FixedLatency(20 * time.Millisecond)
 	model, err := sim.New(hanoi.Oracle{}, slow)
 	require.NoError(t, err)
-	_, wjs := connectAs(t, url, cluster.SeedFile(creds, cluster.RoleWorker))
+	_, wjs := connectAs(t, url, workerSeed)
 	worker := newWorker(t, wjs, model, cluster.WorkerConfig{Inflight: 4})
 	runWorker(t, worker)
 
 	// The rogue holds worker credentials.
-	rogue, rjs := connectAs(t, url, cluster.SeedFile(creds, cluster.RoleWorker))
+	rogue, rjs := connectAs(t, url, rogueSeed)
 	denied := make(chan error, 16)
 	rogue.SetErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err })
 	var snooped sync.Map
@@ -116,7 +128,7 @@ func TestRolesRefuseRogues(t *testing.T) {
 	}
 	require.NoError(t, rogue.Flush())
 
-	_, cjs := connectAs(t, url, cluster.SeedFile(creds, cluster.RoleCoordinator))
+	_, cjs := connectAs(t, url, coordSeed)
 	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 30 * time.Second})
 	remote, err := d.Model(worker.Route())
 	require.NoError(t, err)
