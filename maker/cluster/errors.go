@@ -1,6 +1,9 @@
 package cluster
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of this package, for errors.Is. Journal errors also wrap the
 // maker package's journal sentinels (maker.ErrJournalLocked,
@@ -34,10 +37,15 @@ var (
 	// job is terminated (never redelivered); a bad reply is dropped.
 	ErrBadMessage = errors.New("cluster: undecodable message")
 
-	// ErrLeaseLost: a journal's lease expired or another coordinator took
-	// the run over; this journal refuses to write (its appends are fenced
-	// by the stream's expected last sequence in any case).
-	ErrLeaseLost = errors.New("cluster: journal lease lost to another coordinator")
+	// ErrLeaseLost: a journal's lease expired (the engine did not answer
+	// for a whole lease TTL) or another coordinator took the run over; the
+	// message says which. This journal refuses to write (its appends are
+	// fenced by the stream's expected last sequence in any case).
+	ErrLeaseLost = errors.New("cluster: journal lease lost")
+
+	// ErrLeaseTaken: another coordinator wrote the journal; it wraps
+	// ErrLeaseLost.
+	ErrLeaseTaken = fmt.Errorf("%w to another coordinator", ErrLeaseLost)
 
 	// ErrAlreadyCompleted: a task of a TaskQueue already has a result; the
 	// first result stands.

@@ -171,6 +171,8 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		AckWait:       w.ackWait,
 		MaxDeliver:    cmpOr(cfg.MaxDeliver, DefaultMaxDeliver),
 		MaxAckPending: -1,
+		// A route nobody serves any more leaves no consumer behind.
+		InactiveThreshold: DefaultConsumerInactive,
 	}
 	if err := w.ensureConsumer(ctx); err != nil {
 		return nil, err
