@@ -208,10 +208,10 @@ type journalStore struct {
 
 	maxAge time.Duration // the stream's retention
 	first  uint64        // the sequence of line 0
-	last  uint64 // the stream's last sequence, appends counted
-	lines int
-	acks  []jetstream.PubAckFuture // appends not yet confirmed
-	err   error                    // the first failed append: the store is then unusable
+	last   uint64        // the stream's last sequence, appends counted
+	lines  int
+	acks   []jetstream.PubAckFuture // appends not yet confirmed
+	err    error                    // the first failed append: the store is then unusable
 }
 
 func (s *journalStore) load(ctx context.Context) error {

@@ -90,9 +90,9 @@ func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg
 		return nil, err
 	}
 	q.cons, err = js.CreateOrUpdateConsumer(ctx, TaskStreamPrefix+name, jetstream.ConsumerConfig{
-		Durable:       "coordinators",
-		Description:   "mdap coordinators of queue " + name,
-		AckPolicy:     jetstream.AckExplicitPolicy,
+		Durable:           "coordinators",
+		Description:       "mdap coordinators of queue " + name,
+		AckPolicy:         jetstream.AckExplicitPolicy,
 		AckWait:           q.ackWait,
 		MaxAckPending:     -1,
 		InactiveThreshold: DefaultConsumerInactive,
