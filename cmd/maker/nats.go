@@ -52,6 +52,7 @@ const setupTimeout = 30 * time.Second
 type natsRun struct {
 	natsURL   string
 	natsCreds string
+	natsKeep  time.Duration
 	nc        *nats.Conn
 	js        jetstream.JetStream
 	drawer    *cluster.Drawer
@@ -60,6 +61,7 @@ type natsRun struct {
 func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
 	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through maker workers instead of calling the model")
 	registerNATSCreds(fs, &n.natsCreds)
+	fs.DurationVar(&n.natsKeep, "nats-keep", cluster.DefaultRetention, "retention of what this run creates on the engine (its journal, a batch's task queue and results); remove it sooner with maker nats rm RUN")
 }
 
 func registerNATSCreds(fs *pflag.FlagSet, dst *string) {
@@ -110,6 +112,9 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	}
 	if err := checkNATSURL(f.natsURL); err != nil {
 		return err
+	}
+	if f.natsKeep < time.Minute {
+		return usageErr("--nats-keep %s: use at least 1m (the default keeps %s)", f.natsKeep, cluster.DefaultRetention)
 	}
 	if onEngine && !validRunName(run) {
 		return usageErr("--journal %s: the run name after nats: must be 1 to 64 letters, digits, '-' or '_'", f.journal)
@@ -226,10 +231,10 @@ func (f *runFlags) natsJournal(stderr io.Writer) (*maker.Journal, error) {
 	if f.resume {
 		open = cluster.OpenJournal
 	}
-	j, err := open(ctx, f.js, run, cluster.JournalConfig{})
+	j, err := open(ctx, f.js, run, cluster.JournalConfig{MaxAge: f.natsKeep})
 	if errors.Is(err, maker.ErrJournalLocked) && f.resume {
 		fmt.Fprintf(stderr, "maker: note: %s is locked by another coordinator; waiting up to %s for its lease to expire (if it died)\n", f.journal, wait)
-		j, err = open(ctx, f.js, run, cluster.JournalConfig{WaitLock: wait})
+		j, err = open(ctx, f.js, run, cluster.JournalConfig{WaitLock: wait, MaxAge: f.natsKeep})
 	}
 	if errors.Is(err, cluster.ErrEngine) {
 		return nil, failed(fmt.Errorf("--journal: %w", err))
@@ -354,6 +359,7 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 	fs.StringVar(&auth, "auth", "roles", "roles (nkeys per role, each role only its subjects) or token ($"+natsTokenEnv+", no roles)")
 	fs.BoolVar(&syncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
 	fs.BoolVar(&logs, "log", false, "the server's log on stderr")
+	cmd.AddCommand(newNATSLs(), newNATSRm())
 	return cmd
 }
 
@@ -401,7 +407,7 @@ func (f *runFlags) solveOverNATS(ctx context.Context, tasksFile string, jobs []b
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00k=%d max_tokens=%d seed=%d\x00", content, route, f.k, f.maxTokens, f.seed)
 	sum, err := cluster.SolveBatch(ctx, f.js, cluster.BatchConfig{
-		Queue: "solve-" + hex.EncodeToString(h.Sum(nil)[:6]), Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
+		Queue: "solve-" + hex.EncodeToString(h.Sum(nil)[:6]), MaxAge: f.natsKeep, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
 		Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) },
 	})
 	if err != nil && ctx.Err() == nil {

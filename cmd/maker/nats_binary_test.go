@@ -282,3 +282,58 @@ func TestBinaryNATSWrongToken(t *testing.T) {
 	assert.Equal(t, 0, srv.wait(t, 30*time.Second))
 	assert.Contains(t, srv.stderr.String(), "may do anything", "the token's weakness is said")
 }
+
+// TestBinaryNATSLsRm: maker nats ls lists a finished run's journal and
+// the route of its worker; maker nats rm removes the journal (exit 0),
+// refuses a journal in use (exit 1), and a name with nothing (exit 2).
+func TestBinaryNATSLsRm(t *testing.T) {
+	url := startNATS(t)
+	w := startWorker(t, url, "--inflight", "2")
+	run := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--journal", "nats:lsrun", "--json", "--progress", "off", "--nats-keep", "2h"}, natsSim...)...)
+	require.Equal(t, 0, run.wait(t, time.Minute), run.stderr.String())
+	stopWorkers(t, w)
+
+	js := connectRole(t, url, cluster.RoleCoordinator)
+	busy, err := cluster.CreateJournal(context.Background(), js, "busy", cluster.JournalConfig{})
+	require.NoError(t, err)
+	defer busy.Close()
+
+	ls := start(t, nil, "nats", "ls", "--nats", url, "--json")
+	require.Equal(t, 0, ls.wait(t, 30*time.Second), ls.stderr.String())
+	var list []cluster.Leftover
+	require.NoError(t, json.Unmarshal(ls.stdout.Bytes(), &list), ls.stdout.String())
+	kinds := map[string]cluster.Leftover{}
+	for _, l := range list {
+		kinds[l.Kind+" "+l.Name] = l
+	}
+	require.Contains(t, kinds, "journal lsrun")
+	assert.Equal(t, 2*time.Hour, kinds["journal lsrun"].Retention, "--nats-keep")
+	assert.Positive(t, kinds["journal lsrun"].Messages)
+	assert.NotEmpty(t, kinds["journal busy"].Holder)
+	table := start(t, nil, "nats", "ls", "--nats", url)
+	require.Equal(t, 0, table.wait(t, 30*time.Second))
+	assert.Regexp(t, `(?m)^journal\s+lsrun\s+\d+`, table.stdout.String())
+	assert.Regexp(t, `(?m)^route\s+`, table.stdout.String())
+
+	rm := start(t, nil, "nats", "rm", "lsrun", "--nats", url)
+	require.Equal(t, 0, rm.wait(t, 30*time.Second), rm.stderr.String())
+	assert.Equal(t, "removed journal lsrun\n", rm.stdout.String())
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"lsrun"}, 2, "nothing named"},
+		{[]string{"a.b"}, 2, "run name"},
+		{[]string{"busy"}, 1, "in progress"},
+	} {
+		rm := start(t, nil, append([]string{"nats", "rm", "--nats", url}, c.args...)...)
+		assert.Equal(t, c.code, rm.wait(t, 30*time.Second), "%v: %s", c.args, rm.stderr.String())
+		assert.Contains(t, rm.stderr.String(), c.want, c.args)
+	}
+	bad := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--nats-keep", "1s"}, natsSim...)...)
+	assert.Equal(t, 2, bad.wait(t, 30*time.Second))
+	t.Setenv(natsCredsEnv, "")
+	anon := start(t, nil, "nats", "ls", "--nats", url)
+	assert.Equal(t, 1, anon.wait(t, 30*time.Second), "no credentials, no listing")
+}
