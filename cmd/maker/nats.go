@@ -212,7 +212,7 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 		return nil, failed(fmt.Errorf("--nats: %w", err))
 	}
 	if served, err := f.drawer.Served(ctx, route); err == nil && !served {
-		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: the samples wait for one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, f.natsURL)
+		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: samples fail after %s without one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, cluster.DefaultNoWorker, f.natsURL)
 	}
 	return f.drawer.Model(route)
 }

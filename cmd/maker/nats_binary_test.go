@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker/cluster"
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -336,4 +337,35 @@ func TestBinaryNATSLsRm(t *testing.T) {
 	t.Setenv(natsCredsEnv, "")
 	anon := start(t, nil, "nats", "ls", "--nats", url)
 	assert.Equal(t, 1, anon.wait(t, 30*time.Second), "no credentials, no listing")
+}
+
+// TestBinaryNATSNoWorkerFailsFast: a coordinator with no worker on its
+// route ends with exit 1 naming the cause, long before --timeout.
+func TestBinaryNATSNoWorkerFailsFast(t *testing.T) {
+	url := startNATS(t)
+	began := time.Now()
+	c := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--timeout", "10m", "--progress", "off"}, natsSim...)...)
+	assert.Equal(t, 1, c.wait(t, 3*time.Minute), c.stderr.String())
+	assert.Less(t, time.Since(began), 2*time.Minute, "not --timeout per sample")
+	assert.Contains(t, c.stderr.String(), "no worker serves")
+}
+
+// TestBinaryNATSWithoutJetStream: a server without JetStream gets a
+// message that says so, not "no responders".
+func TestBinaryNATSWithoutJetStream(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	require.NoError(t, err)
+	ns.Start()
+	defer ns.Shutdown()
+	require.True(t, ns.ReadyForConnections(10*time.Second))
+	t.Setenv(natsCredsEnv, "")
+	for _, args := range [][]string{
+		append([]string{"hanoi", "--disks", "3", "--nats", ns.ClientURL()}, natsSim...),
+		append([]string{"worker", "--nats", ns.ClientURL()}, natsSim...),
+	} {
+		c := start(t, nil, args...)
+		assert.Equal(t, 1, c.wait(t, time.Minute), "%v", args)
+		assert.Contains(t, c.stderr.String(), "no JetStream", "%v", args)
+		assert.Contains(t, c.stderr.String(), "-js", "%v", args)
+	}
 }

@@ -25,6 +25,13 @@ import (
 // is zero.
 const DefaultTimeout = 2 * time.Minute
 
+// DefaultNoWorker is how long a sample waits, when DrawerConfig.NoWorker
+// is zero, before its Drawer checks that some worker serves its route.
+const DefaultNoWorker = 5 * time.Second
+
+// routeCheckEvery bounds how often a route's consumer is looked up.
+const routeCheckEvery = time.Second
+
 // withdrawTimeout bounds the deletion of a withdrawn job.
 const withdrawTimeout = 5 * time.Second
 
@@ -35,6 +42,13 @@ type DrawerConfig struct {
 	// sample not answered by then fails with ErrNoReply and its job is
 	// withdrawn.
 	Timeout time.Duration
+	// NoWorker is how long a sample waits before the Drawer checks that a
+	// worker serves its route (the route's consumer exists, and a worker
+	// is pulling from it or holds a job); when none does, the sample
+	// fails with ErrNoWorker at once, and so do the route's next samples
+	// until a worker appears, instead of waiting out Timeout. 0 means
+	// DefaultNoWorker; negative never checks.
+	NoWorker time.Duration
 	// Replicas is the replica count of the streams this Drawer creates
 	// (JobsStream, RepliesStream) when they do not exist; 0 means 1.
 	Replicas int
@@ -66,8 +80,9 @@ type Drawer struct {
 	js      jetstream.JetStream
 	nc      *nats.Conn
 	jobs    jetstream.Stream
-	id      string
-	timeout time.Duration
+	id       string
+	timeout  time.Duration
+	noWorker time.Duration
 	log     *slog.Logger
 	cc      jetstream.ConsumeContext
 
@@ -85,6 +100,7 @@ type Drawer struct {
 type waiting struct {
 	ch    chan Reply
 	lease string
+	m     *Model
 }
 
 // DrawerStats counts what a Drawer did.
@@ -119,7 +135,7 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	}
 	d := &Drawer{
 		js: js, nc: js.Conn(), jobs: jobs, id: "d" + nuid.Next(),
-		timeout: cmpOr(cfg.Timeout, DefaultTimeout),
+		timeout: cmpOr(cfg.Timeout, DefaultTimeout), noWorker: cmpOr(cfg.NoWorker, DefaultNoWorker),
 		log:     cfg.Logger,
 		pending: map[string]waiting{},
 		done:    make(chan struct{}),
@@ -250,18 +266,19 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 		return
 	}
 	d.replies.Add(1)
+	w.m.alive()
 	w.ch <- r // buffered; the only send, since the entry is gone
 }
 
 // begin registers a call waiting for job id's reply, bearing lease.
-func (d *Drawer) begin(id, lease string) (chan Reply, bool) {
+func (d *Drawer) begin(id, lease string, m *Model) (chan Reply, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return nil, false
 	}
 	ch := make(chan Reply, 1)
-	d.pending[id] = waiting{ch: ch, lease: lease}
+	d.pending[id] = waiting{ch: ch, lease: lease, m: m}
 	d.calls.Add(1)
 	return ch, true
 }
@@ -298,6 +315,78 @@ type Model struct {
 	route   string
 	token   string
 	subject string
+
+	mu        sync.Mutex
+	lastAlive time.Time // the last reply, or the last check that found a worker
+	lastCheck time.Time
+	noWorker  bool // the last check found none
+}
+
+// alive records a sign of a worker of the route.
+func (m *Model) alive() {
+	m.mu.Lock()
+	m.lastAlive, m.noWorker = time.Now(), false
+	m.mu.Unlock()
+}
+
+// served returns ErrNoWorker when no worker serves the route: from the
+// last check if it is recent (or, with cached, whatever its age, unless a
+// worker showed up since), else from the route's consumer. It is nil when
+// a worker replied within NoWorker, and whenever the engine cannot say.
+func (m *Model) served(ctx context.Context, wait bool) error {
+	d := m.d
+	if d.noWorker < 0 {
+		return nil
+	}
+	m.mu.Lock()
+	now := time.Now()
+	switch {
+	case now.Sub(m.lastAlive) < d.noWorker:
+		m.mu.Unlock()
+		return nil
+	case now.Sub(m.lastCheck) < routeCheckEvery || (!wait && !m.noWorker):
+		none := m.noWorker
+		m.mu.Unlock()
+		if none {
+			return m.errNoWorker()
+		}
+		return nil
+	}
+	m.lastCheck = now
+	m.mu.Unlock()
+	// Twice, a little apart: a worker between two pulls has no pull
+	// waiting for an instant.
+	none := true
+	for i := 0; i < 2 && none; i++ {
+		if i > 0 {
+			sleepCtx(ctx, routeCheckEvery/4)
+		}
+		cctx, cancel := context.WithTimeout(ctx, routeCheckEvery)
+		info, err := d.js.Consumer(cctx, JobsStream, workerConsumer(m.token))
+		cancel()
+		switch {
+		case errors.Is(err, jetstream.ErrConsumerNotFound):
+		case err != nil:
+			return nil // the engine cannot say: the Timeout decides
+		default:
+			ci := info.CachedInfo()
+			none = ci.NumWaiting == 0 && ci.NumAckPending == 0
+		}
+	}
+	m.mu.Lock()
+	m.noWorker = none
+	if !none {
+		m.lastAlive = time.Now()
+	}
+	m.mu.Unlock()
+	if none {
+		return m.errNoWorker()
+	}
+	return nil
+}
+
+func (m *Model) errNoWorker() error {
+	return fmt.Errorf("%w: no worker serves %s on the engine (none is pulling jobs or holds one): start maker worker with the same model", ErrNoWorker, m.route)
 }
 
 var (
@@ -349,7 +438,10 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode the job: %w", ErrBadMessage, err)
 	}
-	ch, ok := d.begin(job.ID, job.Lease)
+	if err := m.served(ctx, false); err != nil {
+		return nil, err
+	}
+	ch, ok := d.begin(job.ID, job.Lease, m)
 	if !ok {
 		return nil, ErrClosed
 	}
@@ -373,11 +465,27 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		return nil, fmt.Errorf("%w: publish a job for %s: %w", ErrEngine, m.route, err)
 	}
 	d.published.Add(1)
-	select {
-	case r := <-ch:
-		return r.response(m.route)
-	case <-callCtx.Done():
-	case <-d.done:
+	var check <-chan time.Time
+	if d.noWorker > 0 {
+		t := time.NewTicker(d.noWorker)
+		defer t.Stop()
+		check = t.C
+	}
+	var noWorker error
+wait:
+	for {
+		select {
+		case r := <-ch:
+			return r.response(m.route)
+		case <-callCtx.Done():
+			break wait
+		case <-d.done:
+			break wait
+		case <-check:
+			if noWorker = m.served(callCtx, true); noWorker != nil {
+				break wait
+			}
+		}
 	}
 	select {
 	case r := <-ch:
@@ -390,6 +498,8 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case noWorker != nil:
+		return nil, noWorker
 	case callCtx.Err() != nil:
 		return nil, fmt.Errorf("%w: %s: no reply within %s", ErrNoReply, m.route, d.timeout)
 	}

@@ -28,6 +28,14 @@ var (
 	// failed sample, counted against the vote's error budget.
 	ErrNoReply = errors.New("cluster: no worker replied in time")
 
+	// ErrNoWorker: no worker serves the sample's route (see
+	// DrawerConfig.NoWorker); it wraps ErrNoReply. The job is withdrawn.
+	ErrNoWorker = fmt.Errorf("%w: no worker serves the route", ErrNoReply)
+
+	// ErrNoJetStream: the server has no JetStream (a nats-server started
+	// without -js); it wraps ErrEngine.
+	ErrNoJetStream = fmt.Errorf("%w: the server has no JetStream", ErrEngine)
+
 	// ErrRemote: the worker's model failed the call. It wraps the remote
 	// error as an *llms.Error when the worker's error had a code (a rate
 	// limit, say), so llms.IsRateLimitError and maker.RetryAfter see it.

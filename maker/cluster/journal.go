@@ -390,6 +390,9 @@ func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg JournalConfig)
 	if errors.Is(err, jetstream.ErrBucketExists) {
 		kv, err = js.KeyValue(ctx, LeaseBucket)
 	}
+	if noJetStream(err) {
+		return nil, 0, errNoJetStream("lease bucket", err)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: lease bucket: %w", ErrEngine, err)
 	}
