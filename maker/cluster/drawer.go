@@ -77,14 +77,14 @@ type DrawerConfig struct {
 //     (ErrEngine, ErrNoReply) and the race draws them again, within its
 //     error budget; queued jobs and replies survive on the server's store.
 type Drawer struct {
-	js      jetstream.JetStream
-	nc      *nats.Conn
-	jobs    jetstream.Stream
+	js       jetstream.JetStream
+	nc       *nats.Conn
+	jobs     jetstream.Stream
 	id       string
 	timeout  time.Duration
 	noWorker time.Duration
-	log     *slog.Logger
-	cc      jetstream.ConsumeContext
+	log      *slog.Logger
+	cc       jetstream.ConsumeContext
 
 	mu      sync.Mutex
 	pending map[string]waiting
