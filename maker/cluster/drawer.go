@@ -242,10 +242,10 @@ func (d *Drawer) Close() error {
 // onReply hands a reply to its waiting call, once.
 func (d *Drawer) onReply(msg jetstream.Msg) {
 	defer func() { _ = msg.Ack() }()
-	var r Reply
-	if err := json.Unmarshal(msg.Data(), &r); err != nil || r.Version != WireVersion || r.ID == "" {
+	r, err := decodeReply(msg.Data())
+	if err != nil {
 		d.bad.Add(1)
-		d.log.Debug("bad reply dropped", "subject", msg.Subject(), "err", err, "version", r.Version)
+		d.log.Debug("bad reply dropped", "subject", msg.Subject(), "err", err)
 		return
 	}
 	d.mu.Lock()

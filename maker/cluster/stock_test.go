@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"fmt"
+	"go/build"
 	"net"
 	"os"
 	"os/exec"
@@ -14,15 +15,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stockServer is the nats-server binary of CI (.ci/nats.sh installs it), or
-// $MDAP_NATS_SERVER; the test is skipped when there is none.
+// stockServer is $MDAP_NATS_SERVER (.ci/nats.sh sets it; it must exist),
+// else GOPATH/bin/nats-server or nats-server on PATH; the test is skipped
+// when there is none.
 func stockServer(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{os.Getenv("MDAP_NATS_SERVER"), "/root/go/bin/nats-server"} {
-		if p != "" {
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
+	if p := os.Getenv("MDAP_NATS_SERVER"); p != "" {
+		_, err := os.Stat(p)
+		require.NoError(t, err, "$MDAP_NATS_SERVER")
+		return p
+	}
+	if p := filepath.Join(build.Default.GOPATH, "bin", "nats-server"); build.Default.GOPATH != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
 		}
 	}
 	if p, err := exec.LookPath("nats-server"); err == nil {

@@ -313,6 +313,32 @@ func (r Reply) response(route string) (*llms.ContentResponse, error) {
 	return resp, nil
 }
 
+// decodeJob reads a job from the engine: ErrBadMessage unless it is JSON
+// of this WireVersion with an id and a reply subject.
+func decodeJob(data []byte) (Job, error) {
+	var job Job
+	if err := json.Unmarshal(data, &job); err != nil {
+		return Job{}, fmt.Errorf("%w: job: %w", ErrBadMessage, err)
+	}
+	if job.Version != WireVersion || job.ID == "" || job.ReplyTo == "" {
+		return Job{}, fmt.Errorf("%w: job of version %d, id %q, reply subject %q: want version %d with both", ErrBadMessage, job.Version, job.ID, job.ReplyTo, WireVersion)
+	}
+	return job, nil
+}
+
+// decodeReply reads a reply from the engine: ErrBadMessage unless it is
+// JSON of this WireVersion with an id.
+func decodeReply(data []byte) (Reply, error) {
+	var r Reply
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Reply{}, fmt.Errorf("%w: reply: %w", ErrBadMessage, err)
+	}
+	if r.Version != WireVersion || r.ID == "" {
+		return Reply{}, fmt.Errorf("%w: reply of version %d, id %q: want version %d with an id", ErrBadMessage, r.Version, r.ID, WireVersion)
+	}
+	return r, nil
+}
+
 // asLLMError finds an *llms.Error in err's chain.
 func asLLMError(err error) *llms.Error {
 	var le *llms.Error

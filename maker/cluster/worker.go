@@ -335,10 +335,10 @@ func (w *Worker) untrack(id string) {
 
 // handle draws one job's sample and replies.
 func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
-	var job Job
-	if err := json.Unmarshal(msg.Data(), &job); err != nil || job.Version != WireVersion || job.ID == "" || job.ReplyTo == "" {
+	job, derr := decodeJob(msg.Data())
+	if derr != nil {
 		w.bad.Add(1)
-		w.log.Warn("bad job terminated", "subject", msg.Subject(), "err", err)
+		w.log.Warn("bad job terminated", "subject", msg.Subject(), "err", derr)
 		_ = msg.TermWithReason("undecodable job")
 		return
 	}
