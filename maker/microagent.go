@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -23,49 +25,58 @@ var ErrNoChoice = errors.New("model returned no choice")
 var ErrCallTimeout = errors.New("model call timed out")
 
 // MaxRetryAfter caps how long a sample waits on a provider's rate-limit
-// delay.
+// delay (a longer delay is still reported by RetryAfter; the sample waits
+// this long, then counts as failed).
 const MaxRetryAfter = 2 * time.Minute
 
-// RetryAfter returns the delay a rate-limit error asks for: an *llms.Error
-// of code llms.ErrCodeRateLimit whose Details["retry_after"] holds a
-// time.Duration, or a number of seconds (int, float64 or a string such as
-// a Retry-After header's "3"); capped at MaxRetryAfter.
-func RetryAfter(err error) (time.Duration, bool) {
+// RetryAfter reads the rate-limit delay an error carries. This is mdap's
+// one contract for it (maker/models produces it from a provider's
+// headers; maker/batch's shared limits and the solver's samples honour
+// it): an error in err's chain with a method RetryAfter() time.Duration,
+// else an *llms.Error of code llms.ErrCodeRateLimit whose
+// Details["retry_after"] holds a time.Duration, or a number of seconds
+// (int, float64, or a string such as a Retry-After header's "3"). ok is
+// false when err carries no delay; the delay is never negative and not
+// capped here (a sample waits at most MaxRetryAfter). It does not read
+// messages: maker/models' Delay also finds a delay a provider wrote in
+// its text. Cost: a walk of the error chain.
+func RetryAfter(err error) (d time.Duration, ok bool) {
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		return max(ra.RetryAfter(), 0), true
+	}
 	var le *llms.Error
 	if !errors.As(err, &le) || le.Code != llms.ErrCodeRateLimit {
 		return 0, false
 	}
-	var d time.Duration
 	switch v := le.Details["retry_after"].(type) {
 	case time.Duration:
 		d = v
 	case int:
 		d = time.Duration(v) * time.Second
 	case float64:
-		d = time.Duration(v * float64(time.Second))
+		d = seconds(v)
 	case string:
 		f, perr := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if perr != nil {
 			return 0, false
 		}
-		d = time.Duration(f * float64(time.Second))
+		d = seconds(f)
 	default:
 		return 0, false
 	}
 	if d <= 0 {
 		return 0, false
 	}
-	return min(d, MaxRetryAfter), true
+	return d, true
 }
 
-// waitCtx waits d or until ctx ends.
-func waitCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
+// seconds is f seconds as a duration, saturating instead of overflowing.
+func seconds(f float64) time.Duration {
+	if !(f < float64(math.MaxInt64/int64(time.Second))) {
+		return math.MaxInt64
 	}
+	return time.Duration(f * float64(time.Second))
 }
 
 // DefaultTemperature is the paper's schedule: the first sample of a step at
@@ -118,10 +129,11 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 			err = fmt.Errorf("%w: no answer within %s: %w", ErrCallTimeout, a.timeout, err)
 		}
 		if d, ok := RetryAfter(err); ok {
-			// The provider said when to come back: wait that long before
-			// this sample counts as failed, so the vote's own backoff
-			// never retries a rate-limited server in a tight loop.
-			waitCtx(ctx, d)
+			// The provider said when to come back: wait that long (at
+			// most MaxRetryAfter) before this sample counts as failed,
+			// so the vote's own backoff never retries a rate-limited
+			// server in a tight loop.
+			_ = wait.Sleep(ctx, min(d, MaxRetryAfter))
 		}
 		return Reply{}, took, err
 	}
@@ -133,7 +145,7 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 	in, okIn := intInfo(c.GenerationInfo, "PromptTokens", "input_tokens", "InputTokens")
 	out, okOut := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
 	if !okOut {
-		out = EstimateTokens(c.Content) + toolCallTokens(c.ToolCalls)
+		out = EstimateReplyTokens(c.Content, c.ToolCalls)
 	}
 	if !okIn {
 		in = 0
@@ -174,8 +186,10 @@ func intInfo(info map[string]any, keys ...string) (int, bool) {
 // Cost: O(1).
 func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 
-func toolCallTokens(calls []llms.ToolCall) int {
-	n := 0
+// EstimateReplyTokens is EstimateTokens of a reply: its text and, for
+// each tool call, its function's name and arguments. Cost: O(len(calls)).
+func EstimateReplyTokens(text string, calls []llms.ToolCall) int {
+	n := EstimateTokens(text)
 	for _, c := range calls {
 		if c.FunctionCall != nil {
 			n += EstimateTokens(c.FunctionCall.Name) + EstimateTokens(c.FunctionCall.Arguments)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
@@ -123,8 +124,9 @@ type SampleEvent struct {
 	// Err is the provider's error, if the call failed.
 	Err error
 	// Flag is the red flag (ErrEmpty, ErrCutOff, ErrUnparseable, ...), if
-	// the reply may not vote; Why is the detailed reason.
-	Flag, Why error
+	// the reply may not vote; Reason is the detailed reason (the word the
+	// Verdict of Inspect and the MCP tools use too).
+	Flag, Reason error
 	// Text is the reply's text, for a look at a flagged reply. Do not keep
 	// it.
 	Text string
@@ -171,7 +173,7 @@ func (s *Solver) logger() *slog.Logger {
 // included, so a resumed run reports the same totals as an uninterrupted
 // one.
 //
-// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; ErrAdaptiveK for a
+// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; ErrConfig for a
 // bad AdaptiveK; the journal's errors
 // (ErrJournalMismatch, ErrJournalCorrupt, ErrPendingSideEffect, and a
 // write that failed); a step that fails wraps ErrStep and says which
@@ -285,7 +287,7 @@ func (r *run) loop(ctx context.Context) error {
 			return err
 		}
 		if r.MaxSteps > 0 && r.next >= r.MaxSteps {
-			return fmt.Errorf("%w: %s and the task is not done", ErrStepLimit, plural(r.next, "step"))
+			return fmt.Errorf("%w: %s and the task is not done", ErrStepLimit, words.Plural(r.next, "step"))
 		}
 		started := time.Now()
 		rec, err := r.decide(ctx)
@@ -327,7 +329,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		defer func() {
 			tally.record(i, sm)
 			if r.OnSample != nil {
-				r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Why: why, Text: reply.Text, Usage: sm.Usage})
+				r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Reason: why, Text: reply.Text, Usage: sm.Usage})
 			}
 		}()
 		if err != nil {
@@ -721,12 +723,4 @@ func decodeRecord(raw []byte) (*StepRecord, error) {
 		return nil, errors.New("more than one JSON value on the line")
 	}
 	return &rec, nil
-}
-
-// plural writes n and the noun, with an s unless n is 1: "1 step", "2 steps".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }

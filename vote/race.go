@@ -17,7 +17,7 @@ var (
 	// large, the sample budget cannot hold a lead of K, the Drawer is nil
 	// (nothing is drawn then), or a valid sample has Key 0 (the race ends
 	// at once).
-	ErrConfig = errors.New("invalid vote config")
+	ErrConfig = errors.New("invalid configuration")
 	// ErrUndecided: the sample budget (Config.MaxSamples) was spent and no
 	// key led by K. The race never falls back to a leader.
 	ErrUndecided = errors.New("undecided")

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/models"
@@ -327,7 +328,7 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 			return nil, usageErr("--journal: %w", err)
 		}
 		if n := j.TornBytes(); n > 0 {
-			fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.journal, plural(n, "byte"))
+			fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.journal, words.Plural(n, "byte"))
 		}
 		s.Journal = j
 	}
@@ -406,16 +407,6 @@ func (f *runFlags) price() maker.Price {
 // modelName names the --model specs, for summaries.
 func (f *runFlags) modelName() string { return strings.Join(f.models, ", ") }
 
-// progressBar returns a Progress callback drawing a bar on w for total
-// steps, or nil when the flags or the terminal say no.
-func (f *runFlags) progressBar(w io.Writer, total int) (func(maker.Event), func()) {
-	bar := f.newBar(w, total, "steps")
-	if bar == nil {
-		return nil, func() {}
-	}
-	return func(e maker.Event) { _ = bar.Set(e.Step + 1) }, func() { _ = bar.Finish() }
-}
-
 // newBar returns the progress bar the flags ask for, or nil.
 func (f *runFlags) newBar(w io.Writer, total int, unit string) *progressbar.ProgressBar {
 	show := f.progress == "on"
@@ -460,7 +451,7 @@ type activity struct {
 	bar     *progressbar.ProgressBar
 	w       io.Writer
 	verbose bool
-	step    maker.StepActivity
+	step    stepActivity
 }
 
 // verboseChars is how much of a flagged reply --verbose shows.
@@ -479,7 +470,7 @@ func (a *activity) sample(e maker.SampleEvent) {
 		if e.Err != nil {
 			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): error: %v\n", e.Step, e.Index, e.Model, e.Err)
 		} else {
-			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %v; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), e.Why, e.Usage.OutputTokens, head(e.Text, verboseChars))
+			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %v; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), e.Reason, e.Usage.OutputTokens, head(e.Text, verboseChars))
 		}
 	}
 	if a.bar != nil {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -333,7 +334,7 @@ func (m *Model) alive() {
 // last check if it is recent (or, with cached, whatever its age, unless a
 // worker showed up since), else from the route's consumer. It is nil when
 // a worker replied within NoWorker, and whenever the engine cannot say.
-func (m *Model) served(ctx context.Context, wait bool) error {
+func (m *Model) served(ctx context.Context, recheck bool) error {
 	d := m.d
 	if d.noWorker < 0 {
 		return nil
@@ -344,7 +345,7 @@ func (m *Model) served(ctx context.Context, wait bool) error {
 	case now.Sub(m.lastAlive) < d.noWorker:
 		m.mu.Unlock()
 		return nil
-	case now.Sub(m.lastCheck) < routeCheckEvery || (!wait && !m.noWorker):
+	case now.Sub(m.lastCheck) < routeCheckEvery || (!recheck && !m.noWorker):
 		none := m.noWorker
 		m.mu.Unlock()
 		if none {
@@ -359,7 +360,7 @@ func (m *Model) served(ctx context.Context, wait bool) error {
 	none := true
 	for i := 0; i < 2 && none; i++ {
 		if i > 0 {
-			sleepCtx(ctx, routeCheckEvery/4)
+			_ = wait.Sleep(ctx, routeCheckEvery/4)
 		}
 		cctx, cancel := context.WithTimeout(ctx, routeCheckEvery)
 		info, err := d.js.Consumer(cctx, JobsStream, workerConsumer(m.token))
@@ -436,7 +437,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	}
 	data, err := json.Marshal(job)
 	if err != nil {
-		return nil, fmt.Errorf("%w: encode the job: %w", ErrBadMessage, err)
+		return nil, fmt.Errorf("%w: encode the job: %w", ErrUndecodable, err)
 	}
 	if err := m.served(ctx, false); err != nil {
 		return nil, err

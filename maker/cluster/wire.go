@@ -14,7 +14,7 @@ import (
 
 // WireVersion is the version of the Job and Reply formats this build
 // writes and reads. A message of another version is refused
-// (ErrBadMessage).
+// (ErrUndecodable).
 const WireVersion = 1
 
 // Job is one sample request as it travels on the engine, JSON-encoded on
@@ -313,28 +313,28 @@ func (r Reply) response(route string) (*llms.ContentResponse, error) {
 	return resp, nil
 }
 
-// decodeJob reads a job from the engine: ErrBadMessage unless it is JSON
+// decodeJob reads a job from the engine: ErrUndecodable unless it is JSON
 // of this WireVersion with an id and a reply subject.
 func decodeJob(data []byte) (Job, error) {
 	var job Job
 	if err := json.Unmarshal(data, &job); err != nil {
-		return Job{}, fmt.Errorf("%w: job: %w", ErrBadMessage, err)
+		return Job{}, fmt.Errorf("%w: job: %w", ErrUndecodable, err)
 	}
 	if job.Version != WireVersion || job.ID == "" || job.ReplyTo == "" {
-		return Job{}, fmt.Errorf("%w: job of version %d, id %q, reply subject %q: want version %d with both", ErrBadMessage, job.Version, job.ID, job.ReplyTo, WireVersion)
+		return Job{}, fmt.Errorf("%w: job of version %d, id %q, reply subject %q: want version %d with both", ErrUndecodable, job.Version, job.ID, job.ReplyTo, WireVersion)
 	}
 	return job, nil
 }
 
-// decodeReply reads a reply from the engine: ErrBadMessage unless it is
+// decodeReply reads a reply from the engine: ErrUndecodable unless it is
 // JSON of this WireVersion with an id.
 func decodeReply(data []byte) (Reply, error) {
 	var r Reply
 	if err := json.Unmarshal(data, &r); err != nil {
-		return Reply{}, fmt.Errorf("%w: reply: %w", ErrBadMessage, err)
+		return Reply{}, fmt.Errorf("%w: reply: %w", ErrUndecodable, err)
 	}
 	if r.Version != WireVersion || r.ID == "" {
-		return Reply{}, fmt.Errorf("%w: reply of version %d, id %q: want version %d with an id", ErrBadMessage, r.Version, r.ID, WireVersion)
+		return Reply{}, fmt.Errorf("%w: reply of version %d, id %q: want version %d with an id", ErrUndecodable, r.Version, r.ID, WireVersion)
 	}
 	return r, nil
 }

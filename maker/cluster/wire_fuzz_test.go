@@ -11,7 +11,7 @@ import (
 
 // FuzzDecodeJobAndReply: whatever arrives on the engine as a job or a
 // reply (anyone with a role may publish one), decoding never panics; it
-// is refused with ErrBadMessage or read into a value that survives a
+// is refused with ErrUndecodable or read into a value that survives a
 // round trip, and turning it into a model call (messages, options) or a
 // model response never panics.
 func FuzzDecodeJobAndReply(f *testing.F) {
@@ -29,7 +29,7 @@ func FuzzDecodeJobAndReply(f *testing.F) {
 	f.Add([]byte(`nul`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if j, err := decodeJob(data); err != nil {
-			require.True(t, errors.Is(err, ErrBadMessage), "%v", err)
+			require.True(t, errors.Is(err, ErrUndecodable), "%v", err)
 		} else {
 			b, err := json.Marshal(j)
 			require.NoError(t, err)
@@ -45,7 +45,7 @@ func FuzzDecodeJobAndReply(f *testing.F) {
 			}
 		}
 		if r, err := decodeReply(data); err != nil {
-			require.True(t, errors.Is(err, ErrBadMessage), "%v", err)
+			require.True(t, errors.Is(err, ErrUndecodable), "%v", err)
 		} else {
 			resp, err := r.response("route")
 			require.True(t, (resp == nil) != (err == nil), "a response or an error")

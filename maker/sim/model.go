@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 
 	"github.com/tmc/langchaingo/llms"
@@ -283,7 +283,7 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 		st = newStream(m.cfg.Seed, domainCounter, n, 0, promptHash)
 	}
 
-	if err := sleep(ctx, m.cfg.Latency.draw(st)); err != nil {
+	if err := wait.Sleep(ctx, m.cfg.Latency.draw(st)); err != nil {
 		return nil, err
 	}
 
@@ -452,18 +452,3 @@ func truncate(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// sleep waits d, or until ctx is done (then it returns ctx.Err()).
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
