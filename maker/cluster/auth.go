@@ -45,7 +45,7 @@ var Roles = []Role{RoleCoordinator, RoleWorker}
 // ErrAuth: a credential could not be read or made, or a client was
 // refused by the server (no credentials, wrong credentials, a subject
 // outside its role).
-var ErrAuth = errors.New("cluster: authentication")
+var ErrAuth = errors.New("authentication")
 
 // SeedFile and PubFile name a role's credential files in a credentials
 // folder: ROLE.nk holds the role's nkey seed (the secret a client

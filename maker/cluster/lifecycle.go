@@ -120,7 +120,7 @@ func List(ctx context.Context, js jetstream.JetStream) ([]Leftover, error) {
 }
 
 // ErrNotFound: RemoveRun found nothing of that name.
-var ErrNotFound = errors.New("cluster: nothing of that name on the engine")
+var ErrNotFound = errors.New("nothing of that name on the engine")
 
 // RemoveRun removes what the run or batch name left on the engine: the
 // journal of run name (taking its lease first, so a run in progress is
