@@ -495,7 +495,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 	if r.Journal != nil {
 		if err := r.Journal.step(rec); err != nil {
 			r.rep.addSamples(rec, false) // spent, but not a step of the record
-			return fmt.Errorf("%w: step %d was decided but could not be journaled (%w); make room, then resume: that step is decided again", ErrStep, rec.Step, err)
+			return fmt.Errorf("%w: step %d was decided but could not be journaled (%w); once its cause is fixed (room on the disk, the engine back), resume: that step is decided again", ErrStep, rec.Step, err)
 		}
 	}
 	r.rep.addStep(rec)

@@ -30,6 +30,16 @@ import (
 // server requires (maker nats) and its clients send (--nats).
 const natsTokenEnv = "MDAP_NATS_TOKEN"
 
+// natsCredsEnv names the environment variable holding the credentials a
+// --nats client signs in with: a seed file, or a folder of them (ROLE.nk,
+// as maker nats writes them).
+const natsCredsEnv = "MDAP_NATS_CREDS"
+
+// defaultCredsDir is where maker nats keeps credentials with the default
+// --store, and where clients look for them when neither --nats-creds nor
+// $MDAP_NATS_CREDS is given.
+const defaultCredsDir = "mdap-nats/creds"
+
 // natsJournalPrefix marks a --journal on the engine: nats:RUN.
 const natsJournalPrefix = "nats:"
 
@@ -39,14 +49,52 @@ const setupTimeout = 30 * time.Second
 // natsRun is the --nats part of runFlags: where samples are drawn and
 // journals kept when the run goes through the engine.
 type natsRun struct {
-	natsURL string
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	drawer  *cluster.Drawer
+	natsURL   string
+	natsCreds string
+	natsKeep  time.Duration
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	drawer    *cluster.Drawer
 }
 
 func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
-	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through maker workers instead of calling the model; $"+natsTokenEnv+" is sent as the token")
+	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through maker workers instead of calling the model")
+	registerNATSCreds(fs, &n.natsCreds)
+	fs.DurationVar(&n.natsKeep, "nats-keep", cluster.DefaultRetention, "retention of what this run creates on the engine (its journal, a batch's task queue and results); remove it sooner with maker nats rm RUN")
+}
+
+func registerNATSCreds(fs *pflag.FlagSet, dst *string) {
+	fs.StringVar(dst, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+natsCredsEnv+", else ./"+defaultCredsDir+" if it exists; $"+natsTokenEnv+" for a server with a token)")
+}
+
+// natsAuth returns the options that sign a client of role in: the seed
+// file --nats-creds (or $MDAP_NATS_CREDS, or ./mdap-nats/creds) names or
+// holds for role, else $MDAP_NATS_TOKEN, else none. Errors are usage
+// errors (a credential named but unreadable).
+func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, string, error) {
+	path, from := n.natsCreds, "--nats-creds"
+	if path == "" {
+		path, from = os.Getenv(natsCredsEnv), "$"+natsCredsEnv
+	}
+	if path == "" {
+		if st, err := os.Stat(defaultCredsDir); err == nil && st.IsDir() {
+			path, from = defaultCredsDir, defaultCredsDir
+		}
+	}
+	if path == "" {
+		if tok := os.Getenv(natsTokenEnv); tok != "" {
+			return []nats.Option{nats.Token(tok)}, "the token in $" + natsTokenEnv, nil
+		}
+		return nil, "no credentials", nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = cluster.SeedFile(path, role)
+	}
+	opts, err := cluster.Credentials(path, name)
+	if err != nil {
+		return nil, "", usageErr("%s: %w (give the %s seed maker nats wrote, %s)", from, err, role, cluster.SeedFile("STORE/creds", role))
+	}
+	return opts, "the " + string(role) + " credential " + path, nil
 }
 
 // validateNATS checks --nats and what it changes: --journal nats:RUN
@@ -63,6 +111,9 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	}
 	if err := checkNATSURL(f.natsURL); err != nil {
 		return err
+	}
+	if f.natsKeep < time.Minute {
+		return usageErr("--nats-keep %s: use at least 1m (the default keeps %s)", f.natsKeep, cluster.DefaultRetention)
 	}
 	if onEngine && !validRunName(run) {
 		return usageErr("--journal %s: the run name after nats: must be 1 to 64 letters, digits, '-' or '_'", f.journal)
@@ -112,18 +163,18 @@ func (f *runFlags) route(oracle sim.Oracle) (string, error) {
 	return m.Identity(), nil
 }
 
-// connectNATS dials --nats once per command.
-func (n *natsRun) connectNATS(name string) error {
+// connectNATS dials --nats once per command, as role.
+func (n *natsRun) connectNATS(role cluster.Role, name string) error {
 	if n.nc != nil {
 		return nil
 	}
-	var opts []nats.Option
-	if tok := os.Getenv(natsTokenEnv); tok != "" {
-		opts = append(opts, nats.Token(tok))
+	opts, how, err := n.natsAuth(role, name)
+	if err != nil {
+		return err
 	}
 	nc, err := cluster.Connect(n.natsURL, name, opts...)
 	if err != nil {
-		return failed(fmt.Errorf("--nats: %w (start one with: maker nats)", err))
+		return failed(fmt.Errorf("--nats: %w (%s)", err, connectHint(err, how)))
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -134,6 +185,15 @@ func (n *natsRun) connectNATS(name string) error {
 	return nil
 }
 
+// connectHint says what to do about a failed connection: credentials
+// for a refused one, a server for one nobody answered.
+func connectHint(err error, how string) string {
+	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		return fmt.Sprintf("the server refused %s: give the credential maker nats printed with --nats-creds or $%s (its folder STORE/creds), or for a server with a token set $%s to that token", how, natsCredsEnv, natsTokenEnv)
+	}
+	return "start one with: maker nats"
+}
+
 // natsModel is the model of a coordinator: samples drawn by the workers
 // of the flags' route, within --timeout each, queueing included.
 func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, error) {
@@ -141,7 +201,7 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	if err != nil {
 		return nil, err
 	}
-	if err := f.connectNATS("maker coordinator"); err != nil {
+	if err := f.connectNATS(cluster.RoleCoordinator, "maker coordinator"); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
@@ -151,7 +211,7 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 		return nil, failed(fmt.Errorf("--nats: %w", err))
 	}
 	if served, err := f.drawer.Served(ctx, route); err == nil && !served {
-		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: the samples wait for one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, f.natsURL)
+		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: samples fail after %s without one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, cluster.DefaultNoWorker, f.natsURL)
 	}
 	return f.drawer.Model(route)
 }
@@ -160,7 +220,7 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 // coordinator that died (at most cluster.DefaultLeaseTTL and a little).
 func (f *runFlags) natsJournal(stderr io.Writer) (*maker.Journal, error) {
 	run := strings.TrimPrefix(f.journal, natsJournalPrefix)
-	if err := f.connectNATS("maker coordinator"); err != nil {
+	if err := f.connectNATS(cluster.RoleCoordinator, "maker coordinator"); err != nil {
 		return nil, err
 	}
 	wait := cluster.DefaultLeaseTTL + 2*time.Second
@@ -170,10 +230,10 @@ func (f *runFlags) natsJournal(stderr io.Writer) (*maker.Journal, error) {
 	if f.resume {
 		open = cluster.OpenJournal
 	}
-	j, err := open(ctx, f.js, run, cluster.JournalConfig{})
+	j, err := open(ctx, f.js, run, cluster.JournalConfig{MaxAge: f.natsKeep})
 	if errors.Is(err, maker.ErrJournalLocked) && f.resume {
 		fmt.Fprintf(stderr, "maker: note: %s is locked by another coordinator; waiting up to %s for its lease to expire (if it died)\n", f.journal, wait)
-		j, err = open(ctx, f.js, run, cluster.JournalConfig{WaitLock: wait})
+		j, err = open(ctx, f.js, run, cluster.JournalConfig{WaitLock: wait, MaxAge: f.natsKeep})
 	}
 	if errors.Is(err, cluster.ErrEngine) {
 		return nil, failed(fmt.Errorf("--journal: %w", err))
@@ -198,11 +258,11 @@ func (n *natsRun) closeNATS() {
 
 func newNATS() *cobra.Command {
 	var (
-		addr, store string
-		syncAlways  bool
-		logs        bool
-		monitorAddr string
-		obs         watchFlags
+		addr, store, creds, auth string
+		syncAlways               bool
+		logs                     bool
+		monitorAddr              string
+		obs                      watchFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "nats",
@@ -213,16 +273,27 @@ coordinators (maker hanoi --nats URL) send them, and journals (--journal
 nats:RUN) and task queues live on it. It prints the client URL on stdout and
 runs until SIGINT or SIGTERM, then stops cleanly (exit status 0).
 
-It listens on loopback by default. To serve other machines, listen on an
-address they reach (--addr 0.0.0.0:4222) and set $` + natsTokenEnv + ` on every
-machine: the server then requires that token, and clients send it. A real NATS
-cluster (nats-server -js) serves the same clients unchanged.`,
+Authentication is on: every client signs in with the nkey of a role, and each
+role gets only its subjects. Workers take jobs and answer the jobs they hold;
+coordinators publish jobs and own journals, leases and task queues; nobody else
+gets in. On first start the keys are generated into --creds (default
+STORE/creds, mode 0700): coordinator.nk and worker.nk are the secrets (mode
+0600) to copy to the machines of each role; coordinator.pub and worker.pub are
+the public keys the server accepts (put your own there, one a line, to keep
+seeds on their machines). Clients find them with --nats-creds DIR or
+$` + natsCredsEnv + `=DIR (or ./` + defaultCredsDir + ` if it exists).
+
+--auth token instead requires the token in $` + natsTokenEnv + ` from every client:
+one shared secret, no roles (any holder can answer jobs or rewrite journals).
+
+It listens on loopback by default; --addr 0.0.0.0:4222 serves other machines.
+A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 		Example: `  maker nats --store ./mdap-nats
-  ` + natsTokenEnv + `=secret maker nats --addr 0.0.0.0:4222 --store /var/lib/mdap-nats`,
+  maker nats --addr 0.0.0.0:4222 --store /var/lib/mdap-nats
+  ` + natsCredsEnv + `=/var/lib/mdap-nats/creds maker worker --nats nats://10.0.0.5:4222 --model sim`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
+			if _, _, err := net.SplitHostPort(addr); err != nil {
 				return usageErr("--addr %q: want HOST:PORT such as %s", addr, cluster.DefaultAddr)
 			}
 			if store == "" {
@@ -232,9 +303,37 @@ cluster (nats-server -js) serves the same clients unchanged.`,
 			if err != nil {
 				return usageErr("--store %q: %v", store, err)
 			}
-			token := os.Getenv(natsTokenEnv)
 			stderr := cmd.ErrOrStderr()
-			cfg := cluster.ServerConfig{Addr: addr, StoreDir: abs, Token: token, SyncAlways: syncAlways, Monitor: monitorAddr}
+			cfg := cluster.ServerConfig{Addr: addr, StoreDir: abs, SyncAlways: syncAlways, Monitor: monitorAddr}
+			var note string
+			switch auth {
+			case "roles":
+				dir := creds
+				if dir == "" {
+					dir = filepath.Join(abs, "creds")
+				}
+				if dir, err = filepath.Abs(dir); err != nil {
+					return usageErr("--creds %q: %v", creds, err)
+				}
+				keys, made, err := cluster.EnsureCredentials(dir)
+				if err != nil {
+					return usageErr("--creds: %w", err)
+				}
+				cfg.Roles = keys
+				state := "kept"
+				if len(made) > 0 {
+					state = "generated now"
+				}
+				note = fmt.Sprintf("credentials in %s (%s): coordinator.nk for coordinators, worker.nk for workers; on their machines: export %s=%s (or --nats-creds)", dir, state, natsCredsEnv, dir)
+			case "token":
+				cfg.Token = os.Getenv(natsTokenEnv)
+				if cfg.Token == "" {
+					return usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
+				}
+				note = fmt.Sprintf("warning: --auth token: every holder of $%s may do anything, answer jobs and rewrite journals included; the default --auth roles separates workers from coordinators", natsTokenEnv)
+			default:
+				return usageErr("--auth %q: use roles (the default) or token", auth)
+			}
 			if err := obs.start(cmd.Context(), "maker-nats", cmd.ErrOrStderr()); err != nil {
 				return err
 			}
@@ -256,9 +355,7 @@ cluster (nats-server -js) serves the same clients unchanged.`,
 				fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
 			}
 			fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), abs)
-			if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && token == "" {
-				fmt.Fprintf(stderr, "maker nats: warning: listening on %s without a token: anyone who reaches it can use it; set $%s\n", host, natsTokenEnv)
-			}
+			fmt.Fprintf(stderr, "maker nats: %s\n", note)
 			<-cmd.Context().Done()
 			fmt.Fprintln(stderr, "maker nats: stopping")
 			return nil
@@ -267,10 +364,13 @@ cluster (nats-server -js) serves the same clients unchanged.`,
 	fs := cmd.Flags()
 	fs.StringVar(&addr, "addr", cluster.DefaultAddr, "HOST:PORT to listen on (port 0: a free one, printed)")
 	fs.StringVar(&store, "store", "mdap-nats", "folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts")
+	fs.StringVar(&creds, "creds", "", "folder of the role credentials (generated when missing; default STORE/creds)")
+	fs.StringVar(&auth, "auth", "roles", "roles (nkeys per role, each role only its subjects) or token ($"+natsTokenEnv+", no roles)")
 	fs.BoolVar(&syncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
 	fs.BoolVar(&logs, "log", false, "the server's log on stderr")
 	fs.StringVar(&monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1")
 	obs.register(fs, false)
+	cmd.AddCommand(newNATSLs(), newNATSRm())
 	return cmd
 }
 
@@ -278,7 +378,7 @@ cluster (nats-server -js) serves the same clients unchanged.`,
 // for every task, each task's samples drawn by the workers of its route
 // (for the simulated model, the task's seed is part of it).
 func (f *runFlags) natsBatchModel() (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
-	if err := f.connectNATS("maker coordinator"); err != nil {
+	if err := f.connectNATS(cluster.RoleCoordinator, "maker coordinator"); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
@@ -318,7 +418,7 @@ func (f *runFlags) solveOverNATS(ctx context.Context, tasksFile string, jobs []b
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00k=%d max_tokens=%d seed=%d\x00", content, route, f.k, f.maxTokens, f.seed)
 	sum, err := cluster.SolveBatch(ctx, f.js, cluster.BatchConfig{
-		Queue: "solve-" + hex.EncodeToString(h.Sum(nil)[:6]), Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
+		Queue: "solve-" + hex.EncodeToString(h.Sum(nil)[:6]), MaxAge: f.natsKeep, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
 		Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) },
 	})
 	if err != nil && ctx.Err() == nil {

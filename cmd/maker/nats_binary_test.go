@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker/cluster"
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,13 +24,16 @@ import (
 // and red flags happen; workers and coordinators give the same flags.
 var natsSim = []string{"--model", "sim", "--seed", "11", "--p", "0.9", "--flag-rate", "0.05"}
 
-// startNATS runs `maker nats` on a free loopback port and returns its URL.
+// startNATS runs `maker nats` on a free loopback port and returns its URL;
+// $MDAP_NATS_CREDS names its credentials folder for the test's children.
 func startNATS(t *testing.T) string {
 	t.Helper()
 	out, err := os.Create(filepath.Join(t.TempDir(), "nats.out"))
 	require.NoError(t, err)
 	defer out.Close()
-	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", t.TempDir())
+	store := t.TempDir()
+	t.Setenv(natsCredsEnv, filepath.Join(store, "creds"))
+	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", store)
 	var url string
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(out.Name())
@@ -43,6 +47,20 @@ func startNATS(t *testing.T) string {
 		}
 	})
 	return url
+}
+
+// connectRole connects to url with the role's credential from
+// $MDAP_NATS_CREDS.
+func connectRole(t *testing.T, url string, role cluster.Role) jetstream.JetStream {
+	t.Helper()
+	opts, err := cluster.Credentials(cluster.SeedFile(os.Getenv(natsCredsEnv), role), t.Name())
+	require.NoError(t, err)
+	nc, err := cluster.Connect(url, t.Name(), opts...)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return js
 }
 
 // startWorker runs `maker worker` on url.
@@ -155,11 +173,7 @@ func TestBinaryNATSCoordinatorKilledAndResumed(t *testing.T) {
 
 	url := startNATS(t)
 	workers := []*child{startWorker(t, url, "--inflight", "2"), startWorker(t, url, "--inflight", "2")}
-	nc, err := cluster.Connect(url, t.Name())
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	js := connectRole(t, url, cluster.RoleCoordinator)
 	lines := func() uint64 {
 		st, err := js.Stream(context.Background(), cluster.JournalStreamPrefix+"run-1")
 		if err != nil {
@@ -199,4 +213,157 @@ func TestBinaryNATSCoordinatorKilledAndResumed(t *testing.T) {
 	c := start(t, nil, args...)
 	assert.Equal(t, 2, c.wait(t, 30*time.Second))
 	assert.Contains(t, c.stderr.String(), "journal already exists")
+}
+
+// TestBinaryNATSAuthOnByDefault: maker nats generates role credentials
+// (mode 0600) and refuses a client without them, with a message naming
+// both ways in; a token server's wrong token gets the same hint.
+func TestBinaryNATSAuthOnByDefault(t *testing.T) {
+	url := startNATS(t)
+	dir := os.Getenv(natsCredsEnv)
+	for _, r := range cluster.Roles {
+		st, err := os.Stat(cluster.SeedFile(dir, r))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "the %s seed is private", r)
+	}
+	w := start(t, nil, append([]string{"worker", "--nats", url, "--nats-creds", filepath.Join(dir, "nope.nk")}, natsSim...)...)
+	assert.Equal(t, 2, w.wait(t, 30*time.Second), "an unreadable credential is bad usage: %s", w.stderr.String())
+
+	t.Setenv(natsCredsEnv, "")
+	for _, args := range [][]string{
+		append([]string{"worker", "--nats", url}, natsSim...),
+		{"hanoi", "--disks", "3", "--nats", url},
+	} {
+		c := start(t, nil, args...)
+		assert.Equal(t, 1, c.wait(t, 30*time.Second), "%v", args)
+		assert.Contains(t, c.stderr.String(), "refused no credentials", "%v", args)
+		assert.Contains(t, c.stderr.String(), natsCredsEnv)
+		assert.Contains(t, c.stderr.String(), natsTokenEnv)
+	}
+
+	// A worker signed in as a worker serves; one with the coordinator's
+	// credential cannot take jobs (its consumer is refused).
+	t.Setenv(natsCredsEnv, dir)
+	bad := start(t, nil, append([]string{"worker", "--nats", url, "--nats-creds", cluster.SeedFile(dir, cluster.RoleCoordinator)}, natsSim...)...)
+	assert.Equal(t, 1, bad.wait(t, time.Minute), "a coordinator cannot be a worker: %s", bad.stderr.String())
+
+	// --auth token: the token without roles, and a wrong one's hint.
+	t.Setenv(natsTokenEnv, "")
+	c := start(t, nil, "nats", "--addr", "127.0.0.1:0", "--store", t.TempDir(), "--auth", "token")
+	assert.Equal(t, 2, c.wait(t, 30*time.Second), "--auth token needs the token: %s", c.stderr.String())
+	assert.Contains(t, c.stderr.String(), natsTokenEnv)
+}
+
+// TestBinaryNATSWrongToken: a server with --auth token and a client with
+// another token: exit 1, and the hint names $MDAP_NATS_TOKEN.
+func TestBinaryNATSWrongToken(t *testing.T) {
+	t.Setenv(natsTokenEnv, "right")
+	out, err := os.Create(filepath.Join(t.TempDir(), "nats.out"))
+	require.NoError(t, err)
+	defer out.Close()
+	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", t.TempDir(), "--auth", "token")
+	var url string
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(out.Name())
+		url, _, _ = strings.Cut(string(b), "\n")
+		return strings.HasPrefix(url, "nats://") && strings.Contains(string(b), "\n")
+	}, 20*time.Second, 10*time.Millisecond)
+	t.Setenv(natsCredsEnv, "")
+	t.Setenv(natsTokenEnv, "wrong")
+	c := start(t, nil, "hanoi", "--disks", "3", "--nats", url)
+	assert.Equal(t, 1, c.wait(t, 30*time.Second))
+	assert.Contains(t, c.stderr.String(), "$"+natsTokenEnv)
+	assert.NotContains(t, c.stderr.String(), "start one with")
+	t.Setenv(natsTokenEnv, "right")
+	ls := start(t, nil, "nats", "ls", "--nats", url)
+	assert.Equal(t, 0, ls.wait(t, 30*time.Second), "the right token gets in: %s", ls.stderr.String())
+	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, 0, srv.wait(t, 30*time.Second))
+	assert.Contains(t, srv.stderr.String(), "may do anything", "the token's weakness is said")
+}
+
+// TestBinaryNATSLsRm: maker nats ls lists a finished run's journal and
+// the route of its worker; maker nats rm removes the journal (exit 0),
+// refuses a journal in use (exit 1), and a name with nothing (exit 2).
+func TestBinaryNATSLsRm(t *testing.T) {
+	url := startNATS(t)
+	w := startWorker(t, url, "--inflight", "2")
+	run := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--journal", "nats:lsrun", "--json", "--progress", "off", "--nats-keep", "2h"}, natsSim...)...)
+	require.Equal(t, 0, run.wait(t, time.Minute), run.stderr.String())
+	stopWorkers(t, w)
+
+	js := connectRole(t, url, cluster.RoleCoordinator)
+	busy, err := cluster.CreateJournal(context.Background(), js, "busy", cluster.JournalConfig{})
+	require.NoError(t, err)
+	defer busy.Close()
+
+	ls := start(t, nil, "nats", "ls", "--nats", url, "--json")
+	require.Equal(t, 0, ls.wait(t, 30*time.Second), ls.stderr.String())
+	var list []cluster.Leftover
+	require.NoError(t, json.Unmarshal(ls.stdout.Bytes(), &list), ls.stdout.String())
+	kinds := map[string]cluster.Leftover{}
+	for _, l := range list {
+		kinds[l.Kind+" "+l.Name] = l
+	}
+	require.Contains(t, kinds, "journal lsrun")
+	assert.Equal(t, 2*time.Hour, kinds["journal lsrun"].Retention, "--nats-keep")
+	assert.Positive(t, kinds["journal lsrun"].Messages)
+	assert.NotEmpty(t, kinds["journal busy"].Holder)
+	table := start(t, nil, "nats", "ls", "--nats", url)
+	require.Equal(t, 0, table.wait(t, 30*time.Second))
+	assert.Regexp(t, `(?m)^journal\s+lsrun\s+\d+`, table.stdout.String())
+	assert.Regexp(t, `(?m)^route\s+`, table.stdout.String())
+
+	rm := start(t, nil, "nats", "rm", "lsrun", "--nats", url)
+	require.Equal(t, 0, rm.wait(t, 30*time.Second), rm.stderr.String())
+	assert.Equal(t, "removed journal lsrun\n", rm.stdout.String())
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"lsrun"}, 2, "nothing named"},
+		{[]string{"a.b"}, 2, "run name"},
+		{[]string{"busy"}, 1, "in progress"},
+	} {
+		rm := start(t, nil, append([]string{"nats", "rm", "--nats", url}, c.args...)...)
+		assert.Equal(t, c.code, rm.wait(t, 30*time.Second), "%v: %s", c.args, rm.stderr.String())
+		assert.Contains(t, rm.stderr.String(), c.want, c.args)
+	}
+	bad := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--nats-keep", "1s"}, natsSim...)...)
+	assert.Equal(t, 2, bad.wait(t, 30*time.Second))
+	t.Setenv(natsCredsEnv, "")
+	anon := start(t, nil, "nats", "ls", "--nats", url)
+	assert.Equal(t, 1, anon.wait(t, 30*time.Second), "no credentials, no listing")
+}
+
+// TestBinaryNATSNoWorkerFailsFast: a coordinator with no worker on its
+// route ends with exit 1 naming the cause, long before --timeout.
+func TestBinaryNATSNoWorkerFailsFast(t *testing.T) {
+	url := startNATS(t)
+	began := time.Now()
+	c := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--timeout", "10m", "--progress", "off"}, natsSim...)...)
+	assert.Equal(t, 1, c.wait(t, 3*time.Minute), c.stderr.String())
+	assert.Less(t, time.Since(began), 2*time.Minute, "not --timeout per sample")
+	assert.Contains(t, c.stderr.String(), "no worker serves")
+}
+
+// TestBinaryNATSWithoutJetStream: a server without JetStream gets a
+// message that says so, not "no responders".
+func TestBinaryNATSWithoutJetStream(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	require.NoError(t, err)
+	ns.Start()
+	defer ns.Shutdown()
+	require.True(t, ns.ReadyForConnections(10*time.Second))
+	t.Setenv(natsCredsEnv, "")
+	for _, args := range [][]string{
+		append([]string{"hanoi", "--disks", "3", "--nats", ns.ClientURL()}, natsSim...),
+		append([]string{"worker", "--nats", ns.ClientURL()}, natsSim...),
+	} {
+		c := start(t, nil, args...)
+		assert.Equal(t, 1, c.wait(t, time.Minute), "%v", args)
+		assert.Contains(t, c.stderr.String(), "no JetStream", "%v", args)
+		assert.Contains(t, c.stderr.String(), "-js", "%v", args)
+	}
 }

@@ -21,13 +21,14 @@ var workerModelFlags = append([]string{"model", "base-url", "timeout"}, simFlags
 
 func newWorker() *cobra.Command {
 	var (
-		flags    runFlags
-		natsURL  string
-		inflight int
-		ackWait  time.Duration
-		grace    time.Duration
-		name     string
-		obs      watchFlags
+		flags     runFlags
+		natsURL   string
+		natsCreds string
+		inflight  int
+		ackWait   time.Duration
+		grace     time.Duration
+		name      string
+		obs       watchFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -93,9 +94,9 @@ still running, prints what it did and exits with status 0.`,
 			}
 			defer obs.stop(cmd.Context())
 			model = observe.Model(obs.observer(), model, maker.ModelIdentity(model))
-			n := &natsRun{natsURL: natsURL}
+			n := &natsRun{natsURL: natsURL, natsCreds: natsCreds}
 			obs.probe("engine", n.engineProbe)
-			if err := n.connectNATS("maker worker"); err != nil {
+			if err := n.connectNATS(cluster.RoleWorker, "maker worker"); err != nil {
 				return err
 			}
 			defer n.closeNATS()
@@ -124,7 +125,8 @@ still running, prints what it did and exits with status 0.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&natsURL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222; $"+natsTokenEnv+" is sent as the token")
+	fs.StringVar(&natsURL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222")
+	registerNATSCreds(fs, &natsCreds)
 	fs.IntVar(&inflight, "inflight", 1, "most model calls in progress at once")
 	fs.DurationVar(&ackWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it)")
 	fs.DurationVar(&grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")

@@ -30,6 +30,9 @@ type BatchConfig struct {
 	// Store is this coordinator's results file: every task's result is
 	// written to it at the end, whoever solved it.
 	Store *batch.Store
+	// MaxAge is the retention of the queue, its results and the tasks'
+	// journals when they are created; 0 means DefaultRetention.
+	MaxAge time.Duration
 	// Concurrency is how many tasks this coordinator solves at once.
 	Concurrency int
 	// Notef, if set, receives notes for the user (the queue, a task
@@ -58,7 +61,7 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 	if note == nil {
 		note = func(string, ...any) {}
 	}
-	q, err := OpenTaskQueue(ctx, js, cfg.Queue, TaskQueueConfig{})
+	q, err := OpenTaskQueue(ctx, js, cfg.Queue, TaskQueueConfig{MaxAge: cfg.MaxAge})
 	if err != nil {
 		return batch.Summary{}, err
 	}
@@ -94,7 +97,7 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 		r.Results = resultFunc(func(x batch.Result) error { res = &x; return nil })
 		r.Done = func(batch.Job) (batch.Result, bool) { return batch.Result{}, false }
 		r.Journal = func(batch.Job) (*maker.Journal, error) {
-			j, _, err := OpenOrCreateJournal(ctx, js, cfg.Queue+"_"+c.ID, JournalConfig{WaitLock: DefaultLeaseTTL + 2*time.Second})
+			j, _, err := OpenOrCreateJournal(ctx, js, cfg.Queue+"_"+c.ID, JournalConfig{WaitLock: DefaultLeaseTTL + 2*time.Second, MaxAge: cfg.MaxAge})
 			return j, err
 		}
 		if _, err := r.Run(ctx, []batch.Job{job}); res == nil {

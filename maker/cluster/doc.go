@@ -23,6 +23,17 @@
 //     one machine and for tests; a real NATS cluster serves the same
 //     clients.
 //
+// # Roles
+//
+// A server with roles (ServerConfig.Roles, what maker nats runs) admits
+// only clients signed in with a role's nkey (EnsureCredentials,
+// Credentials) and gives each role only its subjects (Permissions): a
+// worker takes jobs and answers the jobs it holds, a coordinator publishes
+// jobs and owns journals, leases and task queues; every client subscribes
+// under its own inbox only. StockAuthConfig is the same for a stock
+// nats-server. What runs leave is kept DefaultRetention unless chosen
+// otherwise; List and RemoveRun show and remove it.
+//
 // # Routes: where workers and coordinators meet
 //
 // A route is the identity of the model the workers run
@@ -52,7 +63,9 @@
 //     RepliesStream (message id: the job's id) and acknowledges the job,
 //     which leaves the queue.
 //  3. The Drawer's reply consumer hands the reply to the waiting call,
-//     once: a second reply to the same job counts nowhere.
+//     once, if it bears the job's lease key (Job.Lease, readable only by
+//     the worker the job was delivered to): a reply without it is dropped
+//     and counted (DrawerStats.Forged), a second reply counts nowhere.
 //  4. If the call ends first (the race was decided, or the Timeout
 //     passed), the job is withdrawn: deleted from the queue if no worker
 //     took it, and a cancellation notice stops the worker that did.

@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -22,6 +26,13 @@ import (
 // is zero.
 const DefaultTimeout = 2 * time.Minute
 
+// DefaultNoWorker is how long a sample waits, when DrawerConfig.NoWorker
+// is zero, before its Drawer checks that some worker serves its route.
+const DefaultNoWorker = 5 * time.Second
+
+// routeCheckEvery bounds how often a route's consumer is looked up.
+const routeCheckEvery = time.Second
+
 // withdrawTimeout bounds the deletion of a withdrawn job.
 const withdrawTimeout = 5 * time.Second
 
@@ -32,6 +43,13 @@ type DrawerConfig struct {
 	// sample not answered by then fails with ErrNoReply and its job is
 	// withdrawn.
 	Timeout time.Duration
+	// NoWorker is how long a sample waits before the Drawer checks that a
+	// worker serves its route (the route's consumer exists, and a worker
+	// is pulling from it or holds a job); when none does, the sample
+	// fails with ErrNoWorker at once, and so do the route's next samples
+	// until a worker appears, instead of waiting out Timeout. 0 means
+	// DefaultNoWorker; negative never checks.
+	NoWorker time.Duration
 	// Replicas is the replica count of the streams this Drawer creates
 	// (JobsStream, RepliesStream) when they do not exist; 0 means 1.
 	Replicas int
@@ -60,22 +78,30 @@ type DrawerConfig struct {
 //     (ErrEngine, ErrNoReply) and the race draws them again, within its
 //     error budget; queued jobs and replies survive on the server's store.
 type Drawer struct {
-	js      jetstream.JetStream
-	nc      *nats.Conn
-	jobs    jetstream.Stream
-	id      string
-	timeout time.Duration
-	log     *slog.Logger
-	cc      jetstream.ConsumeContext
+	js       jetstream.JetStream
+	nc       *nats.Conn
+	jobs     jetstream.Stream
+	id       string
+	timeout  time.Duration
+	noWorker time.Duration
+	log      *slog.Logger
+	cc       jetstream.ConsumeContext
 
 	mu      sync.Mutex
-	pending map[string]chan Reply
+	pending map[string]waiting
 	closed  bool
 	done    chan struct{}
 	calls   sync.WaitGroup // GenerateContent calls in flight
 	bg      sync.WaitGroup // withdrawals
 
-	published, replies, duplicates, withdrawn, deleted, bad atomic.Int64
+	published, replies, duplicates, withdrawn, deleted, bad, forged atomic.Int64
+}
+
+// waiting is a call waiting for its job's reply, bearing the job's lease.
+type waiting struct {
+	ch    chan Reply
+	lease string
+	m     *Model
 }
 
 // DrawerStats counts what a Drawer did.
@@ -94,6 +120,10 @@ type DrawerStats struct {
 	Withdrawn, Deleted int64
 	// Bad replies that did not decode, dropped.
 	Bad int64
+	// Forged replies named a waiting job without its lease key: they did
+	// not come from the worker the job was delivered to. Dropped; the
+	// call still waits for the reply of the worker holding the job.
+	Forged int64
 }
 
 // NewDrawer creates the sample streams if they do not exist, and this
@@ -106,9 +136,9 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	}
 	d := &Drawer{
 		js: js, nc: js.Conn(), jobs: jobs, id: "d" + nuid.Next(),
-		timeout: cmpOr(cfg.Timeout, DefaultTimeout),
+		timeout: cmpOr(cfg.Timeout, DefaultTimeout), noWorker: cmpOr(cfg.NoWorker, DefaultNoWorker),
 		log:     cfg.Logger,
-		pending: map[string]chan Reply{},
+		pending: map[string]waiting{},
 		done:    make(chan struct{}),
 	}
 	if d.log == nil {
@@ -132,6 +162,13 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 		return nil, fmt.Errorf("%w: consume replies: %w", ErrEngine, err)
 	}
 	return d, nil
+}
+
+// leaseKey is a job's lease key: 128 random bits.
+func leaseKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }
 
 func cmpOr[T comparable](v, def T) T {
@@ -174,7 +211,7 @@ func (d *Drawer) Served(ctx context.Context, route string) (bool, error) {
 func (d *Drawer) Stats() DrawerStats {
 	return DrawerStats{
 		Published: d.published.Load(), Replies: d.replies.Load(), Duplicates: d.duplicates.Load(),
-		Withdrawn: d.withdrawn.Load(), Deleted: d.deleted.Load(), Bad: d.bad.Load(),
+		Withdrawn: d.withdrawn.Load(), Deleted: d.deleted.Load(), Bad: d.bad.Load(), Forged: d.forged.Load(),
 	}
 }
 
@@ -206,34 +243,43 @@ func (d *Drawer) Close() error {
 // onReply hands a reply to its waiting call, once.
 func (d *Drawer) onReply(msg jetstream.Msg) {
 	defer func() { _ = msg.Ack() }()
-	var r Reply
-	if err := json.Unmarshal(msg.Data(), &r); err != nil || r.Version != WireVersion || r.ID == "" {
+	r, err := decodeReply(msg.Data())
+	if err != nil {
 		d.bad.Add(1)
-		d.log.Debug("bad reply dropped", "subject", msg.Subject(), "err", err, "version", r.Version)
+		d.log.Debug("bad reply dropped", "subject", msg.Subject(), "err", err)
 		return
 	}
 	d.mu.Lock()
-	ch, ok := d.pending[r.ID]
-	delete(d.pending, r.ID)
+	w, ok := d.pending[r.ID]
+	forged := ok && subtle.ConstantTimeCompare([]byte(w.lease), []byte(r.Lease)) != 1
+	if ok && !forged {
+		delete(d.pending, r.ID)
+	}
 	d.mu.Unlock()
-	if !ok {
+	switch {
+	case forged:
+		d.forged.Add(1)
+		d.log.Warn("reply without its job's lease dropped (not from the worker holding the job)", "job", r.ID, "worker", r.Worker)
+		return
+	case !ok:
 		d.duplicates.Add(1)
 		d.log.Debug("reply to no waiting call", "job", r.ID, "worker", r.Worker)
 		return
 	}
 	d.replies.Add(1)
-	ch <- r // buffered; the only send, since the entry is gone
+	w.m.alive()
+	w.ch <- r // buffered; the only send, since the entry is gone
 }
 
-// begin registers a call waiting for job id's reply.
-func (d *Drawer) begin(id string) (chan Reply, bool) {
+// begin registers a call waiting for job id's reply, bearing lease.
+func (d *Drawer) begin(id, lease string, m *Model) (chan Reply, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return nil, false
 	}
 	ch := make(chan Reply, 1)
-	d.pending[id] = ch
+	d.pending[id] = waiting{ch: ch, lease: lease, m: m}
 	d.calls.Add(1)
 	return ch, true
 }
@@ -270,6 +316,78 @@ type Model struct {
 	route   string
 	token   string
 	subject string
+
+	mu        sync.Mutex
+	lastAlive time.Time // the last reply, or the last check that found a worker
+	lastCheck time.Time
+	noWorker  bool // the last check found none
+}
+
+// alive records a sign of a worker of the route.
+func (m *Model) alive() {
+	m.mu.Lock()
+	m.lastAlive, m.noWorker = time.Now(), false
+	m.mu.Unlock()
+}
+
+// served returns ErrNoWorker when no worker serves the route: from the
+// last check if it is recent (or, with cached, whatever its age, unless a
+// worker showed up since), else from the route's consumer. It is nil when
+// a worker replied within NoWorker, and whenever the engine cannot say.
+func (m *Model) served(ctx context.Context, recheck bool) error {
+	d := m.d
+	if d.noWorker < 0 {
+		return nil
+	}
+	m.mu.Lock()
+	now := time.Now()
+	switch {
+	case now.Sub(m.lastAlive) < d.noWorker:
+		m.mu.Unlock()
+		return nil
+	case now.Sub(m.lastCheck) < routeCheckEvery || (!recheck && !m.noWorker):
+		none := m.noWorker
+		m.mu.Unlock()
+		if none {
+			return m.errNoWorker()
+		}
+		return nil
+	}
+	m.lastCheck = now
+	m.mu.Unlock()
+	// Twice, a little apart: a worker between two pulls has no pull
+	// waiting for an instant.
+	none := true
+	for i := 0; i < 2 && none; i++ {
+		if i > 0 {
+			_ = wait.Sleep(ctx, routeCheckEvery/4)
+		}
+		cctx, cancel := context.WithTimeout(ctx, routeCheckEvery)
+		info, err := d.js.Consumer(cctx, JobsStream, workerConsumer(m.token))
+		cancel()
+		switch {
+		case errors.Is(err, jetstream.ErrConsumerNotFound):
+		case err != nil:
+			return nil // the engine cannot say: the Timeout decides
+		default:
+			ci := info.CachedInfo()
+			none = ci.NumWaiting == 0 && ci.NumAckPending == 0
+		}
+	}
+	m.mu.Lock()
+	m.noWorker = none
+	if !none {
+		m.lastAlive = time.Now()
+	}
+	m.mu.Unlock()
+	if none {
+		return m.errNoWorker()
+	}
+	return nil
+}
+
+func (m *Model) errNoWorker() error {
+	return fmt.Errorf("%w: no worker serves %s on the engine (none is pulling jobs or holds one): start maker worker with the same model", ErrNoWorker, m.route)
 }
 
 var (
@@ -308,7 +426,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		return nil, err
 	}
 	d := m.d
-	job := Job{Version: WireVersion, ID: nuid.Next(), Route: m.route, Options: callOptionsOf(opts)}
+	job := Job{Version: WireVersion, ID: nuid.Next(), Route: m.route, Options: callOptionsOf(opts), Lease: leaseKey()}
 	job.ReplyTo = repliesSubject + d.id + "." + job.ID
 	if id, ok := maker.SampleIDFrom(ctx); ok {
 		job.Sample = &Sample{Step: id.Step, Index: id.Index}
@@ -321,7 +439,10 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode the job: %w", ErrUndecodable, err)
 	}
-	ch, ok := d.begin(job.ID)
+	if err := m.served(ctx, false); err != nil {
+		return nil, err
+	}
+	ch, ok := d.begin(job.ID, job.Lease, m)
 	if !ok {
 		return nil, ErrClosed
 	}
@@ -345,11 +466,27 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		return nil, fmt.Errorf("%w: publish a job for %s: %w", ErrEngine, m.route, err)
 	}
 	d.published.Add(1)
-	select {
-	case r := <-ch:
-		return r.response(m.route)
-	case <-callCtx.Done():
-	case <-d.done:
+	var check <-chan time.Time
+	if d.noWorker > 0 {
+		t := time.NewTicker(d.noWorker)
+		defer t.Stop()
+		check = t.C
+	}
+	var noWorker error
+wait:
+	for {
+		select {
+		case r := <-ch:
+			return r.response(m.route)
+		case <-callCtx.Done():
+			break wait
+		case <-d.done:
+			break wait
+		case <-check:
+			if noWorker = m.served(callCtx, true); noWorker != nil {
+				break wait
+			}
+		}
 	}
 	select {
 	case r := <-ch:
@@ -362,6 +499,8 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case noWorker != nil:
+		return nil, noWorker
 	case callCtx.Err() != nil:
 		return nil, fmt.Errorf("%w: %s: no reply within %s", ErrNoReply, m.route, d.timeout)
 	}

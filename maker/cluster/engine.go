@@ -39,6 +39,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		s, err = js.Stream(ctx, cfg.Name)
 	}
+	if noJetStream(err) {
+		return nil, errNoJetStream("stream "+cfg.Name, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: stream %s: %w", ErrEngine, cfg.Name, err)
 	}
@@ -86,4 +89,13 @@ func ensureSampleStreams(ctx context.Context, js jetstream.JetStream, n int) (jo
 		return nil, err
 	}
 	return jobs, nil
+}
+
+// noJetStream reports whether err says the server has no JetStream.
+func noJetStream(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount)
+}
+
+func errNoJetStream(what string, err error) error {
+	return fmt.Errorf("%w (%s: %w): start nats-server with -js (JetStream), or use maker nats", ErrNoJetStream, what, err)
 }

@@ -1,6 +1,9 @@
 package cluster
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of this package, for errors.Is. Journal errors also wrap the
 // maker package's journal sentinels (maker.ErrJournalLocked,
@@ -25,6 +28,14 @@ var (
 	// failed sample, counted against the vote's error budget.
 	ErrNoReply = errors.New("no worker replied in time")
 
+	// ErrNoWorker: no worker serves the sample's route (see
+	// DrawerConfig.NoWorker); it wraps ErrNoReply. The job is withdrawn.
+	ErrNoWorker = fmt.Errorf("%w: no worker serves the route", ErrNoReply)
+
+	// ErrNoJetStream: the server has no JetStream (a nats-server started
+	// without -js); it wraps ErrEngine.
+	ErrNoJetStream = fmt.Errorf("%w: the server has no JetStream", ErrEngine)
+
 	// ErrRemote: the worker's model failed the call. It wraps the remote
 	// error as an *llms.Error when the worker's error had a code (a rate
 	// limit, say), so llms.IsRateLimitError and maker.RetryAfter see it.
@@ -34,10 +45,15 @@ var (
 	// job is terminated (never redelivered); a bad reply is dropped.
 	ErrUndecodable = errors.New("undecodable message")
 
-	// ErrLeaseLost: a journal's lease expired or another coordinator took
-	// the run over; this journal refuses to write (its appends are fenced
-	// by the stream's expected last sequence in any case).
-	ErrLeaseLost = errors.New("journal lease lost to another coordinator")
+	// ErrLeaseLost: a journal's lease expired (the engine did not answer
+	// for a whole lease TTL) or another coordinator took the run over; the
+	// message says which. This journal refuses to write (its appends are
+	// fenced by the stream's expected last sequence in any case).
+	ErrLeaseLost = errors.New("journal lease lost")
+
+	// ErrLeaseTaken: another coordinator wrote the journal; it wraps
+	// ErrLeaseLost.
+	ErrLeaseTaken = fmt.Errorf("%w to another coordinator", ErrLeaseLost)
 
 	// ErrAlreadyCompleted: a task of a TaskQueue already has a result; the
 	// first result stands.

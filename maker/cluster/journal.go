@@ -41,6 +41,12 @@ type JournalConfig struct {
 	// Replicas is the replica count of the journal stream and the lease
 	// bucket when they are created; 0 means 1.
 	Replicas int
+	// MaxAge is the retention of a journal created now: its lines are
+	// removed that long after they were written; 0 means
+	// DefaultRetention. A run resumed after its first lines expired is
+	// refused (maker.ErrJournalCorrupt, naming the retention); remove
+	// what is left with RemoveRun (maker nats rm RUN).
+	MaxAge time.Duration
 }
 
 // JournalName is the name a journal on the engine goes by in messages
@@ -80,8 +86,9 @@ func OpenJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 	return openJournal(ctx, js, run, cfg, false)
 }
 
-func journalStreamConfig(run string, n int) jetstream.StreamConfig {
+func journalStreamConfig(run string, n int, maxAge time.Duration) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
+		MaxAge:      cmpOr(maxAge, DefaultRetention),
 		Name:        JournalStreamPrefix + run,
 		Description: "mdap journal of run " + run,
 		Subjects:    []string{journalSubject + run},
@@ -96,6 +103,9 @@ func openJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 	if err := checkName("run", run); err != nil {
 		return nil, err
 	}
+	if cfg.MaxAge < 0 {
+		return nil, fmt.Errorf("%w: journal MaxAge %s: must be 0 (the default) or positive", ErrConfig, cfg.MaxAge)
+	}
 	l, err := acquireLease(ctx, js, run, cfg)
 	if err != nil {
 		return nil, err
@@ -103,7 +113,7 @@ func openJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 	st, err := js.Stream(ctx, JournalStreamPrefix+run)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound) && create:
-		st, err = ensureStream(ctx, js, journalStreamConfig(run, cfg.Replicas))
+		st, err = ensureStream(ctx, js, journalStreamConfig(run, cfg.Replicas, cfg.MaxAge))
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		err = fmt.Errorf("%w: the engine has no journal for run %q (start a run with it first)", maker.ErrJournalPath, run)
 	case err != nil:
@@ -120,11 +130,14 @@ func openJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 	}
 	if create && s.lines > 0 {
 		l.release()
-		return nil, fmt.Errorf("%w: %s has %d lines (resume it, or delete it to start over)", maker.ErrJournalExists, JournalName(run), s.lines)
+		return nil, fmt.Errorf("%w: %s has %d lines (resume it, or remove it with: maker nats rm %s)", maker.ErrJournalExists, JournalName(run), s.lines, run)
 	}
 	j, err := maker.NewJournal(s)
 	if err != nil {
 		l.release()
+		if s.first > 1 && s.maxAge > 0 && errors.Is(err, maker.ErrJournalCorrupt) {
+			err = fmt.Errorf("%w (its lines before sequence %d are gone: the journal's retention is %s, and older lines are removed; remove what is left with: maker nats rm %s)", err, s.first, s.maxAge, run)
+		}
 		return nil, err
 	}
 	return j, nil
@@ -193,11 +206,12 @@ type journalStore struct {
 	subject string
 	lease   *lease
 
-	first uint64 // the sequence of line 0
-	last  uint64 // the stream's last sequence, appends counted
-	lines int
-	acks  []jetstream.PubAckFuture // appends not yet confirmed
-	err   error                    // the first failed append: the store is then unusable
+	maxAge time.Duration // the stream's retention
+	first  uint64        // the sequence of line 0
+	last   uint64        // the stream's last sequence, appends counted
+	lines  int
+	acks   []jetstream.PubAckFuture // appends not yet confirmed
+	err    error                    // the first failed append: the store is then unusable
 }
 
 func (s *journalStore) load(ctx context.Context) error {
@@ -211,6 +225,7 @@ func (s *journalStore) load(ctx context.Context) error {
 	if st.Msgs == 0 {
 		s.first = st.LastSeq + 1
 	}
+	s.maxAge = info.Config.MaxAge
 	if s.lines > 0 && st.LastSeq-st.FirstSeq+1 != st.Msgs {
 		return fmt.Errorf("%w: %s has %d lines between sequences %d and %d: lines were deleted", maker.ErrJournalCorrupt, JournalName(s.run), st.Msgs, st.FirstSeq, st.LastSeq)
 	}
@@ -295,7 +310,7 @@ func (s *journalStore) Flush() error {
 		case err := <-f.Err():
 			s.err = fmt.Errorf("%w: append to %s: %w", ErrEngine, s.Name(), err)
 			if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) {
-				s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseLost, s.Name(), err)
+				s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseTaken, s.Name(), err)
 			}
 		case <-t.C:
 			s.err = fmt.Errorf("%w: append to %s: no acknowledgement within %s", ErrEngine, s.Name(), opTimeout)
@@ -375,6 +390,9 @@ func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg JournalConfig)
 	if errors.Is(err, jetstream.ErrBucketExists) {
 		kv, err = js.KeyValue(ctx, LeaseBucket)
 	}
+	if noJetStream(err) {
+		return nil, 0, errNoJetStream("lease bucket", err)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: lease bucket: %w", ErrEngine, err)
 	}
@@ -448,9 +466,9 @@ func (l *lease) refresh() {
 		case err == nil:
 			l.rev, last = next, time.Now()
 		case errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound):
-			l.lost = fmt.Errorf("%w: %s: %w", ErrLeaseLost, JournalName(l.key), err)
+			l.lost = fmt.Errorf("%w: %s was taken over by another coordinator (or removed) after this one missed its refreshes: %w", ErrLeaseLost, JournalName(l.key), err)
 		case time.Since(last) >= l.ttl:
-			l.lost = fmt.Errorf("%w: %s: not refreshed for %s: %w", ErrLeaseLost, JournalName(l.key), l.ttl, err)
+			l.lost = fmt.Errorf("%w: %s: the engine did not answer for %s, so the lease expired (an outage, no other coordinator involved); resume the run once the engine is back: %w", ErrLeaseLost, JournalName(l.key), l.ttl, err)
 		}
 		lost := l.lost != nil
 		l.mu.Unlock()

@@ -29,7 +29,7 @@ func testJS(t *testing.T) jetstream.JetStream {
 func TestJournalAppendsAreFenced(t *testing.T) {
 	js := testJS(t)
 	ctx := context.Background()
-	st, err := ensureStream(ctx, js, journalStreamConfig("f", 1))
+	st, err := ensureStream(ctx, js, journalStreamConfig("f", 1, 0))
 	require.NoError(t, err)
 	a := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
 	b := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
@@ -80,7 +80,7 @@ func TestJournalLeaseLostRefusesAppends(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return l.check() != nil }, 5*time.Second, 20*time.Millisecond)
 	require.ErrorIs(t, l.check(), ErrLeaseLost)
-	st, err := ensureStream(ctx, js, journalStreamConfig("x", 1))
+	st, err := ensureStream(ctx, js, journalStreamConfig("x", 1, 0))
 	require.NoError(t, err)
 	s := &journalStore{js: js, stream: st, run: "x", subject: journalSubject + "x", lease: l}
 	require.NoError(t, s.load(ctx))
@@ -90,4 +90,28 @@ func TestJournalLeaseLostRefusesAppends(t *testing.T) {
 	e, err := kv.Get(ctx, "x")
 	require.NoError(t, err)
 	assert.Equal(t, "other", string(e.Value()), "the loser's release leaves the new holder's lease alone")
+}
+
+// A lease whose refreshes go unanswered for a whole TTL (the server is
+// down) is lost, and the message says it was an outage, not another
+// coordinator.
+func TestJournalLeaseLostToAnOutageSaysSo(t *testing.T) {
+	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	defer srv.Shutdown()
+	nc, err := Connect(srv.ClientURL(), t.Name())
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	l, err := acquireLease(context.Background(), js, "o", JournalConfig{LeaseTTL: time.Second})
+	require.NoError(t, err)
+	defer l.stopRefresh()
+	srv.Shutdown()
+	require.Eventually(t, func() bool { return l.check() != nil }, 10*time.Second, 20*time.Millisecond)
+	err = l.check()
+	require.ErrorIs(t, err, ErrLeaseLost)
+	assert.NotErrorIs(t, err, ErrLeaseTaken)
+	assert.Contains(t, err.Error(), "did not answer")
+	assert.NotContains(t, err.Error(), "another coordinator")
 }

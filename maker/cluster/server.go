@@ -24,8 +24,14 @@ type ServerConfig struct {
 	// tasks); required. A restarted server on the same folder has them
 	// all back.
 	StoreDir string
-	// Token, if set, is required from every client (nats.Token, or
-	// nats://TOKEN@host:port).
+	// Roles, if set, are the public nkeys the server accepts, by role
+	// (see Role, EnsureCredentials): a client signs in with a role's seed
+	// (Credentials) and gets that role's subjects only; any other client
+	// is refused. This is how maker nats runs by default.
+	Roles RoleKeys
+	// Token, if set (and Roles not), is required from every client
+	// (nats.Token, or nats://TOKEN@host:port). A token gives every holder
+	// every subject: prefer Roles.
 	Token string
 	// SyncAlways makes JetStream fsync every write before acknowledging
 	// it, so an acknowledged journal line survives a power loss of this
@@ -80,6 +86,9 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
+	if len(cfg.Roles) > 0 && cfg.Token != "" {
+		return nil, fmt.Errorf("%w: give roles or a token, not both", ErrConfig)
+	}
 	opts := &server.Options{
 		Host:          host,
 		Port:          port,
@@ -92,6 +101,10 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	if err := monitor(opts, cfg.Monitor); err != nil {
 		return nil, err
+	}
+	if len(cfg.Roles) > 0 {
+		opts.CustomClientAuthentication = newRoleAuth(cfg.Roles)
+		opts.AlwaysEnableNonce = true
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {

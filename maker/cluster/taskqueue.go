@@ -27,6 +27,11 @@ type TaskQueueConfig struct {
 	// Replicas is the replica count of the queue's stream and result
 	// bucket when they are created; 0 means 1.
 	Replicas int
+	// MaxAge is the retention of the queue's tasks and results when they
+	// are created: a task or result older than that is removed; 0 means
+	// DefaultRetention. The queue's consumer goes after
+	// DefaultConsumerInactive without a coordinator.
+	MaxAge time.Duration
 }
 
 // TaskQueue spreads the tasks of a batch over several coordinators: a
@@ -66,6 +71,10 @@ func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg
 	if cfg.AckWait < 0 || (cfg.AckWait > 0 && cfg.AckWait < time.Second) {
 		return nil, fmt.Errorf("%w: task AckWait %s: use at least 1s", ErrConfig, cfg.AckWait)
 	}
+	if cfg.MaxAge < 0 {
+		return nil, fmt.Errorf("%w: queue MaxAge %s: must be 0 (the default) or positive", ErrConfig, cfg.MaxAge)
+	}
+	maxAge := cmpOr(cfg.MaxAge, DefaultRetention)
 	q := &TaskQueue{js: js, name: name, ackWait: cmpOr(cfg.AckWait, DefaultTaskAckWait)}
 	var err error
 	q.stream, err = ensureStream(ctx, js, jetstream.StreamConfig{
@@ -75,17 +84,19 @@ func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg
 		Retention:   jetstream.WorkQueuePolicy,
 		Storage:     jetstream.FileStorage,
 		Replicas:    replicas(cfg.Replicas),
-		Duplicates:  time.Hour,
+		Duplicates:  min(time.Hour, maxAge),
+		MaxAge:      maxAge,
 	})
 	if err != nil {
 		return nil, err
 	}
 	q.cons, err = js.CreateOrUpdateConsumer(ctx, TaskStreamPrefix+name, jetstream.ConsumerConfig{
-		Durable:       "coordinators",
-		Description:   "mdap coordinators of queue " + name,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       q.ackWait,
-		MaxAckPending: -1,
+		Durable:           "coordinators",
+		Description:       "mdap coordinators of queue " + name,
+		AckPolicy:         jetstream.AckExplicitPolicy,
+		AckWait:           q.ackWait,
+		MaxAckPending:     -1,
+		InactiveThreshold: DefaultConsumerInactive,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: the consumer of queue %s: %w", ErrEngine, name, err)
@@ -94,6 +105,7 @@ func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg
 		Bucket:      ResultBucketPrefix + name,
 		Description: "mdap results of queue " + name,
 		History:     1,
+		TTL:         maxAge,
 		Storage:     jetstream.FileStorage,
 		Replicas:    replicas(cfg.Replicas),
 	})

@@ -31,6 +31,12 @@ type Job struct {
 	Route string `json:"route"`
 	// ReplyTo is the subject of RepliesStream the reply goes to.
 	ReplyTo string `json:"reply_to"`
+	// Lease is the job's lease key: a random secret that only the worker
+	// the engine delivered the job to can read (on a server with roles,
+	// nobody else can read a job). Its reply carries it back, and the
+	// Drawer drops a reply without it (DrawerStats.Forged): a reply is
+	// bound to the lease granted for its job.
+	Lease string `json:"lease,omitempty"`
 	// Sample is the sample's identity (maker.SampleIDFrom on the
 	// coordinator's context), put back in the worker's context so that a
 	// reproducible model answers the same on any machine.
@@ -174,13 +180,17 @@ func (c CallOptions) option() llms.CallOption {
 }
 
 // Reply is a worker's answer to a Job, JSON-encoded on the job's ReplyTo
-// subject with the NATS message id set to the job's ID: the engine keeps
-// one reply per job even when a redelivered job is answered twice, and the
-// Drawer counts only the first that reaches it.
+// subject with the NATS message id set to the job's lease key (its ID for
+// a job without one): the engine keeps one reply per job even when a
+// redelivered job is answered twice, a reply forged without the key cannot
+// take the honest reply's message id, and the Drawer counts only the first
+// reply bearing the job's lease that reaches it.
 type Reply struct {
 	Version int `json:"v"`
 	// ID is the job's.
 	ID string `json:"id"`
+	// Lease is the job's Lease, echoed.
+	Lease string `json:"lease,omitempty"`
 	// Worker names the worker that drew the sample, for logs.
 	Worker string `json:"worker,omitempty"`
 	// Choices is the model's response; empty when Error is set.
@@ -301,6 +311,32 @@ func (r Reply) response(route string) (*llms.ContentResponse, error) {
 		resp.Choices = append(resp.Choices, cc)
 	}
 	return resp, nil
+}
+
+// decodeJob reads a job from the engine: ErrUndecodable unless it is JSON
+// of this WireVersion with an id and a reply subject.
+func decodeJob(data []byte) (Job, error) {
+	var job Job
+	if err := json.Unmarshal(data, &job); err != nil {
+		return Job{}, fmt.Errorf("%w: job: %w", ErrUndecodable, err)
+	}
+	if job.Version != WireVersion || job.ID == "" || job.ReplyTo == "" {
+		return Job{}, fmt.Errorf("%w: job of version %d, id %q, reply subject %q: want version %d with both", ErrUndecodable, job.Version, job.ID, job.ReplyTo, WireVersion)
+	}
+	return job, nil
+}
+
+// decodeReply reads a reply from the engine: ErrUndecodable unless it is
+// JSON of this WireVersion with an id.
+func decodeReply(data []byte) (Reply, error) {
+	var r Reply
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Reply{}, fmt.Errorf("%w: reply: %w", ErrUndecodable, err)
+	}
+	if r.Version != WireVersion || r.ID == "" {
+		return Reply{}, fmt.Errorf("%w: reply of version %d, id %q: want version %d with an id", ErrUndecodable, r.Version, r.ID, WireVersion)
+	}
+	return r, nil
 }
 
 // asLLMError finds an *llms.Error in err's chain.

@@ -172,6 +172,8 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		AckWait:       w.ackWait,
 		MaxDeliver:    cmpOr(cfg.MaxDeliver, DefaultMaxDeliver),
 		MaxAckPending: -1,
+		// A route nobody serves any more leaves no consumer behind.
+		InactiveThreshold: DefaultConsumerInactive,
 	}
 	if err := w.ensureConsumer(ctx); err != nil {
 		return nil, err
@@ -325,10 +327,10 @@ func (w *Worker) untrack(id string) {
 
 // handle draws one job's sample and replies.
 func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
-	var job Job
-	if err := json.Unmarshal(msg.Data(), &job); err != nil || job.Version != WireVersion || job.ID == "" || job.ReplyTo == "" {
+	job, derr := decodeJob(msg.Data())
+	if derr != nil {
 		w.bad.Add(1)
-		w.log.Warn("bad job terminated", "subject", msg.Subject(), "err", err)
+		w.log.Warn("bad job terminated", "subject", msg.Subject(), "err", derr)
 		_ = msg.TermWithReason("undecodable job")
 		return
 	}
@@ -372,13 +374,17 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 		_ = msg.Nak()
 		return
 	}
-	data, merr := json.Marshal(replyOf(job.ID, w.name, resp, err, took))
+	reply := replyOf(job.ID, w.name, resp, err, took)
+	reply.Lease = job.Lease
+	data, merr := json.Marshal(reply)
 	if merr != nil {
-		data, _ = json.Marshal(replyOf(job.ID, w.name, nil, fmt.Errorf("the reply could not be encoded: %w", merr), took))
+		reply = replyOf(job.ID, w.name, nil, fmt.Errorf("the reply could not be encoded: %w", merr), took)
+		reply.Lease = job.Lease
+		data, _ = json.Marshal(reply)
 	}
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), publishTimeout)
 	defer pcancel()
-	if _, perr := w.js.Publish(pctx, job.ReplyTo, data, jetstream.WithMsgID(job.ID), jetstream.WithExpectStream(RepliesStream)); perr != nil {
+	if _, perr := w.js.Publish(pctx, job.ReplyTo, data, jetstream.WithMsgID(cmpOr(job.Lease, job.ID)), jetstream.WithExpectStream(RepliesStream)); perr != nil {
 		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
 		w.released.Add(1)
 		_ = msg.Nak()

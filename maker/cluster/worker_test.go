@@ -109,7 +109,9 @@ func TestDeadWorkersJobIsRedelivered(t *testing.T) {
 }
 
 // A reply that arrives twice (a redelivered job answered by two workers)
-// counts once; the engine itself drops a second reply with the job's id.
+// counts once; the engine itself drops a second reply with the job's
+// lease as its message id. A reply without the job's lease, sent first
+// under the job's id, displaces nothing: it is dropped and counted.
 func TestReplyTwiceCountsOnce(t *testing.T) {
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
@@ -135,8 +137,12 @@ func TestReplyTwiceCountsOnce(t *testing.T) {
 			if !assert.NoError(t, jsonUnmarshal(msg.Data(), &job)) {
 				return
 			}
-			for i, msgID := range []string{job.ID, job.ID, job.ID + "-again"} {
-				r := cluster.Reply{Version: cluster.WireVersion, ID: job.ID, Worker: "hand", Choices: []cluster.Choice{{Content: []string{"one", "two", "three"}[i]}}}
+			forged := cluster.Reply{Version: cluster.WireVersion, ID: job.ID, Worker: "forger", Choices: []cluster.Choice{{Content: "forged"}}}
+			if _, err := wjs.Publish(ctx, job.ReplyTo, jsonMarshal(t, forged), jetstream.WithMsgID(job.ID)); !assert.NoError(t, err) {
+				return
+			}
+			for i, msgID := range []string{job.Lease, job.Lease, job.Lease + "-again"} {
+				r := cluster.Reply{Version: cluster.WireVersion, ID: job.ID, Lease: job.Lease, Worker: "hand", Choices: []cluster.Choice{{Content: []string{"one", "two", "three"}[i]}}}
 				ack, err := wjs.Publish(ctx, job.ReplyTo, jsonMarshal(t, r), jetstream.WithMsgID(msgID))
 				if !assert.NoError(t, err) {
 					return
@@ -149,7 +155,8 @@ func TestReplyTwiceCountsOnce(t *testing.T) {
 	text, err := m.Call(ctx, "hi")
 	require.NoError(t, err)
 	assert.Equal(t, "one", text)
-	assert.Equal(t, []bool{false, true, false}, <-done, "the engine drops the second reply with the job's id")
+	assert.Equal(t, []bool{false, true, false}, <-done, "the engine drops the second reply with the job's lease")
+	assert.Equal(t, int64(1), d.Stats().Forged, "the reply without the lease")
 	require.Eventually(t, func() bool { return d.Stats().Duplicates == 1 }, 5*time.Second, 10*time.Millisecond,
 		"the third reply, under another id, reaches the drawer and counts nowhere")
 	assert.Equal(t, int64(1), d.Stats().Replies)

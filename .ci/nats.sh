@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# CI stage: the engine's roles on a stock nats-server (docs/nats.md).
+# A nats-server of NATS_SERVER_VERSION is reused when there is one
+# ($MDAP_NATS_SERVER, $(go env GOPATH)/bin/nats-server, or nats-server on
+# PATH, checked with `go version -m`); otherwise it is installed with
+# `go install` into $(go env GOPATH)/bin. Then TestStockNATSServerRoles runs
+# against it (a rogue with no credentials and with worker credentials).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NATS_SERVER_VERSION=v2.15.2
+gobin="$(go env GOPATH | cut -d: -f1)/bin"
+
+is_nats_server() {
+  [ -n "$1" ] && [ -x "$1" ] &&
+    go version -m "$1" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+github\.com/nats-io/nats-server/v2[[:space:]]+${NATS_SERVER_VERSION}([[:space:]]|$)"
+}
+
+bin=""
+for candidate in "${MDAP_NATS_SERVER:-}" "$gobin/nats-server" "$(command -v nats-server 2>/dev/null || true)"; do
+  if is_nats_server "$candidate"; then bin=$candidate; break; fi
+done
+if [ -z "$bin" ]; then
+  echo "nats-server $NATS_SERVER_VERSION: not installed; installing it into $gobin"
+  GOBIN="$gobin" go install "github.com/nats-io/nats-server/v2@$NATS_SERVER_VERSION"
+  bin="$gobin/nats-server"
+else
+  echo "nats-server $NATS_SERVER_VERSION: reusing $bin"
+fi
+MDAP_NATS_SERVER="$bin" go test -race -count=1 -run '^TestStockNATSServerRoles$' -v ./maker/cluster | grep -E '^(=== RUN|--- |ok|FAIL|PASS)'

@@ -1,0 +1,302 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+	"github.com/nats-io/nuid"
+)
+
+// Role is what a client of the engine may do. A server with roles
+// (ServerConfig.Roles) gives each role only its subjects:
+//
+//   - RoleWorker takes jobs from the routes' queues (pulls from the
+//     consumers of JobsStream and acknowledges what it holds), publishes
+//     replies on RepliesStream and hears cancellation notices. It cannot
+//     read a job it was not delivered, publish a job, or touch a journal,
+//     a lease, a task queue or a result.
+//   - RoleCoordinator publishes jobs, consumes its replies and owns
+//     journals, leases, task queues and results. It cannot publish a
+//     reply.
+//
+// Every client subscribes only under its own connection's inbox, so no
+// client sees the jobs delivered to another, nor another's replies.
+type Role string
+
+// The roles of the engine.
+const (
+	RoleWorker      Role = "worker"
+	RoleCoordinator Role = "coordinator"
+)
+
+// Roles lists the roles, in the order of the credential files.
+var Roles = []Role{RoleCoordinator, RoleWorker}
+
+// ErrAuth: a credential could not be read or made, or a client was
+// refused by the server (no credentials, wrong credentials, a subject
+// outside its role).
+var ErrAuth = errors.New("authentication")
+
+// SeedFile and PubFile name a role's credential files in a credentials
+// folder: ROLE.nk holds the role's nkey seed (the secret a client
+// authenticates with, mode 0600), ROLE.pub the public keys the server
+// accepts for the role, one per line (any number: one per machine, say).
+func SeedFile(dir string, r Role) string { return filepath.Join(dir, string(r)+".nk") }
+
+// PubFile: see SeedFile.
+func PubFile(dir string, r Role) string { return filepath.Join(dir, string(r)+".pub") }
+
+// RoleKeys are the public nkeys a server accepts, by role.
+type RoleKeys map[Role][]string
+
+// EnsureCredentials makes dir hold a credential for each role: when a
+// role has no ROLE.pub yet, it generates an nkey pair, writes its seed to
+// ROLE.nk and its public key to ROLE.pub, both mode 0600 in a folder of
+// mode 0700. An existing ROLE.pub is used as it is (supply your own keys
+// that way: `nk -gen user -pubout`, or keys of several machines, one a
+// line; the seeds then stay on their machines). It returns the keys the
+// server accepts and which roles were generated now. Errors wrap ErrAuth.
+func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("%w: credentials folder: %w", ErrAuth, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("%w: credentials folder: %w", ErrAuth, err)
+	}
+	keys := RoleKeys{}
+	var made []Role
+	for _, r := range Roles {
+		pubs, err := readPubs(PubFile(dir, r))
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := generate(dir, r); err != nil {
+				return nil, nil, err
+			}
+			made = append(made, r)
+			pubs, err = readPubs(PubFile(dir, r))
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		keys[r] = pubs
+	}
+	return keys, made, nil
+}
+
+func generate(dir string, r Role) error {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return fmt.Errorf("%w: generate the %s key: %w", ErrAuth, r, err)
+	}
+	seed, _ := kp.Seed()
+	pub, _ := kp.PublicKey()
+	if err := writeSecret(SeedFile(dir, r), append(seed, '\n')); err != nil {
+		return err
+	}
+	return writeSecret(PubFile(dir, r), []byte(pub+"\n"))
+}
+
+// writeSecret writes a file of mode 0600 atomically (a new file renamed
+// into place), so a reader never sees half a key.
+func writeSecret(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err == nil {
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("%w: write %s: %w", ErrAuth, path, err)
+	}
+	return nil
+}
+
+func readPubs(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrAuth, err)
+	}
+	var pubs []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !nkeys.IsValidPublicUserKey(line) {
+			return nil, fmt.Errorf("%w: %s line %d: not a public user nkey (U...); make one with `nk -gen user -pubout`", ErrAuth, path, n)
+		}
+		pubs = append(pubs, line)
+	}
+	if len(pubs) == 0 {
+		return nil, fmt.Errorf("%w: %s holds no public key", ErrAuth, path)
+	}
+	return pubs, nil
+}
+
+// inboxPrefix is the inbox prefix of a connection authenticated by the
+// public key pub: _INBOX_<pub>.<random>. A server with roles lets the
+// connection subscribe under it only; a stock nats-server configured as
+// docs/nats.md says lets it subscribe under _INBOX_<pub>.>.
+func inboxPrefix(pub string) string { return "_INBOX_" + pub + "." + nuid.Next() }
+
+// Credentials returns the options a client connects with as the holder
+// of the nkey seed in seedFile: the nkey (signing the server's nonce) and
+// an inbox of its own, announced in the connection's name so that a
+// server with roles scopes the client's subscriptions to it. name is the
+// connection's name for people. Errors wrap ErrAuth (no such file, not a
+// seed).
+func Credentials(seedFile, name string) ([]nats.Option, error) {
+	raw, err := os.ReadFile(seedFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrAuth, err)
+	}
+	kp, err := nkeys.FromSeed(bytes.TrimSpace(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s is not an nkey seed: %w", ErrAuth, seedFile, err)
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrAuth, seedFile, err)
+	}
+	inbox := inboxPrefix(pub)
+	return []nats.Option{
+		nats.Nkey(pub, kp.Sign),
+		nats.CustomInboxPrefix(inbox),
+		nats.Name(name + " " + inbox),
+	}, nil
+}
+
+// roleAuth is the embedded server's authentication with roles: a client
+// signs the server's nonce with an nkey of a role, and gets the role's
+// permissions plus its own inbox.
+type roleAuth struct {
+	roles map[string]Role // public key -> role
+}
+
+func newRoleAuth(keys RoleKeys) *roleAuth {
+	a := &roleAuth{roles: map[string]Role{}}
+	for r, pubs := range keys {
+		for _, p := range pubs {
+			a.roles[p] = r
+		}
+	}
+	return a
+}
+
+// Check implements server.Authentication.
+func (a *roleAuth) Check(c server.ClientAuthentication) bool {
+	o := c.GetOpts()
+	role, ok := a.roles[o.Nkey]
+	if !ok || o.Sig == "" {
+		return false
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(o.Sig)
+	if err != nil {
+		if sig, err = base64.StdEncoding.DecodeString(o.Sig); err != nil {
+			return false
+		}
+	}
+	kp, err := nkeys.FromPublicKey(o.Nkey)
+	if err != nil || kp.Verify(c.GetNonce(), sig) != nil {
+		return false
+	}
+	// The inbox the client announced as the last word of its name; one
+	// not under _INBOX_<its key>. is refused.
+	inbox := o.Name[strings.LastIndexByte(o.Name, ' ')+1:]
+	rest, ok := strings.CutPrefix(inbox, "_INBOX_"+o.Nkey+".")
+	if !ok || rest == "" || strings.ContainsAny(rest, ".*> \t") {
+		return false
+	}
+	c.RegisterUser(&server.User{Username: string(role) + ":" + o.Nkey[:12], Permissions: Permissions(role, inbox)})
+	return true
+}
+
+// Permissions returns the NATS permissions of role for a client whose
+// inbox prefix is inbox ("_INBOX_<public key>" for a stock server's user,
+// where each worker machine has its own key): what a server with roles
+// grants, and what docs/nats.md configures on a stock nats-server.
+func Permissions(role Role, inbox string) *server.Permissions {
+	sub := &server.SubjectPermission{Allow: []string{inbox + ".>"}}
+	switch role {
+	case RoleWorker:
+		sub.Allow = append(sub.Allow, cancelSubject+">")
+		return &server.Permissions{
+			Publish: &server.SubjectPermission{Allow: []string{
+				"$JS.API.STREAM.INFO." + JobsStream,
+				"$JS.API.STREAM.INFO." + RepliesStream,
+				"$JS.API.STREAM.CREATE." + JobsStream,
+				"$JS.API.STREAM.CREATE." + RepliesStream,
+				"$JS.API.CONSUMER.CREATE." + JobsStream + ".*.>",
+				"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
+				"$JS.API.CONSUMER.MSG.NEXT." + JobsStream + ".*",
+				"$JS.ACK." + JobsStream + ".>",
+				repliesSubject + ">",
+			}},
+			Subscribe: sub,
+		}
+	default: // RoleCoordinator
+		return &server.Permissions{
+			Publish: &server.SubjectPermission{
+				Allow: []string{">"},
+				Deny: []string{
+					repliesSubject + ">",
+					"$JS.API.CONSUMER.CREATE." + JobsStream, "$JS.API.CONSUMER.CREATE." + JobsStream + ".>",
+					"$JS.API.CONSUMER.DURABLE.CREATE." + JobsStream + ".>",
+					"$JS.API.CONSUMER.MSG.NEXT." + JobsStream + ".>",
+				},
+			},
+			Subscribe: sub,
+		}
+	}
+}
+
+// StockAuthConfig is the authorization block of a stock nats-server's
+// configuration file that gives the keys the same roles as an embedded
+// server with Roles: one nkey user per public key, each with its role's
+// permissions and an inbox of its own (_INBOX_<key>.>). Give each worker
+// machine its own key (several lines in worker.pub): machines sharing a
+// key share an inbox, and could read each other's jobs.
+func StockAuthConfig(keys RoleKeys) string {
+	var b strings.Builder
+	b.WriteString("authorization {\n  users = [\n")
+	for _, r := range Roles {
+		for _, pub := range keys[r] {
+			p := Permissions(r, "_INBOX_"+pub)
+			fmt.Fprintf(&b, "    # %s\n    { nkey: %q, permissions: {\n", r, pub)
+			fmt.Fprintf(&b, "        publish: { allow: %s", quoteList(p.Publish.Allow))
+			if len(p.Publish.Deny) > 0 {
+				fmt.Fprintf(&b, ", deny: %s", quoteList(p.Publish.Deny))
+			}
+			fmt.Fprintf(&b, " },\n        subscribe: { allow: %s } } },\n", quoteList(p.Subscribe.Allow))
+		}
+	}
+	b.WriteString("  ]\n}\n")
+	return b.String()
+}
+
+func quoteList(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}

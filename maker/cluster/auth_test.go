@@ -1,0 +1,246 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// startRoleServer starts an embedded server with roles and returns it and
+// its credentials folder.
+func startRoleServer(t testing.TB) (*cluster.Server, string) {
+	t.Helper()
+	dir := t.TempDir()
+	keys, made, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	require.Equal(t, cluster.Roles, made)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	return srv, dir
+}
+
+// connectAs connects with a role's credential.
+func connectAs(t testing.TB, url, seed string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	opts, err := cluster.Credentials(seed, t.Name())
+	require.NoError(t, err)
+	nc, err := cluster.Connect(url, t.Name(), opts...)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return nc, js
+}
+
+func TestCredentialsAreSecretAndReused(t *testing.T) {
+	dir := t.TempDir()
+	keys, made, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	assert.Equal(t, cluster.Roles, made)
+	for _, r := range cluster.Roles {
+		for _, f := range []string{cluster.SeedFile(dir, r), cluster.PubFile(dir, r)} {
+			st, err := os.Stat(f)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), f)
+		}
+	}
+	st, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+	again, made, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	assert.Empty(t, made, "existing keys are kept")
+	assert.Equal(t, keys, again)
+	require.NoError(t, os.WriteFile(cluster.PubFile(dir, cluster.RoleWorker), []byte("not a key\n"), 0o600))
+	_, _, err = cluster.EnsureCredentials(dir)
+	require.ErrorIs(t, err, cluster.ErrAuth)
+	assert.Contains(t, err.Error(), "nk -gen user")
+}
+
+// TestRolesRefuseRogues: on a server with roles, a client without
+// credentials is refused; a client with worker credentials cannot read
+// jobs it was not delivered, other clients' inboxes, or the journal, and
+// cannot write or purge a journal; replies forged for the jobs of a run
+// (their ids and reply subjects known, as if leaked) arrive before the
+// honest workers' and are dropped and counted; and the run's winners
+// equal an undisturbed local run's.
+func TestRolesRefuseRogues(t *testing.T) {
+	srv, creds := startRoleServer(t)
+	rogueScenario(t, srv.ClientURL(), cluster.SeedFile(creds, cluster.RoleCoordinator),
+		cluster.SeedFile(creds, cluster.RoleWorker), cluster.SeedFile(creds, cluster.RoleWorker))
+}
+
+// rogueScenario: see TestRolesRefuseRogues. The honest worker and the
+// rogue sign in with the worker seeds given (the same on the embedded
+// server, which isolates every connection; one key each on a stock
+// nats-server, which isolates every user).
+func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed string) {
+	ctx := context.Background()
+	cfg := vote.Config{K: 3, Parallel: 3}
+	_, wantSteps := solveHanoi(t, simModel(t, 5), 4, cfg)
+
+	// No credentials: refused.
+	_, err := cluster.Connect(url, "anonymous")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "uthorization")
+	// A stranger's key is refused.
+	other := t.TempDir()
+	_, _, err = cluster.EnsureCredentials(other)
+	require.NoError(t, err)
+	opts, err := cluster.Credentials(cluster.SeedFile(other, cluster.RoleWorker), "stranger")
+	require.NoError(t, err)
+	_, err = cluster.Connect(url, "stranger", opts...)
+	require.Error(t, err)
+
+	// The honest worker: slow, so that a forger would be first.
+	slow := sim.DefaultConfig()
+	slow.Seed, slow.P, slow.FlagRate, slow.ErrorRate = 5, 0.85, 0.05, 0.01
+	slow.Latency = sim.FixedLatency(20 * time.Millisecond)
+	model, err := sim.New(hanoi.Oracle{}, slow)
+	require.NoError(t, err)
+	_, wjs := connectAs(t, url, workerSeed)
+	worker := newWorker(t, wjs, model, cluster.WorkerConfig{Inflight: 4})
+	runWorker(t, worker)
+
+	// The rogue holds worker credentials.
+	rogue, rjs := connectAs(t, url, rogueSeed)
+	denied := make(chan error, 16)
+	rogue.SetErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err })
+	var snooped sync.Map
+	for _, subj := range []string{"mdap.jobs.>", "_INBOX.>", ">", "mdap.journal.>"} {
+		_, err := rogue.Subscribe(subj, func(m *nats.Msg) { snooped.Store(m.Subject, true) })
+		require.NoError(t, err) // refused asynchronously
+	}
+	require.NoError(t, rogue.Flush())
+
+	_, cjs := connectAs(t, url, coordSeed)
+	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 30 * time.Second})
+	remote, err := d.Model(worker.Route())
+	require.NoError(t, err)
+	journal, err := cluster.CreateJournal(ctx, cjs, "guarded", cluster.JournalConfig{})
+	require.NoError(t, err)
+
+	// The leak: every job's id and reply subject reach the rogue as soon
+	// as the job is stored (read here with coordinator rights; the lease
+	// key is not leaked), and it answers at once with a wrong move.
+	jobs, err := cjs.Stream(ctx, cluster.JobsStream)
+	require.NoError(t, err)
+	leakCtx, stopLeak := context.WithCancel(ctx)
+	var leaker sync.WaitGroup
+	var forgedSent int
+	leaker.Go(func() {
+		for seq := uint64(1); leakCtx.Err() == nil; {
+			m, err := jobs.GetMsg(leakCtx, seq)
+			if err != nil {
+				time.Sleep(time.Millisecond) // not stored yet, or already taken
+				if info, ierr := jobs.Info(leakCtx); ierr == nil && info.State.LastSeq >= seq && err != nil {
+					seq++ // taken and acknowledged before we saw it
+				}
+				continue
+			}
+			seq++
+			var job cluster.Job
+			require.NoError(t, json.Unmarshal(m.Data, &job))
+			forged := cluster.Reply{Version: cluster.WireVersion, ID: job.ID, Worker: "rogue",
+				Choices: []cluster.Choice{{Content: `move = [1, 0, 2]` + "\nnext_state = [[], [], [1, 2, 3, 4]]"}}}
+			data, _ := json.Marshal(forged)
+			if _, err := rjs.Publish(leakCtx, job.ReplyTo, data, jetstream.WithMsgID(job.ID)); err == nil {
+				forgedSent++
+			}
+		}
+	})
+	task, err := hanoi.New(4)
+	require.NoError(t, err)
+	var gotSteps []step
+	s := &maker.Solver{Model: remote, Vote: cfg, Journal: journal, Progress: func(e maker.Event) {
+		r := e.Record
+		gotSteps = append(gotSteps, step{Winner: r.Winner.Value, Key: r.Key, Votes: r.Votes, Valid: r.Valid, Flagged: r.Flagged, Errors: r.Errors, Flags: r.Flags})
+	}}
+	_, err = s.Solve(ctx, task)
+	stopLeak()
+	leaker.Wait()
+	require.NoError(t, err)
+	require.NoError(t, journal.Close())
+	assert.True(t, task.Solved())
+	assert.Equal(t, wantSteps, gotSteps, "the winners, votes and counts of an undisturbed run")
+	st := d.Stats()
+	assert.Positive(t, forgedSent)
+	assert.Positive(t, st.Forged, "forged replies reached the drawer and were dropped: %+v", st)
+	assert.Equal(t, st.Published, st.Replies+st.Withdrawn, "every sample was answered by the worker or withdrawn")
+
+	// The journal, as the coordinator wrote it.
+	var before bytes.Buffer
+	require.NoError(t, cluster.ExportJournal(ctx, cjs, "guarded", &before))
+
+	// The rogue cannot rewrite it: no append, no purge, no delete, no
+	// reading either.
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err = rjs.Publish(short, "mdap.journal.guarded", []byte(`{"step":0}`))
+	assert.Error(t, err, "append to a journal")
+	assert.Error(t, rjs.DeleteStream(short, cluster.JournalStreamPrefix+"guarded"), "delete a journal")
+	if st, err := rjs.Stream(short, cluster.JournalStreamPrefix+"guarded"); err == nil {
+		assert.Error(t, st.Purge(short), "purge a journal")
+	}
+	_, err = rjs.CreateOrUpdateKeyValue(short, jetstream.KeyValueConfig{Bucket: cluster.LeaseBucket})
+	assert.Error(t, err, "touch the leases")
+	var after bytes.Buffer
+	require.NoError(t, cluster.ExportJournal(ctx, cjs, "guarded", &after))
+	assert.Equal(t, before.String(), after.String(), "the journal is unchanged")
+
+	// Nothing was snooped; the subscriptions were refused.
+	snooped.Range(func(k, _ any) bool { t.Errorf("the rogue read %v", k); return true })
+	select {
+	case err := <-denied:
+		assert.ErrorIs(t, err, nats.ErrPermissionViolation)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no permission violation reported to the rogue")
+	}
+}
+
+// A coordinator cannot publish a reply, nor take jobs; a worker cannot
+// publish a job.
+func TestRolesKeepToTheirSubjects(t *testing.T) {
+	srv, creds := startRoleServer(t)
+	url := srv.ClientURL()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, cjs := connectAs(t, url, cluster.SeedFile(creds, cluster.RoleCoordinator))
+	newDrawer(t, cjs, cluster.DrawerConfig{}) // the sample streams
+	_, wjs := connectAs(t, url, cluster.SeedFile(creds, cluster.RoleWorker))
+
+	short := func() context.Context {
+		c, cancel := context.WithTimeout(ctx, time.Second)
+		t.Cleanup(cancel)
+		return c
+	}
+	_, err := cjs.Publish(short(), "mdap.replies.dX.job", []byte(`{}`))
+	assert.Error(t, err, "a coordinator publishes a reply")
+	_, err = cjs.CreateOrUpdateConsumer(short(), cluster.JobsStream, jetstream.ConsumerConfig{Durable: "w-x", FilterSubject: "mdap.jobs.x"})
+	assert.Error(t, err, "a coordinator takes jobs")
+	_, err = wjs.Publish(short(), "mdap.jobs.x", []byte(`{}`))
+	assert.Error(t, err, "a worker publishes a job")
+	_, err = wjs.CreateStream(short(), jetstream.StreamConfig{Name: "MDAP_JOURNAL_x", Subjects: []string{"mdap.journal.x"}})
+	assert.Error(t, err, "a worker creates a journal")
+
+	// What each role needs works.
+	_, err = cjs.Publish(short(), "mdap.jobs.x", []byte(`{}`))
+	assert.NoError(t, err, "a coordinator publishes a job")
+	w := newWorker(t, wjs, simModel(t, 1), cluster.WorkerConfig{Route: "x"})
+	_ = w
+}

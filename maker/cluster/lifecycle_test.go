@@ -1,0 +1,123 @@
+package cluster_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Nothing a run leaves grows forever by default: journals, task queues
+// and results have a retention, consumers an inactive threshold; a chosen
+// retention is kept.
+func TestRetentionByDefaultAndChosen(t *testing.T) {
+	srv := startServer(t)
+	_, js := connect(t, srv.ClientURL())
+	ctx := context.Background()
+	j, err := cluster.CreateJournal(ctx, js, "kept", cluster.JournalConfig{})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	j, err = cluster.CreateJournal(ctx, js, "short", cluster.JournalConfig{MaxAge: time.Hour})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	_, err = cluster.CreateJournal(ctx, js, "neg", cluster.JournalConfig{MaxAge: -time.Hour})
+	require.ErrorIs(t, err, cluster.ErrConfig)
+	_, err = cluster.OpenTaskQueue(ctx, js, "q", cluster.TaskQueueConfig{MaxAge: 2 * time.Hour})
+	require.NoError(t, err)
+	w := newWorker(t, js, simModel(t, 1), cluster.WorkerConfig{})
+
+	maxAge := func(stream string) time.Duration {
+		st, err := js.Stream(ctx, stream)
+		require.NoError(t, err)
+		return st.CachedInfo().Config.MaxAge
+	}
+	assert.Equal(t, cluster.DefaultRetention, maxAge(cluster.JournalStreamPrefix+"kept"))
+	assert.Equal(t, time.Hour, maxAge(cluster.JournalStreamPrefix+"short"))
+	assert.Equal(t, 2*time.Hour, maxAge(cluster.TaskStreamPrefix+"q"))
+	kv, err := js.KeyValue(ctx, cluster.ResultBucketPrefix+"q")
+	require.NoError(t, err)
+	st, err := kv.Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2*time.Hour, st.TTL())
+	for stream, cons := range map[string]string{cluster.TaskStreamPrefix + "q": "coordinators", cluster.JobsStream: "w-" + cluster.RouteToken(w.Route())} {
+		c, err := js.Consumer(ctx, stream, cons)
+		require.NoError(t, err)
+		assert.Equal(t, cluster.DefaultConsumerInactive, c.CachedInfo().Config.InactiveThreshold, cons)
+	}
+}
+
+// maker nats ls and rm in the library: List shows journals, task queues
+// and routes; RemoveRun removes a run's journal, or a queue with its
+// results and its tasks' journals, never a journal in use.
+func TestListAndRemoveRun(t *testing.T) {
+	srv := startServer(t)
+	_, js := connect(t, srv.ClientURL())
+	ctx := context.Background()
+	w := newWorker(t, js, simModel(t, 1), cluster.WorkerConfig{})
+	j, err := cluster.CreateJournal(ctx, js, "r1", cluster.JournalConfig{})
+	require.NoError(t, err)
+	task, err := hanoi.New(3)
+	require.NoError(t, err)
+	_, err = (&maker.Solver{Model: simModel(t, 1), Vote: vote.Config{K: 2}, Journal: j}).Solve(ctx, task)
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	q, err := cluster.OpenTaskQueue(ctx, js, "q1", cluster.TaskQueueConfig{})
+	require.NoError(t, err)
+	require.NoError(t, q.Publish(ctx, "t1", []byte("x")))
+	require.NoError(t, q.Publish(ctx, "t2", []byte("y")))
+	c, err := q.Take(ctx)
+	require.NoError(t, err)
+	require.NoError(t, c.Complete(ctx, []byte("done")))
+	tj, err := cluster.CreateJournal(ctx, js, "q1_t1", cluster.JournalConfig{})
+	require.NoError(t, err)
+	require.NoError(t, tj.Close())
+	busy, err := cluster.CreateJournal(ctx, js, "busy", cluster.JournalConfig{})
+	require.NoError(t, err)
+	defer busy.Close()
+
+	got, err := cluster.List(ctx, js)
+	require.NoError(t, err)
+	byName := map[string]cluster.Leftover{}
+	for _, l := range got {
+		byName[l.Kind+" "+l.Name] = l
+	}
+	assert.Positive(t, byName["journal r1"].Messages)
+	assert.Equal(t, cluster.DefaultRetention, byName["journal r1"].Retention)
+	assert.NotEmpty(t, byName["journal busy"].Holder, "a journal in use shows its holder")
+	assert.Empty(t, byName["journal r1"].Holder)
+	assert.Equal(t, uint64(1), byName["tasks q1"].Messages, "one task left")
+	assert.Equal(t, uint64(1), byName["tasks q1"].Results)
+	assert.Contains(t, byName, "route "+cluster.RouteToken(w.Route()))
+
+	removed, err := cluster.RemoveRun(ctx, js, "r1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"journal r1"}, removed)
+	removed, err = cluster.RemoveRun(ctx, js, "q1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"journal q1_t1", "task queue q1", "results of q1"}, removed)
+	_, err = cluster.RemoveRun(ctx, js, "r1")
+	require.ErrorIs(t, err, cluster.ErrNotFound)
+	_, err = cluster.RemoveRun(ctx, js, "busy")
+	require.ErrorIs(t, err, maker.ErrJournalLocked, "a journal in use is never removed")
+	_, err = cluster.RemoveRun(ctx, js, "a.b")
+	require.ErrorIs(t, err, cluster.ErrConfig)
+
+	got, err = cluster.List(ctx, js)
+	require.NoError(t, err)
+	var left []string
+	for _, l := range got {
+		if l.Kind != "route" {
+			left = append(left, l.Kind+" "+l.Name)
+		}
+	}
+	assert.Equal(t, []string{"journal busy"}, left)
+	_, err = js.KeyValue(ctx, cluster.ResultBucketPrefix+"q1")
+	assert.ErrorIs(t, err, jetstream.ErrBucketNotFound)
+}

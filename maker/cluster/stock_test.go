@@ -1,0 +1,80 @@
+package cluster_test
+
+import (
+	"fmt"
+	"go/build"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+)
+
+// stockServer is $MDAP_NATS_SERVER (.ci/nats.sh sets it; it must exist),
+// else GOPATH/bin/nats-server or nats-server on PATH; the test is skipped
+// when there is none.
+func stockServer(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("MDAP_NATS_SERVER"); p != "" {
+		_, err := os.Stat(p)
+		require.NoError(t, err, "$MDAP_NATS_SERVER")
+		return p
+	}
+	if p := filepath.Join(build.Default.GOPATH, "bin", "nats-server"); build.Default.GOPATH != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("nats-server"); err == nil {
+		return p
+	}
+	t.Skip("no nats-server binary (set MDAP_NATS_SERVER)")
+	return ""
+}
+
+// TestStockNATSServerRoles: a stock nats-server configured with
+// StockAuthConfig (as docs/nats.md says: one nkey per machine) holds
+// against the same rogue as the embedded server.
+func TestStockNATSServerRoles(t *testing.T) {
+	bin := stockServer(t)
+	dir := t.TempDir()
+	var seeds [3]string // coordinator, honest worker, rogue worker
+	keys := cluster.RoleKeys{}
+	for i, role := range []cluster.Role{cluster.RoleCoordinator, cluster.RoleWorker, cluster.RoleWorker} {
+		d := filepath.Join(dir, fmt.Sprint(i))
+		k, _, err := cluster.EnsureCredentials(d)
+		require.NoError(t, err)
+		keys[role] = append(keys[role], k[role]...)
+		seeds[i] = cluster.SeedFile(d, role)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	conf := filepath.Join(dir, "nats.conf")
+	body := fmt.Sprintf("listen: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\n%s", port, filepath.Join(dir, "js"), cluster.StockAuthConfig(keys))
+	require.NoError(t, os.WriteFile(conf, []byte(body), 0o600))
+	cmd := exec.Command(bin, "-c", conf)
+	out, err := os.Create(filepath.Join(dir, "server.log"))
+	require.NoError(t, err)
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 20*time.Second, 20*time.Millisecond, "nats-server starts: %s", body)
+	_, err = nats.Connect(url)
+	require.Error(t, err, "no credentials")
+	rogueScenario(t, url, seeds[0], seeds[1], seeds[2])
+}

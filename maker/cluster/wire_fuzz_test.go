@@ -1,0 +1,57 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// FuzzDecodeJobAndReply: whatever arrives on the engine as a job or a
+// reply (anyone with a role may publish one), decoding never panics; it
+// is refused with ErrUndecodable or read into a value that survives a
+// round trip, and turning it into a model call (messages, options) or a
+// model response never panics.
+func FuzzDecodeJobAndReply(f *testing.F) {
+	job := Job{Version: WireVersion, ID: "j1", Route: "r", ReplyTo: "mdap.replies.d.j1", Lease: "00ff",
+		Sample: &Sample{Step: 3, Index: 1}, Messages: []Message{Message(llms.TextParts(llms.ChatMessageTypeHuman, "hi"))},
+		Options: callOptionsOf([]llms.CallOption{llms.WithTemperature(0), llms.WithMaxTokens(9)})}
+	jb, _ := json.Marshal(job)
+	f.Add(jb)
+	rb, _ := json.Marshal(Reply{Version: WireVersion, ID: "j1", Lease: "00ff", Choices: []Choice{{Content: "x", ToolCalls: []ToolCall{{ID: "t", Function: &FunctionCall{Name: "f"}}}}}})
+	f.Add(rb)
+	eb, _ := json.Marshal(Reply{Version: WireVersion, ID: "j1", Error: &ReplyError{Message: "slow", Code: "rate_limit", RetryAfter: 2}})
+	f.Add(eb)
+	f.Add([]byte(`{"v":1,"id":"x","reply_to":"y","messages":[{"role":"human","parts":[{"type":"image_url","image_url":{"url":"u"}}]}]}`))
+	f.Add([]byte(`{"v":2}`))
+	f.Add([]byte(`nul`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if j, err := decodeJob(data); err != nil {
+			require.True(t, errors.Is(err, ErrUndecodable), "%v", err)
+		} else {
+			b, err := json.Marshal(j)
+			require.NoError(t, err)
+			again, err := decodeJob(b)
+			require.NoError(t, err, "a decoded job re-encodes to a valid job: %s", b)
+			b2, err := json.Marshal(again)
+			require.NoError(t, err)
+			require.JSONEq(t, string(b), string(b2))
+			var o llms.CallOptions
+			j.Options.option()(&o)
+			for _, m := range j.Messages {
+				_ = llms.MessageContent(m)
+			}
+		}
+		if r, err := decodeReply(data); err != nil {
+			require.True(t, errors.Is(err, ErrUndecodable), "%v", err)
+		} else {
+			resp, err := r.response("route")
+			require.True(t, (resp == nil) != (err == nil), "a response or an error")
+			if err != nil {
+				require.ErrorIs(t, err, ErrRemote)
+			}
+		}
+	})
+}
