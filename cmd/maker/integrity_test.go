@@ -64,3 +64,50 @@ func TestBinaryEditedJournalRefused(t *testing.T) {
 	assert.Contains(t, stderr, "at least 16")
 	assert.NoFileExists(t, filepath.Join(dir, "new.jsonl"), "nothing written")
 }
+
+// TestBinarySolveFullDiskNeverFailsATask: `maker solve --state` on a
+// small tmpfs that fills up (a real ENOSPC; where mounting is not allowed,
+// a file-size limit, EFBIG) exits 1 naming the cause and records no task
+// as failed; once room is made, the same command finishes with the
+// results of an uninterrupted batch.
+func TestBinarySolveFullDiskNeverFailsATask(t *testing.T) {
+	root := t.TempDir()
+	tasks := mixedTasks(t, root, 8, 6, 7)
+	args := func(dir string) []string {
+		return append([]string{"solve", tasks, "--out", filepath.Join(dir, "results.jsonl"), "--state", filepath.Join(dir, "state"), "--concurrency", "2"}, simArgs...)
+	}
+	ref := filepath.Join(root, "ref")
+	code, stderr := runBinary(t, nil, args(ref)...)
+	require.Equal(t, 0, code, stderr)
+
+	dir := filepath.Join(root, "full")
+	state := filepath.Join(dir, "state")
+	require.NoError(t, os.MkdirAll(state, 0o755))
+	first := exec.Command(binary, args(dir)...)
+	makeRoom := func() {}
+	if err := exec.Command("mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", state).Run(); err == nil {
+		t.Cleanup(func() { _ = exec.Command("umount", state).Run() })
+		makeRoom = func() { require.NoError(t, exec.Command("mount", "-o", "remount,size=16m", state).Run()) }
+	} else {
+		t.Logf("no tmpfs (%v): a file-size limit of 32 KiB instead", err)
+		first = exec.Command("bash", append([]string{"-c", `ulimit -f 32 && exec "$0" "$@"`, binary}, args(dir)...)...)
+	}
+	var errb strings.Builder
+	first.Stderr = &errb
+	err := first.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "the batch must hit the full disk: %s", errb.String())
+	assert.Equal(t, 1, ee.ExitCode(), errb.String())
+	assert.Regexp(t, `no space left on device|file too large`, errb.String(), "the cause is named")
+	assert.Contains(t, errb.String(), "run the same command again")
+	got := results(t, filepath.Join(dir, "results.jsonl"))
+	require.Less(t, len(got), 8, "some tasks were stopped")
+	for id, r := range got {
+		assert.Equal(t, "solved", r["status"], "%s: only solved tasks are recorded, never failed", id)
+	}
+
+	makeRoom()
+	code, stderr = runBinary(t, nil, args(dir)...)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, results(t, filepath.Join(ref, "results.jsonl")), results(t, filepath.Join(dir, "results.jsonl")), "the results of the uninterrupted batch")
+}

@@ -164,7 +164,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			progress, finish := flags.batchBar(stderr, len(jobs))
 			runner := &batch.Runner{
 				Build: builder.Build, Concurrency: concurrency, Limits: limits, Store: store,
-				Progress: progress, Logger: warnLogger(stderr),
+				Progress: progress, Logger: warnLogger(stderr), Fault: engineFault,
 			}
 			var sum batch.Summary
 			var runErrV error
