@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/mdap-go/mdap/internal/safefile"
 )
 
 // maxSymlinks is how many symbolic links one path may go through; it is
@@ -272,27 +274,7 @@ func regular(display string, fi fs.FileInfo) error {
 	if m.IsRegular() {
 		return nil
 	}
-	return refusef(ErrNotRegular, "%q is %s, not a regular file", display, fileKind(m))
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "a special file"
+	return refusef(ErrNotRegular, "%q is %s, not a regular file", display, safefile.Kind(m))
 }
 
 // fsError words a file-system error for the model, keeping the sentinel

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,7 +18,9 @@ import (
 // returns its exit status and stderr.
 func runBinary(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a blocked child fails the test
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -110,4 +115,60 @@ func TestBinarySolveFullDiskNeverFailsATask(t *testing.T) {
 	code, stderr = runBinary(t, nil, args(dir)...)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, results(t, filepath.Join(ref, "results.jsonl")), results(t, filepath.Join(dir, "results.jsonl")), "the results of the uninterrupted batch")
+}
+
+// TestBinaryFIFOInputsRefusedAtOnce: a FIFO (nobody writing) given as a
+// spec file, a tasks file or a reply file is refused in under 2 s with
+// exit 2 and a message naming it; so is a device.
+func TestBinaryFIFOInputsRefusedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	for _, args := range [][]string{
+		{"run", fifo, "--progress", "off"},
+		{"solve", fifo, "--out", filepath.Join(dir, "out.jsonl")},
+		{"parse", "--spec", fifo, filepath.Join(dir, "missing")},
+		{"parse", fifo},
+		{"calibrate", "--spec", fifo},
+		{"run", "/dev/zero", "--progress", "off"},
+	} {
+		start := time.Now()
+		code, stderr := runBinary(t, nil, args...)
+		took := time.Since(start)
+		assert.Equal(t, 2, code, "%v: %s", args, stderr)
+		assert.Less(t, took, 2*time.Second, "%v", args)
+		assert.Regexp(t, `a named pipe \(FIFO\)|a character device`, stderr, "%v", args)
+	}
+	assert.NoFileExists(t, filepath.Join(dir, "out.jsonl"), "nothing written")
+}
+
+// TestBinarySignalEndsEveryState: SIGTERM and SIGINT end the process
+// within a second even where the command cannot notice them (here:
+// reading a reply from a stdin nobody writes), with exit 130.
+func TestBinarySignalEndsEveryState(t *testing.T) {
+	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		cmd := exec.Command(binary, "parse", "-")
+		stdin, err := cmd.StdinPipe() // held open, never written
+		require.NoError(t, err)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		time.Sleep(300 * time.Millisecond) // blocked in the read
+		sent := time.Now()
+		require.NoError(t, cmd.Process.Signal(sig))
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("%v did not end the process", sig)
+		}
+		stdin.Close()
+		took := time.Since(sent)
+		assert.Equal(t, 130, cmd.ProcessState.ExitCode(), "%v: %s", sig, stderr.String())
+		assert.Less(t, took, 1500*time.Millisecond, "%v: within a second (and some scheduling)", sig)
+		assert.Contains(t, stderr.String(), "interrupted")
+	}
 }
