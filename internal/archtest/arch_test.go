@@ -20,7 +20,7 @@ const module = "github.com/mdap-go/mdap/"
 // layers lists the packages from the bottom up: a package may import only
 // packages of earlier layers (and, within a layer, those named in within).
 var layers = [][]string{
-	{"categories", "vote", "internal/schema", "internal/frontmatter", "internal/safefile"},
+	{"categories", "vote", "internal/schema", "internal/frontmatter", "internal/safefile", "internal/httpbound", "internal/httpbound/httpboundtest"},
 	{"intent"},
 	{"executor"},
 	{"maker"},

@@ -64,6 +64,10 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 
+	// Bounds are the limits of Serve's HTTP server (timeouts, connection
+	// and request caps); the zero value means DefaultBounds.
+	Bounds Bounds
+
 	// Logger receives a debug line per request and warnings of the HTTP
 	// server. Nil means none.
 	Logger *slog.Logger

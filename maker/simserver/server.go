@@ -144,7 +144,9 @@ func (s *Server) Stats() Stats {
 // Idempotent; safe for concurrent use.
 func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 
-// Serve answers HTTP requests on ln until ctx ends, then shuts down
+// Serve answers HTTP requests on ln, within Config.Bounds (timeouts, a
+// cap on connections and on requests in flight, 503 past them), until ctx
+// ends, then shuts down
 // gracefully: it stops accepting, releases hanging requests (Close), waits
 // up to ShutdownGrace for the requests in flight, closes what remains and
 // returns nil. It closes ln. When it returns, the goroutine it started to
@@ -153,11 +155,10 @@ func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 // context cancelled and returns soon after. Errors: the listener's
 // failure, wrapped, if serving stops before ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
+	b := s.cfg.Bounds.WithDefaults(DefaultBounds)
+	hs := b.Server(s)
+	hs.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
+	ln = b.Listener(ln)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
