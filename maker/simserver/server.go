@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -50,6 +51,12 @@ type Server struct {
 
 	closing   chan struct{}
 	closeOnce sync.Once
+
+	// nonce and seq make response and tool-call ids unique across
+	// requests and servers (the replies stay reproducible; the ids are
+	// not part of them).
+	nonce uint64
+	seq   atomic.Uint64
 
 	n counters
 }
@@ -119,6 +126,7 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.fingerprint = fmt.Sprintf("fp_sim_%016x", fnvString(m.Identity()))
+	s.nonce = rand.Uint64()
 	return s, nil
 }
 
@@ -393,7 +401,7 @@ func (s *Server) complete(ctx context.Context, req *chatRequest, msgs []llms.Mes
 		model = s.name
 	}
 	out := completion{
-		ID:                fmt.Sprintf("chatcmpl-sim-%016x", mix(s.cfg.Sim.Seed, domainID, uint64(id.step), uint64(id.index))),
+		ID:                fmt.Sprintf("chatcmpl-sim-%016x", mix(s.nonce, domainID, s.seq.Add(1), uint64(id.index))),
 		Object:            "chat.completion",
 		Created:           time.Now().Unix(),
 		Model:             model,
@@ -408,7 +416,7 @@ func (s *Server) complete(ctx context.Context, req *chatRequest, msgs []llms.Mes
 		ct, _ := c.GenerationInfo["CompletionTokens"].(int)
 		out.Usage.CompletionTokens += ct
 		ch := choice{Index: j, FinishReason: c.StopReason, Message: message{Role: "assistant"}}
-		if call, ok := toolCall(req, c, mix(s.cfg.Sim.Seed, domainToolCall, uint64(id.step), uint64(id.index+j))); ok {
+		if call, ok := toolCall(req, c, mix(s.nonce, domainToolCall, s.seq.Add(1), uint64(id.index+j))); ok {
 			ch.Message.ToolCalls = []chatToolCall{call}
 			ch.FinishReason = "tool_calls"
 		} else {
