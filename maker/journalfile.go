@@ -11,7 +11,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/mdap-go/mdap/internal/safefile"
+	"github.com/mdap-go/mdap/internal/words"
 )
 
 // fileStore is the JournalStore of CreateJournal and OpenJournal: a file of
@@ -55,7 +55,7 @@ func CreateJournal(path string) (*Journal, error) {
 	}
 	if fi, err := os.Lstat(path); err == nil {
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w: %s is %s", ErrJournalPath, path, safefile.Kind(fi.Mode()))
+			return nil, fmt.Errorf("%w: %s is %s", ErrJournalPath, path, words.FileKind(fi.Mode()))
 		}
 		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrJournalExists, path)
 	}
@@ -90,7 +90,7 @@ func OpenJournal(path string) (*Journal, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is %s", ErrJournalPath, path, safefile.Kind(fi.Mode()))
+		err = fmt.Errorf("%w: %s is %s", ErrJournalPath, path, words.FileKind(fi.Mode()))
 	}
 	if err == nil {
 		err = lock(f, path)

@@ -4,8 +4,8 @@
 // come (and holding the process past SIGINT and SIGTERM).
 //
 // Every input path of mdap (spec files, tasks files, reply files, an MCP
-// spec_path, journals) is opened through it, so there is one rule and one
-// wording.
+// spec_path) is opened through it, so there is one rule; the wording of
+// what a file is comes from internal/words.
 package safefile
 
 import (
@@ -14,6 +14,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/mdap-go/mdap/internal/words"
 )
 
 // ErrNotRegular: the path is not a regular file (a FIFO, a device, a
@@ -69,27 +71,5 @@ func Regular(name string, m fs.FileMode) error {
 	if m.IsRegular() {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is %s; give a regular file", ErrNotRegular, name, Kind(m))
-}
-
-// Kind names what a file mode is, for messages: "a folder", "a named pipe
-// (FIFO)", "a character device", and so on.
-func Kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "a special file"
+	return fmt.Errorf("%w: %s is %s; give a regular file", ErrNotRegular, name, words.FileKind(m))
 }

@@ -17,9 +17,9 @@ import (
 
 // Runner errors, for errors.Is.
 var (
-	// ErrRunner: the Runner has no Build function, or a negative
-	// Concurrency.
-	ErrRunner = errors.New("bad runner")
+	// ErrConfig is wrapped by every error about a configuration value: a
+	// Runner's fields, a LimitConfig. The message names the field.
+	ErrConfig = errors.New("invalid configuration")
 	// ErrJobPanic: a Builder, a Unit's Finish or Close, or the runner's
 	// handling of a job panicked; the job is reported failed with it.
 	ErrJobPanic = errors.New("job panicked")
@@ -119,7 +119,7 @@ type Runner struct {
 // uninterrupted run. "failed" is only for a task that ran and did not
 // solve.
 //
-// Errors: ErrRunner; ErrWrite when a result could not be recorded (the
+// Errors: ErrConfig; ErrWrite when a result could not be recorded (the
 // batch stops); ErrFault; ctx.Err() when ctx ended before every job had a
 // result.
 // The Summary is filled in every case.
@@ -127,10 +127,10 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	start := time.Now()
 	sum := Summary{Tasks: len(jobs)}
 	if r.Build == nil {
-		return sum, fmt.Errorf("%w: no Build function", ErrRunner)
+		return sum, fmt.Errorf("%w: no Build function", ErrConfig)
 	}
 	if r.Concurrency < 0 {
-		return sum, fmt.Errorf("%w: Concurrency %d", ErrRunner, r.Concurrency)
+		return sum, fmt.Errorf("%w: Concurrency %d", ErrConfig, r.Concurrency)
 	}
 	results, done, _ := r.backends()
 	tr := &tracker{fn: r.Progress, running: map[int]running{}}
@@ -352,6 +352,7 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res R
 		res.Flags = maps.Clone(rep.Flags)
 	}
 	res.InputTokens, res.OutputTokens, res.Cost = rep.Usage.InputTokens, rep.Usage.OutputTokens, rep.Cost
+	res.CachedInputTokens, res.CacheWriteTokens, res.Requests = rep.Usage.CachedInputTokens, rep.Usage.CacheWriteTokens, rep.Usage.Requests
 	res.ToolCalls, res.Denied, res.Resumed = rep.ToolCalls, rep.Denied, rep.Resumed
 	switch {
 	case serr != nil:
