@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"time"
 
 	"github.com/mdap-go/mdap/intent"
@@ -28,12 +27,13 @@ var (
 	// other settings.
 	ErrJournalMismatch = errors.New("journal belongs to another run")
 	// ErrJournalVersion: the journal was written in another format
-	// version than this build reads.
+	// version than this build reads (version 2, from before the hash
+	// chain, included: finish it with the build that wrote it).
 	ErrJournalVersion = errors.New("journal version not supported")
 	// ErrJournalCorrupt: a line other than a torn last one is not what
 	// the journal wrote: it does not parse, is not a record, breaks the
-	// order of steps, or a checkpoint's checksum does not match the lines
-	// before it.
+	// order of steps, or does not match the journal's hash chain (a line
+	// was changed, dropped, added or moved; see JournalKeyEnv).
 	ErrJournalCorrupt = errors.New("journal is corrupt")
 	// ErrPendingSideEffect: the journal ends with a side-effect tool call
 	// that was about to run and may or may not have run. It is never re-run
@@ -46,8 +46,11 @@ var (
 
 // JournalVersion is the version of the journal format this build writes
 // and reads. A journal of another version is refused with
-// ErrJournalVersion.
-const JournalVersion = 2
+// ErrJournalVersion. Version 3 added the hash chain (journalchain.go);
+// a version 2 journal is refused, not migrated: an unchained journal
+// cannot prove it was not edited, so chaining it now would vouch for
+// whatever it holds.
+const JournalVersion = 3
 
 // Defaults of a Journal's tuning fields.
 const (
@@ -65,6 +68,8 @@ type journalHeader struct {
 	Version     int      `json:"mdap_journal"`
 	Fingerprint string   `json:"task"`
 	Settings    Settings `json:"settings"`
+	// Keyed is true when the chain is an HMAC under JournalKeyEnv's key.
+	Keyed bool `json:"keyed,omitempty"`
 }
 
 // StepRecord is one decided step as the journal keeps it, one JSON line.
@@ -97,12 +102,11 @@ type StepRecord struct {
 }
 
 // checkpointRecord saves a task's state and the run's totals, so that a
-// resume restores them instead of replaying every step before it. CRC is
-// the CRC-32C of every byte of the journal before the checkpoint's line,
-// so a changed line anywhere before it is found.
+// resume restores them instead of replaying every step before it. Like
+// every line it is chained to the lines before it, so a changed line
+// anywhere before it, or in it, is found.
 type checkpointRecord struct {
 	Next  int                 `json:"checkpoint"`
-	CRC   uint32              `json:"crc32c"`
 	State json.RawMessage     `json:"task_state"`
 	Last  *intent.Observation `json:"last_observation,omitempty"`
 	Total Report              `json:"report"`
@@ -112,7 +116,6 @@ var (
 	stepPrefix       = []byte(`{"step":`)
 	checkpointPrefix = []byte(`{"checkpoint":`)
 	headerPrefix     = []byte(`{"mdap_journal":`)
-	crcTable         = crc32.MakeTable(crc32.Castagnoli)
 )
 
 // JournalStore is where a Journal keeps its lines: a file (CreateJournal,
@@ -164,7 +167,8 @@ type JournalStore interface {
 // A Journal serves one Solve call.
 type Journal struct {
 	store JournalStore
-	crc   uint32 // CRC-32C of every stored line, each with its newline
+	key   []byte // the chain's HMAC key, or nil
+	chain *chain // the hash chain after the last stored line
 
 	header *journalHeader
 	// The lines to replay start at line replay (0-based; every one is
@@ -190,9 +194,11 @@ type Journal struct {
 
 // NewJournal returns the journal kept in store, to start a run or resume
 // one. It reads every stored line once, computing checksums but decoding
-// only the header and the checkpoints; Solve then decodes and replays the
+// only the header and the checkpoints, and verifies every line's link in
+// the hash chain (one SHA-256 per line); Solve then decodes and replays the
 // steps after the last checkpoint (or all of them, for a task that is not a
-// Snapshotter). Memory stays constant: no line is kept.
+// Snapshotter). Memory stays constant: no line is kept. The chain is keyed
+// by the key in JournalKeyEnv, if set (see NewJournalKey).
 //
 // What it accepts: an empty store (a new run); a whole journal; one whose
 // last line was torn by a crash (dropped when Solve appends, see
@@ -200,10 +206,32 @@ type Journal struct {
 // began: Solve starts it over). What it refuses, changing nothing:
 // ErrJournalVersion; ErrJournalCorrupt, naming the line, for a store that
 // is not a journal, a whole line that is not a journal record, a line over
-// MaxJournalLine, or a checkpoint whose checksum does not match the lines
-// before it (a line was changed). On an error the store is not closed.
+// MaxJournalLine, or a line that does not match the hash chain (a line was
+// changed, dropped, added or moved), naming the first such line;
+// ErrJournalKey for a key that does not fit. On an error the store is not
+// closed.
 func NewJournal(store JournalStore) (*Journal, error) {
-	j := &Journal{store: store}
+	key, err := journalKey()
+	if err != nil {
+		return nil, err
+	}
+	return NewJournalKey(store, key)
+}
+
+// NewJournalKey is NewJournal with the chain's HMAC key given (nil or
+// empty: an unkeyed SHA-256 chain) instead of read from JournalKeyEnv.
+// A journal written with a key is refused without the same key (a wrong
+// key fails on line 1, ErrJournalCorrupt), and one written without a key
+// is refused with one (ErrJournalKey). Errors: as NewJournal's, and
+// ErrJournalKey for a key shorter than MinJournalKey.
+func NewJournalKey(store JournalStore, key []byte) (*Journal, error) {
+	if len(key) > 0 && len(key) < MinJournalKey {
+		return nil, fmt.Errorf("%w: the key holds %d bytes; use at least %d", ErrJournalKey, len(key), MinJournalKey)
+	}
+	if len(key) == 0 {
+		key = nil
+	}
+	j := &Journal{store: store, key: key, chain: newChain(key)}
 	if err := j.load(); err != nil {
 		return nil, err
 	}
@@ -218,7 +246,6 @@ func (j *Journal) corrupt(line int, format string, a ...any) error {
 }
 
 func (j *Journal) load() error {
-	var crc uint32
 	err := j.store.Lines(0, func(n int, line []byte) error {
 		lineNo := n + 1
 		if len(line) > MaxJournalLine {
@@ -233,29 +260,36 @@ func (j *Journal) load() error {
 				return fmt.Errorf("%w: %s is journal version %d, this build reads version %d; finish it with the build that wrote it",
 					ErrJournalVersion, j.path(), h.Version, JournalVersion)
 			}
+			if err := j.checkKey(h.Keyed); err != nil {
+				return err
+			}
+			if _, err := j.chain.verify(line); err != nil {
+				if h.Keyed {
+					return j.corrupt(lineNo, "%v (or the key in %s is not the one that wrote it)", err, JournalKeyEnv)
+				}
+				return j.corrupt(lineNo, "%v", err)
+			}
 			j.header = &h
 			j.replay = n + 1
 		} else {
+			if _, err := j.chain.verify(line); err != nil {
+				return j.corrupt(lineNo, "%v", err)
+			}
 			switch {
 			case bytes.HasPrefix(line, checkpointPrefix):
 				var c checkpointRecord
 				if err := json.Unmarshal(line, &c); err != nil {
 					return j.corrupt(lineNo, "is a checkpoint that does not parse: %v", err)
 				}
-				if c.CRC != crc {
-					return j.corrupt(lineNo, "is a checkpoint whose checksum does not match the lines before it: a line before it was changed")
-				}
 				j.checkpoint = &c
 				j.replay = n + 1
 			case bytes.HasPrefix(line, stepPrefix):
-				// Decoded when replayed (after the last checkpoint) or
-				// covered by the next checkpoint's checksum (before it).
+				// Decoded when replayed (after the last checkpoint);
+				// its bytes are covered by the chain.
 			default:
 				return j.corrupt(lineNo, "is not a journal record")
 			}
 		}
-		crc = crc32.Update(crc, crcTable, line)
-		crc = crc32.Update(crc, crcTable, newline)
 		j.lines = n + 1
 		return nil
 	})
@@ -271,11 +305,21 @@ func (j *Journal) load() error {
 		}
 		j.torn = len(torn)
 	}
-	j.crc = crc
 	return nil
 }
 
-var newline = []byte{'\n'}
+// checkKey refuses a journal whose keying differs from this Journal's.
+func (j *Journal) checkKey(keyed bool) error {
+	switch {
+	case keyed && j.key == nil:
+		return fmt.Errorf("%w: %s was written with a key (an HMAC chain); set %s to that key to resume it",
+			ErrJournalKey, j.path(), JournalKeyEnv)
+	case !keyed && j.key != nil:
+		return fmt.Errorf("%w: %s was written without a key, and %s is set: a keyed run never resumes an unkeyed journal (anyone could have rewritten it); unset %s to resume it, or start a new journal",
+			ErrJournalKey, j.path(), JournalKeyEnv, JournalKeyEnv)
+	}
+	return nil
+}
 
 // TornBytes returns the size of the torn last line OpenJournal found (a
 // write cut short by a crash), which is dropped when the run resumes; 0
@@ -297,7 +341,7 @@ func (j *Journal) records(fn func(n int, line []byte) error) error {
 		if n >= j.lines || bytes.HasPrefix(line, checkpointPrefix) {
 			return nil
 		}
-		return fn(n+1, line)
+		return fn(n+1, unseal(line))
 	})
 }
 
@@ -318,7 +362,7 @@ func (j *Journal) writeLine(v any) error {
 // writeStep writes a step record's line, encoded without reflection (see
 // appendStepRecord). Each line gets its own buffer: a store may keep it.
 func (j *Journal) writeStep(rec *StepRecord) error {
-	b, err := appendStepRecord(make([]byte, 0, j.lineCap+64), rec)
+	b, err := appendStepRecord(make([]byte, 0, j.lineCap+64+chainSuffixLen), rec)
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
@@ -326,13 +370,12 @@ func (j *Journal) writeStep(rec *StepRecord) error {
 	return j.appendLine(b)
 }
 
-// appendLine stores one encoded line and adds it to the checksum.
+// appendLine chains one encoded JSON object (see chain.seal) and stores
+// it.
 func (j *Journal) appendLine(b []byte) error {
-	if err := j.store.Append(b); err != nil {
+	if err := j.store.Append(j.chain.seal(b)); err != nil {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
-	j.crc = crc32.Update(j.crc, crcTable, b)
-	j.crc = crc32.Update(j.crc, crcTable, newline)
 	j.lines++
 	return nil
 }
@@ -379,8 +422,8 @@ func (j *Journal) begin(fingerprint string, settings Settings) error {
 	if err := j.store.Reset(); err != nil {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
-	j.crc, j.lines = 0, 0
-	j.header = &journalHeader{Version: JournalVersion, Fingerprint: fingerprint, Settings: settings}
+	j.lines, j.chain = 0, newChain(j.key)
+	j.header = &journalHeader{Version: JournalVersion, Fingerprint: fingerprint, Settings: settings, Keyed: j.key != nil}
 	if err := j.writeLine(j.header); err != nil {
 		return err
 	}
@@ -427,7 +470,7 @@ func (j *Journal) dueCheckpoint() bool {
 func (j *Journal) writeCheckpoint(next int, state json.RawMessage, last *intent.Observation, total Report) error {
 	j.sinceCheck = 0
 	total.Resumed, total.Wall = 0, 0
-	if err := j.writeLine(checkpointRecord{Next: next, CRC: j.crc, State: state, Last: last, Total: total}); err != nil {
+	if err := j.writeLine(checkpointRecord{Next: next, State: state, Last: last, Total: total}); err != nil {
 		return err
 	}
 	return j.Flush()

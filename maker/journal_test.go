@@ -145,14 +145,14 @@ func TestStepTimeCoversEveryProcess(t *testing.T) {
 
 func TestTornHeaderStartsOver(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	require.NoError(t, os.WriteFile(path, []byte(`{"mdap_journal":2,"task":"coun`), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(`{"mdap_journal":3,"task":"coun`), 0o644))
 	for range 2 { // the second resume must find a sound journal
 		task := &counter{target: 5}
 		_, err := journalRun(t, path, task, 0, nil, true)
 		require.NoError(t, err)
 		assert.Equal(t, 5, task.n)
 		assert.Equal(t, 5, countSteps(t, path))
-		assert.True(t, bytes.HasPrefix(mustRead(t, path), []byte(`{"mdap_journal":2,"task":"counter:5"`)), "one header, at the start")
+		assert.True(t, bytes.HasPrefix(mustRead(t, path), []byte(`{"mdap_journal":3,"task":"counter:5"`)), "one header, at the start")
 	}
 	// An empty file is a run that never began, too.
 	require.NoError(t, os.WriteFile(path, nil, 0o644))
@@ -165,12 +165,12 @@ func TestJournalVersionRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	_, err := journalRun(t, path, &counter{target: 3}, 0, nil, false)
 	require.NoError(t, err)
-	old := bytes.Replace(mustRead(t, path), []byte(`{"mdap_journal":2`), []byte(`{"mdap_journal":1`), 1)
+	old := bytes.Replace(mustRead(t, path), []byte(`{"mdap_journal":3`), []byte(`{"mdap_journal":1`), 1)
 	require.NoError(t, os.WriteFile(path, old, 0o644))
 	_, err = OpenJournal(path)
 	require.ErrorIs(t, err, ErrJournalVersion)
 	assert.Contains(t, err.Error(), "version 1")
-	assert.Contains(t, err.Error(), "version 2")
+	assert.Contains(t, err.Error(), "version 3")
 	assert.Equal(t, old, mustRead(t, path))
 }
 
@@ -198,7 +198,7 @@ func TestJournalCorruptionOutcomes(t *testing.T) {
 		{"a changed line before a checkpoint", func(l []string) string {
 			l[2] = strings.Replace(l[2], `"launched":`, `"launched":1`, 1)
 			return strings.Join(l, "")
-		}, 5},
+		}, 3},
 	}
 	for _, c := range cases {
 		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))

@@ -44,10 +44,14 @@ const indexEvery = 1024
 // wrapping ErrJournalExists, to overwrite anything that exists: no run's
 // record is ever lost to a typo. Errors: ErrJournalExists, ErrJournalPath
 // (the folder does not exist or is not writable, or the path is empty),
-// ErrJournalLocked.
+// ErrJournalLocked, ErrJournalKey (see JournalKeyEnv).
 func CreateJournal(path string) (*Journal, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: the path is empty", ErrJournalPath)
+	}
+	key, err := journalKey() // before the file is made: a bad key writes nothing
+	if err != nil {
+		return nil, err
 	}
 	if fi, err := os.Lstat(path); err == nil {
 		if !fi.Mode().IsRegular() {
@@ -66,7 +70,7 @@ func CreateJournal(path string) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
-	return NewJournal(&fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path})
+	return NewJournalKey(&fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path}, key)
 }
 
 // OpenJournal opens an existing journal file to resume its run, and locks

@@ -45,6 +45,7 @@ func failed(err error) error { return &exitError{code: exitFailed, err: err} }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go exitAfterSignal(ctx, signalGrace, os.Stderr) // ends with the process
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -26,7 +26,7 @@ func newMCP() *cobra.Command {
 	var (
 		httpAddr, token, baseURL, root, state, tools, logLevel, declaration string
 		allowRemote, allowAnyModel                                          bool
-		modelSpecs                                                          []string
+		modelSpecs, origins                                                 []string
 		timeout, latency                                                    time.Duration
 		maxK, maxSamples                                                    int
 		maxRequestBytes                                                     int64
@@ -167,7 +167,7 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "maker mcp: serving MCP over streamable HTTP at http://%s%s\n", ln.Addr(), mcpserver.Path)
 				log.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "token", token != "", "models", strings.Join(modelSpecs, ","), "root", root, "state", state, "tools", policy.String())
-				err = srv.ServeHTTPOn(ctx, ln, mcpserver.HTTPOptions{Token: token})
+				err = srv.ServeHTTPOn(ctx, ln, mcpserver.HTTPOptions{Token: token, AllowedOrigins: origins})
 			}
 			switch {
 			case ctx.Err() != nil:
@@ -181,6 +181,7 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 	f := cmd.Flags()
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP at ADDR (HOST:PORT or :PORT; :0 picks a free port, printed on stdout) instead of stdio")
 	f.BoolVar(&allowRemote, "allow-remote", false, "with --http, listen on a non-loopback address (an empty host then means every interface); use --token")
+	f.StringArrayVar(&origins, "allow-origin", nil, "with --http, a browser Origin (scheme://host[:port]) allowed besides the server's own and loopback ones; repeat for several")
 	f.StringVar(&token, "token", "", "with --http, the bearer token every request must carry (default $"+tokenEnv+")")
 	f.StringArrayVar(&modelSpecs, "model", []string{"sim"}, "a model requests may use: "+models.Specs+"; repeat for several, the first is the default")
 	f.StringVar(&baseURL, "base-url", "", "server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) and ollama: models")

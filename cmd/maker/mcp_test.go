@@ -180,7 +180,7 @@ func TestBinaryMCPStdio(t *testing.T) {
 		{"run_task", map[string]any{"spec_path": "missing.json"}, "no such file under the server's root"},
 		{"run_task", map[string]any{"spec_path": "../outside.json"}, "path outside the root"},
 		{"sample_and_vote", map[string]any{"messages": hanoiPrompt(3), "models": []string{"openai:gpt-4.1"}}, "not one of this server's models"},
-		{"vote", map[string]any{"candidates": []any{}, "k": -1}, "k -1"},
+		{"vote", map[string]any{"candidates": []any{}, "k": -1}, "/properties/k: minimum"}, // the schema sets k >= 1
 	} {
 		res := callTool(t, ctx, cs, tc.tool, tc.args, "")
 		assert.True(t, res.IsError, "%s %v", tc.tool, tc.args)

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/spec"
@@ -112,14 +112,11 @@ func readReplyFile(cmd *cobra.Command, name string) ([]byte, error) {
 	if name == "-" {
 		r = cmd.InOrStdin()
 	} else {
-		f, err := os.Open(name)
+		f, err := safefile.Open(name) // a FIFO or a device is refused at once
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: give a file holding one reply", err)
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s is not a regular file: give a file holding one reply", name)
-		}
 		r = f
 	}
 	b, err := io.ReadAll(io.LimitReader(r, maxReplyBytes+1))

@@ -179,7 +179,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			progress, finish := flags.batchBar(stderr, len(jobs))
 			runner := &batch.Runner{
 				Build: flags.obs.watchBuild(&flags, builder.Build), Concurrency: concurrency, Limits: limits, Store: store,
-				Progress: flags.obs.batchProgress(progress), Logger: flags.obs.warnLogger(stderr),
+				Progress: flags.obs.batchProgress(progress), Logger: flags.obs.warnLogger(stderr), Fault: engineFault,
 			}
 			ctx, endSpan := flags.obs.span(cmd.Context(), observe.SpanBatch)
 			var sum batch.Summary

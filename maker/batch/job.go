@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/maker/hanoi"
 )
 
@@ -135,21 +135,15 @@ func (j Job) Where() string {
 const fields = "id, spec, hanoi, task, k, root, tools, seed, max_steps, max_samples, max_errors"
 
 // ReadJobsFile reads the tasks file at path (see ReadJobs); relative paths
-// in it are relative to its folder. Errors: the file system's, and
-// ReadJobs'.
+// in it are relative to its folder. Errors: the file system's,
+// safefile.ErrNotRegular (a FIFO, a device or a folder: refused without
+// blocking), and ReadJobs'.
 func ReadJobsFile(path string) ([]Job, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path) // a FIFO or a device is refused at once
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: give a tasks file of JSON lines", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file: give a tasks file of JSON lines", path)
-	}
 	jobs, err := ReadJobs(f, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -98,6 +98,9 @@ type Runner struct {
 	// Logger receives warnings (a torn journal line dropped, a journal
 	// that did not close cleanly). Nil means none.
 	Logger *slog.Logger
+	// Fault, if set, reports more errors as faults outside the task (see
+	// IsFault and ErrFault): the errors of a work queue's engine, say.
+	Fault func(error) bool
 }
 
 // Run solves jobs and returns the summary of the whole file: the results
@@ -109,8 +112,16 @@ type Runner struct {
 // rewritten: when ctx ends, the running jobs stop (their journals keep
 // their steps) and get no result, so a later Run resumes them.
 //
+// A task stopped by a fault outside it (IsFault: a full disk, an I/O
+// error, a provider or engine outage) gets no result either, and stops the
+// batch with ErrFault naming the task and the cause: running the same
+// batch again once the fault is fixed finishes it with the result of an
+// uninterrupted run. "failed" is only for a task that ran and did not
+// solve.
+//
 // Errors: ErrConfig; ErrWrite when a result could not be recorded (the
-// batch stops); ctx.Err() when ctx ended before every job had a result.
+// batch stops); ErrFault; ctx.Err() when ctx ended before every job had a
+// result.
 // The Summary is filled in every case.
 func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	start := time.Now()
@@ -234,7 +245,8 @@ func (r *Runner) logger() *slog.Logger {
 }
 
 // runJob runs one job and records its result. finished is false for a job
-// stopped by ctx (no result); err is a result that could not be recorded.
+// stopped by ctx (no result); err is a result that could not be recorded,
+// or ErrFault for a job stopped by a fault outside it (no result).
 func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res Result, finished bool, err error) {
 	if ctx.Err() != nil {
 		return res, false, nil
@@ -285,6 +297,9 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res R
 	res.Model = maker.ModelIdentity(s.Model)
 	if journal != nil {
 		j, jerr := journal(job)
+		if r.fault(jerr) {
+			return res, false, faultErr(job, jerr)
+		}
 		if jerr != nil {
 			res.Status, res.Error = StatusFailed, jerr.Error()
 			if errors.Is(jerr, maker.ErrJournalCorrupt) || errors.Is(jerr, maker.ErrJournalVersion) || errors.Is(jerr, maker.ErrJournalPath) {
@@ -328,6 +343,9 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res R
 	}
 	if serr != nil && ctx.Err() != nil && (errors.Is(serr, context.Canceled) || errors.Is(serr, context.DeadlineExceeded)) {
 		return res, false, nil
+	}
+	if r.fault(serr) {
+		return res, false, faultErr(job, serr)
 	}
 	res.Steps, res.Samples, res.Valid, res.Flagged, res.Errors = rep.Steps, rep.Launched, rep.Valid, rep.Flagged, rep.Errors
 	if len(rep.Flags) > 0 {

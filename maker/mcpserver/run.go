@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -227,7 +229,7 @@ func (s *Server) loadSpec(req *mcp.CallToolRequest, in RunTaskInput) (*spec.Spec
 	}
 	var b []byte
 	if err == nil {
-		b, err = s.root.ReadFile(p)
+		b, err = readIn(s.root, p, s.cfg.MaxRequestBytes)
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -312,4 +314,19 @@ func abbreviate(b []byte) string {
 		return string(b[:200]) + "..."
 	}
 	return string(b)
+}
+
+// readIn reads name under root, at most max bytes, opening it without
+// blocking: a FIFO swapped in after the Stat is refused, not waited on.
+func readIn(root *os.Root, name string, max int64) ([]byte, error) {
+	f, err := safefile.OpenIn(root, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("it grew past %d bytes while read", max)
+	}
+	return b, err
 }

@@ -127,7 +127,14 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	var samples []SampleInfo
 	var canon []string // each valid sample's canonical form, by index
 	prog := newProgress(ctx, req, s.log)
-	total := float64(st.vote.MaxSamples)
+	// Every sample launched is reported: valid and red-flagged ones (at
+	// most MaxSamples), failed ones (at most MaxErrors more) and those the
+	// race cancels; the total is that bound, so progress never passes it.
+	errBudget := st.vote.MaxErrors
+	if errBudget == 0 {
+		errBudget = vote.DefaultMaxErrors
+	}
+	total := float64(st.vote.MaxSamples + max(errBudget, 0) + max(st.vote.Parallel, st.vote.K))
 	draw := func(ctx context.Context, i int) (sm vote.Sample[drawn]) {
 		info := SampleInfo{Index: i, Model: ids[i%len(ids)], Temperature: st.temperature(i)}
 		defer func() {
@@ -170,9 +177,28 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 		sm.Value = drawn{out: &d.Output, canonical: string(canon), text: d.Reply.Text}
 		return sm
 	}
-	res, raceErr := vote.Race(ctx, st.vote, draw)
+	// A permanent provider error (a wrong URL, model or key) ends the race
+	// at once: no retry can fix it, as in the CLI.
+	raceCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	inner := draw
+	draw = func(ctx context.Context, i int) vote.Sample[drawn] {
+		sm := inner(ctx, i)
+		if errors.Is(sm.Err, maker.ErrPermanent) {
+			stop(sm.Err)
+		}
+		return sm
+	}
+	res, raceErr := vote.Race(raceCtx, st.vote, draw)
 	if ctx.Err() != nil {
 		return nil, out, fmt.Errorf("cancelled after %s: %w", words.Plural(res.Launched, "sample"), ctx.Err())
+	}
+	if cause := context.Cause(raceCtx); errors.Is(cause, maker.ErrPermanent) {
+		out.Launched, out.Errors = res.Launched, res.Errors
+		out.Tally = Tally{Flags: map[string]int{}, Votes: newBoard(st.vote.K).tally()}
+		out.Samples = samples
+		out.Message = fmt.Sprintf("the model refused for good, so no sample was retried: %v", cause)
+		return failure(out.Message), out, nil
 	}
 
 	committed := res.Valid + res.Flagged + res.Errors

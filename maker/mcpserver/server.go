@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/maker"
@@ -253,9 +254,32 @@ func checkURL(raw string) error {
 	return nil
 }
 
-// addTool registers a typed tool whose panics become tool errors.
+// addTool registers a typed tool whose panics become tool errors. Its
+// input schema is inferred from In, with minimums on the counts (see
+// withMinimums), so that an explicit k: 0 is refused, not taken as "the
+// default".
 func addTool[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	if t.InputSchema == nil {
+		if sch, err := jsonschema.For[In](nil); err == nil {
+			withMinimums(sch)
+			t.InputSchema = sch
+		}
+	}
 	mcp.AddTool(s.mcp, t, safe(s.log, t.Name, h))
+}
+
+// countMinimums are the least values of count fields whose zero would
+// otherwise read as "left out, take the default" (k: 0 became 3). Other
+// counts are checked by the tools, with their own messages.
+var countMinimums = map[string]float64{"k": 1}
+
+// withMinimums sets the minimums of the count properties of sch.
+func withMinimums(sch *jsonschema.Schema) {
+	for name, p := range sch.Properties {
+		if m, ok := countMinimums[name]; ok && p != nil && (p.Type == "integer" || p.Type == "number") {
+			p.Minimum = &m
+		}
+	}
 }
 
 // safe turns a panic of h into a tool error wrapping ErrPanic, logged
@@ -307,6 +331,9 @@ func (p *progress) step(total float64, format string, a ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
+	if total > 0 && p.n > total {
+		total = p.n // never past the total
+	}
 	err := p.req.Session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
 		ProgressToken: p.token, Progress: p.n, Total: total, Message: fmt.Sprintf(format, a...),
 	})

@@ -9,9 +9,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/httpbound"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,11 +22,15 @@ const Path = "/mcp"
 
 // ServeIO serves one session over newline-delimited JSON-RPC on r and w
 // (for stdio: os.Stdin and os.Stdout), until the client closes r or ctx
-// ends. A message longer than Config.MaxRequestBytes ends the session.
+// ends. A line that is not JSON is answered with a JSON-RPC -32700 parse
+// error, one that is JSON but not a message with -32600, and the session
+// goes on; a message longer than Config.MaxRequestBytes ends the session.
 // Nothing but protocol messages is written to w. Errors: the transport's,
 // or ctx.Err() when ctx ended it.
 func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
-	t := &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: int(min(s.cfg.MaxRequestBytes, 1<<30))}
+	max := int(min(s.cfg.MaxRequestBytes, 1<<30))
+	lw := &lockedWriter{w: w}
+	t := &mcp.IOTransport{Reader: newLineFilter(r, lw, max), Writer: lw, MaxLineLength: max}
 	err := s.mcp.Run(ctx, t)
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -38,38 +44,149 @@ func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser)
 // HTTPOptions configure the streamable HTTP endpoint.
 type HTTPOptions struct {
 	// Token, if set, is the bearer token every request must carry
-	// (Authorization: Bearer TOKEN); a request without it gets 401.
+	// (Authorization: Bearer TOKEN, the scheme in any case); a request
+	// without it gets 401.
 	Token string
+	// Bounds are the HTTP server's limits (ServeHTTPOn): timeouts and the
+	// caps on connections and requests in flight (503 past them). A zero
+	// field takes its default from DefaultBounds.
+	Bounds Bounds
+	// SessionTimeout closes a session that received no request for that
+	// long; 0 means DefaultSessionTimeout, a negative value never.
+	SessionTimeout time.Duration
+	// MaxSessions is the most sessions open at once: an initialize past
+	// it gets 503. 0 means DefaultMaxSessions, a negative value no cap.
+	MaxSessions int
+	// AllowedOrigins are the Origin header values (scheme://host[:port])
+	// accepted besides the server's own origin and, on a loopback
+	// address, loopback origins. A request with any other Origin gets 403
+	// (the MCP spec's defence against DNS rebinding and cross-site
+	// calls); a request without one (not from a browser) is not checked.
+	AllowedOrigins []string
 }
 
+// Bounds are the limits of the HTTP server (see HTTPOptions.Bounds).
+type Bounds = httpbound.Limits
+
+// The defaults of HTTPOptions.
+var (
+	// DefaultBounds: as serve-sim's, but a response may take 30 minutes
+	// (a run_task or a sample_and_vote call streams its progress).
+	DefaultBounds = func() Bounds {
+		b := httpbound.Defaults
+		b.WriteTimeout = 30 * time.Minute
+		return b
+	}()
+	DefaultSessionTimeout = 10 * time.Minute
+	DefaultMaxSessions    = 256
+)
+
 // Handler returns the streamable HTTP endpoint: the SDK's handler, which
-// bounds request bodies (Config.MaxRequestBytes, 413 beyond) and refuses
-// requests to a loopback address that name another host (DNS rebinding),
-// behind a bearer-token check when o.Token is set. Serve it at Path.
+// bounds request bodies (Config.MaxRequestBytes, 413 beyond), refuses
+// requests to a loopback address that name another host (DNS rebinding)
+// and closes sessions idle for o.SessionTimeout; in front of it an Origin
+// check (403 for another site's), the bearer-token check when o.Token is
+// set (401), and the session cap (503 for an initialize past
+// o.MaxSessions). Serve it at Path.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
+	timeout := o.SessionTimeout
+	if timeout == 0 {
+		timeout = DefaultSessionTimeout
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.log,
 		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
+		SessionTimeout:      max(timeout, 0),
 	})
-	if o.Token == "" {
-		return h
+	maxSessions := o.MaxSessions
+	if maxSessions == 0 {
+		maxSessions = DefaultMaxSessions
 	}
-	want := sha256.Sum256([]byte(o.Token))
+	var want [sha256.Size]byte
+	if o.Token != "" {
+		want = sha256.Sum256([]byte(o.Token))
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		// Compare digests: equal lengths, so the time says nothing of
-		// the token's length either.
-		sum := sha256.Sum256([]byte(got))
-		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mdap"`)
-			http.Error(w, "401 unauthorized: this server needs Authorization: Bearer <token>", http.StatusUnauthorized)
+		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, o.AllowedOrigins) {
+			http.Error(w, fmt.Sprintf("403 forbidden: Origin %q is not this server's; a server started with --allow-origin %s accepts it", origin, origin), http.StatusForbidden)
+			return
+		}
+		if o.Token != "" {
+			got, ok := bearer(r.Header.Get("Authorization"))
+			// Compare digests: equal lengths, so the time says nothing of
+			// the token's length either.
+			sum := sha256.Sum256([]byte(got))
+			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mdap"`)
+				http.Error(w, "401 unauthorized: this server needs Authorization: Bearer <token>", http.StatusUnauthorized)
+				return
+			}
+		}
+		if maxSessions > 0 && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && s.sessions() >= maxSessions {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, fmt.Sprintf("503 service unavailable: this server holds at most %d sessions; end one (DELETE), or retry once an idle one times out (after %s)", maxSessions, timeout), http.StatusServiceUnavailable)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
 }
 
-// ServeHTTPOn serves the streamable HTTP endpoint at Path on ln until ctx
+// sessions counts the server's open sessions.
+func (s *Server) sessions() int {
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	return n
+}
+
+// bearer returns the credentials of an Authorization header of the Bearer
+// scheme, the scheme in any case (RFC 9110: schemes are case-insensitive).
+func bearer(h string) (string, bool) {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(cred), true
+}
+
+// originAllowed accepts the server's own origin (its host is the
+// request's Host), a listed one, and a loopback origin when the server is
+// reached on loopback.
+func originAllowed(origin, host string, allowed []string) bool {
+	for _, a := range allowed {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false // "null", and anything that is not a web origin
+	}
+	if strings.EqualFold(u.Host, host) {
+		return true
+	}
+	return loopbackHost(u.Hostname()) && loopbackHost(hostOnly(host))
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+func loopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// ServeHTTPOn serves the streamable HTTP endpoint at Path on ln, within
+// o.Bounds (timeouts; caps on connections and requests, 503 past them),
+// until ctx
 // ends, then shuts down: it stops accepting, closes the server's sessions
 // (which cancels their calls in flight; a cancelled run_task resumes from
 // its journal), gives requests a few seconds to end, and closes the rest.
@@ -77,7 +194,9 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions) error {
 	mux := http.NewServeMux()
 	mux.Handle(Path, s.Handler(o))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	b := o.Bounds.WithDefaults(DefaultBounds)
+	srv := b.Server(mux)
+	ln = b.Listener(ln)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

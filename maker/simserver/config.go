@@ -64,6 +64,9 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 
+	// Bounds are the limits of Serve's HTTP server (timeouts, connection
+	// and request caps); the zero value means DefaultBounds.
+	Bounds Bounds
 	// Billing is how usage is reported: prompt caching (cached_tokens)
 	// and reasoning-length replies (see Billing).
 	Billing Billing

@@ -29,8 +29,9 @@ const (
 )
 
 // chatRequest is the part of an OpenAI chat completion request this server
-// reads. Other fields (top_p, stop, user, metadata, response_format, ...)
-// are accepted and ignored, as a simulated model has no use for them.
+// reads. Other fields (top_p, stop, user, metadata, ...) are accepted and
+// ignored, as a simulated model has no use for them; stream and a
+// response_format other than text are refused (400), never ignored.
 type chatRequest struct {
 	Model               string          `json:"model"`
 	Messages            []chatMessage   `json:"messages"`
@@ -40,6 +41,7 @@ type chatRequest struct {
 	N                   *int            `json:"n"`
 	Seed                *int64          `json:"seed"`
 	Stream              bool            `json:"stream"`
+	ResponseFormat      *responseFormat `json:"response_format"`
 	Tools               []chatTool      `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
 
@@ -128,6 +130,9 @@ func parseRequest(body []byte) (*chatRequest, error) {
 	if req.Stream {
 		return nil, badParam("stream", "streaming is not supported by the simulated server; send stream false or leave it out")
 	}
+	if f := req.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
+		return nil, badParam("response_format", "%q: structured output is not supported by the simulated server (it would answer prose); leave response_format out or send {\"type\": \"text\"}", f.Type)
+	}
 	if len(req.Messages) == 0 {
 		return nil, badParam("messages", "at least one message is required")
 	}
@@ -143,12 +148,12 @@ func parseRequest(body []byte) (*chatRequest, error) {
 		name string
 		v    *int
 	}{{"max_tokens", req.MaxTokens}, {"max_completion_tokens", req.MaxCompletionTokens}} {
-		if f.v != nil && (*f.v < 0 || *f.v > MaxTokensLimit) {
+		if f.v != nil && (*f.v < 1 || *f.v > MaxTokensLimit) {
 			return nil, badParam(f.name, "%d, want 1 to %d (or leave it out)", *f.v, MaxTokensLimit)
 		}
 	}
 	switch {
-	case req.MaxCompletionTokens != nil && *req.MaxCompletionTokens > 0:
+	case req.MaxCompletionTokens != nil:
 		req.maxTokens = *req.MaxCompletionTokens // the current field wins
 	case req.MaxTokens != nil:
 		req.maxTokens = *req.MaxTokens
@@ -245,4 +250,9 @@ func (r *chatRequest) messages() []llms.MessageContent {
 		out = append(out, mc)
 	}
 	return out
+}
+
+// responseFormat is a request's response_format; only its type is read.
+type responseFormat struct {
+	Type string `json:"type"`
 }

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -50,6 +51,12 @@ type Server struct {
 
 	closing   chan struct{}
 	closeOnce sync.Once
+
+	// nonce and seq make response and tool-call ids unique across
+	// requests and servers (the replies stay reproducible; the ids are
+	// not part of them).
+	nonce uint64
+	seq   atomic.Uint64
 
 	n     counters
 	cache *prefixCache // nil: caching off (billing.go)
@@ -124,6 +131,7 @@ func New(cfg Config) (*Server, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.fingerprint = fmt.Sprintf("fp_sim_%016x", fnvString(m.Identity()))
+	s.nonce = rand.Uint64()
 	return s, nil
 }
 
@@ -149,7 +157,9 @@ func (s *Server) Stats() Stats {
 // Idempotent; safe for concurrent use.
 func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 
-// Serve answers HTTP requests on ln until ctx ends, then shuts down
+// Serve answers HTTP requests on ln, within Config.Bounds (timeouts, a
+// cap on connections and on requests in flight, 503 past them), until ctx
+// ends, then shuts down
 // gracefully: it stops accepting, releases hanging requests (Close), waits
 // up to ShutdownGrace for the requests in flight, closes what remains and
 // returns nil. It closes ln. When it returns, the goroutine it started to
@@ -158,11 +168,10 @@ func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 // context cancelled and returns soon after. Errors: the listener's
 // failure, wrapped, if serving stops before ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
+	b := s.cfg.Bounds.WithDefaults(DefaultBounds)
+	hs := b.Server(s)
+	hs.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
+	ln = b.Listener(ln)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -397,7 +406,7 @@ func (s *Server) complete(ctx context.Context, req *chatRequest, msgs []llms.Mes
 		model = s.name
 	}
 	out := completion{
-		ID:                fmt.Sprintf("chatcmpl-sim-%016x", mix(s.cfg.Sim.Seed, domainID, uint64(id.step), uint64(id.index))),
+		ID:                fmt.Sprintf("chatcmpl-sim-%016x", mix(s.nonce, domainID, s.seq.Add(1), uint64(id.index))),
 		Object:            "chat.completion",
 		Created:           time.Now().Unix(),
 		Model:             model,
@@ -419,7 +428,7 @@ func (s *Server) complete(ctx context.Context, req *chatRequest, msgs []llms.Mes
 		}
 		out.Usage.CompletionTokens += ct
 		ch := choice{Index: j, FinishReason: c.StopReason, Message: message{Role: "assistant"}}
-		if call, ok := toolCall(req, c, mix(s.cfg.Sim.Seed, domainToolCall, uint64(id.step), uint64(id.index+j))); ok {
+		if call, ok := toolCall(req, c, mix(s.nonce, domainToolCall, s.seq.Add(1), uint64(id.index+j))); ok {
 			ch.Message.ToolCalls = []chatToolCall{call}
 			ch.FinishReason = "tool_calls"
 		} else {

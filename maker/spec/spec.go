@@ -10,10 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/schema"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -93,10 +93,11 @@ const (
 const MaxSpecBytes = 1 << 20
 
 // Load reads and checks a spec file. Errors name the file and wrap ErrSpec
-// (or the file system's error); a file over MaxSpecBytes is refused
-// without being read whole.
+// (or the file system's error, or safefile.ErrNotRegular for a FIFO, a
+// device or a folder, refused at once without blocking); a file over
+// MaxSpecBytes is refused without being read whole.
 func Load(path string) (*Spec, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}

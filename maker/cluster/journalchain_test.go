@@ -1,0 +1,122 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// bumpAfter changes the first digit after the first match of re in line
+// to another digit.
+func bumpAfter(t *testing.T, line, re string) string {
+	t.Helper()
+	loc := regexp.MustCompile(re).FindStringIndex(line)
+	require.NotNil(t, loc, "%s in %s", re, line)
+	b := []byte(line)
+	for i := loc[1]; i < len(b); i++ {
+		if b[i] >= '0' && b[i] <= '9' {
+			b[i] = '0' + (b[i]-'0'+1)%10
+			return string(b)
+		}
+	}
+	t.Fatalf("no digit after %s in %s", re, line)
+	return ""
+}
+
+// TestJetStreamJournalEditTable is the journal edit table on the engine:
+// a client with access to the journal's stream purges it and republishes
+// it edited (as the attack that found #20 did). Every edit either
+// reproduces the undisturbed run's result or is refused as corruption
+// naming the first bad line.
+func TestJetStreamJournalEditTable(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	_, js := connect(t, srv.ClientURL())
+	cfg := vote.Config{K: 3, Parallel: 3}
+
+	j, err := cluster.CreateJournal(ctx, js, "chain", cluster.JournalConfig{})
+	require.NoError(t, err)
+	j.CheckpointEvery = 5
+	task, err := hanoi.New(4)
+	require.NoError(t, err)
+	want, err := (&maker.Solver{Model: simModel(t, 5), Vote: cfg, Journal: j}).Solve(ctx, task)
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	require.True(t, task.Solved())
+	var buf bytes.Buffer
+	require.NoError(t, cluster.ExportJournal(ctx, js, "chain", &buf))
+	orig := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	require.Len(t, orig, 1+15+2, "header, 15 steps, checkpoints after steps 4 and 9")
+	require.True(t, strings.HasPrefix(orig[6], `{"checkpoint":5`))
+	require.True(t, strings.HasPrefix(orig[12], `{"checkpoint":10`))
+
+	st, err := js.Stream(ctx, cluster.JournalStreamPrefix+"chain")
+	require.NoError(t, err)
+	subject := st.CachedInfo().Config.Subjects[0]
+	republish := func(lines []string) {
+		require.NoError(t, st.Purge(ctx))
+		for _, l := range lines {
+			_, err := js.Publish(ctx, subject, []byte(l))
+			require.NoError(t, err)
+		}
+	}
+
+	at := func(i int, re string) func([]string) []string {
+		return func(l []string) []string { l[i] = bumpAfter(t, l[i], re); return l }
+	}
+	cases := []struct {
+		name string
+		edit func([]string) []string
+		line int // the first bad line (from 1); 0: the original result
+	}{
+		{"a winner changed", at(2, `"winner":`), 3},
+		{"a winner changed after the last checkpoint", at(15, `"winner":`), 16},
+		{"a vote changed", at(4, `"votes":\{"[0-9a-f]+":`), 5},
+		{"a count changed (launched)", at(9, `"launched":`), 10},
+		{"a count changed (valid)", at(14, `"valid":`), 15},
+		{"a count changed (errors)", at(3, `"errors":`), 4},
+		{"tokens changed", at(16, `"output_tokens":`), 17},
+		{"a checkpoint's state changed", at(12, `"task_state":`), 13},
+		{"a checkpoint's report changed", at(12, `"report":\{"steps":`), 13},
+		{"a byte flipped", func(l []string) []string { b := []byte(l[8]); b[len(b)/2] ^= 1; l[8] = string(b); return l }, 9},
+		{"a line dropped", func(l []string) []string { return append(l[:7:7], l[8:]...) }, 8},
+		{"a line duplicated", func(l []string) []string { return append(l[:11:11], l[10:]...) }, 12},
+		{"the header's settings changed", at(0, `"k":`), 1},
+		{"the last line dropped (decided again)", func(l []string) []string { return l[:len(l)-1] }, 0},
+		{"unchanged", func(l []string) []string { return l }, 0},
+	}
+	for _, c := range cases {
+		republish(c.edit(append([]string(nil), orig...)))
+		j, err := cluster.OpenJournal(ctx, js, "chain", cluster.JournalConfig{})
+		if err == nil {
+			task, terr := hanoi.New(4)
+			require.NoError(t, terr)
+			var rep maker.Report
+			rep, err = (&maker.Solver{Model: simModel(t, 5), Vote: cfg, Journal: j}).Solve(ctx, task)
+			require.NoError(t, j.Close())
+			if c.line == 0 {
+				require.NoError(t, err, c.name)
+				assert.True(t, task.Solved(), c.name)
+				assert.Equal(t, want.Steps, rep.Steps, c.name)
+				assert.Equal(t, want.Counts, rep.Counts, c.name)
+				assert.Equal(t, want.SampleHistogram, rep.SampleHistogram, c.name)
+				assert.Equal(t, want.Usage.InputTokens, rep.Usage.InputTokens, c.name)
+				assert.Equal(t, want.Usage.OutputTokens, rep.Usage.OutputTokens, c.name)
+				continue
+			}
+		}
+		require.Error(t, err, c.name)
+		require.ErrorIs(t, err, maker.ErrJournalCorrupt, c.name)
+		assert.Contains(t, err.Error(), fmt.Sprintf("nats:chain:%d ", c.line), c.name)
+	}
+}

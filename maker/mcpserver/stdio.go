@@ -1,0 +1,111 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// JSON-RPC error codes of a line that is not a message.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+)
+
+// lineFilter passes the stdio transport only the lines that are JSON-RPC
+// messages: a line that is not JSON is answered with a -32700 parse
+// error, one that is JSON but not a message with -32600, and the session
+// goes on (the SDK's transport would end it). A line over max bytes still
+// ends the session. It reads synchronously, in the transport's Read.
+type lineFilter struct {
+	r       io.ReadCloser
+	br      *bufio.Reader
+	w       *lockedWriter
+	max     int
+	pending []byte
+	err     error
+}
+
+func newLineFilter(r io.ReadCloser, w *lockedWriter, max int) *lineFilter {
+	return &lineFilter{r: r, br: bufio.NewReaderSize(r, 64<<10), w: w, max: max}
+}
+
+var errLineTooLong = errors.New("a message longer than the server's --max-request-bytes")
+
+func (f *lineFilter) Read(p []byte) (int, error) {
+	for len(f.pending) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		line, err := f.line()
+		if err != nil {
+			f.err = err
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			if _, derr := jsonrpc.DecodeMessage(t); derr != nil {
+				f.refuse(t, derr)
+				continue
+			}
+			f.pending = append(line, '\n')
+		}
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+// line reads the next line without its newline.
+func (f *lineFilter) line() ([]byte, error) {
+	var b []byte
+	for {
+		chunk, err := f.br.ReadSlice('\n')
+		b = append(b, chunk...)
+		if f.max > 0 && len(b) > f.max+1 {
+			return nil, fmt.Errorf("%w (%d bytes)", errLineTooLong, f.max)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(b, []byte{'\n'}), err
+	}
+}
+
+// refuse answers a line that is not a message, with its id when it has
+// one.
+func (f *lineFilter) refuse(line []byte, derr error) {
+	code, msg := codeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message: "+derr.Error()
+	if !json.Valid(line) {
+		code, msg = codeParseError, "Parse error: the line is not JSON"
+	}
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	id := json.RawMessage("null")
+	if json.Unmarshal(line, &probe) == nil && len(probe.ID) > 0 && (probe.ID[0] == '"' || (probe.ID[0] >= '0' && probe.ID[0] <= '9') || probe.ID[0] == '-') {
+		id = probe.ID
+	}
+	resp, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	_, _ = f.w.Write(append(resp, '\n'))
+}
+
+func (f *lineFilter) Close() error { return f.r.Close() }
+
+// lockedWriter serialises the transport's writes and the filter's.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return l.w.Close() }
