@@ -51,6 +51,9 @@ type Report struct {
 	// with: KHistogram[k] steps had margin k (one entry for a fixed k;
 	// see AdaptiveK).
 	KHistogram map[int]int `json:"k_histogram,omitempty"`
+	// KAuto is adaptive k's estimate and failure ledger (AdaptiveK); nil
+	// for a fixed k.
+	KAuto *KState `json:"k_auto,omitempty"`
 	// Done reports that the task said it was finished.
 	Done bool `json:"done"`
 	// Wall is the time this Solve call took, replay included: for a

@@ -385,6 +385,9 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	if len(r.ids) > 1 {
 		rec.Models = tally.shares(res.Valid+res.Flagged+res.Errors, res.Key)
 	}
+	if r.auto != nil && err == nil {
+		r.checkStep(rec)
+	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return rec, ctxErr
@@ -438,6 +441,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 		}
 	}
 	r.rep.addStep(rec)
+	r.observe(rec)
 	r.rep.Done = done
 	r.last = obs
 	if r.Progress != nil {
@@ -668,6 +672,7 @@ func (r *run) replay() (*StepRecord, error) {
 			return fmt.Errorf("%w: replaying step %d (%s:%d): %w", ErrStep, rec.Step, j.path(), n, err)
 		}
 		r.rep.addStep(rec)
+		r.observe(rec)
 		r.rep.Resumed++
 		r.rep.Done = done
 		if r.Progress != nil {
