@@ -30,7 +30,7 @@ const (
 	DefaultKConfidence = 0.95
 	// DefaultKWindow is the effective size, in valid votes, of the recent
 	// window whose bound stands beside the pooled one (AdaptiveK.Window).
-	DefaultKWindow = 1000
+	DefaultKWindow = 500
 )
 
 // The sources of adaptive k's estimate (PEstimate.Source).

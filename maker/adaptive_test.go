@@ -19,7 +19,7 @@ import (
 func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
 	a, err := maker.AdaptiveK{Target: 0.95, Steps: 10}.WithDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 2, Max: 30, Confidence: 0.95, Window: 1000}, a)
+	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 2, Max: 30, Confidence: 0.95, Window: 500}, a)
 	a, err = maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 40}.WithDefaults()
 	require.NoError(t, err)
 	assert.Equal(t, 40, a.Max, "a floor above the default max raises it")
@@ -232,13 +232,13 @@ func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
 	f.Close()
 	assert.Zero(t, header.Settings.K, "no fixed k")
 	require.NotNil(t, header.Settings.KAuto)
-	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 255, Floor: 2, Max: 30, Confidence: 0.95, Window: 1000}, *header.Settings.KAuto)
+	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 255, Floor: 2, Max: 30, Confidence: 0.95, Window: 500}, *header.Settings.KAuto)
 
 	other := policy
 	other.Target = 0.99
 	_, _, err = journaledRun(t, path, true, 0, other)
 	require.ErrorIs(t, err, maker.ErrJournalMismatch)
-	assert.Contains(t, err.Error(), "k_auto: auto(target=0.95 steps=255 floor=2 max=30 confidence=0.95 window=1000) in the journal, auto(target=0.99")
+	assert.Contains(t, err.Error(), "k_auto: auto(target=0.95 steps=255 floor=2 max=30 confidence=0.95 window=500) in the journal, auto(target=0.99")
 
 	other = policy
 	other.Floor = 3

@@ -48,6 +48,7 @@ type runFlags struct {
 	latencySigma         float64
 	difficultySpread     float64
 	hardAgree            float64
+	drift                driftFlags // --p-late, --p-change-at (drift.go)
 	journal              string
 	resume, rerunPending bool
 	progress             string
@@ -84,6 +85,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.latencySigma, "latency-sigma", 0, "simulated model: lognormal spread of latency (0 = fixed)")
 	fs.Float64Var(&f.difficultySpread, "difficulty-spread", 0, "simulated model: spread of per-step difficulty, 0 (every step at --p) up to but not including 1; each step's p is drawn around --p")
 	fs.Float64Var(&f.hardAgree, "hard-agree", 0, "simulated model: probability that a wrong reply on a hard step (its p below 1/2) is the same wrong answer")
+	f.drift.register(fs)
 	fs.StringVar(&f.journal, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
@@ -109,7 +111,7 @@ func completeModel(_ *cobra.Command, _ []string, prefix string) ([]string, cobra
 }
 
 // simFlags are the flags of the simulated model, refused with a real one.
-var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers", "concentration", "latency", "latency-sigma", "difficulty-spread", "hard-agree"}
+var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers", "concentration", "latency", "latency-sigma", "difficulty-spread", "hard-agree", "p-late", "p-change-at"}
 
 // validate checks every flag and the defaulted configuration they make,
 // before anything is created: a refused command writes nothing. Errors
@@ -191,6 +193,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 			return usageErr("--latency-sigma needs --latency (the median)")
 		case !(f.difficultySpread >= 0 && f.difficultySpread < 1):
 			return usageErr("--difficulty-spread %v: use 0 (every step at --p) up to but not including 1", f.difficultySpread)
+		}
+		if err := f.drift.validate(fs); err != nil {
+			return err
 		}
 		if err := f.simConfig().Validate(); err != nil { // a backstop: the checks above say it better
 			return usageErr("simulated model: %w", err)
@@ -281,6 +286,7 @@ func (f *runFlags) simConfig() sim.Config {
 	c.Seed, c.P, c.FlagRate, c.ErrorRate = f.seed, f.p, f.flagRate, f.errorRate
 	c.WrongAnswers, c.Concentration = f.wrongAnswers, f.concentration
 	c.DifficultySpread, c.HardAgree = f.difficultySpread, f.hardAgree
+	f.drift.apply(&c)
 	switch {
 	case f.latency > 0 && f.latencySigma > 0:
 		c.Latency = sim.LognormalLatency(f.latency, f.latencySigma)
