@@ -36,6 +36,6 @@ func ExampleAdaptiveK() {
 	// Output:
 	// solved true, 0 wrong steps
 	// p estimate 0.958 from correctness, lower bound 0.946
-	// failure budget spent 0.048 of 0.05
-	// steps by k: map[2:2 3:175 4:75 5:2 30:1]
+	// failure budget spent 0.046 of 0.05
+	// steps by k: map[3:171 4:81 5:2 30:1]
 }
