@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -157,6 +158,9 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 			if runErr != nil {
 				return failed(runErr)
 			}
+			if rep.All.Unreachable { // the report says why; so does the exit
+				return failed(errors.New(rep.All.NoK))
+			}
 			return nil
 		},
 	}
@@ -173,7 +177,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 	flags.register(cmd)
 	tools.register(cmd, "")
 	fs.Lookup("root").Usage = `with --spec: folder the file tools work in (default: the spec's "root", else the spec file's folder)`
-	fs.Lookup("target").Usage = "probability that the whole run succeeds, that k_min is planned for, in (0, 1)"
+	fs.Lookup("target").Usage = "probability that the whole run succeeds (averaged over the fitted spread of step difficulty) that k_min is planned for, in (0, 1); exit 1 when no k reaches it"
 	fs.Lookup("k").Usage = "also show what this margin would give"
 	fs.Lookup("k").DefValue = ""
 	for _, name := range notForCalibrate {

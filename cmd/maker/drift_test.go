@@ -58,3 +58,22 @@ func TestBinaryDriftKAuto(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.True(t, strings.Contains(out, "from correctness") && strings.Contains(out, "failure budget"), out)
 }
+
+// TestBinaryCalibrateRefusesHardSteps: with hard steps whose errors agree
+// (p 0.97, spread 0.05, 16 disks), no k reaches the target: maker
+// calibrate prints its report with the hard-step floor and exits 1
+// naming the reason, instead of printing a k.
+func TestBinaryCalibrateRefusesHardSteps(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := inDir(t, dir, "calibrate", "--disks", "16", "--p", "0.97", "--wrong-answers", "1", "--difficulty-spread", "0.05", "--hard-agree", "1", "--steps-sampled", "200", "--progress", "off")
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, out, "hard steps: ")
+	assert.Contains(t, out, "k_min: none: no k reaches 0.95")
+	assert.True(t, strings.HasPrefix(errOut, "maker: no k reaches 0.95: about "), errOut)
+	assert.Contains(t, errOut, "use a stronger model, an ensemble or escalation")
+
+	code, out, errOut = inDir(t, dir, "calibrate", "--disks", "10", "--p", "0.99", "--wrong-answers", "1", "--progress", "off")
+	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "hard steps: 0 of 100 sampled steps")
+	assert.Contains(t, out, "k_min ")
+}
