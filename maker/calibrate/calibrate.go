@@ -261,8 +261,8 @@ type Repeat struct {
 // one rival answer (exact when errors repeat, and the worst case for the
 // wrong-winner rate when they spread); its samples and cost by the
 // scaling laws at the mean p (one rival is not the worst case for cost:
-// spread errors can make a race longer, by 6% at k = 2 and p = 0.9 with
-// 3 rivals; see WithRivals).
+// spread errors can make a race longer, by 6% at k = 2 and p = 0.7 with
+// 2 rivals; see WithRivals).
 type Plan struct {
 	K int `json:"k"`
 	// PFull is the probability that every step is decided right over the
@@ -710,7 +710,7 @@ func (r Repeat) sentence() string {
 		if r.Rate > 0 {
 			rivals = fmt.Sprintf("about %.1f rival answers", 1/r.Rate)
 		}
-		s = fmt.Sprintf("%.0f%% of pairs of wrong answers to one step are the same answer (%s: %s) — errors spread; k_min assumes one rival, so the run will do better than planned",
+		s = fmt.Sprintf("%.0f%% of pairs of wrong answers to one step are the same answer (%s: %s) — errors spread; k_min assumes one rival, the worst case for how often a wrong answer wins (not for cost: spread errors can make a race longer at small k), and spread errors do not help a hard step whose errors agree",
 			100*r.Rate, pairs(r.Pairs), rivals)
 	}
 	if r.Pairs < fewPairs {
