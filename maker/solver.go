@@ -56,6 +56,9 @@ type Solver struct {
 	// AdaptiveK, if set, chooses each step's k from the run's own votes
 	// instead of Vote.K (see AdaptiveK); nil keeps the fixed Vote.K.
 	AdaptiveK *AdaptiveK
+	// Escalation, if set, is what a contested step gets (see
+	// Escalation); nil races every step to its end with one model.
+	Escalation *Escalation
 	// MaxTokens caps a reply; a longer one is red-flagged. Default
 	// DefaultMaxTokens (750).
 	MaxTokens int
@@ -209,6 +212,9 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	if err := s.Escalation.check(); err != nil {
+		return rep, err
+	}
 	settings, err := s.settings(cfg.K)
 	if err != nil {
 		return rep, err
@@ -320,8 +326,35 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	defer cancel(nil)
 	tally := &modelTally{n: len(r.ids)}
 	memo := &judgeMemo{}
-	draw := func(ctx context.Context, i int) (sm vote.Sample[intent.Output]) {
-		reply, took, err := r.agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
+	drawWith := func(agent *microagent) vote.Drawer[intent.Output] {
+		return func(ctx context.Context, i int) vote.Sample[intent.Output] {
+			return r.draw(ctx, agent, step, i, msgs, tally, memo, log, cancel)
+		}
+	}
+	cfg, err := r.stepConfig()
+	if err != nil {
+		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
+	}
+	res, esc, err := r.race(raceCtx, cfg, drawWith)
+	rec := &StepRecord{
+		Step:      step,
+		K:         cfg.K,
+		Winner:    res.Winner,
+		Key:       strconv.FormatUint(res.Key, 16),
+		Votes:     make(map[string]int, len(res.Votes)),
+		Counts:    res.Counts,
+		Flags:     res.Flags,
+		Usage:     res.Usage,
+		Contested: esc.contested,
+		Escalated: esc.escalated,
+	}
+	return r.record(ctx, raceCtx, rec, res, err, tally)
+}
+
+// draw draws sample i of step from agent and judges it.
+func (r *run) draw(ctx context.Context, agent *microagent, step, i int, msgs []llms.MessageContent, tally *modelTally, memo *judgeMemo, log *slog.Logger, cancel context.CancelCauseFunc) (sm vote.Sample[intent.Output]) {
+	{
+		reply, took, err := agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
 		sm.Usage = vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}
 		var why error
 		defer func() {
@@ -364,21 +397,11 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		sm.Value = out
 		return sm
 	}
-	cfg, err := r.stepConfig()
-	if err != nil {
-		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
-	}
-	res, err := vote.Race(raceCtx, cfg, draw)
-	rec := &StepRecord{
-		Step:   step,
-		K:      cfg.K,
-		Winner: res.Winner,
-		Key:    strconv.FormatUint(res.Key, 16),
-		Votes:  make(map[string]int, len(res.Votes)),
-		Counts: res.Counts,
-		Flags:  res.Flags,
-		Usage:  res.Usage,
-	}
+}
+
+// record completes a step's record from its race.
+func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Result[intent.Output], err error, tally *modelTally) (*StepRecord, error) {
+	step := rec.Step
 	for k, v := range res.Votes {
 		rec.Votes[strconv.FormatUint(k, 16)] = v
 	}
