@@ -48,7 +48,8 @@ type runFlags struct {
 	latencySigma         float64
 	difficultySpread     float64
 	hardAgree            float64
-	drift                driftFlags // --p-late, --p-change-at (drift.go)
+	drift                driftFlags    // --p-late, --p-change-at (drift.go)
+	esc                  escalateFlags // --escalate and its options (escalate.go)
 	journal              string
 	resume, rerunPending bool
 	progress             string
@@ -86,6 +87,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.difficultySpread, "difficulty-spread", 0, "simulated model: spread of per-step difficulty, 0 (every step at --p) up to but not including 1; each step's p is drawn around --p")
 	fs.Float64Var(&f.hardAgree, "hard-agree", 0, "simulated model: probability that a wrong reply on a hard step (its p below 1/2) is the same wrong answer")
 	f.drift.register(fs)
+	f.esc.register(fs)
 	fs.StringVar(&f.journal, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
@@ -119,6 +121,9 @@ var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers",
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	f.priceInSet, f.priceOutSet = fs.Changed("price-in"), fs.Changed("price-out")
+	if err := f.esc.validate(fs); err != nil {
+		return err
+	}
 	if err := f.validateK(fs); err != nil {
 		return err
 	}
@@ -316,6 +321,9 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 		RerunPending: f.rerunPending,
 		Price:        f.price(),
 		Structured:   f.structured,
+	}
+	if s.Escalation, err = f.escalation(oracle); err != nil {
+		return nil, err
 	}
 	if strings.HasPrefix(f.journal, natsJournalPrefix) {
 		if s.Journal, err = f.natsJournal(stderr); err != nil {
