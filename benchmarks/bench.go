@@ -17,7 +17,7 @@ import (
 var ErrSuite = errors.New("unknown benchmark suite")
 
 // Suites are the suites, in the order Run runs them.
-var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real"}
+var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "overhead", "cost"}
 
 // Options configure a Run. The zero value runs every suite at full size.
 type Options struct {
@@ -77,6 +77,8 @@ type Report struct {
 	Scale      *ScaleResult      `json:"scale,omitempty"`
 	Real       *RealResult       `json:"real,omitempty"`
 	Guarantee  *GuaranteeResult  `json:"guarantee,omitempty"`
+	Overhead   *SpeedResult      `json:"overhead,omitempty"`
+	Cost       *CostResult       `json:"cost,omitempty"`
 	// Goals are the project's targets with the measured figure beside
 	// each.
 	Goals []Goal `json:"goals"`
@@ -135,6 +137,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Real, err = runReal(ctx, o, ticker(name, realUnits()))
 		case "guarantee":
 			rep.Guarantee, err = runGuarantee(ctx, o, ticker(name, guaranteeUnits()))
+		case "overhead":
+			rep.Overhead, err = runSpeed(ctx, o, ticker(name, speedUnits()))
+		case "cost":
+			rep.Cost, err = runCost(ctx, o, ticker(name, costUnits()))
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/internal/words"
 )
 
 // Limits of the built-in tools besides the read cap.
@@ -200,7 +201,7 @@ func (s *sandbox) listDir(ctx context.Context, args map[string]any) (string, err
 		return "", fsError(a.Path, err)
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("%q is %s, not a folder; list_dir lists folders (read_file reads files)", a.Path, fileKind(fi.Mode()))
+		return "", fmt.Errorf("%q is %s, not a folder; list_dir lists folders (read_file reads files)", a.Path, words.FileKind(fi.Mode()))
 	}
 	d, err := r.Open(rel)
 	if err != nil {

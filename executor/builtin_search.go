@@ -12,6 +12,8 @@ import (
 	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mdap-go/mdap/internal/words"
 )
 
 const globSchema = `{
@@ -119,7 +121,7 @@ func (s *sandbox) dirPath(ctx context.Context, r *os.Root, p string) (string, er
 		return "", fsError(p, err)
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("%q is %s, not a folder", p, fileKind(fi.Mode()))
+		return "", fmt.Errorf("%q is %s, not a folder", p, words.FileKind(fi.Mode()))
 	}
 	return rel, nil
 }

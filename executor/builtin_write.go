@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
+
+	"github.com/mdap-go/mdap/internal/words"
 )
 
 const writeFileSchema = `{
@@ -70,7 +72,7 @@ func (s *sandbox) writeFile(ctx context.Context, args map[string]any) (string, e
 	} else if dfi, err := r.Stat(dir); err != nil {
 		return "", refusef(fs.ErrNotExist, "the folder of %q does not exist; create it first or pass create_dirs=true", a.Path)
 	} else if !dfi.IsDir() {
-		return "", refusef(fs.ErrNotExist, "the parent of %q is %s, not a folder", a.Path, fileKind(dfi.Mode()))
+		return "", refusef(fs.ErrNotExist, "the parent of %q is %s, not a folder", a.Path, words.FileKind(dfi.Mode()))
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err

@@ -34,9 +34,9 @@ func fallbackParams() map[string]any { return map[string]any{"type": "object"} }
 // names undeclared tools. Declaring is not permitting: the executor checks
 // every call again.
 //
-// A nil dir has no files. Errors: [ErrBadSchema] when a schema file exists
-// but is not a JSON object or does not compile; [ErrBadSkill] when a skill
-// file's front matter does not parse; [ErrBadTool] for a declared name that
+// A nil dir has no files. Errors: [ErrInvalidSchema] when a schema file exists
+// but is not a JSON object or does not compile; [ErrInvalidSkill] when a skill
+// file's front matter does not parse; [ErrInvalidTool] for a declared name that
 // cannot be a file name (empty, with a slash, "." or ".."); every message
 // names the file. Cost: two file reads per name.
 func Declare(declared []string, dir fs.FS, history []llms.MessageContent) ([]llms.Tool, error) {
@@ -47,7 +47,7 @@ func Declare(declared []string, dir fs.FS, history []llms.MessageContent) ([]llm
 			continue
 		}
 		if !fileName(name) {
-			return nil, fmt.Errorf("%w: declared tool name %q cannot name a file under tools/", ErrBadTool, name)
+			return nil, fmt.Errorf("%w: declared tool name %q cannot name a file under tools/", ErrInvalidTool, name)
 		}
 		params, ok, err := readSchemaFile(dir, name)
 		if err != nil {
@@ -168,11 +168,11 @@ func readSchemaFile(dir fs.FS, name string) (map[string]any, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: %s: %v", ErrBadSchema, file, unwrapPath(err))
+		return nil, false, fmt.Errorf("%w: %s: %v", ErrInvalidSchema, file, unwrapPath(err))
 	}
 	_, _, params, err := compileSchema(name, b)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: %s: %v", ErrBadSchema, file, err)
+		return nil, false, fmt.Errorf("%w: %s: %v", ErrInvalidSchema, file, err)
 	}
 	return params, true, nil
 }
@@ -189,11 +189,11 @@ func readSkillDescription(dir fs.FS, name string) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrBadSkill, file, unwrapPath(err))
+		return "", fmt.Errorf("%w: %s: %v", ErrInvalidSkill, file, unwrapPath(err))
 	}
 	fm, err := frontmatter.Parse(b)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrBadSkill, file, err)
+		return "", fmt.Errorf("%w: %s: %v", ErrInvalidSkill, file, err)
 	}
 	return fm["description"], nil
 }

@@ -137,14 +137,14 @@ func TestDeclareBrokenSchemaIsAnErrorNamingTheFile(t *testing.T) {
 	for _, name := range []string{"not_json", "not_a_schema", "not_an_object"} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Declare([]string{name}, brokenSchemaFS, nil)
-			require.ErrorIs(t, err, ErrBadSchema)
+			require.ErrorIs(t, err, ErrInvalidSchema)
 			assert.Contains(t, err.Error(), "tools/"+name+".json")
 		})
 	}
 	hist := []llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{
 		llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "not_json"}}}}}
 	_, err := Declare(nil, brokenSchemaFS, hist)
-	require.ErrorIs(t, err, ErrBadSchema, "a history tool's broken schema is an error too")
+	require.ErrorIs(t, err, ErrInvalidSchema, "a history tool's broken schema is an error too")
 }
 
 func TestDeclareBrokenFrontMatterIsAnErrorNamingTheFile(t *testing.T) {
@@ -156,7 +156,7 @@ func TestDeclareBrokenFrontMatterIsAnErrorNamingTheFile(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Declare([]string{name}, brokenSkillFS, nil)
-			require.ErrorIs(t, err, ErrBadSkill)
+			require.ErrorIs(t, err, ErrInvalidSkill)
 			assert.Contains(t, err.Error(), "skills/"+name+".md")
 			assert.Contains(t, err.Error(), words)
 		})
@@ -166,6 +166,6 @@ func TestDeclareBrokenFrontMatterIsAnErrorNamingTheFile(t *testing.T) {
 func TestDeclareRefusesNamesThatAreNotFileNames(t *testing.T) {
 	for _, name := range []string{"", ".", "..", "../tools/read_file", "a/b", "a\\b", "x\x00"} {
 		_, err := Declare([]string{name}, declareDir, nil)
-		assert.ErrorIs(t, err, ErrBadTool, "%q", name)
+		assert.ErrorIs(t, err, ErrInvalidTool, "%q", name)
 	}
 }

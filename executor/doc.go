@@ -24,7 +24,7 @@
 // [MaxToolNameBytes] is an unknown tool (and the observation's Tool is cut
 // to that length); more than [MaxArgs] arguments, arguments nested more than
 // [MaxArgsDepth] deep, holding more than [MaxArgValues] values or larger
-// than the arguments cap ([WithArgsCap]) are invalid; a path of more than [MaxPathBytes] bytes or [MaxPathDepth]
+// than [DefaultArgsCap] bytes as JSON are invalid; a path of more than [MaxPathBytes] bytes or [MaxPathDepth]
 // components is a bad path; the built-in tools' schemas bound their
 // strings, lists and numbers. Every observation, denials included, carries
 // at most the output cap ([WithOutputCap]) of content plus a one-line

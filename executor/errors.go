@@ -16,22 +16,22 @@ var (
 	// ErrDuplicateTool: a tool of that name is already registered here, or
 	// the taxonomy already places that name in another category.
 	ErrDuplicateTool = errors.New("duplicate tool")
-	// ErrBadTool: a nil tool, or a name or category the taxonomy refuses
+	// ErrInvalidTool: a nil tool, or a name or category the taxonomy refuses
 	// (empty, with spaces or commas, a category's name, the index tool's
 	// name, an unknown category). The taxonomy's own error is wrapped too.
-	ErrBadTool = errors.New("bad tool")
-	// ErrBadSchema: a tool's argument schema, or a schema file given to
+	ErrInvalidTool = errors.New("bad tool")
+	// ErrInvalidSchema: a tool's argument schema, or a schema file given to
 	// [Declare], is not JSON or does not compile as a JSON Schema.
-	ErrBadSchema = errors.New("bad tool schema")
-	// ErrBadSkill: a skill file's front matter given to [Declare] does not
+	ErrInvalidSchema = errors.New("bad tool schema")
+	// ErrInvalidSkill: a skill file's front matter given to [Declare] does not
 	// parse.
-	ErrBadSkill = errors.New("bad skill front matter")
-	// ErrBadRoot: the root given to [New] is not an existing directory.
-	ErrBadRoot = errors.New("bad root folder")
+	ErrInvalidSkill = errors.New("bad skill front matter")
+	// ErrInvalidRoot: the root given to [New] is not an existing directory.
+	ErrInvalidRoot = errors.New("bad root folder")
 )
 
 // Reason errors, for errors.Is on [ObservationError] and for tools. A [Tool]
-// whose Run returns an error wrapping ErrOutsideRoot, ErrBadPath,
+// whose Run returns an error wrapping ErrOutsideRoot, ErrInvalidPath,
 // ErrNotRegular or ErrInvalidArgs makes a denied observation with the
 // matching [intent.Reason]; any other error makes a failed one.
 var (
@@ -45,9 +45,9 @@ var (
 	// ErrOutsideRoot: a path leaves the root folder: "..", an absolute
 	// path, or a symbolic link leading out (intent.ReasonOutsideRoot).
 	ErrOutsideRoot = errors.New("path outside the root folder")
-	// ErrBadPath: a path that cannot name a file: a NUL byte, an empty
+	// ErrInvalidPath: a path that cannot name a file: a NUL byte, an empty
 	// path, a symbolic-link loop (intent.ReasonBadPath).
-	ErrBadPath = errors.New("bad path")
+	ErrInvalidPath = errors.New("bad path")
 	// ErrNotRegular: the file is a directory, FIFO, device or socket where
 	// a regular file is needed (intent.ReasonNotRegular).
 	ErrNotRegular = errors.New("not a regular file")
@@ -83,7 +83,7 @@ var reasonErr = map[intent.Reason]error{
 	intent.ReasonNotAllowed:  categories.ErrDenied,
 	intent.ReasonInvalidArgs: ErrInvalidArgs,
 	intent.ReasonOutsideRoot: ErrOutsideRoot,
-	intent.ReasonBadPath:     ErrBadPath,
+	intent.ReasonBadPath:     ErrInvalidPath,
 	intent.ReasonNotRegular:  ErrNotRegular,
 	intent.ReasonNotFound:    fs.ErrNotExist,
 	intent.ReasonTimeout:     ErrTimeout,
@@ -97,7 +97,7 @@ func classify(err error) (intent.Status, intent.Reason) {
 	switch {
 	case errors.Is(err, ErrOutsideRoot):
 		return intent.StatusDenied, intent.ReasonOutsideRoot
-	case errors.Is(err, ErrBadPath):
+	case errors.Is(err, ErrInvalidPath):
 		return intent.StatusDenied, intent.ReasonBadPath
 	case errors.Is(err, ErrNotRegular):
 		return intent.StatusDenied, intent.ReasonNotRegular

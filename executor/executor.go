@@ -31,7 +31,6 @@ type Executor struct {
 	timeout         time.Duration
 	outputCap       int
 	readCap         int64
-	argsCap         int
 	refuseHardLinks bool
 	tax             *categories.Taxonomy
 	log             *slog.Logger
@@ -50,7 +49,7 @@ type Executor struct {
 // folder; with "" it has none, only the index tool and what WithTools or
 // Register add.
 //
-// Errors: [ErrBadRoot] when root is not an existing folder; the errors of
+// Errors: [ErrInvalidRoot] when root is not an existing folder; the errors of
 // [Executor.Register] when a tool cannot be registered (for example a
 // taxonomy given with WithTaxonomy that places read_file in another
 // category).
@@ -60,7 +59,6 @@ func New(root string, opts ...Option) (*Executor, error) {
 		timeout:      DefaultTimeout,
 		outputCap:    DefaultOutputCap,
 		readCap:      DefaultReadCap,
-		argsCap:      DefaultArgsCap,
 		maxAbandoned: DefaultMaxAbandoned,
 		log:          slog.New(slog.DiscardHandler),
 		tools:        map[string]*registered{},
@@ -74,7 +72,7 @@ func New(root string, opts ...Option) (*Executor, error) {
 	idx := &indexTool{e: e}
 	sch, doc, params, err := compileSchema(idx.Name(), idx.Schema())
 	if err != nil {
-		return nil, fmt.Errorf("%w: index tool: %v", ErrBadSchema, err) // a bug in this package
+		return nil, fmt.Errorf("%w: index tool: %v", ErrInvalidSchema, err) // a bug in this package
 	}
 	e.index = &registered{tool: idx, entry: categories.Entry{Name: categories.IndexTool}, schema: sch, doc: doc, params: params, inline: true}
 
@@ -107,14 +105,14 @@ func realDir(root string) (string, error) {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: %q: %v", ErrBadRoot, root, unwrapPath(err))
+		return "", fmt.Errorf("%w: %q: %v", ErrInvalidRoot, root, unwrapPath(err))
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return "", fmt.Errorf("%w: %q: %v", ErrBadRoot, root, unwrapPath(err))
+		return "", fmt.Errorf("%w: %q: %v", ErrInvalidRoot, root, unwrapPath(err))
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("%w: %q is not a folder", ErrBadRoot, root)
+		return "", fmt.Errorf("%w: %q is not a folder", ErrInvalidRoot, root)
 	}
 	return abs, nil
 }

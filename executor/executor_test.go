@@ -67,7 +67,7 @@ func TestRegister(t *testing.T) {
 		"bad category":   echoTool("thing", categories.Category("teleport")),
 		"empty category": echoTool("thing", ""),
 	} {
-		assert.ErrorIs(t, e.Register(tool), ErrBadTool, name)
+		assert.ErrorIs(t, e.Register(tool), ErrInvalidTool, name)
 	}
 	assert.ErrorIs(t, e.Register(echoTool("bash", categories.Bash)), categories.ErrReservedName)
 	_, known := e.Taxonomy().Lookup("thing")
@@ -83,7 +83,7 @@ func TestRegister(t *testing.T) {
 	} {
 		tool := NewTool("schema_"+strings.ReplaceAll(name, " ", "_"), categories.Web, "", json.RawMessage(schema), nil)
 		err := e.Register(tool)
-		assert.ErrorIs(t, err, ErrBadSchema, name)
+		assert.ErrorIs(t, err, ErrInvalidSchema, name)
 		_, known := e.Taxonomy().Lookup(tool.Name())
 		assert.False(t, known, "%s: not added to the taxonomy", name)
 	}
@@ -96,12 +96,12 @@ func TestRegister(t *testing.T) {
 
 func TestNewErrors(t *testing.T) {
 	_, err := New(filepath.Join(t.TempDir(), "missing"))
-	assert.ErrorIs(t, err, ErrBadRoot)
+	assert.ErrorIs(t, err, ErrInvalidRoot)
 
 	file := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, writeFile(file, "x"))
 	_, err = New(file)
-	assert.ErrorIs(t, err, ErrBadRoot)
+	assert.ErrorIs(t, err, ErrInvalidRoot)
 
 	tax := &categories.Taxonomy{}
 	require.NoError(t, tax.Add("read_file", categories.FileWrite))

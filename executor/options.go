@@ -57,19 +57,6 @@ func WithReadCap(n int64) Option {
 	}
 }
 
-// WithArgsCap sets the most bytes a call's arguments may take, encoded as
-// JSON (default [DefaultArgsCap]); a larger call is denied with
-// intent.ReasonInvalidArgs before its schema is consulted. It also bounds
-// the content write_file accepts, with the read cap. A non-positive n keeps
-// the default.
-func WithArgsCap(n int) Option {
-	return func(e *Executor) {
-		if n > 0 {
-			e.argsCap = n
-		}
-	}
-}
-
 // WithRefuseHardLinks makes read_file and grep refuse a regular file with
 // more than one name (a link count above one): named, it is a denial
 // (intent.ReasonOutsideRoot); met while grep walks a folder, it is skipped.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/mdap-go/mdap/internal/words"
 )
 
 // maxSymlinks is how many symbolic links one path may go through; it is
@@ -39,7 +41,7 @@ type sandbox struct {
 func newSandbox(dir string, readCap int64, refuseHardLinks bool) (*sandbox, error) {
 	r, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrBadRoot, dir, unwrapPath(err))
+		return nil, fmt.Errorf("%w: %q: %v", ErrInvalidRoot, dir, unwrapPath(err))
 	}
 	return &sandbox{dir: dir, root: r, readCap: readCap, refuseHardLinks: refuseHardLinks}, nil
 }
@@ -65,16 +67,16 @@ var errClosed = errors.New("the executor was closed: its file tools no longer ru
 
 // lexical checks a path given by the model without touching the disk and
 // returns it cleaned ("." for the root itself). It refuses NUL bytes and
-// empty paths (ErrBadPath), absolute paths and any ".." component
+// empty paths (ErrInvalidPath), absolute paths and any ".." component
 // (ErrOutsideRoot). A backslash is an ordinary character.
 func (s *sandbox) lexical(p string) (string, error) {
 	switch {
 	case len(p) > MaxPathBytes:
-		return "", refusef(ErrBadPath, "the path %q is %d bytes; paths are at most %d bytes", cutText(p, 64), len(p), MaxPathBytes)
+		return "", refusef(ErrInvalidPath, "the path %q is %d bytes; paths are at most %d bytes", cutText(p, 64), len(p), MaxPathBytes)
 	case p == "":
-		return "", refusef(ErrBadPath, "the path is empty; give a path relative to the root folder, or \".\" for the root itself")
+		return "", refusef(ErrInvalidPath, "the path is empty; give a path relative to the root folder, or \".\" for the root itself")
 	case strings.ContainsRune(p, 0):
-		return "", refusef(ErrBadPath, "the path %q contains a NUL byte", p)
+		return "", refusef(ErrInvalidPath, "the path %q contains a NUL byte", p)
 	case filepath.IsAbs(p) || strings.HasPrefix(p, "/"):
 		hint := ""
 		if rel, err := filepath.Rel(s.dir, filepath.Clean(p)); err == nil && filepath.IsLocal(rel) {
@@ -93,7 +95,7 @@ func (s *sandbox) lexical(p string) (string, error) {
 		}
 	}
 	if depth > MaxPathDepth {
-		return "", refusef(ErrBadPath, "the path %q has %d components; paths have at most %d", cutText(p, 64), depth, MaxPathDepth)
+		return "", refusef(ErrInvalidPath, "the path %q has %d components; paths have at most %d", cutText(p, 64), depth, MaxPathDepth)
 	}
 	return path.Clean(p), nil
 }
@@ -103,7 +105,7 @@ func (s *sandbox) lexical(p string) (string, error) {
 // targets. A link that is absolute, or whose target leaves the root, is
 // refused with ErrOutsideRoot; more than maxSymlinks links, a path deeper
 // than MaxPathDepth once links are followed, or more than maxResolveSteps
-// components in all with ErrBadPath. Components that do not exist are kept
+// components in all with ErrInvalidPath. Components that do not exist are kept
 // as they are (a file about to be written). Enforcement is os.Root's; this
 // is for the message and for writing through a link to its target.
 //
@@ -123,10 +125,10 @@ func resolve(ctx context.Context, r *os.Root, display, clean string) (string, er
 			return "", err
 		}
 		if steps++; steps > maxResolveSteps {
-			return "", refusef(ErrBadPath, "%q has more than %d components once its symbolic links are followed", cutText(display, 64), maxResolveSteps)
+			return "", refusef(ErrInvalidPath, "%q has more than %d components once its symbolic links are followed", cutText(display, 64), maxResolveSteps)
 		}
 		if len(cur) > MaxPathDepth {
-			return "", refusef(ErrBadPath, "%q is more than %d folders deep once its symbolic links are followed", cutText(display, 64), MaxPathDepth)
+			return "", refusef(ErrInvalidPath, "%q is more than %d folders deep once its symbolic links are followed", cutText(display, 64), MaxPathDepth)
 		}
 		c := parts[0]
 		parts = parts[1:]
@@ -153,7 +155,7 @@ func resolve(ctx context.Context, r *os.Root, display, clean string) (string, er
 		}
 		next := path.Join(append(cur, c)...)
 		if hops++; hops > maxSymlinks {
-			return "", refusef(ErrBadPath, "%q goes through more than %d symbolic links (a loop?)", display, maxSymlinks)
+			return "", refusef(ErrInvalidPath, "%q goes through more than %d symbolic links (a loop?)", display, maxSymlinks)
 		}
 		target, err := w.dir.Readlink(c)
 		if err != nil {
@@ -272,31 +274,11 @@ func regular(display string, fi fs.FileInfo) error {
 	if m.IsRegular() {
 		return nil
 	}
-	return refusef(ErrNotRegular, "%q is %s, not a regular file", display, fileKind(m))
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "a special file"
+	return refusef(ErrNotRegular, "%q is %s, not a regular file", display, words.FileKind(m))
 }
 
 // fsError words a file-system error for the model, keeping the sentinel
-// that classify needs: fs.ErrNotExist, ErrOutsideRoot, ErrBadPath.
+// that classify needs: fs.ErrNotExist, ErrOutsideRoot, ErrInvalidPath.
 func fsError(display string, err error) error {
 	inner := unwrapPath(err)
 	switch {
@@ -305,7 +287,7 @@ func fsError(display string, err error) error {
 	case errors.Is(err, syscall.ENOTDIR):
 		return refusef(fs.ErrNotExist, "%q does not exist: a component of it is not a folder", display)
 	case errors.Is(err, syscall.ELOOP):
-		return refusef(ErrBadPath, "%q goes through too many symbolic links", display)
+		return refusef(ErrInvalidPath, "%q goes through too many symbolic links", display)
 	case strings.Contains(inner.Error(), "escapes"):
 		// os.Root's "path escapes from parent": a race with the explicit checks.
 		return refusef(ErrOutsideRoot, "%q leads outside the root folder", display)

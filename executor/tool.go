@@ -35,7 +35,7 @@ type Tool interface {
 	// Run must honour ctx, which carries the per-call timeout. The string
 	// is the result shown to the model; an error becomes a failed
 	// observation whose content is the error's message, so word it for a
-	// model. Wrap [ErrOutsideRoot], [ErrBadPath], [ErrNotRegular] or
+	// model. Wrap [ErrOutsideRoot], [ErrInvalidPath], [ErrNotRegular] or
 	// [ErrInvalidArgs] to make the observation a denial. Call
 	// [MarkTruncated] when the result was cut.
 	Run(ctx context.Context, args map[string]any) (string, error)
@@ -116,24 +116,24 @@ type registered struct {
 // Register adds t to the executor and, if the taxonomy does not know t's
 // name yet, to the taxonomy. It compiles t's schema once.
 //
-// Errors: [ErrBadTool] for a nil tool, the index tool's name or a name or
+// Errors: [ErrInvalidTool] for a nil tool, the index tool's name or a name or
 // category the taxonomy refuses; [ErrDuplicateTool] when a tool of that
 // name is already registered here or the taxonomy places the name in
 // another category (or, for an MCP tool, with another read-only
-// declaration); [ErrBadSchema] when the schema is not a JSON object or
+// declaration); [ErrInvalidSchema] when the schema is not a JSON object or
 // does not compile. On error nothing is registered and the taxonomy is
 // unchanged (unless another goroutine changed it). Safe for concurrent use.
 func (e *Executor) Register(t Tool) error {
 	if t == nil {
-		return fmt.Errorf("%w: nil tool", ErrBadTool)
+		return fmt.Errorf("%w: nil tool", ErrInvalidTool)
 	}
 	name, cat := t.Name(), t.Category()
 	if name == categories.IndexTool {
-		return fmt.Errorf("%w: %q is the index tool, which the executor provides itself: %w", ErrBadTool, name, categories.ErrReservedName)
+		return fmt.Errorf("%w: %q is the index tool, which the executor provides itself: %w", ErrInvalidTool, name, categories.ErrReservedName)
 	}
 	sch, doc, params, err := compileSchema(name, t.Schema())
 	if err != nil {
-		return fmt.Errorf("%w: tool %q: %v", ErrBadSchema, name, err)
+		return fmt.Errorf("%w: tool %q: %v", ErrInvalidSchema, name, err)
 	}
 	declaredRO := false
 	if d, ok := t.(ReadOnlyDeclarer); ok && cat == categories.MCP {
@@ -159,7 +159,7 @@ func (e *Executor) Register(t Tool) error {
 			err = e.tax.Add(name, cat)
 		}
 		if err != nil {
-			sentinel := ErrBadTool
+			sentinel := ErrInvalidTool
 			if errors.Is(err, categories.ErrDuplicate) {
 				sentinel = ErrDuplicateTool
 			}

@@ -77,9 +77,9 @@ func (e *Executor) normalizeArgs(reg *registered, args map[string]any) (map[stri
 		return nil, nil, []string{fmt.Sprintf("%s: %d arguments; a call takes at most %d", argsRoot, len(args), MaxArgs)}
 	}
 	tooBig := func(size int) []string {
-		return []string{fmt.Sprintf("%s: %d bytes as JSON; a call takes at most %d", argsRoot, size, e.argsCap)}
+		return []string{fmt.Sprintf("%s: %d bytes as JSON; a call takes at most %d", argsRoot, size, DefaultArgsCap)}
 	}
-	norm, size, changed, err := normalise(args, e.argsCap)
+	norm, size, changed, err := normalise(args, DefaultArgsCap)
 	switch {
 	case errors.Is(err, errArgsTooBig):
 		return nil, nil, tooBig(size)
@@ -90,7 +90,7 @@ func (e *Executor) normalizeArgs(reg *registered, args map[string]any) (map[stri
 	heal(reg.doc, norm, argsRoot, &healed)
 	sort.Strings(healed)
 	if changed || len(healed) > 0 {
-		if b, err := json.Marshal(norm); err == nil && len(b) > e.argsCap {
+		if b, err := json.Marshal(norm); err == nil && len(b) > DefaultArgsCap {
 			return nil, healed, tooBig(len(b))
 		}
 	}

@@ -1,16 +1,11 @@
 package maker
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
 	"github.com/mdap-go/mdap/vote"
 )
-
-// ErrAdaptiveK: an AdaptiveK field is out of range, or the Solver's vote
-// budget cannot hold a race at its Max.
-var ErrAdaptiveK = errors.New("bad adaptive k")
 
 // Defaults of AdaptiveK's zero fields.
 const (
@@ -116,7 +111,7 @@ type AdaptiveK struct {
 const maxAdaptiveK = 1 << 16
 
 // WithDefaults returns a with its zero fields set to their defaults.
-// Errors wrap ErrAdaptiveK and name the field: Target outside (0, 1),
+// Errors wrap ErrConfig and name the field: Target outside (0, 1),
 // Steps below 1, Floor below 2, Max below Floor or above 65536,
 // Confidence outside [0.5, 1), Window below 10.
 func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
@@ -134,17 +129,17 @@ func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 	}
 	switch {
 	case !(a.Target > 0 && a.Target < 1):
-		return a, fmt.Errorf("%w: Target %v, want 0 < target < 1", ErrAdaptiveK, a.Target)
+		return a, fmt.Errorf("%w: Target %v, want 0 < target < 1", ErrConfig, a.Target)
 	case a.Steps < 1:
-		return a, fmt.Errorf("%w: Steps %d, want the task's number of steps (at least 1)", ErrAdaptiveK, a.Steps)
+		return a, fmt.Errorf("%w: Steps %d, want the task's number of steps (at least 1)", ErrConfig, a.Steps)
 	case a.Floor < 2:
-		return a, fmt.Errorf("%w: Floor %d, want at least 2: at k = 1 no vote ever disagrees with its winner, so p cannot be estimated", ErrAdaptiveK, a.Floor)
+		return a, fmt.Errorf("%w: Floor %d, want at least 2: at k = 1 no vote ever disagrees with its winner, so p cannot be estimated", ErrConfig, a.Floor)
 	case a.Max < a.Floor || a.Max > maxAdaptiveK:
-		return a, fmt.Errorf("%w: Max %d, want Floor (%d) to %d", ErrAdaptiveK, a.Max, a.Floor, maxAdaptiveK)
+		return a, fmt.Errorf("%w: Max %d, want Floor (%d) to %d", ErrConfig, a.Max, a.Floor, maxAdaptiveK)
 	case !(a.Confidence >= 0.5 && a.Confidence < 1):
-		return a, fmt.Errorf("%w: Confidence %v, want 0.5 <= confidence < 1", ErrAdaptiveK, a.Confidence)
+		return a, fmt.Errorf("%w: Confidence %v, want 0.5 <= confidence < 1", ErrConfig, a.Confidence)
 	case a.Window < 10:
-		return a, fmt.Errorf("%w: Window %d, want at least 10 votes", ErrAdaptiveK, a.Window)
+		return a, fmt.Errorf("%w: Window %d, want at least 10 votes", ErrConfig, a.Window)
 	}
 	return a, nil
 }
@@ -197,7 +192,7 @@ func (s *Solver) adaptive() (*AdaptiveK, error) {
 	}
 	if s.Vote.MaxSamples != 0 && s.Vote.MaxSamples < a.Max {
 		return nil, fmt.Errorf("%w: Vote.MaxSamples %d cannot hold a race at Max %d: raise it, or leave it 0 (%d times each step's k)",
-			ErrAdaptiveK, s.Vote.MaxSamples, a.Max, vote.DefaultSamplesPerK)
+			ErrConfig, s.Vote.MaxSamples, a.Max, vote.DefaultSamplesPerK)
 	}
 	if _, err := a.config(s.Vote, a.Max); err != nil {
 		return nil, err

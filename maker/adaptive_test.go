@@ -38,7 +38,7 @@ func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
 		{"Window", maker.AdaptiveK{Target: 0.9, Steps: 10, Window: 5}},
 	} {
 		_, err := c.bad.WithDefaults()
-		require.ErrorIs(t, err, maker.ErrAdaptiveK, "%+v", c.bad)
+		require.ErrorIs(t, err, maker.ErrConfig, "%+v", c.bad)
 		assert.Contains(t, err.Error(), c.field, "the error names the field")
 	}
 }
@@ -266,12 +266,12 @@ func TestAdaptiveKBudgetAndPolicyChecked(t *testing.T) {
 	require.NoError(t, err)
 	s := &maker.Solver{Model: simModel(t, 1, 0.99), Vote: vote.Config{MaxSamples: 10}, AdaptiveK: &maker.AdaptiveK{Target: 0.95, Steps: 7}}
 	_, err = s.Solve(context.Background(), task)
-	require.ErrorIs(t, err, maker.ErrAdaptiveK)
+	require.ErrorIs(t, err, maker.ErrConfig)
 	assert.Contains(t, err.Error(), "MaxSamples 10 cannot hold a race at Max 30")
 
 	s.AdaptiveK = &maker.AdaptiveK{Target: 0.95, Steps: 7, Floor: 1}
 	_, err = s.Solve(context.Background(), task)
-	require.ErrorIs(t, err, maker.ErrAdaptiveK)
+	require.ErrorIs(t, err, maker.ErrConfig)
 
 	s.Vote.MaxSamples = 0
 	s.AdaptiveK = &maker.AdaptiveK{Target: 0.95, Steps: 7, Max: 4}

@@ -23,8 +23,8 @@ type Drawn struct {
 	// sample failed and would not vote.
 	Err error
 	// Flag is the red flag (ErrEmpty, ErrCutOff, ErrFormat, ...) when the
-	// reply may not vote, and Why the detailed reason; nil otherwise.
-	Flag, Why error
+	// reply may not vote, and Reason the detailed reason; nil otherwise.
+	Flag, Reason error
 	// Output and Key are the answer the reply votes with and its vote
 	// key, when Err and Flag are nil.
 	Output intent.Output
@@ -60,7 +60,7 @@ func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageConte
 	agent := &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout}
 	d := Drawn{Member: id.Index % len(members(s.Model))}
 	reply, took, err := agent.sample(ctx, id, msgs)
-	d.Usage = vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}
+	d.Usage = reply.usage(took)
 	if err != nil {
 		d.Err = err
 		return d, nil
@@ -77,7 +77,7 @@ func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageConte
 	case errors.Is(why, ErrTaskPanic):
 		d.Err = why
 	case flag != nil:
-		d.Flag, d.Why = flag, why
+		d.Flag, d.Reason = flag, why
 	default:
 		d.Output, d.Key = out, key
 	}

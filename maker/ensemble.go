@@ -10,8 +10,10 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// ErrEnsemble: NewEnsemble was given no model, or a nil one.
-var ErrEnsemble = errors.New("bad ensemble")
+// ErrConfig is wrapped by every error about a configuration value: an
+// Ensemble, an AdaptiveK policy. The message names the value and how to
+// fix it.
+var ErrConfig = errors.New("invalid configuration")
 
 // Ensemble is an llms.Model made of several: sample i of every step goes
 // to member i mod n, so a step's votes come from every member in turn and
@@ -27,14 +29,14 @@ type Ensemble struct {
 var _ llms.Model = (*Ensemble)(nil)
 
 // NewEnsemble returns an ensemble of models, in order. Errors wrap
-// ErrEnsemble: no model, or a nil one.
+// ErrConfig: no model, or a nil one.
 func NewEnsemble(models ...llms.Model) (*Ensemble, error) {
 	if len(models) == 0 {
-		return nil, fmt.Errorf("%w: no model", ErrEnsemble)
+		return nil, fmt.Errorf("%w: no model", ErrConfig)
 	}
 	for i, m := range models {
 		if m == nil {
-			return nil, fmt.Errorf("%w: model %d is nil", ErrEnsemble, i)
+			return nil, fmt.Errorf("%w: model %d is nil", ErrConfig, i)
 		}
 	}
 	return &Ensemble{members: append([]llms.Model(nil), models...)}, nil

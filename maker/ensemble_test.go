@@ -85,9 +85,9 @@ func TestEnsembleReportsEachMember(t *testing.T) {
 
 func TestEnsembleRoutesByIndex(t *testing.T) {
 	_, err := maker.NewEnsemble()
-	assert.ErrorIs(t, err, maker.ErrEnsemble)
+	assert.ErrorIs(t, err, maker.ErrConfig)
 	_, err = maker.NewEnsemble(nil)
-	assert.ErrorIs(t, err, maker.ErrEnsemble)
+	assert.ErrorIs(t, err, maker.ErrConfig)
 
 	var mu sync.Mutex
 	got := map[int]int{} // sample index -> member
@@ -121,7 +121,7 @@ func TestOnSampleSeesEverySample(t *testing.T) {
 		seen++
 		if e.Flag != nil {
 			flagged++
-			assert.NotNil(t, e.Why)
+			assert.NotNil(t, e.Reason)
 		}
 	}}).Solve(context.Background(), task)
 	require.NoError(t, err)

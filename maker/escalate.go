@@ -54,20 +54,17 @@ type Escalation struct {
 	Model llms.Model `json:"-"`
 }
 
-// ErrEscalation: an Escalation field is out of range.
-var ErrEscalation = errors.New("bad escalation")
-
-// check validates e.
+// check validates e; errors wrap ErrConfig and name the field.
 func (e *Escalation) check() error {
 	switch {
 	case e == nil:
 		return nil
 	case e.Policy != EscalateRaiseK && e.Policy != EscalateModel && e.Policy != EscalateStop:
-		return fmt.Errorf("%w: Policy %q, want %q, %q or %q", ErrEscalation, e.Policy, EscalateRaiseK, EscalateModel, EscalateStop)
+		return fmt.Errorf("%w: Policy %q, want %q, %q or %q", ErrConfig, e.Policy, EscalateRaiseK, EscalateModel, EscalateStop)
 	case e.After < 0 || e.K < 0:
-		return fmt.Errorf("%w: After %d and K %d must not be negative", ErrEscalation, e.After, e.K)
+		return fmt.Errorf("%w: After %d and K %d must not be negative", ErrConfig, e.After, e.K)
 	case e.Policy == EscalateModel && e.Model == nil:
-		return fmt.Errorf("%w: policy %q needs a Model", ErrEscalation, EscalateModel)
+		return fmt.Errorf("%w: policy %q needs a Model", ErrConfig, EscalateModel)
 	}
 	return nil
 }
@@ -89,7 +86,7 @@ type escalation struct{ contested, escalated bool }
 func (r *run) race(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output]) (vote.Result[intent.Output], escalation, error) {
 	e := r.Escalation
 	if e == nil {
-		res, err := vote.Race(ctx, cfg, draw(r.agent))
+		res, err := raceFor(r.Model, cfg)(ctx, cfg, draw(r.agent))
 		return res, escalation{}, err
 	}
 	first := cfg
@@ -97,7 +94,7 @@ func (r *run) race(ctx context.Context, cfg vote.Config, draw func(a *microagent
 	if first.MaxSamples == 0 || first.MaxSamples > at {
 		first.MaxSamples = at
 	}
-	res, err := vote.Race(ctx, first, draw(r.agent))
+	res, err := raceFor(r.Model, first)(ctx, first, draw(r.agent))
 	if err == nil || !errors.Is(err, vote.ErrUndecided) || ctx.Err() != nil || first.MaxSamples == cfg.MaxSamples && cfg.MaxSamples != 0 {
 		return res, escalation{}, err
 	}
@@ -126,7 +123,7 @@ func (r *run) race(ctx context.Context, cfg vote.Config, draw func(a *microagent
 	}
 	base := draw(agent)
 	offset := spent.Launched
-	res2, err := vote.Race(ctx, second, func(ctx context.Context, i int) vote.Sample[intent.Output] { return base(ctx, offset+i) })
+	res2, err := raceFor(agent.model, second)(ctx, second, func(ctx context.Context, i int) vote.Sample[intent.Output] { return base(ctx, offset+i) })
 	// The step's counts are both races'; its votes, the second's.
 	res2.Counts.Add(spent.Counts)
 	res2.Usage.Add(spent.Usage)

@@ -96,6 +96,6 @@ func TestEscalationStopAndRaiseK(t *testing.T) {
 		task, err = hanoi.New(3)
 		require.NoError(t, err)
 		_, err = (&maker.Solver{Model: hardModel(t, 1), Escalation: &bad}).Solve(context.Background(), task)
-		assert.ErrorIs(t, err, maker.ErrEscalation, "%+v", bad)
+		assert.ErrorIs(t, err, maker.ErrConfig, "%+v", bad)
 	}
 }

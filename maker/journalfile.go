@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"syscall"
+
+	"github.com/mdap-go/mdap/internal/words"
 )
 
 // fileStore is the JournalStore of CreateJournal and OpenJournal: a file of
@@ -49,7 +51,7 @@ func CreateJournal(path string) (*Journal, error) {
 	}
 	if fi, err := os.Lstat(path); err == nil {
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w: %s is %s", ErrJournalPath, path, fileKind(fi.Mode()))
+			return nil, fmt.Errorf("%w: %s is %s", ErrJournalPath, path, words.FileKind(fi.Mode()))
 		}
 		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrJournalExists, path)
 	}
@@ -84,7 +86,7 @@ func OpenJournal(path string) (*Journal, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is %s", ErrJournalPath, path, fileKind(fi.Mode()))
+		err = fmt.Errorf("%w: %s is %s", ErrJournalPath, path, words.FileKind(fi.Mode()))
 	}
 	if err == nil {
 		err = lock(f, path)
@@ -110,22 +112,6 @@ func lock(f *os.File, path string) error {
 		return fmt.Errorf("%w: lock %s: %w", ErrJournalPath, path, err)
 	}
 	return nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a regular file"
 }
 
 func (s *fileStore) Name() string { return s.path }

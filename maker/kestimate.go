@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -202,7 +203,7 @@ func (e PEstimate) String() string {
 	s := fmt.Sprintf("p %.5f from %s (lower bound %.5f at %g confidence, design effect %.2f; %d of %d valid votes %s); recent window of about %.0f votes: p %.5f, lower bound %.5f; planned with %.5f; failure budget: %.3g spent of %.3g",
 		e.P, e.Source, e.Lower, e.Confidence, e.DesignEffect, e.Successes, e.Valid, what, e.WindowVotes, e.WindowP, e.WindowLower, e.Planning, e.Spent, e.Budget)
 	if e.OverBudget > 0 {
-		s += fmt.Sprintf(", %s over budget (no k up to the maximum kept it: the target is not guaranteed)", plural(e.OverBudget, "step"))
+		s += fmt.Sprintf(", %s over budget (no k up to the maximum kept it: the target is not guaranteed)", words.Plural(e.OverBudget, "step"))
 	}
 	return s
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -23,49 +25,58 @@ var ErrNoChoice = errors.New("model returned no choice")
 var ErrCallTimeout = errors.New("model call timed out")
 
 // MaxRetryAfter caps how long a sample waits on a provider's rate-limit
-// delay.
+// delay (a longer delay is still reported by RetryAfter; the sample waits
+// this long, then counts as failed).
 const MaxRetryAfter = 2 * time.Minute
 
-// RetryAfter returns the delay a rate-limit error asks for: an *llms.Error
-// of code llms.ErrCodeRateLimit whose Details["retry_after"] holds a
-// time.Duration, or a number of seconds (int, float64 or a string such as
-// a Retry-After header's "3"); capped at MaxRetryAfter.
-func RetryAfter(err error) (time.Duration, bool) {
+// RetryAfter reads the rate-limit delay an error carries. This is mdap's
+// one contract for it (maker/models produces it from a provider's
+// headers; maker/batch's shared limits and the solver's samples honour
+// it): an error in err's chain with a method RetryAfter() time.Duration,
+// else an *llms.Error of code llms.ErrCodeRateLimit whose
+// Details["retry_after"] holds a time.Duration, or a number of seconds
+// (int, float64, or a string such as a Retry-After header's "3"). ok is
+// false when err carries no delay; the delay is never negative and not
+// capped here (a sample waits at most MaxRetryAfter). It does not read
+// messages: maker/models' Delay also finds a delay a provider wrote in
+// its text. Cost: a walk of the error chain.
+func RetryAfter(err error) (d time.Duration, ok bool) {
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		return max(ra.RetryAfter(), 0), true
+	}
 	var le *llms.Error
 	if !errors.As(err, &le) || le.Code != llms.ErrCodeRateLimit {
 		return 0, false
 	}
-	var d time.Duration
 	switch v := le.Details["retry_after"].(type) {
 	case time.Duration:
 		d = v
 	case int:
 		d = time.Duration(v) * time.Second
 	case float64:
-		d = time.Duration(v * float64(time.Second))
+		d = seconds(v)
 	case string:
 		f, perr := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if perr != nil {
 			return 0, false
 		}
-		d = time.Duration(f * float64(time.Second))
+		d = seconds(f)
 	default:
 		return 0, false
 	}
 	if d <= 0 {
 		return 0, false
 	}
-	return min(d, MaxRetryAfter), true
+	return d, true
 }
 
-// waitCtx waits d or until ctx ends.
-func waitCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
+// seconds is f seconds as a duration, saturating instead of overflowing.
+func seconds(f float64) time.Duration {
+	if !(f < float64(math.MaxInt64/int64(time.Second))) {
+		return math.MaxInt64
 	}
+	return time.Duration(f * float64(time.Second))
 }
 
 // DefaultTemperature is the paper's schedule: the first sample of a step at
@@ -86,10 +97,33 @@ type microagent struct {
 	options     []llms.CallOption
 	timeout     time.Duration
 	schema      json.RawMessage // the answer schema, with Solver.Structured
+	perCall     *perCall        // several samples per request; nil: one
+	budget      *Budget         // the spending cap; nil: none
+	price       func(index int) Price
 }
 
-// sample asks the model once. The context carries the sample's identity.
+// sample asks the model once for one sample. The context carries the
+// sample's identity.
 func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.MessageContent) (Reply, time.Duration, error) {
+	rs, took, err := a.call(ctx, id, msgs, 1)
+	if err != nil {
+		if errors.Is(err, ErrBudget) {
+			return Reply{}, took, err // not started
+		}
+		return Reply{requests: 1}, took, err // a failed request is a request
+	}
+	return rs[0], took, nil
+}
+
+// call makes one request for n samples (llms.WithN when n > 1), the
+// samples of indices id.Index to id.Index+n-1, all at the temperature of
+// id.Index. The context carries the first sample's identity: a model that
+// honours n draws its choice j as sample id.Index+j (see WithSampleID).
+// It returns the replies the provider gave, at most n and at least one
+// (a provider that ignores n returns one): the request's input tokens
+// (and cached ones) are on the first reply, its output tokens shared out
+// among the replies by their length, and the first reply's Requests is 1.
+func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageContent, n int) ([]Reply, time.Duration, error) {
 	opts := append([]llms.CallOption{
 		llms.WithTemperature(a.temperature(id.Index)),
 		llms.WithMaxTokens(a.maxTokens),
@@ -97,6 +131,9 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 		// reproducible draw (langchaingo omits a seed of 0, hence +1).
 		llms.WithSeed(id.Index + 1),
 	}, a.options...)
+	if n > 1 {
+		opts = append(opts, llms.WithN(n))
+	}
 	if len(a.tools) > 0 {
 		opts = append(opts, llms.WithTools(a.tools))
 	}
@@ -111,42 +148,121 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 		callCtx, cancel = context.WithTimeout(callCtx, a.timeout)
 		defer cancel()
 	}
+	var worst float64
+	var price Price
+	if a.budget != nil {
+		if a.price != nil {
+			price = a.price(id.Index)
+		}
+		worst = price.WorstCase(promptTokens(msgs), a.maxTokens, n)
+		if err := a.budget.reserve(worst); err != nil {
+			return nil, 0, err
+		}
+	}
 	resp, err := a.model.GenerateContent(callCtx, msgs, opts...)
 	took := time.Since(start)
+	if a.budget != nil {
+		cost := 0.0
+		if err == nil && resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil {
+			for _, r := range replies(validChoices(resp.Choices, n), msgs) {
+				cost += price.Cost(r.usage(0))
+			}
+		} else if err != nil {
+			// A failed request may still have been billed: count its
+			// worst case, so the cap holds whatever the provider did.
+			cost = worst
+		}
+		a.budget.settle(worst, cost)
+	}
 	if err != nil {
 		if ctx.Err() == nil && callCtx.Err() != nil {
 			err = fmt.Errorf("%w: no answer within %s: %w", ErrCallTimeout, a.timeout, err)
 		}
 		if d, ok := RetryAfter(err); ok {
-			// The provider said when to come back: wait that long before
-			// this sample counts as failed, so the vote's own backoff
-			// never retries a rate-limited server in a tight loop.
-			waitCtx(ctx, d)
+			// The provider said when to come back: wait that long (at
+			// most MaxRetryAfter) before this sample counts as failed,
+			// so the vote's own backoff never retries a rate-limited
+			// server in a tight loop.
+			_ = wait.Sleep(ctx, min(d, MaxRetryAfter))
 		}
-		return Reply{}, took, err
+		return nil, took, err
 	}
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
-		return Reply{}, took, ErrNoChoice
+		return nil, took, ErrNoChoice
 	}
-	c := resp.Choices[0]
-	r := Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason}
-	in, okIn := intInfo(c.GenerationInfo, "PromptTokens", "input_tokens", "InputTokens")
-	out, okOut := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
-	if !okOut {
-		out = EstimateTokens(c.Content) + toolCallTokens(c.ToolCalls)
+	return replies(validChoices(resp.Choices, n), msgs), took, nil
+}
+
+// validChoices returns at most n choices, those before a missing one.
+func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
+	if len(choices) > n {
+		choices = choices[:n]
 	}
+	for i, c := range choices {
+		if c == nil {
+			return choices[:i]
+		}
+	}
+	return choices
+}
+
+// replies turns a response's choices into replies with the request's
+// usage: input tokens once, on the first; output tokens per choice.
+func replies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply {
+	rs := make([]Reply, len(choices))
+	first := choices[0].GenerationInfo
+	in, okIn := intInfo(first, "PromptTokens", "input_tokens", "InputTokens")
+	cacheRead, _ := intInfo(first, "PromptCachedTokens", "CacheReadInputTokens", "cached_tokens")
+	cacheWrite, _ := intInfo(first, "CacheCreationInputTokens")
 	if !okIn {
-		in = 0
-		for _, m := range msgs {
-			for _, p := range m.Parts {
-				if t, ok := p.(llms.TextContent); ok {
-					in += EstimateTokens(t.Text)
-				}
+		in = promptTokens(msgs)
+	}
+	if _, anthropic := first["CacheReadInputTokens"]; anthropic {
+		// Anthropic's input_tokens leaves out the tokens read from and
+		// written to the cache; mdap's InputTokens counts every one.
+		in += cacheRead + cacheWrite
+	}
+	// Output tokens: a provider that reports per choice gives each its
+	// own; OpenAI puts the request's total on every choice, which is
+	// shared out by the choices' lengths so the sum is what was billed.
+	outs := make([]int, len(choices))
+	shared := len(choices) > 1
+	okOut := true
+	for i, c := range choices {
+		o, ok := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
+		okOut = okOut && ok
+		outs[i] = o
+		if i > 0 && o != outs[0] {
+			shared = false
+		}
+	}
+	est := make([]int, len(choices))
+	sum := 0
+	for i, c := range choices {
+		est[i] = max(1, EstimateReplyTokens(c.Content, c.ToolCalls))
+		sum += est[i]
+	}
+	switch {
+	case !okOut:
+		for i, c := range choices {
+			outs[i] = EstimateReplyTokens(c.Content, c.ToolCalls)
+		}
+	case shared:
+		total, given := outs[0], 0
+		for i := range outs {
+			if i == len(outs)-1 {
+				outs[i] = total - given
+			} else {
+				outs[i] = total * est[i] / sum
+				given += outs[i]
 			}
 		}
 	}
-	r.InputTokens, r.OutputTokens, r.Estimated = in, out, !okOut
-	return r, took, nil
+	for i, c := range choices {
+		rs[i] = Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason, OutputTokens: outs[i], Estimated: !okOut}
+	}
+	rs[0].InputTokens, rs[0].cachedIn, rs[0].cacheWrite, rs[0].requests = in, cacheRead, cacheWrite, 1
+	return rs
 }
 
 // intInfo reads the first of keys that GenerationInfo holds as a number.
@@ -174,8 +290,10 @@ func intInfo(info map[string]any, keys ...string) (int, bool) {
 // Cost: O(1).
 func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 
-func toolCallTokens(calls []llms.ToolCall) int {
-	n := 0
+// EstimateReplyTokens is EstimateTokens of a reply: its text and, for
+// each tool call, its function's name and arguments. Cost: O(len(calls)).
+func EstimateReplyTokens(text string, calls []llms.ToolCall) int {
+	n := EstimateTokens(text)
 	for _, c := range calls {
 		if c.FunctionCall != nil {
 			n += EstimateTokens(c.FunctionCall.Name) + EstimateTokens(c.FunctionCall.Arguments)

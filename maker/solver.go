@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
@@ -102,8 +103,25 @@ type Solver struct {
 	// MaxSteps stops a run that is not done after that many steps, with
 	// ErrStepLimit. Zero means no limit.
 	MaxSteps int
+	// SamplesPerCall asks for several samples of a wave in one request
+	// (llms.WithN), each returned choice a sample with its own identity:
+	// 0 or 1 means one sample per request (the paper's way), N > 1 at
+	// most N choices a request, SamplesPerCallAuto as many as the wave
+	// (see MaxSamplesPerCall). Samples of different temperatures never
+	// share a request, so under DefaultTemperature the first sample of a
+	// step is a request of its own. A provider that returns fewer choices
+	// than asked is detected at its first such answer; the samples it
+	// left out, and every later one, are separate calls. An Ensemble
+	// always draws one sample per request. See docs/cost.md.
+	SamplesPerCall int
 	// Price turns usage into Report.Cost.
 	Price Price
+	// Budget, if set, caps the money the run spends (see Budget): a call
+	// whose worst case would pass the cap is not started, and the step
+	// fails with ErrBudget (a *BudgetError naming the cap and what was
+	// spent). A resumed run credits the budget with its journaled steps'
+	// cost. Share one Budget among solvers to cap them together.
+	Budget *Budget
 	// Progress, if set, is called after every step (replayed ones
 	// included), from the goroutine that called Solve; it must be quick.
 	Progress func(Event)
@@ -126,8 +144,9 @@ type SampleEvent struct {
 	// Err is the provider's error, if the call failed.
 	Err error
 	// Flag is the red flag (ErrEmpty, ErrCutOff, ErrUnparseable, ...), if
-	// the reply may not vote; Why is the detailed reason.
-	Flag, Why error
+	// the reply may not vote; Reason is the detailed reason (the word the
+	// Verdict of Inspect and the MCP tools use too).
+	Flag, Reason error
 	// Text is the reply's text, for a look at a flagged reply. Do not keep
 	// it.
 	Text string
@@ -174,7 +193,7 @@ func (s *Solver) logger() *slog.Logger {
 // included, so a resumed run reports the same totals as an uninterrupted
 // one.
 //
-// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; ErrAdaptiveK for a
+// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; ErrConfig for a
 // bad AdaptiveK; the journal's errors
 // (ErrJournalMismatch, ErrJournalCorrupt, ErrPendingSideEffect, and a
 // write that failed); a step that fails wraps ErrStep and says which
@@ -237,6 +256,15 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids,
 		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout, schema: schema},
 	}
+	if s.Budget != nil {
+		run.agent.budget = s.Budget
+		run.agent.price = func(i int) Price { return s.priceOf(ms, i%len(ms)) }
+	}
+	if per := s.samplesPerCall(len(ms)); per > 1 {
+		run.agent.perCall = &perCall{limit: per, onShort: func(got, asked int) {
+			s.logger().Warn("the model returned fewer choices than asked: one sample per request from now on", "asked", asked, "got", got)
+		}}
+	}
 	if s.Executor != nil {
 		run.normalize = s.Executor.Normalize
 	}
@@ -253,6 +281,9 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		initModels() // a checkpoint's report replaced them
 		if err != nil {
 			return rep, err
+		}
+		if s.Budget != nil {
+			s.Budget.Credit(s.spentIn(&rep, ms))
 		}
 		if err := j.begin(task.Fingerprint(), settings); err != nil {
 			return rep, err
@@ -291,7 +322,7 @@ func (r *run) loop(ctx context.Context) error {
 			return err
 		}
 		if r.MaxSteps > 0 && r.next >= r.MaxSteps {
-			return fmt.Errorf("%w: %s and the task is not done", ErrStepLimit, plural(r.next, "step"))
+			return fmt.Errorf("%w: %s and the task is not done", ErrStepLimit, words.Plural(r.next, "step"))
 		}
 		started := time.Now()
 		rec, err := r.decide(ctx)
@@ -327,8 +358,9 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	tally := &modelTally{n: len(r.ids)}
 	memo := &judgeMemo{}
 	drawWith := func(agent *microagent) vote.Drawer[intent.Output] {
+		wave := agent.wave(step, msgs)
 		return func(ctx context.Context, i int) vote.Sample[intent.Output] {
-			return r.draw(ctx, agent, step, i, msgs, tally, memo, log, cancel)
+			return r.draw(ctx, wave, step, i, tally, memo, log, cancel)
 		}
 	}
 	cfg, err := r.stepConfig()
@@ -351,16 +383,16 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	return r.record(ctx, raceCtx, rec, res, err, tally)
 }
 
-// draw draws sample i of step from agent and judges it.
-func (r *run) draw(ctx context.Context, agent *microagent, step, i int, msgs []llms.MessageContent, tally *modelTally, memo *judgeMemo, log *slog.Logger, cancel context.CancelCauseFunc) (sm vote.Sample[intent.Output]) {
+// draw draws sample i of step from a wave of one agent and judges it.
+func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *modelTally, memo *judgeMemo, log *slog.Logger, cancel context.CancelCauseFunc) (sm vote.Sample[intent.Output]) {
 	{
-		reply, took, err := agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
-		sm.Usage = vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}
+		reply, took, err := wave.sample(ctx, i)
+		sm.Usage = reply.usage(took)
 		var why error
 		defer func() {
 			tally.record(i, sm)
 			if r.OnSample != nil {
-				r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Why: why, Text: reply.Text, Usage: sm.Usage})
+				r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Reason: why, Text: reply.Text, Usage: sm.Usage})
 			}
 		}()
 		if err != nil {
@@ -380,6 +412,16 @@ func (r *run) draw(ctx context.Context, agent *microagent, step, i int, msgs []l
 			return out, err
 		}
 		out, key, flag, reason := memo.judge(reply, func() (intent.Output, uint64, error, error) {
+			if keyer, ok := r.task.(VoteKeyer); ok {
+				return judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
+					if rec := panics.Try(func() { out, key, err = keyer.DecodeKey(reply) }); rec != nil {
+						perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
+						cancel(perr)
+						return out, 0, perr
+					}
+					return out, key, err
+				}, r.normalize)
+			}
 			return judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
 		})
 		if errors.Is(reason, ErrTaskPanic) {
@@ -483,15 +525,33 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 func (s *Solver) cost(rep *Report, ms []llms.Model) {
 	rep.Cost = 0
 	for i := range rep.Models {
-		price := s.Price
-		if i < len(ms) {
-			if p, ok := ms[i].(Priced); ok {
-				price = p.Price()
-			}
-		}
-		rep.Models[i].Cost = price.Cost(rep.Models[i].Usage)
+		rep.Models[i].Cost = s.priceOf(ms, i).Cost(rep.Models[i].Usage)
 		rep.Cost += rep.Models[i].Cost
 	}
+}
+
+// priceOf is member i's price: its own (Priced) or Solver.Price.
+func (s *Solver) priceOf(ms []llms.Model, i int) Price {
+	if i < len(ms) {
+		if p, ok := ms[i].(Priced); ok {
+			return p.Price()
+		}
+	}
+	return s.Price
+}
+
+// CostOf returns what rep's usage costs at the solver's prices (each
+// model's own, Priced, else Price), without changing rep: the dollars
+// spent so far, for a Progress callback whose Report.Cost is not yet set.
+func (s *Solver) CostOf(rep *Report) float64 { return s.spentIn(rep, members(s.Model)) }
+
+// spentIn is what rep's usage cost, without changing rep.
+func (s *Solver) spentIn(rep *Report, ms []llms.Model) float64 {
+	sum := 0.0
+	for i := range rep.Models {
+		sum += s.priceOf(ms, i).Cost(rep.Models[i].Usage)
+	}
+	return sum
 }
 
 // judgeMemo remembers a step's verdicts by reply: samples of one step that
@@ -749,12 +809,4 @@ func decodeRecord(raw []byte) (*StepRecord, error) {
 		return nil, errors.New("more than one JSON value on the line")
 	}
 	return &rec, nil
-}
-
-// plural writes n and the noun, with an s unless n is 1: "1 step", "2 steps".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }

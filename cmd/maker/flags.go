@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/models"
@@ -30,6 +31,7 @@ type runFlags struct {
 	priceIn, priceOut    float64
 	priceInSet           bool // --price-in was given
 	priceOutSet          bool
+	maxInFlight          int // maker solve's --max-inflight, for the connection pool
 	structured, verbose  bool
 	k, parallel          int
 	kAuto                bool    // --k auto: maker.AdaptiveK
@@ -55,6 +57,7 @@ type runFlags struct {
 	progress             string
 	timeout              time.Duration
 	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
+	costFlags            // --samples-per-call, --max-cost (cost.go)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -93,6 +96,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
+	f.registerCost(fs)
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "on", "off"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModel)
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
@@ -125,6 +129,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return err
 	}
 	if err := f.validateK(fs); err != nil {
+		return err
+	}
+	if err := f.validateCost(); err != nil {
 		return err
 	}
 	switch {
@@ -321,10 +328,12 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 		RerunPending: f.rerunPending,
 		Price:        f.price(),
 		Structured:   f.structured,
+		Budget:       f.budget(),
 	}
 	if s.Escalation, err = f.escalation(oracle); err != nil {
 		return nil, err
 	}
+	s.SamplesPerCall = f.perCall
 	if strings.HasPrefix(f.journal, natsJournalPrefix) {
 		if s.Journal, err = f.natsJournal(stderr); err != nil {
 			return nil, err
@@ -341,7 +350,7 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 			return nil, usageErr("--journal: %w", err)
 		}
 		if n := j.TornBytes(); n > 0 {
-			fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.journal, plural(n, "byte"))
+			fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.journal, words.Plural(n, "byte"))
 		}
 		s.Journal = j
 	}
@@ -354,6 +363,7 @@ func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 	opts := models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
 		return sim.New(oracle, f.simConfig())
 	}}
+	opts.MaxInFlight = f.maxInFlight
 	if f.priceInSet {
 		opts.InputPrice = &f.priceIn
 	}
@@ -420,16 +430,6 @@ func (f *runFlags) price() maker.Price {
 // modelName names the --model specs, for summaries.
 func (f *runFlags) modelName() string { return strings.Join(f.models, ", ") }
 
-// progressBar returns a Progress callback drawing a bar on w for total
-// steps, or nil when the flags or the terminal say no.
-func (f *runFlags) progressBar(w io.Writer, total int) (func(maker.Event), func()) {
-	bar := f.newBar(w, total, "steps")
-	if bar == nil {
-		return nil, func() {}
-	}
-	return func(e maker.Event) { _ = bar.Set(e.Step + 1) }, func() { _ = bar.Finish() }
-}
-
 // newBar returns the progress bar the flags ask for, or nil.
 func (f *runFlags) newBar(w io.Writer, total int, unit string) *progressbar.ProgressBar {
 	show := f.progress == "on"
@@ -463,6 +463,7 @@ func (f *runFlags) watch(s *maker.Solver, w io.Writer, total int) (finish func()
 	}
 	if a.bar != nil {
 		s.Progress = a.progress
+		a.cost = func(e maker.Event) string { return costLine(s.CostOf(e.Report), e.Report.Steps, total) }
 	}
 	s.OnSample = a.sample
 	return a.finish
@@ -474,7 +475,9 @@ type activity struct {
 	bar     *progressbar.ProgressBar
 	w       io.Writer
 	verbose bool
-	step    maker.StepActivity
+	step    stepActivity
+	cost    func(maker.Event) string // dollars spent and forecast (cost.go)
+	spent   string
 }
 
 // verboseChars is how much of a flagged reply --verbose shows.
@@ -493,17 +496,20 @@ func (a *activity) sample(e maker.SampleEvent) {
 		if e.Err != nil {
 			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): error: %v\n", e.Step, e.Index, e.Model, e.Err)
 		} else {
-			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %v; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), e.Why, e.Usage.OutputTokens, head(e.Text, verboseChars))
+			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %v; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), e.Reason, e.Usage.OutputTokens, head(e.Text, verboseChars))
 		}
 	}
 	if a.bar != nil {
-		a.bar.Describe(a.step.String())
+		a.bar.Describe(a.step.String() + a.spent)
 	}
 }
 
 func (a *activity) progress(e maker.Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.cost != nil {
+		a.spent = "; " + a.cost(e)
+	}
 	_ = a.bar.Set(e.Step + 1)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/spf13/cobra"
 )
@@ -79,8 +80,8 @@ Exit status 1 when the run fails or is not solved.`,
 			sum := hanoiSummary{Solved: runErrV == nil && task.Solved(), WrongSteps: task.WrongSteps(), Disks: disks,
 				runTotals: flags.totals(cmd.Context(), s, rep, runErrV)}
 			report(cmd.OutOrStdout(), asJSON, sum, fmt.Sprintf("hanoi %d disks, k=%s, model %s: solved %v, %s\n",
-				disks, flags.kText(), flags.modelName(), sum.Solved, plural(sum.WrongSteps, "wrong step")), rep, sum.runTotals)
-			return flags.ending(cmd.Context(), runErrV, sum.Solved, plural(sum.WrongSteps, "wrong step"))
+				disks, flags.kText(), flags.modelName(), sum.Solved, words.Plural(sum.WrongSteps, "wrong step")), rep, sum.runTotals)
+			return flags.ending(cmd.Context(), runErrV, sum.Solved, words.Plural(sum.WrongSteps, "wrong step"))
 		},
 	}
 	cmd.Flags().IntVar(&disks, "disks", 10, fmt.Sprintf("number of disks, 1 to %d (2^N-1 steps)", maxDisks))

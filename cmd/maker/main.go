@@ -175,11 +175,3 @@ func version() string {
 	}
 	return v
 }
-
-// plural writes n and the noun, with an s unless n is 1: "1 step", "2 steps".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

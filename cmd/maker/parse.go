@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
@@ -79,7 +80,7 @@ steps do.`,
 				if name == "-" {
 					asName = "stdin.json"
 				}
-				r, err := maker.ReadReply(asName, b)
+				r, err := readReply(asName, b)
 				if err != nil {
 					return usageErr("%s: %w", name, err)
 				}
@@ -161,5 +162,5 @@ func printVerdicts(w io.Writer, lines []parseLine, maxTokens int) {
 			fmt.Fprintf(w, "vote together (key %s): %s\n", k, strings.Join(files, ", "))
 		}
 	}
-	fmt.Fprintf(w, "%d replies: %s, %d red-flagged\n", len(lines), plural(len(keys), "distinct answer"), flagged)
+	fmt.Fprintf(w, "%d replies: %s, %d red-flagged\n", len(lines), words.Plural(len(keys), "distinct answer"), flagged)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
@@ -134,6 +135,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 				return usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
 			}
 			stderr := cmd.ErrOrStderr()
+			flags.maxInFlight = maxInFlight
 			model, err := batchModel(&flags)
 			defer flags.closeNATS() // after the store and the journals
 			if err != nil {
@@ -154,12 +156,12 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 				}
 			}()
 			if n := store.TornBytes(); n > 0 {
-				fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", out, plural(n, "byte"))
+				fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", out, words.Plural(n, "byte"))
 			}
 			builder := &batch.Builtin{
 				Model: model, Vote: flags.voteConfig(), MaxTokens: flags.maxTokens, Seed: flags.seed,
 				MaxSteps: maxSteps, Root: tools.root, Tools: tools.selection, RerunPending: flags.rerunPending,
-				Price: flags.price(),
+				Price: flags.price(), SamplesPerCall: flags.perCall, Budget: flags.budget(),
 			}
 			progress, finish := flags.batchBar(stderr, len(jobs))
 			runner := &batch.Runner{
@@ -189,7 +191,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 				enc.SetIndent("", "  ")
 				_ = enc.Encode(report) // a failed write fails the command (see run)
 			} else {
-				fmt.Fprintf(w, "solve %s: %s: %d solved, %d failed, %d invalid", path, plural(sum.Tasks, "task"), sum.Solved, sum.Failed, sum.Invalid)
+				fmt.Fprintf(w, "solve %s: %s: %d solved, %d failed, %d invalid", path, words.Plural(sum.Tasks, "task"), sum.Solved, sum.Failed, sum.Invalid)
 				if sum.Unfinished > 0 {
 					fmt.Fprintf(w, ", %d unfinished", sum.Unfinished)
 				}
@@ -201,7 +203,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 					sum.Steps, sum.Samples, sum.Flagged, sum.Errors, sum.InputTokens, sum.OutputTokens, sum.Cost,
 					time.Duration(sum.WallSeconds*float64(time.Second)).Round(time.Millisecond))
 				if sum.Resumed > 0 {
-					fmt.Fprintf(w, "%s replayed from the journals in %s\n", plural(sum.Resumed, "step"), state)
+					fmt.Fprintf(w, "%s replayed from the journals in %s\n", words.Plural(sum.Resumed, "step"), state)
 				}
 				if l := sum.Limits; l != nil && (l.RateLimited > 0 || l.Paused > 0) {
 					fmt.Fprintf(w, "provider limits: %d rate-limit answers, %d calls retried, %d calls paused, at most %d in flight\n",
@@ -216,11 +218,11 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 				} else {
 					how += ", unfinished ones start over (give --state DIR to keep their steps)"
 				}
-				return &exitError{code: exitAborted, err: fmt.Errorf("interrupted; %d of %s have results in %s: %s", sum.Tasks-sum.Unfinished, plural(sum.Tasks, "task"), out, how)}
+				return &exitError{code: exitAborted, err: fmt.Errorf("interrupted; %d of %s have results in %s: %s", sum.Tasks-sum.Unfinished, words.Plural(sum.Tasks, "task"), out, how)}
 			case runErrV != nil:
 				return failed(fmt.Errorf("%w; the results written so far are in %s: run the same command again to finish", runErrV, out))
 			case !sum.OK():
-				return failed(fmt.Errorf("%d of %s not solved (%d failed, %d invalid): see %s", sum.Failed+sum.Invalid, plural(sum.Tasks, "task"), sum.Failed, sum.Invalid, out))
+				return failed(fmt.Errorf("%d of %s not solved (%d failed, %d invalid): see %s", sum.Failed+sum.Invalid, words.Plural(sum.Tasks, "task"), sum.Failed, sum.Invalid, out))
 			}
 			return nil
 		},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/models"
@@ -98,7 +99,7 @@ still running, prints what it did and exits with status 0.`,
 				return failed(fmt.Errorf("--nats: %w", err))
 			}
 			stderr := cmd.ErrOrStderr()
-			fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time; stop with Ctrl-C\n", route, natsURL, plural(inflight, "call"))
+			fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time; stop with Ctrl-C\n", route, natsURL, words.Plural(inflight, "call"))
 			err = w.Run(cmd.Context())
 			st := w.Stats()
 			fmt.Fprintf(stderr, "maker worker: stopped: served %d (%d failed), withdrawn %d, handed back %d, redelivered to it %d\n",

@@ -2,30 +2,19 @@ package batch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 )
-
-// ErrLimits: NewLimits was given a bad LimitConfig.
-var ErrLimits = errors.New("bad provider limits")
-
-// ErrRateLimited is a sentinel a custom model may wrap in its errors to
-// say the provider refused the call for its rate (as HTTP 429 does); the
-// errors langchaingo maps to llms.ErrCodeRateLimit are recognised
-// without it (see IsRateLimited).
-var ErrRateLimited = errors.New("rate limited by the provider")
 
 // Defaults of a LimitConfig's zero fields.
 const (
@@ -87,20 +76,20 @@ type Limits struct {
 	inFlight, peak                      atomic.Int64
 }
 
-// NewLimits returns limits configured by c. Errors wrap ErrLimits: a
+// NewLimits returns limits configured by c. Errors wrap ErrConfig: a
 // negative field, or an RPM that is not a finite number.
 func NewLimits(c LimitConfig) (*Limits, error) {
 	switch {
 	case c.MaxInFlight < 0:
-		return nil, fmt.Errorf("%w: MaxInFlight %d: use 1 or more, or 0 for no bound", ErrLimits, c.MaxInFlight)
+		return nil, fmt.Errorf("%w: MaxInFlight %d: use 1 or more, or 0 for no bound", ErrConfig, c.MaxInFlight)
 	case !(c.RPM >= 0) || math.IsInf(c.RPM, 0):
-		return nil, fmt.Errorf("%w: RPM %v: use a positive number, or 0 for no bound", ErrLimits, c.RPM)
+		return nil, fmt.Errorf("%w: RPM %v: use a positive number, or 0 for no bound", ErrConfig, c.RPM)
 	case c.Burst < 0:
-		return nil, fmt.Errorf("%w: Burst %d: use 1 or more", ErrLimits, c.Burst)
+		return nil, fmt.Errorf("%w: Burst %d: use 1 or more", ErrConfig, c.Burst)
 	case c.Cooldown < 0, c.MaxCooldown < 0:
-		return nil, fmt.Errorf("%w: a negative cooldown", ErrLimits)
+		return nil, fmt.Errorf("%w: a negative cooldown", ErrConfig)
 	case c.Retries < 0:
-		return nil, fmt.Errorf("%w: Retries %d: use 0 or more", ErrLimits, c.Retries)
+		return nil, fmt.Errorf("%w: Retries %d: use 0 or more", ErrConfig, c.Retries)
 	}
 	if c.Burst == 0 {
 		c.Burst = 1
@@ -268,8 +257,8 @@ func (l *Limits) waitPause(ctx context.Context) (waited bool, err error) {
 }
 
 // Wrap returns m with every call going through the limits: Acquire before
-// it, release after it, and after a rate-limit answer (IsRateLimited) a
-// Pause of the delay the answer names (RetryAfter) or the cooldown, then
+// it, release after it, and after a rate-limit answer (models.IsRateLimited) a
+// Pause of the delay the answer names (models.Delay) or the cooldown, then
 // up to Retries tries again. The wrapper keeps m's identity
 // (maker.ModelIdentity) and price (maker.Priced), so journals written
 // without the limits resume with them; an *maker.Ensemble is rebuilt from
@@ -340,14 +329,14 @@ func (m *limited) GenerateContent(ctx context.Context, msgs []llms.MessageConten
 			l.succeeded()
 			return resp, nil
 		}
-		if ctx.Err() != nil || !IsRateLimited(err) {
+		if ctx.Err() != nil || !models.IsRateLimited(err) {
 			release()
 			return resp, err
 		}
 		// The pause begins before the slot is given back, so no call
 		// can slip in between.
 		l.rateLimited.Add(1)
-		if d, ok := RetryAfter(err); ok {
+		if d, ok := models.Delay(err); ok {
 			l.Pause(max(d, time.Millisecond))
 		} else if !l.namedSince(started) {
 			// No delay named, and none came with the answer's header
@@ -365,184 +354,6 @@ func (m *limited) GenerateContent(ctx context.Context, msgs []llms.MessageConten
 // Call implements llms.Model's single-prompt method through the limits.
 func (m *limited) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-// IsRateLimited reports whether err is a provider's refusal for rate:
-// llms.IsRateLimitError (langchaingo's mapped errors, such as
-// openai.MapError's for HTTP 429), ErrRateLimited, or an unmapped error
-// whose message says "status code: 429", "too many requests" or "rate
-// limit". Cost: a look at the error chain and its message.
-func IsRateLimited(err error) bool {
-	if err == nil {
-		return false
-	}
-	if llms.IsRateLimitError(err) || errors.Is(err, ErrRateLimited) {
-		return true
-	}
-	msg := strings.ToLower(err.Error())
-	for _, s := range []string{"status code: 429", "too many requests", "rate limit"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// retryAfterer is an error that knows how long to wait.
-type retryAfterer interface{ RetryAfter() time.Duration }
-
-// RetryAfter returns the delay a rate-limit error names: from an error in
-// its chain with a RetryAfter() time.Duration method, else from the
-// message of the error or of one in its chain ("Please try again in 1.5s", "try again in 6m0s", "retry after
-// 20 seconds", "Retry-After: 3"; a bare number is seconds, as in the HTTP
-// header). ok is false when it names none. The delay is never negative
-// and at most 24 hours. Cost: linear in the messages of the chain (at
-// most 32 errors are read).
-func RetryAfter(err error) (d time.Duration, ok bool) {
-	if err == nil {
-		return 0, false
-	}
-	var ra retryAfterer
-	if errors.As(err, &ra) {
-		d := ra.RetryAfter()
-		return min(max(d, 0), maxDelay), true
-	}
-	// A mapped error's own message may drop the provider's (openai.MapError
-	// says "Rate limit exceeded" and keeps the provider's message in its
-	// cause): read every message in the chain, outermost first.
-	queue := []error{err}
-	for seen := 0; len(queue) > 0 && seen < 32; seen++ {
-		e := queue[0]
-		queue = queue[1:]
-		if d, ok := ParseDelay(e.Error()); ok {
-			return d, true
-		}
-		switch u := e.(type) {
-		case interface{ Unwrap() error }:
-			if next := u.Unwrap(); next != nil {
-				queue = append(queue, next)
-			}
-		case interface{ Unwrap() []error }:
-			for _, next := range u.Unwrap() {
-				if next != nil {
-					queue = append(queue, next)
-				}
-			}
-		}
-	}
-	return 0, false
-}
-
-// maxDelay bounds a parsed delay.
-const maxDelay = 24 * time.Hour
-
-// delayTriggers introduce a delay in a provider's message.
-var delayTriggers = []string{"try again in", "retry in", "retry after", "retry-after", "retry_after", "wait"}
-
-// ParseDelay finds a delay in a provider's message (see RetryAfter):
-// after "try again in", "retry in", "retry after", "retry-after" or
-// "wait", a duration such as 1.5s, 300ms, 6m0s, 20 seconds, 2 minutes or
-// a bare number of seconds. ok is false when there is none. The delay is
-// never negative and at most 24 hours. Cost: linear in s.
-func ParseDelay(s string) (d time.Duration, ok bool) {
-	low := strings.ToLower(s)
-	for _, trig := range delayTriggers {
-		for from := 0; from < len(low); {
-			i := strings.Index(low[from:], trig)
-			if i < 0 {
-				break
-			}
-			rest := low[from+i+len(trig):]
-			if d, ok := durationPrefix(rest); ok {
-				return d, true
-			}
-			from += i + len(trig)
-		}
-	}
-	return 0, false
-}
-
-// durationPrefix reads a duration at the start of s, after spaces, a colon
-// or an equals sign: number-and-unit terms, summed ("6m0s", "1 minute 30
-// seconds"); a lone number without a unit is seconds.
-func durationPrefix(s string) (time.Duration, bool) {
-	i := 0
-	skip := func() {
-		for i < len(s) && (s[i] == ' ' || s[i] == ':' || s[i] == '=' || s[i] == '"' || s[i] == '\t') {
-			i++
-		}
-	}
-	skip()
-	var total float64 // seconds
-	terms := 0
-	for i < len(s) {
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == start || i-start > 9 {
-			break
-		}
-		if i+1 < len(s) && s[i] == '.' && s[i+1] >= '0' && s[i+1] <= '9' {
-			i++
-			for frac := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; frac++ {
-				i++
-				if frac > 9 {
-					return 0, false
-				}
-			}
-		}
-		v, err := strconv.ParseFloat(s[start:i], 64)
-		if err != nil {
-			return 0, false
-		}
-		for i < len(s) && s[i] == ' ' {
-			i++
-		}
-		ustart := i
-		for i < len(s) && s[i] >= 'a' && s[i] <= 'z' {
-			i++
-		}
-		unit, known := units[s[ustart:i]]
-		if !known {
-			if terms == 0 && (ustart == i || !isWordByte(s, ustart)) {
-				i = ustart // a bare number: seconds
-				total += v
-				terms++
-			}
-			break
-		}
-		total += v * unit
-		terms++
-		if i >= len(s) || s[i] < '0' || s[i] > '9' {
-			// "1 minute 30 seconds": another term after a space.
-			j := i
-			for j < len(s) && s[j] == ' ' {
-				j++
-			}
-			if j == i || j >= len(s) || s[j] < '0' || s[j] > '9' {
-				break
-			}
-			i = j
-		}
-	}
-	if terms == 0 {
-		return 0, false
-	}
-	if total >= maxDelay.Seconds() {
-		return maxDelay, true
-	}
-	return time.Duration(total * float64(time.Second)), true
-}
-
-func isWordByte(s string, i int) bool { return i < len(s) && s[i] >= 'a' && s[i] <= 'z' }
-
-// units are the words of a delay's unit, in seconds.
-var units = map[string]float64{
-	"ms": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3,
-	"s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
-	"m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
-	"h": 3600, "hour": 3600, "hours": 3600,
 }
 
 // Transport returns an http.RoundTripper over base (nil means
@@ -569,25 +380,9 @@ type pauseTransport struct {
 func (t *pauseTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		if d, ok := retryAfterHeader(resp.Header.Get("Retry-After"), time.Now()); ok {
+		if d, ok := models.ParseRetryAfter(resp.Header, time.Now()); ok {
 			t.l.Pause(max(d, time.Millisecond))
 		}
 	}
 	return resp, err
-}
-
-// retryAfterHeader reads an HTTP Retry-After value: delay-seconds or an
-// HTTP date.
-func retryAfterHeader(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
-		return min(time.Duration(n)*time.Second, maxDelay), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return min(max(t.Sub(now), 0), maxDelay), true
-	}
-	return 0, false
 }

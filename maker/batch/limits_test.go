@@ -2,7 +2,6 @@ package batch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -138,71 +138,6 @@ func rateLimitErr(msg string) error {
 	return openai.MapError(fmt.Errorf("API returned unexpected status code: 429: %s", msg))
 }
 
-func TestIsRateLimited(t *testing.T) {
-	assert.True(t, IsRateLimited(rateLimitErr("Rate limit reached for requests")))
-	assert.True(t, llms.IsRateLimitError(rateLimitErr("x")), "openai.MapError maps a 429")
-	assert.True(t, IsRateLimited(fmt.Errorf("call: %w", ErrRateLimited)))
-	assert.True(t, IsRateLimited(errors.New("HTTP 429 Too Many Requests")))
-	assert.False(t, IsRateLimited(errors.New("connection refused")))
-	assert.False(t, IsRateLimited(errors.New("used 1429 tokens")))
-	assert.False(t, IsRateLimited(nil))
-}
-
-type delayed struct{ d time.Duration }
-
-func (e delayed) Error() string             { return "slow down" }
-func (e delayed) RetryAfter() time.Duration { return e.d }
-
-func TestRetryAfter(t *testing.T) {
-	for msg, want := range map[string]time.Duration{
-		"Rate limit reached for gpt-4o in organization org-x on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.": 20 * time.Second,
-		"Please try again in 1.5s":              1500 * time.Millisecond,
-		"please try again in 6m0s":              6 * time.Minute,
-		"Please try again in 120ms.":            120 * time.Millisecond,
-		"retry after 3 seconds":                 3 * time.Second,
-		"Retry-After: 7":                        7 * time.Second,
-		"rate limited; retry_after=2.5":         2500 * time.Millisecond,
-		"please wait 1 minute 30 seconds":       90 * time.Second,
-		"try again in 2 minutes":                2 * time.Minute,
-		"wait for it, then try again in 400ms.": 400 * time.Millisecond,
-		"try again in 99999999 hours":           24 * time.Hour,
-	} {
-		d, ok := ParseDelay(msg)
-		assert.True(t, ok, msg)
-		assert.Equal(t, want, d, msg)
-	}
-	for _, msg := range []string{"Rate limit reached", "please wait", "try again later", "wait 3 requests", "retry in .5s", ""} {
-		_, ok := ParseDelay(msg)
-		assert.False(t, ok, msg)
-	}
-	d, ok := RetryAfter(fmt.Errorf("wrapped: %w", delayed{d: 2 * time.Second}))
-	assert.True(t, ok)
-	assert.Equal(t, 2*time.Second, d)
-	d, ok = RetryAfter(rateLimitErr("Please try again in 250ms"))
-	assert.True(t, ok, "the delay survives openai.MapError in the error's chain")
-	assert.Equal(t, 250*time.Millisecond, d)
-	_, ok = RetryAfter(nil)
-	assert.False(t, ok)
-}
-
-func FuzzParseDelay(f *testing.F) {
-	for _, s := range []string{"try again in 1.5s", "retry after 20 seconds", "Retry-After: 3", "try again in 6m0s", "wait 1 minute 30 seconds", "retry in 9999999999999s", "try again in 1.00000000001s"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if len(s) > 4<<10 {
-			return
-		}
-		d, ok := ParseDelay(s)
-		if !ok {
-			require.Zero(t, d)
-			return
-		}
-		require.GreaterOrEqual(t, d, time.Duration(0))
-		require.LessOrEqual(t, d, 24*time.Hour)
-	})
-}
-
 func TestPauseAfterRateLimitHoldsEveryCaller(t *testing.T) {
 	const pause = 150 * time.Millisecond
 	l, err := NewLimits(LimitConfig{MaxInFlight: 2})
@@ -221,7 +156,7 @@ func TestPauseAfterRateLimitHoldsEveryCaller(t *testing.T) {
 	for _, err := range errs {
 		if err != nil {
 			failures++
-			assert.True(t, IsRateLimited(err))
+			assert.True(t, models.IsRateLimited(err))
 		}
 	}
 	assert.Equal(t, 1, failures, "without Retries the 429 goes back to its caller")
@@ -261,7 +196,7 @@ func TestRetriesAfterPause(t *testing.T) {
 
 	c2 := &counting{fail: func(int64) error { return rateLimitErr("Rate limit reached") }}
 	_, err = l.Wrap(c2).GenerateContent(context.Background(), nil)
-	assert.True(t, IsRateLimited(err), "after Retries the error goes back")
+	assert.True(t, models.IsRateLimited(err), "after Retries the error goes back")
 	assert.Equal(t, int64(3), c2.calls.Load(), "one try and two retries, no more")
 }
 
@@ -301,7 +236,7 @@ func TestAcquireEndsWithItsContext(t *testing.T) {
 func TestNewLimitsErrors(t *testing.T) {
 	for _, c := range []LimitConfig{{MaxInFlight: -1}, {RPM: -1}, {Burst: -2}, {Cooldown: -1}, {Retries: -1}} {
 		_, err := NewLimits(c)
-		assert.ErrorIs(t, err, ErrLimits, "%+v", c)
+		assert.ErrorIs(t, err, ErrConfig, "%+v", c)
 	}
 }
 
@@ -357,42 +292,7 @@ func TestTransportPausesForRetryAfterHeader(t *testing.T) {
 	before := time.Now()
 	_, err = l.Wrap(m).GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
 	require.Error(t, err)
-	assert.True(t, IsRateLimited(err))
+	assert.True(t, models.IsRateLimited(err))
 	// The header's 2s, not the 10ms cooldown: the header was read.
 	assert.GreaterOrEqual(t, l.PausedUntil().Sub(before), 2*time.Second)
-
-	for v, want := range map[string]time.Duration{"3": 3 * time.Second, "0": 0, " 5 ": 5 * time.Second} {
-		d, ok := retryAfterHeader(v, time.Now())
-		assert.True(t, ok, v)
-		assert.Equal(t, want, d, v)
-	}
-	now := time.Now()
-	d, ok := retryAfterHeader(now.Add(90*time.Second).UTC().Format(http.TimeFormat), now)
-	assert.True(t, ok)
-	assert.InDelta(t, 90, d.Seconds(), 1.5)
-	for _, v := range []string{"", "soon", "-3"} {
-		_, ok := retryAfterHeader(v, now)
-		assert.False(t, ok, v)
-	}
 }
-
-func TestRetryAfterReadsAtMost32ErrorsOfTheChain(t *testing.T) {
-	var err error = hidden{inner: errors.New("please try again in 2s")}
-	for range 30 {
-		err = hidden{inner: err}
-	}
-	d, ok := RetryAfter(err)
-	require.True(t, ok, "31 layers deep is read")
-	assert.Equal(t, 2*time.Second, d)
-	for range 5 {
-		err = hidden{inner: err}
-	}
-	_, ok = RetryAfter(err)
-	assert.False(t, ok, "36 layers deep is past the bound")
-}
-
-// hidden wraps an error without showing its message.
-type hidden struct{ inner error }
-
-func (h hidden) Error() string { return "rate limited" }
-func (h hidden) Unwrap() error { return h.inner }

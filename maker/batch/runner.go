@@ -17,9 +17,9 @@ import (
 
 // Runner errors, for errors.Is.
 var (
-	// ErrRunner: the Runner has no Build function, or a negative
-	// Concurrency.
-	ErrRunner = errors.New("bad runner")
+	// ErrConfig is wrapped by every error about a configuration value: a
+	// Runner's fields, a LimitConfig. The message names the field.
+	ErrConfig = errors.New("invalid configuration")
 	// ErrJobPanic: a Builder, a Unit's Finish or Close, or the runner's
 	// handling of a job panicked; the job is reported failed with it.
 	ErrJobPanic = errors.New("job panicked")
@@ -109,17 +109,17 @@ type Runner struct {
 // rewritten: when ctx ends, the running jobs stop (their journals keep
 // their steps) and get no result, so a later Run resumes them.
 //
-// Errors: ErrRunner; ErrWrite when a result could not be recorded (the
+// Errors: ErrConfig; ErrWrite when a result could not be recorded (the
 // batch stops); ctx.Err() when ctx ended before every job had a result.
 // The Summary is filled in every case.
 func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	start := time.Now()
 	sum := Summary{Tasks: len(jobs)}
 	if r.Build == nil {
-		return sum, fmt.Errorf("%w: no Build function", ErrRunner)
+		return sum, fmt.Errorf("%w: no Build function", ErrConfig)
 	}
 	if r.Concurrency < 0 {
-		return sum, fmt.Errorf("%w: Concurrency %d", ErrRunner, r.Concurrency)
+		return sum, fmt.Errorf("%w: Concurrency %d", ErrConfig, r.Concurrency)
 	}
 	results, done, _ := r.backends()
 	tr := &tracker{fn: r.Progress, running: map[int]running{}}
@@ -334,6 +334,7 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res R
 		res.Flags = maps.Clone(rep.Flags)
 	}
 	res.InputTokens, res.OutputTokens, res.Cost = rep.Usage.InputTokens, rep.Usage.OutputTokens, rep.Cost
+	res.CachedInputTokens, res.CacheWriteTokens, res.Requests = rep.Usage.CachedInputTokens, rep.Usage.CacheWriteTokens, rep.Usage.Requests
 	res.ToolCalls, res.Denied, res.Resumed = rep.ToolCalls, rep.Denied, rep.Resumed
 	switch {
 	case serr != nil:

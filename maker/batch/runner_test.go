@@ -416,9 +416,9 @@ func TestRunnerJournalOfAnotherLineIsInvalid(t *testing.T) {
 
 func TestRunnerErrors(t *testing.T) {
 	_, err := (&Runner{}).Run(context.Background(), nil)
-	assert.ErrorIs(t, err, ErrRunner)
+	assert.ErrorIs(t, err, ErrConfig)
 	_, err = (&Runner{Build: simBuiltin(nil).Build, Concurrency: -1}).Run(context.Background(), nil)
-	assert.ErrorIs(t, err, ErrRunner)
+	assert.ErrorIs(t, err, ErrConfig)
 	sum, err := (&Runner{Build: simBuiltin(nil).Build}).Run(context.Background(), nil)
 	require.NoError(t, err)
 	assert.True(t, sum.OK(), "an empty batch has nothing unsolved")

@@ -270,9 +270,6 @@ func (st Status) valid() bool {
 // Path returns the results file's path.
 func (s *Store) Path() string { return s.path }
 
-// StateDir returns the state folder, "" for none.
-func (s *Store) StateDir() string { return s.state }
-
 // TornBytes returns the size of the torn last line OpenStore cut off; 0
 // when there was none. That job runs again.
 func (s *Store) TornBytes() int { return s.torn }

@@ -22,13 +22,13 @@ import (
 var (
 	// ErrConfig: a Config field is out of range, or the task cannot be
 	// calibrated (a spec without a script, ...). The message names it.
-	ErrConfig = errors.New("calibrate: invalid config")
+	ErrConfig = errors.New("invalid configuration")
 	// ErrStep: the task could not build a sampled step.
-	ErrStep = errors.New("calibrate: step could not be built")
+	ErrStep = errors.New("step could not be built")
 	// ErrNoVotes: no sample was valid (every one failed or was
 	// red-flagged), so p cannot be estimated. Run returns it with the
 	// Report of what happened: its flags and errors say why.
-	ErrNoVotes = errors.New("calibrate: no valid sample")
+	ErrNoVotes = errors.New("no valid sample")
 )
 
 // Defaults of Config's zero fields.

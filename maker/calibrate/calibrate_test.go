@@ -305,7 +305,7 @@ func TestHanoiStepsAskTheSolutionsSteps(t *testing.T) {
 	_, err = steps.Step(context.Background(), 63)
 	assert.Error(t, err)
 	_, err = calibrate.Hanoi(0)
-	assert.ErrorIs(t, err, hanoi.ErrDisks)
+	assert.ErrorIs(t, err, hanoi.ErrConfig)
 }
 
 func specExecutor(t *testing.T, selection string) *executor.Executor {

@@ -124,7 +124,7 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 		}
 		var res batch.Result
 		if err := json.Unmarshal(raw, &res); err != nil {
-			return batch.Summary{}, fmt.Errorf("%w: the result of %s: %w", ErrBadMessage, job.Where(), err)
+			return batch.Summary{}, fmt.Errorf("%w: the result of %s: %w", ErrUndecodable, job.Where(), err)
 		}
 		if err := cfg.Store.Write(res); err != nil {
 			return batch.Summary{}, fmt.Errorf("%w: %s: %w", batch.ErrWrite, job.Where(), err)

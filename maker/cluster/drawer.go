@@ -319,7 +319,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	}
 	data, err := json.Marshal(job)
 	if err != nil {
-		return nil, fmt.Errorf("%w: encode the job: %w", ErrBadMessage, err)
+		return nil, fmt.Errorf("%w: encode the job: %w", ErrUndecodable, err)
 	}
 	ch, ok := d.begin(job.ID)
 	if !ok {

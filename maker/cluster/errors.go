@@ -9,37 +9,37 @@ import "errors"
 var (
 	// ErrConfig: a configuration was refused: an empty route, a bad run,
 	// queue or task name, a negative count. The message names the field.
-	ErrConfig = errors.New("cluster: invalid configuration")
+	ErrConfig = errors.New("invalid configuration")
 
 	// ErrEngine: a JetStream operation failed (a stream or consumer could
 	// not be created, a publish was not acknowledged, the connection is
 	// closed). It wraps the nats error.
-	ErrEngine = errors.New("cluster: NATS JetStream operation failed")
+	ErrEngine = errors.New("NATS JetStream operation failed")
 
 	// ErrClosed: the Drawer, Worker or journal was closed.
-	ErrClosed = errors.New("cluster: closed")
+	ErrClosed = errors.New("closed")
 
 	// ErrNoReply: no worker answered a sample within the Drawer's Timeout:
 	// no worker serves the route, all of them are busy or gone, or the
 	// engine lost the job. The job is withdrawn. To the solver it is a
 	// failed sample, counted against the vote's error budget.
-	ErrNoReply = errors.New("cluster: no worker replied in time")
+	ErrNoReply = errors.New("no worker replied in time")
 
 	// ErrRemote: the worker's model failed the call. It wraps the remote
 	// error as an *llms.Error when the worker's error had a code (a rate
 	// limit, say), so llms.IsRateLimitError and maker.RetryAfter see it.
-	ErrRemote = errors.New("cluster: the worker's model failed")
+	ErrRemote = errors.New("the worker's model failed")
 
-	// ErrBadMessage: a job or reply on the engine did not decode. A bad
+	// ErrUndecodable: a job or reply on the engine did not decode. A bad
 	// job is terminated (never redelivered); a bad reply is dropped.
-	ErrBadMessage = errors.New("cluster: undecodable message")
+	ErrUndecodable = errors.New("undecodable message")
 
 	// ErrLeaseLost: a journal's lease expired or another coordinator took
 	// the run over; this journal refuses to write (its appends are fenced
 	// by the stream's expected last sequence in any case).
-	ErrLeaseLost = errors.New("cluster: journal lease lost to another coordinator")
+	ErrLeaseLost = errors.New("journal lease lost to another coordinator")
 
 	// ErrAlreadyCompleted: a task of a TaskQueue already has a result; the
 	// first result stands.
-	ErrAlreadyCompleted = errors.New("cluster: task already completed")
+	ErrAlreadyCompleted = errors.New("task already completed")
 )

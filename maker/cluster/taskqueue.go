@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -148,7 +149,7 @@ func (q *TaskQueue) Take(ctx context.Context) (*Claim, error) {
 		batch, err := q.cons.Fetch(1, jetstream.FetchMaxWait(pollWait))
 		if err != nil {
 			if isTransient(err) {
-				sleepCtx(ctx, backoff)
+				_ = wait.Sleep(ctx, backoff)
 				continue
 			}
 			return nil, fmt.Errorf("%w: take a task of %s: %w", ErrEngine, q.name, err)

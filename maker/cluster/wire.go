@@ -14,7 +14,7 @@ import (
 
 // WireVersion is the version of the Job and Reply formats this build
 // writes and reads. A message of another version is refused
-// (ErrBadMessage).
+// (ErrUndecodable).
 const WireVersion = 1
 
 // Job is one sample request as it travels on the engine, JSON-encoded on

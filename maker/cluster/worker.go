@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -277,16 +278,7 @@ func (w *Worker) pull(ctx, calls context.Context) {
 		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
 			_ = w.ensureConsumer(ctx)
 		}
-		sleepCtx(ctx, backoff)
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
+		_ = wait.Sleep(ctx, backoff)
 	}
 }
 

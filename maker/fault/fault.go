@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -28,11 +29,11 @@ import (
 // limit is also an *llms.Error with code llms.ErrCodeRateLimit, a timeout
 // also context.DeadlineExceeded), so a test can tell its own faults from
 // real ones.
-var ErrInjected = errors.New("fault: injected")
+var ErrInjected = errors.New("injected")
 
 // ErrConfig: a Config share is outside [0, 1], the shares add up to more
 // than 1, or a duration is negative.
-var ErrConfig = errors.New("fault: invalid config")
+var ErrConfig = errors.New("invalid configuration")
 
 // Config sets the share of calls that meet each fault. The shares are
 // exclusive (a call meets at most one) and must add up to at most 1; the
@@ -183,7 +184,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		e := llms.NewError(llms.ErrCodeRateLimit, "fault", "429 too many requests").WithCause(ErrInjected)
 		return nil, e.WithDetail("retry_after", m.cfg.RetryAfter)
 	case KindTimeout:
-		if err := sleep(ctx, m.cfg.TimeoutAfter); err != nil {
+		if err := wait.Sleep(ctx, m.cfg.TimeoutAfter); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %w: the call timed out", ErrInjected, context.DeadlineExceeded)
@@ -193,7 +194,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	case KindGarbage:
 		return maker.TextResponse(garbage(r), "stop"), nil
 	case KindSlow:
-		if err := sleep(ctx, m.cfg.SlowBy); err != nil {
+		if err := wait.Sleep(ctx, m.cfg.SlowBy); err != nil {
 			return nil, err
 		}
 	}
@@ -211,20 +212,6 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 // Call implements llms.Model's single-prompt method.
 func (m *Model) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 var words = strings.Fields("lorem ipsum the quick brown fox jumps over lazy dog zebra quartz cloud fog maybe")

@@ -84,14 +84,14 @@ var smallNumbers = func() []any {
 // leads to: a wrong answer is voting's business, and, as in the paper, an
 // error that wins a vote propagates.
 //
-// Errors: [ErrDisks] (wrapped) when n is not in 1..MaxDisks; [ErrFormat]
+// Errors: [ErrConfig] (wrapped) when n is not in 1..MaxDisks; [ErrFormat]
 // (wrapped) for a paper-format reply or a JSON answer that breaks the
 // rules above; the error of intent.Parse ([intent.ErrNoAnswer],
 // [intent.ErrMalformed], ...) when the reply holds neither format. Safe for
 // concurrent use; cost linear in len(text).
 func ParseReply(text string, n int) (Answer, error) {
 	if n < 1 || n > MaxDisks {
-		return Answer{}, fmt.Errorf("%w: %d disks, want 1..%d", ErrDisks, n, MaxDisks)
+		return Answer{}, fmt.Errorf("%w: %d disks, want 1..%d", ErrConfig, n, MaxDisks)
 	}
 	if a, ok := fastReply(text, n); ok {
 		return a, nil

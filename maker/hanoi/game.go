@@ -29,11 +29,11 @@ type Task struct {
 	wrong, illegal int
 }
 
-// New returns the task with n disks at its start. Errors: [ErrDisks]
+// New returns the task with n disks at its start. Errors: [ErrConfig]
 // (wrapped) when n is not in 1..MaxDisks.
 func New(n int) (*Task, error) {
 	if n < 1 || n > MaxDisks {
-		return nil, fmt.Errorf("%w: %d disks, want 1..%d", ErrDisks, n, MaxDisks)
+		return nil, fmt.Errorf("%w: %d disks, want 1..%d", ErrConfig, n, MaxDisks)
 	}
 	return &Task{n: n, state: Start(n)}, nil
 }

@@ -94,7 +94,7 @@ func TestStateValidate(t *testing.T) {
 	} {
 		assert.ErrorIs(t, s.Validate(3), hanoi.ErrState, "%v", s)
 	}
-	assert.ErrorIs(t, hanoi.Start(3).Validate(0), hanoi.ErrDisks)
+	assert.ErrorIs(t, hanoi.Start(3).Validate(0), hanoi.ErrConfig)
 }
 
 func TestLegal(t *testing.T) {
@@ -244,7 +244,7 @@ func TestParseReplyRefuses(t *testing.T) {
 		assert.NotErrorIs(t, err, hanoi.ErrFormat, "%s: not a task format problem but an unparseable reply", name)
 	}
 	_, err := hanoi.ParseReply("move = [1, 0, 2]\nnext_state = [[], [], [1]]", 0)
-	assert.ErrorIs(t, err, hanoi.ErrDisks)
+	assert.ErrorIs(t, err, hanoi.ErrConfig)
 	// Legality is not checked: a legal-format illegal move passes.
 	a, err := hanoi.ParseReply("move = [3, 0, 0]\nnext_state = [[3, 2, 1], [], []]", 3)
 	require.NoError(t, err)
@@ -327,9 +327,9 @@ func TestAdvanceCountsErrors(t *testing.T) {
 	assert.False(t, task.Solved(), "an illegal step was applied")
 
 	_, err = hanoi.New(0)
-	assert.ErrorIs(t, err, hanoi.ErrDisks)
+	assert.ErrorIs(t, err, hanoi.ErrConfig)
 	_, err = hanoi.New(hanoi.MaxDisks + 1)
-	assert.ErrorIs(t, err, hanoi.ErrDisks)
+	assert.ErrorIs(t, err, hanoi.ErrConfig)
 }
 
 func TestWrongAnswers(t *testing.T) {
@@ -479,5 +479,5 @@ func ExampleParseReply() {
 	fmt.Println(err)
 	// Output:
 	// [1, 0, 2] [[3, 2], [], [1]] <nil>
-	// hanoi: answer not in the required format: move [1, 0, 3]: pegs are 0, 1 and 2
+	// answer not in the required format: move [1, 0, 3]: pegs are 0, 1 and 2
 }

@@ -18,28 +18,28 @@ var (
 	// ErrFormat: a reply, or a decided answer handed to Apply, is not in the
 	// required format (see [ParseReply] and [AnswerFromValue]). The maker.Task
 	// adapter's Decode wraps maker.ErrFormat beside it.
-	ErrFormat = errors.New("hanoi: answer not in the required format")
+	ErrFormat = errors.New("answer not in the required format")
 
 	// ErrState: a state is not a valid arrangement of the disks 1..n (a disk
 	// missing, doubled or out of range, a peg not in decreasing order from
 	// bottom to top, not three pegs).
-	ErrState = errors.New("hanoi: invalid state")
+	ErrState = errors.New("invalid state")
 
 	// ErrIllegalMove: a move breaks the rules in the state it is applied to.
-	ErrIllegalMove = errors.New("hanoi: illegal move")
+	ErrIllegalMove = errors.New("illegal move")
 
 	// ErrNoMove: the iterative rule has no move to make in a state (every
 	// disk is on the peg of disk 1).
-	ErrNoMove = errors.New("hanoi: no move to make")
+	ErrNoMove = errors.New("no move to make")
 
-	// ErrDisks: a number of disks outside 1..MaxDisks.
-	ErrDisks = errors.New("hanoi: number of disks out of range")
+	// ErrConfig: a number of disks outside 1..MaxDisks.
+	ErrConfig = errors.New("invalid configuration")
 
 	// ErrPrompt: the Oracle could not read a step prompt.
-	ErrPrompt = errors.New("hanoi: not a step prompt")
+	ErrPrompt = errors.New("not a step prompt")
 
 	// ErrDone: Apply or Advance was called on a finished task.
-	ErrDone = errors.New("hanoi: task already finished")
+	ErrDone = errors.New("task already finished")
 )
 
 // Move is one move: disk Disk (1 is the smallest) from peg From to peg To,
@@ -132,7 +132,7 @@ func (s State) String() string {
 // wrapping [ErrState] that names the first problem. Cost: O(n).
 func (s State) Validate(n int) error {
 	if n < 1 || n > MaxDisks {
-		return fmt.Errorf("%w: %d disks, want 1..%d", ErrDisks, n, MaxDisks)
+		return fmt.Errorf("%w: %d disks, want 1..%d", ErrConfig, n, MaxDisks)
 	}
 	seen := make([]bool, n+1)
 	for p, peg := range s {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
@@ -143,11 +144,11 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 	out.summarise(rep, task)
 	switch {
 	case runErr == nil:
-		out.Message = fmt.Sprintf("done: %s (%d replayed from the journal), %s, final state %s", plural(rep.Steps, "step"), rep.Resumed, plural(rep.Launched, "sample"), abbreviate(task.State()))
+		out.Message = fmt.Sprintf("done: %s (%d replayed from the journal), %s, final state %s", words.Plural(rep.Steps, "step"), rep.Resumed, words.Plural(rep.Launched, "sample"), abbreviate(task.State()))
 		return nil, out, nil
 	case ctx.Err() != nil:
 		return nil, out, fmt.Errorf("run_task cancelled after %s; the decided steps are in journal %s: call run_task again with resume: true, journal %q and the same spec and settings: %w",
-			plural(rep.Steps, "step"), name, name, ctx.Err())
+			words.Plural(rep.Steps, "step"), name, name, ctx.Err())
 	case errors.Is(runErr, maker.ErrJournalMismatch), errors.Is(runErr, maker.ErrJournalCorrupt), errors.Is(runErr, maker.ErrJournalVersion), errors.Is(runErr, maker.ErrPendingSideEffect):
 		return nil, out, fmt.Errorf("journal %s: %w", name, runErr)
 	}
@@ -155,7 +156,7 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 	if errors.Is(runErr, maker.ErrStepLimit) {
 		advice = "the task did not finish within its max_steps"
 	}
-	out.Message = fmt.Sprintf("the run failed after %s: %v; %s", plural(rep.Steps, "step"), runErr, advice)
+	out.Message = fmt.Sprintf("the run failed after %s: %v; %s", words.Plural(rep.Steps, "step"), runErr, advice)
 	return failure(out.Message), out, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -157,7 +158,7 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 			sm.Err, info.Error = d.Err, d.Err.Error()
 			return sm
 		case d.Flag != nil:
-			sm.Flag, info.Flag, info.Reason = d.Flag, d.Flag.Error(), d.Why.Error()
+			sm.Flag, info.Flag, info.Reason = d.Flag, d.Flag.Error(), d.Reason.Error()
 			return sm
 		}
 		canon, err := intent.Canonical(d.Output)
@@ -171,7 +172,7 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	}
 	res, raceErr := vote.Race(ctx, st.vote, draw)
 	if ctx.Err() != nil {
-		return nil, out, fmt.Errorf("cancelled after %s: %w", plural(res.Launched, "sample"), ctx.Err())
+		return nil, out, fmt.Errorf("cancelled after %s: %w", words.Plural(res.Launched, "sample"), ctx.Err())
 	}
 
 	committed := res.Valid + res.Flagged + res.Errors
@@ -200,7 +201,7 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 			Votes: res.Votes[res.Key], FirstIndex: b.first[res.Key], DecidedAt: committed - 1}
 		out.WinnerText = res.Winner.text
 		out.Message = fmt.Sprintf("decided after %s: key %s leads every other answer by %d (%s, %d red-flagged)",
-			plural(committed, "sample"), hexKey(res.Key), lead, plural(res.Votes[res.Key], "vote"), res.Flagged)
+			words.Plural(committed, "sample"), hexKey(res.Key), lead, words.Plural(res.Votes[res.Key], "vote"), res.Flagged)
 		return nil, out, nil
 	case errors.Is(raceErr, vote.ErrUndecided):
 		out.Need = st.vote.K - lead
@@ -208,11 +209,11 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 			out.Leader = hexKey(top)
 		}
 		out.Message = fmt.Sprintf("undecided, need more samples: the budget of %s was spent (%d valid, %d red-flagged) and no answer leads by %d; at least %s more could decide: call again with a larger max_samples, or change the prompt",
-			plural(st.vote.MaxSamples, "sample"), res.Valid, res.Flagged, st.vote.K, plural(out.Need, "vote"))
+			words.Plural(st.vote.MaxSamples, "sample"), res.Valid, res.Flagged, st.vote.K, words.Plural(out.Need, "vote"))
 		return nil, out, nil
 	case errors.Is(raceErr, vote.ErrTooManyErrors):
 		out.Need = st.vote.K - lead
-		out.Message = fmt.Sprintf("the model failed too often (%s; the budget is max_errors): %v", plural(res.Errors, "failed call"), raceErr)
+		out.Message = fmt.Sprintf("the model failed too often (%s; the budget is max_errors): %v", words.Plural(res.Errors, "failed call"), raceErr)
 		return failure(out.Message), out, nil
 	}
 	return nil, out, raceErr

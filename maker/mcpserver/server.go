@@ -23,7 +23,7 @@ import (
 // error whose text is the error's message.
 var (
 	// ErrConfig: New was given a configuration it cannot serve with.
-	ErrConfig = errors.New("mcpserver: bad config")
+	ErrConfig = errors.New("invalid configuration")
 	// ErrArgument: a tool argument is out of range or inconsistent (the
 	// SDK refuses schema violations before a handler runs).
 	ErrArgument = errors.New("bad argument")
@@ -207,10 +207,6 @@ const instructions = `mdap decides each step of a task by first-to-ahead-by-k vo
 // example mcp.NewInMemoryTransports in a test).
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// Config returns the configuration the server runs with, defaults filled
-// in.
-func (s *Server) Config() Config { return s.cfg }
-
 // Close releases the root folder and the executor's hold on it. Calls in
 // flight must have ended.
 func (s *Server) Close() error { return errors.Join(s.exec.Close(), s.root.Close()) }
@@ -341,14 +337,6 @@ func (j *journalLocks) acquire(ctx context.Context, name string, grace time.Dura
 			return nil, ctx.Err()
 		}
 	}
-}
-
-// plural writes n and the noun, with an s unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // joinQuoted lists names for a message: "a", "b".

@@ -9,10 +9,11 @@ import (
 	"strconv"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/toolcall"
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // Candidate is one model reply as a client received it: text, or native
@@ -41,26 +42,18 @@ type FunctionCall struct {
 func (c Candidate) reply() (maker.Reply, error) {
 	r := maker.Reply{Text: c.Text, StopReason: c.FinishReason, OutputTokens: c.OutputTokens}
 	for i, tc := range c.ToolCalls {
-		args := ""
-		switch a := tc.Function.Arguments.(type) {
-		case nil:
-		case string:
-			args = a
-		default:
-			b, err := json.Marshal(a)
-			if err != nil {
-				return r, fmt.Errorf("%w: tool call %d: arguments: %v", ErrArgument, i, err)
-			}
-			args = string(b)
+		// Arguments holds what the client's JSON held (a string, an
+		// object, ...): back to JSON, then read as every wire call is.
+		raw, err := json.Marshal(tc.Function.Arguments)
+		if err != nil {
+			return r, fmt.Errorf("%w: tool call %d: arguments: %v", ErrArgument, i, err)
 		}
-		r.ToolCalls = append(r.ToolCalls, llms.ToolCall{ID: tc.ID, Type: tc.Type, FunctionCall: &llms.FunctionCall{Name: tc.Function.Name, Arguments: args}})
+		call := toolcall.Call{ID: tc.ID, Type: tc.Type, Function: &toolcall.Function{Name: tc.Function.Name, Arguments: raw}}
+		r.ToolCalls = append(r.ToolCalls, call.LLM())
 	}
 	if c.OutputTokens == 0 {
 		r.Estimated = true
-		r.OutputTokens = maker.EstimateTokens(r.Text)
-		for _, tc := range r.ToolCalls {
-			r.OutputTokens += maker.EstimateTokens(tc.FunctionCall.Name) + maker.EstimateTokens(tc.FunctionCall.Arguments)
-		}
+		r.OutputTokens = maker.EstimateReplyTokens(r.Text, r.ToolCalls)
 	}
 	return r, nil
 }
@@ -253,7 +246,7 @@ func Vote(in VoteInput, maxK int) (VoteOutput, error) {
 		out.Decided = true
 		out.Winner = &Winner{Key: hexKey(top), Canonical: b.canon[top], Output: b.outputs[top], Votes: b.votes[top], FirstIndex: b.first[top], DecidedAt: decided}
 		out.Message = fmt.Sprintf("decided at reply %d: key %s leads every other answer by %d with %s; %s",
-			decided, hexKey(top), lead, plural(b.votes[top], "vote"), later(len(in.Candidates)-decided-1))
+			decided, hexKey(top), lead, words.Plural(b.votes[top], "vote"), later(len(in.Candidates)-decided-1))
 		return out, nil
 	}
 	out.Need = k - lead
@@ -261,7 +254,7 @@ func Vote(in VoteInput, maxK int) (VoteOutput, error) {
 		out.Leader = hexKey(top)
 	}
 	out.Message = fmt.Sprintf("undecided, need more samples: after %s (%d valid, %d red-flagged) no answer leads by %d; at least %s more (votes for the leader) could decide",
-		plural(len(in.Candidates), "reply"), out.Tally.Valid, out.Tally.Flagged, k, plural(out.Need, "sample"))
+		words.Plural(len(in.Candidates), "reply"), out.Tally.Valid, out.Tally.Flagged, k, words.Plural(out.Need, "sample"))
 	return out, nil
 }
 
@@ -269,7 +262,7 @@ func later(n int) string {
 	if n == 0 {
 		return "it was the last reply"
 	}
-	return fmt.Sprintf("the %s after it did not count", plural(n, "reply"))
+	return fmt.Sprintf("the %s after it did not count", words.Plural(n, "reply"))
 }
 
 func (s *Server) voteTool(_ context.Context, _ *mcp.CallToolRequest, in VoteInput) (*mcp.CallToolResult, VoteOutput, error) {

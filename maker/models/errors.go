@@ -40,10 +40,10 @@ var (
 	// ErrNotFound (permanent): HTTP 404 for another reason, usually a base
 	// URL of the wrong form; the message says which form was meant.
 	ErrNotFound = errors.New("not found")
-	// ErrBadRequest (permanent): HTTP 400, a request the server will
+	// ErrRequestRefused (permanent): HTTP 400, a request the server will
 	// refuse however often it is sent (a prompt over the context length,
 	// a schema it cannot use).
-	ErrBadRequest = errors.New("request refused")
+	ErrRequestRefused = errors.New("request refused")
 	// ErrQuota (permanent): the account's quota or credit is spent.
 	ErrQuota = errors.New("quota exhausted")
 	// ErrRateLimited (transient): HTTP 429. The error carries the delay
@@ -119,7 +119,7 @@ func (m *model) classify(ctx context.Context, c seen, err error, took time.Durat
 	case c.status == http.StatusNotFound:
 		return m.diagnose404(ctx, c, status).because(mapped)
 	case c.status == http.StatusBadRequest || c.status == http.StatusUnprocessableEntity:
-		return permanent(ErrBadRequest, "%s: the server refused the request (%s)", at, status).because(mapped)
+		return permanent(ErrRequestRefused, "%s: the server refused the request (%s)", at, status).because(mapped)
 	case c.status == http.StatusPaymentRequired || isQuota(code, msg):
 		return permanent(ErrQuota, "%s: %s: the account's quota or credit is spent; check its plan and billing", at, status).because(mapped)
 	case c.status == http.StatusTooManyRequests:
@@ -198,13 +198,13 @@ func (m *model) rateLimited(c seen, at, status string, mapped error) error {
 	if errors.As(mapped, &le) {
 		code = " (" + le.Provider + ": " + string(le.Code) + ")"
 	}
-	d, ok := retryAfter(c.header, time.Now())
+	d, ok := ParseRetryAfter(c.header, time.Now())
 	if !ok {
 		return transient(ErrRateLimited, "%s: %s%s", at, status, code).because(mapped)
 	}
 	if d > m.maxRetryWait {
 		e := permanent(ErrRateLimited, "%s: %s%s: the server asks for a pause of %s before the next call, more than %s: try again later", at, status, code, d.Round(time.Second), m.maxRetryWait).because(mapped)
-		return &delayed{providerError: e} // no pause: nothing to wait for
+		return e // no delay: nothing to wait for
 	}
 	limit := llms.NewError(llms.ErrCodeRateLimit, m.spec.Provider, "rate limited").WithCause(mapped).WithDetail("retry_after", d)
 	e := transient(ErrRateLimited, "%s: %s%s; the server asks for a pause of %s", at, status, code, d).because(limit)
@@ -219,28 +219,6 @@ type delayed struct {
 
 // RetryAfter is the delay the server asked for (maker/batch reads it).
 func (d *delayed) RetryAfter() time.Duration { return d.after }
-
-// retryAfter reads the delay a server asks for: retry-after-ms
-// (milliseconds, OpenAI and Azure), else Retry-After in seconds or as an
-// HTTP date.
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
-}
 
 // maxListed bounds the model names an error lists.
 const maxListed = 20

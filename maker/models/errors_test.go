@@ -335,7 +335,7 @@ func TestRetryAfterForms(t *testing.T) {
 		for k, v := range c.header {
 			h.Set(k, v)
 		}
-		d, ok := retryAfter(h, now)
+		d, ok := ParseRetryAfter(h, now)
 		assert.Equal(t, c.ok, ok, "%v", c.header)
 		assert.Equal(t, c.want, d, "%v", c.header)
 	}
@@ -350,7 +350,7 @@ func TestQuotaAndBadRequestArePermanent(t *testing.T) {
 		want   string
 	}{
 		{429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}`, ErrQuota, "the account's quota or credit is spent; check its plan and billing"},
-		{400, `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`, ErrBadRequest, "the server refused the request (HTTP 400: This model's maximum context length is 8192 tokens.)"},
+		{400, `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`, ErrRequestRefused, "the server refused the request (HTTP 400: This model's maximum context length is 8192 tokens.)"},
 	} {
 		srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.status, c.body) })
 		m := open(t, "openai:tiny", srv.URL+"/v1")

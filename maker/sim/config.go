@@ -11,17 +11,17 @@ import (
 var (
 	// ErrConfig: [New] or [Config.Validate] refused a configuration. The
 	// message names the field and the value.
-	ErrConfig = errors.New("sim: invalid config")
+	ErrConfig = errors.New("invalid configuration")
 
 	// ErrUnknownPrompt: the oracle could not read the prompt (it is not a
 	// step prompt of its task). GenerateContent wraps the oracle's error
 	// with it.
-	ErrUnknownPrompt = errors.New("sim: prompt not understood by the oracle")
+	ErrUnknownPrompt = errors.New("prompt not understood by the oracle")
 
 	// ErrProvider: a simulated provider failure, drawn with probability
 	// Config.ErrorRate, to exercise a solver's error budget. It is
 	// transient: the same prompt asked again as another sample may succeed.
-	ErrProvider = errors.New("sim: simulated provider error")
+	ErrProvider = errors.New("simulated provider error")
 )
 
 // DefaultP is the per-step success rate the paper measured for
@@ -46,6 +46,12 @@ const DefaultWrongAnswers = 8
 type Config struct {
 	// Seed is the root of every random draw.
 	Seed uint64
+
+	// IgnoreN makes the model answer a request for several choices
+	// (llms.WithN) with one, as Anthropic's and Ollama's native APIs do.
+	// Off, a request of a sample identity (step, i) for n choices gets
+	// the samples i, i+1, ..., i+n-1, each the one it would be alone.
+	IgnoreN bool
 
 	// P is the probability that a valid reply (not a red flag, not an
 	// error) is the correct one. In (0, 1].

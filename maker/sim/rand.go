@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/mdap-go/mdap/internal/splitmix"
 )
 
 // Domains keep the seeds of identified samples and counted calls apart.
@@ -37,19 +39,10 @@ const (
 // draws do not depend on their order.
 type stream struct{ seed uint64 }
 
-// splitmix64 is a bijective 64-bit mixer (Steele, Lea and Flood's
-// SplitMix64 finaliser).
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
-
 func newStream(seed uint64, domain, a, b, promptHash uint64) stream {
-	x := splitmix64(seed)
+	x := splitmix.Mix(seed)
 	for _, v := range [...]uint64{domain, a, b, promptHash} {
-		x = splitmix64(x ^ v)
+		x = splitmix.Mix(x ^ v)
 	}
 	return stream{seed: x}
 }
@@ -68,12 +61,12 @@ func hashString(s string) uint64 {
 	for i := 0; i < len(s); i++ {
 		h = bits.RotateLeft64((h^uint64(s[i]))*0x94d049bb133111eb, 31)
 	}
-	return splitmix64(h)
+	return splitmix.Mix(h)
 }
 
 func (s stream) pcg(slot uint64) *rand.PCG {
-	hi := splitmix64(s.seed ^ (slot * 0xd1b54a32d192ed03))
-	return rand.NewPCG(hi, splitmix64(hi))
+	hi := splitmix.Mix(s.seed ^ (slot * 0xd1b54a32d192ed03))
+	return rand.NewPCG(hi, splitmix.Mix(hi))
 }
 
 // rng returns slot's generator.

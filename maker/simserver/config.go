@@ -16,14 +16,14 @@ import (
 var (
 	// ErrConfig: [New] refused a configuration. The message names the
 	// field and the value.
-	ErrConfig = errors.New("simserver: invalid config")
+	ErrConfig = errors.New("invalid configuration")
 
 	// ErrRemoteAddr: [CheckAddr] refused a listen address that is not a
 	// loopback address while remote clients are not allowed.
-	ErrRemoteAddr = errors.New("simserver: not a loopback address")
+	ErrRemoteAddr = errors.New("not a loopback address")
 
 	// ErrAddr: [CheckAddr] could not read a listen address.
-	ErrAddr = errors.New("simserver: bad listen address")
+	ErrAddr = errors.New("bad listen address")
 )
 
 // DefaultModelName is the model the server lists at /v1/models when
@@ -63,6 +63,10 @@ type Config struct {
 
 	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+
+	// Billing is how usage is reported: prompt caching (cached_tokens)
+	// and reasoning-length replies (see Billing).
+	Billing Billing
 
 	// Logger receives a debug line per request and warnings of the HTTP
 	// server. Nil means none.

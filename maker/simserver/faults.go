@@ -3,6 +3,8 @@ package simserver
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mdap-go/mdap/internal/splitmix"
 )
 
 // faultKind is what a request gets instead of (or around) a reply.
@@ -31,19 +33,11 @@ const (
 	domainToolCall = 0x746f6f31 // a tool call's id
 )
 
-// splitmix64 is a bijective 64-bit mixer (SplitMix64's finaliser).
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
-
 // mix hashes a seed and values into 64 bits.
 func mix(seed uint64, vs ...uint64) uint64 {
-	x := splitmix64(seed)
+	x := splitmix.Mix(seed)
 	for _, v := range vs {
-		x = splitmix64(x ^ v)
+		x = splitmix.Mix(x ^ v)
 	}
 	return x
 }
@@ -80,7 +74,7 @@ func garbage(seed uint64, id requestID) string {
 	noise := func(n int) string {
 		var b strings.Builder
 		for i := range n {
-			b.WriteByte(byte(splitmix64(x + uint64(i))))
+			b.WriteByte(byte(splitmix.Mix(x + uint64(i))))
 		}
 		return b.String()
 	}

@@ -1,21 +1,24 @@
-package maker
+package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mdap-go/mdap/maker"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/mdap-go/mdap/internal/words"
 )
 
-// StepActivity tallies the samples of the step being decided, from
+// stepActivity tallies the samples of the step being decided, from
 // Solver.OnSample, for a progress display: a slow step then shows its
 // samples, red flags by reason and errors as they come, rather than
 // nothing until it is decided. Its zero value is ready; it is safe for
 // concurrent use (OnSample is called from the drawing goroutines).
-type StepActivity struct {
+type stepActivity struct {
 	mu                                  sync.Mutex
 	step, samples, valid, errors, count int
 	flags                               map[string]int
@@ -24,7 +27,7 @@ type StepActivity struct {
 // Add counts one sample. A sample of a later step starts the tally over;
 // a sample cancelled because its race was already decided is not counted.
 // It reports whether e was counted.
-func (a *StepActivity) Add(e SampleEvent) bool {
+func (a *stepActivity) Add(e maker.SampleEvent) bool {
 	if errors.Is(e.Err, context.Canceled) {
 		return false
 	}
@@ -49,11 +52,11 @@ func (a *StepActivity) Add(e SampleEvent) bool {
 
 // String describes the step being decided: "step 12: 7 samples, 2 valid,
 // flagged: cut off 4, unparseable 1, 1 error" (steps counted from 1).
-func (a *StepActivity) String() string {
+func (a *stepActivity) String() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "step %d: %s, %d valid", a.step+1, plural(a.samples, "sample"), a.valid)
+	fmt.Fprintf(&b, "step %d: %s, %d valid", a.step+1, words.Plural(a.samples, "sample"), a.valid)
 	if len(a.flags) > 0 {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(a.flags)) {
@@ -62,7 +65,7 @@ func (a *StepActivity) String() string {
 		fmt.Fprintf(&b, ", flagged: %s", strings.Join(parts, ", "))
 	}
 	if a.errors > 0 {
-		fmt.Fprintf(&b, ", %s", plural(a.errors, "error"))
+		fmt.Fprintf(&b, ", %s", words.Plural(a.errors, "error"))
 	}
 	return b.String()
 }

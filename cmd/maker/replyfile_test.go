@@ -1,7 +1,8 @@
-package maker
+package main
 
 import (
 	"fmt"
+	"github.com/mdap-go/mdap/maker"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func readFixture(t *testing.T, name string) Reply {
+func readFixture(t *testing.T, name string) maker.Reply {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("../testdata/responses", name))
+	b, err := os.ReadFile(filepath.Join("../../testdata/responses", name))
 	require.NoError(t, err)
-	r, err := ReadReply(name, b)
+	r, err := readReply(name, b)
 	require.NoError(t, err)
 	return r
 }
@@ -24,26 +25,26 @@ func TestReadReplyFixturesVoteAsTheSolverWould(t *testing.T) {
 	require.Len(t, native.ToolCalls, 1, "a .json file of native calls is read as tool calls")
 	assert.Equal(t, "read_file", native.ToolCalls[0].FunctionCall.Name)
 	assert.Empty(t, native.Text)
-	v := Inspect(native, 0, FlagRules{}, nil)
+	v := maker.Inspect(native, 0, maker.FlagRules{}, nil)
 	require.Empty(t, v.Flag, v.Reason)
 	for _, same := range []string{"intent_fenced.txt", "intent_bare.txt", "intent_inline.txt"} {
-		w := Inspect(readFixture(t, same), 0, FlagRules{}, nil)
+		w := maker.Inspect(readFixture(t, same), 0, maker.FlagRules{}, nil)
 		assert.Equal(t, v.Key, w.Key, "%s votes with native.json", same)
 	}
-	assert.Equal(t, "overlong", Inspect(readFixture(t, "overlong.txt"), 0, FlagRules{}, nil).Flag, "40 KB is over 750 estimated tokens")
-	assert.Empty(t, Inspect(readFixture(t, "overlong.txt"), 1<<20, FlagRules{}, nil).Flag, "under a larger cap it votes")
-	assert.Equal(t, "empty", Inspect(readFixture(t, "empty.txt"), 0, FlagRules{}, nil).Flag)
-	assert.Equal(t, "empty", Inspect(readFixture(t, "native_empty.json"), 0, FlagRules{}, nil).Flag)
-	assert.Equal(t, "unparseable", Inspect(readFixture(t, "native_multi.json"), 0, FlagRules{}, nil).Flag)
-	assert.Equal(t, "unparseable", Inspect(readFixture(t, "native_bad_args.json"), 0, FlagRules{}, nil).Flag)
+	assert.Equal(t, "overlong", maker.Inspect(readFixture(t, "overlong.txt"), 0, maker.FlagRules{}, nil).Flag, "40 KB is over 750 estimated tokens")
+	assert.Empty(t, maker.Inspect(readFixture(t, "overlong.txt"), 1<<20, maker.FlagRules{}, nil).Flag, "under a larger cap it votes")
+	assert.Equal(t, "empty", maker.Inspect(readFixture(t, "empty.txt"), 0, maker.FlagRules{}, nil).Flag)
+	assert.Equal(t, "empty", maker.Inspect(readFixture(t, "native_empty.json"), 0, maker.FlagRules{}, nil).Flag)
+	assert.Equal(t, "unparseable", maker.Inspect(readFixture(t, "native_multi.json"), 0, maker.FlagRules{}, nil).Flag)
+	assert.Equal(t, "unparseable", maker.Inspect(readFixture(t, "native_bad_args.json"), 0, maker.FlagRules{}, nil).Flag)
 	noargs := readFixture(t, "native_noargs.json")
 	require.Len(t, noargs.ToolCalls, 1)
-	assert.Empty(t, Inspect(noargs, 0, FlagRules{}, nil).Flag)
+	assert.Empty(t, maker.Inspect(noargs, 0, maker.FlagRules{}, nil).Flag)
 }
 
 func TestReadReplyShapes(t *testing.T) {
 	call := `{"tool_intent":{"tool":"grep","args":{"pattern":"x"}}}`
-	want := Inspect(Reply{Text: call}, 0, FlagRules{}, nil)
+	want := maker.Inspect(maker.Reply{Text: call}, 0, maker.FlagRules{}, nil)
 	require.Empty(t, want.Flag)
 	for name, body := range map[string]string{
 		"one call":         `{"id":"c1","type":"function","function":{"name":"grep","arguments":"{\"pattern\":\"x\"}"}}`,
@@ -51,25 +52,25 @@ func TestReadReplyShapes(t *testing.T) {
 		"chat completion":  `{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"grep","arguments":"{\"pattern\": \"x\"}"}}]}}],"usage":{"prompt_tokens":50,"completion_tokens":12}}`,
 		"anthropic":        `{"content":[{"type":"text","text":"Let me search."},{"type":"tool_use","id":"toolu_1","name":"grep","input":{"pattern":"x"}}],"stop_reason":"tool_use","usage":{"input_tokens":50,"output_tokens":12}}`,
 	} {
-		r, err := ReadReply("reply.json", []byte(body))
+		r, err := readReply("reply.json", []byte(body))
 		require.NoError(t, err, name)
-		got := Inspect(r, 0, FlagRules{}, nil)
+		got := maker.Inspect(r, 0, maker.FlagRules{}, nil)
 		assert.Empty(t, got.Flag, "%s: %s", name, got.Reason)
 		assert.Equal(t, want.Key, got.Key, name)
 	}
 
-	r, err := ReadReply("resp.json", []byte(`{"choices":[{"finish_reason":"length","message":{"content":"{\"a\": 1"}}],"usage":{"prompt_tokens":5,"completion_tokens":750}}`))
+	r, err := readReply("resp.json", []byte(`{"choices":[{"finish_reason":"length","message":{"content":"{\"a\": 1"}}],"usage":{"prompt_tokens":5,"completion_tokens":750}}`))
 	require.NoError(t, err)
 	assert.Equal(t, 750, r.OutputTokens)
 	assert.False(t, r.Estimated, "the response's own usage is used")
-	assert.Equal(t, "cut off", Inspect(r, 0, FlagRules{}, nil).Flag)
+	assert.Equal(t, "cut off", maker.Inspect(r, 0, maker.FlagRules{}, nil).Flag)
 
-	_, err = ReadReply("resp.json", []byte(`{"choices":[]}`))
-	assert.ErrorIs(t, err, ErrNoChoice)
+	_, err = readReply("resp.json", []byte(`{"choices":[]}`))
+	assert.ErrorIs(t, err, maker.ErrNoChoice)
 
 	// JSON that is none of the shapes is a text reply, as is any .txt.
 	for name, body := range map[string]string{"answer.json": `{"move": [1, 0, 2]}`, "list.json": `[1, 2]`, "call.txt": `{"id":"c1","type":"function","function":{"name":"grep","arguments":"{}"}}`} {
-		r, err := ReadReply(name, []byte(body))
+		r, err := readReply(name, []byte(body))
 		require.NoError(t, err)
 		assert.Equal(t, body, r.Text, name)
 		assert.Empty(t, r.ToolCalls, name)
@@ -78,9 +79,9 @@ func TestReadReplyShapes(t *testing.T) {
 }
 
 func FuzzReadReply(f *testing.F) {
-	entries, _ := os.ReadDir("../testdata/responses")
+	entries, _ := os.ReadDir("../../testdata/responses")
 	for _, e := range entries {
-		if b, err := os.ReadFile(filepath.Join("../testdata/responses", e.Name())); err == nil && len(b) < 4096 {
+		if b, err := os.ReadFile(filepath.Join("../../testdata/responses", e.Name())); err == nil && len(b) < 4096 {
 			f.Add(e.Name(), b)
 		}
 	}
@@ -90,13 +91,13 @@ func FuzzReadReply(f *testing.F) {
 		if len(b) > 16<<10 || len(name) > 64 {
 			return
 		}
-		r, err := ReadReply(name, b)
+		r, err := readReply(name, b)
 		if err != nil {
-			require.ErrorIs(t, err, ErrNoChoice)
+			require.ErrorIs(t, err, maker.ErrNoChoice)
 			return
 		}
 		require.GreaterOrEqual(t, r.OutputTokens, 0)
-		v := Inspect(r, 0, FlagRules{}, nil)
+		v := maker.Inspect(r, 0, maker.FlagRules{}, nil)
 		if v.Flag == "" {
 			require.NotEmpty(t, v.Key)
 			require.NotEmpty(t, v.Canonical)
@@ -106,10 +107,10 @@ func FuzzReadReply(f *testing.F) {
 	})
 }
 
-func ExampleReadReply() {
-	native, _ := ReadReply("call.json", []byte(`[{"id": "c1", "type": "function", "function": {"name": "grep", "arguments": "{\"pattern\": \"Version\"}"}}]`))
-	text, _ := ReadReply("reply.txt", []byte("I will search.\n```json\n{\"tool_intent\": {\"tool\": \"grep\", \"args\": {\"pattern\": \"Version\"}}}\n```"))
-	a, b := Inspect(native, 0, FlagRules{}, nil), Inspect(text, 0, FlagRules{}, nil)
+func Example_readReply() {
+	native, _ := readReply("call.json", []byte(`[{"id": "c1", "type": "function", "function": {"name": "grep", "arguments": "{\"pattern\": \"Version\"}"}}]`))
+	text, _ := readReply("reply.txt", []byte("I will search.\n```json\n{\"tool_intent\": {\"tool\": \"grep\", \"args\": {\"pattern\": \"Version\"}}}\n```"))
+	a, b := maker.Inspect(native, 0, maker.FlagRules{}, nil), maker.Inspect(text, 0, maker.FlagRules{}, nil)
 	fmt.Println(a.Canonical)
 	fmt.Println("vote together:", a.Key == b.Key)
 	// Output:

@@ -1,38 +1,18 @@
-package maker
+package main
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mdap-go/mdap/maker"
 	"path/filepath"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/toolcall"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// wireCall is a native tool call in the OpenAI wire shape. Arguments may
-// be a JSON string (OpenAI) or an object (Ollama).
-type wireCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function *struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"function"`
-}
-
-func (w wireCall) toolCall() llms.ToolCall {
-	args := string(w.Function.Arguments)
-	var s string
-	if json.Unmarshal(w.Function.Arguments, &s) == nil {
-		args = s
-	} else if bytes.Equal(bytes.TrimSpace(w.Function.Arguments), []byte("null")) {
-		args = ""
-	}
-	return llms.ToolCall{ID: w.ID, Type: w.Type, FunctionCall: &llms.FunctionCall{Name: w.Function.Name, Arguments: args}}
-}
-
-// ReadReply reads a model reply saved in a file, for Inspect; name's
+// readReply reads a model reply saved in a file, for maker.Inspect; name's
 // extension decides how. A ".json" file may hold native tool calls (an
 // array of calls, or one, in the OpenAI wire shape
 // {"id", "type": "function", "function": {"name", "arguments"}}), a whole
@@ -42,36 +22,36 @@ func (w wireCall) toolCall() llms.ToolCall {
 // "usage"}): its text, tool calls, stop reason and token usage are read.
 // Any other content, and any other file, is the reply's text. Token
 // figures the file does not give are estimated as the solver estimates
-// them (Reply.Estimated).
+// them (maker.Reply.Estimated).
 //
-// Errors: ErrNoChoice for a chat completion without a choice. Cost:
+// Errors: maker.ErrNoChoice for a chat completion without a choice. Cost:
 // linear in b.
-func ReadReply(name string, b []byte) (Reply, error) {
+func readReply(name string, b []byte) (maker.Reply, error) {
 	if strings.EqualFold(filepath.Ext(name), ".json") {
 		if r, ok, err := structuredReply(b); ok || err != nil {
 			return r, err
 		}
 	}
-	return estimated(Reply{Text: string(b)}), nil
+	return estimated(maker.Reply{Text: string(b)}), nil
 }
 
 // estimated fills in token figures the way the solver does when a
 // provider reports none.
-func estimated(r Reply) Reply {
+func estimated(r maker.Reply) maker.Reply {
 	if r.OutputTokens == 0 && !r.Estimated {
-		r.OutputTokens = EstimateTokens(r.Text) + toolCallTokens(r.ToolCalls)
+		r.OutputTokens = maker.EstimateReplyTokens(r.Text, r.ToolCalls)
 		r.Estimated = true
 	}
 	return r
 }
 
-// structuredReply reads the JSON shapes of ReadReply; ok is false when b
+// structuredReply reads the JSON shapes of readReply; ok is false when b
 // is none of them.
-func structuredReply(b []byte) (r Reply, ok bool, err error) {
+func structuredReply(b []byte) (r maker.Reply, ok bool, err error) {
 	trimmed := bytes.TrimSpace(b)
 	switch {
 	case bytes.HasPrefix(trimmed, []byte("[")):
-		var calls []wireCall
+		var calls []toolcall.Call
 		if json.Unmarshal(trimmed, &calls) != nil {
 			return r, false, nil
 		}
@@ -79,7 +59,7 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 			if c.Function == nil {
 				return r, false, nil
 			}
-			r.ToolCalls = append(r.ToolCalls, c.toolCall())
+			r.ToolCalls = append(r.ToolCalls, c.LLM())
 		}
 		r.StopReason = "tool_calls"
 		return estimated(r), true, nil
@@ -92,11 +72,11 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 		return r, false, nil
 	}
 	if _, isCall := obj["function"]; isCall {
-		var c wireCall
+		var c toolcall.Call
 		if json.Unmarshal(trimmed, &c) != nil || c.Function == nil {
 			return r, false, nil
 		}
-		r.ToolCalls, r.StopReason = []llms.ToolCall{c.toolCall()}, "tool_calls"
+		r.ToolCalls, r.StopReason = []llms.ToolCall{c.LLM()}, "tool_calls"
 		return estimated(r), true, nil
 	}
 	if _, isCompletion := obj["choices"]; isCompletion {
@@ -104,8 +84,8 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 			Choices []struct {
 				FinishReason string `json:"finish_reason"`
 				Message      struct {
-					Content   *string    `json:"content"`
-					ToolCalls []wireCall `json:"tool_calls"`
+					Content   *string         `json:"content"`
+					ToolCalls []toolcall.Call `json:"tool_calls"`
 				} `json:"message"`
 			} `json:"choices"`
 			Usage *struct {
@@ -117,7 +97,7 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 			return r, false, nil
 		}
 		if len(resp.Choices) == 0 {
-			return r, true, fmt.Errorf("%w: the chat completion has no choices", ErrNoChoice)
+			return r, true, fmt.Errorf("%w: the chat completion has no choices", maker.ErrNoChoice)
 		}
 		c := resp.Choices[0]
 		if c.Message.Content != nil {
@@ -125,7 +105,7 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 		}
 		for _, w := range c.Message.ToolCalls {
 			if w.Function != nil {
-				r.ToolCalls = append(r.ToolCalls, w.toolCall())
+				r.ToolCalls = append(r.ToolCalls, w.LLM())
 			}
 		}
 		r.StopReason = c.FinishReason
