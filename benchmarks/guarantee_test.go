@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestGuaranteeSuite: the quick guarantee suite has its eight rows, and
+// TestGuaranteeSuite: the guarantee suite over 20 seeds has its eight rows, and
 // the figures they exist to show: under drift k auto keeps more runs right
 // than the fixed k of the early p, and escalation keeps more runs right
 // than k = 3 alone on hard steps that agree (the same seeds).
@@ -17,7 +17,7 @@ func TestGuaranteeSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("whole runs over 20 seeds per row: about 10 s of CPU")
 	}
-	g, err := runGuarantee(context.Background(), Options{Quick: true}, func() {})
+	g, err := runGuaranteeN(context.Background(), Options{Quick: true}, func() {}, 20)
 	require.NoError(t, err)
 	require.Len(t, g.Rows, 8)
 	by := map[string]GuaranteeRow{}
