@@ -80,13 +80,13 @@ func (e *Escalation) after(cfg vote.Config) int {
 // escalation is what happened to a step.
 type escalation struct{ contested, escalated bool }
 
-// race runs a step's race with the escalation policy: a first race capped
+// escalatedRace runs a step's race with the escalation policy: a first race capped
 // at the contested threshold, then, if it ran out undecided, the policy.
 // draw draws sample i from the given agent.
-func (r *run) race(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output]) (vote.Result[intent.Output], escalation, error) {
+func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output]) (vote.Result[intent.Output], escalation, error) {
 	e := r.Escalation
 	if e == nil {
-		res, err := raceFor(r.Model, cfg)(ctx, cfg, draw(r.agent))
+		res, err := r.race(cfg)(ctx, cfg, draw(r.agent))
 		return res, escalation{}, err
 	}
 	first := cfg
@@ -94,7 +94,7 @@ func (r *run) race(ctx context.Context, cfg vote.Config, draw func(a *microagent
 	if first.MaxSamples == 0 || first.MaxSamples > at {
 		first.MaxSamples = at
 	}
-	res, err := raceFor(r.Model, first)(ctx, first, draw(r.agent))
+	res, err := r.race(first)(ctx, first, draw(r.agent))
 	if err == nil || !errors.Is(err, vote.ErrUndecided) || ctx.Err() != nil || first.MaxSamples == cfg.MaxSamples && cfg.MaxSamples != 0 {
 		return res, escalation{}, err
 	}
@@ -123,7 +123,7 @@ func (r *run) race(ctx context.Context, cfg vote.Config, draw func(a *microagent
 	}
 	base := draw(agent)
 	offset := spent.Launched
-	res2, err := raceFor(agent.model, second)(ctx, second, func(ctx context.Context, i int) vote.Sample[intent.Output] { return base(ctx, offset+i) })
+	res2, err := r.race(second)(ctx, second, func(ctx context.Context, i int) vote.Sample[intent.Output] { return base(ctx, offset+i) })
 	// The step's counts are both races'; its votes, the second's.
 	res2.Counts.Add(spent.Counts)
 	res2.Usage.Add(spent.Usage)

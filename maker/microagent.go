@@ -93,7 +93,8 @@ type microagent struct {
 	model       llms.Model
 	maxTokens   int
 	temperature func(int) float64
-	tools       []llms.Tool
+	tools       []llms.Tool // declared natively
+	toolText    string      // the tools declared in the prompt, if any
 	options     []llms.CallOption
 	timeout     time.Duration
 	schema      json.RawMessage // the answer schema, with Solver.Structured
@@ -137,6 +138,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	if len(a.tools) > 0 {
 		opts = append(opts, llms.WithTools(a.tools))
 	}
+	msgs = withToolText(msgs, a.toolText)
 	start := time.Now()
 	callCtx := WithSampleID(ctx, id)
 	if a.schema != nil {

@@ -50,8 +50,14 @@ type Solver struct {
 	// gets a denial observation that says so, which the next prompt shows.
 	Executor *executor.Executor
 	// Tools are declared to the model with each call (see
-	// executor.Declare). Declaring is not permitting: the Executor decides.
+	// executor.Declare), as ToolDeclaration says. Declaring is not
+	// permitting: the Executor decides.
 	Tools []llms.Tool
+	// ToolDeclaration is how Tools reach the model: natively, in the
+	// prompt, or both; the zero value chooses by the model (see
+	// DeclareAuto). The choice is the same for every sample of a run,
+	// and the journal's settings record it.
+	ToolDeclaration ToolDeclaration
 	// Vote configures each step's race; its zero value is k = 3.
 	Vote vote.Config
 	// AdaptiveK, if set, chooses each step's k from the run's own votes
@@ -238,6 +244,10 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	native, toolText, _, err := s.declaration()
+	if err != nil {
+		return rep, err
+	}
 	schema, err := s.answerSchema(task)
 	if err != nil {
 		return rep, err
@@ -254,7 +264,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	}
 	run := &run{
 		Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids,
-		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout, schema: schema},
+		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout, schema: schema},
 	}
 	if s.Budget != nil {
 		run.agent.budget = s.Budget
@@ -367,7 +377,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}
-	res, esc, err := r.race(raceCtx, cfg, drawWith)
+	res, esc, err := r.escalatedRace(raceCtx, cfg, drawWith)
 	rec := &StepRecord{
 		Step:      step,
 		K:         cfg.K,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -105,6 +106,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is the version the server reports; empty means the build's.
 	Version string
+	// ToolDeclaration is how run_task declares a spec's tools to the
+	// model (maker.Solver.ToolDeclaration); the zero value chooses by
+	// model.
+	ToolDeclaration maker.ToolDeclaration
 }
 
 // Server is mdap's MCP server: the SDK's server with the five tools. It is
@@ -136,6 +141,9 @@ func New(cfg Config) (*Server, error) {
 		if err := checkURL(cfg.BaseURL); err != nil {
 			return nil, fmt.Errorf("%w: base URL: %w", ErrConfig, err)
 		}
+	}
+	if _, err := maker.ParseToolDeclaration(string(cfg.ToolDeclaration)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if cfg.Sim.P == 0 {
 		cfg.Sim = sim.DefaultConfig()
