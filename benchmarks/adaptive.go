@@ -16,12 +16,25 @@ func AdaptiveFromK(newK func(steps int, target float64) (func(step, winnerVotes,
 }
 
 // DefaultAdaptive is maker.AdaptiveK with its defaults (floor 2, max 30,
-// 95% confidence) planning for steps steps at target: the adaptive row of
-// the strategies suite.
+// 95% confidence, its failure budget) planning for steps steps at target:
+// the adaptive row of the strategies suite. The policy it returns keeps
+// the run's maker.KState: each call observes the step before it from the
+// growth of the cumulative counts (agreement with the winner, as a
+// run without a Checker does), so one policy serves one run.
 var DefaultAdaptive = AdaptiveFromK(func(steps int, target float64) (func(step, winnerVotes, valid int) int, error) {
 	a, err := maker.AdaptiveK{Target: target, Steps: steps}.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return a.K, nil
+	var st maker.KState
+	st.Source = maker.SourceAgreement
+	lastStep, lastK, lastW, lastV := -1, 0, 0, 0
+	return func(step, winnerVotes, valid int) int {
+		if lastStep >= 0 {
+			a.Observe(&st, lastStep, lastK, winnerVotes-lastW, valid-lastV)
+		}
+		k, _, _ := a.Next(step, st)
+		lastStep, lastK, lastW, lastV = step, k, winnerVotes, valid
+		return k
+	}, nil
 })

@@ -17,7 +17,7 @@ import (
 var ErrSuite = errors.New("unknown benchmark suite")
 
 // Suites are the suites, in the order Run runs them.
-var Suites = []string{"fidelity", "strategies", "scale", "real", "overhead", "cost", "observe"}
+var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "overhead", "cost", "observe"}
 
 // Options configure a Run. The zero value runs every suite at full size.
 type Options struct {
@@ -76,6 +76,7 @@ type Report struct {
 	Strategies *StrategiesResult `json:"strategies,omitempty"`
 	Scale      *ScaleResult      `json:"scale,omitempty"`
 	Real       *RealResult       `json:"real,omitempty"`
+	Guarantee  *GuaranteeResult  `json:"guarantee,omitempty"`
 	Overhead   *SpeedResult      `json:"overhead,omitempty"`
 	Cost       *CostResult       `json:"cost,omitempty"`
 	Observe    *ObserveResult    `json:"observe,omitempty"`
@@ -135,6 +136,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Scale, err = runScale(ctx, o, ticker(name, scaleUnits(o.Quick)))
 		case "real":
 			rep.Real, err = runReal(ctx, o, ticker(name, realUnits()))
+		case "guarantee":
+			rep.Guarantee, err = runGuarantee(ctx, o, ticker(name, guaranteeUnits()))
 		case "overhead":
 			rep.Overhead, err = runSpeed(ctx, o, ticker(name, speedUnits()))
 		case "cost":

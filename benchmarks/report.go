@@ -75,6 +75,9 @@ func (r *Report) Markdown() string {
 	if s := r.Strategies; s != nil {
 		writeStrategies(&b, s)
 	}
+	if s := r.Guarantee; s != nil {
+		writeGuarantee(&b, s)
+	}
 	if s := r.Scale; s != nil {
 		writeScale(&b, s)
 	}

@@ -10,68 +10,83 @@ import (
 // Defaults of AdaptiveK's zero fields.
 const (
 	// DefaultKFloor is the smallest margin adaptive k uses. It is 2, not
-	// 1, because the estimator learns p from the votes that disagree with
-	// a step's winner: at k = 1 the first valid vote wins alone, so every
-	// step would agree with itself, p would look like 1 and k would stay
-	// at 1, blind, for the rest of the run. At k = 2 every wrong vote is
-	// seen (it delays the decision), so p stays measured.
+	// 1: when p is estimated from agreement with the winner, at k = 1 the
+	// first valid vote wins alone, so every step would agree with itself,
+	// p would look like 1 and k would stay at 1, blind. At k = 2 every
+	// wrong vote is seen (it delays the decision).
 	DefaultKFloor = 2
 	// DefaultKMax is the largest margin adaptive k uses: the margin of
 	// the first step, when nothing is known yet, and a bound on what a
 	// run spends per step if the model turns out near coin-flipping (the
 	// paper's k_min is 29 at p = 0.64 for a million steps).
 	DefaultKMax = 30
-	// DefaultKConfidence is the confidence of the lower bound on p that
+	// DefaultKConfidence is the confidence of the lower bounds on p that
 	// adaptive k plans with.
 	DefaultKConfidence = 0.95
+	// DefaultKWindow is the effective size, in valid votes, of the recent
+	// window whose bound stands beside the pooled one (AdaptiveK.Window).
+	DefaultKWindow = 500
+)
+
+// The sources of adaptive k's estimate (PEstimate.Source).
+const (
+	// SourceCorrectness: each valid vote was checked against the step's
+	// correct answer (the task is a Checker).
+	SourceCorrectness = "correctness"
+	// SourceAgreement: each valid vote was compared with its step's
+	// winner. It is not correctness: a step a wrong answer won counts its
+	// wrong votes as agreeing, so a model mostly wrong with one favourite
+	// wrong answer looks good (at p = 0.3 with one rival it reads 0.7).
+	SourceAgreement = "agreement"
 )
 
 // AdaptiveK sets each step's margin from the run's own votes instead of
-// a fixed Vote.K (Solver.AdaptiveK). Before step i it estimates the
-// per-step success rate p conservatively, as a lower confidence bound on
-// the share of valid votes that agreed with their step's winner, and
-// uses
+// a fixed Vote.K (Solver.AdaptiveK), within a failure budget: the whole
+// run's failure probability, charged step by step at the k used and the
+// lower bound on p then in force, stays within 1 - Target (see
+// FailureBudget for the rule and its proof, TestFailureBudgetScheduleExact
+// for the exact check and TestAdaptiveKMonteCarlo for the runs).
 //
-//	k_i = clamp( KMin(Steps - i, p_low, Target), Floor, Max )
+// The estimate. Where the task can check an answer (it implements
+// Checker: Towers of Hanoi does), a vote counts as a success when it is
+// the step's correct answer; otherwise when it agrees with the step's
+// winner, which is agreement, not correctness (SourceAgreement says what
+// it misses), and the report says which. A step's valid votes stop at its
+// decision, but each vote's chance of success does not depend on the
+// votes before it, so by Wald's identity successes over valid votes
+// estimate p without the stopping bias.
 //
-// the smallest margin with which the steps that remain all succeed with
-// probability at least Target if every valid vote is right with
-// probability p_low (vote.KMin, against one rival answer: the worst
-// case, exact when errors repeat). A step whose bound is at or below 1/2
-// (no margin helps) gets Max.
-//
-// The estimate. A step's valid votes stop at its decision, but each
-// vote's chance of being right does not depend on the votes before it,
-// so by Wald's identity the winner votes over all valid votes estimate p
-// without the stopping bias (a step that a wrong answer won counts its
-// wrong votes as agreeing: while the run is healthy such steps are rare,
-// and the bound below absorbs them). The bound is Wilson's one-sided score
-// bound at Confidence: closed form, O(1) per step, close to the exact
-// Clopper-Pearson bound from a few hundred votes on (less conservative
-// below, where Max and the warm-up rule anyway). It treats votes as
-// independent; when some steps are harder than others it is optimistic
-// about the spread of p, which the floor and Target's margin cover.
+// Two bounds, at Confidence (Wilson's one-sided score bound): one over
+// every vote of the run (pooled), one over a recent window (votes weighed
+// down exponentially, about Window of them in effect); each step plans
+// with the smaller, so a model that gets worse late in a run is seen
+// within about a window. Both treat steps as clusters: the votes of one
+// step share its difficulty, so the variance of the pooled share is
+// estimated cluster-robustly (the steps' residuals) and the bounds are
+// taken over effective counts, the votes divided by the design effect
+// (at least 1). This fixes the interval's width under clustering, not
+// the plan: with steps of different difficulty the per-step failure is
+// convex in p, so the mean p understates it; see maker/calibrate, which
+// plans over the fitted spread, and the hard-step escalation.
 //
 // The prior. At step 0 there is no vote, so the bound is 0 and the step
-// runs at Max; each step at a large k casts many votes, so the bound
-// tightens within a few steps (with unanimous votes: 30 votes put p_low
-// near 0.92, 800 near 0.997). The warm-up costs a few hundred samples in
-// all, whatever the run's length.
+// runs at Max (charged later, see FailureBudget); each step at a large k
+// casts many votes, so the bound tightens within a few steps.
 //
-// Replay. The estimate is a function of the Report's totals
-// (Report.Agreement: winner votes and valid votes, per model), which a
-// resumed run rebuilds from the journal (its steps, or a checkpoint's
-// totals), so a resume makes exactly the choices of the uninterrupted
+// Replay. The estimate and the ledger live in the Report (Report.KAuto),
+// updated step by step from journaled fields (votes, k, correct votes), so
+// a resumed run rebuilds them from its journal (its steps, or a
+// checkpoint's totals) and makes exactly the choices of the uninterrupted
 // run; each step's k is journaled (StepRecord.K). The journal's Settings
 // record the policy instead of a fixed k (Settings.KAuto), so a resume
-// with another Target, Floor, Max, Steps or Confidence is refused.
+// with another Target, Floor, Max, Steps, Confidence or Window is refused.
 //
 // Vote.K is ignored; Vote.Parallel 0 means each step's k, Vote.MaxSamples
 // 0 means vote.DefaultSamplesPerK times each step's k, and a set
 // MaxSamples must be at least Max.
 type AdaptiveK struct {
-	// Target is the probability that every remaining step is decided
-	// right, in (0, 1): the whole run's target at step 0.
+	// Target is the probability, in (0, 1), that the whole run is
+	// decided right that the failure budget (1 - Target) plans for.
 	Target float64 `json:"target"`
 	// Steps is the number of steps of the task (for a task of unknown
 	// length, an upper bound such as its step limit); at least 1. Past
@@ -83,9 +98,13 @@ type AdaptiveK struct {
 	// Max is the largest k, at least Floor; 0 means DefaultKMax (or
 	// Floor, if Floor is larger).
 	Max int `json:"max"`
-	// Confidence is the one-sided confidence of the lower bound on p, in
+	// Confidence is the one-sided confidence of the lower bounds on p, in
 	// [0.5, 1); 0 means DefaultKConfidence.
 	Confidence float64 `json:"confidence"`
+	// Window is the recent window's effective size in valid votes, at
+	// least 10; 0 means DefaultKWindow. Smaller sees drift sooner and
+	// plans with a looser bound when nothing drifts.
+	Window int `json:"window,omitempty"`
 }
 
 // maxAdaptiveK bounds Max, as vote.Config bounds K.
@@ -94,7 +113,7 @@ const maxAdaptiveK = 1 << 16
 // WithDefaults returns a with its zero fields set to their defaults.
 // Errors wrap ErrConfig and name the field: Target outside (0, 1),
 // Steps below 1, Floor below 2, Max below Floor or above 65536,
-// Confidence outside [0.5, 1).
+// Confidence outside [0.5, 1), Window below 10.
 func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 	if a.Floor == 0 {
 		a.Floor = DefaultKFloor
@@ -104,6 +123,9 @@ func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 	}
 	if a.Confidence == 0 {
 		a.Confidence = DefaultKConfidence
+	}
+	if a.Window == 0 {
+		a.Window = DefaultKWindow
 	}
 	switch {
 	case !(a.Target > 0 && a.Target < 1):
@@ -116,60 +138,15 @@ func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 		return a, fmt.Errorf("%w: Max %d, want Floor (%d) to %d", ErrConfig, a.Max, a.Floor, maxAdaptiveK)
 	case !(a.Confidence >= 0.5 && a.Confidence < 1):
 		return a, fmt.Errorf("%w: Confidence %v, want 0.5 <= confidence < 1", ErrConfig, a.Confidence)
+	case a.Window < 10:
+		return a, fmt.Errorf("%w: Window %d, want at least 10 votes", ErrConfig, a.Window)
 	}
 	return a, nil
 }
 
-// K returns the margin of step (from 0), given the winner votes and the
-// valid votes of the steps before it (Report.Agreement), for an a with
-// defaults set (WithDefaults). It is a pure function: the same arguments
-// always give the same k. Cost: O(1).
-func (a AdaptiveK) K(step, winnerVotes, valid int) int {
-	lo := WilsonLower(winnerVotes, valid, a.Confidence)
-	if !(lo > 0.5) {
-		return a.Max
-	}
-	k, err := vote.KMin(max(1, a.Steps-step), lo, a.Target)
-	if err != nil { // unreachable for lo in (1/2, 1] and a valid Target, but for k above 10⁹
-		return a.Max
-	}
-	return min(a.Max, max(a.Floor, k))
-}
-
 // String describes the policy, as the journal's settings show it.
 func (a AdaptiveK) String() string {
-	return fmt.Sprintf("auto(target=%g steps=%d floor=%d max=%d confidence=%g)", a.Target, a.Steps, a.Floor, a.Max, a.Confidence)
-}
-
-// PEstimate is what a run's votes say of p: the share of valid votes that
-// agreed with their step's winner, and the lower bound adaptive k plans
-// with.
-type PEstimate struct {
-	WinnerVotes int     `json:"winner_votes"`
-	Valid       int     `json:"valid"`
-	P           float64 `json:"p"`     // WinnerVotes / Valid; 0 without votes
-	Lower       float64 `json:"lower"` // WilsonLower at Confidence
-	Confidence  float64 `json:"confidence"`
-}
-
-// Estimate returns the p estimate of rep's votes at a's Confidence
-// (DefaultKConfidence if unset).
-func (a AdaptiveK) Estimate(rep Report) PEstimate {
-	c := a.Confidence
-	if c == 0 {
-		c = DefaultKConfidence
-	}
-	w, v := rep.Agreement()
-	e := PEstimate{WinnerVotes: w, Valid: v, Lower: WilsonLower(w, v, c), Confidence: c}
-	if v > 0 {
-		e.P = float64(w) / float64(v)
-	}
-	return e
-}
-
-// String renders the estimate for a terminal.
-func (e PEstimate) String() string {
-	return fmt.Sprintf("p %.5f (lower bound %.5f at %g confidence; %d of %d valid votes agreed with their winner)", e.P, e.Lower, e.Confidence, e.WinnerVotes, e.Valid)
+	return fmt.Sprintf("auto(target=%g steps=%d floor=%d max=%d confidence=%g window=%d)", a.Target, a.Steps, a.Floor, a.Max, a.Confidence, a.Window)
 }
 
 // Agreement returns the valid votes that went to their step's winner and
@@ -227,14 +204,4 @@ func (s *Solver) adaptive() (*AdaptiveK, error) {
 func (a AdaptiveK) config(base vote.Config, k int) (vote.Config, error) {
 	base.K = k
 	return base.WithDefaults()
-}
-
-// stepConfig is the vote configuration of the step to decide: the fixed
-// one, or the adaptive policy's for the votes so far.
-func (r *run) stepConfig() (vote.Config, error) {
-	if r.auto == nil {
-		return r.cfg, nil
-	}
-	w, v := r.rep.Agreement()
-	return r.auto.config(r.Vote, r.auto.K(r.next, w, v))
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // A run whose k follows the model: each step's k is the smallest that
-// keeps the remaining steps right with probability 0.95, for a lower
-// bound on p learned from the votes so far.
+// keeps the failure spent so far plus the remaining steps' within the
+// budget 1 - 0.95, for a lower bound on p learned from the votes so far
+// (here from correctness: Hanoi checks its answers).
 func ExampleAdaptiveK() {
 	task, err := hanoi.New(8)
 	if err != nil {
@@ -29,10 +30,12 @@ func ExampleAdaptiveK() {
 	}
 	e := policy.Estimate(rep)
 	fmt.Printf("solved %v, %d wrong steps\n", task.Solved(), task.WrongSteps())
-	fmt.Printf("p estimate %.3f, lower bound %.3f\n", e.P, e.Lower)
+	fmt.Printf("p estimate %.3f from %s, lower bound %.3f\n", e.P, e.Source, e.Lower)
+	fmt.Printf("failure budget spent %.3f of %.2f\n", e.Spent, e.Budget)
 	fmt.Println("steps by k:", rep.KHistogram)
 	// Output:
 	// solved true, 0 wrong steps
-	// p estimate 0.957, lower bound 0.945
-	// steps by k: map[2:15 3:168 4:69 5:2 30:1]
+	// p estimate 0.958 from correctness, lower bound 0.946
+	// failure budget spent 0.046 of 0.05
+	// steps by k: map[3:171 4:81 5:2 30:1]
 }

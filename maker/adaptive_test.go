@@ -19,7 +19,7 @@ import (
 func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
 	a, err := maker.AdaptiveK{Target: 0.95, Steps: 10}.WithDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 2, Max: 30, Confidence: 0.95}, a)
+	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 2, Max: 30, Confidence: 0.95, Window: 500}, a)
 	a, err = maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 40}.WithDefaults()
 	require.NoError(t, err)
 	assert.Equal(t, 40, a.Max, "a floor above the default max raises it")
@@ -35,6 +35,7 @@ func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
 		{"Max", maker.AdaptiveK{Target: 0.9, Steps: 10, Floor: 5, Max: 4}},
 		{"Max", maker.AdaptiveK{Target: 0.9, Steps: 10, Max: 1 << 20}},
 		{"Confidence", maker.AdaptiveK{Target: 0.9, Steps: 10, Confidence: 0.4}},
+		{"Window", maker.AdaptiveK{Target: 0.9, Steps: 10, Window: 5}},
 	} {
 		_, err := c.bad.WithDefaults()
 		require.ErrorIs(t, err, maker.ErrConfig, "%+v", c.bad)
@@ -56,29 +57,85 @@ func TestWilsonLowerKnownValues(t *testing.T) {
 func TestAdaptiveKChoice(t *testing.T) {
 	a, err := maker.AdaptiveK{Target: 0.95, Steps: 4095}.WithDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, a.Max, a.K(0, 0, 0), "no votes: the first step runs at Max")
-	assert.Equal(t, a.Max, a.K(0, 3, 3), "three votes bound p near 1/2 only")
-	assert.Equal(t, a.Floor, a.K(0, 1_000_000, 1_000_000), "a million agreeing votes: the floor")
-	assert.Equal(t, a.Max, a.K(0, 500, 1000), "p_low below 1/2: no margin helps, Max")
-	// p̂ = 0.95 over 10,000 votes bounds p above 0.9463, where k_min for
-	// 4,095 steps at 0.95 is 4 ((1 + r^4)^-4095 >= 0.95 with r = 0.0568),
-	// the same as at the true 0.95.
-	assert.Equal(t, 4, a.K(0, 9500, 10000))
+	var none maker.FailureBudget
+	k, ok := a.Choose(0, 0, none)
+	assert.Equal(t, [2]any{a.Max, false}, [2]any{k, ok}, "no votes: the first step runs at Max, outside the rule")
+	k, _ = a.Choose(0, 0.5, none)
+	assert.Equal(t, a.Max, k, "a bound at 1/2: no margin helps, Max")
+	k, ok = a.Choose(0, 0.999999, none)
+	assert.Equal(t, [2]any{a.Floor, true}, [2]any{k, ok}, "a bound near 1: the floor")
+	// At a bound of 0.95 with nothing spent: 4095·f(0.95, 4) = 0.0421 <=
+	// 0.05 < 4095·f(0.95, 3) = 0.61.
+	k, ok = a.Choose(0, 0.95, none)
+	assert.Equal(t, [2]any{4, true}, [2]any{k, ok})
+	// With 0.04 spent, the remaining 0.01 needs k = 5 for 4095 steps.
+	k, _ = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.04})
+	assert.Equal(t, 5, k)
+	k, ok = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.0501})
+	assert.Equal(t, [2]any{a.Max, false}, [2]any{k, ok}, "a spent budget: Max, and no k keeps the rule")
 
 	prev := a.Max
-	for w := 900; w <= 1000; w += 5 {
-		k := a.K(0, w, 1000)
-		assert.LessOrEqual(t, k, prev, "more agreement never raises k (w=%d)", w)
+	for b := 0.9; b < 1; b += 0.005 {
+		k, _ := a.Choose(0, b, none)
+		assert.LessOrEqual(t, k, prev, "a higher bound never raises k (b=%g)", b)
 		assert.GreaterOrEqual(t, k, a.Floor)
 		prev = k
 	}
-	prev = a.Max
-	for step := 0; step < 4095; step += 256 {
-		k := a.K(step, 9500, 10000)
-		assert.LessOrEqual(t, k, prev, "fewer steps left never raise k (step %d)", step)
-		prev = k
+	k, _ = a.Choose(4094, 0.95, maker.FailureBudget{Spent: 0.04})
+	assert.Equal(t, 2, k, "the last step alone, 0.01 left: f(0.95, 2) = 0.0028")
+}
+
+func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
+	a, err := maker.AdaptiveK{Target: 0.95, Steps: 1000, Window: 100}.WithDefaults()
+	require.NoError(t, err)
+	// Alike steps: 9 of 10 right each; a design effect of 1 (no spread
+	// beyond the binomial's is seen with identical clusters: below 1,
+	// clamped).
+	var st maker.KState
+	for i := range 200 {
+		a.Observe(&st, i, 3, 9, 10)
 	}
-	assert.Equal(t, 2, a.K(4094, 9500, 10000), "the last step alone needs k=2 at p=0.95 for 0.95")
+	b := a.Bounds(st.PTally)
+	assert.InDelta(t, 0.9, b.P, 1e-12)
+	assert.Equal(t, 1.0, b.DesignEffect)
+	assert.InDelta(t, maker.WilsonLower(1800, 2000, 0.95), b.Lower, 1e-12)
+	assert.InDelta(t, 0.9, b.WindowP, 1e-12)
+	assert.InDelta(t, 100, b.WindowVotes, 2, "the window's effective size")
+	assert.Less(t, b.WindowLower, b.Lower, "fewer votes, a looser bound")
+	assert.Equal(t, b.WindowLower, b.Planning, "plans with the smaller")
+
+	// The same share, from steps all right or all wrong: the clusters
+	// carry the information, not the votes.
+	var sp maker.KState
+	for i := range 200 {
+		x := 10
+		if i%10 == 0 {
+			x = 0
+		}
+		a.Observe(&sp, i, 3, x, 10)
+	}
+	bs := a.Bounds(sp.PTally)
+	assert.InDelta(t, 0.9, bs.P, 1e-12)
+	assert.InDelta(t, 10, bs.DesignEffect, 0.2, "ten votes of a step count as one")
+	assert.Less(t, bs.Lower, b.Lower-0.02)
+
+	// Drift: 0.99 for long, then 0.8: the window sees it within a window.
+	var d maker.KState
+	for i := range 2000 {
+		x := 10
+		if i%10 == 0 {
+			x = 9
+		}
+		a.Observe(&d, i, 3, x, 10)
+	}
+	before := a.Bounds(d.PTally)
+	for i := range 20 {
+		a.Observe(&d, 2000+i, 3, 8, 10)
+	}
+	after := a.Bounds(d.PTally)
+	assert.Greater(t, after.Lower, 0.98, "the pooled bound barely moves")
+	assert.Less(t, after.WindowLower, 0.85, "the window follows the model")
+	assert.Less(t, after.Planning, before.Planning-0.1)
 }
 
 // journaledRun runs 8-disk Hanoi with adaptive k on the simulated model
@@ -175,13 +232,13 @@ func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
 	f.Close()
 	assert.Zero(t, header.Settings.K, "no fixed k")
 	require.NotNil(t, header.Settings.KAuto)
-	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 255, Floor: 2, Max: 30, Confidence: 0.95}, *header.Settings.KAuto)
+	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 255, Floor: 2, Max: 30, Confidence: 0.95, Window: 500}, *header.Settings.KAuto)
 
 	other := policy
 	other.Target = 0.99
 	_, _, err = journaledRun(t, path, true, 0, other)
 	require.ErrorIs(t, err, maker.ErrJournalMismatch)
-	assert.Contains(t, err.Error(), "k_auto: auto(target=0.95 steps=255 floor=2 max=30 confidence=0.95) in the journal, auto(target=0.99")
+	assert.Contains(t, err.Error(), "k_auto: auto(target=0.95 steps=255 floor=2 max=30 confidence=0.95 window=500) in the journal, auto(target=0.99")
 
 	other = policy
 	other.Floor = 3
@@ -242,7 +299,9 @@ func TestAdaptiveKPoolsAnEnsemble(t *testing.T) {
 	assert.Equal(t, rep.Models[0].WinnerVotes+rep.Models[1].WinnerVotes, w)
 	assert.Equal(t, rep.Valid, v, "every valid vote of a decided step is counted")
 	e := policy.Estimate(rep)
-	assert.Equal(t, w, e.WinnerVotes)
+	assert.Equal(t, maker.SourceCorrectness, e.Source, "Hanoi checks its answers")
+	assert.Equal(t, w, e.Successes, "no wrong step: the correct votes are the winner votes")
+	assert.Equal(t, v, e.Valid)
 	assert.InDelta(t, float64(w)/float64(v), e.P, 1e-12)
 	assert.Less(t, e.Lower, e.P)
 	assert.Contains(t, rep.String(), "steps by k: ")

@@ -92,6 +92,13 @@ type StepRecord struct {
 	// Models is each ensemble member's share of the step, in member
 	// order; empty for a single model.
 	Models []ModelStep `json:"models,omitempty"`
+	// Correct is the step's valid votes for its correct answer, when the
+	// task is a Checker that knew it and the run uses adaptive k.
+	Correct *int `json:"correct,omitempty"`
+	// Contested marks a step whose first race ran past the escalation
+	// threshold; Escalated one then decided by the escalation policy.
+	Contested bool `json:"contested,omitempty"`
+	Escalated bool `json:"escalated,omitempty"`
 	// Elapsed is the time the step took, from its prompt to its record.
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// Observation is the result of the winner's tool intent, if it had

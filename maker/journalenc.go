@@ -62,6 +62,16 @@ func appendStepRecord(b []byte, rec *StepRecord) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
+	if rec.Correct != nil {
+		b = append(b, `,"correct":`...)
+		b = strconv.AppendInt(b, int64(*rec.Correct), 10)
+	}
+	if rec.Contested {
+		b = append(b, `,"contested":true`...)
+	}
+	if rec.Escalated {
+		b = append(b, `,"escalated":true`...)
+	}
 	b = append(b, `,"elapsed_ns":`...)
 	b = strconv.AppendInt(b, int64(rec.Elapsed), 10)
 	if rec.Observation != nil {

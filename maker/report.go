@@ -85,6 +85,14 @@ type Report struct {
 	// with: KHistogram[k] steps had margin k (one entry for a fixed k;
 	// see AdaptiveK).
 	KHistogram map[int]int `json:"k_histogram,omitempty"`
+	// KAuto is adaptive k's estimate and failure ledger (AdaptiveK); nil
+	// for a fixed k.
+	KAuto *KState `json:"k_auto,omitempty"`
+	// Contested counts the decided steps whose first race ran past the
+	// escalation threshold; Escalated those the policy then decided
+	// (Solver.Escalation).
+	Contested int `json:"contested,omitempty"`
+	Escalated int `json:"escalated,omitempty"`
 	// Done reports that the task said it was finished.
 	Done bool `json:"done"`
 	// Wall is the time this Solve call took, replay included: for a
@@ -156,6 +164,12 @@ func (r *Report) addStep(rec *StepRecord) {
 		r.KHistogram = map[int]int{}
 	}
 	r.KHistogram[rec.K]++
+	if rec.Contested {
+		r.Contested++
+	}
+	if rec.Escalated {
+		r.Escalated++
+	}
 	if rec.Observation != nil {
 		r.ToolCalls++
 		if rec.Observation.Denied() {
@@ -212,6 +226,9 @@ func (r Report) String() string {
 	}
 	if r.ToolCalls > 0 {
 		fmt.Fprintf(&b, "tool calls %d, denied %d\n", r.ToolCalls, r.Denied)
+	}
+	if r.Contested > 0 || r.Escalated > 0 {
+		fmt.Fprintf(&b, "contested steps %d, escalated %d\n", r.Contested, r.Escalated)
 	}
 	if len(r.KHistogram) > 1 {
 		var parts []string

@@ -63,6 +63,9 @@ type Solver struct {
 	// AdaptiveK, if set, chooses each step's k from the run's own votes
 	// instead of Vote.K (see AdaptiveK); nil keeps the fixed Vote.K.
 	AdaptiveK *AdaptiveK
+	// Escalation, if set, is what a contested step gets (see
+	// Escalation); nil races every step to its end with one model.
+	Escalation *Escalation
 	// MaxTokens caps a reply; a longer one is red-flagged. Default
 	// DefaultMaxTokens (750).
 	MaxTokens int
@@ -238,6 +241,9 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	if err := s.Escalation.check(); err != nil {
+		return rep, err
+	}
 	ctx, endRun = s.observeRun(ctx, ids, cfg.K)
 	settings, err := s.settings(cfg.K)
 	if err != nil {
@@ -370,8 +376,35 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	defer cancel(nil)
 	tally := &modelTally{n: len(r.ids)}
 	memo := &judgeMemo{}
-	wave := r.agent.wave(step, msgs)
-	draw := func(ctx context.Context, i int) (sm vote.Sample[intent.Output]) {
+	drawWith := func(agent *microagent) vote.Drawer[intent.Output] {
+		wave := agent.wave(step, msgs)
+		return func(ctx context.Context, i int) vote.Sample[intent.Output] {
+			return r.draw(ctx, wave, step, i, tally, memo, log, cancel)
+		}
+	}
+	cfg, err := r.stepConfig()
+	if err != nil {
+		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
+	}
+	res, esc, err := r.escalatedRace(raceCtx, cfg, drawWith)
+	rec := &StepRecord{
+		Step:      step,
+		K:         cfg.K,
+		Winner:    res.Winner,
+		Key:       strconv.FormatUint(res.Key, 16),
+		Votes:     make(map[string]int, len(res.Votes)),
+		Counts:    res.Counts,
+		Flags:     res.Flags,
+		Usage:     res.Usage,
+		Contested: esc.contested,
+		Escalated: esc.escalated,
+	}
+	return r.record(ctx, raceCtx, rec, res, err, tally)
+}
+
+// draw draws sample i of step from a wave of one agent and judges it.
+func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *modelTally, memo *judgeMemo, log *slog.Logger, cancel context.CancelCauseFunc) (sm vote.Sample[intent.Output]) {
+	{
 		reply, took, err := wave.sample(ctx, i)
 		sm.Usage = reply.usage(took)
 		var why error
@@ -425,26 +458,19 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		sm.Value = out
 		return sm
 	}
-	cfg, err := r.stepConfig()
-	if err != nil {
-		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
-	}
-	res, err := r.race(cfg)(raceCtx, cfg, draw)
-	rec := &StepRecord{
-		Step:   step,
-		K:      cfg.K,
-		Winner: res.Winner,
-		Key:    strconv.FormatUint(res.Key, 16),
-		Votes:  make(map[string]int, len(res.Votes)),
-		Counts: res.Counts,
-		Flags:  res.Flags,
-		Usage:  res.Usage,
-	}
+}
+
+// record completes a step's record from its race.
+func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Result[intent.Output], err error, tally *modelTally) (*StepRecord, error) {
+	step := rec.Step
 	for k, v := range res.Votes {
 		rec.Votes[strconv.FormatUint(k, 16)] = v
 	}
 	if len(r.ids) > 1 {
 		rec.Models = tally.shares(res.Valid+res.Flagged+res.Errors, res.Key)
+	}
+	if r.auto != nil && err == nil {
+		r.checkStep(rec)
 	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -499,6 +525,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 		}
 	}
 	r.rep.addStep(rec)
+	r.observe(rec)
 	r.rep.Done = done
 	r.last = obs
 	if r.Progress != nil {
@@ -749,6 +776,7 @@ func (r *run) replay() (*StepRecord, error) {
 			return fmt.Errorf("%w: replaying step %d (%s:%d): %w", ErrStep, rec.Step, j.path(), n, err)
 		}
 		r.rep.addStep(rec)
+		r.observe(rec)
 		r.rep.Resumed++
 		r.rep.Done = done
 		if r.Progress != nil {

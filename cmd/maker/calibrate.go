@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -30,7 +31,7 @@ type calibrateFlags struct {
 
 // notForCalibrate are the run flags that decide steps, which a calibration
 // does not do.
-var notForCalibrate = []string{"journal", "resume", "rerun-pending", "parallel", "max-samples", "max-errors", "k-floor", "k-max", "structured", "verbose"}
+var notForCalibrate = []string{"journal", "resume", "rerun-pending", "parallel", "max-samples", "max-errors", "k-floor", "k-max", "structured", "verbose", "escalate", "escalate-after", "escalate-k", "escalate-model"}
 
 func newCalibrate() *cobra.Command {
 	var (
@@ -49,16 +50,20 @@ prompt, reply cap, temperatures and red flags), and compares every valid
 reply with the step's correct answer.
 
 It reports, per model (several --model make an ensemble) and for the ensemble:
-  p        the share of valid replies that are right, with its Clopper-Pearson
-           interval at --confidence; samples are clustered by step (the
-           interval widens by the design effect when some steps are harder)
+  p        the share of valid replies that are right, with an interval at
+           --confidence on the mean per-step p: each sampled step is a
+           cluster of a beta-binomial fit (the interval widens when some
+           steps are harder than others)
+  hard steps  sampled steps whose majority answer was wrong
   red flags  by reason, and provider errors
   wrong answers repeat  how often two wrong replies to one step agree: 100%
            means one favourite wrong answer (correlated errors: the scaling
            laws' one rival is then exact); low means errors spread
-  k_min    for the whole task (all its steps) at --target, planned with the
-           interval's lower bound, and the expected samples and cost per step
-           and in all (costs need --price-in and --price-out)
+  k_min    for the whole task (all its steps) at --target, the run's success
+           averaged over the fitted spread of step difficulty with its mean
+           at the interval's lower bound, and the expected samples and cost
+           per step and in all (costs need --price-in and --price-out); when
+           no k reaches --target (hard steps), it says so and exits 1
 
 The task is Towers of Hanoi with --disks (the run maker hanoi --disks would
 make), or a spec file's task with --spec (its script gives the correct
@@ -158,6 +163,9 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 			if runErr != nil {
 				return failed(runErr)
 			}
+			if rep.All.Unreachable { // the report says why; so does the exit
+				return failed(errors.New(rep.All.NoK))
+			}
 			return nil
 		},
 	}
@@ -174,7 +182,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 	flags.register(cmd)
 	tools.register(cmd, "")
 	fs.Lookup("root").Usage = `with --spec: folder the file tools work in (default: the spec's "root", else the spec file's folder)`
-	fs.Lookup("target").Usage = "probability that the whole run succeeds, that k_min is planned for, in (0, 1)"
+	fs.Lookup("target").Usage = "probability that the whole run succeeds (averaged over the fitted spread of step difficulty) that k_min is planned for, in (0, 1); exit 1 when no k reaches it"
 	fs.Lookup("k").Usage = "also show what this margin would give"
 	fs.Lookup("k").DefValue = ""
 	for _, name := range notForCalibrate {

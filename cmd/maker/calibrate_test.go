@@ -27,7 +27,7 @@ func TestCalibrateContainsTheTrueP(t *testing.T) {
 	assert.Equal(t, calibrate.DefaultStepsSampled*calibrate.DefaultSamples, e.Samples)
 	assert.LessOrEqual(t, e.Low, 0.99)
 	assert.GreaterOrEqual(t, e.High, 0.99)
-	assert.Equal(t, "clopper-pearson", rep.Interval)
+	assert.Equal(t, "beta-binomial profile likelihood", rep.Interval)
 	assert.Positive(t, e.KMin)
 	require.NotNil(t, e.Plan)
 	assert.Nil(t, e.AtK, "no --k given")
@@ -63,8 +63,11 @@ func TestCalibrateASpecTask(t *testing.T) {
 	rep := calibrateJSON(t, "--spec", "../../testdata/spec/find-version.json", "--samples", "5", "--p", "1", "--flag-rate", "0")
 	assert.Equal(t, 3, rep.Total)
 	assert.Equal(t, 15, rep.All.Correct, "the script's tool calls ran, so every step's prompt has what it needs")
-	rep = calibrateJSON(t, "--spec", "../../testdata/spec/find-version.json", "--samples", "5", "--p", "1", "--flag-rate", "0", "--tools", "none")
+	code, out, errOut := cli(t, "calibrate", "--json", "--progress", "off", "--spec", "../../testdata/spec/find-version.json", "--samples", "5", "--p", "1", "--flag-rate", "0", "--tools", "none")
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), errOut)
 	assert.Equal(t, 5, rep.All.Correct, "no tools: only the first step can be answered")
+	assert.Equal(t, 1, code, "p = 1/3: no k reaches the target, exit 1")
+	assert.Contains(t, errOut, "no k reaches 0.95")
 }
 
 func TestCalibrateUsageErrors(t *testing.T) {

@@ -50,6 +50,8 @@ type runFlags struct {
 	latencySigma         float64
 	difficultySpread     float64
 	hardAgree            float64
+	drift                driftFlags    // --p-late, --p-change-at (drift.go)
+	esc                  escalateFlags // --escalate and its options (escalate.go)
 	journal              string
 	resume, rerunPending bool
 	progress             string
@@ -71,7 +73,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.verbose, "verbose", false, "print each red-flagged reply's reason and first characters, and each provider error, on stderr")
 	f.k = vote.DefaultK
 	fs.Var(&kValue{k: &f.k, auto: &f.kAuto}, "k", "voting margin: a step is decided when one answer leads every other by k votes; auto: each step's k from the run's own votes (see --target)")
-	fs.Float64Var(&f.target, "target", calibrate.DefaultTarget, "with --k auto: probability that every step is decided right, in (0, 1)")
+	fs.Float64Var(&f.target, "target", calibrate.DefaultTarget, "with --k auto: the whole run's target success, in (0, 1): each step's k keeps the failure charged so far plus the remaining steps' within 1 - target, at a lower bound on p (exact when p is at least that bound and errors repeat)")
 	fs.IntVar(&f.kFloor, "k-floor", maker.DefaultKFloor, "with --k auto: smallest k, at least 2 (at k=1 no vote disagrees with its winner, so p cannot be estimated)")
 	fs.IntVar(&f.kMax, "k-max", maker.DefaultKMax, "with --k auto: largest k, the first step's (nothing is known yet)")
 	fs.IntVar(&f.parallel, "parallel", 0, "most samples in flight per step, 1 to k (default k; 1 is the paper's sequential rule; a race never has more than k samples in flight beyond its lead)")
@@ -88,6 +90,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.latencySigma, "latency-sigma", 0, "simulated model: lognormal spread of latency (0 = fixed)")
 	fs.Float64Var(&f.difficultySpread, "difficulty-spread", 0, "simulated model: spread of per-step difficulty, 0 (every step at --p) up to but not including 1; each step's p is drawn around --p")
 	fs.Float64Var(&f.hardAgree, "hard-agree", 0, "simulated model: probability that a wrong reply on a hard step (its p below 1/2) is the same wrong answer")
+	f.drift.register(fs)
+	f.esc.register(fs)
 	fs.StringVar(&f.journal, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
@@ -114,7 +118,7 @@ func completeModel(_ *cobra.Command, _ []string, prefix string) ([]string, cobra
 }
 
 // simFlags are the flags of the simulated model, refused with a real one.
-var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers", "concentration", "latency", "latency-sigma", "difficulty-spread", "hard-agree"}
+var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers", "concentration", "latency", "latency-sigma", "difficulty-spread", "hard-agree", "p-late", "p-change-at"}
 
 // validate checks every flag and the defaulted configuration they make,
 // before anything is created: a refused command writes nothing. Errors
@@ -122,6 +126,9 @@ var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers",
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	f.priceInSet, f.priceOutSet = fs.Changed("price-in"), fs.Changed("price-out")
+	if err := f.esc.validate(fs); err != nil {
+		return err
+	}
 	if err := f.validateK(fs); err != nil {
 		return err
 	}
@@ -199,6 +206,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 			return usageErr("--latency-sigma needs --latency (the median)")
 		case !(f.difficultySpread >= 0 && f.difficultySpread < 1):
 			return usageErr("--difficulty-spread %v: use 0 (every step at --p) up to but not including 1", f.difficultySpread)
+		}
+		if err := f.drift.validate(fs); err != nil {
+			return err
 		}
 		if err := f.simConfig().Validate(); err != nil { // a backstop: the checks above say it better
 			return usageErr("simulated model: %w", err)
@@ -293,6 +303,7 @@ func (f *runFlags) simConfig() sim.Config {
 	c.Seed, c.P, c.FlagRate, c.ErrorRate = f.seed, f.p, f.flagRate, f.errorRate
 	c.WrongAnswers, c.Concentration = f.wrongAnswers, f.concentration
 	c.DifficultySpread, c.HardAgree = f.difficultySpread, f.hardAgree
+	f.drift.apply(&c)
 	switch {
 	case f.latency > 0 && f.latencySigma > 0:
 		c.Latency = sim.LognormalLatency(f.latency, f.latencySigma)
@@ -323,6 +334,9 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 		Price:        f.price(),
 		Structured:   f.structured,
 		Budget:       f.budget(),
+	}
+	if s.Escalation, err = f.escalation(oracle); err != nil {
+		return nil, err
 	}
 	s.SamplesPerCall = f.perCall
 	if strings.HasPrefix(f.journal, natsJournalPrefix) {

@@ -42,6 +42,9 @@ type runTotals struct {
 	// --k auto: the steps by their k, and the run's own estimate of p.
 	KHistogram map[int]int      `json:"k_histogram"`
 	PEstimate  *maker.PEstimate `json:"p_estimate,omitempty"`
+	// --escalate: the contested steps and those the policy decided.
+	Contested int `json:"contested"`
+	Escalated int `json:"escalated"`
 }
 
 // totals summarises a run of s that ended with rep and runErr.
@@ -54,6 +57,7 @@ func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report
 		OutputTokens: rep.Usage.OutputTokens, Cost: rep.Cost, Resumed: rep.Resumed,
 		WallSeconds: rep.Wall.Seconds(), K: f.k, Model: f.modelName(), Models: modelSummaries(s, rep),
 		KHistogram: maps.Clone(rep.KHistogram), PEstimate: f.pEstimate(s, rep),
+		Contested: rep.Contested, Escalated: rep.Escalated,
 	}
 	if t.Flags == nil {
 		t.Flags = map[string]int{}

@@ -144,7 +144,8 @@ type Report struct {
 	SamplesEach int     `json:"samples_each"`
 	Target      float64 `json:"target"`
 	Confidence  float64 `json:"confidence"`
-	// Interval names the interval on p: "clopper-pearson".
+	// Interval names the interval on p: "beta-binomial profile
+	// likelihood" (steps as clusters; see Estimate.Low).
 	Interval string `json:"interval"`
 	// All is the estimate over every sample; for an ensemble, the
 	// ensemble as the run would use it (samples go to the members in
@@ -180,18 +181,30 @@ type Estimate struct {
 	// ValidRate is Valid / (Valid + Flagged): the share of replies that
 	// vote. Provider errors are left out (they cost a retry, not a vote).
 	ValidRate float64 `json:"valid_rate"`
-	// P is Correct / Valid, the point estimate of the per-step success
-	// rate of a valid sample; [Low, High] its Clopper-Pearson interval at
-	// the Report's Confidence, over effective counts: Valid divided by
-	// DesignEffect.
+	// P is Correct / Valid, the pooled share of right valid samples;
+	// [Low, High] the interval on the mean per-step p at the Report's
+	// Confidence: the profile-likelihood interval of the beta-binomial
+	// fit (Spread), each sampled step a cluster, so it widens as steps
+	// differ and follows the spread's skew (TestIntervalCoverage checks
+	// its coverage over 200 seeds with and without a spread).
 	P    float64 `json:"p"`
 	Low  float64 `json:"p_low"`
 	High float64 `json:"p_high"`
-	// DesignEffect is how much the samples' clustering by step widens the
-	// interval: the cluster-robust variance of P over the binomial one,
-	// at least 1. Near 1, steps are alike; above, some steps are harder
-	// than others and the samples of one step count for less than
-	// independent ones.
+	// Spread is the fitted distribution of per-step p (nil without valid
+	// samples): the plans average the run's success over it.
+	Spread *Spread `json:"spread,omitempty"`
+	// HardSteps counts the sampled steps whose most common valid answer
+	// was wrong (a wrong answer had more votes than the right one);
+	// HardShare is their share of the steps with valid samples: the
+	// hard-step floor. Such a step, if its errors agree, is decided wrong
+	// more surely as k grows.
+	HardSteps int     `json:"hard_steps"`
+	HardShare float64 `json:"hard_share"`
+	clusters  int     // the sampled steps with valid samples
+	// DesignEffect is the cluster-robust variance of P over the binomial
+	// one, at least 1: near 1 the steps are alike; above, some steps are
+	// harder than others. Informative only: the interval comes from the
+	// fit.
 	DesignEffect float64 `json:"design_effect"`
 	// Repeat is how often wrong answers to one step repeat.
 	Repeat Repeat `json:"wrong_answers_repeat"`
@@ -207,13 +220,19 @@ type Estimate struct {
 	OutputTokens  float64 `json:"output_tokens_per_sample"`
 	CostPerSample float64 `json:"cost_per_sample"`
 	// KMin is the smallest margin with which the whole run succeeds with
-	// probability at least Target if p is Low (vote.KMin, one rival): the
-	// margin to run with. KMinPoint is the same at P. 0 when the bound is
-	// at or below 1/2: no margin helps (see NoK).
+	// probability at least Target, averaged over the fitted spread of
+	// per-step p with its mean at Low (each step's errors to one rival):
+	// the margin to run with. KMinPoint is the same with the mean at P.
+	// Planning on the mean p alone would understate the failures: the
+	// per-step failure is convex in p. 0 when no k up to 200 reaches
+	// Target (see NoK, Unreachable).
 	KMin      int `json:"k_min"`
 	KMinPoint int `json:"k_min_at_p"`
 	// NoK says why there is no KMin, when there is none.
 	NoK string `json:"no_k,omitempty"`
+	// Unreachable: no k reaches Target, because of the hard steps (or a
+	// mean p at or below 1/2); maker calibrate then exits 1.
+	Unreachable bool `json:"unreachable,omitempty"`
 	// Plan is the run at KMin; AtK the run at Config.K, if set.
 	Plan *Plan `json:"plan,omitempty"`
 	AtK  *Plan `json:"at_k,omitempty"`
@@ -237,13 +256,17 @@ type Repeat struct {
 	TopShare float64 `json:"top_share"`
 }
 
-// Plan is a run of the task's Total steps at margin K, by the scaling
-// laws (one rival answer: exact when errors repeat, an upper bound on the
-// cost and the wrong-winner rate when they spread).
+// Plan is a run of the task's Total steps at margin K: its success
+// averaged over the fitted spread of per-step p, each step's errors to
+// one rival answer (exact when errors repeat, and the worst case for the
+// wrong-winner rate when they spread); its samples and cost by the
+// scaling laws at the mean p (one rival is not the worst case for cost:
+// spread errors can make a race longer, by 6% at k = 2 and p = 0.7 with
+// 2 rivals; see WithRivals).
 type Plan struct {
 	K int `json:"k"`
-	// PFull is the probability that every step is decided right, at P;
-	// PFullLow at Low.
+	// PFull is the probability that every step is decided right over the
+	// fitted spread with its mean at P; PFullLow with its mean at Low.
 	PFull    float64 `json:"p_full"`
 	PFullLow float64 `json:"p_full_at_p_low"`
 	// SamplesPerStep is the expected samples drawn per step at P
@@ -264,15 +287,18 @@ type Plan struct {
 	WithRivals *RivalPlan `json:"with_rivals,omitempty"`
 }
 
-// RivalPlan is a plan under a measured spread of wrong answers. Spread
-// errors make the right answer likelier to win than one rival does, but
-// at small k and moderate p a race can take longer: the leader must be k
-// ahead of every rival.
+// RivalPlan is a plan under a measured spread of wrong answers, at the
+// mean p (no difficulty spread). Spread errors make the right answer
+// likelier to win than one rival does, but at small k and moderate p a
+// race can take longer: the leader must be k ahead of every rival.
 type RivalPlan struct {
 	Rivals         vote.Rivals `json:"rivals"`
 	PFull          float64     `json:"p_full"`
 	SamplesPerStep float64     `json:"samples_per_step"`
 }
+
+// intervalName is Report.Interval.
+const intervalName = "beta-binomial profile likelihood"
 
 // sample is what Run keeps of one drawn sample.
 type sample struct {
@@ -312,7 +338,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	rep := Report{
 		Total: total, Sampled: pick(total, cfg.StepsSampled, cfg.Seed), SamplesEach: cfg.Samples,
-		Target: cfg.Target, Confidence: cfg.Confidence, Interval: "clopper-pearson",
+		Target: cfg.Target, Confidence: cfg.Confidence, Interval: intervalName,
 	}
 	s := cfg.Solver
 	steps := make([]Step, len(rep.Sampled))
@@ -396,6 +422,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 
 	rep.All = estimate(drawn, func(sample) bool { return true }, cfg, total)
 	for m := range rep.Models {
+		if len(rep.Models) == 1 { // one model: its samples are all of them
+			rep.Models[m].Estimate = rep.All
+			continue
+		}
 		rep.Models[m].Estimate = estimate(drawn, func(x sample) bool { return x.member == m }, cfg, total)
 	}
 	rep.Wall = time.Since(start)
@@ -466,6 +496,14 @@ func estimate(drawn [][]sample, keep func(sample) bool, cfg Config, total int) E
 		}
 		clusters = append(clusters, c)
 		w, top := 0, 0
+		if c.n > 0 {
+			for _, v := range wrong {
+				if float64(v) > c.x {
+					e.HardSteps++
+					break
+				}
+			}
+		}
 		for _, v := range wrong {
 			w += v
 			top = max(top, v)
@@ -498,28 +536,39 @@ func estimate(drawn [][]sample, keep func(sample) bool, cfg Config, total int) E
 		e.Rivals = &vote.Rivals{N: min(vote.MaxRivals, int(math.Round(1/r.Rate)))}
 	}
 	e.DesignEffect = designEffect(clusters, e.P)
-	neff := float64(e.Valid) / e.DesignEffect
-	e.Low, e.High = ClopperPearson(e.P*neff, neff, cfg.Confidence)
+	withVotes := 0
+	for _, c := range clusters {
+		if c.n > 0 {
+			withVotes++
+		}
+	}
+	e.clusters = withVotes
+	e.HardShare = float64(e.HardSteps) / float64(withVotes)
+	sp, lo, hi := fitSpread(clusters, cfg.Confidence)
+	e.Spread, e.Low, e.High = &sp, lo, hi
 	e.plan(cfg, total)
 	return e
 }
 
-// plan sets KMin, KMinPoint, Plan and AtK from the estimate. The scaling
-// laws are used here and in Estimate.PlanAt only.
+// plan sets KMin, KMinPoint, Plan and AtK from the estimate: the
+// whole run's success averaged over the fitted spread (Spread.pFull).
 func (e *Estimate) plan(cfg Config, total int) {
-	if k, err := vote.KMin(total, e.P, cfg.Target); err == nil {
-		e.KMinPoint = k
-	}
-	k, err := vote.KMin(total, e.Low, cfg.Target)
+	at := func(mean float64) Spread { return Spread{Mean: mean, ICC: e.Spread.ICC} }
+	e.KMinPoint = at(e.P).kMin(total, cfg.Target)
+	low := at(e.Low)
+	e.KMin = low.kMin(total, cfg.Target)
 	switch {
-	case err == nil:
-		e.KMin = k
-		p := e.PlanAt(k, total)
+	case e.KMin > 0:
+		p := e.PlanAt(e.KMin, total)
 		e.Plan = &p
 	case e.Low <= 0.5:
-		e.NoK = fmt.Sprintf("the lower bound on p, %.4f, is not above 1/2: no margin makes voting converge on the right answer; sample more steps, or use a better model", e.Low)
+		e.Unreachable = true
+		e.NoK = fmt.Sprintf("no k reaches %g: the lower bound on p, %.4f, is not above 1/2, so voting does not converge on the right answer; use a stronger model, an ensemble or escalation, or sample more steps", cfg.Target, e.Low)
 	default:
-		e.NoK = err.Error()
+		e.Unreachable = true
+		hard := math.Max(low.hardShare(), e.HardShare)
+		e.NoK = fmt.Sprintf("no k reaches %g: about %.2g%% of steps are hard for this model (%d of %d sampled steps had a wrong majority; the fitted spread puts %.2g%% of steps below p = 1/2), and a hard step whose errors agree is decided wrong more surely as k grows; use a stronger model, an ensemble or escalation",
+			cfg.Target, 100*hard, e.HardSteps, e.clusters, 100*low.hardShare())
 	}
 	if cfg.K > 0 {
 		p := e.PlanAt(cfg.K, total)
@@ -527,11 +576,17 @@ func (e *Estimate) plan(cfg Config, total int) {
 	}
 }
 
-// PlanAt is the run of steps steps at margin k, by the scaling laws with
-// this estimate's P, Low, ValidRate and CostPerSample. Figures the laws
-// leave undefined (a valid rate of 0) are 0.
+// PlanAt is the run of steps steps at margin k: its success averaged
+// over this estimate's Spread (with its mean at P, and at Low), its
+// samples and cost by the scaling laws at P and Low with ValidRate and
+// CostPerSample. Figures the laws leave undefined (a valid rate of 0)
+// are 0.
 func (e Estimate) PlanAt(k, steps int) Plan {
-	p := Plan{K: k, PFull: vote.PFull(steps, k, e.P), PFullLow: vote.PFull(steps, k, e.Low)}
+	icc := 0.0
+	if e.Spread != nil {
+		icc = e.Spread.ICC
+	}
+	p := Plan{K: k, PFull: Spread{Mean: e.P, ICC: icc}.pFull(steps, k), PFullLow: Spread{Mean: e.Low, ICC: icc}.pFull(steps, k)}
 	if e.ValidRate > 0 {
 		p.SamplesPerStep = vote.ExpectedSamples(e.P, k) / e.ValidRate
 		p.SamplesPerStepLow = vote.ExpectedSamples(e.Low, k) / e.ValidRate
@@ -577,8 +632,13 @@ func (r Report) String() string {
 func (e Estimate) write(b *strings.Builder, r Report) {
 	pct := func(x float64) string { return fmt.Sprintf("%.3g%%", 100*x) }
 	if e.Valid > 0 {
-		fmt.Fprintf(b, "  p = %.5f, %g%% interval [%.5f, %.5f] (Clopper-Pearson; %d of %d valid samples right; clustered by step: design effect %.2f)\n",
+		fmt.Fprintf(b, "  p = %.5f, %g%% interval [%.5f, %.5f] on the mean per-step p (%d of %d valid samples right; steps as clusters: beta-binomial profile likelihood; design effect %.2f)\n",
 			e.P, 100*r.Confidence, e.Low, e.High, e.Correct, e.Valid, e.DesignEffect)
+		if sp := e.Spread; sp != nil {
+			fmt.Fprintf(b, "  steps differ: intra-step correlation %.3g (0: every step alike); the plans average the run's success over that spread\n", sp.ICC)
+		}
+		fmt.Fprintf(b, "  hard steps: %d of %d sampled steps (%.3g%%) had a wrong majority answer (fitted: %.3g%% of steps below p = 1/2); a hard step whose errors agree is decided wrong at any k\n",
+			e.HardSteps, e.clusters, 100*e.HardShare, 100*e.Spread.hardShare())
 	} else {
 		fmt.Fprintf(b, "  p unknown: no valid sample of %d\n", e.Samples)
 	}
@@ -650,7 +710,7 @@ func (r Repeat) sentence() string {
 		if r.Rate > 0 {
 			rivals = fmt.Sprintf("about %.1f rival answers", 1/r.Rate)
 		}
-		s = fmt.Sprintf("%.0f%% of pairs of wrong answers to one step are the same answer (%s: %s) — errors spread; k_min assumes one rival, so the run will do better than planned",
+		s = fmt.Sprintf("%.0f%% of pairs of wrong answers to one step are the same answer (%s: %s) — errors spread; k_min assumes one rival, the worst case for how often a wrong answer wins (not for cost: spread errors can make a race longer at small k), and spread errors do not help a hard step whose errors agree",
 			100*r.Rate, pairs(r.Pairs), rivals)
 	}
 	if r.Pairs < fewPairs {

@@ -82,7 +82,7 @@ func TestRunContainsTheTrueP(t *testing.T) {
 	assert.InDelta(t, e.Plan.SamplesPerStep*float64(rep.Total), e.Plan.Samples, 1e-6)
 	require.Len(t, rep.Models, 1)
 	assert.Equal(t, e, rep.Models[0].Estimate, "one model: its estimate is the whole")
-	assert.Contains(t, rep.String(), "Clopper-Pearson")
+	assert.Contains(t, rep.String(), "beta-binomial profile likelihood")
 }
 
 func TestRunTellsCorrelatedFromSpreadErrors(t *testing.T) {
@@ -136,10 +136,21 @@ func TestDesignEffectWhenStepsDiffer(t *testing.T) {
 	e := rep.All
 	assert.Equal(t, 0.5, e.P)
 	assert.InDelta(t, 10*20.0/19, e.DesignEffect, 1e-9)
-	lo, hi := calibrate.ClopperPearson(0.5*200/e.DesignEffect, 200/e.DesignEffect, 0.95)
-	assert.Equal(t, [2]float64{lo, hi}, [2]float64{e.Low, e.High}, "the interval of the effective counts")
+	// The interval treats each step as a cluster: about as wide as 20
+	// independent trials (Clopper-Pearson's for 10 of 20 is [0.27, 0.73];
+	// the likelihood interval is a little narrower), far wider than 200.
+	lo, hi := calibrate.ClopperPearson(10, 20, 0.95)
+	assert.InDelta(t, lo, e.Low, 0.03)
+	assert.InDelta(t, hi, e.High, 0.03)
+	lo200, hi200 := calibrate.ClopperPearson(100, 200, 0.95)
+	assert.Less(t, e.Low, lo200-0.1)
+	assert.Greater(t, e.High, hi200+0.1)
+	require.NotNil(t, e.Spread)
+	assert.Greater(t, e.Spread.ICC, 0.9, "steps all right or all wrong")
+	assert.Equal(t, 10, e.HardSteps, "the even steps' majority is wrong")
+	assert.True(t, e.Unreachable)
 	assert.Zero(t, e.KMin, "p may be 1/2: no margin helps")
-	assert.Contains(t, e.NoK, "not above 1/2")
+	assert.Contains(t, e.NoK, "no k reaches 0.95")
 	assert.Nil(t, e.Plan)
 
 	// Independent samples: the estimated design effect is a chi-square
@@ -254,7 +265,7 @@ func TestRunErrors(t *testing.T) {
 	rep, err = calibrate.Run(context.Background(), calibrate.Config{Steps: numbers{100}, Solver: coin})
 	require.NoError(t, err, "a bad model is a finding, not an error")
 	assert.Zero(t, rep.All.KMin)
-	assert.Contains(t, rep.String(), "k_min: none: the lower bound on p")
+	assert.Contains(t, rep.String(), "k_min: none: no k reaches 0.95: the lower bound on p")
 }
 
 type broken struct{}

@@ -18,16 +18,25 @@
 //
 // # The statistics
 //
-// p is the share of valid samples that are right. Its interval is
-// Clopper-Pearson's (exact, conservative), over effective counts: the
-// samples of one step share that step's difficulty, so the variance is
-// estimated cluster-robustly with the step as the cluster and the interval
-// widened by the design effect (at least 1). k_min is planned with the
-// interval's lower bound, the expected samples and cost at the point
-// estimate (and at the bound, as a pessimistic figure).
+// p is the share of valid samples that are right. The samples of one
+// step share that step's difficulty, so each sampled step is a cluster of
+// a beta-binomial fitted by maximum likelihood ([Spread]: the mean p and
+// the intra-step correlation), and the interval on the mean p is the
+// fit's profile-likelihood interval (its coverage is tested over 200
+// seeds with and without a spread; it is not exact). k_min is the
+// smallest k whose whole-run success, averaged over the fitted spread
+// with its mean at the interval's lower bound, reaches the target: the
+// per-step failure is convex in p, so planning on the mean p alone
+// understates it. The hard-step floor is the share of sampled steps whose
+// majority answer was wrong; when no k reaches the target, the report
+// says so ([Estimate.Unreachable]) instead of giving a k. Expected
+// samples and cost are at the point estimate (and at the bound).
 //
 // The scaling laws assume one rival answer. When errors spread over many
-// wrong answers, races end sooner and right more often than the laws say;
+// wrong answers, a race ends right more often than the laws say, but not
+// always sooner: at small k the leader must be k ahead of every rival, so
+// a race can take longer (6% more samples at k = 2, p = 0.7, 2 rivals;
+// 16% at p = 0.6: TestOneRivalIsNotTheWorstCaseForCost);
 // when they repeat (one favourite wrong answer), the laws are exact.
 // [Repeat] measures which: how often two wrong answers to one step are the
 // same answer.
@@ -35,7 +44,8 @@
 // # Adaptive k
 //
 // The same estimate can be kept up during a run from the votes themselves:
-// see [maker.AdaptiveK], which sets each step's k from a lower bound on p.
+// see [maker.AdaptiveK], which sets each step's k from a lower bound on p
+// within a failure budget.
 // [CompareHanoi] runs fixed and adaptive k side by side on the simulated
 // model, the rows the benchmarks report.
 package calibrate

@@ -37,7 +37,7 @@ func ExampleRun() {
 	fmt.Printf("pairs of wrong answers to one step: %d, the same answer in %d\n", e.Repeat.Pairs, e.Repeat.Same)
 	fmt.Printf("k_min = %d for %d steps; %.2f samples per step, $%.0f in all\n", e.KMin, rep.Total, e.Plan.SamplesPerStep, e.Plan.Cost)
 	// Output:
-	// p = 0.9917, 95% interval [0.9873, 0.9948]
+	// p = 0.9917, 95% interval [0.9875, 0.9947]
 	// pairs of wrong answers to one step: 5, the same answer in 5
 	// k_min = 4 for 1048575 steps; 4.07 samples per step, $1082 in all
 }
@@ -58,5 +58,5 @@ func ExampleCompareHanoi() {
 	}
 	// Output:
 	// k=2: 2.19 samples per step, 1 wrong steps in 2 runs
-	// auto(target=0.95 steps=255 floor=2 max=30 confidence=0.95): 3.73 samples per step, 0 wrong steps in 2 runs
+	// auto(target=0.95 steps=255 floor=2 max=30 confidence=0.95 window=500): 3.90 samples per step, 0 wrong steps in 2 runs
 }

@@ -187,3 +187,20 @@ func allStates(n int) []State {
 	rec(n)
 	return out
 }
+
+var _ maker.Checker = (*Task)(nil)
+
+// CorrectAnswer implements maker.Checker: the iterative rule's answer
+// ([CorrectAnswer]) in the current state, the answer [Task.WrongSteps]
+// counts as right; false when the rule has no move (after an illegal
+// step) or the task is done. Cost: O(n).
+func (t *Task) CorrectAnswer() (intent.Output, bool) {
+	if t.Done() {
+		return intent.Output{}, false
+	}
+	a, err := CorrectAnswer(t.state, t.prev)
+	if err != nil {
+		return intent.Output{}, false
+	}
+	return intent.Output{Value: a.Value()}, true
+}

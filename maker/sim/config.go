@@ -104,6 +104,13 @@ type Config struct {
 	// DifficultySpread (without one no step is hard unless P < 1/2). In
 	// [0, 1]; default 0.
 	HardAgree float64
+
+	// Drift changes P during the run: from each change's Step on (by the
+	// sample's identity), P is the change's P (see PAt); with a
+	// DifficultySpread, each step's p is drawn around it. Steps must
+	// increase from 1; nil is no drift. It makes a model that gets worse
+	// (or better) late in a run, for tests of adaptive k.
+	Drift []PChange
 }
 
 // Hard is the drawn p below which a step counts as hard (see
@@ -220,6 +227,9 @@ func (c Config) Validate() error {
 	}
 	if !(c.DifficultySpread >= 0 && c.DifficultySpread < 1) {
 		return fmt.Errorf("%w: DifficultySpread = %v, want 0 (no spread) up to but not including 1", ErrConfig, c.DifficultySpread)
+	}
+	if err := c.validateDrift(); err != nil {
+		return err
 	}
 	if c.ErrorRate+c.FlagRate > 1 {
 		return fmt.Errorf("%w: ErrorRate + FlagRate = %v, want at most 1", ErrConfig, c.ErrorRate+c.FlagRate)

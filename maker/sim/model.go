@@ -196,7 +196,7 @@ func (m *Model) Identity() string {
 		// the journals that recorded it) stays as it was.
 		id += fmt.Sprintf(" difficulty_spread=%g hard_agree=%g", c.DifficultySpread, c.HardAgree)
 	}
-	return id
+	return id + c.driftText()
 }
 
 // Calls returns the number of GenerateContent calls made so far, failed
@@ -347,6 +347,9 @@ func (m *Model) generate(ctx context.Context, messages []llms.MessageContent, op
 		return m.flagged(q, correct, st, opts.MaxTokens)
 	}
 	p := c.P
+	if len(c.Drift) > 0 && q.Identified {
+		p = c.PAt(q.Step)
+	}
 	if c.DifficultySpread > 0 {
 		p = m.stepPHash(q, promptHash)
 	}
@@ -369,12 +372,15 @@ func (m *Model) generate(ctx context.Context, messages []llms.MessageContent, op
 }
 
 // StepP returns the probability of a right valid reply at the step a query
-// asks, as the model draws it: Config.P without a DifficultySpread, else
+// asks, as the model draws it: Config.PAt(step) without a DifficultySpread, else
 // the step's own draw (see Config.DifficultySpread), the same for every
 // sample of the step. For tests and benchmarks that want to know which
 // steps were hard.
 func (m *Model) StepP(q Query) float64 {
 	if m.cfg.DifficultySpread <= 0 {
+		if q.Identified {
+			return m.cfg.PAt(q.Step)
+		}
 		return m.cfg.P
 	}
 	return m.stepP(q, q.Prompt)
@@ -388,7 +394,7 @@ func (m *Model) stepPHash(q Query, promptHash uint64) float64 {
 		step = uint64(q.Step)
 	}
 	st := newStream(m.cfg.Seed, domainStep, step, 0, promptHash)
-	return stepP(st, m.cfg.P, m.cfg.DifficultySpread)
+	return stepP(st, m.cfg.PAt(int(step)), m.cfg.DifficultySpread)
 }
 
 // wrongVariant draws the variant of a wrong reply from the wrong-answer mix.

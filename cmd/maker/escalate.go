@@ -1,0 +1,69 @@
+package main
+
+import (
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/spf13/pflag"
+)
+
+// escalateFlags are --escalate and its options (maker.Escalation).
+type escalateFlags struct {
+	policy string
+	after  int
+	k      int
+	model  string
+}
+
+func (e *escalateFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&e.policy, "escalate", "", "what a contested step gets (one still undecided after --escalate-after samples): raise-k (a new race at --escalate-k), model (a new race drawn from --escalate-model) or stop (the run stops, the step marked for review, exit 1)")
+	fs.IntVar(&e.after, "escalate-after", 0, "with --escalate: samples after which an undecided step is contested (default 4 times its k)")
+	fs.IntVar(&e.k, "escalate-k", 0, "with --escalate raise-k: the margin of the second race (default twice the step's k)")
+	fs.StringVar(&e.model, "escalate-model", "", "with --escalate model: the --model spec of the model that decides contested steps (sim: the simulated model with the same flags and seed+1, so its hard steps are other steps)")
+}
+
+// validate checks the flags: options only with their policy, in range.
+func (e *escalateFlags) validate(fs *pflag.FlagSet) error {
+	if e.policy == "" {
+		for _, name := range []string{"escalate-after", "escalate-k", "escalate-model"} {
+			if fs.Changed(name) {
+				return usageErr("--%s applies to --escalate only", name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case e.policy != maker.EscalateRaiseK && e.policy != maker.EscalateModel && e.policy != maker.EscalateStop:
+		return usageErr("--escalate %q: use raise-k, model or stop", e.policy)
+	case e.after < 0 || e.after > 1<<20:
+		return usageErr("--escalate-after %d: use 1 to %d samples (0: 4 times k)", e.after, 1<<20)
+	case e.k < 0 || e.k > maxK:
+		return usageErr("--escalate-k %d: use 1 to %d (0: twice k)", e.k, maxK)
+	case fs.Changed("escalate-k") && e.policy != maker.EscalateRaiseK:
+		return usageErr("--escalate-k applies to --escalate raise-k only")
+	case (e.model != "") != (e.policy == maker.EscalateModel):
+		return usageErr("--escalate model and --escalate-model SPEC go together")
+	}
+	return nil
+}
+
+// escalation builds the policy, nil without --escalate. The model of
+// --escalate model is opened as --model would open it (the simulated
+// model with seed+1, so its hard steps are others).
+func (f *runFlags) escalation(oracle sim.Oracle) (*maker.Escalation, error) {
+	e := f.esc
+	if e.policy == "" {
+		return nil, nil
+	}
+	out := &maker.Escalation{Policy: e.policy, After: e.after, K: e.k}
+	if e.policy == maker.EscalateModel {
+		g := *f
+		g.models = []string{e.model}
+		g.seed = f.seed + 1
+		m, err := g.openModels(oracle)
+		if err != nil {
+			return nil, usageErr("--escalate-model: %w", err)
+		}
+		out.Model = m
+	}
+	return out, nil
+}

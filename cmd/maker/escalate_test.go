@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEscalateFlagsUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hanoi", "--escalate", "retry"}, `--escalate "retry": use raise-k, model or stop`},
+		{[]string{"hanoi", "--escalate-after", "5"}, "--escalate-after applies to --escalate only"},
+		{[]string{"hanoi", "--escalate", "stop", "--escalate-k", "5"}, "--escalate-k applies to --escalate raise-k only"},
+		{[]string{"hanoi", "--escalate", "model"}, "--escalate model and --escalate-model SPEC go together"},
+		{[]string{"hanoi", "--escalate", "raise-k", "--escalate-after", "-1"}, "--escalate-after -1"},
+		{[]string{"calibrate", "--escalate", "stop"}, "--escalate does not apply to maker calibrate"},
+	} {
+		code, out, stderr := cli(t, c.args...)
+		assert.Equal(t, 2, code, "%v", c.args)
+		assert.Empty(t, out)
+		assert.Contains(t, stderr, c.want, "%v", c.args)
+	}
+}
+
+// TestBinaryEscalate: the issue's "spread 0.2, hard steps agree" model
+// on 8-disk Hanoi at k = 3: contested steps raised to k = 8 are counted
+// in --json and the results line; with --escalate stop the run stops at
+// the first contested step and exits 1.
+func TestBinaryEscalate(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"hanoi", "--disks", "8", "--p", "0.99", "--wrong-answers", "1", "--difficulty-spread", "0.2", "--hard-agree", "1", "--k", "3", "--seed", "2", "--progress", "off"}
+	code, out, errOut := inDir(t, dir, append(args, "--json", "--escalate", "raise-k", "--escalate-after", "4", "--escalate-k", "8")...)
+	require.Contains(t, []int{0, 1}, code, errOut)
+	var s hanoiSummary
+	require.NoError(t, json.Unmarshal([]byte(out), &s), errOut)
+	assert.Positive(t, s.Contested)
+	assert.Equal(t, s.Contested, s.Escalated)
+	assert.Positive(t, s.KHistogram[3])
+
+	_, out, _ = inDir(t, dir, append(args, "--escalate", "raise-k", "--escalate-after", "4")...)
+	assert.Contains(t, out, "contested steps ")
+
+	code, _, errOut = inDir(t, dir, append(args, "--escalate", "stop", "--escalate-after", "4")...)
+	assert.Equal(t, 1, code)
+	assert.True(t, strings.Contains(errOut, "contested step stopped for review"), errOut)
+}

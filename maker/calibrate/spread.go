@@ -1,0 +1,328 @@
+package calibrate
+
+import (
+	"math"
+
+	"github.com/mdap-go/mdap/maker"
+)
+
+// Spread is the fitted distribution of per-step p over the task's steps:
+// a Beta distribution with mean Mean and intra-class correlation ICC
+// (the correlation between two samples' rightness on one step), fitted
+// by maximum likelihood to the sampled steps' valid samples as a
+// beta-binomial (each sampled step a cluster). ICC 0 is every step at
+// the same p; towards 1 the steps split into ones always right and ones
+// always wrong (the simulated model's DifficultySpread is this ICC).
+type Spread struct {
+	Mean float64 `json:"mean"`
+	ICC  float64 `json:"icc"`
+	// Hard is the fitted share of steps whose p is below 1/2: steps that
+	// voting decides wrong more surely as k grows when their errors agree.
+	Hard float64 `json:"hard_share_fitted"`
+}
+
+// alphaBeta are the Beta parameters of a mean and an ICC.
+func alphaBeta(mean, icc float64) (a, b float64) {
+	s := (1 - icc) / icc
+	return mean * s, (1 - mean) * s
+}
+
+// pointMassICC is the ICC below which the spread is taken as no spread
+// (every step at the mean): the Beta is then narrower than any sample
+// could tell.
+const pointMassICC = 1e-6
+
+// bins are the p grid on which averages over a spread are taken.
+const bins = 2000
+
+// masses returns the Beta's probability of each of bins equal bins of p
+// (by its CDF, so spikes at 0 or 1 are counted exactly), nil for a point
+// mass.
+func (s Spread) masses() []float64 {
+	if s.ICC < pointMassICC || s.Mean <= 0 || s.Mean >= 1 {
+		return nil
+	}
+	a, b := alphaBeta(s.Mean, s.ICC)
+	m := make([]float64, bins)
+	prev := 0.0
+	for i := range bins {
+		c := regIncBeta(float64(i+1)/bins, a, b)
+		m[i] = math.Max(0, c-prev)
+		prev = c
+	}
+	return m
+}
+
+// avgFailure returns the mean over the spread of maker.StepFailure(p, k)
+// for each k of ks: the share of steps decided wrong at margin k when a
+// step's errors go to one rival answer (the worst case; on a step whose
+// p is below 1/2 that is the hard step whose errors agree).
+func (s Spread) avgFailure(ks []int) []float64 {
+	out := make([]float64, len(ks))
+	m := s.masses()
+	for j, k := range ks {
+		if m == nil {
+			out[j] = maker.StepFailure(s.Mean, k)
+			continue
+		}
+		f := 0.0
+		for i, w := range m {
+			if w > 0 {
+				f += w * maker.StepFailure((float64(i)+0.5)/bins, k)
+			}
+		}
+		out[j] = math.Min(1, f)
+	}
+	return out
+}
+
+// hardShare is the spread's P(p < 1/2).
+func (s Spread) hardShare() float64 {
+	if s.ICC < pointMassICC || s.Mean <= 0 || s.Mean >= 1 {
+		if s.Mean < 0.5 {
+			return 1
+		}
+		return 0
+	}
+	a, b := alphaBeta(s.Mean, s.ICC)
+	return regIncBeta(0.5, a, b)
+}
+
+// pFull is the whole run's success at margin k over steps steps, each
+// step's p drawn from the spread: (1 - mean failure)^steps.
+func (s Spread) pFull(steps, k int) float64 {
+	f := s.avgFailure([]int{k})[0]
+	return math.Exp(float64(steps) * math.Log1p(-f))
+}
+
+// kSearch is the largest margin calibration considers.
+const kSearch = 200
+
+// kMin returns the smallest k in 1..kSearch with pFull at least target,
+// or 0 when none reaches it.
+func (s Spread) kMin(steps int, target float64) int {
+	m := s.masses()
+	if m == nil {
+		for k := 1; k <= kSearch && s.Mean > 0.5; k++ {
+			if math.Exp(float64(steps)*math.Log1p(-maker.StepFailure(s.Mean, k))) >= target {
+				return k
+			}
+		}
+		return 0
+	}
+	// r^k per bin, raised one k at a time (no Pow in the loop).
+	r := make([]float64, len(m))
+	rk := make([]float64, len(m))
+	for i := range m {
+		p := (float64(i) + 0.5) / bins
+		r[i] = (1 - p) / p
+		rk[i] = 1
+	}
+	for k := 1; k <= kSearch; k++ {
+		f := 0.0
+		for i, w := range m {
+			rk[i] *= r[i]
+			if w > 0 {
+				if math.IsInf(rk[i], 1) {
+					f += w
+				} else {
+					f += w * rk[i] / (1 + rk[i])
+				}
+			}
+		}
+		if math.Exp(float64(steps)*math.Log1p(-math.Min(1, f))) >= target {
+			return k
+		}
+	}
+	return 0
+}
+
+// wcluster is w sampled steps with the same counts: n valid samples, x
+// right.
+type wcluster struct{ x, n, w float64 }
+
+// group merges clusters with equal counts (most have Samples valid
+// samples, so a few dozen groups stand for thousands of steps), leaving
+// out those without valid samples.
+func group(cs []cluster) []wcluster {
+	idx := map[cluster]int{}
+	var out []wcluster
+	for _, c := range cs {
+		if c.n == 0 {
+			continue
+		}
+		i, ok := idx[c]
+		if !ok {
+			i = len(out)
+			idx[c] = i
+			out = append(out, wcluster{x: c.x, n: c.n})
+		}
+		out[i].w++
+	}
+	return out
+}
+
+// bbLogLik is the beta-binomial log-likelihood of the clusters at mean mu
+// and ICC icc (up to the binomial coefficients, which do not depend on
+// them).
+func bbLogLik(cs []wcluster, mu, icc float64) float64 {
+	a, b := alphaBeta(mu, icc)
+	ll := 0.0
+	for _, c := range cs {
+		x, n := c.x, c.n
+		if n <= 64 {
+			l := 0.0
+			for i := 0.0; i < x; i++ {
+				l += math.Log(a + i)
+			}
+			for i := 0.0; i < n-x; i++ {
+				l += math.Log(b + i)
+			}
+			for i := 0.0; i < n; i++ {
+				l -= math.Log(a + b + i)
+			}
+			ll += c.w * l
+			continue
+		}
+		l1, _ := math.Lgamma(x + a)
+		l2, _ := math.Lgamma(n - x + b)
+		l3, _ := math.Lgamma(a + b)
+		l4, _ := math.Lgamma(a)
+		l5, _ := math.Lgamma(b)
+		l6, _ := math.Lgamma(n + a + b)
+		ll += c.w * (l1 + l2 + l3 - l4 - l5 - l6)
+	}
+	return ll
+}
+
+// ICC search range, on a log scale.
+const (
+	minICC = 1e-7
+	maxICC = 0.999
+)
+
+// profile returns the largest log-likelihood over the ICC at mean mu,
+// and that ICC: a coarse log grid, then golden-section search.
+func profile(cs []wcluster, mu float64) (float64, float64) {
+	lo, hi := math.Log(minICC), math.Log(maxICC)
+	const grid = 16
+	best, bi := math.Inf(-1), 0
+	for i := 0; i <= grid; i++ {
+		t := lo + (hi-lo)*float64(i)/grid
+		if v := bbLogLik(cs, mu, math.Exp(t)); v > best+1e-9 { // ties: the smaller ICC
+			best, bi = v, i
+		}
+	}
+	a := lo + (hi-lo)*float64(max(0, bi-1))/grid
+	b := lo + (hi-lo)*float64(min(grid, bi+1))/grid
+	g := (math.Sqrt(5) - 1) / 2
+	x1, x2 := b-g*(b-a), a+g*(b-a)
+	f1, f2 := bbLogLik(cs, mu, math.Exp(x1)), bbLogLik(cs, mu, math.Exp(x2))
+	for range 24 {
+		if f1 < f2 {
+			a, x1, f1 = x1, x2, f2
+			x2 = a + g*(b-a)
+			f2 = bbLogLik(cs, mu, math.Exp(x2))
+		} else {
+			b, x2, f2 = x2, x1, f1
+			x1 = b - g*(b-a)
+			f1 = bbLogLik(cs, mu, math.Exp(x1))
+		}
+	}
+	t, v := x1, f1
+	if f2 > f1 {
+		t, v = x2, f2
+	}
+	if v <= best+1e-9 { // no better than the grid point (a flat likelihood: the smaller ICC)
+		return best, math.Exp(lo + (hi-lo)*float64(bi)/grid)
+	}
+	return v, math.Exp(t)
+}
+
+// muEdge bounds the mean away from 0 and 1, where the Beta degenerates.
+const muEdge = 1e-12
+
+// fitSpread fits the spread to the clusters by maximum likelihood and
+// returns it with the profile-likelihood interval on the mean at
+// two-sided confidence conf: the means whose profile log-likelihood is
+// within χ²₁(conf)/2 of the maximum. The likelihood treats each step as
+// a cluster (a beta-binomial), so the interval widens as the steps
+// differ, and follows the skew of the spread. Without valid samples it
+// returns the zero Spread and [0, 1].
+func fitSpread(raw []cluster, conf float64) (s Spread, low, high float64) {
+	cs := group(raw)
+	var x, n float64
+	for _, c := range cs {
+		x += c.w * c.x
+		n += c.w * c.n
+	}
+	if n == 0 {
+		return Spread{}, 0, 1
+	}
+	clamp := func(m float64) float64 { return math.Min(1-muEdge, math.Max(muEdge, m)) }
+	// The mean's MLE: golden section on the logit around the pooled
+	// share (the profile is unimodal in practice).
+	logit := func(p float64) float64 { return math.Log(p / (1 - p)) }
+	inv := func(t float64) float64 { return clamp(1 / (1 + math.Exp(-t))) }
+	ph := clamp(x / n)
+	a, b := logit(ph)-4, logit(ph)+4
+	g := (math.Sqrt(5) - 1) / 2
+	pl := func(t float64) float64 { v, _ := profile(cs, inv(t)); return v }
+	x1, x2 := b-g*(b-a), a+g*(b-a)
+	f1, f2 := pl(x1), pl(x2)
+	for range 24 {
+		if f1 < f2 {
+			a, x1, f1 = x1, x2, f2
+			x2 = a + g*(b-a)
+			f2 = pl(x2)
+		} else {
+			b, x2, f2 = x2, x1, f1
+			x1 = b - g*(b-a)
+			f1 = pl(x1)
+		}
+	}
+	tHat := x1
+	if f2 > f1 {
+		tHat = x2
+	}
+	if edge := pl(logit(ph)); edge > math.Max(f1, f2) {
+		tHat = logit(ph)
+	}
+	top, icc := profile(cs, inv(tHat))
+	// Steps are taken as alike unless the data say otherwise: the
+	// likelihood-ratio test of ICC 0 against the fit, at 5% (the
+	// boundary's χ² mixture: 2.71). A spread the samples cannot show is
+	// not planned for (the interval still comes from the full profile).
+	if 2*(top-bbLogLik(cs, inv(tHat), minICC)) < 2.71 {
+		icc = 0
+	}
+	s = Spread{Mean: inv(tHat), ICC: icc}
+	s.Hard = s.hardShare()
+
+	z := math.Sqrt2 * math.Erfinv(conf)
+	cut := top - z*z/2
+	// Each end: bisection on the logit between the MLE and the edge.
+	end := func(far float64) float64 {
+		if pl(far) >= cut {
+			return inv(far)
+		}
+		in, out := tHat, far
+		for range 26 {
+			mid := (in + out) / 2
+			if pl(mid) >= cut {
+				in = mid
+			} else {
+				out = mid
+			}
+		}
+		return inv(in)
+	}
+	low, high = end(logit(muEdge)), end(logit(1-muEdge))
+	if x == 0 {
+		low = 0
+	}
+	if x == n {
+		high = 1
+	}
+	return s, low, high
+}

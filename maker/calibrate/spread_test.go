@@ -1,0 +1,128 @@
+package calibrate_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/calibrate"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestIntervalCoverageUnderSpread: over 200 seeds, the 95% interval on
+// the mean per-step p holds the simulated model's P at least 95% of the
+// time (the exact binomial test at 1% does not reject it), with steps
+// alike and with steps of different difficulty (the p 0.97,
+// spread 0.05, where Clopper-Pearson over design-effect counts covered
+// 90-91.5%, every miss on the dangerous side).
+func TestIntervalCoverageUnderSpread(t *testing.T) {
+	const seeds = 200
+	cases := []struct {
+		name   string
+		p, icc float64
+	}{{"alike", 0.97, 0}, {"spread", 0.97, 0.05}, {"wide spread", 0.9, 0.2}}
+	sampled := 100
+	if raceEnabled || testing.Short() {
+		cases, sampled = cases[:2], 50 // the same 200 seeds, smaller calibrations
+	}
+	for _, c := range cases {
+		missLow, missHigh := 0, 0
+		for seed := range uint64(seeds) {
+			model := numberSim(t, sim.Config{P: c.p, Seed: seed + 1, WrongAnswers: 1, DifficultySpread: c.icc})
+			rep, err := calibrate.Run(context.Background(), calibrate.Config{
+				Steps: numbers{1 << 20}, Solver: &maker.Solver{Model: model}, Seed: seed + 1000, StepsSampled: sampled,
+			})
+			require.NoError(t, err)
+			switch e := rep.All; {
+			case e.Low > c.p:
+				missHigh++ // the dangerous side: p thought higher than it is
+			case e.High < c.p:
+				missLow++
+			}
+		}
+		t.Logf("%s (p %g, spread %g): the interval missed %d of %d times (%d too high, %d too low)", c.name, c.p, c.icc, missLow+missHigh, seeds, missHigh, missLow)
+		pv := binomUpper(seeds, missLow+missHigh, 0.05)
+		assert.GreaterOrEqual(t, pv, 0.01, "%s: %d misses of %d: coverage below 95%%", c.name, missLow+missHigh, seeds)
+		// The lower bound is what k is planned with: it alone errs on
+		// the dangerous side at most 2.5% of the time.
+		assert.GreaterOrEqual(t, binomUpper(seeds, missHigh, 0.025), 0.01, "%s: %d misses on the dangerous side", c.name, missHigh)
+	}
+}
+
+// TestRecommendedKMeetsTarget: calibrate on 10-disk Hanoi with steps of
+// different difficulty (p 0.98, spread 0.02, errors alike), then run the
+// recommended k for real over many seeds: the share of runs with a wrong
+// step is consistent with at most 5% (exact binomial test at 1%). The k
+// that the mean p alone gives (vote.KMin at P) is smaller.
+func TestRecommendedKMeetsTarget(t *testing.T) {
+	const disks = 10
+	cfg := sim.DefaultConfig()
+	cfg.P, cfg.WrongAnswers, cfg.DifficultySpread = 0.98, 1, 0.02
+	steps, err := calibrate.Hanoi(disks)
+	require.NoError(t, err)
+	calSim := cfg
+	calSim.Seed = 999
+	model, err := sim.New(hanoi.Oracle{}, calSim)
+	require.NoError(t, err)
+	rep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Model: model}, StepsSampled: 200, Samples: 20, Seed: 3})
+	require.NoError(t, err)
+	e := rep.All
+	require.Positive(t, e.KMin, e.NoK)
+	t.Logf("p %.4f [%.4f, %.4f], spread ICC %.4f, k_min %d (%d at p), hard share fitted %.2g", e.P, e.Low, e.High, e.Spread.ICC, e.KMin, e.KMinPoint, e.Spread.Hard)
+
+	seeds := seedsFromEnv(t, 100)
+	if raceEnabled && len(seeds) > 40 {
+		seeds = seeds[:40]
+	}
+	rows, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{Disks: disks, Sim: cfg, Seeds: seeds, Fixed: []int{e.KMin}})
+	require.NoError(t, err)
+	failed := 0
+	for _, r := range rows {
+		if r.WrongSteps > 0 || !r.Solved {
+			failed++
+		}
+	}
+	wholeRunTest(t, "the recommended k under a spread", failed, len(rows), rep.Target)
+}
+
+// TestHardStepsRefused: p 0.97 with a spread of 0.05 and hard steps whose
+// errors agree, on 16-disk Hanoi (the case, where the old k_min of
+// 5 gave a whole-run success of 0.12-0.37): no k reaches 0.95, and
+// calibration says so instead of printing a k.
+func TestHardStepsRefused(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.P, cfg.WrongAnswers, cfg.DifficultySpread, cfg.HardAgree = 0.97, 1, 0.05, 1
+	model, err := sim.New(hanoi.Oracle{}, cfg)
+	require.NoError(t, err)
+	steps, err := calibrate.Hanoi(16)
+	require.NoError(t, err)
+	rep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Model: model}, StepsSampled: 200, Samples: 10, Seed: 1})
+	require.NoError(t, err)
+	e := rep.All
+	assert.True(t, e.Unreachable)
+	assert.Zero(t, e.KMin)
+	assert.Nil(t, e.Plan)
+	assert.Contains(t, e.NoK, "no k reaches 0.95: about ")
+	assert.Contains(t, e.NoK, "% of steps are hard for this model")
+	assert.Contains(t, rep.String(), "hard steps: ")
+	t.Log(e.NoK)
+}
+
+// TestOneRivalIsNotTheWorstCaseForCost backs the docs: spread errors can
+// make a race at k = 2 longer than one rival does (6% at p = 0.7 with 2
+// rivals, 16% at p = 0.6), though never likelier to end wrong.
+func TestOneRivalIsNotTheWorstCaseForCost(t *testing.T) {
+	for _, c := range []struct{ p, more float64 }{{0.7, 0.06}, {0.6, 0.16}} {
+		with, err := vote.ExpectedSamplesWith(c.p, 2, vote.Rivals{N: 2})
+		require.NoError(t, err)
+		one := vote.ExpectedSamples(c.p, 2)
+		assert.InDelta(t, c.more, with/one-1, 0.005, "p %g", c.p)
+		pw, err := vote.PStepWith(c.p, 2, vote.Rivals{N: 2})
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, pw, vote.PStep(c.p, 2), "spread errors never make a wrong winner likelier")
+	}
+}

@@ -1,0 +1,137 @@
+package maker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// ErrContested: a step was contested and the escalation policy is
+// EscalateStop: the run stops there, the step marked for review. It wraps
+// ErrStep.
+var ErrContested = errors.New("contested step stopped for review")
+
+// The escalation policies (Escalation.Policy).
+const (
+	// EscalateRaiseK decides a contested step by a new race at margin
+	// Escalation.K.
+	EscalateRaiseK = "raise-k"
+	// EscalateModel decides a contested step by a new race whose samples
+	// come from Escalation.Model (a stronger model, or other members).
+	EscalateModel = "model"
+	// EscalateStop stops the run at a contested step (ErrContested).
+	EscalateStop = "stop"
+)
+
+// Escalation is what a run does with a contested step: a step whose race
+// is still undecided after After samples (valid and red-flagged, as
+// Vote.MaxSamples counts them), far past what a step of the planned p
+// needs (a race at margin k that the model gets right with probability
+// p takes about k/(2p-1) votes). Such a step is a suspected hard step: on
+// a step the model gets wrong more often than right, more votes from the
+// same model make the wrong answer win more surely. Contested and
+// escalated steps are counted in the Report, journaled (StepRecord) and
+// shown in the command's results.
+//
+// The second race's samples are identified from index After on, so they
+// are fresh draws, and its votes alone decide the step (the first race's
+// samples are counted as spent). A hard step whose wrong answer wins
+// within After samples is not contested: escalation catches the steps
+// that split the votes, not the ones that agree on a wrong answer.
+type Escalation struct {
+	// Policy is EscalateRaiseK, EscalateModel or EscalateStop.
+	Policy string `json:"policy"`
+	// After is the samples after which an undecided step is contested;
+	// 0 means 4 times the step's k.
+	After int `json:"after,omitempty"`
+	// K is the margin of the second race; 0 means twice the step's k.
+	K int `json:"k,omitempty"`
+	// Model draws the second race's samples with EscalateModel.
+	Model llms.Model `json:"-"`
+}
+
+// check validates e; errors wrap ErrConfig and name the field.
+func (e *Escalation) check() error {
+	switch {
+	case e == nil:
+		return nil
+	case e.Policy != EscalateRaiseK && e.Policy != EscalateModel && e.Policy != EscalateStop:
+		return fmt.Errorf("%w: Policy %q, want %q, %q or %q", ErrConfig, e.Policy, EscalateRaiseK, EscalateModel, EscalateStop)
+	case e.After < 0 || e.K < 0:
+		return fmt.Errorf("%w: After %d and K %d must not be negative", ErrConfig, e.After, e.K)
+	case e.Policy == EscalateModel && e.Model == nil:
+		return fmt.Errorf("%w: policy %q needs a Model", ErrConfig, EscalateModel)
+	}
+	return nil
+}
+
+// after is the contested threshold for a race at cfg.
+func (e *Escalation) after(cfg vote.Config) int {
+	if e.After > 0 {
+		return max(e.After, cfg.K)
+	}
+	return 4 * cfg.K
+}
+
+// escalation is what happened to a step.
+type escalation struct{ contested, escalated bool }
+
+// escalatedRace runs a step's race with the escalation policy: a first race capped
+// at the contested threshold, then, if it ran out undecided, the policy.
+// draw draws sample i from the given agent.
+func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output]) (vote.Result[intent.Output], escalation, error) {
+	e := r.Escalation
+	if e == nil {
+		res, err := r.race(cfg)(ctx, cfg, draw(r.agent))
+		return res, escalation{}, err
+	}
+	first := cfg
+	at := e.after(cfg)
+	if first.MaxSamples == 0 || first.MaxSamples > at {
+		first.MaxSamples = at
+	}
+	res, err := r.race(first)(ctx, first, draw(r.agent))
+	if err == nil || !errors.Is(err, vote.ErrUndecided) || ctx.Err() != nil || first.MaxSamples == cfg.MaxSamples && cfg.MaxSamples != 0 {
+		return res, escalation{}, err
+	}
+	spent := res.Tally
+	if e.Policy == EscalateStop {
+		return res, escalation{contested: true}, fmt.Errorf("%w: %d samples without a lead of %d (%v)", ErrContested, spent.Valid+spent.Flagged, cfg.K, err)
+	}
+	second := cfg
+	agent := r.agent
+	if e.Policy == EscalateRaiseK {
+		second.K = e.K
+		if second.K == 0 {
+			second.K = 2 * cfg.K
+		}
+		second.MaxSamples = 0
+		if second.Parallel > second.K {
+			second.Parallel = second.K
+		}
+	} else {
+		ag := *r.agent
+		ag.model = e.Model
+		agent = &ag
+	}
+	if second, err = second.WithDefaults(); err != nil {
+		return res, escalation{contested: true}, err
+	}
+	base := draw(agent)
+	offset := spent.Launched
+	res2, err := r.race(second)(ctx, second, func(ctx context.Context, i int) vote.Sample[intent.Output] { return base(ctx, offset+i) })
+	// The step's counts are both races'; its votes, the second's.
+	res2.Counts.Add(spent.Counts)
+	res2.Usage.Add(spent.Usage)
+	for k, v := range spent.Flags {
+		if res2.Flags == nil {
+			res2.Flags = map[string]int{}
+		}
+		res2.Flags[k] += v
+	}
+	return res2, escalation{contested: true, escalated: true}, err
+}

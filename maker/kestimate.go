@@ -1,0 +1,272 @@
+package maker
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/words"
+	"github.com/mdap-go/mdap/vote"
+)
+
+// Checker is an optional Task extension: a task that knows the correct
+// answer to its current step (an oracle, a verifier, a spot check with a
+// known answer). With it, adaptive k estimates p from correctness (each
+// valid vote checked against that answer) instead of agreement with the
+// winner, and each step's journal record holds its correct votes
+// (StepRecord.Correct). It never changes which answer wins.
+type Checker interface {
+	// CorrectAnswer returns the correct answer to the step the task's
+	// Prompt asks now, and true; or false when it does not know this
+	// step's (a spot-check task checks some steps only). It must not
+	// change the task, and must be cheap next to a model call.
+	CorrectAnswer() (intent.Output, bool)
+}
+
+// PTally is adaptive k's evidence about p, kept up step by step: the
+// successes among valid votes (correct votes, or votes for the winner;
+// Source says which), with the sums that treat steps as clusters, and a
+// recent window that weighs each vote down by (1 - 2/Window) per newer
+// vote.
+type PTally struct {
+	Source string `json:"source"`
+	// Steps counts the steps with valid votes (the clusters).
+	Steps     int `json:"steps"`
+	Successes int `json:"successes"`
+	Votes     int `json:"votes"`
+	// SumXX, SumXN and SumNN are Σx², Σx·n and Σn² over the steps, x a
+	// step's successes and n its valid votes: the cluster-robust variance
+	// of Successes/Votes, in O(1) per step.
+	SumXX float64 `json:"sum_xx"`
+	SumXN float64 `json:"sum_xn"`
+	SumNN float64 `json:"sum_nn"`
+	// WinSuccesses and WinVotes are the window's weighted successes and
+	// votes; WinWeight2 the sum of the squared weights (the window's
+	// effective size is WinVotes²/WinWeight2).
+	WinSuccesses float64 `json:"win_successes"`
+	WinVotes     float64 `json:"win_votes"`
+	WinWeight2   float64 `json:"win_weight2"`
+}
+
+// KState is adaptive k's running state (Report.KAuto): the evidence and
+// the failure ledger. A checkpoint saves it; a replay rebuilds it.
+type KState struct {
+	PTally
+	FailureBudget
+}
+
+// Bounds are what a tally says of p (see AdaptiveK).
+type Bounds struct {
+	// P is the pooled share of successes; Lower its one-sided bound over
+	// effective counts (Votes / DesignEffect).
+	P, Lower     float64
+	DesignEffect float64
+	// WindowP and WindowLower are the recent window's share and bound;
+	// WindowVotes its effective size.
+	WindowP, WindowLower, WindowVotes float64
+	// Planning is the smaller of Lower and WindowLower: the bound the
+	// step plans with.
+	Planning float64
+}
+
+// Bounds returns the bounds of t at a's Confidence, for a with defaults
+// set. Without votes every bound is 0. Cost: O(1).
+func (a AdaptiveK) Bounds(t PTally) Bounds {
+	var b Bounds
+	b.DesignEffect = 1
+	if t.Votes <= 0 {
+		return b
+	}
+	n := float64(t.Votes)
+	b.P = float64(t.Successes) / n
+	if t.Steps >= 2 && b.P > 0 && b.P < 1 {
+		ss := t.SumXX - 2*b.P*t.SumXN + b.P*b.P*t.SumNN
+		robust := float64(t.Steps) / float64(t.Steps-1) * math.Max(0, ss) / (n * n)
+		b.DesignEffect = math.Max(1, robust/(b.P*(1-b.P)/n))
+	}
+	b.Lower = wilsonLowerFrac(b.P, n/b.DesignEffect, a.Confidence)
+	b.Planning = b.Lower
+	if t.WinVotes > 0 && t.WinWeight2 > 0 {
+		b.WindowP = math.Min(1, t.WinSuccesses/t.WinVotes)
+		b.WindowVotes = t.WinVotes * t.WinVotes / t.WinWeight2
+		b.WindowLower = wilsonLowerFrac(b.WindowP, b.WindowVotes/b.DesignEffect, a.Confidence)
+		b.Planning = math.Min(b.Planning, b.WindowLower)
+	}
+	return b
+}
+
+// Next returns the margin of step (from 0) and the bound it plans with,
+// for a with defaults set, from the state of the steps before it: Choose
+// at the planning bound. A pure function. Cost: O(Max).
+func (a AdaptiveK) Next(step int, st KState) (k int, bound float64, ok bool) {
+	bound = a.Bounds(st.PTally).Planning
+	k, ok = a.Choose(step, bound, st.FailureBudget)
+	return k, bound, ok
+}
+
+// Observe adds decided step (from 0) to st: decided at margin k, with
+// successes of its valid votes. It charges the ledger (Charge, with the
+// bound before and after the step's votes) and adds the votes to the
+// tally. A step without valid votes adds nothing to the tally. Cost: O(Max).
+func (a AdaptiveK) Observe(st *KState, step, k, successes, valid int) {
+	_, before, ok := a.Next(step, *st)
+	t := &st.PTally
+	if valid > 0 {
+		x, n := float64(successes), float64(valid)
+		t.Steps++
+		t.Successes += successes
+		t.Votes += valid
+		t.SumXX += x * x
+		t.SumXN += x * n
+		t.SumNN += n * n
+		d := math.Pow(1-2/float64(a.Window), n)
+		t.WinSuccesses = t.WinSuccesses*d + x
+		t.WinVotes = t.WinVotes*d + n
+		t.WinWeight2 = t.WinWeight2*d*d + n
+	}
+	after := a.Bounds(st.PTally).Planning
+	a.Charge(&st.FailureBudget, k, before, after, ok)
+}
+
+// wilsonLowerFrac is WilsonLower for a share ph of n trials, n possibly
+// fractional (effective counts).
+func wilsonLowerFrac(ph, n, c float64) float64 {
+	if !(n > 0) || !(ph > 0) {
+		return 0
+	}
+	ph = math.Min(1, ph)
+	z := math.Sqrt2 * math.Erfinv(2*c-1)
+	z2 := z * z
+	lo := (ph + z2/(2*n) - z*math.Sqrt(ph*(1-ph)/n+z2/(4*n*n))) / (1 + z2/n)
+	return math.Max(0, math.Min(1, lo))
+}
+
+// PEstimate is what a run's votes say of p and what the failure budget
+// has spent: the report of adaptive k.
+type PEstimate struct {
+	// Source is SourceCorrectness or SourceAgreement.
+	Source    string `json:"source"`
+	Successes int    `json:"successes"`
+	Valid     int    `json:"valid"`
+	// P is Successes / Valid (0 without votes); Lower its pooled bound.
+	P            float64 `json:"p"`
+	Lower        float64 `json:"lower"`
+	DesignEffect float64 `json:"design_effect"`
+	// WindowP, WindowLower and WindowVotes are the recent window's.
+	WindowP     float64 `json:"window_p"`
+	WindowLower float64 `json:"window_lower"`
+	WindowVotes float64 `json:"window_votes"`
+	// Planning is the bound the next step would plan with.
+	Planning   float64 `json:"planning_lower"`
+	Confidence float64 `json:"confidence"`
+	// Spent is the failure probability charged so far (FailureBudget),
+	// Budget 1 - Target; OverBudget the steps that could not keep it.
+	Spent      float64 `json:"failure_spent"`
+	Budget     float64 `json:"failure_budget"`
+	OverBudget int     `json:"over_budget"`
+}
+
+// Estimate returns adaptive k's estimate of rep's run (rep.KAuto), for a
+// with or without defaults set; the zero estimate's Source is agreement.
+func (a AdaptiveK) Estimate(rep Report) PEstimate {
+	d, err := a.WithDefaults()
+	if err == nil {
+		a = d
+	} else if a.Confidence == 0 {
+		a.Confidence, a.Window = DefaultKConfidence, DefaultKWindow
+	}
+	var st KState
+	if rep.KAuto != nil {
+		st = *rep.KAuto
+	}
+	b := a.Bounds(st.PTally)
+	src := st.Source
+	if src == "" {
+		src = SourceAgreement
+	}
+	return PEstimate{
+		Source: src, Successes: st.Successes, Valid: st.Votes,
+		P: b.P, Lower: b.Lower, DesignEffect: b.DesignEffect,
+		WindowP: b.WindowP, WindowLower: b.WindowLower, WindowVotes: b.WindowVotes,
+		Planning: b.Planning, Confidence: a.Confidence,
+		Spent: st.Spent, Budget: 1 - a.Target, OverBudget: st.OverBudget,
+	}
+}
+
+// String renders the estimate for a terminal.
+func (e PEstimate) String() string {
+	what := "correct"
+	if e.Source != SourceCorrectness {
+		what = "agreed with their step's winner (agreement, not correctness)"
+	}
+	s := fmt.Sprintf("p %.5f from %s (lower bound %.5f at %g confidence, design effect %.2f; %d of %d valid votes %s); recent window of about %.0f votes: p %.5f, lower bound %.5f; planned with %.5f; failure budget: %.3g spent of %.3g",
+		e.P, e.Source, e.Lower, e.Confidence, e.DesignEffect, e.Successes, e.Valid, what, e.WindowVotes, e.WindowP, e.WindowLower, e.Planning, e.Spent, e.Budget)
+	if e.OverBudget > 0 {
+		s += fmt.Sprintf(", %s over budget (no k up to the maximum kept it: the target is not guaranteed)", words.Plural(e.OverBudget, "step"))
+	}
+	return s
+}
+
+// stepConfig is the vote configuration of the step to decide: the fixed
+// one, or the adaptive policy's for the run so far.
+func (r *run) stepConfig() (vote.Config, error) {
+	if r.auto == nil {
+		return r.cfg, nil
+	}
+	k, _, _ := r.auto.Next(r.next, r.kstate())
+	return r.auto.config(r.Vote, k)
+}
+
+// kstate is the run's adaptive state, created on first use with the
+// estimate's source.
+func (r *run) kstate() KState {
+	if r.rep.KAuto == nil {
+		src := SourceAgreement
+		if _, ok := r.task.(Checker); ok {
+			src = SourceCorrectness
+		}
+		r.rep.KAuto = &KState{PTally: PTally{Source: src}}
+	}
+	return *r.rep.KAuto
+}
+
+// checkStep sets rec.Correct, the valid votes for the step's correct
+// answer, when the task is a Checker that knows it. Cost: one Key.
+func (r *run) checkStep(rec *StepRecord) {
+	c, ok := r.task.(Checker)
+	if !ok {
+		return
+	}
+	out, ok := c.CorrectAnswer()
+	if !ok {
+		return
+	}
+	key, err := r.Key(out)
+	if err != nil {
+		return
+	}
+	n := rec.Votes[strconv.FormatUint(key, 16)]
+	rec.Correct = &n
+}
+
+// observe adds a decided step to the adaptive state (after
+// Report.addStep, live or replayed).
+func (r *run) observe(rec *StepRecord) {
+	if r.auto == nil {
+		return
+	}
+	st := r.kstate()
+	x := rec.Votes[rec.Key]
+	if st.Source == SourceCorrectness {
+		x = 0
+		if rec.Correct == nil { // an unchecked step: charged, not counted
+			r.auto.Observe(&st, rec.Step, rec.K, 0, 0)
+			*r.rep.KAuto = st
+			return
+		}
+		x = *rec.Correct
+	}
+	r.auto.Observe(&st, rec.Step, rec.K, x, rec.Valid)
+	*r.rep.KAuto = st
+}
