@@ -17,7 +17,7 @@ import (
 var ErrSuite = errors.New("unknown benchmark suite")
 
 // Suites are the suites, in the order Run runs them.
-var Suites = []string{"fidelity", "strategies", "scale", "real"}
+var Suites = []string{"fidelity", "strategies", "scale", "real", "overhead", "cost"}
 
 // Options configure a Run. The zero value runs every suite at full size.
 type Options struct {
@@ -76,6 +76,8 @@ type Report struct {
 	Strategies *StrategiesResult `json:"strategies,omitempty"`
 	Scale      *ScaleResult      `json:"scale,omitempty"`
 	Real       *RealResult       `json:"real,omitempty"`
+	Overhead   *SpeedResult      `json:"overhead,omitempty"`
+	Cost       *CostResult       `json:"cost,omitempty"`
 	// Goals are the project's targets with the measured figure beside
 	// each.
 	Goals []Goal `json:"goals"`
@@ -132,6 +134,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Scale, err = runScale(ctx, o, ticker(name, scaleUnits(o.Quick)))
 		case "real":
 			rep.Real, err = runReal(ctx, o, ticker(name, realUnits()))
+		case "overhead":
+			rep.Overhead, err = runSpeed(ctx, o, ticker(name, speedUnits()))
+		case "cost":
+			rep.Cost, err = runCost(ctx, o, ticker(name, costUnits()))
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -37,6 +37,9 @@ func (r *Report) Charts() (map[string][]byte, error) {
 			chart{"scale_time.svg", func() (*plot.Plot, error) { return scaleTimeChart(s) }},
 			chart{"scale_memory.svg", func() (*plot.Plot, error) { return scaleMemoryChart(s) }})
 	}
+	if c := r.Cost; c != nil {
+		charts = append(charts, chart{"cost.svg", func() (*plot.Plot, error) { return costChart(c) }})
+	}
 	out := make(map[string][]byte, len(charts))
 	for _, c := range charts {
 		p, err := c.make()

@@ -27,6 +27,11 @@
 //   - real: the same steps through maker/simserver over HTTP with
 //     langchaingo's OpenAI client, and through the NATS JetStream engine
 //     (maker/cluster, [OverNATS]), against the in-process model.
+//   - overhead: the step loop against its floor (Floor: the sim, a hash,
+//     an ahead-by-k tally, one parse of the winner, Advance) in process,
+//     with and without a journal; and mdap's HTTP path against the paper's
+//     sequential voting loop (ReferenceLoop, net/http) over the same
+//     serve-sim, run in a child process so CPU is the client's.
 //
 // Measurements that compare are taken side by side in one run and reported
 // as ratios; statistical claims carry 95% confidence intervals.

@@ -232,6 +232,11 @@ func fidelityRace(ctx context.Context, seed uint64, steps, rivals int, p float64
 }
 
 // fidelityHanoi runs Towers of Hanoi through the whole pipeline.
+// fidelitySamplesPerCall is the hanoi cells' Solver.SamplesPerCall (a
+// test sets it: the cells must not change with several samples per
+// request).
+var fidelitySamplesPerCall = 1
+
 func fidelityHanoi(ctx context.Context, seed uint64, disks, seeds, rivals int, p float64, k int) (FidelityCell, error) {
 	var votes accum
 	wrong, steps := 0, 0
@@ -244,7 +249,7 @@ func fidelityHanoi(ctx context.Context, seed uint64, disks, seeds, rivals int, p
 		if err != nil {
 			return FidelityCell{}, err
 		}
-		solver := &maker.Solver{Model: model, Vote: vote.Config{K: k, MaxSamples: 1 << 20},
+		solver := &maker.Solver{Model: model, Vote: vote.Config{K: k, MaxSamples: 1 << 20}, SamplesPerCall: fidelitySamplesPerCall,
 			Progress: func(e maker.Event) { votes.add(float64(e.Record.Valid)) }}
 		rep, err := solver.Solve(ctx, task)
 		if err != nil {

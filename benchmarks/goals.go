@@ -117,6 +117,12 @@ func goals(r *Report) []Goal {
 			notRun(x, "scale suite not run")
 		}
 	}
+	out = append(out, overheadGoals(r.Overhead)...)
+	if c := r.Cost; c != nil {
+		out = append(out, costGoal(c))
+	} else {
+		notRun(costGoal(&CostResult{}).Goal, "cost suite not run")
+	}
 	for i := range out {
 		out[i].Measured = strings.TrimSpace(out[i].Measured)
 	}

@@ -3,11 +3,13 @@ package benchmarks
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -69,4 +71,104 @@ func BenchmarkRaceOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkStepLoop is the in-process step loop (maker.Solver on the sim,
+// Hanoi) beside its floor (Floor), per sample.
+func BenchmarkStepLoop(b *testing.B) {
+	const disks = 10
+	b.Run("floor", func(b *testing.B) {
+		b.ReportAllocs()
+		samples := 0
+		for b.Loop() {
+			r, err := Floor(context.Background(), disks, 3, sim.DefaultConfig())
+			if err != nil || !r.Solved {
+				b.Fatal(err)
+			}
+			samples += r.Samples
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+	})
+	for _, par := range []int{0, 1} {
+		b.Run(fmt.Sprintf("solver/parallel=%d", par), func(b *testing.B) {
+			b.ReportAllocs()
+			samples := 0
+			for b.Loop() {
+				task, _ := hanoi.New(disks)
+				s := &maker.Solver{Model: simModel(b, 0), Vote: vote.Config{K: 3, Parallel: par}}
+				rep, err := s.Solve(context.Background(), task)
+				if err != nil || !task.Solved() {
+					b.Fatal(err)
+				}
+				samples += rep.Launched
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+		})
+	}
+}
+
+// BenchmarkHTTPPath is the solver over HTTP (maker/models against a
+// serve-sim child process) beside the reference loop, per sample: the
+// process's CPU is the client's alone.
+func BenchmarkHTTPPath(b *testing.B) {
+	const disks = 6
+	cfg := sim.DefaultConfig()
+	srv, err := startSimServer(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.stop()
+	b.Run("reference", func(b *testing.B) {
+		samples := 0
+		for b.Loop() {
+			r, err := ReferenceLoop(context.Background(), http.DefaultTransport.(*http.Transport).Clone(), srv.url+"/v1", srv.model, disks, 3)
+			if err != nil {
+				b.Fatal(err)
+			}
+			samples += r.Samples
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+	})
+	for _, par := range []int{1, 0} {
+		b.Run(fmt.Sprintf("solver/parallel=%d", par), func(b *testing.B) {
+			m, err := models.Open("openai:"+srv.model, models.Options{BaseURL: srv.url + "/v1", APIKey: "placeholder"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			samples := 0
+			for b.Loop() {
+				task, _ := hanoi.New(disks)
+				s := &maker.Solver{Model: m, Vote: vote.Config{K: 3, Parallel: par}}
+				rep, err := s.Solve(context.Background(), task)
+				if err != nil {
+					b.Fatal(err)
+				}
+				samples += rep.Launched
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+		})
+	}
+}
+
+// BenchmarkJournaled is the in-process step loop with a journal, per
+// sample (against BenchmarkStepLoop/solver/parallel=0).
+func BenchmarkJournaled(b *testing.B) {
+	const disks = 10
+	dir := b.TempDir()
+	samples := 0
+	for i := 0; b.Loop(); i++ {
+		task, _ := hanoi.New(disks)
+		j, err := maker.CreateJournal(fmt.Sprintf("%s/j%d.jsonl", dir, i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := &maker.Solver{Model: simModel(b, 0), Vote: vote.Config{K: 3}, Journal: j}
+		rep, err := s.Solve(context.Background(), task)
+		if err != nil || !task.Solved() {
+			b.Fatal(err)
+		}
+		_ = j.Close()
+		samples += rep.Launched
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
 }

@@ -60,7 +60,7 @@ func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageConte
 	agent := &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout}
 	d := Drawn{Member: id.Index % len(members(s.Model))}
 	reply, took, err := agent.sample(ctx, id, msgs)
-	d.Usage = vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}
+	d.Usage = reply.usage(took)
 	if err != nil {
 		d.Err = err
 		return d, nil

@@ -104,6 +104,18 @@ func appendUsage(b []byte, u vote.Usage) []byte {
 	b = strconv.AppendInt(b, int64(u.OutputTokens), 10)
 	b = append(b, `,"latency_ns":`...)
 	b = strconv.AppendInt(b, int64(u.Latency), 10)
+	if u.CachedInputTokens != 0 {
+		b = append(b, `,"cached_input_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.CachedInputTokens), 10)
+	}
+	if u.CacheWriteTokens != 0 {
+		b = append(b, `,"cache_write_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.CacheWriteTokens), 10)
+	}
+	if u.Requests != 0 {
+		b = append(b, `,"requests":`...)
+		b = strconv.AppendInt(b, int64(u.Requests), 10)
+	}
 	return append(b, '}')
 }
 

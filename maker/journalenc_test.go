@@ -65,7 +65,7 @@ func randomRecord(rng *rand.Rand) *StepRecord {
 		Step: rng.IntN(1 << 20), Pending: rng.IntN(4) == 0, K: 1 + rng.IntN(5),
 		Key:     strconv.FormatUint(rng.Uint64(), 16),
 		Counts:  vote.Counts{Launched: rng.IntN(9), Valid: rng.IntN(9), Flagged: rng.IntN(3), Errors: rng.IntN(3), Cancelled: rng.IntN(3)},
-		Usage:   vote.Usage{InputTokens: rng.IntN(1e6), OutputTokens: rng.IntN(1e4), Latency: time.Duration(rng.Int64N(1e10))},
+		Usage:   vote.Usage{InputTokens: rng.IntN(1e6), OutputTokens: rng.IntN(1e4), Latency: time.Duration(rng.Int64N(1e10)), CachedInputTokens: rng.IntN(3) * 100, CacheWriteTokens: rng.IntN(2) * 50, Requests: rng.IntN(3)},
 		Elapsed: time.Duration(rng.Int64N(1e10)),
 	}
 	if rng.IntN(6) > 0 {

@@ -104,10 +104,33 @@ type microagent struct {
 	options     []llms.CallOption
 	timeout     time.Duration
 	schema      json.RawMessage // the answer schema, with Solver.Structured
+	perCall     *perCall        // several samples per request; nil: one
+	budget      *Budget         // the spending cap; nil: none
+	price       func(index int) Price
 }
 
-// sample asks the model once. The context carries the sample's identity.
+// sample asks the model once for one sample. The context carries the
+// sample's identity.
 func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.MessageContent) (Reply, time.Duration, error) {
+	rs, took, err := a.call(ctx, id, msgs, 1)
+	if err != nil {
+		if errors.Is(err, ErrBudget) {
+			return Reply{}, took, err // not started
+		}
+		return Reply{requests: 1}, took, err // a failed request is a request
+	}
+	return rs[0], took, nil
+}
+
+// call makes one request for n samples (llms.WithN when n > 1), the
+// samples of indices id.Index to id.Index+n-1, all at the temperature of
+// id.Index. The context carries the first sample's identity: a model that
+// honours n draws its choice j as sample id.Index+j (see WithSampleID).
+// It returns the replies the provider gave, at most n and at least one
+// (a provider that ignores n returns one): the request's input tokens
+// (and cached ones) are on the first reply, its output tokens shared out
+// among the replies by their length, and the first reply's Requests is 1.
+func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageContent, n int) ([]Reply, time.Duration, error) {
 	opts := append([]llms.CallOption{
 		llms.WithTemperature(a.temperature(id.Index)),
 		llms.WithMaxTokens(a.maxTokens),
@@ -115,6 +138,9 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 		// reproducible draw (langchaingo omits a seed of 0, hence +1).
 		llms.WithSeed(id.Index + 1),
 	}, a.options...)
+	if n > 1 {
+		opts = append(opts, llms.WithN(n))
+	}
 	if len(a.tools) > 0 {
 		opts = append(opts, llms.WithTools(a.tools))
 	}
@@ -129,8 +155,32 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 		callCtx, cancel = context.WithTimeout(callCtx, a.timeout)
 		defer cancel()
 	}
+	var worst float64
+	var price Price
+	if a.budget != nil {
+		if a.price != nil {
+			price = a.price(id.Index)
+		}
+		worst = price.WorstCase(promptTokens(msgs), a.maxTokens, n)
+		if err := a.budget.reserve(worst); err != nil {
+			return nil, 0, err
+		}
+	}
 	resp, err := a.model.GenerateContent(callCtx, msgs, opts...)
 	took := time.Since(start)
+	if a.budget != nil {
+		cost := 0.0
+		if err == nil && resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil {
+			for _, r := range replies(validChoices(resp.Choices, n), msgs) {
+				cost += price.Cost(r.usage(0))
+			}
+		} else if err != nil {
+			// A failed request may still have been billed: count its
+			// worst case, so the cap holds whatever the provider did.
+			cost = worst
+		}
+		a.budget.settle(worst, cost)
+	}
 	if err != nil {
 		if ctx.Err() == nil && callCtx.Err() != nil {
 			err = fmt.Errorf("%w: no answer within %s: %w", ErrCallTimeout, a.timeout, err)
@@ -142,30 +192,84 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 			// server in a tight loop.
 			_ = wait.Sleep(ctx, d)
 		}
-		return Reply{}, took, err
+		return nil, took, err
 	}
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
-		return Reply{}, took, ErrNoChoice
+		return nil, took, ErrNoChoice
 	}
-	c := resp.Choices[0]
-	r := Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason}
-	in, okIn := intInfo(c.GenerationInfo, "PromptTokens", "input_tokens", "InputTokens")
-	out, okOut := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
-	if !okOut {
-		out = EstimateReplyTokens(c.Content, c.ToolCalls)
+	return replies(validChoices(resp.Choices, n), msgs), took, nil
+}
+
+// validChoices returns at most n choices, those before a missing one.
+func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
+	if len(choices) > n {
+		choices = choices[:n]
 	}
+	for i, c := range choices {
+		if c == nil {
+			return choices[:i]
+		}
+	}
+	return choices
+}
+
+// replies turns a response's choices into replies with the request's
+// usage: input tokens once, on the first; output tokens per choice.
+func replies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply {
+	rs := make([]Reply, len(choices))
+	first := choices[0].GenerationInfo
+	in, okIn := intInfo(first, "PromptTokens", "input_tokens", "InputTokens")
+	cacheRead, _ := intInfo(first, "PromptCachedTokens", "CacheReadInputTokens", "cached_tokens")
+	cacheWrite, _ := intInfo(first, "CacheCreationInputTokens")
 	if !okIn {
-		in = 0
-		for _, m := range msgs {
-			for _, p := range m.Parts {
-				if t, ok := p.(llms.TextContent); ok {
-					in += EstimateTokens(t.Text)
-				}
+		in = promptTokens(msgs)
+	}
+	if _, anthropic := first["CacheReadInputTokens"]; anthropic {
+		// Anthropic's input_tokens leaves out the tokens read from and
+		// written to the cache; mdap's InputTokens counts every one.
+		in += cacheRead + cacheWrite
+	}
+	// Output tokens: a provider that reports per choice gives each its
+	// own; OpenAI puts the request's total on every choice, which is
+	// shared out by the choices' lengths so the sum is what was billed.
+	outs := make([]int, len(choices))
+	shared := len(choices) > 1
+	okOut := true
+	for i, c := range choices {
+		o, ok := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
+		okOut = okOut && ok
+		outs[i] = o
+		if i > 0 && o != outs[0] {
+			shared = false
+		}
+	}
+	est := make([]int, len(choices))
+	sum := 0
+	for i, c := range choices {
+		est[i] = max(1, EstimateReplyTokens(c.Content, c.ToolCalls))
+		sum += est[i]
+	}
+	switch {
+	case !okOut:
+		for i, c := range choices {
+			outs[i] = EstimateReplyTokens(c.Content, c.ToolCalls)
+		}
+	case shared:
+		total, given := outs[0], 0
+		for i := range outs {
+			if i == len(outs)-1 {
+				outs[i] = total - given
+			} else {
+				outs[i] = total * est[i] / sum
+				given += outs[i]
 			}
 		}
 	}
-	r.InputTokens, r.OutputTokens, r.Estimated = in, out, !okOut
-	return r, took, nil
+	for i, c := range choices {
+		rs[i] = Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason, OutputTokens: outs[i], Estimated: !okOut}
+	}
+	rs[0].InputTokens, rs[0].cachedIn, rs[0].cacheWrite, rs[0].requests = in, cacheRead, cacheWrite, 1
+	return rs
 }
 
 // intInfo reads the first of keys that GenerationInfo holds as a number.

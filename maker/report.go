@@ -15,11 +15,45 @@ import (
 type Price struct {
 	InputPerMillion  float64 `json:"input_per_million"`
 	OutputPerMillion float64 `json:"output_per_million"`
+	// CachedInputPerMillion is the price of input tokens read from the
+	// provider's prompt cache (vote.Usage.CachedInputTokens), and
+	// CacheWritePerMillion that of input tokens written to it
+	// (CacheWriteTokens, Anthropic's cache creation). Zero means
+	// InputPerMillion: no discount, no premium.
+	CachedInputPerMillion float64 `json:"cached_input_per_million,omitempty"`
+	CacheWritePerMillion  float64 `json:"cache_write_per_million,omitempty"`
 }
 
-// Cost returns what u costs at p.
+// Cost returns what u costs at p: uncached input at InputPerMillion,
+// cached input at CachedInputPerMillion, cache writes at
+// CacheWritePerMillion, output at OutputPerMillion.
 func (p Price) Cost(u vote.Usage) float64 {
-	return (float64(u.InputTokens)*p.InputPerMillion + float64(u.OutputTokens)*p.OutputPerMillion) / 1e6
+	cached, write := p.cachedPrice(), p.writePrice()
+	plain := u.InputTokens - u.CachedInputTokens - u.CacheWriteTokens
+	return (float64(plain)*p.InputPerMillion + float64(u.CachedInputTokens)*cached +
+		float64(u.CacheWriteTokens)*write + float64(u.OutputTokens)*p.OutputPerMillion) / 1e6
+}
+
+func (p Price) cachedPrice() float64 {
+	if p.CachedInputPerMillion > 0 {
+		return p.CachedInputPerMillion
+	}
+	return p.InputPerMillion
+}
+
+func (p Price) writePrice() float64 {
+	if p.CacheWritePerMillion > 0 {
+		return p.CacheWritePerMillion
+	}
+	return p.InputPerMillion
+}
+
+// WorstCase is the most one request of n choices can cost at p: prompt
+// input tokens uncached (or written to the cache, whichever is dearer)
+// and maxTokens of output for each choice. Cost: O(1).
+func (p Price) WorstCase(prompt, maxTokens, n int) float64 {
+	in := max(p.InputPerMillion, p.writePrice())
+	return (float64(prompt)*in + float64(n*maxTokens)*p.OutputPerMillion) / 1e6
 }
 
 // Report is what a run did. It holds aggregates only, so its size does not
@@ -169,7 +203,7 @@ func (r Report) String() string {
 		}
 		fmt.Fprintf(&b, "flags: %s\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(&b, "tokens in %d, out %d; cost $%.4f\n", r.Usage.InputTokens, r.Usage.OutputTokens, r.Cost)
+	fmt.Fprintf(&b, "tokens in %d, out %d%s; cost $%.4f\n", r.Usage.InputTokens, r.Usage.OutputTokens, cacheText(r.Usage), r.Cost)
 	if len(r.Models) > 1 {
 		for _, m := range r.Models {
 			fmt.Fprintf(&b, "  %s: samples %d, valid %d, flagged %d, errors %d, winner votes %d, tokens in %d, out %d, cost $%.4f\n",
@@ -187,4 +221,22 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, "steps by k: %s\n", strings.Join(parts, ", "))
 	}
 	return b.String()
+}
+
+// cacheText is the report's note on cached input and requests, if any.
+func cacheText(u vote.Usage) string {
+	var parts []string
+	if u.CachedInputTokens > 0 {
+		parts = append(parts, fmt.Sprintf("cached in %d", u.CachedInputTokens))
+	}
+	if u.CacheWriteTokens > 0 {
+		parts = append(parts, fmt.Sprintf("cache writes %d", u.CacheWriteTokens))
+	}
+	if u.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("requests %d", u.Requests))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -100,8 +100,25 @@ type Solver struct {
 	// MaxSteps stops a run that is not done after that many steps, with
 	// ErrStepLimit. Zero means no limit.
 	MaxSteps int
+	// SamplesPerCall asks for several samples of a wave in one request
+	// (llms.WithN), each returned choice a sample with its own identity:
+	// 0 or 1 means one sample per request (the paper's way), N > 1 at
+	// most N choices a request, SamplesPerCallAuto as many as the wave
+	// (see MaxSamplesPerCall). Samples of different temperatures never
+	// share a request, so under DefaultTemperature the first sample of a
+	// step is a request of its own. A provider that returns fewer choices
+	// than asked is detected at its first such answer; the samples it
+	// left out, and every later one, are separate calls. An Ensemble
+	// always draws one sample per request. See docs/cost.md.
+	SamplesPerCall int
 	// Price turns usage into Report.Cost.
 	Price Price
+	// Budget, if set, caps the money the run spends (see Budget): a call
+	// whose worst case would pass the cap is not started, and the step
+	// fails with ErrBudget (a *BudgetError naming the cap and what was
+	// spent). A resumed run credits the budget with its journaled steps'
+	// cost. Share one Budget among solvers to cap them together.
+	Budget *Budget
 	// Progress, if set, is called after every step (replayed ones
 	// included), from the goroutine that called Solve; it must be quick.
 	Progress func(Event)
@@ -233,6 +250,15 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids,
 		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout, schema: schema},
 	}
+	if s.Budget != nil {
+		run.agent.budget = s.Budget
+		run.agent.price = func(i int) Price { return s.priceOf(ms, i%len(ms)) }
+	}
+	if per := s.samplesPerCall(len(ms)); per > 1 {
+		run.agent.perCall = &perCall{limit: per, onShort: func(got, asked int) {
+			s.logger().Warn("the model returned fewer choices than asked: one sample per request from now on", "asked", asked, "got", got)
+		}}
+	}
 	if s.Executor != nil {
 		run.normalize = s.Executor.Normalize
 	}
@@ -249,6 +275,9 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		initModels() // a checkpoint's report replaced them
 		if err != nil {
 			return rep, err
+		}
+		if s.Budget != nil {
+			s.Budget.Credit(s.spentIn(&rep, ms))
 		}
 		if err := j.begin(task.Fingerprint(), settings); err != nil {
 			return rep, err
@@ -322,9 +351,10 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	defer cancel(nil)
 	tally := &modelTally{n: len(r.ids)}
 	memo := &judgeMemo{}
+	wave := r.agent.wave(step, msgs)
 	draw := func(ctx context.Context, i int) (sm vote.Sample[intent.Output]) {
-		reply, took, err := r.agent.sample(ctx, SampleID{Step: step, Index: i}, msgs)
-		sm.Usage = vote.Usage{InputTokens: reply.InputTokens, OutputTokens: reply.OutputTokens, Latency: took}
+		reply, took, err := wave.sample(ctx, i)
+		sm.Usage = reply.usage(took)
 		var why error
 		defer func() {
 			tally.record(i, sm)
@@ -349,6 +379,16 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 			return out, err
 		}
 		out, key, flag, reason := memo.judge(reply, func() (intent.Output, uint64, error, error) {
+			if keyer, ok := r.task.(VoteKeyer); ok {
+				return judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
+					if rec := panics.Try(func() { out, key, err = keyer.DecodeKey(reply) }); rec != nil {
+						perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
+						cancel(perr)
+						return out, 0, perr
+					}
+					return out, key, err
+				}, r.normalize)
+			}
 			return judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
 		})
 		if errors.Is(reason, ErrTaskPanic) {
@@ -370,7 +410,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}
-	res, err := vote.Race(raceCtx, cfg, draw)
+	res, err := raceFor(r.Model, cfg)(raceCtx, cfg, draw)
 	rec := &StepRecord{
 		Step:   step,
 		K:      cfg.K,
@@ -458,15 +498,33 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 func (s *Solver) cost(rep *Report, ms []llms.Model) {
 	rep.Cost = 0
 	for i := range rep.Models {
-		price := s.Price
-		if i < len(ms) {
-			if p, ok := ms[i].(Priced); ok {
-				price = p.Price()
-			}
-		}
-		rep.Models[i].Cost = price.Cost(rep.Models[i].Usage)
+		rep.Models[i].Cost = s.priceOf(ms, i).Cost(rep.Models[i].Usage)
 		rep.Cost += rep.Models[i].Cost
 	}
+}
+
+// priceOf is member i's price: its own (Priced) or Solver.Price.
+func (s *Solver) priceOf(ms []llms.Model, i int) Price {
+	if i < len(ms) {
+		if p, ok := ms[i].(Priced); ok {
+			return p.Price()
+		}
+	}
+	return s.Price
+}
+
+// CostOf returns what rep's usage costs at the solver's prices (each
+// model's own, Priced, else Price), without changing rep: the dollars
+// spent so far, for a Progress callback whose Report.Cost is not yet set.
+func (s *Solver) CostOf(rep *Report) float64 { return s.spentIn(rep, members(s.Model)) }
+
+// spentIn is what rep's usage cost, without changing rep.
+func (s *Solver) spentIn(rep *Report, ms []llms.Model) float64 {
+	sum := 0.0
+	for i := range rep.Models {
+		sum += s.priceOf(ms, i).Cost(rep.Models[i].Usage)
+	}
+	return sum
 }
 
 // judgeMemo remembers a step's verdicts by reply: samples of one step that

@@ -2,8 +2,10 @@ package maker
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -26,6 +28,16 @@ type Task interface {
 	// Prompt returns the messages of the current step's microagent. last is
 	// the observation of the tool call the previous step's winner proposed,
 	// or nil when it proposed none.
+	//
+	// Cache-friendly layout: put what every step shares (the rules, the
+	// format, the examples, the task's fixed description) first, byte for
+	// byte the same at every step, and what changes (the state, the last
+	// move, the observation) last. Providers cache prompt prefixes
+	// (OpenAI from 1024 tokens, Anthropic from 1024 or 2048 tokens of a
+	// marked prefix) and bill a cached prefix at a fraction of the input
+	// price, so a static part first makes most of every step's prompt
+	// cheap; a step number or a time stamp near the top makes none of it
+	// (docs/cost.md).
 	Prompt(last *intent.Observation) []llms.MessageContent
 
 	// Decode turns a reply into the step's answer, or a red flag: an error
@@ -67,4 +79,15 @@ type Reply struct {
 	// overlong red flag reads, is an estimate.
 	InputTokens, OutputTokens int
 	Estimated                 bool
+
+	// cachedIn, cacheWrite: the parts of InputTokens read from and written
+	// to the provider's prompt cache; requests: 1 on the first reply of a
+	// request, 0 on the others of a request of several choices.
+	cachedIn, cacheWrite, requests int
+}
+
+// usage is the reply's part of what its request cost.
+func (r Reply) usage(took time.Duration) vote.Usage {
+	return vote.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Latency: took,
+		CachedInputTokens: r.cachedIn, CacheWriteTokens: r.cacheWrite, Requests: r.requests}
 }

@@ -170,11 +170,12 @@ func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T]) {
 		}
 		if n > 0 {
 			first := r.launch(n)
+			wctx := context.WithValue(raceCtx, waveKey{}, Wave{First: first, N: n})
 			wg.Add(n)
 			for i := first; i < first+n; i++ {
 				spawn(func() {
 					defer wg.Done()
-					drawOne(raceCtx, draw, i, results)
+					drawOne(wctx, draw, i, results)
 				})
 			}
 		}
@@ -257,4 +258,21 @@ func (e *panicError) Unwrap() []error {
 		return []error{ErrPanic}
 	}
 	return []error{ErrPanic, e.rec.AsError()}
+}
+
+// Wave is a launch of draws: Race starts the draws of indices First to
+// First+N-1 together, each on its own goroutine, and puts the wave in
+// every one's context (WaveFrom). A Drawer may use it to serve the wave's
+// samples with fewer provider requests (several choices per request), as
+// package maker does; each index must still get its own sample, the same
+// one it would get alone, for the race's determinism to hold.
+type Wave struct{ First, N int }
+
+type waveKey struct{}
+
+// WaveFrom returns the wave of the draw whose context ctx is (or derives
+// from), if Race launched it. Cost: a context lookup.
+func WaveFrom(ctx context.Context) (Wave, bool) {
+	w, ok := ctx.Value(waveKey{}).(Wave)
+	return w, ok
 }

@@ -10,6 +10,15 @@ type Usage struct {
 	InputTokens  int           `json:"input_tokens"`
 	OutputTokens int           `json:"output_tokens"`
 	Latency      time.Duration `json:"latency_ns"`
+	// CachedInputTokens and CacheWriteTokens are the parts of InputTokens
+	// the provider read from its prompt cache and wrote to it (billed at
+	// their own prices; see maker.Price). Zero when it reports none.
+	CachedInputTokens int `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  int `json:"cache_write_tokens,omitempty"`
+	// Requests counts the provider requests the samples took: with
+	// several samples per request, the request's first sample carries 1
+	// and the others 0. Zero where the drawer does not count them.
+	Requests int `json:"requests,omitempty"`
 }
 
 // Add adds v to u.
@@ -17,6 +26,9 @@ func (u *Usage) Add(v Usage) {
 	u.InputTokens += v.InputTokens
 	u.OutputTokens += v.OutputTokens
 	u.Latency += v.Latency
+	u.CachedInputTokens += v.CachedInputTokens
+	u.CacheWriteTokens += v.CacheWriteTokens
+	u.Requests += v.Requests
 }
 
 // Counts are sample counts, for one race or summed over many (a run's

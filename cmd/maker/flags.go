@@ -31,6 +31,7 @@ type runFlags struct {
 	priceIn, priceOut    float64
 	priceInSet           bool // --price-in was given
 	priceOutSet          bool
+	maxInFlight          int // maker solve's --max-inflight, for the connection pool
 	structured, verbose  bool
 	k, parallel          int
 	kAuto                bool    // --k auto: maker.AdaptiveK
@@ -54,6 +55,7 @@ type runFlags struct {
 	progress             string
 	timeout              time.Duration
 	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
+	costFlags            // --samples-per-call, --max-cost (cost.go)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -90,6 +92,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
+	f.registerCost(fs)
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "on", "off"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModel)
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
@@ -119,6 +122,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	f.priceInSet, f.priceOutSet = fs.Changed("price-in"), fs.Changed("price-out")
 	if err := f.validateK(fs); err != nil {
+		return err
+	}
+	if err := f.validateCost(); err != nil {
 		return err
 	}
 	switch {
@@ -311,7 +317,9 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 		RerunPending: f.rerunPending,
 		Price:        f.price(),
 		Structured:   f.structured,
+		Budget:       f.budget(),
 	}
+	s.SamplesPerCall = f.perCall
 	if strings.HasPrefix(f.journal, natsJournalPrefix) {
 		if s.Journal, err = f.natsJournal(stderr); err != nil {
 			return nil, err
@@ -341,6 +349,7 @@ func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 	opts := models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
 		return sim.New(oracle, f.simConfig())
 	}}
+	opts.MaxInFlight = f.maxInFlight
 	if f.priceInSet {
 		opts.InputPrice = &f.priceIn
 	}
@@ -440,6 +449,7 @@ func (f *runFlags) watch(s *maker.Solver, w io.Writer, total int) (finish func()
 	}
 	if a.bar != nil {
 		s.Progress = a.progress
+		a.cost = func(e maker.Event) string { return costLine(s.CostOf(e.Report), e.Report.Steps, total) }
 	}
 	s.OnSample = a.sample
 	return a.finish
@@ -452,6 +462,8 @@ type activity struct {
 	w       io.Writer
 	verbose bool
 	step    stepActivity
+	cost    func(maker.Event) string // dollars spent and forecast (cost.go)
+	spent   string
 }
 
 // verboseChars is how much of a flagged reply --verbose shows.
@@ -474,13 +486,16 @@ func (a *activity) sample(e maker.SampleEvent) {
 		}
 	}
 	if a.bar != nil {
-		a.bar.Describe(a.step.String())
+		a.bar.Describe(a.step.String() + a.spent)
 	}
 }
 
 func (a *activity) progress(e maker.Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.cost != nil {
+		a.spent = "; " + a.cost(e)
+	}
 	_ = a.bar.Set(e.Step + 1)
 }
 

@@ -310,6 +310,23 @@ func TestOllamaE2E(t *testing.T) {
 		})
 	}
 
+	// Several samples per request: Ollama's APIs answer one choice
+	// whatever n says; every sample is still drawn, once.
+	for _, c := range clients {
+		t.Run("samples per request, n ignored "+c.spec, func(t *testing.T) {
+			proxy := newUsageProxy(t, base)
+			code, s, stderr := runMaker(t, 2*time.Minute, "hanoi", "--disks", "2", "--model", c.spec, "--base-url", proxy.URL+c.url,
+				"--k", "3", "--max-samples", "9", "--max-tokens", "24", "--samples-per-call", "auto")
+			t.Logf("%s --samples-per-call auto: %d samples in %d requests (server calls %d), exit %d", c.spec, s.Samples, s.Requests, proxy.calls, code)
+			assert.Equal(t, 1, code, stderr)
+			assert.Contains(t, s.Error, "vote: undecided: budget of 9 samples spent")
+			assert.Equal(t, 9, s.Flagged+s.Valid, "every sample of the budget drawn, none lost")
+			assert.Equal(t, proxy.calls, s.Requests, "the requests counted are the server's")
+			assert.Equal(t, proxy.input, s.InputTokens)
+			assert.Equal(t, proxy.output, s.OutputTokens)
+		})
+	}
+
 	// Structured output: the same model's replies parse and reach the vote.
 	for _, c := range clients {
 		t.Run("structured output reaches the vote "+c.spec, func(t *testing.T) {

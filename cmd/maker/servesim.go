@@ -21,6 +21,7 @@ type serveSimFlags struct {
 	modelName   string
 	verbose     bool
 	faults      simserver.Faults
+	billing     simserver.Billing // (cost.go)
 }
 
 func newServeSim() *cobra.Command {
@@ -108,6 +109,7 @@ SIGINT or SIGTERM stops the server gracefully: exit status 0.`,
 	fs.Float64Var(&f.faults.Hang, "fault-hang", 0, "fraction of requests that hang until the client gives up")
 	fs.Float64Var(&f.faults.Truncate, "fault-truncate", 0, "fraction of requests whose reply is cut after the headers and half the JSON")
 	fs.Float64Var(&f.faults.Garbage, "fault-garbage", 0, "fraction of requests answered 200 with a body that is not JSON")
+	registerBilling(fs, &f.billing)
 	simFl.register(scratch)
 	for _, name := range simFlags {
 		fs.AddFlag(scratch.Flags().Lookup(name))
@@ -142,6 +144,9 @@ func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cob
 	if f.modelName == "" {
 		return cfg, usageErr("--model-name \"\": give the name to list, such as sim")
 	}
+	if err := checkBilling(f.billing); err != nil {
+		return cfg, err
+	}
 	if err := simFl.validate(scratch); err != nil {
 		return cfg, err
 	}
@@ -167,7 +172,7 @@ func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cob
 	default:
 		return cfg, usageErr("--task %q: use hanoi, or spec with --spec FILE", f.task)
 	}
-	cfg.Sim, cfg.Faults, cfg.ModelName = simFl.simConfig(), f.faults, f.modelName
+	cfg.Sim, cfg.Faults, cfg.ModelName, cfg.Billing = simFl.simConfig(), f.faults, f.modelName, f.billing
 	return cfg, nil
 }
 

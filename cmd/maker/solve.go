@@ -135,6 +135,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 				return usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
 			}
 			stderr := cmd.ErrOrStderr()
+			flags.maxInFlight = maxInFlight
 			model, err := batchModel(&flags)
 			defer flags.closeNATS() // after the store and the journals
 			if err != nil {
@@ -160,7 +161,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			builder := &batch.Builtin{
 				Model: model, Vote: flags.voteConfig(), MaxTokens: flags.maxTokens, Seed: flags.seed,
 				MaxSteps: maxSteps, Root: tools.root, Tools: tools.selection, RerunPending: flags.rerunPending,
-				Price: flags.price(),
+				Price: flags.price(), SamplesPerCall: flags.perCall, Budget: flags.budget(),
 			}
 			progress, finish := flags.batchBar(stderr, len(jobs))
 			runner := &batch.Runner{

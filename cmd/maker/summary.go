@@ -24,14 +24,20 @@ type runTotals struct {
 	SamplesPerStep float64        `json:"samples_per_step"`
 	InputTokens    int            `json:"input_tokens"`
 	OutputTokens   int            `json:"output_tokens"`
-	Cost           float64        `json:"cost"` // dollars
-	Resumed        int            `json:"resumed"`
-	WallSeconds    float64        `json:"wall_seconds"`
-	K              int            `json:"k"`
-	Model          string         `json:"model"`
-	Models         []modelSummary `json:"models"`
-	Seed           uint64         `json:"seed,omitempty"`
-	Error          string         `json:"error,omitempty"`
+	// CachedInputTokens and CacheWriteTokens are the input tokens read
+	// from and written to the provider's prompt cache; Requests the
+	// provider requests (fewer than Samples with --samples-per-call).
+	CachedInputTokens int            `json:"cached_input_tokens"`
+	CacheWriteTokens  int            `json:"cache_write_tokens"`
+	Requests          int            `json:"requests"`
+	Cost              float64        `json:"cost"` // dollars
+	Resumed           int            `json:"resumed"`
+	WallSeconds       float64        `json:"wall_seconds"`
+	K                 int            `json:"k"`
+	Model             string         `json:"model"`
+	Models            []modelSummary `json:"models"`
+	Seed              uint64         `json:"seed,omitempty"`
+	Error             string         `json:"error,omitempty"`
 
 	// --k auto: the steps by their k, and the run's own estimate of p.
 	KHistogram map[int]int      `json:"k_histogram"`
@@ -43,6 +49,7 @@ func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report
 	t := runTotals{
 		Steps: rep.Steps, Samples: rep.Launched, Valid: rep.Valid, Flagged: rep.Flagged,
 		Errors: rep.Errors, Cancelled: rep.Cancelled, Flags: maps.Clone(rep.Flags),
+		CachedInputTokens: rep.Usage.CachedInputTokens, CacheWriteTokens: rep.Usage.CacheWriteTokens, Requests: rep.Usage.Requests,
 		SamplesPerStep: rep.SamplesPerStep(), InputTokens: rep.Usage.InputTokens,
 		OutputTokens: rep.Usage.OutputTokens, Cost: rep.Cost, Resumed: rep.Resumed,
 		WallSeconds: rep.Wall.Seconds(), K: f.k, Model: f.modelName(), Models: modelSummaries(s, rep),

@@ -55,6 +55,11 @@ type Builtin struct {
 	RerunPending bool
 	// Price prices a model that does not know its own.
 	Price maker.Price
+	// SamplesPerCall is maker.Solver.SamplesPerCall for every job.
+	SamplesPerCall int
+	// Budget, if set, is every job's maker.Solver.Budget: one spending
+	// cap for the whole batch.
+	Budget *maker.Budget
 	// Logger is every solver's logger.
 	Logger *slog.Logger
 }
@@ -103,7 +108,8 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 			return nil, err
 		}
 		return &maker.Solver{Model: m, Vote: cfg, MaxTokens: b.MaxTokens, MaxSteps: maxSteps,
-			RerunPending: b.RerunPending, Price: b.Price, Logger: b.Logger}, nil
+			RerunPending: b.RerunPending, Price: b.Price, Logger: b.Logger,
+			SamplesPerCall: b.SamplesPerCall, Budget: b.Budget}, nil
 	}
 
 	switch job.Kind() {

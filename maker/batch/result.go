@@ -49,6 +49,12 @@ type Result struct {
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
 	Cost         float64 `json:"cost"`
+	// CachedInputTokens and CacheWriteTokens are the input tokens read
+	// from and written to the provider's prompt cache, Requests the
+	// provider requests (fewer than Samples with several per request).
+	CachedInputTokens int `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  int `json:"cache_write_tokens,omitempty"`
+	Requests          int `json:"requests,omitempty"`
 	// ToolCalls counts winning tool calls, Denied those the policy refused.
 	ToolCalls int `json:"tool_calls,omitempty"`
 	Denied    int `json:"denied,omitempty"`
@@ -101,6 +107,11 @@ type Summary struct {
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
 	Cost         float64 `json:"cost"`
+	// CachedInputTokens, CacheWriteTokens and Requests are the results'
+	// sums (see Result).
+	CachedInputTokens int `json:"cached_input_tokens"`
+	CacheWriteTokens  int `json:"cache_write_tokens"`
+	Requests          int `json:"requests"`
 	// Resumed counts the steps this run replayed from journals, over the
 	// tasks it finished.
 	Resumed int `json:"resumed"`
@@ -134,6 +145,9 @@ func (s *Summary) add(r Result) {
 	s.InputTokens += r.InputTokens
 	s.OutputTokens += r.OutputTokens
 	s.Cost += r.Cost
+	s.CachedInputTokens += r.CachedInputTokens
+	s.CacheWriteTokens += r.CacheWriteTokens
+	s.Requests += r.Requests
 	s.Resumed += r.Resumed
 	s.Results = append(s.Results, r)
 }

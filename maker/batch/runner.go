@@ -334,6 +334,7 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res R
 		res.Flags = maps.Clone(rep.Flags)
 	}
 	res.InputTokens, res.OutputTokens, res.Cost = rep.Usage.InputTokens, rep.Usage.OutputTokens, rep.Cost
+	res.CachedInputTokens, res.CacheWriteTokens, res.Requests = rep.Usage.CachedInputTokens, rep.Usage.CacheWriteTokens, rep.Usage.Requests
 	res.ToolCalls, res.Denied, res.Resumed = rep.ToolCalls, rep.Denied, rep.Resumed
 	switch {
 	case serr != nil:

@@ -28,17 +28,26 @@ func (t *Task) Prompt(last *intent.Observation) []llms.MessageContent { return t
 // neither format returns intent.Parse's error (an unparseable reply to the
 // solver). Safe for concurrent use; it does not change the task.
 func (t *Task) Decode(r maker.Reply) (intent.Output, error) {
+	a, err := t.decodeAnswer(r)
+	if err != nil {
+		return intent.Output{}, err
+	}
+	return intent.Output{Value: a.Value()}, nil
+}
+
+// decodeAnswer is Decode's answer, before its Value is built.
+func (t *Task) decodeAnswer(r maker.Reply) (Answer, error) {
 	if len(r.ToolCalls) > 0 {
-		return intent.Output{}, fmt.Errorf("%w: %w: a native tool call: this task has no tools", maker.ErrFormat, ErrFormat)
+		return Answer{}, fmt.Errorf("%w: %w: a native tool call: this task has no tools", maker.ErrFormat, ErrFormat)
 	}
 	a, err := t.Parse(r.Text)
 	if err != nil {
 		if errors.Is(err, ErrFormat) {
-			return intent.Output{}, fmt.Errorf("%w: %w", maker.ErrFormat, err)
+			return Answer{}, fmt.Errorf("%w: %w", maker.ErrFormat, err)
 		}
-		return intent.Output{}, err
+		return Answer{}, err
 	}
-	return intent.Output{Value: a.Value()}, nil
+	return a, nil
 }
 
 // Apply implements maker.Task: [Task.Advance] with the winner's answer,

@@ -39,6 +39,10 @@ const DefaultTimeout = 2 * time.Minute
 // a sample waits.
 const DefaultMaxRetryWait = maker.MaxRetryAfter
 
+// DefaultIdleConns is the idle connections a model keeps to its server
+// when Options.MaxInFlight is zero.
+const DefaultIdleConns = 64
+
 // Options are what Open needs beside the spec.
 type Options struct {
 	// BaseURL is the server. Empty means the provider's environment
@@ -60,6 +64,11 @@ type Options struct {
 	// spec gives no price (dollars per million tokens), over the built-in
 	// table (BuiltinPrice).
 	InputPrice, OutputPrice *float64
+	// MaxInFlight is the most calls the caller will have in flight at
+	// once (maker solve's --max-inflight): the connection pool keeps up
+	// to that many idle connections to the server, so no call opens a
+	// new one in a steady run. Zero means DefaultIdleConns.
+	MaxInFlight int
 	// Sim builds the simulated model for the spec "sim"; it depends on the
 	// task, so the caller provides it.
 	Sim func() (llms.Model, error)
@@ -126,7 +135,11 @@ func Open(spec string, o Options) (llms.Model, error) {
 	}
 	m.price = m.priceFrom(o, source)
 	pool := http.DefaultTransport.(*http.Transport).Clone()
-	pool.MaxIdleConnsPerHost = 64 // a step draws k samples at once
+	pool.MaxIdleConnsPerHost = DefaultIdleConns // a step draws k samples at once
+	if o.MaxInFlight > 0 {
+		pool.MaxIdleConnsPerHost = o.MaxInFlight
+	}
+	pool.MaxIdleConns = max(pool.MaxIdleConns, pool.MaxIdleConnsPerHost)
 	m.probe = &http.Client{Transport: pool, Timeout: probeTimeout}
 	client := &http.Client{Timeout: m.timeout, Transport: &transport{base: pool, ollama: sp.Provider == "ollama"}}
 	switch sp.Provider {
@@ -153,6 +166,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
 		m.llm, m.mapErr = llm, openai.MapError
+		m.lean = newLeanChat(client, base, m.key, sp.Name, !official)
 		m.withSchema = func(rf *openai.ResponseFormat) (llms.Model, error) {
 			return openai.New(append(opts, openai.WithResponseFormat(rf))...)
 		}
@@ -190,7 +204,10 @@ func (m *model) priceFrom(o Options, source string) maker.Price {
 		p, _ = BuiltinPrice(m.spec.Provider, m.spec.Name)
 	}
 	if o.InputPrice != nil {
+		// The table's cache prices are fractions of its input price:
+		// another input price drops them (cached input then costs input).
 		p.InputPerMillion = *o.InputPrice
+		p.CachedInputPerMillion, p.CacheWritePerMillion = 0, 0
 	}
 	if o.OutputPrice != nil {
 		p.OutputPerMillion = *o.OutputPrice
@@ -208,6 +225,7 @@ type model struct {
 	timeout      time.Duration
 	maxRetryWait time.Duration
 	llm          llms.Model
+	lean         *leanChat // the lean OpenAI path (lean.go); nil for others
 	extra        []llms.CallOption
 	mapErr       func(error) error
 	probe        *http.Client // diagnostic GETs
@@ -241,12 +259,13 @@ func (m *model) Call(ctx context.Context, prompt string, opts ...llms.CallOption
 // transport saw of it: see the package doc.
 func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
 	llm := m.llm
-	if schema, ok := maker.AnswerSchemaFrom(ctx); ok && m.withSchema != nil {
+	schema, structured := maker.AnswerSchemaFrom(ctx)
+	if structured && m.withSchema != nil {
 		llm = m.structured(schema)
 	}
 	c := &call{}
 	start := time.Now()
-	resp, err := llm.GenerateContent(withCall(ctx, c), msgs, append(opts, m.extra...)...)
+	resp, err := m.send(withCall(ctx, c), llm, structured, msgs, opts)
 	took := time.Since(start)
 	seen := c.snapshot()
 	if ctx.Err() != nil {

@@ -80,7 +80,7 @@ func TestParseSpecAndPrices(t *testing.T) {
 	assert.Equal(t, &maker.Price{}, s.Price)
 
 	for spec, want := range map[string]string{
-		"openai:x=0.15":       "want two prices separated by /",
+		"openai:x=0.15":       "want two to four prices separated by /",
 		"openai:x=a/1":        `"a" is not a number`,
 		"openai:x=-1/1":       "a price is a finite number of 0 or more",
 		"openai:x=1/Inf":      "a price is a finite number of 0 or more",
@@ -96,10 +96,11 @@ func TestParseSpecAndPrices(t *testing.T) {
 
 func TestBuiltinPrices(t *testing.T) {
 	for name, want := range map[string]maker.Price{
-		"gpt-4o-mini":            {InputPerMillion: 0.15, OutputPerMillion: 0.60},
-		"gpt-4o-mini-2024-07-18": {InputPerMillion: 0.15, OutputPerMillion: 0.60},
-		"gpt-4o":                 {InputPerMillion: 2.50, OutputPerMillion: 10},
-		"gpt-4.1-mini":           {InputPerMillion: 0.40, OutputPerMillion: 1.60},
+		"gpt-4o-mini":            {InputPerMillion: 0.15, OutputPerMillion: 0.60, CachedInputPerMillion: 0.075},
+		"gpt-4o-mini-2024-07-18": {InputPerMillion: 0.15, OutputPerMillion: 0.60, CachedInputPerMillion: 0.075},
+		"gpt-4o":                 {InputPerMillion: 2.50, OutputPerMillion: 10, CachedInputPerMillion: 1.25},
+		"gpt-4.1-mini":           {InputPerMillion: 0.40, OutputPerMillion: 1.60, CachedInputPerMillion: 0.10},
+		"gpt-3.5-turbo":          {InputPerMillion: 0.50, OutputPerMillion: 1.50},
 	} {
 		p, ok := BuiltinPrice("openai", name)
 		assert.True(t, ok, name)
@@ -107,7 +108,7 @@ func TestBuiltinPrices(t *testing.T) {
 	}
 	p, ok := BuiltinPrice("anthropic", "claude-3-5-haiku-20241022")
 	assert.True(t, ok)
-	assert.Equal(t, maker.Price{InputPerMillion: 0.80, OutputPerMillion: 4}, p)
+	assert.Equal(t, maker.Price{InputPerMillion: 0.80, OutputPerMillion: 4, CachedInputPerMillion: 0.08, CacheWritePerMillion: 1}, p, "Anthropic: reads at 0.1x, writes at 1.25x")
 	for _, name := range []string{"gpt-4o-audio-preview", "tiny", "gpt-4o-minis"} {
 		_, ok := BuiltinPrice("openai", name)
 		assert.False(t, ok, name)
@@ -125,7 +126,9 @@ func TestModelsArePriced(t *testing.T) {
 		return m.(maker.Priced).Price()
 	}
 	in, out := 1.0, 2.0
-	assert.Equal(t, maker.Price{InputPerMillion: 0.15, OutputPerMillion: 0.60}, price("openai:gpt-4o-mini", Options{}), "the built-in table at OpenAI's own API")
+	assert.Equal(t, maker.Price{InputPerMillion: 0.15, OutputPerMillion: 0.60, CachedInputPerMillion: 0.075}, price("openai:gpt-4o-mini", Options{}), "the built-in table at OpenAI's own API")
+	assert.Equal(t, maker.Price{InputPerMillion: 0.4, OutputPerMillion: 1.6, CachedInputPerMillion: 0.1}, price("openai:gpt-4.1-mini", Options{}), "gpt-4.1-mini: cached input 75% off")
+	assert.Equal(t, maker.Price{InputPerMillion: 3, OutputPerMillion: 4, CachedInputPerMillion: 0.5, CacheWritePerMillion: 5}, price("openai:x=3/4/0.5/5", Options{}), "a spec's cache prices")
 	assert.Equal(t, maker.Price{}, price("openai:gpt-4o-mini", Options{BaseURL: "http://127.0.0.1:8000/v1"}), "another server: its own price, unknown")
 	assert.Equal(t, maker.Price{InputPerMillion: 1, OutputPerMillion: 0.60}, price("openai:gpt-4o-mini", Options{InputPrice: &in}), "one flag over the table")
 	assert.Equal(t, maker.Price{InputPerMillion: 1, OutputPerMillion: 2}, price("ollama:tiny", Options{InputPrice: &in, OutputPrice: &out}))

@@ -14,7 +14,7 @@ import (
 )
 
 // Spec is a parsed --model spec: PROVIDER:NAME, optionally followed by
-// =IN/OUT, the model's price in dollars per million input and output
+// =IN/OUT[/CACHED[/WRITE]], the model's price in dollars per million input and output
 // tokens ("openai:gpt-4o-mini=0.15/0.60"); or "sim", the simulated model.
 type Spec struct {
 	// Provider is "sim", "openai", "ollama" or "anthropic".
@@ -35,13 +35,15 @@ func (s Spec) String() string {
 }
 
 // Specs lists the accepted spec forms, for help texts.
-const Specs = "sim, openai:MODEL, ollama:MODEL or anthropic:MODEL, each optionally with =IN/OUT, its price in dollars per million input/output tokens"
+const Specs = "sim, openai:MODEL, ollama:MODEL or anthropic:MODEL, each optionally with =IN/OUT[/CACHED[/WRITE]], its price in dollars per million input/output (cached input, cache write) tokens"
 
 // providers are the accepted providers of a spec.
 var providers = []string{"openai", "ollama", "anthropic"}
 
 // ParseSpec reads a --model spec. The price, if any, follows the last
-// "=" and is two non-negative numbers separated by "/". Errors wrap ErrSpec
+// "=" and is two to four non-negative numbers separated by "/": input,
+// output, and optionally cached input and cache write (maker.Price; 0 or
+// absent means the input price). Errors wrap ErrSpec
 // and say which forms are accepted. Cost: O(len(spec)).
 func ParseSpec(spec string) (Spec, error) {
 	if spec == "sim" {
@@ -61,7 +63,7 @@ func ParseSpec(spec string) (Spec, error) {
 	if i := strings.LastIndex(rest, "="); i >= 0 {
 		p, err := parsePrice(rest[i+1:])
 		if err != nil {
-			return Spec{}, fmt.Errorf("%w: price %q in %q: %w; write =IN/OUT in dollars per million input and output tokens, as in openai:gpt-4o-mini=0.15/0.60", ErrSpec, rest[i+1:], spec, err)
+			return Spec{}, fmt.Errorf("%w: price %q in %q: %w; write =IN/OUT[/CACHED[/WRITE]] in dollars per million input and output (cached input, cache write) tokens, as in openai:gpt-4o-mini=0.15/0.60/0.075", ErrSpec, rest[i+1:], spec, err)
 		}
 		s.Name, s.Price = rest[:i], &p
 	}
@@ -79,10 +81,11 @@ func CheckSpec(spec string) error {
 }
 
 func parsePrice(s string) (maker.Price, error) {
-	in, out, ok := strings.Cut(s, "/")
-	if !ok {
-		return maker.Price{}, fmt.Errorf("want two prices separated by /")
+	parts := strings.Split(s, "/")
+	if len(parts) < 2 || len(parts) > 4 {
+		return maker.Price{}, fmt.Errorf("want two to four prices separated by /")
 	}
+	in, out := parts[0], parts[1]
 	num := func(v string) (float64, error) {
 		f, err := strconv.ParseFloat(strings.TrimPrefix(v, "$"), 64)
 		switch {
@@ -101,7 +104,15 @@ func parsePrice(s string) (maker.Price, error) {
 	if err != nil {
 		return maker.Price{}, err
 	}
-	return maker.Price{InputPerMillion: i, OutputPerMillion: o}, nil
+	p := maker.Price{InputPerMillion: i, OutputPerMillion: o}
+	for k, dst := range []*float64{&p.CachedInputPerMillion, &p.CacheWritePerMillion} {
+		if len(parts) > 2+k {
+			if *dst, err = num(parts[2+k]); err != nil {
+				return maker.Price{}, err
+			}
+		}
+	}
+	return p, nil
 }
 
 // Default servers, when neither Options.BaseURL nor the environment names

@@ -47,6 +47,12 @@ type Config struct {
 	// Seed is the root of every random draw.
 	Seed uint64
 
+	// IgnoreN makes the model answer a request for several choices
+	// (llms.WithN) with one, as Anthropic's and Ollama's native APIs do.
+	// Off, a request of a sample identity (step, i) for n choices gets
+	// the samples i, i+1, ..., i+n-1, each the one it would be alone.
+	IgnoreN bool
+
 	// P is the probability that a valid reply (not a red flag, not an
 	// error) is the correct one. In (0, 1].
 	P float64

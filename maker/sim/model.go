@@ -2,8 +2,10 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mdap-go/mdap/internal/wait"
@@ -240,9 +242,10 @@ func (m *Model) Call(ctx context.Context, prompt string, options ...llms.CallOpt
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
 }
 
-// GenerateContent answers one request with one choice; see the package
-// documentation for how the reply is drawn. Of the call options it reads
-// only MaxTokens (0 means maker.DefaultMaxTokens for red-flag replies and
+// GenerateContent answers one request with one choice, or, for a request
+// with a sample identity and llms.WithN(n > 1) unless Config.IgnoreN, with
+// n choices (see choices); see the package documentation for how the reply
+// is drawn. Of the call options it reads only N and MaxTokens (0 means maker.DefaultMaxTokens for red-flag replies and
 // no limit for valid ones); temperature, seed and tools are ignored. The
 // sample's identity comes from the context (maker.SampleIDFrom), where the
 // solver puts it.
@@ -266,6 +269,54 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	for _, o := range options {
 		o(&opts)
 	}
+	if id, ok := maker.SampleIDFrom(ctx); ok && opts.N > 1 && !m.cfg.IgnoreN {
+		return m.choices(ctx, messages, opts, id)
+	}
+	return m.generate(ctx, messages, opts, n)
+}
+
+// choices answers a request for opts.N choices as an OpenAI-compatible
+// server does: choice j is the sample of index id.Index+j, drawn
+// concurrently, exactly as if asked alone; the usage is the request's,
+// on every choice (the prompt counted once, the completion tokens
+// summed). The first failed choice's error fails the request.
+func (m *Model) choices(ctx context.Context, messages []llms.MessageContent, opts llms.CallOptions, id maker.SampleID) (*llms.ContentResponse, error) {
+	resps := make([]*llms.ContentResponse, opts.N)
+	errs := make([]error, opts.N)
+	var wg sync.WaitGroup
+	for j := range opts.N {
+		wg.Go(func() {
+			one := opts
+			one.N = 1
+			resps[j], errs[j] = m.generate(maker.WithSampleID(ctx, maker.SampleID{Step: id.Step, Index: id.Index + j}), messages, one, 0)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, e := range errs {
+			if e != nil {
+				return nil, e
+			}
+		}
+	}
+	out := &llms.ContentResponse{Choices: make([]*llms.ContentChoice, opts.N)}
+	completion := 0
+	for j, r := range resps {
+		out.Choices[j] = r.Choices[0]
+		ct, _ := r.Choices[0].GenerationInfo["CompletionTokens"].(int)
+		completion += ct
+	}
+	prompt, _ := out.Choices[0].GenerationInfo["PromptTokens"].(int)
+	for _, c := range out.Choices {
+		c.GenerationInfo["PromptTokens"] = prompt
+		c.GenerationInfo["CompletionTokens"] = completion
+		c.GenerationInfo["TotalTokens"] = prompt + completion
+	}
+	return out, nil
+}
+
+// generate draws one choice; n numbers a call without a sample identity.
+func (m *Model) generate(ctx context.Context, messages []llms.MessageContent, opts llms.CallOptions, n uint64) (*llms.ContentResponse, error) {
 	prompt, promptHash := m.prompt(messages)
 	q := Query{Prompt: prompt}
 	if id, ok := maker.SampleIDFrom(ctx); ok {
@@ -452,3 +503,19 @@ func truncate(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+// Synchronous implements maker.Synchronous: without latency (the zero
+// Latency, or a fixed or uniform one of at most 0) a call answers on the
+// caller's goroutine without waiting, so the solver draws its samples
+// inline. With a latency it waits, and samples are drawn in parallel.
+func (m *Model) Synchronous() bool {
+	l := m.cfg.Latency
+	switch l.kind {
+	case latencyNone:
+		return true
+	case latencyFixed:
+		return l.fixed <= 0
+	case latencyUniform:
+		return l.max <= 0
+	}
+	return false
+}

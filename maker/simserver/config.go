@@ -64,6 +64,10 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 
+	// Billing is how usage is reported: prompt caching (cached_tokens)
+	// and reasoning-length replies (see Billing).
+	Billing Billing
+
 	// Logger receives a debug line per request and warnings of the HTTP
 	// server. Nil means none.
 	Logger *slog.Logger

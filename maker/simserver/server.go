@@ -51,7 +51,8 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 
-	n counters
+	n     counters
+	cache *prefixCache // nil: caching off (billing.go)
 }
 
 // counters are the Stats, as atomics.
@@ -102,6 +103,9 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Faults.Validate(); err != nil {
 		return nil, err
 	}
+	if err := cfg.Billing.validate(); err != nil {
+		return nil, err
+	}
 	if cfg.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("%w: MaxBodyBytes = %d, want 0 (the default) or more", ErrConfig, cfg.MaxBodyBytes)
 	}
@@ -109,6 +113,7 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg, model: m, name: cfg.ModelName, maxBody: cfg.MaxBodyBytes, log: cfg.Logger,
 		arrivals: map[uint64]uint64{}, closing: make(chan struct{}),
 	}
+	s.cache = newPrefixCache(cfg.Billing)
 	if s.name == "" {
 		s.name = DefaultModelName
 	}
@@ -405,6 +410,13 @@ func (s *Server) complete(ctx context.Context, req *chatRequest, msgs []llms.Mes
 			out.Usage.PromptTokens, _ = c.GenerationInfo["PromptTokens"].(int)
 		}
 		ct, _ := c.GenerationInfo["CompletionTokens"].(int)
+		if r := s.cfg.Billing.ReasoningTokens; r > 0 {
+			if req.maxTokens > 0 {
+				r = max(0, min(r, req.maxTokens-ct))
+			}
+			ct += r
+			out.Usage.CompletionDetails.ReasoningTokens += r
+		}
 		out.Usage.CompletionTokens += ct
 		ch := choice{Index: j, FinishReason: c.StopReason, Message: message{Role: "assistant"}}
 		if call, ok := toolCall(req, c, mix(s.cfg.Sim.Seed, domainToolCall, uint64(id.step), uint64(id.index+j))); ok {
@@ -417,6 +429,7 @@ func (s *Server) complete(ctx context.Context, req *chatRequest, msgs []llms.Mes
 		out.Choices[j] = ch
 	}
 	out.Usage.TotalTokens = out.Usage.PromptTokens + out.Usage.CompletionTokens
+	out.Usage.PromptDetails.CachedTokens = s.cache.lookup(sim.PromptText(msgs), out.Usage.PromptTokens)
 	b, err := json.Marshal(out)
 	if err != nil { // unreachable: plain structs
 		return errorBody(http.StatusInternalServerError, "server_error", "", "internal_error", err.Error())
@@ -484,6 +497,12 @@ type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	PromptDetails    struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // apiError is OpenAI's error shape.

@@ -1,0 +1,471 @@
+package benchmarks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/maker/simserver"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// The overhead suite: the step loop against what it could cost at least, run
+// side by side in one process, as ratios of CPU per sample.
+//
+//   - in process: maker.Solver on the sim (at --parallel k, the CLI's
+//     default, and 1; with and without a journal) against [Floor], a
+//     program with nothing but the sim, a hash, an ahead-by-k tally, one
+//     parse of the winner and Advance;
+//   - over HTTP: maker.Solver through maker/models' OpenAI client against
+//     [ReferenceLoop], the paper's sequential voting loop written plainly
+//     (net/http, encoding/json, regular expressions), over the same
+//     serve-sim.
+//
+// Every variant of a run draws the same samples (the sim is a function of
+// the seed, the step and the sample's index, and each sends the index as
+// the seed), so samples per step agree and the ratios compare the
+// machinery alone. Each figure is the median over runs that alternate the
+// variants; the spread is the smallest and largest ratio of a run.
+
+// SpeedRow is one variant of the overhead suite against its baseline.
+type SpeedRow struct {
+	Variant  string `json:"variant"`
+	Baseline string `json:"baseline,omitempty"`
+	Runs     int    `json:"runs"`
+	Samples  int    `json:"samples"` // per run
+	// CPUPerSample and WallPerSample are medians, in microseconds (the
+	// process's user+system CPU; over HTTP the server is a child process,
+	// so it is the client's alone).
+	CPUPerSample  float64 `json:"cpu_per_sample_us"`
+	WallPerSample float64 `json:"wall_per_sample_us"`
+	// Ratio is the median over runs of this variant's CPU per sample over
+	// its baseline's in the same run; Lo and Hi the smallest and largest.
+	Ratio   float64 `json:"cpu_ratio,omitempty"`
+	RatioLo float64 `json:"cpu_ratio_lo,omitempty"`
+	RatioHi float64 `json:"cpu_ratio_hi,omitempty"`
+}
+
+// SpeedResult is the overhead suite's result.
+type SpeedResult struct {
+	K         int        `json:"k"`
+	Disks     int        `json:"disks"`      // in process
+	HTTPDisks int        `json:"http_disks"` // over HTTP
+	Rows      []SpeedRow `json:"rows"`
+}
+
+func speedUnits() int { return 2 }
+
+// speedVariant is one way to solve the same Hanoi run.
+type speedVariant struct {
+	name, baseline string
+	run            func(ctx context.Context) (samples int, err error)
+}
+
+func runSpeed(ctx context.Context, o Options, tick func()) (*SpeedResult, error) {
+	if o.Quick {
+		return runSpeedSized(ctx, o, 10, 7, 3, tick)
+	}
+	return runSpeedSized(ctx, o, 13, 9, 5, tick)
+}
+
+func runSpeedSized(ctx context.Context, o Options, disks, httpDisks, runs int, tick func()) (*SpeedResult, error) {
+	res := &SpeedResult{K: 3, Disks: disks, HTTPDisks: httpDisks}
+	cfg := sim.DefaultConfig()
+	cfg.Seed = o.Seed
+	dir, err := os.MkdirTemp("", "mdap-speed-")
+	if err != nil {
+		return nil, fmt.Errorf("benchmarks: overhead: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	solve := func(disks int, model func() (llms.Model, func() error, error), parallel int, journal bool) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			m, stop, err := model()
+			if err != nil {
+				return 0, err
+			}
+			defer stop()
+			task, _ := hanoi.New(disks)
+			s := &maker.Solver{Model: m, Vote: vote.Config{K: res.K, Parallel: parallel}}
+			if journal {
+				path := filepath.Join(dir, "j.jsonl")
+				_ = os.Remove(path)
+				if s.Journal, err = maker.CreateJournal(path); err != nil {
+					return 0, err
+				}
+				defer s.Journal.Close()
+			}
+			rep, err := s.Solve(ctx, task)
+			if err == nil && !task.Solved() {
+				err = errors.New("not solved")
+			}
+			return rep.Launched, err
+		}
+	}
+	inProc := func() (llms.Model, func() error, error) {
+		m, err := sim.New(hanoi.Oracle{}, cfg)
+		return m, func() error { return nil }, err
+	}
+	const (
+		floor   = "floor (sim, hash, tally, one parse, Advance)"
+		solverK = "in process, --parallel k"
+		ref     = "reference loop over HTTP (paper's do_voting, net/http)"
+	)
+	srv, err := startSimServer(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	overHTTP := func() (llms.Model, func() error, error) {
+		m, err := models.Open("openai:"+srv.model, models.Options{BaseURL: srv.url + "/v1", APIKey: "placeholder", Timeout: 30 * time.Second})
+		return m, func() error { return nil }, err
+	}
+	variants := []speedVariant{
+		{floor, "", func(ctx context.Context) (int, error) {
+			r, err := Floor(ctx, res.Disks, res.K, cfg)
+			return r.Samples, err
+		}},
+		{solverK, floor, solve(res.Disks, inProc, 0, false)},
+		{"in process, --parallel 1", floor, solve(res.Disks, inProc, 1, false)},
+		{"in process, --parallel k, journal", solverK, solve(res.Disks, inProc, 0, true)},
+		{ref, "", func(ctx context.Context) (int, error) {
+			r, err := ReferenceLoop(ctx, http.DefaultTransport.(*http.Transport).Clone(), srv.url+"/v1", srv.model, res.HTTPDisks, res.K)
+			return r.Samples, err
+		}},
+		{"HTTP, --parallel 1 (maker/models)", ref, solve(res.HTTPDisks, overHTTP, 1, false)},
+		{"HTTP, --parallel k (maker/models)", ref, solve(res.HTTPDisks, overHTTP, 0, false)},
+	}
+	cpus := make([][]float64, len(variants))
+	walls := make([][]float64, len(variants))
+	samples := make([]int, len(variants))
+	for r := range runs {
+		for i, v := range variants {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			runtime.GC()
+			cpu0, start := cpuTime(), time.Now()
+			n, err := v.run(ctx)
+			cpu, wall := cpuTime()-cpu0, time.Since(start)
+			if err != nil {
+				return nil, fmt.Errorf("benchmarks: overhead: %s: %w", v.name, err)
+			}
+			if r > 0 && n != samples[i] {
+				return nil, fmt.Errorf("benchmarks: overhead: %s drew %d samples, then %d: the runs are not the same", v.name, samples[i], n)
+			}
+			samples[i] = n
+			cpus[i] = append(cpus[i], float64(cpu.Nanoseconds())/1e3/float64(n))
+			walls[i] = append(walls[i], float64(wall.Nanoseconds())/1e3/float64(n))
+		}
+		if r == 0 {
+			tick()
+		}
+	}
+	for i, v := range variants {
+		row := SpeedRow{Variant: v.name, Baseline: v.baseline, Runs: runs, Samples: samples[i],
+			CPUPerSample: median(cpus[i]), WallPerSample: median(walls[i])}
+		if b := slices.IndexFunc(variants, func(w speedVariant) bool { return w.name == v.baseline }); b >= 0 {
+			var ratios []float64
+			for r := range runs {
+				ratios = append(ratios, cpus[i][r]/cpus[b][r])
+			}
+			row.Ratio, row.RatioLo, row.RatioHi = median(ratios), slices.Min(ratios), slices.Max(ratios)
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	tick()
+	return res, nil
+}
+
+// simServer is a serve-sim on loopback, in a child process of its own so
+// that the process's CPU time is the client's alone.
+type simServer struct {
+	url, model string
+	stop       func() error
+}
+
+// serveSimEnv makes a process that is this package's importer (the maker
+// binary, a test binary) a serve-sim child instead: see serveSimChild.
+const serveSimEnv = "MDAP_BENCH_SERVE_SIM_SEED"
+
+func init() {
+	if seed, ok := os.LookupEnv(serveSimEnv); ok {
+		os.Exit(serveSimChild(seed))
+	}
+}
+
+// serveSimChild serves the Hanoi sim (sim.DefaultConfig with seed) on
+// 127.0.0.1 at a free port, writes "url model" on stdout, and serves until
+// its stdin ends (the parent closed it or died). It returns the exit code.
+func serveSimChild(seed string) int {
+	cfg := sim.DefaultConfig()
+	if _, err := fmt.Sscan(seed, &cfg.Seed); err != nil {
+		fmt.Fprintln(os.Stderr, "serve-sim child: bad seed:", err)
+		return 2
+	}
+	srv, err := simserver.New(simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve-sim child:", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve-sim child:", err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	fmt.Printf("http://%s %s\n", ln.Addr(), srv.ModelName())
+	if err := srv.Serve(ctx, ln); err != nil {
+		fmt.Fprintln(os.Stderr, "serve-sim child:", err)
+		return 1
+	}
+	return 0
+}
+
+// startSimServer starts a serve-sim child: this very executable, with
+// serveSimEnv set.
+func startSimServer(ctx context.Context, cfg sim.Config) (*simServer, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("benchmarks: serve-sim child: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", serveSimEnv, cfg.Seed))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("benchmarks: serve-sim child: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("benchmarks: serve-sim child: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("benchmarks: serve-sim child: %w", err)
+	}
+	stop := func() error {
+		_ = stdin.Close()
+		return cmd.Wait()
+	}
+	var url, model string
+	if _, err := fmt.Fscan(stdout, &url, &model); err != nil {
+		return nil, errors.Join(fmt.Errorf("benchmarks: serve-sim child did not say where it listens: %w", err), stop())
+	}
+	return &simServer{url: url, model: model, stop: stop}, nil
+}
+
+// ReferenceRun is what one run of [ReferenceLoop] did.
+type ReferenceRun struct {
+	Steps, Samples int
+	Solved         bool
+}
+
+// The paper's parser: the last `move = [...]` and `next_state = [[...]]`.
+var (
+	refMove  = regexp.MustCompile(`(?i)move\s*=\s*(\[[^\[\]]*\])`)
+	refState = regexp.MustCompile(`(?i)next_state\s*=\s*(\[\s*\[[^\[\]]*\]\s*,\s*\[[^\[\]]*\]\s*,\s*\[[^\[\]]*\]\s*\])`)
+)
+
+// ReferenceLoop is the paper's sequential voting loop (its call_llm and
+// do_voting, from the paper's description), written as plainly as its
+// Python is: for each step, call the model (an OpenAI-compatible chat
+// completion with a plain net/http client over transport: the request a
+// map marshalled by encoding/json, the reply decoded into a map) at
+// temperature 0 for the first sample and 0.1 after, the reply capped at
+// 750 tokens; red-flag a reply over the cap or cut off, or one the
+// parser (regular expressions, then JSON for the lists) cannot read; vote
+// on the parsed move and state until one leads every other by k; apply
+// the winner. The prompts are the Hanoi task's, and each sample sends its
+// index plus one as the seed, as maker.Solver does, so that over the same
+// serve-sim both draw the same samples. It is the baseline the overhead
+// suite measures mdap's HTTP path against.
+//
+// Errors: ErrFloor (wrapped) for a step undecided after 1000 samples or a
+// winner that does not apply; HTTP and decoding errors; ctx.Err().
+func ReferenceLoop(ctx context.Context, transport http.RoundTripper, baseURL, model string, disks, k int) (ReferenceRun, error) {
+	var run ReferenceRun
+	client := &http.Client{Transport: transport, Timeout: time.Minute}
+	task, err := hanoi.New(disks)
+	if err != nil {
+		return run, err
+	}
+	callLLM := func(msgs []llms.MessageContent, temperature float64, seed int) (text, finish string, outTokens int, err error) {
+		messages := []map[string]any{}
+		for _, m := range msgs {
+			role := "user"
+			if m.Role == llms.ChatMessageTypeSystem {
+				role = "system"
+			}
+			var b strings.Builder
+			for _, p := range m.Parts {
+				if t, ok := p.(llms.TextContent); ok {
+					b.WriteString(t.Text)
+				}
+			}
+			messages = append(messages, map[string]any{"role": role, "content": b.String()})
+		}
+		body, err := json.Marshal(map[string]any{"model": model, "messages": messages, "temperature": temperature, "max_tokens": maker.DefaultMaxTokens, "seed": seed})
+		if err != nil {
+			return "", "", 0, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/chat/completions", bytes.NewReader(body))
+		if err != nil {
+			return "", "", 0, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer placeholder")
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", "", 0, err
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return "", "", 0, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return "", "", 0, fmt.Errorf("HTTP %d: %s", resp.StatusCode, raw)
+		}
+		var reply map[string]any
+		if err := json.Unmarshal(raw, &reply); err != nil {
+			return "", "", 0, err
+		}
+		choices, _ := reply["choices"].([]any)
+		if len(choices) == 0 {
+			return "", "", 0, errors.New("no choice")
+		}
+		choice, _ := choices[0].(map[string]any)
+		message, _ := choice["message"].(map[string]any)
+		text, _ = message["content"].(string)
+		finish, _ = choice["finish_reason"].(string)
+		usage, _ := reply["usage"].(map[string]any)
+		tokens, _ := usage["completion_tokens"].(float64)
+		return text, finish, int(tokens), nil
+	}
+	// getVote parses a reply into its vote, or red-flags it (ok false).
+	getVote := func(text, finish string, outTokens int) (vote string, move, state []any, ok bool) {
+		if finish == "length" || outTokens > maker.DefaultMaxTokens {
+			return "", nil, nil, false
+		}
+		ms, ss := refMove.FindAllStringSubmatch(text, -1), refState.FindAllStringSubmatch(text, -1)
+		if len(ms) == 0 || len(ss) == 0 {
+			return "", nil, nil, false
+		}
+		if json.Unmarshal([]byte(ms[len(ms)-1][1]), &move) != nil || len(move) != 3 {
+			return "", nil, nil, false
+		}
+		if json.Unmarshal([]byte(ss[len(ss)-1][1]), &state) != nil {
+			return "", nil, nil, false
+		}
+		return fmt.Sprint(move, state), move, state, true
+	}
+	for step := 0; !task.Done(); step++ {
+		msgs := task.Messages()
+		votes := map[string]int{}
+		parsed := map[string]map[string]any{}
+		var winner map[string]any
+		for i := 0; winner == nil; i++ {
+			if i == 1000 {
+				return run, fmt.Errorf("%w: reference loop: step %d undecided after 1000 samples", ErrFloor, step)
+			}
+			temperature := 0.1
+			if i == 0 {
+				temperature = 0
+			}
+			text, finish, out, err := callLLM(msgs, temperature, i+1)
+			run.Samples++
+			if err != nil {
+				return run, err
+			}
+			v, move, state, ok := getVote(text, finish, out)
+			if !ok {
+				continue
+			}
+			votes[v]++
+			if parsed[v] == nil {
+				parsed[v] = map[string]any{"move": move, "next_state": state}
+			}
+			best := 0
+			for other, n := range votes {
+				if other != v {
+					best = max(best, n)
+				}
+			}
+			if votes[v] >= k+best {
+				winner = parsed[v]
+			}
+		}
+		a, err := hanoi.AnswerFromValue(winner, disks)
+		if err != nil {
+			return run, fmt.Errorf("%w: reference loop: step %d: %w", ErrFloor, step, err)
+		}
+		if _, err := task.Advance(a); err != nil {
+			return run, err
+		}
+		run.Steps++
+	}
+	run.Solved = task.Solved()
+	return run, nil
+}
+
+func writeSpeed(b *strings.Builder, s *SpeedResult) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	w("## Overhead: the step loop against its floor, the HTTP path against the paper's loop\n\n")
+	w("k = %d. In process: %d-disk Hanoi on the sim; the floor is `benchmarks.Floor` (the sim, an FNV hash of each reply, an ahead-by-k tally, one parse of the winner, `Advance`, nothing else). Over HTTP: %d-disk Hanoi against one `maker serve-sim` on 127.0.0.1 (the server runs in a child process: CPU is the client's alone); the reference is `benchmarks.ReferenceLoop`, the paper's sequential `call_llm`/`do_voting` loop with a plain net/http client. Runs alternate the rows; a ratio is the median over runs of the row's CPU per sample over its baseline's in the same run, with the smallest and largest.\n\n", s.K, s.Disks, s.HTTPDisks)
+	w("| variant | against | runs | samples/run | CPU/sample | wall/sample | CPU ratio (min–max) |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range s.Rows {
+		ratio := "–"
+		if r.Baseline != "" {
+			ratio = fmt.Sprintf("×%.2f (%.2f–%.2f)", r.Ratio, r.RatioLo, r.RatioHi)
+		}
+		w("| %s | %s | %d | %d | %.1f µs | %.1f µs | %s |\n", r.Variant, r.Baseline, r.Runs, r.Samples, r.CPUPerSample, r.WallPerSample, ratio)
+	}
+	w("\n")
+}
+
+// overheadGoals are issue #24's targets, from the overhead suite.
+func overheadGoals(s *SpeedResult) []Goal {
+	targets := []struct {
+		goal, variant string
+		max           float64
+	}{
+		{"in process: CPU per sample at most ×1.5 the floor (--parallel k)", "in process, --parallel k", 1.5},
+		{"journal: at most ×1.05 CPU", "in process, --parallel k, journal", 1.05},
+		{"HTTP: CPU per sample at most 0.4× the paper's loop (--parallel 1)", "HTTP, --parallel 1 (maker/models)", 0.4},
+	}
+	var out []Goal
+	for _, t := range targets {
+		g := Goal{Goal: t.goal, Met: "not run", Why: "overhead suite not run"}
+		if s != nil {
+			for _, r := range s.Rows {
+				if r.Variant == t.variant {
+					g = Goal{Goal: t.goal, Met: yes(r.Ratio <= t.max),
+						Measured: fmt.Sprintf("×%.2f (%.2f–%.2f over %d alternating runs)", r.Ratio, r.RatioLo, r.RatioHi, r.Runs)}
+				}
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/simserver"
+	"github.com/spf13/pflag"
+)
+
+// costFlags are the flags that decide what a run pays: several samples
+// per request and the spending cap (docs/cost.md).
+type costFlags struct {
+	samplesPerCall string
+	perCall        int // parsed --samples-per-call
+	maxCost        float64
+}
+
+func (c *costFlags) registerCost(fs *pflag.FlagSet) {
+	fs.StringVar(&c.samplesPerCall, "samples-per-call", "1", "samples per provider request: 1 (one request per sample, the paper's way), N (up to N choices a request, llms n), or auto (a wave's samples of one temperature in one request; a provider that ignores n is detected and served one by one)")
+	fs.Float64Var(&c.maxCost, "max-cost", 0, "spending cap in US dollars for the whole run (every task of solve): a call whose worst case (prompt plus --max-tokens per choice) would pass it is not started, and the run stops undecided (exit 1); resume with a larger cap (0: no cap)")
+}
+
+// validateCost parses the flags; errors are usage errors.
+func (c *costFlags) validateCost() error {
+	switch v := strings.TrimSpace(c.samplesPerCall); v {
+	case "auto":
+		c.perCall = maker.SamplesPerCallAuto
+	default:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maker.MaxSamplesPerCall {
+			return usageErr("--samples-per-call %q: use auto, or a number from 1 to %d", c.samplesPerCall, maker.MaxSamplesPerCall)
+		}
+		c.perCall = n
+	}
+	if !(c.maxCost >= 0) || math.IsInf(c.maxCost, 0) {
+		return usageErr("--max-cost %v: use a number of US dollars, or 0 for no cap", c.maxCost)
+	}
+	return nil
+}
+
+// budget is the run's spending cap, nil without --max-cost.
+func (c *costFlags) budget() *maker.Budget {
+	if c.maxCost <= 0 {
+		return nil
+	}
+	return maker.NewBudget(c.maxCost)
+}
+
+// costLine is the progress note of dollars spent and the whole run's
+// forecast: spent / decided steps * total steps.
+func costLine(spent float64, steps, total int) string {
+	if steps <= 0 || total <= 0 {
+		return fmt.Sprintf("$%.4f", spent)
+	}
+	return fmt.Sprintf("$%.4f of ~$%.4f", spent, spent/float64(steps)*float64(total))
+}
+
+// registerBilling registers serve-sim's billing flags.
+func registerBilling(fs *pflag.FlagSet, b *simserver.Billing) {
+	fs.BoolVar(&b.CacheOff, "cache-off", false, "no prompt prefix cache: cached_tokens is always 0")
+	fs.IntVar(&b.CacheMinTokens, "cache-min-tokens", simserver.DefaultCacheMinTokens, "shortest prompt the prefix cache keeps, in tokens (OpenAI: 1024)")
+	fs.IntVar(&b.CacheBlockTokens, "cache-block-tokens", simserver.DefaultCacheBlockTokens, "prefix cache granularity beyond the minimum, in tokens (OpenAI: 128)")
+	fs.IntVar(&b.CacheEntries, "cache-entries", simserver.DefaultCacheEntries, "most prefixes the cache keeps (least recently used evicted first)")
+	fs.DurationVar(&b.CacheTTL, "cache-ttl", simserver.DefaultCacheTTL, "a cached prefix unused this long is evicted")
+	fs.IntVar(&b.ReasoningTokens, "reasoning-tokens", 0, fmt.Sprintf("hidden reasoning tokens billed as output per choice, up to the request's max_tokens (0 to %d): reasoning-length replies", simserver.MaxReasoningTokens))
+}
+
+// checkBilling checks serve-sim's billing flags; errors are usage errors.
+func checkBilling(b simserver.Billing) error {
+	switch {
+	case b.CacheMinTokens < 1:
+		return usageErr("--cache-min-tokens %d: use 1 or more tokens", b.CacheMinTokens)
+	case b.CacheBlockTokens < 1:
+		return usageErr("--cache-block-tokens %d: use 1 or more tokens", b.CacheBlockTokens)
+	case b.CacheEntries < 1:
+		return usageErr("--cache-entries %d: use 1 or more", b.CacheEntries)
+	case b.CacheTTL <= 0:
+		return usageErr("--cache-ttl %s: use a positive duration such as 5m", b.CacheTTL)
+	case b.ReasoningTokens < 0 || b.ReasoningTokens > simserver.MaxReasoningTokens:
+		return usageErr("--reasoning-tokens %d: use 0 to %d", b.ReasoningTokens, simserver.MaxReasoningTokens)
+	}
+	return nil
+}

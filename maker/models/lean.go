@@ -1,0 +1,303 @@
+package models
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/openai"
+)
+
+// The lean OpenAI path. langchaingo's OpenAI client compiles a regular
+// expression per model pattern on every call (getModelCapabilities, about
+// 30µs), marshals the whole request through reflection although a step's
+// samples differ only in temperature and seed, and decodes replies into a
+// large structure. For the calls a voting run makes (text messages; the
+// temperature, reply cap, seed and JSON mode; nothing else) the model
+// sends the request itself: the messages encoded once per step and kept,
+// the few fields that vary appended around them, the reply decoded into
+// the fields mdap reads. Every other call (tools, a schema, streaming,
+// stop words, several choices, non-text parts, any option it does not
+// know) goes through langchaingo as before. The reply has the shape
+// langchaingo's gives (GenerationInfo under the same keys), and HTTP
+// errors are seen by the same transport, so classify treats both alike.
+
+// leanChat is the lean path of one OpenAI-compatible model.
+type leanChat struct {
+	client    *http.Client
+	url       string // .../chat/completions
+	key       string
+	model     string
+	legacyMax bool // max_tokens rather than max_completion_tokens
+	memo      atomic.Pointer[leanMemo]
+}
+
+// leanMemo is a request's messages and their JSON: the solver sends every
+// sample of a step the same messages.
+type leanMemo struct {
+	roles []llms.ChatMessageType
+	texts []string
+	json  []byte
+}
+
+func newLeanChat(client *http.Client, base, key, model string, legacyMax bool) *leanChat {
+	return &leanChat{client: client, url: strings.TrimSuffix(base, "/") + "/chat/completions", key: key, model: model, legacyMax: legacyMax}
+}
+
+// leanOptions are the CallOptions fields the lean path sends; any other
+// field set sends the call through langchaingo.
+var leanOptions = map[string]bool{"Temperature": true, "MaxTokens": true, "Seed": true, "JSONMode": true, "Metadata": true, "N": true}
+
+// accepts returns the call's options when the lean path can send it
+// exactly as langchaingo would.
+func (l *leanChat) accepts(msgs []llms.MessageContent, opts []llms.CallOption) (llms.CallOptions, bool) {
+	var o llms.CallOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.N > 1 {
+		return o, false
+	}
+	for k := range o.Metadata {
+		if k != "openai:use_legacy_max_tokens" {
+			return o, false
+		}
+	}
+	v := reflect.ValueOf(o)
+	t := v.Type()
+	for i := range t.NumField() {
+		if !leanOptions[t.Field(i).Name] && !v.Field(i).IsZero() {
+			return o, false
+		}
+	}
+	for _, m := range msgs {
+		switch m.Role {
+		case llms.ChatMessageTypeSystem, llms.ChatMessageTypeHuman, llms.ChatMessageTypeAI, llms.ChatMessageTypeGeneric:
+		default:
+			return o, false
+		}
+		if len(m.Parts) != 1 {
+			return o, false
+		}
+		if _, ok := m.Parts[0].(llms.TextContent); !ok {
+			return o, false
+		}
+	}
+	return o, true
+}
+
+// messages returns the JSON array of msgs, from the memo when they are the
+// last call's (strings that share their bytes compare in O(1)).
+func (l *leanChat) messages(msgs []llms.MessageContent) ([]byte, error) {
+	if pm := l.memo.Load(); pm != nil && len(pm.texts) == len(msgs) {
+		same := true
+		for i, m := range msgs {
+			if m.Role != pm.roles[i] || m.Parts[0].(llms.TextContent).Text != pm.texts[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return pm.json, nil
+		}
+	}
+	type message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	pm := &leanMemo{}
+	out := make([]message, len(msgs))
+	for i, m := range msgs {
+		text := m.Parts[0].(llms.TextContent).Text
+		pm.roles, pm.texts = append(pm.roles, m.Role), append(pm.texts, text)
+		out[i].Content = text
+		switch m.Role {
+		case llms.ChatMessageTypeSystem:
+			out[i].Role = openai.RoleSystem
+		case llms.ChatMessageTypeAI:
+			out[i].Role = openai.RoleAssistant
+		default:
+			out[i].Role = openai.RoleUser
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	pm.json = b
+	l.memo.Store(pm)
+	return b, nil
+}
+
+// body encodes a request the way langchaingo's client does for the
+// options accepts lets through.
+func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) ([]byte, error) {
+	m, err := l.messages(msgs)
+	if err != nil {
+		return nil, err
+	}
+	legacy := l.legacyMax
+	if v, ok := o.Metadata["openai:use_legacy_max_tokens"].(bool); ok {
+		legacy = v
+	}
+	b := make([]byte, 0, len(m)+len(l.model)+160)
+	b = append(b, `{"model":`...)
+	b = strconv.AppendQuote(b, l.model)
+	b = append(b, `,"messages":`...)
+	b = append(b, m...)
+	b = append(b, `,"temperature":`...)
+	b = strconv.AppendFloat(b, o.Temperature, 'g', -1, 64)
+	if o.MaxTokens > 0 {
+		if legacy {
+			b = append(b, `,"max_tokens":`...)
+		} else {
+			b = append(b, `,"max_completion_tokens":`...)
+		}
+		b = strconv.AppendInt(b, int64(o.MaxTokens), 10)
+	}
+	if o.N == 1 {
+		b = append(b, `,"n":1`...)
+	}
+	if o.Seed != 0 {
+		b = append(b, `,"seed":`...)
+		b = strconv.AppendInt(b, int64(o.Seed), 10)
+	}
+	if o.JSONMode {
+		b = append(b, `,"response_format":{"type":"json_object"}`...)
+	}
+	return append(b, '}'), nil
+}
+
+// leanReply is the part of a chat completion mdap reads.
+type leanReply struct {
+	Choices []struct {
+		Message struct {
+			Content          string `json:"content"`
+			ReasoningContent string `json:"reasoning_content"`
+			ToolCalls        []struct {
+				ID       string `json:"id"`
+				Type     string `json:"type"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		TotalTokens         int `json:"total_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+			AudioTokens  int `json:"audio_tokens"`
+		} `json:"prompt_tokens_details"`
+		CompletionTokensDetails struct {
+			ReasoningTokens          int `json:"reasoning_tokens"`
+			AudioTokens              int `json:"audio_tokens"`
+			AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
+			RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
+		} `json:"completion_tokens_details"`
+	} `json:"usage"`
+}
+
+// replyBuffers hold reply bodies while they are decoded.
+var replyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxReplyBody bounds a reply body read by the lean path: a reply text is
+// judged only up to maker.MaxReplyBytes.
+const maxReplyBody = 4*maker.MaxReplyBytes + 64<<10
+
+// generate sends one call on the lean path. Errors: the transport's, an
+// HTTP status of 400 or more ("HTTP n", which classify explains from what
+// the transport saw), a body that does not decode, and
+// openai.ErrEmptyResponse for a reply without a choice, as langchaingo's.
+func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o llms.CallOptions) (*llms.ContentResponse, error) {
+	body, err := l.body(msgs, o)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header["Content-Type"] = []string{"application/json"}
+	if l.key != "" {
+		req.Header["Authorization"] = []string{"Bearer " + l.key}
+	}
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	buf := replyBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer replyBuffers.Put(buf)
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxReplyBody)); err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 400 {
+		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	var r leanReply
+	if err := json.Unmarshal(buf.Bytes(), &r); err != nil {
+		return nil, fmt.Errorf("the reply is not a chat completion: %w", err)
+	}
+	if len(r.Choices) == 0 {
+		return nil, openai.ErrEmptyResponse
+	}
+	u := r.Usage
+	choices := make([]*llms.ContentChoice, len(r.Choices))
+	for i, c := range r.Choices {
+		ch := &llms.ContentChoice{
+			Content: c.Message.Content, ReasoningContent: c.Message.ReasoningContent, StopReason: c.FinishReason,
+			GenerationInfo: map[string]any{
+				"CompletionTokens":                   u.CompletionTokens,
+				"PromptTokens":                       u.PromptTokens,
+				"TotalTokens":                        u.TotalTokens,
+				"ReasoningTokens":                    u.CompletionTokensDetails.ReasoningTokens,
+				"PromptAudioTokens":                  u.PromptTokensDetails.AudioTokens,
+				"ThinkingContent":                    c.Message.ReasoningContent,
+				"ThinkingTokens":                     u.CompletionTokensDetails.ReasoningTokens,
+				"PromptCachedTokens":                 u.PromptTokensDetails.CachedTokens,
+				"CompletionAudioTokens":              u.CompletionTokensDetails.AudioTokens,
+				"CompletionReasoningTokens":          u.CompletionTokensDetails.ReasoningTokens,
+				"CompletionAcceptedPredictionTokens": u.CompletionTokensDetails.AcceptedPredictionTokens,
+				"CompletionRejectedPredictionTokens": u.CompletionTokensDetails.RejectedPredictionTokens,
+			},
+		}
+		for _, tc := range c.Message.ToolCalls {
+			ch.ToolCalls = append(ch.ToolCalls, llms.ToolCall{ID: tc.ID, Type: tc.Type,
+				FunctionCall: &llms.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
+		}
+		if len(ch.ToolCalls) > 0 {
+			ch.FuncCall = ch.ToolCalls[0].FunctionCall
+		}
+		choices[i] = ch
+	}
+	return &llms.ContentResponse{Choices: choices}, nil
+}
+
+// send sends a call on the lean path when it can, else through llm with
+// the model's extra options.
+func (m *model) send(ctx context.Context, llm llms.Model, structured bool, msgs []llms.MessageContent, opts []llms.CallOption) (*llms.ContentResponse, error) {
+	if m.lean != nil && !structured {
+		all := append(opts[:len(opts):len(opts)], m.extra...)
+		if o, ok := m.lean.accepts(msgs, all); ok {
+			return m.lean.generate(ctx, msgs, o)
+		}
+		return llm.GenerateContent(ctx, msgs, all...)
+	}
+	return llm.GenerateContent(ctx, msgs, append(opts, m.extra...)...)
+}

@@ -1,0 +1,167 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// leanRecorder is an OpenAI-compatible server that records request bodies and
+// answers with a fixed completion.
+type leanRecorder struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies []map[string]any
+	paths  []string
+}
+
+const leanCompletion = `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"move = [1, 0, 2]","tool_calls":[{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"p\":1}"}}]},"finish_reason":"stop"}],` +
+	`"usage":{"prompt_tokens":120,"completion_tokens":7,"total_tokens":127,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":2}}}`
+
+func newLeanRecorder(t *testing.T) *leanRecorder {
+	r := &leanRecorder{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		var body map[string]any
+		require.NoError(t, json.Unmarshal(b, &body), string(b))
+		r.mu.Lock()
+		r.bodies = append(r.bodies, body)
+		r.paths = append(r.paths, req.URL.Path+" "+req.Header.Get("Authorization")+" "+req.Header.Get("Content-Type"))
+		r.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, leanCompletion)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// TestLeanPathIsLangchaingos: for the calls a run makes, the lean path
+// sends the request langchaingo's client sends (the same JSON, path and
+// headers) and returns the response it returns, step after step (the
+// memoised messages follow the prompt).
+func TestLeanPathIsLangchaingos(t *testing.T) {
+	srv := newLeanRecorder(t)
+	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1/", APIKey: "k"})
+	require.NoError(t, err)
+	m := lm.(*model)
+	require.NotNil(t, m.lean)
+	ctx := context.Background()
+	for step, opts := range [][]llms.CallOption{
+		{llms.WithTemperature(0), llms.WithMaxTokens(750), llms.WithSeed(1)},
+		{llms.WithTemperature(0.1), llms.WithMaxTokens(750), llms.WithSeed(2)},
+		{llms.WithTemperature(0.7), llms.WithJSONMode(), llms.WithN(1)},
+		{llms.WithTemperature(0.25), llms.WithSeed(3), llms.WithMaxTokens(9)},
+	} {
+		msgs := []llms.MessageContent{
+			llms.TextParts(llms.ChatMessageTypeSystem, "rules \"quoted\" \u2028 <tags> & more"),
+			llms.TextParts(llms.ChatMessageTypeHuman, "state "+string(rune('a'+step/2))),
+			llms.TextParts(llms.ChatMessageTypeAI, "earlier"),
+		}
+		_, ok := m.lean.accepts(msgs, append(opts, m.extra...))
+		require.True(t, ok, "step %d goes the lean way", step)
+		lean, err := m.GenerateContent(ctx, msgs, opts...)
+		require.NoError(t, err)
+		ref, err := m.llm.GenerateContent(ctx, msgs, append(opts, m.extra...)...)
+		require.NoError(t, err)
+		assert.Equal(t, ref, lean, "step %d: the response", step)
+		srv.mu.Lock()
+		n := len(srv.bodies)
+		assert.Equal(t, srv.bodies[n-1], srv.bodies[n-2], "step %d: the request body", step)
+		assert.Equal(t, srv.paths[n-1], srv.paths[n-2], "step %d: the path and headers", step)
+		srv.mu.Unlock()
+	}
+}
+
+// TestLeanPathLeavesTheRestToLangchaingo: tools, stop words, several
+// choices, non-text parts and tool messages are not the lean path's.
+func TestLeanPathLeavesTheRestToLangchaingo(t *testing.T) {
+	srv := newLeanRecorder(t)
+	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1"})
+	require.NoError(t, err)
+	m := lm.(*model)
+	text := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}
+	for name, c := range map[string]struct {
+		msgs []llms.MessageContent
+		opts []llms.CallOption
+	}{
+		"tools":        {text, []llms.CallOption{llms.WithTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "read"}}})}},
+		"stop":         {text, []llms.CallOption{llms.WithStopWords([]string{"x"})}},
+		"n":            {text, []llms.CallOption{llms.WithN(3)}},
+		"top_p":        {text, []llms.CallOption{llms.WithTopP(0.5)}},
+		"metadata":     {text, []llms.CallOption{llms.WithMetadata(map[string]any{"user": "u"})}},
+		"two parts":    {[]llms.MessageContent{{Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{llms.TextContent{Text: "a"}, llms.TextContent{Text: "b"}}}}, nil},
+		"image":        {[]llms.MessageContent{{Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{llms.ImageURLContent{URL: "http://x"}}}}, nil},
+		"tool message": {[]llms.MessageContent{{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: "c1", Content: "r"}}}}, nil},
+	} {
+		_, ok := m.lean.accepts(c.msgs, append(c.opts, m.extra...))
+		assert.False(t, ok, name)
+	}
+	_, ok := m.lean.accepts(text, m.extra)
+	assert.True(t, ok)
+}
+
+// TestLeanPathErrorsAreClassified: an HTTP error on the lean path is
+// explained as on langchaingo's.
+func TestLeanPathErrorsAreClassified(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":{"message":"bad key","type":"invalid_request_error"}}`)
+	}))
+	defer srv.Close()
+	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
+	require.NoError(t, err)
+	_, err = lm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}, llms.WithSeed(1))
+	require.ErrorIs(t, err, ErrAuth)
+	assert.Contains(t, err.Error(), "HTTP 401: bad key")
+}
+
+func BenchmarkOpenAICall(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.Copy(io.Discard, req.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, leanCompletion)
+	}))
+	defer srv.Close()
+	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
+	require.NoError(b, err)
+	m := lm.(*model)
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, string(make([]byte, 2000))), llms.TextParts(llms.ChatMessageTypeHuman, "state")}
+	for _, path := range []string{"lean", "langchaingo"} {
+		b.Run(path, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				opts := []llms.CallOption{llms.WithTemperature(0.1), llms.WithMaxTokens(750), llms.WithSeed(i + 1)}
+				var err error
+				if path == "lean" {
+					_, err = m.GenerateContent(context.Background(), msgs, opts...)
+				} else {
+					_, err = m.llm.GenerateContent(context.Background(), msgs, append(opts, m.extra...)...)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestIdleConnectionsFollowMaxInFlight: the pool keeps as many idle
+// connections as calls the caller will have in flight.
+func TestIdleConnectionsFollowMaxInFlight(t *testing.T) {
+	for _, c := range []struct{ inflight, want int }{{0, DefaultIdleConns}, {5, 5}, {300, 300}} {
+		lm, err := Open("openai:m", Options{BaseURL: "http://127.0.0.1:1/v1", MaxInFlight: c.inflight})
+		require.NoError(t, err)
+		pool := lm.(*model).probe.Transport.(*http.Transport)
+		assert.Equal(t, c.want, pool.MaxIdleConnsPerHost, "MaxInFlight %d", c.inflight)
+		assert.GreaterOrEqual(t, pool.MaxIdleConns, c.want)
+	}
+}

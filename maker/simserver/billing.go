@@ -1,0 +1,155 @@
+package simserver
+
+import (
+	"container/list"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"time"
+)
+
+// Billing is how the server bills, like a provider: the prompt counted
+// once per request whatever n (always), a prompt prefix cache with a
+// provider's rules, and hidden reasoning tokens per choice. The zero
+// value has the cache on with OpenAI's rules (DefaultCacheMinTokens,
+// DefaultCacheBlockTokens, DefaultCacheEntries, DefaultCacheTTL) and no
+// reasoning tokens.
+type Billing struct {
+	// CacheOff turns the prefix cache off: cached_tokens is always 0.
+	CacheOff bool
+	// CacheMinTokens is the shortest prompt that is cached, in tokens
+	// (four bytes a token, maker.EstimateTokens); 0 means
+	// DefaultCacheMinTokens.
+	CacheMinTokens int
+	// CacheBlockTokens is the cache's granularity beyond the minimum: a
+	// hit covers MinTokens + m*BlockTokens tokens of the prompt, the
+	// longest such prefix seen before; 0 means DefaultCacheBlockTokens.
+	CacheBlockTokens int
+	// CacheEntries bounds the cached prefixes (least recently used go
+	// first); 0 means DefaultCacheEntries.
+	CacheEntries int
+	// CacheTTL evicts a prefix not used for that long; 0 means
+	// DefaultCacheTTL.
+	CacheTTL time.Duration
+	// ReasoningTokens adds that many hidden reasoning tokens to each
+	// choice's completion tokens (reported in
+	// completion_tokens_details.reasoning_tokens, billed as output, as a
+	// reasoning model does), at most the request's token cap minus the
+	// reply's own tokens, so a choice never bills more than max_tokens.
+	ReasoningTokens int
+}
+
+// OpenAI's published prompt caching rules: prompts of 1024 tokens or more,
+// cached in 128-token increments, cleared after 5 to 10 minutes idle.
+const (
+	DefaultCacheMinTokens   = 1024
+	DefaultCacheBlockTokens = 128
+	DefaultCacheEntries     = 1 << 16
+	DefaultCacheTTL         = 5 * time.Minute
+	// MaxReasoningTokens bounds Billing.ReasoningTokens.
+	MaxReasoningTokens = 1 << 16
+)
+
+// validate checks b; errors wrap ErrConfig.
+func (b Billing) validate() error {
+	switch {
+	case b.CacheMinTokens < 0:
+		return fmt.Errorf("%w: Billing.CacheMinTokens = %d, want 0 (the default, %d) or more", ErrConfig, b.CacheMinTokens, DefaultCacheMinTokens)
+	case b.CacheBlockTokens < 0:
+		return fmt.Errorf("%w: Billing.CacheBlockTokens = %d, want 0 (the default, %d) or more", ErrConfig, b.CacheBlockTokens, DefaultCacheBlockTokens)
+	case b.CacheEntries < 0:
+		return fmt.Errorf("%w: Billing.CacheEntries = %d, want 0 (the default) or more", ErrConfig, b.CacheEntries)
+	case b.CacheTTL < 0:
+		return fmt.Errorf("%w: Billing.CacheTTL = %s, want 0 (the default) or more", ErrConfig, b.CacheTTL)
+	case b.ReasoningTokens < 0 || b.ReasoningTokens > MaxReasoningTokens:
+		return fmt.Errorf("%w: Billing.ReasoningTokens = %d, want 0 to %d", ErrConfig, b.ReasoningTokens, MaxReasoningTokens)
+	}
+	return nil
+}
+
+// prefixCache is a provider's prompt prefix cache: it remembers hashes of
+// prompt prefixes at the cacheable lengths and answers, for a prompt, the
+// longest cacheable prefix it has seen. Safe for concurrent use; memory
+// O(entries).
+type prefixCache struct {
+	min, block, cap int
+	ttl             time.Duration
+	now             func() time.Time
+
+	mu      sync.Mutex
+	lru     *list.List // of *cacheEntry, most recent first
+	entries map[uint64]*list.Element
+}
+
+type cacheEntry struct {
+	key  uint64
+	used time.Time
+}
+
+func newPrefixCache(b Billing) *prefixCache {
+	if b.CacheOff {
+		return nil
+	}
+	c := &prefixCache{min: b.CacheMinTokens, block: b.CacheBlockTokens, cap: b.CacheEntries, ttl: b.CacheTTL,
+		now: time.Now, lru: list.New(), entries: map[uint64]*list.Element{}}
+	if c.min == 0 {
+		c.min = DefaultCacheMinTokens
+	}
+	if c.block == 0 {
+		c.block = DefaultCacheBlockTokens
+	}
+	if c.cap == 0 {
+		c.cap = DefaultCacheEntries
+	}
+	if c.ttl == 0 {
+		c.ttl = DefaultCacheTTL
+	}
+	return c
+}
+
+// lookup returns the tokens of prompt (promptTokens of them) read from
+// the cache, and caches its prefixes for the requests after it.
+func (c *prefixCache) lookup(prompt string, promptTokens int) int {
+	if c == nil || promptTokens < c.min {
+		return 0
+	}
+	// The cacheable lengths: min, min+block, ... up to the prompt, each
+	// hashed by one pass over the prompt (four bytes a token).
+	var keys []uint64
+	var lens []int
+	h := fnv.New64a()
+	done := 0
+	for l := c.min; l <= promptTokens; l += c.block {
+		end := min(4*l, len(prompt))
+		_, _ = h.Write([]byte(prompt[done:end]))
+		done = end
+		keys = append(keys, h.Sum64())
+		lens = append(lens, l)
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	hit := 0
+	for i := len(keys) - 1; i >= 0; i-- {
+		if e, ok := c.entries[keys[i]]; ok {
+			if now.Sub(e.Value.(*cacheEntry).used) <= c.ttl {
+				hit = lens[i]
+				break
+			}
+		}
+	}
+	for _, k := range keys {
+		if e, ok := c.entries[k]; ok {
+			e.Value.(*cacheEntry).used = now
+			c.lru.MoveToFront(e)
+			continue
+		}
+		c.entries[k] = c.lru.PushFront(&cacheEntry{key: k, used: now})
+		for c.lru.Len() > c.cap {
+			last := c.lru.Back()
+			delete(c.entries, last.Value.(*cacheEntry).key)
+			c.lru.Remove(last)
+		}
+	}
+	return hit
+}

@@ -1,0 +1,38 @@
+package maker
+
+import (
+	"github.com/mdap-go/mdap/intent"
+)
+
+// VoteKeyer is an optional Task extension for a task that parses replies
+// into a typed answer of its own: it returns the answer's vote key
+// computed from that answer, which is cheaper than intent.Key's walk of
+// the Output's Value (a map built for the journal, canonicalised and then
+// hashed). The solver calls DecodeKey instead of Decode for every reply
+// it judges in a race.
+//
+// The contract: DecodeKey returns exactly what Decode returns, and, when
+// err is nil and out has no tool intent, key == intent.Key(out) (so two
+// answers vote together exactly when their canonical forms are equal,
+// and journals hold the same keys as without it). A key of 0, or an
+// answer with a tool intent, is keyed by intent.Key as usual. Test an
+// implementation against intent.Key over many replies (package hanoi's
+// FuzzAnswerKey does). Safe for concurrent use, as Decode.
+type VoteKeyer interface {
+	DecodeKey(r Reply) (out intent.Output, key uint64, err error)
+}
+
+// judgeKeyed is judge for a VoteKeyer's decode.
+func judgeKeyed(r Reply, maxTokens int, rules FlagRules, decodeKey func(Reply) (intent.Output, uint64, error), normalize func(intent.ToolIntent) (intent.ToolIntent, error)) (intent.Output, uint64, error, error) {
+	if flag := rules.check(r, maxTokens); flag != nil {
+		return intent.Output{}, 0, flag, flag
+	}
+	out, key, err := decodeKey(r)
+	if err != nil {
+		return intent.Output{}, 0, classify(err), err
+	}
+	if out.Intent != nil || key == 0 {
+		return judge(r, maxTokens, rules, func(Reply) (intent.Output, error) { return out, nil }, normalize)
+	}
+	return out, key, nil, nil
+}
