@@ -329,3 +329,11 @@ func TestBinaryBenchUsage(t *testing.T) {
 	}
 	assert.NoFileExists(t, filepath.Join(file, "REPORT.md"))
 }
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
