@@ -52,6 +52,7 @@ type runFlags struct {
 	hardAgree            float64
 	journal              string
 	resume, rerunPending bool
+	resumeOrStart        bool
 	progress             string
 	timeout              time.Duration
 	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
@@ -89,6 +90,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.hardAgree, "hard-agree", 0, "simulated model: probability that a wrong reply on a hard step (its p below 1/2) is the same wrong answer")
 	fs.StringVar(&f.journal, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
+	fs.BoolVar(&f.resumeOrStart, "resume-or-start", false, "resume the run in --journal FILE, or start it when the file does not exist yet (one command line for a supervisor); a journal of another task or settings is still refused")
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
@@ -144,6 +146,8 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.timeout)
 	case fs.Changed("journal") && f.journal == "":
 		return usageErr("--journal \"\": give the journal's file name")
+	case f.resumeOrStart && (f.resume || f.journal == "" || strings.HasPrefix(f.journal, natsJournalPrefix)):
+		return usageErr("--resume-or-start needs --journal FILE (a file, not nats:RUN) and replaces --resume")
 	case f.resume && f.journal == "":
 		return usageErr("--resume needs --journal FILE: the journal of the run to resume")
 	case f.rerunPending && !f.resume:
@@ -327,7 +331,12 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 	} else if f.journal != "" {
 		var j *maker.Journal
 		var err error
-		if f.resume {
+		resume := f.resume
+		if f.resumeOrStart {
+			_, serr := os.Stat(f.journal)
+			resume = !errors.Is(serr, os.ErrNotExist)
+		}
+		if resume {
 			j, err = maker.OpenJournal(f.journal)
 		} else {
 			j, err = maker.CreateJournal(f.journal)
