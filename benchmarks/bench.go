@@ -17,7 +17,7 @@ import (
 var ErrSuite = errors.New("unknown benchmark suite")
 
 // Suites are the suites, in the order Run runs them.
-var Suites = []string{"fidelity", "strategies", "scale", "real", "overhead", "cost"}
+var Suites = []string{"fidelity", "strategies", "scale", "real", "overhead", "cost", "observe"}
 
 // Options configure a Run. The zero value runs every suite at full size.
 type Options struct {
@@ -78,6 +78,7 @@ type Report struct {
 	Real       *RealResult       `json:"real,omitempty"`
 	Overhead   *SpeedResult      `json:"overhead,omitempty"`
 	Cost       *CostResult       `json:"cost,omitempty"`
+	Observe    *ObserveResult    `json:"observe,omitempty"`
 	// Goals are the project's targets with the measured figure beside
 	// each.
 	Goals []Goal `json:"goals"`
@@ -138,6 +139,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Overhead, err = runSpeed(ctx, o, ticker(name, speedUnits()))
 		case "cost":
 			rep.Cost, err = runCost(ctx, o, ticker(name, costUnits()))
+		case "observe":
+			rep.Observe, err = runObserve(ctx, o, ticker(name, observeUnits(o.Quick)))
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -87,6 +87,9 @@ func (r *Report) Markdown() string {
 	if c := r.Cost; c != nil {
 		writeCost(&b, c)
 	}
+	if s := r.Observe; s != nil {
+		writeObserve(&b, s)
+	}
 	return b.String()
 }
 

@@ -19,29 +19,74 @@ import (
 // has no schema of its own.
 func fallbackParams() map[string]any { return map[string]any{"type": "object"} }
 
-// Declare builds the tool list to send to a model.
+// Declare answers "what does this call declare?": the tool list to send
+// to a model, from one place.
 //
-// For each name of declared, in order and once each, the schema is
-// dir's tools/NAME.json, sent as the function's parameters, and the
+// With an executor e, a name of declared is declared when e has the tool
+// and its policy allows it (a withheld or unknown name is left out:
+// declaring is not permitting, and a model is not told of tools it may
+// not call); its parameters are the schema e validates against, and its
 // description is the "description" key of the front matter of dir's
-// skills/NAME.md (empty when the file, its front matter or the key is
-// missing). A declared name without a schema file is dropped.
+// skills/NAME.md when that file says one, else the tool's own
+// Description. A schema file dir/tools/NAME.json for such a tool is
+// still read and must be valid, so a broken file never passes unseen,
+// but e's schema is the one declared: it is the one Execute checks.
 //
-// Then every tool that the history calls (the names of llms.ToolCall and
-// llms.ToolCallResponse parts), and that is not declared yet, is added
-// once each in order of first appearance, with its schema file if there is
-// one and {"type":"object"} otherwise: a provider refuses a history that
-// names undeclared tools. Declaring is not permitting: the executor checks
-// every call again.
+// With a nil e, the schema of each declared name is dir's
+// tools/NAME.json and a name without one is dropped; the description is
+// the skill file's, else empty.
+//
+// Either way, names are taken in order and once each; then every tool
+// that the history calls (the names of llms.ToolCall and
+// llms.ToolCallResponse parts) and that is not declared yet is added once
+// each in order of first appearance, even a withheld one (a provider
+// refuses a history that names undeclared tools), with e's schema, else
+// its schema file, else {"type":"object"}. Declaring is not permitting:
+// the executor checks every call again.
 //
 // A nil dir has no files. Errors: [ErrInvalidSchema] when a schema file exists
 // but is not a JSON object or does not compile; [ErrInvalidSkill] when a skill
 // file's front matter does not parse; [ErrInvalidTool] for a declared name that
 // cannot be a file name (empty, with a slash, "." or ".."); every message
 // names the file. Cost: two file reads per name.
-func Declare(declared []string, dir fs.FS, history []llms.MessageContent) ([]llms.Tool, error) {
+func Declare(e *Executor, declared []string, dir fs.FS, history []llms.MessageContent) ([]llms.Tool, error) {
 	var out []llms.Tool
 	seen := map[string]bool{}
+	var allowed map[string]bool
+	if e != nil {
+		allowed = map[string]bool{}
+		for _, name := range e.Loaded() {
+			allowed[name] = true
+		}
+	}
+	// describe returns name's declaration from e's tool (if reg is not
+	// nil) or the files; ok is false when there is neither.
+	describe := func(name string, reg *registered, fallback bool) (llms.Tool, bool, error) {
+		params, ok := map[string]any(nil), false
+		desc := ""
+		if fileName(name) {
+			var err error
+			if params, ok, err = readSchemaFile(dir, name); err != nil {
+				return llms.Tool{}, false, err
+			}
+			if desc, err = readSkillDescription(dir, name); err != nil {
+				return llms.Tool{}, false, err
+			}
+		}
+		if reg != nil {
+			params, ok = cloneMap(reg.params), true
+			if desc == "" {
+				desc = reg.tool.Description()
+			}
+		}
+		if !ok {
+			if !fallback {
+				return llms.Tool{}, false, nil
+			}
+			params = fallbackParams()
+		}
+		return functionTool(name, desc, params), true, nil
+	}
 	for _, name := range declared {
 		if seen[name] {
 			continue
@@ -49,39 +94,37 @@ func Declare(declared []string, dir fs.FS, history []llms.MessageContent) ([]llm
 		if !fileName(name) {
 			return nil, fmt.Errorf("%w: declared tool name %q cannot name a file under tools/", ErrInvalidTool, name)
 		}
-		params, ok, err := readSchemaFile(dir, name)
+		var reg *registered
+		if e != nil {
+			if !allowed[name] {
+				continue
+			}
+			reg = e.lookup(name)
+		}
+		tool, ok, err := describe(name, reg, false)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			continue
 		}
-		desc, err := readSkillDescription(dir, name)
-		if err != nil {
-			return nil, err
-		}
 		seen[name] = true
-		out = append(out, functionTool(name, desc, params))
+		out = append(out, tool)
 	}
 	for _, name := range historyTools(history) {
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
-		params, desc := fallbackParams(), ""
-		if fileName(name) {
-			p, ok, err := readSchemaFile(dir, name)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				params = p
-			}
-			if desc, err = readSkillDescription(dir, name); err != nil {
-				return nil, err
-			}
+		var reg *registered
+		if e != nil {
+			reg = e.lookup(name)
 		}
-		out = append(out, functionTool(name, desc, params))
+		tool, _, err := describe(name, reg, true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tool)
 	}
 	return out, nil
 }

@@ -45,7 +45,7 @@ func fileJSON(t *testing.T, p string) map[string]any {
 }
 
 func TestDeclareKeepsOrderAndReadsDescriptions(t *testing.T) {
-	tools, err := Declare([]string{"summarise", "read_file", "grep", "quoting", "no_skill", "no_front_matter"}, declareDir, nil)
+	tools, err := Declare(nil, []string{"summarise", "read_file", "grep", "quoting", "no_skill", "no_front_matter"}, declareDir, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"summarise", "read_file", "grep", "quoting", "no_skill", "no_front_matter"}, names(tools))
 	for _, tl := range tools {
@@ -64,7 +64,7 @@ func TestDeclareKeepsOrderAndReadsDescriptions(t *testing.T) {
 }
 
 func TestDeclareParametersMarshalAsTheSchema(t *testing.T) {
-	tools, err := Declare([]string{"grep"}, declareDir, nil)
+	tools, err := Declare(nil, []string{"grep"}, declareDir, nil)
 	require.NoError(t, err)
 	// Providers marshal the FunctionDefinition: parameters must come out as
 	// the schema object itself.
@@ -85,11 +85,11 @@ func TestDeclareParametersMarshalAsTheSchema(t *testing.T) {
 }
 
 func TestDeclareDropsNamesWithoutSchemaAndDuplicates(t *testing.T) {
-	tools, err := Declare([]string{"ghost", "read_file", "nothing_at_all", "read_file"}, declareDir, nil)
+	tools, err := Declare(nil, []string{"ghost", "read_file", "nothing_at_all", "read_file"}, declareDir, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"read_file"}, names(tools))
 
-	tools, err = Declare([]string{"read_file"}, nil, nil)
+	tools, err = Declare(nil, []string{"read_file"}, nil, nil)
 	require.NoError(t, err)
 	assert.Empty(t, tools, "a nil dir has no schemas")
 }
@@ -110,7 +110,7 @@ func history() []llms.MessageContent {
 func TestDeclareAddsToolsTheHistoryCalls(t *testing.T) {
 	assert.Equal(t, []string{"grep", "read_file", "mystery", "quoting"}, historyTools(history()))
 
-	tools, err := Declare([]string{"read_file", "ghost"}, declareDir, history())
+	tools, err := Declare(nil, []string{"read_file", "ghost"}, declareDir, history())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"read_file", "grep", "mystery", "quoting"}, names(tools),
 		"declared first, then history tools once each in order of first appearance")
@@ -119,7 +119,7 @@ func TestDeclareAddsToolsTheHistoryCalls(t *testing.T) {
 	assert.Equal(t, map[string]any{"type": "object"}, byName(t, tools, "mystery").Parameters, "else an open object")
 	assert.Empty(t, byName(t, tools, "mystery").Description)
 
-	tools, err = Declare(nil, nil, history())
+	tools, err = Declare(nil, nil, nil, history())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"grep", "read_file", "mystery", "quoting"}, names(tools))
 	for _, tl := range tools {
@@ -128,7 +128,7 @@ func TestDeclareAddsToolsTheHistoryCalls(t *testing.T) {
 
 	odd := []llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{
 		llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "../../etc/passwd"}}}}}
-	tools, err = Declare(nil, declareDir, odd)
+	tools, err = Declare(nil, nil, declareDir, odd)
 	require.NoError(t, err, "a history name that cannot be a file name reads no file")
 	assert.Equal(t, []string{"../../etc/passwd"}, names(tools))
 }
@@ -136,14 +136,14 @@ func TestDeclareAddsToolsTheHistoryCalls(t *testing.T) {
 func TestDeclareBrokenSchemaIsAnErrorNamingTheFile(t *testing.T) {
 	for _, name := range []string{"not_json", "not_a_schema", "not_an_object"} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Declare([]string{name}, brokenSchemaFS, nil)
+			_, err := Declare(nil, []string{name}, brokenSchemaFS, nil)
 			require.ErrorIs(t, err, ErrInvalidSchema)
 			assert.Contains(t, err.Error(), "tools/"+name+".json")
 		})
 	}
 	hist := []llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{
 		llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "not_json"}}}}}
-	_, err := Declare(nil, brokenSchemaFS, hist)
+	_, err := Declare(nil, nil, brokenSchemaFS, hist)
 	require.ErrorIs(t, err, ErrInvalidSchema, "a history tool's broken schema is an error too")
 }
 
@@ -155,7 +155,7 @@ func TestDeclareBrokenFrontMatterIsAnErrorNamingTheFile(t *testing.T) {
 		"duplicate_key": "appears twice",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Declare([]string{name}, brokenSkillFS, nil)
+			_, err := Declare(nil, []string{name}, brokenSkillFS, nil)
 			require.ErrorIs(t, err, ErrInvalidSkill)
 			assert.Contains(t, err.Error(), "skills/"+name+".md")
 			assert.Contains(t, err.Error(), words)
@@ -165,7 +165,7 @@ func TestDeclareBrokenFrontMatterIsAnErrorNamingTheFile(t *testing.T) {
 
 func TestDeclareRefusesNamesThatAreNotFileNames(t *testing.T) {
 	for _, name := range []string{"", ".", "..", "../tools/read_file", "a/b", "a\\b", "x\x00"} {
-		_, err := Declare([]string{name}, declareDir, nil)
+		_, err := Declare(nil, []string{name}, declareDir, nil)
 		assert.ErrorIs(t, err, ErrInvalidTool, "%q", name)
 	}
 }

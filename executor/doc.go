@@ -88,6 +88,30 @@
 // unless [WithRefuseHardLinks] is given. write_file replaces a name with a
 // new file, so it never changes a file through a hard link.
 //
+// # Arguments of the built-in tools
+//
+// Every path is relative to the root; arguments not listed are invalid
+// (the schemas set additionalProperties to false). `maker tools` prints
+// the same list, and --json the schemas; [Executor.ToolArgs] and
+// [Executor.ToolSchema] give them to a program.
+//
+//	read_file   path (string, required): file path relative to the root folder
+//	            limit (integer): most lines to return (default 2000)
+//	            offset (integer): first line to return, counted from 1 (default 1)
+//	list_dir    path (string): folder path relative to the root folder (default ".")
+//	glob        pattern (string, required): glob matched against paths relative to path: * ? [abc] within a name, ** for any number of folders
+//	            path (string): folder to search, relative to the root folder (default ".")
+//	grep        pattern (string, required): Go (RE2) regular expression
+//	            case_insensitive (boolean): match regardless of case (default false)
+//	            glob (string): only search files whose name (or, if it has a /, whose path) matches
+//	            max_results (integer): most matching lines to return (default 200)
+//	            paths (array of string): files or folders relative to the root folder (default ["."])
+//	write_file  content (string, required): the whole new content of the file
+//	            path (string, required): file path relative to the root folder
+//	            create_dirs (boolean): create missing parent folders (default false)
+//
+// list_tool_categories takes no arguments.
+//
 // # The index tool
 //
 // [categories.IndexTool] (list_tool_categories) belongs to no category and
@@ -97,9 +121,13 @@
 //
 // # Declaring tools to a model
 //
-// [Declare] builds the []llms.Tool list sent to a provider from schema files
-// (tools/NAME.json) and skill files (skills/NAME.md, whose front matter
-// carries the description), plus every tool that the conversation history
-// already calls. [Executor.Tools] does the same from registered tools.
+// [Declare] answers "what does this call declare?": the names asked for
+// that the executor has and its policy allows, with the schemas Execute
+// validates against and descriptions from skill files (skills/NAME.md,
+// whose front matter carries the description) where present, plus every
+// tool that the conversation history already calls; without an executor,
+// from schema files (tools/NAME.json). [DescribeTools] renders a
+// declaration as the compact, stable text a prompt carries for a model
+// without native tools. [Executor.Tools] declares every loaded tool.
 // Declaring a tool is not permitting it: Execute checks the policy again.
 package executor

@@ -57,7 +57,11 @@ func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageConte
 	if temp == nil {
 		temp = DefaultTemperature
 	}
-	agent := &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout}
+	native, toolText, _, err := s.declaration()
+	if err != nil {
+		return Drawn{}, err
+	}
+	agent := &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout}
 	d := Drawn{Member: id.Index % len(members(s.Model))}
 	reply, took, err := agent.sample(ctx, id, msgs)
 	d.Usage = reply.usage(took)

@@ -39,12 +39,14 @@ func (e *Ensemble) Synchronous() bool {
 }
 
 // raceFor returns the race a step of model under cfg runs: vote.RaceInline
-// for one sample at a time or a Synchronous model, else vote.Race.
-func raceFor(model llms.Model, cfg vote.Config) func(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
+// for one sample at a time, or for a Synchronous model unless its waves
+// are served several samples per request (batched: a wave is then one
+// request, which only Race's waves give); else vote.Race.
+func raceFor(model llms.Model, cfg vote.Config, batched bool) func(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
 	if cfg.Parallel == 1 {
 		return vote.RaceInline[intent.Output]
 	}
-	if s, ok := model.(Synchronous); ok && s.Synchronous() {
+	if s, ok := model.(Synchronous); ok && s.Synchronous() && !batched {
 		return vote.RaceInline[intent.Output]
 	}
 	return vote.Race[intent.Output]

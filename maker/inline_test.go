@@ -100,3 +100,19 @@ func TestEnsembleSynchronousWhenEveryMemberIs(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, e.Synchronous(), "a member that does not say is not synchronous")
 }
+
+// TestSynchronousModelBatchedKeepsWaves: with several samples per request,
+// a synchronous model's waves are still launched together (on workers),
+// so each wave can be one request.
+func TestSynchronousModelBatchedKeepsWaves(t *testing.T) {
+	m := &syncScripted{scripted: scripted{reply: noisy}, sync: true}
+	s := &Solver{Model: m, Vote: vote.Config{K: 2, Parallel: 2}, SamplesPerCall: 4}
+	_, err := s.Solve(context.Background(), &counter{target: 5})
+	require.NoError(t, err)
+	assert.NotContains(t, m.goroutines, goroutine(), "batched waves are drawn by Race's workers")
+	inline := &syncScripted{scripted: scripted{reply: noisy}, sync: true}
+	s = &Solver{Model: inline, Vote: vote.Config{K: 2, Parallel: 2}}
+	_, err = s.Solve(context.Background(), &counter{target: 5})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{goroutine(): true}, inline.goroutines)
+}

@@ -100,13 +100,15 @@ type microagent struct {
 	model       llms.Model
 	maxTokens   int
 	temperature func(int) float64
-	tools       []llms.Tool
+	tools       []llms.Tool // declared natively
+	toolText    string      // the tools declared in the prompt, if any
 	options     []llms.CallOption
 	timeout     time.Duration
 	schema      json.RawMessage // the answer schema, with Solver.Structured
 	perCall     *perCall        // several samples per request; nil: one
 	budget      *Budget         // the spending cap; nil: none
 	price       func(index int) Price
+	observer    Observer // nil: not watched
 }
 
 // sample asks the model once for one sample. The context carries the
@@ -144,6 +146,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	if len(a.tools) > 0 {
 		opts = append(opts, llms.WithTools(a.tools))
 	}
+	msgs = withToolText(msgs, a.toolText)
 	start := time.Now()
 	callCtx := WithSampleID(ctx, id)
 	if a.schema != nil {
@@ -166,8 +169,12 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 			return nil, 0, err
 		}
 	}
+	callCtx, observed := a.observeCall(callCtx, id, n)
 	resp, err := a.model.GenerateContent(callCtx, msgs, opts...)
 	took := time.Since(start)
+	if observed != nil {
+		observed(CallResult{Response: resp, Err: err, Took: took})
+	}
 	if a.budget != nil {
 		cost := 0.0
 		if err == nil && resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil {

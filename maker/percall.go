@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -187,4 +188,14 @@ func (a *microagent) short(got, asked int) {
 	if pc != nil && pc.single.CompareAndSwap(false, true) && pc.onShort != nil {
 		pc.onShort(got, asked)
 	}
+}
+
+// race is raceFor, but a step that may put several samples in a request
+// runs vote.Race even for a Synchronous model: only Race launches waves
+// (vote.Wave), and the requests, not the schedule, are what it saves.
+func (r *run) race(cfg vote.Config) func(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
+	if r.agent.perCall != nil && cfg.Parallel != 1 {
+		return vote.Race[intent.Output]
+	}
+	return raceFor(r.Model, cfg, r.agent.perCall != nil && r.agent.perCall.limit > 1)
 }

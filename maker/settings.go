@@ -38,6 +38,9 @@ type Settings struct {
 	Temperature []float64 `json:"temperature"`
 	// Tools names each declared tool with a digest of its definition.
 	Tools []string `json:"tools"`
+	// ToolDeclaration is how the tools were declared (native, prompt or
+	// both, as resolved for the model); empty without tools.
+	ToolDeclaration ToolDeclaration `json:"tool_declaration,omitempty"`
 	// CallOptions is the JSON of the call options beyond the above, as
 	// applied to an llms.CallOptions.
 	CallOptions string `json:"call_options"`
@@ -104,6 +107,11 @@ func (s *Solver) settings(k int) (Settings, error) {
 		}
 		st.Tools = append(st.Tools, name+"@"+hex.EncodeToString(sum[:6]))
 	}
+	_, _, mode, err := s.declaration()
+	if err != nil {
+		return Settings{}, err
+	}
+	st.ToolDeclaration = mode
 	var opts llms.CallOptions
 	for _, o := range s.CallOptions {
 		o(&opts)
@@ -132,6 +140,7 @@ func (s Settings) Diff(o Settings) []string {
 	field("flags", s.Flags, o.Flags)
 	field("temperature", s.Temperature, o.Temperature)
 	field("tools", s.Tools, o.Tools)
+	field("tool_declaration", s.ToolDeclaration, o.ToolDeclaration)
 	field("call_options", s.CallOptions, o.CallOptions)
 	for _, k := range slices.Sorted(maps.Keys(union(s.Extra, o.Extra))) {
 		was, okWas := s.Extra[k]

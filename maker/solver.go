@@ -50,8 +50,14 @@ type Solver struct {
 	// gets a denial observation that says so, which the next prompt shows.
 	Executor *executor.Executor
 	// Tools are declared to the model with each call (see
-	// executor.Declare). Declaring is not permitting: the Executor decides.
+	// executor.Declare), as ToolDeclaration says. Declaring is not
+	// permitting: the Executor decides.
 	Tools []llms.Tool
+	// ToolDeclaration is how Tools reach the model: natively, in the
+	// prompt, or both; the zero value chooses by the model (see
+	// DeclareAuto). The choice is the same for every sample of a run,
+	// and the journal's settings record it.
+	ToolDeclaration ToolDeclaration
 	// Vote configures each step's race; its zero value is k = 3.
 	Vote vote.Config
 	// AdaptiveK, if set, chooses each step's k from the run's own votes
@@ -130,6 +136,9 @@ type Solver struct {
 	// Logger receives debug logs of red flags and tool calls. Nil means
 	// none: a library does not write into its host's log unasked.
 	Logger *slog.Logger
+	// Observer, if set, watches the run, its steps, model calls and tool
+	// calls (traces and metrics: see maker/observe). Nil costs nothing.
+	Observer Observer
 }
 
 // SampleEvent is one sample as it completes, before the race tallies it.
@@ -206,7 +215,8 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		return rep, ErrNoModel
 	}
 	ms := members(s.Model)
-	defer func() { rep.Wall = time.Since(start); s.cost(&rep, ms) }()
+	endRun := noRunEnd
+	defer func() { rep.Wall = time.Since(start); s.cost(&rep, ms); endRun(&rep, err) }()
 	ids := make([]string, len(ms))
 	for i, m := range ms {
 		ids[i] = ModelIdentity(m)
@@ -228,7 +238,12 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	ctx, endRun = s.observeRun(ctx, ids, cfg.K)
 	settings, err := s.settings(cfg.K)
+	if err != nil {
+		return rep, err
+	}
+	native, toolText, _, err := s.declaration()
 	if err != nil {
 		return rep, err
 	}
@@ -248,7 +263,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	}
 	run := &run{
 		Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids,
-		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: s.Tools, options: s.CallOptions, timeout: s.Timeout, schema: schema},
+		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout, schema: schema, observer: s.Observer},
 	}
 	if s.Budget != nil {
 		run.agent.budget = s.Budget
@@ -319,14 +334,18 @@ func (r *run) loop(ctx context.Context) error {
 			return fmt.Errorf("%w: %s and the task is not done", ErrStepLimit, words.Plural(r.next, "step"))
 		}
 		started := time.Now()
-		rec, err := r.decide(ctx)
+		stepCtx, endStep := r.observeStep(ctx)
+		rec, err := r.decide(stepCtx)
 		if err != nil {
 			if rec != nil {
 				r.rep.addSamples(rec, false)
 			}
+			endStep(rec, r.rep, err)
 			return err
 		}
-		if err := r.act(ctx, rec, started); err != nil {
+		err = r.act(stepCtx, rec, started)
+		endStep(rec, r.rep, err)
+		if err != nil {
 			return err
 		}
 		if r.rep.Done {
@@ -410,7 +429,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}
-	res, err := raceFor(r.Model, cfg)(raceCtx, cfg, draw)
+	res, err := r.race(cfg)(raceCtx, cfg, draw)
 	rec := &StepRecord{
 		Step:   step,
 		K:      cfg.K,
@@ -664,7 +683,9 @@ func (r *run) execute(ctx context.Context, step int, ti *intent.ToolIntent) (int
 		return intent.Observation{Tool: ti.Tool, Status: intent.StatusDenied, Reason: intent.ReasonUnavailable,
 			Content: "this run has no tools: answer without calling one"}, nil
 	}
+	ctx, end := r.observeTool(ctx, step, ti)
 	obs, err := r.Executor.Execute(ctx, *ti)
+	end(obs, err)
 	r.logger().DebugContext(ctx, "tool call", "step", step, "tool", ti.Tool, "status", obs.Status, "truncated", obs.Truncated)
 	return obs, err
 }

@@ -153,6 +153,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 				_ = enc.Encode(rep) // a failed write fails the command (see run)
 			} else {
 				fmt.Fprint(out, rep.String())
+				fmt.Fprint(out, ranking(rep.Models)) // cost.go
 			}
 			if runErr != nil {
 				return failed(runErr)

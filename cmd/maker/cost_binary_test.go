@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/simserver"
@@ -121,4 +125,89 @@ func TestBinarySIGKILLMidWaveWithSamplesPerCall(t *testing.T) {
 	}
 	assert.Equal(t, decided(t, whole), decided(t, j))
 	t.Logf("%d SIGKILLs survived", kills)
+}
+
+// TestBinaryEnsembleOfTwoServers: each --model names its own server
+// (;base=URL) and price; the ensemble's samples go to both, and each
+// model's share is priced at its own price.
+func TestBinaryEnsembleOfTwoServers(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.P = 3, 0.95
+	a, baseA := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
+	b, baseB := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
+	c := start(t, nil, "hanoi", "--disks", "4", "--json", "--progress", "off",
+		"--model", "openai:sim=0.4/1.6;base="+baseA, "--model", "openai:sim=0.1/0.4;base="+baseB)
+	require.Equal(t, 0, c.wait(t, time.Minute), c.stderr.String())
+	sum := c.summary(t)
+	require.True(t, sum.Solved)
+	require.Len(t, sum.Models, 2)
+	assert.Positive(t, a.Stats().Requests)
+	assert.Positive(t, b.Stats().Requests)
+	assert.Equal(t, uint64(sum.Samples), a.Stats().Requests+b.Stats().Requests)
+	code, _, errOut := cli(t, "hanoi", "--disks", "3", "--model", "openai:sim;key=NO_SUCH_VAR_SET")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "NO_SUCH_VAR_SET is not set")
+}
+
+// TestCalibrateRanksModelsByDollars: two servers, a reliable dear model
+// and an unreliable cheap one; calibrate ranks them by the expected
+// dollars of the whole run at the target and names the cheapest.
+func TestCalibrateRanksModelsByDollars(t *testing.T) {
+	good, bad := sim.DefaultConfig(), sim.DefaultConfig()
+	good.Seed, good.P = 1, 0.995
+	bad.Seed, bad.P = 2, 0.75
+	_, baseGood := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: good})
+	_, baseBad := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: bad})
+	args := []string{"calibrate", "--disks", "10", "--steps-sampled", "10", "--samples", "10", "--progress", "off",
+		"--model", "openai:good=0.4/1.6;base=" + baseGood, "--model", "openai:cheap=0.3/1.2;base=" + baseBad}
+	code, out, errOut := cli(t, args...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "models by expected dollars for the whole run at the target:")
+	code, js, errOut := cli(t, append(args, "--json")...)
+	require.Equal(t, 0, code, errOut)
+	var rep calibrate.Report
+	require.NoError(t, json.Unmarshal([]byte(js), &rep))
+	require.Len(t, rep.Models, 2)
+	best := rep.Models[0]
+	for _, m := range rep.Models {
+		require.NotNil(t, m.Plan, m.Model)
+		if m.Plan.Cost < best.Plan.Cost {
+			best = m
+		}
+	}
+	assert.Contains(t, out, "use "+best.Model+"\n")
+	t.Logf("%s", out[strings.Index(out, "models by"):])
+}
+
+// TestSolveMaxCostCapsTheWholeBatch: one cap over every task of a batch
+// (the sim priced with --price-in/--price-out): the batch stops with
+// exit 1 having spent no more than the cap, and its results lines carry
+// requests; without the cap it is solved, with fewer requests than
+// samples under --samples-per-call auto.
+func TestSolveMaxCostCapsTheWholeBatch(t *testing.T) {
+	root := t.TempDir()
+	var b strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&b, `{"id": "h%d", "hanoi": {"disks": 5}, "seed": %d}`+"\n", i, i)
+	}
+	tasks := filepath.Join(root, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(b.String()), 0o600))
+	args := []string{"--price-in", "0.4", "--price-out", "1.6", "--progress", "off", "--json", "--samples-per-call", "auto", "--k", "4", "--concurrency", "3"}
+	solve := func(name string, extra ...string) (int, solveSummary, string) {
+		dir := filepath.Join(root, name)
+		code, stdout, stderr := cli(t, append(append([]string{"solve", tasks, "--out", filepath.Join(dir, "results.jsonl"), "--state", filepath.Join(dir, "state")}, args...), extra...)...)
+		var sum solveSummary
+		require.NoError(t, json.Unmarshal([]byte(stdout), &sum), "%s %s", stdout, stderr)
+		return code, sum, stderr
+	}
+	code, whole, stderr := solve("whole")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, 6, whole.Solved)
+	assert.Positive(t, whole.Requests)
+	assert.Less(t, whole.Requests, whole.Samples, "several samples per request")
+	capUSD := whole.Cost / 3
+	code, capped, _ := solve("capped", "--max-cost", fmt.Sprint(capUSD))
+	assert.Equal(t, 1, code)
+	assert.Less(t, capped.Solved, 6)
+	assert.LessOrEqual(t, capped.Cost, capUSD, "the whole batch within the cap")
 }

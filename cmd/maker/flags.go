@@ -57,6 +57,7 @@ type runFlags struct {
 	timeout              time.Duration
 	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
 	costFlags            // --samples-per-call, --max-cost (cost.go)
+	obs                  watchFlags
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -264,7 +265,11 @@ func (f *runFlags) validateModels() error {
 		}
 	}
 	for _, spec := range f.models {
-		sp, err := models.ParseSpec(spec)
+		head, o, err := models.SplitEndpoint(spec, models.Options{BaseURL: f.baseURL})
+		if err != nil {
+			return usageErr("--model %q: %w", spec, err)
+		}
+		sp, err := models.ParseSpec(head)
 		if err != nil {
 			return usageErr("--model %q: %w", spec, err)
 		}
@@ -274,7 +279,7 @@ func (f *runFlags) validateModels() error {
 			}
 			continue
 		}
-		if _, source, err := models.BaseURL(sp.Provider, f.baseURL); err != nil {
+		if _, source, err := models.BaseURL(sp.Provider, o.BaseURL); err != nil {
 			if source == "--base-url" {
 				return usageErr("--base-url %w (for --model %s)", err, spec)
 			}
@@ -491,7 +496,11 @@ func (a *activity) sample(e maker.SampleEvent) {
 		if e.Err != nil {
 			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): error: %v\n", e.Step, e.Index, e.Model, e.Err)
 		} else {
-			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %v; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), e.Reason, e.Usage.OutputTokens, head(e.Text, verboseChars))
+			why := ""
+			if e.Reason != nil {
+				why = oneLine(e.Reason.Error())
+			}
+			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %s; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), why, e.Usage.OutputTokens, head(e.Text, verboseChars))
 		}
 	}
 	if a.bar != nil {

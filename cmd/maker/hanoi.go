@@ -5,6 +5,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/spf13/cobra"
 )
 
@@ -57,12 +58,17 @@ Exit status 1 when the run fails or is not solved.`,
 			if err != nil {
 				return usageErr("--disks: %w", err)
 			}
+			if err := flags.obs.start(cmd.Context(), "maker", cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			defer flags.obs.stop(cmd.Context())
 			s, err := flags.solver(hanoi.Oracle{}, cmd.ErrOrStderr())
 			defer flags.closeNATS() // after the journal's Close, deferred below
 			if err != nil {
 				return err
 			}
 			s.AdaptiveK = flags.adaptive(hanoi.TotalSteps(disks))
+			flags.watchRun(&flags.obs, s, cmd.ErrOrStderr())
 			if s.Journal != nil {
 				defer func() {
 					if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -71,7 +77,7 @@ Exit status 1 when the run fails or is not solved.`,
 				}()
 			}
 			finish := flags.watch(s, cmd.ErrOrStderr(), 1<<disks-1)
-			rep, runErrV := s.Solve(cmd.Context(), task)
+			rep, runErrV := s.Solve(observe.WithOracle(cmd.Context(), task), task)
 			finish()
 			if err := runErr(runErrV); isUsage(err) {
 				return err // a journal that does not fit: no run to summarise
@@ -87,5 +93,6 @@ Exit status 1 when the run fails or is not solved.`,
 	cmd.Flags().IntVar(&disks, "disks", 10, fmt.Sprintf("number of disks, 1 to %d (2^N-1 steps)", maxDisks))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")
 	flags.register(cmd)
+	flags.obs.register(cmd.Flags(), true)
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -23,14 +24,15 @@ const tokenEnv = "MDAP_MCP_TOKEN"
 
 func newMCP() *cobra.Command {
 	var (
-		httpAddr, token, baseURL, root, state, tools, logLevel string
-		allowRemote, allowAnyModel                             bool
-		modelSpecs                                             []string
-		timeout, latency                                       time.Duration
-		maxK, maxSamples                                       int
-		maxRequestBytes                                        int64
-		seed                                                   uint64
-		p, flagRate                                            float64
+		httpAddr, token, baseURL, root, state, tools, logLevel, declaration string
+		allowRemote, allowAnyModel                                          bool
+		modelSpecs                                                          []string
+		timeout, latency                                                    time.Duration
+		maxK, maxSamples                                                    int
+		maxRequestBytes                                                     int64
+		seed                                                                uint64
+		p, flagRate                                                         float64
+		obs                                                                 watchFlags
 	)
 	def := sim.DefaultConfig()
 	cmd := &cobra.Command{
@@ -69,6 +71,8 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				return usageErr("--token \"\": give the token clients must send, or leave the flag out")
 			case len(modelSpecs) == 0:
 				return usageErr("--model: give at least one model")
+			case !validDeclaration(declaration):
+				return usageErr("--tool-declaration %q: use auto, native, prompt or both", declaration)
 			case timeout <= 0:
 				return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", timeout)
 			case maxK < 1 || maxK > maxK0:
@@ -121,11 +125,21 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				simCfg.Latency = sim.FixedLatency(latency)
 			}
 			stderr := cmd.ErrOrStderr()
-			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			if obs.addr != "" && addr == "" {
+				return usageErr("--metrics-addr needs --http: over stdio the server lives only as long as its client")
+			}
+			if err := obs.start(cmd.Context(), "maker-mcp", cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			defer obs.stop(cmd.Context())
+			obs.secrets = append(obs.secrets, token)
+			log := obs.logger(stderr, &slog.HandlerOptions{Level: level})
 			srv, err := mcpserver.New(mcpserver.Config{
 				Models: modelSpecs, BaseURL: baseURL, AllowAnyModel: allowAnyModel, Timeout: timeout,
 				Sim: simCfg, Root: root, State: state, Policy: &policy,
 				MaxK: maxK, MaxSamples: maxSamples, MaxRequestBytes: maxRequestBytes, Logger: log,
+				ToolDeclaration: maker.ToolDeclaration(declaration),
+				Observer:        obs.solverObserver(),
 			})
 			if err != nil {
 				return usageErr("%w", err)
@@ -174,11 +188,13 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 	f.DurationVar(&timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
 	f.StringVar(&root, "root", ".", "folder of run_task's spec paths and file tools; nothing leaves it")
 	f.StringVar(&state, "state", defaultStateDir(), "folder of run_task's journals (created if missing)")
+	f.StringVar(&declaration, "tool-declaration", "auto", "how run_task declares a spec's tools to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	f.StringVar(&tools, "tools", "", "tool categories and tools a task may run, comma-separated (e.g. read_only,file_write; -NAME denies; none); default: the read-only categories")
 	f.IntVar(&maxK, "max-k", mcpserver.DefaultMaxK, "largest margin k a request may ask for")
 	f.IntVar(&maxSamples, "max-samples", mcpserver.DefaultMaxSamples, "most samples one race may draw (per step for run_task)")
 	f.Int64Var(&maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "largest request: one stdio message, one HTTP body, one spec file")
 	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
+	obs.register(f, false)
 	f.Uint64Var(&seed, "seed", 1, "simulated model: seed of every random draw")
 	f.Float64Var(&p, "p", def.P, "simulated model: probability that a valid reply is right")
 	f.Float64Var(&flagRate, "flag-rate", def.FlagRate, "simulated model: probability of a red-flag reply")
@@ -227,3 +243,9 @@ func policyWrites(p categories.Policy) bool {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// validDeclaration reports whether s is a --tool-declaration choice.
+func validDeclaration(s string) bool {
+	_, err := maker.ParseToolDeclaration(s)
+	return err == nil
+}

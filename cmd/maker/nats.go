@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -202,6 +201,8 @@ func newNATS() *cobra.Command {
 		addr, store string
 		syncAlways  bool
 		logs        bool
+		monitorAddr string
+		obs         watchFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "nats",
@@ -233,9 +234,13 @@ cluster (nats-server -js) serves the same clients unchanged.`,
 			}
 			token := os.Getenv(natsTokenEnv)
 			stderr := cmd.ErrOrStderr()
-			cfg := cluster.ServerConfig{Addr: addr, StoreDir: abs, Token: token, SyncAlways: syncAlways}
+			cfg := cluster.ServerConfig{Addr: addr, StoreDir: abs, Token: token, SyncAlways: syncAlways, Monitor: monitorAddr}
+			if err := obs.start(cmd.Context(), "maker-nats", cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			defer obs.stop(cmd.Context())
 			if logs {
-				cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+				cfg.Logger = obs.logger(stderr, nil)
 			}
 			srv, err := cluster.StartServer(cfg)
 			if errors.Is(err, cluster.ErrConfig) {
@@ -245,7 +250,11 @@ cluster (nats-server -js) serves the same clients unchanged.`,
 				return failed(err)
 			}
 			defer srv.Shutdown()
+			obs.probe("nats", func(context.Context) error { return srv.Ready() })
 			fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
+			if u := srv.MonitorURL(); u != "" {
+				fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
+			}
 			fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), abs)
 			if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && token == "" {
 				fmt.Fprintf(stderr, "maker nats: warning: listening on %s without a token: anyone who reaches it can use it; set $%s\n", host, natsTokenEnv)
@@ -260,6 +269,8 @@ cluster (nats-server -js) serves the same clients unchanged.`,
 	fs.StringVar(&store, "store", "mdap-nats", "folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts")
 	fs.BoolVar(&syncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
 	fs.BoolVar(&logs, "log", false, "the server's log on stderr")
+	fs.StringVar(&monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1")
+	obs.register(fs, false)
 	return cmd
 }
 

@@ -357,6 +357,9 @@ func TestOllamaE2E(t *testing.T) {
 		}
 	})
 
+	// The two-tool spec task: the requests carry the declarations.
+	t.Run("declared tools", func(t *testing.T) { declaredToolsE2E(t, base, name) })
+
 	// A spec task through maker run, and through the library.
 	t.Run("spec task", func(t *testing.T) {
 		const specText = `{

@@ -2,11 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"path/filepath"
 	"slices"
 
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
 )
@@ -26,9 +27,11 @@ type specSummary struct {
 
 func newRun() *cobra.Command {
 	var (
-		flags  runFlags
-		tools  toolFlags
-		asJSON bool
+		flags       runFlags
+		tools       toolFlags
+		asJSON      bool
+		declaration string
+		maxSteps    int
 	)
 	cmd := &cobra.Command{
 		Use:   "run SPEC.json",
@@ -39,8 +42,12 @@ tool result, and answers the next state or proposes one tool call; every step
 is voted on first-to-ahead-by-k, and only the winning tool call runs, if the
 --tools policy (read-only by default) allows it, inside --root.
 
---root defaults to the spec's "root" (a folder inside the spec file's folder),
-else the spec file's folder. With --model sim (the default) the spec's
+--root is the folder granted to the tools (default: the spec file's folder);
+they work in the spec's "root" inside it (a "root" that leads out is refused).
+The spec is checked before any call: an unknown tool, a tool the --tools policy
+always denies, a "script" that breaks the answer contract, or --model sim
+without a "script" exits 2 and writes nothing. The spec's tools are declared to
+the model (--tool-declaration). With --model sim (the default) the spec's
 "script" drives the simulated model, so a run is offline.
 
 solved means the task said it was done. Exit status 1 when it did not.`,
@@ -58,28 +65,41 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 				return usageErr("--nats with --model sim: the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel); run a spec over --nats with a real --model")
 			}
 			path := args[0]
-			sp, err := spec.Load(path)
+			decl, err := maker.ParseToolDeclaration(declaration)
 			if err != nil {
+				return usageErr("--tool-declaration: %w", err)
+			}
+			if maxSteps < 0 {
+				return usageErr("--max-steps %d: use 1 or more, or 0 for the spec's own max_steps", maxSteps)
+			}
+			sandbox := ""
+			if cmd.Flags().Changed("root") {
+				sandbox = tools.root
+			}
+			st, err := batch.OpenSpec(path, sandbox, tools.selection)
+			switch {
+			case errors.Is(err, spec.ErrNoSandbox):
+				return usageErr("--root %s: not a folder; name an existing folder (the spec's \"root\" is inside it), or leave --root out for the spec file's folder: %w", sandbox, err)
+			case err != nil:
 				return usageErr("%w", err)
 			}
-			if !cmd.Flags().Changed("root") {
-				tools.root = filepath.Join(filepath.Dir(path), sp.Root)
+			defer st.Close()
+			sp, ex, task := st.Spec, st.Executor, st.Task
+			if slices.Contains(flags.models, "sim") && len(sp.Script) == 0 {
+				return usageErr("%s: \"script\" is missing: --model sim answers a spec task from its script; add a \"script\" of the correct replies, or give a real --model", path)
 			}
-			ex, err := tools.executor()
-			if err != nil {
+			if err := flags.obs.start(cmd.Context(), "maker", cmd.ErrOrStderr()); err != nil {
 				return err
 			}
-			if c, ok := any(ex).(io.Closer); ok {
-				defer c.Close()
-			}
-			task := spec.New(sp)
+			defer flags.obs.stop(cmd.Context())
 			s, err := flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr())
 			defer flags.closeNATS() // after the journal's Close, deferred below
 			if err != nil {
 				return err
 			}
-			s.Executor = ex
+			s.Executor, s.Tools, s.ToolDeclaration, s.MaxSteps = ex, st.Tools, decl, maxSteps
 			s.AdaptiveK = flags.adaptive(sp.MaxSteps)
+			flags.watchRun(&flags.obs, s, cmd.ErrOrStderr())
 			if s.Journal != nil {
 				defer func() {
 					if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -87,6 +107,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 					}
 				}()
 			}
+			defer noteToolsRefused(cmd.ErrOrStderr(), &err)
 			finish := flags.watch(s, cmd.ErrOrStderr(), sp.MaxSteps)
 			rep, runErrV := s.Solve(cmd.Context(), task)
 			finish()
@@ -107,8 +128,11 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")
+	cmd.Flags().StringVar(&declaration, "tool-declaration", "auto", "how the spec's tools are declared to the model: native (the provider's tool definitions), prompt (their names and arguments in the system prompt), both, or auto (native for openai: and anthropic:, else prompt)")
+	cmd.Flags().IntVar(&maxSteps, "max-steps", 0, "stop after that many steps if the task is not done (0: the spec's own max_steps only)")
 	flags.register(cmd)
+	flags.obs.register(cmd.Flags(), true)
 	tools.register(cmd, "")
-	cmd.Flags().Lookup("root").Usage = `folder the file tools work in; they cannot leave it (default: the spec's "root", else the spec file's folder)`
+	cmd.Flags().Lookup("root").Usage = `folder granted to the file tools (default: the spec file's folder); they work in the spec's "root" inside it and cannot leave it`
 	return cmd
 }

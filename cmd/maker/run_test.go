@@ -44,10 +44,12 @@ func TestRunPolicyDecidesWhatRuns(t *testing.T) {
 	assert.JSONEq(t, `{"wrote":false}`, string(s.State))
 	assert.NoFileExists(t, filepath.Join(root, "note.txt"))
 
-	code, s, stderr = runJSON(t, spec, "--root", root, "--tools", "read_only,write_file", "--p", "0.9", "--seed", "7")
+	// With file_write allowed, write-note writes, and says so truthfully.
+	code, s, stderr = runJSON(t, specFile(t, "write-note.json"), "--root", root, "--tools", "read_only,write_file", "--p", "0.9", "--seed", "7")
 	require.Equal(t, 0, code, stderr)
 	assert.Zero(t, s.Denied)
 	assert.Contains(t, s.Tools, "write_file")
+	assert.JSONEq(t, `{"wrote":true}`, string(s.State))
 	b, err := os.ReadFile(filepath.Join(root, "note.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "written by a microagent", string(b))

@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/mdap-go/mdap/maker/spec"
@@ -14,6 +15,7 @@ import (
 
 // serveSimFlags are the flags of maker serve-sim beside the sim flags.
 type serveSimFlags struct {
+	obs         watchFlags
 	addr        string
 	allowRemote bool
 	task        string
@@ -73,7 +75,11 @@ SIGINT or SIGTERM stops the server gracefully: exit status 0.`,
 			if f.verbose {
 				level = slog.LevelDebug
 			}
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			if err := f.obs.start(cmd.Context(), "maker-serve-sim", cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			defer f.obs.stop(cmd.Context())
+			log := f.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})
 			cfg.Logger = log
 			s, err := simserver.New(cfg)
 			if err != nil { // unreachable: config checked every field
@@ -82,6 +88,12 @@ SIGINT or SIGTERM stops the server gracefully: exit status 0.`,
 			ln, err := net.Listen("tcp", f.addr)
 			if err != nil {
 				return failed(fmt.Errorf("--addr %s: %w", f.addr, err))
+			}
+			if err := f.obs.observer().ObserveCounter(observe.MetricSimRequests, "{request}", "Requests the simulated OpenAI-compatible server answered, by outcome.", "outcome", func() map[string]int64 {
+				st := s.Stats()
+				return map[string]int64{"reply": int64(st.Replies), "fault": int64(st.Faults()), "bad_request": int64(st.BadRequests), "provider_error": int64(st.ProviderErrors)}
+			}); err != nil {
+				return failed(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "listening on http://%s/v1\n", ln.Addr())
 			log.Info("serving the simulated model", "task", f.task, "model", s.ModelName(),
@@ -103,6 +115,7 @@ SIGINT or SIGTERM stops the server gracefully: exit status 0.`,
 	fs.StringVar(&f.specFile, "spec", "", "spec FILE: answer that spec task's prompts from its script (implies --task spec)")
 	fs.StringVar(&f.modelName, "model-name", simserver.DefaultModelName, "the model listed at /v1/models (a request may name any model)")
 	fs.BoolVar(&f.verbose, "verbose", false, "log every request on stderr")
+	f.obs.register(fs, false)
 	fs.Float64Var(&f.faults.RateLimit, "fault-429", 0, "fraction of requests answered 429 with a Retry-After header")
 	fs.IntVar(&f.faults.RetryAfter, "retry-after", 1, fmt.Sprintf("the Retry-After of a 429, in seconds (0 to %d)", simserver.MaxRetryAfter))
 	fs.Float64Var(&f.faults.ServerError, "fault-500", 0, "fraction of requests answered 500")

@@ -14,8 +14,11 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/internal/words"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -49,6 +52,7 @@ func newSolve() *cobra.Command {
 		maxSteps    int
 		rpm         float64
 		asJSON      bool
+		declaration string
 	)
 	cmd := &cobra.Command{
 		Use:   "solve TASKS.jsonl --out RESULTS.jsonl",
@@ -126,6 +130,10 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 					return usageErr("--root %s: not a folder; name an existing folder, or leave --root out to use each spec's own", tools.root)
 				}
 			}
+			decl, err := maker.ParseToolDeclaration(declaration)
+			if err != nil {
+				return usageErr("--tool-declaration: %w", err)
+			}
 			path := args[0]
 			jobs, err := batch.ReadJobsFile(path)
 			if err != nil {
@@ -134,6 +142,10 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			if len(jobs) == 0 {
 				return usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
 			}
+			if err := flags.obs.start(cmd.Context(), "maker", cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			defer flags.obs.stop(cmd.Context())
 			stderr := cmd.ErrOrStderr()
 			flags.maxInFlight = maxInFlight
 			model, err := batchModel(&flags)
@@ -161,20 +173,23 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			builder := &batch.Builtin{
 				Model: model, Vote: flags.voteConfig(), MaxTokens: flags.maxTokens, Seed: flags.seed,
 				MaxSteps: maxSteps, Root: tools.root, Tools: tools.selection, RerunPending: flags.rerunPending,
-				Price: flags.price(), SamplesPerCall: flags.perCall, Budget: flags.budget(),
+				ToolDeclaration: decl,
+				Price:           flags.price(), SamplesPerCall: flags.perCall, Budget: flags.budget(),
 			}
 			progress, finish := flags.batchBar(stderr, len(jobs))
 			runner := &batch.Runner{
-				Build: builder.Build, Concurrency: concurrency, Limits: limits, Store: store,
-				Progress: progress, Logger: warnLogger(stderr),
+				Build: flags.obs.watchBuild(&flags, builder.Build), Concurrency: concurrency, Limits: limits, Store: store,
+				Progress: flags.obs.batchProgress(progress), Logger: flags.obs.warnLogger(stderr),
 			}
+			ctx, endSpan := flags.obs.span(cmd.Context(), observe.SpanBatch)
 			var sum batch.Summary
 			var runErrV error
 			if flags.natsURL != "" {
-				sum, runErrV = flags.solveOverNATS(cmd.Context(), path, jobs, *runner, store, concurrency, stderr)
+				sum, runErrV = flags.solveOverNATS(ctx, path, jobs, *runner, store, concurrency, stderr)
 			} else {
-				sum, runErrV = runner.Run(cmd.Context(), jobs)
+				sum, runErrV = runner.Run(ctx, jobs)
 			}
+			endSpan()
 			finish()
 
 			report := solveSummary{Summary: sum, TasksFile: path, Results: out, State: state}
@@ -235,9 +250,11 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 	fs.Float64Var(&rpm, "rpm", 0, "most model calls started per minute, over all tasks (0: no bound)")
 	fs.IntVar(&maxSteps, "max-steps", 0, "stop a task after that many steps (0: no limit; a task's \"max_steps\" replaces it)")
 	fs.BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")
+	fs.StringVar(&declaration, "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	flags.register(cmd)
+	flags.obs.register(fs, true)
 	tools.register(cmd, "")
-	fs.Lookup("root").Usage = `folder the file tools of spec tasks work in (default: each spec's "root", else its file's folder; a task's "root" replaces it)`
+	fs.Lookup("root").Usage = `folder granted to the file tools of spec tasks (default: each spec file's folder; a task's "root" replaces it); they work in the spec's "root" inside it`
 	fs.Lookup("seed").Usage = `simulated model: seed of every random draw (a task's "seed" replaces it)`
 	_ = fs.MarkHidden("journal")
 	_ = fs.MarkHidden("resume")
@@ -255,7 +272,10 @@ func batchModel(flags *runFlags) (func(batch.Job, sim.Oracle, uint64) (llms.Mode
 	if slices.Contains(flags.models, "sim") {
 		base := *flags
 		base.journal = ""
-		return func(_ batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
+		return func(job batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
+			if o, ok := oracle.(spec.Oracle); ok && len(o.Spec.Script) == 0 {
+				return nil, fmt.Errorf("%s: %w: \"script\" is missing: --model sim answers a spec task from its script; add a \"script\" of the correct replies, or give a real --model", job.Spec, spec.ErrSpec)
+			}
 			f := base
 			f.seed = seed
 			s, err := f.solver(oracle, io.Discard)

@@ -35,6 +35,34 @@ func (t *toolFlags) executor() (*executor.Executor, error) {
 	return e, nil
 }
 
+// toolArgs is one tool's description, arguments and JSON Schema, in
+// maker tools' report.
+type toolArgs struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Arguments   []executor.Arg  `json:"arguments"`
+	Schema      json.RawMessage `json:"schema"`
+}
+
+// toolsReport is maker tools --json: the inventory, and every tool's
+// arguments with its schema.
+type toolsReport struct {
+	categories.Inventory
+	Tools []toolArgs `json:"tools"`
+}
+
+// toolArguments lists the arguments of every tool e has (loaded or
+// withheld), then the index tool's.
+func toolArguments(e *executor.Executor) []toolArgs {
+	var out []toolArgs
+	for _, name := range append(e.Registered(), categories.IndexTool) {
+		args, _ := e.ToolArgs(name)
+		sch, _ := e.ToolSchema(name)
+		out = append(out, toolArgs{Name: name, Description: e.Describe(name), Arguments: args, Schema: sch})
+	}
+	return out
+}
+
 func newTools() *cobra.Command {
 	var (
 		flags  toolFlags
@@ -46,7 +74,9 @@ func newTools() *cobra.Command {
 		Long: `tools prints every tool category, whether it is read-only, and the state of each
 tool under the --tools selection: loaded (a call may run), withheld (this build
 has it, the selection did not allow it) or unavailable (this build cannot run
-it). The same report is what a model gets from the list_tool_categories tool.`,
+it). The same report is what a model gets from the list_tool_categories tool.
+Then each tool's arguments: name, type, whether required, and what it means;
+--json adds each tool's description, arguments and JSON Schema ("tools").`,
 		Example: "  maker tools\n  maker tools --tools read_only,write_file --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -56,16 +86,30 @@ it). The same report is what a model gets from the list_tool_categories tool.`,
 			}
 			defer e.Close()
 			r := e.Inventory()
+			args := toolArguments(e)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				if err := enc.Encode(r); err != nil {
+				if err := enc.Encode(toolsReport{Inventory: r, Tools: args}); err != nil {
 					return failed(err)
 				}
 				return nil
 			}
-			_, err = fmt.Fprint(cmd.OutOrStdout(), r.String())
-			return err
+			w := cmd.OutOrStdout()
+			if _, err = fmt.Fprint(w, r.String()); err != nil {
+				return err
+			}
+			fmt.Fprint(w, "\narguments of the tools this build has (a call names them in \"args\"):\n")
+			for _, t := range args {
+				fmt.Fprintf(w, "%s\n", t.Name)
+				if len(t.Arguments) == 0 {
+					fmt.Fprint(w, "  no arguments\n")
+				}
+				for _, a := range t.Arguments {
+					fmt.Fprintf(w, "  %s\n", executor.ArgLine(a))
+				}
+			}
+			return nil
 		},
 	}
 	flags.register(cmd, ".")

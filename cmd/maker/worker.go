@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/words"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
 	"github.com/tmc/langchaingo/llms"
@@ -25,6 +27,7 @@ func newWorker() *cobra.Command {
 		ackWait  time.Duration
 		grace    time.Duration
 		name     string
+		obs      watchFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -85,7 +88,13 @@ still running, prints what it did and exits with status 0.`,
 			if err != nil {
 				return usageErr("--model: %w", err)
 			}
+			if err := obs.start(cmd.Context(), "maker-worker", cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			defer obs.stop(cmd.Context())
+			model = observe.Model(obs.observer(), model, maker.ModelIdentity(model))
 			n := &natsRun{natsURL: natsURL}
+			obs.probe("engine", n.engineProbe)
 			if err := n.connectNATS("maker worker"); err != nil {
 				return err
 			}
@@ -93,10 +102,14 @@ still running, prints what it did and exits with status 0.`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
 			w, err := cluster.NewWorker(ctx, n.js, model, cluster.WorkerConfig{
 				Route: route, Name: name, Inflight: inflight, AckWait: ackWait, Grace: cmpGrace(cmd, grace),
+				Logger: obs.jsonLogger(cmd.ErrOrStderr()),
 			})
 			cancel()
 			if err != nil {
 				return failed(fmt.Errorf("--nats: %w", err))
+			}
+			if err := obs.observer().ObserveWorker(func() (int64, int64) { st := w.Stats(); return st.Served, st.Failed }); err != nil {
+				return failed(err)
 			}
 			stderr := cmd.ErrOrStderr()
 			fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time; stop with Ctrl-C\n", route, natsURL, words.Plural(inflight, "call"))
@@ -116,6 +129,7 @@ still running, prints what it did and exits with status 0.`,
 	fs.DurationVar(&ackWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it)")
 	fs.DurationVar(&grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
 	fs.StringVar(&name, "name", "", "the worker's name in replies (default host/pid)")
+	obs.register(fs, false)
 	// The model flags, shared with the run commands (same defaults and
 	// checks); the vote and journal flags are the coordinator's.
 	all := &cobra.Command{}

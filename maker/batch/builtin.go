@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/mdap-go/mdap/categories"
@@ -44,13 +45,16 @@ type Builtin struct {
 	// MaxSteps stops a task after that many steps; a job's "max_steps"
 	// replaces it; 0 means no limit (a spec's own max_steps still holds).
 	MaxSteps int
-	// Root is the folder of a spec task's file tools; a job's "root"
-	// replaces it; "" means the spec's "root", else the spec file's
-	// folder.
+	// Root is the folder granted to a spec task's file tools; a job's
+	// "root" replaces it; "" means the spec file's folder. The tools
+	// work in the spec's "root" inside it (see OpenSpec).
 	Root string
 	// Tools is the tool policy, a --tools list; a job's "tools" replaces
 	// it; "" means the read-only categories.
 	Tools string
+	// ToolDeclaration is how spec tasks' tools reach the model
+	// (maker.Solver.ToolDeclaration); the zero value chooses by model.
+	ToolDeclaration maker.ToolDeclaration
 	// RerunPending is maker.Solver.RerunPending for every job.
 	RerunPending bool
 	// Price prices a model that does not know its own.
@@ -146,7 +150,7 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 			st.Close()
 			return nil, err
 		}
-		s.Executor = st.Executor
+		s.Executor, s.Tools, s.ToolDeclaration = st.Executor, st.Tools, b.ToolDeclaration
 		return &Unit{Task: st.Task, Solver: s, Close: st.Close, Finish: func(r *Result) {
 			r.State = st.Task.State()
 		}}, nil
@@ -165,28 +169,45 @@ func compact(s string) string {
 }
 
 // SpecTask is a spec task made ready to run: the spec, the task at its
-// start, and the executor of its tools over its root.
+// start, the executor of its tools over its root, and the tools it
+// declares to the model.
 type SpecTask struct {
 	Spec     *spec.Spec
 	Task     *spec.Task
 	Executor *executor.Executor
 	// Root is the folder the file tools work in.
 	Root string
+	// Tools are the tools declared to the model (spec.Declare): the
+	// spec's tools that the policy allows, with their schemas; set them
+	// as maker.Solver.Tools.
+	Tools []llms.Tool
 }
 
-// OpenSpec loads the spec file at path and makes its executor. root is
-// the folder of the file tools; "" means the spec's "root" (relative to
-// the spec file's folder), else that folder. tools is a --tools list; ""
-// means the read-only categories. Errors: the file system's and
-// spec.ErrSpec for the spec (naming the file); the categories package's
-// for tools; the executor's for root. Close the SpecTask when done.
-func OpenSpec(path, root, tools string) (*SpecTask, error) {
+// OpenSpec loads the spec file at path, checks it and makes its
+// executor. sandbox is the folder the caller grants the file tools; ""
+// means the spec file's folder. The tools work in the spec's "root"
+// inside it (spec.ResolveRoot: the one meaning of "root"). tools is a
+// --tools list; "" means the read-only categories. Descriptions of the
+// declared tools come from skills/NAME.md beside the spec file.
+//
+// Before anything runs it refuses, with errors wrapping spec.ErrSpec that
+// name the file and the field: a spec that does not parse (spec.Parse:
+// a script that breaks the answer contract included), a root outside the
+// sandbox (spec.ErrOutsideSandbox), a tool the run does not have or that
+// the policy always denies (spec.CheckTools), a broken skill or schema
+// file. Other errors: the file system's; the categories package's for
+// tools; the executor's for the root. Close the SpecTask when done.
+func OpenSpec(path, sandbox, tools string) (*SpecTask, error) {
 	s, err := spec.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	if root == "" {
-		root = filepath.Join(filepath.Dir(path), s.Root)
+	if sandbox == "" {
+		sandbox = filepath.Dir(path)
+	}
+	root, err := spec.ResolveRoot(sandbox, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	tax := categories.Builtin()
 	policy, err := tax.ParseSelection(tools)
@@ -197,7 +218,16 @@ func OpenSpec(path, root, tools string) (*SpecTask, error) {
 	if err != nil {
 		return nil, fmt.Errorf("root %s: %w", root, err)
 	}
-	return &SpecTask{Spec: s, Task: spec.New(s), Executor: ex, Root: ex.Root()}, nil
+	st := &SpecTask{Spec: s, Task: spec.New(s), Executor: ex, Root: ex.Root()}
+	if err := spec.CheckTools(s, ex); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if st.Tools, err = spec.Declare(s, ex, os.DirFS(filepath.Dir(path))); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%s: %w: %w", path, spec.ErrSpec, err)
+	}
+	return st, nil
 }
 
 // Close releases the executor, if it holds anything.

@@ -39,16 +39,17 @@ func TestBuiltinAppliesTheJobsOverrides(t *testing.T) {
 
 	// A spec job's root and tools, relative to the tasks file.
 	dir := t.TempDir()
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "work"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "work", "repo"), 0o755))
 	spec := specPath(t, "find-version.json")
 	jobs, err = ReadJobs(stringsReader(fmt.Sprintf(`{"id": "s", "spec": %q, "root": "work", "tools": "read_only,write_file"}
 {"id": "d", "spec": %q}`, spec, spec)), dir)
 	require.NoError(t, err)
 	u, err = b.Build(context.Background(), jobs[0])
 	require.NoError(t, err)
-	wantRoot, err := filepath.EvalSymlinks(filepath.Join(dir, "work"))
+	wantRoot, err := filepath.EvalSymlinks(filepath.Join(dir, "work", "repo"))
 	require.NoError(t, err)
-	assert.Equal(t, wantRoot, u.Solver.Executor.Root())
+	assert.Equal(t, wantRoot, u.Solver.Executor.Root(), "the job's root is the sandbox; the spec's root is inside it")
+	assert.Equal(t, []string{"read_file", "grep"}, declaredNames(u.Solver.Tools), "the spec's tools are declared")
 	assert.Contains(t, u.Solver.Executor.Policy().String(), "write_file")
 	require.NoError(t, u.Close())
 	u, err = b.Build(context.Background(), jobs[1])
@@ -59,6 +60,14 @@ func TestBuiltinAppliesTheJobsOverrides(t *testing.T) {
 
 	_, err = (&Builtin{}).Build(context.Background(), jobs[0])
 	assert.ErrorIs(t, err, ErrBuiltin)
+}
+
+func declaredNames(tools []llms.Tool) []string {
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Function.Name)
+	}
+	return out
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }

@@ -331,7 +331,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	// The publication is not cut short by ctx: a job stored without its
 	// sequence known could not be withdrawn.
 	pubCtx, pubCancel := context.WithTimeout(context.WithoutCancel(ctx), min(d.timeout, publishTimeout))
-	ack, err := d.js.Publish(pubCtx, m.subject, data,
+	ack, err := d.js.PublishMsg(pubCtx, jobMsg(ctx, m.subject, data),
 		jetstream.WithMsgID(job.ID), jetstream.WithExpectStream(JobsStream),
 		jetstream.WithMsgTTL(max(d.timeout, time.Second)))
 	pubCancel()

@@ -35,6 +35,10 @@ type ServerConfig struct {
 	SyncAlways bool
 	// Logger receives the server's log; nil means none.
 	Logger *slog.Logger
+	// Monitor, if set, is the HOST:PORT of the NATS server's own HTTP
+	// monitoring endpoints (/varz, /jsz, /healthz); a port alone means
+	// loopback. Empty means none.
+	Monitor string
 	// Ready bounds how long StartServer waits for the server to accept
 	// clients; 0 means 10 seconds.
 	Ready time.Duration
@@ -85,6 +89,9 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		Authorization: cfg.Token,
 		NoSigs:        true,
 		NoLog:         cfg.Logger == nil,
+	}
+	if err := monitor(opts, cfg.Monitor); err != nil {
+		return nil, err
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {

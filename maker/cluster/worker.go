@@ -335,7 +335,7 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 	if md, err := msg.Metadata(); err == nil && md.NumDelivered > 1 {
 		w.redelivered.Add(1)
 	}
-	ctx, cancel := context.WithCancelCause(calls)
+	ctx, cancel := context.WithCancelCause(traceContext(calls, msg.Headers()))
 	defer cancel(nil)
 	if !w.track(job.ID, cancel) {
 		w.withdrawnN.Add(1)

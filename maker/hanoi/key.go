@@ -1,7 +1,10 @@
 package hanoi
 
 import (
+	"reflect"
 	"strconv"
+	"sync"
+	"unsafe"
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
@@ -68,5 +71,55 @@ func (t *Task) DecodeKey(r maker.Reply) (intent.Output, uint64, error) {
 	if err != nil {
 		return intent.Output{}, 0, err
 	}
-	return intent.Output{Value: a.Value()}, a.Key(), nil
+	v := a.Value()
+	t.typed.put(v, a)
+	return intent.Output{Value: v}, a.Key(), nil
+}
+
+// typedMemo remembers the answers DecodeKey decoded since the last
+// Advance, by the identity of the Value map it returned, so that Apply of
+// a winner whose Value is one of those maps (as the solver's winners are)
+// takes the parsed answer instead of reading the map back. It holds the
+// maps, so an address cannot be reused while it is remembered; it is
+// cleared at every Advance, and holds at most typedMax answers. Safe for
+// concurrent use.
+type typedMemo struct {
+	mu sync.Mutex
+	m  map[unsafe.Pointer]typedAnswer
+}
+
+type typedAnswer struct {
+	value map[string]any
+	a     Answer
+}
+
+const typedMax = 64
+
+func (tm *typedMemo) put(v map[string]any, a Answer) {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	if tm.m == nil {
+		tm.m = make(map[unsafe.Pointer]typedAnswer, 4)
+	}
+	if len(tm.m) < typedMax {
+		tm.m[reflect.ValueOf(v).UnsafePointer()] = typedAnswer{v, a}
+	}
+}
+
+// get returns the answer whose Value v is, if DecodeKey made it.
+func (tm *typedMemo) get(v any) (Answer, bool) {
+	m, ok := v.(map[string]any)
+	if !ok || m == nil {
+		return Answer{}, false
+	}
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	ta, ok := tm.m[reflect.ValueOf(m).UnsafePointer()]
+	return ta.a, ok
+}
+
+func (tm *typedMemo) clear() {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	clear(tm.m)
 }

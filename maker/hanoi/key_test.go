@@ -115,11 +115,14 @@ func FuzzAnswerKey(f *testing.F) {
 // plainTask hides Task's DecodeKey: the solver then keys with intent.Key.
 type plainTask struct{ maker.Task }
 
-// TestTypedKeysChangeNoRecord: a run with typed keys journals exactly the
-// steps (winners, keys, votes, counts) of the same run keyed canonically.
+// TestTypedKeysChangeNoRecord: a run with typed keys (and Apply taking
+// the answers DecodeKey parsed) journals exactly the steps (winners,
+// keys, votes, counts) of the same run keyed canonically; also with
+// contested steps (p = 0.7, some decided wrong), where a step's samples
+// hold several distinct answers.
 func TestTypedKeysChangeNoRecord(t *testing.T) {
-	run := func(wrap bool) []maker.StepRecord {
-		m, err := sim.New(hanoi.Oracle{}, sim.DefaultConfig())
+	run := func(wrap bool, cfg sim.Config, k int) ([]maker.StepRecord, *hanoi.Task) {
+		m, err := sim.New(hanoi.Oracle{}, cfg)
 		require.NoError(t, err)
 		task, _ := hanoi.New(6)
 		var tk maker.Task = task
@@ -127,17 +130,27 @@ func TestTypedKeysChangeNoRecord(t *testing.T) {
 			tk = plainTask{task}
 		}
 		var recs []maker.StepRecord
-		s := &maker.Solver{Model: m, Vote: vote.Config{K: 3}, Progress: func(e maker.Event) {
+		s := &maker.Solver{Model: m, Vote: vote.Config{K: k}, Progress: func(e maker.Event) {
 			r := *e.Record
 			r.Usage.Latency, r.Elapsed = 0, 0
 			recs = append(recs, r)
 		}}
 		_, err = s.Solve(context.Background(), tk)
 		require.NoError(t, err)
-		require.True(t, task.Solved())
-		return recs
+		return recs, task
 	}
-	typed, plain := run(false), run(true)
+	typed, task := run(false, sim.DefaultConfig(), 3)
+	plain, _ := run(true, sim.DefaultConfig(), 3)
 	require.Len(t, typed, 63)
+	assert.True(t, task.Solved())
+	assert.Equal(t, plain, typed)
+
+	hard := sim.DefaultConfig()
+	hard.P, hard.Seed = 0.7, 11
+	typed, task = run(false, hard, 2)
+	plain, other := run(true, hard, 2)
+	require.Len(t, typed, 63)
+	assert.Positive(t, task.WrongSteps(), "some steps decided wrong")
+	assert.Equal(t, other.State(), task.State())
 	assert.Equal(t, plain, typed)
 }

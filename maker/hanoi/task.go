@@ -52,7 +52,10 @@ func (t *Task) decodeAnswer(r maker.Reply) (Answer, error) {
 
 // Apply implements maker.Task: [Task.Advance] with the winner's answer,
 // read back by [AnswerFromValue] (so a Value replayed from a journal, with
-// float64 or json.Number numbers, gives the same state). obs is ignored.
+// float64 or json.Number numbers, gives the same state); a winner whose
+// Value is a map DecodeKey returned since the last step, unchanged (the
+// solver never changes it), is taken as the answer DecodeKey parsed,
+// without reading the map back. obs is ignored.
 // It is deterministic.
 //
 // Errors (the task is then unchanged): [ErrFormat] (wrapped) when the
@@ -62,9 +65,12 @@ func (t *Task) Apply(winner intent.Output, obs *intent.Observation) (done bool, 
 	if winner.Intent != nil {
 		return false, fmt.Errorf("%w: the winner proposes tool %q: this task has no tools", ErrFormat, winner.Intent.Tool)
 	}
-	a, err := AnswerFromValue(winner.Value, t.n)
-	if err != nil {
-		return false, err
+	a, ok := t.typed.get(winner.Value)
+	if !ok {
+		var err error
+		if a, err = AnswerFromValue(winner.Value, t.n); err != nil {
+			return false, err
+		}
 	}
 	return t.Advance(a)
 }
@@ -92,6 +98,7 @@ func (t *Task) Restore(b json.RawMessage) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("hanoi: bad snapshot: %w", err)
 	}
+	t.typed.clear()
 	if s.N != t.n {
 		return fmt.Errorf("hanoi: snapshot of %d disks, the task has %d", s.N, t.n)
 	}

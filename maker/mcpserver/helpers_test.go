@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -161,13 +160,8 @@ func counterSpec(n int) map[string]any {
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	src := "../../testdata/spec"
-	require.NoError(t, os.CopyFS(root, os.DirFS(src)))
-	// The find-version spec greps "src" and reads "src/version.go":
-	// relative to the repository, which is the root of its tools.
-	repo := filepath.Join(root, "repo")
-	b, err := os.ReadFile(filepath.Join(src, "find-version.json"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "find-version.json"), b, 0o644))
-	return repo
+	// The server's root holds the specs; find-version's tools work in
+	// its "root", repo, inside it.
+	require.NoError(t, os.CopyFS(root, os.DirFS("../../testdata/spec")))
+	return root
 }

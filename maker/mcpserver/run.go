@@ -9,11 +9,13 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
+	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -24,7 +26,7 @@ import (
 
 // RunTaskInput is the input of the run_task tool.
 type RunTaskInput struct {
-	Spec         any    `json:"spec,omitempty" jsonschema:"the task spec as a JSON object (system, answer, initial_state, tools, max_steps, done_field, script; see maker/spec); give spec or spec_path"`
+	Spec         any    `json:"spec,omitempty" jsonschema:"the task spec as a JSON object (system, answer, initial_state, tools, max_steps, done_field, root, observations, observation_bytes, script; see maker/spec); give spec or spec_path"`
 	SpecPath     string `json:"spec_path,omitempty" jsonschema:"a spec file, relative to the server's root; it may not leave the root"`
 	Journal      string `json:"journal,omitempty" jsonschema:"the journal's file name in the server's state folder (letters, digits, '.', '-', '_'); default one named after the task, which the output gives"`
 	Resume       bool   `json:"resume,omitempty" jsonschema:"resume the run recorded in the journal (after a cancelled or failed call), with the same spec and settings"`
@@ -70,6 +72,13 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 	}
 	task := spec.New(sp)
 	out.Task = task.Fingerprint()
+	ex, tools, err := s.specTools(sp, in.SpecPath)
+	if err != nil {
+		return nil, out, err
+	}
+	if ex != s.exec {
+		defer ex.Close()
+	}
 	st, err := s.check(in.Sampling)
 	if err != nil {
 		return nil, out, err
@@ -118,16 +127,18 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 
 	prog := newProgress(ctx, req, s.log)
 	solver := &maker.Solver{
-		Model:        model,
-		Executor:     s.exec,
-		Tools:        s.declare(sp),
-		Vote:         st.vote,
-		MaxTokens:    st.maxTokens,
-		Temperature:  st.temperature,
-		Journal:      j,
-		RerunPending: in.RerunPending,
-		Logger:       s.log,
-		MaxSteps:     s.cfg.MaxSteps,
+		Model:           model,
+		Executor:        ex,
+		Tools:           tools,
+		ToolDeclaration: s.cfg.ToolDeclaration,
+		Vote:            st.vote,
+		MaxTokens:       st.maxTokens,
+		Temperature:     st.temperature,
+		Journal:         j,
+		RerunPending:    in.RerunPending,
+		Logger:          s.log,
+		MaxSteps:        s.cfg.MaxSteps,
+		Observer:        s.cfg.Observer,
 		Progress: func(e maker.Event) {
 			what := "decided"
 			if e.Replayed {
@@ -137,7 +148,7 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 		},
 	}
 	s.log.Info("run_task", "task", out.Task, "journal", name, "resume", in.Resume, "model", out.Model, "k", st.vote.K)
-	rep, runErr := solver.Solve(ctx, task)
+	rep, runErr := solver.Solve(callerTrace(ctx, req), task)
 	if cerr := j.Close(); cerr != nil && runErr == nil {
 		runErr = cerr
 	}
@@ -233,17 +244,45 @@ func (s *Server) loadSpec(req *mcp.CallToolRequest, in RunTaskInput) (*spec.Spec
 	return sp, nil
 }
 
-// declare lists the tools the spec names that the policy lets run, with
-// their schemas, for models that call tools natively. Declaring is not
-// permitting: the executor checks every call again.
-func (s *Server) declare(sp *spec.Spec) []llms.Tool {
-	var out []llms.Tool
-	for _, t := range s.exec.Tools(nil) {
-		if t.Function != nil && slices.Contains(sp.Tools, t.Function.Name) {
-			out = append(out, t)
+// specTools gives the spec's root its one meaning (spec.ResolveRoot:
+// the spec's "root" inside the server's root), checks the spec's tools
+// against the executor there (spec.CheckTools) and declares them
+// (spec.Declare, with skills/NAME.md beside the spec file, or at the
+// server's root for an inline spec). The executor is the server's own
+// when the spec has no root, else a new one with the server's policy,
+// which the caller closes. Declaring is not permitting: the executor
+// checks every call again.
+func (s *Server) specTools(sp *spec.Spec, specPath string) (*executor.Executor, []llms.Tool, error) {
+	root, err := spec.ResolveRoot(s.cfg.Root, sp)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec: %w (the server's root is the folder granted)", err)
+	}
+	ex := s.exec
+	if root != s.exec.Root() {
+		if ex, err = executor.New(root, executor.WithTaxonomy(categories.Builtin()), executor.WithPolicy(s.exec.Policy()), executor.WithLogger(s.log)); err != nil {
+			return nil, nil, fmt.Errorf("spec: \"root\": %w", err)
 		}
 	}
-	return out
+	fail := func(err error) (*executor.Executor, []llms.Tool, error) {
+		if ex != s.exec {
+			ex.Close()
+		}
+		return nil, nil, err
+	}
+	if err := spec.CheckTools(sp, ex); err != nil {
+		return fail(fmt.Errorf("spec: %w; the server's operator sets the policy", err))
+	}
+	skills := s.root.FS()
+	if specPath != "" {
+		if skills, err = fs.Sub(skills, path.Dir(filepath.ToSlash(specPath))); err != nil {
+			return fail(fmt.Errorf("%w: spec_path %q: %v", ErrArgument, specPath, err))
+		}
+	}
+	tools, err := spec.Declare(sp, ex, skills)
+	if err != nil {
+		return fail(fmt.Errorf("spec: %w", err))
+	}
+	return ex, tools, nil
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

@@ -60,9 +60,34 @@ func TestRunTaskToolPolicyIsReadOnlyByDefault(t *testing.T) {
 	pol, err := categories.Builtin().ParseSelection("read_only,file_write")
 	require.NoError(t, err)
 	c, _ = connect(t, mcpserver.Config{Root: root, State: t.TempDir(), Policy: &pol})
-	out = decode[mcpserver.RunTaskOutput](t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec_path": "write.json"}, nil))
+	note, err := os.ReadFile("../../testdata/spec/write-note.json")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "note.json"), note, 0o644))
+	out = decode[mcpserver.RunTaskOutput](t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec_path": "note.json"}, nil))
 	assert.Zero(t, out.Denied)
+	assert.Equal(t, map[string]any{"wrote": true}, out.FinalState)
 	assert.FileExists(t, filepath.Join(root, "note.txt"))
+
+	// Under the read-only policy, a spec that needs the write is refused
+	// before any call.
+	c, _ = connect(t, mcpserver.Config{Root: root, State: t.TempDir()})
+	toolError(t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec_path": "note.json"}, nil),
+		`"write_file"`, "always denies")
+}
+
+func TestRunTaskRootIsInsideTheServersRoot(t *testing.T) {
+	root := repoRoot(t)
+	outside := t.TempDir()
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "out")))
+	state := t.TempDir()
+	c, _ := connect(t, mcpserver.Config{Root: root, State: state})
+	spec := map[string]any{"system": "x", "answer": map[string]any{"type": "object"}, "root": "out", "script": []any{map[string]any{"done": true}}}
+	toolError(t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec": spec}, nil), `"root"`, "outside")
+	spec["root"], spec["tools"] = "repo", []string{"grep", "read_files"}
+	toolError(t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec": spec}, nil), `"read_files"`)
+	entries, err := os.ReadDir(state)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "refused before any journal")
 }
 
 func TestRunTaskCancelledThenResumed(t *testing.T) {
@@ -151,4 +176,10 @@ func TestRunTaskBadArgumentsKeepTheServerServing(t *testing.T) {
 func TestRunTaskNeedsAStateFolder(t *testing.T) {
 	c, _ := connect(t, mcpserver.Config{Root: t.TempDir()})
 	toolError(t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec": counterSpec(2)}, nil), "no state folder", "--state")
+}
+
+func TestConfigRefusesAnUnknownToolDeclaration(t *testing.T) {
+	_, err := mcpserver.New(mcpserver.Config{Root: t.TempDir(), ToolDeclaration: "telepathy"})
+	require.ErrorIs(t, err, mcpserver.ErrConfig)
+	assert.Contains(t, err.Error(), "telepathy")
 }

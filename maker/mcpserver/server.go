@@ -14,6 +14,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -103,8 +104,16 @@ type Config struct {
 	// Logger receives the server's logs; nil means none. Over stdio it
 	// must not write to stdout, the transport.
 	Logger *slog.Logger
+	// Observer watches every run_task run (see maker/observe); a run
+	// continues the caller's trace when the request carries one. Nil
+	// means none.
+	Observer maker.Observer
 	// Version is the version the server reports; empty means the build's.
 	Version string
+	// ToolDeclaration is how run_task declares a spec's tools to the
+	// model (maker.Solver.ToolDeclaration); the zero value chooses by
+	// model.
+	ToolDeclaration maker.ToolDeclaration
 }
 
 // Server is mdap's MCP server: the SDK's server with the five tools. It is
@@ -136,6 +145,9 @@ func New(cfg Config) (*Server, error) {
 		if err := checkURL(cfg.BaseURL); err != nil {
 			return nil, fmt.Errorf("%w: base URL: %w", ErrConfig, err)
 		}
+	}
+	if _, err := maker.ParseToolDeclaration(string(cfg.ToolDeclaration)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if cfg.Sim.P == 0 {
 		cfg.Sim = sim.DefaultConfig()

@@ -109,6 +109,10 @@ func OpenAll(specs []string, o Options) (llms.Model, error) {
 // Ollama client makes of one), a missing key for OpenAI's or Anthropic's
 // own API.
 func Open(spec string, o Options) (llms.Model, error) {
+	spec, o, err := SplitEndpoint(spec, o)
+	if err != nil {
+		return nil, err
+	}
 	sp, err := ParseSpec(spec)
 	if err != nil {
 		return nil, err

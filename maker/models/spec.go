@@ -35,7 +35,7 @@ func (s Spec) String() string {
 }
 
 // Specs lists the accepted spec forms, for help texts.
-const Specs = "sim, openai:MODEL, ollama:MODEL or anthropic:MODEL, each optionally with =IN/OUT[/CACHED[/WRITE]], its price in dollars per million input/output (cached input, cache write) tokens"
+const Specs = "sim, openai:MODEL, ollama:MODEL or anthropic:MODEL, each optionally with =IN/OUT[/CACHED[/WRITE]], its price in dollars per million input/output (cached input, cache write) tokens, and optionally ;base=URL and ;key=ENV_VAR, its own server and key variable"
 
 // providers are the accepted providers of a spec.
 var providers = []string{"openai", "ollama", "anthropic"}
@@ -74,9 +74,13 @@ func ParseSpec(spec string) (Spec, error) {
 }
 
 // CheckSpec reports whether spec has an accepted form, without building
-// anything: nil, or ParseSpec's error.
+// anything: nil, or SplitEndpoint's or ParseSpec's error.
 func CheckSpec(spec string) error {
-	_, err := ParseSpec(spec)
+	head, _, err := SplitEndpoint(spec, Options{})
+	if err != nil {
+		return err
+	}
+	_, err = ParseSpec(head)
 	return err
 }
 

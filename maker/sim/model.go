@@ -503,6 +503,7 @@ func truncate(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
 // Synchronous implements maker.Synchronous: without latency (the zero
 // Latency, or a fixed or uniform one of at most 0) a call answers on the
 // caller's goroutine without waiting, so the solver draws its samples

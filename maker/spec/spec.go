@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/internal/schema"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -58,6 +59,16 @@ type Spec struct {
 	// file's folder and inside it: not absolute, no "..". Empty means the
 	// spec file's folder. A run's own root (--root) replaces it.
 	Root string `json:"root,omitempty"`
+	// Observations is how many of the last tool results the prompt
+	// shows, the newest last; 0 means 1 (the last only). At most
+	// MaxObservations. With more than one, a task need not copy what a
+	// tool said into its state to remember it over the next steps.
+	Observations int `json:"observations,omitempty"`
+	// ObservationBytes caps each earlier tool result the prompt shows
+	// (the last is shown as the executor returned it, within its output
+	// cap); 0 means DefaultObservationBytes. A cut result ends with a
+	// note that says so.
+	ObservationBytes int `json:"observation_bytes,omitempty"`
 	// Script is the correct reply at each step, for the simulated model:
 	// an answer object, or {"tool_intent": {...}}; or, for a step that
 	// only a model that read the last tool result can answer,
@@ -70,6 +81,13 @@ type Spec struct {
 
 // DefaultMaxSteps is the step limit of a spec that sets none.
 const DefaultMaxSteps = 100
+
+// Bounds of a spec's observation history.
+const (
+	MaxObservations         = 32
+	DefaultObservationBytes = 2048
+	MaxObservationBytes     = 64 << 10
+)
 
 // MaxSpecBytes is the largest spec file Load and Parse read.
 const MaxSpecBytes = 1 << 20
@@ -118,6 +136,10 @@ func Parse(b []byte) (*Spec, error) {
 		return nil, fmt.Errorf("%w: \"answer\" is missing: give a JSON Schema of a step's answer", ErrSpec)
 	case s.MaxSteps < 0:
 		return nil, fmt.Errorf("%w: \"max_steps\" is %d", ErrSpec, s.MaxSteps)
+	case s.Observations < 0 || s.Observations > MaxObservations:
+		return nil, fmt.Errorf("%w: \"observations\" is %d: give 1 (the last tool result) to %d", ErrSpec, s.Observations, MaxObservations)
+	case s.ObservationBytes < 0 || s.ObservationBytes > MaxObservationBytes:
+		return nil, fmt.Errorf("%w: \"observation_bytes\" is %d: give 1 to %d, or leave it out for %d", ErrSpec, s.ObservationBytes, MaxObservationBytes, DefaultObservationBytes)
 	case s.Root != "" && (filepath.IsAbs(s.Root) || !filepath.IsLocal(s.Root)):
 		return nil, fmt.Errorf("%w: \"root\" is %q: give a folder inside the spec file's folder, such as \"repo\" (a run's --root can name any other)", ErrSpec, s.Root)
 	}
@@ -138,5 +160,22 @@ func Parse(b []byte) (*Spec, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("%w: \"answer\" is not a valid JSON Schema: %w", ErrSpec, err)
 	}
+	if err := s.checkScript(); err != nil {
+		return nil, err
+	}
 	return &s, nil
+}
+
+// checkScript checks each script step as a run would decode it: an answer
+// must satisfy the answer contract. A tool call may name any tool (a
+// script may play a model that calls one it was not given, which the
+// executor then refuses).
+func (s *Spec) checkScript() error {
+	task := &Task{spec: s}
+	for i, st := range s.Script {
+		if _, err := task.Decode(maker.Reply{Text: string(st.Reply)}); err != nil {
+			return fmt.Errorf("%w: \"script\" step %d does not match the answer contract, so a model that answered it would be red-flagged: %w", ErrSpec, i, err)
+		}
+	}
+	return nil
 }

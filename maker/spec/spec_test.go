@@ -120,9 +120,13 @@ func TestWriteDeniedUnderReadOnlyPolicy(t *testing.T) {
 	require.NoError(t, err)
 	ex, err = executor.New(root, executor.WithPolicy(pol), executor.WithTaxonomy(tax))
 	require.NoError(t, err)
-	rep, err = (&maker.Solver{Model: simFor(t, s, 7, 0.9), Executor: ex}).Solve(context.Background(), New(s))
+	note, err := Load("../../testdata/spec/write-note.json")
+	require.NoError(t, err)
+	task = New(note)
+	rep, err = (&maker.Solver{Model: simFor(t, note, 7, 0.9), Executor: ex}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Zero(t, rep.Denied)
+	assert.JSONEq(t, `{"wrote":true}`, string(task.State()), "the script says what happened")
 	b, err := os.ReadFile(filepath.Join(root, "note.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "written by a microagent", string(b))
@@ -130,18 +134,20 @@ func TestWriteDeniedUnderReadOnlyPolicy(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for name, in := range map[string]string{
-		"not json":       `{`,
-		"unknown field":  `{"system":"x","answer":{},"colour":1}`,
-		"no system":      `{"answer":{}}`,
-		"no answer":      `{"system":"x"}`,
-		"bad schema":     `{"system":"x","answer":{"type":"thing"}}`,
-		"negative steps": `{"system":"x","answer":{},"max_steps":-1}`,
-		"bad script":     `{"system":"x","answer":{},"script":[1]}`,
-		"trailing data":  `{"system":"x","answer":{}} garbage`,
-		"two objects":    `{"system":"x","answer":{}}{"system":"y"}`,
-		"external ref":   `{"system":"x","answer":{"$ref":"file:///etc/schema.json"}}`,
-		"absolute root":  `{"system":"x","answer":{},"root":"/etc"}`,
-		"root leaves":    `{"system":"x","answer":{},"root":"repo/../.."}`,
+		"not json":                   `{`,
+		"unknown field":              `{"system":"x","answer":{},"colour":1}`,
+		"no system":                  `{"answer":{}}`,
+		"no answer":                  `{"system":"x"}`,
+		"bad schema":                 `{"system":"x","answer":{"type":"thing"}}`,
+		"negative steps":             `{"system":"x","answer":{},"max_steps":-1}`,
+		"bad script":                 `{"system":"x","answer":{},"script":[1]}`,
+		"trailing data":              `{"system":"x","answer":{}} garbage`,
+		"two objects":                `{"system":"x","answer":{}}{"system":"y"}`,
+		"external ref":               `{"system":"x","answer":{"$ref":"file:///etc/schema.json"}}`,
+		"absolute root":              `{"system":"x","answer":{},"root":"/etc"}`,
+		"root leaves":                `{"system":"x","answer":{},"root":"repo/../.."}`,
+		"script breaks the contract": `{"system":"x","answer":{"type":"object","required":["done"]},"script":[{"state":1}]}`,
+		"observed script breaks it":  `{"system":"x","answer":{"type":"object","required":["done"]},"script":[{"reply":{"state":1},"requires_observation":"x"}]}`,
 	} {
 		_, err := Parse([]byte(in))
 		assert.ErrorIs(t, err, ErrSpec, name)

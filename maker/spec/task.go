@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
@@ -17,11 +19,19 @@ import (
 // Task runs a Spec: a maker.Task whose state is the JSON value of the last
 // answer's "state" field.
 type Task struct {
-	spec  *Spec
-	fp    string
-	state json.RawMessage
-	step  int
-	done  bool
+	spec    *Spec
+	fp      string
+	state   json.RawMessage
+	step    int
+	done    bool
+	history []pastObservation // the earlier tool results the prompt shows, oldest first
+}
+
+// pastObservation is a tool result kept for later prompts, already cut
+// to the spec's observation_bytes.
+type pastObservation struct {
+	Step int    `json:"step"`
+	Text string `json:"text"`
 }
 
 // New returns a task at its initial state. The spec must come from Load or
@@ -49,7 +59,9 @@ func (t *Task) Steps() int { return t.step }
 func (t *Task) Done() bool { return t.done }
 
 // Prompt shows the system prompt with the answer contract, then the step
-// number, the state and the last tool observation.
+// number, the state, the earlier tool results the spec keeps (its
+// "observations" minus one, oldest first, each cut to
+// "observation_bytes") and the last tool observation.
 func (t *Task) Prompt(last *intent.Observation) []llms.MessageContent {
 	var sys strings.Builder
 	sys.WriteString(t.spec.System)
@@ -60,6 +72,12 @@ func (t *Task) Prompt(last *intent.Observation) []llms.MessageContent {
 	}
 	var user strings.Builder
 	fmt.Fprintf(&user, "Step: %d\nState: %s\n", t.step, t.state)
+	if earlier := t.earlier(); len(earlier) > 0 {
+		user.WriteString("Earlier tool results, oldest first:\n")
+		for _, o := range earlier {
+			fmt.Fprintf(&user, "[after step %d]\n%s\n", o.Step, o.Text)
+		}
+	}
 	if last != nil {
 		fmt.Fprintf(&user, "Last tool result:\n%s\n", last.Text())
 	}
@@ -95,9 +113,18 @@ func (t *Task) Decode(r maker.Reply) (intent.Output, error) {
 
 // Apply takes the winner's "state" as the new state and its done field as
 // the end. A winner that only proposes a tool call leaves the state alone:
-// the observation reaches the next prompt. Past max_steps without being
+// the observation reaches the next prompt, and with "observations" above
+// one it is kept for the prompts after that. Past max_steps without being
 // done, Apply fails with an error wrapping maker.ErrStepLimit.
-func (t *Task) Apply(w intent.Output, _ *intent.Observation) (bool, error) {
+func (t *Task) Apply(w intent.Output, obs *intent.Observation) (bool, error) {
+	if obs != nil && t.keep() > 1 {
+		t.history = append(t.history, pastObservation{Step: t.step, Text: capText(obs.Text(), t.observationBytes())})
+		if n := t.keep() - 1; len(t.history) > n {
+			// The newest is the next prompt's last result; the n before
+			// it are the earlier ones it shows.
+			t.history = slices.Clone(t.history[len(t.history)-n-1:])
+		}
+	}
 	t.step++
 	if m, ok := w.Value.(map[string]any); ok {
 		if st, ok := m["state"]; ok {
@@ -115,17 +142,50 @@ func (t *Task) Apply(w intent.Output, _ *intent.Observation) (bool, error) {
 	return t.done, nil
 }
 
+// keep is how many tool results the prompt shows.
+func (t *Task) keep() int { return max(t.spec.Observations, 1) }
+
+func (t *Task) observationBytes() int {
+	if t.spec.ObservationBytes > 0 {
+		return t.spec.ObservationBytes
+	}
+	return DefaultObservationBytes
+}
+
+// earlier returns the earlier tool results the next prompt shows: the
+// kept ones but the newest, which the prompt shows as the last result
+// (the solver passes it to Prompt).
+func (t *Task) earlier() []pastObservation {
+	if len(t.history) < 2 {
+		return nil
+	}
+	return t.history[:len(t.history)-1]
+}
+
+// capText cuts s to at most n bytes on a UTF-8 boundary, saying so.
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[cut: %d of %d bytes shown]", cut, len(s))
+}
+
 // snapshot is a Task's state in a journal checkpoint.
 type snapshot struct {
-	State json.RawMessage `json:"state"`
-	Step  int             `json:"step"`
-	Done  bool            `json:"done"`
+	State   json.RawMessage   `json:"state"`
+	Step    int               `json:"step"`
+	Done    bool              `json:"done"`
+	History []pastObservation `json:"history,omitempty"`
 }
 
 // Snapshot implements maker.Snapshotter: the state, the step count and
 // whether the task is done.
 func (t *Task) Snapshot() (json.RawMessage, error) {
-	return json.Marshal(snapshot{State: t.state, Step: t.step, Done: t.done})
+	return json.Marshal(snapshot{State: t.state, Step: t.step, Done: t.done, History: t.history})
 }
 
 // Restore implements maker.Snapshotter.
@@ -134,7 +194,7 @@ func (t *Task) Restore(b json.RawMessage) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("spec: bad snapshot: %w", err)
 	}
-	t.state, t.step, t.done = s.State, s.Step, s.Done
+	t.state, t.step, t.done, t.history = s.State, s.Step, s.Done, s.History
 	return nil
 }
 

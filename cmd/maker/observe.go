@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/observe"
+	"github.com/spf13/pflag"
+)
+
+// watchFlags are the observability flags of every long-running command:
+// --metrics-addr (with /healthz and /readyz), --metrics-linger and
+// --log-format. Traces are configured by the standard OTEL_* variables
+// (see docs/observe.md).
+type watchFlags struct {
+	addr   string
+	linger time.Duration
+	format string
+
+	tel *observe.Telemetry
+	srv *observe.Server
+	st  *watchState // shared by copies of the flags
+	// secrets are credentials from flags (an MCP --token), never logged.
+	secrets []string
+}
+
+// watchState is the endpoint's readiness: its probes, and whether the
+// run has ended.
+type watchState struct {
+	mu     sync.Mutex
+	probes []observe.Probe
+	closed bool
+}
+
+func (w *watchFlags) register(fs *pflag.FlagSet, linger bool) {
+	fs.StringVar(&w.addr, "metrics-addr", "", "serve /metrics (Prometheus), /healthz and /readyz on [HOST]:PORT; a port alone listens on 127.0.0.1 only (name 0.0.0.0:PORT to expose it). Traces: set OTEL_EXPORTER_OTLP_ENDPOINT")
+	if linger {
+		fs.DurationVar(&w.linger, "metrics-linger", 0, "with --metrics-addr: keep serving the final metrics this long after the run ends, so a last scrape sees the totals (Ctrl-C ends it early)")
+	}
+	fs.StringVar(&w.format, "log-format", observe.LogText, "log lines on stderr: text or json (with trace_id and span_id when tracing is on; API keys never printed)")
+}
+
+// start checks the flags, sets up traces (from the environment) and
+// metrics (with --metrics-addr) and starts the endpoint. Bad flags are
+// usage errors, returned before anything is written.
+func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer) error {
+	if w.format != observe.LogText && w.format != observe.LogJSON {
+		return usageErr("--log-format %q: use text or json", w.format)
+	}
+	if w.linger < 0 {
+		return usageErr("--metrics-linger %s: must be 0 or positive", w.linger)
+	}
+	if w.addr != "" {
+		if _, err := observe.ListenAddr(w.addr); err != nil {
+			return usageErr("--metrics-addr: %w", err)
+		}
+	} else if w.linger > 0 {
+		return usageErr("--metrics-linger needs --metrics-addr")
+	}
+	if w.st == nil {
+		w.st = &watchState{}
+	}
+	tel, err := observe.Setup(ctx, observe.Config{Service: service, Metrics: w.addr != ""})
+	if err != nil {
+		return usageErr("%w (see docs/observe.md)", err)
+	}
+	w.tel = tel
+	if w.addr != "" {
+		srv, err := observe.Serve(w.addr, observe.Handler(tel.Registry, observe.Probe{Name: "ready", Check: w.ready}))
+		if err != nil {
+			_ = tel.Shutdown(ctx)
+			return usageErr("--metrics-addr %s: %w", w.addr, err)
+		}
+		w.srv = srv
+		fmt.Fprintf(stderr, "maker: metrics at http://%s/metrics (and /healthz, /readyz)\n", srv.Addr())
+	}
+	return nil
+}
+
+// observer is the Watcher, nil when nothing is watched.
+func (w *watchFlags) observer() *observe.Watcher {
+	if w.tel == nil {
+		return nil
+	}
+	return w.tel.Observer()
+}
+
+// attach makes s watched.
+func (w *watchFlags) attach(s *maker.Solver) {
+	if w.tel != nil {
+		w.tel.Watch(s)
+	}
+}
+
+// probe adds a readiness check to /readyz.
+func (w *watchFlags) probe(name string, check func(context.Context) error) {
+	if w.st == nil {
+		w.st = &watchState{}
+	}
+	w.st.mu.Lock()
+	defer w.st.mu.Unlock()
+	w.st.probes = append(w.st.probes, observe.Probe{Name: name, Check: check})
+}
+
+// ready runs every probe; after stop began, the command is not ready.
+func (w *watchFlags) ready(ctx context.Context) error {
+	w.st.mu.Lock()
+	probes, closed := w.st.probes, w.st.closed
+	w.st.mu.Unlock()
+	if closed {
+		return errors.New("the run has ended")
+	}
+	var errs []error
+	for _, p := range probes {
+		if err := p.Check(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stop lingers (--metrics-linger, cut short when ctx ends), then stops the
+// endpoint and flushes the traces (for up to 5 seconds).
+func (w *watchFlags) stop(ctx context.Context) {
+	if w.srv != nil && w.linger > 0 {
+		t := time.NewTimer(w.linger)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	w.st.mu.Lock()
+	w.st.closed = true
+	w.st.mu.Unlock()
+	if w.srv != nil {
+		_ = w.srv.Close()
+	}
+	if w.tel != nil {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = w.tel.Shutdown(fctx)
+	}
+}
+
+// handler is the --log-format handler for stderr, redacting the API
+// keys of the environment.
+func (w *watchFlags) handler(stderr io.Writer, opts *slog.HandlerOptions) slog.Handler {
+	sec := append(secrets(), w.secrets...)
+	h, err := observe.NewLogHandler(stderr, w.format, opts, sec...)
+	if err != nil { // checked by start; text is the fallback
+		h, _ = observe.NewLogHandler(stderr, observe.LogText, opts, sec...)
+	}
+	return h
+}
+
+// logger is a slog logger of handler.
+func (w *watchFlags) logger(stderr io.Writer, opts *slog.HandlerOptions) *slog.Logger {
+	return slog.New(w.handler(stderr, opts))
+}
+
+// secrets are the credentials this process may hold, never to be logged.
+func secrets() []string {
+	var out []string
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", natsTokenEnv, tokenEnv} {
+		if v := os.Getenv(k); v != "" {
+			out = append(out, v)
+		}
+	}
+	// OTEL_EXPORTER_OTLP_HEADERS carries a collector's credentials.
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
+		for _, kv := range strings.Split(os.Getenv(k), ",") {
+			if _, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(v) != "" {
+				out = append(out, strings.TrimSpace(v))
+			}
+		}
+	}
+	return out
+}
+
+// modelProbe checks that the run's model server accepts connections (a
+// TCP connection to --base-url's host, nothing sent): the simulated model
+// and models without --base-url are always ready.
+func (f *runFlags) modelProbe(ctx context.Context) error {
+	if f.baseURL == "" {
+		return nil
+	}
+	u, err := url.Parse(f.baseURL)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("--base-url has no host")
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return fmt.Errorf("model server %s not reachable: %w", host, err)
+	}
+	return c.Close()
+}
+
+// engineProbe checks the NATS connection, when the run has one.
+func (n *natsRun) engineProbe(context.Context) error {
+	if n.nc == nil {
+		return nil
+	}
+	if !n.nc.IsConnected() {
+		return fmt.Errorf("NATS engine not connected (%s)", n.nc.Status())
+	}
+	return nil
+}
+
+// watchRun wires a run command's solver to the telemetry: the observer,
+// the readiness probes (model reachable, engine connected, journal open)
+// and, with --log-format json, its logger (warnings; debug lines of red
+// flags and tool calls with --verbose).
+func (f *runFlags) watchRun(w *watchFlags, s *maker.Solver, stderr io.Writer) {
+	w.attach(s)
+	f.observeQueue(w)
+	if f.maxCost > 0 {
+		w.observer().RecordCostCap(context.Background(), f.maxCost)
+	}
+	w.probe("model", f.modelProbe)
+	w.probe("engine", f.natsRun.engineProbe)
+	if s.Journal != nil {
+		w.probe("journal", func(context.Context) error { return nil }) // open until the run ends (then /readyz says so)
+	}
+	if w.format == observe.LogJSON {
+		level := slog.LevelWarn
+		if f.verbose {
+			level = slog.LevelDebug
+		}
+		s.Logger = w.logger(stderr, &slog.HandlerOptions{Level: level})
+	}
+}
+
+// watchBuild makes every solver a batch builds watched.
+func (w *watchFlags) watchBuild(f *runFlags, build batch.Builder) batch.Builder {
+	w.probe("model", f.modelProbe)
+	w.probe("engine", f.natsRun.engineProbe)
+	f.observeQueue(w)
+	if f.maxCost > 0 {
+		w.observer().RecordCostCap(context.Background(), f.maxCost)
+	}
+	if w.observer() == nil {
+		return build
+	}
+	return func(ctx context.Context, job batch.Job) (*batch.Unit, error) {
+		u, err := build(ctx, job)
+		if u != nil && u.Solver != nil {
+			w.attach(u.Solver)
+		}
+		return u, err
+	}
+}
+
+// batchProgress records a batch's tasks by state, then calls next.
+func (w *watchFlags) batchProgress(next func(batch.Progress)) func(batch.Progress) {
+	o := w.observer()
+	if o == nil {
+		return next
+	}
+	return func(p batch.Progress) {
+		o.RecordBatch(context.Background(), p.Tasks-p.Done-p.Running, p.Running, p.Solved, p.Failed+p.Invalid)
+		if next != nil {
+			next(p)
+		}
+	}
+}
+
+// span starts a span named name, a no-op when tracing is off.
+func (w *watchFlags) span(ctx context.Context, name string) (context.Context, func()) {
+	if w.tel == nil || !w.tel.Tracing {
+		return ctx, func() {}
+	}
+	ctx, sp := w.tel.TracerProvider().Tracer("github.com/mdap-go/mdap/cmd/maker").Start(ctx, name)
+	return ctx, func() { sp.End() }
+}
+
+// warnLogger is the batch's warning logger: warnLogger's text, or JSON.
+func (w *watchFlags) warnLogger(stderr io.Writer) *slog.Logger {
+	if w.format == observe.LogJSON {
+		return w.logger(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
+	}
+	return warnLogger(stderr)
+}
+
+// jsonLogger is a logger for --log-format json, nil otherwise (the
+// component's own default).
+func (w *watchFlags) jsonLogger(stderr io.Writer) *slog.Logger {
+	if w.format != observe.LogJSON {
+		return nil
+	}
+	return w.logger(stderr, nil)
+}
+
+// observeQueue reports the depth of the --nats job queue: the jobs this
+// coordinator published that are neither answered nor withdrawn.
+func (f *runFlags) observeQueue(w *watchFlags) {
+	d := f.drawer
+	if d == nil {
+		return
+	}
+	_ = w.observer().ObserveQueue(func(context.Context) (int64, bool) {
+		st := d.Stats()
+		return st.Published - st.Replies - st.Withdrawn, true
+	})
+}
+
+// solverObserver is the observer for a library config: nil (not a nil
+// *Watcher) when nothing is watched.
+func (w *watchFlags) solverObserver() maker.Observer {
+	if o := w.observer(); o != nil {
+		return o
+	}
+	return nil
+}

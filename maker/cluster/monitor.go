@@ -1,0 +1,60 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// monitor sets the server's HTTP monitoring port (/varz, /jsz, /healthz
+// of the NATS server) from addr, HOST:PORT; a port alone means loopback.
+// Empty leaves it off.
+func monitor(opts *server.Options, addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w: monitoring address %q: %v; want HOST:PORT such as 127.0.0.1:8222", ErrConfig, addr, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 0 || port > 65535 {
+		return fmt.Errorf("%w: monitoring address %q: the port must be 0 to 65535", ErrConfig, addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	opts.HTTPHost, opts.HTTPPort = host, port
+	return nil
+}
+
+// MonitorURL is the NATS server's monitoring URL (ServerConfig.Monitor),
+// such as http://127.0.0.1:8222, or "" when it has none.
+func (s *Server) MonitorURL() string {
+	a := s.ns.MonitorAddr()
+	if a == nil {
+		return ""
+	}
+	host := a.IP.String()
+	if a.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(a.Port))
+}
+
+// Ready returns nil while the server accepts clients with JetStream on.
+func (s *Server) Ready() error {
+	if !s.ns.Running() || !s.ns.ReadyForConnections(0) {
+		return errors.New("the NATS server is not accepting clients")
+	}
+	if !s.ns.JetStreamEnabled() {
+		return errors.New("JetStream is off")
+	}
+	return nil
+}

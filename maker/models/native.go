@@ -1,0 +1,14 @@
+package models
+
+import "github.com/mdap-go/mdap/maker"
+
+var _ maker.NativeToolModel = (*model)(nil)
+
+// NativeTools implements maker.NativeToolModel: OpenAI-compatible servers
+// (openai:) and Anthropic (anthropic:) take tool definitions natively
+// through langchaingo; langchaingo's client of Ollama's native API
+// (ollama:) drops them, so such a model is told of its tools in the
+// prompt (use openai: on Ollama's /v1 for native tools).
+func (m *model) NativeTools() bool {
+	return m.spec.Provider == "openai" || m.spec.Provider == "anthropic"
+}

@@ -1,0 +1,27 @@
+package models
+
+import (
+	"testing"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNativeToolsByProvider(t *testing.T) {
+	for spec, want := range map[string]bool{
+		"openai:m":    true,
+		"anthropic:m": true,
+		"ollama:m":    false,
+	} {
+		m, err := Open(spec, Options{BaseURL: "http://127.0.0.1:1", APIKey: "x"})
+		require.NoError(t, err, spec)
+		got, err := maker.DeclareAuto.Resolve(m)
+		require.NoError(t, err)
+		if want {
+			assert.Equal(t, maker.DeclareNative, got, spec)
+		} else {
+			assert.Equal(t, maker.DeclarePrompt, got, spec)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package observe_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/observe"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDocsNameServedMetrics: every metric the dashboard, the alert rules
+// and docs/observe.md name is one a watched process serves on /metrics.
+func TestDocsNameServedMetrics(t *testing.T) {
+	tel, err := observe.Setup(context.Background(), observe.Config{Metrics: true, Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	defer tel.Shutdown(context.Background())
+	s := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
+		AdaptiveK: &maker.AdaptiveK{Target: 0.9, Steps: 4, Floor: 2, Max: 3}}
+	tel.Watch(s)
+	_, err = s.Solve(observe.WithOracle(context.Background(), &oracle{n: 1}), &counter{target: 4})
+	require.NoError(t, err)
+	w := tel.Observer()
+	w.RecordBatch(context.Background(), 1, 1, 1, 1)
+	w.RecordCostCap(context.Background(), 5)
+	require.NoError(t, w.ObserveWorker(func() (int64, int64) { return 2, 1 }))
+	require.NoError(t, w.ObserveQueue(func(context.Context) (int64, bool) { return 3, true }))
+	require.NoError(t, w.ObserveCounter(observe.MetricSimRequests, "{request}", "requests", "outcome", func() map[string]int64 { return map[string]int64{"reply": 1} }))
+
+	srv, err := observe.Serve("127.0.0.1:0", observe.Handler(tel.Registry))
+	require.NoError(t, err)
+	defer srv.Close()
+	resp, err := http.Get("http://" + srv.Addr() + "/metrics")
+	require.NoError(t, err)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	served := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^(\w+)(?:\{| )`).FindAllStringSubmatch(string(page), -1) {
+		served[m[1]] = true
+	}
+	name := regexp.MustCompile(`\b(?:mdap|gen_ai_client)_[a-z_]+`)
+	for _, doc := range []string{"../../docs/observe-dashboard.json", "../../docs/observe-alerts.yml", "../../docs/observe.md"} {
+		b, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		names := name.FindAllString(string(b), -1)
+		require.NotEmpty(t, names, doc)
+		for _, n := range names {
+			assert.True(t, served[n], "%s names %s, which no process serves", doc, n)
+		}
+	}
+}

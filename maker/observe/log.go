@@ -1,0 +1,138 @@
+package observe
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Log formats of NewLogHandler.
+const (
+	LogText = "text"
+	LogJSON = "json"
+)
+
+// ErrLogFormat: a --log-format other than text or json.
+var ErrLogFormat = fmt.Errorf("log format: use %s or %s", LogText, LogJSON)
+
+// Redacted replaces a secret in a log line.
+const Redacted = "[REDACTED]"
+
+// NewLogHandler returns a slog handler writing format (LogText or
+// LogJSON) to w with opts, that adds trace_id and span_id to every record
+// logged with a context holding a valid span (that is, when tracing is
+// on), and that never writes a secret: an attribute whose key names one
+// (api_key, authorization, password, secret, token but not tokens) is
+// written as [REDACTED], and so is every occurrence of each of secrets
+// (the API keys the process holds) in any string value or message.
+// opts.ReplaceAttr, if set, runs after the redaction.
+//
+// Errors: ErrLogFormat.
+func NewLogHandler(w io.Writer, format string, opts *slog.HandlerOptions, secrets ...string) (slog.Handler, error) {
+	var o slog.HandlerOptions
+	if opts != nil {
+		o = *opts
+	}
+	var keep []string
+	for _, s := range secrets {
+		if len(s) >= 4 { // shorter strings would redact ordinary text
+			keep = append(keep, s)
+		}
+	}
+	r := &redactor{secrets: keep}
+	next := o.ReplaceAttr
+	o.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+		a = r.attr(a)
+		if next != nil {
+			a = next(groups, a)
+		}
+		return a
+	}
+	var h slog.Handler
+	switch format {
+	case LogText, "":
+		h = slog.NewTextHandler(w, &o)
+	case LogJSON:
+		h = slog.NewJSONHandler(w, &o)
+	default:
+		return nil, fmt.Errorf("%w, not %q", ErrLogFormat, format)
+	}
+	return &traceHandler{Handler: h, r: r}, nil
+}
+
+// redactor removes secrets from attributes.
+type redactor struct{ secrets []string }
+
+// secretKey reports whether an attribute key names a secret.
+func secretKey(k string) bool {
+	k = strings.ToLower(k)
+	if strings.HasSuffix(k, "tokens") { // counts: input_tokens
+		return false
+	}
+	for _, s := range []string{"api_key", "apikey", "api-key", "authorization", "password", "secret", "token", "credential"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *redactor) text(s string) string {
+	for _, sec := range r.secrets {
+		if strings.Contains(s, sec) {
+			s = strings.ReplaceAll(s, sec, Redacted)
+		}
+	}
+	return s
+}
+
+func (r *redactor) attr(a slog.Attr) slog.Attr {
+	if secretKey(a.Key) {
+		return slog.String(a.Key, Redacted)
+	}
+	if len(r.secrets) == 0 {
+		return a
+	}
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, r.text(v.String()))
+	case slog.KindAny:
+		// errors and Stringers: their text, redacted.
+		if s := r.text(fmt.Sprint(v.Any())); s != fmt.Sprint(v.Any()) {
+			return slog.String(a.Key, s)
+		}
+	}
+	return a
+}
+
+// traceHandler adds the span's ids and redacts the message.
+type traceHandler struct {
+	slog.Handler
+	r *redactor
+}
+
+func (h *traceHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if len(h.r.secrets) > 0 {
+		if m := h.r.text(rec.Message); m != rec.Message {
+			rec.Message = m
+		}
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		rec = rec.Clone()
+		rec.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	return h.Handler.Handle(ctx, rec)
+}
+
+func (h *traceHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &traceHandler{Handler: h.Handler.WithAttrs(as), r: h.r}
+}
+
+func (h *traceHandler) WithGroup(name string) slog.Handler {
+	return &traceHandler{Handler: h.Handler.WithGroup(name), r: h.r}
+}
