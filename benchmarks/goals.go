@@ -86,7 +86,12 @@ func goals(r *Report) []Goal {
 		}
 		if at12 != nil {
 			ratio := last.PeakRSSMB / at12.PeakRSSMB
-			out = append(out, Goal{Goal: g3, Measured: fmt.Sprintf("peak RSS %.1f MB at %d disks, %.1f MB at 12: ×%.2f; peak live heap %.1f MB and %.1f MB (×%.2f); Go runtime total %.1f MB and %.1f MB", last.PeakRSSMB, last.Disks, at12.PeakRSSMB, ratio, last.PeakHeapMB, at12.PeakHeapMB, last.PeakHeapMB/at12.PeakHeapMB, last.PeakTotalMB, at12.PeakTotalMB),
+			goal := g3
+			if last.Disks != 20 {
+				// A quick run stops short of 20 disks: say what was compared.
+				goal = fmt.Sprintf("memory at %d disks (quick run; the goal is at 20) at most 1.2 times that at 12", last.Disks)
+			}
+			out = append(out, Goal{Goal: goal, Measured: fmt.Sprintf("peak RSS %.1f MB at %d disks, %.1f MB at 12: ×%.2f; peak live heap %.1f MB and %.1f MB (×%.2f); Go runtime total %.1f MB and %.1f MB", last.PeakRSSMB, last.Disks, at12.PeakRSSMB, ratio, last.PeakHeapMB, at12.PeakHeapMB, last.PeakHeapMB/at12.PeakHeapMB, last.PeakTotalMB, at12.PeakTotalMB),
 				Met: yes(ratio <= 1.2), Why: "judged on peak RSS, the memory the machine gives the process"})
 			cr := last.CPUPerSample / at12.CPUPerSample
 			f := s.Flat

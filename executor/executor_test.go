@@ -211,7 +211,8 @@ func TestTimeout(t *testing.T) {
 func TestPanicIsAnObservation(t *testing.T) {
 	boom := NewTool("boom", categories.FileRead, "", json.RawMessage(`{"type":"object"}`), func(context.Context, map[string]any) (string, error) {
 		var m map[string]int
-		m["x"] = 1 // panics
+		//lint:ignore SA5000 the tool must panic: that is what this test is about
+		m["x"] = 1
 		return "", nil
 	})
 	e := newExec(t, "", WithTools(boom))

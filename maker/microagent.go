@@ -71,6 +71,13 @@ func RetryAfter(err error) (d time.Duration, ok bool) {
 	return d, true
 }
 
+// retryWait is how long a sample waits on err: RetryAfter's delay, at
+// most MaxRetryAfter.
+func retryWait(err error) (time.Duration, bool) {
+	d, ok := RetryAfter(err)
+	return min(d, MaxRetryAfter), ok
+}
+
 // seconds is f seconds as a duration, saturating instead of overflowing.
 func seconds(f float64) time.Duration {
 	if !(f < float64(math.MaxInt64/int64(time.Second))) {
@@ -185,12 +192,12 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 		if ctx.Err() == nil && callCtx.Err() != nil {
 			err = fmt.Errorf("%w: no answer within %s: %w", ErrCallTimeout, a.timeout, err)
 		}
-		if d, ok := RetryAfter(err); ok {
+		if d, ok := retryWait(err); ok {
 			// The provider said when to come back: wait that long (at
 			// most MaxRetryAfter) before this sample counts as failed,
 			// so the vote's own backoff never retries a rate-limited
 			// server in a tight loop.
-			_ = wait.Sleep(ctx, min(d, MaxRetryAfter))
+			_ = wait.Sleep(ctx, d)
 		}
 		return nil, took, err
 	}

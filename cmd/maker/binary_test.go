@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,7 +29,13 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "maker")
-	build := exec.Command("go", "build", "-o", binary, ".")
+	// Under -race the child is built with -race too: the kill, resume
+	// and signal paths it runs are race-checked (a race exits 66).
+	buildArgs := []string{"build", "-o", binary}
+	if raceEnabled {
+		buildArgs = append(buildArgs, "-race")
+	}
+	build := exec.Command("go", append(buildArgs, ".")...)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic("building the maker binary: " + err.Error())
@@ -121,14 +128,6 @@ func TestBinaryInterruptExits130(t *testing.T) {
 	}
 }
 
-func fileSize(path string) int64 {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
-}
-
 func countLines(path string) int {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -185,7 +184,17 @@ func TestBinarySurvivesKills(t *testing.T) {
 	want := c.summary(t)
 	require.True(t, want.Solved)
 
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	// The moments of the signals are random; the seed is logged, and
+	// MDAP_KILL_SEED replays a failing run's moments.
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("MDAP_KILL_SEED"); v != "" {
+		var err error
+		seed, err = strconv.ParseUint(v, 10, 64)
+		require.NoError(t, err, "MDAP_KILL_SEED")
+	}
+	t.Logf("signal moments from seed %d (replay: MDAP_KILL_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	signals := 0
 	for _, sig := range []struct {
 		sig   syscall.Signal
 		times int
@@ -193,44 +202,48 @@ func TestBinarySurvivesKills(t *testing.T) {
 	}{{syscall.SIGKILL, 10, -1}, {syscall.SIGINT, 3, 130}, {syscall.SIGTERM, 3, 130}} {
 		j := filepath.Join(dir, sig.sig.String()+".jsonl")
 		kills := 0
+		var got hanoiSummary
 		for resume := false; ; resume = true {
 			a := append(args, "--journal", j)
 			if resume {
 				a = append(a, "--resume")
 			}
-			before := fileSize(j)
+			lines := countLines(j)
 			c := start(t, nil, a...)
-			if kills < sig.times {
-				// Signal a run that has begun: its journal grows. A signal
-				// before the program installed its handler would test Go's
-				// start-up, not maker.
-				require.Eventually(t, func() bool { return fileSize(j) > before || c.cmd.ProcessState != nil }, 30*time.Second, time.Millisecond)
-				time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
-				require.NoError(t, c.cmd.Process.Signal(sig.sig))
-				code := c.wait(t, time.Minute)
-				if code == 0 {
-					break // it finished before the signal
-				}
-				if sig.code > 0 {
-					assert.Equal(t, sig.code, code, "%s: %s", sig.sig, c.stderr.String())
-				}
-				kills++
-				continue
+			if kills == sig.times {
+				require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+				got = c.summary(t)
+				break
 			}
-			require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-			got := c.summary(t)
-			assert.Equal(t, want.Steps, got.Steps, sig.sig.String())
-			assert.Equal(t, want.Samples, got.Samples, sig.sig.String())
-			assert.Equal(t, want.Valid, got.Valid, sig.sig.String())
-			assert.Equal(t, want.Flagged, got.Flagged, sig.sig.String())
-			assert.Equal(t, want.Flags, got.Flags, sig.sig.String())
-			assert.Equal(t, want.OutputTokens, got.OutputTokens, sig.sig.String())
-			assert.True(t, got.Solved, sig.sig.String())
-			break
+			// Signal a run that has begun and decided between 1 and 250
+			// more steps: a signal before the program installed its
+			// handler would test Go's start-up, not maker, and 16 such
+			// stretches (at most 4000 steps) never reach the end of the
+			// 4095-step run, so every signal meets a running process.
+			more := 1 + rng.IntN(250)
+			require.Eventually(t, func() bool { return countLines(j) >= lines+more || c.cmd.ProcessState != nil }, time.Minute, 2*time.Millisecond)
+			require.NoError(t, c.cmd.Process.Signal(sig.sig), "%s: the run ended before the signal", sig.sig)
+			code := c.wait(t, time.Minute)
+			require.NotEqual(t, 0, code, "%s: the run finished before the signal", sig.sig)
+			if sig.code > 0 {
+				assert.Equal(t, sig.code, code, "%s: %s", sig.sig, c.stderr.String())
+			}
+			kills++
 		}
+		// The last run resumed and finished: its totals and its journal
+		// are the uninterrupted run's.
+		assert.Equal(t, want.Steps, got.Steps, sig.sig.String())
+		assert.Equal(t, want.Samples, got.Samples, sig.sig.String())
+		assert.Equal(t, want.Valid, got.Valid, sig.sig.String())
+		assert.Equal(t, want.Flagged, got.Flagged, sig.sig.String())
+		assert.Equal(t, want.Flags, got.Flags, sig.sig.String())
+		assert.Equal(t, want.OutputTokens, got.OutputTokens, sig.sig.String())
+		assert.True(t, got.Solved, sig.sig.String())
 		assert.Equal(t, decided(t, whole), decided(t, j), "%s after %d signals: the same winners, keys and votes, each step once", sig.sig, kills)
-		t.Logf("%s: %d signals survived", sig.sig, kills)
+		assert.Equal(t, sig.times, kills, "%s: every signal met a running process", sig.sig)
+		signals += kills
 	}
+	assert.Equal(t, 16, signals, "16 signals survived")
 }
 
 // TestBinarySecondRunOnAJournalRefused starts two runs on one journal: the
@@ -315,4 +328,12 @@ func TestBinaryBenchUsage(t *testing.T) {
 		assert.Contains(t, ch.stderr.String(), c.want, "%v", c.args)
 	}
 	assert.NoFileExists(t, filepath.Join(file, "REPORT.md"))
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }

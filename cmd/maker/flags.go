@@ -54,6 +54,7 @@ type runFlags struct {
 	esc                  escalateFlags // --escalate and its options (escalate.go)
 	journal              string
 	resume, rerunPending bool
+	resumeOrStart        bool
 	progress             string
 	timeout              time.Duration
 	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
@@ -94,6 +95,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	f.esc.register(fs)
 	fs.StringVar(&f.journal, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
+	fs.BoolVar(&f.resumeOrStart, "resume-or-start", false, "resume the run in --journal FILE, or start it when the file does not exist yet (one command line for a supervisor); a journal of another task or settings is still refused")
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
@@ -152,6 +154,8 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.timeout)
 	case fs.Changed("journal") && f.journal == "":
 		return usageErr("--journal \"\": give the journal's file name")
+	case f.resumeOrStart && (f.resume || f.journal == "" || strings.HasPrefix(f.journal, natsJournalPrefix)):
+		return usageErr("--resume-or-start needs --journal FILE (a file, not nats:RUN) and replaces --resume")
 	case f.resume && f.journal == "":
 		return usageErr("--resume needs --journal FILE: the journal of the run to resume")
 	case f.rerunPending && !f.resume:
@@ -346,7 +350,12 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 	} else if f.journal != "" {
 		var j *maker.Journal
 		var err error
-		if f.resume {
+		resume := f.resume
+		if f.resumeOrStart {
+			_, serr := os.Stat(f.journal)
+			resume = !errors.Is(serr, os.ErrNotExist)
+		}
+		if resume {
 			j, err = maker.OpenJournal(f.journal)
 		} else {
 			j, err = maker.CreateJournal(f.journal)

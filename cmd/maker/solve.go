@@ -76,7 +76,7 @@ With --nats URL the tasks are spread over every coordinator started on the
 same file and settings: each takes tasks from a queue on the engine until all
 have results, each task's journal is on the engine (a task whose coordinator
 dies resumes on another), and each coordinator then writes every result to its
---out. See docs/readme-nats.md.
+--out. See docs/nats.md.
 
 Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 (nothing written), 130 interrupted.`,

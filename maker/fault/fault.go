@@ -156,6 +156,20 @@ func (m *Model) draw(ctx context.Context) (Kind, *rand.Rand) {
 	} else {
 		a, b = 0, m.calls.Add(1)
 	}
+	return m.drawFor(a, b)
+}
+
+// Fault returns the fault a call carrying sample identity id meets
+// (KindNone for none): the draw GenerateContent makes for it, whatever
+// the order or timing of calls. A test uses it to tell an injected
+// failure from any other. Cost: O(1).
+func (m *Model) Fault(id maker.SampleID) Kind {
+	k, _ := m.drawFor(uint64(id.Step)+1, uint64(id.Index))
+	return k
+}
+
+// drawFor draws the fault of the call keyed (a, b).
+func (m *Model) drawFor(a, b uint64) (Kind, *rand.Rand) {
 	r := rand.New(rand.NewPCG(m.cfg.Seed^0x5eed_fa17_0000_0000, a*0x9e3779b97f4a7c15^b))
 	u := r.Float64()
 	c := m.cfg

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,6 +63,12 @@ func solve(t *testing.T, model llms.Model, path string, cfg vote.Config, resume 
 // solveWithin solves 10-disk Hanoi with a per-call timeout.
 func solveWithin(t *testing.T, model llms.Model, path string, cfg vote.Config, resume bool, timeout time.Duration) (maker.Report, *hanoi.Task, error) {
 	t.Helper()
+	return solveObserved(t, model, path, cfg, resume, timeout, nil)
+}
+
+// solveObserved is solveWithin, with the solver's OnSample.
+func solveObserved(t *testing.T, model llms.Model, path string, cfg vote.Config, resume bool, timeout time.Duration, onSample func(maker.SampleEvent)) (maker.Report, *hanoi.Task, error) {
+	t.Helper()
 	task, err := hanoi.New(10)
 	require.NoError(t, err)
 	var j *maker.Journal
@@ -70,7 +79,7 @@ func solveWithin(t *testing.T, model llms.Model, path string, cfg vote.Config, r
 	}
 	require.NoError(t, err)
 	defer j.Close()
-	s := &maker.Solver{Model: model, Vote: cfg, Journal: j, Timeout: timeout}
+	s := &maker.Solver{Model: model, Vote: cfg, Journal: j, Timeout: timeout, OnSample: onSample}
 	rep, err := s.Solve(context.Background(), task)
 	return rep, task, err
 }
@@ -91,8 +100,31 @@ func TestThirtyPercentFaultsSameWinners(t *testing.T) {
 
 	faulty, err := fault.Wrap(simModel(t, 1), thirty)
 	require.NoError(t, err)
+	// Every failed sample is checked against the fault its identity
+	// draws (Model.Fault), not against a count a deadline can change: a
+	// call that drew no failure but ran past the 100 ms per-call timeout
+	// on a loaded machine is the machine's, counted apart and logged.
+	var mu sync.Mutex
+	var uninjected []string
+	loadTimeouts := 0
+	onSample := func(e maker.SampleEvent) {
+		if e.Err == nil || errors.Is(e.Err, context.Canceled) {
+			return
+		}
+		switch faulty.Fault(maker.SampleID{Step: e.Step, Index: e.Index}) {
+		case fault.KindError, fault.KindRateLimit, fault.KindTimeout, fault.KindHang:
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if errors.Is(e.Err, maker.ErrCallTimeout) {
+			loadTimeouts++
+			return
+		}
+		uninjected = append(uninjected, fmt.Sprintf("step %d sample %d: %v", e.Step, e.Index, e.Err))
+	}
 	start := time.Now()
-	rep, task, err := solve(t, faulty, filepath.Join(dir, "faulty.jsonl"), cfg, false)
+	rep, task, err := solveObserved(t, faulty, filepath.Join(dir, "faulty.jsonl"), cfg, false, 100*time.Millisecond, onSample)
 	require.NoError(t, err)
 	assert.True(t, task.Solved())
 	assert.Zero(t, task.WrongSteps())
@@ -103,8 +135,10 @@ func TestThirtyPercentFaultsSameWinners(t *testing.T) {
 	assert.Positive(t, rep.Errors, "provider faults count as errors")
 	assert.Positive(t, rep.Flags["cut off"], "a reply cut at the limit is a red flag")
 	assert.Positive(t, rep.Flags["unparseable"], "garbage is a red flag")
-	injected := faulty.Count(fault.KindError) + faulty.Count(fault.KindRateLimit) + faulty.Count(fault.KindTimeout) + faulty.Count(fault.KindHang)
-	assert.LessOrEqual(t, int64(rep.Errors), injected, "only injected faults fail")
+	assert.Empty(t, uninjected, "only injected faults fail")
+	if loadTimeouts > 0 {
+		t.Logf("%d calls without a failing fault ran past the 100 ms timeout (a loaded machine)", loadTimeouts)
+	}
 	// Each hang is cut by the 100 ms timeout: a hung call never holds a
 	// step. The bound is loose (a shared machine) but finite.
 	assert.Less(t, time.Since(start), 2*time.Minute)
@@ -155,26 +189,68 @@ func TestProviderDownThenBack(t *testing.T) {
 	assert.Equal(t, winners(t, filepath.Join(dir, "clean.jsonl")), winners(t, path), "no step lost or decided twice")
 }
 
+// TestFaultsAreReproducible: a call's fault is a function of (Seed,
+// step, index) alone: two models of one Config, called for the same
+// samples in different orders, meet the same fault on each sample and
+// give the same answers. The fault a call met is read from Count (it is
+// counted before any wait), so no deadline decides the comparison.
+// (Checked by drawing from the call order instead of the SampleID: fails.)
 func TestFaultsAreReproducible(t *testing.T) {
 	a, err := fault.Wrap(simModel(t, 3), thirty)
 	require.NoError(t, err)
 	b, err := fault.Wrap(simModel(t, 3), thirty)
 	require.NoError(t, err)
-	for i := range 200 {
-		// Each call has its own deadline, long enough that only a hang
-		// meets it, even on a loaded machine.
-		call := func(m *fault.Model) (*llms.ContentResponse, error) {
-			ctx, cancel := context.WithTimeout(maker.WithSampleID(context.Background(), maker.SampleID{Step: i / 5, Index: i % 5}), 100*time.Millisecond)
-			defer cancel()
-			return m.GenerateContent(ctx, hanoi.Messages(3, hanoi.Start(3), nil))
+	const n = 200
+	type outcome struct {
+		kind fault.Kind
+		text string
+		ok   bool
+	}
+	call := func(m *fault.Model, i int) outcome {
+		before := map[fault.Kind]int64{}
+		for _, k := range allKinds {
+			before[k] = m.Count(k)
 		}
-		ra, ea := call(a)
-		rb, eb := call(b)
-		assert.Equal(t, ea == nil, eb == nil, "call %d", i)
-		if ea == nil {
-			assert.Equal(t, ra.Choices[0].Content, rb.Choices[0].Content, "call %d", i)
+		// A hang waits for its context; 20 ms ends it. The kind is
+		// counted before any wait, so a slow machine changes nothing
+		// but which answers can be compared.
+		ctx, cancel := context.WithTimeout(maker.WithSampleID(context.Background(), maker.SampleID{Step: i / 5, Index: i % 5}), 20*time.Millisecond)
+		defer cancel()
+		resp, err := m.GenerateContent(ctx, hanoi.Messages(3, hanoi.Start(3), nil))
+		o := outcome{ok: err == nil}
+		if err == nil {
+			o.text = resp.Choices[0].Content
+		}
+		for _, k := range allKinds {
+			if m.Count(k) != before[k] {
+				o.kind = k
+			}
+		}
+		return o
+	}
+	got := make([]outcome, n)
+	for i := range n {
+		got[i] = call(a, i)
+	}
+	// b meets the same samples in a shuffled order.
+	seed := time.Now().UnixNano()
+	t.Logf("order seed %d", seed)
+	order := rand.New(rand.NewPCG(uint64(seed), 0)).Perm(n)
+	faults, compared := 0, 0
+	for _, i := range order {
+		o := call(b, i)
+		require.NotEmpty(t, o.kind, "call %d met a counted kind", i)
+		assert.Equal(t, got[i].kind, o.kind, "sample %d: the same fault whatever the order", i)
+		if o.kind != fault.KindNone {
+			faults++
+		}
+		if o.ok && got[i].ok {
+			compared++
+			assert.Equal(t, got[i].text, o.text, "sample %d", i)
 		}
 	}
+	assert.Greater(t, faults, n/10, "the faults were met")
+	assert.Greater(t, compared, n/2, "answers were compared")
 	_, err = fault.Wrap(simModel(t, 3), fault.Config{Error: 0.6, Hang: 0.6})
 	assert.ErrorIs(t, err, fault.ErrConfig)
 	_, err = fault.Wrap(simModel(t, 3), fault.Config{Garbage: -0.1})
@@ -191,3 +267,5 @@ func TestRateLimitCarriesTheDelay(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, 3*time.Second, d)
 }
+
+var allKinds = []fault.Kind{fault.KindNone, fault.KindError, fault.KindRateLimit, fault.KindTimeout, fault.KindHang, fault.KindGarbage, fault.KindCut, fault.KindSlow}

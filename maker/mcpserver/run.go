@@ -218,7 +218,7 @@ func (s *Server) loadSpec(req *mcp.CallToolRequest, in RunTaskInput) (*spec.Spec
 	}
 	p := in.SpecPath
 	if filepath.IsAbs(p) || !filepath.IsLocal(p) {
-		return nil, fmt.Errorf("%w: spec_path %q: give a path relative to the server's root, without ..", ErrOutsideRoot, p)
+		return nil, fmt.Errorf("%w: spec_path %q: give a path relative to the server's root, without \"..\" parts", ErrOutsideRoot, p)
 	}
 	fi, err := s.root.Stat(p)
 	if err == nil && !fi.Mode().IsRegular() {

@@ -155,7 +155,7 @@ func TestRunTaskBadArgumentsKeepTheServerServing(t *testing.T) {
 		{map[string]any{}, []string{"give the task"}},                                         // neither
 		{map[string]any{"spec_path": "a.json", "spec": counterSpec(2)}, []string{"not both"}}, // both
 		{map[string]any{"spec_path": "missing.json"}, []string{"no such file under the server's root"}},
-		{map[string]any{"spec_path": "../secret.json"}, []string{"path outside the root", "without .."}},
+		{map[string]any{"spec_path": "../secret.json"}, []string{"path outside the root", `without ".." parts`}},
 		{map[string]any{"spec_path": filepath.Join(outside, "secret.json")}, []string{"path outside the root"}},
 		{map[string]any{"spec_path": "link.json"}, []string{"path outside the root", "symbolic link"}},
 		{map[string]any{"spec_path": "dir.json"}, []string{"not a regular file"}},

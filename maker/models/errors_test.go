@@ -59,15 +59,15 @@ func open(t *testing.T, spec, base string) llms.Model {
 }
 
 // solve runs two-disk Hanoi on m with k = 3, an error budget of 10 and a
-// short backoff, and returns the report, the error and the time it took.
-func solve(t *testing.T, m llms.Model) (maker.Report, error, time.Duration) {
+// short backoff, and returns the report, the time it took and the error.
+func solve(t *testing.T, m llms.Model) (maker.Report, time.Duration, error) {
 	t.Helper()
 	task, err := hanoi.New(2)
 	require.NoError(t, err)
 	s := &maker.Solver{Model: m, MaxTokens: 20, Vote: vote.Config{K: 3, MaxErrors: 10, Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}}
 	start := time.Now()
 	rep, err := s.Solve(context.Background(), task)
-	return rep, err, time.Since(start)
+	return rep, time.Since(start), err
 }
 
 func writeJSON(w http.ResponseWriter, status int, body string) {
@@ -109,7 +109,7 @@ func TestUnknownModelOpenAIListsTheServersModels(t *testing.T) {
 	assert.Equal(t, llms.ErrCodeResourceNotFound, lerr.Code)
 
 	srv.chats.Store(0)
-	_, err, took := solve(t, m)
+	_, took, err := solve(t, m)
 	assertStoppedAtOnce(t, srv, err, took)
 	assert.ErrorIs(t, err, ErrUnknownModel)
 }
@@ -130,7 +130,7 @@ func TestUnknownModelOllamaListsTheServersModels(t *testing.T) {
 	assert.Contains(t, err.Error(), `ollama:nosuch at `+srv.URL+`: the Ollama server has no model "nosuch" (HTTP 404: model "nosuch" not found, try pulling it first); it has tiny:latest`)
 
 	srv.chats.Store(0)
-	_, err, took := solve(t, m)
+	_, took, err := solve(t, m)
 	assertStoppedAtOnce(t, srv, err, took)
 
 	// "tiny" is "tiny:latest": a 404 for a listed model is not "unknown".
@@ -201,7 +201,7 @@ func TestConnectionRefusedNamesTheURL(t *testing.T) {
 		assert.NotContains(t, err.Error(), "failed to reach API server", "%s: langchaingo's sanitised message is replaced by the cause", spec)
 
 		start := time.Now()
-		rep, err := func() (maker.Report, error) { r, e, _ := solve(t, m); return r, e }()
+		rep, err := func() (maker.Report, error) { r, _, e := solve(t, m); return r, e }()
 		assert.ErrorIs(t, err, ErrUnreachable, spec)
 		assert.LessOrEqual(t, rep.Launched, 3, spec)
 		assert.Less(t, time.Since(start), 3*time.Second, spec)
@@ -237,7 +237,7 @@ func TestAuthErrorSaysWhichVariableToSet(t *testing.T) {
 	assert.Contains(t, err.Error(), "HTTP 401: invalid x-api-key: the server refused the API key from ANTHROPIC_API_KEY: set ANTHROPIC_API_KEY to a valid key")
 
 	srv.chats.Store(0)
-	_, err, took := solve(t, m)
+	_, took, err := solve(t, m)
 	assertStoppedAtOnce(t, srv, err, took)
 }
 
@@ -374,7 +374,7 @@ func TestServerErrorsAreTransientAndNameTheURL(t *testing.T) {
 	assert.True(t, llms.IsProviderUnavailableError(err))
 	assert.Contains(t, err.Error(), "openai:tiny at "+srv.URL+"/v1: HTTP 503: overloaded")
 
-	rep, err, _ := solve(t, m)
+	rep, _, err := solve(t, m)
 	assert.ErrorIs(t, err, vote.ErrTooManyErrors, "transient errors spend the budget")
 	assert.Equal(t, 11, rep.Errors)
 }

@@ -47,7 +47,7 @@ func TestOllamaReadsStopReasonAndUsage(t *testing.T) {
 
 	// Through the solver: a reply cut at the cap is flagged "cut off",
 	// with the server's token counts.
-	rep, err, _ := solve(t, open(t, "ollama:tiny", srv.URL))
+	rep, _, err := solve(t, open(t, "ollama:tiny", srv.URL))
 	assert.ErrorIs(t, err, vote.ErrUndecided)
 	assert.Equal(t, map[string]int{"cut off": 300}, rep.Flags)
 	assert.Equal(t, 300*20, rep.Usage.OutputTokens)
@@ -65,7 +65,7 @@ func TestOllamaWithoutDoneReasonFlagsAReplyOfExactlyTheCap(t *testing.T) {
 		assert.NoError(t, json.NewDecoder(r.Body).Decode(&req))
 		writeJSON(w, 200, ollamaReply(story, "", 10, req.Options.NumPredict))
 	})
-	rep, err, _ := solve(t, open(t, "ollama:tiny", srv.URL))
+	rep, _, err := solve(t, open(t, "ollama:tiny", srv.URL))
 	assert.ErrorIs(t, err, vote.ErrUndecided)
 	assert.Equal(t, map[string]int{"cut off": 300}, rep.Flags, "usage is read, not estimated, so a reply of exactly the cap is cut off")
 }
@@ -98,7 +98,7 @@ func TestOllamaCutStreamIsAnError(t *testing.T) {
 			assert.Contains(t, err.Error(), "reply cut short: ollama:tiny at "+srv.URL+": the reply stream ended after")
 			assert.Contains(t, err.Error(), `without its final "done" line`)
 
-			rep, err, took := solve(t, m)
+			rep, took, err := solve(t, m)
 			assert.ErrorIs(t, err, vote.ErrTooManyErrors)
 			assert.ErrorIs(t, err, ErrIncomplete)
 			assert.Equal(t, 11, rep.Errors, "counted against the error budget")

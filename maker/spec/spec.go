@@ -125,7 +125,7 @@ func Parse(b []byte) (*Spec, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSpec, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrSpec, position(b, err, dec.InputOffset()), err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%w: more data after the spec object; a spec file holds one JSON object", ErrSpec)
