@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/vote"
@@ -76,14 +77,14 @@ func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageConte
 		}
 		return out, err
 	}
-	out, key, flag, why := judge(reply, agent.maxTokens, s.Flags, safe, s.normalizer())
+	j := judge(reply, agent.maxTokens, s.Flags, safe, s.normalizer())
 	switch {
-	case errors.Is(why, ErrTaskPanic):
-		d.Err = why
-	case flag != nil:
-		d.Flag, d.Reason = flag, why
+	case errors.Is(j.reason, ErrTaskPanic):
+		d.Err = j.reason
+	case j.flag != nil:
+		d.Flag, d.Reason = j.flag, j.reason
 	default:
-		d.Output, d.Key = out, key
+		d.Output, d.Key = j.out, j.key
 	}
 	return d, nil
 }
@@ -108,4 +109,60 @@ func (s *Solver) normalizer() func(intent.ToolIntent) (intent.ToolIntent, error)
 		return nil
 	}
 	return s.Executor.Normalize
+}
+
+// draw draws sample i of step from a wave of one agent and judges it.
+func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *modelTally, memo *judgeMemo, log *slog.Logger, cancel context.CancelCauseFunc) (sm vote.Sample[intent.Output]) {
+	reply, took, err := wave.sample(ctx, i)
+	sm.Usage = reply.usage(took)
+	var reason error
+	defer func() {
+		tally.record(i, sm)
+		if r.OnSample != nil {
+			r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Reason: reason, Text: reply.Text, Usage: sm.Usage})
+		}
+	}()
+	if err != nil {
+		sm.Err = err
+		if errors.Is(err, ErrPermanent) {
+			cancel(err) // no retry can fix it: fail the step now
+		}
+		return sm
+	}
+	// A panic in Decode cancels the race with its cause (see above).
+	decode := func(reply Reply) (out intent.Output, err error) {
+		if rec := panics.Try(func() { out, err = r.task.Decode(reply) }); rec != nil {
+			perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
+			cancel(perr)
+			return out, perr
+		}
+		return out, err
+	}
+	j := memo.judge(reply, func() judgement {
+		if keyer, ok := r.task.(VoteKeyer); ok {
+			return judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
+				if rec := panics.Try(func() { out, key, err = keyer.DecodeKey(reply) }); rec != nil {
+					perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
+					cancel(perr)
+					return out, 0, perr
+				}
+				return out, key, err
+			}, r.normalize)
+		}
+		return judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
+	})
+	if errors.Is(j.reason, ErrTaskPanic) {
+		sm.Err = j.reason
+		return sm
+	}
+	if j.flag != nil {
+		sm.Flag, reason = j.flag, j.reason
+		if log.Enabled(ctx, slog.LevelDebug) {
+			log.DebugContext(ctx, "red flag", "step", step, "sample", i, "flag", j.flag, "reason", j.reason)
+		}
+		return sm
+	}
+	sm.Key = j.key
+	sm.Value = j.out
+	return sm
 }

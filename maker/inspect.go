@@ -35,38 +35,14 @@ func Inspect(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent
 	if decode == nil {
 		decode = DecodeReply
 	}
-	out, _, flag, why := judge(r, maxTokens, rules, decode, nil)
-	if flag != nil {
-		return Verdict{Flag: flag.Error(), Reason: why.Error()}
+	j := judge(r, maxTokens, rules, decode, nil)
+	if j.flag != nil {
+		return Verdict{Flag: j.flag.Error(), Reason: j.reason.Error()}
 	}
+	out := j.out
 	canon, err := intent.Canonical(out)
 	if err != nil { // judge keyed it, so it has a canonical form
 		return Verdict{Flag: ErrUnparseable.Error(), Reason: err.Error()}
 	}
 	return Verdict{Output: &out, Canonical: string(canon), Key: strconv.FormatUint(intent.KeyOf(canon), 16)}
-}
-
-// judge is the draw's verdict on a reply: its answer and key, or its red
-// flag and the detailed reason. normalize, if not nil, puts a tool
-// intent's arguments in the form its tool's schema wants before the key is
-// taken, so calls that will run alike vote together.
-func judge(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent.Output, error), normalize func(intent.ToolIntent) (intent.ToolIntent, error)) (out intent.Output, key uint64, flag, why error) {
-	if flag := rules.check(r, maxTokens); flag != nil {
-		return out, 0, flag, flag
-	}
-	out, err := decode(r)
-	if err == nil && out.Intent != nil && normalize != nil {
-		var ti intent.ToolIntent
-		if ti, err = normalize(*out.Intent); err != nil {
-			return intent.Output{}, 0, ErrInvalidArguments, err
-		}
-		out.Intent = &ti
-	}
-	if err == nil {
-		key, err = intent.Key(out)
-	}
-	if err != nil {
-		return intent.Output{}, 0, classify(err), err
-	}
-	return out, key, nil, nil
 }

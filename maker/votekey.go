@@ -21,18 +21,3 @@ import (
 type VoteKeyer interface {
 	DecodeKey(r Reply) (out intent.Output, key uint64, err error)
 }
-
-// judgeKeyed is judge for a VoteKeyer's decode.
-func judgeKeyed(r Reply, maxTokens int, rules FlagRules, decodeKey func(Reply) (intent.Output, uint64, error), normalize func(intent.ToolIntent) (intent.ToolIntent, error)) (intent.Output, uint64, error, error) {
-	if flag := rules.check(r, maxTokens); flag != nil {
-		return intent.Output{}, 0, flag, flag
-	}
-	out, key, err := decodeKey(r)
-	if err != nil {
-		return intent.Output{}, 0, classify(err), err
-	}
-	if out.Intent != nil || key == 0 {
-		return judge(r, maxTokens, rules, func(Reply) (intent.Output, error) { return out, nil }, normalize)
-	}
-	return out, key, nil, nil
-}
