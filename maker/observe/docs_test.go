@@ -26,6 +26,12 @@ func TestDocsNameServedMetrics(t *testing.T) {
 	tel.Watch(s)
 	_, err = s.Solve(observe.WithOracle(context.Background(), &oracle{n: 1}), &counter{target: 4})
 	require.NoError(t, err)
+	// A second run whose step 0 is contested and escalated.
+	esc := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
+		Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, After: 2}}
+	tel.Watch(esc)
+	_, err = esc.Solve(context.Background(), &counter{target: 4})
+	require.NoError(t, err)
 	w := tel.Observer()
 	w.RecordBatch(context.Background(), 1, 1, 1, 1)
 	w.RecordCostCap(context.Background(), 5)

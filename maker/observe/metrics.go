@@ -29,9 +29,15 @@ const (
 	MetricModelErrors = "mdap.model.errors"
 	// MetricSteps counts steps by result (decided, failed).
 	MetricSteps = "mdap.steps"
-	// MetricContested counts decided steps where a second answer got a
-	// valid vote.
+	// MetricSplit counts decided steps where a second answer got a valid
+	// vote.
+	MetricSplit = "mdap.steps.split"
+	// MetricContested counts steps whose first race ran past the
+	// escalation threshold (maker.Escalation; the report's Contested).
 	MetricContested = "mdap.steps.contested"
+	// MetricEscalated counts contested steps decided by the escalation
+	// policy (the report's Escalated).
+	MetricEscalated = "mdap.steps.escalated"
 	// MetricWrong counts decided steps whose winner was wrong, for tasks
 	// with an oracle (see Oracle).
 	MetricWrong = "mdap.steps.wrong"
@@ -71,7 +77,7 @@ const (
 
 // instruments are the meter's instruments.
 type instruments struct {
-	samples, redFlags, modelErrors, steps, contested, wrong, tokens, toolCalls metric.Int64Counter
+	samples, redFlags, modelErrors, steps, split, contested, escalated, wrong, tokens, toolCalls metric.Int64Counter
 	cost                                                                       metric.Float64Counter
 	callDuration, toolDuration                                                 metric.Float64Histogram
 	stepSamples                                                                metric.Int64Histogram
@@ -96,7 +102,9 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	in.redFlags = c(MetricRedFlags, "{sample}", "Red-flagged samples by reason.")
 	in.modelErrors = c(MetricModelErrors, "{call}", "Failed model calls by error.type.")
 	in.steps = c(MetricSteps, "{step}", "Steps by result: decided or failed.")
-	in.contested = c(MetricContested, "{step}", "Decided steps where another answer also got a valid vote.")
+	in.split = c(MetricSplit, "{step}", "Decided steps where another answer also got a valid vote.")
+	in.contested = c(MetricContested, "{step}", "Steps whose first race ran past the escalation threshold.")
+	in.escalated = c(MetricEscalated, "{step}", "Contested steps decided by the escalation policy.")
 	in.wrong = c(MetricWrong, "{step}", "Decided steps whose winner was wrong (tasks with an oracle only).")
 	in.tokens = c(MetricTokens, "{token}", "Tokens by type: input, output, cached (input read from the provider's cache).")
 	in.toolCalls = c(MetricToolCalls, "{call}", "Executed tool intents by category, status (ok, denied, error) and reason.")
@@ -194,7 +202,13 @@ func (in *instruments) step(ctx context.Context, rs *runState, rec *maker.StepRe
 	in.steps.Add(ctx, 1, in.decided)
 	in.stepSamples.Record(ctx, int64(rec.Valid+rec.Flagged+rec.Errors))
 	if _, runnerUp := winnerVotes(rec); runnerUp > 0 {
+		in.split.Add(ctx, 1)
+	}
+	if rec.Contested {
 		in.contested.Add(ctx, 1)
+	}
+	if rec.Escalated {
+		in.escalated.Add(ctx, 1)
 	}
 	if rs != nil && rs.wrong != nil {
 		if n := rs.wrong(); n > rs.seen {

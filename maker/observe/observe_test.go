@@ -152,8 +152,8 @@ func TestSpansOfARun(t *testing.T) {
 	}
 	assert.Equal(t, 1, stepIDs[tools[0].Parent.SpanID().String()], "the tool runs under step 1")
 
-	// Step 0: right, wrong, cut off, right, right: decided 3 to 1,
-	// contested.
+	// Step 0: right, wrong, cut off, right, right: decided 3 to 1, a
+	// split vote; no escalation policy, so not contested.
 	s0 := attrs(steps[0].Attributes)
 	assert.EqualValues(t, 0, s0[observe.AttrStep].AsInt64())
 	assert.EqualValues(t, 2, s0[observe.AttrK].AsInt64())
@@ -162,11 +162,13 @@ func TestSpansOfARun(t *testing.T) {
 	assert.EqualValues(t, 1, s0[observe.AttrRedFlagPrefix+"cut_off"].AsInt64())
 	assert.EqualValues(t, 3, s0[observe.AttrWinnerVotes].AsInt64())
 	assert.EqualValues(t, 1, s0[observe.AttrRunnerUpVotes].AsInt64())
-	assert.True(t, s0[observe.AttrContested].AsBool())
+	assert.True(t, s0[observe.AttrSplit].AsBool())
+	assert.False(t, s0[observe.AttrContested].AsBool())
+	assert.False(t, s0[observe.AttrEscalated].AsBool())
 	assert.NotEmpty(t, s0[observe.AttrWinnerKey].AsString())
 	s1 := attrs(steps[1].Attributes)
 	assert.Equal(t, "deploy", s1[observe.AttrToolCalled].AsString())
-	assert.False(t, s1[observe.AttrContested].AsBool())
+	assert.False(t, s1[observe.AttrSplit].AsBool())
 
 	// A model call: the GenAI conventions.
 	c := attrs(calls[0].Attributes)
@@ -266,7 +268,7 @@ func TestMetricsOfARun(t *testing.T) {
 	assert.EqualValues(t, 1, m[observe.MetricRedFlags]["reason=cut_off"])
 	assert.EqualValues(t, rep.Errors, m[observe.MetricModelErrors]["error.type=rate_limit"])
 	assert.EqualValues(t, rep.Steps, m[observe.MetricSteps]["result=decided"])
-	assert.EqualValues(t, 1, m[observe.MetricContested][""])
+	assert.EqualValues(t, 1, m[observe.MetricSplit][""])
 	assert.EqualValues(t, rep.Usage.InputTokens, m[observe.MetricTokens]["type=input"])
 	assert.EqualValues(t, rep.Usage.OutputTokens, m[observe.MetricTokens]["type=output"])
 	assert.EqualValues(t, 4*(rep.Launched-rep.Errors), m[observe.MetricTokens]["type=cached"])
@@ -450,4 +452,46 @@ func TestModelWrapperIsAGenAIClientSpan(t *testing.T) {
 	assert.EqualValues(t, 2, a["gen_ai.request.choice.count"].AsInt64())
 	assert.EqualValues(t, 3, a[observe.AttrSampleStep].AsInt64())
 	assert.Equal(t, llms.Model(model{}), observe.Model(nil, model{}, "x"), "no watcher: the model itself")
+}
+
+// TestContestedAndEscalatedSteps: a step whose first race runs past the
+// escalation threshold is contested and, decided by the policy,
+// escalated, on its span and in the counters, as in the report; a split
+// vote alone is neither. (Checked by setting the attributes from the
+// runner-up's votes again: the span assertions fail.)
+func TestContestedAndEscalatedSteps(t *testing.T) {
+	spans := tracetest.NewInMemoryExporter()
+	reader := sdkmetric.NewManualReader()
+	tel, err := observe.Setup(context.Background(), observe.Config{SpanExporter: spans, MetricReader: reader, Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	// Step 0: right, wrong: undecided after 2 samples, so contested; a
+	// second race at k 4 decides it.
+	s := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
+		Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, After: 2}}
+	tel.Watch(s)
+	rep, err := s.Solve(context.Background(), &counter{target: 4})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Contested)
+	require.Equal(t, 1, rep.Escalated)
+
+	var contested, escalated int
+	for _, sp := range spans.GetSpans() {
+		if sp.Name != observe.SpanStep {
+			continue
+		}
+		a := attrs(sp.Attributes)
+		if a[observe.AttrContested].AsBool() {
+			contested++
+			assert.EqualValues(t, 0, a[observe.AttrStep].AsInt64(), "step 0 is the contested one")
+		}
+		if a[observe.AttrEscalated].AsBool() {
+			escalated++
+		}
+	}
+	assert.Equal(t, rep.Contested, contested)
+	assert.Equal(t, rep.Escalated, escalated)
+	m := collect(t, reader)
+	assert.EqualValues(t, rep.Contested, m[observe.MetricContested][""])
+	assert.EqualValues(t, rep.Escalated, m[observe.MetricEscalated][""])
 }

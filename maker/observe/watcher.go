@@ -38,6 +38,7 @@ const (
 	AttrWinnerKey     = "mdap.step.winner.key"
 	AttrWinnerVotes   = "mdap.step.winner.votes"
 	AttrRunnerUpVotes = "mdap.step.runner_up.votes"
+	AttrSplit         = "mdap.step.split"
 	AttrContested     = "mdap.step.contested"
 	AttrEscalated     = "mdap.step.escalated"
 	AttrToolCalled    = "mdap.step.tool"
@@ -168,7 +169,7 @@ func (w *Watcher) StartStep(ctx context.Context, step int) (context.Context, fun
 // stepAttrs are a decided (or failed) step's attributes.
 func stepAttrs(rec *maker.StepRecord) []attribute.KeyValue {
 	winner, runnerUp := winnerVotes(rec)
-	a := make([]attribute.KeyValue, 0, 12+len(rec.Flags))
+	a := make([]attribute.KeyValue, 0, 14+len(rec.Flags))
 	a = append(a,
 		attribute.Int(AttrK, rec.K),
 		attribute.Int(AttrSamples, rec.Launched),
@@ -179,7 +180,9 @@ func stepAttrs(rec *maker.StepRecord) []attribute.KeyValue {
 		attribute.String(AttrWinnerKey, rec.Key),
 		attribute.Int(AttrWinnerVotes, winner),
 		attribute.Int(AttrRunnerUpVotes, runnerUp),
-		attribute.Bool(AttrContested, runnerUp > 0),
+		attribute.Bool(AttrSplit, runnerUp > 0),
+		attribute.Bool(AttrContested, rec.Contested),
+		attribute.Bool(AttrEscalated, rec.Escalated),
 	)
 	for _, reason := range sortedKeys(rec.Flags) {
 		a = append(a, attribute.Int(AttrRedFlagPrefix+snake(reason), rec.Flags[reason]))
