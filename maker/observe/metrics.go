@@ -78,13 +78,13 @@ const (
 // instruments are the meter's instruments.
 type instruments struct {
 	samples, redFlags, modelErrors, steps, split, contested, escalated, wrong, tokens, toolCalls metric.Int64Counter
-	cost                                                                       metric.Float64Counter
-	callDuration, toolDuration                                                 metric.Float64Histogram
-	stepSamples                                                                metric.Int64Histogram
-	inFlight                                                                   metric.Int64UpDownCounter
-	k, batch                                                                   metric.Int64Gauge
-	p, pLower, costCap                                                         metric.Float64Gauge
-	meter                                                                      metric.Meter
+	cost                                                                                         metric.Float64Counter
+	callDuration, toolDuration                                                                   metric.Float64Histogram
+	stepSamples                                                                                  metric.Int64Histogram
+	inFlight                                                                                     metric.Int64UpDownCounter
+	k, batch                                                                                     metric.Int64Gauge
+	p, pLower, costCap                                                                           metric.Float64Gauge
+	meter                                                                                        metric.Meter
 
 	valid, flagged, errored, cancelled, decided, failed, in, out, cached metric.MeasurementOption
 	attrs                                                                sync.Map // provider+"\x00"+model -> metric.MeasurementOption
