@@ -25,11 +25,13 @@ const Path = "/mcp"
 // ends. A line that is not JSON is answered with a JSON-RPC -32700 parse
 // error, one that is JSON but not a message with -32600, and the session
 // goes on; a message longer than Config.MaxRequestBytes ends the session.
+// A call the client cancelled (notifications/cancelled) gets no response,
+// as the MCP spec asks, unless it was sent before the cancellation came.
 // Nothing but protocol messages is written to w. Errors: the transport's,
 // or ctx.Err() when ctx ended it.
 func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	max := int(min(s.cfg.MaxRequestBytes, 1<<30))
-	lw := &lockedWriter{w: w}
+	lw := &lockedWriter{w: w, cancels: newCancels(s.log)}
 	t := &mcp.IOTransport{Reader: newLineFilter(r, lw, max), Writer: lw, MaxLineLength: max}
 	err := s.mcp.Run(ctx, t)
 	if ctx.Err() != nil {
