@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,4 +156,92 @@ func TestMCPCancelledCallGetsNoResponse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMCPHTTPCancelledCallGetsNoResponse: over streamable HTTP (ServeHTTPOn
+// on loopback, the transport of `maker mcp --http`), a client that keeps
+// a slow sample_and_vote call's event stream open and cancels the call
+// with notifications/cancelled (a second POST) after the first progress
+// notification reads the stream to its end without a response with the
+// call's id (the SDK alone sends "cancelled after N samples"); the
+// session then serves the next call.
+func TestMCPHTTPCancelledCallGetsNoResponse(t *testing.T) {
+	cfg := mcpserver.Config{}
+	cfg.Sim = sim.DefaultConfig()
+	cfg.Sim.P, cfg.Sim.WrongAnswers, cfg.Sim.Seed = 0.6, 1, 1
+	cfg.Sim.Latency = sim.FixedLatency(20 * time.Millisecond)
+	srv, err := mcpserver.New(cfg)
+	require.NoError(t, err)
+	addr, err := mcpserver.ListenAddr(":0", false)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeHTTPOn(ctx, ln, mcpserver.HTTPOptions{}) }()
+	defer func() {
+		cancel()
+		assert.NoError(t, <-done)
+		_ = srv.Close()
+	}()
+	endpoint := "http://" + ln.Addr().String() + mcpserver.Path
+
+	post := func(session, body string) *http.Response {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.Less(t, resp.StatusCode, 300, resp.Status)
+		return resp
+	}
+	// events returns the JSON-RPC messages of a response body, SSE or
+	// JSON, to its end.
+	events := func(resp *http.Response, each func(map[string]any)) {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			line := strings.TrimPrefix(sc.Text(), "data: ")
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil {
+				each(m)
+			}
+		}
+	}
+
+	resp := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	session := resp.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, session)
+	resp.Body.Close()
+	post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+
+	args, _ := json.Marshal(map[string]any{"messages": hanoiMessages(3), "k": 50, "parallel": 1})
+	stream := post(session, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sample_and_vote","arguments":%s,"_meta":{"progressToken":"p"}}}`, args))
+	cancelled := false
+	events(stream, func(m map[string]any) { // to the stream's end: the call's handler returned
+		require.NotContains(t, m, "id", "a response to the cancelled request 2: %v", m)
+		if m["method"] == "notifications/progress" && !cancelled {
+			cancelled = true
+			post(session, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"the user pressed stop"}}`).Body.Close()
+		}
+	})
+	require.True(t, cancelled, "the call ended before its first progress notification")
+
+	var reply map[string]any
+	events(post(session, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"kmin","arguments":{"steps":10,"p":0.9}}}`), func(m map[string]any) {
+		if m["id"] != nil {
+			reply = m
+		}
+	})
+	require.NotNil(t, reply, "the session serves the next call")
+	assert.Equal(t, float64(3), reply["id"])
+	res, _ := reply["result"].(map[string]any)
+	require.NotNil(t, res, "%v", reply)
+	assert.NotEqual(t, true, res["isError"], "%v", reply)
 }
