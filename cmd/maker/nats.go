@@ -304,6 +304,14 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 				return usageErr("--store %q: %v", store, err)
 			}
 			stderr := cmd.ErrOrStderr()
+			if err := cluster.CheckMonitor(monitorAddr); err != nil {
+				return usageErr("--monitor-addr: %w", err)
+			}
+			// Flags first, files after: a refused flag writes no credentials.
+			if err := obs.start(cmd.Context(), "maker-nats", cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			defer obs.stop(cmd.Context())
 			cfg := cluster.ServerConfig{Addr: addr, StoreDir: abs, SyncAlways: syncAlways, Monitor: monitorAddr}
 			var note string
 			switch auth {
@@ -334,10 +342,6 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 			default:
 				return usageErr("--auth %q: use roles (the default) or token", auth)
 			}
-			if err := obs.start(cmd.Context(), "maker-nats", cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			defer obs.stop(cmd.Context())
 			if logs {
 				cfg.Logger = obs.logger(stderr, nil)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,6 +16,14 @@ import (
 // Nothing is lost: every journal line and result line is written whole
 // before the next, and a kill at any moment resumes.
 const signalGrace = 900 * time.Millisecond
+
+// drainGrace is the time a command promised its work to finish in after a
+// signal (maker worker --grace), added to the watchdog's grace.
+var drainGrace atomic.Int64
+
+// allowDrain gives the command d more after a signal before the watchdog
+// exits the process.
+func allowDrain(d time.Duration) { drainGrace.Store(int64(d)) }
 
 // exitAfterSignal exits the process grace after ctx ends (a signal),
 // unless the command finishes first: finished is closed when it returns,
@@ -27,7 +36,7 @@ func exitAfterSignal(ctx context.Context, finished <-chan struct{}, grace time.D
 	case <-finished:
 		return
 	}
-	t := time.NewTimer(grace)
+	t := time.NewTimer(grace + time.Duration(drainGrace.Load()))
 	defer t.Stop()
 	select {
 	case <-finished:

@@ -89,6 +89,7 @@ still running, prints what it did and exits with status 0.`,
 			if err != nil {
 				return usageErr("--model: %w", err)
 			}
+			allowDrain(cmpGrace(cmd, grace)) // calls in progress may finish before the watchdog exits
 			if err := obs.start(cmd.Context(), "maker-worker", cmd.ErrOrStderr()); err != nil {
 				return err
 			}

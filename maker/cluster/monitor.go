@@ -58,3 +58,8 @@ func (s *Server) Ready() error {
 	}
 	return nil
 }
+
+// CheckMonitor returns the error StartServer would give for addr as
+// ServerConfig.Monitor, without starting anything, so a command can refuse
+// a bad address before it writes a file. Errors wrap ErrConfig.
+func CheckMonitor(addr string) error { return monitor(&server.Options{}, addr) }
