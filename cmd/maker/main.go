@@ -45,8 +45,10 @@ func failed(err error) error { return &exitError{code: exitFailed, err: err} }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go exitAfterSignal(ctx, signalGrace, os.Stderr) // ends with the process
+	finished := make(chan struct{})
+	go exitAfterSignal(ctx, finished, signalGrace, os.Stderr) // ends when run returns, or exits the process
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	close(finished)
 	stop()
 	os.Exit(code)
 }
