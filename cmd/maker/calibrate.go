@@ -137,6 +137,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 			cfg := calibrate.Config{
 				Steps: steps, Solver: s, StepsSampled: c.stepsSampled, Samples: c.samples, Seed: c.stepsSeed,
 				Target: flags.target, Confidence: c.confidence, Parallel: c.concurrency, WithRivals: c.withRivals,
+				SamplesPerCall: flags.perCall,
 			}
 			if fs.Changed("k") {
 				cfg.K = flags.k

@@ -284,6 +284,9 @@ func (f *runFlags) validateModels() error {
 			return usageErr("--model %q: %w", spec, err)
 		}
 		if sp.Provider == "sim" {
+			if o.ModelRPM > 0 || o.ModelInFlight > 0 {
+				return usageErr("--model %q: rpm= and inflight= limit a served model; the simulated model has none", spec)
+			}
 			if f.structured {
 				return usageErr("--structured applies to a real model (openai: or ollama:); the simulated model answers in the task's format already")
 			}

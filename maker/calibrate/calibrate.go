@@ -89,6 +89,12 @@ type Config struct {
 	// Parallel is the most samples in flight at once. Default
 	// DefaultParallel.
 	Parallel int
+	// SamplesPerCall is the run's samples per provider request
+	// (maker.Solver.SamplesPerCall, --samples-per-call): the plans' costs
+	// bill the prompt once a request (see Plan.RequestsPerStep). 0 or 1:
+	// one request per sample; maker.SamplesPerCallAuto: k samples a
+	// request. Calibration itself draws one sample a request.
+	SamplesPerCall int
 	// Progress, if set, is called after each sample with the samples
 	// done and the total, from the goroutine that drew it: concurrently,
 	// so it must be safe for concurrent use, and quick.
@@ -128,6 +134,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Confidence %v, want 0 < confidence < 1", ErrConfig, c.Confidence)
 	case c.K < 0:
 		return c, fmt.Errorf("%w: K %d, want 0 (none) or a margin", ErrConfig, c.K)
+	case c.SamplesPerCall < maker.SamplesPerCallAuto || c.SamplesPerCall > maker.MaxSamplesPerCall:
+		return c, fmt.Errorf("%w: SamplesPerCall %d, want maker.SamplesPerCallAuto, or 0 to %d", ErrConfig, c.SamplesPerCall, maker.MaxSamplesPerCall)
 	case c.Parallel < 1 || c.Parallel > MaxParallel:
 		return c, fmt.Errorf("%w: Parallel %d, want 1 to %d", ErrConfig, c.Parallel, MaxParallel)
 	}
@@ -219,6 +227,16 @@ type Estimate struct {
 	InputTokens   float64 `json:"input_tokens_per_sample"`
 	OutputTokens  float64 `json:"output_tokens_per_sample"`
 	CostPerSample float64 `json:"cost_per_sample"`
+	// InputCostPerSample is the prompt's share of CostPerSample: its
+	// uncached tokens at the input price and the tokens the provider
+	// reported cached (CachedShare of the input) at the cached-input
+	// price. The plans assume the run's requests see the same cached
+	// share as calibration's, which repeats each step's prompt Samples
+	// times.
+	InputCostPerSample float64 `json:"input_cost_per_sample"`
+	CachedShare        float64 `json:"cached_input_share"`
+	// SamplesPerCall is Config.SamplesPerCall, which the plans bill by.
+	SamplesPerCall int `json:"samples_per_call,omitempty"`
 	// KMin is the smallest margin with which the whole run succeeds with
 	// probability at least Target, averaged over the fitted spread of
 	// per-step p with its mean at Low (each step's errors to one rival):
@@ -275,8 +293,18 @@ type Plan struct {
 	SamplesPerStep    float64 `json:"samples_per_step"`
 	SamplesPerStepLow float64 `json:"samples_per_step_at_p_low"`
 	Samples           float64 `json:"samples"`
-	// CostPerStep and Cost are SamplesPerStep and Samples at
-	// CostPerSample; CostLow is the cost at SamplesPerStepLow.
+	// RequestsPerStep is the expected provider requests per step:
+	// SamplesPerStep with one sample a request; SamplesPerStep / n (at
+	// least 1) with Estimate.SamplesPerCall n > 1 (auto: n = K), which
+	// assumes full requests (a wave's samples of two temperatures take
+	// two).
+	RequestsPerStep float64 `json:"requests_per_step"`
+	// CostPerStep is the prompt billed once a request (RequestsPerStep ×
+	// Estimate.InputCostPerSample, cached share included) plus the output
+	// of every sample (SamplesPerStep × the output's share of
+	// CostPerSample); Cost is CostPerStep × the steps; CostLow the same
+	// at SamplesPerStepLow. With one sample a request CostPerStep is
+	// SamplesPerStep × CostPerSample.
 	CostPerStep float64 `json:"cost_per_step"`
 	Cost        float64 `json:"cost"`
 	CostLow     float64 `json:"cost_at_p_low"`
@@ -309,6 +337,7 @@ type sample struct {
 	correct bool
 	usage   vote.Usage
 	cost    float64
+	inCost  float64 // the input's share of cost, cached tokens at their price
 }
 
 // Run calibrates: it draws StepsSampled distinct steps of the task at
@@ -402,6 +431,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				sm.correct = !sm.err && sm.flag == "" && d.Key == keys[j]
 				if !sm.err {
 					sm.cost = prices[d.Member].Cost(d.Usage)
+					in := d.Usage
+					in.OutputTokens = 0
+					sm.inCost = prices[d.Member].Cost(in)
 				}
 				drawn[j][idx] = sm
 				if cfg.Progress != nil {
@@ -462,7 +494,7 @@ func pick(total, n int, seed uint64) []int {
 func estimate(drawn [][]sample, keep func(sample) bool, cfg Config, total int) Estimate {
 	e := Estimate{Flags: map[string]int{}}
 	clusters := make([]cluster, 0, len(drawn))
-	var in, out, cost float64
+	var in, out, cost, inCost, cached float64
 	var topSum, topOf int
 	for _, step := range drawn {
 		var c cluster
@@ -493,6 +525,8 @@ func estimate(drawn [][]sample, keep func(sample) bool, cfg Config, total int) E
 			in += float64(x.usage.InputTokens)
 			out += float64(x.usage.OutputTokens)
 			cost += x.cost
+			inCost += x.inCost
+			cached += float64(x.usage.CachedInputTokens)
 		}
 		clusters = append(clusters, c)
 		w, top := 0, 0
@@ -525,7 +559,12 @@ func estimate(drawn [][]sample, keep func(sample) bool, cfg Config, total int) E
 		e.ValidRate = float64(e.Valid) / float64(answered)
 		e.InputTokens, e.OutputTokens = in/float64(answered), out/float64(answered)
 		e.CostPerSample = cost / float64(answered)
+		e.InputCostPerSample = inCost / float64(answered)
+		if in > 0 {
+			e.CachedShare = cached / in
+		}
 	}
+	e.SamplesPerCall = cfg.SamplesPerCall
 	if e.Valid == 0 {
 		e.Low, e.High, e.DesignEffect = 0, 1, 1
 		e.NoK = "no valid sample"
@@ -591,15 +630,27 @@ func (e Estimate) PlanAt(k, steps int) Plan {
 		p.SamplesPerStep = vote.ExpectedSamples(e.P, k) / e.ValidRate
 		p.SamplesPerStepLow = vote.ExpectedSamples(e.Low, k) / e.ValidRate
 	}
-	p.Samples = p.SamplesPerStep * float64(steps)
-	p.CostPerStep = p.SamplesPerStep * e.CostPerSample
-	p.Cost = p.CostPerStep * float64(steps)
-	p.CostLow = p.SamplesPerStepLow * e.CostPerSample * float64(steps)
 	for _, f := range []*float64{&p.PFull, &p.PFullLow, &p.SamplesPerStep, &p.SamplesPerStepLow} {
 		if math.IsNaN(*f) {
 			*f = 0
 		}
 	}
+	p.Samples = p.SamplesPerStep * float64(steps)
+	perCall := e.SamplesPerCall
+	if perCall == maker.SamplesPerCallAuto {
+		perCall = k
+	}
+	requests := func(samples float64) float64 {
+		if perCall <= 1 || samples <= 0 {
+			return samples
+		}
+		return max(1, samples/float64(perCall))
+	}
+	outCost := e.CostPerSample - e.InputCostPerSample
+	p.RequestsPerStep = requests(p.SamplesPerStep)
+	p.CostPerStep = p.RequestsPerStep*e.InputCostPerSample + p.SamplesPerStep*outCost
+	p.Cost = p.CostPerStep * float64(steps)
+	p.CostLow = (requests(p.SamplesPerStepLow)*e.InputCostPerSample + p.SamplesPerStepLow*outCost) * float64(steps)
 	if e.Rivals != nil && e.ValidRate > 0 {
 		ps, err1 := vote.PStepWith(e.P, k, *e.Rivals)
 		n, err2 := vote.ExpectedSamplesWith(e.P, k, *e.Rivals)
@@ -670,16 +721,28 @@ func (e Estimate) write(b *strings.Builder, r Report) {
 	}
 	if e.CostPerSample > 0 {
 		fmt.Fprintf(b, "  cost per sample $%.6f (%.0f tokens in, %.0f out)\n", e.CostPerSample, e.InputTokens, e.OutputTokens)
+		fmt.Fprintf(b, "  the forecast bills %s, and %.3g%% of the prompt's tokens at the cached-input price (the cached share the provider reported here)\n", e.promptBilling(), 100*e.CachedShare)
 	} else {
 		fmt.Fprintf(b, "  tokens per sample: %.0f in, %.0f out (no price given: costs are 0)\n", e.InputTokens, e.OutputTokens)
 	}
+}
+
+// promptBilling says how the plans bill the prompt.
+func (e Estimate) promptBilling() string {
+	switch {
+	case e.SamplesPerCall == maker.SamplesPerCallAuto:
+		return "the prompt once a request of k samples (--samples-per-call auto, assumed full requests)"
+	case e.SamplesPerCall > 1:
+		return fmt.Sprintf("the prompt once a request of %d samples (--samples-per-call %d, assumed full requests)", e.SamplesPerCall, e.SamplesPerCall)
+	}
+	return "the prompt once a sample (one request per sample)"
 }
 
 func (p *Plan) write(b *strings.Builder) {
 	fmt.Fprintf(b, "    p_full %.6f (%.6f at the lower bound); expected %.3f samples per step (%.3f at the lower bound), %.0f in all",
 		p.PFull, p.PFullLow, p.SamplesPerStep, p.SamplesPerStepLow, p.Samples)
 	if p.Cost > 0 {
-		fmt.Fprintf(b, "; $%.4g per step, $%.2f in all ($%.2f at the lower bound)", p.CostPerStep, p.Cost, p.CostLow)
+		fmt.Fprintf(b, "; %.3f requests per step, $%.4g per step, $%.2f in all ($%.2f at the lower bound)", p.RequestsPerStep, p.CostPerStep, p.Cost, p.CostLow)
 	}
 	b.WriteString("\n")
 	if r := p.WithRivals; r != nil {

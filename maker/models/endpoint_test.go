@@ -30,7 +30,7 @@ func TestPerModelEndpoint(t *testing.T) {
 		"openai:a;key=UNSET_VAR":               "UNSET_VAR is not set",
 		"openai:a;key=sk-123":                  "must name an environment variable",
 		"openai:a;base=notaurl":                "is not an http(s) URL",
-		"openai:a;rpm=3":                       "unknown setting",
+		"openai:a;tpm=3":                       "unknown setting",
 		"openai:a;base=http://x;base=http://y": "each once",
 	} {
 		_, err := Open(spec, Options{})

@@ -69,6 +69,15 @@ type Options struct {
 	// to that many idle connections to the server, so no call opens a
 	// new one in a steady run. Zero means DefaultIdleConns.
 	MaxInFlight int
+	// ModelRPM, when positive, is the most calls started per minute to
+	// each model Open returns, evenly spaced 60/ModelRPM seconds apart
+	// (a token bucket of one); a spec's ";rpm=N" sets it for its model.
+	// A call waiting for its turn has sent nothing. Zero: no bound.
+	ModelRPM float64
+	// ModelInFlight, when positive, is the most calls in flight at once
+	// to each model Open returns; a spec's ";inflight=N" sets it for its
+	// model. Zero: no bound. The sim model takes neither.
+	ModelInFlight int
 	// Sim builds the simulated model for the spec "sim"; it depends on the
 	// task, so the caller provides it.
 	Sim func() (llms.Model, error)
@@ -118,6 +127,9 @@ func Open(spec string, o Options) (llms.Model, error) {
 		return nil, err
 	}
 	if sp.Provider == "sim" {
+		if o.ModelRPM > 0 || o.ModelInFlight > 0 {
+			return nil, fmt.Errorf("%w: %q: rpm= and inflight= limit a served model; the simulated model has no server to protect", ErrSpec, spec)
+		}
 		if o.Sim == nil {
 			return nil, fmt.Errorf("%w: the simulated model is not available for this command", ErrSpec)
 		}
@@ -142,6 +154,10 @@ func Open(spec string, o Options) (llms.Model, error) {
 	pool.MaxIdleConnsPerHost = DefaultIdleConns // a step draws k samples at once
 	if o.MaxInFlight > 0 {
 		pool.MaxIdleConnsPerHost = o.MaxInFlight
+	}
+	m.limit = newModelLimit(o.ModelRPM, o.ModelInFlight)
+	if o.ModelInFlight > 0 && (o.MaxInFlight == 0 || o.ModelInFlight < o.MaxInFlight) {
+		pool.MaxIdleConnsPerHost = o.ModelInFlight
 	}
 	pool.MaxIdleConns = max(pool.MaxIdleConns, pool.MaxIdleConnsPerHost)
 	m.probe = &http.Client{Transport: pool, Timeout: probeTimeout}
@@ -233,6 +249,7 @@ type model struct {
 	extra        []llms.CallOption
 	mapErr       func(error) error
 	probe        *http.Client // diagnostic GETs
+	limit        *modelLimit  // this model's own rpm= and inflight=; nil: none
 
 	// withSchema builds an openai: client that sends a response_format,
 	// which langchaingo sets per client, not per call.
@@ -267,6 +284,11 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if structured && m.withSchema != nil {
 		llm = m.structured(schema)
 	}
+	release, err := m.limit.acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: waiting for its turn (%s): %w", m.spec, m.url, m.limit, err)
+	}
+	defer release()
 	c := &call{}
 	start := time.Now()
 	resp, err := m.send(withCall(ctx, c), llm, structured, msgs, opts)
