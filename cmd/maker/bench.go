@@ -36,9 +36,13 @@ every table), report.json (the same data) and SVG charts, into --out
 Suites: fidelity (the vote against the gambler's-ruin theory, and per-step
 difficulty), strategies (sequential, waves, speculation, batches, majority,
 first-to-k, adaptive k on the same seeded steps; wall time with simulated
-latency), scale (Hanoi on the sim from 10 to 20 disks: time, memory, CPU per
-sample by part), real (the same steps over HTTP through serve-sim), overhead (the step
-loop against its floor, the HTTP path against the paper's loop).
+latency), guarantee (whole-run success of fixed k, --k auto, drift,
+calibration's k and escalation over many seeds, with intervals), scale (Hanoi
+on the sim from 10 to 20 disks: time, memory, CPU per sample by part), real
+(the same steps over HTTP through serve-sim), overhead (the step loop against
+its floor, the HTTP path against the paper's loop), cost (dollars per step:
+one call per sample, samples per request, cached prompts, both), observe
+(the cost of tracing and metrics per sample).
 
 A full run takes many minutes (the 20-disk run alone is over a million
 steps); --quick runs every suite small enough for CI. Exit status 1 when a

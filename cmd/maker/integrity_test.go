@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,7 +154,7 @@ func TestBinarySignalEndsEveryState(t *testing.T) {
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		require.NoError(t, cmd.Start())
-		time.Sleep(300 * time.Millisecond) // blocked in the read
+		waitBlockedInPipeRead(t, cmd.Process.Pid) // so the signal handlers are in place
 		sent := time.Now()
 		require.NoError(t, cmd.Process.Signal(sig))
 		done := make(chan error, 1)
@@ -171,4 +172,24 @@ func TestBinarySignalEndsEveryState(t *testing.T) {
 		assert.Less(t, took, 1500*time.Millisecond, "%v: within a second (and some scheduling)", sig)
 		assert.Contains(t, stderr.String(), "interrupted")
 	}
+}
+
+// waitBlockedInPipeRead waits until one of process pid's threads sleeps in
+// a pipe read (its /proc wchan), which main reaches only after installing
+// its signal handlers; a sleep of fixed length is too short for a -race
+// child on a loaded machine, and a signal before the handlers kills the
+// process instead of ending it with 130.
+func waitBlockedInPipeRead(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		for _, w := range tasks {
+			if b, err := os.ReadFile(w); err == nil && strings.Contains(string(b), "pipe") {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d never blocked reading its stdin", pid)
 }

@@ -44,13 +44,13 @@ func usageErr(format string, a ...any) error {
 func failed(err error) error { return &exitError{code: exitFailed, err: err} }
 
 func main() {
-	// stop is never called: it would end ctx as a signal does, and
-	// exitAfterSignal would then exit 130 if the exit took longer than
-	// signalGrace (a -race binary sleeps 1 s in os.Exit: every command
-	// exited 130). os.Exit ends the signal handling with the process.
-	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go exitAfterSignal(ctx, signalGrace, os.Stderr) // ends with the process
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	finished := make(chan struct{})
+	go exitAfterSignal(ctx, finished, signalGrace, os.Stderr) // ends when run returns, or exits the process
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	close(finished)
+	stop()
+	os.Exit(code)
 }
 
 // run executes the command line args and returns the exit status.

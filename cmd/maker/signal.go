@@ -16,10 +16,24 @@ import (
 // before the next, and a kill at any moment resumes.
 const signalGrace = 900 * time.Millisecond
 
-// exitAfterSignal exits the process grace after ctx ends (a signal).
-func exitAfterSignal(ctx context.Context, grace time.Duration, stderr io.Writer) {
-	<-ctx.Done()
-	time.Sleep(grace)
+// exitAfterSignal exits the process grace after ctx ends (a signal),
+// unless the command finishes first: finished is closed when it returns,
+// before main's own exit (which may itself take a while: a -race build
+// sleeps a second at exit), so a command that ended by itself is never
+// cut short here.
+func exitAfterSignal(ctx context.Context, finished <-chan struct{}, grace time.Duration, stderr io.Writer) {
+	select {
+	case <-ctx.Done():
+	case <-finished:
+		return
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-finished:
+		return
+	case <-t.C:
+	}
 	fmt.Fprintf(stderr, "maker: interrupted; still busy %s after the signal, so exiting now (journals and results keep every whole line: run the same command again to resume)\n", grace)
 	os.Exit(exitAborted)
 }

@@ -27,13 +27,14 @@ type lineFilter struct {
 	r       io.ReadCloser
 	br      *bufio.Reader
 	w       *lockedWriter
+	cancels *cancels
 	max     int
 	pending []byte
 	err     error
 }
 
 func newLineFilter(r io.ReadCloser, w *lockedWriter, max int) *lineFilter {
-	return &lineFilter{r: r, br: bufio.NewReaderSize(r, 64<<10), w: w, max: max}
+	return &lineFilter{r: r, br: bufio.NewReaderSize(r, 64<<10), w: w, max: max, cancels: w.cancels}
 }
 
 var errLineTooLong = errors.New("a message longer than the server's --max-request-bytes")
@@ -48,9 +49,13 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 			f.err = err
 		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
-			if _, derr := jsonrpc.DecodeMessage(t); derr != nil {
+			msg, derr := jsonrpc.DecodeMessage(t)
+			if derr != nil {
 				f.refuse(t, derr)
 				continue
+			}
+			if f.cancels != nil {
+				f.cancels.received(msg)
 			}
 			f.pending = append(line, '\n')
 		}
@@ -96,13 +101,19 @@ func (f *lineFilter) refuse(line []byte, derr error) {
 
 func (f *lineFilter) Close() error { return f.r.Close() }
 
-// lockedWriter serialises the transport's writes and the filter's.
+// lockedWriter serialises the transport's writes and the filter's. With
+// cancels set it drops the responses to cancelled calls (the transport
+// writes one message per Write).
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
+	mu      sync.Mutex
+	w       io.WriteCloser
+	cancels *cancels
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	if l.cancels != nil && l.cancels.drop(p) {
+		return len(p), nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)

@@ -25,11 +25,13 @@ const Path = "/mcp"
 // ends. A line that is not JSON is answered with a JSON-RPC -32700 parse
 // error, one that is JSON but not a message with -32600, and the session
 // goes on; a message longer than Config.MaxRequestBytes ends the session.
+// A call the client cancelled (notifications/cancelled) gets no response,
+// as the MCP spec asks, unless it was sent before the cancellation came.
 // Nothing but protocol messages is written to w. Errors: the transport's,
 // or ctx.Err() when ctx ended it.
 func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	max := int(min(s.cfg.MaxRequestBytes, 1<<30))
-	lw := &lockedWriter{w: w}
+	lw := &lockedWriter{w: w, cancels: newCancels(s.log)}
 	t := &mcp.IOTransport{Reader: newLineFilter(r, lw, max), Writer: lw, MaxLineLength: max}
 	err := s.mcp.Run(ctx, t)
 	if ctx.Err() != nil {
@@ -87,7 +89,9 @@ var (
 // and closes sessions idle for o.SessionTimeout; in front of it an Origin
 // check (403 for another site's), the bearer-token check when o.Token is
 // set (401), and the session cap (503 for an initialize past
-// o.MaxSessions). Serve it at Path.
+// o.MaxSessions). A call the client cancelled (notifications/cancelled)
+// gets no response on its stream, as the MCP spec asks, unless it was sent
+// before the cancellation came. Serve it at Path.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
 	timeout := o.SessionTimeout
 	if timeout == 0 {
@@ -106,6 +110,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	if o.Token != "" {
 		want = sha256.Sum256([]byte(o.Token))
 	}
+	cancels := &httpCancels{log: s.log, inFlight: map[httpCall]bool{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, o.AllowedOrigins) {
 			http.Error(w, fmt.Sprintf("403 forbidden: Origin %q is not this server's; a server started with --allow-origin %s accepts it", origin, origin), http.StatusForbidden)
@@ -127,7 +132,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 			http.Error(w, fmt.Sprintf("503 service unavailable: this server holds at most %d sessions; end one (DELETE), or retry once an idle one times out (after %s)", maxSessions, timeout), http.StatusServiceUnavailable)
 			return
 		}
-		h.ServeHTTP(w, r)
+		cancels.serve(h, w, r, s.cfg.MaxRequestBytes)
 	})
 }
 

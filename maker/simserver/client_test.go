@@ -256,7 +256,7 @@ func TestSpecTaskWithNativeToolCallsSolves(t *testing.T) {
 	task := spec.New(sp)
 	rep, err := (&maker.Solver{
 		Model: toolCounter(client(t, base, 10*time.Second), &native, &mu), Executor: ex,
-		Tools: specTools(sp), Vote: vote.Config{K: 3},
+		Tools: specTools(sp), ToolDeclaration: maker.DeclareNative, Vote: vote.Config{K: 3},
 	}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.True(t, task.Done())
