@@ -192,6 +192,10 @@ type leanReply struct {
 					Arguments string `json:"arguments"`
 				} `json:"function"`
 			} `json:"tool_calls"`
+			FunctionCall *struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function_call"` // the legacy call, read as langchaingo does
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
@@ -251,7 +255,9 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	var r leanReply
-	if err := json.Unmarshal(buf.Bytes(), &r); err != nil {
+	// A decoder, as langchaingo's: what follows the first JSON value is
+	// ignored there too.
+	if err := json.NewDecoder(bytes.NewReader(buf.Bytes())).Decode(&r); err != nil {
 		return nil, fmt.Errorf("the reply is not a chat completion: %w", err)
 	}
 	if len(r.Choices) == 0 {
@@ -276,6 +282,10 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 				"CompletionAcceptedPredictionTokens": u.CompletionTokensDetails.AcceptedPredictionTokens,
 				"CompletionRejectedPredictionTokens": u.CompletionTokensDetails.RejectedPredictionTokens,
 			},
+		}
+		if fc := c.Message.FunctionCall; c.FinishReason == "function_call" && fc != nil {
+			// langchaingo's reading (it panics when the call is absent).
+			ch.FuncCall = &llms.FunctionCall{Name: fc.Name, Arguments: fc.Arguments}
 		}
 		for _, tc := range c.Message.ToolCalls {
 			ch.ToolCalls = append(ch.ToolCalls, llms.ToolCall{ID: tc.ID, Type: tc.Type,

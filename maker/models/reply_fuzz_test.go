@@ -1,0 +1,140 @@
+package models
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/iotest"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// replySeeds are chat completions as providers send them, and near misses.
+var replySeeds = []string{
+	leanCompletion,
+	`{"choices":[{"message":{"content":"a"},"finish_reason":"stop"},{"message":{"content":"b","reasoning_content":"r"},"finish_reason":"length"}],"usage":{"prompt_tokens":1}}`,
+	`{"choices":[{"message":{"content":null,"function_call":{"name":"f","arguments":"{}"}},"finish_reason":"function_call"}]}`,
+	`{"choices":[null]}`,
+	`{"choices":[]}`,
+	`{"choices":null}`,
+	`{"choices":[{"message":{"content":["a"]}}]}`,
+	`{"choices":[{"message":{"tool_calls":[{"id":"1","type":"function","function":{"name":"n","arguments":{"x":1}}}]}}]}`,
+	`{"usage":{"prompt_tokens":1e40}}`,
+	`{"error":{"message":"bad key","type":"invalid_request_error","code":"k"}}`,
+	`{"error":"model not found"}`,
+	`{"data":[{"id":"m"}]}`,
+	`{"models":[{"name":"m"}]}`,
+	"{\"done\":false}\n{\"done\":true,\"done_reason\":\"stop\"}",
+	"",
+	"\xff",
+}
+
+// FuzzReplyParsing feeds one body to every parser of provider output in
+// this package: the lean path's decoding of a chat completion (served over
+// loopback, as a provider would), langchaingo's decoding of the same body,
+// Ollama's reply-stream observer, the error-body reader and the two
+// model-list readers. None may panic; where langchaingo decodes the body,
+// the lean path returns exactly its response; the error reader's message is
+// bounded and the observer counts every non-blank line.
+func FuzzReplyParsing(f *testing.F) {
+	for _, s := range replySeeds {
+		f.Add([]byte(s), uint8(7))
+	}
+	var mu sync.Mutex
+	var served []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.Copy(io.Discard, req.Body)
+		mu.Lock()
+		b := served
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b)
+	}))
+	defer srv.Close()
+	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
+	require.NoError(f, err)
+	m := lm.(*model)
+	require.NotNil(f, m.lean)
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "state")}
+	opts := []llms.CallOption{llms.WithTemperature(0.1), llms.WithMaxTokens(750), llms.WithSeed(1)}
+	all := append(opts[:len(opts):len(opts)], m.extra...)
+	o, ok := m.lean.accepts(msgs, all)
+	require.True(f, ok)
+
+	f.Fuzz(func(t *testing.T, body []byte, chunk uint8) {
+		if len(body) > 64<<10 {
+			return
+		}
+		mu.Lock()
+		served = body
+		mu.Unlock()
+		ctx := context.Background()
+
+		lean, leanErr := m.lean.generate(ctx, msgs, o)
+		if leanErr == nil {
+			require.NotEmpty(t, lean.Choices, "a reply without a choice is an error")
+			for _, c := range lean.Choices {
+				require.NotNil(t, c)
+			}
+		}
+		// The whole call (transport, classification) on the same body.
+		full, fullErr := m.GenerateContent(ctx, msgs, opts...)
+		require.Equal(t, leanErr == nil, fullErr == nil, "lean %v, full %v", leanErr, fullErr)
+		if fullErr == nil {
+			require.Equal(t, lean, full)
+		}
+		// langchaingo's client panics on some bodies ({"choices":[null]},
+		// finish_reason "function_call" without a function_call): those
+		// bodies are the lean path's alone, so compare only when it returns.
+		ref, refErr, panicked := langchaingoReply(ctx, m, msgs, all)
+		if !panicked && refErr == nil {
+			require.NoError(t, leanErr, "langchaingo decodes %q", body)
+			require.Equal(t, ref, lean, "the lean reply differs from langchaingo's for %q", body)
+		}
+
+		msg, _ := errorMessage(body)
+		require.LessOrEqual(t, len(msg), max(300+len("..."), len(body)))
+
+		for _, parse := range []func([]byte) ([]string, error){openAINames, ollamaNames} {
+			names, err := parse(body)
+			require.Equal(t, err == nil, names != nil)
+		}
+
+		// Ollama's stream, read in chunks of any size.
+		c := &call{}
+		ob := &observedBody{rc: io.NopCloser(bytes.NewReader(body)), c: c}
+		var r io.Reader = ob
+		if chunk%2 == 1 {
+			r = iotest.OneByteReader(ob)
+		}
+		_, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{r}, make([]byte, int(chunk)%61+1))
+		require.NoError(t, err)
+		s := c.snapshot()
+		lines := 0
+		for _, l := range strings.Split(string(body), "\n") {
+			if len(bytes.TrimSpace([]byte(l))) > 0 {
+				lines++
+			}
+		}
+		require.Equal(t, lines, s.ollama.lines)
+		require.Equal(t, int64(len(body)), s.bytesRead)
+	})
+}
+
+// langchaingoReply is langchaingo's response for the served body, and
+// whether its client panicked on it.
+func langchaingoReply(ctx context.Context, m *model, msgs []llms.MessageContent, opts []llms.CallOption) (resp *llms.ContentResponse, err error, panicked bool) {
+	defer func() {
+		if recover() != nil {
+			panicked = true
+		}
+	}()
+	resp, err = m.llm.GenerateContent(ctx, msgs, opts...)
+	return resp, err, false
+}
