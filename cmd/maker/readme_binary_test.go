@@ -83,12 +83,13 @@ func offlineExample(l string) bool {
 // model server, NATS or a long run (`maker bench` without --quick).
 func TestBinaryReadme(t *testing.T) {
 	lines := readmeShellLines(t)
-	require.True(t, slices.Contains(lines, `go build -o maker ./cmd/maker && export PATH="$PWD:$PATH"`), "the README's first command")
+	require.True(t, slices.Contains(lines, `go run ./cmd/maker hanoi --disks 10`), "the README's first command")
 	require.True(t, slices.Contains(lines, `go test -race ./...`), "the README's last command of its first section")
 
 	examples := []readmeExample{
-		// The first section.
-		{cmd: "maker hanoi --disks 10", out: []string{"hanoi 10 disks", "solved true, 0 wrong steps", "steps 1023 (resumed 0), done true"}},
+		// The first section: `go run ./cmd/maker hanoi --disks 10`, here
+		// through the binary TestMain built from the same package.
+		{cmd: "maker hanoi --disks 10", prog: true, out: []string{"hanoi 10 disks", "solved true, 0 wrong steps", "steps 1023 (resumed 0), done true"}},
 		// Your own tasks: `maker run` and `maker solve`.
 		{cmd: "maker run testdata/spec/find-version.json", out: []string{"solved true", `"version":"1.4.2"`}},
 		{cmd: `maker run testdata/spec/write-note.json --root "$dir" --tools read_only,write_file`, pre: `dir=$(mktemp -d)`,
