@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
-	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
@@ -183,25 +181,7 @@ func costRun(ctx context.Context, seed uint64, disks, k, steps int, reply string
 
 // billedServer is OverHTTP with a billing configuration.
 func billedServer(ctx context.Context, oracle sim.Oracle, cfg sim.Config, b simserver.Billing) (llms.Model, func() error, error) {
-	srv, err := simserver.New(simserver.Config{Oracle: oracle, Sim: cfg, Billing: b})
-	if err != nil {
-		return nil, nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, fmt.Errorf("benchmarks: listen: %w", err)
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(sctx, ln) }()
-	model, err := models.Open("openai:"+srv.ModelName(), models.Options{
-		BaseURL: "http://" + ln.Addr().String() + "/v1", APIKey: "placeholder", Timeout: 30 * time.Second,
-	})
-	stop := func() error { cancel(); return <-done }
-	if err != nil {
-		return nil, nil, errors.Join(err, stop())
-	}
-	return model, stop, nil
+	return serveSim(ctx, simserver.Config{Oracle: oracle, Sim: cfg, Billing: b})
 }
 
 // costGroups are the chart's groups: disks and reply length.

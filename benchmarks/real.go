@@ -32,7 +32,13 @@ func InProcess(_ context.Context, oracle sim.Oracle, cfg sim.Config) (llms.Model
 // and returns langchaingo's OpenAI client pointed at it, as
 // `maker serve-sim` and `--model openai:sim --base-url` would.
 func OverHTTP(ctx context.Context, oracle sim.Oracle, cfg sim.Config) (llms.Model, func() error, error) {
-	srv, err := simserver.New(simserver.Config{Oracle: oracle, Sim: cfg})
+	return serveSim(ctx, simserver.Config{Oracle: oracle, Sim: cfg})
+}
+
+// serveSim serves cfg on 127.0.0.1 (a free port) and returns langchaingo's
+// OpenAI client pointed at it, and a function that stops the server.
+func serveSim(ctx context.Context, cfg simserver.Config) (llms.Model, func() error, error) {
+	srv, err := simserver.New(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
