@@ -279,6 +279,24 @@ func replies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply 
 	return rs
 }
 
+// ResponseUsage returns the tokens a provider reported for resp, counted
+// as the solver counts them: input tokens once for the request (with
+// Anthropic's cache reads and writes added), output tokens summed over the
+// choices (a request total that OpenAI repeats on every choice counted
+// once), and the input tokens read from the provider's cache. ok is false
+// when the provider reported no output token counts; the counts are then
+// the solver's estimates. Cost: a pass over the choices.
+func ResponseUsage(resp *llms.ContentResponse) (in, out, cached int, ok bool) {
+	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
+		return 0, 0, 0, false
+	}
+	rs := replies(validChoices(resp.Choices, len(resp.Choices)), nil)
+	for _, r := range rs {
+		out += r.OutputTokens
+	}
+	return rs[0].InputTokens, out, rs[0].cachedIn, !rs[0].Estimated
+}
+
 // intInfo reads the first of keys that GenerationInfo holds as a number.
 // Providers disagree on names and types (OpenAI: int "CompletionTokens";
 // Anthropic: int "OutputTokens"; Ollama: "CompletionTokens").

@@ -29,32 +29,12 @@ func usageOf(resp *llms.ContentResponse) usage {
 		if c.StopReason != "" {
 			u.finish = append(u.finish, c.StopReason)
 		}
-		in, okIn := intInfo(c.GenerationInfo, "PromptTokens", "input_tokens", "InputTokens")
-		out, okOut := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
-		cached, _ := intInfo(c.GenerationInfo, "PromptCachedTokens", "CacheReadInputTokens", "cached_tokens", "cache_read_input_tokens")
-		if okIn || okOut {
-			u.known = true
-			u.in, u.out, u.cached = max(u.in, in), u.out+out, max(u.cached, cached)
-		}
+	}
+	if in, out, cached, ok := maker.ResponseUsage(resp); ok {
+		u.known = true
+		u.in, u.out, u.cached = in, out, cached
 	}
 	return u
-}
-
-// intInfo reads the first of keys that info holds as a number.
-func intInfo(info map[string]any, keys ...string) (int, bool) {
-	for _, k := range keys {
-		switch v := info[k].(type) {
-		case int:
-			return v, true
-		case int32:
-			return int(v), true
-		case int64:
-			return int(v), true
-		case float64:
-			return int(v), true
-		}
-	}
-	return 0, false
 }
 
 // Model wraps m so that each call is a GenAI client span (and is counted

@@ -1,0 +1,41 @@
+package maker_test
+
+import (
+	"testing"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/stretchr/testify/assert"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// TestResponseUsageCountsARequestOnce: OpenAI repeats a request's totals
+// on every choice of an n > 1 reply; ResponseUsage counts them once, as
+// the solver bills them (the GenAI span and the token counters read it).
+// A provider that reports per choice is summed. (Checked by summing the
+// repeated totals: the first case reports 90 output tokens.)
+func TestResponseUsageCountsARequestOnce(t *testing.T) {
+	info := func(in, out, cached int) map[string]any {
+		return map[string]any{"PromptTokens": in, "CompletionTokens": out, "PromptCachedTokens": cached}
+	}
+	repeated := &llms.ContentResponse{Choices: []*llms.ContentChoice{
+		{Content: "a", GenerationInfo: info(100, 30, 64)},
+		{Content: "bb", GenerationInfo: info(100, 30, 64)},
+		{Content: "ccc", GenerationInfo: info(100, 30, 64)},
+	}}
+	in, out, cached, ok := maker.ResponseUsage(repeated)
+	assert.True(t, ok)
+	assert.Equal(t, []int{100, 30, 64}, []int{in, out, cached})
+
+	perChoice := &llms.ContentResponse{Choices: []*llms.ContentChoice{
+		{Content: "a", GenerationInfo: info(100, 10, 0)},
+		{Content: "b", GenerationInfo: info(100, 12, 0)},
+	}}
+	in, out, _, ok = maker.ResponseUsage(perChoice)
+	assert.True(t, ok)
+	assert.Equal(t, []int{100, 22}, []int{in, out})
+
+	_, _, _, ok = maker.ResponseUsage(&llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "x"}}})
+	assert.False(t, ok, "no counts reported")
+	_, _, _, ok = maker.ResponseUsage(nil)
+	assert.False(t, ok)
+}
