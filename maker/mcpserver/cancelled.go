@@ -82,7 +82,7 @@ func (c *cancels) drop(line []byte) bool {
 	if !ok {
 		return false
 	}
-	cancelled, ok := c.inFlight[resp.ID]
+	cancelled := c.inFlight[resp.ID]
 	delete(c.inFlight, resp.ID)
 	if cancelled {
 		c.log.Debug("dropped the response to a cancelled request", "id", resp.ID.Raw())
