@@ -89,6 +89,9 @@ nats_port=$(freeport)
 nats="nats://127.0.0.1:$nats_port"
 bg nats "$maker" nats --addr "127.0.0.1:$nats_port" --store "$work/nats"
 for _ in $(seq 100); do grep -q "^nats://" "$work/nats.log" && break; sleep 0.1; done
+# The engine's role credentials (written by maker nats into STORE/creds):
+# the worker and the coordinator each take their own key from the folder.
+export MDAP_NATS_CREDS="$work/nats/creds"
 
 # ---- 1. Prometheus scrapes maker solve and maker worker -------------------
 promtool check rules docs/observe-alerts.yml
