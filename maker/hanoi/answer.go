@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/mdap-go/mdap/intent"
@@ -159,6 +160,7 @@ func AnswerFromValue(v any, n int) (Answer, error) {
 		for k := range m {
 			keys = append(keys, strconv.Quote(k))
 		}
+		slices.Sort(keys) // a map's order is random: the message must not be
 		return Answer{}, fmt.Errorf("%w: the answer has keys %v, want exactly \"move\" and \"next_state\"", ErrFormat, keys)
 	}
 	return answerFrom(mv, st, n)
