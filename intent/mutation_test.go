@@ -1,0 +1,62 @@
+package intent
+
+// Tests written to kill the mutants gremlins found living in this package
+// (docs/mutation.md lists each: file:line, mutator, the test that kills it).
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDecodeErrorNamesTheByte: an error names the character after the
+// value, and a byte that is not UTF-8 by its value (decode.go:65).
+func TestDecodeErrorNamesTheByte(t *testing.T) {
+	for in, want := range map[string]string{
+		"{}x":    `unexpected character 'x' after the JSON value`,
+		"{}é":    `unexpected character 'é' after the JSON value`,
+		"{}\xff": `unexpected byte 0xff after the JSON value`,
+	} {
+		_, err := decodeJSON(in)
+		require.Error(t, err, "%q", in)
+		assert.Contains(t, err.Error(), want, "%q", in)
+	}
+}
+
+// TestDecodeCutLiteralInsideAValue: a literal cut short by the end of the
+// input, after other bytes, is an error, not a read past the end
+// (decode.go:104).
+func TestDecodeCutLiteralInsideAValue(t *testing.T) {
+	for _, in := range []string{`[tru`, `{"a":nul`, `[1,fals`, `  t`} {
+		var err error
+		assert.NotPanics(t, func() { _, err = decodeJSON(in) }, "%q", in)
+		require.Error(t, err, "%q", in)
+		assert.Contains(t, err.Error(), "invalid literal", "%q", in)
+	}
+}
+
+// TestDecodeManyEmptyContainersAtOneLevel: an empty object or array
+// leaves the nesting depth as it found it, so any number of them side by
+// side decodes (decode.go:128, the empty object's depth--).
+func TestDecodeManyEmptyContainersAtOneLevel(t *testing.T) {
+	for _, empty := range []string{`{}`, `[]`, `{"a":{}}`, `[[]]`} {
+		in := "[" + strings.Repeat(empty+",", 2*MaxDepth) + empty + "]"
+		v, err := decodeJSON(in)
+		require.NoError(t, err, "%s ×%d", empty, 2*MaxDepth+1)
+		assert.Len(t, v, 2*MaxDepth+1)
+	}
+}
+
+// TestDecodeCutAfterAKey: input that ends right after an object key (or
+// its white space) is an error naming the end, not a read past it
+// (decode.go:144).
+func TestDecodeCutAfterAKey(t *testing.T) {
+	for _, in := range []string{`{"a"`, `{"a" `, `[{"a"`} {
+		var err error
+		assert.NotPanics(t, func() { _, err = decodeJSON(in) }, "%q", in)
+		require.Error(t, err, "%q", in)
+		assert.Contains(t, err.Error(), "unexpected end of input, want ':'", "%q", in)
+	}
+}
