@@ -60,3 +60,17 @@ func TestDecodeCutAfterAKey(t *testing.T) {
 		assert.Contains(t, err.Error(), "unexpected end of input, want ':'", "%q", in)
 	}
 }
+
+// TestDecodeStringCutAfterAnEscape: a string cut right after a whole
+// \u escape is unterminated; the escape itself is valid (decode.go:303,
+// hex4's bound).
+func TestDecodeStringCutAfterAnEscape(t *testing.T) {
+	for _, in := range []string{`"\u0041`, `["\u00e9`} {
+		_, err := decodeJSON(in)
+		require.Error(t, err, "%q", in)
+		assert.Contains(t, err.Error(), "unterminated string", "%q", in)
+	}
+	v, err := decodeJSON(`"\u0041"`)
+	require.NoError(t, err)
+	assert.Equal(t, "A", v)
+}
