@@ -73,8 +73,15 @@ for p in $pkgs; do
   (
     cd "$scratch/tree"
     find "$p" -mindepth 2 -name '*_test.go' -delete
-    TMPDIR=$scratch timeout "$left" "$gremlins" unleash --diff "$basec" --workers "${MDAP_MUTATION_WORKERS:-1}" \
-      --timeout-coefficient 5 -E / "./$p" >"$log" 2>&1 || true
+    # gremlins v0.6.0 matches the diff's paths (from the repository's
+    # root) against paths relative to the package it was given, so in a
+    # package below the root no line is ever "changed": run it from the
+    # package's folder, with git printing paths relative to it.
+    cd "$p"
+    GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=diff.relative GIT_CONFIG_VALUE_0=true TMPDIR=$scratch \
+      timeout "$left" "$gremlins" unleash --diff "$basec" --workers "${MDAP_MUTATION_WORKERS:-1}" \
+      --timeout-coefficient 5 -E / >"$log" 2>&1 || true
+    cd - >/dev/null
     git checkout -q -- "$p"
   )
   if ! grep -qE 'Mutation testing completed|No results to report' "$log"; then
