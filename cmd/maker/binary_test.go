@@ -47,7 +47,9 @@ func TestMain(m *testing.M) {
 	if err := build.Run(); err != nil {
 		panic("building the maker binary: " + err.Error())
 	}
+	buildRaceChild() // in the background, while the first tests run
 	code := m.Run()
+	waitRaceChild()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -198,7 +200,7 @@ func TestBinarySurvivesKills(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"hanoi", "--disks", "12", "--p", "0.99", "--flag-rate", "0.02", "--seed", "21", "--latency", "500us", "--progress", "off", "--json"}
 	whole := filepath.Join(dir, "whole.jsonl")
-	c := startRace(t, nil, append(args, "--journal", whole)...)
+	c := start(t, nil, append(args, "--journal", whole)...) // the reference: the plain child
 	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
 	want := c.summary(t)
 	require.True(t, want.Solved)

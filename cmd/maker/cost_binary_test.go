@@ -88,7 +88,7 @@ func TestBinarySIGKILLMidWaveWithSamplesPerCall(t *testing.T) {
 	args := []string{"hanoi", "--disks", "9", "--p", "0.9", "--flag-rate", "0.05", "--seed", "4", "--latency", "2ms",
 		"--k", "4", "--samples-per-call", "auto", "--progress", "off", "--json"}
 	whole := filepath.Join(dir, "whole.jsonl")
-	c := startRace(t, nil, append(args, "--journal", whole)...)
+	c := start(t, nil, append(args, "--journal", whole)...) // the reference: the plain child
 	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
 	want := c.summary(t)
 	require.True(t, want.Solved)

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,40 +16,45 @@ import (
 // (TestBinarySurvivesKills, TestBinaryInterruptExits130,
 // TestBinarySIGKILLMidWaveWithSamplesPerCall, TestBinaryResumeOrStart,
 // TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults) start a
-// second child, built with -race once, on first use; every other binary
+// second child, built with -race once, in the background; every other binary
 // test keeps the plain child, which is several times faster (all children
 // race-built made this package take over 10 minutes on two cores; see
 // MDAP_RACE_CHILD in TestMain). A race report in any child fails its test
 // (child.wait).
 
 var (
-	raceOnce   sync.Once
+	raceBuilt  = make(chan struct{}) // closed when the race child is built (or failed)
 	raceBinary string
 	raceErr    error
+	raceOut    []byte
 )
 
-// raceChild returns the race-built maker binary under -race (built on the
-// first call), and the plain one otherwise.
+// buildRaceChild starts building the race-enabled child under -race, in
+// the background: most binary tests wait on a model's latency, so the
+// build overlaps them instead of adding to the package's time. Called once,
+// from TestMain.
+func buildRaceChild() {
+	if !raceEnabled || binaryRace {
+		raceBinary = binary // the plain child, or already race-built
+		close(raceBuilt)
+		return
+	}
+	raceBinary = filepath.Join(filepath.Dir(binary), "maker-race")
+	go func() {
+		defer close(raceBuilt)
+		raceOut, raceErr = exec.Command("go", "build", "-race", "-o", raceBinary, ".").CombinedOutput()
+	}()
+}
+
+// waitRaceChild waits for the build, so TestMain removes its folder after.
+func waitRaceChild() { <-raceBuilt }
+
+// raceChild returns the race-built maker binary under -race, and the plain
+// one otherwise.
 func raceChild(t *testing.T) string {
 	t.Helper()
-	if !raceEnabled {
-		return binary
-	}
-	raceOnce.Do(func() {
-		if binaryRace {
-			raceBinary = binary // already race-built
-			return
-		}
-		raceBinary = filepath.Join(filepath.Dir(binary), "maker-race")
-		build := exec.Command("go", "build", "-race", "-o", raceBinary, ".")
-		out, err := build.CombinedOutput()
-		if err != nil {
-			raceErr = err
-			raceBinary = ""
-			t.Logf("building the race child: %s", out)
-		}
-	})
-	require.NoError(t, raceErr, "building the race-enabled maker binary")
+	<-raceBuilt
+	require.NoError(t, raceErr, "building the race-enabled maker binary: %s", raceOut)
 	return raceBinary
 }
 

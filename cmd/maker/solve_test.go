@@ -129,7 +129,7 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 		return append([]string{"solve", tasks, "--out", filepath.Join(dir, "results.jsonl"), "--state", filepath.Join(dir, "state"), "--concurrency", "3"}, simArgs...)
 	}
 	// The uninterrupted batch (latency changes no result).
-	ref := startRace(t, nil, args(filepath.Join(root, "ref"))...)
+	ref := start(t, nil, args(filepath.Join(root, "ref"))...) // the plain child
 	require.Equal(t, 0, ref.wait(t, time.Minute), "stderr: %s", &ref.stderr)
 
 	dir := filepath.Join(root, "killed")
