@@ -74,3 +74,33 @@ func TestDecodeStringCutAfterAnEscape(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "A", v)
 }
+
+// TestDecodeStringsCutInsideAnEscape: input that ends inside or right
+// after a backslash escape, or between the halves of a surrogate pair, is
+// an error, never a read past the end (decode.go:257, :283); a pair at the
+// very start of a string decodes (decode.go:283, the second half's
+// offset).
+func TestDecodeStringsCutInsideAnEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		`"\`:             "unterminated string",
+		`["\`:            "unterminated string",
+		`"ab\`:           "unterminated string",
+		`"\ud83d`:        "lone UTF-16 surrogate",
+		`"\ud83d\`:       "lone UTF-16 surrogate",
+		`"\ud83d\u`:      "lone UTF-16 surrogate",
+		`["x","\ud83d\"`: "lone UTF-16 surrogate",
+	} {
+		var err error
+		assert.NotPanics(t, func() { _, err = decodeJSON(in) }, "%q", in)
+		require.Error(t, err, "%q", in)
+		assert.Contains(t, err.Error(), want, "%q", in)
+	}
+	for in, want := range map[string]string{
+		`"\ud83d\ude00"`:   "😀",
+		`"ab\ud83d\ude00"`: "ab😀",
+	} {
+		v, err := decodeJSON(in)
+		require.NoError(t, err, "%q", in)
+		assert.Equal(t, want, v, "%q", in)
+	}
+}
