@@ -70,28 +70,34 @@ for p in $pkgs; do
   ls "$scratch/tree/$p"/*.go >/dev/null 2>&1 || continue
   log="$scratch/$(echo "$p" | tr / _).log"
   echo "   ./$p (at most ${left}s)"
-  (
-    cd "$scratch/tree"
-    find "$p" -mindepth 2 -name '*_test.go' -delete
-    # gremlins v0.6.0 matches the diff's paths (from the repository's
-    # root) against paths relative to the package it was given, so in a
-    # package below the root no line is ever "changed": run it from the
-    # package's folder, with git printing paths relative to it.
-    cd "$p"
-    GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=diff.relative GIT_CONFIG_VALUE_0=true TMPDIR=$scratch \
-      timeout "$left" "$gremlins" unleash --diff "$basec" --workers "${MDAP_MUTATION_WORKERS:-1}" \
-      --timeout-coefficient 5 -E / >"$log" 2>&1 || true
-    cd - >/dev/null
-    git checkout -q -- "$p"
-  )
-  if ! grep -qE 'Mutation testing completed|No results to report' "$log"; then
-    if grep -qE '^[[:space:]]+(KILLED|LIVED)' "$log"; then
-      notried+=("$p (stopped at the budget)")
-    elif [ $((budget - (SECONDS - t0))) -lt 20 ]; then
-      notried+=("$p"); continue
-    else
-      echo "gremlins failed on ./$p:"; tail -n 30 "$log"; exit 1
-    fi
+  find "$scratch/tree/$p" -mindepth 2 -name '*_test.go' -delete
+  # gremlins v0.6.0 matches the diff's paths (from the repository's root)
+  # against paths relative to the package it was given, so in a package
+  # below the root no line is ever "changed": run it from the package's
+  # folder, with git printing paths relative to it. In its own process
+  # group, so the budget can stop it and the tests it runs.
+  (cd "$scratch/tree/$p" && GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=diff.relative GIT_CONFIG_VALUE_0=true TMPDIR=$scratch \
+    exec setsid "$gremlins" unleash --diff "$basec" --workers "${MDAP_MUTATION_WORKERS:-1}" \
+    --timeout-coefficient 5 -E / >"$log" 2>&1) &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null && [ $((SECONDS - t0)) -lt "$budget" ]; do sleep 1; done
+  stopped=""
+  if kill -0 "$pid" 2>/dev/null; then
+    # Out of time. A test killed mid-run is reported LIVED by gremlins:
+    # keep only the results printed before the stop.
+    cut=$(wc -l <"$log")
+    kill -TERM -- "-$pid" 2>/dev/null || true
+    sleep 2
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    stopped=yes
+  fi
+  wait "$pid" 2>/dev/null || true
+  if [ -n "$stopped" ]; then head -n "$cut" "$log" >"$log.kept" && mv "$log.kept" "$log"; fi
+  git -C "$scratch/tree" checkout -q -- "$p"
+  if [ -n "$stopped" ]; then
+    notried+=("$p (stopped at the budget)")
+  elif ! grep -qE 'Mutation testing completed|No results to report' "$log"; then
+    echo "gremlins failed on ./$p:"; tail -n 30 "$log"; exit 1
   fi
   grep -E '^[[:space:]]+(KILLED|LIVED|TIMED OUT|NOT COVERED)' "$log" | sed 's/^/      /' || true
   killed=$((killed + $(grep -cE '^[[:space:]]+(KILLED|TIMED OUT)' "$log" || true)))
