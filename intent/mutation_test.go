@@ -104,3 +104,30 @@ func TestDecodeStringsCutInsideAnEscape(t *testing.T) {
 		assert.Equal(t, want, v, "%q", in)
 	}
 }
+
+// TestHandBuiltValueDepthAsParsed: a hand-built Value nests as deep as a
+// parsed one may, MaxDepth arrays or objects, and one level more is
+// ErrMalformed, as Parse refuses it (form.go:188, :193, :208, :225).
+func TestHandBuiltValueDepthAsParsed(t *testing.T) {
+	arrays := func(n int) any {
+		var v any = "x"
+		for range n {
+			v = []any{v}
+		}
+		return v
+	}
+	objects := func(n int) any {
+		var v any = "x"
+		for range n {
+			v = map[string]any{"a": v}
+		}
+		return v
+	}
+	for name, nest := range map[string]func(int) any{"arrays": arrays, "objects": objects} {
+		_, err := Canonical(Output{Value: nest(MaxDepth)})
+		require.NoError(t, err, "%s %d deep", name, MaxDepth)
+		_, err = Canonical(Output{Value: nest(MaxDepth + 1)})
+		require.ErrorIs(t, err, ErrMalformed, "%s %d deep", name, MaxDepth+1)
+		assert.Contains(t, err.Error(), "nesting deeper than 512", name)
+	}
+}
