@@ -131,3 +131,20 @@ func TestHandBuiltValueDepthAsParsed(t *testing.T) {
 		assert.Contains(t, err.Error(), "nesting deeper than 512", name)
 	}
 }
+
+// TestHandBuiltFloatsKeepEveryDigit: a hand-built float64 or float32 Value
+// is canonical with the shortest text that reads back as the same number,
+// every significant digit kept (form.go:253, FormatFloat's precision -1).
+func TestHandBuiltFloatsKeepEveryDigit(t *testing.T) {
+	for v, want := range map[any]string{
+		3.14159:          "3.14159",
+		float32(0.1):     "0.1",
+		float32(2.71828): "2.71828",
+		1e-7:             "1e-7",
+		123456.75:        "123456.75",
+	} {
+		c, err := Canonical(Output{Value: v})
+		require.NoError(t, err, "%v", v)
+		assert.Contains(t, string(c), want, "%v (%T)", v, v)
+	}
+}
