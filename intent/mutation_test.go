@@ -79,12 +79,15 @@ func TestDecodeStringCutAfterAnEscape(t *testing.T) {
 // after a backslash escape, or between the halves of a surrogate pair, is
 // an error, never a read past the end (decode.go:257, :283); a pair at the
 // very start of a string decodes (decode.go:283, the second half's
-// offset).
+// offset). A \u escape cut inside its four digits is invalid (decode.go:303,
+// hex4's at+4).
 func TestDecodeStringsCutInsideAnEscape(t *testing.T) {
 	for in, want := range map[string]string{
 		`"\`:             "unterminated string",
 		`["\`:            "unterminated string",
 		`"ab\`:           "unterminated string",
+		`"\u00`:          `invalid \u escape`,
+		`["\u`:           `invalid \u escape`,
 		`"\ud83d`:        "lone UTF-16 surrogate",
 		`"\ud83d\`:       "lone UTF-16 surrogate",
 		`"\ud83d\u`:      "lone UTF-16 surrogate",
