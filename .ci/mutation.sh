@@ -22,14 +22,14 @@
 # tried: their tests run the built command or whole benchmark suites, so
 # each mutant would cost minutes.
 #
-# Time: at most MDAP_MUTATION_BUDGET seconds (default 240) in all, so
+# Time: at most MDAP_MUTATION_BUDGET seconds (default 180) in all, so
 # .ci/run stays under 15 minutes; packages not reached are named, and the
 # stage passes on what it tried (refreshing the full report moves the base
 # and shrinks the diff). MDAP_MUTATION_WORKERS (default 1) mutants at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gremlins=${1:?usage: .ci/mutation.sh GREMLINS}
-budget=${MDAP_MUTATION_BUDGET:-240}
+budget=${MDAP_MUTATION_BUDGET:-180}
 t0=$SECONDS
 
 base=${MDAP_DIFF_BASE:-$(grep -oE 'Base of the full report: `[0-9a-f]{40}`' docs/mutation.md | grep -oE '[0-9a-f]{40}' | head -n 1 || true)}
