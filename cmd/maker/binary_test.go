@@ -32,11 +32,12 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "maker")
-	// With MDAP_RACE_CHILD=1 under -race the child is built with -race
-	// too, so the kill, resume and signal paths it runs are race-checked
-	// (a race exits 66). It is not the default: a race-built child makes
-	// this package's binary tests several times slower (over 10 minutes
-	// on two cores), past the default suite's budget.
+	// With MDAP_RACE_CHILD=1 under -race every child is built with -race
+	// too (a race exits 66). It is not the default: race-built children
+	// make this package's binary tests several times slower (over 10
+	// minutes on two cores), past the default suite's budget; by default
+	// only the kill, signal and resume tests run a race-built child
+	// (startRace, racechild_test.go).
 	buildArgs := []string{"build", "-o", binary}
 	if raceEnabled && os.Getenv("MDAP_RACE_CHILD") == "1" {
 		buildArgs = append(buildArgs, "-race")
