@@ -1,0 +1,45 @@
+package executor
+
+// Tests written to kill the mutants gremlins found living in this package
+// (docs/mutation.md lists each: file:line, mutator, the test that kills it).
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReadFileOfExactlyTheCap: a file of exactly the read cap is read
+// whole, not truncated (builtin_read.go:118, the cap's boundary); one byte
+// more is truncated.
+func TestReadFileOfExactlyTheCap(t *testing.T) {
+	root := t.TempDir()
+	const readCap = 1 << 10
+	line := strings.Repeat("x", 63) + "\n" // 64 bytes
+	require.NoError(t, writeFile(filepath.Join(root, "exact.txt"), strings.Repeat(line, readCap/64)))
+	require.NoError(t, writeFile(filepath.Join(root, "over.txt"), strings.Repeat(line, readCap/64)+"y"))
+	e := newExec(t, root, WithReadCap(readCap))
+
+	obs := run(t, e, "read_file", args{"path": "exact.txt", "limit": 1000})
+	require.True(t, obs.OK(), obs.Content)
+	assert.False(t, obs.Truncated, "exactly the cap is the whole file")
+	assert.Equal(t, strings.Repeat(line, readCap/64), obs.Content)
+
+	obs = run(t, e, "read_file", args{"path": "over.txt", "limit": 1000})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, obs.Truncated, "one byte past the cap")
+}
+
+// TestReadFileLeadingNULIsBinary: a file whose first byte is NUL is
+// binary (builtin_read.go:123, the NUL's index compared with 0).
+func TestReadFileLeadingNULIsBinary(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "nul.dat"), "\x00text after a NUL\n"))
+	e := newExec(t, root, WithReadCap(4<<10))
+	obs := run(t, e, "read_file", args{"path": "nul.dat"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Contains(t, obs.Content, "nul.dat is a binary file (18 bytes)")
+}
