@@ -4,6 +4,7 @@ package executor
 // (docs/mutation.md lists each: file:line, mutator, the test that kills it).
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,4 +43,28 @@ func TestReadFileLeadingNULIsBinary(t *testing.T) {
 	obs := run(t, e, "read_file", args{"path": "nul.dat"})
 	require.True(t, obs.OK(), obs.Content)
 	assert.Contains(t, obs.Content, "nul.dat is a binary file (18 bytes)")
+}
+
+// TestReadFileOffsetJustPastTheEnd: an offset one past the last line is
+// past the end, said so, not an empty read (builtin_read.go:135).
+func TestReadFileOffsetJustPastTheEnd(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "two.txt"), "a\nb\n"))
+	e := newExec(t, root, WithReadCap(4<<10))
+	assert.Equal(t, "b\n", run(t, e, "read_file", args{"path": "two.txt", "offset": 2}).Content)
+	assert.Equal(t, "[two.txt has 2 lines; offset 3 is past the end]", run(t, e, "read_file", args{"path": "two.txt", "offset": 3}).Content)
+}
+
+// TestReadCappedReadsAtMostN: readCapped reads at most n bytes, also
+// when n spans several chunks (builtin_read.go:169, the chunk's size).
+func TestReadCappedReadsAtMostN(t *testing.T) {
+	for _, n := range []int64{1, readChunk - 1, readChunk, readChunk + 10, 2*readChunk + 3} {
+		src := strings.NewReader(strings.Repeat("z", 3*readChunk))
+		data, err := readCapped(context.Background(), src, n)
+		require.NoError(t, err, "n %d", n)
+		assert.Len(t, data, int(n))
+	}
+	data, err := readCapped(context.Background(), strings.NewReader("short"), readChunk+10)
+	require.NoError(t, err)
+	assert.Equal(t, "short", string(data))
 }
