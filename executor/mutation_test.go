@@ -5,6 +5,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,4 +68,38 @@ func TestReadCappedReadsAtMostN(t *testing.T) {
 	data, err := readCapped(context.Background(), strings.NewReader("short"), readChunk+10)
 	require.NoError(t, err)
 	assert.Equal(t, "short", string(data))
+}
+
+// TestGlobCapsItsMatches: past maxListEntries matches glob stops, shows
+// the first ones and says it was truncated (builtin_search.go:90, the
+// match count; :99, the stop is not an error); under the cap nothing is
+// marked truncated (:106).
+func TestGlobCapsItsMatches(t *testing.T) {
+	root := t.TempDir()
+	for i := range maxListEntries + 1 {
+		require.NoError(t, writeFile(filepath.Join(root, fmt.Sprintf("f%04d.txt", i)), ""))
+	}
+	require.NoError(t, writeFile(filepath.Join(root, "one.go"), ""))
+	e := newExec(t, root, WithReadCap(4<<10))
+
+	obs := run(t, e, "glob", args{"pattern": "*.txt"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, obs.Truncated)
+	assert.Equal(t, maxListEntries, strings.Count(obs.Content, ".txt\n"))
+	assert.Contains(t, obs.Content, fmt.Sprintf("[truncated: only the first %d matches are shown]", maxListEntries))
+
+	obs = run(t, e, "glob", args{"pattern": "*.go"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "one.go\n", obs.Content)
+	assert.False(t, obs.Truncated)
+}
+
+// TestGlobInAMissingFolder: a path that does not exist is an error naming
+// it (builtin_search.go:120, dirPath's Stat error).
+func TestGlobInAMissingFolder(t *testing.T) {
+	e := newExec(t, t.TempDir(), WithReadCap(4<<10))
+	obs := run(t, e, "glob", args{"pattern": "*", "path": "nowhere"})
+	assert.False(t, obs.OK())
+	assert.Contains(t, obs.Content, "nowhere")
+	assert.NotContains(t, obs.Content, "panic")
 }
