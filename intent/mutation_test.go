@@ -151,3 +151,23 @@ func TestHandBuiltFloatsKeepEveryDigit(t *testing.T) {
 		assert.Contains(t, string(c), want, "%v (%T)", v, v)
 	}
 }
+
+// TestAmbiguousErrorGivesOffsetsInTheReply: the two disagreeing answers
+// are named by their byte offsets in the reply as given, leading white
+// space included (parse.go:110, lead+off for each of them).
+func TestAmbiguousErrorGivesOffsetsInTheReply(t *testing.T) {
+	_, err := Parse("   xx " + `{"a":1} or {"a":2}`)
+	require.ErrorIs(t, err, ErrAmbiguous)
+	assert.Contains(t, err.Error(), `at byte 6 says {"a":1} but`)
+	assert.Contains(t, err.Error(), `at byte 17 says {"a":2}`)
+}
+
+// TestAbbreviateKeepsAFormOfTheLimit: a canonical form of at most 120
+// bytes is shown whole; a longer one is shortened (parse.go:129).
+func TestAbbreviateKeepsAFormOfTheLimit(t *testing.T) {
+	exact := strings.Repeat("x", 120)
+	assert.Equal(t, exact, abbreviate([]byte(exact)))
+	long := strings.Repeat("y", 121)
+	assert.NotEqual(t, long, abbreviate([]byte(long)))
+	assert.Less(t, len(abbreviate([]byte(strings.Repeat("z", 1000)))), 200)
+}
