@@ -6,6 +6,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,4 +103,32 @@ func TestGlobInAMissingFolder(t *testing.T) {
 	assert.False(t, obs.OK())
 	assert.Contains(t, obs.Content, "nowhere")
 	assert.NotContains(t, obs.Content, "panic")
+}
+
+// TestGlobStopsAfterMaxWalkEntries: a walk visits at most maxWalkEntries
+// entries, the folder itself counted: a folder holding maxWalkEntries-1
+// files is walked whole, one file more stops the walk and says so
+// (builtin_search.go:78, the visit count and its bound). Seconds of file
+// creation: skipped with -short.
+func TestGlobStopsAfterMaxWalkEntries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates 100,000 files")
+	}
+	root := t.TempDir()
+	for i := range maxWalkEntries - 1 {
+		f, err := os.Create(filepath.Join(root, fmt.Sprintf("f%06d", i)))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	e := newExec(t, root, WithReadCap(4<<10))
+	obs := run(t, e, "glob", args{"pattern": "*.none"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.False(t, obs.Truncated, "exactly maxWalkEntries visits, the folder included")
+	assert.Contains(t, obs.Content, "no path under . matches")
+
+	require.NoError(t, writeFile(filepath.Join(root, "one-more"), ""))
+	obs = run(t, e, "glob", args{"pattern": "*.none"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, obs.Truncated)
+	assert.Contains(t, obs.Content, fmt.Sprintf("[truncated: stopped after visiting %d entries]", maxWalkEntries))
 }
