@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -53,7 +55,12 @@ func TestCostSuiteQuick(t *testing.T) {
 				assert.Zero(t, row.CachedInputTokens, "%s %s", g, st.name)
 			}
 			assert.LessOrEqual(t, row.Ratio, 1.0+1e-9, "%s %s: never dearer than the paper's way", g, st.name)
+			out := float64(row.OutputTokens) * r.Price.OutputPerMillion / 1e6 / float64(row.Steps)
+			assert.InDelta(t, out/paper.DollarsPerStep, row.Floor, 1e-9, "%s %s: the floor is the output dollars over the paper's", g, st.name)
+			assert.LessOrEqual(t, row.Floor, row.Ratio+1e-9, "%s %s: no row goes below its floor", g, st.name)
 		}
+		in := float64(paper.InputTokens) * r.Price.InputPerMillion / 1e6 / float64(paper.Steps)
+		assert.InDelta(t, 1, paper.Floor+in/paper.DollarsPerStep, 1e-9, "%s: the paper's bill is its input plus its output", g)
 	}
 	n := costRow(r, "20 disks, short", "samples per request")
 	paper := costRow(r, "20 disks, short", "one call per sample (paper)")
@@ -66,4 +73,26 @@ func TestCostSuiteQuick(t *testing.T) {
 	assert.Contains(t, charts, "cost.svg")
 	g := costGoal(r)
 	assert.NotEqual(t, "not run", g.Met)
+}
+
+// TestCostFloorOfTheCommittedRun checks the arithmetic behind the cost
+// goal with the code's own pricing, on the committed report's figures for
+// 20 disks at reasoning length (the paper's row: 400 steps, 860,560 input
+// and 704,828 output tokens at gpt-4.1-mini's $0.40/$1.60): the paper's
+// way costs $1.47, of which output is $1.13, so even with every input
+// token free the ratio is at least 0.766 > 0.5.
+func TestCostFloorOfTheCommittedRun(t *testing.T) {
+	price, ok := models.BuiltinPrice("openai", "gpt-4.1-mini")
+	require.True(t, ok)
+	paper := CostRow{Steps: 400, InputTokens: 860560, OutputTokens: 704828}
+	total := price.Cost(vote.Usage{InputTokens: paper.InputTokens, OutputTokens: paper.OutputTokens})
+	assert.InDelta(t, 1.4719, total, 1e-4)
+	out := outputDollarsPerStep(paper, price) * float64(paper.Steps)
+	assert.InDelta(t, 1.1277, out, 1e-4)
+	floor := outputDollarsPerStep(paper, price) / (total / float64(paper.Steps))
+	assert.InDelta(t, 0.766, floor, 1e-3)
+	assert.Greater(t, floor, 0.5, "the goal is below the floor")
+	// Every input token free and cached: still the floor.
+	free := maker.Price{InputPerMillion: 0, OutputPerMillion: price.OutputPerMillion}
+	assert.InDelta(t, floor, free.Cost(vote.Usage{InputTokens: paper.InputTokens, OutputTokens: paper.OutputTokens})/total, 1e-12)
 }
