@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -12,20 +13,61 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestFidelityUnchangedBySamplesPerCall: the Hanoi fidelity cell with a
-// wave's samples in few requests is the cell with one request each (the
-// same samples vote), and still matches the gambler's-ruin theory.
+// TestFidelityUnchangedBySamplesPerCall: every Hanoi cell of the
+// fidelity suite (both rival structures, every p and k, on 5 disks; all
+// but eight rivals at p 0.6, whose wrong answers take 20 s to draw) with a wave's samples in few requests is the cell with one
+// request each: the same votes and wrong steps, while the requests really
+// are fewer wherever a wave holds more than the temperature-0 sample
+// (k >= 3); and one cell at full confidence still matches the
+// gambler's-ruin theory.
 func TestFidelityUnchangedBySamplesPerCall(t *testing.T) {
-	one, err := fidelityHanoi(context.Background(), 7, 6, 2, 1, 0.8, 3)
+	ctx := context.Background()
+	cells := func(per int) []FidelityCell {
+		fidelitySamplesPerCall = per
+		defer func() { fidelitySamplesPerCall = 1 }()
+		var out []FidelityCell
+		for _, rivals := range []int{1, spreadRivals} {
+			for _, p := range fidelityPs {
+				for _, k := range fidelityKs {
+					if rivals == spreadRivals && p == fidelityPs[0] {
+						continue // 22 s under load for 31 steps; the suite runs it
+					}
+					c, err := fidelityHanoi(ctx, 7, 5, 1, rivals, p, k)
+					require.NoError(t, err)
+					out = append(out, c)
+				}
+			}
+		}
+		return out
+	}
+	one, batched := cells(1), cells(maker.SamplesPerCallAuto)
+	require.Len(t, batched, len(one))
+	fewer := 0
+	for i := range one {
+		o, b := one[i], batched[i]
+		name := fmt.Sprintf("rivals %d, p %v, k %d", o.Rivals, o.P, o.K)
+		assert.Equal(t, o.Votes, b.Votes, name)
+		assert.Equal(t, o.Wrong, b.Wrong, name)
+		assert.Equal(t, o.Match(), b.Match(), name)
+		assert.Equal(t, o.samples, o.requests, "%s: one request a sample", name)
+		assert.Equal(t, o.samples, b.samples, name)
+		assert.LessOrEqual(t, b.requests, b.samples, name)
+		if o.K >= 3 {
+			assert.Less(t, b.requests, b.samples, "%s: several samples per request", name)
+			fewer++
+		}
+	}
+	assert.Equal(t, (2*len(fidelityPs)-1)*(len(fidelityKs)-2), fewer, "every cell at k >= 3 (fidelityKs: 1, 2, 3, 5)")
+
+	full, err := func() (FidelityCell, error) {
+		fidelitySamplesPerCall = maker.SamplesPerCallAuto
+		defer func() { fidelitySamplesPerCall = 1 }()
+		return fidelityHanoi(ctx, 7, 6, 2, 1, 0.8, 3)
+	}()
 	require.NoError(t, err)
-	fidelitySamplesPerCall = maker.SamplesPerCallAuto
-	defer func() { fidelitySamplesPerCall = 1 }()
-	batched, err := fidelityHanoi(context.Background(), 7, 6, 2, 1, 0.8, 3)
-	require.NoError(t, err)
-	assert.Equal(t, one.Votes, batched.Votes)
-	assert.Equal(t, one.Wrong, batched.Wrong)
-	assert.Less(t, math.Abs(batched.Z), 4.0, "%+v", batched)
-	assert.True(t, batched.Wrong.Contains(batched.WrongTheory), "%+v", batched)
+	assert.Less(t, full.requests, full.samples)
+	assert.Less(t, math.Abs(full.Z), 4.0, "%+v", full)
+	assert.True(t, full.Wrong.Contains(full.WrongTheory), "%+v", full)
 }
 
 // TestCostSuiteQuick: the quick cost suite runs every row; samples per
