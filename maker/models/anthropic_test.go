@@ -91,10 +91,11 @@ func (a *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out := maker.EstimateTokens(answer)
 	a.requests = append(a.requests, req)
+	id := len(a.requests)
 	a.billed.Add(vote.Usage{InputTokens: plain, OutputTokens: out, CachedInputTokens: read, CacheWriteTokens: write, Requests: 1})
 	a.mu.Unlock()
 	body, _ := json.Marshal(map[string]any{
-		"id": fmt.Sprintf("msg_%d", len(a.requests)), "type": "message", "role": "assistant", "model": req.Model,
+		"id": fmt.Sprintf("msg_%d", id), "type": "message", "role": "assistant", "model": req.Model,
 		"content":     []map[string]any{{"type": "text", "text": answer}},
 		"stop_reason": "end_turn",
 		"usage": map[string]any{
