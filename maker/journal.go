@@ -56,6 +56,8 @@ const JournalVersion = 3
 const (
 	DefaultSyncEvery       = 64
 	DefaultCheckpointEvery = 4096
+	// DefaultWriteEvery is Journal.WriteEvery's default.
+	DefaultWriteEvery = time.Second
 )
 
 // MaxJournalLine is the longest journal line read back, in bytes; a longer
@@ -157,15 +159,23 @@ type JournalStore interface {
 // for tasks that implement Snapshotter, a checkpoint every
 // CheckpointEvery steps.
 //
-// Durability: each step's line is flushed to the store (for a file: written
-// to it) before the next step starts, so a killed process loses nothing
-// already decided; the store is synced to disk every SyncEvery steps
-// (for a file, in the background: the fsync starts then and the steps go
-// on; a failed fsync fails the run at the next step), always before a
-// side-effect tool runs (waiting for the disk), and when the run ends (a
-// power loss may cost the steps not yet on disk, which a resumed run
-// decides again). A write that fails fails the run before the next step,
-// and never after a side effect the journal could not record.
+// Durability: decided steps are buffered and written to the store (for a
+// file: one write(2)) together with the periodic sync, every SyncEvery
+// steps (for a file the fsync then runs in the background: the steps go
+// on, and a failed fsync fails the run at a later step), or sooner when
+// a step ends WriteEvery or more after the last write (slow steps, such as
+// a real model's, are written one by one). The buffer is written and
+// synced, waiting for the disk, before any side-effect tool call runs (its
+// pending record included), written again as soon as that call's step is
+// decided, and written and synced when the run ends, by success, error or
+// cancellation (Solve writes it; Close syncs). A killed process therefore
+// loses at most the steps not yet written (fewer than SyncEvery, or those
+// of the last WriteEvery), a power loss at most those not yet synced; a
+// resumed run decides them again, and since every sample derives from its
+// SampleID it decides them identically and ends with the uninterrupted
+// result. A side effect is never among the lost: it runs only once every
+// step before it is on disk. A write that fails fails the run at that
+// write, and never after a side effect the journal could not record.
 //
 // Exclusion: a file journal holds an advisory lock (flock) on its file
 // from CreateJournal or OpenJournal until Close; a second Journal on the
@@ -187,12 +197,19 @@ type Journal struct {
 	lineCap    int // the longest step line so far, to size the next one
 	used       bool
 	closed     bool
-	unsynced   int
+	unsynced   int       // steps appended since the last sync
+	written    time.Time // when the buffered lines were last written
+	sideEffect bool      // a side-effect call ran since the last write
 	sinceCheck int
 
-	// SyncEvery is how many steps are written between syncs to disk;
-	// 0 means DefaultSyncEvery.
+	// SyncEvery is how many steps are buffered between writes to the
+	// store, each followed by a sync to disk; 0 means DefaultSyncEvery.
 	SyncEvery int
+	// WriteEvery bounds how long a decided step waits in the buffer: a
+	// step that ends WriteEvery or more after the last write writes the
+	// buffer at once (without a sync). 0 means DefaultWriteEvery; a
+	// negative value writes only every SyncEvery steps.
+	WriteEvery time.Duration
 	// CheckpointEvery is how many steps are written between checkpoints,
 	// for tasks that implement Snapshotter; 0 means
 	// DefaultCheckpointEvery, a negative value none.
@@ -437,17 +454,21 @@ func (j *Journal) begin(fingerprint string, settings Settings) error {
 	return j.Flush()
 }
 
-// step writes a decided step's record to the file.
+// step appends a decided step's record to the buffer, and writes the
+// buffer when it is due (see Journal's Durability): every SyncEvery steps
+// with a sync, after a side-effect call, or WriteEvery after the last
+// write.
 func (j *Journal) step(rec *StepRecord) error {
 	if err := j.writeStep(rec); err != nil {
 		return err
 	}
-	if err := j.Flush(); err != nil {
-		return err
-	}
 	j.sinceCheck++
 	j.unsynced++
-	if j.unsynced >= cmpOr(j.SyncEvery, DefaultSyncEvery) {
+	switch {
+	case j.unsynced >= cmpOr(j.SyncEvery, DefaultSyncEvery):
+		if err := j.Flush(); err != nil {
+			return err
+		}
 		if bg, ok := j.store.(backgroundSyncer); ok {
 			j.unsynced = 0
 			if err := bg.SyncBackground(); err != nil {
@@ -456,6 +477,11 @@ func (j *Journal) step(rec *StepRecord) error {
 			return nil
 		}
 		return j.sync()
+	case j.sideEffect:
+		j.sideEffect = false
+		return j.Flush()
+	case j.WriteEvery >= 0 && time.Since(j.written) >= cmpOr(j.WriteEvery, DefaultWriteEvery):
+		return j.Flush()
 	}
 	return nil
 }
@@ -483,7 +509,7 @@ func (j *Journal) writeCheckpoint(next int, state json.RawMessage, last *intent.
 	return j.Flush()
 }
 
-func cmpOr(v, def int) int {
+func cmpOr[T int | time.Duration](v, def T) T {
 	if v == 0 {
 		return def
 	}
@@ -509,11 +535,14 @@ func (j *Journal) pending(rec StepRecord) error {
 	if err := j.Flush(); err != nil {
 		return err
 	}
+	j.sideEffect = true
 	return j.sync()
 }
 
-// Flush writes buffered lines to the store.
+// Flush writes the buffered lines to the store (without a sync): a
+// killed process then loses none of them.
 func (j *Journal) Flush() error {
+	j.written, j.sideEffect = time.Now(), false
 	if err := j.store.Flush(); err != nil {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
