@@ -230,3 +230,23 @@ func TestSideEffectNeverRunsTwiceAcrossAKill(t *testing.T) {
 		require.NoError(t, os.Remove(p))
 	}
 }
+
+// TestJournalSyncsAtMostEverySyncPeriod counts the syncs of a store: a
+// periodic write syncs only when SyncPeriod has passed since the last
+// sync (the first write syncs), or at every write with a negative period;
+// Close syncs once more.
+func TestJournalSyncsAtMostEverySyncPeriod(t *testing.T) {
+	for _, c := range []struct {
+		period time.Duration
+		want   int
+	}{{time.Hour, 1 + 1}, {-1, 40/8 + 1}} {
+		store := &memStore{}
+		j, err := NewJournal(store)
+		require.NoError(t, err)
+		j.SyncEvery, j.WriteEvery, j.SyncPeriod = 8, -1, c.period
+		_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 40})
+		require.NoError(t, err)
+		require.NoError(t, j.Close())
+		assert.Equal(t, c.want, store.syncs, "period %s", c.period)
+	}
+}
