@@ -39,6 +39,7 @@ func TestCachedTokensFromEveryProvider(t *testing.T) {
 		in, cached       int
 	}{
 		{"openai lean path", "openai:m", openaiSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20), llms.WithTemperature(0)}, true, 120, 64},
+		{"openai lean path, several choices", "openai:m", openaiSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20), llms.WithN(2)}, true, 120, 64},
 		{"openai through langchaingo", "openai:m", openaiSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20), llms.WithStopWords([]string{"\n\n"})}, false, 120, 64},
 		{"anthropic", "anthropic:claude-sonnet-4-5", anthropicSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20)}, false, 1540, 1500},
 		{"ollama reports none", "ollama:tiny", ollamaSrv.URL, []llms.CallOption{llms.WithMaxTokens(20)}, false, 520, 0},
