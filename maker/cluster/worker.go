@@ -103,6 +103,7 @@ type Worker struct {
 	log      *slog.Logger
 	ccfg     jetstream.ConsumerConfig
 	running  atomic.Bool
+	slots    chan struct{} // one per model call in progress (Inflight)
 
 	mu        sync.Mutex
 	active    map[string]context.CancelCauseFunc
@@ -113,8 +114,8 @@ type Worker struct {
 
 // WorkerStats counts what a Worker did.
 type WorkerStats struct {
-	// Served jobs: a reply was published and the job acknowledged; Failed
-	// of them carried the model's error.
+	// Served samples: their job's reply was published and the job
+	// acknowledged; Failed of them carried the model's error.
 	Served, Failed int64
 	// Withdrawn jobs: their coordinator no longer needed them.
 	Withdrawn int64
@@ -153,6 +154,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		active:    map[string]context.CancelCauseFunc{},
 		withdrawn: map[string]time.Time{},
 	}
+	w.slots = make(chan struct{}, w.inflight)
 	if w.name == "" {
 		host, _ := os.Hostname()
 		w.name = host + "/" + strconv.Itoa(os.Getpid())
@@ -325,7 +327,8 @@ func (w *Worker) untrack(id string) {
 	w.mu.Unlock()
 }
 
-// handle draws one job's sample and replies.
+// handle draws one job's samples (each its own model call, at most
+// Inflight of the worker's at once) and replies once for all of them.
 func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 	job, derr := decodeJob(msg.Data())
 	if derr != nil {
@@ -346,24 +349,52 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 	}
 	defer w.untrack(job.ID)
 
-	var resp *llms.ContentResponse
-	var err error
-	start := time.Now()
+	replies := make([]SampleReply, len(job.Samples))
+	failed := 0
 	if job.Route != w.route {
-		err = fmt.Errorf("worker %s serves route %q, not %q", w.name, w.route, job.Route)
-	} else {
-		if job.Sample != nil {
-			ctx = maker.WithSampleID(ctx, maker.SampleID{Step: job.Sample.Step, Index: job.Sample.Index})
+		err := fmt.Errorf("worker %s serves route %q, not %q", w.name, w.route, job.Route)
+		for i := range replies {
+			replies[i] = sampleReplyOf(nil, err, 0)
 		}
-		msgs := make([]llms.MessageContent, len(job.Messages))
-		for i, m := range job.Messages {
-			msgs[i] = llms.MessageContent(m)
+		failed = len(replies)
+	} else {
+		prompts := make([][]llms.MessageContent, len(job.Prompts))
+		for p, msgs := range job.Prompts {
+			prompts[p] = make([]llms.MessageContent, len(msgs))
+			for i, m := range msgs {
+				prompts[p][i] = llms.MessageContent(m)
+			}
 		}
 		stop := heartbeat(msg, w.ackWait)
-		resp, err = w.model.GenerateContent(ctx, msgs, job.Options.option())
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for i, s := range job.Samples {
+			select {
+			case w.slots <- struct{}{}:
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			wg.Go(func() {
+				defer func() { <-w.slots }()
+				sctx := ctx
+				if !s.Anon {
+					sctx = maker.WithSampleID(ctx, maker.SampleID{Step: s.Step, Index: s.Index})
+				}
+				start := time.Now()
+				resp, err := w.generate(sctx, prompts[s.Prompt], job.options(s))
+				replies[i] = sampleReplyOf(resp, err, time.Since(start))
+				if err != nil {
+					mu.Lock()
+					failed++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
 		stop()
 	}
-	took := time.Since(start)
 	if cause := context.Cause(ctx); cause != nil {
 		if errors.Is(cause, errWithdrawn) {
 			w.withdrawnN.Add(1)
@@ -374,12 +405,14 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 		_ = msg.Nak()
 		return
 	}
-	reply := replyOf(job.ID, w.name, resp, err, took)
-	reply.Lease = job.Lease
+	reply := Reply{Version: WireVersion, ID: job.ID, Lease: job.Lease, Worker: w.name, Samples: replies}
 	data, merr := json.Marshal(reply)
 	if merr != nil {
-		reply = replyOf(job.ID, w.name, nil, fmt.Errorf("the reply could not be encoded: %w", merr), took)
-		reply.Lease = job.Lease
+		err := fmt.Errorf("the reply could not be encoded: %w", merr)
+		for i := range reply.Samples {
+			reply.Samples[i] = sampleReplyOf(nil, err, reply.Samples[i].Took)
+		}
+		failed = len(reply.Samples)
 		data, _ = json.Marshal(reply)
 	}
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), publishTimeout)
@@ -390,9 +423,17 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 		_ = msg.Nak()
 		return
 	}
-	w.served.Add(1)
-	if err != nil {
-		w.failed.Add(1)
-	}
+	w.served.Add(int64(len(replies)))
+	w.failed.Add(int64(failed))
 	_ = msg.Ack()
+}
+
+// generate is one model call; a panic in the model is its error.
+func (w *Worker) generate(ctx context.Context, msgs []llms.MessageContent, o CallOptions) (resp *llms.ContentResponse, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp, err = nil, fmt.Errorf("the worker's model panicked: %v", r)
+		}
+	}()
+	return w.model.GenerateContent(ctx, msgs, o.option())
 }

@@ -1,0 +1,104 @@
+package cluster_test
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// seenCall is what a worker's model was called with.
+type seenCall struct {
+	ID     maker.SampleID
+	Temp   float64
+	Seed   int
+	Prompt string
+}
+
+// recorder is a model that answers "a" and records its calls.
+func recorder() (llms.Model, func() []seenCall) {
+	var mu sync.Mutex
+	var calls []seenCall
+	m := maker.ModelFunc(func(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+		o := llms.CallOptions{}
+		for _, fn := range opts {
+			fn(&o)
+		}
+		id, _ := maker.SampleIDFrom(ctx)
+		mu.Lock()
+		calls = append(calls, seenCall{id, o.Temperature, o.Seed, msgs[len(msgs)-1].Parts[0].(llms.TextContent).Text})
+		mu.Unlock()
+		return maker.TextResponse("a", "stop"), nil
+	})
+	return m, func() []seenCall {
+		mu.Lock()
+		defer mu.Unlock()
+		out := append([]seenCall(nil), calls...)
+		sort.Slice(out, func(i, j int) bool { return out[i].ID.Index < out[j].ID.Index })
+		return out
+	}
+}
+
+// The samples of a wave travel as one job (the prompt once) and come
+// back in one reply, each with its own identity and options: the worker's
+// model sees exactly the calls it would see one job per sample.
+func TestAWaveIsOneJob(t *testing.T) {
+	srv := startServer(t)
+	_, js := connect(t, srv.ClientURL())
+	model, seen := recorder()
+	_, wjs := connect(t, srv.ClientURL())
+	w := newWorker(t, wjs, model, cluster.WorkerConfig{Route: "rec", Inflight: 5})
+	runWorker(t, w)
+	// A long gather: the wave's five calls always arrive, however loaded
+	// the machine, so the count below does not depend on timing.
+	d := newDrawer(t, js, cluster.DrawerConfig{Gather: time.Minute})
+	remote, err := d.Model("rec")
+	require.NoError(t, err)
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "rules"), llms.TextParts(llms.ChatMessageTypeHuman, "state 7")}
+	res, err := vote.Race(context.Background(), vote.Config{K: 5, Parallel: 5}, func(ctx context.Context, i int) vote.Sample[string] {
+		temp := 0.7
+		if i == 0 {
+			temp = 0
+		}
+		ctx = maker.WithSampleID(ctx, maker.SampleID{Step: 7, Index: i})
+		text, err := llms.GenerateFromSinglePrompt(ctx, callMsgs{remote, msgs}, "", llms.WithTemperature(temp), llms.WithSeed(i+1), llms.WithMaxTokens(50))
+		return vote.Sample[string]{Value: text, Key: uint64(len(text)), Err: err}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "a", res.Winner)
+
+	st := d.Stats()
+	assert.Equal(t, int64(1), st.Published, "one job for the wave: %+v", st)
+	assert.Equal(t, int64(5), st.Samples)
+	assert.Equal(t, int64(1), st.Replies, "one reply for the wave")
+	want := make([]seenCall, 5)
+	for i := range want {
+		want[i] = seenCall{maker.SampleID{Step: 7, Index: i}, 0.7, i + 1, "state 7"}
+	}
+	want[0].Temp = 0
+	assert.Equal(t, want, seen(), "each sample its own identity, seed and temperature")
+	require.Eventually(t, func() bool { return w.Stats().Served == 5 }, 5*time.Second, 5*time.Millisecond)
+}
+
+// callMsgs sends its prompt whatever the prompt string: a wave's calls
+// share it.
+type callMsgs struct {
+	m    llms.Model
+	msgs []llms.MessageContent
+}
+
+func (c callMsgs) GenerateContent(ctx context.Context, _ []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	return c.m.GenerateContent(ctx, c.msgs, opts...)
+}
+
+func (c callMsgs) Call(ctx context.Context, p string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, c, p, opts...)
+}
