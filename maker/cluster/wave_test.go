@@ -102,3 +102,27 @@ func (c callMsgs) GenerateContent(ctx context.Context, _ []llms.MessageContent, 
 func (c callMsgs) Call(ctx context.Context, p string, opts ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, c, p, opts...)
 }
+
+// A worker pulls for all its free places with one request (Fetch(n)), not
+// one request per place.
+func TestWorkerPullsOnceForAllItsPlaces(t *testing.T) {
+	srv := startServer(t)
+	model, _ := recorder()
+	_, wjs := connect(t, srv.ClientURL())
+	runWorker(t, newWorker(t, wjs, model, cluster.WorkerConfig{Route: "rec", Inflight: 8}))
+	ctx := context.Background()
+	waiting := func() int {
+		c, err := wjs.Consumer(ctx, cluster.JobsStream, "w-"+cluster.RouteToken("rec"))
+		require.NoError(t, err)
+		info, err := c.Info(ctx)
+		require.NoError(t, err)
+		return info.NumWaiting
+	}
+	require.Eventually(t, func() bool { return waiting() == 1 }, 5*time.Second, 10*time.Millisecond)
+	// Over several pull periods, never more than one request at a time
+	// while every place is free.
+	for range 20 {
+		assert.LessOrEqual(t, waiting(), 1)
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -53,8 +53,9 @@ type WorkerConfig struct {
 	Route string
 	// Name names the worker in replies and logs; empty means host/pid.
 	Name string
-	// Inflight bounds the model calls in progress at once (and so the
-	// jobs this worker holds); 0 means 1.
+	// Inflight bounds the model calls in progress at once, and the jobs
+	// (waves) this worker holds; 0 means 1. The worker pulls jobs with
+	// one request for all its free places.
 	Inflight int
 	// AckWait is the route consumer's ack wait, shared by every worker of
 	// the route (the last one started sets it); 0 means DefaultAckWait.
@@ -238,16 +239,44 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Model calls outlive ctx by up to Grace.
 	calls, kill := context.WithCancel(context.WithoutCancel(ctx))
 	defer kill()
-	// One puller per slot: each pulls one job at a time, so a job never
-	// waits in this worker behind another, and a slot that frees up pulls
-	// again at once.
-	var wg sync.WaitGroup
-	for range w.inflight {
-		wg.Go(func() { w.pull(ctx, calls) })
+	// Pull requests cover exactly the free places (Inflight jobs held
+	// at most): one Fetch(n) for the n places free now, another as soon
+	// as more free up, so a job never waits in the queue while this
+	// worker has room, and never waits in this worker for room.
+	var (
+		mu    sync.Mutex
+		free  = w.inflight
+		woken = make(chan struct{}, 1)
+	)
+	giveBack := func(n int) {
+		if n == 0 {
+			return
+		}
+		mu.Lock()
+		free += n
+		mu.Unlock()
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	}
+	var fetches, jobs sync.WaitGroup
+	for ctx.Err() == nil {
+		mu.Lock()
+		n := free
+		free = 0
+		mu.Unlock()
+		if n == 0 {
+			select {
+			case <-woken:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		fetches.Go(func() { w.fetch(ctx, calls, n, giveBack, &jobs) })
 	}
 	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	<-ctx.Done()
+	go func() { fetches.Wait(); jobs.Wait(); close(finished) }()
 	t := time.NewTimer(w.grace)
 	defer t.Stop()
 	select {
@@ -259,31 +288,37 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// pull takes one job at a time until ctx ends, drawing each with calls
-// as the model calls' parent context.
-func (w *Worker) pull(ctx, calls context.Context) {
-	for ctx.Err() == nil {
-		batch, err := w.consumer().Fetch(1, jetstream.FetchMaxWait(pollWait))
-		if err == nil {
-			for msg := range batch.Messages() {
-				if ctx.Err() != nil { // stopping: let another worker have it now
-					w.released.Add(1)
-					_ = msg.Nak()
-					continue
-				}
-				w.handle(calls, msg)
+// fetch pulls up to n jobs in one request and draws each on its own
+// goroutine (in jobs), with calls as the model calls' parent context;
+// every place, used or not, is given back once free.
+func (w *Worker) fetch(ctx, calls context.Context, n int, giveBack func(int), jobs *sync.WaitGroup) {
+	got := 0
+	batch, err := w.consumer().Fetch(n, jetstream.FetchMaxWait(pollWait))
+	if err == nil {
+		for msg := range batch.Messages() {
+			got++
+			if ctx.Err() != nil { // stopping: let another worker have it now
+				w.released.Add(1)
+				_ = msg.Nak()
+				giveBack(1)
+				continue
 			}
-			err = batch.Error()
+			jobs.Go(func() {
+				defer giveBack(1)
+				w.handle(calls, msg)
+			})
 		}
-		if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-			continue
-		}
-		w.log.Debug("fetch jobs", "route", w.route, "err", err)
-		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
-			_ = w.ensureConsumer(ctx)
-		}
-		_ = wait.Sleep(ctx, backoff)
+		err = batch.Error()
 	}
+	defer giveBack(n - got)
+	if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		return
+	}
+	w.log.Debug("fetch jobs", "route", w.route, "err", err)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
+		_ = w.ensureConsumer(ctx)
+	}
+	_ = wait.Sleep(ctx, backoff)
 }
 
 // onCancel cancels the model call of a withdrawn job, or remembers the
