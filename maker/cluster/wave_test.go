@@ -126,3 +126,32 @@ func TestWorkerPullsOnceForAllItsPlaces(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A wave larger than MaxJobSamples is split into jobs of at most that
+// many samples; every sample is still drawn once.
+func TestALargeWaveIsSplit(t *testing.T) {
+	srv := startServer(t)
+	_, js := connect(t, srv.ClientURL())
+	model, seen := recorder()
+	_, wjs := connect(t, srv.ClientURL())
+	runWorker(t, newWorker(t, wjs, model, cluster.WorkerConfig{Route: "rec", Inflight: 16}))
+	d := newDrawer(t, js, cluster.DrawerConfig{Gather: time.Minute})
+	remote, err := d.Model("rec")
+	require.NoError(t, err)
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "state 1")}
+	n := cluster.MaxJobSamples + 2
+	_, err = vote.Race(context.Background(), vote.Config{K: n, Parallel: n}, func(ctx context.Context, i int) vote.Sample[string] {
+		ctx = maker.WithSampleID(ctx, maker.SampleID{Step: 1, Index: i})
+		text, err := llms.GenerateFromSinglePrompt(ctx, callMsgs{remote, msgs}, "")
+		return vote.Sample[string]{Value: text, Key: 1, Err: err}
+	})
+	require.NoError(t, err)
+	st := d.Stats()
+	assert.Equal(t, int64(2), st.Published, "%+v", st)
+	assert.Equal(t, int64(n), st.Samples)
+	got := seen()
+	require.Len(t, got, n)
+	for i, c := range got {
+		assert.Equal(t, maker.SampleID{Step: 1, Index: i}, c.ID)
+	}
+}
