@@ -100,6 +100,8 @@
 //
 // A wave through the engine is three stored messages (the job, the reply
 // and the acknowledgement), whatever its number of samples, and well
-// under a millisecond on loopback beside its model calls; BenchmarkEngine
-// and BenchmarkWave measure it against drawing in process.
+// under a millisecond on loopback beside its model calls. `maker bench
+// --suite engine` measures it against core NATS request/reply carrying
+// the same job and against drawing in process; BenchmarkEngine draws one
+// sample a job.
 package cluster
