@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,4 +155,57 @@ func TestALargeWaveIsSplit(t *testing.T) {
 	for i, c := range got {
 		assert.Equal(t, maker.SampleID{Step: 1, Index: i}, c.ID)
 	}
+}
+
+// A call of a wave that stops waiting (its own context ended) does not
+// withdraw the job while the wave's other calls wait: they get their
+// answers, and nothing is withdrawn.
+func TestOneCallLeavingDoesNotWithdrawItsWave(t *testing.T) {
+	srv := startServer(t)
+	_, js := connect(t, srv.ClientURL())
+	var started atomic.Int64
+	release := make(chan struct{})
+	gate := maker.ModelFunc(func(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+		started.Add(1)
+		select {
+		case <-release:
+			return maker.TextResponse("a", "stop"), nil
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	})
+	_, wjs := connect(t, srv.ClientURL())
+	w := newWorker(t, wjs, gate, cluster.WorkerConfig{Route: "gate", Inflight: 3})
+	runWorker(t, w)
+	d := newDrawer(t, js, cluster.DrawerConfig{Gather: time.Minute})
+	remote, err := d.Model("gate")
+	require.NoError(t, err)
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "state")}
+	left := make(chan struct{})
+	res, err := vote.Race(context.Background(), vote.Config{K: 3, Parallel: 3}, func(ctx context.Context, i int) vote.Sample[string] {
+		ctx = maker.WithSampleID(ctx, maker.SampleID{Step: 2, Index: i})
+		if i == 2 { // this call gives up once the wave is on the worker
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			go func() {
+				for started.Load() < 3 {
+					time.Sleep(time.Millisecond)
+				}
+				cancel()
+			}()
+			defer close(left)
+		}
+		if i == 0 {
+			go func() { <-left; close(release) }()
+		}
+		text, err := llms.GenerateFromSinglePrompt(ctx, callMsgs{remote, msgs}, "")
+		return vote.Sample[string]{Value: text, Key: 1, Err: err}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "a", res.Winner)
+	assert.Equal(t, 1, res.Errors, "the call that left")
+	st := d.Stats()
+	assert.Zero(t, st.Withdrawn, "the wave's other calls still waited: %+v", st)
+	assert.Equal(t, int64(2), st.Replies, "the wave's job and the next wave's")
+	assert.Zero(t, w.Stats().Withdrawn)
 }
