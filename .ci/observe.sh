@@ -2,8 +2,8 @@
 # CI stage: watching runs with real components (docs/observe.md).
 #
 # 1. A real Prometheus (Debian's prometheus package; installed with apt
-#    when missing) scrapes a running `maker solve --nats` and the `maker
-#    worker` drawing its samples; a query through Prometheus's HTTP API
+#    when missing) scrapes a running `maker solve --nats` (through its
+#    bearer token) and the `maker worker` drawing its samples; a query through Prometheus's HTTP API
 #    returns the sample counters the run's JSON summary reports.
 # 2. A real Jaeger v2 (v1.76.0: $MDAP_JAEGER_BIN, $(go env GOPATH)/bin/jaeger
 #    or jaeger on PATH, checked with `go version -m`; otherwise built as
@@ -98,10 +98,14 @@ promtool check rules docs/observe-alerts.yml
 solve_port=$(freeport); worker_port=$(freeport); prom_port=$(freeport)
 bg worker "$maker" worker --nats "$nats" --model sim --latency 20ms --inflight 4 --metrics-addr "127.0.0.1:$worker_port"
 wait_http "http://127.0.0.1:$worker_port/readyz" 30
+# The solve endpoint is guarded by a bearer token, which Prometheus sends
+# from a file (docs/observe.md).
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/metrics-token"
+chmod 600 "$work/metrics-token"
 cat >"$work/prometheus.yml" <<EOF
 global: {scrape_interval: 1s, evaluation_interval: 1s}
 scrape_configs:
-  - {job_name: solve, static_configs: [{targets: ["127.0.0.1:$solve_port"]}]}
+  - {job_name: solve, authorization: {credentials_file: "$work/metrics-token"}, static_configs: [{targets: ["127.0.0.1:$solve_port"]}]}
   - {job_name: worker, static_configs: [{targets: ["127.0.0.1:$worker_port"]}]}
 EOF
 bg prometheus prometheus --config.file "$work/prometheus.yml" --storage.tsdb.path "$work/tsdb" \
@@ -110,7 +114,7 @@ wait_http "http://127.0.0.1:$prom_port/-/ready" 60
 
 printf '%s\n' '{"id": "h4", "hanoi": {"disks": 4}}' '{"id": "h5", "hanoi": {"disks": 5}}' >"$work/tasks.jsonl"
 say "maker solve over NATS, scraped every second"
-"$maker" solve "$work/tasks.jsonl" --out "$work/results.jsonl" --nats "$nats" --json --progress off \
+MDAP_METRICS_TOKEN="$(cat "$work/metrics-token")" "$maker" solve "$work/tasks.jsonl" --out "$work/results.jsonl" --nats "$nats" --json --progress off \
   --metrics-addr "127.0.0.1:$solve_port" --metrics-linger 60s >"$work/summary.json" 2>"$work/solve.log" &
 solve_pid=$!; pids+=("$solve_pid")
 # has_summary: the summary is written (it comes before the linger).
@@ -130,6 +134,9 @@ expect() {
   done
   echo "!! $1 = $got, want $2"; return 1
 }
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$solve_port/metrics")
+[ "$code" = 401 ] || { echo "!! /metrics without the token answered $code, want 401"; exit 1; }
+echo "   /metrics without the token: 401"
 samples=$(jq .samples "$work/summary.json")
 flagged=$(jq .flagged "$work/summary.json")
 errors=$(jq .errors "$work/summary.json")

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sync"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // calibrateFlags are maker calibrate's own flags, beside runFlags (the
@@ -27,6 +30,7 @@ type calibrateFlags struct {
 	concurrency  int
 	withRivals   bool
 	asJSON       bool
+	declaration  string
 }
 
 // notForCalibrate are the run flags that decide steps, which a calibration
@@ -101,13 +105,17 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 				return usageErr("--disks and --spec: give one task, Towers of Hanoi (--disks) or a spec file (--spec)")
 			case c.specFile == "" && (c.disks < 1 || c.disks > maxDisks):
 				return usageErr("--disks %d: use 1 to %d", c.disks, maxDisks)
-			case c.specFile == "" && (fs.Changed("root") || fs.Changed("tools")):
-				return usageErr("--root and --tools apply to --spec only: Towers of Hanoi has no tools")
+			case c.specFile == "" && (fs.Changed("root") || fs.Changed("tools") || fs.Changed("tool-declaration")):
+				return usageErr("--root, --tools and --tool-declaration apply to --spec only: Towers of Hanoi has no tools")
+			}
+			decl, err := maker.ParseToolDeclaration(c.declaration)
+			if err != nil {
+				return usageErr("--tool-declaration: %w", err)
 			}
 			var (
-				steps  calibrate.Steps
-				oracle sim.Oracle = hanoi.Oracle{}
-				err    error
+				steps    calibrate.Steps
+				oracle   sim.Oracle = hanoi.Oracle{}
+				declared []llms.Tool
 			)
 			if c.specFile != "" {
 				sp, err := spec.Load(c.specFile)
@@ -125,6 +133,11 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 				if steps, err = calibrate.Spec(sp, e); err != nil {
 					return usageErr("--spec %s: %w", c.specFile, err)
 				}
+				// The run's declaration, so that p is measured on the
+				// prompts the run will send.
+				if declared, err = spec.Declare(sp, e, os.DirFS(filepath.Dir(c.specFile))); err != nil {
+					return usageErr("--spec %s: %w", c.specFile, err)
+				}
 				oracle = spec.Oracle{Spec: sp}
 			} else if steps, err = calibrate.Hanoi(c.disks); err != nil {
 				return usageErr("--disks: %w", err)
@@ -133,6 +146,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 			if err != nil {
 				return err
 			}
+			s.Tools, s.ToolDeclaration = declared, decl
 
 			cfg := calibrate.Config{
 				Steps: steps, Solver: s, StepsSampled: c.stepsSampled, Samples: c.samples, Seed: c.stepsSeed,
@@ -179,6 +193,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 	fs.Float64Var(&c.confidence, "confidence", calibrate.DefaultConfidence, "confidence of the interval on p, in (0, 1)")
 	fs.IntVar(&c.concurrency, "concurrency", calibrate.DefaultParallel, "model calls in flight at once")
 	fs.BoolVar(&c.asJSON, "json", false, "print the report as JSON on stdout")
+	fs.StringVar(&c.declaration, "tool-declaration", "auto", "with --spec: how the spec's tools are declared to the model, as maker run declares them (native, prompt, both, or auto); use the run's choice, so p is measured on the run's prompts")
 	fs.BoolVar(&c.withRivals, "with-rivals", false, "also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)")
 	flags.register(cmd)
 	tools.register(cmd, "")

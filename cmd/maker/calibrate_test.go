@@ -84,7 +84,7 @@ func TestCalibrateUsageErrors(t *testing.T) {
 		{[]string{"--disks", "0"}, "--disks 0: use 1 to 30"},
 		{[]string{"--disks", "3", "--spec", "x.json"}, "--disks and --spec: give one task"},
 		{[]string{"--spec", "no-such-file.json"}, "--spec: open no-such-file.json"},
-		{[]string{"--tools", "none"}, "--root and --tools apply to --spec only"},
+		{[]string{"--tools", "none"}, "--root, --tools and --tool-declaration apply to --spec only"},
 		{[]string{"--k", "auto"}, "--k auto does not apply to maker calibrate"},
 		{[]string{"--journal", "j.jsonl"}, "--journal does not apply to maker calibrate"},
 		{[]string{"--k-floor", "3"}, "--k-floor does not apply to maker calibrate"},

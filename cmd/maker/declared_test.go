@@ -304,3 +304,42 @@ func TestDeclServerRefusesUndeclaredTools(t *testing.T) {
 	_, native, text := srv.counts()
 	assert.Zero(t, native+text)
 }
+
+// TestCalibrateDeclaresTheSpecsTools: maker calibrate --spec draws its
+// samples as maker run would, with the spec's tools declared (natively
+// for an openai: model, in the prompt with --tool-declaration prompt), so
+// the p it measures is the run's. The server answers right only when the
+// tools are declared: without them p would be 0.
+func TestCalibrateDeclaresTheSpecsTools(t *testing.T) {
+	srv := newDeclServer(t)
+	base := srv.URL + "/v1"
+	specPath := specFile(t, "find-version.json")
+	for _, mode := range []string{"auto", "prompt"} {
+		r0, n0, p0 := srv.counts()
+		c := start(t, nil, "calibrate", "--spec", specPath, "--model", "openai:toy", "--base-url", base,
+			"--samples", "3", "--tool-declaration", mode, "--json", "--progress", "off")
+		code := c.wait(t, time.Minute)
+		require.Contains(t, []int{0, 1}, code, "mode %s: %s", mode, &c.stderr)
+		var rep struct {
+			All struct {
+				Samples int     `json:"samples"`
+				Correct int     `json:"correct"`
+				P       float64 `json:"p"`
+			} `json:"all"`
+		}
+		require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &rep), c.stdout.String())
+		require.Positive(t, rep.All.Samples)
+		assert.Equal(t, rep.All.Samples, rep.All.Correct, "mode %s: every sample right once the tools are declared", mode)
+		r1, n1, p1 := srv.counts()
+		require.Positive(t, r1-r0)
+		if mode == "auto" {
+			assert.Positive(t, n1-n0, "auto: declared natively")
+			assert.Zero(t, p1-p0)
+		} else {
+			assert.Zero(t, n1-n0)
+			assert.Positive(t, p1-p0, "prompt: declared in the prompt")
+		}
+	}
+	code, _, errOut := cli(t, "calibrate", "--disks", "3", "--tool-declaration", "native")
+	assert.Equal(t, 2, code, "--tool-declaration applies to --spec only: %s", errOut)
+}

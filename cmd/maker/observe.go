@@ -35,6 +35,10 @@ type watchFlags struct {
 	secrets []string
 }
 
+// metricsTokenEnv holds the bearer token that guards --metrics-addr; it is
+// required when the address is not a loopback one.
+const metricsTokenEnv = "MDAP_METRICS_TOKEN"
+
 // watchState is the endpoint's readiness: its probes, and whether the
 // run has ended.
 type watchState struct {
@@ -44,7 +48,7 @@ type watchState struct {
 }
 
 func (w *watchFlags) register(fs *pflag.FlagSet, linger bool) {
-	fs.StringVar(&w.addr, "metrics-addr", "", "serve /metrics (Prometheus), /healthz and /readyz on [HOST]:PORT; a port alone listens on 127.0.0.1 only (name 0.0.0.0:PORT to expose it). Traces: set OTEL_EXPORTER_OTLP_ENDPOINT")
+	fs.StringVar(&w.addr, "metrics-addr", "", "serve /metrics (Prometheus), /healthz and /readyz on [HOST]:PORT; a port alone listens on 127.0.0.1 only; another host (0.0.0.0:PORT exposes it) needs a bearer token in $"+metricsTokenEnv+", which /metrics and /readyz then require. Traces: set OTEL_EXPORTER_OTLP_ENDPOINT")
 	if linger {
 		fs.DurationVar(&w.linger, "metrics-linger", 0, "with --metrics-addr: keep serving the final metrics this long after the run ends, so a last scrape sees the totals (Ctrl-C ends it early)")
 	}
@@ -61,9 +65,19 @@ func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer
 	if w.linger < 0 {
 		return usageErr("--metrics-linger %s: must be 0 or positive", w.linger)
 	}
+	token := os.Getenv(metricsTokenEnv)
 	if w.addr != "" {
-		if _, err := observe.ListenAddr(w.addr); err != nil {
+		loopback, err := observe.Loopback(w.addr)
+		if err != nil {
 			return usageErr("--metrics-addr: %w", err)
+		}
+		if token != "" {
+			if err := observe.CheckToken(token); err != nil {
+				return usageErr("$%s: %w", metricsTokenEnv, err)
+			}
+			w.secrets = append(w.secrets, token)
+		} else if !loopback {
+			return usageErr("--metrics-addr %s is reachable from other machines and the metrics endpoint would be open to them: set %s to a bearer token (Prometheus sends it with authorization.credentials_file), or listen on loopback (a port alone means 127.0.0.1)", w.addr, metricsTokenEnv)
 		}
 	} else if w.linger > 0 {
 		return usageErr("--metrics-linger needs --metrics-addr")
@@ -77,7 +91,11 @@ func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer
 	}
 	w.tel = tel
 	if w.addr != "" {
-		srv, err := observe.Serve(w.addr, observe.Handler(tel.Registry, observe.Probe{Name: "ready", Check: w.ready}))
+		h := observe.Handler(tel.Registry, observe.Probe{Name: "ready", Check: w.ready})
+		if token != "" {
+			h, _ = observe.Authenticated(h, token) // checked above
+		}
+		srv, err := observe.Serve(w.addr, h)
 		if err != nil {
 			_ = tel.Shutdown(ctx)
 			return usageErr("--metrics-addr %s: %w", w.addr, err)
@@ -173,7 +191,7 @@ func (w *watchFlags) logger(stderr io.Writer, opts *slog.HandlerOptions) *slog.L
 // secrets are the credentials this process may hold, never to be logged.
 func secrets() []string {
 	var out []string
-	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", natsTokenEnv, tokenEnv} {
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", natsTokenEnv, tokenEnv, metricsTokenEnv} {
 		if v := os.Getenv(k); v != "" {
 			out = append(out, v)
 		}

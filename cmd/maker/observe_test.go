@@ -36,6 +36,9 @@ func TestObserveFlagsRefused(t *testing.T) {
 		{"mcp", "--metrics-addr", "127.0.0.1:0", "--root", dir},
 		{"nats", "--store", dir, "--log-format", "xml"},
 		{"nats", "--store", dir, "--monitor-addr", "nope"},
+		{"nats", "--store", dir, "--monitor-addr", "0.0.0.0:8222"},
+		{"nats", "--store", dir, "--monitor-addr", "[::]:0"},
+		{"nats", "--store", dir, "--monitor-addr", "example.com:8222"},
 	} {
 		code, out, errOut := cli(t, args...)
 		assert.Equal(t, 2, code, "%v: %s", args, errOut)

@@ -121,3 +121,14 @@ func TestListAndRemoveRun(t *testing.T) {
 	_, err = js.KeyValue(ctx, cluster.ResultBucketPrefix+"q1")
 	assert.ErrorIs(t, err, jetstream.ErrBucketNotFound)
 }
+
+// TestMonitorIsLoopbackOnly: the NATS server's monitoring endpoints have
+// no authentication, so only a loopback address is accepted.
+func TestMonitorIsLoopbackOnly(t *testing.T) {
+	for _, ok := range []string{"", "8222", ":8222", "127.0.0.1:0", "[::1]:8222", "localhost:8222"} {
+		assert.NoError(t, cluster.CheckMonitor(ok), ok)
+	}
+	for _, bad := range []string{"0.0.0.0:8222", "[::]:8222", "10.1.2.3:8222", "example.com:8222", "nope", "127.0.0.1:70000"} {
+		assert.ErrorIs(t, cluster.CheckMonitor(bad), cluster.ErrConfig, bad)
+	}
+}

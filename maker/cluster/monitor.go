@@ -5,16 +5,21 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
 
 // monitor sets the server's HTTP monitoring port (/varz, /jsz, /healthz
-// of the NATS server) from addr, HOST:PORT; a port alone means loopback.
+// of the NATS server) from addr, HOST:PORT; a port alone means loopback,
+// and any other host is refused: the endpoints have no authentication.
 // Empty leaves it off.
 func monitor(opts *server.Options, addr string) error {
 	if addr == "" {
 		return nil
+	}
+	if !strings.Contains(addr, ":") {
+		addr = ":" + addr // a port alone, as --metrics-addr takes it
 	}
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -26,6 +31,9 @@ func monitor(opts *server.Options, addr string) error {
 	}
 	if host == "" {
 		host = "127.0.0.1"
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%w: monitoring address %q: the NATS server's monitoring endpoints have no authentication and show its connections and streams, so they listen on loopback only (127.0.0.1, ::1, localhost); reach them from elsewhere through an authenticating proxy or an SSH tunnel", ErrConfig, addr)
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT

@@ -43,7 +43,8 @@ type ServerConfig struct {
 	Logger *slog.Logger
 	// Monitor, if set, is the HOST:PORT of the NATS server's own HTTP
 	// monitoring endpoints (/varz, /jsz, /healthz); a port alone means
-	// loopback. Empty means none.
+	// loopback, and a host that is not a loopback one is refused (ErrConfig):
+	// the endpoints have no authentication. Empty means none.
 	Monitor string
 	// Ready bounds how long StartServer waits for the server to accept
 	// clients; 0 means 10 seconds.

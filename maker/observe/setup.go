@@ -2,7 +2,8 @@
 // steps, model calls (with the GenAI semantic conventions, gen_ai.*) and
 // tool calls, exported over OTLP/HTTP when the standard OTEL_* variables
 // name an endpoint; metrics served in the Prometheus text format on
-// /metrics beside /healthz and /readyz; and slog handlers that stamp each
+// /metrics beside /healthz and /readyz (on loopback unless a host is
+// named, and behind a bearer token with Authenticated); and slog handlers that stamp each
 // line with the trace and span ids and never print a secret.
 //
 // Everything is off unless asked for: without an OTLP endpoint the tracer
