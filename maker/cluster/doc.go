@@ -90,11 +90,15 @@
 //     coordinator resumes the run from the journal with no step twice; a
 //     TaskQueue claim it held is redelivered after the queue's ack wait
 //     and resumed from the task's journal.
-//   - The server: clients reconnect until it is back; samples in flight
-//     fail and the race draws them again within its error budget. What
-//     the server acknowledged is on its store and survives a restart
-//     (a power loss too with ServerConfig.SyncAlways, or on a cluster with
-//     3 replicas).
+//   - The server: clients reconnect until it is back. Jobs and replies
+//     live in memory (JobsStream and RepliesStream are memory streams):
+//     once reconnected, each coordinator creates the sample streams and
+//     its reply consumer again if they are gone and asks every job it
+//     still awaits again under the same message id (a duplicate if the
+//     server kept it), so a lost message costs a retry, never a lost or
+//     duplicated sample (DrawerStats.Reasked). Journals, leases and task
+//     queues are on its store and survive a restart (a power loss too
+//     with ServerConfig.SyncAlways, or on a cluster with 3 replicas).
 //
 // # Cost
 //

@@ -81,9 +81,12 @@ type DrawerConfig struct {
 //   - this coordinator: its jobs still queued expire after Timeout, its
 //     consumer after an hour of inactivity, and replies to it after an
 //     hour; nothing else is affected;
-//   - the server: the connection reconnects; calls in flight fail
-//     (ErrEngine, ErrNoReply) and the race draws them again, within its
-//     error budget; queued jobs and replies survive on the server's store.
+//   - the server: the connection reconnects; the Drawer then creates the
+//     sample streams and its reply consumer again if the server lost them
+//     (they live in memory) and asks every job still awaited again (same
+//     message id: a duplicate if the server kept it); a publication that
+//     fails meanwhile fails its call (ErrEngine) and the race draws it
+//     again, within its error budget.
 type Drawer struct {
 	js       jetstream.JetStream
 	nc       *nats.Conn
@@ -93,7 +96,9 @@ type Drawer struct {
 	noWorker time.Duration
 	gather   time.Duration
 	log      *slog.Logger
-	cc       jetstream.ConsumeContext
+	replicas int
+	cc       jetstream.ConsumeContext // under mu
+	watching sync.WaitGroup           // watch
 
 	mu      sync.Mutex
 	pending map[string]*flight
@@ -102,7 +107,7 @@ type Drawer struct {
 	calls   sync.WaitGroup // GenerateContent calls in flight
 	bg      sync.WaitGroup // withdrawals
 
-	published, samples, replies, duplicates, withdrawn, deleted, bad, forged atomic.Int64
+	published, samples, replies, duplicates, withdrawn, deleted, bad, forged, reasked atomic.Int64
 }
 
 // DrawerStats counts what a Drawer did.
@@ -128,6 +133,9 @@ type DrawerStats struct {
 	// not come from the worker the job was delivered to. Dropped; the
 	// call still waits for the reply of the worker holding the job.
 	Forged int64
+	// Reasked jobs were published again after a reconnection found them
+	// lost (the server restarted: jobs and replies are kept in memory).
+	Reasked int64
 }
 
 // NewDrawer creates the sample streams if they do not exist, and this
@@ -149,23 +157,11 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
-	cons, err := js.CreateConsumer(ctx, RepliesStream, jetstream.ConsumerConfig{
-		Name:              d.id,
-		Description:       "mdap replies to one coordinator",
-		FilterSubject:     repliesSubject + d.id + ".>",
-		AckPolicy:         jetstream.AckExplicitPolicy,
-		AckWait:           30 * time.Second,
-		InactiveThreshold: time.Hour,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: the reply consumer: %w", ErrEngine, err)
+	d.replicas = cfg.Replicas
+	if err := d.consumeReplies(ctx); err != nil {
+		return nil, err
 	}
-	d.cc, err = cons.Consume(d.onReply, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		d.log.Debug("reply consumer", "err", err)
-	}))
-	if err != nil {
-		return nil, fmt.Errorf("%w: consume replies: %w", ErrEngine, err)
-	}
+	d.watching.Go(d.watch)
 	return d, nil
 }
 
@@ -216,7 +212,7 @@ func (d *Drawer) Served(ctx context.Context, route string) (bool, error) {
 func (d *Drawer) Stats() DrawerStats {
 	return DrawerStats{
 		Published: d.published.Load(), Samples: d.samples.Load(), Replies: d.replies.Load(), Duplicates: d.duplicates.Load(),
-		Withdrawn: d.withdrawn.Load(), Deleted: d.deleted.Load(), Bad: d.bad.Load(), Forged: d.forged.Load(),
+		Withdrawn: d.withdrawn.Load(), Deleted: d.deleted.Load(), Bad: d.bad.Load(), Forged: d.forged.Load(), Reasked: d.reasked.Load(),
 	}
 }
 
@@ -235,8 +231,12 @@ func (d *Drawer) Close() error {
 	d.mu.Unlock()
 	d.calls.Wait()
 	d.bg.Wait()
-	d.cc.Stop()
-	<-d.cc.Closed()
+	d.watching.Wait()
+	d.mu.Lock()
+	cc := d.cc
+	d.mu.Unlock()
+	cc.Stop()
+	<-cc.Closed()
 	ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 	defer cancel()
 	if err := d.js.DeleteConsumer(ctx, RepliesStream, d.id); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -292,7 +292,7 @@ func (d *Drawer) withdraw(token, id string, seq uint64) {
 	d.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 		defer cancel()
-		if err := d.jobs.DeleteMsg(ctx, seq); err == nil {
+		if err := d.jobStream().DeleteMsg(ctx, seq); err == nil {
 			d.deleted.Add(1)
 		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 			d.log.Debug("withdraw", "job", id, "err", err)

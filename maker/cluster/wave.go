@@ -9,6 +9,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 	"github.com/tmc/langchaingo/llms"
@@ -41,8 +42,12 @@ type flight struct {
 	id, lease string
 	m         *Model
 	calls     []*call
-	seq       uint64
-	live      int // calls still waiting (under Drawer.mu)
+	seq       uint64 // under Drawer.mu once published
+	live      int    // calls still waiting (under Drawer.mu)
+	// The job's message, to ask again after a server restart.
+	subject string
+	data    []byte
+	header  nats.Header
 }
 
 // waveKey names a wave of one step: vote.Race launched its samples
@@ -213,7 +218,9 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 		release(nil, fmt.Errorf("%w: encode the job: %w", ErrUndecodable, err))
 		return
 	}
-	f := &flight{id: job.ID, lease: job.Lease, m: m, calls: calls, live: len(calls)}
+	ctx := calls[0].ctx
+	msg := jobMsg(ctx, m.subject, data)
+	f := &flight{id: job.ID, lease: job.Lease, m: m, calls: calls, live: len(calls), subject: msg.Subject, data: data, header: msg.Header}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -224,9 +231,8 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 	d.mu.Unlock()
 	// The publication is not cut short by the calls' contexts: a job
 	// stored without its sequence known could not be withdrawn.
-	ctx := calls[0].ctx
 	pubCtx, pubCancel := context.WithTimeout(context.WithoutCancel(ctx), min(d.timeout, publishTimeout))
-	ack, err := d.js.PublishMsg(pubCtx, jobMsg(ctx, m.subject, data),
+	ack, err := d.js.PublishMsg(pubCtx, msg,
 		jetstream.WithMsgID(job.ID), jetstream.WithExpectStream(JobsStream),
 		jetstream.WithMsgTTL(max(d.timeout, time.Second)))
 	pubCancel()
@@ -240,7 +246,9 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 		release(nil, fmt.Errorf("%w: publish a job for %s: %w", ErrEngine, m.route, err))
 		return
 	}
+	d.mu.Lock()
 	f.seq = ack.Sequence
+	d.mu.Unlock()
 	d.published.Add(1)
 	d.samples.Add(int64(len(calls)))
 	release(f, nil)
@@ -337,8 +345,9 @@ func (d *Drawer) stopWaiting(c *call) {
 	if last {
 		delete(d.pending, f.id)
 	}
+	seq := f.seq
 	d.mu.Unlock()
 	if last {
-		d.withdraw(f.m.token, f.id, f.seq)
+		d.withdraw(f.m.token, f.id, seq)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -208,4 +209,44 @@ func TestOneCallLeavingDoesNotWithdrawItsWave(t *testing.T) {
 	assert.Zero(t, st.Withdrawn, "the wave's other calls still waited: %+v", st)
 	assert.Equal(t, int64(2), st.Replies, "the wave's job and the next wave's")
 	assert.Zero(t, w.Stats().Withdrawn)
+}
+
+// Jobs and replies live in memory: a server restart loses the jobs
+// queued, and their coordinator asks them again once reconnected. The
+// sample arrives, the same as drawn in process; nothing is lost or
+// counted twice.
+func TestJobLostToARestartIsAskedAgain(t *testing.T) {
+	store := t.TempDir()
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: store})
+	require.NoError(t, err)
+	url := srv.ClientURL()
+	local := simModel(t, 4)
+	_, js := connect(t, url)
+	d := newDrawer(t, js, cluster.DrawerConfig{Timeout: 20 * time.Second, NoWorker: -1})
+	remote, err := d.Model(local.Identity())
+	require.NoError(t, err)
+	task, err := hanoi.New(3)
+	require.NoError(t, err)
+	ctx := maker.WithSampleID(context.Background(), maker.SampleID{Step: 0, Index: 1})
+	var got *llms.ContentResponse
+	var callErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { got, callErr = remote.GenerateContent(ctx, task.Messages(), llms.WithMaxTokens(750)) })
+	// The job is queued (no worker yet) when the server goes.
+	require.Eventually(t, func() bool { return d.Stats().Published == 1 }, 10*time.Second, 5*time.Millisecond)
+	srv.Shutdown()
+	srv, err = cluster.StartServer(cluster.ServerConfig{Addr: url[len("nats://"):], StoreDir: store})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	_, wjs := connect(t, url)
+	runWorker(t, newWorker(t, wjs, simModel(t, 4), cluster.WorkerConfig{}))
+	wg.Wait()
+	require.NoError(t, callErr, "asked again, not waited out")
+	want, err := local.GenerateContent(ctx, task.Messages(), llms.WithMaxTokens(750))
+	require.NoError(t, err)
+	assert.Equal(t, want.Choices[0].Content, got.Choices[0].Content, "the same sample")
+	st := d.Stats()
+	assert.Equal(t, int64(1), st.Reasked, "%+v", st)
+	assert.Equal(t, int64(1), st.Replies)
+	require.NoError(t, d.Close(), "before the server's cleanup")
 }

@@ -103,8 +103,12 @@ type Worker struct {
 	grace    time.Duration
 	log      *slog.Logger
 	ccfg     jetstream.ConsumerConfig
+	replicas int
 	running  atomic.Bool
-	slots    chan struct{} // one per model call in progress (Inflight)
+	// reconnects is the connection's reconnection count when the route's
+	// consumer was last ensured.
+	reconnects atomic.Uint64
+	slots      chan struct{} // one per model call in progress (Inflight)
 
 	mu        sync.Mutex
 	active    map[string]context.CancelCauseFunc
@@ -164,6 +168,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		w.log = slog.New(slog.DiscardHandler)
 	}
 	w.token = RouteToken(w.route)
+	w.replicas = cfg.Replicas
 	if _, err := ensureSampleStreams(ctx, js, cfg.Replicas); err != nil {
 		return nil, err
 	}
@@ -193,6 +198,11 @@ func truncate(s string, n int) string {
 
 func (w *Worker) ensureConsumer(ctx context.Context) error {
 	cons, err := w.js.CreateOrUpdateConsumer(ctx, JobsStream, w.ccfg)
+	if errors.Is(err, jetstream.ErrStreamNotFound) { // the server restarted: jobs live in memory
+		if _, err = ensureSampleStreams(ctx, w.js, w.replicas); err == nil {
+			cons, err = w.js.CreateOrUpdateConsumer(ctx, JobsStream, w.ccfg)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("%w: the consumer of route %q: %w", ErrEngine, w.route, err)
 	}
@@ -293,6 +303,17 @@ func (w *Worker) Run(ctx context.Context) error {
 // every place, used or not, is given back once free.
 func (w *Worker) fetch(ctx, calls context.Context, n int, giveBack func(int), jobs *sync.WaitGroup) {
 	got := 0
+	if r := w.nc.Stats().Reconnects; r != w.reconnects.Load() {
+		// The server may have restarted: jobs live in memory, so the
+		// route's consumer (and the streams) may be gone.
+		if err := w.ensureConsumer(ctx); err != nil {
+			w.log.Debug("the route's consumer after a reconnection", "route", w.route, "err", err)
+			_ = wait.Sleep(ctx, backoff)
+			giveBack(n)
+			return
+		}
+		w.reconnects.Store(r)
+	}
 	batch, err := w.consumer().Fetch(n, jetstream.FetchMaxWait(pollWait))
 	if err == nil {
 		for msg := range batch.Messages() {
@@ -315,7 +336,7 @@ func (w *Worker) fetch(ctx, calls context.Context, n int, giveBack func(int), jo
 		return
 	}
 	w.log.Debug("fetch jobs", "route", w.route, "err", err)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
+	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, nats.ErrNoResponders) {
 		_ = w.ensureConsumer(ctx)
 	}
 	_ = wait.Sleep(ctx, backoff)
