@@ -35,6 +35,11 @@ type CostRow struct {
 	// Ratio is DollarsPerStep over the paper's row's at the same disks
 	// and reply length.
 	Ratio float64 `json:"ratio"`
+	// Floor is the Ratio this row would have if every input token were
+	// free: its output dollars per step over the paper's dollars per
+	// step. Samples per request and caching lower only input dollars, so
+	// no setting that keeps this row's samples goes below its floor.
+	Floor float64 `json:"floor"`
 }
 
 // CostResult is the cost suite's result.
@@ -125,6 +130,7 @@ func runCost(ctx context.Context, o Options, tick func()) (*CostResult, error) {
 				}
 				if paper > 0 {
 					row.Ratio = row.DollarsPerStep / paper
+					row.Floor = outputDollarsPerStep(row, price) / paper
 				}
 				res.Rows = append(res.Rows, row)
 				tick()
@@ -177,6 +183,15 @@ func costRun(ctx context.Context, seed uint64, disks, k, steps int, reply string
 		row.DollarsPerTask = row.DollarsPerStep * float64(int(1)<<disks-1)
 	}
 	return row, nil
+}
+
+// outputDollarsPerStep is what row's output tokens cost a decided step at
+// price: the part of its bill no input saving touches.
+func outputDollarsPerStep(row CostRow, price maker.Price) float64 {
+	if row.Steps == 0 {
+		return 0
+	}
+	return float64(row.OutputTokens) * price.OutputPerMillion / 1e6 / float64(row.Steps)
 }
 
 // billedServer is OverHTTP with a billing configuration.
@@ -234,13 +249,25 @@ func writeCost(b *strings.Builder, c *CostResult) {
 		"Per task is per step times 2^disks - 1. ![cost](cost.svg)\n\n",
 		c.Model, c.Price.InputPerMillion, c.Price.OutputPerMillion, c.Price.CachedInputPerMillion, c.P, c.K, c.Target,
 		c.StepsMeasured, c.ReasoningTokens, c.CacheMinTokens, c.CacheBlock)
-	w("| disks | replies | strategy | steps | wrong | samples | requests | input tokens | cached | output tokens | $ per step | $ per task | vs paper |\n")
-	w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	w("\"floor\" is the ratio the row would have if every input token were free (its output dollars over the paper's dollars): " +
+		"samples per request and caching lower only input dollars, so no setting that draws the same samples goes below it.\n\n")
+	w("| disks | replies | strategy | steps | wrong | samples | requests | input tokens | cached | output tokens | $ per step | $ per task | vs paper | floor (input free) |\n")
+	w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range c.Rows {
-		w("| %d | %s | %s | %d | %d | %d | %d | %d | %d | %d | %.6f | %.2f | %.3f |\n", r.Disks, r.Reply, r.Strategy, r.Steps, r.WrongSteps,
-			r.Samples, r.Requests, r.InputTokens, r.CachedInputTokens, r.OutputTokens, r.DollarsPerStep, r.DollarsPerTask, r.Ratio)
+		w("| %d | %s | %s | %d | %d | %d | %d | %d | %d | %d | %.6f | %.2f | %.3f | %.3f |\n", r.Disks, r.Reply, r.Strategy, r.Steps, r.WrongSteps,
+			r.Samples, r.Requests, r.InputTokens, r.CachedInputTokens, r.OutputTokens, r.DollarsPerStep, r.DollarsPerTask, r.Ratio, r.Floor)
 	}
 	w("\n")
+	both, paper := costRow(c, "20 disks, reasoning", "both"), costRow(c, "20 disks, reasoning", "one call per sample (paper)")
+	if both != nil && paper != nil {
+		w("At 20 disks with reasoning-length replies the floor is %.3f: the goal of 0.5 for samples per request and caching together cannot be met by them, "+
+			"since output is %.0f%% of the paper's bill there. Levers on output that keep every sample: none in mdap. "+
+			"A provider's batch tier (OpenAI's Batch API, Anthropic's Message Batches: input and output at half price, results within 24 hours) "+
+			"would halve every ratio (both: %.3f, computed from the list prices, not measured), but every step would wait for its batch. "+
+			"Fewer output tokens change the vote's statistics: a lower reasoning effort or a shorter answer changes p, and a smaller k or max_tokens changes the guarantee or the red flags; "+
+			"those are a different model or settings, for `maker calibrate` to price at equal reliability.\n\n",
+			both.Floor, 100*paper.Floor, both.Ratio/2)
+	}
 }
 
 // costGoal is the cost goal: both (samples per request and caching, the
@@ -257,7 +284,7 @@ func costGoal(c *CostResult) Goal {
 	g.Measured = fmt.Sprintf("%.3f (every sample at 0.1: %.3f; short replies: %.3f)", both.Ratio, flat.Ratio, short.Ratio)
 	g.Met = yes(both.Ratio <= 0.5)
 	if both.Ratio > 0.5 {
-		g.Why = "at reasoning length the output tokens, which neither n nor caching reduces, are most of the bill"
+		g.Why = fmt.Sprintf("out of reach by construction: at reasoning length the output tokens, which neither n nor caching reduces, are %.0f%% of the paper's bill, so even free input leaves %.3f", 100*both.Floor, both.Floor)
 	}
 	return g
 }

@@ -54,6 +54,9 @@ type FidelityCell struct {
 	// 1 - PStep (one rival) or 1 - PStepWith (eight).
 	Wrong       Rate    `json:"wrong"`
 	WrongTheory float64 `json:"wrong_theory"`
+	// requests and samples are the hanoi path's provider requests and
+	// launched samples (TestFidelityUnchangedBySamplesPerCall).
+	requests, samples int
 }
 
 // Match reports whether the cell agrees with theory: votes within 3
@@ -239,7 +242,7 @@ var fidelitySamplesPerCall = 1
 
 func fidelityHanoi(ctx context.Context, seed uint64, disks, seeds, rivals int, p float64, k int) (FidelityCell, error) {
 	var votes accum
-	wrong, steps := 0, 0
+	wrong, steps, requests, samples := 0, 0, 0, 0
 	for s := range seeds {
 		model, err := sim.New(hanoi.Oracle{}, simFor(cellSeed(seed, p, k, rivals)+uint64(s), p, rivals))
 		if err != nil {
@@ -257,8 +260,12 @@ func fidelityHanoi(ctx context.Context, seed uint64, disks, seeds, rivals int, p
 		}
 		wrong += task.WrongSteps()
 		steps += rep.Steps
+		requests += rep.Usage.Requests
+		samples += rep.Launched
 	}
-	return newCell("hanoi", rivals, p, k, votes, wrong, steps)
+	c, err := newCell("hanoi", rivals, p, k, votes, wrong, steps)
+	c.requests, c.samples = requests, samples
+	return c, err
 }
 
 // difficultyRun runs steps sequential races at margin k on a model with

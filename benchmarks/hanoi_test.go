@@ -129,8 +129,8 @@ func BenchmarkHTTPPath(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
 	})
-	for _, par := range []int{1, 0} {
-		b.Run(fmt.Sprintf("solver/parallel=%d", par), func(b *testing.B) {
+	for _, c := range []struct{ par, perCall int }{{1, 1}, {0, 1}, {0, maker.SamplesPerCallAuto}} {
+		b.Run(fmt.Sprintf("solver/parallel=%d/per-call=%d", c.par, c.perCall), func(b *testing.B) {
 			m, err := models.Open("openai:"+srv.model, models.Options{BaseURL: srv.url + "/v1", APIKey: "placeholder"})
 			if err != nil {
 				b.Fatal(err)
@@ -138,7 +138,7 @@ func BenchmarkHTTPPath(b *testing.B) {
 			samples := 0
 			for b.Loop() {
 				task, _ := hanoi.New(disks)
-				s := &maker.Solver{Model: m, Vote: vote.Config{K: 3, Parallel: par}}
+				s := &maker.Solver{Model: m, Vote: vote.Config{K: 3, Parallel: c.par}, SamplesPerCall: c.perCall}
 				rep, err := s.Solve(context.Background(), task)
 				if err != nil {
 					b.Fatal(err)

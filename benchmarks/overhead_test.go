@@ -51,11 +51,11 @@ func TestReferenceLoopOverServeSim(t *testing.T) {
 // table.
 func TestOverheadSuite(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a serve-sim child and runs 14 Hanoi solves")
+		t.Skip("starts a serve-sim child and runs 16 Hanoi solves")
 	}
 	res, err := runSpeedSized(context.Background(), Options{Seed: 3}, 5, 3, 2, func() {})
 	require.NoError(t, err)
-	require.Len(t, res.Rows, 7)
+	require.Len(t, res.Rows, 8)
 	for _, r := range res.Rows {
 		assert.Positive(t, r.CPUPerSample, r.Variant)
 		assert.Positive(t, r.Samples, r.Variant)
@@ -67,6 +67,8 @@ func TestOverheadSuite(t *testing.T) {
 	}
 	assert.Equal(t, res.Rows[0].Variant, res.Rows[1].Baseline, "in process against the floor")
 	assert.Equal(t, res.Rows[4].Variant, res.Rows[5].Baseline, "HTTP against the reference loop")
+	assert.Equal(t, httpWavesRow, res.Rows[7].Variant)
+	assert.Equal(t, res.Rows[4].Variant, res.Rows[7].Baseline, "waves + samples per request against the reference loop")
 	md := (&Report{Overhead: res}).Markdown()
 	assert.True(t, strings.Contains(md, "## Overhead: the step loop against its floor"), md)
 	assert.Contains(t, md, "| in process, --parallel k | floor")

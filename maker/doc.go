@@ -28,7 +28,8 @@
 //     otherwise the denial is the observation. A call with side effects is
 //     journaled as pending first.
 //  5. Task.Apply(winner, observation) advances the task and says whether it
-//     is done. The step is journaled before the next one starts.
+//     is done. The step is journaled (buffered, written with the
+//     periodic sync, and always before a side-effect call runs).
 //
 // Prompt and Apply run on the goroutine that called Solve; Decode runs
 // concurrently from the samplers, between them, and must not change the
@@ -50,7 +51,10 @@
 // # Journals and settings
 //
 // With a [Journal] ([CreateJournal], or [OpenJournal] to resume) a run
-// records each decided step, one JSON line, before the next starts. The
+// records each decided step, one JSON line, buffered and written with the
+// periodic sync, before any side-effect call and at the end (a kill loses
+// at most the unwritten steps, which a resume decides again identically:
+// see Journal's Durability). The
 // journal's header records the task's fingerprint and the run's
 // [Settings]: the model's identity (a model that implements [Identifier],
 // or its Go type), k, the reply cap, the red flags, the temperature

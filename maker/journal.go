@@ -56,6 +56,10 @@ const JournalVersion = 3
 const (
 	DefaultSyncEvery       = 64
 	DefaultCheckpointEvery = 4096
+	// DefaultWriteEvery is Journal.WriteEvery's default.
+	DefaultWriteEvery = time.Second
+	// DefaultSyncPeriod is Journal.SyncPeriod's default.
+	DefaultSyncPeriod = time.Second
 )
 
 // MaxJournalLine is the longest journal line read back, in bytes; a longer
@@ -157,15 +161,25 @@ type JournalStore interface {
 // for tasks that implement Snapshotter, a checkpoint every
 // CheckpointEvery steps.
 //
-// Durability: each step's line is flushed to the store (for a file: written
-// to it) before the next step starts, so a killed process loses nothing
-// already decided; the store is synced to disk every SyncEvery steps
-// (for a file, in the background: the fsync starts then and the steps go
-// on; a failed fsync fails the run at the next step), always before a
-// side-effect tool runs (waiting for the disk), and when the run ends (a
-// power loss may cost the steps not yet on disk, which a resumed run
-// decides again). A write that fails fails the run before the next step,
-// and never after a side effect the journal could not record.
+// Durability: decided steps are buffered and written to the store (for a
+// file: one write(2)) every SyncEvery steps, or sooner when a step ends
+// WriteEvery or more after the last write (slow steps, such as a real
+// model's, are written one by one); such a write is followed by the
+// periodic sync when the last one started SyncPeriod or more before (for a
+// file the fsync runs in the background: the steps go on, and a failed
+// fsync fails the run at a later step). The buffer is written and
+// synced, waiting for the disk, before any side-effect tool call runs (its
+// pending record included), written again as soon as that call's step is
+// decided, and written and synced when the run ends, by success, error or
+// cancellation (Solve writes it; Close syncs). A killed process therefore
+// loses at most the steps not yet written (fewer than SyncEvery, or those
+// of the last WriteEvery), a power loss at most those not yet synced
+// (about SyncPeriod's worth); a
+// resumed run decides them again, and since every sample derives from its
+// SampleID it decides them identically and ends with the uninterrupted
+// result. A side effect is never among the lost: it runs only once every
+// step before it is on disk. A write that fails fails the run at that
+// write, and never after a side effect the journal could not record.
 //
 // Exclusion: a file journal holds an advisory lock (flock) on its file
 // from CreateJournal or OpenJournal until Close; a second Journal on the
@@ -187,12 +201,27 @@ type Journal struct {
 	lineCap    int // the longest step line so far, to size the next one
 	used       bool
 	closed     bool
-	unsynced   int
+	unsynced   int       // steps appended since the last write
+	written    time.Time // when the buffered lines were last written
+	synced     time.Time // when the last periodic sync started
+	buf        []byte    // a step line's buffer, reused for a store that copies
+	sideEffect bool      // a side-effect call ran since the last write
 	sinceCheck int
 
-	// SyncEvery is how many steps are written between syncs to disk;
-	// 0 means DefaultSyncEvery.
+	// SyncEvery is how many steps are buffered between writes to the
+	// store; 0 means DefaultSyncEvery. A write is followed by a sync to
+	// disk when the last one started SyncPeriod or more before.
 	SyncEvery int
+	// SyncPeriod is the least time between two periodic syncs (the
+	// syncs before a side effect and at the end are not periodic): a
+	// power loss costs at most the steps of about one period. 0 means
+	// DefaultSyncPeriod; a negative value syncs at every periodic write.
+	SyncPeriod time.Duration
+	// WriteEvery bounds how long a decided step waits in the buffer: a
+	// step that ends WriteEvery or more after the last write writes the
+	// buffer at once (without a sync). 0 means DefaultWriteEvery; a
+	// negative value writes only every SyncEvery steps.
+	WriteEvery time.Duration
 	// CheckpointEvery is how many steps are written between checkpoints,
 	// for tasks that implement Snapshotter; 0 means
 	// DefaultCheckpointEvery, a negative value none.
@@ -367,14 +396,30 @@ func (j *Journal) writeLine(v any) error {
 }
 
 // writeStep writes a step record's line, encoded without reflection (see
-// appendStepRecord). Each line gets its own buffer: a store may keep it.
+// appendStepRecord). Each line gets its own buffer (a store may keep it),
+// unless the store copies what it is given (a copyingStore).
 func (j *Journal) writeStep(rec *StepRecord) error {
-	b, err := appendStepRecord(make([]byte, 0, j.lineCap+64+chainSuffixLen), rec)
+	_, copies := j.store.(copyingStore)
+	buf := j.buf[:0]
+	if !copies || cap(buf) < j.lineCap+64+chainSuffixLen {
+		buf = make([]byte, 0, j.lineCap+64+chainSuffixLen)
+	}
+	b, err := appendStepRecord(buf, rec)
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
 	j.lineCap = max(j.lineCap, len(b))
-	return j.appendLine(b)
+	err = j.appendLine(b)
+	if copies {
+		j.buf = b[:0]
+	}
+	return err
+}
+
+// copyingStore is a JournalStore whose Append copies the line (the file
+// store): the journal may then reuse the line's buffer.
+type copyingStore interface {
+	copiesLines()
 }
 
 // appendLine chains one encoded JSON object (see chain.seal) and stores
@@ -437,27 +482,34 @@ func (j *Journal) begin(fingerprint string, settings Settings) error {
 	return j.Flush()
 }
 
-// step writes a decided step's record to the file.
+// step appends a decided step's record to the buffer, and writes the
+// buffer when it is due (see Journal's Durability): every SyncEvery steps,
+// after a side-effect call, or WriteEvery after the last write; a write
+// is followed by a sync once SyncPeriod has passed since the last.
 func (j *Journal) step(rec *StepRecord) error {
 	if err := j.writeStep(rec); err != nil {
 		return err
 	}
+	j.sinceCheck++
+	j.unsynced++
+	if j.unsynced < cmpOr(j.SyncEvery, DefaultSyncEvery) && !j.sideEffect &&
+		(j.WriteEvery < 0 || time.Since(j.written) < cmpOr(j.WriteEvery, DefaultWriteEvery)) {
+		return nil
+	}
 	if err := j.Flush(); err != nil {
 		return err
 	}
-	j.sinceCheck++
-	j.unsynced++
-	if j.unsynced >= cmpOr(j.SyncEvery, DefaultSyncEvery) {
-		if bg, ok := j.store.(backgroundSyncer); ok {
-			j.unsynced = 0
-			if err := bg.SyncBackground(); err != nil {
-				return fmt.Errorf("journal %s: sync: %w", j.path(), err)
-			}
-			return nil
-		}
-		return j.sync()
+	if period := cmpOr(j.SyncPeriod, DefaultSyncPeriod); period >= 0 && j.written.Sub(j.synced) < period {
+		return nil
 	}
-	return nil
+	j.synced = j.written
+	if bg, ok := j.store.(backgroundSyncer); ok {
+		if err := bg.SyncBackground(); err != nil {
+			return fmt.Errorf("journal %s: sync: %w", j.path(), err)
+		}
+		return nil
+	}
+	return j.sync()
 }
 
 // backgroundSyncer is a JournalStore that can start a sync to disk without
@@ -483,7 +535,7 @@ func (j *Journal) writeCheckpoint(next int, state json.RawMessage, last *intent.
 	return j.Flush()
 }
 
-func cmpOr(v, def int) int {
+func cmpOr[T int | time.Duration](v, def T) T {
 	if v == 0 {
 		return def
 	}
@@ -509,11 +561,14 @@ func (j *Journal) pending(rec StepRecord) error {
 	if err := j.Flush(); err != nil {
 		return err
 	}
+	j.sideEffect = true
 	return j.sync()
 }
 
-// Flush writes buffered lines to the store.
+// Flush writes the buffered lines to the store (without a sync): a
+// killed process then loses none of them.
 func (j *Journal) Flush() error {
+	j.written, j.sideEffect, j.unsynced = time.Now(), false, 0
 	if err := j.store.Flush(); err != nil {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}

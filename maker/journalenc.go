@@ -12,8 +12,8 @@ import (
 )
 
 // This file writes a StepRecord's journal line by hand, without
-// reflection: the line is on the step loop's critical path (it is in the
-// store before the next step's first sample starts), and encoding/json's
+// reflection: the line is on the step loop's critical path (it is encoded
+// before the next step's first sample starts), and encoding/json's
 // reflection over the record and its maps cost about as much as the rest
 // of the step's orchestration (BenchmarkJournalEncode). The bytes are
 // exactly json.Marshal's, so lines written by either read back alike

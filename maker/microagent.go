@@ -133,13 +133,13 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 // (and cached ones) are on the first reply, its output tokens shared out
 // among the replies by their length, and the first reply's Requests is 1.
 func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageContent, n int) ([]Reply, time.Duration, error) {
-	opts := append([]llms.CallOption{
-		llms.WithTemperature(a.temperature(id.Index)),
-		llms.WithMaxTokens(a.maxTokens),
+	opts := append(make([]llms.CallOption, 0, 3+len(a.options)+3),
+		temperatureOptions.get(math.Float64bits(a.temperature(id.Index))),
+		maxTokensOptions.get(a.maxTokens),
 		// A provider that honours seeds gives each sample its own
 		// reproducible draw (langchaingo omits a seed of 0, hence +1).
-		llms.WithSeed(id.Index + 1),
-	}, a.options...)
+		seedOptions.get(id.Index+1))
+	opts = append(opts, a.options...)
 	if n > 1 {
 		opts = append(opts, llms.WithN(n))
 	}

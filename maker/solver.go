@@ -33,7 +33,8 @@ var (
 // Solver drives a Task to its end: for each step it asks stateless
 // microagents for samples, votes on them first-to-ahead-by-k, sends the
 // winner's tool intent (if any) to the Executor, applies the winner and its
-// observation to the task, and journals the step before the next starts.
+// observation to the task, and journals the step (buffered; see Journal's
+// Durability).
 //
 // Only Model is required; every other field has a working zero value. A
 // Solver without a Journal may be reused for several Solve calls; a Journal
@@ -206,7 +207,9 @@ func (s *Solver) logger() *slog.Logger {
 // ErrPermanent (the first one met: the step stops at once), or the
 // task's; ErrNoAnswerSchema for Structured without a schema; ErrStepLimit;
 // ctx.Err() when ctx ends. On an error the Report covers the steps decided
-// so far, which are in the journal.
+// so far, which Solve writes to the journal before it returns (unless the
+// journal's write is what failed: a resume decides the unwritten ones
+// again).
 func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	start := time.Now()
 	if s.Model == nil {
@@ -458,7 +461,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 	if r.Journal != nil {
 		if err := r.Journal.step(rec); err != nil {
 			r.rep.addSamples(rec, false) // spent, but not a step of the record
-			return fmt.Errorf("%w: step %d was decided but could not be journaled (%w); once its cause is fixed (room on the disk, the engine back), resume: that step is decided again", ErrStep, rec.Step, err)
+			return fmt.Errorf("%w: step %d was decided but could not be journaled (%w); once its cause is fixed (room on the disk, the engine back), resume: that step, and those before it not yet written, are decided again", ErrStep, rec.Step, err)
 		}
 	}
 	r.rep.addStep(rec)

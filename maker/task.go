@@ -33,11 +33,13 @@ type Task interface {
 	// format, the examples, the task's fixed description) first, byte for
 	// byte the same at every step, and what changes (the state, the last
 	// move, the observation) last. Providers cache prompt prefixes
-	// (OpenAI from 1024 tokens, Anthropic from 1024 or 2048 tokens of a
+	// (OpenAI from 1024 tokens, Anthropic from 1024 to 4096 tokens of a
 	// marked prefix) and bill a cached prefix at a fraction of the input
 	// price, so a static part first makes most of every step's prompt
 	// cheap; a step number or a time stamp near the top makes none of it
-	// (docs/cost.md).
+	// (docs/cost.md). For Anthropic, maker/models marks the system
+	// messages' text: keep the static part there, the step's data in the
+	// human message.
 	Prompt(last *intent.Observation) []llms.MessageContent
 
 	// Decode turns a reply into the step's answer, or a red flag: an error

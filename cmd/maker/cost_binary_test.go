@@ -124,6 +124,7 @@ func TestBinarySIGKILLMidWaveWithSamplesPerCall(t *testing.T) {
 		break
 	}
 	assert.Equal(t, decided(t, whole), decided(t, j))
+	assert.Positive(t, kills, "no SIGKILL landed before the run ended: nothing was resumed")
 	t.Logf("%d SIGKILLs survived", kills)
 }
 

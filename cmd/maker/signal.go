@@ -13,8 +13,10 @@ import (
 // down by itself (summary, journals closed); past it the process exits
 // with status 130 whatever it is doing (blocked reading stdin, waiting on
 // a server's connections), so a signal always ends it within a second.
-// Nothing is lost: every journal line and result line is written whole
-// before the next, and a kill at any moment resumes.
+// Nothing is lost: the journal's buffered steps are written when the
+// command winds down, every result line is written whole before the next,
+// and a kill at any moment resumes (the journal's unwritten steps are
+// decided again, identically).
 const signalGrace = 900 * time.Millisecond
 
 // drainGrace is the time a command promised its work to finish in after a

@@ -17,7 +17,7 @@ import (
 )
 
 // workerModelFlags are the run flags a worker takes: its model.
-var workerModelFlags = append([]string{"model", "base-url", "timeout"}, simFlags...)
+var workerModelFlags = append([]string{"model", "models", "base-url", "timeout"}, simFlags...)
 
 func newWorker() *cobra.Command {
 	var (
@@ -68,6 +68,9 @@ still running, prints what it did and exits with status 0.`,
 				return usageErr("--grace %s: must be 0 or positive", grace)
 			}
 			if err := checkNATSURL(natsURL); err != nil {
+				return err
+			}
+			if err := flags.loadModelsFile(cmd.Flags()); err != nil {
 				return err
 			}
 			oracle := hanoi.Oracle{}

@@ -26,9 +26,10 @@ import (
 // temperature, reply cap, seed and JSON mode; nothing else) the model
 // sends the request itself: the messages encoded once per step and kept,
 // the few fields that vary appended around them, the reply decoded into
-// the fields mdap reads. Every other call (tools, a schema, streaming,
-// stop words, several choices, non-text parts, any option it does not
-// know) goes through langchaingo as before. The reply has the shape
+// the fields mdap reads; several choices (n, for Solver.SamplesPerCall)
+// included. Every other call (tools, a schema, streaming, stop words,
+// non-text parts, any option it does not know) goes through langchaingo
+// as before. The reply has the shape
 // langchaingo's gives (GenerationInfo under the same keys), and HTTP
 // errors are seen by the same transport, so classify treats both alike.
 
@@ -64,9 +65,6 @@ func (l *leanChat) accepts(msgs []llms.MessageContent, opts []llms.CallOption) (
 	var o llms.CallOptions
 	for _, opt := range opts {
 		opt(&o)
-	}
-	if o.N > 1 {
-		return o, false
 	}
 	for k := range o.Metadata {
 		if k != "openai:use_legacy_max_tokens" {
@@ -165,8 +163,9 @@ func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) ([]byte,
 		}
 		b = strconv.AppendInt(b, int64(o.MaxTokens), 10)
 	}
-	if o.N == 1 {
-		b = append(b, `,"n":1`...)
+	if o.N > 0 {
+		b = append(b, `,"n":`...)
+		b = strconv.AppendInt(b, int64(o.N), 10)
 	}
 	if o.Seed != 0 {
 		b = append(b, `,"seed":`...)

@@ -26,6 +26,13 @@ type leanRecorder struct {
 const leanCompletion = `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"move = [1, 0, 2]","tool_calls":[{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"p\":1}"}}]},"finish_reason":"stop"}],` +
 	`"usage":{"prompt_tokens":120,"completion_tokens":7,"total_tokens":127,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":2}}}`
 
+// leanCompletion3 answers a request for three choices (n: 3).
+const leanCompletion3 = `{"id":"y","object":"chat.completion","choices":[` +
+	`{"index":0,"message":{"role":"assistant","content":"move = [1, 0, 2]"},"finish_reason":"stop"},` +
+	`{"index":1,"message":{"role":"assistant","content":"move = [2, 0, 1]"},"finish_reason":"length"},` +
+	`{"index":2,"message":{"role":"assistant","content":"","tool_calls":[{"id":"c2","type":"function","function":{"name":"read","arguments":"{}"}}]},"finish_reason":"tool_calls"}],` +
+	`"usage":{"prompt_tokens":120,"completion_tokens":21,"total_tokens":141,"prompt_tokens_details":{"cached_tokens":64}}}`
+
 func newLeanRecorder(t *testing.T) *leanRecorder {
 	r := &leanRecorder{}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -37,6 +44,10 @@ func newLeanRecorder(t *testing.T) *leanRecorder {
 		r.paths = append(r.paths, req.URL.Path+" "+req.Header.Get("Authorization")+" "+req.Header.Get("Content-Type"))
 		r.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
+		if body["n"] == 3.0 {
+			_, _ = io.WriteString(w, leanCompletion3)
+			return
+		}
 		_, _ = io.WriteString(w, leanCompletion)
 	}))
 	t.Cleanup(r.Close)
@@ -59,6 +70,7 @@ func TestLeanPathIsLangchaingos(t *testing.T) {
 		{llms.WithTemperature(0.1), llms.WithMaxTokens(750), llms.WithSeed(2)},
 		{llms.WithTemperature(0.7), llms.WithJSONMode(), llms.WithN(1)},
 		{llms.WithTemperature(0.25), llms.WithSeed(3), llms.WithMaxTokens(9)},
+		{llms.WithTemperature(0.1), llms.WithMaxTokens(750), llms.WithSeed(4), llms.WithN(3)}, // a wave in one request
 	} {
 		msgs := []llms.MessageContent{
 			llms.TextParts(llms.ChatMessageTypeSystem, "rules \"quoted\" \u2028 <tags> & more"),
@@ -80,8 +92,8 @@ func TestLeanPathIsLangchaingos(t *testing.T) {
 	}
 }
 
-// TestLeanPathLeavesTheRestToLangchaingo: tools, stop words, several
-// choices, non-text parts and tool messages are not the lean path's.
+// TestLeanPathLeavesTheRestToLangchaingo: tools, stop words, non-text
+// parts and tool messages are not the lean path's.
 func TestLeanPathLeavesTheRestToLangchaingo(t *testing.T) {
 	srv := newLeanRecorder(t)
 	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1"})
@@ -94,7 +106,6 @@ func TestLeanPathLeavesTheRestToLangchaingo(t *testing.T) {
 	}{
 		"tools":        {text, []llms.CallOption{llms.WithTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "read"}}})}},
 		"stop":         {text, []llms.CallOption{llms.WithStopWords([]string{"x"})}},
-		"n":            {text, []llms.CallOption{llms.WithN(3)}},
 		"top_p":        {text, []llms.CallOption{llms.WithTopP(0.5)}},
 		"metadata":     {text, []llms.CallOption{llms.WithMetadata(map[string]any{"user": "u"})}},
 		"two parts":    {[]llms.MessageContent{{Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{llms.TextContent{Text: "a"}, llms.TextContent{Text: "b"}}}}, nil},

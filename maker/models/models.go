@@ -209,6 +209,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
 		m.llm, m.mapErr = llm, anthropicMapper
+		m.cacheMin = AnthropicMinCacheTokens(sp.Name)
 	}
 	return m, nil
 }
@@ -250,6 +251,7 @@ type model struct {
 	mapErr       func(error) error
 	probe        *http.Client // diagnostic GETs
 	limit        *modelLimit  // this model's own rpm= and inflight=; nil: none
+	cacheMin     int          // anthropic: the minimum cacheable prompt (cacheLayout); 0: no layout
 
 	// withSchema builds an openai: client that sends a response_format,
 	// which langchaingo sets per client, not per call.
@@ -289,6 +291,9 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		return nil, fmt.Errorf("%s at %s: waiting for its turn (%s): %w", m.spec, m.url, m.limit, err)
 	}
 	defer release()
+	if m.cacheMin > 0 {
+		msgs = cacheLayout(msgs, m.cacheMin)
+	}
 	c := &call{}
 	start := time.Now()
 	resp, err := m.send(withCall(ctx, c), llm, structured, msgs, opts)

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/maker/simserver"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// biller sits in front of a server and adds up what every completion it
+// answers bills, from the response's usage at a price: the provider's own
+// bill, whatever the client later does with the reply (a sample the vote
+// no longer needs is billed all the same).
+type biller struct {
+	mu        sync.Mutex
+	dollars   float64
+	in, out   float64 // dollars per million tokens
+	responses int
+	*httptest.Server
+}
+
+func newBiller(t *testing.T, target string, in, out float64) *biller {
+	u, err := url.Parse(strings.TrimSuffix(target, "/v1"))
+	require.NoError(t, err)
+	b := &biller{in: in, out: out}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.ModifyResponse = func(r *http.Response) error {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var c struct {
+			Usage struct {
+				Prompt     int `json:"prompt_tokens"`
+				Completion int `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		if r.StatusCode == http.StatusOK && json.Unmarshal(body, &c) == nil {
+			b.mu.Lock()
+			b.dollars += (float64(c.Usage.Prompt)*b.in + float64(c.Usage.Completion)*b.out) / 1e6
+			b.responses++
+			b.mu.Unlock()
+		}
+		return nil
+	}
+	b.Server = httptest.NewServer(proxy)
+	t.Cleanup(b.Close)
+	return b
+}
+
+func (b *biller) bill() (float64, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.dollars, b.responses
+}
+
+// TestBinaryMaxCostHoldsOnTheServersBill: --max-cost is checked against
+// what the server billed, not what the run reports: a proxy in front of
+// serve-sim adds up the usage of every completion it answers (samples
+// cancelled by the vote and replies that arrive after a step is decided
+// included), and under a cap that stops the run, with k samples in flight
+// at once and with several samples per request, that bill never passes
+// the cap; a resume with a larger cap ends with the uninterrupted run's
+// winners.
+func TestBinaryMaxCostHoldsOnTheServersBill(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.P, cfg.FlagRate = 11, 0.8, 0.05
+	cfg.Latency = sim.FixedLatency(3 * time.Millisecond)
+	_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
+	dir := t.TempDir()
+	for _, per := range []string{"1", "auto"} {
+		full := newBiller(t, base, 0.4, 1.6)
+		args := []string{"hanoi", "--disks", "5", "--model", "openai:sim=0.4/1.6", "--json", "--progress", "off",
+			"--k", "4", "--samples-per-call", per, "--max-tokens", "60"}
+		whole := filepath.Join(dir, "whole-"+per+".jsonl")
+		c := start(t, nil, append(args, "--base-url", full.URL+"/v1", "--journal", whole)...)
+		require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+		want := c.summary(t)
+		require.True(t, want.Solved)
+		wholeBill, _ := full.bill()
+		require.Positive(t, wholeBill)
+
+		for _, frac := range []float64{0.15, 0.5, 0.85} {
+			capUSD := wholeBill * frac
+			b := newBiller(t, base, 0.4, 1.6)
+			j := filepath.Join(dir, fmt.Sprintf("capped-%s-%v.jsonl", per, frac))
+			c := start(t, nil, append(args, "--base-url", b.URL+"/v1", "--journal", j, "--max-cost", fmt.Sprint(capUSD))...)
+			require.Equal(t, 1, c.wait(t, 2*time.Minute), c.stderr.String())
+			billed, n := b.bill()
+			assert.Positive(t, n)
+			assert.LessOrEqual(t, billed, capUSD, "--samples-per-call %s, cap %.6f: the server billed %.6f", per, capUSD, billed)
+
+			c = start(t, nil, append(args, "--base-url", b.URL+"/v1", "--journal", j, "--resume", "--max-cost", fmt.Sprint(wholeBill*3))...)
+			require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+			assert.True(t, c.summary(t).Solved)
+			assert.Equal(t, decided(t, whole), decided(t, j), "--samples-per-call %s, cap %.6f: the uninterrupted run's winners, keys and votes", per, capUSD)
+		}
+	}
+}

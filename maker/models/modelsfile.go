@@ -1,0 +1,122 @@
+package models
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// MaxModelsFileBytes and MaxModelsInFile bound a models file
+// (ParseModelsFile): a file larger or holding more specs is refused.
+const (
+	MaxModelsFileBytes = 1 << 20
+	MaxModelsInFile    = 256
+)
+
+// ParseModelsFile reads a models file: the --model specs of a run, an
+// ensemble, a calibration or a worker, each in the per-model form
+// ("openai:qwen3=0.1/0.3;base=http://127.0.0.1:8000/v1;key=QWEN_KEY;rpm=600").
+// Two forms:
+//
+//   - lines: one spec a line; surrounding spaces are trimmed, and blank
+//     lines and lines starting with # are skipped;
+//   - JSON: a document starting with '[': an array of spec strings.
+//
+// Every spec is checked as CheckSpec checks a --model (nothing is opened,
+// no key is read). Errors wrap ErrSpec and name the line: "line 3: ...".
+// A file with no spec, over MaxModelsFileBytes or with more than
+// MaxModelsInFile specs is refused. Cost: linear in the file.
+func ParseModelsFile(data []byte) ([]string, error) {
+	if len(data) > MaxModelsFileBytes {
+		return nil, fmt.Errorf("%w: the file has %d bytes: at most %d", ErrSpec, len(data), MaxModelsFileBytes)
+	}
+	var specs []string
+	var err error
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		specs, err = jsonSpecs(data)
+	} else {
+		specs, err = lineSpecs(data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("%w: no model in the file: write one spec a line (%s), or a JSON array of them", ErrSpec, Specs)
+	}
+	return specs, nil
+}
+
+// lineAt is the 1-based line of byte offset off in data.
+func lineAt(data []byte, off int64) int {
+	off = min(max(off, 0), int64(len(data)))
+	return 1 + bytes.Count(data[:off], []byte{'\n'})
+}
+
+func checkedSpec(specs []string, spec string, line int) ([]string, error) {
+	if len(specs) == MaxModelsInFile {
+		return nil, fmt.Errorf("%w: line %d: more than %d models", ErrSpec, line, MaxModelsInFile)
+	}
+	if err := CheckSpec(spec); err != nil {
+		return nil, fmt.Errorf("line %d: %q: %w", line, spec, err)
+	}
+	return append(specs, spec), nil
+}
+
+func lineSpecs(data []byte) ([]string, error) {
+	var specs []string
+	for i, raw := range strings.Split(string(data), "\n") {
+		spec := strings.TrimSpace(raw)
+		if spec == "" || strings.HasPrefix(spec, "#") {
+			continue
+		}
+		var err error
+		if specs, err = checkedSpec(specs, spec, i+1); err != nil {
+			return nil, err
+		}
+	}
+	return specs, nil
+}
+
+func jsonSpecs(data []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	bad := func(err error) error {
+		off := dec.InputOffset()
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			off = se.Offset
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("%w: line %d: the JSON array ends early: want [\"openai:gpt-4.1-mini\", ...]", ErrSpec, lineAt(data, int64(len(data))))
+		}
+		return fmt.Errorf("%w: line %d: %v: want a JSON array of spec strings, [\"openai:gpt-4.1-mini\", ...]", ErrSpec, lineAt(data, off), err)
+	}
+	if _, err := dec.Token(); err != nil { // '[', checked by the caller
+		return nil, bad(err)
+	}
+	var specs []string
+	for dec.More() {
+		start := dec.InputOffset()
+		var spec string
+		if err := dec.Decode(&spec); err != nil {
+			return nil, bad(err)
+		}
+		// The element starts after the separator and spaces that follow
+		// the offset before it.
+		rest := data[start:]
+		skip := len(rest) - len(bytes.TrimLeft(rest, " \t\r\n,"))
+		var err error
+		if specs, err = checkedSpec(specs, strings.TrimSpace(spec), lineAt(data, start+int64(skip))); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // ']'
+		return nil, bad(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: line %d: data after the JSON array", ErrSpec, lineAt(data, dec.InputOffset()))
+	}
+	return specs, nil
+}
