@@ -186,13 +186,33 @@ func cmpOr[T comparable](v, def T) T {
 // Identity is route, so a journal written through the engine records the
 // same model as one written in process, and a run may be resumed either
 // way. Errors wrap ErrConfig for an empty route.
-func (d *Drawer) Model(route string) (*Model, error) {
+func (d *Drawer) Model(route string, opts ...ModelOption) (*Model, error) {
 	if route == "" {
 		return nil, fmt.Errorf("%w: empty route: name the model the workers serve", ErrConfig)
 	}
 	token := RouteToken(route)
-	return &Model{d: d, route: route, token: token, subject: jobsSubject + token}, nil
+	m := &Model{d: d, route: route, token: token, subject: jobsSubject + token}
+	for _, o := range opts {
+		o(m)
+	}
+	return m, nil
 }
+
+// ModelOption configures a Model of Drawer.Model.
+type ModelOption func(*Model)
+
+// WithNativeTools says whether the workers' model takes tool definitions
+// natively (an OpenAI-compatible or Anthropic model does): the Model then
+// reports it through NativeTools, so that a run's automatic tool
+// declaration (maker.DeclareAuto) is the one the same model gets in
+// process. Without it a Model reports false, and tools go in the prompt,
+// which every model reads. The definitions travel with each job either way.
+func WithNativeTools(native bool) ModelOption {
+	return func(m *Model) { m.native = native }
+}
+
+// NativeTools implements maker.NativeToolModel, as WithNativeTools set it.
+func (m *Model) NativeTools() bool { return m.native }
 
 // Served reports whether any worker ever served route on this engine (its
 // route's consumer exists): a coordinator that finds none can say that its
@@ -307,6 +327,7 @@ type Model struct {
 	route   string
 	token   string
 	subject string
+	native  bool // the workers' model takes native tools (WithNativeTools)
 
 	mu        sync.Mutex
 	lastAlive time.Time // the last reply, or the last check that found a worker
