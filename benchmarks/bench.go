@@ -17,7 +17,7 @@ import (
 var ErrSuite = errors.New("unknown benchmark suite")
 
 // Suites are the suites, in the order Run runs them.
-var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "overhead", "cost", "observe"}
+var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "overhead", "cost", "observe", "engine"}
 
 // Options configure a Run. The zero value runs every suite at full size.
 type Options struct {
@@ -80,6 +80,7 @@ type Report struct {
 	Overhead   *SpeedResult      `json:"overhead,omitempty"`
 	Cost       *CostResult       `json:"cost,omitempty"`
 	Observe    *ObserveResult    `json:"observe,omitempty"`
+	EngineCost *EngineResult     `json:"engine,omitempty"`
 	// Goals are the project's targets with the measured figure beside
 	// each.
 	Goals []Goal `json:"goals"`
@@ -144,6 +145,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Cost, err = runCost(ctx, o, ticker(name, costUnits()))
 		case "observe":
 			rep.Observe, err = runObserve(ctx, o, ticker(name, observeUnits(o.Quick)))
+		case "engine":
+			rep.EngineCost, err = runEngine(ctx, o, ticker(name, engineUnits(o.Quick)))
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -118,6 +118,7 @@ func goals(r *Report) []Goal {
 		}
 	}
 	out = append(out, overheadGoals(r.Overhead)...)
+	out = append(out, engineGoals(r.EngineCost)...)
 	if c := r.Cost; c != nil {
 		out = append(out, costGoal(c))
 	} else {

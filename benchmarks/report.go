@@ -93,6 +93,9 @@ func (r *Report) Markdown() string {
 	if s := r.Observe; s != nil {
 		writeObserve(&b, s)
 	}
+	if s := r.EngineCost; s != nil {
+		writeEngine(&b, s)
+	}
 	return b.String()
 }
 

@@ -42,7 +42,9 @@ on the sim from 10 to 20 disks: time, memory, CPU per sample by part), real
 (the same steps over HTTP through serve-sim), overhead (the step loop against
 its floor, the HTTP path against the paper's loop), cost (dollars per step:
 one call per sample, samples per request, cached prompts, both), observe
-(the cost of tracing and metrics per sample).
+(the cost of tracing and metrics per sample), engine (the NATS engine against
+core NATS request/reply at 16 callers, and against in process at 20 ms model
+latency).
 
 A full run takes many minutes (the 20-disk run alone is over a million
 steps); --quick runs every suite small enough for CI. Exit status 1 when a

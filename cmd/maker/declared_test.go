@@ -343,3 +343,23 @@ func TestCalibrateDeclaresTheSpecsTools(t *testing.T) {
 	code, _, errOut := cli(t, "calibrate", "--disks", "3", "--tool-declaration", "native")
 	assert.Equal(t, 2, code, "--tool-declaration applies to --spec only: %s", errOut)
 }
+
+// TestDeclaredToolsOverNATS: over the engine, --tool-declaration auto
+// declares the spec's tools natively to an openai: model, as in process
+// (the coordinator's model is the workers'), and the run solves.
+func TestDeclaredToolsOverNATS(t *testing.T) {
+	srv := newDeclServer(t)
+	base := srv.URL + "/v1"
+	url := startNATS(t)
+	w := start(t, nil, "worker", "--nats", url, "--model", "openai:toy", "--base-url", base)
+	c := start(t, nil, "run", specFile(t, "find-version.json"), "--nats", url, "--model", "openai:toy", "--json", "--progress", "off")
+	require.Equal(t, 0, c.wait(t, 2*time.Minute), "%s", &c.stderr)
+	var s specSummary
+	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &s))
+	assert.True(t, s.Solved)
+	requests, native, text := srv.counts()
+	require.Positive(t, requests)
+	assert.Positive(t, native, "declared natively through the workers")
+	assert.Zero(t, text, "not in the prompt")
+	stopWorkers(t, w)
+}

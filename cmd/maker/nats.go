@@ -18,6 +18,7 @@ import (
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -213,7 +214,15 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	if served, err := f.drawer.Served(ctx, route); err == nil && !served {
 		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: samples fail after %s without one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, cluster.DefaultNoWorker, f.natsURL)
 	}
-	return f.drawer.Model(route)
+	return f.drawer.Model(route, cluster.WithNativeTools(specNativeTools(route)))
+}
+
+// specNativeTools reports whether the model a route names takes native
+// tools, so that --tool-declaration auto declares over --nats as it would
+// in process.
+func specNativeTools(route string) bool {
+	sp, err := models.ParseSpec(route)
+	return err == nil && sp.NativeTools()
 }
 
 // natsJournal opens --journal nats:RUN. A resume waits out the lease of a
@@ -403,7 +412,7 @@ func (f *runFlags) natsBatchModel() (func(batch.Job, sim.Oracle, uint64) (llms.M
 		if err != nil {
 			return nil, err
 		}
-		return d.Model(route)
+		return d.Model(route, cluster.WithNativeTools(specNativeTools(route)))
 	}, nil
 }
 

@@ -156,8 +156,10 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed string) {
 			seq++
 			var job cluster.Job
 			require.NoError(t, json.Unmarshal(m.Data, &job))
-			forged := cluster.Reply{Version: cluster.WireVersion, ID: job.ID, Worker: "rogue",
-				Choices: []cluster.Choice{{Content: `move = [1, 0, 2]` + "\nnext_state = [[], [], [1, 2, 3, 4]]"}}}
+			forged := cluster.Reply{Version: cluster.WireVersion, ID: job.ID, Worker: "rogue"}
+			for range job.Samples { // a wrong move for every sample of the wave
+				forged.Samples = append(forged.Samples, cluster.SampleReply{Choices: []cluster.Choice{{Content: `move = [1, 0, 2]` + "\nnext_state = [[], [], [1, 2, 3, 4]]"}}})
+			}
 			data, _ := json.Marshal(forged)
 			if _, err := rjs.Publish(leakCtx, job.ReplyTo, data, jetstream.WithMsgID(job.ID)); err == nil {
 				forgedSent++

@@ -47,28 +47,37 @@
 //
 // # Determinism across machines
 //
-// A job carries the sample's identity (maker.SampleIDFrom on the
+// A job carries each sample's identity (maker.SampleIDFrom on the
 // coordinator), and the worker puts it back in its model's context
 // (maker.WithSampleID). The simulated model's answer depends on (seed,
 // step, sample index) only, so a run over any number of workers, whoever
-// draws which sample and whatever dies on the way, equals a local run with
-// the same seed: the same winners, votes and totals.
+// draws which sample, however the samples are batched into jobs and
+// whatever dies on the way, equals a local run with the same seed: the
+// same winners, votes and totals.
 //
-// # One sample's life
+// # A wave's life
 //
-//  1. Model.GenerateContent publishes a [Job] on JobsStream (message id:
-//     the job's id; a TTL: the Drawer's Timeout) and waits.
-//  2. A worker of the route pulls it, reports progress every third of the
-//     ack wait while its model runs, publishes a [Reply] on
-//     RepliesStream (message id: the job's id) and acknowledges the job,
-//     which leaves the queue.
-//  3. The Drawer's reply consumer hands the reply to the waiting call,
-//     once, if it bears the job's lease key (Job.Lease, readable only by
-//     the worker the job was delivered to): a reply without it is dropped
-//     and counted (DrawerStats.Forged), a second reply counts nowhere.
-//  4. If the call ends first (the race was decided, or the Timeout
-//     passed), the job is withdrawn: deleted from the queue if no worker
-//     took it, and a cancellation notice stops the worker that did.
+//  1. The calls of one wave of a step (vote.WaveFrom: the samples
+//     vote.Race starts together) meet in Model.GenerateContent; the
+//     first waits for the others (DrawerConfig.Gather at most) and
+//     publishes one [Job] on JobsStream (message id: the job's id; a TTL:
+//     the Drawer's Timeout) carrying the prompt once and each sample's
+//     identity, seed and temperature. A call outside a wave is a job of
+//     its own.
+//  2. A worker of the route pulls it, draws its samples (each its own
+//     model call, at most the worker's Inflight at once), reports
+//     progress every third of the ack wait, publishes one [Reply]
+//     answering every sample on RepliesStream (message id: the job's
+//     lease key) and acknowledges the job, which leaves the queue.
+//  3. The Drawer's reply consumer hands each sample's answer to its
+//     waiting call, once, if the reply bears the job's lease key
+//     (Job.Lease, readable only by the worker the job was delivered to):
+//     a reply without it is dropped and counted (DrawerStats.Forged), a
+//     second reply counts nowhere.
+//  4. A call that ends first (the race was decided, or the Timeout
+//     passed) stops waiting; once every call of the job has, the job is
+//     withdrawn: deleted from the queue if no worker took it, and a
+//     cancellation notice stops the worker that did.
 //
 // # When a part dies
 //
@@ -81,15 +90,22 @@
 //     coordinator resumes the run from the journal with no step twice; a
 //     TaskQueue claim it held is redelivered after the queue's ack wait
 //     and resumed from the task's journal.
-//   - The server: clients reconnect until it is back; samples in flight
-//     fail and the race draws them again within its error budget. What
-//     the server acknowledged is on its store and survives a restart
-//     (a power loss too with ServerConfig.SyncAlways, or on a cluster with
-//     3 replicas).
+//   - The server: clients reconnect until it is back. Jobs and replies
+//     live in memory (JobsStream and RepliesStream are memory streams):
+//     once reconnected, each coordinator creates the sample streams and
+//     its reply consumer again if they are gone and asks every job it
+//     still awaits again under the same message id (a duplicate if the
+//     server kept it), so a lost message costs a retry, never a lost or
+//     duplicated sample (DrawerStats.Reasked). Journals, leases and task
+//     queues are on its store and survive a restart (a power loss too
+//     with ServerConfig.SyncAlways, or on a cluster with 3 replicas).
 //
 // # Cost
 //
-// A sample through the engine is three stored messages (the job, the
-// reply and the acknowledgement) and about a millisecond on loopback;
-// BenchmarkEngine measures it against drawing in process.
+// A wave through the engine is three stored messages (the job, the reply
+// and the acknowledgement), whatever its number of samples, and well
+// under a millisecond on loopback beside its model calls. `maker bench
+// --suite engine` measures it against core NATS request/reply carrying
+// the same job and against drawing in process; BenchmarkEngine draws one
+// sample a job.
 package cluster

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,6 +49,14 @@ type DrawerConfig struct {
 	// until a worker appears, instead of waiting out Timeout. 0 means
 	// DefaultNoWorker; negative never checks.
 	NoWorker time.Duration
+	// Gather bounds how long the first call of a wave (vote.WaveFrom)
+	// waits for the wave's other calls before their job is published
+	// without the late ones (they go in a job of their own); 0 means
+	// DefaultGather. A wave's calls start together, so they usually all
+	// arrive well within it; it is only waited out by a wave some of
+	// whose calls never come here (an ensemble's other members, a
+	// limiter holding them back).
+	Gather time.Duration
 	// Replicas is the replica count of the streams this Drawer creates
 	// (JobsStream, RepliesStream) when they do not exist; 0 means 1.
 	Replicas int
@@ -74,9 +81,12 @@ type DrawerConfig struct {
 //   - this coordinator: its jobs still queued expire after Timeout, its
 //     consumer after an hour of inactivity, and replies to it after an
 //     hour; nothing else is affected;
-//   - the server: the connection reconnects; calls in flight fail
-//     (ErrEngine, ErrNoReply) and the race draws them again, within its
-//     error budget; queued jobs and replies survive on the server's store.
+//   - the server: the connection reconnects; the Drawer then creates the
+//     sample streams and its reply consumer again if the server lost them
+//     (they live in memory) and asks every job still awaited again (same
+//     message id: a duplicate if the server kept it); a publication that
+//     fails meanwhile fails its call (ErrEngine) and the race draws it
+//     again, within its error budget.
 type Drawer struct {
 	js       jetstream.JetStream
 	nc       *nats.Conn
@@ -84,38 +94,37 @@ type Drawer struct {
 	id       string
 	timeout  time.Duration
 	noWorker time.Duration
+	gather   time.Duration
 	log      *slog.Logger
-	cc       jetstream.ConsumeContext
+	replicas int
+	cc       jetstream.ConsumeContext // under mu
+	watching sync.WaitGroup           // watch
 
 	mu      sync.Mutex
-	pending map[string]waiting
+	pending map[string]*flight
 	closed  bool
 	done    chan struct{}
 	calls   sync.WaitGroup // GenerateContent calls in flight
 	bg      sync.WaitGroup // withdrawals
 
-	published, replies, duplicates, withdrawn, deleted, bad, forged atomic.Int64
-}
-
-// waiting is a call waiting for its job's reply, bearing the job's lease.
-type waiting struct {
-	ch    chan Reply
-	lease string
-	m     *Model
+	published, samples, replies, duplicates, withdrawn, deleted, bad, forged, reasked atomic.Int64
 }
 
 // DrawerStats counts what a Drawer did.
 type DrawerStats struct {
-	// Published jobs, one per sample.
+	// Published jobs, one per wave (or part of a wave) of a route.
 	Published int64
-	// Replies that answered a waiting call.
+	// Samples the published jobs asked for.
+	Samples int64
+	// Replies that answered a published job (each answers all of its
+	// samples).
 	Replies int64
 	// Duplicates are replies to no waiting call: a second reply to a job
 	// that was redelivered, or a reply that came after its call ended.
 	// They count nowhere.
 	Duplicates int64
-	// Withdrawn jobs: the call ended (the race was decided, the timeout
-	// passed) before a reply came. Deleted of them were still queued, so
+	// Withdrawn jobs: every call of the job ended (the race was decided,
+	// the timeout passed) before a reply came. Deleted of them were still queued, so
 	// no worker ever drew them.
 	Withdrawn, Deleted int64
 	// Bad replies that did not decode, dropped.
@@ -124,6 +133,9 @@ type DrawerStats struct {
 	// not come from the worker the job was delivered to. Dropped; the
 	// call still waits for the reply of the worker holding the job.
 	Forged int64
+	// Reasked jobs were published again after a reconnection found them
+	// lost (the server restarted: jobs and replies are kept in memory).
+	Reasked int64
 }
 
 // NewDrawer creates the sample streams if they do not exist, and this
@@ -137,30 +149,19 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	d := &Drawer{
 		js: js, nc: js.Conn(), jobs: jobs, id: "d" + nuid.Next(),
 		timeout: cmpOr(cfg.Timeout, DefaultTimeout), noWorker: cmpOr(cfg.NoWorker, DefaultNoWorker),
+		gather:  cmpOr(cfg.Gather, DefaultGather),
 		log:     cfg.Logger,
-		pending: map[string]waiting{},
+		pending: map[string]*flight{},
 		done:    make(chan struct{}),
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
-	cons, err := js.CreateConsumer(ctx, RepliesStream, jetstream.ConsumerConfig{
-		Name:              d.id,
-		Description:       "mdap replies to one coordinator",
-		FilterSubject:     repliesSubject + d.id + ".>",
-		AckPolicy:         jetstream.AckExplicitPolicy,
-		AckWait:           30 * time.Second,
-		InactiveThreshold: time.Hour,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: the reply consumer: %w", ErrEngine, err)
+	d.replicas = cfg.Replicas
+	if err := d.consumeReplies(ctx); err != nil {
+		return nil, err
 	}
-	d.cc, err = cons.Consume(d.onReply, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		d.log.Debug("reply consumer", "err", err)
-	}))
-	if err != nil {
-		return nil, fmt.Errorf("%w: consume replies: %w", ErrEngine, err)
-	}
+	d.watching.Go(d.watch)
 	return d, nil
 }
 
@@ -185,13 +186,33 @@ func cmpOr[T comparable](v, def T) T {
 // Identity is route, so a journal written through the engine records the
 // same model as one written in process, and a run may be resumed either
 // way. Errors wrap ErrConfig for an empty route.
-func (d *Drawer) Model(route string) (*Model, error) {
+func (d *Drawer) Model(route string, opts ...ModelOption) (*Model, error) {
 	if route == "" {
 		return nil, fmt.Errorf("%w: empty route: name the model the workers serve", ErrConfig)
 	}
 	token := RouteToken(route)
-	return &Model{d: d, route: route, token: token, subject: jobsSubject + token}, nil
+	m := &Model{d: d, route: route, token: token, subject: jobsSubject + token}
+	for _, o := range opts {
+		o(m)
+	}
+	return m, nil
 }
+
+// ModelOption configures a Model of Drawer.Model.
+type ModelOption func(*Model)
+
+// WithNativeTools says whether the workers' model takes tool definitions
+// natively (an OpenAI-compatible or Anthropic model does): the Model then
+// reports it through NativeTools, so that a run's automatic tool
+// declaration (maker.DeclareAuto) is the one the same model gets in
+// process. Without it a Model reports false, and tools go in the prompt,
+// which every model reads. The definitions travel with each job either way.
+func WithNativeTools(native bool) ModelOption {
+	return func(m *Model) { m.native = native }
+}
+
+// NativeTools implements maker.NativeToolModel, as WithNativeTools set it.
+func (m *Model) NativeTools() bool { return m.native }
 
 // Served reports whether any worker ever served route on this engine (its
 // route's consumer exists): a coordinator that finds none can say that its
@@ -210,8 +231,8 @@ func (d *Drawer) Served(ctx context.Context, route string) (bool, error) {
 // Stats returns what the drawer has done so far.
 func (d *Drawer) Stats() DrawerStats {
 	return DrawerStats{
-		Published: d.published.Load(), Replies: d.replies.Load(), Duplicates: d.duplicates.Load(),
-		Withdrawn: d.withdrawn.Load(), Deleted: d.deleted.Load(), Bad: d.bad.Load(), Forged: d.forged.Load(),
+		Published: d.published.Load(), Samples: d.samples.Load(), Replies: d.replies.Load(), Duplicates: d.duplicates.Load(),
+		Withdrawn: d.withdrawn.Load(), Deleted: d.deleted.Load(), Bad: d.bad.Load(), Forged: d.forged.Load(), Reasked: d.reasked.Load(),
 	}
 }
 
@@ -230,8 +251,12 @@ func (d *Drawer) Close() error {
 	d.mu.Unlock()
 	d.calls.Wait()
 	d.bg.Wait()
-	d.cc.Stop()
-	<-d.cc.Closed()
+	d.watching.Wait()
+	d.mu.Lock()
+	cc := d.cc
+	d.mu.Unlock()
+	cc.Stop()
+	<-cc.Closed()
 	ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 	defer cancel()
 	if err := d.js.DeleteConsumer(ctx, RepliesStream, d.id); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -240,7 +265,7 @@ func (d *Drawer) Close() error {
 	return nil
 }
 
-// onReply hands a reply to its waiting call, once.
+// onReply hands each sample of a reply to its waiting call, once.
 func (d *Drawer) onReply(msg jetstream.Msg) {
 	defer func() { _ = msg.Ack() }()
 	r, err := decodeReply(msg.Data())
@@ -250,9 +275,10 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 		return
 	}
 	d.mu.Lock()
-	w, ok := d.pending[r.ID]
-	forged := ok && subtle.ConstantTimeCompare([]byte(w.lease), []byte(r.Lease)) != 1
-	if ok && !forged {
+	f, ok := d.pending[r.ID]
+	forged := ok && subtle.ConstantTimeCompare([]byte(f.lease), []byte(r.Lease)) != 1
+	short := ok && !forged && len(r.Samples) != len(f.calls)
+	if ok && !forged && !short {
 		delete(d.pending, r.ID)
 	}
 	d.mu.Unlock()
@@ -261,35 +287,20 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 		d.forged.Add(1)
 		d.log.Warn("reply without its job's lease dropped (not from the worker holding the job)", "job", r.ID, "worker", r.Worker)
 		return
+	case short:
+		d.bad.Add(1)
+		d.log.Warn("reply answering another number of samples than its job asked dropped", "job", r.ID, "worker", r.Worker, "answers", len(r.Samples), "asked", len(f.calls))
+		return
 	case !ok:
 		d.duplicates.Add(1)
 		d.log.Debug("reply to no waiting call", "job", r.ID, "worker", r.Worker)
 		return
 	}
 	d.replies.Add(1)
-	w.m.alive()
-	w.ch <- r // buffered; the only send, since the entry is gone
-}
-
-// begin registers a call waiting for job id's reply, bearing lease.
-func (d *Drawer) begin(id, lease string, m *Model) (chan Reply, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil, false
+	f.m.alive()
+	for i, c := range f.calls {
+		c.ch <- answer{r.Samples[i], r.Worker} // buffered; the only send, since the job is gone
 	}
-	ch := make(chan Reply, 1)
-	d.pending[id] = waiting{ch: ch, lease: lease, m: m}
-	d.calls.Add(1)
-	return ch, true
-}
-
-// end unregisters a call.
-func (d *Drawer) end(id string) {
-	d.mu.Lock()
-	delete(d.pending, id)
-	d.mu.Unlock()
-	d.calls.Done()
 }
 
 // withdraw takes back a job whose call ended without a reply: a notice
@@ -301,7 +312,7 @@ func (d *Drawer) withdraw(token, id string, seq uint64) {
 	d.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 		defer cancel()
-		if err := d.jobs.DeleteMsg(ctx, seq); err == nil {
+		if err := d.jobStream().DeleteMsg(ctx, seq); err == nil {
 			d.deleted.Add(1)
 		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 			d.log.Debug("withdraw", "job", id, "err", err)
@@ -316,11 +327,15 @@ type Model struct {
 	route   string
 	token   string
 	subject string
+	native  bool // the workers' model takes native tools (WithNativeTools)
 
 	mu        sync.Mutex
 	lastAlive time.Time // the last reply, or the last check that found a worker
 	lastCheck time.Time
 	noWorker  bool // the last check found none
+
+	wmu   sync.Mutex
+	waves map[waveKey]*gather // waves gathering their calls
 }
 
 // alive records a sign of a worker of the route.
@@ -404,105 +419,4 @@ func (m *Model) Route() string { return m.route }
 // Call implements llms.Model's single-prompt method.
 func (m *Model) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
-// GenerateContent publishes one job (the messages, the call options that
-// travel, the sample identity in ctx) on the route's queue and waits for
-// its reply. Cost: one JetStream publish, acknowledged, then the worker's
-// model call and two more stored messages (the reply, and the worker's
-// acknowledgement); on loopback, well under a millisecond beside the
-// model (see BenchmarkEngine).
-//
-// When ctx ends first (the race was decided) or the Drawer's Timeout
-// passes, the job is withdrawn: deleted from the queue if no worker took
-// it, otherwise its worker is told to stop. A reply that comes twice (the
-// job was redelivered after its worker died) counts once.
-//
-// Errors: ctx.Err() when ctx ends first; ErrNoReply after the Timeout;
-// ErrRemote wrapping the worker model's error; ErrEngine when the job
-// could not be published; ErrClosed after Drawer.Close.
-func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	d := m.d
-	job := Job{Version: WireVersion, ID: nuid.Next(), Route: m.route, Options: callOptionsOf(opts), Lease: leaseKey()}
-	job.ReplyTo = repliesSubject + d.id + "." + job.ID
-	if id, ok := maker.SampleIDFrom(ctx); ok {
-		job.Sample = &Sample{Step: id.Step, Index: id.Index}
-	}
-	job.Messages = make([]Message, len(msgs))
-	for i, mc := range msgs {
-		job.Messages[i] = Message(mc)
-	}
-	data, err := json.Marshal(job)
-	if err != nil {
-		return nil, fmt.Errorf("%w: encode the job: %w", ErrUndecodable, err)
-	}
-	if err := m.served(ctx, false); err != nil {
-		return nil, err
-	}
-	ch, ok := d.begin(job.ID, job.Lease, m)
-	if !ok {
-		return nil, ErrClosed
-	}
-	defer d.end(job.ID)
-	callCtx, cancel := context.WithTimeout(ctx, d.timeout)
-	defer cancel()
-	// The publication is not cut short by ctx: a job stored without its
-	// sequence known could not be withdrawn.
-	pubCtx, pubCancel := context.WithTimeout(context.WithoutCancel(ctx), min(d.timeout, publishTimeout))
-	ack, err := d.js.PublishMsg(pubCtx, jobMsg(ctx, m.subject, data),
-		jetstream.WithMsgID(job.ID), jetstream.WithExpectStream(JobsStream),
-		jetstream.WithMsgTTL(max(d.timeout, time.Second)))
-	pubCancel()
-	if err != nil {
-		// It may have been stored all the same: a worker that took it
-		// stops; the queue drops it at its TTL.
-		_ = d.nc.Publish(cancelSubject+m.token+"."+job.ID, nil)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("%w: publish a job for %s: %w", ErrEngine, m.route, err)
-	}
-	d.published.Add(1)
-	var check <-chan time.Time
-	if d.noWorker > 0 {
-		t := time.NewTicker(d.noWorker)
-		defer t.Stop()
-		check = t.C
-	}
-	var noWorker error
-wait:
-	for {
-		select {
-		case r := <-ch:
-			return r.response(m.route)
-		case <-callCtx.Done():
-			break wait
-		case <-d.done:
-			break wait
-		case <-check:
-			if noWorker = m.served(callCtx, true); noWorker != nil {
-				break wait
-			}
-		}
-	}
-	select {
-	case r := <-ch:
-		if ctx.Err() == nil {
-			return r.response(m.route)
-		}
-	default:
-		d.withdraw(m.token, job.ID, ack.Sequence)
-	}
-	switch {
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case noWorker != nil:
-		return nil, noWorker
-	case callCtx.Err() != nil:
-		return nil, fmt.Errorf("%w: %s: no reply within %s", ErrNoReply, m.route, d.timeout)
-	}
-	return nil, ErrClosed
 }

@@ -97,3 +97,26 @@ func TestRunOverWorkersEqualsLocalRun(t *testing.T) {
 		assert.Positive(t, w.Stats().Served, "every worker drew samples")
 	}
 }
+
+// TestModelDeclaresToolsAsTheWorkersModel: over the engine, automatic
+// tool declaration follows what the workers' model takes (WithNativeTools),
+// as it would in process; without the option, tools go in the prompt.
+func TestModelDeclaresToolsAsTheWorkersModel(t *testing.T) {
+	srv := startServer(t)
+	_, js := connect(t, srv.ClientURL())
+	d := newDrawer(t, js, cluster.DrawerConfig{})
+	for _, c := range []struct {
+		opts []cluster.ModelOption
+		want maker.ToolDeclaration
+	}{
+		{nil, maker.DeclarePrompt},
+		{[]cluster.ModelOption{cluster.WithNativeTools(false)}, maker.DeclarePrompt},
+		{[]cluster.ModelOption{cluster.WithNativeTools(true)}, maker.DeclareNative},
+	} {
+		m, err := d.Model("openai:gpt-4.1-mini", c.opts...)
+		require.NoError(t, err)
+		got, err := maker.DeclareAuto.Resolve(m)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, got)
+	}
+}

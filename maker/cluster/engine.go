@@ -48,34 +48,44 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	return s, nil
 }
 
+// sampleStreamBytes bounds the memory each sample stream takes on the
+// server; a publication past it is refused (and its sample drawn again).
+const sampleStreamBytes = 256 << 20
+
 // jobsStreamConfig is the work queue of sample jobs: a job is removed when
 // a worker acknowledges it, withdrawn by its coordinator, or expires (its
-// TTL is the coordinator's timeout).
+// TTL is the coordinator's timeout). Jobs live in memory: one lost to a
+// server restart is asked again by its coordinator (Drawer.recover).
 func jobsStreamConfig(n int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        JobsStream,
 		Description: "mdap sample jobs for stateless workers",
 		Subjects:    []string{jobsSubject + ">"},
 		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
+		Storage:     jetstream.MemoryStorage,
 		Replicas:    replicas(n),
 		MaxAge:      time.Hour,
+		MaxBytes:    sampleStreamBytes,
+		Discard:     jetstream.DiscardNew,
 		Duplicates:  2 * time.Minute,
 		AllowMsgTTL: true,
 	}
 }
 
 // repliesStreamConfig is the work queue of replies, one consumer per
-// Drawer; MaxAge clears replies to coordinators that died.
+// Drawer; MaxAge clears replies to coordinators that died. Replies live in
+// memory, like jobs.
 func repliesStreamConfig(n int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        RepliesStream,
 		Description: "mdap workers' replies to sample jobs",
 		Subjects:    []string{repliesSubject + ">"},
 		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
+		Storage:     jetstream.MemoryStorage,
 		Replicas:    replicas(n),
 		MaxAge:      time.Hour,
+		MaxBytes:    sampleStreamBytes,
+		Discard:     jetstream.DiscardNew,
 		Duplicates:  2 * time.Minute,
 	}
 }

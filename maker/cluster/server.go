@@ -57,9 +57,9 @@ type ServerConfig struct {
 // real NATS cluster serves the same clients unchanged.
 //
 // When it dies, clients reconnect and retry until it is back (see
-// Connect); JetStream state on StoreDir survives a restart, so queued
-// jobs, journals and tasks are kept. Samples in flight at that moment fail
-// (ErrEngine or ErrNoReply) and the race draws them again.
+// Connect); JetStream state on StoreDir survives a restart, so journals,
+// leases and tasks are kept. Sample jobs and replies live in memory: the
+// coordinators ask the ones lost again (see Drawer).
 type Server struct {
 	ns *server.Server
 }

@@ -10,7 +10,10 @@ import (
 
 // The W3C trace context (traceparent, tracestate) of a job travels in
 // its message's headers, so that a worker's model call is a child of the
-// coordinator's call span (see maker/observe). With no propagator set
+// coordinator's call span (see maker/observe). A job carrying a wave
+// carries the trace context of the wave's first call: the worker's calls
+// of the wave's other samples are children of that call's span (the same
+// trace: the step's). With no propagator set
 // (tracing off) no header is written and nothing is read.
 
 // jobMsg is a job's message: data with the trace context of ctx, if any,

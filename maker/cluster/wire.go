@@ -14,13 +14,23 @@ import (
 
 // WireVersion is the version of the Job and Reply formats this build
 // writes and reads. A message of another version is refused
-// (ErrUndecodable).
-const WireVersion = 1
+// (ErrUndecodable). Version 2 carries a wave: several samples per job,
+// the prompt once.
+const WireVersion = 2
 
-// Job is one sample request as it travels on the engine, JSON-encoded on
-// subject mdap.jobs.<route token> of JobsStream with the NATS message id
-// (Nats-Msg-Id) set to ID. It carries everything a stateless worker needs:
-// the messages, the call options and the sample's identity.
+// MaxJobSamples bounds the samples of one job (and so of one reply): a
+// larger wave is sent as several jobs, and a job or reply with more is
+// refused (ErrUndecodable).
+const MaxJobSamples = 128
+
+// Job is a wave of sample requests as it travels on the engine,
+// JSON-encoded on subject mdap.jobs.<route token> of JobsStream with the
+// NATS message id (Nats-Msg-Id) set to ID. It carries everything a
+// stateless worker needs: the prompts (each once, however many samples
+// share it), the call options common to the samples, and each sample's
+// identity and what differs for it (its seed and temperature, or its own
+// options). One worker draws every sample of a job and answers them in
+// one Reply.
 type Job struct {
 	Version int `json:"v"`
 	// ID names the job; its reply carries it, and the engine drops a
@@ -37,20 +47,49 @@ type Job struct {
 	// Drawer drops a reply without it (DrawerStats.Forged): a reply is
 	// bound to the lease granted for its job.
 	Lease string `json:"lease,omitempty"`
-	// Sample is the sample's identity (maker.SampleIDFrom on the
-	// coordinator's context), put back in the worker's context so that a
-	// reproducible model answers the same on any machine.
-	Sample *Sample `json:"sample,omitempty"`
-	// Messages are the prompt.
-	Messages []Message `json:"messages"`
-	// Options are the call options that travel.
+	// Prompts are the distinct prompts of the job's samples (one, for a
+	// wave of one step).
+	Prompts [][]Message `json:"prompts"`
+	// Options are the call options the samples share.
 	Options CallOptions `json:"options"`
+	// Samples are the samples asked for, 1 to MaxJobSamples; the reply
+	// answers them in this order.
+	Samples []Sample `json:"samples"`
 }
 
-// Sample is a maker.SampleID on the wire.
+// Sample is one sample of a Job: its identity (maker.SampleIDFrom on the
+// coordinator's context), put back in the worker's context so that a
+// reproducible model answers the same on any machine, its prompt and
+// what its call options change from the job's.
 type Sample struct {
-	Step  int `json:"step"`
-	Index int `json:"index"`
+	Step  int `json:"s"`
+	Index int `json:"i"`
+	// Anon: the call carried no sample identity; none is invented.
+	Anon bool `json:"a,omitempty"`
+	// Prompt indexes Job.Prompts.
+	Prompt int `json:"p,omitempty"`
+	// Seed and Temperature replace the job's, when set (each sample of a
+	// step has its own seed; the first is drawn at temperature 0).
+	Seed        int      `json:"seed,omitempty"`
+	Temperature *float64 `json:"t,omitempty"`
+	// Options, when set, are this sample's whole options, in place of the
+	// job's (and of Seed and Temperature).
+	Options *CallOptions `json:"o,omitempty"`
+}
+
+// options returns the call options of sample s of job j.
+func (j *Job) options(s Sample) CallOptions {
+	if s.Options != nil {
+		return *s.Options
+	}
+	o := j.Options
+	if s.Seed != 0 {
+		o.Seed = s.Seed
+	}
+	if s.Temperature != nil {
+		o.Temperature = s.Temperature
+	}
+	return o
 }
 
 // Message is an llms.MessageContent on the wire, always in langchaingo's
@@ -191,8 +230,14 @@ type Reply struct {
 	ID string `json:"id"`
 	// Lease is the job's Lease, echoed.
 	Lease string `json:"lease,omitempty"`
-	// Worker names the worker that drew the sample, for logs.
+	// Worker names the worker that drew the samples, for logs.
 	Worker string `json:"worker,omitempty"`
+	// Samples answer the job's Samples, in their order, one each.
+	Samples []SampleReply `json:"samples"`
+}
+
+// SampleReply is the answer to one Sample of a Job.
+type SampleReply struct {
 	// Choices is the model's response; empty when Error is set.
 	Choices []Choice `json:"choices,omitempty"`
 	// Error is the model's failure.
@@ -233,9 +278,9 @@ type ReplyError struct {
 	RetryAfter float64 `json:"retry_after_s,omitempty"`
 }
 
-// replyOf turns a model's result into a Reply.
-func replyOf(id, worker string, resp *llms.ContentResponse, err error, took time.Duration) Reply {
-	r := Reply{Version: WireVersion, ID: id, Worker: worker, Took: took}
+// sampleReplyOf turns a model's result into a SampleReply.
+func sampleReplyOf(resp *llms.ContentResponse, err error, took time.Duration) SampleReply {
+	r := SampleReply{Took: took}
 	if err != nil {
 		r.Error = &ReplyError{Message: err.Error()}
 		if le := asLLMError(err); le != nil {
@@ -283,13 +328,14 @@ func jsonable(info map[string]any) map[string]any {
 	return out
 }
 
-// response turns a Reply back into what the model call returns.
-func (r Reply) response(route string) (*llms.ContentResponse, error) {
+// response turns a SampleReply from worker back into what the model call
+// returns.
+func (r SampleReply) response(route, worker string) (*llms.ContentResponse, error) {
 	if e := r.Error; e != nil {
 		if e.Code == "" {
-			return nil, fmt.Errorf("%w: %s (worker %s): %s", ErrRemote, route, r.Worker, e.Message)
+			return nil, fmt.Errorf("%w: %s (worker %s): %s", ErrRemote, route, worker, e.Message)
 		}
-		le := &llms.Error{Code: llms.ErrorCode(e.Code), Message: e.Message, Provider: "worker " + r.Worker}
+		le := &llms.Error{Code: llms.ErrorCode(e.Code), Message: e.Message, Provider: "worker " + worker}
 		if e.RetryAfter > 0 {
 			le.Details = map[string]any{"retry_after": strconv.FormatFloat(e.RetryAfter, 'f', -1, 64)}
 		}
@@ -314,7 +360,8 @@ func (r Reply) response(route string) (*llms.ContentResponse, error) {
 }
 
 // decodeJob reads a job from the engine: ErrUndecodable unless it is JSON
-// of this WireVersion with an id and a reply subject.
+// of this WireVersion with an id, a reply subject, 1 to MaxJobSamples
+// samples of non-negative identities, and a prompt for each.
 func decodeJob(data []byte) (Job, error) {
 	var job Job
 	if err := json.Unmarshal(data, &job); err != nil {
@@ -323,11 +370,19 @@ func decodeJob(data []byte) (Job, error) {
 	if job.Version != WireVersion || job.ID == "" || job.ReplyTo == "" {
 		return Job{}, fmt.Errorf("%w: job of version %d, id %q, reply subject %q: want version %d with both", ErrUndecodable, job.Version, job.ID, job.ReplyTo, WireVersion)
 	}
+	if n := len(job.Samples); n == 0 || n > MaxJobSamples || len(job.Prompts) > n {
+		return Job{}, fmt.Errorf("%w: job %s asks for %d samples with %d prompts: want 1 to %d samples and no more prompts than samples", ErrUndecodable, job.ID, n, len(job.Prompts), MaxJobSamples)
+	}
+	for i, s := range job.Samples {
+		if s.Step < 0 || s.Index < 0 || s.Prompt < 0 || s.Prompt >= len(job.Prompts) {
+			return Job{}, fmt.Errorf("%w: job %s, sample %d: step %d, index %d, prompt %d of %d", ErrUndecodable, job.ID, i, s.Step, s.Index, s.Prompt, len(job.Prompts))
+		}
+	}
 	return job, nil
 }
 
 // decodeReply reads a reply from the engine: ErrUndecodable unless it is
-// JSON of this WireVersion with an id.
+// JSON of this WireVersion with an id and 1 to MaxJobSamples answers.
 func decodeReply(data []byte) (Reply, error) {
 	var r Reply
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -335,6 +390,9 @@ func decodeReply(data []byte) (Reply, error) {
 	}
 	if r.Version != WireVersion || r.ID == "" {
 		return Reply{}, fmt.Errorf("%w: reply of version %d, id %q: want version %d with an id", ErrUndecodable, r.Version, r.ID, WireVersion)
+	}
+	if n := len(r.Samples); n == 0 || n > MaxJobSamples {
+		return Reply{}, fmt.Errorf("%w: reply %s answers %d samples: want 1 to %d", ErrUndecodable, r.ID, n, MaxJobSamples)
 	}
 	return r, nil
 }

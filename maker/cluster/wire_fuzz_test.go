@@ -15,16 +15,21 @@ import (
 // round trip, and turning it into a model call (messages, options) or a
 // model response never panics.
 func FuzzDecodeJobAndReply(f *testing.F) {
+	zero := 0.0
+	all := callOptionsOf([]llms.CallOption{llms.WithTemperature(1), llms.WithMaxTokens(3)})
 	job := Job{Version: WireVersion, ID: "j1", Route: "r", ReplyTo: "mdap.replies.d.j1", Lease: "00ff",
-		Sample: &Sample{Step: 3, Index: 1}, Messages: []Message{Message(llms.TextParts(llms.ChatMessageTypeHuman, "hi"))},
-		Options: callOptionsOf([]llms.CallOption{llms.WithTemperature(0), llms.WithMaxTokens(9)})}
+		Prompts: [][]Message{{Message(llms.TextParts(llms.ChatMessageTypeHuman, "hi"))}, {Message(llms.TextParts(llms.ChatMessageTypeSystem, "s"))}},
+		Samples: []Sample{{Step: 3, Index: 0, Seed: 1, Temperature: &zero}, {Step: 3, Index: 1, Seed: 2, Prompt: 1}, {Anon: true, Options: &all}},
+		Options: callOptionsOf([]llms.CallOption{llms.WithMaxTokens(9)})}
 	jb, _ := json.Marshal(job)
 	f.Add(jb)
-	rb, _ := json.Marshal(Reply{Version: WireVersion, ID: "j1", Lease: "00ff", Choices: []Choice{{Content: "x", ToolCalls: []ToolCall{{ID: "t", Function: &FunctionCall{Name: "f"}}}}}})
+	rb, _ := json.Marshal(Reply{Version: WireVersion, ID: "j1", Lease: "00ff", Samples: []SampleReply{{Choices: []Choice{{Content: "x", ToolCalls: []ToolCall{{ID: "t", Function: &FunctionCall{Name: "f"}}}}}}}})
 	f.Add(rb)
-	eb, _ := json.Marshal(Reply{Version: WireVersion, ID: "j1", Error: &ReplyError{Message: "slow", Code: "rate_limit", RetryAfter: 2}})
+	eb, _ := json.Marshal(Reply{Version: WireVersion, ID: "j1", Samples: []SampleReply{{Error: &ReplyError{Message: "slow", Code: "rate_limit", RetryAfter: 2}}, {}}})
 	f.Add(eb)
-	f.Add([]byte(`{"v":1,"id":"x","reply_to":"y","messages":[{"role":"human","parts":[{"type":"image_url","image_url":{"url":"u"}}]}]}`))
+	f.Add([]byte(`{"v":2,"id":"x","reply_to":"y","samples":[{"s":1}],"prompts":[[{"role":"human","parts":[{"type":"image_url","image_url":{"url":"u"}}]}]]}`))
+	f.Add([]byte(`{"v":2,"id":"x","reply_to":"y","samples":[{"s":1,"p":1}],"prompts":[[]]}`))
+	f.Add([]byte(`{"v":1,"id":"x","reply_to":"y","messages":[]}`))
 	f.Add([]byte(`{"v":2}`))
 	f.Add([]byte(`nul`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -38,19 +43,26 @@ func FuzzDecodeJobAndReply(f *testing.F) {
 			b2, err := json.Marshal(again)
 			require.NoError(t, err)
 			require.JSONEq(t, string(b), string(b2))
-			var o llms.CallOptions
-			j.Options.option()(&o)
-			for _, m := range j.Messages {
-				_ = llms.MessageContent(m)
+			require.NotEmpty(t, j.Samples)
+			require.LessOrEqual(t, len(j.Samples), MaxJobSamples)
+			for _, s := range j.Samples {
+				var o llms.CallOptions
+				j.options(s).option()(&o)
+				for _, m := range j.Prompts[s.Prompt] { // in range, or decodeJob refused it
+					_ = llms.MessageContent(m)
+				}
 			}
 		}
 		if r, err := decodeReply(data); err != nil {
 			require.True(t, errors.Is(err, ErrUndecodable), "%v", err)
 		} else {
-			resp, err := r.response("route")
-			require.True(t, (resp == nil) != (err == nil), "a response or an error")
-			if err != nil {
-				require.ErrorIs(t, err, ErrRemote)
+			require.NotEmpty(t, r.Samples)
+			for _, s := range r.Samples {
+				resp, err := s.response("route", r.Worker)
+				require.True(t, (resp == nil) != (err == nil), "a response or an error")
+				if err != nil {
+					require.ErrorIs(t, err, ErrRemote)
+				}
 			}
 		}
 	})

@@ -53,8 +53,9 @@ type WorkerConfig struct {
 	Route string
 	// Name names the worker in replies and logs; empty means host/pid.
 	Name string
-	// Inflight bounds the model calls in progress at once (and so the
-	// jobs this worker holds); 0 means 1.
+	// Inflight bounds the model calls in progress at once, and the jobs
+	// (waves) this worker holds; 0 means 1. The worker pulls jobs with
+	// one request for all its free places.
 	Inflight int
 	// AckWait is the route consumer's ack wait, shared by every worker of
 	// the route (the last one started sets it); 0 means DefaultAckWait.
@@ -102,7 +103,12 @@ type Worker struct {
 	grace    time.Duration
 	log      *slog.Logger
 	ccfg     jetstream.ConsumerConfig
+	replicas int
 	running  atomic.Bool
+	// reconnects is the connection's reconnection count when the route's
+	// consumer was last ensured.
+	reconnects atomic.Uint64
+	slots      chan struct{} // one per model call in progress (Inflight)
 
 	mu        sync.Mutex
 	active    map[string]context.CancelCauseFunc
@@ -113,8 +119,8 @@ type Worker struct {
 
 // WorkerStats counts what a Worker did.
 type WorkerStats struct {
-	// Served jobs: a reply was published and the job acknowledged; Failed
-	// of them carried the model's error.
+	// Served samples: their job's reply was published and the job
+	// acknowledged; Failed of them carried the model's error.
 	Served, Failed int64
 	// Withdrawn jobs: their coordinator no longer needed them.
 	Withdrawn int64
@@ -153,6 +159,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		active:    map[string]context.CancelCauseFunc{},
 		withdrawn: map[string]time.Time{},
 	}
+	w.slots = make(chan struct{}, w.inflight)
 	if w.name == "" {
 		host, _ := os.Hostname()
 		w.name = host + "/" + strconv.Itoa(os.Getpid())
@@ -161,6 +168,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		w.log = slog.New(slog.DiscardHandler)
 	}
 	w.token = RouteToken(w.route)
+	w.replicas = cfg.Replicas
 	if _, err := ensureSampleStreams(ctx, js, cfg.Replicas); err != nil {
 		return nil, err
 	}
@@ -190,6 +198,11 @@ func truncate(s string, n int) string {
 
 func (w *Worker) ensureConsumer(ctx context.Context) error {
 	cons, err := w.js.CreateOrUpdateConsumer(ctx, JobsStream, w.ccfg)
+	if errors.Is(err, jetstream.ErrStreamNotFound) { // the server restarted: jobs live in memory
+		if _, err = ensureSampleStreams(ctx, w.js, w.replicas); err == nil {
+			cons, err = w.js.CreateOrUpdateConsumer(ctx, JobsStream, w.ccfg)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("%w: the consumer of route %q: %w", ErrEngine, w.route, err)
 	}
@@ -236,16 +249,44 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Model calls outlive ctx by up to Grace.
 	calls, kill := context.WithCancel(context.WithoutCancel(ctx))
 	defer kill()
-	// One puller per slot: each pulls one job at a time, so a job never
-	// waits in this worker behind another, and a slot that frees up pulls
-	// again at once.
-	var wg sync.WaitGroup
-	for range w.inflight {
-		wg.Go(func() { w.pull(ctx, calls) })
+	// Pull requests cover exactly the free places (Inflight jobs held
+	// at most): one Fetch(n) for the n places free now, another as soon
+	// as more free up, so a job never waits in the queue while this
+	// worker has room, and never waits in this worker for room.
+	var (
+		mu    sync.Mutex
+		free  = w.inflight
+		woken = make(chan struct{}, 1)
+	)
+	giveBack := func(n int) {
+		if n == 0 {
+			return
+		}
+		mu.Lock()
+		free += n
+		mu.Unlock()
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	}
+	var fetches, jobs sync.WaitGroup
+	for ctx.Err() == nil {
+		mu.Lock()
+		n := free
+		free = 0
+		mu.Unlock()
+		if n == 0 {
+			select {
+			case <-woken:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		fetches.Go(func() { w.fetch(ctx, calls, n, giveBack, &jobs) })
 	}
 	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	<-ctx.Done()
+	go func() { fetches.Wait(); jobs.Wait(); close(finished) }()
 	t := time.NewTimer(w.grace)
 	defer t.Stop()
 	select {
@@ -257,31 +298,48 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// pull takes one job at a time until ctx ends, drawing each with calls
-// as the model calls' parent context.
-func (w *Worker) pull(ctx, calls context.Context) {
-	for ctx.Err() == nil {
-		batch, err := w.consumer().Fetch(1, jetstream.FetchMaxWait(pollWait))
-		if err == nil {
-			for msg := range batch.Messages() {
-				if ctx.Err() != nil { // stopping: let another worker have it now
-					w.released.Add(1)
-					_ = msg.Nak()
-					continue
-				}
-				w.handle(calls, msg)
-			}
-			err = batch.Error()
+// fetch pulls up to n jobs in one request and draws each on its own
+// goroutine (in jobs), with calls as the model calls' parent context;
+// every place, used or not, is given back once free.
+func (w *Worker) fetch(ctx, calls context.Context, n int, giveBack func(int), jobs *sync.WaitGroup) {
+	got := 0
+	if r := w.nc.Stats().Reconnects; r != w.reconnects.Load() {
+		// The server may have restarted: jobs live in memory, so the
+		// route's consumer (and the streams) may be gone.
+		if err := w.ensureConsumer(ctx); err != nil {
+			w.log.Debug("the route's consumer after a reconnection", "route", w.route, "err", err)
+			_ = wait.Sleep(ctx, backoff)
+			giveBack(n)
+			return
 		}
-		if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-			continue
-		}
-		w.log.Debug("fetch jobs", "route", w.route, "err", err)
-		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
-			_ = w.ensureConsumer(ctx)
-		}
-		_ = wait.Sleep(ctx, backoff)
+		w.reconnects.Store(r)
 	}
+	batch, err := w.consumer().Fetch(n, jetstream.FetchMaxWait(pollWait))
+	if err == nil {
+		for msg := range batch.Messages() {
+			got++
+			if ctx.Err() != nil { // stopping: let another worker have it now
+				w.released.Add(1)
+				_ = msg.Nak()
+				giveBack(1)
+				continue
+			}
+			jobs.Go(func() {
+				defer giveBack(1)
+				w.handle(calls, msg)
+			})
+		}
+		err = batch.Error()
+	}
+	defer giveBack(n - got)
+	if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		return
+	}
+	w.log.Debug("fetch jobs", "route", w.route, "err", err)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, nats.ErrNoResponders) {
+		_ = w.ensureConsumer(ctx)
+	}
+	_ = wait.Sleep(ctx, backoff)
 }
 
 // onCancel cancels the model call of a withdrawn job, or remembers the
@@ -325,7 +383,8 @@ func (w *Worker) untrack(id string) {
 	w.mu.Unlock()
 }
 
-// handle draws one job's sample and replies.
+// handle draws one job's samples (each its own model call, at most
+// Inflight of the worker's at once) and replies once for all of them.
 func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 	job, derr := decodeJob(msg.Data())
 	if derr != nil {
@@ -346,24 +405,52 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 	}
 	defer w.untrack(job.ID)
 
-	var resp *llms.ContentResponse
-	var err error
-	start := time.Now()
+	replies := make([]SampleReply, len(job.Samples))
+	failed := 0
 	if job.Route != w.route {
-		err = fmt.Errorf("worker %s serves route %q, not %q", w.name, w.route, job.Route)
-	} else {
-		if job.Sample != nil {
-			ctx = maker.WithSampleID(ctx, maker.SampleID{Step: job.Sample.Step, Index: job.Sample.Index})
+		err := fmt.Errorf("worker %s serves route %q, not %q", w.name, w.route, job.Route)
+		for i := range replies {
+			replies[i] = sampleReplyOf(nil, err, 0)
 		}
-		msgs := make([]llms.MessageContent, len(job.Messages))
-		for i, m := range job.Messages {
-			msgs[i] = llms.MessageContent(m)
+		failed = len(replies)
+	} else {
+		prompts := make([][]llms.MessageContent, len(job.Prompts))
+		for p, msgs := range job.Prompts {
+			prompts[p] = make([]llms.MessageContent, len(msgs))
+			for i, m := range msgs {
+				prompts[p][i] = llms.MessageContent(m)
+			}
 		}
 		stop := heartbeat(msg, w.ackWait)
-		resp, err = w.model.GenerateContent(ctx, msgs, job.Options.option())
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for i, s := range job.Samples {
+			select {
+			case w.slots <- struct{}{}:
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			wg.Go(func() {
+				defer func() { <-w.slots }()
+				sctx := ctx
+				if !s.Anon {
+					sctx = maker.WithSampleID(ctx, maker.SampleID{Step: s.Step, Index: s.Index})
+				}
+				start := time.Now()
+				resp, err := w.generate(sctx, prompts[s.Prompt], job.options(s))
+				replies[i] = sampleReplyOf(resp, err, time.Since(start))
+				if err != nil {
+					mu.Lock()
+					failed++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
 		stop()
 	}
-	took := time.Since(start)
 	if cause := context.Cause(ctx); cause != nil {
 		if errors.Is(cause, errWithdrawn) {
 			w.withdrawnN.Add(1)
@@ -374,12 +461,14 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 		_ = msg.Nak()
 		return
 	}
-	reply := replyOf(job.ID, w.name, resp, err, took)
-	reply.Lease = job.Lease
+	reply := Reply{Version: WireVersion, ID: job.ID, Lease: job.Lease, Worker: w.name, Samples: replies}
 	data, merr := json.Marshal(reply)
 	if merr != nil {
-		reply = replyOf(job.ID, w.name, nil, fmt.Errorf("the reply could not be encoded: %w", merr), took)
-		reply.Lease = job.Lease
+		err := fmt.Errorf("the reply could not be encoded: %w", merr)
+		for i := range reply.Samples {
+			reply.Samples[i] = sampleReplyOf(nil, err, reply.Samples[i].Took)
+		}
+		failed = len(reply.Samples)
 		data, _ = json.Marshal(reply)
 	}
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), publishTimeout)
@@ -390,9 +479,17 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 		_ = msg.Nak()
 		return
 	}
-	w.served.Add(1)
-	if err != nil {
-		w.failed.Add(1)
-	}
+	w.served.Add(int64(len(replies)))
+	w.failed.Add(int64(failed))
 	_ = msg.Ack()
+}
+
+// generate is one model call; a panic in the model is its error.
+func (w *Worker) generate(ctx context.Context, msgs []llms.MessageContent, o CallOptions) (resp *llms.ContentResponse, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp, err = nil, fmt.Errorf("the worker's model panicked: %v", r)
+		}
+	}()
+	return w.model.GenerateContent(ctx, msgs, o.option())
 }

@@ -137,12 +137,12 @@ func TestReplyTwiceCountsOnce(t *testing.T) {
 			if !assert.NoError(t, jsonUnmarshal(msg.Data(), &job)) {
 				return
 			}
-			forged := cluster.Reply{Version: cluster.WireVersion, ID: job.ID, Worker: "forger", Choices: []cluster.Choice{{Content: "forged"}}}
+			forged := cluster.Reply{Version: cluster.WireVersion, ID: job.ID, Worker: "forger", Samples: []cluster.SampleReply{{Choices: []cluster.Choice{{Content: "forged"}}}}}
 			if _, err := wjs.Publish(ctx, job.ReplyTo, jsonMarshal(t, forged), jetstream.WithMsgID(job.ID)); !assert.NoError(t, err) {
 				return
 			}
 			for i, msgID := range []string{job.Lease, job.Lease, job.Lease + "-again"} {
-				r := cluster.Reply{Version: cluster.WireVersion, ID: job.ID, Lease: job.Lease, Worker: "hand", Choices: []cluster.Choice{{Content: []string{"one", "two", "three"}[i]}}}
+				r := cluster.Reply{Version: cluster.WireVersion, ID: job.ID, Lease: job.Lease, Worker: "hand", Samples: []cluster.SampleReply{{Choices: []cluster.Choice{{Content: []string{"one", "two", "three"}[i]}}}}}
 				ack, err := wjs.Publish(ctx, job.ReplyTo, jsonMarshal(t, r), jetstream.WithMsgID(msgID))
 				if !assert.NoError(t, err) {
 					return

@@ -25,3 +25,11 @@ func TestNativeToolsByProvider(t *testing.T) {
 		}
 	}
 }
+
+func TestSpecNativeTools(t *testing.T) {
+	for spec, want := range map[string]bool{"openai:gpt-4.1-mini": true, "anthropic:claude-sonnet-4-5=3/15": true, "ollama:qwen3": false, "sim": false} {
+		sp, err := ParseSpec(spec)
+		require.NoError(t, err, spec)
+		assert.Equal(t, want, sp.NativeTools(), spec)
+	}
+}
