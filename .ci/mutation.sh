@@ -13,7 +13,8 @@
 # own when they changed).
 #
 # Fails when a mutant on a changed line LIVED and is not listed in
-# docs/mutation-justified.txt ("path:MUTATOR:source line, trimmed"; the
+# docs/mutation-justified.txt ("path:MUTATOR:source line, trimmed", or
+# "path:MUTATOR@COLUMN:source line" for one of two alike on a line; the
 # reasons are in docs/mutation.md). Mutants gremlins finds NOT COVERED are
 # counted, not failed (a switch case's condition is "not covered" by Go's
 # coverage blocks even when its body runs; see docs/mutation.md).
@@ -105,7 +106,8 @@ for p in $pkgs; do
   while read -r _ mut _ pos; do
     file=${pos%%:*} rest=${pos#*:} line=${rest%%:*}
     src=$(sed -n "${line}p" "$scratch/tree/$p/$file" | sed -E 's/^[[:space:]]+|[[:space:]]+$//g')
-    if grep -Fxq "$p/$file:$mut:$src" "$justified" 2>/dev/null; then
+    col=${rest#*:}
+    if grep -Fxq -e "$p/$file:$mut:$src" -e "$p/$file:$mut@$col:$src" "$justified" 2>/dev/null; then
       echo "      (justified in docs/mutation.md: $p/$file:$line $mut)"
     else
       lived+=("$p/$file:$line:${rest#*:} $mut    $src")
