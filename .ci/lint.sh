@@ -7,15 +7,11 @@
 # from the module proxy:
 #   staticcheck  honnef.co/go/tools/cmd/staticcheck@v0.8.2
 #   deadcode     golang.org/x/tools/cmd/deadcode@v0.52.0
-#   gremlins     github.com/go-gremlins/gremlins/cmd/gremlins@latest
+#   gremlins     github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 #
-# Mutation testing of the diff: MDAP_DIFF_BASE (default: main, if that
-# branch exists and differs from HEAD) names the base; each package with a
-# changed .go file is run with `gremlins unleash --diff BASE`, so only the
-# mutants on changed lines are tried. The stage fails when the efficacy
-# (killed / (killed + lived)) is under MDAP_MUTATION_EFFICACY percent
-# (default 80). MDAP_MUTATION=off skips it. The full run, slow (vote
-# alone over 8 minutes on 2 cores), is documented in docs/mutation.md.
+# Mutation testing of the lines changed since the last full report
+# (.ci/mutation.sh: base, budget, justified survivors). MDAP_MUTATION=off
+# skips it. The full run, slow, is documented in docs/mutation.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gobin="$(go env GOPATH | cut -d: -f1)/bin"
@@ -49,18 +45,6 @@ fi
 if [ "${MDAP_MUTATION:-on}" = off ]; then
   echo "-- mutation testing: skipped (MDAP_MUTATION=off)"; exit 0
 fi
-base=${MDAP_DIFF_BASE:-main}
-if ! git rev-parse --verify -q "$base^{commit}" >/dev/null; then
-  echo "-- mutation testing: no base $base to diff against; skipped"; exit 0
-fi
-pkgs=$(git diff --name-only "$base"...HEAD -- '*.go' | grep -v '_test\.go$' | xargs -r -n1 dirname | sort -u || true)
-if [ -z "$pkgs" ]; then
-  echo "-- mutation testing: no Go code changed since $base"; exit 0
-fi
-gremlins=$(tool gremlins github.com/go-gremlins/gremlins latest github.com/go-gremlins/gremlins/cmd/gremlins)
-for p in $pkgs; do
-  [ -d "$p" ] || continue # deleted
-  echo "-- gremlins --diff $base ./$p"
-  "$gremlins" unleash --diff "$base" --timeout-coefficient 10 \
-    --threshold-efficacy "${MDAP_MUTATION_EFFICACY:-80}" "./$p"
-done
+gremlins=$(tool gremlins github.com/go-gremlins/gremlins v0.6.0 github.com/go-gremlins/gremlins/cmd/gremlins)
+echo "-- mutation testing ($gremlins)"
+.ci/mutation.sh "$gremlins"

@@ -325,9 +325,8 @@ func (d *decoder) hex4(at int) (rune, bool) {
 func (d *decoder) number() (any, error) {
 	start := d.i
 	j := d.i
-	if j < len(d.s) && d.s[j] == '-' {
-		j++
-	}
+	// The number's bytes, a leading '-' among them; canonicalNumber
+	// checks their order.
 	for j < len(d.s) {
 		c := d.s[j]
 		if (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {

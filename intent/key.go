@@ -57,7 +57,7 @@ const ZeroHashKey uint64 = 1
 func KeyOf(canonical []byte) uint64 {
 	h, err := hashstructure.Hash(string(canonical), hashstructure.FormatV2,
 		&hashstructure.HashOptions{Hasher: fnv.New64a()})
-	if err != nil {
+	if err != nil { // unreachable
 		// Unreachable: hashstructure hashes a string by writing its bytes
 		// to the hasher, and FNV never fails to write. Same value, directly.
 		f := fnv.New64a()

@@ -23,27 +23,34 @@ import (
 // them.
 var binary string
 
+// binaryRace: binary is race-built (MDAP_RACE_CHILD=1 under -race).
+var binaryRace bool
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "maker-bin-")
 	if err != nil {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "maker")
-	// With MDAP_RACE_CHILD=1 under -race the child is built with -race
-	// too, so the kill, resume and signal paths it runs are race-checked
-	// (a race exits 66). It is not the default: a race-built child makes
-	// this package's binary tests several times slower (over 10 minutes
-	// on two cores), past the default suite's budget.
+	// With MDAP_RACE_CHILD=1 under -race every child is built with -race
+	// too (a race exits 66). It is not the default: race-built children
+	// make this package's binary tests several times slower (over 10
+	// minutes on two cores), past the default suite's budget; by default
+	// only the kill, signal and resume tests run a race-built child
+	// (startRace, racechild_test.go).
 	buildArgs := []string{"build", "-o", binary}
 	if raceEnabled && os.Getenv("MDAP_RACE_CHILD") == "1" {
 		buildArgs = append(buildArgs, "-race")
+		binaryRace = true
 	}
 	build := exec.Command("go", append(buildArgs, ".")...)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic("building the maker binary: " + err.Error())
 	}
+	buildRaceChild() // in the background, while the first tests run
 	code := m.Run()
+	waitRaceChild()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -52,13 +59,21 @@ func TestMain(m *testing.M) {
 type child struct {
 	cmd            *exec.Cmd
 	stdout, stderr bytes.Buffer
+	race           bool // race-built (startRace): exit 66 means a data race
 }
 
 // start starts the binary with args; stdout goes to out when it is
 // non-nil, else to a buffer.
 func start(t *testing.T, out *os.File, args ...string) *child {
 	t.Helper()
-	c := &child{cmd: exec.Command(binary, args...)}
+	return startBinary(t, binary, binaryRace, out, args...)
+}
+
+// startBinary is start with the maker binary bin, built with -race when
+// race is true.
+func startBinary(t *testing.T, bin string, race bool, out *os.File, args ...string) *child {
+	t.Helper()
+	c := &child{cmd: exec.Command(bin, args...), race: race}
 	if out != nil {
 		c.cmd.Stdout = out
 	} else {
@@ -75,19 +90,23 @@ func start(t *testing.T, out *os.File, args ...string) *child {
 	return c
 }
 
-// wait waits at most d for the process and returns its exit status.
+// wait waits at most d for the process and returns its exit status. A
+// data race the child reported fails t (checkRace).
 func (c *child) wait(t *testing.T, d time.Duration) int {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- c.cmd.Wait() }()
 	select {
 	case err := <-done:
+		code := 0
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return ee.ExitCode()
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
 		}
-		require.NoError(t, err)
-		return 0
+		checkRace(t, c.cmd.Args[1:], code, c.race, c.stderr.String())
+		return code
 	case <-time.After(d):
 		_ = c.cmd.Process.Kill()
 		<-done
@@ -117,14 +136,14 @@ func TestBinaryFullStdoutFails(t *testing.T) {
 func TestBinaryInterruptExits130(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		j := filepath.Join(t.TempDir(), "j.jsonl")
-		c := start(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--progress", "off")
+		c := startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--progress", "off")
 		require.Eventually(t, func() bool { return countLines(j) > 20 }, 30*time.Second, 10*time.Millisecond)
 		require.NoError(t, c.cmd.Process.Signal(sig))
 		assert.Equal(t, 130, c.wait(t, 30*time.Second), sig.String())
 		assert.Contains(t, c.stderr.String(), "maker: interrupted; the decided steps are in "+j, sig.String())
 		assert.NotContains(t, c.stderr.String(), "context canceled", sig.String())
 
-		c = start(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--resume", "--json")
+		c = startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--resume", "--json")
 		_ = c.wait(t, 2*time.Minute) // solved or not, the journal was accepted
 		assert.Contains(t, c.stdout.String(), `"resumed"`, sig.String())
 		assert.NotContains(t, c.stderr.String(), "journal", "%s: the interrupted journal resumes", sig)
@@ -182,7 +201,7 @@ func TestBinarySurvivesKills(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"hanoi", "--disks", "12", "--p", "0.99", "--flag-rate", "0.02", "--seed", "21", "--latency", "500us", "--progress", "off", "--json"}
 	whole := filepath.Join(dir, "whole.jsonl")
-	c := start(t, nil, append(args, "--journal", whole)...)
+	c := start(t, nil, append(args, "--journal", whole)...) // the reference: the plain child
 	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
 	want := c.summary(t)
 	require.True(t, want.Solved)
@@ -212,7 +231,7 @@ func TestBinarySurvivesKills(t *testing.T) {
 				a = append(a, "--resume")
 			}
 			lines := countLines(j)
-			c := start(t, nil, a...)
+			c := startRace(t, nil, a...)
 			if kills == sig.times {
 				require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
 				got = c.summary(t)

@@ -88,7 +88,7 @@ func TestBinarySIGKILLMidWaveWithSamplesPerCall(t *testing.T) {
 	args := []string{"hanoi", "--disks", "9", "--p", "0.9", "--flag-rate", "0.05", "--seed", "4", "--latency", "2ms",
 		"--k", "4", "--samples-per-call", "auto", "--progress", "off", "--json"}
 	whole := filepath.Join(dir, "whole.jsonl")
-	c := start(t, nil, append(args, "--journal", whole)...)
+	c := start(t, nil, append(args, "--journal", whole)...) // the reference: the plain child
 	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
 	want := c.summary(t)
 	require.True(t, want.Solved)
@@ -103,7 +103,7 @@ func TestBinarySIGKILLMidWaveWithSamplesPerCall(t *testing.T) {
 			a = append(a, "--resume")
 		}
 		before := fileSize(j)
-		c := start(t, nil, a...)
+		c := startRace(t, nil, a...)
 		if kills < 4 {
 			require.Eventually(t, func() bool { return fileSize(j) > before || c.cmd.ProcessState != nil }, 30*time.Second, time.Millisecond)
 			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)

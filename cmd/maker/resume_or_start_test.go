@@ -16,21 +16,21 @@ import (
 func TestBinaryResumeOrStart(t *testing.T) {
 	j := filepath.Join(t.TempDir(), "j.jsonl")
 	args := []string{"hanoi", "--disks", "4", "--progress", "off", "--json", "--journal", j, "--resume-or-start"}
-	first := start(t, nil, args...)
+	first := startRace(t, nil, args...)
 	require.Equal(t, 0, first.wait(t, time.Minute), first.stderr.String())
 	lines := countLines(j)
 	require.Positive(t, lines)
 
-	again := start(t, nil, args...)
+	again := startRace(t, nil, args...)
 	require.Equal(t, 0, again.wait(t, time.Minute), again.stderr.String())
 	assert.Equal(t, lines, countLines(j), "a finished run resumed adds no step")
 
-	other := start(t, nil, "hanoi", "--disks", "5", "--progress", "off", "--json", "--journal", j, "--resume-or-start")
+	other := startRace(t, nil, "hanoi", "--disks", "5", "--progress", "off", "--json", "--journal", j, "--resume-or-start")
 	assert.Equal(t, 2, other.wait(t, time.Minute), "another task's journal is refused")
 	assert.Contains(t, other.stderr.String(), "--journal")
 	assert.Equal(t, lines, countLines(j), "the refused run wrote nothing")
 
-	both := start(t, nil, append(args, "--resume")...)
+	both := startRace(t, nil, append(args, "--resume")...)
 	assert.Equal(t, 2, both.wait(t, time.Minute))
 	assert.Contains(t, both.stderr.String(), "--resume-or-start")
 }

@@ -129,13 +129,13 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 		return append([]string{"solve", tasks, "--out", filepath.Join(dir, "results.jsonl"), "--state", filepath.Join(dir, "state"), "--concurrency", "3"}, simArgs...)
 	}
 	// The uninterrupted batch (latency changes no result).
-	ref := start(t, nil, args(filepath.Join(root, "ref"))...)
+	ref := start(t, nil, args(filepath.Join(root, "ref"))...) // the plain child
 	require.Equal(t, 0, ref.wait(t, time.Minute), "stderr: %s", &ref.stderr)
 
 	dir := filepath.Join(root, "killed")
 	out := filepath.Join(dir, "results.jsonl")
 	for kill := range 2 {
-		c := start(t, nil, append(args(dir), "--latency", "8ms")...)
+		c := startRace(t, nil, append(args(dir), "--latency", "8ms")...)
 		before := countLines(out)
 		// A random moment once this run has recorded a result: results
 		// and journals are being written.
@@ -148,7 +148,7 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 		require.True(t, ws.Signaled(), "kill %d: the batch must still be running when killed (it exited %d); stderr: %s", kill, ws.ExitStatus(), &c.stderr)
 		results(t, out) // whole lines, no id twice, after each kill
 	}
-	c := start(t, nil, append(args(dir), "--json")...)
+	c := startRace(t, nil, append(args(dir), "--json")...)
 	require.Equal(t, 0, c.wait(t, time.Minute), "stderr: %s", &c.stderr)
 	var sum solveSummary
 	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &sum))

@@ -1,0 +1,134 @@
+package executor
+
+// Tests written to kill the mutants gremlins found living in this package
+// (docs/mutation.md lists each: file:line, mutator, the test that kills it).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReadFileOfExactlyTheCap: a file of exactly the read cap is read
+// whole, not truncated (builtin_read.go:118, the cap's boundary); one byte
+// more is truncated.
+func TestReadFileOfExactlyTheCap(t *testing.T) {
+	root := t.TempDir()
+	const readCap = 1 << 10
+	line := strings.Repeat("x", 63) + "\n" // 64 bytes
+	require.NoError(t, writeFile(filepath.Join(root, "exact.txt"), strings.Repeat(line, readCap/64)))
+	require.NoError(t, writeFile(filepath.Join(root, "over.txt"), strings.Repeat(line, readCap/64)+"y"))
+	e := newExec(t, root, WithReadCap(readCap))
+
+	obs := run(t, e, "read_file", args{"path": "exact.txt", "limit": 1000})
+	require.True(t, obs.OK(), obs.Content)
+	assert.False(t, obs.Truncated, "exactly the cap is the whole file")
+	assert.Equal(t, strings.Repeat(line, readCap/64), obs.Content)
+
+	obs = run(t, e, "read_file", args{"path": "over.txt", "limit": 1000})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, obs.Truncated, "one byte past the cap")
+}
+
+// TestReadFileLeadingNULIsBinary: a file whose first byte is NUL is
+// binary (builtin_read.go:123, the NUL's index compared with 0).
+func TestReadFileLeadingNULIsBinary(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "nul.dat"), "\x00text after a NUL\n"))
+	e := newExec(t, root, WithReadCap(4<<10))
+	obs := run(t, e, "read_file", args{"path": "nul.dat"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Contains(t, obs.Content, "nul.dat is a binary file (18 bytes)")
+}
+
+// TestReadFileOffsetJustPastTheEnd: an offset one past the last line is
+// past the end, said so, not an empty read (builtin_read.go:135).
+func TestReadFileOffsetJustPastTheEnd(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "two.txt"), "a\nb\n"))
+	e := newExec(t, root, WithReadCap(4<<10))
+	assert.Equal(t, "b\n", run(t, e, "read_file", args{"path": "two.txt", "offset": 2}).Content)
+	assert.Equal(t, "[two.txt has 2 lines; offset 3 is past the end]", run(t, e, "read_file", args{"path": "two.txt", "offset": 3}).Content)
+}
+
+// TestReadCappedReadsAtMostN: readCapped reads at most n bytes, also
+// when n spans several chunks (builtin_read.go:169, the chunk's size).
+func TestReadCappedReadsAtMostN(t *testing.T) {
+	for _, n := range []int64{1, readChunk - 1, readChunk, readChunk + 10, 2*readChunk + 3} {
+		src := strings.NewReader(strings.Repeat("z", 3*readChunk))
+		data, err := readCapped(context.Background(), src, n)
+		require.NoError(t, err, "n %d", n)
+		assert.Len(t, data, int(n))
+	}
+	data, err := readCapped(context.Background(), strings.NewReader("short"), readChunk+10)
+	require.NoError(t, err)
+	assert.Equal(t, "short", string(data))
+}
+
+// TestGlobCapsItsMatches: past maxListEntries matches glob stops, shows
+// the first ones and says it was truncated (builtin_search.go:90, the
+// match count; :99, the stop is not an error); under the cap nothing is
+// marked truncated (:106).
+func TestGlobCapsItsMatches(t *testing.T) {
+	root := t.TempDir()
+	for i := range maxListEntries + 1 {
+		require.NoError(t, writeFile(filepath.Join(root, fmt.Sprintf("f%04d.txt", i)), ""))
+	}
+	require.NoError(t, writeFile(filepath.Join(root, "one.go"), ""))
+	e := newExec(t, root, WithReadCap(4<<10))
+
+	obs := run(t, e, "glob", args{"pattern": "*.txt"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, obs.Truncated)
+	assert.Equal(t, maxListEntries, strings.Count(obs.Content, ".txt\n"))
+	assert.Contains(t, obs.Content, fmt.Sprintf("[truncated: only the first %d matches are shown]", maxListEntries))
+
+	obs = run(t, e, "glob", args{"pattern": "*.go"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "one.go\n", obs.Content)
+	assert.False(t, obs.Truncated)
+}
+
+// TestGlobInAMissingFolder: a path that does not exist is an error naming
+// it (builtin_search.go:120, dirPath's Stat error).
+func TestGlobInAMissingFolder(t *testing.T) {
+	e := newExec(t, t.TempDir(), WithReadCap(4<<10))
+	obs := run(t, e, "glob", args{"pattern": "*", "path": "nowhere"})
+	assert.False(t, obs.OK())
+	assert.Contains(t, obs.Content, "nowhere")
+	assert.NotContains(t, obs.Content, "panic")
+}
+
+// TestGlobStopsAfterMaxWalkEntries: a walk visits at most maxWalkEntries
+// entries, the folder itself counted: a folder holding maxWalkEntries-1
+// files is walked whole, one file more stops the walk and says so
+// (builtin_search.go:78, the visit count and its bound). Seconds of file
+// creation: skipped with -short.
+func TestGlobStopsAfterMaxWalkEntries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates 100,000 files")
+	}
+	root := t.TempDir()
+	for i := range maxWalkEntries - 1 {
+		f, err := os.Create(filepath.Join(root, fmt.Sprintf("f%06d", i)))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	e := newExec(t, root, WithReadCap(4<<10))
+	obs := run(t, e, "glob", args{"pattern": "*.none"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.False(t, obs.Truncated, "exactly maxWalkEntries visits, the folder included")
+	assert.Contains(t, obs.Content, "no path under . matches")
+
+	require.NoError(t, writeFile(filepath.Join(root, "one-more"), ""))
+	obs = run(t, e, "glob", args{"pattern": "*.none"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, obs.Truncated)
+	assert.Contains(t, obs.Content, fmt.Sprintf("[truncated: stopped after visiting %d entries]", maxWalkEntries))
+}
