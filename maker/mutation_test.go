@@ -4,13 +4,18 @@ package maker
 // (docs/mutation.md lists each: file:line, mutator, the test that kills it).
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/intent"
 )
 
 // TestJournalDefaultWriteEveryWritesSlowSteps: with WriteEvery left at 0
@@ -32,4 +37,65 @@ func TestJournalDefaultWriteEveryWritesSlowSteps(t *testing.T) {
 	_, err = s.Solve(context.Background(), &counter{target: 10})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
+}
+
+// TestSolverKeyNormalizesIntents: Solver.Key normalizes a tool intent with
+// the Executor before hashing it, as Solve does with every sample, so two
+// spellings the Executor heals to one intent get one key; without an
+// Executor, or for a value, it is intent.Key (draw.go:97, both conditions
+// of the normalizer's guard; draw.go:108, the nil Executor's normalizer).
+func TestSolverKeyNormalizesIntents(t *testing.T) {
+	ex, err := executor.New("../testdata/spec/repo")
+	require.NoError(t, err)
+	defer ex.Close()
+	grep := func(paths any) intent.Output {
+		return intent.Output{Intent: &intent.ToolIntent{Tool: "grep", Args: map[string]any{"pattern": "Version", "paths": paths}}}
+	}
+	list, text := grep([]any{"src"}), grep(`["src"]`)
+	s := &Solver{Executor: ex}
+	kl, err := s.Key(list)
+	require.NoError(t, err)
+	kt, err := s.Key(text)
+	require.NoError(t, err)
+	assert.Equal(t, kl, kt, "a list and the same list as a JSON string get one key")
+	raw, err := intent.Key(text)
+	require.NoError(t, err)
+	assert.NotEqual(t, raw, kt, "the key is the normalized intent's, not the raw one's")
+
+	value := intent.Output{Value: map[string]any{"next": 3}}
+	want, err := intent.Key(value)
+	require.NoError(t, err)
+	for _, s := range []*Solver{{Executor: ex}, {}} {
+		got, err := s.Key(value)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "a value's key is intent.Key's")
+	}
+	got, err := (&Solver{}).Key(text)
+	require.NoError(t, err)
+	assert.Equal(t, raw, got, "without an Executor an intent is not normalized")
+}
+
+// TestJournalKeyOfExactlyTheMinimum: a chain key of MinJournalKey bytes is
+// accepted, one byte shorter is refused (journal.go:264, the key's length
+// check).
+func TestJournalKeyOfExactlyTheMinimum(t *testing.T) {
+	_, err := NewJournalKey(&memStore{}, make([]byte, MinJournalKey))
+	require.NoError(t, err)
+	_, err = NewJournalKey(&memStore{}, make([]byte, MinJournalKey-1))
+	require.ErrorIs(t, err, ErrJournalKey)
+}
+
+// TestJournalLineOfExactlyTheMaximum: a line of MaxJournalLine bytes is
+// read and judged on what it holds; only a longer one is refused for its
+// length (journal.go:287).
+func TestJournalLineOfExactlyTheMaximum(t *testing.T) {
+	line := bytes.Repeat([]byte("x"), MaxJournalLine)
+	_, err := NewJournalKey(&memStore{lines: [][]byte{line}}, nil)
+	require.ErrorIs(t, err, ErrJournalCorrupt)
+	assert.Contains(t, err.Error(), "is not a journal")
+	assert.NotContains(t, err.Error(), "longer than")
+
+	_, err = NewJournalKey(&memStore{lines: [][]byte{append(line, 'x')}}, nil)
+	require.ErrorIs(t, err, ErrJournalCorrupt)
+	assert.Contains(t, err.Error(), fmt.Sprintf("is longer than %d bytes", MaxJournalLine))
 }
