@@ -6,8 +6,10 @@ package maker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +100,37 @@ func TestJournalLineOfExactlyTheMaximum(t *testing.T) {
 	_, err = NewJournalKey(&memStore{lines: [][]byte{append(line, 'x')}}, nil)
 	require.ErrorIs(t, err, ErrJournalCorrupt)
 	assert.Contains(t, err.Error(), fmt.Sprintf("is longer than %d bytes", MaxJournalLine))
+}
+
+// applyFails is a counter whose Apply fails on its failAt-th call.
+type applyFails struct {
+	counter
+	calls, failAt int
+}
+
+func (a *applyFails) Apply(w intent.Output, obs *intent.Observation) (bool, error) {
+	if a.calls++; a.calls == a.failAt {
+		return false, errors.New("apply refused")
+	}
+	return a.counter.Apply(w, obs)
+}
+
+// TestReplayErrorNamesTheJournalLine: a step that fails when replayed is
+// named by its line in the journal file, counted from 1 (journal.go:380,
+// the line number records gives).
+func TestReplayErrorNamesTheJournalLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	_, err := journalRun(t, path, &counter{target: 6}, 4, nil, false)
+	require.ErrorIs(t, err, context.Canceled)
+	lines := strings.SplitAfter(string(mustRead(t, path)), "\n")
+	line := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, `{"step":2,`) {
+			line = i + 1
+		}
+	}
+	require.NotZero(t, line, "step 2 is in the journal")
+	_, err = journalRun(t, path, &applyFails{counter: counter{target: 6}, failAt: 3}, 0, nil, true)
+	require.ErrorIs(t, err, ErrStep)
+	assert.Contains(t, err.Error(), fmt.Sprintf("replaying step 2 (%s:%d)", path, line))
 }
