@@ -18,6 +18,7 @@ import (
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
 )
 
 // TestJournalDefaultWriteEveryWritesSlowSteps: with WriteEvery left at 0
@@ -133,4 +134,30 @@ func TestReplayErrorNamesTheJournalLine(t *testing.T) {
 	_, err = journalRun(t, path, &applyFails{counter: counter{target: 6}, failAt: 3}, 0, nil, true)
 	require.ErrorIs(t, err, ErrStep)
 	assert.Contains(t, err.Error(), fmt.Sprintf("replaying step 2 (%s:%d)", path, line))
+}
+
+// TestSettingsMismatchJoinsTheDifferences: a journal refused for other
+// settings names every difference, joined by "; " with nothing before the
+// first (journal.go:459, joinDiff's separator).
+func TestSettingsMismatchJoinsTheDifferences(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	solver := func(maxTokens int, prompt string) *Solver {
+		return &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, MaxTokens: maxTokens, Settings: map[string]string{"prompt": prompt}}
+	}
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	s := solver(750, "v1")
+	s.Journal = j
+	_, err = s.Solve(context.Background(), &counter{target: 3})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+
+	j, err = OpenJournal(path)
+	require.NoError(t, err)
+	defer j.Close()
+	s = solver(100, "v2")
+	s.Journal = j
+	_, err = s.Solve(context.Background(), &counter{target: 3})
+	require.ErrorIs(t, err, ErrJournalMismatch)
+	assert.Contains(t, err.Error(), `was written with other settings (max_tokens: 750 in the journal, 100 now; prompt: "v1" in the journal, "v2" now); resume`)
 }
