@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
@@ -160,4 +161,35 @@ func TestSettingsMismatchJoinsTheDifferences(t *testing.T) {
 	_, err = s.Solve(context.Background(), &counter{target: 3})
 	require.ErrorIs(t, err, ErrJournalMismatch)
 	assert.Contains(t, err.Error(), `was written with other settings (max_tokens: 750 in the journal, 100 now; prompt: "v1" in the journal, "v2" now); resume`)
+}
+
+// peekFirstPrompt is a counter that calls peek before its first prompt.
+type peekFirstPrompt struct {
+	counter
+	peek func()
+}
+
+func (p *peekFirstPrompt) Prompt(last *intent.Observation) []llms.MessageContent {
+	if p.peek != nil {
+		p.peek()
+		p.peek = nil
+	}
+	return p.counter.Prompt(last)
+}
+
+// TestJournalHeaderWrittenBeforeTheFirstDraw: a new journal's header is in
+// the file before the first step is drawn, so a run killed during its
+// first step leaves a journal (journal.go:479, begin's write of the header
+// then its Flush).
+func TestJournalHeaderWrittenBeforeTheFirstDraw(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	defer j.Close()
+	var seen []byte
+	task := &peekFirstPrompt{counter: counter{target: 2}, peek: func() { seen = mustRead(t, path) }}
+	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(seen, headerPrefix), "the file before the first draw: %q", seen)
+	assert.Equal(t, 1, bytes.Count(seen, []byte("\n")), "the header line alone")
 }
