@@ -170,3 +170,17 @@ func TestToolNameOfExactlyTheMaximumIsLookedUp(t *testing.T) {
 	require.False(t, ok)
 	assert.Contains(t, obs.Content, fmt.Sprintf("a name of %d bytes; tool names are at most %d bytes", MaxToolNameBytes+1, MaxToolNameBytes))
 }
+
+// TestUnknownToolMentionsWithheldToolsOnlyIfAny: the denial of an unknown
+// tool says other tools are withheld only when the policy withholds some
+// (executor.go:271: every registered tool loaded, none withheld).
+func TestUnknownToolMentionsWithheldToolsOnlyIfAny(t *testing.T) {
+	ex, err := New("")
+	require.NoError(t, err)
+	defer ex.Close()
+	require.Len(t, ex.Loaded(), len(ex.Registered())+1, "every registered tool is loaded, besides the index")
+	obs, ok := ex.Check(intent.ToolIntent{Tool: "nope"})
+	require.False(t, ok)
+	assert.Contains(t, obs.Content, "Tools you can call: ")
+	assert.NotContains(t, obs.Content, "withheld")
+}

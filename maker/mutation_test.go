@@ -193,3 +193,35 @@ func TestJournalHeaderWrittenBeforeTheFirstDraw(t *testing.T) {
 	assert.True(t, bytes.HasPrefix(seen, headerPrefix), "the file before the first draw: %q", seen)
 	assert.Equal(t, 1, bytes.Count(seen, []byte("\n")), "the header line alone")
 }
+
+// peekSnap is a snapCounter that calls peek with its value before each
+// prompt.
+type peekSnap struct {
+	snapCounter
+	peek func(n int)
+}
+
+func (p *peekSnap) Prompt(last *intent.Observation) []llms.MessageContent {
+	p.peek(p.n)
+	return p.snapCounter.Prompt(last)
+}
+
+// TestCheckpointWrittenBeforeTheNextStep: a checkpoint is in the file
+// before the next step is drawn, whatever the write batching holds back
+// (journal.go:532, writeCheckpoint's Flush after its line).
+func TestCheckpointWrittenBeforeTheNextStep(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	defer j.Close()
+	j.CheckpointEvery, j.WriteEvery, j.SyncEvery = 2, time.Hour, 1000
+	var seen []byte
+	task := &peekSnap{snapCounter: snapCounter{counter: counter{target: 4}}, peek: func(n int) {
+		if n == 2 {
+			seen = mustRead(t, path)
+		}
+	}}
+	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	assert.Contains(t, string(seen), `{"checkpoint":2`, "the file before step 2 is drawn")
+}
