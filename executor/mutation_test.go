@@ -5,6 +5,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/intent"
 )
 
@@ -183,4 +185,22 @@ func TestUnknownToolMentionsWithheldToolsOnlyIfAny(t *testing.T) {
 	require.False(t, ok)
 	assert.Contains(t, obs.Content, "Tools you can call: ")
 	assert.NotContains(t, obs.Content, "withheld")
+}
+
+// TestCallFinishedDespiteCancelIsOK: a call whose context is cancelled
+// while it runs, but which returns its output without an error, is a
+// finished call, not a cancelled one (executor.go:314: cancelled only
+// with an error or a panic).
+func TestCallFinishedDespiteCancelIsOK(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tool := NewTool("finish", categories.Search, "finishes", json.RawMessage(`{"type":"object"}`), func(context.Context, map[string]any) (string, error) {
+		cancel()
+		return "done", nil
+	})
+	e := newExec(t, "", WithTools(tool))
+	obs, err := e.Execute(ctx, intent.ToolIntent{Tool: "finish", Args: map[string]any{}})
+	require.NoError(t, err)
+	assert.Equal(t, intent.StatusOK, obs.Status, "%+v", obs)
+	assert.Equal(t, "done", obs.Content)
 }

@@ -6,6 +6,8 @@ package maker
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -224,4 +226,21 @@ func TestCheckpointWrittenBeforeTheNextStep(t *testing.T) {
 	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Contains(t, string(seen), `{"checkpoint":2`, "the file before step 2 is drawn")
+}
+
+// TestUnkeyedChainIsPlainSHA256: without a key the chain is SHA-256, as
+// documented: the header's chain field is the SHA-256 of 32 zero bytes
+// then the line before the field (journalchain.go:60, an empty key must
+// not make an HMAC chain).
+func TestUnkeyedChainIsPlainSHA256(t *testing.T) {
+	t.Setenv(JournalKeyEnv, "")
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	_, err := journalRun(t, path, &counter{target: 1}, 0, nil, false)
+	require.NoError(t, err)
+	header, _, ok := strings.Cut(string(mustRead(t, path)), "\n")
+	require.True(t, ok)
+	body, sum, ok := strings.Cut(header, chainField)
+	require.True(t, ok, header)
+	want := sha256.Sum256(append(make([]byte, sha256.Size), body...))
+	assert.Equal(t, hex.EncodeToString(want[:])+`"}`, sum)
 }
