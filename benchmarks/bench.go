@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -61,6 +62,9 @@ type Machine struct {
 	// end: a busy machine stretches wall times.
 	LoadBefore string `json:"load_before"`
 	LoadAfter  string `json:"load_after"`
+	// GCPercent is the garbage collector's target (GOGC) the run had: the
+	// maker command sets 400 unless GOGC is set.
+	GCPercent int `json:"gc_percent"`
 }
 
 // Report is a run's results. Suites not run are nil.
@@ -163,7 +167,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 }
 
 func machine() Machine {
-	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, LoadBefore: loadavg()}
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, LoadBefore: loadavg(), GCPercent: gcPercent()}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		defer f.Close()
 		sc := bufio.NewScanner(f)
@@ -187,4 +191,14 @@ func loadavg() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// gcPercent is the garbage collector's current target (GOGC; -1 when off).
+func gcPercent() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int(int64(s[0].Value.Uint64()))
 }

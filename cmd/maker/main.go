@@ -44,6 +44,7 @@ func usageErr(format string, a ...any) error {
 func failed(err error) error { return &exitError{code: exitFailed, err: err} }
 
 func main() {
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	finished := make(chan struct{})
 	go exitAfterSignal(ctx, finished, signalGrace, os.Stderr) // ends when run returns, or exits the process
