@@ -5,6 +5,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/intent"
 )
 
 // TestReadFileOfExactlyTheCap: a file of exactly the read cap is read
@@ -131,4 +135,72 @@ func TestGlobStopsAfterMaxWalkEntries(t *testing.T) {
 	require.True(t, obs.OK(), obs.Content)
 	assert.True(t, obs.Truncated)
 	assert.Contains(t, obs.Content, fmt.Sprintf("[truncated: stopped after visiting %d entries]", maxWalkEntries))
+}
+
+// TestRootResolvesSymbolicLinks: a root given through a symbolic link is
+// reported by Root with the link resolved, as documented (executor.go:104,
+// EvalSymlinks after a successful Abs).
+func TestRootResolvesSymbolicLinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.Mkdir(real, 0o755))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(real, link))
+	want, err := filepath.EvalSymlinks(real)
+	require.NoError(t, err)
+	ex, err := New(link)
+	require.NoError(t, err)
+	defer ex.Close()
+	assert.Equal(t, want, ex.Root())
+}
+
+// TestToolNameOfExactlyTheMaximumIsLookedUp: a tool name of
+// MaxToolNameBytes is looked up and named whole in the denial; only a
+// longer one is refused for its length (executor.go:225).
+func TestToolNameOfExactlyTheMaximumIsLookedUp(t *testing.T) {
+	ex, err := New("")
+	require.NoError(t, err)
+	defer ex.Close()
+	name := strings.Repeat("x", MaxToolNameBytes)
+	obs, ok := ex.Check(intent.ToolIntent{Tool: name})
+	require.False(t, ok)
+	assert.Equal(t, name, obs.Tool)
+	assert.Contains(t, obs.Content, fmt.Sprintf("there is no tool named %q.", name))
+	assert.NotContains(t, obs.Content, "tool names are at most")
+
+	obs, ok = ex.Check(intent.ToolIntent{Tool: name + "x"})
+	require.False(t, ok)
+	assert.Contains(t, obs.Content, fmt.Sprintf("a name of %d bytes; tool names are at most %d bytes", MaxToolNameBytes+1, MaxToolNameBytes))
+}
+
+// TestUnknownToolMentionsWithheldToolsOnlyIfAny: the denial of an unknown
+// tool says other tools are withheld only when the policy withholds some
+// (executor.go:271: every registered tool loaded, none withheld).
+func TestUnknownToolMentionsWithheldToolsOnlyIfAny(t *testing.T) {
+	ex, err := New("")
+	require.NoError(t, err)
+	defer ex.Close()
+	require.Len(t, ex.Loaded(), len(ex.Registered())+1, "every registered tool is loaded, besides the index")
+	obs, ok := ex.Check(intent.ToolIntent{Tool: "nope"})
+	require.False(t, ok)
+	assert.Contains(t, obs.Content, "Tools you can call: ")
+	assert.NotContains(t, obs.Content, "withheld")
+}
+
+// TestCallFinishedDespiteCancelIsOK: a call whose context is cancelled
+// while it runs, but which returns its output without an error, is a
+// finished call, not a cancelled one (executor.go:314: cancelled only
+// with an error or a panic).
+func TestCallFinishedDespiteCancelIsOK(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tool := NewTool("finish", categories.Search, "finishes", json.RawMessage(`{"type":"object"}`), func(context.Context, map[string]any) (string, error) {
+		cancel()
+		return "done", nil
+	})
+	e := newExec(t, "", WithTools(tool))
+	obs, err := e.Execute(ctx, intent.ToolIntent{Tool: "finish", Args: map[string]any{}})
+	require.NoError(t, err)
+	assert.Equal(t, intent.StatusOK, obs.Status, "%+v", obs)
+	assert.Equal(t, "done", obs.Content)
 }

@@ -171,3 +171,15 @@ func TestAbbreviateKeepsAFormOfTheLimit(t *testing.T) {
 	assert.NotEqual(t, long, abbreviate([]byte(long)))
 	assert.Less(t, len(abbreviate([]byte(strings.Repeat("z", 1000)))), 200)
 }
+
+// TestCanonicalKeepsPrintableBytes: the canonical text escapes only '"',
+// '\' and control characters; a space, the first printable byte, is
+// written as itself (write.go:89, c >= 0x20).
+func TestCanonicalKeepsPrintableBytes(t *testing.T) {
+	got, err := Canonical(Output{Value: " a b~"})
+	require.NoError(t, err)
+	assert.Equal(t, `" a b~"`, string(got))
+	got, err = Canonical(Output{Value: "\x1f\""})
+	require.NoError(t, err)
+	assert.Equal(t, `"\u001f\""`, string(got))
+}

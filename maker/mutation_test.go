@@ -4,13 +4,24 @@ package maker
 // (docs/mutation.md lists each: file:line, mutator, the test that kills it).
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
 )
 
 // TestJournalDefaultWriteEveryWritesSlowSteps: with WriteEvery left at 0
@@ -32,4 +43,204 @@ func TestJournalDefaultWriteEveryWritesSlowSteps(t *testing.T) {
 	_, err = s.Solve(context.Background(), &counter{target: 10})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
+}
+
+// TestSolverKeyNormalizesIntents: Solver.Key normalizes a tool intent with
+// the Executor before hashing it, as Solve does with every sample, so two
+// spellings the Executor heals to one intent get one key; without an
+// Executor, or for a value, it is intent.Key (draw.go:97, both conditions
+// of the normalizer's guard; draw.go:108, the nil Executor's normalizer).
+func TestSolverKeyNormalizesIntents(t *testing.T) {
+	ex, err := executor.New("../testdata/spec/repo")
+	require.NoError(t, err)
+	defer ex.Close()
+	grep := func(paths any) intent.Output {
+		return intent.Output{Intent: &intent.ToolIntent{Tool: "grep", Args: map[string]any{"pattern": "Version", "paths": paths}}}
+	}
+	list, text := grep([]any{"src"}), grep(`["src"]`)
+	s := &Solver{Executor: ex}
+	kl, err := s.Key(list)
+	require.NoError(t, err)
+	kt, err := s.Key(text)
+	require.NoError(t, err)
+	assert.Equal(t, kl, kt, "a list and the same list as a JSON string get one key")
+	raw, err := intent.Key(text)
+	require.NoError(t, err)
+	assert.NotEqual(t, raw, kt, "the key is the normalized intent's, not the raw one's")
+
+	value := intent.Output{Value: map[string]any{"next": 3}}
+	want, err := intent.Key(value)
+	require.NoError(t, err)
+	for _, s := range []*Solver{{Executor: ex}, {}} {
+		got, err := s.Key(value)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "a value's key is intent.Key's")
+	}
+	got, err := (&Solver{}).Key(text)
+	require.NoError(t, err)
+	assert.Equal(t, raw, got, "without an Executor an intent is not normalized")
+}
+
+// TestJournalKeyOfExactlyTheMinimum: a chain key of MinJournalKey bytes is
+// accepted, one byte shorter is refused (journal.go:264, the key's length
+// check).
+func TestJournalKeyOfExactlyTheMinimum(t *testing.T) {
+	_, err := NewJournalKey(&memStore{}, make([]byte, MinJournalKey))
+	require.NoError(t, err)
+	_, err = NewJournalKey(&memStore{}, make([]byte, MinJournalKey-1))
+	require.ErrorIs(t, err, ErrJournalKey)
+}
+
+// TestJournalLineOfExactlyTheMaximum: a line of MaxJournalLine bytes is
+// read and judged on what it holds; only a longer one is refused for its
+// length (journal.go:287).
+func TestJournalLineOfExactlyTheMaximum(t *testing.T) {
+	line := bytes.Repeat([]byte("x"), MaxJournalLine)
+	_, err := NewJournalKey(&memStore{lines: [][]byte{line}}, nil)
+	require.ErrorIs(t, err, ErrJournalCorrupt)
+	assert.Contains(t, err.Error(), "is not a journal")
+	assert.NotContains(t, err.Error(), "longer than")
+
+	_, err = NewJournalKey(&memStore{lines: [][]byte{append(line, 'x')}}, nil)
+	require.ErrorIs(t, err, ErrJournalCorrupt)
+	assert.Contains(t, err.Error(), fmt.Sprintf("is longer than %d bytes", MaxJournalLine))
+}
+
+// applyFails is a counter whose Apply fails on its failAt-th call.
+type applyFails struct {
+	counter
+	calls, failAt int
+}
+
+func (a *applyFails) Apply(w intent.Output, obs *intent.Observation) (bool, error) {
+	if a.calls++; a.calls == a.failAt {
+		return false, errors.New("apply refused")
+	}
+	return a.counter.Apply(w, obs)
+}
+
+// TestReplayErrorNamesTheJournalLine: a step that fails when replayed is
+// named by its line in the journal file, counted from 1 (journal.go:380,
+// the line number records gives).
+func TestReplayErrorNamesTheJournalLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	_, err := journalRun(t, path, &counter{target: 6}, 4, nil, false)
+	require.ErrorIs(t, err, context.Canceled)
+	lines := strings.SplitAfter(string(mustRead(t, path)), "\n")
+	line := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, `{"step":2,`) {
+			line = i + 1
+		}
+	}
+	require.NotZero(t, line, "step 2 is in the journal")
+	_, err = journalRun(t, path, &applyFails{counter: counter{target: 6}, failAt: 3}, 0, nil, true)
+	require.ErrorIs(t, err, ErrStep)
+	assert.Contains(t, err.Error(), fmt.Sprintf("replaying step 2 (%s:%d)", path, line))
+}
+
+// TestSettingsMismatchJoinsTheDifferences: a journal refused for other
+// settings names every difference, joined by "; " with nothing before the
+// first (journal.go:459, joinDiff's separator).
+func TestSettingsMismatchJoinsTheDifferences(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	solver := func(maxTokens int, prompt string) *Solver {
+		return &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, MaxTokens: maxTokens, Settings: map[string]string{"prompt": prompt}}
+	}
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	s := solver(750, "v1")
+	s.Journal = j
+	_, err = s.Solve(context.Background(), &counter{target: 3})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+
+	j, err = OpenJournal(path)
+	require.NoError(t, err)
+	defer j.Close()
+	s = solver(100, "v2")
+	s.Journal = j
+	_, err = s.Solve(context.Background(), &counter{target: 3})
+	require.ErrorIs(t, err, ErrJournalMismatch)
+	assert.Contains(t, err.Error(), `was written with other settings (max_tokens: 750 in the journal, 100 now; prompt: "v1" in the journal, "v2" now); resume`)
+}
+
+// peekFirstPrompt is a counter that calls peek before its first prompt.
+type peekFirstPrompt struct {
+	counter
+	peek func()
+}
+
+func (p *peekFirstPrompt) Prompt(last *intent.Observation) []llms.MessageContent {
+	if p.peek != nil {
+		p.peek()
+		p.peek = nil
+	}
+	return p.counter.Prompt(last)
+}
+
+// TestJournalHeaderWrittenBeforeTheFirstDraw: a new journal's header is in
+// the file before the first step is drawn, so a run killed during its
+// first step leaves a journal (journal.go:479, begin's write of the header
+// then its Flush).
+func TestJournalHeaderWrittenBeforeTheFirstDraw(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	defer j.Close()
+	var seen []byte
+	task := &peekFirstPrompt{counter: counter{target: 2}, peek: func() { seen = mustRead(t, path) }}
+	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(seen, headerPrefix), "the file before the first draw: %q", seen)
+	assert.Equal(t, 1, bytes.Count(seen, []byte("\n")), "the header line alone")
+}
+
+// peekSnap is a snapCounter that calls peek with its value before each
+// prompt.
+type peekSnap struct {
+	snapCounter
+	peek func(n int)
+}
+
+func (p *peekSnap) Prompt(last *intent.Observation) []llms.MessageContent {
+	p.peek(p.n)
+	return p.snapCounter.Prompt(last)
+}
+
+// TestCheckpointWrittenBeforeTheNextStep: a checkpoint is in the file
+// before the next step is drawn, whatever the write batching holds back
+// (journal.go:532, writeCheckpoint's Flush after its line).
+func TestCheckpointWrittenBeforeTheNextStep(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	defer j.Close()
+	j.CheckpointEvery, j.WriteEvery, j.SyncEvery = 2, time.Hour, 1000
+	var seen []byte
+	task := &peekSnap{snapCounter: snapCounter{counter: counter{target: 4}}, peek: func(n int) {
+		if n == 2 {
+			seen = mustRead(t, path)
+		}
+	}}
+	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	assert.Contains(t, string(seen), `{"checkpoint":2`, "the file before step 2 is drawn")
+}
+
+// TestUnkeyedChainIsPlainSHA256: without a key the chain is SHA-256, as
+// documented: the header's chain field is the SHA-256 of 32 zero bytes
+// then the line before the field (journalchain.go:60, an empty key must
+// not make an HMAC chain).
+func TestUnkeyedChainIsPlainSHA256(t *testing.T) {
+	t.Setenv(JournalKeyEnv, "")
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	_, err := journalRun(t, path, &counter{target: 1}, 0, nil, false)
+	require.NoError(t, err)
+	header, _, ok := strings.Cut(string(mustRead(t, path)), "\n")
+	require.True(t, ok)
+	body, sum, ok := strings.Cut(header, chainField)
+	require.True(t, ok, header)
+	want := sha256.Sum256(append(make([]byte, sha256.Size), body...))
+	assert.Equal(t, hex.EncodeToString(want[:])+`"}`, sum)
 }

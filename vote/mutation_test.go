@@ -38,3 +38,24 @@ func TestRaceInlineBackoffDoubles(t *testing.T) {
 		assert.LessOrEqual(t, waited, 31*time.Second)
 	})
 }
+
+// TestKMinAtAnExactTarget: with the target set to PFull(steps, k, p)
+// itself, KMin is k, the smallest margin PFull accepts, though the
+// logarithms then often put the ceiling one above (laws.go:115, the loop
+// that settles the ceiling downwards; at steps 1, p 0.51 it is needed for
+// every k from 2).
+func TestKMinAtAnExactTarget(t *testing.T) {
+	for _, steps := range []int{1, 100, 1000000} {
+		for _, p := range []float64{0.51, 0.75, 0.99} {
+			for k := 1; k < 30; k++ {
+				target := PFull(steps, k, p)
+				if !(target > 0 && target < 1) {
+					continue
+				}
+				got, err := KMin(steps, p, target)
+				require.NoError(t, err)
+				assert.Equal(t, k, got, "steps %d, p %v, target PFull(k=%d)", steps, p, k)
+			}
+		}
+	}
+}
