@@ -149,7 +149,13 @@ expect 'sum(mdap_batch_tasks{job="solve",state="done"})' "$(jq .solved "$work/su
 kill -INT "$solve_pid"; wait "$solve_pid" || true
 # The worker answered the run's samples: some, and at most all of them
 # (a sample cancelled before the worker took it is never served).
-served=$(query 'sum(mdap_worker_jobs_total{job="worker"})')
+# The worker's last scrape may come a second after the solve's: wait for
+# its counter as expect does (up to 20 s).
+for _ in $(seq 200); do
+  served=$(query 'sum(mdap_worker_jobs_total{job="worker"})')
+  [ "$served" != none ] && [ "$served" -gt 0 ] && break
+  sleep 0.1
+done
 echo "   sum(mdap_worker_jobs_total{job=\"worker\"}) = $served (the run's samples: $samples)"
 [ "$served" != none ] && [ "$served" -gt 0 ] || { echo "!! the worker's jobs are not counted"; exit 1; }
 [ "$served" -le "$samples" ] || { echo "!! the worker served more jobs than the run drew"; exit 1; }
