@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/loopback"
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -32,7 +33,7 @@ func monitor(opts *server.Options, addr string) error {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !loopback.Host(host) {
 		return fmt.Errorf("%w: monitoring address %q: the NATS server's monitoring endpoints have no authentication and show its connections and streams, so they listen on loopback only (127.0.0.1, ::1, localhost); reach them from elsewhere through an authenticating proxy or an SSH tunnel", ErrConfig, addr)
 	}
 	if port == 0 {

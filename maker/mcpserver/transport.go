@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/httpbound"
+	"github.com/mdap-go/mdap/internal/loopback"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -240,10 +241,7 @@ func ListenAddr(addr string, allowRemote bool) (string, error) {
 	if host == "" {
 		return net.JoinHostPort("127.0.0.1", port), nil
 	}
-	if host == "localhost" {
-		return addr, nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if loopback.Host(host) {
 		return addr, nil
 	}
 	return "", fmt.Errorf("%w: %q is not a loopback address; the server listens on loopback only (127.0.0.1, ::1, localhost) unless its operator allows remote clients (--allow-remote, best with --token)", ErrListenAddr, addr)

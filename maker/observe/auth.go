@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
+
+	"github.com/mdap-go/mdap/internal/loopback"
 )
 
 // ErrToken: a metrics bearer token that cannot guard an endpoint (empty,
@@ -75,9 +76,5 @@ func Loopback(addr string) (bool, error) {
 		return false, err
 	}
 	host, _, _ := net.SplitHostPort(addr)
-	if strings.EqualFold(host, "localhost") {
-		return true, nil
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback(), nil
+	return loopback.Host(host), nil
 }
