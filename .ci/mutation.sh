@@ -2,9 +2,14 @@
 # Mutation testing of the lines changed since the last full report
 # (called by .ci/lint.sh with the gremlins binary as $1).
 #
-# Base: MDAP_DIFF_BASE, else the commit docs/mutation.md records as the
-# base of the full report ("Base of the full report: `HASH`"), so a clean
-# clone of main mutates every line changed since the report was made.
+# Bases: the core packages (vote, intent, executor, maker) are diffed
+# against the commit docs/mutation.md records as the base of their full
+# report ("Base of the full report: `HASH`"), every other package against
+# the commit it records as "Base of the other packages: `HASH`" (they have
+# no full report: that base is where this stage began). So a clean clone
+# of main mutates every line changed since each was last tried in full.
+# MDAP_DIFF_BASE, when set, is the base of every package (e.g. `main` on a
+# branch).
 # Each package with a changed non-test .go file is run with
 # `gremlins unleash --diff BASE` on a scratch clone of HEAD (gremlins edits
 # files while it runs), core packages first. The package's own tests
@@ -33,17 +38,30 @@ gremlins=${1:?usage: .ci/mutation.sh GREMLINS}
 budget=${MDAP_MUTATION_BUDGET:-180}
 t0=$SECONDS
 
-base=${MDAP_DIFF_BASE:-$(grep -oE 'Base of the full report: `[0-9a-f]{40}`' docs/mutation.md | grep -oE '[0-9a-f]{40}' | head -n 1 || true)}
-if [ -z "$base" ]; then
-  echo "-- mutation testing: docs/mutation.md records no base and MDAP_DIFF_BASE is unset"; exit 1
+# recorded NAME: the commit docs/mutation.md records after "NAME: `".
+recorded() { grep -oE "$1: \`[0-9a-f]{40}\`" docs/mutation.md | grep -oE '[0-9a-f]{40}' | head -n 1 || true; }
+core_base=${MDAP_DIFF_BASE:-$(recorded 'Base of the full report')}
+other_base=${MDAP_DIFF_BASE:-$(recorded 'Base of the other packages')}
+if [ -z "$core_base" ] || [ -z "$other_base" ]; then
+  echo "-- mutation testing: docs/mutation.md records no base (of the full report, of the other packages) and MDAP_DIFF_BASE is unset"; exit 1
 fi
-if ! basec=$(git rev-parse --verify -q "$base^{commit}"); then
-  echo "-- mutation testing: base $base is not in this clone (a shallow clone? fetch the history); skipped"; exit 0
-fi
+for b in "$core_base" "$other_base"; do
+  if ! git rev-parse --verify -q "$b^{commit}" >/dev/null; then
+    echo "-- mutation testing: base $b is not in this clone (a shallow clone? fetch the history); skipped"; exit 0
+  fi
+done
+core_base=$(git rev-parse "$core_base^{commit}") other_base=$(git rev-parse "$other_base^{commit}")
+# is_core PKG: PKG is one of the core packages of the full report.
+is_core() { case $1 in vote | intent | executor | maker) return 0 ;; esac; return 1; }
+# base_of PKG: the commit PKG's lines are diffed against.
+base_of() { if is_core "$1"; then echo "$core_base"; else echo "$other_base"; fi; }
+# changed_since BASE: the folders with a non-test .go file changed since BASE.
+changed_since() { git diff --name-only "$1"...HEAD -- '*.go' | grep -v '_test\.go$' | xargs -r -n1 dirname | sort -u || true; }
+changed=$( (changed_since "$core_base" | while read -r d; do if is_core "$d"; then echo "$d"; fi; done
+  changed_since "$other_base" | while read -r d; do if ! is_core "$d"; then echo "$d"; fi; done) | sort -u | awk 'NF')
 # Skipped: packages whose tests run the built command or whole suites
 # (every mutant there would rebuild and rerun minutes of end-to-end tests).
 skip=${MDAP_MUTATION_SKIP:-cmd benchmarks}
-changed=$(git diff --name-only "$basec"...HEAD -- '*.go' | grep -v '_test\.go$' | xargs -r -n1 dirname | sort -u || true)
 for s in $skip; do
   if echo "$changed" | grep -qE "^$s(/|$)"; then
     echo "-- mutation testing: skipping $(echo "$changed" | grep -E "^$s(/|$)" | tr '\n' ' ')(MDAP_MUTATION_SKIP)"
@@ -51,11 +69,11 @@ for s in $skip; do
   changed=$(echo "$changed" | grep -vE "^$s(/|$)" || true)
 done
 if [ -z "$changed" ]; then
-  echo "-- mutation testing: no Go code changed since $base"; exit 0
+  echo "-- mutation testing: no Go code changed since its base (core $(git rev-parse --short "$core_base"), others $(git rev-parse --short "$other_base"))"; exit 0
 fi
 # Core packages first: the budget goes to them before the rest.
 pkgs=$( (printf '%s\n' vote intent executor maker | grep -Fxf - <(echo "$changed") || true; echo "$changed" | grep -vFx -e vote -e intent -e executor -e maker || true) | awk 'NF')
-echo "-- mutation testing of the lines changed since $(git rev-parse --short "$basec") ($(echo "$pkgs" | wc -l) packages, budget ${budget}s)"
+echo "-- mutation testing of the lines changed since $(git rev-parse --short "$core_base") (core packages) and $(git rev-parse --short "$other_base") (the others): $(echo "$pkgs" | wc -l) packages, budget ${budget}s"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -70,7 +88,8 @@ for p in $pkgs; do
   if [ "$left" -lt 20 ]; then notried+=("$p"); continue; fi
   ls "$scratch/tree/$p"/*.go >/dev/null 2>&1 || continue
   log="$scratch/$(echo "$p" | tr / _).log"
-  echo "   ./$p (at most ${left}s)"
+  basec=$(base_of "$p")
+  echo "   ./$p since $(git rev-parse --short "$basec") (at most ${left}s)"
   find "$scratch/tree/$p" -mindepth 2 -name '*_test.go' -delete
   # gremlins v0.6.0 matches the diff's paths (from the repository's root)
   # against paths relative to the package it was given, so in a package
