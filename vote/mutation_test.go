@@ -6,6 +6,7 @@ package vote
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -57,5 +58,55 @@ func TestKMinAtAnExactTarget(t *testing.T) {
 				assert.Equal(t, k, got, "steps %d, p %v, target PFull(k=%d)", steps, p, k)
 			}
 		}
+	}
+}
+
+// TestKMinAtTheCap: KMin refuses a k_min above 10⁹ (maxKMin), not one at
+// it: at these (steps, p, target) the estimate ln(a)/ln r is exactly 10⁹,
+// and KMin returns the smallest k PFull accepts (laws.go:108, `kf <=
+// maxKMin`; the inputs were found by bisecting the target at p within
+// 3e-10 of 1/2).
+func TestKMinAtTheCap(t *testing.T) {
+	for _, c := range []struct{ p, target float64 }{
+		{0.50000000030099345, 0.76923094767076483},
+		{0.50000000057564631, 0.90909092071068898},
+	} {
+		lnr := math.Log1p(-c.p) - math.Log(c.p)
+		require.Equal(t, float64(maxKMin), math.Log(math.Expm1(-math.Log(c.target)))/lnr, "the estimate is not at the cap: %+v", c)
+		k, err := KMin(1, c.p, c.target)
+		require.NoError(t, err, "%+v", c)
+		assert.GreaterOrEqual(t, PFull(1, k, c.p), c.target, "%+v: k %d", c, k)
+		assert.Less(t, PFull(1, k-1, c.p), c.target, "%+v: k %d is not the smallest", c, k)
+		assert.InDelta(t, maxKMin, k, 10, "%+v", c)
+	}
+}
+
+// TestLawWorkCountsEachMove: the work a law with rivals is charged (what
+// MaxLawWork caps) is one update per state and answer voted for with a
+// probability above zero, and a budget of exactly that work is enough.
+// At k = 1 the first vote decides: from the one state, a right vote, a
+// vote for rival 0 and a vote for the other rivals (interchangeable, one
+// update for all): 3 updates; at p = 0 no right vote: 2 (rivals.go:263,
+// the right vote's `m > 0`; :264 and :277, the counts of the right vote
+// and of rival 0's; :329, the budget's `work > pr.budget`).
+func TestLawWorkCountsEachMove(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		want int
+	}{{0.5, 3}, {0, 2}} {
+		l, err := raceLaw(c.p, 1, Rivals{N: 5, Concentration: 0.2})
+		require.NoError(t, err)
+		assert.Equal(t, c.want, l.updates, "p %v", c.p)
+		assert.InDelta(t, c.p, l.right, 1e-15, "p %v", c.p)
+		assert.InDelta(t, 1, l.samples, 1e-15, "p %v", c.p)
+		q := (1 - c.p) * 0.8 / 5
+		pr := programme{k: 1, p: c.p, q0: 1 - c.p - 4*q, q: q, others: 4,
+			stop: lawStopMany, prune: lawPrune, maxLoss: lawMaxLoss, budget: c.want}
+		l, err = pr.run()
+		require.NoError(t, err, "p %v, a budget of exactly the work", c.p)
+		assert.Equal(t, c.want, l.updates, "p %v", c.p)
+		pr.budget = c.want - 1
+		_, err = pr.run()
+		require.ErrorIs(t, err, ErrTooCostly, "p %v, a budget one short", c.p)
 	}
 }
