@@ -118,13 +118,17 @@ func TestLawsWithRivalsErrors(t *testing.T) {
 
 // TestLawsWithRivalsPrecision: with several rivals the program stops at an
 // undecided mass of 1e-9 and drops states below 1e-14; run to 1e-13 with
-// nothing dropped, it moves by less than 1e-9.
+// nothing dropped, it moves by less than 1e-9. The second and third
+// cases end with the right answer's share of the decided races near 1/2
+// (0.55, 0.58), where the odds the undecided tail is counted with
+// (right/(right+wrong), rivals.go:343) are most sensitive.
 func TestLawsWithRivalsPrecision(t *testing.T) {
 	for _, c := range []struct {
 		p float64
 		k int
 		r Rivals
-	}{{0.85, 2, Rivals{N: 8}}, {0.6, 3, Rivals{N: 2, Concentration: 0.8}}, {0.9, 4, Rivals{N: 4, Concentration: 0.5}}} {
+	}{{0.85, 2, Rivals{N: 8}}, {0.5, 2, Rivals{N: 2, Concentration: 0.8}}, {0.5, 3, Rivals{N: 2, Concentration: 0.8}},
+		{0.6, 3, Rivals{N: 2, Concentration: 0.8}}, {0.9, 4, Rivals{N: 4, Concentration: 0.5}}} {
 		name := fmt.Sprintf("p=%v k=%d %+v", c.p, c.k, c.r)
 		if raceDetector && c.k > 3 {
 			continue // a second under the race detector, for nothing
