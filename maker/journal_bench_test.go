@@ -88,6 +88,7 @@ func hanoiRecords(n int) []StepRecord {
 // they stay in the CPU's caches as a step's just-decided record does. cpu-ns/op is the process's CPU
 // (user + system, the background fsync included) per step: unlike
 // ns/op, the machine's other load does not count in it.
+// MDAP_BENCH_EVERY sets SyncEvery (default DefaultSyncEvery).
 func BenchmarkJournalStep(b *testing.B) {
 	recs := hanoiRecords(64)
 	const perFile = 8192 // steps, about a 13-disk run
@@ -107,6 +108,9 @@ func BenchmarkJournalStep(b *testing.B) {
 				}
 				if j, err = NewJournalKey(&fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path}, c.key); err != nil {
 					b.Fatal(err)
+				}
+				if e := os.Getenv("MDAP_BENCH_EVERY"); e != "" {
+					j.SyncEvery, _ = strconv.Atoi(e)
 				}
 				if err := j.begin("hanoi:N=13", Settings{K: 3}); err != nil {
 					b.Fatal(err)
