@@ -206,3 +206,26 @@ func TestAppendNumberEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendStepRecordCyclicValue: an answer that contains itself (a
+// task's own Decode can build one) is refused with an error, as
+// json.Marshal refuses it, through objects of two keys, of more, and
+// lists: the encoder's depth bound hands it to json.Marshal instead of
+// recursing until the stack overflows.
+func TestAppendStepRecordCyclicValue(t *testing.T) {
+	two := map[string]any{"a": nil, "b": json.Number("1")}
+	two["a"] = two
+	second := map[string]any{"a": json.Number("1"), "b": nil}
+	second["b"] = second
+	three := map[string]any{"a": json.Number("1"), "b": nil, "c": "x"}
+	three["b"] = three
+	list := []any{json.Number("1"), nil}
+	list[1] = list
+	for name, v := range map[string]any{"two keys": two, "two keys, the second": second, "three keys": three, "list": list, "list in object": map[string]any{"l": list, "m": "y"}} {
+		_, err := json.Marshal(v)
+		require.Error(t, err, name)
+		_, err = appendStepRecord(nil, &StepRecord{Winner: intent.Output{Value: v}})
+		require.Error(t, err, name)
+		require.Contains(t, err.Error(), "cycle", name)
+	}
+}
