@@ -1,10 +1,17 @@
 package maker
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/intent"
 
 	"github.com/mdap-go/mdap/vote"
 )
@@ -47,5 +54,91 @@ func BenchmarkResume(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// hanoiRecords returns n step records shaped like a 13-disk Towers of
+// Hanoi run's (an answer of a move and three pegs, one vote key, usage),
+// each different.
+func hanoiRecords(n int) []StepRecord {
+	num := func(x int) any { return json.Number(strconv.Itoa(x)) }
+	recs := make([]StepRecord, n)
+	for i := range recs {
+		pegs := []any{[]any{}, []any{}, []any{}}
+		for d := 13; d >= 1; d-- {
+			p := (i + d) % 3
+			pegs[p] = append(pegs[p].([]any), num(d))
+		}
+		key := strconv.FormatUint(uint64(i)*0x9e3779b97f4a7c15, 16)
+		recs[i] = StepRecord{Step: i, K: 3, Key: key,
+			Winner:  intent.Output{Value: map[string]any{"move": []any{num(1 + i%13), num(i % 3), num((i + 1) % 3)}, "next_state": pegs}},
+			Votes:   map[string]int{key: 3},
+			Counts:  vote.Counts{Launched: 3, Valid: 3},
+			Usage:   vote.Usage{InputTokens: 1575, OutputTokens: 63, Latency: time.Duration(40000 + i%9000), Requests: 3},
+			Elapsed: time.Duration(180000 + i%50000),
+		}
+	}
+	return recs
+}
+
+// BenchmarkJournalStep measures what the journal costs a step: encoding
+// the record, chaining it, and the file's share of the writes (every
+// SyncEvery steps) and of the periodic sync, on a file journal of
+// 13-disk Hanoi records, keyed and not. The records are few, so that
+// they stay in the CPU's caches as a step's just-decided record does. cpu-ns/op is the process's CPU
+// (user + system, the background fsync included) per step: unlike
+// ns/op, the machine's other load does not count in it.
+// MDAP_BENCH_EVERY sets SyncEvery (default DefaultSyncEvery).
+func BenchmarkJournalStep(b *testing.B) {
+	recs := hanoiRecords(64)
+	const perFile = 8192 // steps, about a 13-disk run
+	for _, c := range []struct {
+		name string
+		key  []byte
+	}{{"sha256", nil}, {"hmac", []byte("0123456789abcdef0123456789abcdef")}} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := b.TempDir()
+			var j *Journal
+			open := func() {
+				path := filepath.Join(dir, "j.jsonl")
+				_ = os.Remove(path)
+				f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if j, err = NewJournalKey(&fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path}, c.key); err != nil {
+					b.Fatal(err)
+				}
+				if e := os.Getenv("MDAP_BENCH_EVERY"); e != "" {
+					j.SyncEvery, _ = strconv.Atoi(e)
+				}
+				if err := j.begin("hanoi:N=13", Settings{K: 3}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			open()
+			var cpu time.Duration
+			i := 0
+			c0 := processCPU()
+			for b.Loop() {
+				rec := &recs[i%len(recs)]
+				rec.Step = i
+				if err := j.step(rec); err != nil {
+					b.Fatal(err)
+				}
+				if i++; i == perFile { // a new file, as a new run
+					i = 0
+					cpu += processCPU() - c0
+					if err := j.Close(); err != nil {
+						b.Fatal(err)
+					}
+					open()
+					c0 = processCPU()
+				}
+			}
+			cpu += processCPU() - c0
+			b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+			j.Close()
+		})
 	}
 }

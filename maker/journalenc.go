@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mdap-go/mdap/intent"
@@ -25,12 +26,12 @@ import (
 func appendStepRecord(b []byte, rec *StepRecord) ([]byte, error) {
 	var err error
 	b = append(b, `{"step":`...)
-	b = strconv.AppendInt(b, int64(rec.Step), 10)
+	b = appendInt(b, rec.Step)
 	if rec.Pending {
 		b = append(b, `,"pending":true`...)
 	}
 	b = append(b, `,"k":`...)
-	b = strconv.AppendInt(b, int64(rec.K), 10)
+	b = appendInt(b, rec.K)
 	b = append(b, `,"winner":`...)
 	if b, err = appendOutput(b, rec.Winner); err != nil {
 		return b, err
@@ -55,7 +56,7 @@ func appendStepRecord(b []byte, rec *StepRecord) ([]byte, error) {
 			b = append(b, '{')
 			b = appendCountsBody(b, m.Counts)
 			b = append(b, `,"winner_votes":`...)
-			b = strconv.AppendInt(b, int64(m.WinnerVotes), 10)
+			b = appendInt(b, m.WinnerVotes)
 			b = append(b, `,"usage":`...)
 			b = appendUsage(b, m.Usage)
 			b = append(b, '}')
@@ -64,7 +65,7 @@ func appendStepRecord(b []byte, rec *StepRecord) ([]byte, error) {
 	}
 	if rec.Correct != nil {
 		b = append(b, `,"correct":`...)
-		b = strconv.AppendInt(b, int64(*rec.Correct), 10)
+		b = appendInt(b, *rec.Correct)
 	}
 	if rec.Contested {
 		b = append(b, `,"contested":true`...)
@@ -73,7 +74,7 @@ func appendStepRecord(b []byte, rec *StepRecord) ([]byte, error) {
 		b = append(b, `,"escalated":true`...)
 	}
 	b = append(b, `,"elapsed_ns":`...)
-	b = strconv.AppendInt(b, int64(rec.Elapsed), 10)
+	b = appendInt(b, rec.Elapsed)
 	if rec.Observation != nil {
 		b = append(b, `,"observation":`...)
 		if b, err = appendMarshal(b, rec.Observation); err != nil {
@@ -96,35 +97,35 @@ func appendCounts(b []byte, c vote.Counts) []byte {
 // appendCountsBody appends vote.Counts' fields, the first without a comma.
 func appendCountsBody(b []byte, c vote.Counts) []byte {
 	b = append(b, `"launched":`...)
-	b = strconv.AppendInt(b, int64(c.Launched), 10)
+	b = appendInt(b, c.Launched)
 	b = append(b, `,"valid":`...)
-	b = strconv.AppendInt(b, int64(c.Valid), 10)
+	b = appendInt(b, c.Valid)
 	b = append(b, `,"flagged":`...)
-	b = strconv.AppendInt(b, int64(c.Flagged), 10)
+	b = appendInt(b, c.Flagged)
 	b = append(b, `,"errors":`...)
-	b = strconv.AppendInt(b, int64(c.Errors), 10)
+	b = appendInt(b, c.Errors)
 	b = append(b, `,"cancelled":`...)
-	return strconv.AppendInt(b, int64(c.Cancelled), 10)
+	return appendInt(b, c.Cancelled)
 }
 
 func appendUsage(b []byte, u vote.Usage) []byte {
 	b = append(b, `{"input_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.InputTokens), 10)
+	b = appendInt(b, u.InputTokens)
 	b = append(b, `,"output_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.OutputTokens), 10)
+	b = appendInt(b, u.OutputTokens)
 	b = append(b, `,"latency_ns":`...)
-	b = strconv.AppendInt(b, int64(u.Latency), 10)
+	b = appendInt(b, u.Latency)
 	if u.CachedInputTokens != 0 {
 		b = append(b, `,"cached_input_tokens":`...)
-		b = strconv.AppendInt(b, int64(u.CachedInputTokens), 10)
+		b = appendInt(b, u.CachedInputTokens)
 	}
 	if u.CacheWriteTokens != 0 {
 		b = append(b, `,"cache_write_tokens":`...)
-		b = strconv.AppendInt(b, int64(u.CacheWriteTokens), 10)
+		b = appendInt(b, u.CacheWriteTokens)
 	}
 	if u.Requests != 0 {
 		b = append(b, `,"requests":`...)
-		b = strconv.AppendInt(b, int64(u.Requests), 10)
+		b = appendInt(b, u.Requests)
 	}
 	return append(b, '}')
 }
@@ -139,7 +140,7 @@ func appendIntMap(b []byte, m map[string]int) []byte {
 		for k, v := range m {
 			b = appendJSONString(b, k)
 			b = append(b, ':')
-			b = strconv.AppendInt(b, int64(v), 10)
+			b = appendInt(b, v)
 		}
 		return append(b, '}')
 	}
@@ -154,7 +155,7 @@ func appendIntMap(b []byte, m map[string]int) []byte {
 		}
 		b = appendJSONString(b, k)
 		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(m[k]), 10)
+		b = appendInt(b, m[k])
 	}
 	return append(b, '}')
 }
@@ -199,34 +200,18 @@ func appendAny(b []byte, v any, depth int) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case int:
-		return strconv.AppendInt(b, int64(x), 10), nil
+		return appendInt(b, x), nil
 	case int64:
-		return strconv.AppendInt(b, x, 10), nil
+		return appendInt(b, x), nil
 	case json.Number:
-		if plainInteger(string(x)) {
-			return append(b, x...), nil
+		if b, ok := appendNumber(b, x); ok {
+			return b, nil
 		}
 	case map[string]any:
 		if x == nil {
 			return append(b, "null"...), nil
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, k)
-			b = append(b, ':')
-			if b, err = appendAny(b, x[k], depth+1); err != nil {
-				return b, err
-			}
-		}
-		return append(b, '}'), nil
+		return appendObject(b, x, depth)
 	case []any:
 		if x == nil {
 			return append(b, "null"...), nil
@@ -236,6 +221,12 @@ func appendAny(b []byte, v any, depth int) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
+			if n, ok := e.(json.Number); ok { // a list of numbers, without the call
+				var done bool
+				if b, done = appendNumber(b, n); done {
+					continue
+				}
+			}
 			if b, err = appendAny(b, e, depth+1); err != nil {
 				return b, err
 			}
@@ -243,6 +234,78 @@ func appendAny(b []byte, v any, depth int) ([]byte, error) {
 		return append(b, ']'), nil
 	}
 	return appendMarshal(b, v)
+}
+
+// appendObject appends a decoded JSON object as json.Marshal does: its
+// keys sorted. It reads each entry once (no lookup by key), and sorts
+// small objects on the stack.
+func appendObject(b []byte, m map[string]any, depth int) ([]byte, error) {
+	var err error
+	if len(m) == 2 { // Hanoi's answers, and many others
+		var k [2]string
+		var v [2]any
+		i := 0
+		for key, val := range m {
+			k[i], v[i] = key, val
+			i++
+		}
+		if k[1] < k[0] {
+			k[0], k[1] = k[1], k[0]
+			v[0], v[1] = v[1], v[0]
+		}
+		b = append(b, '{')
+		b = appendJSONString(b, k[0])
+		b = append(b, ':')
+		if b, err = appendAny(b, v[0], depth+1); err != nil {
+			return b, err
+		}
+		b = append(b, ',')
+		b = appendJSONString(b, k[1])
+		b = append(b, ':')
+		if b, err = appendAny(b, v[1], depth+1); err != nil {
+			return b, err
+		}
+		return append(b, '}'), nil
+	}
+	var small [8]entry
+	entries := small[:0]
+	for key, val := range m {
+		entries = append(entries, entry{key, val})
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
+	b = append(b, '{')
+	for i, e := range entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, e.k)
+		b = append(b, ':')
+		if b, err = appendAny(b, e.v, depth+1); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// entry is one key and value of an object.
+type entry struct {
+	k string
+	v any
+}
+
+// appendNumber appends n as json.Marshal writes it when it is a plain
+// integer (see plainInteger), and reports whether it was; one or two
+// digits, the usual case, are checked and copied byte by byte.
+func appendNumber(b []byte, n json.Number) ([]byte, bool) {
+	switch {
+	case len(n) == 1 && n[0] >= '0' && n[0] <= '9':
+		return append(b, n[0]), true
+	case len(n) == 2 && n[0] >= '1' && n[0] <= '9' && n[1] >= '0' && n[1] <= '9':
+		return append(b, n[0], n[1]), true
+	case plainInteger(string(n)):
+		return append(b, n...), true
+	}
+	return b, false
 }
 
 // plainInteger reports whether s is -?(0|[1-9][0-9]*), which json.Marshal
@@ -270,18 +333,51 @@ func appendMarshal(b []byte, v any) ([]byte, error) {
 	return append(b, j...), nil
 }
 
+// appendInt appends v in decimal, as strconv.AppendInt; a single digit
+// (a count, a margin) without the call.
+func appendInt[T ~int | ~int64](b []byte, v T) []byte {
+	if uint64(v) < 10 {
+		return append(b, byte('0'+v))
+	}
+	return strconv.AppendInt(b, int64(v), 10)
+}
+
 const hexDigits = "0123456789abcdef"
+
+// jsonSafe[c] reports whether json.Marshal writes byte c of a string as
+// it is: printable ASCII but for '"', '\\' and the HTML-sensitive <, >, &.
+var jsonSafe = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // appendJSONString appends s as a JSON string exactly as json.Marshal
 // writes it: HTML-safe (<, >, & escaped), invalid UTF-8 as U+FFFD, U+2028
-// and U+2029 escaped.
+// and U+2029 escaped. A string with nothing to escape (a vote key, a
+// field name) is copied whole.
 func appendJSONString(b []byte, s string) []byte {
+	i := 0
+	for i < len(s) && jsonSafe[s[i]] {
+		i++
+	}
 	b = append(b, '"')
+	if i == len(s) {
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	return appendJSONStringFrom(b, s, i)
+}
+
+// appendJSONStringFrom appends the rest of a JSON string whose first i
+// bytes need no escape, and its closing quote.
+func appendJSONStringFrom(b []byte, s string, i int) []byte {
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if jsonSafe[c] {
 				i++
 				continue
 			}

@@ -135,19 +135,97 @@ func BenchmarkJournalEncode(b *testing.B) {
 	for range 2 {
 		b.Run("reflect", func(b *testing.B) {
 			b.ReportAllocs()
-			for b.Loop() {
+			cpuLoop(b, func() {
 				if _, err := json.Marshal(rec); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 		b.Run("appender", func(b *testing.B) {
 			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := appendStepRecord(make([]byte, 0, 512), rec); err != nil {
+			buf := make([]byte, 0, 512)
+			cpuLoop(b, func() {
+				var err error
+				if buf, err = appendStepRecord(buf[:0], rec); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
+	}
+}
+
+// FuzzAppendStepRecord: for any JSON answer (decoded with numbers kept as
+// json.Number, as DecodeReply does, and as float64) in a random record,
+// the hand-written line is json.Marshal's, byte for byte.
+func FuzzAppendStepRecord(f *testing.F) {
+	for _, s := range []string{`{"move":[1,0,2],"next_state":[[3,2],[],[1]]}`, `{"a":1,"b":{"c":[true,null,"x<y>&\u2028"]},"d":-0,"e":1.5e3,"f":01}`,
+		`[1,2,3]`, `"\ufffd\u0007"`, `{"z":1,"y":2,"x":3,"w":4,"v":5,"u":6,"t":7,"s":8,"r":9}`, `{"":0,"a":-12,"b":100}`} {
+		f.Add(uint64(1), s)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, text string) {
+		rng := rand.New(rand.NewPCG(seed, seed>>1))
+		rec := randomRecord(rng)
+		for _, numbers := range []bool{true, false} {
+			d := json.NewDecoder(strings.NewReader(text))
+			if numbers {
+				d.UseNumber()
+			}
+			var v any
+			if d.Decode(&v) != nil {
+				return
+			}
+			rec.Winner.Value = v
+			want, err := json.Marshal(rec)
+			got, gerr := appendStepRecord(nil, rec)
+			if err != nil {
+				require.Error(t, gerr)
+				continue
+			}
+			require.NoError(t, gerr)
+			require.Equal(t, string(want), string(got))
+		}
+	})
+}
+
+// TestAppendNumberEdges: numbers of one and two characters, and those the
+// fast path must leave to json.Marshal (a leading zero, a sign, a
+// fraction, an exponent, not a number), in lists, objects and alone,
+// come out as json.Marshal writes them, or fail as it does.
+func TestAppendNumberEdges(t *testing.T) {
+	for _, n := range []string{"0", "7", "9", "10", "99", "00", "01", "0a", "a0", "-", "-0", "-7", "-10", "1.", ".1", "1e2", "1E2", "+1", "", " 1", "123", "1a", "x"} {
+		for _, v := range []any{json.Number(n), []any{json.Number(n)}, []any{json.Number("1"), json.Number(n)}, map[string]any{"a": json.Number(n), "b": json.Number(n)}} {
+			rec := &StepRecord{Winner: intent.Output{Value: v}}
+			want, err := json.Marshal(rec)
+			got, gerr := appendStepRecord(nil, rec)
+			if err != nil {
+				require.Error(t, gerr, "%q in %#v", n, v)
+				continue
+			}
+			require.NoError(t, gerr, "%q in %#v", n, v)
+			require.Equal(t, string(want), string(got), "%q in %#v", n, v)
+		}
+	}
+}
+
+// TestAppendStepRecordCyclicValue: an answer that contains itself (a
+// task's own Decode can build one) is refused with an error, as
+// json.Marshal refuses it, through objects of two keys, of more, and
+// lists: the encoder's depth bound hands it to json.Marshal instead of
+// recursing until the stack overflows.
+func TestAppendStepRecordCyclicValue(t *testing.T) {
+	two := map[string]any{"a": nil, "b": json.Number("1")}
+	two["a"] = two
+	second := map[string]any{"a": json.Number("1"), "b": nil}
+	second["b"] = second
+	three := map[string]any{"a": json.Number("1"), "b": nil, "c": "x"}
+	three["b"] = three
+	list := []any{json.Number("1"), nil}
+	list[1] = list
+	for name, v := range map[string]any{"two keys": two, "two keys, the second": second, "three keys": three, "list": list, "list in object": map[string]any{"l": list, "m": "y"}} {
+		_, err := json.Marshal(v)
+		require.Error(t, err, name)
+		_, err = appendStepRecord(nil, &StepRecord{Winner: intent.Output{Value: v}})
+		require.Error(t, err, name)
+		require.Contains(t, err.Error(), "cycle", name)
 	}
 }
