@@ -6,11 +6,13 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -203,4 +205,77 @@ func TestCallFinishedDespiteCancelIsOK(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, intent.StatusOK, obs.Status, "%+v", obs)
 	assert.Equal(t, "done", obs.Content)
+}
+
+// TestTimedOutToolErrorIsATimeout: a goroutine tool that stops at its
+// timeout with an error of its own (one that does not wrap
+// context.DeadlineExceeded) is a timeout, its error wrapping ErrTimeout
+// (executor.go:377, the three parts of the wrapping's condition: an error,
+// no panic, the caller's context still alive).
+func TestTimedOutToolErrorIsATimeout(t *testing.T) {
+	stubborn := NewTool("stubborn", categories.Web, "", json.RawMessage(`{"type":"object"}`), func(ctx context.Context, _ map[string]any) (string, error) {
+		<-ctx.Done()
+		return "", errors.New("gave up waiting for the server")
+	})
+	e := newExec(t, "", WithTools(stubborn), WithTimeout(20*time.Millisecond),
+		WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	obs := run(t, e, "stubborn", nil)
+	assert.Equal(t, intent.StatusError, obs.Status)
+	assert.Equal(t, intent.ReasonTimeout, obs.Reason, obs.Content)
+	assert.Contains(t, obs.Content, "did not finish within 20ms")
+	assert.ErrorIs(t, ObservationError(obs), ErrTimeout)
+}
+
+// TestOutputCutWithNoRuneStart: a tool's output that is over the cap and
+// has no UTF-8 rune start before the cut (continuation bytes only) is cut
+// to nothing plus the note, without reading before the string's start
+// (executor.go:429, capText's backward search stopping at 0; the mutant
+// indexes s[-1] and panics).
+func TestOutputCutWithNoRuneStart(t *testing.T) {
+	const outCap = 100
+	junk := NewTool("junk", categories.Web, "", json.RawMessage(`{"type":"object"}`), func(context.Context, map[string]any) (string, error) {
+		return strings.Repeat("\x80", outCap+10), nil
+	})
+	e := newExec(t, "", WithTools(junk), WithOutputCap(outCap),
+		WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	obs := run(t, e, "junk", nil)
+	assert.True(t, obs.Truncated)
+	assert.Equal(t, "\n[output truncated: showing the first 0 of 110 bytes]", obs.Content)
+}
+
+// TestNotesGoOnALineOfTheirOwn: a note follows text on a new line, and
+// stands alone when there is no text (executor.go:440, appendNote's
+// test of an empty text); read_file's truncation note after a file with
+// no newline is on a line of its own.
+func TestNotesGoOnALineOfTheirOwn(t *testing.T) {
+	assert.Equal(t, "[note]", appendNote("", "[note]"))
+	assert.Equal(t, "text\n[note]", appendNote("text", "[note]"))
+	assert.Equal(t, "text\n[note]", appendNote("text\n", "[note]"))
+
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "long.txt"), strings.Repeat("x", 2000)))
+	e := newExec(t, root, WithReadCap(1<<10))
+	obs := run(t, e, "read_file", args{"path": "long.txt"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, strings.HasPrefix(obs.Content, strings.Repeat("x", 1<<10)+"\n[truncated: long.txt is 2000 bytes"), obs.Content)
+}
+
+// TestLinkTargetOfTooManyComponentsIsRefused: a link whose target has
+// more than maxResolveSteps components (here "." over and over, which
+// leaves the depth and the link count alone) is refused for it
+// (sandbox.go:127, the step counter).
+func TestLinkTargetOfTooManyComponentsIsRefused(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "x"), "content\n"))
+	target := strings.Repeat("./", maxResolveSteps+10) + "x" // 2,061 bytes
+	require.NoError(t, os.Symlink(target, filepath.Join(root, "dots")))
+	e := newExec(t, root)
+	obs := run(t, e, "read_file", args{"path": "dots"})
+	assert.Equal(t, intent.StatusDenied, obs.Status, obs.Content)
+	assert.ErrorIs(t, ObservationError(obs), ErrInvalidPath)
+	assert.Contains(t, obs.Content, fmt.Sprintf("more than %d components once its symbolic links are followed", maxResolveSteps))
+
+	// A target of fewer components is followed.
+	require.NoError(t, os.Symlink(strings.Repeat("./", maxResolveSteps/2)+"x", filepath.Join(root, "fewer")))
+	assert.Equal(t, "content\n", run(t, e, "read_file", args{"path": "fewer"}).Content)
 }
