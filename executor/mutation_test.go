@@ -279,3 +279,26 @@ func TestLinkTargetOfTooManyComponentsIsRefused(t *testing.T) {
 	require.NoError(t, os.Symlink(strings.Repeat("./", maxResolveSteps/2)+"x", filepath.Join(root, "fewer")))
 	assert.Equal(t, "content\n", run(t, e, "read_file", args{"path": "fewer"}).Content)
 }
+
+// TestLinkTargetDeeperThanMaxPathDepthIsRefused: a link whose target is
+// MaxPathDepth+1 folders deep is refused as too deep, as a path of that
+// depth given by the model is; MaxPathDepth is followed, also with a "."
+// after it (sandbox.go:130, the depth's boundary; a target of exactly
+// MaxPathDepth+1 components, the last one, used to pass resolve).
+func TestLinkTargetDeeperThanMaxPathDepthIsRefused(t *testing.T) {
+	root := t.TempDir()
+	deep := func(n int) string { return strings.TrimSuffix(strings.Repeat("a/", n), "/") }
+	require.NoError(t, os.Symlink(deep(MaxPathDepth), filepath.Join(root, "max")))
+	require.NoError(t, os.Symlink(deep(MaxPathDepth)+"/.", filepath.Join(root, "maxdot")))
+	require.NoError(t, os.Symlink(deep(MaxPathDepth+1), filepath.Join(root, "over")))
+	e := newExec(t, root)
+	for _, p := range []string{"max", "maxdot"} {
+		obs := run(t, e, "read_file", args{"path": p})
+		assert.Equal(t, intent.ReasonNotFound, obs.Reason, "%s: %s", p, obs.Content)
+	}
+	obs := run(t, e, "read_file", args{"path": "over"})
+	assert.ErrorIs(t, ObservationError(obs), ErrInvalidPath, obs.Content)
+	assert.Contains(t, obs.Content, fmt.Sprintf("\"over\" is more than %d folders deep once its symbolic links are followed", MaxPathDepth))
+	// As the model's own path of that depth is.
+	assert.ErrorIs(t, ObservationError(run(t, e, "read_file", args{"path": deep(MaxPathDepth + 1)})), ErrInvalidPath)
+}
