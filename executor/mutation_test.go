@@ -260,24 +260,65 @@ func TestNotesGoOnALineOfTheirOwn(t *testing.T) {
 	assert.True(t, strings.HasPrefix(obs.Content, strings.Repeat("x", 1<<10)+"\n[truncated: long.txt is 2000 bytes"), obs.Content)
 }
 
-// TestLinkTargetOfTooManyComponentsIsRefused: a link whose target has
-// more than maxResolveSteps components (here "." over and over, which
-// leaves the depth and the link count alone) is refused for it
-// (sandbox.go:127, the step counter).
+// TestLinkTargetOfTooManyComponentsIsRefused: a path that takes more
+// than maxResolveSteps components to resolve (here a link whose target is
+// "." over and over, which leaves the depth and the link count alone) is
+// refused for it, and one of exactly maxResolveSteps is followed
+// (sandbox.go:127, the step counter and its boundary).
 func TestLinkTargetOfTooManyComponentsIsRefused(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, writeFile(filepath.Join(root, "x"), "content\n"))
-	target := strings.Repeat("./", maxResolveSteps+10) + "x" // 2,061 bytes
-	require.NoError(t, os.Symlink(target, filepath.Join(root, "dots")))
+	// The link's own name, then the target's components: k dots and "x".
+	dots := func(k int) string { return strings.Repeat("./", k) + "x" }
+	require.NoError(t, os.Symlink(dots(maxResolveSteps-2), filepath.Join(root, "exact")))
+	require.NoError(t, os.Symlink(dots(maxResolveSteps-1), filepath.Join(root, "over")))
 	e := newExec(t, root)
-	obs := run(t, e, "read_file", args{"path": "dots"})
+	obs := run(t, e, "read_file", args{"path": "over"})
 	assert.Equal(t, intent.StatusDenied, obs.Status, obs.Content)
 	assert.ErrorIs(t, ObservationError(obs), ErrInvalidPath)
-	assert.Contains(t, obs.Content, fmt.Sprintf("more than %d components once its symbolic links are followed", maxResolveSteps))
+	assert.Contains(t, obs.Content, fmt.Sprintf("\"over\" has more than %d components once its symbolic links are followed", maxResolveSteps))
+	assert.Equal(t, "content\n", run(t, e, "read_file", args{"path": "exact"}).Content)
+}
 
-	// A target of fewer components is followed.
-	require.NoError(t, os.Symlink(strings.Repeat("./", maxResolveSteps/2)+"x", filepath.Join(root, "fewer")))
-	assert.Equal(t, "content\n", run(t, e, "read_file", args{"path": "fewer"}).Content)
+// TestLinkChainOfMaxSymlinksIsFollowed: a chain of maxSymlinks links is
+// followed, one more is refused for the links, not for what os.Root
+// would say (sandbox.go:157, the link counter and its boundary).
+func TestLinkChainOfMaxSymlinksIsFollowed(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "x"), "content\n"))
+	// l1 -> l2 -> ... -> l9 -> x: from l2 on, a chain of 8 links.
+	for i := 1; i <= maxSymlinks+1; i++ {
+		target := fmt.Sprintf("l%d", i+1)
+		if i == maxSymlinks+1 {
+			target = "x"
+		}
+		require.NoError(t, os.Symlink(target, filepath.Join(root, fmt.Sprintf("l%d", i))))
+	}
+	e := newExec(t, root)
+	assert.Equal(t, "content\n", run(t, e, "read_file", args{"path": "l2"}).Content)
+	obs := run(t, e, "read_file", args{"path": "l1"})
+	assert.ErrorIs(t, ObservationError(obs), ErrInvalidPath, obs.Content)
+	assert.Contains(t, obs.Content, fmt.Sprintf("\"l1\" goes through more than %d symbolic links", maxSymlinks))
+}
+
+// TestLinkBackUpReachesTheRightFolder: after a ".." in a link's target,
+// the next component is looked up in the folder the ".." leads to (the
+// root, or a folder below it), so a link found there is checked by
+// resolve, here refused as absolute with resolve's own words
+// (sandbox.go:207, reopen's case of the root).
+func TestLinkBackUpReachesTheRightFolder(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "d", "sub"), 0o755))
+	require.NoError(t, os.Symlink("/etc/hostname", filepath.Join(root, "abs")))
+	require.NoError(t, os.Symlink("/etc/hostname", filepath.Join(root, "d", "abs")))
+	require.NoError(t, os.Symlink("../abs", filepath.Join(root, "d", "up")))         // ".." to the root
+	require.NoError(t, os.Symlink("sub/../abs", filepath.Join(root, "d", "across"))) // ".." to d
+	e := newExec(t, root)
+	for _, p := range []string{"d/up", "d/across"} {
+		obs := run(t, e, "read_file", args{"path": p})
+		assert.ErrorIs(t, ObservationError(obs), ErrOutsideRoot, "%s: %s", p, obs.Content)
+		assert.Contains(t, obs.Content, "to an absolute path; only relative links that stay inside the root folder are followed", p)
+	}
 }
 
 // TestLinkTargetDeeperThanMaxPathDepthIsRefused: a link whose target is
