@@ -343,3 +343,59 @@ func TestLinkTargetDeeperThanMaxPathDepthIsRefused(t *testing.T) {
 	// As the model's own path of that depth is.
 	assert.ErrorIs(t, ObservationError(run(t, e, "read_file", args{"path": deep(MaxPathDepth + 1)})), ErrInvalidPath)
 }
+
+// TestHealedArgumentsOfTheCapAreMeasuredAgain: healing can lengthen the
+// arguments ("1e20" for an integer becomes 100000000000000000000, 15
+// bytes more), so healed arguments are measured again against
+// DefaultArgsCap: exactly the cap passes, one byte over is refused though
+// the call as sent was under it (validate.go:92 and :93: the second
+// measure taken when values were healed, its error test and its boundary).
+func TestHealedArgumentsOfTheCapAreMeasuredAgain(t *testing.T) {
+	tool := NewTool("sized", categories.Web, "", json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"pad":{"type":"string"}}}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	// padded returns arguments whose healed form is exactly size bytes.
+	padded := func(size int) args {
+		healed, err := json.Marshal(args{"n": json.Number("100000000000000000000"), "pad": ""})
+		require.NoError(t, err)
+		return args{"n": "1e20", "pad": strings.Repeat("x", size-len(healed))}
+	}
+	for _, c := range []struct {
+		size int
+		ok   bool
+	}{{DefaultArgsCap, true}, {DefaultArgsCap + 1, false}} {
+		a := padded(c.size)
+		sent, err := json.Marshal(a)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(sent), DefaultArgsCap, "the call as sent is under the cap")
+		obs := run(t, e, "sized", a)
+		if c.ok {
+			assert.Equal(t, "ran", obs.Content, "healed to %d bytes", c.size)
+			assert.Equal(t, []string{"arguments.n"}, obs.Healed)
+		} else {
+			assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, "healed to %d bytes", c.size)
+			assert.Contains(t, obs.Content, fmt.Sprintf("arguments: %d bytes as JSON; a call takes at most %d", c.size, DefaultArgsCap))
+		}
+	}
+}
+
+// TestArgumentsOfExactlyMaxArgValues: a call of exactly MaxArgValues
+// values (the arguments object counted) runs; one more value is refused
+// (validate.go:100, the count's boundary).
+func TestArgumentsOfExactlyMaxArgValues(t *testing.T) {
+	tool := NewTool("many", categories.Web, "", json.RawMessage(`{"type":"object"}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	list := func(n int) []any {
+		l := make([]any, n)
+		for i := range l {
+			l[i] = i
+		}
+		return l
+	}
+	// The object, the array and its items.
+	assert.Equal(t, "ran", run(t, e, "many", args{"a": list(MaxArgValues - 2)}).Content)
+	obs := run(t, e, "many", args{"a": list(MaxArgValues - 1)})
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
+	assert.Contains(t, obs.Content, fmt.Sprintf("more than %d values", MaxArgValues))
+}
