@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -398,4 +399,54 @@ func TestArgumentsOfExactlyMaxArgValues(t *testing.T) {
 	obs := run(t, e, "many", args{"a": list(MaxArgValues - 1)})
 	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
 	assert.Contains(t, obs.Content, fmt.Sprintf("more than %d values", MaxArgValues))
+}
+
+// TestInvalidArgumentsDenialOrderAndSummary: an invalid-arguments denial
+// lists the arguments object's own problem before its properties', array
+// indexes in numeric order ([2] before [10], also when the library gives
+// them the other way round), at one location the
+// library's keyword order (both minLength problems, by message, before
+// the pattern's, though the schema puts the pattern between them), and
+// the summary names a property with no type and not required by its name
+// alone (validate.go:204, :224, :225, :229, the order's comparisons;
+// :319 and :327, the summary's empty attribute lists).
+func TestInvalidArgumentsDenialOrderAndSummary(t *testing.T) {
+	tool := NewTool("v", categories.Web, "", json.RawMessage(`{"type":"object","required":["need"],"properties":{
+	  "s":{"type":"string","allOf":[{"minLength":5},{"pattern":"^x"},{"minLength":6}]},
+	  "a":{"type":"array","items":{"type":"integer"}},
+	  "b":{"type":"array","allOf":[{"items":{"type":"integer"}},{"items":{"maximum":5}}]},
+	  "any":{}, "need":{"type":"string"}}}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	l := make([]any, 11)
+	for i := range l {
+		l[i] = 1
+	}
+	l[2], l[10] = "two", "ten"
+	// b's problems come from the library as [10] (its first allOf), then [2].
+	m := slices.Clone(l)
+	m[2] = 9
+	obs := run(t, e, "v", args{"s": "abc", "a": l, "b": m})
+	assert.Equal(t, `invalid arguments for v (8 problems); nothing ran:
+- arguments: missing property 'need'
+- arguments.a[2]: got string, want integer
+- arguments.a[10]: got string, want integer
+- arguments.b[2]: maximum: got 9, want 5
+- arguments.b[10]: got string, want integer
+- arguments.s: minLength: got 3, want 5
+- arguments.s: minLength: got 3, want 6
+- arguments.s: 'abc' does not match pattern '^x'
+v takes need (string, required), a (array), any, b (array), s (string).`, obs.Content)
+}
+
+// TestCutTextOnARuneBoundary: cutText keeps a text of exactly n bytes,
+// cuts a longer one back to the rune start at or before n, never past n
+// nor inside a rune, and cuts text with no rune start before n to nothing
+// (validate.go:275, :279, :280).
+func TestCutTextOnARuneBoundary(t *testing.T) {
+	assert.Equal(t, "abcd", cutText("abcd", 4))
+	assert.Equal(t, "abc…", cutText("abcde", 3))
+	assert.Equal(t, "a…", cutText("aéb", 2), "é is bytes 1 and 2: cut before it")
+	assert.Equal(t, "aé…", cutText("aébc", 3))
+	assert.Equal(t, "…", cutText("\x80\x80\x80", 2))
 }
