@@ -450,3 +450,65 @@ func TestCutTextOnARuneBoundary(t *testing.T) {
 	assert.Equal(t, "aé…", cutText("aébc", 3))
 	assert.Equal(t, "…", cutText("\x80\x80\x80", 2))
 }
+
+// TestArgumentsOfExactlyTheCap: a call whose arguments are exactly
+// DefaultArgsCap bytes as JSON runs; one byte more is refused
+// (heal.go:148, normalise's boundary).
+func TestArgumentsOfExactlyTheCap(t *testing.T) {
+	tool := NewTool("sized", categories.Web, "", json.RawMessage(`{"type":"object"}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	empty := len(`{"pad":""}`)
+	assert.Equal(t, "ran", run(t, e, "sized", args{"pad": strings.Repeat("x", DefaultArgsCap-empty)}).Content)
+	obs := run(t, e, "sized", args{"pad": strings.Repeat("x", DefaultArgsCap-empty+1)})
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
+	assert.Contains(t, obs.Content, fmt.Sprintf("arguments: %d bytes as JSON; a call takes at most %d", DefaultArgsCap+1, DefaultArgsCap))
+}
+
+// TestRewrittenNumbersAreMeasuredAgain: a number written 1e20 is
+// rewritten 100000000000000000000 (17 bytes more), so arguments with a
+// rewritten number are measured again: over the cap after the rewrite is
+// refused though the call as sent was under it (heal.go:158 and :184, the
+// count of rewritten numbers that marks the copy changed).
+func TestRewrittenNumbersAreMeasuredAgain(t *testing.T) {
+	tool := NewTool("sized", categories.Web, "", json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"},"pad":{"type":"string"}}}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	rewritten := len(`{"n":100000000000000000000,"pad":""}`)
+	a := args{"n": json.Number("1e20"), "pad": strings.Repeat("x", DefaultArgsCap+1-rewritten)}
+	sent, err := json.Marshal(a)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(sent), DefaultArgsCap, "the call as sent is under the cap")
+	obs := run(t, e, "sized", a)
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
+	assert.Contains(t, obs.Content, fmt.Sprintf("arguments: %d bytes as JSON; a call takes at most %d", DefaultArgsCap+1, DefaultArgsCap))
+}
+
+// TestNormalizeToolNameOfExactlyTheMaximum: Normalize looks up a tool
+// whose name is exactly MaxToolNameBytes long and heals its arguments
+// (normalize.go:39, the name's boundary).
+func TestNormalizeToolNameOfExactlyTheMaximum(t *testing.T) {
+	name := strings.Repeat("x", MaxToolNameBytes)
+	tool := NewTool(name, categories.Web, "", json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	got, err := e.Normalize(intent.ToolIntent{Tool: name, Args: args{"n": "2"}})
+	require.NoError(t, err)
+	assert.Equal(t, args{"n": json.Number("2")}, got.Args)
+}
+
+// TestWriteFileOfExactlyTheReadCap: write_file accepts content of
+// exactly the read cap and refuses one byte more (builtin_write.go:41).
+func TestWriteFileOfExactlyTheReadCap(t *testing.T) {
+	root := t.TempDir()
+	const readCap = 1 << 10
+	e := newExec(t, root, WithReadCap(readCap), WithPolicy(rwPolicy()))
+	obs := run(t, e, "write_file", args{"path": "exact.txt", "content": strings.Repeat("x", readCap)})
+	require.True(t, obs.OK(), obs.Content)
+	b, err := os.ReadFile(filepath.Join(root, "exact.txt"))
+	require.NoError(t, err)
+	assert.Len(t, b, readCap)
+	obs = run(t, e, "write_file", args{"path": "over.txt", "content": strings.Repeat("x", readCap+1)})
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
+	assert.NoFileExists(t, filepath.Join(root, "over.txt"))
+}
