@@ -5,8 +5,10 @@ package executor
 // Tests of mutation_test.go that need a Unix system.
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -71,4 +73,36 @@ reads:
 	stop.Store(true)
 	wg.Wait()
 	t.Logf("%d swaps, %d reads of the file, %d denials of the pipe", swaps.Load(), ok, denied)
+}
+
+// TestWriteFileFailedWriteIsAnError: a write that fails part way (here
+// past the process's file size limit, RLIMIT_FSIZE, so EFBIG) is an
+// error and leaves the old file as it was, not a success that renames a
+// cut file into place (builtin_write.go:94 and :97: the Sync and the
+// Close must not replace an earlier error). The Go runtime ignores
+// SIGXFSZ, so the write returns EFBIG. The limit is the process's: this
+// test must not run in parallel with others that write files.
+func TestWriteFileFailedWriteIsAnError(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "f.txt"), "old\n"))
+	e := newExec(t, root, WithPolicy(rwPolicy()))
+	var old syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old))
+	if old.Cur < 1<<20 { // RLIM_INFINITY is the largest value
+		t.Skipf("the file size limit is already %d", old.Cur)
+	}
+	lim := old
+	lim.Cur = 1 << 10
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim))
+	obs, err := e.Execute(context.Background(), intent.ToolIntent{Tool: "write_file", Args: args{"path": "f.txt", "content": strings.Repeat("x", 4<<10)}})
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old))
+	require.NoError(t, err)
+	assert.Equal(t, intent.StatusError, obs.Status, obs.Content)
+	assert.Contains(t, obs.Content, "file too large")
+	b, err := os.ReadFile(filepath.Join(root, "f.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "old\n", string(b), "the old file is left as it was")
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "the temporary file is removed")
 }
