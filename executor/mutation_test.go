@@ -512,3 +512,22 @@ func TestWriteFileOfExactlyTheReadCap(t *testing.T) {
 	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
 	assert.NoFileExists(t, filepath.Join(root, "over.txt"))
 }
+
+// TestZeroOptionsKeepTheDefaults: WithTimeout, WithOutputCap, WithReadCap
+// and WithMaxAbandoned of 0 keep their defaults, as documented, rather
+// than a zero timeout, cap or allowance (options.go:32, :43, :54, :81).
+func TestZeroOptionsKeepTheDefaults(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "f.txt"), "content\n"))
+	tool := NewTool("echo", categories.Web, "", json.RawMessage(`{"type":"object"}`),
+		func(context.Context, map[string]any) (string, error) { return "output", nil })
+	e := newExec(t, root, WithTools(tool), WithTimeout(0), WithOutputCap(0), WithReadCap(0), WithMaxAbandoned(0),
+		WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web, categories.FileRead}}))
+	obs := run(t, e, "echo", nil)
+	assert.Equal(t, intent.StatusOK, obs.Status, obs.Content)
+	assert.Equal(t, "output", obs.Content)
+	assert.False(t, obs.Truncated)
+	obs = run(t, e, "read_file", args{"path": "f.txt"})
+	assert.Equal(t, "content\n", obs.Content)
+	assert.False(t, obs.Truncated)
+}
