@@ -6,11 +6,14 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -203,4 +206,328 @@ func TestCallFinishedDespiteCancelIsOK(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, intent.StatusOK, obs.Status, "%+v", obs)
 	assert.Equal(t, "done", obs.Content)
+}
+
+// TestTimedOutToolErrorIsATimeout: a goroutine tool that stops at its
+// timeout with an error of its own (one that does not wrap
+// context.DeadlineExceeded) is a timeout, its error wrapping ErrTimeout
+// (executor.go:377, the three parts of the wrapping's condition: an error,
+// no panic, the caller's context still alive).
+func TestTimedOutToolErrorIsATimeout(t *testing.T) {
+	stubborn := NewTool("stubborn", categories.Web, "", json.RawMessage(`{"type":"object"}`), func(ctx context.Context, _ map[string]any) (string, error) {
+		<-ctx.Done()
+		return "", errors.New("gave up waiting for the server")
+	})
+	e := newExec(t, "", WithTools(stubborn), WithTimeout(20*time.Millisecond),
+		WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	obs := run(t, e, "stubborn", nil)
+	assert.Equal(t, intent.StatusError, obs.Status)
+	assert.Equal(t, intent.ReasonTimeout, obs.Reason, obs.Content)
+	assert.Contains(t, obs.Content, "did not finish within 20ms")
+	assert.ErrorIs(t, ObservationError(obs), ErrTimeout)
+}
+
+// TestOutputCutWithNoRuneStart: a tool's output that is over the cap and
+// has no UTF-8 rune start before the cut (continuation bytes only) is cut
+// to nothing plus the note, without reading before the string's start
+// (executor.go:429, capText's backward search stopping at 0; the mutant
+// indexes s[-1] and panics).
+func TestOutputCutWithNoRuneStart(t *testing.T) {
+	const outCap = 100
+	junk := NewTool("junk", categories.Web, "", json.RawMessage(`{"type":"object"}`), func(context.Context, map[string]any) (string, error) {
+		return strings.Repeat("\x80", outCap+10), nil
+	})
+	e := newExec(t, "", WithTools(junk), WithOutputCap(outCap),
+		WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	obs := run(t, e, "junk", nil)
+	assert.True(t, obs.Truncated)
+	assert.Equal(t, "\n[output truncated: showing the first 0 of 110 bytes]", obs.Content)
+}
+
+// TestNotesGoOnALineOfTheirOwn: a note follows text on a new line, and
+// stands alone when there is no text (executor.go:440, appendNote's
+// test of an empty text); read_file's truncation note after a file with
+// no newline is on a line of its own.
+func TestNotesGoOnALineOfTheirOwn(t *testing.T) {
+	assert.Equal(t, "[note]", appendNote("", "[note]"))
+	assert.Equal(t, "text\n[note]", appendNote("text", "[note]"))
+	assert.Equal(t, "text\n[note]", appendNote("text\n", "[note]"))
+
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "long.txt"), strings.Repeat("x", 2000)))
+	e := newExec(t, root, WithReadCap(1<<10))
+	obs := run(t, e, "read_file", args{"path": "long.txt"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, strings.HasPrefix(obs.Content, strings.Repeat("x", 1<<10)+"\n[truncated: long.txt is 2000 bytes"), obs.Content)
+}
+
+// TestLinkTargetOfTooManyComponentsIsRefused: a path that takes more
+// than maxResolveSteps components to resolve (here a link whose target is
+// "." over and over, which leaves the depth and the link count alone) is
+// refused for it, and one of exactly maxResolveSteps is followed
+// (sandbox.go:127, the step counter and its boundary).
+func TestLinkTargetOfTooManyComponentsIsRefused(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "x"), "content\n"))
+	// The link's own name, then the target's components: k dots and "x".
+	dots := func(k int) string { return strings.Repeat("./", k) + "x" }
+	require.NoError(t, os.Symlink(dots(maxResolveSteps-2), filepath.Join(root, "exact")))
+	require.NoError(t, os.Symlink(dots(maxResolveSteps-1), filepath.Join(root, "over")))
+	e := newExec(t, root)
+	obs := run(t, e, "read_file", args{"path": "over"})
+	assert.Equal(t, intent.StatusDenied, obs.Status, obs.Content)
+	assert.ErrorIs(t, ObservationError(obs), ErrInvalidPath)
+	assert.Contains(t, obs.Content, fmt.Sprintf("\"over\" has more than %d components once its symbolic links are followed", maxResolveSteps))
+	assert.Equal(t, "content\n", run(t, e, "read_file", args{"path": "exact"}).Content)
+}
+
+// TestLinkChainOfMaxSymlinksIsFollowed: a chain of maxSymlinks links is
+// followed, one more is refused for the links, not for what os.Root
+// would say (sandbox.go:157, the link counter and its boundary).
+func TestLinkChainOfMaxSymlinksIsFollowed(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "x"), "content\n"))
+	// l1 -> l2 -> ... -> l9 -> x: from l2 on, a chain of 8 links.
+	for i := 1; i <= maxSymlinks+1; i++ {
+		target := fmt.Sprintf("l%d", i+1)
+		if i == maxSymlinks+1 {
+			target = "x"
+		}
+		require.NoError(t, os.Symlink(target, filepath.Join(root, fmt.Sprintf("l%d", i))))
+	}
+	e := newExec(t, root)
+	assert.Equal(t, "content\n", run(t, e, "read_file", args{"path": "l2"}).Content)
+	obs := run(t, e, "read_file", args{"path": "l1"})
+	assert.ErrorIs(t, ObservationError(obs), ErrInvalidPath, obs.Content)
+	assert.Contains(t, obs.Content, fmt.Sprintf("\"l1\" goes through more than %d symbolic links", maxSymlinks))
+}
+
+// TestLinkBackUpReachesTheRightFolder: after a ".." in a link's target,
+// the next component is looked up in the folder the ".." leads to (the
+// root, or a folder below it), so a link found there is checked by
+// resolve, here refused as absolute with resolve's own words
+// (sandbox.go:207, reopen's case of the root).
+func TestLinkBackUpReachesTheRightFolder(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "d", "sub"), 0o755))
+	require.NoError(t, os.Symlink("/etc/hostname", filepath.Join(root, "abs")))
+	require.NoError(t, os.Symlink("/etc/hostname", filepath.Join(root, "d", "abs")))
+	require.NoError(t, os.Symlink("../abs", filepath.Join(root, "d", "up")))         // ".." to the root
+	require.NoError(t, os.Symlink("sub/../abs", filepath.Join(root, "d", "across"))) // ".." to d
+	e := newExec(t, root)
+	for _, p := range []string{"d/up", "d/across"} {
+		obs := run(t, e, "read_file", args{"path": p})
+		assert.ErrorIs(t, ObservationError(obs), ErrOutsideRoot, "%s: %s", p, obs.Content)
+		assert.Contains(t, obs.Content, "to an absolute path; only relative links that stay inside the root folder are followed", p)
+	}
+}
+
+// TestLinkTargetDeeperThanMaxPathDepthIsRefused: a link whose target is
+// MaxPathDepth+1 folders deep is refused as too deep, as a path of that
+// depth given by the model is; MaxPathDepth is followed, also with a "."
+// after it (sandbox.go:130, the depth's boundary; a target of exactly
+// MaxPathDepth+1 components, the last one, used to pass resolve).
+func TestLinkTargetDeeperThanMaxPathDepthIsRefused(t *testing.T) {
+	root := t.TempDir()
+	deep := func(n int) string { return strings.TrimSuffix(strings.Repeat("a/", n), "/") }
+	require.NoError(t, os.Symlink(deep(MaxPathDepth), filepath.Join(root, "max")))
+	require.NoError(t, os.Symlink(deep(MaxPathDepth)+"/.", filepath.Join(root, "maxdot")))
+	require.NoError(t, os.Symlink(deep(MaxPathDepth+1), filepath.Join(root, "over")))
+	e := newExec(t, root)
+	for _, p := range []string{"max", "maxdot"} {
+		obs := run(t, e, "read_file", args{"path": p})
+		assert.Equal(t, intent.ReasonNotFound, obs.Reason, "%s: %s", p, obs.Content)
+	}
+	obs := run(t, e, "read_file", args{"path": "over"})
+	assert.ErrorIs(t, ObservationError(obs), ErrInvalidPath, obs.Content)
+	assert.Contains(t, obs.Content, fmt.Sprintf("\"over\" is more than %d folders deep once its symbolic links are followed", MaxPathDepth))
+	// As the model's own path of that depth is.
+	assert.ErrorIs(t, ObservationError(run(t, e, "read_file", args{"path": deep(MaxPathDepth + 1)})), ErrInvalidPath)
+}
+
+// TestHealedArgumentsOfTheCapAreMeasuredAgain: healing can lengthen the
+// arguments ("1e20" for an integer becomes 100000000000000000000, 15
+// bytes more), so healed arguments are measured again against
+// DefaultArgsCap: exactly the cap passes, one byte over is refused though
+// the call as sent was under it (validate.go:92 and :93: the second
+// measure taken when values were healed, its error test and its boundary).
+func TestHealedArgumentsOfTheCapAreMeasuredAgain(t *testing.T) {
+	tool := NewTool("sized", categories.Web, "", json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"pad":{"type":"string"}}}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	// padded returns arguments whose healed form is exactly size bytes.
+	padded := func(size int) args {
+		healed, err := json.Marshal(args{"n": json.Number("100000000000000000000"), "pad": ""})
+		require.NoError(t, err)
+		return args{"n": "1e20", "pad": strings.Repeat("x", size-len(healed))}
+	}
+	for _, c := range []struct {
+		size int
+		ok   bool
+	}{{DefaultArgsCap, true}, {DefaultArgsCap + 1, false}} {
+		a := padded(c.size)
+		sent, err := json.Marshal(a)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(sent), DefaultArgsCap, "the call as sent is under the cap")
+		obs := run(t, e, "sized", a)
+		if c.ok {
+			assert.Equal(t, "ran", obs.Content, "healed to %d bytes", c.size)
+			assert.Equal(t, []string{"arguments.n"}, obs.Healed)
+		} else {
+			assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, "healed to %d bytes", c.size)
+			assert.Contains(t, obs.Content, fmt.Sprintf("arguments: %d bytes as JSON; a call takes at most %d", c.size, DefaultArgsCap))
+		}
+	}
+}
+
+// TestArgumentsOfExactlyMaxArgValues: a call of exactly MaxArgValues
+// values (the arguments object counted) runs; one more value is refused
+// (validate.go:100, the count's boundary).
+func TestArgumentsOfExactlyMaxArgValues(t *testing.T) {
+	tool := NewTool("many", categories.Web, "", json.RawMessage(`{"type":"object"}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	list := func(n int) []any {
+		l := make([]any, n)
+		for i := range l {
+			l[i] = i
+		}
+		return l
+	}
+	// The object, the array and its items.
+	assert.Equal(t, "ran", run(t, e, "many", args{"a": list(MaxArgValues - 2)}).Content)
+	obs := run(t, e, "many", args{"a": list(MaxArgValues - 1)})
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
+	assert.Contains(t, obs.Content, fmt.Sprintf("more than %d values", MaxArgValues))
+}
+
+// TestInvalidArgumentsDenialOrderAndSummary: an invalid-arguments denial
+// lists the arguments object's own problem before its properties', array
+// indexes in numeric order ([2] before [10], also when the library gives
+// them the other way round), at one location the
+// library's keyword order (both minLength problems, by message, before
+// the pattern's, though the schema puts the pattern between them), and
+// the summary names a property with no type and not required by its name
+// alone (validate.go:204, :224, :225, :229, the order's comparisons;
+// :319 and :327, the summary's empty attribute lists).
+func TestInvalidArgumentsDenialOrderAndSummary(t *testing.T) {
+	tool := NewTool("v", categories.Web, "", json.RawMessage(`{"type":"object","required":["need"],"properties":{
+	  "s":{"type":"string","allOf":[{"minLength":5},{"pattern":"^x"},{"minLength":6}]},
+	  "a":{"type":"array","items":{"type":"integer"}},
+	  "b":{"type":"array","allOf":[{"items":{"type":"integer"}},{"items":{"maximum":5}}]},
+	  "any":{}, "need":{"type":"string"}}}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	l := make([]any, 11)
+	for i := range l {
+		l[i] = 1
+	}
+	l[2], l[10] = "two", "ten"
+	// b's problems come from the library as [10] (its first allOf), then [2].
+	m := slices.Clone(l)
+	m[2] = 9
+	obs := run(t, e, "v", args{"s": "abc", "a": l, "b": m})
+	assert.Equal(t, `invalid arguments for v (8 problems); nothing ran:
+- arguments: missing property 'need'
+- arguments.a[2]: got string, want integer
+- arguments.a[10]: got string, want integer
+- arguments.b[2]: maximum: got 9, want 5
+- arguments.b[10]: got string, want integer
+- arguments.s: minLength: got 3, want 5
+- arguments.s: minLength: got 3, want 6
+- arguments.s: 'abc' does not match pattern '^x'
+v takes need (string, required), a (array), any, b (array), s (string).`, obs.Content)
+}
+
+// TestCutTextOnARuneBoundary: cutText keeps a text of exactly n bytes,
+// cuts a longer one back to the rune start at or before n, never past n
+// nor inside a rune, and cuts text with no rune start before n to nothing
+// (validate.go:275, :279, :280).
+func TestCutTextOnARuneBoundary(t *testing.T) {
+	assert.Equal(t, "abcd", cutText("abcd", 4))
+	assert.Equal(t, "abc…", cutText("abcde", 3))
+	assert.Equal(t, "a…", cutText("aéb", 2), "é is bytes 1 and 2: cut before it")
+	assert.Equal(t, "aé…", cutText("aébc", 3))
+	assert.Equal(t, "…", cutText("\x80\x80\x80", 2))
+}
+
+// TestArgumentsOfExactlyTheCap: a call whose arguments are exactly
+// DefaultArgsCap bytes as JSON runs; one byte more is refused
+// (heal.go:148, normalise's boundary).
+func TestArgumentsOfExactlyTheCap(t *testing.T) {
+	tool := NewTool("sized", categories.Web, "", json.RawMessage(`{"type":"object"}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	empty := len(`{"pad":""}`)
+	assert.Equal(t, "ran", run(t, e, "sized", args{"pad": strings.Repeat("x", DefaultArgsCap-empty)}).Content)
+	obs := run(t, e, "sized", args{"pad": strings.Repeat("x", DefaultArgsCap-empty+1)})
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
+	assert.Contains(t, obs.Content, fmt.Sprintf("arguments: %d bytes as JSON; a call takes at most %d", DefaultArgsCap+1, DefaultArgsCap))
+}
+
+// TestRewrittenNumbersAreMeasuredAgain: a number written 1e20 is
+// rewritten 100000000000000000000 (17 bytes more), so arguments with a
+// rewritten number are measured again: over the cap after the rewrite is
+// refused though the call as sent was under it (heal.go:158 and :184, the
+// count of rewritten numbers that marks the copy changed).
+func TestRewrittenNumbersAreMeasuredAgain(t *testing.T) {
+	tool := NewTool("sized", categories.Web, "", json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"},"pad":{"type":"string"}}}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	rewritten := len(`{"n":100000000000000000000,"pad":""}`)
+	a := args{"n": json.Number("1e20"), "pad": strings.Repeat("x", DefaultArgsCap+1-rewritten)}
+	sent, err := json.Marshal(a)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(sent), DefaultArgsCap, "the call as sent is under the cap")
+	obs := run(t, e, "sized", a)
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
+	assert.Contains(t, obs.Content, fmt.Sprintf("arguments: %d bytes as JSON; a call takes at most %d", DefaultArgsCap+1, DefaultArgsCap))
+}
+
+// TestNormalizeToolNameOfExactlyTheMaximum: Normalize looks up a tool
+// whose name is exactly MaxToolNameBytes long and heals its arguments
+// (normalize.go:39, the name's boundary).
+func TestNormalizeToolNameOfExactlyTheMaximum(t *testing.T) {
+	name := strings.Repeat("x", MaxToolNameBytes)
+	tool := NewTool(name, categories.Web, "", json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
+		func(context.Context, map[string]any) (string, error) { return "ran", nil })
+	e := newExec(t, "", WithTools(tool), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	got, err := e.Normalize(intent.ToolIntent{Tool: name, Args: args{"n": "2"}})
+	require.NoError(t, err)
+	assert.Equal(t, args{"n": json.Number("2")}, got.Args)
+}
+
+// TestWriteFileOfExactlyTheReadCap: write_file accepts content of
+// exactly the read cap and refuses one byte more (builtin_write.go:41).
+func TestWriteFileOfExactlyTheReadCap(t *testing.T) {
+	root := t.TempDir()
+	const readCap = 1 << 10
+	e := newExec(t, root, WithReadCap(readCap), WithPolicy(rwPolicy()))
+	obs := run(t, e, "write_file", args{"path": "exact.txt", "content": strings.Repeat("x", readCap)})
+	require.True(t, obs.OK(), obs.Content)
+	b, err := os.ReadFile(filepath.Join(root, "exact.txt"))
+	require.NoError(t, err)
+	assert.Len(t, b, readCap)
+	obs = run(t, e, "write_file", args{"path": "over.txt", "content": strings.Repeat("x", readCap+1)})
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
+	assert.NoFileExists(t, filepath.Join(root, "over.txt"))
+}
+
+// TestZeroOptionsKeepTheDefaults: WithTimeout, WithOutputCap, WithReadCap
+// and WithMaxAbandoned of 0 keep their defaults, as documented, rather
+// than a zero timeout, cap or allowance (options.go:32, :43, :54, :81).
+func TestZeroOptionsKeepTheDefaults(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "f.txt"), "content\n"))
+	tool := NewTool("echo", categories.Web, "", json.RawMessage(`{"type":"object"}`),
+		func(context.Context, map[string]any) (string, error) { return "output", nil })
+	e := newExec(t, root, WithTools(tool), WithTimeout(0), WithOutputCap(0), WithReadCap(0), WithMaxAbandoned(0),
+		WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web, categories.FileRead}}))
+	obs := run(t, e, "echo", nil)
+	assert.Equal(t, intent.StatusOK, obs.Status, obs.Content)
+	assert.Equal(t, "output", obs.Content)
+	assert.False(t, obs.Truncated)
+	obs = run(t, e, "read_file", args{"path": "f.txt"})
+	assert.Equal(t, "content\n", obs.Content)
+	assert.False(t, obs.Truncated)
 }

@@ -167,6 +167,9 @@ func resolve(ctx context.Context, r *os.Root, display, clean string) (string, er
 		link = next
 		parts = append(splitPath(target), parts...) // relative to the link's folder, which w.dir still is
 	}
+	if len(cur) > MaxPathDepth { // the last component made it too deep
+		return "", refusef(ErrInvalidPath, "%q is more than %d folders deep once its symbolic links are followed", cutText(display, 64), MaxPathDepth)
+	}
 	if len(cur) == 0 {
 		return ".", nil
 	}
