@@ -244,3 +244,33 @@ func TestUnkeyedChainIsPlainSHA256(t *testing.T) {
 	want := sha256.Sum256(append(make([]byte, sha256.Size), body...))
 	assert.Equal(t, hex.EncodeToString(want[:])+`"}`, sum)
 }
+
+// TestJournalOneByteBodyIsJudgedOnItsChain: a line whose body before the
+// chain field is one byte (`{` of a sealed `{}`) has a chain field; with
+// a chain that fits it is refused as not a journal record, not as a line
+// without a chain field (journalchain.go:92, the body's length check).
+func TestJournalOneByteBodyIsJudgedOnItsChain(t *testing.T) {
+	c := newChain(nil)
+	header := c.seal([]byte(fmt.Sprintf(`{"mdap_journal":%d,"task":"t","settings":{}}`, JournalVersion)))
+	odd := c.seal([]byte(`{}`))
+	require.Len(t, odd, 1+chainSuffixLen)
+	_, err := NewJournalKey(&memStore{lines: [][]byte{header, odd}}, nil)
+	require.ErrorIs(t, err, ErrJournalCorrupt)
+	assert.Contains(t, err.Error(), "mem:2 is not a journal record")
+}
+
+// TestJournalKeyEnvOfExactlyTheMinimum: MDAP_JOURNAL_KEY holding
+// MinJournalKey bytes keys the chain; one byte fewer is refused
+// (journalchain.go:113, the variable's length check).
+func TestJournalKeyEnvOfExactlyTheMinimum(t *testing.T) {
+	t.Setenv(JournalKeyEnv, strings.Repeat("k", MinJournalKey))
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	assert.True(t, j.chain.keyed, "the chain is an HMAC under the key")
+	require.NoError(t, j.Close())
+
+	t.Setenv(JournalKeyEnv, strings.Repeat("k", MinJournalKey-1))
+	_, err = CreateJournal(filepath.Join(t.TempDir(), "short.jsonl"))
+	require.ErrorIs(t, err, ErrJournalKey)
+}
