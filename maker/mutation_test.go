@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -273,4 +274,30 @@ func TestJournalKeyEnvOfExactlyTheMinimum(t *testing.T) {
 	t.Setenv(JournalKeyEnv, strings.Repeat("k", MinJournalKey-1))
 	_, err = CreateJournal(filepath.Join(t.TempDir(), "short.jsonl"))
 	require.ErrorIs(t, err, ErrJournalKey)
+}
+
+// decodeCounter is a counter that counts its Decode calls.
+type decodeCounter struct {
+	counter
+	decodes atomic.Int64
+}
+
+func (d *decodeCounter) Decode(r Reply) (intent.Output, error) {
+	d.decodes.Add(1)
+	return d.counter.Decode(r)
+}
+
+// TestSameRepliesOfAStepDecodedOnce: samples of one step that reply the
+// same text are decoded once, their verdict shared (judge.go:92, the
+// memo is skipped only for replies with native tool calls).
+func TestSameRepliesOfAStepDecodedOnce(t *testing.T) {
+	task := &decodeCounter{counter: counter{target: 3}}
+	m := &scripted{reply: func(_ SampleID, prompt string) (string, string) {
+		return fmt.Sprintf(`{"next": %d}`, current(prompt)+1), "stop"
+	}}
+	rep, err := (&Solver{Model: m, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	require.True(t, rep.Done)
+	require.GreaterOrEqual(t, m.calls.Load(), int64(9), "k = 3: at least 3 samples a step")
+	assert.Equal(t, int64(3), task.decodes.Load(), "one Decode a step")
 }
