@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -300,4 +301,120 @@ func TestSameRepliesOfAStepDecodedOnce(t *testing.T) {
 	require.True(t, rep.Done)
 	require.GreaterOrEqual(t, m.calls.Load(), int64(9), "k = 3: at least 3 samples a step")
 	assert.Equal(t, int64(3), task.decodes.Load(), "one Decode a step")
+}
+
+// TestArgsTextIsJSON: the pending side effect's message shows the call's
+// arguments as JSON (replay.go:116, argsText's error check).
+func TestArgsTextIsJSON(t *testing.T) {
+	assert.Equal(t, `{"path":"a.txt"}`, argsText(map[string]any{"path": "a.txt"}))
+	assert.Contains(t, argsText(map[string]any{"bad": func() {}}), "bad:", "not JSON: printed as Go prints it")
+}
+
+// failingSnap is a snapCounter whose Snapshot fails.
+type failingSnap struct{ snapCounter }
+
+var errSnap = errors.New("no snapshot today")
+
+func (f *failingSnap) Snapshot() (json.RawMessage, error) { return nil, errSnap }
+
+// TestFailedCheckpointEndsTheRun: a checkpoint that cannot be taken ends
+// the run with ErrStep, at the step it was due (solver.go:475).
+func TestFailedCheckpointEndsTheRun(t *testing.T) {
+	j, err := NewJournal(&memStore{})
+	require.NoError(t, err)
+	j.CheckpointEvery = 2
+	task := &failingSnap{snapCounter{counter: counter{target: 5}}}
+	rep, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	require.ErrorIs(t, err, ErrStep)
+	require.ErrorIs(t, err, errSnap)
+	assert.False(t, rep.Done)
+	assert.Equal(t, 2, rep.Steps)
+}
+
+// flushFails is a memStore whose Flush fails once fail is set.
+type flushFails struct {
+	memStore
+	fail bool
+}
+
+var errFlush = errors.New("flush refused")
+
+func (f *flushFails) Flush() error {
+	if f.fail {
+		return errFlush
+	}
+	return nil
+}
+
+// TestFinalFlushErrorIsReturned: a run whose every step succeeded but
+// whose journal's last flush failed returns that failure (solver.go:286).
+func TestFinalFlushErrorIsReturned(t *testing.T) {
+	store := &flushFails{}
+	j, err := NewJournal(store)
+	require.NoError(t, err)
+	s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, Progress: func(e Event) {
+		store.fail = e.Report.Done
+	}}
+	rep, err := s.Solve(context.Background(), &counter{target: 3})
+	assert.True(t, rep.Done)
+	require.ErrorIs(t, err, errFlush)
+}
+
+// pricedScripted is a scripted model with its own price.
+type pricedScripted struct {
+	*scripted
+	price Price
+}
+
+func (p pricedScripted) Price() Price { return p.price }
+
+// counting is a scripted model that answers each step right, except
+// that draws whose index is 1 mod 4 fail when flaky.
+func counting(flaky bool) *scripted {
+	return &scripted{reply: func(id SampleID, prompt string) (string, string) {
+		if flaky && id.Index%4 == 1 {
+			return "", "error"
+		}
+		return fmt.Sprintf(`{"next": %d}`, current(prompt)+1), "stop"
+	}}
+}
+
+// TestEnsembleSharesCountFailedDraws: with two members, one of which
+// fails some draws, each step's per-model shares add up to its counts,
+// failed draws included (solver.go:410, the committed samples).
+func TestEnsembleSharesCountFailedDraws(t *testing.T) {
+	ens, err := NewEnsemble(counting(false), counting(true))
+	require.NoError(t, err)
+	errs := 0
+	s := &Solver{Model: ens, Vote: vote.Config{K: 3}, Progress: func(e Event) {
+		var sum vote.Counts
+		for _, m := range e.Record.Models {
+			sum.Launched += m.Launched
+			sum.Valid += m.Valid
+			sum.Flagged += m.Flagged
+			sum.Errors += m.Errors
+			sum.Cancelled += m.Cancelled
+		}
+		assert.Equal(t, e.Record.Counts, sum, "step %d", e.Step)
+		errs += e.Record.Errors
+	}}
+	rep, err := s.Solve(context.Background(), &counter{target: 4})
+	require.NoError(t, err)
+	require.True(t, rep.Done)
+	require.Positive(t, errs, "some draws failed")
+}
+
+// TestEnsembleBudgetChargesEachMembersPrice: a Budget is charged each
+// member's own price, as the report is costed (solver.go:274, the member
+// of a sample).
+func TestEnsembleBudgetChargesEachMembersPrice(t *testing.T) {
+	ens, err := NewEnsemble(pricedScripted{counting(false), Price{InputPerMillion: 3, OutputPerMillion: 5}},
+		pricedScripted{counting(false), Price{InputPerMillion: 7, OutputPerMillion: 11}})
+	require.NoError(t, err)
+	budget := NewBudget(0)
+	rep, err := (&Solver{Model: ens, Vote: vote.Config{K: 3}, Budget: budget}).Solve(context.Background(), &counter{target: 4})
+	require.NoError(t, err)
+	require.True(t, rep.Done)
+	require.Positive(t, rep.Models[1].Cost, "the second member drew samples")
+	assert.InDelta(t, rep.Cost, budget.Spent(), 1e-12, "the budget was charged what the report costs")
 }
