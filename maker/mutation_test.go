@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -417,4 +418,39 @@ func TestEnsembleBudgetChargesEachMembersPrice(t *testing.T) {
 	require.True(t, rep.Done)
 	require.Positive(t, rep.Models[1].Cost, "the second member drew samples")
 	assert.InDelta(t, rep.Cost, budget.Spent(), 1e-12, "the budget was charged what the report costs")
+}
+
+// TestFileStoreLinesFromAnyLine: after the first full pass, Lines(from)
+// gives each line from `from` on, numbered, wherever from falls against
+// the index of every indexEvery-th line (journalfile.go:131, :132, the
+// index's entry and its line number).
+func TestFileStoreLinesFromAnyLine(t *testing.T) {
+	const total = 2*indexEvery + 500
+	var b strings.Builder
+	for i := range total {
+		fmt.Fprintf(&b, "line-%d\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "lines")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	s := &fileStore{f: f, path: path}
+	count := 0
+	require.NoError(t, s.Lines(0, func(int, []byte) error { count++; return nil }))
+	require.Equal(t, total, count)
+	require.Len(t, s.index, 3)
+	for _, from := range []int{1, indexEvery - 1, indexEvery, indexEvery + 1, 2*indexEvery + 250, total - 1} {
+		first, got := -1, 0
+		require.NoError(t, s.Lines(from, func(n int, line []byte) error {
+			if first < 0 {
+				first = n
+			}
+			assert.Equal(t, fmt.Sprintf("line-%d", n), string(line))
+			got++
+			return nil
+		}))
+		assert.Equal(t, from, first, "from %d", from)
+		assert.Equal(t, total-from, got, "from %d", from)
+	}
 }
