@@ -454,3 +454,23 @@ func TestFileStoreLinesFromAnyLine(t *testing.T) {
 		assert.Equal(t, total-from, got, "from %d", from)
 	}
 }
+
+// TestSyncBackgroundWritesTheBufferedLines: SyncBackground writes what
+// Append buffered to the file and starts its fsync (journalfile.go:193,
+// the check of an earlier background failure).
+func TestSyncBackgroundWritesTheBufferedLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	s := j.store.(*fileStore)
+	require.NoError(t, s.Append([]byte("one line")))
+	assert.Empty(t, mustRead(t, path), "buffered")
+	require.NoError(t, s.SyncBackground())
+	assert.Equal(t, "one line\n", string(mustRead(t, path)))
+	s.settle()
+	s.mu.Lock()
+	started := s.syncing != nil
+	s.mu.Unlock()
+	assert.True(t, started, "an fsync was started")
+	require.NoError(t, j.Close())
+}
