@@ -4,6 +4,7 @@ package maker
 // (docs/mutation.md lists each: file:line, mutator, the test that kills it).
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -473,4 +474,23 @@ func TestSyncBackgroundWritesTheBufferedLines(t *testing.T) {
 	s.mu.Unlock()
 	assert.True(t, started, "an fsync was started")
 	require.NoError(t, j.Close())
+}
+
+// TestFailedBackgroundSyncFailsTheNextCall: an fsync started by
+// SyncBackground that fails is reported by the store's next call
+// (journalfile.go:213, keeping the first failure). The file is closed
+// under the store, so the fsync fails; the buffer is empty, so the
+// flush before it has nothing to write.
+func TestFailedBackgroundSyncFailsTheNextCall(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	s := &fileStore{f: f, w: bufio.NewWriter(f), path: path}
+	require.NoError(t, f.Close())
+	require.NoError(t, s.SyncBackground())
+	s.settle()
+	err = s.Flush()
+	require.ErrorIs(t, err, os.ErrClosed)
+	assert.Contains(t, err.Error(), "sync "+path)
+	assert.NoError(t, s.Flush(), "reported once")
 }
