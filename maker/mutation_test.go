@@ -494,3 +494,23 @@ func TestFailedBackgroundSyncFailsTheNextCall(t *testing.T) {
 	assert.Contains(t, err.Error(), "sync "+path)
 	assert.NoError(t, s.Flush(), "reported once")
 }
+
+// TestLongTornTailIsCut: a torn last line longer than everything the
+// resumed run writes is cut, not overwritten in part (journalfile.go:229).
+func TestLongTornTailIsCut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	lines := finished(t, path, 100)
+	require.Greater(t, len(lines), 5)
+	tail := `{"step":3,` + strings.Repeat("x", 1<<16)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:4], "")+tail), 0o644))
+	rep, err := journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, nil, true)
+	require.NoError(t, err)
+	require.True(t, rep.Done)
+	got := string(mustRead(t, path))
+	assert.NotContains(t, got, "xxx")
+	assert.True(t, strings.HasSuffix(got, "}\n"))
+	j, err := OpenJournal(path)
+	require.NoError(t, err)
+	assert.Zero(t, j.TornBytes())
+	require.NoError(t, j.Close())
+}
