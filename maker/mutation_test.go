@@ -514,3 +514,15 @@ func TestLongTornTailIsCut(t *testing.T) {
 	assert.Zero(t, j.TornBytes())
 	require.NoError(t, j.Close())
 }
+
+// TestSyncReportsAFailedFsync: Sync waits for the disk and says when the
+// fsync failed (journalfile.go:255, the flush before it). The file is
+// closed under the store, the buffer empty.
+func TestSyncReportsAFailedFsync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	s := &fileStore{f: f, w: bufio.NewWriter(f), path: path}
+	require.NoError(t, f.Close())
+	require.ErrorIs(t, s.Sync(), os.ErrClosed)
+}
