@@ -526,3 +526,32 @@ func TestSyncReportsAFailedFsync(t *testing.T) {
 	require.NoError(t, f.Close())
 	require.ErrorIs(t, s.Sync(), os.ErrClosed)
 }
+
+// TestFileStoreReadsALineOfExactlyTheMaximum: a stored line of
+// MaxJournalLine bytes (a multiple of the reader's 64 KiB buffer) is read
+// whole (journalfile.go:294); the reader stops at the first 64 KiB past
+// the maximum (a line just over it is returned, for the journal to
+// refuse).
+func TestFileStoreReadsALineOfExactlyTheMaximum(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lines")
+	long := bytes.Repeat([]byte("x"), MaxJournalLine)
+	require.NoError(t, os.WriteFile(path, append(append([]byte("a\n"), long...), "\nb\n"...), 0o644))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var lens []int
+	require.NoError(t, (&fileStore{f: f, path: path}).Lines(0, func(_ int, line []byte) error {
+		lens = append(lens, len(line))
+		return nil
+	}))
+	assert.Equal(t, []int{1, MaxJournalLine, 1}, lens)
+
+	long = append(long, bytes.Repeat([]byte("x"), 2<<16)...)
+	require.NoError(t, os.WriteFile(path, append(append([]byte("a\n"), long...), '\n'), 0o644))
+	g, err := os.Open(path)
+	require.NoError(t, err)
+	defer g.Close()
+	err = (&fileStore{f: g, path: path}).Lines(0, func(int, []byte) error { return nil })
+	require.ErrorIs(t, err, errLineTooLong)
+	assert.Contains(t, err.Error(), "line 2 ")
+}
