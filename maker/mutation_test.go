@@ -555,3 +555,41 @@ func TestFileStoreReadsALineOfExactlyTheMaximum(t *testing.T) {
 	require.ErrorIs(t, err, errLineTooLong)
 	assert.Contains(t, err.Error(), "line 2 ")
 }
+
+// TestAppendStepRecordRefusesACycle: a winner whose value contains itself
+// (a task's Decode may build one) is an encoding error, as json.Marshal
+// finds it, not an endless recursion (journalenc.go:225 and :239, the
+// depth that hands deep values to json.Marshal).
+func TestAppendStepRecordRefusesACycle(t *testing.T) {
+	m := map[string]any{}
+	m["self"] = m
+	_, err := appendStepRecord(nil, &StepRecord{Winner: intent.Output{Value: m}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cycle")
+	_, wantErr := json.Marshal(m)
+	require.Error(t, wantErr)
+
+	a := make([]any, 1)
+	a[0] = map[string]any{"a": a}
+	_, err = appendStepRecord(nil, &StepRecord{Winner: intent.Output{Value: a}})
+	require.Error(t, err)
+}
+
+// TestAppendAnyNumbersAsMarshal: a json.Number is written exactly as
+// json.Marshal writes it, and refused where json.Marshal refuses it: an
+// empty one is 0, one that is not a JSON number (a leading zero, a sign
+// alone, a letter) is an error, never written raw into the journal
+// (journalenc.go:251, :254, plainInteger's checks).
+func TestAppendAnyNumbersAsMarshal(t *testing.T) {
+	for _, n := range []string{"", "0", "7", "-7", "10", "-0", "1.5", "1e3", "-", "01", "-01", "x5", "5x", "--1", "00"} {
+		want, wantErr := json.Marshal(json.Number(n))
+		got, err := appendAny(nil, json.Number(n), 0)
+		if wantErr != nil {
+			assert.Error(t, err, "%q", n)
+			continue
+		}
+		if assert.NoError(t, err, "%q", n) {
+			assert.Equal(t, string(want), string(got), "%q", n)
+		}
+	}
+}
