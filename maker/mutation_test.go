@@ -581,7 +581,7 @@ func TestAppendStepRecordRefusesACycle(t *testing.T) {
 // alone, a letter) is an error, never written raw into the journal
 // (journalenc.go:251, :254, plainInteger's checks).
 func TestAppendAnyNumbersAsMarshal(t *testing.T) {
-	for _, n := range []string{"", "0", "7", "-7", "10", "-0", "1.5", "1e3", "-", "01", "-01", "x5", "5x", "--1", "00"} {
+	for _, n := range []string{"", "0", "7", "-7", "10", "-0", "1.5", "1e3", "-", "01", "-01", "x5", "5x", "--1", "00", ".", "-.", "+", "abc", "e"} {
 		want, wantErr := json.Marshal(json.Number(n))
 		got, err := appendAny(nil, json.Number(n), 0)
 		if wantErr != nil {
