@@ -4,14 +4,18 @@ package maker
 // (docs/mutation.md lists each: file:line, mutator, the test that kills it).
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -243,4 +247,349 @@ func TestUnkeyedChainIsPlainSHA256(t *testing.T) {
 	require.True(t, ok, header)
 	want := sha256.Sum256(append(make([]byte, sha256.Size), body...))
 	assert.Equal(t, hex.EncodeToString(want[:])+`"}`, sum)
+}
+
+// TestJournalOneByteBodyIsJudgedOnItsChain: a line whose body before the
+// chain field is one byte (`{` of a sealed `{}`) has a chain field; with
+// a chain that fits it is refused as not a journal record, not as a line
+// without a chain field (journalchain.go:92, the body's length check).
+func TestJournalOneByteBodyIsJudgedOnItsChain(t *testing.T) {
+	c := newChain(nil)
+	header := c.seal([]byte(fmt.Sprintf(`{"mdap_journal":%d,"task":"t","settings":{}}`, JournalVersion)))
+	odd := c.seal([]byte(`{}`))
+	require.Len(t, odd, 1+chainSuffixLen)
+	_, err := NewJournalKey(&memStore{lines: [][]byte{header, odd}}, nil)
+	require.ErrorIs(t, err, ErrJournalCorrupt)
+	assert.Contains(t, err.Error(), "mem:2 is not a journal record")
+}
+
+// TestJournalKeyEnvOfExactlyTheMinimum: MDAP_JOURNAL_KEY holding
+// MinJournalKey bytes keys the chain; one byte fewer is refused
+// (journalchain.go:113, the variable's length check).
+func TestJournalKeyEnvOfExactlyTheMinimum(t *testing.T) {
+	t.Setenv(JournalKeyEnv, strings.Repeat("k", MinJournalKey))
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	assert.True(t, j.chain.keyed, "the chain is an HMAC under the key")
+	require.NoError(t, j.Close())
+
+	t.Setenv(JournalKeyEnv, strings.Repeat("k", MinJournalKey-1))
+	_, err = CreateJournal(filepath.Join(t.TempDir(), "short.jsonl"))
+	require.ErrorIs(t, err, ErrJournalKey)
+}
+
+// decodeCounter is a counter that counts its Decode calls.
+type decodeCounter struct {
+	counter
+	decodes atomic.Int64
+}
+
+func (d *decodeCounter) Decode(r Reply) (intent.Output, error) {
+	d.decodes.Add(1)
+	return d.counter.Decode(r)
+}
+
+// TestSameRepliesOfAStepDecodedOnce: samples of one step that reply the
+// same text are decoded once, their verdict shared (judge.go:92, the
+// memo is skipped only for replies with native tool calls).
+func TestSameRepliesOfAStepDecodedOnce(t *testing.T) {
+	task := &decodeCounter{counter: counter{target: 3}}
+	m := &scripted{reply: func(_ SampleID, prompt string) (string, string) {
+		return fmt.Sprintf(`{"next": %d}`, current(prompt)+1), "stop"
+	}}
+	rep, err := (&Solver{Model: m, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+	require.NoError(t, err)
+	require.True(t, rep.Done)
+	require.GreaterOrEqual(t, m.calls.Load(), int64(9), "k = 3: at least 3 samples a step")
+	assert.Equal(t, int64(3), task.decodes.Load(), "one Decode a step")
+}
+
+// TestArgsTextIsJSON: the pending side effect's message shows the call's
+// arguments as JSON (replay.go:116, argsText's error check).
+func TestArgsTextIsJSON(t *testing.T) {
+	assert.Equal(t, `{"path":"a.txt"}`, argsText(map[string]any{"path": "a.txt"}))
+	assert.Contains(t, argsText(map[string]any{"bad": func() {}}), "bad:", "not JSON: printed as Go prints it")
+}
+
+// failingSnap is a snapCounter whose Snapshot fails.
+type failingSnap struct{ snapCounter }
+
+var errSnap = errors.New("no snapshot today")
+
+func (f *failingSnap) Snapshot() (json.RawMessage, error) { return nil, errSnap }
+
+// TestFailedCheckpointEndsTheRun: a checkpoint that cannot be taken ends
+// the run with ErrStep, at the step it was due (solver.go:475).
+func TestFailedCheckpointEndsTheRun(t *testing.T) {
+	j, err := NewJournal(&memStore{})
+	require.NoError(t, err)
+	j.CheckpointEvery = 2
+	task := &failingSnap{snapCounter{counter: counter{target: 5}}}
+	rep, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	require.ErrorIs(t, err, ErrStep)
+	require.ErrorIs(t, err, errSnap)
+	assert.False(t, rep.Done)
+	assert.Equal(t, 2, rep.Steps)
+}
+
+// flushFails is a memStore whose Flush fails once fail is set.
+type flushFails struct {
+	memStore
+	fail bool
+}
+
+var errFlush = errors.New("flush refused")
+
+func (f *flushFails) Flush() error {
+	if f.fail {
+		return errFlush
+	}
+	return nil
+}
+
+// TestFinalFlushErrorIsReturned: a run whose every step succeeded but
+// whose journal's last flush failed returns that failure (solver.go:286).
+func TestFinalFlushErrorIsReturned(t *testing.T) {
+	store := &flushFails{}
+	j, err := NewJournal(store)
+	require.NoError(t, err)
+	s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, Progress: func(e Event) {
+		store.fail = e.Report.Done
+	}}
+	rep, err := s.Solve(context.Background(), &counter{target: 3})
+	assert.True(t, rep.Done)
+	require.ErrorIs(t, err, errFlush)
+}
+
+// pricedScripted is a scripted model with its own price.
+type pricedScripted struct {
+	*scripted
+	price Price
+}
+
+func (p pricedScripted) Price() Price { return p.price }
+
+// counting is a scripted model that answers each step right, except
+// that draws whose index is 1 mod 4 fail when flaky.
+func counting(flaky bool) *scripted {
+	return &scripted{reply: func(id SampleID, prompt string) (string, string) {
+		if flaky && id.Index%4 == 1 {
+			return "", "error"
+		}
+		return fmt.Sprintf(`{"next": %d}`, current(prompt)+1), "stop"
+	}}
+}
+
+// TestEnsembleSharesCountFailedDraws: with two members, one of which
+// fails some draws, each step's per-model shares add up to its counts,
+// failed draws included (solver.go:410, the committed samples).
+func TestEnsembleSharesCountFailedDraws(t *testing.T) {
+	ens, err := NewEnsemble(counting(false), counting(true))
+	require.NoError(t, err)
+	errs := 0
+	s := &Solver{Model: ens, Vote: vote.Config{K: 3}, Progress: func(e Event) {
+		var sum vote.Counts
+		for _, m := range e.Record.Models {
+			sum.Launched += m.Launched
+			sum.Valid += m.Valid
+			sum.Flagged += m.Flagged
+			sum.Errors += m.Errors
+			sum.Cancelled += m.Cancelled
+		}
+		assert.Equal(t, e.Record.Counts, sum, "step %d", e.Step)
+		errs += e.Record.Errors
+	}}
+	rep, err := s.Solve(context.Background(), &counter{target: 4})
+	require.NoError(t, err)
+	require.True(t, rep.Done)
+	require.Positive(t, errs, "some draws failed")
+}
+
+// TestEnsembleBudgetChargesEachMembersPrice: a Budget is charged each
+// member's own price, as the report is costed (solver.go:274, the member
+// of a sample).
+func TestEnsembleBudgetChargesEachMembersPrice(t *testing.T) {
+	ens, err := NewEnsemble(pricedScripted{counting(false), Price{InputPerMillion: 3, OutputPerMillion: 5}},
+		pricedScripted{counting(false), Price{InputPerMillion: 7, OutputPerMillion: 11}})
+	require.NoError(t, err)
+	budget := NewBudget(0)
+	rep, err := (&Solver{Model: ens, Vote: vote.Config{K: 3}, Budget: budget}).Solve(context.Background(), &counter{target: 4})
+	require.NoError(t, err)
+	require.True(t, rep.Done)
+	require.Positive(t, rep.Models[1].Cost, "the second member drew samples")
+	assert.InDelta(t, rep.Cost, budget.Spent(), 1e-12, "the budget was charged what the report costs")
+}
+
+// TestFileStoreLinesFromAnyLine: after the first full pass, Lines(from)
+// gives each line from `from` on, numbered, wherever from falls against
+// the index of every indexEvery-th line (journalfile.go:131, :132, the
+// index's entry and its line number).
+func TestFileStoreLinesFromAnyLine(t *testing.T) {
+	const total = 2*indexEvery + 500
+	var b strings.Builder
+	for i := range total {
+		fmt.Fprintf(&b, "line-%d\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "lines")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	s := &fileStore{f: f, path: path}
+	count := 0
+	require.NoError(t, s.Lines(0, func(int, []byte) error { count++; return nil }))
+	require.Equal(t, total, count)
+	require.Len(t, s.index, 3)
+	for _, from := range []int{1, indexEvery - 1, indexEvery, indexEvery + 1, 2*indexEvery + 250, total - 1} {
+		first, got := -1, 0
+		require.NoError(t, s.Lines(from, func(n int, line []byte) error {
+			if first < 0 {
+				first = n
+			}
+			assert.Equal(t, fmt.Sprintf("line-%d", n), string(line))
+			got++
+			return nil
+		}))
+		assert.Equal(t, from, first, "from %d", from)
+		assert.Equal(t, total-from, got, "from %d", from)
+	}
+}
+
+// TestSyncBackgroundWritesTheBufferedLines: SyncBackground writes what
+// Append buffered to the file and starts its fsync (journalfile.go:193,
+// the check of an earlier background failure).
+func TestSyncBackgroundWritesTheBufferedLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	s := j.store.(*fileStore)
+	require.NoError(t, s.Append([]byte("one line")))
+	assert.Empty(t, mustRead(t, path), "buffered")
+	require.NoError(t, s.SyncBackground())
+	assert.Equal(t, "one line\n", string(mustRead(t, path)))
+	s.settle()
+	s.mu.Lock()
+	started := s.syncing != nil
+	s.mu.Unlock()
+	assert.True(t, started, "an fsync was started")
+	require.NoError(t, j.Close())
+}
+
+// TestFailedBackgroundSyncFailsTheNextCall: an fsync started by
+// SyncBackground that fails is reported by the store's next call
+// (journalfile.go:213, keeping the first failure). The file is closed
+// under the store, so the fsync fails; the buffer is empty, so the
+// flush before it has nothing to write.
+func TestFailedBackgroundSyncFailsTheNextCall(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	s := &fileStore{f: f, w: bufio.NewWriter(f), path: path}
+	require.NoError(t, f.Close())
+	require.NoError(t, s.SyncBackground())
+	s.settle()
+	err = s.Flush()
+	require.ErrorIs(t, err, os.ErrClosed)
+	assert.Contains(t, err.Error(), "sync "+path)
+	assert.NoError(t, s.Flush(), "reported once")
+}
+
+// TestLongTornTailIsCut: a torn last line longer than everything the
+// resumed run writes is cut, not overwritten in part (journalfile.go:229).
+func TestLongTornTailIsCut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	lines := finished(t, path, 100)
+	require.Greater(t, len(lines), 5)
+	tail := `{"step":3,` + strings.Repeat("x", 1<<16)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:4], "")+tail), 0o644))
+	rep, err := journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, nil, true)
+	require.NoError(t, err)
+	require.True(t, rep.Done)
+	got := string(mustRead(t, path))
+	assert.NotContains(t, got, "xxx")
+	assert.True(t, strings.HasSuffix(got, "}\n"))
+	j, err := OpenJournal(path)
+	require.NoError(t, err)
+	assert.Zero(t, j.TornBytes())
+	require.NoError(t, j.Close())
+}
+
+// TestSyncReportsAFailedFsync: Sync waits for the disk and says when the
+// fsync failed (journalfile.go:255, the flush before it). The file is
+// closed under the store, the buffer empty.
+func TestSyncReportsAFailedFsync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	s := &fileStore{f: f, w: bufio.NewWriter(f), path: path}
+	require.NoError(t, f.Close())
+	require.ErrorIs(t, s.Sync(), os.ErrClosed)
+}
+
+// TestFileStoreReadsALineOfExactlyTheMaximum: a stored line of
+// MaxJournalLine bytes (a multiple of the reader's 64 KiB buffer) is read
+// whole (journalfile.go:294); the reader stops at the first 64 KiB past
+// the maximum (a line just over it is returned, for the journal to
+// refuse).
+func TestFileStoreReadsALineOfExactlyTheMaximum(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lines")
+	long := bytes.Repeat([]byte("x"), MaxJournalLine)
+	require.NoError(t, os.WriteFile(path, append(append([]byte("a\n"), long...), "\nb\n"...), 0o644))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var lens []int
+	require.NoError(t, (&fileStore{f: f, path: path}).Lines(0, func(_ int, line []byte) error {
+		lens = append(lens, len(line))
+		return nil
+	}))
+	assert.Equal(t, []int{1, MaxJournalLine, 1}, lens)
+
+	long = append(long, bytes.Repeat([]byte("x"), 2<<16)...)
+	require.NoError(t, os.WriteFile(path, append(append([]byte("a\n"), long...), '\n'), 0o644))
+	g, err := os.Open(path)
+	require.NoError(t, err)
+	defer g.Close()
+	err = (&fileStore{f: g, path: path}).Lines(0, func(int, []byte) error { return nil })
+	require.ErrorIs(t, err, errLineTooLong)
+	assert.Contains(t, err.Error(), "line 2 ")
+}
+
+// TestAppendStepRecordRefusesACycle: a winner whose value contains itself
+// (a task's Decode may build one) is an encoding error, as json.Marshal
+// finds it, not an endless recursion (journalenc.go:225 and :239, the
+// depth that hands deep values to json.Marshal).
+func TestAppendStepRecordRefusesACycle(t *testing.T) {
+	m := map[string]any{}
+	m["self"] = m
+	_, err := appendStepRecord(nil, &StepRecord{Winner: intent.Output{Value: m}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cycle")
+	_, wantErr := json.Marshal(m)
+	require.Error(t, wantErr)
+
+	a := make([]any, 1)
+	a[0] = map[string]any{"a": a}
+	_, err = appendStepRecord(nil, &StepRecord{Winner: intent.Output{Value: a}})
+	require.Error(t, err)
+}
+
+// TestAppendAnyNumbersAsMarshal: a json.Number is written exactly as
+// json.Marshal writes it, and refused where json.Marshal refuses it: an
+// empty one is 0, one that is not a JSON number (a leading zero, a sign
+// alone, a letter) is an error, never written raw into the journal
+// (journalenc.go:251, :254, plainInteger's checks).
+func TestAppendAnyNumbersAsMarshal(t *testing.T) {
+	for _, n := range []string{"", "0", "7", "-7", "10", "-0", "1.5", "1e3", "-", "01", "-01", "x5", "5x", "--1", "00", ".", "-.", "+", "abc", "e"} {
+		want, wantErr := json.Marshal(json.Number(n))
+		got, err := appendAny(nil, json.Number(n), 0)
+		if wantErr != nil {
+			assert.Error(t, err, "%q", n)
+			continue
+		}
+		if assert.NoError(t, err, "%q", n) {
+			assert.Equal(t, string(want), string(got), "%q", n)
+		}
+	}
 }
