@@ -62,6 +62,19 @@ func newLeanChat(rt http.RoundTripper, timeout time.Duration, base, key, model s
 // field set sends the call through langchaingo.
 var leanOptions = map[string]bool{"Temperature": true, "MaxTokens": true, "Seed": true, "JSONMode": true, "Metadata": true, "N": true}
 
+// otherOptions are the indices of the CallOptions fields not in
+// leanOptions.
+var otherOptions = func() []int {
+	var out []int
+	t := reflect.TypeFor[llms.CallOptions]()
+	for i := range t.NumField() {
+		if !leanOptions[t.Field(i).Name] {
+			out = append(out, i)
+		}
+	}
+	return out
+}()
+
 // accepts returns the call's options when the lean path can send it
 // exactly as langchaingo would.
 func (l *leanChat) accepts(msgs []llms.MessageContent, opts []llms.CallOption) (llms.CallOptions, bool) {
@@ -74,10 +87,9 @@ func (l *leanChat) accepts(msgs []llms.MessageContent, opts []llms.CallOption) (
 			return o, false
 		}
 	}
-	v := reflect.ValueOf(o)
-	t := v.Type()
-	for i := range t.NumField() {
-		if !leanOptions[t.Field(i).Name] && !v.Field(i).IsZero() {
+	v := reflect.ValueOf(&o).Elem() // no copy of o boxed per call
+	for _, i := range otherOptions {
+		if !v.Field(i).IsZero() {
 			return o, false
 		}
 	}
