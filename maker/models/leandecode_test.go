@@ -3,6 +3,7 @@ package models
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,4 +81,44 @@ func FuzzLeanDecoder(f *testing.F) {
 		require.NoError(t, json.NewDecoder(bytes.NewReader(b)).Decode(&ref), "%q", b)
 		require.Equal(t, ref, fast, "%q", b)
 	})
+}
+
+// exact returns s in a slice with no capacity beyond its length, so a
+// read past the input panics.
+func exact(s string) []byte {
+	b := make([]byte, len(s))
+	copy(b, s)
+	return b
+}
+
+// TestLeanDecoderBounds: the fast decoder never reads past its input
+// (every proper prefix of a reply is left to encoding/json, without a
+// panic), follows nesting to maxFastDepth and no deeper (counted per
+// level, not per sibling), and reads counts with every digit.
+func TestLeanDecoderBounds(t *testing.T) {
+	full := `{"choices":[{"message":{"content":"a\nb","tool_calls":[{"id":"1","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"stop","logprobs":null,"flag":true,"x":{}}],"usage":{"prompt_tokens":1999,"completion_tokens":-0}}`
+	var r leanReply
+	require.True(t, decodeLeanReply(exact(full), &r))
+	assert.Equal(t, 1999, r.Usage.PromptTokens)
+	assert.Equal(t, "a\nb", r.Choices[0].Message.Content)
+	for n := range len(full) {
+		var r leanReply
+		assert.False(t, decodeLeanReply(exact(full[:n]), &r), "%q", full[:n])
+	}
+
+	// The reply object is one level; n nested values below it make n+1.
+	arrays := func(n int) string { return `{"x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}` }
+	objects := func(n int) string {
+		return `{"x":` + strings.Repeat(`{"a":`, n-1) + `{}` + strings.Repeat("}", n-1) + `}`
+	}
+	for name, nest := range map[string]func(int) string{"arrays": arrays, "objects": objects} {
+		var ref any
+		require.NoError(t, json.Unmarshal([]byte(nest(maxFastDepth)), &ref), "a valid text")
+		assert.True(t, decodeLeanReply(exact(nest(maxFastDepth-1)), &r), "%s to depth %d", name, maxFastDepth)
+		assert.False(t, decodeLeanReply(exact(nest(maxFastDepth)), &r), "%s to depth %d", name, maxFastDepth+1)
+	}
+	for _, v := range []string{"[]", "{}"} {
+		siblings := `{"x":[` + strings.TrimSuffix(strings.Repeat(v+",", 2*maxFastDepth), ",") + `]}`
+		assert.True(t, decodeLeanReply(exact(siblings), &r), "siblings %s", v)
+	}
 }
