@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
@@ -35,7 +36,8 @@ import (
 
 // leanChat is the lean path of one OpenAI-compatible model.
 type leanChat struct {
-	client    *http.Client
+	client    *http.Client // with no Timeout: generate puts timeout in the context
+	timeout   time.Duration
 	url       string // .../chat/completions
 	key       string
 	model     string
@@ -51,13 +53,27 @@ type leanMemo struct {
 	json  []byte
 }
 
-func newLeanChat(client *http.Client, base, key, model string, legacyMax bool) *leanChat {
-	return &leanChat{client: client, url: strings.TrimSuffix(base, "/") + "/chat/completions", key: key, model: model, legacyMax: legacyMax}
+// newLeanChat returns the lean path over rt, each call bounded by timeout.
+func newLeanChat(rt http.RoundTripper, timeout time.Duration, base, key, model string, legacyMax bool) *leanChat {
+	return &leanChat{client: &http.Client{Transport: rt}, timeout: timeout, url: strings.TrimSuffix(base, "/") + "/chat/completions", key: key, model: model, legacyMax: legacyMax}
 }
 
 // leanOptions are the CallOptions fields the lean path sends; any other
 // field set sends the call through langchaingo.
 var leanOptions = map[string]bool{"Temperature": true, "MaxTokens": true, "Seed": true, "JSONMode": true, "Metadata": true, "N": true}
+
+// otherOptions are the indices of the CallOptions fields not in
+// leanOptions.
+var otherOptions = func() []int {
+	var out []int
+	t := reflect.TypeFor[llms.CallOptions]()
+	for i := range t.NumField() {
+		if !leanOptions[t.Field(i).Name] {
+			out = append(out, i)
+		}
+	}
+	return out
+}()
 
 // accepts returns the call's options when the lean path can send it
 // exactly as langchaingo would.
@@ -71,10 +87,9 @@ func (l *leanChat) accepts(msgs []llms.MessageContent, opts []llms.CallOption) (
 			return o, false
 		}
 	}
-	v := reflect.ValueOf(o)
-	t := v.Type()
-	for i := range t.NumField() {
-		if !leanOptions[t.Field(i).Name] && !v.Field(i).IsZero() {
+	v := reflect.ValueOf(&o).Elem() // no copy of o boxed per call
+	for _, i := range otherOptions {
+		if !v.Field(i).IsZero() {
 			return o, false
 		}
 	}
@@ -179,40 +194,47 @@ func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) ([]byte,
 
 // leanReply is the part of a chat completion mdap reads.
 type leanReply struct {
-	Choices []struct {
-		Message struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-			ToolCalls        []struct {
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-			FunctionCall *struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function_call"` // the legacy call, read as langchaingo does
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		TotalTokens         int `json:"total_tokens"`
-		PromptTokensDetails struct {
-			CachedTokens int `json:"cached_tokens"`
-			AudioTokens  int `json:"audio_tokens"`
-		} `json:"prompt_tokens_details"`
-		CompletionTokensDetails struct {
-			ReasoningTokens          int `json:"reasoning_tokens"`
-			AudioTokens              int `json:"audio_tokens"`
-			AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
-			RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
-		} `json:"completion_tokens_details"`
-	} `json:"usage"`
+	Choices []leanChoice `json:"choices"`
+	Usage   leanUsage    `json:"usage"`
+}
+
+type leanChoice struct {
+	Message      leanMessage `json:"message"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type leanMessage struct {
+	Content          string         `json:"content"`
+	ReasoningContent string         `json:"reasoning_content"`
+	ToolCalls        []leanToolCall `json:"tool_calls"`
+	FunctionCall     *leanFunction  `json:"function_call"` // the legacy call, read as langchaingo does
+}
+
+type leanToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function leanFunction `json:"function"`
+}
+
+type leanFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type leanUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+		AudioTokens  int `json:"audio_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens          int `json:"reasoning_tokens"`
+		AudioTokens              int `json:"audio_tokens"`
+		AcceptedPredictionTokens int `json:"accepted_prediction_tokens"`
+		RejectedPredictionTokens int `json:"rejected_prediction_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // replyBuffers hold reply bodies while they are decoded.
@@ -230,6 +252,18 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 	body, err := l.body(msgs, o)
 	if err != nil {
 		return nil, err
+	}
+	if l.timeout > 0 {
+		// The timeout as a deadline on the call's context, not as
+		// http.Client.Timeout: over a RoundTripper other than
+		// *http.Transport (the observing transport), the client enforces
+		// its Timeout with a goroutine and a timer per request, and the
+		// transport turns the Request.Cancel it sets into another
+		// goroutine. A deadline bounds the same thing (connecting,
+		// sending, the headers, reading the body) with one timer.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.timeout)
+		defer cancel()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(body))
 	if err != nil {
@@ -254,10 +288,13 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	var r leanReply
-	// A decoder, as langchaingo's: what follows the first JSON value is
-	// ignored there too.
-	if err := json.NewDecoder(bytes.NewReader(buf.Bytes())).Decode(&r); err != nil {
-		return nil, fmt.Errorf("the reply is not a chat completion: %w", err)
+	if !decodeLeanReply(buf.Bytes(), &r) {
+		// A decoder, as langchaingo's: what follows the first JSON value
+		// is ignored there too.
+		r = leanReply{}
+		if err := json.NewDecoder(bytes.NewReader(buf.Bytes())).Decode(&r); err != nil {
+			return nil, fmt.Errorf("the reply is not a chat completion: %w", err)
+		}
 	}
 	if len(r.Choices) == 0 {
 		return nil, openai.ErrEmptyResponse

@@ -186,7 +186,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
 		m.llm, m.mapErr = llm, openai.MapError
-		m.lean = newLeanChat(client, base, m.key, sp.Name, !official)
+		m.lean = newLeanChat(client.Transport, m.timeout, base, m.key, sp.Name, !official)
 		m.withSchema = func(rf *openai.ResponseFormat) (llms.Model, error) {
 			return openai.New(append(opts, openai.WithResponseFormat(rf))...)
 		}

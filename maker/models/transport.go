@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -33,7 +34,7 @@ type call struct {
 
 // seen is what a call saw.
 type seen struct {
-	url       string      // the last request's URL
+	url       *url.URL    // the last request's URL
 	method    string      // and its method
 	sendErr   error       // the transport's error: no response at all
 	status    int         // the response's status
@@ -81,7 +82,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = r
 	}
 	c.mu.Lock()
-	c.url, c.method = req.URL.String(), req.Method
+	c.url, c.method = req.URL, req.Method
 	c.mu.Unlock()
 	resp, err := t.base.RoundTrip(req)
 	c.mu.Lock()
@@ -90,7 +91,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.sendErr = err
 		return nil, err
 	}
-	c.status, c.header = resp.StatusCode, resp.Header.Clone()
+	c.status, c.header = resp.StatusCode, resp.Header // read only, never changed
 	switch {
 	case resp.StatusCode >= 400:
 		b, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
