@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mdap-go/mdap/internal/gcpolicy"
 )
 
 // ErrSuite: Options.Suites names a suite that does not exist.
@@ -62,9 +64,14 @@ type Machine struct {
 	// end: a busy machine stretches wall times.
 	LoadBefore string `json:"load_before"`
 	LoadAfter  string `json:"load_after"`
-	// GCPercent is the garbage collector's target (GOGC) the run had: the
-	// maker command sets 400 unless GOGC is set.
+	// GCPercent is the garbage collector's target (GOGC) the run had:
+	// Go's default (100) or the environment's; under the maker command's
+	// heap floor (GCPolicy), the percent above the floor.
 	GCPercent int `json:"gc_percent"`
+	// GCPolicy describes the maker command's GC policy (a heap floor with
+	// GOGC 100 above it, internal/gcpolicy) when the run had it: the
+	// command applies it unless GOGC or GOMEMLIMIT is set. Empty otherwise.
+	GCPolicy string `json:"gc_policy,omitempty"`
 }
 
 // Report is a run's results. Suites not run are nil.
@@ -167,7 +174,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 }
 
 func machine() Machine {
-	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, LoadBefore: loadavg(), GCPercent: gcPercent()}
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, LoadBefore: loadavg(), GCPercent: gcPercent(), GCPolicy: gcpolicy.Describe()}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		defer f.Close()
 		sc := bufio.NewScanner(f)
@@ -195,6 +202,9 @@ func loadavg() string {
 
 // gcPercent is the garbage collector's current target (GOGC; -1 when off).
 func gcPercent() int {
+	if gcpolicy.Floor() != 0 {
+		return 100 // the policy's percent above its floor; below it, tuned per collection
+	}
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {

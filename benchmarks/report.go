@@ -56,7 +56,11 @@ func (r *Report) Markdown() string {
 	}
 	w("Run %s, %s, in %s (%s).\n\n", r.Started.UTC().Format("2006-01-02 15:04 UTC"), mode, r.Wall.Round(time.Second), suiteWalls(r))
 	w("- command: `%s`\n", r.Command)
-	w("- machine: %d CPUs (`nproc`), %s; %s, %s; GOGC %d\n", r.Machine.CPUs, r.Machine.CPUModel, r.Machine.GoVersion, r.Machine.OS, r.Machine.GCPercent)
+	gc := fmt.Sprintf("GOGC %d", r.Machine.GCPercent)
+	if r.Machine.GCPolicy != "" {
+		gc = "GC: " + r.Machine.GCPolicy
+	}
+	w("- machine: %d CPUs (`nproc`), %s; %s, %s; %s\n", r.Machine.CPUs, r.Machine.CPUModel, r.Machine.GoVersion, r.Machine.OS, gc)
 	w("- load average (1, 5, 15 min): %s at the start, %s at the end. The machine is shared: compare ratios measured side by side in this run, not absolute times across runs.\n", r.Machine.LoadBefore, r.Machine.LoadAfter)
 	w("- seed %d; every simulated sample is a function of (seed, step, sample index), so the statistics are reproducible; wall times are not.\n\n", r.Seed)
 

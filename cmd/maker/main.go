@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/mdap-go/mdap/internal/gcpolicy"
 	"github.com/spf13/cobra"
 )
 
@@ -44,6 +45,8 @@ func usageErr(format string, a ...any) error {
 func failed(err error) error { return &exitError{code: exitFailed, err: err} }
 
 func main() {
+	// The heap floor, unless GOGC or GOMEMLIMIT is set (docs/speed.md).
+	gcpolicy.Apply(os.Getenv, gcpolicy.DefaultFloor)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	finished := make(chan struct{})
 	go exitAfterSignal(ctx, finished, signalGrace, os.Stderr) // ends when run returns, or exits the process

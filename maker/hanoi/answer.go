@@ -42,16 +42,27 @@ func (a Answer) Value() map[string]any {
 		}
 		return json.Number(strconv.Itoa(x))
 	}
-	pegs := make([]any, 3)
+	// One backing array for the move, the three pegs and their disks
+	// (each slice capped at its length, so an append copies): one
+	// allocation instead of five, on the step loop's path.
+	n := 0
 	for p := range a.Next {
-		peg := make([]any, len(a.Next[p]))
+		n += len(a.Next[p])
+	}
+	buf := make([]any, 6+n)
+	move, pegs, disks := buf[0:3:3], buf[3:6:6], buf[6:]
+	move[0], move[1], move[2] = num(a.Move.Disk), num(a.Move.From), num(a.Move.To)
+	for p := range a.Next {
+		m := len(a.Next[p])
+		peg := disks[:m:m]
+		disks = disks[m:]
 		for i, d := range a.Next[p] {
 			peg[i] = num(d)
 		}
 		pegs[p] = peg
 	}
 	return map[string]any{
-		"move":       []any{num(a.Move.Disk), num(a.Move.From), num(a.Move.To)},
+		"move":       move,
 		"next_state": pegs,
 	}
 }
