@@ -141,15 +141,20 @@ func TestRateLimitFromTheServerSlowsTheWholeBatch(t *testing.T) {
 			stub.mu.Lock()
 			defer stub.mu.Unlock()
 			require.False(t, stub.limited.IsZero())
-			end := stub.limited.Add(pause)
+			// The pause runs from the moment the client saw the 429, which
+			// on a loaded machine is later than the stub sent it: calls
+			// started in between had not seen it yet.
+			end := l.PausedUntil()
+			seen := end.Add(-pause)
+			require.False(t, seen.Before(stub.limited), "the pause began when the 429 was seen, not before it was sent")
 			inside := 0
 			after := map[int]int{}
 			before := map[int]int{}
 			for _, a := range stub.arrivals {
 				switch {
-				case a.at.After(stub.limited) && a.at.Before(end):
+				case a.at.After(seen) && a.at.Before(end):
 					inside++
-				case !a.at.After(stub.limited):
+				case !a.at.After(seen):
 					before[a.disks]++
 				default:
 					after[a.disks]++
