@@ -7,8 +7,8 @@ import (
 	"log/slog"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/catch"
 	"github.com/mdap-go/mdap/vote"
-	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -72,7 +72,7 @@ func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageConte
 	}
 	d.Reply = reply
 	safe := func(r Reply) (out intent.Output, err error) {
-		if p := panics.Try(func() { out, err = decode(r) }); p != nil {
+		if p := catch.Try(func() { out, err = decode(r) }); p != nil {
 			return out, fmt.Errorf("%w: Decode: %w", ErrTaskPanic, p.AsError())
 		}
 		return out, err
@@ -131,7 +131,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	}
 	// A panic in Decode cancels the race with its cause (see above).
 	decode := func(reply Reply) (out intent.Output, err error) {
-		if rec := panics.Try(func() { out, err = r.task.Decode(reply) }); rec != nil {
+		if rec := catch.Try(func() { out, err = r.task.Decode(reply) }); rec != nil {
 			perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
 			cancel(perr)
 			return out, perr
@@ -141,7 +141,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	j := memo.judge(reply, func() judgement {
 		if keyer, ok := r.task.(VoteKeyer); ok {
 			return judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
-				if rec := panics.Try(func() { out, key, err = keyer.DecodeKey(reply) }); rec != nil {
+				if rec := catch.Try(func() { out, key, err = keyer.DecodeKey(reply) }); rec != nil {
 					perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
 					cancel(perr)
 					return out, 0, perr

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mdap-go/mdap/internal/wait"
@@ -109,12 +111,16 @@ type microagent struct {
 	budget      *Budget         // the spending cap; nil: none
 	price       func(index int) Price
 	observer    Observer // nil: not watched
+	// single caches one-sample requests' call options (nil: built per
+	// call); shared by copies of the agent, whose options are the same.
+	single *singleOptions
 }
 
 // sample asks the model once for one sample. The context carries the
 // sample's identity.
 func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.MessageContent) (Reply, time.Duration, error) {
-	rs, took, err := a.call(ctx, id, msgs, 1)
+	var one [1]Reply
+	rs, took, err := a.call(ctx, id, msgs, 1, one[:0])
 	if err != nil {
 		if errors.Is(err, ErrBudget) {
 			return Reply{}, took, err // not started
@@ -132,26 +138,15 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 // (a provider that ignores n returns one): the request's input tokens
 // (and cached ones) are on the first reply, its output tokens shared out
 // among the replies by their length, and the first reply's Requests is 1.
-func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageContent, n int) ([]Reply, time.Duration, error) {
-	opts := append(make([]llms.CallOption, 0, 3+len(a.options)+3),
-		temperatureOptions.get(math.Float64bits(a.temperature(id.Index))),
-		maxTokensOptions.get(a.maxTokens),
-		// A provider that honours seeds gives each sample its own
-		// reproducible draw (langchaingo omits a seed of 0, hence +1).
-		seedOptions.get(id.Index+1))
-	opts = append(opts, a.options...)
-	if n > 1 {
-		opts = append(opts, llms.WithN(n))
-	}
-	if len(a.tools) > 0 {
-		opts = append(opts, llms.WithTools(a.tools))
-	}
+// The replies are written over dst's backing array when it has room (a
+// caller of one sample passes an array on its stack), else a new one.
+func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageContent, n int, dst []Reply) ([]Reply, time.Duration, error) {
+	opts := a.callOptions(id.Index, n)
 	msgs = withToolText(msgs, a.toolText)
 	start := time.Now()
 	callCtx := WithSampleID(ctx, id)
 	if a.schema != nil {
 		callCtx = WithAnswerSchema(callCtx, a.schema)
-		opts = append(opts, llms.WithJSONMode())
 	}
 	if a.timeout > 0 {
 		var cancel context.CancelFunc
@@ -178,7 +173,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	if a.budget != nil {
 		cost := 0.0
 		if err == nil && resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil {
-			for _, r := range replies(validChoices(resp.Choices, n), msgs) {
+			for _, r := range replies(dst, validChoices(resp.Choices, n), msgs) {
 				cost += price.Cost(r.usage(0))
 			}
 		} else if err != nil {
@@ -204,8 +199,50 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return nil, took, ErrNoChoice
 	}
-	return replies(validChoices(resp.Choices, n), msgs), took, nil
+	return replies(dst, validChoices(resp.Choices, n), msgs), took, nil
 }
+
+// callOptions returns the call options of a request for n samples from
+// index: the sample's temperature, the reply cap, its seed, the solver's
+// options, n, the tools and JSON mode. Those of a one-sample request are
+// built once per index (below len(singleOptions)) when the agent has the
+// cache: they depend on nothing else. The slice is full (len = cap), so a
+// model that appends to it copies.
+func (a *microagent) callOptions(index, n int) []llms.CallOption {
+	if n != 1 || a.single == nil || index >= len(a.single) {
+		return a.buildOptions(index, n)
+	}
+	if p := a.single[index].Load(); p != nil {
+		return *p
+	}
+	opts := a.buildOptions(index, 1)
+	a.single[index].Store(&opts)
+	return opts
+}
+
+func (a *microagent) buildOptions(index, n int) []llms.CallOption {
+	opts := append(make([]llms.CallOption, 0, 3+len(a.options)+3),
+		temperatureOptions.get(math.Float64bits(a.temperature(index))),
+		maxTokensOptions.get(a.maxTokens),
+		// A provider that honours seeds gives each sample its own
+		// reproducible draw (langchaingo omits a seed of 0, hence +1).
+		seedOptions.get(index+1))
+	opts = append(opts, a.options...)
+	if n > 1 {
+		opts = append(opts, llms.WithN(n))
+	}
+	if len(a.tools) > 0 {
+		opts = append(opts, llms.WithTools(a.tools))
+	}
+	if a.schema != nil {
+		opts = append(opts, llms.WithJSONMode())
+	}
+	return opts[:len(opts):len(opts)]
+}
+
+// singleOptions caches the call options of one-sample requests by sample
+// index (see callOptions).
+type singleOptions [8]atomic.Pointer[[]llms.CallOption]
 
 // validChoices returns at most n choices, those before a missing one.
 func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
@@ -222,8 +259,11 @@ func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
 
 // replies turns a response's choices into replies with the request's
 // usage: input tokens once, on the first; output tokens per choice.
-func replies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply {
-	rs := make([]Reply, len(choices))
+//
+// The replies are appended to dst[:0] (nil: a new slice); the token
+// counts of up to four choices are worked out without allocating.
+func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply {
+	rs := slices.Grow(dst[:0], len(choices))[:len(choices)]
 	first := choices[0].GenerationInfo
 	in, okIn := intInfo(first, "PromptTokens", "input_tokens", "InputTokens")
 	cacheRead, _ := intInfo(first, "PromptCachedTokens", "CacheReadInputTokens", "cached_tokens")
@@ -239,7 +279,8 @@ func replies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply 
 	// Output tokens: a provider that reports per choice gives each its
 	// own; OpenAI puts the request's total on every choice, which is
 	// shared out by the choices' lengths so the sum is what was billed.
-	outs := make([]int, len(choices))
+	var outsBuf, estBuf [4]int
+	outs := slices.Grow(outsBuf[:0], len(choices))[:len(choices)]
 	shared := len(choices) > 1
 	okOut := true
 	for i, c := range choices {
@@ -250,7 +291,7 @@ func replies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply 
 			shared = false
 		}
 	}
-	est := make([]int, len(choices))
+	est := slices.Grow(estBuf[:0], len(choices))[:len(choices)]
 	sum := 0
 	for i, c := range choices {
 		est[i] = max(1, EstimateReplyTokens(c.Content, c.ToolCalls))
@@ -290,7 +331,7 @@ func ResponseUsage(resp *llms.ContentResponse) (in, out, cached int, ok bool) {
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return 0, 0, 0, false
 	}
-	rs := replies(validChoices(resp.Choices, len(resp.Choices)), nil)
+	rs := replies(nil, validChoices(resp.Choices, len(resp.Choices)), nil)
 	for _, r := range rs {
 		out += r.OutputTokens
 	}

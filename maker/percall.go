@@ -132,7 +132,7 @@ func (d *waveDraw) sample(ctx context.Context, i int) (Reply, time.Duration, err
 	if !ok {
 		func() {
 			defer close(req.done) // also if the call panics: the others fail with errNoRequest
-			replies, took, err := d.agent.call(ctx, SampleID{Step: d.step, Index: first}, d.msgs, n)
+			replies, took, err := d.agent.call(ctx, SampleID{Step: d.step, Index: first}, d.msgs, n, nil)
 			if err == nil {
 				// The sample that made the request carries its input
 				// tokens and count (its choice may be another's): a

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sourcegraph/conc/panics"
+	"github.com/mdap-go/mdap/internal/catch"
 )
 
 // checkpoint writes a checkpoint for a task that can snapshot itself.
@@ -19,7 +19,7 @@ func (r *run) checkpoint(next int) error {
 	}
 	var state json.RawMessage
 	var err error
-	if p := panics.Try(func() { state, err = sn.Snapshot() }); p != nil {
+	if p := catch.Try(func() { state, err = sn.Snapshot() }); p != nil {
 		err = fmt.Errorf("%w: Snapshot: %w", ErrTaskPanic, p.AsError())
 	}
 	if err != nil {
@@ -40,7 +40,7 @@ func (r *run) replay() (*StepRecord, error) {
 			j.fromStart()
 		} else {
 			var err error
-			if p := panics.Try(func() { err = sn.Restore(c.State) }); p != nil {
+			if p := catch.Try(func() { err = sn.Restore(c.State) }); p != nil {
 				err = fmt.Errorf("%w: Restore: %w", ErrTaskPanic, p.AsError())
 			}
 			if err != nil {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/catch"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/vote"
-	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -267,7 +267,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	}
 	run := &run{
 		Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids,
-		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout, schema: schema, observer: s.Observer},
+		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout, schema: schema, observer: s.Observer, single: new(singleOptions)},
 	}
 	if s.Budget != nil {
 		run.agent.budget = s.Budget
@@ -363,7 +363,7 @@ func (r *run) loop(ctx context.Context) error {
 func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	step := r.next
 	var msgs []llms.MessageContent
-	if rec := panics.Try(func() { msgs = r.task.Prompt(r.last) }); rec != nil {
+	if rec := catch.Try(func() { msgs = r.task.Prompt(r.last) }); rec != nil {
 		return nil, fmt.Errorf("%w: step %d: %w: Prompt: %w", ErrStep, step, ErrTaskPanic, rec.AsError())
 	}
 	log := r.logger()
@@ -481,7 +481,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 
 // apply applies a winner to the task, turning a panic into ErrTaskPanic.
 func (r *run) apply(w intent.Output, obs *intent.Observation) (done bool, err error) {
-	if p := panics.Try(func() { done, err = r.task.Apply(w, obs) }); p != nil {
+	if p := catch.Try(func() { done, err = r.task.Apply(w, obs) }); p != nil {
 		err = fmt.Errorf("%w: Apply: %w", ErrTaskPanic, p.AsError())
 	}
 	return done, err

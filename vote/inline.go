@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sourcegraph/conc/panics"
+	"github.com/mdap-go/mdap/internal/catch"
 )
 
 // RaceInline is Race with one draw at a time (Parallel = 1, Speculate = 0,
@@ -79,7 +79,7 @@ func RaceInline[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[
 // latency if the drawer did not.
 func drawInline[T any](ctx context.Context, draw Drawer[T], i int) (s Sample[T]) {
 	start := time.Now()
-	s, rec := catchDraw(ctx, draw, i)
+	rec := catch.Try(func() { s = draw(ctx, i) })
 	if rec != nil {
 		s = Sample[T]{Err: &panicError{index: i, rec: rec}}
 	}
@@ -87,18 +87,4 @@ func drawInline[T any](ctx context.Context, draw Drawer[T], i int) (s Sample[T])
 		s.Usage.Latency = time.Since(start)
 	}
 	return s
-}
-
-// catchDraw calls draw, a panic recovered as panics.Catcher recovers it
-// (panics.NewRecovered, its value and stack). Unlike a Catcher, it
-// allocates nothing when draw returns: a sample drawn inline is cheaper
-// than a Catcher's allocation.
-func catchDraw[T any](ctx context.Context, draw Drawer[T], i int) (s Sample[T], rec *panics.Recovered) {
-	defer func() {
-		if v := recover(); v != nil {
-			r := panics.NewRecovered(1, v)
-			rec = &r
-		}
-	}()
-	return draw(ctx, i), nil
 }

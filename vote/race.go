@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/catch"
 	"github.com/sourcegraph/conc/panics"
 )
 
@@ -232,7 +233,7 @@ func drawOne[T any](ctx context.Context, draw Drawer[T], i int, results chan<- d
 		}
 		results <- drawn[T]{i, s}
 	}()
-	if rec := panics.Try(func() { s = draw(ctx, i) }); rec != nil {
+	if rec := catch.Try(func() { s = draw(ctx, i) }); rec != nil {
 		s = Sample[T]{Err: &panicError{index: i, rec: rec}}
 	}
 	returned = true
