@@ -1,5 +1,7 @@
 package hanoi
 
+import "strings"
+
 // A fast path of ParseReply for the paper's format as models write it:
 // `move = [d, f, t]` and `next_state = [[...], [...], [...]]` with plain
 // integers. It reads the lists straight into ints, without the []any trees
@@ -163,4 +165,29 @@ func (p *intScanner) state(s *State, n int) bool {
 		}
 	}
 	return true
+}
+
+// fastPrompt is ParsePrompt's fast path over its two lines' texts: a
+// state of plain integer lists read straight into ints, and "none..." or
+// a move of three; ok false leaves the texts to the general path
+// (slowPrompt), which decides with its own error messages. What it
+// accepts, the general path accepts with the same state and move
+// (TestFastPromptAgrees).
+func fastPrompt(stateText, prevText string) (s State, prev *Move, ok bool) {
+	p := intScanner{s: stateText}
+	if !p.state(&s, MaxDisks) || p.i != len(stateText) {
+		return State{}, nil, false
+	}
+	if !validState(s, len(s[0])+len(s[1])+len(s[2])) {
+		return State{}, nil, false
+	}
+	if strings.HasPrefix(prevText, "none") {
+		return s, nil, true
+	}
+	var mv [3]int
+	q := intScanner{s: prevText}
+	if q.flat(mv[:]) != 3 || q.i != len(prevText) {
+		return State{}, nil, false
+	}
+	return s, &Move{mv[0], mv[1], mv[2]}, true
 }

@@ -101,3 +101,88 @@ func FuzzFastParse(f *testing.F) {
 		require.Equal(t, fmt.Sprint(b), fmt.Sprint(a), "%q", text)
 	})
 }
+
+// promptMangles change a prompt's state or previous-move text.
+var promptMangles = []func(string) string{
+	func(s string) string { return s },
+	func(s string) string { return strings.ReplaceAll(s, ", ", ",") },
+	func(s string) string { return strings.ReplaceAll(s, " ", "  ") },
+	func(s string) string { return strings.Replace(s, "1", "1.0", 1) },
+	func(s string) string { return strings.Replace(s, "2", "02", 1) },
+	func(s string) string { return strings.Replace(s, "[", "[ ", -1) },
+	func(s string) string { return strings.Replace(s, "]", ", ]", 1) },
+	func(s string) string { return strings.Replace(s, "3", "-3", 1) },
+	func(s string) string { return strings.Replace(s, "[[", "[[[", 1) },
+	func(s string) string { return strings.Replace(s, "]]", "], []]", 1) },
+	func(s string) string { return strings.Replace(s, "1", "1, 1", 1) },
+	func(s string) string { return s + " x" },
+	func(s string) string { return strings.Replace(s, "]", "] ]", 1) },
+}
+
+// TestFastPromptAgrees: whatever the prompt's fast path accepts, the
+// general path accepts with the same state and move, over the prompts of
+// real runs and mangled variants of their two lines; and the fast path
+// reads every prompt UserPrompt writes.
+func TestFastPromptAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	fast, checked := 0, 0
+	for _, n := range []int{1, 2, 3, 6, 11, 20, MaxDisks} {
+		task, err := New(n)
+		require.NoError(t, err)
+		for step := 0; step < min(300, 1<<n-1); step++ {
+			prompt := UserPrompt(n, task.State(), task.Previous())
+			stateText, ok := lastLine(prompt, CurrentStatePrefix)
+			require.True(t, ok)
+			prevText, ok := lastLine(prompt, PreviousMovePrefix)
+			require.True(t, ok)
+			s, prev, ok := fastPrompt(stateText, prevText)
+			require.True(t, ok, "the fast path reads UserPrompt's lines: %q, %q", stateText, prevText)
+			require.True(t, s.Equal(task.State()), "%q", stateText)
+			require.Equal(t, task.Previous(), prev)
+			for range 4 {
+				st, pv := stateText, prevText
+				if rng.IntN(2) == 0 {
+					st = promptMangles[rng.IntN(len(promptMangles))](st)
+				} else {
+					pv = promptMangles[rng.IntN(len(promptMangles))](pv)
+				}
+				checked++
+				fs, fp, ok := fastPrompt(st, pv)
+				if !ok {
+					continue
+				}
+				fast++
+				gs, gp, err := slowPrompt(st, pv)
+				require.NoError(t, err, "the general path refuses what the fast path read: %q, %q", st, pv)
+				require.Equal(t, gs.String(), fs.String(), "%q", st)
+				require.Equal(t, gp, fp, "%q", pv)
+			}
+			a, err := CorrectAnswer(task.State(), task.Previous())
+			require.NoError(t, err)
+			_, err = task.Advance(a)
+			require.NoError(t, err)
+		}
+	}
+	require.Greater(t, fast, checked/5, "the fast path reads the mangled lines it can")
+	require.Less(t, fast, checked, "some mangled lines are left to the general path")
+}
+
+// FuzzFastPrompt: whatever the prompt's fast path reads, the general path
+// reads the same, for any two lines.
+func FuzzFastPrompt(f *testing.F) {
+	f.Add("[[3, 2], [], [1]]", "[1, 0, 2]")
+	f.Add("[[3,2,1],[],[]]", "none (this is the first move)")
+	f.Add("[[3, 2], [], [1, 1]]", "[1, 0, 2]")
+	f.Add("[[-3, 2], [], [01]]", "[1, 0]")
+	f.Add("[[3], [2], [1]] ]", "[1, 0, 2, 4]")
+	f.Fuzz(func(t *testing.T, stateText, prevText string) {
+		s, prev, ok := fastPrompt(stateText, prevText)
+		if !ok {
+			return
+		}
+		gs, gp, err := slowPrompt(stateText, prevText)
+		require.NoError(t, err, "%q, %q", stateText, prevText)
+		require.Equal(t, gs.String(), s.String())
+		require.Equal(t, gp, prev)
+	})
+}

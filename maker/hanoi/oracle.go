@@ -46,6 +46,14 @@ func ParsePrompt(prompt string) (State, *Move, error) {
 	if !ok {
 		return State{}, nil, fmt.Errorf("%w: no %q line", ErrPrompt, strings.TrimSpace(PreviousMovePrefix))
 	}
+	if s, prev, ok := fastPrompt(stateText, prevText); ok {
+		return s, prev, nil
+	}
+	return slowPrompt(stateText, prevText)
+}
+
+// slowPrompt is ParsePrompt's general path, over the two lines' texts.
+func slowPrompt(stateText, prevText string) (State, *Move, error) {
 	v, err := parseList(stateText)
 	raw, _ := v.([]any)
 	if err != nil || len(raw) != 3 {
@@ -127,10 +135,28 @@ type parsed struct {
 	state  State
 	prev   *Move
 	err    error
-	// The correct reply in the paper's format and in JSON, or the error
-	// of finding it.
-	correct    [2]string
+	// The correct answer, or the error of finding it; its reply in the
+	// paper's format and in JSON, each written when first asked for.
+	answer     Answer
 	correctErr error
+	correct    [2]atomic.Pointer[string]
+}
+
+// correctText returns the correct reply in the paper's format, or in JSON.
+func (p *parsed) correctText(json bool) string {
+	i := 0
+	if json {
+		i = 1
+	}
+	if t := p.correct[i].Load(); t != nil {
+		return *t
+	}
+	t := p.answer.Text()
+	if json {
+		t = p.answer.JSON()
+	}
+	p.correct[i].Store(&t)
+	return t
 }
 
 // lastParsed is the last prompt the Oracle read: the simulated model asks
@@ -151,7 +177,7 @@ func parsePrompt(prompt string) *parsed {
 		if a, aerr := oracleAnswer(s, prev); aerr != nil {
 			p.correctErr = fmt.Errorf("%w: %w", ErrPrompt, aerr)
 		} else {
-			p.correct = [2]string{a.Text(), a.JSON()}
+			p.answer = a
 		}
 	}
 	lastParsed.Store(p)
@@ -168,10 +194,8 @@ func (o Oracle) Correct(q sim.Query) (string, error) {
 		return "", p.err
 	case p.correctErr != nil:
 		return "", p.correctErr
-	case o.JSON:
-		return p.correct[1], nil
 	}
-	return p.correct[0], nil
+	return p.correctText(o.JSON), nil
 }
 
 // Wrong returns the variant-th wrong reply to a step prompt; see

@@ -3,6 +3,7 @@ package hanoi
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tmc/langchaingo/llms"
 )
@@ -48,21 +49,16 @@ func cycle(n int) string {
 	return "0 -> 2 -> 1 -> 0"
 }
 
-// userPromptSize is about the length of a user prompt without its state.
-const userPromptSize = 768
-
-// UserPrompt returns the user message of the step in state s after the
-// move prev (nil at the first step), with n disks: the rules, the
-// iterative procedure (disk 1's direction depends on n's parity), the
-// previous move and the current state. It does not validate s. Cost: O(n).
-func UserPrompt(n int, s State, prev *Move) string {
-	previous := NoPreviousMove
-	if prev != nil {
-		previous = prev.String()
+// promptHead returns the part of a user prompt with n disks before its
+// step data: the rules and the procedure, the same at every step; built
+// once per number of disks.
+func promptHead(n int) string {
+	if n >= 0 && n < len(promptHeads) {
+		if h := promptHeads[n].Load(); h != nil {
+			return *h
+		}
 	}
-	var b strings.Builder
-	b.Grow(userPromptSize + 4*n)
-	fmt.Fprintf(&b, `Rules:
+	h := fmt.Sprintf(`Rules:
 - Only one disk can be moved at a time.
 - Only the top disk of a peg can be moved.
 - A larger disk may not be placed on top of a smaller disk.
@@ -73,9 +69,39 @@ There are %d disks. For every move, follow the standard Tower of Hanoi procedure
 Use these clear steps to find the next move given the previous move and the current state.
 
 `, n, cycle(n))
-	b.WriteString(PreviousMovePrefix + previous + "\n")
-	b.WriteString(CurrentStatePrefix + s.String() + "\n\n")
-	b.WriteString("Based on the previous move and the current state, find the single next move that follows the procedure, and the resulting next state.")
+	if n >= 0 && n < len(promptHeads) {
+		promptHeads[n].Store(&h)
+	}
+	return h
+}
+
+var promptHeads [MaxDisks + 1]atomic.Pointer[string]
+
+// promptTail is the last line of every user prompt.
+const promptTail = "Based on the previous move and the current state, find the single next move that follows the procedure, and the resulting next state."
+
+// UserPrompt returns the user message of the step in state s after the
+// move prev (nil at the first step), with n disks: the rules, the
+// iterative procedure (disk 1's direction depends on n's parity), the
+// previous move and the current state. It does not validate s. Cost: O(n),
+// one allocation.
+func UserPrompt(n int, s State, prev *Move) string {
+	var scratch [512]byte // the step data: on the stack up to about 100 disks' text
+	data := append(scratch[:0], PreviousMovePrefix...)
+	if prev != nil {
+		data = prev.appendText(data)
+	} else {
+		data = append(data, NoPreviousMove...)
+	}
+	data = append(data, "\n"+CurrentStatePrefix...)
+	data = s.appendText(data)
+	data = append(data, "\n\n"...)
+	head := promptHead(n)
+	var b strings.Builder
+	b.Grow(len(head) + len(data) + len(promptTail))
+	b.WriteString(head)
+	b.Write(data)
+	b.WriteString(promptTail)
 	return b.String()
 }
 

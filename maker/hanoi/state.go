@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // MaxDisks is the largest number of disks this package handles: 2^30 - 1
@@ -49,7 +48,18 @@ type Move struct {
 }
 
 // String writes m as the paper does: "[1, 0, 2]".
-func (m Move) String() string { return fmt.Sprintf("[%d, %d, %d]", m.Disk, m.From, m.To) }
+func (m Move) String() string { return string(m.appendText(make([]byte, 0, 16))) }
+
+// appendText appends m as String writes it.
+func (m Move) appendText(b []byte) []byte {
+	b = append(b, '[')
+	b = strconv.AppendInt(b, int64(m.Disk), 10)
+	b = append(b, ", "...)
+	b = strconv.AppendInt(b, int64(m.From), 10)
+	b = append(b, ", "...)
+	b = strconv.AppendInt(b, int64(m.To), 10)
+	return append(b, ']')
+}
 
 // State is an arrangement of the disks on the three pegs, each peg listed
 // from bottom to top, as in the paper: with 3 disks the start is
@@ -84,10 +94,17 @@ func (s State) Disks() int { return len(s[0]) + len(s[1]) + len(s[2]) }
 
 // Clone returns a copy of s that shares no memory with it; nil pegs become
 // empty ones.
+//
+// The three pegs share one backing array, each capped at its length, so
+// that an append to a peg copies it: one allocation, not three.
 func (s State) Clone() State {
+	buf := make([]int, len(s[0])+len(s[1])+len(s[2]))
 	var c State
+	off := 0
 	for p := range s {
-		c[p] = append(make([]int, 0, len(s[p])), s[p]...)
+		k := copy(buf[off:], s[p])
+		c[p] = buf[off : off+k : off+k]
+		off += k
 	}
 	return c
 }
@@ -109,23 +126,26 @@ func (s State) Equal(t State) bool {
 
 // String writes s as the paper does: "[[3, 2], [], [1]]".
 func (s State) String() string {
-	var b strings.Builder
-	b.WriteByte('[')
+	return string(s.appendText(make([]byte, 0, 16+4*(len(s[0])+len(s[1])+len(s[2])))))
+}
+
+// appendText appends s as String writes it.
+func (s State) appendText(b []byte) []byte {
+	b = append(b, '[')
 	for p := range s {
 		if p > 0 {
-			b.WriteString(", ")
+			b = append(b, ", "...)
 		}
-		b.WriteByte('[')
+		b = append(b, '[')
 		for i, d := range s[p] {
 			if i > 0 {
-				b.WriteString(", ")
+				b = append(b, ", "...)
 			}
-			b.WriteString(strconv.Itoa(d))
+			b = strconv.AppendInt(b, int64(d), 10)
 		}
-		b.WriteByte(']')
+		b = append(b, ']')
 	}
-	b.WriteByte(']')
-	return b.String()
+	return append(b, ']')
 }
 
 // Validate returns nil if s is a valid state of n disks, else an error
@@ -200,9 +220,23 @@ func (s State) Apply(m Move) (State, error) {
 	if err := s.Legal(m); err != nil {
 		return State{}, err
 	}
-	next := s.Clone()
-	next[m.From] = next[m.From][:len(next[m.From])-1]
-	next[m.To] = append(next[m.To], m.Disk)
+	// As Clone, with the move made while copying: one allocation.
+	buf := make([]int, len(s[0])+len(s[1])+len(s[2]))
+	var next State
+	off := 0
+	for p := range s {
+		peg := s[p]
+		if p == m.From {
+			peg = peg[:len(peg)-1]
+		}
+		k := copy(buf[off:], peg)
+		if p == m.To {
+			buf[off+k] = m.Disk
+			k++
+		}
+		next[p] = buf[off : off+k : off+k]
+		off += k
+	}
 	return next, nil
 }
 

@@ -265,15 +265,30 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var opts llms.CallOptions
-	for _, o := range options {
-		o(&opts)
-	}
+	opts := readOptions(options)
 	if id, ok := maker.SampleIDFrom(ctx); ok && opts.N > 1 && !m.cfg.IgnoreN {
 		return m.choices(ctx, messages, opts, id)
 	}
 	return m.generate(ctx, messages, opts, n)
 }
+
+// readOptions applies options to a zero llms.CallOptions and returns it.
+// The options write through a pointer the compiler cannot follow, so the
+// struct they write (a few hundred bytes) would be allocated on every
+// call; it comes from a pool instead.
+func readOptions(options []llms.CallOption) llms.CallOptions {
+	p := callOptionsPool.Get().(*llms.CallOptions)
+	*p = llms.CallOptions{}
+	for _, o := range options {
+		o(p)
+	}
+	opts := *p
+	*p = llms.CallOptions{} // hold nothing of the call's while pooled
+	callOptionsPool.Put(p)
+	return opts
+}
+
+var callOptionsPool = sync.Pool{New: func() any { return new(llms.CallOptions) }}
 
 // choices answers a request for opts.N choices as an OpenAI-compatible
 // server does: choice j is the sample of index id.Index+j, drawn
@@ -485,17 +500,46 @@ func (m *Model) malformed(q Query, correct string, st stream) (string, error) {
 // reply wraps text in a one-choice response with OpenAI-style usage.
 func reply(prompt, text, stop string, outcome Outcome) *llms.ContentResponse {
 	in, out := maker.EstimateTokens(prompt), maker.EstimateTokens(text)
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{
+	// The response, its one-choice slice and the choice in one allocation.
+	r := &struct {
+		resp    llms.ContentResponse
+		choices [1]*llms.ContentChoice
+		choice  llms.ContentChoice
+	}{}
+	r.choice = llms.ContentChoice{
 		Content:    text,
 		StopReason: stop,
 		GenerationInfo: map[string]any{
 			"PromptTokens":     in,
 			"CompletionTokens": out,
 			"TotalTokens":      in + out,
-			InfoOutcome:        string(outcome),
+			InfoOutcome:        outcome.boxed(),
 		},
-	}}}
+	}
+	r.choices[0] = &r.choice
+	r.resp.Choices = r.choices[:]
+	return &r.resp
 }
+
+// boxed returns o as a string in an interface, boxed once per outcome.
+func (o Outcome) boxed() any {
+	for i, known := range outcomes {
+		if o == known {
+			return boxedOutcomes[i]
+		}
+	}
+	return string(o)
+}
+
+var (
+	outcomes      = [...]Outcome{OutcomeCorrect, OutcomeWrong, OutcomeOverlong, OutcomeCutOff, OutcomeMalformed}
+	boxedOutcomes = func() (b [len(outcomes)]any) {
+		for i, o := range outcomes {
+			b[i] = string(o)
+		}
+		return b
+	}()
+)
 
 // truncate cuts s to at most n bytes, at a UTF-8 boundary.
 func truncate(s string, n int) string {
