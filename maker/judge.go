@@ -78,12 +78,21 @@ type replyKey struct {
 	estimated  bool
 }
 
-// verdict is one reply's judgement, shared by the memo; done is closed
-// once it is set.
+// verdict is one reply's judgement, shared by the memo; set is done once
+// it is set.
 type verdict struct {
-	done   chan struct{}
+	set    sync.WaitGroup
 	shared bool // false: the judging draw's Decode panicked
 	judgement
+}
+
+// reset forgets every verdict, for the next step; the map's room is kept.
+// No draw of the memo's step may still be judging (a race returns only
+// after its draws have).
+func (jm *judgeMemo) reset() {
+	jm.mu.Lock()
+	clear(jm.m)
+	jm.mu.Unlock()
 }
 
 // judge returns r's judgement: the memo's, if a reply with the same text
@@ -96,7 +105,7 @@ func (jm *judgeMemo) judge(r Reply, judgeFn func() judgement) judgement {
 	jm.mu.Lock()
 	if v, ok := jm.m[k]; ok {
 		jm.mu.Unlock()
-		<-v.done
+		v.set.Wait()
 		if v.shared {
 			return v.judgement
 		}
@@ -105,10 +114,11 @@ func (jm *judgeMemo) judge(r Reply, judgeFn func() judgement) judgement {
 	if jm.m == nil {
 		jm.m = make(map[replyKey]*verdict, 2)
 	}
-	v := &verdict{done: make(chan struct{})}
+	v := &verdict{}
+	v.set.Add(1)
 	jm.m[k] = v
 	jm.mu.Unlock()
-	defer close(v.done) // also if judgeFn panics: waiters then judge for themselves
+	defer v.set.Done() // also if judgeFn panics: waiters then judge for themselves
 	j := judgeFn()
 	if !errors.Is(j.reason, ErrTaskPanic) {
 		v.judgement, v.shared = j, true

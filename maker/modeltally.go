@@ -16,6 +16,14 @@ type modelTally struct {
 	ok []bool
 }
 
+// reset empties the tally for a step of n members' samples, keeping its
+// room.
+func (t *modelTally) reset(n int) {
+	t.mu.Lock()
+	t.n, t.by, t.ok = n, t.by[:0], t.ok[:0]
+	t.mu.Unlock()
+}
+
 func (t *modelTally) record(i int, s vote.Sample[intent.Output]) {
 	if t.n < 2 {
 		return

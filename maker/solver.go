@@ -327,6 +327,10 @@ type run struct {
 	// normalize heals a tool intent against its schema before it is
 	// keyed; nil without an executor.
 	normalize func(intent.ToolIntent) (intent.ToolIntent, error)
+	// The step's tally of samples by member and memo of verdicts, reused
+	// step after step.
+	tally modelTally
+	memo  judgeMemo
 }
 
 func (r *run) loop(ctx context.Context) error {
@@ -372,8 +376,9 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	// of spending the error budget on retries.
 	raceCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	tally := &modelTally{n: len(r.ids)}
-	memo := &judgeMemo{}
+	tally, memo := &r.tally, &r.memo // the run's, emptied for each step
+	tally.reset(len(r.ids))
+	memo.reset()
 	drawWith := func(agent *microagent) vote.Drawer[intent.Output] {
 		wave := agent.wave(step, msgs)
 		return func(ctx context.Context, i int) vote.Sample[intent.Output] {

@@ -55,9 +55,15 @@ type window[T any] struct {
 	buf  []slot[T] // len is a power of two
 	head int
 	n    int
+	// one is buf's first backing array: a race of one sample in flight
+	// (RaceInline, Parallel 1) never needs another allocation.
+	one [1]slot[T]
 }
 
 func (w *window[T]) push() {
+	if w.buf == nil {
+		w.buf = w.one[:]
+	}
 	if w.n == len(w.buf) {
 		size := max(4, 2*len(w.buf))
 		buf := make([]slot[T], size)

@@ -26,7 +26,7 @@ type racer[T any] struct {
 	nonErr    int       // completed samples without a provider error
 	failed    int       // completed samples with a provider error
 
-	firsts map[uint64]T // the value of the first committed vote per key
+	firsts firstValues[T] // the value of the first committed vote per key
 	tally  Tally
 
 	over   bool
@@ -146,16 +146,11 @@ func (r *racer[T]) commit(s Sample[T]) {
 		t.Flags[s.Flag.Error()]++
 	default:
 		t.Valid++
-		if r.firsts == nil {
-			r.firsts = make(map[uint64]T, 4)
-		}
-		if _, ok := r.firsts[s.Key]; !ok {
-			r.firsts[s.Key] = s.Value
-		}
+		r.firsts.keep(s.Key, s.Value)
 		if r.decided.add(s.Key) {
 			r.over, r.won = true, true
 			r.key = r.decided.top
-			r.winner = r.firsts[r.key]
+			r.winner = r.firsts.get(r.key)
 			return
 		}
 	}
@@ -230,4 +225,43 @@ func (r *racer[T]) describe(cause error, t Tally) string {
 		}
 		return msg
 	}
+}
+
+// firstValues holds the value of the first vote per key: the first two
+// keys inline (most races see one or two), the rest in a map.
+type firstValues[T any] struct {
+	keys [2]uint64
+	vals [2]T
+	n    int // keys inline
+	more map[uint64]T
+}
+
+// keep records v as key's value unless key has one.
+func (f *firstValues[T]) keep(key uint64, v T) {
+	for i := range f.n {
+		if f.keys[i] == key {
+			return
+		}
+	}
+	if f.n < len(f.keys) {
+		f.keys[f.n], f.vals[f.n] = key, v
+		f.n++
+		return
+	}
+	if f.more == nil {
+		f.more = make(map[uint64]T, 4)
+	}
+	if _, ok := f.more[key]; !ok {
+		f.more[key] = v
+	}
+}
+
+// get returns key's value (the zero T if none was kept).
+func (f *firstValues[T]) get(key uint64) T {
+	for i := range f.n {
+		if f.keys[i] == key {
+			return f.vals[i]
+		}
+	}
+	return f.more[key]
 }

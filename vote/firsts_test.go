@@ -1,0 +1,52 @@
+package vote
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWinnerIsItsKeysFirstValue: the winner is the value of the winning
+// key's first committed vote, whether that key was the first, second or a
+// later one to vote (past the inline room of firstValues), in Race and in
+// RaceInline.
+func TestWinnerIsItsKeysFirstValue(t *testing.T) {
+	for _, rivalsBefore := range []int{0, 1, 2, 3, 5} {
+		// rivalsBefore keys vote once each, then the winner's key votes
+		// K times with a new value each time.
+		var keys []uint64
+		for r := range rivalsBefore {
+			keys = append(keys, uint64(100+r))
+		}
+		for range 3 + 1 {
+			keys = append(keys, 7)
+		}
+		draw := func(_ context.Context, i int) Sample[string] {
+			if i >= len(keys) {
+				return Sample[string]{Key: 999, Value: "never"}
+			}
+			return Sample[string]{Key: keys[i], Value: fmt.Sprintf("value of sample %d", i)}
+		}
+		want := fmt.Sprintf("value of sample %d", rivalsBefore)
+		for name, race := range map[string]func(context.Context, Config, Drawer[string]) (Result[string], error){"Race": Race[string], "RaceInline": RaceInline[string]} {
+			res, err := race(context.Background(), Config{K: 2}, draw)
+			require.NoError(t, err, "%s, %d rivals", name, rivalsBefore)
+			assert.Equal(t, uint64(7), res.Key, "%s, %d rivals", name, rivalsBefore)
+			assert.Equal(t, want, res.Winner, "%s, %d rivals", name, rivalsBefore)
+		}
+	}
+}
+
+func TestFirstValuesKeepsTheFirstOfEachKey(t *testing.T) {
+	var f firstValues[int]
+	for i, k := range []uint64{5, 6, 5, 7, 8, 7, 6, 9} {
+		f.keep(k, i)
+	}
+	for k, want := range map[uint64]int{5: 0, 6: 1, 7: 3, 8: 4, 9: 7} {
+		assert.Equal(t, want, f.get(k), "key %d", k)
+	}
+	assert.Zero(t, f.get(42))
+}
