@@ -221,12 +221,13 @@ func (a *microagent) callOptions(index, n int) []llms.CallOption {
 }
 
 func (a *microagent) buildOptions(index, n int) []llms.CallOption {
-	opts := append(make([]llms.CallOption, 0, 3+len(a.options)+3),
+	opts := []llms.CallOption{
 		temperatureOptions.get(math.Float64bits(a.temperature(index))),
 		maxTokensOptions.get(a.maxTokens),
 		// A provider that honours seeds gives each sample its own
 		// reproducible draw (langchaingo omits a seed of 0, hence +1).
-		seedOptions.get(index+1))
+		seedOptions.get(index + 1),
+	}
 	opts = append(opts, a.options...)
 	if n > 1 {
 		opts = append(opts, llms.WithN(n))

@@ -141,6 +141,14 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 		// and journals are being written.
 		require.Eventually(t, func() bool { return countLines(out) > before }, 30*time.Second, time.Millisecond, "kill %d: no progress; stderr: %s", kill, &c.stderr)
 		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		if kill == 1 {
+			// The last kill leaves a task to resume: it lands once an
+			// unfinished task's journal holds a step (journals are written
+			// every 64 steps or second, so without this wait a kill could
+			// find only fresh journals, and nothing would be resumed).
+			require.Eventually(t, func() bool { return unfinishedJournalWithSteps(filepath.Join(dir, "state"), out) }, 30*time.Second, time.Millisecond,
+				"kill %d: no unfinished task journaled a step; stderr: %s", kill, &c.stderr)
+		}
 		require.NoError(t, c.cmd.Process.Signal(syscall.SIGKILL))
 		_ = c.wait(t, 30*time.Second)
 		ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus)
@@ -156,6 +164,31 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 	assert.Positive(t, sum.Resumed, "unfinished tasks resumed from their journals")
 	assert.Equal(t, 12, sum.Solved)
 	assert.Equal(t, results(t, filepath.Join(root, "ref", "results.jsonl")), results(t, out), "the same results as the uninterrupted batch")
+}
+
+// unfinishedJournalWithSteps reports whether a journal in state holds a
+// whole line past its header for a task the results file does not list.
+func unfinishedJournalWithSteps(state, resultsFile string) bool {
+	done := map[string]bool{}
+	b, _ := os.ReadFile(resultsFile)
+	for _, l := range strings.Split(string(b), "\n") {
+		var r struct{ ID string }
+		if json.Unmarshal([]byte(l), &r) == nil && r.ID != "" {
+			done[r.ID] = true
+		}
+	}
+	entries, _ := os.ReadDir(state)
+	for _, e := range entries {
+		name := e.Name()
+		cut := strings.LastIndexByte(name, '-') // id, "-", a hash of it, ".jsonl"
+		if cut < 0 || !strings.HasSuffix(name, ".jsonl") || done[name[:cut]] {
+			continue
+		}
+		if countLines(filepath.Join(state, name)) >= 2 {
+			return true
+		}
+	}
+	return false
 }
 
 func TestBinarySolveSecondBatchOnTheSameFilesIsRefused(t *testing.T) {

@@ -186,3 +186,19 @@ func FuzzFastPrompt(f *testing.F) {
 		require.Equal(t, gp, prev)
 	})
 }
+
+// TestUserPromptOfAnyDiskCount: the head cached per number of disks is
+// that number's, also for counts outside the cache (UserPrompt does not
+// validate): asked twice, each count gives its own text, without a panic.
+func TestUserPromptOfAnyDiskCount(t *testing.T) {
+	for range 2 {
+		for _, n := range []int{-1, 0, 1, 2, MaxDisks, MaxDisks + 1, 40} {
+			p := UserPrompt(n, State{}, nil)
+			require.Contains(t, p, fmt.Sprintf("There are %d disks.", n))
+			require.Contains(t, p, "along the cycle "+cycle(n)+".")
+			require.True(t, strings.HasSuffix(p, promptTail))
+		}
+	}
+	allocs := testing.AllocsPerRun(100, func() { _ = UserPrompt(12, State{{12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1}}, &Move{1, 0, 2}) })
+	require.LessOrEqual(t, allocs, 1.0, "a user prompt is one allocation")
+}

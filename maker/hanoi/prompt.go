@@ -2,7 +2,6 @@ package hanoi
 
 import (
 	"fmt"
-	"strings"
 	"sync/atomic"
 
 	"github.com/tmc/langchaingo/llms"
@@ -96,13 +95,7 @@ func UserPrompt(n int, s State, prev *Move) string {
 	data = append(data, "\n"+CurrentStatePrefix...)
 	data = s.appendText(data)
 	data = append(data, "\n\n"...)
-	head := promptHead(n)
-	var b strings.Builder
-	b.Grow(len(head) + len(data) + len(promptTail))
-	b.WriteString(head)
-	b.Write(data)
-	b.WriteString(promptTail)
-	return b.String()
+	return promptHead(n) + string(data) + promptTail // one allocation: the conversion is not copied
 }
 
 // Messages returns the step's messages: [SystemPrompt] as a system message
