@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -153,4 +154,69 @@ func FuzzJobCodec(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
 	})
+}
+
+// BenchmarkJobCodec encodes and decodes a 6-disk Hanoi wave of three
+// samples (a 2.4 KB job) through encoding/json with langchaingo's
+// marshalers (the reference) and through the fast paths.
+func BenchmarkJobCodec(b *testing.B) {
+	task, err := hanoi.New(6)
+	require.NoError(b, err)
+	zero := 0.0
+	job := Job{Version: WireVersion, ID: "job", Route: "sim", ReplyTo: "mdap.replies.d.job", Lease: leaseKey(),
+		Options: callOptionsOf([]llms.CallOption{llms.WithMaxTokens(750)})}
+	job.Prompts = [][]Message{nil}
+	for _, m := range task.Messages() {
+		job.Prompts[0] = append(job.Prompts[0], Message(m))
+	}
+	for i := range 3 {
+		job.Samples = append(job.Samples, Sample{Step: 5, Index: i, Seed: i + 1, Temperature: &zero})
+	}
+	data := refEncode(b, job)
+	ref := refJobOf(job)
+	refData, err := json.Marshal(ref)
+	require.NoError(b, err)
+	require.Equal(b, string(data), string(refData))
+	b.Run("encode/encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = json.Marshal(ref)
+		}
+	})
+	b.Run("encode/fast", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = encodeJob(&job)
+		}
+	})
+	b.Run("decode/encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			var j Job
+			_ = json.Unmarshal(data, &j)
+		}
+	})
+	b.Run("decode/fast", func(b *testing.B) {
+		for b.Loop() {
+			var j Job
+			_ = unmarshalJob(data, &j)
+		}
+	})
+}
+
+// refJobOf is job with the reference message encoding, field for field.
+func refJobOf(job Job) any {
+	prompts := make([][]refMessage, len(job.Prompts))
+	for i, msgs := range job.Prompts {
+		for _, m := range msgs {
+			prompts[i] = append(prompts[i], refMessage(m))
+		}
+	}
+	return struct {
+		Version int            `json:"v"`
+		ID      string         `json:"id"`
+		Route   string         `json:"route"`
+		ReplyTo string         `json:"reply_to"`
+		Lease   string         `json:"lease,omitempty"`
+		Prompts [][]refMessage `json:"prompts"`
+		Options CallOptions    `json:"options"`
+		Samples []Sample       `json:"samples"`
+	}{job.Version, job.ID, job.Route, job.ReplyTo, job.Lease, prompts, job.Options, job.Samples}
 }
