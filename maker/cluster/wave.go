@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"time"
@@ -213,7 +212,7 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 			job.Prompts[p][i] = Message(mc)
 		}
 	}
-	data, err := json.Marshal(job)
+	data, err := encodeJob(&job)
 	if err != nil {
 		release(nil, fmt.Errorf("%w: encode the job: %w", ErrUndecodable, err))
 		return

@@ -421,7 +421,9 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 				prompts[p][i] = llms.MessageContent(m)
 			}
 		}
-		stop := heartbeat(msg, w.ackWait)
+		// Progress reports run until the reply is out (stopping them
+		// waits for their goroutine: not on the reply's way).
+		defer heartbeat(msg, w.ackWait)()
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for i, s := range job.Samples {
@@ -449,7 +451,6 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 			})
 		}
 		wg.Wait()
-		stop()
 	}
 	if cause := context.Cause(ctx); cause != nil {
 		if errors.Is(cause, errWithdrawn) {
