@@ -620,7 +620,9 @@ func TestGrepStopsAfterMaxWalkEntriesFiles(t *testing.T) {
 	}
 	// The last file of the walk (in lexical order) holds the only match.
 	require.NoError(t, writeFile(filepath.Join(root, "z-last"), "needle\n"))
-	e := newExec(t, root, WithReadCap(4<<10))
+	// Opening 100,000 files takes longer than the default timeout under
+	// -race on a loaded machine.
+	e := newExec(t, root, WithReadCap(4<<10), WithTimeout(10*time.Minute))
 	obs := run(t, e, "grep", args{"pattern": "needle"})
 	require.True(t, obs.OK(), obs.Content)
 	assert.Equal(t, "z-last:1: needle\n", obs.Content, "exactly maxWalkEntries files: the last one searched too")
