@@ -794,3 +794,25 @@ func TestDescribeToolsHeaderComesFirstOnce(t *testing.T) {
 	})
 	assert.Equal(t, header+"- one: first\n  no arguments: \"args\": {}\n- two\n  no arguments: \"args\": {}\n", text)
 }
+
+// TestGrepFileOfExactlyTheReadCap: a file of exactly the read cap is
+// searched whole, with no note; one byte more is cut and named
+// (builtin_search.go:351, the cap's bound).
+func TestGrepFileOfExactlyTheReadCap(t *testing.T) {
+	root := t.TempDir()
+	const readCap = 64
+	line := strings.Repeat("x", 9) + "needle\n" // 16 bytes
+	require.NoError(t, writeFile(filepath.Join(root, "exact.txt"), strings.Repeat(line, readCap/16)))
+	require.NoError(t, writeFile(filepath.Join(root, "over.txt"), strings.Repeat(line, readCap/16)+"y"))
+	e := newExec(t, root, WithReadCap(readCap))
+
+	obs := run(t, e, "grep", args{"pattern": "needle", "paths": []any{"exact.txt"}})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "exact.txt:1: xxxxxxxxxneedle\nexact.txt:2: xxxxxxxxxneedle\nexact.txt:3: xxxxxxxxxneedle\nexact.txt:4: xxxxxxxxxneedle\n", obs.Content)
+	assert.False(t, obs.Truncated)
+
+	obs = run(t, e, "grep", args{"pattern": "needle", "paths": []any{"over.txt"}})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, obs.Truncated)
+	assert.True(t, strings.HasSuffix(obs.Content, "xxxxxxxxxneedle\n[truncated: only the first 64 bytes of 1 file(s) were searched: over.txt]"), obs.Content)
+}
