@@ -816,3 +816,15 @@ func TestGrepFileOfExactlyTheReadCap(t *testing.T) {
 	assert.True(t, obs.Truncated)
 	assert.True(t, strings.HasSuffix(obs.Content, "xxxxxxxxxneedle\n[truncated: only the first 64 bytes of 1 file(s) were searched: over.txt]"), obs.Content)
 }
+
+// TestDescribeGivesRegisteredToolsOnly: Describe gives a registered
+// tool's description, the index tool's included, and "" for a name the
+// executor does not have (describe.go:208, which no test reached).
+func TestDescribeGivesRegisteredToolsOnly(t *testing.T) {
+	tool := NewTool("echo", categories.Web, "Echoes its input.", json.RawMessage(`{"type":"object"}`),
+		func(context.Context, map[string]any) (string, error) { return "", nil })
+	e := newExec(t, t.TempDir(), WithTools(tool))
+	assert.Equal(t, "Echoes its input.", e.Describe("echo"))
+	assert.NotEmpty(t, e.Describe(categories.IndexTool))
+	assert.Empty(t, e.Describe("nope"))
+}
