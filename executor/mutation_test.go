@@ -10,13 +10,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/intent"
@@ -530,4 +533,298 @@ func TestZeroOptionsKeepTheDefaults(t *testing.T) {
 	obs = run(t, e, "read_file", args{"path": "f.txt"})
 	assert.Equal(t, "content\n", obs.Content)
 	assert.False(t, obs.Truncated)
+}
+
+// grepFile makes a folder holding one file name with content, and an
+// executor over it with the given read cap.
+func grepFile(t *testing.T, name, content string, readCap int64) *Executor {
+	t.Helper()
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, name), content))
+	return newExec(t, root, WithReadCap(readCap))
+}
+
+// TestGrepMaxResultsOfOne: max_results 1 (the schema's minimum) shows one
+// matching line and says it stopped, rather than taking the default of
+// 200 (builtin_search.go:204, the default's bound).
+func TestGrepMaxResultsOfOne(t *testing.T) {
+	e := grepFile(t, "f.txt", "needle 1\nneedle 2\nneedle 3\n", 4<<10)
+	obs := run(t, e, "grep", args{"pattern": "needle", "max_results": 1})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "f.txt:1: needle 1\n[truncated: stopped after 1 matching lines; narrow the search or raise max_results]", obs.Content)
+	assert.True(t, obs.Truncated)
+}
+
+// TestGrepRefusesAMalformedGlob: a glob that is not a valid pattern is
+// refused as invalid arguments, not taken to match nothing
+// (builtin_search.go:216, the glob is checked when one is given).
+func TestGrepRefusesAMalformedGlob(t *testing.T) {
+	e := grepFile(t, "f.txt", "needle\n", 4<<10)
+	obs := run(t, e, "grep", args{"pattern": "needle", "glob": "[a"})
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
+	assert.Contains(t, obs.Content, "malformed")
+	assert.Equal(t, "f.txt:1: needle\n", run(t, e, "grep", args{"pattern": "needle"}).Content, "no glob: every file")
+}
+
+// TestGrepBigFilesNoteNamesThem: the note on files cut at the read cap
+// names them all when they are 10 or fewer, and the first 10 and how many
+// more otherwise (builtin_search.go:266, "and N more" only when some are
+// not shown).
+func TestGrepBigFilesNoteNamesThem(t *testing.T) {
+	root := t.TempDir()
+	big := strings.Repeat("needle\n", 20) // 140 bytes
+	require.NoError(t, writeFile(filepath.Join(root, "one.txt"), big))
+	e := newExec(t, root, WithReadCap(64))
+	obs := run(t, e, "grep", args{"pattern": "needle", "paths": []any{"one.txt"}})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, obs.Truncated)
+	assert.True(t, strings.HasSuffix(obs.Content, "\n[truncated: only the first 64 bytes of 1 file(s) were searched: one.txt]"), obs.Content)
+
+	many := filepath.Join(root, "many")
+	require.NoError(t, os.Mkdir(many, 0o755))
+	for i := range 11 {
+		require.NoError(t, writeFile(filepath.Join(many, fmt.Sprintf("f%02d.txt", i)), big))
+	}
+	obs = run(t, e, "grep", args{"pattern": "needle", "paths": []any{"many"}})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, strings.HasSuffix(obs.Content, "\n[truncated: only the first 64 bytes of 11 file(s) were searched: "+
+		"many/f00.txt, many/f01.txt, many/f02.txt, many/f03.txt, many/f04.txt, many/f05.txt, many/f06.txt, many/f07.txt, many/f08.txt, many/f09.txt and 1 more]"), obs.Content)
+}
+
+// TestGrepWithoutNotesIsNotTruncated: a search that stopped at no limit
+// is not marked truncated (builtin_search.go:275, only notes mark it).
+func TestGrepWithoutNotesIsNotTruncated(t *testing.T) {
+	e := grepFile(t, "f.txt", "needle\nhay\n", 4<<10)
+	obs := run(t, e, "grep", args{"pattern": "needle"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "f.txt:1: needle\n", obs.Content)
+	assert.False(t, obs.Truncated)
+	obs = run(t, e, "grep", args{"pattern": "nothing"})
+	assert.Equal(t, `no line matches "nothing"`, obs.Content)
+	assert.False(t, obs.Truncated)
+}
+
+// TestGrepStopsAfterMaxWalkEntriesFiles: grep searches at most
+// maxWalkEntries regular files: exactly that many are all searched, one
+// more stops the walk and says so (builtin_search.go:310, the count and
+// its bound). Seconds of file creation: skipped with -short.
+func TestGrepStopsAfterMaxWalkEntriesFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates 100,000 files")
+	}
+	root := t.TempDir()
+	for i := range maxWalkEntries - 1 {
+		f, err := os.Create(filepath.Join(root, fmt.Sprintf("f%06d", i)))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	// The last file of the walk (in lexical order) holds the only match.
+	require.NoError(t, writeFile(filepath.Join(root, "z-last"), "needle\n"))
+	// Opening 100,000 files takes longer than the default timeout under
+	// -race on a loaded machine.
+	e := newExec(t, root, WithReadCap(4<<10), WithTimeout(10*time.Minute))
+	obs := run(t, e, "grep", args{"pattern": "needle"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "z-last:1: needle\n", obs.Content, "exactly maxWalkEntries files: the last one searched too")
+	assert.False(t, obs.Truncated)
+
+	require.NoError(t, writeFile(filepath.Join(root, "z-one-more"), ""))
+	obs = run(t, e, "grep", args{"pattern": "needle"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, obs.Truncated)
+	assert.Equal(t, fmt.Sprintf("z-last:1: needle\n[truncated: stopped after %d files]", maxWalkEntries), obs.Content)
+}
+
+// TestGrepSkipsAFileStartingWithNUL: a file whose first byte is NUL is
+// binary and skipped (builtin_search.go:355, the NUL's index compared
+// with 0).
+func TestGrepSkipsAFileStartingWithNUL(t *testing.T) {
+	e := grepFile(t, "nul.dat", "\x00needle\n", 4<<10)
+	obs := run(t, e, "grep", args{"pattern": "needle"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, `no line matches "needle"`, obs.Content)
+}
+
+// TestGrepCountsEmptyLines: an empty line is a line: the match after it
+// is on line 2, shown alone (builtin_search.go:364, a newline at index 0).
+func TestGrepCountsEmptyLines(t *testing.T) {
+	e := grepFile(t, "f.txt", "\nneedle\n\n\nneedle again\n", 4<<10)
+	obs := run(t, e, "grep", args{"pattern": "needle"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "f.txt:2: needle\nf.txt:5: needle again\n", obs.Content)
+}
+
+// TestGrepLineOfExactlyTheWindowIsWhole: a line of exactly the matching
+// window is matched whole, with no note; one byte longer is matched in
+// part and said so (builtin_search.go:376, the window's bound).
+func TestGrepLineOfExactlyTheWindowIsWhole(t *testing.T) {
+	_, insts, err := compileBounded("needle")
+	require.NoError(t, err)
+	w := lineWindow(insts)
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "exact.txt"), strings.Repeat("x", w-len("needle"))+"needle\n"))
+	require.NoError(t, writeFile(filepath.Join(root, "over.txt"), strings.Repeat("x", w-len("needle")+1)+"needle\n"))
+	e := newExec(t, root, WithReadCap(int64(4*w)))
+
+	obs := run(t, e, "grep", args{"pattern": "needle", "paths": []any{"exact.txt"}})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "exact.txt:1: "+strings.Repeat("x", maxGrepLineBytes)+" [line cut]\n", obs.Content)
+	assert.False(t, obs.Truncated)
+
+	obs = run(t, e, "grep", args{"pattern": "needle", "paths": []any{"over.txt"}})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, fmt.Sprintf("no line matches \"needle\"\n[truncated: 1 line(s) longer than %d bytes were searched in their first %d bytes only]", w, w), obs.Content)
+	assert.True(t, obs.Truncated)
+}
+
+// TestGrepLineOfExactlyMaxGrepLineBytesIsWhole: a matching line of
+// exactly maxGrepLineBytes is shown whole; one byte more is cut
+// (builtin_search.go:389, the cut's bound).
+func TestGrepLineOfExactlyMaxGrepLineBytesIsWhole(t *testing.T) {
+	exact := strings.Repeat("x", maxGrepLineBytes-len("needle")) + "needle"
+	e := grepFile(t, "f.txt", exact+"\ny"+exact+"\n", 4<<10)
+	obs := run(t, e, "grep", args{"pattern": "needle"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "f.txt:1: "+exact+"\nf.txt:2: y"+exact[:maxGrepLineBytes-1]+" [line cut]\n", obs.Content)
+}
+
+// TestGrepCutsLongLinesOnARuneStart: a long matching line is cut before
+// the rune that straddles maxGrepLineBytes, never inside it; a line with
+// no rune start before the cut is shown empty, without a panic
+// (builtin_search.go:391, the backward search for a rune start).
+func TestGrepCutsLongLinesOnARuneStart(t *testing.T) {
+	straddling := strings.Repeat("x", maxGrepLineBytes-1) + "é needle" // é is bytes 299 and 300
+	noStart := strings.Repeat("\x80", maxGrepLineBytes+1) + " needle"
+	e := grepFile(t, "f.txt", straddling+"\n"+noStart+"\n", 4<<10)
+	obs := run(t, e, "grep", args{"pattern": "needle"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "f.txt:1: "+strings.Repeat("x", maxGrepLineBytes-1)+" [line cut]\nf.txt:2:  [line cut]\n", obs.Content)
+	assert.True(t, utf8.ValidString(obs.Content))
+}
+
+// TestGrepPatternEstimatedAtExactlyTheLimit: a pattern whose program is
+// estimated at exactly maxRegexpInsts is accepted, one estimated at one
+// more refused (builtin_search.go:430, the limit's bound).
+func TestGrepPatternEstimatedAtExactlyTheLimit(t *testing.T) {
+	for p, est := range map[string]int{"a{998}b": maxRegexpInsts, "a{998}bc": maxRegexpInsts + 1} {
+		parsed, err := syntax.Parse(p, syntax.Perl)
+		require.NoError(t, err)
+		require.Equal(t, est, estimateInsts(parsed), p)
+	}
+	e := grepFile(t, "f.txt", strings.Repeat("a", 998)+"b\n", 4<<10)
+	obs := run(t, e, "grep", args{"pattern": "a{998}b"})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "f.txt:1: "+strings.Repeat("a", maxGrepLineBytes)+" [line cut]\n", obs.Content)
+	obs = run(t, e, "grep", args{"pattern": "a{998}bc"})
+	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason, obs.Content)
+	assert.Contains(t, obs.Content, "is too large: it compiles to about 2001 instructions")
+}
+
+// TestGrepRefusesEveryProgramOverTheLimit: patterns whose program is over
+// maxRegexpInsts (repetitions of a long part, x{n,} and nested x{0,m})
+// are refused, and the estimate bounds every program from above as
+// TestEstimateInstsIsAnUpperBound asks (builtin_search.go:467, x{n,}
+// counted as n+1 copies; :474, each copy's split and the repetition's own
+// instruction).
+func TestGrepRefusesEveryProgramOverTheLimit(t *testing.T) {
+	part := func(n int) string { return strings.Repeat("abcdefghij", n/10) + "abcdefghij"[:n%10] }
+	for _, p := range []string{
+		"(?:" + part(100) + "){20,}",         // 20 copies of 100 and a split
+		"(?:(?:" + part(79) + "){0,5}){0,5}", // 25 optional copies of 79
+	} {
+		parsed, err := syntax.Parse(p, syntax.Perl)
+		require.NoError(t, err, p)
+		prog, err := syntax.Compile(parsed.Simplify())
+		require.NoError(t, err, p)
+		require.Greater(t, len(prog.Inst), maxRegexpInsts, "%s compiles to more than the limit", p)
+		_, _, err = compileBounded(p)
+		assert.ErrorContains(t, err, "is too large", p)
+	}
+	for _, p := range []string{`(?:abcdefghij){2,}`, `(?:(?:abc){0,5}){0,5}`, `(?:(?:abc){0,2}){0,3}`} {
+		parsed, err := syntax.Parse(p, syntax.Perl)
+		require.NoError(t, err, p)
+		prog, err := syntax.Compile(parsed.Simplify())
+		require.NoError(t, err, p)
+		assert.GreaterOrEqual(t, estimateInsts(parsed)+4, len(prog.Inst), p)
+	}
+}
+
+// TestDescribeArgsEnumWords: an argument with an enum is described by
+// its values, one with an empty enum by its type (describe.go:70, a
+// non-empty enum).
+func TestDescribeArgsEnumWords(t *testing.T) {
+	got := DescribeArgs(map[string]any{"properties": map[string]any{
+		"mode": map[string]any{"type": "string", "enum": []any{"fast", "slow"}},
+		"none": map[string]any{"type": "string", "enum": []any{}},
+	}})
+	assert.Equal(t, []Arg{{Name: "mode", Type: `one of "fast", "slow"`}, {Name: "none", Type: "string"}}, got)
+}
+
+// TestDescribedTextCappedAtExactlyMaxDescribedChars: a description of
+// exactly MaxDescribedChars runes is shown whole; a longer one is cut to
+// MaxDescribedChars runes, ending with "..." (describe.go:106, the cap's
+// bound; :107, the cut's length).
+func TestDescribedTextCappedAtExactlyMaxDescribedChars(t *testing.T) {
+	exact := strings.Repeat("é", MaxDescribedChars)
+	for _, n := range []int{MaxDescribedChars + 1, MaxDescribedChars + 2, MaxDescribedChars + 3, 2 * MaxDescribedChars} {
+		long := strings.Repeat("é", n)
+		want := strings.Repeat("é", MaxDescribedChars-3) + "..."
+		got := DescribeArgs(map[string]any{"properties": map[string]any{"a": map[string]any{"description": long}}})
+		require.Len(t, got, 1)
+		assert.Equal(t, want, got[0].Description, "%d runes", n)
+		assert.Equal(t, MaxDescribedChars, utf8.RuneCountInString(got[0].Description))
+		text := DescribeTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "t", Description: long}}})
+		assert.Contains(t, text, "\n- t: "+want+"\n", "%d runes", n)
+	}
+	got := DescribeArgs(map[string]any{"properties": map[string]any{"a": map[string]any{"description": exact}}})
+	assert.Equal(t, exact, got[0].Description)
+	text := DescribeTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "t", Description: exact}}})
+	assert.Contains(t, text, "\n- t: "+exact+"\n")
+}
+
+// TestDescribeToolsHeaderComesFirstOnce: the text starts with the one
+// line that says how to call the tools, then the tools, whatever their
+// number; a tool without a function does not count (describe.go:124).
+func TestDescribeToolsHeaderComesFirstOnce(t *testing.T) {
+	const header = "Tools you may call, by replying {\"tool_intent\": {\"tool\": NAME, \"args\": {ARGUMENT: VALUE, ...}}} (use exactly these argument names):\n"
+	text := DescribeTools([]llms.Tool{
+		{Type: "function"},
+		{Type: "function", Function: &llms.FunctionDefinition{Name: "one", Description: "first"}},
+		{Type: "function", Function: &llms.FunctionDefinition{Name: "two"}},
+	})
+	assert.Equal(t, header+"- one: first\n  no arguments: \"args\": {}\n- two\n  no arguments: \"args\": {}\n", text)
+}
+
+// TestGrepFileOfExactlyTheReadCap: a file of exactly the read cap is
+// searched whole, with no note; one byte more is cut and named
+// (builtin_search.go:351, the cap's bound).
+func TestGrepFileOfExactlyTheReadCap(t *testing.T) {
+	root := t.TempDir()
+	const readCap = 64
+	line := strings.Repeat("x", 9) + "needle\n" // 16 bytes
+	require.NoError(t, writeFile(filepath.Join(root, "exact.txt"), strings.Repeat(line, readCap/16)))
+	require.NoError(t, writeFile(filepath.Join(root, "over.txt"), strings.Repeat(line, readCap/16)+"y"))
+	e := newExec(t, root, WithReadCap(readCap))
+
+	obs := run(t, e, "grep", args{"pattern": "needle", "paths": []any{"exact.txt"}})
+	require.True(t, obs.OK(), obs.Content)
+	assert.Equal(t, "exact.txt:1: xxxxxxxxxneedle\nexact.txt:2: xxxxxxxxxneedle\nexact.txt:3: xxxxxxxxxneedle\nexact.txt:4: xxxxxxxxxneedle\n", obs.Content)
+	assert.False(t, obs.Truncated)
+
+	obs = run(t, e, "grep", args{"pattern": "needle", "paths": []any{"over.txt"}})
+	require.True(t, obs.OK(), obs.Content)
+	assert.True(t, obs.Truncated)
+	assert.True(t, strings.HasSuffix(obs.Content, "xxxxxxxxxneedle\n[truncated: only the first 64 bytes of 1 file(s) were searched: over.txt]"), obs.Content)
+}
+
+// TestDescribeGivesRegisteredToolsOnly: Describe gives a registered
+// tool's description, the index tool's included, and "" for a name the
+// executor does not have (describe.go:208, which no test reached).
+func TestDescribeGivesRegisteredToolsOnly(t *testing.T) {
+	tool := NewTool("echo", categories.Web, "Echoes its input.", json.RawMessage(`{"type":"object"}`),
+		func(context.Context, map[string]any) (string, error) { return "", nil })
+	e := newExec(t, t.TempDir(), WithTools(tool))
+	assert.Equal(t, "Echoes its input.", e.Describe("echo"))
+	assert.NotEmpty(t, e.Describe(categories.IndexTool))
+	assert.Empty(t, e.Describe("nope"))
 }
