@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -72,4 +73,29 @@ func TestOverheadSuite(t *testing.T) {
 	md := (&Report{Overhead: res}).Markdown()
 	assert.True(t, strings.Contains(md, "## Overhead: the step loop against its floor"), md)
 	assert.Contains(t, md, "| in process, --parallel k | floor")
+}
+
+// TestInterleavedJournal: the two solves of the journal's measurement take
+// turns to the end (255 steps: three hand-offs each way), draw the same
+// samples, and each is charged CPU and wall time; the journal's file is
+// gone after it.
+func TestInterleavedJournal(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed = 2
+	dir := t.TempDir()
+	p, err := interleavedJournal(context.Background(), 8, 3, cfg, dir)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, p.samples, 3*255)
+	for i := range 2 {
+		assert.Positive(t, p.cpu[i], i)
+		assert.Positive(t, p.wall[i], i)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = interleavedJournal(ctx, 8, 3, cfg, dir)
+	assert.ErrorIs(t, err, context.Canceled, "a cancelled run ends, without a deadlock")
 }

@@ -39,7 +39,7 @@ func appendStepRecord(b []byte, rec *StepRecord) ([]byte, error) {
 	b = append(b, `,"key":`...)
 	b = appendJSONString(b, rec.Key)
 	b = append(b, `,"votes":`...)
-	b = appendIntMap(b, rec.Votes)
+	b = appendVotes(b, rec.Votes, rec.Key)
 	b = appendCounts(b, rec.Counts)
 	if len(rec.Flags) > 0 {
 		b = append(b, `,"flags":`...)
@@ -128,6 +128,22 @@ func appendUsage(b []byte, u vote.Usage) []byte {
 		b = appendInt(b, u.Requests)
 	}
 	return append(b, '}')
+}
+
+// appendVotes appends a step's votes as appendIntMap does. A step decided
+// by one key alone (most steps) holds only the winner's key: it is looked
+// up instead of iterated (a map iteration costs more than a lookup).
+func appendVotes(b []byte, m map[string]int, winner string) []byte {
+	if len(m) == 1 {
+		if v, ok := m[winner]; ok {
+			b = append(b, '{')
+			b = appendJSONString(b, winner)
+			b = append(b, ':')
+			b = appendInt(b, v)
+			return append(b, '}')
+		}
+	}
+	return appendIntMap(b, m)
 }
 
 // appendIntMap appends m as a JSON object with sorted keys (null if nil).

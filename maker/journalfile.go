@@ -220,11 +220,10 @@ func (s *fileStore) SyncBackground() error {
 }
 
 // Append writes line and a newline after the last whole line, cutting a
-// torn tail first.
+// torn tail first. It copies line into the file's buffer; a background
+// fsync's failure fails the next Flush (at most SyncEvery steps later),
+// not every Append, which would take a lock per step.
 func (s *fileStore) Append(line []byte) error {
-	if err := s.background(); err != nil {
-		return err
-	}
 	if !s.placed {
 		if len(s.torn) > 0 {
 			if err := s.f.Truncate(s.end); err != nil {
