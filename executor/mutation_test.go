@@ -115,6 +115,16 @@ func TestGlobInAMissingFolder(t *testing.T) {
 	assert.NotContains(t, obs.Content, "panic")
 }
 
+// emptyFiles creates n empty files in dir, named f000000 onwards.
+func emptyFiles(t *testing.T, dir string, n int) {
+	t.Helper()
+	for i := range n {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("f%06d", i)))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+}
+
 // TestGlobStopsAfterMaxWalkEntries: a walk visits at most maxWalkEntries
 // entries, the folder itself counted: a folder holding maxWalkEntries-1
 // files is walked whole, one file more stops the walk and says so
@@ -125,11 +135,7 @@ func TestGlobStopsAfterMaxWalkEntries(t *testing.T) {
 		t.Skip("creates 100,000 files")
 	}
 	root := t.TempDir()
-	for i := range maxWalkEntries - 1 {
-		f, err := os.Create(filepath.Join(root, fmt.Sprintf("f%06d", i)))
-		require.NoError(t, err)
-		require.NoError(t, f.Close())
-	}
+	emptyFiles(t, root, maxWalkEntries-1)
 	e := newExec(t, root, WithReadCap(4<<10))
 	obs := run(t, e, "glob", args{"pattern": "*.none"})
 	require.True(t, obs.OK(), obs.Content)
@@ -613,11 +619,7 @@ func TestGrepStopsAfterMaxWalkEntriesFiles(t *testing.T) {
 		t.Skip("creates 100,000 files")
 	}
 	root := t.TempDir()
-	for i := range maxWalkEntries - 1 {
-		f, err := os.Create(filepath.Join(root, fmt.Sprintf("f%06d", i)))
-		require.NoError(t, err)
-		require.NoError(t, f.Close())
-	}
+	emptyFiles(t, root, maxWalkEntries-1)
 	// The last file of the walk (in lexical order) holds the only match.
 	require.NoError(t, writeFile(filepath.Join(root, "z-last"), "needle\n"))
 	// Opening 100,000 files takes longer than the default timeout under
