@@ -202,3 +202,48 @@ func TestUserPromptOfAnyDiskCount(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { _ = UserPrompt(12, State{{12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1}}, &Move{1, 0, 2}) })
 	require.LessOrEqual(t, allocs, 1.0, "a user prompt is one allocation")
 }
+
+// lastLineByIndex is lastLine as it was first written (the last match of
+// prefix at a line start, searched with strings.LastIndex): the
+// reference for TestLastLineAgrees.
+func lastLineByIndex(text, prefix string) (string, bool) {
+	for i := len(text); i >= 0; {
+		j := strings.LastIndex(text[:i], prefix)
+		if j < 0 {
+			return "", false
+		}
+		if j == 0 || text[j-1] == '\n' {
+			rest := text[j+len(prefix):]
+			if k := strings.IndexByte(rest, '\n'); k >= 0 {
+				rest = rest[:k]
+			}
+			return strings.TrimSpace(rest), true
+		}
+		i = j
+	}
+	return "", false
+}
+
+// TestLastLineAgrees: reading lines from the end finds what the search
+// by strings.LastIndex found, on real prompts and on texts made of
+// prompt-like pieces.
+func TestLastLineAgrees(t *testing.T) {
+	pieces := []string{"\n", "\r\n", " ", "x", CurrentStatePrefix, PreviousMovePrefix, "Current state:", "[[1], [], []]", "none", "\n\n", "Current state: [[2, 1], [], []]\n"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	texts := []string{"", "\n", CurrentStatePrefix, UserPrompt(5, State{{5, 4, 3, 2, 1}}, nil), SystemPrompt + "\n\n" + UserPrompt(3, State{{3}, {2}, {1}}, &Move{1, 0, 2})}
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, text := range texts {
+		for _, prefix := range []string{CurrentStatePrefix, PreviousMovePrefix} {
+			got, ok := lastLine(text, prefix)
+			want, wantOK := lastLineByIndex(text, prefix)
+			require.Equal(t, wantOK, ok, "%q", text)
+			require.Equal(t, want, got, "%q", text)
+		}
+	}
+}

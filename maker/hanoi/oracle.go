@@ -84,23 +84,21 @@ func slowPrompt(stateText, prevText string) (State, *Move, error) {
 	return s, &Move{mv[0], mv[1], mv[2]}, nil
 }
 
-// lastLine returns the rest of the last line that starts with prefix.
+// lastLine returns the rest of the last line that starts with prefix
+// (prefix holds no newline), trimmed. It reads lines from the end: a step
+// prompt's data lines are its last few.
 func lastLine(text, prefix string) (string, bool) {
-	for i := len(text); i >= 0; {
-		j := strings.LastIndex(text[:i], prefix)
-		if j < 0 {
+	end := len(text)
+	for {
+		start := strings.LastIndexByte(text[:end], '\n') + 1
+		if line := text[start:end]; strings.HasPrefix(line, prefix) {
+			return strings.TrimSpace(line[len(prefix):]), true
+		}
+		if start == 0 {
 			return "", false
 		}
-		if j == 0 || text[j-1] == '\n' {
-			rest := text[j+len(prefix):]
-			if k := strings.IndexByte(rest, '\n'); k >= 0 {
-				rest = rest[:k]
-			}
-			return strings.TrimSpace(rest), true
-		}
-		i = j
+		end = start - 1
 	}
-	return "", false
 }
 
 // CorrectAnswer returns the iterative rule's answer in state s after prev:
