@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/jsonstr"
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -37,7 +37,7 @@ func appendStepRecord(b []byte, rec *StepRecord) ([]byte, error) {
 		return b, err
 	}
 	b = append(b, `,"key":`...)
-	b = appendJSONString(b, rec.Key)
+	b = jsonstr.Append(b, rec.Key)
 	b = append(b, `,"votes":`...)
 	b = appendVotes(b, rec.Votes, rec.Key)
 	b = appendCounts(b, rec.Counts)
@@ -83,7 +83,7 @@ func appendStepRecord(b []byte, rec *StepRecord) ([]byte, error) {
 	}
 	if rec.ObservationDigest != "" {
 		b = append(b, `,"observation_sha256":`...)
-		b = appendJSONString(b, rec.ObservationDigest)
+		b = jsonstr.Append(b, rec.ObservationDigest)
 	}
 	return append(b, '}'), nil
 }
@@ -137,7 +137,7 @@ func appendVotes(b []byte, m map[string]int, winner string) []byte {
 	if len(m) == 1 {
 		if v, ok := m[winner]; ok {
 			b = append(b, '{')
-			b = appendJSONString(b, winner)
+			b = jsonstr.Append(b, winner)
 			b = append(b, ':')
 			b = appendInt(b, v)
 			return append(b, '}')
@@ -154,7 +154,7 @@ func appendIntMap(b []byte, m map[string]int) []byte {
 	b = append(b, '{')
 	if len(m) == 1 {
 		for k, v := range m {
-			b = appendJSONString(b, k)
+			b = jsonstr.Append(b, k)
 			b = append(b, ':')
 			b = appendInt(b, v)
 		}
@@ -169,7 +169,7 @@ func appendIntMap(b []byte, m map[string]int) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = jsonstr.Append(b, k)
 		b = append(b, ':')
 		b = appendInt(b, m[k])
 	}
@@ -212,7 +212,7 @@ func appendAny(b []byte, v any, depth int) ([]byte, error) {
 	case nil:
 		return append(b, "null"...), nil
 	case string:
-		return appendJSONString(b, x), nil
+		return jsonstr.Append(b, x), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case int:
@@ -270,13 +270,13 @@ func appendObject(b []byte, m map[string]any, depth int) ([]byte, error) {
 			v[0], v[1] = v[1], v[0]
 		}
 		b = append(b, '{')
-		b = appendJSONString(b, k[0])
+		b = jsonstr.Append(b, k[0])
 		b = append(b, ':')
 		if b, err = appendAny(b, v[0], depth+1); err != nil {
 			return b, err
 		}
 		b = append(b, ',')
-		b = appendJSONString(b, k[1])
+		b = jsonstr.Append(b, k[1])
 		b = append(b, ':')
 		if b, err = appendAny(b, v[1], depth+1); err != nil {
 			return b, err
@@ -294,7 +294,7 @@ func appendObject(b []byte, m map[string]any, depth int) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, e.k)
+		b = jsonstr.Append(b, e.k)
 		b = append(b, ':')
 		if b, err = appendAny(b, e.v, depth+1); err != nil {
 			return b, err
@@ -356,85 +356,4 @@ func appendInt[T ~int | ~int64](b []byte, v T) []byte {
 		return append(b, byte('0'+v))
 	}
 	return strconv.AppendInt(b, int64(v), 10)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// jsonSafe[c] reports whether json.Marshal writes byte c of a string as
-// it is: printable ASCII but for '"', '\\' and the HTML-sensitive <, >, &.
-var jsonSafe = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-// appendJSONString appends s as a JSON string exactly as json.Marshal
-// writes it: HTML-safe (<, >, & escaped), invalid UTF-8 as U+FFFD, U+2028
-// and U+2029 escaped. A string with nothing to escape (a vote key, a
-// field name) is copied whole.
-func appendJSONString(b []byte, s string) []byte {
-	i := 0
-	for i < len(s) && jsonSafe[s[i]] {
-		i++
-	}
-	b = append(b, '"')
-	if i == len(s) {
-		b = append(b, s...)
-		return append(b, '"')
-	}
-	return appendJSONStringFrom(b, s, i)
-}
-
-// appendJSONStringFrom appends the rest of a JSON string whose first i
-// bytes need no escape, and its closing quote.
-func appendJSONStringFrom(b []byte, s string, i int) []byte {
-	start := 0
-	for i < len(s) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if jsonSafe[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

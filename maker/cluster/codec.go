@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/mdap-go/mdap/internal/jsonstr"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -49,14 +50,14 @@ func encodeJob(job *Job) ([]byte, error) {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(job.Version), 10)
 	b = append(b, `,"id":`...)
-	b = appendString(b, job.ID)
+	b = jsonstr.Append(b, job.ID)
 	b = append(b, `,"route":`...)
-	b = appendString(b, job.Route)
+	b = jsonstr.Append(b, job.Route)
 	b = append(b, `,"reply_to":`...)
-	b = appendString(b, job.ReplyTo)
+	b = jsonstr.Append(b, job.ReplyTo)
 	if job.Lease != "" {
 		b = append(b, `,"lease":`...)
-		b = appendString(b, job.Lease)
+		b = jsonstr.Append(b, job.Lease)
 	}
 	b = append(b, `,"prompts":`...)
 	b = appendPrompts(b, job.Prompts)
@@ -98,23 +99,17 @@ func appendPrompts(b []byte, prompts [][]Message) []byte {
 // keys sorted).
 func appendTextMessage(b []byte, m Message) []byte {
 	b = append(b, `{"role":`...)
-	b = appendString(b, string(m.Role))
+	b = jsonstr.Append(b, string(m.Role))
 	b = append(b, `,"parts":[`...)
 	for k, p := range m.Parts {
 		if k > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"text":`...)
-		b = appendString(b, p.(llms.TextContent).Text)
+		b = jsonstr.Append(b, p.(llms.TextContent).Text)
 		b = append(b, `,"type":"text"}`...)
 	}
 	return append(b, "]}"...)
-}
-
-// appendString appends s as encoding/json writes a string (HTML-safe).
-func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
 }
 
 // textOnly reports whether every part of m is an llms.TextContent.
