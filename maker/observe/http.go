@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/httpbound"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -92,12 +93,32 @@ func ListenAddr(addr string) (string, error) {
 // Server is a running metrics endpoint.
 type Server struct {
 	srv  *http.Server
-	ln   net.Listener
+	ln   *httpbound.Listener
 	done chan error
 }
 
+// Bounds are the metrics endpoint's limits: a scraper, a probe or two
+// and a person with curl need a handful of connections, so a flood of
+// clients (authenticated or not) costs at most MaxConns descriptors and
+// goroutines and MaxInFlight handlers at once (each /readyz runs every
+// probe), each refused past its cap with a 503 rather than queued.
+var Bounds = httpbound.Limits{
+	ReadHeaderTimeout: 5 * time.Second,
+	ReadTimeout:       10 * time.Second,
+	WriteTimeout:      30 * time.Second,
+	IdleTimeout:       time.Minute,
+	MaxConns:          32,
+	MaxInFlight:       8,
+}
+
+// maxHeaderBytes bounds a request's headers (a bearer token is well under
+// it).
+const maxHeaderBytes = 16 << 10
+
 // Serve listens on addr (see ListenAddr) and serves h in a goroutine it
-// owns until Close. The server bounds header size and read time.
+// owns until Close, within Bounds: read, write and idle timeouts, 16 KiB
+// of request headers, at most Bounds.MaxConns connections open and
+// Bounds.MaxInFlight requests handled at once.
 //
 // Errors: ErrAddr; the listener's error (the port is taken, say).
 func Serve(addr string, h http.Handler) (*Server, error) {
@@ -109,11 +130,10 @@ func Serve(addr string, h http.Handler) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics endpoint: %w", err)
 	}
-	s := &Server{ln: ln, done: make(chan error, 1), srv: &http.Server{
-		Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10,
-	}}
-	go func() { s.done <- s.srv.Serve(ln) }()
+	srv := Bounds.Server(h)
+	srv.MaxHeaderBytes = maxHeaderBytes
+	s := &Server{ln: Bounds.Listener(ln), done: make(chan error, 1), srv: srv}
+	go func() { s.done <- s.srv.Serve(s.ln) }()
 	return s, nil
 }
 
