@@ -110,8 +110,9 @@ func KMin(steps int, p, target float64) (int, error) {
 			maxKMin, steps, p, target, ErrOutOfRange)
 	}
 	k := max(1, int(math.Ceil(kf)))
-	// The ceiling is right but for rounding at an integer: settle it
-	// against PFull (at most a step either way).
+	// The ceiling is right but for kf's rounding error, which can cross
+	// an integer: settle it against PFull (a step at ordinary k; near
+	// 10⁹ the error is several units, and so are the steps).
 	for k > 1 && PFull(steps, k-1, p) >= target {
 		k--
 	}
