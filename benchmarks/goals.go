@@ -71,6 +71,7 @@ func goals(r *Report) []Goal {
 	}
 
 	g = "20-disk Hanoi (1,048,575 steps) on the sim, zero wrong steps, in under 2 minutes (aim: one)"
+	g1 := "20-disk Hanoi on the sim under 25 s on a quiet machine"
 	g3 := "memory at 20 disks at most 1.2 times that at 12"
 	g4 := "CPU per sample flat in the number of disks"
 	g5 := "orchestration overhead (CPU per sample but the model's) under 20 µs"
@@ -81,8 +82,12 @@ func goals(r *Report) []Goal {
 			out = append(out, Goal{Goal: g, Measured: fmt.Sprintf("%s, %d wrong steps, solved %v", last.Wall.Round(100*time.Millisecond), last.WrongSteps, last.Solved),
 				Met: yes(last.WrongSteps == 0 && last.Solved && last.Wall < 2*time.Minute),
 				Why: "wall time on this machine, load average " + r.Machine.LoadBefore + " at the start"})
+			out = append(out, Goal{Goal: g1, Measured: fmt.Sprintf("%s (%.1f µs CPU per sample; load average %s just before the run)", last.Wall.Round(100*time.Millisecond), last.CPUPerSample, last.Load),
+				Met: yes(last.Solved && last.Wall < 25*time.Second),
+				Why: "one run, with a CPU profile of 15 s of it; a load average of 1 or more at its start means other work shared the 2 cores"})
 		} else {
 			notRun(g, fmt.Sprintf("quick run: %d disks at most", last.Disks))
+			notRun(g1, fmt.Sprintf("quick run: %d disks at most", last.Disks))
 		}
 		if at12 != nil {
 			ratio := last.PeakRSSMB / at12.PeakRSSMB
@@ -113,7 +118,7 @@ func goals(r *Report) []Goal {
 		out = append(out, Goal{Goal: g6, Measured: fmt.Sprintf("×%.3f wall, ×%.3f CPU (median of %d alternating runs at %d disks)", s.Journal.WallRatio, s.Journal.CPURatio, s.Journal.Runs, s.Journal.Disks),
 			Met: yes(s.Journal.WallRatio <= 1.1)})
 	} else {
-		for _, x := range []string{g, g3, g4, g5, g6} {
+		for _, x := range []string{g, g1, g3, g4, g5, g6} {
 			notRun(x, "scale suite not run")
 		}
 	}

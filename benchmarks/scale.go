@@ -65,6 +65,9 @@ type ScaleRow struct {
 	// PeakRSSMB is the process's peak resident set size during the run
 	// (Linux VmHWM, reset before the run): the memory the machine gave it.
 	PeakRSSMB float64 `json:"peak_rss_mb"`
+	// Load is /proc/loadavg's three figures just before the run: a busy
+	// machine stretches its wall time.
+	Load string `json:"load_at_start,omitempty"`
 	// Split is CPU microseconds per sample by bucket (Buckets), from a CPU
 	// profile of the run; Overhead is all of it but the model's.
 	Split    map[string]float64 `json:"split_us_per_sample"`
@@ -345,6 +348,7 @@ func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journal string,
 		}
 	}
 	resetPeakRSS()
+	row.Load = loadavg()
 	pm := watchMemory()
 	cpu0 := cpuTime()
 	rep, err := s.Solve(ctx, task)
