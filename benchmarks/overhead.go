@@ -232,13 +232,20 @@ type pairedRun struct {
 	samples   int
 }
 
+// journalTurn is how many steps each solve of interleavedJournal runs
+// before the other takes its turn: about a millisecond on the sim. It is
+// not the journal's batch (maker.DefaultSyncEvery): a batch's write falls
+// in one of the journaled solve's turns, and every turn of that solve is
+// charged to the journal's side.
+const journalTurn = 64
+
 // interleavedJournal solves disks-disk Hanoi on the sim (cfg) twice at
 // once, without and with a file journal in dir, the two taking turns:
-// each runs maker.DefaultSyncEvery steps (its Progress callback passes a
-// baton to the other and waits for it back), so only one runs at a time,
-// and each turn's process CPU (getrusage: user + system, every thread's)
-// and wall time go to the solve that ran it. The journaled solve's turns
-// include creating the journal, its writes, its fsync at Close, and any
+// each runs journalTurn steps (its Progress callback passes a baton to
+// the other and waits for it back), so only one runs at a time, and each
+// turn's process CPU (getrusage: user + system, every thread's) and wall
+// time go to the solve that ran it. The journaled solve's turns include
+// creating the journal, its writes, its fsync at Close, and any
 // background fsync that runs during them.
 //
 // Why: on a shared machine the CPU a solve takes moves with the machine's
@@ -283,7 +290,7 @@ func interleavedJournal(ctx context.Context, disks, k int, cfg sim.Config, dir s
 				}
 				task, _ := hanoi.New(disks)
 				s := &maker.Solver{Model: m, Vote: vote.Config{K: k}, Progress: func(e maker.Event) {
-					if e.Step%maker.DefaultSyncEvery == maker.DefaultSyncEvery-1 && !finished[1-i] {
+					if e.Step%journalTurn == journalTurn-1 && !finished[1-i] {
 						account(i)
 						batons[1-i] <- struct{}{}
 						<-batons[i]

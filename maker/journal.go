@@ -54,7 +54,15 @@ const JournalVersion = 3
 
 // Defaults of a Journal's tuning fields.
 const (
-	DefaultSyncEvery       = 64
+	// DefaultSyncEvery is Journal.SyncEvery's default: a batch of about
+	// 400 KB of Hanoi step lines. The kernel's cost of a write(2) to a
+	// file is mostly per page, and several times less per page for one
+	// write of hundreds of KB than for writes of tens of KB (larger page
+	// cache folios): 64 steps a write spent as much CPU in the kernel as
+	// encoding and hashing the lines (docs/speed.md). A SIGKILL loses at
+	// most the steps of one batch, or of the last WriteEvery, which a
+	// resume decides again identically.
+	DefaultSyncEvery       = 1024
 	DefaultCheckpointEvery = 4096
 	// DefaultWriteEvery is Journal.WriteEvery's default.
 	DefaultWriteEvery = time.Second
@@ -162,7 +170,8 @@ type JournalStore interface {
 // CheckpointEvery steps.
 //
 // Durability: decided steps are buffered and written to the store (for a
-// file: one write(2)) every SyncEvery steps, or sooner when a step ends
+// file: one write(2), or one per MiB of lines) every SyncEvery steps
+// (DefaultSyncEvery: 1024), or sooner when a step ends
 // WriteEvery or more after the last write (slow steps, such as a real
 // model's, are written one by one); such a write is followed by the
 // periodic sync when the last one started SyncPeriod or more before (for a
