@@ -56,10 +56,10 @@ const JournalVersion = 3
 const (
 	// DefaultSyncEvery is Journal.SyncEvery's default: a batch of about
 	// 400 KB of Hanoi step lines. The kernel's cost of a write(2) to a
-	// file is mostly per page, and several times less per page for one
-	// write of hundreds of KB than for writes of tens of KB (larger page
-	// cache folios): 64 steps a write spent as much CPU in the kernel as
-	// encoding and hashing the lines (docs/speed.md). A SIGKILL loses at
+	// file is mostly per byte, and about half as much per byte for one
+	// write of hundreds of KB as for writes of tens of KB (larger page
+	// cache folios): at 64 steps a write the kernel took more CPU than
+	// encoding the lines (docs/speed.md). A SIGKILL loses at
 	// most the steps of one batch, or of the last WriteEvery, which a
 	// resume decides again identically.
 	DefaultSyncEvery       = 1024
