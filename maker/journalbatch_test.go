@@ -252,12 +252,12 @@ func TestJournalSyncsAtMostEverySyncPeriod(t *testing.T) {
 }
 
 // TestJournalDefaultBatch: with SyncEvery left at 0 a file journal writes
-// every DefaultSyncEvery (1024) steps, as a SIGKILL would find the file
+// every DefaultSyncEvery (256) steps, as a SIGKILL would find the file
 // after each step, and the run's end writes the rest; its buffer holds a
 // batch of 20-disk Hanoi lines (about 450 bytes each), so the batch is
 // one write(2).
 func TestJournalDefaultBatch(t *testing.T) {
-	require.Equal(t, 1024, DefaultSyncEvery)
+	require.Equal(t, 256, DefaultSyncEvery)
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	j, err := CreateJournal(path)
 	require.NoError(t, err)

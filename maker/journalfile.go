@@ -41,10 +41,10 @@ type fileStore struct {
 const indexEvery = 1024
 
 // fileBuffer is the size of a file journal's write buffer: a batch of
-// DefaultSyncEvery steps of a 20-disk Hanoi run fits in it, so it is one
-// write(2). Lines beyond it are written as the buffer fills (a kill then
-// may leave a torn last line, which a resume drops).
-const fileBuffer = 1 << 20
+// DefaultSyncEvery steps of a 20-disk Hanoi run (about 120 KB) fits in
+// it, so it is one write(2). Lines beyond it are written as the buffer
+// fills (a kill then may leave a torn last line, which a resume drops).
+const fileBuffer = 256 << 10
 
 // CreateJournal creates a new journal at path and locks it. It refuses,
 // wrapping ErrJournalExists, to overwrite anything that exists: no run's
