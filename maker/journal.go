@@ -58,8 +58,8 @@ const (
 	// 100 KB of Hanoi step lines. The kernel's cost of a write(2) to a
 	// file is mostly per byte, and less per byte for larger writes
 	// (larger page cache folios): at 64 steps a write the kernel took
-	// more CPU than encoding the lines, at 256 about half as much
-	// (docs/speed.md). A SIGKILL loses at most the steps of one batch
+	// about 1.2 times the CPU of encoding the lines, at 256 about 0.65
+	// times (docs/speed.md). A SIGKILL loses at most the steps of one batch
 	// (on the sim, about 4 ms of work), or of the last WriteEvery, which
 	// a resume decides again identically.
 	DefaultSyncEvery       = 256
