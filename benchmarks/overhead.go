@@ -45,7 +45,7 @@ import (
 // machinery alone. Each figure is the median over runs that alternate the
 // variants; the spread is the smallest and largest ratio of a run. The
 // journal's ratio is measured finer (see [interleavedJournal]): the two
-// solves run at once, taking turns every 64 steps.
+// solves run at once, taking turns every journalTurn steps.
 
 // SpeedRow is one variant of the overhead suite against its baseline.
 type SpeedRow struct {
@@ -232,13 +232,20 @@ type pairedRun struct {
 	samples   int
 }
 
+// journalTurn is how many steps each solve of interleavedJournal runs
+// before the other takes its turn: about a millisecond on the sim. It is
+// not the journal's batch (maker.DefaultSyncEvery): a batch's write falls
+// in one of the journaled solve's turns, and every turn of that solve is
+// charged to the journal's side.
+const journalTurn = 64
+
 // interleavedJournal solves disks-disk Hanoi on the sim (cfg) twice at
 // once, without and with a file journal in dir, the two taking turns:
-// each runs maker.DefaultSyncEvery steps (its Progress callback passes a
-// baton to the other and waits for it back), so only one runs at a time,
-// and each turn's process CPU (getrusage: user + system, every thread's)
-// and wall time go to the solve that ran it. The journaled solve's turns
-// include creating the journal, its writes, its fsync at Close, and any
+// each runs journalTurn steps (its Progress callback passes a baton to
+// the other and waits for it back), so only one runs at a time, and each
+// turn's process CPU (getrusage: user + system, every thread's) and wall
+// time go to the solve that ran it. The journaled solve's turns include
+// creating the journal, its writes, its fsync at Close, and any
 // background fsync that runs during them.
 //
 // Why: on a shared machine the CPU a solve takes moves with the machine's
@@ -283,7 +290,7 @@ func interleavedJournal(ctx context.Context, disks, k int, cfg sim.Config, dir s
 				}
 				task, _ := hanoi.New(disks)
 				s := &maker.Solver{Model: m, Vote: vote.Config{K: k}, Progress: func(e maker.Event) {
-					if e.Step%maker.DefaultSyncEvery == maker.DefaultSyncEvery-1 && !finished[1-i] {
+					if e.Step%journalTurn == journalTurn-1 && !finished[1-i] {
 						account(i)
 						batons[1-i] <- struct{}{}
 						<-batons[i]
@@ -565,7 +572,7 @@ func writeSpeed(b *strings.Builder, s *SpeedResult) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("## Overhead: the step loop against its floor, the HTTP path against the paper's loop\n\n")
 	w("k = %d. In process: %d-disk Hanoi on the sim; the floor is `benchmarks.Floor` (the sim, an FNV hash of each reply, an ahead-by-k tally, one parse of the winner, `Advance`, nothing else). Over HTTP: %d-disk Hanoi against one `maker serve-sim` on 127.0.0.1 (the server runs in a child process: CPU is the client's alone); the reference is `benchmarks.ReferenceLoop`, the paper's sequential `call_llm`/`do_voting` loop with a plain net/http client. Runs alternate the rows; a ratio is the median over runs of the row's CPU per sample over its baseline's in the same run, with the smallest and largest.\n\n", s.K, s.Disks, s.HTTPDisks)
-	w("Rows: *floor* is `benchmarks.Floor`. *in process, --parallel k* is `maker.Solver` on the sim with waves of k samples at once (the CLI's default), *--parallel 1* one sample at a time (drawn inline), *journal* the former with a file journal (buffered, written and synced with the periodic sync), measured against it differently: the two solves run at once, taking turns of 64 steps, and each turn's process CPU goes to the solve that ran it (`benchmarks.interleavedJournal`; whole runs one after another measure the machine's load more than the journal); its runs are such pairs, its CPU and wall figures its own turns'. *reference loop* is `benchmarks.ReferenceLoop`: one HTTP request per sample, one sample at a time, as the paper's loop. *HTTP, --parallel 1* is `maker.Solver` through `maker/models` (the lean OpenAI path) with one request per sample, one at a time: the same requests as the reference loop. *HTTP, --parallel k* sends a wave's k requests at once, still one sample per request. *HTTP, waves + samples per request* is `--parallel k --samples-per-call auto`: a wave's samples in one request (`n`, which serve-sim honours; the temperature-0 first sample of a step keeps its own request), so it makes fewer requests than the reference loop for the same samples; its ratio is CPU per sample, the figure a user pays, not a like-for-like cost per request.\n\n")
+	w("Rows: *floor* is `benchmarks.Floor`. *in process, --parallel k* is `maker.Solver` on the sim with waves of k samples at once (the CLI's default), *--parallel 1* one sample at a time (drawn inline), *journal* the former with a file journal (buffered, written and synced with the periodic sync), measured against it differently: the two solves run at once, taking turns of %d steps, and each turn's process CPU goes to the solve that ran it (`benchmarks.interleavedJournal`; whole runs one after another measure the machine's load more than the journal); its runs are such pairs, its CPU and wall figures its own turns'. *reference loop* is `benchmarks.ReferenceLoop`: one HTTP request per sample, one sample at a time, as the paper's loop. *HTTP, --parallel 1* is `maker.Solver` through `maker/models` (the lean OpenAI path) with one request per sample, one at a time: the same requests as the reference loop. *HTTP, --parallel k* sends a wave's k requests at once, still one sample per request. *HTTP, waves + samples per request* is `--parallel k --samples-per-call auto`: a wave's samples in one request (`n`, which serve-sim honours; the temperature-0 first sample of a step keeps its own request), so it makes fewer requests than the reference loop for the same samples; its ratio is CPU per sample, the figure a user pays, not a like-for-like cost per request.\n\n", journalTurn)
 	w("| variant | against | runs | samples/run | CPU/sample | wall/sample | CPU ratio (min–max) |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range s.Rows {
 		ratio := "–"
@@ -600,7 +607,7 @@ func overheadGoals(s *SpeedResult) []Goal {
 				if r.Variant == t.variant {
 					how := "alternating runs"
 					if r.Interleaved {
-						how = "interleaved runs, turns of 64 steps"
+						how = fmt.Sprintf("interleaved runs, turns of %d steps", journalTurn)
 					}
 					g = Goal{Goal: t.goal, Met: yes(r.Ratio <= t.max),
 						Measured: fmt.Sprintf("×%.2f (%.2f–%.2f over %d %s)", r.Ratio, r.RatioLo, r.RatioHi, r.Runs, how)}

@@ -250,3 +250,33 @@ func TestJournalSyncsAtMostEverySyncPeriod(t *testing.T) {
 		assert.Equal(t, c.want, store.syncs, "period %s", c.period)
 	}
 }
+
+// TestJournalDefaultBatch: with SyncEvery left at 0 a file journal writes
+// every DefaultSyncEvery (256) steps, as a SIGKILL would find the file
+// after each step, and the run's end writes the rest; its buffer holds a
+// batch of 20-disk Hanoi lines (about 450 bytes each), so the batch is
+// one write(2).
+func TestJournalDefaultBatch(t *testing.T) {
+	require.Equal(t, 256, DefaultSyncEvery)
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, j.store.(*fileStore).w.Size(), DefaultSyncEvery*512, "a batch of 20-disk lines fits the buffer")
+	j.WriteEvery = -1 // steps, not time
+	checked := 0
+	s := &Solver{Model: &scripted{reply: noisy}, Journal: j, Progress: func(e Event) {
+		switch e.Step {
+		case 0, DefaultSyncEvery - 2, 2*DefaultSyncEvery - 2:
+			assert.Equal(t, e.Step/DefaultSyncEvery*DefaultSyncEvery, countSteps(t, path), "after step %d: nothing more written", e.Step)
+			checked++
+		case DefaultSyncEvery - 1, 2*DefaultSyncEvery - 1:
+			assert.Equal(t, e.Step+1, countSteps(t, path), "after step %d: the batch written", e.Step)
+			checked++
+		}
+	}}
+	_, err = s.Solve(context.Background(), &counter{target: 2*DefaultSyncEvery + 10})
+	require.NoError(t, err)
+	assert.Equal(t, 5, checked)
+	assert.Equal(t, 2*DefaultSyncEvery+10, countSteps(t, path), "the run's end writes the buffer")
+	require.NoError(t, j.Close())
+}

@@ -40,6 +40,12 @@ type fileStore struct {
 
 const indexEvery = 1024
 
+// fileBuffer is the size of a file journal's write buffer: a batch of
+// DefaultSyncEvery steps of a 20-disk Hanoi run (about 120 KB) fits in
+// it, so it is one write(2). Lines beyond it are written as the buffer
+// fills (a kill then may leave a torn last line, which a resume drops).
+const fileBuffer = 256 << 10
+
 // CreateJournal creates a new journal at path and locks it. It refuses,
 // wrapping ErrJournalExists, to overwrite anything that exists: no run's
 // record is ever lost to a typo. Errors: ErrJournalExists, ErrJournalPath
@@ -70,7 +76,7 @@ func CreateJournal(path string) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
-	return NewJournalKey(&fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path}, key)
+	return NewJournalKey(&fileStore{f: f, w: bufio.NewWriterSize(f, fileBuffer), path: path}, key)
 }
 
 // OpenJournal opens an existing journal file to resume its run, and locks
@@ -99,7 +105,7 @@ func OpenJournal(path string) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
-	s := &fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path}
+	s := &fileStore{f: f, w: bufio.NewWriterSize(f, fileBuffer), path: path}
 	j, err := NewJournal(s)
 	if err != nil {
 		f.Close()

@@ -144,7 +144,7 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 		if kill == 1 {
 			// The last kill leaves a task to resume: it lands once an
 			// unfinished task's journal holds a step (journals are written
-			// every 64 steps or second, so without this wait a kill could
+			// every 256 steps or second, so without this wait a kill could
 			// find only fresh journals, and nothing would be resumed).
 			require.Eventually(t, func() bool { return unfinishedJournalWithSteps(filepath.Join(dir, "state"), out) }, 30*time.Second, time.Millisecond,
 				"kill %d: no unfinished task journaled a step; stderr: %s", kill, &c.stderr)
