@@ -43,6 +43,9 @@ type leanChat struct {
 	model     string
 	legacyMax bool // max_tokens rather than max_completion_tokens
 	memo      atomic.Pointer[leanMemo]
+	// The request headers' values, built once and shared by every
+	// request (net/http only reads them; Client.Do copies the header).
+	contentType, authorization []string
 }
 
 // leanMemo is a request's messages and their JSON: the solver sends every
@@ -55,7 +58,12 @@ type leanMemo struct {
 
 // newLeanChat returns the lean path over rt, each call bounded by timeout.
 func newLeanChat(rt http.RoundTripper, timeout time.Duration, base, key, model string, legacyMax bool) *leanChat {
-	return &leanChat{client: &http.Client{Transport: rt}, timeout: timeout, url: strings.TrimSuffix(base, "/") + "/chat/completions", key: key, model: model, legacyMax: legacyMax}
+	l := &leanChat{client: &http.Client{Transport: rt}, timeout: timeout, url: strings.TrimSuffix(base, "/") + "/chat/completions", key: key, model: model, legacyMax: legacyMax}
+	l.contentType = []string{"application/json"}
+	if key != "" {
+		l.authorization = []string{"Bearer " + key}
+	}
+	return l
 }
 
 // leanOptions are the CallOptions fields the lean path sends; any other
@@ -159,8 +167,11 @@ func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) ([]byte,
 	if err != nil {
 		return nil, err
 	}
+	// The model's own WithLegacyMaxTokensField comes after the call's
+	// options and wins (langchaingo's order); without it, the call's
+	// metadata decides.
 	legacy := l.legacyMax
-	if v, ok := o.Metadata["openai:use_legacy_max_tokens"].(bool); ok {
+	if v, ok := o.Metadata["openai:use_legacy_max_tokens"].(bool); ok && !legacy {
 		legacy = v
 	}
 	b := make([]byte, 0, len(m)+len(l.model)+160)
@@ -269,9 +280,9 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 	if err != nil {
 		return nil, err
 	}
-	req.Header["Content-Type"] = []string{"application/json"}
-	if l.key != "" {
-		req.Header["Authorization"] = []string{"Bearer " + l.key}
+	req.Header["Content-Type"] = l.contentType
+	if l.authorization != nil {
+		req.Header["Authorization"] = l.authorization
 	}
 	resp, err := l.client.Do(req)
 	if err != nil {
@@ -288,36 +299,25 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	var r leanReply
+	var room [2]leanChoice // a reply of one or two choices decodes into it
+	r.Choices = room[:0]
 	if !decodeLeanReply(buf.Bytes(), &r) {
 		// A decoder, as langchaingo's: what follows the first JSON value
 		// is ignored there too.
-		r = leanReply{}
-		if err := json.NewDecoder(bytes.NewReader(buf.Bytes())).Decode(&r); err != nil {
+		var slow leanReply
+		if err := json.NewDecoder(bytes.NewReader(buf.Bytes())).Decode(&slow); err != nil {
 			return nil, fmt.Errorf("the reply is not a chat completion: %w", err)
 		}
+		r = slow
 	}
 	if len(r.Choices) == 0 {
 		return nil, openai.ErrEmptyResponse
 	}
-	u := r.Usage
 	choices := make([]*llms.ContentChoice, len(r.Choices))
 	for i, c := range r.Choices {
 		ch := &llms.ContentChoice{
 			Content: c.Message.Content, ReasoningContent: c.Message.ReasoningContent, StopReason: c.FinishReason,
-			GenerationInfo: map[string]any{
-				"CompletionTokens":                   u.CompletionTokens,
-				"PromptTokens":                       u.PromptTokens,
-				"TotalTokens":                        u.TotalTokens,
-				"ReasoningTokens":                    u.CompletionTokensDetails.ReasoningTokens,
-				"PromptAudioTokens":                  u.PromptTokensDetails.AudioTokens,
-				"ThinkingContent":                    c.Message.ReasoningContent,
-				"ThinkingTokens":                     u.CompletionTokensDetails.ReasoningTokens,
-				"PromptCachedTokens":                 u.PromptTokensDetails.CachedTokens,
-				"CompletionAudioTokens":              u.CompletionTokensDetails.AudioTokens,
-				"CompletionReasoningTokens":          u.CompletionTokensDetails.ReasoningTokens,
-				"CompletionAcceptedPredictionTokens": u.CompletionTokensDetails.AcceptedPredictionTokens,
-				"CompletionRejectedPredictionTokens": u.CompletionTokensDetails.RejectedPredictionTokens,
-			},
+			GenerationInfo: generationInfo(&r.Usage, c.Message.ReasoningContent),
 		}
 		if fc := c.Message.FunctionCall; c.FinishReason == "function_call" && fc != nil {
 			// langchaingo's reading (it panics when the call is absent).
@@ -335,15 +335,35 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 	return &llms.ContentResponse{Choices: choices}, nil
 }
 
+// generationInfo is a choice's GenerationInfo as langchaingo's OpenAI
+// client fills it: the reply's usage under its keys, and the choice's
+// reasoning.
+func generationInfo(u *leanUsage, reasoning string) map[string]any {
+	return map[string]any{
+		"CompletionTokens":                   u.CompletionTokens,
+		"PromptTokens":                       u.PromptTokens,
+		"TotalTokens":                        u.TotalTokens,
+		"ReasoningTokens":                    u.CompletionTokensDetails.ReasoningTokens,
+		"PromptAudioTokens":                  u.PromptTokensDetails.AudioTokens,
+		"ThinkingContent":                    reasoning,
+		"ThinkingTokens":                     u.CompletionTokensDetails.ReasoningTokens,
+		"PromptCachedTokens":                 u.PromptTokensDetails.CachedTokens,
+		"CompletionAudioTokens":              u.CompletionTokensDetails.AudioTokens,
+		"CompletionReasoningTokens":          u.CompletionTokensDetails.ReasoningTokens,
+		"CompletionAcceptedPredictionTokens": u.CompletionTokensDetails.AcceptedPredictionTokens,
+		"CompletionRejectedPredictionTokens": u.CompletionTokensDetails.RejectedPredictionTokens,
+	}
+}
+
 // send sends a call on the lean path when it can, else through llm with
 // the model's extra options.
 func (m *model) send(ctx context.Context, llm llms.Model, structured bool, msgs []llms.MessageContent, opts []llms.CallOption) (*llms.ContentResponse, error) {
 	if m.lean != nil && !structured {
-		all := append(opts[:len(opts):len(opts)], m.extra...)
-		if o, ok := m.lean.accepts(msgs, all); ok {
+		// Without m.extra: the lean path's legacyMax is the one option
+		// extra can hold (see Open), applied in body as extra would be.
+		if o, ok := m.lean.accepts(msgs, opts); ok {
 			return m.lean.generate(ctx, msgs, o)
 		}
-		return llm.GenerateContent(ctx, msgs, all...)
 	}
-	return llm.GenerateContent(ctx, msgs, append(opts, m.extra...)...)
+	return llm.GenerateContent(ctx, msgs, append(opts[:len(opts):len(opts)], m.extra...)...)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/openai"
 )
 
 // leanRecorder is an OpenAI-compatible server that records request bodies and
@@ -174,5 +175,50 @@ func TestIdleConnectionsFollowMaxInFlight(t *testing.T) {
 		pool := lm.(*model).probe.Transport.(*http.Transport)
 		assert.Equal(t, c.want, pool.MaxIdleConnsPerHost, "MaxInFlight %d", c.inflight)
 		assert.GreaterOrEqual(t, pool.MaxIdleConns, c.want)
+	}
+}
+
+// TestLeanLegacyFieldIsLangchaingos: the reply cap goes in the field
+// langchaingo's client would put it in, with and without the model's own
+// WithLegacyMaxTokensField (a local server, or OpenAI's API) and whatever
+// the call's metadata says: the lean path applies the model's option
+// itself, after the call's, as langchaingo does.
+func TestLeanLegacyFieldIsLangchaingos(t *testing.T) {
+	srv := newLeanRecorder(t)
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}
+	for _, local := range []bool{false, true} {
+		for _, meta := range []string{"", "true", "false"} {
+			// Options of their own for each client: langchaingo's
+			// legacy option writes into the call's metadata map.
+			options := func() []llms.CallOption {
+				opts := []llms.CallOption{llms.WithMaxTokens(9)}
+				if meta != "" {
+					opts = append(opts, llms.WithMetadata(map[string]any{"openai:use_legacy_max_tokens": meta == "true"}))
+				}
+				return opts
+			}
+			var extra []llms.CallOption
+			if local {
+				extra = append(extra, openai.WithLegacyMaxTokensField())
+			}
+			llm, err := openai.New(openai.WithModel("m"), openai.WithBaseURL(srv.URL+"/v1"), openai.WithToken("k"))
+			require.NoError(t, err)
+			_, err = llm.GenerateContent(context.Background(), msgs, append(options(), extra...)...)
+			require.NoError(t, err)
+			srv.mu.Lock()
+			want := srv.bodies[len(srv.bodies)-1]
+			srv.mu.Unlock()
+
+			l := newLeanChat(http.DefaultTransport, 0, srv.URL+"/v1", "k", "m", local)
+			o, ok := l.accepts(msgs, options())
+			require.True(t, ok)
+			b, err := l.body(msgs, o)
+			require.NoError(t, err)
+			var got map[string]any
+			require.NoError(t, json.Unmarshal(b, &got))
+			for _, field := range []string{"max_tokens", "max_completion_tokens"} {
+				assert.Equal(t, want[field], got[field], "local %v, metadata %q: %s", local, meta, field)
+			}
+		}
 	}
 }
