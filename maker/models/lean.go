@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/jsonstr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
@@ -48,12 +49,14 @@ type leanChat struct {
 	contentType, authorization []string
 }
 
-// leanMemo is a request's messages and their JSON: the solver sends every
-// sample of a step the same messages.
+// leanMemo is a request's messages and their JSON, each message's JSON
+// object kept too: the solver sends every sample of a step the same
+// messages, and a task's next step usually repeats its system prompt.
 type leanMemo struct {
 	roles []llms.ChatMessageType
 	texts []string
-	json  []byte
+	parts [][]byte // each message's JSON object
+	json  []byte   // the array of parts
 }
 
 // newLeanChat returns the lean path over rt, each call bounded by timeout.
@@ -117,10 +120,15 @@ func (l *leanChat) accepts(msgs []llms.MessageContent, opts []llms.CallOption) (
 	return o, true
 }
 
-// messages returns the JSON array of msgs, from the memo when they are the
-// last call's (strings that share their bytes compare in O(1)).
-func (l *leanChat) messages(msgs []llms.MessageContent) ([]byte, error) {
-	if pm := l.memo.Load(); pm != nil && len(pm.texts) == len(msgs) {
+// messages returns the JSON array of msgs, byte for byte what
+// json.Marshal writes of them as langchaingo's client sends them (role
+// and content): from the memo when they are the last call's, else with
+// each message the last call had at the same place reused (strings that
+// share their bytes compare in O(1)) and the others encoded (jsonstr, as
+// encoding/json escapes).
+func (l *leanChat) messages(msgs []llms.MessageContent) []byte {
+	pm := l.memo.Load()
+	if pm != nil && len(pm.texts) == len(msgs) {
 		same := true
 		for i, m := range msgs {
 			if m.Role != pm.roles[i] || m.Parts[0].(llms.TextContent).Text != pm.texts[i] {
@@ -129,44 +137,60 @@ func (l *leanChat) messages(msgs []llms.MessageContent) ([]byte, error) {
 			}
 		}
 		if same {
-			return pm.json, nil
+			return pm.json
 		}
 	}
-	type message struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
+	next := &leanMemo{
+		roles: make([]llms.ChatMessageType, len(msgs)),
+		texts: make([]string, len(msgs)),
+		parts: make([][]byte, len(msgs)),
 	}
-	pm := &leanMemo{}
-	out := make([]message, len(msgs))
+	size := 2
 	for i, m := range msgs {
 		text := m.Parts[0].(llms.TextContent).Text
-		pm.roles, pm.texts = append(pm.roles, m.Role), append(pm.texts, text)
-		out[i].Content = text
-		switch m.Role {
-		case llms.ChatMessageTypeSystem:
-			out[i].Role = openai.RoleSystem
-		case llms.ChatMessageTypeAI:
-			out[i].Role = openai.RoleAssistant
-		default:
-			out[i].Role = openai.RoleUser
+		next.roles[i], next.texts[i] = m.Role, text
+		if pm != nil && i < len(pm.texts) && pm.roles[i] == m.Role && pm.texts[i] == text {
+			next.parts[i] = pm.parts[i]
+		} else {
+			next.parts[i] = appendMessage(make([]byte, 0, len(text)+32), m.Role, text)
 		}
+		size += len(next.parts[i]) + 1
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
+	b := make([]byte, 0, size)
+	b = append(b, '[')
+	for i, part := range next.parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, part...)
 	}
-	pm.json = b
-	l.memo.Store(pm)
-	return b, nil
+	next.json = append(b, ']')
+	l.memo.Store(next)
+	return next.json
+}
+
+// appendMessage appends a message's JSON object as json.Marshal writes
+// langchaingo's: {"role":...,"content":...}, the role OpenAI's name of
+// the message type.
+func appendMessage(b []byte, role llms.ChatMessageType, text string) []byte {
+	name := openai.RoleUser
+	switch role {
+	case llms.ChatMessageTypeSystem:
+		name = openai.RoleSystem
+	case llms.ChatMessageTypeAI:
+		name = openai.RoleAssistant
+	}
+	b = append(b, `{"role":`...)
+	b = jsonstr.Append(b, name)
+	b = append(b, `,"content":`...)
+	b = jsonstr.Append(b, text)
+	return append(b, '}')
 }
 
 // body encodes a request the way langchaingo's client does for the
 // options accepts lets through.
-func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) ([]byte, error) {
-	m, err := l.messages(msgs)
-	if err != nil {
-		return nil, err
-	}
+func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) []byte {
+	m := l.messages(msgs)
 	// The model's own WithLegacyMaxTokensField comes after the call's
 	// options and wins (langchaingo's order); without it, the call's
 	// metadata decides.
@@ -200,7 +224,7 @@ func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) ([]byte,
 	if o.JSONMode {
 		b = append(b, `,"response_format":{"type":"json_object"}`...)
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // leanReply is the part of a chat completion mdap reads.
@@ -260,10 +284,7 @@ const maxReplyBody = 4*maker.MaxReplyBytes + 64<<10
 // the transport saw), a body that does not decode, and
 // openai.ErrEmptyResponse for a reply without a choice, as langchaingo's.
 func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o llms.CallOptions) (*llms.ContentResponse, error) {
-	body, err := l.body(msgs, o)
-	if err != nil {
-		return nil, err
-	}
+	body := l.body(msgs, o)
 	if l.timeout > 0 {
 		// The timeout as a deadline on the call's context, not as
 		// http.Client.Timeout: over a RoundTripper other than

@@ -212,13 +212,56 @@ func TestLeanLegacyFieldIsLangchaingos(t *testing.T) {
 			l := newLeanChat(http.DefaultTransport, 0, srv.URL+"/v1", "k", "m", local)
 			o, ok := l.accepts(msgs, options())
 			require.True(t, ok)
-			b, err := l.body(msgs, o)
-			require.NoError(t, err)
+			b := l.body(msgs, o)
 			var got map[string]any
 			require.NoError(t, json.Unmarshal(b, &got))
 			for _, field := range []string{"max_tokens", "max_completion_tokens"} {
 				assert.Equal(t, want[field], got[field], "local %v, metadata %q: %s", local, meta, field)
 			}
 		}
+	}
+}
+
+// TestLeanMessagesAreMarshals: call after call, the messages' JSON is what
+// json.Marshal writes of them (role and content, HTML-safe, invalid UTF-8
+// replaced); a message the last call had at the same place, with the same
+// role and text, is reused, not encoded again, and only then.
+func TestLeanMessagesAreMarshals(t *testing.T) {
+	l := newLeanChat(http.DefaultTransport, 0, "http://127.0.0.1:1/v1", "k", "m", true)
+	type message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	names := map[llms.ChatMessageType]string{llms.ChatMessageTypeSystem: "system", llms.ChatMessageTypeAI: "assistant", llms.ChatMessageTypeHuman: "user", llms.ChatMessageTypeGeneric: "user"}
+	rules := "rules <b>&</b> \"quoted\" \u2028 \xff café\n"
+	calls := [][]llms.MessageContent{
+		{llms.TextParts(llms.ChatMessageTypeSystem, rules), llms.TextParts(llms.ChatMessageTypeHuman, "state 1")},
+		{llms.TextParts(llms.ChatMessageTypeSystem, rules), llms.TextParts(llms.ChatMessageTypeHuman, "state 1")},
+		{llms.TextParts(llms.ChatMessageTypeSystem, rules), llms.TextParts(llms.ChatMessageTypeHuman, "state 2")},
+		{llms.TextParts(llms.ChatMessageTypeHuman, rules), llms.TextParts(llms.ChatMessageTypeHuman, "state 2")},
+		{llms.TextParts(llms.ChatMessageTypeHuman, rules), llms.TextParts(llms.ChatMessageTypeAI, "state 2"), llms.TextParts(llms.ChatMessageTypeGeneric, "more")},
+		{llms.TextParts(llms.ChatMessageTypeHuman, rules)},
+		{},
+	}
+	var last *leanMemo
+	for c, msgs := range calls {
+		want := make([]message, len(msgs))
+		for i, m := range msgs {
+			want[i] = message{names[m.Role], m.Parts[0].(llms.TextContent).Text}
+		}
+		b, err := json.Marshal(want)
+		require.NoError(t, err)
+		got := l.messages(msgs)
+		assert.Equal(t, string(b), string(got), "call %d", c)
+		memo := l.memo.Load()
+		if c == 1 {
+			assert.Same(t, &last.json[0], &got[0], "the last call's messages: its JSON, not a new one")
+		}
+		for i, m := range msgs {
+			kept := last != nil && i < len(last.texts) && last.roles[i] == m.Role && last.texts[i] == m.Parts[0].(llms.TextContent).Text
+			same := last != nil && i < len(last.parts) && &memo.parts[i][0] == &last.parts[i][0]
+			assert.Equal(t, kept, same, "call %d, message %d: reused", c, i)
+		}
+		last = memo
 	}
 }
