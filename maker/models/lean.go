@@ -47,6 +47,7 @@ type leanChat struct {
 	// The request headers' values, built once and shared by every
 	// request (net/http only reads them; Client.Do copies the header).
 	contentType, authorization []string
+	prefix                     []byte // {"model":MODEL,"messages":
 }
 
 // leanMemo is a request's messages and their JSON, each message's JSON
@@ -56,13 +57,14 @@ type leanMemo struct {
 	roles []llms.ChatMessageType
 	texts []string
 	parts [][]byte // each message's JSON object
-	json  []byte   // the array of parts
+	size  int      // the length of the parts' JSON array
 }
 
 // newLeanChat returns the lean path over rt, each call bounded by timeout.
 func newLeanChat(rt http.RoundTripper, timeout time.Duration, base, key, model string, legacyMax bool) *leanChat {
 	l := &leanChat{client: &http.Client{Transport: rt}, timeout: timeout, url: strings.TrimSuffix(base, "/") + "/chat/completions", key: key, model: model, legacyMax: legacyMax}
 	l.contentType = []string{"application/json"}
+	l.prefix = append(jsonstr.Append([]byte(`{"model":`), model), `,"messages":`...)
 	if key != "" {
 		l.authorization = []string{"Bearer " + key}
 	}
@@ -120,13 +122,12 @@ func (l *leanChat) accepts(msgs []llms.MessageContent, opts []llms.CallOption) (
 	return o, true
 }
 
-// messages returns the JSON array of msgs, byte for byte what
-// json.Marshal writes of them as langchaingo's client sends them (role
-// and content): from the memo when they are the last call's, else with
-// each message the last call had at the same place reused (strings that
-// share their bytes compare in O(1)) and the others encoded (jsonstr, as
-// encoding/json escapes).
-func (l *leanChat) messages(msgs []llms.MessageContent) []byte {
+// messages returns the memo of msgs, whose parts make their JSON array
+// (see appendMessages): the last call's when the messages are its, else
+// one with each message the last call had at the same place reused
+// (strings that share their bytes compare in O(1)) and the others
+// encoded.
+func (l *leanChat) messages(msgs []llms.MessageContent) *leanMemo {
 	pm := l.memo.Load()
 	if pm != nil && len(pm.texts) == len(msgs) {
 		same := true
@@ -137,7 +138,7 @@ func (l *leanChat) messages(msgs []llms.MessageContent) []byte {
 			}
 		}
 		if same {
-			return pm.json
+			return pm
 		}
 	}
 	next := &leanMemo{
@@ -145,7 +146,7 @@ func (l *leanChat) messages(msgs []llms.MessageContent) []byte {
 		texts: make([]string, len(msgs)),
 		parts: make([][]byte, len(msgs)),
 	}
-	size := 2
+	next.size = 2
 	for i, m := range msgs {
 		text := m.Parts[0].(llms.TextContent).Text
 		next.roles[i], next.texts[i] = m.Role, text
@@ -154,19 +155,24 @@ func (l *leanChat) messages(msgs []llms.MessageContent) []byte {
 		} else {
 			next.parts[i] = appendMessage(make([]byte, 0, len(text)+32), m.Role, text)
 		}
-		size += len(next.parts[i]) + 1
+		next.size += len(next.parts[i]) + 1
 	}
-	b := make([]byte, 0, size)
+	l.memo.Store(next)
+	return next
+}
+
+// appendMessages appends the JSON array of the memo's messages, byte for
+// byte what json.Marshal writes of them as langchaingo's client sends
+// them (role and content; jsonstr escapes as encoding/json does).
+func (pm *leanMemo) appendMessages(b []byte) []byte {
 	b = append(b, '[')
-	for i, part := range next.parts {
+	for i, part := range pm.parts {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, part...)
 	}
-	next.json = append(b, ']')
-	l.memo.Store(next)
-	return next.json
+	return append(b, ']')
 }
 
 // appendMessage appends a message's JSON object as json.Marshal writes
@@ -190,7 +196,7 @@ func appendMessage(b []byte, role llms.ChatMessageType, text string) []byte {
 // body encodes a request the way langchaingo's client does for the
 // options accepts lets through.
 func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) []byte {
-	m := l.messages(msgs)
+	pm := l.messages(msgs)
 	// The model's own WithLegacyMaxTokensField comes after the call's
 	// options and wins (langchaingo's order); without it, the call's
 	// metadata decides.
@@ -198,11 +204,9 @@ func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) []byte {
 	if v, ok := o.Metadata["openai:use_legacy_max_tokens"].(bool); ok && !legacy {
 		legacy = v
 	}
-	b := make([]byte, 0, len(m)+len(l.model)+160)
-	b = append(b, `{"model":`...)
-	b = strconv.AppendQuote(b, l.model)
-	b = append(b, `,"messages":`...)
-	b = append(b, m...)
+	b := make([]byte, 0, len(l.prefix)+pm.size+160)
+	b = append(b, l.prefix...)
+	b = pm.appendMessages(b)
 	b = append(b, `,"temperature":`...)
 	b = strconv.AppendFloat(b, o.Temperature, 'g', -1, 64)
 	if o.MaxTokens > 0 {

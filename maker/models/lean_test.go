@@ -251,11 +251,11 @@ func TestLeanMessagesAreMarshals(t *testing.T) {
 		}
 		b, err := json.Marshal(want)
 		require.NoError(t, err)
-		got := l.messages(msgs)
-		assert.Equal(t, string(b), string(got), "call %d", c)
-		memo := l.memo.Load()
+		memo := l.messages(msgs)
+		assert.Equal(t, string(b), string(memo.appendMessages(nil)), "call %d", c)
+		assert.Same(t, memo, l.memo.Load(), "call %d: kept", c)
 		if c == 1 {
-			assert.Same(t, &last.json[0], &got[0], "the last call's messages: its JSON, not a new one")
+			assert.Same(t, last, memo, "the last call's messages: its memo, not a new one")
 		}
 		for i, m := range msgs {
 			kept := last != nil && i < len(last.texts) && last.roles[i] == m.Role && last.texts[i] == m.Parts[0].(llms.TextContent).Text
@@ -264,4 +264,21 @@ func TestLeanMessagesAreMarshals(t *testing.T) {
 		}
 		last = memo
 	}
+}
+
+// TestLeanBodyIsJSONForAnyModelName: the model's name is written as
+// encoding/json writes it, control characters and all.
+func TestLeanBodyIsJSONForAnyModelName(t *testing.T) {
+	name := "m<&>\x01\u2028é\"\\"
+	l := newLeanChat(http.DefaultTransport, 0, "http://127.0.0.1:1/v1", "k", name, true)
+	b := l.body([]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}, llms.CallOptions{Temperature: 0.5, MaxTokens: 7})
+	var got struct {
+		Model    string `json:"model"`
+		Messages []struct{ Role, Content string }
+	}
+	require.NoError(t, json.Unmarshal(b, &got), "%s", b)
+	assert.Equal(t, name, got.Model)
+	want, err := json.Marshal(name)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `{"model":`+string(want)+`,"messages":[{"role":"user","content":"hi"}],`)
 }
