@@ -57,7 +57,7 @@ type leanMemo struct {
 	roles []llms.ChatMessageType
 	texts []string
 	parts [][]byte // each message's JSON object
-	size  int      // the length of the parts' JSON array
+	size  int      // the length of the parts' JSON array: [a,b]
 }
 
 // newLeanChat returns the lean path over rt, each call bounded by timeout.
@@ -155,7 +155,10 @@ func (l *leanChat) messages(msgs []llms.MessageContent) *leanMemo {
 		} else {
 			next.parts[i] = appendMessage(make([]byte, 0, len(text)+32), m.Role, text)
 		}
-		next.size += len(next.parts[i]) + 1
+		next.size += len(next.parts[i])
+		if i > 0 {
+			next.size++ // the comma before it
+		}
 	}
 	l.memo.Store(next)
 	return next

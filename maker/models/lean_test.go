@@ -253,6 +253,7 @@ func TestLeanMessagesAreMarshals(t *testing.T) {
 		require.NoError(t, err)
 		memo := l.messages(msgs)
 		assert.Equal(t, string(b), string(memo.appendMessages(nil)), "call %d", c)
+		assert.Equal(t, len(b), memo.size, "call %d: the array's length", c)
 		assert.Same(t, memo, l.memo.Load(), "call %d: kept", c)
 		if c == 1 {
 			assert.Same(t, last, memo, "the last call's messages: its memo, not a new one")
