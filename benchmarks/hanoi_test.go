@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
@@ -108,8 +109,9 @@ func BenchmarkStepLoop(b *testing.B) {
 }
 
 // BenchmarkHTTPPath is the solver over HTTP (maker/models against a
-// serve-sim child process) beside the reference loop, per sample: the
-// process's CPU is the client's alone.
+// serve-sim child process) beside the reference loop and the net/http
+// floor (httpFloor), per sample: ns/sample is wall time, cpu-ns/sample
+// the process's CPU, the client's alone (the goal's measure).
 func BenchmarkHTTPPath(b *testing.B) {
 	const disks = 6
 	cfg := sim.DefaultConfig()
@@ -118,8 +120,12 @@ func BenchmarkHTTPPath(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.stop()
+	perSample := func(b *testing.B, cpu0 time.Duration, samples int) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(samples), "cpu-ns/sample")
+	}
 	b.Run("reference", func(b *testing.B) {
-		samples := 0
+		samples, cpu0 := 0, cpuTime()
 		for b.Loop() {
 			r, err := ReferenceLoop(context.Background(), http.DefaultTransport.(*http.Transport).Clone(), srv.url+"/v1", srv.model, disks, 3)
 			if err != nil {
@@ -127,15 +133,36 @@ func BenchmarkHTTPPath(b *testing.B) {
 			}
 			samples += r.Samples
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+		perSample(b, cpu0, samples)
 	})
+	floor, err := recordFloor(context.Background(), srv.url+"/v1", srv.model, disks, 3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range []struct {
+		name string
+		run  func(context.Context) (int, error)
+	}{{"floor/one-per-sample", floor.runOne}, {"floor/two-requests-a-step", floor.runWaves}} {
+		run := f.run
+		b.Run(f.name, func(b *testing.B) {
+			samples, cpu0 := 0, cpuTime()
+			for b.Loop() {
+				n, err := run(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				samples += n
+			}
+			perSample(b, cpu0, samples)
+		})
+	}
 	for _, c := range []struct{ par, perCall int }{{1, 1}, {0, 1}, {0, maker.SamplesPerCallAuto}} {
 		b.Run(fmt.Sprintf("solver/parallel=%d/per-call=%d", c.par, c.perCall), func(b *testing.B) {
 			m, err := models.Open("openai:"+srv.model, models.Options{BaseURL: srv.url + "/v1", APIKey: "placeholder"})
 			if err != nil {
 				b.Fatal(err)
 			}
-			samples := 0
+			samples, cpu0 := 0, cpuTime()
 			for b.Loop() {
 				task, _ := hanoi.New(disks)
 				s := &maker.Solver{Model: m, Vote: vote.Config{K: 3, Parallel: c.par}, SamplesPerCall: c.perCall}
@@ -145,7 +172,7 @@ func BenchmarkHTTPPath(b *testing.B) {
 				}
 				samples += rep.Launched
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+			perSample(b, cpu0, samples)
 		})
 	}
 }

@@ -142,6 +142,10 @@ func runSpeedSized(ctx context.Context, o Options, disks, httpDisks, runs int, t
 		return nil, err
 	}
 	defer srv.stop()
+	floorReqs, err := recordFloor(ctx, srv.url+"/v1", srv.model, res.HTTPDisks, res.K)
+	if err != nil {
+		return nil, err
+	}
 	overHTTP := func() (llms.Model, func() error, error) {
 		m, err := models.Open("openai:"+srv.model, models.Options{BaseURL: srv.url + "/v1", APIKey: "placeholder", Timeout: 30 * time.Second})
 		return m, func() error { return nil }, err
@@ -163,6 +167,8 @@ func runSpeedSized(ctx context.Context, o Options, disks, httpDisks, runs int, t
 		{name: "HTTP, --parallel 1 (maker/models)", baseline: ref, run: solve(res.HTTPDisks, overHTTP, 1)},
 		{name: "HTTP, --parallel k (maker/models)", baseline: ref, run: solve(res.HTTPDisks, overHTTP, 0)},
 		{name: httpWaves, baseline: ref, run: solve(res.HTTPDisks, overHTTP, 0, func(s *maker.Solver) { s.SamplesPerCall = maker.SamplesPerCallAuto })},
+		{name: httpFloorOneRow, baseline: ref, run: floorReqs.runOne},
+		{name: httpFloorWavesRow, baseline: ref, run: floorReqs.runWaves},
 	}
 	cpus := make([][]float64, len(variants))
 	walls := make([][]float64, len(variants))
@@ -572,7 +578,7 @@ func writeSpeed(b *strings.Builder, s *SpeedResult) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("## Overhead: the step loop against its floor, the HTTP path against the paper's loop\n\n")
 	w("k = %d. In process: %d-disk Hanoi on the sim; the floor is `benchmarks.Floor` (the sim, an FNV hash of each reply, an ahead-by-k tally, one parse of the winner, `Advance`, nothing else). Over HTTP: %d-disk Hanoi against one `maker serve-sim` on 127.0.0.1 (the server runs in a child process: CPU is the client's alone); the reference is `benchmarks.ReferenceLoop`, the paper's sequential `call_llm`/`do_voting` loop with a plain net/http client. Runs alternate the rows; a ratio is the median over runs of the row's CPU per sample over its baseline's in the same run, with the smallest and largest.\n\n", s.K, s.Disks, s.HTTPDisks)
-	w("Rows: *floor* is `benchmarks.Floor`. *in process, --parallel k* is `maker.Solver` on the sim with waves of k samples at once (the CLI's default), *--parallel 1* one sample at a time (drawn inline), *journal* the former with a file journal (buffered, written and synced with the periodic sync), measured against it differently: the two solves run at once, taking turns of %d steps, and each turn's process CPU goes to the solve that ran it (`benchmarks.interleavedJournal`; whole runs one after another measure the machine's load more than the journal); its runs are such pairs, its CPU and wall figures its own turns'. *reference loop* is `benchmarks.ReferenceLoop`: one HTTP request per sample, one sample at a time, as the paper's loop. *HTTP, --parallel 1* is `maker.Solver` through `maker/models` (the lean OpenAI path) with one request per sample, one at a time: the same requests as the reference loop. *HTTP, --parallel k* sends a wave's k requests at once, still one sample per request. *HTTP, waves + samples per request* is `--parallel k --samples-per-call auto`: a wave's samples in one request (`n`, which serve-sim honours; the temperature-0 first sample of a step keeps its own request), so it makes fewer requests than the reference loop for the same samples; its ratio is CPU per sample, the figure a user pays, not a like-for-like cost per request.\n\n", journalTurn)
+	w("Rows: *floor* is `benchmarks.Floor`. *in process, --parallel k* is `maker.Solver` on the sim with waves of k samples at once (the CLI's default), *--parallel 1* one sample at a time (drawn inline), *journal* the former with a file journal (buffered, written and synced with the periodic sync), measured against it differently: the two solves run at once, taking turns of %d steps, and each turn's process CPU goes to the solve that ran it (`benchmarks.interleavedJournal`; whole runs one after another measure the machine's load more than the journal); its runs are such pairs, its CPU and wall figures its own turns'. *reference loop* is `benchmarks.ReferenceLoop`: one HTTP request per sample, one sample at a time, as the paper's loop. *HTTP, --parallel 1* is `maker.Solver` through `maker/models` (the lean OpenAI path) with one request per sample, one at a time: the same requests as the reference loop. *HTTP, --parallel k* sends a wave's k requests at once, still one sample per request. *HTTP, waves + samples per request* is `--parallel k --samples-per-call auto`: a wave's samples in one request (`n`, which serve-sim honours; the temperature-0 first sample of a step keeps its own request), so it makes fewer requests than the reference loop for the same samples; its ratio is CPU per sample, the figure a user pays, not a like-for-like cost per request. *net/http floor* rows (`benchmarks.httpFloor`) send the reference loop's own requests again, recorded once and already encoded, with its plain net/http client, each reply read and dropped: no JSON, no parsing, no vote, only what every Go client of those requests pays (net/http, the runtime's scheduling of its goroutines, the system calls). *one per sample* sends them one at a time, as the reference loop; *a step's samples in two requests at once* sends each step's first sample alone and the others as one request (`n`), the two at once, as the waves row does when a step is decided in one wave (it never makes more requests than the waves row).\n\n", journalTurn)
 	w("| variant | against | runs | samples/run | CPU/sample | wall/sample | CPU ratio (min–max) |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range s.Rows {
 		ratio := "–"
@@ -587,6 +593,13 @@ func writeSpeed(b *strings.Builder, s *SpeedResult) {
 // httpWavesRow is the overhead row of the HTTP path with waves and a
 // wave's samples in one request.
 const httpWavesRow = "HTTP, waves + samples per request (--parallel k --samples-per-call auto)"
+
+// The overhead rows of the net/http floor (httpFloor): what any Go
+// client of the same requests spends at least.
+const (
+	httpFloorOneRow   = "net/http floor: the reference loop's requests, one per sample"
+	httpFloorWavesRow = "net/http floor: a step's samples in two requests at once"
+)
 
 // overheadGoals are issue #24's targets, from the overhead suite.
 func overheadGoals(s *SpeedResult) []Goal {

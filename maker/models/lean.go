@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/jsonstr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
@@ -43,19 +44,31 @@ type leanChat struct {
 	model     string
 	legacyMax bool // max_tokens rather than max_completion_tokens
 	memo      atomic.Pointer[leanMemo]
+	// The request headers' values, built once and shared by every
+	// request (net/http only reads them; Client.Do copies the header).
+	contentType, authorization []string
+	prefix                     []byte // {"model":MODEL,"messages":
 }
 
-// leanMemo is a request's messages and their JSON: the solver sends every
-// sample of a step the same messages.
+// leanMemo is a request's messages and their JSON, each message's JSON
+// object kept too: the solver sends every sample of a step the same
+// messages, and a task's next step usually repeats its system prompt.
 type leanMemo struct {
 	roles []llms.ChatMessageType
 	texts []string
-	json  []byte
+	parts [][]byte // each message's JSON object
+	size  int      // the length of the parts' JSON array: [a,b]
 }
 
 // newLeanChat returns the lean path over rt, each call bounded by timeout.
 func newLeanChat(rt http.RoundTripper, timeout time.Duration, base, key, model string, legacyMax bool) *leanChat {
-	return &leanChat{client: &http.Client{Transport: rt}, timeout: timeout, url: strings.TrimSuffix(base, "/") + "/chat/completions", key: key, model: model, legacyMax: legacyMax}
+	l := &leanChat{client: &http.Client{Transport: rt}, timeout: timeout, url: strings.TrimSuffix(base, "/") + "/chat/completions", key: key, model: model, legacyMax: legacyMax}
+	l.contentType = []string{"application/json"}
+	l.prefix = append(jsonstr.Append([]byte(`{"model":`), model), `,"messages":`...)
+	if key != "" {
+		l.authorization = []string{"Bearer " + key}
+	}
+	return l
 }
 
 // leanOptions are the CallOptions fields the lean path sends; any other
@@ -109,10 +122,14 @@ func (l *leanChat) accepts(msgs []llms.MessageContent, opts []llms.CallOption) (
 	return o, true
 }
 
-// messages returns the JSON array of msgs, from the memo when they are the
-// last call's (strings that share their bytes compare in O(1)).
-func (l *leanChat) messages(msgs []llms.MessageContent) ([]byte, error) {
-	if pm := l.memo.Load(); pm != nil && len(pm.texts) == len(msgs) {
+// messages returns the memo of msgs, whose parts make their JSON array
+// (see appendMessages): the last call's when the messages are its, else
+// one with each message the last call had at the same place reused
+// (strings that share their bytes compare in O(1)) and the others
+// encoded.
+func (l *leanChat) messages(msgs []llms.MessageContent) *leanMemo {
+	pm := l.memo.Load()
+	if pm != nil && len(pm.texts) == len(msgs) {
 		same := true
 		for i, m := range msgs {
 			if m.Role != pm.roles[i] || m.Parts[0].(llms.TextContent).Text != pm.texts[i] {
@@ -121,53 +138,78 @@ func (l *leanChat) messages(msgs []llms.MessageContent) ([]byte, error) {
 			}
 		}
 		if same {
-			return pm.json, nil
+			return pm
 		}
 	}
-	type message struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
+	next := &leanMemo{
+		roles: make([]llms.ChatMessageType, len(msgs)),
+		texts: make([]string, len(msgs)),
+		parts: make([][]byte, len(msgs)),
 	}
-	pm := &leanMemo{}
-	out := make([]message, len(msgs))
+	next.size = 2
 	for i, m := range msgs {
 		text := m.Parts[0].(llms.TextContent).Text
-		pm.roles, pm.texts = append(pm.roles, m.Role), append(pm.texts, text)
-		out[i].Content = text
-		switch m.Role {
-		case llms.ChatMessageTypeSystem:
-			out[i].Role = openai.RoleSystem
-		case llms.ChatMessageTypeAI:
-			out[i].Role = openai.RoleAssistant
-		default:
-			out[i].Role = openai.RoleUser
+		next.roles[i], next.texts[i] = m.Role, text
+		if pm != nil && i < len(pm.texts) && pm.roles[i] == m.Role && pm.texts[i] == text {
+			next.parts[i] = pm.parts[i]
+		} else {
+			next.parts[i] = appendMessage(make([]byte, 0, len(text)+32), m.Role, text)
+		}
+		next.size += len(next.parts[i])
+		if i > 0 {
+			next.size++ // the comma before it
 		}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
+	l.memo.Store(next)
+	return next
+}
+
+// appendMessages appends the JSON array of the memo's messages, byte for
+// byte what json.Marshal writes of them as langchaingo's client sends
+// them (role and content; jsonstr escapes as encoding/json does).
+func (pm *leanMemo) appendMessages(b []byte) []byte {
+	b = append(b, '[')
+	for i, part := range pm.parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, part...)
 	}
-	pm.json = b
-	l.memo.Store(pm)
-	return b, nil
+	return append(b, ']')
+}
+
+// appendMessage appends a message's JSON object as json.Marshal writes
+// langchaingo's: {"role":...,"content":...}, the role OpenAI's name of
+// the message type.
+func appendMessage(b []byte, role llms.ChatMessageType, text string) []byte {
+	name := openai.RoleUser
+	switch role {
+	case llms.ChatMessageTypeSystem:
+		name = openai.RoleSystem
+	case llms.ChatMessageTypeAI:
+		name = openai.RoleAssistant
+	}
+	b = append(b, `{"role":`...)
+	b = jsonstr.Append(b, name)
+	b = append(b, `,"content":`...)
+	b = jsonstr.Append(b, text)
+	return append(b, '}')
 }
 
 // body encodes a request the way langchaingo's client does for the
 // options accepts lets through.
-func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) ([]byte, error) {
-	m, err := l.messages(msgs)
-	if err != nil {
-		return nil, err
-	}
+func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) []byte {
+	pm := l.messages(msgs)
+	// The model's own WithLegacyMaxTokensField comes after the call's
+	// options and wins (langchaingo's order); without it, the call's
+	// metadata decides.
 	legacy := l.legacyMax
-	if v, ok := o.Metadata["openai:use_legacy_max_tokens"].(bool); ok {
+	if v, ok := o.Metadata["openai:use_legacy_max_tokens"].(bool); ok && !legacy {
 		legacy = v
 	}
-	b := make([]byte, 0, len(m)+len(l.model)+160)
-	b = append(b, `{"model":`...)
-	b = strconv.AppendQuote(b, l.model)
-	b = append(b, `,"messages":`...)
-	b = append(b, m...)
+	b := make([]byte, 0, len(l.prefix)+pm.size+160)
+	b = append(b, l.prefix...)
+	b = pm.appendMessages(b)
 	b = append(b, `,"temperature":`...)
 	b = strconv.AppendFloat(b, o.Temperature, 'g', -1, 64)
 	if o.MaxTokens > 0 {
@@ -189,7 +231,7 @@ func (l *leanChat) body(msgs []llms.MessageContent, o llms.CallOptions) ([]byte,
 	if o.JSONMode {
 		b = append(b, `,"response_format":{"type":"json_object"}`...)
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // leanReply is the part of a chat completion mdap reads.
@@ -249,10 +291,7 @@ const maxReplyBody = 4*maker.MaxReplyBytes + 64<<10
 // the transport saw), a body that does not decode, and
 // openai.ErrEmptyResponse for a reply without a choice, as langchaingo's.
 func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o llms.CallOptions) (*llms.ContentResponse, error) {
-	body, err := l.body(msgs, o)
-	if err != nil {
-		return nil, err
-	}
+	body := l.body(msgs, o)
 	if l.timeout > 0 {
 		// The timeout as a deadline on the call's context, not as
 		// http.Client.Timeout: over a RoundTripper other than
@@ -269,9 +308,9 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 	if err != nil {
 		return nil, err
 	}
-	req.Header["Content-Type"] = []string{"application/json"}
-	if l.key != "" {
-		req.Header["Authorization"] = []string{"Bearer " + l.key}
+	req.Header["Content-Type"] = l.contentType
+	if l.authorization != nil {
+		req.Header["Authorization"] = l.authorization
 	}
 	resp, err := l.client.Do(req)
 	if err != nil {
@@ -288,36 +327,25 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	var r leanReply
+	var room [2]leanChoice // a reply of one or two choices decodes into it
+	r.Choices = room[:0]
 	if !decodeLeanReply(buf.Bytes(), &r) {
 		// A decoder, as langchaingo's: what follows the first JSON value
 		// is ignored there too.
-		r = leanReply{}
-		if err := json.NewDecoder(bytes.NewReader(buf.Bytes())).Decode(&r); err != nil {
+		var slow leanReply
+		if err := json.NewDecoder(bytes.NewReader(buf.Bytes())).Decode(&slow); err != nil {
 			return nil, fmt.Errorf("the reply is not a chat completion: %w", err)
 		}
+		r = slow
 	}
 	if len(r.Choices) == 0 {
 		return nil, openai.ErrEmptyResponse
 	}
-	u := r.Usage
 	choices := make([]*llms.ContentChoice, len(r.Choices))
 	for i, c := range r.Choices {
 		ch := &llms.ContentChoice{
 			Content: c.Message.Content, ReasoningContent: c.Message.ReasoningContent, StopReason: c.FinishReason,
-			GenerationInfo: map[string]any{
-				"CompletionTokens":                   u.CompletionTokens,
-				"PromptTokens":                       u.PromptTokens,
-				"TotalTokens":                        u.TotalTokens,
-				"ReasoningTokens":                    u.CompletionTokensDetails.ReasoningTokens,
-				"PromptAudioTokens":                  u.PromptTokensDetails.AudioTokens,
-				"ThinkingContent":                    c.Message.ReasoningContent,
-				"ThinkingTokens":                     u.CompletionTokensDetails.ReasoningTokens,
-				"PromptCachedTokens":                 u.PromptTokensDetails.CachedTokens,
-				"CompletionAudioTokens":              u.CompletionTokensDetails.AudioTokens,
-				"CompletionReasoningTokens":          u.CompletionTokensDetails.ReasoningTokens,
-				"CompletionAcceptedPredictionTokens": u.CompletionTokensDetails.AcceptedPredictionTokens,
-				"CompletionRejectedPredictionTokens": u.CompletionTokensDetails.RejectedPredictionTokens,
-			},
+			GenerationInfo: generationInfo(&r.Usage, c.Message.ReasoningContent),
 		}
 		if fc := c.Message.FunctionCall; c.FinishReason == "function_call" && fc != nil {
 			// langchaingo's reading (it panics when the call is absent).
@@ -335,15 +363,35 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 	return &llms.ContentResponse{Choices: choices}, nil
 }
 
+// generationInfo is a choice's GenerationInfo as langchaingo's OpenAI
+// client fills it: the reply's usage under its keys, and the choice's
+// reasoning.
+func generationInfo(u *leanUsage, reasoning string) map[string]any {
+	return map[string]any{
+		"CompletionTokens":                   u.CompletionTokens,
+		"PromptTokens":                       u.PromptTokens,
+		"TotalTokens":                        u.TotalTokens,
+		"ReasoningTokens":                    u.CompletionTokensDetails.ReasoningTokens,
+		"PromptAudioTokens":                  u.PromptTokensDetails.AudioTokens,
+		"ThinkingContent":                    reasoning,
+		"ThinkingTokens":                     u.CompletionTokensDetails.ReasoningTokens,
+		"PromptCachedTokens":                 u.PromptTokensDetails.CachedTokens,
+		"CompletionAudioTokens":              u.CompletionTokensDetails.AudioTokens,
+		"CompletionReasoningTokens":          u.CompletionTokensDetails.ReasoningTokens,
+		"CompletionAcceptedPredictionTokens": u.CompletionTokensDetails.AcceptedPredictionTokens,
+		"CompletionRejectedPredictionTokens": u.CompletionTokensDetails.RejectedPredictionTokens,
+	}
+}
+
 // send sends a call on the lean path when it can, else through llm with
 // the model's extra options.
 func (m *model) send(ctx context.Context, llm llms.Model, structured bool, msgs []llms.MessageContent, opts []llms.CallOption) (*llms.ContentResponse, error) {
 	if m.lean != nil && !structured {
-		all := append(opts[:len(opts):len(opts)], m.extra...)
-		if o, ok := m.lean.accepts(msgs, all); ok {
+		// Without m.extra: the lean path's legacyMax is the one option
+		// extra can hold (see Open), applied in body as extra would be.
+		if o, ok := m.lean.accepts(msgs, opts); ok {
 			return m.lean.generate(ctx, msgs, o)
 		}
-		return llm.GenerateContent(ctx, msgs, all...)
 	}
-	return llm.GenerateContent(ctx, msgs, append(opts, m.extra...)...)
+	return llm.GenerateContent(ctx, msgs, append(opts[:len(opts):len(opts)], m.extra...)...)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/openai"
 )
 
 // leanRecorder is an OpenAI-compatible server that records request bodies and
@@ -175,4 +176,110 @@ func TestIdleConnectionsFollowMaxInFlight(t *testing.T) {
 		assert.Equal(t, c.want, pool.MaxIdleConnsPerHost, "MaxInFlight %d", c.inflight)
 		assert.GreaterOrEqual(t, pool.MaxIdleConns, c.want)
 	}
+}
+
+// TestLeanLegacyFieldIsLangchaingos: the reply cap goes in the field
+// langchaingo's client would put it in, with and without the model's own
+// WithLegacyMaxTokensField (a local server, or OpenAI's API) and whatever
+// the call's metadata says: the lean path applies the model's option
+// itself, after the call's, as langchaingo does.
+func TestLeanLegacyFieldIsLangchaingos(t *testing.T) {
+	srv := newLeanRecorder(t)
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}
+	for _, local := range []bool{false, true} {
+		for _, meta := range []string{"", "true", "false"} {
+			// Options of their own for each client: langchaingo's
+			// legacy option writes into the call's metadata map.
+			options := func() []llms.CallOption {
+				opts := []llms.CallOption{llms.WithMaxTokens(9)}
+				if meta != "" {
+					opts = append(opts, llms.WithMetadata(map[string]any{"openai:use_legacy_max_tokens": meta == "true"}))
+				}
+				return opts
+			}
+			var extra []llms.CallOption
+			if local {
+				extra = append(extra, openai.WithLegacyMaxTokensField())
+			}
+			llm, err := openai.New(openai.WithModel("m"), openai.WithBaseURL(srv.URL+"/v1"), openai.WithToken("k"))
+			require.NoError(t, err)
+			_, err = llm.GenerateContent(context.Background(), msgs, append(options(), extra...)...)
+			require.NoError(t, err)
+			srv.mu.Lock()
+			want := srv.bodies[len(srv.bodies)-1]
+			srv.mu.Unlock()
+
+			l := newLeanChat(http.DefaultTransport, 0, srv.URL+"/v1", "k", "m", local)
+			o, ok := l.accepts(msgs, options())
+			require.True(t, ok)
+			b := l.body(msgs, o)
+			var got map[string]any
+			require.NoError(t, json.Unmarshal(b, &got))
+			for _, field := range []string{"max_tokens", "max_completion_tokens"} {
+				assert.Equal(t, want[field], got[field], "local %v, metadata %q: %s", local, meta, field)
+			}
+		}
+	}
+}
+
+// TestLeanMessagesAreMarshals: call after call, the messages' JSON is what
+// json.Marshal writes of them (role and content, HTML-safe, invalid UTF-8
+// replaced); a message the last call had at the same place, with the same
+// role and text, is reused, not encoded again, and only then.
+func TestLeanMessagesAreMarshals(t *testing.T) {
+	l := newLeanChat(http.DefaultTransport, 0, "http://127.0.0.1:1/v1", "k", "m", true)
+	type message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	names := map[llms.ChatMessageType]string{llms.ChatMessageTypeSystem: "system", llms.ChatMessageTypeAI: "assistant", llms.ChatMessageTypeHuman: "user", llms.ChatMessageTypeGeneric: "user"}
+	rules := "rules <b>&</b> \"quoted\" \u2028 \xff café\n"
+	calls := [][]llms.MessageContent{
+		{llms.TextParts(llms.ChatMessageTypeSystem, rules), llms.TextParts(llms.ChatMessageTypeHuman, "state 1")},
+		{llms.TextParts(llms.ChatMessageTypeSystem, rules), llms.TextParts(llms.ChatMessageTypeHuman, "state 1")},
+		{llms.TextParts(llms.ChatMessageTypeSystem, rules), llms.TextParts(llms.ChatMessageTypeHuman, "state 2")},
+		{llms.TextParts(llms.ChatMessageTypeHuman, rules), llms.TextParts(llms.ChatMessageTypeHuman, "state 2")},
+		{llms.TextParts(llms.ChatMessageTypeHuman, rules), llms.TextParts(llms.ChatMessageTypeAI, "state 2"), llms.TextParts(llms.ChatMessageTypeGeneric, "more")},
+		{llms.TextParts(llms.ChatMessageTypeHuman, rules)},
+		{},
+	}
+	var last *leanMemo
+	for c, msgs := range calls {
+		want := make([]message, len(msgs))
+		for i, m := range msgs {
+			want[i] = message{names[m.Role], m.Parts[0].(llms.TextContent).Text}
+		}
+		b, err := json.Marshal(want)
+		require.NoError(t, err)
+		memo := l.messages(msgs)
+		assert.Equal(t, string(b), string(memo.appendMessages(nil)), "call %d", c)
+		assert.Equal(t, len(b), memo.size, "call %d: the array's length", c)
+		assert.Same(t, memo, l.memo.Load(), "call %d: kept", c)
+		if c == 1 {
+			assert.Same(t, last, memo, "the last call's messages: its memo, not a new one")
+		}
+		for i, m := range msgs {
+			kept := last != nil && i < len(last.texts) && last.roles[i] == m.Role && last.texts[i] == m.Parts[0].(llms.TextContent).Text
+			same := last != nil && i < len(last.parts) && &memo.parts[i][0] == &last.parts[i][0]
+			assert.Equal(t, kept, same, "call %d, message %d: reused", c, i)
+		}
+		last = memo
+	}
+}
+
+// TestLeanBodyIsJSONForAnyModelName: the model's name is written as
+// encoding/json writes it, control characters and all.
+func TestLeanBodyIsJSONForAnyModelName(t *testing.T) {
+	name := "m<&>\x01\u2028é\"\\"
+	l := newLeanChat(http.DefaultTransport, 0, "http://127.0.0.1:1/v1", "k", name, true)
+	b := l.body([]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}, llms.CallOptions{Temperature: 0.5, MaxTokens: 7})
+	var got struct {
+		Model    string `json:"model"`
+		Messages []struct{ Role, Content string }
+	}
+	require.NoError(t, json.Unmarshal(b, &got), "%s", b)
+	assert.Equal(t, name, got.Model)
+	want, err := json.Marshal(name)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `{"model":`+string(want)+`,"messages":[{"role":"user","content":"hi"}],`)
 }

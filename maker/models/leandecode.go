@@ -40,8 +40,8 @@ func decodeLeanReply(b []byte, r *leanReply) bool {
 		return false
 	}
 	var seen uint8
-	return s.object(func(key string) bool {
-		switch key {
+	return s.object(func(key []byte) bool {
+		switch string(key) {
 		case "choices":
 			return once(&seen, 1) && s.choices(&r.Choices)
 		case "usage":
@@ -89,7 +89,7 @@ func (s *replyScanner) literal(lit string) bool {
 
 // object reads an object, calling member for each key with the scanner
 // at its value; member consumes the value.
-func (s *replyScanner) object(member func(key string) bool) bool {
+func (s *replyScanner) object(member func(key []byte) bool) bool {
 	if s.depth++; s.depth > maxFastDepth {
 		return false
 	}
@@ -132,31 +132,54 @@ func (s *replyScanner) object(member func(key string) bool) bool {
 }
 
 // key reads an object key of printable ASCII without escapes (others go
-// to encoding/json, which folds case and Unicode).
-func (s *replyScanner) key() (string, bool) {
+// to encoding/json, which folds case and Unicode). The key is a slice of
+// the input, not a copy: the member reading it must not keep it.
+func (s *replyScanner) key() ([]byte, bool) {
 	start := s.i + 1
 	for j := start; j < len(s.b); j++ {
 		c := s.b[j]
 		switch {
 		case c == '"':
 			s.i = j + 1
-			return string(s.b[start:j]), true
+			return s.b[start:j], true
 		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
-			return "", false
+			return nil, false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // unknown skips the value of a key that is none of names, unless it
 // matches one of them case-insensitively (encoding/json would decode it).
-func (s *replyScanner) unknown(key string, names ...string) bool {
+// key is ASCII (see key), so ASCII case folding is Unicode's here.
+func (s *replyScanner) unknown(key []byte, names ...string) bool {
 	for _, n := range names {
-		if strings.EqualFold(key, n) {
+		if equalFoldASCII(key, n) {
 			return false
 		}
 	}
 	return s.skip()
+}
+
+// equalFoldASCII reports whether the ASCII key equals name under ASCII
+// case folding.
+func equalFoldASCII(key []byte, name string) bool {
+	if len(key) != len(name) {
+		return false
+	}
+	for i := range len(key) {
+		a, b := key[i], name[i]
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
 }
 
 // nullOr consumes null, or reads a value with read.
@@ -208,16 +231,21 @@ func (s *replyScanner) array(isNull *bool, elem func() bool) bool {
 	}
 }
 
+// choices reads the choices into *dst's backing array while it has room
+// (the caller may give one on its stack), else a new one.
 func (s *replyScanner) choices(dst *[]leanChoice) bool {
-	out := []leanChoice{}
+	out := (*dst)[:0]
+	if out == nil {
+		out = []leanChoice{}
+	}
 	isNull := false
 	ok := s.array(&isNull, func() bool {
 		out = append(out, leanChoice{})
 		c := &out[len(out)-1]
 		return s.nullOr(func() bool {
 			var seen uint8
-			return s.object(func(key string) bool {
-				switch key {
+			return s.object(func(key []byte) bool {
+				switch string(key) {
 				case "message":
 					return once(&seen, 1) && s.nullOr(func() bool { return s.message(&c.Message) })
 				case "finish_reason":
@@ -236,8 +264,8 @@ func (s *replyScanner) choices(dst *[]leanChoice) bool {
 
 func (s *replyScanner) message(m *leanMessage) bool {
 	var seen uint8
-	return s.object(func(key string) bool {
-		switch key {
+	return s.object(func(key []byte) bool {
+		switch string(key) {
 		case "content":
 			return once(&seen, 1) && s.str(&m.Content)
 		case "reasoning_content":
@@ -267,8 +295,8 @@ func (s *replyScanner) toolCalls(dst *[]leanToolCall) bool {
 		tc := &out[len(out)-1]
 		return s.nullOr(func() bool {
 			var seen uint8
-			return s.object(func(key string) bool {
-				switch key {
+			return s.object(func(key []byte) bool {
+				switch string(key) {
 				case "id":
 					return once(&seen, 1) && s.str(&tc.ID)
 				case "type":
@@ -289,8 +317,8 @@ func (s *replyScanner) toolCalls(dst *[]leanToolCall) bool {
 
 func (s *replyScanner) function(f *leanFunction) bool {
 	var seen uint8
-	return s.object(func(key string) bool {
-		switch key {
+	return s.object(func(key []byte) bool {
+		switch string(key) {
 		case "name":
 			return once(&seen, 1) && s.str(&f.Name)
 		case "arguments":
@@ -302,8 +330,8 @@ func (s *replyScanner) function(f *leanFunction) bool {
 
 func (s *replyScanner) usage(u *leanUsage) bool {
 	var seen uint8
-	return s.object(func(key string) bool {
-		switch key {
+	return s.object(func(key []byte) bool {
+		switch string(key) {
 		case "prompt_tokens":
 			return once(&seen, 1) && s.integer(&u.PromptTokens)
 		case "completion_tokens":
@@ -314,8 +342,8 @@ func (s *replyScanner) usage(u *leanUsage) bool {
 			return once(&seen, 8) && s.nullOr(func() bool {
 				var seen uint8
 				d := &u.PromptTokensDetails
-				return s.object(func(key string) bool {
-					switch key {
+				return s.object(func(key []byte) bool {
+					switch string(key) {
 					case "cached_tokens":
 						return once(&seen, 1) && s.integer(&d.CachedTokens)
 					case "audio_tokens":
@@ -328,8 +356,8 @@ func (s *replyScanner) usage(u *leanUsage) bool {
 			return once(&seen, 16) && s.nullOr(func() bool {
 				var seen uint8
 				d := &u.CompletionTokensDetails
-				return s.object(func(key string) bool {
-					switch key {
+				return s.object(func(key []byte) bool {
+					switch string(key) {
 					case "reasoning_tokens":
 						return once(&seen, 1) && s.integer(&d.ReasoningTokens)
 					case "audio_tokens":
@@ -464,7 +492,10 @@ func hex4(b []byte) rune {
 // unquote decodes the inside of a valid JSON string as encoding/json's
 // unquoteBytes does.
 func unquote(s []byte) string {
-	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
+	// Built in place (a Builder's String does not copy): one allocation,
+	// unless invalid bytes (each replaced by three) outgrow the slack.
+	var b strings.Builder
+	b.Grow(len(s) + 2*utf8.UTFMax)
 	for r := 0; r < len(s); {
 		c := s[r]
 		switch {
@@ -472,55 +503,59 @@ func unquote(s []byte) string {
 			r++
 			switch s[r] {
 			case 'b':
-				b = append(b, '\b')
+				b.WriteByte('\b')
 			case 'f':
-				b = append(b, '\f')
+				b.WriteByte('\f')
 			case 'n':
-				b = append(b, '\n')
+				b.WriteByte('\n')
 			case 'r':
-				b = append(b, '\r')
+				b.WriteByte('\r')
 			case 't':
-				b = append(b, '\t')
+				b.WriteByte('\t')
 			case 'u':
 				rr := hex4(s[r+1:])
 				r += 5
 				if utf16.IsSurrogate(rr) {
 					if r+6 <= len(s) && s[r] == '\\' && s[r+1] == 'u' {
 						if dec := utf16.DecodeRune(rr, hex4(s[r+2:])); dec != unicode.ReplacementChar {
-							b = utf8.AppendRune(b, dec)
+							b.WriteRune(dec)
 							r += 6
 							continue
 						}
 					}
 					rr = unicode.ReplacementChar
 				}
-				b = utf8.AppendRune(b, rr)
+				b.WriteRune(rr)
 				continue
 			default: // '"', '\\', '/'
-				b = append(b, s[r])
+				b.WriteByte(s[r])
 			}
 			r++
 		case c < utf8.RuneSelf:
-			b = append(b, c)
-			r++
+			end := r + 1 // a run of plain ASCII, written at once
+			for end < len(s) && s[end] != '\\' && s[end] < utf8.RuneSelf {
+				end++
+			}
+			b.Write(s[r:end])
+			r = end
 		default:
 			rr, size := utf8.DecodeRune(s[r:])
 			if rr == utf8.RuneError && size == 1 {
-				b = utf8.AppendRune(b, unicode.ReplacementChar)
+				b.WriteRune(unicode.ReplacementChar)
 			} else {
-				b = append(b, s[r:r+size]...)
+				b.Write(s[r : r+size])
 			}
 			r += size
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // skip checks and passes over any JSON value.
 func (s *replyScanner) skip() bool {
 	switch c := s.peek(); {
 	case c == '{':
-		return s.object(func(string) bool { return s.skip() })
+		return s.object(func([]byte) bool { return s.skip() })
 	case c == '[':
 		var isNull bool
 		return s.array(&isNull, s.skip)

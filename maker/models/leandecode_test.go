@@ -80,6 +80,15 @@ func FuzzLeanDecoder(f *testing.F) {
 		var ref leanReply
 		require.NoError(t, json.NewDecoder(bytes.NewReader(b)).Decode(&ref), "%q", b)
 		require.Equal(t, ref, fast, "%q", b)
+
+		// Into a reply whose choices have room (as generate gives it),
+		// as encoding/json decodes into the same: the room reused, an
+		// absent "choices" leaving it empty, null making it nil.
+		var roomy, roomyRef leanReply
+		roomy.Choices, roomyRef.Choices = make([]leanChoice, 0, 2), make([]leanChoice, 0, 2)
+		require.True(t, decodeLeanReply(b, &roomy), "%q", b)
+		require.NoError(t, json.NewDecoder(bytes.NewReader(b)).Decode(&roomyRef), "%q", b)
+		require.Equal(t, roomyRef, roomy, "%q", b)
 	})
 }
 
@@ -120,5 +129,46 @@ func TestLeanDecoderBounds(t *testing.T) {
 	for _, v := range []string{"[]", "{}"} {
 		siblings := `{"x":[` + strings.TrimSuffix(strings.Repeat(v+",", 2*maxFastDepth), ",") + `]}`
 		assert.True(t, decodeLeanReply(exact(siblings), &r), "siblings %s", v)
+	}
+}
+
+// TestLeanDecoderAllocatesOnlyItsStrings: the keys it reads cost no
+// allocation, nor do choices that fit the room given; each string kept
+// costs one, escapes or not.
+func TestLeanDecoderAllocatesOnlyItsStrings(t *testing.T) {
+	for _, content := range []string{
+		`move = [1, 0, 2]`,
+		`move = [1, 0, 2]\nnext_state = [[3], [], [2, 1]] \u00e9`,
+		// two invalid bytes, each U+FFFD (three bytes): within the slack
+		"move \\n = \xff [1, 0, 2] \xfe",
+	} {
+		choice := `{"index":0,"message":{"role":"assistant","content":"` + content + `","refusal":null},"finish_reason":"stop","logprobs":null}`
+		body := []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[` + choice + `,` + choice + `],` +
+			`"usage":{"prompt_tokens":521,"completion_tokens":34,"total_tokens":555,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}},"system_fingerprint":"fp"}`)
+		var r leanReply
+		room := make([]leanChoice, 0, 2)
+		allocs := testing.AllocsPerRun(50, func() {
+			r = leanReply{Choices: room[:0]}
+			if !decodeLeanReply(body, &r) {
+				t.Fatal("not decoded")
+			}
+		})
+		// Two contents and two finish reasons.
+		assert.LessOrEqual(t, allocs, 4.0, "%s", content)
+		require.Len(t, r.Choices, 2)
+		assert.Equal(t, 555, r.Usage.TotalTokens)
+	}
+}
+
+// TestLeanDecoderSurrogatesAtTheEnd: a surrogate pair that ends the
+// string decodes to its character; a high surrogate that ends it, or whose
+// low half is cut short, to U+FFFD, as encoding/json decodes them.
+func TestLeanDecoderSurrogatesAtTheEnd(t *testing.T) {
+	for _, content := range []string{`a\ud83d\ude00`, `a\ud83d`, `a\ud83d\n`, `\ud83d\ude00\ud83d\ude00`, `a\ud83d\u00e9`} {
+		body := []byte(`{"choices":[{"message":{"content":"` + content + `"}}]}`)
+		var fast, ref leanReply
+		require.True(t, decodeLeanReply(body, &fast), "%s", content)
+		require.NoError(t, json.Unmarshal(body, &ref), "%s", content)
+		assert.Equal(t, ref, fast, "%s", content)
 	}
 }
