@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/mono"
 	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -143,7 +144,7 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageContent, n int, dst []Reply) ([]Reply, time.Duration, error) {
 	opts := a.callOptions(id.Index, n)
 	msgs = withToolText(msgs, a.toolText)
-	start := time.Now()
+	start := mono.Now()
 	callCtx := WithSampleID(ctx, id)
 	if a.schema != nil {
 		callCtx = WithAnswerSchema(callCtx, a.schema)
@@ -166,7 +167,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	}
 	callCtx, observed := a.observeCall(callCtx, id, n)
 	resp, err := a.model.GenerateContent(callCtx, msgs, opts...)
-	took := time.Since(start)
+	took := mono.Since(start)
 	if observed != nil {
 		observed(CallResult{Response: resp, Err: err, Took: took})
 	}

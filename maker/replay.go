@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/mdap-go/mdap/internal/catch"
+	"github.com/mdap-go/mdap/internal/mono"
 )
 
 // checkpoint writes a checkpoint for a task that can snapshot itself.
@@ -104,7 +104,7 @@ func (r *run) replay() (*StepRecord, error) {
 // applied. Nothing is voted again.
 func (r *run) finish(ctx context.Context, rec *StepRecord) error {
 	rec.Pending = false
-	if err := r.complete(ctx, rec, time.Now()); err != nil {
+	if err := r.complete(ctx, rec, mono.Now()); err != nil {
 		return err
 	}
 	r.next = rec.Step + 1

@@ -11,6 +11,7 @@ import (
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/catch"
+	"github.com/mdap-go/mdap/internal/mono"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
@@ -341,7 +342,7 @@ func (r *run) loop(ctx context.Context) error {
 		if r.MaxSteps > 0 && r.next >= r.MaxSteps {
 			return fmt.Errorf("%w: %s and the task is not done", ErrStepLimit, words.Plural(r.next, "step"))
 		}
-		started := time.Now()
+		started := mono.Now()
 		stepCtx, endStep := r.observeStep(ctx)
 		rec, err := r.decide(stepCtx)
 		if err != nil {
@@ -432,7 +433,7 @@ func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Res
 // act runs a decided step's tool intent, applies the winner, journals the
 // step and reports it. A side-effect call that will run is journaled as
 // pending, durably, before it runs.
-func (r *run) act(ctx context.Context, rec *StepRecord, started time.Time) error {
+func (r *run) act(ctx context.Context, rec *StepRecord, started time.Duration) error {
 	if ti := rec.Winner.Intent; ti != nil && r.Journal != nil && r.Executor != nil {
 		if _, runs := r.Executor.Check(*ti); runs && !r.Executor.ReadOnly(ti.Tool) {
 			if err := r.Journal.pending(*rec); err != nil {
@@ -444,8 +445,9 @@ func (r *run) act(ctx context.Context, rec *StepRecord, started time.Time) error
 }
 
 // complete runs the winner's tool intent, if any, applies the winner,
-// journals the complete record and reports it.
-func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) error {
+// journals the complete record and reports it. started is the step's
+// start, a reading of mono.Now.
+func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Duration) error {
 	var obs *intent.Observation
 	if ti := rec.Winner.Intent; ti != nil {
 		o, err := r.execute(ctx, rec.Step, ti)
@@ -462,7 +464,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 		r.rep.addSamples(rec, false) // spent, though the step failed
 		return fmt.Errorf("%w: step %d: apply: %w", ErrStep, rec.Step, err)
 	}
-	rec.Elapsed = time.Since(started)
+	rec.Elapsed = mono.Since(started)
 	if r.Journal != nil {
 		if err := r.Journal.step(rec); err != nil {
 			r.rep.addSamples(rec, false) // spent, but not a step of the record
