@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/catch"
 	"github.com/mdap-go/mdap/internal/mono"
 )
@@ -60,6 +61,7 @@ func (r *run) replay() (*StepRecord, error) {
 		if err != nil {
 			return j.corrupt(n, "is not a step record: %v", err)
 		}
+		rec.Winner = r.typedWinner(rec.Winner)
 		if pending != nil {
 			if rec.Step != pending.Step || rec.Pending {
 				return j.corrupt(n, "holds step %d where the pending step %d's record was expected", rec.Step, pending.Step)
@@ -117,6 +119,21 @@ func argsText(args map[string]any) string {
 		return fmt.Sprint(args)
 	}
 	return string(b)
+}
+
+// typedWinner is a winner read back from the journal as the task's
+// TypedWinner gives it, if the task has one and it converts; else as read.
+func (r *run) typedWinner(w intent.Output) intent.Output {
+	t, ok := r.task.(TypedWinner)
+	if !ok {
+		return w
+	}
+	var typed intent.Output
+	var err error
+	if p := catch.Try(func() { typed, err = t.TypedWinner(w) }); p != nil || err != nil {
+		return w // Apply decides, and names the problem
+	}
+	return typed
 }
 
 // decodeRecord reads a journal step line strictly, with numbers kept as

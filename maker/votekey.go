@@ -30,3 +30,17 @@ import (
 type VoteKeyer interface {
 	DecodeKey(r Reply) (out intent.Output, key uint64, err error)
 }
+
+// TypedWinner is an optional extension of a VoteKeyer whose DecodeKey
+// returns typed Values: TypedWinner turns a winner read back from a
+// journal (decoded JSON: maps, lists, strings and json.Numbers) into the
+// Output DecodeKey returned for it, so that a resumed run's replayed steps
+// carry, to Apply, Progress and the Observer, the winners an uninterrupted
+// run's steps carry (reflect.DeepEqual). The contract: for every Output o
+// DecodeKey returns, TypedWinner of o's JSON decoded with json.Number
+// numbers returns o. An error, or a panic, leaves the winner as read, for
+// Apply to take or refuse. Called once per replayed step, from the
+// goroutine that called Solve.
+type TypedWinner interface {
+	TypedWinner(winner intent.Output) (intent.Output, error)
+}

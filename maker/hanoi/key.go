@@ -1,6 +1,7 @@
 package hanoi
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/mdap-go/mdap/intent"
@@ -92,4 +93,22 @@ func (t *Task) DecodeKey(r maker.Reply) (intent.Output, uint64, error) {
 		return intent.Output{}, 0, err
 	}
 	return intent.Output{Value: a}, a.Key(), nil
+}
+
+var _ maker.TypedWinner = (*Task)(nil)
+
+// TypedWinner implements maker.TypedWinner: a winner read back from a
+// journal as the typed Answer DecodeKey returned (AnswerFromValue of its
+// Value), so that a resumed run's replayed steps carry the winners of an
+// uninterrupted run. Errors: a winner with a tool intent, or whose Value
+// is not a well-formed answer (AnswerFromValue's error). Cost: O(n).
+func (t *Task) TypedWinner(winner intent.Output) (intent.Output, error) {
+	if winner.Intent != nil {
+		return winner, fmt.Errorf("%w: the winner proposes tool %q: this task has no tools", ErrFormat, winner.Intent.Tool)
+	}
+	a, err := AnswerFromValue(winner.Value, t.n)
+	if err != nil {
+		return winner, err
+	}
+	return intent.Output{Value: a}, nil
 }

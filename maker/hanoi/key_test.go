@@ -80,8 +80,9 @@ func TestAnswerKeyIsIntentKey(t *testing.T) {
 // FuzzAnswerKey: whatever a reply parses to, DecodeKey gives Decode's
 // error, or Decode's answer as a typed Answer Value (the one Parse
 // reads) that marshals, keys and canonicalises exactly as Decode's map,
-// and a key equal to intent.Key's; and two replies have the same typed
-// key exactly when they have the same canonical key.
+// that TypedWinner gives back from its journaled JSON, and a key equal
+// to intent.Key's; and two replies have the same typed key exactly when
+// they have the same canonical key.
 func FuzzAnswerKey(f *testing.F) {
 	for _, s := range []string{
 		"move = [1, 0, 2]\nnext_state = [[3, 2], [], [1]]",
@@ -111,6 +112,17 @@ func FuzzAnswerKey(f *testing.F) {
 			require.NoError(t, err)
 			require.Equal(t, intent.Output{Value: a}, out, "the typed answer Parse reads")
 			checkSameAnswer(t, want, out)
+			// Journaled and read back (json.Number numbers, as the solver
+			// replays), TypedWinner gives the typed Output again.
+			raw, err := json.Marshal(out)
+			require.NoError(t, err)
+			dec := json.NewDecoder(strings.NewReader(string(raw)))
+			dec.UseNumber()
+			var replayed intent.Output
+			require.NoError(t, dec.Decode(&replayed))
+			back, err := task.TypedWinner(replayed)
+			require.NoError(t, err)
+			require.Equal(t, out, back, "TypedWinner of the journaled winner")
 			ck, err := intent.Key(want)
 			require.NoError(t, err)
 			require.Equal(t, ck, key, "%q", s)
@@ -271,4 +283,53 @@ func TestTypedWinnersJournalTheSameLines(t *testing.T) {
 	hard := sim.DefaultConfig()
 	hard.P, hard.Seed = 0.7, 11
 	assert.Equal(t, run(true, hard, 2, "plain-hard.jsonl"), run(false, hard, 2, "typed-hard.jsonl"))
+}
+
+// TestTypedWinnerRefusesWhatApplyRefuses: a winner with a tool intent or
+// a Value that is not an answer of the task's disks is left as it was,
+// with Apply's error.
+func TestTypedWinnerRefusesWhatApplyRefuses(t *testing.T) {
+	task, _ := hanoi.New(3)
+	ti := intent.Output{Intent: &intent.ToolIntent{Tool: "read_file"}}
+	got, err := task.TypedWinner(ti)
+	require.ErrorIs(t, err, hanoi.ErrFormat)
+	assert.Equal(t, ti, got)
+	bad := intent.Output{Value: map[string]any{"move": []any{json.Number("4"), json.Number("0"), json.Number("2")}, "next_state": []any{[]any{}, []any{}, []any{}}}}
+	got, err = task.TypedWinner(bad)
+	require.ErrorIs(t, err, hanoi.ErrFormat)
+	assert.Equal(t, bad, got)
+}
+
+// TestResumedRunReportsTypedWinners: a run resumed from a file journal
+// reports to Progress, for its replayed and its new steps, the winners an
+// uninterrupted run reports (typed Answers, reflect.DeepEqual).
+func TestResumedRunReportsTypedWinners(t *testing.T) {
+	winners := func(j *maker.Journal, maxSteps int, task *hanoi.Task) []any {
+		var out []any
+		m, err := sim.New(hanoi.Oracle{}, sim.DefaultConfig())
+		require.NoError(t, err)
+		s := &maker.Solver{Model: m, Vote: vote.Config{K: 3}, Journal: j, MaxSteps: maxSteps, Progress: func(e maker.Event) {
+			out = append(out, e.Record.Winner.Value)
+		}}
+		_, _ = s.Solve(context.Background(), task)
+		return out
+	}
+	task, _ := hanoi.New(5)
+	want := winners(nil, 0, task)
+	require.Len(t, want, 31)
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := maker.CreateJournal(path)
+	require.NoError(t, err)
+	task, _ = hanoi.New(5)
+	require.Len(t, winners(j, 12, task), 12)
+	require.NoError(t, j.Close())
+	j, err = maker.OpenJournal(path)
+	require.NoError(t, err)
+	task, _ = hanoi.New(5)
+	got := winners(j, 0, task)
+	require.NoError(t, j.Close())
+	assert.True(t, task.Solved())
+	assert.Equal(t, want, got)
+	_, typed := got[0].(hanoi.Answer)
+	assert.True(t, typed, "a replayed winner is an Answer")
 }
