@@ -38,6 +38,9 @@ func TestJudgeMemoJudgesEachReplyOnce(t *testing.T) {
 			}
 		}
 		require.Len(t, judged, distinct)
+		// The first memoInline replies are kept inline, the rest in the map.
+		assert.Equal(t, min(distinct, memoInline), jm.n, "step %d", step)
+		assert.Len(t, jm.extra, max(0, distinct-memoInline), "step %d", step)
 		for r, n := range judged {
 			assert.Equal(t, 1, n, "step %d: %s judged %d times", step, r, n)
 		}

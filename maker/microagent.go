@@ -284,16 +284,14 @@ func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageCont
 	var outsBuf, estBuf [4]int
 	outs := slices.Grow(outsBuf[:0], len(choices))[:len(choices)]
 	shared := len(choices) > 1
-	okOut := true
-	for i, c := range choices {
-		info := first
-		if i > 0 {
-			info = readInfo(c.GenerationInfo)
-		}
+	o, okOut := first.first(infoOut, infoKeys)
+	outs[0] = o
+	for i, c := range choices[1:] {
+		info := readInfo(c.GenerationInfo)
 		o, ok := info.first(infoOut, infoKeys)
 		okOut = okOut && ok
-		outs[i] = o
-		if i > 0 && o != outs[0] {
+		outs[i+1] = o
+		if o != outs[0] {
 			shared = false
 		}
 	}

@@ -41,9 +41,10 @@ func (a Answer) Key() uint64 {
 // intent.Output whose Value is an Answer has the Key, the Canonical text,
 // the DecodeValue result and the json.Marshal bytes (the journal's) of
 // one whose Value is a.Value() (TestAnswerValueIsItsMap, FuzzAnswerJSON).
-// It never fails. Cost: one allocation, linear in the number of disks.
+// It never fails. Cost: one allocation (up to MaxDisks disks), linear in
+// the number of disks.
 func (a Answer) MarshalJSON() ([]byte, error) {
-	return a.appendJSON(make([]byte, 0, 32+3*(len(a.Next[0])+len(a.Next[1])+len(a.Next[2])))), nil
+	return a.appendJSON(make([]byte, 0, 128)), nil // room for any well-formed answer (up to MaxDisks disks)
 }
 
 // appendJSON appends a as MarshalJSON writes it.
