@@ -26,7 +26,7 @@ const (
 func (a Answer) Key() uint64 {
 	var buf [256]byte
 	h := uint64(fnvOffset)
-	for _, c := range a.appendJSON(buf[:0]) {
+	for _, c := range a.AppendJSON(buf[:0]) {
 		h = (h ^ uint64(c)) * fnvPrime
 	}
 	if h == 0 {
@@ -44,11 +44,15 @@ func (a Answer) Key() uint64 {
 // It never fails. Cost: one allocation (up to MaxDisks disks), linear in
 // the number of disks.
 func (a Answer) MarshalJSON() ([]byte, error) {
-	return a.appendJSON(make([]byte, 0, 128)), nil // room for any well-formed answer (up to MaxDisks disks)
+	return a.AppendJSON(make([]byte, 0, 128)), nil // room for any well-formed answer (up to MaxDisks disks)
 }
 
-// appendJSON appends a as MarshalJSON writes it.
-func (a Answer) appendJSON(b []byte) []byte {
+// AppendJSON appends a to b as MarshalJSON writes it and returns the
+// extended buffer: for an encoder that writes into its own buffer (a
+// journal's line), without encoding/json's reflection and its check of
+// MarshalJSON's output. Cost: linear in the number of disks; no
+// allocation when b has room.
+func (a Answer) AppendJSON(b []byte) []byte {
 	b = append(b, `{"move":[`...)
 	b = appendNum(b, a.Move.Disk)
 	b = append(b, ',')

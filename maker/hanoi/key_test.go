@@ -180,6 +180,7 @@ func TestAnswerValueIsItsMap(t *testing.T) {
 		checkSameAnswer(t, intent.Output{Value: a.Value()}, intent.Output{Value: a})
 		b, err := a.MarshalJSON()
 		require.NoError(t, err)
+		require.Equal(t, "x"+string(b), string(a.AppendJSON([]byte("x"))), "AppendJSON appends MarshalJSON's bytes")
 		c, err := intent.Canonical(intent.Output{Value: a.Value()})
 		require.NoError(t, err)
 		require.Equal(t, string(c), string(b))
