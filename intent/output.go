@@ -53,7 +53,12 @@ type ToolIntent struct {
 // deeply equal Values and Args (reflect.DeepEqual), whatever the spelling of
 // the replies they came from. Hand-built Outputs may use other Go types
 // (int, float64, structs, ...); Key and Canonical read them as
-// encoding/json would marshal them.
+// encoding/json would marshal them. So a task's own answer type may be a
+// Value (as a maker.VoteKeyer's DecodeKey may return it): a value that
+// encoding/json marshals to the text T (a json.Marshaler, say) has the
+// Key, the Canonical text and the DecodeValue result of the decoded form
+// of T as Parse would return it, maps, lists and json.Numbers
+// (FuzzMarshalerValueIsItsMap).
 type Output struct {
 	Value  any         `json:"value,omitempty"`
 	Intent *ToolIntent `json:"tool_intent,omitempty"`

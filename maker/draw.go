@@ -112,7 +112,7 @@ func (s *Solver) normalizer() func(intent.ToolIntent) (intent.ToolIntent, error)
 }
 
 // draw draws sample i of step from a wave of one agent and judges it.
-func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *modelTally, memo *judgeMemo, log *slog.Logger, cancel context.CancelCauseFunc) (sm vote.Sample[intent.Output]) {
+func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *modelTally, memo *judgeMemo, log *slog.Logger, race *stepContext) (sm vote.Sample[intent.Output]) {
 	reply, took, err := wave.sample(ctx, i)
 	sm.Usage = reply.usage(took)
 	var reason error
@@ -125,7 +125,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	if err != nil {
 		sm.Err = err
 		if errors.Is(err, ErrPermanent) {
-			cancel(err) // no retry can fix it: fail the step now
+			race.cancel(err) // no retry can fix it: fail the step now
 		}
 		return sm
 	}
@@ -133,7 +133,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	decode := func(reply Reply) (out intent.Output, err error) {
 		if rec := catch.Try(func() { out, err = r.task.Decode(reply) }); rec != nil {
 			perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
-			cancel(perr)
+			race.cancel(perr)
 			return out, perr
 		}
 		return out, err
@@ -143,7 +143,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 			return judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
 				if rec := catch.Try(func() { out, key, err = keyer.DecodeKey(reply) }); rec != nil {
 					perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
-					cancel(perr)
+					race.cancel(perr)
 					return out, 0, perr
 				}
 				return out, key, err

@@ -66,10 +66,22 @@ func judgeKeyed(r Reply, maxTokens int, rules FlagRules, decodeKey func(Reply) (
 // verdict. Task.Decode is a function of the reply (the Task contract), so
 // the verdict is the same; replies with native tool calls, and verdicts of
 // a panicking Decode, are not shared. Safe for concurrent use.
+//
+// A step's first memoInline distinct replies are kept in arrays inside
+// the memo, found by comparing keys (a reply's text compares in O(1) when
+// it is the very string judged before, as a model's repeated reply often
+// is), and their verdicts reused step after step; more go to a map.
 type judgeMemo struct {
-	mu sync.Mutex
-	m  map[replyKey]*verdict
+	mu    sync.Mutex
+	n     int // verdicts in keys and slab
+	keys  [memoInline]replyKey
+	slab  [memoInline]verdict
+	extra map[replyKey]*verdict // past the first memoInline
 }
+
+// memoInline is how many distinct replies of a step the memo keeps
+// without a map: most steps see one or two.
+const memoInline = 4
 
 // replyKey is a Reply without tool calls, as a map key.
 type replyKey struct {
@@ -87,12 +99,42 @@ type verdict struct {
 }
 
 // reset forgets every verdict, for the next step; the map's room is kept.
-// No draw of the memo's step may still be judging (a race returns only
-// after its draws have).
+// No draw of the memo's step may still be judging or waiting (a race
+// returns only after its draws have), so the inline verdicts may be
+// reused.
 func (jm *judgeMemo) reset() {
 	jm.mu.Lock()
-	clear(jm.m)
+	for i := range jm.n {
+		jm.keys[i], jm.slab[i] = replyKey{}, verdict{}
+	}
+	jm.n = 0
+	clear(jm.extra)
 	jm.mu.Unlock()
+}
+
+// find returns k's verdict, or nil. jm.mu must be held.
+func (jm *judgeMemo) find(k replyKey) *verdict {
+	for i := range jm.n {
+		if jm.keys[i] == k {
+			return &jm.slab[i]
+		}
+	}
+	return jm.extra[k]
+}
+
+// add returns a new verdict for k, to be set. jm.mu must be held.
+func (jm *judgeMemo) add(k replyKey) *verdict {
+	if jm.n < memoInline {
+		jm.keys[jm.n] = k
+		jm.n++
+		return &jm.slab[jm.n-1]
+	}
+	if jm.extra == nil {
+		jm.extra = make(map[replyKey]*verdict, 4)
+	}
+	v := &verdict{}
+	jm.extra[k] = v
+	return v
 }
 
 // judge returns r's judgement: the memo's, if a reply with the same text
@@ -103,7 +145,7 @@ func (jm *judgeMemo) judge(r Reply, judgeFn func() judgement) judgement {
 	}
 	k := replyKey{r.Text, r.StopReason, r.InputTokens, r.OutputTokens, r.Estimated}
 	jm.mu.Lock()
-	if v, ok := jm.m[k]; ok {
+	if v := jm.find(k); v != nil {
 		jm.mu.Unlock()
 		v.set.Wait()
 		if v.shared {
@@ -111,12 +153,8 @@ func (jm *judgeMemo) judge(r Reply, judgeFn func() judgement) judgement {
 		}
 		return judgeFn()
 	}
-	if jm.m == nil {
-		jm.m = make(map[replyKey]*verdict, 2)
-	}
-	v := &verdict{}
+	v := jm.add(k)
 	v.set.Add(1)
-	jm.m[k] = v
 	jm.mu.Unlock()
 	defer v.set.Done() // also if judgeFn panics: waiters then judge for themselves
 	j := judgeFn()

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/mono"
 	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -143,7 +144,7 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageContent, n int, dst []Reply) ([]Reply, time.Duration, error) {
 	opts := a.callOptions(id.Index, n)
 	msgs = withToolText(msgs, a.toolText)
-	start := time.Now()
+	start := mono.Now()
 	callCtx := WithSampleID(ctx, id)
 	if a.schema != nil {
 		callCtx = WithAnswerSchema(callCtx, a.schema)
@@ -166,7 +167,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	}
 	callCtx, observed := a.observeCall(callCtx, id, n)
 	resp, err := a.model.GenerateContent(callCtx, msgs, opts...)
-	took := time.Since(start)
+	took := mono.Since(start)
 	if observed != nil {
 		observed(CallResult{Response: resp, Err: err, Took: took})
 	}
@@ -265,14 +266,14 @@ func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
 // counts of up to four choices are worked out without allocating.
 func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply {
 	rs := slices.Grow(dst[:0], len(choices))[:len(choices)]
-	first := choices[0].GenerationInfo
-	in, okIn := intInfo(first, "PromptTokens", "input_tokens", "InputTokens")
-	cacheRead, _ := intInfo(first, "PromptCachedTokens", "CacheReadInputTokens", "cached_tokens")
-	cacheWrite, _ := intInfo(first, "CacheCreationInputTokens")
+	first := readInfo(choices[0].GenerationInfo)
+	in, okIn := first.first(infoPromptTokens, infoCachedIn)
+	cacheRead, _ := first.first(infoCachedIn, infoCacheWrite)
+	cacheWrite, _ := first.first(infoCacheWrite, infoOut)
 	if !okIn {
 		in = promptTokens(msgs)
 	}
-	if _, anthropic := first["CacheReadInputTokens"]; anthropic {
+	if first.anthropic {
 		// Anthropic's input_tokens leaves out the tokens read from and
 		// written to the cache; mdap's InputTokens counts every one.
 		in += cacheRead + cacheWrite
@@ -283,12 +284,14 @@ func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageCont
 	var outsBuf, estBuf [4]int
 	outs := slices.Grow(outsBuf[:0], len(choices))[:len(choices)]
 	shared := len(choices) > 1
-	okOut := true
-	for i, c := range choices {
-		o, ok := intInfo(c.GenerationInfo, "CompletionTokens", "output_tokens", "OutputTokens")
+	o, okOut := first.first(infoOut, infoKeys)
+	outs[0] = o
+	for i, c := range choices[1:] {
+		info := readInfo(c.GenerationInfo)
+		o, ok := info.first(infoOut, infoKeys)
 		okOut = okOut && ok
-		outs[i] = o
-		if i > 0 && o != outs[0] {
+		outs[i+1] = o
+		if o != outs[0] {
 			shared = false
 		}
 	}
@@ -339,20 +342,96 @@ func ResponseUsage(resp *llms.ContentResponse) (in, out, cached int, ok bool) {
 	return rs[0].InputTokens, out, rs[0].cachedIn, !rs[0].Estimated
 }
 
-// intInfo reads the first of keys that GenerationInfo holds as a number.
-// Providers disagree on names and types (OpenAI: int "CompletionTokens";
-// Anthropic: int "OutputTokens"; Ollama: "CompletionTokens").
-func intInfo(info map[string]any, keys ...string) (int, bool) {
-	for _, k := range keys {
-		switch v := info[k].(type) {
+// The GenerationInfo keys replies reads, as indices into infoNumbers:
+// groups of alternatives, each in order of preference (the first of a
+// group that holds a number counts). Providers disagree on names and
+// types (OpenAI: int "PromptTokens" and "CompletionTokens"; Anthropic:
+// int "InputTokens", "OutputTokens", "CacheReadInputTokens"; Ollama:
+// "CompletionTokens").
+const (
+	// The request's input tokens: [infoPromptTokens, infoCachedIn).
+	infoPromptTokens     = iota // "PromptTokens"
+	infoInputTokensLower        // "input_tokens"
+	infoInputTokens             // "InputTokens"
+	// The input tokens read from the cache: [infoCachedIn, infoCacheWrite).
+	infoCachedIn       // "PromptCachedTokens"
+	infoCacheReadInput // "CacheReadInputTokens" (its presence marks Anthropic)
+	infoCachedTokens   // "cached_tokens"
+	// The input tokens written to the cache: [infoCacheWrite, infoOut).
+	infoCacheWrite // "CacheCreationInputTokens"
+	// A choice's output tokens: [infoOut, infoKeys).
+	infoOut          // "CompletionTokens"
+	infoOutputLower  // "output_tokens"
+	infoOutputTokens // "OutputTokens"
+	infoKeys
+)
+
+// infoIndex returns key's index among the keys replies reads, or -1.
+func infoIndex(key string) int {
+	switch key {
+	case "PromptTokens":
+		return infoPromptTokens
+	case "input_tokens":
+		return infoInputTokensLower
+	case "InputTokens":
+		return infoInputTokens
+	case "PromptCachedTokens":
+		return infoCachedIn
+	case "CacheReadInputTokens":
+		return infoCacheReadInput
+	case "cached_tokens":
+		return infoCachedTokens
+	case "CacheCreationInputTokens":
+		return infoCacheWrite
+	case "CompletionTokens":
+		return infoOut
+	case "output_tokens":
+		return infoOutputLower
+	case "OutputTokens":
+		return infoOutputTokens
+	}
+	return -1
+}
+
+// infoNumbers is what a GenerationInfo holds under the keys replies
+// reads: the numbers (int, int32, int64 or float64, as an int), and
+// whether "CacheReadInputTokens" is present at all.
+type infoNumbers struct {
+	n         [infoKeys]int
+	has       [infoKeys]bool
+	anthropic bool
+}
+
+// readInfo reads info in one pass over its entries (one lookup per key
+// would hash each of the ten names, present or not).
+func readInfo(info map[string]any) (x infoNumbers) {
+	for k, v := range info {
+		i := infoIndex(k)
+		if i < 0 {
+			continue
+		}
+		if i == infoCacheReadInput {
+			x.anthropic = true
+		}
+		switch v := v.(type) {
 		case int:
-			return v, true
+			x.n[i], x.has[i] = v, true
 		case int32:
-			return int(v), true
+			x.n[i], x.has[i] = int(v), true
 		case int64:
-			return int(v), true
+			x.n[i], x.has[i] = int(v), true
 		case float64:
-			return int(v), true
+			x.n[i], x.has[i] = int(v), true
+		}
+	}
+	return x
+}
+
+// first returns the number of the first key of [from, to) that holds one.
+func (x *infoNumbers) first(from, to int) (int, bool) {
+	for i := from; i < to; i++ {
+		if x.has[i] {
+			return x.n[i], true
 		}
 	}
 	return 0, false

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
+	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/catch"
+	"github.com/mdap-go/mdap/internal/mono"
 )
 
 // checkpoint writes a checkpoint for a task that can snapshot itself.
@@ -60,6 +61,7 @@ func (r *run) replay() (*StepRecord, error) {
 		if err != nil {
 			return j.corrupt(n, "is not a step record: %v", err)
 		}
+		rec.Winner = r.typedWinner(rec.Winner)
 		if pending != nil {
 			if rec.Step != pending.Step || rec.Pending {
 				return j.corrupt(n, "holds step %d where the pending step %d's record was expected", rec.Step, pending.Step)
@@ -104,7 +106,7 @@ func (r *run) replay() (*StepRecord, error) {
 // applied. Nothing is voted again.
 func (r *run) finish(ctx context.Context, rec *StepRecord) error {
 	rec.Pending = false
-	if err := r.complete(ctx, rec, time.Now()); err != nil {
+	if err := r.complete(ctx, rec, mono.Now()); err != nil {
 		return err
 	}
 	r.next = rec.Step + 1
@@ -117,6 +119,21 @@ func argsText(args map[string]any) string {
 		return fmt.Sprint(args)
 	}
 	return string(b)
+}
+
+// typedWinner is a winner read back from the journal as the task's
+// TypedWinner gives it, if the task has one and it converts; else as read.
+func (r *run) typedWinner(w intent.Output) intent.Output {
+	t, ok := r.task.(TypedWinner)
+	if !ok {
+		return w
+	}
+	var typed intent.Output
+	var err error
+	if p := catch.Try(func() { typed, err = t.TypedWinner(w) }); p != nil || err != nil {
+		return w // Apply decides, and names the problem
+	}
+	return typed
 }
 
 // decodeRecord reads a journal step line strictly, with numbers kept as

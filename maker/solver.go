@@ -11,6 +11,7 @@ import (
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/catch"
+	"github.com/mdap-go/mdap/internal/mono"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
@@ -331,6 +332,36 @@ type run struct {
 	// step after step.
 	tally modelTally
 	memo  judgeMemo
+	// own draws the samples of the run's own agent, set anew for each
+	// race instead of allocated.
+	own ownDraw
+}
+
+// ownDraw is the drawer of a step's race with the run's own agent: its
+// wave and what its draws need, set anew for each race (a race returns
+// only after its draws have, so no draw of the last race reads them),
+// and the Drawer, made once per run.
+type ownDraw struct {
+	wave waveDraw
+	log  *slog.Logger
+	race *stepContext
+	draw vote.Drawer[intent.Output]
+}
+
+// drawer returns the Drawer of a race of step with r's own agent, as
+// decide's drawWith makes it for any other agent: a fresh wave (its
+// requests' map emptied, its room kept).
+func (o *ownDraw) drawer(r *run, step int, msgs []llms.MessageContent, log *slog.Logger, race *stepContext) vote.Drawer[intent.Output] {
+	calls := o.wave.calls
+	clear(calls)
+	o.wave = waveDraw{agent: r.agent, step: step, msgs: msgs, calls: calls}
+	o.log, o.race = log, race
+	if o.draw == nil {
+		o.draw = func(ctx context.Context, i int) vote.Sample[intent.Output] {
+			return r.draw(ctx, &o.wave, o.wave.step, i, &r.tally, &r.memo, o.log, o.race)
+		}
+	}
+	return o.draw
 }
 
 func (r *run) loop(ctx context.Context) error {
@@ -341,7 +372,7 @@ func (r *run) loop(ctx context.Context) error {
 		if r.MaxSteps > 0 && r.next >= r.MaxSteps {
 			return fmt.Errorf("%w: %s and the task is not done", ErrStepLimit, words.Plural(r.next, "step"))
 		}
-		started := time.Now()
+		started := mono.Now()
 		stepCtx, endStep := r.observeStep(ctx)
 		rec, err := r.decide(stepCtx)
 		if err != nil {
@@ -374,15 +405,18 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	// A panic in Decode or a permanent provider error (ErrPermanent)
 	// cancels the race with its cause, so the step fails at once instead
 	// of spending the error budget on retries.
-	raceCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	raceCtx := newStepContext(ctx)
+	defer raceCtx.end()
 	tally, memo := &r.tally, &r.memo // the run's, emptied for each step
 	tally.reset(len(r.ids))
 	memo.reset()
 	drawWith := func(agent *microagent) vote.Drawer[intent.Output] {
+		if agent == r.agent {
+			return r.own.drawer(r, step, msgs, log, raceCtx)
+		}
 		wave := agent.wave(step, msgs)
 		return func(ctx context.Context, i int) vote.Sample[intent.Output] {
-			return r.draw(ctx, wave, step, i, tally, memo, log, cancel)
+			return r.draw(ctx, wave, step, i, tally, memo, log, raceCtx)
 		}
 	}
 	cfg, err := r.stepConfig()
@@ -406,9 +440,13 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 }
 
 // record completes a step's record from its race.
-func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Result[intent.Output], err error, tally *modelTally) (*StepRecord, error) {
+func (r *run) record(ctx context.Context, raceCtx *stepContext, rec *StepRecord, res vote.Result[intent.Output], err error, tally *modelTally) (*StepRecord, error) {
 	step := rec.Step
 	for k, v := range res.Votes {
+		if k == res.Key {
+			rec.Votes[rec.Key] = v // the winner's key, written once
+			continue
+		}
 		rec.Votes[strconv.FormatUint(k, 16)] = v
 	}
 	if len(r.ids) > 1 {
@@ -421,7 +459,7 @@ func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Res
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return rec, ctxErr
 		}
-		if cause := context.Cause(raceCtx); errors.Is(cause, ErrTaskPanic) || errors.Is(cause, ErrPermanent) {
+		if cause := raceCtx.cause(); errors.Is(cause, ErrTaskPanic) || errors.Is(cause, ErrPermanent) {
 			return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, cause)
 		}
 		return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
@@ -432,7 +470,7 @@ func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Res
 // act runs a decided step's tool intent, applies the winner, journals the
 // step and reports it. A side-effect call that will run is journaled as
 // pending, durably, before it runs.
-func (r *run) act(ctx context.Context, rec *StepRecord, started time.Time) error {
+func (r *run) act(ctx context.Context, rec *StepRecord, started time.Duration) error {
 	if ti := rec.Winner.Intent; ti != nil && r.Journal != nil && r.Executor != nil {
 		if _, runs := r.Executor.Check(*ti); runs && !r.Executor.ReadOnly(ti.Tool) {
 			if err := r.Journal.pending(*rec); err != nil {
@@ -444,8 +482,9 @@ func (r *run) act(ctx context.Context, rec *StepRecord, started time.Time) error
 }
 
 // complete runs the winner's tool intent, if any, applies the winner,
-// journals the complete record and reports it.
-func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) error {
+// journals the complete record and reports it. started is the step's
+// start, a reading of mono.Now.
+func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Duration) error {
 	var obs *intent.Observation
 	if ti := rec.Winner.Intent; ti != nil {
 		o, err := r.execute(ctx, rec.Step, ti)
@@ -462,7 +501,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Time) 
 		r.rep.addSamples(rec, false) // spent, though the step failed
 		return fmt.Errorf("%w: step %d: apply: %w", ErrStep, rec.Step, err)
 	}
-	rec.Elapsed = time.Since(started)
+	rec.Elapsed = mono.Since(started)
 	if r.Journal != nil {
 		if err := r.Journal.step(rec); err != nil {
 			r.rep.addSamples(rec, false) // spent, but not a step of the record

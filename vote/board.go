@@ -52,39 +52,52 @@ type slot[T any] struct {
 // window is a FIFO ring of the launched but not yet committed samples; its
 // front is the lowest uncommitted index.
 type window[T any] struct {
-	buf  []slot[T] // len is a power of two
+	buf  []slot[T] // nil while one serves; else len is a power of two
 	head int
 	n    int
-	// one is buf's first backing array: a race of one sample in flight
-	// (RaceInline, Parallel 1) never needs another allocation.
-	one [1]slot[T]
+	// one is the ring's only slot until a second sample is in flight: a
+	// race of one sample in flight (RaceInline, Parallel 1) never
+	// allocates. It is a slot of its own, not buf's backing array, so
+	// that the window holds no pointer into itself and a racer may live
+	// on its caller's stack.
+	one slot[T]
+}
+
+// size is the ring's capacity.
+func (w *window[T]) size() int {
+	if w.buf == nil {
+		return 1
+	}
+	return len(w.buf)
 }
 
 func (w *window[T]) push() {
-	if w.buf == nil {
-		w.buf = w.one[:]
-	}
-	if w.n == len(w.buf) {
-		size := max(4, 2*len(w.buf))
-		buf := make([]slot[T], size)
+	if w.n == w.size() {
+		buf := make([]slot[T], max(4, 2*w.size()))
 		for j := range w.n {
 			buf[j] = *w.at(j)
 		}
-		w.buf, w.head = buf, 0
+		w.buf, w.head, w.one = buf, 0, slot[T]{}
 	}
 	w.n++
 	*w.at(w.n - 1) = slot[T]{}
 }
 
+// at is the j-th slot from the front (j < n, or j == n < size()).
 func (w *window[T]) at(j int) *slot[T] {
+	if w.buf == nil {
+		return &w.one
+	}
 	return &w.buf[(w.head+j)&(len(w.buf)-1)]
 }
 
 func (w *window[T]) pop() Sample[T] {
-	sl := &w.buf[w.head]
+	sl := w.at(0)
 	s := sl.s
 	*sl = slot[T]{}
-	w.head = (w.head + 1) & (len(w.buf) - 1)
+	if w.buf != nil {
+		w.head = (w.head + 1) & (len(w.buf) - 1)
+	}
 	w.n--
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/catch"
+	"github.com/mdap-go/mdap/internal/mono"
 )
 
 // RaceInline is Race with one draw at a time (Parallel = 1, Speculate = 0,
@@ -28,7 +29,7 @@ import (
 // and none per sample beyond the draw and its recovery (see
 // BenchmarkRaceInline).
 func RaceInline[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], error) {
-	start := time.Now()
+	start := mono.Now()
 	c, err := cfg.WithDefaults()
 	if err != nil {
 		return Result[T]{}, err
@@ -71,20 +72,20 @@ func RaceInline[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[
 			t.Stop()
 		}
 	}
-	return r.result(time.Since(start))
+	return r.result(mono.Since(start))
 }
 
 // drawInline calls draw for index i on the calling goroutine, a panic
 // recovered into a failed draw wrapping ErrPanic, and fills in the
 // latency if the drawer did not.
 func drawInline[T any](ctx context.Context, draw Drawer[T], i int) (s Sample[T]) {
-	start := time.Now()
+	start := mono.Now()
 	rec := catch.Try(func() { s = draw(ctx, i) })
 	if rec != nil {
 		s = Sample[T]{Err: &panicError{index: i, rec: rec}}
 	}
 	if s.Usage.Latency == 0 {
-		s.Usage.Latency = time.Since(start)
+		s.Usage.Latency = mono.Since(start)
 	}
 	return s
 }

@@ -141,3 +141,18 @@ func BenchmarkRaceInline(b *testing.B) {
 		})
 	}
 }
+
+// TestRaceInlineAllocatesOnlyItsVotes: a decided inline race allocates
+// only the Votes map it returns (the map and its one group): its racer
+// lives on the caller's stack, its one pending slot inside the racer.
+func TestRaceInlineAllocatesOnlyItsVotes(t *testing.T) {
+	draw := func(ctx context.Context, i int) Sample[int] { return Sample[int]{Value: 7, Key: 9} }
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(100, func() {
+		res, err := RaceInline(ctx, Config{K: 3}, draw)
+		if err != nil || res.Key != 9 || res.Votes[9] != 3 {
+			t.Fatalf("race: %v, %+v", err, res)
+		}
+	})
+	assert.LessOrEqual(t, allocs, 2.0)
+}

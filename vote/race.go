@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/catch"
+	"github.com/mdap-go/mdap/internal/mono"
 	"github.com/sourcegraph/conc/panics"
 )
 
@@ -112,7 +113,7 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // few small allocations per sample beyond the draw itself (see
 // BenchmarkRace); memory O(distinct keys + samples in flight).
 func Race[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], error) {
-	start := time.Now()
+	start := mono.Now()
 	c, err := cfg.WithDefaults()
 	if err != nil {
 		return Result[T]{}, err
@@ -126,7 +127,7 @@ func Race[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], er
 	} else {
 		drive(ctx, r, draw)
 	}
-	return r.result(time.Since(start))
+	return r.result(mono.Since(start))
 }
 
 // drawn is a completed draw on its way back to the race.
@@ -221,7 +222,7 @@ func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T]) {
 // see): either is a failed draw wrapping ErrPanic. It fills in the latency
 // if the drawer did not.
 func drawOne[T any](ctx context.Context, draw Drawer[T], i int, results chan<- drawn[T]) {
-	start := time.Now()
+	start := mono.Now()
 	var s Sample[T]
 	returned := false
 	defer func() {
@@ -229,7 +230,7 @@ func drawOne[T any](ctx context.Context, draw Drawer[T], i int, results chan<- d
 			s = Sample[T]{Err: &panicError{index: i}}
 		}
 		if s.Usage.Latency == 0 {
-			s.Usage.Latency = time.Since(start)
+			s.Usage.Latency = mono.Since(start)
 		}
 		results <- drawn[T]{i, s}
 	}()

@@ -27,7 +27,6 @@ type Task struct {
 	prev           *Move
 	steps          int
 	wrong, illegal int
-	typed          typedMemo // DecodeKey's answers of this step (key.go)
 }
 
 // New returns the task with n disks at its start. Errors: [ErrConfig]
@@ -102,7 +101,6 @@ func (t *Task) Advance(a Answer) (done bool, err error) {
 	if t.Done() {
 		return true, fmt.Errorf("%w: all %d steps applied", ErrDone, t.steps)
 	}
-	t.typed.clear()
 	if wellFormed(a, t.n) {
 		a.Next = a.Next.Clone() // the task keeps its own copy
 	} else if a, err = answerFrom(moveList(a.Move), stateList(a.Next), t.n); err != nil {

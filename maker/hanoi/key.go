@@ -1,10 +1,8 @@
 package hanoi
 
 import (
-	"reflect"
+	"fmt"
 	"strconv"
-	"sync"
-	"unsafe"
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
@@ -20,106 +18,102 @@ const (
 
 // Key returns the vote key of a's Value, intent.Key(intent.Output{Value:
 // a.Value()}), without building the Value: FNV-1a over the canonical
-// text {"move":[d,f,t],"next_state":[[...],[...],[...]]} written straight
-// into the hash (FuzzAnswerKey checks the two agree). Two answers have
-// the same key exactly when they are equal (up to 64-bit collisions).
-// Cost: linear in the number of disks, no allocation.
+// text {"move":[d,f,t],"next_state":[[...],[...],[...]]} (MarshalJSON's
+// bytes, written on the stack; FuzzAnswerKey checks the two keys agree).
+// Two answers have the same key exactly when they are equal (up to 64-bit
+// collisions). Cost: linear in the number of disks, no allocation up to
+// 30 disks.
 func (a Answer) Key() uint64 {
+	var buf [256]byte
 	h := uint64(fnvOffset)
-	str := func(s string) {
-		for i := 0; i < len(s); i++ {
-			h = (h ^ uint64(s[i])) * fnvPrime
-		}
+	for _, c := range a.AppendJSON(buf[:0]) {
+		h = (h ^ uint64(c)) * fnvPrime
 	}
-	var buf [20]byte
-	num := func(x int) {
-		for _, c := range strconv.AppendInt(buf[:0], int64(x), 10) {
-			h = (h ^ uint64(c)) * fnvPrime
-		}
-	}
-	str(`{"move":[`)
-	num(a.Move.Disk)
-	str(",")
-	num(a.Move.From)
-	str(",")
-	num(a.Move.To)
-	str(`],"next_state":[`)
-	for p, peg := range a.Next {
-		if p > 0 {
-			str(",")
-		}
-		str("[")
-		for i, d := range peg {
-			if i > 0 {
-				str(",")
-			}
-			num(d)
-		}
-		str("]")
-	}
-	str("]}")
 	if h == 0 {
 		return intent.ZeroHashKey
 	}
 	return h
 }
 
-// DecodeKey implements maker.VoteKeyer: [Task.Decode] and the answer's
-// [Answer.Key], which equals intent.Key of the Output Decode returns.
+// MarshalJSON writes a as the JSON object {"move":[d,f,t],"next_state":
+// [[...],[...],[...]]}, without white space: byte for byte what
+// json.Marshal writes for a.Value(), and a's canonical text. So an
+// intent.Output whose Value is an Answer has the Key, the Canonical text,
+// the DecodeValue result and the json.Marshal bytes (the journal's) of
+// one whose Value is a.Value() (TestAnswerValueIsItsMap, FuzzAnswerJSON).
+// It never fails. Cost: one allocation (up to MaxDisks disks), linear in
+// the number of disks.
+func (a Answer) MarshalJSON() ([]byte, error) {
+	return a.AppendJSON(make([]byte, 0, 128)), nil // room for any well-formed answer (up to MaxDisks disks)
+}
+
+// AppendJSON appends a to b as MarshalJSON writes it and returns the
+// extended buffer: for an encoder that writes into its own buffer (a
+// journal's line), without encoding/json's reflection and its check of
+// MarshalJSON's output. Cost: linear in the number of disks; no
+// allocation when b has room.
+func (a Answer) AppendJSON(b []byte) []byte {
+	b = append(b, `{"move":[`...)
+	b = appendNum(b, a.Move.Disk)
+	b = append(b, ',')
+	b = appendNum(b, a.Move.From)
+	b = append(b, ',')
+	b = appendNum(b, a.Move.To)
+	b = append(b, `],"next_state":[`...)
+	for p, peg := range a.Next {
+		if p > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		for i, d := range peg {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendNum(b, d)
+		}
+		b = append(b, ']')
+	}
+	return append(b, "]}"...)
+}
+
+// appendNum appends x in decimal; one or two digits without the call.
+func appendNum(b []byte, x int) []byte {
+	switch {
+	case x >= 0 && x < 10:
+		return append(b, byte('0'+x))
+	case x >= 10 && x < 100:
+		return append(b, byte('0'+x/10), byte('0'+x%10))
+	}
+	return strconv.AppendInt(b, int64(x), 10)
+}
+
+// DecodeKey implements maker.VoteKeyer: [Task.Decode]'s answer, as the
+// typed [Answer] itself instead of its Value map (the Output's Value is
+// an Answer, which marshals, keys and canonicalises exactly as the map;
+// see MarshalJSON), and its [Answer.Key]. [Task.Apply] takes such a
+// winner as it is. Errors: Decode's.
 func (t *Task) DecodeKey(r maker.Reply) (intent.Output, uint64, error) {
 	a, err := t.decodeAnswer(r)
 	if err != nil {
 		return intent.Output{}, 0, err
 	}
-	v := a.Value()
-	t.typed.put(v, a)
-	return intent.Output{Value: v}, a.Key(), nil
+	return intent.Output{Value: a}, a.Key(), nil
 }
 
-// typedMemo remembers the answers DecodeKey decoded since the last
-// Advance, by the identity of the Value map it returned, so that Apply of
-// a winner whose Value is one of those maps (as the solver's winners are)
-// takes the parsed answer instead of reading the map back. It holds the
-// maps, so an address cannot be reused while it is remembered; it is
-// cleared at every Advance, and holds at most typedMax answers. Safe for
-// concurrent use.
-type typedMemo struct {
-	mu sync.Mutex
-	m  map[unsafe.Pointer]typedAnswer
-}
+var _ maker.TypedWinner = (*Task)(nil)
 
-type typedAnswer struct {
-	value map[string]any
-	a     Answer
-}
-
-const typedMax = 64
-
-func (tm *typedMemo) put(v map[string]any, a Answer) {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	if tm.m == nil {
-		tm.m = make(map[unsafe.Pointer]typedAnswer, 4)
+// TypedWinner implements maker.TypedWinner: a winner read back from a
+// journal as the typed Answer DecodeKey returned (AnswerFromValue of its
+// Value), so that a resumed run's replayed steps carry the winners of an
+// uninterrupted run. Errors: a winner with a tool intent, or whose Value
+// is not a well-formed answer (AnswerFromValue's error). Cost: O(n).
+func (t *Task) TypedWinner(winner intent.Output) (intent.Output, error) {
+	if winner.Intent != nil {
+		return winner, fmt.Errorf("%w: the winner proposes tool %q: this task has no tools", ErrFormat, winner.Intent.Tool)
 	}
-	if len(tm.m) < typedMax {
-		tm.m[reflect.ValueOf(v).UnsafePointer()] = typedAnswer{v, a}
+	a, err := AnswerFromValue(winner.Value, t.n)
+	if err != nil {
+		return winner, err
 	}
-}
-
-// get returns the answer whose Value v is, if DecodeKey made it.
-func (tm *typedMemo) get(v any) (Answer, bool) {
-	m, ok := v.(map[string]any)
-	if !ok || m == nil {
-		return Answer{}, false
-	}
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	ta, ok := tm.m[reflect.ValueOf(m).UnsafePointer()]
-	return ta.a, ok
-}
-
-func (tm *typedMemo) clear() {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	clear(tm.m)
+	return intent.Output{Value: a}, nil
 }

@@ -50,13 +50,12 @@ func (t *Task) decodeAnswer(r maker.Reply) (Answer, error) {
 	return a, nil
 }
 
-// Apply implements maker.Task: [Task.Advance] with the winner's answer,
-// read back by [AnswerFromValue] (so a Value replayed from a journal, with
-// float64 or json.Number numbers, gives the same state); a winner whose
-// Value is a map DecodeKey returned since the last step, unchanged (the
-// solver never changes it), is taken as the answer DecodeKey parsed,
-// without reading the map back. obs is ignored.
-// It is deterministic.
+// Apply implements maker.Task: [Task.Advance] with the winner's answer:
+// an [Answer] Value (as DecodeKey returns) as it is, any other Value read
+// back by [AnswerFromValue] (so a Value replayed from a journal, with
+// float64 or json.Number numbers, gives the same state). Advance checks
+// a hand-built Answer as ParseReply would. obs is ignored. It is
+// deterministic.
 //
 // Errors (the task is then unchanged): [ErrFormat] (wrapped) when the
 // winner is not a well-formed answer or carries a tool intent, which
@@ -65,7 +64,7 @@ func (t *Task) Apply(winner intent.Output, obs *intent.Observation) (done bool, 
 	if winner.Intent != nil {
 		return false, fmt.Errorf("%w: the winner proposes tool %q: this task has no tools", ErrFormat, winner.Intent.Tool)
 	}
-	a, ok := t.typed.get(winner.Value)
+	a, ok := winner.Value.(Answer)
 	if !ok {
 		var err error
 		if a, err = AnswerFromValue(winner.Value, t.n); err != nil {
@@ -98,7 +97,6 @@ func (t *Task) Restore(b json.RawMessage) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("hanoi: bad snapshot: %w", err)
 	}
-	t.typed.clear()
 	if s.N != t.n {
 		return fmt.Errorf("hanoi: snapshot of %d disks, the task has %d", s.N, t.n)
 	}
