@@ -224,3 +224,49 @@ func TestAppendStepRecordCyclicValue(t *testing.T) {
 		require.Contains(t, err.Error(), "cycle", name)
 	}
 }
+
+// appender is a typed answer that writes its own JSON; its MarshalJSON
+// writes the same value with white space, which json.Marshal compacts.
+type appender struct{ text string }
+
+func (a appender) AppendJSON(b []byte) []byte { return append(b, a.text...) }
+func (a appender) MarshalJSON() ([]byte, error) {
+	return []byte(strings.ReplaceAll(a.text, ",", ", ")), nil
+}
+
+// twoFaced breaks the JSONAppender contract on purpose: its AppendJSON
+// and MarshalJSON write different values.
+type twoFaced struct{}
+
+func (twoFaced) AppendJSON(b []byte) []byte   { return append(b, `"appended"`...) }
+func (twoFaced) MarshalJSON() ([]byte, error) { return []byte(`"marshalled"`), nil }
+
+// TestJSONAppenderWritesTheLine: a winner that is a JSONAppender is
+// appended by its AppendJSON (the line json.Marshal writes, without the
+// call), and one whose AppendJSON writes what is not JSON is refused with
+// an error naming its type.
+func TestJSONAppenderWritesTheLine(t *testing.T) {
+	rec := &StepRecord{Step: 4, K: 3, Key: "00000000000000ab", Winner: intent.Output{Value: appender{`{"move":[1,0,2],"next_state":[[],[],[1]]}`}}}
+	got, err := appendStepRecord(nil, rec)
+	require.NoError(t, err)
+	want, err := json.Marshal(rec)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got))
+	require.Contains(t, string(got), `"winner":{"value":{"move":[1,0,2],"next_state":[[],[],[1]]}}`)
+
+	// AppendJSON is what was called: with it writing one thing and
+	// MarshalJSON another, the line holds AppendJSON's.
+	rec.Winner.Value = twoFaced{}
+	got, err = appendStepRecord(nil, rec)
+	require.NoError(t, err)
+	require.Contains(t, string(got), `"winner":{"value":"appended"}`)
+
+	for _, bad := range []string{``, `{"move":`, `[1,2]]`, `{"a":1}x`} {
+		rec.Winner.Value = appender{bad}
+		got, err := appendStepRecord([]byte("kept"), rec)
+		require.Error(t, err, "%q", bad)
+		require.Contains(t, err.Error(), "maker.appender's AppendJSON wrote")
+		require.Contains(t, err.Error(), "not JSON")
+		require.True(t, strings.HasPrefix(string(got), "kept"))
+	}
+}
