@@ -24,8 +24,8 @@
 // iterative rule for other callers. With n = 20, the paper's run, a task
 // takes 1,048,575 steps in O(n) memory.
 //
-// A step's answer, as the solver hands it to Progress, the Observer and a
-// Report, is an intent.Output whose Value is an [Answer] (what
+// A step's answer, as the solver hands it to Apply, Progress and the
+// Observer, is an intent.Output whose Value is an [Answer] (what
 // [Task.DecodeKey] returns), not a map[string]any: read its fields, or
 // decode it with intent.Output.DecodeValue, which reads an Answer and its
 // map alike. Its JSON, its vote key and the journal's line are the map's
