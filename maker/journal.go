@@ -54,14 +54,12 @@ const JournalVersion = 3
 
 // Defaults of a Journal's tuning fields.
 const (
-	// DefaultSyncEvery is Journal.SyncEvery's default: a batch of about
-	// 100 KB of Hanoi step lines. The kernel's cost of a write(2) to a
-	// file is mostly per byte, and less per byte for larger writes
-	// (larger page cache folios): at 64 steps a write the kernel took
-	// about 1.2 times the CPU of encoding the lines, at 256 about 0.65
-	// times (docs/speed.md). A SIGKILL loses at most the steps of one batch
-	// (on the sim, about 4 ms of work), or of the last WriteEvery, which
-	// a resume decides again identically.
+	// DefaultSyncEvery is Journal.SyncEvery's default. The kernel's cost
+	// of a write(2) to a file is mostly per byte, and less per byte in
+	// larger writes, so a few hundred steps a write cost less CPU than 64
+	// (docs/speed.md has the measurements). A SIGKILL loses at most the
+	// steps of one batch, or of the last WriteEvery, which a resume
+	// decides again identically.
 	DefaultSyncEvery       = 256
 	DefaultCheckpointEvery = 4096
 	// DefaultWriteEvery is Journal.WriteEvery's default.
