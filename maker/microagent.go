@@ -295,33 +295,44 @@ func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageCont
 			shared = false
 		}
 	}
-	est := slices.Grow(estBuf[:0], len(choices))[:len(choices)]
-	sum := 0
-	for i, c := range choices {
-		est[i] = max(1, EstimateReplyTokens(c.Content, c.ToolCalls))
-		sum += est[i]
-	}
-	switch {
-	case !okOut:
-		for i, c := range choices {
-			outs[i] = EstimateReplyTokens(c.Content, c.ToolCalls)
-		}
-	case shared:
-		total, given := outs[0], 0
-		for i := range outs {
-			if i == len(outs)-1 {
-				outs[i] = total - given
-			} else {
-				outs[i] = total * est[i] / sum
-				given += outs[i]
-			}
-		}
-	}
+	apportion(outs, estBuf[:0], choices, okOut, shared)
 	for i, c := range choices {
 		rs[i] = Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason, OutputTokens: outs[i], Estimated: !okOut}
 	}
 	rs[0].InputTokens, rs[0].cachedIn, rs[0].cacheWrite, rs[0].requests = in, cacheRead, cacheWrite, 1
 	return rs
+}
+
+// apportion settles each choice's output tokens in outs: estimated from
+// its text when the provider did not report them all (okOut false), or,
+// when every choice carries the same figure (shared: OpenAI's request
+// total), that total shared out by the choices' estimated lengths so
+// the sum is what was billed. est is scratch space for the estimates.
+func apportion(outs, est []int, choices []*llms.ContentChoice, okOut, shared bool) {
+	if !okOut {
+		for i, c := range choices {
+			outs[i] = EstimateReplyTokens(c.Content, c.ToolCalls)
+		}
+		return
+	}
+	if !shared {
+		return
+	}
+	est = slices.Grow(est[:0], len(choices))[:len(choices)]
+	sum := 0
+	for i, c := range choices {
+		est[i] = max(1, EstimateReplyTokens(c.Content, c.ToolCalls))
+		sum += est[i]
+	}
+	total, given := outs[0], 0
+	for i := range outs {
+		if i == len(outs)-1 {
+			outs[i] = total - given
+		} else {
+			outs[i] = total * est[i] / sum
+			given += outs[i]
+		}
+	}
 }
 
 // ResponseUsage returns the tokens a provider reported for resp, counted

@@ -11,7 +11,8 @@ import (
 )
 
 // refReplies is replies as it was written before readInfo: one lookup
-// per key (refIntInfo), the reference the one-pass reader must match.
+// per key (refIntInfo), the reference the one-pass reader must match;
+// the output tokens are shared out by the same apportion.
 func refReplies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply {
 	rs := make([]Reply, len(choices))
 	first := choices[0].GenerationInfo
@@ -35,28 +36,7 @@ func refReplies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Rep
 			shared = false
 		}
 	}
-	est := make([]int, len(choices))
-	sum := 0
-	for i, c := range choices {
-		est[i] = max(1, EstimateReplyTokens(c.Content, c.ToolCalls))
-		sum += est[i]
-	}
-	switch {
-	case !okOut:
-		for i, c := range choices {
-			outs[i] = EstimateReplyTokens(c.Content, c.ToolCalls)
-		}
-	case shared:
-		total, given := outs[0], 0
-		for i := range outs {
-			if i == len(outs)-1 {
-				outs[i] = total - given
-			} else {
-				outs[i] = total * est[i] / sum
-				given += outs[i]
-			}
-		}
-	}
+	apportion(outs, nil, choices, okOut, shared)
 	for i, c := range choices {
 		rs[i] = Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason, OutputTokens: outs[i], Estimated: !okOut}
 	}
