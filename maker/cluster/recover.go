@@ -98,13 +98,19 @@ func (d *Drawer) recover() error {
 	for _, f := range flights {
 		ack, err := d.js.PublishMsg(ctx, &nats.Msg{Subject: f.subject, Data: f.data, Header: f.header},
 			jetstream.WithMsgID(f.id), jetstream.WithExpectStream(JobsStream), jetstream.WithMsgTTL(max(d.timeout, time.Second)))
+		d.mu.Lock()
 		if err != nil {
+			f.reasking = true
+			d.mu.Unlock()
 			return fmt.Errorf("%w: ask job %s again: %w", ErrEngine, f.id, err)
 		}
+		counted := !ack.Duplicate || f.reasking
 		if !ack.Duplicate {
-			d.mu.Lock()
 			f.seq = ack.Sequence
-			d.mu.Unlock()
+		}
+		f.reasking = false
+		d.mu.Unlock()
+		if counted {
 			d.reasked.Add(1)
 		}
 	}

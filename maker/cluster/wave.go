@@ -43,6 +43,10 @@ type flight struct {
 	calls     []*call
 	seq       uint64 // under Drawer.mu once published
 	live      int    // calls still waiting (under Drawer.mu)
+	// reasking: a publish of it again after a reconnection failed (its
+	// ack may have been lost with the job stored), so a duplicate on the
+	// next try is that try's own job (under Drawer.mu).
+	reasking bool
 	// The job's message, to ask again after a server restart.
 	subject string
 	data    []byte
