@@ -172,7 +172,7 @@ func BenchmarkJournalStep(b *testing.B) {
 // write), not per call.
 func BenchmarkJournalWriteSize(b *testing.B) {
 	const line, total = 453, 16 << 20
-	for _, lines := range []int{64, 256, DefaultSyncEvery} {
+	for _, lines := range []int{64, DefaultSyncEvery, 1024} {
 		b.Run(fmt.Sprintf("lines=%d", lines), func(b *testing.B) {
 			batch := make([]byte, lines*line)
 			for i := range batch {
