@@ -21,6 +21,10 @@ var validCases = []string{
 	// below and above it.
 	`[1, 2]`, `[1 ,2]`, `[ 1]`, `{"a":1, "b":2}`, `{ "a":1}`, `{"a" :1}`, `{"a": 1}`, `{"a":1 }`, "[\n1\r,\t2\n]", "{\r\"a\"\t:\n1\r}",
 	"[1,\x1f2]", "[1,!2]", "[\x1f1]", "{\x1f}", "[1\x1f]", "{\"a\"\x1f:1}", "{\"a\":\x1f1}", "[1,\x00]", "[1 , 2 ]",
+	// Every hex digit class at its edges, and the bytes next to them.
+	`"\u09af"`, `"\uAFaf"`, `"\u0aFA"`, `"\u/000"`, `"\u:000"`, "\"\\u`000\"", `"\ug000"`, `"\u@000"`, `"\uG000"`,
+	// The digit 9 in every place a number has digits, and the bytes next to 0 and 9.
+	`19`, `1.9`, `1e9`, `9`, `-9`, `0.09`, `1/`, `1:`, `1./`, `1.:`, `1e/`, `1e:`,
 }
 
 // TestValidIsJSONValid: every case, and every prefix of the longer ones,
@@ -28,7 +32,8 @@ var validCases = []string{
 func TestValidIsJSONValid(t *testing.T) {
 	for _, c := range validCases {
 		for n := range len(c) + 1 {
-			b := []byte(c[:n])
+			b := make([]byte, n) // no room past its end: a read there panics
+			copy(b, c)
 			require.Equal(t, json.Valid(b), Valid(b), "%q", b)
 		}
 	}
@@ -55,6 +60,12 @@ func TestValidAllocatesNothing(t *testing.T) {
 	b := []byte(`{"move":[1,0,2],"next_state":[[[[[[13,12,11,10,9,8,7,6,5,4,3,2]]]]],[1],[]],"s":"a\u00e9\n"}`)
 	require.True(t, Valid(b))
 	require.Zero(t, testing.AllocsPerRun(100, func() { Valid(b) }))
+	deep := []byte(strings.Repeat("[", 64) + strings.Repeat("]", 64))
+	deeper := []byte(strings.Repeat("[", 65) + "1" + strings.Repeat("]", 65))
+	require.True(t, Valid(deep))
+	require.Zero(t, testing.AllocsPerRun(100, func() { Valid(deep) }), "64 deep")
+	require.True(t, Valid(deeper))
+	require.Positive(t, testing.AllocsPerRun(100, func() { Valid(deeper) }), "65 deep: the stack grows")
 }
 
 // FuzzValid: for any bytes, Valid reports what json.Valid reports.
