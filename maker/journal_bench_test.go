@@ -81,22 +81,42 @@ func hanoiRecords(n int) []StepRecord {
 	return recs
 }
 
+// typedRecords returns hanoiRecords(n) with each winner a JSONAppender
+// of the same bytes, as a Hanoi run's typed answers are.
+func typedRecords(b *testing.B, n int) []StepRecord {
+	recs := hanoiRecords(n)
+	for i := range recs {
+		text, err := json.Marshal(recs[i].Winner.Value)
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs[i].Winner.Value = appender{string(text)}
+	}
+	return recs
+}
+
 // BenchmarkJournalStep measures what the journal costs a step: encoding
 // the record, chaining it, and the file's share of the writes (every
 // SyncEvery steps) and of the periodic sync, on a file journal of
-// 13-disk Hanoi records, keyed and not. The records are few, so that
+// 13-disk Hanoi records, keyed and not, with winners that are decoded
+// JSON (map) and typed answers that append their own JSON (typed, as
+// Hanoi's are in a run). The records are few, so that
 // they stay in the CPU's caches as a step's just-decided record does. cpu-ns/op is the process's CPU
 // (user + system, the background fsync included) per step: unlike
 // ns/op, the machine's other load does not count in it.
 // MDAP_BENCH_EVERY sets SyncEvery (default DefaultSyncEvery).
 func BenchmarkJournalStep(b *testing.B) {
-	recs := hanoiRecords(64)
 	const perFile = 8192 // steps, about a 13-disk run
 	for _, c := range []struct {
-		name string
-		key  []byte
-	}{{"sha256", nil}, {"hmac", []byte("0123456789abcdef0123456789abcdef")}} {
+		name  string
+		key   []byte
+		typed bool
+	}{{"sha256", nil, false}, {"hmac", []byte("0123456789abcdef0123456789abcdef"), false}, {"sha256-typed", nil, true}} {
 		b.Run(c.name, func(b *testing.B) {
+			recs := hanoiRecords(64)
+			if c.typed {
+				recs = typedRecords(b, 64)
+			}
 			dir := b.TempDir()
 			var j *Journal
 			open := func() {
@@ -152,7 +172,7 @@ func BenchmarkJournalStep(b *testing.B) {
 // write), not per call.
 func BenchmarkJournalWriteSize(b *testing.B) {
 	const line, total = 453, 16 << 20
-	for _, lines := range []int{64, 256, DefaultSyncEvery} {
+	for _, lines := range []int{64, DefaultSyncEvery, 1024} {
 		b.Run(fmt.Sprintf("lines=%d", lines), func(b *testing.B) {
 			batch := make([]byte, lines*line)
 			for i := range batch {

@@ -251,7 +251,7 @@ func appendAny(b []byte, v any, depth int) ([]byte, error) {
 	case JSONAppender:
 		start := len(b)
 		b = x.AppendJSON(b)
-		if !json.Valid(b[start:]) {
+		if !jsonstr.Valid(b[start:]) {
 			return b[:start], fmt.Errorf("maker: journal record: %T's AppendJSON wrote %q, which is not JSON", v, b[start:])
 		}
 		return b, nil

@@ -1,5 +1,6 @@
 // Package jsonstr writes a Go string as a JSON string exactly as
-// encoding/json does, without reflection or allocation: one home for the
+// encoding/json does, without reflection or allocation, and checks that
+// bytes are JSON as json.Valid does, without its scanner: one home for the
 // hand-written encoders of the journal's lines and the engine's jobs.
 package jsonstr
 
