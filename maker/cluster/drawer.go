@@ -135,6 +135,8 @@ type DrawerStats struct {
 	Forged int64
 	// Reasked jobs were published again after a reconnection found them
 	// lost (the server restarted: jobs and replies are kept in memory).
+	// A job counts when the server acknowledges it, which may be after
+	// its reply has come and its call returned.
 	Reasked int64
 }
 
