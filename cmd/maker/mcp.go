@@ -83,14 +83,16 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				return usageErr("--max-samples %d: must be at least --max-k (%d), or a race at that k could never be decided", maxSamples, maxK)
 			case maxRequestBytes < 1<<10 || maxRequestBytes > 1<<30:
 				return usageErr("--max-request-bytes %d: use 1024 to %d", maxRequestBytes, 1<<30)
-			case !(p > 0 && p <= 1):
-				return usageErr("--p %v: use a probability above 0, up to 1", p)
-			case !(flagRate >= 0 && flagRate <= 1):
-				return usageErr("--flag-rate %v: use a probability 0 to 1", flagRate)
-			case latency < 0:
-				return usageErr("--latency %s: must be 0 (none) or positive", latency)
 			case state == "":
 				return usageErr("--state \"\": give the folder of run_task's journals")
+			}
+			simCfg := def
+			simCfg.Seed, simCfg.P, simCfg.FlagRate = seed, p, flagRate
+			if latency != 0 {
+				simCfg.Latency = sim.FixedLatency(latency)
+			}
+			if err := simUsageErr(simCfg.Validate()); err != nil {
+				return err
 			}
 			for _, m := range modelSpecs {
 				if err := models.CheckSpec(m); err != nil {
@@ -118,11 +120,6 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 			}
 			if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 				return usageErr("--root %q: not a folder", root)
-			}
-			simCfg := def
-			simCfg.Seed, simCfg.P, simCfg.FlagRate = seed, p, flagRate
-			if latency > 0 {
-				simCfg.Latency = sim.FixedLatency(latency)
 			}
 			stderr := cmd.ErrOrStderr()
 			if obs.addr != "" && addr == "" {
