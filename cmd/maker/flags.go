@@ -214,17 +214,23 @@ var simFlagOf = map[string]string{
 // that names the flags, their values and the fix: "--p 1.5: use a
 // probability above 0, up to 1".
 func simUsageErr(err error) error {
-	var fe *sim.FieldError
-	if !errors.As(err, &fe) {
-		return err // nil: Validate's errors are all FieldErrors
+	if err == nil {
+		return nil
 	}
-	parts := make([]string, len(fe.Fields))
-	for i, x := range fe.Fields {
-		name, ok := simFlagOf[x.Name]
-		if !ok { // a field no flag sets: not reachable from the flags
-			return usageErr("simulated model: %w", err)
+	var fe *sim.FieldError
+	var parts []string
+	if errors.As(err, &fe) {
+		for _, x := range fe.Fields {
+			name, ok := simFlagOf[x.Name]
+			if !ok { // a field no flag sets
+				parts = nil
+				break
+			}
+			parts = append(parts, fmt.Sprintf("--%s %v", name, x.Value))
 		}
-		parts[i] = fmt.Sprintf("--%s %v", name, x.Value)
+	}
+	if len(parts) == 0 {
+		return usageErr("simulated model: %w", err)
 	}
 	return usageErr("%s: %s", strings.Join(parts, " plus "), fe.Fix)
 }
