@@ -142,9 +142,6 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				return usageErr("%w", err)
 			}
 			defer srv.Close()
-			if inside(state, root) && policyWrites(policy) {
-				log.Warn("the state folder is inside the root and the tool policy lets tasks change files: a task could change its journals", "state", state, "root", root)
-			}
 			ctx := cmd.Context()
 			if addr == "" {
 				log.Info("serving MCP over stdio", "models", strings.Join(modelSpecs, ","), "root", root, "state", state, "tools", policy.String())
@@ -214,28 +211,6 @@ func defaultStateDir() string {
 		return filepath.Join(home, ".local", "state", "mdap", "journals")
 	}
 	return filepath.Join(os.TempDir(), "mdap-journals")
-}
-
-// inside reports whether dir is root or inside it.
-func inside(dir, root string) bool {
-	d, err1 := filepath.Abs(dir)
-	r, err2 := filepath.Abs(root)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	rel, err := filepath.Rel(r, d)
-	return err == nil && filepath.IsLocal(rel) || rel == "."
-}
-
-// policyWrites reports whether a policy lets a side-effect tool run.
-func policyWrites(p categories.Policy) bool {
-	tax := categories.Builtin()
-	for _, e := range tax.Tools() {
-		if !e.ReadOnly() && p.Allows(e) == nil {
-			return true
-		}
-	}
-	return false
 }
 
 type nopWriteCloser struct{ io.Writer }
