@@ -10,6 +10,7 @@ import (
 type driftFlags struct {
 	pLate    float64
 	changeAt int
+	given    bool // both flags were given (validate)
 }
 
 func (d *driftFlags) register(fs *pflag.FlagSet) {
@@ -17,26 +18,20 @@ func (d *driftFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&d.changeAt, "p-change-at", 0, "simulated model: the step (from 0) where --p becomes --p-late")
 }
 
-// validate checks that --p-late and --p-change-at come together and in
-// range.
+// validate checks that --p-late and --p-change-at come together (their
+// values are sim.Config.Validate's to check).
 func (d *driftFlags) validate(fs *pflag.FlagSet) error {
 	late, at := fs.Changed("p-late"), fs.Changed("p-change-at")
-	switch {
-	case late != at:
+	if late != at {
 		return usageErr("--p-late and --p-change-at go together: --p-late P --p-change-at STEP")
-	case !late:
-		return nil
-	case !(d.pLate > 0 && d.pLate <= 1):
-		return usageErr("--p-late %v: use a probability above 0, up to 1", d.pLate)
-	case d.changeAt < 1:
-		return usageErr("--p-change-at %d: use a step of 1 or more (at step 0, set --p instead)", d.changeAt)
 	}
+	d.given = late
 	return nil
 }
 
 // apply sets c's Drift.
 func (d *driftFlags) apply(c *sim.Config) {
-	if d.changeAt > 0 {
+	if d.given {
 		c.Drift = []sim.PChange{{Step: d.changeAt, P: d.pLate}}
 	}
 }

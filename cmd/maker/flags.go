@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/mdap-go/mdap/vote"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/term"
 )
@@ -178,48 +178,8 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 				return usageErr("--%s applies to --model sim only; a real model (%s) has its own behaviour", name, strings.Join(f.models, ", "))
 			}
 		}
-	} else {
-		probability := func(name string, v float64, lowOpen bool) error {
-			if !(v >= 0 && v <= 1) || (lowOpen && v == 0) {
-				lo := "0 to 1"
-				if lowOpen {
-					lo = "above 0, up to 1"
-				}
-				return usageErr("--%s %v: use a probability %s", name, v, lo)
-			}
-			return nil
-		}
-		for _, err := range []error{
-			probability("p", f.p, true),
-			probability("flag-rate", f.flagRate, false),
-			probability("error-rate", f.errorRate, false),
-			probability("concentration", f.concentration, false),
-			probability("hard-agree", f.hardAgree, false),
-		} {
-			if err != nil {
-				return err
-			}
-		}
-		switch {
-		case f.flagRate+f.errorRate > 1:
-			return usageErr("--flag-rate %v plus --error-rate %v: must add up to at most 1", f.flagRate, f.errorRate)
-		case f.wrongAnswers < 1 || f.wrongAnswers > 1<<20:
-			return usageErr("--wrong-answers %d: use 1 (every error alike) to %d", f.wrongAnswers, 1<<20)
-		case f.latency < 0:
-			return usageErr("--latency %s: must be 0 (none) or positive", f.latency)
-		case !(f.latencySigma >= 0) || math.IsInf(f.latencySigma, 0):
-			return usageErr("--latency-sigma %v: use a finite number of 0 (fixed latency) or more", f.latencySigma)
-		case f.latencySigma > 0 && f.latency == 0:
-			return usageErr("--latency-sigma needs --latency (the median)")
-		case !(f.difficultySpread >= 0 && f.difficultySpread < 1):
-			return usageErr("--difficulty-spread %v: use 0 (every step at --p) up to but not including 1", f.difficultySpread)
-		}
-		if err := f.drift.validate(fs); err != nil {
-			return err
-		}
-		if err := f.simConfig().Validate(); err != nil { // a backstop: the checks above say it better
-			return usageErr("simulated model: %w", err)
-		}
+	} else if err := f.validateSim(fs); err != nil {
+		return err
 	}
 	if _, err := f.voteConfig().WithDefaults(); err != nil {
 		return usageErr("--k, --parallel, --max-samples or --max-errors: %w", err)
@@ -227,11 +187,60 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	return nil
 }
 
+// validateSim checks the simulated model's flags: how they go together
+// here, then sim.Config.Validate's rules, its errors said in flags.
+func (f *runFlags) validateSim(fs *pflag.FlagSet) error {
+	switch {
+	case f.wrongAnswers < 1 || f.wrongAnswers > maxWrongAnswers: // stricter than the library's 0 or more: 1 is "all alike"
+		return usageErr("--wrong-answers %d: use 1 (every error alike) to %d", f.wrongAnswers, maxWrongAnswers)
+	case f.latencySigma > 0 && f.latency == 0:
+		return usageErr("--latency-sigma needs --latency (the median)")
+	}
+	if err := f.drift.validate(fs); err != nil {
+		return err
+	}
+	return simUsageErr(f.simConfig().Validate())
+}
+
+// simFlagOf names the flag of each sim.Config field the run flags set.
+var simFlagOf = map[string]string{
+	"P": "p", "FlagRate": "flag-rate", "ErrorRate": "error-rate", "Concentration": "concentration",
+	"HardAgree": "hard-agree", "DifficultySpread": "difficulty-spread", "WrongAnswers": "wrong-answers",
+	"Latency": "latency", "Latency.Median": "latency", "Latency.Sigma": "latency-sigma",
+	"Drift[0].P": "p-late", "Drift[0].Step": "p-change-at",
+}
+
+// simUsageErr turns an error of sim.Config.Validate into a usage error
+// that names the flags, their values and the fix: "--p 1.5: use a
+// probability above 0, up to 1".
+func simUsageErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *sim.FieldError
+	var parts []string
+	if errors.As(err, &fe) {
+		for _, x := range fe.Fields {
+			name, ok := simFlagOf[x.Name]
+			if !ok { // a field no flag sets
+				parts = nil
+				break
+			}
+			parts = append(parts, fmt.Sprintf("--%s %v", name, x.Value))
+		}
+	}
+	if len(parts) == 0 {
+		return usageErr("simulated model: %w", err)
+	}
+	return usageErr("%s: %s", strings.Join(parts, " plus "), fe.Fix)
+}
+
 // Bounds of the run flags, against typos.
 const (
-	maxK           = 1000
-	maxSamplesFlag = 1 << 24
-	maxTokensFlag  = 1 << 20
+	maxK            = 1000
+	maxSamplesFlag  = 1 << 24
+	maxTokensFlag   = 1 << 20
+	maxWrongAnswers = 1 << 20
 )
 
 func (f *runFlags) voteConfig() vote.Config {
@@ -314,10 +323,10 @@ func (f *runFlags) simConfig() sim.Config {
 	c.WrongAnswers, c.Concentration = f.wrongAnswers, f.concentration
 	c.DifficultySpread, c.HardAgree = f.difficultySpread, f.hardAgree
 	f.drift.apply(&c)
-	switch {
-	case f.latency > 0 && f.latencySigma > 0:
+	switch { // any value given, for Validate to refuse a bad one
+	case f.latencySigma != 0:
 		c.Latency = sim.LognormalLatency(f.latency, f.latencySigma)
-	case f.latency > 0:
+	case f.latency != 0:
 		c.Latency = sim.FixedLatency(f.latency)
 	}
 	return c

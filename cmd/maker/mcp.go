@@ -83,14 +83,16 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				return usageErr("--max-samples %d: must be at least --max-k (%d), or a race at that k could never be decided", maxSamples, maxK)
 			case maxRequestBytes < 1<<10 || maxRequestBytes > 1<<30:
 				return usageErr("--max-request-bytes %d: use 1024 to %d", maxRequestBytes, 1<<30)
-			case !(p > 0 && p <= 1):
-				return usageErr("--p %v: use a probability above 0, up to 1", p)
-			case !(flagRate >= 0 && flagRate <= 1):
-				return usageErr("--flag-rate %v: use a probability 0 to 1", flagRate)
-			case latency < 0:
-				return usageErr("--latency %s: must be 0 (none) or positive", latency)
 			case state == "":
 				return usageErr("--state \"\": give the folder of run_task's journals")
+			}
+			simCfg := def
+			simCfg.Seed, simCfg.P, simCfg.FlagRate = seed, p, flagRate
+			if latency != 0 {
+				simCfg.Latency = sim.FixedLatency(latency)
+			}
+			if err := simUsageErr(simCfg.Validate()); err != nil {
+				return err
 			}
 			for _, m := range modelSpecs {
 				if err := models.CheckSpec(m); err != nil {
@@ -119,11 +121,6 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 			if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 				return usageErr("--root %q: not a folder", root)
 			}
-			simCfg := def
-			simCfg.Seed, simCfg.P, simCfg.FlagRate = seed, p, flagRate
-			if latency > 0 {
-				simCfg.Latency = sim.FixedLatency(latency)
-			}
 			stderr := cmd.ErrOrStderr()
 			if obs.addr != "" && addr == "" {
 				return usageErr("--metrics-addr needs --http: over stdio the server lives only as long as its client")
@@ -145,9 +142,6 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				return usageErr("%w", err)
 			}
 			defer srv.Close()
-			if inside(state, root) && policyWrites(policy) {
-				log.Warn("the state folder is inside the root and the tool policy lets tasks change files: a task could change its journals", "state", state, "root", root)
-			}
 			ctx := cmd.Context()
 			if addr == "" {
 				log.Info("serving MCP over stdio", "models", strings.Join(modelSpecs, ","), "root", root, "state", state, "tools", policy.String())
@@ -217,28 +211,6 @@ func defaultStateDir() string {
 		return filepath.Join(home, ".local", "state", "mdap", "journals")
 	}
 	return filepath.Join(os.TempDir(), "mdap-journals")
-}
-
-// inside reports whether dir is root or inside it.
-func inside(dir, root string) bool {
-	d, err1 := filepath.Abs(dir)
-	r, err2 := filepath.Abs(root)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	rel, err := filepath.Rel(r, d)
-	return err == nil && filepath.IsLocal(rel) || rel == "."
-}
-
-// policyWrites reports whether a policy lets a side-effect tool run.
-func policyWrites(p categories.Policy) bool {
-	tax := categories.Builtin()
-	for _, e := range tax.Tools() {
-		if !e.ReadOnly() && p.Allows(e) == nil {
-			return true
-		}
-	}
-	return false
 }
 
 type nopWriteCloser struct{ io.Writer }

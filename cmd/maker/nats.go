@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,7 +115,7 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	if f.natsKeep < time.Minute {
 		return usageErr("--nats-keep %s: use at least 1m (the default keeps %s)", f.natsKeep, cluster.DefaultRetention)
 	}
-	if onEngine && !validRunName(run) {
+	if onEngine && cluster.CheckRunName(run) != nil {
 		return usageErr("--journal %s: the run name after nats: must be 1 to 64 letters, digits, '-' or '_'", f.journal)
 	}
 	for _, name := range []string{"base-url", "latency", "latency-sigma"} {
@@ -127,25 +126,10 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	return nil
 }
 
-func validRunName(s string) bool {
-	if len(s) < 1 || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		if !(r == '-' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
 // checkNATSURL refuses a --nats that no client could dial.
 func checkNATSURL(raw string) error {
-	for _, one := range strings.Split(raw, ",") {
-		u, err := url.Parse(strings.TrimSpace(one))
-		if err != nil || u.Host == "" || (u.Scheme != "nats" && u.Scheme != "tls" && u.Scheme != "ws" && u.Scheme != "wss") {
-			return usageErr("--nats %q: want nats://HOST:PORT (several separated by commas), as printed by maker nats", raw)
-		}
+	if cluster.CheckURL(raw) != nil {
+		return usageErr("--nats %q: want nats://HOST:PORT (several separated by commas), as printed by maker nats", raw)
 	}
 	return nil
 }
@@ -159,7 +143,7 @@ func (f *runFlags) route(oracle sim.Oracle) (string, error) {
 	}
 	m, err := sim.New(oracle, f.simConfig())
 	if err != nil {
-		return "", usageErr("simulated model: %w", err)
+		return "", simUsageErr(err)
 	}
 	return m.Identity(), nil
 }

@@ -112,7 +112,7 @@ otherwise. Signs in as a coordinator.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, run := range args {
-				if !validRunName(run) {
+				if cluster.CheckRunName(run) != nil {
 					return usageErr("run name %q: 1 to 64 letters, digits, '-' or '_' (maker nats ls lists them)", run)
 				}
 			}

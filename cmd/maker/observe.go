@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
@@ -30,7 +26,7 @@ type watchFlags struct {
 
 	tel *observe.Telemetry
 	srv *observe.Server
-	st  *watchState // shared by copies of the flags
+	st  *observe.Readiness // /readyz, shared by copies of the flags
 	// secrets are credentials from flags (an MCP --token), never logged.
 	secrets []string
 }
@@ -38,14 +34,6 @@ type watchFlags struct {
 // metricsTokenEnv holds the bearer token that guards --metrics-addr; it is
 // required when the address is not a loopback one.
 const metricsTokenEnv = "MDAP_METRICS_TOKEN"
-
-// watchState is the endpoint's readiness: its probes, and whether the
-// run has ended.
-type watchState struct {
-	mu     sync.Mutex
-	probes []observe.Probe
-	closed bool
-}
 
 func (w *watchFlags) register(fs *pflag.FlagSet, linger bool) {
 	fs.StringVar(&w.addr, "metrics-addr", "", "serve /metrics (Prometheus), /healthz and /readyz on [HOST]:PORT; a port alone listens on 127.0.0.1 only; another host (0.0.0.0:PORT exposes it) needs a bearer token in $"+metricsTokenEnv+", which /metrics and /readyz then require. Traces: set OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -83,7 +71,7 @@ func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer
 		return usageErr("--metrics-linger needs --metrics-addr")
 	}
 	if w.st == nil {
-		w.st = &watchState{}
+		w.st = &observe.Readiness{}
 	}
 	tel, err := observe.Setup(ctx, observe.Config{Service: service, Metrics: w.addr != ""})
 	if err != nil {
@@ -91,7 +79,7 @@ func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer
 	}
 	w.tel = tel
 	if w.addr != "" {
-		h := observe.Handler(tel.Registry, observe.Probe{Name: "ready", Check: w.ready})
+		h := observe.Handler(tel.Registry, observe.Probe{Name: "ready", Check: w.st.Check})
 		if token != "" {
 			h, _ = observe.Authenticated(h, token) // checked above
 		}
@@ -124,28 +112,9 @@ func (w *watchFlags) attach(s *maker.Solver) {
 // probe adds a readiness check to /readyz.
 func (w *watchFlags) probe(name string, check func(context.Context) error) {
 	if w.st == nil {
-		w.st = &watchState{}
+		w.st = &observe.Readiness{}
 	}
-	w.st.mu.Lock()
-	defer w.st.mu.Unlock()
-	w.st.probes = append(w.st.probes, observe.Probe{Name: name, Check: check})
-}
-
-// ready runs every probe; after stop began, the command is not ready.
-func (w *watchFlags) ready(ctx context.Context) error {
-	w.st.mu.Lock()
-	probes, closed := w.st.probes, w.st.closed
-	w.st.mu.Unlock()
-	if closed {
-		return errors.New("the run has ended")
-	}
-	var errs []error
-	for _, p := range probes {
-		if err := p.Check(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p.Name, err))
-		}
-	}
-	return errors.Join(errs...)
+	w.st.Add(observe.Probe{Name: name, Check: check})
 }
 
 // stop lingers (--metrics-linger, cut short when ctx ends), then stops the
@@ -159,9 +128,7 @@ func (w *watchFlags) stop(ctx context.Context) {
 		}
 		t.Stop()
 	}
-	w.st.mu.Lock()
-	w.st.closed = true
-	w.st.mu.Unlock()
+	w.st.End() // from now on the command is not ready
 	if w.srv != nil {
 		_ = w.srv.Close()
 	}
@@ -207,33 +174,6 @@ func secrets() []string {
 	return out
 }
 
-// modelProbe checks that the run's model server accepts connections (a
-// TCP connection to --base-url's host, nothing sent): the simulated model
-// and models without --base-url are always ready.
-func (f *runFlags) modelProbe(ctx context.Context) error {
-	if f.baseURL == "" {
-		return nil
-	}
-	u, err := url.Parse(f.baseURL)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("--base-url has no host")
-	}
-	host := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		host = net.JoinHostPort(u.Hostname(), port)
-	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", host)
-	if err != nil {
-		return fmt.Errorf("model server %s not reachable: %w", host, err)
-	}
-	return c.Close()
-}
-
 // engineProbe checks the NATS connection, when the run has one.
 func (n *natsRun) engineProbe(context.Context) error {
 	if n.nc == nil {
@@ -255,7 +195,7 @@ func (f *runFlags) watchRun(w *watchFlags, s *maker.Solver, stderr io.Writer) {
 	if f.maxCost > 0 {
 		w.observer().RecordCostCap(context.Background(), f.maxCost)
 	}
-	w.probe("model", f.modelProbe)
+	w.probe("model", observe.DialProbe(f.baseURL))
 	w.probe("engine", f.natsRun.engineProbe)
 	if s.Journal != nil {
 		w.probe("journal", func(context.Context) error { return nil }) // open until the run ends (then /readyz says so)
@@ -271,7 +211,7 @@ func (f *runFlags) watchRun(w *watchFlags, s *maker.Solver, stderr io.Writer) {
 
 // watchBuild makes every solver a batch builds watched.
 func (w *watchFlags) watchBuild(f *runFlags, build batch.Builder) batch.Builder {
-	w.probe("model", f.modelProbe)
+	w.probe("model", observe.DialProbe(f.baseURL))
 	w.probe("engine", f.natsRun.engineProbe)
 	f.observeQueue(w)
 	if f.maxCost > 0 {

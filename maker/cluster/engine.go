@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -27,6 +29,21 @@ func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
 		return nil, fmt.Errorf("%w: connect to %s: %w", ErrEngine, url, err)
 	}
 	return nc, nil
+}
+
+// CheckURL returns nil when raw is a server URL [Connect] can dial: one
+// or several separated by commas, each with a host and the scheme nats,
+// tls, ws or wss (nats://127.0.0.1:4222, as [Server.ClientURL] prints it).
+// Otherwise it returns an error wrapping [ErrConfig] that names the URL.
+// It checks the form only; nothing is dialled.
+func CheckURL(raw string) error {
+	for _, one := range strings.Split(raw, ",") {
+		u, err := url.Parse(strings.TrimSpace(one))
+		if err != nil || u.Host == "" || (u.Scheme != "nats" && u.Scheme != "tls" && u.Scheme != "ws" && u.Scheme != "wss") {
+			return fmt.Errorf("%w: server URL %q: want nats://HOST:PORT (or tls://, ws://, wss://), several separated by commas", ErrConfig, one)
+		}
+	}
+	return nil
 }
 
 // replicas defaults a replica count to 1.

@@ -42,6 +42,14 @@ const (
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
+// CheckRunName returns nil when run can name a run on the engine (a
+// journal, --journal nats:RUN in the command, or a task queue): 1 to 64
+// letters, digits, '-' or '_'. Otherwise it returns an error wrapping
+// [ErrConfig] that says so. CreateJournal, OpenJournal, DeleteJournal,
+// ExportJournal, RemoveRun and OpenTaskQueue refuse the same names; call
+// it to refuse one before connecting. Cost: one regular-expression match.
+func CheckRunName(run string) error { return checkName("run", run) }
+
 // checkName checks a run, queue or task name: 1 to 64 letters, digits,
 // '-' or '_', so it is one token of a subject and part of a stream name.
 func checkName(kind, name string) error {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -86,7 +87,9 @@ type Config struct {
 	// leaves it. Empty means the working folder.
 	Root string
 	// State is the folder of run_task's journals; it is created if
-	// missing. Empty disables run_task (it fails with ErrNoState).
+	// missing. Empty disables run_task (it fails with ErrNoState). New
+	// logs a warning when it is Root or inside it and Policy lets a
+	// side-effect tool run: a task could then change its journals.
 	State string
 	// Policy says which tools a task may run; nil means
 	// categories.DefaultPolicy(), the read-only categories.
@@ -200,6 +203,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("%w: state folder %s is not a folder", ErrConfig, cfg.State)
 		}
 	}
+	if cfg.State != "" && inside(cfg.State, cfg.Root) && policyWrites(tax, policy) {
+		s.log.Warn("the state folder is inside the root and the tool policy lets tasks change files: a task could change its journals", "state", cfg.State, "root", cfg.Root)
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "mdap", Title: "mdap: voting LLM microagents", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       s.log,
@@ -223,6 +229,27 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // Close releases the root folder and the executor's hold on it. Calls in
 // flight must have ended.
 func (s *Server) Close() error { return errors.Join(s.exec.Close(), s.root.Close()) }
+
+// inside reports whether dir is root or inside it.
+func inside(dir, root string) bool {
+	d, err1 := filepath.Abs(dir)
+	r, err2 := filepath.Abs(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(r, d)
+	return err == nil && filepath.IsLocal(rel) // "." (dir is root) is local too
+}
+
+// policyWrites reports whether p lets a side-effect tool of tax run.
+func policyWrites(tax *categories.Taxonomy, p categories.Policy) bool {
+	for _, e := range tax.Tools() {
+		if !e.ReadOnly() && p.Allows(e) == nil {
+			return true
+		}
+	}
+	return false
+}
 
 func or[T comparable](v, def T) T {
 	var zero T

@@ -4,13 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
 // The sentinel errors of this package; test with [errors.Is].
 var (
 	// ErrConfig: [New] or [Config.Validate] refused a configuration. The
-	// message names the field and the value.
+	// error is a [*FieldError], which names the field, the value and the
+	// fix.
 	ErrConfig = errors.New("invalid configuration")
 
 	// ErrUnknownPrompt: the oracle could not read the prompt (it is not a
@@ -208,62 +210,131 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate checks c and returns nil or an error wrapping [ErrConfig] that
-// names the first bad field: a probability outside [0, 1] or not a number,
-// ErrorRate + FlagRate above 1, a negative WrongAnswers, flag weight,
-// duration or sigma, Min above Max, an unknown latency kind, or a
-// lognormal latency without a positive median.
+// Validate checks c and returns nil or a [*FieldError] (which wraps
+// [ErrConfig]) naming the first bad field and how to fix it: P outside
+// (0, 1] or not a number, another probability outside [0, 1], a
+// DifficultySpread outside [0, 1), a Drift change out of order or with a
+// P outside (0, 1], FlagRate + ErrorRate above 1, a negative
+// WrongAnswers, a negative or infinite flag weight, or a latency with a
+// negative duration, a uniform Min above Max, a lognormal sigma that is
+// negative or not finite, or a lognormal median that is not positive.
+// Cost: O(len(Drift)).
 func (c Config) Validate() error {
-	if !(c.P > 0) && c.P == c.P {
-		return fmt.Errorf("%w: P = %v: every valid reply would be wrong; set P to the probability that a valid reply is right (DefaultConfig has the paper's %v)", ErrConfig, c.P, DefaultP)
+	if !(c.P > 0 && c.P <= 1) { // also catches NaN
+		err := fieldErr("P", c.P, probabilityAbove0)
+		if c.P == 0 {
+			return fmt.Errorf("%w; set P to the probability that a valid reply is right (DefaultConfig has the paper's %v)", err, DefaultP)
+		}
+		return err
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"P", c.P}, {"Concentration", c.Concentration}, {"FlagRate", c.FlagRate}, {"ErrorRate", c.ErrorRate}, {"HardAgree", c.HardAgree}} {
+	}{{"FlagRate", c.FlagRate}, {"ErrorRate", c.ErrorRate}, {"Concentration", c.Concentration}, {"HardAgree", c.HardAgree}} {
 		if !(f.v >= 0 && f.v <= 1) { // also catches NaN
-			return fmt.Errorf("%w: %s = %v, want a probability in [0, 1]", ErrConfig, f.name, f.v)
+			return fieldErr(f.name, f.v, "use a probability 0 to 1")
 		}
 	}
 	if !(c.DifficultySpread >= 0 && c.DifficultySpread < 1) {
-		return fmt.Errorf("%w: DifficultySpread = %v, want 0 (no spread) up to but not including 1", ErrConfig, c.DifficultySpread)
+		return fieldErr("DifficultySpread", c.DifficultySpread, "use 0 (no spread) up to but not including 1")
 	}
 	if err := c.validateDrift(); err != nil {
 		return err
 	}
-	if c.ErrorRate+c.FlagRate > 1 {
-		return fmt.Errorf("%w: ErrorRate + FlagRate = %v, want at most 1", ErrConfig, c.ErrorRate+c.FlagRate)
+	if c.FlagRate+c.ErrorRate > 1 {
+		return &FieldError{Fields: []Field{{"FlagRate", c.FlagRate}, {"ErrorRate", c.ErrorRate}}, Fix: "must add up to at most 1"}
 	}
 	if c.WrongAnswers < 0 {
-		return fmt.Errorf("%w: WrongAnswers = %d, want 0 or more", ErrConfig, c.WrongAnswers)
+		return fieldErr("WrongAnswers", c.WrongAnswers, "use 0 or more (0 and 1: every wrong reply alike)")
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{{"Flags.Overlong", c.Flags.Overlong}, {"Flags.CutOff", c.Flags.CutOff}, {"Flags.Malformed", c.Flags.Malformed}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("%w: %s = %v, want a finite weight of 0 or more", ErrConfig, f.name, f.v)
+			return fieldErr(f.name, f.v, "use a finite weight of 0 or more")
 		}
 	}
 	return c.Latency.validate()
 }
 
+// probabilityAbove0 is the fix of a P: Config.P's and a Drift change's.
+const probabilityAbove0 = "use a probability above 0, up to 1"
+
+// validate checks a latency: what its kind uses is not negative, a
+// uniform's min is not above its max, a lognormal's sigma is finite and
+// not negative and its median positive (sigma first: a command line that
+// gives a sigma without a median is told about the sigma it gave).
 func (l Latency) validate() error {
-	if l.fixed < 0 || l.min < 0 || l.max < 0 || l.median < 0 {
-		return fmt.Errorf("%w: latency %s has a negative duration", ErrConfig, l)
-	}
+	const nonNegative = "must be 0 (none) or positive"
 	switch l.kind {
+	case latencyFixed:
+		if l.fixed < 0 {
+			return fieldErr("Latency", l.fixed, nonNegative)
+		}
 	case latencyUniform:
-		if l.min > l.max {
-			return fmt.Errorf("%w: uniform latency min %v above max %v", ErrConfig, l.min, l.max)
+		switch {
+		case l.min < 0:
+			return fieldErr("Latency.Min", l.min, nonNegative)
+		case l.min > l.max:
+			return fieldErr("Latency.Min", l.min, fmt.Sprintf("must be at most Latency.Max (%v)", l.max))
 		}
 	case latencyLognormal:
-		if l.median <= 0 {
-			return fmt.Errorf("%w: lognormal latency needs a positive median, got %v", ErrConfig, l.median)
-		}
-		if !(l.sigma >= 0) || math.IsInf(l.sigma, 0) {
-			return fmt.Errorf("%w: lognormal latency sigma = %v, want a finite value of 0 or more", ErrConfig, l.sigma)
+		switch {
+		case !(l.sigma >= 0) || math.IsInf(l.sigma, 0):
+			return fieldErr("Latency.Sigma", l.sigma, "use a finite number of 0 (fixed latency) or more")
+		case l.median <= 0:
+			return fieldErr("Latency.Median", l.median, "must be positive")
+		case l.max < 0:
+			return fieldErr("Latency.Max", l.max, "must be 0 (no cap) or positive")
 		}
 	}
 	return nil
+}
+
+// FieldError is the error of [Config.Validate] and [New]: the fields at
+// fault with their values, and how to fix them. It wraps [ErrConfig]. A
+// caller that sets the fields from its own settings (a command's flags)
+// maps each Field.Name back to its setting and says Fix in its own terms,
+// without a second copy of the rules.
+type FieldError struct {
+	// Fields are the fields at fault: one, or those whose total is
+	// refused (FlagRate and ErrorRate, in that order). A Name is the Go
+	// name in Config ("P", "Drift[0].Step"); a latency's parts are
+	// "Latency" (a fixed one), "Latency.Min", "Latency.Max",
+	// "Latency.Median" and "Latency.Sigma".
+	Fields []Field
+	// Fix says what the fields must be, as a clause that follows the
+	// fields and their values: "use a probability 0 to 1", "must add up
+	// to at most 1".
+	Fix string
+}
+
+// Field is one field of a [FieldError] and its refused value.
+type Field struct {
+	Name  string
+	Value any
+}
+
+// Error reads "invalid configuration: FlagRate = 0.7 plus ErrorRate = 0.7:
+// must add up to at most 1".
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrConfig.Error())
+	for i, f := range e.Fields {
+		sep := ": "
+		if i > 0 {
+			sep = " plus "
+		}
+		fmt.Fprintf(&b, "%s%s = %v", sep, f.Name, f.Value)
+	}
+	return b.String() + ": " + e.Fix
+}
+
+// Unwrap returns [ErrConfig].
+func (e *FieldError) Unwrap() error { return ErrConfig }
+
+// fieldErr is a FieldError of one field.
+func fieldErr(name string, v any, fix string) *FieldError {
+	return &FieldError{Fields: []Field{{name, v}}, Fix: fix}
 }

@@ -34,9 +34,9 @@ func (c Config) validateDrift() error {
 	for i, d := range c.Drift {
 		switch {
 		case d.Step <= last:
-			return fmt.Errorf("%w: Drift[%d] at step %d: changes must be at steps above 0, in increasing order", ErrConfig, i, d.Step)
+			return fieldErr(fmt.Sprintf("Drift[%d].Step", i), d.Step, fmt.Sprintf("use a step of %d or more (changes go in increasing order from step 1)", last+1))
 		case !(d.P > 0 && d.P <= 1):
-			return fmt.Errorf("%w: Drift[%d] P = %v, want a probability above 0, up to 1", ErrConfig, i, d.P)
+			return fieldErr(fmt.Sprintf("Drift[%d].P", i), d.P, probabilityAbove0)
 		}
 		last = d.Step
 	}
