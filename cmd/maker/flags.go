@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -169,7 +170,7 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if err := f.validateNATS(cmd); err != nil {
 		return err
 	}
-	if err := f.validateModels(); err != nil {
+	if err := f.validateModels(cmd.Context()); err != nil {
 		return err
 	}
 	if !slices.Contains(f.models, "sim") {
@@ -262,7 +263,7 @@ func checkBaseURL(raw string) error {
 // validateModels checks the --model specs, the server URL each would use
 // (--base-url, else the provider's environment variable), the prices and
 // --structured.
-func (f *runFlags) validateModels() error {
+func (f *runFlags) validateModels(ctx context.Context) error {
 	if len(f.models) == 0 {
 		return usageErr("--model: give a model: %s", models.Specs)
 	}
@@ -290,6 +291,10 @@ func (f *runFlags) validateModels() error {
 		head, o, err := models.SplitEndpoint(spec, models.Options{BaseURL: f.baseURL})
 		if err != nil {
 			return usageErr("--model %q: %w", spec, err)
+		}
+		if o.APIKey != "" { // a ;key=VAR's value: a credential like OPENAI_API_KEY
+			f.obs.secrets = append(f.obs.secrets, o.APIKey)
+			addSecret(ctx, o.APIKey)
 		}
 		sp, err := models.ParseSpec(head)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/mdap-go/mdap/internal/gcpolicy"
+	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/spf13/cobra"
 )
 
@@ -58,12 +59,18 @@ func main() {
 
 // run executes the command line args and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// No credential the process holds reaches its output, even when a
+	// server echoes one in an error: the environment's keys now, a
+	// --model ;key=VAR's when its flags are read (addSecret).
+	sec := &observe.Secrets{}
+	sec.Add(secrets()...)
+	stdout, stderr = observe.RedactWriter(stdout, sec), observe.RedactWriter(stderr, sec)
 	out := &checkedWriter{w: stdout}
 	root := newRoot()
 	root.SetArgs(args)
 	root.SetOut(out)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err := root.ExecuteContext(context.WithValue(ctx, secretsKey{}, sec))
 	if out.err != nil && !isUsage(err) {
 		// A summary that never reached its reader is a failed command.
 		err = failed(fmt.Errorf("writing the output failed: %w", out.err))
@@ -82,6 +89,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		// cobra's own errors: unknown command or flag, wrong arguments.
 		return exitUsage
+	}
+}
+
+// secretsKey is the context key of the run's observe.Secrets.
+type secretsKey struct{}
+
+// addSecret adds a credential read from the command's flags to the set
+// its output is redacted of.
+func addSecret(ctx context.Context, secret string) {
+	if sec, ok := ctx.Value(secretsKey{}).(*observe.Secrets); ok {
+		sec.Add(secret)
 	}
 }
 

@@ -1,0 +1,63 @@
+package observe_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/mdap-go/mdap/maker/observe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRedactWriterRemovesEverySecret(t *testing.T) {
+	var s observe.Secrets
+	var buf bytes.Buffer
+	w := observe.RedactWriter(&buf, &s)
+	s.Add("sk-first-0123", "abc") // "abc" is too short to redact
+	line := "HTTP 401: Incorrect API key provided: Bearer sk-first-0123 (sk-first-0123), abc\n"
+	n, err := fmt.Fprint(w, line)
+	require.NoError(t, err)
+	assert.Equal(t, len(line), n, "the caller's byte count, not the redacted one")
+	s.Add("team-key-4567") // added later: later writes redact it
+	fmt.Fprintln(w, "key team-key-4567 and sk-first-0123")
+	assert.Equal(t, "HTTP 401: Incorrect API key provided: Bearer [REDACTED] ([REDACTED]), abc\nkey [REDACTED] and [REDACTED]\n", buf.String())
+}
+
+type failing struct{}
+
+func (failing) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestRedactWriterReportsTheWriteError(t *testing.T) {
+	n, err := observe.RedactWriter(failing{}, &observe.Secrets{}).Write([]byte("x"))
+	assert.Equal(t, 0, n)
+	assert.EqualError(t, err, "disk full")
+}
+
+func TestSecretsAreSafeForConcurrentUse(t *testing.T) {
+	var s observe.Secrets
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	w := observe.RedactWriter(lockedWriter{&mu, &buf}, &s)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() { s.Add(fmt.Sprintf("secret-%d", i)) })
+		wg.Go(func() { fmt.Fprintln(w, "line") })
+	}
+	wg.Wait()
+	fmt.Fprintln(w, "secret-7")
+	assert.Contains(t, buf.String(), "[REDACTED]\n")
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
