@@ -59,7 +59,7 @@ func SplitEndpoint(spec string, o Options) (string, Options, error) {
 			if key == "" {
 				return "", o, fmt.Errorf("%w: %q: the environment variable %s is not set", ErrSpec, spec, v)
 			}
-			o.APIKey = key
+			o.APIKey, o.keyVar = key, v
 		case "rpm":
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || !(f > 0) || math.IsInf(f, 0) || f > maxModelRPM {

@@ -165,11 +165,20 @@ func (m *model) authHint() string {
 		if m.keySource == "placeholder" {
 			return "the server wants an API key: set " + EnvOpenAIKey
 		}
-		return "the server refused the API key from " + m.keySource + ": set " + EnvOpenAIKey + " to a valid key"
+		return m.refusedKey()
 	case "anthropic":
-		return "the server refused the API key from " + m.keySource + ": set " + EnvAnthropicKey + " to a valid key"
+		return m.refusedKey()
 	}
 	return "ollama: sends no credentials; reach the server without authentication, or use openai:NAME on its /v1 URL with " + EnvOpenAIKey
+}
+
+// refusedKey says where the refused key came from and where to fix it:
+// the variable it was read from (the provider's, or a spec's ;key=VAR).
+func (m *model) refusedKey() string {
+	if m.keySource == "Options.APIKey" {
+		return "the server refused the API key given in Options.APIKey: give a valid key"
+	}
+	return "the server refused the API key from " + m.keySource + ": set " + m.keySource + " to a valid key"
 }
 
 func isNoSuchHost(err error) bool {

@@ -228,6 +228,14 @@ func TestAuthErrorSaysWhichVariableToSet(t *testing.T) {
 	_, err = ask(context.Background(), open(t, "openai:gpt-4o-mini", srv.URL+"/v1"))
 	assert.Contains(t, err.Error(), "the server refused the API key from OPENAI_API_KEY: set OPENAI_API_KEY to a valid key")
 
+	t.Setenv("MDAP_TEST_TEAM_KEY", "sk-team-wrong")
+	_, err = ask(context.Background(), open(t, "openai:gpt-4o-mini;key=MDAP_TEST_TEAM_KEY", srv.URL+"/v1"))
+	assert.Contains(t, err.Error(), "the server refused the API key from MDAP_TEST_TEAM_KEY: set MDAP_TEST_TEAM_KEY to a valid key", "the variable the spec names")
+	m2, err := Open("openai:gpt-4o-mini", Options{BaseURL: srv.URL + "/v1", APIKey: "sk-given"})
+	require.NoError(t, err)
+	_, err = ask(context.Background(), m2)
+	assert.Contains(t, err.Error(), "the server refused the API key given in Options.APIKey: give a valid key")
+
 	anth := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)
 	})

@@ -16,6 +16,7 @@
 package models
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -54,6 +55,9 @@ type Options struct {
 	// OpenAI's gets a placeholder when there is none, since the client
 	// refuses an empty one and a local server needs none.
 	APIKey string
+	// keyVar is the environment variable a spec's ;key=VAR read APIKey
+	// from (SplitEndpoint), for messages.
+	keyVar string
 	// Timeout bounds each call; zero means DefaultTimeout.
 	Timeout time.Duration
 	// MaxRetryWait is the longest pause a rate-limited server may ask for
@@ -164,7 +168,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 	client := &http.Client{Timeout: m.timeout, Transport: &transport{base: pool, ollama: sp.Provider == "ollama"}}
 	switch sp.Provider {
 	case "openai":
-		m.key, m.keySource = o.APIKey, "Options.APIKey"
+		m.key, m.keySource = o.APIKey, cmp.Or(o.keyVar, "Options.APIKey")
 		if m.key == "" {
 			m.key, m.keySource = os.Getenv(EnvOpenAIKey), EnvOpenAIKey
 		}
@@ -197,7 +201,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 		}
 		m.llm, m.mapErr = llm, ollamaMapper
 	case "anthropic":
-		m.key, m.keySource = o.APIKey, "Options.APIKey"
+		m.key, m.keySource = o.APIKey, cmp.Or(o.keyVar, "Options.APIKey")
 		if m.key == "" {
 			m.key, m.keySource = os.Getenv(EnvAnthropicKey), EnvAnthropicKey
 		}
