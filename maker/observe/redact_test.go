@@ -16,14 +16,14 @@ func TestRedactWriterRemovesEverySecret(t *testing.T) {
 	var s observe.Secrets
 	var buf bytes.Buffer
 	w := observe.RedactWriter(&buf, &s)
-	s.Add("sk-first-0123", "abc") // "abc" is too short to redact
-	line := "HTTP 401: Incorrect API key provided: Bearer sk-first-0123 (sk-first-0123), abc\n"
+	s.Add("sk-first-0123", "abc", "wxyz") // "abc" is too short to redact, 4 bytes are not
+	line := "HTTP 401: Incorrect API key provided: Bearer sk-first-0123 (sk-first-0123), abc wxyz\n"
 	n, err := fmt.Fprint(w, line)
 	require.NoError(t, err)
 	assert.Equal(t, len(line), n, "the caller's byte count, not the redacted one")
 	s.Add("team-key-4567") // added later: later writes redact it
 	fmt.Fprintln(w, "key team-key-4567 and sk-first-0123")
-	assert.Equal(t, "HTTP 401: Incorrect API key provided: Bearer [REDACTED] ([REDACTED]), abc\nkey [REDACTED] and [REDACTED]\n", buf.String())
+	assert.Equal(t, "HTTP 401: Incorrect API key provided: Bearer [REDACTED] ([REDACTED]), abc [REDACTED]\nkey [REDACTED] and [REDACTED]\n", buf.String())
 }
 
 type failing struct{}
