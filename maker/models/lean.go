@@ -353,8 +353,10 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 		return nil, openai.ErrEmptyResponse
 	}
 	choices := make([]*llms.ContentChoice, len(r.Choices))
+	backing := make([]llms.ContentChoice, len(r.Choices)) // one allocation for the choices
 	for i, c := range r.Choices {
-		ch := &llms.ContentChoice{
+		ch := &backing[i]
+		*ch = llms.ContentChoice{
 			Content: c.Message.Content, ReasoningContent: c.Message.ReasoningContent, StopReason: c.FinishReason,
 			GenerationInfo: generationInfo(&r.Usage, c.Message.ReasoningContent),
 		}
