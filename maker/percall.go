@@ -69,10 +69,12 @@ func (a *microagent) chunk(ctx context.Context, i int) (first, n int) {
 }
 
 // chunkOf is chunk with the wave given: the request of wave w that
-// serves sample i.
+// serves sample i, for an agent with several samples per call (perCall
+// set). A sample outside the wave is a request of its own (one past its
+// end falls through the loop).
 func (a *microagent) chunkOf(w vote.Wave, i int) (first, n int) {
 	pc := a.perCall
-	if pc == nil || pc.limit <= 1 || w.N <= 1 || i < w.First || i >= w.First+w.N {
+	if i < w.First {
 		return i, 1
 	}
 	end := w.First + w.N
@@ -226,7 +228,7 @@ func (a *microagent) short(got, asked int) {
 // are its samples' (not the escalated race, which draws past an offset).
 func (r *run) race(cfg vote.Config, grouped bool) func(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
 	if pc := r.agent.perCall; pc != nil && cfg.Parallel != 1 {
-		if grouped && pc.limit > 1 {
+		if grouped { // pc.limit > 1: perCall is made only then
 			if r.groupedRace == nil {
 				group := r.agent.group
 				r.groupedRace = func(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
