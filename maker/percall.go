@@ -62,7 +62,19 @@ func (a *microagent) chunk(ctx context.Context, i int) (first, n int) {
 		return i, 1
 	}
 	w, ok := vote.WaveFrom(ctx)
-	if !ok || w.N <= 1 || i < w.First || i >= w.First+w.N {
+	if !ok {
+		return i, 1
+	}
+	return a.chunkOf(w, i)
+}
+
+// chunkOf is chunk with the wave given: the request of wave w that
+// serves sample i, for an agent with several samples per call (perCall
+// set). A sample outside the wave is a request of its own (one past its
+// end falls through the loop).
+func (a *microagent) chunkOf(w vote.Wave, i int) (first, n int) {
+	pc := a.perCall
+	if i < w.First {
 		return i, 1
 	}
 	end := w.First + w.N
@@ -78,6 +90,23 @@ func (a *microagent) chunk(ctx context.Context, i int) (first, n int) {
 		start = stop
 	}
 	return i, 1
+}
+
+// group is the vote.RaceGrouped grouping of the agent's races: the
+// samples of one request are drawn one after another on one goroutine,
+// the first making the request and the others taking their choices of it
+// at once, instead of each on a worker of its own waiting for the
+// request. Once the provider is known to ignore n every sample is a call
+// of its own, and none are grouped (grouped, they would wait for each
+// other's calls).
+func (a *microagent) group(w vote.Wave, i int) int {
+	if a.perCall.single.Load() {
+		return 1
+	}
+	if first, n := a.chunkOf(w, i); first == i {
+		return n
+	}
+	return 1
 }
 
 // waveDraw serves one step's samples, several per request when the
@@ -193,8 +222,21 @@ func (a *microagent) short(got, asked int) {
 // race is raceFor, but a step that may put several samples in a request
 // runs vote.Race even for a Synchronous model: only Race launches waves
 // (vote.Wave), and the requests, not the schedule, are what it saves.
-func (r *run) race(cfg vote.Config) func(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
-	if r.agent.perCall != nil && cfg.Parallel != 1 {
+//
+// Its draws of a request's samples run one after another on one goroutine
+// (see microagent.group) when grouped is true: for a race whose indices
+// are its samples' (not the escalated race, which draws past an offset).
+func (r *run) race(cfg vote.Config, grouped bool) func(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
+	if pc := r.agent.perCall; pc != nil && cfg.Parallel != 1 {
+		if grouped { // pc.limit > 1: perCall is made only then
+			if r.groupedRace == nil {
+				group := r.agent.group
+				r.groupedRace = func(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
+					return vote.RaceGrouped(ctx, cfg, draw, group)
+				}
+			}
+			return r.groupedRace
+		}
 		return vote.Race[intent.Output]
 	}
 	return raceFor(r.Model, cfg, r.agent.perCall != nil && r.agent.perCall.limit > 1)

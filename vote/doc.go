@@ -54,6 +54,9 @@
 // stack is not grown again for the next) and adds a few small allocations per
 // sample (BenchmarkRace; for figures see the benchmark report in
 // benchmarks/results). Memory is O(distinct keys + samples in flight).
+// [RaceInline] draws one sample at a time on the caller's goroutine;
+// [RaceGrouped] runs groups of a wave's draws one after another on one
+// goroutine, for a Drawer that serves several indices with one request.
 //
 // # The scaling laws
 //

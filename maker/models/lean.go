@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -37,7 +38,12 @@ import (
 
 // leanChat is the lean path of one OpenAI-compatible model.
 type leanChat struct {
-	client    *http.Client // with no Timeout: generate puts timeout in the context
+	client *http.Client // with no Timeout: generate puts timeout in the context
+	// rt is client's RoundTripper, which do calls directly when direct
+	// is true; urlText is the URL as http.Client's errors write it.
+	rt        http.RoundTripper
+	direct    bool
+	urlText   string
 	timeout   time.Duration
 	url       string // .../chat/completions
 	key       string
@@ -62,7 +68,12 @@ type leanMemo struct {
 
 // newLeanChat returns the lean path over rt, each call bounded by timeout.
 func newLeanChat(rt http.RoundTripper, timeout time.Duration, base, key, model string, legacyMax bool) *leanChat {
-	l := &leanChat{client: &http.Client{Transport: rt}, timeout: timeout, url: strings.TrimSuffix(base, "/") + "/chat/completions", key: key, model: model, legacyMax: legacyMax}
+	l := &leanChat{client: &http.Client{Transport: rt}, rt: rt, timeout: timeout, url: strings.TrimSuffix(base, "/") + "/chat/completions", key: key, model: model, legacyMax: legacyMax}
+	// A URL with credentials in it (the client hides the password in its
+	// errors) or that does not parse goes through the client.
+	if u, err := url.Parse(l.url); err == nil && u.User == nil {
+		l.direct, l.urlText = true, u.String()
+	}
 	l.contentType = []string{"application/json"}
 	l.prefix = append(jsonstr.Append([]byte(`{"model":`), model), `,"messages":`...)
 	if key != "" {
@@ -312,7 +323,7 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 	if l.authorization != nil {
 		req.Header["Authorization"] = l.authorization
 	}
-	resp, err := l.client.Do(req)
+	resp, err := l.do(req, body)
 	if err != nil {
 		return nil, err
 	}
@@ -342,8 +353,10 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 		return nil, openai.ErrEmptyResponse
 	}
 	choices := make([]*llms.ContentChoice, len(r.Choices))
+	backing := make([]llms.ContentChoice, len(r.Choices)) // one allocation for the choices
 	for i, c := range r.Choices {
-		ch := &llms.ContentChoice{
+		ch := &backing[i]
+		*ch = llms.ContentChoice{
 			Content: c.Message.Content, ReasoningContent: c.Message.ReasoningContent, StopReason: c.FinishReason,
 			GenerationInfo: generationInfo(&r.Usage, c.Message.ReasoningContent),
 		}
@@ -361,6 +374,42 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 		choices[i] = ch
 	}
 	return &llms.ContentResponse{Choices: choices}, nil
+}
+
+// do sends req (whose body is body) and returns the response, as
+// http.Client.Do does for it: the client has no Timeout, no cookie jar and
+// no redirect policy, and the URL no credentials, so the client's part of
+// a request that is not redirected is to call the RoundTripper and wrap
+// its error in a *url.Error ("Post" and the URL). do does that itself,
+// without the client's copy of the request's headers (kept for
+// redirects) and its other allocations. A redirect answer (a 3xx status
+// with a Location) is dropped and the request sent again through the
+// client, which follows it as langchaingo's client would.
+func (l *leanChat) do(req *http.Request, body []byte) (*http.Response, error) {
+	if !l.direct {
+		return l.client.Do(req)
+	}
+	resp, err := l.rt.RoundTrip(req)
+	if err != nil {
+		return nil, &url.Error{Op: "Post", URL: l.urlText, Err: err}
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		if resp.Header.Get("Location") == "" {
+			return resp, nil
+		}
+		// As the client does before it follows: read a little, so that
+		// a small body lets the connection be reused.
+		_, _ = io.CopyN(io.Discard, resp.Body, 2<<10)
+		resp.Body.Close()
+		again, err := http.NewRequestWithContext(req.Context(), http.MethodPost, l.url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		again.Header = req.Header
+		return l.client.Do(again)
+	}
+	return resp, nil
 }
 
 // generationInfo is a choice's GenerationInfo as langchaingo's OpenAI

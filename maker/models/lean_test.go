@@ -6,7 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -282,4 +285,72 @@ func TestLeanBodyIsJSONForAnyModelName(t *testing.T) {
 	want, err := json.Marshal(name)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `{"model":`+string(want)+`,"messages":[{"role":"user","content":"hi"}],`)
+}
+
+// TestLeanPathFollowsRedirects: a redirect is followed as langchaingo's
+// client follows it (the request sent again to the new place).
+func TestLeanPathFollowsRedirects(t *testing.T) {
+	for _, code := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		srv := newLeanRecorder(t)
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			http.Redirect(w, req, srv.URL+req.URL.Path, code)
+		}))
+		lm, err := Open("openai:sim-model", Options{BaseURL: front.URL + "/v1", APIKey: "k"})
+		require.NoError(t, err)
+		m := lm.(*model)
+		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}
+		lean, err := m.GenerateContent(context.Background(), msgs, llms.WithSeed(1))
+		require.NoError(t, err, "HTTP %d", code)
+		ref, err := m.llm.GenerateContent(context.Background(), msgs, append([]llms.CallOption{llms.WithSeed(1)}, m.extra...)...)
+		require.NoError(t, err)
+		assert.Equal(t, ref, lean, "HTTP %d", code)
+		srv.mu.Lock()
+		require.Len(t, srv.bodies, 2)
+		assert.Equal(t, srv.bodies[1], srv.bodies[0], "HTTP %d: the body sent on", code)
+		assert.Equal(t, srv.paths[1], srv.paths[0], "HTTP %d: the path and headers", code)
+		srv.mu.Unlock()
+		front.Close()
+	}
+	// A 3xx without a Location is an answer, as for the client: sent once.
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		asked.Add(1)
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
+	require.NoError(t, err)
+	l := lm.(*model).lean
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}
+	_, err = l.generate(context.Background(), msgs, llms.CallOptions{})
+	require.Error(t, err)
+	assert.Equal(t, int32(1), asked.Load(), "requests sent")
+	l.direct = false
+	_, errClient := l.generate(context.Background(), msgs, llms.CallOptions{})
+	require.Error(t, errClient)
+	assert.Equal(t, errClient.Error(), err.Error())
+}
+
+// TestLeanPathTransportErrorsAreTheClients: without the client, a
+// transport error is the one http.Client.Do returns: a *url.Error naming
+// the method and the URL, the password of a URL with credentials hidden.
+func TestLeanPathTransportErrorsAreTheClients(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close() // nothing listens there now
+	for _, base := range []string{srv.URL + "/v1", strings.Replace(srv.URL, "http://", "http://user:secret@", 1) + "/v1"} {
+		lm, err := Open("openai:sim-model", Options{BaseURL: base, APIKey: "k"})
+		require.NoError(t, err)
+		l := lm.(*model).lean
+		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}
+		_, err = l.generate(context.Background(), msgs, llms.CallOptions{})
+		var ue *url.Error
+		require.ErrorAs(t, err, &ue, base)
+		assert.Equal(t, "Post", ue.Op)
+		assert.NotContains(t, err.Error(), "secret")
+		direct := l.direct
+		l.direct = false
+		_, errClient := l.generate(context.Background(), msgs, llms.CallOptions{})
+		assert.Equal(t, errClient.Error(), err.Error(), base)
+		assert.Equal(t, !strings.Contains(base, "@"), direct, "%s: sent without the client", base)
+	}
 }
