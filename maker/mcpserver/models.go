@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
@@ -54,8 +55,18 @@ func (s *Server) check(in Sampling) (settings, error) {
 		if err := models.CheckSpec(m); err != nil {
 			return st, fmt.Errorf("%w: models: %w", ErrArgument, err)
 		}
-		if !s.cfg.AllowAnyModel && !slices.Contains(s.cfg.Models, m) {
+		if slices.Contains(s.cfg.Models, m) {
+			continue
+		}
+		if !s.cfg.AllowAnyModel {
 			return st, fmt.Errorf("%w: %q is not one of this server's models (%s); its operator adds models with --model", ErrModelNotAllowed, m, joinQuoted(s.cfg.Models))
+		}
+		// A spec's own endpoint (;base=URL, ;key=VAR) would send a key
+		// of the server's environment, any variable the client names,
+		// to a server the client names: only the operator's specs
+		// carry one.
+		if strings.Contains(m, ";") {
+			return st, fmt.Errorf("%w: models: %q: ;base=, ;key=, ;rpm= and ;inflight= are the operator's settings (its --model specs); name the model alone, and its server with base_url", ErrModelNotAllowed, m)
 		}
 	}
 	if in.BaseURL != "" && in.BaseURL != s.cfg.BaseURL {

@@ -99,3 +99,26 @@ func TestARequestsOwnBaseURLNeverGetsTheEnvironmentsKey(t *testing.T) {
 		assert.NotContains(t, a, "sk-operator-secret")
 	}
 }
+
+// A client's model spec cannot carry its own endpoint: with
+// ;base=URL it would get the operator's key sent to its server, and with
+// ;key=VAR any variable of the server's environment.
+func TestARequestsModelSpecCarriesNoEndpoint(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-operator-secret")
+	t.Setenv("MDAP_TEST_OTHER_SECRET", "sk-other-secret")
+	fake := newFakeOpenAI(t)
+	c, _ := connect(t, mcpserver.Config{Models: []string{"openai:fake"}, BaseURL: "http://127.0.0.1:1/v1", AllowAnyModel: true})
+	msgs := []any{map[string]any{"role": "user", "content": "Which file?"}}
+	for _, spec := range []string{
+		"openai:other;base=" + fake.URL,
+		"openai:other;key=MDAP_TEST_OTHER_SECRET",
+		"openai:other;base=" + fake.URL + ";key=MDAP_TEST_OTHER_SECRET",
+		"openai:other;rpm=60",
+	} {
+		res := call(t, context.Background(), c.ClientSession, "sample_and_vote", map[string]any{"messages": msgs, "models": []string{spec}, "k": 1}, nil)
+		toolError(t, res, "are the operator's settings")
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	assert.Empty(t, fake.auth, "no request reached the client's server")
+}

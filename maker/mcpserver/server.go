@@ -76,7 +76,9 @@ type Config struct {
 	// AllowAnyModel lets a request name any model spec and any base URL.
 	// The server then calls whatever URL a client names (never with the
 	// API keys of its environment, which go only to BaseURL): for a
-	// trusted client only.
+	// trusted client only. A spec not in Models may not carry its own
+	// endpoint (;base=, ;key=, ;rpm=, ;inflight=): those would send a key
+	// of the server's environment to a server the client names.
 	AllowAnyModel bool
 	// Timeout bounds one model call; zero means models.DefaultTimeout.
 	Timeout time.Duration
