@@ -11,7 +11,6 @@ import (
 	"github.com/mdap-go/mdap/benchmarks"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 // defaultBenchOut is where maker bench writes when --out is not given.
@@ -126,8 +125,8 @@ func ranSuites(r *benchmarks.Report) []string {
 
 // benchProgress draws one bar per suite on stderr when it is a terminal.
 func benchProgress(cmd *cobra.Command) (func(suite string, done, total int), func()) {
-	f, ok := cmd.ErrOrStderr().(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	f := cmd.ErrOrStderr()
+	if !isTerminal(f) {
 		return nil, func() {}
 	}
 	var bar *progressbar.ProgressBar

@@ -464,12 +464,26 @@ func (f *runFlags) price() maker.Price {
 // modelName names the --model specs, for summaries.
 func (f *runFlags) modelName() string { return strings.Join(f.models, ", ") }
 
+// isTerminal reports whether w, or the writer it wraps (stderr is an
+// observe.RedactWriter), is a terminal.
+func isTerminal(w io.Writer) bool {
+	for {
+		if file, ok := w.(*os.File); ok {
+			return term.IsTerminal(int(file.Fd()))
+		}
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+}
+
 // newBar returns the progress bar the flags ask for, or nil.
 func (f *runFlags) newBar(w io.Writer, total int, unit string) *progressbar.ProgressBar {
 	show := f.progress == "on"
 	if f.progress == "auto" {
-		file, ok := w.(*os.File)
-		show = ok && term.IsTerminal(int(file.Fd()))
+		show = isTerminal(w)
 	}
 	if !show {
 		return nil

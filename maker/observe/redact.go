@@ -30,8 +30,9 @@ func (s *Secrets) Add(secrets ...string) {
 // write, replaced by Redacted. Each Write is redacted on its own: a
 // secret split across two writes is not found, so write whole lines (as
 // fmt.Fprintln, slog's handlers and json.Encoder do). A Write returns
-// len(p) when the redacted bytes were all written. Cost: a scan of p per
-// secret; a copy of p only when it holds one.
+// len(p) when the redacted bytes were all written. Its Unwrap method
+// returns w, for a caller that asks what is underneath (a terminal?).
+// Cost: a scan of p per secret; a copy of p only when it holds one.
 func RedactWriter(w io.Writer, s *Secrets) io.Writer {
 	return &redactWriter{w: w, s: s}
 }
@@ -40,6 +41,9 @@ type redactWriter struct {
 	w io.Writer
 	s *Secrets
 }
+
+// Unwrap returns the writer written to.
+func (r *redactWriter) Unwrap() io.Writer { return r.w }
 
 func (r *redactWriter) Write(p []byte) (int, error) {
 	out := p

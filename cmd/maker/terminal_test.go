@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/mdap-go/mdap/maker/observe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// openPTY returns the terminal end of a new pseudo-terminal.
+func openPTY(t *testing.T) *os.File {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	require.NoError(t, unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0), "unlockpt")
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	require.NoError(t, err)
+	pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { pts.Close() })
+	return pts
+}
+
+// The progress bar's --progress auto sees the terminal under the
+// redacting writer that stderr is.
+func TestIsTerminalUnwrapsTheRedactingWriter(t *testing.T) {
+	pts := openPTY(t)
+	assert.True(t, isTerminal(pts))
+	assert.True(t, isTerminal(observe.RedactWriter(pts, &observe.Secrets{})), "a terminal under the redaction")
+	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	require.NoError(t, err)
+	defer f.Close()
+	assert.False(t, isTerminal(observe.RedactWriter(f, &observe.Secrets{})), "a file under it")
+	f2 := &runFlags{progress: "auto"}
+	assert.NotNil(t, f2.newBar(observe.RedactWriter(pts, &observe.Secrets{}), 10, "steps"), "the bar is shown")
+}
