@@ -293,8 +293,7 @@ func (f *runFlags) validateModels(ctx context.Context) error {
 			return usageErr("--model %q: %w", spec, err)
 		}
 		if o.APIKey != "" { // a ;key=VAR's value: a credential like OPENAI_API_KEY
-			f.obs.secrets = append(f.obs.secrets, o.APIKey)
-			addSecret(ctx, o.APIKey)
+			f.obs.redact(ctx, o.APIKey)
 		}
 		sp, err := models.ParseSpec(head)
 		if err != nil {

@@ -98,6 +98,9 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				if err := models.CheckSpec(m); err != nil {
 					return usageErr("--model %q: %w", m, err)
 				}
+				if _, o, err := models.SplitEndpoint(m, models.Options{}); err == nil && o.APIKey != "" {
+					obs.redact(cmd.Context(), o.APIKey) // a ;key=VAR's value
+				}
 			}
 			if baseURL != "" {
 				if err := checkBaseURL(baseURL); err != nil {
@@ -129,7 +132,7 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				return err
 			}
 			defer obs.stop(cmd.Context())
-			obs.secrets = append(obs.secrets, token)
+			obs.redact(cmd.Context(), token)
 			log := obs.logger(stderr, &slog.HandlerOptions{Level: level})
 			srv, err := mcpserver.New(mcpserver.Config{
 				Models: modelSpecs, BaseURL: baseURL, AllowAnyModel: allowAnyModel, Timeout: timeout,

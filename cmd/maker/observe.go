@@ -63,7 +63,7 @@ func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer
 			if err := observe.CheckToken(token); err != nil {
 				return usageErr("$%s: %w", metricsTokenEnv, err)
 			}
-			w.secrets = append(w.secrets, token)
+			w.redact(ctx, token)
 		} else if !loopback {
 			return usageErr("--metrics-addr %s is reachable from other machines and the metrics endpoint would be open to them: set %s to a bearer token (Prometheus sends it with authorization.credentials_file), or listen on loopback (a port alone means 127.0.0.1)", w.addr, metricsTokenEnv)
 		}
@@ -137,6 +137,13 @@ func (w *watchFlags) stop(ctx context.Context) {
 		defer cancel()
 		_ = w.tel.Shutdown(fctx)
 	}
+}
+
+// redact keeps secret, a credential read from the command line or the
+// environment, out of the logs and out of everything the command writes.
+func (w *watchFlags) redact(ctx context.Context, secret string) {
+	w.secrets = append(w.secrets, secret)
+	addSecret(ctx, secret)
 }
 
 // handler is the --log-format handler for stderr, redacting the API

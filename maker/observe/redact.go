@@ -3,6 +3,7 @@ package observe
 import (
 	"bytes"
 	"io"
+	"slices"
 	"sync"
 )
 
@@ -23,6 +24,8 @@ func (s *Secrets) Add(secrets ...string) {
 			s.list = append(s.list, []byte(sec))
 		}
 	}
+	// Longest first: a secret that holds another is replaced whole.
+	slices.SortStableFunc(s.list, func(a, b []byte) int { return len(b) - len(a) })
 }
 
 // RedactWriter returns a writer that writes to w what it is given with

@@ -26,6 +26,14 @@ func TestRedactWriterRemovesEverySecret(t *testing.T) {
 	assert.Equal(t, "HTTP 401: Incorrect API key provided: Bearer [REDACTED] ([REDACTED]), abc [REDACTED]\nkey [REDACTED] and [REDACTED]\n", buf.String())
 }
 
+func TestRedactWriterReplacesASecretHoldingAnotherWhole(t *testing.T) {
+	var s observe.Secrets
+	s.Add("abcd1234", "abcd1234WXYZ")
+	var buf bytes.Buffer
+	fmt.Fprintln(observe.RedactWriter(&buf, &s), "long abcd1234WXYZ short abcd1234")
+	assert.Equal(t, "long [REDACTED] short [REDACTED]\n", buf.String())
+}
+
 type failing struct{}
 
 func (failing) Write([]byte) (int, error) { return 0, errors.New("disk full") }
