@@ -45,6 +45,10 @@ func (s *Solver) samplesPerCall(members int) int {
 type perCall struct {
 	limit  int
 	single atomic.Bool // the provider returned fewer choices than asked: one sample per call from now on
+	// whole: a request of several choices came back with all of them, so
+	// the provider honours n and a request's samples may be drawn in
+	// turn (group).
+	whole atomic.Bool
 	// onShort, if set, is told once that the provider ignores n.
 	onShort func(got, asked int)
 }
@@ -96,11 +100,13 @@ func (a *microagent) chunkOf(w vote.Wave, i int) (first, n int) {
 // samples of one request are drawn one after another on one goroutine,
 // the first making the request and the others taking their choices of it
 // at once, instead of each on a worker of its own waiting for the
-// request. Once the provider is known to ignore n every sample is a call
-// of its own, and none are grouped (grouped, they would wait for each
-// other's calls).
+// request. Only once the provider is known to honour n: until then, and
+// once it is known to ignore n, a request's samples may each become a
+// call of their own, and grouped they would wait for each other's calls.
+// (A provider that honours n and later stops costs, in that one wave,
+// the missing samples' calls one after another.)
 func (a *microagent) group(w vote.Wave, i int) int {
-	if a.perCall.single.Load() {
+	if !a.perCall.whole.Load() || a.perCall.single.Load() {
 		return 1
 	}
 	if first, n := a.chunkOf(w, i); first == i {
@@ -173,6 +179,8 @@ func (d *waveDraw) sample(ctx context.Context, i int) (Reply, time.Duration, err
 		}()
 		if req.err == nil && len(req.replies) < n {
 			d.agent.short(len(req.replies), n)
+		} else if req.err == nil {
+			d.agent.perCall.whole.Store(true)
 		}
 	} else {
 		select {
