@@ -127,11 +127,15 @@ func Race[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], er
 // provider request (see Wave): the first draw of a group makes the
 // request and the others only take their part of it, so running them on
 // the first's goroutine saves a hand-off to a worker and a wait for each.
-// Grouping never changes a result (samples are tallied in index order
-// whatever the schedule); it only delays the start of a group's later
-// draws until the earlier ones return, so group only draws that do not
-// wait for anything once the first has returned. group runs on the
-// race's goroutine and must not block.
+// Grouping changes the schedule, not the tally: samples are tallied in
+// index order whatever it is. It delays the start of a group's later
+// draws until the earlier ones return (a later draw of a group whose
+// race was decided meanwhile still runs, with a cancelled context, and
+// is not tallied), so group only draws that do not wait for anything
+// once the first has returned. An error that ends the race at whichever
+// draw returns it first (a Key-0 sample's ErrConfig) may come from
+// another index than without grouping. group runs on the race's
+// goroutine and must not block.
 func RaceGrouped[T any](ctx context.Context, cfg Config, draw Drawer[T], group func(w Wave, i int) int) (Result[T], error) {
 	start := mono.Now()
 	c, err := cfg.WithDefaults()

@@ -3,6 +3,7 @@ package models
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -391,6 +392,11 @@ func (l *leanChat) do(req *http.Request, body []byte) (*http.Response, error) {
 	}
 	resp, err := l.rt.RoundTrip(req)
 	if err != nil {
+		// As the client: an HTTP answer to a TLS hello is a scheme
+		// mismatch (https:// to a plain server), not a TLS failure.
+		if tlsErr, ok := err.(tls.RecordHeaderError); ok && string(tlsErr.RecordHeader[:]) == "HTTP/" {
+			err = http.ErrSchemeMismatch
+		}
 		return nil, &url.Error{Op: "Post", URL: l.urlText, Err: err}
 	}
 	switch resp.StatusCode {

@@ -337,7 +337,10 @@ func TestLeanPathFollowsRedirects(t *testing.T) {
 func TestLeanPathTransportErrorsAreTheClients(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close() // nothing listens there now
-	for _, base := range []string{srv.URL + "/v1", strings.Replace(srv.URL, "http://", "http://user:secret@", 1) + "/v1"} {
+	plain := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(plain.Close)
+	https := strings.Replace(plain.URL, "http://", "https://", 1) + "/v1" // a plain server: http.ErrSchemeMismatch
+	for _, base := range []string{srv.URL + "/v1", strings.Replace(srv.URL, "http://", "http://user:secret@", 1) + "/v1", https} {
 		lm, err := Open("openai:sim-model", Options{BaseURL: base, APIKey: "k"})
 		require.NoError(t, err)
 		l := lm.(*model).lean
@@ -352,5 +355,8 @@ func TestLeanPathTransportErrorsAreTheClients(t *testing.T) {
 		_, errClient := l.generate(context.Background(), msgs, llms.CallOptions{})
 		assert.Equal(t, errClient.Error(), err.Error(), base)
 		assert.Equal(t, !strings.Contains(base, "@"), direct, "%s: sent without the client", base)
+		if base == https {
+			assert.ErrorIs(t, err, http.ErrSchemeMismatch)
+		}
 	}
 }

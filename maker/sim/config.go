@@ -11,8 +11,8 @@ import (
 // The sentinel errors of this package; test with [errors.Is].
 var (
 	// ErrConfig: [New] or [Config.Validate] refused a configuration. The
-	// error is a [*FieldError], which names the field, the value and the
-	// fix.
+	// error holds a [*FieldError] (see [errors.As]), which names the
+	// field, the value and the fix.
 	ErrConfig = errors.New("invalid configuration")
 
 	// ErrUnknownPrompt: the oracle could not read the prompt (it is not a
@@ -210,8 +210,9 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate checks c and returns nil or a [*FieldError] (which wraps
-// [ErrConfig]) naming the first bad field and how to fix it: P outside
+// Validate checks c and returns nil or an error holding a [*FieldError]
+// (find it with [errors.As]; it wraps [ErrConfig]) naming the first bad
+// field and how to fix it: P outside
 // (0, 1] or not a number, another probability outside [0, 1], a
 // DifficultySpread outside [0, 1), a Drift change out of order or with a
 // P outside (0, 1], FlagRate + ErrorRate above 1, a negative
