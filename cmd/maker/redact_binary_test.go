@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,4 +47,32 @@ func TestEchoedKeysAreRedactedFromTheOutput(t *testing.T) {
 			assert.NotContains(t, out, key[3:], "not even in part")
 		})
 	}
+}
+
+// maker mcp over stdio: a --model ;key=VAR's key echoed by the server in
+// its 401 reaches the client redacted, in the tool's result.
+func TestMCPEchoedKeyIsRedacted(t *testing.T) {
+	const key = "sk-echoed-mcp-secret-4b7e19d0"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(srv.Close)
+	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key},
+		"mcp", "--root", t.TempDir(), "--state", t.TempDir(), "--model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1", "--log-level", "debug")
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "redact-test"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	res := callTool(t, ctx, cs, "sample_and_vote", map[string]any{"messages": hanoiPrompt(3), "k": 1}, "")
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	out := string(b)
+	assert.Contains(t, out, "[REDACTED]", "the server echoed the key: %s", out)
+	assert.NotContains(t, out, key)
+	require.NoError(t, cs.Close())
+	assert.NotContains(t, stderr.String(), key)
 }
