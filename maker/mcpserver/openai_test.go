@@ -122,3 +122,31 @@ func TestARequestsModelSpecCarriesNoEndpoint(t *testing.T) {
 	defer fake.mu.Unlock()
 	assert.Empty(t, fake.auth, "no request reached the client's server")
 }
+
+// A model server that refuses the key and echoes it in its error does
+// not put the key in the tool's result: not the environment's, not one a
+// Models spec's ;key=VAR names; in the text, the structured output and
+// a sample's error alike.
+func TestAnEchoedKeyNeverReachesTheClient(t *testing.T) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(echo.Close)
+	for _, c := range []struct{ env, model string }{
+		{"OPENAI_API_KEY", "openai:fake"},
+		{"MDAP_TEST_TEAM_KEY", "openai:fake;key=MDAP_TEST_TEAM_KEY"},
+	} {
+		const key = "sk-echoed-by-the-model-server-71c2"
+		t.Setenv(c.env, key)
+		cl, _ := connect(t, mcpserver.Config{Models: []string{c.model}, BaseURL: echo.URL})
+		res := call(t, context.Background(), cl.ClientSession, "sample_and_vote", map[string]any{
+			"messages": []any{map[string]any{"role": "user", "content": "Which file?"}}, "k": 1,
+		}, nil)
+		b, err := json.Marshal(res)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "[REDACTED]", "%s: the server echoed the key: %s", c.model, b)
+		assert.NotContains(t, string(b), key, c.model)
+	}
+}

@@ -76,7 +76,10 @@ type Config struct {
 	// AllowAnyModel lets a request name any model spec and any base URL.
 	// The server then calls whatever URL a client names (never with the
 	// API keys of its environment, which go only to BaseURL): for a
-	// trusted client only. A spec not in Models may not carry its own
+	// trusted client only. No tool result carries an API key the server
+	// holds (the environment's, or a Models spec's ;key=VAR), even when
+	// a model server echoes it in an error: it reads [REDACTED]. A spec
+	// not in Models may not carry its own
 	// endpoint (;base=, ;key=, ;rpm=, ;inflight=): those would send a key
 	// of the server's environment to a server the client names.
 	AllowAnyModel bool
@@ -131,6 +134,7 @@ type Server struct {
 	exec     *executor.Executor
 	root     *os.Root
 	journals journalLocks
+	keys     [][]byte // heldKeys: never in a tool's result
 }
 
 // New returns a server for cfg. It makes no network call.
@@ -177,7 +181,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = buildVersion()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, journals: journalLocks{busy: map[string]chan struct{}{}}}
+	s := &Server{cfg: cfg, log: cfg.Logger, journals: journalLocks{busy: map[string]chan struct{}{}}, keys: heldKeys(cfg.Models)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -283,7 +287,8 @@ func checkURL(raw string) error {
 	return nil
 }
 
-// addTool registers a typed tool whose panics become tool errors. Its
+// addTool registers a typed tool whose panics become tool errors and
+// whose results never carry a key the server holds (redactResult). Its
 // input schema is inferred from In, with minimums on the counts (see
 // withMinimums), so that an explicit k: 0 is refused, not taken as "the
 // default".
@@ -294,7 +299,11 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out])
 			t.InputSchema = sch
 		}
 	}
-	mcp.AddTool(s.mcp, t, safe(s.log, t.Name, h))
+	guarded := safe(s.log, t.Name, h)
+	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		res, out, err := guarded(ctx, req, in)
+		return redactResult(s.keys, res, out, err)
+	})
 }
 
 // countMinimums are the least values of count fields whose zero would
