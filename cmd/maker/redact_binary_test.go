@@ -14,17 +14,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A server that refuses the key and echoes it in its error (as some do,
-// in part or whole) does not put the key in maker's output: not a key
-// from OPENAI_API_KEY, nor one a --model ;key=VAR names, in text or JSON
-// logs, the per-sample error lines, the final error or the summary.
-func TestEchoedKeysAreRedactedFromTheOutput(t *testing.T) {
+// keyEchoServer is an OpenAI-compatible server that refuses every key
+// and echoes it in its error, as some servers do.
+func keyEchoServer(t *testing.T) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, r.Header.Get("Authorization"))
 	}))
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A server that refuses the key and echoes it in its error (as some do,
+// in part or whole) does not put the key in maker's output: not a key
+// from OPENAI_API_KEY, nor one a --model ;key=VAR names, in text or JSON
+// logs, the per-sample error lines, the final error or the summary.
+func TestEchoedKeysAreRedactedFromTheOutput(t *testing.T) {
+	srv := keyEchoServer(t)
 	for _, c := range []struct {
 		name, env, model string
 		extra            []string
@@ -53,12 +61,7 @@ func TestEchoedKeysAreRedactedFromTheOutput(t *testing.T) {
 // its 401 reaches the client redacted, in the tool's result.
 func TestMCPEchoedKeyIsRedacted(t *testing.T) {
 	const key = "sk-echoed-mcp-secret-4b7e19d0"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, r.Header.Get("Authorization"))
-	}))
-	t.Cleanup(srv.Close)
+	srv := keyEchoServer(t)
 	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key},
 		"mcp", "--root", t.TempDir(), "--state", t.TempDir(), "--model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1", "--log-level", "debug")
 	stderr := &syncBuffer{}
