@@ -64,3 +64,17 @@ func TestRedactResultAndError(t *testing.T) {
 	assert.Same(t, plain, redactError(keys, plain))
 	assert.NoError(t, redactError(keys, nil))
 }
+
+// The held keys are the environment's OpenAI and Anthropic keys and each
+// spec's ;key=VAR value, and no other variable's.
+func TestHeldKeysAreTheModelsKeys(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "openai-key-1")
+	t.Setenv("ANTHROPIC_API_KEY", "anthropic-key-2")
+	t.Setenv("MDAP_TEST_TEAM_KEY", "team-key-3")
+	t.Setenv("MDAP_TEST_OTHER_KEY", "other-key-4")
+	var got []string
+	for _, k := range heldKeys([]string{"openai:m;key=MDAP_TEST_TEAM_KEY", "anthropic:m"}) {
+		got = append(got, string(k))
+	}
+	assert.ElementsMatch(t, []string{"openai-key-1", "anthropic-key-2", "team-key-3"}, got)
+}

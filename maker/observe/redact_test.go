@@ -106,3 +106,34 @@ func TestRedactWriterFindsTheJSONEscapedForms(t *testing.T) {
 	assert.NotContains(t, buf.String(), "-0123", "no form of the key: %s", buf.String())
 	assert.Equal(t, 4, strings.Count(buf.String(), "refused [REDACTED]"), buf.String())
 }
+
+// NewLogHandler redacts each value and the message before the handler
+// encodes them, so a form RedactWriter does not hold (slog's JSON handler
+// writes a backspace as \u0008, encoding/json as \b) never reaches w.
+func TestLogHandlerRedactsBeforeEncoding(t *testing.T) {
+	const key = "sk-a\"b<c\b-0123"
+	for _, format := range []string{observe.LogJSON, observe.LogText} {
+		var buf bytes.Buffer
+		h, err := observe.NewLogHandler(&buf, format, nil, key)
+		require.NoError(t, err)
+		slog.New(h).Error("refused "+key, "err", errors.New("HTTP 401: "+key), "body", "key "+key)
+		assert.NotContains(t, buf.String(), "-0123", "%s: %s", format, buf.String())
+		assert.Equal(t, 3, strings.Count(buf.String(), "[REDACTED]"), "%s: %s", format, buf.String())
+	}
+}
+
+// A line that holds no secret is passed on as it is, with no allocation.
+func TestRedactWriterWithoutASecretAllocatesNothing(t *testing.T) {
+	var s observe.Secrets
+	s.Add("sk-"+strings.Repeat("x", 100), `sk-a"b<c-0123`)
+	var got []byte
+	w := observe.RedactWriter(writerFunc(func(p []byte) (int, error) { got = p; return len(p), nil }), &s)
+	line := []byte("an ordinary log line, sk-a and sk-x, no key\n")
+	_, _ = w.Write(line)
+	assert.Same(t, &line[0], &got[0], "the caller's bytes")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = w.Write(line) }))
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
