@@ -30,24 +30,34 @@ func heldKeys(specs []string) secrets.Set {
 // redact returns b with every key replaced, and whether it held one.
 var redact = secrets.Set.Redact
 
-// redacting is the server's middleware that keeps the keys it holds out
-// of what it answers and sends: a tool's result (its text, its
-// structured output, its error) and a progress notification's message. A
-// model server may echo a key it refused in its error message, which a
-// sample's error, a result and a progress message carry to the client.
-// The structured output is redacted in the JSON the SDK encoded, once,
-// with no second encoding unless it holds a key.
-func redacting(keys secrets.Set) mcp.Middleware {
+// redactingResults is the server's receiving middleware that keeps the
+// keys it holds out of its answers: a tool's result (its text, its
+// structured output) and a protocol error. A model server may echo a key
+// it refused in its error message, which a sample's error and so a result
+// carry to the client. The structured output is redacted in the JSON the
+// SDK encoded, with no second encoding unless it holds a key.
+func redactingResults(keys secrets.Set) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if p, ok := req.GetParams().(*mcp.ProgressNotificationParams); ok {
-				p.Message, _ = keys.RedactString(p.Message)
-			}
 			res, err := next(ctx, method, req)
-			if r, ok := res.(*mcp.CallToolResult); ok {
+			if r, ok := res.(*mcp.CallToolResult); ok && r != nil {
 				redactResult(keys, r)
 			}
 			return res, redactError(keys, err)
+		}
+	}
+}
+
+// redactingNotes is the server's sending middleware that keeps the keys
+// it holds out of each progress notification's message ("sample 0: the
+// model call failed: ..." carries a sample's error).
+func redactingNotes(keys secrets.Set) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.ProgressNotificationParams); ok && p != nil {
+				p.Message, _ = keys.RedactString(p.Message)
+			}
+			return next(ctx, method, req)
 		}
 	}
 }

@@ -135,7 +135,7 @@ type Server struct {
 	exec     *executor.Executor
 	root     *os.Root
 	journals journalLocks
-	keys     secrets.Set // heldKeys: never in what the server sends (redacting)
+	keys     secrets.Set // heldKeys: never in what the server sends (redactingResults, redactingNotes)
 }
 
 // New returns a server for cfg. It makes no network call.
@@ -219,8 +219,8 @@ func New(cfg Config) (*Server, error) {
 		Capabilities: &mcp.ServerCapabilities{},
 	})
 	if len(s.keys) > 0 {
-		s.mcp.AddReceivingMiddleware(redacting(s.keys))
-		s.mcp.AddSendingMiddleware(redacting(s.keys))
+		s.mcp.AddReceivingMiddleware(redactingResults(s.keys))
+		s.mcp.AddSendingMiddleware(redactingNotes(s.keys))
 	}
 	s.addTools()
 	return s, nil
