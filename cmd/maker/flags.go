@@ -214,7 +214,14 @@ var simFlagOf = map[string]string{
 // simUsageErr turns an error of sim.Config.Validate into a usage error
 // that names the flags, their values and the fix: "--p 1.5: use a
 // probability above 0, up to 1".
-func simUsageErr(err error) error {
+func simUsageErr(err error) error { return fieldUsageErr(err, simFlagOf, "simulated model") }
+
+// fieldUsageErr turns the *sim.FieldError of a configuration the flags
+// set (sim.Config, simserver.Faults, batch.LimitConfig) into a usage error
+// that names the flags, their values and the library's fix, so that the
+// rules are the library's alone. flagOf names the flag of each field; an
+// error of a field no flag sets, or of another kind, reads "what: err".
+func fieldUsageErr(err error, flagOf map[string]string, what string) error {
 	if err == nil {
 		return nil
 	}
@@ -222,7 +229,7 @@ func simUsageErr(err error) error {
 	var parts []string
 	if errors.As(err, &fe) {
 		for _, x := range fe.Fields {
-			name, ok := simFlagOf[x.Name]
+			name, ok := flagOf[x.Name]
 			if !ok { // a field no flag sets
 				parts = nil
 				break
@@ -231,7 +238,7 @@ func simUsageErr(err error) error {
 		}
 	}
 	if len(parts) == 0 {
-		return usageErr("simulated model: %w", err)
+		return usageErr("%s: %w", what, err)
 	}
 	return usageErr("%s: %s", strings.Join(parts, " plus "), fe.Fix)
 }

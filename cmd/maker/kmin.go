@@ -3,9 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 
-	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/spf13/cobra"
 )
 
@@ -29,48 +28,36 @@ task of S steps to succeed with probability at least T, and what does it cost?
 		Example: "  maker kmin --steps 1048575 --p 0.9978 --target 0.95",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, err := vote.KMin(steps, p, target)
+			// mcpserver.KMin reads a zero target or valid rate as "left
+			// out"; here the flags have their defaults, so a 0 was given.
+			for _, z := range []struct {
+				flag string
+				v    float64
+			}{{"target", target}, {"valid-rate", valid}} {
+				if z.v == 0 {
+					return usageErr("--%s 0: use a value above 0", z.flag)
+				}
+			}
+			out, err := mcpserver.KMin(mcpserver.KMinInput{Steps: steps, P: p, Target: target, ValidRate: valid, Price: price})
 			if err != nil {
-				return usageErr("--steps, --p or --target: %w", err)
+				return usageErr("%w", err)
 			}
-			cost, err := vote.ExpectedCost(p, k, valid, price)
-			if err != nil {
-				return usageErr("--valid-rate or --price: %w", err)
-			}
-			perStep := vote.ExpectedSamples(p, k) / valid
-			out := map[string]any{
-				"steps": steps, "p": p, "target": target, "valid_rate": valid,
-				"k_min":             k,
-				"p_full":            vote.PFull(steps, k, p),
-				"p_full_k_minus_1":  vote.PFull(steps, max(k-1, 1), p),
-				"samples_per_step":  perStep,
-				"samples_total":     perStep * float64(steps),
-				"cost_per_step":     cost,
-				"cost_total":        cost * float64(steps),
-				"price_per_sample":  price,
-				"p_step":            vote.PStep(p, k),
-				"expected_failures": float64(steps) * (1 - vote.PStep(p, k)),
-			}
-			// At p = 1 a step never fails: log10(0) has no JSON number.
-			if lf := math.Log10(1 - vote.PStep(p, k)); !math.IsInf(lf, 0) && !math.IsNaN(lf) {
-				out["log10_failure_step"] = lf
-			}
+			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(out); err != nil {
 					return failed(err)
 				}
 				return nil
 			}
-			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "steps %d, p %g, target %g, valid rate %g\n", steps, p, target, valid)
-			fmt.Fprintf(w, "k_min            %d\n", k)
-			fmt.Fprintf(w, "p_full           %.6f (with k-1: %.6f)\n", out["p_full"], out["p_full_k_minus_1"])
-			fmt.Fprintf(w, "samples per step %.4f\n", perStep)
-			fmt.Fprintf(w, "samples in all   %.0f\n", perStep*float64(steps))
+			fmt.Fprintf(w, "k_min            %d\n", out.KMin)
+			fmt.Fprintf(w, "p_full           %.6f (with k-1: %.6f)\n", out.PFull, out.PFullKMinus1)
+			fmt.Fprintf(w, "samples per step %.4f\n", out.SamplesPerStep)
+			fmt.Fprintf(w, "samples in all   %.0f\n", out.SamplesTotal)
 			if price > 0 {
-				fmt.Fprintf(w, "cost             %.4f per step, %.2f in all\n", cost, cost*float64(steps))
+				fmt.Fprintf(w, "cost             %.4f per step, %.2f in all\n", out.CostPerStep, out.CostTotal)
 			}
 			return nil
 		},

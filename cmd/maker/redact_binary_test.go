@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,13 +16,19 @@ import (
 )
 
 // keyEchoServer is an OpenAI-compatible server that refuses every key
-// and echoes it in its error, as some servers do.
+// and echoes it in its error, as some servers do (a JSON string, so a key
+// with a quote in it comes back whole).
 func keyEchoServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		msg, err := json.Marshal("Incorrect API key provided: " + r.Header.Get("Authorization"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, r.Header.Get("Authorization"))
+		fmt.Fprintf(w, `{"error":{"message":%s,"type":"invalid_request_error","code":"invalid_api_key"}}`, msg)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -78,4 +85,64 @@ func TestMCPEchoedKeyIsRedacted(t *testing.T) {
 	assert.NotContains(t, out, key)
 	require.NoError(t, cs.Close())
 	assert.NotContains(t, stderr.String(), key)
+}
+
+// escapedKey has characters encoding/json escapes: in JSON output it is
+// written sk-a\"b\u003cc... (or sk-a\"b<c... without HTML escaping).
+const escapedKey = `sk-a"b<c-echoed-5e81d2`
+
+// jsonForms are the ways key may be written: as it is and as
+// encoding/json writes it inside a string, with and without HTML escaping.
+func jsonForms(t *testing.T, key string) []string {
+	t.Helper()
+	html, err := json.Marshal(key)
+	require.NoError(t, err)
+	var plain bytes.Buffer
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(key))
+	return []string{key, string(html[1 : len(html)-1]), strings.TrimSuffix(plain.String(), "\"\n")[1:]}
+}
+
+// A key with characters JSON escapes, echoed by the server, is in no
+// form in the --json summary or the JSON logs.
+func TestAnEchoedKeyIsRedactedInItsJSONForms(t *testing.T) {
+	srv := keyEchoServer(t)
+	for _, extra := range [][]string{{"--json"}, {"--log-format", "json", "--verbose"}} {
+		t.Run(strings.Join(extra, " "), func(t *testing.T) {
+			args := append([]string{"hanoi", "--disks", "3", "--model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL + "/v1", "--progress", "off"}, extra...)
+			cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + escapedKey}, args...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.Error(t, cmd.Run(), "a refused key fails the run")
+			out := stdout.String() + stderr.String()
+			assert.Contains(t, out, "[REDACTED]", "the server echoed the key: %s", out)
+			for _, f := range jsonForms(t, escapedKey) {
+				assert.NotContains(t, out, f)
+			}
+			assert.NotContains(t, out, "echoed-5e81d2", "not even in part")
+		})
+	}
+}
+
+// maker mcp: the escaped key reaches the client in no form, neither in the
+// tool's text nor in its structured result.
+func TestMCPEchoedEscapedKeyIsRedacted(t *testing.T) {
+	srv := keyEchoServer(t)
+	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + escapedKey},
+		"mcp", "--root", t.TempDir(), "--state", t.TempDir(), "--model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1")
+	cmd.Stderr = &syncBuffer{}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "redact-test"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	res := callTool(t, ctx, cs, "sample_and_vote", map[string]any{"messages": hanoiPrompt(3), "k": 1}, "")
+	b, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	out := string(b) + resultText(res)
+	assert.Contains(t, string(b), "[REDACTED]", "the server echoed the key into the structured result: %s", b)
+	for _, f := range jsonForms(t, escapedKey) {
+		assert.NotContains(t, out, f)
+	}
+	assert.NotContains(t, out, "echoed-5e81d2", "not even in part")
 }

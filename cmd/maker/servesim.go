@@ -130,6 +130,12 @@ SIGINT or SIGTERM stops the server gracefully: exit status 0.`,
 	return cmd
 }
 
+// faultFlagOf names the flag of each simserver.Faults field.
+var faultFlagOf = map[string]string{
+	"RateLimit": "fault-429", "RetryAfter": "retry-after", "ServerError": "fault-500",
+	"Hang": "fault-hang", "Truncate": "fault-truncate", "Garbage": "fault-garbage",
+}
+
 // config checks every flag and returns the server's configuration (without
 // its logger). Errors are usage errors naming the flag and its range.
 func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cobra.Command) (simserver.Config, error) {
@@ -140,19 +146,8 @@ func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cob
 	if err := simserver.CheckAddr(f.addr, f.allowRemote); err != nil {
 		return cfg, usageErr("--addr %q is not a loopback address, and the server has no authentication: use 127.0.0.1:PORT, or add --allow-remote to serve other hosts", f.addr)
 	}
-	for _, x := range []struct {
-		name string
-		v    float64
-	}{{"fault-429", f.faults.RateLimit}, {"fault-500", f.faults.ServerError}, {"fault-hang", f.faults.Hang}, {"fault-truncate", f.faults.Truncate}, {"fault-garbage", f.faults.Garbage}} {
-		if !(x.v >= 0 && x.v <= 1) {
-			return cfg, usageErr("--%s %v: use a fraction from 0 to 1", x.name, x.v)
-		}
-	}
-	if t := f.faults.Total(); t > 1 {
-		return cfg, usageErr("--fault-429, --fault-500, --fault-hang, --fault-truncate and --fault-garbage add up to %v: they must add up to at most 1", t)
-	}
-	if r := f.faults.RetryAfter; r < 0 || r > simserver.MaxRetryAfter {
-		return cfg, usageErr("--retry-after %d: use 0 to %d seconds", r, simserver.MaxRetryAfter)
+	if err := fieldUsageErr(f.faults.Validate(), faultFlagOf, "faults"); err != nil {
+		return cfg, err
 	}
 	if f.modelName == "" {
 		return cfg, usageErr("--model-name \"\": give the name to list, such as sim")

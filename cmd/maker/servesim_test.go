@@ -38,6 +38,8 @@ func TestServeSimRefusesBadFlags(t *testing.T) {
 		{[]string{"--fault-hang", "-0.1"}, "--fault-hang -0.1: use a fraction from 0 to 1"},
 		{[]string{"--fault-truncate", "NaN"}, "--fault-truncate NaN"},
 		{[]string{"--fault-500", "0.6", "--fault-garbage", "0.6"}, "add up to 1.2"},
+		{[]string{"--fault-500", "0.6", "--fault-garbage", "0.6"}, "--fault-500 0.6 plus --fault-garbage 0.6: add up to 1.2; they must add up to at most 1"},
+		{[]string{"--fault-429", "1", "--retry-after", "4000"}, "--retry-after 4000: use 0 to 3600 seconds"},
 		{[]string{"--retry-after", "-1"}, "--retry-after -1: use 0 to 3600"},
 		{[]string{"--retry-after", "3601"}, "--retry-after 3601"},
 		{[]string{"--p", "0"}, "--p 0: use a probability above 0, up to 1"},

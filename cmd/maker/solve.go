@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"slices"
 	"sync"
@@ -41,6 +40,10 @@ type solveSummary struct {
 	State     string `json:"state,omitempty"`
 	Error     string `json:"error,omitempty"`
 }
+
+// limitFlagOf names the flag of each batch.LimitConfig field maker solve
+// sets (Retries is rateRetries, not a flag).
+var limitFlagOf = map[string]string{"MaxInFlight": "max-inflight", "RPM": "rpm"}
 
 func newSolve() *cobra.Command {
 	var (
@@ -115,12 +118,12 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 				return usageErr("--out FILE is required: the results file, one JSON line per finished task (created if missing, appended to if it exists)")
 			case concurrency < 1 || concurrency > maxConcurrency:
 				return usageErr("--concurrency %d: use 1 to %d", concurrency, maxConcurrency)
-			case maxInFlight < 0:
-				return usageErr("--max-inflight %d: use 1 or more, or 0 for no bound", maxInFlight)
-			case !(rpm >= 0) || math.IsInf(rpm, 0):
-				return usageErr("--rpm %v: use a positive number of requests per minute, or 0 for no bound", rpm)
 			case maxSteps < 0:
 				return usageErr("--max-steps %d: use 1 or more, or 0 for no limit", maxSteps)
+			}
+			limits, err := batch.NewLimits(batch.LimitConfig{MaxInFlight: maxInFlight, RPM: rpm, Retries: rateRetries})
+			if err != nil {
+				return fieldUsageErr(err, limitFlagOf, "provider limits")
 			}
 			if _, err := categories.Builtin().ParseSelection(tools.selection); err != nil {
 				return usageErr("--tools: %w", err)
@@ -153,11 +156,6 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			if err != nil {
 				return err
 			}
-			limits, err := batch.NewLimits(batch.LimitConfig{MaxInFlight: maxInFlight, RPM: rpm, Retries: rateRetries})
-			if err != nil {
-				return usageErr("%w", err)
-			}
-
 			store, err := batch.OpenStore(out, state)
 			if err != nil {
 				return usageErr("%w", err)

@@ -2,7 +2,6 @@ package batch
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net/http"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
@@ -76,20 +76,36 @@ type Limits struct {
 	inFlight, peak                      atomic.Int64
 }
 
-// NewLimits returns limits configured by c. Errors wrap ErrConfig: a
-// negative field, or an RPM that is not a finite number.
-func NewLimits(c LimitConfig) (*Limits, error) {
+// Validate returns nil or a *sim.FieldError wrapping ErrConfig that
+// names the first bad field of c, its value and the fix: a negative
+// field ("MaxInFlight = -1: use 1 or more, or 0 for no bound"), or an RPM
+// that is not a finite number. A command maps the field names to its
+// flags (maker solve does). Cost: O(1).
+func (c LimitConfig) Validate() error {
+	bad := func(name string, v any, fix string) error {
+		return &sim.FieldError{Err: ErrConfig, Fields: []sim.Field{{Name: name, Value: v}}, Fix: fix}
+	}
 	switch {
 	case c.MaxInFlight < 0:
-		return nil, fmt.Errorf("%w: MaxInFlight %d: use 1 or more, or 0 for no bound", ErrConfig, c.MaxInFlight)
+		return bad("MaxInFlight", c.MaxInFlight, "use 1 or more, or 0 for no bound")
 	case !(c.RPM >= 0) || math.IsInf(c.RPM, 0):
-		return nil, fmt.Errorf("%w: RPM %v: use a positive number, or 0 for no bound", ErrConfig, c.RPM)
+		return bad("RPM", c.RPM, "use a positive number of requests per minute, or 0 for no bound")
 	case c.Burst < 0:
-		return nil, fmt.Errorf("%w: Burst %d: use 1 or more", ErrConfig, c.Burst)
-	case c.Cooldown < 0, c.MaxCooldown < 0:
-		return nil, fmt.Errorf("%w: a negative cooldown", ErrConfig)
+		return bad("Burst", c.Burst, "use 1 or more, or 0 for 1")
+	case c.Cooldown < 0:
+		return bad("Cooldown", c.Cooldown, "use a positive duration, or 0 for DefaultCooldown")
+	case c.MaxCooldown < 0:
+		return bad("MaxCooldown", c.MaxCooldown, "use a positive duration, or 0 for DefaultMaxCooldown")
 	case c.Retries < 0:
-		return nil, fmt.Errorf("%w: Retries %d: use 0 or more", ErrConfig, c.Retries)
+		return bad("Retries", c.Retries, "use 0 or more")
+	}
+	return nil
+}
+
+// NewLimits returns limits configured by c. Errors: c.Validate's.
+func NewLimits(c LimitConfig) (*Limits, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
 	}
 	if c.Burst == 0 {
 		c.Burst = 1

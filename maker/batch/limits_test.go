@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -231,6 +233,30 @@ func TestAcquireEndsWithItsContext(t *testing.T) {
 	release()
 	release() // idempotent
 	assert.Zero(t, l.Stats().InFlight)
+}
+
+// Validate names the field, its value and the fix, as a *sim.FieldError
+// a command maps to its flags.
+func TestLimitConfigValidateNamesTheField(t *testing.T) {
+	for _, c := range []struct {
+		cfg  LimitConfig
+		want string
+	}{
+		{LimitConfig{MaxInFlight: -1}, "invalid configuration: MaxInFlight = -1: use 1 or more, or 0 for no bound"},
+		{LimitConfig{RPM: math.Inf(1)}, "invalid configuration: RPM = +Inf: use a positive number of requests per minute, or 0 for no bound"},
+		{LimitConfig{RPM: math.NaN()}, "invalid configuration: RPM = NaN: use a positive number of requests per minute, or 0 for no bound"},
+		{LimitConfig{Burst: -2}, "invalid configuration: Burst = -2: use 1 or more, or 0 for 1"},
+		{LimitConfig{Cooldown: -time.Second}, "invalid configuration: Cooldown = -1s: use a positive duration, or 0 for DefaultCooldown"},
+		{LimitConfig{MaxCooldown: -time.Second}, "invalid configuration: MaxCooldown = -1s: use a positive duration, or 0 for DefaultMaxCooldown"},
+		{LimitConfig{Retries: -1}, "invalid configuration: Retries = -1: use 0 or more"},
+	} {
+		err := c.cfg.Validate()
+		assert.EqualError(t, err, c.want)
+		var fe *sim.FieldError
+		assert.ErrorAs(t, err, &fe)
+		assert.ErrorIs(t, err, ErrConfig)
+	}
+	assert.NoError(t, LimitConfig{MaxInFlight: 1, RPM: 60, Burst: 1, Cooldown: time.Second, MaxCooldown: time.Second, Retries: 1}.Validate())
 }
 
 func TestNewLimitsErrors(t *testing.T) {

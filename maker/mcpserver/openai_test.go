@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/stretchr/testify/assert"
@@ -123,17 +124,30 @@ func TestARequestsModelSpecCarriesNoEndpoint(t *testing.T) {
 	assert.Empty(t, fake.auth, "no request reached the client's server")
 }
 
+// keyEcho is an OpenAI-compatible server that refuses every key and
+// echoes it in its error, as some servers do (a JSON string, so a key
+// with a quote in it comes back whole).
+func keyEcho(t *testing.T) *httptest.Server {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		msg, err := json.Marshal("Incorrect API key provided: " + r.Header.Get("Authorization"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":%s,"type":"invalid_request_error","code":"invalid_api_key"}}`, msg)
+	}))
+	t.Cleanup(echo.Close)
+	return echo
+}
+
 // A model server that refuses the key and echoes it in its error does
 // not put the key in the tool's result: not the environment's, not one a
 // Models spec's ;key=VAR names; in the text, the structured output and
 // a sample's error alike.
 func TestAnEchoedKeyNeverReachesTheClient(t *testing.T) {
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, r.Header.Get("Authorization"))
-	}))
-	t.Cleanup(echo.Close)
+	echo := keyEcho(t)
 	for _, c := range []struct{ env, model string }{
 		{"OPENAI_API_KEY", "openai:fake"},
 		{"MDAP_TEST_TEAM_KEY", "openai:fake;key=MDAP_TEST_TEAM_KEY"},
@@ -149,4 +163,29 @@ func TestAnEchoedKeyNeverReachesTheClient(t *testing.T) {
 		assert.Contains(t, string(b), "[REDACTED]", "%s: the server echoed the key: %s", c.model, b)
 		assert.NotContains(t, string(b), key, c.model)
 	}
+}
+
+// A key with characters JSON escapes, echoed by the model server, reaches
+// the client in no form: not in the structured result (where it would be
+// written sk-a\"b\u003cc...), its text, or a progress notification.
+func TestAnEchoedEscapedKeyNeverReachesTheClient(t *testing.T) {
+	const key = `sk-a"b<c&d\e-echoed-0b9d`
+	t.Setenv("MDAP_TEST_TEAM_KEY", key)
+	cl, _ := connect(t, mcpserver.Config{Models: []string{"openai:fake;key=MDAP_TEST_TEAM_KEY"}, BaseURL: keyEcho(t).URL})
+	res := call(t, context.Background(), cl.ClientSession, "sample_and_vote", map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": "Which file?"}}, "k": 1,
+	}, 7)
+	out := structured[mcpserver.SampleAndVoteOutput](t, res)
+	require.NotEmpty(t, out.Samples)
+	assert.Contains(t, out.Samples[0].Error, "Incorrect API key provided: Bearer [REDACTED]", "the structured result, decoded")
+	assert.Contains(t, text(res), "[REDACTED]")
+	require.Eventually(t, func() bool { return len(cl.notes(7)) > 0 }, 5*time.Second, time.Millisecond, "a progress notification")
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	wire := string(b) + text(res)
+	for _, n := range cl.notes(7) {
+		wire += n.Message
+	}
+	assert.Contains(t, cl.notes(7)[0].Message, "[REDACTED]", "the server echoed the key: %s", cl.notes(7)[0].Message)
+	assert.NotContains(t, wire, "echoed-0b9d", "no form of the key, not even in part")
 }

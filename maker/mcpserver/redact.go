@@ -1,80 +1,104 @@
 package mcpserver
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
-	"slices"
 
+	"github.com/mdap-go/mdap/internal/secrets"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// redacted replaces a key the server holds in a tool's result.
-const redacted = "[REDACTED]"
-
 // heldKeys are the API keys the server's models may send: the
-// environment's and those its Models' ;key=VAR name, longest first (a
-// key that holds another is replaced whole). Keys under 4 bytes are left
-// out: they would redact ordinary text.
-func heldKeys(specs []string) [][]byte {
-	var keys [][]byte
-	add := func(k string) {
-		if len(k) >= 4 {
-			keys = append(keys, []byte(k))
-		}
-	}
-	add(os.Getenv(models.EnvOpenAIKey))
-	add(os.Getenv(models.EnvAnthropicKey))
+// environment's and those its Models' ;key=VAR name, each as it is and
+// JSON-escaped, longest first (a key that holds another is replaced
+// whole). Keys under 4 bytes are left out: they would redact ordinary
+// text.
+func heldKeys(specs []string) secrets.Set {
+	keys := []string{os.Getenv(models.EnvOpenAIKey), os.Getenv(models.EnvAnthropicKey)}
 	for _, m := range specs {
 		if _, o, err := models.SplitEndpoint(m, models.Options{}); err == nil {
-			add(o.APIKey)
+			keys = append(keys, o.APIKey)
 		}
 	}
-	slices.SortStableFunc(keys, func(a, b []byte) int { return len(b) - len(a) })
-	return keys
+	return secrets.New(keys...)
 }
 
 // redact returns b with every key replaced, and whether it held one.
-func redact(keys [][]byte, b []byte) ([]byte, bool) {
-	found := false
-	for _, k := range keys {
-		if bytes.Contains(b, k) {
-			b, found = bytes.ReplaceAll(b, k, []byte(redacted)), true
+var redact = secrets.Set.Redact
+
+// redactingResults is the server's receiving middleware that keeps the
+// keys it holds out of its answers: a tool's result (its text, its
+// structured output) and a protocol error. A model server may echo a key
+// it refused in its error message, which a sample's error and so a result
+// carry to the client. The structured output is redacted in the JSON the
+// SDK encoded, with no second encoding unless it holds a key.
+func redactingResults(keys secrets.Set) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.CallToolResult); ok && r != nil {
+				redactResult(keys, r)
+			}
+			return res, redactError(keys, err)
 		}
 	}
-	return b, found
 }
 
-// redactResult removes the server's keys from a tool's result: its text,
-// its structured output and its error (a model server may echo a key it
-// refused in its error message, which a result carries to the client).
-func redactResult[Out any](keys [][]byte, res *mcp.CallToolResult, out Out, err error) (*mcp.CallToolResult, Out, error) {
-	if len(keys) == 0 {
-		return res, out, err
+// redactingNotes is the server's sending middleware that keeps the keys
+// it holds out of each progress notification's message ("sample 0: the
+// model call failed: ..." carries a sample's error).
+func redactingNotes(keys secrets.Set) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.ProgressNotificationParams); ok && p != nil {
+				p.Message, _ = keys.RedactString(p.Message)
+			}
+			return next(ctx, method, req)
+		}
 	}
-	if res != nil {
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				if b, found := redact(keys, []byte(tc.Text)); found {
-					tc.Text = string(b)
-				}
+}
+
+// redactResult removes the keys from a tool's result, in place.
+func redactResult(keys secrets.Set, res *mcp.CallToolResult) {
+	switch sc := res.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage: // what the SDK's typed tools send
+		b, _, _ := keys.RedactJSON(sc)
+		res.StructuredContent = json.RawMessage(b)
+	default:
+		if b, err := json.Marshal(sc); err == nil {
+			if b, found, _ := keys.RedactJSON(b); found {
+				res.StructuredContent = json.RawMessage(b)
 			}
 		}
 	}
-	if b, jerr := json.Marshal(out); jerr == nil {
-		if b, found := redact(keys, b); found {
-			var clean Out
-			if json.Unmarshal(b, &clean) == nil {
-				out = clean
-			}
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			tc.Text, _ = keys.RedactString(tc.Text)
 		}
 	}
-	if err != nil {
-		if b, found := redact(keys, []byte(err.Error())); found {
-			err = errors.New(string(b))
-		}
+}
+
+// redactError removes the keys from a protocol error's message and data.
+func redactError(keys secrets.Set, err error) error {
+	if err == nil {
+		return nil
 	}
-	return res, out, err
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		msg, fm := keys.RedactString(we.Message)
+		data, fd, _ := keys.RedactJSON(we.Data)
+		if fm || fd {
+			return &jsonrpc.Error{Code: we.Code, Message: msg, Data: data}
+		}
+		return err
+	}
+	if msg, found := keys.RedactString(err.Error()); found {
+		return errors.New(msg)
+	}
+	return err
 }

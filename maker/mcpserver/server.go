@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/internal/secrets"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -134,7 +135,7 @@ type Server struct {
 	exec     *executor.Executor
 	root     *os.Root
 	journals journalLocks
-	keys     [][]byte // heldKeys: never in a tool's result
+	keys     secrets.Set // heldKeys: never in what the server sends (redactingResults, redactingNotes)
 }
 
 // New returns a server for cfg. It makes no network call.
@@ -217,6 +218,10 @@ func New(cfg Config) (*Server, error) {
 		Logger:       s.log,
 		Capabilities: &mcp.ServerCapabilities{},
 	})
+	if len(s.keys) > 0 {
+		s.mcp.AddReceivingMiddleware(redactingResults(s.keys))
+		s.mcp.AddSendingMiddleware(redactingNotes(s.keys))
+	}
 	s.addTools()
 	return s, nil
 }
@@ -287,8 +292,7 @@ func checkURL(raw string) error {
 	return nil
 }
 
-// addTool registers a typed tool whose panics become tool errors and
-// whose results never carry a key the server holds (redactResult). Its
+// addTool registers a typed tool whose panics become tool errors. Its
 // input schema is inferred from In, with minimums on the counts (see
 // withMinimums), so that an explicit k: 0 is refused, not taken as "the
 // default".
@@ -299,11 +303,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out])
 			t.InputSchema = sch
 		}
 	}
-	guarded := safe(s.log, t.Name, h)
-	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-		res, out, err := guarded(ctx, req, in)
-		return redactResult(s.keys, res, out, err)
-	})
+	mcp.AddTool(s.mcp, t, safe(s.log, t.Name, h))
 }
 
 // countMinimums are the least values of count fields whose zero would

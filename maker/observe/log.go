@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/secrets"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -20,30 +21,26 @@ const (
 var ErrLogFormat = fmt.Errorf("log format: use %s or %s", LogText, LogJSON)
 
 // Redacted replaces a secret in a log line.
-const Redacted = "[REDACTED]"
+const Redacted = secrets.Redacted
 
 // NewLogHandler returns a slog handler writing format (LogText or
 // LogJSON) to w with opts, that adds trace_id and span_id to every record
 // logged with a context holding a valid span (that is, when tracing is
 // on), and that never writes a secret: an attribute whose key names one
 // (api_key, authorization, password, secret, token but not tokens) is
-// written as [REDACTED], and so is every occurrence of each of secrets
-// (the API keys the process holds) in any string value or message.
+// written as [REDACTED], and so is every occurrence of each of held
+// (the API keys the process holds; those under 4 bytes are left out, they
+// would redact ordinary text) in any string value or message, as it is or
+// JSON-escaped (see RedactWriter), before the handler encodes it.
 // opts.ReplaceAttr, if set, runs after the redaction.
 //
 // Errors: ErrLogFormat.
-func NewLogHandler(w io.Writer, format string, opts *slog.HandlerOptions, secrets ...string) (slog.Handler, error) {
+func NewLogHandler(w io.Writer, format string, opts *slog.HandlerOptions, held ...string) (slog.Handler, error) {
 	var o slog.HandlerOptions
 	if opts != nil {
 		o = *opts
 	}
-	var keep []string
-	for _, s := range secrets {
-		if len(s) >= 4 { // shorter strings would redact ordinary text
-			keep = append(keep, s)
-		}
-	}
-	r := &redactor{secrets: keep}
+	r := &redactor{set: secrets.New(held...)}
 	next := o.ReplaceAttr
 	o.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
 		a = r.attr(a)
@@ -65,7 +62,7 @@ func NewLogHandler(w io.Writer, format string, opts *slog.HandlerOptions, secret
 }
 
 // redactor removes secrets from attributes.
-type redactor struct{ secrets []string }
+type redactor struct{ set secrets.Set }
 
 // secretKey reports whether an attribute key names a secret.
 func secretKey(k string) bool {
@@ -82,11 +79,7 @@ func secretKey(k string) bool {
 }
 
 func (r *redactor) text(s string) string {
-	for _, sec := range r.secrets {
-		if strings.Contains(s, sec) {
-			s = strings.ReplaceAll(s, sec, Redacted)
-		}
-	}
+	s, _ = r.set.RedactString(s)
 	return s
 }
 
@@ -94,7 +87,7 @@ func (r *redactor) attr(a slog.Attr) slog.Attr {
 	if secretKey(a.Key) {
 		return slog.String(a.Key, Redacted)
 	}
-	if len(r.secrets) == 0 {
+	if len(r.set) == 0 {
 		return a
 	}
 	v := a.Value.Resolve()
@@ -117,7 +110,7 @@ type traceHandler struct {
 }
 
 func (h *traceHandler) Handle(ctx context.Context, rec slog.Record) error {
-	if len(h.r.secrets) > 0 {
+	if len(h.r.set) > 0 {
 		if m := h.r.text(rec.Message); m != rec.Message {
 			rec.Message = m
 		}

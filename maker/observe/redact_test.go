@@ -2,8 +2,11 @@ package observe_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 
@@ -69,3 +72,68 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// Each Write is redacted on its own and passed on at once: the first half
+// of a secret is written before the second comes, so a split secret is
+// not found (the documented limit: write whole lines).
+func TestRedactWriterRedactsEachWriteOnItsOwn(t *testing.T) {
+	var s observe.Secrets
+	s.Add("sk-first-0123")
+	var buf bytes.Buffer
+	w := observe.RedactWriter(&buf, &s)
+	fmt.Fprint(w, "key sk-fir")
+	assert.Equal(t, "key sk-fir", buf.String(), "written at once, not held back")
+	fmt.Fprint(w, "st-0123\n")
+	assert.Equal(t, "key sk-first-0123\n", buf.String(), "the split secret is not found")
+	fmt.Fprintln(w, "key sk-first-0123")
+	assert.Equal(t, "key sk-first-0123\nkey [REDACTED]\n", buf.String(), "a whole one is")
+}
+
+// A secret JSON escapes is found as json.Marshal writes it and as an
+// encoder without HTML escaping (slog's JSON handler among them) does.
+func TestRedactWriterFindsTheJSONEscapedForms(t *testing.T) {
+	const key = `sk-a"b<c\d&e>-0123`
+	var s observe.Secrets
+	s.Add(key)
+	var buf bytes.Buffer
+	w := observe.RedactWriter(&buf, &s)
+	require.NoError(t, json.NewEncoder(w).Encode(map[string]string{"error": "refused " + key}))
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(map[string]string{"error": "refused " + key}))
+	slog.New(slog.NewJSONHandler(w, nil)).Error("refused " + key)
+	fmt.Fprintln(w, "refused "+key)
+	assert.NotContains(t, buf.String(), "-0123", "no form of the key: %s", buf.String())
+	assert.Equal(t, 4, strings.Count(buf.String(), "refused [REDACTED]"), buf.String())
+}
+
+// NewLogHandler redacts each value and the message before the handler
+// encodes them, so a form RedactWriter does not hold (slog's JSON handler
+// writes a backspace as \u0008, encoding/json as \b) never reaches w.
+func TestLogHandlerRedactsBeforeEncoding(t *testing.T) {
+	const key = "sk-a\"b<c\b-0123"
+	for _, format := range []string{observe.LogJSON, observe.LogText} {
+		var buf bytes.Buffer
+		h, err := observe.NewLogHandler(&buf, format, nil, key)
+		require.NoError(t, err)
+		slog.New(h).Error("refused "+key, "err", errors.New("HTTP 401: "+key), "body", "key "+key)
+		assert.NotContains(t, buf.String(), "-0123", "%s: %s", format, buf.String())
+		assert.Equal(t, 3, strings.Count(buf.String(), "[REDACTED]"), "%s: %s", format, buf.String())
+	}
+}
+
+// A line that holds no secret is passed on as it is, with no allocation.
+func TestRedactWriterWithoutASecretAllocatesNothing(t *testing.T) {
+	var s observe.Secrets
+	s.Add("sk-"+strings.Repeat("x", 100), `sk-a"b<c-0123`)
+	var got []byte
+	w := observe.RedactWriter(writerFunc(func(p []byte) (int, error) { got = p; return len(p), nil }), &s)
+	line := []byte("an ordinary log line, sk-a and sk-x, no key\n")
+	_, _ = w.Write(line)
+	assert.Same(t, &line[0], &got[0], "the caller's bytes")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = w.Write(line) }))
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

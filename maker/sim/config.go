@@ -294,11 +294,16 @@ func (l Latency) validate() error {
 }
 
 // FieldError is the error of [Config.Validate] and [New]: the fields at
-// fault with their values, and how to fix them. It wraps [ErrConfig]. A
-// caller that sets the fields from its own settings (a command's flags)
-// maps each Field.Name back to its setting and says Fix in its own terms,
+// fault with their values, and how to fix them. It wraps [ErrConfig], or
+// Err when set: other packages' configurations report their fields with
+// it too (maker/simserver's Faults, maker/batch's LimitConfig). A caller
+// that sets the fields from its own settings (a command's flags) maps
+// each Field.Name back to its setting and says Fix in its own terms,
 // without a second copy of the rules.
 type FieldError struct {
+	// Err is the sentinel the error wraps and its text begins with; nil
+	// is [ErrConfig].
+	Err error
 	// Fields are the fields at fault: one, or those whose total is
 	// refused (FlagRate and ErrorRate, in that order). A Name is the Go
 	// name in Config ("P", "Drift[0].Step"); a latency's parts are
@@ -321,7 +326,7 @@ type Field struct {
 // must add up to at most 1".
 func (e *FieldError) Error() string {
 	var b strings.Builder
-	b.WriteString(ErrConfig.Error())
+	b.WriteString(e.Unwrap().Error())
 	for i, f := range e.Fields {
 		sep := ": "
 		if i > 0 {
@@ -332,8 +337,13 @@ func (e *FieldError) Error() string {
 	return b.String() + ": " + e.Fix
 }
 
-// Unwrap returns [ErrConfig].
-func (e *FieldError) Unwrap() error { return ErrConfig }
+// Unwrap returns Err, or [ErrConfig] when Err is nil.
+func (e *FieldError) Unwrap() error {
+	if e.Err != nil {
+		return e.Err
+	}
+	return ErrConfig
+}
 
 // fieldErr is a FieldError of one field.
 func fieldErr(name string, v any, fix string) *FieldError {

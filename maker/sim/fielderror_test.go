@@ -85,3 +85,13 @@ func TestFieldErrorText(t *testing.T) {
 	assert.Equal(t, "P", fe.Fields[0].Name)
 	assert.EqualError(t, err, "invalid configuration: P = 0: use a probability above 0, up to 1; set P to the probability that a valid reply is right (DefaultConfig has the paper's 0.9978)")
 }
+
+// With Err set, the error wraps Err, not sim.ErrConfig, and reads Err's
+// text first: another package's configuration reports its fields so.
+func TestFieldErrorOfAnotherSentinel(t *testing.T) {
+	other := errors.New("invalid limits")
+	err := error(&sim.FieldError{Err: other, Fields: []sim.Field{{Name: "RPM", Value: -1}}, Fix: "use 0 or more"})
+	assert.EqualError(t, err, "invalid limits: RPM = -1: use 0 or more")
+	assert.ErrorIs(t, err, other)
+	assert.NotErrorIs(t, err, sim.ErrConfig)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,23 +109,27 @@ func (f Faults) Total() float64 {
 	return f.RateLimit + f.ServerError + f.Hang + f.Truncate + f.Garbage
 }
 
-// Validate returns nil or an error wrapping [ErrConfig] naming the first
-// bad field: a fraction outside [0, 1] or not a number, fractions adding
-// up to more than 1, or RetryAfter outside 0 to MaxRetryAfter.
+// Validate returns nil or a *sim.FieldError wrapping [ErrConfig] that
+// names the first bad field of f, its value and the fix: a fraction
+// outside [0, 1] or not a number ("RateLimit = 1.5: use a fraction from 0
+// to 1"), fractions adding up to more than 1 (the fractions above 0, each
+// named, "add up to 1.2; they must add up to at most 1"), or RetryAfter
+// outside 0 to MaxRetryAfter. A command maps the field names to its flags
+// (maker serve-sim does).
 func (f Faults) Validate() error {
-	for _, x := range []struct {
-		name string
-		v    float64
-	}{{"RateLimit", f.RateLimit}, {"ServerError", f.ServerError}, {"Hang", f.Hang}, {"Truncate", f.Truncate}, {"Garbage", f.Garbage}} {
-		if !(x.v >= 0 && x.v <= 1) {
-			return fmt.Errorf("%w: Faults.%s = %v, want a fraction in [0, 1]", ErrConfig, x.name, x.v)
+	fractions := []sim.Field{{Name: "RateLimit", Value: f.RateLimit}, {Name: "ServerError", Value: f.ServerError},
+		{Name: "Hang", Value: f.Hang}, {Name: "Truncate", Value: f.Truncate}, {Name: "Garbage", Value: f.Garbage}}
+	for _, x := range fractions {
+		if v := x.Value.(float64); !(v >= 0 && v <= 1) {
+			return &sim.FieldError{Err: ErrConfig, Fields: []sim.Field{x}, Fix: "use a fraction from 0 to 1"}
 		}
 	}
 	if t := f.Total(); t > 1+1e-12 {
-		return fmt.Errorf("%w: the fault fractions add up to %v, want at most 1", ErrConfig, t)
+		some := slices.DeleteFunc(fractions, func(x sim.Field) bool { return x.Value.(float64) == 0 })
+		return &sim.FieldError{Err: ErrConfig, Fields: some, Fix: fmt.Sprintf("add up to %v; they must add up to at most 1", t)}
 	}
 	if f.RetryAfter < 0 || f.RetryAfter > MaxRetryAfter {
-		return fmt.Errorf("%w: Faults.RetryAfter = %d, want 0 to %d seconds", ErrConfig, f.RetryAfter, MaxRetryAfter)
+		return &sim.FieldError{Err: ErrConfig, Fields: []sim.Field{{Name: "RetryAfter", Value: f.RetryAfter}}, Fix: fmt.Sprintf("use 0 to %d seconds", MaxRetryAfter)}
 	}
 	return nil
 }

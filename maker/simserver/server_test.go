@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -334,4 +335,22 @@ func TestConcurrentRequestsRaceFree(t *testing.T) {
 	st := s.Stats()
 	assert.Equal(t, uint64(40), st.Requests)
 	assert.Equal(t, st.Requests, st.Replies+st.ProviderErrors)
+}
+
+// Validate names the field, its value and the fix, as a *sim.FieldError
+// a command maps to its flags; a refused total names the fractions above 0.
+func TestFaultsValidateNamesTheField(t *testing.T) {
+	for f, want := range map[simserver.Faults]string{
+		{Hang: 1.5}:                        "invalid configuration: Hang = 1.5: use a fraction from 0 to 1",
+		{Garbage: math.NaN()}:              "invalid configuration: Garbage = NaN: use a fraction from 0 to 1",
+		{RateLimit: 0.6, Truncate: 0.6}:    "invalid configuration: RateLimit = 0.6 plus Truncate = 0.6: add up to 1.2; they must add up to at most 1",
+		{RetryAfter: -1}:                   "invalid configuration: RetryAfter = -1: use 0 to 3600 seconds",
+		{ServerError: 1, RetryAfter: 3601}: "invalid configuration: RetryAfter = 3601: use 0 to 3600 seconds",
+	} {
+		err := f.Validate()
+		assert.EqualError(t, err, want)
+		assert.ErrorIs(t, err, simserver.ErrConfig)
+		var fe *sim.FieldError
+		assert.ErrorAs(t, err, &fe)
+	}
 }
