@@ -50,6 +50,9 @@ type pythonRun struct {
 	Solved      bool    `json:"solved"`
 	CPUSeconds  float64 `json:"cpu_seconds"`
 	WallSeconds float64 `json:"wall_seconds"`
+	// process is the whole process's CPU time (getrusage of the child):
+	// the loop's and the interpreter's start-up, imports and exit.
+	process time.Duration
 }
 
 func (r pythonRun) cpu() time.Duration  { return time.Duration(r.CPUSeconds * float64(time.Second)) }
@@ -138,6 +141,7 @@ func (p *pythonLoop) run(ctx context.Context, baseURL, model string, disks, k in
 	if err := json.Unmarshal(stdout.Bytes(), &run); err != nil {
 		return run, fmt.Errorf("benchmarks: paper loop in Python: its report %q: %w", stdout.String(), err)
 	}
+	run.process = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if !run.Solved {
 		return run, fmt.Errorf("benchmarks: paper loop in Python: not solved after %d steps, %d samples", run.Steps, run.Samples)
 	}

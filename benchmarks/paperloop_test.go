@@ -151,6 +151,23 @@ func TestPaperLoopInPythonSendsTheGoLoopsRequests(t *testing.T) {
 	}
 }
 
+// TestPaperLoopInPythonTimesItsLoopAlone: the CPU time the script reports
+// is its loop's, not its process's: on a one-sample run (1 disk, k = 1)
+// the interpreter's start-up and imports are most of the process's CPU,
+// and they are not in the figure.
+func TestPaperLoopInPythonTimesItsLoopAlone(t *testing.T) {
+	p := needPython(t)
+	srv, err := startSimServer(context.Background(), sim.DefaultConfig())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, srv.stop()) }()
+	run, err := p.run(context.Background(), srv.url+"/v1", srv.model, 1, 1)
+	require.NoError(t, err)
+	require.Equal(t, 1, run.Samples)
+	assert.Positive(t, run.cpu())
+	assert.Less(t, run.cpu(), run.process/2, "the loop %s, the process %s", run.cpu(), run.process)
+	t.Logf("the loop %s, the process %s", run.cpu(), run.process)
+}
+
 // TestPaperLoopInPythonBrokenDiffers: the comparison above catches a
 // Python loop that is wrong in what it sends: each mutant of paperloop.py
 // sends other requests than the Go loop's, or fails.
