@@ -182,10 +182,10 @@ def solve(cfg):
         ]
         try:
             vote, drawn = do_voting(conn, path, cfg["model"], messages, k, max_tokens)
+            move, next_state = answer(vote, n)
         except Floor as e:
             raise Floor("step %d: %s" % (steps, e)) from None
         samples += drawn
-        move, next_state = answer(vote, n)
         if apply_move(state, move) != next_state:
             illegal += 1  # the winner's state is taken all the same, as the paper's run would
         state, previous = next_state, move
