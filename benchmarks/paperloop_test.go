@@ -198,7 +198,9 @@ func TestPaperLoopInPythonVotesAsTheGoLoop(t *testing.T) {
 		switch {
 		case goErr != nil: // a winner that is not a state: both stop there
 			require.ErrorIs(t, goErr, ErrFloor, "%+v", c)
-			require.ErrorContains(t, err, "Floor: winner", "%+v", c)
+			step := regexp.MustCompile(`reference loop: (step \d+): `).FindStringSubmatch(goErr.Error())
+			require.NotNil(t, step, "%+v: %v", c, goErr)
+			require.ErrorContains(t, err, "Floor: "+step[1]+": winner", "%+v: at the same step", c)
 			stopped++
 		case !ref.Solved:
 			require.ErrorContains(t, err, "not solved", "%+v", c)
