@@ -11,7 +11,8 @@ import (
 type Goal struct {
 	Goal     string `json:"goal"`
 	Measured string `json:"measured"`
-	// Met is "yes", "no" or "not run".
+	// Met is "yes", "no" or "not run", or "info" for a figure shown
+	// beside a goal that has no target of its own.
 	Met string `json:"met"`
 	// Why explains a miss or what the figure depends on.
 	Why string `json:"why,omitempty"`

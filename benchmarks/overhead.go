@@ -37,7 +37,8 @@ import (
 //   - over HTTP: maker.Solver through maker/models' OpenAI client against
 //     [ReferenceLoop], the paper's sequential voting loop written plainly
 //     (net/http, encoding/json, regular expressions), over the same
-//     serve-sim.
+//     serve-sim; and, when python3 is on PATH, also against the same loop
+//     in Python (paperloop.py, see pythonLoop), the issue's own baseline.
 //
 // Every variant of a run draws the same samples (the sim is a function of
 // the seed, the step and the sample's index, and each sends the index as
@@ -75,6 +76,11 @@ type SpeedResult struct {
 	Disks     int        `json:"disks"`      // in process
 	HTTPDisks int        `json:"http_disks"` // over HTTP
 	Rows      []SpeedRow `json:"rows"`
+	// Python is the version of the python3 that ran the paper's loop in
+	// Python (its rows' baseline), or empty when it did not run; then
+	// PythonNotRun says why.
+	Python       string `json:"python,omitempty"`
+	PythonNotRun string `json:"python_not_run,omitempty"`
 }
 
 func speedUnits() int { return 2 }
@@ -82,7 +88,15 @@ func speedUnits() int { return 2 }
 // speedVariant is one way to solve the same Hanoi run.
 type speedVariant struct {
 	name, baseline string
-	run            func(ctx context.Context) (samples int, err error)
+	// also, when set, is a second baseline: the variant's runs against it
+	// make a row of their own, after every variant's first row.
+	also string
+	run  func(ctx context.Context) (samples int, err error)
+	// self, when set instead of run, is a child process that measures its
+	// own CPU and wall time (the paper's loop in Python: the interpreter's
+	// start-up is not the loop's cost, and a child's CPU is not this
+	// process's).
+	self func(ctx context.Context) (samples int, cpu, wall time.Duration, err error)
 	// paired, when set instead of run, measures the variant and its
 	// baseline together (interleavedJournal), pairedRuns times a round.
 	paired func(ctx context.Context) (pairedRun, error)
@@ -135,7 +149,8 @@ func runSpeedSized(ctx context.Context, o Options, disks, httpDisks, runs int, t
 		floor     = "floor (sim, hash, tally, one parse, Advance)"
 		httpWaves = httpWavesRow // a wave's samples in one request
 		solverK   = "in process, --parallel k"
-		ref       = "reference loop over HTTP (paper's do_voting, net/http)"
+		ref       = referenceRow
+		py        = pythonRow
 	)
 	srv, err := startSimServer(ctx, cfg)
 	if err != nil {
@@ -164,11 +179,26 @@ func runSpeedSized(ctx context.Context, o Options, disks, httpDisks, runs int, t
 			r, err := ReferenceLoop(ctx, http.DefaultTransport.(*http.Transport).Clone(), srv.url+"/v1", srv.model, res.HTTPDisks, res.K)
 			return r.Samples, err
 		}},
-		{name: "HTTP, --parallel 1 (maker/models)", baseline: ref, run: solve(res.HTTPDisks, overHTTP, 1)},
-		{name: "HTTP, --parallel k (maker/models)", baseline: ref, run: solve(res.HTTPDisks, overHTTP, 0)},
-		{name: httpWaves, baseline: ref, run: solve(res.HTTPDisks, overHTTP, 0, func(s *maker.Solver) { s.SamplesPerCall = maker.SamplesPerCallAuto })},
+		{name: httpOneRow, baseline: ref, also: py, run: solve(res.HTTPDisks, overHTTP, 1)},
+		{name: httpKRow, baseline: ref, also: py, run: solve(res.HTTPDisks, overHTTP, 0)},
+		{name: httpWaves, baseline: ref, also: py, run: solve(res.HTTPDisks, overHTTP, 0, func(s *maker.Solver) { s.SamplesPerCall = maker.SamplesPerCallAuto })},
 		{name: httpFloorOneRow, baseline: ref, run: floorReqs.runOne},
 		{name: httpFloorWavesRow, baseline: ref, run: floorReqs.runWaves},
+	}
+	switch python, err := newPythonLoop(ctx, dir); {
+	case errors.Is(err, errNoPython):
+		res.PythonNotRun = errNoPython.Error()
+	case err != nil:
+		return nil, err
+	default:
+		res.Python = python.version
+		// The Go reference against it too: how far apart the two
+		// baselines are.
+		variants[slices.IndexFunc(variants, func(v speedVariant) bool { return v.name == ref })].also = py
+		variants = append(variants, speedVariant{name: py, self: func(ctx context.Context) (int, time.Duration, time.Duration, error) {
+			r, err := python.run(ctx, srv.url+"/v1", srv.model, res.HTTPDisks, res.K)
+			return r.Samples, r.cpu(), r.wall(), err
+		}})
 	}
 	cpus := make([][]float64, len(variants))
 	walls := make([][]float64, len(variants))
@@ -193,9 +223,18 @@ func runSpeedSized(ctx context.Context, o Options, disks, httpDisks, runs int, t
 				continue
 			}
 			runtime.GC()
-			cpu0, start := cpuTime(), time.Now()
-			n, err := v.run(ctx)
-			cpu, wall := cpuTime()-cpu0, time.Since(start)
+			var (
+				n         int
+				cpu, wall time.Duration
+				err       error
+			)
+			if v.self != nil {
+				n, cpu, wall, err = v.self(ctx)
+			} else {
+				cpu0, start := cpuTime(), time.Now()
+				n, err = v.run(ctx)
+				cpu, wall = cpuTime()-cpu0, time.Since(start)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("benchmarks: overhead: %s: %w", v.name, err)
 			}
@@ -210,21 +249,33 @@ func runSpeedSized(ctx context.Context, o Options, disks, httpDisks, runs int, t
 			tick()
 		}
 	}
-	for i, v := range variants {
-		row := SpeedRow{Variant: v.name, Baseline: v.baseline, Runs: runs, Samples: samples[i],
+	if p, g := slices.IndexFunc(variants, func(v speedVariant) bool { return v.name == py }), slices.IndexFunc(variants, func(v speedVariant) bool { return v.name == ref }); p >= 0 && samples[p] != samples[g] {
+		return nil, fmt.Errorf("benchmarks: overhead: the paper's loop drew %d samples in Python, %d in Go: they do not send the same requests", samples[p], samples[g])
+	}
+	row := func(i int, baseline string) SpeedRow {
+		v := variants[i]
+		row := SpeedRow{Variant: v.name, Baseline: baseline, Runs: runs, Samples: samples[i],
 			CPUPerSample: median(cpus[i]), WallPerSample: median(walls[i])}
 		if v.paired != nil {
 			r := paired[i]
 			row.Runs, row.Interleaved = len(r), true
 			row.Ratio, row.RatioLo, row.RatioHi = median(r), slices.Min(r), slices.Max(r)
-		} else if b := slices.IndexFunc(variants, func(w speedVariant) bool { return w.name == v.baseline }); b >= 0 {
+		} else if b := slices.IndexFunc(variants, func(w speedVariant) bool { return w.name == baseline }); b >= 0 {
 			var ratios []float64
 			for r := range runs {
 				ratios = append(ratios, cpus[i][r]/cpus[b][r])
 			}
 			row.Ratio, row.RatioLo, row.RatioHi = median(ratios), slices.Min(ratios), slices.Max(ratios)
 		}
-		res.Rows = append(res.Rows, row)
+		return row
+	}
+	for i, v := range variants {
+		res.Rows = append(res.Rows, row(i, v.baseline))
+	}
+	for i, v := range variants {
+		if v.also != "" && slices.ContainsFunc(variants, func(w speedVariant) bool { return w.name == v.also }) {
+			res.Rows = append(res.Rows, row(i, v.also))
+		}
 	}
 	tick()
 	return res, nil
@@ -577,8 +628,13 @@ func ReferenceLoop(ctx context.Context, transport http.RoundTripper, baseURL, mo
 func writeSpeed(b *strings.Builder, s *SpeedResult) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("## Overhead: the step loop against its floor, the HTTP path against the paper's loop\n\n")
-	w("k = %d. In process: %d-disk Hanoi on the sim; the floor is `benchmarks.Floor` (the sim, an FNV hash of each reply, an ahead-by-k tally, one parse of the winner, `Advance`, nothing else). Over HTTP: %d-disk Hanoi against one `maker serve-sim` on 127.0.0.1 (the server runs in a child process: CPU is the client's alone); the reference is `benchmarks.ReferenceLoop`, the paper's sequential `call_llm`/`do_voting` loop with a plain net/http client. Runs alternate the rows; a ratio is the median over runs of the row's CPU per sample over its baseline's in the same run, with the smallest and largest.\n\n", s.K, s.Disks, s.HTTPDisks)
+	w("k = %d. In process: %d-disk Hanoi on the sim; the floor is `benchmarks.Floor` (the sim, an FNV hash of each reply, an ahead-by-k tally, one parse of the winner, `Advance`, nothing else). Over HTTP: %d-disk Hanoi against one `maker serve-sim` on 127.0.0.1 (the server runs in a child process: CPU is the client's alone); the reference is `benchmarks.ReferenceLoop`, the paper's sequential `call_llm`/`do_voting` loop with a plain net/http client, the HTTP goals' baseline. Runs alternate the rows; a ratio is the median over runs of the row's CPU per sample over its baseline's in the same run, with the smallest and largest.\n\n", s.K, s.Disks, s.HTTPDisks)
 	w("Rows: *floor* is `benchmarks.Floor`. *in process, --parallel k* is `maker.Solver` on the sim with waves of k samples at once (the CLI's default), *--parallel 1* one sample at a time (drawn inline), *journal* the former with a file journal (buffered, written and synced with the periodic sync), measured against it differently: the two solves run at once, taking turns of %d steps, and each turn's process CPU goes to the solve that ran it (`benchmarks.interleavedJournal`; whole runs one after another measure the machine's load more than the journal); its runs are such pairs, its CPU and wall figures its own turns'. *reference loop* is `benchmarks.ReferenceLoop`: one HTTP request per sample, one sample at a time, as the paper's loop. *HTTP, --parallel 1* is `maker.Solver` through `maker/models` (the lean OpenAI path) with one request per sample, one at a time: the same requests as the reference loop. *HTTP, --parallel k* sends a wave's k requests at once, still one sample per request. *HTTP, waves + samples per request* is `--parallel k --samples-per-call auto`: a wave's samples in one request (`n`, which serve-sim honours; the temperature-0 first sample of a step keeps its own request), so it makes fewer requests than the reference loop for the same samples; its ratio is CPU per sample, the figure a user pays, not a like-for-like cost per request. *net/http floor* rows (`benchmarks.httpFloor`) send the reference loop's own requests again, recorded once and already encoded, with its plain net/http client, each reply read and dropped: no JSON, no parsing, no vote, only what every Go client of those requests pays (net/http, the runtime's scheduling of its goroutines, the system calls). *one per sample* sends them one at a time, as the reference loop; *a step's samples in two requests at once* sends each step's first sample alone and the others as one request (`n`), the two at once, as the waves row does when a step is decided in one wave (it never makes more requests than the waves row).\n\n", journalTurn)
+	if s.PythonNotRun != "" {
+		w("The paper's loop in Python (`benchmarks/paperloop.py`, the baseline of issue #24's own figures) was not run: %s.\n\n", s.PythonNotRun)
+	} else {
+		w("*the paper's loop in Python* is `benchmarks/paperloop.py` run by Python %s: the reference loop as the paper's own Python is written, the baseline issue #24's figures were measured against. The standard library only: `http.client` with one kept-alive connection, `json` into dicts, the same regular expressions; it builds each step's prompt from the state it tracks (the Hanoi template's fixed text handed over once per run), so it sends the Go reference's requests and draws its samples (the suite fails if their samples differ). Its CPU and wall figures are its own loop's (`time.process_time`, `time.perf_counter`), without the interpreter's start-up. The rows after it are the same runs of the Go reference and of mdap's HTTP path against it, for information: the goals are judged against the Go reference.\n\n", s.Python)
+	}
 	w("| variant | against | runs | samples/run | CPU/sample | wall/sample | CPU ratio (min–max) |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range s.Rows {
 		ratio := "–"
@@ -590,9 +646,19 @@ func writeSpeed(b *strings.Builder, s *SpeedResult) {
 	w("\n")
 }
 
-// httpWavesRow is the overhead row of the HTTP path with waves and a
-// wave's samples in one request.
-const httpWavesRow = "HTTP, waves + samples per request (--parallel k --samples-per-call auto)"
+// The overhead rows of the HTTP path and its baselines.
+const (
+	// referenceRow is ReferenceLoop's: the HTTP goals' baseline.
+	referenceRow = "reference loop over HTTP (paper's do_voting, net/http)"
+	// pythonRow is the paper's loop in Python (pythonLoop): the baseline
+	// issue #24's own figures were measured against.
+	pythonRow  = "the paper's loop in Python (paperloop.py: http.client, json, re)"
+	httpOneRow = "HTTP, --parallel 1 (maker/models)"
+	httpKRow   = "HTTP, --parallel k (maker/models)"
+	// httpWavesRow is the HTTP path with waves and a wave's samples in one
+	// request.
+	httpWavesRow = "HTTP, waves + samples per request (--parallel k --samples-per-call auto)"
+)
 
 // The overhead rows of the net/http floor (httpFloor): what any Go
 // client of the same requests spends at least.
@@ -601,29 +667,41 @@ const (
 	httpFloorWavesRow = "net/http floor: a step's samples in two requests at once"
 )
 
-// overheadGoals are issue #24's targets, from the overhead suite.
+// overheadGoals are issue #24's targets, from the overhead suite, and
+// beside the HTTP ones the same ratios against the paper's loop in Python,
+// for information: the goals are judged against the Go reference.
 func overheadGoals(s *SpeedResult) []Goal {
 	targets := []struct {
 		goal, variant string
 		max           float64
+		python        bool // informational: the row against pythonRow
 	}{
-		{"in process: CPU per sample at most ×1.5 the floor (--parallel k)", "in process, --parallel k", 1.5},
-		{"journal: at most ×1.05 CPU", "in process, --parallel k, journal", 1.05},
-		{"HTTP: CPU per sample at most 0.4× the paper's loop (--parallel 1)", "HTTP, --parallel 1 (maker/models)", 0.4},
-		{"HTTP: CPU per sample at most 0.4× the paper's loop (waves + samples per request)", httpWavesRow, 0.4},
+		{"in process: CPU per sample at most ×1.5 the floor (--parallel k)", "in process, --parallel k", 1.5, false},
+		{"journal: at most ×1.05 CPU", "in process, --parallel k, journal", 1.05, false},
+		{"HTTP: CPU per sample at most 0.4× the paper's loop (--parallel 1)", httpOneRow, 0.4, false},
+		{"HTTP: CPU per sample at most 0.4× the paper's loop (waves + samples per request)", httpWavesRow, 0.4, false},
+		{pythonGoalPrefix + "--parallel 1", httpOneRow, 0, true},
+		{pythonGoalPrefix + "waves + samples per request", httpWavesRow, 0, true},
 	}
 	var out []Goal
 	for _, t := range targets {
 		g := Goal{Goal: t.goal, Met: "not run", Why: "overhead suite not run"}
+		if s != nil && t.python && s.PythonNotRun != "" {
+			g.Why = s.PythonNotRun
+		}
 		if s != nil {
 			for _, r := range s.Rows {
-				if r.Variant == t.variant {
+				if r.Variant == t.variant && (r.Baseline == pythonRow) == t.python {
 					how := "alternating runs"
 					if r.Interleaved {
 						how = fmt.Sprintf("interleaved runs, turns of %d steps", journalTurn)
 					}
 					g = Goal{Goal: t.goal, Met: yes(r.Ratio <= t.max),
 						Measured: fmt.Sprintf("×%.2f (%.2f–%.2f over %d %s)", r.Ratio, r.RatioLo, r.RatioHi, r.Runs, how)}
+					if t.python {
+						g.Met, g.Why = "info", "informational, no target: the goal above is judged against the Go reference loop"
+					}
+					break
 				}
 			}
 		}
@@ -631,3 +709,7 @@ func overheadGoals(s *SpeedResult) []Goal {
 	}
 	return out
 }
+
+// pythonGoalPrefix begins the informational goal rows against the paper's
+// loop in Python.
+const pythonGoalPrefix = "HTTP, informational: CPU per sample against the paper's loop in Python (the issue's own baseline), "

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -52,14 +53,14 @@ func TestReferenceLoopOverServeSim(t *testing.T) {
 
 // TestOverheadSuite runs the suite small: every row, the ratios against
 // the right baselines, the same samples run after run, and the report's
-// table.
+// table; with python3 on PATH, the paper's loop in Python and the HTTP
+// rows against it, after the others.
 func TestOverheadSuite(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a serve-sim child and runs 16 Hanoi solves")
+		t.Skip("starts a serve-sim child and runs every row twice")
 	}
 	res, err := runSpeedSized(context.Background(), Options{Seed: 3}, 5, 3, 2, func() {})
 	require.NoError(t, err)
-	require.Len(t, res.Rows, 10)
 	for _, r := range res.Rows {
 		assert.Positive(t, r.CPUPerSample, r.Variant)
 		assert.Positive(t, r.Samples, r.Variant)
@@ -70,6 +71,7 @@ func TestOverheadSuite(t *testing.T) {
 		}
 	}
 	assert.Equal(t, res.Rows[0].Variant, res.Rows[1].Baseline, "in process against the floor")
+	assert.Equal(t, referenceRow, res.Rows[4].Variant)
 	assert.Equal(t, res.Rows[4].Variant, res.Rows[5].Baseline, "HTTP against the reference loop")
 	assert.Equal(t, httpWavesRow, res.Rows[7].Variant)
 	assert.Equal(t, res.Rows[4].Variant, res.Rows[7].Baseline, "waves + samples per request against the reference loop")
@@ -81,6 +83,87 @@ func TestOverheadSuite(t *testing.T) {
 	md := (&Report{Overhead: res}).Markdown()
 	assert.True(t, strings.Contains(md, "## Overhead: the step loop against its floor"), md)
 	assert.Contains(t, md, "| in process, --parallel k | floor")
+	if _, err := exec.LookPath("python3"); err != nil {
+		assert.Equal(t, errNoPython.Error(), res.PythonNotRun)
+		require.Len(t, res.Rows, 10)
+		return
+	}
+	require.Len(t, res.Rows, 15)
+	assert.Empty(t, res.PythonNotRun)
+	assert.NotEmpty(t, res.Python, "its version")
+	py := res.Rows[10]
+	assert.Equal(t, pythonRow, py.Variant)
+	assert.Empty(t, py.Baseline, "a baseline")
+	assert.Equal(t, res.Rows[4].Samples, py.Samples, "the Go reference's samples")
+	for i, against := range map[int]int{11: 4, 12: 5, 13: 6, 14: 7} {
+		r, same := res.Rows[i], res.Rows[against]
+		assert.Equal(t, pythonRow, r.Baseline, r.Variant)
+		assert.Equal(t, same.Variant, r.Variant, "the same runs against the other baseline")
+		assert.Equal(t, same.CPUPerSample, r.CPUPerSample, r.Variant)
+		assert.Equal(t, same.Samples, r.Samples, r.Variant)
+		// Ratios of the same runs: the medians' ratio lies within the
+		// run-by-run ratios' range (a_i <= h b_i for every run gives
+		// median(a) <= h median(b)).
+		q := same.CPUPerSample / py.CPUPerSample
+		assert.True(t, r.RatioLo*(1-1e-9) <= q && q <= r.RatioHi*(1+1e-9), "%s: %g outside %g–%g", r.Variant, q, r.RatioLo, r.RatioHi)
+	}
+	assert.Contains(t, md, "| "+httpOneRow+" | "+pythonRow+" |")
+	assert.Contains(t, md, "run by Python "+res.Python)
+}
+
+// TestOverheadSuiteWithoutPython: with no python3 on PATH the suite runs
+// without the Python rows, and the report says so in one line; the
+// informational goals are "not run", saying why, and the goals against the
+// Go reference are measured as ever.
+func TestOverheadSuiteWithoutPython(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a serve-sim child and runs Hanoi solves")
+	}
+	t.Setenv("PATH", t.TempDir())
+	res, err := runSpeedSized(context.Background(), Options{Seed: 3}, 3, 2, 1, func() {})
+	require.NoError(t, err)
+	assert.Equal(t, errNoPython.Error(), res.PythonNotRun)
+	assert.Empty(t, res.Python)
+	require.Len(t, res.Rows, 10)
+	for _, r := range res.Rows {
+		assert.NotEqual(t, pythonRow, r.Variant)
+		assert.NotEqual(t, pythonRow, r.Baseline)
+	}
+	md := (&Report{Overhead: res}).Markdown()
+	line := "The paper's loop in Python (`benchmarks/paperloop.py`, the baseline of issue #24's own figures) was not run: python3 is not on PATH.\n"
+	assert.Equal(t, 1, strings.Count(md, line), md)
+	assert.NotContains(t, md, "run by Python")
+	goals := overheadGoals(res)
+	informational := 0
+	for _, g := range goals {
+		if strings.HasPrefix(g.Goal, pythonGoalPrefix) {
+			informational++
+			assert.Equal(t, "not run", g.Met, g.Goal)
+			assert.Equal(t, "python3 is not on PATH", g.Why, g.Goal)
+			assert.Empty(t, g.Measured, g.Goal)
+		} else {
+			assert.NotEqual(t, "not run", g.Met, g.Goal)
+		}
+	}
+	assert.Equal(t, 2, informational)
+}
+
+// TestOverheadSuiteRefusesAPythonLoopOfOtherSamples: a paper's loop in
+// Python that draws other samples than the Go reference (here one that
+// calls a step with a lead of k - 1) fails the suite instead of being
+// compared with it.
+func TestOverheadSuiteRefusesAPythonLoopOfOtherSamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a serve-sim child and runs Hanoi solves")
+	}
+	needPython(t)
+	const right, wrong = `>= k + best_other`, `>= k - 1 + best_other`
+	require.Contains(t, string(paperLoopPy), right)
+	saved := paperLoopPy
+	t.Cleanup(func() { paperLoopPy = saved })
+	paperLoopPy = []byte(strings.Replace(string(saved), right, wrong, 1))
+	_, err := runSpeedSized(context.Background(), Options{Seed: 3}, 3, 3, 1, func() {})
+	require.ErrorContains(t, err, "they do not send the same requests")
 }
 
 // TestInterleavedJournal: the two solves of the journal's measurement take

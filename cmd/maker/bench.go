@@ -39,7 +39,8 @@ latency), guarantee (whole-run success of fixed k, --k auto, drift,
 calibration's k and escalation over many seeds, with intervals), scale (Hanoi
 on the sim from 10 to 20 disks: time, memory, CPU per sample by part), real
 (the same steps over HTTP through serve-sim), overhead (the step loop against
-its floor, the HTTP path against the paper's loop), cost (dollars per step:
+its floor, the HTTP path against the paper's loop in Go and, when python3 is
+on PATH, in Python), cost (dollars per step:
 one call per sample, samples per request, cached prompts, both), observe
 (the cost of tracing and metrics per sample), engine (the NATS engine against
 core NATS request/reply at 16 callers, and against in process at 20 ms model
