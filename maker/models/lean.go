@@ -69,7 +69,17 @@ type leanMemo struct {
 	texts []string
 	parts [][]byte // each message's JSON object
 	size  int      // the length of the parts' JSON array: [a,b]
+	// The three slices' backing arrays for a request of up to
+	// memoRoom messages (a voting step's usual system and user
+	// messages), in the memo's own allocation.
+	roleRoom [memoRoom]llms.ChatMessageType
+	textRoom [memoRoom]string
+	partRoom [memoRoom][]byte
 }
+
+// memoRoom is the number of messages a leanMemo holds without
+// allocating its slices apart.
+const memoRoom = 4
 
 // newLeanChat returns the lean path over rt, each call bounded by timeout.
 func newLeanChat(rt http.RoundTripper, timeout time.Duration, base, key, model string, legacyMax bool) *leanChat {
@@ -161,10 +171,11 @@ func (l *leanChat) messages(msgs []llms.MessageContent) *leanMemo {
 			return pm
 		}
 	}
-	next := &leanMemo{
-		roles: make([]llms.ChatMessageType, len(msgs)),
-		texts: make([]string, len(msgs)),
-		parts: make([][]byte, len(msgs)),
+	next := &leanMemo{}
+	if len(msgs) <= memoRoom {
+		next.roles, next.texts, next.parts = next.roleRoom[:len(msgs)], next.textRoom[:len(msgs)], next.partRoom[:len(msgs)]
+	} else {
+		next.roles, next.texts, next.parts = make([]llms.ChatMessageType, len(msgs)), make([]string, len(msgs)), make([][]byte, len(msgs))
 	}
 	next.size = 2
 	for i, m := range msgs {
@@ -173,7 +184,9 @@ func (l *leanChat) messages(msgs []llms.MessageContent) *leanMemo {
 		if pm != nil && i < len(pm.texts) && pm.roles[i] == m.Role && pm.texts[i] == text {
 			next.parts[i] = pm.parts[i]
 		} else {
-			next.parts[i] = appendMessage(make([]byte, 0, len(text)+32), m.Role, text)
+			// Room for the escapes of a prompt's newlines and quotes,
+			// so that encoding it is one allocation.
+			next.parts[i] = appendMessage(make([]byte, 0, len(text)+len(text)/8+48), m.Role, text)
 		}
 		next.size += len(next.parts[i])
 		if i > 0 {

@@ -202,3 +202,43 @@ func TestLeanDecoderFinishReasonsCostNothing(t *testing.T) {
 		assert.Equal(t, ref, fast, reason)
 	}
 }
+
+// TestLeanMemoAllocations: a step whose system message is the last
+// step's encodes its new user message in 2 allocations: the memo (its
+// slices in it) and the message's JSON, with room for a prompt's
+// escaped newlines and quotes. The memo's slices apart and the JSON
+// grown as it is written made 6 (each seen failing the bound).
+func TestLeanMemoAllocations(t *testing.T) {
+	l := newLeanChat(http.DefaultTransport, 0, "http://127.0.0.1:1/v1", "k", "m", false)
+	system := llms.TextParts(llms.ChatMessageTypeSystem, strings.Repeat("Rules: \"move\" a disk.\n", 80))
+	// Hanoi's user prompts: a line of text, a newline, every line or so.
+	var users [2][]llms.MessageContent
+	for i := range users {
+		users[i] = []llms.MessageContent{system, llms.TextParts(llms.ChatMessageTypeHuman, strings.Repeat("Previous move: [1, 0, 2]\n", 60)+"state "+string(rune('a'+i)))}
+	}
+	step := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		step++
+		_ = l.messages(users[step%2])
+	})
+	assert.LessOrEqual(t, allocs, 2.0)
+	// The memo is what was encoded: json.Marshal's bytes of the messages
+	// (TestLeanMessagesAreMarshals checks the encoding itself).
+	pm := l.messages(users[0])
+	assert.Equal(t, users[0][1].Parts[0].(llms.TextContent).Text, pm.texts[1])
+	assert.Equal(t, pm.size, len(pm.appendMessages(nil)))
+	var decoded []map[string]string
+	require.NoError(t, json.Unmarshal(pm.appendMessages(nil), &decoded))
+	assert.Equal(t, []map[string]string{{"role": "system", "content": users[0][0].Parts[0].(llms.TextContent).Text}, {"role": "user", "content": users[0][1].Parts[0].(llms.TextContent).Text}}, decoded)
+
+	// More messages than the memo has room for.
+	var many []llms.MessageContent
+	for i := range memoRoom + 2 {
+		many = append(many, llms.TextParts(llms.ChatMessageTypeHuman, strings.Repeat("x", i)))
+	}
+	pm = l.messages(many)
+	require.Len(t, pm.parts, memoRoom+2)
+	require.NoError(t, json.Unmarshal(pm.appendMessages(nil), &decoded))
+	assert.Len(t, decoded, memoRoom+2)
+	assert.Equal(t, strings.Repeat("x", memoRoom+1), decoded[memoRoom+1]["content"])
+}
