@@ -42,9 +42,13 @@ type leanChat struct {
 	client *http.Client // with no Timeout: generate puts timeout in the context
 	// rt is client's RoundTripper, which do calls directly when direct
 	// is true; urlText is the URL as http.Client's errors write it.
-	rt        http.RoundTripper
-	direct    bool
-	urlText   string
+	rt      http.RoundTripper
+	direct  bool
+	urlText string
+	// tmpl is the request every call on the direct path copies (see
+	// request): its URL parsed and its headers set once. net/http only
+	// reads a request's URL and headers, so the copies share them.
+	tmpl      *http.Request
 	timeout   time.Duration
 	url       string // .../chat/completions
 	key       string
@@ -65,20 +69,34 @@ type leanMemo struct {
 	texts []string
 	parts [][]byte // each message's JSON object
 	size  int      // the length of the parts' JSON array: [a,b]
+	// The three slices' backing arrays for a request of up to
+	// memoRoom messages (a voting step's usual system and user
+	// messages), in the memo's own allocation.
+	roleRoom [memoRoom]llms.ChatMessageType
+	textRoom [memoRoom]string
+	partRoom [memoRoom][]byte
 }
+
+// memoRoom is the number of messages a leanMemo holds without
+// allocating its slices apart.
+const memoRoom = 4
 
 // newLeanChat returns the lean path over rt, each call bounded by timeout.
 func newLeanChat(rt http.RoundTripper, timeout time.Duration, base, key, model string, legacyMax bool) *leanChat {
 	l := &leanChat{client: &http.Client{Transport: rt}, rt: rt, timeout: timeout, url: strings.TrimSuffix(base, "/") + "/chat/completions", key: key, model: model, legacyMax: legacyMax}
 	// A URL with credentials in it (the client hides the password in its
 	// errors) or that does not parse goes through the client.
-	if u, err := url.Parse(l.url); err == nil && u.User == nil {
-		l.direct, l.urlText = true, u.String()
-	}
 	l.contentType = []string{"application/json"}
 	l.prefix = append(jsonstr.Append([]byte(`{"model":`), model), `,"messages":`...)
 	if key != "" {
 		l.authorization = []string{"Bearer " + key}
+	}
+	if u, err := url.Parse(l.url); err == nil && u.User == nil {
+		// What http.NewRequestWithContext makes of the URL, once.
+		if tmpl, err := http.NewRequest(http.MethodPost, l.url, nil); err == nil {
+			l.direct, l.urlText, l.tmpl = true, u.String(), tmpl
+			l.setHeaders(tmpl.Header)
+		}
 	}
 	return l
 }
@@ -153,10 +171,11 @@ func (l *leanChat) messages(msgs []llms.MessageContent) *leanMemo {
 			return pm
 		}
 	}
-	next := &leanMemo{
-		roles: make([]llms.ChatMessageType, len(msgs)),
-		texts: make([]string, len(msgs)),
-		parts: make([][]byte, len(msgs)),
+	next := &leanMemo{}
+	if len(msgs) <= memoRoom {
+		next.roles, next.texts, next.parts = next.roleRoom[:len(msgs)], next.textRoom[:len(msgs)], next.partRoom[:len(msgs)]
+	} else {
+		next.roles, next.texts, next.parts = make([]llms.ChatMessageType, len(msgs)), make([]string, len(msgs)), make([][]byte, len(msgs))
 	}
 	next.size = 2
 	for i, m := range msgs {
@@ -165,7 +184,9 @@ func (l *leanChat) messages(msgs []llms.MessageContent) *leanMemo {
 		if pm != nil && i < len(pm.texts) && pm.roles[i] == m.Role && pm.texts[i] == text {
 			next.parts[i] = pm.parts[i]
 		} else {
-			next.parts[i] = appendMessage(make([]byte, 0, len(text)+32), m.Role, text)
+			// Room for the escapes of a prompt's newlines and quotes,
+			// so that encoding it is one allocation.
+			next.parts[i] = appendMessage(make([]byte, 0, len(text)+len(text)/8+48), m.Role, text)
 		}
 		next.size += len(next.parts[i])
 		if i > 0 {
@@ -316,13 +337,9 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 		ctx, cancel = context.WithTimeout(ctx, l.timeout)
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(body))
+	req, err := l.request(ctx, body)
 	if err != nil {
 		return nil, err
-	}
-	req.Header["Content-Type"] = l.contentType
-	if l.authorization != nil {
-		req.Header["Authorization"] = l.authorization
 	}
 	resp, err := l.do(req, body)
 	if err != nil {
@@ -332,7 +349,7 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 	buf := replyBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer replyBuffers.Put(buf)
-	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxReplyBody)); err != nil {
+	if err := readReply(buf, resp.Body, maxReplyBody); err != nil {
 		return nil, err
 	}
 	if resp.StatusCode >= 400 {
@@ -353,28 +370,58 @@ func (l *leanChat) generate(ctx context.Context, msgs []llms.MessageContent, o l
 	if len(r.Choices) == 0 {
 		return nil, openai.ErrEmptyResponse
 	}
-	choices := make([]*llms.ContentChoice, len(r.Choices))
-	backing := make([]llms.ContentChoice, len(r.Choices)) // one allocation for the choices
-	for i, c := range r.Choices {
-		ch := &backing[i]
-		*ch = llms.ContentChoice{
-			Content: c.Message.Content, ReasoningContent: c.Message.ReasoningContent, StopReason: c.FinishReason,
-			GenerationInfo: generationInfo(&r.Usage, c.Message.ReasoningContent),
+	return leanResponse(&r), nil
+}
+
+// request returns the POST of body to the model's URL with ctx, as
+// http.NewRequestWithContext makes it (its Body, GetBody and
+// ContentLength those of a *bytes.Reader of body) with the lean path's
+// headers. On the direct path it is a copy of tmpl: no URL is parsed and
+// no header map made per call.
+func (l *leanChat) request(ctx context.Context, body []byte) (*http.Request, error) {
+	if l.tmpl == nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
 		}
-		if fc := c.Message.FunctionCall; c.FinishReason == "function_call" && fc != nil {
-			// langchaingo's reading (it panics when the call is absent).
-			ch.FuncCall = &llms.FunctionCall{Name: fc.Name, Arguments: fc.Arguments}
-		}
-		for _, tc := range c.Message.ToolCalls {
-			ch.ToolCalls = append(ch.ToolCalls, llms.ToolCall{ID: tc.ID, Type: tc.Type,
-				FunctionCall: &llms.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
-		}
-		if len(ch.ToolCalls) > 0 {
-			ch.FuncCall = ch.ToolCalls[0].FunctionCall
-		}
-		choices[i] = ch
+		l.setHeaders(req.Header)
+		return req, nil
 	}
-	return &llms.ContentResponse{Choices: choices}, nil
+	req := l.tmpl.WithContext(ctx)
+	// NewRequestWithContext's body: the NopCloser of a *bytes.Reader
+	// (net/http writes it with the headers, as a reader it knows), and a
+	// GetBody for a request sent again.
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return req, nil
+}
+
+// setHeaders sets the lean path's request headers in h.
+func (l *leanChat) setHeaders(h http.Header) {
+	h["Content-Type"] = l.contentType
+	if l.authorization != nil {
+		h["Authorization"] = l.authorization
+	}
+}
+
+// readReply appends what r gives to buf, up to limit bytes, until io.EOF,
+// as buf.ReadFrom(io.LimitReader(r, limit)) does without allocating the
+// LimitedReader; the read's error other than io.EOF.
+func readReply(buf *bytes.Buffer, r io.Reader, limit int) error {
+	for buf.Len() < limit {
+		buf.Grow(bytes.MinRead)
+		b := buf.AvailableBuffer()
+		n, err := r.Read(b[:min(cap(b), limit-buf.Len())])
+		buf.Write(b[:n])
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // do sends req (whose body is body) and returns the response, as
@@ -418,23 +465,91 @@ func (l *leanChat) do(req *http.Request, body []byte) (*http.Response, error) {
 	return resp, nil
 }
 
-// generationInfo is a choice's GenerationInfo as langchaingo's OpenAI
-// client fills it: the reply's usage under its keys, and the choice's
-// reasoning.
-func generationInfo(u *leanUsage, reasoning string) map[string]any {
+// leanResponse is the response langchaingo's OpenAI client makes of r,
+// which has a choice at least. A response of one or two choices is one
+// allocation (the response, its choice pointers and the choices
+// together), and GenerationInfo maps are made as generationInfos says.
+func leanResponse(r *leanReply) *llms.ContentResponse {
+	var resp *llms.ContentResponse
+	var choices []llms.ContentChoice
+	switch len(r.Choices) {
+	case 1:
+		x := new(struct {
+			resp llms.ContentResponse
+			ptrs [1]*llms.ContentChoice
+			vals [1]llms.ContentChoice
+		})
+		resp, choices, x.resp.Choices = &x.resp, x.vals[:], x.ptrs[:]
+	case 2:
+		x := new(struct {
+			resp llms.ContentResponse
+			ptrs [2]*llms.ContentChoice
+			vals [2]llms.ContentChoice
+		})
+		resp, choices, x.resp.Choices = &x.resp, x.vals[:], x.ptrs[:]
+	default:
+		resp = &llms.ContentResponse{Choices: make([]*llms.ContentChoice, len(r.Choices))}
+		choices = make([]llms.ContentChoice, len(r.Choices))
+	}
+	infos := newGenerationInfos(&r.Usage)
+	for i := range r.Choices {
+		c := &r.Choices[i]
+		ch := &choices[i]
+		*ch = llms.ContentChoice{
+			Content: c.Message.Content, ReasoningContent: c.Message.ReasoningContent, StopReason: c.FinishReason,
+			GenerationInfo: infos.info(c.Message.ReasoningContent),
+		}
+		if fc := c.Message.FunctionCall; c.FinishReason == "function_call" && fc != nil {
+			// langchaingo's reading (it panics when the call is absent).
+			ch.FuncCall = &llms.FunctionCall{Name: fc.Name, Arguments: fc.Arguments}
+		}
+		for _, tc := range c.Message.ToolCalls {
+			ch.ToolCalls = append(ch.ToolCalls, llms.ToolCall{ID: tc.ID, Type: tc.Type,
+				FunctionCall: &llms.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
+		}
+		if len(ch.ToolCalls) > 0 {
+			ch.FuncCall = ch.ToolCalls[0].FunctionCall
+		}
+		resp.Choices[i] = ch
+	}
+	return resp
+}
+
+// generationInfos makes the GenerationInfo maps of a reply's choices as
+// langchaingo's OpenAI client fills them: the reply's usage under its
+// twelve keys, and the choice's reasoning. Each choice gets a map of its
+// own, as langchaingo's; the usage's counts are boxed once for all of
+// them and all keys (langchaingo boxes eight per map; an interface
+// holding an int is immutable, so sharing one is not seen).
+type generationInfos struct {
+	completion, prompt, total, reasoningTokens, promptAudio, cached,
+	completionAudio, accepted, rejected any
+}
+
+func newGenerationInfos(u *leanUsage) generationInfos {
+	return generationInfos{
+		completion: u.CompletionTokens, prompt: u.PromptTokens, total: u.TotalTokens,
+		reasoningTokens: u.CompletionTokensDetails.ReasoningTokens, promptAudio: u.PromptTokensDetails.AudioTokens,
+		cached: u.PromptTokensDetails.CachedTokens, completionAudio: u.CompletionTokensDetails.AudioTokens,
+		accepted: u.CompletionTokensDetails.AcceptedPredictionTokens, rejected: u.CompletionTokensDetails.RejectedPredictionTokens,
+	}
+}
+
+// info returns a new GenerationInfo map for a choice with reasoning.
+func (g *generationInfos) info(reasoning string) map[string]any {
 	return map[string]any{
-		"CompletionTokens":                   u.CompletionTokens,
-		"PromptTokens":                       u.PromptTokens,
-		"TotalTokens":                        u.TotalTokens,
-		"ReasoningTokens":                    u.CompletionTokensDetails.ReasoningTokens,
-		"PromptAudioTokens":                  u.PromptTokensDetails.AudioTokens,
+		"CompletionTokens":                   g.completion,
+		"PromptTokens":                       g.prompt,
+		"TotalTokens":                        g.total,
+		"ReasoningTokens":                    g.reasoningTokens,
+		"PromptAudioTokens":                  g.promptAudio,
 		"ThinkingContent":                    reasoning,
-		"ThinkingTokens":                     u.CompletionTokensDetails.ReasoningTokens,
-		"PromptCachedTokens":                 u.PromptTokensDetails.CachedTokens,
-		"CompletionAudioTokens":              u.CompletionTokensDetails.AudioTokens,
-		"CompletionReasoningTokens":          u.CompletionTokensDetails.ReasoningTokens,
-		"CompletionAcceptedPredictionTokens": u.CompletionTokensDetails.AcceptedPredictionTokens,
-		"CompletionRejectedPredictionTokens": u.CompletionTokensDetails.RejectedPredictionTokens,
+		"ThinkingTokens":                     g.reasoningTokens,
+		"PromptCachedTokens":                 g.cached,
+		"CompletionAudioTokens":              g.completionAudio,
+		"CompletionReasoningTokens":          g.reasoningTokens,
+		"CompletionAcceptedPredictionTokens": g.accepted,
+		"CompletionRejectedPredictionTokens": g.rejected,
 	}
 }
 

@@ -249,7 +249,7 @@ func (s *replyScanner) choices(dst *[]leanChoice) bool {
 				case "message":
 					return once(&seen, 1) && s.nullOr(func() bool { return s.message(&c.Message) })
 				case "finish_reason":
-					return once(&seen, 2) && s.str(&c.FinishReason)
+					return once(&seen, 2) && s.finishReason(&c.FinishReason)
 				}
 				return s.unknown(key, "message", "finish_reason")
 			})
@@ -416,6 +416,27 @@ func (s *replyScanner) str(dst *string) bool {
 		*dst = v
 	}
 	return ok
+}
+
+// finishReasons are the finish reasons OpenAI documents, which
+// finishReason returns without a copy.
+var finishReasons = [...]string{"stop", "length", "tool_calls", "content_filter", "function_call"}
+
+// finishReason reads a string as str does; a finish reason of
+// finishReasons, spelt without escapes, is that constant rather than a
+// string allocated per choice.
+func (s *replyScanner) finishReason(dst *string) bool {
+	if s.peek() == '"' {
+		rest := s.b[s.i+1:]
+		for _, r := range finishReasons {
+			if len(rest) > len(r) && rest[len(r)] == '"' && string(rest[:len(r)]) == r {
+				s.i += len(r) + 2
+				*dst = r
+				return true
+			}
+		}
+	}
+	return s.str(dst)
 }
 
 // stringValue reads the string at the scanner, unquoted as encoding/json

@@ -298,9 +298,9 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if m.cacheMin > 0 {
 		msgs = cacheLayout(msgs, m.cacheMin)
 	}
-	c := &call{}
+	callCtx, c := withCall(ctx)
 	start := time.Now()
-	resp, err := m.send(withCall(ctx, c), llm, structured, msgs, opts)
+	resp, err := m.send(callCtx, llm, structured, msgs, opts)
 	took := time.Since(start)
 	seen := c.snapshot()
 	if ctx.Err() != nil {

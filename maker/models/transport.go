@@ -57,8 +57,27 @@ type ollamaTail struct {
 
 type callKey struct{}
 
-func withCall(ctx context.Context, c *call) context.Context {
-	return context.WithValue(ctx, callKey{}, c)
+// withCall returns a new call and a context under ctx that carries it
+// (its Value of callKey{}), the two in one allocation (a call, then a
+// context.WithValue, were two). It is a value context: Done, Err,
+// Deadline and every other value are ctx's, so a context derived from it
+// is cancelled with ctx as it would be from ctx itself (no goroutine:
+// context finds ctx's cancelCtx through Value, as through WithValue).
+func withCall(ctx context.Context) (context.Context, *call) {
+	x := &callContext{Context: ctx}
+	return x, &x.c
+}
+
+type callContext struct {
+	context.Context
+	c call
+}
+
+func (x *callContext) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return &x.c
+	}
+	return x.Context.Value(key)
 }
 
 // transport observes the calls whose context carries a *call.
