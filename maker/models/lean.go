@@ -409,10 +409,13 @@ func (l *leanChat) setHeaders(h http.Header) {
 // as buf.ReadFrom(io.LimitReader(r, limit)) does without allocating the
 // LimitedReader; the read's error other than io.EOF.
 func readReply(buf *bytes.Buffer, r io.Reader, limit int) error {
-	for buf.Len() < limit {
+	// The limit is on the bytes read, as LimitReader's, not on buf's
+	// length: buf may hold bytes already.
+	end := buf.Len() + limit
+	for buf.Len() < end {
 		buf.Grow(bytes.MinRead)
 		b := buf.AvailableBuffer()
-		n, err := r.Read(b[:min(cap(b), limit-buf.Len())])
+		n, err := r.Read(b[:min(cap(b), end-buf.Len())])
 		buf.Write(b[:n])
 		if err == io.EOF {
 			return nil

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -71,6 +73,18 @@ func withCall(ctx context.Context) (context.Context, *call) {
 type callContext struct {
 	context.Context
 	c call
+}
+
+// String is what context.WithValue's context says of itself: the
+// parent, then the key's and value's types. fmt would otherwise print the
+// call's fields, reading them unlocked while the transport writes them
+// (a race) and showing what the call saw.
+func (x *callContext) String() string {
+	parent := reflect.TypeOf(x.Context).String()
+	if s, ok := x.Context.(fmt.Stringer); ok {
+		parent = s.String()
+	}
+	return parent + ".WithValue(models.callKey, *models.call)"
 }
 
 func (x *callContext) Value(key any) any {
