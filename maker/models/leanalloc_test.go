@@ -180,14 +180,7 @@ func TestLeanDecoderFinishReasonsCostNothing(t *testing.T) {
 	for _, reason := range []string{"stop", "length", "tool_calls", "content_filter", "function_call"} {
 		choice := `{"index":0,"message":{"role":"assistant","content":"move = [1, 0, 2]"},"finish_reason":"` + reason + `"}`
 		body := []byte(`{"choices":[` + choice + `,` + choice + `]}`)
-		var r leanReply
-		room := make([]leanChoice, 0, 2)
-		allocs := testing.AllocsPerRun(50, func() {
-			r = leanReply{Choices: room[:0]}
-			if !decodeLeanReply(body, &r) {
-				t.Fatal("not decoded")
-			}
-		})
+		r, allocs := decodeAllocs(t, body)
 		assert.LessOrEqual(t, allocs, 2.0, reason)
 		assert.Equal(t, reason, r.Choices[1].FinishReason)
 	}

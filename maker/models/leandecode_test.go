@@ -145,19 +145,27 @@ func TestLeanDecoderAllocatesOnlyItsStrings(t *testing.T) {
 		choice := `{"index":0,"message":{"role":"assistant","content":"` + content + `","refusal":null},"finish_reason":"stop","logprobs":null}`
 		body := []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[` + choice + `,` + choice + `],` +
 			`"usage":{"prompt_tokens":521,"completion_tokens":34,"total_tokens":555,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}},"system_fingerprint":"fp"}`)
-		var r leanReply
-		room := make([]leanChoice, 0, 2)
-		allocs := testing.AllocsPerRun(50, func() {
-			r = leanReply{Choices: room[:0]}
-			if !decodeLeanReply(body, &r) {
-				t.Fatal("not decoded")
-			}
-		})
+		r, allocs := decodeAllocs(t, body)
 		// Two contents and two finish reasons.
 		assert.LessOrEqual(t, allocs, 4.0, "%s", content)
 		require.Len(t, r.Choices, 2)
 		assert.Equal(t, 555, r.Usage.TotalTokens)
 	}
+}
+
+// decodeAllocs decodes body into room for two choices, as the lean path
+// does, and returns the reply and the allocations a decode makes.
+func decodeAllocs(t *testing.T, body []byte) (leanReply, float64) {
+	t.Helper()
+	var r leanReply
+	room := make([]leanChoice, 0, 2)
+	allocs := testing.AllocsPerRun(50, func() {
+		r = leanReply{Choices: room[:0]}
+		if !decodeLeanReply(body, &r) {
+			t.Fatal("not decoded")
+		}
+	})
+	return r, allocs
 }
 
 // TestLeanDecoderSurrogatesAtTheEnd: a surrogate pair that ends the
