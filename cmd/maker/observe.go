@@ -73,7 +73,8 @@ func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer
 	if w.st == nil {
 		w.st = &observe.Readiness{}
 	}
-	tel, err := observe.Setup(ctx, observe.Config{Service: service, Metrics: w.addr != ""})
+	// The spans carry errors a model server may have echoed a key into.
+	tel, err := observe.Setup(ctx, observe.Config{Service: service, Metrics: w.addr != "", Secrets: heldSecrets(ctx)})
 	if err != nil {
 		return usageErr("%w (see docs/observe.md)", err)
 	}

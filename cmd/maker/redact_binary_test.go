@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -145,4 +147,31 @@ func TestMCPEchoedEscapedKeyIsRedacted(t *testing.T) {
 		assert.NotContains(t, out, f)
 	}
 	assert.NotContains(t, out, "echoed-5e81d2", "not even in part")
+}
+
+// The spans maker exports (OTEL_EXPORTER_OTLP_ENDPOINT) carry each
+// failed call's, step's and run's error as their status: a key the model
+// server echoed reaches the collector redacted, as it reaches stderr.
+func TestAnEchoedKeyIsRedactedInTheTraces(t *testing.T) {
+	const key = "sk-echoed-trace-secret-61c0e4"
+	srv := keyEchoServer(t)
+	var mu sync.Mutex
+	var exported bytes.Buffer
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		exported.Write(b)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	t.Cleanup(collector.Close)
+	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key, "OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL, "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"},
+		"hanoi", "--disks", "3", "--model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1", "--progress", "off")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.Error(t, cmd.Run(), "a refused key fails the run")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Contains(t, exported.String(), "Bearer [REDACTED]", "the spans carry the echoed error; stderr: %s", stderr.String())
+	assert.False(t, strings.Contains(exported.String(), key[3:]), "the key reached the collector")
 }
