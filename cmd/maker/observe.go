@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel"
 )
 
 // watchFlags are the observability flags of every long-running command:
@@ -79,6 +81,13 @@ func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer
 		return usageErr("%w (see docs/observe.md)", err)
 	}
 	w.tel = tel
+	if sec := heldSecrets(ctx); sec != nil {
+		// The exporters report their errors through otel's global handler,
+		// by default the log package on os.Stderr, past the redacting
+		// stderr: a collector may echo OTEL_EXPORTER_OTLP_HEADERS' credentials.
+		l := log.New(observe.RedactWriter(os.Stderr, sec), "", log.LstdFlags)
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { l.Print(err) }))
+	}
 	if w.addr != "" {
 		h := observe.Handler(tel.Registry, observe.Probe{Name: "ready", Check: w.st.Check})
 		if token != "" {

@@ -175,3 +175,22 @@ func TestAnEchoedKeyIsRedactedInTheTraces(t *testing.T) {
 	assert.Contains(t, exported.String(), "Bearer [REDACTED]", "the spans carry the echoed error; stderr: %s", stderr.String())
 	assert.False(t, strings.Contains(exported.String(), key[3:]), "the key reached the collector")
 }
+
+// A trace collector that refuses the credentials of
+// OTEL_EXPORTER_OTLP_HEADERS and echoes them in its answer: the export
+// error maker reports on stderr has them redacted, as the rest of stderr.
+func TestAnEchoedCollectorCredentialIsRedacted(t *testing.T) {
+	const secret = "collector-secret-2d94b7"
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		http.Error(w, "bad credentials: "+r.Header.Get("Authorization"), http.StatusBadRequest)
+	}))
+	t.Cleanup(collector.Close)
+	cmd := commandWithEnv(binary, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL, "OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer " + secret},
+		"hanoi", "--disks", "2", "--progress", "off")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "the run succeeds; only the export fails: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "bad credentials: [REDACTED]", "the export error is reported (the header's whole value is the secret)")
+	assert.NotContains(t, stderr.String(), secret)
+}
