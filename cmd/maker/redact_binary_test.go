@@ -194,3 +194,20 @@ func TestAnEchoedCollectorCredentialIsRedacted(t *testing.T) {
 	assert.Contains(t, stderr.String(), "bad credentials: [REDACTED]", "the export error is reported (the header's whole value is the secret)")
 	assert.NotContains(t, stderr.String(), secret)
 }
+
+// The --escalate-model's ;key=VAR is a key the process holds as much as
+// --model's: echoed by the server that decides contested steps, it is
+// redacted in the summary and on stderr.
+func TestAnEchoedEscalateModelKeyIsRedacted(t *testing.T) {
+	const key = "sk-escalate-echoed-31a9f0"
+	srv := keyEchoServer(t)
+	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key},
+		"hanoi", "--disks", "4", "--model", "sim", "--p", "0.7", "--k", "3", "--escalate", "model", "--escalate-after", "2",
+		"--escalate-model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1", "--progress", "off", "--json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.Error(t, cmd.Run(), "the escalation model refuses the key")
+	out := stdout.String() + stderr.String()
+	assert.Contains(t, out, "Incorrect API key provided: Bearer [REDACTED]", "a contested step reached the escalation model: %s", out)
+	assert.NotContains(t, out, key[3:])
+}
