@@ -6,12 +6,14 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/spf13/pflag"
 	"go.opentelemetry.io/otel"
@@ -151,9 +153,14 @@ func (w *watchFlags) stop(ctx context.Context) {
 
 // redact keeps secret, a credential read from the command line or the
 // environment, out of the logs and out of everything the command writes.
-func (w *watchFlags) redact(ctx context.Context, secret string) {
-	w.secrets = append(w.secrets, secret)
-	addSecret(ctx, secret)
+// Empty strings are skipped.
+func (w *watchFlags) redact(ctx context.Context, secrets ...string) {
+	for _, s := range secrets {
+		if s != "" {
+			w.secrets = append(w.secrets, s)
+			addSecret(ctx, s)
+		}
+	}
 }
 
 // handler is the --log-format handler for stderr, redacting the API
@@ -178,6 +185,12 @@ func secrets() []string {
 	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", natsTokenEnv, tokenEnv, metricsTokenEnv} {
 		if v := os.Getenv(k); v != "" {
 			out = append(out, v)
+		}
+	}
+	// A server URL may carry a proxy's basic authentication.
+	for _, k := range []string{models.EnvOpenAIURL, "OPENAI_API_BASE", models.EnvAnthropicURL, models.EnvOllamaHost} {
+		if p := urlPassword(os.Getenv(k)); p != "" {
+			out = append(out, p)
 		}
 	}
 	// OTEL_EXPORTER_OTLP_HEADERS carries a collector's credentials.
@@ -306,4 +319,16 @@ func (w *watchFlags) solverObserver() maker.Observer {
 		return o
 	}
 	return nil
+}
+
+// urlPassword is the password of raw's user information (a server behind
+// basic authentication, http://user:PASSWORD@host/v1), or "" when it has
+// none or is not a URL: the model's name and its errors name the server.
+func urlPassword(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.User == nil {
+		return ""
+	}
+	p, _ := u.User.Password()
+	return p
 }

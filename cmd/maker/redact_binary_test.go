@@ -211,3 +211,31 @@ func TestAnEchoedEscalateModelKeyIsRedacted(t *testing.T) {
 	assert.Contains(t, out, "Incorrect API key provided: Bearer [REDACTED]", "a contested step reached the escalation model: %s", out)
 	assert.NotContains(t, out, key[3:])
 }
+
+// A password in the server's URL (--base-url, a ;base=, OPENAI_BASE_URL:
+// a proxy with basic authentication) is a credential: the summary's model
+// name and the errors, which name the server, carry it redacted.
+func TestABaseURLPasswordIsRedacted(t *testing.T) {
+	const password = "url-password-8c21f5"
+	srv := keyEchoServer(t)
+	u := strings.Replace(srv.URL, "http://", "http://user:"+password+"@", 1) + "/v1"
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"--base-url", []string{"OPENAI_API_KEY=sk-test-key-0000"}, []string{"--model", "openai:gpt-x", "--base-url", u}},
+		{";base=", []string{"OPENAI_API_KEY=sk-test-key-0000"}, []string{"--model", "openai:gpt-x;base=" + u}},
+		{"OPENAI_BASE_URL", []string{"OPENAI_API_KEY=sk-test-key-0000", "OPENAI_BASE_URL=" + u}, []string{"--model", "openai:gpt-x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := commandWithEnv(binary, c.env, append([]string{"hanoi", "--disks", "3", "--progress", "off", "--json"}, c.args...)...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.Error(t, cmd.Run(), "the server refuses the key")
+			out := stdout.String() + stderr.String()
+			assert.Contains(t, out, "user:[REDACTED]@", "the server's URL is named: %s", out)
+			assert.NotContains(t, out, password)
+		})
+	}
+}
