@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mdap-go/mdap/maker/mcpserver"
+	"github.com/mdap-go/mdap/vote"
 	"github.com/spf13/cobra"
 )
 
@@ -28,19 +29,19 @@ task of S steps to succeed with probability at least T, and what does it cost?
 		Example: "  maker kmin --steps 1048575 --p 0.9978 --target 0.95",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// mcpserver.KMin reads a zero target or valid rate as "left
-			// out"; here the flags have their defaults, so a 0 was given.
-			for _, z := range []struct {
-				flag string
-				v    float64
-			}{{"target", target}, {"valid-rate", valid}} {
-				if z.v == 0 {
-					return usageErr("--%s 0: use a value above 0", z.flag)
-				}
+			// vote's own checks, first, so that the error names the flags
+			// (mcpserver.KMin names its MCP arguments, steps or valid_rate,
+			// and reads a zero target or valid rate as "left out").
+			k, err := vote.KMin(steps, p, target)
+			if err != nil {
+				return usageErr("--steps, --p or --target: %w", err)
+			}
+			if _, err := vote.ExpectedCost(p, k, valid, price); err != nil {
+				return usageErr("--valid-rate or --price: %w", err)
 			}
 			out, err := mcpserver.KMin(mcpserver.KMinInput{Steps: steps, P: p, Target: target, ValidRate: valid, Price: price})
-			if err != nil {
-				return usageErr("%w", err)
+			if err != nil { // vote accepted the flags above
+				return failed(err)
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {

@@ -95,10 +95,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // secretsKey is the context key of the run's observe.Secrets.
 type secretsKey struct{}
 
+// heldSecrets is the run's set of secrets its output is redacted of; nil
+// outside run.
+func heldSecrets(ctx context.Context) *observe.Secrets {
+	sec, _ := ctx.Value(secretsKey{}).(*observe.Secrets)
+	return sec
+}
+
 // addSecret adds a credential read from the command's flags to the set
 // its output is redacted of.
 func addSecret(ctx context.Context, secret string) {
-	if sec, ok := ctx.Value(secretsKey{}).(*observe.Secrets); ok {
+	if sec := heldSecrets(ctx); sec != nil {
 		sec.Add(secret)
 	}
 }

@@ -208,10 +208,12 @@ func TestUsageErrorsNameTheFlagAndRange(t *testing.T) {
 		{[]string{"hanoi", "--model", "ollama:x", "--hard-agree", "0.5"}, []string{"--hard-agree applies to --model sim only"}},
 		{[]string{"serve-sim", "--difficulty-spread", "NaN"}, []string{"--difficulty-spread NaN"}},
 		{[]string{"hanoi", "--base-url", "localhost:11434", "--model", "ollama:x"}, []string{"--base-url", "scheme must be http or https"}},
-		{[]string{"kmin", "--target", "0"}, []string{"--target 0: use a value above 0"}},
-		{[]string{"kmin", "--valid-rate", "0"}, []string{"--valid-rate 0: use a value above 0"}},
-		{[]string{"kmin", "--p", "0.4"}, []string{"p 0.4, want 1/2 < p <= 1"}},
-		{[]string{"kmin", "--price", "-1"}, []string{"price -1, want a finite price >= 0"}},
+		{[]string{"kmin", "--target", "0"}, []string{"maker: --steps, --p or --target: vote: KMin: target 0, want 0 < target < 1"}},
+		{[]string{"kmin", "--target", "1"}, []string{"maker: --steps, --p or --target: vote: KMin: target 1, want 0 < target < 1"}},
+		{[]string{"kmin", "--valid-rate", "0"}, []string{"maker: --valid-rate or --price: vote: ExpectedCost: valid rate 0, want 0 < rate <= 1"}},
+		{[]string{"kmin", "--p", "0.4"}, []string{"maker: --steps, --p or --target: vote: KMin: p 0.4, want 1/2 < p <= 1"}},
+		{[]string{"kmin", "--steps", "0"}, []string{"maker: --steps, --p or --target: vote: KMin: steps 0, want at least 1"}},
+		{[]string{"kmin", "--price", "-1"}, []string{"maker: --valid-rate or --price: vote: ExpectedCost: price -1, want a finite price >= 0"}},
 	} {
 		code, _, stderr := cli(t, c.args...)
 		require.Equal(t, 2, code, "%v", c.args)

@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel"
 )
 
 // watchFlags are the observability flags of every long-running command:
@@ -73,11 +77,19 @@ func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer
 	if w.st == nil {
 		w.st = &observe.Readiness{}
 	}
-	tel, err := observe.Setup(ctx, observe.Config{Service: service, Metrics: w.addr != ""})
+	// The spans carry errors a model server may have echoed a key into.
+	tel, err := observe.Setup(ctx, observe.Config{Service: service, Metrics: w.addr != "", Secrets: heldSecrets(ctx)})
 	if err != nil {
 		return usageErr("%w (see docs/observe.md)", err)
 	}
 	w.tel = tel
+	if sec := heldSecrets(ctx); sec != nil {
+		// The exporters report their errors through otel's global handler,
+		// by default the log package on os.Stderr, past the redacting
+		// stderr: a collector may echo OTEL_EXPORTER_OTLP_HEADERS' credentials.
+		l := log.New(observe.RedactWriter(os.Stderr, sec), "", log.LstdFlags)
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { l.Print(err) }))
+	}
 	if w.addr != "" {
 		h := observe.Handler(tel.Registry, observe.Probe{Name: "ready", Check: w.st.Check})
 		if token != "" {
@@ -141,9 +153,14 @@ func (w *watchFlags) stop(ctx context.Context) {
 
 // redact keeps secret, a credential read from the command line or the
 // environment, out of the logs and out of everything the command writes.
-func (w *watchFlags) redact(ctx context.Context, secret string) {
-	w.secrets = append(w.secrets, secret)
-	addSecret(ctx, secret)
+// Empty strings are skipped.
+func (w *watchFlags) redact(ctx context.Context, secrets ...string) {
+	for _, s := range secrets {
+		if s != "" {
+			w.secrets = append(w.secrets, s)
+			addSecret(ctx, s)
+		}
+	}
 }
 
 // handler is the --log-format handler for stderr, redacting the API
@@ -168,6 +185,12 @@ func secrets() []string {
 	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", natsTokenEnv, tokenEnv, metricsTokenEnv} {
 		if v := os.Getenv(k); v != "" {
 			out = append(out, v)
+		}
+	}
+	// A server URL may carry a proxy's basic authentication.
+	for _, k := range []string{models.EnvOpenAIURL, "OPENAI_API_BASE", models.EnvAnthropicURL, models.EnvOllamaHost} {
+		if p := urlPassword(os.Getenv(k)); p != "" {
+			out = append(out, p)
 		}
 	}
 	// OTEL_EXPORTER_OTLP_HEADERS carries a collector's credentials.
@@ -296,4 +319,16 @@ func (w *watchFlags) solverObserver() maker.Observer {
 		return o
 	}
 	return nil
+}
+
+// urlPassword is the password of raw's user information (a server behind
+// basic authentication, http://user:PASSWORD@host/v1), or "" when it has
+// none or is not a URL: the model's name and its errors name the server.
+func urlPassword(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.User == nil {
+		return ""
+	}
+	p, _ := u.User.Password()
+	return p
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -145,4 +147,95 @@ func TestMCPEchoedEscapedKeyIsRedacted(t *testing.T) {
 		assert.NotContains(t, out, f)
 	}
 	assert.NotContains(t, out, "echoed-5e81d2", "not even in part")
+}
+
+// The spans maker exports (OTEL_EXPORTER_OTLP_ENDPOINT) carry each
+// failed call's, step's and run's error as their status: a key the model
+// server echoed reaches the collector redacted, as it reaches stderr.
+func TestAnEchoedKeyIsRedactedInTheTraces(t *testing.T) {
+	const key = "sk-echoed-trace-secret-61c0e4"
+	srv := keyEchoServer(t)
+	var mu sync.Mutex
+	var exported bytes.Buffer
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		exported.Write(b)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	t.Cleanup(collector.Close)
+	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key, "OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL, "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"},
+		"hanoi", "--disks", "3", "--model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1", "--progress", "off")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.Error(t, cmd.Run(), "a refused key fails the run")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Contains(t, exported.String(), "Bearer [REDACTED]", "the spans carry the echoed error; stderr: %s", stderr.String())
+	assert.False(t, strings.Contains(exported.String(), key[3:]), "the key reached the collector")
+}
+
+// A trace collector that refuses the credentials of
+// OTEL_EXPORTER_OTLP_HEADERS and echoes them in its answer: the export
+// error maker reports on stderr has them redacted, as the rest of stderr.
+func TestAnEchoedCollectorCredentialIsRedacted(t *testing.T) {
+	const secret = "collector-secret-2d94b7"
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		http.Error(w, "bad credentials: "+r.Header.Get("Authorization"), http.StatusBadRequest)
+	}))
+	t.Cleanup(collector.Close)
+	cmd := commandWithEnv(binary, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL, "OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer " + secret},
+		"hanoi", "--disks", "2", "--progress", "off")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "the run succeeds; only the export fails: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "bad credentials: [REDACTED]", "the export error is reported (the header's whole value is the secret)")
+	assert.NotContains(t, stderr.String(), secret)
+}
+
+// The --escalate-model's ;key=VAR is a key the process holds as much as
+// --model's: echoed by the server that decides contested steps, it is
+// redacted in the summary and on stderr.
+func TestAnEchoedEscalateModelKeyIsRedacted(t *testing.T) {
+	const key = "sk-escalate-echoed-31a9f0"
+	srv := keyEchoServer(t)
+	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key},
+		"hanoi", "--disks", "4", "--model", "sim", "--p", "0.7", "--k", "3", "--escalate", "model", "--escalate-after", "2",
+		"--escalate-model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1", "--progress", "off", "--json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.Error(t, cmd.Run(), "the escalation model refuses the key")
+	out := stdout.String() + stderr.String()
+	assert.Contains(t, out, "Incorrect API key provided: Bearer [REDACTED]", "a contested step reached the escalation model: %s", out)
+	assert.NotContains(t, out, key[3:])
+}
+
+// A password in the server's URL (--base-url, a ;base=, OPENAI_BASE_URL:
+// a proxy with basic authentication) is a credential: the summary's model
+// name and the errors, which name the server, carry it redacted.
+func TestABaseURLPasswordIsRedacted(t *testing.T) {
+	const password = "url-password-8c21f5"
+	srv := keyEchoServer(t)
+	u := strings.Replace(srv.URL, "http://", "http://user:"+password+"@", 1) + "/v1"
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"--base-url", []string{"OPENAI_API_KEY=sk-test-key-0000"}, []string{"--model", "openai:gpt-x", "--base-url", u}},
+		{";base=", []string{"OPENAI_API_KEY=sk-test-key-0000"}, []string{"--model", "openai:gpt-x;base=" + u}},
+		{"OPENAI_BASE_URL", []string{"OPENAI_API_KEY=sk-test-key-0000", "OPENAI_BASE_URL=" + u}, []string{"--model", "openai:gpt-x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := commandWithEnv(binary, c.env, append([]string{"hanoi", "--disks", "3", "--progress", "off", "--json"}, c.args...)...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.Error(t, cmd.Run(), "the server refuses the key")
+			out := stdout.String() + stderr.String()
+			assert.Contains(t, out, "user:[REDACTED]@", "the server's URL is named: %s", out)
+			assert.NotContains(t, out, password)
+		})
+	}
 }

@@ -60,6 +60,11 @@ type Config struct {
 	// MetricReader, if set, is added to the meter (tests pass a
 	// sdkmetric.ManualReader); it turns metrics on.
 	MetricReader sdkmetric.Reader
+	// Secrets, if set, are kept out of the spans: an error status's text
+	// (a model server may echo a refused key in its error, which a call's,
+	// a step's and the run's error carry to the collector) is redacted as
+	// RedactWriter redacts, with the set as it is when the span ends.
+	Secrets *Secrets
 }
 
 // Telemetry is what Setup made: the tracer and meter providers, the
@@ -166,7 +171,7 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 		t.mp = sdkmetric.NewMeterProvider(mopts...)
 		meter = t.mp.Meter(scope)
 	}
-	t.watcher, err = newWatcher(t.tp.Tracer(scope), t.Tracing, meter)
+	t.watcher, err = newWatcher(t.tp.Tracer(scope), t.Tracing, meter, cfg.Secrets)
 	if err != nil {
 		return nil, err
 	}

@@ -63,12 +63,13 @@ type Watcher struct {
 	tracer  trace.Tracer
 	tracing bool
 	m       *instruments // nil with metrics off
+	sec     *Secrets     // Config.Secrets: kept out of the spans; may be nil
 }
 
 var _ maker.Observer = (*Watcher)(nil)
 
-func newWatcher(tr trace.Tracer, tracing bool, meter metric.Meter) (*Watcher, error) {
-	w := &Watcher{tracer: tr, tracing: tracing}
+func newWatcher(tr trace.Tracer, tracing bool, meter metric.Meter, sec *Secrets) (*Watcher, error) {
+	w := &Watcher{tracer: tr, tracing: tracing, sec: sec}
 	if meter != nil {
 		m, err := newInstruments(meter)
 		if err != nil {
@@ -141,7 +142,7 @@ func (w *Watcher) StartRun(ctx context.Context, info maker.RunInfo) (context.Con
 				attribute.Float64(AttrRunCost, rep.Cost), attribute.Bool(AttrRunDone, rep.Done),
 				semconv.GenAIUsageInputTokens(rep.Usage.InputTokens), semconv.GenAIUsageOutputTokens(rep.Usage.OutputTokens))
 		}
-		endSpan(span, err)
+		w.endSpan(span, err)
 	}
 }
 
@@ -162,7 +163,7 @@ func (w *Watcher) StartStep(ctx context.Context, step int) (context.Context, fun
 		if rec != nil {
 			span.SetAttributes(stepAttrs(rec)...)
 		}
-		endSpan(span, err)
+		w.endSpan(span, err)
 	}
 }
 
@@ -268,9 +269,7 @@ func (w *Watcher) startCall(ctx context.Context, provider, model string, req cal
 			return
 		}
 		if res.Err != nil {
-			span.SetAttributes(semconv.ErrorTypeKey.String(errorType(res.Err)))
-			span.SetStatus(codes.Error, res.Err.Error())
-			span.End()
+			w.endSpan(span, res.Err)
 			return
 		}
 		if u.known {
@@ -312,15 +311,20 @@ func (w *Watcher) StartTool(ctx context.Context, tool maker.ToolInfo) (context.C
 		if err == nil && obs.Status == intent.StatusError {
 			err = fmt.Errorf("tool %s: %s", obs.Tool, obs.Reason)
 		}
-		endSpan(span, err)
+		w.endSpan(span, err)
 	}
 }
 
-// endSpan ends span, with an error status and error.type for err.
-func endSpan(span trace.Span, err error) {
+// endSpan ends span, with an error status and error.type for err; the
+// status's text has w.sec's secrets redacted, since it is exported.
+func (w *Watcher) endSpan(span trace.Span, err error) {
 	if err != nil {
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
-		span.SetStatus(codes.Error, err.Error())
+		msg := err.Error()
+		if w.sec != nil {
+			msg, _ = w.sec.current().RedactString(msg)
+		}
+		span.SetStatus(codes.Error, msg)
 	}
 	span.End()
 }
