@@ -256,6 +256,12 @@ func TestPaperLoopInPythonTimesItsLoopAlone(t *testing.T) {
 func TestPaperLoopInPythonBrokenDiffers(t *testing.T) {
 	p := needPython(t)
 	url, model := poorModel(t)
+	// The script itself passes where its mutants must fail: else any
+	// error would count as a kill.
+	_, goReqs, _, pyReqs, goErr, err := bothLoops(t, p, url, model, 5, 2)
+	require.NoError(t, goErr)
+	require.NoError(t, err, "the script itself")
+	require.Equal(t, -1, firstDifference(goReqs, pyReqs), "the script itself sends the Go loop's requests")
 	for name, m := range map[string][2]string{
 		"temperature 0.1 from the first sample": {`temperature = 0 if i == 0 else 0.1`, `temperature = 0.1`},
 		"seed the sample index":                 {`temperature, i + 1, max_tokens)`, `temperature, i, max_tokens)`},
