@@ -294,22 +294,15 @@ func (f *runFlags) validateModels(ctx context.Context) error {
 			return usageErr("--%s %v: use dollars per million tokens, from 0 to %g", name, v, float64(maxPrice))
 		}
 	}
-	// --escalate-model's ;key=VAR is sent too (escalation opens it as a
-	// --model), so its value is redacted as theirs; its errors are
-	// escalation's.
-	if f.esc.model != "" {
-		if _, o, err := models.SplitEndpoint(f.esc.model, models.Options{BaseURL: f.baseURL}); err == nil {
-			f.obs.redact(ctx, o.APIKey, urlPassword(o.BaseURL))
-		}
-	}
+	// What the models may send: each --model's and --escalate-model's
+	// ;key=VAR value, a password in --base-url or ;base= (escalation
+	// opens its model as a --model; its errors are escalation's).
+	f.obs.redact(ctx, models.Credentials(models.Options{BaseURL: f.baseURL}, append(slices.Clone(f.models), f.esc.model)...)...)
 	for _, spec := range f.models {
 		head, o, err := models.SplitEndpoint(spec, models.Options{BaseURL: f.baseURL})
 		if err != nil {
 			return usageErr("--model %q: %w", spec, err)
 		}
-		// a ;key=VAR's value (a credential like OPENAI_API_KEY), and a
-		// password in --base-url or ;base= (basic authentication)
-		f.obs.redact(ctx, o.APIKey, urlPassword(o.BaseURL))
 		sp, err := models.ParseSpec(head)
 		if err != nil {
 			return usageErr("--model %q: %w", spec, err)

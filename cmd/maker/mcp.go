@@ -98,12 +98,10 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				if err := models.CheckSpec(m); err != nil {
 					return usageErr("--model %q: %w", m, err)
 				}
-				if _, o, err := models.SplitEndpoint(m, models.Options{}); err == nil {
-					obs.redact(cmd.Context(), o.APIKey, urlPassword(o.BaseURL)) // a ;key=VAR's value, a ;base='s password
-				}
 			}
+			// a ;key=VAR's value, a password in --base-url or ;base=
+			obs.redact(cmd.Context(), models.Credentials(models.Options{BaseURL: baseURL}, modelSpecs...)...)
 			if baseURL != "" {
-				obs.redact(cmd.Context(), urlPassword(baseURL))
 				if err := checkBaseURL(baseURL); err != nil {
 					return err
 				}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log"
 	"log/slog"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -181,16 +180,12 @@ func (w *watchFlags) logger(stderr io.Writer, opts *slog.HandlerOptions) *slog.L
 
 // secrets are the credentials this process may hold, never to be logged.
 func secrets() []string {
-	var out []string
-	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", natsTokenEnv, tokenEnv, metricsTokenEnv} {
+	// The environment's model keys, and a password in a server URL of
+	// the environment (a proxy's basic authentication).
+	out := models.Credentials(models.Options{})
+	for _, k := range []string{natsTokenEnv, tokenEnv, metricsTokenEnv} {
 		if v := os.Getenv(k); v != "" {
 			out = append(out, v)
-		}
-	}
-	// A server URL may carry a proxy's basic authentication.
-	for _, k := range []string{models.EnvOpenAIURL, "OPENAI_API_BASE", models.EnvAnthropicURL, models.EnvOllamaHost} {
-		if p := urlPassword(os.Getenv(k)); p != "" {
-			out = append(out, p)
 		}
 	}
 	// OTEL_EXPORTER_OTLP_HEADERS carries a collector's credentials.
@@ -319,16 +314,4 @@ func (w *watchFlags) solverObserver() maker.Observer {
 		return o
 	}
 	return nil
-}
-
-// urlPassword is the password of raw's user information (a server behind
-// basic authentication, http://user:PASSWORD@host/v1), or "" when it has
-// none or is not a URL: the model's name and its errors name the server.
-func urlPassword(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.User == nil {
-		return ""
-	}
-	p, _ := u.User.Password()
-	return p
 }

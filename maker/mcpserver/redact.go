@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 
 	"github.com/mdap-go/mdap/internal/secrets"
 	"github.com/mdap-go/mdap/maker/models"
@@ -12,19 +11,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// heldKeys are the API keys the server's models may send: the
-// environment's and those its Models' ;key=VAR name, each as it is and
-// JSON-escaped, longest first (a key that holds another is replaced
-// whole). Keys under 4 bytes are left out: they would redact ordinary
-// text.
-func heldKeys(specs []string) secrets.Set {
-	keys := []string{os.Getenv(models.EnvOpenAIKey), os.Getenv(models.EnvAnthropicKey)}
-	for _, m := range specs {
-		if _, o, err := models.SplitEndpoint(m, models.Options{}); err == nil {
-			keys = append(keys, o.APIKey)
-		}
-	}
-	return secrets.New(keys...)
+// heldKeys are the secrets the server's models may send: the API keys
+// of the environment and of its Models' ;key=VAR, and the password of
+// each server URL (baseURL, a Models' ;base=, the environment's), as
+// models.Credentials finds them, each as it is and JSON-escaped, longest
+// first (a key that holds another is replaced whole). Keys under 4 bytes
+// are left out: they would redact ordinary text.
+func heldKeys(baseURL string, specs []string) secrets.Set {
+	return secrets.New(models.Credentials(models.Options{BaseURL: baseURL}, specs...)...)
 }
 
 // redact returns b with every key replaced, and whether it held one.

@@ -20,7 +20,7 @@ func TestHeldKeys(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "abcd")
 	t.Setenv("ANTHROPIC_API_KEY", "xyz")
 	t.Setenv("MDAP_TEST_TEAM_KEY", "abcd-and-more")
-	keys := heldKeys([]string{"sim", "openai:m;key=MDAP_TEST_TEAM_KEY", "openai:m;key=MDAP_TEST_UNSET_KEY"})
+	keys := heldKeys("", []string{"sim", "openai:m;key=MDAP_TEST_TEAM_KEY", "openai:m;key=MDAP_TEST_UNSET_KEY"})
 	var got []string
 	for _, k := range keys {
 		got = append(got, string(k))
@@ -73,8 +73,24 @@ func TestHeldKeysAreTheModelsKeys(t *testing.T) {
 	t.Setenv("MDAP_TEST_TEAM_KEY", "team-key-3")
 	t.Setenv("MDAP_TEST_OTHER_KEY", "other-key-4")
 	var got []string
-	for _, k := range heldKeys([]string{"openai:m;key=MDAP_TEST_TEAM_KEY", "anthropic:m"}) {
+	for _, k := range heldKeys("", []string{"openai:m;key=MDAP_TEST_TEAM_KEY", "anthropic:m"}) {
 		got = append(got, string(k))
 	}
 	assert.ElementsMatch(t, []string{"openai-key-1", "anthropic-key-2", "team-key-3"}, got)
+}
+
+// A password in a server URL is held like a key: Config.BaseURL's, a
+// spec's ;base=, the environment's; a URL without one adds nothing.
+func TestHeldKeysHoldServerURLPasswords(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "http://u:env-pass-7@127.0.0.1:1/v1")
+	t.Setenv("OPENAI_API_BASE", "")
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:2")
+	t.Setenv("OLLAMA_HOST", "")
+	var got []string
+	for _, k := range heldKeys("http://proxy:base-pass-5@127.0.0.1:3/v1", []string{"openai:m;base=http://u:spec-pass-6@127.0.0.1:4/v1", "openai:n;base=http://127.0.0.1:5/v1"}) {
+		got = append(got, string(k))
+	}
+	assert.ElementsMatch(t, []string{"base-pass-5", "spec-pass-6", "env-pass-7"}, got)
 }

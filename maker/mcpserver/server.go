@@ -182,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = buildVersion()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, journals: journalLocks{busy: map[string]chan struct{}{}}, keys: heldKeys(cfg.Models)}
+	s := &Server{cfg: cfg, log: cfg.Logger, journals: journalLocks{busy: map[string]chan struct{}{}}, keys: heldKeys(cfg.BaseURL, cfg.Models)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

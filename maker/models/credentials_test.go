@@ -1,0 +1,48 @@
+package models_test
+
+import (
+	"testing"
+
+	"github.com/mdap-go/mdap/maker/models"
+	"github.com/stretchr/testify/assert"
+)
+
+// Credentials finds every secret a model may send, and nothing else: the
+// environment's keys, Options.APIKey, each spec's ;key=VAR value, and the
+// password of every server URL (Options.BaseURL, ;base=, the
+// environment's four); a spec that does not parse adds nothing.
+func TestCredentials(t *testing.T) {
+	for k, v := range map[string]string{
+		"OPENAI_API_KEY":     "env-openai-1",
+		"ANTHROPIC_API_KEY":  "env-anthropic-2",
+		"MDAP_TEST_KEY_A":    "spec-key-3",
+		"MDAP_TEST_OTHER":    "not-held-4",
+		"OPENAI_BASE_URL":    "http://u:openai-url-5@127.0.0.1:1/v1",
+		"OPENAI_API_BASE":    "http://u:api-base-6@127.0.0.1:2/v1",
+		"ANTHROPIC_BASE_URL": "http://u:anthropic-url-7@127.0.0.1:3",
+		"OLLAMA_HOST":        "http://u:ollama-8@127.0.0.1:4",
+	} {
+		t.Setenv(k, v)
+	}
+	got := models.Credentials(models.Options{APIKey: "option-key-9", BaseURL: "http://u:option-url-10@127.0.0.1:5/v1"},
+		"openai:m;key=MDAP_TEST_KEY_A", "openai:n;base=http://u:spec-url-11@127.0.0.1:6/v1",
+		"openai:bad;key=MDAP_TEST_UNSET", "", "sim")
+	assert.Equal(t, []string{"anthropic-url-7", "api-base-6", "env-anthropic-2", "env-openai-1", "ollama-8",
+		"openai-url-5", "option-key-9", "option-url-10", "spec-key-3", "spec-url-11"}, got, "each once, sorted")
+}
+
+// URLPassword is the password of a URL's user information, and "" for a
+// URL without one or what is not a URL.
+func TestURLPassword(t *testing.T) {
+	for raw, want := range map[string]string{
+		"http://user:pw-1@host/v1":   "pw-1",
+		" http://user:pw-2@host/v1 ": "pw-2",
+		"http://user@host/v1":        "",
+		"http://host/v1":             "",
+		"127.0.0.1:11434":            "",
+		"://bad":                     "",
+		"":                           "",
+	} {
+		assert.Equal(t, want, models.URLPassword(raw), raw)
+	}
+}
