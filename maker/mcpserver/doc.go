@@ -37,8 +37,10 @@
 // allows otherwise (ListenAddr), can require a bearer token (compared in
 // constant time), and bounds request bodies.
 //
-// No API key the server holds (the environment's OPENAI_API_KEY and
-// ANTHROPIC_API_KEY, each Config.Models spec's ;key=VAR) reaches a client,
+// No secret the server's models may send (models.Credentials: the
+// environment's OPENAI_API_KEY and ANTHROPIC_API_KEY, each Config.Models
+// spec's ;key=VAR, the password of Config.BaseURL, of a ;base= and of the
+// environment's server URLs) reaches a client,
 // even when a model server echoes it in an error: every form of it, as it
 // is and JSON-escaped, is replaced by [REDACTED] in a tool result's text,
 // structured output (each JSON string, decoded, so it stays valid JSON)
