@@ -59,3 +59,15 @@ func TestCredentialsHoldAnEscapedPasswordAsWritten(t *testing.T) {
 		"openai:m;base=http://u:spec%3Apw-2@127.0.0.1:2/v1", "openai:n;base=http://u:plain-pw-4@127.0.0.1:4/v1")
 	assert.Equal(t, []string{"env%2Fpw-3", "env/pw-3", "opt%40pw-1", "opt@pw-1", "plain-pw-4", "spec%3Apw-2", "spec:pw-2"}, got)
 }
+
+// Each secret is listed once however many places hold it (the
+// environment's key named again by ;key=, one password in two URLs).
+func TestCredentialsListEachOnce(t *testing.T) {
+	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "OLLAMA_HOST"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("OPENAI_API_KEY", "same-key-1")
+	got := models.Credentials(models.Options{APIKey: "same-key-1", BaseURL: "http://u:same-pw-2@127.0.0.1:1/v1"},
+		"openai:m;key=OPENAI_API_KEY", "openai:n;base=http://v:same-pw-2@127.0.0.1:2/v1", "openai:o")
+	assert.Equal(t, []string{"same-key-1", "same-pw-2"}, got)
+}
