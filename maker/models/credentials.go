@@ -16,9 +16,9 @@ import (
 // proxy): o.BaseURL, each spec's ;base=, and the environment's
 // EnvOpenAIURL, OPENAI_API_BASE, EnvAnthropicURL and EnvOllamaHost,
 // decoded and, when it differs, as the URL writes it (p%40ss: a model's
-// name and its errors quote the URL). A
-// spec that SplitEndpoint refuses adds nothing (Open refuses it too);
-// each is listed once, in sorted order, and empty values are left out.
+// name and its errors quote the URL). A spec that SplitEndpoint refuses
+// adds only the passwords of its ;base= URLs (its error quotes the spec;
+// Open refuses it, so nothing is sent); each is listed once, in sorted order, and empty values are left out.
 // Cost: one SplitEndpoint per spec.
 func Credentials(o Options, specs ...string) []string {
 	found := []string{os.Getenv(EnvOpenAIKey), os.Getenv(EnvAnthropicKey), o.APIKey}
@@ -30,6 +30,14 @@ func Credentials(o Options, specs ...string) []string {
 		if _, so, err := SplitEndpoint(spec, o); err == nil {
 			found = append(found, so.APIKey)
 			found = append(found, urlPasswords(so.BaseURL)...)
+			continue
+		}
+		// SplitEndpoint's error quotes spec, and a caller prints it.
+		_, rest, _ := strings.Cut(spec, ";")
+		for _, field := range strings.Split(rest, ";") {
+			if k, v, ok := strings.Cut(field, "="); ok && k == "base" {
+				found = append(found, urlPasswords(v)...)
+			}
 		}
 	}
 	slices.Sort(found)

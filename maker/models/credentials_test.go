@@ -71,3 +71,22 @@ func TestCredentialsListEachOnce(t *testing.T) {
 		"openai:m;key=OPENAI_API_KEY", "openai:n;base=http://v:same-pw-2@127.0.0.1:2/v1", "openai:o")
 	assert.Equal(t, []string{"same-key-1", "same-pw-2"}, got)
 }
+
+// A spec SplitEndpoint refuses still gives the passwords of its ;base=
+// URLs: the refusal quotes the spec, URL and all, and a caller prints it.
+func TestCredentialsOfARefusedSpecHoldItsBasePassword(t *testing.T) {
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "OLLAMA_HOST"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("MDAP_TEST_KEY_A", "spec-key-3")
+	for _, spec := range []string{
+		"openai:m;base=http://u:refused-pw-1@127.0.0.1:1/v1;key=MDAP_TEST_UNSET",
+		"openai:m;base=http://u:refused-pw-1@127.0.0.1:1/v1;rpm=0",
+		"openai:m;rpm=0;base=http://u:refused-pw-1@127.0.0.1:1/v1",
+		"openai:m;base=http://u:refused-pw-1@127.0.0.1:1/v1;base=http://127.0.0.1:2/v1",
+	} {
+		_, _, err := models.SplitEndpoint(spec, models.Options{})
+		assert.Error(t, err, spec)
+		assert.Equal(t, []string{"refused-pw-1"}, models.Credentials(models.Options{}, spec), spec)
+	}
+}
