@@ -94,13 +94,14 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 			if err := simUsageErr(simCfg.Validate()); err != nil {
 				return err
 			}
+			// a ;key=VAR's value, a password in --base-url or ;base=; before
+			// the specs are checked, as a refusal quotes its spec
+			obs.redact(cmd.Context(), models.Credentials(models.Options{BaseURL: baseURL}, modelSpecs...)...)
 			for _, m := range modelSpecs {
 				if err := models.CheckSpec(m); err != nil {
 					return usageErr("--model %q: %w", m, err)
 				}
 			}
-			// a ;key=VAR's value, a password in --base-url or ;base=
-			obs.redact(cmd.Context(), models.Credentials(models.Options{BaseURL: baseURL}, modelSpecs...)...)
 			if baseURL != "" {
 				if err := checkBaseURL(baseURL); err != nil {
 					return err

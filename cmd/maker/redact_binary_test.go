@@ -239,3 +239,26 @@ func TestABaseURLPasswordIsRedacted(t *testing.T) {
 		})
 	}
 }
+
+// A --model spec that is refused (here its ;key= variable is unset) is
+// quoted in the usage error, ;base= URL and all: the URL's password is
+// redacted there too, in maker hanoi and in maker mcp, which checks its
+// specs before it starts.
+func TestARefusedSpecsBasePasswordIsRedacted(t *testing.T) {
+	const password = "refused-password-6d0b4e"
+	spec := "openai:gpt-x;base=http://user:" + password + "@127.0.0.1:1/v1;key=MDAP_TEST_UNSET_KEY"
+	for _, args := range [][]string{
+		{"hanoi", "--disks", "3", "--progress", "off", "--json", "--model", spec},
+		{"mcp", "--root", t.TempDir(), "--state", t.TempDir(), "--model", spec},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			cmd := commandWithEnv(binary, []string{"MDAP_TEST_UNSET_KEY="}, args...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.Error(t, cmd.Run(), "the spec is refused")
+			out := stdout.String() + stderr.String()
+			assert.Contains(t, out, "user:[REDACTED]@", "the spec is quoted: %s", out)
+			assert.NotContains(t, out, password)
+		})
+	}
+}

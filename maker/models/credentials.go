@@ -14,18 +14,30 @@ import (
 // spec's ;key=VAR value, and the password of each server URL that
 // carries one (http://user:PASSWORD@host/v1, basic authentication at a
 // proxy): o.BaseURL, each spec's ;base=, and the environment's
-// EnvOpenAIURL, OPENAI_API_BASE, EnvAnthropicURL and EnvOllamaHost. A
-// spec that SplitEndpoint refuses adds nothing (Open refuses it too);
-// each is listed once, in sorted order, and empty values are left out.
+// EnvOpenAIURL, OPENAI_API_BASE, EnvAnthropicURL and EnvOllamaHost,
+// decoded and, when it differs, as the URL writes it (p%40ss: a model's
+// name and its errors quote the URL). A spec that SplitEndpoint refuses
+// adds only the passwords of its ;base= URLs (its error quotes the spec;
+// Open refuses it, so nothing is sent); each is listed once, in sorted order, and empty values are left out.
 // Cost: one SplitEndpoint per spec.
 func Credentials(o Options, specs ...string) []string {
-	found := []string{os.Getenv(EnvOpenAIKey), os.Getenv(EnvAnthropicKey), o.APIKey, URLPassword(o.BaseURL)}
+	found := []string{os.Getenv(EnvOpenAIKey), os.Getenv(EnvAnthropicKey), o.APIKey}
+	found = append(found, urlPasswords(o.BaseURL)...)
 	for _, k := range []string{EnvOpenAIURL, envOpenAIAPIBase, EnvAnthropicURL, EnvOllamaHost} {
-		found = append(found, URLPassword(os.Getenv(k)))
+		found = append(found, urlPasswords(os.Getenv(k))...)
 	}
 	for _, spec := range specs {
 		if _, so, err := SplitEndpoint(spec, o); err == nil {
-			found = append(found, so.APIKey, URLPassword(so.BaseURL))
+			found = append(found, so.APIKey)
+			found = append(found, urlPasswords(so.BaseURL)...)
+			continue
+		}
+		// SplitEndpoint's error quotes spec, and a caller prints it.
+		_, rest, _ := strings.Cut(spec, ";")
+		for _, field := range strings.Split(rest, ";") {
+			if k, v, ok := strings.Cut(field, "="); ok && k == "base" {
+				found = append(found, urlPasswords(v)...)
+			}
 		}
 	}
 	slices.Sort(found)
@@ -46,4 +58,26 @@ func URLPassword(raw string) string {
 	}
 	p, _ := u.User.Password()
 	return p
+}
+
+// urlPasswords are raw's password decoded (URLPassword) and, when it
+// differs, as raw writes it, percent-escapes and all; none when raw has
+// no password.
+func urlPasswords(raw string) []string {
+	p := URLPassword(raw)
+	if p == "" {
+		return nil
+	}
+	// The user information is what precedes the authority's last '@';
+	// url.Parse accepted raw, so it is there.
+	_, rest, _ := strings.Cut(strings.TrimSpace(raw), "//")
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		if _, written, ok := strings.Cut(rest[:i], ":"); ok && written != p {
+			return []string{p, written}
+		}
+	}
+	return []string{p}
 }

@@ -46,3 +46,47 @@ func TestURLPassword(t *testing.T) {
 		assert.Equal(t, want, models.URLPassword(raw), raw)
 	}
 }
+
+// A password is also held as the URL writes it: the model's name and its
+// errors quote the URL, so a percent-escaped password (p%40ss for p@ss)
+// must be caught in that form as well as decoded.
+func TestCredentialsHoldAnEscapedPasswordAsWritten(t *testing.T) {
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "OLLAMA_HOST"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("OPENAI_BASE_URL", "http://u:env%2Fpw-3@127.0.0.1:3/v1")
+	got := models.Credentials(models.Options{BaseURL: "http://u:opt%40pw-1@127.0.0.1:1/v1"},
+		"openai:m;base=http://u:spec%3Apw-2@127.0.0.1:2/v1", "openai:n;base=http://u:plain-pw-4@127.0.0.1:4/v1")
+	assert.Equal(t, []string{"env%2Fpw-3", "env/pw-3", "opt%40pw-1", "opt@pw-1", "plain-pw-4", "spec%3Apw-2", "spec:pw-2"}, got)
+}
+
+// Each secret is listed once however many places hold it (the
+// environment's key named again by ;key=, one password in two URLs).
+func TestCredentialsListEachOnce(t *testing.T) {
+	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "OLLAMA_HOST"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("OPENAI_API_KEY", "same-key-1")
+	got := models.Credentials(models.Options{APIKey: "same-key-1", BaseURL: "http://u:same-pw-2@127.0.0.1:1/v1"},
+		"openai:m;key=OPENAI_API_KEY", "openai:n;base=http://v:same-pw-2@127.0.0.1:2/v1", "openai:o")
+	assert.Equal(t, []string{"same-key-1", "same-pw-2"}, got)
+}
+
+// A spec SplitEndpoint refuses still gives the passwords of its ;base=
+// URLs: the refusal quotes the spec, URL and all, and a caller prints it.
+func TestCredentialsOfARefusedSpecHoldItsBasePassword(t *testing.T) {
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "OLLAMA_HOST"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("MDAP_TEST_KEY_A", "spec-key-3")
+	for _, spec := range []string{
+		"openai:m;base=http://u:refused-pw-1@127.0.0.1:1/v1;key=MDAP_TEST_UNSET",
+		"openai:m;base=http://u:refused-pw-1@127.0.0.1:1/v1;rpm=0",
+		"openai:m;rpm=0;base=http://u:refused-pw-1@127.0.0.1:1/v1",
+		"openai:m;base=http://u:refused-pw-1@127.0.0.1:1/v1;base=http://127.0.0.1:2/v1",
+	} {
+		_, _, err := models.SplitEndpoint(spec, models.Options{})
+		assert.Error(t, err, spec)
+		assert.Equal(t, []string{"refused-pw-1"}, models.Credentials(models.Options{}, spec), spec)
+	}
+}
