@@ -21,8 +21,9 @@
 //
 // The JSON decoder is strict where laxness would let different texts vote
 // together or change the data a caller re-marshals: duplicate object keys,
-// invalid UTF-8, lone UTF-16 surrogate escapes, exponents of more than 9
-// digits and nesting deeper than [MaxDepth] (512) are [ErrMalformed].
+// invalid UTF-8, lone UTF-16 surrogate escapes, numbers out of range (a
+// scientific exponent beyond ±999,999,999, see [CanonicalNumber]) and
+// nesting deeper than [MaxDepth] (512) are [ErrMalformed].
 // Otherwise it accepts exactly RFC 8259 JSON (FuzzParse checks it against
 // encoding/json).
 //

@@ -32,9 +32,11 @@ var errNumber = errors.New("invalid number")
 // unmarshal into Go integer types when they fit, and any other value is
 // one that strconv.ParseFloat reads as the same float64 as s.
 //
-// Errors wrap [ErrMalformed]: s is not a JSON number, or its exponent has
-// more than 9 significant digits (out of range). Cost: linear in len(s);
-// no allocation when s is already a canonical integer.
+// Errors wrap [ErrMalformed]: s is not a JSON number, or its value is out
+// of range: n-1 above, the exponent of its scientific form, beyond
+// ±999,999,999 (so 10e999999999 is refused like 1e1000000000, and
+// 0.01e1000000001 is 1e+999999999). Cost: linear in len(s); no
+// allocation when s is already a canonical integer.
 func CanonicalNumber(s string) (string, error) {
 	c, err := canonicalNumber(s)
 	if err != nil {
@@ -93,8 +95,10 @@ func canonicalNumber(s string) (string, error) {
 		if i == es {
 			return "", fmt.Errorf("%w %q: no digit in exponent", errNumber, s)
 		}
+		// The range is checked on the canonical exponent below; 18
+		// digits fit an int64 with room for any string's length.
 		ed := strings.TrimLeft(s[es:i], "0")
-		if len(ed) > 9 {
+		if len(ed) > 18 {
 			return "", fmt.Errorf("%w %q: exponent out of range", errNumber, s)
 		}
 		for _, c := range []byte(ed) {
@@ -125,6 +129,11 @@ func canonicalNumber(s string) (string, error) {
 	}
 	k := int64(len(digits))
 	n := k + e
+	// The range is the canonical text's, so that every canonical text is
+	// read back (10e999999999 is 1e+1000000000, out of range as that is).
+	if n-1 > maxExponent || n-1 < -maxExponent {
+		return "", fmt.Errorf("%w %q: exponent out of range", errNumber, s)
+	}
 	var b strings.Builder
 	b.Grow(len(digits) + 24)
 	if neg {
@@ -160,5 +169,9 @@ func canonicalNumber(s string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// maxExponent bounds the exponent of a number's scientific form
+// (CanonicalNumber): nine digits.
+const maxExponent = 999_999_999
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -63,6 +63,19 @@ func TestCanonicalNumber(t *testing.T) {
 	assert.Equal(t, "1e-999999999", got)
 	_, err = intent.CanonicalNumber("1e1000000000")
 	assert.ErrorContains(t, err, "exponent out of range")
+	// The range is the value's, not the written exponent's: every
+	// spelling of a value is accepted or refused alike, and every
+	// canonical text is read back.
+	for _, s := range []string{"10e999999999", "0.1e-999999999", "1e-1000000000", "100000000000000000000e999999990", "1e1000000000000000000"} {
+		_, err = intent.CanonicalNumber(s)
+		assert.ErrorContains(t, err, "exponent out of range", s)
+	}
+	for in, want := range map[string]string{"0.01e1000000001": "1e+999999999", "1e999999999": "1e+999999999", "100e-1000000001": "1e-999999999", "-12e0000000000000000001": "-120"} {
+		got, err := intent.CanonicalNumber(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+		checkCanonicalNumber(t, in, got)
+	}
 }
 
 // TestCanonicalNumberAllocations pins the documented cost: no allocation
@@ -134,7 +147,7 @@ func exponentOf(c string) int {
 }
 
 // FuzzCanonicalNumber: CanonicalNumber accepts exactly the JSON numbers
-// (but for exponents of more than 9 digits), and its text keeps the exact
+// (but for those out of range), and its text keeps the exact
 // value and the float64 reading, is a fixed point and is laid out as
 // documented.
 func FuzzCanonicalNumber(f *testing.F) {
