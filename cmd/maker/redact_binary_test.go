@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,36 +11,18 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mdap-go/mdap/internal/keyecho"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// keyEchoServer is an OpenAI-compatible server that refuses every key
-// and echoes it in its error, as some servers do (a JSON string, so a key
-// with a quote in it comes back whole).
-func keyEchoServer(t *testing.T) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		msg, err := json.Marshal("Incorrect API key provided: " + r.Header.Get("Authorization"))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"error":{"message":%s,"type":"invalid_request_error","code":"invalid_api_key"}}`, msg)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 // A server that refuses the key and echoes it in its error (as some do,
 // in part or whole) does not put the key in maker's output: not a key
 // from OPENAI_API_KEY, nor one a --model ;key=VAR names, in text or JSON
 // logs, the per-sample error lines, the final error or the summary.
 func TestEchoedKeysAreRedactedFromTheOutput(t *testing.T) {
-	srv := keyEchoServer(t)
+	srv := keyecho.NewServer(t)
 	for _, c := range []struct {
 		name, env, model string
 		extra            []string
@@ -70,7 +51,7 @@ func TestEchoedKeysAreRedactedFromTheOutput(t *testing.T) {
 // its 401 reaches the client redacted, in the tool's result.
 func TestMCPEchoedKeyIsRedacted(t *testing.T) {
 	const key = "sk-echoed-mcp-secret-4b7e19d0"
-	srv := keyEchoServer(t)
+	srv := keyecho.NewServer(t)
 	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key},
 		"mcp", "--root", t.TempDir(), "--state", t.TempDir(), "--model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1", "--log-level", "debug")
 	stderr := &syncBuffer{}
@@ -109,7 +90,7 @@ func jsonForms(t *testing.T, key string) []string {
 // A key with characters JSON escapes, echoed by the server, is in no
 // form in the --json summary or the JSON logs.
 func TestAnEchoedKeyIsRedactedInItsJSONForms(t *testing.T) {
-	srv := keyEchoServer(t)
+	srv := keyecho.NewServer(t)
 	for _, extra := range [][]string{{"--json"}, {"--log-format", "json", "--verbose"}} {
 		t.Run(strings.Join(extra, " "), func(t *testing.T) {
 			args := append([]string{"hanoi", "--disks", "3", "--model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL + "/v1", "--progress", "off"}, extra...)
@@ -130,7 +111,7 @@ func TestAnEchoedKeyIsRedactedInItsJSONForms(t *testing.T) {
 // maker mcp: the escaped key reaches the client in no form, neither in the
 // tool's text nor in its structured result.
 func TestMCPEchoedEscapedKeyIsRedacted(t *testing.T) {
-	srv := keyEchoServer(t)
+	srv := keyecho.NewServer(t)
 	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + escapedKey},
 		"mcp", "--root", t.TempDir(), "--state", t.TempDir(), "--model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1")
 	cmd.Stderr = &syncBuffer{}
@@ -154,7 +135,7 @@ func TestMCPEchoedEscapedKeyIsRedacted(t *testing.T) {
 // server echoed reaches the collector redacted, as it reaches stderr.
 func TestAnEchoedKeyIsRedactedInTheTraces(t *testing.T) {
 	const key = "sk-echoed-trace-secret-61c0e4"
-	srv := keyEchoServer(t)
+	srv := keyecho.NewServer(t)
 	var mu sync.Mutex
 	var exported bytes.Buffer
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -200,7 +181,7 @@ func TestAnEchoedCollectorCredentialIsRedacted(t *testing.T) {
 // redacted in the summary and on stderr.
 func TestAnEchoedEscalateModelKeyIsRedacted(t *testing.T) {
 	const key = "sk-escalate-echoed-31a9f0"
-	srv := keyEchoServer(t)
+	srv := keyecho.NewServer(t)
 	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key},
 		"hanoi", "--disks", "4", "--model", "sim", "--p", "0.7", "--k", "3", "--escalate", "model", "--escalate-after", "2",
 		"--escalate-model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1", "--progress", "off", "--json")
@@ -217,7 +198,7 @@ func TestAnEchoedEscalateModelKeyIsRedacted(t *testing.T) {
 // name and the errors, which name the server, carry it redacted.
 func TestABaseURLPasswordIsRedacted(t *testing.T) {
 	const password = "url-password-8c21f5"
-	srv := keyEchoServer(t)
+	srv := keyecho.NewServer(t)
 	u := strings.Replace(srv.URL, "http://", "http://user:"+password+"@", 1) + "/v1"
 	for _, c := range []struct {
 		name string

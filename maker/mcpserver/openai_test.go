@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/keyecho"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -124,30 +125,12 @@ func TestARequestsModelSpecCarriesNoEndpoint(t *testing.T) {
 	assert.Empty(t, fake.auth, "no request reached the client's server")
 }
 
-// keyEcho is an OpenAI-compatible server that refuses every key and
-// echoes it in its error, as some servers do (a JSON string, so a key
-// with a quote in it comes back whole).
-func keyEcho(t *testing.T) *httptest.Server {
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		msg, err := json.Marshal("Incorrect API key provided: " + r.Header.Get("Authorization"))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"error":{"message":%s,"type":"invalid_request_error","code":"invalid_api_key"}}`, msg)
-	}))
-	t.Cleanup(echo.Close)
-	return echo
-}
-
 // A model server that refuses the key and echoes it in its error does
 // not put the key in the tool's result: not the environment's, not one a
 // Models spec's ;key=VAR names; in the text, the structured output and
 // a sample's error alike.
 func TestAnEchoedKeyNeverReachesTheClient(t *testing.T) {
-	echo := keyEcho(t)
+	echo := keyecho.NewServer(t)
 	for _, c := range []struct{ env, model string }{
 		{"OPENAI_API_KEY", "openai:fake"},
 		{"MDAP_TEST_TEAM_KEY", "openai:fake;key=MDAP_TEST_TEAM_KEY"},
@@ -171,7 +154,7 @@ func TestAnEchoedKeyNeverReachesTheClient(t *testing.T) {
 func TestAnEchoedEscapedKeyNeverReachesTheClient(t *testing.T) {
 	const key = `sk-a"b<c&d\e-echoed-0b9d`
 	t.Setenv("MDAP_TEST_TEAM_KEY", key)
-	cl, _ := connect(t, mcpserver.Config{Models: []string{"openai:fake;key=MDAP_TEST_TEAM_KEY"}, BaseURL: keyEcho(t).URL})
+	cl, _ := connect(t, mcpserver.Config{Models: []string{"openai:fake;key=MDAP_TEST_TEAM_KEY"}, BaseURL: keyecho.NewServer(t).URL})
 	res := call(t, context.Background(), cl.ClientSession, "sample_and_vote", map[string]any{
 		"messages": []any{map[string]any{"role": "user", "content": "Which file?"}}, "k": 1,
 	}, 7)
