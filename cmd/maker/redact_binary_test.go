@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -35,11 +36,7 @@ func TestEchoedKeysAreRedactedFromTheOutput(t *testing.T) {
 			const key = "sk-echoed-secret-9f3c2a71"
 			args := append([]string{"hanoi", "--disks", "3", "--model", c.model, "--base-url", srv.URL + "/v1", "--verbose", "--progress", "off"}, c.extra...)
 			cmd := commandWithEnv(binary, []string{c.env + "=" + key}, args...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			require.Error(t, err, "a refused key fails the run")
-			out := stdout.String() + stderr.String()
+			out := failedOutput(t, cmd, "a refused key fails the run")
 			assert.Contains(t, out, "[REDACTED]", "the server echoed the key: %s", out)
 			assert.NotContains(t, out, key)
 			assert.NotContains(t, out, key[3:], "not even in part")
@@ -95,10 +92,7 @@ func TestAnEchoedKeyIsRedactedInItsJSONForms(t *testing.T) {
 		t.Run(strings.Join(extra, " "), func(t *testing.T) {
 			args := append([]string{"hanoi", "--disks", "3", "--model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL + "/v1", "--progress", "off"}, extra...)
 			cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + escapedKey}, args...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			require.Error(t, cmd.Run(), "a refused key fails the run")
-			out := stdout.String() + stderr.String()
+			out := failedOutput(t, cmd, "a refused key fails the run")
 			assert.Contains(t, out, "[REDACTED]", "the server echoed the key: %s", out)
 			for _, f := range jsonForms(t, escapedKey) {
 				assert.NotContains(t, out, f)
@@ -185,10 +179,7 @@ func TestAnEchoedEscalateModelKeyIsRedacted(t *testing.T) {
 	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key},
 		"hanoi", "--disks", "4", "--model", "sim", "--p", "0.7", "--k", "3", "--escalate", "model", "--escalate-after", "2",
 		"--escalate-model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1", "--progress", "off", "--json")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.Error(t, cmd.Run(), "the escalation model refuses the key")
-	out := stdout.String() + stderr.String()
+	out := failedOutput(t, cmd, "the escalation model refuses the key")
 	assert.Contains(t, out, "Incorrect API key provided: Bearer [REDACTED]", "a contested step reached the escalation model: %s", out)
 	assert.NotContains(t, out, key[3:])
 }
@@ -211,10 +202,7 @@ func TestABaseURLPasswordIsRedacted(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := commandWithEnv(binary, c.env, append([]string{"hanoi", "--disks", "3", "--progress", "off", "--json"}, c.args...)...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			require.Error(t, cmd.Run(), "the server refuses the key")
-			out := stdout.String() + stderr.String()
+			out := failedOutput(t, cmd, "the server refuses the key")
 			assert.Contains(t, out, "user:[REDACTED]@", "the server's URL is named: %s", out)
 			assert.NotContains(t, out, password)
 		})
@@ -234,12 +222,19 @@ func TestARefusedSpecsBasePasswordIsRedacted(t *testing.T) {
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			cmd := commandWithEnv(binary, []string{"MDAP_TEST_UNSET_KEY="}, args...)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			require.Error(t, cmd.Run(), "the spec is refused")
-			out := stdout.String() + stderr.String()
+			out := failedOutput(t, cmd, "the spec is refused")
 			assert.Contains(t, out, "user:[REDACTED]@", "the spec is quoted: %s", out)
 			assert.NotContains(t, out, password)
 		})
 	}
+}
+
+// failedOutput runs cmd, which must fail (why says why), and returns
+// what it wrote on stdout and stderr.
+func failedOutput(t *testing.T, cmd *exec.Cmd, why string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.Error(t, cmd.Run(), why)
+	return stdout.String() + stderr.String()
 }
