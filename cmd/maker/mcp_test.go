@@ -23,24 +23,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// syncBuffer is a buffer a child process writes while a test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // progressLog records the progress notifications a client receives.
 type progressLog struct {
 	mu    sync.Mutex

@@ -108,9 +108,10 @@ func summary(t *testing.T, c *child) hanoiSummary {
 }
 
 // TestBinaryNATSWorkerKilledMidRun: an embedded server, three workers and
-// a coordinator, as separate processes; one worker is killed with SIGKILL
-// while it holds a job. The job is redelivered, and the 10-disk run ends
-// exactly as a local run with the same seed.
+// a coordinator, as separate processes; one worker is frozen while it
+// holds a job, then killed with SIGKILL. The job is redelivered to a live
+// worker, and the 10-disk run ends exactly as a local run with the same
+// seed.
 func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 	dir := t.TempDir()
 	localJournal := filepath.Join(dir, "local.jsonl")
@@ -118,19 +119,30 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 	require.Equal(t, 0, code)
 
 	url := startNATS(t)
-	workers := []*child{startWorker(t, url), startWorker(t, url), startWorker(t, url)}
+	// The live workers log each redelivered job they take (JSON lines).
+	workers := []*child{startWorker(t, url), startWorker(t, url, "--log-format", "json"), startWorker(t, url, "--log-format", "json")}
 	journal := filepath.Join(dir, "remote.jsonl")
 	coord := start(t, nil, append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", journal, "--json", "--progress", "off"}, natsSim...)...)
 	require.Eventually(t, func() bool { return countLines(journal) > 300 }, time.Minute, 5*time.Millisecond)
 
-	// Freeze the victim, and wait until the run stalls on it: it holds a
-	// job (one it was drawing, or one delivered to its open pull). Then
-	// kill it.
+	// Freeze the victim until a live worker takes a redelivered job: the
+	// proof that the victim held one (drawing it, or delivered to its open
+	// pull) when it froze. A stall of the journal alone is no proof: a
+	// loaded machine stalls too. Then kill it.
 	victim := workers[0]
+	tookRedelivered := func() bool {
+		for _, w := range workers[1:] {
+			if strings.Contains(w.stderr.String(), `"msg":"took a redelivered job"`) {
+				return true
+			}
+		}
+		return false
+	}
 	for attempt := 0; ; attempt++ {
 		require.Less(t, attempt, 20, "the frozen worker never held a job")
 		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGSTOP))
-		if stalled(journal, 400*time.Millisecond, 3*time.Second) {
+		// A held job is redelivered after --ack-wait (1s).
+		if waitFor(tookRedelivered, 5*time.Second) {
 			break
 		}
 		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGCONT))
@@ -145,20 +157,14 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 	assert.GreaterOrEqual(t, stopWorkers(t, workers[1:]...), 1, "the dead worker's job was redelivered")
 }
 
-// stalled reports whether the journal stops growing for quiet, within
-// limit.
-func stalled(journal string, quiet, limit time.Duration) bool {
-	deadline := time.Now().Add(limit)
-	last, since := countLines(journal), time.Now()
-	for time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-		if n := countLines(journal); n != last {
-			last, since = n, time.Now()
-		} else if time.Since(since) >= quiet {
+// waitFor reports whether cond becomes true within limit.
+func waitFor(cond func() bool, limit time.Duration) bool {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
 			return true
 		}
 	}
-	return false
+	return cond()
 }
 
 // TestBinaryNATSCoordinatorKilledAndResumed: a coordinator journaling on

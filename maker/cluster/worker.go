@@ -69,8 +69,8 @@ type WorkerConfig struct {
 	// Replicas is the replica count of the streams the worker creates if
 	// they do not exist; 0 means 1.
 	Replicas int
-	// Logger receives logs of failed publications and bad jobs; nil
-	// means none.
+	// Logger receives logs of failed publications, bad jobs and (at
+	// Info) each redelivered job the worker takes; nil means none.
 	Logger *slog.Logger
 }
 
@@ -395,6 +395,9 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 	}
 	if md, err := msg.Metadata(); err == nil && md.NumDelivered > 1 {
 		w.redelivered.Add(1)
+		// A redelivery means a worker died or stalled holding the job:
+		// the operator's signal that the pool lost one.
+		w.log.Info("took a redelivered job", "job", job.ID, "deliveries", md.NumDelivered)
 	}
 	ctx, cancel := context.WithCancelCause(traceContext(calls, msg.Headers()))
 	defer cancel(nil)
