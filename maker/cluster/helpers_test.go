@@ -14,6 +14,15 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
+// deadTTL is the lease TTL of the tests' journals and the ack wait of
+// their task queues, when a test waits for a dead coordinator's to
+// expire. A live coordinator refreshes both every third of it, so it
+// must outlast the stalls of a loaded machine: with 1 s, a CPU hog made
+// live coordinators lose their leases ("the engine did not answer for
+// 1s"; "taken over by another coordinator") and their tasks go to the
+// other coordinator.
+const deadTTL = 5 * time.Second
+
 // startServer starts an embedded server on a free loopback port with a
 // temporary store; it is shut down when the test ends.
 func startServer(t testing.TB) *cluster.Server {
