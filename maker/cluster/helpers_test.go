@@ -48,7 +48,14 @@ func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
 // that Run returned nil.
 func runWorker(t testing.TB, w *cluster.Worker) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	return runWorkerIn(t, context.Background(), w)
+}
+
+// runWorkerIn is runWorker with Run's context under parent: ending
+// parent begins the stop, and stop waits for its end.
+func runWorkerIn(t testing.TB, parent context.Context, w *cluster.Worker) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(parent)
 	var wg sync.WaitGroup
 	var err error
 	wg.Go(func() { err = w.Run(ctx) })
