@@ -36,7 +36,9 @@ func startServer(t testing.TB) *cluster.Server {
 // connect opens a client connection and its JetStream context.
 func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := cluster.Connect(url, t.Name())
+	// The client's 2 s to connect is not enough on a loaded machine
+	// ("i/o timeout" under a CPU hog).
+	nc, err := cluster.Connect(url, t.Name(), nats.Timeout(30*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)

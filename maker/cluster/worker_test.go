@@ -95,7 +95,7 @@ func TestDeadWorkersJobIsRedelivered(t *testing.T) {
 	var gotOne atomic.Bool
 	go func() {
 		defer close(taken)
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Minute)) // the job is published meanwhile
 		if assert.NoError(t, err) {
 			for range batch.Messages() {
 				gotOne.Store(true)
@@ -146,7 +146,7 @@ func TestReplyTwiceCountsOnce(t *testing.T) {
 	go func() {
 		var dups []bool
 		defer func() { done <- dups }()
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Minute)) // the job is published meanwhile
 		if !assert.NoError(t, err) {
 			return
 		}
