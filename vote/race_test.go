@@ -433,15 +433,40 @@ func (b *blockUntilCancelled) draw(ctx context.Context, i int) Sample[int] {
 	return Sample[int]{Err: ctx.Err(), Usage: Usage{InputTokens: 1}}
 }
 
+// deadlineOn is a context whose deadline passes when passed is closed:
+// a 30 ms timeout started before Race could pass, on a loaded machine,
+// before Race launched anything.
+type deadlineOn struct {
+	context.Context
+	passed chan struct{}
+}
+
+func (d deadlineOn) Done() <-chan struct{} { return d.passed }
+
+func (d deadlineOn) Err() error {
+	select {
+	case <-d.passed:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 func TestRaceEveryDrawBlocksUntilCancelled(t *testing.T) {
 	before := runtime.NumGoroutine()
-	b := &blockUntilCancelled{}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	start := time.Now()
+	b := &blockUntilCancelled{started: make(chan int, 16)}
+	ctx := deadlineOn{Context: context.Background(), passed: make(chan struct{})}
+	var passedAt time.Time
+	go func() {
+		for range 4 {
+			<-b.started
+		}
+		passedAt = time.Now()
+		close(ctx.passed)
+	}()
 	res, err := Race(ctx, Config{K: 4, Parallel: 6}, b.draw)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Less(t, time.Since(passedAt), 10*time.Second, "ends soon after the deadline (a bound on a hang)")
 	assert.Zero(t, b.running.Load(), "Race returned before its draws ended")
 	var ue *UndecidedError
 	require.ErrorAs(t, err, &ue)
