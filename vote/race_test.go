@@ -626,11 +626,32 @@ func TestErrorsBoundedWhileEarlierSampleIsSlow(t *testing.T) {
 	provider := errors.New("provider down")
 	var calls atomic.Int64
 	cfg := Config{K: 2, Parallel: 2, MaxErrors: 3, Backoff: time.Nanosecond, MaxBackoff: time.Nanosecond}
+	// Sample 0, then MaxErrors+1 failures; at most Parallel-1 more were in
+	// flight when the budget was spent.
+	bound := int64(1 + cfg.MaxErrors + 1 + cfg.Parallel - 1)
+	// Sample 0 stays slow until the failure that spends the budget has
+	// started, and a while after (time for more draws if the budget
+	// did not stop them), or until more than the bound were drawn: on a
+	// timer from the race's start, a loaded machine could end it before
+	// the failures, and the test then proved nothing.
+	spent, over := make(chan struct{}), make(chan struct{})
+	var spentOnce, overOnce sync.Once
 	_, err := Race(context.Background(), cfg, func(ctx context.Context, i int) Sample[int] {
-		calls.Add(1)
+		switch n := calls.Add(1); {
+		case n > bound:
+			overOnce.Do(func() { close(over) })
+		case n == 1+int64(cfg.MaxErrors)+1:
+			spentOnce.Do(func() { close(spent) })
+		}
 		if i == 0 {
 			select {
-			case <-time.After(100 * time.Millisecond):
+			case <-spent:
+				select {
+				case <-time.After(100 * time.Millisecond):
+				case <-over:
+				case <-ctx.Done():
+				}
+			case <-over:
 			case <-ctx.Done():
 			}
 			return Sample[int]{Key: 1}
@@ -638,9 +659,7 @@ func TestErrorsBoundedWhileEarlierSampleIsSlow(t *testing.T) {
 		return Sample[int]{Err: provider}
 	})
 	require.ErrorIs(t, err, ErrTooManyErrors)
-	// Sample 0, then MaxErrors+1 failures; at most Parallel-1 more were in
-	// flight when the budget was spent.
-	assert.LessOrEqual(t, calls.Load(), int64(1+cfg.MaxErrors+1+cfg.Parallel-1))
+	assert.LessOrEqual(t, calls.Load(), bound)
 }
 
 func TestRaceSpeculation(t *testing.T) {
