@@ -691,8 +691,9 @@ func TestRaceSpeculation(t *testing.T) {
 
 // TestRaceSpeculationFirstWave: the first wave is min(K + Speculate,
 // Parallel) draws, so a vote against the leader finds its replacement
-// already in flight. Draws block until released, and Race launches nothing
-// more before a draw completes, so the count of started draws is exact.
+// already in flight. Draws block until released, so the first wave's
+// draws all run at once; each says its wave (WaveFrom), so they are
+// counted exactly once the race is over.
 func TestRaceSpeculationFirstWave(t *testing.T) {
 	for _, c := range []struct {
 		cfg  Config
@@ -705,22 +706,36 @@ func TestRaceSpeculationFirstWave(t *testing.T) {
 		{Config{K: 3, Parallel: 1, Speculate: 5}, 1},
 	} {
 		var started atomic.Int64
+		var mu sync.Mutex
+		var firstWave []Wave // the wave of each draw of the first wave
 		release := make(chan struct{})
 		done := make(chan Result[int])
 		go func() {
-			res, err := Race(context.Background(), c.cfg, func(_ context.Context, i int) Sample[int] {
+			res, err := Race(context.Background(), c.cfg, func(ctx context.Context, i int) Sample[int] {
 				started.Add(1)
+				if w, ok := WaveFrom(ctx); ok && w.First == 0 {
+					mu.Lock()
+					firstWave = append(firstWave, w)
+					mu.Unlock()
+				}
 				<-release
 				return Sample[int]{Value: i, Key: 1}
 			})
 			assert.NoError(t, err)
 			done <- res
 		}()
+		// The first wave's draws all start before any completes.
 		require.Eventually(t, func() bool { return started.Load() >= int64(c.want) }, 5*time.Second, time.Millisecond, "%+v", c.cfg)
-		time.Sleep(5 * time.Millisecond)
-		assert.Equal(t, int64(c.want), started.Load(), "%+v: first wave", c.cfg)
 		close(release)
 		res := <-done
+		// Counted once every draw has returned, not after a pause a
+		// loaded machine could make too short to see one draw too many.
+		mu.Lock()
+		assert.Len(t, firstWave, c.want, "%+v: first wave", c.cfg)
+		for _, w := range firstWave {
+			assert.Equal(t, Wave{First: 0, N: c.want}, w, "%+v", c.cfg)
+		}
+		mu.Unlock()
 		assert.Equal(t, 0, res.Winner)
 		assert.Equal(t, c.cfg.K, res.Valid)
 	}
