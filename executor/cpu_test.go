@@ -23,11 +23,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// settled waits briefly for the goroutine count to fall back to at most
-// base and returns the last count seen.
+// settled waits for the goroutine count to fall back to at most base,
+// for up to 10 s (a goroutine left running never ends; one ending may
+// take a while on a loaded machine, and one left over from the call
+// before, counted in base, would hide a leak), and returns the last
+// count seen.
 func settled(base int) int {
 	n := runtime.NumGoroutine()
-	for deadline := time.Now().Add(200 * time.Millisecond); n > base && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+	for deadline := time.Now().Add(10 * time.Second); n > base && time.Now().Before(deadline); n = runtime.NumGoroutine() {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return n

@@ -332,7 +332,10 @@ func TestParseHostileInputs(t *testing.T) {
 				_, err = intent.Key(o)
 				require.NoError(t, err)
 			}
-			assert.Less(t, time.Since(start), 10*time.Second)
+			// Under a second unloaded; 10 s was passed under a heavy
+			// load. The bound catches a quadratic scan (hours), not a
+			// slow machine.
+			assert.Less(t, time.Since(start), 2*time.Minute)
 		})
 	}
 }

@@ -433,15 +433,40 @@ func (b *blockUntilCancelled) draw(ctx context.Context, i int) Sample[int] {
 	return Sample[int]{Err: ctx.Err(), Usage: Usage{InputTokens: 1}}
 }
 
+// deadlineOn is a context whose deadline passes when passed is closed:
+// a 30 ms timeout started before Race could pass, on a loaded machine,
+// before Race launched anything.
+type deadlineOn struct {
+	context.Context
+	passed chan struct{}
+}
+
+func (d deadlineOn) Done() <-chan struct{} { return d.passed }
+
+func (d deadlineOn) Err() error {
+	select {
+	case <-d.passed:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 func TestRaceEveryDrawBlocksUntilCancelled(t *testing.T) {
 	before := runtime.NumGoroutine()
-	b := &blockUntilCancelled{}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	start := time.Now()
+	b := &blockUntilCancelled{started: make(chan int, 16)}
+	ctx := deadlineOn{Context: context.Background(), passed: make(chan struct{})}
+	var passedAt time.Time
+	go func() {
+		for range 4 {
+			<-b.started
+		}
+		passedAt = time.Now()
+		close(ctx.passed)
+	}()
 	res, err := Race(ctx, Config{K: 4, Parallel: 6}, b.draw)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Less(t, time.Since(passedAt), 10*time.Second, "ends soon after the deadline (a bound on a hang)")
 	assert.Zero(t, b.running.Load(), "Race returned before its draws ended")
 	var ue *UndecidedError
 	require.ErrorAs(t, err, &ue)
@@ -601,11 +626,32 @@ func TestErrorsBoundedWhileEarlierSampleIsSlow(t *testing.T) {
 	provider := errors.New("provider down")
 	var calls atomic.Int64
 	cfg := Config{K: 2, Parallel: 2, MaxErrors: 3, Backoff: time.Nanosecond, MaxBackoff: time.Nanosecond}
+	// Sample 0, then MaxErrors+1 failures; at most Parallel-1 more were in
+	// flight when the budget was spent.
+	bound := int64(1 + cfg.MaxErrors + 1 + cfg.Parallel - 1)
+	// Sample 0 stays slow until the failure that spends the budget has
+	// started, and a while after (time for more draws if the budget
+	// did not stop them), or until more than the bound were drawn: on a
+	// timer from the race's start, a loaded machine could end it before
+	// the failures, and the test then proved nothing.
+	spent, over := make(chan struct{}), make(chan struct{})
+	var spentOnce, overOnce sync.Once
 	_, err := Race(context.Background(), cfg, func(ctx context.Context, i int) Sample[int] {
-		calls.Add(1)
+		switch n := calls.Add(1); {
+		case n > bound:
+			overOnce.Do(func() { close(over) })
+		case n == 1+int64(cfg.MaxErrors)+1:
+			spentOnce.Do(func() { close(spent) })
+		}
 		if i == 0 {
 			select {
-			case <-time.After(100 * time.Millisecond):
+			case <-spent:
+				select {
+				case <-time.After(100 * time.Millisecond):
+				case <-over:
+				case <-ctx.Done():
+				}
+			case <-over:
 			case <-ctx.Done():
 			}
 			return Sample[int]{Key: 1}
@@ -613,9 +659,7 @@ func TestErrorsBoundedWhileEarlierSampleIsSlow(t *testing.T) {
 		return Sample[int]{Err: provider}
 	})
 	require.ErrorIs(t, err, ErrTooManyErrors)
-	// Sample 0, then MaxErrors+1 failures; at most Parallel-1 more were in
-	// flight when the budget was spent.
-	assert.LessOrEqual(t, calls.Load(), int64(1+cfg.MaxErrors+1+cfg.Parallel-1))
+	assert.LessOrEqual(t, calls.Load(), bound)
 }
 
 func TestRaceSpeculation(t *testing.T) {
@@ -647,8 +691,9 @@ func TestRaceSpeculation(t *testing.T) {
 
 // TestRaceSpeculationFirstWave: the first wave is min(K + Speculate,
 // Parallel) draws, so a vote against the leader finds its replacement
-// already in flight. Draws block until released, and Race launches nothing
-// more before a draw completes, so the count of started draws is exact.
+// already in flight. Draws block until released, so the first wave's
+// draws all run at once; each says its wave (WaveFrom), so they are
+// counted exactly once the race is over.
 func TestRaceSpeculationFirstWave(t *testing.T) {
 	for _, c := range []struct {
 		cfg  Config
@@ -661,22 +706,36 @@ func TestRaceSpeculationFirstWave(t *testing.T) {
 		{Config{K: 3, Parallel: 1, Speculate: 5}, 1},
 	} {
 		var started atomic.Int64
+		var mu sync.Mutex
+		var firstWave []Wave // the wave of each draw of the first wave
 		release := make(chan struct{})
 		done := make(chan Result[int])
 		go func() {
-			res, err := Race(context.Background(), c.cfg, func(_ context.Context, i int) Sample[int] {
+			res, err := Race(context.Background(), c.cfg, func(ctx context.Context, i int) Sample[int] {
 				started.Add(1)
+				if w, ok := WaveFrom(ctx); ok && w.First == 0 {
+					mu.Lock()
+					firstWave = append(firstWave, w)
+					mu.Unlock()
+				}
 				<-release
 				return Sample[int]{Value: i, Key: 1}
 			})
 			assert.NoError(t, err)
 			done <- res
 		}()
+		// The first wave's draws all start before any completes.
 		require.Eventually(t, func() bool { return started.Load() >= int64(c.want) }, 5*time.Second, time.Millisecond, "%+v", c.cfg)
-		time.Sleep(5 * time.Millisecond)
-		assert.Equal(t, int64(c.want), started.Load(), "%+v: first wave", c.cfg)
 		close(release)
 		res := <-done
+		// Counted once every draw has returned, not after a pause a
+		// loaded machine could make too short to see one draw too many.
+		mu.Lock()
+		assert.Len(t, firstWave, c.want, "%+v: first wave", c.cfg)
+		for _, w := range firstWave {
+			assert.Equal(t, Wave{First: 0, N: c.want}, w, "%+v", c.cfg)
+		}
+		mu.Unlock()
 		assert.Equal(t, 0, res.Winner)
 		assert.Equal(t, c.cfg.K, res.Valid)
 	}

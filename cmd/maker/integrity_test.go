@@ -119,8 +119,10 @@ func TestBinarySolveFullDiskNeverFailsATask(t *testing.T) {
 }
 
 // TestBinaryFIFOInputsRefusedAtOnce: a FIFO (nobody writing) given as a
-// spec file, a tasks file or a reply file is refused in under 2 s with
-// exit 2 and a message naming it; so is a device.
+// spec file, a tasks file or a reply file is refused at once with exit 2
+// and a message naming it; so is a device. At once: before the open that
+// would wait for a writer forever; the bound, 30 s, is a process's start
+// on a loaded machine and more, not a promise of speed.
 func TestBinaryFIFOInputsRefusedAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
@@ -137,7 +139,7 @@ func TestBinaryFIFOInputsRefusedAtOnce(t *testing.T) {
 		code, stderr := runBinary(t, nil, args...)
 		took := time.Since(start)
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
-		assert.Less(t, took, 2*time.Second, "%v", args)
+		assert.Less(t, took, 30*time.Second, "%v", args)
 		assert.Regexp(t, `a named pipe \(FIFO\)|a character device`, stderr, "%v", args)
 	}
 	assert.NoFileExists(t, filepath.Join(dir, "out.jsonl"), "nothing written")

@@ -154,7 +154,8 @@ func TestBinaryServeSim(t *testing.T) {
 }
 
 func TestBinaryServeSimStopsWithARequestHanging(t *testing.T) {
-	srv, base := startServeSim(t, "--fault-hang", "1")
+	metrics := freePort(t)
+	srv, base := startServeSim(t, "--fault-hang", "1", "--metrics-addr", metrics)
 	body, err := json.Marshal(map[string]any{"messages": []map[string]string{{"role": "user", "content": "x"}}})
 	require.NoError(t, err)
 	answered := make(chan error, 1)
@@ -165,10 +166,23 @@ func TestBinaryServeSimStopsWithARequestHanging(t *testing.T) {
 		}
 		answered <- err
 	}()
+	// It hangs once the server counted its fault: a fixed wait could end,
+	// on a loaded machine, before the request even arrived, and the stop
+	// would then prove nothing about a hanging request.
+	faults := func() float64 {
+		resp, err := http.Get("http://" + metrics + "/metrics")
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		page, _ := io.ReadAll(resp.Body)
+		return promValues(string(page), "mdap_simserver_requests_total")[`{outcome="fault"}`]
+	}
+	require.Eventually(t, func() bool { return faults() == 1 }, 30*time.Second, 10*time.Millisecond, "the request reaches its hang")
 	select {
 	case err := <-answered:
 		t.Fatalf("the request was answered: %v", err)
-	case <-time.After(200 * time.Millisecond): // it hangs
+	default:
 	}
 	start := time.Now()
 	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGTERM))

@@ -15,11 +15,14 @@ import (
 
 // TestCaps: past MaxConns a connection is answered 503 and closed; past
 // MaxInFlight a request is answered 503; a slow body is cut by the read
-// timeout, which frees its connection for a normal request.
+// timeout, which frees its connection for a normal request. Each step
+// waits for what it needs (a request in the handler, connections open),
+// never for a time a loaded machine could stretch.
 func TestCaps(t *testing.T) {
-	release := make(chan struct{})
+	release, entered := make(chan struct{}), make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/block" {
+			close(entered)
 			<-release
 		}
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -37,8 +40,11 @@ func TestCaps(t *testing.T) {
 
 	// One request holds the only slot: the next gets 503.
 	go func() { _, _ = cl.Get("http://" + addr + "/block") }()
-	require.Eventually(t, func() bool { return ln.Open() == 1 }, 5*time.Second, time.Millisecond)
-	time.Sleep(50 * time.Millisecond) // in the handler
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the blocking request never reached the handler")
+	}
 	resp, err := cl.Get("http://" + addr + "/")
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
@@ -47,7 +53,39 @@ func TestCaps(t *testing.T) {
 	assert.Contains(t, string(body), "at most 1 requests at once")
 	close(release)
 
-	// Slow bodies fill the connections; the next connection is refused.
+	// Idle kept-alive connections fill the connections (the idle
+	// timeout, 2 minutes, keeps them; slow bodies would be cut by the
+	// read timeout, on a loaded machine before the next connection):
+	// the next connection is refused.
+	require.Eventually(t, func() bool { return ln.Open() == 0 }, 5*time.Second, time.Millisecond)
+	var idle []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		idle = append(idle, c)
+	}
+	require.Equal(t, 3, ln.Open())
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	line, err := bufio.NewReader(c).ReadString('\n')
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(line, "HTTP/1.1 503"), line)
+	c.Close()
+	assert.Equal(t, uint64(1), ln.Refused())
+	for _, c := range idle {
+		c.Close()
+	}
+
+	// Slow bodies fill the connections; the read timeout cuts them (the
+	// server closes each), which frees their connections: a normal
+	// request answers.
 	require.Eventually(t, func() bool { return ln.Open() == 0 }, 5*time.Second, time.Millisecond)
 	var slow []net.Conn
 	for range 3 {
@@ -57,20 +95,14 @@ func TestCaps(t *testing.T) {
 		require.NoError(t, err)
 		slow = append(slow, c)
 	}
-	require.Eventually(t, func() bool { return ln.Open() == 3 }, 5*time.Second, time.Millisecond)
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	line, err := bufio.NewReader(c).ReadString('\n')
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(line, "HTTP/1.1 503"), line)
-	c.Close()
-	assert.Equal(t, uint64(1), ln.Refused())
-
-	// The read timeout cuts the slow bodies; a normal request answers.
-	require.Eventually(t, func() bool { return ln.Open() == 0 }, 5*time.Second, 10*time.Millisecond)
 	for _, c := range slow {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err := io.Copy(io.Discard, c)
+		require.NoError(t, err, "the server closed the slow body's connection")
 		c.Close()
 	}
+	require.Eventually(t, func() bool { return ln.Open() == 0 }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, uint64(1), ln.Refused(), "the slow bodies were let in, then cut")
 	resp, err = cl.Get("http://" + addr + "/")
 	require.NoError(t, err)
 	resp.Body.Close()

@@ -14,6 +14,15 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
+// deadTTL is the lease TTL of the tests' journals and the ack wait of
+// their task queues, when a test waits for a dead coordinator's to
+// expire. A live coordinator refreshes both every third of it, so it
+// must outlast the stalls of a loaded machine: with 1 s, a CPU hog made
+// live coordinators lose their leases ("the engine did not answer for
+// 1s"; "taken over by another coordinator") and their tasks go to the
+// other coordinator.
+const deadTTL = 5 * time.Second
+
 // startServer starts an embedded server on a free loopback port with a
 // temporary store; it is shut down when the test ends.
 func startServer(t testing.TB) *cluster.Server {
@@ -27,7 +36,9 @@ func startServer(t testing.TB) *cluster.Server {
 // connect opens a client connection and its JetStream context.
 func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := cluster.Connect(url, t.Name())
+	// The client's 2 s to connect is not enough on a loaded machine
+	// ("i/o timeout" under a CPU hog).
+	nc, err := cluster.Connect(url, t.Name(), nats.Timeout(30*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
@@ -39,7 +50,14 @@ func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
 // that Run returned nil.
 func runWorker(t testing.TB, w *cluster.Worker) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	return runWorkerIn(t, context.Background(), w)
+}
+
+// runWorkerIn is runWorker with Run's context under parent: ending
+// parent begins the stop, and stop waits for its end.
+func runWorkerIn(t testing.TB, parent context.Context, w *cluster.Worker) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(parent)
 	var wg sync.WaitGroup
 	var err error
 	wg.Go(func() { err = w.Run(ctx) })

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
@@ -29,7 +28,7 @@ func TestJournalOnEngineResumesOnAnotherCoordinator(t *testing.T) {
 	want, wantSteps := solveHanoi(t, simModel(t, 3), 5, cfg)
 
 	nc1, js1 := connect(t, srv.ClientURL())
-	j, err := cluster.CreateJournal(ctx, js1, "run-1", cluster.JournalConfig{LeaseTTL: time.Second, Owner: "first"})
+	j, err := cluster.CreateJournal(ctx, js1, "run-1", cluster.JournalConfig{LeaseTTL: deadTTL, Owner: "first"})
 	require.NoError(t, err)
 	assert.Equal(t, "nats:run-1", j.Path())
 	j.CheckpointEvery = 7 // the resume starts from a checkpoint, mid-stream
@@ -50,7 +49,7 @@ func TestJournalOnEngineResumesOnAnotherCoordinator(t *testing.T) {
 	_, err = cluster.OpenJournal(ctx, js2, "run-1", cluster.JournalConfig{})
 	require.ErrorIs(t, err, maker.ErrJournalLocked, "the dead coordinator's lease still holds")
 	assert.Contains(t, err.Error(), `"first"`)
-	j2, err := cluster.OpenJournal(ctx, js2, "run-1", cluster.JournalConfig{WaitLock: 10 * time.Second})
+	j2, err := cluster.OpenJournal(ctx, js2, "run-1", cluster.JournalConfig{WaitLock: 6 * deadTTL})
 	require.NoError(t, err, "the lease expired")
 	task2, err := hanoi.New(5)
 	require.NoError(t, err)

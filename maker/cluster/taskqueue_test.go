@@ -43,7 +43,7 @@ type batchResult struct {
 // second task. It runs on its own goroutine, so it returns its errors.
 func coordinator(name string, nc *nats.Conn, js jetstream.JetStream, dieAt int) (completed []string, died string, err error) {
 	ctx := context.Background()
-	q, err := cluster.OpenTaskQueue(ctx, js, "batch", cluster.TaskQueueConfig{AckWait: time.Second})
+	q, err := cluster.OpenTaskQueue(ctx, js, "batch", cluster.TaskQueueConfig{AckWait: deadTTL})
 	if err != nil {
 		return nil, "", err
 	}
@@ -65,7 +65,7 @@ func coordinator(name string, nc *nats.Conn, js jetstream.JetStream, dieAt int) 
 		if err := json.Unmarshal(claim.Data, &bt); err != nil {
 			return nil, "", err
 		}
-		j, resumed, err := cluster.OpenOrCreateJournal(ctx, js, "task-"+claim.ID, cluster.JournalConfig{LeaseTTL: time.Second, WaitLock: 10 * time.Second, Owner: name})
+		j, resumed, err := cluster.OpenOrCreateJournal(ctx, js, "task-"+claim.ID, cluster.JournalConfig{LeaseTTL: deadTTL, WaitLock: 6 * deadTTL, Owner: name})
 		if err != nil {
 			return nil, "", err
 		}
@@ -118,7 +118,7 @@ func TestTaskQueueTwoCoordinatorsSolveEachTaskOnce(t *testing.T) {
 	srv := startServer(t)
 	ctx := context.Background()
 	_, js := connect(t, srv.ClientURL())
-	q, err := cluster.OpenTaskQueue(ctx, js, "batch", cluster.TaskQueueConfig{AckWait: time.Second})
+	q, err := cluster.OpenTaskQueue(ctx, js, "batch", cluster.TaskQueueConfig{AckWait: deadTTL})
 	require.NoError(t, err)
 	tasks := map[string]batchTask{}
 	for i := range 6 {

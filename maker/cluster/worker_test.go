@@ -95,7 +95,7 @@ func TestDeadWorkersJobIsRedelivered(t *testing.T) {
 	var gotOne atomic.Bool
 	go func() {
 		defer close(taken)
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Minute)) // the job is published meanwhile
 		if assert.NoError(t, err) {
 			for range batch.Messages() {
 				gotOne.Store(true)
@@ -146,7 +146,7 @@ func TestReplyTwiceCountsOnce(t *testing.T) {
 	go func() {
 		var dups []bool
 		defer func() { done <- dups }()
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Minute)) // the job is published meanwhile
 		if !assert.NoError(t, err) {
 			return
 		}
@@ -372,12 +372,17 @@ func TestWorkerStopsGracefully(t *testing.T) {
 
 	// Within the grace period: the call finishes and its reply is sent.
 	_, wjs := connect(t, srv.ClientURL())
-	stop := runWorker(t, newWorker(t, wjs, gate, cluster.WorkerConfig{Route: "gate", Grace: 10 * time.Second}))
+	runCtx, beginStop := context.WithCancel(context.Background())
+	stop := runWorkerIn(t, runCtx, newWorker(t, wjs, gate, cluster.WorkerConfig{Route: "gate", Grace: 10 * time.Second}))
 	var text string
 	var wg sync.WaitGroup
 	wg.Go(func() { text, err = m.Call(context.Background(), "x") })
 	require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
-	go func() { time.Sleep(100 * time.Millisecond); close(release) }()
+	// The call ends a while after the stop began, whatever the machine's
+	// speed: a release on a timer started before the stop could come
+	// first on a loaded machine, and then prove nothing.
+	context.AfterFunc(runCtx, func() { time.Sleep(100 * time.Millisecond); close(release) })
+	beginStop()
 	stop()
 	wg.Wait()
 	require.NoError(t, err)

@@ -16,17 +16,22 @@ import (
 
 // limitServer is a loopback OpenAI-compatible server that records when
 // each chat call arrived and the most calls it held at once. A call is
-// answered when hold is closed (nil: at once).
+// answered when hold is closed; with hold nil, once meet calls are in at
+// once (0: no wait), then a little later, long enough for calls to
+// overlap.
 type limitServer struct {
 	*server
 	hold      chan struct{}
+	meet      int64
+	met       chan struct{} // closed when meet calls are in at once
+	metOnce   sync.Once
 	mu        sync.Mutex
 	starts    []time.Time
 	now, peak atomic.Int64
 }
 
-func newLimitServer(t *testing.T, hold chan struct{}) *limitServer {
-	ls := &limitServer{hold: hold}
+func newLimitServer(t *testing.T, hold chan struct{}, meet int64) *limitServer {
+	ls := &limitServer{hold: hold, meet: meet, met: make(chan struct{})}
 	ls.server = newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		ls.mu.Lock()
 		ls.starts = append(ls.starts, time.Now())
@@ -34,15 +39,42 @@ func newLimitServer(t *testing.T, hold chan struct{}) *limitServer {
 		n := ls.now.Add(1)
 		for p := ls.peak.Load(); n > p && !ls.peak.CompareAndSwap(p, n); p = ls.peak.Load() {
 		}
-		if ls.hold != nil {
+		if ls.meet > 0 && n >= ls.meet {
+			ls.metOnce.Do(func() { close(ls.met) })
+		}
+		switch {
+		case ls.hold != nil:
 			<-ls.hold
-		} else {
+		default:
+			// The first calls wait for each other, so that the peak
+			// reached is the limit's, not the machine's speed; a limit
+			// below meet is seen as a lower peak after the wait.
+			if ls.meet > 0 {
+				select {
+				case <-ls.met:
+				case <-time.After(10 * time.Second):
+				}
+			}
 			time.Sleep(20 * time.Millisecond) // long enough for calls to overlap
 		}
 		ls.now.Add(-1)
 		writeJSON(w, 200, `{"choices":[{"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1}}`)
 	})
 	return ls
+}
+
+// atLeastPeriodsAfter asserts that the k-th call to arrive (from first
+// on) arrived at least k-first periods after from. Each call
+// arrives after the limiter let it go, by as much as a loaded machine
+// delays it, so only a bound from an instant no later than the first
+// of these calls' release holds whatever the delays: the k-th arrival
+// is no earlier than the k-th release.
+func atLeastPeriodsAfter(t *testing.T, starts []time.Time, first int, from time.Time, period time.Duration, what string) {
+	t.Helper()
+	for k := first; k < len(starts); k++ {
+		want := time.Duration(k-first) * period
+		assert.GreaterOrEqual(t, starts[k].Sub(from), want, "%s: call %d arrived %s after the start, not %s", what, k, starts[k].Sub(from), want)
+	}
 }
 
 // TestPerModelLimits: two models of one ensemble on two servers, each
@@ -55,7 +87,7 @@ func newLimitServer(t *testing.T, hold chan struct{}) *limitServer {
 func TestPerModelLimits(t *testing.T) {
 	cleanEnv(t)
 	holdA := make(chan struct{})
-	a, b := newLimitServer(t, holdA), newLimitServer(t, nil)
+	a, b := newLimitServer(t, holdA, 0), newLimitServer(t, nil, 3)
 	m, err := OpenAll([]string{
 		"openai:a;base=" + a.URL + "/v1;inflight=1;rpm=600",
 		"openai:b;inflight=3;base=" + b.URL + "/v1",
@@ -66,6 +98,7 @@ func TestPerModelLimits(t *testing.T) {
 	ctx := context.Background()
 	var ga errgroup.Group
 	const nA, nB = 4, 12
+	begin := time.Now()
 	for range nA {
 		ga.Go(func() error { _, err := ask(ctx, ms[0]); return err })
 	}
@@ -78,34 +111,31 @@ func TestPerModelLimits(t *testing.T) {
 	assert.EqualValues(t, 3, b.peak.Load(), "B: inflight=3 reached and never passed")
 	assert.EqualValues(t, 1, a.chats.Load(), "A: one call in flight, held")
 
+	released := time.Now()
 	close(holdA)
 	require.NoError(t, ga.Wait())
 	assert.EqualValues(t, nA, a.chats.Load())
 	assert.EqualValues(t, 1, a.peak.Load(), "A: inflight=1")
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	// rpm=600: calls start 100 ms apart. The server sees each a little
-	// after it starts, by as much as a loaded machine delays it, so one
-	// late arrival shortens the gap after it: each gap must be well over
-	// what no limit would give (a millisecond or two on loopback), and
-	// the calls after the held first (which waited for it, not for the
-	// limit) must span (n-2) periods but for one arrival's delay.
-	for i := 1; i < len(a.starts); i++ {
-		assert.GreaterOrEqual(t, a.starts[i].Sub(a.starts[i-1]), 50*time.Millisecond, "A: call %d", i)
-	}
-	span := a.starts[len(a.starts)-1].Sub(a.starts[1])
-	assert.GreaterOrEqual(t, span, time.Duration(len(a.starts)-2)*100*time.Millisecond-20*time.Millisecond, "A: calls 1 to %d", len(a.starts)-1)
+	// rpm=600: calls start 100 ms apart, from the first; the calls after
+	// the held first could go only once it was released, so they start
+	// 100 ms apart from then.
+	const period = 100 * time.Millisecond
+	atLeastPeriodsAfter(t, a.starts, 0, begin, period, "A, from the first")
+	atLeastPeriodsAfter(t, a.starts, 1, released, period, "A, after the held call")
 }
 
 // TestPerModelLimitsRPMOnly: rpm= alone spaces one model's calls (started
 // at once) 60/rpm apart over the whole run.
 func TestPerModelLimitsRPMOnly(t *testing.T) {
 	cleanEnv(t)
-	s := newLimitServer(t, nil)
+	s := newLimitServer(t, nil, 0)
 	m, err := Open("openai:c;rpm=1200;base="+s.URL+"/v1", Options{})
 	require.NoError(t, err)
 	var g errgroup.Group
 	const n = 6
+	begin := time.Now()
 	for range n {
 		g.Go(func() error { _, err := ask(context.Background(), m); return err })
 	}
@@ -113,8 +143,7 @@ func TestPerModelLimitsRPMOnly(t *testing.T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	require.Len(t, s.starts, n)
-	span := s.starts[n-1].Sub(s.starts[0])
-	assert.GreaterOrEqual(t, span, time.Duration(n-1)*50*time.Millisecond-20*time.Millisecond, "rpm=1200: %d calls span at least %d × 50 ms", n, n-1)
+	atLeastPeriodsAfter(t, s.starts, 0, begin, 50*time.Millisecond, "rpm=1200")
 }
 
 // TestPerModelLimitsBad: bad rpm= and inflight= values are refused naming
