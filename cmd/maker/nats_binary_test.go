@@ -119,30 +119,25 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 	require.Equal(t, 0, code)
 
 	url := startNATS(t)
-	// The live workers log each redelivered job they take (JSON lines).
-	workers := []*child{startWorker(t, url), startWorker(t, url, "--log-format", "json"), startWorker(t, url, "--log-format", "json")}
+	// Every worker logs the jobs it takes and ends, as JSON lines.
+	logged := []string{"--log-format", "json", "--log-level", "debug"}
+	workers := []*child{startWorker(t, url, logged...), startWorker(t, url, logged...), startWorker(t, url, logged...)}
 	journal := filepath.Join(dir, "remote.jsonl")
 	coord := start(t, nil, append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", journal, "--json", "--progress", "off"}, natsSim...)...)
 	require.Eventually(t, func() bool { return countLines(journal) > 300 }, time.Minute, 5*time.Millisecond)
 
-	// Freeze the victim until a live worker takes a redelivered job: the
-	// proof that the victim held one (drawing it, or delivered to its open
-	// pull) when it froze. A stall of the journal alone is no proof: a
-	// loaded machine stalls too. Then kill it.
+	// Freeze the victim while it holds a job it took, until a live worker
+	// takes that job redelivered: the proof that the victim held it. (A
+	// stall of the journal is no proof: a loaded machine stalls too; nor
+	// is any redelivery: a live worker stalled past --ack-wait has its
+	// job redelivered too.) Then kill it.
 	victim := workers[0]
-	tookRedelivered := func() bool {
-		for _, w := range workers[1:] {
-			if strings.Contains(w.stderr.String(), `"msg":"took a redelivered job"`) {
-				return true
-			}
-		}
-		return false
-	}
 	for attempt := 0; ; attempt++ {
 		require.Less(t, attempt, 20, "the frozen worker never held a job")
 		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGSTOP))
+		held := heldJobs(victim.stderr.String())
 		// A held job is redelivered after --ack-wait (1s).
-		if waitFor(tookRedelivered, 5*time.Second) {
+		if len(held) > 0 && waitFor(func() bool { return tookRedelivered(held, workers[1:]) }, 10*time.Second) {
 			break
 		}
 		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGCONT))
@@ -155,6 +150,52 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 	sameRun(t, local, summary(t, coord))
 	assert.Equal(t, decided(t, localJournal), decided(t, journal), "every step's winner, key and votes")
 	assert.GreaterOrEqual(t, stopWorkers(t, workers[1:]...), 1, "the dead worker's job was redelivered")
+}
+
+// workerLog is a line of `maker worker --log-format json`.
+type workerLog struct {
+	Msg string `json:"msg"`
+	Job string `json:"job"`
+}
+
+// workerLogs returns the JSON lines of a worker's stderr; a line being
+// written is left out.
+func workerLogs(stderr string) []workerLog {
+	var out []workerLog
+	for _, line := range strings.Split(stderr, "\n") {
+		var l workerLog
+		if json.Unmarshal([]byte(line), &l) == nil && l.Job != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// heldJobs returns the jobs a worker logged taking and not ending.
+func heldJobs(stderr string) map[string]bool {
+	held := map[string]bool{}
+	for _, l := range workerLogs(stderr) {
+		switch l.Msg {
+		case "took a job":
+			held[l.Job] = true
+		case "job done":
+			delete(held, l.Job)
+		}
+	}
+	return held
+}
+
+// tookRedelivered reports whether one of the workers logged taking one of
+// the jobs redelivered.
+func tookRedelivered(jobs map[string]bool, workers []*child) bool {
+	for _, w := range workers {
+		for _, l := range workerLogs(w.stderr.String()) {
+			if l.Msg == "took a redelivered job" && jobs[l.Job] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // waitFor reports whether cond becomes true within limit.

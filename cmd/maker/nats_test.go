@@ -35,6 +35,7 @@ func TestNATSUsageErrors(t *testing.T) {
 		{[]string{"worker", "--model", "sim"}, "--nats URL"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--inflight", "0"}, "--inflight 0"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--ack-wait", "100ms"}, "--ack-wait 100ms"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--log-level", "loud"}, `--log-level "loud": use debug, info, warn or error`},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--k", "3"}, "unknown flag: --k"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--model", "openai:x", "--seed", "2"}, "--seed applies to --model sim only"},
 		{[]string{"nats", "--addr", "nowhere"}, "--addr"},

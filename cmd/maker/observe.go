@@ -285,15 +285,6 @@ func (w *watchFlags) warnLogger(stderr io.Writer) *slog.Logger {
 	return warnLogger(stderr)
 }
 
-// jsonLogger is a logger for --log-format json, nil otherwise (the
-// component's own default).
-func (w *watchFlags) jsonLogger(stderr io.Writer) *slog.Logger {
-	if w.format != observe.LogJSON {
-		return nil
-	}
-	return w.logger(stderr, nil)
-}
-
 // observeQueue reports the depth of the --nats job queue: the jobs this
 // coordinator published that are neither answered nor withdrawn.
 func (f *runFlags) observeQueue(w *watchFlags) {

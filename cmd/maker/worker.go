@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/mdap-go/mdap/internal/words"
@@ -28,6 +29,7 @@ func newWorker() *cobra.Command {
 		ackWait   time.Duration
 		grace     time.Duration
 		name      string
+		logLevel  string
 		obs       watchFlags
 	)
 	cmd := &cobra.Command{
@@ -66,6 +68,10 @@ still running, prints what it did and exits with status 0.`,
 				return usageErr("--ack-wait %s: use at least 1s", ackWait)
 			case grace < 0:
 				return usageErr("--grace %s: must be 0 or positive", grace)
+			}
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return usageErr("--log-level %q: use debug, info, warn or error", logLevel)
 			}
 			if err := checkNATSURL(natsURL); err != nil {
 				return err
@@ -107,7 +113,7 @@ still running, prints what it did and exits with status 0.`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
 			w, err := cluster.NewWorker(ctx, n.js, model, cluster.WorkerConfig{
 				Route: route, Name: name, Inflight: inflight, AckWait: ackWait, Grace: cmpGrace(cmd, grace),
-				Logger: obs.jsonLogger(cmd.ErrOrStderr()),
+				Logger: obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}),
 			})
 			cancel()
 			if err != nil {
@@ -135,6 +141,7 @@ still running, prints what it did and exits with status 0.`,
 	fs.DurationVar(&ackWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it)")
 	fs.DurationVar(&grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
 	fs.StringVar(&name, "name", "", "the worker's name in replies (default host/pid)")
+	fs.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug (each job's start and end too), info (each redelivered job it takes: a worker died or stalled), warn (replies not published, bad jobs) or error")
 	obs.register(fs, false)
 	// The model flags, shared with the run commands (same defaults and
 	// checks); the vote and journal flags are the coordinator's.

@@ -69,8 +69,9 @@ type WorkerConfig struct {
 	// Replicas is the replica count of the streams the worker creates if
 	// they do not exist; 0 means 1.
 	Replicas int
-	// Logger receives logs of failed publications, bad jobs and (at
-	// Info) each redelivered job the worker takes; nil means none.
+	// Logger receives logs of failed publications and bad jobs (Warn),
+	// each redelivered job the worker takes (Info), and each job's start
+	// and end (Debug); nil means none.
 	Logger *slog.Logger
 }
 
@@ -393,15 +394,27 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 		_ = msg.TermWithReason("undecodable job")
 		return
 	}
-	if md, err := msg.Metadata(); err == nil && md.NumDelivered > 1 {
+	var deliveries uint64
+	if md, err := msg.Metadata(); err == nil {
+		deliveries = md.NumDelivered
+	}
+	if deliveries > 1 {
 		w.redelivered.Add(1)
 		// A redelivery means a worker died or stalled holding the job:
 		// the operator's signal that the pool lost one.
-		w.log.Info("took a redelivered job", "job", job.ID, "deliveries", md.NumDelivered)
+		w.log.Info("took a redelivered job", "job", job.ID, "deliveries", deliveries)
+	}
+	// Each job's start and end at Debug: which jobs a worker held when it
+	// stalled or died. The check spares the hot path the arguments.
+	outcome := "answered"
+	if w.log.Enabled(calls, slog.LevelDebug) {
+		w.log.Debug("took a job", "job", job.ID, "samples", len(job.Samples), "deliveries", deliveries)
+		defer func() { w.log.Debug("job done", "job", job.ID, "outcome", outcome) }()
 	}
 	ctx, cancel := context.WithCancelCause(traceContext(calls, msg.Headers()))
 	defer cancel(nil)
 	if !w.track(job.ID, cancel) {
+		outcome = "withdrawn"
 		w.withdrawnN.Add(1)
 		_ = msg.Term()
 		return
@@ -457,10 +470,12 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 	}
 	if cause := context.Cause(ctx); cause != nil {
 		if errors.Is(cause, errWithdrawn) {
+			outcome = "withdrawn"
 			w.withdrawnN.Add(1)
 			_ = msg.Term()
 			return
 		}
+		outcome = "handed back"
 		w.released.Add(1) // stopping after the grace period
 		_ = msg.Nak()
 		return
@@ -479,6 +494,7 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 	defer pcancel()
 	if _, perr := w.js.Publish(pctx, job.ReplyTo, data, jetstream.WithMsgID(cmpOr(job.Lease, job.ID)), jetstream.WithExpectStream(RepliesStream)); perr != nil {
 		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
+		outcome = "handed back"
 		w.released.Add(1)
 		_ = msg.Nak()
 		return
