@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -222,6 +223,31 @@ func TestUsageErrorsNameTheFlagAndRange(t *testing.T) {
 		}
 		assert.NotContains(t, stderr, "{K:", "no Go struct dumps")
 	}
+}
+
+// TestKFrom1To1000: README.md's run flags say --k is "1 to 1000": both ends
+// run (a one-step Hanoi at p 1, so k = 1000 is 1000 samples) and one past
+// each end is refused, naming the range.
+func TestKFrom1To1000(t *testing.T) {
+	for _, k := range []string{"1", "1000"} {
+		code, s := hanoiJSON(t, "--disks", "1", "--p", "1", "--k", k)
+		assert.Equal(t, 0, code, "--k %s", k)
+		assert.True(t, s.Solved, "--k %s", k)
+		assert.GreaterOrEqual(t, s.Valid, s.Steps*mustAtoi(t, k), "--k %s: a lead of k valid votes", k)
+	}
+	for _, k := range []string{"0", "1001"} {
+		code, out, stderr := cli(t, "hanoi", "--disks", "1", "--k", k)
+		assert.Equal(t, 2, code, "--k %s", k)
+		assert.Contains(t, stderr, "--k "+k+": use 1 to 1000", "--k %s", k)
+		assert.Empty(t, out)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
 }
 
 func TestNoJournalLeftByARefusedRun(t *testing.T) {
