@@ -195,3 +195,58 @@ func readResults(t *testing.T, path string) map[string]batch.Result {
 	}
 	return out
 }
+
+// TestSpecOverNATSNeedsARealModel: docs/nats.md says the workers'
+// simulated model "answers Towers of Hanoi prompts only: a spec task's
+// replies come from its script, which a job does not carry", so "`maker
+// run --nats --model sim` is refused; such a `solve` task is recorded
+// invalid". The run exits 2 before it connects; in a batch over a worker,
+// the spec task is invalid, naming why, and the Hanoi task beside it is
+// solved.
+func TestSpecOverNATSNeedsARealModel(t *testing.T) {
+	spec, err := filepath.Abs("../../testdata/spec/find-version.json")
+	require.NoError(t, err)
+	code, out, errOut := cli(t, "run", spec, "--nats", "nats://127.0.0.1:1", "--model", "sim", "--progress", "off")
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "the workers' simulated model answers Towers of Hanoi only")
+	assert.Empty(t, out)
+
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	defer srv.Shutdown()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	nc, err := cluster.Connect(srv.ClientURL(), "worker")
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	c := sim.DefaultConfig()
+	c.Seed = 1
+	model, err := sim.New(hanoi.Oracle{}, c)
+	require.NoError(t, err)
+	w, err := cluster.NewWorker(ctx, js, model, cluster.WorkerConfig{Inflight: 3})
+	require.NoError(t, err)
+	wg.Go(func() { assert.NoError(t, w.Run(ctx)) })
+
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "h", "hanoi": {"disks": 3}}`+"\n"+`{"id": "s", "spec": "`+spec+`"}`+"\n"), 0o644))
+	results := filepath.Join(dir, "results.jsonl")
+	// A short --timeout and --max-errors: were the spec task sent to the
+	// workers, it would fail in seconds rather than wait out the defaults.
+	code, _, errOut = cli(t, "solve", tasks, "--out", results, "--nats", srv.ClientURL(), "--progress", "off", "--timeout", "3s", "--max-errors", "1")
+	assert.Equal(t, 1, code, errOut)
+	got := readResults(t, results)
+	require.Len(t, got, 2, errOut)
+	for _, r := range got {
+		switch r.ID {
+		case "h":
+			assert.Equal(t, batch.StatusSolved, r.Status, "%+v", r)
+		case "s":
+			assert.Equal(t, batch.StatusInvalid, r.Status, "%+v", r)
+			assert.Contains(t, r.Error, "answers Towers of Hanoi only", "%+v", r)
+		}
+	}
+}
