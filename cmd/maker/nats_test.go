@@ -250,3 +250,34 @@ func TestSpecOverNATSNeedsARealModel(t *testing.T) {
 		}
 	}
 }
+
+// TestSolveOverNATSStopsAtAFault: docs/batch.md says a fault outside a task
+// ("a provider that failed every draw of a step ..., an engine outage with
+// --nats") never makes it failed: "The batch stops, the stopped tasks get
+// no line ..., the command exits 1 naming the task and the cause". Over
+// --nats with no worker on the route every draw fails ("no worker serves"),
+// so the batch stops with exit 1, naming the task and the cause, and
+// records nothing; it used to hand the task back to the queue and take it
+// again, every second, forever.
+func TestSolveOverNATSStopsAtAFault(t *testing.T) {
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	defer srv.Shutdown()
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "h", "hanoi": {"disks": 2}}`+"\n"), 0o644))
+	results := filepath.Join(dir, "results.jsonl")
+
+	// Bounded, so that the old behaviour fails the test instead of hanging
+	// it: the fault shows within seconds (cluster.DefaultNoWorker, 5 s).
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var stdout, stderr strings.Builder
+	code := run(ctx, []string{"solve", tasks, "--out", results, "--nats", srv.ClientURL(), "--progress", "off", "--max-errors", "1"}, &stdout, &stderr)
+	require.NoError(t, ctx.Err(), "the batch did not stop at the fault; stderr: %s", stderr.String())
+	assert.Equal(t, 1, code, stderr.String())
+	assert.Contains(t, stderr.String(), "no worker serves", "the cause")
+	assert.Contains(t, stderr.String(), `"h"`, "the task")
+	b, _ := os.ReadFile(results)
+	assert.Empty(t, strings.TrimSpace(string(b)), "the stopped task gets no line")
+}
