@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -224,6 +225,31 @@ func TestUsageErrorsNameTheFlagAndRange(t *testing.T) {
 	}
 }
 
+// TestKFrom1To1000: README.md's run flags say --k is "1 to 1000": both ends
+// run (a one-step Hanoi at p 1, so k = 1000 is 1000 samples) and one past
+// each end is refused, naming the range.
+func TestKFrom1To1000(t *testing.T) {
+	for _, k := range []string{"1", "1000"} {
+		code, s := hanoiJSON(t, "--disks", "1", "--p", "1", "--k", k)
+		assert.Equal(t, 0, code, "--k %s", k)
+		assert.True(t, s.Solved, "--k %s", k)
+		assert.GreaterOrEqual(t, s.Valid, s.Steps*mustAtoi(t, k), "--k %s: a lead of k valid votes", k)
+	}
+	for _, k := range []string{"0", "1001"} {
+		code, out, stderr := cli(t, "hanoi", "--disks", "1", "--k", k)
+		assert.Equal(t, 2, code, "--k %s", k)
+		assert.Contains(t, stderr, "--k "+k+": use 1 to 1000", "--k %s", k)
+		assert.Empty(t, out)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
+}
+
 func TestNoJournalLeftByARefusedRun(t *testing.T) {
 	j := filepath.Join(t.TempDir(), "j.jsonl")
 	code, _, _ := cli(t, "hanoi", "--k", "65537", "--journal", j)
@@ -291,4 +317,50 @@ func TestHanoiWithDifficulty(t *testing.T) {
 	var r map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	assert.EqualValues(t, 63, r["steps"])
+}
+
+// TestEverySimFlagRefusedWithARealModel: README.md's run-flags table says
+// the simulated model's flags (the row that starts with `--seed`) are
+// "the simulated model only (refused with a real one)". Each flag of that
+// row, with a value it accepts with the simulated model, is refused with a
+// real model by hanoi and run (exit 2, naming the flag, nothing on
+// stdout); the flags are read from the README, so a flag added to the row
+// is checked too.
+func TestEverySimFlagRefusedWithARealModel(t *testing.T) {
+	readme := string(mustRead(t, "../../README.md"))
+	var row string
+	for _, l := range strings.Split(readme, "\n") {
+		if strings.HasPrefix(l, "| `--seed`, ") {
+			row = l
+		}
+	}
+	require.NotEmpty(t, row, "README.md's row of the simulated model's flags")
+	require.Contains(t, row, "refused with a real one")
+	first := strings.Split(row, "|")[1]
+	var names []string
+	for _, f := range strings.Split(first, ",") {
+		names = append(names, strings.Trim(strings.TrimSpace(f), "`-"))
+	}
+	require.Len(t, names, 10, "the row as README.md has it: %q", first)
+	value := map[string]string{"seed": "2", "p": "0.9", "flag-rate": "0.01", "error-rate": "0.01", "wrong-answers": "2",
+		"concentration": "0.5", "latency": "1ms", "latency-sigma": "0.5", "difficulty-spread": "0.1", "hard-agree": "0.5"}
+	spec := "../../testdata/spec/find-version.json"
+	for _, name := range names {
+		v, ok := value[name]
+		require.True(t, ok, "README.md lists --%s among the simulated model's flags: give it a value here", name)
+		for _, cmd := range [][]string{{"hanoi", "--disks", "2"}, {"run", spec}} {
+			args := append(append([]string(nil), cmd...), "--progress", "off", "--"+name, v)
+			withSim := args
+			if name == "latency-sigma" { // a spread of a latency: needs one
+				withSim = append(withSim, "--latency", "1ms")
+			}
+			code, out, stderr := cli(t, withSim...) // with the simulated model: accepted
+			require.Equal(t, 0, code, "%v with --model sim: %s", withSim, stderr)
+			require.NotEmpty(t, out)
+			code, out, stderr = cli(t, append(args, "--model", "ollama:x", "--base-url", "http://127.0.0.1:1")...) // port 1: were the flag let through, the call fails at once
+			assert.Equal(t, 2, code, "%v with a real model: %s", args, stderr)
+			assert.Contains(t, stderr, "--"+name+" applies to --model sim only", "%v", args)
+			assert.Empty(t, out, "%v", args)
+		}
+	}
 }

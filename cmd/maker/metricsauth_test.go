@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,4 +96,37 @@ func TestMetricsTokenGuardsTheEndpoint(t *testing.T) {
 		t.Fatal("still lingering after SIGINT")
 	}
 	assert.NotContains(t, c.stderr.String(), token)
+}
+
+// TestEveryWatchedCommandGuardsItsMetrics: README.md says --metrics-addr
+// serves /metrics "(loopback unless a host is named, and then only behind a
+// bearer token in `MDAP_METRICS_TOKEN`) on `hanoi`, `run`, `solve`,
+// `worker`, `serve-sim`, `mcp --http` and `nats`". Each of those commands
+// takes the flag and refuses an address other machines reach without the
+// token (exit 2, naming the variable), before it writes, listens or
+// connects: the state, store and output folders stay empty.
+func TestEveryWatchedCommandGuardsItsMetrics(t *testing.T) {
+	t.Setenv(metricsTokenEnv, "")
+	readme := strings.Join(strings.Fields(string(mustRead(t, "../../README.md"))), " ")
+	require.Contains(t, readme, "then only behind a bearer token in `MDAP_METRICS_TOKEN`) on `hanoi`, `run`, `solve`, `worker`, `serve-sim`, `mcp --http` and `nats`.",
+		"README.md's list of the commands with --metrics-addr: keep this test's list the same")
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"hanoi", "--disks", "2", "--journal", filepath.Join(dir, "j.jsonl")},
+		{"run", "../../testdata/spec/find-version.json", "--journal", filepath.Join(dir, "j.jsonl")},
+		{"solve", "../../testdata/batch/tasks.jsonl", "--out", filepath.Join(dir, "results.jsonl"), "--state", filepath.Join(dir, "state")},
+		{"worker", "--nats", "nats://127.0.0.1:1"},
+		{"serve-sim", "--addr", "127.0.0.1:0"},
+		{"mcp", "--http", "127.0.0.1:0", "--root", dir, "--state", filepath.Join(dir, "journals")},
+		{"nats", "--store", filepath.Join(dir, "store")},
+	} {
+		code, out, errOut := cli(t, append(args, "--metrics-addr", "0.0.0.0:0")...)
+		assert.Equal(t, 2, code, "%v: %s", args, errOut)
+		assert.Contains(t, errOut, "--metrics-addr 0.0.0.0:0 is reachable from other machines", "%v", args)
+		assert.Contains(t, errOut, metricsTokenEnv, "%v: the error says how to fix it", args)
+		assert.Empty(t, out, "%v", args)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing written")
 }

@@ -196,3 +196,89 @@ func readResults(t *testing.T, path string) map[string]batch.Result {
 	}
 	return out
 }
+
+// TestSpecOverNATSNeedsARealModel: docs/nats.md says the workers'
+// simulated model "answers Towers of Hanoi prompts only: a spec task's
+// replies come from its script, which a job does not carry", so "`maker
+// run --nats --model sim` is refused; such a `solve` task is recorded
+// invalid". The run exits 2 before it connects; in a batch over a worker,
+// the spec task is invalid, naming why, and the Hanoi task beside it is
+// solved.
+func TestSpecOverNATSNeedsARealModel(t *testing.T) {
+	spec, err := filepath.Abs("../../testdata/spec/find-version.json")
+	require.NoError(t, err)
+	code, out, errOut := cli(t, "run", spec, "--nats", "nats://127.0.0.1:1", "--model", "sim", "--progress", "off")
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "the workers' simulated model answers Towers of Hanoi only")
+	assert.Empty(t, out)
+
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	defer srv.Shutdown()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	nc, err := cluster.Connect(srv.ClientURL(), "worker")
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	c := sim.DefaultConfig()
+	c.Seed = 1
+	model, err := sim.New(hanoi.Oracle{}, c)
+	require.NoError(t, err)
+	w, err := cluster.NewWorker(ctx, js, model, cluster.WorkerConfig{Inflight: 3})
+	require.NoError(t, err)
+	wg.Go(func() { assert.NoError(t, w.Run(ctx)) })
+
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "h", "hanoi": {"disks": 3}}`+"\n"+`{"id": "s", "spec": "`+spec+`"}`+"\n"), 0o644))
+	results := filepath.Join(dir, "results.jsonl")
+	// A short --timeout and --max-errors: were the spec task sent to the
+	// workers, it would fail in seconds rather than wait out the defaults.
+	code, _, errOut = cli(t, "solve", tasks, "--out", results, "--nats", srv.ClientURL(), "--progress", "off", "--timeout", "3s", "--max-errors", "1")
+	assert.Equal(t, 1, code, errOut)
+	got := readResults(t, results)
+	require.Len(t, got, 2, errOut)
+	for _, r := range got {
+		switch r.ID {
+		case "h":
+			assert.Equal(t, batch.StatusSolved, r.Status, "%+v", r)
+		case "s":
+			assert.Equal(t, batch.StatusInvalid, r.Status, "%+v", r)
+			assert.Contains(t, r.Error, "answers Towers of Hanoi only", "%+v", r)
+		}
+	}
+}
+
+// TestSolveOverNATSStopsAtAFault: docs/batch.md says a fault outside a task
+// ("a provider that failed every draw of a step ..., an engine outage with
+// --nats") never makes it failed: "The batch stops, the stopped tasks get
+// no line ..., the command exits 1 naming the task and the cause". Over
+// --nats with no worker on the route every draw fails ("no worker serves"),
+// so the batch stops with exit 1, naming the task and the cause, and
+// records nothing; it used to hand the task back to the queue and take it
+// again, every second, forever.
+func TestSolveOverNATSStopsAtAFault(t *testing.T) {
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	defer srv.Shutdown()
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "h", "hanoi": {"disks": 2}}`+"\n"), 0o644))
+	results := filepath.Join(dir, "results.jsonl")
+
+	// Bounded, so that the old behaviour fails the test instead of hanging
+	// it: the fault shows within seconds (cluster.DefaultNoWorker, 5 s).
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var stdout, stderr strings.Builder
+	code := run(ctx, []string{"solve", tasks, "--out", results, "--nats", srv.ClientURL(), "--progress", "off", "--max-errors", "1"}, &stdout, &stderr)
+	require.NoError(t, ctx.Err(), "the batch did not stop at the fault; stderr: %s", stderr.String())
+	assert.Equal(t, 1, code, stderr.String())
+	assert.Contains(t, stderr.String(), "no worker serves", "the cause")
+	assert.Contains(t, stderr.String(), `"h"`, "the task")
+	b, _ := os.ReadFile(results)
+	assert.Empty(t, strings.TrimSpace(string(b)), "the stopped task gets no line")
+}

@@ -186,3 +186,51 @@ func commandWithEnv(bin string, env []string, args ...string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), env...)
 	return cmd
 }
+
+// TestUnreachableCollectorNeverFailsARun: docs/observe.md says "An
+// unreachable collector drops spans; it never fails a run". With
+// OTEL_EXPORTER_OTLP_ENDPOINT at a port nothing listens on, and at one
+// that accepts connections and never answers, `maker hanoi` solves and
+// exits 0 with its JSON summary, and ends within a minute (the exporter's
+// shutdown does not hold the exit).
+func TestUnreachableCollectorNeverFailsARun(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer silent.Close()
+	go func() { // accept and hold, never answer
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	for _, endpoint := range []string{"http://127.0.0.1:1", "http://" + silent.Addr().String()} {
+		began := time.Now()
+		cmd := commandWithEnv(binary, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + endpoint}, "hanoi", "--disks", "4", "--json", "--progress", "off")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Start())
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(2 * time.Minute):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s: maker hanoi did not end; stderr: %s", endpoint, stderr.String())
+		}
+		assert.NoError(t, err, "%s: exit 0; stderr: %s", endpoint, stderr.String())
+		var s hanoiSummary
+		require.NoError(t, json.Unmarshal(stdout.Bytes(), &s), "%s: stdout %q", endpoint, stdout.String())
+		assert.True(t, s.Solved, endpoint)
+		assert.Less(t, time.Since(began), time.Minute, "%s: the exit is not held by the exporter", endpoint)
+	}
+}

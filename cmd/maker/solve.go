@@ -93,8 +93,10 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			if flags.kAuto {
 				return usageErr("--k auto applies to maker hanoi and maker run: give maker solve a fixed --k")
 			}
-			if fs.Changed("journal") || fs.Changed("resume") {
-				return usageErr("--journal and --resume do not apply to maker solve: --state DIR keeps one journal per task, and running the same command again resumes")
+			for _, name := range []string{"journal", "resume", "resume-or-start"} {
+				if fs.Changed(name) {
+					return usageErr("--%s does not apply to maker solve: --state DIR keeps one journal per task, and running the same command again resumes", name)
+				}
 			}
 			for _, name := range []string{"structured", "verbose"} {
 				if fs.Changed(name) {
@@ -254,8 +256,12 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 	tools.register(cmd, "")
 	fs.Lookup("root").Usage = `folder granted to the file tools of spec tasks (default: each spec file's folder; a task's "root" replaces it); they work in the spec's "root" inside it`
 	fs.Lookup("seed").Usage = `simulated model: seed of every random draw (a task's "seed" replaces it)`
-	_ = fs.MarkHidden("journal")
-	_ = fs.MarkHidden("resume")
+	// Flags of the shared run set that solve refuses: its --help does not
+	// offer them (TestSolveHelpListsOnlyWhatSolveTakes).
+	for _, name := range []string{"journal", "resume", "resume-or-start", "structured", "verbose", "target", "k-floor", "k-max"} {
+		_ = fs.MarkHidden(name)
+	}
+	fs.Lookup("k").Usage = "voting margin: a step is decided when one answer leads every other by k votes, a fixed number (a task's \"k\" replaces it)"
 	fs.Lookup("rerun-pending").Usage = "resume a task whose journal ends with a pending side-effect tool call by running that call again"
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -324,6 +325,50 @@ func TestSolveUsageErrorsExit2AndWriteNothing(t *testing.T) {
 		assert.NoDirExists(t, state, "%v", c.args)
 	}
 	assert.Equal(t, "not a result\n", string(mustRead(t, corrupt)))
+}
+
+// TestSolveHelpListsOnlyWhatSolveTakes: `maker solve --help` offers no flag
+// that maker solve refuses as not applying to it (the run flags it shares
+// with hanoi and run are registered by one function; those solve cannot
+// honour are hidden, as --journal and --resume are), and its --k does not
+// offer auto. Each such flag is still refused (exit 2) with a message about
+// maker solve, never advice that solve cannot follow (--resume-or-start
+// used to say it "needs --journal FILE", a flag solve refuses).
+func TestSolveHelpListsOnlyWhatSolveTakes(t *testing.T) {
+	code, help, _ := cli(t, "solve", "--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, help, "--state string")
+	kLine := regexp.MustCompile(`(?m)^ +--k k +.*$`).FindString(help)
+	require.NotEmpty(t, kLine, help)
+	assert.NotContains(t, kLine, "auto", "maker solve refuses --k auto")
+	dir := t.TempDir()
+	tasks := "../../testdata/batch/tasks.jsonl"
+	out := filepath.Join(dir, "out.jsonl")
+	for _, c := range []struct {
+		flag []string
+		want string
+	}{
+		{[]string{"--journal", "j.jsonl"}, "--journal does not apply to maker solve"},
+		{[]string{"--resume"}, "--resume does not apply to maker solve"},
+		{[]string{"--resume-or-start"}, "--resume-or-start does not apply to maker solve"},
+		{[]string{"--structured"}, "does not apply to maker solve"},
+		{[]string{"--verbose"}, "does not apply to maker solve"},
+		{[]string{"--target", "0.9"}, "applies to --k auto only"},
+		{[]string{"--k-floor", "2"}, "applies to --k auto only"},
+		{[]string{"--k-max", "9"}, "applies to --k auto only"},
+		{[]string{"--k", "auto"}, "give maker solve a fixed --k"},
+	} {
+		if c.flag[0] != "--k" {
+			offered := regexp.MustCompile(`(?m)^ +` + c.flag[0] + ` `).MatchString(help)
+			assert.False(t, offered, "maker solve --help offers %s, which solve refuses", c.flag[0])
+		}
+		code, stdout, stderr := cli(t, append([]string{"solve", tasks, "--out", out, "--progress", "off"}, c.flag...)...)
+		assert.Equal(t, 2, code, "%v: %s", c.flag, stderr)
+		assert.Contains(t, stderr, c.want, "%v", c.flag)
+		assert.NotContains(t, stderr, "needs --journal", "%v: advice maker solve cannot follow", c.flag)
+		assert.Empty(t, stdout, "%v", c.flag)
+	}
+	assert.NoFileExists(t, out)
 }
 
 // TestSolveMaxInFlightThroughTheOpenAIClient runs a batch against an

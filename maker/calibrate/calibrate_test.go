@@ -3,9 +3,11 @@ package calibrate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mdap-go/mdap/categories"
@@ -385,4 +387,62 @@ func TestRunPlansWithMeasuredRivals(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, n/e.ValidRate, r.SamplesPerStep, 1e-9)
 	assert.Contains(t, rep.String(), "with the errors spread as measured")
+}
+
+// recorder is a simulated model that records each call's temperature and
+// reply cap by (prompt, sample index).
+type recorder struct {
+	*sim.Model
+	mu    sync.Mutex
+	calls map[string][2]float64
+}
+
+func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	var o llms.CallOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	id, ok := maker.SampleIDFrom(ctx)
+	if !ok {
+		return nil, errors.New("no sample id")
+	}
+	r.mu.Lock()
+	r.calls[fmt.Sprintf("%s\x00%d", sim.PromptText(msgs), id.Index)] = [2]float64{o.Temperature, float64(o.MaxTokens)}
+	r.mu.Unlock()
+	return r.Model.GenerateContent(ctx, msgs, opts...)
+}
+
+// TestCalibrationAsksAsARunWould: `maker calibrate --help` says it asks
+// the model "exactly as a run would (the same prompt, reply cap,
+// temperatures and red flags)". Every request calibration sends for a
+// 3-disk Hanoi (every step, three samples each) has the prompt, reply
+// cap and temperature of the request with the same sample index in a run
+// of that task with the same solver settings.
+func TestCalibrationAsksAsARunWould(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.P = 1 // the run visits every state of the solution
+	newRecorder := func() *recorder {
+		m, err := sim.New(hanoi.Oracle{}, cfg)
+		require.NoError(t, err)
+		return &recorder{Model: m, calls: map[string][2]float64{}}
+	}
+	ran := newRecorder()
+	task, err := hanoi.New(3)
+	require.NoError(t, err)
+	_, err = (&maker.Solver{Model: ran, MaxTokens: 321, Vote: vote.Config{K: 3, Parallel: 1}}).Solve(context.Background(), task)
+	require.NoError(t, err)
+
+	calibrated := newRecorder()
+	steps, err := calibrate.Hanoi(3)
+	require.NoError(t, err)
+	_, err = calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Model: calibrated, MaxTokens: 321}, StepsSampled: 7, Samples: 3, Seed: 1})
+	require.NoError(t, err)
+	require.Len(t, calibrated.calls, 21, "7 steps, 3 samples each")
+	for key, got := range calibrated.calls {
+		want, ok := ran.calls[key]
+		short := key[strings.LastIndex(key, "Previous move:"):] // the step and the sample index
+		if assert.True(t, ok, "calibration asked a prompt or index no run asks: %q", short) {
+			assert.Equal(t, want, got, "temperature and reply cap of %q", short)
+		}
+	}
 }

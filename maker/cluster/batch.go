@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -54,7 +55,10 @@ const resultsTimeout = 30 * time.Second
 // ctx.Err() when ctx ends first (run again to go on).
 //
 // Errors: the engine's (wrapping ErrEngine and friends), batch.ErrWrite
-// for a result that could not be written. Cost: one queue message and one
+// for a result that could not be written, batch.ErrFault (naming the task
+// and the cause) when a task taken here was stopped by a fault outside it:
+// this coordinator then stops taking tasks, and the task goes back on the
+// queue. Cost: one queue message and one
 // result per task, plus the task's samples and journal on the engine.
 func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (batch.Summary, error) {
 	note := cfg.Notef
@@ -106,7 +110,18 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 		here.Add(1)
 		return json.Marshal(res)
 	}
-	serveErr := q.Serve(ctx, cfg.Concurrency, solve, func(c *Claim, err error) {
+	// A task stopped by a fault outside it (batch.ErrFault: a provider
+	// that fails every draw, no worker on the route, a full disk) stops
+	// this coordinator's batch, as it stops a local one: taking the task
+	// again would meet the same fault, every second, forever. The task is
+	// back on the queue for the same command once the fault is fixed.
+	serveCtx, stopServing := context.WithCancelCause(ctx)
+	defer stopServing(nil)
+	serveErr := q.Serve(serveCtx, cfg.Concurrency, solve, func(c *Claim, err error) {
+		if errors.Is(err, batch.ErrFault) {
+			stopServing(err)
+			return
+		}
 		note("task %s handed back: %v", c.Data, err)
 	})
 	if serveErr != nil && ctx.Err() == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -461,4 +462,57 @@ func TestServerRestartKeepsTheWork(t *testing.T) {
 	assert.Equal(t, want.Steps, got.Steps)
 	assert.Equal(t, want.Valid, got.Valid)
 	require.NoError(t, d.Close(), "before the server's cleanup")
+}
+
+// slowSim is a simulated model whose every call takes d first.
+type slowSim struct {
+	*sim.Model
+	d time.Duration
+}
+
+func (m slowSim) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	select {
+	case <-time.After(m.d):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return m.Model.GenerateContent(ctx, msgs, opts...)
+}
+
+// TestSlowModelKeepsItsJob: docs/nats.md (and `maker worker --help`) say a
+// live worker "reports progress every third of" its ack wait, "however
+// long its model takes". A model call of 3.5 s under an ack wait of 1 s is
+// answered by the worker that took it: the job is never redelivered to the
+// other worker of the route, and is served once.
+func TestSlowModelKeepsItsJob(t *testing.T) {
+	srv := startServer(t)
+	_, js := connect(t, srv.ClientURL())
+	model := simModel(t, 5)
+	var workers []*cluster.Worker
+	for range 2 {
+		_, wjs := connect(t, srv.ClientURL())
+		w := newWorker(t, wjs, slowSim{model, 3500 * time.Millisecond}, cluster.WorkerConfig{AckWait: time.Second, Inflight: 1})
+		runWorker(t, w)
+		workers = append(workers, w)
+	}
+	d := newDrawer(t, js, cluster.DrawerConfig{Timeout: 30 * time.Second})
+	remote, err := d.Model(model.Identity())
+	require.NoError(t, err)
+	task, err := hanoi.New(4)
+	require.NoError(t, err)
+	ctx := maker.WithSampleID(context.Background(), maker.SampleID{Step: 0, Index: 1})
+	_, err = remote.GenerateContent(ctx, task.Messages(), llms.WithMaxTokens(750))
+	require.NoError(t, err)
+	served := func() (n int64) {
+		for _, w := range workers {
+			n += w.Stats().Served
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return served() == 1 }, 5*time.Second, 5*time.Millisecond, "served once")
+	// A redelivery would have come an ack wait (1 s) after the first
+	// worker took the job, long before its call ended.
+	for i, w := range workers {
+		assert.Zero(t, w.Stats().Redelivered, "worker %d: %+v", i, w.Stats())
+	}
 }

@@ -332,6 +332,42 @@ func TestAdvanceCountsErrors(t *testing.T) {
 	assert.ErrorIs(t, err, hanoi.ErrConfig)
 }
 
+// TestSolvedMeansGoalAfterEveryLegalMove: README.md says `maker hanoi`'s
+// `solved` "means every disk ends on peg 2 after exactly 2^N-1 legal
+// moves". A run of right moves is solved; a run that reaches the goal in
+// 2^N-1 steps, one of them illegal (a move whose next_state it does not
+// give), is not. (Fewer legal moves cannot reach the goal, so "exactly"
+// needs no case of its own: an early goal is an illegal step.)
+func TestSolvedMeansGoalAfterEveryLegalMove(t *testing.T) {
+	const n = 3
+	play := func(t *testing.T, first *hanoi.Answer) *hanoi.Task {
+		task, err := hanoi.New(n)
+		require.NoError(t, err)
+		if first != nil {
+			_, err = task.Advance(*first)
+			require.NoError(t, err)
+		}
+		for !task.Done() {
+			a, err := hanoi.CorrectAnswer(task.State(), task.Previous())
+			require.NoError(t, err)
+			_, err = task.Advance(a)
+			require.NoError(t, err)
+		}
+		return task
+	}
+	right := play(t, nil)
+	assert.True(t, right.Solved())
+	assert.Equal(t, hanoi.TotalSteps(n), right.Steps())
+
+	// Step 1's right move is disk 1 from peg 0 to peg 2; this one names peg
+	// 1 but gives the right next state, so every later step is right.
+	illegal := play(t, &hanoi.Answer{Move: hanoi.Move{Disk: 1, From: 0, To: 1}, Next: hanoi.State{{3, 2}, {}, {1}}})
+	require.True(t, illegal.State().Equal(hanoi.Goal(n)), "the goal is reached: %v", illegal.State())
+	require.Equal(t, hanoi.TotalSteps(n), illegal.Steps())
+	require.Equal(t, 1, illegal.IllegalSteps())
+	assert.False(t, illegal.Solved(), "an illegal move on the way")
+}
+
 func TestWrongAnswers(t *testing.T) {
 	// Along a 4-disk solution, every wrong variant is well formed, not the
 	// correct answer, and distinct from the others.

@@ -155,3 +155,34 @@ func TestObservationHistoryIsCappedAndSurvivesASnapshot(t *testing.T) {
 		require.ErrorIs(t, err, ErrSpec, bad)
 	}
 }
+
+// TestObservationLimitsAsDocumented: docs/tools.md says a spec's
+// `observations: N` (1 to 32) shows the last N results, "each cut to
+// `observation_bytes` (default 2048, at most 65536)". Both upper ends
+// parse and one past them is refused; without observation_bytes an
+// earlier result is cut at 2048 bytes, with the note.
+func TestObservationLimitsAsDocumented(t *testing.T) {
+	parse := func(fields string) error {
+		_, err := Parse([]byte(`{"system":"x","answer":{},` + fields + `}`))
+		return err
+	}
+	require.NoError(t, parse(`"observations": 32, "observation_bytes": 65536`))
+	require.ErrorIs(t, parse(`"observations": 33`), ErrSpec)
+	require.ErrorIs(t, parse(`"observation_bytes": 65537`), ErrSpec)
+
+	s, err := Parse([]byte(`{"system":"x","answer":{},"tools":["grep"],"observations":2}`))
+	require.NoError(t, err)
+	task := New(s)
+	for i := range 2 {
+		_, err := task.Apply(intent.Output{Intent: &intent.ToolIntent{Tool: "grep"}}, &intent.Observation{Tool: "grep", Status: intent.StatusOK, Content: fmt.Sprintf("%d%s", i, strings.Repeat("x", 2999))})
+		require.NoError(t, err)
+	}
+	require.Len(t, task.earlier(), 1)
+	text := task.earlier()[0].Text
+	// The result as the prompt shows it (its header and the content, 3022
+	// bytes), cut to the default 2048.
+	shown, note, ok := strings.Cut(text, "\n[cut: ")
+	require.True(t, ok, "the cut is noted: %q", text[len(text)-60:])
+	assert.Len(t, shown, 2048)
+	assert.Equal(t, "2048 of 3022 bytes shown]", note)
+}
