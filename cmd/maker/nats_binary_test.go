@@ -119,9 +119,14 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 	require.Equal(t, 0, code)
 
 	url := startNATS(t)
-	// Every worker logs the jobs it takes and ends, as JSON lines.
+	// Every worker logs the jobs it takes and ends, as JSON lines. The
+	// victim's model takes 5ms a call, so that it is seldom between jobs
+	// (it holds them longer; the answers are the same).
 	logged := []string{"--log-format", "json", "--log-level", "debug"}
-	workers := []*child{startWorker(t, url, logged...), startWorker(t, url, logged...), startWorker(t, url, logged...)}
+	workers := []*child{
+		startWorker(t, url, append(logged, "--latency", "5ms")...),
+		startWorker(t, url, logged...), startWorker(t, url, logged...),
+	}
 	journal := filepath.Join(dir, "remote.jsonl")
 	coord := start(t, nil, append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", journal, "--json", "--progress", "off"}, natsSim...)...)
 	require.Eventually(t, func() bool { return countLines(journal) > 300 }, time.Minute, 5*time.Millisecond)
@@ -135,9 +140,11 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 	for attempt := 0; ; attempt++ {
 		require.Less(t, attempt, 20, "the frozen worker never held a job")
 		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGSTOP))
+		time.Sleep(20 * time.Millisecond) // what it wrote reaches its buffer
 		held := heldJobs(victim.stderr.String())
 		// A held job is redelivered after --ack-wait (1s).
 		if len(held) > 0 && waitFor(func() bool { return tookRedelivered(held, workers[1:]) }, 10*time.Second) {
+			t.Logf("attempt %d: the frozen worker held %d job(s); one was redelivered", attempt, len(held))
 			break
 		}
 		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGCONT))
