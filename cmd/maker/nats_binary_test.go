@@ -119,36 +119,37 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 	require.Equal(t, 0, code)
 
 	url := startNATS(t)
-	// Every worker logs the jobs it takes and ends, as JSON lines. The
-	// victim's model takes 5ms a call, so that it is seldom between jobs
-	// (it holds them longer; the answers are the same).
-	logged := []string{"--log-format", "json", "--log-level", "debug"}
-	workers := []*child{
-		startWorker(t, url, append(logged, "--latency", "5ms")...),
-		startWorker(t, url, logged...), startWorker(t, url, logged...),
+	// The workers log, as JSON lines, each redelivered job they take; the
+	// victim also each job it takes and ends.
+	live := []*child{
+		startWorker(t, url, "--log-format", "json"),
+		startWorker(t, url, "--log-format", "json"),
 	}
 	journal := filepath.Join(dir, "remote.jsonl")
 	coord := start(t, nil, append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", journal, "--json", "--progress", "off"}, natsSim...)...)
 	require.Eventually(t, func() bool { return countLines(journal) > 300 }, time.Minute, 5*time.Millisecond)
 
-	// Freeze the victim while it holds a job it took, until a live worker
-	// takes that job redelivered: the proof that the victim held it. (A
-	// stall of the journal is no proof: a loaded machine stalls too; nor
-	// is any redelivery: a live worker stalled past --ack-wait has its
-	// job redelivered too.) Then kill it.
-	victim := workers[0]
+	// The victim joins mid-run with a model that takes 3s a call (the
+	// answers are the same), so a job it took is still held when it is
+	// frozen, a few milliseconds later. A live worker taking that job
+	// redelivered proves the hold: a stall of the journal is no proof (a
+	// loaded machine stalls too), nor is any redelivery (a live worker
+	// stalled past --ack-wait has its job redelivered too). Then kill it.
+	victim := startWorker(t, url, "--log-format", "json", "--log-level", "debug", "--latency", "3s")
 	for attempt := 0; ; attempt++ {
-		require.Less(t, attempt, 20, "the frozen worker never held a job")
+		require.Less(t, attempt, 10, "the frozen worker never held a job that was redelivered")
+		require.True(t, waitFor(func() bool { return len(heldJobs(victim.stderr.String())) > 0 }, time.Minute),
+			"the victim takes a job: %s", victim.stderr.String())
 		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGSTOP))
 		time.Sleep(20 * time.Millisecond) // what it wrote reaches its buffer
 		held := heldJobs(victim.stderr.String())
-		// A held job is redelivered after --ack-wait (1s).
-		if len(held) > 0 && waitFor(func() bool { return tookRedelivered(held, workers[1:]) }, 10*time.Second) {
+		// A held job is redelivered after --ack-wait (1s) without a
+		// progress report.
+		if len(held) > 0 && waitFor(func() bool { return tookRedelivered(held, live) }, 10*time.Second) {
 			t.Logf("attempt %d: the frozen worker held %d job(s); one was redelivered", attempt, len(held))
 			break
 		}
 		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGCONT))
-		time.Sleep(50 * time.Millisecond)
 	}
 	require.NoError(t, victim.cmd.Process.Kill())
 	_ = victim.wait(t, 10*time.Second)
@@ -156,7 +157,7 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 	require.Equal(t, 0, coord.wait(t, 2*time.Minute), "the run completes without the dead worker: %s", coord.stderr.String())
 	sameRun(t, local, summary(t, coord))
 	assert.Equal(t, decided(t, localJournal), decided(t, journal), "every step's winner, key and votes")
-	assert.GreaterOrEqual(t, stopWorkers(t, workers[1:]...), 1, "the dead worker's job was redelivered")
+	assert.GreaterOrEqual(t, stopWorkers(t, live...), 1, "the dead worker's job was redelivered")
 }
 
 // workerLog is a line of `maker worker --log-format json`.
