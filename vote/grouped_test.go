@@ -21,7 +21,7 @@ import (
 // rest of the wave), end as the sequential rule does, and each index is
 // drawn exactly once.
 func TestRaceGroupedMatchesSequentialReference(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesNow()
 	rng := rand.New(rand.NewPCG(4, 2))
 	ctx := context.Background()
 	grouped := 0 // draws run after another of their group

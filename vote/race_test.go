@@ -152,7 +152,7 @@ func jitter(seed uint64, i int) {
 // same winner and tally, and thanks to in-order commit so does every other
 // Parallel and Speculate, with draws completing in scrambled order.
 func TestRaceMatchesSequentialReference(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesNow()
 	rng := rand.New(rand.NewPCG(42, 7))
 	ctx := context.Background()
 	kinds := map[error]int{}
@@ -373,7 +373,7 @@ func TestBackoffGrowsCappedAndJittered(t *testing.T) {
 }
 
 func TestRacePanicIsAFailedDraw(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesNow()
 	res, err := Race(context.Background(), Config{Backoff: time.Nanosecond}, func(_ context.Context, i int) Sample[int] {
 		if i == 1 {
 			panic("boom")
@@ -453,7 +453,7 @@ func (d deadlineOn) Err() error {
 }
 
 func TestRaceEveryDrawBlocksUntilCancelled(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesNow()
 	b := &blockUntilCancelled{started: make(chan int, 16)}
 	ctx := deadlineOn{Context: context.Background(), passed: make(chan struct{})}
 	var passedAt time.Time
@@ -478,7 +478,7 @@ func TestRaceEveryDrawBlocksUntilCancelled(t *testing.T) {
 }
 
 func TestRaceParentCancelEndsAtOnce(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesNow()
 	stop := errors.New("operator stopped the run")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -504,7 +504,7 @@ func TestRaceParentCancelEndsAtOnce(t *testing.T) {
 }
 
 func TestRaceCancelsInFlightDraws(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesNow()
 	// Draws 0 and 1 fail at once, 2 fails once draw 3 has started, and
 	// every later draw blocks until cancelled. With MaxErrors 2 the race
 	// ends at draw 2 with draws in flight, which must be cancelled.
@@ -541,7 +541,7 @@ func TestRaceCancelsInFlightDraws(t *testing.T) {
 }
 
 func TestRaceCancelsDrawContextsOnDecision(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesNow()
 	var mu sync.Mutex
 	var ctxs []context.Context
 	res, err := Race(context.Background(), Config{K: 2, Parallel: 4}, func(ctx context.Context, i int) Sample[int] {
@@ -742,7 +742,7 @@ func TestRaceSpeculationFirstWave(t *testing.T) {
 }
 
 func TestRaceZeroKeyIsAConfigError(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesNow()
 	// Sample 0 is slow; sample 1 votes with Key 0. The race must end as
 	// soon as sample 1 completes, without waiting for sample 0.
 	var ctxs sync.Map
