@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp/syntax"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,19 +20,23 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
-// settled waits for the goroutine count to fall back to at most base,
-// for up to 10 s (a goroutine left running never ends; one ending may
-// take a while on a loaded machine, and one left over from the call
-// before, counted in base, would hide a leak), and returns the last
-// count seen.
-func settled(base int) int {
-	n := runtime.NumGoroutine()
-	for deadline := time.Now().Add(10 * time.Second); n > base && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+// settled waits up to 10 s for every goroutine not in before to end (one
+// ending may take a while on a loaded machine; one left running never
+// ends) and returns goleak's error naming those still running, or nil.
+// Goroutines are told apart by identity, not counted: one of the call
+// before still ending is in before, and cannot hide one of this call.
+func settled(before goleak.Option) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := goleak.Find(before)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return n
 }
 
 // TestTimedOutBuiltinsLeaveNothingRunning gives each built-in tool work
@@ -68,7 +71,7 @@ func TestTimedOutBuiltinsLeaveNothingRunning(t *testing.T) {
 		e := newExec(t, f.root, WithPolicy(rwPolicy()), WithTimeout(timeout), WithReadCap(16<<20))
 		for _, in := range calls {
 			t.Run(fmt.Sprint(in.Tool, "/", timeout), func(t *testing.T) {
-				base := runtime.NumGoroutine()
+				before := goleak.IgnoreCurrent()
 				start := time.Now()
 				obs, err := e.Execute(context.Background(), in)
 				elapsed := time.Since(start)
@@ -78,7 +81,7 @@ func TestTimedOutBuiltinsLeaveNothingRunning(t *testing.T) {
 				if timeout == time.Nanosecond {
 					assert.Equal(t, intent.ReasonTimeout, obs.Reason, cutText(obs.Content, 200))
 				}
-				assert.LessOrEqual(t, settled(base), base, "no goroutine of the call is left running")
+				assert.NoError(t, settled(before), "no goroutine of the call is left running")
 			})
 		}
 	}
