@@ -483,9 +483,11 @@ func (m slowSim) GenerateContent(ctx context.Context, msgs []llms.MessageContent
 
 // TestSlowModelKeepsItsJob: docs/nats.md (and `maker worker --help`) say a
 // live worker "reports progress every third of" its ack wait, "however
-// long its model takes". A model call of 3.5 s under an ack wait of 1 s is
-// answered by the worker that took it: the job is never redelivered to the
-// other worker of the route, and is served once.
+// long its model takes". A model call of two ack waits is answered by the
+// worker that took it: the job is never redelivered to the other worker of
+// the route, and is served once. The ack wait is deadTTL,
+// not 1 s: a report every third of 1 s is late past the ack wait on a
+// loaded machine's stall, and the job redelivered from a live worker.
 func TestSlowModelKeepsItsJob(t *testing.T) {
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
@@ -493,7 +495,7 @@ func TestSlowModelKeepsItsJob(t *testing.T) {
 	var workers []*cluster.Worker
 	for range 2 {
 		_, wjs := connect(t, srv.ClientURL())
-		w := newWorker(t, wjs, slowSim{model, 3500 * time.Millisecond}, cluster.WorkerConfig{AckWait: time.Second, Inflight: 1})
+		w := newWorker(t, wjs, slowSim{model, 2 * deadTTL}, cluster.WorkerConfig{AckWait: deadTTL, Inflight: 1})
 		runWorker(t, w)
 		workers = append(workers, w)
 	}
@@ -512,8 +514,8 @@ func TestSlowModelKeepsItsJob(t *testing.T) {
 		return n
 	}
 	require.Eventually(t, func() bool { return served() == 1 }, 5*time.Second, 5*time.Millisecond, "served once")
-	// A redelivery would have come an ack wait (1 s) after the first
-	// worker took the job, long before its call ended.
+	// A redelivery would have come an ack wait after the first worker
+	// took the job, long before its call ended.
 	for i, w := range workers {
 		assert.Zero(t, w.Stats().Redelivered, "worker %d: %+v", i, w.Stats())
 	}
