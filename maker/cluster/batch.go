@@ -136,11 +136,17 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 		return batch.Summary{}, serveErr
 	}
 
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resultsTimeout)
-	defer cancel()
-	results, err := q.Results(rctx)
-	if err != nil {
-		return batch.Summary{}, err
+	// After a fault the results are a courtesy: an engine that is gone
+	// (the fault may be its outage) is not waited for, and its error
+	// does not replace the fault's, which names the task and what to do.
+	var results map[string][]byte
+	if fault == nil || js.Conn().IsConnected() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resultsTimeout)
+		defer cancel()
+		results, err = q.Results(rctx)
+		if err != nil && fault == nil {
+			return batch.Summary{}, err
+		}
 	}
 	written := 0
 	for id, job := range byTask {

@@ -22,11 +22,18 @@ import (
 // refusingModel refuses every call for good, as a provider does with a
 // wrong key: a fault outside the task (batch.IsFault). Its identity is
 // the model's it stands for: fixing a key changes no setting.
-type refusingModel struct{ id string }
+// before, if set, runs first in each call.
+type refusingModel struct {
+	id     string
+	before func()
+}
 
 func (m refusingModel) Identity() string { return m.id }
 
-func (refusingModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+func (m refusingModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+	if m.before != nil {
+		m.before()
+	}
 	return nil, fmt.Errorf("%w: 401 invalid key", maker.ErrPermanent)
 }
 
@@ -56,7 +63,7 @@ func TestSolveBatchFaultKeepsWhatWasSolved(t *testing.T) {
 		c.Seed, c.P = seed, 0.97
 		m, err := sim.New(o, c)
 		if err == nil && job.ID == "b" && !fixed.Load() {
-			return refusingModel{m.Identity()}, nil
+			return refusingModel{id: m.Identity()}, nil
 		}
 		return m, err
 	}}).Build}
@@ -107,4 +114,33 @@ func readResultIDs(t *testing.T, path string) map[string]batch.Status {
 		out[r.ID] = r.Status
 	}
 	return out
+}
+
+// TestSolveBatchFaultSurvivesTheEngineGoing: the results written after a
+// fault are a courtesy; an engine gone by then (the fault was its outage,
+// say; here the connection is closed) does not replace the fault, which
+// names the task and what to do, with an error about reading the results.
+func TestSolveBatchFaultSurvivesTheEngineGoing(t *testing.T) {
+	srv := startServer(t)
+	nc, js := connect(t, srv.ClientURL())
+	dir := t.TempDir()
+	jobs, err := batch.ReadJobs(strings.NewReader(`{"id": "b", "hanoi": {"disks": 3}, "seed": 2}`+"\n"), dir)
+	require.NoError(t, err)
+	runner := batch.Runner{Build: (&batch.Builtin{Model: func(job batch.Job, o sim.Oracle, seed uint64) (llms.Model, error) {
+		c := sim.DefaultConfig()
+		c.Seed = seed
+		m, err := sim.New(o, c)
+		if err != nil {
+			return nil, err
+		}
+		return refusingModel{id: m.Identity(), before: nc.Close}, nil // the engine goes with the fault
+	}}).Build}
+	store, err := batch.OpenStore(filepath.Join(dir, "results.jsonl"), "")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, store.Close()) }()
+	sum, err := cluster.SolveBatch(context.Background(), js, cluster.BatchConfig{Queue: "gone", Jobs: jobs, Runner: runner, Store: store, Concurrency: 1})
+	require.ErrorIs(t, err, batch.ErrFault)
+	require.ErrorIs(t, err, maker.ErrPermanent)
+	assert.Contains(t, err.Error(), `"b"`, "the task is named")
+	assert.Equal(t, 1, sum.Unfinished, "%+v", sum)
 }
