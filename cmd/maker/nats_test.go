@@ -281,4 +281,6 @@ func TestSolveOverNATSStopsAtAFault(t *testing.T) {
 	assert.Contains(t, stderr.String(), `"h"`, "the task")
 	b, _ := os.ReadFile(results)
 	assert.Empty(t, strings.TrimSpace(string(b)), "the stopped task gets no line")
+	// The summary counts it, as a local batch's does: not "0 tasks".
+	assert.Contains(t, stdout.String(), "1 task: 0 solved, 0 failed, 0 invalid, 1 unfinished", "the summary")
 }

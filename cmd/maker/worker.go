@@ -141,7 +141,7 @@ still running, prints what it did and exits with status 0.`,
 	fs.DurationVar(&ackWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it)")
 	fs.DurationVar(&grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
 	fs.StringVar(&name, "name", "", "the worker's name in replies (default host/pid)")
-	fs.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug (each job's start and end too), info (each redelivered job it takes: a worker died or stalled), warn (replies not published, bad jobs) or error")
+	fs.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug (each job's start and end too), info (each redelivered job it takes: a worker died, stalled or handed it back), warn (replies not published, bad jobs) or error")
 	obs.register(fs, false)
 	// The model flags, shared with the run commands (same defaults and
 	// checks); the vote and journal flags are the coordinator's.

@@ -57,9 +57,10 @@ const resultsTimeout = 30 * time.Second
 // Errors: the engine's (wrapping ErrEngine and friends), batch.ErrWrite
 // for a result that could not be written, batch.ErrFault (naming the task
 // and the cause) when a task taken here was stopped by a fault outside it:
-// this coordinator then stops taking tasks, and the task goes back on the
-// queue. Cost: one queue message and one
-// result per task, plus the task's samples and journal on the engine.
+// this coordinator then stops taking tasks, the task goes back on the
+// queue, the results so far are written to cfg.Store and the summary
+// counts the tasks without one as unfinished. Cost: one queue message and
+// one result per task, plus the task's samples and journal on the engine.
 func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (batch.Summary, error) {
 	note := cfg.Notef
 	if note == nil {
@@ -124,15 +125,28 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 		}
 		note("task %s handed back: %v", c.Data, err)
 	})
-	if serveErr != nil && ctx.Err() == nil {
+	// A fault ends the batch as it ends a local one: the results so far
+	// are written and the summary counts the rest unfinished.
+	var fault error
+	switch {
+	case serveErr == nil || ctx.Err() != nil:
+	case errors.Is(serveErr, batch.ErrFault):
+		fault = serveErr
+	default:
 		return batch.Summary{}, serveErr
 	}
 
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resultsTimeout)
-	defer cancel()
-	results, err := q.Results(rctx)
-	if err != nil {
-		return batch.Summary{}, err
+	// After a fault the results are a courtesy: an engine that is gone
+	// (the fault may be its outage) is not waited for, and its error
+	// does not replace the fault's, which names the task and what to do.
+	var results map[string][]byte
+	if fault == nil || js.Conn().IsConnected() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), resultsTimeout)
+		defer cancel()
+		results, err = q.Results(rctx)
+		if err != nil && fault == nil {
+			return batch.Summary{}, err
+		}
 	}
 	written := 0
 	for id, job := range byTask {
@@ -153,14 +167,29 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 	if here.Load() == 1 {
 		noun = "task"
 	}
-	note("%d %s solved here, every result in %s", here.Load(), noun, cfg.Store.Path())
-	// Every task has its result now (unless interrupted): the local runner
-	// records the invalid lines, skips the rest and sums it all up; the
-	// results of this batch are not an earlier run's.
+	if fault != nil {
+		note("%d %s solved here, the results so far in %s", here.Load(), noun, cfg.Store.Path())
+	} else {
+		note("%d %s solved here, every result in %s", here.Load(), noun, cfg.Store.Path())
+	}
+	// Every task has its result now (unless interrupted or stopped by a
+	// fault): the local runner records the invalid lines, skips the rest
+	// and sums it all up; the results of this batch are not an earlier
+	// run's. After a fault it must run nothing: under an ended context it
+	// only counts the tasks without a result as unfinished.
 	r := cfg.Runner
 	r.Store = cfg.Store
-	sum, err := r.Run(ctx, cfg.Jobs)
+	runCtx := ctx
+	if fault != nil {
+		var end context.CancelFunc
+		runCtx, end = context.WithCancel(ctx)
+		end()
+	}
+	sum, err := r.Run(runCtx, cfg.Jobs)
 	sum.Skipped -= written
+	if fault != nil && !errors.Is(err, batch.ErrWrite) {
+		return sum, fault
+	}
 	return sum, err
 }
 

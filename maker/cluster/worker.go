@@ -400,8 +400,9 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 	}
 	if deliveries > 1 {
 		w.redelivered.Add(1)
-		// A redelivery means a worker died or stalled holding the job:
-		// the operator's signal that the pool lost one.
+		// A redelivery means a worker died or stalled holding the job, or
+		// handed it back (stopped past its grace, a reply not published):
+		// the operator's signal that work on the job was lost once.
 		w.log.Info("took a redelivered job", "job", job.ID, "deliveries", deliveries)
 	}
 	// Each job's start and end at Debug: which jobs a worker held when it

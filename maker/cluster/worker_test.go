@@ -2,6 +2,8 @@ package cluster_test
 
 import (
 	"context"
+	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -481,9 +483,11 @@ func (m slowSim) GenerateContent(ctx context.Context, msgs []llms.MessageContent
 
 // TestSlowModelKeepsItsJob: docs/nats.md (and `maker worker --help`) say a
 // live worker "reports progress every third of" its ack wait, "however
-// long its model takes". A model call of 3.5 s under an ack wait of 1 s is
-// answered by the worker that took it: the job is never redelivered to the
-// other worker of the route, and is served once.
+// long its model takes". A model call of two ack waits is answered by the
+// worker that took it: the job is never redelivered to the other worker of
+// the route, and is served once. The ack wait is deadTTL,
+// not 1 s: a report every third of 1 s is late past the ack wait on a
+// loaded machine's stall, and the job redelivered from a live worker.
 func TestSlowModelKeepsItsJob(t *testing.T) {
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
@@ -491,7 +495,7 @@ func TestSlowModelKeepsItsJob(t *testing.T) {
 	var workers []*cluster.Worker
 	for range 2 {
 		_, wjs := connect(t, srv.ClientURL())
-		w := newWorker(t, wjs, slowSim{model, 3500 * time.Millisecond}, cluster.WorkerConfig{AckWait: time.Second, Inflight: 1})
+		w := newWorker(t, wjs, slowSim{model, 2 * deadTTL}, cluster.WorkerConfig{AckWait: deadTTL, Inflight: 1})
 		runWorker(t, w)
 		workers = append(workers, w)
 	}
@@ -510,9 +514,101 @@ func TestSlowModelKeepsItsJob(t *testing.T) {
 		return n
 	}
 	require.Eventually(t, func() bool { return served() == 1 }, 5*time.Second, 5*time.Millisecond, "served once")
-	// A redelivery would have come an ack wait (1 s) after the first
-	// worker took the job, long before its call ended.
+	// A redelivery would have come an ack wait after the first worker
+	// took the job, long before its call ended.
 	for i, w := range workers {
 		assert.Zero(t, w.Stats().Redelivered, "worker %d: %+v", i, w.Stats())
 	}
+}
+
+// logRecords is a slog handler that keeps the records at or above its
+// level, for a test to read.
+type logRecords struct {
+	level slog.Level
+	mu    sync.Mutex
+	recs  []logRecord
+}
+
+// logRecord is a record's level, message and attributes as text.
+type logRecord struct {
+	level slog.Level
+	msg   string
+	attrs map[string]string
+}
+
+func (h *logRecords) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h *logRecords) WithGroup(string) slog.Handler                { return h }
+func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+	rec := logRecord{level: r.Level, msg: r.Message, attrs: map[string]string{}}
+	r.Attrs(func(a slog.Attr) bool { rec.attrs[a.Key] = a.Value.String(); return true })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recs = append(h.recs, rec)
+	return nil
+}
+
+func (h *logRecords) all() []logRecord {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.recs)
+}
+
+// TestWorkerLogsItsJobs: WorkerConfig.Logger gets "each redelivered job
+// the worker takes (Info), and each job's start and end (Debug)", and
+// docs/nats.md's --log-level says which: at debug a worker logs "took a
+// job" and "job done" with the job's outcome; at info only "took a
+// redelivered job", which a job handed back by a stopping worker is too
+// (not only one of a worker that died or stalled).
+func TestWorkerLogsItsJobs(t *testing.T) {
+	srv := startServer(t)
+	_, js := connect(t, srv.ClientURL())
+	d := newDrawer(t, js, cluster.DrawerConfig{})
+	m, err := d.Model("logged")
+	require.NoError(t, err)
+	answer := maker.ModelFunc(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+		return maker.TextResponse("ok", "stop"), nil
+	})
+	var calls atomic.Int64
+	hang := maker.ModelFunc(func(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+		calls.Add(1)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+
+	// At info, a job taken the first time and answered logs nothing.
+	info := &logRecords{level: slog.LevelInfo}
+	_, ijs := connect(t, srv.ClientURL())
+	stopInfo := runWorker(t, newWorker(t, ijs, answer, cluster.WorkerConfig{Route: "logged", Logger: slog.New(info)}))
+	_, err = m.Call(context.Background(), "first")
+	require.NoError(t, err)
+	stopInfo()
+	assert.Empty(t, info.all(), "nothing at info for a job answered the first time")
+
+	// At debug, a job's start and its end; stopped past its grace, the
+	// worker hands the job back.
+	debug := &logRecords{level: slog.LevelDebug}
+	_, hjs := connect(t, srv.ClientURL())
+	stopHang := runWorker(t, newWorker(t, hjs, hang, cluster.WorkerConfig{Route: "logged", Grace: 50 * time.Millisecond, AckWait: time.Minute, Logger: slog.New(debug)}))
+	var wg sync.WaitGroup
+	var text string
+	wg.Go(func() { text, err = m.Call(context.Background(), "second") })
+	require.Eventually(t, func() bool { return calls.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	stopHang()
+	recs := debug.all()
+	require.Len(t, recs, 2, "%+v", recs)
+	job := recs[0].attrs["job"]
+	require.NotEmpty(t, job)
+	assert.Equal(t, logRecord{slog.LevelDebug, "took a job", map[string]string{"job": job, "samples": "1", "deliveries": "1"}}, recs[0])
+	assert.Equal(t, logRecord{slog.LevelDebug, "job done", map[string]string{"job": job, "outcome": "handed back"}}, recs[1])
+
+	// The next worker, at info, takes that job redelivered and says so
+	// (long before the ack wait of a minute: it was handed back).
+	next := &logRecords{level: slog.LevelInfo}
+	_, njs := connect(t, srv.ClientURL())
+	runWorker(t, newWorker(t, njs, answer, cluster.WorkerConfig{Route: "logged", AckWait: time.Minute, Logger: slog.New(next)}))
+	wg.Wait()
+	require.NoError(t, err)
+	assert.Equal(t, "ok", text)
+	assert.Equal(t, []logRecord{{slog.LevelInfo, "took a redelivered job", map[string]string{"job": job, "deliveries": "2"}}}, next.all())
 }
