@@ -3,6 +3,7 @@ package maker_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -108,4 +109,98 @@ func TestFailedRequestFailsEverySampleItCarried(t *testing.T) {
 	require.Equal(t, k-1, m.failed)
 	assert.ErrorIs(t, err, vote.ErrTooManyErrors, "k-1 failed samples pass a budget of k-2")
 	assert.ErrorIs(t, err, errRequestDown)
+}
+
+// billedModel answers a request for several choices as OpenAI bills it:
+// the request's totals (promptTokens in, outTotal out) repeated on every
+// choice, and choice j padded with 40*j newlines, so the choices differ
+// in length but not in meaning.
+type billedModel struct {
+	llms.Model
+	mu   sync.Mutex
+	reqs []seenRequest
+}
+
+const (
+	billedPrompt = 1000
+	billedOut    = 600
+)
+
+func (m *billedModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	var o llms.CallOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	id, _ := maker.SampleIDFrom(ctx)
+	resp, err := m.Model.GenerateContent(ctx, msgs, opts...)
+	if err != nil || o.N <= 1 {
+		return resp, err
+	}
+	for j, c := range resp.Choices {
+		c.Content += strings.Repeat("\n", 40*j)
+		c.GenerationInfo = map[string]any{"PromptTokens": billedPrompt, "CompletionTokens": billedOut}
+	}
+	m.mu.Lock()
+	m.reqs = append(m.reqs, seenRequest{id: id, n: o.N, got: len(resp.Choices)})
+	m.mu.Unlock()
+	return resp, nil
+}
+
+// TestRequestUsageBookedOnItsSamples covers docs/cost.md:41-43: "A
+// request's input tokens are booked on the sample that made it, its output
+// tokens shared out by the choices' lengths." For every request of
+// several choices: exactly one of its samples carries the prompt's tokens
+// and the request count, and the output total is split over its samples
+// in proportion to their replies' estimated tokens, adding up to the
+// total.
+func TestRequestUsageBookedOnItsSamples(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.P, cfg.FlagRate = 3, 1, 0
+	inner, err := sim.New(hanoi.Oracle{}, cfg)
+	require.NoError(t, err)
+	m := &billedModel{Model: inner}
+	task, err := hanoi.New(3)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	usage := map[maker.SampleID]vote.Usage{}
+	text := map[maker.SampleID]string{}
+	s := &maker.Solver{Model: m, Vote: vote.Config{K: 4}, SamplesPerCall: maker.SamplesPerCallAuto,
+		OnSample: func(e maker.SampleEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			id := maker.SampleID{Step: e.Step, Index: e.Index}
+			usage[id], text[id] = e.Usage, e.Text
+		}}
+	rep, err := s.Solve(context.Background(), task)
+	require.NoError(t, err)
+	require.True(t, rep.Done)
+	require.NotEmpty(t, m.reqs)
+	for _, r := range m.reqs {
+		require.Equal(t, 3, r.n, "k = 4: samples 1 to 3 in one request")
+		in, requests, out := 0, 0, 0
+		est := make([]int, r.n)
+		sum := 0
+		for j := range r.n {
+			id := maker.SampleID{Step: r.id.Step, Index: r.id.Index + j}
+			u, ok := usage[id]
+			require.True(t, ok, "sample %+v drawn", id)
+			in += u.InputTokens
+			requests += u.Requests
+			out += u.OutputTokens
+			if u.InputTokens != 0 {
+				assert.Equal(t, billedPrompt, u.InputTokens, "%+v", id)
+			}
+			est[j] = maker.EstimateReplyTokens(text[id], nil)
+			sum += est[j]
+		}
+		assert.Equal(t, billedPrompt, in, "step %d: the prompt booked once", r.id.Step)
+		assert.Equal(t, 1, requests, "step %d: one sample counts the request", r.id.Step)
+		assert.Equal(t, billedOut, out, "step %d: the output total shared out, none lost", r.id.Step)
+		for j := range r.n - 1 {
+			id := maker.SampleID{Step: r.id.Step, Index: r.id.Index + j}
+			assert.Equal(t, billedOut*est[j]/sum, usage[id].OutputTokens, "%+v: its share by length", id)
+		}
+		assert.Less(t, usage[r.id].OutputTokens, usage[maker.SampleID{Step: r.id.Step, Index: r.id.Index + 2}].OutputTokens,
+			"step %d: a longer reply books more output", r.id.Step)
+	}
 }
