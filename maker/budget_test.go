@@ -56,6 +56,10 @@ func TestBudgetNeverPassedAndResumes(t *testing.T) {
 			rep, err := budgetRun(t, path, false, b, perCall)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, maker.ErrBudget)
+			// docs/cost.md:150-151: it wraps ErrPermanent, so the step
+			// stops at the refusal instead of spending its error budget.
+			assert.ErrorIs(t, err, maker.ErrPermanent)
+			assert.NotErrorIs(t, err, vote.ErrTooManyErrors)
 			var be *maker.BudgetError
 			require.True(t, errors.As(err, &be))
 			assert.Equal(t, capUSD, be.Cap)

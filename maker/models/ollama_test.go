@@ -178,11 +178,13 @@ func TestStructuredOutputReachesTheServer(t *testing.T) {
 		rep, err := s.Solve(context.Background(), task)
 		require.NoError(t, err, c.spec)
 		assert.Equal(t, 3, rep.Valid, c.spec)
-		require.NotEmpty(t, rc.bodies, c.spec)
-		body := rc.bodies[0]
-		if c.spec == "ollama:tiny" {
-			assert.JSONEq(t, string(schema), string(body["format"]), "Ollama gets the schema object in format, not a string")
-		} else {
+		// docs/models.md:106: "every call carries it", not only the first.
+		require.Len(t, rc.bodies, 3, c.spec)
+		for i, body := range rc.bodies {
+			if c.spec == "ollama:tiny" {
+				assert.JSONEq(t, string(schema), string(body["format"]), "call %d: Ollama gets the schema object in format, not a string", i)
+				continue
+			}
 			var rf struct {
 				Type       string `json:"type"`
 				JSONSchema struct {
