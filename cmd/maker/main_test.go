@@ -327,14 +327,7 @@ func TestHanoiWithDifficulty(t *testing.T) {
 // stdout); the flags are read from the README, so a flag added to the row
 // is checked too.
 func TestEverySimFlagRefusedWithARealModel(t *testing.T) {
-	readme := string(mustRead(t, "../../README.md"))
-	var row string
-	for _, l := range strings.Split(readme, "\n") {
-		if strings.HasPrefix(l, "| `--seed`, ") {
-			row = l
-		}
-	}
-	require.NotEmpty(t, row, "README.md's row of the simulated model's flags")
+	row := docRow(t, string(mustRead(t, "../../README.md")), "| `--seed`, ")
 	require.Contains(t, row, "refused with a real one")
 	first := strings.Split(row, "|")[1]
 	var names []string
@@ -363,4 +356,18 @@ func TestEverySimFlagRefusedWithARealModel(t *testing.T) {
 			assert.Empty(t, out, "%v", args)
 		}
 	}
+}
+
+// docRow returns the last line of doc that starts with prefix (a table's
+// row), failing t when there is none.
+func docRow(t *testing.T, doc, prefix string) string {
+	t.Helper()
+	var row string
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, prefix) {
+			row = line
+		}
+	}
+	require.NotEmpty(t, row, "no line starts with %q", prefix)
+	return row
 }

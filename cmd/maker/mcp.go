@@ -107,9 +107,9 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 					return err
 				}
 			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return usageErr("--log-level %q: use debug, info, warn or error", logLevel)
+			level, err := parseLogLevel(logLevel)
+			if err != nil {
+				return err
 			}
 			policy, err := categories.Builtin().ParseSelection(tools)
 			if err != nil {

@@ -115,16 +115,7 @@ func TestSolveOverNATSTwoCoordinators(t *testing.T) {
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
 	for range 2 {
-		nc, err := cluster.Connect(srv.ClientURL(), "worker")
-		require.NoError(t, err)
-		defer nc.Close()
-		js, err := jetstream.New(nc)
-		require.NoError(t, err)
-		model, err := sim.New(hanoi.Oracle{}, c)
-		require.NoError(t, err)
-		w, err := cluster.NewWorker(ctx, js, model, cluster.WorkerConfig{Inflight: 3})
-		require.NoError(t, err)
-		wg.Go(func() { assert.NoError(t, w.Run(ctx)) })
+		runSimWorker(ctx, t, &wg, srv.ClientURL(), c)
 	}
 
 	dir := t.TempDir()
@@ -218,18 +209,9 @@ func TestSpecOverNATSNeedsARealModel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
-	nc, err := cluster.Connect(srv.ClientURL(), "worker")
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
 	c := sim.DefaultConfig()
 	c.Seed = 1
-	model, err := sim.New(hanoi.Oracle{}, c)
-	require.NoError(t, err)
-	w, err := cluster.NewWorker(ctx, js, model, cluster.WorkerConfig{Inflight: 3})
-	require.NoError(t, err)
-	wg.Go(func() { assert.NoError(t, w.Run(ctx)) })
+	runSimWorker(ctx, t, &wg, srv.ClientURL(), c)
 
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
@@ -283,4 +265,20 @@ func TestSolveOverNATSStopsAtAFault(t *testing.T) {
 	assert.Empty(t, strings.TrimSpace(string(b)), "the stopped task gets no line")
 	// The summary counts it, as a local batch's does: not "0 tasks".
 	assert.Contains(t, stdout.String(), "1 task: 0 solved, 0 failed, 0 invalid, 1 unfinished", "the summary")
+}
+
+// runSimWorker runs an in-process worker of the simulated model c on url
+// (three calls at a time) until ctx ends; wg waits for it.
+func runSimWorker(ctx context.Context, t *testing.T, wg *sync.WaitGroup, url string, c sim.Config) {
+	t.Helper()
+	nc, err := cluster.Connect(url, "worker")
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	model, err := sim.New(hanoi.Oracle{}, c)
+	require.NoError(t, err)
+	w, err := cluster.NewWorker(ctx, js, model, cluster.WorkerConfig{Inflight: 3})
+	require.NoError(t, err)
+	wg.Go(func() { assert.NoError(t, w.Run(ctx)) })
 }

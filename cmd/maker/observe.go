@@ -285,6 +285,15 @@ func (w *watchFlags) warnLogger(stderr io.Writer) *slog.Logger {
 	return warnLogger(stderr)
 }
 
+// parseLogLevel reads a --log-level value: debug, info, warn or error.
+func parseLogLevel(s string) (slog.Level, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(s)); err != nil {
+		return 0, usageErr("--log-level %q: use debug, info, warn or error", s)
+	}
+	return level, nil
+}
+
 // observeQueue reports the depth of the --nats job queue: the jobs this
 // coordinator published that are neither answered nor withdrawn.
 func (f *runFlags) observeQueue(w *watchFlags) {

@@ -69,9 +69,9 @@ still running, prints what it did and exits with status 0.`,
 			case grace < 0:
 				return usageErr("--grace %s: must be 0 or positive", grace)
 			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return usageErr("--log-level %q: use debug, info, warn or error", logLevel)
+			level, err := parseLogLevel(logLevel)
+			if err != nil {
+				return err
 			}
 			if err := checkNATSURL(natsURL); err != nil {
 				return err
