@@ -54,15 +54,11 @@ func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageConte
 	if decode == nil {
 		decode = DecodeReply
 	}
-	temp := s.Temperature
-	if temp == nil {
-		temp = DefaultTemperature
-	}
-	native, toolText, _, err := s.declaration()
+	agent, err := s.newAgent(nil)
 	if err != nil {
 		return Drawn{}, err
 	}
-	agent := &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout}
+	agent.perCall = nil // one sample: one request
 	d := Drawn{Member: id.Index % len(members(s.Model))}
 	reply, took, err := agent.sample(ctx, id, msgs)
 	d.Usage = reply.usage(took)
