@@ -163,7 +163,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 			if runErr != nil && cmd.Context().Err() != nil {
 				return interrupted("")
 			}
-			if runErr != nil && len(rep.Models) == 0 {
+			if runErr != nil && (len(rep.Models) == 0 || errors.Is(runErr, calibrate.ErrBudget)) {
 				return failed(runErr)
 			}
 			out := cmd.OutOrStdout()
