@@ -61,10 +61,12 @@ type Escalation struct {
 	Model llms.Model `json:"-"`
 }
 
-// other returns the model of an EscalateModel race for a run of model:
-// e.Model without the members the run already asks (by identity).
-// Errors wrap ErrConfig when none is left.
-func (e *Escalation) other(model llms.Model) (llms.Model, error) {
+// ModelFor returns the model that draws an EscalateModel race's samples
+// in a run of model: e.Model without the members the run already asks
+// (by ModelIdentity), as Solve uses it. A command can call it to refuse
+// such a setting before a run starts. Errors wrap ErrConfig when no
+// member is left. Cost: an identity per member.
+func (e *Escalation) ModelFor(model llms.Model) (llms.Model, error) {
 	own := map[string]bool{}
 	for _, m := range members(model) {
 		own[ModelIdentity(m)] = true

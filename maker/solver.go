@@ -264,7 +264,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	}
 	run := &run{Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids, agent: agent}
 	if e := s.Escalation; e != nil && e.Policy == EscalateModel {
-		if run.escModel, err = e.other(s.Model); err != nil {
+		if run.escModel, err = e.ModelFor(s.Model); err != nil {
 			return rep, err
 		}
 	}
