@@ -466,6 +466,10 @@ func (r *run) record(ctx context.Context, raceCtx *stepContext, rec *StepRecord,
 // step and reports it. A side-effect call that will run is journaled as
 // pending, durably, before it runs.
 func (r *run) act(ctx context.Context, rec *StepRecord, started time.Duration) error {
+	if err := r.verify(ctx, rec); err != nil {
+		r.rep.addSamples(rec, false) // spent, though the step failed
+		return err
+	}
 	if ti := rec.Winner.Intent; ti != nil && r.Journal != nil && r.Executor != nil {
 		if _, runs := r.Executor.Check(*ti); runs && !r.Executor.ReadOnly(ti.Tool) {
 			if err := r.Journal.pending(*rec); err != nil {
