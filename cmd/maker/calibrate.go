@@ -200,6 +200,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 	fs.Lookup("root").Usage = `with --spec: folder the file tools work in (default: the spec's "root", else the spec file's folder)`
 	fs.Lookup("target").Usage = "probability that the whole run succeeds (averaged over the fitted spread of step difficulty) that k_min is planned for, in (0, 1); exit 1 when no k reaches it"
 	fs.Lookup("k").Usage = "also show what this margin would give"
+	fs.Lookup("max-cost").Usage = "spending cap in US dollars for the calibration: a sample whose worst case (prompt plus --max-tokens) would pass it is not started, and calibrate stops there with exit 1 and the dollars spent (0: no cap)"
 	fs.Lookup("k").DefValue = ""
 	for _, name := range notForCalibrate {
 		_ = fs.MarkHidden(name) // refused if given: see RunE
