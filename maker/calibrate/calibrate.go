@@ -60,10 +60,11 @@ type Config struct {
 	Steps Steps
 	// Solver is the solver the run will use; its Model (a single model or
 	// a maker.Ensemble), MaxTokens, Temperature, Flags, CallOptions, Tools,
-	// Timeout and Executor draw and judge each sample exactly as its
-	// races would (Solver.Draw), and Price prices it (a member that is
-	// maker.Priced at its own price). Its Vote, Journal and the rest are
-	// not used. Required, with a Model.
+	// ToolDeclaration, Structured (with each Step's Schema), Timeout,
+	// Observer, Budget and Executor draw and judge each sample exactly as
+	// its races would (Solver.Draw: the run's own sample agent), and Price
+	// prices it (a member that is maker.Priced at its own price). Its
+	// Vote, Journal and the rest are not used. Required, with a Model.
 	Solver *maker.Solver
 	// StepsSampled is how many distinct steps are drawn, uniformly from
 	// the task's Total (all of them if Total is smaller). Default
@@ -389,6 +390,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		if err != nil {
 			return rep, fmt.Errorf("%w: step %d: %w", ErrStep, i, err)
 		}
+		if s.Structured && len(st.Schema) == 0 {
+			return rep, fmt.Errorf("%w: the Solver is Structured and step %d has no answer schema", ErrConfig, i)
+		}
 		if keys[j], err = s.Key(st.Correct); err != nil {
 			return rep, fmt.Errorf("%w: step %d: its correct answer has no vote key: %w", ErrStep, i, err)
 		}
@@ -429,7 +433,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 					return nil
 				}
 				j, idx := t/cfg.Samples, t%cfg.Samples
-				d, err := s.Draw(gctx, maker.SampleID{Step: rep.Sampled[j], Index: idx}, steps[j].Messages, steps[j].Decode)
+				dctx := gctx
+				if s.Structured {
+					dctx = maker.WithAnswerSchema(gctx, steps[j].Schema)
+				}
+				d, err := s.Draw(dctx, maker.SampleID{Step: rep.Sampled[j], Index: idx}, steps[j].Messages, steps[j].Decode)
 				if err != nil {
 					return err
 				}

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/mdap-go/mdap/executor"
@@ -36,6 +37,10 @@ type Step struct {
 	// Correct is the step's correct answer; a valid sample is right when
 	// its vote key is Correct's.
 	Correct intent.Output
+	// Schema is the task's answer schema (maker.StructuredTask), which a
+	// Structured solver's calls carry as the run's do; nil for a task
+	// without one.
+	Schema json.RawMessage
 }
 
 // hanoiSteps are the steps of Towers of Hanoi with n disks.
@@ -67,7 +72,7 @@ func (h hanoiSteps) Step(_ context.Context, i int) (Step, error) {
 	if err != nil { // unreachable: the solution's states always have a move
 		return Step{}, err
 	}
-	return Step{Messages: hanoi.Messages(h.n, s, prev), Decode: h.task.Decode, Correct: intent.Output{Value: a.Value()}}, nil
+	return Step{Messages: hanoi.Messages(h.n, s, prev), Decode: h.task.Decode, Correct: intent.Output{Value: a.Value()}, Schema: h.task.AnswerSchema()}, nil
 }
 
 // hanoiAt returns the state after the first i moves of the n-disk solution
@@ -158,7 +163,7 @@ func (s *specSteps) Step(ctx context.Context, i int) (Step, error) {
 	if err := s.walk(ctx, i); err != nil {
 		return Step{}, err
 	}
-	return Step{Messages: s.at[i].msgs, Decode: s.decode, Correct: s.corrects[i]}, nil
+	return Step{Messages: s.at[i].msgs, Decode: s.decode, Correct: s.corrects[i], Schema: s.walker.AnswerSchema()}, nil
 }
 
 // walk advances the walker along the script's trajectory until step i is
