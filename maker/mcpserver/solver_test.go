@@ -51,3 +51,22 @@ func TestSampleAndVoteUsesTheServersSolverSettings(t *testing.T) {
 	assert.Zero(t, tools, "tools declared in the prompt, as the server says, not natively")
 	assert.Equal(t, int64(out.Launched), obs.calls.Load(), "every call observed")
 }
+
+// TestRunTaskCountsCheckedSteps: run_task reports the steps a spec's
+// checker verified and the vote-only ones.
+func TestRunTaskCountsCheckedSteps(t *testing.T) {
+	cfg := mcpserver.Config{Root: t.TempDir(), State: t.TempDir()}
+	cfg.Sim.P = 1
+	c, _ := connect(t, cfg)
+	sp := counterSpec(4)
+	sp["checker"] = map[string]any{"properties": map[string]any{"answer": map[string]any{"properties": map[string]any{"state": map[string]any{"minimum": 1}}}}}
+	out := decode[mcpserver.RunTaskOutput](t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec": sp}, nil))
+	require.True(t, out.Done, out.Message)
+	assert.Equal(t, 4, out.Checked)
+	assert.Zero(t, out.VoteOnly)
+
+	out = decode[mcpserver.RunTaskOutput](t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec": counterSpec(3)}, nil))
+	require.True(t, out.Done, out.Message)
+	assert.Zero(t, out.Checked)
+	assert.Equal(t, 3, out.VoteOnly)
+}
