@@ -369,6 +369,11 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 	if s.Escalation, err = f.escalation(oracle); err != nil {
 		return nil, err
 	}
+	if e := s.Escalation; e != nil && e.Policy == maker.EscalateModel {
+		if _, err := e.ModelFor(model); err != nil {
+			return nil, usageErr("--escalate-model: %w", err)
+		}
+	}
 	s.SamplesPerCall = f.perCall
 	if strings.HasPrefix(f.journal, natsJournalPrefix) {
 		if s.Journal, err = f.natsJournal(stderr); err != nil {
