@@ -95,3 +95,40 @@ func TestBinaryMCPHTTPNoAuth(t *testing.T) {
 	assert.NotContains(t, out, "Authorization: Bearer")
 	assert.NotContains(t, out, "token=[REDACTED]")
 }
+
+// TestBinaryMCPStdioOverlongLine: `maker mcp` over stdio answers a line
+// over --max-request-bytes (1 MiB against 1024) with a JSON-RPC error and
+// answers the next request; the process keeps serving until stdin closes.
+func TestBinaryMCPStdioOverlongLine(t *testing.T) {
+	cmd := exec.Command(binary, "mcp", "--max-request-bytes", "1024", "--state", t.TempDir(), "--log-level", "warn")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	replies := bufio.NewReader(stdout)
+	next := func() string {
+		line, err := replies.ReadString('\n')
+		require.NoError(t, err, stderr.String())
+		return line
+	}
+	send := func(s string) {
+		_, err := io.WriteString(stdin, s+"\n")
+		require.NoError(t, err)
+	}
+	send(mcpInitialize)
+	assert.Contains(t, next(), `"result"`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}`)
+	assert.Contains(t, next(), `"code":-32600`)
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	assert.Regexp(t, `"id":3,"result"`, next())
+	require.NoError(t, stdin.Close())
+	require.NoError(t, cmd.Wait(), stderr.String())
+}

@@ -24,8 +24,9 @@ const Path = "/mcp"
 // ServeIO serves one session over newline-delimited JSON-RPC on r and w
 // (for stdio: os.Stdin and os.Stdout), until the client closes r or ctx
 // ends. A line that is not JSON is answered with a JSON-RPC -32700 parse
-// error, one that is JSON but not a message with -32600, and the session
-// goes on; a message longer than Config.MaxRequestBytes ends the session.
+// error, one that is JSON but not a message with -32600, one longer than
+// Config.MaxRequestBytes with -32600 (id null; the line is dropped as it
+// is read, never held whole), and the session goes on.
 // A call the client cancelled (notifications/cancelled) gets no response,
 // as the MCP spec asks, unless it was sent before the cancellation came.
 // Nothing but protocol messages is written to w. Errors: the transport's,
