@@ -58,9 +58,17 @@ type HTTPOptions struct {
 	// SessionTimeout closes a session that received no request for that
 	// long; 0 means DefaultSessionTimeout, a negative value never.
 	SessionTimeout time.Duration
-	// MaxSessions is the most sessions open at once: an initialize past
-	// it gets 503. 0 means DefaultMaxSessions, a negative value no cap.
-	MaxSessions int
+	// MaxSessions is the most sessions open at once, MaxSessionsPerClient
+	// the most one client (one remote IP address) holds. A new session
+	// past either cap takes the place of an idle one: the client's own at
+	// its cap, else one of the client holding the most sessions (when it
+	// holds more than the newcomer); one that never made a call goes
+	// first, then the least recently used. Only when none is idle is an
+	// initialize refused (503). So one client opening sessions without
+	// end cycles through its own and never locks another out. 0 means
+	// DefaultMaxSessions and DefaultMaxSessionsPerClient, a negative value
+	// no cap.
+	MaxSessions, MaxSessionsPerClient int
 	// AllowedOrigins are the Origin header values (scheme://host[:port])
 	// accepted besides the server's own origin and, on a loopback
 	// address, loopback origins. A request with any other Origin gets 403
@@ -81,8 +89,9 @@ var (
 		b.WriteTimeout = 30 * time.Minute
 		return b
 	}()
-	DefaultSessionTimeout = 10 * time.Minute
-	DefaultMaxSessions    = 256
+	DefaultSessionTimeout       = 10 * time.Minute
+	DefaultMaxSessions          = 256
+	DefaultMaxSessionsPerClient = 64
 )
 
 // Handler returns the streamable HTTP endpoint: the SDK's handler, which
@@ -90,8 +99,9 @@ var (
 // requests to a loopback address that name another host (DNS rebinding)
 // and closes sessions idle for o.SessionTimeout; in front of it an Origin
 // check (403 for another site's), the bearer-token check when o.Token is
-// set (401), and the session cap (503 for an initialize past
-// o.MaxSessions). A call the client cancelled (notifications/cancelled)
+// set (401, before the body is read), and the session caps (see
+// HTTPOptions.MaxSessions: an idle session gives way to a new one, 503
+// only when none is idle). A call the client cancelled (notifications/cancelled)
 // gets no response on its stream, as the MCP spec asks, unless it was sent
 // before the cancellation came. Serve it at Path.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
@@ -104,15 +114,14 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
 		SessionTimeout:      max(timeout, 0),
 	})
-	maxSessions := o.MaxSessions
-	if maxSessions == 0 {
-		maxSessions = DefaultMaxSessions
-	}
+	maxSessions := max(or(o.MaxSessions, DefaultMaxSessions), 0)
+	perClient := max(or(o.MaxSessionsPerClient, DefaultMaxSessionsPerClient), 0)
+	table := newSessionTable(maxSessions, perClient, s.liveSessions)
 	var want [sha256.Size]byte
 	if o.Token != "" {
 		want = sha256.Sum256([]byte(o.Token))
 	}
-	cancels := &httpCancels{log: s.log, inFlight: map[httpCall]bool{}}
+	cancels := &httpCancels{log: s.log, inFlight: map[httpCall]bool{}, onCall: table.called}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, o.AllowedOrigins) {
 			http.Error(w, fmt.Sprintf("403 forbidden: Origin %q is not this server's; a server started with --allow-origin %s accepts it", origin, origin), http.StatusForbidden)
@@ -129,22 +138,35 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 				return
 			}
 		}
-		if maxSessions > 0 && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && s.sessions() >= maxSessions {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, fmt.Sprintf("503 service unavailable: this server holds at most %d sessions; end one (DELETE), or retry once an idle one times out (after %s)", maxSessions, timeout), http.StatusServiceUnavailable)
+		id := r.Header.Get(sessionHeader)
+		if r.Method == http.MethodPost && id == "" { // a new session
+			opened, err := table.admit(clientOf(r))
+			if err != nil {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			cancels.serve(h, w, r, s.cfg.MaxRequestBytes)
+			opened(w.Header().Get(sessionHeader))
 			return
+		}
+		if id != "" {
+			defer table.use(id, r.Method == http.MethodPost)()
 		}
 		cancels.serve(h, w, r, s.cfg.MaxRequestBytes)
 	})
 }
 
-// sessions counts the server's open sessions.
-func (s *Server) sessions() int {
-	n := 0
-	for range s.mcp.Sessions() {
-		n++
+// sessionHeader carries a streamable HTTP session's ID.
+const sessionHeader = "Mcp-Session-Id"
+
+// liveSessions are the server's open sessions by ID.
+func (s *Server) liveSessions() map[string]io.Closer {
+	m := map[string]io.Closer{}
+	for ss := range s.mcp.Sessions() {
+		m[ss.ID()] = ss
 	}
-	return n
+	return m
 }
 
 // bearer returns the credentials of an Authorization header of the Bearer
