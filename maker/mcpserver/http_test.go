@@ -1,11 +1,14 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -113,4 +116,22 @@ func TestListenAddrIsLoopbackUnlessAllowed(t *testing.T) {
 	got, err := mcpserver.ListenAddr(":0", true)
 	require.NoError(t, err)
 	assert.Equal(t, ":0", got, "remote allowed: every interface")
+}
+
+// TestHTTPTokenCheckedBeforeBody: a request without the token is answered
+// 401 from its headers alone: the server does not wait for (or read) its
+// body, here 4 MB announced and never sent, on a session's POST (whose
+// body the server reads before the SDK does).
+func TestHTTPTokenCheckedBeforeBody(t *testing.T) {
+	endpoint := serveHTTP(t, mcpserver.HTTPOptions{Token: "s3cret"})
+	host := strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), mcpserver.Path)
+	c, err := net.Dial("tcp", host)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "POST "+mcpserver.Path+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: any\r\nContent-Length: 4000000\r\n\r\n{\"jsonrpc\":")
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	require.NoError(t, err, "answered before the body came")
+	assert.Contains(t, line, "401")
 }
