@@ -191,7 +191,7 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 					fmt.Fprintf(unredacted(stderr), "maker mcp: no $%s was set, so this run generated a token; clients must send\n  Authorization: Bearer %s\n(set $%s or --token to choose it, or --no-auth to serve without one)\n", tokenEnv, token, tokenEnv)
 				}
 				log.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "auth", authMode(noAuth, generated), "models", strings.Join(modelSpecs, ","), "root", root, "state", state, "tools", policy.String())
-				err = srv.ServeHTTPOn(ctx, ln, mcpserver.HTTPOptions{Token: token, AllowedOrigins: origins})
+				err = srv.ServeHTTPOn(ctx, ln, mcpserver.HTTPOptions{Token: token, NoAuth: noAuth, AllowedOrigins: origins})
 			}
 			switch {
 			case ctx.Err() != nil:

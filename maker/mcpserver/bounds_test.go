@@ -53,7 +53,7 @@ func TestHTTPSessionFloodLocksNobodyOut(t *testing.T) {
 		n = v
 	}
 	const maxSessions, perClient = 32, 8
-	endpoint := serveHTTP(t, mcpserver.HTTPOptions{MaxSessions: maxSessions, MaxSessionsPerClient: perClient})
+	endpoint := serveHTTP(t, mcpserver.HTTPOptions{NoAuth: true, MaxSessions: maxSessions, MaxSessionsPerClient: perClient})
 	ctx := context.Background()
 	kmin := func(cs *mcp.ClientSession) {
 		t.Helper()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func TestHTTPWithBearerToken(t *testing.T) {
 }
 
 func TestHTTPWithoutToken(t *testing.T) {
-	endpoint := serveHTTP(t, mcpserver.HTTPOptions{})
+	endpoint := serveHTTP(t, mcpserver.HTTPOptions{NoAuth: true})
 	cs, err := httpClient(t, endpoint, &http.Client{})
 	require.NoError(t, err)
 	out := decode[mcpserver.VoteOutput](t, call(t, context.Background(), cs, "vote", map[string]any{"k": 1, "candidates": []any{cand(`{"a":1}`)}}, nil))
@@ -134,4 +135,27 @@ func TestHTTPTokenCheckedBeforeBody(t *testing.T) {
 	line, err := bufio.NewReader(c).ReadString('\n')
 	require.NoError(t, err, "answered before the body came")
 	assert.Contains(t, line, "401")
+}
+
+// TestHTTPNeedsATokenOrNoAuth: HTTPOptions has no unauthenticated
+// default: without Token or NoAuth, ServeHTTPOn refuses to serve
+// (ErrConfig) and Handler answers every request 401.
+func TestHTTPNeedsATokenOrNoAuth(t *testing.T) {
+	srv, err := mcpserver.New(mcpserver.Config{})
+	require.NoError(t, err)
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	err = srv.ServeHTTPOn(context.Background(), ln, mcpserver.HTTPOptions{})
+	require.ErrorIs(t, err, mcpserver.ErrConfig)
+	assert.Contains(t, err.Error(), "NoAuth")
+
+	h := srv.Handler(mcpserver.HTTPOptions{})
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, mcpserver.Path, strings.NewReader(initialize))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	h.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code)
 }

@@ -47,10 +47,16 @@ func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser)
 
 // HTTPOptions configure the streamable HTTP endpoint.
 type HTTPOptions struct {
-	// Token, if set, is the bearer token every request must carry
-	// (Authorization: Bearer TOKEN, the scheme in any case); a request
-	// without it gets 401.
+	// Token is the bearer token every request must carry (Authorization:
+	// Bearer TOKEN, the scheme in any case); a request without it gets
+	// 401, from its headers, before its body is read. Empty needs NoAuth:
+	// a loopback port is open to every user of the machine, so there is
+	// no unauthenticated default.
 	Token string
+	// NoAuth serves without a token, when Token is empty: every client
+	// that reaches the address may call the tools (and spend the
+	// server's model keys).
+	NoAuth bool
 	// Bounds are the HTTP server's limits (ServeHTTPOn): timeouts and the
 	// caps on connections and requests in flight (503 past them). A zero
 	// field takes its default from DefaultBounds.
@@ -94,7 +100,8 @@ var (
 	DefaultMaxSessionsPerClient = 64
 )
 
-// Handler returns the streamable HTTP endpoint: the SDK's handler, which
+// Handler returns the streamable HTTP endpoint (with neither o.Token nor
+// o.NoAuth, one that answers every request 401): the SDK's handler, which
 // bounds request bodies (Config.MaxRequestBytes, 413 beyond), refuses
 // requests to a loopback address that name another host (DNS rebinding)
 // and closes sessions idle for o.SessionTimeout; in front of it an Origin
@@ -125,6 +132,10 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, o.AllowedOrigins) {
 			http.Error(w, fmt.Sprintf("403 forbidden: Origin %q is not this server's; a server started with --allow-origin %s accepts it", origin, origin), http.StatusForbidden)
+			return
+		}
+		if o.Token == "" && !o.NoAuth {
+			http.Error(w, "401 unauthorized: this server was given no token (HTTPOptions.Token) and no NoAuth, so it serves no one", http.StatusUnauthorized)
 			return
 		}
 		if o.Token != "" {
@@ -219,8 +230,13 @@ func loopbackHost(h string) bool {
 // ends, then shuts down: it stops accepting, closes the server's sessions
 // (which cancels their calls in flight; a cancelled run_task resumes from
 // its journal), gives requests a few seconds to end, and closes the rest.
-// It returns nil after a shutdown by ctx, otherwise the server's error.
+// It returns nil after a shutdown by ctx, otherwise the server's error;
+// an error wrapping ErrConfig, before serving, when o has neither a Token
+// nor NoAuth.
 func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions) error {
+	if o.Token == "" && !o.NoAuth {
+		return fmt.Errorf("%w: HTTPOptions has no Token: give the bearer token clients must send, or set NoAuth to serve every client that reaches %s", ErrConfig, ln.Addr())
+	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, s.Handler(o))
 	b := o.Bounds.WithDefaults(DefaultBounds)
