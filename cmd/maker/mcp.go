@@ -204,7 +204,7 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP at ADDR (HOST:PORT or :PORT; :0 picks a free port, printed on stdout) instead of stdio")
-	f.BoolVar(&allowRemote, "allow-remote", false, "with --http, listen on a non-loopback address (an empty host then means every interface); use --token")
+	f.BoolVar(&allowRemote, "allow-remote", false, "with --http, listen on a non-loopback address (an empty host then means every interface); the bearer token is then all that guards the server")
 	f.StringArrayVar(&origins, "allow-origin", nil, "with --http, a browser Origin (scheme://host[:port]) allowed besides the server's own and loopback ones; repeat for several")
 	f.StringVar(&token, "token", "", "with --http, the bearer token every request must carry (default $"+tokenEnv+"; without either, one is generated and printed on stderr)")
 	f.BoolVar(&noAuth, "no-auth", false, "with --http, serve without a token: every user of this machine (with --allow-remote, anyone who reaches it) can use the server and its model keys")

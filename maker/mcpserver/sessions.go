@@ -31,8 +31,9 @@ import (
 //     client has other sessions still being opened.
 //
 // So a burst of initialize calls cycles through its own sessions and
-// never locks others out, and a client's sessions in use are closed only
-// for that client's own new ones, never for another's.
+// never locks others out. A session with a POST in flight is never closed;
+// an idle one only for its own client's new session, or at the server's
+// cap for a client holding fewer sessions than its own.
 type sessionTable struct {
 	max, perClient int
 	sessions       func() map[string]io.Closer // the server's live sessions by ID
