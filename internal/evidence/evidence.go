@@ -143,7 +143,11 @@ func AtMost(t T, what string, failures, runs int, limit float64) bool {
 		t.Logf("%s: met", msg)
 		return true
 	}
-	t.Errorf("%s: not shown (a rate of %.4g needs at least %d runs without a failure)", msg, limit, MinRuns(limit, Confidence))
+	if need := MinRuns(limit, Confidence); runs < need {
+		t.Errorf("%s: not shown (fewer runs than the %d that a rate of %.4g needs even without a failure)", msg, need, limit)
+		return false
+	}
+	t.Errorf("%s: not shown: the promise does not hold at this evidence", msg)
 	return false
 }
 

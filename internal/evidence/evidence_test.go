@@ -74,8 +74,10 @@ func TestAssertions(t *testing.T) {
 	assert.Empty(t, r.errors)
 	assert.False(t, AtMost(&r, "x", 10, 100, 0.05))
 	if assert.Len(t, r.errors, 1) {
-		assert.Contains(t, r.errors[0], "x: 10 of 100 runs failed (0.1); 95% upper bound 0.1637 against 0.05: not shown (a rate of 0.05 needs at least 59 runs without a failure)")
+		assert.Contains(t, r.errors[0], "x: 10 of 100 runs failed (0.1); 95% upper bound 0.1637 against 0.05: not shown: the promise does not hold at this evidence")
 	}
+	assert.False(t, AtMost(&r, "z", 0, 40, 0.05))
+	assert.Contains(t, r.errors[len(r.errors)-1], "z: 0 of 40 runs failed (0); 95% upper bound 0.0722 against 0.05: not shown (fewer runs than the 59 that a rate of 0.05 needs even without a failure)")
 	r = recorder{}
 	assert.True(t, Above(&r, "y", 43, 100, 0.05))
 	assert.False(t, Above(&r, "y", 5, 100, 0.05))
