@@ -2,7 +2,6 @@ package calibrate_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -47,16 +46,10 @@ func longSeeds(t *testing.T, limit float64) []uint64 {
 	return seeds
 }
 
-// TestAdaptiveKMonteCarlo: --k auto at p = 0.8 with one rival answer
-// (every error the same wrong answer), 10-disk Hanoi (1,023 steps),
-// target 0.95: over 100 seeds the one-sided 95% upper bound on the share
-// of runs with a wrong step is at most 5% (at most 1 failure of 100;
-// internal/evidence). The old rule (k_min for the remaining steps at the
-// full target, each step) had 10 of 60 runs wrong. Under -race or -short
-// the same promise for 7-disk Hanoi (see montecarloSize);
-// MDAP_STAT_SEEDS=N runs 10 disks over N seeds.
-func TestAdaptiveKMonteCarlo(t *testing.T) {
-	disks, seeds := montecarloSize(t)
+// autoAtP08 runs --k auto at p = 0.8 with one rival answer (every error
+// the same wrong answer), target 0.95, on Hanoi of the given disks over
+// seeds, checks each run's ledger, and returns the runs that failed.
+func autoAtP08(t *testing.T, disks int, seeds []uint64) (failed int) {
 	cfg := sim.DefaultConfig()
 	cfg.P, cfg.WrongAnswers = 0.8, 1
 	start := time.Now()
@@ -64,7 +57,7 @@ func TestAdaptiveKMonteCarlo(t *testing.T) {
 		Disks: disks, Sim: cfg, Seeds: seeds, Auto: []maker.AdaptiveK{{Target: 0.95}},
 	})
 	require.NoError(t, err)
-	failed, over := 0, 0
+	over := 0
 	spent := 0.0
 	for _, r := range rows {
 		if r.WrongSteps > 0 || !r.Solved {
@@ -77,7 +70,39 @@ func TestAdaptiveKMonteCarlo(t *testing.T) {
 		spent += r.P.Spent
 	}
 	sum := calibrate.Summarize(rows)[0]
-	t.Logf("%d disks, %d seeds in %s: %.2f samples per step, mean failure charged %.4f, %d steps over budget",
-		disks, len(seeds), time.Since(start).Round(time.Millisecond), sum.SamplesPerStep, spent/float64(len(rows)), over)
-	evidence.AtMost(t, fmt.Sprintf("k auto at p 0.8, one rival, %d disks", disks), failed, len(rows), 1-0.95)
+	t.Logf("%d disks, %d seeds in %s: %.2f samples per step, mean failure charged %.4f, %d steps over budget, %d runs failed",
+		disks, len(seeds), time.Since(start).Round(time.Millisecond), sum.SamplesPerStep, spent/float64(len(rows)), over, failed)
+	return failed
+}
+
+// TestAdaptiveKMonteCarlo: --k auto at p = 0.8 with one rival answer,
+// 10-disk Hanoi (1,023 steps), target 0.95: over 100 seeds
+// (MDAP_STAT_SEEDS=N: N) the one-sided 95% upper bound on the share of
+// runs with a wrong step is at most 5% (at most 1 failure of 100;
+// internal/evidence). Measured: 0 of 100, 1 of 200 (bound 0.0235). The
+// old rule (k_min for the remaining steps at the full target, each step)
+// had 10 of 60 runs wrong. Under -race or -short it is skipped: the
+// default suite cannot afford 10-disk runs there, and at 7 disks 100 seeds
+// are not informative (the rate is about 1.4%, 14 of 1,000 seeds, so 100
+// seeds show it only with at most one failure, which seeds 1-100 do not:
+// 3); TestAdaptiveKMonteCarloSmoke runs instead, and the guarantee suite's
+// "steady p" cell is the same experiment over 200 seeds.
+func TestAdaptiveKMonteCarlo(t *testing.T) {
+	if os.Getenv("MDAP_STAT_SEEDS") == "" && (raceEnabled || testing.Short()) {
+		t.Skip("evidence at 10 disks: not under -race or -short (TestAdaptiveKMonteCarloSmoke runs; MDAP_STAT_SEEDS=N runs this)")
+	}
+	seeds := seedsFromEnv(t, 100)
+	failed := autoAtP08(t, 10, seeds)
+	evidence.AtMost(t, "k auto at p 0.8, one rival, 10 disks", failed, len(seeds), 1-0.95)
+}
+
+// TestAdaptiveKMonteCarloSmoke is a smoke test, not evidence: --k auto at
+// p = 0.8 with one rival on 7-disk Hanoi over 100 seeds keeps every run's
+// ledger within its budget and is not shown to fail its target (the
+// one-sided 95% lower bound on its failure rate is not above 5%). The
+// evidence is TestAdaptiveKMonteCarlo.
+func TestAdaptiveKMonteCarloSmoke(t *testing.T) {
+	seeds := seedsFromEnv(t, 100)
+	failed := autoAtP08(t, 7, seeds)
+	assert.LessOrEqual(t, evidence.Lower(failed, len(seeds), evidence.Confidence), 0.05, "%d of %d runs failed: shown above 5%%", failed, len(seeds))
 }
