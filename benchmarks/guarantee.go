@@ -76,6 +76,13 @@ type GuaranteeRow struct {
 // guaranteeTarget is T for every cell.
 const guaranteeTarget = 0.95
 
+// The rows' policies that choose k for the user (the others are
+// baselines: k_min at a known p).
+const (
+	policyCalibrate = "calibrate's k"
+	policyAuto      = "--k auto"
+)
+
 // guaranteeSeeds is the suite's size: seeds per cell. 200 puts a cell
 // with no failure at a bound of 0.0149 and lets it meet 5% with up to 4
 // failures; the quick size only shows that the suite runs.
@@ -232,7 +239,7 @@ func runGuaranteeCell(ctx context.Context, o Options, c guaranteeCell, seeds []u
 			}
 			t.add(rows)
 		}
-		fixedRow = newGuaranteeRow(c.name, "calibrate's k", len(seeds), t, limit)
+		fixedRow = newGuaranteeRow(c.name, policyCalibrate, len(seeds), t, limit)
 		fixedRow.NoK, fixedRow.Ks = noK, given
 	} else {
 		k, err := vote.KMin(steps, c.kAt, guaranteeTarget)
@@ -253,7 +260,7 @@ func runGuaranteeCell(ctx context.Context, o Options, c guaranteeCell, seeds []u
 	}
 	var t tally
 	t.add(rows)
-	return []GuaranteeRow{fixedRow, newGuaranteeRow(c.name, "--k auto", len(seeds), t, limit)}, nil
+	return []GuaranteeRow{fixedRow, newGuaranteeRow(c.name, policyAuto, len(seeds), t, limit)}, nil
 }
 
 // calibrateSeeds runs maker calibrate's defaults (100 sampled steps, 10

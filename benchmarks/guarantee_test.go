@@ -95,3 +95,21 @@ func TestGuaranteeSuiteSmall(t *testing.T) {
 	r := g.Rows[1]
 	assert.Contains(t, md, fmt.Sprintf("| steady p | `--p 0.8 --wrong-answers 1` | 7 | --k auto | 4 | %d | %.4f | 0.05 | %s |", r.Failures, r.Upper, r.Verdict))
 }
+
+// TestGuaranteeGoal: the report's goal is met only when the bound of every
+// row whose k is chosen for the user is (the k_min baselines do not
+// count), and names the rows that are not met or not shown.
+func TestGuaranteeGoal(t *testing.T) {
+	g := &GuaranteeResult{Seeds: 200, Rows: []GuaranteeRow{
+		newGuaranteeRow("steady p", "--k auto", 200, tally{runs: 200, failures: 4}, 0.05),
+		newGuaranteeRow("drift early", "--k auto", 200, tally{runs: 200, failures: 6}, 0.05),
+		newGuaranteeRow("drift late", "--k auto", 200, tally{runs: 200, failures: 85}, 0.05),
+		newGuaranteeRow("drift late", "k=2 (k_min at the early p)", 200, tally{runs: 200, failures: 200}, 0.05),
+	}}
+	goal := guaranteeGoal(g)
+	assert.Equal(t, "no", goal.Met)
+	assert.Equal(t, "1 of 3 rows met (200 seeds per cell); not met: drift late / --k auto; not shown: drift early / --k auto", goal.Measured)
+	g.Rows = g.Rows[:1]
+	assert.Equal(t, "yes", guaranteeGoal(g).Met)
+	assert.Equal(t, "no", guaranteeGoal(&GuaranteeResult{}).Met, "no rows: nothing shown")
+}
