@@ -1,0 +1,123 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mdap-go/mdap/maker"
+)
+
+// rechain is the forger of issue 35 case 7, written apart from mdap's
+// code as an attacker would: it recomputes every line's "chain" field as
+// the SHA-256 of the previous value (32 zero bytes before the header)
+// and the line's bytes before the field.
+func rechain(t *testing.T, lines []string) string {
+	t.Helper()
+	var prev [32]byte
+	var b strings.Builder
+	for _, l := range lines {
+		l = strings.TrimSuffix(l, "\n")
+		if l == "" {
+			continue
+		}
+		i := strings.LastIndex(l, `,"chain":"`)
+		require.Positive(t, i, l)
+		body := l[:i]
+		prev = sha256.Sum256(append(prev[:], body...))
+		b.WriteString(body + `,"chain":"` + hex.EncodeToString(prev[:]) + `"}` + "\n")
+	}
+	return b.String()
+}
+
+// TestBinaryJournalSignedByDefault runs the real binary: a journal is
+// signed (0600, with a run id, its key 0600 in the state folder, never in
+// the journal's); a forged and re-chained journal, a truncated one and an
+// older copy put back are refused with exit status 2 and left as they
+// were; an unsigned journal is written and resumed only with
+// --journal-unsigned; a version 3 journal is refused with a message
+// saying how to go on.
+func TestBinaryJournalSignedByDefault(t *testing.T) {
+	dir := t.TempDir()
+	state := os.Getenv(maker.StateDirEnv)
+	require.NotEmpty(t, state, "TestMain gives the children a state folder")
+	run := func(want int, args ...string) string {
+		t.Helper()
+		c := start(t, nil, append([]string{"hanoi", "--disks", "3", "--progress", "off"}, args...)...)
+		require.Equal(t, want, c.wait(t, time.Minute), "%v: %s", args, c.stderr.String())
+		return c.stderr.String()
+	}
+	mode := func(p string) os.FileMode {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		return fi.Mode().Perm()
+	}
+
+	j := filepath.Join(dir, "j.jsonl")
+	run(0, "--journal", j)
+	orig, err := os.ReadFile(j)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(orig), "\n")
+	require.Len(t, lines, 9, "a header, 7 steps and the empty rest")
+	assert.Contains(t, lines[0], `"keyed":true`)
+	assert.Regexp(t, `"run":"[0-9a-f]{32}"`, lines[0])
+	assert.Equal(t, os.FileMode(0o600), mode(j))
+	assert.Equal(t, os.FileMode(0o600), mode(filepath.Join(state, "journal.key")))
+	assert.Equal(t, os.FileMode(0o700), mode(state))
+	assert.NoFileExists(t, filepath.Join(dir, "journal.key"), "the key is never beside the journal")
+	run(0, "--journal", j, "--resume") // the journal as written resumes
+
+	refused := func(content, why string, args ...string) string {
+		t.Helper()
+		require.NoError(t, os.WriteFile(j, []byte(content), 0o600))
+		stderr := run(2, append([]string{"--journal", j, "--resume"}, args...)...)
+		assert.Contains(t, stderr, why)
+		got, err := os.ReadFile(j)
+		require.NoError(t, err)
+		assert.Equal(t, content, string(got), "a refused journal is left as it was")
+		return stderr
+	}
+	// Step 1's winner edited, the chain recomputed: the signature fails.
+	forged := append([]string(nil), lines...)
+	require.Contains(t, forged[2], `"winner":{"value":{"move":`)
+	forged[2] = strings.Replace(forged[2], `"winner":{"value":{"move":[`, `"winner":{"value":{"move":[2,`, 1)
+	refused(rechain(t, forged), "does not match the journal's hash chain")
+	// The same, its signed mark dropped: unsigned, so refused by default,
+	// and even with --journal-unsigned (the state folder recorded the run
+	// as signed).
+	forged[0] = strings.Replace(forged[0], `,"keyed":true`, "", 1)
+	refused(rechain(t, forged), "--journal-unsigned")
+	refused(rechain(t, forged), "was signed when it was written", "--journal-unsigned")
+	// Truncated: the last step dropped; rolled back: the header alone.
+	refused(strings.Join(lines[:7], ""), "truncated, or an older copy was put back")
+	refused(lines[0], "truncated, or an older copy was put back")
+
+	// An unsigned journal: written and resumed with the opt-out only.
+	u := filepath.Join(dir, "u.jsonl")
+	run(0, "--journal", u, "--journal-unsigned")
+	b, err := os.ReadFile(u)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `"keyed"`)
+	assert.Contains(t, run(2, "--journal", u, "--resume"), "resumed only with --journal-unsigned")
+	run(0, "--journal", u, "--resume", "--journal-unsigned")
+	assert.Contains(t, run(2, "--journal-unsigned"), "--journal-unsigned applies to --journal only")
+
+	// A journal of the previous format (version 3, unkeyed by default).
+	old, err := os.ReadFile(filepath.Join("..", "..", "maker", "testdata", "v3-hanoi6.jsonl"))
+	require.NoError(t, err)
+	v3 := filepath.Join(dir, "v3.jsonl")
+	require.NoError(t, os.WriteFile(v3, old, 0o600))
+	stderr := run(2, "--journal", v3, "--resume")
+	assert.Contains(t, stderr, "journal version 3")
+	assert.Contains(t, stderr, "resume it with --journal-unsigned")
+	got, err := os.ReadFile(v3)
+	require.NoError(t, err)
+	assert.Equal(t, old, got)
+}
