@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -141,4 +142,30 @@ func TestJournalAndStateArePrivate(t *testing.T) {
 	_, err = CreateJournal(filepath.Join(t.TempDir(), "k"))
 	require.ErrorIs(t, err, ErrJournalState)
 	assert.Contains(t, err.Error(), "chmod 600")
+}
+
+// TestStateKeyMadeOnceUnderARace: processes (here goroutines) making the
+// state folder's key at once all end with the same key, the one file.
+func TestStateKeyMadeOnceUnderARace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	const n = 8
+	keys := make([][]byte, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			keys[i], errs[i] = stateKey(dir)
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		require.NoError(t, errs[i])
+		assert.Equal(t, keys[0], keys[i])
+	}
+	assert.Len(t, keys[0], 32)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "the key alone, no temporary file left")
 }
