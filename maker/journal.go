@@ -225,8 +225,12 @@ type Journal struct {
 	checkpoint    *checkpointRecord // the last one, if any
 	torn          int               // bytes of a torn last line, dropped
 
-	lineCap    int // the longest step line so far, to size the next one
-	used       bool
+	lineCap int // the longest step line so far, to size the next one
+	used    bool
+	// broken is set by a failed write, flush or sync: what the store
+	// holds is then unknown, and no chain head is recorded after it (the
+	// last one recorded stays, at or before what the store holds).
+	broken     bool
 	closed     bool
 	unsynced   int       // steps appended since the last write
 	written    time.Time // when the buffered lines were last written
@@ -460,7 +464,7 @@ func (j *Journal) checkHead(lineNo int) error {
 // recordHead keeps the journal's chain head in the state folder, once its
 // lines are synced: a signed version-4 journal only.
 func (j *Journal) recordHead() error {
-	if j.key == nil || j.state == "" || j.header == nil || j.header.Version != JournalVersion || j.lines == 0 {
+	if j.broken || j.key == nil || j.state == "" || j.header == nil || j.header.Version != JournalVersion || j.lines == 0 {
 		return nil
 	}
 	return saveHead(j.state, j.header.Run, chainHead{Lines: j.lines, Chain: hex.EncodeToString(j.chain.prev[:]), Journal: j.path()})
@@ -535,6 +539,7 @@ type copyingStore interface {
 // it.
 func (j *Journal) appendLine(b []byte) error {
 	if err := j.store.Append(j.chain.seal(b)); err != nil {
+		j.broken = true
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
 	j.lines++
@@ -614,6 +619,7 @@ func (j *Journal) step(rec *StepRecord) error {
 	j.synced = j.written
 	if bg, ok := j.store.(backgroundSyncer); ok {
 		if err := bg.SyncBackground(); err != nil {
+			j.broken = true
 			return fmt.Errorf("journal %s: sync: %w", j.path(), err)
 		}
 		return nil
@@ -669,6 +675,7 @@ func cmpOr[T int | time.Duration](v, def T) T {
 func (j *Journal) sync() error {
 	j.unsynced = 0
 	if err := j.store.Sync(); err != nil {
+		j.broken = true
 		return fmt.Errorf("journal %s: sync: %w", j.path(), err)
 	}
 	return nil
@@ -694,6 +701,7 @@ func (j *Journal) pending(rec StepRecord) error {
 func (j *Journal) Flush() error {
 	j.written, j.sideEffect, j.unsynced = time.Now(), false, 0
 	if err := j.store.Flush(); err != nil {
+		j.broken = true
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
 	return nil

@@ -169,14 +169,14 @@ func journalStepTimes(t *testing.T, path string) (steps int, total time.Duration
 
 func TestTornHeaderStartsOver(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	require.NoError(t, os.WriteFile(path, []byte(`{"mdap_journal":3,"task":"coun`), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(`{"mdap_journal":4,"run":"0123`), 0o644))
 	for range 2 { // the second resume must find a sound journal
 		task := &counter{target: 5}
 		_, err := journalRun(t, path, task, 0, nil, true)
 		require.NoError(t, err)
 		assert.Equal(t, 5, task.n)
 		assert.Equal(t, 5, countSteps(t, path))
-		assert.True(t, bytes.HasPrefix(mustRead(t, path), []byte(`{"mdap_journal":3,"task":"counter:5"`)), "one header, at the start")
+		assert.Regexp(t, `^\{"mdap_journal":4,"run":"[0-9a-f]{32}","task":"counter:5"[^\n]*\n\{"step":0,`, string(mustRead(t, path)), "one header, at the start")
 	}
 	// An empty file is a run that never began, too.
 	require.NoError(t, os.WriteFile(path, nil, 0o644))
@@ -257,6 +257,7 @@ func TestTornBytesReported(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	lines := finished(t, path, -1)
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:4], "")+`{"step":3,"wi`), 0o644))
+	asCrashed(t, path)
 	j, err := OpenJournal(path)
 	require.NoError(t, err)
 	defer j.Close()

@@ -503,6 +503,7 @@ func TestLongTornTailIsCut(t *testing.T) {
 	require.Greater(t, len(lines), 5)
 	tail := `{"step":3,` + strings.Repeat("x", 1<<16)
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:4], "")+tail), 0o644))
+	asCrashed(t, path)
 	rep, err := journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, nil, true)
 	require.NoError(t, err)
 	require.True(t, rep.Done)
