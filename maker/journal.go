@@ -217,6 +217,10 @@ type Journal struct {
 	// head is the chain head recorded for this journal when it was
 	// opened, checked line by line as it is read; nil once checked.
 	head *chainHead
+	// noHead: the state folder has no head for this signed journal;
+	// refused unless the journal holds its header alone (a crash between
+	// the header's sync and its head's write).
+	noHead bool
 
 	header *journalHeader
 	// The lines to replay start at line replay (0-based; every one is
@@ -391,6 +395,10 @@ func (j *Journal) load() error {
 		}
 		return fmt.Errorf("%w: %s: %w", ErrJournalCorrupt, j.path(), err)
 	}
+	if j.noHead && j.lines > 1 {
+		return fmt.Errorf("%w: the state folder %s has no record of %s (run %s): it was not written with this state folder, or its record was removed; resume it with the state folder that wrote it (%s), or start a new run with another file",
+			ErrJournalRollback, j.state, j.path(), j.header.Run, StateDirEnv)
+	}
 	if h := j.head; h != nil {
 		return fmt.Errorf("%w: %s holds %d whole lines, but it held %d when it was last checkpointed or closed (%s): it was truncated, or an older copy was put back; restore the newer copy, or start a new run with another file",
 			ErrJournalRollback, j.path(), j.lines, h.Lines, headPath(j.state, j.header.Run))
@@ -437,8 +445,8 @@ func (j *Journal) loadHead(h *journalHeader) error {
 		return nil
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: the state folder %s has no record of %s (run %s): it was not written with this state folder, or its record was removed; resume it with the state folder that wrote it (%s), or start a new run with another file",
-			ErrJournalRollback, j.state, j.path(), h.Run, StateDirEnv)
+		j.noHead = true // refused after the header (load), unless it is alone
+		return nil
 	}
 	if err != nil {
 		return err

@@ -109,6 +109,17 @@ func TestRolledBackJournalRefused(t *testing.T) {
 	_, _, err = chainOutcome(t, path)
 	require.ErrorIs(t, err, ErrJournalRollback)
 	assert.Contains(t, err.Error(), "has no record of")
+
+	// The header alone and no head: a crash between the header's sync and
+	// its head's write (a SIGKILL found it in maker solve); no step to
+	// roll back, so the run goes on, from its first step.
+	require.NoError(t, os.WriteFile(path, []byte(lines[0]), 0o600))
+	rep, rtask, err := chainOutcome(t, path)
+	require.NoError(t, err)
+	assert.Zero(t, rep.Resumed)
+	assert.Equal(t, 6, rtask.n)
+	_, err = os.Stat(headPath(state, h.Run))
+	require.NoError(t, err, "its head is recorded when it closes")
 }
 
 // TestJournalAndStateArePrivate: a new journal is 0600, the state folder
