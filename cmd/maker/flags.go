@@ -482,7 +482,13 @@ func (f *runFlags) price() maker.Price {
 }
 
 // modelName names the --model specs, for summaries.
-func (f *runFlags) modelName() string { return strings.Join(f.models, ", ") }
+func (f *runFlags) modelName() string {
+	shown := make([]string, len(f.models))
+	for i, m := range f.models {
+		shown[i] = models.ShownSpec(m)
+	}
+	return strings.Join(shown, ", ")
+}
 
 // isTerminal reports whether w, or the writer it wraps (stderr is an
 // observe.RedactWriter), is a terminal.

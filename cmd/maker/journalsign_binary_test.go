@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,4 +121,32 @@ func TestBinaryJournalSignedByDefault(t *testing.T) {
 	got, err := os.ReadFile(v3)
 	require.NoError(t, err)
 	assert.Equal(t, old, got)
+}
+
+// asCrashed sets the chain head the state folder holds for the signed
+// journal at path to the one a crash at the file's end leaves: the head
+// recorded at its last checkpoint, or at its header (mdap records one
+// when a journal begins, at each checkpoint and when it is closed; see
+// docs/journal.md). A test that cuts a closed journal to stand for a
+// crash calls it; without it the cut is a rollback, and refused.
+func asCrashed(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(b), "\n")
+	var h struct{ Run string }
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &h))
+	require.Len(t, h.Run, 32, "a signed version 4 journal")
+	n := 1
+	for i, l := range lines {
+		if strings.HasSuffix(l, "\n") && strings.HasPrefix(l, `{"checkpoint":`) {
+			n = i + 1
+		}
+	}
+	l := strings.TrimSuffix(lines[n-1], "\n")
+	chain := l[len(l)-2-64 : len(l)-2]
+	head, err := json.Marshal(map[string]any{"lines": n, "chain": chain, "journal": path})
+	require.NoError(t, err)
+	heads := filepath.Join(os.Getenv(maker.StateDirEnv), "journal-heads")
+	require.NoError(t, os.WriteFile(filepath.Join(heads, h.Run+".json"), head, 0o600))
 }
