@@ -90,7 +90,14 @@ type journalHeader struct {
 	// Run is the journal's random run id (32 hex digits, from version
 	// 4): two journals never share one, and the chain head kept in the
 	// state folder is filed under it.
-	Run         string   `json:"run,omitempty"`
+	Run string `json:"run,omitempty"`
+	// Mdap is the version of mdap that began the journal (for people:
+	// Decisions is what a resume compares), Decisions its
+	// DecisionVersion, TaskVersion the task's own (TaskVersioner); from
+	// version 4.
+	Mdap        string   `json:"mdap,omitempty"`
+	Decisions   int      `json:"decisions,omitempty"`
+	TaskVersion string   `json:"task_version,omitempty"`
 	Fingerprint string   `json:"task"`
 	Settings    Settings `json:"settings"`
 	// Keyed is true when the chain is an HMAC (signed: the state
@@ -556,7 +563,7 @@ func (j *Journal) appendLine(b []byte) error {
 
 // check refuses a journal of another task or other settings, and a second
 // use. It changes nothing.
-func (j *Journal) check(fingerprint string, settings Settings) error {
+func (j *Journal) check(fingerprint, taskVersion string, settings Settings) error {
 	if j.used {
 		return fmt.Errorf("%w: %s", ErrJournalUsed, j.path())
 	}
@@ -567,6 +574,10 @@ func (j *Journal) check(fingerprint string, settings Settings) error {
 	if j.header.Fingerprint != fingerprint {
 		return fmt.Errorf("%w: %s was written for task %q, not %q; give the same task, or another journal file",
 			ErrJournalMismatch, j.path(), j.header.Fingerprint, fingerprint)
+	}
+	if diff := j.header.versionDiff(taskVersion); len(diff) > 0 {
+		return fmt.Errorf("%w: %s was begun under other rules (%s): this build could decide its next steps differently; finish it with the build and task that began it, or start a new run with another file",
+			ErrJournalMismatch, j.path(), joinDiff(diff))
 	}
 	if diff := j.header.Settings.Diff(settings); len(diff) > 0 {
 		return fmt.Errorf("%w: %s was written with other settings (%s); resume with the settings of the first run, or use another journal file",
@@ -589,7 +600,7 @@ func joinDiff(d []string) string {
 // begin makes the journal ready to append, once the replay found it sound:
 // a torn last line is cut, and a journal that never began (no whole
 // header) is started over with a header.
-func (j *Journal) begin(fingerprint string, settings Settings) error {
+func (j *Journal) begin(fingerprint, taskVersion string, settings Settings) error {
 	if j.header != nil {
 		return nil // the store cuts a torn tail on the first append
 	}
@@ -597,7 +608,8 @@ func (j *Journal) begin(fingerprint string, settings Settings) error {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
 	j.lines, j.chain = 0, newChain(j.key)
-	j.header = &journalHeader{Version: JournalVersion, Run: newRunID(), Fingerprint: fingerprint, Settings: settings, Keyed: j.key != nil}
+	j.header = &journalHeader{Version: JournalVersion, Run: newRunID(), Mdap: mdapVersion(), Decisions: DecisionVersion, TaskVersion: taskVersion,
+		Fingerprint: fingerprint, Settings: settings, Keyed: j.key != nil}
 	if err := j.writeLine(j.header); err != nil {
 		return err
 	}
