@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -149,4 +153,55 @@ func asCrashed(t *testing.T, path string) {
 	require.NoError(t, err)
 	heads := filepath.Join(os.Getenv(maker.StateDirEnv), "journal-heads")
 	require.NoError(t, os.WriteFile(filepath.Join(heads, h.Run+".json"), head, 0o600))
+}
+
+// TestBinaryJournalUnsignedSolveAndMCP: --journal-unsigned reaches the
+// journals of maker solve --state and of maker mcp's run_task (no signed
+// mark); by default they are signed; solve refuses it without a journal.
+func TestBinaryJournalUnsignedSolveAndMCP(t *testing.T) {
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(`{"id":"h3","hanoi":{"disks":3}}`+"\n"), 0o600))
+	header := func(path string) string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		h, _, _ := strings.Cut(string(b), "\n")
+		return h
+	}
+	onlyJournal := func(dir string) string {
+		t.Helper()
+		found, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		require.NoError(t, err)
+		require.Len(t, found, 1)
+		return found[0]
+	}
+	for _, unsigned := range []bool{false, true} {
+		dir := filepath.Join(root, fmt.Sprint(unsigned))
+		args := append([]string{"solve", tasks, "--out", filepath.Join(dir, "results.jsonl"), "--state", filepath.Join(dir, "state")}, simArgs...)
+		if unsigned {
+			args = append(args, "--journal-unsigned")
+		}
+		c := start(t, nil, args...)
+		require.Equal(t, 0, c.wait(t, time.Minute), c.stderr.String())
+		assert.Equal(t, !unsigned, strings.Contains(header(onlyJournal(filepath.Join(dir, "state"))), `"keyed":true`), "solve, unsigned %v", unsigned)
+
+		state := filepath.Join(dir, "mcp")
+		mcpArgs := []string{"mcp", "--root", root, "--state", state, "--log-level", "warn"}
+		if unsigned {
+			mcpArgs = append(mcpArgs, "--journal-unsigned")
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(root, "count.json"), countSpec(3), 0o600))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "unsigned-test"}, nil).Connect(ctx, &mcp.CommandTransport{Command: exec.Command(binary, mcpArgs...)}, nil)
+		require.NoError(t, err)
+		run := ok(t, callTool(t, ctx, cs, "run_task", map[string]any{"spec_path": "count.json", "journal": "count.jsonl"}, ""))
+		require.NoError(t, cs.Close())
+		cancel()
+		assert.Equal(t, true, run["done"], run["message"])
+		assert.Equal(t, !unsigned, strings.Contains(header(filepath.Join(state, "count.jsonl")), `"keyed":true`), "mcp, unsigned %v", unsigned)
+	}
+	c := start(t, nil, append([]string{"solve", tasks, "--out", filepath.Join(root, "r.jsonl"), "--journal-unsigned"}, simArgs...)...)
+	assert.Equal(t, 2, c.wait(t, time.Minute))
+	assert.Contains(t, c.stderr.String(), "--journal-unsigned applies to the tasks' journals")
 }
