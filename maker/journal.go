@@ -2,9 +2,11 @@ package maker
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/mdap-go/mdap/intent"
@@ -44,13 +46,22 @@ var (
 	ErrJournalUsed = errors.New("journal already used by a Solve; open it again with OpenJournal")
 )
 
-// JournalVersion is the version of the journal format this build writes
-// and reads. A journal of another version is refused with
-// ErrJournalVersion. Version 3 added the hash chain (journalchain.go);
-// a version 2 journal is refused, not migrated: an unchained journal
+// JournalVersion is the version of the journal format this build writes.
+// It reads it and version 3; a journal of another version is refused
+// with ErrJournalVersion. Version 3 added the hash chain
+// (journalchain.go), version 4 signing by default, a random run id in
+// the header and a chain head kept outside the journal (journalstate.go).
+// A version 2 journal is refused, not migrated: an unchained journal
 // cannot prove it was not edited, so chaining it now would vouch for
-// whatever it holds.
-const JournalVersion = 3
+// whatever it holds. A version 3 journal goes on in version 3: one
+// written with JournalKeyEnv's key resumes with that key set; one written
+// without a key (version 3's default) only with JournalUnsigned, as it
+// may have been rewritten by anyone.
+const JournalVersion = 4
+
+// journalVersion3 is the previous format: no run id, no chain head,
+// unkeyed unless JournalKeyEnv was set.
+const journalVersion3 = 3
 
 // Defaults of a Journal's tuning fields.
 const (
@@ -75,10 +86,22 @@ const MaxJournalLine = 16 << 20
 
 // journalHeader is the first line of a journal.
 type journalHeader struct {
-	Version     int      `json:"mdap_journal"`
+	Version int `json:"mdap_journal"`
+	// Run is the journal's random run id (32 hex digits, from version
+	// 4): two journals never share one, and the chain head kept in the
+	// state folder is filed under it.
+	Run string `json:"run,omitempty"`
+	// Mdap is the version of mdap that began the journal (for people:
+	// Decisions is what a resume compares), Decisions its
+	// DecisionVersion, TaskVersion the task's own (TaskVersioner); from
+	// version 4.
+	Mdap        string   `json:"mdap,omitempty"`
+	Decisions   int      `json:"decisions,omitempty"`
+	TaskVersion string   `json:"task_version,omitempty"`
 	Fingerprint string   `json:"task"`
 	Settings    Settings `json:"settings"`
-	// Keyed is true when the chain is an HMAC under JournalKeyEnv's key.
+	// Keyed is true when the chain is an HMAC (signed: the state
+	// folder's key or JournalKeyEnv's).
 	Keyed bool `json:"keyed,omitempty"`
 }
 
@@ -199,6 +222,14 @@ type Journal struct {
 	store JournalStore
 	key   []byte // the chain's HMAC key, or nil
 	chain *chain // the hash chain after the last stored line
+	state string // the state folder of chain heads (see journalTrust)
+	// head is the chain head recorded for this journal when it was
+	// opened, checked line by line as it is read; nil once checked.
+	head *chainHead
+	// noHead: the state folder has no head for this signed journal;
+	// refused unless the journal holds its header alone (a crash between
+	// the header's sync and its head's write).
+	noHead bool
 
 	header *journalHeader
 	// The lines to replay start at line replay (0-based; every one is
@@ -207,8 +238,12 @@ type Journal struct {
 	checkpoint    *checkpointRecord // the last one, if any
 	torn          int               // bytes of a torn last line, dropped
 
-	lineCap    int // the longest step line so far, to size the next one
-	used       bool
+	lineCap int // the longest step line so far, to size the next one
+	used    bool
+	// broken is set by a failed write, flush or sync: what the store
+	// holds is then unknown, and no chain head is recorded after it (the
+	// last one recorded stays, at or before what the store holds).
+	broken     bool
 	closed     bool
 	unsynced   int       // steps appended since the last write
 	written    time.Time // when the buffered lines were last written
@@ -240,10 +275,15 @@ type Journal struct {
 // NewJournal returns the journal kept in store, to start a run or resume
 // one. It reads every stored line once, computing checksums but decoding
 // only the header and the checkpoints, and verifies every line's link in
-// the hash chain (one SHA-256 per line); Solve then decodes and replays the
-// steps after the last checkpoint (or all of them, for a task that is not a
-// Snapshotter). Memory stays constant: no line is kept. The chain is keyed
-// by the key in JournalKeyEnv, if set (see NewJournalKey).
+// the hash chain (one HMAC-SHA256 per line); Solve then decodes and
+// replays the steps after the last checkpoint (or all of them, for a task
+// that is not a Snapshotter). Memory stays constant: no line is kept.
+//
+// Signing: by default the chain is an HMAC under the key in JournalKeyEnv,
+// if set, else under the state folder's key (StateDir; made on first use,
+// 0600 in a 0700 folder), and the journal's chain head is recorded in the
+// state folder when it begins, at each checkpoint and when it is closed.
+// JournalUnsigned opts out: a plain SHA-256 chain, no head.
 //
 // What it accepts: an empty store (a new run); a whole journal; one whose
 // last line was torn by a crash (dropped when Solve appends, see
@@ -252,31 +292,41 @@ type Journal struct {
 // ErrJournalVersion; ErrJournalCorrupt, naming the line, for a store that
 // is not a journal, a whole line that is not a journal record, a line over
 // MaxJournalLine, or a line that does not match the hash chain (a line was
-// changed, dropped, added or moved), naming the first such line;
-// ErrJournalKey for a key that does not fit. On an error the store is not
-// closed.
-func NewJournal(store JournalStore) (*Journal, error) {
-	key, err := journalKey()
+// changed, dropped, added or moved, or the key is not the one that signed
+// it), naming the first such line; ErrJournalKey for a signed journal
+// opened with JournalUnsigned, or an unsigned one opened without it;
+// ErrJournalRollback for a signed journal that holds fewer lines than its
+// recorded head, or other lines up to it (truncated, or an older copy put
+// back), or has no head in this state folder; ErrJournalState when the
+// state folder cannot be used. On an error the store is not closed.
+func NewJournal(store JournalStore, opts ...JournalOption) (*Journal, error) {
+	trust, err := resolveTrust(opts)
 	if err != nil {
 		return nil, err
 	}
-	return NewJournalKey(store, key)
+	return newJournal(store, trust)
 }
 
-// NewJournalKey is NewJournal with the chain's HMAC key given (nil or
-// empty: an unkeyed SHA-256 chain) instead of read from JournalKeyEnv.
-// A journal written with a key is refused without the same key (a wrong
-// key fails on line 1, ErrJournalCorrupt), and one written without a key
-// is refused with one (ErrJournalKey). Errors: as NewJournal's, and
-// ErrJournalKey for a key shorter than MinJournalKey.
+// NewJournalKey is NewJournal with the chain's HMAC key given instead of
+// found; nil or empty means unsigned (as JournalUnsigned). A signed
+// journal's head is kept in the state folder, as NewJournal's. Errors: as
+// NewJournal's, and ErrJournalKey for a key shorter than MinJournalKey.
 func NewJournalKey(store JournalStore, key []byte) (*Journal, error) {
 	if len(key) > 0 && len(key) < MinJournalKey {
 		return nil, fmt.Errorf("%w: the key holds %d bytes; use at least %d", ErrJournalKey, len(key), MinJournalKey)
 	}
+	dir, err := StateDir()
 	if len(key) == 0 {
-		key = nil
+		return newJournal(store, journalTrust{state: dir})
 	}
-	j := &Journal{store: store, key: key, chain: newChain(key)}
+	if err != nil {
+		return nil, err
+	}
+	return newJournal(store, journalTrust{key: key, state: dir})
+}
+
+func newJournal(store JournalStore, trust journalTrust) (*Journal, error) {
+	j := &Journal{store: store, key: trust.key, chain: newChain(trust.key), state: trust.state}
 	if err := j.load(); err != nil {
 		return nil, err
 	}
@@ -301,24 +351,33 @@ func (j *Journal) load() error {
 			if !bytes.HasPrefix(line, headerPrefix) || json.Unmarshal(line, &h) != nil || h.Version == 0 {
 				return fmt.Errorf("%w: %s is not a journal (line 1 is not a journal header); name a journal written by --journal", ErrJournalCorrupt, j.path())
 			}
-			if h.Version != JournalVersion {
-				return fmt.Errorf("%w: %s is journal version %d, this build reads version %d; finish it with the build that wrote it",
-					ErrJournalVersion, j.path(), h.Version, JournalVersion)
+			if h.Version != JournalVersion && h.Version != journalVersion3 {
+				return fmt.Errorf("%w: %s is journal version %d, this build reads versions %d and %d; finish it with the build that wrote it",
+					ErrJournalVersion, j.path(), h.Version, journalVersion3, JournalVersion)
 			}
-			if err := j.checkKey(h.Keyed); err != nil {
+			if h.Version == JournalVersion && !runIDPattern.MatchString(h.Run) {
+				return j.corrupt(lineNo, "is a header without a run id")
+			}
+			if err := j.checkKey(&h); err != nil {
 				return err
 			}
 			if _, err := j.chain.verify(line); err != nil {
 				if h.Keyed {
-					return j.corrupt(lineNo, "%v (or the key in %s is not the one that wrote it)", err, JournalKeyEnv)
+					return j.corrupt(lineNo, "%v (or the key is not the one that signed it: the key of the state folder %s, or of %s when set)", err, j.state, JournalKeyEnv)
 				}
 				return j.corrupt(lineNo, "%v", err)
+			}
+			if err := j.loadHead(&h); err != nil {
+				return err
 			}
 			j.header = &h
 			j.replay = n + 1
 		} else {
 			if _, err := j.chain.verify(line); err != nil {
 				return j.corrupt(lineNo, "%v", err)
+			}
+			if err := j.checkHead(lineNo); err != nil {
+				return err
 			}
 			switch {
 			case bytes.HasPrefix(line, checkpointPrefix):
@@ -339,10 +398,19 @@ func (j *Journal) load() error {
 		return nil
 	})
 	if err != nil {
-		if errors.Is(err, ErrJournalCorrupt) || errors.Is(err, ErrJournalVersion) {
+		if errors.Is(err, ErrJournalCorrupt) || errors.Is(err, ErrJournalVersion) || errors.Is(err, ErrJournalKey) ||
+			errors.Is(err, ErrJournalRollback) || errors.Is(err, ErrJournalState) {
 			return err
 		}
 		return fmt.Errorf("%w: %s: %w", ErrJournalCorrupt, j.path(), err)
+	}
+	if j.noHead && j.lines > 1 {
+		return fmt.Errorf("%w: the state folder %s has no record of %s (run %s): it was not written with this state folder, or its record was removed; resume it with the state folder that wrote it (%s), or start a new run with another file",
+			ErrJournalRollback, j.state, j.path(), j.header.Run, StateDirEnv)
+	}
+	if h := j.head; h != nil {
+		return fmt.Errorf("%w: %s holds %d whole lines, but it held %d when it was last checkpointed or closed (%s): it was truncated, or an older copy was put back; restore the newer copy, or start a new run with another file",
+			ErrJournalRollback, j.path(), j.lines, h.Lines, headPath(j.state, j.header.Run))
 	}
 	if torn := j.store.Torn(); len(torn) > 0 {
 		if j.header == nil && !bytes.HasPrefix(headerPrefix, torn) && !bytes.HasPrefix(torn, headerPrefix) {
@@ -353,17 +421,70 @@ func (j *Journal) load() error {
 	return nil
 }
 
-// checkKey refuses a journal whose keying differs from this Journal's.
-func (j *Journal) checkKey(keyed bool) error {
+// checkKey refuses a journal whose signing differs from this Journal's.
+func (j *Journal) checkKey(h *journalHeader) error {
 	switch {
-	case keyed && j.key == nil:
-		return fmt.Errorf("%w: %s was written with a key (an HMAC chain); set %s to that key to resume it",
-			ErrJournalKey, j.path(), JournalKeyEnv)
-	case !keyed && j.key != nil:
-		return fmt.Errorf("%w: %s was written without a key, and %s is set: a keyed run never resumes an unkeyed journal (anyone could have rewritten it); unset %s to resume it, or start a new journal",
-			ErrJournalKey, j.path(), JournalKeyEnv, JournalKeyEnv)
+	case h.Keyed && j.key == nil:
+		return fmt.Errorf("%w: %s is signed; resume it without --journal-unsigned (JournalUnsigned), with the state folder (%s) or %s that holds its key",
+			ErrJournalKey, j.path(), StateDirEnv, JournalKeyEnv)
+	case !h.Keyed && j.key != nil && h.Version == journalVersion3:
+		return fmt.Errorf("%w: %s was written by an earlier mdap (journal version 3) without a key: anyone could have rewritten it, so it is not resumed by default; if you trust the file, resume it with --journal-unsigned (JournalUnsigned), else start a new run with another file",
+			ErrJournalKey, j.path())
+	case !h.Keyed && j.key != nil:
+		return fmt.Errorf("%w: %s is unsigned (written with --journal-unsigned): anyone could have rewritten it, so it is resumed only with --journal-unsigned (JournalUnsigned); or start a new, signed run with another file",
+			ErrJournalKey, j.path())
 	}
 	return nil
+}
+
+// loadHead reads the chain head the state folder holds for a signed
+// version-4 journal, to be checked as its lines are read. An unsigned
+// journal whose run the state folder records is a signed one rewritten
+// unsigned, and refused.
+func (j *Journal) loadHead(h *journalHeader) error {
+	if j.state == "" || h.Version != JournalVersion {
+		return nil
+	}
+	head, err := loadHead(j.state, h.Run)
+	if !h.Keyed {
+		if err == nil {
+			return fmt.Errorf("%w: %s says it is unsigned, but its run %s was signed when it was written (the state folder %s records it): it was rewritten; restore the signed copy, or start a new run with another file",
+				ErrJournalRollback, j.path(), h.Run, j.state)
+		}
+		return nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		j.noHead = true // refused after the header (load), unless it is alone
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	j.head = head
+	return j.checkHead(1)
+}
+
+// checkHead compares line lineNo's chain value with the recorded head's
+// when it is the head's line.
+func (j *Journal) checkHead(lineNo int) error {
+	if j.head == nil || lineNo != j.head.Lines {
+		return nil
+	}
+	if hex.EncodeToString(j.chain.prev[:]) != j.head.Chain {
+		return fmt.Errorf("%w: %s:%d is not the line recorded when the journal was last checkpointed or closed: the journal was replaced by another copy; restore the newer copy, or start a new run with another file",
+			ErrJournalRollback, j.path(), lineNo)
+	}
+	j.head = nil
+	return nil
+}
+
+// recordHead keeps the journal's chain head in the state folder, once its
+// lines are synced: a signed version-4 journal only.
+func (j *Journal) recordHead() error {
+	if j.broken || j.key == nil || j.state == "" || j.header == nil || j.header.Version != JournalVersion || j.lines == 0 {
+		return nil
+	}
+	return saveHead(j.state, j.header.Run, chainHead{Lines: j.lines, Chain: hex.EncodeToString(j.chain.prev[:]), Journal: j.path()})
 }
 
 // TornBytes returns the size of the torn last line OpenJournal found (a
@@ -435,6 +556,7 @@ type copyingStore interface {
 // it.
 func (j *Journal) appendLine(b []byte) error {
 	if err := j.store.Append(j.chain.seal(b)); err != nil {
+		j.broken = true
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
 	j.lines++
@@ -443,7 +565,7 @@ func (j *Journal) appendLine(b []byte) error {
 
 // check refuses a journal of another task or other settings, and a second
 // use. It changes nothing.
-func (j *Journal) check(fingerprint string, settings Settings) error {
+func (j *Journal) check(fingerprint, taskVersion string, settings Settings) error {
 	if j.used {
 		return fmt.Errorf("%w: %s", ErrJournalUsed, j.path())
 	}
@@ -454,6 +576,10 @@ func (j *Journal) check(fingerprint string, settings Settings) error {
 	if j.header.Fingerprint != fingerprint {
 		return fmt.Errorf("%w: %s was written for task %q, not %q; give the same task, or another journal file",
 			ErrJournalMismatch, j.path(), j.header.Fingerprint, fingerprint)
+	}
+	if diff := j.header.versionDiff(taskVersion); len(diff) > 0 {
+		return fmt.Errorf("%w: %s was begun under other rules (%s): this build could decide its next steps differently; finish it with the build and task that began it, or start a new run with another file",
+			ErrJournalMismatch, j.path(), joinDiff(diff))
 	}
 	if diff := j.header.Settings.Diff(settings); len(diff) > 0 {
 		return fmt.Errorf("%w: %s was written with other settings (%s); resume with the settings of the first run, or use another journal file",
@@ -476,7 +602,7 @@ func joinDiff(d []string) string {
 // begin makes the journal ready to append, once the replay found it sound:
 // a torn last line is cut, and a journal that never began (no whole
 // header) is started over with a header.
-func (j *Journal) begin(fingerprint string, settings Settings) error {
+func (j *Journal) begin(fingerprint, taskVersion string, settings Settings) error {
 	if j.header != nil {
 		return nil // the store cuts a torn tail on the first append
 	}
@@ -484,11 +610,12 @@ func (j *Journal) begin(fingerprint string, settings Settings) error {
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
 	j.lines, j.chain = 0, newChain(j.key)
-	j.header = &journalHeader{Version: JournalVersion, Fingerprint: fingerprint, Settings: settings, Keyed: j.key != nil}
+	j.header = &journalHeader{Version: JournalVersion, Run: newRunID(), Mdap: mdapVersion(), Decisions: DecisionVersion, TaskVersion: taskVersion,
+		Fingerprint: fingerprint, Settings: settings, Keyed: j.key != nil}
 	if err := j.writeLine(j.header); err != nil {
 		return err
 	}
-	return j.Flush()
+	return j.syncHead()
 }
 
 // step appends a decided step's record to the buffer, and writes the
@@ -514,6 +641,7 @@ func (j *Journal) step(rec *StepRecord) error {
 	j.synced = j.written
 	if bg, ok := j.store.(backgroundSyncer); ok {
 		if err := bg.SyncBackground(); err != nil {
+			j.broken = true
 			return fmt.Errorf("journal %s: sync: %w", j.path(), err)
 		}
 		return nil
@@ -541,7 +669,22 @@ func (j *Journal) writeCheckpoint(next int, state json.RawMessage, last *intent.
 	if err := j.writeLine(checkpointRecord{Next: next, State: state, Last: last, Total: total}); err != nil {
 		return err
 	}
-	return j.Flush()
+	return j.syncHead()
+}
+
+// syncHead writes and syncs the lines, then records the chain head of a
+// signed journal; an unsigned one is only written (Flush).
+func (j *Journal) syncHead() error {
+	if err := j.Flush(); err != nil {
+		return err
+	}
+	if j.key == nil {
+		return nil
+	}
+	if err := j.sync(); err != nil {
+		return err
+	}
+	return j.recordHead()
 }
 
 func cmpOr[T int | time.Duration](v, def T) T {
@@ -554,6 +697,7 @@ func cmpOr[T int | time.Duration](v, def T) T {
 func (j *Journal) sync() error {
 	j.unsynced = 0
 	if err := j.store.Sync(); err != nil {
+		j.broken = true
 		return fmt.Errorf("journal %s: sync: %w", j.path(), err)
 	}
 	return nil
@@ -579,17 +723,23 @@ func (j *Journal) pending(rec StepRecord) error {
 func (j *Journal) Flush() error {
 	j.written, j.sideEffect, j.unsynced = time.Now(), false, 0
 	if err := j.store.Flush(); err != nil {
+		j.broken = true
 		return fmt.Errorf("journal %s: %w", j.path(), err)
 	}
 	return nil
 }
 
-// Close flushes, syncs and closes the store, which releases its lock. It
-// is safe to call more than once.
+// Close flushes, syncs and closes the store, which releases its lock; a
+// signed journal's chain head is then recorded in the state folder (see
+// NewJournal). It is safe to call more than once.
 func (j *Journal) Close() error {
 	if j.closed {
 		return nil
 	}
 	j.closed = true
-	return errors.Join(j.store.Sync(), j.store.Close())
+	err := j.store.Sync()
+	if err == nil {
+		err = j.recordHead()
+	}
+	return errors.Join(err, j.store.Close())
 }

@@ -132,7 +132,7 @@ func BenchmarkJournalStep(b *testing.B) {
 				if e := os.Getenv("MDAP_BENCH_EVERY"); e != "" {
 					j.SyncEvery, _ = strconv.Atoi(e)
 				}
-				if err := j.begin("hanoi:N=13", Settings{K: 3}); err != nil {
+				if err := j.begin("hanoi:N=13", "", Settings{K: 3}); err != nil {
 					b.Fatal(err)
 				}
 			}

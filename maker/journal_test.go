@@ -48,14 +48,14 @@ func (c *snapCounter) Restore(b json.RawMessage) error {
 
 // journalRun solves a counter to target with a journal at path, stopping
 // after stopAt steps (0: never), and returns the report and the error.
-func journalRun(t *testing.T, path string, task Task, stopAt int, tune func(*Journal), resume bool) (Report, error) {
+func journalRun(t *testing.T, path string, task Task, stopAt int, tune func(*Journal), resume bool, opts ...JournalOption) (Report, error) {
 	t.Helper()
 	var j *Journal
 	var err error
 	if resume {
-		j, err = OpenJournal(path)
+		j, err = OpenJournal(path, opts...)
 	} else {
-		j, err = CreateJournal(path)
+		j, err = CreateJournal(path, opts...)
 	}
 	require.NoError(t, err)
 	if tune != nil {
@@ -169,14 +169,14 @@ func journalStepTimes(t *testing.T, path string) (steps int, total time.Duration
 
 func TestTornHeaderStartsOver(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	require.NoError(t, os.WriteFile(path, []byte(`{"mdap_journal":3,"task":"coun`), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(`{"mdap_journal":4,"run":"0123`), 0o644))
 	for range 2 { // the second resume must find a sound journal
 		task := &counter{target: 5}
 		_, err := journalRun(t, path, task, 0, nil, true)
 		require.NoError(t, err)
 		assert.Equal(t, 5, task.n)
 		assert.Equal(t, 5, countSteps(t, path))
-		assert.True(t, bytes.HasPrefix(mustRead(t, path), []byte(`{"mdap_journal":3,"task":"counter:5"`)), "one header, at the start")
+		assert.Regexp(t, `^\{"mdap_journal":4,"run":"[0-9a-f]{32}",[^\n]*"task":"counter:5"[^\n]*\n\{"step":0,`, string(mustRead(t, path)), "one header, at the start")
 	}
 	// An empty file is a run that never began, too.
 	require.NoError(t, os.WriteFile(path, nil, 0o644))
@@ -189,19 +189,19 @@ func TestJournalVersionRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	_, err := journalRun(t, path, &counter{target: 3}, 0, nil, false)
 	require.NoError(t, err)
-	old := bytes.Replace(mustRead(t, path), []byte(`{"mdap_journal":3`), []byte(`{"mdap_journal":1`), 1)
+	old := bytes.Replace(mustRead(t, path), []byte(fmt.Sprintf(`{"mdap_journal":%d`, JournalVersion)), []byte(`{"mdap_journal":1`), 1)
 	require.NoError(t, os.WriteFile(path, old, 0o644))
 	_, err = OpenJournal(path)
 	require.ErrorIs(t, err, ErrJournalVersion)
 	assert.Contains(t, err.Error(), "version 1")
-	assert.Contains(t, err.Error(), "version 3")
+	assert.Contains(t, err.Error(), fmt.Sprintf("versions 3 and %d", JournalVersion))
 	assert.Equal(t, old, mustRead(t, path))
 }
 
 // finished writes a whole 6-step journal and returns its lines.
-func finished(t *testing.T, path string, every int) []string {
+func finished(t *testing.T, path string, every int, opts ...JournalOption) []string {
 	t.Helper()
-	_, err := journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, func(j *Journal) { j.CheckpointEvery = every }, false)
+	_, err := journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, func(j *Journal) { j.CheckpointEvery = every }, false, opts...)
 	require.NoError(t, err)
 	return strings.SplitAfter(string(mustRead(t, path)), "\n")
 }
@@ -231,6 +231,9 @@ func TestJournalCorruptionOutcomes(t *testing.T) {
 		require.True(t, strings.HasPrefix(lines[4], `{"checkpoint":3`))
 		content := c.edit(append([]string(nil), lines...))
 		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		if c.line == 0 {
+			asCrashed(t, path) // a torn line is a crash's, never a closed journal's
+		}
 
 		task := &snapCounter{counter: counter{target: 6}}
 		j, err := OpenJournal(path)
@@ -254,6 +257,7 @@ func TestTornBytesReported(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	lines := finished(t, path, -1)
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:4], "")+`{"step":3,"wi`), 0o644))
+	asCrashed(t, path)
 	j, err := OpenJournal(path)
 	require.NoError(t, err)
 	defer j.Close()
@@ -367,6 +371,7 @@ func TestRerunPendingRunsTheJournaledCall(t *testing.T) {
 	require.Positive(t, pending)
 	end := pending + bytes.IndexByte(b[pending:], '\n') + 1
 	require.NoError(t, os.WriteFile(path, b[:end], 0o644))
+	asCrashed(t, path)
 
 	// The model now proposes another call at step 2: the rerun must not
 	// vote again, but run the call that was decided.
@@ -558,4 +563,29 @@ func TestJournalLineOverTheLimitIsRefused(t *testing.T) {
 	_, err := OpenJournal(path)
 	require.ErrorIs(t, err, ErrJournalCorrupt)
 	assert.Contains(t, err.Error(), "longer than")
+}
+
+// asCrashed sets the chain head the state folder holds for the signed
+// journal at path to the one a crash at the file's end leaves: the head
+// recorded at its last checkpoint, or at its header (heads are recorded
+// when a journal begins, at each checkpoint and when it is closed). A
+// test that cuts a closed journal to stand for a crash calls it; without
+// it the cut is a rollback, and refused.
+func asCrashed(t *testing.T, path string) {
+	t.Helper()
+	lines := bytes.SplitAfter(mustRead(t, path), []byte("\n"))
+	var h journalHeader
+	require.NoError(t, json.Unmarshal(unseal(bytes.TrimSuffix(lines[0], []byte("\n"))), &h))
+	require.Regexp(t, runIDPattern, h.Run, "a signed version-4 journal")
+	n := 1
+	for i, l := range lines {
+		if bytes.HasSuffix(l, []byte("\n")) && bytes.HasPrefix(l, checkpointPrefix) {
+			n = i + 1
+		}
+	}
+	l := bytes.TrimSuffix(lines[n-1], []byte("\n"))
+	chain := string(l[len(l)-2-2*32 : len(l)-2])
+	state, err := StateDir()
+	require.NoError(t, err)
+	require.NoError(t, saveHead(state, h.Run, chainHead{Lines: n, Chain: chain, Journal: path}))
 }

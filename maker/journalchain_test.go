@@ -18,10 +18,10 @@ import (
 
 // chainOutcome resumes the journal at path with a 6-step snapCounter and
 // returns the report, the task and the error.
-func chainOutcome(t *testing.T, path string) (Report, *snapCounter, error) {
+func chainOutcome(t *testing.T, path string, opts ...JournalOption) (Report, *snapCounter, error) {
 	t.Helper()
 	task := &snapCounter{counter: counter{target: 6}}
-	j, err := OpenJournal(path)
+	j, err := OpenJournal(path, opts...)
 	if err != nil {
 		return Report{}, task, err
 	}
@@ -68,7 +68,7 @@ func TestJournalEditTable(t *testing.T) {
 	cases := []struct {
 		name string
 		edit func(l []string) string
-		line int // the first bad line (from 1); 0: the original result
+		line int // the first bad line (from 1); 0: the original result; -1: a rollback
 	}{
 		{"a winner changed", sub(2, `"next":2`, `"next":9`), 3},
 		{"a winner changed after the checkpoint", sub(7, `"next":6`, `"next":7`), 8},
@@ -99,8 +99,10 @@ func TestJournalEditTable(t *testing.T) {
 			l[3] = l[3][:i] + "}\n"
 			return strings.Join(l, "")
 		}, 4},
-		{"the last line dropped (decided again)", func(l []string) string { return strings.Join(l[:7], "") }, 0},
-		{"the last line torn (decided again)", func(l []string) string { return strings.Join(l[:7], "") + l[7][:40] }, 0},
+		{"the last line dropped", func(l []string) string { return strings.Join(l[:7], "") }, -1},
+		{"the last line torn", func(l []string) string { return strings.Join(l[:7], "") + l[7][:40] }, -1},
+		{"cut back to the checkpoint", func(l []string) string { return strings.Join(l[:5], "") }, -1},
+		{"cut back to the header", func(l []string) string { return l[0] }, -1},
 	}
 	for _, c := range cases {
 		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
@@ -110,6 +112,12 @@ func TestJournalEditTable(t *testing.T) {
 		if c.line == 0 {
 			require.NoError(t, err, c.name)
 			sameResult(t, want, rep, task, c.name)
+			continue
+		}
+		if c.line < 0 {
+			require.ErrorIs(t, err, ErrJournalRollback, c.name)
+			assert.Contains(t, err.Error(), "truncated, or an older copy was put back", c.name)
+			assert.Equal(t, content, string(mustRead(t, path)), "%s: a refused journal is left as it was", c.name)
 			continue
 		}
 		require.ErrorIs(t, err, ErrJournalCorrupt, c.name)
@@ -143,7 +151,7 @@ func TestJournalEveryByteFlipRefusedOrHarmless(t *testing.T) {
 			if err != nil {
 				refused++
 				msg := fmt.Sprintf("byte %d ^ %#x: %v", i, bit, err)
-				require.True(t, errors.Is(err, ErrJournalCorrupt) || errors.Is(err, ErrJournalVersion) || errors.Is(err, ErrJournalKey), msg)
+				require.True(t, errors.Is(err, ErrJournalCorrupt) || errors.Is(err, ErrJournalVersion) || errors.Is(err, ErrJournalKey) || errors.Is(err, ErrJournalRollback), msg)
 				if errors.Is(err, ErrJournalCorrupt) {
 					require.Regexp(t, lineRef, err.Error(), msg)
 				}
@@ -195,12 +203,12 @@ func TestJournalKeyedChain(t *testing.T) {
 	assert.Contains(t, err.Error(), path+":1 ")
 	assert.Contains(t, err.Error(), JournalKeyEnv)
 
-	// Forged as an unkeyed journal: refused while the key is set.
+	// Forged as an unsigned journal: refused without the opt-out.
 	forged[0] = strings.Replace(forged[0], `,"keyed":true`, ``, 1)
 	require.NoError(t, os.WriteFile(path, []byte(reseal(t, forged, nil)), 0o644))
 	_, _, err = chainOutcome(t, path)
 	require.ErrorIs(t, err, ErrJournalKey)
-	assert.Contains(t, err.Error(), "without a key")
+	assert.Contains(t, err.Error(), "is unsigned")
 
 	// Forged with the right key: the chain cannot tell (the key is the
 	// secret), but a one-byte edit without resealing is refused.
@@ -211,16 +219,19 @@ func TestJournalKeyedChain(t *testing.T) {
 	require.ErrorIs(t, err, ErrJournalCorrupt)
 	assert.Contains(t, err.Error(), path+":7 ")
 
-	// The original resumes with the key, and is refused without it or
-	// with a wrong one.
+	// The original resumes with the key, and is refused with the state
+	// folder's key, with a wrong one, or unsigned.
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(orig, "")), 0o644))
 	rep, task, err := chainOutcome(t, path)
 	require.NoError(t, err)
 	sameResult(t, want, rep, task, "the same key")
+	_, _, err = chainOutcome(t, path, JournalUnsigned())
+	require.ErrorIs(t, err, ErrJournalKey)
+	assert.Contains(t, err.Error(), "without --journal-unsigned")
 	t.Setenv(JournalKeyEnv, "")
 	_, _, err = chainOutcome(t, path)
-	require.ErrorIs(t, err, ErrJournalKey)
-	assert.Contains(t, err.Error(), "set "+JournalKeyEnv)
+	require.ErrorIs(t, err, ErrJournalCorrupt)
+	assert.Contains(t, err.Error(), path+":1 ")
 	t.Setenv(JournalKeyEnv, "fedcba9876543210fedcba9876543210")
 	_, _, err = chainOutcome(t, path)
 	require.ErrorIs(t, err, ErrJournalCorrupt)
@@ -234,19 +245,27 @@ func TestJournalKeyedChain(t *testing.T) {
 	require.ErrorIs(t, err, ErrJournalKey)
 }
 
-// TestUnkeyedJournalRefusedWithAKey: a journal written without a key is
-// not resumed while MDAP_JOURNAL_KEY is set (a forger could have written
-// it), and is resumed once the key is unset.
-func TestUnkeyedJournalRefusedWithAKey(t *testing.T) {
+// TestUnsignedJournalOnlyWithTheOptOut: a journal written with
+// JournalUnsigned (--journal-unsigned) has a plain SHA-256 chain and no
+// recorded head; it is refused without the opt-out (a forger could have
+// written it), also with MDAP_JOURNAL_KEY set, and resumed with it, even
+// truncated (nothing records its length).
+func TestUnsignedJournalOnlyWithTheOptOut(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
-	lines := finished(t, path, 3)
+	lines := finished(t, path, 3, JournalUnsigned())
 	require.NotContains(t, lines[0], `"keyed"`)
-	t.Setenv(JournalKeyEnv, "0123456789abcdef0123456789abcdef")
 	_, _, err := chainOutcome(t, path)
 	require.ErrorIs(t, err, ErrJournalKey)
-	t.Setenv(JournalKeyEnv, "")
+	assert.Contains(t, err.Error(), "resumed only with --journal-unsigned")
+	t.Setenv(JournalKeyEnv, "0123456789abcdef0123456789abcdef")
 	_, _, err = chainOutcome(t, path)
+	require.ErrorIs(t, err, ErrJournalKey)
+	t.Setenv(JournalKeyEnv, "")
+	_, _, err = chainOutcome(t, path, JournalUnsigned())
 	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:5], "")), 0o644))
+	_, _, err = chainOutcome(t, path, JournalUnsigned())
+	require.NoError(t, err, "an unsigned journal cannot tell a truncation from a crash")
 }
 
 // TestOldJournalVersionRefusedClearly: a version 2 journal (before the

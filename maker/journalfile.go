@@ -49,14 +49,20 @@ const fileBuffer = 256 << 10
 // CreateJournal creates a new journal at path and locks it. It refuses,
 // wrapping ErrJournalExists, to overwrite anything that exists: no run's
 // record is ever lost to a typo. Errors: ErrJournalExists, ErrJournalPath
-// (the folder does not exist or is not writable, or the path is empty),
-// ErrJournalLocked, ErrJournalKey (see JournalKeyEnv).
-func CreateJournal(path string) (*Journal, error) {
+// (the folder does not exist or is not writable, the path is empty, or
+// it is in the state folder, beside the key), ErrJournalLocked,
+// ErrJournalKey (see JournalKeyEnv), ErrJournalState. The file is made
+// 0600: only its owner reads a run's prompts and answers. It is signed
+// unless JournalUnsigned is given (see NewJournal).
+func CreateJournal(path string, opts ...JournalOption) (*Journal, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: the path is empty", ErrJournalPath)
 	}
-	key, err := journalKey() // before the file is made: a bad key writes nothing
+	trust, err := resolveTrust(opts) // before the file is made: a bad key writes nothing
 	if err != nil {
+		return nil, err
+	}
+	if err := besideKey(path, trust); err != nil {
 		return nil, err
 	}
 	if fi, err := os.Lstat(path); err == nil {
@@ -65,7 +71,7 @@ func CreateJournal(path string) (*Journal, error) {
 		}
 		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrJournalExists, path)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrJournalExists, path)
 	}
@@ -76,14 +82,15 @@ func CreateJournal(path string) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
-	return NewJournalKey(&fileStore{f: f, w: bufio.NewWriterSize(f, fileBuffer), path: path}, key)
+	return newJournal(&fileStore{f: f, w: bufio.NewWriterSize(f, fileBuffer), path: path}, trust)
 }
 
 // OpenJournal opens an existing journal file to resume its run, and locks
 // it; see NewJournal for what it reads and refuses. Errors also include
 // ErrJournalPath for a path that is not a writable regular file (a FIFO is
-// refused, not waited on) and ErrJournalLocked.
-func OpenJournal(path string) (*Journal, error) {
+// refused, not waited on) and ErrJournalLocked. Give JournalUnsigned to
+// resume a journal written with it.
+func OpenJournal(path string, opts ...JournalOption) (*Journal, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: the path is empty", ErrJournalPath)
 	}
@@ -106,7 +113,7 @@ func OpenJournal(path string) (*Journal, error) {
 		return nil, err
 	}
 	s := &fileStore{f: f, w: bufio.NewWriterSize(f, fileBuffer), path: path}
-	j, err := NewJournal(s)
+	j, err := NewJournal(s, opts...)
 	if err != nil {
 		f.Close()
 		return nil, err

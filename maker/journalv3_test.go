@@ -20,7 +20,10 @@ const v3FixtureKey = "v3 fixture key, not a secret"
 
 // TestVersion3JournalResumes: journals written by an earlier build in
 // format version 3 are read and resumed by this one, and end with the
-// uninterrupted run's result. testdata/v3-hanoi6.jsonl and
+// uninterrupted run's result: one keyed with MDAP_JOURNAL_KEY with that
+// key, one without a key (version 3's default) only with JournalUnsigned
+// (--journal-unsigned); without it, it is refused with a message that
+// says how to go on (TestVersion3UnkeyedRefusedByDefault). testdata/v3-hanoi6.jsonl and
 // v3-hanoi6-keyed.jsonl (the latter under v3FixtureKey) were written by
 // main at 439dc2a: 6-disk Hanoi on the sim (seed 1), k 3, a checkpoint
 // every 16 steps, stopped after 40 of its 63 steps (MaxSteps): a header,
@@ -49,6 +52,10 @@ func TestVersion3JournalResumes(t *testing.T) {
 		{"v3-hanoi6.jsonl", "", `{"step":40,"k":3,"winner":{"val`},
 		{"v3-hanoi6-keyed.jsonl", v3FixtureKey, `{"st`},
 	} {
+		var opts []maker.JournalOption
+		if c.key == "" {
+			opts = append(opts, maker.JournalUnsigned())
+		}
 		name := c.file + "+" + c.torn
 		b, err := os.ReadFile(filepath.Join("testdata", c.file))
 		require.NoError(t, err)
@@ -56,7 +63,7 @@ func TestVersion3JournalResumes(t *testing.T) {
 		path := filepath.Join(t.TempDir(), c.file)
 		require.NoError(t, os.WriteFile(path, append(b, c.torn...), 0o644))
 		t.Setenv(maker.JournalKeyEnv, c.key)
-		j, err := maker.OpenJournal(path)
+		j, err := maker.OpenJournal(path, opts...)
 		require.NoError(t, err, name)
 		assert.Equal(t, len(c.torn), j.TornBytes(), name)
 		got, task, err := solve(j)
@@ -72,12 +79,41 @@ func TestVersion3JournalResumes(t *testing.T) {
 		assert.Equal(t, want.Usage.OutputTokens, got.Usage.OutputTokens, name)
 
 		// The resumed file is whole: it opens again, and is done.
-		j, err = maker.OpenJournal(path)
+		j, err = maker.OpenJournal(path, opts...)
 		require.NoError(t, err, name)
 		again, task, err := solve(j)
 		require.NoError(t, err, name)
 		require.NoError(t, j.Close())
 		assert.True(t, again.Done && task.Solved(), name)
 		assert.Equal(t, want.Steps, again.Resumed, name)
+	}
+}
+
+// TestVersion3UnkeyedRefusedByDefault: a version 3 journal written
+// without a key (that version's default) is refused by default, changing
+// nothing, with a message naming the version and the two ways on
+// (--journal-unsigned, or a new run); the keyed one is refused without
+// its key.
+func TestVersion3UnkeyedRefusedByDefault(t *testing.T) {
+	t.Setenv(maker.JournalKeyEnv, "")
+	for _, file := range []string{"v3-hanoi6.jsonl", "v3-hanoi6-keyed.jsonl"} {
+		b, err := os.ReadFile(filepath.Join("testdata", file))
+		require.NoError(t, err)
+		path := filepath.Join(t.TempDir(), file)
+		require.NoError(t, os.WriteFile(path, b, 0o600))
+		_, err = maker.OpenJournal(path)
+		require.Error(t, err, file)
+		if file == "v3-hanoi6.jsonl" {
+			require.ErrorIs(t, err, maker.ErrJournalKey)
+			assert.Contains(t, err.Error(), "journal version 3")
+			assert.Contains(t, err.Error(), "--journal-unsigned")
+			assert.Contains(t, err.Error(), "start a new run")
+		} else {
+			require.ErrorIs(t, err, maker.ErrJournalCorrupt)
+			assert.Contains(t, err.Error(), maker.JournalKeyEnv)
+		}
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, b, got, "a refused journal is left as it was")
 	}
 }

@@ -239,7 +239,7 @@ func TestCheckpointWrittenBeforeTheNextStep(t *testing.T) {
 func TestUnkeyedChainIsPlainSHA256(t *testing.T) {
 	t.Setenv(JournalKeyEnv, "")
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	_, err := journalRun(t, path, &counter{target: 1}, 0, nil, false)
+	_, err := journalRun(t, path, &counter{target: 1}, 0, nil, false, JournalUnsigned())
 	require.NoError(t, err)
 	header, _, ok := strings.Cut(string(mustRead(t, path)), "\n")
 	require.True(t, ok)
@@ -255,7 +255,7 @@ func TestUnkeyedChainIsPlainSHA256(t *testing.T) {
 // without a chain field (journalchain.go:92, the body's length check).
 func TestJournalOneByteBodyIsJudgedOnItsChain(t *testing.T) {
 	c := newChain(nil)
-	header := c.seal([]byte(fmt.Sprintf(`{"mdap_journal":%d,"task":"t","settings":{}}`, JournalVersion)))
+	header := c.seal([]byte(fmt.Sprintf(`{"mdap_journal":%d,"run":"%032d","task":"t","settings":{}}`, JournalVersion, 7)))
 	odd := c.seal([]byte(`{}`))
 	require.Len(t, odd, 1+chainSuffixLen)
 	_, err := NewJournalKey(&memStore{lines: [][]byte{header, odd}}, nil)
@@ -503,6 +503,7 @@ func TestLongTornTailIsCut(t *testing.T) {
 	require.Greater(t, len(lines), 5)
 	tail := `{"step":3,` + strings.Repeat("x", 1<<16)
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:4], "")+tail), 0o644))
+	asCrashed(t, path)
 	rep, err := journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, nil, true)
 	require.NoError(t, err)
 	require.True(t, rep.Done)

@@ -277,7 +277,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 				err = cerr
 			}
 		}()
-		if err := j.check(task.Fingerprint(), settings); err != nil {
+		if err := j.check(task.Fingerprint(), taskVersion(task), settings); err != nil {
 			return rep, err
 		}
 		pending, err := run.replay()
@@ -288,7 +288,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		if s.Budget != nil {
 			s.Budget.Credit(s.spentIn(&rep, ms))
 		}
-		if err := j.begin(task.Fingerprint(), settings); err != nil {
+		if err := j.begin(task.Fingerprint(), taskVersion(task), settings); err != nil {
 			return rep, err
 		}
 		if pending != nil {

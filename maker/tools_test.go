@@ -88,6 +88,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	require.Positive(t, pending, "a side-effect call is journaled as pending before it runs")
 	end := pending + bytes.IndexByte(b[pending:], '\n') + 1
 	require.NoError(t, os.WriteFile(path, b[:end], 0o644))
+	asCrashed(t, path)
 
 	j, err = OpenJournal(path)
 	require.NoError(t, err)

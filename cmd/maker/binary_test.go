@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mdap-go/mdap/maker"
 )
 
 // binary is the maker command built once for the tests that run it as a
@@ -33,6 +35,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "maker")
+	// A state folder of the tests' own (journal keys and chain heads),
+	// inherited by every child: never the user's.
+	if err := os.Setenv(maker.StateDirEnv, filepath.Join(dir, "state")); err != nil {
+		panic(err)
+	}
 	// With MDAP_RACE_CHILD=1 under -race every child is built with -race
 	// too (a race exits 66). It is not the default: race-built children
 	// make this package's binary tests several times slower (over 10

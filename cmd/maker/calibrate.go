@@ -35,7 +35,7 @@ type calibrateFlags struct {
 
 // notForCalibrate are the run flags that decide steps, which a calibration
 // does not do.
-var notForCalibrate = []string{"journal", "resume", "rerun-pending", "parallel", "max-samples", "max-errors", "k-floor", "k-max", "verbose", "escalate", "escalate-after", "escalate-k", "escalate-model"}
+var notForCalibrate = []string{"journal", "journal-unsigned", "resume", "rerun-pending", "parallel", "max-samples", "max-errors", "k-floor", "k-max", "verbose", "escalate", "escalate-after", "escalate-k", "escalate-model"}
 
 func newCalibrate() *cobra.Command {
 	var (

@@ -70,6 +70,7 @@ func TestBinaryKAutoJournal(t *testing.T) {
 	lines := strings.SplitAfter(string(whole), "\n")
 	cut := strings.Join(lines[:51], "")
 	require.NoError(t, os.WriteFile(j, []byte(cut), 0o644))
+	asCrashed(t, j)
 
 	code, out, errOut := inDir(t, dir, append(args, "--resume", "--target", "0.99")...)
 	assert.Equal(t, 2, code)

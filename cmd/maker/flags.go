@@ -15,6 +15,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/schollz/progressbar/v3"
@@ -56,6 +57,7 @@ type runFlags struct {
 	journal              string
 	resume, rerunPending bool
 	resumeOrStart        bool
+	journalUnsigned      bool // --journal-unsigned: maker.JournalUnsigned
 	progress             string
 	timeout              time.Duration
 	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
@@ -97,6 +99,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.journal, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
 	fs.BoolVar(&f.resumeOrStart, "resume-or-start", false, "resume the run in --journal FILE, or start it when the file does not exist yet (one command line for a supervisor); a journal of another task or settings is still refused")
+	fs.BoolVar(&f.journalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it: a plain SHA-256 chain and no chain head kept, so an edit whose chain was recomputed, a truncation or an older copy put back go unnoticed (see docs/journal.md)")
 	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
@@ -162,6 +165,8 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--resume-or-start needs --journal FILE (a file, not nats:RUN) and replaces --resume")
 	case f.resume && f.journal == "":
 		return usageErr("--resume needs --journal FILE: the journal of the run to resume")
+	case f.journalUnsigned && f.journal == "":
+		return usageErr("--journal-unsigned applies to --journal only: it says how the journal is written")
 	case f.rerunPending && !f.resume:
 		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
 	case f.progress != "auto" && f.progress != "on" && f.progress != "off":
@@ -388,9 +393,9 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 			resume = !errors.Is(serr, os.ErrNotExist)
 		}
 		if resume {
-			j, err = maker.OpenJournal(f.journal)
+			j, err = maker.OpenJournal(f.journal, f.journalOptions()...)
 		} else {
-			j, err = maker.CreateJournal(f.journal)
+			j, err = maker.CreateJournal(f.journal, f.journalOptions()...)
 		}
 		if err != nil {
 			return nil, usageErr("--journal: %w", err)
@@ -401,6 +406,14 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 		s.Journal = j
 	}
 	return s, nil
+}
+
+// journalOptions are the maker.JournalOption of --journal-unsigned.
+func (f *runFlags) journalOptions() []maker.JournalOption {
+	if f.journalUnsigned {
+		return []maker.JournalOption{maker.JournalUnsigned()}
+	}
+	return nil
 }
 
 // openModels opens the --model specs: one model, or an ensemble when
@@ -474,7 +487,13 @@ func (f *runFlags) price() maker.Price {
 }
 
 // modelName names the --model specs, for summaries.
-func (f *runFlags) modelName() string { return strings.Join(f.models, ", ") }
+func (f *runFlags) modelName() string {
+	shown := make([]string, len(f.models))
+	for i, m := range f.models {
+		shown[i] = models.ShownSpec(m)
+	}
+	return strings.Join(shown, ", ")
+}
 
 // isTerminal reports whether w, or the writer it wraps (stderr is an
 // observe.RedactWriter), is a terminal.
@@ -516,8 +535,8 @@ func (f *runFlags) newBar(w io.Writer, total int, unit string) *progressbar.Prog
 // total steps whose text shows the step being decided (samples drawn,
 // valid, flagged by reason, errors), and with --verbose each red-flagged
 // reply and each provider error on w. The returned function ends the bar.
-func (f *runFlags) watch(s *maker.Solver, w io.Writer, total int) (finish func()) {
-	a := &activity{bar: f.newBar(w, total, "steps"), w: w, verbose: f.verbose}
+func (f *runFlags) watch(ctx context.Context, s *maker.Solver, w io.Writer, total int) (finish func()) {
+	a := &activity{bar: f.newBar(w, total, "steps"), w: w, verbose: f.verbose, secrets: heldSecrets(ctx)}
 	if a.bar == nil && !a.verbose {
 		return func() {}
 	}
@@ -535,6 +554,7 @@ type activity struct {
 	bar     *progressbar.ProgressBar
 	w       io.Writer
 	verbose bool
+	secrets *observe.Secrets // redacted from a reply before it is cut to verboseChars
 	step    stepActivity
 	cost    func(maker.Event) string // dollars spent and forecast (cost.go)
 	spent   string
@@ -560,7 +580,7 @@ func (a *activity) sample(e maker.SampleEvent) {
 			if e.Reason != nil {
 				why = oneLine(e.Reason.Error())
 			}
-			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %s; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), why, e.Usage.OutputTokens, head(e.Text, verboseChars))
+			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %s; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), why, e.Usage.OutputTokens, head(a.secrets.RedactString(e.Text), verboseChars))
 		}
 	}
 	if a.bar != nil {

@@ -76,7 +76,7 @@ Exit status 1 when the run fails or is not solved.`,
 					}
 				}()
 			}
-			finish := flags.watch(s, cmd.ErrOrStderr(), 1<<disks-1)
+			finish := flags.watch(cmd.Context(), s, cmd.ErrOrStderr(), 1<<disks-1)
 			rep, runErrV := s.Solve(observe.WithOracle(cmd.Context(), task), task)
 			finish()
 			if err := runErr(runErrV); isUsage(err) {

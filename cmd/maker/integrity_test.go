@@ -35,8 +35,9 @@ func runBinary(t *testing.T, env []string, args ...string) (int, string) {
 
 // TestBinaryEditedJournalRefused: a journal with one winner changed is
 // refused on --resume with exit 2, naming its first bad line, and left as
-// it was; with MDAP_JOURNAL_KEY the chain is an HMAC, and resuming
-// without the key, or with a key too short, exits 2 too.
+// it was; with MDAP_JOURNAL_KEY the chain is an HMAC under that key, and
+// resuming without it (the state folder's key then), or with a key too
+// short, exits 2 too.
 func TestBinaryEditedJournalRefused(t *testing.T) {
 	dir := t.TempDir()
 	j := filepath.Join(dir, "run.jsonl")
@@ -64,7 +65,8 @@ func TestBinaryEditedJournalRefused(t *testing.T) {
 	assert.Equal(t, 0, code, stderr)
 	code, stderr = runBinary(t, []string{"MDAP_JOURNAL_KEY="}, append(kargs, "--resume")...)
 	assert.Equal(t, 2, code, stderr)
-	assert.Contains(t, stderr, "set MDAP_JOURNAL_KEY")
+	assert.Contains(t, stderr, keyed+":1 does not match", "the state folder's key does not fit")
+	assert.Contains(t, stderr, "MDAP_JOURNAL_KEY")
 	code, stderr = runBinary(t, []string{"MDAP_JOURNAL_KEY=short"}, "hanoi", "--disks", "3", "--progress", "off", "--journal", filepath.Join(dir, "new.jsonl"))
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "at least 16")

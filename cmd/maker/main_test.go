@@ -120,6 +120,7 @@ func TestHanoiResumeAfterCrash(t *testing.T) {
 		crashed := filepath.Join(dir, fmt.Sprintf("crash-%d.jsonl", keep))
 		torn := strings.Join(lines[:keep], "") + lines[keep][:len(lines[keep])/2]
 		require.NoError(t, os.WriteFile(crashed, []byte(torn), 0o644))
+		asCrashed(t, crashed)
 		code, out, stderr := cli(t, append(append([]string{"hanoi"}, args...), "--json", "--progress", "off", "--journal", crashed, "--resume", "--parallel", "2")...)
 		var s hanoiSummary
 		require.NoError(t, json.Unmarshal([]byte(out), &s))

@@ -27,7 +27,7 @@ const tokenEnv = "MDAP_MCP_TOKEN"
 func newMCP() *cobra.Command {
 	var (
 		httpAddr, token, baseURL, root, state, tools, logLevel, declaration string
-		allowRemote, allowAnyModel, noAuth                                  bool
+		allowRemote, allowAnyModel, noAuth, journalUnsigned                 bool
 		modelSpecs, origins                                                 []string
 		timeout, latency                                                    time.Duration
 		maxK, maxSamples                                                    int
@@ -153,7 +153,7 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 			log := obs.logger(stderr, &slog.HandlerOptions{Level: level})
 			srv, err := mcpserver.New(mcpserver.Config{
 				Models: modelSpecs, BaseURL: baseURL, AllowAnyModel: allowAnyModel, Timeout: timeout,
-				Sim: simCfg, Root: root, State: state, Policy: &policy,
+				Sim: simCfg, Root: root, State: state, UnsignedJournals: journalUnsigned, Policy: &policy,
 				MaxK: maxK, MaxSamples: maxSamples, MaxRequestBytes: maxRequestBytes, Logger: log,
 				ToolDeclaration: maker.ToolDeclaration(declaration),
 				Observer:        obs.solverObserver(),
@@ -213,7 +213,8 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 	f.BoolVar(&allowAnyModel, "allow-any-model", false, "let requests name any model and base URL (the server then calls any URL a client names, without the environment's API keys)")
 	f.DurationVar(&timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
 	f.StringVar(&root, "root", ".", "folder of run_task's spec paths and file tools; nothing leaves it")
-	f.StringVar(&state, "state", defaultStateDir(), "folder of run_task's journals (created if missing)")
+	f.StringVar(&state, "state", defaultStateDir(), "folder of run_task's journals (created if missing, 0700)")
+	f.BoolVar(&journalUnsigned, "journal-unsigned", false, "write (and resume) run_task's journals without signing them: a plain SHA-256 chain and no chain head kept (see docs/journal.md)")
 	f.StringVar(&declaration, "tool-declaration", "auto", "how run_task declares a spec's tools to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	f.StringVar(&tools, "tools", "", "tool categories and tools a task may run, comma-separated (e.g. read_only,file_write; -NAME denies; none); default: the read-only categories")
 	f.IntVar(&maxK, "max-k", mcpserver.DefaultMaxK, "largest margin k a request may ask for")

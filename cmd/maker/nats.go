@@ -223,10 +223,10 @@ func (f *runFlags) natsJournal(stderr io.Writer) (*maker.Journal, error) {
 	if f.resume {
 		open = cluster.OpenJournal
 	}
-	j, err := open(ctx, f.js, run, cluster.JournalConfig{MaxAge: f.natsKeep})
+	j, err := open(ctx, f.js, run, cluster.JournalConfig{MaxAge: f.natsKeep, Unsigned: f.journalUnsigned})
 	if errors.Is(err, maker.ErrJournalLocked) && f.resume {
 		fmt.Fprintf(stderr, "maker: note: %s is locked by another coordinator; waiting up to %s for its lease to expire (if it died)\n", f.journal, wait)
-		j, err = open(ctx, f.js, run, cluster.JournalConfig{WaitLock: wait, MaxAge: f.natsKeep})
+		j, err = open(ctx, f.js, run, cluster.JournalConfig{WaitLock: wait, MaxAge: f.natsKeep, Unsigned: f.journalUnsigned})
 	}
 	if errors.Is(err, cluster.ErrEngine) {
 		return nil, failed(fmt.Errorf("--journal: %w", err))
@@ -415,7 +415,7 @@ func (f *runFlags) solveOverNATS(ctx context.Context, tasksFile string, jobs []b
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00k=%d max_tokens=%d seed=%d\x00", content, route, f.k, f.maxTokens, f.seed)
 	sum, err := cluster.SolveBatch(ctx, f.js, cluster.BatchConfig{
-		Queue: "solve-" + hex.EncodeToString(h.Sum(nil)[:6]), MaxAge: f.natsKeep, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
+		Queue: "solve-" + hex.EncodeToString(h.Sum(nil)[:6]), MaxAge: f.natsKeep, UnsignedJournals: f.journalUnsigned, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
 		Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) },
 	})
 	if err != nil && ctx.Err() == nil {

@@ -108,7 +108,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 				}()
 			}
 			defer noteToolsRefused(cmd.ErrOrStderr(), &err)
-			finish := flags.watch(s, cmd.ErrOrStderr(), sp.MaxSteps)
+			finish := flags.watch(cmd.Context(), s, cmd.ErrOrStderr(), sp.MaxSteps)
 			rep, runErrV := s.Solve(cmd.Context(), task)
 			finish()
 			if err := runErr(runErrV); isUsage(err) {

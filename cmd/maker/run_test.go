@@ -63,6 +63,7 @@ func TestRunJournalResumes(t *testing.T) {
 	// Cut the journal after its first step (header plus one line).
 	lines := strings.SplitAfter(string(mustRead(t, j)), "\n")
 	require.NoError(t, os.WriteFile(j, []byte(lines[0]+lines[1]), 0o644))
+	asCrashed(t, j)
 	code, resumed, stderr := runJSON(t, spec, "--journal", j, "--resume", "--p", "0.8", "--seed", "3")
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, 1, resumed.Resumed)

@@ -107,10 +107,18 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			// --state; validate knows it only with --resume.
 			rerun := flags.rerunPending
 			flags.rerunPending = false
+			// --journal-unsigned applies to the journals of --state (or
+			// of the engine with --nats); validate knows it only with
+			// --journal.
+			unsigned := flags.journalUnsigned
+			flags.journalUnsigned = false
 			verr := flags.validate(cmd)
-			flags.rerunPending = rerun
+			flags.rerunPending, flags.journalUnsigned = rerun, unsigned
 			if verr != nil {
 				return verr
+			}
+			if unsigned && state == "" && flags.natsURL == "" {
+				return usageErr("--journal-unsigned applies to the tasks' journals: give --state DIR (or --nats)")
 			}
 			if flags.natsURL != "" && state != "" {
 				return usageErr("--state does not apply with --nats: each task's journal is kept on the engine, where any coordinator resumes it")
@@ -162,6 +170,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 			if err != nil {
 				return usageErr("%w", err)
 			}
+			store.UnsignedJournals = flags.journalUnsigned
 			defer func() {
 				if cerr := store.Close(); cerr != nil && err == nil {
 					err = failed(cerr)

@@ -22,8 +22,9 @@ const module = "github.com/mdap-go/mdap/"
 
 // fixtures are the packages any package's tests may import besides what
 // the package itself may (ARCHITECTURE.md, "Checking the arrows"): the
-// simulated model, the built-in tasks and the real clients.
-var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models"}
+// simulated model, the built-in tasks, the real clients and the tests' own
+// state folder.
+var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models", "internal/statetest"}
 
 // table is ARCHITECTURE.md's package table: the row of each package
 // (bottom up), and the set each may import (the packages its row names,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 )
 
@@ -17,8 +18,21 @@ import (
 // with a quote in it comes back whole).
 func NewServer(t testing.TB) *httptest.Server {
 	t.Helper()
+	return newServer(t, func(s string) string { return s })
+}
+
+// NewPercentServer is NewServer echoing the Authorization header
+// percent-encoded, as a server that quotes it in a URL or a form does
+// (sk-a+b/c as sk-a%2Bb%2Fc).
+func NewPercentServer(t testing.TB) *httptest.Server {
+	t.Helper()
+	return newServer(t, url.QueryEscape)
+}
+
+func newServer(t testing.TB, encode func(string) string) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		msg, err := json.Marshal("Incorrect API key provided: " + r.Header.Get("Authorization"))
+		msg, err := json.Marshal("Incorrect API key provided: " + encode(r.Header.Get("Authorization")))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

@@ -1,8 +1,9 @@
 // Package secrets removes credentials from what a process writes: each
-// secret as it is and in the forms encoding/json writes it inside a JSON
-// string, so that a key a model server echoes is caught in plain text, in
-// JSON (a --json summary, a JSON log line, an MCP tool's structured
-// result) and in text that quotes JSON alike.
+// secret as it is, in the forms encoding/json writes it inside a JSON
+// string, and percent-encoded as a URL's query or path writes it, so that
+// a key a model server echoes is caught in plain text, in JSON (a --json
+// summary, a JSON log line, an MCP tool's structured result), in text
+// that quotes JSON, and in an echoed URL or form alike.
 //
 // It is the one home of that replacement for maker/observe (the command's
 // writers and log handlers) and maker/mcpserver (tool results and
@@ -14,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -30,9 +32,11 @@ const MinLen = 4
 // `"` as \", `\` as \\, control characters, <, >, &, U+2028 and U+2029 as
 // escapes, invalid UTF-8 as \ufffd) and without it
 // (json.Encoder.SetEscapeHTML(false), as slog's JSON handler and most
-// encoders write <, > and &); each form once, longest first, so that a form
-// holding another is replaced whole. A secret with nothing to escape has one
-// form: itself.
+// encoders write <, > and &), and percent-encoded as url.QueryEscape and
+// url.PathEscape write it (sk-a+b/c as sk-a%2Bb%2Fc, sk-a+b%2Fc and
+// sk-a%2Bb/c), with upper- and lower-case hex digits; each form once,
+// longest first, so that a form holding another is replaced whole. A
+// secret with nothing to escape has one form: itself.
 //
 // A Set is immutable once made (New, With), so it may be read by many
 // goroutines at once; the zero value is an empty set.
@@ -42,7 +46,7 @@ type Set [][]byte
 func New(secrets ...string) Set { return Set(nil).With(secrets...) }
 
 // With returns a new set holding s's secrets and secrets (those shorter
-// than MinLen left out); s is not changed. Cost: three encodings of each
+// than MinLen left out); s is not changed. Cost: five encodings of each
 // new secret and a sort of the forms.
 func (s Set) With(secrets ...string) Set {
 	out := slices.Clone(s)
@@ -60,8 +64,8 @@ func (s Set) With(secrets ...string) Set {
 	return out
 }
 
-// forms are sec as it is and as encoding/json writes it inside a string,
-// with and without HTML escaping.
+// forms are sec as it is, as encoding/json writes it inside a string,
+// with and without HTML escaping, and percent-encoded (percentForms).
 func forms(sec string) [][]byte {
 	html, err := json.Marshal(sec)
 	if err != nil { // a string always marshals
@@ -76,7 +80,44 @@ func forms(sec string) [][]byte {
 	unquote := func(b []byte) []byte {
 		return bytes.TrimSuffix(bytes.TrimPrefix(bytes.TrimSuffix(b, []byte("\n")), []byte(`"`)), []byte(`"`))
 	}
-	return [][]byte{[]byte(sec), unquote(html), unquote(plain.Bytes())}
+	out := [][]byte{[]byte(sec), unquote(html), unquote(plain.Bytes())}
+	for _, p := range percentForms(sec) {
+		out = append(out, []byte(p))
+	}
+	return out
+}
+
+// percentForms are sec as url.QueryEscape and url.PathEscape write it,
+// and with lower-case hex digits (%2b: both are valid and servers write
+// either); only those that differ from sec.
+func percentForms(sec string) []string {
+	var out []string
+	for _, p := range []string{url.QueryEscape(sec), url.PathEscape(sec)} {
+		if p == sec {
+			continue
+		}
+		out = append(out, p, lowerHex(p))
+	}
+	return out
+}
+
+// lowerHex writes p's percent escapes with lower-case hex digits.
+func lowerHex(p string) string {
+	b := []byte(p)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerDigit(b[i+1]), lowerDigit(b[i+2])
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+func lowerDigit(c byte) byte {
+	if 'A' <= c && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // Redact returns b with every occurrence of each form of each secret

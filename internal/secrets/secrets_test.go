@@ -19,23 +19,43 @@ func strs(s secrets.Set) []string {
 	return out
 }
 
-// Each secret is held as it is and as encoding/json writes it, with and
-// without HTML escaping; each form once, longest first.
+// Each secret is held as it is, as encoding/json writes it, with and
+// without HTML escaping, and percent-encoded (query and path escaping,
+// upper- and lower-case hex); each form once, longest first.
 func TestSetHoldsEachJSONFormOnce(t *testing.T) {
 	for _, c := range []struct {
 		secret string
 		want   []string
 	}{
 		{"sk-plain-0123", []string{"sk-plain-0123"}},
-		{`sk-a"b<c`, []string{`sk-a\"b\u003cc`, `sk-a\"b<c`, `sk-a"b<c`}},
-		{`sk\x&y>z`, []string{`sk\\x\u0026y\u003ez`, `sk\\x&y>z`, `sk\x&y>z`}},
-		{"sk-\n\t\x01-\u2028", []string{`sk-\n\t\u0001-\u2028`, "sk-\n\t\x01-\u2028"}},
-		{"sk-\xff-bad-utf8", []string{`sk-\ufffd-bad-utf8`, "sk-\xff-bad-utf8"}},
+		{`sk-a"b<c`, []string{`sk-a\"b\u003cc`, "sk-a%22b%3Cc", "sk-a%22b%3cc", `sk-a\"b<c`, `sk-a"b<c`}},
+		{`sk\x&y>z`, []string{`sk\\x\u0026y\u003ez`, "sk%5Cx%26y%3Ez", "sk%5cx%26y%3ez", "sk%5Cx&y%3Ez", "sk%5cx&y%3ez", `sk\\x&y>z`, `sk\x&y>z`}},
+		{"sk-\n\t\x01-\u2028", []string{"sk-%0A%09%01-%E2%80%A8", "sk-%0a%09%01-%e2%80%a8", `sk-\n\t\u0001-\u2028`, "sk-\n\t\x01-\u2028"}},
+		{"sk-\xff-bad-utf8", []string{`sk-\ufffd-bad-utf8`, "sk-%FF-bad-utf8", "sk-%ff-bad-utf8", "sk-\xff-bad-utf8"}},
 	} {
 		assert.Equal(t, c.want, strs(secrets.New(c.secret)), "%q", c.secret)
 	}
 	assert.Empty(t, secrets.New("abc", ""), "under MinLen bytes: not a secret")
 	assert.Equal(t, []string{"abcd-and-more", "abcd"}, strs(secrets.New("abcd", "abcd-and-more", "abcd")), "longest first, once")
+}
+
+// A key a server echoes percent-encoded (in a URL or a form it quotes)
+// is redacted in each way it may be written: + and / escaped or not, hex
+// digits in either case; a text holding none is left as it is.
+func TestRedactFindsPercentEncodedKeys(t *testing.T) {
+	const key = "sk-a+b/c=d9f3"
+	s := secrets.New(key)
+	for _, echoed := range []string{"sk-a%2Bb%2Fc%3Dd9f3", "sk-a%2bb%2fc%3dd9f3", "sk-a+b%2Fc=d9f3", "sk-a+b%2fc=d9f3", key} {
+		got, found := s.Redact([]byte(`{"error":"bad key ` + echoed + `"}`))
+		assert.True(t, found, echoed)
+		assert.Equal(t, `{"error":"bad key [REDACTED]"}`, string(got), echoed)
+		str, found := s.RedactString("token=" + echoed + "&x=1")
+		assert.True(t, found, echoed)
+		assert.Equal(t, "token=[REDACTED]&x=1", str, echoed)
+	}
+	got, found := s.Redact([]byte("sk-a%2Bb other text"))
+	assert.False(t, found)
+	assert.Equal(t, "sk-a%2Bb other text", string(got))
 }
 
 // With leaves the set it is called on as it was, even when the caller

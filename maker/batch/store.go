@@ -70,6 +70,10 @@ type Store struct {
 	done map[string]Result
 	all  []Result
 	torn int
+
+	// UnsignedJournals opts the tasks' journals out of signing
+	// (maker.JournalUnsigned); set it before the first Journal.
+	UnsignedJournals bool
 }
 
 // OpenStore opens the results file at results, creating it if needed, and
@@ -133,7 +137,7 @@ func OpenStore(results, state string) (_ *Store, err error) {
 	}
 	// 2. Create what is missing.
 	if state != "" && !stateExists {
-		if err := os.MkdirAll(state, 0o755); err != nil {
+		if err := os.MkdirAll(state, 0o700); err != nil {
 			return nil, fmt.Errorf("%w: create the state folder: %w", ErrStorePath, err)
 		}
 		if _, err := s.lockState(); err != nil {
@@ -368,10 +372,14 @@ func (s *Store) Journal(job Job) (*maker.Journal, error) {
 	if p == "" {
 		return nil, nil
 	}
-	if _, err := os.Lstat(p); err == nil {
-		return maker.OpenJournal(p)
+	var opts []maker.JournalOption
+	if s.UnsignedJournals {
+		opts = append(opts, maker.JournalUnsigned())
 	}
-	return maker.CreateJournal(p)
+	if _, err := os.Lstat(p); err == nil {
+		return maker.OpenJournal(p, opts...)
+	}
+	return maker.CreateJournal(p, opts...)
 }
 
 // Rel returns path relative to the results file's folder, when it can.

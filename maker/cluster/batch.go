@@ -34,6 +34,9 @@ type BatchConfig struct {
 	// MaxAge is the retention of the queue, its results and the tasks'
 	// journals when they are created; 0 means DefaultRetention.
 	MaxAge time.Duration
+	// UnsignedJournals opts the tasks' journals out of signing (see
+	// JournalConfig.Unsigned).
+	UnsignedJournals bool
 	// Concurrency is how many tasks this coordinator solves at once.
 	Concurrency int
 	// Notef, if set, receives notes for the user (the queue, a task
@@ -102,7 +105,7 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 		r.Results = resultFunc(func(x batch.Result) error { res = &x; return nil })
 		r.Done = func(batch.Job) (batch.Result, bool) { return batch.Result{}, false }
 		r.Journal = func(batch.Job) (*maker.Journal, error) {
-			j, _, err := OpenOrCreateJournal(ctx, js, cfg.Queue+"_"+c.ID, JournalConfig{WaitLock: DefaultLeaseTTL + 2*time.Second, MaxAge: cfg.MaxAge})
+			j, _, err := OpenOrCreateJournal(ctx, js, cfg.Queue+"_"+c.ID, JournalConfig{WaitLock: DefaultLeaseTTL + 2*time.Second, MaxAge: cfg.MaxAge, Unsigned: cfg.UnsignedJournals})
 			return j, err
 		}
 		if _, err := r.Run(ctx, []batch.Job{job}); res == nil {

@@ -47,6 +47,13 @@ type JournalConfig struct {
 	// refused (maker.ErrJournalCorrupt, naming the retention); remove
 	// what is left with RemoveRun (maker nats rm RUN).
 	MaxAge time.Duration
+	// Unsigned opts the journal out of signing (maker.JournalUnsigned):
+	// by default it is signed, and its chain head kept in this machine's
+	// state folder (maker.StateDir), as a file journal's; a coordinator
+	// resuming a run another machine started needs that machine's key
+	// and head (the same MDAP_STATE_DIR, or MDAP_JOURNAL_KEY and the
+	// head).
+	Unsigned bool
 }
 
 // JournalName is the name a journal on the engine goes by in messages
@@ -132,7 +139,11 @@ func openJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 		l.release()
 		return nil, fmt.Errorf("%w: %s has %d lines (resume it, or remove it with: maker nats rm %s)", maker.ErrJournalExists, JournalName(run), s.lines, run)
 	}
-	j, err := maker.NewJournal(s)
+	var opts []maker.JournalOption
+	if cfg.Unsigned {
+		opts = append(opts, maker.JournalUnsigned())
+	}
+	j, err := maker.NewJournal(s, opts...)
 	if err != nil {
 		l.release()
 		if s.first > 1 && s.maxAge > 0 && errors.Is(err, maker.ErrJournalCorrupt) {

@@ -3,6 +3,8 @@ package cluster_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -33,11 +35,25 @@ func bumpAfter(t *testing.T, line, re string) string {
 	return ""
 }
 
+// rechain recomputes every line's "chain" field with plain SHA-256, as a
+// forger who knows the format but not the key does (issue 35 case 7).
+func rechain(lines []string) []string {
+	var prev [32]byte
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		body := l[:strings.LastIndex(l, `,"chain":"`)]
+		prev = sha256.Sum256(append(prev[:], body...))
+		out[i] = body + `,"chain":"` + hex.EncodeToString(prev[:]) + `"}`
+	}
+	return out
+}
+
 // TestJetStreamJournalEditTable is the journal edit table on the engine:
 // a client with access to the journal's stream purges it and republishes
 // it edited (as the attack that found #20 did). Every edit either
-// reproduces the undisturbed run's result or is refused as corruption
-// naming the first bad line.
+// reproduces the undisturbed run's result or is refused: as corruption
+// naming the first bad line, or (the journal cut short of its recorded
+// chain head, signed journals being the default) as a rollback.
 func TestJetStreamJournalEditTable(t *testing.T) {
 	srv := startServer(t)
 	ctx := context.Background()
@@ -77,7 +93,7 @@ func TestJetStreamJournalEditTable(t *testing.T) {
 	cases := []struct {
 		name string
 		edit func([]string) []string
-		line int // the first bad line (from 1); 0: the original result
+		line int // the first bad line (from 1); 0: the original result; -1: a rollback
 	}{
 		{"a winner changed", at(2, `"winner":`), 3},
 		{"a winner changed after the last checkpoint", at(15, `"winner":`), 16},
@@ -92,7 +108,9 @@ func TestJetStreamJournalEditTable(t *testing.T) {
 		{"a line dropped", func(l []string) []string { return append(l[:7:7], l[8:]...) }, 8},
 		{"a line duplicated", func(l []string) []string { return append(l[:11:11], l[10:]...) }, 12},
 		{"the header's settings changed", at(0, `"k":`), 1},
-		{"the last line dropped (decided again)", func(l []string) []string { return l[:len(l)-1] }, 0},
+		{"a winner changed, the chain recomputed", func(l []string) []string { return rechain(at(2, `"winner":`)(l)) }, 1},
+		{"the last line dropped", func(l []string) []string { return l[:len(l)-1] }, -1},
+		{"cut back to a checkpoint", func(l []string) []string { return l[:7] }, -1},
 		{"unchanged", func(l []string) []string { return l }, 0},
 	}
 	for _, c := range cases {
@@ -116,6 +134,10 @@ func TestJetStreamJournalEditTable(t *testing.T) {
 			}
 		}
 		require.Error(t, err, c.name)
+		if c.line < 0 {
+			require.ErrorIs(t, err, maker.ErrJournalRollback, c.name)
+			continue
+		}
 		require.ErrorIs(t, err, maker.ErrJournalCorrupt, c.name)
 		assert.Contains(t, err.Error(), fmt.Sprintf("nats:chain:%d ", c.line), c.name)
 	}

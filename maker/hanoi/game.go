@@ -41,6 +41,12 @@ func New(n int) (*Task, error) {
 // Fingerprint identifies the task and its start: "hanoi:N=<n>".
 func (t *Task) Fingerprint() string { return fmt.Sprintf("hanoi:N=%d", t.n) }
 
+// TaskVersion implements maker.TaskVersioner: the version of the task's
+// prompt, reply format and rules, raised when a change to them could
+// change a step's winner (a journal begun under another is then refused
+// on resume).
+func (t *Task) TaskVersion() string { return "hanoi/1" }
+
 // Disks returns n.
 func (t *Task) Disks() int { return t.n }
 

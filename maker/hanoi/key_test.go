@@ -190,6 +190,10 @@ func TestAnswerValueIsItsMap(t *testing.T) {
 // plainTask hides Task's DecodeKey: the solver then keys with intent.Key.
 type plainTask struct{ maker.Task }
 
+// TaskVersion is the wrapped task's: the same rules, so its journal
+// resumes with the task itself.
+func (p plainTask) TaskVersion() string { return p.Task.(maker.TaskVersioner).TaskVersion() }
+
 // TestTypedKeysChangeNoRecord: a run with typed keys and typed winners
 // (Apply taking the Answers DecodeKey parsed) journals exactly the steps
 // (the JSON of winners, keys, votes, counts) of the same run keyed

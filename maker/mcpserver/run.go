@@ -114,10 +114,14 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 	defer release()
 	path := filepath.Join(s.cfg.State, name)
 	var j *maker.Journal
+	var opts []maker.JournalOption
+	if s.cfg.UnsignedJournals {
+		opts = append(opts, maker.JournalUnsigned())
+	}
 	if in.Resume {
-		j, err = maker.OpenJournal(path)
+		j, err = maker.OpenJournal(path, opts...)
 	} else {
-		j, err = maker.CreateJournal(path)
+		j, err = maker.CreateJournal(path, opts...)
 	}
 	switch {
 	case errors.Is(err, maker.ErrJournalExists):

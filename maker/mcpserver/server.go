@@ -97,6 +97,9 @@ type Config struct {
 	// logs a warning when it is Root or inside it and Policy lets a
 	// side-effect tool run: a task could then change its journals.
 	State string
+	// UnsignedJournals opts run_task's journals out of signing
+	// (maker.JournalUnsigned, the CLI's --journal-unsigned).
+	UnsignedJournals bool
 	// Policy says which tools a task may run; nil means
 	// categories.DefaultPolicy(), the read-only categories.
 	Policy *categories.Policy
@@ -201,7 +204,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: root: %w", ErrConfig, err)
 	}
 	if cfg.State != "" {
-		if err := os.MkdirAll(cfg.State, 0o755); err != nil {
+		if err := os.MkdirAll(cfg.State, 0o700); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("%w: state folder: %w", ErrConfig, err)
 		}

@@ -81,3 +81,20 @@ func urlPasswords(raw string) []string {
 	}
 	return []string{p}
 }
+
+// ShownSpec is spec as reports and summaries show it: each ;base= URL
+// without its user information (user:password@), which is a credential;
+// the rest as given. It reads no environment and refuses nothing.
+func ShownSpec(spec string) string {
+	head, rest, ok := strings.Cut(spec, ";")
+	if !ok {
+		return spec
+	}
+	fields := strings.Split(rest, ";")
+	for i, f := range fields {
+		if v, ok := strings.CutPrefix(f, "base="); ok {
+			fields[i] = "base=" + withoutUserinfo(v)
+		}
+	}
+	return head + ";" + strings.Join(fields, ";")
+}

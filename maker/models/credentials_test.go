@@ -90,3 +90,16 @@ func TestCredentialsOfARefusedSpecHoldItsBasePassword(t *testing.T) {
 		assert.Equal(t, []string{"refused-pw-1"}, models.Credentials(models.Options{}, spec), spec)
 	}
 }
+
+// ShownSpec drops the user information of each ;base= URL, keeps the
+// rest of the spec as given, and leaves a spec without ;base= alone.
+func TestShownSpecDropsUserinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"openai:gpt-x;base=http://user:p%40ss@127.0.0.1:8000/v1;key=TEAM_KEY": "openai:gpt-x;base=http://127.0.0.1:8000/v1;key=TEAM_KEY",
+		"openai:gpt-x;key=TEAM_KEY;base=http://user@h/v1":                     "openai:gpt-x;key=TEAM_KEY;base=http://h/v1",
+		"openai:gpt-x;base=http://h/v1":                                       "openai:gpt-x;base=http://h/v1",
+		"ollama:llama3":                                                       "ollama:llama3",
+	} {
+		assert.Equal(t, want, models.ShownSpec(in), in)
+	}
+}

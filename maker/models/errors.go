@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/secrets"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -101,7 +102,7 @@ func (m *model) classify(ctx context.Context, c seen, err error, took time.Durat
 		mapped = m.mapErr(err)
 	}
 	at := m.spec.String() + " at " + m.url
-	msg, code := errorMessage(c.errBody)
+	msg, code := errorMessage(m.redactKey(c.errBody))
 	status := ""
 	if c.status > 0 {
 		status = "HTTP " + strconv.Itoa(c.status)
@@ -240,26 +241,26 @@ func (m *model) diagnose404(ctx context.Context, c seen, status string) *provide
 	name := m.spec.Name
 	switch m.spec.Provider {
 	case "openai":
-		if names, err := m.list(ctx, m.url+"/models", openAINames); err == nil {
+		if names, err := m.list(ctx, m.base+"/models", openAINames); err == nil {
 			if !hasModel(names, name) {
 				return permanent(ErrUnknownModel, "%s: the server has no model %q (%s); it serves %s: give one as --model openai:NAME", at, name, status, listed(names))
 			}
 			return permanent(ErrNotFound, "%s: %s from %s %s, though the server lists model %q", at, status, c.method, c.url, name)
 		}
 		if !strings.HasSuffix(m.url, "/v1") {
-			if _, err := m.list(ctx, m.url+"/v1/models", openAINames); err == nil {
+			if _, err := m.list(ctx, m.base+"/v1/models", openAINames); err == nil {
 				return permanent(ErrNotFound, "%s: %s from %s %s: openai: wants the API root with its /v1: use --base-url %s/v1", at, status, c.method, c.url, m.url)
 			}
 		}
 		return permanent(ErrNotFound, "%s: %s from %s %s: check the base URL: openai: wants the API root of an OpenAI-compatible server, usually ending in /v1 (Ollama: http://HOST:11434/v1); ollama: wants an Ollama server's root (http://HOST:11434)", at, status, c.method, c.url)
 	case "ollama":
-		if names, err := m.list(ctx, m.url+"/api/tags", ollamaNames); err == nil {
+		if names, err := m.list(ctx, m.base+"/api/tags", ollamaNames); err == nil {
 			if !hasModel(names, name) {
 				return permanent(ErrUnknownModel, "%s: the Ollama server has no model %q (%s); it has %s: give one as --model ollama:NAME, or add it (ollama pull NAME, ollama create NAME -f Modelfile)", at, name, status, listed(names))
 			}
 			return permanent(ErrNotFound, "%s: %s from %s %s, though the server lists model %q", at, status, c.method, c.url, name)
 		}
-		if _, err := m.list(ctx, m.url+"/v1/models", openAINames); err == nil {
+		if _, err := m.list(ctx, m.base+"/v1/models", openAINames); err == nil {
 			return permanent(ErrNotFound, "%s: %s from %s %s: this is not an Ollama server's root (no /api/tags) but an OpenAI-compatible API (%s/v1): use --model openai:%s --base-url %s/v1", at, status, c.method, c.url, m.url, name, m.url)
 		}
 		return permanent(ErrNotFound, "%s: %s from %s %s: ollama: wants an Ollama server's root (http://HOST:11434, as OLLAMA_HOST names it); for an OpenAI-compatible server use --model openai:NAME with its /v1 URL", at, status, c.method, c.url)
@@ -356,3 +357,15 @@ var (
 	ollamaMapper    = llms.NewErrorMapper("ollama").Map
 	anthropicMapper = llms.AnthropicErrorMapper().Map
 )
+
+// redactKey returns body with the model's key, in every form a server may
+// echo it (internal/secrets), replaced: before errorMessage cuts a long
+// body, which would leave a cut key's first characters where no
+// redaction of the whole key finds them.
+func (m *model) redactKey(body []byte) []byte {
+	if m.key == "" || m.keySource == "placeholder" {
+		return body
+	}
+	out, _ := secrets.New(m.key).Redact(body)
+	return out
+}

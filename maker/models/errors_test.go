@@ -405,3 +405,42 @@ func TestTimeoutNamesTheTimeout(t *testing.T) {
 		assert.Contains(t, err.Error(), spec+" at "+base+": no reply within --timeout 100ms", spec)
 	}
 }
+
+// A key a server echoes in a long plain-text error body is redacted
+// before the body is cut to its first 300 characters: no prefix of the
+// key is left (here the cut would fall 8 characters into it).
+func TestAnEchoedKeyIsNotCutIntoAPrefix(t *testing.T) {
+	cleanEnv(t)
+	const key = "sk-proj-Zq81+longer/secret=key-0042"
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, strings.Repeat("x", 292)+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")+strings.Repeat(" and more", 20))
+	})
+	t.Setenv("MDAP_TEST_TEAM_KEY", key)
+	_, err := ask(context.Background(), open(t, "openai:gpt-4o-mini;key=MDAP_TEST_TEAM_KEY", srv.URL+"/v1"))
+	require.ErrorIs(t, err, ErrAuth)
+	assert.NotContains(t, err.Error(), key[:8], "no prefix of the key")
+	assert.Contains(t, err.Error(), strings.Repeat("x", 292)+"[REDACTE", "redacted, then cut")
+}
+
+// A base URL with a proxy's user:password@ is used for the requests (Go
+// sends it as basic authentication when no key is set) but never shown:
+// the model's identity (what a journal keeps) and its errors name the
+// server without it.
+func TestBaseURLUserinfoIsNeverShown(t *testing.T) {
+	cleanEnv(t)
+	var asked atomic.Bool
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(true)
+		writeJSON(w, 404, `{"error":{"message":"no such model"}}`)
+	})
+	base := strings.Replace(srv.URL, "http://", "http://proxyuser:pw%2Bsecret@", 1) + "/v1"
+	m := open(t, "openai:gpt-4o-mini", base)
+	assert.Equal(t, "openai:gpt-4o-mini@"+srv.URL+"/v1", maker.ModelIdentity(m))
+	_, err := ask(context.Background(), m)
+	require.Error(t, err)
+	assert.True(t, asked.Load(), "the request reached the server")
+	assert.Contains(t, err.Error(), srv.URL+"/v1")
+	assert.NotContains(t, err.Error(), "proxyuser")
+	assert.NotContains(t, err.Error(), "secret")
+}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -144,7 +145,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 		return nil, err
 	}
 	m := &model{
-		spec: sp, url: base, timeout: o.Timeout, maxRetryWait: o.MaxRetryWait,
+		spec: sp, url: withoutUserinfo(base), base: base, timeout: o.Timeout, maxRetryWait: o.MaxRetryWait,
 		schemaClients: map[string]llms.Model{},
 	}
 	if m.timeout <= 0 {
@@ -218,6 +219,18 @@ func Open(spec string, o Options) (llms.Model, error) {
 	return m, nil
 }
 
+// withoutUserinfo is raw without its user information (user:password@),
+// for whatever is shown or kept: the password is a credential, the user
+// name often one too. raw is returned as it is when it does not parse.
+func withoutUserinfo(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
+
 // priceFrom resolves the model's price: the spec's, else the options',
 // over the built-in table for a model at its provider's own API.
 func (m *model) priceFrom(o Options, source string) maker.Price {
@@ -243,7 +256,8 @@ func (m *model) priceFrom(o Options, source string) maker.Price {
 // model is a langchaingo model with the additions of the package doc.
 type model struct {
 	spec         Spec
-	url          string // the server's base URL
+	url          string // the server's base URL without its userinfo: what messages, reports and journals show
+	base         string // the server's base URL as given (a proxy's user:password@ included), for requests only
 	key          string // never shown
 	keySource    string // where the key came from, for messages
 	price        maker.Price
@@ -270,8 +284,9 @@ var (
 	_ maker.Priced     = (*model)(nil)
 )
 
-// Identity is the spec (without its price) and the server's URL: what
-// the journal compares on resume. It holds no key.
+// Identity is the spec (without its price) and the server's URL without
+// its userinfo: what the journal compares on resume. It holds no key and
+// no password (http://user:PASSWORD@host/v1 is shown http://host/v1).
 func (m *model) Identity() string { return m.spec.String() + "@" + m.url }
 
 // Price implements maker.Priced.

@@ -115,7 +115,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = r
 	}
 	c.mu.Lock()
-	c.url, c.method = req.URL, req.Method
+	c.url, c.method = shownURL(req.URL), req.Method
 	c.mu.Unlock()
 	resp, err := t.base.RoundTrip(req)
 	c.mu.Lock()
@@ -267,4 +267,15 @@ func errorMessage(body []byte) (msg, code string) {
 		text = text[:300] + "..."
 	}
 	return text, ""
+}
+
+// shownURL is u without its user information, for messages: a request's
+// URL keeps the user:password@ of a base URL that had one.
+func shownURL(u *url.URL) *url.URL {
+	if u == nil || u.User == nil {
+		return u
+	}
+	c := *u
+	c.User = nil
+	return &c
 }

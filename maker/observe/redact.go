@@ -29,6 +29,18 @@ func (s *Secrets) current() secrets.Set {
 	return s.set
 }
 
+// RedactString returns str with every form of each secret in s replaced
+// by Redacted, as RedactWriter does. A caller that shortens a text for
+// display redacts it first: a secret cut in two is no longer found, and
+// its first characters would show. A nil s redacts nothing.
+func (s *Secrets) RedactString(str string) string {
+	if s == nil {
+		return str
+	}
+	out, _ := s.current().RedactString(str)
+	return out
+}
+
 // RedactWriter returns a writer that writes to w what it is given with
 // every occurrence of each secret in s, as it is at the time of the
 // write, replaced by Redacted: the secret as it is, and as encoding/json

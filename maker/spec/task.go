@@ -51,6 +51,12 @@ func New(s *Spec) *Task {
 // Fingerprint names the task and a hash of its whole spec.
 func (t *Task) Fingerprint() string { return t.fp }
 
+// TaskVersion implements maker.TaskVersioner: the version of how this
+// package turns a spec into prompts and applies winners (the spec's own
+// content is in the Fingerprint), raised when a change could change a
+// step's winner.
+func (t *Task) TaskVersion() string { return "spec/1" }
+
 // State returns the current state as JSON.
 func (t *Task) State() json.RawMessage { return t.state }
 

@@ -1,0 +1,182 @@
+package maker
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// forge is the attack of issue 35 case 7: edit a step's winner and
+// recompute the journal's SHA-256 chain over every line, as a 40-line
+// script does; keyed is whether the forged header still says it is
+// signed.
+func forge(t *testing.T, lines []string, keyed bool) string {
+	t.Helper()
+	forged := append([]string(nil), lines...)
+	require.Contains(t, forged[2], `"next":2`)
+	forged[2] = strings.Replace(forged[2], `"next":2`, `"next":9`, 1)
+	if !keyed {
+		forged[0] = strings.Replace(forged[0], `,"keyed":true`, ``, 1)
+	}
+	return reseal(t, forged, nil)
+}
+
+// TestForgedJournalRefusedByDefault: with no key configured anywhere (the
+// default: the state folder's key, made on first use), a journal whose
+// winner was edited and whose chain was recomputed is refused on resume,
+// whether the forger keeps the header's signed mark (the HMAC does not
+// fit at line 1) or drops it (an unsigned journal needs the opt-out), and
+// the file is left as it was. Only JournalUnsigned accepts the unmarked
+// forgery, as documented: it is what opting out means.
+func TestForgedJournalRefusedByDefault(t *testing.T) {
+	t.Setenv(JournalKeyEnv, "")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "j")
+	orig := finished(t, path, 3)
+	require.Contains(t, orig[0], `"keyed":true`, "signed by default")
+	require.Regexp(t, `"run":"[0-9a-f]{32}"`, orig[0], "a run id in the header")
+
+	for _, keyed := range []bool{true, false} {
+		content := forge(t, orig, keyed)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+		_, task, err := chainOutcome(t, path)
+		require.Error(t, err, "keyed mark %v", keyed)
+		if keyed {
+			require.ErrorIs(t, err, ErrJournalCorrupt)
+			assert.Contains(t, err.Error(), path+":1 ")
+		} else {
+			require.ErrorIs(t, err, ErrJournalKey)
+			assert.Contains(t, err.Error(), "--journal-unsigned")
+		}
+		assert.Zero(t, task.n, "nothing replayed")
+		assert.Equal(t, content, string(mustRead(t, path)))
+	}
+	// Even the opt-out refuses it: the state folder recorded the run as
+	// signed.
+	_, task, err := chainOutcome(t, path, JournalUnsigned())
+	require.ErrorIs(t, err, ErrJournalRollback)
+	assert.Contains(t, err.Error(), "was signed")
+	assert.Zero(t, task.n)
+}
+
+// TestRolledBackJournalRefused: an older copy of a signed journal put
+// back after the run went on (fewer lines than the recorded head), and
+// a copy whose line at the head differs, are refused with
+// ErrJournalRollback; the current copy resumes.
+func TestRolledBackJournalRefused(t *testing.T) {
+	t.Setenv(JournalKeyEnv, "")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "j")
+	task := &snapCounter{counter: counter{target: 6}}
+	_, err := journalRun(t, path, task, 4, func(j *Journal) { j.CheckpointEvery = 3 }, false)
+	require.Error(t, err, "stopped after step 3")
+	older := mustRead(t, path)
+	_, err = journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, func(j *Journal) { j.CheckpointEvery = 3 }, true)
+	require.NoError(t, err)
+	newer := mustRead(t, path)
+	require.Greater(t, len(newer), len(older))
+
+	require.NoError(t, os.WriteFile(path, older, 0o600))
+	_, rtask, err := chainOutcome(t, path)
+	require.ErrorIs(t, err, ErrJournalRollback)
+	assert.Contains(t, err.Error(), "an older copy was put back")
+	assert.Zero(t, rtask.n)
+	assert.Equal(t, older, mustRead(t, path))
+
+	require.NoError(t, os.WriteFile(path, newer, 0o600))
+	_, _, err = chainOutcome(t, path)
+	require.NoError(t, err, "the current copy resumes")
+
+	// A head whose line differs: the journal was replaced.
+	lines := strings.SplitAfter(string(newer), "\n")
+	var h journalHeader
+	require.NoError(t, json.Unmarshal(unseal([]byte(strings.TrimSuffix(lines[0], "\n"))), &h))
+	state, err := StateDir()
+	require.NoError(t, err)
+	require.NoError(t, saveHead(state, h.Run, chainHead{Lines: 3, Chain: strings.Repeat("0", 64)}))
+	_, _, err = chainOutcome(t, path)
+	require.ErrorIs(t, err, ErrJournalRollback)
+	assert.Contains(t, err.Error(), path+":3 is not the line recorded")
+
+	// No head at all: not written with this state folder.
+	require.NoError(t, os.Remove(headPath(state, h.Run)))
+	_, _, err = chainOutcome(t, path)
+	require.ErrorIs(t, err, ErrJournalRollback)
+	assert.Contains(t, err.Error(), "has no record of")
+
+	// The header alone and no head: a crash between the header's sync and
+	// its head's write (a SIGKILL found it in maker solve); no step to
+	// roll back, so the run goes on, from its first step.
+	require.NoError(t, os.WriteFile(path, []byte(lines[0]), 0o600))
+	rep, rtask, err := chainOutcome(t, path)
+	require.NoError(t, err)
+	assert.Zero(t, rep.Resumed)
+	assert.Equal(t, 6, rtask.n)
+	_, err = os.Stat(headPath(state, h.Run))
+	require.NoError(t, err, "its head is recorded when it closes")
+}
+
+// TestJournalAndStateArePrivate: a new journal is 0600, the state folder
+// 0700, its key and heads 0600; a key file others may read is refused; a
+// journal is never made in the state folder, beside its key.
+func TestJournalAndStateArePrivate(t *testing.T) {
+	t.Setenv(JournalKeyEnv, "")
+	state := filepath.Join(t.TempDir(), "state")
+	t.Setenv(StateDirEnv, state)
+	path := filepath.Join(t.TempDir(), "j")
+	finished(t, path, 3)
+	mode := func(p string) os.FileMode {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		return fi.Mode().Perm()
+	}
+	assert.Equal(t, os.FileMode(0o600), mode(path))
+	assert.Equal(t, os.FileMode(0o700), mode(state))
+	assert.Equal(t, os.FileMode(0o600), mode(filepath.Join(state, keyFile)))
+	assert.Equal(t, os.FileMode(0o700), mode(filepath.Join(state, headsDir)))
+	heads, err := os.ReadDir(filepath.Join(state, headsDir))
+	require.NoError(t, err)
+	require.Len(t, heads, 1)
+	assert.Equal(t, os.FileMode(0o600), mode(filepath.Join(state, headsDir, heads[0].Name())))
+
+	_, err = CreateJournal(filepath.Join(state, "j"))
+	require.ErrorIs(t, err, ErrJournalPath)
+	assert.Contains(t, err.Error(), "beside the key")
+
+	require.NoError(t, os.Chmod(filepath.Join(state, keyFile), 0o644))
+	_, err = CreateJournal(filepath.Join(t.TempDir(), "k"))
+	require.ErrorIs(t, err, ErrJournalState)
+	assert.Contains(t, err.Error(), "chmod 600")
+}
+
+// TestStateKeyMadeOnceUnderARace: processes (here goroutines) making the
+// state folder's key at once all end with the same key, the one file.
+func TestStateKeyMadeOnceUnderARace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	const n = 8
+	keys := make([][]byte, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			keys[i], errs[i] = stateKey(dir)
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		require.NoError(t, errs[i])
+		assert.Equal(t, keys[0], keys[i])
+	}
+	assert.Len(t, keys[0], 32)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "the key alone, no temporary file left")
+}
