@@ -256,6 +256,7 @@ func newNATS() *cobra.Command {
 		logs                     bool
 		monitorAddr              string
 		obs                      watchFlags
+		engine                   cluster.ProvisionConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "nats",
@@ -268,13 +269,20 @@ runs until SIGINT or SIGTERM, then stops cleanly (exit status 0).
 
 Authentication is on: every client signs in with the nkey of a role, and each
 role gets only its subjects. Workers take jobs and answer the jobs they hold;
-coordinators publish jobs and own journals, leases and task queues; nobody else
-gets in. On first start the keys are generated into --creds (default
-STORE/creds, mode 0700): coordinator.nk and worker.nk are the secrets (mode
-0600) to copy to the machines of each role; coordinator.pub and worker.pub are
-the public keys the server accepts (put your own there, one a line, to keep
-seeds on their machines). Clients find them with --nats-creds DIR or
-$` + natsCredsEnv + `=DIR (or ./` + defaultCredsDir + ` if it exists).
+coordinators publish jobs and own journals, leases and task queues; the admin
+(maker nats ls, rm, provision) may do anything; nobody else gets in. On first
+start the keys are generated into --creds (default STORE/creds, mode 0700):
+coordinator.nk, worker.nk and admin.nk are the secrets (mode 0600) to copy to
+the machines of each role; the .pub files are the public keys the server
+accepts (put your own there, one a line, to keep seeds on their machines).
+Clients find them with --nats-creds DIR or $` + natsCredsEnv + `=DIR (or
+./` + defaultCredsDir + ` if it exists).
+
+The engine owns its resources: at every start, before it lets a client in, it
+creates the job and reply streams and the lease bucket with mdap's settings
+(repairing any that were changed), and it makes each route's consumer when a
+worker asks, with --ack-wait and --max-deliver; no client may create, change
+or delete a stream, a consumer or a bucket of the engine.
 
 --auth token instead requires the token in $` + natsTokenEnv + ` from every client:
 one shared secret, no roles (any holder can answer jobs or rewrite journals).
@@ -300,6 +308,9 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 			if err := cluster.CheckMonitor(monitorAddr); err != nil {
 				return usageErr("--monitor-addr: %w", err)
 			}
+			if err := checkEngineFlags(engine); err != nil {
+				return err
+			}
 			// Flags first, files after: a refused flag writes no credentials.
 			if err := obs.start(cmd.Context(), "maker-nats", cmd.ErrOrStderr()); err != nil {
 				return err
@@ -321,12 +332,16 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 					return usageErr("--creds: %w", err)
 				}
 				cfg.Roles = keys
+				cfg.Provision = engine
 				state := "kept"
 				if len(made) > 0 {
 					state = "generated now"
 				}
-				note = fmt.Sprintf("credentials in %s (%s): coordinator.nk for coordinators, worker.nk for workers; on their machines: export %s=%s (or --nats-creds)", dir, state, natsCredsEnv, dir)
+				note = fmt.Sprintf("credentials in %s (%s): coordinator.nk for coordinators, worker.nk for workers, admin.nk for maker nats ls and rm; on their machines: export %s=%s (or --nats-creds)", dir, state, natsCredsEnv, dir)
 			case "token":
+				if fs := cmd.Flags(); fs.Changed("ack-wait") || fs.Changed("max-deliver") {
+					return usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
+				}
 				cfg.Token = os.Getenv(natsTokenEnv)
 				if cfg.Token == "" {
 					return usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
@@ -366,9 +381,28 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 	fs.BoolVar(&syncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
 	fs.BoolVar(&logs, "log", false, "the server's log on stderr")
 	fs.StringVar(&monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
+	registerEngineFlags(fs, &engine)
 	obs.register(fs, false)
-	cmd.AddCommand(newNATSLs(), newNATSRm())
+	cmd.AddCommand(newNATSLs(), newNATSRm(), newNATSProvision())
 	return cmd
+}
+
+// registerEngineFlags registers the engine's settings of what it
+// provisions: the routes' ack wait and deliveries.
+func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
+	fs.DurationVar(&c.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (every route's; workers report progress every third of it)")
+	fs.IntVar(&c.MaxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "most deliveries of a job (a job that kept killing its workers is then left to expire); at least 2")
+}
+
+// checkEngineFlags refuses engine settings out of range.
+func checkEngineFlags(c cluster.ProvisionConfig) error {
+	if c.AckWait < time.Second || c.AckWait > time.Hour {
+		return usageErr("--ack-wait %s: use 1s to 1h", c.AckWait)
+	}
+	if c.MaxDeliver < 2 {
+		return usageErr("--max-deliver %d: use at least 2 (a dead worker's jobs must come back)", c.MaxDeliver)
+	}
+	return nil
 }
 
 // natsBatchModel is maker solve's model function with --nats: one Drawer

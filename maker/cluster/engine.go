@@ -49,12 +49,17 @@ func CheckURL(raw string) error {
 // replicas defaults a replica count to 1.
 func replicas(n int) int { return max(n, 1) }
 
-// ensureStream creates a stream with cfg, or uses the one of that name as
-// it is (an operator may have given it more replicas).
+// ensureStream finds the stream named cfg.Name and uses it as it is, or
+// creates it with cfg where the client may (a server without roles; with
+// roles the engine provisions the shared streams, and a client missing
+// one gets ErrNotProvisioned).
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	s, err := js.CreateStream(ctx, cfg)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		s, err = js.Stream(ctx, cfg.Name)
+	s, err := js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			s, err = js.Stream(ctx, cfg.Name)
+		}
 	}
 	if noJetStream(err) {
 		return nil, errNoJetStream("stream "+cfg.Name, err)
