@@ -55,6 +55,10 @@ type ProvisionConfig struct {
 	// which nobody provisions again at its restart); otherwise they live
 	// in memory and the engine provisions them again at every start.
 	DurableSamples bool
+	// SampleBytes bounds each sample stream (jobs, replies); 0 means 256
+	// MiB. A full job stream refuses new jobs (their samples fail with
+	// ErrEngine naming it); a full reply stream drops its oldest replies.
+	SampleBytes int64
 	// AckWait of every route's consumer; 0 means DefaultAckWait. Workers
 	// report progress every third of it.
 	AckWait time.Duration
@@ -79,6 +83,9 @@ func (c ProvisionConfig) check() error {
 	}
 	if c.LeaseTTL < 0 {
 		return fmt.Errorf("%w: negative LeaseTTL", ErrConfig)
+	}
+	if c.SampleBytes < 0 {
+		return fmt.Errorf("%w: negative SampleBytes", ErrConfig)
 	}
 	return nil
 }
@@ -108,6 +115,9 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig)
 	for _, want := range []jetstream.StreamConfig{jobsStreamConfig(cfg.Replicas), repliesStreamConfig(cfg.Replicas)} {
 		if cfg.DurableSamples {
 			want.Storage = jetstream.FileStorage
+		}
+		if cfg.SampleBytes > 0 {
+			want.MaxBytes = cfg.SampleBytes
 		}
 		if err := provisionStream(ctx, js, want, log); err != nil {
 			return err

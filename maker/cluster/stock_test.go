@@ -94,13 +94,17 @@ func TestStockNATSServerRoles(t *testing.T) {
 	require.NoError(t, err)
 	_, err = ajs.CreateStream(ctx, jetstream.StreamConfig{Name: cluster.RepliesStream, Subjects: []string{"mdap.replies.>"}, Storage: jetstream.FileStorage})
 	require.NoError(t, err)
-	require.NoError(t, cluster.Provision(ctx, ajs, cluster.ProvisionConfig{}))
+	engine := cluster.ProvisionConfig{SampleBytes: floodBytes} // small, for the flood
+	require.NoError(t, cluster.Provision(ctx, ajs, engine))
 	assertMdapStreams(t, ajs)
-	agent, err := cluster.ServeAgent(ctx, ajs.Conn(), cluster.ProvisionConfig{})
+	agent, err := cluster.ServeAgent(ctx, ajs.Conn(), engine)
 	require.NoError(t, err)
 	t.Cleanup(agent.Stop)
 	t.Run("owned", func(t *testing.T) {
 		ownedScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
+	})
+	t.Run("flood", func(t *testing.T) {
+		floodScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
 	})
 	rogueScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2], adminSeed)
 }
