@@ -4,7 +4,10 @@
 # ($MDAP_NATS_SERVER, $(go env GOPATH)/bin/nats-server, or nats-server on
 # PATH, checked with `go version -m`); otherwise it is installed with
 # `go install` into $(go env GOPATH)/bin. Then TestStockNATSServerRoles runs
-# against it (a rogue with no credentials and with worker credentials).
+# against it, provisioned as `maker nats provision` does: a squatted job stream
+# set back, the attacks of issue 35 with worker and coordinator credentials
+# (owned), a reply flood (flood), and a rogue with no credentials and with
+# worker credentials answering jobs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NATS_SERVER_VERSION=v2.15.2
