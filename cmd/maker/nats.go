@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
@@ -317,7 +318,7 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 			}
 			defer obs.stop(cmd.Context())
 			cfg := cluster.ServerConfig{Addr: addr, StoreDir: abs, SyncAlways: syncAlways, Monitor: monitorAddr}
-			var note string
+			var note, credsDir string
 			switch auth {
 			case "roles":
 				dir := creds
@@ -333,6 +334,7 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 				}
 				cfg.Roles = keys
 				cfg.Provision = engine
+				credsDir = dir
 				state := "kept"
 				if len(made) > 0 {
 					state = "generated now"
@@ -368,6 +370,9 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 			}
 			fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), abs)
 			fmt.Fprintf(stderr, "maker nats: %s\n", note)
+			if credsDir != "" {
+				defer watchCreds(cmd.Context(), srv, credsDir, stderr)() // ends with the context, before the server
+			}
 			<-cmd.Context().Done()
 			fmt.Fprintln(stderr, "maker nats: stopping")
 			return nil
@@ -383,8 +388,39 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 	fs.StringVar(&monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
 	registerEngineFlags(fs, &engine)
 	obs.register(fs, false)
-	cmd.AddCommand(newNATSLs(), newNATSRm(), newNATSProvision())
+	cmd.AddCommand(newNATSLs(), newNATSRm(), newNATSProvision(), newNATSWorker())
 	return cmd
+}
+
+// credsEvery is how often maker nats reads its credentials folder again.
+const credsEvery = time.Second
+
+// watchCreds reads the credentials folder every second until ctx ends and
+// gives the server the keys found, so a worker identity issued is let in
+// and one revoked is cut off (maker nats worker add, revoke). It returns
+// at once, with a function that waits for the watch, which ends with ctx.
+func watchCreds(ctx context.Context, srv *cluster.Server, dir string, stderr io.Writer) (wait func()) {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(credsEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			keys, _, err := cluster.EnsureCredentials(dir)
+			if err != nil {
+				fmt.Fprintf(stderr, "maker nats: reading %s: %v (the keys in force are kept)\n", dir, err)
+				continue
+			}
+			if n, err := srv.SetRoles(keys); err == nil && n > 0 {
+				fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", n)
+			}
+		}
+	})
+	return wg.Wait
 }
 
 // registerEngineFlags registers the engine's settings of what it

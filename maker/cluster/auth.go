@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -77,7 +78,8 @@ type RoleKeys map[Role][]string
 // ROLE.nk and its public key to ROLE.pub, both mode 0600 in a folder of
 // mode 0700. An existing ROLE.pub is used as it is (supply your own keys
 // that way: `nk -gen user -pubout`, or keys of several machines, one a
-// line; the seeds then stay on their machines). It returns the keys the
+// line; the seeds then stay on their machines). The worker identities
+// issued in dir (AddWorker) are workers too. It returns the keys the
 // server accepts and which roles were generated now. Errors wrap ErrAuth.
 func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -101,6 +103,13 @@ func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
 			return nil, nil, err
 		}
 		keys[r] = pubs
+	}
+	names, workers, err := IssuedWorkers(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, name := range names {
+		keys[RoleWorker] = append(keys[RoleWorker], workers[name])
 	}
 	return keys, made, nil
 }
@@ -204,19 +213,62 @@ func Credentials(seedFile, name string) ([]nats.Option, error) {
 // resources (open), only the engine's own connection (the internal token)
 // gets in.
 type roleAuth struct {
-	roles    map[string]Role // public key -> role
-	internal string          // the token of the engine's own connection
+	internal string // the token of the engine's own connection
 	open     atomic.Bool
+
+	mu    sync.Mutex
+	roles map[string]Role   // public key -> role
+	conns map[uint64]string // client id -> public key, of clients let in
 }
 
 func newRoleAuth(keys RoleKeys, internal string) *roleAuth {
-	a := &roleAuth{roles: map[string]Role{}, internal: internal}
+	a := &roleAuth{internal: internal, conns: map[uint64]string{}}
+	a.roles = rolesOf(keys)
+	return a
+}
+
+func rolesOf(keys RoleKeys) map[string]Role {
+	roles := map[string]Role{}
 	for r, pubs := range keys {
 		for _, p := range pubs {
-			a.roles[p] = r
+			roles[p] = r
 		}
 	}
-	return a
+	return roles
+}
+
+// prune forgets the clients no longer connected.
+func (a *roleAuth) prune(alive func(uint64) bool) {
+	a.mu.Lock()
+	ids := make([]uint64, 0, len(a.conns))
+	for id := range a.conns {
+		ids = append(ids, id)
+	}
+	a.mu.Unlock()
+	for _, id := range ids {
+		if !alive(id) {
+			a.mu.Lock()
+			delete(a.conns, id)
+			a.mu.Unlock()
+		}
+	}
+}
+
+// set replaces the keys accepted and returns the ids of the clients let
+// in with a key no longer accepted (or now of another role).
+func (a *roleAuth) set(keys RoleKeys) []uint64 {
+	roles := rolesOf(keys)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var gone []uint64
+	for id, pub := range a.conns {
+		if roles[pub] != a.roles[pub] || roles[pub] == "" {
+			gone = append(gone, id)
+			delete(a.conns, id)
+		}
+	}
+	a.roles = roles
+	return gone
 }
 
 // Check implements server.Authentication.
@@ -229,7 +281,9 @@ func (a *roleAuth) Check(c server.ClientAuthentication) bool {
 	if !a.open.Load() {
 		return false
 	}
+	a.mu.Lock()
 	role, ok := a.roles[o.Nkey]
+	a.mu.Unlock()
 	if !ok || o.Sig == "" {
 		return false
 	}
@@ -250,6 +304,12 @@ func (a *roleAuth) Check(c server.ClientAuthentication) bool {
 	if !ok || rest == "" || strings.ContainsAny(rest, ".*> \t") {
 		return false
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.roles[o.Nkey] != role { // revoked meanwhile
+		return false
+	}
+	a.conns[c.GetID()] = o.Nkey
 	c.RegisterUser(&server.User{Username: string(role) + ":" + o.Nkey[:12], Permissions: Permissions(role, inbox)})
 	return true
 }

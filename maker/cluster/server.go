@@ -76,6 +76,7 @@ type Server struct {
 	ns    *server.Server
 	nc    *nats.Conn // the engine's own connection (with Roles)
 	agent *Agent
+	auth  *roleAuth // with Roles
 }
 
 // StartServer starts an embedded server and waits until it accepts
@@ -148,7 +149,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, fmt.Errorf("%w: JetStream did not start on store %s", ErrEngine, cfg.StoreDir)
 	}
-	srv := &Server{ns: ns}
+	srv := &Server{ns: ns, auth: auth}
 	if auth != nil {
 		if err := srv.provision(cfg, auth, ready); err != nil {
 			srv.Shutdown()
@@ -185,6 +186,28 @@ func (s *Server) provision(cfg ServerConfig, auth *roleAuth, ready time.Duration
 	}
 	auth.open.Store(true)
 	return nil
+}
+
+// SetRoles replaces the keys a server with roles accepts (a worker
+// identity issued or revoked: see AddWorker, RevokeWorker) and closes at
+// once every connection signed in with a key no longer accepted for its
+// role, so a revoked worker publishes nothing more and cannot sign in
+// again. It returns how many connections it closed. Cost: a map walk
+// over the connections let in; call it as often as the keys may change
+// (maker nats: every second). Errors wrap ErrConfig on a server without
+// roles.
+func (s *Server) SetRoles(keys RoleKeys) (int, error) {
+	if s.auth == nil {
+		return 0, fmt.Errorf("%w: the server has no roles", ErrConfig)
+	}
+	s.auth.prune(func(id uint64) bool { return s.ns.GetClient(id) != nil })
+	closed := 0
+	for _, id := range s.auth.set(keys) {
+		if s.ns.DisconnectClientByID(id) == nil {
+			closed++
+		}
+	}
+	return closed, nil
 }
 
 // ClientURL is the URL clients connect to, such as nats://127.0.0.1:4222,
