@@ -24,10 +24,12 @@ import (
 // (ServerConfig.Roles) gives each role only the subjects its job needs,
 // named one by one:
 //
-//   - RoleWorker takes jobs from the routes' queues (pulls from the
-//     consumers of JobsStream and acknowledges what it holds), publishes
+//   - RoleWorker takes jobs from the routes' queues and acknowledges
+//     what it holds, through the engine's agent, on subjects naming its
+//     own identity (mdap.engine.work.<inbox>.>: see ServeAgent), publishes
 //     replies on RepliesStream, hears cancellation notices and asks the
-//     engine for its route's consumer. It cannot create, update or
+//     engine for its route's consumer. It cannot pull from a consumer or
+//     acknowledge, NAK or report progress on a job delivered to another. It cannot create, update or
 //     delete a stream, a consumer or a bucket, read a job it was not
 //     delivered, publish a job, or touch a journal, a lease, a task queue
 //     or a result.
@@ -338,10 +340,9 @@ func Permissions(role Role, inbox string) *server.Permissions {
 				"$JS.API.STREAM.INFO." + JobsStream,
 				"$JS.API.STREAM.INFO." + RepliesStream,
 				"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
-				"$JS.API.CONSUMER.MSG.NEXT." + JobsStream + ".*",
-				"$JS.ACK." + JobsStream + ".>",
 				repliesSubject + ">",
 				agentSubject + "route",
+				workSubject + workerIdentity(inbox) + ".>",
 			}},
 			Subscribe: sub,
 		}

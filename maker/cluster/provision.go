@@ -229,15 +229,25 @@ type agentResponse struct {
 // Agent answers clients' requests for the consumers they need (see
 // ServeAgent).
 type Agent struct {
+	nc     *nats.Conn
 	sub    *nats.Subscription
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
+	work   deliveries
+	slots  chan struct{} // workers' requests in progress
 }
 
+// maxWorkRequests bounds the workers' requests the agent serves at once;
+// past it a pull is answered with no job.
+const maxWorkRequests = 4096
+
 // ServeAgent answers, on nc (signed in with the admin identity),
-// workers' requests for their route's consumer (mdap.engine.route) and
-// coordinators' for their reply consumer (mdap.engine.replies), making
-// each with the engine's settings in cfg; and provisions the shared
+// workers' requests for their route's consumer (mdap.engine.route), their
+// pulls and their acts on the jobs delivered to them
+// (mdap.engine.work.<identity>.>, each act refused unless the job was
+// delivered to that identity), and coordinators' requests for their reply
+// consumer, journal stream and task queue, making each with the engine's
+// settings in cfg; and provisions the shared
 // resources again (Provision) after every reconnection, since a restarted
 // server may have lost them. Several agents may serve one engine (they
 // share a queue group). Stop it with Agent.Stop. Errors wrap ErrConfig or
@@ -252,8 +262,22 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	}
 	log := cfg.logger()
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a := &Agent{cancel: cancel}
+	a := &Agent{nc: nc, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests)}
 	a.sub, err = nc.QueueSubscribe(agentSubject+">", "mdap-engine", func(m *nats.Msg) {
+		if strings.HasPrefix(m.Subject, workSubject) {
+			select {
+			case a.slots <- struct{}{}:
+				a.wg.Go(func() {
+					defer func() { <-a.slots }()
+					a.serveWork(actx, js, m)
+				})
+			default:
+				end := nats.NewMsg(m.Reply)
+				end.Header.Set(endHeader, "the engine is busy")
+				_ = nc.PublishMsg(end)
+			}
+			return
+		}
 		rctx, rcancel := context.WithTimeout(actx, agentTimeout)
 		defer rcancel()
 		err := serveRequest(rctx, js, m, cfg)
@@ -281,6 +305,7 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 				return
 			case <-t.C:
 			}
+			a.forget(2*cmpOr(cfg.AckWait, DefaultAckWait) + time.Minute)
 			if n := nc.Stats().Reconnects; n != seen && nc.IsConnected() {
 				pctx, pcancel := context.WithTimeout(actx, agentTimeout)
 				err := Provision(pctx, js, cfg)

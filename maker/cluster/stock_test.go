@@ -103,6 +103,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 	t.Run("owned", func(t *testing.T) {
 		ownedScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
 	})
+	t.Run("steal", func(t *testing.T) { stealScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2]) })
 	t.Run("flood", func(t *testing.T) {
 		floodScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
 	})

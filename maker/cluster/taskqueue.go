@@ -232,7 +232,7 @@ func isTransient(err error) bool {
 
 // heartbeat reports progress on msg every third of ackWait until the
 // returned stop is called.
-func heartbeat(msg jetstream.Msg, ackWait time.Duration) (stop func()) {
+func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

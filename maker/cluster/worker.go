@@ -115,6 +115,11 @@ type Worker struct {
 	// consumer was last ensured.
 	reconnects atomic.Uint64
 	slots      chan struct{} // one per model call in progress (Inflight)
+	// viaAgent: the engine's agent made the route's consumer, so jobs are
+	// pulled and acknowledged through it, on workPrefix (a server with
+	// roles).
+	viaAgent   atomic.Bool
+	workPrefix string
 
 	mu        sync.Mutex
 	active    map[string]context.CancelCauseFunc
@@ -174,6 +179,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		w.log = slog.New(slog.DiscardHandler)
 	}
 	w.token = RouteToken(w.route)
+	w.workPrefix = workSubject + workerIdentity(w.nc.Opts.InboxPrefix) + "."
 	w.replicas = cfg.Replicas
 	w.ccfg = routeConsumerConfig(w.token, w.route, cfg.AckWait, cfg.MaxDeliver)
 	w.ackWait.Store(int64(w.ccfg.AckWait))
@@ -204,8 +210,10 @@ func (w *Worker) ensureConsumer(ctx context.Context) error {
 	switch {
 	case err == nil:
 		cons, err = w.js.Consumer(ctx, JobsStream, w.ccfg.Durable)
+		w.viaAgent.Store(err == nil)
 	case errors.Is(err, errNoAgent):
 		cons, err = w.createConsumer(ctx)
+		w.viaAgent.Store(false)
 	}
 	if errors.Is(err, ErrNoJetStream) {
 		return err
@@ -353,22 +361,39 @@ func (w *Worker) fetch(ctx, calls context.Context, n int, giveBack func(int), jo
 		}
 		w.reconnects.Store(r)
 	}
-	batch, err := w.consumer().Fetch(n, jetstream.FetchMaxWait(pollWait))
-	if err == nil {
-		for msg := range batch.Messages() {
-			got++
-			if ctx.Err() != nil { // stopping: let another worker have it now
-				w.released.Add(1)
-				_ = msg.Nak()
-				giveBack(1)
-				continue
-			}
-			jobs.Go(func() {
-				defer giveBack(1)
-				w.handle(calls, msg)
-			})
+	take := func(msg heldJob) {
+		got++
+		if ctx.Err() != nil { // stopping: let another worker have it now
+			w.released.Add(1)
+			_ = msg.Nak()
+			giveBack(1)
+			return
 		}
-		err = batch.Error()
+		jobs.Go(func() {
+			defer giveBack(1)
+			w.handle(calls, msg)
+		})
+	}
+	var err error
+	if w.viaAgent.Load() {
+		var held []heldJob
+		held, err = w.pullViaAgent(ctx, n, pollWait)
+		for _, msg := range held {
+			take(msg)
+		}
+		if errors.Is(err, errNoAgent) {
+			w.viaAgent.Store(false)
+			err = jetstream.ErrConsumerNotFound // look again
+		}
+	} else {
+		var batch jetstream.MessageBatch
+		batch, err = w.consumer().Fetch(n, jetstream.FetchMaxWait(pollWait))
+		if err == nil {
+			for msg := range batch.Messages() {
+				take(msg)
+			}
+			err = batch.Error()
+		}
 	}
 	defer giveBack(n - got)
 	if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
@@ -422,9 +447,24 @@ func (w *Worker) untrack(id string) {
 	w.mu.Unlock()
 }
 
+// heldJob is a job delivered to this worker: a message of the route's
+// consumer (a server without roles), or one the engine's agent forwarded
+// (agentJob), whose acts go through the agent.
+type heldJob interface {
+	Data() []byte
+	Headers() nats.Header
+	Subject() string
+	Metadata() (*jetstream.MsgMetadata, error)
+	Ack() error
+	Nak() error
+	InProgress() error
+	Term() error
+	TermWithReason(string) error
+}
+
 // handle draws one job's samples (each its own model call, at most
 // Inflight of the worker's at once) and replies once for all of them.
-func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
+func (w *Worker) handle(calls context.Context, msg heldJob) {
 	job, derr := decodeJob(msg.Data())
 	if derr != nil {
 		w.bad.Add(1)
