@@ -120,7 +120,22 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		end(err.Error())
 		return
 	}
-	for msg := range batch.Messages() {
+	msgs := batch.Messages()
+	for {
+		var msg jetstream.Msg
+		select {
+		case <-ctx.Done():
+			// Stopping: a job fetched after this comes back after the
+			// ack wait.
+			end("the engine is stopping")
+			return
+		case m, ok := <-msgs:
+			if !ok {
+				end("")
+				return
+			}
+			msg = m
+		}
 		handle := nuid.Next()
 		a.work.mu.Lock()
 		a.work.held[handle] = &held{msg: msg, id: id, at: time.Now()}
@@ -138,7 +153,6 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		// ack wait, as one its worker died holding.
 		_ = a.nc.PublishMsg(out)
 	}
-	end("")
 }
 
 // act does op on the delivery handle if the worker id holds it.
