@@ -95,6 +95,10 @@ func floodScenario(t *testing.T, url string, s seeds) {
 // after its timeout.
 func TestFullJobStreamFailsFastNamingIt(t *testing.T) {
 	url, s := startFloodServer(t)
+	fullScenario(t, url, s)
+}
+
+func fullScenario(t *testing.T, url string, s seeds) {
 	_, wjs := connectAs(t, url, s.worker)
 	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{})
 	runWorker(t, worker)

@@ -108,4 +108,8 @@ func TestStockNATSServerRoles(t *testing.T) {
 		floodScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
 	})
 	rogueScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2], adminSeed)
+	// Last: it leaves the job stream full.
+	t.Run("full", func(t *testing.T) {
+		fullScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
+	})
 }
