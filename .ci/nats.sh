@@ -4,7 +4,11 @@
 # ($MDAP_NATS_SERVER, $(go env GOPATH)/bin/nats-server, or nats-server on
 # PATH, checked with `go version -m`); otherwise it is installed with
 # `go install` into $(go env GOPATH)/bin. Then TestStockNATSServerRoles runs
-# against it (a rogue with no credentials and with worker credentials).
+# against it, provisioned as `maker nats provision` does: a squatted job stream
+# set back, the attacks of issue 35 with worker and coordinator credentials
+# (owned), a NAK steal (steal), a reply flood (flood), a rogue with no
+# credentials and with worker credentials answering jobs first, and a full job
+# stream failing a sample at once (full).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NATS_SERVER_VERSION=v2.15.2

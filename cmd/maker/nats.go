@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
@@ -256,6 +257,7 @@ func newNATS() *cobra.Command {
 		logs                     bool
 		monitorAddr              string
 		obs                      watchFlags
+		engine                   cluster.ProvisionConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "nats",
@@ -268,13 +270,20 @@ runs until SIGINT or SIGTERM, then stops cleanly (exit status 0).
 
 Authentication is on: every client signs in with the nkey of a role, and each
 role gets only its subjects. Workers take jobs and answer the jobs they hold;
-coordinators publish jobs and own journals, leases and task queues; nobody else
-gets in. On first start the keys are generated into --creds (default
-STORE/creds, mode 0700): coordinator.nk and worker.nk are the secrets (mode
-0600) to copy to the machines of each role; coordinator.pub and worker.pub are
-the public keys the server accepts (put your own there, one a line, to keep
-seeds on their machines). Clients find them with --nats-creds DIR or
-$` + natsCredsEnv + `=DIR (or ./` + defaultCredsDir + ` if it exists).
+coordinators publish jobs and own journals, leases and task queues; the admin
+(maker nats ls, rm, provision) may do anything; nobody else gets in. On first
+start the keys are generated into --creds (default STORE/creds, mode 0700):
+coordinator.nk, worker.nk and admin.nk are the secrets (mode 0600) to copy to
+the machines of each role; the .pub files are the public keys the server
+accepts (put your own there, one a line, to keep seeds on their machines).
+Clients find them with --nats-creds DIR or $` + natsCredsEnv + `=DIR (or
+./` + defaultCredsDir + ` if it exists).
+
+The engine owns its resources: at every start, before it lets a client in, it
+creates the job and reply streams and the lease bucket with mdap's settings
+(repairing any that were changed), and it makes each route's consumer when a
+worker asks, with --ack-wait and --max-deliver; no client may create, change
+or delete a stream, a consumer or a bucket of the engine.
 
 --auth token instead requires the token in $` + natsTokenEnv + ` from every client:
 one shared secret, no roles (any holder can answer jobs or rewrite journals).
@@ -300,13 +309,16 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 			if err := cluster.CheckMonitor(monitorAddr); err != nil {
 				return usageErr("--monitor-addr: %w", err)
 			}
+			if err := checkEngineFlags(engine); err != nil {
+				return err
+			}
 			// Flags first, files after: a refused flag writes no credentials.
 			if err := obs.start(cmd.Context(), "maker-nats", cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			defer obs.stop(cmd.Context())
 			cfg := cluster.ServerConfig{Addr: addr, StoreDir: abs, SyncAlways: syncAlways, Monitor: monitorAddr}
-			var note string
+			var note, credsDir string
 			switch auth {
 			case "roles":
 				dir := creds
@@ -321,12 +333,17 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 					return usageErr("--creds: %w", err)
 				}
 				cfg.Roles = keys
+				cfg.Provision = engine
+				credsDir = dir
 				state := "kept"
 				if len(made) > 0 {
 					state = "generated now"
 				}
-				note = fmt.Sprintf("credentials in %s (%s): coordinator.nk for coordinators, worker.nk for workers; on their machines: export %s=%s (or --nats-creds)", dir, state, natsCredsEnv, dir)
+				note = fmt.Sprintf("credentials in %s (%s): coordinator.nk for coordinators, worker.nk for workers, admin.nk for maker nats ls and rm; on their machines: export %s=%s (or --nats-creds)", dir, state, natsCredsEnv, dir)
 			case "token":
+				if fs := cmd.Flags(); fs.Changed("ack-wait") || fs.Changed("max-deliver") {
+					return usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
+				}
 				cfg.Token = os.Getenv(natsTokenEnv)
 				if cfg.Token == "" {
 					return usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
@@ -353,6 +370,9 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 			}
 			fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), abs)
 			fmt.Fprintf(stderr, "maker nats: %s\n", note)
+			if credsDir != "" {
+				defer watchCreds(cmd.Context(), srv, credsDir, stderr)() // ends with the context, before the server
+			}
 			<-cmd.Context().Done()
 			fmt.Fprintln(stderr, "maker nats: stopping")
 			return nil
@@ -366,9 +386,59 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 	fs.BoolVar(&syncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
 	fs.BoolVar(&logs, "log", false, "the server's log on stderr")
 	fs.StringVar(&monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
+	registerEngineFlags(fs, &engine)
 	obs.register(fs, false)
-	cmd.AddCommand(newNATSLs(), newNATSRm())
+	cmd.AddCommand(newNATSLs(), newNATSRm(), newNATSProvision(), newNATSWorker())
 	return cmd
+}
+
+// credsEvery is how often maker nats reads its credentials folder again.
+const credsEvery = time.Second
+
+// watchCreds reads the credentials folder every second until ctx ends and
+// gives the server the keys found, so a worker identity issued is let in
+// and one revoked is cut off (maker nats worker add, revoke). It returns
+// at once, with a function that waits for the watch, which ends with ctx.
+func watchCreds(ctx context.Context, srv *cluster.Server, dir string, stderr io.Writer) (wait func()) {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(credsEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			keys, _, err := cluster.EnsureCredentials(dir)
+			if err != nil {
+				fmt.Fprintf(stderr, "maker nats: reading %s: %v (the keys in force are kept)\n", dir, err)
+				continue
+			}
+			if n, err := srv.SetRoles(keys); err == nil && n > 0 {
+				fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", n)
+			}
+		}
+	})
+	return wg.Wait
+}
+
+// registerEngineFlags registers the engine's settings of what it
+// provisions: the routes' ack wait and deliveries.
+func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
+	fs.DurationVar(&c.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (every route's; workers report progress every third of it)")
+	fs.IntVar(&c.MaxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "most deliveries of a job (a job that kept killing its workers is then left to expire); at least 2")
+}
+
+// checkEngineFlags refuses engine settings out of range.
+func checkEngineFlags(c cluster.ProvisionConfig) error {
+	if c.AckWait < time.Second || c.AckWait > time.Hour {
+		return usageErr("--ack-wait %s: use 1s to 1h", c.AckWait)
+	}
+	if c.MaxDeliver < 2 {
+		return usageErr("--max-deliver %d: use at least 2 (a dead worker's jobs must come back)", c.MaxDeliver)
+	}
+	return nil
 }
 
 // natsBatchModel is maker solve's model function with --nats: one Drawer

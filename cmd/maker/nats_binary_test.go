@@ -33,7 +33,8 @@ func startNATS(t *testing.T) string {
 	defer out.Close()
 	store := t.TempDir()
 	t.Setenv(natsCredsEnv, filepath.Join(store, "creds"))
-	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", store)
+	// --ack-wait 1s: the engine's, which the workers' redeliveries wait.
+	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", store, "--ack-wait", "1s")
 	var url string
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(out.Name())

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// natsAdminFlags are the flags of maker nats ls and rm: the server, and
-// the coordinator's credential (coordinators own journals and queues).
+// natsAdminFlags are the flags of maker nats ls, rm and provision: the
+// server, and the admin's credential (no other role may list the engine).
 func natsAdminFlags(cmd *cobra.Command, n *natsRun) {
 	cmd.Flags().StringVar(&n.natsURL, "nats", "nats://"+cluster.DefaultAddr, "NATS URL of the engine")
 	registerNATSCreds(cmd.Flags(), &n.natsCreds)
@@ -24,7 +24,7 @@ func (n *natsRun) adminConnect() error {
 	if err := checkNATSURL(n.natsURL); err != nil {
 		return err
 	}
-	return n.connectNATS(cluster.RoleCoordinator, "maker nats admin")
+	return n.connectNATS(cluster.RoleAdmin, "maker nats admin")
 }
 
 func newNATSLs() *cobra.Command {
@@ -37,8 +37,8 @@ func newNATSLs() *cobra.Command {
 		Short: "List what runs left on the engine: journals, task queues, routes",
 		Long: `ls lists the journals (--journal nats:RUN), task queues (maker solve --nats)
 and routes (the consumers of maker workers) on the engine, with their size,
-last write and retention, and who holds a journal now. Signs in as a
-coordinator. Remove a run's leftovers with maker nats rm RUN.`,
+last write and retention, and who holds a journal now. Signs in as the admin
+(admin.nk of the credentials folder). Remove a run's leftovers with maker nats rm RUN.`,
 		Example: `  maker nats ls --nats nats://127.0.0.1:4222
   maker nats ls --json`,
 		Args: cobra.NoArgs,
@@ -106,7 +106,7 @@ func newNATSRm() *cobra.Command {
 that name with its results and its tasks' journals. A journal whose lease is
 held (its run is in progress) is never removed: rm exits 1 and says who holds
 it. Names with nothing on the engine exit 2 when nothing was removed, 1
-otherwise. Signs in as a coordinator.`,
+otherwise. Signs in as the admin (admin.nk of the credentials folder).`,
 		Example: `  maker nats rm hanoi15
   maker nats rm solve-3f2a9c0d1e2b`,
 		Args: cobra.MinimumNArgs(1),

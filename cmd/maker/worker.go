@@ -123,7 +123,7 @@ still running, prints what it did and exits with status 0.`,
 				return failed(err)
 			}
 			stderr := cmd.ErrOrStderr()
-			fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time; stop with Ctrl-C\n", route, natsURL, words.Plural(inflight, "call"))
+			fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time, jobs of a dead worker back after %s; stop with Ctrl-C\n", route, natsURL, words.Plural(inflight, "call"), w.AckWait())
 			err = w.Run(cmd.Context())
 			st := w.Stats()
 			fmt.Fprintf(stderr, "maker worker: stopped: served %d (%d failed), withdrawn %d, handed back %d, redelivered to it %d\n",
@@ -138,7 +138,7 @@ still running, prints what it did and exits with status 0.`,
 	fs.StringVar(&natsURL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222")
 	registerNATSCreds(fs, &natsCreds)
 	fs.IntVar(&inflight, "inflight", 1, "most model calls in progress at once")
-	fs.DurationVar(&ackWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it)")
+	fs.DurationVar(&ackWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it); on maker nats, or a server provisioned by maker nats provision, the engine's --ack-wait applies instead")
 	fs.DurationVar(&grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
 	fs.StringVar(&name, "name", "", "the worker's name in replies (default host/pid)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug (each job's start and end too), info (each redelivered job it takes: a worker died, stalled or handed it back), warn (replies not published, bad jobs) or error")

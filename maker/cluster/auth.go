@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"bytes"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -18,16 +21,28 @@ import (
 )
 
 // Role is what a client of the engine may do. A server with roles
-// (ServerConfig.Roles) gives each role only its subjects:
+// (ServerConfig.Roles) gives each role only the subjects its job needs,
+// named one by one:
 //
-//   - RoleWorker takes jobs from the routes' queues (pulls from the
-//     consumers of JobsStream and acknowledges what it holds), publishes
-//     replies on RepliesStream and hears cancellation notices. It cannot
-//     read a job it was not delivered, publish a job, or touch a journal,
-//     a lease, a task queue or a result.
-//   - RoleCoordinator publishes jobs, consumes its replies and owns
-//     journals, leases, task queues and results. It cannot publish a
-//     reply.
+//   - RoleWorker takes jobs from the routes' queues and acknowledges
+//     what it holds, through the engine's agent, on subjects naming its
+//     own identity (mdap.engine.work.<inbox>.>: see ServeAgent), publishes
+//     replies on RepliesStream, hears cancellation notices and asks the
+//     engine for its route's consumer. It cannot pull from a consumer or
+//     acknowledge, NAK or report progress on a job delivered to another. It cannot create, update or
+//     delete a stream, a consumer or a bucket, read a job it was not
+//     delivered, publish a job, or touch a journal, a lease, a task queue
+//     or a result.
+//   - RoleCoordinator publishes jobs, consumes its replies (through a
+//     consumer the engine makes for it) and uses journals, leases, task
+//     queues and results, whose streams and buckets it asks the engine
+//     for (mdap.engine.journal, mdap.engine.tasks). It cannot create or
+//     update any stream or bucket, publish a reply, read or take jobs,
+//     list the engine, or purge or delete the shared streams
+//     (JobsStream, RepliesStream) or the lease bucket.
+//   - RoleAdmin is the engine's operator: every subject. The engine
+//     provisions its resources with it (Provision, ServeAgent), and
+//     maker nats ls and rm sign in with it.
 //
 // Every client subscribes only under its own connection's inbox, so no
 // client sees the jobs delivered to another, nor another's replies.
@@ -37,10 +52,11 @@ type Role string
 const (
 	RoleWorker      Role = "worker"
 	RoleCoordinator Role = "coordinator"
+	RoleAdmin       Role = "admin"
 )
 
 // Roles lists the roles, in the order of the credential files.
-var Roles = []Role{RoleCoordinator, RoleWorker}
+var Roles = []Role{RoleCoordinator, RoleWorker, RoleAdmin}
 
 // ErrAuth: a credential could not be read or made, or a client was
 // refused by the server (no credentials, wrong credentials, a subject
@@ -64,7 +80,8 @@ type RoleKeys map[Role][]string
 // ROLE.nk and its public key to ROLE.pub, both mode 0600 in a folder of
 // mode 0700. An existing ROLE.pub is used as it is (supply your own keys
 // that way: `nk -gen user -pubout`, or keys of several machines, one a
-// line; the seeds then stay on their machines). It returns the keys the
+// line; the seeds then stay on their machines). The worker identities
+// issued in dir (AddWorker) are workers too. It returns the keys the
 // server accepts and which roles were generated now. Errors wrap ErrAuth.
 func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -88,6 +105,13 @@ func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
 			return nil, nil, err
 		}
 		keys[r] = pubs
+	}
+	names, workers, err := IssuedWorkers(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, name := range names {
+		keys[RoleWorker] = append(keys[RoleWorker], workers[name])
 	}
 	return keys, made, nil
 }
@@ -187,25 +211,81 @@ func Credentials(seedFile, name string) ([]nats.Option, error) {
 
 // roleAuth is the embedded server's authentication with roles: a client
 // signs the server's nonce with an nkey of a role, and gets the role's
-// permissions plus its own inbox.
+// permissions plus its own inbox. Until the engine has provisioned its
+// resources (open), only the engine's own connection (the internal token)
+// gets in.
 type roleAuth struct {
-	roles map[string]Role // public key -> role
+	internal string // the token of the engine's own connection
+	open     atomic.Bool
+
+	mu    sync.Mutex
+	roles map[string]Role   // public key -> role
+	conns map[uint64]string // client id -> public key, of clients let in
 }
 
-func newRoleAuth(keys RoleKeys) *roleAuth {
-	a := &roleAuth{roles: map[string]Role{}}
+func newRoleAuth(keys RoleKeys, internal string) *roleAuth {
+	a := &roleAuth{internal: internal, conns: map[uint64]string{}}
+	a.roles = rolesOf(keys)
+	return a
+}
+
+func rolesOf(keys RoleKeys) map[string]Role {
+	roles := map[string]Role{}
 	for r, pubs := range keys {
 		for _, p := range pubs {
-			a.roles[p] = r
+			roles[p] = r
 		}
 	}
-	return a
+	return roles
+}
+
+// prune forgets the clients no longer connected.
+func (a *roleAuth) prune(alive func(uint64) bool) {
+	a.mu.Lock()
+	ids := make([]uint64, 0, len(a.conns))
+	for id := range a.conns {
+		ids = append(ids, id)
+	}
+	a.mu.Unlock()
+	for _, id := range ids {
+		if !alive(id) {
+			a.mu.Lock()
+			delete(a.conns, id)
+			a.mu.Unlock()
+		}
+	}
+}
+
+// set replaces the keys accepted and returns the ids of the clients let
+// in with a key no longer accepted (or now of another role).
+func (a *roleAuth) set(keys RoleKeys) []uint64 {
+	roles := rolesOf(keys)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var gone []uint64
+	for id, pub := range a.conns {
+		if roles[pub] != a.roles[pub] || roles[pub] == "" {
+			gone = append(gone, id)
+			delete(a.conns, id)
+		}
+	}
+	a.roles = roles
+	return gone
 }
 
 // Check implements server.Authentication.
 func (a *roleAuth) Check(c server.ClientAuthentication) bool {
 	o := c.GetOpts()
+	if a.internal != "" && o.Nkey == "" && subtle.ConstantTimeCompare([]byte(o.Token), []byte(a.internal)) == 1 {
+		c.RegisterUser(&server.User{Username: "engine", Permissions: Permissions(RoleAdmin, "")})
+		return true
+	}
+	if !a.open.Load() {
+		return false
+	}
+	a.mu.Lock()
 	role, ok := a.roles[o.Nkey]
+	a.mu.Unlock()
 	if !ok || o.Sig == "" {
 		return false
 	}
@@ -226,43 +306,76 @@ func (a *roleAuth) Check(c server.ClientAuthentication) bool {
 	if !ok || rest == "" || strings.ContainsAny(rest, ".*> \t") {
 		return false
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.roles[o.Nkey] != role { // revoked meanwhile
+		return false
+	}
+	a.conns[c.GetID()] = o.Nkey
 	c.RegisterUser(&server.User{Username: string(role) + ":" + o.Nkey[:12], Permissions: Permissions(role, inbox)})
 	return true
 }
 
+// sharedStreams are the streams every client uses and only the engine
+// may change.
+var sharedStreams = []string{JobsStream, RepliesStream, "KV_" + LeaseBucket}
+
 // Permissions returns the NATS permissions of role for a client whose
 // inbox prefix is inbox ("_INBOX_<public key>" for a stock server's user,
 // where each worker machine has its own key): what a server with roles
-// grants, and what docs/nats.md configures on a stock nats-server.
+// grants, and what docs/nats.md configures on a stock nats-server. Each
+// role's publications are an allow-list of the subjects its job needs.
 func Permissions(role Role, inbox string) *server.Permissions {
 	sub := &server.SubjectPermission{Allow: []string{inbox + ".>"}}
 	switch role {
+	case RoleAdmin:
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{">"}},
+			Subscribe: &server.SubjectPermission{Allow: []string{">"}},
+		}
 	case RoleWorker:
 		sub.Allow = append(sub.Allow, cancelSubject+">")
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{Allow: []string{
 				"$JS.API.STREAM.INFO." + JobsStream,
 				"$JS.API.STREAM.INFO." + RepliesStream,
-				"$JS.API.STREAM.CREATE." + JobsStream,
-				"$JS.API.STREAM.CREATE." + RepliesStream,
-				"$JS.API.CONSUMER.CREATE." + JobsStream + ".*.>",
 				"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
-				"$JS.API.CONSUMER.MSG.NEXT." + JobsStream + ".*",
-				"$JS.ACK." + JobsStream + ".>",
 				repliesSubject + ">",
+				agentSubject + "route",
+				workSubject + workerIdentity(inbox) + ".>",
 			}},
 			Subscribe: sub,
 		}
 	default: // RoleCoordinator
+		deny := []string{repliesSubject + ">"}
+		for _, s := range sharedStreams {
+			deny = append(deny, "$JS.API.STREAM.DELETE."+s, "$JS.API.STREAM.PURGE."+s)
+		}
+		for _, s := range []string{JobsStream, RepliesStream} {
+			deny = append(deny,
+				"$JS.API.STREAM.MSG.GET."+s, "$JS.API.DIRECT.GET."+s, "$JS.API.DIRECT.GET."+s+".>",
+				"$JS.API.CONSUMER.CREATE."+s, "$JS.API.CONSUMER.CREATE."+s+".>")
+		}
+		deny = append(deny,
+			"$JS.API.CONSUMER.DELETE."+JobsStream+".*",
+			"$JS.API.CONSUMER.MSG.NEXT."+JobsStream+".*",
+			"$JS.ACK."+JobsStream+".>")
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{
-				Allow: []string{">"},
-				Deny: []string{
-					repliesSubject + ">",
-					"$JS.API.CONSUMER.CREATE." + JobsStream, "$JS.API.CONSUMER.CREATE." + JobsStream + ".>",
-					"$JS.API.CONSUMER.DURABLE.CREATE." + JobsStream + ".>",
-					"$JS.API.CONSUMER.MSG.NEXT." + JobsStream + ".>",
+				Allow: []string{
+					jobsSubject + ">", cancelSubject + ">", journalSubject + ">", tasksSubject + ">",
+					agentSubject + "replies", agentSubject + "journal", agentSubject + "tasks",
+					"$KV.*.>",
+					"$JS.API.STREAM.INFO.*",
+					"$JS.API.STREAM.DELETE.*", "$JS.API.STREAM.PURGE.*",
+					"$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.*", "$JS.API.DIRECT.GET.*.>",
+					"$JS.API.STREAM.MSG.DELETE." + JobsStream,
+					"$JS.API.CONSUMER.CREATE.*", "$JS.API.CONSUMER.CREATE.*.>",
+					"$JS.API.CONSUMER.INFO.*.*", "$JS.API.CONSUMER.DELETE.*.*",
+					"$JS.API.CONSUMER.MSG.NEXT.*.*",
+					"$JS.ACK.>",
 				},
+				Deny: deny,
 			},
 			Subscribe: sub,
 		}

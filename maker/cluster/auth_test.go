@@ -82,14 +82,14 @@ func TestCredentialsAreSecretAndReused(t *testing.T) {
 func TestRolesRefuseRogues(t *testing.T) {
 	srv, creds := startRoleServer(t)
 	rogueScenario(t, srv.ClientURL(), cluster.SeedFile(creds, cluster.RoleCoordinator),
-		cluster.SeedFile(creds, cluster.RoleWorker), cluster.SeedFile(creds, cluster.RoleWorker))
+		cluster.SeedFile(creds, cluster.RoleWorker), cluster.SeedFile(creds, cluster.RoleWorker), cluster.SeedFile(creds, cluster.RoleAdmin))
 }
 
 // rogueScenario: see TestRolesRefuseRogues. The honest worker and the
 // rogue sign in with the worker seeds given (the same on the embedded
 // server, which isolates every connection; one key each on a stock
 // nats-server, which isolates every user).
-func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed string) {
+func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSeed string) {
 	ctx := context.Background()
 	cfg := vote.Config{K: 3, Parallel: 3}
 	_, wantSteps := solveHanoi(t, simModel(t, 5), 4, cfg)
@@ -136,9 +136,11 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed string) {
 	require.NoError(t, err)
 
 	// The leak: every job's id and reply subject reach the rogue as soon
-	// as the job is stored (read here with coordinator rights; the lease
-	// key is not leaked), and it answers at once with a wrong move.
-	jobs, err := cjs.Stream(ctx, cluster.JobsStream)
+	// as the job is stored (read here with the admin's rights: no client
+	// role may read the job stream; the lease key is not leaked), and it
+	// answers at once with a wrong move.
+	_, ajs := connectAs(t, url, adminSeed)
+	jobs, err := ajs.Stream(ctx, cluster.JobsStream)
 	require.NoError(t, err)
 	leakCtx, stopLeak := context.WithCancel(ctx)
 	var leaker sync.WaitGroup

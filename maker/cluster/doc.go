@@ -29,9 +29,17 @@
 // only clients signed in with a role's nkey (EnsureCredentials,
 // Credentials) and gives each role only its subjects (Permissions): a
 // worker takes jobs and answers the jobs it holds, a coordinator publishes
-// jobs and owns journals, leases and task queues; every client subscribes
-// under its own inbox only. StockAuthConfig is the same for a stock
-// nats-server. What runs leave is kept DefaultRetention unless chosen
+// jobs and owns journals, leases and task queues, the admin may do
+// anything; every client subscribes under its own inbox only. The engine
+// owns its resources: it provisions the shared streams and bucket
+// (Provision) before it lets a client in, and its agent (ServeAgent)
+// makes the consumers, journal streams and task queues clients ask for,
+// and pulls and acknowledges jobs for workers, each job bound to the
+// worker identity it was delivered to; no client may create, update or
+// delete a stream, consumer or bucket. Worker identities are issued and
+// revoked by the operator (AddWorker, RevokeWorker, Server.SetRoles).
+// StockAuthConfig is the same for a stock nats-server, provisioned by
+// maker nats provision. What runs leave is kept DefaultRetention unless chosen
 // otherwise; List and RemoveRun show and remove it.
 //
 // # Routes: where workers and coordinators meet
@@ -41,7 +49,8 @@
 // that changes an answer; for a provider its spec, such as
 // "openai:gpt-4o-mini"). Jobs for a route go to subject
 // mdap.jobs.<RouteToken(route)> of [JobsStream], and every worker of the
-// route pulls from one durable consumer, w-<token>. A Model's Identity is
+// route pulls from one durable consumer, w-<token> (through the engine's
+// agent on a server with roles). A Model's Identity is
 // its route, so a journal written through the engine records the same
 // model as one written in process.
 //

@@ -49,12 +49,17 @@ func CheckURL(raw string) error {
 // replicas defaults a replica count to 1.
 func replicas(n int) int { return max(n, 1) }
 
-// ensureStream creates a stream with cfg, or uses the one of that name as
-// it is (an operator may have given it more replicas).
+// ensureStream finds the stream named cfg.Name and uses it as it is, or
+// creates it with cfg where the client may (a server without roles; with
+// roles the engine provisions the shared streams, and a client missing
+// one gets ErrNotProvisioned).
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	s, err := js.CreateStream(ctx, cfg)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		s, err = js.Stream(ctx, cfg.Name)
+	s, err := js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			s, err = js.Stream(ctx, cfg.Name)
+		}
 	}
 	if noJetStream(err) {
 		return nil, errNoJetStream("stream "+cfg.Name, err)
@@ -91,7 +96,11 @@ func jobsStreamConfig(n int) jetstream.StreamConfig {
 
 // repliesStreamConfig is the work queue of replies, one consumer per
 // Drawer; MaxAge clears replies to coordinators that died. Replies live in
-// memory, like jobs.
+// memory, like jobs. A full stream drops its oldest replies (DiscardOld),
+// never a new one: a worker flooding it with replies nobody consumes
+// pushes out its own flood, while an honest reply, consumed within
+// milliseconds of its arrival, is still taken (with DiscardNew a flood
+// of 256 MiB stalled every run for the hour of MaxAge).
 func repliesStreamConfig(n int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        RepliesStream,
@@ -102,7 +111,7 @@ func repliesStreamConfig(n int) jetstream.StreamConfig {
 		Replicas:    replicas(n),
 		MaxAge:      time.Hour,
 		MaxBytes:    sampleStreamBytes,
-		Discard:     jetstream.DiscardNew,
+		Discard:     jetstream.DiscardOld,
 		Duplicates:  2 * time.Minute,
 	}
 }
@@ -125,4 +134,14 @@ func noJetStream(err error) bool {
 
 func errNoJetStream(what string, err error) error {
 	return fmt.Errorf("%w (%s: %w): start nats-server with -js (JetStream), or use maker nats", ErrNoJetStream, what, err)
+}
+
+// fullHint says what to do about a publication refused by a full stream
+// (the server's words: "maximum bytes exceeded", "maximum messages
+// exceeded").
+func fullHint(err error) string {
+	if msg := err.Error(); strings.Contains(msg, "maximum bytes exceeded") || strings.Contains(msg, "maximum messages exceeded") {
+		return " (the stream is full: the engine's operator may purge it with the admin credential)"
+	}
+	return ""
 }

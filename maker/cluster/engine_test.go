@@ -13,8 +13,8 @@ import (
 )
 
 // TestSampleStreamsAreBoundedMemory: docs/nats.md says "`MDAP_JOBS` and
-// `MDAP_REPLIES` are memory streams of at most 256 MiB each" and that mdap
-// "creates its streams with one replica when they do not exist".
+// `MDAP_REPLIES` are memory streams of at most 256 MiB each", a job past
+// that refused, a full reply stream dropping its oldest replies.
 func TestSampleStreamsAreBoundedMemory(t *testing.T) {
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
@@ -25,15 +25,18 @@ func TestSampleStreamsAreBoundedMemory(t *testing.T) {
 		cfg := s.CachedInfo().Config
 		assert.Equal(t, jetstream.MemoryStorage, cfg.Storage, name)
 		assert.EqualValues(t, 256<<20, cfg.MaxBytes, name)
-		assert.Equal(t, jetstream.DiscardNew, cfg.Discard, "%s: a publication past the bound is refused", name)
+		if name == cluster.JobsStream {
+			assert.Equal(t, jetstream.DiscardNew, cfg.Discard, "%s: a job past the bound is refused", name)
+		} else {
+			assert.Equal(t, jetstream.DiscardOld, cfg.Discard, "%s: a full reply stream drops its oldest", name)
+		}
 		assert.Equal(t, 1, cfg.Replicas, name)
 	}
 }
 
-// TestExistingSampleStreamsUsedAsTheyAre: docs/nats.md says mdap "never
-// changes an existing" stream and "Streams that already exist (an
-// operator's, or a file stream made by an earlier mdap) are used as they
-// are". Streams an operator made beforehand, on file with their own age,
+// TestExistingSampleStreamsUsedAsTheyAre: docs/nats.md says "On a server
+// without roles, streams that already exist (an operator's, or a file
+// stream made by an earlier mdap) are used as they are". Streams an operator made beforehand, on file with their own age,
 // size and description, serve a run over workers and are unchanged after
 // it.
 func TestExistingSampleStreamsUsedAsTheyAre(t *testing.T) {

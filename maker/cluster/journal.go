@@ -120,7 +120,14 @@ func openJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 	st, err := js.Stream(ctx, JournalStreamPrefix+run)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound) && create:
-		st, err = ensureStream(ctx, js, journalStreamConfig(run, cfg.Replicas, cfg.MaxAge))
+		// The engine makes it where there is one (a server with roles).
+		err = askAgent(ctx, js.Conn(), "journal", agentRequest{Name: run, MaxAge: cmpOr(cfg.MaxAge, DefaultRetention)})
+		switch {
+		case err == nil:
+			st, err = js.Stream(ctx, JournalStreamPrefix+run)
+		case errors.Is(err, errNoAgent):
+			st, err = ensureStream(ctx, js, journalStreamConfig(run, cfg.Replicas, cfg.MaxAge))
+		}
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		err = fmt.Errorf("%w: the engine has no journal for run %q (start a run with it first)", maker.ErrJournalPath, run)
 	case err != nil:
@@ -388,18 +395,28 @@ type lease struct {
 	stopOnce sync.Once
 }
 
-func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg JournalConfig) (jetstream.KeyValue, time.Duration, error) {
-	ttl := cmpOr(cfg.LeaseTTL, DefaultLeaseTTL)
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+// leaseBucketConfig is the lease bucket's configuration.
+func leaseBucketConfig(n int, ttl time.Duration) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
 		Bucket:      LeaseBucket,
 		Description: "mdap journal leases: one coordinator per run",
 		TTL:         ttl,
 		History:     1,
 		Storage:     jetstream.FileStorage,
-		Replicas:    replicas(cfg.Replicas),
-	})
-	if errors.Is(err, jetstream.ErrBucketExists) {
-		kv, err = js.KeyValue(ctx, LeaseBucket)
+		Replicas:    replicas(n),
+	}
+}
+
+// leaseBucket finds the lease bucket, or creates it where the client may
+// (a server without roles; with roles the engine provisions it).
+func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg JournalConfig) (jetstream.KeyValue, time.Duration, error) {
+	ttl := cmpOr(cfg.LeaseTTL, DefaultLeaseTTL)
+	kv, err := js.KeyValue(ctx, LeaseBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, leaseBucketConfig(cfg.Replicas, ttl))
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, LeaseBucket)
+		}
 	}
 	if noJetStream(err) {
 		return nil, 0, errNoJetStream("lease bucket", err)

@@ -16,14 +16,14 @@ const watchEvery = 250 * time.Millisecond
 // consumeReplies creates this Drawer's reply consumer if it does not
 // exist and consumes it, in place of any earlier consumption.
 func (d *Drawer) consumeReplies(ctx context.Context) error {
-	cons, err := d.js.CreateConsumer(ctx, RepliesStream, jetstream.ConsumerConfig{
-		Name:              d.id,
-		Description:       "mdap replies to one coordinator",
-		FilterSubject:     repliesSubject + d.id + ".>",
-		AckPolicy:         jetstream.AckExplicitPolicy,
-		AckWait:           30 * time.Second,
-		InactiveThreshold: time.Hour,
-	})
+	var cons jetstream.Consumer
+	err := askAgent(ctx, d.nc, "replies", agentRequest{Name: d.id})
+	switch {
+	case err == nil: // made by the engine (a server with roles)
+		cons, err = d.js.Consumer(ctx, RepliesStream, d.id)
+	case errors.Is(err, errNoAgent):
+		cons, err = d.js.CreateConsumer(ctx, RepliesStream, replyConsumerConfig(d.id))
+	}
 	if err != nil {
 		return fmt.Errorf("%w: the reply consumer: %w", ErrEngine, err)
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -8,6 +9,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // DefaultAddr is where StartServer listens when ServerConfig.Addr is empty:
@@ -27,8 +31,16 @@ type ServerConfig struct {
 	// Roles, if set, are the public nkeys the server accepts, by role
 	// (see Role, EnsureCredentials): a client signs in with a role's seed
 	// (Credentials) and gets that role's subjects only; any other client
-	// is refused. This is how maker nats runs by default.
+	// is refused. The server then owns its resources: before it lets any
+	// client in, it provisions them (Provision, with Provision's
+	// settings) over a connection of its own, and it answers clients'
+	// requests for consumers (ServeAgent). This is how maker nats runs by
+	// default.
 	Roles RoleKeys
+	// Provision is the engine's settings for what it provisions (with
+	// Roles): replicas, the routes' AckWait and MaxDeliver, the lease
+	// TTL.
+	Provision ProvisionConfig
 	// Token, if set (and Roles not), is required from every client
 	// (nats.Token, or nats://TOKEN@host:port). A token gives every holder
 	// every subject: prefer Roles.
@@ -61,7 +73,10 @@ type ServerConfig struct {
 // leases and tasks are kept. Sample jobs and replies live in memory: the
 // coordinators ask the ones lost again (see Drawer).
 type Server struct {
-	ns *server.Server
+	ns    *server.Server
+	nc    *nats.Conn // the engine's own connection (with Roles)
+	agent *Agent
+	auth  *roleAuth // with Roles
 }
 
 // StartServer starts an embedded server and waits until it accepts
@@ -103,8 +118,13 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if err := monitor(opts, cfg.Monitor); err != nil {
 		return nil, err
 	}
+	var auth *roleAuth
 	if len(cfg.Roles) > 0 {
-		opts.CustomClientAuthentication = newRoleAuth(cfg.Roles)
+		if err := cfg.Provision.check(); err != nil {
+			return nil, err
+		}
+		auth = newRoleAuth(cfg.Roles, nuid.Next()+nuid.Next())
+		opts.CustomClientAuthentication = auth
 		opts.AlwaysEnableNonce = true
 	}
 	ns, err := server.NewServer(opts)
@@ -129,7 +149,65 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, fmt.Errorf("%w: JetStream did not start on store %s", ErrEngine, cfg.StoreDir)
 	}
-	return &Server{ns: ns}, nil
+	srv := &Server{ns: ns, auth: auth}
+	if auth != nil {
+		if err := srv.provision(cfg, auth, ready); err != nil {
+			srv.Shutdown()
+			return nil, err
+		}
+	}
+	return srv, nil
+}
+
+// provision connects as the engine, provisions the shared resources,
+// starts the agent, then lets clients in.
+func (s *Server) provision(cfg ServerConfig, auth *roleAuth, ready time.Duration) error {
+	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Token(auth.internal), nats.Name("mdap engine"),
+		nats.MaxReconnects(-1), nats.ReconnectWait(500*time.Millisecond))
+	if err != nil {
+		return fmt.Errorf("%w: the engine's own connection: %w", ErrEngine, err)
+	}
+	s.nc = nc
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrEngine, err)
+	}
+	pcfg := cfg.Provision
+	if pcfg.Logger == nil {
+		pcfg.Logger = cfg.Logger
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), max(ready, agentTimeout))
+	defer cancel()
+	if err := Provision(ctx, js, pcfg); err != nil {
+		return err
+	}
+	if s.agent, err = ServeAgent(ctx, nc, pcfg); err != nil {
+		return err
+	}
+	auth.open.Store(true)
+	return nil
+}
+
+// SetRoles replaces the keys a server with roles accepts (a worker
+// identity issued or revoked: see AddWorker, RevokeWorker) and closes at
+// once every connection signed in with a key no longer accepted for its
+// role, so a revoked worker publishes nothing more and cannot sign in
+// again. It returns how many connections it closed. Cost: a map walk
+// over the connections let in; call it as often as the keys may change
+// (maker nats: every second). Errors wrap ErrConfig on a server without
+// roles.
+func (s *Server) SetRoles(keys RoleKeys) (int, error) {
+	if s.auth == nil {
+		return 0, fmt.Errorf("%w: the server has no roles", ErrConfig)
+	}
+	s.auth.prune(func(id uint64) bool { return s.ns.GetClient(id) != nil })
+	closed := 0
+	for _, id := range s.auth.set(keys) {
+		if s.ns.DisconnectClientByID(id) == nil {
+			closed++
+		}
+	}
+	return closed, nil
 }
 
 // ClientURL is the URL clients connect to, such as nats://127.0.0.1:4222,
@@ -151,6 +229,12 @@ func (s *Server) ClientURL() string {
 // to reconnect), JetStream writes its state to StoreDir. It blocks until
 // the server is down, and is safe to call more than once.
 func (s *Server) Shutdown() {
+	if s.agent != nil {
+		s.agent.Stop()
+	}
+	if s.nc != nil {
+		s.nc.Close()
+	}
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
 }

@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"fmt"
 	"go/build"
 	"net"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,15 +45,19 @@ func stockServer(t *testing.T) string {
 func TestStockNATSServerRoles(t *testing.T) {
 	bin := stockServer(t)
 	dir := t.TempDir()
-	var seeds [3]string // coordinator, honest worker, rogue worker
+	var seedFiles [3]string // coordinator, honest worker, rogue worker
 	keys := cluster.RoleKeys{}
 	for i, role := range []cluster.Role{cluster.RoleCoordinator, cluster.RoleWorker, cluster.RoleWorker} {
 		d := filepath.Join(dir, fmt.Sprint(i))
 		k, _, err := cluster.EnsureCredentials(d)
 		require.NoError(t, err)
 		keys[role] = append(keys[role], k[role]...)
-		seeds[i] = cluster.SeedFile(d, role)
+		seedFiles[i] = cluster.SeedFile(d, role)
+		if i == 0 {
+			keys[cluster.RoleAdmin] = k[cluster.RoleAdmin]
+		}
 	}
+	adminSeed := cluster.SeedFile(filepath.Join(dir, "0"), cluster.RoleAdmin)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
@@ -76,5 +82,34 @@ func TestStockNATSServerRoles(t *testing.T) {
 	}, 20*time.Second, 20*time.Millisecond, "nats-server starts: %s", body)
 	_, err = nats.Connect(url)
 	require.Error(t, err, "no credentials")
-	rogueScenario(t, url, seeds[0], seeds[1], seeds[2])
+	// A squatter came first (a server run with older permissions): the
+	// job stream republishes every job to it, the reply stream is on
+	// disk. The operator provisions the engine (maker nats provision):
+	// both are set back to mdap's settings.
+	_, ajs := connectAs(t, url, adminSeed)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = ajs.CreateStream(ctx, jetstream.StreamConfig{Name: cluster.JobsStream, Subjects: []string{"mdap.jobs.>"}, Storage: jetstream.MemoryStorage,
+		RePublish: &jetstream.RePublish{Source: ">", Destination: "_INBOX_rogue.>"}})
+	require.NoError(t, err)
+	_, err = ajs.CreateStream(ctx, jetstream.StreamConfig{Name: cluster.RepliesStream, Subjects: []string{"mdap.replies.>"}, Storage: jetstream.FileStorage})
+	require.NoError(t, err)
+	engine := cluster.ProvisionConfig{SampleBytes: floodBytes} // small, for the flood
+	require.NoError(t, cluster.Provision(ctx, ajs, engine))
+	assertMdapStreams(t, ajs)
+	agent, err := cluster.ServeAgent(ctx, ajs.Conn(), engine)
+	require.NoError(t, err)
+	t.Cleanup(agent.Stop)
+	t.Run("owned", func(t *testing.T) {
+		ownedScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
+	})
+	t.Run("steal", func(t *testing.T) { stealScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2]) })
+	t.Run("flood", func(t *testing.T) {
+		floodScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
+	})
+	rogueScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2], adminSeed)
+	// Last: it leaves the job stream full.
+	t.Run("full", func(t *testing.T) {
+		fullScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
+	})
 }

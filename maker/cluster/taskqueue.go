@@ -62,6 +62,56 @@ type TaskQueue struct {
 	ackWait time.Duration
 }
 
+// taskConsumer names a task queue's consumer, shared by its coordinators.
+const taskConsumer = "coordinators"
+
+// makeTaskQueue creates (or finds) the stream, consumer and result bucket
+// of queue name and sets them in q, where q is non-nil.
+func makeTaskQueue(ctx context.Context, js jetstream.JetStream, name string, n int, maxAge, ackWait time.Duration, q *TaskQueue) error {
+	stream, err := ensureStream(ctx, js, jetstream.StreamConfig{
+		Name:        TaskStreamPrefix + name,
+		Description: "mdap tasks of queue " + name,
+		Subjects:    []string{tasksSubject + name},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas(n),
+		Duplicates:  min(time.Hour, maxAge),
+		MaxAge:      maxAge,
+	})
+	if err != nil {
+		return err
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, TaskStreamPrefix+name, jetstream.ConsumerConfig{
+		Durable:           taskConsumer,
+		Description:       "mdap coordinators of queue " + name,
+		AckPolicy:         jetstream.AckExplicitPolicy,
+		AckWait:           ackWait,
+		MaxAckPending:     -1,
+		InactiveThreshold: DefaultConsumerInactive,
+	})
+	if err != nil {
+		return fmt.Errorf("%w: the consumer of queue %s: %w", ErrEngine, name, err)
+	}
+	results, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      ResultBucketPrefix + name,
+		Description: "mdap results of queue " + name,
+		History:     1,
+		TTL:         maxAge,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas(n),
+	})
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		results, err = js.KeyValue(ctx, ResultBucketPrefix+name)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: the result bucket of queue %s: %w", ErrEngine, name, err)
+	}
+	if q != nil {
+		q.stream, q.cons, q.results = stream, cons, results
+	}
+	return nil
+}
+
 // OpenTaskQueue creates the queue named name (letters, digits, '-', '_')
 // if it does not exist, or opens it. Errors wrap ErrConfig or ErrEngine.
 func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg TaskQueueConfig) (*TaskQueue, error) {
@@ -76,44 +126,26 @@ func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg
 	}
 	maxAge := cmpOr(cfg.MaxAge, DefaultRetention)
 	q := &TaskQueue{js: js, name: name, ackWait: cmpOr(cfg.AckWait, DefaultTaskAckWait)}
-	var err error
-	q.stream, err = ensureStream(ctx, js, jetstream.StreamConfig{
-		Name:        TaskStreamPrefix + name,
-		Description: "mdap tasks of queue " + name,
-		Subjects:    []string{tasksSubject + name},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas(cfg.Replicas),
-		Duplicates:  min(time.Hour, maxAge),
-		MaxAge:      maxAge,
-	})
-	if err != nil {
+	err := askAgent(ctx, js.Conn(), "tasks", agentRequest{Name: name, MaxAge: maxAge, AckWait: q.ackWait})
+	switch {
+	case err == nil: // made by the engine (a server with roles)
+		if q.stream, err = js.Stream(ctx, TaskStreamPrefix+name); err == nil {
+			if q.cons, err = js.Consumer(ctx, TaskStreamPrefix+name, taskConsumer); err == nil {
+				q.results, err = js.KeyValue(ctx, ResultBucketPrefix+name)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: task queue %s: %w", ErrEngine, name, err)
+		}
+		if aw := q.cons.CachedInfo().Config.AckWait; aw > 0 {
+			q.ackWait = aw
+		}
+	case errors.Is(err, errNoAgent):
+		if err := makeTaskQueue(ctx, js, name, cfg.Replicas, maxAge, q.ackWait, q); err != nil {
+			return nil, err
+		}
+	default:
 		return nil, err
-	}
-	q.cons, err = js.CreateOrUpdateConsumer(ctx, TaskStreamPrefix+name, jetstream.ConsumerConfig{
-		Durable:           "coordinators",
-		Description:       "mdap coordinators of queue " + name,
-		AckPolicy:         jetstream.AckExplicitPolicy,
-		AckWait:           q.ackWait,
-		MaxAckPending:     -1,
-		InactiveThreshold: DefaultConsumerInactive,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: the consumer of queue %s: %w", ErrEngine, name, err)
-	}
-	q.results, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      ResultBucketPrefix + name,
-		Description: "mdap results of queue " + name,
-		History:     1,
-		TTL:         maxAge,
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas(cfg.Replicas),
-	})
-	if errors.Is(err, jetstream.ErrBucketExists) {
-		q.results, err = js.KeyValue(ctx, ResultBucketPrefix+name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: the result bucket of queue %s: %w", ErrEngine, name, err)
 	}
 	return q, nil
 }
@@ -200,7 +232,7 @@ func isTransient(err error) bool {
 
 // heartbeat reports progress on msg every third of ackWait until the
 // returned stop is called.
-func heartbeat(msg jetstream.Msg, ackWait time.Duration) (stop func()) {
+func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -246,7 +246,7 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 		// It may have been stored all the same: a worker that took it
 		// stops; the queue drops it at its TTL.
 		_ = d.nc.Publish(cancelSubject+m.token+"."+job.ID, nil)
-		release(nil, fmt.Errorf("%w: publish a job for %s: %w", ErrEngine, m.route, err))
+		release(nil, fmt.Errorf("%w: publish a job for %s on stream %s: %w%s", ErrEngine, m.route, JobsStream, err, fullHint(err)))
 		return
 	}
 	d.mu.Lock()

@@ -59,8 +59,11 @@ type WorkerConfig struct {
 	Inflight int
 	// AckWait is the route consumer's ack wait, shared by every worker of
 	// the route (the last one started sets it); 0 means DefaultAckWait.
+	// On a server whose engine provisions the consumers (a server with
+	// roles) the engine's applies instead (see Worker.AckWait).
 	AckWait time.Duration
-	// MaxDeliver bounds a job's deliveries; 0 means DefaultMaxDeliver.
+	// MaxDeliver bounds a job's deliveries; 0 means DefaultMaxDeliver. The
+	// engine's applies on a server with roles, as for AckWait.
 	MaxDeliver int
 	// Grace is how long Run lets model calls finish once its context
 	// ends; 0 means DefaultGrace. Calls still running then are cancelled
@@ -100,7 +103,9 @@ type Worker struct {
 	token    string
 	name     string
 	inflight int
-	ackWait  time.Duration
+	// ackWait is the route consumer's ack wait, as last found (the
+	// engine's, on a server with an agent), in nanoseconds.
+	ackWait  atomic.Int64
 	grace    time.Duration
 	log      *slog.Logger
 	ccfg     jetstream.ConsumerConfig
@@ -110,6 +115,11 @@ type Worker struct {
 	// consumer was last ensured.
 	reconnects atomic.Uint64
 	slots      chan struct{} // one per model call in progress (Inflight)
+	// viaAgent: the engine's agent made the route's consumer, so jobs are
+	// pulled and acknowledged through it, on workPrefix (a server with
+	// roles).
+	viaAgent   atomic.Bool
+	workPrefix string
 
 	mu        sync.Mutex
 	active    map[string]context.CancelCauseFunc
@@ -135,9 +145,10 @@ type WorkerStats struct {
 	Bad int64
 }
 
-// NewWorker creates the sample streams if they do not exist and the
-// route's consumer (or updates it to this worker's AckWait and
-// MaxDeliver). Run starts the work. Errors wrap ErrConfig (a nil model, a
+// NewWorker gets the route's consumer: from the engine's agent where
+// there is one (a server with roles: the engine's settings apply), else
+// by creating it and the sample streams if they do not exist (or updating
+// it to this worker's AckWait and MaxDeliver). Run starts the work. Errors wrap ErrConfig (a nil model, a
 // negative count) or ErrEngine.
 func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cfg WorkerConfig) (*Worker, error) {
 	if model == nil {
@@ -154,7 +165,6 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		route:     cmpOr(cfg.Route, maker.ModelIdentity(model)),
 		name:      cfg.Name,
 		inflight:  cmpOr(cfg.Inflight, 1),
-		ackWait:   cmpOr(cfg.AckWait, DefaultAckWait),
 		grace:     cmpOr(cfg.Grace, DefaultGrace),
 		log:       cfg.Logger,
 		active:    map[string]context.CancelCauseFunc{},
@@ -169,21 +179,10 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		w.log = slog.New(slog.DiscardHandler)
 	}
 	w.token = RouteToken(w.route)
+	w.workPrefix = workSubject + workerIdentity(w.nc.Opts.InboxPrefix) + "."
 	w.replicas = cfg.Replicas
-	if _, err := ensureSampleStreams(ctx, js, cfg.Replicas); err != nil {
-		return nil, err
-	}
-	w.ccfg = jetstream.ConsumerConfig{
-		Durable:       workerConsumer(w.token),
-		Description:   "mdap workers of " + truncate(w.route, 200),
-		FilterSubject: jobsSubject + w.token,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       w.ackWait,
-		MaxDeliver:    cmpOr(cfg.MaxDeliver, DefaultMaxDeliver),
-		MaxAckPending: -1,
-		// A route nobody serves any more leaves no consumer behind.
-		InactiveThreshold: DefaultConsumerInactive,
-	}
+	w.ccfg = routeConsumerConfig(w.token, w.route, cfg.AckWait, cfg.MaxDeliver)
+	w.ackWait.Store(int64(w.ccfg.AckWait))
 	if err := w.ensureConsumer(ctx); err != nil {
 		return nil, err
 	}
@@ -197,15 +196,33 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
+// selfCreateTimeout bounds a worker's own creation of its route's
+// consumer where no agent answers: a server with roles refuses it without
+// a word, so the request would wait out its context.
+const selfCreateTimeout = 10 * time.Second
+
+// ensureConsumer finds the route's consumer: made by the engine's agent
+// with the engine's settings when there is one (a server with roles),
+// else created (or updated) with this worker's settings.
 func (w *Worker) ensureConsumer(ctx context.Context) error {
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, JobsStream, w.ccfg)
-	if errors.Is(err, jetstream.ErrStreamNotFound) { // the server restarted: jobs live in memory
-		if _, err = ensureSampleStreams(ctx, w.js, w.replicas); err == nil {
-			cons, err = w.js.CreateOrUpdateConsumer(ctx, JobsStream, w.ccfg)
-		}
+	var cons jetstream.Consumer
+	err := askAgent(ctx, w.nc, "route", agentRequest{Route: w.route})
+	switch {
+	case err == nil:
+		cons, err = w.js.Consumer(ctx, JobsStream, w.ccfg.Durable)
+		w.viaAgent.Store(err == nil)
+	case errors.Is(err, errNoAgent):
+		cons, err = w.createConsumer(ctx)
+		w.viaAgent.Store(false)
+	}
+	if errors.Is(err, ErrNoJetStream) {
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("%w: the consumer of route %q: %w", ErrEngine, w.route, err)
+	}
+	if aw := cons.CachedInfo().Config.AckWait; aw > 0 {
+		w.ackWait.Store(int64(aw))
 	}
 	w.mu.Lock()
 	w.cons = cons
@@ -213,11 +230,40 @@ func (w *Worker) ensureConsumer(ctx context.Context) error {
 	return nil
 }
 
+// createConsumer creates or updates the route's consumer with this
+// worker's settings; where the worker may not (a stock server with roles
+// and no agent), it uses the one the operator provisioned.
+func (w *Worker) createConsumer(ctx context.Context) (jetstream.Consumer, error) {
+	cctx, cancel := context.WithTimeout(ctx, selfCreateTimeout)
+	defer cancel()
+	cons, err := w.js.CreateOrUpdateConsumer(cctx, JobsStream, w.ccfg)
+	if errors.Is(err, jetstream.ErrStreamNotFound) { // the server restarted: jobs live in memory
+		if _, err = ensureSampleStreams(cctx, w.js, w.replicas); err == nil {
+			cons, err = w.js.CreateOrUpdateConsumer(cctx, JobsStream, w.ccfg)
+		}
+	}
+	if err == nil {
+		return cons, nil
+	}
+	if noJetStream(err) {
+		return nil, errNoJetStream("the consumer of route "+w.route, err)
+	}
+	if c, lerr := w.js.Consumer(ctx, JobsStream, w.ccfg.Durable); lerr == nil {
+		return c, nil
+	}
+	return nil, fmt.Errorf("%w: %w (on a server with roles the engine makes it: run maker nats, or maker nats provision with the admin credential)", ErrNotProvisioned, err)
+}
+
 func (w *Worker) consumer() jetstream.Consumer {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.cons
 }
+
+// AckWait returns the ack wait of the route's consumer as last found: the
+// engine's on a server that provisions its consumers (WorkerConfig.AckWait
+// is then only asked for, not applied), else this worker's.
+func (w *Worker) AckWait() time.Duration { return time.Duration(w.ackWait.Load()) }
 
 // Route returns the route the worker serves.
 func (w *Worker) Route() string { return w.route }
@@ -315,22 +361,39 @@ func (w *Worker) fetch(ctx, calls context.Context, n int, giveBack func(int), jo
 		}
 		w.reconnects.Store(r)
 	}
-	batch, err := w.consumer().Fetch(n, jetstream.FetchMaxWait(pollWait))
-	if err == nil {
-		for msg := range batch.Messages() {
-			got++
-			if ctx.Err() != nil { // stopping: let another worker have it now
-				w.released.Add(1)
-				_ = msg.Nak()
-				giveBack(1)
-				continue
-			}
-			jobs.Go(func() {
-				defer giveBack(1)
-				w.handle(calls, msg)
-			})
+	take := func(msg heldJob) {
+		got++
+		if ctx.Err() != nil { // stopping: let another worker have it now
+			w.released.Add(1)
+			_ = msg.Nak()
+			giveBack(1)
+			return
 		}
-		err = batch.Error()
+		jobs.Go(func() {
+			defer giveBack(1)
+			w.handle(calls, msg)
+		})
+	}
+	var err error
+	if w.viaAgent.Load() {
+		var held []heldJob
+		held, err = w.pullViaAgent(ctx, n, pollWait)
+		for _, msg := range held {
+			take(msg)
+		}
+		if errors.Is(err, errNoAgent) {
+			w.viaAgent.Store(false)
+			err = jetstream.ErrConsumerNotFound // look again
+		}
+	} else {
+		var batch jetstream.MessageBatch
+		batch, err = w.consumer().Fetch(n, jetstream.FetchMaxWait(pollWait))
+		if err == nil {
+			for msg := range batch.Messages() {
+				take(msg)
+			}
+			err = batch.Error()
+		}
 	}
 	defer giveBack(n - got)
 	if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
@@ -384,9 +447,24 @@ func (w *Worker) untrack(id string) {
 	w.mu.Unlock()
 }
 
+// heldJob is a job delivered to this worker: a message of the route's
+// consumer (a server without roles), or one the engine's agent forwarded
+// (agentJob), whose acts go through the agent.
+type heldJob interface {
+	Data() []byte
+	Headers() nats.Header
+	Subject() string
+	Metadata() (*jetstream.MsgMetadata, error)
+	Ack() error
+	Nak() error
+	InProgress() error
+	Term() error
+	TermWithReason(string) error
+}
+
 // handle draws one job's samples (each its own model call, at most
 // Inflight of the worker's at once) and replies once for all of them.
-func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
+func (w *Worker) handle(calls context.Context, msg heldJob) {
 	job, derr := decodeJob(msg.Data())
 	if derr != nil {
 		w.bad.Add(1)
@@ -440,7 +518,7 @@ func (w *Worker) handle(calls context.Context, msg jetstream.Msg) {
 		}
 		// Progress reports run until the reply is out (stopping them
 		// waits for their goroutine: not on the reply's way).
-		defer heartbeat(msg, w.ackWait)()
+		defer heartbeat(msg, time.Duration(w.ackWait.Load()))()
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for i, s := range job.Samples {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/spf13/cobra"
+)
+
+func newNATSProvision() *cobra.Command {
+	var (
+		n      natsRun
+		engine cluster.ProvisionConfig
+		routes []string
+		once   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "provision",
+		Short: "Create the engine's streams, bucket and consumers on a stock nats-server, and serve workers' requests",
+		Long: `provision makes a stock nats-server (configured with the authorization block of
+docs/nats.md) an mdap engine, as maker nats does for its own server: signed in
+as the admin, it creates the job and reply streams and the lease bucket with
+mdap's settings (setting back any that were changed: a RePublish, a subject
+transform, a source), and the consumer of each --route; then it stays, making
+each route's consumer when a worker asks (workers and coordinators may create
+nothing themselves), and provisions again whenever the server comes back from
+a restart. Stop it with Ctrl-C (exit status 0); --once provisions and exits.
+
+Run it before any worker or coordinator, and keep it running beside the
+server (a worker of a route with no consumer cannot start without it).`,
+		Example: `  maker nats provision --nats nats://127.0.0.1:4222 --nats-creds ./creds
+  maker nats provision --once --replicas 3 --route sim:... --nats nats://a:4222,nats://b:4222`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkEngineFlags(engine); err != nil {
+				return err
+			}
+			if engine.Replicas < 1 || engine.Replicas > 5 {
+				return usageErr("--replicas %d: use 1 to 5 (the nodes of the cluster that keep a copy)", engine.Replicas)
+			}
+			for _, r := range routes {
+				if r == "" {
+					return usageErr("--route \"\": name the model the workers serve (maker worker prints it)")
+				}
+			}
+			if err := n.adminConnect(); err != nil {
+				return err
+			}
+			defer n.closeNATS()
+			ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
+			defer cancel()
+			if err := cluster.Provision(ctx, n.js, engine); err != nil {
+				if errors.Is(err, cluster.ErrConfig) {
+					return usageErr("%w", err)
+				}
+				return failed(fmt.Errorf("--nats: %w", err))
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "provisioned %s, %s and the bucket %s (%d replicas)\n", cluster.JobsStream, cluster.RepliesStream, cluster.LeaseBucket, engine.Replicas)
+			for _, r := range routes {
+				if err := cluster.ProvisionRoute(ctx, n.js, r, engine); err != nil {
+					return failed(fmt.Errorf("--route: %w", err))
+				}
+				fmt.Fprintf(out, "provisioned the consumer of route %q\n", r)
+			}
+			if once {
+				return nil
+			}
+			agent, err := cluster.ServeAgent(cmd.Context(), n.nc, engine)
+			if err != nil {
+				return failed(fmt.Errorf("--nats: %w", err))
+			}
+			defer agent.Stop()
+			stderr := cmd.ErrOrStderr()
+			fmt.Fprintf(stderr, "maker nats provision: serving workers' and coordinators' requests on %s; stop with Ctrl-C\n", n.natsURL)
+			<-cmd.Context().Done()
+			fmt.Fprintln(stderr, "maker nats provision: stopping")
+			return nil
+		},
+	}
+	natsAdminFlags(cmd, &n)
+	fs := cmd.Flags()
+	registerEngineFlags(fs, &engine)
+	fs.IntVar(&engine.Replicas, "replicas", 1, "replicas of every stream and bucket (1 for one server, 3 for a cluster of three)")
+	fs.BoolVar(&engine.DurableSamples, "durable", true, "keep the job and reply streams on disk, so they survive a restart of the server")
+	fs.StringArrayVar(&routes, "route", nil, "provision the consumer of this route now (the model the workers serve; repeatable)")
+	fs.BoolVar(&once, "once", false, "provision and exit, instead of serving workers' requests")
+	return cmd
+}

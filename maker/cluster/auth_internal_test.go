@@ -1,0 +1,68 @@
+package cluster
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/base64"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClient is a client signing in, as the server's authentication sees
+// it.
+type fakeClient struct {
+	opts  server.ClientOpts
+	nonce []byte
+	user  *server.User
+}
+
+func (c *fakeClient) GetOpts() *server.ClientOpts                 { return &c.opts }
+func (c *fakeClient) GetTLSConnectionState() *tls.ConnectionState { return nil }
+func (c *fakeClient) RegisterUser(u *server.User)                 { c.user = u }
+func (c *fakeClient) RemoteAddress() net.Addr                     { return nil }
+func (c *fakeClient) GetNonce() []byte                            { return c.nonce }
+func (c *fakeClient) Kind() int                                   { return server.CLIENT }
+func (c *fakeClient) GetID() uint64                               { return 1 }
+
+// TestEngineLetsNoClientInBeforeProvisioning: until the engine has
+// provisioned its resources, a client with a valid role key is refused
+// and only the engine's own connection (its internal token) gets in;
+// once open, the client gets in with its role.
+func TestEngineLetsNoClientInBeforeProvisioning(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "creds")
+	keys, _, err := EnsureCredentials(dir)
+	require.NoError(t, err)
+	a := newRoleAuth(keys, "internal-secret")
+	kp, err := nkeys.FromSeed(mustRead(t, SeedFile(dir, RoleWorker)))
+	require.NoError(t, err)
+	pub, _ := kp.PublicKey()
+	nonce := []byte("nonce-of-the-server")
+	sig, err := kp.Sign(nonce)
+	require.NoError(t, err)
+	worker := func() *fakeClient {
+		return &fakeClient{nonce: nonce, opts: server.ClientOpts{Nkey: pub, Sig: base64.RawURLEncoding.EncodeToString(sig), Name: "w _INBOX_" + pub + ".abc"}}
+	}
+	assert.False(t, a.Check(worker()), "a worker before provisioning")
+	assert.False(t, a.Check(&fakeClient{opts: server.ClientOpts{Token: "guess"}}), "a wrong internal token")
+	engine := &fakeClient{opts: server.ClientOpts{Token: "internal-secret"}}
+	require.True(t, a.Check(engine), "the engine's own connection")
+	assert.Equal(t, []string{">"}, engine.user.Permissions.Publish.Allow)
+	a.open.Store(true)
+	w := worker()
+	require.True(t, a.Check(w), "a worker once provisioned")
+	assert.Equal(t, Permissions(RoleWorker, "_INBOX_"+pub+".abc"), w.user.Permissions)
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return bytes.TrimSpace(b)
+}

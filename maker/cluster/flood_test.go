@@ -1,0 +1,123 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// floodBytes is the sample streams' bound in the flood tests.
+const floodBytes = 1 << 20
+
+// startFloodServer starts an engine with roles whose sample streams hold
+// floodBytes.
+func startFloodServer(t *testing.T) (string, seeds) {
+	t.Helper()
+	dir := t.TempDir()
+	keys, _, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
+		Provision: cluster.ProvisionConfig{SampleBytes: floodBytes}})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	return srv.ClientURL(), seeds{
+		coord: cluster.SeedFile(dir, cluster.RoleCoordinator), worker: cluster.SeedFile(dir, cluster.RoleWorker),
+		rogue: cluster.SeedFile(dir, cluster.RoleWorker), admin: cluster.SeedFile(dir, cluster.RoleAdmin),
+	}
+}
+
+// TestReplyFloodStallsNoRun: a worker floods the reply stream with
+// replies nobody consumes, many times its size, before and during a run
+// (issue 35, attack 5): the run ends with the winners of an undisturbed
+// run. With the stream discarding new messages when full, the run stalls.
+func TestReplyFloodStallsNoRun(t *testing.T) {
+	url, s := startFloodServer(t)
+	floodScenario(t, url, s)
+}
+
+func floodScenario(t *testing.T, url string, s seeds) {
+	cfg := vote.Config{K: 3, Parallel: 3}
+	_, wantSteps := solveHanoi(t, simModel(t, 5), 3, cfg)
+	_, wjs := connectAs(t, url, s.worker)
+	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 4})
+	runWorker(t, worker)
+	rogue, _ := connectAs(t, url, s.rogue)
+
+	// Small replies, so the stream is full to its last hundred bytes.
+	junk := []byte(strings.Repeat("x", 100))
+	var sent atomic.Int64
+	flood := func(ctx context.Context) {
+		for i := 0; ctx.Err() == nil; i++ {
+			if rogue.Publish(fmt.Sprintf("mdap.replies.flood.%d", i), junk) == nil {
+				sent.Add(int64(len(junk)))
+			}
+			if i%1024 == 1023 {
+				_ = rogue.Flush()
+				time.Sleep(time.Millisecond) // a flood, not a CPU hog
+			}
+		}
+	}
+	// Full before the run begins, and flooded all along.
+	fctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	for sent.Load() < 2*floodBytes {
+		if rogue.Publish(fmt.Sprintf("mdap.replies.flood.pre%d", sent.Load()), junk) == nil {
+			sent.Add(int64(len(junk)))
+		}
+	}
+	require.NoError(t, rogue.Flush())
+	wg.Go(func() { flood(fctx) })
+
+	_, cjs := connectAs(t, url, s.coord)
+	before := sent.Load()
+	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 20 * time.Second})
+	remote, err := d.Model(worker.Route())
+	require.NoError(t, err)
+	_, gotSteps := solveHanoi(t, remote, 3, cfg)
+	assert.Equal(t, wantSteps, gotSteps)
+	assert.Greater(t, sent.Load()-before, int64(floodBytes/4), "the flood went on during the run")
+}
+
+// TestFullJobStreamFailsFastNamingIt: a coordinator fills the job stream
+// with jobs for a route nobody serves; another coordinator's sample then
+// fails at once with an error naming the stream and that it is full, not
+// after its timeout.
+func TestFullJobStreamFailsFastNamingIt(t *testing.T) {
+	url, s := startFloodServer(t)
+	fullScenario(t, url, s)
+}
+
+func fullScenario(t *testing.T, url string, s seeds) {
+	_, wjs := connectAs(t, url, s.worker)
+	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{})
+	runWorker(t, worker)
+	flooder, _ := connectAs(t, url, s.coord)
+	// Small jobs, so the stream is full to its last hundred bytes.
+	junk := []byte(strings.Repeat("x", 100))
+	for i := 0; i < 2*floodBytes/len(junk); i++ {
+		require.NoError(t, flooder.Publish("mdap.jobs.nobody", junk))
+	}
+	require.NoError(t, flooder.Flush())
+
+	_, cjs := connectAs(t, url, s.coord)
+	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: time.Minute})
+	remote, err := d.Model(worker.Route())
+	require.NoError(t, err)
+	began := time.Now()
+	_, err = remote.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
+	require.ErrorIs(t, err, cluster.ErrEngine)
+	assert.Contains(t, err.Error(), cluster.JobsStream)
+	assert.Contains(t, err.Error(), "full")
+	assert.Less(t, time.Since(began), 15*time.Second, "not the minute of its timeout")
+}

@@ -1,0 +1,403 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The engine owns its shared resources: the sample streams (JobsStream,
+// RepliesStream), the lease bucket and every consumer of the sample
+// streams are created by the engine's privileged identity (Provision, and
+// the agent of ServeAgent), never by a worker or a coordinator, whose
+// roles have no right to create, update or delete them. A client that
+// needs a consumer (a worker its route's, a coordinator its replies') asks
+// the agent on mdap.engine.<kind>; the agent makes it with the engine's
+// settings, whatever the client asked, so no client can bend a consumer
+// or a stream (a RePublish of every job, a filter to nowhere, MaxDeliver
+// 1).
+
+// agentSubject prefixes the agent's request subjects: mdap.engine.route
+// (a worker's route consumer), mdap.engine.replies (a Drawer's reply
+// consumer), mdap.engine.journal (a run's journal stream) and
+// mdap.engine.tasks (a task queue's stream, consumer and result bucket).
+const agentSubject = "mdap.engine."
+
+// agentTimeout bounds one request to the agent, and the agent's work on it.
+const agentTimeout = 10 * time.Second
+
+// errNoAgent: nobody answers mdap.engine.* (a server without roles, or a
+// stock server nobody provisions): the client creates what it needs
+// itself, if its role lets it.
+var errNoAgent = errors.New("no engine agent")
+
+// ErrNotProvisioned: a stream or consumer the engine must provide is
+// missing and this client may not create it. Run maker nats (it
+// provisions at every start) or maker nats provision with the admin
+// credential.
+var ErrNotProvisioned = errors.New("not provisioned by the engine")
+
+// ProvisionConfig is the engine's settings for what it provisions; the
+// zero value is the defaults.
+type ProvisionConfig struct {
+	// Replicas of every stream and bucket; 0 means 1 (a single server).
+	Replicas int
+	// DurableSamples keeps the sample streams on disk, so that they
+	// survive a restart of the server (set it for a stock nats-server,
+	// which nobody provisions again at its restart); otherwise they live
+	// in memory and the engine provisions them again at every start.
+	DurableSamples bool
+	// SampleBytes bounds each sample stream (jobs, replies); 0 means 256
+	// MiB. A full job stream refuses new jobs (their samples fail with
+	// ErrEngine naming it); a full reply stream drops its oldest replies.
+	SampleBytes int64
+	// AckWait of every route's consumer; 0 means DefaultAckWait. Workers
+	// report progress every third of it.
+	AckWait time.Duration
+	// MaxDeliver of every route's consumer; 0 means DefaultMaxDeliver.
+	MaxDeliver int
+	// LeaseTTL of the lease bucket; 0 means DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Logger receives a line for each resource made or repaired (Info)
+	// and each refused request (Warn); nil means none.
+	Logger *slog.Logger
+}
+
+func (c ProvisionConfig) check() error {
+	if c.Replicas < 0 || c.Replicas > 5 {
+		return fmt.Errorf("%w: replicas %d: use 1 to 5", ErrConfig, c.Replicas)
+	}
+	if c.AckWait != 0 && (c.AckWait < time.Second || c.AckWait > time.Hour) {
+		return fmt.Errorf("%w: AckWait %s: use 1s to 1h", ErrConfig, c.AckWait)
+	}
+	if c.MaxDeliver < 0 || c.MaxDeliver == 1 {
+		return fmt.Errorf("%w: MaxDeliver %d: use at least 2 (a dead worker's jobs must come back)", ErrConfig, c.MaxDeliver)
+	}
+	if c.LeaseTTL < 0 {
+		return fmt.Errorf("%w: negative LeaseTTL", ErrConfig)
+	}
+	if c.SampleBytes < 0 {
+		return fmt.Errorf("%w: negative SampleBytes", ErrConfig)
+	}
+	return nil
+}
+
+func (c ProvisionConfig) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
+
+// Provision creates the engine's shared resources with mdap's settings:
+// JobsStream, RepliesStream and the lease bucket. One that exists is set
+// back to mdap's settings (a RePublish, a subject transform, a source or
+// a mirror someone added is removed); one whose settings cannot be
+// updated in place (its storage or retention) is deleted and made again,
+// losing the jobs and replies in it (coordinators ask theirs again). js
+// must sign in with the admin identity (RoleAdmin) on a server with roles.
+// It is idempotent: call it at every start of the server, before clients
+// use it. Cost: a few JetStream API calls. Errors wrap ErrConfig or
+// ErrEngine.
+func Provision(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig) error {
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	log := cfg.logger()
+	for _, want := range []jetstream.StreamConfig{jobsStreamConfig(cfg.Replicas), repliesStreamConfig(cfg.Replicas)} {
+		if cfg.DurableSamples {
+			want.Storage = jetstream.FileStorage
+		}
+		if cfg.SampleBytes > 0 {
+			want.MaxBytes = cfg.SampleBytes
+		}
+		if err := provisionStream(ctx, js, want, log); err != nil {
+			return err
+		}
+	}
+	kv := leaseBucketConfig(cfg.Replicas, cmpOr(cfg.LeaseTTL, DefaultLeaseTTL))
+	if _, err := js.CreateOrUpdateKeyValue(ctx, kv); err != nil {
+		if noJetStream(err) {
+			return errNoJetStream("lease bucket", err)
+		}
+		return fmt.Errorf("%w: provision the lease bucket: %w", ErrEngine, err)
+	}
+	return nil
+}
+
+// provisionStream makes the stream named want.Name have want's settings.
+func provisionStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, log *slog.Logger) error {
+	_, err := js.Stream(ctx, want.Name)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		if _, err = js.CreateStream(ctx, want); err == nil {
+			log.Info("provisioned", "stream", want.Name)
+			return nil
+		}
+	case err == nil:
+		if _, err = js.UpdateStream(ctx, want); err == nil {
+			return nil
+		}
+		log.Warn("stream settings not updatable: made again", "stream", want.Name, "err", err)
+		if err = js.DeleteStream(ctx, want.Name); err == nil || errors.Is(err, jetstream.ErrStreamNotFound) {
+			_, err = js.CreateStream(ctx, want)
+		}
+	}
+	if noJetStream(err) {
+		return errNoJetStream("stream "+want.Name, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: provision stream %s: %w", ErrEngine, want.Name, err)
+	}
+	return nil
+}
+
+// routeConsumerConfig is the consumer of route token's workers, with the
+// engine's settings.
+func routeConsumerConfig(token, route string, ackWait time.Duration, maxDeliver int) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       workerConsumer(token),
+		Description:   "mdap workers of " + truncate(route, 200),
+		FilterSubject: jobsSubject + token,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       cmpOr(ackWait, DefaultAckWait),
+		MaxDeliver:    cmpOr(maxDeliver, DefaultMaxDeliver),
+		MaxAckPending: -1,
+		// A route nobody serves any more leaves no consumer behind.
+		InactiveThreshold: DefaultConsumerInactive,
+	}
+}
+
+// ProvisionRoute creates the consumer of route's workers on JobsStream
+// with the engine's AckWait and MaxDeliver, or sets an existing one back
+// to them. Workers ask the agent for it (ServeAgent); call it for a stock
+// server that runs no agent. Errors wrap ErrConfig or ErrEngine.
+func ProvisionRoute(ctx context.Context, js jetstream.JetStream, route string, cfg ProvisionConfig) error {
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	if route == "" {
+		return fmt.Errorf("%w: empty route", ErrConfig)
+	}
+	_, err := js.CreateOrUpdateConsumer(ctx, JobsStream, routeConsumerConfig(RouteToken(route), route, cfg.AckWait, cfg.MaxDeliver))
+	if err != nil {
+		return fmt.Errorf("%w: provision the consumer of route %q: %w", ErrEngine, route, err)
+	}
+	return nil
+}
+
+// replyConsumerConfig is the reply consumer of the Drawer id.
+func replyConsumerConfig(id string) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Name:              id,
+		Description:       "mdap replies to one coordinator",
+		FilterSubject:     repliesSubject + id + ".>",
+		AckPolicy:         jetstream.AckExplicitPolicy,
+		AckWait:           30 * time.Second,
+		InactiveThreshold: time.Hour,
+	}
+}
+
+// agentRequest is a client's request to the agent; agentResponse its
+// answer.
+type agentRequest struct {
+	// Route: the route whose consumer a worker needs (mdap.engine.route).
+	Route string `json:"route,omitempty"`
+	// Name: the reply consumer a Drawer needs (mdap.engine.replies): d
+	// and letters or digits; the run whose journal stream a coordinator
+	// needs (mdap.engine.journal); the task queue whose stream, consumer
+	// and result bucket it needs (mdap.engine.tasks).
+	Name string `json:"name,omitempty"`
+	// MaxAge: the retention of a journal or a task queue.
+	MaxAge time.Duration `json:"max_age,omitempty"`
+	// AckWait: a task queue consumer's ack wait.
+	AckWait time.Duration `json:"ack_wait,omitempty"`
+}
+
+type agentResponse struct {
+	Error string `json:"error,omitempty"`
+}
+
+// Agent answers clients' requests for the consumers they need (see
+// ServeAgent).
+type Agent struct {
+	nc     *nats.Conn
+	sub    *nats.Subscription
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+	work   deliveries
+	slots  chan struct{} // workers' requests in progress
+}
+
+// maxWorkRequests bounds the workers' requests the agent serves at once;
+// past it a pull is answered with no job.
+const maxWorkRequests = 4096
+
+// ServeAgent answers, on nc (signed in with the admin identity),
+// workers' requests for their route's consumer (mdap.engine.route), their
+// pulls and their acts on the jobs delivered to them
+// (mdap.engine.work.<identity>.>, each act refused unless the job was
+// delivered to that identity), and coordinators' requests for their reply
+// consumer, journal stream and task queue, making each with the engine's
+// settings in cfg; and provisions the shared
+// resources again (Provision) after every reconnection, since a restarted
+// server may have lost them. Several agents may serve one engine (they
+// share a queue group). Stop it with Agent.Stop. Errors wrap ErrConfig or
+// ErrEngine (the subscription failed).
+func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEngine, err)
+	}
+	log := cfg.logger()
+	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a := &Agent{nc: nc, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests)}
+	a.sub, err = nc.QueueSubscribe(agentSubject+">", "mdap-engine", func(m *nats.Msg) {
+		if strings.HasPrefix(m.Subject, workSubject) {
+			select {
+			case a.slots <- struct{}{}:
+				a.wg.Go(func() {
+					defer func() { <-a.slots }()
+					a.serveWork(actx, js, m)
+				})
+			default:
+				end := nats.NewMsg(m.Reply)
+				end.Header.Set(endHeader, "the engine is busy")
+				_ = nc.PublishMsg(end)
+			}
+			return
+		}
+		rctx, rcancel := context.WithTimeout(actx, agentTimeout)
+		defer rcancel()
+		err := serveRequest(rctx, js, m, cfg)
+		var resp agentResponse
+		if err != nil {
+			log.Warn("engine request refused", "subject", m.Subject, "err", err)
+			resp.Error = err.Error()
+		}
+		data, _ := json.Marshal(resp)
+		_ = m.Respond(data)
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("%w: serve the engine's requests: %w", ErrEngine, err)
+	}
+	// Provision again after a reconnection: a restarted server lost the
+	// sample streams if they live in memory.
+	a.wg.Go(func() {
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		seen := nc.Stats().Reconnects
+		for {
+			select {
+			case <-actx.Done():
+				return
+			case <-t.C:
+			}
+			a.forget(2*cmpOr(cfg.AckWait, DefaultAckWait) + time.Minute)
+			if n := nc.Stats().Reconnects; n != seen && nc.IsConnected() {
+				pctx, pcancel := context.WithTimeout(actx, agentTimeout)
+				err := Provision(pctx, js, cfg)
+				pcancel()
+				if err != nil {
+					log.Warn("provision after a reconnection; trying again", "err", err)
+					continue
+				}
+				seen = n
+			}
+		}
+	})
+	return a, nil
+}
+
+// Stop stops answering requests; it is safe to call more than once.
+func (a *Agent) Stop() {
+	a.cancel()
+	_ = a.sub.Unsubscribe()
+	a.wg.Wait()
+}
+
+func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg ProvisionConfig) error {
+	var req agentRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		return fmt.Errorf("undecodable request: %w", err)
+	}
+	switch kind := strings.TrimPrefix(m.Subject, agentSubject); kind {
+	case "route":
+		if req.Route == "" || len(req.Route) > 4096 {
+			return errors.New("a route of 1 to 4096 bytes")
+		}
+		return ProvisionRoute(ctx, js, req.Route, cfg)
+	case "replies":
+		if !strings.HasPrefix(req.Name, "d") || !nameRE.MatchString(req.Name) || strings.ContainsAny(req.Name, "-_") {
+			return fmt.Errorf("reply consumer name %q: want d and up to 63 letters or digits", req.Name)
+		}
+		_, err := js.CreateConsumer(ctx, RepliesStream, replyConsumerConfig(req.Name))
+		return err
+	case "journal":
+		if err := checkRetention(req); err != nil {
+			return err
+		}
+		_, err := ensureStream(ctx, js, journalStreamConfig(req.Name, cfg.Replicas, req.MaxAge))
+		return err
+	case "tasks":
+		if err := checkRetention(req); err != nil {
+			return err
+		}
+		if req.AckWait < time.Second || req.AckWait > time.Hour {
+			return fmt.Errorf("task ack wait %s: use 1s to 1h", req.AckWait)
+		}
+		return makeTaskQueue(ctx, js, req.Name, cfg.Replicas, req.MaxAge, req.AckWait, nil)
+	default:
+		return fmt.Errorf("no such request %q", kind)
+	}
+}
+
+// checkRetention checks a journal's or task queue's request: a run or
+// queue name, and a retention of a minute to ten years.
+func checkRetention(req agentRequest) error {
+	if err := checkName("run", req.Name); err != nil {
+		return err
+	}
+	if req.MaxAge < time.Minute || req.MaxAge > 10*365*24*time.Hour {
+		return fmt.Errorf("retention %s: use 1m to 10 years", req.MaxAge)
+	}
+	return nil
+}
+
+// askAgent asks the engine's agent for what kind names; errNoAgent when
+// none answers.
+func askAgent(ctx context.Context, nc *nats.Conn, kind string, req agentRequest) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, agentTimeout)
+	defer cancel()
+	m, err := nc.RequestWithContext(ctx, agentSubject+kind, data)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return errNoAgent
+	}
+	if err != nil {
+		return fmt.Errorf("%w: ask the engine for the %s: %w", ErrEngine, kind, err)
+	}
+	var resp agentResponse
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return fmt.Errorf("%w: the engine's answer: %w", ErrEngine, err)
+	}
+	if resp.Error != "" {
+		return fmt.Errorf("%w: the engine refused the %s: %s", ErrEngine, kind, resp.Error)
+	}
+	return nil
+}

@@ -1,0 +1,276 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// On a server with roles, a worker takes and acknowledges its jobs
+// through the engine's agent, never on the route's consumer itself: the
+// agent pulls for it and remembers which worker identity each delivery
+// went to, and acts (ack, NAK, progress, terminate) only on a request of
+// that identity. A worker's requests go on mdap.engine.work.<identity>.>,
+// where the identity is its inbox (its key, and on the embedded server
+// its connection), the only such subjects its permissions allow: so no
+// worker can acknowledge, NAK or report progress on a job delivered to
+// another, and a NAK can no longer steal a job (issue 35, attack 2).
+
+// workSubject prefixes a worker's requests to the agent.
+const workSubject = agentSubject + "work."
+
+// Headers of a job forwarded by the agent.
+const (
+	handleHeader    = "Mdap-Handle"    // the delivery's handle, for acks
+	deliveredHeader = "Mdap-Delivered" // the delivery count
+	endHeader       = "Mdap-End"       // the last message of a pull's answer
+)
+
+// maxPull bounds the jobs of one pull through the agent.
+const maxPull = 256
+
+// workerIdentity is the identity of a connection whose inbox prefix is
+// inbox: the prefix without _INBOX_ (one token per key on a stock server,
+// the key and the connection's random token on the embedded one).
+func workerIdentity(inbox string) string { return strings.TrimPrefix(inbox, "_INBOX_") }
+
+// pullRequest is a worker's pull through the agent; ackRequest an act on
+// a delivery it holds.
+type pullRequest struct {
+	Route string        `json:"route"`
+	N     int           `json:"n"`
+	Wait  time.Duration `json:"wait"`
+}
+
+type ackRequest struct {
+	Handle string `json:"handle"`
+	Op     string `json:"op"` // ack, nak, progress, term
+	Reason string `json:"reason,omitempty"`
+}
+
+// held is a delivery the agent made for a worker identity.
+type held struct {
+	msg jetstream.Msg
+	id  string
+	at  time.Time // the last act on it
+}
+
+// deliveries are the agent's deliveries awaiting their worker's ack.
+type deliveries struct {
+	mu   sync.Mutex
+	held map[string]*held
+}
+
+// serveWork answers a worker's pull or act; the caller runs it on its own
+// goroutine.
+func (a *Agent) serveWork(ctx context.Context, js jetstream.JetStream, m *nats.Msg) {
+	rest := strings.TrimPrefix(m.Subject, workSubject)
+	dot := strings.LastIndexByte(rest, '.')
+	if dot <= 0 {
+		return
+	}
+	id, op := rest[:dot], rest[dot+1:]
+	switch op {
+	case "pull":
+		a.pull(ctx, js, id, m)
+	case "ack":
+		var req ackRequest
+		err := json.Unmarshal(m.Data, &req)
+		if err == nil {
+			err = a.act(id, req)
+		}
+		var resp agentResponse
+		if err != nil {
+			resp.Error = err.Error()
+		}
+		data, _ := json.Marshal(resp)
+		_ = m.Respond(data)
+	}
+}
+
+// pull fetches up to N jobs of the route for the worker id and sends each
+// to the request's reply subject, then an end marker.
+func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *nats.Msg) {
+	end := func(reason string) {
+		msg := nats.NewMsg(m.Reply)
+		msg.Header.Set(endHeader, cmpOr(reason, "1"))
+		_ = a.nc.PublishMsg(msg)
+	}
+	var req pullRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil || req.Route == "" || req.N < 1 || req.N > maxPull || req.Wait <= 0 || req.Wait > time.Minute {
+		end("bad pull request")
+		return
+	}
+	cons, err := js.Consumer(ctx, JobsStream, workerConsumer(RouteToken(req.Route)))
+	if err != nil {
+		end(err.Error())
+		return
+	}
+	batch, err := cons.Fetch(req.N, jetstream.FetchMaxWait(req.Wait))
+	if err != nil {
+		end(err.Error())
+		return
+	}
+	msgs := batch.Messages()
+	for {
+		var msg jetstream.Msg
+		select {
+		case <-ctx.Done():
+			// Stopping: a job fetched after this comes back after the
+			// ack wait.
+			end("the engine is stopping")
+			return
+		case m, ok := <-msgs:
+			if !ok {
+				end("")
+				return
+			}
+			msg = m
+		}
+		handle := nuid.Next()
+		a.work.mu.Lock()
+		a.work.held[handle] = &held{msg: msg, id: id, at: time.Now()}
+		a.work.mu.Unlock()
+		out := nats.NewMsg(m.Reply)
+		for k, v := range msg.Headers() {
+			out.Header[k] = v
+		}
+		out.Header.Set(handleHeader, handle)
+		if md, err := msg.Metadata(); err == nil {
+			out.Header.Set(deliveredHeader, strconv.FormatUint(md.NumDelivered, 10))
+		}
+		out.Data = msg.Data()
+		// A job for a worker that went meanwhile comes back after the
+		// ack wait, as one its worker died holding.
+		_ = a.nc.PublishMsg(out)
+	}
+}
+
+// act does op on the delivery handle if the worker id holds it.
+func (a *Agent) act(id string, req ackRequest) error {
+	a.work.mu.Lock()
+	h, ok := a.work.held[req.Handle]
+	if ok && h.id == id {
+		h.at = time.Now()
+		if req.Op != "progress" {
+			delete(a.work.held, req.Handle)
+		}
+	}
+	a.work.mu.Unlock()
+	switch {
+	case !ok:
+		return errors.New("no such delivery (acknowledged, expired, or never made)")
+	case h.id != id:
+		return errors.New("the job was delivered to another worker")
+	}
+	switch req.Op {
+	case "ack":
+		return h.msg.Ack()
+	case "nak":
+		return h.msg.Nak()
+	case "progress":
+		return h.msg.InProgress()
+	case "term":
+		return h.msg.TermWithReason(cmpOr(req.Reason, "terminated by its worker"))
+	}
+	return fmt.Errorf("no such act %q", req.Op)
+}
+
+// forget drops deliveries without an act for longer than idle: the
+// engine redelivered them long since.
+func (a *Agent) forget(idle time.Duration) {
+	now := time.Now()
+	a.work.mu.Lock()
+	defer a.work.mu.Unlock()
+	for k, h := range a.work.held {
+		if now.Sub(h.at) > idle {
+			delete(a.work.held, k)
+		}
+	}
+}
+
+// agentJob is a job delivered through the agent, as the worker handles
+// it: its acts are requests to the agent.
+type agentJob struct {
+	w       *Worker
+	msg     *nats.Msg
+	handle  string
+	deliver uint64
+}
+
+func (j *agentJob) Data() []byte         { return j.msg.Data }
+func (j *agentJob) Headers() nats.Header { return j.msg.Header }
+func (j *agentJob) Subject() string      { return "via the engine: " + j.handle }
+func (j *agentJob) Metadata() (*jetstream.MsgMetadata, error) {
+	return &jetstream.MsgMetadata{NumDelivered: j.deliver}, nil
+}
+func (j *agentJob) Ack() error                    { return j.act("ack", "") }
+func (j *agentJob) Nak() error                    { return j.act("nak", "") }
+func (j *agentJob) InProgress() error             { return j.act("progress", "") }
+func (j *agentJob) Term() error                   { return j.act("term", "") }
+func (j *agentJob) TermWithReason(r string) error { return j.act("term", r) }
+
+func (j *agentJob) act(op, reason string) error {
+	data, _ := json.Marshal(ackRequest{Handle: j.handle, Op: op, Reason: reason})
+	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+	defer cancel()
+	m, err := j.w.nc.RequestWithContext(ctx, j.w.workPrefix+"ack", data)
+	if err != nil {
+		return fmt.Errorf("%w: %s the job through the engine: %w", ErrEngine, op, err)
+	}
+	var resp agentResponse
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return fmt.Errorf("%w: the engine's answer: %w", ErrEngine, err)
+	}
+	if resp.Error != "" {
+		return fmt.Errorf("%w: %s the job: %s", ErrEngine, op, resp.Error)
+	}
+	return nil
+}
+
+// pullViaAgent takes up to n jobs through the agent, waiting at most wait
+// for the first.
+func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration) ([]heldJob, error) {
+	inbox := w.nc.NewInbox()
+	sub, err := w.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEngine, err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	data, _ := json.Marshal(pullRequest{Route: w.route, N: n, Wait: wait})
+	if err := w.nc.PublishRequest(w.workPrefix+"pull", inbox, data); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEngine, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait+agentTimeout)
+	defer cancel()
+	var jobs []heldJob
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			if errors.Is(err, nats.ErrNoResponders) {
+				err = errNoAgent
+			}
+			return jobs, err
+		}
+		if m.Header.Get("Status") == "503" {
+			return jobs, errNoAgent
+		}
+		if reason := m.Header.Get(endHeader); reason != "" {
+			if reason != "1" && !strings.Contains(reason, "timeout") && len(jobs) == 0 {
+				return nil, fmt.Errorf("%w: pull through the engine: %s", ErrEngine, reason)
+			}
+			return jobs, nil
+		}
+		d, _ := strconv.ParseUint(m.Header.Get(deliveredHeader), 10, 64)
+		jobs = append(jobs, &agentJob{w: w, msg: m, handle: m.Header.Get(handleHeader), deliver: d})
+	}
+}
