@@ -79,7 +79,7 @@ func TestRunContainsTheTrueP(t *testing.T) {
 	// point estimate's, and it meets the target there.
 	require.NotNil(t, e.Plan)
 	assert.GreaterOrEqual(t, e.KMin, e.KMinPoint)
-	assert.GreaterOrEqual(t, e.Plan.PFullLow, 0.95)
+	assert.GreaterOrEqual(t, e.Plan.PFullBound, 0.95)
 	assert.Greater(t, e.Plan.SamplesPerStep, float64(e.KMin), "a race takes at least k samples")
 	assert.InDelta(t, e.Plan.SamplesPerStep*float64(rep.Total), e.Plan.Samples, 1e-6)
 	require.Len(t, rep.Models, 1)
