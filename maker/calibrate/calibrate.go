@@ -319,7 +319,17 @@ type Estimate struct {
 	// but safe choice. 0 when none.
 	KSafe     int `json:"k_safe"`
 	KMinPoint int `json:"k_min_at_p"`
-	// ICCLow and ICCHigh are the least and largest ICC in the region.
+	// EveryStep: every step of the task was sampled in the first round
+	// (StepsSampled at least Total, each step with a valid sample), so k
+	// is planned on
+	// each step's own bounds on p (Clopper-Pearson, one-sided, at
+	// 1 - (1-Confidence)/Total each, so that all hold at once), not over
+	// a model of the steps' spread; MoreSteps then counts more samples
+	// in steps' worth (MoreSteps/Total more samples of each step per
+	// sample it has).
+	EveryStep bool `json:"every_step_sampled,omitempty"`
+	// ICCLow and ICCHigh are the least and largest ICC in the region (0
+	// with EveryStep).
 	ICCLow  float64 `json:"icc_low"`
 	ICCHigh float64 `json:"icc_high"`
 	// NoK says why there is no KMin, when there is none, and what helps.
@@ -526,14 +536,17 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		if want >= 0 {
 			add = min(max(want, (have+3)/4), add)
 		}
-		newSteps := min(len(rest), (add+cfg.Samples-1)/cfg.Samples)
+		newSteps := min(len(rest), (add+cfg.Samples-1)/cfg.Samples, (cfg.MaxSamples-have)/cfg.Samples)
+		after := len(c.steps) + newSteps
 		extraEach := 0
 		if left := add - newSteps*cfg.Samples; left > 0 {
-			extraEach = (left + len(c.steps) - 1) / len(c.steps)
+			// Once every step is sampled: more samples of each, within the
+			// cap.
+			extraEach = min((left+after-1)/after, (cfg.MaxSamples-have-newSteps*cfg.Samples)/after)
 		}
 		r := Round{
 			Look: c.look + 1, Forecast: want, NewSteps: newSteps, ExtraSamplesEach: extraEach,
-			Samples: newSteps*cfg.Samples + extraEach*len(c.steps), SamplesSoFar: c.samples(),
+			Samples: newSteps*cfg.Samples + extraEach*after, SamplesSoFar: have,
 			SpentSoFar: c.spent(),
 		}
 		r.Cost = float64(r.Samples) * rep.All.CostPerSample
@@ -921,18 +934,46 @@ func estimate(drawn [][]sample, keep func(sample) bool, cfg Config, total int) E
 func (e *Estimate) plan(cfg Config, total int, cs []wcluster, top float64) {
 	e.KMinPoint = e.Spread.kMin(total, cfg.Target)
 	chi2 := chi2Two(cfg.regionLevel())
-	reg := newRegion(cs, top-chi2/2)
-	v := reg.verdict(total, cfg.Target)
+	var v verdict
+	// The method is chosen by the configuration, before the samples:
+	// the steps' own bounds when the first round takes every step of the
+	// task (and each has a valid sample), else the region over the
+	// steps' spread (UntilDecided may go on to sample every step; it
+	// keeps the region).
+	e.EveryStep = cfg.StepsSampled >= total && e.clusters == total
+	if e.EveryStep {
+		// Every step sampled: each step's p bounded on its own.
+		v = finiteVerdict(cs, cfg.Target, cfg.regionLevel(), 1)
+	} else {
+		reg := newRegion(cs, top-chi2/2)
+		v = reg.verdict(total, cfg.Target)
+		e.ICCLow, e.ICCHigh = reg.iccRange()
+	}
 	e.worst = v.b.worst
-	e.ICCLow, e.ICCHigh = reg.iccRange()
 	e.KSafe, e.KBest = v.Safe, v.Best
 	worstAt := func(k int) Spread { return v.b.worstAt[max(0, k-1)] }
+	samplesEach := max(1, e.Valid/max(1, e.clusters))
 	more := func() string {
+		if e.EveryStep {
+			s := moreSamplesEach(cs, cfg.Target, cfg.regionLevel(), samplesEach)
+			if s == 0 {
+				e.MoreSteps = -1
+				return fmt.Sprintf("more samples of each step would not settle it within %d samples a step", MaxSamples)
+			}
+			// In steps' worth of samples, as MoreSteps counts.
+			e.MoreSteps = max(1, int(math.Ceil((s-1)*float64(e.clusters))))
+			return fmt.Sprintf("every step of the task is sampled; about %d valid samples of each, %.3g times as many, would settle it if they look like these (--samples, or --until-decided)", int(math.Ceil(s*float64(samplesEach))), s)
+		}
 		e.MoreSteps = moreSteps(cs, top, chi2, total, cfg.Target, e.clusters)
 		if e.MoreSteps > 0 {
 			return fmt.Sprintf("about %d more sampled steps would settle it if they look like these (--steps-sampled %d, or --until-decided)", e.MoreSteps, e.clusters+e.MoreSteps)
 		}
+		e.MoreSteps = -1
 		return fmt.Sprintf("more data like these would not settle it within %d sampled steps", MaxStepsSampled)
+	}
+	where := fmt.Sprintf("the %g%% confidence region of mean p and spread", 100*cfg.regionLevel())
+	if e.EveryStep {
+		where = fmt.Sprintf("the steps' own %g%% confidence bounds on p (every step of the task sampled)", 100*cfg.regionLevel())
 	}
 	switch {
 	case v.decided() && v.Safe > 0:
@@ -945,12 +986,16 @@ func (e *Estimate) plan(cfg Config, total int, cs []wcluster, top float64) {
 	case v.Best == 0:
 		e.Unreachable = true
 		hard := math.Max(e.Spread.hardShare(), e.HardShare)
-		e.NoK = fmt.Sprintf("no k reaches %g anywhere in the %g%% confidence region of mean p and spread: about %.2g%% of steps are hard for this model (%d of %d sampled steps had a wrong majority; the fit puts %.2g%% of steps below p = 1/2), and a hard step whose errors agree is decided wrong more surely as k grows; what helps: a checker that verifies a step's answer, a stronger model, an ensemble whose models err on different steps, or escalation",
-			cfg.Target, 100*cfg.regionLevel(), 100*hard, e.HardSteps, e.clusters, 100*e.Spread.hardShare())
+		e.NoK = fmt.Sprintf("no k reaches %g anywhere in %s: about %.2g%% of steps are hard for this model (%d of %d sampled steps had a wrong majority; the fit puts %.2g%% of steps below p = 1/2), and a hard step whose errors agree is decided wrong more surely as k grows; what helps: a checker that verifies a step's answer, a stronger model, an ensemble whose models err on different steps, or escalation",
+			cfg.Target, where, 100*hard, e.HardSteps, e.clusters, 100*e.Spread.hardShare())
 	case v.Safe > 0:
 		e.Undecided = true
-		e.NoK = fmt.Sprintf("undecided at target %g: over the %g%% confidence region of mean p and spread the k needed runs from %d to %d (k_safe %d holds over all of it but costs more than %d times the most hopeful k); %s; what else helps: a checker that verifies a step's answer, or a stronger model",
-			cfg.Target, 100*cfg.regionLevel(), v.Best, v.Safe, v.Safe, farApart, more())
+		e.NoK = fmt.Sprintf("undecided at target %g: over %s the k needed runs from %d to %d (k_safe %d holds over all of it but costs more than %d times the most hopeful k); %s; what else helps: a checker that verifies a step's answer, or a stronger model",
+			cfg.Target, where, v.Best, v.Safe, v.Safe, farApart, more())
+	case e.EveryStep:
+		e.Undecided = true
+		e.NoK = fmt.Sprintf("undecided at target %g: %s allow both k = %d reaching it and no k reaching it (a step whose p may be below 1/2, with errors that agree, is decided wrong at any k); %s; what else helps: a checker that verifies a step's answer, or a stronger model",
+			cfg.Target, where, v.Best, more())
 	default:
 		e.Undecided = true
 		w := worstAt(v.Best)
@@ -1063,8 +1108,10 @@ func (e Estimate) write(b *strings.Builder, r Report) {
 	if e.Valid > 0 {
 		fmt.Fprintf(b, "  p = %.5f, %g%% interval [%.5f, %.5f] on the mean per-step p (%d of %d valid samples right; steps as clusters: beta-binomial profile likelihood; design effect %.2f)\n",
 			e.P, 100*r.Confidence, e.Low, e.High, e.Correct, e.Valid, e.DesignEffect)
-		if sp := e.Spread; sp != nil {
-			fmt.Fprintf(b, "  steps differ: intra-step correlation %.3g at the fit (0: every step alike), from %.3g to %.3g in the %g%% confidence region of mean p and spread; k is planned over the whole region\n", sp.ICC, e.ICCLow, e.ICCHigh, 100*r.Confidence)
+		if e.EveryStep {
+			fmt.Fprintf(b, "  every step of the task sampled: k is planned on each step's own %g%% bound on p, not on a model of how steps differ\n", 100*r.RegionConfidence)
+		} else if sp := e.Spread; sp != nil {
+			fmt.Fprintf(b, "  steps differ: intra-step correlation %.3g at the fit (0: every step alike), from %.3g to %.3g in the %g%% confidence region of mean p and spread; k is planned over the whole region\n", sp.ICC, e.ICCLow, e.ICCHigh, 100*r.RegionConfidence)
 		}
 		fmt.Fprintf(b, "  hard steps: %d of %d sampled steps (%.3g%%) had a wrong majority answer (fitted: %.3g%% of steps below p = 1/2); a hard step whose errors agree is decided wrong at any k\n",
 			e.HardSteps, e.clusters, 100*e.HardShare, 100*e.Spread.hardShare())

@@ -75,13 +75,21 @@ func TestRunContainsTheTrueP(t *testing.T) {
 	assert.Less(t, e.Low, e.P)
 	assert.Greater(t, e.High, e.P)
 	assert.GreaterOrEqual(t, e.DesignEffect, 1.0)
-	// k_min is planned at the lower bound, so it is never below the
-	// point estimate's, and it meets the target there.
-	require.NotNil(t, e.Plan)
-	assert.GreaterOrEqual(t, e.KMin, e.KMinPoint)
-	assert.GreaterOrEqual(t, e.Plan.PFullBound, 0.95)
-	assert.Greater(t, e.Plan.SamplesPerStep, float64(e.KMin), "a race takes at least k samples")
-	assert.InDelta(t, e.Plan.SamplesPerStep*float64(rep.Total), e.Plan.Samples, 1e-6)
+	// A million steps: 100 sampled steps cannot exclude a spread whose
+	// tail of hard steps sinks the run, so the plan is undecided, with
+	// the most hopeful k and a forecast of the steps that would settle it.
+	assert.True(t, e.Undecided)
+	assert.Zero(t, e.KMin)
+	assert.Nil(t, e.Plan)
+	assert.Positive(t, e.KBest)
+	assert.NotZero(t, e.MoreSteps)
+	assert.Greater(t, e.ICCHigh, 0.0, "an undetected spread is not zero")
+	// At k, the plan's bound over the region is below its estimate at the
+	// fit, and a race takes at least k samples.
+	at := e.PlanAt(e.KBest+2, rep.Total)
+	assert.LessOrEqual(t, at.PFullBound, at.PFull)
+	assert.Greater(t, at.SamplesPerStep, float64(at.K), "a race takes at least k samples")
+	assert.InDelta(t, at.SamplesPerStep*float64(rep.Total), at.Samples, 1e-6)
 	require.Len(t, rep.Models, 1)
 	assert.Equal(t, e, rep.Models[0].Estimate, "one model: its estimate is the whole")
 	assert.Contains(t, rep.String(), "beta-binomial profile likelihood")
@@ -200,7 +208,7 @@ func TestRunEstimatesEachModelOfAnEnsemble(t *testing.T) {
 	assert.LessOrEqual(t, all.Low, 0.945)
 	assert.GreaterOrEqual(t, all.High, 0.945)
 	assert.InDelta(t, (rep.Models[0].CostPerSample+rep.Models[1].CostPerSample)/2, all.CostPerSample, 1e-9)
-	assert.Greater(t, rep.Models[1].KMin, rep.Models[0].KMin, "the weaker model needs a larger margin")
+	assert.Greater(t, rep.Models[1].KBest, rep.Models[0].KBest, "the weaker model needs a larger margin")
 	text := rep.String()
 	assert.Contains(t, text, "the ensemble, samples to each model in turn:")
 	assert.Equal(t, 3, strings.Count(text, "  p = "), "each model and the ensemble")
@@ -267,7 +275,8 @@ func TestRunErrors(t *testing.T) {
 	rep, err = calibrate.Run(context.Background(), calibrate.Config{Steps: numbers{100}, Solver: coin})
 	require.NoError(t, err, "a bad model is a finding, not an error")
 	assert.Zero(t, rep.All.KMin)
-	assert.Contains(t, rep.String(), "k_min: none: no k reaches 0.95: the lower bound on p")
+	assert.True(t, rep.All.Unreachable)
+	assert.Contains(t, rep.String(), "k_min: none: no k reaches 0.95: the upper bound on p, 0.3340, is not above 1/2")
 }
 
 type broken struct{}

@@ -185,7 +185,7 @@ func TestMildSpreadUntilDecided(t *testing.T) {
 			if rep.All.Undecided {
 				assert.NotEmpty(t, rep.Stopped, "seed %d: an undecided end says why it stopped", seed)
 			}
-			if len(seeds) <= 10 {
+			{ // a line a seed: the long run's progress
 				t.Logf("seed %d: look %d, %d steps, %d samples each, k_min %d (best %d), ICC %.3g-%.3g %s", seed, rep.Look, len(rep.Sampled), rep.SamplesEach, rep.All.KMin, rep.All.KBest, rep.All.ICCLow, rep.All.ICCHigh, rep.Stopped)
 			}
 		}

@@ -261,6 +261,7 @@ func smallestK(fail []float64, steps int, target float64) int {
 type verdict struct {
 	Safe, Best int
 	b          bounds
+	near       bool // the safe k is never called far apart (finiteVerdict)
 }
 
 // farApart is the ratio of the safe margin to the most hopeful one from
@@ -271,7 +272,9 @@ const farApart = 2
 
 // decided: a k holds over the whole region and is not far apart from
 // the most hopeful k (recommend), or no k holds anywhere in it (refuse).
-func (v verdict) decided() bool { return v.Best == 0 || (v.Safe > 0 && v.Safe <= farApart*v.Best) }
+func (v verdict) decided() bool {
+	return v.Best == 0 || (v.Safe > 0 && (v.near || v.Safe <= farApart*v.Best))
+}
 
 func (r region) verdict(steps int, target float64) verdict {
 	b := r.bounds()

@@ -178,21 +178,27 @@ func group(cs []cluster) []wcluster {
 // them).
 func bbLogLik(cs []wcluster, mu, icc float64) float64 {
 	a, b := alphaBeta(mu, icc)
+	// Σ_{i<m} log(s+i) for s = a, b, a+b, by prefix sums up to the
+	// largest small cluster: the clusters share them.
+	top := 0
+	for _, c := range cs {
+		if c.n <= 64 {
+			top = max(top, int(c.n))
+		}
+	}
+	var buf [3 * 65]float64
+	pa, pb, pab := buf[:top+1], buf[65:65+top+1], buf[130:130+top+1]
+	for i := 1; i <= top; i++ {
+		f := float64(i - 1)
+		pa[i] = pa[i-1] + math.Log(a+f)
+		pb[i] = pb[i-1] + math.Log(b+f)
+		pab[i] = pab[i-1] + math.Log(a+b+f)
+	}
 	ll := 0.0
 	for _, c := range cs {
 		x, n := c.x, c.n
 		if n <= 64 {
-			l := 0.0
-			for i := 0.0; i < x; i++ {
-				l += math.Log(a + i)
-			}
-			for i := 0.0; i < n-x; i++ {
-				l += math.Log(b + i)
-			}
-			for i := 0.0; i < n; i++ {
-				l -= math.Log(a + b + i)
-			}
-			ll += c.w * l
+			ll += c.w * (pa[int(x)] + pb[int(n-x)] - pab[int(n)])
 			continue
 		}
 		l1, _ := math.Lgamma(x + a)
