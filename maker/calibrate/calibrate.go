@@ -971,9 +971,9 @@ func (e *Estimate) plan(cfg Config, total int, cs []wcluster, top float64) {
 		e.MoreSteps = -1
 		return fmt.Sprintf("more data like these would not settle it within %d sampled steps", MaxStepsSampled)
 	}
-	where := fmt.Sprintf("the %g%% confidence region of mean p and spread", 100*cfg.regionLevel())
+	where := fmt.Sprintf("the %.4g%% confidence region of mean p and spread", 100*cfg.regionLevel())
 	if e.EveryStep {
-		where = fmt.Sprintf("the steps' own %g%% confidence bounds on p (every step of the task sampled)", 100*cfg.regionLevel())
+		where = fmt.Sprintf("the steps' own %.4g%% confidence bounds on p (every step of the task sampled)", 100*cfg.regionLevel())
 	}
 	switch {
 	case v.decided() && v.Safe > 0:
@@ -999,7 +999,7 @@ func (e *Estimate) plan(cfg Config, total int, cs []wcluster, top float64) {
 	default:
 		e.Undecided = true
 		w := worstAt(v.Best)
-		e.NoK = fmt.Sprintf("undecided at target %g: the %g%% confidence region of mean p and spread holds both k = %d reaching it and no k reaching it (steps as different as ICC %.3g with mean p %.4f put %.2g%% of steps below p = 1/2, and a hard step whose errors agree is decided wrong at any k); %s; what else helps: a checker that verifies a step's answer, or a stronger model",
+		e.NoK = fmt.Sprintf("undecided at target %g: the %.4g%% confidence region of mean p and spread holds both k = %d reaching it and no k reaching it (steps as different as ICC %.3g with mean p %.4f put %.2g%% of steps below p = 1/2, and a hard step whose errors agree is decided wrong at any k); %s; what else helps: a checker that verifies a step's answer, or a stronger model",
 			cfg.Target, 100*cfg.regionLevel(), v.Best, w.ICC, w.Mean, 100*w.hardShare(), more())
 	}
 	if cfg.K > 0 {
@@ -1109,9 +1109,9 @@ func (e Estimate) write(b *strings.Builder, r Report) {
 		fmt.Fprintf(b, "  p = %.5f, %g%% interval [%.5f, %.5f] on the mean per-step p (%d of %d valid samples right; steps as clusters: beta-binomial profile likelihood; design effect %.2f)\n",
 			e.P, 100*r.Confidence, e.Low, e.High, e.Correct, e.Valid, e.DesignEffect)
 		if e.EveryStep {
-			fmt.Fprintf(b, "  every step of the task sampled: k is planned on each step's own %g%% bound on p, not on a model of how steps differ\n", 100*r.RegionConfidence)
+			fmt.Fprintf(b, "  every step of the task sampled: k is planned on each step's own %.4g%% bound on p, not on a model of how steps differ\n", 100*r.RegionConfidence)
 		} else if sp := e.Spread; sp != nil {
-			fmt.Fprintf(b, "  steps differ: intra-step correlation %.3g at the fit (0: every step alike), from %.3g to %.3g in the %g%% confidence region of mean p and spread; k is planned over the whole region\n", sp.ICC, e.ICCLow, e.ICCHigh, 100*r.RegionConfidence)
+			fmt.Fprintf(b, "  steps differ: intra-step correlation %.3g at the fit (0: every step alike), from %.3g to %.3g in the %.4g%% confidence region of mean p and spread; k is planned over the whole region\n", sp.ICC, e.ICCLow, e.ICCHigh, 100*r.RegionConfidence)
 		}
 		fmt.Fprintf(b, "  hard steps: %d of %d sampled steps (%.3g%%) had a wrong majority answer (fitted: %.3g%% of steps below p = 1/2); a hard step whose errors agree is decided wrong at any k\n",
 			e.HardSteps, e.clusters, 100*e.HardShare, 100*e.Spread.hardShare())
