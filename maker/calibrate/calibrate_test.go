@@ -372,11 +372,13 @@ func TestSpecStepsRunTheScriptsToolCalls(t *testing.T) {
 
 func TestRunPlansWithMeasuredRivals(t *testing.T) {
 	model := numberSim(t, sim.Config{P: 0.95, WrongAnswers: 4, Seed: 2})
-	cfg := calibrate.Config{Steps: numbers{100}, Solver: &maker.Solver{Model: model}, Samples: 20}
+	// The plan at k = 6 (every step of 100 sampled, 20 samples each, may
+	// leave k_min undecided).
+	cfg := calibrate.Config{Steps: numbers{100}, Solver: &maker.Solver{Model: model}, Samples: 20, K: 6}
 	rep, err := calibrate.Run(context.Background(), cfg)
 	require.NoError(t, err)
 	assert.Nil(t, rep.All.Rivals, "off by default: the laws with rivals can be slow")
-	assert.Nil(t, rep.All.Plan.WithRivals)
+	assert.Nil(t, rep.All.AtK.WithRivals)
 
 	cfg.WithRivals = true
 	rep, err = calibrate.Run(context.Background(), cfg)
@@ -386,13 +388,13 @@ func TestRunPlansWithMeasuredRivals(t *testing.T) {
 	require.NotNil(t, e.Rivals)
 	assert.Equal(t, int(math.Round(1/e.Repeat.Rate)), e.Rivals.N)
 	assert.GreaterOrEqual(t, e.Rivals.N, 2, "errors spread over 4 answers")
-	r := e.Plan.WithRivals
+	r := e.AtK.WithRivals
 	require.NotNil(t, r)
-	ps, err := vote.PStepWith(e.P, e.KMin, *e.Rivals)
+	ps, err := vote.PStepWith(e.P, e.AtK.K, *e.Rivals)
 	require.NoError(t, err)
 	assert.InDelta(t, math.Pow(ps, 100), r.PFull, 1e-9)
-	assert.GreaterOrEqual(t, r.PFull, e.Plan.PFull, "spread errors: the right answer wins more often than against one rival")
-	n, err := vote.ExpectedSamplesWith(e.P, e.KMin, *e.Rivals)
+	assert.GreaterOrEqual(t, r.PFull, e.AtK.PFull, "spread errors: the right answer wins more often than against one rival")
+	n, err := vote.ExpectedSamplesWith(e.P, e.AtK.K, *e.Rivals)
 	require.NoError(t, err)
 	assert.InDelta(t, n/e.ValidRate, r.SamplesPerStep, 1e-9)
 	assert.Contains(t, rep.String(), "with the errors spread as measured")
