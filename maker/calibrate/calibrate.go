@@ -124,6 +124,12 @@ type Config struct {
 	// draws anything (and before the caps are checked), from Run's
 	// goroutine.
 	Forecast func(Round)
+	// NoPlan estimates p, its interval, the spread's fit and the counts
+	// only: no k_min, no region, no plans (KMin, Plan and the rest are
+	// zero, NoK says so). For callers that need p alone: the region and
+	// its forecast cost up to a second of computing per estimate. It
+	// cannot go with UntilDecided or K.
+	NoPlan bool
 
 	look int // the look being estimated (UntilDecided)
 }
@@ -184,6 +190,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: K %d, want 0 (none) or a margin", ErrConfig, c.K)
 	case c.SamplesPerCall < maker.SamplesPerCallAuto || c.SamplesPerCall > maker.MaxSamplesPerCall:
 		return c, fmt.Errorf("%w: SamplesPerCall %d, want maker.SamplesPerCallAuto, or 0 to %d", ErrConfig, c.SamplesPerCall, maker.MaxSamplesPerCall)
+	case c.NoPlan && (c.UntilDecided || c.K > 0):
+		return c, fmt.Errorf("%w: NoPlan with UntilDecided or K: both need the plan", ErrConfig)
 	case c.MaxSamples < 1 || c.MaxSamples > MaxDraws:
 		return c, fmt.Errorf("%w: MaxSamples %d, want 1 to %d", ErrConfig, c.MaxSamples, MaxDraws)
 	case !(c.MaxCost >= 0) || math.IsInf(c.MaxCost, 0):
@@ -924,6 +932,10 @@ func estimate(drawn [][]sample, keep func(sample) bool, cfg Config, total int) E
 	cs := group(clusters)
 	sp, lo, hi, top := fitSpread(cs, cfg.Confidence)
 	e.Spread, e.Low, e.High = &sp, lo, hi
+	if cfg.NoPlan {
+		e.NoK = "not planned (Config.NoPlan)"
+		return e
+	}
 	e.plan(cfg, total, cs, top)
 	return e
 }

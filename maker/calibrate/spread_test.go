@@ -35,6 +35,7 @@ func TestIntervalCoverageUnderSpread(t *testing.T) {
 			model := numberSim(t, sim.Config{P: c.p, Seed: seed + 1, WrongAnswers: 1, DifficultySpread: c.icc})
 			rep, err := calibrate.Run(context.Background(), calibrate.Config{
 				Steps: numbers{1 << 20}, Solver: &maker.Solver{Model: model}, Seed: seed + 1000, StepsSampled: sampled,
+				NoPlan: true, // the interval alone
 			})
 			require.NoError(t, err)
 			switch e := rep.All; {
