@@ -137,8 +137,8 @@ func TestMildSpreadTruth(t *testing.T) {
 func TestMildSpreadRecommendation(t *testing.T) {
 	for _, sampled := range []int{100, 30} {
 		seeds := regionSeeds(t, 6, 200)
-		if raceEnabled && len(seeds) < 10 {
-			seeds = seeds[:4]
+		if (raceEnabled || testing.Short()) && len(seeds) < 10 {
+			seeds = seeds[:3]
 		}
 		var c tally
 		start := time.Now()
@@ -170,6 +170,9 @@ func TestMildSpreadRecommendation(t *testing.T) {
 // stopped at the default cap, followed.
 func TestMildSpreadUntilDecided(t *testing.T) {
 	from := []int{100, 30}
+	if (raceEnabled || testing.Short()) && os.Getenv("MDAP_LONG") != "1" {
+		from = from[:1] // one sequential calibration of a hundred thousand samples
+	}
 	if v := os.Getenv("MDAP_UNTIL_FROM"); v != "" { // one of them, to run the two apart
 		n, err := strconv.Atoi(v)
 		require.NoError(t, err, "MDAP_UNTIL_FROM")
