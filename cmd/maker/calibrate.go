@@ -31,6 +31,8 @@ type calibrateFlags struct {
 	withRivals   bool
 	asJSON       bool
 	declaration  string
+	untilDecided bool
+	untilSamples int
 }
 
 // notForCalibrate are the run flags that decide steps, which a calibration
@@ -63,11 +65,24 @@ It reports, per model (several --model make an ensemble) and for the ensemble:
   wrong answers repeat  how often two wrong replies to one step agree: 100%
            means one favourite wrong answer (correlated errors: the scaling
            laws' one rival is then exact); low means errors spread
-  k_min    for the whole task (all its steps) at --target, the run's success
-           averaged over the fitted spread of step difficulty with its mean
-           at the interval's lower bound, and the expected samples and cost
-           per step and in all (costs need --price-in and --price-out); when
-           no k reaches --target (hard steps), it says so and exits 1
+  k_min    for the whole task (all its steps) at --target: the smallest k
+           whose whole-run success reaches --target at every point of the
+           --confidence region of (mean p, spread of step difficulty), the
+           run's success averaged over a Beta distribution of per-step p at
+           each point; a spread the samples cannot detect is not taken as
+           none. With it the whole-run success it prints is a lower bound
+           (under that model of difficulty, each step's errors to one rival
+           answer), beside the estimate at the fit, and the expected samples
+           and cost per step and in all (costs need --price-in and
+           --price-out)
+  undecided  when the region holds both a k that reaches --target and none
+           (or the safe k is more than twice the most hopeful one), there is
+           no k_min: it says how many more sampled steps would settle it and
+           exits 1; --until-decided samples them (in rounds, each forecast
+           on stderr first, within --until-max-samples and --max-cost)
+  no k     when no k reaches --target anywhere in the region (hard steps, or
+           p not above 1/2), it says so, names what helps (a checker, a
+           stronger model, ...) and exits 1
 
 The task is Towers of Hanoi with --disks (the run maker hanoi --disks would
 make), or a spec file's task with --spec (its script gives the correct
@@ -101,6 +116,12 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 				return usageErr("--confidence %v: use a probability above 0 and below 1, such as 0.95", c.confidence)
 			case c.concurrency < 1 || c.concurrency > calibrate.MaxParallel:
 				return usageErr("--concurrency %d: use 1 to %d", c.concurrency, calibrate.MaxParallel)
+			case c.untilSamples < 1 || c.untilSamples > calibrate.MaxDraws:
+				return usageErr("--until-max-samples %d: use 1 to %d", c.untilSamples, calibrate.MaxDraws)
+			case fs.Changed("until-max-samples") && !c.untilDecided:
+				return usageErr("--until-max-samples caps --until-decided: give --until-decided too, or leave it out")
+			case c.untilDecided && c.untilSamples < min(c.stepsSampled, calibrate.MaxStepsSampled)*c.samples:
+				return usageErr("--until-max-samples %d is below the first round's %d samples (--steps-sampled times --samples): raise it", c.untilSamples, c.stepsSampled*c.samples)
 			case fs.Changed("disks") && c.specFile != "":
 				return usageErr("--disks and --spec: give one task, Towers of Hanoi (--disks) or a spec file (--spec)")
 			case c.specFile == "" && (c.disks < 1 || c.disks > maxDisks):
@@ -156,10 +177,19 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 			if fs.Changed("k") {
 				cfg.K = flags.k
 			}
-			progress, finish := samplesBar(&flags, cmd.ErrOrStderr(), min(c.stepsSampled, steps.Total())*c.samples)
-			cfg.Progress = progress
+			bar := &roundBar{flags: &flags, w: cmd.ErrOrStderr()}
+			bar.start(min(c.stepsSampled, steps.Total()) * c.samples)
+			cfg.Progress = bar.progress
+			if c.untilDecided {
+				cfg.UntilDecided, cfg.MaxSamples, cfg.MaxCost = true, c.untilSamples, flags.maxCost
+				cfg.Forecast = func(r calibrate.Round) {
+					bar.finish()
+					fmt.Fprintln(cmd.ErrOrStderr(), forecastLine(r))
+					bar.start(r.Samples)
+				}
+			}
 			rep, runErr := calibrate.Run(cmd.Context(), cfg)
-			finish()
+			bar.finish()
 			if runErr != nil && cmd.Context().Err() != nil {
 				return interrupted("")
 			}
@@ -178,8 +208,13 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 			if runErr != nil {
 				return failed(runErr)
 			}
-			if rep.All.Unreachable { // the report says why; so does the exit
-				return failed(errors.New(rep.All.NoK))
+			switch {
+			case rep.All.Unreachable, rep.All.Undecided: // the report says why; so does the exit
+				msg := rep.All.NoK
+				if rep.Stopped != "" {
+					msg += "; --until-decided stopped: " + rep.Stopped
+				}
+				return failed(errors.New(msg))
 			}
 			return nil
 		},
@@ -194,11 +229,13 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 	fs.IntVar(&c.concurrency, "concurrency", calibrate.DefaultParallel, "model calls in flight at once")
 	fs.BoolVar(&c.asJSON, "json", false, "print the report as JSON on stdout")
 	fs.StringVar(&c.declaration, "tool-declaration", "auto", "with --spec: how the spec's tools are declared to the model, as maker run declares them (native, prompt, both, or auto); use the run's choice, so p is measured on the run's prompts")
+	fs.BoolVar(&c.untilDecided, "until-decided", false, "while the plan is undecided, sample more (new steps, then more samples per step) in rounds, each forecast on stderr before it draws, until it is decided or a cap stops it (--until-max-samples, and --max-cost in dollars); each look plans over a stricter region so that all of them keep --confidence")
+	fs.IntVar(&c.untilSamples, "until-max-samples", calibrate.DefaultMaxSamples, "with --until-decided: the most samples drawn in all, the first round's included")
 	fs.BoolVar(&c.withRivals, "with-rivals", false, "also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)")
 	flags.register(cmd)
 	tools.register(cmd, "")
 	fs.Lookup("root").Usage = `with --spec: folder the file tools work in (default: the spec's "root", else the spec file's folder)`
-	fs.Lookup("target").Usage = "probability that the whole run succeeds (averaged over the fitted spread of step difficulty) that k_min is planned for, in (0, 1); exit 1 when no k reaches it"
+	fs.Lookup("target").Usage = "probability that the whole run succeeds that k_min is planned for, in (0, 1), at every point of the --confidence region of (mean p, spread of step difficulty); exit 1 when no k reaches it or the samples cannot tell (undecided)"
 	fs.Lookup("k").Usage = "also show what this margin would give"
 	fs.Lookup("max-cost").Usage = "spending cap in US dollars for the calibration: a sample whose worst case (prompt plus --max-tokens) would pass it is not started, and calibrate stops there with exit 1 and the dollars spent (0: no cap)"
 	fs.Lookup("k").DefValue = ""
@@ -206,6 +243,57 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 		_ = fs.MarkHidden(name) // refused if given: see RunE
 	}
 	return cmd
+}
+
+// roundBar is a progress bar of samples per round of calibration: the
+// rounds of --until-decided each get their own.
+type roundBar struct {
+	flags *runFlags
+	w     io.Writer
+	mu    sync.Mutex
+	set   func(done, total int)
+	end   func()
+}
+
+func (b *roundBar) start(total int) {
+	set, end := samplesBar(b.flags, b.w, total)
+	b.mu.Lock()
+	b.set, b.end = set, end
+	b.mu.Unlock()
+}
+
+// progress is Config.Progress: safe for concurrent use.
+func (b *roundBar) progress(done, total int) {
+	b.mu.Lock()
+	set := b.set
+	b.mu.Unlock()
+	if set != nil {
+		set(done, total)
+	}
+}
+
+func (b *roundBar) finish() {
+	b.mu.Lock()
+	end := b.end
+	b.set, b.end = nil, nil
+	b.mu.Unlock()
+	if end != nil {
+		end()
+	}
+}
+
+// forecastLine is --until-decided's note before a round.
+func forecastLine(r calibrate.Round) string {
+	want := "the forecast cannot tell how many more samples would settle it"
+	if r.Forecast > 0 {
+		want = fmt.Sprintf("the forecast says about %d more samples would settle it", r.Forecast)
+	}
+	cost := ""
+	if r.Cost > 0 || r.SpentSoFar > 0 {
+		cost = fmt.Sprintf(", ~$%.4f (spent $%.4f)", r.Cost, r.SpentSoFar)
+	}
+	return fmt.Sprintf("maker calibrate: undecided after %d samples; %s; look %d (region at %.4g%%): %d samples (%d new steps, %d more per sampled step)%s",
+		r.SamplesSoFar, want, r.Look, 100*r.RegionConfidence, r.Samples, r.NewSteps, r.ExtraSamplesEach, cost)
 }
 
 // samplesBar returns a Progress callback drawing a bar of total samples on

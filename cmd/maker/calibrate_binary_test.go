@@ -28,11 +28,22 @@ func inDir(t *testing.T, dir string, args ...string) (int, string, string) {
 func TestBinaryCalibrate(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := inDir(t, dir, "calibrate", "--disks", "20", "--p", "0.99", "--json")
-	require.Equal(t, 0, code, errOut)
+	// 100 of a million steps cannot exclude a spread whose hard steps sink
+	// the run: undecided, k_min null, the forecast, exit 1.
+	require.Equal(t, 1, code, errOut)
 	var rep calibrate.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.LessOrEqual(t, rep.All.Low, 0.99)
 	assert.GreaterOrEqual(t, rep.All.High, 0.99)
+	var raw struct {
+		All map[string]json.RawMessage `json:"all"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &raw))
+	assert.Equal(t, "null", string(raw.All["k_min"]))
+	assert.Equal(t, "true", string(raw.All["undecided"]))
+	assert.NotEmpty(t, raw.All["more_steps"])
+	assert.Positive(t, rep.All.MoreSteps)
+	assert.True(t, strings.HasPrefix(errOut, "maker: undecided at target 0.95"), errOut)
 
 	for _, c := range []struct {
 		args []string
@@ -41,12 +52,56 @@ func TestBinaryCalibrate(t *testing.T) {
 		{[]string{"calibrate", "--steps-sampled", "0"}, "maker: --steps-sampled 0: use 1 to"},
 		{[]string{"calibrate", "--target", "2"}, "maker: --target 2: use a probability above 0 and below 1"},
 		{[]string{"calibrate", "--journal", "j.jsonl"}, "maker: --journal does not apply to maker calibrate"},
+		{[]string{"calibrate", "--until-max-samples", "5000"}, "maker: --until-max-samples caps --until-decided"},
+		{[]string{"calibrate", "--until-decided", "--until-max-samples", "500"}, "maker: --until-max-samples 500 is below the first round's 1000 samples"},
 		{[]string{"hanoi", "--k", "auto", "--k-floor", "1", "--journal", "j.jsonl"}, "maker: --k-floor 1: use 2 to"},
 	} {
 		code, out, errOut := inDir(t, dir, c.args...)
 		assert.Equal(t, 2, code, "%v", c.args)
 		assert.Empty(t, out, "%v", c.args)
 		assert.True(t, strings.HasPrefix(errOut, c.want), "%v: %s", c.args, errOut)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing written")
+}
+
+// TestBinaryCalibrateUntilDecidedCaps: --until-decided under the issue's
+// mild spread (12 disks, p 0.97, spread 0.05) prints a forecast before
+// each round and stops at its caps: at --until-max-samples 3000 it draws
+// no more than 3,000 samples; at --max-cost $1 (about $0.54 a round of
+// 1,000 samples at $1 a million tokens) it does not start a round whose
+// forecast would pass the dollars. Either way it exits 1, undecided,
+// k_min null, saying why it stopped.
+func TestBinaryCalibrateUntilDecidedCaps(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"calibrate", "--disks", "12", "--p", "0.97", "--difficulty-spread", "0.05", "--wrong-answers", "1", "--until-decided", "--json", "--progress", "off"}
+	for _, c := range []struct {
+		args    []string
+		stopped string
+		check   func(rep calibrate.Report)
+	}{
+		{[]string{"--until-max-samples", "3000"}, "the cap of 3000 samples is reached", func(rep calibrate.Report) {
+			assert.LessOrEqual(t, rep.All.Samples, 3000)
+		}},
+		{[]string{"--price-in", "1", "--price-out", "1", "--max-cost", "1"}, "would pass the cap of $1.0000", func(rep calibrate.Report) {
+			assert.LessOrEqual(t, rep.All.CostPerSample*float64(rep.All.Samples), 1.0, "spent within the dollars")
+			require.NotEmpty(t, rep.Rounds)
+			last := rep.Rounds[len(rep.Rounds)-1]
+			assert.Greater(t, last.SpentSoFar+last.Cost, 1.0, "the round not started would have passed it")
+		}},
+	} {
+		code, out, errOut := inDir(t, dir, append(base, c.args...)...)
+		assert.Equal(t, 1, code, "%v: %s", c.args, errOut)
+		var rep calibrate.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), "%v", c.args)
+		assert.True(t, rep.All.Undecided, "%v", c.args)
+		assert.Contains(t, rep.Stopped, c.stopped, "%v", c.args)
+		assert.Contains(t, out, `"k_min": null`)
+		assert.Contains(t, errOut, "maker calibrate: undecided after 1000 samples; the forecast says about", "%v: the forecast comes first", c.args)
+		assert.Contains(t, errOut, "--until-decided stopped: ", "%v", c.args)
+		assert.Contains(t, errOut, c.stopped, "%v", c.args)
+		c.check(rep)
 	}
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

@@ -117,7 +117,7 @@ func ranking(models []calibrate.ModelEstimate) string {
 	b.WriteString("models by expected dollars for the whole run at the target:\n")
 	for i, m := range order {
 		if m.Plan == nil {
-			fmt.Fprintf(&b, "  %d. %s: no margin reaches the target (%s)\n", i+1, m.Model, m.NoK)
+			fmt.Fprintf(&b, "  %d. %s: no k_min (%s)\n", i+1, m.Model, m.NoK)
 			continue
 		}
 		fmt.Fprintf(&b, "  %d. %s: $%.4f (k=%d, p=%.4f, $%.6f a sample)\n", i+1, m.Model, m.Plan.Cost, m.KMin, m.P, m.CostPerSample)

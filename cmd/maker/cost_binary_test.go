@@ -156,10 +156,12 @@ func TestBinaryEnsembleOfTwoServers(t *testing.T) {
 func TestCalibrateRanksModelsByDollars(t *testing.T) {
 	good, bad := sim.DefaultConfig(), sim.DefaultConfig()
 	good.Seed, good.P = 1, 0.995
-	bad.Seed, bad.P = 2, 0.75
+	bad.Seed, bad.P = 2, 0.85
 	_, baseGood := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: good})
 	_, baseBad := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: bad})
-	args := []string{"calibrate", "--disks", "10", "--steps-sampled", "10", "--samples", "10", "--progress", "off",
+	// Every step of 3-disk Hanoi, 60 samples each: both plans are
+	// decided on the steps' own bounds.
+	args := []string{"calibrate", "--disks", "3", "--steps-sampled", "7", "--samples", "60", "--progress", "off",
 		"--model", "openai:good=0.4/1.6;base=" + baseGood, "--model", "openai:cheap=0.3/1.2;base=" + baseBad}
 	code, out, errOut := cli(t, args...)
 	require.Equal(t, 0, code, errOut)

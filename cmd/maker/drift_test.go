@@ -60,20 +60,30 @@ func TestBinaryDriftKAuto(t *testing.T) {
 }
 
 // TestBinaryCalibrateRefusesHardSteps: with hard steps whose errors agree
-// (p 0.97, spread 0.05, 16 disks), no k reaches the target: maker
-// calibrate prints its report with the hard-step floor and exits 1
-// naming the reason, instead of printing a k.
+// and a spread of 0.3 (p 0.9, 16 disks), no k reaches the target anywhere
+// in the region: maker calibrate prints its report with the hard-step
+// floor and exits 1 naming the reason and what helps. At p 0.97 and a
+// spread of 0.05, 200 steps cannot tell: it exits 1 undecided, saying
+// how many more steps would. Every step of 4-disk Hanoi at p 0.99,
+// 30 samples each: it gives a k and exits 0.
 func TestBinaryCalibrateRefusesHardSteps(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errOut := inDir(t, dir, "calibrate", "--disks", "16", "--p", "0.97", "--wrong-answers", "1", "--difficulty-spread", "0.05", "--hard-agree", "1", "--steps-sampled", "200", "--progress", "off")
+	code, out, errOut := inDir(t, dir, "calibrate", "--disks", "16", "--p", "0.9", "--wrong-answers", "1", "--difficulty-spread", "0.3", "--hard-agree", "1", "--steps-sampled", "200", "--progress", "off")
 	assert.Equal(t, 1, code, errOut)
 	assert.Contains(t, out, "hard steps: ")
 	assert.Contains(t, out, "k_min: none: no k reaches 0.95")
-	assert.True(t, strings.HasPrefix(errOut, "maker: no k reaches 0.95: about "), errOut)
-	assert.Contains(t, errOut, "use a stronger model, an ensemble or escalation")
+	assert.True(t, strings.HasPrefix(errOut, "maker: no k reaches 0.95 anywhere in the 95% confidence region"), errOut)
+	assert.Contains(t, errOut, "what helps: a checker that verifies a step's answer, a stronger model")
 
-	code, out, errOut = inDir(t, dir, "calibrate", "--disks", "10", "--p", "0.99", "--wrong-answers", "1", "--progress", "off")
+	code, out, errOut = inDir(t, dir, "calibrate", "--disks", "16", "--p", "0.97", "--wrong-answers", "1", "--difficulty-spread", "0.05", "--hard-agree", "1", "--steps-sampled", "200", "--progress", "off")
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, out, "k_min: none: undecided at target 0.95")
+	assert.True(t, strings.HasPrefix(errOut, "maker: undecided at target 0.95"), errOut)
+	assert.Contains(t, errOut, "more sampled steps would settle it")
+
+	code, out, errOut = inDir(t, dir, "calibrate", "--disks", "4", "--p", "0.99", "--wrong-answers", "1", "--samples", "30", "--progress", "off")
 	assert.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "hard steps: 0 of 100 sampled steps")
+	assert.Contains(t, out, "hard steps: 0 of 15 sampled steps")
 	assert.Contains(t, out, "k_min ")
+	assert.Contains(t, out, "whole-run success at least ")
 }

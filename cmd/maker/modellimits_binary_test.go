@@ -33,7 +33,7 @@ func TestBinaryPerModelLimits(t *testing.T) {
 
 	code, _, errOut := cli(t, "calibrate", "--disks", "10", "--steps-sampled", "10", "--samples", "10", "--progress", "off",
 		"--model", "openai:sim;base="+baseA+";rpm=6000;inflight=2")
-	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, []int{0, 1}, code, "a calibration (1: undecided on 10 of 1,023 steps): %s", errOut)
 
 	dir := t.TempDir()
 	for spec, want := range map[string]string{
@@ -64,15 +64,15 @@ func TestBinaryCalibrateForecastBillsRequestsAndCache(t *testing.T) {
 	cfg.Seed, cfg.P = 1, 0.995
 	_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg, Billing: simserver.Billing{CacheMinTokens: 16, CacheBlockTokens: 16}})
 	args := []string{"calibrate", "--disks", "10", "--steps-sampled", "8", "--samples", "8", "--progress", "off",
-		"--model", "openai:sim=0.4/1.6/0.1", "--base-url", base}
+		"--model", "openai:sim=0.4/1.6/0.1", "--base-url", base, "--k", "6"}
 	plans := map[string]calibrate.Estimate{}
 	for _, per := range []string{"1", "4"} {
 		code, js, errOut := cli(t, append(args, "--samples-per-call", per, "--json")...)
-		require.Equal(t, 0, code, errOut)
+		require.Contains(t, []int{0, 1}, code, errOut) // 8 of 1,023 steps: likely undecided (exit 1); the plan at --k is what is checked
 		var rep calibrate.Report
 		require.NoError(t, json.Unmarshal([]byte(js), &rep))
 		e := rep.All
-		require.NotNil(t, e.Plan)
+		require.NotNil(t, e.AtK)
 		assert.Positive(t, e.CachedShare, "serve-sim reported cached tokens")
 		cached := e.CachedShare * e.InputTokens
 		assert.InDelta(t, ((e.InputTokens-cached)*0.4+cached*0.1)/1e6, e.InputCostPerSample, 1e-12, "cached tokens at the cached price")
@@ -80,15 +80,15 @@ func TestBinaryCalibrateForecastBillsRequestsAndCache(t *testing.T) {
 		plans[per] = e
 	}
 	one, four := plans["1"], plans["4"]
-	assert.InDelta(t, one.Plan.SamplesPerStep*one.CostPerSample, one.Plan.CostPerStep, 1e-12)
-	reqs := max(1, four.Plan.SamplesPerStep/4)
-	assert.InDelta(t, reqs, four.Plan.RequestsPerStep, 1e-12)
-	assert.InDelta(t, reqs*four.InputCostPerSample+four.Plan.SamplesPerStep*(four.CostPerSample-four.InputCostPerSample), four.Plan.CostPerStep, 1e-12)
-	assert.Less(t, four.Plan.Cost, one.Plan.Cost)
-	t.Logf("whole run at the target: $%.4f one sample a request, $%.4f at 4 a request (cached share %.2f)", one.Plan.Cost, four.Plan.Cost, one.CachedShare)
+	assert.InDelta(t, one.AtK.SamplesPerStep*one.CostPerSample, one.AtK.CostPerStep, 1e-12)
+	reqs := max(1, four.AtK.SamplesPerStep/4)
+	assert.InDelta(t, reqs, four.AtK.RequestsPerStep, 1e-12)
+	assert.InDelta(t, reqs*four.InputCostPerSample+four.AtK.SamplesPerStep*(four.CostPerSample-four.InputCostPerSample), four.AtK.CostPerStep, 1e-12)
+	assert.Less(t, four.AtK.Cost, one.AtK.Cost)
+	t.Logf("whole run at the target: $%.4f one sample a request, $%.4f at 4 a request (cached share %.2f)", one.AtK.Cost, four.AtK.Cost, one.CachedShare)
 
 	code, out, errOut := cli(t, append(args, "--samples-per-call", "4")...)
-	require.Equal(t, 0, code, errOut)
+	require.Contains(t, []int{0, 1}, code, errOut) // 8 of 1,023 steps: likely undecided (exit 1); the plan at --k is what is checked
 	assert.Contains(t, out, "the forecast bills the prompt once a request of 4 samples (--samples-per-call 4, assumed full requests)")
 	assert.Contains(t, out, "at the cached-input price (the cached share the provider reported here)")
 	t.Logf("%s", out)

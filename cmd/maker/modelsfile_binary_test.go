@@ -41,7 +41,7 @@ func TestBinaryModelsFile(t *testing.T) {
 
 	one := write("one.txt", "openai:sim;base="+baseA+";rpm=6000\n")
 	c := start(t, nil, "calibrate", "--disks", "10", "--steps-sampled", "5", "--samples", "5", "--progress", "off", "--models", one)
-	assert.Equal(t, 0, c.wait(t, time.Minute), c.stderr.String())
+	assert.Contains(t, []int{0, 1}, c.wait(t, time.Minute), "a calibration (1: undecided on 5 of 1,023 steps): %s", c.stderr.String())
 
 	// A worker reads the file too (and serves one model).
 	c = start(t, nil, "worker", "--nats", "nats://127.0.0.1:1", "--models", lines)

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -42,6 +43,8 @@ const (
 	DefaultTarget       = 0.95
 	DefaultConfidence   = 0.95
 	DefaultParallel     = 8
+	// DefaultMaxSamples is Config.MaxSamples's default.
+	DefaultMaxSamples = 200_000
 )
 
 // Bounds of Config fields, against typos.
@@ -79,8 +82,9 @@ type Config struct {
 	// Target is the probability that the whole run succeeds, in (0, 1),
 	// that k_min is planned for. Default DefaultTarget.
 	Target float64
-	// Confidence is the two-sided confidence of the interval on p, in
-	// (0, 1). Default DefaultConfidence.
+	// Confidence is the two-sided confidence of the interval on p, and
+	// the confidence of the joint region of (mean p, spread) that k is
+	// planned over, in (0, 1). Default DefaultConfidence.
 	Confidence float64
 	// K, if set, adds the plan at this margin (Estimate.AtK): what the
 	// k you had in mind would give.
@@ -101,9 +105,56 @@ type Config struct {
 	// request. Calibration itself draws one sample a request.
 	SamplesPerCall int
 	// Progress, if set, is called after each sample with the samples
-	// done and the total, from the goroutine that drew it: concurrently,
-	// so it must be safe for concurrent use, and quick.
+	// done and the total of its round, from the goroutine that drew it:
+	// concurrently, so it must be safe for concurrent use, and quick.
 	Progress func(done, total int)
+	// UntilDecided: while the plan is undecided (Estimate.Undecided),
+	// sample more, as the forecast says (Estimate.MoreSteps): new steps
+	// while the task has steps not yet sampled, then more samples of each
+	// sampled step; look again; stop when decided, when the forecast says
+	// sampling will not settle it, or before a round whose samples would
+	// pass MaxSamples or whose forecast cost would pass MaxCost
+	// (Report.Stopped says which). Look j plans over a region at
+	// confidence 1 - (1-Confidence)/(j(j+1)), so the looks together keep the
+	// error within 1 - Confidence. Cost: up to MaxSamples model calls.
+	UntilDecided bool
+	// MaxSamples caps UntilDecided's samples in all (the first round's
+	// included). Default DefaultMaxSamples.
+	MaxSamples int
+	// MaxCost caps UntilDecided's dollars: a round whose forecast (its
+	// samples at the cost per sample measured so far) would take the
+	// spending past it is not started. 0: no dollar cap.
+	MaxCost float64
+	// Forecast, if set, is called with each UntilDecided round before it
+	// draws anything (and before the caps are checked), from Run's
+	// goroutine.
+	Forecast func(Round)
+	// NoPlan estimates p, its interval, the spread's fit and the counts
+	// only: no k_min, no region, no plans (KMin, Plan and the rest are
+	// zero, NoK says so). For callers that need p alone: the region and
+	// its forecast cost up to a second of computing per estimate. It
+	// cannot go with UntilDecided or K.
+	NoPlan bool
+
+	look int // the look being estimated (UntilDecided)
+}
+
+// regionLevel is the confidence of the region k is planned over: the
+// Confidence, or with UntilDecided the stricter level of its look.
+func (c Config) regionLevel() float64 {
+	if !c.UntilDecided {
+		return c.Confidence
+	}
+	return c.lookLevel(max(1, c.look))
+}
+
+// lookLevel is the region's confidence at look j of UntilDecided: 1 -
+// (1-Confidence)/(j(j+1)), so that the chances of a wrong region over all
+// the looks add up to less than 1 - Confidence (a Bonferroni spending:
+// each look may stop the sampling, and a stop on a wrong region is the
+// error to bound; 1/(j(j+1)) sums to 1).
+func (c Config) lookLevel(j int) float64 {
+	return 1 - (1-c.Confidence)/float64(j*(j+1))
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -121,6 +172,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Parallel == 0 {
 		c.Parallel = DefaultParallel
+	}
+	if c.MaxSamples == 0 {
+		c.MaxSamples = DefaultMaxSamples
 	}
 	switch {
 	case c.Steps == nil:
@@ -141,6 +195,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: K %d, want 0 (none) or a margin", ErrConfig, c.K)
 	case c.SamplesPerCall < maker.SamplesPerCallAuto || c.SamplesPerCall > maker.MaxSamplesPerCall:
 		return c, fmt.Errorf("%w: SamplesPerCall %d, want maker.SamplesPerCallAuto, or 0 to %d", ErrConfig, c.SamplesPerCall, maker.MaxSamplesPerCall)
+	case c.NoPlan && (c.UntilDecided || c.K > 0):
+		return c, fmt.Errorf("%w: NoPlan with UntilDecided or K: both need the plan", ErrConfig)
+	case c.MaxSamples < 1 || c.MaxSamples > MaxDraws:
+		return c, fmt.Errorf("%w: MaxSamples %d, want 1 to %d", ErrConfig, c.MaxSamples, MaxDraws)
+	case !(c.MaxCost >= 0) || math.IsInf(c.MaxCost, 0):
+		return c, fmt.Errorf("%w: MaxCost %v, want 0 (no cap) or a number of dollars", ErrConfig, c.MaxCost)
 	case c.Parallel < 1 || c.Parallel > MaxParallel:
 		return c, fmt.Errorf("%w: Parallel %d, want 1 to %d", ErrConfig, c.Parallel, MaxParallel)
 	}
@@ -169,6 +229,15 @@ type Report struct {
 	Models []ModelEstimate `json:"models"`
 	// Wall is the time the calibration took.
 	Wall time.Duration `json:"wall_ns"`
+	// Look is the number of estimates made (1 without UntilDecided);
+	// RegionConfidence the confidence of the last one's region.
+	Look             int     `json:"look"`
+	RegionConfidence float64 `json:"region_confidence"`
+	// Rounds are UntilDecided's rounds, each as forecast (the last one
+	// perhaps not drawn: see Stopped).
+	Rounds []Round `json:"rounds,omitempty"`
+	// Stopped says why UntilDecided stopped while still undecided.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // ModelEstimate is one model's estimate.
@@ -243,22 +312,87 @@ type Estimate struct {
 	// SamplesPerCall is Config.SamplesPerCall, which the plans bill by.
 	SamplesPerCall int `json:"samples_per_call,omitempty"`
 	// KMin is the smallest margin with which the whole run succeeds with
-	// probability at least Target, averaged over the fitted spread of
-	// per-step p with its mean at Low (each step's errors to one rival):
-	// the margin to run with. KMinPoint is the same with the mean at P.
-	// Planning on the mean p alone would understate the failures: the
-	// per-step failure is convex in p. 0 when no k up to 200 reaches
-	// Target (see NoK, Unreachable).
-	KMin      int `json:"k_min"`
+	// probability at least Target at every point of the joint confidence
+	// region (at Config.Confidence, likelihood ratio, χ² with 2 degrees
+	// of freedom) of the mean per-step p and the spread's ICC, the run's
+	// success averaged over the Beta distribution of per-step p at each
+	// point (each step's errors to one rival): the margin to run with.
+	// A spread the samples cannot detect is not taken as none: the
+	// region's larger ICCs with its lower means put a tail of hard steps
+	// under the run. 0 when there is none (see NoK, Undecided,
+	// Unreachable); in JSON then null. KBest is the smallest margin that
+	// reaches Target somewhere in the region (0 if none): the most
+	// hopeful reading. KMinPoint is the same at the fit alone (an
+	// estimate, not a recommendation).
+	KMin  int `json:"k_min"`
+	KBest int `json:"k_min_best"`
+	// KSafe is the smallest margin that reaches Target over the whole
+	// region, whether or not it is recommended: an undecided plan whose
+	// ks are far apart (KSafe more than twice KBest) has one, a costly
+	// but safe choice. 0 when none.
+	KSafe     int `json:"k_safe"`
 	KMinPoint int `json:"k_min_at_p"`
-	// NoK says why there is no KMin, when there is none.
+	// EveryStep: every step of the task was sampled in the first round
+	// (StepsSampled at least Total, each step with a valid sample), so k
+	// is planned on
+	// each step's own bounds on p (Clopper-Pearson, one-sided, at
+	// 1 - (1-Confidence)/Total each, so that all hold at once), not over
+	// a model of the steps' spread; MoreSteps then counts more samples
+	// in steps' worth (MoreSteps/Total more samples of each step per
+	// sample it has).
+	EveryStep bool `json:"every_step_sampled,omitempty"`
+	// ICCLow and ICCHigh are the least and largest ICC in the region (0
+	// with EveryStep).
+	ICCLow  float64 `json:"icc_low"`
+	ICCHigh float64 `json:"icc_high"`
+	// NoK says why there is no KMin, when there is none, and what helps.
 	NoK string `json:"no_k,omitempty"`
-	// Unreachable: no k reaches Target, because of the hard steps (or a
-	// mean p at or below 1/2); maker calibrate then exits 1.
+	// Unreachable: no k reaches Target anywhere in the region, because of
+	// the hard steps (or a mean p at or below 1/2); maker calibrate then
+	// exits 1.
 	Unreachable bool `json:"unreachable,omitempty"`
+	// Undecided: the region holds both points where a k reaches Target
+	// and points where none does, so the samples cannot tell; maker
+	// calibrate then exits 1. MoreSteps is the forecast of how many more
+	// sampled steps would decide it if they looked like these (-1: not
+	// within MaxStepsSampled); Config.UntilDecided samples them.
+	Undecided bool `json:"undecided,omitempty"`
+	MoreSteps int  `json:"more_steps,omitempty"`
+	// worst is the region's largest per-step failure at each margin
+	// 1..kSearch (PlanAt's PFullBound).
+	worst []float64
 	// Plan is the run at KMin; AtK the run at Config.K, if set.
 	Plan *Plan `json:"plan,omitempty"`
 	AtK  *Plan `json:"at_k,omitempty"`
+}
+
+// MarshalJSON writes the estimate with k_min null when there is no
+// recommendation (KMin 0: undecided, unreachable, or no valid sample).
+func (e Estimate) MarshalJSON() ([]byte, error) {
+	type plain Estimate // without this method
+	return json.Marshal(struct {
+		plain
+		KMin *int `json:"k_min"`
+	}{plain(e), kMinJSON(e.KMin)})
+}
+
+// MarshalJSON writes the model's estimate as Estimate.MarshalJSON does
+// (without it, the embedded Estimate's would drop Model and Price).
+func (m ModelEstimate) MarshalJSON() ([]byte, error) {
+	type plain Estimate
+	return json.Marshal(struct {
+		Model string      `json:"model"`
+		Price maker.Price `json:"price"`
+		plain
+		KMin *int `json:"k_min"`
+	}{m.Model, m.Price, plain(m.Estimate), kMinJSON(m.KMin)})
+}
+
+func kMinJSON(k int) *int {
+	if k <= 0 {
+		return nil
+	}
+	return &k
 }
 
 // Repeat measures how correlated a model's errors are: for each sampled
@@ -289,9 +423,14 @@ type Repeat struct {
 type Plan struct {
 	K int `json:"k"`
 	// PFull is the probability that every step is decided right over the
-	// fitted spread with its mean at P; PFullLow with its mean at Low.
-	PFull    float64 `json:"p_full"`
-	PFullLow float64 `json:"p_full_at_p_low"`
+	// fitted spread (the maximum-likelihood mean and ICC): an estimate,
+	// not a bound. PFullBound is the least such probability over the
+	// joint confidence region of mean and ICC (Estimate.ICCHigh): the
+	// bound that holds, at the region's confidence, if per-step p follows
+	// a Beta distribution and each step's errors go to one rival answer
+	// (0 when the estimate has no region, as without valid samples).
+	PFull      float64 `json:"p_full"`
+	PFullBound float64 `json:"p_full_bound"`
 	// SamplesPerStep is the expected samples drawn per step at P
 	// (ExpectedSamples / ValidRate); SamplesPerStepLow at Low (a
 	// pessimistic figure). Samples is SamplesPerStep × Total.
@@ -375,69 +514,245 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if total < 1 {
 		return Report{}, fmt.Errorf("%w: the task has %d steps", ErrConfig, total)
 	}
+	c := newCalibration(cfg, total)
 	rep := Report{
-		Total: total, Sampled: pick(total, cfg.StepsSampled, cfg.Seed), SamplesEach: cfg.Samples,
+		Total: total, SamplesEach: cfg.Samples,
 		Target: cfg.Target, Confidence: cfg.Confidence, Interval: intervalName,
+		Models: c.models,
 	}
-	s := cfg.Solver
-	steps := make([]Step, len(rep.Sampled))
-	keys := make([]uint64, len(rep.Sampled))
-	for j, i := range rep.Sampled {
-		if err := ctx.Err(); err != nil {
+	first := pick(total, cfg.StepsSampled, cfg.Seed)
+	if err := c.addSteps(ctx, first); err != nil {
+		rep.Sampled = c.sampledSorted()
+		return rep, err
+	}
+	if err := c.draw(ctx, c.jobs(0, cfg.Samples)); err != nil {
+		rep.Sampled = c.sampledSorted()
+		return rep, err
+	}
+	c.summarize(&rep, start)
+	if rep.All.Valid == 0 {
+		return rep, fmt.Errorf("%w: %d samples: %d red-flagged, %d failed", ErrNoVotes, rep.All.Samples, rep.All.Flagged, rep.All.Errors)
+	}
+	if !cfg.UntilDecided {
+		return rep, nil
+	}
+	// The sequential mode: while undecided, forecast, check the caps,
+	// sample more, and look again at a stricter level.
+	rest := remaining(total, first, cfg.Seed)
+	for rep.All.Undecided {
+		// The forecast moves as the fit does (a fit at the edge of "a k
+		// exists" forecasts a great deal, or never), so a round takes at
+		// least a quarter more samples (the looks stay few) and at most as
+		// many again as were drawn (an inflated forecast does not spend
+		// the cap at once), and never past MaxSamples.
+		have := c.samples()
+		want := -1
+		if rep.All.MoreSteps > 0 {
+			want = rep.All.MoreSteps * cfg.Samples
+		}
+		add := min(have, cfg.MaxSamples-have)
+		if want >= 0 {
+			add = min(max(want, (have+3)/4), add)
+		}
+		newSteps := min(len(rest), (add+cfg.Samples-1)/cfg.Samples, (cfg.MaxSamples-have)/cfg.Samples)
+		after := len(c.steps) + newSteps
+		extraEach := 0
+		if left := add - newSteps*cfg.Samples; left > 0 {
+			// Once every step is sampled: more samples of each, within the
+			// cap.
+			extraEach = min((left+after-1)/after, (cfg.MaxSamples-have-newSteps*cfg.Samples)/after)
+		}
+		r := Round{
+			Look: c.look + 1, Forecast: want, NewSteps: newSteps, ExtraSamplesEach: extraEach,
+			Samples: newSteps*cfg.Samples + extraEach*after, SamplesSoFar: have,
+			SpentSoFar: c.spent(),
+		}
+		r.Cost = float64(r.Samples) * rep.All.CostPerSample
+		r.RegionConfidence = cfg.lookLevel(r.Look)
+		rep.Rounds = append(rep.Rounds, r)
+		if cfg.Forecast != nil {
+			cfg.Forecast(r)
+		}
+		switch {
+		case r.Samples < 1 || r.SamplesSoFar+r.Samples > cfg.MaxSamples:
+			rep.Stopped = fmt.Sprintf("the cap of %d samples is reached (%d drawn, the forecast wants %d more): raise the cap to go on", cfg.MaxSamples, r.SamplesSoFar, want)
+			return rep, nil
+		case cfg.MaxCost > 0 && r.SpentSoFar+r.Cost > cfg.MaxCost:
+			rep.Stopped = fmt.Sprintf("the next round's forecast $%.4f would pass the cap of $%.4f ($%.4f spent); raise the cap to go on", r.Cost, cfg.MaxCost, r.SpentSoFar)
+			return rep, nil
+		}
+		before := len(c.steps)
+		if err := c.addSteps(ctx, rest[:newSteps]); err != nil {
 			return rep, err
 		}
-		st, err := cfg.Steps.Step(ctx, i)
-		if err != nil {
-			return rep, fmt.Errorf("%w: step %d: %w", ErrStep, i, err)
+		rest = rest[newSteps:]
+		c.look++
+		if err := c.draw(ctx, c.jobs(before, cfg.Samples)); err != nil {
+			return rep, err
 		}
-		if s.Structured && len(st.Schema) == 0 {
-			return rep, fmt.Errorf("%w: the Solver is Structured and step %d has no answer schema", ErrConfig, i)
+		if extraEach > 0 {
+			if err := c.draw(ctx, c.extra(extraEach)); err != nil {
+				return rep, err
+			}
 		}
-		if keys[j], err = s.Key(st.Correct); err != nil {
-			return rep, fmt.Errorf("%w: step %d: its correct answer has no vote key: %w", ErrStep, i, err)
-		}
-		steps[j] = st
+		c.summarize(&rep, start)
 	}
+	return rep, nil
+}
 
+// Round is one round of Config.UntilDecided: the forecast it was planned
+// on, given to Config.Forecast before any of its samples is drawn.
+type Round struct {
+	// Look is the look this round leads to: 2 for the first round after
+	// the calibration's own samples.
+	Look int `json:"look"`
+	// Forecast is the samples that the forecast (Estimate.MoreSteps at
+	// Samples each) says would decide the plan; the round takes between
+	// a quarter of the samples drawn so far and as many again.
+	Forecast int `json:"forecast_samples"`
+	// NewSteps is how many steps not yet sampled it draws (Samples each);
+	// ExtraSamplesEach how many more samples each sampled step gets once
+	// every step of the task is sampled.
+	NewSteps         int `json:"new_steps"`
+	ExtraSamplesEach int `json:"extra_samples_each,omitempty"`
+	// Samples is the round's samples; Cost their forecast price at the
+	// cost per sample measured so far.
+	Samples int     `json:"samples"`
+	Cost    float64 `json:"cost"`
+	// SamplesSoFar and SpentSoFar are what was drawn and spent before it.
+	SamplesSoFar int     `json:"samples_so_far"`
+	SpentSoFar   float64 `json:"spent_so_far"`
+	// RegionConfidence is the confidence of the region at its look.
+	RegionConfidence float64 `json:"region_confidence"`
+}
+
+// calibration is the samples of one Run, which Config.UntilDecided grows
+// round by round.
+type calibration struct {
+	cfg    Config
+	total  int
+	models []ModelEstimate
+	prices []maker.Price
+	look   int // 1 for the first estimate
+	// sampled, steps and keys are the sampled steps in the order drawn;
+	// drawn their samples.
+	sampled []int
+	steps   []Step
+	keys    []uint64
+	drawn   [][]sample
+}
+
+func newCalibration(cfg Config, total int) *calibration {
+	s := cfg.Solver
 	ms := []llms.Model{s.Model}
 	if e, ok := s.Model.(*maker.Ensemble); ok {
 		ms = e.Members()
 	}
-	prices := make([]maker.Price, len(ms))
-	rep.Models = make([]ModelEstimate, len(ms))
+	c := &calibration{cfg: cfg, total: total, look: 1, prices: make([]maker.Price, len(ms)), models: make([]ModelEstimate, len(ms))}
 	for m, model := range ms {
-		prices[m] = s.Price
+		c.prices[m] = s.Price
 		if p, ok := model.(maker.Priced); ok {
-			prices[m] = p.Price()
+			c.prices[m] = p.Price()
 		}
-		rep.Models[m].Model, rep.Models[m].Price = maker.ModelIdentity(model), prices[m]
+		c.models[m].Model, c.models[m].Price = maker.ModelIdentity(model), c.prices[m]
 	}
+	return c
+}
 
-	drawn := make([][]sample, len(steps))
-	for j := range drawn {
-		drawn[j] = make([]sample, cfg.Samples)
+// addSteps builds the steps idx in their true states.
+func (c *calibration) addSteps(ctx context.Context, idx []int) error {
+	for _, i := range idx {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st, err := c.cfg.Steps.Step(ctx, i)
+		if err != nil {
+			return fmt.Errorf("%w: step %d: %w", ErrStep, i, err)
+		}
+		if c.cfg.Solver.Structured && len(st.Schema) == 0 {
+			return fmt.Errorf("%w: the Solver is Structured and step %d has no answer schema", ErrConfig, i)
+		}
+		key, err := c.cfg.Solver.Key(st.Correct)
+		if err != nil {
+			return fmt.Errorf("%w: step %d: its correct answer has no vote key: %w", ErrStep, i, err)
+		}
+		c.sampled, c.steps, c.keys = append(c.sampled, i), append(c.steps, st), append(c.keys, key)
+		c.drawn = append(c.drawn, nil)
 	}
-	n := len(steps) * cfg.Samples
-	// Parallel workers take the samples in order from a shared counter:
-	// each keeps its goroutine (and grown stack) for many calls.
+	return nil
+}
+
+// job is one sample to draw: sampled step j, sample index idx.
+type job struct{ j, idx int }
+
+// jobs are n samples (indices 0..n-1) of each sampled step from the
+// from-th on.
+func (c *calibration) jobs(from, n int) []job {
+	var out []job
+	for j := from; j < len(c.steps); j++ {
+		for idx := range n {
+			out = append(out, job{j, idx})
+		}
+	}
+	return out
+}
+
+// extra are n more samples of every sampled step, after those it has.
+func (c *calibration) extra(n int) []job {
+	var out []job
+	for j := range c.steps {
+		have := len(c.drawn[j])
+		for idx := have; idx < have+n; idx++ {
+			out = append(out, job{j, idx})
+		}
+	}
+	return out
+}
+
+// samples is the number drawn so far.
+func (c *calibration) samples() int {
+	n := 0
+	for _, d := range c.drawn {
+		n += len(d)
+	}
+	return n
+}
+
+// spent is the price of the samples drawn so far.
+func (c *calibration) spent() float64 {
+	t := 0.0
+	for _, d := range c.drawn {
+		for _, x := range d {
+			t += x.cost
+		}
+	}
+	return t
+}
+
+// draw draws the jobs: Parallel workers take them in order from a shared
+// counter (each keeps its goroutine, and grown stack, for many calls).
+func (c *calibration) draw(ctx context.Context, jobs []job) error {
+	cfg, s := c.cfg, c.cfg.Solver
+	out := make([]sample, len(jobs))
 	var next, done atomic.Int64
 	// capped is the first sample the Solver's Budget refused: no sample
 	// starts after it, and those in flight finish (they are paid for).
 	var capped atomic.Pointer[error]
 	g, gctx := errgroup.WithContext(ctx)
-	for range min(cfg.Parallel, n) {
+	for range min(cfg.Parallel, len(jobs)) {
 		g.Go(func() error {
 			for capped.Load() == nil {
 				t := int(next.Add(1) - 1)
-				if t >= n {
+				if t >= len(jobs) {
 					return nil
 				}
-				j, idx := t/cfg.Samples, t%cfg.Samples
+				jb := jobs[t]
+				st := c.steps[jb.j]
 				dctx := gctx
 				if s.Structured {
-					dctx = maker.WithAnswerSchema(gctx, steps[j].Schema)
+					dctx = maker.WithAnswerSchema(gctx, st.Schema)
 				}
-				d, err := s.Draw(dctx, maker.SampleID{Step: rep.Sampled[j], Index: idx}, steps[j].Messages, steps[j].Decode)
+				d, err := s.Draw(dctx, maker.SampleID{Step: c.sampled[jb.j], Index: jb.idx}, st.Messages, st.Decode)
 				if err != nil {
 					return err
 				}
@@ -452,16 +767,16 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 				if d.Flag != nil {
 					sm.flag = d.Flag.Error()
 				}
-				sm.correct = !sm.err && sm.flag == "" && d.Key == keys[j]
+				sm.correct = !sm.err && sm.flag == "" && d.Key == c.keys[jb.j]
 				if !sm.err {
-					sm.cost = prices[d.Member].Cost(d.Usage)
+					sm.cost = c.prices[d.Member].Cost(d.Usage)
 					in := d.Usage
 					in.OutputTokens = 0
-					sm.inCost = prices[d.Member].Cost(in)
+					sm.inCost = c.prices[d.Member].Cost(in)
 				}
-				drawn[j][idx] = sm
+				out[t] = sm
 				if d := int(done.Add(1)); cfg.Progress != nil {
-					cfg.Progress(d, n)
+					cfg.Progress(d, len(jobs))
 				}
 			}
 			return nil
@@ -469,30 +784,62 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	if err := g.Wait(); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return rep, cerr
+			return cerr
 		}
-		return rep, err
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return rep, err
+		return err
 	}
 	if err := capped.Load(); err != nil {
-		return rep, capStop(*err, int(done.Load()), n, s.Budget)
+		have := c.samples()
+		return capStop(*err, have+int(done.Load()), have+len(jobs), s.Budget)
 	}
+	// Jobs are in order of step and index, each index after those the
+	// step has: appending keeps every step's samples in index order.
+	for t, jb := range jobs {
+		c.drawn[jb.j] = append(c.drawn[jb.j], out[t])
+	}
+	return nil
+}
 
-	rep.All = estimate(drawn, func(sample) bool { return true }, cfg, total)
+// summarize sets the report's estimates from the samples so far.
+func (c *calibration) summarize(rep *Report, start time.Time) {
+	cfg := c.cfg
+	cfg.look = c.look
+	rep.Sampled = c.sampledSorted()
+	rep.SamplesEach = len(c.drawn[0])
+	rep.Look, rep.RegionConfidence = c.look, cfg.regionLevel()
+	rep.All = estimate(c.drawn, func(sample) bool { return true }, cfg, c.total)
 	for m := range rep.Models {
 		if len(rep.Models) == 1 { // one model: its samples are all of them
 			rep.Models[m].Estimate = rep.All
 			continue
 		}
-		rep.Models[m].Estimate = estimate(drawn, func(x sample) bool { return x.member == m }, cfg, total)
+		rep.Models[m].Estimate = estimate(c.drawn, func(x sample) bool { return x.member == m }, cfg, c.total)
 	}
 	rep.Wall = time.Since(start)
-	if rep.All.Valid == 0 {
-		return rep, fmt.Errorf("%w: %d samples: %d red-flagged, %d failed", ErrNoVotes, rep.All.Samples, rep.All.Flagged, rep.All.Errors)
+}
+
+// sampledSorted are the sampled steps in increasing order.
+func (c *calibration) sampledSorted() []int { return slices.Sorted(slices.Values(c.sampled)) }
+
+// remaining are the task's steps that first leaves out, in a seeded
+// random order: the steps Config.UntilDecided adds, in turn.
+func remaining(total int, first []int, seed uint64) []int {
+	in := make(map[int]bool, len(first))
+	for _, i := range first {
+		in[i] = true
 	}
-	return rep, nil
+	out := make([]int, 0, total-len(first))
+	for i := range total {
+		if !in[i] {
+			out = append(out, i)
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x756e74696c646563)) // "untildec"
+	rng.Shuffle(len(out), func(a, b int) { out[a], out[b] = out[b], out[a] })
+	return out
 }
 
 // pick returns n distinct steps of [0, total), chosen uniformly with the
@@ -611,36 +958,122 @@ func estimate(drawn [][]sample, keep func(sample) bool, cfg Config, total int) E
 	}
 	e.clusters = withVotes
 	e.HardShare = float64(e.HardSteps) / float64(withVotes)
-	sp, lo, hi := fitSpread(clusters, cfg.Confidence)
+	cs := group(clusters)
+	sp, lo, hi, top := fitSpread(cs, cfg.Confidence)
 	e.Spread, e.Low, e.High = &sp, lo, hi
-	e.plan(cfg, total)
+	if cfg.NoPlan {
+		e.NoK = "not planned (Config.NoPlan)"
+		return e
+	}
+	e.plan(cfg, total, cs, top)
 	return e
 }
 
-// plan sets KMin, KMinPoint, Plan and AtK from the estimate: the
-// whole run's success averaged over the fitted spread (Spread.pFull).
-func (e *Estimate) plan(cfg Config, total int) {
-	at := func(mean float64) Spread { return Spread{Mean: mean, ICC: e.Spread.ICC} }
-	e.KMinPoint = at(e.P).kMin(total, cfg.Target)
-	low := at(e.Low)
-	e.KMin = low.kMin(total, cfg.Target)
+// plan sets KMin, KBest, KMinPoint, Undecided, MoreSteps, Plan and AtK
+// from the estimate: the whole run's success over the joint confidence
+// region of (mean p, spread) (region).
+func (e *Estimate) plan(cfg Config, total int, cs []wcluster, top float64) {
+	e.KMinPoint = e.Spread.kMin(total, cfg.Target)
+	chi2 := chi2Two(cfg.regionLevel())
+	var v verdict
+	// The method is chosen by the configuration, before the samples:
+	// the steps' own bounds when the first round takes every step of the
+	// task (and each has a valid sample), else the region over the
+	// steps' spread (UntilDecided may go on to sample every step; it
+	// keeps the region).
+	e.EveryStep = cfg.StepsSampled >= total && e.clusters == total
+	if e.EveryStep {
+		// Every step sampled: each step's p bounded on its own.
+		v = finiteVerdict(cs, cfg.Target, cfg.regionLevel(), 1)
+	} else {
+		reg := newRegion(cs, top-chi2/2)
+		v = reg.verdict(total, cfg.Target)
+		e.ICCLow, e.ICCHigh = reg.iccRange()
+	}
+	e.worst = v.b.worst
+	e.KSafe, e.KBest = v.Safe, v.Best
+	worstAt := func(k int) Spread { return v.b.worstAt[max(0, k-1)] }
+	samplesEach := max(1, e.Valid/max(1, e.clusters))
+	more := func() string {
+		if e.EveryStep {
+			s := moreSamplesEach(cs, cfg.Target, cfg.regionLevel(), samplesEach)
+			if s == 0 {
+				e.MoreSteps = -1
+				return fmt.Sprintf("more samples of each step would not settle it within %d samples a step", MaxSamples)
+			}
+			// In steps' worth of samples, as MoreSteps counts.
+			e.MoreSteps = max(1, int(math.Ceil((s-1)*float64(e.clusters))))
+			return fmt.Sprintf("every step of the task is sampled; about %d valid samples of each, %.3g times as many, would settle it if they look like these (--samples, or --until-decided)", int(math.Ceil(s*float64(samplesEach))), s)
+		}
+		e.MoreSteps = moreSteps(cs, top, chi2, total, cfg.Target, e.clusters)
+		if e.MoreSteps > 0 {
+			return fmt.Sprintf("about %d more sampled steps would settle it if they look like these (--steps-sampled %d, or --until-decided)", e.MoreSteps, e.clusters+e.MoreSteps)
+		}
+		e.MoreSteps = -1
+		return fmt.Sprintf("more data like these would not settle it within %d sampled steps", MaxStepsSampled)
+	}
+	where := fmt.Sprintf("the %.4g%% confidence region of mean p and spread", 100*cfg.regionLevel())
+	if e.EveryStep {
+		where = fmt.Sprintf("the steps' own %.4g%% confidence bounds on p (every step of the task sampled)", 100*cfg.regionLevel())
+	}
 	switch {
-	case e.KMin > 0:
+	case v.decided() && v.Safe > 0:
+		e.KMin = v.Safe
 		p := e.PlanAt(e.KMin, total)
 		e.Plan = &p
-	case e.Low <= 0.5:
+	case e.High <= 0.5:
 		e.Unreachable = true
-		e.NoK = fmt.Sprintf("no k reaches %g: the lower bound on p, %.4f, is not above 1/2, so voting does not converge on the right answer; use a stronger model, an ensemble or escalation, or sample more steps", cfg.Target, e.Low)
+		e.NoK = fmt.Sprintf("no k reaches %g: the upper bound on p, %.4f, is not above 1/2, so voting does not converge on the right answer; what helps: a stronger model, an ensemble, or a checker that verifies a step's answer", cfg.Target, e.High)
+	case v.Best == 0:
+		e.Unreachable = true
+		hard := math.Max(e.Spread.hardShare(), e.HardShare)
+		e.NoK = fmt.Sprintf("no k reaches %g anywhere in %s: about %.2g%% of steps are hard for this model (%d of %d sampled steps had a wrong majority; the fit puts %.2g%% of steps below p = 1/2), and a hard step whose errors agree is decided wrong more surely as k grows; what helps: a checker that verifies a step's answer, a stronger model, an ensemble whose models err on different steps, or escalation",
+			cfg.Target, where, 100*hard, e.HardSteps, e.clusters, 100*e.Spread.hardShare())
+	case v.Safe > 0:
+		e.Undecided = true
+		e.NoK = fmt.Sprintf("undecided at target %g: over %s the k needed runs from %d to %d (k_safe %d holds over all of it but costs more than %d times the most hopeful k); %s; what else helps: a checker that verifies a step's answer, or a stronger model",
+			cfg.Target, where, v.Best, v.Safe, v.Safe, farApart, more())
+	case e.EveryStep:
+		e.Undecided = true
+		e.NoK = fmt.Sprintf("undecided at target %g: %s allow both k = %d reaching it and no k reaching it (a step whose p may be below 1/2, with errors that agree, is decided wrong at any k); %s; what else helps: a checker that verifies a step's answer, or a stronger model",
+			cfg.Target, where, v.Best, more())
 	default:
-		e.Unreachable = true
-		hard := math.Max(low.hardShare(), e.HardShare)
-		e.NoK = fmt.Sprintf("no k reaches %g: about %.2g%% of steps are hard for this model (%d of %d sampled steps had a wrong majority; the fitted spread puts %.2g%% of steps below p = 1/2), and a hard step whose errors agree is decided wrong more surely as k grows; use a stronger model, an ensemble or escalation",
-			cfg.Target, 100*hard, e.HardSteps, e.clusters, 100*low.hardShare())
+		e.Undecided = true
+		w := worstAt(v.Best)
+		e.NoK = fmt.Sprintf("undecided at target %g: the %.4g%% confidence region of mean p and spread holds both k = %d reaching it and no k reaching it (steps as different as ICC %.3g with mean p %.4f put %.2g%% of steps below p = 1/2, and a hard step whose errors agree is decided wrong at any k); %s; what else helps: a checker that verifies a step's answer, or a stronger model",
+			cfg.Target, 100*cfg.regionLevel(), v.Best, w.ICC, w.Mean, 100*w.hardShare(), more())
 	}
 	if cfg.K > 0 {
 		p := e.PlanAt(cfg.K, total)
 		e.AtK = &p
 	}
+}
+
+// moreSteps forecasts how many more sampled steps would decide the plan
+// (verdict.decided) if they looked like those sampled: n steps' clusters
+// scaled by s have the same maximum-likelihood point and a log-likelihood
+// s times as steep, so their region is this one's at χ²/s. It returns
+// the least such count, by bisection on log s to within 5%, or -1 when
+// even MaxStepsSampled steps would not decide it.
+func moreSteps(cs []wcluster, top, chi2 float64, total int, target float64, n int) int {
+	if n < 1 {
+		return -1
+	}
+	decided := func(s float64) bool { return newRegion(cs, top-chi2/(2*s)).verdict(total, target).decided() }
+	hiS := float64(MaxStepsSampled) / float64(n)
+	if hiS <= 1 || !decided(hiS) {
+		return -1
+	}
+	lo, hi := 1.0, hiS
+	for hi/lo > 1.05 {
+		mid := math.Sqrt(lo * hi)
+		if decided(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return max(1, int(math.Ceil((hi-1)*float64(n))))
 }
 
 // PlanAt is the run of steps steps at margin k: its success averaged
@@ -653,12 +1086,15 @@ func (e Estimate) PlanAt(k, steps int) Plan {
 	if e.Spread != nil {
 		icc = e.Spread.ICC
 	}
-	p := Plan{K: k, PFull: Spread{Mean: e.P, ICC: icc}.pFull(steps, k), PFullLow: Spread{Mean: e.Low, ICC: icc}.pFull(steps, k)}
+	p := Plan{K: k, PFull: Spread{Mean: e.P, ICC: icc}.pFull(steps, k)}
+	if k >= 1 && k <= len(e.worst) {
+		p.PFullBound = runSuccess(steps, e.worst[k-1])
+	}
 	if e.ValidRate > 0 {
 		p.SamplesPerStep = vote.ExpectedSamples(e.P, k) / e.ValidRate
 		p.SamplesPerStepLow = vote.ExpectedSamples(e.Low, k) / e.ValidRate
 	}
-	for _, f := range []*float64{&p.PFull, &p.PFullLow, &p.SamplesPerStep, &p.SamplesPerStepLow} {
+	for _, f := range []*float64{&p.PFull, &p.PFullBound, &p.SamplesPerStep, &p.SamplesPerStepLow} {
 		if math.IsNaN(*f) {
 			*f = 0
 		}
@@ -713,8 +1149,10 @@ func (e Estimate) write(b *strings.Builder, r Report) {
 	if e.Valid > 0 {
 		fmt.Fprintf(b, "  p = %.5f, %g%% interval [%.5f, %.5f] on the mean per-step p (%d of %d valid samples right; steps as clusters: beta-binomial profile likelihood; design effect %.2f)\n",
 			e.P, 100*r.Confidence, e.Low, e.High, e.Correct, e.Valid, e.DesignEffect)
-		if sp := e.Spread; sp != nil {
-			fmt.Fprintf(b, "  steps differ: intra-step correlation %.3g (0: every step alike); the plans average the run's success over that spread\n", sp.ICC)
+		if e.EveryStep {
+			fmt.Fprintf(b, "  every step of the task sampled: k is planned on each step's own %.4g%% bound on p, not on a model of how steps differ\n", 100*r.RegionConfidence)
+		} else if sp := e.Spread; sp != nil {
+			fmt.Fprintf(b, "  steps differ: intra-step correlation %.3g at the fit (0: every step alike), from %.3g to %.3g in the %.4g%% confidence region of mean p and spread; k is planned over the whole region\n", sp.ICC, e.ICCLow, e.ICCHigh, 100*r.RegionConfidence)
 		}
 		fmt.Fprintf(b, "  hard steps: %d of %d sampled steps (%.3g%%) had a wrong majority answer (fitted: %.3g%% of steps below p = 1/2); a hard step whose errors agree is decided wrong at any k\n",
 			e.HardSteps, e.clusters, 100*e.HardShare, 100*e.Spread.hardShare())
@@ -737,8 +1175,8 @@ func (e Estimate) write(b *strings.Builder, r Report) {
 	fmt.Fprintf(b, "  wrong answers repeat: %s\n", e.Repeat.sentence())
 	switch {
 	case e.KMin > 0:
-		fmt.Fprintf(b, "  k_min %d for %d steps at target %g (at the interval's lower bound %.5f; %d at p = %.5f)\n",
-			e.KMin, r.Total, r.Target, e.Low, e.KMinPoint, e.P)
+		fmt.Fprintf(b, "  k_min %d for %d steps at target %g over the whole confidence region (%d at its most hopeful point; %d at the fit alone)\n",
+			e.KMin, r.Total, r.Target, e.KBest, e.KMinPoint)
 		e.Plan.write(b)
 	case e.NoK != "":
 		fmt.Fprintf(b, "  k_min: none: %s\n", e.NoK)
@@ -767,8 +1205,8 @@ func (e Estimate) promptBilling() string {
 }
 
 func (p *Plan) write(b *strings.Builder) {
-	fmt.Fprintf(b, "    p_full %.6f (%.6f at the lower bound); expected %.3f samples per step (%.3f at the lower bound), %.0f in all",
-		p.PFull, p.PFullLow, p.SamplesPerStep, p.SamplesPerStepLow, p.Samples)
+	fmt.Fprintf(b, "    whole-run success at least %.6f (the least over the confidence region; %.6f at the fit, an estimate); expected %.3f samples per step (%.3f at the lower bound on p), %.0f in all",
+		p.PFullBound, p.PFull, p.SamplesPerStep, p.SamplesPerStepLow, p.Samples)
 	if p.Cost > 0 {
 		fmt.Fprintf(b, "; %.3f requests per step, $%.4g per step, $%.2f in all ($%.2f at the lower bound)", p.RequestsPerStep, p.CostPerStep, p.Cost, p.CostLow)
 	}

@@ -75,13 +75,21 @@ func TestRunContainsTheTrueP(t *testing.T) {
 	assert.Less(t, e.Low, e.P)
 	assert.Greater(t, e.High, e.P)
 	assert.GreaterOrEqual(t, e.DesignEffect, 1.0)
-	// k_min is planned at the lower bound, so it is never below the
-	// point estimate's, and it meets the target there.
-	require.NotNil(t, e.Plan)
-	assert.GreaterOrEqual(t, e.KMin, e.KMinPoint)
-	assert.GreaterOrEqual(t, e.Plan.PFullLow, 0.95)
-	assert.Greater(t, e.Plan.SamplesPerStep, float64(e.KMin), "a race takes at least k samples")
-	assert.InDelta(t, e.Plan.SamplesPerStep*float64(rep.Total), e.Plan.Samples, 1e-6)
+	// A million steps: 100 sampled steps cannot exclude a spread whose
+	// tail of hard steps sinks the run, so the plan is undecided, with
+	// the most hopeful k and a forecast of the steps that would settle it.
+	assert.True(t, e.Undecided)
+	assert.Zero(t, e.KMin)
+	assert.Nil(t, e.Plan)
+	assert.Positive(t, e.KBest)
+	assert.NotZero(t, e.MoreSteps)
+	assert.Greater(t, e.ICCHigh, 0.0, "an undetected spread is not zero")
+	// At k, the plan's bound over the region is below its estimate at the
+	// fit, and a race takes at least k samples.
+	at := e.PlanAt(e.KBest+2, rep.Total)
+	assert.LessOrEqual(t, at.PFullBound, at.PFull)
+	assert.Greater(t, at.SamplesPerStep, float64(at.K), "a race takes at least k samples")
+	assert.InDelta(t, at.SamplesPerStep*float64(rep.Total), at.Samples, 1e-6)
 	require.Len(t, rep.Models, 1)
 	assert.Equal(t, e, rep.Models[0].Estimate, "one model: its estimate is the whole")
 	assert.Contains(t, rep.String(), "beta-binomial profile likelihood")
@@ -200,7 +208,7 @@ func TestRunEstimatesEachModelOfAnEnsemble(t *testing.T) {
 	assert.LessOrEqual(t, all.Low, 0.945)
 	assert.GreaterOrEqual(t, all.High, 0.945)
 	assert.InDelta(t, (rep.Models[0].CostPerSample+rep.Models[1].CostPerSample)/2, all.CostPerSample, 1e-9)
-	assert.Greater(t, rep.Models[1].KMin, rep.Models[0].KMin, "the weaker model needs a larger margin")
+	assert.Greater(t, rep.Models[1].KBest, rep.Models[0].KBest, "the weaker model needs a larger margin")
 	text := rep.String()
 	assert.Contains(t, text, "the ensemble, samples to each model in turn:")
 	assert.Equal(t, 3, strings.Count(text, "  p = "), "each model and the ensemble")
@@ -267,7 +275,8 @@ func TestRunErrors(t *testing.T) {
 	rep, err = calibrate.Run(context.Background(), calibrate.Config{Steps: numbers{100}, Solver: coin})
 	require.NoError(t, err, "a bad model is a finding, not an error")
 	assert.Zero(t, rep.All.KMin)
-	assert.Contains(t, rep.String(), "k_min: none: no k reaches 0.95: the lower bound on p")
+	assert.True(t, rep.All.Unreachable)
+	assert.Contains(t, rep.String(), "k_min: none: no k reaches 0.95: the upper bound on p, 0.3340, is not above 1/2")
 }
 
 type broken struct{}
@@ -363,11 +372,13 @@ func TestSpecStepsRunTheScriptsToolCalls(t *testing.T) {
 
 func TestRunPlansWithMeasuredRivals(t *testing.T) {
 	model := numberSim(t, sim.Config{P: 0.95, WrongAnswers: 4, Seed: 2})
-	cfg := calibrate.Config{Steps: numbers{100}, Solver: &maker.Solver{Model: model}, Samples: 20}
+	// The plan at k = 6 (every step of 100 sampled, 20 samples each, may
+	// leave k_min undecided).
+	cfg := calibrate.Config{Steps: numbers{100}, Solver: &maker.Solver{Model: model}, Samples: 20, K: 6}
 	rep, err := calibrate.Run(context.Background(), cfg)
 	require.NoError(t, err)
 	assert.Nil(t, rep.All.Rivals, "off by default: the laws with rivals can be slow")
-	assert.Nil(t, rep.All.Plan.WithRivals)
+	assert.Nil(t, rep.All.AtK.WithRivals)
 
 	cfg.WithRivals = true
 	rep, err = calibrate.Run(context.Background(), cfg)
@@ -377,13 +388,13 @@ func TestRunPlansWithMeasuredRivals(t *testing.T) {
 	require.NotNil(t, e.Rivals)
 	assert.Equal(t, int(math.Round(1/e.Repeat.Rate)), e.Rivals.N)
 	assert.GreaterOrEqual(t, e.Rivals.N, 2, "errors spread over 4 answers")
-	r := e.Plan.WithRivals
+	r := e.AtK.WithRivals
 	require.NotNil(t, r)
-	ps, err := vote.PStepWith(e.P, e.KMin, *e.Rivals)
+	ps, err := vote.PStepWith(e.P, e.AtK.K, *e.Rivals)
 	require.NoError(t, err)
 	assert.InDelta(t, math.Pow(ps, 100), r.PFull, 1e-9)
-	assert.GreaterOrEqual(t, r.PFull, e.Plan.PFull, "spread errors: the right answer wins more often than against one rival")
-	n, err := vote.ExpectedSamplesWith(e.P, e.KMin, *e.Rivals)
+	assert.GreaterOrEqual(t, r.PFull, e.AtK.PFull, "spread errors: the right answer wins more often than against one rival")
+	n, err := vote.ExpectedSamplesWith(e.P, e.AtK.K, *e.Rivals)
 	require.NoError(t, err)
 	assert.InDelta(t, n/e.ValidRate, r.SamplesPerStep, 1e-9)
 	assert.Contains(t, rep.String(), "with the errors spread as measured")

@@ -23,6 +23,7 @@ func TestIntervalCoverage(t *testing.T) {
 		model := numberSim(t, sim.Config{P: p, Seed: seed + 1, WrongAnswers: 8, FlagRate: 0.01})
 		rep, err := calibrate.Run(context.Background(), calibrate.Config{
 			Steps: numbers{1 << 20}, Solver: &maker.Solver{Model: model}, StepsSampled: 20, Samples: 15, Seed: seed + 1, Confidence: conf,
+			NoPlan: true, // the interval alone
 		})
 		require.NoError(t, err)
 		switch e := rep.All; {

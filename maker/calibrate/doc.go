@@ -24,12 +24,18 @@
 // the intra-step correlation), and the interval on the mean p is the
 // fit's profile-likelihood interval (its coverage is tested over 200
 // seeds with and without a spread; it is not exact). k_min is the
-// smallest k whose whole-run success, averaged over the fitted spread
-// with its mean at the interval's lower bound, reaches the target: the
-// per-step failure is convex in p, so planning on the mean p alone
-// understates it. The hard-step floor is the share of sampled steps whose
-// majority answer was wrong; when no k reaches the target, the report
-// says so ([Estimate.Unreachable]) instead of giving a k. Expected
+// smallest k whose whole-run success, averaged over the Beta distribution
+// of per-step p, reaches the target at every point of the joint
+// likelihood-ratio confidence region of (mean p, spread): a spread the
+// samples cannot detect is not taken as none, since its tail of hard
+// steps can sink a long run. Where the region holds both a k and none
+// (or ks far apart) the plan is undecided ([Estimate.Undecided]) with a
+// forecast of the steps that would settle it ([Estimate.MoreSteps]), and
+// [Config.UntilDecided] samples them; where no k reaches the target
+// anywhere in it, the report says so ([Estimate.Unreachable]). When the
+// first round samples every step of the task, each step's p is bounded
+// on its own instead ([Estimate.EveryStep]). The hard-step floor is the
+// share of sampled steps whose majority answer was wrong. Expected
 // samples and cost are at the point estimate (and at the bound).
 //
 // The scaling laws assume one rival answer. When errors spread over many

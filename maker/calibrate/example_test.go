@@ -35,11 +35,16 @@ func ExampleRun() {
 	e := rep.All
 	fmt.Printf("p = %.4f, 95%% interval [%.4f, %.4f]\n", e.P, e.Low, e.High)
 	fmt.Printf("pairs of wrong answers to one step: %d, the same answer in %d\n", e.Repeat.Pairs, e.Repeat.Same)
-	fmt.Printf("k_min = %d for %d steps; %.2f samples per step, $%.0f in all\n", e.KMin, rep.Total, e.Plan.SamplesPerStep, e.Plan.Cost)
+	// A million steps at 0.95: a tail of hard steps as small as 5e-8 would
+	// sink the run, and 100 sampled steps cannot exclude one, so the plan
+	// is undecided and says how many more steps would settle it.
+	if e.Undecided {
+		fmt.Printf("undecided for %d steps: k %d if the steps are alike, none if they differ as much as the samples allow (spread ICC up to %.3f); about %d more steps would settle it\n", rep.Total, e.KBest, e.ICCHigh, e.MoreSteps)
+	}
 	// Output:
 	// p = 0.9917, 95% interval [0.9875, 0.9947]
 	// pairs of wrong answers to one step: 5, the same answer in 5
-	// k_min = 4 for 1048575 steps; 4.07 samples per step, $1082 in all
+	// undecided for 1048575 steps: k 4 if the steps are alike, none if they differ as much as the samples allow (spread ICC up to 0.038); about 12 more steps would settle it
 }
 
 // Fixed k beside adaptive k on the simulated model: the rows of the

@@ -38,15 +38,18 @@ const bins = 2000
 // masses returns the Beta's probability of each of bins equal bins of p
 // (by its CDF, so spikes at 0 or 1 are counted exactly), nil for a point
 // mass.
-func (s Spread) masses() []float64 {
+func (s Spread) masses() []float64 { return s.massesIn(bins) }
+
+// massesIn is masses on n bins.
+func (s Spread) massesIn(n int) []float64 {
 	if s.ICC < pointMassICC || s.Mean <= 0 || s.Mean >= 1 {
 		return nil
 	}
 	a, b := alphaBeta(s.Mean, s.ICC)
-	m := make([]float64, bins)
+	m := make([]float64, n)
 	prev := 0.0
-	for i := range bins {
-		c := regIncBeta(float64(i+1)/bins, a, b)
+	for i := range n {
+		c := regIncBeta(float64(i+1)/float64(n), a, b)
 		m[i] = math.Max(0, c-prev)
 		prev = c
 	}
@@ -88,8 +91,16 @@ func (s Spread) hardShare() float64 {
 	return regIncBeta(0.5, a, b)
 }
 
-// pFull is the whole run's success at margin k over steps steps, each
-// step's p drawn from the spread: (1 - mean failure)^steps.
+// PFull is the whole run's success at margin k over steps steps when
+// each step's p is drawn from the spread (a Beta with its Mean and ICC,
+// as the simulated model's DifficultySpread draws it) and each step's
+// errors go to one rival answer: (1 - the mean per-step failure)^steps,
+// the mean taken on 2,000 bins of p by the Beta's CDF. Exact for a step
+// whose errors all agree, a lower bound otherwise. Cost: 2,000
+// evaluations of the incomplete beta function.
+func (s Spread) PFull(steps, k int) float64 { return s.pFull(steps, k) }
+
+// pFull is PFull.
 func (s Spread) pFull(steps, k int) float64 {
 	f := s.avgFailure([]int{k})[0]
 	return math.Exp(float64(steps) * math.Log1p(-f))
@@ -167,21 +178,27 @@ func group(cs []cluster) []wcluster {
 // them).
 func bbLogLik(cs []wcluster, mu, icc float64) float64 {
 	a, b := alphaBeta(mu, icc)
+	// Σ_{i<m} log(s+i) for s = a, b, a+b, by prefix sums up to the
+	// largest small cluster: the clusters share them.
+	top := 0
+	for _, c := range cs {
+		if c.n <= 64 {
+			top = max(top, int(c.n))
+		}
+	}
+	var buf [3 * 65]float64
+	pa, pb, pab := buf[:top+1], buf[65:65+top+1], buf[130:130+top+1]
+	for i := 1; i <= top; i++ {
+		f := float64(i - 1)
+		pa[i] = pa[i-1] + math.Log(a+f)
+		pb[i] = pb[i-1] + math.Log(b+f)
+		pab[i] = pab[i-1] + math.Log(a+b+f)
+	}
 	ll := 0.0
 	for _, c := range cs {
 		x, n := c.x, c.n
 		if n <= 64 {
-			l := 0.0
-			for i := 0.0; i < x; i++ {
-				l += math.Log(a + i)
-			}
-			for i := 0.0; i < n-x; i++ {
-				l += math.Log(b + i)
-			}
-			for i := 0.0; i < n; i++ {
-				l -= math.Log(a + b + i)
-			}
-			ll += c.w * l
+			ll += c.w * (pa[int(x)] + pb[int(n-x)] - pab[int(n)])
 			continue
 		}
 		l1, _ := math.Lgamma(x + a)
@@ -243,21 +260,20 @@ func profile(cs []wcluster, mu float64) (float64, float64) {
 const muEdge = 1e-12
 
 // fitSpread fits the spread to the clusters by maximum likelihood and
-// returns it with the profile-likelihood interval on the mean at
-// two-sided confidence conf: the means whose profile log-likelihood is
+// returns it, the largest log-likelihood, and the profile-likelihood
+// interval on the mean at two-sided confidence conf: the means whose profile log-likelihood is
 // within χ²₁(conf)/2 of the maximum. The likelihood treats each step as
 // a cluster (a beta-binomial), so the interval widens as the steps
 // differ, and follows the skew of the spread. Without valid samples it
 // returns the zero Spread and [0, 1].
-func fitSpread(raw []cluster, conf float64) (s Spread, low, high float64) {
-	cs := group(raw)
+func fitSpread(cs []wcluster, conf float64) (s Spread, low, high, top float64) {
 	var x, n float64
 	for _, c := range cs {
 		x += c.w * c.x
 		n += c.w * c.n
 	}
 	if n == 0 {
-		return Spread{}, 0, 1
+		return Spread{}, 0, 1, math.Inf(-1)
 	}
 	clamp := func(m float64) float64 { return math.Min(1-muEdge, math.Max(muEdge, m)) }
 	// The mean's MLE: golden section on the logit around the pooled
@@ -289,13 +305,9 @@ func fitSpread(raw []cluster, conf float64) (s Spread, low, high float64) {
 		tHat = logit(ph)
 	}
 	top, icc := profile(cs, inv(tHat))
-	// Steps are taken as alike unless the data say otherwise: the
-	// likelihood-ratio test of ICC 0 against the fit, at 5% (the
-	// boundary's χ² mixture: 2.71). A spread the samples cannot show is
-	// not planned for (the interval still comes from the full profile).
-	if 2*(top-bbLogLik(cs, inv(tHat), minICC)) < 2.71 {
-		icc = 0
-	}
+	// The fit is the maximum-likelihood point, whatever its ICC: a spread
+	// the samples cannot tell from none is not taken as none (the plan
+	// covers every ICC its region holds; see region).
 	s = Spread{Mean: inv(tHat), ICC: icc}
 	s.Hard = s.hardShare()
 
@@ -324,5 +336,5 @@ func fitSpread(raw []cluster, conf float64) (s Spread, low, high float64) {
 	if x == n {
 		high = 1
 	}
-	return s, low, high
+	return s, low, high, top
 }
