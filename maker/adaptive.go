@@ -14,7 +14,7 @@ const (
 	// first valid vote wins alone, so every step would agree with itself,
 	// p would look like 1 and k would stay at 1, blind. At k = 2 every
 	// wrong vote is seen (it delays the decision).
-	DefaultKFloor = 2
+	DefaultKFloor = 4
 	// DefaultKMax is the largest margin adaptive k uses: the margin of
 	// the first step, when nothing is known yet, and a bound on what a
 	// run spends per step if the model turns out near coin-flipping (the

@@ -44,7 +44,8 @@ func StepFailure(p float64, k int) float64 {
 // (TestFailureBudgetScheduleExact computes it exactly for known p).
 //
 // When no k keeps the rule there are two cases. While the evidence is
-// young (its tally has fewer than WarmupSteps steps: the run's start, or a
+// young (its tally has fewer than WarmupSteps steps, or an eighth of
+// Steps if that is fewer: the run's start, or a
 // change point, see DriftTest), the votes cannot yet exclude a spread of
 // difficulty that no k could meet, so the step runs at Max and waits in
 // Pending (KWarmup); it is charged with the first step that keeps the
@@ -68,10 +69,15 @@ type FailureBudget struct {
 	OverBudget int `json:"over_budget,omitempty"`
 }
 
-// WarmupSteps is how many steps of evidence the budget waits for before
+// WarmupSteps is the most steps of evidence the budget waits for before
 // a step that no k fits stops the run (or escalates): below it, the step
-// runs at Max and is charged later (FailureBudget).
-const WarmupSteps = 64
+// runs at Max and is charged later (FailureBudget). A task of Steps steps
+// waits for at most an eighth of them (at least one step), so a short
+// run cannot end with every step waiting.
+const WarmupSteps = 256
+
+// warmup is the evidence a's budget waits for (WarmupSteps).
+func (a AdaptiveK) warmup() int { return max(1, min(WarmupSteps, a.Steps/8)) }
 
 // KVerdict is the budget rule's verdict on a step (StepPlan).
 type KVerdict int
@@ -101,7 +107,7 @@ type StepPlan struct {
 // (see FailureBudget). It is ChooseFor with no warm-up: a pure function.
 // Cost: O(log(Max - Floor)).
 func (a AdaptiveK) Choose(step int, bound float64, b FailureBudget) (k int, ok bool) {
-	p := a.ChooseFor(step, WarmupSteps, func(k int) float64 { return StepFailure(bound, k) }, b)
+	p := a.ChooseFor(step, a.warmup(), func(k int) float64 { return StepFailure(bound, k) }, b)
 	return p.K, p.Verdict == KFits
 }
 
@@ -116,7 +122,7 @@ func (a AdaptiveK) ChooseFor(step, evidence int, fail func(k int) float64, b Fai
 	fits := func(k int) bool { return base+left*fail(k) <= budget }
 	if !fits(a.Max) {
 		v := KOver
-		if evidence < WarmupSteps {
+		if evidence < a.warmup() {
 			v = KWarmup
 		}
 		return StepPlan{K: a.Max, Fail: fail(a.Max), Verdict: v}

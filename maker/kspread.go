@@ -211,23 +211,47 @@ func fitSpread(t SpreadTally, steps, floor, kmax int, conf float64) SpreadFit {
 			best, fit.P, fit.Rho = prof[i], mus[i], rho
 		}
 	}
-	thr := best - q
-	fit.Fail = make([]float64, kmax-floor+1)
-	fit.PLow = 1
-	last := -1
+	// The smallest rho on the grid within a hair of the best (when no
+	// vote is wrong every rho fits alike: the steps are taken as alike),
+	// then a golden-section search of the profile between its grid
+	// neighbours: the tail of the Beta distribution moves by orders of
+	// magnitude between grid points.
 	for i, rho := range spreadGrid {
-		if !(prof[i] >= thr) {
-			continue
+		if prof[i] >= best-1e-9*math.Max(1, math.Abs(best)) {
+			fit.Rho, fit.P = rho, mus[i]
+			if i > 0 && i+1 < len(spreadGrid) && prof[i] < best+1e-12 {
+				lo, hi := math.Log(spreadGrid[i-1]+1e-6), math.Log(spreadGrid[i+1])
+				g := (math.Sqrt(5) - 1) / 2
+				at := func(l float64) float64 { r := math.Exp(l); return t.logLik(t.muHat(r), r) }
+				c, d := hi-g*(hi-lo), lo+g*(hi-lo)
+				fc, fd := at(c), at(d)
+				for range 30 {
+					if fc > fd {
+						hi, d, fd = d, c, fc
+						c = hi - g*(hi-lo)
+						fc = at(c)
+					} else {
+						lo, c, fc = c, d, fd
+						d = lo + g*(hi-lo)
+						fd = at(d)
+					}
+				}
+				if r := math.Exp((lo + hi) / 2); at(math.Log(r)) > prof[i] {
+					fit.Rho, fit.P = r, t.muHat(r)
+				}
+			}
+			break
 		}
-		last = i
-		lo := t.muLow(rho, mus[i], thr)
-		fit.PLow = math.Min(fit.PLow, lo)
-		fit.RhoHigh = math.Max(fit.RhoHigh, rho)
-		meanFailures(lo, rho, floor, fit.Fail)
 	}
-	if last >= 0 && last+1 < len(spreadGrid) {
-		meanFailures(t.muLow(spreadGrid[last], mus[last], thr), spreadGrid[last+1], floor, fit.Fail)
+	thr := best - q
+	for i, rho := range spreadGrid {
+		if prof[i] >= thr {
+			fit.RhoHigh = rho
+		}
 	}
+	fit.PLow = t.muLow(fit.Rho, fit.P, thr)
+	fit.Fail = make([]float64, kmax-floor+1)
+	meanFailures(fit.PLow, fit.Rho, floor, fit.Fail)
 	return fit
 }
 
