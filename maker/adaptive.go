@@ -20,8 +20,9 @@ const (
 	// run spends per step if the model turns out near coin-flipping (the
 	// paper's k_min is 29 at p = 0.64 for a million steps).
 	DefaultKMax = 30
-	// DefaultKConfidence is the confidence of the lower bounds on p that
-	// adaptive k plans with.
+	// DefaultKConfidence is the confidence of the estimates adaptive k
+	// plans with when the target leaves none (AdaptiveK.Confidence 0 is
+	// 1 - (1 - Target)/2: 0.975 at the default target 0.95).
 	DefaultKConfidence = 0.95
 	// DefaultKWindow is the effective size, in valid votes, of the recent
 	// window whose bound stands beside the pooled one (AdaptiveK.Window).
@@ -98,8 +99,12 @@ type AdaptiveK struct {
 	// Max is the largest k, at least Floor; 0 means DefaultKMax (or
 	// Floor, if Floor is larger).
 	Max int `json:"max"`
-	// Confidence is the one-sided confidence of the lower bounds on p, in
-	// [0.5, 1); 0 means DefaultKConfidence.
+	// Confidence is the one-sided confidence of the plan's estimates, in
+	// [0.5, 1) and above Target; 0 means 1 - (1 - Target)/2. The chance
+	// that the estimates are wrong comes out of the run's failure
+	// allowance: the steps' budget is (1 - Target) - (1 - Confidence), so
+	// the whole run is wrong with probability at most 1 - Target (see
+	// FailureBudget).
 	Confidence float64 `json:"confidence"`
 	// Window is the recent window's effective size in valid votes, at
 	// least 10; 0 means DefaultKWindow. Smaller sees drift sooner and
@@ -121,8 +126,8 @@ func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 	if a.Max == 0 {
 		a.Max = max(DefaultKMax, a.Floor)
 	}
-	if a.Confidence == 0 {
-		a.Confidence = DefaultKConfidence
+	if a.Confidence == 0 && a.Target > 0 && a.Target < 1 {
+		a.Confidence = max(0.5, 1-(1-a.Target)/2)
 	}
 	if a.Window == 0 {
 		a.Window = DefaultKWindow
@@ -138,11 +143,18 @@ func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 		return a, fmt.Errorf("%w: Max %d, want Floor (%d) to %d", ErrConfig, a.Max, a.Floor, maxAdaptiveK)
 	case !(a.Confidence >= 0.5 && a.Confidence < 1):
 		return a, fmt.Errorf("%w: Confidence %v, want 0.5 <= confidence < 1", ErrConfig, a.Confidence)
+	case !(a.Confidence > a.Target):
+		return a, fmt.Errorf("%w: Confidence %v, want above Target (%v): the estimates' miss, 1 - confidence, comes out of the failure allowance 1 - target", ErrConfig, a.Confidence, a.Target)
 	case a.Window < 10:
 		return a, fmt.Errorf("%w: Window %d, want at least 10 votes", ErrConfig, a.Window)
 	}
 	return a, nil
 }
+
+// StepBudget is the failure budget of the steps (FailureBudget): the run's
+// allowance 1 - Target less the estimates' miss 1 - Confidence, for a
+// with defaults set.
+func (a AdaptiveK) StepBudget() float64 { return (1 - a.Target) - (1 - a.Confidence) }
 
 // String describes the policy, as the journal's settings show it.
 func (a AdaptiveK) String() string {

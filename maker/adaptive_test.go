@@ -19,7 +19,7 @@ import (
 func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
 	a, err := maker.AdaptiveK{Target: 0.95, Steps: 10}.WithDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 4, Max: 30, Confidence: 0.95, Window: 500}, a)
+	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 4, Max: 30, Confidence: 0.975, Window: 500}, a)
 	a, err = maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 40}.WithDefaults()
 	require.NoError(t, err)
 	assert.Equal(t, 40, a.Max, "a floor above the default max raises it")
@@ -35,6 +35,7 @@ func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
 		{"Max", maker.AdaptiveK{Target: 0.9, Steps: 10, Floor: 5, Max: 4}},
 		{"Max", maker.AdaptiveK{Target: 0.9, Steps: 10, Max: 1 << 20}},
 		{"Confidence", maker.AdaptiveK{Target: 0.9, Steps: 10, Confidence: 0.4}},
+		{"Confidence", maker.AdaptiveK{Target: 0.95, Steps: 10, Confidence: 0.95}},
 		{"Window", maker.AdaptiveK{Target: 0.9, Steps: 10, Window: 5}},
 	} {
 		_, err := c.bad.WithDefaults()
@@ -55,7 +56,8 @@ func TestWilsonLowerKnownValues(t *testing.T) {
 }
 
 func TestAdaptiveKChoice(t *testing.T) {
-	a, err := maker.AdaptiveK{Target: 0.95, Steps: 4095}.WithDefaults()
+	// Confidence near 1: the steps' budget is nearly all of 1 - Target.
+	a, err := maker.AdaptiveK{Target: 0.95, Steps: 4095, Confidence: 0.999999}.WithDefaults()
 	require.NoError(t, err)
 	var none maker.FailureBudget
 	k, ok := a.Choose(0, 0, none)
@@ -98,7 +100,7 @@ func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
 	b := a.Bounds(st.PTally)
 	assert.InDelta(t, 0.9, b.P, 1e-12)
 	assert.Equal(t, 1.0, b.DesignEffect)
-	assert.InDelta(t, maker.WilsonLower(1800, 2000, 0.95), b.Lower, 1e-12)
+	assert.InDelta(t, maker.WilsonLower(1800, 2000, a.Confidence), b.Lower, 1e-12)
 	assert.InDelta(t, 0.9, b.WindowP, 1e-12)
 	assert.InDelta(t, 100, b.WindowVotes, 2, "the window's effective size")
 	assert.Less(t, b.WindowLower, b.Lower, "fewer votes, a looser bound")
@@ -241,13 +243,13 @@ func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
 	f.Close()
 	assert.Zero(t, header.Settings.K, "no fixed k")
 	require.NotNil(t, header.Settings.KAuto)
-	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 255, Floor: 4, Max: 30, Confidence: 0.95, Window: 500}, *header.Settings.KAuto)
+	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 255, Floor: 4, Max: 30, Confidence: 0.975, Window: 500}, *header.Settings.KAuto)
 
 	other := policy
 	other.Target = 0.99
 	_, _, err = journaledRun(t, path, true, 0, other)
 	require.ErrorIs(t, err, maker.ErrJournalMismatch)
-	assert.Contains(t, err.Error(), "k_auto: auto(target=0.95 steps=255 floor=4 max=30 confidence=0.95 window=500) in the journal, auto(target=0.99")
+	assert.Contains(t, err.Error(), "k_auto: auto(target=0.95 steps=255 floor=4 max=30 confidence=0.975 window=500) in the journal, auto(target=0.99")
 
 	other = policy
 	other.Floor = 3
@@ -283,13 +285,13 @@ func TestAdaptiveKBudgetAndPolicyChecked(t *testing.T) {
 	require.ErrorIs(t, err, maker.ErrConfig)
 
 	s.Vote.MaxSamples = 0
-	s.AdaptiveK = &maker.AdaptiveK{Target: 0.95, Steps: 7, Max: 4}
+	s.AdaptiveK = &maker.AdaptiveK{Target: 0.95, Steps: 7, Max: 8}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.True(t, task.Solved())
-	assert.Positive(t, rep.KHistogram[4], "the first step runs at Max")
+	assert.Positive(t, rep.KHistogram[8], "the first step runs at Max")
 	for k := range rep.KHistogram {
-		assert.LessOrEqual(t, k, 4, "never above Max")
+		assert.LessOrEqual(t, k, 8, "never above Max")
 		assert.GreaterOrEqual(t, k, maker.DefaultKFloor, "never below the floor")
 	}
 }

@@ -117,7 +117,7 @@ func (a AdaptiveK) Choose(step int, bound float64, b FailureBudget) (k int, ok b
 // pure function. Cost: O(log(Max - Floor)) calls of fail.
 func (a AdaptiveK) ChooseFor(step, evidence int, fail func(k int) float64, b FailureBudget) StepPlan {
 	left := float64(max(1, a.Steps-step))
-	budget := 1 - a.Target
+	budget := a.StepBudget()
 	base := b.Spent + float64(b.Pending)*fail(a.Max)
 	fits := func(k int) bool { return base+left*fail(k) <= budget }
 	if !fits(a.Max) {

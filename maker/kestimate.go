@@ -232,6 +232,9 @@ func (a AdaptiveK) Estimate(rep Report) PEstimate {
 		a = d
 	} else if a.Confidence == 0 {
 		a.Confidence, a.Window = DefaultKConfidence, DefaultKWindow
+		if a.Target > 0 && a.Target < 1 {
+			a.Confidence = max(0.5, 1-(1-a.Target)/2)
+		}
 	}
 	var st KState
 	if rep.KAuto != nil {
@@ -247,7 +250,7 @@ func (a AdaptiveK) Estimate(rep Report) PEstimate {
 		P: b.P, Lower: b.Lower, DesignEffect: b.DesignEffect,
 		WindowP: b.WindowP, WindowLower: b.WindowLower, WindowVotes: b.WindowVotes,
 		Planning: st.Fit.pLow(), Confidence: a.Confidence,
-		Spent: st.Spent, Budget: 1 - a.Target, Pending: st.Pending, OverBudget: st.OverBudget,
+		Spent: st.Spent, Budget: a.StepBudget(), Pending: st.Pending, OverBudget: st.OverBudget,
 		Changes: st.Drift.Changes,
 	}
 	if st.Fit != nil {
@@ -288,7 +291,7 @@ func (r *run) stepConfig() (vote.Config, error) {
 	if plan.Verdict == KOver {
 		left := max(1, r.auto.Steps-r.next)
 		why := fmt.Sprintf("no k up to the maximum %d keeps the failure budget: %.3g spent of %.3g, %d steps left at a planned failure of %.3g each at k = %d (p at least %.4g, spread of difficulty up to %.3g)",
-			r.auto.Max, st.Spent+float64(st.Pending)*plan.Fail, 1-r.auto.Target, left, plan.Fail, r.auto.Max, st.Fit.pLow(), st.Fit.rhoHigh())
+			r.auto.Max, st.Spent+float64(st.Pending)*plan.Fail, r.auto.StepBudget(), left, plan.Fail, r.auto.Max, st.Fit.pLow(), st.Fit.rhoHigh())
 		e := r.Escalation
 		switch {
 		case e == nil || e.Policy == EscalateStop:

@@ -74,7 +74,7 @@ func TestBinaryKAutoJournal(t *testing.T) {
 	code, out, errOut := inDir(t, dir, append(args, "--resume", "--target", "0.99")...)
 	assert.Equal(t, 2, code)
 	assert.Empty(t, out)
-	assert.Contains(t, errOut, "k_auto: auto(target=0.95 steps=127 floor=4 max=30 confidence=0.95 window=500) in the journal, auto(target=0.99")
+	assert.Contains(t, errOut, "k_auto: auto(target=0.95 steps=127 floor=4 max=30 confidence=0.975 window=500) in the journal, auto(target=0.99")
 	after, err := os.ReadFile(j)
 	require.NoError(t, err)
 	assert.Equal(t, cut, string(after), "a refused resume writes nothing")

@@ -45,7 +45,7 @@ func TestAdaptiveKHoldsWhereK2Fails(t *testing.T) {
 	require.NoError(t, err)
 	rs := byPolicy(rows)
 	fixed := rs["k=2"]
-	auto := rs[fmt.Sprintf("auto(target=0.95 steps=%d floor=4 max=30 confidence=0.95 window=500)", 1<<disks-1)]
+	auto := rs[fmt.Sprintf("auto(target=0.95 steps=%d floor=4 max=30 confidence=0.975 window=500)", 1<<disks-1)]
 	require.Len(t, fixed, len(seeds))
 	require.Len(t, auto, len(seeds))
 
