@@ -342,7 +342,7 @@ func TestAdaptiveKOverBudgetStopsByDefault(t *testing.T) {
 	rep, err, worst := run(nil)
 	require.ErrorIs(t, err, maker.ErrOverBudget)
 	require.ErrorIs(t, err, maker.ErrStep)
-	assert.Contains(t, err.Error(), "no k up to the maximum 5 keeps the failure budget")
+	assert.Contains(t, err.Error(), "no k up to the maximum 5 keeps the failure budget of 0.025")
 	assert.Contains(t, err.Error(), "stopped (escalation policy stop, the default): raise the maximum k, lower the target")
 	assert.LessOrEqual(t, worst, 0.05+1e-12, "the ledger within the budget after every step")
 	assert.Less(t, rep.Steps, 63, "stopped before the end")

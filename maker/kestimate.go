@@ -290,8 +290,12 @@ func (r *run) stepConfig() (vote.Config, error) {
 	k := plan.K
 	if plan.Verdict == KOver {
 		left := max(1, r.auto.Steps-r.next)
-		why := fmt.Sprintf("no k up to the maximum %d keeps the failure budget: %.3g spent of %.3g, %d steps left at a planned failure of %.3g each at k = %d (p at least %.4g, spread of difficulty up to %.3g)",
-			r.auto.Max, st.Spent+float64(st.Pending)*plan.Fail, r.auto.StepBudget(), left, plan.Fail, r.auto.Max, st.Fit.pLow(), st.Fit.rhoHigh())
+		why := fmt.Sprintf("no k up to the maximum %d keeps the failure budget of %.3g: %.3g spent", r.auto.Max, r.auto.StepBudget(), st.Spent)
+		if st.Pending > 0 {
+			why += fmt.Sprintf(", %s run at the maximum before the votes supported a plan (%.3g more at the plan's failure there)", words.Plural(st.Pending, "step"), float64(st.Pending)*plan.Fail)
+		}
+		why += fmt.Sprintf(", %d steps left at a planned failure of %.3g each even at k = %d (p at least %.4g, spread of difficulty %.3g)",
+			left, plan.Fail, r.auto.Max, st.Fit.pLow(), st.Fit.rho())
 		e := r.Escalation
 		switch {
 		case e == nil || e.Policy == EscalateStop:
@@ -317,7 +321,8 @@ func (r *run) kstate() KState {
 	return *r.rep.KAuto
 }
 
-// pLow and rhoHigh are the fit's region's ends, 0 and 1 without a fit.
+// pLow and rho are the plan's smallest mean p and fitted spread, 0
+// without a fit.
 func (f *SpreadFit) pLow() float64 {
 	if f == nil {
 		return 0
@@ -325,11 +330,11 @@ func (f *SpreadFit) pLow() float64 {
 	return f.PLow
 }
 
-func (f *SpreadFit) rhoHigh() float64 {
+func (f *SpreadFit) rho() float64 {
 	if f == nil {
-		return 1
+		return 0
 	}
-	return f.RhoHigh
+	return f.Rho
 }
 
 // checkStep sets rec.Correct, the valid votes for the step's correct
