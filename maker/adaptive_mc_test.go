@@ -16,6 +16,7 @@ import (
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 )
@@ -116,9 +117,9 @@ func envInt(t *testing.T, name string, def int) int {
 // mcSummary is what a Monte Carlo cell shows.
 type mcSummary struct {
 	runs, failed, wrongRuns, stopped, overspent, changes int
-	upper                                              float64 // one-sided 95% Clopper-Pearson upper bound on failed/runs
-	medianRatio, maxRatio                              float64 // samples per step against the fixed-k run of the same seed
-	medianSPP                                          float64
+	upper                                                float64 // one-sided 95% Clopper-Pearson upper bound on failed/runs
+	medianRatio, maxRatio                                float64 // samples per step against the fixed-k run of the same seed
+	medianSPP                                            float64
 }
 
 func summarize(auto, fixed []autoRun) mcSummary {
@@ -182,6 +183,7 @@ var mcCells = map[string]mcCell{
 	"p0.9":     {name: "p 0.9, 3 rivals, 12 disks", disks: 12, p: 0.9, rivals: 3},
 	"late":     {name: "p 0.9999 to 0.8 at step 920, 1 rival, 10 disks", disks: 10, p: 0.9999, rivals: 1, drift: []sim.PChange{{Step: 920, P: 0.8}}},
 	"spread":   {name: "p 0.97, spread 0.05, 1 rival, 12 disks", disks: 12, p: 0.97, rivals: 1, spread: 0.05},
+	"p0.8d7":   {name: "p 0.8, 1 rival, 7 disks", disks: 7, p: 0.8, rivals: 1},
 	"drift512": {name: "p 0.99 to 0.9 at step 512, 1 rival, 10 disks", disks: 10, p: 0.99, rivals: 1, drift: []sim.PChange{{Step: 512, P: 0.9}}},
 }
 
@@ -217,6 +219,80 @@ func TestAdaptiveKTune(t *testing.T) {
 			if r.failed() || os.Getenv("MDAP_VERBOSE") != "" {
 				t.Logf("  seed %d: wrong %d solved %v spp %.2f err %v; %s", r.seed, r.wrong, r.solved, r.spp, r.err, r.est)
 			}
+		}
+	}
+}
+
+// TestAdaptiveKMonteCarloGuarantee: --k auto's promise, on the simulated
+// model (one-sided 95% Clopper-Pearson upper bounds on the share of runs
+// that fail, a run failing when it decides a wrong step or does not
+// finish). After every step of every run the ledger is checked: it never
+// holds more than the budget unless a step was counted over budget.
+// Samples per step are compared with a fixed k_min for the true p on the
+// same seed (the schedule with p known): within 1.5 times at the median,
+// 3 times at the most.
+//
+// The default suite runs 7-disk Hanoi at p 0.8 (one rival) over 100 seeds
+// (40 under -race or -short): the ledger, the samples, and an upper
+// bound of at most 0.10 (a hundred seeds cannot show 0.05 unless at most
+// one run fails). MDAP_LONG=1 runs the evidence cells on held-out seeds
+// (from 6000; MDAP_FIRST_SEED and MDAP_SEEDS override): p 0.8 with one
+// rival at 10 disks and p 0.9 with three at 12 disks (each bound at most
+// 1 - T = 0.05), the late drift 0.9999 to 0.8 at step 920 of 10 disks
+// (bound at most 0.05, default floor 4) and p 0.97 with a difficulty
+// spread of 0.05 at 12 disks (bound reported; stops over budget count as
+// failures).
+func TestAdaptiveKMonteCarloGuarantee(t *testing.T) {
+	type cell struct {
+		c            mcCell
+		seeds        int
+		assertBound  bool
+		compareFixed bool
+	}
+	var cells []cell
+	first := uint64(envInt(t, "MDAP_FIRST_SEED", 6000))
+	if longRuns() {
+		n := envInt(t, "MDAP_SEEDS", 0)
+		pick := func(def int) int {
+			if n > 0 {
+				return n
+			}
+			return def
+		}
+		cells = []cell{
+			{mcCells["p0.8"], pick(400), true, true},
+			{mcCells["p0.9"], pick(300), true, true},
+			{mcCells["late"], pick(300), true, false},
+			{mcCells["spread"], pick(100), false, false},
+		}
+	} else {
+		n := 100
+		if raceEnabled || testing.Short() {
+			n = 40
+		}
+		first = 1
+		cells = []cell{{mcCell{name: "p 0.8, 1 rival, 7 disks", disks: 7, p: 0.8, rivals: 1}, n, false, true}}
+	}
+	for _, c := range cells {
+		seeds := seedRange(first, c.seeds)
+		auto := runHanoi(t, c.c.disks, c.c.sim(), seeds, &maker.AdaptiveK{Target: 0.95}, 0)
+		var fixed []autoRun
+		if c.compareFixed {
+			k0, err := vote.KMin(hanoi.TotalSteps(c.c.disks), c.c.p, 0.95)
+			require.NoError(t, err)
+			fixed = runHanoi(t, c.c.disks, c.c.sim(), seeds, nil, k0)
+		}
+		s := summarize(auto, fixed)
+		t.Logf("%s, seeds %d-%d: %s", c.c.name, first, first+uint64(c.seeds)-1, s)
+		assert.Zero(t, s.overspent, "%s: no run over its budget without the policy acting", c.c.name)
+		if c.compareFixed {
+			assert.LessOrEqual(t, s.medianRatio, 1.5, "%s: samples per step at the median against p known", c.c.name)
+			assert.LessOrEqual(t, s.maxRatio, 3.0, "%s: samples per step at the most against p known", c.c.name)
+		}
+		if c.assertBound {
+			assert.LessOrEqual(t, s.upper, 0.05, "%s: the 95%% upper bound on the failed share within 1 - T", c.c.name)
+		} else if !longRuns() {
+			assert.LessOrEqual(t, s.upper, 0.10, "%s: the 95%% upper bound on the failed share (a small run: 0.10, not the target)", c.c.name)
 		}
 	}
 }

@@ -8,9 +8,11 @@ import "math"
 var driftOdds = [...]float64{4, 32, 1024}
 
 // DriftThreshold is the change-point test's threshold on each CUSUM
-// statistic (a log-likelihood ratio): about e^6.9 = 1000 steps like the
-// plan's between false alarms of one alternative.
-const DriftThreshold = 6.9
+// statistic (a log-likelihood ratio; e^5.5 is about 250). At 5.5 one
+// wrong vote among a step's four to six at p 0.9999 fires it (the late
+// drift of docs/calibrate.md is seen at its first wrong vote); a false
+// alarm costs a warm-up, never the budget's rule.
+const DriftThreshold = 5.5
 
 // DriftTest is adaptive k's change-point test (CUSUM) on the stream of
 // steps' votes. For each alternative of driftOdds, a statistic S adds

@@ -206,8 +206,9 @@ type PEstimate struct {
 	WindowLower float64 `json:"window_lower"`
 	WindowVotes float64 `json:"window_votes"`
 	// Planning is the smallest mean p of the plan's confidence region
-	// (SpreadFit.PLow); Spread the fitted correlation of the steps'
-	// difficulty (SpreadFit.Rho) and SpreadHigh the region's largest.
+	// (SpreadFit.PLow); Spread the correlation of the steps' difficulty
+	// the plan uses (SpreadFit.PlanRho) and SpreadHigh the largest the
+	// votes do not exclude.
 	Planning   float64 `json:"planning_lower"`
 	Spread     float64 `json:"spread"`
 	SpreadHigh float64 `json:"spread_high"`
@@ -254,7 +255,7 @@ func (a AdaptiveK) Estimate(rep Report) PEstimate {
 		Changes: st.Drift.Changes,
 	}
 	if st.Fit != nil {
-		e.Spread, e.SpreadHigh = st.Fit.Rho, st.Fit.RhoHigh
+		e.Spread, e.SpreadHigh = st.Fit.PlanRho, st.Fit.RhoHigh
 	}
 	return e
 }
@@ -265,8 +266,8 @@ func (e PEstimate) String() string {
 	if e.Source != SourceCorrectness {
 		what = "agreed with their step's winner (agreement, not correctness)"
 	}
-	s := fmt.Sprintf("p %.5f from %s (lower bound %.5f at %g confidence, design effect %.2f; %d of %d valid votes %s); recent window of about %.0f votes: p %.5f, lower bound %.5f; planned with p at least %.5f and a spread of difficulty up to %.3g (fitted %.3g); failure budget: %.3g spent of %.3g",
-		e.P, e.Source, e.Lower, e.Confidence, e.DesignEffect, e.Successes, e.Valid, what, e.WindowVotes, e.WindowP, e.WindowLower, e.Planning, e.SpreadHigh, e.Spread, e.Spent, e.Budget)
+	s := fmt.Sprintf("p %.5f from %s (lower bound %.5f at %g confidence, design effect %.2f; %d of %d valid votes %s); recent window of about %.0f votes: p %.5f, lower bound %.5f; planned with p at least %.5f and a spread of difficulty of %.3g (the votes allow up to %.3g); failure budget: %.3g spent of %.3g",
+		e.P, e.Source, e.Lower, e.Confidence, e.DesignEffect, e.Successes, e.Valid, what, e.WindowVotes, e.WindowP, e.WindowLower, e.Planning, e.Spread, e.SpreadHigh, e.Spent, e.Budget)
 	if e.Pending > 0 {
 		s += fmt.Sprintf(", %s at the maximum k not charged (the votes never supported a plan)", words.Plural(e.Pending, "step"))
 	}
@@ -334,7 +335,7 @@ func (f *SpreadFit) rho() float64 {
 	if f == nil {
 		return 0
 	}
-	return f.Rho
+	return f.PlanRho
 }
 
 // checkStep sets rec.Correct, the valid votes for the step's correct

@@ -162,10 +162,13 @@ var spreadGrid = []float64{0, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 
 type SpreadFit struct {
 	// Steps is the steps of the tally the fit was made from.
 	Steps int `json:"steps"`
-	// P and Rho are the maximum-likelihood mean and correlation (Rho on
-	// the grid 0, 0.0005, ..., 0.9).
+	// P and Rho are the maximum-likelihood mean and correlation (the
+	// change-point test's model, DriftTest).
 	P   float64 `json:"p"`
 	Rho float64 `json:"rho"`
+	// PlanRho is the correlation the plan uses: Rho once the votes show
+	// a spread (its likelihood beats no spread's by z²/2), else 0.
+	PlanRho float64 `json:"plan_rho"`
 	// RhoHigh is the largest correlation of the confidence region, and
 	// PLow the smallest mean.
 	RhoHigh float64 `json:"rho_high"`
@@ -243,15 +246,27 @@ func fitSpread(t SpreadTally, steps, floor, kmax int, conf float64) SpreadFit {
 			break
 		}
 	}
+	// A spread counts in the plan once the votes show one: the fitted
+	// Rho is used when its likelihood beats no spread's by q (a one-sided test at
+	// conf), and 0 otherwise. From a few steps the fitted Rho is noise, and
+	// the Beta tail it puts below p = 1/2 would plan every run as
+	// hopeless; a real spread is seen within tens of steps and the plan
+	// refits.
+	plan, planP := fit.Rho, fit.P
+	if fit.Rho > 0 && best-prof[0] < q {
+		plan, planP = 0, mus[0]
+		best = prof[0]
+	}
+	fit.PlanRho = plan
 	thr := best - q
 	for i, rho := range spreadGrid {
 		if prof[i] >= thr {
 			fit.RhoHigh = rho
 		}
 	}
-	fit.PLow = t.muLow(fit.Rho, fit.P, thr)
+	fit.PLow = t.muLow(plan, planP, thr)
 	fit.Fail = make([]float64, kmax-floor+1)
-	meanFailures(fit.PLow, fit.Rho, floor, fit.Fail)
+	meanFailures(fit.PLow, plan, floor, fit.Fail)
 	return fit
 }
 

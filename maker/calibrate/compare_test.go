@@ -65,8 +65,9 @@ func TestAdaptiveKHoldsWhereK2Fails(t *testing.T) {
 		require.NotNil(t, auto[i].P)
 		assert.LessOrEqual(t, auto[i].P.Lower, 0.95, "a lower bound of the true p, seed %d", seed)
 		// k_min at p = 0.95 is 4 for the whole run, less for its last
-		// few hundred steps; only the first step, knowing nothing, runs
-		// at Max.
+		// few hundred steps; the first step, knowing nothing, runs at
+		// Max, and so may a few more (the warm-up, a change point's
+		// restart), never more than 1% of the steps.
 		atLeast4 := 0
 		for k, n := range auto[i].KHistogram {
 			if k >= 4 {
@@ -74,14 +75,17 @@ func TestAdaptiveKHoldsWhereK2Fails(t *testing.T) {
 			}
 		}
 		assert.Greater(t, atLeast4, auto[i].Steps/2, "most steps at k >= 4: %s", calibrate.Histogram(auto[i].KHistogram))
-		assert.Equal(t, 1, auto[i].KHistogram[maker.DefaultKMax], "one step at Max")
+		assert.GreaterOrEqual(t, auto[i].KHistogram[maker.DefaultKMax], 1, "the first step at Max")
+		assert.LessOrEqual(t, auto[i].KHistogram[maker.DefaultKMax], 1+auto[i].Steps/100, "few steps at Max: %s", calibrate.Histogram(auto[i].KHistogram))
 	}
 }
 
 // TestAdaptiveKSpendsLessAtHighP: at p = 0.999, k_min for 1,023 steps is
-// 2, so adaptive k settles at the floor once the votes have shown it
-// (several hundred agreeing votes), and spends fewer samples than a fixed
-// k = 3, with no wrong step either way. (10 disks: the 12-disk figures,
+// 2, so adaptive k with a floor of 2 settles there once the votes have
+// shown it (several hundred agreeing votes), and spends fewer samples
+// than a fixed k = 3, with no wrong step either way. (The default floor
+// is 4: it gives this saving up to hold a late drop of p, see
+// docs/calibrate.md.) (10 disks: the 12-disk figures,
 // 2.12 against 3.01 samples per step, are in the report of issue #13.)
 func TestAdaptiveKSpendsLessAtHighP(t *testing.T) {
 	_, seeds := experiment()
@@ -92,7 +96,7 @@ func TestAdaptiveKSpendsLessAtHighP(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.P = 0.999
 	rows, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{
-		Disks: disks, Sim: cfg, Seeds: seeds, Fixed: []int{3}, Auto: []maker.AdaptiveK{{Target: 0.95}},
+		Disks: disks, Sim: cfg, Seeds: seeds, Fixed: []int{3}, Auto: []maker.AdaptiveK{{Target: 0.95, Floor: 2}},
 	})
 	require.NoError(t, err)
 	sums := calibrate.Summarize(rows)
