@@ -25,23 +25,28 @@ func StepFailure(p float64, k int) float64 {
 
 // FailureBudget is adaptive k's ledger of the whole run's failure
 // probability: the failure each decided step was charged, by the plan in
-// force when its k was chosen, against the budget 1 - Target.
+// force when its k was chosen, against the steps' budget
+// (AdaptiveK.StepBudget: 1 - Target less the estimates' miss
+// 1 - Confidence, so that the whole run fails with probability at most
+// 1 - Target).
 //
 // The rule (ChooseFor): step i of Steps, with F(k) the per-step failure
 // the plan charges at margin k (an upper confidence bound, see
 // SpreadFit), Spent charged so far and Pending steps not yet charged,
 // gets the smallest k in [Floor, Max] with
 //
-//	Spent + Pending · F(Max) + (Steps - i) · F(k) <= 1 - Target
+//	Spent + Pending · F(Max) + (Steps - i) · F(k) <= StepBudget
 //
 // that is, what the run has spent, plus the steps run before the votes
 // supported a plan, plus what the steps that remain would spend at this
 // k if the plan held for them, stays within the budget. The step is then
 // charged F(k), and the Pending steps F(Max) each (Charge). So Spent never
-// exceeds 1 - Target: a step is charged only when the rule held for it,
+// exceeds the budget: a step is charged only when the rule held for it,
 // and by the union bound the whole run is wrong with probability at most
-// Spent when each step's failure is at most what it was charged
-// (TestFailureBudgetScheduleExact computes it exactly for known p).
+// Spent when each step's failure is at most what it was charged, plus
+// 1 - Confidence for the plan's estimates (TestFailureBudgetScheduleExact
+// computes it exactly for known p; TestAdaptiveKMonteCarloGuarantee bounds
+// it from runs).
 //
 // When no k keeps the rule there are two cases. While the evidence is
 // young (its tally has fewer than WarmupSteps steps, or an eighth of
