@@ -109,9 +109,10 @@ type AdaptiveK struct {
 	// the whole run is wrong with probability at most 1 - Target (see
 	// FailureBudget).
 	Confidence float64 `json:"confidence"`
-	// Window is the recent window's effective size in valid votes, at
-	// least 10; 0 means DefaultKWindow. Smaller sees drift sooner and
-	// plans with a looser bound when nothing drifts.
+	// Window is the reported recent window's effective size in valid
+	// votes, at least 10; 0 means DefaultKWindow. It is reported beside
+	// the plan (PEstimate.WindowP); drift is the change-point test's
+	// (DriftTest).
 	Window int `json:"window,omitempty"`
 }
 
@@ -121,7 +122,7 @@ const maxAdaptiveK = 1 << 16
 // WithDefaults returns a with its zero fields set to their defaults.
 // Errors wrap ErrConfig and name the field: Target outside (0, 1),
 // Steps below 1, Floor below 2, Max below Floor or above 65536,
-// Confidence outside [0.5, 1), Window below 10.
+// Confidence outside [0.5, 1) or not above Target, Window below 10.
 func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 	if a.Floor == 0 {
 		a.Floor = DefaultKFloor
