@@ -236,7 +236,8 @@ func TestAdaptiveKTune(t *testing.T) {
 // (40 under -race or -short): the ledger, the samples, and an upper
 // bound of at most 0.10 (a hundred seeds cannot show 0.05 unless at most
 // one run fails). MDAP_LONG=1 runs the evidence cells on held-out seeds
-// (from 6000; MDAP_FIRST_SEED and MDAP_SEEDS override): p 0.8 with one
+// (200 a cell from 6000, 50 for the spread; MDAP_FIRST_SEED, MDAP_SEEDS
+// and MDAP_CELLS, a subset of p0.8,p0.9,late,spread, override): p 0.8 with one
 // rival at 10 disks and p 0.9 with three at 12 disks (each bound at most
 // 1 - T = 0.05), the late drift 0.9999 to 0.8 at step 920 of 10 disks
 // (bound at most 0.05, default floor 4) and p 0.97 with a difficulty
@@ -259,11 +260,20 @@ func TestAdaptiveKMonteCarloGuarantee(t *testing.T) {
 			}
 			return def
 		}
-		cells = []cell{
-			{mcCells["p0.8"], pick(400), true, true},
-			{mcCells["p0.9"], pick(300), true, true},
-			{mcCells["late"], pick(300), true, false},
-			{mcCells["spread"], pick(100), false, false},
+		all := []struct {
+			key string
+			cell
+		}{
+			{"p0.8", cell{mcCells["p0.8"], pick(200), true, true}},
+			{"p0.9", cell{mcCells["p0.9"], pick(200), true, true}},
+			{"late", cell{mcCells["late"], pick(200), true, false}},
+			{"spread", cell{mcCells["spread"], pick(50), false, false}},
+		}
+		only := os.Getenv("MDAP_CELLS") // a comma-separated subset
+		for _, c := range all {
+			if only == "" || slices.Contains(strings.Split(only, ","), c.key) {
+				cells = append(cells, c.cell)
+			}
 		}
 	} else {
 		n := 100
