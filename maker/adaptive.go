@@ -107,7 +107,7 @@ type AdaptiveK struct {
 	// that the estimates are wrong comes out of the run's failure
 	// allowance: the steps' budget is (1 - Target) - (1 - Confidence), so
 	// the whole run is wrong with probability at most 1 - Target (see
-	// FailureBudget).
+	// FailureBudget, StepBudget).
 	Confidence float64 `json:"confidence"`
 	// Window is the reported recent window's effective size in valid
 	// votes, at least 10; 0 means DefaultKWindow. It is reported beside
@@ -155,10 +155,16 @@ func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 	return a, nil
 }
 
-// StepBudget is the failure budget of the steps (FailureBudget): the run's
-// allowance 1 - Target less the estimates' miss 1 - Confidence, for a
-// with defaults set.
-func (a AdaptiveK) StepBudget() float64 { return (1 - a.Target) - (1 - a.Confidence) }
+// StepBudget is the failure budget of the steps (FailureBudget), for a
+// with defaults set: half of what the run's allowance 1 - Target leaves
+// once the estimates' miss 1 - Confidence is taken, ((1 - Target) -
+// (1 - Confidence))/2, 0.0125 at the defaults. The other half is a margin
+// for what the plan's model does not capture: the steps decided before a
+// drop of p is seen, the shape of the spread. Spending the whole
+// remainder, the runs of TestAdaptiveKMonteCarloGuarantee failed 3.5% (p
+// 0.8) and 4% (late drift) of the time on held-out seeds: within 5%, but
+// too close for a 95% upper bound to show it.
+func (a AdaptiveK) StepBudget() float64 { return ((1 - a.Target) - (1 - a.Confidence)) / 2 }
 
 // String describes the policy, as the journal's settings show it.
 func (a AdaptiveK) String() string {

@@ -56,9 +56,10 @@ func TestWilsonLowerKnownValues(t *testing.T) {
 }
 
 func TestAdaptiveKChoice(t *testing.T) {
-	// Confidence near 1: the steps' budget is nearly all of 1 - Target.
+	// Confidence near 1: the steps' budget is nearly (1 - Target)/2.
 	a, err := maker.AdaptiveK{Target: 0.95, Steps: 4095, Confidence: 0.999999}.WithDefaults()
 	require.NoError(t, err)
+	assert.InDelta(t, 0.025, a.StepBudget(), 1e-6)
 	var none maker.FailureBudget
 	k, ok := a.Choose(0, 0, none)
 	assert.Equal(t, [2]any{a.Max, false}, [2]any{k, ok}, "no votes: the first step runs at Max, outside the rule")
@@ -66,14 +67,14 @@ func TestAdaptiveKChoice(t *testing.T) {
 	assert.Equal(t, a.Max, k, "a bound at 1/2: no margin helps, Max")
 	k, ok = a.Choose(0, 0.999999, none)
 	assert.Equal(t, [2]any{a.Floor, true}, [2]any{k, ok}, "a bound near 1: the floor")
-	// At a bound of 0.95 with nothing spent: 4095·f(0.95, 4) = 0.0421 <=
-	// 0.05 < 4095·f(0.95, 3) = 0.61.
+	// At a bound of 0.95 with nothing spent: 4095·f(0.95, 5) = 0.00165 <=
+	// 0.025 < 4095·f(0.95, 4) = 0.0314.
 	k, ok = a.Choose(0, 0.95, none)
-	assert.Equal(t, [2]any{4, true}, [2]any{k, ok})
-	// With 0.04 spent, the remaining 0.01 needs k = 5 for 4095 steps.
-	k, _ = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.04})
-	assert.Equal(t, 5, k)
-	k, ok = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.0501})
+	assert.Equal(t, [2]any{5, true}, [2]any{k, ok})
+	// With 0.024 spent, the remaining 0.001 needs k = 6 for 4095 steps.
+	k, _ = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.024})
+	assert.Equal(t, 6, k)
+	k, ok = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.0251})
 	assert.Equal(t, [2]any{a.Max, false}, [2]any{k, ok}, "a spent budget: Max, and no k keeps the rule")
 
 	prev := a.Max
@@ -83,8 +84,8 @@ func TestAdaptiveKChoice(t *testing.T) {
 		assert.GreaterOrEqual(t, k, a.Floor)
 		prev = k
 	}
-	k, _ = a.Choose(4094, 0.95, maker.FailureBudget{Spent: 0.04})
-	assert.Equal(t, a.Floor, k, "the last step alone, 0.01 left: f(0.95, 2) = 0.0028 would do; the floor")
+	k, _ = a.Choose(4094, 0.95, maker.FailureBudget{Spent: 0.02})
+	assert.Equal(t, a.Floor, k, "the last step alone, 0.005 left: f(0.95, 2) = 0.0028 would do; the floor")
 }
 
 func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
@@ -342,9 +343,9 @@ func TestAdaptiveKOverBudgetStopsByDefault(t *testing.T) {
 	rep, err, worst := run(nil)
 	require.ErrorIs(t, err, maker.ErrOverBudget)
 	require.ErrorIs(t, err, maker.ErrStep)
-	assert.Contains(t, err.Error(), "no k up to the maximum 5 keeps the failure budget of 0.025")
+	assert.Contains(t, err.Error(), "no k up to the maximum 5 keeps the failure budget of 0.0125")
 	assert.Contains(t, err.Error(), "stopped (escalation policy stop, the default): raise the maximum k, lower the target")
-	assert.LessOrEqual(t, worst, 0.05+1e-12, "the ledger within the budget after every step")
+	assert.LessOrEqual(t, worst, 0.0125+1e-12, "the ledger within the budget after every step")
 	assert.Less(t, rep.Steps, 63, "stopped before the end")
 	assert.GreaterOrEqual(t, rep.Steps, 7, "not before the warm-up's end")
 	assert.Zero(t, rep.KAuto.OverBudget)

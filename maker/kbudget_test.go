@@ -58,7 +58,7 @@ func TestFailureBudgetScheduleExact(t *testing.T) {
 			for _, p := range ps {
 				a, err := maker.AdaptiveK{Target: target, Steps: steps}.WithDefaults()
 				require.NoError(t, err)
-				if float64(steps)*maker.StepFailure(p, a.Max) > 1-target {
+				if float64(steps)*maker.StepFailure(p, a.Max) > a.StepBudget() {
 					continue // no k up to Max reaches the target at p itself
 				}
 				if steps > 100_000 && p != 0.9978 && p != 0.6429 {
@@ -68,7 +68,7 @@ func TestFailureBudgetScheduleExact(t *testing.T) {
 				got, led, ok := schedule(t, a, p, func(int) float64 { return p })
 				require.True(t, ok, "p=%g steps=%d target=%g: every step keeps the rule", p, steps, target)
 				assert.GreaterOrEqual(t, got, target, "p=%g steps=%d target=%g: whole-run success", p, steps, target)
-				assert.LessOrEqual(t, led.Spent, 1-target+1e-12)
+				assert.LessOrEqual(t, led.Spent, a.StepBudget()+1e-12)
 				assert.GreaterOrEqual(t, got, 1-led.Spent-1e-12, "the union bound holds")
 				checked++
 
@@ -136,7 +136,7 @@ func TestFailureBudgetNeverOverspends(t *testing.T) {
 				require.Equal(t, a.Max, pl.K)
 			}
 			a.Charge(&led, pl, fail(a.Max))
-			require.LessOrEqual(t, led.Spent, 1-a.Target+1e-12, "trial %d step %d", trial, i)
+			require.LessOrEqual(t, led.Spent, a.StepBudget()+1e-12, "trial %d step %d", trial, i)
 			if pl.Verdict == maker.KFits {
 				require.Zero(t, led.Pending)
 			}

@@ -115,8 +115,8 @@ func TestBinaryKAutoStopsOverBudget(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := inDir(t, dir, "hanoi", "--disks", "6", "--p", "0.65", "--wrong-answers", "1", "--k", "auto", "--k-max", "5", "--seed", "11")
 	assert.Equal(t, 1, code, errOut)
-	assert.Contains(t, out, "failure budget: 0 spent of 0.025")
-	assert.Contains(t, errOut, "adaptive k: over the failure budget: no k up to the maximum 5 keeps the failure budget of 0.025")
+	assert.Contains(t, out, "failure budget: 0 spent of 0.0125")
+	assert.Contains(t, errOut, "adaptive k: over the failure budget: no k up to the maximum 5 keeps the failure budget of 0.0125")
 	assert.Contains(t, errOut, "stopped (escalation policy stop, the default): raise the maximum k, lower the target")
 
 	code, out, _ = inDir(t, dir, "hanoi", "--help")
