@@ -81,9 +81,10 @@ func TestAdaptiveKHoldsWhereK2Fails(t *testing.T) {
 }
 
 // TestAdaptiveKSpendsLessAtHighP: at p = 0.999, k_min for 1,023 steps is
-// 2, so adaptive k with a floor of 2 settles there once the votes have
-// shown it (several hundred agreeing votes), and spends fewer samples
-// than a fixed k = 3, with no wrong step either way. (The default floor
+// 2, so adaptive k with a floor of 2 runs most steps at 2 or 3 once the
+// votes have shown it (at a budget of (1 - T)/4 the bound on p must reach
+// about 0.997 for k = 2), and spends fewer samples than a fixed k = 3,
+// with no wrong step either way. (The default floor
 // is 4: it gives this saving up to hold a late drop of p, see
 // docs/calibrate.md.) (10 disks: the 12-disk figures,
 // 2.12 against 3.01 samples per step, are in the report of issue #13.)
@@ -110,7 +111,8 @@ func TestAdaptiveKSpendsLessAtHighP(t *testing.T) {
 	rs := byPolicy(rows)
 	for i, r := range rs[auto.Policy] {
 		assert.Less(t, r.SamplesPerStep, rs["k=3"][i].SamplesPerStep, "seed %d", r.Seed)
-		assert.Greater(t, r.KHistogram[2], r.Steps/2, "most steps at the floor: %s", calibrate.Histogram(r.KHistogram))
+		assert.Greater(t, r.KHistogram[2]+r.KHistogram[3], r.Steps/2, "most steps at k 2 or 3: %s", calibrate.Histogram(r.KHistogram))
+		assert.Positive(t, r.KHistogram[2], "some at the floor")
 		assert.True(t, r.Solved)
 	}
 	t.Logf("samples per step: fixed k=3 %.3f, auto %.3f", fixed.SamplesPerStep, auto.SamplesPerStep)
