@@ -199,8 +199,9 @@ func (c mcCell) sim() sim.Config {
 }
 
 // TestAdaptiveKTune runs the cells named in MDAP_CELLS (comma separated)
-// over MDAP_SEEDS seeds from MDAP_FIRST_SEED; a tool for tuning on low
-// seeds, skipped unless MDAP_CELLS is set.
+// over MDAP_SEEDS seeds from MDAP_FIRST_SEED, at floor MDAP_FLOOR (0: the
+// default); a tool for tuning on low seeds, skipped unless MDAP_CELLS is
+// set.
 func TestAdaptiveKTune(t *testing.T) {
 	names := os.Getenv("MDAP_CELLS")
 	if names == "" {
@@ -212,7 +213,7 @@ func TestAdaptiveKTune(t *testing.T) {
 		c, ok := mcCells[name]
 		require.True(t, ok, name)
 		seeds := seedRange(first, n)
-		auto := runHanoi(t, c.disks, c.sim(), seeds, &maker.AdaptiveK{Target: 0.95}, 0)
+		auto := runHanoi(t, c.disks, c.sim(), seeds, &maker.AdaptiveK{Target: 0.95, Floor: envInt(t, "MDAP_FLOOR", 0)}, 0)
 		var fixed []autoRun
 		if c.drift == nil && c.spread == 0 {
 			k0, err := vote.KMin(hanoi.TotalSteps(c.disks), c.p, 0.95)
