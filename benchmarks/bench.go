@@ -95,6 +95,9 @@ type Report struct {
 	// Goals are the project's targets with the measured figure beside
 	// each.
 	Goals []Goal `json:"goals"`
+	// Kept are the suites a merged report carried over from earlier runs
+	// (see Merge), with the run of each; empty for a report of one run.
+	Kept []KeptRun `json:"kept,omitempty"`
 }
 
 // Run runs the chosen suites one after another and returns their report.

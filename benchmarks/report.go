@@ -57,6 +57,17 @@ func (r *Report) Markdown() string {
 	}
 	w("Run %s, %s, in %s (%s).\n\n", r.Started.UTC().Format("2006-01-02 15:04 UTC"), mode, r.Wall.Round(time.Second), suiteWalls(r))
 	w("- command: `%s`\n", r.Command)
+	for _, k := range r.Kept {
+		mode := "full"
+		if k.Quick {
+			mode = "quick"
+		}
+		var walls []string
+		for _, s := range k.Suites {
+			walls = append(walls, s+" "+r.SuiteWall[s])
+		}
+		w("- kept from an earlier report (`--merge`): %s, measured by `%s` on %s (%s; the machine and load lines below are this run's, not that one's)\n", strings.Join(walls, ", "), k.Command, k.Started.UTC().Format("2006-01-02 15:04 UTC"), mode)
+	}
 	gc := fmt.Sprintf("GOGC %d", r.Machine.GCPercent)
 	if r.Machine.GCPolicy != "" {
 		gc = "GC: " + r.Machine.GCPolicy
@@ -107,7 +118,7 @@ func (r *Report) Markdown() string {
 func suiteWalls(r *Report) string {
 	var parts []string
 	for _, s := range Suites {
-		if d, ok := r.SuiteWall[s]; ok {
+		if d, ok := r.SuiteWall[s]; ok && !r.kept(s) {
 			parts = append(parts, s+" "+d)
 		}
 	}

@@ -2,6 +2,7 @@ package maker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,7 +38,10 @@ type Drawn struct {
 // Draw asks the solver's Model for one sample of a step, exactly as Solve's
 // races do, and judges it exactly as they do: the same call options (the
 // temperature of id.Index, the reply cap, the per-sample seed, the declared
-// tools, CallOptions), the same Timeout, the sample's identity in the
+// tools, CallOptions, and with Structured JSON mode and the answer schema,
+// which ctx must carry: WithAnswerSchema), the same Timeout, Observer
+// and Budget (a call the budget refuses is a failed sample wrapping
+// ErrBudget), the sample's identity in the
 // call's context (so the simulated model draws what it would in a run),
 // the red flags of Flags, decode as the task's Decode (nil means
 // DecodeReply), and a tool intent normalized by the Executor before it is
@@ -45,7 +49,8 @@ type Drawn struct {
 // package maker/calibrate does to estimate p before a run.
 //
 // A failed call is not an error of Draw: it is in Drawn.Err, as a race
-// would count it. Errors: ErrNoModel. Safe for concurrent use if the model
+// would count it. Errors: ErrNoModel; ErrNoAnswerSchema for a Structured
+// solver without a schema in ctx; the tool declaration's. Safe for concurrent use if the model
 // and decode are; cost: one model call.
 func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageContent, decode func(Reply) (intent.Output, error)) (Drawn, error) {
 	if s.Model == nil {
@@ -54,15 +59,18 @@ func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageConte
 	if decode == nil {
 		decode = DecodeReply
 	}
-	temp := s.Temperature
-	if temp == nil {
-		temp = DefaultTemperature
+	var schema json.RawMessage
+	if s.Structured {
+		// Draw has no task: the caller passes its answer schema.
+		if schema, _ = AnswerSchemaFrom(ctx); len(schema) == 0 {
+			return Drawn{}, fmt.Errorf("%w: a Structured solver's Draw takes the task's answer schema from its context (WithAnswerSchema)", ErrNoAnswerSchema)
+		}
 	}
-	native, toolText, _, err := s.declaration()
+	agent, err := s.newAgent(schema)
 	if err != nil {
 		return Drawn{}, err
 	}
-	agent := &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout}
+	agent.perCall = nil // one sample: one request
 	d := Drawn{Member: id.Index % len(members(s.Model))}
 	reply, took, err := agent.sample(ctx, id, msgs)
 	d.Usage = reply.usage(took)

@@ -56,8 +56,42 @@ type Escalation struct {
 	After int `json:"after,omitempty"`
 	// K is the margin of the second race; 0 means twice the step's k.
 	K int `json:"k,omitempty"`
-	// Model draws the second race's samples with EscalateModel.
+	// Model draws the second race's samples with EscalateModel: a
+	// different model, never the one whose votes split. Its members whose
+	// identity (ModelIdentity) is one of the run's models are left out,
+	// so the second race asks only models the first did not (an Ensemble
+	// given here that holds the run's model escalates to its other
+	// members); Solve refuses, wrapping ErrConfig, a Model left with no
+	// member, since asking the same model again makes a hard step's wrong
+	// answer win more surely, not less.
 	Model llms.Model `json:"-"`
+}
+
+// ModelFor returns the model that draws an EscalateModel race's samples
+// in a run of model: e.Model without the members the run already asks
+// (by ModelIdentity), as Solve uses it. A command can call it to refuse
+// such a setting before a run starts. Errors wrap ErrConfig when no
+// member is left. Cost: an identity per member.
+func (e *Escalation) ModelFor(model llms.Model) (llms.Model, error) {
+	own := map[string]bool{}
+	for _, m := range members(model) {
+		own[ModelIdentity(m)] = true
+	}
+	var rest []llms.Model
+	for _, m := range members(e.Model) {
+		if !own[ModelIdentity(m)] {
+			rest = append(rest, m)
+		}
+	}
+	switch len(rest) {
+	case 0:
+		return nil, fmt.Errorf("%w: the escalation model (%s) is the run's own model: escalating a contested step to the model whose votes split asks it again; give a different model", ErrConfig, ModelIdentity(e.Model))
+	case len(members(e.Model)):
+		return e.Model, nil
+	case 1:
+		return rest[0], nil
+	}
+	return NewEnsemble(rest...)
 }
 
 // check validates e; errors wrap ErrConfig and name the field.
@@ -120,9 +154,7 @@ func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *m
 			second.Parallel = second.K
 		}
 	} else {
-		ag := *r.agent
-		ag.model = e.Model
-		agent = &ag
+		agent = r.agent.withModel(r.Solver, r.escModel)
 	}
 	if second, err = second.WithDefaults(); err != nil {
 		return res, escalation{contested: true}, err

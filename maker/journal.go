@@ -109,6 +109,8 @@ type StepRecord struct {
 	// threshold; Escalated one then decided by the escalation policy.
 	Contested bool `json:"contested,omitempty"`
 	Escalated bool `json:"escalated,omitempty"`
+	// Checked marks a step whose winner the task's Verifier checked.
+	Checked bool `json:"checked,omitempty"`
 	// Elapsed is the time the step took, from its prompt to its record.
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// Observation is the result of the winner's tool intent, if it had

@@ -73,6 +73,9 @@ func appendStepRecord(b []byte, rec *StepRecord) ([]byte, error) {
 	if rec.Escalated {
 		b = append(b, `,"escalated":true`...)
 	}
+	if rec.Checked {
+		b = append(b, `,"checked":true`...)
+	}
 	b = append(b, `,"elapsed_ns":`...)
 	b = appendInt(b, rec.Elapsed)
 	if rec.Observation != nil {

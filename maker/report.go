@@ -93,6 +93,11 @@ type Report struct {
 	// (Solver.Escalation).
 	Contested int `json:"contested,omitempty"`
 	Escalated int `json:"escalated,omitempty"`
+	// Checked counts the decided steps whose winner the task's Verifier
+	// checked (package spec: its "checker"), VoteOnly those that only
+	// the vote decided; they add up to Steps.
+	Checked  int `json:"checked"`
+	VoteOnly int `json:"vote_only"`
 	// Done reports that the task said it was finished.
 	Done bool `json:"done"`
 	// Wall is the time this Solve call took, replay included: for a
@@ -170,6 +175,11 @@ func (r *Report) addStep(rec *StepRecord) {
 	if rec.Escalated {
 		r.Escalated++
 	}
+	if rec.Checked {
+		r.Checked++
+	} else {
+		r.VoteOnly++
+	}
 	if rec.Observation != nil {
 		r.ToolCalls++
 		if rec.Observation.Denied() {
@@ -226,6 +236,9 @@ func (r Report) String() string {
 	}
 	if r.ToolCalls > 0 {
 		fmt.Fprintf(&b, "tool calls %d, denied %d\n", r.ToolCalls, r.Denied)
+	}
+	if r.Checked > 0 {
+		fmt.Fprintf(&b, "checked steps %d, vote-only %d\n", r.Checked, r.VoteOnly)
 	}
 	if r.Contested > 0 || r.Escalated > 0 {
 		fmt.Fprintf(&b, "contested steps %d, escalated %d\n", r.Contested, r.Escalated)

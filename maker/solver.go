@@ -248,10 +248,6 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
-	native, toolText, _, err := s.declaration()
-	if err != nil {
-		return rep, err
-	}
 	schema, err := s.answerSchema(task)
 	if err != nil {
 		return rep, err
@@ -262,22 +258,15 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		}
 		settings.Extra["answer_schema"] = schemaDigest(schema)
 	}
-	temp := s.Temperature
-	if temp == nil {
-		temp = DefaultTemperature
+	agent, err := s.newAgent(schema)
+	if err != nil {
+		return rep, err
 	}
-	run := &run{
-		Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids,
-		agent: &microagent{model: s.Model, maxTokens: s.maxTokens(), temperature: temp, tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout, schema: schema, observer: s.Observer, single: new(singleOptions)},
-	}
-	if s.Budget != nil {
-		run.agent.budget = s.Budget
-		run.agent.price = func(i int) Price { return s.priceOf(ms, i%len(ms)) }
-	}
-	if per := s.samplesPerCall(len(ms)); per > 1 {
-		run.agent.perCall = &perCall{limit: per, onShort: func(got, asked int) {
-			s.logger().Warn("the model returned fewer choices than asked: one sample per request from now on", "asked", asked, "got", got)
-		}}
+	run := &run{Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids, agent: agent}
+	if e := s.Escalation; e != nil && e.Policy == EscalateModel {
+		if run.escModel, err = e.ModelFor(s.Model); err != nil {
+			return rep, err
+		}
 	}
 	if s.Executor != nil {
 		run.normalize = s.Executor.Normalize
@@ -321,10 +310,13 @@ type run struct {
 	cfg   vote.Config
 	auto  *AdaptiveK // nil for a fixed k
 	agent *microagent
-	rep   *Report
-	next  int                 // the next step to decide
-	last  *intent.Observation // the last step's observation
-	ids   []string            // the identities of the models that draw samples
+	// escModel draws an escalated race's samples (EscalateModel): the
+	// Escalation's Model without the run's own models.
+	escModel llms.Model
+	rep      *Report
+	next     int                 // the next step to decide
+	last     *intent.Observation // the last step's observation
+	ids      []string            // the identities of the models that draw samples
 	// normalize heals a tool intent against its schema before it is
 	// keyed; nil without an executor.
 	normalize func(intent.ToolIntent) (intent.ToolIntent, error)
@@ -474,6 +466,10 @@ func (r *run) record(ctx context.Context, raceCtx *stepContext, rec *StepRecord,
 // step and reports it. A side-effect call that will run is journaled as
 // pending, durably, before it runs.
 func (r *run) act(ctx context.Context, rec *StepRecord, started time.Duration) error {
+	if err := r.verify(ctx, rec); err != nil {
+		r.rep.addSamples(rec, false) // spent, though the step failed
+		return err
+	}
 	if ti := rec.Winner.Intent; ti != nil && r.Journal != nil && r.Executor != nil {
 		if _, runs := r.Executor.Check(*ti); runs && !r.Executor.ReadOnly(ti.Tool) {
 			if err := r.Journal.pending(*rec); err != nil {

@@ -35,7 +35,7 @@ type calibrateFlags struct {
 
 // notForCalibrate are the run flags that decide steps, which a calibration
 // does not do.
-var notForCalibrate = []string{"journal", "resume", "rerun-pending", "parallel", "max-samples", "max-errors", "k-floor", "k-max", "structured", "verbose", "escalate", "escalate-after", "escalate-k", "escalate-model"}
+var notForCalibrate = []string{"journal", "resume", "rerun-pending", "parallel", "max-samples", "max-errors", "k-floor", "k-max", "verbose", "escalate", "escalate-after", "escalate-k", "escalate-model"}
 
 func newCalibrate() *cobra.Command {
 	var (
@@ -163,7 +163,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 			if runErr != nil && cmd.Context().Err() != nil {
 				return interrupted("")
 			}
-			if runErr != nil && len(rep.Models) == 0 {
+			if runErr != nil && (len(rep.Models) == 0 || errors.Is(runErr, calibrate.ErrBudget)) {
 				return failed(runErr)
 			}
 			out := cmd.OutOrStdout()
@@ -200,6 +200,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 	fs.Lookup("root").Usage = `with --spec: folder the file tools work in (default: the spec's "root", else the spec file's folder)`
 	fs.Lookup("target").Usage = "probability that the whole run succeeds (averaged over the fitted spread of step difficulty) that k_min is planned for, in (0, 1); exit 1 when no k reaches it"
 	fs.Lookup("k").Usage = "also show what this margin would give"
+	fs.Lookup("max-cost").Usage = "spending cap in US dollars for the calibration: a sample whose worst case (prompt plus --max-tokens) would pass it is not started, and calibrate stops there with exit 1 and the dollars spent (0: no cap)"
 	fs.Lookup("k").DefValue = ""
 	for _, name := range notForCalibrate {
 		_ = fs.MarkHidden(name) // refused if given: see RunE

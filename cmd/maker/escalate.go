@@ -18,7 +18,7 @@ func (e *escalateFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&e.policy, "escalate", "", "what a contested step gets (one still undecided after --escalate-after samples): raise-k (a new race at --escalate-k), model (a new race drawn from --escalate-model) or stop (the run stops, the step marked for review, exit 1)")
 	fs.IntVar(&e.after, "escalate-after", 0, "with --escalate: samples after which an undecided step is contested (default 4 times its k)")
 	fs.IntVar(&e.k, "escalate-k", 0, "with --escalate raise-k: the margin of the second race (default twice the step's k)")
-	fs.StringVar(&e.model, "escalate-model", "", "with --escalate model: the --model spec of the model that decides contested steps (sim: the simulated model with the same flags and seed+1, so its hard steps are other steps)")
+	fs.StringVar(&e.model, "escalate-model", "", "with --escalate model: the --model spec of the model that decides contested steps, a model the run does not use (refused if it is one of the run's --model: asking the model whose votes split again makes a hard step's wrong answer win more surely); sim: the simulated model with the same flags and seed+1, so its hard steps are other steps")
 }
 
 // validate checks the flags: options only with their policy, in range.

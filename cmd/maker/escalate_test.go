@@ -20,6 +20,9 @@ func TestEscalateFlagsUsage(t *testing.T) {
 		{[]string{"hanoi", "--escalate", "model"}, "--escalate model and --escalate-model SPEC go together"},
 		{[]string{"hanoi", "--escalate", "raise-k", "--escalate-after", "-1"}, "--escalate-after -1"},
 		{[]string{"calibrate", "--escalate", "stop"}, "--escalate does not apply to maker calibrate"},
+		// --escalate model asks a different model, never the run's again.
+		{[]string{"hanoi", "--disks", "3", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--escalate", "model", "--escalate-model", "openai:m"},
+			"--escalate-model: invalid configuration: the escalation model (openai:m@http://127.0.0.1:9/v1) is the run's own model"},
 	} {
 		code, out, stderr := cli(t, c.args...)
 		assert.Equal(t, 2, code, "%v", c.args)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,7 +27,7 @@ const tokenEnv = "MDAP_MCP_TOKEN"
 func newMCP() *cobra.Command {
 	var (
 		httpAddr, token, baseURL, root, state, tools, logLevel, declaration string
-		allowRemote, allowAnyModel                                          bool
+		allowRemote, allowAnyModel, noAuth                                  bool
 		modelSpecs, origins                                                 []string
 		timeout, latency                                                    time.Duration
 		maxK, maxSamples                                                    int
@@ -50,12 +52,16 @@ A request may use only the --model models (unless --allow-any-model), its
 spec paths and file tools stay inside --root, its tools run under the --tools
 policy (read-only by default), and the HTTP server listens on loopback only
 unless --allow-remote. Logs go to stderr; over stdio, stdout carries nothing but
-the protocol. The simulated model (sim) answers run_task from the spec's script
+the protocol. Over HTTP every request needs a bearer token, even on loopback
+(any user of the machine can reach a loopback port): --token or $MDAP_MCP_TOKEN,
+or else one generated at start and printed once on stderr; --no-auth serves
+without one. The simulated model (sim) answers run_task from the spec's script
 and sample_and_vote for Towers of Hanoi step prompts only.`,
 		Example: `  maker mcp --root . --state ~/.local/state/mdap/journals
   maker mcp --model openai:gpt-4.1-mini --tools read_only
   maker mcp --model openai:qwen3 --base-url http://127.0.0.1:11434/v1
-  MDAP_MCP_TOKEN=secret maker mcp --http 127.0.0.1:8765`,
+  MDAP_MCP_TOKEN=secret maker mcp --http 127.0.0.1:8765
+  maker mcp --http 127.0.0.1:8765     # prints a generated token on stderr`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fs := cmd.Flags()
@@ -67,6 +73,10 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				return usageErr("--token applies to --http only: over stdio the client that starts the server is trusted")
 			case httpAddr == "" && allowRemote:
 				return usageErr("--allow-remote applies to --http only")
+			case httpAddr == "" && noAuth:
+				return usageErr("--no-auth applies to --http only")
+			case noAuth && token != "":
+				return usageErr("--no-auth and a token (--token or $%s) contradict each other: drop one", tokenEnv)
 			case fs.Changed("token") && token == "":
 				return usageErr("--token \"\": give the token clients must send, or leave the flag out")
 			case len(modelSpecs) == 0:
@@ -132,6 +142,13 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				return err
 			}
 			defer obs.stop(cmd.Context())
+			generated := false
+			if addr != "" && token == "" && !noAuth {
+				if token, err = newToken(); err != nil {
+					return failed(err)
+				}
+				generated = true
+			}
 			obs.redact(cmd.Context(), token)
 			log := obs.logger(stderr, &slog.HandlerOptions{Level: level})
 			srv, err := mcpserver.New(mcpserver.Config{
@@ -159,12 +176,22 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 				if lerr != nil {
 					return usageErr("--http %s: %w", httpAddr, lerr)
 				}
-				if allowRemote && token == "" {
-					log.Warn("remote clients are allowed and no --token is set: anyone who can reach the address can use this server")
+				if noAuth {
+					reach := "every user and process of this machine"
+					if allowRemote {
+						reach = "anyone who can reach the address"
+					}
+					log.Warn("--no-auth: " + reach + " can use this server, and run_task and sample_and_vote spend its model keys")
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "maker mcp: serving MCP over streamable HTTP at http://%s%s\n", ln.Addr(), mcpserver.Path)
-				log.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "token", token != "", "models", strings.Join(modelSpecs, ","), "root", root, "state", state, "tools", policy.String())
-				err = srv.ServeHTTPOn(ctx, ln, mcpserver.HTTPOptions{Token: token, AllowedOrigins: origins})
+				if generated {
+					// Once, on stderr, past the redaction of everything else
+					// (the token is a held secret from here on): the operator
+					// copies it into the client's configuration.
+					fmt.Fprintf(unredacted(stderr), "maker mcp: no $%s was set, so this run generated a token; clients must send\n  Authorization: Bearer %s\n(set $%s or --token to choose it, or --no-auth to serve without one)\n", tokenEnv, token, tokenEnv)
+				}
+				log.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "auth", authMode(noAuth, generated), "models", strings.Join(modelSpecs, ","), "root", root, "state", state, "tools", policy.String())
+				err = srv.ServeHTTPOn(ctx, ln, mcpserver.HTTPOptions{Token: token, NoAuth: noAuth, AllowedOrigins: origins})
 			}
 			switch {
 			case ctx.Err() != nil:
@@ -177,9 +204,10 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP at ADDR (HOST:PORT or :PORT; :0 picks a free port, printed on stdout) instead of stdio")
-	f.BoolVar(&allowRemote, "allow-remote", false, "with --http, listen on a non-loopback address (an empty host then means every interface); use --token")
+	f.BoolVar(&allowRemote, "allow-remote", false, "with --http, listen on a non-loopback address (an empty host then means every interface); the bearer token is then all that guards the server")
 	f.StringArrayVar(&origins, "allow-origin", nil, "with --http, a browser Origin (scheme://host[:port]) allowed besides the server's own and loopback ones; repeat for several")
-	f.StringVar(&token, "token", "", "with --http, the bearer token every request must carry (default $"+tokenEnv+")")
+	f.StringVar(&token, "token", "", "with --http, the bearer token every request must carry (default $"+tokenEnv+"; without either, one is generated and printed on stderr)")
+	f.BoolVar(&noAuth, "no-auth", false, "with --http, serve without a token: every user of this machine (with --allow-remote, anyone who reaches it) can use the server and its model keys")
 	f.StringArrayVar(&modelSpecs, "model", []string{"sim"}, "a model requests may use: "+models.Specs+"; repeat for several, the first is the default")
 	f.StringVar(&baseURL, "base-url", "", "server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) and ollama: models")
 	f.BoolVar(&allowAnyModel, "allow-any-model", false, "let requests name any model and base URL (the server then calls any URL a client names, without the environment's API keys)")
@@ -214,6 +242,37 @@ func defaultStateDir() string {
 		return filepath.Join(home, ".local", "state", "mdap", "journals")
 	}
 	return filepath.Join(os.TempDir(), "mdap-journals")
+}
+
+// newToken returns a bearer token of 256 random bits, for an HTTP server
+// started without one.
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating the HTTP token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// authMode says how the HTTP server authenticates, for its log line (an
+// attribute named "token" would be redacted whatever its value).
+func authMode(noAuth, generated bool) string {
+	switch {
+	case noAuth:
+		return "none (--no-auth)"
+	case generated:
+		return "bearer token (generated, printed above)"
+	}
+	return "bearer token"
+}
+
+// unredacted is the writer under w's redaction (observe.RedactWriter),
+// for the one line that must show a secret: a generated token.
+func unredacted(w io.Writer) io.Writer {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		return u.Unwrap()
+	}
+	return w
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -243,6 +243,8 @@ func TestMCPBadFlagsExit2(t *testing.T) {
 		{[]string{"--http", "nonsense"}, "--http"},
 		{[]string{"--token", "x"}, "--token applies to --http only"},
 		{[]string{"--allow-remote"}, "--allow-remote applies to --http only"},
+		{[]string{"--no-auth"}, "--no-auth applies to --http only"},
+		{[]string{"--http", "127.0.0.1:0", "--no-auth", "--token", "x"}, "--no-auth and a token (--token or $MDAP_MCP_TOKEN) contradict each other"},
 		{[]string{"--model", "gpt"}, `--model "gpt"`},
 		{[]string{"--base-url", "ftp://x"}, "--base-url"},
 		{[]string{"--tools", "everything"}, "--tools"},

@@ -45,6 +45,10 @@ type runTotals struct {
 	// --escalate: the contested steps and those the policy decided.
 	Contested int `json:"contested"`
 	Escalated int `json:"escalated"`
+	// The steps a task's check verified (a spec's "checker") and those
+	// only the vote decided.
+	Checked  int `json:"checked"`
+	VoteOnly int `json:"vote_only"`
 }
 
 // totals summarises a run of s that ended with rep and runErr.
@@ -57,7 +61,7 @@ func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report
 		OutputTokens: rep.Usage.OutputTokens, Cost: rep.Cost, Resumed: rep.Resumed,
 		WallSeconds: rep.Wall.Seconds(), K: f.k, Model: f.modelName(), Models: modelSummaries(s, rep),
 		KHistogram: maps.Clone(rep.KHistogram), PEstimate: f.pEstimate(s, rep),
-		Contested: rep.Contested, Escalated: rep.Escalated,
+		Contested: rep.Contested, Escalated: rep.Escalated, Checked: rep.Checked, VoteOnly: rep.VoteOnly,
 	}
 	if t.Flags == nil {
 		t.Flags = map[string]int{}

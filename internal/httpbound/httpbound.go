@@ -1,5 +1,6 @@
 // Package httpbound bounds an HTTP server: read, write and idle timeouts,
-// a cap on open connections and a cap on requests in flight, each refused
+// 16 KiB of request headers, a cap on open connections and a cap on
+// requests in flight, each refused
 // past its cap with a clear 503 instead of queueing without end. It is
 // what serve-sim and the MCP HTTP server listen with, so that thousands of
 // slow or idle clients cost a bounded number of file descriptors,
@@ -33,7 +34,19 @@ type Limits struct {
 	// MaxInFlight is the most requests handled at once; a request past it
 	// is answered 503 with Retry-After: 1.
 	MaxInFlight int
+	// MaxHeaderBytes bounds a request's header section (request line
+	// included); a request over it is answered 431 and its connection
+	// closed, so that a connection costs the server at most this much
+	// (plus net/http's 4 KiB of slack) while it sends headers. Headers
+	// are read before any handler runs, so before a token is checked.
+	MaxHeaderBytes int
 }
+
+// DefaultMaxHeaderBytes is the header bound of every listener mdap serves:
+// a bearer token, a trace context and a browser's cookies fit many times
+// over; 1,000 connections each sending endless headers cost the server
+// about 20 MiB, not the gigabyte of net/http's default (1 MiB each).
+const DefaultMaxHeaderBytes = 16 << 10
 
 // Defaults are the bounds of a zero Limits field.
 var Defaults = Limits{
@@ -43,6 +56,7 @@ var Defaults = Limits{
 	IdleTimeout:       2 * time.Minute,
 	MaxConns:          1024,
 	MaxInFlight:       256,
+	MaxHeaderBytes:    DefaultMaxHeaderBytes,
 }
 
 // WithDefaults fills each zero field from def.
@@ -65,17 +79,23 @@ func (l Limits) WithDefaults(def Limits) Limits {
 	l.IdleTimeout = pick(l.IdleTimeout, def.IdleTimeout)
 	l.MaxConns = picki(l.MaxConns, def.MaxConns)
 	l.MaxInFlight = picki(l.MaxInFlight, def.MaxInFlight)
+	l.MaxHeaderBytes = picki(l.MaxHeaderBytes, def.MaxHeaderBytes)
 	return l
 }
 
 func nonNeg(d time.Duration) time.Duration { return max(d, 0) }
 
 // Server returns an http.Server serving h within l (defaults filled from
-// Defaults): its timeouts set, h behind the in-flight cap. Serve it on
-// Listen's listener for the connection cap.
+// Defaults): its timeouts and header bound set, h behind the in-flight
+// cap. Serve it on Listen's listener for the connection cap.
 func (l Limits) Server(h http.Handler) *http.Server {
 	l = l.WithDefaults(Defaults)
+	hb := l.MaxHeaderBytes
+	if hb < 0 {
+		hb = 1 << 30 // "no bound": net/http takes 0 as its 1 MiB default
+	}
 	return &http.Server{
+		MaxHeaderBytes:    hb,
 		Handler:           InFlight(h, l.MaxInFlight),
 		ReadHeaderTimeout: nonNeg(l.ReadHeaderTimeout),
 		ReadTimeout:       nonNeg(l.ReadTimeout),

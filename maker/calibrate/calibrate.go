@@ -29,6 +29,10 @@ var (
 	// red-flagged), so p cannot be estimated. Run returns it with the
 	// Report of what happened: its flags and errors say why.
 	ErrNoVotes = errors.New("no valid sample")
+	// ErrBudget: the Solver's Budget refused a sample, so the calibration
+	// stopped before it drew them all (no sample starts after the first
+	// refused one; those in flight finish). It also wraps maker.ErrBudget.
+	ErrBudget = errors.New("spending cap reached")
 )
 
 // Defaults of Config's zero fields.
@@ -56,10 +60,11 @@ type Config struct {
 	Steps Steps
 	// Solver is the solver the run will use; its Model (a single model or
 	// a maker.Ensemble), MaxTokens, Temperature, Flags, CallOptions, Tools,
-	// Timeout and Executor draw and judge each sample exactly as its
-	// races would (Solver.Draw), and Price prices it (a member that is
-	// maker.Priced at its own price). Its Vote, Journal and the rest are
-	// not used. Required, with a Model.
+	// ToolDeclaration, Structured (with each Step's Schema), Timeout,
+	// Observer, Budget and Executor draw and judge each sample exactly as
+	// its races would (Solver.Draw: the run's own sample agent), and Price
+	// prices it (a member that is maker.Priced at its own price). Its
+	// Vote, Journal and the rest are not used. Required, with a Model.
 	Solver *maker.Solver
 	// StepsSampled is how many distinct steps are drawn, uniformly from
 	// the task's Total (all of them if Total is smaller). Default
@@ -350,7 +355,12 @@ type sample struct {
 // expected samples and cost per step: over all samples and per model.
 //
 // A failed model call is counted (Estimate.Errors), not an error of Run.
-// Errors: ErrConfig (wrapped, naming the field); ErrStep wrapping the
+// With a Budget on the Solver, every sample's call is reserved against
+// it as a run's are (Solver.Draw): the first call it refuses stops the
+// calibration, no sample starts after it, and Run returns ErrBudget
+// (wrapping the *maker.BudgetError) with the dollars spent, which never
+// pass the cap for a provider that bills no more than a call's worst
+// case. Errors: ErrConfig (wrapped, naming the field); ErrStep wrapping the
 // task's error; ErrNoVotes with the Report when no sample was valid;
 // ctx.Err() when ctx ends. Deterministic for a deterministic model: the
 // Report depends on the samples, never on their schedule. Cost:
@@ -380,6 +390,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		if err != nil {
 			return rep, fmt.Errorf("%w: step %d: %w", ErrStep, i, err)
 		}
+		if s.Structured && len(st.Schema) == 0 {
+			return rep, fmt.Errorf("%w: the Solver is Structured and step %d has no answer schema", ErrConfig, i)
+		}
 		if keys[j], err = s.Key(st.Correct); err != nil {
 			return rep, fmt.Errorf("%w: step %d: its correct answer has no vote key: %w", ErrStep, i, err)
 		}
@@ -408,21 +421,32 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	// Parallel workers take the samples in order from a shared counter:
 	// each keeps its goroutine (and grown stack) for many calls.
 	var next, done atomic.Int64
+	// capped is the first sample the Solver's Budget refused: no sample
+	// starts after it, and those in flight finish (they are paid for).
+	var capped atomic.Pointer[error]
 	g, gctx := errgroup.WithContext(ctx)
 	for range min(cfg.Parallel, n) {
 		g.Go(func() error {
-			for {
+			for capped.Load() == nil {
 				t := int(next.Add(1) - 1)
 				if t >= n {
 					return nil
 				}
 				j, idx := t/cfg.Samples, t%cfg.Samples
-				d, err := s.Draw(gctx, maker.SampleID{Step: rep.Sampled[j], Index: idx}, steps[j].Messages, steps[j].Decode)
+				dctx := gctx
+				if s.Structured {
+					dctx = maker.WithAnswerSchema(gctx, steps[j].Schema)
+				}
+				d, err := s.Draw(dctx, maker.SampleID{Step: rep.Sampled[j], Index: idx}, steps[j].Messages, steps[j].Decode)
 				if err != nil {
 					return err
 				}
 				if err := gctx.Err(); err != nil {
 					return err
+				}
+				if errors.Is(d.Err, maker.ErrBudget) {
+					capped.CompareAndSwap(nil, &d.Err)
+					return nil
 				}
 				sm := sample{member: d.Member, err: d.Err != nil, usage: d.Usage, key: d.Key}
 				if d.Flag != nil {
@@ -436,10 +460,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 					sm.inCost = prices[d.Member].Cost(in)
 				}
 				drawn[j][idx] = sm
-				if cfg.Progress != nil {
-					cfg.Progress(int(done.Add(1)), n)
+				if d := int(done.Add(1)); cfg.Progress != nil {
+					cfg.Progress(d, n)
 				}
 			}
+			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -450,6 +475,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return rep, err
+	}
+	if err := capped.Load(); err != nil {
+		return rep, capStop(*err, int(done.Load()), n, s.Budget)
 	}
 
 	rep.All = estimate(drawn, func(sample) bool { return true }, cfg, total)
@@ -787,4 +815,27 @@ func pairs(n int) string {
 		return "1 pair"
 	}
 	return fmt.Sprintf("%d pairs", n)
+}
+
+// budgetStop is the error of a calibration its Budget stopped: it wraps
+// ErrBudget and the refused call's error (a *maker.BudgetError, which
+// wraps maker.ErrBudget).
+type budgetStop struct {
+	msg   string
+	cause error
+}
+
+func (e *budgetStop) Error() string   { return e.msg }
+func (e *budgetStop) Unwrap() []error { return []error{ErrBudget, e.cause} }
+
+// capStop words the stop of a calibration after done of n samples, when
+// the budget refused a call (cause).
+func capStop(cause error, done, n int, b *maker.Budget) error {
+	worst := ""
+	var be *maker.BudgetError
+	if errors.As(cause, &be) {
+		worst = fmt.Sprintf(": the next call's worst case, $%.6f (its prompt and a reply of the whole reply cap), would pass it", be.Worst)
+	}
+	return &budgetStop{cause: cause, msg: fmt.Sprintf("%v: calibration stopped at its spending cap after %d of %d samples, $%.6f spent of $%.6f%s; give a larger cap, or fewer steps sampled or samples",
+		ErrBudget, done, n, b.Spent(), b.Cap, worst)}
 }

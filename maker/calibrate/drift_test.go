@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/mdap-go/mdap/internal/evidence"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -12,21 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAdaptiveKFollowsDrift: the model gets worse half way through the
-// run (p 0.99, then 0.9 from step 512 of 10-disk Hanoi, every error the
-// same wrong answer). A fixed k planned at the early p (k_min = 3) fails
-// far more often than the 5% the target allows (an exact binomial test
-// rejects it at 1%), while --k auto's change-point test sees the drop,
-// its estimate restarts from there, and it stays within the target (the
-// same test does not reject it; maker's TestAdaptiveKMonteCarloGuarantee
-// bounds the failed share from above).
-// Under -race or -short: 40 seeds, else 60; MDAP_STAT_SEEDS sets them.
-func TestAdaptiveKFollowsDrift(t *testing.T) {
-	n := 60
-	if raceEnabled || testing.Short() {
-		n = 40
-	}
-	seeds := seedsFromEnv(t, n)
+// driftRuns runs the drift experiment: the model gets worse half way
+// through the run (p 0.99, then 0.9 from step 512 of 10-disk Hanoi, every
+// error the same wrong answer), with a fixed k planned at the early p
+// (k_min = 3) and with --k auto, on the same seeds. It returns the failed
+// runs of each, and checks on every run that auto's change-point test
+// saw the drop and its estimate (restarted there) reads the late, worse p.
+func driftRuns(t *testing.T, seeds []uint64) (fixedFailed, autoFailed int) {
 	cfg := sim.DefaultConfig()
 	cfg.P, cfg.WrongAnswers = 0.99, 1
 	cfg.Drift = []sim.PChange{{Step: 512, P: 0.9}}
@@ -42,19 +35,48 @@ func TestAdaptiveKFollowsDrift(t *testing.T) {
 		if r.WrongSteps > 0 || !r.Solved {
 			failed[r.Policy]++
 		}
+		if r.P != nil {
+			assert.Positive(t, r.P.Changes, "seed %d: the change-point test saw the drop", r.Seed)
+			assert.Less(t, r.P.P, 0.95, "seed %d: the estimate is of the late, worse p", r.Seed)
+		}
 	}
 	sums := calibrate.Summarize(rows)
 	require.Len(t, sums, 2)
 	fixed, auto := sums[0], sums[1]
 	t.Logf("fixed k=3: %.2f samples per step, %d of %d runs wrong; auto: %.2f samples per step, %d of %d runs wrong",
 		fixed.SamplesPerStep, failed[fixed.Policy], fixed.Runs, auto.SamplesPerStep, failed[auto.Policy], auto.Runs)
-	pFixed := binomUpper(fixed.Runs, failed[fixed.Policy], 0.05)
-	assert.Less(t, pFixed, 0.01, "fixed k at the early p: %d of %d runs wrong, more than 5%% allows", failed[fixed.Policy], fixed.Runs)
-	wholeRunTest(t, "k auto under drift", failed[auto.Policy], auto.Runs, 0.95)
-	for _, r := range rows {
-		if r.P != nil {
-			assert.Positive(t, r.P.Changes, "seed %d: the change-point test saw the drop", r.Seed)
-			assert.Less(t, r.P.P, 0.95, "seed %d: the estimate is of the late, worse p", r.Seed)
-		}
+	// The fixed k fails its target: the one-sided 95% lower bound on its
+	// failure rate is above 5% (evidence of a violation, at any size here).
+	evidence.Above(t, "fixed k at the early p under drift", failed[fixed.Policy], fixed.Runs, 0.05)
+	return failed[fixed.Policy], failed[auto.Policy]
+}
+
+// TestAdaptiveKFollowsDriftSmoke is a smoke test, not evidence: on 60
+// seeds (40 under -race or -short) the fixed k at the early p is shown to
+// fail its target, and --k auto, whose change-point test sees the drop, fails fewer
+// runs. 60 runs cannot show auto's own promise (1 failure of 60 bounds
+// the rate at 0.077, above 5%); TestAdaptiveKFollowsDrift and the
+// guarantee suite (maker bench --suite guarantee, cells "drift early" and
+// "drift late") are the evidence.
+func TestAdaptiveKFollowsDriftSmoke(t *testing.T) {
+	n := 60
+	if raceEnabled || testing.Short() {
+		n = 40
 	}
+	fixed, auto := driftRuns(t, seedsFromEnv(t, n))
+	assert.Less(t, auto, fixed)
+}
+
+// TestAdaptiveKFollowsDrift is the evidence of the drift promise: --k
+// auto under the same drift keeps the one-sided 95% upper bound on its
+// failure rate at or below 1 - T = 5%, over MDAP_STAT_SEEDS seeds (200:
+// at most 4 failures). Behind the long flag: the default suite cannot
+// afford the seeds (see the smoke test above), and it FAILS (#34, for the
+// adaptive-k work): with MDAP_STAT_SEEDS=200, 7 of 200 runs wrong, an
+// upper bound of 0.0647 against 0.05 (the fixed k: 97 of 200). The lead
+// decides.
+func TestAdaptiveKFollowsDrift(t *testing.T) {
+	seeds := longSeeds(t, 0.05)
+	_, auto := driftRuns(t, seeds)
+	evidence.AtMost(t, "k auto under drift", auto, len(seeds), 0.05)
 }

@@ -2,46 +2,18 @@ package calibrate_test
 
 import (
 	"context"
-	"math"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/evidence"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// binomUpper is P(X >= x) for X ~ Binomial(n, p), exactly (a sum of
-// terms in log space).
-func binomUpper(n, x int, p float64) float64 {
-	if x <= 0 {
-		return 1
-	}
-	s := 0.0
-	for i := x; i <= n; i++ {
-		lg := lchoose(n, i) + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p)
-		s += math.Exp(lg)
-	}
-	return math.Min(1, s)
-}
-
-func lchoose(n, k int) float64 {
-	a, _ := math.Lgamma(float64(n + 1))
-	b, _ := math.Lgamma(float64(k + 1))
-	c, _ := math.Lgamma(float64(n - k + 1))
-	return a - b - c
-}
-
-func TestBinomUpper(t *testing.T) {
-	assert.InDelta(t, 1-math.Pow(0.95, 100), binomUpper(100, 1, 0.05), 1e-12)
-	assert.InDelta(t, 0.5, binomUpper(1, 1, 0.5), 1e-12)
-	// P(Bin(100, 0.05) >= 11) = 0.01147 (R: 1 - pbinom(10, 100, 0.05)).
-	assert.InDelta(t, 0.01147, binomUpper(100, 11, 0.05), 5e-5)
-}
 
 // seedsFromEnv is n seeds 1..n, or MDAP_STAT_SEEDS of them when set (the
 // long version of a statistical test).
@@ -58,27 +30,26 @@ func seedsFromEnv(t *testing.T, n int) []uint64 {
 	return out
 }
 
-// wholeRunTest asserts that failures of runs is consistent with a
-// whole-run failure rate of at most 1 - target: the exact binomial test
-// at the 1% level (rejects when P(X >= failures) < 0.01 at rate 1 -
-// target).
-func wholeRunTest(t *testing.T, what string, failures, runs int, target float64) {
+// longSeeds is the seeds of an evidence test that the default suite
+// cannot afford (or that fails, see #34): MDAP_STAT_SEEDS of them, or a
+// skip naming what to set. At least evidence.MinRuns seeds (59 for a 5%
+// target), else no outcome could show the promise.
+func longSeeds(t *testing.T, limit float64) []uint64 {
 	t.Helper()
-	pv := binomUpper(runs, failures, 1-target)
-	t.Logf("%s: %d of %d runs had a wrong step (%.1f%%); exact binomial p-value against %.2f: %.4g", what, failures, runs, 100*float64(failures)/float64(runs), 1-target, pv)
-	assert.GreaterOrEqual(t, pv, 0.01, "%s: %d of %d runs failed: more than a failure rate of %.2f allows", what, failures, runs, 1-target)
+	if os.Getenv("MDAP_STAT_SEEDS") == "" {
+		t.Skip("evidence behind the long flag: MDAP_STAT_SEEDS=200 runs it (the default suite runs its smoke test)")
+	}
+	seeds := seedsFromEnv(t, 0)
+	if need := evidence.MinRuns(limit, evidence.Confidence); len(seeds) < need {
+		t.Fatalf("MDAP_STAT_SEEDS=%d: a failure rate of %g needs at least %d seeds to be shown at all", len(seeds), limit, need)
+	}
+	return seeds
 }
 
-// TestAdaptiveKMonteCarlo: --k auto at p = 0.8 with one rival answer
-// (every error the same wrong answer), 10-disk Hanoi (1,023 steps),
-// target 0.95: over many seeds the share of runs with a wrong step is
-// consistent with at most 5% (the exact binomial test at the 1% level).
-// The old rule (k_min for the remaining steps at the full target, each
-// step) had 10 of 60 runs wrong (p-value 0.011 at 60, far below at 100).
-// The default suite runs 100 seeds of 8 disks under -race... see
-// montecarloSize; MDAP_STAT_SEEDS=N sets the seeds of the 10-disk run.
-func TestAdaptiveKMonteCarlo(t *testing.T) {
-	disks, seeds := montecarloSize(t)
+// autoAtP08 runs --k auto at p = 0.8 with one rival answer (every error
+// the same wrong answer), target 0.95, on Hanoi of the given disks over
+// seeds, checks each run's ledger, and returns the runs that failed.
+func autoAtP08(t *testing.T, disks int, seeds []uint64) (failed int) {
 	cfg := sim.DefaultConfig()
 	cfg.P, cfg.WrongAnswers = 0.8, 1
 	start := time.Now()
@@ -86,7 +57,7 @@ func TestAdaptiveKMonteCarlo(t *testing.T) {
 		Disks: disks, Sim: cfg, Seeds: seeds, Auto: []maker.AdaptiveK{{Target: 0.95}},
 	})
 	require.NoError(t, err)
-	failed, over := 0, 0
+	over := 0
 	spent := 0.0
 	for _, r := range rows {
 		if r.WrongSteps > 0 || !r.Solved {
@@ -99,7 +70,39 @@ func TestAdaptiveKMonteCarlo(t *testing.T) {
 		spent += r.P.Spent
 	}
 	sum := calibrate.Summarize(rows)[0]
-	t.Logf("%d disks, %d seeds in %s: %.2f samples per step, mean failure charged %.4f, %d steps over budget",
-		disks, len(seeds), time.Since(start).Round(time.Millisecond), sum.SamplesPerStep, spent/float64(len(rows)), over)
-	wholeRunTest(t, "k auto at p 0.8, one rival", failed, len(rows), 0.95)
+	t.Logf("%d disks, %d seeds in %s: %.2f samples per step, mean failure charged %.4f, %d steps over budget, %d runs failed",
+		disks, len(seeds), time.Since(start).Round(time.Millisecond), sum.SamplesPerStep, spent/float64(len(rows)), over, failed)
+	return failed
+}
+
+// TestAdaptiveKMonteCarlo: --k auto at p = 0.8 with one rival answer,
+// 10-disk Hanoi (1,023 steps), target 0.95: over 100 seeds
+// (MDAP_STAT_SEEDS=N: N) the one-sided 95% upper bound on the share of
+// runs with a wrong step is at most 5% (at most 1 failure of 100;
+// internal/evidence). Measured: 0 of 100, 1 of 200 (bound 0.0235). The
+// old rule (k_min for the remaining steps at the full target, each step)
+// had 10 of 60 runs wrong. Under -race or -short it is skipped: the
+// default suite cannot afford 10-disk runs there, and at 7 disks 100 seeds
+// are not informative (the rate is about 1.4%, 14 of 1,000 seeds, so 100
+// seeds show it only with at most one failure, which seeds 1-100 do not:
+// 3); TestAdaptiveKMonteCarloSmoke runs instead, and the guarantee suite's
+// "steady p" cell is the same experiment over 200 seeds.
+func TestAdaptiveKMonteCarlo(t *testing.T) {
+	if os.Getenv("MDAP_STAT_SEEDS") == "" && (raceEnabled || testing.Short()) {
+		t.Skip("evidence at 10 disks: not under -race or -short (TestAdaptiveKMonteCarloSmoke runs; MDAP_STAT_SEEDS=N runs this)")
+	}
+	seeds := seedsFromEnv(t, 100)
+	failed := autoAtP08(t, 10, seeds)
+	evidence.AtMost(t, "k auto at p 0.8, one rival, 10 disks", failed, len(seeds), 1-0.95)
+}
+
+// TestAdaptiveKMonteCarloSmoke is a smoke test, not evidence: --k auto at
+// p = 0.8 with one rival on 7-disk Hanoi over 100 seeds keeps every run's
+// ledger within its budget and is not shown to fail its target (the
+// one-sided 95% lower bound on its failure rate is not above 5%). The
+// evidence is TestAdaptiveKMonteCarlo.
+func TestAdaptiveKMonteCarloSmoke(t *testing.T) {
+	seeds := seedsFromEnv(t, 100)
+	failed := autoAtP08(t, 7, seeds)
+	assert.LessOrEqual(t, evidence.Lower(failed, len(seeds), evidence.Confidence), 0.05, "%d of %d runs failed: shown above 5%%", failed, len(seeds))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/mdap-go/mdap/internal/evidence"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
@@ -13,53 +14,86 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestIntervalCoverageUnderSpread: over 200 seeds, the 95% interval on
-// the mean per-step p holds the simulated model's P at least 95% of the
-// time (the exact binomial test at 1% does not reject it), with steps
-// alike and with steps of different difficulty (the p 0.97,
-// spread 0.05, where Clopper-Pearson over design-effect counts covered
-// 90-91.5%, every miss on the dangerous side).
-func TestIntervalCoverageUnderSpread(t *testing.T) {
+// coverageCase is a model whose mean per-step p calibration estimates.
+type coverageCase struct {
+	name   string
+	p, icc float64
+}
+
+// coverageMisses calibrates each case over seeds (sampled steps each) and
+// counts the 95% intervals on the mean per-step p that miss the simulated
+// model's P: too high (the dangerous side, p thought higher than it is)
+// and too low.
+func coverageMisses(t *testing.T, c coverageCase, seeds, sampled int) (missHigh, missLow int) {
+	for seed := range uint64(seeds) {
+		model := numberSim(t, sim.Config{P: c.p, Seed: seed + 1, WrongAnswers: 1, DifficultySpread: c.icc})
+		rep, err := calibrate.Run(context.Background(), calibrate.Config{
+			Steps: numbers{1 << 20}, Solver: &maker.Solver{Model: model}, Seed: seed + 1000, StepsSampled: sampled,
+		})
+		require.NoError(t, err)
+		switch e := rep.All; {
+		case e.Low > c.p:
+			missHigh++
+		case e.High < c.p:
+			missLow++
+		}
+	}
+	t.Logf("%s (p %g, spread %g): the interval missed %d of %d times (%d too high, %d too low)", c.name, c.p, c.icc, missLow+missHigh, seeds, missHigh, missLow)
+	return missHigh, missLow
+}
+
+var coverageCases = []coverageCase{{"alike", 0.97, 0}, {"spread", 0.97, 0.05}, {"wide spread", 0.9, 0.2}}
+
+// TestIntervalCoverageUnderSpreadSmoke is a smoke test, not evidence: over
+// 200 seeds (100 sampled steps each; 50 and the first two cases under
+// -race or -short) the 95% interval on the mean per-step p is not shown to
+// miss more than 5% of the time, nor its lower end to err high more than
+// 2.5% (the one-sided 95% lower bounds on the miss rates are not above
+// them). It catches an interval gone badly wrong; the promise itself is
+// TestIntervalCoverageUnderSpread, behind the long flag.
+func TestIntervalCoverageUnderSpreadSmoke(t *testing.T) {
 	const seeds = 200
-	cases := []struct {
-		name   string
-		p, icc float64
-	}{{"alike", 0.97, 0}, {"spread", 0.97, 0.05}, {"wide spread", 0.9, 0.2}}
-	sampled := 100
+	cases, sampled := coverageCases, 100
 	if raceEnabled || testing.Short() {
-		cases, sampled = cases[:2], 50 // the same 200 seeds, smaller calibrations
+		cases, sampled = cases[:2], 50
 	}
 	for _, c := range cases {
-		missLow, missHigh := 0, 0
-		for seed := range uint64(seeds) {
-			model := numberSim(t, sim.Config{P: c.p, Seed: seed + 1, WrongAnswers: 1, DifficultySpread: c.icc})
-			rep, err := calibrate.Run(context.Background(), calibrate.Config{
-				Steps: numbers{1 << 20}, Solver: &maker.Solver{Model: model}, Seed: seed + 1000, StepsSampled: sampled,
-			})
-			require.NoError(t, err)
-			switch e := rep.All; {
-			case e.Low > c.p:
-				missHigh++ // the dangerous side: p thought higher than it is
-			case e.High < c.p:
-				missLow++
-			}
-		}
-		t.Logf("%s (p %g, spread %g): the interval missed %d of %d times (%d too high, %d too low)", c.name, c.p, c.icc, missLow+missHigh, seeds, missHigh, missLow)
-		pv := binomUpper(seeds, missLow+missHigh, 0.05)
-		assert.GreaterOrEqual(t, pv, 0.01, "%s: %d misses of %d: coverage below 95%%", c.name, missLow+missHigh, seeds)
-		// The lower bound is what k is planned with: it alone errs on
-		// the dangerous side at most 2.5% of the time.
-		assert.GreaterOrEqual(t, binomUpper(seeds, missHigh, 0.025), 0.01, "%s: %d misses on the dangerous side", c.name, missHigh)
+		high, low := coverageMisses(t, c, seeds, sampled)
+		assert.LessOrEqual(t, evidence.Lower(high+low, seeds, evidence.Confidence), 0.05, "%s: %d misses of %d: coverage shown below 95%%", c.name, high+low, seeds)
+		assert.LessOrEqual(t, evidence.Lower(high, seeds, evidence.Confidence), 0.025, "%s: %d misses on the dangerous side", c.name, high)
+	}
+}
+
+// TestIntervalCoverageUnderSpread is the evidence that calibration's 95%
+// interval on the mean per-step p covers it at its level, with steps alike
+// and of different difficulty (the p 0.97, spread 0.05): over
+// MDAP_STAT_SEEDS seeds, the one-sided 95% upper bound on the miss rate is
+// at most 5%, and on the dangerous side (the lower end above p: what k is
+// planned with) at most 2.5%.
+//
+// Behind the long flag because it FAILS (#34, for the calibration work):
+// with 200 seeds the interval missed 13 times with steps alike (bound
+// 0.101 against 0.05; 9 on the dangerous side: 0.077 against 0.025), 8
+// with spread 0.05 and 11 with spread 0.2 (bounds 0.071 and 0.089). A 95% interval
+// that covers at exactly its level can never show this bound; planning on
+// it needs a conservative one. The lead decides.
+func TestIntervalCoverageUnderSpread(t *testing.T) {
+	seeds := longSeeds(t, 0.025)
+	for _, c := range coverageCases {
+		high, low := coverageMisses(t, c, len(seeds), 100)
+		evidence.AtMost(t, c.name+": the interval misses p", high+low, len(seeds), 0.05)
+		evidence.AtMost(t, c.name+": the lower end above p", high, len(seeds), 0.025)
 	}
 }
 
 // TestRecommendedKMeetsTarget: calibrate on 10-disk Hanoi with steps of
 // different difficulty (p 0.98, spread 0.02, errors alike), then run the
-// recommended k for real over many seeds: the share of runs with a wrong
-// step is consistent with at most 5% (exact binomial test at 1%). The k
-// that the mean p alone gives (vote.KMin at P) is smaller.
+// recommended k for real over 100 seeds: the one-sided 95% upper bound on
+// the share of runs with a wrong step is at most 5% (at most 1 failure;
+// internal/evidence). Under -race or -short the same for 7-disk Hanoi
+// (montecarloSize); MDAP_STAT_SEEDS=N runs 10 disks over N seeds.
 func TestRecommendedKMeetsTarget(t *testing.T) {
-	const disks = 10
+	disks, seeds := montecarloSize(t)
 	cfg := sim.DefaultConfig()
 	cfg.P, cfg.WrongAnswers, cfg.DifficultySpread = 0.98, 1, 0.02
 	steps, err := calibrate.Hanoi(disks)
@@ -72,12 +106,8 @@ func TestRecommendedKMeetsTarget(t *testing.T) {
 	require.NoError(t, err)
 	e := rep.All
 	require.Positive(t, e.KMin, e.NoK)
-	t.Logf("p %.4f [%.4f, %.4f], spread ICC %.4f, k_min %d (%d at p), hard share fitted %.2g", e.P, e.Low, e.High, e.Spread.ICC, e.KMin, e.KMinPoint, e.Spread.Hard)
+	t.Logf("%d disks: p %.4f [%.4f, %.4f], spread ICC %.4f, k_min %d (%d at p), hard share fitted %.2g", disks, e.P, e.Low, e.High, e.Spread.ICC, e.KMin, e.KMinPoint, e.Spread.Hard)
 
-	seeds := seedsFromEnv(t, 100)
-	if raceEnabled && len(seeds) > 40 {
-		seeds = seeds[:40]
-	}
 	rows, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{Disks: disks, Sim: cfg, Seeds: seeds, Fixed: []int{e.KMin}})
 	require.NoError(t, err)
 	failed := 0
@@ -86,7 +116,7 @@ func TestRecommendedKMeetsTarget(t *testing.T) {
 			failed++
 		}
 	}
-	wholeRunTest(t, "the recommended k under a spread", failed, len(rows), rep.Target)
+	evidence.AtMost(t, "the recommended k under a spread", failed, len(rows), 1-rep.Target)
 }
 
 // TestHardStepsRefused: p 0.97 with a spread of 0.05 and hard steps whose

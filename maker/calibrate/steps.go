@@ -37,6 +37,10 @@ type Step struct {
 	// Correct is the step's correct answer; a valid sample is right when
 	// its vote key is Correct's.
 	Correct intent.Output
+	// Schema is the task's answer schema (maker.StructuredTask), which a
+	// Structured solver's calls carry as the run's do; nil for a task
+	// without one.
+	Schema json.RawMessage
 }
 
 // hanoiSteps are the steps of Towers of Hanoi with n disks.
@@ -68,7 +72,7 @@ func (h hanoiSteps) Step(_ context.Context, i int) (Step, error) {
 	if err != nil { // unreachable: the solution's states always have a move
 		return Step{}, err
 	}
-	return Step{Messages: hanoi.Messages(h.n, s, prev), Decode: h.task.Decode, Correct: intent.Output{Value: a.Value()}}, nil
+	return Step{Messages: hanoi.Messages(h.n, s, prev), Decode: h.task.Decode, Correct: intent.Output{Value: a.Value()}, Schema: h.task.AnswerSchema()}, nil
 }
 
 // hanoiAt returns the state after the first i moves of the n-disk solution
@@ -102,17 +106,32 @@ type specSteps struct {
 	spec     *spec.Spec
 	ex       *executor.Executor
 	decode   func(maker.Reply) (intent.Output, error)
-	states   []json.RawMessage // the state before each step
 	corrects []intent.Output
+	// The walk along the script's trajectory: walker is a task in the
+	// state before step len(at), at[i] step i as the run would ask it.
+	walker *spec.Task
+	last   *intent.Observation // the walker's last tool result
+	at     []walked
+}
+
+// walked is a step on the script's trajectory: its prompt, made by the
+// walking task itself from its state, the earlier tool results it keeps
+// and the last one, so it is byte for byte the run's.
+type walked struct {
+	msgs []llms.MessageContent
 }
 
 // Spec returns the steps of a spec task's script (spec.Spec.Script): step
-// i in the state the script's replies to steps 0..i-1 lead to, with the
-// script's i-th reply as its correct answer, decoded by the task's own
-// Decode. When the script's reply to step i-1 is a tool call, step i's
-// prompt shows that call's observation, run by ex as a run would run it
-// (its policy decides; a denial is the observation); ex may be nil only
-// for a script without tool calls. Total is the script's length.
+// i as a run that decided the script's replies to steps 0..i-1 would ask
+// it. The steps are built by walking that trajectory with the task
+// itself: each of the script's tool calls is run by ex as a run would run
+// it (normalized, then executed under its policy: a denial is the
+// observation), its result applied to the task, so step i's prompt holds
+// what the run's would: the state, the last tool result and, with the
+// spec's "observations" above one, the earlier ones. ex may be nil only
+// for a script without tool calls. Total is the script's length; a step
+// costs the tool calls of the steps before it not yet walked (each is run
+// once, in order).
 //
 // Errors wrap ErrConfig: a spec without a script, a script reply its own
 // contract refuses, a tool call in a script without an executor.
@@ -121,8 +140,7 @@ func Spec(sp *spec.Spec, ex *executor.Executor) (Steps, error) {
 		return nil, fmt.Errorf("%w: the spec has no script: calibration needs each step's correct reply", ErrConfig)
 	}
 	task := spec.New(sp)
-	st := &specSteps{spec: sp, ex: ex, decode: task.Decode}
-	state := sp.InitialState
+	st := &specSteps{spec: sp, ex: ex, decode: task.Decode, walker: task}
 	for i, s := range sp.Script {
 		out, err := task.Decode(maker.Reply{Text: string(s.Reply)})
 		if err != nil {
@@ -131,15 +149,7 @@ func Spec(sp *spec.Spec, ex *executor.Executor) (Steps, error) {
 		if out.Intent != nil && ex == nil {
 			return nil, fmt.Errorf("%w: the script's step %d calls tool %s: give an executor to run it", ErrConfig, i, out.Intent.Tool)
 		}
-		st.states = append(st.states, state)
 		st.corrects = append(st.corrects, out)
-		if m, ok := out.Value.(map[string]any); ok {
-			if v, ok := m["state"]; ok {
-				if state, err = json.Marshal(v); err != nil {
-					return nil, fmt.Errorf("%w: the script's step %d: %w", ErrConfig, i, err)
-				}
-			}
-		}
 	}
 	return st, nil
 }
@@ -150,26 +160,37 @@ func (s *specSteps) Step(ctx context.Context, i int) (Step, error) {
 	if i < 0 || i >= s.Total() {
 		return Step{}, fmt.Errorf("spec step %d of %d: out of range", i, s.Total())
 	}
-	task := spec.New(s.spec)
-	snap, err := json.Marshal(struct {
-		State json.RawMessage `json:"state"`
-		Step  int             `json:"step"`
-	}{s.states[i], i})
-	if err != nil {
+	if err := s.walk(ctx, i); err != nil {
 		return Step{}, err
 	}
-	if err := task.Restore(snap); err != nil {
-		return Step{}, err
-	}
-	var last *intent.Observation
-	if i > 0 {
-		if ti := s.corrects[i-1].Intent; ti != nil {
-			obs, err := s.ex.Execute(ctx, *ti)
-			if err != nil {
-				return Step{}, fmt.Errorf("step %d: running the script's tool call of step %d (%s): %w", i, i-1, ti.Tool, err)
+	return Step{Messages: s.at[i].msgs, Decode: s.decode, Correct: s.corrects[i], Schema: s.walker.AnswerSchema()}, nil
+}
+
+// walk advances the walker along the script's trajectory until step i is
+// in s.at: to reach step j it runs the script's tool call of step j-1,
+// if any, and applies the script's reply with its result, as the run
+// does with a winner, then records the task as step j's.
+func (s *specSteps) walk(ctx context.Context, i int) error {
+	for len(s.at) <= i {
+		if j := len(s.at) - 1; j >= 0 {
+			var obs *intent.Observation
+			if ti := s.corrects[j].Intent; ti != nil {
+				call := *ti
+				if n, err := s.ex.Normalize(call); err == nil {
+					call = n
+				}
+				o, err := s.ex.Execute(ctx, call)
+				if err != nil {
+					return fmt.Errorf("step %d: running the script's tool call of step %d (%s): %w", i, j, ti.Tool, err)
+				}
+				obs = &o
 			}
-			last = &obs
+			if _, err := s.walker.Apply(s.corrects[j], obs); err != nil {
+				return fmt.Errorf("step %d: applying the script's reply to step %d: %w", i, j, err)
+			}
+			s.last = obs
 		}
+		s.at = append(s.at, walked{msgs: s.walker.Prompt(s.last)})
 	}
-	return Step{Messages: task.Prompt(last), Decode: s.decode, Correct: s.corrects[i]}, nil
+	return nil
 }

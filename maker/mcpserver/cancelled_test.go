@@ -178,7 +178,7 @@ func TestMCPHTTPCancelledCallGetsNoResponse(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeHTTPOn(ctx, ln, mcpserver.HTTPOptions{}) }()
+	go func() { done <- srv.ServeHTTPOn(ctx, ln, mcpserver.HTTPOptions{NoAuth: true}) }()
 	defer func() {
 		cancel()
 		assert.NoError(t, <-done)

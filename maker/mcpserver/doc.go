@@ -34,8 +34,10 @@
 // plain file name inside Config.State, the tool policy is Config.Policy
 // (read-only by default), and k, samples, candidates and messages are
 // bounded. Over HTTP the server listens on loopback unless the operator
-// allows otherwise (ListenAddr), can require a bearer token (compared in
-// constant time), and bounds request bodies.
+// allows otherwise (ListenAddr), requires a bearer token unless told
+// NoAuth (compared in constant time, from the headers, before a body is
+// read), bounds headers (16 KiB) and request bodies, and caps sessions per
+// client so that no client locks another out (HTTPOptions).
 //
 // No secret the server's models may send (models.Credentials: the
 // environment's OPENAI_API_KEY and ANTHROPIC_API_KEY, each Config.Models

@@ -1,11 +1,15 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -77,7 +81,7 @@ func TestHTTPWithBearerToken(t *testing.T) {
 }
 
 func TestHTTPWithoutToken(t *testing.T) {
-	endpoint := serveHTTP(t, mcpserver.HTTPOptions{})
+	endpoint := serveHTTP(t, mcpserver.HTTPOptions{NoAuth: true})
 	cs, err := httpClient(t, endpoint, &http.Client{})
 	require.NoError(t, err)
 	out := decode[mcpserver.VoteOutput](t, call(t, context.Background(), cs, "vote", map[string]any{"k": 1, "candidates": []any{cand(`{"a":1}`)}}, nil))
@@ -113,4 +117,45 @@ func TestListenAddrIsLoopbackUnlessAllowed(t *testing.T) {
 	got, err := mcpserver.ListenAddr(":0", true)
 	require.NoError(t, err)
 	assert.Equal(t, ":0", got, "remote allowed: every interface")
+}
+
+// TestHTTPTokenCheckedBeforeBody: a request without the token is answered
+// 401 from its headers alone: the server does not wait for (or read) its
+// body, here 4 MB announced and never sent, on a session's POST (whose
+// body the server reads before the SDK does).
+func TestHTTPTokenCheckedBeforeBody(t *testing.T) {
+	endpoint := serveHTTP(t, mcpserver.HTTPOptions{Token: "s3cret"})
+	host := strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), mcpserver.Path)
+	c, err := net.Dial("tcp", host)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "POST "+mcpserver.Path+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: any\r\nContent-Length: 4000000\r\n\r\n{\"jsonrpc\":")
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	require.NoError(t, err, "answered before the body came")
+	assert.Contains(t, line, "401")
+}
+
+// TestHTTPNeedsATokenOrNoAuth: HTTPOptions has no unauthenticated
+// default: without Token or NoAuth, ServeHTTPOn refuses to serve
+// (ErrConfig) and Handler answers every request 401.
+func TestHTTPNeedsATokenOrNoAuth(t *testing.T) {
+	srv, err := mcpserver.New(mcpserver.Config{})
+	require.NoError(t, err)
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	err = srv.ServeHTTPOn(context.Background(), ln, mcpserver.HTTPOptions{})
+	require.ErrorIs(t, err, mcpserver.ErrConfig)
+	assert.Contains(t, err.Error(), "NoAuth")
+
+	h := srv.Handler(mcpserver.HTTPOptions{})
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, mcpserver.Path, strings.NewReader(initialize))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	h.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code)
 }

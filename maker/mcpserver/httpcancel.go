@@ -20,6 +20,7 @@ import (
 // per call in flight.
 type httpCancels struct {
 	log      *slog.Logger
+	onCall   func(session string) // told of every call on a session, if set
 	mu       sync.Mutex
 	inFlight map[httpCall]bool // true: cancelled by the client
 }
@@ -59,6 +60,9 @@ func (c *httpCancels) serve(h http.Handler, w http.ResponseWriter, r *http.Reque
 		}
 		h.ServeHTTP(w, r)
 		return
+	}
+	if c.onCall != nil {
+		c.onCall(session)
 	}
 	call := httpCall{session, req.ID}
 	c.mu.Lock()

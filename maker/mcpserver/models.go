@@ -140,3 +140,16 @@ func (s *Server) open(st settings, oracle sim.Oracle, why string) (llms.Model, e
 	}
 	return maker.NewEnsemble(ms...)
 }
+
+// solver is the Solver of a request's samples, for every tool that draws
+// them (sample_and_vote through Solver.Draw, run_task through Solve), so
+// both send the same calls for the same settings: the request's model,
+// margin, reply cap and temperatures, the declared tools as the server's
+// ToolDeclaration says, and the server's Logger and Observer.
+func (s *Server) solver(st settings, model llms.Model, tools []llms.Tool) *maker.Solver {
+	return &maker.Solver{
+		Model: model, Vote: st.vote, MaxTokens: st.maxTokens, Temperature: st.temperature,
+		Tools: tools, ToolDeclaration: s.cfg.ToolDeclaration,
+		Logger: s.log, Observer: s.cfg.Observer,
+	}
+}

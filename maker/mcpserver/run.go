@@ -52,6 +52,8 @@ type RunTaskOutput struct {
 	Flags          map[string]int `json:"flags" jsonschema:"red-flagged samples by flag"`
 	SamplesPerStep float64        `json:"samples_per_step" jsonschema:"samples drawn per decided step"`
 	ToolCalls      int            `json:"tool_calls" jsonschema:"winning tool calls sent to the executor"`
+	Checked        int            `json:"checked" jsonschema:"decided steps whose winner the spec's checker verified"`
+	VoteOnly       int            `json:"vote_only" jsonschema:"decided steps only the vote decided (no checker, or a tool call)"`
 	Denied         int            `json:"denied" jsonschema:"of those, the ones the policy or the sandbox refused"`
 	FinalState     any            `json:"final_state" jsonschema:"the task's state after the last decided step"`
 	Usage          Usage          `json:"usage" jsonschema:"what the samples cost"`
@@ -128,26 +130,14 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 	defer j.Close()
 
 	prog := newProgress(ctx, req, s.log)
-	solver := &maker.Solver{
-		Model:           model,
-		Executor:        ex,
-		Tools:           tools,
-		ToolDeclaration: s.cfg.ToolDeclaration,
-		Vote:            st.vote,
-		MaxTokens:       st.maxTokens,
-		Temperature:     st.temperature,
-		Journal:         j,
-		RerunPending:    in.RerunPending,
-		Logger:          s.log,
-		MaxSteps:        s.cfg.MaxSteps,
-		Observer:        s.cfg.Observer,
-		Progress: func(e maker.Event) {
-			what := "decided"
-			if e.Replayed {
-				what = "replayed from the journal"
-			}
-			prog.step(float64(sp.MaxSteps), "step %d %s", e.Step, what)
-		},
+	solver := s.solver(st, model, tools)
+	solver.Executor, solver.Journal, solver.RerunPending, solver.MaxSteps = ex, j, in.RerunPending, s.cfg.MaxSteps
+	solver.Progress = func(e maker.Event) {
+		what := "decided"
+		if e.Replayed {
+			what = "replayed from the journal"
+		}
+		prog.step(float64(sp.MaxSteps), "step %d %s", e.Step, what)
 	}
 	s.log.Info("run_task", "task", out.Task, "journal", name, "resume", in.Resume, "model", out.Model, "k", st.vote.K)
 	rep, runErr := solver.Solve(callerTrace(ctx, req), task)
@@ -183,6 +173,7 @@ func (o *RunTaskOutput) summarise(rep maker.Report, task *spec.Task) {
 	}
 	o.SamplesPerStep = rep.SamplesPerStep()
 	o.ToolCalls, o.Denied = rep.ToolCalls, rep.Denied
+	o.Checked, o.VoteOnly = rep.Checked, rep.VoteOnly
 	o.Usage = Usage{InputTokens: rep.Usage.InputTokens, OutputTokens: rep.Usage.OutputTokens, ModelSeconds: rep.Usage.Latency.Seconds()}
 	o.WallSeconds = rep.Wall.Seconds()
 	dec := json.NewDecoder(bytes.NewReader(task.State()))

@@ -122,7 +122,7 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	// The solver's own draw: its call options (temperature, cap, the
 	// sample's seed, tools), red flags and judging, so a sample here is
 	// what a run would draw.
-	drawer := &maker.Solver{Model: model, MaxTokens: st.maxTokens, Temperature: st.temperature, Tools: tools}
+	drawer := s.solver(st, model, tools)
 	var mu sync.Mutex
 	var samples []SampleInfo
 	var canon []string // each valid sample's canonical form, by index
@@ -195,14 +195,14 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	}
 	if cause := context.Cause(raceCtx); errors.Is(cause, maker.ErrPermanent) {
 		out.Launched, out.Errors = res.Launched, res.Errors
-		out.Tally = Tally{Flags: map[string]int{}, Votes: newBoard(st.vote.K).tally()}
+		out.Tally = Tally{Flags: map[string]int{}, Votes: newBoard().tally()}
 		out.Samples = samples
 		out.Message = fmt.Sprintf("the model refused for good, so no sample was retried: %v", cause)
 		return failure(out.Message), out, nil
 	}
 
 	committed := res.Valid + res.Flagged + res.Errors
-	b := newBoard(st.vote.K)
+	b := newBoard()
 	out.Tally = Tally{Valid: res.Valid, Flagged: res.Flagged, Flags: map[string]int{}}
 	for k, n := range res.Flags {
 		out.Tally.Flags[k] = n

@@ -114,15 +114,15 @@ type Config struct {
 	// Logger receives the server's logs; nil means none. Over stdio it
 	// must not write to stdout, the transport.
 	Logger *slog.Logger
-	// Observer watches every run_task run (see maker/observe); a run
-	// continues the caller's trace when the request carries one. Nil
-	// means none.
+	// Observer watches every run_task run (see maker/observe) and every
+	// model call of sample_and_vote; a run continues the caller's trace
+	// when the request carries one. Nil means none.
 	Observer maker.Observer
 	// Version is the version the server reports; empty means the build's.
 	Version string
-	// ToolDeclaration is how run_task declares a spec's tools to the
-	// model (maker.Solver.ToolDeclaration); the zero value chooses by
-	// model.
+	// ToolDeclaration is how run_task declares a spec's tools, and
+	// sample_and_vote the request's, to the model
+	// (maker.Solver.ToolDeclaration); the zero value chooses by model.
 	ToolDeclaration maker.ToolDeclaration
 }
 

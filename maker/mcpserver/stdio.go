@@ -21,8 +21,10 @@ const (
 // lineFilter passes the stdio transport only the lines that are JSON-RPC
 // messages: a line that is not JSON is answered with a -32700 parse
 // error, one that is JSON but not a message with -32600, and the session
-// goes on (the SDK's transport would end it). A line over max bytes still
-// ends the session. It reads synchronously, in the transport's Read.
+// goes on (the SDK's transport would end it). A line over max bytes is
+// read to its end without being kept (the filter holds at most max+1 of
+// its bytes), answered with a -32600 error naming the bound, and the
+// session goes on. It reads synchronously, in the transport's Read.
 type lineFilter struct {
 	r       io.ReadCloser
 	br      *bufio.Reader
@@ -37,16 +39,18 @@ func newLineFilter(r io.ReadCloser, w *lockedWriter, max int) *lineFilter {
 	return &lineFilter{r: r, br: bufio.NewReaderSize(r, 64<<10), w: w, max: max, cancels: w.cancels}
 }
 
-var errLineTooLong = errors.New("a message longer than the server's --max-request-bytes")
-
 func (f *lineFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
 			return 0, f.err
 		}
-		line, err := f.line()
+		line, tooLong, err := f.line()
 		if err != nil {
 			f.err = err
+		}
+		if tooLong {
+			f.refuseTooLong()
+			continue
 		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
 			msg, derr := jsonrpc.DecodeMessage(t)
@@ -65,20 +69,34 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// line reads the next line without its newline.
-func (f *lineFilter) line() ([]byte, error) {
+// line reads the next line without its newline. A line over max bytes
+// is read to its end and dropped as it goes: tooLong, and no line.
+func (f *lineFilter) line() (line []byte, tooLong bool, err error) {
 	var b []byte
 	for {
 		chunk, err := f.br.ReadSlice('\n')
-		b = append(b, chunk...)
-		if f.max > 0 && len(b) > f.max+1 {
-			return nil, fmt.Errorf("%w (%d bytes)", errLineTooLong, f.max)
+		if !tooLong {
+			b = append(b, chunk...)
+			if f.max > 0 && len(b) > f.max+1 {
+				tooLong, b = true, nil
+			}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return bytes.TrimSuffix(b, []byte{'\n'}), err
+		if tooLong {
+			return nil, true, err
+		}
+		return bytes.TrimSuffix(b, []byte{'\n'}), false, err
 	}
+}
+
+// refuseTooLong answers a line over the bound. Its id is unknown (the
+// line was not kept), so the response's is null.
+func (f *lineFilter) refuseTooLong() {
+	msg := fmt.Sprintf("Invalid Request: a message longer than this server's bound of %d bytes (--max-request-bytes) was discarded; send a smaller one", f.max)
+	resp, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": codeInvalidRequest, "message": msg}})
+	_, _ = f.w.Write(append(resp, '\n'))
 }
 
 // refuse answers a line that is not a message, with its id when it has

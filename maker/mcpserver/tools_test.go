@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -135,12 +136,34 @@ func TestVoteAgreesWithRace(t *testing.T) {
 		require.NoError(t, err)
 		if n < k {
 			assert.False(t, got.Decided, "trial %d", trial)
+			flagged := 0
+			for _, s := range samples {
+				if s.Flag != nil {
+					flagged++
+				}
+			}
+			assert.Equal(t, flagged, got.Tally.Flagged, "trial %d", trial)
+			assert.Equal(t, n-flagged, got.Tally.Valid, "trial %d", trial)
 			continue
 		}
 		res, err := vote.Race(context.Background(), vote.Config{K: k, Parallel: 1, MaxSamples: n}, func(_ context.Context, i int) vote.Sample[int] {
 			return samples[i]
 		})
 		require.Equal(t, err == nil, got.Decided, "trial %d: k %d, %v", trial, k, cands)
+		tally := res.Tally
+		if u, ok := errors.AsType[*vote.UndecidedError](err); ok {
+			tally = u.Tally
+		}
+		assert.Equal(t, tally.Flagged, got.Tally.Flagged, "trial %d: red flags counted", trial)
+		assert.Equal(t, tally.Valid, got.Tally.Valid, "trial %d: valid votes counted", trial)
+		assert.Equal(t, tally.Flags["unparseable"], got.Tally.Flags["unparseable"], "trial %d", trial)
+		counted := 0
+		for _, r := range got.Replies {
+			if r.Counted {
+				counted++
+			}
+		}
+		assert.Equal(t, tally.Valid+tally.Flagged, counted, "trial %d: the replies marked counted", trial)
 		if err != nil {
 			continue
 		}

@@ -24,8 +24,9 @@ const Path = "/mcp"
 // ServeIO serves one session over newline-delimited JSON-RPC on r and w
 // (for stdio: os.Stdin and os.Stdout), until the client closes r or ctx
 // ends. A line that is not JSON is answered with a JSON-RPC -32700 parse
-// error, one that is JSON but not a message with -32600, and the session
-// goes on; a message longer than Config.MaxRequestBytes ends the session.
+// error, one that is JSON but not a message with -32600, one longer than
+// Config.MaxRequestBytes with -32600 (id null; the line is dropped as it
+// is read, never held whole), and the session goes on.
 // A call the client cancelled (notifications/cancelled) gets no response,
 // as the MCP spec asks, unless it was sent before the cancellation came.
 // Nothing but protocol messages is written to w. Errors: the transport's,
@@ -46,10 +47,16 @@ func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser)
 
 // HTTPOptions configure the streamable HTTP endpoint.
 type HTTPOptions struct {
-	// Token, if set, is the bearer token every request must carry
-	// (Authorization: Bearer TOKEN, the scheme in any case); a request
-	// without it gets 401.
+	// Token is the bearer token every request must carry (Authorization:
+	// Bearer TOKEN, the scheme in any case); a request without it gets
+	// 401, from its headers, before its body is read. Empty needs NoAuth:
+	// a loopback port is open to every user of the machine, so there is
+	// no unauthenticated default.
 	Token string
+	// NoAuth serves without a token, when Token is empty: every client
+	// that reaches the address may call the tools (and spend the
+	// server's model keys).
+	NoAuth bool
 	// Bounds are the HTTP server's limits (ServeHTTPOn): timeouts and the
 	// caps on connections and requests in flight (503 past them). A zero
 	// field takes its default from DefaultBounds.
@@ -57,9 +64,17 @@ type HTTPOptions struct {
 	// SessionTimeout closes a session that received no request for that
 	// long; 0 means DefaultSessionTimeout, a negative value never.
 	SessionTimeout time.Duration
-	// MaxSessions is the most sessions open at once: an initialize past
-	// it gets 503. 0 means DefaultMaxSessions, a negative value no cap.
-	MaxSessions int
+	// MaxSessions is the most sessions open at once, MaxSessionsPerClient
+	// the most one client (one remote IP address) holds. A new session
+	// past either cap takes the place of an idle one: the client's own at
+	// its cap, else one of the client holding the most sessions (when it
+	// holds more than the newcomer); one that never made a call goes
+	// first, then the least recently used. Only when none is idle is an
+	// initialize refused (503). So one client opening sessions without
+	// end cycles through its own and never locks another out. 0 means
+	// DefaultMaxSessions and DefaultMaxSessionsPerClient, a negative value
+	// no cap.
+	MaxSessions, MaxSessionsPerClient int
 	// AllowedOrigins are the Origin header values (scheme://host[:port])
 	// accepted besides the server's own origin and, on a loopback
 	// address, loopback origins. A request with any other Origin gets 403
@@ -80,17 +95,20 @@ var (
 		b.WriteTimeout = 30 * time.Minute
 		return b
 	}()
-	DefaultSessionTimeout = 10 * time.Minute
-	DefaultMaxSessions    = 256
+	DefaultSessionTimeout       = 10 * time.Minute
+	DefaultMaxSessions          = 256
+	DefaultMaxSessionsPerClient = 64
 )
 
-// Handler returns the streamable HTTP endpoint: the SDK's handler, which
+// Handler returns the streamable HTTP endpoint (with neither o.Token nor
+// o.NoAuth, one that answers every request 401): the SDK's handler, which
 // bounds request bodies (Config.MaxRequestBytes, 413 beyond), refuses
 // requests to a loopback address that name another host (DNS rebinding)
 // and closes sessions idle for o.SessionTimeout; in front of it an Origin
 // check (403 for another site's), the bearer-token check when o.Token is
-// set (401), and the session cap (503 for an initialize past
-// o.MaxSessions). A call the client cancelled (notifications/cancelled)
+// set (401, before the body is read), and the session caps (see
+// HTTPOptions.MaxSessions: an idle session gives way to a new one, 503
+// only when none is idle). A call the client cancelled (notifications/cancelled)
 // gets no response on its stream, as the MCP spec asks, unless it was sent
 // before the cancellation came. Serve it at Path.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
@@ -103,18 +121,21 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
 		SessionTimeout:      max(timeout, 0),
 	})
-	maxSessions := o.MaxSessions
-	if maxSessions == 0 {
-		maxSessions = DefaultMaxSessions
-	}
+	maxSessions := max(or(o.MaxSessions, DefaultMaxSessions), 0)
+	perClient := max(or(o.MaxSessionsPerClient, DefaultMaxSessionsPerClient), 0)
+	table := newSessionTable(maxSessions, perClient, s.liveSessions)
 	var want [sha256.Size]byte
 	if o.Token != "" {
 		want = sha256.Sum256([]byte(o.Token))
 	}
-	cancels := &httpCancels{log: s.log, inFlight: map[httpCall]bool{}}
+	cancels := &httpCancels{log: s.log, inFlight: map[httpCall]bool{}, onCall: table.called}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, o.AllowedOrigins) {
 			http.Error(w, fmt.Sprintf("403 forbidden: Origin %q is not this server's; a server started with --allow-origin %s accepts it", origin, origin), http.StatusForbidden)
+			return
+		}
+		if o.Token == "" && !o.NoAuth {
+			http.Error(w, "401 unauthorized: this server was given no token (HTTPOptions.Token) and no NoAuth, so it serves no one", http.StatusUnauthorized)
 			return
 		}
 		if o.Token != "" {
@@ -128,22 +149,35 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 				return
 			}
 		}
-		if maxSessions > 0 && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && s.sessions() >= maxSessions {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, fmt.Sprintf("503 service unavailable: this server holds at most %d sessions; end one (DELETE), or retry once an idle one times out (after %s)", maxSessions, timeout), http.StatusServiceUnavailable)
+		id := r.Header.Get(sessionHeader)
+		if r.Method == http.MethodPost && id == "" { // a new session
+			opened, err := table.admit(clientOf(r))
+			if err != nil {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			cancels.serve(h, w, r, s.cfg.MaxRequestBytes)
+			opened(w.Header().Get(sessionHeader))
 			return
+		}
+		if id != "" {
+			defer table.use(id, r.Method == http.MethodPost)()
 		}
 		cancels.serve(h, w, r, s.cfg.MaxRequestBytes)
 	})
 }
 
-// sessions counts the server's open sessions.
-func (s *Server) sessions() int {
-	n := 0
-	for range s.mcp.Sessions() {
-		n++
+// sessionHeader carries a streamable HTTP session's ID.
+const sessionHeader = "Mcp-Session-Id"
+
+// liveSessions are the server's open sessions by ID.
+func (s *Server) liveSessions() map[string]io.Closer {
+	m := map[string]io.Closer{}
+	for ss := range s.mcp.Sessions() {
+		m[ss.ID()] = ss
 	}
-	return n
+	return m
 }
 
 // bearer returns the credentials of an Authorization header of the Bearer
@@ -196,8 +230,13 @@ func loopbackHost(h string) bool {
 // ends, then shuts down: it stops accepting, closes the server's sessions
 // (which cancels their calls in flight; a cancelled run_task resumes from
 // its journal), gives requests a few seconds to end, and closes the rest.
-// It returns nil after a shutdown by ctx, otherwise the server's error.
+// It returns nil after a shutdown by ctx, otherwise the server's error;
+// an error wrapping ErrConfig, before serving, when o has neither a Token
+// nor NoAuth.
 func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions) error {
+	if o.Token == "" && !o.NoAuth {
+		return fmt.Errorf("%w: HTTPOptions has no Token: give the bearer token clients must send, or set NoAuth to serve every client that reaches %s", ErrConfig, ln.Addr())
+	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, s.Handler(o))
 	b := o.Bounds.WithDefaults(DefaultBounds)

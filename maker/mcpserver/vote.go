@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -138,27 +140,25 @@ type VoteOutput struct {
 	Replies []ReplyVerdict `json:"replies" jsonschema:"each candidate's verdict, in order"`
 }
 
-// board tallies keys in order, first-to-ahead-by-k, as vote.Race does.
+// board reports the valid votes a race committed, per key: the counts,
+// each key's first vote and the leader. It decides nothing: vote.Race does.
 type board struct {
-	k       int
 	votes   map[uint64]int
 	first   map[uint64]int // index of each key's first vote
 	canon   map[uint64]string
 	outputs map[uint64]*intent.Output
 }
 
-func newBoard(k int) *board {
-	return &board{k: k, votes: map[uint64]int{}, first: map[uint64]int{}, canon: map[uint64]string{}, outputs: map[uint64]*intent.Output{}}
+func newBoard() *board {
+	return &board{votes: map[uint64]int{}, first: map[uint64]int{}, canon: map[uint64]string{}, outputs: map[uint64]*intent.Output{}}
 }
 
-// add counts a vote of sample i and reports whether some key leads by k.
-func (b *board) add(i int, key uint64, canonical string, out *intent.Output) bool {
+// add counts a vote of sample i.
+func (b *board) add(i int, key uint64, canonical string, out *intent.Output) {
 	if _, ok := b.first[key]; !ok {
 		b.first[key], b.canon[key], b.outputs[key] = i, canonical, out
 	}
 	b.votes[key]++
-	_, lead := b.leader()
-	return lead >= b.k
 }
 
 // leader returns the key with the most votes (the earliest on a tie) and
@@ -198,12 +198,13 @@ func (b *board) tally() []KeyVotes {
 func hexKey(k uint64) string { return strconv.FormatUint(k, 16) }
 
 // Vote judges each candidate with maker.Inspect and tallies them in
-// order: the first index at which an answer leads every other by k valid
-// votes decides, exactly as vote.Race decides over samples tallied in
-// index order. Red-flagged replies never vote. Undecided, it says the
-// least number of further samples that could decide (k minus the lead).
-// Errors wrap ErrArgument: k outside 1..maxK, a candidate whose tool
-// arguments cannot be encoded. Cost: one parse and one key per candidate.
+// order with vote.RaceInline, so the decision is vote.Race's own: the
+// first index at which an answer leads every other by k valid votes
+// decides, and the candidates after it do not count. Red-flagged replies
+// never vote. Undecided, it says the least number of further samples that
+// could decide (k minus the lead). Errors wrap ErrArgument: k outside
+// 1..maxK, a negative max_tokens, a candidate whose tool arguments cannot
+// be encoded. Cost: one parse and one key per candidate.
 func Vote(in VoteInput, maxK int) (VoteOutput, error) {
 	k := or(in.K, vote.DefaultK)
 	if k < 1 || k > maxK {
@@ -213,40 +214,61 @@ func Vote(in VoteInput, maxK int) (VoteOutput, error) {
 		return VoteOutput{}, fmt.Errorf("%w: max_tokens %d: use a positive cap, or leave it out for 750", ErrArgument, in.MaxTokens)
 	}
 	out := VoteOutput{K: k, Replies: make([]ReplyVerdict, len(in.Candidates)), Tally: Tally{Flags: map[string]int{}}}
-	b := newBoard(k)
-	decided := -1
+	samples := make([]vote.Sample[int], len(in.Candidates))
 	for i, c := range in.Candidates {
 		r, err := c.reply()
 		if err != nil {
 			return VoteOutput{}, fmt.Errorf("candidate %d: %w", i, err)
 		}
 		v := maker.Inspect(r, in.MaxTokens, maker.FlagRules{}, nil)
-		out.Replies[i] = ReplyVerdict{Index: i, Verdict: verdictOf(v), Counted: decided < 0}
-		if decided >= 0 {
-			continue
-		}
+		out.Replies[i] = ReplyVerdict{Index: i, Verdict: verdictOf(v)}
 		if v.Flag != "" {
-			out.Tally.Flagged++
-			out.Tally.Flags[v.Flag]++
+			samples[i] = vote.Sample[int]{Flag: errors.New(v.Flag)}
 			continue
 		}
 		key, err := strconv.ParseUint(v.Key, 16, 64)
 		if err != nil { // Inspect writes keys in hex
 			return VoteOutput{}, fmt.Errorf("candidate %d: key %q: %w", i, v.Key, err)
 		}
-		out.Tally.Valid++
-		if b.add(i, key, v.Canonical, v.Output) {
-			decided = i
+		samples[i] = vote.Sample[int]{Value: i, Key: key}
+	}
+	// The race draws the candidates in order; running out of them ends it
+	// as a cancelled race, whose tally is what the candidates gave.
+	ctx, outOfCandidates := context.WithCancel(context.Background())
+	defer outOfCandidates()
+	cfg := vote.Config{K: k, MaxSamples: max(k, len(samples)), Backoff: vote.NoBackoff}
+	res, err := vote.RaceInline(ctx, cfg, func(_ context.Context, i int) vote.Sample[int] {
+		if i >= len(samples) {
+			outOfCandidates()
+			return vote.Sample[int]{Err: context.Canceled}
+		}
+		return samples[i]
+	})
+	tally := res.Tally
+	if u, ok := errors.AsType[*vote.UndecidedError](err); ok {
+		tally = u.Tally
+	} else if err != nil {
+		return VoteOutput{}, err
+	}
+	committed := tally.Valid + tally.Flagged
+	out.Tally.Valid, out.Tally.Flagged = tally.Valid, tally.Flagged
+	maps.Copy(out.Tally.Flags, tally.Flags)
+	b := newBoard()
+	for i := range committed {
+		out.Replies[i].Counted = true
+		if rv := out.Replies[i]; rv.Flag == "" {
+			b.add(i, samples[i].Key, rv.Canonical, rv.Output)
 		}
 	}
 	out.Tally.Votes = b.tally()
 	top, lead := b.leader()
 	out.Lead = lead
-	if decided >= 0 {
+	if err == nil {
+		decided := committed - 1
 		out.Decided = true
-		out.Winner = &Winner{Key: hexKey(top), Canonical: b.canon[top], Output: b.outputs[top], Votes: b.votes[top], FirstIndex: b.first[top], DecidedAt: decided}
+		out.Winner = &Winner{Key: hexKey(res.Key), Canonical: b.canon[res.Key], Output: b.outputs[res.Key], Votes: res.Votes[res.Key], FirstIndex: b.first[res.Key], DecidedAt: decided}
 		out.Message = fmt.Sprintf("decided at reply %d: key %s leads every other answer by %d with %s; %s",
-			decided, hexKey(top), lead, words.Plural(b.votes[top], "vote"), later(len(in.Candidates)-decided-1))
+			decided, hexKey(res.Key), lead, words.Plural(res.Votes[res.Key], "vote"), later(len(in.Candidates)-decided-1))
 		return out, nil
 	}
 	out.Need = k - lead

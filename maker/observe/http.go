@@ -109,11 +109,8 @@ var Bounds = httpbound.Limits{
 	IdleTimeout:       time.Minute,
 	MaxConns:          32,
 	MaxInFlight:       8,
+	MaxHeaderBytes:    httpbound.DefaultMaxHeaderBytes, // a bearer token is well under it
 }
-
-// maxHeaderBytes bounds a request's headers (a bearer token is well under
-// it).
-const maxHeaderBytes = 16 << 10
 
 // Serve listens on addr (see ListenAddr) and serves h in a goroutine it
 // owns until Close, within Bounds: read, write and idle timeouts, 16 KiB
@@ -130,9 +127,7 @@ func Serve(addr string, h http.Handler) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics endpoint: %w", err)
 	}
-	srv := Bounds.Server(h)
-	srv.MaxHeaderBytes = maxHeaderBytes
-	s := &Server{ln: Bounds.Listener(ln), done: make(chan error, 1), srv: srv}
+	s := &Server{ln: Bounds.Listener(ln), done: make(chan error, 1), srv: Bounds.Server(h)}
 	go func() { s.done <- s.srv.Serve(s.ln) }()
 	return s, nil
 }

@@ -10,8 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestDefaultBoundsAsDocumented covers docs/servesim.md:150-155: serve-sim
-// "is bounded by default ...: request headers within 10 s and a whole
+// TestDefaultBoundsAsDocumented covers docs/servesim.md ("## Bounds"): serve-sim
+// "is bounded by default ...: request headers within 10 s and at most
+// 16 KiB of them ... and a whole
 // request within 60 s, a response within 10 minutes, idle connections kept
 // 2 minutes; at most 1,024 connections open ... and 256 requests handled
 // at once". The mechanisms are tested in internal/httpbound (TestCaps) and
@@ -27,9 +28,11 @@ func TestDefaultBoundsAsDocumented(t *testing.T) {
 		IdleTimeout:       2 * time.Minute,
 		MaxConns:          1024,
 		MaxInFlight:       256,
+		MaxHeaderBytes:    16 << 10,
 	}
 	assert.Equal(t, want, simserver.Bounds{}.WithDefaults(simserver.DefaultBounds))
 	srv := simserver.Bounds{}.WithDefaults(simserver.DefaultBounds).Server(http.NotFoundHandler())
 	assert.Equal(t, [4]time.Duration{10 * time.Second, 60 * time.Second, 10 * time.Minute, 2 * time.Minute},
 		[4]time.Duration{srv.ReadHeaderTimeout, srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout})
+	assert.Equal(t, 16<<10, srv.MaxHeaderBytes)
 }

@@ -69,6 +69,18 @@ type Spec struct {
 	// cap); 0 means DefaultObservationBytes. A cut result ends with a
 	// note that says so.
 	ObservationBytes int `json:"observation_bytes,omitempty"`
+	// Checker, if set, is a rule that verifies each decided answer
+	// before it is applied, independently of the vote (which cannot see
+	// errors that agree): a JSON Schema that {"before": STATE, "answer":
+	// ANSWER} must satisfy, STATE the state the step was asked in and
+	// ANSWER the winning answer (the whole object, "state" and the done
+	// field included). A winner it refuses fails the step
+	// (maker.ErrRefused), and nothing of it is applied; a step whose
+	// winner is a tool call is not checked. The run's report counts the
+	// checked steps and the vote-only ones. Put what any single reply
+	// must satisfy in "answer" instead: a reply that breaks the contract
+	// is red-flagged before it votes.
+	Checker json.RawMessage `json:"checker,omitempty"`
 	// Script is the correct reply at each step, for the simulated model:
 	// an answer object, or {"tool_intent": {...}}; or, for a step that
 	// only a model that read the last tool result can answer,
@@ -76,7 +88,8 @@ type Spec struct {
 	// model then answers wrong unless the prompt shows that text.
 	Script []ScriptStep `json:"script,omitempty"`
 
-	schema *jsonschema.Schema
+	schema  *jsonschema.Schema
+	checker *jsonschema.Schema // nil without a checker
 }
 
 // DefaultMaxSteps is the step limit of a spec that sets none.
@@ -161,6 +174,13 @@ func Parse(b []byte) (*Spec, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("%w: \"answer\" is not a valid JSON Schema: %w", ErrSpec, err)
 	}
+	if len(s.Checker) > 0 {
+		if s.checker, err = schema.Compile("spec/checker", s.Checker); errors.Is(err, schema.ErrNotJSON) {
+			return nil, fmt.Errorf("%w: \"checker\" does not parse: %w", ErrSpec, err)
+		} else if err != nil {
+			return nil, fmt.Errorf("%w: \"checker\" is not a valid JSON Schema of {\"before\": STATE, \"answer\": ANSWER}: %w", ErrSpec, err)
+		}
+	}
 	if err := s.checkScript(); err != nil {
 		return nil, err
 	}
@@ -171,11 +191,25 @@ func Parse(b []byte) (*Spec, error) {
 // must satisfy the answer contract. A tool call may name any tool (a
 // script may play a model that calls one it was not given, which the
 // executor then refuses).
+//
+// With a checker, each answer of the script must pass it in the state the
+// script's earlier answers lead to: the script is the correct trajectory.
 func (s *Spec) checkScript() error {
-	task := &Task{spec: s}
+	task := &Task{spec: s, state: s.InitialState}
 	for i, st := range s.Script {
-		if _, err := task.Decode(maker.Reply{Text: string(st.Reply)}); err != nil {
+		out, err := task.Decode(maker.Reply{Text: string(st.Reply)})
+		if err != nil {
 			return fmt.Errorf("%w: \"script\" step %d does not match the answer contract, so a model that answered it would be red-flagged: %w", ErrSpec, i, err)
+		}
+		if _, err := task.check(out); err != nil {
+			return fmt.Errorf("%w: \"script\" step %d: its checker refuses the script's answer: %w", ErrSpec, i, err)
+		}
+		if m, ok := out.Value.(map[string]any); ok {
+			if v, ok := m["state"]; ok {
+				if task.state, err = json.Marshal(v); err != nil {
+					return fmt.Errorf("%w: \"script\" step %d: %w", ErrSpec, i, err)
+				}
+			}
 		}
 	}
 	return nil

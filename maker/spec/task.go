@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -140,6 +142,50 @@ func (t *Task) Apply(w intent.Output, obs *intent.Observation) (bool, error) {
 		return false, fmt.Errorf("%w: the spec's max_steps is %d and the task is not done", maker.ErrStepLimit, t.spec.MaxSteps)
 	}
 	return t.done, nil
+}
+
+var _ maker.Verifier = (*Task)(nil)
+
+// Verify implements maker.Verifier with the spec's "checker": an answer
+// (a winner with a value) is checked against it in the current state; a
+// tool call, or any winner of a spec without a checker, is vote-only.
+// The error names what the checker refused. Safe for concurrent use.
+func (t *Task) Verify(_ context.Context, w intent.Output) (bool, error) {
+	return t.check(w)
+}
+
+// check validates {"before": state, "answer": w's value} against the
+// checker.
+func (t *Task) check(w intent.Output) (bool, error) {
+	if t.spec.checker == nil || w.Value == nil {
+		return false, nil
+	}
+	var before any
+	if err := json.Unmarshal(t.state, &before); err != nil {
+		return true, fmt.Errorf("the state is not JSON: %w", err)
+	}
+	doc, err := roundTrip(map[string]any{"before": before, "answer": w.Value})
+	if err != nil {
+		return true, err
+	}
+	if err := t.spec.checker.Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return true, fmt.Errorf("checker: %s", ve.Error())
+		}
+		return true, fmt.Errorf("checker: %w", err)
+	}
+	return true, nil
+}
+
+// roundTrip gives v as the jsonschema package reads a JSON document:
+// numbers as json.Number, objects as map[string]any.
+func roundTrip(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(b))
 }
 
 // keep is how many tool results the prompt shows.

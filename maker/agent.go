@@ -1,0 +1,60 @@
+package maker
+
+import (
+	"encoding/json"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// newAgent builds the sample agent of every path that draws a sample:
+// Solve's races (and their escalation, through withModel), Draw (and so
+// maker/calibrate and maker/mcpserver). It is the only place a microagent
+// is made (TestOneAgentConstructor checks the source), so a setting of the
+// Solver that shapes a call reaches every path or none: the model, the
+// reply cap, the temperature schedule, the declared tools (natively or in
+// the prompt), the call options, the per-call Timeout, the Observer, the
+// spending cap (Budget, each member at its own price), several samples
+// per request (SamplesPerCall) and, for a structured run, the answer
+// schema (nil otherwise). Errors: those of the tool declaration.
+func (s *Solver) newAgent(schema json.RawMessage) (*microagent, error) {
+	native, toolText, _, err := s.declaration()
+	if err != nil {
+		return nil, err
+	}
+	temp := s.Temperature
+	if temp == nil {
+		temp = DefaultTemperature
+	}
+	a := &microagent{
+		model: s.Model, maxTokens: s.maxTokens(), temperature: temp,
+		tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout,
+		schema: schema, observer: s.Observer, single: new(singleOptions),
+	}
+	ms := members(s.Model)
+	if s.Budget != nil {
+		a.budget = s.Budget
+		a.price = func(i int) Price { return s.priceOf(ms, i%len(ms)) }
+	}
+	if per := s.samplesPerCall(len(ms)); per > 1 {
+		a.perCall = &perCall{limit: per, onShort: func(got, asked int) {
+			s.logger().Warn("the model returned fewer choices than asked: one sample per request from now on", "asked", asked, "got", got)
+		}}
+	}
+	return a, nil
+}
+
+// withModel returns a copy of a that draws from m instead, every other
+// setting kept, each of m's members priced as the Solver prices it (its
+// own Price if Priced): the agent of an escalated race (EscalateModel).
+func (a *microagent) withModel(s *Solver, m llms.Model) *microagent {
+	b := *a
+	b.model = m
+	ms := members(m)
+	if b.budget != nil {
+		b.price = func(i int) Price { return s.priceOf(ms, i%len(ms)) }
+	}
+	if b.perCall != nil && len(ms) > 1 { // an ensemble draws one sample a request
+		b.perCall = nil
+	}
+	return &b
+}

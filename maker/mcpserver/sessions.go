@@ -1,0 +1,192 @@
+package mcpserver
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+)
+
+// sessionTable keeps the HTTP sessions within their caps without letting
+// one client shut the others out. A client is a remote IP address: the
+// bearer token is one secret shared by every client, so it names none,
+// and the address is what a client cannot multiply cheaply. (Every
+// client on the server's own machine shares a loopback address, so there
+// they share the per-client cap; they are told apart by use, below.)
+//
+// A new session (a POST without Mcp-Session-Id) is admitted thus:
+//   - a client at its cap (perClient) gives up one of its own idle
+//     sessions;
+//   - at the server's cap (max), the client holding the most sessions
+//     gives one up, when it holds more than the newcomer or is the
+//     newcomer;
+//   - the session given up is an idle one (no POST in flight), one that
+//     never made a call first, else the one used least recently; it is
+//     closed (its client's next request gets 404 and, as the MCP spec
+//     asks, starts a new session);
+//   - when no such session is idle, the new one is refused (503); so is
+//     one that would displace a session its client called on while the
+//     client has other sessions still being opened.
+//
+// So a burst of initialize calls cycles through its own sessions and
+// never locks others out. A session with a POST in flight is never closed;
+// an idle one only for its own client's new session, or at the server's
+// cap for a client holding fewer sessions than its own.
+type sessionTable struct {
+	max, perClient int
+	sessions       func() map[string]io.Closer // the server's live sessions by ID
+
+	mu      sync.Mutex
+	entries map[string]*sessionEntry // by session ID
+	pending map[string]int           // by client: admitted, not yet opened
+	clock   uint64                   // orders uses
+}
+
+type sessionEntry struct {
+	client string
+	called bool   // it made a call (a request with an id) after initialize
+	last   uint64 // clock at its last request
+	busy   int    // its POSTs in flight
+}
+
+// errSessionRefused is the reason for a 503 to a new session.
+type errSessionRefused string
+
+func (e errSessionRefused) Error() string { return string(e) }
+
+func newSessionTable(max, perClient int, sessions func() map[string]io.Closer) *sessionTable {
+	return &sessionTable{max: max, perClient: perClient, sessions: sessions, entries: map[string]*sessionEntry{}, pending: map[string]int{}}
+}
+
+// clientOf is the client a request comes from: its remote IP address.
+func clientOf(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// admit makes room for a new session of client, closing the session it
+// displaces, and returns the function to call with the new session's ID
+// (empty when none was opened) once the request is served. Errors: the
+// refusal, whose text is the 503's.
+func (t *sessionTable) admit(client string) (opened func(id string), err error) {
+	live := t.sessions()
+	t.mu.Lock()
+	for id := range t.entries { // ended by DELETE, timeout or a failed initialize
+		if live[id] == nil {
+			delete(t.entries, id)
+		}
+	}
+	counts := map[string]int{}
+	total := 0
+	for _, e := range t.entries {
+		counts[e.client]++
+		total++
+	}
+	for c, n := range t.pending {
+		counts[c] += n
+		total += n
+	}
+	victim := ""
+	switch {
+	case t.perClient > 0 && counts[client] >= t.perClient:
+		if victim = t.idlest(client); victim == "" {
+			t.mu.Unlock()
+			return nil, errSessionRefused(fmt.Sprintf("503 service unavailable: this server holds at most %d sessions per client (per remote address), and none of yours is idle; end one (DELETE) or retry once a call ends", t.perClient))
+		}
+	case t.max > 0 && total >= t.max:
+		clients := make([]string, 0, len(counts))
+		for c := range counts {
+			clients = append(clients, c)
+		}
+		slices.SortFunc(clients, func(a, b string) int { return counts[b] - counts[a] })
+		for _, c := range clients { // the biggest holder first; itself, or one holding more
+			if c != client && counts[c] <= counts[client] {
+				continue
+			}
+			if victim = t.idlest(c); victim != "" {
+				break
+			}
+		}
+		if victim == "" {
+			t.mu.Unlock()
+			return nil, errSessionRefused(fmt.Sprintf("503 service unavailable: this server holds at most %d sessions, none of them idle and held by a client with more than yours; retry shortly", t.max))
+		}
+	}
+	if victim != "" {
+		delete(t.entries, victim)
+	}
+	t.pending[client]++
+	t.clock++
+	admitted := t.clock // its age counts from its request, not from its response
+	t.mu.Unlock()
+	if ss := live[victim]; ss != nil {
+		_ = ss.Close()
+	}
+	return func(id string) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.pending[client]--; t.pending[client] == 0 {
+			delete(t.pending, client)
+		}
+		if id != "" {
+			t.entries[id] = &sessionEntry{client: client, last: admitted}
+		}
+	}, nil
+}
+
+// idlest is client's session to give up: idle, never called first, then
+// least recently used; "" when all are busy. While client has sessions
+// being opened (a burst of initialize calls), a session it called on is
+// not given up for them: the burst's own, once open, go first. t.mu is
+// held.
+func (t *sessionTable) idlest(client string) string {
+	best := ""
+	var b *sessionEntry
+	for id, e := range t.entries {
+		if e.client != client || e.busy > 0 || (e.called && t.pending[client] > 0) {
+			continue
+		}
+		if b == nil || (!e.called && b.called) || (e.called == b.called && e.last < b.last) {
+			best, b = id, e
+		}
+	}
+	return best
+}
+
+// use records a request on session id, busy until done is called when
+// post is set (a POST's call may run long; a GET's event stream is not
+// use).
+func (t *sessionTable) use(id string, post bool) (done func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entries[id]
+	if e == nil {
+		return func() {}
+	}
+	t.clock++
+	e.last = t.clock
+	if !post {
+		return func() {}
+	}
+	e.busy++
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		e.busy--
+		t.clock++
+		e.last = t.clock
+	}
+}
+
+// called records that session id made a call.
+func (t *sessionTable) called(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.entries[id]; e != nil {
+		e.called = true
+	}
+}

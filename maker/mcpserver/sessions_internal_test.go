@@ -1,0 +1,166 @@
+package mcpserver
+
+import (
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeSessions stands for the SDK's live sessions: opening adds one,
+// closing (an eviction) removes it.
+type fakeSessions struct {
+	live   map[string]io.Closer
+	closed []string
+	n      int
+}
+
+type fakeSession struct {
+	f  *fakeSessions
+	id string
+}
+
+func (s fakeSession) Close() error {
+	delete(s.f.live, s.id)
+	s.f.closed = append(s.f.closed, s.id)
+	return nil
+}
+
+func (f *fakeSessions) snapshot() map[string]io.Closer {
+	m := make(map[string]io.Closer, len(f.live))
+	for k, v := range f.live {
+		m[k] = v
+	}
+	return m
+}
+
+// open admits and opens one session of client and returns its ID, or the
+// refusal.
+func (f *fakeSessions) open(t *testing.T, tab *sessionTable, client string) (string, error) {
+	t.Helper()
+	opened, err := tab.admit(client)
+	if err != nil {
+		return "", err
+	}
+	f.n++
+	id := fmt.Sprintf("%s#%d", client, f.n)
+	f.live[id] = fakeSession{f, id}
+	opened(id)
+	return id, nil
+}
+
+func (f *fakeSessions) count(client string) int {
+	n := 0
+	for id := range f.live {
+		if len(id) > len(client) && id[:len(client)+1] == client+"#" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSessionTableFairness: the admission policy of HTTPOptions.MaxSessions
+// and MaxSessionsPerClient. A client flooding new sessions cycles through
+// its own (never-called ones first, so its caller on the same address
+// keeps a session in use); at the server's cap the biggest holder gives
+// way, never a smaller client's; only when nothing is idle is a new
+// session refused.
+func TestSessionTableFairness(t *testing.T) {
+	f := &fakeSessions{live: map[string]io.Closer{}}
+	tab := newSessionTable(12, 4, f.snapshot)
+
+	// A careful client on the flooder's address, using its session.
+	mine, err := f.open(t, tab, "10.0.0.1")
+	require.NoError(t, err)
+	tab.called(mine)
+	// Another client holds two sessions, one of them in a call.
+	other1, err := f.open(t, tab, "10.0.0.2")
+	require.NoError(t, err)
+	other2, err := f.open(t, tab, "10.0.0.2")
+	require.NoError(t, err)
+	done := tab.use(other2, true)
+
+	// 1,000 initialize calls from 10.0.0.1, never used: every one is
+	// admitted, the address never holds more than 4, and the session in
+	// use survives.
+	for i := range 1000 {
+		_, err := f.open(t, tab, "10.0.0.1")
+		require.NoError(t, err, "flood %d", i)
+		require.LessOrEqual(t, f.count("10.0.0.1"), 4)
+	}
+	assert.Contains(t, f.live, mine, "the called session outlived the never-called ones")
+	assert.Contains(t, f.live, other1, "another client's sessions are not touched")
+	assert.Contains(t, f.live, other2)
+
+	// At the server's cap (12), a newcomer takes the place of an idle
+	// session of the biggest holder.
+	for _, c := range []string{"10.0.0.3", "10.0.0.3", "10.0.0.3", "10.0.0.4", "10.0.0.4", "10.0.0.4"} {
+		_, err := f.open(t, tab, c)
+		require.NoError(t, err)
+	}
+	require.Len(t, f.live, 4+2+6)
+	f.closed = nil
+	_, err = f.open(t, tab, "10.0.0.5")
+	require.NoError(t, err)
+	require.Len(t, f.closed, 1)
+	assert.Regexp(t, `^10\.0\.0\.1#`, f.closed[0], "the biggest holder (4 sessions) gave way")
+	assert.NotEqual(t, mine, f.closed[0], "its never-called ones first")
+	assert.Len(t, f.live, 12)
+
+	// A client holding no more than the newcomer never gives way to it,
+	// nor does a busy session: then a newcomer is refused.
+	g := &fakeSessions{live: map[string]io.Closer{}}
+	small := newSessionTable(2, 4, g.snapshot)
+	a, err := g.open(t, small, "a")
+	require.NoError(t, err)
+	_, err = g.open(t, small, "b")
+	require.NoError(t, err)
+	busyA := small.use(a, true)
+	_, err = g.open(t, small, "b")
+	require.NoError(t, err, "b, at the cap, gives up its own idle session")
+	c, err := g.open(t, small, "c")
+	require.NoError(t, err, "c takes b's idle session: b holds more than c")
+	assert.Equal(t, 0, g.count("b"))
+	busyC := small.use(c, true)
+	_, err = g.open(t, small, "d")
+	var refused errSessionRefused
+	require.ErrorAs(t, err, &refused, "every session busy: refused")
+	assert.Contains(t, err.Error(), "at most 2 sessions")
+	busyC()
+	busyA()
+
+	// A client holding no more than the newcomer keeps its session: the
+	// newcomer's own gives way.
+	k := &fakeSessions{live: map[string]io.Closer{}}
+	three := newSessionTable(3, 4, k.snapshot)
+	a1, _ := k.open(t, three, "a")
+	c1, _ := k.open(t, three, "c")
+	d1, _ := k.open(t, three, "d")
+	_, err = k.open(t, three, "d")
+	require.NoError(t, err)
+	assert.Equal(t, []string{d1}, k.closed, "d's own idle session gave way, not a's or c's")
+	assert.Contains(t, k.live, a1)
+	assert.Contains(t, k.live, c1)
+
+	// At a client's cap with every session of its own busy: refused, naming
+	// the per-client cap; once a call ends, admitted.
+	h := &fakeSessions{live: map[string]io.Closer{}}
+	per := newSessionTable(100, 2, h.snapshot)
+	var dones []func()
+	for range 2 {
+		id, err := h.open(t, per, "x")
+		require.NoError(t, err)
+		dones = append(dones, per.use(id, true))
+	}
+	_, err = h.open(t, per, "x")
+	require.ErrorAs(t, err, &refused)
+	assert.Contains(t, err.Error(), "at most 2 sessions per client")
+	_, err = h.open(t, per, "y")
+	require.NoError(t, err, "another client is not refused")
+	dones[0]()
+	_, err = h.open(t, per, "x")
+	require.NoError(t, err)
+	done()
+}
