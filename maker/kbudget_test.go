@@ -114,7 +114,8 @@ func TestFailureBudgetScheduleExact(t *testing.T) {
 // before the step): checked over every step, whatever the verdict. The
 // Pending warm-up steps are charged with the first step that fits.
 // Broken on purpose (Pending left out of ChooseFor's sum, as the old rule
-// charged the first step after the fact) it fails at once.
+// charged the first step after the fact) the late change point's case
+// fails: the ledger past the budget at step 990.
 func TestFailureBudgetNeverOverspends(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	overs, warm := 0, 0
@@ -145,4 +146,30 @@ func TestFailureBudgetNeverOverspends(t *testing.T) {
 	}
 	assert.Positive(t, overs, "some walks run out of budget")
 	assert.Positive(t, warm, "some steps wait in the warm-up")
+
+	// A change point late in a run: 30 steps wait in the warm-up with 10
+	// left, then a bound at which the 10 would fit alone but not with the
+	// 30 charged: the rule counts the waiting steps, so that step does
+	// not fit, and the ledger stays within the budget after every step.
+	a, err := maker.AdaptiveK{Target: 0.95, Steps: 1000}.WithDefaults()
+	require.NoError(t, err)
+	var led maker.FailureBudget
+	for i := range a.Steps {
+		b, evidence := 0.999, i
+		switch {
+		case i >= 990:
+			// 10·f(b, 30) is half the budget: 40·f(b, 30) twice it.
+			r := math.Pow(a.StepBudget()/20, 1/30.0)
+			b, evidence = 1/(1+r), i-960
+		case i >= 960:
+			b, evidence = 0, i-960
+		}
+		fail := func(k int) float64 { return maker.StepFailure(b, k) }
+		pl := a.ChooseFor(i, evidence, fail, led)
+		if pl.Verdict == maker.KOver {
+			break
+		}
+		a.Charge(&led, pl, fail(a.Max))
+		require.LessOrEqual(t, led.Spent, a.StepBudget()+1e-12, "late change point, step %d", i)
+	}
 }
