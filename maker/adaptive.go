@@ -64,7 +64,7 @@ const (
 // race stops on its votes, but the stopping rule leaves the likelihood
 // unchanged. The failure planned at k is the mean StepFailure over the
 // fitted Beta at the smallest mean p of its confidence region; the spread
-// counts once its likelihood beats no spread's (a pretest at Confidence).
+// counts once its log-likelihood beats no spread's by 5 (a pretest).
 // Young evidence runs at Max and is charged later (FailureBudget's
 // warm-up), so a few early steps cannot drive the plan.
 //
