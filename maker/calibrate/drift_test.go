@@ -71,10 +71,10 @@ func TestAdaptiveKFollowsDriftSmoke(t *testing.T) {
 // auto under the same drift keeps the one-sided 95% upper bound on its
 // failure rate at or below 1 - T = 5%, over MDAP_STAT_SEEDS seeds (200:
 // at most 4 failures). Behind the long flag: the default suite cannot
-// afford the seeds (see the smoke test above), and it FAILS (#34, for the
-// adaptive-k work): with MDAP_STAT_SEEDS=200, 7 of 200 runs wrong, an
-// upper bound of 0.0647 against 0.05 (the fixed k: 97 of 200). The lead
-// decides.
+// afford the seeds (see the smoke test above). With the recent window it
+// failed (7 of 200 runs wrong, a bound of 0.0647, #34); with the
+// change-point test, MDAP_STAT_SEEDS=200: 0 of 200, a bound of 0.0149
+// (the fixed k: 97 of 200).
 func TestAdaptiveKFollowsDrift(t *testing.T) {
 	seeds := longSeeds(t, 0.05)
 	_, auto := driftRuns(t, seeds)
