@@ -9,19 +9,22 @@ import (
 
 // Defaults of AdaptiveK's zero fields.
 const (
-	// DefaultKFloor is the smallest margin adaptive k uses. It is 2, not
-	// 1: when p is estimated from agreement with the winner, at k = 1 the
-	// first valid vote wins alone, so every step would agree with itself,
-	// p would look like 1 and k would stay at 1, blind. At k = 2 every
-	// wrong vote is seen (it delays the decision).
-	DefaultKFloor = 2
+	// DefaultKFloor is the smallest margin adaptive k uses. No test sees
+	// a drop of p before the votes show it, so the step on which p falls
+	// runs at the k planned for the old p, the floor when p was high: a
+	// drop from 0.9999 to 0.8 makes a step at k = 2 fail 5.9% of the time
+	// (more than a 5% allowance), at k = 4 0.39% (docs/calibrate.md has
+	// the runs). It is at least 2: with agreement at k = 1 the first valid
+	// vote wins alone, so no vote ever disagrees with its winner.
+	DefaultKFloor = 4
 	// DefaultKMax is the largest margin adaptive k uses: the margin of
 	// the first step, when nothing is known yet, and a bound on what a
 	// run spends per step if the model turns out near coin-flipping (the
 	// paper's k_min is 29 at p = 0.64 for a million steps).
 	DefaultKMax = 30
-	// DefaultKConfidence is the confidence of the lower bounds on p that
-	// adaptive k plans with.
+	// DefaultKConfidence is the confidence of the estimates adaptive k
+	// plans with when the target leaves none (AdaptiveK.Confidence 0 is
+	// 1 - (1 - Target)/2: 0.975 at the default target 0.95).
 	DefaultKConfidence = 0.95
 	// DefaultKWindow is the effective size, in valid votes, of the recent
 	// window whose bound stands beside the pooled one (AdaptiveK.Window).
@@ -42,41 +45,42 @@ const (
 
 // AdaptiveK sets each step's margin from the run's own votes instead of
 // a fixed Vote.K (Solver.AdaptiveK), within a failure budget: the whole
-// run's failure probability, charged step by step at the k used and the
-// lower bound on p then in force, stays within 1 - Target (see
-// FailureBudget for the rule and its proof, TestFailureBudgetScheduleExact
-// for the exact check and TestAdaptiveKMonteCarlo for the runs).
+// run's failure probability, charged step by step at the k used by the
+// plan then in force, stays within the steps' budget (1 - Target less
+// 1 - Confidence, the estimates' own miss), and when no k up to Max keeps
+// it the escalation policy acts (by default the run stops with
+// ErrOverBudget). See FailureBudget for the rule, TestFailureBudget* for
+// its checks and TestAdaptiveKMonteCarloGuarantee for the runs.
 //
 // The estimate. Where the task can check an answer (it implements
 // Checker: Towers of Hanoi does), a vote counts as a success when it is
 // the step's correct answer; otherwise when it agrees with the step's
 // winner, which is agreement, not correctness (SourceAgreement says what
-// it misses), and the report says which. A step's valid votes stop at its
-// decision, but each vote's chance of success does not depend on the
-// votes before it, so by Wald's identity successes over valid votes
-// estimate p without the stopping bias.
+// it misses), and the report says which.
 //
-// Two bounds, at Confidence (Wilson's one-sided score bound): one over
-// every vote of the run (pooled), one over a recent window (votes weighed
-// down exponentially, about Window of them in effect); each step plans
-// with the smaller, so a model that gets worse late in a run is seen
-// within about a window. Both treat steps as clusters: the votes of one
-// step share its difficulty, so the variance of the pooled share is
-// estimated cluster-robustly (the steps' residuals) and the bounds are
-// taken over effective counts, the votes divided by the design effect
-// (at least 1). This fixes the interval's width under clustering, not
-// the plan: with steps of different difficulty the per-step failure is
-// convex in p, so the mean p understates it; see maker/calibrate, which
-// plans over the fitted spread, and the hard-step escalation.
+// The plan (SpreadFit). Steps differ in difficulty and a race's failure
+// is convex in p, so the mean p understates it. The run fits a
+// beta-binomial model (mean p, correlation Rho) to its steps' votes; a
+// race stops on its votes, but the stopping rule leaves the likelihood
+// unchanged. The failure planned at k is the mean StepFailure over the
+// fitted Beta at the smallest mean p of its confidence region; the spread
+// counts once its log-likelihood beats no spread's by 5 (a pretest).
+// Young evidence runs at Max and is charged later (FailureBudget's
+// warm-up), so a few early steps cannot drive the plan.
 //
-// The prior. At step 0 there is no vote, so the bound is 0 and the step
-// runs at Max (charged later, see FailureBudget); each step at a large k
-// casts many votes, so the bound tightens within a few steps.
+// Drift (DriftTest). A CUSUM test on the steps' votes against the fitted
+// model finds a drop in p within a step or two of a large one; the
+// evidence then restarts from the change point. No test sees the step on
+// which p falls: the Floor (default 4) is what holds it.
+//
+// Reported beside the plan: the pooled share with a cluster-robust Wilson
+// bound and a recent window (votes weighed down exponentially, about
+// Window of them in effect), as before; they no longer drive k.
 //
 // Replay. The estimate and the ledger live in the Report (Report.KAuto),
 // updated step by step from journaled fields (votes, k, correct votes), so
 // a resumed run rebuilds them from its journal (its steps, or a
-// checkpoint's totals) and makes exactly the choices of the uninterrupted
+// checkpoint's state) and makes exactly the choices of the uninterrupted
 // run; each step's k is journaled (StepRecord.K). The journal's Settings
 // record the policy instead of a fixed k (Settings.KAuto), so a resume
 // with another Target, Floor, Max, Steps, Confidence or Window is refused.
@@ -98,12 +102,17 @@ type AdaptiveK struct {
 	// Max is the largest k, at least Floor; 0 means DefaultKMax (or
 	// Floor, if Floor is larger).
 	Max int `json:"max"`
-	// Confidence is the one-sided confidence of the lower bounds on p, in
-	// [0.5, 1); 0 means DefaultKConfidence.
+	// Confidence is the one-sided confidence of the plan's estimates, in
+	// [0.5, 1) and above Target; 0 means 1 - (1 - Target)/2. The chance
+	// that the estimates are wrong comes out of the run's failure
+	// allowance: the steps' budget is (1 - Target) - (1 - Confidence), so
+	// the whole run is wrong with probability at most 1 - Target (see
+	// FailureBudget, StepBudget).
 	Confidence float64 `json:"confidence"`
-	// Window is the recent window's effective size in valid votes, at
-	// least 10; 0 means DefaultKWindow. Smaller sees drift sooner and
-	// plans with a looser bound when nothing drifts.
+	// Window is the reported recent window's effective size in valid
+	// votes, at least 10; 0 means DefaultKWindow. It is reported beside
+	// the plan (PEstimate.WindowP); drift is the change-point test's
+	// (DriftTest).
 	Window int `json:"window,omitempty"`
 }
 
@@ -113,7 +122,7 @@ const maxAdaptiveK = 1 << 16
 // WithDefaults returns a with its zero fields set to their defaults.
 // Errors wrap ErrConfig and name the field: Target outside (0, 1),
 // Steps below 1, Floor below 2, Max below Floor or above 65536,
-// Confidence outside [0.5, 1), Window below 10.
+// Confidence outside [0.5, 1) or not above Target, Window below 10.
 func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 	if a.Floor == 0 {
 		a.Floor = DefaultKFloor
@@ -121,8 +130,8 @@ func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 	if a.Max == 0 {
 		a.Max = max(DefaultKMax, a.Floor)
 	}
-	if a.Confidence == 0 {
-		a.Confidence = DefaultKConfidence
+	if a.Confidence == 0 && a.Target > 0 && a.Target < 1 {
+		a.Confidence = max(0.5, 1-(1-a.Target)/2)
 	}
 	if a.Window == 0 {
 		a.Window = DefaultKWindow
@@ -138,11 +147,24 @@ func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 		return a, fmt.Errorf("%w: Max %d, want Floor (%d) to %d", ErrConfig, a.Max, a.Floor, maxAdaptiveK)
 	case !(a.Confidence >= 0.5 && a.Confidence < 1):
 		return a, fmt.Errorf("%w: Confidence %v, want 0.5 <= confidence < 1", ErrConfig, a.Confidence)
+	case !(a.Confidence > a.Target):
+		return a, fmt.Errorf("%w: Confidence %v, want above Target (%v): the estimates' miss, 1 - confidence, comes out of the failure allowance 1 - target", ErrConfig, a.Confidence, a.Target)
 	case a.Window < 10:
 		return a, fmt.Errorf("%w: Window %d, want at least 10 votes", ErrConfig, a.Window)
 	}
 	return a, nil
 }
+
+// StepBudget is the failure budget of the steps (FailureBudget), for a
+// with defaults set: half of what the run's allowance 1 - Target leaves
+// once the estimates' miss 1 - Confidence is taken, ((1 - Target) -
+// (1 - Confidence))/2, 0.0125 at the defaults. The other half is a margin
+// for what the plan's model does not capture: the steps decided before a
+// drop of p is seen, the shape of the spread. Spending the whole
+// remainder, the runs of TestAdaptiveKMonteCarloGuarantee failed 3.5% (p
+// 0.8) and 4% (late drift) of the time on held-out seeds: within 5%, but
+// too close for a 95% upper bound to show it.
+func (a AdaptiveK) StepBudget() float64 { return ((1 - a.Target) - (1 - a.Confidence)) / 2 }
 
 // String describes the policy, as the journal's settings show it.
 func (a AdaptiveK) String() string {

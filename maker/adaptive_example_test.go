@@ -31,11 +31,11 @@ func ExampleAdaptiveK() {
 	e := policy.Estimate(rep)
 	fmt.Printf("solved %v, %d wrong steps\n", task.Solved(), task.WrongSteps())
 	fmt.Printf("p estimate %.3f from %s, lower bound %.3f\n", e.P, e.Source, e.Lower)
-	fmt.Printf("failure budget spent %.3f of %.2f\n", e.Spent, e.Budget)
+	fmt.Printf("failure budget spent %.4f of %.4f\n", e.Spent, e.Budget)
 	fmt.Println("steps by k:", rep.KHistogram)
 	// Output:
 	// solved true, 0 wrong steps
-	// p estimate 0.958 from correctness, lower bound 0.946
-	// failure budget spent 0.046 of 0.05
-	// steps by k: map[3:171 4:81 5:2 30:1]
+	// p estimate 0.961 from correctness, lower bound 0.948
+	// failure budget spent 0.0034 of 0.0125
+	// steps by k: map[4:226 5:27 6:1 30:1]
 }

@@ -19,7 +19,7 @@ import (
 func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
 	a, err := maker.AdaptiveK{Target: 0.95, Steps: 10}.WithDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 2, Max: 30, Confidence: 0.95, Window: 500}, a)
+	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 4, Max: 30, Confidence: 0.975, Window: 500}, a)
 	a, err = maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 40}.WithDefaults()
 	require.NoError(t, err)
 	assert.Equal(t, 40, a.Max, "a floor above the default max raises it")
@@ -35,6 +35,7 @@ func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
 		{"Max", maker.AdaptiveK{Target: 0.9, Steps: 10, Floor: 5, Max: 4}},
 		{"Max", maker.AdaptiveK{Target: 0.9, Steps: 10, Max: 1 << 20}},
 		{"Confidence", maker.AdaptiveK{Target: 0.9, Steps: 10, Confidence: 0.4}},
+		{"Confidence", maker.AdaptiveK{Target: 0.95, Steps: 10, Confidence: 0.95}},
 		{"Window", maker.AdaptiveK{Target: 0.9, Steps: 10, Window: 5}},
 	} {
 		_, err := c.bad.WithDefaults()
@@ -55,8 +56,10 @@ func TestWilsonLowerKnownValues(t *testing.T) {
 }
 
 func TestAdaptiveKChoice(t *testing.T) {
-	a, err := maker.AdaptiveK{Target: 0.95, Steps: 4095}.WithDefaults()
+	// Confidence near 1: the steps' budget is nearly (1 - Target)/2.
+	a, err := maker.AdaptiveK{Target: 0.95, Steps: 4095, Confidence: 0.999999}.WithDefaults()
 	require.NoError(t, err)
+	assert.InDelta(t, 0.025, a.StepBudget(), 1e-6)
 	var none maker.FailureBudget
 	k, ok := a.Choose(0, 0, none)
 	assert.Equal(t, [2]any{a.Max, false}, [2]any{k, ok}, "no votes: the first step runs at Max, outside the rule")
@@ -64,14 +67,14 @@ func TestAdaptiveKChoice(t *testing.T) {
 	assert.Equal(t, a.Max, k, "a bound at 1/2: no margin helps, Max")
 	k, ok = a.Choose(0, 0.999999, none)
 	assert.Equal(t, [2]any{a.Floor, true}, [2]any{k, ok}, "a bound near 1: the floor")
-	// At a bound of 0.95 with nothing spent: 4095·f(0.95, 4) = 0.0421 <=
-	// 0.05 < 4095·f(0.95, 3) = 0.61.
+	// At a bound of 0.95 with nothing spent: 4095·f(0.95, 5) = 0.00165 <=
+	// 0.025 < 4095·f(0.95, 4) = 0.0314.
 	k, ok = a.Choose(0, 0.95, none)
-	assert.Equal(t, [2]any{4, true}, [2]any{k, ok})
-	// With 0.04 spent, the remaining 0.01 needs k = 5 for 4095 steps.
-	k, _ = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.04})
-	assert.Equal(t, 5, k)
-	k, ok = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.0501})
+	assert.Equal(t, [2]any{5, true}, [2]any{k, ok})
+	// With 0.024 spent, the remaining 0.001 needs k = 6 for 4095 steps.
+	k, _ = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.024})
+	assert.Equal(t, 6, k)
+	k, ok = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.0251})
 	assert.Equal(t, [2]any{a.Max, false}, [2]any{k, ok}, "a spent budget: Max, and no k keeps the rule")
 
 	prev := a.Max
@@ -81,8 +84,8 @@ func TestAdaptiveKChoice(t *testing.T) {
 		assert.GreaterOrEqual(t, k, a.Floor)
 		prev = k
 	}
-	k, _ = a.Choose(4094, 0.95, maker.FailureBudget{Spent: 0.04})
-	assert.Equal(t, 2, k, "the last step alone, 0.01 left: f(0.95, 2) = 0.0028")
+	k, _ = a.Choose(4094, 0.95, maker.FailureBudget{Spent: 0.02})
+	assert.Equal(t, a.Floor, k, "the last step alone, 0.005 left: f(0.95, 2) = 0.0028 would do; the floor")
 }
 
 func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
@@ -98,7 +101,7 @@ func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
 	b := a.Bounds(st.PTally)
 	assert.InDelta(t, 0.9, b.P, 1e-12)
 	assert.Equal(t, 1.0, b.DesignEffect)
-	assert.InDelta(t, maker.WilsonLower(1800, 2000, 0.95), b.Lower, 1e-12)
+	assert.InDelta(t, maker.WilsonLower(1800, 2000, a.Confidence), b.Lower, 1e-12)
 	assert.InDelta(t, 0.9, b.WindowP, 1e-12)
 	assert.InDelta(t, 100, b.WindowVotes, 2, "the window's effective size")
 	assert.Less(t, b.WindowLower, b.Lower, "fewer votes, a looser bound")
@@ -119,7 +122,9 @@ func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
 	assert.InDelta(t, 10, bs.DesignEffect, 0.2, "ten votes of a step count as one")
 	assert.Less(t, bs.Lower, b.Lower-0.02)
 
-	// Drift: 0.99 for long, then 0.8: the window sees it within a window.
+	// Drift: 0.999 for long, then 0.8: the change-point test sees it
+	// within two steps, the evidence restarts from the change point and
+	// the planned k rises.
 	var d maker.KState
 	for i := range 2000 {
 		x := 10
@@ -128,14 +133,21 @@ func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
 		}
 		a.Observe(&d, i, 3, x, 10)
 	}
-	before := a.Bounds(d.PTally)
+	require.Zero(t, d.Drift.Changes, "no change while p holds")
+	kBefore, _, _ := a.Next(2000, d)
+	seen := -1
 	for i := range 20 {
 		a.Observe(&d, 2000+i, 3, 8, 10)
+		if d.Drift.Changes > 0 && seen < 0 {
+			seen = i + 1
+		}
 	}
+	assert.Equal(t, 1, d.Drift.Changes)
+	assert.LessOrEqual(t, seen, 2, "seen within two steps of the drop")
 	after := a.Bounds(d.PTally)
-	assert.Greater(t, after.Lower, 0.98, "the pooled bound barely moves")
-	assert.Less(t, after.WindowLower, 0.85, "the window follows the model")
-	assert.Less(t, after.Planning, before.Planning-0.1)
+	assert.Less(t, after.P, 0.85, "the estimate is of the steps since the change")
+	kAfter, _, _ := a.Next(2020, d)
+	assert.Greater(t, kAfter, kBefore, "k rises")
 }
 
 // journaledRun runs 8-disk Hanoi with adaptive k on the simulated model
@@ -232,13 +244,13 @@ func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
 	f.Close()
 	assert.Zero(t, header.Settings.K, "no fixed k")
 	require.NotNil(t, header.Settings.KAuto)
-	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 255, Floor: 2, Max: 30, Confidence: 0.95, Window: 500}, *header.Settings.KAuto)
+	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 255, Floor: 4, Max: 30, Confidence: 0.975, Window: 500}, *header.Settings.KAuto)
 
 	other := policy
 	other.Target = 0.99
 	_, _, err = journaledRun(t, path, true, 0, other)
 	require.ErrorIs(t, err, maker.ErrJournalMismatch)
-	assert.Contains(t, err.Error(), "k_auto: auto(target=0.95 steps=255 floor=2 max=30 confidence=0.95 window=500) in the journal, auto(target=0.99")
+	assert.Contains(t, err.Error(), "k_auto: auto(target=0.95 steps=255 floor=4 max=30 confidence=0.975 window=500) in the journal, auto(target=0.99")
 
 	other = policy
 	other.Floor = 3
@@ -274,14 +286,14 @@ func TestAdaptiveKBudgetAndPolicyChecked(t *testing.T) {
 	require.ErrorIs(t, err, maker.ErrConfig)
 
 	s.Vote.MaxSamples = 0
-	s.AdaptiveK = &maker.AdaptiveK{Target: 0.95, Steps: 7, Max: 4}
+	s.AdaptiveK = &maker.AdaptiveK{Target: 0.95, Steps: 7, Max: 8}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.True(t, task.Solved())
-	assert.Positive(t, rep.KHistogram[4], "the first step runs at Max")
+	assert.Positive(t, rep.KHistogram[8], "the first step runs at Max")
 	for k := range rep.KHistogram {
-		assert.LessOrEqual(t, k, 4, "never above Max")
-		assert.GreaterOrEqual(t, k, 2, "never below the floor")
+		assert.LessOrEqual(t, k, 8, "never above Max")
+		assert.GreaterOrEqual(t, k, maker.DefaultKFloor, "never below the floor")
 	}
 }
 
@@ -305,4 +317,42 @@ func TestAdaptiveKPoolsAnEnsemble(t *testing.T) {
 	assert.InDelta(t, float64(w)/float64(v), e.P, 1e-12)
 	assert.Less(t, e.Lower, e.P)
 	assert.Contains(t, rep.String(), "steps by k: ")
+}
+
+// TestAdaptiveKOverBudgetStopsByDefault: a model too weak for the target
+// within --k-max (p 0.65, Max 5: f(0.65, 5) = 0.043 a step, 63 steps
+// against a budget of 0.05). After the warm-up (an eighth of the steps)
+// no k keeps the budget: with no escalation policy the run stops with
+// ErrOverBudget (an ErrStep) naming what to do, and after every step
+// that ran the ledger held at most the budget; with raise-k the run goes
+// on at twice Max, every such step counted over budget and the estimate
+// saying so. Broken on purpose (stepConfig ignoring KOver, the old
+// behaviour: run on at Max and charge) the run ends without an error and
+// the ledger goes past the budget (seen: no error, 5.16 spent of 0.05).
+func TestAdaptiveKOverBudgetStopsByDefault(t *testing.T) {
+	policy := maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(6), Max: 5}
+	run := func(esc *maker.Escalation) (maker.Report, error, float64) {
+		task, err := hanoi.New(6)
+		require.NoError(t, err)
+		worst := 0.0
+		s := &maker.Solver{Model: simModel(t, 11, 0.65), AdaptiveK: &policy, Escalation: esc}
+		s.Progress = func(e maker.Event) { worst = math.Max(worst, e.Report.KAuto.Spent) }
+		rep, err := s.Solve(context.Background(), task)
+		return rep, err, worst
+	}
+	rep, err, worst := run(nil)
+	require.ErrorIs(t, err, maker.ErrOverBudget)
+	require.ErrorIs(t, err, maker.ErrStep)
+	assert.Contains(t, err.Error(), "no k up to the maximum 5 keeps the failure budget of 0.0125")
+	assert.Contains(t, err.Error(), "stopped (escalation policy stop, the default): raise the maximum k, lower the target")
+	assert.LessOrEqual(t, worst, 0.0125+1e-12, "the ledger within the budget after every step")
+	assert.Less(t, rep.Steps, 63, "stopped before the end")
+	assert.GreaterOrEqual(t, rep.Steps, 7, "not before the warm-up's end")
+	assert.Zero(t, rep.KAuto.OverBudget)
+
+	rep, err, _ = run(&maker.Escalation{Policy: maker.EscalateRaiseK})
+	require.NoError(t, err)
+	assert.Positive(t, rep.KAuto.OverBudget)
+	assert.Positive(t, rep.KHistogram[10], "over budget: the escalation's k, twice Max")
+	assert.Contains(t, policy.Estimate(rep).String(), "over budget (no k up to the maximum kept it: the target is not guaranteed)")
 }

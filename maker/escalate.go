@@ -15,6 +15,12 @@ import (
 // ErrStep.
 var ErrContested = errors.New("contested step stopped for review")
 
+// ErrOverBudget: under adaptive k (Solver.AdaptiveK), no margin up to the
+// policy's Max keeps the failure budget for the next step, and the
+// escalation policy is EscalateStop or unset: the run stops before the
+// step (see FailureBudget). It is wrapped in ErrStep.
+var ErrOverBudget = errors.New("adaptive k: over the failure budget")
+
 // The escalation policies (Escalation.Policy).
 const (
 	// EscalateRaiseK decides a contested step by a new race at margin

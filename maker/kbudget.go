@@ -24,65 +24,115 @@ func StepFailure(p float64, k int) float64 {
 }
 
 // FailureBudget is adaptive k's ledger of the whole run's failure
-// probability: the failure each decided step spent, at the lower bound on
-// p in force when its k was chosen, against the budget 1 - Target.
+// probability: the failure each decided step was charged, by the plan in
+// force when its k was chosen, against the steps' budget
+// (AdaptiveK.StepBudget: 1 - Target less the estimates' miss
+// 1 - Confidence, so that the whole run fails with probability at most
+// 1 - Target).
 //
-// The rule (Choose): step i of Steps, with the bound b_i in force and
-// Spent charged so far, gets the smallest k in [Floor, Max] with
+// The rule (ChooseFor): step i of Steps, with F(k) the per-step failure
+// the plan charges at margin k (an upper confidence bound, see
+// SpreadFit), Spent charged so far and Pending steps not yet charged,
+// gets the smallest k in [Floor, Max] with
 //
-//	Spent + (Steps - i) · StepFailure(b_i, k) <= 1 - Target
+//	Spent + Pending · F(Max) + (Steps - i) · F(k) <= StepBudget
 //
-// that is, what the run has spent plus what the steps that remain would
-// spend at this k, if the bound held for them, stays within the budget.
-// The step is then charged StepFailure(b_i, k) (Charge). By induction
-// Spent never exceeds 1 - Target while every step finds such a k (at
-// step i the chosen k satisfies the rule, so Spent after it is at most
-// 1 - Target - (Steps-i-1)·StepFailure(b_i, k)); and the k of step i stays
-// admissible at step i+1 when the bound has not fallen, so a k is found
-// whenever the bound does not drop faster than Max can absorb. So, by the
-// union bound, when every step's true p is at least the bound charged for
-// it and each step found its k, the whole run is wrong with probability at
-// most Spent <= 1 - Target (TestFailureBudgetScheduleExact computes it
-// exactly).
+// that is, what the run has spent, plus the steps run before the votes
+// supported a plan, plus what the steps that remain would spend at this
+// k if the plan held for them, stays within the budget. The step is then
+// charged F(k), and the Pending steps F(Max) each (Charge). So Spent never
+// exceeds the budget: a step is charged only when the rule held for it,
+// and by the union bound the whole run is wrong with probability at most
+// Spent when each step's failure is at most what it was charged, plus
+// 1 - Confidence for the plan's estimates (TestFailureBudgetScheduleExact
+// computes it exactly for known p; TestAdaptiveKMonteCarloGuarantee bounds
+// it from runs).
 //
-// A step whose bound is at or below 1/2 (no margin is known to help: the
-// first step, before any vote) runs at Max and cannot be charged at that
-// bound (StepFailure is then at least 1/2, the whole budget). It is held
-// Pending and charged at the first bound above 1/2 (Charge's after): a
-// bound from votes that include its own, at Max, so a tiny charge. A step
-// for which no k in [Floor, Max] keeps the rule runs at Max and is counted
-// in OverBudget: the guarantee does not hold for that run, and the report
-// says so. Past Steps (a task longer than planned) each step plans as if
-// it were the last.
+// When no k keeps the rule there are two cases. While the evidence is
+// young (its tally has fewer than WarmupSteps steps, or an eighth of
+// Steps if that is fewer: the run's start, or a
+// change point, see DriftTest), the votes cannot yet exclude a spread of
+// difficulty that no k could meet, so the step runs at Max and waits in
+// Pending (KWarmup); it is charged with the first step that keeps the
+// rule. Otherwise (KOver) the budget cannot be kept: the run's escalation
+// policy acts (Solver.Escalation: by default, and with EscalateStop, the
+// run stops with ErrOverBudget before the step; with EscalateRaiseK the
+// step runs at the escalation's k, with EscalateModel at Max, each
+// charged and counted in OverBudget, and the report says the target is
+// not guaranteed). A run never goes over its budget silently. Past Steps
+// (a task longer than planned) each step plans as if it were the last.
 //
 // The zero value holds nothing spent. The ledger is plain data, so a
 // Report carries it and a journal checkpoint saves it.
 type FailureBudget struct {
 	// Spent is the failure charged so far, by the union bound.
 	Spent float64 `json:"spent"`
-	// Pending counts steps run at Max without a bound above 1/2, not yet
-	// charged.
+	// Pending counts warm-up steps run at Max, not yet charged.
 	Pending int `json:"pending,omitempty"`
-	// OverBudget counts steps for which no k up to Max kept the rule.
+	// OverBudget counts steps run although no k kept the rule (an
+	// escalation policy other than stop ran them).
 	OverBudget int `json:"over_budget,omitempty"`
 }
 
-// Choose returns the margin of step (from 0) for a with defaults set
-// (WithDefaults), given the bound on p in force and the ledger, and
-// whether that margin keeps the rule (see FailureBudget). It is a pure
-// function. Cost: O(log(Max - Floor)).
+// WarmupSteps is the most steps of evidence the budget waits for before
+// a step that no k fits stops the run (or escalates): below it, the step
+// runs at Max and is charged later (FailureBudget). A task of Steps steps
+// waits for at most an eighth of them (at least one step), so a short
+// run cannot end with every step waiting.
+const WarmupSteps = 256
+
+// warmup is the evidence a's budget waits for (WarmupSteps).
+func (a AdaptiveK) warmup() int { return max(1, min(WarmupSteps, a.Steps/8)) }
+
+// KVerdict is the budget rule's verdict on a step (StepPlan).
+type KVerdict int
+
+const (
+	// KFits: a k in [Floor, Max] keeps the rule.
+	KFits KVerdict = iota
+	// KWarmup: no k keeps it yet, the evidence is young: Max, charged
+	// later.
+	KWarmup
+	// KOver: no k keeps it: the escalation policy acts.
+	KOver
+)
+
+// StepPlan is the budget rule's choice for a step.
+type StepPlan struct {
+	// K is the step's margin (Max unless the verdict is KFits).
+	K int
+	// Fail is the per-step failure the plan charges at K.
+	Fail    float64
+	Verdict KVerdict
+}
+
+// Choose returns the margin of step (from 0) for a with defaults set,
+// with the per-step failure planned as StepFailure(bound, k) (steps all
+// at a known p of at least bound), and whether that margin keeps the rule
+// (see FailureBudget). It is ChooseFor with no warm-up: a pure function.
+// Cost: O(log(Max - Floor)).
 func (a AdaptiveK) Choose(step int, bound float64, b FailureBudget) (k int, ok bool) {
-	if !(bound > 0.5) {
-		return a.Max, false
-	}
+	p := a.ChooseFor(step, a.warmup(), func(k int) float64 { return StepFailure(bound, k) }, b)
+	return p.K, p.Verdict == KFits
+}
+
+// ChooseFor applies the rule (see FailureBudget) to step (from 0), with
+// fail(k) the per-step failure planned at k (non-increasing in k),
+// evidence the steps of the tally the plan comes from, and ledger b. A
+// pure function. Cost: O(log(Max - Floor)) calls of fail.
+func (a AdaptiveK) ChooseFor(step, evidence int, fail func(k int) float64, b FailureBudget) StepPlan {
 	left := float64(max(1, a.Steps-step))
-	budget := 1 - a.Target
-	fits := func(k int) bool { return b.Spent+left*StepFailure(bound, k) <= budget }
+	budget := a.StepBudget()
+	base := b.Spent + float64(b.Pending)*fail(a.Max)
+	fits := func(k int) bool { return base+left*fail(k) <= budget }
 	if !fits(a.Max) {
-		return a.Max, false
+		v := KOver
+		if evidence < a.warmup() {
+			v = KWarmup
+		}
+		return StepPlan{K: a.Max, Fail: fail(a.Max), Verdict: v}
 	}
-	// StepFailure falls as k grows (bound > 1/2): the smallest k that
-	// fits, by bisection.
+	// fail does not rise with k: the smallest k that fits, by bisection.
 	lo, hi := a.Floor, a.Max
 	for lo < hi {
 		mid := lo + (hi-lo)/2
@@ -92,27 +142,22 @@ func (a AdaptiveK) Choose(step int, bound float64, b FailureBudget) (k int, ok b
 			lo = mid + 1
 		}
 	}
-	return lo, true
+	return StepPlan{K: lo, Fail: fail(lo), Verdict: KFits}
 }
 
-// Charge records a decided step in the ledger: k its margin, before the
-// bound in force when k was chosen, after the bound once the step's own
-// votes are counted. A step with a bound above 1/2 is charged
-// StepFailure(before, k); one without waits in Pending, and the Pending
-// steps are charged at after (at Max) as soon as after is above 1/2.
-// ok is Choose's verdict for the step: false with a bound above 1/2
-// counts the step in OverBudget.
-func (a AdaptiveK) Charge(b *FailureBudget, k int, before, after float64, ok bool) {
-	if before > 0.5 {
-		b.Spent += StepFailure(before, k)
-		if !ok {
-			b.OverBudget++
-		}
-	} else {
+// Charge records a decided step in the ledger by its plan (p.Fail the
+// failure planned at the k it ran at) and maxFail, the failure planned at
+// Max by the same plan: a KFits or KOver step is charged p.Fail and the
+// Pending steps maxFail each; a KWarmup step waits in Pending. A KOver
+// step is counted in OverBudget.
+func (a AdaptiveK) Charge(b *FailureBudget, p StepPlan, maxFail float64) {
+	if p.Verdict == KWarmup {
 		b.Pending++
+		return
 	}
-	if b.Pending > 0 && after > 0.5 {
-		b.Spent += float64(b.Pending) * StepFailure(after, a.Max)
-		b.Pending = 0
+	b.Spent += float64(b.Pending)*maxFail + p.Fail
+	b.Pending = 0
+	if p.Verdict == KOver {
+		b.OverBudget++
 	}
 }

@@ -47,13 +47,48 @@ type PTally struct {
 	WinSuccesses float64 `json:"win_successes"`
 	WinVotes     float64 `json:"win_votes"`
 	WinWeight2   float64 `json:"win_weight2"`
+	// Spread is the steps' beta-binomial statistics, which the plan is
+	// fitted from (SpreadFit).
+	Spread SpreadTally `json:"spread"`
 }
 
-// KState is adaptive k's running state (Report.KAuto): the evidence and
-// the failure ledger. A checkpoint saves it; a replay rebuilds it.
+// add counts a step with x successes of n valid votes; window is the
+// recent window's effective size.
+func (t *PTally) add(x, n, window int) {
+	if n <= 0 {
+		return
+	}
+	fx, fn := float64(x), float64(n)
+	t.Steps++
+	t.Successes += x
+	t.Votes += n
+	t.SumXX += fx * fx
+	t.SumXN += fx * fn
+	t.SumNN += fn * fn
+	d := math.Pow(1-2/float64(window), fn)
+	t.WinSuccesses = t.WinSuccesses*d + fx
+	t.WinVotes = t.WinVotes*d + fn
+	t.WinWeight2 = t.WinWeight2*d*d + fn
+	t.Spread.add(x, n)
+}
+
+// clone returns a deep copy of t.
+func (t PTally) clone() PTally {
+	t.Spread = t.Spread.clone()
+	return t
+}
+
+// KState is adaptive k's running state (Report.KAuto): the evidence since
+// the last change point (the whole run if none), the plan fitted from it,
+// the change-point test and the failure ledger. A checkpoint saves it; a
+// replay rebuilds it.
 type KState struct {
 	PTally
 	FailureBudget
+	// Fit is the plan in force (nil before the first step's votes).
+	Fit *SpreadFit `json:"fit,omitempty"`
+	// Drift is the change-point test's state.
+	Drift DriftTest `json:"drift"`
 }
 
 // Bounds are what a tally says of p (see AdaptiveK).
@@ -96,37 +131,50 @@ func (a AdaptiveK) Bounds(t PTally) Bounds {
 	return b
 }
 
-// Next returns the margin of step (from 0) and the bound it plans with,
-// for a with defaults set, from the state of the steps before it: Choose
-// at the planning bound. A pure function. Cost: O(Max).
-func (a AdaptiveK) Next(step int, st KState) (k int, bound float64, ok bool) {
-	bound = a.Bounds(st.PTally).Planning
-	k, ok = a.Choose(step, bound, st.FailureBudget)
-	return k, bound, ok
+// Next returns the margin of step (from 0) for a with defaults set, from
+// the state of the steps before it, the per-step failure planned at that
+// margin, and whether the margin keeps the failure budget (Plan's
+// verdict is KFits). A pure function. Cost: O(log(Max − Floor)).
+func (a AdaptiveK) Next(step int, st KState) (k int, fail float64, ok bool) {
+	p := a.Plan(step, st)
+	return p.K, p.Fail, p.Verdict == KFits
+}
+
+// Plan is Choose over the failure planned by st's fit (SpreadFit): the
+// margin of step (from 0), its verdict and planned failure. A pure
+// function. Cost: O(log(Max − Floor)).
+func (a AdaptiveK) Plan(step int, st KState) StepPlan {
+	return a.ChooseFor(step, st.Steps, func(k int) float64 { return st.Fit.failAt(a.Floor, k) }, st.FailureBudget)
 }
 
 // Observe adds decided step (from 0) to st: decided at margin k, with
-// successes of its valid votes. It charges the ledger (Charge, with the
-// bound before and after the step's votes) and adds the votes to the
-// tally. A step without valid votes adds nothing to the tally. Cost: O(Max).
+// successes of its valid votes. It charges the ledger by the plan in
+// force before the step (Charge), runs the change-point test on the
+// step's votes (DriftTest: on a change, the evidence restarts at the
+// change point), adds the votes to the tally and refits the plan when due
+// (every step of the first 16, every 8th to 256, then every 64th, and at
+// a change). A step without valid votes is charged and adds nothing else.
+// Cost: O(n) for n valid votes, plus a fit when due (fitSpread).
 func (a AdaptiveK) Observe(st *KState, step, k, successes, valid int) {
-	_, before, ok := a.Next(step, *st)
-	t := &st.PTally
-	if valid > 0 {
-		x, n := float64(successes), float64(valid)
-		t.Steps++
-		t.Successes += successes
-		t.Votes += valid
-		t.SumXX += x * x
-		t.SumXN += x * n
-		t.SumNN += n * n
-		d := math.Pow(1-2/float64(a.Window), n)
-		t.WinSuccesses = t.WinSuccesses*d + x
-		t.WinVotes = t.WinVotes*d + n
-		t.WinWeight2 = t.WinWeight2*d*d + n
+	plan := a.Plan(step, *st)
+	plan.K = k
+	a.Charge(&st.FailureBudget, plan, st.Fit.failAt(a.Floor, a.Max))
+	if valid <= 0 {
+		return
 	}
-	after := a.Bounds(st.PTally).Planning
-	a.Charge(&st.FailureBudget, k, before, after, ok)
+	changed := st.Drift.observe(st, a, successes, valid)
+	st.add(successes, valid, a.Window)
+	if changed || refitDue(st.Steps) {
+		fit := fitSpread(st.Spread, st.Steps, a.Floor, a.Max, a.Confidence)
+		st.Fit = &fit
+	}
+}
+
+// refitDue says whether the plan is refitted once a tally has steps
+// steps: every step of the first 16, every 8th up to 256, then every
+// 64th (a fit costs about a millisecond; the plan moves little between).
+func refitDue(steps int) bool {
+	return steps <= 16 || (steps <= 256 && steps%8 == 0) || steps%64 == 0
 }
 
 // wilsonLowerFrac is WilsonLower for a share ph of n trials, n possibly
@@ -157,14 +205,24 @@ type PEstimate struct {
 	WindowP     float64 `json:"window_p"`
 	WindowLower float64 `json:"window_lower"`
 	WindowVotes float64 `json:"window_votes"`
-	// Planning is the bound the next step would plan with.
+	// Planning is the smallest mean p of the plan's confidence region
+	// (SpreadFit.PLow); Spread the correlation of the steps' difficulty
+	// the plan uses (SpreadFit.PlanRho) and SpreadHigh the largest the
+	// votes do not exclude.
 	Planning   float64 `json:"planning_lower"`
+	Spread     float64 `json:"spread"`
+	SpreadHigh float64 `json:"spread_high"`
 	Confidence float64 `json:"confidence"`
 	// Spent is the failure probability charged so far (FailureBudget),
-	// Budget 1 - Target; OverBudget the steps that could not keep it.
+	// Budget 1 - Target; Pending the warm-up steps not yet charged;
+	// OverBudget the steps run although no k kept it.
 	Spent      float64 `json:"failure_spent"`
 	Budget     float64 `json:"failure_budget"`
+	Pending    int     `json:"pending,omitempty"`
 	OverBudget int     `json:"over_budget"`
+	// Changes counts the change points the drift test found (DriftTest);
+	// the estimate is of the steps since the last.
+	Changes int `json:"changes,omitempty"`
 }
 
 // Estimate returns adaptive k's estimate of rep's run (rep.KAuto), for a
@@ -175,6 +233,9 @@ func (a AdaptiveK) Estimate(rep Report) PEstimate {
 		a = d
 	} else if a.Confidence == 0 {
 		a.Confidence, a.Window = DefaultKConfidence, DefaultKWindow
+		if a.Target > 0 && a.Target < 1 {
+			a.Confidence = max(0.5, 1-(1-a.Target)/2)
+		}
 	}
 	var st KState
 	if rep.KAuto != nil {
@@ -185,13 +246,18 @@ func (a AdaptiveK) Estimate(rep Report) PEstimate {
 	if src == "" {
 		src = SourceAgreement
 	}
-	return PEstimate{
+	e := PEstimate{
 		Source: src, Successes: st.Successes, Valid: st.Votes,
 		P: b.P, Lower: b.Lower, DesignEffect: b.DesignEffect,
 		WindowP: b.WindowP, WindowLower: b.WindowLower, WindowVotes: b.WindowVotes,
-		Planning: b.Planning, Confidence: a.Confidence,
-		Spent: st.Spent, Budget: 1 - a.Target, OverBudget: st.OverBudget,
+		Planning: st.Fit.pLow(), Confidence: a.Confidence,
+		Spent: st.Spent, Budget: a.StepBudget(), Pending: st.Pending, OverBudget: st.OverBudget,
+		Changes: st.Drift.Changes,
 	}
+	if st.Fit != nil {
+		e.Spread, e.SpreadHigh = st.Fit.PlanRho, st.Fit.RhoHigh
+	}
+	return e
 }
 
 // String renders the estimate for a terminal.
@@ -200,10 +266,16 @@ func (e PEstimate) String() string {
 	if e.Source != SourceCorrectness {
 		what = "agreed with their step's winner (agreement, not correctness)"
 	}
-	s := fmt.Sprintf("p %.5f from %s (lower bound %.5f at %g confidence, design effect %.2f; %d of %d valid votes %s); recent window of about %.0f votes: p %.5f, lower bound %.5f; planned with %.5f; failure budget: %.3g spent of %.3g",
-		e.P, e.Source, e.Lower, e.Confidence, e.DesignEffect, e.Successes, e.Valid, what, e.WindowVotes, e.WindowP, e.WindowLower, e.Planning, e.Spent, e.Budget)
+	s := fmt.Sprintf("p %.5f from %s (lower bound %.5f at %g confidence, design effect %.2f; %d of %d valid votes %s); recent window of about %.0f votes: p %.5f, lower bound %.5f; planned with p at least %.5f and a spread of difficulty of %.3g (the votes allow up to %.3g); failure budget: %.3g spent of %.3g",
+		e.P, e.Source, e.Lower, e.Confidence, e.DesignEffect, e.Successes, e.Valid, what, e.WindowVotes, e.WindowP, e.WindowLower, e.Planning, e.Spread, e.SpreadHigh, e.Spent, e.Budget)
+	if e.Pending > 0 {
+		s += fmt.Sprintf(", %s at the maximum k not charged (the votes never supported a plan)", words.Plural(e.Pending, "step"))
+	}
 	if e.OverBudget > 0 {
 		s += fmt.Sprintf(", %s over budget (no k up to the maximum kept it: the target is not guaranteed)", words.Plural(e.OverBudget, "step"))
+	}
+	if e.Changes > 0 {
+		s += fmt.Sprintf("; %s (the estimate is of the steps since the last)", words.Plural(e.Changes, "change point"))
 	}
 	return s
 }
@@ -214,7 +286,26 @@ func (r *run) stepConfig() (vote.Config, error) {
 	if r.auto == nil {
 		return r.cfg, nil
 	}
-	k, _, _ := r.auto.Next(r.next, r.kstate())
+	st := r.kstate()
+	plan := r.auto.Plan(r.next, st)
+	k := plan.K
+	if plan.Verdict == KOver {
+		left := max(1, r.auto.Steps-r.next)
+		why := fmt.Sprintf("no k up to the maximum %d keeps the failure budget of %.3g: %.3g spent", r.auto.Max, r.auto.StepBudget(), st.Spent)
+		if st.Pending > 0 {
+			why += fmt.Sprintf(", %s run at the maximum before the votes supported a plan (%.3g more at the plan's failure there)", words.Plural(st.Pending, "step"), float64(st.Pending)*plan.Fail)
+		}
+		why += fmt.Sprintf(", %d steps left at a planned failure of %.3g each even at k = %d (p at least %.4g, spread of difficulty %.3g)",
+			left, plan.Fail, r.auto.Max, st.Fit.pLow(), st.Fit.rho())
+		e := r.Escalation
+		switch {
+		case e == nil || e.Policy == EscalateStop:
+			return vote.Config{}, fmt.Errorf("%w: %s; stopped (escalation policy stop, the default): raise the maximum k, lower the target, use a stronger model, or escalate with raise-k to go on at a larger k", ErrOverBudget, why)
+		case e.Policy == EscalateRaiseK:
+			k = max(e.K, 2*r.auto.Max)
+		}
+		r.logger().Warn("k auto: over budget, the escalation policy runs the step", "step", r.next, "policy", e.Policy, "k", k, "why", why)
+	}
 	return r.auto.config(r.Vote, k)
 }
 
@@ -229,6 +320,22 @@ func (r *run) kstate() KState {
 		r.rep.KAuto = &KState{PTally: PTally{Source: src}}
 	}
 	return *r.rep.KAuto
+}
+
+// pLow and rho are the plan's smallest mean p and fitted spread, 0
+// without a fit.
+func (f *SpreadFit) pLow() float64 {
+	if f == nil {
+		return 0
+	}
+	return f.PLow
+}
+
+func (f *SpreadFit) rho() float64 {
+	if f == nil {
+		return 0
+	}
+	return f.PlanRho
 }
 
 // checkStep sets rec.Correct, the valid votes for the step's correct

@@ -119,7 +119,7 @@ func TestBinaryKAutoJournal(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	whole, err := os.ReadFile(j)
 	require.NoError(t, err)
-	assert.Contains(t, string(whole), `"k":0,"k_auto":{"target":0.95,"steps":127,"floor":2,"max":30,"confidence":0.95,"window":500}`)
+	assert.Contains(t, string(whole), `"k":0,"k_auto":{"target":0.95,"steps":127,"floor":4,"max":30,"confidence":0.975,"window":500}`)
 
 	// Cut the journal after its header and 50 steps, as a crash would.
 	lines := strings.SplitAfter(string(whole), "\n")
@@ -130,7 +130,7 @@ func TestBinaryKAutoJournal(t *testing.T) {
 	code, out, errOut := inDir(t, dir, append(args, "--resume", "--target", "0.99")...)
 	assert.Equal(t, 2, code)
 	assert.Empty(t, out)
-	assert.Contains(t, errOut, "k_auto: auto(target=0.95 steps=127 floor=2 max=30 confidence=0.95 window=500) in the journal, auto(target=0.99")
+	assert.Contains(t, errOut, "k_auto: auto(target=0.95 steps=127 floor=4 max=30 confidence=0.975 window=500) in the journal, auto(target=0.99")
 	after, err := os.ReadFile(j)
 	require.NoError(t, err)
 	assert.Equal(t, cut, string(after), "a refused resume writes nothing")
@@ -161,4 +161,21 @@ func stepKsOf(t *testing.T, journal string) []int {
 		}
 	}
 	return ks
+}
+
+// TestBinaryKAutoStopsOverBudget: --k auto with a model too weak for the
+// target within --k-max stops with exit 1 and a message naming the
+// budget and what helps, instead of running on over budget; --help's
+// --k-floor names the floor that holds a late drop of p.
+func TestBinaryKAutoStopsOverBudget(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := inDir(t, dir, "hanoi", "--disks", "6", "--p", "0.65", "--wrong-answers", "1", "--k", "auto", "--k-max", "5", "--seed", "11")
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, out, "failure budget: 0 spent of 0.0125")
+	assert.Contains(t, errOut, "adaptive k: over the failure budget: no k up to the maximum 5 keeps the failure budget of 0.0125")
+	assert.Contains(t, errOut, "stopped (escalation policy stop, the default): raise the maximum k, lower the target")
+
+	code, out, _ = inDir(t, dir, "hanoi", "--help")
+	require.Equal(t, 0, code)
+	assert.Contains(t, strings.Join(strings.Fields(out), " "), "the default 4 holds a late drop of p from 0.9999 to 0.8")
 }

@@ -45,7 +45,7 @@ func TestAdaptiveKHoldsWhereK2Fails(t *testing.T) {
 	require.NoError(t, err)
 	rs := byPolicy(rows)
 	fixed := rs["k=2"]
-	auto := rs[fmt.Sprintf("auto(target=0.95 steps=%d floor=2 max=30 confidence=0.95 window=500)", 1<<disks-1)]
+	auto := rs[fmt.Sprintf("auto(target=0.95 steps=%d floor=4 max=30 confidence=0.975 window=500)", 1<<disks-1)]
 	require.Len(t, fixed, len(seeds))
 	require.Len(t, auto, len(seeds))
 
@@ -65,8 +65,9 @@ func TestAdaptiveKHoldsWhereK2Fails(t *testing.T) {
 		require.NotNil(t, auto[i].P)
 		assert.LessOrEqual(t, auto[i].P.Lower, 0.95, "a lower bound of the true p, seed %d", seed)
 		// k_min at p = 0.95 is 4 for the whole run, less for its last
-		// few hundred steps; only the first step, knowing nothing, runs
-		// at Max.
+		// few hundred steps; the first step, knowing nothing, runs at
+		// Max, and so may a few more (the warm-up, a change point's
+		// restart), never more than 1% of the steps.
 		atLeast4 := 0
 		for k, n := range auto[i].KHistogram {
 			if k >= 4 {
@@ -74,14 +75,18 @@ func TestAdaptiveKHoldsWhereK2Fails(t *testing.T) {
 			}
 		}
 		assert.Greater(t, atLeast4, auto[i].Steps/2, "most steps at k >= 4: %s", calibrate.Histogram(auto[i].KHistogram))
-		assert.Equal(t, 1, auto[i].KHistogram[maker.DefaultKMax], "one step at Max")
+		assert.GreaterOrEqual(t, auto[i].KHistogram[maker.DefaultKMax], 1, "the first step at Max")
+		assert.LessOrEqual(t, auto[i].KHistogram[maker.DefaultKMax], 1+auto[i].Steps/100, "few steps at Max: %s", calibrate.Histogram(auto[i].KHistogram))
 	}
 }
 
 // TestAdaptiveKSpendsLessAtHighP: at p = 0.999, k_min for 1,023 steps is
-// 2, so adaptive k settles at the floor once the votes have shown it
-// (several hundred agreeing votes), and spends fewer samples than a fixed
-// k = 3, with no wrong step either way. (10 disks: the 12-disk figures,
+// 2, so adaptive k with a floor of 2 runs most steps at 2 or 3 once the
+// votes have shown it (at a budget of (1 - T)/4 the bound on p must reach
+// about 0.997 for k = 2), and spends fewer samples than a fixed k = 3,
+// with no wrong step either way. (The default floor
+// is 4: it gives this saving up to hold a late drop of p, see
+// docs/calibrate.md.) (10 disks: the 12-disk figures,
 // 2.12 against 3.01 samples per step, are in the report of issue #13.)
 func TestAdaptiveKSpendsLessAtHighP(t *testing.T) {
 	_, seeds := experiment()
@@ -92,7 +97,7 @@ func TestAdaptiveKSpendsLessAtHighP(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.P = 0.999
 	rows, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{
-		Disks: disks, Sim: cfg, Seeds: seeds, Fixed: []int{3}, Auto: []maker.AdaptiveK{{Target: 0.95}},
+		Disks: disks, Sim: cfg, Seeds: seeds, Fixed: []int{3}, Auto: []maker.AdaptiveK{{Target: 0.95, Floor: 2}},
 	})
 	require.NoError(t, err)
 	sums := calibrate.Summarize(rows)
@@ -106,7 +111,8 @@ func TestAdaptiveKSpendsLessAtHighP(t *testing.T) {
 	rs := byPolicy(rows)
 	for i, r := range rs[auto.Policy] {
 		assert.Less(t, r.SamplesPerStep, rs["k=3"][i].SamplesPerStep, "seed %d", r.Seed)
-		assert.Greater(t, r.KHistogram[2], r.Steps/2, "most steps at the floor: %s", calibrate.Histogram(r.KHistogram))
+		assert.Greater(t, r.KHistogram[2]+r.KHistogram[3], r.Steps/2, "most steps at k 2 or 3: %s", calibrate.Histogram(r.KHistogram))
+		assert.Positive(t, r.KHistogram[2], "some at the floor")
 		assert.True(t, r.Solved)
 	}
 	t.Logf("samples per step: fixed k=3 %.3f, auto %.3f", fixed.SamplesPerStep, auto.SamplesPerStep)

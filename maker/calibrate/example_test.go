@@ -63,5 +63,5 @@ func ExampleCompareHanoi() {
 	}
 	// Output:
 	// k=2: 2.19 samples per step, 1 wrong steps in 2 runs
-	// auto(target=0.95 steps=255 floor=2 max=30 confidence=0.95 window=500): 3.90 samples per step, 0 wrong steps in 2 runs
+	// auto(target=0.95 steps=255 floor=4 max=30 confidence=0.975 window=500): 4.65 samples per step, 0 wrong steps in 2 runs
 }

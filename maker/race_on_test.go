@@ -1,0 +1,7 @@
+//go:build race
+
+package maker_test
+
+// raceEnabled: the race detector makes a sample about ten times slower;
+// the Monte Carlo tests run fewer seeds under it.
+const raceEnabled = true
