@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mdap-go/mdap/internal/evidence"
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
@@ -150,7 +150,7 @@ func summarize(auto, fixed []autoRun) mcSummary {
 			ratios = append(ratios, r.spp/fixed[i].spp)
 		}
 	}
-	_, s.upper = calibrate.ClopperPearson(float64(s.failed), float64(s.runs), 0.90)
+	s.upper = evidence.Upper(s.failed, s.runs, evidence.Confidence)
 	slices.Sort(spp)
 	s.medianSPP = spp[len(spp)/2]
 	if len(ratios) > 0 {
