@@ -34,7 +34,11 @@ func TestBinaryCalibrateMaxCost(t *testing.T) {
 
 	full := newBiller(t, base, 0.4, 1.6)
 	c := start(t, nil, append(args, "--base-url", full.URL+"/v1")...)
-	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+	// Exit 0 with a k, or 1 undecided (40 steps of a spread-free model
+	// cannot rule a spread out): either way a report, every sample drawn.
+	code := c.wait(t, 2*time.Minute)
+	require.Contains(t, []int{0, 1}, code, c.stderr.String())
+	require.Contains(t, c.stdout.String(), "k_min", "a report, not a stop: %s", c.stderr.String())
 	wholeBill, calls := full.bill()
 	require.Equal(t, 200, calls, "every sample drawn")
 

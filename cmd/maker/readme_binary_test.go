@@ -109,7 +109,7 @@ func TestBinaryReadme(t *testing.T) {
 				assert.Contains(t, string(b), `{"id":"hanoi-8-k4","line":5,"kind":"hanoi","status":"solved","steps":255,"samples":1022,`, "the fields and figures of the README's results line (there on line 3 of a shorter file)")
 			}},
 		// Before a long run: `maker calibrate` and `--k auto`.
-		{cmd: "maker calibrate --disks 20 --p 0.97 --wrong-answers 1 --samples 30 --price-in 0.4 --price-out 1.6", out: []string{"p = 0.97", "95% interval", "wrong answers repeat", "k_min 6 for 1048575 steps at target 0.95"}},
+		{cmd: "maker calibrate --disks 12 --p 0.97 --wrong-answers 1 --until-decided --price-in 0.4 --price-out 1.6", out: []string{"p = 0.97", "95% interval", "confidence region of mean p and spread", "k_min 5 for 4095 steps at target 0.95 over the whole confidence region", "whole-run success at least"}},
 		{cmd: "maker hanoi --disks 12 --p 0.95 --wrong-answers 1 --k auto --target 0.95", out: []string{"hanoi 12 disks, k=auto", "solved true", "steps by k:", "failure budget"}},
 		{cmd: "maker kmin --steps 1048575 --p 0.9978 --target 0.95", out: []string{"k_min            3", "p_full           0.988824"}},
 		// The command line's prose and table (README "The command line").
