@@ -239,3 +239,25 @@ func TestCalibrateProviderIgnoresN(t *testing.T) {
 	assert.Positive(t, asked, "n was asked before the provider was seen to ignore it")
 	assert.LessOrEqual(t, asked, 4, "n > 1 asked after the first short answer: %d requests", asked)
 }
+
+// TestCalibrateEnsembleOneSampleARequest: an ensemble's members are
+// separate models, so calibration, as its run, sends their samples one a
+// request whatever SamplesPerCall says.
+func TestCalibrateEnsembleOneSampleARequest(t *testing.T) {
+	srv := newNServer(t, 0.9, false)
+	ens, err := maker.NewEnsemble(srv.model(t), srv.model(t))
+	require.NoError(t, err)
+	steps, err := calibrate.Hanoi(4)
+	require.NoError(t, err)
+	_, err = calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Model: ens, SamplesPerCall: 5},
+		StepsSampled: 3, Samples: 10, SamplesPerCall: 5, Parallel: 4})
+	require.NoError(t, err)
+	seen := srv.requests()
+	require.Len(t, seen, 3)
+	for step, rs := range seen {
+		assert.Len(t, rs, 10, "step %x: one request a sample", step)
+		for _, r := range rs {
+			assert.Equal(t, 1, r.N, "step %x", step)
+		}
+	}
+}
