@@ -2,7 +2,6 @@ package maker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,48 +52,16 @@ type Drawn struct {
 // solver without a schema in ctx; the tool declaration's. Safe for concurrent use if the model
 // and decode are; cost: one model call.
 func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageContent, decode func(Reply) (intent.Output, error)) (Drawn, error) {
-	if s.Model == nil {
-		return Drawn{}, ErrNoModel
-	}
-	if decode == nil {
-		decode = DecodeReply
-	}
-	var schema json.RawMessage
-	if s.Structured {
-		// Draw has no task: the caller passes its answer schema.
-		if schema, _ = AnswerSchemaFrom(ctx); len(schema) == 0 {
-			return Drawn{}, fmt.Errorf("%w: a Structured solver's Draw takes the task's answer schema from its context (WithAnswerSchema)", ErrNoAnswerSchema)
-		}
-	}
-	agent, err := s.newAgent(schema)
+	p, err := s.NewSampler()
 	if err != nil {
 		return Drawn{}, err
 	}
-	agent.perCall = nil // one sample: one request
-	d := Drawn{Member: id.Index % len(members(s.Model))}
-	reply, took, err := agent.sample(ctx, id, msgs)
-	d.Usage = reply.usage(took)
+	p.agent.perCall = nil // one sample: one request
+	ds, err := p.DrawWave(ctx, id.Step, vote.Wave{First: id.Index, N: 1}, msgs, decode)
 	if err != nil {
-		d.Err = err
-		return d, nil
+		return Drawn{}, err
 	}
-	d.Reply = reply
-	safe := func(r Reply) (out intent.Output, err error) {
-		if p := catch.Try(func() { out, err = decode(r) }); p != nil {
-			return out, fmt.Errorf("%w: Decode: %w", ErrTaskPanic, p.AsError())
-		}
-		return out, err
-	}
-	j := judge(reply, agent.maxTokens, s.Flags, safe, s.normalizer())
-	switch {
-	case errors.Is(j.reason, ErrTaskPanic):
-		d.Err = j.reason
-	case j.flag != nil:
-		d.Flag, d.Reason = j.flag, j.reason
-	default:
-		d.Output, d.Key = j.out, j.key
-	}
-	return d, nil
+	return ds[0], nil
 }
 
 // Key returns the vote key out has in this solver's races: a tool intent

@@ -141,9 +141,19 @@ func (a *microagent) wave(step int, msgs []llms.MessageContent) *waveDraw {
 	return &waveDraw{agent: a, step: step, msgs: msgs}
 }
 
-// sample draws sample i of the step.
+// sample draws sample i of the step, in the request of the wave in ctx
+// that serves it (microagent.chunk).
 func (d *waveDraw) sample(ctx context.Context, i int) (Reply, time.Duration, error) {
 	first, n := d.agent.chunk(ctx, i)
+	return d.sampleIn(ctx, i, first, n)
+}
+
+// sampleIn draws sample i of the step as a choice of the request of n
+// choices from index first (n <= 1: a call of its own). A sample that is
+// not the request's first to be drawn waits for the request the first
+// makes: the caller must see that the request's maker is drawn (on
+// another goroutine, or earlier on this one).
+func (d *waveDraw) sampleIn(ctx context.Context, i, first, n int) (Reply, time.Duration, error) {
 	if n <= 1 {
 		return d.agent.sample(ctx, SampleID{Step: d.step, Index: i}, d.msgs)
 	}

@@ -52,7 +52,10 @@ func newCalibrate() *cobra.Command {
 it samples --steps-sampled steps of the task at random, builds each on its own
 in its true state (a microagent is stateless, so any step can be asked alone),
 asks the model --samples times on each, exactly as a run would (the same
-prompt, reply cap, temperatures and red flags), and compares every valid
+prompt, reply cap, temperatures and red flags, and the same requests: with
+--samples-per-call, a step's samples go several to a request as a run's
+wave of them would, sample 0 at temperature 0 a request of its own, one a
+request once the provider is seen to ignore n), and compares every valid
 reply with the step's correct answer.
 
 It reports, per model (several --model make an ensemble) and for the ensemble:

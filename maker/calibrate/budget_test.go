@@ -19,8 +19,11 @@ import (
 // the budget refuses, with ErrBudget (and maker.ErrBudget), having spent
 // no more than the cap, and starts no sample after it. With Draw building
 // its agent without the budget, every sample is drawn and Run succeeds.
+// The same with several samples a request (SamplesPerCall 5: a request
+// is reserved at the worst case of all its choices, as in a run).
 func TestRunStopsAtTheSolversBudget(t *testing.T) {
-	for _, parallel := range []int{1, 8} {
+	for _, c := range []struct{ parallel, perCall int }{{1, 0}, {8, 0}, {1, 5}, {8, 5}} {
+		parallel := c.parallel
 		cfg := sim.DefaultConfig()
 		cfg.Seed, cfg.P = 3, 0.95
 		model := numberSim(t, cfg)
@@ -30,7 +33,7 @@ func TestRunStopsAtTheSolversBudget(t *testing.T) {
 		b := maker.NewBudget(1)
 		var drawn int
 		rep, err := calibrate.Run(context.Background(), calibrate.Config{
-			Steps: numbers{total: 1000}, Solver: &maker.Solver{Model: model, Price: price, Budget: b},
+			Steps: numbers{total: 1000}, Solver: &maker.Solver{Model: model, Price: price, Budget: b, SamplesPerCall: c.perCall},
 			StepsSampled: 50, Samples: 10, Parallel: parallel, Progress: func(done, _ int) { drawn = max(drawn, done) },
 		})
 		require.ErrorIs(t, err, calibrate.ErrBudget, "parallel %d", parallel)

@@ -64,8 +64,10 @@ type Config struct {
 	// Solver is the solver the run will use; its Model (a single model or
 	// a maker.Ensemble), MaxTokens, Temperature, Flags, CallOptions, Tools,
 	// ToolDeclaration, Structured (with each Step's Schema), Timeout,
-	// Observer, Budget and Executor draw and judge each sample exactly as
-	// its races would (Solver.Draw: the run's own sample agent), and Price
+	// Observer, Budget, Executor and SamplesPerCall draw and judge each
+	// sample exactly as its races would (maker.Sampler: the run's own
+	// sample agent, a step's samples sent in the requests a run's wave of
+	// them is), and Price
 	// prices it (a member that is maker.Priced at its own price). Its
 	// Vote, Journal and the rest are not used. Required, with a Model.
 	Solver *maker.Solver
@@ -102,7 +104,8 @@ type Config struct {
 	// (maker.Solver.SamplesPerCall, --samples-per-call): the plans' costs
 	// bill the prompt once a request (see Plan.RequestsPerStep). 0 or 1:
 	// one request per sample; maker.SamplesPerCallAuto: k samples a
-	// request. Calibration itself draws one sample a request.
+	// request. Calibration itself sends its samples as the Solver's
+	// SamplesPerCall says (give both the same value).
 	SamplesPerCall int
 	// Progress, if set, is called after each sample with the samples
 	// done and the total of its round, from the goroutine that drew it:
@@ -480,8 +483,12 @@ type sample struct {
 	key     uint64
 	correct bool
 	usage   vote.Usage
-	cost    float64
-	inCost  float64 // the input's share of cost, cached tokens at their price
+	// cost is the sample's price as a request of its own (its prompt
+	// and output), inCost the prompt's share of it (cached tokens at
+	// their price): what the plans bill by. paid is what the sample
+	// cost here (its share of its request's prompt: none but for the
+	// sample that made the request).
+	cost, inCost, paid float64
 }
 
 // Run calibrates: it draws StepsSampled distinct steps of the task at
@@ -495,7 +502,7 @@ type sample struct {
 //
 // A failed model call is counted (Estimate.Errors), not an error of Run.
 // With a Budget on the Solver, every sample's call is reserved against
-// it as a run's are (Solver.Draw): the first call it refuses stops the
+// it as a run's are (maker.Sampler): the first call it refuses stops the
 // calibration, no sample starts after it, and Run returns ErrBudget
 // (wrapping the *maker.BudgetError) with the dollars spent, which never
 // pass the cap for a provider that bills no more than a call's worst
@@ -503,7 +510,9 @@ type sample struct {
 // task's error; ErrNoVotes with the Report when no sample was valid;
 // ctx.Err() when ctx ends. Deterministic for a deterministic model: the
 // Report depends on the samples, never on their schedule. Cost:
-// StepsSampled × Samples model calls.
+// StepsSampled × Samples samples, in as many model calls, or fewer
+// with the Solver's SamplesPerCall (the requests a run would send them
+// in).
 func Run(ctx context.Context, cfg Config) (Report, error) {
 	start := time.Now()
 	cfg, err := cfg.withDefaults()
@@ -515,6 +524,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return Report{}, fmt.Errorf("%w: the task has %d steps", ErrConfig, total)
 	}
 	c := newCalibration(cfg, total)
+	if c.sampler, err = cfg.Solver.NewSampler(); err != nil {
+		return Report{}, err
+	}
 	rep := Report{
 		Total: total, SamplesEach: cfg.Samples,
 		Target: cfg.Target, Confidence: cfg.Confidence, Interval: intervalName,
@@ -640,6 +652,7 @@ type calibration struct {
 	steps   []Step
 	keys    []uint64
 	drawn   [][]sample
+	sampler *maker.Sampler // draws a request's samples as the run sends them
 }
 
 func newCalibration(cfg Config, total int) *calibration {
@@ -718,65 +731,89 @@ func (c *calibration) samples() int {
 	return n
 }
 
-// spent is the price of the samples drawn so far.
+// spent is the dollars the samples drawn so far cost.
 func (c *calibration) spent() float64 {
 	t := 0.0
 	for _, d := range c.drawn {
 		for _, x := range d {
-			t += x.cost
+			t += x.paid
 		}
 	}
 	return t
 }
 
+// unit is the samples of one request: the jobs from t on, of sampled step
+// j, are the samples of wave w.
+type unit struct {
+	t, j int
+	w    vote.Wave
+}
+
+// units cuts the jobs into the requests the run would send them in: each
+// sampled step's run of jobs (consecutive indices) is a wave, as a race's
+// wave of those indices, cut by the Sampler (several samples a request
+// under the Solver's SamplesPerCall, one temperature a request).
+func (c *calibration) units(jobs []job) []unit {
+	var out []unit
+	for t := 0; t < len(jobs); {
+		e := t + 1
+		for e < len(jobs) && jobs[e].j == jobs[t].j && jobs[e].idx == jobs[e-1].idx+1 {
+			e++
+		}
+		for _, w := range c.sampler.Requests(vote.Wave{First: jobs[t].idx, N: e - t}) {
+			out = append(out, unit{t: t + w.First - jobs[t].idx, j: jobs[t].j, w: w})
+		}
+		t = e
+	}
+	return out
+}
+
 // draw draws the jobs: Parallel workers take them in order from a shared
-// counter (each keeps its goroutine, and grown stack, for many calls).
+// counter (each keeps its goroutine, and grown stack, for many calls), a
+// request's samples at a time: a worker takes a unit (a request's
+// samples) and draws them one after another (maker.Sampler.DrawWave), the
+// first making the request and the others taking their choices of it.
+// No sample ever waits on another worker: a request's samples are one
+// job, on the worker that took it.
 func (c *calibration) draw(ctx context.Context, jobs []job) error {
 	cfg, s := c.cfg, c.cfg.Solver
 	out := make([]sample, len(jobs))
+	units := c.units(jobs)
 	var next, done atomic.Int64
-	// capped is the first sample the Solver's Budget refused: no sample
+	// capped is the first sample the Solver's Budget refused: no request
 	// starts after it, and those in flight finish (they are paid for).
 	var capped atomic.Pointer[error]
 	g, gctx := errgroup.WithContext(ctx)
-	for range min(cfg.Parallel, len(jobs)) {
+	for range min(cfg.Parallel, len(units)) {
 		g.Go(func() error {
 			for capped.Load() == nil {
-				t := int(next.Add(1) - 1)
-				if t >= len(jobs) {
+				u := int(next.Add(1) - 1)
+				if u >= len(units) {
 					return nil
 				}
-				jb := jobs[t]
-				st := c.steps[jb.j]
+				un := units[u]
+				st := c.steps[un.j]
 				dctx := gctx
 				if s.Structured {
 					dctx = maker.WithAnswerSchema(gctx, st.Schema)
 				}
-				d, err := s.Draw(dctx, maker.SampleID{Step: c.sampled[jb.j], Index: jb.idx}, st.Messages, st.Decode)
+				ds, err := c.sampler.DrawWave(dctx, c.sampled[un.j], un.w, st.Messages, st.Decode)
 				if err != nil {
 					return err
 				}
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				if errors.Is(d.Err, maker.ErrBudget) {
-					capped.CompareAndSwap(nil, &d.Err)
-					return nil
-				}
-				sm := sample{member: d.Member, err: d.Err != nil, usage: d.Usage, key: d.Key}
-				if d.Flag != nil {
-					sm.flag = d.Flag.Error()
-				}
-				sm.correct = !sm.err && sm.flag == "" && d.Key == c.keys[jb.j]
-				if !sm.err {
-					sm.cost = c.prices[d.Member].Cost(d.Usage)
-					in := d.Usage
-					in.OutputTokens = 0
-					sm.inCost = c.prices[d.Member].Cost(in)
-				}
-				out[t] = sm
-				if d := int(done.Add(1)); cfg.Progress != nil {
-					cfg.Progress(d, len(jobs))
+				prompt := requestPrompt(ds)
+				for i, d := range ds {
+					if errors.Is(d.Err, maker.ErrBudget) {
+						capped.CompareAndSwap(nil, &d.Err)
+						return nil
+					}
+					out[un.t+i] = c.sampleOf(d, un.j, prompt)
+					if d := int(done.Add(1)); cfg.Progress != nil {
+						cfg.Progress(d, len(jobs))
+					}
 				}
 			}
 			return nil
@@ -801,6 +838,55 @@ func (c *calibration) draw(ctx context.Context, jobs []job) error {
 		c.drawn[jb.j] = append(c.drawn[jb.j], out[t])
 	}
 	return nil
+}
+
+// promptOf is the input usage of one of the requests d made (a request's
+// input tokens are on the sample that made it; one whose request a
+// provider ignoring n answered short made a call of its own too), and
+// whether it made any.
+func promptOf(d maker.Drawn) (vote.Usage, bool) {
+	u := d.Usage
+	if u.Requests < 1 || d.Err != nil {
+		return vote.Usage{}, false
+	}
+	return vote.Usage{InputTokens: u.InputTokens / u.Requests, CachedInputTokens: u.CachedInputTokens / u.Requests, CacheWriteTokens: u.CacheWriteTokens / u.Requests}, true
+}
+
+// requestPrompt is the input usage of the request of a request's samples
+// ds (promptOf the first that made one): what the prompt costs a sample
+// of the request that made none.
+func requestPrompt(ds []maker.Drawn) vote.Usage {
+	for _, d := range ds {
+		if u, ok := promptOf(d); ok {
+			return u
+		}
+	}
+	return vote.Usage{}
+}
+
+// sampleOf is what Run keeps of d, a sample of sampled step j whose
+// request's prompt is prompt (used when d made no request itself). Its
+// usage and costs are those of a sample that is a request of its own
+// (its output, and its request's prompt for input), as
+// the plans take them (they bill the prompt once a request themselves);
+// paid is what it cost here.
+func (c *calibration) sampleOf(d maker.Drawn, j int, prompt vote.Usage) sample {
+	sm := sample{member: d.Member, err: d.Err != nil, usage: d.Usage, key: d.Key}
+	if d.Flag != nil {
+		sm.flag = d.Flag.Error()
+	}
+	sm.correct = !sm.err && sm.flag == "" && d.Key == c.keys[j]
+	if !sm.err {
+		price := c.prices[d.Member]
+		sm.paid = price.Cost(d.Usage)
+		if own, ok := promptOf(d); ok {
+			prompt = own
+		}
+		sm.usage.InputTokens, sm.usage.CachedInputTokens, sm.usage.CacheWriteTokens = prompt.InputTokens, prompt.CachedInputTokens, prompt.CacheWriteTokens
+		sm.cost = price.Cost(sm.usage)
+		sm.inCost = price.Cost(prompt)
+	}
+	return sm
 }
 
 // summarize sets the report's estimates from the samples so far.

@@ -11,8 +11,8 @@
 // A microagent is stateless, so any step can be asked on its own: [Steps]
 // builds step i in its true state with its correct answer ([Hanoi] from the
 // solution's closed form, [Spec] from a spec task's script). [Run] samples
-// steps at random, asks each one several times through [maker.Solver.Draw]
-// (the run's own call options, red flags and parsing), and counts, per
+// steps at random, asks each one several times through [maker.Sampler]
+// (the run's own call options, red flags, parsing and requests), and counts, per
 // model: right and wrong valid answers, red flags by reason, provider
 // errors, tokens.
 //
