@@ -22,9 +22,10 @@ const (
 	// run spends per step if the model turns out near coin-flipping (the
 	// paper's k_min is 29 at p = 0.64 for a million steps).
 	DefaultKMax = 30
-	// DefaultKConfidence is the confidence of the estimates adaptive k
-	// plans with when the target leaves none (AdaptiveK.Confidence 0 is
-	// 1 - (1 - Target)/2: 0.975 at the default target 0.95).
+	// DefaultKConfidence is the confidence of adaptive k's estimates
+	// where no target sets one. An AdaptiveK's Confidence 0 is not this
+	// but 1 - (1 - Target)/2 (0.975 at the default target 0.95), so that
+	// the estimates' miss comes out of the target's allowance.
 	DefaultKConfidence = 0.95
 	// DefaultKWindow is the effective size, in valid votes, of the recent
 	// window whose bound stands beside the pooled one (AdaptiveK.Window).
@@ -46,8 +47,9 @@ const (
 // AdaptiveK sets each step's margin from the run's own votes instead of
 // a fixed Vote.K (Solver.AdaptiveK), within a failure budget: the whole
 // run's failure probability, charged step by step at the k used by the
-// plan then in force, stays within the steps' budget (1 - Target less
-// 1 - Confidence, the estimates' own miss), and when no k up to Max keeps
+// plan then in force, stays within the steps' budget (StepBudget: half of
+// what 1 - Target leaves once the estimates' own miss 1 - Confidence is
+// taken, 0.0125 at the defaults), and when no k up to Max keeps
 // it the escalation policy acts (by default the run stops with
 // ErrOverBudget). See FailureBudget for the rule, TestFailureBudget* for
 // its checks and TestAdaptiveKMonteCarloGuarantee for the runs.
@@ -105,9 +107,10 @@ type AdaptiveK struct {
 	// Confidence is the one-sided confidence of the plan's estimates, in
 	// [0.5, 1) and above Target; 0 means 1 - (1 - Target)/2. The chance
 	// that the estimates are wrong comes out of the run's failure
-	// allowance: the steps' budget is (1 - Target) - (1 - Confidence), so
-	// the whole run is wrong with probability at most 1 - Target (see
-	// FailureBudget, StepBudget).
+	// allowance: the steps' budget is half of (1 - Target) - (1 -
+	// Confidence), the other half a margin, so that under the plan's
+	// model the whole run is wrong with probability at most 1 - Target
+	// (see FailureBudget, StepBudget).
 	Confidence float64 `json:"confidence"`
 	// Window is the reported recent window's effective size in valid
 	// votes, at least 10; 0 means DefaultKWindow. It is reported beside

@@ -26,9 +26,10 @@ func StepFailure(p float64, k int) float64 {
 // FailureBudget is adaptive k's ledger of the whole run's failure
 // probability: the failure each decided step was charged, by the plan in
 // force when its k was chosen, against the steps' budget
-// (AdaptiveK.StepBudget: 1 - Target less the estimates' miss
-// 1 - Confidence, so that the whole run fails with probability at most
-// 1 - Target).
+// (AdaptiveK.StepBudget: half of what 1 - Target leaves once the
+// estimates' miss 1 - Confidence is taken, the other half a margin, so
+// that under the plan's model the whole run fails with probability at
+// most 1 - Target).
 //
 // The rule (ChooseFor): step i of Steps, with F(k) the per-step failure
 // the plan charges at margin k (an upper confidence bound, see

@@ -108,6 +108,26 @@ func TestBinaryCalibrateUntilDecidedCaps(t *testing.T) {
 	assert.Empty(t, entries, "nothing written")
 }
 
+// TestBinaryCalibrateUntilDecidedBudgetMidRound: the forecast prices a
+// round at the mean cost of a sample, the spending cap reserves each
+// call's worst case, so a round the forecast let through can still meet
+// --max-cost part way. Calibrate then still prints its report (at the
+// look before that round) and says which cap stopped it, as it does for
+// the other caps; it used to print nothing and exit with the bare budget
+// error.
+func TestBinaryCalibrateUntilDecidedBudgetMidRound(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := inDir(t, dir, "calibrate", "--disks", "5", "--p", "0.97", "--difficulty-spread", "0.05", "--wrong-answers", "1",
+		"--until-decided", "--price-in", "1", "--price-out", "1", "--max-cost", "0.408", "--json", "--progress", "off")
+	assert.Equal(t, 1, code, errOut)
+	var rep calibrate.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), "a report on stdout: %q\n%s", out, errOut)
+	assert.True(t, rep.All.Undecided)
+	assert.Contains(t, rep.Stopped, "the spending cap stopped a round")
+	assert.Contains(t, errOut, "--until-decided stopped: the spending cap stopped a round")
+	assert.Contains(t, errOut, "spent of $0.408000")
+}
+
 // TestBinaryKAutoJournal: an adaptive run's journal records its policy; a
 // resume with another target is refused before anything is written, and
 // one with the same policy finishes the run.

@@ -114,10 +114,14 @@ type Config struct {
 	// UntilDecided: while the plan is undecided (Estimate.Undecided),
 	// sample more, as the forecast says (Estimate.MoreSteps): new steps
 	// while the task has steps not yet sampled, then more samples of each
-	// sampled step; look again; stop when decided, when the forecast says
-	// sampling will not settle it, or before a round whose samples would
-	// pass MaxSamples or whose forecast cost would pass MaxCost
-	// (Report.Stopped says which). Look j plans over a region at
+	// sampled step; look again; stop when decided, before a round whose
+	// samples would pass MaxSamples or whose forecast cost would pass
+	// MaxCost, or when the Solver's Budget refuses a call of a round (its
+	// samples are then not counted, and the report stands at the look
+	// before it); Report.Stopped says which. A round takes the forecast's
+	// samples, but at least a quarter of those drawn so far and at most as
+	// many again; when the forecast names no number (MoreSteps -1), as
+	// many again. Look j plans over a region at
 	// confidence 1 - (1-Confidence)/(j(j+1)), so the looks together keep the
 	// error within 1 - Confidence. Cost: up to MaxSamples model calls.
 	UntilDecided bool
@@ -587,7 +591,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 		switch {
 		case r.Samples < 1 || r.SamplesSoFar+r.Samples > cfg.MaxSamples:
-			rep.Stopped = fmt.Sprintf("the cap of %d samples is reached (%d drawn, the forecast wants %d more): raise the cap to go on", cfg.MaxSamples, r.SamplesSoFar, want)
+			wants := "the forecast names no number"
+			if want >= 0 {
+				wants = fmt.Sprintf("the forecast wants %d more", want)
+			}
+			rep.Stopped = fmt.Sprintf("the cap of %d samples is reached (%d drawn, %s): raise the cap to go on", cfg.MaxSamples, r.SamplesSoFar, wants)
 			return rep, nil
 		case cfg.MaxCost > 0 && r.SpentSoFar+r.Cost > cfg.MaxCost:
 			rep.Stopped = fmt.Sprintf("the next round's forecast $%.4f would pass the cap of $%.4f ($%.4f spent); raise the cap to go on", r.Cost, cfg.MaxCost, r.SpentSoFar)
@@ -599,13 +607,21 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 		rest = rest[newSteps:]
 		c.look++
-		if err := c.draw(ctx, c.jobs(before, cfg.Samples)); err != nil {
-			return rep, err
+		err := c.draw(ctx, c.jobs(before, cfg.Samples))
+		if err == nil && extraEach > 0 {
+			err = c.draw(ctx, c.extra(extraEach))
 		}
-		if extraEach > 0 {
-			if err := c.draw(ctx, c.extra(extraEach)); err != nil {
-				return rep, err
-			}
+		if errors.Is(err, ErrBudget) {
+			// The Budget reserves each call's worst case, which the
+			// forecast (at the mean cost of a sample) does not: a round
+			// can still meet the cap. The report stands at the last look;
+			// the stopped round's samples are paid for but not counted
+			// (a step's samples must stay whole, in index order).
+			rep.Stopped = fmt.Sprintf("the spending cap stopped a round: %v; the report stands at look %d, without that round's samples: raise the cap to go on", err, c.look-1)
+			return rep, nil
+		}
+		if err != nil {
+			return rep, err
 		}
 		c.summarize(&rep, start)
 	}

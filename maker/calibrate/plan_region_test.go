@@ -3,6 +3,7 @@ package calibrate_test
 import (
 	"context"
 	"fmt"
+	"github.com/mdap-go/mdap/internal/evidence"
 	"os"
 	"strconv"
 	"strings"
@@ -77,11 +78,9 @@ func calibrateSim(t *testing.T, sc sim.Config, seed uint64, cfg calibrate.Config
 	return rep
 }
 
-// upper95 is the one-sided 95% Clopper-Pearson upper bound of x of n.
-func upper95(x, n int) float64 {
-	_, hi := calibrate.ClopperPearson(float64(x), float64(n), 0.90)
-	return hi
-}
+// upper95 is the project's standard of proof, the one-sided 95%
+// Clopper-Pearson upper bound of x failures of n (internal/evidence).
+func upper95(x, n int) float64 { return evidence.Upper(x, n, evidence.Confidence) }
 
 // tally counts calibrations by outcome against the truth.
 type tally struct {

@@ -71,9 +71,9 @@ func (s *Server) check(in Sampling) (settings, error) {
 	}
 	if in.BaseURL != "" && in.BaseURL != s.cfg.BaseURL {
 		if !s.cfg.AllowAnyModel {
-			return st, fmt.Errorf("%w: base_url %q: this server calls only its own model server; its operator can allow others with --allow-any-model", ErrModelNotAllowed, in.BaseURL)
+			return st, fmt.Errorf("%w: base_url %q: this server calls only its own model server; its operator can allow others with --allow-any-model", ErrModelNotAllowed, models.ShownURL(in.BaseURL))
 		}
-		if err := checkURL(in.BaseURL); err != nil {
+		if err := models.CheckBaseURL("", in.BaseURL); err != nil {
 			return st, fmt.Errorf("%w: base_url %w", ErrArgument, err)
 		}
 		st.baseURL, st.foreignURL = in.BaseURL, true

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -156,7 +155,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	if cfg.BaseURL != "" {
-		if err := checkURL(cfg.BaseURL); err != nil {
+		if err := models.CheckBaseURL("", cfg.BaseURL); err != nil {
 			return nil, fmt.Errorf("%w: base URL: %w", ErrConfig, err)
 		}
 	}
@@ -278,21 +277,6 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "(devel)"
-}
-
-// checkURL refuses a base URL no client could use, before a client is
-// built (langchaingo's Ollama client exits the process on some).
-func checkURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%q: %v; want http://HOST:PORT or https://HOST/PATH", raw, err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%q: the scheme must be http or https", raw)
-	case u.Host == "":
-		return fmt.Errorf("%q: no host; want http://HOST:PORT or https://HOST/PATH", raw)
-	}
-	return nil
 }
 
 // addTool registers a typed tool whose panics become tool errors. Its

@@ -444,3 +444,21 @@ func TestBaseURLUserinfoIsNeverShown(t *testing.T) {
 	assert.NotContains(t, err.Error(), "proxyuser")
 	assert.NotContains(t, err.Error(), "secret")
 }
+
+// TestUnparseableBaseURLShowsNoCredential: a base URL whose password a URL
+// cannot hold (here a ^) is refused, and the refusal, which is printed,
+// shows the URL without its user information all the same (it used to
+// quote the whole URL, password included, twice: once in url.Parse's own
+// error).
+func TestUnparseableBaseURLShowsNoCredential(t *testing.T) {
+	for raw, host := range map[string]string{"http://us3r:p^w0rd@127.0.0.1:9/v1": "http://127.0.0.1:9/v1", "http://us3r:p^w0rd@127.0.0.1:9": "http://127.0.0.1:9", "https://us3r:p^w@d@host/v1?x": "https://host/v1?x"} {
+		err := CheckBaseURL("openai", raw)
+		require.Error(t, err, raw)
+		assert.NotContains(t, err.Error(), "us3r", raw)
+		assert.NotContains(t, err.Error(), "p^w", raw)
+		assert.Contains(t, err.Error(), host, raw)
+	}
+	assert.Equal(t, "http://127.0.0.1:9/v1", ShownURL("http://u:p^w@127.0.0.1:9/v1"))
+	assert.Equal(t, "http://127.0.0.1:9/v1", ShownURL("http://u:pw@127.0.0.1:9/v1"))
+	assert.Equal(t, "http://127.0.0.1:9/v1", ShownURL("http://127.0.0.1:9/v1"))
+}

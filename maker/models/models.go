@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -219,16 +220,43 @@ func Open(spec string, o Options) (llms.Model, error) {
 	return m, nil
 }
 
+// ShownURL is raw without its user information (user:password@), for
+// whatever is shown or kept: the password is a credential, the user name
+// often one too. A raw that does not parse as a URL (a password with a
+// character a URL may not hold, say) loses everything from its scheme's
+// "//" up to its host's last "@" all the same, so no text is shown that
+// could hold a credential. It refuses nothing.
+func ShownURL(raw string) string { return withoutUserinfo(raw) }
+
 // withoutUserinfo is raw without its user information (user:password@),
 // for whatever is shown or kept: the password is a credential, the user
-// name often one too. raw is returned as it is when it does not parse.
+// name often one too. A raw that does not parse as a URL (a password
+// with a character a URL may not hold, say) loses everything from its
+// scheme's "//" up to its host's last "@" all the same, so no text is
+// shown that could hold a credential.
 func withoutUserinfo(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+	if err == nil {
+		if u.User == nil {
+			return raw
+		}
+		u.User = nil
+		return u.String()
 	}
-	u.User = nil
-	return u.String()
+	start := strings.Index(raw, "//")
+	if start < 0 {
+		start = 0
+	} else {
+		start += 2
+	}
+	end := len(raw)
+	if slash := strings.IndexAny(raw[start:], "/?#"); slash >= 0 {
+		end = start + slash
+	}
+	if at := strings.LastIndex(raw[start:end], "@"); at >= 0 {
+		return raw[:start] + raw[start+at+1:]
+	}
+	return raw
 }
 
 // priceFrom resolves the model's price: the spec's, else the options',

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -245,15 +246,19 @@ func CheckBaseURL(provider, raw string) error {
 		example = "http://127.0.0.1:11434/v1 or https://HOST/v1, the API root"
 	}
 	u, err := url.Parse(raw)
+	shown := withoutUserinfo(raw) // an error is shown: no credential in it
 	switch {
 	case err != nil:
-		return badURL("%q: %v; want %s", raw, err, example)
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // url.Error quotes the whole URL
+		}
+		return badURL("%q: %v; want %s", shown, err, example)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return badURL("%q: the scheme must be http or https, as in %s", raw, example)
+		return badURL("%q: the scheme must be http or https, as in %s", shown, example)
 	case u.Host == "":
-		return badURL("%q: no host; want %s", raw, example)
+		return badURL("%q: no host; want %s", shown, example)
 	case u.RawQuery != "" || u.Fragment != "":
-		return badURL("%q: a base URL has no query or fragment; want %s", raw, example)
+		return badURL("%q: a base URL has no query or fragment; want %s", shown, example)
 	}
 	if provider == "ollama" {
 		path := strings.TrimRight(u.Path, "/")
@@ -263,7 +268,8 @@ func CheckBaseURL(provider, raw string) error {
 			if i := strings.Index(root.Path, "/api/"); i >= 0 {
 				root.Path = root.Path[:i]
 			}
-			return badURL("%q: ollama: wants the server root, %s (a URL ending in /v1 is the OpenAI-compatible API, for --model openai:NAME)", raw, root.String())
+			root.User = nil
+			return badURL("%q: ollama: wants the server root, %s (a URL ending in /v1 is the OpenAI-compatible API, for --model openai:NAME)", shown, root.String())
 		}
 	}
 	return nil
