@@ -41,7 +41,10 @@ type sessionTable struct {
 	mu      sync.Mutex
 	entries map[string]*sessionEntry // by session ID
 	pending map[string]int           // by client: admitted, not yet opened
-	clock   uint64                   // orders uses
+	// closing are the sessions given up and not yet closed: a POST on
+	// one is refused (use), never let in to be cut off by the close.
+	closing map[string]bool
+	clock   uint64 // orders uses
 }
 
 type sessionEntry struct {
@@ -57,7 +60,7 @@ type errSessionRefused string
 func (e errSessionRefused) Error() string { return string(e) }
 
 func newSessionTable(max, perClient int, sessions func() map[string]io.Closer) *sessionTable {
-	return &sessionTable{max: max, perClient: perClient, sessions: sessions, entries: map[string]*sessionEntry{}, pending: map[string]int{}}
+	return &sessionTable{max: max, perClient: perClient, sessions: sessions, entries: map[string]*sessionEntry{}, pending: map[string]int{}, closing: map[string]bool{}}
 }
 
 // clientOf is the client a request comes from: its remote IP address.
@@ -118,13 +121,19 @@ func (t *sessionTable) admit(client string) (opened func(id string), err error) 
 	}
 	if victim != "" {
 		delete(t.entries, victim)
+		t.closing[victim] = true
 	}
 	t.pending[client]++
 	t.clock++
 	admitted := t.clock // its age counts from its request, not from its response
 	t.mu.Unlock()
-	if ss := live[victim]; ss != nil {
-		_ = ss.Close()
+	if victim != "" {
+		if ss := live[victim]; ss != nil {
+			_ = ss.Close()
+		}
+		t.mu.Lock()
+		delete(t.closing, victim)
+		t.mu.Unlock()
 	}
 	return func(id string) {
 		t.mu.Lock()
@@ -159,18 +168,23 @@ func (t *sessionTable) idlest(client string) string {
 
 // use records a request on session id, busy until done is called when
 // post is set (a POST's call may run long; a GET's event stream is not
-// use).
-func (t *sessionTable) use(id string, post bool) (done func()) {
+// use). ok is false for a POST on a session given up and still being
+// closed: it must be refused, as it will be once the session is gone,
+// not let in to be cut off by the close.
+func (t *sessionTable) use(id string, post bool) (done func(), ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if post && t.closing[id] {
+		return nil, false
+	}
 	e := t.entries[id]
 	if e == nil {
-		return func() {}
+		return func() {}, true
 	}
 	t.clock++
 	e.last = t.clock
 	if !post {
-		return func() {}
+		return func() {}, true
 	}
 	e.busy++
 	return func() {
@@ -179,7 +193,7 @@ func (t *sessionTable) use(id string, post bool) (done func()) {
 		e.busy--
 		t.clock++
 		e.last = t.clock
-	}
+	}, true
 }
 
 // called records that session id made a call.

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"fmt"
 	"io"
+	"maps"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,7 +82,8 @@ func TestSessionTableFairness(t *testing.T) {
 	require.NoError(t, err)
 	other2, err := f.open(t, tab, "10.0.0.2")
 	require.NoError(t, err)
-	done := tab.use(other2, true)
+	done, ok := tab.use(other2, true)
+	require.True(t, ok)
 
 	// 1,000 initialize calls from 10.0.0.1, never used: every one is
 	// admitted, the address never holds more than 4, and the session in
@@ -117,13 +120,13 @@ func TestSessionTableFairness(t *testing.T) {
 	require.NoError(t, err)
 	_, err = g.open(t, small, "b")
 	require.NoError(t, err)
-	busyA := small.use(a, true)
+	busyA, _ := small.use(a, true)
 	_, err = g.open(t, small, "b")
 	require.NoError(t, err, "b, at the cap, gives up its own idle session")
 	c, err := g.open(t, small, "c")
 	require.NoError(t, err, "c takes b's idle session: b holds more than c")
 	assert.Equal(t, 0, g.count("b"))
-	busyC := small.use(c, true)
+	busyC, _ := small.use(c, true)
 	_, err = g.open(t, small, "d")
 	var refused errSessionRefused
 	require.ErrorAs(t, err, &refused, "every session busy: refused")
@@ -152,7 +155,8 @@ func TestSessionTableFairness(t *testing.T) {
 	for range 2 {
 		id, err := h.open(t, per, "x")
 		require.NoError(t, err)
-		dones = append(dones, per.use(id, true))
+		done, _ := per.use(id, true)
+		dones = append(dones, done)
 	}
 	_, err = h.open(t, per, "x")
 	require.ErrorAs(t, err, &refused)
@@ -163,4 +167,56 @@ func TestSessionTableFairness(t *testing.T) {
 	_, err = h.open(t, per, "x")
 	require.NoError(t, err)
 	done()
+}
+
+// blockingSession is a session whose Close waits for release, as a close
+// of a real one may, and says when it began.
+type blockingSession struct {
+	closing, release chan struct{}
+}
+
+func (s blockingSession) Close() error {
+	close(s.closing)
+	<-s.release
+	return nil
+}
+
+// TestPostOnASessionBeingClosedIsRefused: a session given up for a new
+// one is closed after the table's lock is let go; a POST on it in that
+// gap was let in (its entry was already gone, so use made nothing of it)
+// and then cut off by the close. It is refused instead (ok false: a 404),
+// and once the close is done the ID is unknown, as a closed session's.
+func TestPostOnASessionBeingClosedIsRefused(t *testing.T) {
+	victim := blockingSession{closing: make(chan struct{}), release: make(chan struct{})}
+	live := map[string]io.Closer{"old": victim}
+	var mu sync.Mutex
+	tab := newSessionTable(10, 1, func() map[string]io.Closer {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(live)
+	})
+	opened, err := tab.admit("10.0.0.1")
+	require.NoError(t, err)
+	opened("old")
+
+	admitted := make(chan error, 1)
+	go func() { // the client's second session gives up its first
+		opened, err := tab.admit("10.0.0.1")
+		if err == nil {
+			opened("new")
+		}
+		admitted <- err
+	}()
+	<-victim.closing
+	done, ok := tab.use("old", true)
+	assert.False(t, ok, "a POST on a session being closed is refused")
+	assert.Nil(t, done)
+	close(victim.release)
+	require.NoError(t, <-admitted)
+	mu.Lock()
+	delete(live, "old")
+	live["new"] = fakeSession{}
+	mu.Unlock()
+	_, ok = tab.use("old", true)
+	assert.True(t, ok, "once closed, the ID is one the table does not know (the SDK answers 404)")
 }

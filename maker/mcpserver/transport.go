@@ -162,7 +162,12 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 			return
 		}
 		if id != "" {
-			defer table.use(id, r.Method == http.MethodPost)()
+			done, ok := table.use(id, r.Method == http.MethodPost)
+			if !ok {
+				http.Error(w, "404 not found: this session was closed to make room for another; start a new session", http.StatusNotFound)
+				return
+			}
+			defer done()
 		}
 		cancels.serve(h, w, r, s.cfg.MaxRequestBytes)
 	})
