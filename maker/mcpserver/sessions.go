@@ -186,6 +186,10 @@ func (t *sessionTable) use(id string, post bool) (done func(), ok bool) {
 	if !post {
 		return func() {}, true
 	}
+	// A POST on an open session is a call (the initialize that opened it
+	// came without the session's ID), so the session is one its client
+	// uses: it gives way only after those that never made one.
+	e.called = true
 	e.busy++
 	return func() {
 		t.mu.Lock()

@@ -220,3 +220,25 @@ func TestPostOnASessionBeingClosedIsRefused(t *testing.T) {
 	_, ok = tab.use("old", true)
 	assert.True(t, ok, "once closed, the ID is one the table does not know (the SDK answers 404)")
 }
+
+// TestASessionUsedByAPostOutlastsAFlood: the server never marked a
+// session as called (only the tests did, through called), so a session
+// its client used lost to the flood's fresher never-used ones by least
+// recent use, and a client on the flooder's address lost its session
+// (TestHTTPSessionFloodLocksNobodyOut failed in CI now and then). A POST
+// on a session marks it called, so the flood's sessions give way first.
+func TestASessionUsedByAPostOutlastsAFlood(t *testing.T) {
+	f := &fakeSessions{live: map[string]io.Closer{}}
+	tab := newSessionTable(256, 4, f.snapshot)
+	mine, err := f.open(t, tab, "127.0.0.1")
+	require.NoError(t, err)
+	done, ok := tab.use(mine, true) // a tools/call
+	require.True(t, ok)
+	done()
+	for range 100 { // one at a time: nothing pending when each is admitted
+		_, err := f.open(t, tab, "127.0.0.1")
+		require.NoError(t, err)
+	}
+	assert.Contains(t, f.live, mine, "the used session outlasts 100 never-used ones at the cap of 4")
+	assert.NotContains(t, f.closed, mine)
+}

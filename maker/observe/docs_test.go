@@ -22,7 +22,10 @@ func TestDocsNameServedMetrics(t *testing.T) {
 	require.NoError(t, err)
 	defer tel.Shutdown(context.Background())
 	s := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
-		AdaptiveK: &maker.AdaptiveK{Target: 0.9, Steps: 4, Floor: 2, Max: 3}}
+		AdaptiveK: &maker.AdaptiveK{Target: 0.9, Steps: 4, Floor: 2, Max: 3},
+		// Four steps cannot bound p within the budget at k 3: adaptive k
+		// stops by default; raise-k runs on, so every metric is served.
+		Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK}}
 	tel.Watch(s)
 	_, err = s.Solve(observe.WithOracle(context.Background(), &oracle{n: 1}), &counter{target: 4})
 	require.NoError(t, err)
