@@ -2,6 +2,7 @@ package calibrate_test
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -31,10 +32,15 @@ func TestRunStopsAtTheSolversBudget(t *testing.T) {
 		// A sample costs about $0.006 and its worst case (prompt + 750
 		// tokens) $0.76: the cap allows a few dozen of the 500.
 		b := maker.NewBudget(1)
-		var drawn int
+		var mu sync.Mutex // Progress is called from the drawing goroutines
+		drawn := 0
 		rep, err := calibrate.Run(context.Background(), calibrate.Config{
 			Steps: numbers{total: 1000}, Solver: &maker.Solver{Model: model, Price: price, Budget: b, SamplesPerCall: c.perCall},
-			StepsSampled: 50, Samples: 10, Parallel: parallel, Progress: func(done, _ int) { drawn = max(drawn, done) },
+			StepsSampled: 50, Samples: 10, Parallel: parallel, Progress: func(done, _ int) {
+				mu.Lock()
+				defer mu.Unlock()
+				drawn = max(drawn, done)
+			},
 		})
 		require.ErrorIs(t, err, calibrate.ErrBudget, "parallel %d", parallel)
 		require.ErrorIs(t, err, maker.ErrBudget)
