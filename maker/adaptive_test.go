@@ -331,16 +331,16 @@ func TestAdaptiveKPoolsAnEnsemble(t *testing.T) {
 // the ledger goes past the budget (seen: no error, 5.16 spent of 0.05).
 func TestAdaptiveKOverBudgetStopsByDefault(t *testing.T) {
 	policy := maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(6), Max: 5}
-	run := func(esc *maker.Escalation) (maker.Report, error, float64) {
+	run := func(esc *maker.Escalation) (maker.Report, float64, error) {
 		task, err := hanoi.New(6)
 		require.NoError(t, err)
 		worst := 0.0
 		s := &maker.Solver{Model: simModel(t, 11, 0.65), AdaptiveK: &policy, Escalation: esc}
 		s.Progress = func(e maker.Event) { worst = math.Max(worst, e.Report.KAuto.Spent) }
 		rep, err := s.Solve(context.Background(), task)
-		return rep, err, worst
+		return rep, worst, err
 	}
-	rep, err, worst := run(nil)
+	rep, worst, err := run(nil)
 	require.ErrorIs(t, err, maker.ErrOverBudget)
 	require.ErrorIs(t, err, maker.ErrStep)
 	assert.Contains(t, err.Error(), "no k up to the maximum 5 keeps the failure budget of 0.0125")
@@ -350,7 +350,7 @@ func TestAdaptiveKOverBudgetStopsByDefault(t *testing.T) {
 	assert.GreaterOrEqual(t, rep.Steps, 7, "not before the warm-up's end")
 	assert.Zero(t, rep.KAuto.OverBudget)
 
-	rep, err, _ = run(&maker.Escalation{Policy: maker.EscalateRaiseK})
+	rep, _, err = run(&maker.Escalation{Policy: maker.EscalateRaiseK})
 	require.NoError(t, err)
 	assert.Positive(t, rep.KAuto.OverBudget)
 	assert.Positive(t, rep.KHistogram[10], "over budget: the escalation's k, twice Max")

@@ -11,7 +11,7 @@ import (
 )
 
 // goBuildOut is a documented build line's -o target.
-var goBuildOut = regexp.MustCompile("go build -o (\\S+) \\./cmd/maker")
+var goBuildOut = regexp.MustCompile(`go build -o (\S+) \./cmd/maker`)
 
 // TestDocumentedBuildLeavesMakerOnPath checks every build line the README
 // and docs/ give a newcomer: `go build -o X ./cmd/maker` writes X/maker
