@@ -50,10 +50,8 @@ func (a *microagent) withModel(s *Solver, m llms.Model) *microagent {
 	b := *a
 	b.model = m
 	ms := members(m)
-	if b.budget != nil {
-		b.price = func(i int) Price { return s.priceOf(ms, i%len(ms)) }
-	}
-	if b.perCall != nil && len(ms) > 1 { // an ensemble draws one sample a request
+	b.price = func(i int) Price { return s.priceOf(ms, i%len(ms)) } // read only with a budget
+	if b.perCall != nil && len(ms) > 1 {                            // an ensemble draws one sample a request
 		b.perCall = nil
 	}
 	return &b
