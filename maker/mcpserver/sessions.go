@@ -49,6 +49,7 @@ type sessionTable struct {
 
 type sessionEntry struct {
 	client string
+	added  uint64 // clock when it was opened
 	called bool   // it made a call (a request with an id) after initialize
 	last   uint64 // clock at its last request
 	busy   int    // its POSTs in flight
@@ -76,10 +77,14 @@ func clientOf(r *http.Request) string {
 // (empty when none was opened) once the request is served. Errors: the
 // refusal, whose text is the 503's.
 func (t *sessionTable) admit(client string) (opened func(id string), err error) {
+	t.mu.Lock()
+	read := t.clock
+	t.mu.Unlock()
 	live := t.sessions()
 	t.mu.Lock()
-	for id := range t.entries { // ended by DELETE, timeout or a failed initialize
-		if live[id] == nil {
+	for id, e := range t.entries { // ended by DELETE, timeout or a failed initialize
+		// One opened since live was read is live though not in it.
+		if live[id] == nil && e.added <= read {
 			delete(t.entries, id)
 		}
 	}
@@ -142,10 +147,69 @@ func (t *sessionTable) admit(client string) (opened func(id string), err error) 
 			delete(t.pending, client)
 		}
 		if id != "" {
-			t.entries[id] = &sessionEntry{client: client, last: admitted}
+			t.clock++
+			t.entries[id] = &sessionEntry{client: client, last: admitted, added: t.clock}
 		}
 	}, nil
 }
+
+// handler puts the caps in front of next: a new session (a POST without
+// Mcp-Session-Id) is admitted or refused 503, a request on a session
+// being closed is refused 404, any other request on a session is its
+// use. A new session is recorded when next writes its response's header,
+// before its client can send the session's next request.
+func (t *sessionTable) handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(sessionHeader)
+		if r.Method == http.MethodPost && id == "" {
+			opened, err := t.admit(clientOf(r))
+			if err != nil {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			ow := &openingWriter{ResponseWriter: w, opened: opened}
+			defer ow.open()
+			next.ServeHTTP(ow, r)
+			return
+		}
+		if id != "" {
+			done, ok := t.use(id, r.Method == http.MethodPost)
+			if !ok {
+				http.Error(w, "404 not found: this session was closed to make room for another; start a new session", http.StatusNotFound)
+				return
+			}
+			defer done()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// openingWriter calls opened with the session ID its response carries
+// (empty for none) once, when the response's header is written or, if it
+// never is, when the request ends.
+type openingWriter struct {
+	http.ResponseWriter
+	opened func(id string)
+	once   sync.Once
+}
+
+func (w *openingWriter) open() {
+	w.once.Do(func() { w.opened(w.Header().Get(sessionHeader)) })
+}
+
+func (w *openingWriter) WriteHeader(code int) {
+	w.open()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *openingWriter) Write(b []byte) (int, error) {
+	w.open()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's Flush.
+func (w *openingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // idlest is client's session to give up: idle, never called first, then
 // least recently used; "" when all are busy. While client has sessions

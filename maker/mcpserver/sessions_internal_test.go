@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -241,4 +244,77 @@ func TestASessionUsedByAPostOutlastsAFlood(t *testing.T) {
 	}
 	assert.Contains(t, f.live, mine, "the used session outlasts 100 never-used ones at the cap of 4")
 	assert.NotContains(t, f.closed, mine)
+}
+
+// TestASessionIsKnownBeforeItsClientSeesIt: the table learned of a new
+// session only once the SDK's handler had returned, after the client had
+// its response; a loaded server let the client's next POSTs (its
+// notifications/initialized, its first call) in before that, so they
+// were not recorded as use, the session stayed "never called", and a
+// flood from the same address closed it (TestHTTPSessionFloodLocksNobodyOut
+// failed in CI under load). The session is recorded when its response's
+// header is written, so any request its client sends after is its use.
+func TestASessionIsKnownBeforeItsClientSeesIt(t *testing.T) {
+	tab := newSessionTable(256, 4, func() map[string]io.Closer { return map[string]io.Closer{"s1": fakeSession{}} })
+	written, release := make(chan struct{}), make(chan struct{})
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(sessionHeader) != "" {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set(sessionHeader, "s1")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, "{}")
+		close(written)
+		<-release // the handler's goroutine, descheduled after the response
+	})
+	h := tab.handler(next)
+	init := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader("{}"))
+	init.RemoteAddr = "127.0.0.1:1"
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		h.ServeHTTP(httptest.NewRecorder(), init)
+	}()
+	<-written
+	call := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader("{}"))
+	call.RemoteAddr = "127.0.0.1:1"
+	call.Header.Set(sessionHeader, "s1")
+	h.ServeHTTP(httptest.NewRecorder(), call)
+	tab.mu.Lock()
+	e := tab.entries["s1"]
+	tab.mu.Unlock()
+	require.NotNil(t, e, "the session is in the table once its response is written")
+	assert.True(t, e.called, "a POST after the response counts as use")
+	close(release)
+	<-served
+	tab.mu.Lock()
+	assert.Zero(t, tab.pending["127.0.0.1"], "opened once: nothing left pending")
+	tab.mu.Unlock()
+}
+
+// TestASessionOpenedDuringAnAdmitIsKept: admit reads the live sessions
+// before it takes the table's lock, and forgot every entry missing from
+// that read; a session opened in between was forgotten though live, so
+// it was counted against no cap and never given up. Only entries older
+// than the read are forgotten.
+func TestASessionOpenedDuringAnAdmitIsKept(t *testing.T) {
+	f := &fakeSessions{live: map[string]io.Closer{}}
+	var tab *sessionTable
+	var raced string
+	tab = newSessionTable(256, 4, func() map[string]io.Closer {
+		snap := f.snapshot()
+		if raced == "" { // another request's session opens after the read
+			raced = "pending"
+			id, err := f.open(t, tab, "10.0.0.2")
+			require.NoError(t, err)
+			raced = id
+		}
+		return snap
+	})
+	_, err := f.open(t, tab, "10.0.0.1")
+	require.NoError(t, err)
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	assert.Contains(t, tab.entries, raced, "a live session opened during an admit stays counted")
 }

@@ -129,6 +129,9 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		want = sha256.Sum256([]byte(o.Token))
 	}
 	cancels := &httpCancels{log: s.log, inFlight: map[httpCall]bool{}, onCall: table.called}
+	sessions := table.handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cancels.serve(h, w, r, s.cfg.MaxRequestBytes)
+	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, o.AllowedOrigins) {
 			http.Error(w, fmt.Sprintf("403 forbidden: Origin %q is not this server's; a server started with --allow-origin %s accepts it", origin, origin), http.StatusForbidden)
@@ -149,27 +152,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 				return
 			}
 		}
-		id := r.Header.Get(sessionHeader)
-		if r.Method == http.MethodPost && id == "" { // a new session
-			opened, err := table.admit(clientOf(r))
-			if err != nil {
-				w.Header().Set("Retry-After", "1")
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-			cancels.serve(h, w, r, s.cfg.MaxRequestBytes)
-			opened(w.Header().Get(sessionHeader))
-			return
-		}
-		if id != "" {
-			done, ok := table.use(id, r.Method == http.MethodPost)
-			if !ok {
-				http.Error(w, "404 not found: this session was closed to make room for another; start a new session", http.StatusNotFound)
-				return
-			}
-			defer done()
-		}
-		cancels.serve(h, w, r, s.cfg.MaxRequestBytes)
+		sessions.ServeHTTP(w, r)
 	})
 }
 
