@@ -46,13 +46,14 @@ func (s *Solver) newAgent(schema json.RawMessage) (*microagent, error) {
 // withModel returns a copy of a that draws from m instead, every other
 // setting kept, each of m's members priced as the Solver prices it (its
 // own Price if Priced): the agent of an escalated race (EscalateModel).
+// It draws one sample a request: an escalated race's indices follow the
+// first race's, so none falls in the wave Race launches it with (see
+// chunk), and an Ensemble's members are asked in turn by index.
 func (a *microagent) withModel(s *Solver, m llms.Model) *microagent {
 	b := *a
 	b.model = m
 	ms := members(m)
 	b.price = func(i int) Price { return s.priceOf(ms, i%len(ms)) } // read only with a budget
-	if b.perCall != nil && len(ms) > 1 {                            // an ensemble draws one sample a request
-		b.perCall = nil
-	}
+	b.perCall = nil
 	return &b
 }
