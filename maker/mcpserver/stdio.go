@@ -77,7 +77,7 @@ func (f *lineFilter) line() (line []byte, tooLong bool, err error) {
 		chunk, err := f.br.ReadSlice('\n')
 		if !tooLong {
 			b = append(b, chunk...)
-			if f.max > 0 && len(b) > f.max+1 {
+			if f.max > 0 && len(bytes.TrimSuffix(b, []byte{'\n'})) > f.max {
 				tooLong, b = true, nil
 			}
 		}
