@@ -322,6 +322,9 @@ func NewJournalKey(store JournalStore, key []byte) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := privateState(dir); err != nil {
+		return nil, err
+	}
 	return newJournal(store, journalTrust{key: key, state: dir})
 }
 

@@ -153,6 +153,16 @@ func TestJournalAndStateArePrivate(t *testing.T) {
 	_, err = CreateJournal(filepath.Join(t.TempDir(), "k"))
 	require.ErrorIs(t, err, ErrJournalState)
 	assert.Contains(t, err.Error(), "chmod 600")
+	require.NoError(t, os.Chmod(filepath.Join(state, keyFile), 0o600))
+
+	// A state folder others may write in (where they could remove a head,
+	// hiding a rollback) is refused, with the key given or found.
+	require.NoError(t, os.Chmod(state, 0o777))
+	_, err = CreateJournal(filepath.Join(t.TempDir(), "w"))
+	require.ErrorIs(t, err, ErrJournalState)
+	assert.Contains(t, err.Error(), "chmod go-w")
+	_, err = NewJournalKey(nil, []byte(strings.Repeat("k", MinJournalKey))) // refused before the store is used
+	require.ErrorIs(t, err, ErrJournalState)
 }
 
 // TestStateKeyMadeOnceUnderARace: processes (here goroutines) making the

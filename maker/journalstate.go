@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/mdap-go/mdap/internal/safefile"
 )
 
 // This file keeps what signs a journal and what dates it outside the
@@ -102,6 +104,9 @@ func resolveTrust(opts []JournalOption) (journalTrust, error) {
 	if err != nil {
 		return journalTrust{}, err
 	}
+	if err := privateState(dir); err != nil {
+		return journalTrust{}, err
+	}
 	key, err := journalKey()
 	if err != nil {
 		return journalTrust{}, err
@@ -112,6 +117,16 @@ func resolveTrust(opts []JournalOption) (journalTrust, error) {
 		}
 	}
 	return journalTrust{key: key, state: dir}, nil
+}
+
+// privateState makes the state folder, or checks the one there: whoever
+// else may write in it could remove a journal's head (and so hide a
+// rollback) or swap the key.
+func privateState(dir string) error {
+	if err := safefile.PrivateDir(dir); err != nil {
+		return fmt.Errorf("%w: the state folder (%s): %w", ErrJournalState, StateDirEnv, err)
+	}
+	return nil
 }
 
 // stateKey returns the signing key kept in dir, making dir (0700) and the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -182,4 +183,16 @@ func TestConfigRefusesAnUnknownToolDeclaration(t *testing.T) {
 	_, err := mcpserver.New(mcpserver.Config{Root: t.TempDir(), ToolDeclaration: "telepathy"})
 	require.ErrorIs(t, err, mcpserver.ErrConfig)
 	assert.Contains(t, err.Error(), "telepathy")
+}
+
+// TestStateFolderMustBePrivate: a State folder others may write in is
+// refused (they could change a run's journal), naming it and the fix.
+func TestStateFolderMustBePrivate(t *testing.T) {
+	state := t.TempDir()
+	require.NoError(t, os.Chmod(state, 0o777))
+	_, err := mcpserver.New(mcpserver.Config{Root: t.TempDir(), State: state})
+	require.ErrorIs(t, err, mcpserver.ErrConfig)
+	require.ErrorIs(t, err, safefile.ErrNotPrivate)
+	assert.Contains(t, err.Error(), state)
+	assert.Contains(t, err.Error(), "chmod go-w")
 }

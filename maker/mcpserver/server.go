@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/secrets"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
@@ -91,8 +92,10 @@ type Config struct {
 	// Root is the folder of run_task's file tools and spec paths; nothing
 	// leaves it. Empty means the working folder.
 	Root string
-	// State is the folder of run_task's journals; it is created if
-	// missing. Empty disables run_task (it fails with ErrNoState). New
+	// State is the folder of run_task's journals; it is created (0700)
+	// if missing, and refused when another user owns it or others may
+	// write in it (they could change a run's journal). Empty disables
+	// run_task (it fails with ErrNoState). New
 	// logs a warning when it is Root or inside it and Policy lets a
 	// side-effect tool run: a task could then change its journals.
 	State string
@@ -144,7 +147,7 @@ type Server struct {
 //
 // Errors wrap ErrConfig: a model spec of a wrong form, a base URL that is
 // not http(s)://HOST, a Root that is not a folder, a State folder that
-// cannot be created, a negative bound, or Sim settings sim.New refuses.
+// cannot be made or is not private (safefile.ErrNotPrivate), a negative bound, or Sim settings sim.New refuses.
 func New(cfg Config) (*Server, error) {
 	if len(cfg.Models) == 0 {
 		cfg.Models = []string{"sim"}
@@ -203,13 +206,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: root: %w", ErrConfig, err)
 	}
 	if cfg.State != "" {
-		if err := os.MkdirAll(cfg.State, 0o700); err != nil {
+		// Whoever else may write in it could change a run's journal.
+		if err := safefile.PrivateDir(cfg.State); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("%w: state folder: %w", ErrConfig, err)
-		}
-		if fi, err := os.Stat(cfg.State); err != nil || !fi.IsDir() {
-			s.Close()
-			return nil, fmt.Errorf("%w: state folder %s is not a folder", ErrConfig, cfg.State)
 		}
 	}
 	if cfg.State != "" && inside(cfg.State, cfg.Root) && policyWrites(tax, policy) {
