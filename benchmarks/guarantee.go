@@ -151,6 +151,10 @@ func runGuarantee(ctx context.Context, o Options, tick func()) (*GuaranteeResult
 	return runGuaranteeN(ctx, o, tick, guaranteeSeeds(o.Quick), o.Quick)
 }
 
+// smallCalibration caps calibrate's samples at the quick size: its first
+// round only (100 steps of 10 samples), so --until-decided adds none.
+const smallCalibration = 1_000
+
 // runGuaranteeN is the suite over n seeds per cell; small caps the disks
 // at 7 (the quick size).
 func runGuaranteeN(ctx context.Context, o Options, tick func(), n int, small bool) (*GuaranteeResult, error) {
@@ -162,7 +166,7 @@ func runGuaranteeN(ctx context.Context, o Options, tick func(), n int, small boo
 			c.disks = min(c.disks, 7)
 		}
 		start := time.Now()
-		rows, err := runGuaranteeCell(ctx, o, c, seeds)
+		rows, err := runGuaranteeCell(ctx, o, c, seeds, small)
 		if err != nil {
 			return nil, fmt.Errorf("cell %s: %w", c.name, err)
 		}
@@ -204,7 +208,7 @@ func newGuaranteeRow(cell, policy string, seeds int, t tally, limit float64) Gua
 	return r
 }
 
-func runGuaranteeCell(ctx context.Context, o Options, c guaranteeCell, seeds []uint64) ([]GuaranteeRow, error) {
+func runGuaranteeCell(ctx context.Context, o Options, c guaranteeCell, seeds []uint64, small bool) ([]GuaranteeRow, error) {
 	limit := 1 - guaranteeTarget
 	steps := 1<<c.disks - 1
 	compare := func(seeds []uint64, fixed []int, auto bool) ([]calibrate.Row, error) {
@@ -216,7 +220,7 @@ func runGuaranteeCell(ctx context.Context, o Options, c guaranteeCell, seeds []u
 	}
 	var fixedRow GuaranteeRow
 	if c.calibrate {
-		ks, err := calibrateSeeds(ctx, o, c, seeds)
+		ks, err := calibrateSeeds(ctx, o, c, seeds, small)
 		if err != nil {
 			return nil, err
 		}
@@ -269,7 +273,9 @@ func runGuaranteeCell(ctx context.Context, o Options, c guaranteeCell, seeds []u
 // to sample more: the same simulated model (the same per-step
 // difficulties) the run then faces. It returns each seed's k_min, 0 where
 // calibration gave none (it refused, or stopped undecided at its cap).
-func calibrateSeeds(ctx context.Context, o Options, c guaranteeCell, seeds []uint64) ([]int, error) {
+// small caps a calibration at smallCalibration samples (the quick size:
+// most then stop undecided, and the row says so).
+func calibrateSeeds(ctx context.Context, o Options, c guaranteeCell, seeds []uint64, small bool) ([]int, error) {
 	steps, err := calibrate.Hanoi(c.disks)
 	if err != nil {
 		return nil, err
@@ -286,7 +292,11 @@ func calibrateSeeds(ctx context.Context, o Options, c guaranteeCell, seeds []uin
 			if err != nil {
 				return err
 			}
-			rep, err := calibrate.Run(ctx, calibrate.Config{Steps: steps, Solver: &maker.Solver{Model: model}, Seed: seed, Target: guaranteeTarget, UntilDecided: true})
+			cc := calibrate.Config{Steps: steps, Solver: &maker.Solver{Model: model}, Seed: seed, Target: guaranteeTarget, UntilDecided: true}
+			if small {
+				cc.MaxSamples = smallCalibration
+			}
+			rep, err := calibrate.Run(ctx, cc)
 			if err != nil {
 				return fmt.Errorf("calibrate, seed %d: %w", seed, err)
 			}

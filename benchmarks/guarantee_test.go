@@ -61,6 +61,9 @@ func TestGuaranteeSuiteSmall(t *testing.T) {
 	require.NoError(t, err)
 	cells := guaranteeCells()
 	require.Len(t, g.Cells, len(cells))
+	for _, c := range g.Cells {
+		t.Logf("cell %s: %s", c.Name, c.Wall)
+	}
 	require.Len(t, g.Rows, 2*len(cells))
 	assert.Equal(t, 59, g.MinRuns)
 	for i, c := range cells {
