@@ -229,12 +229,18 @@ type agentResponse struct {
 // Agent answers clients' requests for the consumers they need (see
 // ServeAgent).
 type Agent struct {
-	nc     *nats.Conn
-	sub    *nats.Subscription
-	wg     sync.WaitGroup
-	cancel context.CancelFunc
-	work   deliveries
-	slots  chan struct{} // workers' requests in progress
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	cfg     ProvisionConfig
+	log     *slog.Logger
+	sub     *nats.Subscription
+	wg      sync.WaitGroup
+	ctx     context.Context // ends at Stop
+	cancel  context.CancelFunc
+	mu      sync.Mutex
+	stopped bool // Stop has begun: no new goroutine
+	work    deliveries
+	slots   chan struct{} // workers' requests in progress
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -262,33 +268,8 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	}
 	log := cfg.logger()
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a := &Agent{nc: nc, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests)}
-	a.sub, err = nc.QueueSubscribe(agentSubject+">", "mdap-engine", func(m *nats.Msg) {
-		if strings.HasPrefix(m.Subject, workSubject) {
-			select {
-			case a.slots <- struct{}{}:
-				a.wg.Go(func() {
-					defer func() { <-a.slots }()
-					a.serveWork(actx, js, m)
-				})
-			default:
-				end := nats.NewMsg(m.Reply)
-				end.Header.Set(endHeader, "the engine is busy")
-				_ = nc.PublishMsg(end)
-			}
-			return
-		}
-		rctx, rcancel := context.WithTimeout(actx, agentTimeout)
-		defer rcancel()
-		err := serveRequest(rctx, js, m, cfg)
-		var resp agentResponse
-		if err != nil {
-			log.Warn("engine request refused", "subject", m.Subject, "err", err)
-			resp.Error = err.Error()
-		}
-		data, _ := json.Marshal(resp)
-		_ = m.Respond(data)
-	})
+	a := &Agent{nc: nc, js: js, cfg: cfg, log: log, ctx: actx, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests)}
+	a.sub, err = nc.QueueSubscribe(agentSubject+">", "mdap-engine", a.handle)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%w: serve the engine's requests: %w", ErrEngine, err)
@@ -321,8 +302,52 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	return a, nil
 }
 
+// handle answers one request: a worker's on a goroutine of its own
+// (bounded by slots), any other at once.
+func (a *Agent) handle(m *nats.Msg) {
+	if strings.HasPrefix(m.Subject, workSubject) {
+		reason := "the engine is busy"
+		// Under mu, so no goroutine starts once Stop has begun to wait:
+		// Unsubscribe does not wait for a callback under way.
+		a.mu.Lock()
+		if a.stopped {
+			reason = "the engine is stopping"
+		} else {
+			select {
+			case a.slots <- struct{}{}:
+				a.wg.Go(func() {
+					defer func() { <-a.slots }()
+					a.serveWork(a.ctx, a.js, m)
+				})
+				reason = ""
+			default:
+			}
+		}
+		a.mu.Unlock()
+		if reason != "" {
+			end := nats.NewMsg(m.Reply)
+			end.Header.Set(endHeader, reason)
+			_ = a.nc.PublishMsg(end)
+		}
+		return
+	}
+	rctx, rcancel := context.WithTimeout(a.ctx, agentTimeout)
+	defer rcancel()
+	err := serveRequest(rctx, a.js, m, a.cfg)
+	var resp agentResponse
+	if err != nil {
+		a.log.Warn("engine request refused", "subject", m.Subject, "err", err)
+		resp.Error = err.Error()
+	}
+	data, _ := json.Marshal(resp)
+	_ = m.Respond(data)
+}
+
 // Stop stops answering requests; it is safe to call more than once.
 func (a *Agent) Stop() {
+	a.mu.Lock()
+	a.stopped = true
+	a.mu.Unlock()
 	a.cancel()
 	_ = a.sub.Unsubscribe()
 	a.wg.Wait()
