@@ -129,16 +129,23 @@ func generate(dir string, r Role) error {
 	return writeSecret(PubFile(dir, r), []byte(pub+"\n"))
 }
 
-// writeSecret writes a file of mode 0600 atomically (a new file renamed
-// into place), so a reader never sees half a key.
+// writeSecret writes a file of mode 0600 atomically: a new temporary file
+// of a fresh random name in path's folder (os.CreateTemp, mode 0600,
+// never one that exists, so never through a planted link), synced, then
+// renamed into place, so a reader never sees half a key.
 func writeSecret(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err == nil {
-		_, err = f.Write(data)
-		if cerr := f.Close(); err == nil {
-			err = cerr
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("%w: write %s: %w", ErrAuth, path, err)
+	}
+	tmp := f.Name()
+	if err = f.Chmod(0o600); err == nil {
+		if _, err = f.Write(data); err == nil {
+			err = f.Sync()
 		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)
