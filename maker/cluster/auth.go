@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,24 @@ const (
 // Roles lists the roles, in the order of the credential files.
 var Roles = []Role{RoleCoordinator, RoleWorker, RoleAdmin}
 
+// runRolePrefix starts the role of a coordinator of one run.
+const runRolePrefix = "run:"
+
+// RunRole is the role of a coordinator identity issued for one run
+// (AddRunCoordinator): a tenant of the engine. It draws samples as
+// RoleCoordinator does, and uses the journal, the lease and the task
+// queue (stream, consumer, results) named run and nothing else: it
+// cannot read, write, purge or delete another run's journal or task
+// queue, take or drop another run's lease, nor do anything RoleCoordinator
+// cannot. run must pass CheckRunName.
+func RunRole(run string) Role { return Role(runRolePrefix + run) }
+
+// RunOf returns the run of a RunRole, and false for any other role.
+func RunOf(r Role) (string, bool) {
+	run, ok := strings.CutPrefix(string(r), runRolePrefix)
+	return run, ok && checkName("run", run) == nil
+}
+
 // ErrAuth: a credential could not be read or made, or a client was
 // refused by the server (no credentials, wrong credentials, a subject
 // outside its role).
@@ -80,9 +99,11 @@ type RoleKeys map[Role][]string
 // ROLE.nk and its public key to ROLE.pub, both mode 0600 in a folder of
 // mode 0700. An existing ROLE.pub is used as it is (supply your own keys
 // that way: `nk -gen user -pubout`, or keys of several machines, one a
-// line; the seeds then stay on their machines). The worker identities
-// issued in dir (AddWorker) are workers too. It returns the keys the
-// server accepts and which roles were generated now. Errors wrap ErrAuth.
+// line; the seeds then stay on their machines). It returns the keys the
+// server accepts and which roles were generated now. The worker
+// identities issued in dir (AddWorker) are workers too, and each run's
+// coordinator identity (AddRunCoordinator) has its RunRole. Errors wrap
+// ErrAuth.
 func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("%w: credentials folder: %w", ErrAuth, err)
@@ -112,6 +133,13 @@ func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
 	}
 	for _, name := range names {
 		keys[RoleWorker] = append(keys[RoleWorker], workers[name])
+	}
+	runs, coords, err := IssuedRunCoordinators(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, run := range runs {
+		keys[RunRole(run)] = []string{coords[run]}
 	}
 	return keys, made, nil
 }
@@ -353,7 +381,7 @@ func Permissions(role Role, inbox string) *server.Permissions {
 			}},
 			Subscribe: sub,
 		}
-	default: // RoleCoordinator
+	case RoleCoordinator:
 		deny := []string{repliesSubject + ">"}
 		for _, s := range sharedStreams {
 			deny = append(deny, "$JS.API.STREAM.DELETE."+s, "$JS.API.STREAM.PURGE."+s)
@@ -372,6 +400,7 @@ func Permissions(role Role, inbox string) *server.Permissions {
 				Allow: []string{
 					jobsSubject + ">", cancelSubject + ">", journalSubject + ">", tasksSubject + ">",
 					agentSubject + "replies", agentSubject + "journal", agentSubject + "tasks",
+					agentSubject + "journal.*", agentSubject + "tasks.*",
 					"$KV.*.>",
 					"$JS.API.STREAM.INFO.*",
 					"$JS.API.STREAM.DELETE.*", "$JS.API.STREAM.PURGE.*",
@@ -386,7 +415,46 @@ func Permissions(role Role, inbox string) *server.Permissions {
 			},
 			Subscribe: sub,
 		}
+	default: // RunRole(run); any other role gets its inbox only
+		run, ok := RunOf(role)
+		if !ok {
+			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: sub}
+		}
+		return &server.Permissions{Publish: &server.SubjectPermission{Allow: runPublications(run)}, Subscribe: sub}
 	}
+}
+
+// runPublications are the subjects a coordinator of run may publish on:
+// the sample path of every coordinator (jobs, cancellations, its reply
+// consumer), and the JetStream API of run's own resources, each named in
+// full, since a permission's wildcard matches whole tokens only and a
+// stream's name is one token.
+func runPublications(run string) []string {
+	journal, tasks, results := JournalStreamPrefix+run, TaskStreamPrefix+run, "KV_"+ResultBucketPrefix+run
+	leases := "KV_" + LeaseBucket
+	allow := []string{
+		jobsSubject + ">", cancelSubject + ">", agentSubject + "replies",
+		agentSubject + "journal." + run, agentSubject + "tasks." + run,
+		journalSubject + run, tasksSubject + run,
+		"$KV." + LeaseBucket + "." + run, "$KV." + ResultBucketPrefix + run + ".>",
+		"$JS.API.DIRECT.GET." + leases + ".$KV." + LeaseBucket + "." + run,
+		"$JS.API.STREAM.MSG.DELETE." + JobsStream,
+	}
+	for _, st := range []string{JobsStream, RepliesStream, leases, journal, tasks, results} {
+		allow = append(allow, "$JS.API.STREAM.INFO."+st)
+	}
+	for _, st := range []string{journal, tasks, results} {
+		allow = append(allow,
+			"$JS.API.STREAM.MSG.GET."+st, "$JS.API.DIRECT.GET."+st, "$JS.API.DIRECT.GET."+st+".>",
+			"$JS.API.STREAM.PURGE."+st, "$JS.API.STREAM.DELETE."+st,
+			"$JS.API.CONSUMER.CREATE."+st, "$JS.API.CONSUMER.CREATE."+st+".>")
+	}
+	for _, st := range []string{RepliesStream, journal, tasks, results} {
+		allow = append(allow,
+			"$JS.API.CONSUMER.INFO."+st+".*", "$JS.API.CONSUMER.DELETE."+st+".*",
+			"$JS.API.CONSUMER.MSG.NEXT."+st+".*", "$JS.ACK."+st+".>")
+	}
+	return allow
 }
 
 // StockAuthConfig is the authorization block of a stock nats-server's
@@ -398,7 +466,15 @@ func Permissions(role Role, inbox string) *server.Permissions {
 func StockAuthConfig(keys RoleKeys) string {
 	var b strings.Builder
 	b.WriteString("authorization {\n  users = [\n")
-	for _, r := range Roles {
+	roles := slices.Clone(Roles)
+	var runs []Role
+	for r := range keys {
+		if _, ok := RunOf(r); ok {
+			runs = append(runs, r)
+		}
+	}
+	slices.Sort(runs)
+	for _, r := range append(roles, runs...) {
 		for _, pub := range keys[r] {
 			p := Permissions(r, "_INBOX_"+pub)
 			fmt.Fprintf(&b, "    # %s\n    { nkey: %q, permissions: {\n", r, pub)

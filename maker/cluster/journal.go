@@ -121,7 +121,7 @@ func openJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound) && create:
 		// The engine makes it where there is one (a server with roles).
-		err = askAgent(ctx, js.Conn(), "journal", agentRequest{Name: run, MaxAge: cmpOr(cfg.MaxAge, DefaultRetention)})
+		err = askAgent(ctx, js.Conn(), "journal."+run, agentRequest{Name: run, MaxAge: cmpOr(cfg.MaxAge, DefaultRetention)})
 		switch {
 		case err == nil:
 			st, err = js.Stream(ctx, JournalStreamPrefix+run)

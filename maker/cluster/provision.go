@@ -27,8 +27,10 @@ import (
 
 // agentSubject prefixes the agent's request subjects: mdap.engine.route
 // (a worker's route consumer), mdap.engine.replies (a Drawer's reply
-// consumer), mdap.engine.journal (a run's journal stream) and
-// mdap.engine.tasks (a task queue's stream, consumer and result bucket).
+// consumer), mdap.engine.journal.<run> (a run's journal stream) and
+// mdap.engine.tasks.<queue> (a task queue's stream, consumer and result
+// bucket; mdap.engine.journal and mdap.engine.tasks, naming the run in
+// the request only, are served too).
 const agentSubject = "mdap.engine."
 
 // agentTimeout bounds one request to the agent, and the agent's work on it.
@@ -358,7 +360,20 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 	if err := json.Unmarshal(m.Data, &req); err != nil {
 		return fmt.Errorf("undecodable request: %w", err)
 	}
-	switch kind := strings.TrimPrefix(m.Subject, agentSubject); kind {
+	// A journal's or task queue's request names its run in the subject
+	// too (mdap.engine.journal.<run>), the only one a run's coordinator
+	// may ask for (RunRole); the subject's name is the one served.
+	kind, named, scoped := strings.Cut(strings.TrimPrefix(m.Subject, agentSubject), ".")
+	if scoped {
+		if kind != "journal" && kind != "tasks" {
+			return fmt.Errorf("no such request %q", kind+"."+named)
+		}
+		if req.Name != "" && req.Name != named {
+			return fmt.Errorf("the request names %q, its subject %q", req.Name, named)
+		}
+		req.Name = named
+	}
+	switch kind {
 	case "route":
 		if req.Route == "" || len(req.Route) > 4096 {
 			return errors.New("a route of 1 to 4096 bytes")

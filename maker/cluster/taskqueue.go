@@ -126,7 +126,7 @@ func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg
 	}
 	maxAge := cmpOr(cfg.MaxAge, DefaultRetention)
 	q := &TaskQueue{js: js, name: name, ackWait: cmpOr(cfg.AckWait, DefaultTaskAckWait)}
-	err := askAgent(ctx, js.Conn(), "tasks", agentRequest{Name: name, MaxAge: maxAge, AckWait: q.ackWait})
+	err := askAgent(ctx, js.Conn(), "tasks."+name, agentRequest{Name: name, MaxAge: maxAge, AckWait: q.ackWait})
 	switch {
 	case err == nil: // made by the engine (a server with roles)
 		if q.stream, err = js.Stream(ctx, TaskStreamPrefix+name); err == nil {
