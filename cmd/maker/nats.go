@@ -388,7 +388,7 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 	fs.StringVar(&monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
 	registerEngineFlags(fs, &engine)
 	obs.register(fs, false)
-	cmd.AddCommand(newNATSLs(), newNATSRm(), newNATSProvision(), newNATSWorker())
+	cmd.AddCommand(newNATSLs(), newNATSRm(), newNATSProvision(), newNATSWorker(), newNATSRun())
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -11,9 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -439,6 +442,7 @@ func runPublications(run string) []string {
 		"$KV." + LeaseBucket + "." + run, "$KV." + ResultBucketPrefix + run + ".>",
 		"$JS.API.DIRECT.GET." + leases + ".$KV." + LeaseBucket + "." + run,
 		"$JS.API.STREAM.MSG.DELETE." + JobsStream,
+		"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
 	}
 	for _, st := range []string{JobsStream, RepliesStream, leases, journal, tasks, results} {
 		allow = append(allow, "$JS.API.STREAM.INFO."+st)
@@ -496,3 +500,40 @@ func quoteList(xs []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
+
+// unlessRefused runs op, but returns at once an error wrapping ErrAuth
+// when the server refuses this connection's publication on subject (a
+// permission violation, which NATS reports apart from the request, so
+// op would otherwise wait out ctx). The refusal is seen as the
+// connection's last error, checked every refusalPoll.
+func unlessRefused[T any](ctx context.Context, nc *nats.Conn, subject string, op func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := op(ctx)
+		done <- result{v, err}
+	}()
+	t := time.NewTicker(refusalPoll)
+	defer t.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.v, r.err
+		case <-t.C:
+			if err := nc.LastError(); err != nil && strings.Contains(err.Error(), "Permissions Violation") && strings.Contains(err.Error(), strconv.Quote(subject)) {
+				cancel()
+				<-done
+				var zero T
+				return zero, fmt.Errorf("%w: the server refused this credential a publication on %s: %w", ErrAuth, subject, err)
+			}
+		}
+	}
+}
+
+// refusalPoll is how often unlessRefused looks for a refusal.
+const refusalPoll = 20 * time.Millisecond

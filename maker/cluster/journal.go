@@ -445,7 +445,12 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 	l := &lease{kv: kv, key: run, owner: []byte(owner), ttl: ttl, done: make(chan struct{})}
 	deadline := time.Now().Add(cfg.WaitLock)
 	for {
-		rev, err := kv.Create(ctx, run, l.owner)
+		rev, err := unlessRefused(ctx, js.Conn(), "$KV."+LeaseBucket+"."+run, func(ctx context.Context) (uint64, error) {
+			return kv.Create(ctx, run, l.owner)
+		})
+		if errors.Is(err, ErrAuth) {
+			return nil, fmt.Errorf("%w (a run coordinator's key is for its own run only: maker nats run add %s issues one for this run)", err, run)
+		}
 		if err == nil {
 			l.rev = rev
 			break

@@ -197,6 +197,14 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 		assert.Error(t, errs[i], a.name)
 	}
 
+	// Refused at once, naming the refusal, not after the caller's
+	// deadline.
+	began := time.Now()
+	_, err = cluster.CreateJournal(tctx, tjs, "victim", cluster.JournalConfig{})
+	require.ErrorIs(t, err, cluster.ErrAuth)
+	assert.Contains(t, err.Error(), "MDAP_LEASES.victim")
+	assert.Less(t, time.Since(began), 5*time.Second)
+
 	// What the thief may do: its own run's journal and task queue.
 	tj, err := cluster.CreateJournal(tctx, tjs, "thief", cluster.JournalConfig{})
 	require.NoError(t, err)
