@@ -93,9 +93,14 @@ func OpenJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 	return openJournal(ctx, js, run, cfg, false)
 }
 
-func journalStreamConfig(run string, n int, maxAge time.Duration) jetstream.StreamConfig {
+// journalStreamConfig is run's journal stream, bounded to maxBytes (0
+// means DefaultRunBytes). A full journal refuses new lines (DiscardNew:
+// never its oldest), so its run fails at its next step naming it.
+func journalStreamConfig(run string, n int, maxAge time.Duration, maxBytes int64) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		MaxAge:      cmpOr(maxAge, DefaultRetention),
+		MaxBytes:    cmpOr(maxBytes, DefaultRunBytes),
+		Discard:     jetstream.DiscardNew,
 		Name:        JournalStreamPrefix + run,
 		Description: "mdap journal of run " + run,
 		Subjects:    []string{journalSubject + run},
@@ -126,7 +131,7 @@ func openJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 		case err == nil:
 			st, err = js.Stream(ctx, JournalStreamPrefix+run)
 		case errors.Is(err, errNoAgent):
-			st, err = ensureStream(ctx, js, journalStreamConfig(run, cfg.Replicas, cfg.MaxAge))
+			st, err = ensureStream(ctx, js, journalStreamConfig(run, cfg.Replicas, cfg.MaxAge, 0))
 		}
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		err = fmt.Errorf("%w: the engine has no journal for run %q (start a run with it first)", maker.ErrJournalPath, run)
@@ -326,7 +331,7 @@ func (s *journalStore) Flush() error {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			s.err = fmt.Errorf("%w: append to %s: %w", ErrEngine, s.Name(), err)
+			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), JournalStreamPrefix+s.run, err, fullHint(err))
 			if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) {
 				s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseTaken, s.Name(), err)
 			}

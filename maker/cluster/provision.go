@@ -61,6 +61,12 @@ type ProvisionConfig struct {
 	// MiB. A full job stream refuses new jobs (their samples fail with
 	// ErrEngine naming it); a full reply stream drops its oldest replies.
 	SampleBytes int64
+	// RunBytes bounds what one run may store: its journal stream, and
+	// a task queue's stream and its result bucket, each; 0 means
+	// DefaultRunBytes. A full one refuses new messages (never drops old
+	// ones): the run fails at its next journal line, or the task's
+	// publication fails, naming the stream and that it is full.
+	RunBytes int64
 	// AckWait of every route's consumer; 0 means DefaultAckWait. Workers
 	// report progress every third of it.
 	AckWait time.Duration
@@ -85,6 +91,9 @@ func (c ProvisionConfig) check() error {
 	}
 	if c.LeaseTTL < 0 {
 		return fmt.Errorf("%w: negative LeaseTTL", ErrConfig)
+	}
+	if c.RunBytes < 0 {
+		return fmt.Errorf("%w: negative RunBytes", ErrConfig)
 	}
 	if c.SampleBytes < 0 {
 		return fmt.Errorf("%w: negative SampleBytes", ErrConfig)
@@ -389,7 +398,7 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		if err := checkRetention(req); err != nil {
 			return err
 		}
-		_, err := ensureStream(ctx, js, journalStreamConfig(req.Name, cfg.Replicas, req.MaxAge))
+		_, err := ensureStream(ctx, js, journalStreamConfig(req.Name, cfg.Replicas, req.MaxAge, cfg.RunBytes))
 		return err
 	case "tasks":
 		if err := checkRetention(req); err != nil {
@@ -398,7 +407,7 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		if req.AckWait < time.Second || req.AckWait > time.Hour {
 			return fmt.Errorf("task ack wait %s: use 1s to 1h", req.AckWait)
 		}
-		return makeTaskQueue(ctx, js, req.Name, cfg.Replicas, req.MaxAge, req.AckWait, nil)
+		return makeTaskQueue(ctx, js, req.Name, cfg.Replicas, req.MaxAge, req.AckWait, cfg.RunBytes, nil)
 	default:
 		return fmt.Errorf("no such request %q", kind)
 	}

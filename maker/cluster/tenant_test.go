@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -244,4 +245,58 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 	js, err := ajs.Stream(tctx, cluster.JournalStreamPrefix+"victim")
 	require.NoError(t, err)
 	assert.Equal(t, uint64(len(wantSteps)+1), js.CachedInfo().State.Msgs, "a header and a line a step, nothing more")
+}
+
+// TestFullRunStreamsFailFastNamingThem: what one run may store is
+// bounded (ProvisionConfig.RunBytes): a run whose journal is full fails
+// at its next step with an error naming the journal's stream and that it
+// is full, its lines kept (none dropped to make room); a full task queue
+// refuses a task the same way.
+func TestFullRunStreamsFailFastNamingThem(t *testing.T) {
+	dir := t.TempDir()
+	keys, s := issueTenants(t, dir)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
+		Provision: cluster.ProvisionConfig{RunBytes: 4 << 10}})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	url := srv.ClientURL()
+	_, wjs := connectAs(t, url, s.worker)
+	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 4})
+	runWorker(t, worker)
+	_, vjs := connectAs(t, url, s.victim)
+	_, ajs := connectAs(t, url, s.admin)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	j, err := cluster.CreateJournal(ctx, vjs, "victim", cluster.JournalConfig{})
+	require.NoError(t, err)
+	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 30 * time.Second})
+	remote, err := d.Model(worker.Route())
+	require.NoError(t, err)
+	task, err := hanoi.New(6) // 63 steps: far more lines than 4 KiB holds
+	require.NoError(t, err)
+	began := time.Now()
+	_, err = (&maker.Solver{Model: remote, Vote: vote.Config{K: 2, Parallel: 2}, Journal: j}).Solve(ctx, task)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), cluster.JournalStreamPrefix+"victim")
+	assert.Contains(t, err.Error(), "full")
+	assert.Less(t, time.Since(began), 30*time.Second)
+	_ = j.Close()
+	st, err := ajs.Stream(ctx, cluster.JournalStreamPrefix+"victim")
+	require.NoError(t, err)
+	state := st.CachedInfo().State
+	assert.Equal(t, uint64(1), state.FirstSeq, "the journal's first lines are kept")
+	assert.Positive(t, state.Msgs)
+	assert.LessOrEqual(t, state.Bytes, uint64(4<<10))
+
+	q, err := cluster.OpenTaskQueue(ctx, vjs, "victim", cluster.TaskQueueConfig{})
+	require.NoError(t, err)
+	big := make([]byte, 1<<10)
+	var perr error
+	for i := 0; i < 8 && perr == nil; i++ {
+		perr = q.Publish(ctx, fmt.Sprintf("t%d", i), big)
+	}
+	require.Error(t, perr)
+	assert.Contains(t, perr.Error(), cluster.TaskStreamPrefix+"victim")
+	assert.Contains(t, perr.Error(), "full")
 }
