@@ -43,7 +43,11 @@ import (
 //     for (mdap.engine.journal, mdap.engine.tasks). It cannot create or
 //     update any stream or bucket, publish a reply, read or take jobs,
 //     list the engine, or purge or delete the shared streams
-//     (JobsStream, RepliesStream) or the lease bucket.
+//     (JobsStream, RepliesStream) or the lease bucket. It may touch every
+//     run's journal, lease and task queue: keep it for the operator, and
+//     give others a RunRole.
+//   - RunRole(run) is a coordinator of one run only (a tenant): see
+//     RunRole.
 //   - RoleAdmin is the engine's operator: every subject. The engine
 //     provisions its resources with it (Provision, ServeAgent), and
 //     maker nats ls and rm sign in with it.
