@@ -41,7 +41,9 @@ import (
 //     consumer the engine makes for it) and uses journals, leases, task
 //     queues and results, whose streams and buckets it asks the engine
 //     for (mdap.engine.journal, mdap.engine.tasks). It cannot create or
-//     update any stream or bucket, publish a reply, read or take jobs,
+//     update any stream or bucket, publish a reply, read, take or delete
+//     jobs (it withdraws its own through the engine, showing each job's
+//     lease: mdap.engine.withdraw),
 //     list the engine, or purge or delete the shared streams
 //     (JobsStream, RepliesStream) or the lease bucket. It may touch every
 //     run's journal, lease and task queue: keep it for the operator, and
@@ -407,12 +409,11 @@ func Permissions(role Role, inbox string) *server.Permissions {
 				Allow: []string{
 					jobsSubject + ">", cancelSubject + ">", journalSubject + ">", tasksSubject + ">",
 					agentSubject + "replies", agentSubject + "journal", agentSubject + "tasks",
-					agentSubject + "journal.*", agentSubject + "tasks.*",
+					agentSubject + "journal.*", agentSubject + "tasks.*", agentSubject + "withdraw",
 					"$KV.*.>",
 					"$JS.API.STREAM.INFO.*",
 					"$JS.API.STREAM.DELETE.*", "$JS.API.STREAM.PURGE.*",
 					"$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.*", "$JS.API.DIRECT.GET.*.>",
-					"$JS.API.STREAM.MSG.DELETE." + JobsStream,
 					"$JS.API.CONSUMER.CREATE.*", "$JS.API.CONSUMER.CREATE.*.>",
 					"$JS.API.CONSUMER.INFO.*.*", "$JS.API.CONSUMER.DELETE.*.*",
 					"$JS.API.CONSUMER.MSG.NEXT.*.*",
@@ -445,7 +446,7 @@ func runPublications(run string) []string {
 		journalSubject + run, tasksSubject + run,
 		"$KV." + LeaseBucket + "." + run, "$KV." + ResultBucketPrefix + run + ".>",
 		"$JS.API.DIRECT.GET." + leases + ".$KV." + LeaseBucket + "." + run,
-		"$JS.API.STREAM.MSG.DELETE." + JobsStream,
+		agentSubject + "withdraw",
 		"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
 	}
 	for _, st := range []string{JobsStream, RepliesStream, leases, journal, tasks, results} {

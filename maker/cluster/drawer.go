@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -333,14 +334,23 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 
 // withdraw takes back a job whose call ended without a reply: a notice
 // for a worker that took it (it stops the model call), and the deletion
-// of the job from the queue if no worker took it yet.
-func (d *Drawer) withdraw(token, id string, seq uint64) {
+// of the job from the queue if no worker took it yet. On a server with
+// roles the engine deletes it (mdap.engine.withdraw), only for the holder
+// of the job's lease, so no coordinator can delete another's jobs;
+// without an agent the Drawer deletes it itself.
+func (d *Drawer) withdraw(token, id, lease string, seq uint64) {
 	d.withdrawn.Add(1)
 	_ = d.nc.Publish(cancelSubject+token+"."+id, nil) // best effort: a lost notice costs one model call
 	d.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 		defer cancel()
-		if err := d.jobStream().DeleteMsg(ctx, seq); err == nil {
+		err := askAgent(ctx, d.nc, "withdraw", agentRequest{Name: id, Seq: seq, Lease: lease})
+		if errors.Is(err, errNoAgent) {
+			err = d.jobStream().DeleteMsg(ctx, seq)
+		} else if err != nil && strings.Contains(err.Error(), errJobGone) {
+			err = jetstream.ErrMsgNotFound
+		}
+		if err == nil {
 			d.deleted.Add(1)
 		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 			d.log.Debug("withdraw", "job", id, "err", err)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -231,6 +232,44 @@ type agentRequest struct {
 	MaxAge time.Duration `json:"max_age,omitempty"`
 	// AckWait: a task queue consumer's ack wait.
 	AckWait time.Duration `json:"ack_wait,omitempty"`
+	// Seq and Lease: the job a Drawer withdraws (mdap.engine.withdraw):
+	// its sequence in JobsStream and its lease key, the proof that the
+	// Drawer published it; Name is its id.
+	Seq   uint64 `json:"seq,omitempty"`
+	Lease string `json:"lease,omitempty"`
+}
+
+// errJobGone: the job to withdraw is no longer queued (taken, or
+// withdrawn).
+const errJobGone = "the job is no longer queued"
+
+// withdrawJob deletes the queued job at req.Seq if it is the job req.Name
+// with the lease req.Lease.
+func withdrawJob(ctx context.Context, js jetstream.JetStream, req agentRequest) error {
+	if req.Seq == 0 || req.Name == "" || req.Lease == "" {
+		return errors.New("a withdrawal names a job's sequence, id and lease")
+	}
+	st, err := js.Stream(ctx, JobsStream)
+	if err != nil {
+		return err
+	}
+	msg, err := st.GetMsg(ctx, req.Seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return errors.New(errJobGone)
+	}
+	if err != nil {
+		return err
+	}
+	job, err := decodeJob(msg.Data)
+	if err != nil || job.ID != req.Name || subtle.ConstantTimeCompare([]byte(job.Lease), []byte(req.Lease)) != 1 {
+		return errors.New("not the job named, or not its lease: only its coordinator may withdraw a job")
+	}
+	if err := st.DeleteMsg(ctx, req.Seq); errors.Is(err, jetstream.ErrMsgNotFound) {
+		return errors.New(errJobGone)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 type agentResponse struct {
@@ -262,9 +301,10 @@ const maxWorkRequests = 4096
 // workers' requests for their route's consumer (mdap.engine.route), their
 // pulls and their acts on the jobs delivered to them
 // (mdap.engine.work.<identity>.>, each act refused unless the job was
-// delivered to that identity), and coordinators' requests for their reply
+// delivered to that identity), coordinators' requests for their reply
 // consumer, journal stream and task queue, making each with the engine's
-// settings in cfg; and provisions the shared
+// settings in cfg, and their withdrawals of queued jobs (mdap.engine.withdraw,
+// each done only for the holder of the job's lease); and provisions the shared
 // resources again (Provision) after every reconnection, since a restarted
 // server may have lost them. Several agents may serve one engine (they
 // share a queue group). Stop it with Agent.Stop. Errors wrap ErrConfig or
@@ -347,7 +387,9 @@ func (a *Agent) handle(m *nats.Msg) {
 	err := serveRequest(rctx, a.js, m, a.cfg)
 	var resp agentResponse
 	if err != nil {
-		a.log.Warn("engine request refused", "subject", m.Subject, "err", err)
+		if err.Error() != errJobGone { // a job taken before its withdrawal: no news
+			a.log.Warn("engine request refused", "subject", m.Subject, "err", err)
+		}
 		resp.Error = err.Error()
 	}
 	data, _ := json.Marshal(resp)
@@ -394,6 +436,8 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		}
 		_, err := js.CreateConsumer(ctx, RepliesStream, replyConsumerConfig(req.Name))
 		return err
+	case "withdraw":
+		return withdrawJob(ctx, js, req)
 	case "journal":
 		if err := checkRetention(req); err != nil {
 			return err

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,6 +92,28 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 		}}
 		_, solveErr = sv.Solve(ctx, task)
 	})
+
+	// A job of the victim's on a route nobody serves, for a thief to
+	// delete: only its lease lets the engine withdraw it.
+	probe := cluster.Job{Version: cluster.WireVersion, ID: "probe1", Route: "probe", Lease: "the victim's secret",
+		ReplyTo: "mdap.replies.d1.probe1", Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{}}}
+	probeData := jsonMarshal(t, probe)
+	probeAck, err := vjs.Publish(tctx, "mdap.jobs.probe", probeData)
+	require.NoError(t, err)
+	withdraw := func(c context.Context, nc *nats.Conn, lease string) error {
+		m, err := nc.RequestWithContext(c, "mdap.engine.withdraw", jsonMarshal(t, map[string]any{"name": probe.ID, "seq": probeAck.Sequence, "lease": lease}))
+		if err != nil {
+			return err
+		}
+		var resp struct{ Error string }
+		if err := jsonUnmarshal(m.Data, &resp); err != nil {
+			return err
+		}
+		if resp.Error != "" {
+			return errors.New(resp.Error)
+		}
+		return nil
+	}
 
 	type attack struct {
 		name string
@@ -177,6 +201,16 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 			_, err := tjs.CreateOrUpdateKeyValue(c, jetstream.KeyValueConfig{Bucket: cluster.LeaseBucket, TTL: time.Hour})
 			return err
 		}},
+		{"delete the victim's queued job by its sequence", func(c context.Context) error {
+			st, err := stream(c, cluster.JobsStream)
+			if err != nil {
+				return err
+			}
+			return st.DeleteMsg(c, probeAck.Sequence)
+		}},
+		{"withdraw the victim's queued job through the engine, guessing its lease", func(c context.Context) error {
+			return withdraw(c, tnc, "a guess")
+		}},
 		{"list the engine", func(c context.Context) error {
 			names := tjs.StreamNames(c)
 			for range names.Name() {
@@ -197,6 +231,15 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 	for i, a := range attacks {
 		assert.Error(t, errs[i], a.name)
 	}
+
+	jobs, err := ajs.Stream(tctx, cluster.JobsStream)
+	require.NoError(t, err)
+	_, err = jobs.GetMsg(tctx, probeAck.Sequence)
+	require.NoError(t, err, "the victim's job is still queued")
+	vnc := vjs.Conn()
+	require.NoError(t, withdraw(tctx, vnc, probe.Lease), "its coordinator withdraws it")
+	_, err = jobs.GetMsg(tctx, probeAck.Sequence)
+	require.ErrorIs(t, err, jetstream.ErrMsgNotFound, "withdrawn")
 
 	// Refused at once, naming the refusal, not after the caller's
 	// deadline.

@@ -360,6 +360,6 @@ func (d *Drawer) stopWaiting(c *call) {
 	seq := f.seq
 	d.mu.Unlock()
 	if last {
-		d.withdraw(f.m.token, f.id, seq)
+		d.withdraw(f.m.token, f.id, f.lease, seq)
 	}
 }
