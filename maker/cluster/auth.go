@@ -262,9 +262,45 @@ type roleAuth struct {
 	internal string // the token of the engine's own connection
 	open     atomic.Bool
 
-	mu    sync.Mutex
-	roles map[string]Role   // public key -> role
-	conns map[uint64]string // client id -> public key, of clients let in
+	mu        sync.Mutex
+	roles     map[string]Role   // public key -> role
+	conns     map[uint64]string // client id -> public key, of clients let in
+	maxPerKey int               // connections a key may hold at once; 0: no bound
+	alive     func(uint64) bool // whether a client is still connected; nil: all are
+}
+
+// DefaultMaxConnsPerKey is how many connections one key may hold at once
+// on the embedded server when ServerConfig.MaxConnsPerKey is 0: far more
+// than a worker or a coordinator process needs (one each).
+const DefaultMaxConnsPerKey = 256
+
+// roomFor reports whether pub may open one more connection; called with
+// mu held. The connections gone are forgotten first when pub is at its
+// bound.
+func (a *roleAuth) roomFor(pub string) bool {
+	if a.maxPerKey <= 0 {
+		return true
+	}
+	count := func() int {
+		n := 0
+		for _, p := range a.conns {
+			if p == pub {
+				n++
+			}
+		}
+		return n
+	}
+	if count() < a.maxPerKey {
+		return true
+	}
+	if a.alive != nil {
+		for id, p := range a.conns {
+			if p == pub && !a.alive(id) {
+				delete(a.conns, id)
+			}
+		}
+	}
+	return count() < a.maxPerKey
 }
 
 func newRoleAuth(keys RoleKeys, internal string) *roleAuth {
@@ -353,6 +389,9 @@ func (a *roleAuth) Check(c server.ClientAuthentication) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.roles[o.Nkey] != role { // revoked meanwhile
+		return false
+	}
+	if !a.roomFor(o.Nkey) {
 		return false
 	}
 	a.conns[c.GetID()] = o.Nkey
