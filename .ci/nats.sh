@@ -6,7 +6,8 @@
 # `go install` into $(go env GOPATH)/bin. Then TestStockNATSServerRoles runs
 # against it, provisioned as `maker nats provision` does: a squatted job stream
 # set back, the attacks of issue 35 with worker and coordinator credentials
-# (owned), a NAK steal (steal), a reply flood (flood), a rogue with no
+# (owned), one run's coordinator against another run's journal, lease and task
+# queue (tenants), a NAK steal (steal), a reply flood (flood), a rogue with no
 # credentials and with worker credentials answering jobs first, and a full job
 # stream failing a sample at once (full).
 set -euo pipefail

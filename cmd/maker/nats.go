@@ -277,7 +277,9 @@ coordinator.nk, worker.nk and admin.nk are the secrets (mode 0600) to copy to
 the machines of each role; the .pub files are the public keys the server
 accepts (put your own there, one a line, to keep seeds on their machines).
 Clients find them with --nats-creds DIR or $` + natsCredsEnv + `=DIR (or
-./` + defaultCredsDir + ` if it exists).
+./` + defaultCredsDir + ` if it exists). coordinator.nk may touch every run: give
+others a key of their own run (maker nats run add RUN) and each worker its own
+(maker nats worker add NAME).
 
 The engine owns its resources: at every start, before it lets a client in, it
 creates the job and reply streams and the lease bucket with mdap's settings
@@ -388,7 +390,7 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 	fs.StringVar(&monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
 	registerEngineFlags(fs, &engine)
 	obs.register(fs, false)
-	cmd.AddCommand(newNATSLs(), newNATSRm(), newNATSProvision(), newNATSWorker())
+	cmd.AddCommand(newNATSLs(), newNATSRm(), newNATSProvision(), newNATSWorker(), newNATSRun())
 	return cmd
 }
 

@@ -9,14 +9,23 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// identityKind is a kind of identity the operator issues in the engine's
+// credentials folder: maker nats worker, maker nats run.
+type identityKind struct {
+	use, short, long, example string
+	add                       func(dir, name string) (string, error)
+	revoke                    func(dir, name string) error
+	issued                    func(dir string) ([]string, map[string]string, error)
+	hint                      string // printed after add: how to use the seed
+}
+
 // newNATSWorker is maker nats worker: the operator's issuing and revoking
 // of worker identities in the engine's credentials folder.
 func newNATSWorker() *cobra.Command {
-	var creds string
-	cmd := &cobra.Command{
-		Use:   "worker",
-		Short: "Issue, list and revoke worker identities (one nkey per worker)",
-		Long: `worker manages worker identities in the engine's credentials folder (--creds,
+	return newNATSIdentities(identityKind{
+		use:   "worker",
+		short: "Issue, list and revoke worker identities (one nkey per worker)",
+		long: `worker manages worker identities in the engine's credentials folder (--creds,
 default ./` + defaultCredsDir + `): each worker gets a key of its own, so that one
 can be revoked without touching the others.
 
@@ -30,10 +39,53 @@ can be revoked without touching the others.
   ls            list the identities issued
 
 Names are 1 to 64 letters, digits, '-' or '_'.`,
-		Example: `  maker nats worker add gpu1
+		example: `  maker nats worker add gpu1
   maker nats worker revoke gpu1 --creds /var/lib/mdap-nats/creds`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		add: cluster.AddWorker, revoke: cluster.RevokeWorker, issued: cluster.IssuedWorkers,
+		hint: "on its machine: maker worker --nats-creds %s (copy the file there only)",
+	})
+}
+
+// newNATSRun is maker nats run: the operator's issuing and revoking of
+// run coordinator identities (tenants: each uses its own run only).
+func newNATSRun() *cobra.Command {
+	return newNATSIdentities(identityKind{
+		use:   "run",
+		short: "Issue, list and revoke the coordinator identity of one run (a tenant)",
+		long: `run manages run coordinator identities in the engine's credentials folder
+(--creds, default ./` + defaultCredsDir + `): the holder of the key of run RUN draws
+samples as any coordinator does, and may use the journal (--journal nats:RUN),
+the lease and the task queue of RUN only: it cannot read, write, purge or
+delete another run's, nor change the engine's streams.
+Give each person or job its own run key instead of coordinator.nk, which may
+touch every run.
+
+  add RUN       issue a key: writes runs/RUN.nk (the seed: hand it to whoever
+                runs RUN, who signs in with --nats-creds RUN.nk) and
+                runs/RUN.pub; prints the seed's path
+  revoke RUN    revoke it: its files are removed; a running maker nats refuses
+                the key and closes its connections within a second
+  ls            list the run keys issued
+
+Runs are named 1 to 64 letters, digits, '-' or '_'.`,
+		example: `  maker nats run add nightly
+  maker hanoi --nats nats://10.0.0.5:4222 --nats-creds nightly.nk --journal nats:nightly --model sim
+  maker nats run revoke nightly --creds /var/lib/mdap-nats/creds`,
+		add: cluster.AddRunCoordinator, revoke: cluster.RevokeRunCoordinator, issued: cluster.IssuedRunCoordinators,
+		hint: "whoever runs it: --nats-creds %s (copy the file to them only)",
+	})
+}
+
+// newNATSIdentities is maker nats worker or run, by kind.
+func newNATSIdentities(kind identityKind) *cobra.Command {
+	var creds string
+	cmd := &cobra.Command{
+		Use:     kind.use,
+		Short:   kind.short,
+		Long:    kind.long,
+		Example: kind.example,
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.PersistentFlags().StringVar(&creds, "creds", defaultCredsDir, "the engine's credentials folder (maker nats --creds; STORE/creds by default)")
 	abs := func() (string, error) {
@@ -45,14 +97,14 @@ Names are 1 to 64 letters, digits, '-' or '_'.`,
 	}
 	add := &cobra.Command{
 		Use:   "add NAME",
-		Short: "Issue the worker identity NAME",
+		Short: "Issue the " + kind.use + " identity NAME",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := abs()
 			if err != nil {
 				return err
 			}
-			seed, err := cluster.AddWorker(dir, args[0])
+			seed, err := kind.add(dir, args[0])
 			if errors.Is(err, cluster.ErrConfig) {
 				return usageErr("%w", err)
 			}
@@ -60,20 +112,20 @@ Names are 1 to 64 letters, digits, '-' or '_'.`,
 				return failed(err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), seed)
-			fmt.Fprintf(cmd.ErrOrStderr(), "maker nats worker: issued %s; on its machine: maker worker --nats-creds %s (copy the file there only)\n", args[0], filepath.Base(seed))
+			fmt.Fprintf(cmd.ErrOrStderr(), "maker nats %s: issued %s; "+kind.hint+"\n", kind.use, args[0], filepath.Base(seed))
 			return nil
 		},
 	}
 	revoke := &cobra.Command{
 		Use:   "revoke NAME",
-		Short: "Revoke the worker identity NAME",
+		Short: "Revoke the " + kind.use + " identity NAME",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := abs()
 			if err != nil {
 				return err
 			}
-			err = cluster.RevokeWorker(dir, args[0])
+			err = kind.revoke(dir, args[0])
 			if errors.Is(err, cluster.ErrConfig) || errors.Is(err, cluster.ErrNotFound) {
 				return usageErr("%w", err)
 			}
@@ -86,14 +138,14 @@ Names are 1 to 64 letters, digits, '-' or '_'.`,
 	}
 	ls := &cobra.Command{
 		Use:   "ls",
-		Short: "List the worker identities issued",
+		Short: "List the " + kind.use + " identities issued",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := abs()
 			if err != nil {
 				return err
 			}
-			names, keys, err := cluster.IssuedWorkers(dir)
+			names, keys, err := kind.issued(dir)
 			if err != nil {
 				return failed(err)
 			}

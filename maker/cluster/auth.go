@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -10,9 +11,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -37,9 +41,15 @@ import (
 //     consumer the engine makes for it) and uses journals, leases, task
 //     queues and results, whose streams and buckets it asks the engine
 //     for (mdap.engine.journal, mdap.engine.tasks). It cannot create or
-//     update any stream or bucket, publish a reply, read or take jobs,
+//     update any stream or bucket, publish a reply, read, take or delete
+//     jobs (it withdraws its own through the engine, showing each job's
+//     lease: mdap.engine.withdraw),
 //     list the engine, or purge or delete the shared streams
-//     (JobsStream, RepliesStream) or the lease bucket.
+//     (JobsStream, RepliesStream) or the lease bucket. It may touch every
+//     run's journal, lease and task queue: keep it for the operator, and
+//     give others a RunRole.
+//   - RunRole(run) is a coordinator of one run only (a tenant): see
+//     RunRole.
 //   - RoleAdmin is the engine's operator: every subject. The engine
 //     provisions its resources with it (Provision, ServeAgent), and
 //     maker nats ls and rm sign in with it.
@@ -57,6 +67,24 @@ const (
 
 // Roles lists the roles, in the order of the credential files.
 var Roles = []Role{RoleCoordinator, RoleWorker, RoleAdmin}
+
+// runRolePrefix starts the role of a coordinator of one run.
+const runRolePrefix = "run:"
+
+// RunRole is the role of a coordinator identity issued for one run
+// (AddRunCoordinator): a tenant of the engine. It draws samples as
+// RoleCoordinator does, and uses the journal, the lease and the task
+// queue (stream, consumer, results) named run and nothing else: it
+// cannot read, write, purge or delete another run's journal or task
+// queue, take or drop another run's lease, nor do anything RoleCoordinator
+// cannot. run must pass CheckRunName.
+func RunRole(run string) Role { return Role(runRolePrefix + run) }
+
+// RunOf returns the run of a RunRole, and false for any other role.
+func RunOf(r Role) (string, bool) {
+	run, ok := strings.CutPrefix(string(r), runRolePrefix)
+	return run, ok && checkName("run", run) == nil
+}
 
 // ErrAuth: a credential could not be read or made, or a client was
 // refused by the server (no credentials, wrong credentials, a subject
@@ -80,9 +108,11 @@ type RoleKeys map[Role][]string
 // ROLE.nk and its public key to ROLE.pub, both mode 0600 in a folder of
 // mode 0700. An existing ROLE.pub is used as it is (supply your own keys
 // that way: `nk -gen user -pubout`, or keys of several machines, one a
-// line; the seeds then stay on their machines). The worker identities
-// issued in dir (AddWorker) are workers too. It returns the keys the
-// server accepts and which roles were generated now. Errors wrap ErrAuth.
+// line; the seeds then stay on their machines). It returns the keys the
+// server accepts and which roles were generated now. The worker
+// identities issued in dir (AddWorker) are workers too, and each run's
+// coordinator identity (AddRunCoordinator) has its RunRole. Errors wrap
+// ErrAuth.
 func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("%w: credentials folder: %w", ErrAuth, err)
@@ -113,6 +143,13 @@ func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
 	for _, name := range names {
 		keys[RoleWorker] = append(keys[RoleWorker], workers[name])
 	}
+	runs, coords, err := IssuedRunCoordinators(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, run := range runs {
+		keys[RunRole(run)] = []string{coords[run]}
+	}
 	return keys, made, nil
 }
 
@@ -129,16 +166,23 @@ func generate(dir string, r Role) error {
 	return writeSecret(PubFile(dir, r), []byte(pub+"\n"))
 }
 
-// writeSecret writes a file of mode 0600 atomically (a new file renamed
-// into place), so a reader never sees half a key.
+// writeSecret writes a file of mode 0600 atomically: a new temporary file
+// of a fresh random name in path's folder (os.CreateTemp, mode 0600,
+// never one that exists, so never through a planted link), synced, then
+// renamed into place, so a reader never sees half a key.
 func writeSecret(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err == nil {
-		_, err = f.Write(data)
-		if cerr := f.Close(); err == nil {
-			err = cerr
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("%w: write %s: %w", ErrAuth, path, err)
+	}
+	tmp := f.Name()
+	if err = f.Chmod(0o600); err == nil {
+		if _, err = f.Write(data); err == nil {
+			err = f.Sync()
 		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)
@@ -218,9 +262,45 @@ type roleAuth struct {
 	internal string // the token of the engine's own connection
 	open     atomic.Bool
 
-	mu    sync.Mutex
-	roles map[string]Role   // public key -> role
-	conns map[uint64]string // client id -> public key, of clients let in
+	mu        sync.Mutex
+	roles     map[string]Role   // public key -> role
+	conns     map[uint64]string // client id -> public key, of clients let in
+	maxPerKey int               // connections a key may hold at once; 0: no bound
+	alive     func(uint64) bool // whether a client is still connected; nil: all are
+}
+
+// DefaultMaxConnsPerKey is how many connections one key may hold at once
+// on the embedded server when ServerConfig.MaxConnsPerKey is 0: far more
+// than a worker or a coordinator process needs (one each).
+const DefaultMaxConnsPerKey = 256
+
+// roomFor reports whether pub may open one more connection; called with
+// mu held. The connections gone are forgotten first when pub is at its
+// bound.
+func (a *roleAuth) roomFor(pub string) bool {
+	if a.maxPerKey <= 0 {
+		return true
+	}
+	count := func() int {
+		n := 0
+		for _, p := range a.conns {
+			if p == pub {
+				n++
+			}
+		}
+		return n
+	}
+	if count() < a.maxPerKey {
+		return true
+	}
+	if a.alive != nil {
+		for id, p := range a.conns {
+			if p == pub && !a.alive(id) {
+				delete(a.conns, id)
+			}
+		}
+	}
+	return count() < a.maxPerKey
 }
 
 func newRoleAuth(keys RoleKeys, internal string) *roleAuth {
@@ -311,6 +391,9 @@ func (a *roleAuth) Check(c server.ClientAuthentication) bool {
 	if a.roles[o.Nkey] != role { // revoked meanwhile
 		return false
 	}
+	if !a.roomFor(o.Nkey) {
+		return false
+	}
 	a.conns[c.GetID()] = o.Nkey
 	c.RegisterUser(&server.User{Username: string(role) + ":" + o.Nkey[:12], Permissions: Permissions(role, inbox)})
 	return true
@@ -346,7 +429,7 @@ func Permissions(role Role, inbox string) *server.Permissions {
 			}},
 			Subscribe: sub,
 		}
-	default: // RoleCoordinator
+	case RoleCoordinator:
 		deny := []string{repliesSubject + ">"}
 		for _, s := range sharedStreams {
 			deny = append(deny, "$JS.API.STREAM.DELETE."+s, "$JS.API.STREAM.PURGE."+s)
@@ -365,11 +448,11 @@ func Permissions(role Role, inbox string) *server.Permissions {
 				Allow: []string{
 					jobsSubject + ">", cancelSubject + ">", journalSubject + ">", tasksSubject + ">",
 					agentSubject + "replies", agentSubject + "journal", agentSubject + "tasks",
+					agentSubject + "journal.*", agentSubject + "tasks.*", agentSubject + "withdraw",
 					"$KV.*.>",
 					"$JS.API.STREAM.INFO.*",
 					"$JS.API.STREAM.DELETE.*", "$JS.API.STREAM.PURGE.*",
 					"$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.*", "$JS.API.DIRECT.GET.*.>",
-					"$JS.API.STREAM.MSG.DELETE." + JobsStream,
 					"$JS.API.CONSUMER.CREATE.*", "$JS.API.CONSUMER.CREATE.*.>",
 					"$JS.API.CONSUMER.INFO.*.*", "$JS.API.CONSUMER.DELETE.*.*",
 					"$JS.API.CONSUMER.MSG.NEXT.*.*",
@@ -379,7 +462,47 @@ func Permissions(role Role, inbox string) *server.Permissions {
 			},
 			Subscribe: sub,
 		}
+	default: // RunRole(run); any other role gets its inbox only
+		run, ok := RunOf(role)
+		if !ok {
+			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: sub}
+		}
+		return &server.Permissions{Publish: &server.SubjectPermission{Allow: runPublications(run)}, Subscribe: sub}
 	}
+}
+
+// runPublications are the subjects a coordinator of run may publish on:
+// the sample path of every coordinator (jobs, cancellations, its reply
+// consumer), and the JetStream API of run's own resources, each named in
+// full, since a permission's wildcard matches whole tokens only and a
+// stream's name is one token.
+func runPublications(run string) []string {
+	journal, tasks, results := JournalStreamPrefix+run, TaskStreamPrefix+run, "KV_"+ResultBucketPrefix+run
+	leases := "KV_" + LeaseBucket
+	allow := []string{
+		jobsSubject + ">", cancelSubject + ">", agentSubject + "replies",
+		agentSubject + "journal." + run, agentSubject + "tasks." + run,
+		journalSubject + run, tasksSubject + run,
+		"$KV." + LeaseBucket + "." + run, "$KV." + ResultBucketPrefix + run + ".>",
+		"$JS.API.DIRECT.GET." + leases + ".$KV." + LeaseBucket + "." + run,
+		agentSubject + "withdraw",
+		"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
+	}
+	for _, st := range []string{JobsStream, RepliesStream, leases, journal, tasks, results} {
+		allow = append(allow, "$JS.API.STREAM.INFO."+st)
+	}
+	for _, st := range []string{journal, tasks, results} {
+		allow = append(allow,
+			"$JS.API.STREAM.MSG.GET."+st, "$JS.API.DIRECT.GET."+st, "$JS.API.DIRECT.GET."+st+".>",
+			"$JS.API.STREAM.PURGE."+st, "$JS.API.STREAM.DELETE."+st,
+			"$JS.API.CONSUMER.CREATE."+st, "$JS.API.CONSUMER.CREATE."+st+".>")
+	}
+	for _, st := range []string{RepliesStream, journal, tasks, results} {
+		allow = append(allow,
+			"$JS.API.CONSUMER.INFO."+st+".*", "$JS.API.CONSUMER.DELETE."+st+".*",
+			"$JS.API.CONSUMER.MSG.NEXT."+st+".*", "$JS.ACK."+st+".>")
+	}
+	return allow
 }
 
 // StockAuthConfig is the authorization block of a stock nats-server's
@@ -391,7 +514,15 @@ func Permissions(role Role, inbox string) *server.Permissions {
 func StockAuthConfig(keys RoleKeys) string {
 	var b strings.Builder
 	b.WriteString("authorization {\n  users = [\n")
-	for _, r := range Roles {
+	roles := slices.Clone(Roles)
+	var runs []Role
+	for r := range keys {
+		if _, ok := RunOf(r); ok {
+			runs = append(runs, r)
+		}
+	}
+	slices.Sort(runs)
+	for _, r := range append(roles, runs...) {
 		for _, pub := range keys[r] {
 			p := Permissions(r, "_INBOX_"+pub)
 			fmt.Fprintf(&b, "    # %s\n    { nkey: %q, permissions: {\n", r, pub)
@@ -413,3 +544,40 @@ func quoteList(xs []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
+
+// unlessRefused runs op, but returns at once an error wrapping ErrAuth
+// when the server refuses this connection's publication on subject (a
+// permission violation, which NATS reports apart from the request, so
+// op would otherwise wait out ctx). The refusal is seen as the
+// connection's last error, checked every refusalPoll.
+func unlessRefused[T any](ctx context.Context, nc *nats.Conn, subject string, op func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := op(ctx)
+		done <- result{v, err}
+	}()
+	t := time.NewTicker(refusalPoll)
+	defer t.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.v, r.err
+		case <-t.C:
+			if err := nc.LastError(); err != nil && strings.Contains(err.Error(), "Permissions Violation") && strings.Contains(err.Error(), strconv.Quote(subject)) {
+				cancel()
+				<-done
+				var zero T
+				return zero, fmt.Errorf("%w: the server refused this credential a publication on %s: %w", ErrAuth, subject, err)
+			}
+		}
+	}
+}
+
+// refusalPoll is how often unlessRefused looks for a refusal.
+const refusalPoll = 20 * time.Millisecond

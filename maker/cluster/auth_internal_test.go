@@ -66,3 +66,30 @@ func mustRead(t *testing.T, path string) []byte {
 	require.NoError(t, err)
 	return bytes.TrimSpace(b)
 }
+
+// TestWriteSecretUsesAFreshTempFile: writeSecret never writes through a
+// file already at a fixed temporary name (here a link to a file outside,
+// planted by whoever could write the folder): the secret lands only in
+// path, mode 0600, and the planted target is untouched.
+func TestWriteSecretUsesAFreshTempFile(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "loot")
+	require.NoError(t, os.WriteFile(outside, []byte("nothing\n"), 0o644))
+	path := filepath.Join(dir, "coordinator.nk")
+	require.NoError(t, os.Symlink(outside, path+".tmp"))
+
+	require.NoError(t, writeSecret(path, []byte("SECRET\n")))
+	got, err := os.ReadFile(outside)
+	require.NoError(t, err)
+	assert.Equal(t, "nothing\n", string(got), "the secret went through the planted link")
+	fi, err := os.Lstat(path)
+	require.NoError(t, err)
+	assert.True(t, fi.Mode().IsRegular(), "path is a file of its own, not the link")
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	got, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "SECRET\n", string(got))
+	left, err := filepath.Glob(filepath.Join(dir, "coordinator.nk.*.tmp"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "no temporary file left")
+}

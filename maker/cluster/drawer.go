@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,7 +129,10 @@ type DrawerStats struct {
 	// the timeout passed) before a reply came. Deleted of them were still queued, so
 	// no worker ever drew them.
 	Withdrawn, Deleted int64
-	// Bad replies that did not decode, dropped.
+	// Bad replies did not decode (or answered another number of
+	// samples than their job asked). One bearing a waiting job's lease,
+	// so from the worker holding the job, fails the job's calls at once
+	// with ErrUndecodable naming the worker; any other is dropped.
 	Bad int64
 	// Forged replies named a waiting job without its lease key: they did
 	// not come from the worker the job was delivered to. Dropped; the
@@ -272,15 +277,26 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 	defer func() { _ = msg.Ack() }()
 	r, err := decodeReply(msg.Data())
 	if err != nil {
-		d.bad.Add(1)
-		d.log.Debug("bad reply dropped", "subject", msg.Subject(), "err", err)
-		return
+		// One that names a waiting job and bears its lease comes from the
+		// worker holding the job: its calls fail now, not at their
+		// timeout. Any other is dropped.
+		var head struct {
+			ID     string `json:"id"`
+			Lease  string `json:"lease"`
+			Worker string `json:"worker"`
+		}
+		if json.Unmarshal(msg.Data(), &head) != nil || head.ID == "" {
+			d.bad.Add(1)
+			d.log.Debug("bad reply dropped", "subject", msg.Subject(), "err", err)
+			return
+		}
+		r = Reply{ID: head.ID, Lease: head.Lease, Worker: head.Worker}
 	}
 	d.mu.Lock()
 	f, ok := d.pending[r.ID]
 	forged := ok && subtle.ConstantTimeCompare([]byte(f.lease), []byte(r.Lease)) != 1
-	short := ok && !forged && len(r.Samples) != len(f.calls)
-	if ok && !forged && !short {
+	short := ok && !forged && err == nil && len(r.Samples) != len(f.calls)
+	if ok && !forged {
 		delete(d.pending, r.ID)
 	}
 	d.mu.Unlock()
@@ -289,9 +305,20 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 		d.forged.Add(1)
 		d.log.Warn("reply without its job's lease dropped (not from the worker holding the job)", "job", r.ID, "worker", r.Worker)
 		return
-	case short:
+	case ok && (err != nil || short):
+		if short {
+			err = fmt.Errorf("%w: reply %s answers %d samples, its job asked %d", ErrUndecodable, r.ID, len(r.Samples), len(f.calls))
+		}
 		d.bad.Add(1)
-		d.log.Warn("reply answering another number of samples than its job asked dropped", "job", r.ID, "worker", r.Worker, "answers", len(r.Samples), "asked", len(f.calls))
+		d.log.Warn("undecodable reply from the worker holding the job: its samples fail", "job", r.ID, "worker", r.Worker, "err", err)
+		failed := fmt.Errorf("%w (worker %q, route %s)", err, r.Worker, f.m.route)
+		for _, c := range f.calls {
+			c.ch <- answer{worker: r.Worker, err: failed} // buffered; the only send, since the job is gone
+		}
+		return
+	case err != nil:
+		d.bad.Add(1)
+		d.log.Debug("bad reply dropped", "subject", msg.Subject(), "err", err)
 		return
 	case !ok:
 		d.duplicates.Add(1)
@@ -301,20 +328,29 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 	d.replies.Add(1)
 	f.m.alive()
 	for i, c := range f.calls {
-		c.ch <- answer{r.Samples[i], r.Worker} // buffered; the only send, since the job is gone
+		c.ch <- answer{r: r.Samples[i], worker: r.Worker} // buffered; the only send, since the job is gone
 	}
 }
 
 // withdraw takes back a job whose call ended without a reply: a notice
 // for a worker that took it (it stops the model call), and the deletion
-// of the job from the queue if no worker took it yet.
-func (d *Drawer) withdraw(token, id string, seq uint64) {
+// of the job from the queue if no worker took it yet. On a server with
+// roles the engine deletes it (mdap.engine.withdraw), only for the holder
+// of the job's lease, so no coordinator can delete another's jobs;
+// without an agent the Drawer deletes it itself.
+func (d *Drawer) withdraw(token, id, lease string, seq uint64) {
 	d.withdrawn.Add(1)
 	_ = d.nc.Publish(cancelSubject+token+"."+id, nil) // best effort: a lost notice costs one model call
 	d.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 		defer cancel()
-		if err := d.jobStream().DeleteMsg(ctx, seq); err == nil {
+		err := askAgent(ctx, d.nc, "withdraw", agentRequest{Name: id, Seq: seq, Lease: lease})
+		if errors.Is(err, errNoAgent) {
+			err = d.jobStream().DeleteMsg(ctx, seq)
+		} else if err != nil && strings.Contains(err.Error(), errJobGone) {
+			err = jetstream.ErrMsgNotFound
+		}
+		if err == nil {
 			d.deleted.Add(1)
 		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 			d.log.Debug("withdraw", "job", id, "err", err)

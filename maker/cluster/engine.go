@@ -70,6 +70,11 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	return s, nil
 }
 
+// DefaultRunBytes bounds each stream one run stores on the engine (its
+// journal; a task queue's stream and result bucket) when
+// ProvisionConfig.RunBytes is 0: 1 GiB, about three million journal lines.
+const DefaultRunBytes int64 = 1 << 30
+
 // sampleStreamBytes bounds the memory each sample stream takes on the
 // server; a publication past it is refused (and its sample drawn again).
 const sampleStreamBytes = 256 << 20

@@ -42,7 +42,9 @@ var (
 	ErrRemote = errors.New("the worker's model failed")
 
 	// ErrUndecodable: a job or reply on the engine did not decode. A bad
-	// job is terminated (never redelivered); a bad reply is dropped.
+	// job is terminated (never redelivered); a bad reply is dropped, but
+	// one bearing its job's lease fails the job's samples at once with
+	// this error, naming the worker (DrawerStats.Bad).
 	ErrUndecodable = errors.New("undecodable message")
 
 	// ErrLeaseLost: a journal's lease expired (the engine did not answer

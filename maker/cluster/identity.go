@@ -12,19 +12,28 @@ import (
 	"github.com/nats-io/nkeys"
 )
 
-// Worker identities: one nkey per worker, issued and revoked by the
-// engine's operator (maker nats worker add NAME, revoke NAME). They live
-// in the credentials folder's workers/ subfolder: NAME.nk is the worker's
-// seed (copy it to that worker's machine only), NAME.pub the public key
-// the server accepts for it, as a worker. Revoking removes both: the
-// server refuses the key from then on, and a running maker nats closes
-// the worker's connections within a second.
+// Issued identities: one nkey per worker, and one per run for a
+// coordinator that may touch that run only, issued and revoked by the
+// engine's operator (maker nats worker add NAME, maker nats run add RUN,
+// and revoke). They live in the credentials folder's workers/ and runs/
+// subfolders: NAME.nk is the seed (copy it to that machine only),
+// NAME.pub the public key the server accepts, as a worker or as
+// RunRole(NAME). Revoking removes both: the server refuses the key from
+// then on, and a running maker nats closes its connections within a
+// second.
 
 // WorkerSeedFile is the seed of the worker identity name in the
 // credentials folder dir.
-func WorkerSeedFile(dir, name string) string { return filepath.Join(dir, "workers", name+".nk") }
+func WorkerSeedFile(dir, name string) string { return seedIn(dir, workersFolder, name) }
 
-func workerPubFile(dir, name string) string { return filepath.Join(dir, "workers", name+".pub") }
+// The subfolders of the credentials folder holding issued identities.
+const (
+	workersFolder = "workers"
+	runsFolder    = "runs"
+)
+
+func seedIn(dir, folder, name string) string { return filepath.Join(dir, folder, name+".nk") }
+func pubIn(dir, folder, name string) string  { return filepath.Join(dir, folder, name+".pub") }
 
 // AddWorker issues the worker identity name (1 to 64 letters, digits, '-'
 // or '_') in the credentials folder dir: a new nkey pair, its seed in
@@ -33,73 +42,109 @@ func workerPubFile(dir, name string) string { return filepath.Join(dir, "workers
 // ErrConfig (a bad name, or one already issued: revoke it first) or
 // ErrAuth.
 func AddWorker(dir, name string) (string, error) {
-	if err := checkName("worker", name); err != nil {
-		return "", err
-	}
-	wdir := filepath.Join(dir, "workers")
-	if err := os.MkdirAll(wdir, 0o700); err != nil {
-		return "", fmt.Errorf("%w: workers folder: %w", ErrAuth, err)
-	}
-	if err := os.Chmod(wdir, 0o700); err != nil {
-		return "", fmt.Errorf("%w: workers folder: %w", ErrAuth, err)
-	}
-	if _, err := os.Stat(workerPubFile(dir, name)); err == nil {
-		return "", fmt.Errorf("%w: worker %q is already issued (maker nats worker revoke %s first)", ErrConfig, name, name)
-	}
-	kp, err := nkeys.CreateUser()
-	if err != nil {
-		return "", fmt.Errorf("%w: generate the key of worker %s: %w", ErrAuth, name, err)
-	}
-	seed, _ := kp.Seed()
-	pub, _ := kp.PublicKey()
-	if err := writeSecret(WorkerSeedFile(dir, name), append(seed, '\n')); err != nil {
-		return "", err
-	}
-	if err := writeSecret(workerPubFile(dir, name), []byte(pub+"\n")); err != nil {
-		return "", err
-	}
-	return WorkerSeedFile(dir, name), nil
+	return addIdentity(dir, workersFolder, "worker", name)
 }
 
 // RevokeWorker revokes the worker identity name: its files are removed,
 // so the server refuses its key (a running embedded server once it
 // reloads the folder: Server.SetRoles). Errors wrap ErrNotFound (no such
 // worker) or ErrAuth.
-func RevokeWorker(dir, name string) error {
-	if err := checkName("worker", name); err != nil {
-		return err
-	}
-	err := os.Remove(workerPubFile(dir, name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: no worker %q issued in %s (maker nats worker ls lists them)", ErrNotFound, name, dir)
-	}
-	if err != nil {
-		return fmt.Errorf("%w: revoke worker %s: %w", ErrAuth, name, err)
-	}
-	if err := os.Remove(WorkerSeedFile(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: remove the seed of worker %s: %w", ErrAuth, name, err)
-	}
-	return nil
-}
+func RevokeWorker(dir, name string) error { return revokeIdentity(dir, workersFolder, "worker", name) }
 
 // IssuedWorkers returns the names of the worker identities issued in dir,
 // sorted, and their public keys by name. Errors wrap ErrAuth.
 func IssuedWorkers(dir string) ([]string, map[string]string, error) {
-	entries, err := os.ReadDir(filepath.Join(dir, "workers"))
+	return issued(dir, workersFolder, "worker")
+}
+
+// RunSeedFile is the seed of the coordinator identity of run in the
+// credentials folder dir (AddRunCoordinator).
+func RunSeedFile(dir, run string) string { return seedIn(dir, runsFolder, run) }
+
+// AddRunCoordinator issues a coordinator identity for the run (or task
+// queue) named run in the credentials folder dir: its seed in
+// runs/RUN.nk, its public key in runs/RUN.pub (mode 0600, folders 0700).
+// Its holder has the role RunRole(run): it draws samples as any
+// coordinator does, and uses the journal, lease and task queue of run
+// only (see Permissions). It returns the seed's path. Errors wrap
+// ErrConfig (a bad name, or one already issued) or ErrAuth.
+func AddRunCoordinator(dir, run string) (string, error) {
+	return addIdentity(dir, runsFolder, "run", run)
+}
+
+// RevokeRunCoordinator revokes the coordinator identity of run, as
+// RevokeWorker does a worker's. Errors wrap ErrNotFound or ErrAuth.
+func RevokeRunCoordinator(dir, run string) error { return revokeIdentity(dir, runsFolder, "run", run) }
+
+// IssuedRunCoordinators returns the runs with a coordinator identity
+// issued in dir, sorted, and their public keys by run. Errors wrap
+// ErrAuth.
+func IssuedRunCoordinators(dir string) ([]string, map[string]string, error) {
+	return issued(dir, runsFolder, "run")
+}
+
+func addIdentity(dir, folder, kind, name string) (string, error) {
+	if err := checkName(kind, name); err != nil {
+		return "", err
+	}
+	sub := filepath.Join(dir, folder)
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		return "", fmt.Errorf("%w: %s folder: %w", ErrAuth, folder, err)
+	}
+	if err := os.Chmod(sub, 0o700); err != nil {
+		return "", fmt.Errorf("%w: %s folder: %w", ErrAuth, folder, err)
+	}
+	if _, err := os.Stat(pubIn(dir, folder, name)); err == nil {
+		return "", fmt.Errorf("%w: %s %q is already issued (maker nats %s revoke %s first)", ErrConfig, kind, name, kind, name)
+	}
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return "", fmt.Errorf("%w: generate the key of %s %s: %w", ErrAuth, kind, name, err)
+	}
+	seed, _ := kp.Seed()
+	pub, _ := kp.PublicKey()
+	if err := writeSecret(seedIn(dir, folder, name), append(seed, '\n')); err != nil {
+		return "", err
+	}
+	if err := writeSecret(pubIn(dir, folder, name), []byte(pub+"\n")); err != nil {
+		return "", err
+	}
+	return seedIn(dir, folder, name), nil
+}
+
+func revokeIdentity(dir, folder, kind, name string) error {
+	if err := checkName(kind, name); err != nil {
+		return err
+	}
+	err := os.Remove(pubIn(dir, folder, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: no %s %q issued in %s (maker nats %s ls lists them)", ErrNotFound, kind, name, dir, kind)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: revoke %s %s: %w", ErrAuth, kind, name, err)
+	}
+	if err := os.Remove(seedIn(dir, folder, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: remove the seed of %s %s: %w", ErrAuth, kind, name, err)
+	}
+	return nil
+}
+
+func issued(dir, folder, kind string) ([]string, map[string]string, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, folder))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, map[string]string{}, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: workers folder: %w", ErrAuth, err)
+		return nil, nil, fmt.Errorf("%w: %s folder: %w", ErrAuth, folder, err)
 	}
 	var names []string
 	keys := map[string]string{}
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".pub")
-		if !ok || e.IsDir() || checkName("worker", name) != nil {
+		if !ok || e.IsDir() || checkName(kind, name) != nil {
 			continue
 		}
-		pubs, err := readPubs(workerPubFile(dir, name))
+		pubs, err := readPubs(pubIn(dir, folder, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // revoked meanwhile
 		}

@@ -93,9 +93,14 @@ func OpenJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 	return openJournal(ctx, js, run, cfg, false)
 }
 
-func journalStreamConfig(run string, n int, maxAge time.Duration) jetstream.StreamConfig {
+// journalStreamConfig is run's journal stream, bounded to maxBytes (0
+// means DefaultRunBytes). A full journal refuses new lines (DiscardNew:
+// never its oldest), so its run fails at its next step naming it.
+func journalStreamConfig(run string, n int, maxAge time.Duration, maxBytes int64) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		MaxAge:      cmpOr(maxAge, DefaultRetention),
+		MaxBytes:    cmpOr(maxBytes, DefaultRunBytes),
+		Discard:     jetstream.DiscardNew,
 		Name:        JournalStreamPrefix + run,
 		Description: "mdap journal of run " + run,
 		Subjects:    []string{journalSubject + run},
@@ -121,12 +126,12 @@ func openJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound) && create:
 		// The engine makes it where there is one (a server with roles).
-		err = askAgent(ctx, js.Conn(), "journal", agentRequest{Name: run, MaxAge: cmpOr(cfg.MaxAge, DefaultRetention)})
+		err = askAgent(ctx, js.Conn(), "journal."+run, agentRequest{Name: run, MaxAge: cmpOr(cfg.MaxAge, DefaultRetention)})
 		switch {
 		case err == nil:
 			st, err = js.Stream(ctx, JournalStreamPrefix+run)
 		case errors.Is(err, errNoAgent):
-			st, err = ensureStream(ctx, js, journalStreamConfig(run, cfg.Replicas, cfg.MaxAge))
+			st, err = ensureStream(ctx, js, journalStreamConfig(run, cfg.Replicas, cfg.MaxAge, 0))
 		}
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		err = fmt.Errorf("%w: the engine has no journal for run %q (start a run with it first)", maker.ErrJournalPath, run)
@@ -326,7 +331,7 @@ func (s *journalStore) Flush() error {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			s.err = fmt.Errorf("%w: append to %s: %w", ErrEngine, s.Name(), err)
+			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), JournalStreamPrefix+s.run, err, fullHint(err))
 			if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) {
 				s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseTaken, s.Name(), err)
 			}
@@ -445,7 +450,12 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 	l := &lease{kv: kv, key: run, owner: []byte(owner), ttl: ttl, done: make(chan struct{})}
 	deadline := time.Now().Add(cfg.WaitLock)
 	for {
-		rev, err := kv.Create(ctx, run, l.owner)
+		rev, err := unlessRefused(ctx, js.Conn(), "$KV."+LeaseBucket+"."+run, func(ctx context.Context) (uint64, error) {
+			return kv.Create(ctx, run, l.owner)
+		})
+		if errors.Is(err, ErrAuth) {
+			return nil, fmt.Errorf("%w (a run coordinator's key is for its own run only: maker nats run add %s issues one for this run)", err, run)
+		}
 		if err == nil {
 			l.rev = rev
 			break

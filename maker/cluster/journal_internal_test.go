@@ -29,7 +29,7 @@ func testJS(t *testing.T) jetstream.JetStream {
 func TestJournalAppendsAreFenced(t *testing.T) {
 	js := testJS(t)
 	ctx := context.Background()
-	st, err := ensureStream(ctx, js, journalStreamConfig("f", 1, 0))
+	st, err := ensureStream(ctx, js, journalStreamConfig("f", 1, 0, 0))
 	require.NoError(t, err)
 	a := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
 	b := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
@@ -80,7 +80,7 @@ func TestJournalLeaseLostRefusesAppends(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return l.check() != nil }, 5*time.Second, 20*time.Millisecond)
 	require.ErrorIs(t, l.check(), ErrLeaseLost)
-	st, err := ensureStream(ctx, js, journalStreamConfig("x", 1, 0))
+	st, err := ensureStream(ctx, js, journalStreamConfig("x", 1, 0, 0))
 	require.NoError(t, err)
 	s := &journalStore{js: js, stream: st, run: "x", subject: journalSubject + "x", lease: l}
 	require.NoError(t, s.load(ctx))

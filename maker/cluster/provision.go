@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,8 +28,10 @@ import (
 
 // agentSubject prefixes the agent's request subjects: mdap.engine.route
 // (a worker's route consumer), mdap.engine.replies (a Drawer's reply
-// consumer), mdap.engine.journal (a run's journal stream) and
-// mdap.engine.tasks (a task queue's stream, consumer and result bucket).
+// consumer), mdap.engine.journal.<run> (a run's journal stream) and
+// mdap.engine.tasks.<queue> (a task queue's stream, consumer and result
+// bucket; mdap.engine.journal and mdap.engine.tasks, naming the run in
+// the request only, are served too).
 const agentSubject = "mdap.engine."
 
 // agentTimeout bounds one request to the agent, and the agent's work on it.
@@ -59,6 +62,12 @@ type ProvisionConfig struct {
 	// MiB. A full job stream refuses new jobs (their samples fail with
 	// ErrEngine naming it); a full reply stream drops its oldest replies.
 	SampleBytes int64
+	// RunBytes bounds what one run may store: its journal stream, and
+	// a task queue's stream and its result bucket, each; 0 means
+	// DefaultRunBytes. A full one refuses new messages (never drops old
+	// ones): the run fails at its next journal line, or the task's
+	// publication fails, naming the stream and that it is full.
+	RunBytes int64
 	// AckWait of every route's consumer; 0 means DefaultAckWait. Workers
 	// report progress every third of it.
 	AckWait time.Duration
@@ -83,6 +92,9 @@ func (c ProvisionConfig) check() error {
 	}
 	if c.LeaseTTL < 0 {
 		return fmt.Errorf("%w: negative LeaseTTL", ErrConfig)
+	}
+	if c.RunBytes < 0 {
+		return fmt.Errorf("%w: negative RunBytes", ErrConfig)
 	}
 	if c.SampleBytes < 0 {
 		return fmt.Errorf("%w: negative SampleBytes", ErrConfig)
@@ -220,6 +232,44 @@ type agentRequest struct {
 	MaxAge time.Duration `json:"max_age,omitempty"`
 	// AckWait: a task queue consumer's ack wait.
 	AckWait time.Duration `json:"ack_wait,omitempty"`
+	// Seq and Lease: the job a Drawer withdraws (mdap.engine.withdraw):
+	// its sequence in JobsStream and its lease key, the proof that the
+	// Drawer published it; Name is its id.
+	Seq   uint64 `json:"seq,omitempty"`
+	Lease string `json:"lease,omitempty"`
+}
+
+// errJobGone: the job to withdraw is no longer queued (taken, or
+// withdrawn).
+const errJobGone = "the job is no longer queued"
+
+// withdrawJob deletes the queued job at req.Seq if it is the job req.Name
+// with the lease req.Lease.
+func withdrawJob(ctx context.Context, js jetstream.JetStream, req agentRequest) error {
+	if req.Seq == 0 || req.Name == "" || req.Lease == "" {
+		return errors.New("a withdrawal names a job's sequence, id and lease")
+	}
+	st, err := js.Stream(ctx, JobsStream)
+	if err != nil {
+		return err
+	}
+	msg, err := st.GetMsg(ctx, req.Seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return errors.New(errJobGone)
+	}
+	if err != nil {
+		return err
+	}
+	job, err := decodeJob(msg.Data)
+	if err != nil || job.ID != req.Name || subtle.ConstantTimeCompare([]byte(job.Lease), []byte(req.Lease)) != 1 {
+		return errors.New("not the job named, or not its lease: only its coordinator may withdraw a job")
+	}
+	if err := st.DeleteMsg(ctx, req.Seq); errors.Is(err, jetstream.ErrMsgNotFound) {
+		return errors.New(errJobGone)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 type agentResponse struct {
@@ -229,12 +279,18 @@ type agentResponse struct {
 // Agent answers clients' requests for the consumers they need (see
 // ServeAgent).
 type Agent struct {
-	nc     *nats.Conn
-	sub    *nats.Subscription
-	wg     sync.WaitGroup
-	cancel context.CancelFunc
-	work   deliveries
-	slots  chan struct{} // workers' requests in progress
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	cfg     ProvisionConfig
+	log     *slog.Logger
+	sub     *nats.Subscription
+	wg      sync.WaitGroup
+	ctx     context.Context // ends at Stop
+	cancel  context.CancelFunc
+	mu      sync.Mutex
+	stopped bool // Stop has begun: no new goroutine
+	work    deliveries
+	slots   chan struct{} // workers' requests in progress
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -245,9 +301,10 @@ const maxWorkRequests = 4096
 // workers' requests for their route's consumer (mdap.engine.route), their
 // pulls and their acts on the jobs delivered to them
 // (mdap.engine.work.<identity>.>, each act refused unless the job was
-// delivered to that identity), and coordinators' requests for their reply
+// delivered to that identity), coordinators' requests for their reply
 // consumer, journal stream and task queue, making each with the engine's
-// settings in cfg; and provisions the shared
+// settings in cfg, and their withdrawals of queued jobs (mdap.engine.withdraw,
+// each done only for the holder of the job's lease); and provisions the shared
 // resources again (Provision) after every reconnection, since a restarted
 // server may have lost them. Several agents may serve one engine (they
 // share a queue group). Stop it with Agent.Stop. Errors wrap ErrConfig or
@@ -262,33 +319,8 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	}
 	log := cfg.logger()
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a := &Agent{nc: nc, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests)}
-	a.sub, err = nc.QueueSubscribe(agentSubject+">", "mdap-engine", func(m *nats.Msg) {
-		if strings.HasPrefix(m.Subject, workSubject) {
-			select {
-			case a.slots <- struct{}{}:
-				a.wg.Go(func() {
-					defer func() { <-a.slots }()
-					a.serveWork(actx, js, m)
-				})
-			default:
-				end := nats.NewMsg(m.Reply)
-				end.Header.Set(endHeader, "the engine is busy")
-				_ = nc.PublishMsg(end)
-			}
-			return
-		}
-		rctx, rcancel := context.WithTimeout(actx, agentTimeout)
-		defer rcancel()
-		err := serveRequest(rctx, js, m, cfg)
-		var resp agentResponse
-		if err != nil {
-			log.Warn("engine request refused", "subject", m.Subject, "err", err)
-			resp.Error = err.Error()
-		}
-		data, _ := json.Marshal(resp)
-		_ = m.Respond(data)
-	})
+	a := &Agent{nc: nc, js: js, cfg: cfg, log: log, ctx: actx, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests)}
+	a.sub, err = nc.QueueSubscribe(agentSubject+">", "mdap-engine", a.handle)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%w: serve the engine's requests: %w", ErrEngine, err)
@@ -321,8 +353,54 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	return a, nil
 }
 
+// handle answers one request: a worker's on a goroutine of its own
+// (bounded by slots), any other at once.
+func (a *Agent) handle(m *nats.Msg) {
+	if strings.HasPrefix(m.Subject, workSubject) {
+		reason := "the engine is busy"
+		// Under mu, so no goroutine starts once Stop has begun to wait:
+		// Unsubscribe does not wait for a callback under way.
+		a.mu.Lock()
+		if a.stopped {
+			reason = "the engine is stopping"
+		} else {
+			select {
+			case a.slots <- struct{}{}:
+				a.wg.Go(func() {
+					defer func() { <-a.slots }()
+					a.serveWork(a.ctx, a.js, m)
+				})
+				reason = ""
+			default:
+			}
+		}
+		a.mu.Unlock()
+		if reason != "" {
+			end := nats.NewMsg(m.Reply)
+			end.Header.Set(endHeader, reason)
+			_ = a.nc.PublishMsg(end)
+		}
+		return
+	}
+	rctx, rcancel := context.WithTimeout(a.ctx, agentTimeout)
+	defer rcancel()
+	err := serveRequest(rctx, a.js, m, a.cfg)
+	var resp agentResponse
+	if err != nil {
+		if err.Error() != errJobGone { // a job taken before its withdrawal: no news
+			a.log.Warn("engine request refused", "subject", m.Subject, "err", err)
+		}
+		resp.Error = err.Error()
+	}
+	data, _ := json.Marshal(resp)
+	_ = m.Respond(data)
+}
+
 // Stop stops answering requests; it is safe to call more than once.
 func (a *Agent) Stop() {
+	a.mu.Lock()
+	a.stopped = true
+	a.mu.Unlock()
 	a.cancel()
 	_ = a.sub.Unsubscribe()
 	a.wg.Wait()
@@ -333,7 +411,20 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 	if err := json.Unmarshal(m.Data, &req); err != nil {
 		return fmt.Errorf("undecodable request: %w", err)
 	}
-	switch kind := strings.TrimPrefix(m.Subject, agentSubject); kind {
+	// A journal's or task queue's request names its run in the subject
+	// too (mdap.engine.journal.<run>), the only one a run's coordinator
+	// may ask for (RunRole); the subject's name is the one served.
+	kind, named, scoped := strings.Cut(strings.TrimPrefix(m.Subject, agentSubject), ".")
+	if scoped {
+		if kind != "journal" && kind != "tasks" {
+			return fmt.Errorf("no such request %q", kind+"."+named)
+		}
+		if req.Name != "" && req.Name != named {
+			return fmt.Errorf("the request names %q, its subject %q", req.Name, named)
+		}
+		req.Name = named
+	}
+	switch kind {
 	case "route":
 		if req.Route == "" || len(req.Route) > 4096 {
 			return errors.New("a route of 1 to 4096 bytes")
@@ -345,11 +436,13 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		}
 		_, err := js.CreateConsumer(ctx, RepliesStream, replyConsumerConfig(req.Name))
 		return err
+	case "withdraw":
+		return withdrawJob(ctx, js, req)
 	case "journal":
 		if err := checkRetention(req); err != nil {
 			return err
 		}
-		_, err := ensureStream(ctx, js, journalStreamConfig(req.Name, cfg.Replicas, req.MaxAge))
+		_, err := ensureStream(ctx, js, journalStreamConfig(req.Name, cfg.Replicas, req.MaxAge, cfg.RunBytes))
 		return err
 	case "tasks":
 		if err := checkRetention(req); err != nil {
@@ -358,7 +451,7 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		if req.AckWait < time.Second || req.AckWait > time.Hour {
 			return fmt.Errorf("task ack wait %s: use 1s to 1h", req.AckWait)
 		}
-		return makeTaskQueue(ctx, js, req.Name, cfg.Replicas, req.MaxAge, req.AckWait, nil)
+		return makeTaskQueue(ctx, js, req.Name, cfg.Replicas, req.MaxAge, req.AckWait, cfg.RunBytes, nil)
 	default:
 		return fmt.Errorf("no such request %q", kind)
 	}

@@ -155,8 +155,15 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 	}
 }
 
-// act does op on the delivery handle if the worker id holds it.
+// act does op on the delivery handle if the worker id holds it. An op
+// it does not know is refused before the delivery is looked up, so the
+// delivery stays held for the worker's next act.
 func (a *Agent) act(id string, req ackRequest) error {
+	switch req.Op {
+	case "ack", "nak", "progress", "term":
+	default:
+		return fmt.Errorf("no such act %q: use ack, nak, progress or term", req.Op)
+	}
 	a.work.mu.Lock()
 	h, ok := a.work.held[req.Handle]
 	if ok && h.id == id {
@@ -179,10 +186,9 @@ func (a *Agent) act(id string, req ackRequest) error {
 		return h.msg.Nak()
 	case "progress":
 		return h.msg.InProgress()
-	case "term":
+	default: // "term"
 		return h.msg.TermWithReason(cmpOr(req.Reason, "terminated by its worker"))
 	}
-	return fmt.Errorf("no such act %q", req.Op)
 }
 
 // forget drops deliveries without an act for longer than idle: the

@@ -37,6 +37,11 @@ type ServerConfig struct {
 	// requests for consumers (ServeAgent). This is how maker nats runs by
 	// default.
 	Roles RoleKeys
+	// MaxConnsPerKey bounds the connections one key (with Roles) holds at
+	// once: one more is refused until one of them closes, so the holder
+	// of one credential cannot take all the server's connections. 0 means
+	// DefaultMaxConnsPerKey.
+	MaxConnsPerKey int
 	// Provision is the engine's settings for what it provisions (with
 	// Roles): replicas, the routes' AckWait and MaxDeliver, the lease
 	// TTL.
@@ -123,13 +128,20 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		if err := cfg.Provision.check(); err != nil {
 			return nil, err
 		}
+		if cfg.MaxConnsPerKey < 0 {
+			return nil, fmt.Errorf("%w: negative MaxConnsPerKey", ErrConfig)
+		}
 		auth = newRoleAuth(cfg.Roles, nuid.Next()+nuid.Next())
+		auth.maxPerKey = cmpOr(cfg.MaxConnsPerKey, DefaultMaxConnsPerKey)
 		opts.CustomClientAuthentication = auth
 		opts.AlwaysEnableNonce = true
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: start the server: %w", ErrEngine, err)
+	}
+	if auth != nil {
+		auth.alive = func(id uint64) bool { return ns.GetClient(id) != nil }
 	}
 	if cfg.Logger != nil {
 		ns.SetLogger(slogAdapter{cfg.Logger}, false, false)

@@ -40,8 +40,9 @@ func stockServer(t *testing.T) string {
 }
 
 // TestStockNATSServerRoles: a stock nats-server configured with
-// StockAuthConfig (as docs/nats.md says: one nkey per machine) holds
-// against the same rogue as the embedded server.
+// StockAuthConfig (as docs/nats.md says: one nkey per machine, and a
+// coordinator identity per run) holds against the same rogue as the
+// embedded server.
 func TestStockNATSServerRoles(t *testing.T) {
 	bin := stockServer(t)
 	dir := t.TempDir()
@@ -58,6 +59,11 @@ func TestStockNATSServerRoles(t *testing.T) {
 		}
 	}
 	adminSeed := cluster.SeedFile(filepath.Join(dir, "0"), cluster.RoleAdmin)
+	tenantKeys, tenants := issueTenants(t, filepath.Join(dir, "0"))
+	for _, run := range []string{"victim", "thief"} {
+		keys[cluster.RunRole(run)] = tenantKeys[cluster.RunRole(run)]
+	}
+	tenants.worker = seedFiles[1]
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
@@ -103,6 +109,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 	t.Run("owned", func(t *testing.T) {
 		ownedScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
 	})
+	t.Run("tenants", func(t *testing.T) { tenantScenario(t, url, tenants) })
 	t.Run("steal", func(t *testing.T) { stealScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2]) })
 	t.Run("flood", func(t *testing.T) {
 		floodScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})

@@ -67,7 +67,7 @@ const taskConsumer = "coordinators"
 
 // makeTaskQueue creates (or finds) the stream, consumer and result bucket
 // of queue name and sets them in q, where q is non-nil.
-func makeTaskQueue(ctx context.Context, js jetstream.JetStream, name string, n int, maxAge, ackWait time.Duration, q *TaskQueue) error {
+func makeTaskQueue(ctx context.Context, js jetstream.JetStream, name string, n int, maxAge, ackWait time.Duration, maxBytes int64, q *TaskQueue) error {
 	stream, err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:        TaskStreamPrefix + name,
 		Description: "mdap tasks of queue " + name,
@@ -77,6 +77,8 @@ func makeTaskQueue(ctx context.Context, js jetstream.JetStream, name string, n i
 		Replicas:    replicas(n),
 		Duplicates:  min(time.Hour, maxAge),
 		MaxAge:      maxAge,
+		MaxBytes:    cmpOr(maxBytes, DefaultRunBytes),
+		Discard:     jetstream.DiscardNew,
 	})
 	if err != nil {
 		return err
@@ -97,6 +99,7 @@ func makeTaskQueue(ctx context.Context, js jetstream.JetStream, name string, n i
 		Description: "mdap results of queue " + name,
 		History:     1,
 		TTL:         maxAge,
+		MaxBytes:    cmpOr(maxBytes, DefaultRunBytes),
 		Storage:     jetstream.FileStorage,
 		Replicas:    replicas(n),
 	})
@@ -126,7 +129,7 @@ func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg
 	}
 	maxAge := cmpOr(cfg.MaxAge, DefaultRetention)
 	q := &TaskQueue{js: js, name: name, ackWait: cmpOr(cfg.AckWait, DefaultTaskAckWait)}
-	err := askAgent(ctx, js.Conn(), "tasks", agentRequest{Name: name, MaxAge: maxAge, AckWait: q.ackWait})
+	err := askAgent(ctx, js.Conn(), "tasks."+name, agentRequest{Name: name, MaxAge: maxAge, AckWait: q.ackWait})
 	switch {
 	case err == nil: // made by the engine (a server with roles)
 		if q.stream, err = js.Stream(ctx, TaskStreamPrefix+name); err == nil {
@@ -141,7 +144,7 @@ func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg
 			q.ackWait = aw
 		}
 	case errors.Is(err, errNoAgent):
-		if err := makeTaskQueue(ctx, js, name, cfg.Replicas, maxAge, q.ackWait, q); err != nil {
+		if err := makeTaskQueue(ctx, js, name, cfg.Replicas, maxAge, q.ackWait, 0, q); err != nil {
 			return nil, err
 		}
 	default:
@@ -160,7 +163,7 @@ func (q *TaskQueue) Publish(ctx context.Context, id string, data []byte) error {
 		return err
 	}
 	if _, err := q.js.Publish(ctx, tasksSubject+q.name, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(TaskStreamPrefix+q.name)); err != nil {
-		return fmt.Errorf("%w: publish task %s: %w", ErrEngine, id, err)
+		return fmt.Errorf("%w: publish task %s on stream %s: %w%s", ErrEngine, id, TaskStreamPrefix+q.name, err, fullHint(err))
 	}
 	return nil
 }

@@ -34,6 +34,15 @@ type call struct {
 type answer struct {
 	r      SampleReply
 	worker string
+	err    error // the reply under the job's lease did not decode
+}
+
+// result is the call's result: the sample's, or err.
+func (a answer) result(route string) (*llms.ContentResponse, error) {
+	if a.err != nil {
+		return nil, a.err
+	}
+	return a.r.response(route, a.worker)
 }
 
 // flight is a published job whose calls wait for its reply.
@@ -303,7 +312,7 @@ wait:
 	for {
 		select {
 		case a := <-c.ch:
-			return a.r.response(m.route, a.worker)
+			return a.result(m.route)
 		case <-callCtx.Done():
 			break wait
 		case <-d.done:
@@ -317,7 +326,7 @@ wait:
 	select {
 	case a := <-c.ch:
 		if ctx.Err() == nil {
-			return a.r.response(m.route, a.worker)
+			return a.result(m.route)
 		}
 	default:
 		d.stopWaiting(c)
@@ -351,6 +360,6 @@ func (d *Drawer) stopWaiting(c *call) {
 	seq := f.seq
 	d.mu.Unlock()
 	if last {
-		d.withdraw(f.m.token, f.id, seq)
+		d.withdraw(f.m.token, f.id, f.lease, seq)
 	}
 }

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBinaryNATSRunIdentities: maker nats run add issues the key of one
+// run (mode 0600); a run signed in with it keeps its journal on the
+// engine, while the same key is refused another run's journal at once
+// (exit 2, naming the refusal); ls lists it; a bad name, a run issued twice or an
+// unknown one exit 2; revoke removes it.
+func TestBinaryNATSRunIdentities(t *testing.T) {
+	url := startNATS(t)
+	creds := os.Getenv(natsCredsEnv)
+	add := start(t, nil, "nats", "run", "add", "mine", "--creds", creds)
+	require.Equal(t, 0, add.wait(t, 30*time.Second), add.stderr.String())
+	seed := strings.TrimSpace(add.stdout.String())
+	assert.Equal(t, filepath.Join(creds, "runs", "mine.nk"), seed)
+	st, err := os.Stat(seed)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	for _, args := range [][]string{{"add", "mine"}, {"add", "a.b"}, {"revoke", "nobody"}} {
+		c := start(t, nil, append([]string{"nats", "run", "--creds", creds}, args...)...)
+		assert.Equal(t, 2, c.wait(t, 30*time.Second), "%v: %s", args, c.stderr.String())
+	}
+	ls := start(t, nil, "nats", "run", "ls", "--creds", creds)
+	require.Equal(t, 0, ls.wait(t, 30*time.Second))
+	assert.Regexp(t, `^mine\tU[A-Z0-9]{55}\n$`, ls.stdout.String())
+
+	w := startWorker(t, url)
+	time.Sleep(2 * credsEvery) // maker nats reads the folder again
+	own := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--nats-creds", seed, "--journal", "nats:mine", "--json", "--progress", "off"}, natsSim...)...)
+	require.Equal(t, 0, own.wait(t, 2*time.Minute), "its own run: %s", own.stderr.String())
+	began := time.Now()
+	other := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--nats-creds", seed, "--journal", "nats:theirs", "--json", "--progress", "off"}, natsSim...)...)
+	assert.Equal(t, 2, other.wait(t, 2*time.Minute), "another run (the wrong credential): %s", other.stderr.String())
+	assert.Contains(t, other.stderr.String(), "MDAP_LEASES.theirs")
+	assert.Contains(t, other.stderr.String(), "maker nats run add theirs")
+	assert.Less(t, time.Since(began), 20*time.Second, "refused at once, not after a deadline")
+	stopWorkers(t, w)
+
+	rv := start(t, nil, "nats", "run", "revoke", "mine", "--creds", creds)
+	require.Equal(t, 0, rv.wait(t, 30*time.Second), rv.stderr.String())
+	assert.Equal(t, "revoked mine\n", rv.stdout.String())
+	_, err = os.Stat(seed)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}

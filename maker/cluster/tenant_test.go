@@ -1,0 +1,345 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tenantSeeds are the credentials of a tenants scenario: the
+// coordinators of the runs "victim" and "thief" (AddRunCoordinator), a
+// worker and the admin.
+type tenantSeeds struct{ victim, thief, worker, admin string }
+
+// issueTenants issues the run coordinators of the tenants scenario in the
+// credentials folder dir (which holds the roles' keys) and returns the
+// keys a server accepts.
+func issueTenants(t *testing.T, dir string) (cluster.RoleKeys, tenantSeeds) {
+	t.Helper()
+	_, _, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	victim, err := cluster.AddRunCoordinator(dir, "victim")
+	require.NoError(t, err)
+	thief, err := cluster.AddRunCoordinator(dir, "thief")
+	require.NoError(t, err)
+	keys, _, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	return keys, tenantSeeds{victim: victim, thief: thief,
+		worker: cluster.SeedFile(dir, cluster.RoleWorker), admin: cluster.SeedFile(dir, cluster.RoleAdmin)}
+}
+
+// TestRunCoordinatorsAreTenants: on the embedded engine, the coordinator
+// of one run cannot touch another run's journal, lease or task queue, nor
+// anything a coordinator cannot (issue 35, attack 4); the victim's run
+// has the winners of an undisturbed run and its journal is intact.
+func TestRunCoordinatorsAreTenants(t *testing.T) {
+	dir := t.TempDir()
+	keys, s := issueTenants(t, dir)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	tenantScenario(t, srv.ClientURL(), s)
+}
+
+func tenantScenario(t *testing.T, url string, s tenantSeeds) {
+	ctx := context.Background()
+	cfg := vote.Config{K: 3, Parallel: 3}
+	_, wantSteps := solveHanoi(t, simModel(t, 5), 4, cfg)
+
+	_, wjs := connectAs(t, url, s.worker)
+	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 4})
+	runWorker(t, worker)
+	_, vjs := connectAs(t, url, s.victim)
+	tnc, tjs := connectAs(t, url, s.thief)
+	_, ajs := connectAs(t, url, s.admin)
+
+	// The victim's run: a journal (holding its lease), a task queue
+	// with a task, and samples drawn through the engine, under attack.
+	tctx, tcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer tcancel()
+	vq, err := cluster.OpenTaskQueue(tctx, vjs, "victim", cluster.TaskQueueConfig{})
+	require.NoError(t, err)
+	require.NoError(t, vq.Publish(tctx, "t1", []byte("the victim's task")))
+	j, err := cluster.CreateJournal(tctx, vjs, "victim", cluster.JournalConfig{Owner: "the victim"})
+	require.NoError(t, err)
+	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 30 * time.Second})
+	remote, err := d.Model(worker.Route())
+	require.NoError(t, err)
+	var gotSteps []step
+	var solveErr error
+	var run sync.WaitGroup
+	run.Go(func() {
+		task, err := hanoi.New(4)
+		if err != nil {
+			solveErr = err
+			return
+		}
+		sv := &maker.Solver{Model: remote, Vote: cfg, Journal: j, Progress: func(e maker.Event) {
+			r := e.Record
+			gotSteps = append(gotSteps, step{Winner: r.Winner.Value, Key: r.Key, Votes: r.Votes, Valid: r.Valid, Flagged: r.Flagged, Errors: r.Errors, Flags: r.Flags})
+		}}
+		_, solveErr = sv.Solve(ctx, task)
+	})
+
+	// A job of the victim's on a route nobody serves, for a thief to
+	// delete: only its lease lets the engine withdraw it.
+	probe := cluster.Job{Version: cluster.WireVersion, ID: "probe1", Route: "probe", Lease: "the victim's secret",
+		ReplyTo: "mdap.replies.d1.probe1", Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{}}}
+	probeData := jsonMarshal(t, probe)
+	probeAck, err := vjs.Publish(tctx, "mdap.jobs.probe", probeData)
+	require.NoError(t, err)
+	withdraw := func(c context.Context, nc *nats.Conn, lease string) error {
+		m, err := nc.RequestWithContext(c, "mdap.engine.withdraw", jsonMarshal(t, map[string]any{"name": probe.ID, "seq": probeAck.Sequence, "lease": lease}))
+		if err != nil {
+			return err
+		}
+		var resp struct{ Error string }
+		if err := jsonUnmarshal(m.Data, &resp); err != nil {
+			return err
+		}
+		if resp.Error != "" {
+			return errors.New(resp.Error)
+		}
+		return nil
+	}
+
+	type attack struct {
+		name string
+		try  func(context.Context) error
+	}
+	stream := func(c context.Context, name string) (jetstream.Stream, error) { return tjs.Stream(c, name) }
+	attacks := []attack{
+		{"open the victim's journal", func(c context.Context) error {
+			_, err := cluster.OpenJournal(c, tjs, "victim", cluster.JournalConfig{})
+			return err
+		}},
+		{"read the victim's journal (message-get)", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.STREAM.MSG.GET."+cluster.JournalStreamPrefix+"victim", []byte(`{"seq":1}`))
+			return err
+		}},
+		{"read the victim's journal (direct get)", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.DIRECT.GET."+cluster.JournalStreamPrefix+"victim", []byte(`{"seq":1}`))
+			return err
+		}},
+		{"consume the victim's journal", func(c context.Context) error {
+			_, err := tjs.OrderedConsumer(c, cluster.JournalStreamPrefix+"victim", jetstream.OrderedConsumerConfig{})
+			return err
+		}},
+		{"write a line into the victim's journal", func(c context.Context) error {
+			_, err := tjs.Publish(c, "mdap.journal.victim", []byte(`{"forged":true}`))
+			return err
+		}},
+		{"purge the victim's journal", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.STREAM.PURGE."+cluster.JournalStreamPrefix+"victim", nil)
+			return err
+		}},
+		{"delete the victim's journal", func(c context.Context) error {
+			return tjs.DeleteStream(c, cluster.JournalStreamPrefix+"victim")
+		}},
+		{"drop the victim's lease", func(c context.Context) error {
+			_, err := tjs.Publish(c, "$KV."+cluster.LeaseBucket+".victim", nil, jetstream.WithMsgID("drop"))
+			return err
+		}},
+		{"read the victim's lease", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.DIRECT.GET.KV_"+cluster.LeaseBucket+".$KV."+cluster.LeaseBucket+".victim", nil)
+			return err
+		}},
+		{"ask the engine for the victim's journal", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "mdap.engine.journal.victim", []byte(`{"name":"victim","max_age":3600000000000}`))
+			return err
+		}},
+		{"ask the engine for a journal by the unscoped subject", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "mdap.engine.journal", []byte(`{"name":"victim","max_age":3600000000000}`))
+			return err
+		}},
+		{"open the victim's task queue", func(c context.Context) error {
+			_, err := cluster.OpenTaskQueue(c, tjs, "victim", cluster.TaskQueueConfig{})
+			return err
+		}},
+		{"take the victim's task", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.CONSUMER.MSG.NEXT."+cluster.TaskStreamPrefix+"victim.coordinators", []byte(`{"batch":1}`))
+			return err
+		}},
+		{"write the victim's result", func(c context.Context) error {
+			_, err := tjs.Publish(c, "$KV."+cluster.ResultBucketPrefix+"victim.t1", []byte("forged"))
+			return err
+		}},
+		{"publish a reply into the victim's run", func(c context.Context) error {
+			_, err := tjs.Publish(c, "mdap.replies.d1.j1", []byte(`{"v":2}`))
+			return err
+		}},
+		{"read a job (message-get)", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.STREAM.MSG.GET."+cluster.JobsStream, []byte(`{"seq":1}`))
+			return err
+		}},
+		{"purge the job stream", func(c context.Context) error {
+			st, err := stream(c, cluster.JobsStream)
+			if err != nil {
+				return err
+			}
+			return st.Purge(c)
+		}},
+		{"delete the reply stream", func(c context.Context) error { return tjs.DeleteStream(c, cluster.RepliesStream) }},
+		{"update the reply stream", func(c context.Context) error {
+			_, err := tjs.UpdateStream(c, jetstream.StreamConfig{Name: cluster.RepliesStream, Subjects: []string{"mdap.replies.>", "evil.>"},
+				SubjectTransform: &jetstream.SubjectTransformConfig{Source: "evil.>", Destination: "mdap.replies.>"}, Storage: jetstream.MemoryStorage})
+			return err
+		}},
+		{"rewrite the lease bucket", func(c context.Context) error {
+			_, err := tjs.CreateOrUpdateKeyValue(c, jetstream.KeyValueConfig{Bucket: cluster.LeaseBucket, TTL: time.Hour})
+			return err
+		}},
+		{"delete the victim's queued job by its sequence", func(c context.Context) error {
+			st, err := stream(c, cluster.JobsStream)
+			if err != nil {
+				return err
+			}
+			return st.DeleteMsg(c, probeAck.Sequence)
+		}},
+		{"withdraw the victim's queued job through the engine, guessing its lease", func(c context.Context) error {
+			return withdraw(c, tnc, "a guess")
+		}},
+		{"list the engine", func(c context.Context) error {
+			names := tjs.StreamNames(c)
+			for range names.Name() {
+			}
+			return names.Err()
+		}},
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(attacks))
+	for i, a := range attacks {
+		wg.Go(func() {
+			c, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			errs[i] = a.try(c)
+		})
+	}
+	wg.Wait()
+	for i, a := range attacks {
+		assert.Error(t, errs[i], a.name)
+	}
+
+	jobs, err := ajs.Stream(tctx, cluster.JobsStream)
+	require.NoError(t, err)
+	_, err = jobs.GetMsg(tctx, probeAck.Sequence)
+	require.NoError(t, err, "the victim's job is still queued")
+	vnc := vjs.Conn()
+	require.NoError(t, withdraw(tctx, vnc, probe.Lease), "its coordinator withdraws it")
+	_, err = jobs.GetMsg(tctx, probeAck.Sequence)
+	require.ErrorIs(t, err, jetstream.ErrMsgNotFound, "withdrawn")
+
+	// Refused at once, naming the refusal, not after the caller's
+	// deadline.
+	began := time.Now()
+	_, err = cluster.CreateJournal(tctx, tjs, "victim", cluster.JournalConfig{})
+	require.ErrorIs(t, err, cluster.ErrAuth)
+	assert.Contains(t, err.Error(), "MDAP_LEASES.victim")
+	assert.Less(t, time.Since(began), 5*time.Second)
+
+	// What the thief may do: its own run's journal and task queue.
+	tj, err := cluster.CreateJournal(tctx, tjs, "thief", cluster.JournalConfig{})
+	require.NoError(t, err)
+	require.NoError(t, tj.Close())
+	tq, err := cluster.OpenTaskQueue(tctx, tjs, "thief", cluster.TaskQueueConfig{})
+	require.NoError(t, err)
+	require.NoError(t, tq.Publish(tctx, "own", []byte("task")))
+	claim, err := tq.Take(tctx)
+	require.NoError(t, err)
+	require.NoError(t, claim.Complete(tctx, []byte("done")))
+	res, ok, err := tq.Result(tctx, "own")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, "done", string(res))
+
+	// The victim's run: the winners of an undisturbed run, its lease
+	// still its own, its task still there, its journal whole.
+	run.Wait()
+	require.NoError(t, solveErr)
+	assert.Equal(t, wantSteps, gotSteps)
+	assert.Zero(t, d.Stats().Forged)
+	leases, err := ajs.KeyValue(tctx, cluster.LeaseBucket)
+	require.NoError(t, err)
+	e, err := leases.Get(tctx, "victim")
+	require.NoError(t, err)
+	assert.Equal(t, "the victim", string(e.Value()))
+	require.NoError(t, j.Close())
+	n, err := vq.Pending(tctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the victim's task is still queued")
+	_, ok, err = vq.Result(tctx, "t1")
+	require.NoError(t, err)
+	assert.False(t, ok, "no forged result")
+	j2, err := cluster.OpenJournal(tctx, vjs, "victim", cluster.JournalConfig{})
+	require.NoError(t, err, "the victim's journal reads back whole")
+	require.NoError(t, j2.Close())
+	js, err := ajs.Stream(tctx, cluster.JournalStreamPrefix+"victim")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(len(wantSteps)+1), js.CachedInfo().State.Msgs, "a header and a line a step, nothing more")
+}
+
+// TestFullRunStreamsFailFastNamingThem: what one run may store is
+// bounded (ProvisionConfig.RunBytes): a run whose journal is full fails
+// at its next step with an error naming the journal's stream and that it
+// is full, its lines kept (none dropped to make room); a full task queue
+// refuses a task the same way.
+func TestFullRunStreamsFailFastNamingThem(t *testing.T) {
+	dir := t.TempDir()
+	keys, s := issueTenants(t, dir)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
+		Provision: cluster.ProvisionConfig{RunBytes: 4 << 10}})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	url := srv.ClientURL()
+	_, wjs := connectAs(t, url, s.worker)
+	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 4})
+	runWorker(t, worker)
+	_, vjs := connectAs(t, url, s.victim)
+	_, ajs := connectAs(t, url, s.admin)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	j, err := cluster.CreateJournal(ctx, vjs, "victim", cluster.JournalConfig{})
+	require.NoError(t, err)
+	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 30 * time.Second})
+	remote, err := d.Model(worker.Route())
+	require.NoError(t, err)
+	task, err := hanoi.New(6) // 63 steps: far more lines than 4 KiB holds
+	require.NoError(t, err)
+	began := time.Now()
+	_, err = (&maker.Solver{Model: remote, Vote: vote.Config{K: 2, Parallel: 2}, Journal: j}).Solve(ctx, task)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), cluster.JournalStreamPrefix+"victim")
+	assert.Contains(t, err.Error(), "full")
+	assert.Less(t, time.Since(began), 30*time.Second)
+	_ = j.Close()
+	st, err := ajs.Stream(ctx, cluster.JournalStreamPrefix+"victim")
+	require.NoError(t, err)
+	state := st.CachedInfo().State
+	assert.Equal(t, uint64(1), state.FirstSeq, "the journal's first lines are kept")
+	assert.Positive(t, state.Msgs)
+	assert.LessOrEqual(t, state.Bytes, uint64(4<<10))
+
+	q, err := cluster.OpenTaskQueue(ctx, vjs, "victim", cluster.TaskQueueConfig{})
+	require.NoError(t, err)
+	big := make([]byte, 1<<10)
+	var perr error
+	for i := 0; i < 8 && perr == nil; i++ {
+		perr = q.Publish(ctx, fmt.Sprintf("t%d", i), big)
+	}
+	require.Error(t, perr)
+	assert.Contains(t, perr.Error(), cluster.TaskStreamPrefix+"victim")
+	assert.Contains(t, perr.Error(), "full")
+}
