@@ -90,6 +90,7 @@ func (s *Solver) normalizer() func(intent.ToolIntent) (intent.ToolIntent, error)
 func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *modelTally, memo *judgeMemo, log *slog.Logger, race *stepContext) (sm vote.Sample[intent.Output]) {
 	reply, took, err := wave.sample(ctx, i)
 	sm.Usage = reply.usage(took)
+	sm.Voter = reply.Worker
 	var reason error
 	defer func() {
 		tally.record(i, sm)
