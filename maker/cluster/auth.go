@@ -340,7 +340,7 @@ func Permissions(role Role, inbox string) *server.Permissions {
 				"$JS.API.STREAM.INFO." + JobsStream,
 				"$JS.API.STREAM.INFO." + RepliesStream,
 				"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
-				repliesSubject + ">",
+				ReplyPermission(inbox),
 				agentSubject + "route",
 				workSubject + workerIdentity(inbox) + ".>",
 			}},

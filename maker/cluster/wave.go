@@ -30,10 +30,21 @@ type call struct {
 	ended  bool            // the call stopped waiting (under Drawer.mu)
 }
 
-// answer is a sample's reply and the worker that drew it.
+// answer is a sample's reply and the worker that drew it: the name it
+// claims, for people, and its identity (voterOf), for the vote.
 type answer struct {
 	r      SampleReply
 	worker string
+	voter  string
+}
+
+// response is the sample's response, each choice naming its voter.
+func (a answer) response(route string) (*llms.ContentResponse, error) {
+	resp, err := a.r.response(route, a.worker)
+	if err == nil {
+		stampVoter(resp, a.voter)
+	}
+	return resp, err
 }
 
 // flight is a published job whose calls wait for its reply.
@@ -71,7 +82,8 @@ type gather struct {
 // together) share one job: the first call waits until the wave's calls
 // have arrived (at most DrawerConfig.Gather) and publishes one job carrying the prompt
 // once and each sample's identity, seed and temperature; the worker
-// that takes it answers every sample in one reply. Each sample keeps its
+// that takes it answers every sample in one reply (with
+// DrawerConfig.Spread each sample is a job of its own). Each sample keeps its
 // own identity, so the answers are the same whatever the batching. Cost:
 // one JetStream publish, acknowledged, per wave, then the worker's model
 // calls and two more stored messages (the reply and the worker's
@@ -112,7 +124,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	defer d.calls.Done()
 
 	w, inWave := vote.WaveFrom(ctx)
-	inWave = inWave && hasID && w.N > 1 && id.Index >= w.First && id.Index < w.First+w.N
+	inWave = inWave && hasID && w.N > 1 && id.Index >= w.First && id.Index < w.First+w.N && !d.spread
 	if !inWave {
 		d.publish(m, []*call{c})
 	} else {
