@@ -95,7 +95,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	defer func() {
 		tally.record(i, sm)
 		if r.OnSample != nil {
-			r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Reason: reason, Text: reply.Text, Usage: sm.Usage})
+			r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Reason: reason, Text: reply.Text, Usage: sm.Usage, Key: sm.Key, Worker: reply.Worker})
 		}
 	}()
 	if err != nil {

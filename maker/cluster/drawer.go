@@ -106,6 +106,7 @@ type Drawer struct {
 	spread   bool
 	log      *slog.Logger
 	replicas int
+	book     *book                    // who answered what; quarantine
 	cc       jetstream.ConsumeContext // under mu
 	watching sync.WaitGroup           // watch
 
@@ -168,6 +169,7 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
+	d.book = newBook(d.log)
 	d.replicas = cfg.Replicas
 	if err := d.consumeReplies(ctx); err != nil {
 		return nil, err
@@ -310,8 +312,15 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 	d.replies.Add(1)
 	f.m.alive()
 	voter := voterOf(msg.Subject())
+	out := d.book.quarantined(voter)
 	for i, c := range f.calls {
-		c.ch <- answer{r.Samples[i], r.Worker, voter} // buffered; the only send, since the job is gone
+		a := answer{r.Samples[i], r.Worker, voter}
+		if out {
+			a.r = sampleReplyOf(nil, errQuarantined(voter), a.r.Took)
+		} else if !c.sample.Anon {
+			d.book.answered(c.sample.Step, voter, r.Worker)
+		}
+		c.ch <- a // buffered; the only send, since the job is gone
 	}
 }
 

@@ -235,6 +235,11 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 	}
 	ctx := calls[0].ctx
 	msg := jobMsg(ctx, m.subject, data)
+	step := -1
+	if !calls[0].sample.Anon {
+		step = calls[0].sample.Step
+	}
+	msg.Header = d.book.headers(msg.Header, step)
 	f := &flight{id: job.ID, lease: job.Lease, m: m, calls: calls, live: len(calls), subject: msg.Subject, data: data, header: msg.Header}
 	d.mu.Lock()
 	if d.closed {
@@ -315,7 +320,7 @@ wait:
 	for {
 		select {
 		case a := <-c.ch:
-			return a.r.response(m.route, a.worker)
+			return a.response(m.route)
 		case <-callCtx.Done():
 			break wait
 		case <-d.done:
@@ -329,7 +334,7 @@ wait:
 	select {
 	case a := <-c.ch:
 		if ctx.Err() == nil {
-			return a.r.response(m.route, a.worker)
+			return a.response(m.route)
 		}
 	default:
 		d.stopWaiting(c)

@@ -480,6 +480,12 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 	if md, err := msg.Metadata(); err == nil {
 		deliveries = md.NumDelivered
 	}
+	if _, viaAgent := msg.(*agentJob); !viaAgent && !keeps(msg.Headers(), w.identity, deliveries) {
+		// No agent (a server without roles): the worker itself keeps off
+		// a job whose coordinator avoids or quarantined it.
+		_ = msg.Nak()
+		return
+	}
 	if deliveries > 1 {
 		w.redelivered.Add(1)
 		// A redelivery means a worker died or stalled holding the job, or
