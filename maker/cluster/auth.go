@@ -364,7 +364,7 @@ func Permissions(role Role, inbox string) *server.Permissions {
 			Publish: &server.SubjectPermission{
 				Allow: []string{
 					jobsSubject + ">", cancelSubject + ">", journalSubject + ">", tasksSubject + ">",
-					agentSubject + "replies", agentSubject + "journal", agentSubject + "tasks",
+					agentSubject + "replies", agentSubject + "journal", agentSubject + "tasks", agentSubject + "workers",
 					"$KV.*.>",
 					"$JS.API.STREAM.INFO.*",
 					"$JS.API.STREAM.DELETE.*", "$JS.API.STREAM.PURGE.*",

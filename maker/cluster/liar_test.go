@@ -12,6 +12,7 @@ import (
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,9 +62,13 @@ func liarScenario(t *testing.T, url, coordSeed, liarSeed string, spread bool, ho
 	// It claims the honest workers' name: names are not identities.
 	liar := newWorker(t, ljs, liarModel(t, seed), cluster.WorkerConfig{Inflight: inflight, Route: route, Name: "honest"})
 	runWorker(t, liar)
-	liarKey, _, _ := strings.Cut(strings.TrimPrefix(lnc.Opts.InboxPrefix, "_INBOX_"), ".")
+	liarKey := identityOf(lnc)
 
-	_, cjs := connectAs(t, url, coordSeed)
+	cnc, cjs := connectAs(t, url, coordSeed)
+	assert.Eventually(t, func() bool {
+		n, err := cluster.ServingWorkers(context.Background(), cnc, route)
+		return err == nil && n == len(honestSeeds)+1
+	}, 10*time.Second, 50*time.Millisecond, "the engine counts each worker identity once")
 	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 30 * time.Second, Spread: spread})
 	remote, err := d.Model(route)
 	require.NoError(t, err)
@@ -143,6 +148,13 @@ func TestGreedyWorkerCannotTakeAStep(t *testing.T) {
 	assert.GreaterOrEqual(t, slow.Stats().Served, int64(len(wantSteps)), "the one-at-a-time worker voted in every step")
 	assert.Empty(t, d.Quarantined(), "an honest worker, greedy or not, is not quarantined")
 	t.Logf("greedy served %d, slow %d", greedy.Stats().Served, slow.Stats().Served)
+}
+
+// identityOf is the identity a worker connection's replies bear: its
+// credential's key.
+func identityOf(nc *nats.Conn) string {
+	key, _, _ := strings.Cut(strings.TrimPrefix(nc.Opts.InboxPrefix, "_INBOX_"), ".")
+	return key
 }
 
 // issueWorkers issues a worker identity per name and lets the running

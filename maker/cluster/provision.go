@@ -224,6 +224,9 @@ type agentRequest struct {
 
 type agentResponse struct {
 	Error string `json:"error,omitempty"`
+	// Workers answers mdap.engine.workers: the distinct worker
+	// identities pulling the route's jobs (see Drawer.Workers).
+	Workers int `json:"workers,omitempty"`
 }
 
 // Agent answers clients' requests for the consumers they need (see
@@ -235,6 +238,7 @@ type Agent struct {
 	cancel context.CancelFunc
 	work   deliveries
 	slots  chan struct{} // workers' requests in progress
+	pulls  pullers       // who pulls which route
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -276,6 +280,10 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 				end.Header.Set(endHeader, "the engine is busy")
 				_ = nc.PublishMsg(end)
 			}
+			return
+		}
+		if m.Subject == agentSubject+"workers" {
+			a.serveWorkers(m)
 			return
 		}
 		rctx, rcancel := context.WithTimeout(actx, agentTimeout)

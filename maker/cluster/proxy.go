@@ -110,6 +110,7 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		end("bad pull request")
 		return
 	}
+	a.pulls.saw(RouteToken(req.Route), identityKey(id))
 	cons, err := js.Consumer(ctx, JobsStream, workerConsumer(RouteToken(req.Route)))
 	if err != nil {
 		end(err.Error())

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBinaryMinWorkers: maker hanoi --nats --min-workers 2 over two
+// issued worker identities solves the run with no wrong step; a bad
+// --min-workers, or one without --nats, exits 2 naming it.
+func TestBinaryMinWorkers(t *testing.T) {
+	for _, args := range [][]string{
+		{"--nats", "nats://127.0.0.1:1", "--min-workers", "-1"},
+		{"--nats", "nats://127.0.0.1:1", "--min-workers", "70000"},
+		{"--min-workers", "2"},
+	} {
+		c := start(t, nil, append([]string{"hanoi", "--disks", "3"}, args...)...)
+		assert.Equal(t, 2, c.wait(t, 30*time.Second), "%v: %s", args, c.stderr.String())
+		assert.Contains(t, c.stderr.String(), "--min-workers", args)
+	}
+	help := start(t, nil, "hanoi", "--help")
+	require.Equal(t, 0, help.wait(t, 30*time.Second))
+	assert.Contains(t, help.stdout.String(), "--min-workers")
+
+	url := startNATS(t)
+	creds := os.Getenv(natsCredsEnv)
+	var workers []*child
+	for _, name := range []string{"gpu1", "gpu2"} {
+		add := start(t, nil, "nats", "worker", "add", name, "--creds", creds)
+		require.Equal(t, 0, add.wait(t, 30*time.Second), add.stderr.String())
+		seed := strings.TrimSpace(add.stdout.String())
+		kept := filepath.Join(t.TempDir(), name+".nk")
+		b, err := os.ReadFile(seed)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(kept, b, 0o600))
+		workers = append(workers, kept2worker(t, url, kept))
+	}
+	local := start(t, nil, append([]string{"hanoi", "--disks", "4", "--json", "--k", "3"}, natsSim...)...)
+	require.Equal(t, 0, local.wait(t, time.Minute), local.stderr.String())
+	remote := start(t, nil, append([]string{"hanoi", "--disks", "4", "--json", "--k", "3", "--nats", url, "--min-workers", "2"}, natsSim...)...)
+	require.Equal(t, 0, remote.wait(t, 2*time.Minute), remote.stderr.String())
+	want, got := summary(t, local), summary(t, remote)
+	assert.True(t, got.Solved)
+	assert.Zero(t, got.WrongSteps)
+	assert.Equal(t, want.Steps, got.Steps)
+	stopWorkers(t, workers...)
+}
+
+// kept2worker starts maker worker signed in with the seed kept, once
+// maker nats has read the identity in.
+func kept2worker(t *testing.T, url, kept string) *child {
+	t.Helper()
+	time.Sleep(2 * credsEvery) // maker nats reads the folder again
+	w := startWorker(t, url, "--nats-creds", kept)
+	require.Eventually(t, func() bool { return strings.Contains(w.stderr.String(), "serving") }, time.Minute, 10*time.Millisecond, w.stderr.String())
+	return w
+}
