@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestBinaryMinWorkers: maker hanoi --nats --min-workers 2 over two
-// issued worker identities solves the run with no wrong step; a bad
-// --min-workers, or one without --nats, exits 2 naming it.
+// TestBinaryMinWorkers: with one worker identity serving, maker hanoi
+// --nats --min-workers 2 fails (no step has two workers' votes) and the
+// default settles on 1; with two, both settle on 2 and solve the run
+// with no wrong step; a bad --min-workers, or one without --nats, exits
+// 2 naming it.
 func TestBinaryMinWorkers(t *testing.T) {
 	for _, args := range [][]string{
 		{"--nats", "nats://127.0.0.1:1", "--min-workers", "-1"},
@@ -30,8 +32,12 @@ func TestBinaryMinWorkers(t *testing.T) {
 
 	url := startNATS(t)
 	creds := os.Getenv(natsCredsEnv)
+	hanoi := func(extra ...string) *child {
+		args := append([]string{"hanoi", "--disks", "3", "--json", "--k", "3", "--nats", url}, natsSim...)
+		return start(t, nil, append(args, extra...)...)
+	}
 	var workers []*child
-	for _, name := range []string{"gpu1", "gpu2"} {
+	for i, name := range []string{"gpu1", "gpu2"} {
 		add := start(t, nil, "nats", "worker", "add", name, "--creds", creds)
 		require.Equal(t, 0, add.wait(t, 30*time.Second), add.stderr.String())
 		seed := strings.TrimSpace(add.stdout.String())
@@ -40,15 +46,28 @@ func TestBinaryMinWorkers(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(kept, b, 0o600))
 		workers = append(workers, kept2worker(t, url, kept))
+		if i > 0 {
+			break
+		}
+		// One worker identity: 2 distinct workers can never be had, and
+		// the default settles on 1.
+		one := hanoi("--min-workers", "2")
+		assert.Equal(t, 1, one.wait(t, 2*time.Minute), one.stderr.String())
+		assert.Contains(t, one.stderr.String(), "1 distinct voters, 2 needed")
+		def := hanoi()
+		require.Equal(t, 0, def.wait(t, 2*time.Minute), def.stderr.String())
+		assert.Equal(t, 1, summary(t, def).MinWorkers)
 	}
-	local := start(t, nil, append([]string{"hanoi", "--disks", "4", "--json", "--k", "3"}, natsSim...)...)
-	require.Equal(t, 0, local.wait(t, time.Minute), local.stderr.String())
-	remote := start(t, nil, append([]string{"hanoi", "--disks", "4", "--json", "--k", "3", "--nats", url, "--min-workers", "2"}, natsSim...)...)
-	require.Equal(t, 0, remote.wait(t, 2*time.Minute), remote.stderr.String())
-	want, got := summary(t, local), summary(t, remote)
-	assert.True(t, got.Solved)
-	assert.Zero(t, got.WrongSteps)
-	assert.Equal(t, want.Steps, got.Steps)
+	time.Sleep(2 * time.Second) // the engine sees both pull
+	for _, extra := range [][]string{{"--min-workers", "2"}, nil} {
+		c := hanoi(extra...)
+		require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+		got := summary(t, c)
+		assert.True(t, got.Solved, extra)
+		assert.Zero(t, got.WrongSteps)
+		assert.Equal(t, 2, got.MinWorkers, "%v: two worker identities serve", extra)
+		assert.Empty(t, got.Quarantined)
+	}
 	stopWorkers(t, workers...)
 }
 
