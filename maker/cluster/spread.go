@@ -21,7 +21,7 @@ import (
 // lose.
 //
 // Each job names, in headers, the worker identities it should not go to:
-// Mdap-Avoid, the identities that already answered more of its step than
+// with DrawerConfig.Spread, Mdap-Avoid, the identities that already answered more of its step than
 // the least used identity that answered the Drawer (soft: the engine's
 // agent hands the job back to the queue for another worker while it has
 // been delivered at most avoidDeliveries times, so a step never waits on
@@ -129,12 +129,13 @@ func (b *book) answered(step int, identity, name string) {
 	}
 }
 
-// headers sets a job's avoid and exclude headers for step (-1: none).
-func (b *book) headers(h nats.Header, step int) nats.Header {
+// headers sets a job's exclude header and, when spread, its avoid header
+// for step (-1: none).
+func (b *book) headers(h nats.Header, step int, spread bool) nats.Header {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var avoid []string
-	if m := b.steps[step]; step >= 0 && len(b.names) > len(b.out)+1 {
+	if m := b.steps[step]; spread && step >= 0 && len(b.names) > len(b.out)+1 {
 		least := math.MaxInt
 		for id := range b.names {
 			if _, q := b.out[id]; !q {

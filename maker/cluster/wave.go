@@ -239,7 +239,7 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 	if !calls[0].sample.Anon {
 		step = calls[0].sample.Step
 	}
-	msg.Header = d.book.headers(msg.Header, step)
+	msg.Header = d.book.headers(msg.Header, step, d.spread)
 	f := &flight{id: job.ID, lease: job.Lease, m: m, calls: calls, live: len(calls), subject: msg.Subject, data: data, header: msg.Header}
 	d.mu.Lock()
 	if d.closed {
