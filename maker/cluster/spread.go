@@ -80,15 +80,16 @@ type Quarantined struct {
 
 // book is a Drawer's record of who answered what.
 type book struct {
-	mu     sync.Mutex
-	log    *slog.Logger
-	names  map[string]string      // identity -> claimed name, of every identity that answered
-	steps  map[int]map[string]int // step -> identity -> answers (spreading)
-	latest int                    // the highest step in steps
-	votes  map[int][]cast         // undecided steps' voting answers
-	tally  map[string]*[2]int     // identity -> answers, lost in decided steps
-	out    map[string]Quarantined // quarantined identities
-	order  []string               // quarantined, in order
+	mu      sync.Mutex
+	log     *slog.Logger
+	names   map[string]string      // identity -> claimed name, of every identity that answered
+	steps   map[int]map[string]int // step -> identity -> answers (spreading)
+	latest  int                    // the highest step in steps
+	votes   map[int][]cast         // undecided steps' voting answers
+	settled int                    // the highest decided step: a sample of it or before is late
+	tally   map[string]*[2]int     // identity -> answers, lost in decided steps
+	out     map[string]Quarantined // quarantined identities
+	order   []string               // quarantined, in order
 }
 
 type cast struct {
@@ -177,7 +178,9 @@ func (b *book) sample(e maker.SampleEvent) {
 		return
 	}
 	b.mu.Lock()
-	b.votes[e.Step] = append(b.votes[e.Step], cast{e.Worker, e.Key})
+	if e.Step > b.settled || len(b.tally) == 0 {
+		b.votes[e.Step] = append(b.votes[e.Step], cast{e.Worker, e.Key})
+	}
 	b.mu.Unlock()
 }
 
@@ -190,6 +193,12 @@ func (b *book) decided(step int, keyHex string) {
 	defer b.mu.Unlock()
 	vs := b.votes[step]
 	delete(b.votes, step)
+	b.settled = max(b.settled, step)
+	for s := range b.votes {
+		if s < step-4 {
+			delete(b.votes, s) // a step that failed, or a late sample
+		}
+	}
 	if err != nil || len(vs) == 0 {
 		return
 	}

@@ -53,6 +53,9 @@ func TestBookQuarantinesOnlyTheLoser(t *testing.T) {
 				caught = step + 1
 			}
 		}
+		b.sample(maker.SampleEvent{Step: 999, Worker: "A", Key: 9}) // late: after its step was decided
+
+		assert.Empty(t, b.votes, "nothing kept of decided steps")
 		q := b.list()
 		if !liar {
 			assert.Empty(t, q, "honest workers quarantined")
