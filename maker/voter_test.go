@@ -3,6 +3,7 @@ package maker_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
@@ -49,6 +50,23 @@ func TestMinVotersCountsReplyWorkers(t *testing.T) {
 	rep, err := solve(func(i int) string { return fmt.Sprintf("w%d", i%2) })
 	require.NoError(t, err)
 	assert.Equal(t, 7, rep.Steps)
+	// The sample events carry each voting sample's worker and key.
+	var mu sync.Mutex
+	workers := map[string]bool{}
+	task, err := hanoi.New(2)
+	require.NoError(t, err)
+	s := &maker.Solver{Model: namedWorkers{simModel(t, 5, 0.95), func(i int) string { return fmt.Sprintf("w%d", i%2) }}, Vote: vote.Config{K: 2, MinVoters: 2},
+		OnSample: func(e maker.SampleEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			if e.Flag == nil && e.Err == nil {
+				assert.NotZero(t, e.Key)
+				workers[e.Worker] = true
+			}
+		}}
+	_, err = s.Solve(context.Background(), task)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"w0": true, "w1": true}, workers)
 
 	_, err = solve(func(int) string { return "solo" })
 	require.ErrorIs(t, err, vote.ErrUndecided)

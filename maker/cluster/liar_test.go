@@ -38,7 +38,7 @@ func liarModel(t testing.TB, seed uint64) *sim.Model {
 	return m
 }
 
-// liarScenario runs 4-disk Hanoi over the engine at url under MinVoters
+// liarScenario runs 5-disk Hanoi over the engine at url under MinVoters
 // 2 with a liar beside the honest workers (each connection signed in
 // with its own seed) and checks that every step's winner is an
 // undisturbed in-process run's, and that the liar, and no honest worker,
@@ -48,7 +48,7 @@ func liarModel(t testing.TB, seed uint64) *sim.Model {
 func liarScenario(t *testing.T, url, coordSeed, liarSeed string, spread bool, honestSeeds ...string) {
 	const seed = 11
 	cfg := vote.Config{K: 3, MinVoters: 2, MaxSamples: 300}
-	_, wantSteps := solveHanoi(t, honestModel(t, seed), 4, vote.Config{K: 3})
+	_, wantSteps := solveHanoi(t, honestModel(t, seed), 5, vote.Config{K: 3})
 	route := honestModel(t, seed).Identity()
 	var honest []*cluster.Worker
 	for _, s := range honestSeeds {
@@ -72,7 +72,7 @@ func liarScenario(t *testing.T, url, coordSeed, liarSeed string, spread bool, ho
 	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 30 * time.Second, Spread: spread})
 	remote, err := d.Model(route)
 	require.NoError(t, err)
-	task, err := hanoi.New(4)
+	task, err := hanoi.New(5)
 	require.NoError(t, err)
 	var keys []string
 	s := &maker.Solver{Model: remote, Vote: cfg, Progress: func(e maker.Event) { keys = append(keys, e.Record.Key) }}
@@ -91,7 +91,7 @@ func liarScenario(t *testing.T, url, coordSeed, liarSeed string, spread bool, ho
 	q := d.Quarantined()
 	if !spread && len(q) == 0 {
 		// Wave jobs: the liar may have answered too few waves of the
-		// 15 steps for the test to reject.
+		// 31 steps for the test to reject.
 		return
 	}
 	require.Len(t, q, 1, "the liar, and no honest worker, is quarantined")
