@@ -8,8 +8,9 @@
 # set back, the attacks of issue 35 with worker and coordinator credentials
 # (owned), one run's coordinator against another run's journal, lease and task
 # queue (tenants), a NAK steal (steal), a reply flood (flood), a rogue with no
-# credentials and with worker credentials answering jobs first, and a full job
-# stream failing a sample at once (full).
+# credentials and with worker credentials answering jobs first, a liar worker
+# beside two honest ones under MinVoters 2 (liar), and a full job stream
+# failing a sample at once (full).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NATS_SERVER_VERSION=v2.15.2

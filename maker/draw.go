@@ -90,11 +90,12 @@ func (s *Solver) normalizer() func(intent.ToolIntent) (intent.ToolIntent, error)
 func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *modelTally, memo *judgeMemo, log *slog.Logger, race *stepContext) (sm vote.Sample[intent.Output]) {
 	reply, took, err := wave.sample(ctx, i)
 	sm.Usage = reply.usage(took)
+	sm.Voter = reply.Worker
 	var reason error
 	defer func() {
 		tally.record(i, sm)
 		if r.OnSample != nil {
-			r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Reason: reason, Text: reply.Text, Usage: sm.Usage})
+			r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Reason: reason, Text: reply.Text, Usage: sm.Usage, Key: sm.Key, Worker: reply.Worker})
 		}
 	}()
 	if err != nil {

@@ -297,7 +297,8 @@ func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageCont
 	}
 	apportion(outs, estBuf[:0], choices, okOut, shared)
 	for i, c := range choices {
-		rs[i] = Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason, OutputTokens: outs[i], Estimated: !okOut}
+		worker, _ := c.GenerationInfo[WorkerInfoKey].(string)
+		rs[i] = Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason, OutputTokens: outs[i], Estimated: !okOut, Worker: worker}
 	}
 	rs[0].InputTokens, rs[0].cachedIn, rs[0].cacheWrite, rs[0].requests = in, cacheRead, cacheWrite, 1
 	return rs

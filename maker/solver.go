@@ -158,6 +158,12 @@ type SampleEvent struct {
 	Text string
 	// Usage is what the sample cost.
 	Usage vote.Usage
+	// Key is the sample's vote key when it votes (no Err, no Flag), else
+	// 0; Worker is who drew it (Reply.Worker: the engine's worker
+	// identity, "" in process). With the step's winning key (Event's
+	// Record.Key) they say which workers' answers lost.
+	Key    uint64
+	Worker string
 }
 
 // Event is a progress report: one step was decided (or replayed).

@@ -66,6 +66,13 @@ type Snapshotter interface {
 	Restore(state json.RawMessage) error
 }
 
+// WorkerInfoKey is the GenerationInfo key under which a model that
+// draws on other machines names the worker that drew a choice (a string);
+// it becomes Reply.Worker and the sample's vote.Sample.Voter, so that
+// vote.Config.MinVoters counts distinct workers. Only the engine sets it:
+// maker/cluster overwrites whatever a worker's model put there.
+const WorkerInfoKey = "mdap_worker"
+
 // Reply is one sample's raw answer from a model, before red flags.
 type Reply struct {
 	// Text is the reply's text content.
@@ -81,6 +88,12 @@ type Reply struct {
 	// overlong red flag reads, is an estimate.
 	InputTokens, OutputTokens int
 	Estimated                 bool
+	// Worker is who drew the reply when the model draws on other
+	// machines and says so: the engine's worker identity, which
+	// maker/cluster takes from the credential that answered and puts
+	// under the choice's GenerationInfo key WorkerInfoKey. Empty for a
+	// model called in process. A race votes it as vote.Sample.Voter.
+	Worker string
 
 	// cachedIn, cacheWrite: the parts of InputTokens read from and written
 	// to the provider's prompt cache; requests: 1 on the first reply of a

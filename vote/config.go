@@ -71,12 +71,17 @@ type Config struct {
 	// MaxBackoff caps the delay. Default DefaultMaxBackoff (5s); a cap
 	// below Backoff is raised to Backoff. Ignored with NoBackoff.
 	MaxBackoff time.Duration
+	// MinVoters is how many distinct voters (Sample.Voter) the winning
+	// key's tallied votes must come from: a lead of K decides only then,
+	// and until then the race draws on, within MaxSamples. 0 (the
+	// default) and 1 mean any voter; at most 2^16.
+	MinVoters int
 }
 
 // WithDefaults returns c with every zero field set to its default and a
 // negative Backoff set to NoBackoff. It fails with an error wrapping
 // ErrConfig if a field other than Backoff is negative, if K, Parallel,
-// Speculate or MaxSamples is above its bound (see Config), or if MaxSamples
+// Speculate, MaxSamples or MinVoters is above its bound (see Config), or if MaxSamples
 // is below K (no race could then be won).
 //
 // It is idempotent: for every c it accepts, WithDefaults accepts its result
@@ -84,7 +89,7 @@ type Config struct {
 // never fails later inside Race.
 func (c Config) WithDefaults() (Config, error) {
 	switch {
-	case c.K < 0, c.Parallel < 0, c.Speculate < 0, c.MaxSamples < 0, c.MaxErrors < 0, c.MaxBackoff < 0:
+	case c.K < 0, c.Parallel < 0, c.Speculate < 0, c.MaxSamples < 0, c.MaxErrors < 0, c.MaxBackoff < 0, c.MinVoters < 0:
 		return c, fmt.Errorf("%w: negative field in %+v", ErrConfig, c)
 	case c.K > maxConfigK, c.Parallel > maxConfigParallel, c.Speculate > maxConfigParallel, c.MaxSamples > maxConfigMaxSamples:
 		return c, fmt.Errorf("%w: K (at most %d), Parallel or Speculate (at most %d) or MaxSamples (at most %d) too large in %+v",
@@ -112,6 +117,9 @@ func (c Config) WithDefaults() (Config, error) {
 		c.MaxBackoff = DefaultMaxBackoff
 	}
 	c.MaxBackoff = max(c.MaxBackoff, c.Backoff)
+	if c.MinVoters > maxConfigParallel {
+		return c, fmt.Errorf("%w: MinVoters %d above %d", ErrConfig, c.MinVoters, maxConfigParallel)
+	}
 	if c.MaxSamples < c.K {
 		return c, fmt.Errorf("%w: MaxSamples %d cannot hold a lead of K = %d", ErrConfig, c.MaxSamples, c.K)
 	}

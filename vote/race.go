@@ -50,6 +50,10 @@ type Sample[T any] struct {
 	// Usage is added to the race's totals whether or not the sample
 	// votes. If Latency is zero, Race fills in the time the draw took.
 	Usage Usage
+	// Voter names who cast the vote (the engine worker that drew the
+	// sample); "" is one voter like any other name. It is read only
+	// under Config.MinVoters above 1.
+	Voter string
 }
 
 // Drawer draws the sample with index i (0, 1, 2, ..., each index once per
@@ -91,6 +95,12 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // timing, as do Rounds, Wall and measured latencies. The price of
 // determinism: one slow sample holds back the decision of the samples after
 // it, speculation or not.
+//
+// With Config.MinVoters above 1, a lead of K decides only once the
+// leading key's tallied votes come from at least MinVoters distinct
+// Voters; until then the race draws on (within MaxSamples), so no key is
+// decided on the word of fewer voters. Which voter cast which index is
+// then part of the mapping the result is a function of.
 //
 // The decision is the K-lead and nothing else: no early stop on a share of
 // votes, no leader returned when hope runs out. Red-flagged samples and

@@ -27,6 +27,9 @@ type racer[T any] struct {
 	failed    int       // completed samples with a provider error
 
 	firsts firstValues[T] // the value of the first committed vote per key
+	// voters are the distinct voters of each key's committed votes, kept
+	// only under Config.MinVoters > 1.
+	voters map[uint64]map[string]struct{}
 	tally  Tally
 
 	over   bool
@@ -63,7 +66,13 @@ func (r *racer[T]) plan() int {
 	if r.over {
 		return 0
 	}
-	n := min(r.cfg.Parallel, r.projected().need()+r.cfg.Speculate) - r.inflight
+	need := r.projected().need()
+	if r.cfg.MinVoters > 1 {
+		// A lead is not enough without its voters: at least one more
+		// vote per voter the leader lacks.
+		need = max(need, r.cfg.MinVoters-len(r.voters[r.projected().top]))
+	}
+	n := min(r.cfg.Parallel, need+r.cfg.Speculate) - r.inflight
 	n = min(n, r.cfg.MaxSamples-r.nonErr-r.inflight)
 	if r.failed > r.cfg.MaxErrors {
 		// The error budget is spent even if the failures wait behind a
@@ -147,7 +156,8 @@ func (r *racer[T]) commit(s Sample[T]) {
 	default:
 		t.Valid++
 		r.firsts.keep(s.Key, s.Value)
-		if r.decided.add(s.Key) {
+		r.addVoter(s)
+		if r.decided.add(s.Key) && r.enoughVoters() {
 			r.over, r.won = true, true
 			r.key = r.decided.top
 			r.winner = r.firsts.get(r.key)
@@ -157,6 +167,28 @@ func (r *racer[T]) commit(s Sample[T]) {
 	if t.Valid+t.Flagged >= r.cfg.MaxSamples {
 		r.finish(ErrUndecided, nil)
 	}
+}
+
+// enoughVoters reports whether the leading key's votes come from
+// Config.MinVoters distinct voters.
+func (r *racer[T]) enoughVoters() bool {
+	return r.cfg.MinVoters <= 1 || len(r.voters[r.decided.top]) >= r.cfg.MinVoters
+}
+
+// addVoter records the voter of s, a valid sample, under MinVoters > 1.
+func (r *racer[T]) addVoter(s Sample[T]) {
+	if r.cfg.MinVoters <= 1 {
+		return
+	}
+	if r.voters == nil {
+		r.voters = make(map[uint64]map[string]struct{}, 2)
+	}
+	vs := r.voters[s.Key]
+	if vs == nil {
+		vs = make(map[string]struct{}, r.cfg.MinVoters)
+		r.voters[s.Key] = vs
+	}
+	vs[s.Voter] = struct{}{}
 }
 
 // late records a sample that completed after the race ended: it never votes,
@@ -210,7 +242,7 @@ func (r *racer[T]) describe(cause error, t Tally) string {
 	case ErrUndecided:
 		return fmt.Sprintf("vote: undecided: budget of %d samples spent without a lead of %d "+
 			"(%d valid, %d flagged, %d errors; top key %d votes, next %d)",
-			r.cfg.MaxSamples, r.cfg.K, t.Valid, t.Flagged, t.Errors, first, second)
+			r.cfg.MaxSamples, r.cfg.K, t.Valid, t.Flagged, t.Errors, first, second) + r.describeVoters()
 	case ErrTooManyErrors:
 		return fmt.Sprintf("vote: too many errors: %d failed draws, at most %d allowed "+
 			"(%d valid, %d flagged); last: %v",
@@ -225,6 +257,15 @@ func (r *racer[T]) describe(cause error, t Tally) string {
 		}
 		return msg
 	}
+}
+
+// describeVoters says, under MinVoters > 1, from how many voters the
+// leader's votes came.
+func (r *racer[T]) describeVoters() string {
+	if r.cfg.MinVoters <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("; the top key's votes came from %d distinct voters, %d needed", len(r.voters[r.decided.top]), r.cfg.MinVoters)
 }
 
 // firstValues holds the value of the first vote per key: the first two

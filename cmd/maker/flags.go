@@ -257,7 +257,7 @@ const (
 )
 
 func (f *runFlags) voteConfig() vote.Config {
-	return vote.Config{K: f.k, Parallel: f.parallel, MaxSamples: f.maxSamples, MaxErrors: f.maxErrors}
+	return vote.Config{K: f.k, Parallel: f.parallel, MaxSamples: f.maxSamples, MaxErrors: f.maxErrors, MinVoters: f.minVoters}
 }
 
 // maxPrice bounds --price-in and --price-out, against typos.
@@ -536,6 +536,9 @@ func (f *runFlags) newBar(w io.Writer, total int, unit string) *progressbar.Prog
 // valid, flagged by reason, errors), and with --verbose each red-flagged
 // reply and each provider error on w. The returned function ends the bar.
 func (f *runFlags) watch(ctx context.Context, s *maker.Solver, w io.Writer, total int) (finish func()) {
+	if f.drawer != nil {
+		defer f.drawer.Watch(s) // after the bar's hooks: the engine's quarantine sees every sample
+	}
 	a := &activity{bar: f.newBar(w, total, "steps"), w: w, verbose: f.verbose, secrets: heldSecrets(ctx)}
 	if a.bar == nil && !a.verbose {
 		return func() {}

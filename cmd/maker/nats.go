@@ -53,15 +53,35 @@ type natsRun struct {
 	natsURL   string
 	natsCreds string
 	natsKeep  time.Duration
-	nc        *nats.Conn
-	js        jetstream.JetStream
-	drawer    *cluster.Drawer
+	// minWorkers is --min-workers; minVoters what it came to for the
+	// run (0: any voter).
+	minWorkers, minVoters int
+	nc                    *nats.Conn
+	js                    jetstream.JetStream
+	drawer                *cluster.Drawer
 }
 
 func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
 	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through maker workers instead of calling the model")
 	registerNATSCreds(fs, &n.natsCreds)
 	fs.DurationVar(&n.natsKeep, "nats-keep", cluster.DefaultRetention, "retention of what this run creates on the engine (its journal, a batch's task queue and results); remove it sooner with maker nats rm RUN")
+	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 when at least 2 worker identities serve the route at the start, else 1; a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
+}
+
+// maxMinWorkers bounds --min-workers, as vote.Config bounds MinVoters.
+const maxMinWorkers = 1 << 16
+
+// engineMinVoters settles --min-workers for route: the number given, or
+// with 0 two when the engine counts at least two worker identities
+// serving route, else one.
+func (n *natsRun) engineMinVoters(ctx context.Context, route string) int {
+	if n.minWorkers > 0 {
+		return n.minWorkers
+	}
+	if w, err := cluster.ServingWorkers(ctx, n.nc, route); err == nil && w >= 2 {
+		return 2
+	}
+	return 1
 }
 
 func registerNATSCreds(fs *pflag.FlagSet, dst *string) {
@@ -104,6 +124,12 @@ func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, strin
 func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	run, onEngine := strings.CutPrefix(f.journal, natsJournalPrefix)
+	if f.minWorkers < 0 || f.minWorkers > maxMinWorkers {
+		return usageErr("--min-workers %d: use 1 to %d distinct workers, or 0 for the default (2 where 2 serve)", f.minWorkers, maxMinWorkers)
+	}
+	if f.natsURL == "" && f.minWorkers != 0 {
+		return usageErr("--min-workers counts the workers of a run over --nats: give --nats URL too, or leave it out")
+	}
 	if f.natsURL == "" {
 		if onEngine {
 			return usageErr("--journal %s is kept on the NATS engine: give --nats URL too", f.journal)
@@ -192,7 +218,8 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	f.drawer, err = cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout})
+	f.minVoters = f.engineMinVoters(ctx, route)
+	f.drawer, err = cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout, Spread: f.minVoters > 1, Logger: f.obs.warnLogger(stderr)})
 	if err != nil {
 		return nil, failed(fmt.Errorf("--nats: %w", err))
 	}
@@ -452,7 +479,8 @@ func (f *runFlags) natsBatchModel() (func(batch.Job, sim.Oracle, uint64) (llms.M
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	d, err := cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout})
+	f.minVoters = f.minWorkers // a batch's routes vary: 0 is any worker
+	d, err := cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout, Spread: f.minVoters > 1})
 	if err != nil {
 		return nil, failed(fmt.Errorf("--nats: %w", err))
 	}

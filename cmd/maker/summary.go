@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/cluster"
 )
 
 // runTotals is what every run command's --json summary says of the run;
@@ -49,6 +50,11 @@ type runTotals struct {
 	// only the vote decided.
 	Checked  int `json:"checked"`
 	VoteOnly int `json:"vote_only"`
+	// --nats: the distinct worker identities a step's winning votes came
+	// from at least (--min-workers as settled), and the workers
+	// quarantined for answers that lost far more often than their peers'.
+	MinWorkers  int                   `json:"min_workers,omitempty"`
+	Quarantined []cluster.Quarantined `json:"quarantined,omitempty"`
 }
 
 // totals summarises a run of s that ended with rep and runErr.
@@ -65,6 +71,9 @@ func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report
 	}
 	if t.Flags == nil {
 		t.Flags = map[string]int{}
+	}
+	if f.drawer != nil {
+		t.MinWorkers, t.Quarantined = max(f.minVoters, 1), f.drawer.Quarantined()
 	}
 	if slices.Contains(f.models, "sim") {
 		t.Seed = f.seed

@@ -423,7 +423,7 @@ func Permissions(role Role, inbox string) *server.Permissions {
 				"$JS.API.STREAM.INFO." + JobsStream,
 				"$JS.API.STREAM.INFO." + RepliesStream,
 				"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
-				repliesSubject + ">",
+				ReplyPermission(inbox),
 				agentSubject + "route",
 				workSubject + workerIdentity(inbox) + ".>",
 			}},
@@ -448,7 +448,7 @@ func Permissions(role Role, inbox string) *server.Permissions {
 				Allow: []string{
 					jobsSubject + ">", cancelSubject + ">", journalSubject + ">", tasksSubject + ">",
 					agentSubject + "replies", agentSubject + "journal", agentSubject + "tasks",
-					agentSubject + "journal.*", agentSubject + "tasks.*", agentSubject + "withdraw",
+					agentSubject + "journal.*", agentSubject + "tasks.*", agentSubject + "withdraw", agentSubject + "workers",
 					"$KV.*.>",
 					"$JS.API.STREAM.INFO.*",
 					"$JS.API.STREAM.DELETE.*", "$JS.API.STREAM.PURGE.*",
@@ -485,7 +485,7 @@ func runPublications(run string) []string {
 		journalSubject + run, tasksSubject + run,
 		"$KV." + LeaseBucket + "." + run, "$KV." + ResultBucketPrefix + run + ".>",
 		"$JS.API.DIRECT.GET." + leases + ".$KV." + LeaseBucket + "." + run,
-		agentSubject + "withdraw",
+		agentSubject + "withdraw", agentSubject + "workers",
 		"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
 	}
 	for _, st := range []string{JobsStream, RepliesStream, leases, journal, tasks, results} {

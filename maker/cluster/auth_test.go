@@ -163,7 +163,8 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSee
 				forged.Samples = append(forged.Samples, cluster.SampleReply{Choices: []cluster.Choice{{Content: `move = [1, 0, 2]` + "\nnext_state = [[], [], [1, 2, 3, 4]]"}}})
 			}
 			data, _ := json.Marshal(forged)
-			if _, err := rjs.Publish(leakCtx, job.ReplyTo, data, jetstream.WithMsgID(job.ID)); err == nil {
+			// On its own identity's reply subject, the only one it may use.
+			if _, err := rjs.Publish(leakCtx, job.ReplyTo+"."+identityOf(rogue), data, jetstream.WithMsgID(job.ID)); err == nil {
 				forgedSent++
 			}
 		}

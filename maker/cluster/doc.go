@@ -37,7 +37,11 @@
 // and pulls and acknowledges jobs for workers, each job bound to the
 // worker identity it was delivered to; no client may create, update or
 // delete a stream, consumer or bucket. Worker identities are issued and
-// revoked by the operator (AddWorker, RevokeWorker, Server.SetRoles).
+// revoked by the operator (AddWorker, RevokeWorker, Server.SetRoles); a
+// reply bears the identity that sent it, so a vote may require several
+// workers (vote.Config.MinVoters, DrawerConfig.Spread) and a worker whose
+// answers lose far more often than its peers' is quarantined
+// (Drawer.Watch, QuarantineAlpha).
 // StockAuthConfig is the same for a stock nats-server, provisioned by
 // maker nats provision. What runs leave is kept DefaultRetention unless chosen
 // otherwise; List and RemoveRun show and remove it.
@@ -77,7 +81,9 @@
 //     model call, at most the worker's Inflight at once), reports
 //     progress every third of the ack wait, publishes one [Reply]
 //     answering every sample on RepliesStream (message id: the job's
-//     lease key) and acknowledges the job, which leaves the queue.
+//     lease key), on the job's reply subject followed by its identity
+//     (its credential's key: ReplyPermission), and acknowledges the
+//     job, which leaves the queue.
 //  3. The Drawer's reply consumer hands each sample's answer to its
 //     waiting call, once, if the reply bears the job's lease key
 //     (Job.Lease, readable only by the worker the job was delivered to):
@@ -112,7 +118,9 @@
 // # Cost
 //
 // A wave through the engine is three stored messages (the job, the reply
-// and the acknowledgement), whatever its number of samples. Its wall time
+// and the acknowledgement), whatever its number of samples; with
+// DrawerConfig.Spread (maker --min-workers above 1) it is three per
+// sample. Its wall time
 // beyond its model calls is two stored hops through the server, the job
 // from the coordinator's publication to a worker and the reply back,
 // each waited for in turn, plus encoding and decoding both (about 0.1 ms

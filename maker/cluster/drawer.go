@@ -59,6 +59,14 @@ type DrawerConfig struct {
 	// whose calls never come here (an ensemble's other members, a
 	// limiter holding them back).
 	Gather time.Duration
+	// Spread makes each sample a job of its own instead of gathering a
+	// wave's samples into one, so that the samples of a wave go to
+	// several of the route's workers rather than all to the one that
+	// takes the job: what vote.Config.MinVoters above 1 needs to decide
+	// a step without waiting for more waves. A wave then costs one job,
+	// one reply and one acknowledgement per sample. The samples are the
+	// same either way: each carries its identity.
+	Spread bool
 	// Replicas is the replica count of the streams this Drawer creates
 	// (JobsStream, RepliesStream) when they do not exist; 0 means 1.
 	Replicas int
@@ -97,8 +105,10 @@ type Drawer struct {
 	timeout  time.Duration
 	noWorker time.Duration
 	gather   time.Duration
+	spread   bool
 	log      *slog.Logger
 	replicas int
+	book     *book                    // who answered what; quarantine
 	cc       jetstream.ConsumeContext // under mu
 	watching sync.WaitGroup           // watch
 
@@ -156,7 +166,7 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	d := &Drawer{
 		js: js, nc: js.Conn(), jobs: jobs, id: "d" + nuid.Next(),
 		timeout: cmpOr(cfg.Timeout, DefaultTimeout), noWorker: cmpOr(cfg.NoWorker, DefaultNoWorker),
-		gather:  cmpOr(cfg.Gather, DefaultGather),
+		gather: cmpOr(cfg.Gather, DefaultGather), spread: cfg.Spread,
 		log:     cfg.Logger,
 		pending: map[string]*flight{},
 		done:    make(chan struct{}),
@@ -164,6 +174,7 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
+	d.book = newBook(d.log)
 	d.replicas = cfg.Replicas
 	if err := d.consumeReplies(ctx); err != nil {
 		return nil, err
@@ -327,8 +338,16 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 	}
 	d.replies.Add(1)
 	f.m.alive()
+	voter := voterOf(msg.Subject())
+	out := d.book.quarantined(voter)
 	for i, c := range f.calls {
-		c.ch <- answer{r: r.Samples[i], worker: r.Worker} // buffered; the only send, since the job is gone
+		a := answer{r: r.Samples[i], worker: r.Worker, voter: voter}
+		if out {
+			a.r = sampleReplyOf(nil, errQuarantined(voter), a.r.Took)
+		} else if !c.sample.Anon {
+			d.book.answered(c.sample.Step, voter, r.Worker)
+		}
+		c.ch <- a // buffered; the only send, since the job is gone
 	}
 }
 

@@ -52,13 +52,14 @@ func floodScenario(t *testing.T, url string, s seeds) {
 	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 4})
 	runWorker(t, worker)
 	rogue, _ := connectAs(t, url, s.rogue)
+	id := identityOf(rogue) // a worker replies under its own identity only
 
 	// Small replies, so the stream is full to its last hundred bytes.
 	junk := []byte(strings.Repeat("x", 100))
 	var sent atomic.Int64
 	flood := func(ctx context.Context) {
 		for i := 0; ctx.Err() == nil; i++ {
-			if rogue.Publish(fmt.Sprintf("mdap.replies.flood.%d", i), junk) == nil {
+			if rogue.Publish(fmt.Sprintf("mdap.replies.flood.%d.%s", i, id), junk) == nil {
 				sent.Add(int64(len(junk)))
 			}
 			if i%1024 == 1023 {
@@ -72,7 +73,7 @@ func floodScenario(t *testing.T, url string, s seeds) {
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
 	for sent.Load() < 2*floodBytes {
-		if rogue.Publish(fmt.Sprintf("mdap.replies.flood.pre%d", sent.Load()), junk) == nil {
+		if rogue.Publish(fmt.Sprintf("mdap.replies.flood.pre%d.%s", sent.Load(), id), junk) == nil {
 			sent.Add(int64(len(junk)))
 		}
 	}

@@ -58,7 +58,7 @@ func TestRevokedWorkerIsCutOff(t *testing.T) {
 	assert.Eventually(t, func() bool { return !nc.IsConnected() }, 10*time.Second, 10*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_, err = js.Publish(ctx, "mdap.replies.dX.job", []byte(`{}`))
+	_, err = js.Publish(ctx, "mdap.replies.dX.job."+identityOf(nc), []byte(`{}`))
 	assert.Error(t, err, "a revoked worker's reply")
 	opts, err := cluster.Credentials(kept, "revoked")
 	require.NoError(t, err)

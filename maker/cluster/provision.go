@@ -274,6 +274,9 @@ func withdrawJob(ctx context.Context, js jetstream.JetStream, req agentRequest) 
 
 type agentResponse struct {
 	Error string `json:"error,omitempty"`
+	// Workers answers mdap.engine.workers: the distinct worker
+	// identities pulling the route's jobs (see Drawer.Workers).
+	Workers int `json:"workers,omitempty"`
 }
 
 // Agent answers clients' requests for the consumers they need (see
@@ -291,6 +294,7 @@ type Agent struct {
 	stopped bool // Stop has begun: no new goroutine
 	work    deliveries
 	slots   chan struct{} // workers' requests in progress
+	pulls   pullers       // who pulls which route
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -380,6 +384,10 @@ func (a *Agent) handle(m *nats.Msg) {
 			end.Header.Set(endHeader, reason)
 			_ = a.nc.PublishMsg(end)
 		}
+		return
+	}
+	if m.Subject == agentSubject+"workers" {
+		a.serveWorkers(m)
 		return
 	}
 	rctx, rcancel := context.WithTimeout(a.ctx, agentTimeout)

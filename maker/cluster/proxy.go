@@ -110,6 +110,7 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		end("bad pull request")
 		return
 	}
+	a.pulls.saw(RouteToken(req.Route), identityKey(id))
 	cons, err := js.Consumer(ctx, JobsStream, workerConsumer(RouteToken(req.Route)))
 	if err != nil {
 		end(err.Error())
@@ -136,6 +137,16 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 			}
 			msg = m
 		}
+		var delivered uint64
+		if md, err := msg.Metadata(); err == nil {
+			delivered = md.NumDelivered
+		}
+		if !keeps(msg.Headers(), identityKey(id), delivered) {
+			// Its coordinator keeps this worker off the job (spreading a
+			// step, or a quarantine): back to the queue for another.
+			_ = msg.NakWithDelay(avoidDelay)
+			continue
+		}
 		handle := nuid.Next()
 		a.work.mu.Lock()
 		a.work.held[handle] = &held{msg: msg, id: id, at: time.Now()}
@@ -145,9 +156,7 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 			out.Header[k] = v
 		}
 		out.Header.Set(handleHeader, handle)
-		if md, err := msg.Metadata(); err == nil {
-			out.Header.Set(deliveredHeader, strconv.FormatUint(md.NumDelivered, 10))
-		}
+		out.Header.Set(deliveredHeader, strconv.FormatUint(delivered, 10))
 		out.Data = msg.Data()
 		// A job for a worker that went meanwhile comes back after the
 		// ack wait, as one its worker died holding.

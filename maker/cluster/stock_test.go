@@ -46,9 +46,9 @@ func stockServer(t *testing.T) string {
 func TestStockNATSServerRoles(t *testing.T) {
 	bin := stockServer(t)
 	dir := t.TempDir()
-	var seedFiles [3]string // coordinator, honest worker, rogue worker
+	var seedFiles [4]string // coordinator, honest worker, rogue worker, another honest worker
 	keys := cluster.RoleKeys{}
-	for i, role := range []cluster.Role{cluster.RoleCoordinator, cluster.RoleWorker, cluster.RoleWorker} {
+	for i, role := range []cluster.Role{cluster.RoleCoordinator, cluster.RoleWorker, cluster.RoleWorker, cluster.RoleWorker} {
 		d := filepath.Join(dir, fmt.Sprint(i))
 		k, _, err := cluster.EnsureCredentials(d)
 		require.NoError(t, err)
@@ -115,6 +115,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 		floodScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
 	})
 	rogueScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2], adminSeed)
+	t.Run("liar", func(t *testing.T) { liarScenario(t, url, seedFiles[0], seedFiles[2], true, seedFiles[1], seedFiles[3]) })
 	// Last: it leaves the job stream full.
 	t.Run("full", func(t *testing.T) {
 		fullScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})

@@ -30,19 +30,26 @@ type call struct {
 	ended  bool            // the call stopped waiting (under Drawer.mu)
 }
 
-// answer is a sample's reply and the worker that drew it.
+// answer is a sample's reply and the worker that drew it: the name it
+// claims, for people, and its identity (voterOf), for the vote.
 type answer struct {
 	r      SampleReply
 	worker string
+	voter  string
 	err    error // the reply under the job's lease did not decode
 }
 
-// result is the call's result: the sample's, or err.
+// result is the call's result: the sample's, each choice naming its
+// voter, or err.
 func (a answer) result(route string) (*llms.ContentResponse, error) {
 	if a.err != nil {
 		return nil, a.err
 	}
-	return a.r.response(route, a.worker)
+	resp, err := a.r.response(route, a.worker)
+	if err == nil {
+		stampVoter(resp, a.voter)
+	}
+	return resp, err
 }
 
 // flight is a published job whose calls wait for its reply.
@@ -80,7 +87,8 @@ type gather struct {
 // together) share one job: the first call waits until the wave's calls
 // have arrived (at most DrawerConfig.Gather) and publishes one job carrying the prompt
 // once and each sample's identity, seed and temperature; the worker
-// that takes it answers every sample in one reply. Each sample keeps its
+// that takes it answers every sample in one reply (with
+// DrawerConfig.Spread each sample is a job of its own). Each sample keeps its
 // own identity, so the answers are the same whatever the batching. Cost:
 // one JetStream publish, acknowledged, per wave, then the worker's model
 // calls and two more stored messages (the reply and the worker's
@@ -121,7 +129,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	defer d.calls.Done()
 
 	w, inWave := vote.WaveFrom(ctx)
-	inWave = inWave && hasID && w.N > 1 && id.Index >= w.First && id.Index < w.First+w.N
+	inWave = inWave && hasID && w.N > 1 && id.Index >= w.First && id.Index < w.First+w.N && !d.spread
 	if !inWave {
 		d.publish(m, []*call{c})
 	} else {
@@ -232,6 +240,11 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 	}
 	ctx := calls[0].ctx
 	msg := jobMsg(ctx, m.subject, data)
+	step := -1
+	if !calls[0].sample.Anon {
+		step = calls[0].sample.Step
+	}
+	msg.Header = d.book.headers(msg.Header, step, d.spread)
 	f := &flight{id: job.ID, lease: job.Lease, m: m, calls: calls, live: len(calls), subject: msg.Subject, data: data, header: msg.Header}
 	d.mu.Lock()
 	if d.closed {

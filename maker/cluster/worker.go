@@ -120,6 +120,9 @@ type Worker struct {
 	// roles).
 	viaAgent   atomic.Bool
 	workPrefix string
+	// identity is the last token of its replies' subjects: its
+	// credential's key (see ReplyPermission).
+	identity string
 
 	mu        sync.Mutex
 	active    map[string]context.CancelCauseFunc
@@ -180,6 +183,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 	}
 	w.token = RouteToken(w.route)
 	w.workPrefix = workSubject + workerIdentity(w.nc.Opts.InboxPrefix) + "."
+	w.identity = replyIdentity(w.nc.Opts.InboxPrefix, w.name)
 	w.replicas = cfg.Replicas
 	w.ccfg = routeConsumerConfig(w.token, w.route, cfg.AckWait, cfg.MaxDeliver)
 	w.ackWait.Store(int64(w.ccfg.AckWait))
@@ -476,6 +480,12 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 	if md, err := msg.Metadata(); err == nil {
 		deliveries = md.NumDelivered
 	}
+	if _, viaAgent := msg.(*agentJob); !viaAgent && !keeps(msg.Headers(), w.identity, deliveries) {
+		// No agent (a server without roles): the worker itself keeps off
+		// a job whose coordinator avoids or quarantined it.
+		_ = msg.Nak()
+		return
+	}
 	if deliveries > 1 {
 		w.redelivered.Add(1)
 		// A redelivery means a worker died or stalled holding the job, or
@@ -571,7 +581,7 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 	}
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), publishTimeout)
 	defer pcancel()
-	if _, perr := w.js.Publish(pctx, job.ReplyTo, data, jetstream.WithMsgID(cmpOr(job.Lease, job.ID)), jetstream.WithExpectStream(RepliesStream)); perr != nil {
+	if _, perr := w.js.Publish(pctx, replySubject(job.ReplyTo, w.identity), data, jetstream.WithMsgID(cmpOr(job.Lease, job.ID)), jetstream.WithExpectStream(RepliesStream)); perr != nil {
 		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
 		outcome = "handed back"
 		w.released.Add(1)

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBinaryMinWorkers: with one worker identity serving, maker hanoi
+// --nats --min-workers 2 fails (no step has two workers' votes) and the
+// default settles on 1; with two, both settle on 2 and solve the run
+// with no wrong step; a bad --min-workers, or one without --nats, exits
+// 2 naming it.
+func TestBinaryMinWorkers(t *testing.T) {
+	for _, args := range [][]string{
+		{"--nats", "nats://127.0.0.1:1", "--min-workers", "-1"},
+		{"--nats", "nats://127.0.0.1:1", "--min-workers", "70000"},
+		{"--min-workers", "2"},
+	} {
+		c := start(t, nil, append([]string{"hanoi", "--disks", "3"}, args...)...)
+		assert.Equal(t, 2, c.wait(t, 30*time.Second), "%v: %s", args, c.stderr.String())
+		assert.Contains(t, c.stderr.String(), "--min-workers", args)
+	}
+	help := start(t, nil, "hanoi", "--help")
+	require.Equal(t, 0, help.wait(t, 30*time.Second))
+	assert.Contains(t, help.stdout.String(), "--min-workers")
+
+	url := startNATS(t)
+	creds := os.Getenv(natsCredsEnv)
+	hanoi := func(extra ...string) *child {
+		args := append([]string{"hanoi", "--disks", "3", "--json", "--k", "3", "--nats", url}, natsSim...)
+		return start(t, nil, append(args, extra...)...)
+	}
+	var workers []*child
+	for i, name := range []string{"gpu1", "gpu2"} {
+		add := start(t, nil, "nats", "worker", "add", name, "--creds", creds)
+		require.Equal(t, 0, add.wait(t, 30*time.Second), add.stderr.String())
+		seed := strings.TrimSpace(add.stdout.String())
+		kept := filepath.Join(t.TempDir(), name+".nk")
+		b, err := os.ReadFile(seed)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(kept, b, 0o600))
+		workers = append(workers, kept2worker(t, url, kept))
+		if i > 0 {
+			break
+		}
+		// One worker identity: 2 distinct workers can never be had, and
+		// the default settles on 1.
+		one := hanoi("--min-workers", "2")
+		assert.Equal(t, 1, one.wait(t, 2*time.Minute), one.stderr.String())
+		assert.Contains(t, one.stderr.String(), "1 distinct voters, 2 needed")
+		def := hanoi()
+		require.Equal(t, 0, def.wait(t, 2*time.Minute), def.stderr.String())
+		assert.Equal(t, 1, summary(t, def).MinWorkers)
+	}
+	time.Sleep(2 * time.Second) // the engine sees both pull
+	for _, extra := range [][]string{{"--min-workers", "2"}, nil} {
+		c := hanoi(extra...)
+		require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+		got := summary(t, c)
+		assert.True(t, got.Solved, extra)
+		assert.Zero(t, got.WrongSteps)
+		assert.Equal(t, 2, got.MinWorkers, "%v: two worker identities serve", extra)
+		assert.Empty(t, got.Quarantined)
+	}
+	stopWorkers(t, workers...)
+}
+
+// kept2worker starts maker worker signed in with the seed kept, once
+// maker nats has read the identity in.
+func kept2worker(t *testing.T, url, kept string) *child {
+	t.Helper()
+	time.Sleep(2 * credsEvery) // maker nats reads the folder again
+	w := startWorker(t, url, "--nats-creds", kept)
+	require.Eventually(t, func() bool { return strings.Contains(w.stderr.String(), "serving") }, time.Minute, 10*time.Millisecond, w.stderr.String())
+	return w
+}

@@ -1,0 +1,175 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// honestModel is the route's model: right 95% of the time.
+func honestModel(t testing.TB, seed uint64) *sim.Model {
+	t.Helper()
+	c := sim.DefaultConfig()
+	c.Seed, c.P, c.FlagRate = seed, 0.95, 0.02
+	m, err := sim.New(hanoi.Oracle{}, c)
+	require.NoError(t, err)
+	return m
+}
+
+// liarModel answers every sample with the same wrong answer of its step:
+// the strongest lie, since its votes all agree.
+func liarModel(t testing.TB, seed uint64) *sim.Model {
+	t.Helper()
+	c := sim.DefaultConfig()
+	c.Seed, c.P, c.FlagRate, c.WrongAnswers = seed, 1e-12, 0, 1
+	m, err := sim.New(hanoi.Oracle{}, c)
+	require.NoError(t, err)
+	return m
+}
+
+// liarScenario runs 5-disk Hanoi over the engine at url under MinVoters
+// 2 with a liar beside the honest workers (each connection signed in
+// with its own seed) and checks that every step's winner is an
+// undisturbed in-process run's, and that the liar, and no honest worker,
+// is quarantined.
+// With spread false a wave is one job, so a worker that takes it casts
+// all of the wave's votes: the case MinVoters is for.
+func liarScenario(t *testing.T, url, coordSeed, liarSeed string, spread bool, honestSeeds ...string) {
+	const seed = 11
+	cfg := vote.Config{K: 3, MinVoters: 2, MaxSamples: 300}
+	_, wantSteps := solveHanoi(t, honestModel(t, seed), 5, vote.Config{K: 3})
+	route := honestModel(t, seed).Identity()
+	var honest []*cluster.Worker
+	for _, s := range honestSeeds {
+		_, wjs := connectAs(t, url, s)
+		w := newWorker(t, wjs, honestModel(t, seed), cluster.WorkerConfig{Inflight: 2, Name: "honest"})
+		runWorker(t, w)
+		honest = append(honest, w)
+	}
+	inflight := 2
+	lnc, ljs := connectAs(t, url, liarSeed)
+	// It claims the honest workers' name: names are not identities.
+	liar := newWorker(t, ljs, liarModel(t, seed), cluster.WorkerConfig{Inflight: inflight, Route: route, Name: "honest"})
+	runWorker(t, liar)
+	liarKey := identityOf(lnc)
+
+	cnc, cjs := connectAs(t, url, coordSeed)
+	assert.Eventually(t, func() bool {
+		n, err := cluster.ServingWorkers(context.Background(), cnc, route)
+		return err == nil && n == len(honestSeeds)+1
+	}, 10*time.Second, 50*time.Millisecond, "the engine counts each worker identity once")
+	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 30 * time.Second, Spread: spread})
+	remote, err := d.Model(route)
+	require.NoError(t, err)
+	task, err := hanoi.New(5)
+	require.NoError(t, err)
+	var keys []string
+	s := &maker.Solver{Model: remote, Vote: cfg, Progress: func(e maker.Event) { keys = append(keys, e.Record.Key) }}
+	d.Watch(s)
+	_, err = s.Solve(context.Background(), task)
+	require.NoError(t, err, "the run completes")
+	require.True(t, task.Solved())
+	require.Len(t, keys, len(wantSteps))
+	for i, st := range wantSteps {
+		assert.Equal(t, st.Key, keys[i], "step %d's winner", i)
+	}
+	assert.Positive(t, liar.Stats().Served, "the liar answered")
+	for _, w := range honest {
+		assert.Positive(t, w.Stats().Served, "every honest worker answered")
+	}
+	q := d.Quarantined()
+	if !spread && len(q) == 0 {
+		// Wave jobs: the liar may have answered too few waves of the
+		// 31 steps for the test to reject.
+		return
+	}
+	require.Len(t, q, 1, "the liar, and no honest worker, is quarantined")
+	assert.Equal(t, liarKey, q[0].Identity)
+	assert.Less(t, q[0].PValue, cluster.QuarantineAlpha)
+	t.Logf("quarantined after step %d: %+v", q[0].Step, q[0])
+}
+
+// TestLiarBesideTwoHonestWorkers (issue 35, item 3): a worker identity
+// answering every job with a wrong answer, beside two honest worker
+// identities, under MinVoters 2: zero wrong steps, and the run completes.
+func TestLiarBesideTwoHonestWorkers(t *testing.T) {
+	for _, spread := range []bool{false, true} {
+		t.Run(fmt.Sprintf("spread=%v", spread), func(t *testing.T) {
+			srv, creds := startRoleServer(t)
+			seeds := issueWorkers(t, srv, creds, "liar", "gpu1", "gpu2")
+			liarScenario(t, srv.ClientURL(), cluster.SeedFile(creds, cluster.RoleCoordinator), seeds[0], spread, seeds[1:]...)
+		})
+	}
+}
+
+// TestGreedyWorkerCannotTakeAStep: a worker that takes as many jobs as
+// it can (64 at once, the issue's greedy worker took 30 of 31) beside one
+// that takes one at a time: under MinVoters 2 every step's winning votes
+// include the other's, so it drew at least one sample of every step;
+// the winners are an in-process run's.
+func TestGreedyWorkerCannotTakeAStep(t *testing.T) {
+	srv, creds := startRoleServer(t)
+	seeds := issueWorkers(t, srv, creds, "greedy", "slow")
+	url := srv.ClientURL()
+	const seed = 12
+	_, wantSteps := solveHanoi(t, honestModel(t, seed), 3, vote.Config{K: 3})
+	_, gjs := connectAs(t, url, seeds[0])
+	greedy := newWorker(t, gjs, honestModel(t, seed), cluster.WorkerConfig{Inflight: 64})
+	runWorker(t, greedy)
+	_, sjs := connectAs(t, url, seeds[1])
+	slow := newWorker(t, sjs, honestModel(t, seed), cluster.WorkerConfig{Inflight: 1})
+	runWorker(t, slow)
+	_, cjs := connectAs(t, url, cluster.SeedFile(creds, cluster.RoleCoordinator))
+	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 30 * time.Second, Spread: true})
+	remote, err := d.Model(greedy.Route())
+	require.NoError(t, err)
+	task, err := hanoi.New(3)
+	require.NoError(t, err)
+	var keys []string
+	s := &maker.Solver{Model: remote, Vote: vote.Config{K: 3, MinVoters: 2}, Progress: func(e maker.Event) { keys = append(keys, e.Record.Key) }}
+	d.Watch(s)
+	_, err = s.Solve(context.Background(), task)
+	require.NoError(t, err)
+	require.Len(t, keys, len(wantSteps))
+	for i, st := range wantSteps {
+		assert.Equal(t, st.Key, keys[i], "step %d's winner", i)
+	}
+	assert.GreaterOrEqual(t, slow.Stats().Served, int64(len(wantSteps)), "the one-at-a-time worker voted in every step")
+	assert.Empty(t, d.Quarantined(), "an honest worker, greedy or not, is not quarantined")
+	t.Logf("greedy served %d, slow %d", greedy.Stats().Served, slow.Stats().Served)
+}
+
+// identityOf is the identity a worker connection's replies bear: its
+// credential's key.
+func identityOf(nc *nats.Conn) string {
+	key, _, _ := strings.Cut(strings.TrimPrefix(nc.Opts.InboxPrefix, "_INBOX_"), ".")
+	return key
+}
+
+// issueWorkers issues a worker identity per name and lets the running
+// server know; it returns their seeds.
+func issueWorkers(t *testing.T, srv *cluster.Server, creds string, names ...string) []string {
+	t.Helper()
+	var seeds []string
+	for _, n := range names {
+		seed, err := cluster.AddWorker(creds, n)
+		require.NoError(t, err)
+		seeds = append(seeds, seed)
+	}
+	keys, _, err := cluster.EnsureCredentials(creds)
+	require.NoError(t, err)
+	_, err = srv.SetRoles(keys)
+	require.NoError(t, err)
+	return seeds
+}
