@@ -327,9 +327,6 @@ type run struct {
 	// own draws the samples of the run's own agent, set anew for each
 	// race instead of allocated.
 	own ownDraw
-	// groupedRace is vote.RaceGrouped with the agent's grouping, made
-	// once (see race).
-	groupedRace func(context.Context, vote.Config, vote.Drawer[intent.Output]) (vote.Result[intent.Output], error)
 }
 
 // ownDraw is the drawer of a step's race with the run's own agent: its
