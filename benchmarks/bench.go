@@ -20,7 +20,7 @@ import (
 var ErrSuite = errors.New("unknown benchmark suite")
 
 // Suites are the suites, in the order Run runs them.
-var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "overhead", "cost", "observe", "engine"}
+var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "cost", "observe", "engine"}
 
 // Options configure a Run. The zero value runs every suite at full size.
 type Options struct {
@@ -88,7 +88,6 @@ type Report struct {
 	Scale      *ScaleResult      `json:"scale,omitempty"`
 	Real       *RealResult       `json:"real,omitempty"`
 	Guarantee  *GuaranteeResult  `json:"guarantee,omitempty"`
-	Overhead   *SpeedResult      `json:"overhead,omitempty"`
 	Cost       *CostResult       `json:"cost,omitempty"`
 	Observe    *ObserveResult    `json:"observe,omitempty"`
 	EngineCost *EngineResult     `json:"engine,omitempty"`
@@ -153,8 +152,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Real, err = runReal(ctx, o, ticker(name, realUnits()))
 		case "guarantee":
 			rep.Guarantee, err = runGuarantee(ctx, o, ticker(name, guaranteeUnits()))
-		case "overhead":
-			rep.Overhead, err = runSpeed(ctx, o, ticker(name, speedUnits()))
 		case "cost":
 			rep.Cost, err = runCost(ctx, o, ticker(name, costUnits()))
 		case "observe":

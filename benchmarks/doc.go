@@ -27,14 +27,6 @@
 //   - real: the same steps through maker/simserver over HTTP with
 //     langchaingo's OpenAI client, and through the NATS JetStream engine
 //     (maker/cluster, [OverNATS]), against the in-process model.
-//   - overhead: the step loop against its floor (Floor: the sim, a hash,
-//     an ahead-by-k tally, one parse of the winner, Advance) in process,
-//     with and without a journal; and mdap's HTTP path against the paper's
-//     sequential voting loop (ReferenceLoop, net/http) over the same
-//     serve-sim, run in a child process so CPU is the client's; and, when
-//     python3 is on PATH, against the same loop in Python (paperloop.py,
-//     the standard library only: the baseline issue #24's figures came
-//     from), for information.
 //
 // Measurements that compare are taken side by side in one run and reported
 // as ratios; statistical claims carry 95% confidence intervals.

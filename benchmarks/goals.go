@@ -125,7 +125,6 @@ func goals(r *Report) []Goal {
 			notRun(x, "scale suite not run")
 		}
 	}
-	out = append(out, overheadGoals(r.Overhead)...)
 	out = append(out, engineGoals(r.EngineCost)...)
 	if c := r.Cost; c != nil {
 		out = append(out, costGoal(c))

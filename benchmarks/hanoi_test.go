@@ -3,14 +3,11 @@ package benchmarks
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
-	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -75,21 +72,9 @@ func BenchmarkRaceOverhead(b *testing.B) {
 }
 
 // BenchmarkStepLoop is the in-process step loop (maker.Solver on the sim,
-// Hanoi) beside its floor (Floor), per sample.
+// Hanoi), per sample.
 func BenchmarkStepLoop(b *testing.B) {
 	const disks = 10
-	b.Run("floor", func(b *testing.B) {
-		b.ReportAllocs()
-		samples := 0
-		for b.Loop() {
-			r, err := Floor(context.Background(), disks, 3, sim.DefaultConfig())
-			if err != nil || !r.Solved {
-				b.Fatal(err)
-			}
-			samples += r.Samples
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
-	})
 	for _, par := range []int{0, 1} {
 		b.Run(fmt.Sprintf("solver/parallel=%d", par), func(b *testing.B) {
 			b.ReportAllocs()
@@ -104,75 +89,6 @@ func BenchmarkStepLoop(b *testing.B) {
 				samples += rep.Launched
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
-		})
-	}
-}
-
-// BenchmarkHTTPPath is the solver over HTTP (maker/models against a
-// serve-sim child process) beside the reference loop and the net/http
-// floor (httpFloor), per sample: ns/sample is wall time, cpu-ns/sample
-// the process's CPU, the client's alone (the goal's measure).
-func BenchmarkHTTPPath(b *testing.B) {
-	const disks = 6
-	cfg := sim.DefaultConfig()
-	srv, err := startSimServer(context.Background(), cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.stop()
-	perSample := func(b *testing.B, cpu0 time.Duration, samples int) {
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
-		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(samples), "cpu-ns/sample")
-	}
-	b.Run("reference", func(b *testing.B) {
-		samples, cpu0 := 0, cpuTime()
-		for b.Loop() {
-			r, err := ReferenceLoop(context.Background(), http.DefaultTransport.(*http.Transport).Clone(), srv.url+"/v1", srv.model, disks, 3)
-			if err != nil {
-				b.Fatal(err)
-			}
-			samples += r.Samples
-		}
-		perSample(b, cpu0, samples)
-	})
-	floor, err := recordFloor(context.Background(), srv.url+"/v1", srv.model, disks, 3)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, f := range []struct {
-		name string
-		run  func(context.Context) (int, error)
-	}{{"floor/one-per-sample", floor.runOne}, {"floor/two-requests-a-step", floor.runWaves}} {
-		run := f.run
-		b.Run(f.name, func(b *testing.B) {
-			samples, cpu0 := 0, cpuTime()
-			for b.Loop() {
-				n, err := run(context.Background())
-				if err != nil {
-					b.Fatal(err)
-				}
-				samples += n
-			}
-			perSample(b, cpu0, samples)
-		})
-	}
-	for _, c := range []struct{ par, perCall int }{{1, 1}, {0, 1}, {0, maker.SamplesPerCallAuto}} {
-		b.Run(fmt.Sprintf("solver/parallel=%d/per-call=%d", c.par, c.perCall), func(b *testing.B) {
-			m, err := models.Open("openai:"+srv.model, models.Options{BaseURL: srv.url + "/v1", APIKey: "placeholder"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			samples, cpu0 := 0, cpuTime()
-			for b.Loop() {
-				task, _ := hanoi.New(disks)
-				s := &maker.Solver{Model: m, Vote: vote.Config{K: 3, Parallel: c.par}, SamplesPerCall: c.perCall}
-				rep, err := s.Solve(context.Background(), task)
-				if err != nil {
-					b.Fatal(err)
-				}
-				samples += rep.Launched
-			}
-			perSample(b, cpu0, samples)
 		})
 	}
 }

@@ -70,9 +70,6 @@ func (r *Report) take(s string, older *Report) bool {
 	case "real":
 		r.Real = older.Real
 		return r.Real != nil
-	case "overhead":
-		r.Overhead = older.Overhead
-		return r.Overhead != nil
 	case "cost":
 		r.Cost = older.Cost
 		return r.Cost != nil

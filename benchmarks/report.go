@@ -100,9 +100,6 @@ func (r *Report) Markdown() string {
 	if s := r.Real; s != nil {
 		writeReal(&b, s)
 	}
-	if s := r.Overhead; s != nil {
-		writeSpeed(&b, s)
-	}
 	if c := r.Cost; c != nil {
 		writeCost(&b, c)
 	}

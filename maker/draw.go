@@ -87,7 +87,7 @@ func (s *Solver) normalizer() func(intent.ToolIntent) (intent.ToolIntent, error)
 }
 
 // draw draws sample i of step from a wave of one agent and judges it.
-func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *modelTally, memo *judgeMemo, log *slog.Logger, race *stepContext) (sm vote.Sample[intent.Output]) {
+func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *modelTally, log *slog.Logger, cancelRace context.CancelCauseFunc) (sm vote.Sample[intent.Output]) {
 	reply, took, err := wave.sample(ctx, i)
 	sm.Usage = reply.usage(took)
 	sm.Voter = reply.Worker
@@ -101,7 +101,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	if err != nil {
 		sm.Err = err
 		if errors.Is(err, ErrPermanent) {
-			race.cancel(err) // no retry can fix it: fail the step now
+			cancelRace(err) // no retry can fix it: fail the step now
 		}
 		return sm
 	}
@@ -109,24 +109,24 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	decode := func(reply Reply) (out intent.Output, err error) {
 		if rec := catch.Try(func() { out, err = r.task.Decode(reply) }); rec != nil {
 			perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
-			race.cancel(perr)
+			cancelRace(perr)
 			return out, perr
 		}
 		return out, err
 	}
-	j := memo.judge(reply, func() judgement {
-		if keyer, ok := r.task.(VoteKeyer); ok {
-			return judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
-				if rec := catch.Try(func() { out, key, err = keyer.DecodeKey(reply) }); rec != nil {
-					perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
-					race.cancel(perr)
-					return out, 0, perr
-				}
-				return out, key, err
-			}, r.normalize)
-		}
-		return judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
-	})
+	var j judgement
+	if keyer, ok := r.task.(VoteKeyer); ok {
+		j = judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
+			if rec := catch.Try(func() { out, key, err = keyer.DecodeKey(reply) }); rec != nil {
+				perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
+				cancelRace(perr)
+				return out, 0, perr
+			}
+			return out, key, err
+		}, r.normalize)
+	} else {
+		j = judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
+	}
 	if errors.Is(j.reason, ErrTaskPanic) {
 		sm.Err = j.reason
 		return sm

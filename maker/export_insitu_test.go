@@ -9,9 +9,6 @@ import (
 // Hooks for BenchmarkJournalInSitu (journalinsitu_bench_test.go), which
 // splits the journal's cost inside a running solve into its parts.
 
-// DiagAppendStepRecord is appendStepRecord.
-func DiagAppendStepRecord(b []byte, rec *StepRecord) ([]byte, error) { return appendStepRecord(b, rec) }
-
 // DiagChain is an unkeyed hash chain.
 type DiagChain struct{ c *chain }
 

@@ -238,8 +238,7 @@ type Journal struct {
 	checkpoint    *checkpointRecord // the last one, if any
 	torn          int               // bytes of a torn last line, dropped
 
-	lineCap int // the longest step line so far, to size the next one
-	used    bool
+	used bool
 	// broken is set by a failed write, flush or sync: what the store
 	// holds is then unknown, and no chain head is recorded after it (the
 	// last one recorded stays, at or before what the store holds).
@@ -248,7 +247,6 @@ type Journal struct {
 	unsynced   int       // steps appended since the last write
 	written    time.Time // when the buffered lines were last written
 	synced     time.Time // when the last periodic sync started
-	buf        []byte    // a step line's buffer, reused for a store that copies
 	sideEffect bool      // a side-effect call ran since the last write
 	sinceCheck int
 
@@ -528,32 +526,8 @@ func (j *Journal) writeLine(v any) error {
 	return j.appendLine(b)
 }
 
-// writeStep writes a step record's line, encoded without reflection (see
-// appendStepRecord). Each line gets its own buffer (a store may keep it),
-// unless the store copies what it is given (a copyingStore).
-func (j *Journal) writeStep(rec *StepRecord) error {
-	_, copies := j.store.(copyingStore)
-	buf := j.buf[:0]
-	if !copies || cap(buf) < j.lineCap+64+chainSuffixLen {
-		buf = make([]byte, 0, j.lineCap+64+chainSuffixLen)
-	}
-	b, err := appendStepRecord(buf, rec)
-	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path(), err)
-	}
-	j.lineCap = max(j.lineCap, len(b))
-	err = j.appendLine(b)
-	if copies {
-		j.buf = b[:0]
-	}
-	return err
-}
-
-// copyingStore is a JournalStore whose Append copies the line (the file
-// store): the journal may then reuse the line's buffer.
-type copyingStore interface {
-	copiesLines()
-}
+// writeStep writes a step record's line: json.Marshal of the record.
+func (j *Journal) writeStep(rec *StepRecord) error { return j.writeLine(rec) }
 
 // appendLine chains one encoded JSON object (see chain.seal) and stores
 // it.

@@ -81,26 +81,10 @@ func hanoiRecords(n int) []StepRecord {
 	return recs
 }
 
-// typedRecords returns hanoiRecords(n) with each winner a JSONAppender
-// of the same bytes, as a Hanoi run's typed answers are.
-func typedRecords(b *testing.B, n int) []StepRecord {
-	recs := hanoiRecords(n)
-	for i := range recs {
-		text, err := json.Marshal(recs[i].Winner.Value)
-		if err != nil {
-			b.Fatal(err)
-		}
-		recs[i].Winner.Value = appender{string(text)}
-	}
-	return recs
-}
-
 // BenchmarkJournalStep measures what the journal costs a step: encoding
 // the record, chaining it, and the file's share of the writes (every
 // SyncEvery steps) and of the periodic sync, on a file journal of
-// 13-disk Hanoi records, keyed and not, with winners that are decoded
-// JSON (map) and typed answers that append their own JSON (typed, as
-// Hanoi's are in a run). The records are few, so that
+// 13-disk Hanoi records, keyed and not. The records are few, so that
 // they stay in the CPU's caches as a step's just-decided record does. cpu-ns/op is the process's CPU
 // (user + system, the background fsync included) per step: unlike
 // ns/op, the machine's other load does not count in it.
@@ -108,15 +92,11 @@ func typedRecords(b *testing.B, n int) []StepRecord {
 func BenchmarkJournalStep(b *testing.B) {
 	const perFile = 8192 // steps, about a 13-disk run
 	for _, c := range []struct {
-		name  string
-		key   []byte
-		typed bool
-	}{{"sha256", nil, false}, {"hmac", []byte("0123456789abcdef0123456789abcdef"), false}, {"sha256-typed", nil, true}} {
+		name string
+		key  []byte
+	}{{"sha256", nil}, {"hmac", []byte("0123456789abcdef0123456789abcdef")}} {
 		b.Run(c.name, func(b *testing.B) {
 			recs := hanoiRecords(64)
-			if c.typed {
-				recs = typedRecords(b, 64)
-			}
 			dir := b.TempDir()
 			var j *Journal
 			open := func() {

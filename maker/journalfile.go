@@ -133,9 +133,6 @@ func lock(f *os.File, path string) error {
 
 func (s *fileStore) Name() string { return s.path }
 
-// copiesLines: Append copies the line into the file's buffer.
-func (s *fileStore) copiesLines() {}
-
 // Lines reads the file from line from on; the first call (from 0) also
 // finds the torn tail and builds the index.
 func (s *fileStore) Lines(from int, fn func(n int, line []byte) error) error {

@@ -17,7 +17,7 @@ import (
 )
 
 // BenchmarkJournalOverhead solves Towers of Hanoi on the simulated model
-// (as `maker bench --suite overhead` does, smaller) without a journal,
+// without a journal,
 // with a file journal and with a keyed one, the three alternately within
 // each iteration, and reports the process's CPU per step of each
 // (user + system, the background fsync and the collector included) and

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -279,32 +278,6 @@ func TestJournalKeyEnvOfExactlyTheMinimum(t *testing.T) {
 	require.ErrorIs(t, err, ErrJournalKey)
 }
 
-// decodeCounter is a counter that counts its Decode calls.
-type decodeCounter struct {
-	counter
-	decodes atomic.Int64
-}
-
-func (d *decodeCounter) Decode(r Reply) (intent.Output, error) {
-	d.decodes.Add(1)
-	return d.counter.Decode(r)
-}
-
-// TestSameRepliesOfAStepDecodedOnce: samples of one step that reply the
-// same text are decoded once, their verdict shared (judge.go:92, the
-// memo is skipped only for replies with native tool calls).
-func TestSameRepliesOfAStepDecodedOnce(t *testing.T) {
-	task := &decodeCounter{counter: counter{target: 3}}
-	m := &scripted{reply: func(_ SampleID, prompt string) (string, string) {
-		return fmt.Sprintf(`{"next": %d}`, current(prompt)+1), "stop"
-	}}
-	rep, err := (&Solver{Model: m, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
-	require.NoError(t, err)
-	require.True(t, rep.Done)
-	require.GreaterOrEqual(t, m.calls.Load(), int64(9), "k = 3: at least 3 samples a step")
-	assert.Equal(t, int64(3), task.decodes.Load(), "one Decode a step")
-}
-
 // TestArgsTextIsJSON: the pending side effect's message shows the call's
 // arguments as JSON (replay.go:116, argsText's error check).
 func TestArgsTextIsJSON(t *testing.T) {
@@ -555,42 +528,4 @@ func TestFileStoreReadsALineOfExactlyTheMaximum(t *testing.T) {
 	err = (&fileStore{f: g, path: path}).Lines(0, func(int, []byte) error { return nil })
 	require.ErrorIs(t, err, errLineTooLong)
 	assert.Contains(t, err.Error(), "line 2 ")
-}
-
-// TestAppendStepRecordRefusesACycle: a winner whose value contains itself
-// (a task's Decode may build one) is an encoding error, as json.Marshal
-// finds it, not an endless recursion (journalenc.go:225 and :239, the
-// depth that hands deep values to json.Marshal).
-func TestAppendStepRecordRefusesACycle(t *testing.T) {
-	m := map[string]any{}
-	m["self"] = m
-	_, err := appendStepRecord(nil, &StepRecord{Winner: intent.Output{Value: m}})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "cycle")
-	_, wantErr := json.Marshal(m)
-	require.Error(t, wantErr)
-
-	a := make([]any, 1)
-	a[0] = map[string]any{"a": a}
-	_, err = appendStepRecord(nil, &StepRecord{Winner: intent.Output{Value: a}})
-	require.Error(t, err)
-}
-
-// TestAppendAnyNumbersAsMarshal: a json.Number is written exactly as
-// json.Marshal writes it, and refused where json.Marshal refuses it: an
-// empty one is 0, one that is not a JSON number (a leading zero, a sign
-// alone, a letter) is an error, never written raw into the journal
-// (journalenc.go:251, :254, plainInteger's checks).
-func TestAppendAnyNumbersAsMarshal(t *testing.T) {
-	for _, n := range []string{"", "0", "7", "-7", "10", "-0", "1.5", "1e3", "-", "01", "-01", "x5", "5x", "--1", "00", ".", "-.", "+", "abc", "e"} {
-		want, wantErr := json.Marshal(json.Number(n))
-		got, err := appendAny(nil, json.Number(n), 0)
-		if wantErr != nil {
-			assert.Error(t, err, "%q", n)
-			continue
-		}
-		if assert.NoError(t, err, "%q", n) {
-			assert.Equal(t, string(want), string(got), "%q", n)
-		}
-	}
 }

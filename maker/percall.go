@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -45,10 +44,6 @@ func (s *Solver) samplesPerCall(members int) int {
 type perCall struct {
 	limit  int
 	single atomic.Bool // the provider returned fewer choices than asked: one sample per call from now on
-	// whole: a request of several choices came back with all of them, so
-	// the provider honours n and a request's samples may be drawn in
-	// turn (group).
-	whole atomic.Bool
 	// onShort, if set, is told once that the provider ignores n.
 	onShort func(got, asked int)
 }
@@ -94,25 +89,6 @@ func (a *microagent) chunkOf(w vote.Wave, i int) (first, n int) {
 		start = stop
 	}
 	return i, 1
-}
-
-// group is the vote.RaceGrouped grouping of the agent's races: the
-// samples of one request are drawn one after another on one goroutine,
-// the first making the request and the others taking their choices of it
-// at once, instead of each on a worker of its own waiting for the
-// request. Only once the provider is known to honour n: until then, and
-// once it is known to ignore n, a request's samples may each become a
-// call of their own, and grouped they would wait for each other's calls.
-// (A provider that honours n and later stops costs, in that one wave,
-// the missing samples' calls one after another.)
-func (a *microagent) group(w vote.Wave, i int) int {
-	if !a.perCall.whole.Load() || a.perCall.single.Load() {
-		return 1
-	}
-	if first, n := a.chunkOf(w, i); first == i {
-		return n
-	}
-	return 1
 }
 
 // waveDraw serves one step's samples, several per request when the
@@ -189,8 +165,6 @@ func (d *waveDraw) sampleIn(ctx context.Context, i, first, n int) (Reply, time.D
 		}()
 		if req.err == nil && len(req.replies) < n {
 			d.agent.short(len(req.replies), n)
-		} else if req.err == nil {
-			d.agent.perCall.whole.Store(true)
 		}
 	} else {
 		select {
@@ -235,27 +209,4 @@ func (a *microagent) short(got, asked int) {
 	if pc != nil && pc.single.CompareAndSwap(false, true) && pc.onShort != nil {
 		pc.onShort(got, asked)
 	}
-}
-
-// race is raceFor, but a step that may put several samples in a request
-// runs vote.Race even for a Synchronous model: only Race launches waves
-// (vote.Wave), and the requests, not the schedule, are what it saves.
-//
-// Its draws of a request's samples run one after another on one goroutine
-// (see microagent.group) when grouped is true: for a race whose indices
-// are its samples' (not the escalated race, which draws past an offset).
-func (r *run) race(cfg vote.Config, grouped bool) func(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
-	if pc := r.agent.perCall; pc != nil && cfg.Parallel != 1 {
-		if grouped { // pc.limit > 1: perCall is made only then
-			if r.groupedRace == nil {
-				group := r.agent.group
-				r.groupedRace = func(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
-					return vote.RaceGrouped(ctx, cfg, draw, group)
-				}
-			}
-			return r.groupedRace
-		}
-		return vote.Race[intent.Output]
-	}
-	return raceFor(r.Model, cfg, r.agent.perCall != nil && r.agent.perCall.limit > 1)
 }

@@ -207,15 +207,14 @@ func TestSamplesPerCallEnsembleOnePerCall(t *testing.T) {
 	assert.Equal(t, rep.Launched, len(a.reqs)+len(b.reqs))
 }
 
-// TestSamplesPerCallWithASynchronousModel: the simulated model without
-// latency is Synchronous (its samples are drawn inline), yet several
-// samples per request still share requests.
-func TestSamplesPerCallWithASynchronousModel(t *testing.T) {
+// TestSamplesPerCallWithTheSimWithoutLatency: the simulated model
+// without latency answers at once, yet several samples per request still
+// share requests.
+func TestSamplesPerCallWithTheSimWithoutLatency(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P = 4, 0.8
 	m, err := sim.New(hanoi.Oracle{}, cfg)
 	require.NoError(t, err)
-	require.True(t, m.Synchronous())
 	rep, _ := perCallRun(t, m, maker.SamplesPerCallAuto, vote.Config{K: 3})
 	assert.Less(t, rep.Usage.Requests, rep.Launched)
 	one, _ := perCallRun(t, m, 1, vote.Config{K: 3})

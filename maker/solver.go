@@ -326,16 +326,11 @@ type run struct {
 	// normalize heals a tool intent against its schema before it is
 	// keyed; nil without an executor.
 	normalize func(intent.ToolIntent) (intent.ToolIntent, error)
-	// The step's tally of samples by member and memo of verdicts, reused
-	// step after step.
+	// The step's tally of samples by member, reused step after step.
 	tally modelTally
-	memo  judgeMemo
 	// own draws the samples of the run's own agent, set anew for each
 	// race instead of allocated.
 	own ownDraw
-	// groupedRace is vote.RaceGrouped with the agent's grouping, made
-	// once (see race).
-	groupedRace func(context.Context, vote.Config, vote.Drawer[intent.Output]) (vote.Result[intent.Output], error)
 }
 
 // ownDraw is the drawer of a step's race with the run's own agent: its
@@ -345,21 +340,21 @@ type run struct {
 type ownDraw struct {
 	wave waveDraw
 	log  *slog.Logger
-	race *stepContext
+	race context.CancelCauseFunc
 	draw vote.Drawer[intent.Output]
 }
 
 // drawer returns the Drawer of a race of step with r's own agent, as
 // decide's drawWith makes it for any other agent: a fresh wave (its
 // requests' map emptied, its room kept).
-func (o *ownDraw) drawer(r *run, step int, msgs []llms.MessageContent, log *slog.Logger, race *stepContext) vote.Drawer[intent.Output] {
+func (o *ownDraw) drawer(r *run, step int, msgs []llms.MessageContent, log *slog.Logger, race context.CancelCauseFunc) vote.Drawer[intent.Output] {
 	calls := o.wave.calls
 	clear(calls)
 	o.wave = waveDraw{agent: r.agent, step: step, msgs: msgs, calls: calls}
 	o.log, o.race = log, race
 	if o.draw == nil {
 		o.draw = func(ctx context.Context, i int) vote.Sample[intent.Output] {
-			return r.draw(ctx, &o.wave, o.wave.step, i, &r.tally, &r.memo, o.log, o.race)
+			return r.draw(ctx, &o.wave, o.wave.step, i, &r.tally, o.log, o.race)
 		}
 	}
 	return o.draw
@@ -406,18 +401,17 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	// A panic in Decode or a permanent provider error (ErrPermanent)
 	// cancels the race with its cause, so the step fails at once instead
 	// of spending the error budget on retries.
-	raceCtx := newStepContext(ctx)
-	defer raceCtx.end()
-	tally, memo := &r.tally, &r.memo // the run's, emptied for each step
+	raceCtx, cancelRace := context.WithCancelCause(ctx)
+	defer cancelRace(nil)
+	tally := &r.tally // the run's, emptied for each step
 	tally.reset(len(r.ids))
-	memo.reset()
 	drawWith := func(agent *microagent) vote.Drawer[intent.Output] {
 		if agent == r.agent {
-			return r.own.drawer(r, step, msgs, log, raceCtx)
+			return r.own.drawer(r, step, msgs, log, cancelRace)
 		}
 		wave := agent.wave(step, msgs)
 		return func(ctx context.Context, i int) vote.Sample[intent.Output] {
-			return r.draw(ctx, wave, step, i, tally, memo, log, raceCtx)
+			return r.draw(ctx, wave, step, i, tally, log, cancelRace)
 		}
 	}
 	cfg, err := r.stepConfig()
@@ -441,7 +435,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 }
 
 // record completes a step's record from its race.
-func (r *run) record(ctx context.Context, raceCtx *stepContext, rec *StepRecord, res vote.Result[intent.Output], err error, tally *modelTally) (*StepRecord, error) {
+func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Result[intent.Output], err error, tally *modelTally) (*StepRecord, error) {
 	step := rec.Step
 	for k, v := range res.Votes {
 		if k == res.Key {
@@ -460,7 +454,7 @@ func (r *run) record(ctx context.Context, raceCtx *stepContext, rec *StepRecord,
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return rec, ctxErr
 		}
-		if cause := raceCtx.cause(); errors.Is(cause, ErrTaskPanic) || errors.Is(cause, ErrPermanent) {
+		if cause := context.Cause(raceCtx); errors.Is(cause, ErrTaskPanic) || errors.Is(cause, ErrPermanent) {
 			return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, cause)
 		}
 		return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)

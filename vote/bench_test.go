@@ -74,31 +74,3 @@ func perSample(b *testing.B, race func() int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(samples), "allocs/sample")
 }
-
-// BenchmarkDrawStack is what reusing draw goroutines saves: a drawer that
-// needs a 32 KiB stack (as a model client and a parser do), run on a fresh
-// goroutine per draw ("fresh", the old way) and through spawn ("reused"),
-// alternately in one run.
-func BenchmarkDrawStack(b *testing.B) {
-	run := func(b *testing.B, start func(func())) {
-		done := make(chan struct{}, 1)
-		for b.Loop() {
-			start(func() { deepStack(64); done <- struct{}{} })
-			<-done
-		}
-	}
-	for range 2 {
-		b.Run("fresh", func(b *testing.B) { run(b, func(f func()) { go f() }) })
-		b.Run("reused", func(b *testing.B) { run(b, spawn) })
-	}
-}
-
-//go:noinline
-func deepStack(n int) byte {
-	var buf [512]byte
-	buf[n%len(buf)] = byte(n)
-	if n == 0 {
-		return buf[0]
-	}
-	return deepStack(n-1) + buf[n%len(buf)]
-}

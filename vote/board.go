@@ -56,7 +56,7 @@ type window[T any] struct {
 	head int
 	n    int
 	// one is the ring's only slot until a second sample is in flight: a
-	// race of one sample in flight (RaceInline, Parallel 1) never
+	// race of one sample in flight (Parallel 1) never
 	// allocates. It is a slot of its own, not buf's backing array, so
 	// that the window holds no pointer into itself and a racer may live
 	// on its caller's stack.

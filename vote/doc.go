@@ -50,13 +50,9 @@
 //
 // # Cost
 //
-// Race runs draws on goroutines it reuses across races (so a draw's grown
-// stack is not grown again for the next) and adds a few small allocations per
-// sample (BenchmarkRace; for figures see the benchmark report in
-// benchmarks/results). Memory is O(distinct keys + samples in flight).
-// [RaceInline] draws one sample at a time on the caller's goroutine;
-// [RaceGrouped] runs groups of a wave's draws one after another on one
-// goroutine, for a Drawer that serves several indices with one request.
+// Race runs each draw on a goroutine of its own, ended before Race
+// returns, and adds a few small allocations per sample (BenchmarkRace).
+// Memory is O(distinct keys + samples in flight).
 //
 // # The scaling laws
 //

@@ -11,8 +11,7 @@ import (
 
 // TestWinnerIsItsKeysFirstValue: the winner is the value of the winning
 // key's first committed vote, whether that key was the first, second or a
-// later one to vote (past the inline room of firstValues), in Race and in
-// RaceInline.
+// later one to vote (past the inline room of firstValues).
 func TestWinnerIsItsKeysFirstValue(t *testing.T) {
 	for _, rivalsBefore := range []int{0, 1, 2, 3, 5} {
 		// rivalsBefore keys vote once each, then the winner's key votes
@@ -31,7 +30,7 @@ func TestWinnerIsItsKeysFirstValue(t *testing.T) {
 			return Sample[string]{Key: keys[i], Value: fmt.Sprintf("value of sample %d", i)}
 		}
 		want := fmt.Sprintf("value of sample %d", rivalsBefore)
-		for name, race := range map[string]func(context.Context, Config, Drawer[string]) (Result[string], error){"Race": Race[string], "RaceInline": RaceInline[string]} {
+		for name, race := range map[string]func(context.Context, Config, Drawer[string]) (Result[string], error){"Race": Race[string]} {
 			res, err := race(context.Background(), Config{K: 2}, draw)
 			require.NoError(t, err, "%s, %d rivals", name, rivalsBefore)
 			assert.Equal(t, uint64(7), res.Key, "%s, %d rivals", name, rivalsBefore)

@@ -15,16 +15,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRaceInlineBackoffDoubles: failed draws in a row back off by a delay
+// TestRaceBackoffDoubles: failed draws in a row back off by a delay
 // that doubles with the streak (each jittered into [d/2, d]), measured on
-// synctest's clock (RaceInline starts no goroutine, so it runs in a
-// bubble): five failures then K good samples wait at least
-// 0.5+1+2+4+8 = 15.5 s and at most 31 s (inline.go:63, the streak's
-// count; a streak that did not grow would wait at most 5 s).
-func TestRaceInlineBackoffDoubles(t *testing.T) {
+// synctest's clock (one draw at a time): five failures then K good
+// samples wait at least 0.5+1+2+4+8 = 15.5 s and at most 31 s (the
+// streak's count in drive; a streak that did not grow would wait at most
+// 5 s).
+func TestRaceBackoffDoubles(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		res, err := RaceInline(context.Background(), Config{K: 2, Backoff: time.Second, MaxBackoff: time.Hour, MaxErrors: 10},
+		res, err := Race(context.Background(), Config{K: 2, Parallel: 1, Backoff: time.Second, MaxBackoff: time.Hour, MaxErrors: 10},
 			func(_ context.Context, i int) Sample[int] {
 				if i < 5 {
 					return Sample[int]{Err: errors.New("provider down")}

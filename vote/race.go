@@ -118,35 +118,10 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // valid sample with Key 0 completes (the race ends there, whatever it had
 // tallied; this one ending depends on completion order).
 //
-// Cost: draws run on goroutines reused across races (a worker that ran a
-// draw keeps its grown stack for the next, and ends after 50ms idle), and a
-// few small allocations per sample beyond the draw itself (see
-// BenchmarkRace); memory O(distinct keys + samples in flight).
+// Cost: a goroutine per draw, owned by the race and ended before it
+// returns, and a few small allocations per sample beyond the draw itself
+// (see BenchmarkRace); memory O(distinct keys + samples in flight).
 func Race[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], error) {
-	return RaceGrouped(ctx, cfg, draw, nil)
-}
-
-// RaceGrouped is Race, except that the draws of a wave may run in
-// groups: group(w, i), asked for each index i of wave w that no group
-// already covers, in index order, is how many draws from i on (i, i+1,
-// ...) one goroutine runs one after another, each as Race runs it (its
-// own Sample, a panic or runtime.Goexit a failed draw of its own; a
-// Goexit also ends the draws after it in its group, each a failed draw).
-// A result below 1 is 1 and one past the wave ends with the wave; a nil
-// group is Race. It is for a Drawer that serves several indices with one
-// provider request (see Wave): the first draw of a group makes the
-// request and the others only take their part of it, so running them on
-// the first's goroutine saves a hand-off to a worker and a wait for each.
-// Grouping changes the schedule, not the tally: samples are tallied in
-// index order whatever it is. It delays the start of a group's later
-// draws until the earlier ones return (a later draw of a group whose
-// race was decided meanwhile still runs, with a cancelled context, and
-// is not tallied), so group only draws that do not wait for anything
-// once the first has returned. An error that ends the race at whichever
-// draw returns it first (a Key-0 sample's ErrConfig) may come from
-// another index than without grouping. group runs on the race's
-// goroutine and must not block.
-func RaceGrouped[T any](ctx context.Context, cfg Config, draw Drawer[T], group func(w Wave, i int) int) (Result[T], error) {
 	start := mono.Now()
 	c, err := cfg.WithDefaults()
 	if err != nil {
@@ -159,7 +134,7 @@ func RaceGrouped[T any](ctx context.Context, cfg Config, draw Drawer[T], group f
 	if ctx.Err() != nil {
 		r.stop(ctx)
 	} else {
-		drive(ctx, r, draw, group)
+		drive(ctx, r, draw)
 	}
 	return r.result(mono.Since(start))
 }
@@ -170,10 +145,9 @@ type drawn[T any] struct {
 	s Sample[T]
 }
 
-// drive runs r to its end, drawing on workers (see spawn), the draws of a
-// wave in the groups group says (nil: one draw a worker), and returns
-// after every draw it started has returned.
-func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T], group func(Wave, int) int) {
+// drive runs r to its end, each draw on a goroutine of its own, and
+// returns after every draw it started has returned.
+func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T]) {
 	c := r.cfg
 	raceCtx, cancel := context.WithCancel(ctx)
 	// At most Parallel draws are unreceived at any time, so no send
@@ -209,18 +183,8 @@ func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T], group func(W
 			first := r.launch(n)
 			w := Wave{First: first, N: n}
 			wctx := context.WithValue(raceCtx, waveKey{}, w)
-			for i, end := first, first+n; i < end; {
-				g := 1
-				if group != nil {
-					g = min(max(group(w, i), 1), end-i)
-				}
-				wg.Add(1)
-				at := i // i moves on before the worker reads it
-				spawn(func() {
-					defer wg.Done()
-					drawGroup(wctx, draw, at, g, results)
-				})
-				i += g
+			for i := first; i < first+n; i++ {
+				wg.Go(func() { drawOne(wctx, draw, i, results) })
 			}
 		}
 		if r.over {
@@ -282,39 +246,13 @@ func drawOne[T any](ctx context.Context, draw Drawer[T], i int, results chan<- d
 	returned = true
 }
 
-// drawGroup runs the draws of indices first to first+n-1 (n >= 1) one
-// after another, each as drawOne does. A draw that calls runtime.Goexit ends
-// the goroutine: every draw of the group not yet sent is sent as a
-// failed draw wrapping ErrPanic, so that each index still gets exactly
-// one sample.
-func drawGroup[T any](ctx context.Context, draw Drawer[T], first, n int, results chan<- drawn[T]) {
-	sent := first
-	defer func() {
-		// Only a Goexit gets here with sent below the end, and drawOne
-		// has sent the sample of the draw that called it.
-		for i := sent + 1; i < first+n; i++ {
-			results <- drawn[T]{i, Sample[T]{Err: &panicError{index: i, skipped: true, exited: sent}}}
-		}
-	}()
-	for ; sent < first+n; sent++ {
-		drawOne(ctx, draw, sent, results)
-	}
-}
-
 // panicError is a draw that panicked or exited its goroutine.
 type panicError struct {
 	index int
 	rec   *panics.Recovered // nil for runtime.Goexit
-	// skipped: a draw of a group (RaceGrouped) that never ran, because
-	// the draw exited before it (runtime.Goexit) ended the group.
-	skipped bool
-	exited  int
 }
 
 func (e *panicError) Error() string {
-	if e.skipped {
-		return fmt.Sprintf("vote: draw %d never ran: draw %d of its group exited its goroutine (runtime.Goexit)", e.index, e.exited)
-	}
 	if e.rec == nil {
 		return fmt.Sprintf("vote: draw %d exited without returning (runtime.Goexit)", e.index)
 	}
@@ -331,8 +269,7 @@ func (e *panicError) Unwrap() []error {
 }
 
 // Wave is a launch of draws: Race starts the draws of indices First to
-// First+N-1 together, each on its own goroutine (RaceGrouped: each group
-// on its own goroutine), and puts the wave in every one's context
+// First+N-1 together, each on its own goroutine, and puts the wave in every one's context
 // (WaveFrom). A Drawer may use it to serve the wave's
 // samples with fewer provider requests (several choices per request), as
 // package maker does; each index must still get its own sample, the same

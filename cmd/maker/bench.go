@@ -40,9 +40,7 @@ latency), guarantee (per error structure, the share of whole runs with a
 wrong step under calibrate's k or k_min and under --k auto, its one-sided
 95% upper bound beside the target 1 - T), scale (Hanoi
 on the sim from 10 to 20 disks: time, memory, CPU per sample by part), real
-(the same steps over HTTP through serve-sim), overhead (the step loop against
-its floor, the HTTP path against the paper's loop in Go and, when python3 is
-on PATH, in Python), cost (dollars per step:
+(the same steps over HTTP through serve-sim), cost (dollars per step:
 one call per sample, samples per request, cached prompts, both), observe
 (the cost of tracing and metrics per sample), engine (the NATS engine against
 core NATS request/reply at 16 callers, and against in process at 20 ms model

@@ -129,7 +129,7 @@
 // machine (6-disk Hanoi, k = 3, a 20 ms model): 1.5 to 2.5 ms a wave,
 // of which the two hops are about two thirds (0.5 ms each at the median,
 // where core NATS takes about 0.35 ms on the same server; their tails
-// are longer), the codec a fifth. `maker bench --suite engine` measures
+// are longer), encoding/json's job codec a fifth. `maker bench --suite engine` measures
 // it against core NATS request/reply carrying the same job and against
 // drawing in process; BenchmarkEngine draws one sample a job.
 package cluster

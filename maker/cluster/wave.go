@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"time"
@@ -233,7 +234,7 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 			job.Prompts[p][i] = Message(mc)
 		}
 	}
-	data, err := encodeJob(&job)
+	data, err := json.Marshal(job)
 	if err != nil {
 		release(nil, fmt.Errorf("%w: encode the job: %w", ErrUndecodable, err))
 		return

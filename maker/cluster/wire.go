@@ -99,9 +99,6 @@ type Message llms.MessageContent
 
 // MarshalJSON writes the role and every part.
 func (m Message) MarshalJSON() ([]byte, error) {
-	if textOnly(m) {
-		return appendTextMessage(nil, m), nil
-	}
 	parts := m.Parts
 	if parts == nil {
 		parts = []llms.ContentPart{}
@@ -367,7 +364,7 @@ func (r SampleReply) response(route, worker string) (*llms.ContentResponse, erro
 // samples of non-negative identities, and a prompt for each.
 func decodeJob(data []byte) (Job, error) {
 	var job Job
-	if err := unmarshalJob(data, &job); err != nil {
+	if err := json.Unmarshal(data, &job); err != nil {
 		return Job{}, fmt.Errorf("%w: job: %w", ErrUndecodable, err)
 	}
 	if job.Version != WireVersion || job.ID == "" || job.ReplyTo == "" {

@@ -35,8 +35,6 @@ func (a Answer) Key() uint64 {
 	return h
 }
 
-var _ maker.JSONAppender = Answer{}
-
 // MarshalJSON writes a as the JSON object {"move":[d,f,t],"next_state":
 // [[...],[...],[...]]}, without white space: byte for byte what
 // json.Marshal writes for a.Value(), and a's canonical text. So an
@@ -52,8 +50,7 @@ func (a Answer) MarshalJSON() ([]byte, error) {
 // AppendJSON appends a to b as MarshalJSON writes it and returns the
 // extended buffer: for an encoder that writes into its own buffer,
 // without encoding/json's reflection and its check of MarshalJSON's
-// output. It implements maker.JSONAppender, so a journal appends a
-// winning Answer with it. Cost: linear in the number of disks; no
+// output. Key hashes these bytes. Cost: linear in the number of disks; no
 // allocation when b has room.
 func (a Answer) AppendJSON(b []byte) []byte {
 	b = append(b, `{"move":[`...)

@@ -198,7 +198,7 @@ func (b *board) tally() []KeyVotes {
 func hexKey(k uint64) string { return strconv.FormatUint(k, 16) }
 
 // Vote judges each candidate with maker.Inspect and tallies them in
-// order with vote.RaceInline, so the decision is vote.Race's own: the
+// order with vote.Race, one at a time, so the decision is vote.Race's own: the
 // first index at which an answer leads every other by k valid votes
 // decides, and the candidates after it do not count. Red-flagged replies
 // never vote. Undecided, it says the least number of further samples that
@@ -236,8 +236,8 @@ func Vote(in VoteInput, maxK int) (VoteOutput, error) {
 	// as a cancelled race, whose tally is what the candidates gave.
 	ctx, outOfCandidates := context.WithCancel(context.Background())
 	defer outOfCandidates()
-	cfg := vote.Config{K: k, MaxSamples: max(k, len(samples)), Backoff: vote.NoBackoff}
-	res, err := vote.RaceInline(ctx, cfg, func(_ context.Context, i int) vote.Sample[int] {
+	cfg := vote.Config{K: k, Parallel: 1, MaxSamples: max(k, len(samples)), Backoff: vote.NoBackoff}
+	res, err := vote.Race(ctx, cfg, func(_ context.Context, i int) vote.Sample[int] {
 		if i >= len(samples) {
 			outOfCandidates()
 			return vote.Sample[int]{Err: context.Canceled}

@@ -14,15 +14,14 @@ import (
 
 // Every provider path reads the cached prompt tokens its server reports
 // into the usage the solver counts (maker.ResponseUsage is the solver's
-// own reader): OpenAI's prompt_tokens_details.cached_tokens through the
-// lean path and through langchaingo's client (stop words go that
-// way), Anthropic's cache_read_input_tokens (added to its input_tokens,
+// own reader): OpenAI's prompt_tokens_details.cached_tokens through
+// langchaingo's client (one choice, several, stop words), Anthropic's cache_read_input_tokens (added to its input_tokens,
 // which leaves cache reads out). Ollama's API reports no cached tokens
 // (prompt_eval_count only): its cached count is 0 and its input is the
 // whole prompt.
 func TestCachedTokensFromEveryProvider(t *testing.T) {
 	cleanEnv(t)
-	openaiSrv := newServer(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, leanCompletion) })
+	openaiSrv := newServer(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, openaiCompletion) })
 	anthropicSrv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, `{"id":"m","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"move = [1, 0, 2]"}],"stop_reason":"end_turn",`+
 			`"usage":{"input_tokens":40,"output_tokens":7,"cache_read_input_tokens":1500,"cache_creation_input_tokens":0}}`)
@@ -35,24 +34,18 @@ func TestCachedTokensFromEveryProvider(t *testing.T) {
 	for _, c := range []struct {
 		name, spec, base string
 		opts             []llms.CallOption
-		lean             bool
 		in, cached       int
 	}{
-		{"openai lean path", "openai:m", openaiSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20), llms.WithTemperature(0)}, true, 120, 64},
-		{"openai lean path, several choices", "openai:m", openaiSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20), llms.WithN(2)}, true, 120, 64},
-		{"openai through langchaingo", "openai:m", openaiSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20), llms.WithStopWords([]string{"\n\n"})}, false, 120, 64},
-		{"anthropic", "anthropic:claude-sonnet-4-5", anthropicSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20)}, false, 1540, 1500},
-		{"ollama reports none", "ollama:tiny", ollamaSrv.URL, []llms.CallOption{llms.WithMaxTokens(20)}, false, 520, 0},
+		{"openai", "openai:m", openaiSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20), llms.WithTemperature(0)}, 120, 64},
+		{"openai, several choices", "openai:m", openaiSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20), llms.WithN(2)}, 120, 64},
+		{"openai, stop words", "openai:m", openaiSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20), llms.WithStopWords([]string{"\n\n"})}, 120, 64},
+		{"anthropic", "anthropic:claude-sonnet-4-5", anthropicSrv.URL + "/v1", []llms.CallOption{llms.WithMaxTokens(20)}, 1540, 1500},
+		{"ollama reports none", "ollama:tiny", ollamaSrv.URL, []llms.CallOption{llms.WithMaxTokens(20)}, 520, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			lm, err := Open(c.spec, Options{BaseURL: c.base, APIKey: "k", Timeout: 5 * time.Second})
 			require.NoError(t, err)
-			m := lm.(*model)
-			if m.lean != nil {
-				_, lean := m.lean.accepts(msgs, append(c.opts, m.extra...))
-				require.Equal(t, c.lean, lean, "the path under test")
-			}
-			resp, err := m.GenerateContent(context.Background(), msgs, c.opts...)
+			resp, err := lm.GenerateContent(context.Background(), msgs, c.opts...)
 			require.NoError(t, err)
 			in, out, cached, ok := maker.ResponseUsage(resp)
 			require.True(t, ok, "the server's own counts")

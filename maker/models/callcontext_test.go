@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -82,4 +83,38 @@ func TestCallContextKeepsItsParentsDeadlineAndCancellation(t *testing.T) {
 	assert.Equal(t, timeout, context.Cause(child))
 	assert.NoError(t, detached.Err())
 	assert.Nil(t, detached.Done())
+}
+
+// TestWithCallIsAValueContext: withCall's context carries its call and
+// every value, deadline and cancellation of its parent; a context
+// derived from it is cancelled with the parent without a goroutine of
+// its own (as from context.WithValue's); and it is one allocation, the
+// call with the context.
+func TestWithCallIsAValueContext(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithCancelCause(context.WithValue(context.Background(), key{}, "v"))
+	ctx, c := withCall(parent)
+	assert.Same(t, c, ctx.Value(callKey{}).(*call))
+	assert.Equal(t, "v", ctx.Value(key{}))
+	_, hasDeadline := ctx.Deadline()
+	assert.False(t, hasDeadline)
+
+	before := runtime.NumGoroutine()
+	var children []context.Context
+	for range 50 {
+		child, stop := context.WithCancel(ctx)
+		defer stop()
+		children = append(children, child)
+	}
+	assert.Less(t, runtime.NumGoroutine()-before, 10, "a goroutine per derived context")
+	cause := errors.New("stop")
+	cancel(cause)
+	for _, child := range children {
+		<-child.Done()
+		assert.Equal(t, cause, context.Cause(child))
+	}
+	assert.Equal(t, context.Canceled, ctx.Err())
+
+	allocs := testing.AllocsPerRun(100, func() { _, _ = withCall(parent) })
+	assert.LessOrEqual(t, allocs, 1.0)
 }

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 	"github.com/tmc/langchaingo/llms/ollama"
@@ -192,7 +193,6 @@ func Open(spec string, o Options) (llms.Model, error) {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
 		m.llm, m.mapErr = llm, openai.MapError
-		m.lean = newLeanChat(client.Transport, m.timeout, base, m.key, sp.Name, !official)
 		m.withSchema = func(rf *openai.ResponseFormat) (llms.Model, error) {
 			return openai.New(append(opts, openai.WithResponseFormat(rf))...)
 		}
@@ -292,7 +292,6 @@ type model struct {
 	timeout      time.Duration
 	maxRetryWait time.Duration
 	llm          llms.Model
-	lean         *leanChat // the lean OpenAI path (lean.go); nil for others
 	extra        []llms.CallOption
 	mapErr       func(error) error
 	probe        *http.Client // diagnostic GETs
@@ -343,7 +342,7 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	}
 	callCtx, c := withCall(ctx)
 	start := time.Now()
-	resp, err := m.send(callCtx, llm, structured, msgs, opts)
+	resp, err := m.send(callCtx, llm, msgs, opts)
 	took := time.Since(start)
 	seen := c.snapshot()
 	if ctx.Err() != nil {
@@ -372,6 +371,18 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		}
 	}
 	return resp, nil
+}
+
+// send makes the call through llm with the model's extra options. A
+// panic in the client (langchaingo's OpenAI client panics on some
+// replies, {"choices":[null]} among them) is returned as an error that
+// says so, never raised in the caller.
+func (m *model) send(ctx context.Context, llm llms.Model, msgs []llms.MessageContent, opts []llms.CallOption) (resp *llms.ContentResponse, err error) {
+	opts = append(opts[:len(opts):len(opts)], m.extra...)
+	if rec := panics.Try(func() { resp, err = llm.GenerateContent(ctx, msgs, opts...) }); rec != nil {
+		return nil, fmt.Errorf("the client could not read the reply: %w", rec.AsError())
+	}
+	return resp, err
 }
 
 // structured returns the openai: client that sends schema as its

@@ -553,20 +553,3 @@ func truncate(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// Synchronous implements maker.Synchronous: without latency (the zero
-// Latency, or a fixed or uniform one of at most 0) a call answers on the
-// caller's goroutine without waiting, so the solver draws its samples
-// inline. With a latency it waits, and samples are drawn in parallel.
-func (m *Model) Synchronous() bool {
-	l := m.cfg.Latency
-	switch l.kind {
-	case latencyNone:
-		return true
-	case latencyFixed:
-		return l.fixed <= 0
-	case latencyUniform:
-		return l.max <= 0
-	}
-	return false
-}

@@ -1,0 +1,96 @@
+package models
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// openaiCompletion is a chat completion as OpenAI sends it: one choice
+// with text and a tool call, and usage with cached and reasoning tokens.
+const openaiCompletion = `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"move = [1, 0, 2]","tool_calls":[{"id":"c1","type":"function","function":{"name":"read","arguments":"{\"p\":1}"}}]},"finish_reason":"stop"}],` +
+	`"usage":{"prompt_tokens":120,"completion_tokens":7,"total_tokens":127,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":2}}}`
+
+// TestOpenAIErrorsAreClassified: an HTTP error of an OpenAI-compatible
+// server is explained and classified (a refused key is ErrAuth).
+func TestOpenAIErrorsAreClassified(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":{"message":"bad key","type":"invalid_request_error"}}`)
+	}))
+	defer srv.Close()
+	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
+	require.NoError(t, err)
+	_, err = lm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}, llms.WithSeed(1))
+	require.ErrorIs(t, err, ErrAuth)
+	assert.Contains(t, err.Error(), "bad key")
+}
+
+// TestOpenAIClientPanicIsAnError: a reply langchaingo's OpenAI client
+// panics on ({"choices":[null]}) fails the call with an error; the panic
+// never reaches the caller.
+func TestOpenAIClientPanicIsAnError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"choices":[null]}`)
+	}))
+	defer srv.Close()
+	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
+	require.NoError(t, err)
+	var resp *llms.ContentResponse
+	require.NotPanics(t, func() {
+		resp, err = lm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
+	})
+	require.Error(t, err)
+	assert.Nil(t, resp)
+	assert.Contains(t, err.Error(), "could not read the reply")
+}
+
+// TestIdleConnectionsFollowMaxInFlight: the pool keeps as many idle
+// connections as calls the caller will have in flight.
+func TestIdleConnectionsFollowMaxInFlight(t *testing.T) {
+	for _, c := range []struct{ inflight, want int }{{0, DefaultIdleConns}, {5, 5}, {300, 300}} {
+		lm, err := Open("openai:m", Options{BaseURL: "http://127.0.0.1:1/v1", MaxInFlight: c.inflight})
+		require.NoError(t, err)
+		pool := lm.(*model).probe.Transport.(*http.Transport)
+		assert.Equal(t, c.want, pool.MaxIdleConnsPerHost, "MaxInFlight %d", c.inflight)
+		assert.GreaterOrEqual(t, pool.MaxIdleConns, c.want)
+	}
+}
+
+// TestOpenAITimeoutCoversTheBody: the timeout bounds reading the reply as
+// well as waiting for its headers: a server that sends its headers and
+// half a body, then stalls, fails the call at the timeout.
+func TestOpenAITimeoutCoversTheBody(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "1000")
+		_, _ = io.WriteString(w, `{"choices":[{"message":{"content":"mo`)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	lm, err := Open("openai:tiny", Options{BaseURL: srv.URL + "/v1", APIKey: "k", Timeout: 150 * time.Millisecond})
+	require.NoError(t, err)
+	start := time.Now()
+	_, err = lm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "timeout")
+	assert.Less(t, time.Since(start), 3*time.Second)
+	assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond)
+}
