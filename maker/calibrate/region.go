@@ -52,11 +52,8 @@ func likICC(icc float64) float64 { return math.Max(icc, minICC) }
 // mean (golden section on the logit), and where it reaches the cut, the
 // two ends of the means that do (bisection).
 func newRegion(cs []wcluster, cut float64) region {
-	var x, n float64
-	for _, c := range cs {
-		x += c.w * c.x
-		n += c.w * c.n
-	}
+	t := tallyOf(cs)
+	x, n := t.Successes(), t.Trials()
 	var r region
 	if n == 0 {
 		return r
@@ -68,7 +65,7 @@ func newRegion(cs []wcluster, cut float64) region {
 	// slice returns the region's means at one ICC, ok false where the
 	// likelihood nowhere reaches the cut.
 	slice := func(icc float64) (row regionRow, ok bool) {
-		ll := func(t float64) float64 { return bbLogLik(cs, inv(t), likICC(icc)) }
+		ll := func(l float64) float64 { return t.LogLik(inv(l), likICC(icc)) }
 		// The likelihood at one ICC is unimodal in the mean; its top lies
 		// within a wide bracket of the pooled share's logit.
 		a, b := math.Max(logit(muEdge), logit(ph)-12), math.Min(logit(1-muEdge), logit(ph)+12)

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"math"
 
+	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/maker"
 )
 
@@ -19,12 +20,6 @@ type Spread struct {
 	// Hard is the fitted share of steps whose p is below 1/2: steps that
 	// voting decides wrong more surely as k grows when their errors agree.
 	Hard float64 `json:"hard_share_fitted"`
-}
-
-// alphaBeta are the Beta parameters of a mean and an ICC.
-func alphaBeta(mean, icc float64) (a, b float64) {
-	s := (1 - icc) / icc
-	return mean * s, (1 - mean) * s
 }
 
 // pointMassICC is the ICC below which the spread is taken as no spread
@@ -45,11 +40,10 @@ func (s Spread) massesIn(n int) []float64 {
 	if s.ICC < pointMassICC || s.Mean <= 0 || s.Mean >= 1 {
 		return nil
 	}
-	a, b := alphaBeta(s.Mean, s.ICC)
 	m := make([]float64, n)
 	prev := 0.0
 	for i := range n {
-		c := regIncBeta(float64(i+1)/float64(n), a, b)
+		c := stats.BetaCDF(float64(i+1)/float64(n), s.Mean, s.ICC)
 		m[i] = math.Max(0, c-prev)
 		prev = c
 	}
@@ -87,8 +81,7 @@ func (s Spread) hardShare() float64 {
 		}
 		return 0
 	}
-	a, b := alphaBeta(s.Mean, s.ICC)
-	return regIncBeta(0.5, a, b)
+	return stats.BetaCDF(0.5, s.Mean, s.ICC)
 }
 
 // PFull is the whole run's success at margin k over steps steps when
@@ -173,43 +166,14 @@ func group(cs []cluster) []wcluster {
 	return out
 }
 
-// bbLogLik is the beta-binomial log-likelihood of the clusters at mean mu
-// and ICC icc (up to the binomial coefficients, which do not depend on
-// them).
-func bbLogLik(cs []wcluster, mu, icc float64) float64 {
-	a, b := alphaBeta(mu, icc)
-	// Σ_{i<m} log(s+i) for s = a, b, a+b, by prefix sums up to the
-	// largest small cluster: the clusters share them.
-	top := 0
+// tallyOf is the clusters' sufficient statistics for the beta-binomial
+// likelihood (stats.Tally): their counts are whole.
+func tallyOf(cs []wcluster) stats.Tally {
+	var t stats.Tally
 	for _, c := range cs {
-		if c.n <= 64 {
-			top = max(top, int(c.n))
-		}
+		t.Add(int(c.x), int(c.n), int(c.w))
 	}
-	var buf [3 * 65]float64
-	pa, pb, pab := buf[:top+1], buf[65:65+top+1], buf[130:130+top+1]
-	for i := 1; i <= top; i++ {
-		f := float64(i - 1)
-		pa[i] = pa[i-1] + math.Log(a+f)
-		pb[i] = pb[i-1] + math.Log(b+f)
-		pab[i] = pab[i-1] + math.Log(a+b+f)
-	}
-	ll := 0.0
-	for _, c := range cs {
-		x, n := c.x, c.n
-		if n <= 64 {
-			ll += c.w * (pa[int(x)] + pb[int(n-x)] - pab[int(n)])
-			continue
-		}
-		l1, _ := math.Lgamma(x + a)
-		l2, _ := math.Lgamma(n - x + b)
-		l3, _ := math.Lgamma(a + b)
-		l4, _ := math.Lgamma(a)
-		l5, _ := math.Lgamma(b)
-		l6, _ := math.Lgamma(n + a + b)
-		ll += c.w * (l1 + l2 + l3 - l4 - l5 - l6)
-	}
-	return ll
+	return t
 }
 
 // ICC search range, on a log scale.
@@ -220,13 +184,13 @@ const (
 
 // profile returns the largest log-likelihood over the ICC at mean mu,
 // and that ICC: a coarse log grid, then golden-section search.
-func profile(cs []wcluster, mu float64) (float64, float64) {
+func profile(t stats.Tally, mu float64) (float64, float64) {
 	lo, hi := math.Log(minICC), math.Log(maxICC)
 	const grid = 16
 	best, bi := math.Inf(-1), 0
 	for i := 0; i <= grid; i++ {
-		t := lo + (hi-lo)*float64(i)/grid
-		if v := bbLogLik(cs, mu, math.Exp(t)); v > best+1e-9 { // ties: the smaller ICC
+		l := lo + (hi-lo)*float64(i)/grid
+		if v := t.LogLik(mu, math.Exp(l)); v > best+1e-9 { // ties: the smaller ICC
 			best, bi = v, i
 		}
 	}
@@ -234,26 +198,26 @@ func profile(cs []wcluster, mu float64) (float64, float64) {
 	b := lo + (hi-lo)*float64(min(grid, bi+1))/grid
 	g := (math.Sqrt(5) - 1) / 2
 	x1, x2 := b-g*(b-a), a+g*(b-a)
-	f1, f2 := bbLogLik(cs, mu, math.Exp(x1)), bbLogLik(cs, mu, math.Exp(x2))
+	f1, f2 := t.LogLik(mu, math.Exp(x1)), t.LogLik(mu, math.Exp(x2))
 	for range 24 {
 		if f1 < f2 {
 			a, x1, f1 = x1, x2, f2
 			x2 = a + g*(b-a)
-			f2 = bbLogLik(cs, mu, math.Exp(x2))
+			f2 = t.LogLik(mu, math.Exp(x2))
 		} else {
 			b, x2, f2 = x2, x1, f1
 			x1 = b - g*(b-a)
-			f1 = bbLogLik(cs, mu, math.Exp(x1))
+			f1 = t.LogLik(mu, math.Exp(x1))
 		}
 	}
-	t, v := x1, f1
+	l, v := x1, f1
 	if f2 > f1 {
-		t, v = x2, f2
+		l, v = x2, f2
 	}
 	if v <= best+1e-9 { // no better than the grid point (a flat likelihood: the smaller ICC)
 		return best, math.Exp(lo + (hi-lo)*float64(bi)/grid)
 	}
-	return v, math.Exp(t)
+	return v, math.Exp(l)
 }
 
 // muEdge bounds the mean away from 0 and 1, where the Beta degenerates.
@@ -267,11 +231,8 @@ const muEdge = 1e-12
 // differ, and follows the skew of the spread. Without valid samples it
 // returns the zero Spread and [0, 1].
 func fitSpread(cs []wcluster, conf float64) (s Spread, low, high, top float64) {
-	var x, n float64
-	for _, c := range cs {
-		x += c.w * c.x
-		n += c.w * c.n
-	}
+	t := tallyOf(cs)
+	x, n := t.Successes(), t.Trials()
 	if n == 0 {
 		return Spread{}, 0, 1, math.Inf(-1)
 	}
@@ -283,7 +244,7 @@ func fitSpread(cs []wcluster, conf float64) (s Spread, low, high, top float64) {
 	ph := clamp(x / n)
 	a, b := logit(ph)-4, logit(ph)+4
 	g := (math.Sqrt(5) - 1) / 2
-	pl := func(t float64) float64 { v, _ := profile(cs, inv(t)); return v }
+	pl := func(l float64) float64 { v, _ := profile(t, inv(l)); return v }
 	x1, x2 := b-g*(b-a), a+g*(b-a)
 	f1, f2 := pl(x1), pl(x2)
 	for range 24 {
@@ -304,14 +265,14 @@ func fitSpread(cs []wcluster, conf float64) (s Spread, low, high, top float64) {
 	if edge := pl(logit(ph)); edge > math.Max(f1, f2) {
 		tHat = logit(ph)
 	}
-	top, icc := profile(cs, inv(tHat))
+	top, icc := profile(t, inv(tHat))
 	// The fit is the maximum-likelihood point, whatever its ICC: a spread
 	// the samples cannot tell from none is not taken as none (the plan
 	// covers every ICC its region holds; see region).
 	s = Spread{Mean: inv(tHat), ICC: icc}
 	s.Hard = s.hardShare()
 
-	z := math.Sqrt2 * math.Erfinv(conf)
+	z := stats.NormalQuantile((1 + conf) / 2)
 	cut := top - z*z/2
 	// Each end: bisection on the logit between the MLE and the edge.
 	end := func(far float64) float64 {
