@@ -35,9 +35,12 @@ const bins = 2000
 // mass.
 func (s Spread) masses() []float64 { return s.massesIn(bins) }
 
+// pointMass: the spread is taken as every step at the mean (no Beta).
+func (s Spread) pointMass() bool { return s.ICC < pointMassICC || s.Mean <= 0 || s.Mean >= 1 }
+
 // massesIn is masses on n bins.
 func (s Spread) massesIn(n int) []float64 {
-	if s.ICC < pointMassICC || s.Mean <= 0 || s.Mean >= 1 {
+	if s.pointMass() {
 		return nil
 	}
 	m := make([]float64, n)
@@ -50,32 +53,49 @@ func (s Spread) massesIn(n int) []float64 {
 	return m
 }
 
-// avgFailure returns the mean over the spread of maker.StepFailure(p, k)
-// for each k of ks: the share of steps decided wrong at margin k when a
-// step's errors go to one rival answer (the worst case; on a step whose
-// p is below 1/2 that is the hard step whose errors agree).
-func (s Spread) avgFailure(ks []int) []float64 {
-	out := make([]float64, len(ks))
-	m := s.masses()
-	for j, k := range ks {
-		if m == nil {
-			out[j] = maker.StepFailure(s.Mean, k)
-			continue
+// failuresOn returns the spread's mean per-step failure at each margin
+// 1..kmax (index k-1): maker.StepFailure(p, k) averaged over the Beta on
+// n bins of p by its CDF, leaving out bins of mass at most skip; the
+// share of steps decided wrong at margin k when a step's errors go to
+// one rival answer (the worst case; on a step whose p is below 1/2 that
+// is the hard step whose errors agree). A point mass is StepFailure at
+// the mean. r^k per bin is raised one k at a time (no Pow in the loop).
+func (s Spread) failuresOn(n, kmax int, skip float64) []float64 {
+	out := make([]float64, kmax)
+	m := s.massesIn(n)
+	if m == nil {
+		for k := 1; k <= kmax; k++ {
+			out[k-1] = maker.StepFailure(s.Mean, k)
 		}
+		return out
+	}
+	r := make([]float64, len(m))
+	rk := make([]float64, len(m))
+	for i := range m {
+		p := (float64(i) + 0.5) / float64(n)
+		r[i] = (1 - p) / p
+		rk[i] = 1
+	}
+	for k := 1; k <= kmax; k++ {
 		f := 0.0
 		for i, w := range m {
-			if w > 0 {
-				f += w * maker.StepFailure((float64(i)+0.5)/bins, k)
+			rk[i] *= r[i]
+			if w > skip {
+				if math.IsInf(rk[i], 1) {
+					f += w
+				} else {
+					f += w * rk[i] / (1 + rk[i])
+				}
 			}
 		}
-		out[j] = math.Min(1, f)
+		out[k-1] = math.Min(1, f)
 	}
 	return out
 }
 
 // hardShare is the spread's P(p < 1/2).
 func (s Spread) hardShare() float64 {
-	if s.ICC < pointMassICC || s.Mean <= 0 || s.Mean >= 1 {
+	if s.pointMass() {
 		if s.Mean < 0.5 {
 			return 1
 		}
@@ -90,55 +110,25 @@ func (s Spread) hardShare() float64 {
 // errors go to one rival answer: (1 - the mean per-step failure)^steps,
 // the mean taken on 2,000 bins of p by the Beta's CDF. Exact for a step
 // whose errors all agree, a lower bound otherwise. Cost: 2,000
-// evaluations of the incomplete beta function.
+// evaluations of the incomplete beta function, and k passes over them.
 func (s Spread) PFull(steps, k int) float64 { return s.pFull(steps, k) }
 
 // pFull is PFull.
 func (s Spread) pFull(steps, k int) float64 {
-	f := s.avgFailure([]int{k})[0]
-	return math.Exp(float64(steps) * math.Log1p(-f))
+	return runSuccess(steps, s.failuresOn(bins, k, 0)[k-1])
 }
 
 // kSearch is the largest margin calibration considers.
 const kSearch = 200
 
 // kMin returns the smallest k in 1..kSearch with pFull at least target,
-// or 0 when none reaches it.
+// or 0 when none reaches it (always 0 for every step at a p of 1/2 or
+// less).
 func (s Spread) kMin(steps int, target float64) int {
-	m := s.masses()
-	if m == nil {
-		for k := 1; k <= kSearch && s.Mean > 0.5; k++ {
-			if math.Exp(float64(steps)*math.Log1p(-maker.StepFailure(s.Mean, k))) >= target {
-				return k
-			}
-		}
+	if s.pointMass() && s.Mean <= 0.5 {
 		return 0
 	}
-	// r^k per bin, raised one k at a time (no Pow in the loop).
-	r := make([]float64, len(m))
-	rk := make([]float64, len(m))
-	for i := range m {
-		p := (float64(i) + 0.5) / bins
-		r[i] = (1 - p) / p
-		rk[i] = 1
-	}
-	for k := 1; k <= kSearch; k++ {
-		f := 0.0
-		for i, w := range m {
-			rk[i] *= r[i]
-			if w > 0 {
-				if math.IsInf(rk[i], 1) {
-					f += w
-				} else {
-					f += w * rk[i] / (1 + rk[i])
-				}
-			}
-		}
-		if math.Exp(float64(steps)*math.Log1p(-math.Min(1, f))) >= target {
-			return k
-		}
-	}
-	return 0
+	return smallestK(s.failuresOn(bins, kSearch, 0), steps, target)
 }
 
 // wcluster is w sampled steps with the same counts: n valid samples, x
