@@ -1,6 +1,10 @@
 package benchmarks
 
-import "math"
+import (
+	"math"
+
+	"github.com/mdap-go/mdap/internal/stats"
+)
 
 // z95 is the normal quantile of a two-sided 95% interval.
 const z95 = 1.959963984540054
@@ -88,25 +92,15 @@ func (r Rate) Within3(x float64) bool {
 	return x >= w.Lo && x <= w.Hi
 }
 
-// wilson returns hits of n with its Wilson score interval at z.
+// wilson returns hits of n with its Wilson score interval at z
+// (stats.Wilson).
 func wilson(hits, n int, z float64) Rate {
 	r := Rate{Hits: hits, N: n}
 	if n == 0 {
 		return r
 	}
-	p := float64(hits) / float64(n)
-	r.Rate = p
-	nf := float64(n)
-	z2 := z * z
-	centre := (p + z2/(2*nf)) / (1 + z2/nf)
-	half := z * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / (1 + z2/nf)
-	r.Lo, r.Hi = math.Max(0, centre-half), math.Min(1, centre+half)
-	if hits == 0 {
-		r.Lo = 0
-	}
-	if hits == n {
-		r.Hi = 1
-	}
+	r.Rate = float64(hits) / float64(n)
+	r.Lo, r.Hi = stats.Wilson(r.Rate, float64(n), z)
 	return r
 }
 

@@ -2,7 +2,6 @@ package maker
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/mdap-go/mdap/vote"
 )
@@ -183,25 +182,6 @@ func (r Report) Agreement() (winnerVotes, valid int) {
 		valid += m.Valid
 	}
 	return winnerVotes, valid
-}
-
-// WilsonLower is the one-sided lower bound, at confidence c in [0.5, 1), of
-// a proportion with successes of trials: Wilson's score bound
-//
-//	(p̂ + z²/2n - z·sqrt(p̂(1-p̂)/n + z²/4n²)) / (1 + z²/n)
-//
-// with z the normal quantile of c. It is 0 when trials is 0, in [0, 1]
-// always, and n/(n + z²) when every trial succeeded. Cost: O(1).
-func WilsonLower(successes, trials int, c float64) float64 {
-	if trials <= 0 || successes <= 0 {
-		return 0
-	}
-	n := float64(trials)
-	ph := math.Min(1, float64(successes)/n)
-	z := math.Sqrt2 * math.Erfinv(2*c-1)
-	z2 := z * z
-	lo := (ph + z2/(2*n) - z*math.Sqrt(ph*(1-ph)/n+z2/(4*n*n))) / (1 + z2/n)
-	return math.Max(0, math.Min(1, lo))
 }
 
 // adaptive returns the solver's adaptive policy with its defaults, nil

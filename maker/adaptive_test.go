@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/vote"
@@ -42,17 +43,6 @@ func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
 		require.ErrorIs(t, err, maker.ErrConfig, "%+v", c.bad)
 		assert.Contains(t, err.Error(), c.field, "the error names the field")
 	}
-}
-
-func TestWilsonLowerKnownValues(t *testing.T) {
-	z := 1.6448536269514722 // the normal quantile of 0.95
-	assert.InDelta(t, 30/(30+z*z), maker.WilsonLower(30, 30, 0.95), 1e-12, "unanimous: n/(n+z²)")
-	// The two-sided 95% Wilson interval of 50/100 is [0.4038, 0.5962]: its
-	// lower end is the one-sided 97.5% bound.
-	assert.InDelta(t, 0.4038, maker.WilsonLower(50, 100, 0.975), 5e-5)
-	assert.Zero(t, maker.WilsonLower(0, 0, 0.95))
-	assert.Zero(t, maker.WilsonLower(0, 10, 0.95))
-	assert.Less(t, maker.WilsonLower(99, 100, 0.95), 0.99, "a lower bound")
 }
 
 func TestAdaptiveKChoice(t *testing.T) {
@@ -101,7 +91,7 @@ func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
 	b := a.Bounds(st.PTally)
 	assert.InDelta(t, 0.9, b.P, 1e-12)
 	assert.Equal(t, 1.0, b.DesignEffect)
-	assert.InDelta(t, maker.WilsonLower(1800, 2000, a.Confidence), b.Lower, 1e-12)
+	assert.InDelta(t, stats.WilsonLower(0.9, 2000, a.Confidence), b.Lower, 1e-12)
 	assert.InDelta(t, 0.9, b.WindowP, 1e-12)
 	assert.InDelta(t, 100, b.WindowVotes, 2, "the window's effective size")
 	assert.Less(t, b.WindowLower, b.Lower, "fewer votes, a looser bound")

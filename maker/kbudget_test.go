@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -79,7 +80,11 @@ func TestFailureBudgetScheduleExact(t *testing.T) {
 				votes := 0.0
 				var lk maker.FailureBudget
 				bound := func(i int) float64 {
-					return maker.WilsonLower(int(math.Round(p*votes)), int(votes), a.Confidence)
+					n := math.Floor(votes)
+					if n < 1 {
+						return 0
+					}
+					return stats.WilsonLower(math.Round(p*votes)/n, n, a.Confidence)
 				}
 				logS := 0.0
 				for i := range steps {

@@ -1,6 +1,10 @@
 package maker
 
-import "math"
+import (
+	"math"
+
+	"github.com/mdap-go/mdap/internal/stats"
+)
 
 // driftOdds are the alternatives the change-point test watches for: the
 // odds of a wrong vote multiplied by 4, 32 and 1024 (a small drop seen
@@ -46,7 +50,7 @@ func (d *DriftTest) observe(st *KState, a AdaptiveK, x, n int) bool {
 	q0 := math.Max(1-f.P, 0.5/float64(st.Votes+1))
 	for i, odds := range driftOdds {
 		q1 := math.Min(odds*q0, (1+q0)/2)
-		llr := betaBinomLog(x, n, 1-q1, f.Rho) - betaBinomLog(x, n, 1-q0, f.Rho)
+		llr := stats.BetaBinomialLog(x, n, 1-q1, f.Rho) - stats.BetaBinomialLog(x, n, 1-q0, f.Rho)
 		s := d.S[i] + llr
 		switch {
 		case s > DriftThreshold:
@@ -63,18 +67,4 @@ func (d *DriftTest) observe(st *KState, a AdaptiveK, x, n int) bool {
 		}
 	}
 	return false
-}
-
-// betaBinomLog is the log-probability of x right of n votes under the
-// beta-binomial of mean mu and correlation rho (rho 0: the binomial),
-// without the count of paths (it cancels in a ratio).
-func betaBinomLog(x, n int, mu, rho float64) float64 {
-	fx, fy := float64(x), float64(n-x)
-	if rho == 0 {
-		return fx*math.Log(mu) + fy*math.Log1p(-mu)
-	}
-	sz := 1/rho - 1
-	a, b := mu*sz, (1-mu)*sz
-	lg := func(v float64) float64 { l, _ := math.Lgamma(v); return l }
-	return lg(a+fx) - lg(a) + lg(b+fy) - lg(b) - lg(sz+fx+fy) + lg(sz)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -69,12 +70,12 @@ func (t *PTally) add(x, n, window int) {
 	t.WinSuccesses = t.WinSuccesses*d + fx
 	t.WinVotes = t.WinVotes*d + fn
 	t.WinWeight2 = t.WinWeight2*d*d + fn
-	t.Spread.add(x, n)
+	t.Spread.Add(x, n, 1)
 }
 
 // clone returns a deep copy of t.
 func (t PTally) clone() PTally {
-	t.Spread = t.Spread.clone()
+	t.Spread = t.Spread.Clone()
 	return t
 }
 
@@ -120,12 +121,12 @@ func (a AdaptiveK) Bounds(t PTally) Bounds {
 		robust := float64(t.Steps) / float64(t.Steps-1) * math.Max(0, ss) / (n * n)
 		b.DesignEffect = math.Max(1, robust/(b.P*(1-b.P)/n))
 	}
-	b.Lower = wilsonLowerFrac(b.P, n/b.DesignEffect, a.Confidence)
+	b.Lower = stats.WilsonLower(b.P, n/b.DesignEffect, a.Confidence)
 	b.Planning = b.Lower
 	if t.WinVotes > 0 && t.WinWeight2 > 0 {
 		b.WindowP = math.Min(1, t.WinSuccesses/t.WinVotes)
 		b.WindowVotes = t.WinVotes * t.WinVotes / t.WinWeight2
-		b.WindowLower = wilsonLowerFrac(b.WindowP, b.WindowVotes/b.DesignEffect, a.Confidence)
+		b.WindowLower = stats.WilsonLower(b.WindowP, b.WindowVotes/b.DesignEffect, a.Confidence)
 		b.Planning = math.Min(b.Planning, b.WindowLower)
 	}
 	return b
@@ -175,19 +176,6 @@ func (a AdaptiveK) Observe(st *KState, step, k, successes, valid int) {
 // 64th (a fit costs about a millisecond; the plan moves little between).
 func refitDue(steps int) bool {
 	return steps <= 16 || (steps <= 256 && steps%8 == 0) || steps%64 == 0
-}
-
-// wilsonLowerFrac is WilsonLower for a share ph of n trials, n possibly
-// fractional (effective counts).
-func wilsonLowerFrac(ph, n, c float64) float64 {
-	if !(n > 0) || !(ph > 0) {
-		return 0
-	}
-	ph = math.Min(1, ph)
-	z := math.Sqrt2 * math.Erfinv(2*c-1)
-	z2 := z * z
-	lo := (ph + z2/(2*n) - z*math.Sqrt(ph*(1-ph)/n+z2/(4*n*n))) / (1 + z2/n)
-	return math.Max(0, math.Min(1, lo))
 }
 
 // PEstimate is what a run's votes say of p and what the failure budget

@@ -3,153 +3,21 @@ package maker
 import (
 	"math"
 	"sync"
+
+	"github.com/mdap-go/mdap/internal/stats"
 )
 
 // SpreadTally holds the sufficient statistics of a run's steps for a
-// beta-binomial model of their difficulty: each step's p drawn from a
-// Beta distribution with mean P and intra-class correlation Rho (the
-// share of the variance of a vote's rightness that is the step's), its
-// valid votes right with that p. Right[j] counts the steps with more than
-// j successes, Wrong[j] those with more than j failures, Size[j] those
-// with more than j valid votes: the log-likelihood is
-//
-//	Σ_j Right[j]·ln(α+j) + Σ_j Wrong[j]·ln(β+j) − Σ_j Size[j]·ln(α+β+j)
-//
-// with α = P·s, β = (1−P)·s, s = 1/Rho − 1. A race stops on its votes
-// (at a lead of k), but the probability of a step's votes is
-// p^x·(1−p)^(n−x) times a count of paths that does not depend on p, so
-// the stopping rule leaves the likelihood unchanged: the fit is the same
-// as for votes of a fixed number.
-type SpreadTally struct {
-	Right []int `json:"right,omitempty"`
-	Wrong []int `json:"wrong,omitempty"`
-	Size  []int `json:"size,omitempty"`
-}
-
-// add counts a step with x successes of n valid votes.
-func (s *SpreadTally) add(x, n int) {
-	grow := func(c []int, m int) []int {
-		for len(c) < m {
-			c = append(c, 0)
-		}
-		for j := range m {
-			c[j]++
-		}
-		return c
-	}
-	s.Right = grow(s.Right, x)
-	s.Wrong = grow(s.Wrong, n-x)
-	s.Size = grow(s.Size, n)
-}
-
-// clone returns a deep copy.
-func (s SpreadTally) clone() SpreadTally {
-	return SpreadTally{Right: append([]int(nil), s.Right...), Wrong: append([]int(nil), s.Wrong...), Size: append([]int(nil), s.Size...)}
-}
-
-func sumInts(c []int) float64 {
-	t := 0
-	for _, v := range c {
-		t += v
-	}
-	return float64(t)
-}
-
-// logLik is the beta-binomial log-likelihood at mean mu and correlation
-// rho (rho 0: the binomial), up to a constant.
-func (s SpreadTally) logLik(mu, rho float64) float64 {
-	if rho == 0 {
-		return sumInts(s.Right)*math.Log(mu) + sumInts(s.Wrong)*math.Log1p(-mu)
-	}
-	sz := 1/rho - 1
-	a, b := mu*sz, (1-mu)*sz
-	l := 0.0
-	for j, c := range s.Right {
-		if c > 0 {
-			l += float64(c) * math.Log(a+float64(j))
-		}
-	}
-	for j, c := range s.Wrong {
-		if c > 0 {
-			l += float64(c) * math.Log(b+float64(j))
-		}
-	}
-	for j, c := range s.Size {
-		if c > 0 {
-			l -= float64(c) * math.Log(sz+float64(j))
-		}
-	}
-	return l
-}
-
-// slope is the derivative of logLik in mu, decreasing in mu (the
-// log-likelihood is concave in mu at a fixed rho).
-func (s SpreadTally) slope(mu, rho float64) float64 {
-	if rho == 0 {
-		return sumInts(s.Right)/mu - sumInts(s.Wrong)/(1-mu)
-	}
-	sz := 1/rho - 1
-	a, b := mu*sz, (1-mu)*sz
-	d := 0.0
-	for j, c := range s.Right {
-		if c > 0 {
-			d += float64(c) / (a + float64(j))
-		}
-	}
-	for j, c := range s.Wrong {
-		if c > 0 {
-			d -= float64(c) / (b + float64(j))
-		}
-	}
-	return sz * d
-}
-
-// The range of mu searched, on the logit scale.
-const (
-	muLogitLo = -12.0
-	muLogitHi = 30.0
-)
-
-func logistic(t float64) float64 { return 1 / (1 + math.Exp(-t)) }
-
-// muHat is the mean that maximises the likelihood at rho, by bisection on
-// the logit scale.
-func (s SpreadTally) muHat(rho float64) float64 {
-	lo, hi := muLogitLo, muLogitHi
-	if s.slope(logistic(hi), rho) > 0 {
-		return logistic(hi)
-	}
-	if s.slope(logistic(lo), rho) < 0 {
-		return logistic(lo)
-	}
-	for range 48 {
-		mid := (lo + hi) / 2
-		if s.slope(logistic(mid), rho) > 0 {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return logistic((lo + hi) / 2)
-}
-
-// muLow is the smallest mean below top whose likelihood at rho is at
-// least thr (top's is), by bisection on the logit scale.
-func (s SpreadTally) muLow(rho, top, thr float64) float64 {
-	lo, hi := muLogitLo, math.Log(top/(1-top))
-	if s.logLik(logistic(lo), rho) >= thr {
-		return logistic(lo)
-	}
-	for range 48 {
-		mid := (lo + hi) / 2
-		if s.logLik(logistic(mid), rho) >= thr {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return logistic(lo) // the outer end: conservative
-}
+// beta-binomial model of their difficulty (internal/stats's Tally): each
+// step's p drawn from a Beta distribution with mean P and intra-class
+// correlation Rho (the share of the variance of a vote's rightness that
+// is the step's), its valid votes right with that p. Right[j] counts the
+// steps with more than j successes, Wrong[j] those with more than j
+// failures, Size[j] those with more than j valid votes. A race stops on
+// its votes (at a lead of k), but the stopping rule leaves the
+// likelihood unchanged: the fit is the same as for votes of a fixed
+// number.
+type SpreadTally = stats.Tally
 
 // spreadPretest is the log-likelihood ratio over no spread at which a
 // fitted spread counts in the plan: 5, a one-sided test at about 0.08%
@@ -209,14 +77,14 @@ func fitSpread(t SpreadTally, steps, floor, kmax int, conf float64) SpreadFit {
 	if len(t.Size) == 0 {
 		return fit
 	}
-	z := math.Sqrt2 * math.Erfinv(2*conf-1)
+	z := stats.NormalQuantile(conf)
 	q := z * z / 2
 	prof := make([]float64, len(spreadGrid))
 	mus := make([]float64, len(spreadGrid))
 	best := math.Inf(-1)
 	for i, rho := range spreadGrid {
-		mus[i] = t.muHat(rho)
-		prof[i] = t.logLik(mus[i], rho)
+		mus[i] = t.MuHat(rho)
+		prof[i] = t.LogLik(mus[i], rho)
 		if prof[i] > best {
 			best, fit.P, fit.Rho = prof[i], mus[i], rho
 		}
@@ -232,7 +100,7 @@ func fitSpread(t SpreadTally, steps, floor, kmax int, conf float64) SpreadFit {
 			if i > 0 && i+1 < len(spreadGrid) && prof[i] < best+1e-12 {
 				lo, hi := math.Log(spreadGrid[i-1]+1e-6), math.Log(spreadGrid[i+1])
 				g := (math.Sqrt(5) - 1) / 2
-				at := func(l float64) float64 { r := math.Exp(l); return t.logLik(t.muHat(r), r) }
+				at := func(l float64) float64 { r := math.Exp(l); return t.LogLik(t.MuHat(r), r) }
 				c, d := hi-g*(hi-lo), lo+g*(hi-lo)
 				fc, fd := at(c), at(d)
 				for range 30 {
@@ -247,7 +115,7 @@ func fitSpread(t SpreadTally, steps, floor, kmax int, conf float64) SpreadFit {
 					}
 				}
 				if r := math.Exp((lo + hi) / 2); at(math.Log(r)) > prof[i] {
-					fit.Rho, fit.P = r, t.muHat(r)
+					fit.Rho, fit.P = r, t.MuHat(r)
 				}
 			}
 			break
@@ -270,7 +138,7 @@ func fitSpread(t SpreadTally, steps, floor, kmax int, conf float64) SpreadFit {
 			fit.RhoHigh = rho
 		}
 	}
-	fit.PLow = t.muLow(plan, planP, thr)
+	fit.PLow = t.MuLow(plan, planP, thr)
 	fit.Fail = make([]float64, kmax-floor+1)
 	meanFailures(fit.PLow, plan, floor, fit.Fail)
 	return fit

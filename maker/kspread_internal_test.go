@@ -43,7 +43,7 @@ func TestSpreadFitRecoversTheSpread(t *testing.T) {
 					lead--
 				}
 			}
-			tally.add(x, n)
+			tally.Add(x, n, 1)
 		}
 		fit := fitSpread(tally, 2000, 4, 30, 0.975)
 		assert.InDelta(t, 0.9, fit.P, 0.01, "rho %g: the mean", c.rho)

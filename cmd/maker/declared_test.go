@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -291,7 +291,7 @@ func TestDeclaredToolsSolveThroughARealClient(t *testing.T) {
 // red-flagged, and the run fails.
 func TestDeclServerRefusesUndeclaredTools(t *testing.T) {
 	srv := newDeclServer(t)
-	st, err := batch.OpenSpec(specFile(t, "find-version.json"), "", "")
+	st, err := spec.OpenFile(specFile(t, "find-version.json"), "", "")
 	require.NoError(t, err)
 	defer st.Close()
 	m, err := models.Open("openai:toy", models.Options{BaseURL: srv.URL + "/v1"})

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
 )
@@ -76,7 +75,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 			if cmd.Flags().Changed("root") {
 				sandbox = tools.root
 			}
-			st, err := batch.OpenSpec(path, sandbox, tools.selection)
+			st, err := spec.OpenFile(path, sandbox, tools.selection)
 			switch {
 			case errors.Is(err, spec.ErrNoSandbox):
 				return usageErr("--root %s: not a folder; name an existing folder (the spec's \"root\" is inside it), or leave --root out for the spec file's folder: %w", sandbox, err)

@@ -6,16 +6,17 @@
 // while the bound needs at most 1.
 //
 // It sits at the bottom of the package table so that any package's tests
-// and the benchmarks' guarantee suite use the one rule. It computes the
-// bound by inverting the binomial distribution function directly (whole
-// counts, one side); maker/calibrate's ClopperPearson inverts the beta
-// function for fractional counts, two-sided, and the guarantee suite's
-// test checks that the two agree.
+// and the benchmarks' guarantee suite use the one rule. The bounds are
+// internal/stats's (UpperBound, LowerBound: gonum's inverse of the
+// regularized incomplete beta function); the guarantee suite's test
+// checks them against gonum's binomial distribution function.
 package evidence
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/mdap-go/mdap/internal/stats"
 )
 
 // Confidence is the one-sided confidence of every bound the project's
@@ -25,40 +26,20 @@ const Confidence = 0.95
 // Upper is the one-sided upper confidence bound, at confidence c in
 // (0, 1), on a rate seen failures times in runs: the exact
 // (Clopper-Pearson) bound, the p at which P(Binomial(runs, p) <= failures)
-// = 1 - c. For whole counts its coverage is at least c whatever the true
-// rate. It is 1 when failures >= runs (or runs <= 0), and 1 - (1-c)^(1/runs)
-// with no failure. Cost: O(failures) per step of a 64-step bisection.
+// = 1 - c (stats.UpperBound). For whole counts its coverage is at least
+// c whatever the true rate. It is 1 when failures >= runs (or runs <= 0),
+// and 1 - (1-c)^(1/runs) with no failure. Cost: one inversion of the
+// regularized incomplete beta function.
 func Upper(failures, runs int, c float64) float64 {
-	if runs <= 0 || failures >= runs {
-		return 1
-	}
-	failures = max(failures, 0)
-	if failures == 0 {
-		return -math.Expm1(math.Log1p(-c) / float64(runs))
-	}
-	alpha := 1 - c
-	lo, hi := 0.0, 1.0
-	for range 64 {
-		mid := (lo + hi) / 2
-		if binomCDF(failures, runs, mid) > alpha {
-			lo = mid // still too likely: the bound is higher
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
+	return stats.UpperBound(float64(failures), float64(runs), c)
 }
 
 // Lower is the one-sided lower confidence bound, at confidence c, on a
 // rate seen failures times in runs: the p at which P(Binomial(runs, p) >=
-// failures) = 1 - c; 0 without a failure. Lower above a target is
-// evidence that the rate exceeds it. Cost: as Upper.
+// failures) = 1 - c (stats.LowerBound); 0 without a failure. Lower above
+// a target is evidence that the rate exceeds it. Cost: as Upper.
 func Lower(failures, runs int, c float64) float64 {
-	if runs <= 0 || failures <= 0 {
-		return 0
-	}
-	failures = min(failures, runs)
-	return 1 - Upper(runs-failures, runs, c)
+	return stats.LowerBound(float64(failures), float64(runs), c)
 }
 
 // MinRuns is the fewest runs whose bound at confidence c can be at or
@@ -74,28 +55,6 @@ func MinRuns(limit, c float64) int {
 		n++
 	}
 	return n
-}
-
-// binomCDF is P(Binomial(n, p) <= x), summed in log space.
-func binomCDF(x, n int, p float64) float64 {
-	if p <= 0 {
-		return 1
-	}
-	if p >= 1 {
-		if x >= n {
-			return 1
-		}
-		return 0
-	}
-	lp, lq := math.Log(p), math.Log1p(-p)
-	ln, _ := math.Lgamma(float64(n + 1))
-	s := 0.0
-	for i := 0; i <= x && i <= n; i++ {
-		li, _ := math.Lgamma(float64(i + 1))
-		lr, _ := math.Lgamma(float64(n - i + 1))
-		s += math.Exp(ln - li - lr + float64(i)*lp + float64(n-i)*lq)
-	}
-	return math.Min(1, s)
 }
 
 // Verdict is what runs show about a failure rate against its limit.

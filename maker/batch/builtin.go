@@ -6,13 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 
-	"github.com/mdap-go/mdap/categories"
-	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -47,7 +42,7 @@ type Builtin struct {
 	MaxSteps int
 	// Root is the folder granted to a spec task's file tools; a job's
 	// "root" replaces it; "" means the spec file's folder. The tools
-	// work in the spec's "root" inside it (see OpenSpec).
+	// work in the spec's "root" inside it (see spec.OpenFile).
 	Root string
 	// Tools is the tool policy, a --tools list; a job's "tools" replaces
 	// it; "" means the read-only categories.
@@ -141,7 +136,7 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 		if job.Tools != nil {
 			tools = *job.Tools
 		}
-		st, err := OpenSpec(job.Path(job.Spec), root, tools)
+		st, err := spec.OpenFile(job.Path(job.Spec), root, tools)
 		if err != nil {
 			return nil, err
 		}
@@ -166,74 +161,4 @@ func compact(s string) string {
 		return `"` + s + `"`
 	}
 	return b.String()
-}
-
-// SpecTask is a spec task made ready to run: the spec, the task at its
-// start, the executor of its tools over its root, and the tools it
-// declares to the model.
-type SpecTask struct {
-	Spec     *spec.Spec
-	Task     *spec.Task
-	Executor *executor.Executor
-	// Root is the folder the file tools work in.
-	Root string
-	// Tools are the tools declared to the model (spec.Declare): the
-	// spec's tools that the policy allows, with their schemas; set them
-	// as maker.Solver.Tools.
-	Tools []llms.Tool
-}
-
-// OpenSpec loads the spec file at path, checks it and makes its
-// executor. sandbox is the folder the caller grants the file tools; ""
-// means the spec file's folder. The tools work in the spec's "root"
-// inside it (spec.ResolveRoot: the one meaning of "root"). tools is a
-// --tools list; "" means the read-only categories. Descriptions of the
-// declared tools come from skills/NAME.md beside the spec file.
-//
-// Before anything runs it refuses, with errors wrapping spec.ErrSpec that
-// name the file and the field: a spec that does not parse (spec.Parse:
-// a script that breaks the answer contract included), a root outside the
-// sandbox (spec.ErrOutsideSandbox), a tool the run does not have or that
-// the policy always denies (spec.CheckTools), a broken skill or schema
-// file. Other errors: the file system's; the categories package's for
-// tools; the executor's for the root. Close the SpecTask when done.
-func OpenSpec(path, sandbox, tools string) (*SpecTask, error) {
-	s, err := spec.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	if sandbox == "" {
-		sandbox = filepath.Dir(path)
-	}
-	root, err := spec.ResolveRoot(sandbox, s)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	tax := categories.Builtin()
-	policy, err := tax.ParseSelection(tools)
-	if err != nil {
-		return nil, fmt.Errorf("tools %q: %w", tools, err)
-	}
-	ex, err := executor.New(root, executor.WithTaxonomy(tax), executor.WithPolicy(policy))
-	if err != nil {
-		return nil, fmt.Errorf("root %s: %w", root, err)
-	}
-	st := &SpecTask{Spec: s, Task: spec.New(s), Executor: ex, Root: ex.Root()}
-	if err := spec.CheckTools(s, ex); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if st.Tools, err = spec.Declare(s, ex, os.DirFS(filepath.Dir(path))); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("%s: %w: %w", path, spec.ErrSpec, err)
-	}
-	return st, nil
-}
-
-// Close releases the executor, if it holds anything.
-func (t *SpecTask) Close() error {
-	if c, ok := any(t.Executor).(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
@@ -23,29 +24,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
-
-func TestClopperPearsonKnownValues(t *testing.T) {
-	// Published exact 95% intervals (to four decimals).
-	for _, c := range []struct{ x, n, lo, hi float64 }{
-		{0, 10, 0, 0.3085},
-		{10, 10, 0.6915, 1},
-		{5, 10, 0.1871, 0.8129},
-		{3, 20, 0.0321, 0.3789},
-	} {
-		lo, hi := calibrate.ClopperPearson(c.x, c.n, 0.95)
-		assert.InDelta(t, c.lo, lo, 5e-5, "%v of %v", c.x, c.n)
-		assert.InDelta(t, c.hi, hi, 5e-5, "%v of %v", c.x, c.n)
-	}
-	// At the edges it has a closed form: x = n gives (α/2)^(1/n).
-	lo, _ := calibrate.ClopperPearson(1000, 1000, 0.95)
-	assert.InDelta(t, math.Pow(0.025, 1.0/1000), lo, 1e-10)
-	lo, hi := calibrate.ClopperPearson(0, 0, 0.95)
-	assert.Equal(t, [2]float64{0, 1}, [2]float64{lo, hi}, "no trials: no knowledge")
-	// Large counts: the interval shrinks like the normal one, 1.96 sd.
-	lo, hi = calibrate.ClopperPearson(99000, 100000, 0.95)
-	sd := math.Sqrt(0.99 * 0.01 / 100000)
-	assert.InDelta(t, 2*1.96*sd, hi-lo, 0.02*2*1.96*sd)
-}
 
 // hanoiRun calibrates 20-disk Hanoi (the paper's million steps) on the
 // simulated model.
@@ -149,10 +127,10 @@ func TestDesignEffectWhenStepsDiffer(t *testing.T) {
 	// The interval treats each step as a cluster: about as wide as 20
 	// independent trials (Clopper-Pearson's for 10 of 20 is [0.27, 0.73];
 	// the likelihood interval is a little narrower), far wider than 200.
-	lo, hi := calibrate.ClopperPearson(10, 20, 0.95)
+	lo, hi := stats.ClopperPearson(10, 20, 0.95)
 	assert.InDelta(t, lo, e.Low, 0.03)
 	assert.InDelta(t, hi, e.High, 0.03)
-	lo200, hi200 := calibrate.ClopperPearson(100, 200, 0.95)
+	lo200, hi200 := stats.ClopperPearson(100, 200, 0.95)
 	assert.Less(t, e.Low, lo200-0.1)
 	assert.Greater(t, e.High, hi200+0.1)
 	require.NotNil(t, e.Spread)

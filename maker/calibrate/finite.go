@@ -3,6 +3,7 @@ package calibrate
 import (
 	"math"
 
+	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/maker"
 )
 
@@ -32,8 +33,7 @@ func finiteVerdict(cs []wcluster, target, conf, scale float64) verdict {
 	per := (1 - conf) / steps
 	logLo, logHi := make([]float64, kSearch), make([]float64, kSearch)
 	for _, c := range cs {
-		lo, _ := ClopperPearson(c.x*scale, c.n*scale, 1-2*per)
-		_, hi := ClopperPearson(c.x*scale, c.n*scale, 1-2*per)
+		lo, hi := stats.ClopperPearson(c.x*scale, c.n*scale, 1-2*per)
 		for k := 1; k <= kSearch; k++ {
 			logLo[k-1] += c.w * math.Log1p(-maker.StepFailure(lo, k))
 			logHi[k-1] += c.w * math.Log1p(-maker.StepFailure(hi, k))

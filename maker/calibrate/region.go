@@ -1,10 +1,6 @@
 package calibrate
 
-import (
-	"math"
-
-	"github.com/mdap-go/mdap/maker"
-)
+import "math"
 
 // The plan's uncertainty: a whole run's success depends on the mean p and
 // on how much the steps differ (the spread's ICC), and the samples know
@@ -52,11 +48,8 @@ func likICC(icc float64) float64 { return math.Max(icc, minICC) }
 // mean (golden section on the logit), and where it reaches the cut, the
 // two ends of the means that do (bisection).
 func newRegion(cs []wcluster, cut float64) region {
-	var x, n float64
-	for _, c := range cs {
-		x += c.w * c.x
-		n += c.w * c.n
-	}
+	t := tallyOf(cs)
+	x, n := t.Successes(), t.Trials()
 	var r region
 	if n == 0 {
 		return r
@@ -68,7 +61,7 @@ func newRegion(cs []wcluster, cut float64) region {
 	// slice returns the region's means at one ICC, ok false where the
 	// likelihood nowhere reaches the cut.
 	slice := func(icc float64) (row regionRow, ok bool) {
-		ll := func(t float64) float64 { return bbLogLik(cs, inv(t), likICC(icc)) }
+		ll := func(l float64) float64 { return t.LogLik(inv(l), likICC(icc)) }
 		// The likelihood at one ICC is unimodal in the mean; its top lies
 		// within a wide bracket of the pooled share's logit.
 		a, b := math.Max(logit(muEdge), logit(ph)-12), math.Min(logit(1-muEdge), logit(ph)+12)
@@ -158,39 +151,9 @@ func (r region) iccRange() (lo, hi float64) {
 }
 
 // failures returns the spread's mean per-step failure at each margin
-// 1..kmax (index k-1), each step's errors to one rival answer:
-// maker.StepFailure averaged over the Beta (by bins, as avgFailure).
+// 1..kmax (index k-1) on the region's bins (failuresOn).
 func (s Spread) failures(kmax int) []float64 {
-	out := make([]float64, kmax)
-	m := s.massesIn(regionBins)
-	if m == nil {
-		for k := 1; k <= kmax; k++ {
-			out[k-1] = maker.StepFailure(s.Mean, k)
-		}
-		return out
-	}
-	r := make([]float64, len(m))
-	rk := make([]float64, len(m))
-	for i := range m {
-		p := (float64(i) + 0.5) / regionBins
-		r[i] = (1 - p) / p
-		rk[i] = 1
-	}
-	for k := 1; k <= kmax; k++ {
-		f := 0.0
-		for i, w := range m {
-			rk[i] *= r[i]
-			if w > negligibleMass {
-				if math.IsInf(rk[i], 1) {
-					f += w
-				} else {
-					f += w * rk[i] / (1 + rk[i])
-				}
-			}
-		}
-		out[k-1] = math.Min(1, f)
-	}
-	return out
+	return s.failuresOn(regionBins, kmax, negligibleMass)
 }
 
 // bounds are the region's extreme per-step failures at each margin

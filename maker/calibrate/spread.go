@@ -3,6 +3,7 @@ package calibrate
 import (
 	"math"
 
+	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/maker"
 )
 
@@ -21,12 +22,6 @@ type Spread struct {
 	Hard float64 `json:"hard_share_fitted"`
 }
 
-// alphaBeta are the Beta parameters of a mean and an ICC.
-func alphaBeta(mean, icc float64) (a, b float64) {
-	s := (1 - icc) / icc
-	return mean * s, (1 - mean) * s
-}
-
 // pointMassICC is the ICC below which the spread is taken as no spread
 // (every step at the mean): the Beta is then narrower than any sample
 // could tell.
@@ -40,55 +35,73 @@ const bins = 2000
 // mass.
 func (s Spread) masses() []float64 { return s.massesIn(bins) }
 
+// pointMass: the spread is taken as every step at the mean (no Beta).
+func (s Spread) pointMass() bool { return s.ICC < pointMassICC || s.Mean <= 0 || s.Mean >= 1 }
+
 // massesIn is masses on n bins.
 func (s Spread) massesIn(n int) []float64 {
-	if s.ICC < pointMassICC || s.Mean <= 0 || s.Mean >= 1 {
+	if s.pointMass() {
 		return nil
 	}
-	a, b := alphaBeta(s.Mean, s.ICC)
 	m := make([]float64, n)
 	prev := 0.0
 	for i := range n {
-		c := regIncBeta(float64(i+1)/float64(n), a, b)
+		c := stats.BetaCDF(float64(i+1)/float64(n), s.Mean, s.ICC)
 		m[i] = math.Max(0, c-prev)
 		prev = c
 	}
 	return m
 }
 
-// avgFailure returns the mean over the spread of maker.StepFailure(p, k)
-// for each k of ks: the share of steps decided wrong at margin k when a
-// step's errors go to one rival answer (the worst case; on a step whose
-// p is below 1/2 that is the hard step whose errors agree).
-func (s Spread) avgFailure(ks []int) []float64 {
-	out := make([]float64, len(ks))
-	m := s.masses()
-	for j, k := range ks {
-		if m == nil {
-			out[j] = maker.StepFailure(s.Mean, k)
-			continue
+// failuresOn returns the spread's mean per-step failure at each margin
+// 1..kmax (index k-1): maker.StepFailure(p, k) averaged over the Beta on
+// n bins of p by its CDF, leaving out bins of mass at most skip; the
+// share of steps decided wrong at margin k when a step's errors go to
+// one rival answer (the worst case; on a step whose p is below 1/2 that
+// is the hard step whose errors agree). A point mass is StepFailure at
+// the mean. r^k per bin is raised one k at a time (no Pow in the loop).
+func (s Spread) failuresOn(n, kmax int, skip float64) []float64 {
+	out := make([]float64, kmax)
+	m := s.massesIn(n)
+	if m == nil {
+		for k := 1; k <= kmax; k++ {
+			out[k-1] = maker.StepFailure(s.Mean, k)
 		}
+		return out
+	}
+	r := make([]float64, len(m))
+	rk := make([]float64, len(m))
+	for i := range m {
+		p := (float64(i) + 0.5) / float64(n)
+		r[i] = (1 - p) / p
+		rk[i] = 1
+	}
+	for k := 1; k <= kmax; k++ {
 		f := 0.0
 		for i, w := range m {
-			if w > 0 {
-				f += w * maker.StepFailure((float64(i)+0.5)/bins, k)
+			rk[i] *= r[i]
+			if w > skip {
+				if math.IsInf(rk[i], 1) {
+					f += w
+				} else {
+					f += w * rk[i] / (1 + rk[i])
+				}
 			}
 		}
-		out[j] = math.Min(1, f)
+		out[k-1] = math.Min(1, f)
 	}
 	return out
 }
 
 // hardShare is the spread's P(p < 1/2).
 func (s Spread) hardShare() float64 {
-	if s.ICC < pointMassICC || s.Mean <= 0 || s.Mean >= 1 {
+	if s.pointMass() {
 		if s.Mean < 0.5 {
 			return 1
 		}
 		return 0
 	}
-	a, b := alphaBeta(s.Mean, s.ICC)
-	return regIncBeta(0.5, a, b)
+	return stats.BetaCDF(0.5, s.Mean, s.ICC)
 }
 
 // PFull is the whole run's success at margin k over steps steps when
@@ -97,55 +110,25 @@ func (s Spread) hardShare() float64 {
 // errors go to one rival answer: (1 - the mean per-step failure)^steps,
 // the mean taken on 2,000 bins of p by the Beta's CDF. Exact for a step
 // whose errors all agree, a lower bound otherwise. Cost: 2,000
-// evaluations of the incomplete beta function.
+// evaluations of the incomplete beta function, and k passes over them.
 func (s Spread) PFull(steps, k int) float64 { return s.pFull(steps, k) }
 
 // pFull is PFull.
 func (s Spread) pFull(steps, k int) float64 {
-	f := s.avgFailure([]int{k})[0]
-	return math.Exp(float64(steps) * math.Log1p(-f))
+	return runSuccess(steps, s.failuresOn(bins, k, 0)[k-1])
 }
 
 // kSearch is the largest margin calibration considers.
 const kSearch = 200
 
 // kMin returns the smallest k in 1..kSearch with pFull at least target,
-// or 0 when none reaches it.
+// or 0 when none reaches it (always 0 for every step at a p of 1/2 or
+// less).
 func (s Spread) kMin(steps int, target float64) int {
-	m := s.masses()
-	if m == nil {
-		for k := 1; k <= kSearch && s.Mean > 0.5; k++ {
-			if math.Exp(float64(steps)*math.Log1p(-maker.StepFailure(s.Mean, k))) >= target {
-				return k
-			}
-		}
+	if s.pointMass() && s.Mean <= 0.5 {
 		return 0
 	}
-	// r^k per bin, raised one k at a time (no Pow in the loop).
-	r := make([]float64, len(m))
-	rk := make([]float64, len(m))
-	for i := range m {
-		p := (float64(i) + 0.5) / bins
-		r[i] = (1 - p) / p
-		rk[i] = 1
-	}
-	for k := 1; k <= kSearch; k++ {
-		f := 0.0
-		for i, w := range m {
-			rk[i] *= r[i]
-			if w > 0 {
-				if math.IsInf(rk[i], 1) {
-					f += w
-				} else {
-					f += w * rk[i] / (1 + rk[i])
-				}
-			}
-		}
-		if math.Exp(float64(steps)*math.Log1p(-math.Min(1, f))) >= target {
-			return k
-		}
-	}
-	return 0
+	return smallestK(s.failuresOn(bins, kSearch, 0), steps, target)
 }
 
 // wcluster is w sampled steps with the same counts: n valid samples, x
@@ -173,43 +156,14 @@ func group(cs []cluster) []wcluster {
 	return out
 }
 
-// bbLogLik is the beta-binomial log-likelihood of the clusters at mean mu
-// and ICC icc (up to the binomial coefficients, which do not depend on
-// them).
-func bbLogLik(cs []wcluster, mu, icc float64) float64 {
-	a, b := alphaBeta(mu, icc)
-	// Σ_{i<m} log(s+i) for s = a, b, a+b, by prefix sums up to the
-	// largest small cluster: the clusters share them.
-	top := 0
+// tallyOf is the clusters' sufficient statistics for the beta-binomial
+// likelihood (stats.Tally): their counts are whole.
+func tallyOf(cs []wcluster) stats.Tally {
+	var t stats.Tally
 	for _, c := range cs {
-		if c.n <= 64 {
-			top = max(top, int(c.n))
-		}
+		t.Add(int(c.x), int(c.n), int(c.w))
 	}
-	var buf [3 * 65]float64
-	pa, pb, pab := buf[:top+1], buf[65:65+top+1], buf[130:130+top+1]
-	for i := 1; i <= top; i++ {
-		f := float64(i - 1)
-		pa[i] = pa[i-1] + math.Log(a+f)
-		pb[i] = pb[i-1] + math.Log(b+f)
-		pab[i] = pab[i-1] + math.Log(a+b+f)
-	}
-	ll := 0.0
-	for _, c := range cs {
-		x, n := c.x, c.n
-		if n <= 64 {
-			ll += c.w * (pa[int(x)] + pb[int(n-x)] - pab[int(n)])
-			continue
-		}
-		l1, _ := math.Lgamma(x + a)
-		l2, _ := math.Lgamma(n - x + b)
-		l3, _ := math.Lgamma(a + b)
-		l4, _ := math.Lgamma(a)
-		l5, _ := math.Lgamma(b)
-		l6, _ := math.Lgamma(n + a + b)
-		ll += c.w * (l1 + l2 + l3 - l4 - l5 - l6)
-	}
-	return ll
+	return t
 }
 
 // ICC search range, on a log scale.
@@ -220,13 +174,13 @@ const (
 
 // profile returns the largest log-likelihood over the ICC at mean mu,
 // and that ICC: a coarse log grid, then golden-section search.
-func profile(cs []wcluster, mu float64) (float64, float64) {
+func profile(t stats.Tally, mu float64) (float64, float64) {
 	lo, hi := math.Log(minICC), math.Log(maxICC)
 	const grid = 16
 	best, bi := math.Inf(-1), 0
 	for i := 0; i <= grid; i++ {
-		t := lo + (hi-lo)*float64(i)/grid
-		if v := bbLogLik(cs, mu, math.Exp(t)); v > best+1e-9 { // ties: the smaller ICC
+		l := lo + (hi-lo)*float64(i)/grid
+		if v := t.LogLik(mu, math.Exp(l)); v > best+1e-9 { // ties: the smaller ICC
 			best, bi = v, i
 		}
 	}
@@ -234,26 +188,26 @@ func profile(cs []wcluster, mu float64) (float64, float64) {
 	b := lo + (hi-lo)*float64(min(grid, bi+1))/grid
 	g := (math.Sqrt(5) - 1) / 2
 	x1, x2 := b-g*(b-a), a+g*(b-a)
-	f1, f2 := bbLogLik(cs, mu, math.Exp(x1)), bbLogLik(cs, mu, math.Exp(x2))
+	f1, f2 := t.LogLik(mu, math.Exp(x1)), t.LogLik(mu, math.Exp(x2))
 	for range 24 {
 		if f1 < f2 {
 			a, x1, f1 = x1, x2, f2
 			x2 = a + g*(b-a)
-			f2 = bbLogLik(cs, mu, math.Exp(x2))
+			f2 = t.LogLik(mu, math.Exp(x2))
 		} else {
 			b, x2, f2 = x2, x1, f1
 			x1 = b - g*(b-a)
-			f1 = bbLogLik(cs, mu, math.Exp(x1))
+			f1 = t.LogLik(mu, math.Exp(x1))
 		}
 	}
-	t, v := x1, f1
+	l, v := x1, f1
 	if f2 > f1 {
-		t, v = x2, f2
+		l, v = x2, f2
 	}
 	if v <= best+1e-9 { // no better than the grid point (a flat likelihood: the smaller ICC)
 		return best, math.Exp(lo + (hi-lo)*float64(bi)/grid)
 	}
-	return v, math.Exp(t)
+	return v, math.Exp(l)
 }
 
 // muEdge bounds the mean away from 0 and 1, where the Beta degenerates.
@@ -267,11 +221,8 @@ const muEdge = 1e-12
 // differ, and follows the skew of the spread. Without valid samples it
 // returns the zero Spread and [0, 1].
 func fitSpread(cs []wcluster, conf float64) (s Spread, low, high, top float64) {
-	var x, n float64
-	for _, c := range cs {
-		x += c.w * c.x
-		n += c.w * c.n
-	}
+	t := tallyOf(cs)
+	x, n := t.Successes(), t.Trials()
 	if n == 0 {
 		return Spread{}, 0, 1, math.Inf(-1)
 	}
@@ -283,7 +234,7 @@ func fitSpread(cs []wcluster, conf float64) (s Spread, low, high, top float64) {
 	ph := clamp(x / n)
 	a, b := logit(ph)-4, logit(ph)+4
 	g := (math.Sqrt(5) - 1) / 2
-	pl := func(t float64) float64 { v, _ := profile(cs, inv(t)); return v }
+	pl := func(l float64) float64 { v, _ := profile(t, inv(l)); return v }
 	x1, x2 := b-g*(b-a), a+g*(b-a)
 	f1, f2 := pl(x1), pl(x2)
 	for range 24 {
@@ -304,14 +255,14 @@ func fitSpread(cs []wcluster, conf float64) (s Spread, low, high, top float64) {
 	if edge := pl(logit(ph)); edge > math.Max(f1, f2) {
 		tHat = logit(ph)
 	}
-	top, icc := profile(cs, inv(tHat))
+	top, icc := profile(t, inv(tHat))
 	// The fit is the maximum-likelihood point, whatever its ICC: a spread
 	// the samples cannot tell from none is not taken as none (the plan
 	// covers every ICC its region holds; see region).
 	s = Spread{Mean: inv(tHat), ICC: icc}
 	s.Hard = s.hardShare()
 
-	z := math.Sqrt2 * math.Erfinv(conf)
+	z := stats.NormalQuantile((1 + conf) / 2)
 	cut := top - z*z/2
 	// Each end: bisection on the logit between the MLE and the edge.
 	end := func(far float64) float64 {

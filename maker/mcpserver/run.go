@@ -15,15 +15,12 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/mdap-go/mdap/categories"
-	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // RunTaskInput is the input of the run_task tool.
@@ -74,15 +71,13 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 	if err != nil {
 		return nil, out, err
 	}
-	task := spec.New(sp)
-	out.Task = task.Fingerprint()
-	ex, tools, err := s.specTools(sp, in.SpecPath)
+	opened, err := s.openSpec(sp, in.SpecPath)
 	if err != nil {
 		return nil, out, err
 	}
-	if ex != s.exec {
-		defer ex.Close()
-	}
+	defer opened.Close()
+	task, ex, tools := opened.Task, opened.Executor, opened.Tools
+	out.Task = task.Fingerprint()
 	st, err := s.check(in.Sampling)
 	if err != nil {
 		return nil, out, err
@@ -241,45 +236,27 @@ func (s *Server) loadSpec(req *mcp.CallToolRequest, in RunTaskInput) (*spec.Spec
 	return sp, nil
 }
 
-// specTools gives the spec's root its one meaning (spec.ResolveRoot:
-// the spec's "root" inside the server's root), checks the spec's tools
-// against the executor there (spec.CheckTools) and declares them
-// (spec.Declare, with skills/NAME.md beside the spec file, or at the
-// server's root for an inline spec). The executor is the server's own
-// when the spec has no root, else a new one with the server's policy,
-// which the caller closes. Declaring is not permitting: the executor
-// checks every call again.
-func (s *Server) specTools(sp *spec.Spec, specPath string) (*executor.Executor, []llms.Tool, error) {
-	root, err := spec.ResolveRoot(s.cfg.Root, sp)
-	if err != nil {
-		return nil, nil, fmt.Errorf("spec: %w (the server's root is the folder granted)", err)
-	}
-	ex := s.exec
-	if root != s.exec.Root() {
-		if ex, err = executor.New(root, executor.WithTaxonomy(categories.Builtin()), executor.WithPolicy(s.exec.Policy()), executor.WithLogger(s.log)); err != nil {
-			return nil, nil, fmt.Errorf("spec: \"root\": %w", err)
-		}
-	}
-	fail := func(err error) (*executor.Executor, []llms.Tool, error) {
-		if ex != s.exec {
-			ex.Close()
-		}
-		return nil, nil, err
-	}
-	if err := spec.CheckTools(sp, ex); err != nil {
-		return fail(fmt.Errorf("spec: %w; the server's operator sets the policy", err))
-	}
+// openSpec opens the spec with spec.Open, the one way: its root inside
+// the server's root, the server's policy and logger, the server's own
+// executor when the spec has no root of its own (else a new one, which
+// the caller closes with the result), and skills/NAME.md beside the spec
+// file, or at the server's root for an inline spec.
+func (s *Server) openSpec(sp *spec.Spec, specPath string) (*spec.Opened, error) {
 	skills := s.root.FS()
 	if specPath != "" {
+		var err error
 		if skills, err = fs.Sub(skills, path.Dir(filepath.ToSlash(specPath))); err != nil {
-			return fail(fmt.Errorf("%w: spec_path %q: %v", ErrArgument, specPath, err))
+			return nil, fmt.Errorf("%w: spec_path %q: %v", ErrArgument, specPath, err)
 		}
 	}
-	tools, err := spec.Declare(sp, ex, skills)
-	if err != nil {
-		return fail(fmt.Errorf("spec: %w", err))
+	opened, err := spec.Open(sp, spec.Grant{Sandbox: s.cfg.Root, Policy: s.exec.Policy(), Skills: skills, Logger: s.log, Shared: s.exec})
+	switch {
+	case errors.Is(err, spec.ErrOutsideSandbox), errors.Is(err, spec.ErrNoSandbox):
+		return nil, fmt.Errorf("spec: %w (the server's root is the folder granted)", err)
+	case err != nil:
+		return nil, fmt.Errorf("spec: %w", err)
 	}
-	return ex, tools, nil
+	return opened, nil
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
