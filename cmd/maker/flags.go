@@ -221,7 +221,7 @@ var simFlagOf = map[string]string{
 // probability above 0, up to 1".
 func simUsageErr(err error) error { return fieldUsageErr(err, simFlagOf, "simulated model") }
 
-// fieldUsageErr turns the *sim.FieldError of a configuration the flags
+// fieldUsageErr turns the *maker.FieldError of a configuration the flags
 // set (sim.Config, simserver.Faults, batch.LimitConfig) into a usage error
 // that names the flags, their values and the library's fix, so that the
 // rules are the library's alone. flagOf names the flag of each field; an
@@ -230,7 +230,7 @@ func fieldUsageErr(err error, flagOf map[string]string, what string) error {
 	if err == nil {
 		return nil
 	}
-	var fe *sim.FieldError
+	var fe *maker.FieldError
 	var parts []string
 	if errors.As(err, &fe) {
 		for _, x := range fe.Fields {

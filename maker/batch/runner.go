@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
@@ -19,7 +20,7 @@ import (
 var (
 	// ErrConfig is wrapped by every error about a configuration value: a
 	// Runner's fields, a LimitConfig. The message names the field.
-	ErrConfig = errors.New("invalid configuration")
+	ErrConfig = fielderr.ErrConfig
 	// ErrJobPanic: a Builder, a Unit's Finish or Close, or the runner's
 	// handling of a job panicked; the job is reported failed with it.
 	ErrJobPanic = errors.New("job panicked")

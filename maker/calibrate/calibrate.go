@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
@@ -23,7 +24,7 @@ import (
 var (
 	// ErrConfig: a Config field is out of range, or the task cannot be
 	// calibrated (a spec without a script, ...). The message names it.
-	ErrConfig = errors.New("invalid configuration")
+	ErrConfig = fielderr.ErrConfig
 	// ErrStep: the task could not build a sampled step.
 	ErrStep = errors.New("step could not be built")
 	// ErrNoVotes: no sample was valid (every one failed or was

@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/secrets"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
@@ -26,7 +27,7 @@ import (
 // error whose text is the error's message.
 var (
 	// ErrConfig: New was given a configuration it cannot serve with.
-	ErrConfig = errors.New("invalid configuration")
+	ErrConfig = fielderr.ErrConfig
 	// ErrArgument: a tool argument is out of range or inconsistent (the
 	// SDK refuses schema violations before a handler runs).
 	ErrArgument = errors.New("bad argument")
