@@ -41,6 +41,10 @@ type Error struct {
 	// fields and their values: "use a probability 0 to 1", "must add up
 	// to at most 1".
 	Fix string
+	// Cause is the error that refused the fields, when another check
+	// did (a model spec's parser): errors.Is finds it too, and an empty
+	// Fix reads as its text.
+	Cause error
 }
 
 // Field is one field of an [Error] and its refused value.
@@ -59,7 +63,7 @@ func New(config, name string, value any, fix string) *Error {
 // Config is empty).
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(e.Unwrap().Error())
+	b.WriteString(e.sentinel().Error())
 	if e.Config != "" {
 		b.WriteString(": " + e.Config)
 	}
@@ -70,15 +74,36 @@ func (e *Error) Error() string {
 		}
 		fmt.Fprintf(&b, "%s%s = %v", sep, f.Name, f.Value)
 	}
-	return b.String() + ": " + e.Fix
+	return b.String() + ": " + e.Remedy()
 }
 
-// Unwrap returns Err, or [ErrConfig] when Err is nil.
-func (e *Error) Unwrap() error {
+// Remedy is how to fix the fields: Fix, or Cause's text when Fix is empty.
+func (e *Error) Remedy() string {
+	if e.Fix == "" && e.Cause != nil {
+		return e.Cause.Error()
+	}
+	return e.Fix
+}
+
+// Unwrap returns Err, or [ErrConfig] when Err is nil, and Cause when set.
+func (e *Error) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.sentinel(), e.Cause}
+	}
+	return []error{e.sentinel()}
+}
+
+func (e *Error) sentinel() error {
 	if e.Err != nil {
 		return e.Err
 	}
 	return ErrConfig
+}
+
+// Of is an Error of one field of config refused by cause, whose text is
+// the fix.
+func Of(config, name string, value any, cause error) *Error {
+	return &Error{Config: config, Fields: []Field{{name, value}}, Cause: cause}
 }
 
 // As returns the *Error err holds, or nil.

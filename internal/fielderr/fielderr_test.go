@@ -34,3 +34,11 @@ func TestAsFindsAWrappedError(t *testing.T) {
 	assert.Nil(t, As(errors.New("plain")))
 	assert.Nil(t, As(nil))
 }
+
+func TestCauseIsFoundAndSaysTheFix(t *testing.T) {
+	cause := fmt.Errorf("%w: want PROVIDER:MODEL", errors.New("invalid model spec"))
+	err := error(Of("mcpserver.Config", "Models[0]", "gpt", cause))
+	assert.EqualError(t, err, "invalid configuration: mcpserver.Config: Models[0] = gpt: invalid model spec: want PROVIDER:MODEL")
+	assert.ErrorIs(t, err, ErrConfig)
+	assert.ErrorIs(t, err, cause)
+}

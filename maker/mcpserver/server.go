@@ -143,34 +143,17 @@ type Server struct {
 
 // New returns a server for cfg. It makes no network call.
 //
-// Errors wrap ErrConfig: a model spec of a wrong form, a base URL that is
-// not http(s)://HOST, a Root that is not a folder, a State folder that
-// cannot be created, a negative bound, or Sim settings sim.New refuses.
+// Errors wrap ErrConfig: what Config.Validate refuses (a *maker.FieldError
+// naming the field), or a State folder that cannot be created.
 func New(cfg Config) (*Server, error) {
 	if len(cfg.Models) == 0 {
 		cfg.Models = []string{"sim"}
 	}
-	for _, m := range cfg.Models {
-		if err := models.CheckSpec(m); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-		}
-	}
-	if cfg.BaseURL != "" {
-		if err := models.CheckBaseURL("", cfg.BaseURL); err != nil {
-			return nil, fmt.Errorf("%w: base URL: %w", ErrConfig, err)
-		}
-	}
-	if _, err := maker.ParseToolDeclaration(string(cfg.ToolDeclaration)); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
 	if cfg.Sim.P == 0 {
 		cfg.Sim = sim.DefaultConfig()
 	}
-	if err := cfg.Sim.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if cfg.Timeout < 0 || cfg.MaxK < 0 || cfg.MaxSamples < 0 || cfg.MaxCandidates < 0 || cfg.MaxMessages < 0 || cfg.MaxSteps < 0 || cfg.MaxRequestBytes < 0 {
-		return nil, fmt.Errorf("%w: a negative timeout or bound", ErrConfig)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	cfg.Timeout = or(cfg.Timeout, models.DefaultTimeout)
 	cfg.MaxK = or(cfg.MaxK, DefaultMaxK)
