@@ -259,13 +259,13 @@ func fieldUsageErr(err error, flagOf map[string]string, what string) error {
 	return usageErr("%s: %s", strings.Join(parts, " plus "), remedy)
 }
 
-// positiveFlags refuses 0 (or less) for the named flags: a library reads
-// a zero setting as its default, a command line that gives 0 means none,
-// which none of them can be.
+// positiveFlags refuses 0 for the named flags, where the library reads a
+// zero setting as its default (a negative value the library refuses, with
+// its range).
 func positiveFlags(fs *pflag.FlagSet, names ...string) error {
 	for _, name := range names {
 		fl := fs.Lookup(name)
-		if v := fl.Value.String(); v == "0" || v == "0s" || strings.HasPrefix(v, "-") {
+		if v := fl.Value.String(); v == "0" || v == "0s" {
 			return usageErr("--%s %s: use a positive value, or leave the flag out for %s", name, v, fl.DefValue)
 		}
 	}
