@@ -188,10 +188,8 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	} else if err := f.validateSim(fs); err != nil {
 		return err
 	}
-	if _, err := f.voteConfig().WithDefaults(); err != nil {
-		return usageErr("--k, --parallel, --max-samples or --max-errors: %w", err)
-	}
-	return nil
+	_, err := f.voteConfig().WithDefaults()
+	return fieldUsageErr(err, voteFlagOf, "--k, --parallel, --max-samples or --max-errors")
 }
 
 // validateSim checks the simulated model's flags: how they go together
@@ -271,6 +269,9 @@ func positiveFlags(fs *pflag.FlagSet, names ...string) error {
 	}
 	return nil
 }
+
+// voteFlagOf names the flag of each vote.Config field the run flags set.
+var voteFlagOf = map[string]string{"K": "k", "Parallel": "parallel", "MaxSamples": "max-samples", "MaxErrors": "max-errors"}
 
 // Bounds of the run flags, against typos.
 const (
