@@ -224,7 +224,8 @@ func simUsageErr(err error) error { return fieldUsageErr(err, simFlagOf, "simula
 // set (sim.Config, simserver.Faults, batch.LimitConfig, mcpserver.Config)
 // into a usage error that names the flags, their values and the library's
 // fix, so that the rules are the library's alone. flagOf names the flag of
-// each field (a field of a list, "Models[1]", by the list's name); an
+// each field (a field of a list, "Models[1]", by its own name or else the
+// list's); an
 // error of a field no flag sets, or of another kind, reads "what: err".
 func fieldUsageErr(err error, flagOf map[string]string, what string) error {
 	if err == nil {
@@ -234,8 +235,10 @@ func fieldUsageErr(err error, flagOf map[string]string, what string) error {
 	var parts []string
 	if fe != nil {
 		for _, x := range fe.Fields {
-			field, _, _ := strings.Cut(x.Name, "[")
-			name, ok := flagOf[field]
+			name, ok := flagOf[x.Name]
+			if field, _, _ := strings.Cut(x.Name, "["); !ok {
+				name, ok = flagOf[field]
+			}
 			if !ok { // a field no flag sets
 				parts = nil
 				break
