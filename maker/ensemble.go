@@ -2,18 +2,18 @@ package maker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/tmc/langchaingo/llms"
 )
 
 // ErrConfig is wrapped by every error about a configuration value: an
 // Ensemble, an AdaptiveK policy. The message names the value and how to
 // fix it.
-var ErrConfig = errors.New("invalid configuration")
+var ErrConfig = fielderr.ErrConfig
 
 // Ensemble is an llms.Model made of several: sample i of every step goes
 // to member i mod n, so a step's votes come from every member in turn and

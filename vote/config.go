@@ -2,8 +2,11 @@ package vote
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/mdap-go/mdap/internal/fielderr"
 )
 
 // Defaults that a zero Config field takes. See Config.
@@ -80,7 +83,8 @@ type Config struct {
 
 // WithDefaults returns c with every zero field set to its default and a
 // negative Backoff set to NoBackoff. It fails with an error wrapping
-// ErrConfig if a field other than Backoff is negative, if K, Parallel,
+// ErrConfig, a field error naming the field ("vote.Config: K = -1: ...",
+// a *maker.FieldError: find it with errors.As), if a field other than Backoff is negative, if K, Parallel,
 // Speculate, MaxSamples or MinVoters is above its bound (see Config), or if MaxSamples
 // is below K (no race could then be won).
 //
@@ -88,12 +92,8 @@ type Config struct {
 // and returns it unchanged, so a Config checked once (on a command line, say)
 // never fails later inside Race.
 func (c Config) WithDefaults() (Config, error) {
-	switch {
-	case c.K < 0, c.Parallel < 0, c.Speculate < 0, c.MaxSamples < 0, c.MaxErrors < 0, c.MaxBackoff < 0, c.MinVoters < 0:
-		return c, fmt.Errorf("%w: negative field in %+v", ErrConfig, c)
-	case c.K > maxConfigK, c.Parallel > maxConfigParallel, c.Speculate > maxConfigParallel, c.MaxSamples > maxConfigMaxSamples:
-		return c, fmt.Errorf("%w: K (at most %d), Parallel or Speculate (at most %d) or MaxSamples (at most %d) too large in %+v",
-			ErrConfig, maxConfigK, maxConfigParallel, maxConfigMaxSamples, c)
+	if err := c.checkBounds(); err != nil {
+		return c, err
 	}
 	if c.K == 0 {
 		c.K = DefaultK
@@ -117,13 +117,38 @@ func (c Config) WithDefaults() (Config, error) {
 		c.MaxBackoff = DefaultMaxBackoff
 	}
 	c.MaxBackoff = max(c.MaxBackoff, c.Backoff)
-	if c.MinVoters > maxConfigParallel {
-		return c, fmt.Errorf("%w: MinVoters %d above %d", ErrConfig, c.MinVoters, maxConfigParallel)
-	}
 	if c.MaxSamples < c.K {
-		return c, fmt.Errorf("%w: MaxSamples %d cannot hold a lead of K = %d", ErrConfig, c.MaxSamples, c.K)
+		return c, fielderr.New(configName, "MaxSamples", c.MaxSamples, fmt.Sprintf("must be at least K (%d), or no race could be won", c.K))
 	}
 	return c, nil
+}
+
+// configName is where Config's field errors come from.
+const configName = "vote.Config"
+
+// checkBounds refuses a negative field (but Backoff) or one above its
+// bound, with a field error naming it.
+func (c Config) checkBounds() error {
+	for _, f := range []struct {
+		name     string
+		v, limit int
+	}{
+		{"K", c.K, maxConfigK}, {"Parallel", c.Parallel, maxConfigParallel}, {"Speculate", c.Speculate, maxConfigParallel},
+		{"MaxSamples", c.MaxSamples, maxConfigMaxSamples}, {"MaxErrors", c.MaxErrors, math.MaxInt},
+		{"MinVoters", c.MinVoters, maxConfigParallel},
+	} {
+		if f.v < 0 || f.v > f.limit {
+			fix := fmt.Sprintf("use 0 (the default) to %d", f.limit)
+			if f.limit == math.MaxInt {
+				fix = "use 0 (the default) or more"
+			}
+			return fielderr.New(configName, f.name, f.v, fix)
+		}
+	}
+	if c.MaxBackoff < 0 {
+		return fielderr.New(configName, "MaxBackoff", c.MaxBackoff, "use 0 (the default) or a positive duration")
+	}
+	return nil
 }
 
 // delay is the backoff before the next launch after the streak-th failed

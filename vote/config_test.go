@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -125,4 +126,24 @@ func TestNoBackoff(t *testing.T) {
 	require.ErrorIs(t, err, ErrTooManyErrors)
 	assert.Equal(t, 30, res.Errors)
 	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+// TestConfigErrorsNameTheField: a refusal says where it comes from and
+// which field, so that a command maps it to its flag.
+func TestConfigErrorsNameTheField(t *testing.T) {
+	for cfg, want := range map[*Config]string{
+		{K: -1}:                               "invalid configuration: vote.Config: K = -1: use 0 (the default) to 1048576",
+		{Parallel: maxConfigParallel + 1}:     "invalid configuration: vote.Config: Parallel = 65537: use 0 (the default) to 65536",
+		{Speculate: -2}:                       "invalid configuration: vote.Config: Speculate = -2: use 0 (the default) to 65536",
+		{MaxSamples: maxConfigMaxSamples + 1}: "invalid configuration: vote.Config: MaxSamples = 1073741825: use 0 (the default) to 1073741824",
+		{MaxErrors: -1}:                       "invalid configuration: vote.Config: MaxErrors = -1: use 0 (the default) or more",
+		{MaxBackoff: -1}:                      "invalid configuration: vote.Config: MaxBackoff = -1ns: use 0 (the default) or a positive duration",
+		{K: 5, MaxSamples: 4}:                 "invalid configuration: vote.Config: MaxSamples = 4: must be at least K (5), or no race could be won",
+	} {
+		_, err := cfg.WithDefaults()
+		assert.EqualError(t, err, want)
+		fe := fielderr.As(err)
+		require.NotNil(t, fe, "%v", err)
+		assert.Equal(t, "vote.Config", fe.Config)
+	}
 }

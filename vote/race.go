@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/catch"
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/mono"
 	"github.com/sourcegraph/conc/panics"
 )
@@ -19,7 +20,7 @@ var (
 	// large, the sample budget cannot hold a lead of K, the Drawer is nil
 	// (nothing is drawn then), or a valid sample has Key 0 (the race ends
 	// at once).
-	ErrConfig = errors.New("invalid configuration")
+	ErrConfig = fielderr.ErrConfig
 	// ErrUndecided: the sample budget (Config.MaxSamples) was spent and no
 	// key led by K. The race never falls back to a leader.
 	ErrUndecided = errors.New("undecided")

@@ -69,46 +69,7 @@ suite fails; a missed goal is reported, not an error.`,
 			if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
 				return usageErr("--out %s: is a file, not a folder", out)
 			}
-			var older *benchmarks.Report
-			if merge {
-				var err error
-				if older, err = readBenchReport(out); err != nil {
-					return err
-				}
-			}
-			opts := benchmarks.Options{Suites: suites, Quick: quick, Seed: seed, Command: "maker " + strings.Join(os.Args[1:], " ")}
-			if len(os.Args) < 2 {
-				opts.Command = "maker bench"
-			}
-			var finish func()
-			opts.Progress, finish = benchProgress(cmd)
-			rep, err := benchmarks.Run(cmd.Context(), opts)
-			finish()
-			if err != nil {
-				if cmd.Context().Err() != nil {
-					return interrupted("")
-				}
-				return failed(err)
-			}
-			ran := ranSuites(rep)
-			if older != nil {
-				rep.Merge(older)
-			}
-			if err := rep.WriteDir(out); err != nil {
-				return failed(err)
-			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				_ = enc.Encode(rep)
-				return nil
-			}
-			fmt.Fprintf(w, "bench: %s in %s; report in %s\n", strings.Join(ran, ", "), rep.Wall.Round(time.Second), filepath.Join(out, benchmarks.ReportFile))
-			for _, g := range rep.Goals {
-				fmt.Fprintf(w, "  [%s] %s: %s\n", g.Met, g.Goal, g.Measured)
-			}
-			return nil
+			return runBench(cmd, benchmarks.Options{Suites: suites, Quick: quick, Seed: seed}, out, merge, asJSON)
 		},
 	}
 	fs := cmd.Flags()
@@ -119,6 +80,51 @@ suite fails; a missed goal is reported, not an error.`,
 	fs.Uint64Var(&seed, "seed", 1, "root seed of the simulated models")
 	fs.BoolVar(&merge, "merge", false, "keep the other suites of the report already in --out (its "+benchmarks.DataFile+"), replacing only the suites run; the report names the run of each kept suite")
 	return cmd
+}
+
+// runBench runs the suites of opts, merges the report into --out's with
+// --merge, writes it and prints the goals (or the whole report as JSON).
+func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, asJSON bool) error {
+	var older *benchmarks.Report
+	if merge {
+		var err error
+		if older, err = readBenchReport(out); err != nil {
+			return err
+		}
+	}
+	opts.Command = "maker " + strings.Join(os.Args[1:], " ")
+	if len(os.Args) < 2 {
+		opts.Command = "maker bench"
+	}
+	var finish func()
+	opts.Progress, finish = benchProgress(cmd)
+	rep, err := benchmarks.Run(cmd.Context(), opts)
+	finish()
+	if err != nil {
+		if cmd.Context().Err() != nil {
+			return interrupted("")
+		}
+		return failed(err)
+	}
+	ran := ranSuites(rep)
+	if older != nil {
+		rep.Merge(older)
+	}
+	if err := rep.WriteDir(out); err != nil {
+		return failed(err)
+	}
+	w := cmd.OutOrStdout()
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+		return nil
+	}
+	fmt.Fprintf(w, "bench: %s in %s; report in %s\n", strings.Join(ran, ", "), rep.Wall.Round(time.Second), filepath.Join(out, benchmarks.ReportFile))
+	for _, g := range rep.Goals {
+		fmt.Fprintf(w, "  [%s] %s: %s\n", g.Met, g.Goal, g.Measured)
+	}
+	return nil
 }
 
 // readBenchReport reads the report in dir for --merge; a missing or

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -18,33 +17,32 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// calibrateFlags are maker calibrate's own flags, beside runFlags (the
-// model, the sim, --target) and toolFlags (a spec's tools).
+// calibrateFlags are maker calibrate's flags: the run flags (the model,
+// the sim, --target), the tools (a spec's), and its own, most of them set
+// straight into calibrate.Config, which checks itself.
 type calibrateFlags struct {
-	disks        int
-	specFile     string
-	stepsSampled int
-	samples      int
-	stepsSeed    uint64
-	confidence   float64
-	concurrency  int
-	withRivals   bool
-	asJSON       bool
-	declaration  string
-	untilDecided bool
-	untilSamples int
+	run         runFlags
+	tools       toolFlags
+	cfg         calibrate.Config
+	disks       int
+	specFile    string
+	asJSON      bool
+	declaration string
 }
 
 // notForCalibrate are the run flags that decide steps, which a calibration
 // does not do.
 var notForCalibrate = []string{"journal", "journal-unsigned", "resume", "rerun-pending", "parallel", "max-samples", "max-errors", "k-floor", "k-max", "verbose", "escalate", "escalate-after", "escalate-k", "escalate-model"}
 
+// calibrateFlagOf names the flag of each calibrate.Config field maker
+// calibrate sets.
+var calibrateFlagOf = map[string]string{
+	"StepsSampled": "steps-sampled", "Samples": "samples", "Confidence": "confidence", "Parallel": "concurrency",
+	"MaxSamples": "until-max-samples", "Target": "target", "MaxCost": "max-cost",
+}
+
 func newCalibrate() *cobra.Command {
-	var (
-		flags runFlags
-		tools toolFlags
-		c     calibrateFlags
-	)
+	c := &calibrateFlags{}
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Estimate p on sampled steps: k_min and the expected cost before a run",
@@ -96,156 +94,178 @@ replies; its tool calls run under --root and --tools as in maker run).`,
   maker calibrate --spec testdata/spec/find-version.json --samples 20`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fs := cmd.Flags()
-			for _, name := range notForCalibrate {
-				if fs.Changed(name) {
-					return usageErr("--%s does not apply to maker calibrate: it decides no step, it samples them", name)
-				}
-			}
-			flags.usesTarget = true
-			if err := flags.validate(cmd); err != nil {
+			if err := c.check(cmd); err != nil {
 				return err
 			}
-			switch {
-			case flags.kAuto:
-				return usageErr("--k auto does not apply to maker calibrate: give a fixed --k to see what it would give, or none")
-			case c.stepsSampled < 1 || c.stepsSampled > calibrate.MaxStepsSampled:
-				return usageErr("--steps-sampled %d: use 1 to %d", c.stepsSampled, calibrate.MaxStepsSampled)
-			case c.samples < 1 || c.samples > calibrate.MaxSamples:
-				return usageErr("--samples %d: use 1 to %d", c.samples, calibrate.MaxSamples)
-			case c.stepsSampled*c.samples > calibrate.MaxDraws:
-				return usageErr("--steps-sampled %d times --samples %d: at most %d samples in all", c.stepsSampled, c.samples, calibrate.MaxDraws)
-			case !(c.confidence > 0 && c.confidence < 1):
-				return usageErr("--confidence %v: use a probability above 0 and below 1, such as 0.95", c.confidence)
-			case c.concurrency < 1 || c.concurrency > calibrate.MaxParallel:
-				return usageErr("--concurrency %d: use 1 to %d", c.concurrency, calibrate.MaxParallel)
-			case c.untilSamples < 1 || c.untilSamples > calibrate.MaxDraws:
-				return usageErr("--until-max-samples %d: use 1 to %d", c.untilSamples, calibrate.MaxDraws)
-			case fs.Changed("until-max-samples") && !c.untilDecided:
-				return usageErr("--until-max-samples caps --until-decided: give --until-decided too, or leave it out")
-			case c.untilDecided && c.untilSamples < min(c.stepsSampled, calibrate.MaxStepsSampled)*c.samples:
-				return usageErr("--until-max-samples %d is below the first round's %d samples (--steps-sampled times --samples): raise it", c.untilSamples, c.stepsSampled*c.samples)
-			case fs.Changed("disks") && c.specFile != "":
-				return usageErr("--disks and --spec: give one task, Towers of Hanoi (--disks) or a spec file (--spec)")
-			case c.specFile == "" && (c.disks < 1 || c.disks > maxDisks):
-				return usageErr("--disks %d: use 1 to %d", c.disks, maxDisks)
-			case c.specFile == "" && (fs.Changed("root") || fs.Changed("tools") || fs.Changed("tool-declaration")):
-				return usageErr("--root, --tools and --tool-declaration apply to --spec only: Towers of Hanoi has no tools")
-			}
-			decl, err := maker.ParseToolDeclaration(c.declaration)
-			if err != nil {
-				return usageErr("--tool-declaration: %w", err)
-			}
-			var (
-				steps    calibrate.Steps
-				oracle   sim.Oracle = hanoi.Oracle{}
-				declared []llms.Tool
-			)
-			if c.specFile != "" {
-				sp, err := spec.Load(c.specFile)
-				if err != nil {
-					return usageErr("--spec: %w", err)
-				}
-				if !fs.Changed("root") {
-					tools.root = filepath.Join(filepath.Dir(c.specFile), sp.Root)
-				}
-				e, err := tools.executor()
-				if err != nil {
-					return err
-				}
-				defer e.Close()
-				if steps, err = calibrate.Spec(sp, e); err != nil {
-					return usageErr("--spec %s: %w", c.specFile, err)
-				}
-				// The run's declaration, so that p is measured on the
-				// prompts the run will send.
-				if declared, err = spec.Declare(sp, e, os.DirFS(filepath.Dir(c.specFile))); err != nil {
-					return usageErr("--spec %s: %w", c.specFile, err)
-				}
-				oracle = spec.Oracle{Spec: sp}
-			} else if steps, err = calibrate.Hanoi(c.disks); err != nil {
-				return usageErr("--disks: %w", err)
-			}
-			s, err := flags.solver(oracle, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			s.Tools, s.ToolDeclaration = declared, decl
-
-			cfg := calibrate.Config{
-				Steps: steps, Solver: s, StepsSampled: c.stepsSampled, Samples: c.samples, Seed: c.stepsSeed,
-				Target: flags.target, Confidence: c.confidence, Parallel: c.concurrency, WithRivals: c.withRivals,
-				SamplesPerCall: flags.perCall,
-			}
-			if fs.Changed("k") {
-				cfg.K = flags.k
-			}
-			bar := &roundBar{flags: &flags, w: cmd.ErrOrStderr()}
-			bar.start(min(c.stepsSampled, steps.Total()) * c.samples)
-			cfg.Progress = bar.progress
-			if c.untilDecided {
-				cfg.UntilDecided, cfg.MaxSamples, cfg.MaxCost = true, c.untilSamples, flags.maxCost
-				cfg.Forecast = func(r calibrate.Round) {
-					bar.finish()
-					fmt.Fprintln(cmd.ErrOrStderr(), forecastLine(r))
-					bar.start(r.Samples)
-				}
-			}
-			rep, runErr := calibrate.Run(cmd.Context(), cfg)
-			bar.finish()
-			if runErr != nil && cmd.Context().Err() != nil {
-				return interrupted("")
-			}
-			if runErr != nil && (len(rep.Models) == 0 || errors.Is(runErr, calibrate.ErrBudget)) {
-				return failed(runErr)
-			}
-			out := cmd.OutOrStdout()
-			if c.asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				_ = enc.Encode(rep) // a failed write fails the command (see run)
-			} else {
-				fmt.Fprint(out, rep.String())
-				fmt.Fprint(out, ranking(rep.Models)) // cost.go
-			}
-			if runErr != nil {
-				return failed(runErr)
-			}
-			switch {
-			case rep.All.Unreachable, rep.All.Undecided: // the report says why; so does the exit
-				msg := rep.All.NoK
-				if rep.Stopped != "" {
-					msg += "; --until-decided stopped: " + rep.Stopped
-				}
-				return failed(errors.New(msg))
-			}
-			return nil
+			return c.calibrate(cmd)
 		},
 	}
-	fs := cmd.Flags()
+	c.register(cmd)
+	return cmd
+}
+
+func (c *calibrateFlags) register(cmd *cobra.Command) {
+	fs, cfg := cmd.Flags(), &c.cfg
 	fs.IntVar(&c.disks, "disks", 10, fmt.Sprintf("Towers of Hanoi with N disks (2^N-1 steps, the run k_min is planned for), 1 to %d", maxDisks))
 	fs.StringVar(&c.specFile, "spec", "", "calibrate on a spec FILE's task instead (its script gives each step's correct reply)")
-	fs.IntVar(&c.stepsSampled, "steps-sampled", calibrate.DefaultStepsSampled, "number of distinct steps sampled at random (all of them if the task has fewer)")
-	fs.IntVar(&c.samples, "samples", calibrate.DefaultSamples, "samples per sampled step")
-	fs.Uint64Var(&c.stepsSeed, "steps-seed", 1, "seed of the choice of steps (the same seed, the same steps)")
-	fs.Float64Var(&c.confidence, "confidence", calibrate.DefaultConfidence, "confidence of the interval on p, in (0, 1)")
-	fs.IntVar(&c.concurrency, "concurrency", calibrate.DefaultParallel, "model calls in flight at once")
+	fs.IntVar(&cfg.StepsSampled, "steps-sampled", calibrate.DefaultStepsSampled, "number of distinct steps sampled at random (all of them if the task has fewer)")
+	fs.IntVar(&cfg.Samples, "samples", calibrate.DefaultSamples, "samples per sampled step")
+	fs.Uint64Var(&cfg.Seed, "steps-seed", 1, "seed of the choice of steps (the same seed, the same steps)")
+	fs.Float64Var(&cfg.Confidence, "confidence", calibrate.DefaultConfidence, "confidence of the interval on p, in (0, 1)")
+	fs.IntVar(&cfg.Parallel, "concurrency", calibrate.DefaultParallel, "model calls in flight at once")
 	fs.BoolVar(&c.asJSON, "json", false, "print the report as JSON on stdout")
 	fs.StringVar(&c.declaration, "tool-declaration", "auto", "with --spec: how the spec's tools are declared to the model, as maker run declares them (native, prompt, both, or auto); use the run's choice, so p is measured on the run's prompts")
-	fs.BoolVar(&c.untilDecided, "until-decided", false, "while the plan is undecided, sample more (new steps, then more samples per step) in rounds, each forecast on stderr before it draws, until it is decided or a cap stops it (--until-max-samples, and --max-cost in dollars); each look plans over a stricter region so that all of them keep --confidence")
-	fs.IntVar(&c.untilSamples, "until-max-samples", calibrate.DefaultMaxSamples, "with --until-decided: the most samples drawn in all, the first round's included")
-	fs.BoolVar(&c.withRivals, "with-rivals", false, "also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)")
-	flags.register(cmd)
-	tools.register(cmd, "")
+	fs.BoolVar(&cfg.UntilDecided, "until-decided", false, "while the plan is undecided, sample more (new steps, then more samples per step) in rounds, each forecast on stderr before it draws, until it is decided or a cap stops it (--until-max-samples, and --max-cost in dollars); each look plans over a stricter region so that all of them keep --confidence")
+	fs.IntVar(&cfg.MaxSamples, "until-max-samples", calibrate.DefaultMaxSamples, "with --until-decided: the most samples drawn in all, the first round's included")
+	fs.BoolVar(&cfg.WithRivals, "with-rivals", false, "also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)")
+	c.run.register(cmd)
+	c.tools.register(cmd, "")
 	fs.Lookup("root").Usage = `with --spec: folder the file tools work in (default: the spec's "root", else the spec file's folder)`
 	fs.Lookup("target").Usage = "probability that the whole run succeeds that k_min is planned for, in (0, 1), at every point of the --confidence region of (mean p, spread of step difficulty); exit 1 when no k reaches it or the samples cannot tell (undecided)"
 	fs.Lookup("k").Usage = "also show what this margin would give"
 	fs.Lookup("max-cost").Usage = "spending cap in US dollars for the calibration: a sample whose worst case (prompt plus --max-tokens) would pass it is not started, and calibrate stops there with exit 1 and the dollars spent (0: no cap)"
 	fs.Lookup("k").DefValue = ""
 	for _, name := range notForCalibrate {
-		_ = fs.MarkHidden(name) // refused if given: see RunE
+		_ = fs.MarkHidden(name) // refused if given: see check
 	}
-	return cmd
+}
+
+// check refuses flags that do not go together, then what the run flags
+// and calibrate.Config refuse, said in flags.
+func (c *calibrateFlags) check(cmd *cobra.Command) error {
+	fs, cfg := cmd.Flags(), &c.cfg
+	for _, name := range notForCalibrate {
+		if fs.Changed(name) {
+			return usageErr("--%s does not apply to maker calibrate: it decides no step, it samples them", name)
+		}
+	}
+	c.run.usesTarget = true
+	if err := c.run.validate(cmd); err != nil {
+		return err
+	}
+	switch {
+	case c.run.kAuto:
+		return usageErr("--k auto does not apply to maker calibrate: give a fixed --k to see what it would give, or none")
+	case fs.Changed("until-max-samples") && !cfg.UntilDecided:
+		return usageErr("--until-max-samples caps --until-decided: give --until-decided too, or leave it out")
+	case fs.Changed("disks") && c.specFile != "":
+		return usageErr("--disks and --spec: give one task, Towers of Hanoi (--disks) or a spec file (--spec)")
+	case c.specFile == "" && (c.disks < 1 || c.disks > maxDisks):
+		return usageErr("--disks %d: use 1 to %d", c.disks, maxDisks)
+	case c.specFile == "" && (fs.Changed("root") || fs.Changed("tools") || fs.Changed("tool-declaration")):
+		return usageErr("--root, --tools and --tool-declaration apply to --spec only: Towers of Hanoi has no tools")
+	}
+	if err := positiveFlags(fs, "steps-sampled", "samples", "confidence", "concurrency", "until-max-samples"); err != nil {
+		return err
+	}
+	cfg.Target, cfg.SamplesPerCall = c.run.target, c.run.perCall
+	if fs.Changed("k") {
+		cfg.K = c.run.k
+	}
+	if err := fieldUsageErr(cfg.Validate(), calibrateFlagOf, "calibrate"); err != nil {
+		return err
+	}
+	if first := min(cfg.StepsSampled, calibrate.MaxStepsSampled) * cfg.Samples; cfg.UntilDecided && cfg.MaxSamples < first {
+		return usageErr("--until-max-samples %d is below the first round's %d samples (--steps-sampled times --samples): raise it", cfg.MaxSamples, first)
+	}
+	if !cfg.UntilDecided {
+		cfg.MaxSamples = 0
+	} else {
+		cfg.MaxCost = c.run.maxCost
+	}
+	return nil
+}
+
+// task opens the task to calibrate on: its steps, its oracle (the
+// simulated model's answers) and the tools its run would declare. The
+// caller calls done.
+func (c *calibrateFlags) task(cmd *cobra.Command) (steps calibrate.Steps, oracle sim.Oracle, declared []llms.Tool, done func(), err error) {
+	done = func() {}
+	if c.specFile == "" {
+		if steps, err = calibrate.Hanoi(c.disks); err != nil {
+			return nil, nil, nil, done, usageErr("--disks: %w", err)
+		}
+		return steps, hanoi.Oracle{}, nil, done, nil
+	}
+	sp, err := spec.Load(c.specFile)
+	if err != nil {
+		return nil, nil, nil, done, usageErr("--spec: %w", err)
+	}
+	if !cmd.Flags().Changed("root") {
+		c.tools.root = filepath.Join(filepath.Dir(c.specFile), sp.Root)
+	}
+	e, err := c.tools.executor()
+	if err != nil {
+		return nil, nil, nil, done, err
+	}
+	if steps, err = calibrate.Spec(sp, e); err == nil {
+		// The run's declaration, so that p is measured on the prompts
+		// the run will send.
+		declared, err = spec.Declare(sp, e, os.DirFS(filepath.Dir(c.specFile)))
+	}
+	if err != nil {
+		e.Close()
+		return nil, nil, nil, done, usageErr("--spec %s: %w", c.specFile, err)
+	}
+	return steps, spec.Oracle{Spec: sp}, declared, func() { e.Close() }, nil
+}
+
+// calibrate samples the task's steps and prints the report.
+func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
+	decl, err := toolDeclaration(c.declaration)
+	if err != nil {
+		return err
+	}
+	steps, oracle, declared, done, err := c.task(cmd)
+	if err != nil {
+		return err
+	}
+	defer done()
+	s, err := c.run.solver(oracle, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	s.Tools, s.ToolDeclaration = declared, decl
+	cfg := c.cfg
+	cfg.Steps, cfg.Solver = steps, s
+	bar := &roundBar{flags: &c.run, w: cmd.ErrOrStderr()}
+	bar.start(min(cfg.StepsSampled, steps.Total()) * cfg.Samples)
+	cfg.Progress = bar.progress
+	if cfg.UntilDecided {
+		cfg.Forecast = func(r calibrate.Round) {
+			bar.finish()
+			fmt.Fprintln(cmd.ErrOrStderr(), forecastLine(r))
+			bar.start(r.Samples)
+		}
+	}
+	rep, runErr := calibrate.Run(cmd.Context(), cfg)
+	bar.finish()
+	if runErr != nil && cmd.Context().Err() != nil {
+		return interrupted("")
+	}
+	if runErr != nil && (len(rep.Models) == 0 || errors.Is(runErr, calibrate.ErrBudget)) {
+		return failed(runErr)
+	}
+	out := cmd.OutOrStdout()
+	if c.asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep) // a failed write fails the command (see run)
+	} else {
+		fmt.Fprint(out, rep.String())
+		fmt.Fprint(out, ranking(rep.Models)) // cost.go
+	}
+	switch {
+	case runErr != nil:
+		return failed(runErr)
+	case rep.All.Unreachable, rep.All.Undecided: // the report says why; so does the exit
+		msg := rep.All.NoK
+		if rep.Stopped != "" {
+			msg += "; --until-decided stopped: " + rep.Stopped
+		}
+		return failed(errors.New(msg))
+	}
+	return nil
 }
 
 // roundBar is a progress bar of samples per round of calibration: the

@@ -49,7 +49,8 @@ func TestBinaryCalibrate(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"calibrate", "--steps-sampled", "0"}, "maker: --steps-sampled 0: use 1 to"},
+		{[]string{"calibrate", "--steps-sampled", "0"}, "maker: --steps-sampled 0: use a positive value"},
+		{[]string{"calibrate", "--steps-sampled", "-1"}, "maker: --steps-sampled -1: use 1 to"},
 		{[]string{"calibrate", "--target", "2"}, "maker: --target 2: use a probability above 0 and below 1"},
 		{[]string{"calibrate", "--journal", "j.jsonl"}, "maker: --journal does not apply to maker calibrate"},
 		{[]string{"calibrate", "--until-max-samples", "5000"}, "maker: --until-max-samples caps --until-decided"},

@@ -95,12 +95,15 @@ func TestCalibrateUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--steps-sampled", "0"}, "--steps-sampled 0: use 1 to 100000"},
+		{[]string{"--steps-sampled", "0"}, "--steps-sampled 0: use a positive value, or leave the flag out for 100"},
+		{[]string{"--steps-sampled", "-1"}, "--steps-sampled -1: use 1 to 100000"},
 		{[]string{"--samples", "-1"}, "--samples -1: use 1 to 10000"},
 		{[]string{"--steps-sampled", "100000", "--samples", "1000"}, "at most 10000000 samples in all"},
 		{[]string{"--target", "1"}, "--target 1: use a probability above 0 and below 1"},
-		{[]string{"--confidence", "0"}, "--confidence 0: use a probability above 0 and below 1"},
-		{[]string{"--concurrency", "0"}, "--concurrency 0: use 1 to 4096"},
+		{[]string{"--confidence", "0"}, "--confidence 0: use a positive value"},
+		{[]string{"--confidence", "1"}, "--confidence 1: use a probability above 0 and below 1"},
+		{[]string{"--concurrency", "0"}, "--concurrency 0: use a positive value"},
+		{[]string{"--concurrency", "4097"}, "--concurrency 4097: use 1 to 4096"},
 		{[]string{"--disks", "0"}, "--disks 0: use 1 to 30"},
 		{[]string{"--disks", "3", "--spec", "x.json"}, "--disks and --spec: give one task"},
 		{[]string{"--spec", "no-such-file.json"}, "--spec: open no-such-file.json"},

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
@@ -187,10 +188,8 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	} else if err := f.validateSim(fs); err != nil {
 		return err
 	}
-	if _, err := f.voteConfig().WithDefaults(); err != nil {
-		return usageErr("--k, --parallel, --max-samples or --max-errors: %w", err)
-	}
-	return nil
+	_, err := f.voteConfig().WithDefaults()
+	return fieldUsageErr(err, voteFlagOf, "--k, --parallel, --max-samples or --max-errors")
 }
 
 // validateSim checks the simulated model's flags: how they go together
@@ -221,32 +220,61 @@ var simFlagOf = map[string]string{
 // probability above 0, up to 1".
 func simUsageErr(err error) error { return fieldUsageErr(err, simFlagOf, "simulated model") }
 
-// fieldUsageErr turns the *sim.FieldError of a configuration the flags
-// set (sim.Config, simserver.Faults, batch.LimitConfig) into a usage error
-// that names the flags, their values and the library's fix, so that the
-// rules are the library's alone. flagOf names the flag of each field; an
+// fieldUsageErr turns the *maker.FieldError of a configuration the flags
+// set (sim.Config, simserver.Faults, batch.LimitConfig, mcpserver.Config)
+// into a usage error that names the flags, their values and the library's
+// fix, so that the rules are the library's alone. flagOf names the flag of
+// each field (a field of a list, "Models[1]", by its own name or else the
+// list's); an
 // error of a field no flag sets, or of another kind, reads "what: err".
 func fieldUsageErr(err error, flagOf map[string]string, what string) error {
 	if err == nil {
 		return nil
 	}
-	var fe *sim.FieldError
+	fe := fielderr.As(err)
 	var parts []string
-	if errors.As(err, &fe) {
+	if fe != nil {
 		for _, x := range fe.Fields {
 			name, ok := flagOf[x.Name]
+			if field, _, _ := strings.Cut(x.Name, "["); !ok {
+				name, ok = flagOf[field]
+			}
 			if !ok { // a field no flag sets
 				parts = nil
 				break
 			}
-			parts = append(parts, fmt.Sprintf("--%s %v", name, x.Value))
+			format := "--%s %v"
+			if _, isString := x.Value.(string); isString {
+				format = "--%s %q"
+			}
+			parts = append(parts, fmt.Sprintf(format, name, x.Value))
 		}
 	}
 	if len(parts) == 0 {
 		return usageErr("%s: %w", what, err)
 	}
-	return usageErr("%s: %s", strings.Join(parts, " plus "), fe.Fix)
+	remedy := fe.Remedy()
+	if v, ok := fe.Fields[0].Value.(string); ok { // a cause that begins with the value it refused says it once
+		remedy = strings.TrimPrefix(remedy, fmt.Sprintf("%q: ", v))
+	}
+	return usageErr("%s: %s", strings.Join(parts, " plus "), remedy)
 }
+
+// positiveFlags refuses 0 for the named flags, where the library reads a
+// zero setting as its default (a negative value the library refuses, with
+// its range).
+func positiveFlags(fs *pflag.FlagSet, names ...string) error {
+	for _, name := range names {
+		fl := fs.Lookup(name)
+		if v := fl.Value.String(); v == "0" || v == "0s" {
+			return usageErr("--%s %s: use a positive value, or leave the flag out for %s", name, v, fl.DefValue)
+		}
+	}
+	return nil
+}
+
+// voteFlagOf names the flag of each vote.Config field the run flags set.
+var voteFlagOf = map[string]string{"K": "k", "Parallel": "parallel", "MaxSamples": "max-samples", "MaxErrors": "max-errors"}
 
 // Bounds of the run flags, against typos.
 const (

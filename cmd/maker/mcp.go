@@ -12,31 +12,42 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // tokenEnv is the environment variable that holds the HTTP bearer token
 // when --token is not given.
 const tokenEnv = "MDAP_MCP_TOKEN"
 
+// mcpFlags are maker mcp's flags: most set the server's mcpserver.Config
+// directly, which checks itself (Config.Validate); the rest say how it is
+// reached (stdio or HTTP, and the HTTP server's token).
+type mcpFlags struct {
+	cfg                       mcpserver.Config
+	httpAddr, token, logLevel string
+	tools                     string
+	allowRemote, noAuth       bool
+	origins                   []string
+	latency                   time.Duration
+	level                     slog.Level
+	obs                       watchFlags
+}
+
+// mcpFlagOf names the flag of each mcpserver.Config (and sim.Config)
+// field maker mcp sets.
+var mcpFlagOf = map[string]string{
+	"Models": "model", "BaseURL": "base-url", "ToolDeclaration": "tool-declaration", "Timeout": "timeout",
+	"MaxK": "max-k", "MaxSamples": "max-samples", "MaxRequestBytes": "max-request-bytes", "Root": "root",
+	"P": "p", "FlagRate": "flag-rate", "Latency": "latency",
+}
+
 func newMCP() *cobra.Command {
-	var (
-		httpAddr, token, baseURL, root, state, tools, logLevel, declaration string
-		allowRemote, allowAnyModel, noAuth, journalUnsigned                 bool
-		modelSpecs, origins                                                 []string
-		timeout, latency                                                    time.Duration
-		maxK, maxSamples                                                    int
-		maxRequestBytes                                                     int64
-		seed                                                                uint64
-		p, flagRate                                                         float64
-		obs                                                                 watchFlags
-	)
-	def := sim.DefaultConfig()
+	f := &mcpFlags{cfg: mcpserver.Config{Sim: sim.DefaultConfig()}}
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve mdap to coding agents and IDEs over the Model Context Protocol",
@@ -64,173 +75,174 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
   maker mcp --http 127.0.0.1:8765     # prints a generated token on stderr`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fs := cmd.Flags()
-			if !fs.Changed("token") {
-				token = os.Getenv(tokenEnv)
-			}
-			switch {
-			case httpAddr == "" && fs.Changed("token"):
-				return usageErr("--token applies to --http only: over stdio the client that starts the server is trusted")
-			case httpAddr == "" && allowRemote:
-				return usageErr("--allow-remote applies to --http only")
-			case httpAddr == "" && noAuth:
-				return usageErr("--no-auth applies to --http only")
-			case noAuth && token != "":
-				return usageErr("--no-auth and a token (--token or $%s) contradict each other: drop one", tokenEnv)
-			case fs.Changed("token") && token == "":
-				return usageErr("--token \"\": give the token clients must send, or leave the flag out")
-			case len(modelSpecs) == 0:
-				return usageErr("--model: give at least one model")
-			case !validDeclaration(declaration):
-				return usageErr("--tool-declaration %q: use auto, native, prompt or both", declaration)
-			case timeout <= 0:
-				return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", timeout)
-			case maxK < 1 || maxK > maxK0:
-				return usageErr("--max-k %d: use 1 to %d", maxK, maxK0)
-			case maxSamples < 1 || maxSamples > maxSamplesFlag:
-				return usageErr("--max-samples %d: use 1 to %d", maxSamples, maxSamplesFlag)
-			case maxSamples < maxK:
-				return usageErr("--max-samples %d: must be at least --max-k (%d), or a race at that k could never be decided", maxSamples, maxK)
-			case maxRequestBytes < 1<<10 || maxRequestBytes > 1<<30:
-				return usageErr("--max-request-bytes %d: use 1024 to %d", maxRequestBytes, 1<<30)
-			case state == "":
-				return usageErr("--state \"\": give the folder of run_task's journals")
-			}
-			simCfg := def
-			simCfg.Seed, simCfg.P, simCfg.FlagRate = seed, p, flagRate
-			if latency != 0 {
-				simCfg.Latency = sim.FixedLatency(latency)
-			}
-			if err := simUsageErr(simCfg.Validate()); err != nil {
+			if err := f.check(cmd); err != nil {
 				return err
 			}
-			// a ;key=VAR's value, a password in --base-url or ;base=; before
-			// the specs are checked, as a refusal quotes its spec
-			obs.redact(cmd.Context(), models.Credentials(models.Options{BaseURL: baseURL}, modelSpecs...)...)
-			for _, m := range modelSpecs {
-				if err := models.CheckSpec(m); err != nil {
-					return usageErr("--model %q: %w", m, err)
-				}
-			}
-			if baseURL != "" {
-				if err := checkBaseURL(baseURL); err != nil {
-					return err
-				}
-			}
-			level, err := parseLogLevel(logLevel)
-			if err != nil {
-				return err
-			}
-			policy, err := categories.Builtin().ParseSelection(tools)
-			if err != nil {
-				return usageErr("--tools: %w", err)
-			}
-			var addr string
-			if httpAddr != "" {
-				if addr, err = mcpserver.ListenAddr(httpAddr, allowRemote); err != nil {
-					return usageErr("--http: %w", err)
-				}
-			}
-			if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-				return usageErr("--root %q: not a folder", root)
-			}
-			stderr := cmd.ErrOrStderr()
-			if obs.addr != "" && addr == "" {
-				return usageErr("--metrics-addr needs --http: over stdio the server lives only as long as its client")
-			}
-			if err := obs.start(cmd.Context(), "maker-mcp", cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			defer obs.stop(cmd.Context())
-			generated := false
-			if addr != "" && token == "" && !noAuth {
-				if token, err = newToken(); err != nil {
-					return failed(err)
-				}
-				generated = true
-			}
-			obs.redact(cmd.Context(), token)
-			log := obs.logger(stderr, &slog.HandlerOptions{Level: level})
-			srv, err := mcpserver.New(mcpserver.Config{
-				Models: modelSpecs, BaseURL: baseURL, AllowAnyModel: allowAnyModel, Timeout: timeout,
-				Sim: simCfg, Root: root, State: state, UnsignedJournals: journalUnsigned, Policy: &policy,
-				MaxK: maxK, MaxSamples: maxSamples, MaxRequestBytes: maxRequestBytes, Logger: log,
-				ToolDeclaration: maker.ToolDeclaration(declaration),
-				Observer:        obs.solverObserver(),
-			})
-			if err != nil {
-				return usageErr("%w", err)
-			}
-			defer srv.Close()
-			ctx := cmd.Context()
-			if addr == "" {
-				log.Info("serving MCP over stdio", "models", strings.Join(modelSpecs, ","), "root", root, "state", state, "tools", policy.String())
-				in := cmd.InOrStdin()
-				rc, ok := in.(io.ReadCloser)
-				if !ok {
-					rc = io.NopCloser(in)
-				}
-				err = srv.ServeIO(ctx, rc, nopWriteCloser{cmd.OutOrStdout()})
-			} else {
-				ln, lerr := net.Listen("tcp", addr)
-				if lerr != nil {
-					return usageErr("--http %s: %w", httpAddr, lerr)
-				}
-				if noAuth {
-					reach := "every user and process of this machine"
-					if allowRemote {
-						reach = "anyone who can reach the address"
-					}
-					log.Warn("--no-auth: " + reach + " can use this server, and run_task and sample_and_vote spend its model keys")
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "maker mcp: serving MCP over streamable HTTP at http://%s%s\n", ln.Addr(), mcpserver.Path)
-				if generated {
-					// Once, on stderr, past the redaction of everything else
-					// (the token is a held secret from here on): the operator
-					// copies it into the client's configuration.
-					fmt.Fprintf(unredacted(stderr), "maker mcp: no $%s was set, so this run generated a token; clients must send\n  Authorization: Bearer %s\n(set $%s or --token to choose it, or --no-auth to serve without one)\n", tokenEnv, token, tokenEnv)
-				}
-				log.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "auth", authMode(noAuth, generated), "models", strings.Join(modelSpecs, ","), "root", root, "state", state, "tools", policy.String())
-				err = srv.ServeHTTPOn(ctx, ln, mcpserver.HTTPOptions{Token: token, NoAuth: noAuth, AllowedOrigins: origins})
-			}
-			switch {
-			case ctx.Err() != nil:
-				return interrupted("")
-			case err != nil:
-				return failed(err)
-			}
-			return nil
+			return f.run(cmd)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP at ADDR (HOST:PORT or :PORT; :0 picks a free port, printed on stdout) instead of stdio")
-	f.BoolVar(&allowRemote, "allow-remote", false, "with --http, listen on a non-loopback address (an empty host then means every interface); the bearer token is then all that guards the server")
-	f.StringArrayVar(&origins, "allow-origin", nil, "with --http, a browser Origin (scheme://host[:port]) allowed besides the server's own and loopback ones; repeat for several")
-	f.StringVar(&token, "token", "", "with --http, the bearer token every request must carry (default $"+tokenEnv+"; without either, one is generated and printed on stderr)")
-	f.BoolVar(&noAuth, "no-auth", false, "with --http, serve without a token: every user of this machine (with --allow-remote, anyone who reaches it) can use the server and its model keys")
-	f.StringArrayVar(&modelSpecs, "model", []string{"sim"}, "a model requests may use: "+models.Specs+"; repeat for several, the first is the default")
-	f.StringVar(&baseURL, "base-url", "", "server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) and ollama: models")
-	f.BoolVar(&allowAnyModel, "allow-any-model", false, "let requests name any model and base URL (the server then calls any URL a client names, without the environment's API keys)")
-	f.DurationVar(&timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
-	f.StringVar(&root, "root", ".", "folder of run_task's spec paths and file tools; nothing leaves it")
-	f.StringVar(&state, "state", defaultStateDir(), "folder of run_task's journals (created if missing, 0700)")
-	f.BoolVar(&journalUnsigned, "journal-unsigned", false, "write (and resume) run_task's journals without signing them: a plain SHA-256 chain and no chain head kept (see docs/journal.md)")
-	f.StringVar(&declaration, "tool-declaration", "auto", "how run_task declares a spec's tools to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
-	f.StringVar(&tools, "tools", "", "tool categories and tools a task may run, comma-separated (e.g. read_only,file_write; -NAME denies; none); default: the read-only categories")
-	f.IntVar(&maxK, "max-k", mcpserver.DefaultMaxK, "largest margin k a request may ask for")
-	f.IntVar(&maxSamples, "max-samples", mcpserver.DefaultMaxSamples, "most samples one race may draw (per step for run_task)")
-	f.Int64Var(&maxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "largest request: one stdio message, one HTTP body, one spec file")
-	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
-	obs.register(f, false)
-	f.Uint64Var(&seed, "seed", 1, "simulated model: seed of every random draw")
-	f.Float64Var(&p, "p", def.P, "simulated model: probability that a valid reply is right")
-	f.Float64Var(&flagRate, "flag-rate", def.FlagRate, "simulated model: probability of a red-flag reply")
-	f.DurationVar(&latency, "latency", 0, "simulated model: latency of a call")
+	f.register(cmd.Flags())
 	return cmd
 }
 
-// maxK0 bounds --max-k, as maxK bounds --k.
-const maxK0 = maxK
+func (f *mcpFlags) register(fs *pflag.FlagSet) {
+	c := &f.cfg
+	fs.StringVar(&f.httpAddr, "http", "", "serve streamable HTTP at ADDR (HOST:PORT or :PORT; :0 picks a free port, printed on stdout) instead of stdio")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "with --http, listen on a non-loopback address (an empty host then means every interface); the bearer token is then all that guards the server")
+	fs.StringArrayVar(&f.origins, "allow-origin", nil, "with --http, a browser Origin (scheme://host[:port]) allowed besides the server's own and loopback ones; repeat for several")
+	fs.StringVar(&f.token, "token", "", "with --http, the bearer token every request must carry (default $"+tokenEnv+"; without either, one is generated and printed on stderr)")
+	fs.BoolVar(&f.noAuth, "no-auth", false, "with --http, serve without a token: every user of this machine (with --allow-remote, anyone who reaches it) can use the server and its model keys")
+	fs.StringArrayVar(&c.Models, "model", []string{"sim"}, "a model requests may use: "+models.Specs+"; repeat for several, the first is the default")
+	fs.StringVar(&c.BaseURL, "base-url", "", "server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) and ollama: models")
+	fs.BoolVar(&c.AllowAnyModel, "allow-any-model", false, "let requests name any model and base URL (the server then calls any URL a client names, without the environment's API keys)")
+	fs.DurationVar(&c.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
+	fs.StringVar(&c.Root, "root", ".", "folder of run_task's spec paths and file tools; nothing leaves it")
+	fs.StringVar(&c.State, "state", defaultStateDir(), "folder of run_task's journals (created if missing, 0700)")
+	fs.BoolVar(&c.UnsignedJournals, "journal-unsigned", false, "write (and resume) run_task's journals without signing them: a plain SHA-256 chain and no chain head kept (see docs/journal.md)")
+	c.ToolDeclaration = maker.DeclareAuto
+	fs.StringVar((*string)(&c.ToolDeclaration), "tool-declaration", "auto", "how run_task declares a spec's tools to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
+	fs.StringVar(&f.tools, "tools", "", "tool categories and tools a task may run, comma-separated (e.g. read_only,file_write; -NAME denies; none); default: the read-only categories")
+	fs.IntVar(&c.MaxK, "max-k", mcpserver.DefaultMaxK, "largest margin k a request may ask for")
+	fs.IntVar(&c.MaxSamples, "max-samples", mcpserver.DefaultMaxSamples, "most samples one race may draw (per step for run_task)")
+	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "largest request: one stdio message, one HTTP body, one spec file")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
+	f.obs.register(fs, false)
+	fs.Uint64Var(&c.Sim.Seed, "seed", 1, "simulated model: seed of every random draw")
+	fs.Float64Var(&c.Sim.P, "p", c.Sim.P, "simulated model: probability that a valid reply is right")
+	fs.Float64Var(&c.Sim.FlagRate, "flag-rate", c.Sim.FlagRate, "simulated model: probability of a red-flag reply")
+	fs.DurationVar(&f.latency, "latency", 0, "simulated model: latency of a call")
+}
+
+// check refuses flags that do not go together, then what the server's
+// Config refuses, said in flags: nothing is started on a refusal.
+func (f *mcpFlags) check(cmd *cobra.Command) error {
+	fs := cmd.Flags()
+	if !fs.Changed("token") {
+		f.token = os.Getenv(tokenEnv)
+	}
+	c := &f.cfg
+	switch {
+	case f.httpAddr == "" && fs.Changed("token"):
+		return usageErr("--token applies to --http only: over stdio the client that starts the server is trusted")
+	case f.httpAddr == "" && f.allowRemote:
+		return usageErr("--allow-remote applies to --http only")
+	case f.httpAddr == "" && f.noAuth:
+		return usageErr("--no-auth applies to --http only")
+	case f.noAuth && f.token != "":
+		return usageErr("--no-auth and a token (--token or $%s) contradict each other: drop one", tokenEnv)
+	case fs.Changed("token") && f.token == "":
+		return usageErr("--token \"\": give the token clients must send, or leave the flag out")
+	case len(c.Models) == 0:
+		return usageErr("--model: give at least one model")
+	case c.State == "":
+		return usageErr("--state \"\": give the folder of run_task's journals")
+	case f.httpAddr == "" && f.obs.addr != "":
+		return usageErr("--metrics-addr needs --http: over stdio the server lives only as long as its client")
+	}
+	if err := positiveFlags(fs, "timeout", "max-k", "max-samples", "max-request-bytes"); err != nil {
+		return err
+	}
+	if f.latency != 0 {
+		c.Sim.Latency = sim.FixedLatency(f.latency)
+	}
+	// a ;key=VAR's value, a password in --base-url or ;base=; before the
+	// specs are checked, as a refusal quotes its spec
+	f.obs.redact(cmd.Context(), models.Credentials(models.Options{BaseURL: c.BaseURL}, c.Models...)...)
+	if err := simUsageErr(c.Sim.Validate()); err != nil { // a P of 0 too, which Config reads as the default
+		return err
+	}
+	if err := fieldUsageErr(c.Validate(), mcpFlagOf, "mcp"); err != nil {
+		return err
+	}
+	policy, err := parseTools(f.tools)
+	if err != nil {
+		return err
+	}
+	c.Policy = &policy
+	if f.httpAddr != "" {
+		if f.httpAddr, err = mcpserver.ListenAddr(f.httpAddr, f.allowRemote); err != nil {
+			return usageErr("--http: %w", err)
+		}
+	}
+	f.level, err = parseLogLevel(f.logLevel)
+	return err
+}
+
+// run serves until the client leaves (stdio) or the command is
+// interrupted (HTTP).
+func (f *mcpFlags) run(cmd *cobra.Command) error {
+	ctx := cmd.Context()
+	if err := f.obs.start(ctx, "maker-mcp", cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	defer f.obs.stop(ctx)
+	generated := false
+	if f.httpAddr != "" && f.token == "" && !f.noAuth {
+		var err error
+		if f.token, err = newToken(); err != nil {
+			return failed(err)
+		}
+		generated = true
+	}
+	f.obs.redact(ctx, f.token)
+	f.cfg.Logger = f.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: f.level})
+	f.cfg.Observer = f.obs.solverObserver()
+	srv, err := mcpserver.New(f.cfg)
+	if err != nil {
+		return usageErr("%w", err)
+	}
+	defer srv.Close()
+	if f.httpAddr == "" {
+		f.logServing("serving MCP over stdio")
+		in := cmd.InOrStdin()
+		rc, ok := in.(io.ReadCloser)
+		if !ok {
+			rc = io.NopCloser(in)
+		}
+		err = srv.ServeIO(ctx, rc, nopWriteCloser{cmd.OutOrStdout()})
+	} else {
+		err = f.serveHTTP(cmd, srv, generated)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return interrupted("")
+	case err != nil:
+		return failed(err)
+	}
+	return nil
+}
+
+// serveHTTP listens on --http and serves srv there, with the token.
+func (f *mcpFlags) serveHTTP(cmd *cobra.Command, srv *mcpserver.Server, generated bool) error {
+	ln, err := net.Listen("tcp", f.httpAddr)
+	if err != nil {
+		return usageErr("--http %s: %w", f.httpAddr, err)
+	}
+	log := f.cfg.Logger
+	if f.noAuth {
+		reach := "every user and process of this machine"
+		if f.allowRemote {
+			reach = "anyone who can reach the address"
+		}
+		log.Warn("--no-auth: " + reach + " can use this server, and run_task and sample_and_vote spend its model keys")
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "maker mcp: serving MCP over streamable HTTP at http://%s%s\n", ln.Addr(), mcpserver.Path)
+	if generated {
+		// Once, on stderr, past the redaction of everything else (the
+		// token is a held secret from here on): the operator copies it
+		// into the client's configuration.
+		fmt.Fprintf(unredacted(cmd.ErrOrStderr()), "maker mcp: no $%s was set, so this run generated a token; clients must send\n  Authorization: Bearer %s\n(set $%s or --token to choose it, or --no-auth to serve without one)\n", tokenEnv, f.token, tokenEnv)
+	}
+	f.logServing("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "auth", authMode(f.noAuth, generated))
+	return srv.ServeHTTPOn(cmd.Context(), ln, mcpserver.HTTPOptions{Token: f.token, NoAuth: f.noAuth, AllowedOrigins: f.origins})
+}
+
+// logServing logs the start of serving, with what the server serves.
+func (f *mcpFlags) logServing(msg string, attrs ...any) {
+	c := &f.cfg
+	attrs = append(attrs, "models", strings.Join(c.Models, ","), "root", c.Root, "state", c.State, "tools", c.Policy.String())
+	c.Logger.Info(msg, attrs...)
+}
 
 // defaultStateDir is $XDG_STATE_HOME/mdap/journals, or
 // ~/.local/state/mdap/journals, or a folder in the temporary folder when
@@ -279,9 +291,3 @@ func unredacted(w io.Writer) io.Writer {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// validDeclaration reports whether s is a --tool-declaration choice.
-func validDeclaration(s string) bool {
-	_, err := maker.ParseToolDeclaration(s)
-	return err == nil
-}

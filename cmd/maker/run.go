@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
 )
@@ -24,14 +23,17 @@ type specSummary struct {
 	runTotals
 }
 
+// runCmd is maker run's flags.
+type runCmd struct {
+	flags       runFlags
+	tools       toolFlags
+	asJSON      bool
+	declaration string
+	maxSteps    int
+}
+
 func newRun() *cobra.Command {
-	var (
-		flags       runFlags
-		tools       toolFlags
-		asJSON      bool
-		declaration string
-		maxSteps    int
-	)
+	r := &runCmd{}
 	cmd := &cobra.Command{
 		Use:   "run SPEC.json",
 		Short: "Run one task from a spec file, with its tools under --root and --tools",
@@ -56,82 +58,86 @@ solved means the task said it was done. Exit status 1 when it did not.`,
   maker run task.json --journal run.jsonl --resume
   maker run task.json --model openai:gpt-4.1-mini`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			if err := flags.validate(cmd); err != nil {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := r.flags.validate(cmd); err != nil {
 				return err
 			}
-			if flags.natsURL != "" && slices.Contains(flags.models, "sim") {
+			if r.flags.natsURL != "" && slices.Contains(r.flags.models, "sim") {
 				return usageErr("--nats with --model sim: the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel); run a spec over --nats with a real --model")
 			}
-			path := args[0]
-			decl, err := maker.ParseToolDeclaration(declaration)
-			if err != nil {
-				return usageErr("--tool-declaration: %w", err)
-			}
-			if maxSteps < 0 {
-				return usageErr("--max-steps %d: use 1 or more, or 0 for the spec's own max_steps", maxSteps)
-			}
-			sandbox := ""
-			if cmd.Flags().Changed("root") {
-				sandbox = tools.root
-			}
-			st, err := spec.OpenFile(path, sandbox, tools.selection)
-			switch {
-			case errors.Is(err, spec.ErrNoSandbox):
-				return usageErr("--root %s: not a folder; name an existing folder (the spec's \"root\" is inside it), or leave --root out for the spec file's folder: %w", sandbox, err)
-			case err != nil:
-				return usageErr("%w", err)
-			}
-			defer st.Close()
-			sp, ex, task := st.Spec, st.Executor, st.Task
-			if slices.Contains(flags.models, "sim") && len(sp.Script) == 0 {
-				return usageErr("%s: \"script\" is missing: --model sim answers a spec task from its script; add a \"script\" of the correct replies, or give a real --model", path)
-			}
-			if err := flags.obs.start(cmd.Context(), "maker", cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			defer flags.obs.stop(cmd.Context())
-			s, err := flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr())
-			defer flags.closeNATS() // after the journal's Close, deferred below
-			if err != nil {
-				return err
-			}
-			s.Executor, s.Tools, s.ToolDeclaration, s.MaxSteps = ex, st.Tools, decl, maxSteps
-			s.AdaptiveK = flags.adaptive(sp.MaxSteps)
-			flags.watchRun(&flags.obs, s, cmd.ErrOrStderr())
-			if s.Journal != nil {
-				defer func() {
-					if cerr := s.Journal.Close(); cerr != nil && err == nil {
-						err = failed(cerr)
-					}
-				}()
-			}
-			defer noteToolsRefused(cmd.ErrOrStderr(), &err)
-			finish := flags.watch(cmd.Context(), s, cmd.ErrOrStderr(), sp.MaxSteps)
-			rep, runErrV := s.Solve(cmd.Context(), task)
-			finish()
-			if err := runErr(runErrV); isUsage(err) {
-				return err // a journal that does not fit: no run to summarise
-			}
-
-			name := sp.Name
-			if name == "" {
-				name = "unnamed"
-			}
-			sum := specSummary{Spec: path, Name: name, Solved: runErrV == nil && task.Done(), State: task.State(),
-				ToolCalls: rep.ToolCalls, Denied: rep.Denied, Root: ex.Root(), Tools: ex.Policy().String(),
-				runTotals: flags.totals(cmd.Context(), s, rep, runErrV)}
-			report(cmd.OutOrStdout(), asJSON, sum, fmt.Sprintf("spec %s (%s), k=%s, model %s: solved %v\nstate: %s\ntools: %s, under %s\n",
-				name, path, flags.kText(), flags.modelName(), sum.Solved, sum.State, sum.Tools, sum.Root), rep, sum.runTotals)
-			return flags.ending(cmd.Context(), runErrV, sum.Solved, "the task never said it was done")
+			return r.run(cmd, args[0])
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")
-	cmd.Flags().StringVar(&declaration, "tool-declaration", "auto", "how the spec's tools are declared to the model: native (the provider's tool definitions), prompt (their names and arguments in the system prompt), both, or auto (native for openai: and anthropic:, else prompt)")
-	cmd.Flags().IntVar(&maxSteps, "max-steps", 0, "stop after that many steps if the task is not done (0: the spec's own max_steps only)")
-	flags.register(cmd)
-	flags.obs.register(cmd.Flags(), true)
-	tools.register(cmd, "")
+	cmd.Flags().BoolVar(&r.asJSON, "json", false, "print a JSON summary on stdout")
+	cmd.Flags().StringVar(&r.declaration, "tool-declaration", "auto", "how the spec's tools are declared to the model: native (the provider's tool definitions), prompt (their names and arguments in the system prompt), both, or auto (native for openai: and anthropic:, else prompt)")
+	cmd.Flags().IntVar(&r.maxSteps, "max-steps", 0, "stop after that many steps if the task is not done (0: the spec's own max_steps only)")
+	r.flags.register(cmd)
+	r.flags.obs.register(cmd.Flags(), true)
+	r.tools.register(cmd, "")
 	cmd.Flags().Lookup("root").Usage = `folder granted to the file tools (default: the spec file's folder); they work in the spec's "root" inside it and cannot leave it`
 	return cmd
+}
+
+// run solves the spec task of path and prints its summary.
+func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
+	decl, err := toolDeclaration(r.declaration)
+	if err != nil {
+		return err
+	}
+	if r.maxSteps < 0 {
+		return usageErr("--max-steps %d: use 1 or more, or 0 for the spec's own max_steps", r.maxSteps)
+	}
+	sandbox := ""
+	if cmd.Flags().Changed("root") {
+		sandbox = r.tools.root
+	}
+	st, err := spec.OpenFile(path, sandbox, r.tools.selection)
+	switch {
+	case errors.Is(err, spec.ErrNoSandbox):
+		return usageErr("--root %s: not a folder; name an existing folder (the spec's \"root\" is inside it), or leave --root out for the spec file's folder: %w", sandbox, err)
+	case err != nil:
+		return usageErr("%w", err)
+	}
+	defer st.Close()
+	sp, ex, task := st.Spec, st.Executor, st.Task
+	if slices.Contains(r.flags.models, "sim") && len(sp.Script) == 0 {
+		return usageErr("%s: \"script\" is missing: --model sim answers a spec task from its script; add a \"script\" of the correct replies, or give a real --model", path)
+	}
+	if err := r.flags.obs.start(cmd.Context(), "maker", cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	defer r.flags.obs.stop(cmd.Context())
+	s, err := r.flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr())
+	defer r.flags.closeNATS() // after the journal's Close, deferred below
+	if err != nil {
+		return err
+	}
+	s.Executor, s.Tools, s.ToolDeclaration, s.MaxSteps = ex, st.Tools, decl, r.maxSteps
+	s.AdaptiveK = r.flags.adaptive(sp.MaxSteps)
+	r.flags.watchRun(&r.flags.obs, s, cmd.ErrOrStderr())
+	if s.Journal != nil {
+		defer func() {
+			if cerr := s.Journal.Close(); cerr != nil && err == nil {
+				err = failed(cerr)
+			}
+		}()
+	}
+	defer noteToolsRefused(cmd.ErrOrStderr(), &err)
+	finish := r.flags.watch(cmd.Context(), s, cmd.ErrOrStderr(), sp.MaxSteps)
+	rep, runErrV := s.Solve(cmd.Context(), task)
+	finish()
+	if err := runErr(runErrV); isUsage(err) {
+		return err // a journal that does not fit: no run to summarise
+	}
+
+	name := sp.Name
+	if name == "" {
+		name = "unnamed"
+	}
+	sum := specSummary{Spec: path, Name: name, Solved: runErrV == nil && task.Done(), State: task.State(),
+		ToolCalls: rep.ToolCalls, Denied: rep.Denied, Root: ex.Root(), Tools: ex.Policy().String(),
+		runTotals: r.flags.totals(cmd.Context(), s, rep, runErrV)}
+	report(cmd.OutOrStdout(), r.asJSON, sum, fmt.Sprintf("spec %s (%s), k=%s, model %s: solved %v\nstate: %s\ntools: %s, under %s\n",
+		name, path, r.flags.kText(), r.flags.modelName(), sum.Solved, sum.State, sum.Tools, sum.Root), rep, sum.runTotals)
+	return r.flags.ending(cmd.Context(), runErrV, sum.Solved, "the task never said it was done")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // serveSimFlags are the flags of maker serve-sim beside the sim flags.
@@ -71,44 +72,14 @@ SIGINT or SIGTERM stops the server gracefully: exit status 0.`,
 			if err != nil {
 				return err
 			}
-			level := slog.LevelInfo
-			if f.verbose {
-				level = slog.LevelDebug
-			}
-			if err := f.obs.start(cmd.Context(), "maker-serve-sim", cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			defer f.obs.stop(cmd.Context())
-			log := f.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})
-			cfg.Logger = log
-			s, err := simserver.New(cfg)
-			if err != nil { // unreachable: config checked every field
-				return usageErr("%w", err)
-			}
-			ln, err := net.Listen("tcp", f.addr)
-			if err != nil {
-				return failed(fmt.Errorf("--addr %s: %w", f.addr, err))
-			}
-			if err := f.obs.observer().ObserveCounter(observe.MetricSimRequests, "{request}", "Requests the simulated OpenAI-compatible server answered, by outcome.", "outcome", func() map[string]int64 {
-				st := s.Stats()
-				return map[string]int64{"reply": int64(st.Replies), "fault": int64(st.Faults()), "bad_request": int64(st.BadRequests), "provider_error": int64(st.ProviderErrors)}
-			}); err != nil {
-				return failed(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "listening on http://%s/v1\n", ln.Addr())
-			log.Info("serving the simulated model", "task", f.task, "model", s.ModelName(),
-				"sim", simIdentity(cfg.Sim), "latency", cfg.Sim.Latency.String(), "faults", faultText(cfg.Faults))
-			err = s.Serve(cmd.Context(), ln)
-			st := s.Stats()
-			log.Info("stopped", "requests", st.Requests, "replies", st.Replies, "faults", st.Faults(),
-				"bad_requests", st.BadRequests, "provider_errors", st.ProviderErrors)
-			if err != nil {
-				return failed(err)
-			}
-			return nil
+			return f.serve(cmd, cfg)
 		},
 	}
-	fs := cmd.Flags()
+	f.register(cmd.Flags(), &simFl, scratch)
+	return cmd
+}
+
+func (f *serveSimFlags) register(fs *pflag.FlagSet, simFl *runFlags, scratch *cobra.Command) {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8090", "listen address HOST:PORT; a loopback address unless --allow-remote (port 0: any free port)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --addr: the server has no authentication")
 	fs.StringVar(&f.task, "task", "hanoi", "the task whose step prompts are answered: hanoi, or spec (with --spec)")
@@ -127,7 +98,46 @@ SIGINT or SIGTERM stops the server gracefully: exit status 0.`,
 	for _, name := range simFlags {
 		fs.AddFlag(scratch.Flags().Lookup(name))
 	}
-	return cmd
+}
+
+// serve serves the simulated model with cfg until the command is
+// interrupted.
+func (f *serveSimFlags) serve(cmd *cobra.Command, cfg simserver.Config) error {
+	level := slog.LevelInfo
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	if err := f.obs.start(cmd.Context(), "maker-serve-sim", cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	defer f.obs.stop(cmd.Context())
+	log := f.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})
+	cfg.Logger = log
+	s, err := simserver.New(cfg)
+	if err != nil { // unreachable: config checked every field
+		return usageErr("%w", err)
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return failed(fmt.Errorf("--addr %s: %w", f.addr, err))
+	}
+	if err := f.obs.observer().ObserveCounter(observe.MetricSimRequests, "{request}", "Requests the simulated OpenAI-compatible server answered, by outcome.", "outcome", func() map[string]int64 {
+		st := s.Stats()
+		return map[string]int64{"reply": int64(st.Replies), "fault": int64(st.Faults()), "bad_request": int64(st.BadRequests), "provider_error": int64(st.ProviderErrors)}
+	}); err != nil {
+		return failed(err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "listening on http://%s/v1\n", ln.Addr())
+	log.Info("serving the simulated model", "task", f.task, "model", s.ModelName(),
+		"sim", simIdentity(cfg.Sim), "latency", cfg.Sim.Latency.String(), "faults", faultText(cfg.Faults))
+	err = s.Serve(cmd.Context(), ln)
+	st := s.Stats()
+	log.Info("stopped", "requests", st.Requests, "replies", st.Replies, "faults", st.Faults(),
+		"bad_requests", st.BadRequests, "provider_errors", st.ProviderErrors)
+	if err != nil {
+		return failed(err)
+	}
+	return nil
 }
 
 // faultFlagOf names the flag of each simserver.Faults field.

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
@@ -24,7 +22,6 @@ import (
 
 // Bounds and defaults of the solve flags.
 const (
-	maxConcurrency     = 1024
 	defaultConcurrency = 4
 	defaultMaxInFlight = 16
 	// rateRetries is how often a rate-limited call is tried again after
@@ -41,22 +38,31 @@ type solveSummary struct {
 	Error     string `json:"error,omitempty"`
 }
 
-// limitFlagOf names the flag of each batch.LimitConfig field maker solve
-// sets (Retries is rateRetries, not a flag).
-var limitFlagOf = map[string]string{"MaxInFlight": "max-inflight", "RPM": "rpm"}
+// solveFlags are maker solve's flags: the run flags, the tools, and the
+// batch's own, most of them set straight into the library's settings
+// (batch.Builtin, batch.LimitConfig, batch.Runner), which check
+// themselves.
+type solveFlags struct {
+	run         runFlags
+	tools       toolFlags
+	out, state  string
+	asJSON      bool
+	declaration string
+	builder     batch.Builtin
+	limits      batch.LimitConfig
+	runner      batch.Runner
+}
+
+// solveFlagOf names the flag of each field of batch.Builtin,
+// batch.LimitConfig and batch.Runner that maker solve sets (Retries is
+// rateRetries, not a flag).
+var solveFlagOf = map[string]string{
+	"MaxInFlight": "max-inflight", "RPM": "rpm", "Concurrency": "concurrency", "MaxSteps": "max-steps",
+	"Root": "root", "Tools": "tools", "ToolDeclaration": "tool-declaration",
+}
 
 func newSolve() *cobra.Command {
-	var (
-		flags       runFlags
-		tools       toolFlags
-		out, state  string
-		concurrency int
-		maxInFlight int
-		maxSteps    int
-		rpm         float64
-		asJSON      bool
-		declaration string
-	)
+	f := &solveFlags{}
 	cmd := &cobra.Command{
 		Use:   "solve TASKS.jsonl --out RESULTS.jsonl",
 		Short: "Solve a file of tasks, many at a time, into a results file of JSON lines",
@@ -88,191 +94,201 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
       --model openai:gpt-4.1-mini --max-inflight 12 --rpm 500
   maker solve tasks.jsonl --out results.jsonl --json`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			fs := cmd.Flags()
-			if flags.kAuto {
-				return usageErr("--k auto applies to maker hanoi and maker run: give maker solve a fixed --k")
-			}
-			for _, name := range []string{"journal", "resume", "resume-or-start"} {
-				if fs.Changed(name) {
-					return usageErr("--%s does not apply to maker solve: --state DIR keeps one journal per task, and running the same command again resumes", name)
-				}
-			}
-			for _, name := range []string{"structured", "verbose"} {
-				if fs.Changed(name) {
-					return usageErr("--%s does not apply to maker solve yet; use it with maker run or maker hanoi", name)
-				}
-			}
-			// --rerun-pending applies to every journal resumed from
-			// --state; validate knows it only with --resume.
-			rerun := flags.rerunPending
-			flags.rerunPending = false
-			// --journal-unsigned applies to the journals of --state (or
-			// of the engine with --nats); validate knows it only with
-			// --journal.
-			unsigned := flags.journalUnsigned
-			flags.journalUnsigned = false
-			verr := flags.validate(cmd)
-			flags.rerunPending, flags.journalUnsigned = rerun, unsigned
-			if verr != nil {
-				return verr
-			}
-			if unsigned && state == "" && flags.natsURL == "" {
-				return usageErr("--journal-unsigned applies to the tasks' journals: give --state DIR (or --nats)")
-			}
-			if flags.natsURL != "" && state != "" {
-				return usageErr("--state does not apply with --nats: each task's journal is kept on the engine, where any coordinator resumes it")
-			}
-			switch {
-			case out == "":
-				return usageErr("--out FILE is required: the results file, one JSON line per finished task (created if missing, appended to if it exists)")
-			case concurrency < 1 || concurrency > maxConcurrency:
-				return usageErr("--concurrency %d: use 1 to %d", concurrency, maxConcurrency)
-			case maxSteps < 0:
-				return usageErr("--max-steps %d: use 1 or more, or 0 for no limit", maxSteps)
-			}
-			limits, err := batch.NewLimits(batch.LimitConfig{MaxInFlight: maxInFlight, RPM: rpm, Retries: rateRetries})
-			if err != nil {
-				return fieldUsageErr(err, limitFlagOf, "provider limits")
-			}
-			if _, err := categories.Builtin().ParseSelection(tools.selection); err != nil {
-				return usageErr("--tools: %w", err)
-			}
-			if tools.root != "" {
-				if fi, err := os.Stat(tools.root); err != nil || !fi.IsDir() {
-					return usageErr("--root %s: not a folder; name an existing folder, or leave --root out to use each spec's own", tools.root)
-				}
-			}
-			decl, err := maker.ParseToolDeclaration(declaration)
-			if err != nil {
-				return usageErr("--tool-declaration: %w", err)
-			}
-			path := args[0]
-			jobs, err := batch.ReadJobsFile(path)
-			if err != nil {
-				return usageErr("%w", err)
-			}
-			if len(jobs) == 0 {
-				return usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
-			}
-			if err := flags.obs.start(cmd.Context(), "maker", cmd.ErrOrStderr()); err != nil {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(cmd); err != nil {
 				return err
 			}
-			defer flags.obs.stop(cmd.Context())
-			stderr := cmd.ErrOrStderr()
-			flags.maxInFlight = maxInFlight
-			model, err := batchModel(&flags)
-			defer flags.closeNATS() // after the store and the journals
-			if err != nil {
-				return err
-			}
-			store, err := batch.OpenStore(out, state)
-			if err != nil {
-				return usageErr("%w", err)
-			}
-			store.UnsignedJournals = flags.journalUnsigned
-			defer func() {
-				if cerr := store.Close(); cerr != nil && err == nil {
-					err = failed(cerr)
-				}
-			}()
-			if n := store.TornBytes(); n > 0 {
-				fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", out, words.Plural(n, "byte"))
-			}
-			builder := &batch.Builtin{
-				Model: model, Vote: flags.voteConfig(), MaxTokens: flags.maxTokens, Seed: flags.seed,
-				MaxSteps: maxSteps, Root: tools.root, Tools: tools.selection, RerunPending: flags.rerunPending,
-				ToolDeclaration: decl,
-				Price:           flags.price(), SamplesPerCall: flags.perCall, Budget: flags.budget(),
-			}
-			progress, finish := flags.batchBar(stderr, len(jobs))
-			runner := &batch.Runner{
-				Build: flags.obs.watchBuild(&flags, builder.Build), Concurrency: concurrency, Limits: limits, Store: store,
-				Progress: flags.obs.batchProgress(progress), Logger: flags.obs.warnLogger(stderr), Fault: engineFault,
-			}
-			ctx, endSpan := flags.obs.span(cmd.Context(), observe.SpanBatch)
-			var sum batch.Summary
-			var runErrV error
-			if flags.natsURL != "" {
-				sum, runErrV = flags.solveOverNATS(ctx, path, jobs, *runner, store, concurrency, stderr)
-			} else {
-				sum, runErrV = runner.Run(ctx, jobs)
-			}
-			endSpan()
-			finish()
-
-			report := solveSummary{Summary: sum, TasksFile: path, Results: out, State: state}
-			interruptedRun := runErrV != nil && cmd.Context().Err() != nil && !errors.Is(runErrV, batch.ErrWrite)
-			if runErrV != nil {
-				report.Error = runErrV.Error()
-				if interruptedRun {
-					report.Error = "interrupted"
-				}
-			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				_ = enc.Encode(report) // a failed write fails the command (see run)
-			} else {
-				fmt.Fprintf(w, "solve %s: %s: %d solved, %d failed, %d invalid", path, words.Plural(sum.Tasks, "task"), sum.Solved, sum.Failed, sum.Invalid)
-				if sum.Unfinished > 0 {
-					fmt.Fprintf(w, ", %d unfinished", sum.Unfinished)
-				}
-				if sum.Skipped > 0 {
-					fmt.Fprintf(w, " (%d recorded by an earlier run)", sum.Skipped)
-				}
-				fmt.Fprintf(w, "; results in %s\n", out)
-				fmt.Fprintf(w, "steps %d, samples %d, flagged %d, errors %d; tokens in %d, out %d; cost %.4f; wall %s\n",
-					sum.Steps, sum.Samples, sum.Flagged, sum.Errors, sum.InputTokens, sum.OutputTokens, sum.Cost,
-					time.Duration(sum.WallSeconds*float64(time.Second)).Round(time.Millisecond))
-				if sum.Resumed > 0 {
-					fmt.Fprintf(w, "%s replayed from the journals in %s\n", words.Plural(sum.Resumed, "step"), state)
-				}
-				if l := sum.Limits; l != nil && (l.RateLimited > 0 || l.Paused > 0) {
-					fmt.Fprintf(w, "provider limits: %d rate-limit answers, %d calls retried, %d calls paused, at most %d in flight\n",
-						l.RateLimited, l.Retried, l.Paused, l.PeakInFlight)
-				}
-			}
-			switch {
-			case interruptedRun:
-				how := "run the same command again to finish: recorded tasks are skipped"
-				if state != "" {
-					how += fmt.Sprintf(", unfinished ones resume from their journals in %s", state)
-				} else {
-					how += ", unfinished ones start over (give --state DIR to keep their steps)"
-				}
-				return &exitError{code: exitAborted, err: fmt.Errorf("interrupted; %d of %s have results in %s: %s", sum.Tasks-sum.Unfinished, words.Plural(sum.Tasks, "task"), out, how)}
-			case runErrV != nil:
-				return failed(fmt.Errorf("%w; the results written so far are in %s: run the same command again to finish", runErrV, out))
-			case !sum.OK():
-				return failed(fmt.Errorf("%d of %s not solved (%d failed, %d invalid): see %s", sum.Failed+sum.Invalid, words.Plural(sum.Tasks, "task"), sum.Failed, sum.Invalid, out))
-			}
-			return nil
+			return f.solve(cmd, args[0])
 		},
 	}
+	f.register(cmd)
+	return cmd
+}
+
+func (f *solveFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.StringVar(&out, "out", "", "results FILE: one JSON line per finished task (required; appended to, never rewritten)")
-	fs.StringVar(&state, "state", "", "state DIR: one journal per task, so an interrupted task resumes (created if missing)")
-	fs.IntVar(&concurrency, "concurrency", defaultConcurrency, "tasks solved at once")
-	fs.IntVar(&maxInFlight, "max-inflight", defaultMaxInFlight, "most model calls in flight at once, over all tasks (0: no bound)")
-	fs.Float64Var(&rpm, "rpm", 0, "most model calls started per minute, over all tasks (0: no bound)")
-	fs.IntVar(&maxSteps, "max-steps", 0, "stop a task after that many steps (0: no limit; a task's \"max_steps\" replaces it)")
-	fs.BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")
-	fs.StringVar(&declaration, "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
-	flags.register(cmd)
-	flags.obs.register(fs, true)
-	tools.register(cmd, "")
+	fs.StringVar(&f.out, "out", "", "results FILE: one JSON line per finished task (required; appended to, never rewritten)")
+	fs.StringVar(&f.state, "state", "", "state DIR: one journal per task, so an interrupted task resumes (created if missing)")
+	fs.IntVar(&f.runner.Concurrency, "concurrency", defaultConcurrency, "tasks solved at once")
+	fs.IntVar(&f.limits.MaxInFlight, "max-inflight", defaultMaxInFlight, "most model calls in flight at once, over all tasks (0: no bound)")
+	fs.Float64Var(&f.limits.RPM, "rpm", 0, "most model calls started per minute, over all tasks (0: no bound)")
+	fs.IntVar(&f.builder.MaxSteps, "max-steps", 0, "stop a task after that many steps (0: no limit; a task's \"max_steps\" replaces it)")
+	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
+	fs.StringVar(&f.declaration, "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
+	f.run.register(cmd)
+	f.run.obs.register(fs, true)
+	f.tools.register(cmd, "")
 	fs.Lookup("root").Usage = `folder granted to the file tools of spec tasks (default: each spec file's folder; a task's "root" replaces it); they work in the spec's "root" inside it`
 	fs.Lookup("seed").Usage = `simulated model: seed of every random draw (a task's "seed" replaces it)`
 	// Flags of the shared run set that solve refuses: its --help does not
 	// offer them (TestSolveHelpListsOnlyWhatSolveTakes).
-	for _, name := range []string{"journal", "resume", "resume-or-start", "structured", "verbose", "target", "k-floor", "k-max"} {
+	for _, name := range notForSolve {
 		_ = fs.MarkHidden(name)
 	}
 	fs.Lookup("k").Usage = "voting margin: a step is decided when one answer leads every other by k votes, a fixed number (a task's \"k\" replaces it)"
 	fs.Lookup("rerun-pending").Usage = "resume a task whose journal ends with a pending side-effect tool call by running that call again"
-	return cmd
+}
+
+// notForSolve are the run flags maker solve refuses.
+var notForSolve = []string{"journal", "resume", "resume-or-start", "structured", "verbose", "target", "k-floor", "k-max"}
+
+// check refuses flags that do not go together, then what the run flags'
+// and the batch's settings refuse, said in flags: nothing is written on a
+// refusal.
+func (f *solveFlags) check(cmd *cobra.Command) error {
+	fs, run := cmd.Flags(), &f.run
+	if run.kAuto {
+		return usageErr("--k auto applies to maker hanoi and maker run: give maker solve a fixed --k")
+	}
+	for _, name := range notForSolve[:5] {
+		switch {
+		case !fs.Changed(name):
+		case name == "structured" || name == "verbose":
+			return usageErr("--%s does not apply to maker solve yet; use it with maker run or maker hanoi", name)
+		default:
+			return usageErr("--%s does not apply to maker solve: --state DIR keeps one journal per task, and running the same command again resumes", name)
+		}
+	}
+	// --rerun-pending and --journal-unsigned apply to every journal of
+	// --state (or of the engine with --nats); validate knows them only
+	// with --resume and --journal.
+	rerun, unsigned := run.rerunPending, run.journalUnsigned
+	run.rerunPending, run.journalUnsigned = false, false
+	err := run.validate(cmd)
+	run.rerunPending, run.journalUnsigned = rerun, unsigned
+	switch {
+	case err != nil:
+		return err
+	case unsigned && f.state == "" && run.natsURL == "":
+		return usageErr("--journal-unsigned applies to the tasks' journals: give --state DIR (or --nats)")
+	case run.natsURL != "" && f.state != "":
+		return usageErr("--state does not apply with --nats: each task's journal is kept on the engine, where any coordinator resumes it")
+	case f.out == "":
+		return usageErr("--out FILE is required: the results file, one JSON line per finished task (created if missing, appended to if it exists)")
+	}
+	if err := positiveFlags(fs, "concurrency"); err != nil {
+		return err
+	}
+	b := &f.builder
+	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.maxTokens, run.seed, f.tools.root, f.tools.selection
+	b.RerunPending, b.ToolDeclaration, b.Price = run.rerunPending, maker.ToolDeclaration(f.declaration), run.price()
+	b.SamplesPerCall, b.Budget = run.perCall, run.budget()
+	f.limits.Retries = rateRetries
+	f.runner.Build = b.Build
+	for _, err := range []error{b.Validate(), f.limits.Validate(), f.runner.Validate()} {
+		if err := fieldUsageErr(err, solveFlagOf, "solve"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// solve runs the tasks of path and prints the summary.
+func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
+	jobs, err := batch.ReadJobsFile(path)
+	if err != nil {
+		return usageErr("%w", err)
+	}
+	if len(jobs) == 0 {
+		return usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
+	}
+	run, stderr := &f.run, cmd.ErrOrStderr()
+	if err := run.obs.start(cmd.Context(), "maker", stderr); err != nil {
+		return err
+	}
+	defer run.obs.stop(cmd.Context())
+	run.maxInFlight = f.limits.MaxInFlight
+	f.builder.Model, err = batchModel(run)
+	defer run.closeNATS() // after the store and the journals
+	if err != nil {
+		return err
+	}
+	store, err := batch.OpenStore(f.out, f.state)
+	if err != nil {
+		return usageErr("%w", err)
+	}
+	store.UnsignedJournals = run.journalUnsigned
+	defer func() {
+		if cerr := store.Close(); cerr != nil && err == nil {
+			err = failed(cerr)
+		}
+	}()
+	if n := store.TornBytes(); n > 0 {
+		fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", f.out, words.Plural(n, "byte"))
+	}
+	progress, finish := run.batchBar(stderr, len(jobs))
+	r := f.runner
+	r.Limits, _ = batch.NewLimits(f.limits) // checked by check
+	r.Build, r.Store, r.Fault = run.obs.watchBuild(run, f.builder.Build), store, engineFault
+	r.Progress, r.Logger = run.obs.batchProgress(progress), run.obs.warnLogger(stderr)
+	ctx, endSpan := run.obs.span(cmd.Context(), observe.SpanBatch)
+	var sum batch.Summary
+	var runErrV error
+	if run.natsURL != "" {
+		sum, runErrV = run.solveOverNATS(ctx, path, jobs, r, store, r.Concurrency, stderr)
+	} else {
+		sum, runErrV = r.Run(ctx, jobs)
+	}
+	endSpan()
+	finish()
+	interrupted := runErrV != nil && cmd.Context().Err() != nil && !errors.Is(runErrV, batch.ErrWrite)
+	f.report(cmd.OutOrStdout(), path, sum, runErrV, interrupted)
+	return f.exit(sum, runErrV, interrupted)
+}
+
+// report prints the summary of a batch: as JSON with --json.
+func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr error, interrupted bool) {
+	if f.asJSON {
+		report := solveSummary{Summary: sum, TasksFile: path, Results: f.out, State: f.state}
+		if runErr != nil {
+			report.Error = runErr.Error()
+			if interrupted {
+				report.Error = "interrupted"
+			}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(report) // a failed write fails the command (see run)
+		return
+	}
+	fmt.Fprintf(w, "solve %s: %s: %d solved, %d failed, %d invalid", path, words.Plural(sum.Tasks, "task"), sum.Solved, sum.Failed, sum.Invalid)
+	if sum.Unfinished > 0 {
+		fmt.Fprintf(w, ", %d unfinished", sum.Unfinished)
+	}
+	if sum.Skipped > 0 {
+		fmt.Fprintf(w, " (%d recorded by an earlier run)", sum.Skipped)
+	}
+	fmt.Fprintf(w, "; results in %s\n", f.out)
+	fmt.Fprintf(w, "steps %d, samples %d, flagged %d, errors %d; tokens in %d, out %d; cost %.4f; wall %s\n",
+		sum.Steps, sum.Samples, sum.Flagged, sum.Errors, sum.InputTokens, sum.OutputTokens, sum.Cost,
+		time.Duration(sum.WallSeconds*float64(time.Second)).Round(time.Millisecond))
+	if sum.Resumed > 0 {
+		fmt.Fprintf(w, "%s replayed from the journals in %s\n", words.Plural(sum.Resumed, "step"), f.state)
+	}
+	if l := sum.Limits; l != nil && (l.RateLimited > 0 || l.Paused > 0) {
+		fmt.Fprintf(w, "provider limits: %d rate-limit answers, %d calls retried, %d calls paused, at most %d in flight\n",
+			l.RateLimited, l.Retried, l.Paused, l.PeakInFlight)
+	}
+}
+
+// exit is the command's error for a batch's outcome: interrupted (130),
+// failed (1), or nil when every task was solved.
+func (f *solveFlags) exit(sum batch.Summary, runErr error, interrupted bool) error {
+	switch {
+	case interrupted:
+		how := "run the same command again to finish: recorded tasks are skipped"
+		if f.state != "" {
+			how += fmt.Sprintf(", unfinished ones resume from their journals in %s", f.state)
+		} else {
+			how += ", unfinished ones start over (give --state DIR to keep their steps)"
+		}
+		return &exitError{code: exitAborted, err: fmt.Errorf("interrupted; %d of %s have results in %s: %s", sum.Tasks-sum.Unfinished, words.Plural(sum.Tasks, "task"), f.out, how)}
+	case runErr != nil:
+		return failed(fmt.Errorf("%w; the results written so far are in %s: run the same command again to finish", runErr, f.out))
+	case !sum.OK():
+		return failed(fmt.Errorf("%d of %s not solved (%d failed, %d invalid): see %s", sum.Failed+sum.Invalid, words.Plural(sum.Tasks, "task"), sum.Failed, sum.Invalid, f.out))
+	}
+	return nil
 }
 
 // batchModel returns the model function of the built-in builder: the

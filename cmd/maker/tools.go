@@ -6,6 +6,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/spf13/cobra"
 )
 
@@ -20,15 +21,34 @@ func (t *toolFlags) register(cmd *cobra.Command, defaultRoot string) {
 	cmd.Flags().StringVar(&t.root, "root", defaultRoot, "folder the file tools work in; they cannot leave it")
 }
 
+// parseTools is the policy of a --tools selection; a bad one is a usage
+// error.
+func parseTools(selection string) (categories.Policy, error) {
+	policy, err := categories.Builtin().ParseSelection(selection)
+	if err != nil {
+		return policy, usageErr("--tools: %w", err)
+	}
+	return policy, nil
+}
+
+// toolDeclaration is a --tool-declaration choice; a bad one is a usage
+// error.
+func toolDeclaration(s string) (maker.ToolDeclaration, error) {
+	d, err := maker.ParseToolDeclaration(s)
+	if err != nil {
+		return d, usageErr("--tool-declaration: %w", err)
+	}
+	return d, nil
+}
+
 // executor builds the executor the flags describe. Bad flags are usage
 // errors.
 func (t *toolFlags) executor() (*executor.Executor, error) {
-	tax := categories.Builtin()
-	policy, err := tax.ParseSelection(t.selection)
+	policy, err := parseTools(t.selection)
 	if err != nil {
-		return nil, usageErr("--tools: %w", err)
+		return nil, err
 	}
-	e, err := executor.New(t.root, executor.WithTaxonomy(tax), executor.WithPolicy(policy))
+	e, err := executor.New(t.root, executor.WithTaxonomy(categories.Builtin()), executor.WithPolicy(policy))
 	if err != nil {
 		return nil, usageErr("--root: %w", err)
 	}

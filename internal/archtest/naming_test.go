@@ -16,7 +16,8 @@ import (
 
 // TestSentinelNaming checks ARCHITECTURE.md's naming rule for the
 // exported sentinel errors (var ErrX = errors.New("...")): an error about
-// a configuration value is ErrConfig, reading "invalid configuration";
+// a configuration value is ErrConfig, reading "invalid configuration",
+// and only internal/fielderr makes one (every package's ErrConfig is it);
 // no ErrBad* (say what is wrong: ErrInvalidX, ErrUndecodable, ...); and
 // a sentinel's text carries no package prefix ("pkg: ..."): the message
 // that wraps it says where.
@@ -57,6 +58,9 @@ func TestSentinelNaming(t *testing.T) {
 						continue
 					}
 					checked++
+					if name.Name == "ErrConfig" && rel != filepath.Join("internal", "fielderr", "fielderr.go") {
+						t.Errorf("%s: a package's ErrConfig is fielderr.ErrConfig, the one configuration sentinel, not a sentinel of its own", rel+": "+name.Name)
+					}
 					where := rel + ": " + name.Name
 					assert.False(t, strings.HasPrefix(name.Name, "ErrBad"), "%s: name the fault (ErrInvalidX, ErrConfig, ...), not ErrBad*", where)
 					assert.False(t, strings.HasPrefix(text, pkg+": "), "%s: %q: a sentinel's text has no package prefix", where, text)

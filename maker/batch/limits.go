@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
-	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
@@ -76,14 +76,14 @@ type Limits struct {
 	inFlight, peak                      atomic.Int64
 }
 
-// Validate returns nil or a *sim.FieldError wrapping ErrConfig that
+// Validate returns nil or a *maker.FieldError wrapping ErrConfig that
 // names the first bad field of c, its value and the fix: a negative
 // field ("MaxInFlight = -1: use 1 or more, or 0 for no bound"), or an RPM
 // that is not a finite number. A command maps the field names to its
 // flags (maker solve does). Cost: O(1).
 func (c LimitConfig) Validate() error {
 	bad := func(name string, v any, fix string) error {
-		return &sim.FieldError{Err: ErrConfig, Fields: []sim.Field{{Name: name, Value: v}}, Fix: fix}
+		return &fielderr.Error{Config: "batch.LimitConfig", Fields: []fielderr.Field{{Name: name, Value: v}}, Fix: fix}
 	}
 	switch {
 	case c.MaxInFlight < 0:

@@ -242,13 +242,13 @@ func TestLimitConfigValidateNamesTheField(t *testing.T) {
 		cfg  LimitConfig
 		want string
 	}{
-		{LimitConfig{MaxInFlight: -1}, "invalid configuration: MaxInFlight = -1: use 1 or more, or 0 for no bound"},
-		{LimitConfig{RPM: math.Inf(1)}, "invalid configuration: RPM = +Inf: use a positive number of requests per minute, or 0 for no bound"},
-		{LimitConfig{RPM: math.NaN()}, "invalid configuration: RPM = NaN: use a positive number of requests per minute, or 0 for no bound"},
-		{LimitConfig{Burst: -2}, "invalid configuration: Burst = -2: use 1 or more, or 0 for 1"},
-		{LimitConfig{Cooldown: -time.Second}, "invalid configuration: Cooldown = -1s: use a positive duration, or 0 for DefaultCooldown"},
-		{LimitConfig{MaxCooldown: -time.Second}, "invalid configuration: MaxCooldown = -1s: use a positive duration, or 0 for DefaultMaxCooldown"},
-		{LimitConfig{Retries: -1}, "invalid configuration: Retries = -1: use 0 or more"},
+		{LimitConfig{MaxInFlight: -1}, "invalid configuration: batch.LimitConfig: MaxInFlight = -1: use 1 or more, or 0 for no bound"},
+		{LimitConfig{RPM: math.Inf(1)}, "invalid configuration: batch.LimitConfig: RPM = +Inf: use a positive number of requests per minute, or 0 for no bound"},
+		{LimitConfig{RPM: math.NaN()}, "invalid configuration: batch.LimitConfig: RPM = NaN: use a positive number of requests per minute, or 0 for no bound"},
+		{LimitConfig{Burst: -2}, "invalid configuration: batch.LimitConfig: Burst = -2: use 1 or more, or 0 for 1"},
+		{LimitConfig{Cooldown: -time.Second}, "invalid configuration: batch.LimitConfig: Cooldown = -1s: use a positive duration, or 0 for DefaultCooldown"},
+		{LimitConfig{MaxCooldown: -time.Second}, "invalid configuration: batch.LimitConfig: MaxCooldown = -1s: use a positive duration, or 0 for DefaultMaxCooldown"},
+		{LimitConfig{Retries: -1}, "invalid configuration: batch.LimitConfig: Retries = -1: use 0 or more"},
 	} {
 		err := c.cfg.Validate()
 		assert.EqualError(t, err, c.want)

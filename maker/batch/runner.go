@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
@@ -19,7 +20,7 @@ import (
 var (
 	// ErrConfig is wrapped by every error about a configuration value: a
 	// Runner's fields, a LimitConfig. The message names the field.
-	ErrConfig = errors.New("invalid configuration")
+	ErrConfig = fielderr.ErrConfig
 	// ErrJobPanic: a Builder, a Unit's Finish or Close, or the runner's
 	// handling of a job panicked; the job is reported failed with it.
 	ErrJobPanic = errors.New("job panicked")
@@ -119,18 +120,15 @@ type Runner struct {
 // uninterrupted run. "failed" is only for a task that ran and did not
 // solve.
 //
-// Errors: ErrConfig; ErrWrite when a result could not be recorded (the
+// Errors: ErrConfig (Validate's); ErrWrite when a result could not be recorded (the
 // batch stops); ErrFault; ctx.Err() when ctx ended before every job had a
 // result.
 // The Summary is filled in every case.
 func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	start := time.Now()
 	sum := Summary{Tasks: len(jobs)}
-	if r.Build == nil {
-		return sum, fmt.Errorf("%w: no Build function", ErrConfig)
-	}
-	if r.Concurrency < 0 {
-		return sum, fmt.Errorf("%w: Concurrency %d", ErrConfig, r.Concurrency)
+	if err := r.Validate(); err != nil {
+		return sum, err
 	}
 	results, done, _ := r.backends()
 	tr := &tracker{fn: r.Progress, running: map[int]running{}}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
@@ -23,7 +24,7 @@ import (
 var (
 	// ErrConfig: a Config field is out of range, or the task cannot be
 	// calibrated (a spec without a script, ...). The message names it.
-	ErrConfig = errors.New("invalid configuration")
+	ErrConfig = fielderr.ErrConfig
 	// ErrStep: the task could not build a sampled step.
 	ErrStep = errors.New("step could not be built")
 	// ErrNoVotes: no sample was valid (every one failed or was
@@ -165,6 +166,31 @@ func (c Config) lookLevel(j int) float64 {
 }
 
 func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.Steps == nil:
+		return c, fmt.Errorf("%w: no Steps", ErrConfig)
+	case c.Solver == nil || c.Solver.Model == nil:
+		return c, fmt.Errorf("%w: no Solver with a Model", ErrConfig)
+	}
+	return c.settings()
+}
+
+// Validate checks c's settings as Run takes them (a zero field is its
+// default) and returns nil or a *maker.FieldError (wrapping ErrConfig)
+// naming the first refused field, its value and the fix: StepsSampled,
+// Samples, Parallel or MaxSamples outside their bounds, StepsSampled
+// times Samples above MaxDraws, Target or Confidence outside (0, 1), a
+// negative K, a SamplesPerCall outside maker's, NoPlan with UntilDecided
+// or K, a negative or infinite MaxCost. Steps and Solver are not checked:
+// Run refuses them missing. A command maps the field names to its flags
+// (maker calibrate does). Cost: O(1).
+func (c Config) Validate() error {
+	_, err := c.settings()
+	return err
+}
+
+// settings is c with its defaults, or Validate's error.
+func (c Config) settings() (Config, error) {
 	if c.StepsSampled == 0 {
 		c.StepsSampled = DefaultStepsSampled
 	}
@@ -183,33 +209,33 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxSamples == 0 {
 		c.MaxSamples = DefaultMaxSamples
 	}
+	bad := func(name string, v any, fix string) (Config, error) {
+		return c, fielderr.New("calibrate.Config", name, v, fix)
+	}
 	switch {
-	case c.Steps == nil:
-		return c, fmt.Errorf("%w: no Steps", ErrConfig)
-	case c.Solver == nil || c.Solver.Model == nil:
-		return c, fmt.Errorf("%w: no Solver with a Model", ErrConfig)
 	case c.StepsSampled < 1 || c.StepsSampled > MaxStepsSampled:
-		return c, fmt.Errorf("%w: StepsSampled %d, want 1 to %d", ErrConfig, c.StepsSampled, MaxStepsSampled)
+		return bad("StepsSampled", c.StepsSampled, fmt.Sprintf("use 1 to %d", MaxStepsSampled))
 	case c.Samples < 1 || c.Samples > MaxSamples:
-		return c, fmt.Errorf("%w: Samples %d, want 1 to %d", ErrConfig, c.Samples, MaxSamples)
+		return bad("Samples", c.Samples, fmt.Sprintf("use 1 to %d", MaxSamples))
 	case c.StepsSampled*c.Samples > MaxDraws:
-		return c, fmt.Errorf("%w: StepsSampled × Samples = %d, want at most %d", ErrConfig, c.StepsSampled*c.Samples, MaxDraws)
+		return c, &fielderr.Error{Config: "calibrate.Config", Fields: []fielderr.Field{{Name: "StepsSampled", Value: c.StepsSampled}, {Name: "Samples", Value: c.Samples}},
+			Fix: fmt.Sprintf("at most %d samples in all (the one times the other)", MaxDraws)}
 	case !(c.Target > 0 && c.Target < 1):
-		return c, fmt.Errorf("%w: Target %v, want 0 < target < 1", ErrConfig, c.Target)
+		return bad("Target", c.Target, "use a probability above 0 and below 1, such as 0.95")
 	case !(c.Confidence > 0 && c.Confidence < 1):
-		return c, fmt.Errorf("%w: Confidence %v, want 0 < confidence < 1", ErrConfig, c.Confidence)
+		return bad("Confidence", c.Confidence, "use a probability above 0 and below 1, such as 0.95")
 	case c.K < 0:
-		return c, fmt.Errorf("%w: K %d, want 0 (none) or a margin", ErrConfig, c.K)
+		return bad("K", c.K, "use 0 (none) or a margin")
 	case c.SamplesPerCall < maker.SamplesPerCallAuto || c.SamplesPerCall > maker.MaxSamplesPerCall:
-		return c, fmt.Errorf("%w: SamplesPerCall %d, want maker.SamplesPerCallAuto, or 0 to %d", ErrConfig, c.SamplesPerCall, maker.MaxSamplesPerCall)
+		return bad("SamplesPerCall", c.SamplesPerCall, fmt.Sprintf("use maker.SamplesPerCallAuto, or 0 to %d", maker.MaxSamplesPerCall))
 	case c.NoPlan && (c.UntilDecided || c.K > 0):
-		return c, fmt.Errorf("%w: NoPlan with UntilDecided or K: both need the plan", ErrConfig)
+		return bad("NoPlan", c.NoPlan, "not with UntilDecided or K: both need the plan")
 	case c.MaxSamples < 1 || c.MaxSamples > MaxDraws:
-		return c, fmt.Errorf("%w: MaxSamples %d, want 1 to %d", ErrConfig, c.MaxSamples, MaxDraws)
+		return bad("MaxSamples", c.MaxSamples, fmt.Sprintf("use 1 to %d", MaxDraws))
 	case !(c.MaxCost >= 0) || math.IsInf(c.MaxCost, 0):
-		return c, fmt.Errorf("%w: MaxCost %v, want 0 (no cap) or a number of dollars", ErrConfig, c.MaxCost)
+		return bad("MaxCost", c.MaxCost, "use 0 (no cap) or a number of dollars")
 	case c.Parallel < 1 || c.Parallel > MaxParallel:
-		return c, fmt.Errorf("%w: Parallel %d, want 1 to %d", ErrConfig, c.Parallel, MaxParallel)
+		return bad("Parallel", c.Parallel, fmt.Sprintf("use 1 to %d", MaxParallel))
 	}
 	return c, nil
 }

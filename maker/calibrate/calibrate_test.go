@@ -220,7 +220,7 @@ func TestRunErrors(t *testing.T) {
 		{"Solver", func(c *calibrate.Config) { c.Solver = &maker.Solver{} }},
 		{"StepsSampled", func(c *calibrate.Config) { c.StepsSampled = -1 }},
 		{"Samples", func(c *calibrate.Config) { c.Samples = calibrate.MaxSamples + 1 }},
-		{"StepsSampled × Samples", func(c *calibrate.Config) { c.StepsSampled, c.Samples = 100_000, 1000 }},
+		{"StepsSampled = 100000 plus Samples = 1000", func(c *calibrate.Config) { c.StepsSampled, c.Samples = 100_000, 1000 }},
 		{"Target", func(c *calibrate.Config) { c.Target = 1 }},
 		{"Confidence", func(c *calibrate.Config) { c.Confidence = -0.5 }},
 		{"K", func(c *calibrate.Config) { c.K = -1 }},
@@ -232,7 +232,19 @@ func TestRunErrors(t *testing.T) {
 		_, err := calibrate.Run(context.Background(), cfg)
 		require.ErrorIs(t, err, calibrate.ErrConfig, c.field)
 		assert.Contains(t, err.Error(), c.field)
+		if c.field == "Steps" || c.field == "Solver" || c.field == "steps" {
+			continue
+		}
+		// A setting's refusal names the field, and Validate refuses it
+		// alike without Steps or a Solver (what a command checks first).
+		var fe *maker.FieldError
+		require.ErrorAs(t, err, &fe, c.field)
+		assert.Equal(t, "calibrate.Config", fe.Config)
+		assert.True(t, strings.HasPrefix(c.field, fe.Fields[0].Name), "%s: %v", c.field, err)
+		cfg.Steps, cfg.Solver = nil, nil
+		assert.EqualError(t, cfg.Validate(), err.Error(), c.field)
 	}
+	assert.NoError(t, calibrate.Config{}.Validate(), "the defaults")
 
 	_, err := calibrate.Run(context.Background(), calibrate.Config{Steps: broken{}, Solver: solver})
 	require.ErrorIs(t, err, calibrate.ErrStep)

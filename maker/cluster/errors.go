@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mdap-go/mdap/internal/fielderr"
 )
 
 // Errors of this package, for errors.Is. Journal errors also wrap the
@@ -12,7 +14,7 @@ import (
 var (
 	// ErrConfig: a configuration was refused: an empty route, a bad run,
 	// queue or task name, a negative count. The message names the field.
-	ErrConfig = errors.New("invalid configuration")
+	ErrConfig = fielderr.ErrConfig
 
 	// ErrEngine: a JetStream operation failed (a stream or consumer could
 	// not be created, a publish was not acknowledged, the connection is

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
@@ -33,7 +34,7 @@ var ErrInjected = errors.New("injected")
 
 // ErrConfig: a Config share is outside [0, 1], the shares add up to more
 // than 1, or a duration is negative.
-var ErrConfig = errors.New("invalid configuration")
+var ErrConfig = fielderr.ErrConfig
 
 // Config sets the share of calls that meet each fault. The shares are
 // exclusive (a call meets at most one) and must add up to at most 1; the

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/mdap-go/mdap/internal/fielderr"
 )
 
 // MaxDisks is the largest number of disks this package handles: 2^30 - 1
@@ -32,7 +34,7 @@ var (
 	ErrNoMove = errors.New("no move to make")
 
 	// ErrConfig: a number of disks outside 1..MaxDisks.
-	ErrConfig = errors.New("invalid configuration")
+	ErrConfig = fielderr.ErrConfig
 
 	// ErrPrompt: the Oracle could not read a step prompt.
 	ErrPrompt = errors.New("not a step prompt")

@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/secrets"
 	"github.com/mdap-go/mdap/maker"
@@ -27,7 +28,7 @@ import (
 // error whose text is the error's message.
 var (
 	// ErrConfig: New was given a configuration it cannot serve with.
-	ErrConfig = errors.New("invalid configuration")
+	ErrConfig = fielderr.ErrConfig
 	// ErrArgument: a tool argument is out of range or inconsistent (the
 	// SDK refuses schema violations before a handler runs).
 	ErrArgument = errors.New("bad argument")
@@ -145,34 +146,18 @@ type Server struct {
 
 // New returns a server for cfg. It makes no network call.
 //
-// Errors wrap ErrConfig: a model spec of a wrong form, a base URL that is
-// not http(s)://HOST, a Root that is not a folder, a State folder that
-// cannot be made or is not private (safefile.ErrNotPrivate), a negative bound, or Sim settings sim.New refuses.
+// Errors wrap ErrConfig: what Config.Validate refuses (a *maker.FieldError
+// naming the field), or a State folder that cannot be made or is not
+// private (safefile.ErrNotPrivate).
 func New(cfg Config) (*Server, error) {
 	if len(cfg.Models) == 0 {
 		cfg.Models = []string{"sim"}
 	}
-	for _, m := range cfg.Models {
-		if err := models.CheckSpec(m); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-		}
-	}
-	if cfg.BaseURL != "" {
-		if err := models.CheckBaseURL("", cfg.BaseURL); err != nil {
-			return nil, fmt.Errorf("%w: base URL: %w", ErrConfig, err)
-		}
-	}
-	if _, err := maker.ParseToolDeclaration(string(cfg.ToolDeclaration)); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
 	if cfg.Sim.P == 0 {
 		cfg.Sim = sim.DefaultConfig()
 	}
-	if err := cfg.Sim.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if cfg.Timeout < 0 || cfg.MaxK < 0 || cfg.MaxSamples < 0 || cfg.MaxCandidates < 0 || cfg.MaxMessages < 0 || cfg.MaxSteps < 0 || cfg.MaxRequestBytes < 0 {
-		return nil, fmt.Errorf("%w: a negative timeout or bound", ErrConfig)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	cfg.Timeout = or(cfg.Timeout, models.DefaultTimeout)
 	cfg.MaxK = or(cfg.MaxK, DefaultMaxK)

@@ -20,6 +20,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -37,7 +38,7 @@ import (
 // ErrConfig: an OTEL_* variable or an option asks for what this package
 // cannot do (an unsupported protocol or exporter, say). The message names
 // the variable and what to set instead.
-var ErrConfig = errors.New("invalid configuration")
+var ErrConfig = fielderr.ErrConfig
 
 // Config chooses what to watch.
 type Config struct {

@@ -4,16 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
+
+	"github.com/mdap-go/mdap/internal/fielderr"
 )
 
 // The sentinel errors of this package; test with [errors.Is].
 var (
 	// ErrConfig: [New] or [Config.Validate] refused a configuration. The
 	// error holds a [*FieldError] (see [errors.As]), which names the
-	// field, the value and the fix.
-	ErrConfig = errors.New("invalid configuration")
+	// field, the value and the fix. It is mdap's one configuration
+	// sentinel: every package's ErrConfig is the same value.
+	ErrConfig = fielderr.ErrConfig
 
 	// ErrUnknownPrompt: the oracle could not read the prompt (it is not a
 	// step prompt of its task). GenerateContent wraps the oracle's error
@@ -243,7 +245,7 @@ func (c Config) Validate() error {
 		return err
 	}
 	if c.FlagRate+c.ErrorRate > 1 {
-		return &FieldError{Fields: []Field{{"FlagRate", c.FlagRate}, {"ErrorRate", c.ErrorRate}}, Fix: "must add up to at most 1"}
+		return &FieldError{Config: configName, Fields: []Field{{Name: "FlagRate", Value: c.FlagRate}, {Name: "ErrorRate", Value: c.ErrorRate}}, Fix: "must add up to at most 1"}
 	}
 	if c.WrongAnswers < 0 {
 		return fieldErr("WrongAnswers", c.WrongAnswers, "use 0 or more (0 and 1: every wrong reply alike)")
@@ -294,58 +296,24 @@ func (l Latency) validate() error {
 }
 
 // FieldError is the error of [Config.Validate] and [New]: the fields at
-// fault with their values, and how to fix them. It wraps [ErrConfig], or
-// Err when set: other packages' configurations report their fields with
-// it too (maker/simserver's Faults, maker/batch's LimitConfig). A caller
-// that sets the fields from its own settings (a command's flags) maps
-// each Field.Name back to its setting and says Fix in its own terms,
-// without a second copy of the rules.
-type FieldError struct {
-	// Err is the sentinel the error wraps and its text begins with; nil
-	// is [ErrConfig].
-	Err error
-	// Fields are the fields at fault: one, or those whose total is
-	// refused (FlagRate and ErrorRate, in that order). A Name is the Go
-	// name in Config ("P", "Drift[0].Step"); a latency's parts are
-	// "Latency" (a fixed one), "Latency.Min", "Latency.Max",
-	// "Latency.Median" and "Latency.Sigma".
-	Fields []Field
-	// Fix says what the fields must be, as a clause that follows the
-	// fields and their values: "use a probability 0 to 1", "must add up
-	// to at most 1".
-	Fix string
-}
+// fault with their values, and how to fix them (its Config is
+// "sim.Config"). It is mdap's one configuration error, the same type
+// every library configuration reports with (maker.FieldError too); it
+// wraps [ErrConfig]. A caller that sets the fields from its own settings
+// (a command's flags) maps each Field.Name back to its setting and says
+// Fix in its own terms, without a second copy of the rules. A Name is the
+// Go name in Config ("P", "Drift[0].Step"); a latency's parts are
+// "Latency" (a fixed one), "Latency.Min", "Latency.Max", "Latency.Median"
+// and "Latency.Sigma".
+type FieldError = fielderr.Error
 
 // Field is one field of a [FieldError] and its refused value.
-type Field struct {
-	Name  string
-	Value any
-}
-
-// Error reads "invalid configuration: FlagRate = 0.7 plus ErrorRate = 0.7:
-// must add up to at most 1".
-func (e *FieldError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Unwrap().Error())
-	for i, f := range e.Fields {
-		sep := ": "
-		if i > 0 {
-			sep = " plus "
-		}
-		fmt.Fprintf(&b, "%s%s = %v", sep, f.Name, f.Value)
-	}
-	return b.String() + ": " + e.Fix
-}
-
-// Unwrap returns Err, or [ErrConfig] when Err is nil.
-func (e *FieldError) Unwrap() error {
-	if e.Err != nil {
-		return e.Err
-	}
-	return ErrConfig
-}
+type Field = fielderr.Field
 
 // fieldErr is a FieldError of one field.
 func fieldErr(name string, v any, fix string) *FieldError {
-	return &FieldError{Fields: []Field{{name, v}}, Fix: fix}
+	return fielderr.New(configName, name, v, fix)
 }
+
+// configName is where this package's field errors come from.
+const configName = "sim.Config"

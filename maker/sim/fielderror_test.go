@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -76,14 +78,14 @@ func TestValidateNamesTheFieldAndTheFix(t *testing.T) {
 
 func TestFieldErrorText(t *testing.T) {
 	err := sim.Config{P: 0.5, FlagRate: 0.7, ErrorRate: 0.4}.Validate()
-	assert.EqualError(t, err, "invalid configuration: FlagRate = 0.7 plus ErrorRate = 0.4: must add up to at most 1")
+	assert.EqualError(t, err, "invalid configuration: sim.Config: FlagRate = 0.7 plus ErrorRate = 0.4: must add up to at most 1")
 	err = sim.Config{P: 0.5, HardAgree: 2}.Validate()
-	assert.EqualError(t, err, "invalid configuration: HardAgree = 2: use a probability 0 to 1")
+	assert.EqualError(t, err, "invalid configuration: sim.Config: HardAgree = 2: use a probability 0 to 1")
 	err = sim.Config{}.Validate()
 	var fe *sim.FieldError
 	require.ErrorAs(t, err, &fe, "the zero P's hint wraps the FieldError")
 	assert.Equal(t, "P", fe.Fields[0].Name)
-	assert.EqualError(t, err, "invalid configuration: P = 0: use a probability above 0, up to 1; set P to the probability that a valid reply is right (DefaultConfig has the paper's 0.9978)")
+	assert.EqualError(t, err, "invalid configuration: sim.Config: P = 0: use a probability above 0, up to 1; set P to the probability that a valid reply is right (DefaultConfig has the paper's 0.9978)")
 }
 
 // With Err set, the error wraps Err, not sim.ErrConfig, and reads Err's
@@ -91,7 +93,19 @@ func TestFieldErrorText(t *testing.T) {
 func TestFieldErrorOfAnotherSentinel(t *testing.T) {
 	other := errors.New("invalid limits")
 	err := error(&sim.FieldError{Err: other, Fields: []sim.Field{{Name: "RPM", Value: -1}}, Fix: "use 0 or more"})
-	assert.EqualError(t, err, "invalid limits: RPM = -1: use 0 or more")
+	assert.EqualError(t, err, "invalid limits: RPM = -1: use 0 or more", "no Config: no where")
 	assert.ErrorIs(t, err, other)
 	assert.NotErrorIs(t, err, sim.ErrConfig)
+}
+
+// Every package's ErrConfig is the one sentinel: a configuration error of
+// another package is found with sim.ErrConfig, and its text says where it
+// comes from.
+func TestOneConfigurationSentinel(t *testing.T) {
+	assert.Same(t, sim.ErrConfig, maker.ErrConfig)
+	assert.Same(t, sim.ErrConfig, vote.ErrConfig)
+	err := sim.Config{P: 2}.Validate()
+	var fe *maker.FieldError
+	require.ErrorAs(t, err, &fe, "sim.FieldError is maker.FieldError")
+	assert.Equal(t, "sim.Config", fe.Config)
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/sim"
 )
@@ -17,7 +18,7 @@ import (
 var (
 	// ErrConfig: [New] refused a configuration. The message names the
 	// field and the value.
-	ErrConfig = errors.New("invalid configuration")
+	ErrConfig = fielderr.ErrConfig
 
 	// ErrRemoteAddr: [CheckAddr] refused a listen address that is not a
 	// loopback address while remote clients are not allowed.
@@ -109,7 +110,7 @@ func (f Faults) Total() float64 {
 	return f.RateLimit + f.ServerError + f.Hang + f.Truncate + f.Garbage
 }
 
-// Validate returns nil or a *sim.FieldError wrapping [ErrConfig] that
+// Validate returns nil or a *maker.FieldError wrapping [ErrConfig] that
 // names the first bad field of f, its value and the fix: a fraction
 // outside [0, 1] or not a number ("RateLimit = 1.5: use a fraction from 0
 // to 1"), fractions adding up to more than 1 (the fractions above 0, each
@@ -117,19 +118,19 @@ func (f Faults) Total() float64 {
 // outside 0 to MaxRetryAfter. A command maps the field names to its flags
 // (maker serve-sim does).
 func (f Faults) Validate() error {
-	fractions := []sim.Field{{Name: "RateLimit", Value: f.RateLimit}, {Name: "ServerError", Value: f.ServerError},
+	fractions := []fielderr.Field{{Name: "RateLimit", Value: f.RateLimit}, {Name: "ServerError", Value: f.ServerError},
 		{Name: "Hang", Value: f.Hang}, {Name: "Truncate", Value: f.Truncate}, {Name: "Garbage", Value: f.Garbage}}
 	for _, x := range fractions {
 		if v := x.Value.(float64); !(v >= 0 && v <= 1) {
-			return &sim.FieldError{Err: ErrConfig, Fields: []sim.Field{x}, Fix: "use a fraction from 0 to 1"}
+			return &fielderr.Error{Config: "simserver.Faults", Fields: []fielderr.Field{x}, Fix: "use a fraction from 0 to 1"}
 		}
 	}
 	if t := f.Total(); t > 1+1e-12 {
-		some := slices.DeleteFunc(fractions, func(x sim.Field) bool { return x.Value.(float64) == 0 })
-		return &sim.FieldError{Err: ErrConfig, Fields: some, Fix: fmt.Sprintf("add up to %v; they must add up to at most 1", t)}
+		some := slices.DeleteFunc(fractions, func(x fielderr.Field) bool { return x.Value.(float64) == 0 })
+		return &fielderr.Error{Config: "simserver.Faults", Fields: some, Fix: fmt.Sprintf("add up to %v; they must add up to at most 1", t)}
 	}
 	if f.RetryAfter < 0 || f.RetryAfter > MaxRetryAfter {
-		return &sim.FieldError{Err: ErrConfig, Fields: []sim.Field{{Name: "RetryAfter", Value: f.RetryAfter}}, Fix: fmt.Sprintf("use 0 to %d seconds", MaxRetryAfter)}
+		return &fielderr.Error{Config: "simserver.Faults", Fields: []fielderr.Field{{Name: "RetryAfter", Value: f.RetryAfter}}, Fix: fmt.Sprintf("use 0 to %d seconds", MaxRetryAfter)}
 	}
 	return nil
 }

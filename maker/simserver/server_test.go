@@ -343,11 +343,11 @@ func TestConcurrentRequestsRaceFree(t *testing.T) {
 // a command maps to its flags; a refused total names the fractions above 0.
 func TestFaultsValidateNamesTheField(t *testing.T) {
 	for f, want := range map[simserver.Faults]string{
-		{Hang: 1.5}:                        "invalid configuration: Hang = 1.5: use a fraction from 0 to 1",
-		{Garbage: math.NaN()}:              "invalid configuration: Garbage = NaN: use a fraction from 0 to 1",
-		{RateLimit: 0.6, Truncate: 0.6}:    "invalid configuration: RateLimit = 0.6 plus Truncate = 0.6: add up to 1.2; they must add up to at most 1",
-		{RetryAfter: -1}:                   "invalid configuration: RetryAfter = -1: use 0 to 3600 seconds",
-		{ServerError: 1, RetryAfter: 3601}: "invalid configuration: RetryAfter = 3601: use 0 to 3600 seconds",
+		{Hang: 1.5}:                        "invalid configuration: simserver.Faults: Hang = 1.5: use a fraction from 0 to 1",
+		{Garbage: math.NaN()}:              "invalid configuration: simserver.Faults: Garbage = NaN: use a fraction from 0 to 1",
+		{RateLimit: 0.6, Truncate: 0.6}:    "invalid configuration: simserver.Faults: RateLimit = 0.6 plus Truncate = 0.6: add up to 1.2; they must add up to at most 1",
+		{RetryAfter: -1}:                   "invalid configuration: simserver.Faults: RetryAfter = -1: use 0 to 3600 seconds",
+		{ServerError: 1, RetryAfter: 3601}: "invalid configuration: simserver.Faults: RetryAfter = 3601: use 0 to 3600 seconds",
 	} {
 		err := f.Validate()
 		assert.EqualError(t, err, want)
