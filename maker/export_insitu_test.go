@@ -37,7 +37,6 @@ func (diagNull) Flush() error                             { return nil }
 func (diagNull) Sync() error                              { return nil }
 func (diagNull) Reset() error                             { return nil }
 func (diagNull) Close() error                             { return nil }
-func (diagNull) copiesLines()                             {}
 func DiagNullJournal() (*Journal, error)                  { return NewJournalKey(diagNull{}, nil) }
 
 // diagNoSync is the file store without any fsync.

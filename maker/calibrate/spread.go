@@ -30,15 +30,12 @@ const pointMassICC = 1e-6
 // bins are the p grid on which averages over a spread are taken.
 const bins = 2000
 
-// masses returns the Beta's probability of each of bins equal bins of p
-// (by its CDF, so spikes at 0 or 1 are counted exactly), nil for a point
-// mass.
-func (s Spread) masses() []float64 { return s.massesIn(bins) }
-
 // pointMass: the spread is taken as every step at the mean (no Beta).
 func (s Spread) pointMass() bool { return s.ICC < pointMassICC || s.Mean <= 0 || s.Mean >= 1 }
 
-// massesIn is masses on n bins.
+// massesIn returns the Beta's probability of each of n equal bins of p
+// (by its CDF, so spikes at 0 or 1 are counted exactly), nil for a point
+// mass.
 func (s Spread) massesIn(n int) []float64 {
 	if s.pointMass() {
 		return nil

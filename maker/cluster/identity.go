@@ -22,10 +22,6 @@ import (
 // then on, and a running maker nats closes its connections within a
 // second.
 
-// WorkerSeedFile is the seed of the worker identity name in the
-// credentials folder dir.
-func WorkerSeedFile(dir, name string) string { return seedIn(dir, workersFolder, name) }
-
 // The subfolders of the credentials folder holding issued identities.
 const (
 	workersFolder = "workers"
@@ -56,10 +52,6 @@ func RevokeWorker(dir, name string) error { return revokeIdentity(dir, workersFo
 func IssuedWorkers(dir string) ([]string, map[string]string, error) {
 	return issued(dir, workersFolder, "worker")
 }
-
-// RunSeedFile is the seed of the coordinator identity of run in the
-// credentials folder dir (AddRunCoordinator).
-func RunSeedFile(dir, run string) string { return seedIn(dir, runsFolder, run) }
 
 // AddRunCoordinator issues a coordinator identity for the run (or task
 // queue) named run in the credentials folder dir: its seed in
