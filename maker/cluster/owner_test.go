@@ -214,19 +214,7 @@ func ownedScenario(t *testing.T, url string, s seeds) {
 
 	// What a coordinator needs, the engine makes for it: a journal, a
 	// task queue with its results.
-	j, err := cluster.CreateJournal(pctx, cjs, "owned", cluster.JournalConfig{})
-	require.NoError(t, err)
-	require.NoError(t, j.Close())
-	q, err := cluster.OpenTaskQueue(pctx, cjs, "owned", cluster.TaskQueueConfig{})
-	require.NoError(t, err)
-	require.NoError(t, q.Publish(pctx, "t1", []byte("task")))
-	claim, err := q.Take(pctx)
-	require.NoError(t, err)
-	require.NoError(t, claim.Complete(pctx, []byte("done")))
-	res, ok, err := q.Result(pctx, "t1")
-	require.NoError(t, err)
-	assert.True(t, ok)
-	assert.Equal(t, "done", string(res))
+	journalAndQueueWork(t, pctx, cjs, "owned")
 
 	// The route's consumer has the engine's settings, not the worker's
 	// (AckWait 1h, MaxDeliver 1 asked), nor a rogue's.
@@ -246,4 +234,23 @@ func ownedScenario(t *testing.T, url string, s seeds) {
 	_, gotSteps := solveHanoi(t, remote, 4, cfg)
 	assert.Equal(t, wantSteps, gotSteps)
 	assert.Zero(t, d.Stats().Forged)
+}
+
+// journalAndQueueWork: a coordinator on js makes run's journal and task
+// queue, publishes a task, takes it, completes it and reads its result.
+func journalAndQueueWork(t *testing.T, ctx context.Context, js jetstream.JetStream, run string) {
+	t.Helper()
+	j, err := cluster.CreateJournal(ctx, js, run, cluster.JournalConfig{})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	q, err := cluster.OpenTaskQueue(ctx, js, run, cluster.TaskQueueConfig{})
+	require.NoError(t, err)
+	require.NoError(t, q.Publish(ctx, "t1", []byte("task")))
+	claim, err := q.Take(ctx)
+	require.NoError(t, err)
+	require.NoError(t, claim.Complete(ctx, []byte("done")))
+	res, ok, err := q.Result(ctx, "t1")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, "done", string(res))
 }

@@ -250,19 +250,7 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 	assert.Less(t, time.Since(began), 5*time.Second)
 
 	// What the thief may do: its own run's journal and task queue.
-	tj, err := cluster.CreateJournal(tctx, tjs, "thief", cluster.JournalConfig{})
-	require.NoError(t, err)
-	require.NoError(t, tj.Close())
-	tq, err := cluster.OpenTaskQueue(tctx, tjs, "thief", cluster.TaskQueueConfig{})
-	require.NoError(t, err)
-	require.NoError(t, tq.Publish(tctx, "own", []byte("task")))
-	claim, err := tq.Take(tctx)
-	require.NoError(t, err)
-	require.NoError(t, claim.Complete(tctx, []byte("done")))
-	res, ok, err := tq.Result(tctx, "own")
-	require.NoError(t, err)
-	assert.True(t, ok)
-	assert.Equal(t, "done", string(res))
+	journalAndQueueWork(t, tctx, tjs, "thief")
 
 	// The victim's run: the winners of an undisturbed run, its lease
 	// still its own, its task still there, its journal whole.
@@ -279,7 +267,7 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 	n, err := vq.Pending(tctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "the victim's task is still queued")
-	_, ok, err = vq.Result(tctx, "t1")
+	_, ok, err := vq.Result(tctx, "t1")
 	require.NoError(t, err)
 	assert.False(t, ok, "no forged result")
 	j2, err := cluster.OpenJournal(tctx, vjs, "victim", cluster.JournalConfig{})

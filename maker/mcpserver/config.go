@@ -79,8 +79,6 @@ func (c Config) validateBounds() error {
 		return bad("MaxSamples", c.MaxSamples, fmt.Sprintf("must be at least the largest k (%d), or a race at that k could never be decided", c.MaxK))
 	case c.MaxRequestBytes != 0 && (c.MaxRequestBytes < MinRequestBytes || c.MaxRequestBytes > LimitMaxRequestBytes):
 		return bad("MaxRequestBytes", c.MaxRequestBytes, fmt.Sprintf("use %d to %d", MinRequestBytes, LimitMaxRequestBytes))
-	case c.MaxRequestBytes < 0:
-		return bad("MaxRequestBytes", c.MaxRequestBytes, fmt.Sprintf("use %d to %d", MinRequestBytes, LimitMaxRequestBytes))
 	case c.MaxCandidates < 0:
 		return bad("MaxCandidates", c.MaxCandidates, "use 1 or more, or 0 for the default")
 	case c.MaxMessages < 0:
