@@ -22,9 +22,11 @@ const module = "github.com/mdap-go/mdap/"
 
 // fixtures are the packages any package's tests may import besides what
 // the package itself may (ARCHITECTURE.md, "Checking the arrows"): the
-// simulated model, the built-in tasks, the real clients and the tests' own
-// state folder.
-var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models", "internal/statetest"}
+// simulated model, the built-in tasks, the real clients, and the tests'
+// own helpers: their state folder, the standard of proof, the server that
+// echoes a key and the flood helper.
+var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models",
+	"internal/statetest", "internal/evidence", "internal/keyecho", "internal/httpbound/httpboundtest"}
 
 // table is ARCHITECTURE.md's package table: the row of each package
 // (bottom up), and the set each may import (the packages its row names,
@@ -32,6 +34,8 @@ var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models"
 type table struct {
 	row     map[string]int
 	allowed map[string]map[string]bool
+	rows    [][]string // the packages of each row, in order
+	named   [][]string // the packages each row's imports column names itself
 }
 
 var backticked = regexp.MustCompile("`([^`]+)`")
@@ -70,6 +74,7 @@ func readTable(t *testing.T, path string) table {
 		imports = append(imports, cols[len(cols)-2])
 	}
 	require.NotEmpty(t, order, "ARCHITECTURE.md has the package table")
+	tb.rows, tb.named = order, make([][]string, len(order))
 	for i, pkgs := range order {
 		set := map[string]bool{}
 		col := imports[i]
@@ -89,6 +94,9 @@ func readTable(t *testing.T, path string) table {
 						named = append(named, p)
 					}
 				}
+			}
+			if !strings.HasSuffix(m[1], "*") {
+				tb.named[i] = append(tb.named[i], m[1])
 			}
 			for _, n := range named {
 				r, known := tb.row[n]
@@ -167,4 +175,31 @@ func TestImportsPointDown(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Greater(t, seen, 10, "the walk found the packages")
+}
+
+// TestTableNamesOnlyRealArrows checks the table the other way round: every
+// package it lists exists, and every import a row names is an import of
+// at least one of the row's packages (their own code, not their tests), so
+// the table shows no package or arrow the code no longer has.
+func TestTableNamesOnlyRealArrows(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	tb := readTable(t, filepath.Join(root, "ARCHITECTURE.md"))
+	for i, pkgs := range tb.rows {
+		imported := map[string]bool{}
+		for _, p := range pkgs {
+			pkg, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(p)), 0)
+			if !assert.NoError(t, err, "ARCHITECTURE.md lists %s, which is not a package of this module: remove its row", p) {
+				continue
+			}
+			for _, imp := range pkg.Imports {
+				if dep, ok := strings.CutPrefix(imp, module); ok {
+					imported[dep] = true
+				}
+			}
+		}
+		for _, n := range tb.named[i] {
+			assert.True(t, imported[n], "ARCHITECTURE.md's row %v names %s, which none of them imports: remove it from the row", pkgs, n)
+		}
+	}
 }
