@@ -277,15 +277,18 @@ func (n *natsRun) closeNATS() {
 	}
 }
 
+// natsCmd is maker nats: its flag values.
+type natsCmd struct {
+	addr, store, creds, auth string
+	syncAlways               bool
+	logs                     bool
+	monitorAddr              string
+	obs                      watchFlags
+	engine                   cluster.ProvisionConfig
+}
+
 func newNATS() *cobra.Command {
-	var (
-		addr, store, creds, auth string
-		syncAlways               bool
-		logs                     bool
-		monitorAddr              string
-		obs                      watchFlags
-		engine                   cluster.ProvisionConfig
-	)
+	n := &natsCmd{}
 	cmd := &cobra.Command{
 		Use:   "nats",
 		Short: "Run an embedded NATS server with JetStream for workers and coordinators",
@@ -324,101 +327,127 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
   ` + natsCredsEnv + `=/var/lib/mdap-nats/creds maker worker --nats nats://10.0.0.5:4222 --model sim`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, _, err := net.SplitHostPort(addr); err != nil {
-				return usageErr("--addr %q: want HOST:PORT such as %s", addr, cluster.DefaultAddr)
-			}
-			if store == "" {
-				return usageErr("--store \"\": give the folder JetStream keeps its streams in")
-			}
-			abs, err := filepath.Abs(store)
+			abs, err := n.check()
 			if err != nil {
-				return usageErr("--store %q: %v", store, err)
-			}
-			stderr := cmd.ErrOrStderr()
-			if err := cluster.CheckMonitor(monitorAddr); err != nil {
-				return usageErr("--monitor-addr: %w", err)
-			}
-			if err := checkEngineFlags(engine); err != nil {
 				return err
 			}
-			// Flags first, files after: a refused flag writes no credentials.
-			if err := obs.start(cmd.Context(), "maker-nats", cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			defer obs.stop(cmd.Context())
-			cfg := cluster.ServerConfig{Addr: addr, StoreDir: abs, SyncAlways: syncAlways, Monitor: monitorAddr}
-			var note, credsDir string
-			switch auth {
-			case "roles":
-				dir := creds
-				if dir == "" {
-					dir = filepath.Join(abs, "creds")
-				}
-				if dir, err = filepath.Abs(dir); err != nil {
-					return usageErr("--creds %q: %v", creds, err)
-				}
-				keys, made, err := cluster.EnsureCredentials(dir)
-				if err != nil {
-					return usageErr("--creds: %w", err)
-				}
-				cfg.Roles = keys
-				cfg.Provision = engine
-				credsDir = dir
-				state := "kept"
-				if len(made) > 0 {
-					state = "generated now"
-				}
-				note = fmt.Sprintf("credentials in %s (%s): coordinator.nk for coordinators, worker.nk for workers, admin.nk for maker nats ls and rm; on their machines: export %s=%s (or --nats-creds)", dir, state, natsCredsEnv, dir)
-			case "token":
-				if fs := cmd.Flags(); fs.Changed("ack-wait") || fs.Changed("max-deliver") {
-					return usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
-				}
-				cfg.Token = os.Getenv(natsTokenEnv)
-				if cfg.Token == "" {
-					return usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
-				}
-				note = fmt.Sprintf("warning: --auth token: every holder of $%s may do anything, answer jobs and rewrite journals included; the default --auth roles separates workers from coordinators", natsTokenEnv)
-			default:
-				return usageErr("--auth %q: use roles (the default) or token", auth)
-			}
-			if logs {
-				cfg.Logger = obs.logger(stderr, nil)
-			}
-			srv, err := cluster.StartServer(cfg)
-			if errors.Is(err, cluster.ErrConfig) {
-				return usageErr("%w", err)
-			}
-			if err != nil {
-				return failed(err)
-			}
-			defer srv.Shutdown()
-			obs.probe("nats", func(context.Context) error { return srv.Ready() })
-			fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
-			if u := srv.MonitorURL(); u != "" {
-				fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
-			}
-			fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), abs)
-			fmt.Fprintf(stderr, "maker nats: %s\n", note)
-			if credsDir != "" {
-				defer watchCreds(cmd.Context(), srv, credsDir, stderr)() // ends with the context, before the server
-			}
-			<-cmd.Context().Done()
-			fmt.Fprintln(stderr, "maker nats: stopping")
-			return nil
+			return n.run(cmd, abs)
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&addr, "addr", cluster.DefaultAddr, "HOST:PORT to listen on (port 0: a free one, printed)")
-	fs.StringVar(&store, "store", "mdap-nats", "folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts")
-	fs.StringVar(&creds, "creds", "", "folder of the role credentials (generated when missing; default STORE/creds)")
-	fs.StringVar(&auth, "auth", "roles", "roles (nkeys per role, each role only its subjects) or token ($"+natsTokenEnv+", no roles)")
-	fs.BoolVar(&syncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
-	fs.BoolVar(&logs, "log", false, "the server's log on stderr")
-	fs.StringVar(&monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
-	registerEngineFlags(fs, &engine)
-	obs.register(fs, false)
+	n.register(cmd.Flags())
 	cmd.AddCommand(newNATSLs(), newNATSRm(), newNATSProvision(), newNATSWorker(), newNATSRun())
 	return cmd
+}
+
+func (n *natsCmd) register(fs *pflag.FlagSet) {
+	fs.StringVar(&n.addr, "addr", cluster.DefaultAddr, "HOST:PORT to listen on (port 0: a free one, printed)")
+	fs.StringVar(&n.store, "store", "mdap-nats", "folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts")
+	fs.StringVar(&n.creds, "creds", "", "folder of the role credentials (generated when missing; default STORE/creds)")
+	fs.StringVar(&n.auth, "auth", "roles", "roles (nkeys per role, each role only its subjects) or token ($"+natsTokenEnv+", no roles)")
+	fs.BoolVar(&n.syncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
+	fs.BoolVar(&n.logs, "log", false, "the server's log on stderr")
+	fs.StringVar(&n.monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
+	registerEngineFlags(fs, &n.engine)
+	n.obs.register(fs, false)
+}
+
+// check refuses bad flags (usage errors) and returns the store's
+// absolute path.
+func (n *natsCmd) check() (string, error) {
+	if _, _, err := net.SplitHostPort(n.addr); err != nil {
+		return "", usageErr("--addr %q: want HOST:PORT such as %s", n.addr, cluster.DefaultAddr)
+	}
+	if n.store == "" {
+		return "", usageErr("--store \"\": give the folder JetStream keeps its streams in")
+	}
+	abs, err := filepath.Abs(n.store)
+	if err != nil {
+		return "", usageErr("--store %q: %v", n.store, err)
+	}
+	if err := cluster.CheckMonitor(n.monitorAddr); err != nil {
+		return "", usageErr("--monitor-addr: %w", err)
+	}
+	if err := checkEngineFlags(n.engine); err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+// run serves until the command's context ends. Flags first, files after:
+// check has refused bad flags before run writes any credentials.
+func (n *natsCmd) run(cmd *cobra.Command, abs string) error {
+	stderr := cmd.ErrOrStderr()
+	if err := n.obs.start(cmd.Context(), "maker-nats", stderr); err != nil {
+		return err
+	}
+	defer n.obs.stop(cmd.Context())
+	cfg := cluster.ServerConfig{Addr: n.addr, StoreDir: abs, SyncAlways: n.syncAlways, Monitor: n.monitorAddr}
+	note, credsDir, err := n.authenticate(cmd, abs, &cfg)
+	if err != nil {
+		return err
+	}
+	if n.logs {
+		cfg.Logger = n.obs.logger(stderr, nil)
+	}
+	srv, err := cluster.StartServer(cfg)
+	if errors.Is(err, cluster.ErrConfig) {
+		return usageErr("%w", err)
+	}
+	if err != nil {
+		return failed(err)
+	}
+	defer srv.Shutdown()
+	n.obs.probe("nats", func(context.Context) error { return srv.Ready() })
+	fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
+	if u := srv.MonitorURL(); u != "" {
+		fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
+	}
+	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), abs)
+	fmt.Fprintf(stderr, "maker nats: %s\n", note)
+	if credsDir != "" {
+		defer watchCreds(cmd.Context(), srv, credsDir, stderr)() // ends with the context, before the server
+	}
+	<-cmd.Context().Done()
+	fmt.Fprintln(stderr, "maker nats: stopping")
+	return nil
+}
+
+// authenticate sets cfg's authentication by --auth: the role keys (made
+// in the credentials folder when missing, which it returns) and the
+// engine's settings, or the token. It returns the note to print.
+func (n *natsCmd) authenticate(cmd *cobra.Command, abs string, cfg *cluster.ServerConfig) (note, credsDir string, err error) {
+	switch n.auth {
+	case "roles":
+		dir := n.creds
+		if dir == "" {
+			dir = filepath.Join(abs, "creds")
+		}
+		if dir, err = filepath.Abs(dir); err != nil {
+			return "", "", usageErr("--creds %q: %v", n.creds, err)
+		}
+		keys, made, err := cluster.EnsureCredentials(dir)
+		if err != nil {
+			return "", "", usageErr("--creds: %w", err)
+		}
+		cfg.Roles = keys
+		cfg.Provision = n.engine
+		state := "kept"
+		if len(made) > 0 {
+			state = "generated now"
+		}
+		return fmt.Sprintf("credentials in %s (%s): coordinator.nk for coordinators, worker.nk for workers, admin.nk for maker nats ls and rm; on their machines: export %s=%s (or --nats-creds)", dir, state, natsCredsEnv, dir), dir, nil
+	case "token":
+		if fs := cmd.Flags(); fs.Changed("ack-wait") || fs.Changed("max-deliver") {
+			return "", "", usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
+		}
+		cfg.Token = os.Getenv(natsTokenEnv)
+		if cfg.Token == "" {
+			return "", "", usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
+		}
+		return fmt.Sprintf("warning: --auth token: every holder of $%s may do anything, answer jobs and rewrite journals included; the default --auth roles separates workers from coordinators", natsTokenEnv), "", nil
+	default:
+		return "", "", usageErr("--auth %q: use roles (the default) or token", n.auth)
+	}
 }
 
 // credsEvery is how often maker nats reads its credentials folder again.

@@ -76,9 +76,15 @@ Runs are named 1 to 64 letters, digits, '-' or '_'.`,
 	})
 }
 
+// identitiesCmd is maker nats worker or run: the kind and --creds.
+type identitiesCmd struct {
+	kind  identityKind
+	creds string
+}
+
 // newNATSIdentities is maker nats worker or run, by kind.
 func newNATSIdentities(kind identityKind) *cobra.Command {
-	var creds string
+	c := &identitiesCmd{kind: kind}
 	cmd := &cobra.Command{
 		Use:     kind.use,
 		Short:   kind.short,
@@ -87,20 +93,28 @@ func newNATSIdentities(kind identityKind) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.PersistentFlags().StringVar(&creds, "creds", defaultCredsDir, "the engine's credentials folder (maker nats --creds; STORE/creds by default)")
-	abs := func() (string, error) {
-		dir, err := filepath.Abs(creds)
-		if err != nil {
-			return "", usageErr("--creds %q: %v", creds, err)
-		}
-		return dir, nil
+	cmd.PersistentFlags().StringVar(&c.creds, "creds", defaultCredsDir, "the engine's credentials folder (maker nats --creds; STORE/creds by default)")
+	cmd.AddCommand(c.addCmd(), c.revokeCmd(), c.lsCmd())
+	return cmd
+}
+
+// dir is --creds made absolute.
+func (c *identitiesCmd) dir() (string, error) {
+	dir, err := filepath.Abs(c.creds)
+	if err != nil {
+		return "", usageErr("--creds %q: %v", c.creds, err)
 	}
-	add := &cobra.Command{
+	return dir, nil
+}
+
+func (c *identitiesCmd) addCmd() *cobra.Command {
+	kind := c.kind
+	return &cobra.Command{
 		Use:   "add NAME",
 		Short: "Issue the " + kind.use + " identity NAME",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := abs()
+			dir, err := c.dir()
 			if err != nil {
 				return err
 			}
@@ -116,16 +130,19 @@ func newNATSIdentities(kind identityKind) *cobra.Command {
 			return nil
 		},
 	}
-	revoke := &cobra.Command{
+}
+
+func (c *identitiesCmd) revokeCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "revoke NAME",
-		Short: "Revoke the " + kind.use + " identity NAME",
+		Short: "Revoke the " + c.kind.use + " identity NAME",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := abs()
+			dir, err := c.dir()
 			if err != nil {
 				return err
 			}
-			err = kind.revoke(dir, args[0])
+			err = c.kind.revoke(dir, args[0])
 			if errors.Is(err, cluster.ErrConfig) || errors.Is(err, cluster.ErrNotFound) {
 				return usageErr("%w", err)
 			}
@@ -136,16 +153,19 @@ func newNATSIdentities(kind identityKind) *cobra.Command {
 			return nil
 		},
 	}
-	ls := &cobra.Command{
+}
+
+func (c *identitiesCmd) lsCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "ls",
-		Short: "List the " + kind.use + " identities issued",
+		Short: "List the " + c.kind.use + " identities issued",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := abs()
+			dir, err := c.dir()
 			if err != nil {
 				return err
 			}
-			names, keys, err := kind.issued(dir)
+			names, keys, err := c.kind.issued(dir)
 			if err != nil {
 				return failed(err)
 			}
@@ -155,6 +175,4 @@ func newNATSIdentities(kind identityKind) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(add, revoke, ls)
-	return cmd
 }

@@ -14,24 +14,33 @@ import (
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
 )
 
 // workerModelFlags are the run flags a worker takes: its model.
 var workerModelFlags = append([]string{"model", "models", "base-url", "timeout"}, simFlags...)
 
+// workerCmd is maker worker: its flag values, and what check made of
+// them for run.
+type workerCmd struct {
+	flags     runFlags
+	natsURL   string
+	natsCreds string
+	inflight  int
+	ackWait   time.Duration
+	grace     time.Duration
+	name      string
+	logLevel  string
+	obs       watchFlags
+	// Set by check.
+	level slog.Level
+	route string
+	model llms.Model
+}
+
 func newWorker() *cobra.Command {
-	var (
-		flags     runFlags
-		natsURL   string
-		natsCreds string
-		inflight  int
-		ackWait   time.Duration
-		grace     time.Duration
-		name      string
-		logLevel  string
-		obs       watchFlags
-	)
+	w := &workerCmd{}
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Draw samples for coordinators on other machines: a stateless NATS worker",
@@ -56,101 +65,119 @@ still running, prints what it did and exits with status 0.`,
   maker worker --nats nats://10.0.0.5:4222 --model openai:llama3 --base-url http://127.0.0.1:8000/v1 --inflight 8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := flags.validate(cmd); err != nil {
+			if err := w.check(cmd); err != nil {
 				return err
 			}
-			switch {
-			case natsURL == "":
-				return usageErr("--nats URL: the NATS server to take jobs from (start one with: maker nats)")
-			case inflight < 1 || inflight > 4096:
-				return usageErr("--inflight %d: use 1 to 4096", inflight)
-			case ackWait < time.Second:
-				return usageErr("--ack-wait %s: use at least 1s", ackWait)
-			case grace < 0:
-				return usageErr("--grace %s: must be 0 or positive", grace)
-			}
-			level, err := parseLogLevel(logLevel)
-			if err != nil {
-				return err
-			}
-			if err := checkNATSURL(natsURL); err != nil {
-				return err
-			}
-			if err := flags.loadModelsFile(cmd.Flags()); err != nil {
-				return err
-			}
-			oracle := hanoi.Oracle{}
-			route, err := flags.route(oracle)
-			if err != nil {
-				return err
-			}
-			if len(flags.models) > 1 {
-				return usageErr("--model given %d times: a worker serves one model", len(flags.models))
-			}
-			for _, name := range []string{"structured", "verbose"} {
-				if cmd.Flags().Changed(name) {
-					return usageErr("--%s does not apply to maker worker", name)
-				}
-			}
-			model, err := models.Open(flags.oneModel(), models.Options{BaseURL: flags.baseURL, Timeout: flags.timeout, Sim: func() (llms.Model, error) {
-				return sim.New(oracle, flags.simConfig())
-			}})
-			if err != nil {
-				return usageErr("--model: %w", err)
-			}
-			allowDrain(cmpGrace(cmd, grace)) // calls in progress may finish before the watchdog exits
-			if err := obs.start(cmd.Context(), "maker-worker", cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			defer obs.stop(cmd.Context())
-			model = observe.Model(obs.observer(), model, maker.ModelIdentity(model))
-			n := &natsRun{natsURL: natsURL, natsCreds: natsCreds}
-			obs.probe("engine", n.engineProbe)
-			if err := n.connectNATS(cluster.RoleWorker, "maker worker"); err != nil {
-				return err
-			}
-			defer n.closeNATS()
-			ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
-			w, err := cluster.NewWorker(ctx, n.js, model, cluster.WorkerConfig{
-				Route: route, Name: name, Inflight: inflight, AckWait: ackWait, Grace: cmpGrace(cmd, grace),
-				Logger: obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}),
-			})
-			cancel()
-			if err != nil {
-				return failed(fmt.Errorf("--nats: %w", err))
-			}
-			if err := obs.observer().ObserveWorker(func() (int64, int64) { st := w.Stats(); return st.Served, st.Failed }); err != nil {
-				return failed(err)
-			}
-			stderr := cmd.ErrOrStderr()
-			fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time, jobs of a dead worker back after %s; stop with Ctrl-C\n", route, natsURL, words.Plural(inflight, "call"), w.AckWait())
-			err = w.Run(cmd.Context())
-			st := w.Stats()
-			fmt.Fprintf(stderr, "maker worker: stopped: served %d (%d failed), withdrawn %d, handed back %d, redelivered to it %d\n",
-				st.Served, st.Failed, st.Withdrawn, st.Released, st.Redelivered)
-			if err != nil {
-				return failed(err)
-			}
-			return nil
+			return w.run(cmd)
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&natsURL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222")
-	registerNATSCreds(fs, &natsCreds)
-	fs.IntVar(&inflight, "inflight", 1, "most model calls in progress at once")
-	fs.DurationVar(&ackWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it); on maker nats, or a server provisioned by maker nats provision, the engine's --ack-wait applies instead")
-	fs.DurationVar(&grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
-	fs.StringVar(&name, "name", "", "the worker's name in replies (default host/pid)")
-	fs.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug (each job's start and end too), info (each redelivered job it takes: a worker died, stalled or handed it back), warn (replies not published, bad jobs) or error")
-	obs.register(fs, false)
+	w.register(cmd.Flags())
+	return cmd
+}
+
+func (w *workerCmd) register(fs *pflag.FlagSet) {
+	fs.StringVar(&w.natsURL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222")
+	registerNATSCreds(fs, &w.natsCreds)
+	fs.IntVar(&w.inflight, "inflight", 1, "most model calls in progress at once")
+	fs.DurationVar(&w.ackWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it); on maker nats, or a server provisioned by maker nats provision, the engine's --ack-wait applies instead")
+	fs.DurationVar(&w.grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
+	fs.StringVar(&w.name, "name", "", "the worker's name in replies (default host/pid)")
+	fs.StringVar(&w.logLevel, "log-level", "info", "log level on stderr: debug (each job's start and end too), info (each redelivered job it takes: a worker died, stalled or handed it back), warn (replies not published, bad jobs) or error")
+	w.obs.register(fs, false)
 	// The model flags, shared with the run commands (same defaults and
 	// checks); the vote and journal flags are the coordinator's.
 	all := &cobra.Command{}
-	flags.register(all)
+	w.flags.register(all)
 	for _, f := range workerModelFlags {
 		fs.AddFlag(all.Flags().Lookup(f))
 	}
-	return cmd
+}
+
+// check refuses bad flags (usage errors) and opens the model, setting
+// level, route and model for run.
+func (w *workerCmd) check(cmd *cobra.Command) error {
+	if err := w.flags.validate(cmd); err != nil {
+		return err
+	}
+	switch {
+	case w.natsURL == "":
+		return usageErr("--nats URL: the NATS server to take jobs from (start one with: maker nats)")
+	case w.inflight < 1 || w.inflight > 4096:
+		return usageErr("--inflight %d: use 1 to 4096", w.inflight)
+	case w.ackWait < time.Second:
+		return usageErr("--ack-wait %s: use at least 1s", w.ackWait)
+	case w.grace < 0:
+		return usageErr("--grace %s: must be 0 or positive", w.grace)
+	}
+	var err error
+	if w.level, err = parseLogLevel(w.logLevel); err != nil {
+		return err
+	}
+	if err := checkNATSURL(w.natsURL); err != nil {
+		return err
+	}
+	if err := w.flags.loadModelsFile(cmd.Flags()); err != nil {
+		return err
+	}
+	oracle := hanoi.Oracle{}
+	if w.route, err = w.flags.route(oracle); err != nil {
+		return err
+	}
+	if len(w.flags.models) > 1 {
+		return usageErr("--model given %d times: a worker serves one model", len(w.flags.models))
+	}
+	for _, name := range []string{"structured", "verbose"} {
+		if cmd.Flags().Changed(name) {
+			return usageErr("--%s does not apply to maker worker", name)
+		}
+	}
+	w.model, err = models.Open(w.flags.oneModel(), models.Options{BaseURL: w.flags.baseURL, Timeout: w.flags.timeout, Sim: func() (llms.Model, error) {
+		return sim.New(oracle, w.flags.simConfig())
+	}})
+	if err != nil {
+		return usageErr("--model: %w", err)
+	}
+	return nil
+}
+
+// run connects to the engine and serves jobs until the command's context
+// ends, then prints what the worker did.
+func (w *workerCmd) run(cmd *cobra.Command) error {
+	grace := cmpGrace(cmd, w.grace)
+	allowDrain(grace) // calls in progress may finish before the watchdog exits
+	if err := w.obs.start(cmd.Context(), "maker-worker", cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	defer w.obs.stop(cmd.Context())
+	model := observe.Model(w.obs.observer(), w.model, maker.ModelIdentity(w.model))
+	n := &natsRun{natsURL: w.natsURL, natsCreds: w.natsCreds}
+	w.obs.probe("engine", n.engineProbe)
+	if err := n.connectNATS(cluster.RoleWorker, "maker worker"); err != nil {
+		return err
+	}
+	defer n.closeNATS()
+	ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
+	wk, err := cluster.NewWorker(ctx, n.js, model, cluster.WorkerConfig{
+		Route: w.route, Name: w.name, Inflight: w.inflight, AckWait: w.ackWait, Grace: grace,
+		Logger: w.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: w.level}),
+	})
+	cancel()
+	if err != nil {
+		return failed(fmt.Errorf("--nats: %w", err))
+	}
+	if err := w.obs.observer().ObserveWorker(func() (int64, int64) { st := wk.Stats(); return st.Served, st.Failed }); err != nil {
+		return failed(err)
+	}
+	stderr := cmd.ErrOrStderr()
+	fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time, jobs of a dead worker back after %s; stop with Ctrl-C\n", w.route, w.natsURL, words.Plural(w.inflight, "call"), wk.AckWait())
+	err = wk.Run(cmd.Context())
+	st := wk.Stats()
+	fmt.Fprintf(stderr, "maker worker: stopped: served %d (%d failed), withdrawn %d, handed back %d, redelivered to it %d\n",
+		st.Served, st.Failed, st.Withdrawn, st.Released, st.Redelivered)
+	if err != nil {
+		return failed(err)
+	}
+	return nil
 }
 
 // cmpGrace passes --grace 0 through as "no grace" (the library's zero is
