@@ -2,7 +2,9 @@ package vote
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,4 +88,52 @@ func TestMinVotersConfig(t *testing.T) {
 	assert.ErrorIs(t, err, ErrConfig)
 	_, err = Config{MinVoters: 1<<16 + 1}.WithDefaults()
 	assert.ErrorIs(t, err, ErrConfig)
+}
+
+// TestMinVotersDrawsOnlyTheMissingVoters: once the leader's votes come
+// from some of the voters it needs, the race launches one sample per
+// voter still missing, not more: K 1, MinVoters 3, samples from voters
+// a, a, b, c, d, ...: a first wave of 3 (a, a, b), then 1 (c), decided
+// after 4 launched.
+func TestMinVotersDrawsOnlyTheMissingVoters(t *testing.T) {
+	voters := []string{"a", "a", "b", "c"}
+	draw := func(i int) Sample[int] {
+		v := "d"
+		if i < len(voters) {
+			v = voters[i]
+		}
+		return Sample[int]{Value: i, Key: 7, Voter: v}
+	}
+	res, err := runSync(Config{K: 1, Parallel: 8, MinVoters: 3}, draw)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(7), res.Key)
+	assert.Equal(t, 4, res.Launched, "a wave of 3, then one for the one voter missing")
+	assert.Equal(t, 4, res.Valid)
+}
+
+// TestMinVotersOneAddsNoSample: MinVoters 1 asks nothing a lead does not
+// already give, so the race launches as without it. K 1, Parallel 3,
+// Speculate 1: samples 0 and 1 go out; 1 answers while 0 is still out,
+// which leaves the race nothing to launch (its answer, committed after
+// 0's, decides). Sample 0 answers once a third sample starts, or after
+// 300 ms: the race must have launched 2 samples.
+func TestMinVotersOneAddsNoSample(t *testing.T) {
+	third := make(chan struct{})
+	var once sync.Once
+	res, err := Race(context.Background(), Config{K: 1, Parallel: 3, Speculate: 1, MinVoters: 1}, func(ctx context.Context, i int) Sample[int] {
+		switch i {
+		case 0:
+			select {
+			case <-third:
+			case <-time.After(300 * time.Millisecond):
+			}
+		default:
+			if i >= 2 {
+				once.Do(func() { close(third) })
+			}
+		}
+		return Sample[int]{Value: i, Key: 7, Voter: "a"}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Launched, "no sample beyond the two the lead needs")
 }
