@@ -190,3 +190,26 @@ func TestStateKeyMadeOnceUnderARace(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "the key alone, no temporary file left")
 }
+
+// TestStateKeyFileBounds: a key file of exactly MinJournalKey bytes (in
+// hex, with or without a line end) is a key; one a byte shorter, and an
+// empty file, are refused as not a journal key, never a panic.
+func TestStateKeyFileBounds(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) string {
+		path := filepath.Join(dir, "k")
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
+		return path
+	}
+	min := strings.Repeat("ab", MinJournalKey)
+	for _, text := range []string{min, min + "\n", min + "\r\n"} {
+		k, err := readKey(write(text))
+		require.NoError(t, err, "%q", text)
+		assert.Len(t, k, MinJournalKey)
+	}
+	for _, text := range []string{"", "\n", min[2:]} {
+		_, err := readKey(write(text))
+		require.ErrorIs(t, err, ErrJournalState, "%q", text)
+		assert.Contains(t, err.Error(), "is not a journal key")
+	}
+}
