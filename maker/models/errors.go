@@ -98,7 +98,7 @@ func (e *providerError) because(causes ...error) *providerError {
 // fix; a transient one, after waiting a rate limit's delay, otherwise.
 func (m *model) classify(ctx context.Context, c seen, err error, took time.Duration) error {
 	mapped := err
-	if m.mapErr != nil {
+	if m.mapErr != nil && !errors.Is(err, errClientPanic) {
 		mapped = m.mapErr(err)
 	}
 	at := m.spec.String() + " at " + m.url

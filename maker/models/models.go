@@ -18,6 +18,7 @@ package models
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -377,10 +378,16 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 // panic in the client (langchaingo's OpenAI client panics on some
 // replies, {"choices":[null]} among them) is returned as an error that
 // says so, never raised in the caller.
+// errClientPanic: the provider's client panicked on a reply. Its text
+// holds a stack, whose addresses the providers' error mappers would read
+// as status codes (a "429" in a program counter is no rate limit), so it
+// is never mapped.
+var errClientPanic = errors.New("the client could not read the reply")
+
 func (m *model) send(ctx context.Context, llm llms.Model, msgs []llms.MessageContent, opts []llms.CallOption) (resp *llms.ContentResponse, err error) {
 	opts = append(opts[:len(opts):len(opts)], m.extra...)
 	if rec := panics.Try(func() { resp, err = llm.GenerateContent(ctx, msgs, opts...) }); rec != nil {
-		return nil, fmt.Errorf("the client could not read the reply: %w", rec.AsError())
+		return nil, fmt.Errorf("%w: %w", errClientPanic, rec.AsError())
 	}
 	return resp, err
 }

@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -93,4 +95,20 @@ func TestOpenAITimeoutCoversTheBody(t *testing.T) {
 	assert.Contains(t, err.Error(), "timeout")
 	assert.Less(t, time.Since(start), 3*time.Second)
 	assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond)
+}
+
+// TestClientPanicIsNeverMapped: a client's panic carries a stack, whose
+// program counters may read "429" to the providers' error mappers; in a
+// CI run under -race, TestOpenAIClientPanicIsAnError's panic came back
+// as "openai: rate_limit: Rate limit exceeded". A panic is never mapped:
+// the error says the client could not read the reply, not rate_limit.
+func TestClientPanicIsNeverMapped(t *testing.T) {
+	lm, err := Open("openai:m", Options{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k"})
+	require.NoError(t, err)
+	m := lm.(*model)
+	plain := m.classify(context.Background(), seen{}, errors.New("goroutine 7 [running]: pc=0x429a3f"), 0)
+	require.Contains(t, plain.Error(), "rate_limit", "the mapper reads a 429 in any text: the test's premise")
+	panicked := m.classify(context.Background(), seen{}, fmt.Errorf("%w: %w", errClientPanic, errors.New("goroutine 7 [running]: pc=0x429a3f")), 0)
+	assert.NotContains(t, panicked.Error(), "rate_limit")
+	assert.Contains(t, panicked.Error(), "could not read the reply")
 }
