@@ -22,8 +22,8 @@ import (
 const Path = "/mcp"
 
 // ServeIO serves one session over newline-delimited JSON-RPC on r and w
-// (for stdio: os.Stdin and os.Stdout), until the client closes r or ctx
-// ends. A line that is not JSON is answered with a JSON-RPC -32700 parse
+// (for stdio: os.Stdin and os.Stdout), until the client closes r and every
+// call read before that has been answered, or ctx ends. A line that is not JSON is answered with a JSON-RPC -32700 parse
 // error, one that is JSON but not a message with -32600, one longer than
 // Config.MaxRequestBytes with -32600 (id null; the line is dropped as it
 // is read, never held whole), and the session goes on.
@@ -34,7 +34,7 @@ const Path = "/mcp"
 func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	max := int(min(s.cfg.MaxRequestBytes, 1<<30))
 	lw := &lockedWriter{w: w, cancels: newCancels(s.log)}
-	t := &mcp.IOTransport{Reader: newLineFilter(r, lw, max), Writer: lw, MaxLineLength: max}
+	t := &mcp.IOTransport{Reader: newLineFilter(r, lw, max, ctx.Done()), Writer: lw, MaxLineLength: max}
 	err := s.mcp.Run(ctx, t)
 	if ctx.Err() != nil {
 		return ctx.Err()
