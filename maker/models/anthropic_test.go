@@ -235,3 +235,27 @@ func TestCacheLayout(t *testing.T) {
 	assert.Equal(t, 2048, AnthropicMinCacheTokens("claude-3-5-haiku-latest"))
 	assert.Equal(t, 4096, AnthropicMinCacheTokens("claude-haiku-4-5"))
 }
+
+// TestAnthropicBaseURLIsTheHostRoot: ANTHROPIC_BASE_URL, as Anthropic's
+// own SDKs read it, is the host root (they add /v1/messages), so a user's
+// existing setting must reach /v1/messages; mdap's earlier form, the API
+// root ending in /v1, still does too, and so does --base-url in either
+// form.
+func TestAnthropicBaseURLIsTheHostRoot(t *testing.T) {
+	srv := &anthropicServer{cached: map[string]bool{}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	task, err := hanoi.New(2)
+	require.NoError(t, err)
+	msgs := task.Prompt(nil)
+	for _, c := range []struct{ env, flag string }{
+		{env: ts.URL}, {env: ts.URL + "/"}, {env: ts.URL + "/v1"},
+		{flag: ts.URL}, {flag: ts.URL + "/v1/"},
+	} {
+		t.Setenv(EnvAnthropicURL, c.env)
+		m, err := Open("anthropic:claude-sonnet-4-5", Options{BaseURL: c.flag, APIKey: "test-key", Timeout: 5 * time.Second})
+		require.NoError(t, err)
+		_, err = m.GenerateContent(context.Background(), msgs, llms.WithMaxTokens(10))
+		assert.NoError(t, err, "env %q, --base-url %q: the call reaches /v1/messages", c.env, c.flag)
+	}
+}

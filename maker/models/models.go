@@ -211,7 +211,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 		if m.key == "" {
 			return nil, fmt.Errorf("%w: anthropic:%s needs an API key: set %s", ErrSpec, sp.Name, EnvAnthropicKey)
 		}
-		llm, err := anthropic.New(anthropic.WithModel(sp.Name), anthropic.WithToken(m.key), anthropic.WithHTTPClient(client), anthropic.WithBaseURL(base))
+		llm, err := anthropic.New(anthropic.WithModel(sp.Name), anthropic.WithToken(m.key), anthropic.WithHTTPClient(client), anthropic.WithBaseURL(anthropicAPIRoot(base)))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
@@ -414,3 +414,15 @@ func (m *model) structured(schema []byte) llms.Model {
 
 // String names the model as Identity does.
 func (m *model) String() string { return m.Identity() }
+
+// anthropicAPIRoot is the URL langchaingo's Anthropic client adds
+// "/messages" to, from a base URL given as Anthropic's own SDKs take
+// ANTHROPIC_BASE_URL: the host root, to which they add "/v1/messages". A
+// base already ending in /v1 (the API root, mdap's earlier form) is kept.
+func anthropicAPIRoot(base string) string {
+	base = strings.TrimRight(base, "/")
+	if strings.HasSuffix(base, "/v1") {
+		return base
+	}
+	return base + "/v1"
+}
