@@ -259,3 +259,17 @@ func TestAnthropicBaseURLIsTheHostRoot(t *testing.T) {
 		assert.NoError(t, err, "env %q, --base-url %q: the call reaches /v1/messages", c.env, c.flag)
 	}
 }
+
+// TestAnthropicIdentityIsTheAPIRoot: the host root and the API root name
+// one server, so a journal begun under either form (and the default's,
+// which was the API root before) resumes under the other.
+func TestAnthropicIdentityIsTheAPIRoot(t *testing.T) {
+	t.Setenv(EnvAnthropicURL, "")
+	var ids []string
+	for _, base := range []string{"", "https://api.anthropic.com", "https://api.anthropic.com/v1/"} {
+		m, err := Open("anthropic:claude-sonnet-4-5", Options{BaseURL: base, APIKey: "test-key"})
+		require.NoError(t, err)
+		ids = append(ids, m.(maker.Identifier).Identity())
+	}
+	assert.Equal(t, []string{"anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1", "anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1", "anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1"}, ids)
+}

@@ -147,6 +147,9 @@ func Open(spec string, o Options) (llms.Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sp.Provider == "anthropic" {
+		base = anthropicAPIRoot(base) // so both forms have one identity
+	}
 	m := &model{
 		spec: sp, url: withoutUserinfo(base), base: base, timeout: o.Timeout, maxRetryWait: o.MaxRetryWait,
 		schemaClients: map[string]llms.Model{},
@@ -211,7 +214,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 		if m.key == "" {
 			return nil, fmt.Errorf("%w: anthropic:%s needs an API key: set %s", ErrSpec, sp.Name, EnvAnthropicKey)
 		}
-		llm, err := anthropic.New(anthropic.WithModel(sp.Name), anthropic.WithToken(m.key), anthropic.WithHTTPClient(client), anthropic.WithBaseURL(anthropicAPIRoot(base)))
+		llm, err := anthropic.New(anthropic.WithModel(sp.Name), anthropic.WithToken(m.key), anthropic.WithHTTPClient(client), anthropic.WithBaseURL(base))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
 		}
