@@ -205,6 +205,7 @@ func New(cfg Config) (*Server, error) {
 		Logger:       s.log,
 		Capabilities: &mcp.ServerCapabilities{},
 	})
+	s.mcp.AddReceivingMiddleware(onlyDeclared)
 	if len(s.keys) > 0 {
 		s.mcp.AddReceivingMiddleware(redactingResults(s.keys))
 		s.mcp.AddSendingMiddleware(redactingNotes(s.keys))

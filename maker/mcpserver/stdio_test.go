@@ -198,3 +198,28 @@ func (l *lockedBuilder) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestUndeclaredLoggingIsNotServed: the server declares no logging
+// capability, so logging/setLevel is answered -32601 (method not found),
+// not with an empty success; the initialize result declares no logging.
+func TestUndeclaredLoggingIsNotServed(t *testing.T) {
+	srv, err := mcpserver.New(mcpserver.Config{})
+	require.NoError(t, err)
+	defer srv.Close()
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}` + "\n"
+	var out lockedBuilder
+	require.NoError(t, srv.ServeIO(context.Background(), io.NopCloser(strings.NewReader(in)), nopWC{&out}))
+	answers := map[float64]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		answers[m["id"].(float64)] = m
+	}
+	caps := answers[1]["result"].(map[string]any)["capabilities"].(map[string]any)
+	assert.NotContains(t, caps, "logging")
+	e, _ := answers[2]["error"].(map[string]any)
+	require.NotNil(t, e, "logging/setLevel answered %v", answers[2])
+	assert.Equal(t, float64(-32601), e["code"])
+}
