@@ -51,6 +51,10 @@ const (
 	// MetricCallDuration is the GenAI client operation duration of each
 	// model call: gen_ai_client_operation_duration_seconds.
 	MetricCallDuration = "gen_ai.client.operation.duration"
+	// MetricTokenUsage is the GenAI client token usage of each model
+	// call, by gen_ai.token.type (input, output):
+	// gen_ai_client_token_usage.
+	MetricTokenUsage = "gen_ai.client.token.usage"
 	// MetricStepSamples is the histogram of samples per decided step.
 	MetricStepSamples = "mdap.step.samples"
 	// MetricInFlight is the number of model calls in flight.
@@ -75,12 +79,19 @@ const (
 	MetricQueueDepth = "mdap.queue.depth"
 )
 
+// The bucket boundaries the GenAI semantic conventions give their client
+// histograms.
+var (
+	operationDurationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+	tokenUsageBuckets        = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+)
+
 // instruments are the meter's instruments.
 type instruments struct {
 	samples, redFlags, modelErrors, steps, split, contested, escalated, wrong, tokens, toolCalls metric.Int64Counter
 	cost                                                                                         metric.Float64Counter
 	callDuration, toolDuration                                                                   metric.Float64Histogram
-	stepSamples                                                                                  metric.Int64Histogram
+	stepSamples, tokenUsage                                                                      metric.Int64Histogram
 	inFlight                                                                                     metric.Int64UpDownCounter
 	k, batch                                                                                     metric.Int64Gauge
 	p, pLower, costCap                                                                           metric.Float64Gauge
@@ -112,7 +123,10 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	in.cost, err = m.Float64Counter(MetricCost, metric.WithUnit("{dollar}"), metric.WithDescription("Dollars spent, at each model's price."))
 	errs = append(errs, err)
 	in.callDuration, err = m.Float64Histogram(MetricCallDuration, metric.WithUnit("s"), metric.WithDescription("GenAI operation duration: one model call."),
-		metric.WithExplicitBucketBoundaries(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120))
+		metric.WithExplicitBucketBoundaries(operationDurationBuckets...))
+	errs = append(errs, err)
+	in.tokenUsage, err = m.Int64Histogram(MetricTokenUsage, metric.WithUnit("{token}"), metric.WithDescription("GenAI token usage of one model call, by gen_ai.token.type: input, output."),
+		metric.WithExplicitBucketBoundaries(tokenUsageBuckets...))
 	errs = append(errs, err)
 	in.toolDuration, err = m.Float64Histogram(MetricToolDuration, metric.WithUnit("s"), metric.WithDescription("Duration of an executed tool intent."),
 		metric.WithExplicitBucketBoundaries(0.0001, 0.001, 0.01, 0.1, 1, 10, 60))
@@ -148,8 +162,9 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 
 // callAttrs are a model's call attributes, made once per model.
 type callAttrs struct {
-	opt metric.MeasurementOption
-	kvs []attribute.KeyValue
+	opt           metric.MeasurementOption
+	input, output metric.MeasurementOption // opt's attributes and gen_ai.token.type
+	kvs           []attribute.KeyValue
 }
 
 func (in *instruments) callAttrs(provider, model string) *callAttrs {
@@ -158,7 +173,11 @@ func (in *instruments) callAttrs(provider, model string) *callAttrs {
 		return v.(*callAttrs)
 	}
 	kvs := []attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(provider), semconv.GenAIRequestModel(model)}
-	v, _ := in.attrs.LoadOrStore(key, &callAttrs{opt: metric.WithAttributeSet(attribute.NewSet(kvs...)), kvs: kvs})
+	with := func(kv attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributeSet(attribute.NewSet(append(kvs[:len(kvs):len(kvs)], kv)...))
+	}
+	v, _ := in.attrs.LoadOrStore(key, &callAttrs{opt: metric.WithAttributeSet(attribute.NewSet(kvs...)), kvs: kvs,
+		input: with(semconv.GenAITokenTypeInput), output: with(semconv.GenAITokenTypeOutput)})
 	return v.(*callAttrs)
 }
 
@@ -173,6 +192,10 @@ func (in *instruments) call(ctx context.Context, ca *callAttrs, res maker.CallRe
 		return
 	}
 	in.callDuration.Record(ctx, res.Took.Seconds(), ca.opt)
+	if u.known {
+		in.tokenUsage.Record(ctx, int64(u.in), ca.input)
+		in.tokenUsage.Record(ctx, int64(u.out), ca.output)
+	}
 	if u.cached > 0 {
 		in.tokens.Add(ctx, int64(u.cached), in.cached)
 	}

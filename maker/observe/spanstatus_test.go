@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
@@ -43,4 +44,39 @@ func TestSpanStatusesFollowTheConventions(t *testing.T) {
 	assert.Equal(t, codes.Error, call.Status.Code)
 	assert.NotContains(t, call.Status.Description, "llm.example.com", "no span carries a server address")
 	assert.Contains(t, call.Status.Description, "HTTP 401", "the rest of the error stays")
+}
+
+// TestGenAIClientHistograms: the GenAI client histograms have the bucket
+// boundaries the conventions give, and gen_ai.client.token.usage records
+// each answered call's input and output tokens under gen_ai.token.type.
+func TestGenAIClientHistograms(t *testing.T) {
+	rep, _, reader, _ := watched(t)
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	hists := map[string]metricdata.Histogram[int64]{}
+	var duration metricdata.Histogram[float64]
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Histogram[int64]:
+				hists[m.Name] = d
+			case metricdata.Histogram[float64]:
+				if m.Name == observe.MetricCallDuration {
+					duration = d
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, duration.DataPoints)
+	assert.Equal(t, []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}, duration.DataPoints[0].Bounds)
+	usage, ok := hists[observe.MetricTokenUsage]
+	require.True(t, ok, "no %s histogram", observe.MetricTokenUsage)
+	sums := map[string]int64{}
+	for _, p := range usage.DataPoints {
+		assert.Equal(t, []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}, p.Bounds)
+		typ, _ := p.Attributes.Value("gen_ai.token.type")
+		sums[typ.AsString()] += p.Sum
+		assert.EqualValues(t, rep.Launched-rep.Errors, p.Count, "one record per answered call")
+	}
+	assert.Equal(t, map[string]int64{"input": int64(rep.Usage.InputTokens), "output": int64(rep.Usage.OutputTokens)}, sums)
 }
