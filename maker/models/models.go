@@ -374,6 +374,17 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			resp.Choices[0].StopReason = seen.ollama.doneReason
 		}
 	}
+	if id, model := responseMeta(seen.head); resp != nil && (id != "" || model != "") {
+		for _, ch := range resp.Choices {
+			if ch == nil {
+				continue
+			}
+			if ch.GenerationInfo == nil {
+				ch.GenerationInfo = map[string]any{}
+			}
+			ch.GenerationInfo[maker.InfoResponseID], ch.GenerationInfo[maker.InfoResponseModel] = id, model
+		}
+	}
 	return resp, nil
 }
 

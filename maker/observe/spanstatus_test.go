@@ -10,6 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -18,7 +19,8 @@ import (
 // TestSpanStatusesFollowTheConventions: a denied tool call is an error
 // span (error.type denied), as the GenAI conventions ask of a tool call
 // that did not succeed; a failed model call's status names no server,
-// though the provider's error does.
+// though the provider's error does; an answered call carries the
+// response's id, model and reasoning tokens when its model reported them.
 func TestSpanStatusesFollowTheConventions(t *testing.T) {
 	spans := tracetest.NewInMemoryExporter()
 	tel, err := observe.Setup(context.Background(), observe.Config{SpanExporter: spans, Getenv: func(string) string { return "" }})
@@ -31,13 +33,19 @@ func TestSpanStatusesFollowTheConventions(t *testing.T) {
 	end(intent.Observation{Tool: "write_file", Status: intent.StatusDenied, Reason: "policy"}, nil)
 	_, endCall := w.StartCall(context.Background(), maker.CallInfo{ID: maker.SampleID{Step: 1, Index: 2}})
 	endCall(maker.CallResult{Err: errors.New("permanent provider error: openai:gpt at https://llm.example.com:8443/v1: HTTP 401 from POST https://llm.example.com:8443/v1/chat/completions")})
+	_, endOK := w.StartCall(context.Background(), maker.CallInfo{ID: maker.SampleID{Step: 1, Index: 3}})
+	endOK(maker.CallResult{Response: &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "x", StopReason: "stop",
+		GenerationInfo: map[string]any{maker.InfoResponseID: "chatcmpl-1", maker.InfoResponseModel: "gpt-test-2025", "ReasoningTokens": 7, "CompletionTokens": 9, "PromptTokens": 3}}}}})
 	tp, ok := tel.TracerProvider().(interface{ ForceFlush(context.Context) error })
 	require.True(t, ok)
 	require.NoError(t, tp.ForceFlush(context.Background()))
 
 	got := spans.GetSpans()
-	require.Len(t, got, 2)
-	tool, call := got[0], got[1]
+	require.Len(t, got, 3)
+	tool, call, answered := got[0], got[1], attrs(got[2].Attributes)
+	assert.Equal(t, "chatcmpl-1", answered["gen_ai.response.id"].AsString())
+	assert.Equal(t, "gpt-test-2025", answered["gen_ai.response.model"].AsString())
+	assert.EqualValues(t, 7, answered["gen_ai.usage.reasoning.output_tokens"].AsInt64())
 	assert.Equal(t, codes.Error, tool.Status.Code, "a denied tool call is an error span")
 	assert.Equal(t, "denied", attrs(tool.Attributes)["error.type"].AsString())
 	assert.Equal(t, "mdap-step-4", attrs(tool.Attributes)["gen_ai.tool.call.id"].AsString())

@@ -283,6 +283,16 @@ func (w *Watcher) startCall(ctx context.Context, provider, model string, req cal
 		if len(u.finish) > 0 {
 			span.SetAttributes(semconv.GenAIResponseFinishReasons(u.finish...))
 		}
+		id, model, reasoning, reasoningOK := maker.ResponseMeta(res.Response)
+		if id != "" {
+			span.SetAttributes(semconv.GenAIResponseID(id))
+		}
+		if model != "" {
+			span.SetAttributes(semconv.GenAIResponseModel(model))
+		}
+		if reasoningOK {
+			span.SetAttributes(semconv.GenAIUsageReasoningOutputTokens(reasoning))
+		}
 		span.End()
 	}
 }
