@@ -55,6 +55,11 @@ const (
 	// call, by gen_ai.token.type (input, output):
 	// gen_ai_client_token_usage.
 	MetricTokenUsage = "gen_ai.client.token.usage"
+	// MetricRunsActive is the number of runs in progress in the process:
+	// mdap_runs_active. A process that lingers after its run (to be
+	// scraped once more) serves 0, so an alert on a stalled run can tell
+	// it from one that ended.
+	MetricRunsActive = "mdap.runs.active"
 	// MetricStepSamples is the histogram of samples per decided step.
 	MetricStepSamples = "mdap.step.samples"
 	// MetricInFlight is the number of model calls in flight.
@@ -92,7 +97,7 @@ type instruments struct {
 	cost                                                                                         metric.Float64Counter
 	callDuration, toolDuration                                                                   metric.Float64Histogram
 	stepSamples, tokenUsage                                                                      metric.Int64Histogram
-	inFlight                                                                                     metric.Int64UpDownCounter
+	inFlight, runsActive                                                                         metric.Int64UpDownCounter
 	k, batch                                                                                     metric.Int64Gauge
 	p, pLower, costCap                                                                           metric.Float64Gauge
 	meter                                                                                        metric.Meter
@@ -135,6 +140,8 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		metric.WithExplicitBucketBoundaries(1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100))
 	errs = append(errs, err)
 	in.inFlight, err = m.Int64UpDownCounter(MetricInFlight, metric.WithUnit("{call}"), metric.WithDescription("Model calls in flight."))
+	errs = append(errs, err)
+	in.runsActive, err = m.Int64UpDownCounter(MetricRunsActive, metric.WithUnit("{run}"), metric.WithDescription("Runs in progress in this process."))
 	errs = append(errs, err)
 	in.k, err = m.Int64Gauge(MetricK, metric.WithUnit("{vote}"), metric.WithDescription("The margin k of the last step."))
 	errs = append(errs, err)
@@ -199,6 +206,24 @@ func (in *instruments) call(ctx context.Context, ca *callAttrs, res maker.CallRe
 	if u.cached > 0 {
 		in.tokens.Add(ctx, int64(u.cached), in.cached)
 	}
+}
+
+// runStarted counts a run in progress, and exports the series a stalled
+// run must show, mdap_steps_total by result and mdap_samples_total by
+// outcome, at zero if they do not exist yet: a run whose every call hangs
+// decides no first step, and a series that does not exist cannot show it
+// (Prometheus: export a zero for series known to exist). The returned
+// func, called once, ends the run's count.
+func (in *instruments) runStarted(ctx context.Context) (ended func()) {
+	in.runsActive.Add(ctx, 1)
+	for _, o := range []metric.MeasurementOption{in.decided, in.failed} {
+		in.steps.Add(ctx, 0, o)
+	}
+	for _, o := range []metric.MeasurementOption{in.valid, in.flagged, in.errored, in.cancelled} {
+		in.samples.Add(ctx, 0, o)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { in.runsActive.Add(ctx, -1) }) }
 }
 
 // step records a step's samples, tokens, cost and outcome.

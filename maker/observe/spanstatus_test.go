@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -87,4 +88,49 @@ func TestGenAIClientHistograms(t *testing.T) {
 		assert.EqualValues(t, rep.Launched-rep.Errors, p.Count, "one record per answered call")
 	}
 	assert.Equal(t, map[string]int64{"input": int64(rep.Usage.InputTokens), "output": int64(rep.Usage.OutputTokens)}, sums)
+}
+
+// hangingModel answers no call: each waits for its context.
+type hangingModel struct{ started chan struct{} }
+
+func (m hangingModel) GenerateContent(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	select {
+	case m.started <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (m hangingModel) Call(ctx context.Context, p string, o ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, p, o...)
+}
+
+// TestAHungRunShowsZeroSteps: a run whose every call hangs decides no
+// first step; its mdap_steps_total{result="decided"} is served at 0 (a
+// series that does not exist cannot show a stall to an alert), and
+// mdap_runs_active is 1 while it runs and 0 once it ended, so a process
+// lingering after its run is not taken for a stalled one.
+func TestAHungRunShowsZeroSteps(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	tel, err := observe.Setup(context.Background(), observe.Config{MetricReader: reader, Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	defer tel.Shutdown(context.Background())
+	m := hangingModel{started: make(chan struct{}, 1)}
+	s := &maker.Solver{Model: m}
+	tel.Watch(s)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Solve(ctx, &counter{target: 4})
+		done <- err
+	}()
+	<-m.started
+	during := collect(t, reader)
+	assert.Contains(t, during[observe.MetricSteps], "result=decided", "the series exists before a first step")
+	assert.EqualValues(t, 0, during[observe.MetricSteps]["result=decided"])
+	assert.EqualValues(t, 1, during[observe.MetricRunsActive][""])
+	cancel()
+	require.Error(t, <-done)
+	assert.EqualValues(t, 0, collect(t, reader)[observe.MetricRunsActive][""], "the run ended")
 }

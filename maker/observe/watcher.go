@@ -124,11 +124,13 @@ func (w *Watcher) StartRun(ctx context.Context, info maker.RunInfo) (context.Con
 		rs.wrong = o.WrongSteps
 	}
 	ctx = context.WithValue(ctx, runKey{}, rs)
+	ended := func() {}
 	if w.m != nil {
 		w.m.k.Record(ctx, int64(info.K))
+		ended = w.m.runStarted(ctx)
 	}
 	if !w.tracing {
-		return ctx, func(*maker.Report, error) {}
+		return ctx, func(*maker.Report, error) { ended() }
 	}
 	models := make([]string, len(info.Models))
 	for i, id := range info.Models {
@@ -138,6 +140,7 @@ func (w *Watcher) StartRun(ctx context.Context, info maker.RunInfo) (context.Con
 	ctx, span := w.tracer.Start(ctx, SpanRun, trace.WithAttributes(
 		attribute.StringSlice(AttrModels, models), attribute.Int(AttrRunK, info.K)))
 	return ctx, func(rep *maker.Report, err error) {
+		ended()
 		if rep != nil {
 			span.SetAttributes(attribute.Int(AttrRunSteps, rep.Steps), attribute.Int(AttrRunSamples, rep.Launched),
 				attribute.Float64(AttrRunCost, rep.Cost), attribute.Bool(AttrRunDone, rep.Done),
