@@ -2,10 +2,12 @@ package observe_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
@@ -63,4 +65,36 @@ func TestDocsNameServedMetrics(t *testing.T) {
 			assert.True(t, served[n], "%s names %s, which no process serves", doc, n)
 		}
 	}
+}
+
+// TestDashboardPanelsPlotWhatTheySay: a panel whose title names a kind of
+// step (split, contested, escalated, wrong) plots that kind's metric; the
+// "Contested" panel once plotted split steps alone.
+func TestDashboardPanelsPlotWhatTheySay(t *testing.T) {
+	b, err := os.ReadFile("../../docs/observe-dashboard.json")
+	require.NoError(t, err)
+	var d struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	require.NoError(t, json.Unmarshal(b, &d))
+	seen := 0
+	for _, p := range d.Panels {
+		for _, kind := range []string{"split", "contested", "escalated", "wrong"} {
+			if !strings.Contains(strings.ToLower(p.Title), kind) {
+				continue
+			}
+			seen++
+			plotted := false
+			for _, tg := range p.Targets {
+				plotted = plotted || strings.Contains(tg.Expr, "mdap_steps_"+kind+"_total")
+			}
+			assert.True(t, plotted, "panel %q names %s steps but plots no mdap_steps_%s_total", p.Title, kind, kind)
+		}
+	}
+	assert.NotZero(t, seen)
 }
