@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -40,7 +39,10 @@ func TestLibraryImportersDownloadOnlyWhatTheyUse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds programs in fresh module caches")
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	out, err := exec.Command(goBin, "env", "GOMODCACHE").Output()
