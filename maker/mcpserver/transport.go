@@ -45,6 +45,13 @@ func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser)
 	return err
 }
 
+// EventStoreBytes bounds what the streamable HTTP endpoint keeps of its
+// streams' events, across all sessions, so that a client whose stream
+// broke can resume it (Last-Event-ID) and a stream opens with a priming
+// event carrying an id (protocol 2025-11-25). Past it the oldest events
+// go first; a client that asks for one of them cannot resume.
+const EventStoreBytes = 8 << 20
+
 // HTTPOptions configure the streamable HTTP endpoint.
 type HTTPOptions struct {
 	// Token is the bearer token every request must carry (Authorization:
@@ -116,10 +123,13 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	if timeout == 0 {
 		timeout = DefaultSessionTimeout
 	}
+	events := mcp.NewMemoryEventStore(nil)
+	events.SetMaxBytes(EventStoreBytes)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.log,
 		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
 		SessionTimeout:      max(timeout, 0),
+		EventStore:          events,
 	})
 	maxSessions := max(or(o.MaxSessions, DefaultMaxSessions), 0)
 	perClient := max(or(o.MaxSessionsPerClient, DefaultMaxSessionsPerClient), 0)
