@@ -136,7 +136,7 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 		if job.Tools != nil {
 			tools = *job.Tools
 		}
-		st, err := spec.OpenFile(job.Path(job.Spec), root, tools)
+		st, err := spec.OpenFileInput(job.Path(job.Spec), root, tools, job.Input)
 		if err != nil {
 			return nil, err
 		}
