@@ -162,8 +162,10 @@ func costRun(ctx context.Context, seed uint64, disks, k, steps int, reply string
 	if err != nil {
 		return row, err
 	}
-	s := &maker.Solver{Model: maker.ModelFunc(model.GenerateContent), Vote: vote.Config{K: k}, Price: price,
-		SamplesPerCall: st.perCall, MaxSteps: steps, MaxTokens: costMaxTokens}
+	s := &maker.Solver{
+		Config: maker.Config{Vote: vote.Config{K: k}, Price: price, SamplesPerCall: st.perCall, MaxSteps: steps, MaxTokens: costMaxTokens},
+		Model:  maker.ModelFunc(model.GenerateContent),
+	}
 	if st.adaptive {
 		// From the fixed run's k down, never above it (the floor too: the
 		// default floor of 4, which holds a late drop in p, is above the

@@ -316,7 +316,7 @@ func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journal string,
 	if err != nil {
 		return row, err
 	}
-	s := &maker.Solver{Model: model, Vote: vote.Config{K: k}}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: k}}, Model: model}
 	if journal != "" {
 		j, err := maker.CreateJournal(journal)
 		if err != nil {

@@ -63,7 +63,7 @@ var sloppy = maker.ModelFunc(func(ctx context.Context, msgs []llms.MessageConten
 // model's occasional wrong answer never wins.
 func ExampleSolver_Solve() {
 	task := &doubling{n: 1}
-	s := &maker.Solver{Model: sloppy, Vote: vote.Config{K: 2, Parallel: 1}}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1}}, Model: sloppy}
 	rep, err := s.Solve(context.Background(), task)
 	if err != nil {
 		fmt.Println("failed:", err)
@@ -87,12 +87,16 @@ func ExampleJournal() {
 		panic(err)
 	}
 	ctx, crash := context.WithCancel(context.Background())
-	s := &maker.Solver{Model: sloppy, Vote: vote.Config{K: 2}, Journal: j,
+	s := &maker.Solver{
+		Config:  maker.Config{Vote: vote.Config{K: 2}},
+		Model:   sloppy,
+		Journal: j,
 		Progress: func(e maker.Event) {
 			if e.Step == 2 {
 				crash()
 			}
-		}}
+		},
+	}
 	_, err = s.Solve(ctx, &doubling{n: 1})
 	fmt.Println("first run:", err)
 	j.Close()
@@ -103,7 +107,7 @@ func ExampleJournal() {
 	}
 	defer j.Close()
 	task := &doubling{n: 1}
-	s = &maker.Solver{Model: sloppy, Vote: vote.Config{K: 2}, Journal: j}
+	s = &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2}}, Model: sloppy, Journal: j}
 	rep, err := s.Solve(context.Background(), task)
 	fmt.Println("second run:", err, "n =", task.n, "steps", rep.Steps, "replayed", rep.Resumed)
 	// Output:

@@ -391,13 +391,9 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 		return nil, err
 	}
 	s := &maker.Solver{
-		Model:        model,
-		MaxTokens:    f.maxTokens,
-		Vote:         f.voteConfig(),
-		RerunPending: f.rerunPending,
-		Price:        f.price(),
-		Structured:   f.structured,
-		Budget:       f.budget(),
+		Config: maker.Config{MaxTokens: f.maxTokens, Vote: f.voteConfig(), RerunPending: f.rerunPending, Price: f.price(), Structured: f.structured},
+		Model:  model,
+		Budget: f.budget(),
 	}
 	if s.Escalation, err = f.escalation(oracle); err != nil {
 		return nil, err

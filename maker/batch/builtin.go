@@ -106,9 +106,12 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &maker.Solver{Model: m, Vote: cfg, MaxTokens: b.MaxTokens, MaxSteps: maxSteps,
-			RerunPending: b.RerunPending, Price: b.Price, Logger: b.Logger,
-			SamplesPerCall: b.SamplesPerCall, Budget: b.Budget}, nil
+		return &maker.Solver{
+			Config: maker.Config{Vote: cfg, MaxTokens: b.MaxTokens, MaxSteps: maxSteps, RerunPending: b.RerunPending, Price: b.Price, SamplesPerCall: b.SamplesPerCall},
+			Model:  m,
+			Logger: b.Logger,
+			Budget: b.Budget,
+		}, nil
 	}
 
 	switch job.Kind() {

@@ -120,7 +120,7 @@ func CompareHanoi(ctx context.Context, c Comparison) ([]Row, error) {
 			if err != nil {
 				return fmt.Errorf("%w: %w", ErrConfig, err)
 			}
-			s := &maker.Solver{Model: model, Vote: c.Vote, AdaptiveK: j.auto}
+			s := &maker.Solver{Config: maker.Config{Vote: c.Vote, AdaptiveK: j.auto}, Model: model}
 			row := Row{Seed: j.seed}
 			if j.auto != nil {
 				row.Policy = j.auto.String()

@@ -148,8 +148,10 @@ func (s *Server) open(st settings, oracle sim.Oracle, why string) (llms.Model, e
 // ToolDeclaration says, and the server's Logger and Observer.
 func (s *Server) solver(st settings, model llms.Model, tools []llms.Tool) *maker.Solver {
 	return &maker.Solver{
-		Model: model, Vote: st.vote, MaxTokens: st.maxTokens, Temperature: st.temperature,
-		Tools: tools, ToolDeclaration: s.cfg.ToolDeclaration,
-		Logger: s.log, Observer: s.cfg.Observer,
+		Config:   maker.Config{Vote: st.vote, MaxTokens: st.maxTokens, Temperature: st.temperature, ToolDeclaration: s.cfg.ToolDeclaration},
+		Model:    model,
+		Tools:    tools,
+		Logger:   s.log,
+		Observer: s.cfg.Observer,
 	}
 }
