@@ -62,6 +62,9 @@ type Builtin struct {
 	Budget *maker.Budget
 	// Logger is every solver's logger.
 	Logger *slog.Logger
+	// Observer, if set, is every solver's maker.Solver.Observer (traces
+	// and metrics: see maker/observe).
+	Observer maker.Observer
 }
 
 // Build implements Builder. Errors: ErrBuiltin; a spec that does not
@@ -116,6 +119,7 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 			Executor: ex,
 			Tools:    tools,
 			Logger:   b.Logger,
+			Observer: b.Observer,
 			Budget:   b.Budget,
 		}, nil
 	}
