@@ -382,8 +382,8 @@ func (f *runFlags) simConfig() sim.Config {
 // solverWith is what a command adds to the Solver its run flags
 // describe.
 type solverWith struct {
-	// steps is the task's number of steps, for --k auto's policy; 0 for a
-	// command that runs no task to its end (calibrate, solve's models).
+	// steps is the task's number of steps, for --k auto's policy (the
+	// commands that leave it 0, calibrate and solve, refuse --k auto).
 	steps int
 	// maxSteps is maker run's --max-steps (MaxSteps); 0 for none.
 	maxSteps int
@@ -413,12 +413,9 @@ type runWatch struct {
 // with Config.Validate. --timeout bounds each call in the model's client
 // (models.Options), not here.
 func (f *runFlags) config(with solverWith, esc *maker.Escalation) maker.Config {
-	c := maker.Config{Vote: f.voteConfig(), Escalation: esc, MaxTokens: f.maxTokens, ToolDeclaration: with.decl,
-		Structured: f.structured, RerunPending: f.rerunPending, MaxSteps: with.maxSteps, SamplesPerCall: f.perCall, Price: f.price()}
-	if with.steps > 0 {
-		c.AdaptiveK = f.adaptive(with.steps)
-	}
-	return c
+	return maker.Config{Vote: f.voteConfig(), AdaptiveK: f.adaptive(with.steps), Escalation: esc, MaxTokens: f.maxTokens,
+		ToolDeclaration: with.decl, Structured: f.structured, RerunPending: f.rerunPending, MaxSteps: with.maxSteps,
+		SamplesPerCall: f.perCall, Price: f.price()}
 }
 
 // configFlagOf names the flag of each maker.Config field the run flags
