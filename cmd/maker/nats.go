@@ -130,6 +130,9 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	if f.natsURL == "" && f.minWorkers != 0 {
 		return usageErr("--min-workers counts the workers of a run over --nats: give --nats URL too, or leave it out")
 	}
+	// What the vote needs until the engine is asked (natsModel settles
+	// the default for one route; a batch takes the number given).
+	f.minVoters = f.minWorkers
 	if f.natsURL == "" {
 		if onEngine {
 			return usageErr("--journal %s is kept on the NATS engine: give --nats URL too", f.journal)
@@ -501,15 +504,16 @@ func checkEngineFlags(c cluster.ProvisionConfig) error {
 
 // natsBatchModel is maker solve's model function with --nats: one Drawer
 // for every task, each task's samples drawn by the workers of its route
-// (for the simulated model, the task's seed is part of it).
-func (f *runFlags) natsBatchModel() (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
+// (for the simulated model, the task's seed is part of it). The Drawer
+// warns on stderr of a worker it quarantines.
+func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
 	if err := f.connectNATS(cluster.RoleCoordinator, "maker coordinator"); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	f.minVoters = f.minWorkers // a batch's routes vary: 0 is any worker
-	d, err := cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout, Spread: f.minVoters > 1})
+	d, err := cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout, Spread: f.minVoters > 1, Logger: f.obs.warnLogger(stderr)})
 	if err != nil {
 		return nil, failed(fmt.Errorf("--nats: %w", err))
 	}
@@ -545,7 +549,7 @@ func (f *runFlags) solveOverNATS(ctx context.Context, tasksFile string, jobs []b
 	fmt.Fprintf(h, "%s\x00%s\x00k=%d max_tokens=%d seed=%d\x00", content, route, f.k, f.maxTokens, f.seed)
 	sum, err := cluster.SolveBatch(ctx, f.js, cluster.BatchConfig{
 		Queue: "solve-" + hex.EncodeToString(h.Sum(nil)[:6]), MaxAge: f.natsKeep, UnsignedJournals: f.journalUnsigned, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
-		Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) },
+		Drawer: f.drawer, Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) },
 	})
 	if err != nil && ctx.Err() == nil {
 		return sum, failed(fmt.Errorf("--nats: %w", err))
