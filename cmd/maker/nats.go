@@ -330,7 +330,7 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
   ` + natsCredsEnv + `=/var/lib/mdap-nats/creds maker worker --nats nats://10.0.0.5:4222 --model sim`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			abs, err := n.check()
+			abs, err := n.check(cmd.Flags())
 			if err != nil {
 				return err
 			}
@@ -356,7 +356,7 @@ func (n *natsCmd) register(fs *pflag.FlagSet) {
 
 // check refuses bad flags (usage errors) and returns the store's
 // absolute path.
-func (n *natsCmd) check() (string, error) {
+func (n *natsCmd) check(fs *pflag.FlagSet) (string, error) {
 	if _, _, err := net.SplitHostPort(n.addr); err != nil {
 		return "", usageErr("--addr %q: want HOST:PORT such as %s", n.addr, cluster.DefaultAddr)
 	}
@@ -370,7 +370,7 @@ func (n *natsCmd) check() (string, error) {
 	if err := cluster.CheckMonitor(n.monitorAddr); err != nil {
 		return "", usageErr("--monitor-addr: %w", err)
 	}
-	if err := checkEngineFlags(n.engine); err != nil {
+	if err := checkEngineFlags(fs, n.engine); err != nil {
 		return "", err
 	}
 	return abs, nil
@@ -491,15 +491,22 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.IntVar(&c.MaxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "most deliveries of a job (a job that kept killing its workers is then left to expire); at least 2")
 }
 
-// checkEngineFlags refuses engine settings out of range.
-func checkEngineFlags(c cluster.ProvisionConfig) error {
-	if c.AckWait < time.Second || c.AckWait > time.Hour {
-		return usageErr("--ack-wait %s: use 1s to 1h", c.AckWait)
+// engineFlagOf names the flag of each field of cluster.ProvisionConfig
+// that maker nats and maker nats provision set.
+var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas"}
+
+// checkEngineFlags refuses engine settings out of range: an explicit 0
+// (the library's default; leave the flag out for it), then what
+// cluster.ProvisionConfig.Validate refuses.
+func checkEngineFlags(fs *pflag.FlagSet, c cluster.ProvisionConfig) error {
+	names := []string{"ack-wait", "max-deliver"}
+	if fs.Lookup("replicas") != nil {
+		names = append(names, "replicas")
 	}
-	if c.MaxDeliver < 2 {
-		return usageErr("--max-deliver %d: use at least 2 (a dead worker's jobs must come back)", c.MaxDeliver)
+	if err := positiveFlags(fs, names...); err != nil {
+		return err
 	}
-	return nil
+	return fieldUsageErr(c.Validate(), engineFlagOf, "nats")
 }
 
 // natsBatchModel is maker solve's model function with --nats: one Drawer
