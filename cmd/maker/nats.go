@@ -65,7 +65,7 @@ func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
 	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through maker workers instead of calling the model")
 	registerNATSCreds(fs, &n.natsCreds)
 	fs.DurationVar(&n.natsKeep, "nats-keep", cluster.DefaultRetention, "retention of what this run creates on the engine (its journal, a batch's task queue and results); remove it sooner with maker nats rm RUN")
-	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 when at least 2 worker identities serve the route at the start, else 1; a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
+	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 when at least 2 worker identities serve the route at the start, else 1 (maker solve: any worker); a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
 }
 
 // maxMinWorkers bounds --min-workers, as vote.Config bounds MinVoters.
