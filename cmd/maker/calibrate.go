@@ -234,7 +234,7 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 	if cfg.UntilDecided {
 		cfg.Forecast = func(r calibrate.Round) {
 			bar.finish()
-			fmt.Fprintln(cmd.ErrOrStderr(), forecastLine(r))
+			fmt.Fprintln(cmd.ErrOrStderr(), "maker calibrate: "+r.String())
 			bar.start(r.Samples)
 		}
 	}
@@ -253,7 +253,7 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 		_ = enc.Encode(rep) // a failed write fails the command (see run)
 	} else {
 		fmt.Fprint(out, rep.String())
-		fmt.Fprint(out, ranking(rep.Models)) // cost.go
+		fmt.Fprint(out, calibrate.Ranking(rep.Models))
 	}
 	switch {
 	case runErr != nil:
@@ -303,20 +303,6 @@ func (b *roundBar) finish() {
 	if end != nil {
 		end()
 	}
-}
-
-// forecastLine is --until-decided's note before a round.
-func forecastLine(r calibrate.Round) string {
-	want := "the forecast cannot tell how many more samples would settle it"
-	if r.Forecast > 0 {
-		want = fmt.Sprintf("the forecast says about %d more samples would settle it", r.Forecast)
-	}
-	cost := ""
-	if r.Cost > 0 || r.SpentSoFar > 0 {
-		cost = fmt.Sprintf(", ~$%.4f (spent $%.4f)", r.Cost, r.SpentSoFar)
-	}
-	return fmt.Sprintf("maker calibrate: undecided after %d samples; %s; look %d (region at %.4g%%): %d samples (%d new steps, %d more per sampled step)%s",
-		r.SamplesSoFar, want, r.Look, 100*r.RegionConfidence, r.Samples, r.NewSteps, r.ExtraSamplesEach, cost)
 }
 
 // samplesBar returns a Progress callback drawing a bar of total samples on
