@@ -276,10 +276,11 @@ func positiveFlags(fs *pflag.FlagSet, names ...string) error {
 // voteFlagOf names the flag of each vote.Config field the run flags set.
 var voteFlagOf = map[string]string{"K": "k", "Parallel": "parallel", "MaxSamples": "max-samples", "MaxErrors": "max-errors"}
 
-// Bounds of the run flags, against typos.
+// Bounds of the run flags, against typos: a margin's and a sample
+// budget's are vote.Config's.
 const (
-	maxK            = 1000
-	maxSamplesFlag  = 1 << 24
+	maxK            = vote.MaxK
+	maxSamplesFlag  = vote.MaxSamples
 	maxTokensFlag   = 1 << 20
 	maxWrongAnswers = 1 << 20
 )
