@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
@@ -163,14 +162,7 @@ func secrets() []string {
 		}
 	}
 	// OTEL_EXPORTER_OTLP_HEADERS carries a collector's credentials.
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
-		for _, kv := range strings.Split(os.Getenv(k), ",") {
-			if _, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(v) != "" {
-				out = append(out, strings.TrimSpace(v))
-			}
-		}
-	}
-	return out
+	return append(out, observe.EnvSecrets(os.Getenv)...)
 }
 
 // engineProbe checks the NATS connection, when the run has one.

@@ -101,3 +101,14 @@ func TestEndpointLingerEndsWithTheContext(t *testing.T) {
 	assert.Less(t, time.Since(start), 10*time.Second)
 	assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond, "it lingered until the context ended")
 }
+
+func TestEnvSecretsAreTheExportersHeaderValues(t *testing.T) {
+	env := map[string]string{
+		"OTEL_EXPORTER_OTLP_HEADERS":        "Authorization=Bearer abc123, x-team = blue ,empty=,novalue",
+		"OTEL_EXPORTER_OTLP_TRACES_HEADERS": "api-key=k-987",
+		"OTEL_SERVICE_NAME":                 "not-a-secret",
+	}
+	got := observe.EnvSecrets(func(k string) string { return env[k] })
+	assert.Equal(t, []string{"Bearer abc123", "blue", "k-987"}, got)
+	assert.Empty(t, observe.EnvSecrets(func(string) string { return "" }))
+}
