@@ -106,7 +106,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 
 func (c *calibrateFlags) register(cmd *cobra.Command) {
 	fs, cfg := cmd.Flags(), &c.cfg
-	fs.IntVar(&c.disks, "disks", 10, fmt.Sprintf("Towers of Hanoi with N disks (2^N-1 steps, the run k_min is planned for), 1 to %d", maxDisks))
+	fs.IntVar(&c.disks, "disks", 10, fmt.Sprintf("Towers of Hanoi with N disks (2^N-1 steps, the run k_min is planned for), 1 to %d", hanoi.MaxDisks))
 	fs.StringVar(&c.specFile, "spec", "", "calibrate on a spec FILE's task instead (its script gives each step's correct reply)")
 	fs.IntVar(&cfg.StepsSampled, "steps-sampled", calibrate.DefaultStepsSampled, "number of distinct steps sampled at random (all of them if the task has fewer)")
 	fs.IntVar(&cfg.Samples, "samples", calibrate.DefaultSamples, "samples per sampled step")
@@ -150,8 +150,8 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 		return usageErr("--until-max-samples caps --until-decided: give --until-decided too, or leave it out")
 	case fs.Changed("disks") && c.specFile != "":
 		return usageErr("--disks and --spec: give one task, Towers of Hanoi (--disks) or a spec file (--spec)")
-	case c.specFile == "" && (c.disks < 1 || c.disks > maxDisks):
-		return usageErr("--disks %d: use 1 to %d", c.disks, maxDisks)
+	case c.specFile == "" && (c.disks < 1 || c.disks > hanoi.MaxDisks):
+		return usageErr("--disks %d: use 1 to %d", c.disks, hanoi.MaxDisks)
 	case c.specFile == "" && (fs.Changed("root") || fs.Changed("tools") || fs.Changed("tool-declaration")):
 		return usageErr("--root, --tools and --tool-declaration apply to --spec only: Towers of Hanoi has no tools")
 	}
