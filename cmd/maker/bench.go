@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,7 +61,7 @@ suite fails; a missed goal is reported, not an error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, s := range suites {
-				if !contains(benchmarks.Suites, s) {
+				if !slices.Contains(benchmarks.Suites, s) {
 					return usageErr("--suite %q: use one of %s (repeat the flag, or separate with commas)", s, strings.Join(benchmarks.Suites, ", "))
 				}
 			}
@@ -88,8 +90,12 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 	var older *benchmarks.Report
 	if merge {
 		var err error
-		if older, err = readBenchReport(out); err != nil {
-			return err
+		older, err = benchmarks.ReadReport(out)
+		switch {
+		case errors.Is(err, benchmarks.ErrNotReport):
+			return usageErr("--merge: %v", err)
+		case err != nil:
+			return usageErr("--merge: %v: give the --out folder of an earlier maker bench, or drop --merge", err)
 		}
 	}
 	opts.Command = "maker " + strings.Join(os.Args[1:], " ")
@@ -106,7 +112,7 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 		}
 		return failed(err)
 	}
-	ran := ranSuites(rep)
+	ran := rep.Ran()
 	if older != nil {
 		rep.Merge(older)
 	}
@@ -125,40 +131,6 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 		fmt.Fprintf(w, "  [%s] %s: %s\n", g.Met, g.Goal, g.Measured)
 	}
 	return nil
-}
-
-// readBenchReport reads the report in dir for --merge; a missing or
-// unreadable one is a usage error (nothing has run yet).
-func readBenchReport(dir string) (*benchmarks.Report, error) {
-	path := filepath.Join(dir, benchmarks.DataFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usageErr("--merge: %v: give the --out folder of an earlier maker bench, or drop --merge", err)
-	}
-	var r benchmarks.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, usageErr("--merge: %s is not a maker bench report: %v", path, err)
-	}
-	return &r, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func ranSuites(r *benchmarks.Report) []string {
-	var out []string
-	for _, s := range benchmarks.Suites {
-		if _, ok := r.SuiteWall[s]; ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // benchProgress draws one bar per suite on stderr when it is a terminal.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mdap-go/mdap/internal/safefile"
 )
 
 // MaxModelsFileBytes and MaxModelsInFile bound a models file
@@ -15,6 +17,22 @@ const (
 	MaxModelsFileBytes = 1 << 20
 	MaxModelsInFile    = 256
 )
+
+// ReadModelsFile opens the models file at path without blocking (a FIFO
+// or a device is refused at once) and parses at most MaxModelsFileBytes
+// of it (ParseModelsFile). Errors: the file's, or ParseModelsFile's.
+func ReadModelsFile(path string) ([]string, error) {
+	file, err := safefile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, MaxModelsFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading it: %w", err)
+	}
+	return ParseModelsFile(data)
+}
 
 // ParseModelsFile reads a models file: the --model specs of a run, an
 // ensemble, a calibration or a worker, each in the per-model form
