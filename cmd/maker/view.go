@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/view"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// viewTokenEnv holds the token that guards a view on a non-loopback
+// address; without it one is generated and printed once.
+const viewTokenEnv = "MDAP_VIEW_TOKEN"
+
+func newView() *cobra.Command {
+	var addr, pngOut, htmlOut string
+	cmd := &cobra.Command{
+		Use:   "view JOURNAL",
+		Short: "Show a run: a live web page of its counters and step map, or a PNG or HTML export",
+		Long: `view serves one read-only web page showing the run a journal records (a
+file written with --journal), updated live as the run appends to it: steps
+decided and left, ETA, samples per step, the red-flag rate, contested and
+escalated steps, tokens, cost (from the journal's checkpoints), each model's
+share, and the step map: every step one cell (a million steps fit 1024×1024),
+coloured by the samples it took, red flags, contested and escalated; click a
+cell to see that step's record (its votes per answer key, counts, flags,
+usage, models, winner, tool call and observation). The journal does not
+record every sample in order, so neither does the page.
+
+The page's assets are built in (no CDN: it works offline). It listens on
+--addr, 127.0.0.1 with a free port by default, printed on stderr. On another
+host it requires a token ($` + viewTokenEnv + `, else one is generated and
+printed once): open the printed address with ?token=..., which the page turns
+into a cookie only this origin gets and drops from the address bar, or send
+Authorization: Bearer TOKEN. The journal is read, never locked or written:
+view a running run's journal while it runs. Ctrl-C ends it (exit status 130).
+
+--png FILE writes the step map as a PNG, --html FILE a self-contained report
+(style inline, the map a data: URL, no script): both read the journal as it
+is and exit 0, serving nothing.`,
+		Example: `  maker view run.jsonl                       # prints http://127.0.0.1:PORT/
+  maker view run.jsonl --addr 127.0.0.1:8080
+  maker view run.jsonl --png map.png
+  maker view run.jsonl --html report.html
+  maker hanoi --disks 12 --ui 127.0.0.1:0    # the same page, in process`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runView(cmd, args[0], addr, pngOut, htmlOut)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&addr, "addr", "127.0.0.1:0", "listen on HOST:PORT (port 0: a free one); a host other than loopback requires a token ($"+viewTokenEnv+", or one generated and printed)")
+	fs.StringVar(&pngOut, "png", "", "write the step map to this PNG file and exit")
+	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report to this file and exit")
+	return cmd
+}
+
+func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string) error {
+	ctx := cmd.Context()
+	j, err := view.OpenFile(path)
+	if err != nil {
+		return usageErr("%s: %w; name a journal file written by --journal", path, err)
+	}
+	defer j.Close()
+	if _, err := j.Read(); err != nil {
+		return usageErr("%w", err)
+	}
+	if st := j.Run().Stats(); st.Task == "" && (pngOut != "" || htmlOut != "") {
+		return usageErr("%s holds no journal header yet: nothing to export", path)
+	}
+	if pngOut != "" || htmlOut != "" {
+		if pngOut != "" {
+			if err := writeExport(pngOut, j.Run().WritePNG); err != nil {
+				return err
+			}
+		}
+		if htmlOut != "" {
+			if err := writeExport(htmlOut, j.Run().WriteHTML); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	srv, url, err := serveView(ctx, cmd.ErrOrStderr(), "--addr", addr, view.Config{Run: j.Run(), Records: j})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	fmt.Fprintf(cmd.ErrOrStderr(), "maker view: %s at %s (Ctrl-C ends it)\n", path, url)
+	if err := j.Follow(ctx, 0); err != nil {
+		return failed(err)
+	}
+	return interrupted("")
+}
+
+// serveView listens on addr for cfg, with a token unless addr is
+// loopback, and returns the server and the page's address (with the
+// token, printed once unredacted, when one was generated).
+func serveView(ctx context.Context, stderr io.Writer, flag, addr string, cfg view.Config) (*view.Server, string, error) {
+	lo, err := view.Loopback(addr)
+	if err != nil {
+		return nil, "", usageErr("%s: %w", flag, err)
+	}
+	generated := false
+	if !lo {
+		cfg.Token = os.Getenv(viewTokenEnv)
+		if cfg.Token == "" {
+			cfg.Token, generated = view.NewToken(), true
+		}
+		addSecret(ctx, cfg.Token)
+	}
+	h, err := view.Handler(cfg)
+	if err != nil {
+		return nil, "", usageErr("$%s: %w", viewTokenEnv, err)
+	}
+	srv, err := view.Serve(addr, h)
+	if err != nil {
+		return nil, "", usageErr("%s %s: %w", flag, addr, err)
+	}
+	url := "http://" + srv.Addr() + "/"
+	if generated {
+		// Once, past the redaction of everything else: the person opens it.
+		fmt.Fprintf(unredacted(stderr), "maker: the view on %s needs a token (no $%s was set, so one was generated); open\n  %s?token=%s\nor send Authorization: Bearer %s\n", srv.Addr(), viewTokenEnv, url, cfg.Token, cfg.Token)
+	} else if cfg.Token != "" {
+		fmt.Fprintf(stderr, "maker: the view on %s needs the token in $%s: open %s?token=$%s\n", srv.Addr(), viewTokenEnv, url, viewTokenEnv)
+	}
+	return srv, url, nil
+}
+
+// writeExport writes a file whole or not at all: into a temporary file
+// beside it, renamed over it once complete.
+func writeExport(path string, write func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return usageErr("%s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := errors.Join(write(tmp), tmp.Close()); err != nil {
+		return failed(fmt.Errorf("writing %s: %w", path, err))
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return failed(err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return failed(fmt.Errorf("writing %s: %w", path, err))
+	}
+	return nil
+}
+
+// uiFlag is --ui ADDR of the run commands: the view's page, fed in
+// process by the Solver.
+type uiFlag struct {
+	addr string
+	srv  *view.Server
+}
+
+func (u *uiFlag) register(fs *pflag.FlagSet) {
+	fs.StringVar(&u.addr, "ui", "", "serve the run's live view (maker view's page) on HOST:PORT while it runs (port 0: a free one, printed on stderr); a host other than loopback requires a token ($"+viewTokenEnv+", or one generated and printed)")
+}
+
+// attach serves the view of s's run of task, if --ui was given, and
+// returns what stops it. Call it after the other callbacks of s are set
+// (it wraps Progress and OnSample) and before Solve.
+func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task) (stop func(), err error) {
+	if u.addr == "" {
+		return func() {}, nil
+	}
+	live := view.Attach(s, view.SolverInfo(s, task))
+	srv, url, err := serveView(cmd.Context(), cmd.ErrOrStderr(), "--ui", u.addr, view.Config{Run: live.Run(), Records: live})
+	if err != nil {
+		return func() {}, err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "maker: the run's view at %s\n", strings.TrimSuffix(url, "/")+"/")
+	return func() { _ = srv.Close() }, nil
+}
