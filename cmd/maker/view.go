@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/view"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // viewTokenEnv holds the token that guards a view on a non-loopback
@@ -88,10 +87,11 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string) error {
 		}
 		return nil
 	}
-	srv, url, err := serveView(ctx, cmd.ErrOrStderr(), "--addr", addr, view.Config{Run: j.Run(), Records: j})
+	l, err := listenView(ctx, "--addr", addr)
 	if err != nil {
 		return err
 	}
+	srv, url := l.serve(cmd.ErrOrStderr(), view.Config{Run: j.Run(), Records: j})
 	defer srv.Close()
 	fmt.Fprintf(cmd.ErrOrStderr(), "maker view: %s at %s (Ctrl-C ends it)\n", path, url)
 	if err := j.Follow(ctx, 0); err != nil {
@@ -100,38 +100,51 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string) error {
 	return interrupted("")
 }
 
-// serveView listens on addr for cfg, with a token unless addr is
-// loopback, and returns the server and the page's address (with the
-// token, printed once unredacted, when one was generated).
-func serveView(ctx context.Context, stderr io.Writer, flag, addr string, cfg view.Config) (*view.Server, string, error) {
+// viewListener is a view's listening socket and its token, made before
+// anything else is (a taken port writes nothing).
+type viewListener struct {
+	ln        net.Listener
+	token     string
+	generated bool
+}
+
+// listenView listens on addr, with a token unless addr is loopback.
+func listenView(ctx context.Context, flag, addr string) (*viewListener, error) {
 	lo, err := view.Loopback(addr)
 	if err != nil {
-		return nil, "", usageErr("%s: %w", flag, err)
+		return nil, usageErr("%s: %w", flag, err)
 	}
-	generated := false
+	var l viewListener
 	if !lo {
-		cfg.Token = os.Getenv(viewTokenEnv)
-		if cfg.Token == "" {
-			cfg.Token, generated = view.NewToken(), true
+		l.token = os.Getenv(viewTokenEnv)
+		if l.token == "" {
+			l.token, l.generated = view.NewToken(), true
 		}
-		addSecret(ctx, cfg.Token)
+		if err := view.CheckToken(l.token); err != nil {
+			return nil, usageErr("$%s: %w", viewTokenEnv, err)
+		}
+		addSecret(ctx, l.token)
 	}
-	h, err := view.Handler(cfg)
-	if err != nil {
-		return nil, "", usageErr("$%s: %w", viewTokenEnv, err)
+	if l.ln, err = view.Listen(addr); err != nil {
+		return nil, usageErr("%s %s: %w", flag, addr, err)
 	}
-	srv, err := view.Serve(addr, h)
-	if err != nil {
-		return nil, "", usageErr("%s %s: %w", flag, addr, err)
-	}
+	return &l, nil
+}
+
+// serve serves cfg on the listener and returns the server and the
+// page's address; a generated token is printed once, unredacted.
+func (l *viewListener) serve(stderr io.Writer, cfg view.Config) (*view.Server, string) {
+	cfg.Token = l.token
+	h, _ := view.Handler(cfg) // the token is checked by listenView
+	srv := view.Serve(l.ln, h)
 	url := "http://" + srv.Addr() + "/"
-	if generated {
+	if l.generated {
 		// Once, past the redaction of everything else: the person opens it.
-		fmt.Fprintf(unredacted(stderr), "maker: the view on %s needs a token (no $%s was set, so one was generated); open\n  %s?token=%s\nor send Authorization: Bearer %s\n", srv.Addr(), viewTokenEnv, url, cfg.Token, cfg.Token)
-	} else if cfg.Token != "" {
+		fmt.Fprintf(unredacted(stderr), "maker: the view on %s needs a token (no $%s was set, so one was generated); open\n  %s?token=%s\nor send Authorization: Bearer %s\n", srv.Addr(), viewTokenEnv, url, l.token, l.token)
+	} else if l.token != "" {
 		fmt.Fprintf(stderr, "maker: the view on %s needs the token in $%s: open %s?token=$%s\n", srv.Addr(), viewTokenEnv, url, viewTokenEnv)
 	}
-	return srv, url, nil
+	return srv, url
 }
 
 // writeExport writes a file whole or not at all: into a temporary file
@@ -159,25 +172,36 @@ func writeExport(path string, write func(io.Writer) error) error {
 // process by the Solver.
 type uiFlag struct {
 	addr string
-	srv  *view.Server
+	l    *viewListener
 }
 
-func (u *uiFlag) register(fs *pflag.FlagSet) {
-	fs.StringVar(&u.addr, "ui", "", "serve the run's live view (maker view's page) on HOST:PORT while it runs (port 0: a free one, printed on stderr); a host other than loopback requires a token ($"+viewTokenEnv+", or one generated and printed)")
+// register adds --ui to cmd, and listens on it before the command runs
+// (a bad address or a taken port is refused before anything is written).
+func (u *uiFlag) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&u.addr, "ui", "", "serve the run's live view (maker view's page) on HOST:PORT while it runs (port 0: a free one, printed on stderr); a host other than loopback requires a token ($"+viewTokenEnv+", or one generated and printed)")
+	pre := cmd.PreRunE
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) (err error) {
+		if pre != nil {
+			if err := pre(cmd, args); err != nil {
+				return err
+			}
+		}
+		if u.addr != "" {
+			u.l, err = listenView(cmd.Context(), "--ui", u.addr)
+		}
+		return err
+	}
 }
 
-// attach serves the view of s's run of task, if --ui was given, and
-// returns what stops it. Call it after the other callbacks of s are set
-// (it wraps Progress and OnSample) and before Solve.
-func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task) (stop func(), err error) {
-	if u.addr == "" {
-		return func() {}, nil
+// attach serves the view of s's run of task, with --ui, and returns what
+// stops it. Call it after the other callbacks of s are set (it wraps
+// Progress and OnSample) and before Solve.
+func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task) (stop func()) {
+	if u.l == nil {
+		return func() {}
 	}
 	live := view.Attach(s, view.SolverInfo(s, task))
-	srv, url, err := serveView(cmd.Context(), cmd.ErrOrStderr(), "--ui", u.addr, view.Config{Run: live.Run(), Records: live})
-	if err != nil {
-		return func() {}, err
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "maker: the run's view at %s\n", strings.TrimSuffix(url, "/")+"/")
-	return func() { _ = srv.Close() }, nil
+	srv, url := u.l.serve(cmd.ErrOrStderr(), view.Config{Run: live.Run(), Records: live})
+	fmt.Fprintf(cmd.ErrOrStderr(), "maker: the run's view at %s\n", url)
+	return func() { _ = srv.Close() }
 }

@@ -89,7 +89,9 @@ func NewToken() string {
 	return hex.EncodeToString(b)
 }
 
-func checkToken(t string) error {
+// CheckToken reports whether t can guard a view: 16 to 4096 printable ASCII
+// characters a cookie may hold. Errors wrap ErrToken.
+func CheckToken(t string) error {
 	if len(t) < 16 || len(t) > 4096 {
 		return fmt.Errorf("%w: %d characters; use 16 to 4096", ErrToken, len(t))
 	}
@@ -114,7 +116,7 @@ func Handler(cfg Config) (http.Handler, error) {
 		return nil, errors.New("view: Config.Run is nil")
 	}
 	if cfg.Token != "" {
-		if err := checkToken(cfg.Token); err != nil {
+		if err := CheckToken(cfg.Token); err != nil {
 			return nil, err
 		}
 	}
@@ -357,13 +359,10 @@ type Server struct {
 	done   chan error
 }
 
-// Serve listens on addr (an empty host is 127.0.0.1) and serves h in a
-// goroutine it owns until Close, within Bounds. A non-loopback address
-// must be served by a Handler with a Token: Serve does not check h, the
-// caller does (maker view and --ui do).
+// Listen listens on addr (an empty host is 127.0.0.1), for Serve.
 //
 // Errors: ErrAddr; the listener's (the port is taken, say).
-func Serve(addr string, h http.Handler) (*Server, error) {
+func Listen(addr string) (net.Listener, error) {
 	host, port, err := splitAddr(addr)
 	if err != nil {
 		return nil, err
@@ -375,11 +374,19 @@ func Serve(addr string, h http.Handler) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("view: %w", err)
 	}
+	return ln, nil
+}
+
+// Serve serves h on ln in a goroutine it owns until Close, within
+// Bounds. A non-loopback listener must be served by a Handler with a
+// Token: Serve does not check h, the caller does (maker view and --ui
+// do).
+func Serve(ln net.Listener, h http.Handler) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{ln: Bounds.Listener(ln), srv: Bounds.Server(h), cancel: cancel, done: make(chan error, 1)}
 	s.srv.BaseContext = func(net.Listener) context.Context { return ctx } // Close ends the event streams
 	go func() { s.done <- s.srv.Serve(s.ln) }()
-	return s, nil
+	return s
 }
 
 // Addr is the address the server listens on, its port chosen.
