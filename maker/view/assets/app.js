@@ -14,7 +14,8 @@
   function dur(ns) {
     if (ns < 0) return 'unknown';
     let s = ns / 1e9;
-    if (s < 1) return (s * 1000).toFixed(0) + ' ms';
+    if (s < 0.001) return (s * 1e6).toFixed(0) + ' µs';
+    if (s < 1) return (s * 1000).toFixed(s < 0.01 ? 2 : 0) + ' ms';
     if (s < 90) return s.toFixed(1) + ' s';
     const d = Math.floor(s / 86400); s -= d * 86400;
     const h = Math.floor(s / 3600); s -= h * 3600;
@@ -143,10 +144,11 @@
     mark();
   }
   function fit() {
-    const avail = Math.max($('map-wrap').clientWidth - 4, 64);
+    const availW = Math.max($('map-wrap').clientWidth - 4, 64);
+    const availH = Math.max(window.innerHeight * 0.7 - 4, 64);
     let z = 1;
-    while (W * z * 2 <= avail && z < 64) z *= 2;
-    while (W * z > avail && z > 1 / 8) z /= 2;
+    while (W * z * 2 <= availW && H * z * 2 <= availH && z < 64) z *= 2;
+    while ((W * z > availW || H * z > availH) && z > 1 / 8) z /= 2;
     zoom(z);
   }
 
