@@ -146,6 +146,10 @@ func TestBinaryHanoiUI(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	assert.Equal(t, 4095, st.Stats.Total)
 	assert.Less(t, st.Stats.Steps, 4095, "the run goes on")
+	// The journal the run holds locked is read all the same.
+	v := start(t, nil, "view", j, "--png", filepath.Join(dir, "running.png"))
+	assert.Equal(t, 0, v.wait(t, time.Minute), v.stderr.String())
+	assert.FileExists(t, filepath.Join(dir, "running.png"))
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGINT))
 	assert.Equal(t, 130, c.wait(t, 30*time.Second))
 

@@ -1,10 +1,12 @@
 package view_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -151,4 +153,27 @@ func TestServeBoundsHeaders(t *testing.T) {
 	resp := get(t, http.DefaultClient, "http://"+s.Addr()+"/state", "X-Big", strings.Repeat("a", 20<<10))
 	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
 	assert.Equal(t, http.StatusOK, get(t, http.DefaultClient, "http://"+s.Addr()+"/state").StatusCode)
+	// docs/view.md: "at most 32 connections and 16 requests in flight, at most 8 event streams".
+	assert.Equal(t, 32, view.Bounds.MaxConns)
+	assert.Equal(t, 16, view.Bounds.MaxInFlight)
+	assert.Equal(t, 8, view.MaxStreams)
+}
+
+// Close ends the event streams at once (they never go idle by
+// themselves).
+func TestCloseEndsEventStreams(t *testing.T) {
+	ln, err := view.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	h, err := view.Handler(view.Config{Run: view.NewRun(view.Info{})})
+	require.NoError(t, err)
+	s := view.Serve(ln, h)
+	resp, err := http.Get("http://" + s.Addr() + "/events")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	start := time.Now()
+	require.NoError(t, s.Close())
+	assert.Less(t, time.Since(start), 900*time.Millisecond, "not cut by Close's one-second grace")
+	_, err = io.ReadAll(resp.Body)
+	assert.NoError(t, err, "the stream ended cleanly")
 }
