@@ -201,7 +201,21 @@ func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task) (s
 		return func() {}
 	}
 	live := view.Attach(s, view.SolverInfo(s, task))
-	srv, url := u.l.serve(cmd.ErrOrStderr(), view.Config{Run: live.Run(), Records: live})
+	var records view.Records = live
+	var journal *view.File
+	if s.Journal != nil {
+		// A file journal answers the clicks on steps older than the
+		// ones kept in memory (a journal on the engine has no file).
+		if f, err := view.OpenFile(s.Journal.Path()); err == nil {
+			journal, records = f, view.WithJournal(live, f)
+		}
+	}
+	srv, url := u.l.serve(cmd.ErrOrStderr(), view.Config{Run: live.Run(), Records: records})
 	fmt.Fprintf(cmd.ErrOrStderr(), "maker: the run's view at %s\n", url)
-	return func() { _ = srv.Close() }
+	return func() {
+		_ = srv.Close()
+		if journal != nil {
+			_ = journal.Close()
+		}
+	}
 }

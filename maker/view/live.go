@@ -2,6 +2,7 @@ package view
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -97,4 +98,31 @@ func (l *Live) Record(step int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: step %d is older than the last %d steps this view keeps in memory; open the run's journal with maker view", ErrNoStep, step, RecentRecords)
 	}
 	return l.ring[step%RecentRecords], nil
+}
+
+// WithJournal answers a step's record from first (a Live) and, when first
+// no longer keeps it, from the run's journal file, read up to its end
+// first (the whole file on the first such click, what was appended since
+// on the next). The file is only read.
+func WithJournal(first Records, file *File) Records {
+	return journalFallback{first: first, file: file}
+}
+
+type journalFallback struct {
+	first Records
+	file  *File
+}
+
+func (f journalFallback) Record(step int) ([]byte, error) {
+	b, err := f.first.Record(step)
+	if err == nil || !errors.Is(err, ErrNoStep) {
+		return b, err
+	}
+	if _, rerr := f.file.Read(); rerr != nil {
+		return nil, rerr
+	}
+	if b, ferr := f.file.Record(step); ferr == nil {
+		return b, nil
+	}
+	return nil, err
 }

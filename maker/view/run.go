@@ -1,7 +1,7 @@
 package view
 
 import (
-	"encoding/json"
+	"strconv"
 	"sync"
 	"time"
 
@@ -235,8 +235,7 @@ func (r *Run) Add(rec *maker.StepRecord) {
 // memberName names an ensemble's member i: the journal records the
 // ensemble's identity, not each member's apart.
 func memberName(ensemble string, i int) string {
-	b, _ := json.Marshal(i + 1)
-	return "member " + string(b) + " of " + ensemble
+	return "member " + strconv.Itoa(i+1) + " of " + ensemble
 }
 
 // SetPending marks step as decided with its side-effect call running.

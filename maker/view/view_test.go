@@ -278,3 +278,36 @@ func TestHTMLReportIsSelfContained(t *testing.T) {
 	assert.NotContains(t, s, "http://")
 	assert.NotContains(t, s, "https://")
 }
+
+// In process, a step older than the records kept in memory is answered
+// from the run's journal file.
+func TestLiveFallsBackToItsJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	jr, err := maker.CreateJournal(path)
+	require.NoError(t, err)
+	s := solver(t)
+	s.Journal = jr
+	task, err := hanoi.New(11)
+	require.NoError(t, err)
+	live := view.Attach(s, view.SolverInfo(s, task))
+	_, err = s.Solve(context.Background(), task)
+	require.NoError(t, err)
+	require.NoError(t, jr.Close())
+
+	_, err = live.Record(0)
+	assert.ErrorIs(t, err, view.ErrNoStep, "2047 steps: step 0 is no longer in memory")
+	_, err = live.Record(2047 - view.RecentRecords)
+	assert.NoError(t, err, "the last RecentRecords steps are")
+	f, err := view.OpenFile(path)
+	require.NoError(t, err)
+	defer f.Close()
+	recs := view.WithJournal(live, f)
+	b, err := recs.Record(0)
+	require.NoError(t, err)
+	var rec maker.StepRecord
+	require.NoError(t, json.Unmarshal(b, &rec))
+	assert.Equal(t, 0, rec.Step)
+	assert.NotEmpty(t, rec.Key)
+	_, err = recs.Record(2047)
+	assert.ErrorIs(t, err, view.ErrNoStep)
+}
