@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -159,4 +160,22 @@ func TestBinaryHanoiUI(t *testing.T) {
 	assert.Equal(t, 2, c.wait(t, time.Minute))
 	assert.Contains(t, c.stderr.String(), "--ui")
 	assert.NoFileExists(t, j2)
+}
+
+// docs/view.md: a $MDAP_VIEW_TOKEN a cookie cannot hold, or too short,
+// is refused with exit status 2 before anything listens.
+func TestBinaryViewRefusesABadToken(t *testing.T) {
+	j := filepath.Join(t.TempDir(), "run.jsonl")
+	c := start(t, nil, "hanoi", "--disks", "2", "--journal", j, "--progress", "off")
+	require.Equal(t, 0, c.wait(t, time.Minute), c.stderr.String())
+	for _, tok := range []string{"short", "has;semicolon-and-is-long-enough"} {
+		cmd := exec.Command(binary, "view", j, "--addr", "0.0.0.0:0")
+		cmd.Env = append(os.Environ(), "MDAP_VIEW_TOKEN="+tok)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s", out)
+		assert.Equal(t, 2, ee.ExitCode(), "%s", out)
+		assert.Contains(t, string(out), "MDAP_VIEW_TOKEN")
+		assert.NotContains(t, string(out), tok, "the token is not echoed")
+	}
 }
