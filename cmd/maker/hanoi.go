@@ -22,6 +22,7 @@ func newHanoi() *cobra.Command {
 		flags  runFlags
 		disks  int
 		asJSON bool
+		ui     uiFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "hanoi",
@@ -72,6 +73,7 @@ Exit status 1 when the run fails or is not solved.`,
 					}
 				}()
 			}
+			defer ui.attach(cmd, s, task)()
 			rep, runErrV := s.Solve(observe.WithOracle(cmd.Context(), task), task)
 			watch.finish()
 			if err := runErr(runErrV); isUsage(err) {
@@ -89,5 +91,6 @@ Exit status 1 when the run fails or is not solved.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")
 	flags.register(cmd)
 	flags.obs.register(cmd.Flags(), true)
+	ui.register(cmd)
 	return cmd
 }
