@@ -20,6 +20,7 @@ const viewTokenEnv = "MDAP_VIEW_TOKEN"
 
 func newView() *cobra.Command {
 	var addr, pngOut, htmlOut string
+	var noAuth bool
 	cmd := &cobra.Command{
 		Use:   "view JOURNAL",
 		Short: "Show a run: a live web page of its counters and step map, or a PNG or HTML export",
@@ -34,11 +35,13 @@ usage, models, winner, tool call and observation). The journal does not
 record every sample in order, so neither does the page.
 
 The page's assets are built in (no CDN: it works offline). It listens on
---addr, 127.0.0.1 with a free port by default, printed on stderr. On another
-host it requires a token ($` + viewTokenEnv + `, else one is generated and
-printed once): open the printed address with ?token=..., which the page turns
-into a cookie only this origin gets and drops from the address bar, or send
-Authorization: Bearer TOKEN. The journal is read, never locked or written:
+--addr, 127.0.0.1 with a free port by default, printed on stderr, and
+requires a token, on loopback too (any user of the machine reaches a loopback
+port, and the page shows the run's answers, which the journal's 0600 keeps
+from them): $` + viewTokenEnv + `, else one is generated and printed once. Open
+the printed address with ?token=..., which the page turns into a cookie only
+this origin gets and drops from the address bar, or send Authorization:
+Bearer TOKEN. --no-auth serves without one, on loopback only. The journal is read, never locked or written:
 view a running run's journal while it runs. Ctrl-C ends it (exit status 130).
 
 --png FILE writes the step map as a PNG, --html FILE a self-contained report
@@ -51,17 +54,18 @@ is and exit 0, serving nothing.`,
   maker hanoi --disks 12 --ui 127.0.0.1:0    # the same page, in process`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runView(cmd, args[0], addr, pngOut, htmlOut)
+			return runView(cmd, args[0], addr, pngOut, htmlOut, noAuth)
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&addr, "addr", "127.0.0.1:0", "listen on HOST:PORT (port 0: a free one); a host other than loopback requires a token ($"+viewTokenEnv+", or one generated and printed)")
+	fs.StringVar(&addr, "addr", "127.0.0.1:0", "listen on HOST:PORT (port 0: a free one); every request needs the token ($"+viewTokenEnv+", or one generated and printed)")
+	fs.BoolVar(&noAuth, "no-auth", false, "serve without a token, on a loopback --addr only: every user of this machine can then read the run")
 	fs.StringVar(&pngOut, "png", "", "write the step map to this PNG file and exit")
 	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report to this file and exit")
 	return cmd
 }
 
-func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string) error {
+func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool) error {
 	ctx := cmd.Context()
 	j, err := view.OpenFile(path)
 	if err != nil {
@@ -87,7 +91,7 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string) error {
 		}
 		return nil
 	}
-	l, err := listenView(ctx, "--addr", addr)
+	l, err := listenView(ctx, "--addr", addr, noAuth)
 	if err != nil {
 		return err
 	}
@@ -108,14 +112,18 @@ type viewListener struct {
 	generated bool
 }
 
-// listenView listens on addr, with a token unless addr is loopback.
-func listenView(ctx context.Context, flag, addr string) (*viewListener, error) {
+// listenView listens on addr, with a token unless noAuth (refused but
+// on loopback).
+func listenView(ctx context.Context, flag, addr string, noAuth bool) (*viewListener, error) {
 	lo, err := view.Loopback(addr)
 	if err != nil {
 		return nil, usageErr("%s: %w", flag, err)
 	}
+	if noAuth && !lo {
+		return nil, usageErr("--no-auth serves on a loopback %s only; %s reaches other machines: leave --no-auth out (a token is generated) or listen on 127.0.0.1", flag, addr)
+	}
 	var l viewListener
-	if !lo {
+	if !noAuth {
 		l.token = os.Getenv(viewTokenEnv)
 		if l.token == "" {
 			l.token, l.generated = view.NewToken(), true
@@ -148,7 +156,8 @@ func (l *viewListener) serve(stderr io.Writer, cfg view.Config) (*view.Server, s
 }
 
 // writeExport writes a file whole or not at all: into a temporary file
-// beside it, renamed over it once complete.
+// beside it, renamed over it once complete. The file is 0600, as the
+// journal it shows is.
 func writeExport(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
@@ -158,9 +167,6 @@ func writeExport(path string, write func(io.Writer) error) error {
 	defer os.Remove(tmp.Name())
 	if err := errors.Join(write(tmp), tmp.Close()); err != nil {
 		return failed(fmt.Errorf("writing %s: %w", path, err))
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return failed(err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return failed(fmt.Errorf("writing %s: %w", path, err))
@@ -178,7 +184,7 @@ type uiFlag struct {
 // register adds --ui to cmd, and listens on it before the command runs
 // (a bad address or a taken port is refused before anything is written).
 func (u *uiFlag) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&u.addr, "ui", "", "serve the run's live view (maker view's page) on HOST:PORT while it runs (port 0: a free one, printed on stderr); a host other than loopback requires a token ($"+viewTokenEnv+", or one generated and printed)")
+	cmd.Flags().StringVar(&u.addr, "ui", "", "serve the run's live view (maker view's page) on HOST:PORT while it runs (port 0: a free one, printed on stderr); every request needs the token ($"+viewTokenEnv+", or one generated and printed)")
 	pre := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) (err error) {
 		if pre != nil {
@@ -187,7 +193,7 @@ func (u *uiFlag) register(cmd *cobra.Command) {
 			}
 		}
 		if u.addr != "" {
-			u.l, err = listenView(cmd.Context(), "--ui", u.addr)
+			u.l, err = listenView(cmd.Context(), "--ui", u.addr, false)
 		}
 		return err
 	}

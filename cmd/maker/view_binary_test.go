@@ -30,6 +30,14 @@ func viewURL(t *testing.T, c *child) string {
 	return url
 }
 
+// viewToken is the token a view printed on stderr when it made one.
+func viewToken(t *testing.T, c *child) string {
+	t.Helper()
+	m := regexp.MustCompile(`Bearer ([0-9a-f]{64})`).FindStringSubmatch(c.stderr.String())
+	require.Len(t, m, 2, "no token on stderr: %s", c.stderr.String())
+	return m[1]
+}
+
 // viewState is the part of /state the tests read.
 type viewState struct {
 	Stats struct {
@@ -85,22 +93,41 @@ func TestBinaryView(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 8, img.Bounds().Dx(), "127 steps: 8 × 16 cells")
 		assert.Equal(t, 16, img.Bounds().Dy())
+		for _, f := range []string{out, report} {
+			st, err := os.Stat(f)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "%s: an export is private, as its journal is", f)
+		}
 		html, err := os.ReadFile(report)
 		require.NoError(t, err)
 		assert.Contains(t, string(html), "data:image/png;base64,")
 		assert.NotContains(t, string(html), "<script")
 	})
 
-	t.Run("serves until SIGINT, then 130", func(t *testing.T) {
+	t.Run("serves until SIGINT, then 130, with a token on loopback too", func(t *testing.T) {
 		c := start(t, nil, "view", j)
 		url := viewURL(t, c)
 		assert.True(t, strings.HasPrefix(url, "http://127.0.0.1:"), url)
-		code, st := getState(t, url, "")
+		code, _ := getState(t, url, "")
+		assert.Equal(t, http.StatusUnauthorized, code, "any user of the machine reaches a loopback port")
+		code, st := getState(t, url, viewToken(t, c))
 		require.Equal(t, http.StatusOK, code)
 		assert.Equal(t, 127, st.Stats.Steps)
 		assert.Equal(t, "hanoi:N=7", st.Stats.Task)
 		require.NoError(t, c.cmd.Process.Signal(syscall.SIGINT))
 		assert.Equal(t, 130, c.wait(t, 30*time.Second))
+	})
+
+	t.Run("--no-auth: loopback only", func(t *testing.T) {
+		c := start(t, nil, "view", j, "--no-auth")
+		code, st := getState(t, viewURL(t, c), "")
+		require.Equal(t, http.StatusOK, code)
+		assert.Equal(t, 127, st.Stats.Steps)
+		require.NoError(t, c.cmd.Process.Signal(syscall.SIGINT))
+		assert.Equal(t, 130, c.wait(t, 30*time.Second))
+		c = start(t, nil, "view", j, "--no-auth", "--addr", "0.0.0.0:0")
+		assert.Equal(t, 2, c.wait(t, 30*time.Second))
+		assert.Contains(t, c.stderr.String(), "--no-auth serves on a loopback --addr only")
 	})
 
 	t.Run("another host needs the token it prints", func(t *testing.T) {
@@ -126,7 +153,11 @@ func TestBinaryHanoiUI(t *testing.T) {
 	j := filepath.Join(dir, "run.jsonl")
 	c := start(t, nil, "hanoi", "--disks", "12", "--ui", "127.0.0.1:0", "--latency", "1ms", "--journal", j, "--progress", "off")
 	url := viewURL(t, c)
-	resp, err := http.Get(url + "events")
+	token := viewToken(t, c)
+	req, err := http.NewRequest(http.MethodGet, url+"events", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
@@ -143,7 +174,7 @@ func TestBinaryHanoiUI(t *testing.T) {
 	}
 	require.Len(t, steps, 3)
 	assert.Less(t, steps[0], steps[2], "the counters advance: %v", steps)
-	code, st := getState(t, url, "")
+	code, st := getState(t, url, token)
 	require.Equal(t, http.StatusOK, code)
 	assert.Equal(t, 4095, st.Stats.Total)
 	assert.Less(t, st.Stats.Steps, 4095, "the run goes on")
