@@ -74,6 +74,11 @@ func runFelt(ctx context.Context, o Options, tick func()) (*FeltResult, error) {
 	res := &FeltResult{}
 	add := func(rows ...FeltGoal) {
 		for _, g := range rows {
+			if o.Quick && g.quickBar != 0 {
+				g.Note = joinNotes(g.Note, fmt.Sprintf("--quick bar %s (the full run's %s): a smaller run on a shared machine moves more", g.fmtFigure(g.quickBar), g.fmtFigure(g.Bar)))
+				g.Bar = g.quickBar
+			}
+			g.quickBar = 0
 			g.judge()
 			res.Rows = append(res.Rows, g)
 		}
@@ -115,11 +120,11 @@ func runFelt(ctx context.Context, o Options, tick func()) (*FeltResult, error) {
 	}
 	add(rows...)
 	tick()
-	row, err = feltScaleOut(ctx, o.Seed, sz)
+	rows, err = feltScaleOut(ctx, o.Seed, sz)
 	if err != nil {
 		return nil, fmt.Errorf("workers: %w", err)
 	}
-	add(row)
+	add(rows...)
 	tick()
 	return res, nil
 }
@@ -166,7 +171,7 @@ func feltHanoiCPU(ctx context.Context, seed uint64, sz feltSize) ([]FeltGoal, er
 	cpu := large.CPUPerSample * float64(large.Samples) / 1e6
 	steps20 := float64(1<<20 - 1)
 	figure := cpu * steps20 / float64(large.Steps)
-	cpuRow := FeltGoal{Name: "20-disk Hanoi on the sim: CPU", Unit: "s", Judge: AtMost, Target: 20, Bar: 25, Figure: figure,
+	cpuRow := FeltGoal{Name: "20-disk Hanoi on the sim: CPU", Unit: "s", Judge: AtMost, Target: 20, Bar: 25, quickBar: 40, Figure: figure,
 		Measured: fmt.Sprintf("%d steps, %d samples, %.1f µs CPU per sample (user + system, getrusage), %s wall, k = %d, no journal; load average %s just before",
 			large.Steps, large.Samples, large.CPUPerSample, large.Wall.Round(100*time.Millisecond), feltK, large.Load),
 		Note: joinNotes(quickNote(sz, "a %d-disk run's CPU scaled by its steps to 20 disks' %d", sz.cpuDisks, 1<<20-1), "bar 25 s: CPU time moves with a shared machine's load less than wall time, but it moves")}
@@ -203,7 +208,7 @@ func feltJournal(ctx context.Context, seed uint64, sz feltSize) ([]FeltGoal, err
 	}
 	lo, hi := minMax(walls)
 	steps := 1<<sz.journalDisks - 1
-	wall := FeltGoal{Name: "journaled over unjournaled wall, 50 ms latency", Unit: "×", Judge: AtMost, Target: 1.01, Bar: 1.05, Figure: median(walls),
+	wall := FeltGoal{Name: "journaled over unjournaled wall, 50 ms latency", Unit: "×", Judge: AtMost, Target: 1.01, Bar: 1.05, quickBar: 1.10, Figure: median(walls),
 		Measured: fmt.Sprintf("median of %d alternating pairs of %d-disk Hanoi (%d steps, k = %d), run by run (%.3f–%.3f); the journal a signed file, synced in the background", sz.journalRuns, sz.journalDisks, steps, feltK, lo, hi),
 		Note:     "bar ×1.05: timer and scheduling noise on a shared machine moves one pair by a few per cent"}
 	clo, chi := minMax(cpus)
@@ -259,7 +264,7 @@ func feltWallPerStep(ctx context.Context, seed uint64, sz feltSize) (FeltGoal, e
 	}
 	perStep := rep.Wall.Seconds() / float64(rep.Steps) / feltLatency.Seconds()
 	rounds := float64(rc.rounds) / float64(rep.Steps)
-	g := FeltGoal{Name: "wall per decided step over model latency (p 0.99, k 3, 50 ms)", Unit: "×", Judge: AtMost, Target: 1.02, Bar: 1.10, Figure: perStep,
+	g := FeltGoal{Name: "wall per decided step over model latency (p 0.99, k 3, 50 ms)", Unit: "×", Judge: AtMost, Target: 1.02, Bar: 1.10, quickBar: 1.15, Figure: perStep,
 		Measured: fmt.Sprintf("%d steps of 10-disk Hanoi on the sim, solver defaults (Parallel = k, no speculation), %.3f samples a step; %.3f launch rounds a step (the figure with free orchestration), so orchestration adds %+.1f%%",
 			rep.Steps, rep.SamplesPerStep(), rounds, 100*(perStep/rounds-1))}
 	if perStep > g.Target && rounds > g.Target {
@@ -276,7 +281,7 @@ func feltEngine(ctx context.Context, seed uint64, sz feltSize) (FeltGoal, error)
 	if err != nil {
 		return FeltGoal{}, err
 	}
-	return FeltGoal{Name: "NATS engine (embedded) over in-process wall, 20 ms latency", Unit: "×", Judge: AtMost, Target: 1.03, Bar: 1.10, Figure: sr.ratio,
+	return FeltGoal{Name: "NATS engine (embedded) over in-process wall, 20 ms latency", Unit: "×", Judge: AtMost, Target: 1.03, Bar: 1.10, quickBar: 1.25, Figure: sr.ratio,
 		Measured: fmt.Sprintf("%d-disk Hanoi, k = %d, median of %d alternating pairs run by run (%.3f–%.3f; medians %.2f s in process, %.2f s over the engine: two workers of 8 calls on loopback)",
 			sz.engineDisks, engineK, sr.runs, sr.lo, sr.hi, sr.inWall, sr.enWall)}, nil
 }
@@ -384,7 +389,7 @@ func feltRate(ctx context.Context, seed uint64, sz feltSize) ([]FeltGoal, error)
 	// call) at the start, then 10 a second.
 	used := float64(st.Calls) / (1 + wall.Seconds()*feltRPM/60)
 	note := quickNote(sz, "%d tasks instead of %d; the share is over %d calls, so one call's latency at the end weighs more", sz.rateTasks, feltTasks, st.Calls)
-	rateRow := FeltGoal{Name: fmt.Sprintf("a %d-task batch under --rpm 600: share of the allowed rate used", sz.rateTasks), Unit: "%", Judge: AtLeast, Target: 0.95, Bar: 0.90, Figure: used,
+	rateRow := FeltGoal{Name: fmt.Sprintf("a %d-task batch under --rpm 600: share of the allowed rate used", sz.rateTasks), Unit: "%", Judge: AtLeast, Target: 0.95, Bar: 0.90, quickBar: 0.85, Figure: used,
 		Measured: fmt.Sprintf("%d calls started in %s, of the %.0f the limit allowed in that time (one at the start, then 10 a second): one-disk Hanoi tasks, k = %d, samples per request, maker solve's defaults (--concurrency %d, --max-inflight %d, 3 retries after a 429), 50 ms latency",
 			st.Calls, wall.Round(100*time.Millisecond), 1+wall.Seconds()*feltRPM/60, feltK, solveConcurrency, solveMaxInFlight),
 		Note: joinNotes(note, "bar 90%")}
@@ -396,32 +401,44 @@ func feltRate(ctx context.Context, seed uint64, sz feltSize) ([]FeltGoal, error)
 }
 
 // feltScaleOut: a latency-bound batch over the NATS engine, on 4 workers
-// and on 1 (each --inflight 4), as maker solve --nats runs it: the
-// throughput of 4 over 1's.
-func feltScaleOut(ctx context.Context, seed uint64, sz feltSize) (FeltGoal, error) {
-	var ratios, ones, fours []float64
+// and on 1 (each --inflight 4), as maker solve --nats runs it with every
+// task at once (--concurrency 16: the workers, not the coordinator, bound
+// it): the throughput of 4 over 1's. Beside it, 4 workers at maker
+// solve's default --concurrency 4, against the same 1-worker runs (one
+// worker is the bound at either concurrency).
+func feltScaleOut(ctx context.Context, seed uint64, sz feltSize) ([]FeltGoal, error) {
+	var ratios, defRatios, ones, fours, defs []float64
 	for i := range sz.workerRuns {
-		one, err := engineBatch(ctx, seed, 1, sz, fmt.Sprintf("one-%d", i))
+		one, err := engineBatch(ctx, seed, 1, sz.workerTasks, sz, fmt.Sprintf("one-%d", i))
 		if err != nil {
-			return FeltGoal{}, fmt.Errorf("one worker: %w", err)
+			return nil, fmt.Errorf("one worker: %w", err)
 		}
-		four, err := engineBatch(ctx, seed, feltWorkers, sz, fmt.Sprintf("four-%d", i))
+		four, err := engineBatch(ctx, seed, feltWorkers, sz.workerTasks, sz, fmt.Sprintf("four-%d", i))
 		if err != nil {
-			return FeltGoal{}, fmt.Errorf("%d workers: %w", feltWorkers, err)
+			return nil, fmt.Errorf("%d workers: %w", feltWorkers, err)
 		}
-		ratios = append(ratios, one.Seconds()/four.Seconds())
-		ones, fours = append(ones, one.Seconds()), append(fours, four.Seconds())
+		def, err := engineBatch(ctx, seed, feltWorkers, solveConcurrency, sz, fmt.Sprintf("default-%d", i))
+		if err != nil {
+			return nil, fmt.Errorf("%d workers, --concurrency %d: %w", feltWorkers, solveConcurrency, err)
+		}
+		ratios, defRatios = append(ratios, one.Seconds()/four.Seconds()), append(defRatios, one.Seconds()/def.Seconds())
+		ones, fours, defs = append(ones, one.Seconds()), append(fours, four.Seconds()), append(defs, def.Seconds())
 	}
 	lo, hi := minMax(ratios)
-	return FeltGoal{Name: "a latency-bound batch: throughput on 4 workers over 1", Unit: "×", Judge: AtLeast, Target: 3.6, Bar: 2.0, Figure: median(ratios),
-		Measured: fmt.Sprintf("%d %d-disk Hanoi tasks at 50 ms, k = %d, workers of --inflight %d on an embedded NATS server, one coordinator (cluster.SolveBatch, maker solve --nats's defaults: --concurrency %d, --max-inflight %d): %.2f s on 1 worker, %.2f s on %d (medians of %d alternating pairs; ratio %.2f–%.2f)",
-			sz.workerTasks, sz.workerDisks, feltK, feltInflight, solveConcurrency, solveMaxInFlight, median(ones), median(fours), feltWorkers, sz.workerRuns, lo, hi),
-		Note: joinNotes(quickNote(sz, "%d tasks of %d disks instead of 16 of 4", sz.workerTasks, sz.workerDisks), "bar ×2.0")}, nil
+	dlo, dhi := minMax(defRatios)
+	main := FeltGoal{Name: "a latency-bound batch: throughput on 4 workers over 1", Unit: "×", Judge: AtLeast, Target: 3.6, Bar: 2.8, quickBar: 2.0, Figure: median(ratios),
+		Measured: fmt.Sprintf("%d %d-disk Hanoi tasks at 50 ms, k = %d, workers of --inflight %d on an embedded NATS server, one coordinator (cluster.SolveBatch as maker solve --nats runs it, --concurrency %d: every task at once, --max-inflight %d): %.2f s on 1 worker, %.2f s on %d (medians of %d alternating runs; ratio %.2f–%.2f)",
+			sz.workerTasks, sz.workerDisks, feltK, feltInflight, sz.workerTasks, solveMaxInFlight, median(ones), median(fours), feltWorkers, sz.workerRuns, lo, hi),
+		Note: joinNotes(quickNote(sz, "%d tasks of %d disks instead of 16 of 4", sz.workerTasks, sz.workerDisks), "bar ×2.8: the 2.26 measured before this suite came from a 2 s wait at the end of every batch, now gone; its return fails the bar")}
+	def := FeltGoal{Name: fmt.Sprintf("the same at maker solve's default --concurrency %d", solveConcurrency), Unit: "×", Judge: Info, Figure: median(defRatios),
+		Measured: fmt.Sprintf("%.2f s on %d workers (ratio %.2f–%.2f), against the same 1-worker runs", median(defs), feltWorkers, dlo, dhi),
+		Note:     fmt.Sprintf("%d tasks at once draw at most %d samples at once, under the %d places of %d workers: the coordinator, not the workers, bounds it; raise --concurrency", solveConcurrency, solveConcurrency*feltK, feltWorkers*feltInflight, feltWorkers)}
+	return []FeltGoal{main, def}, nil
 }
 
 // engineBatch solves the workers batch over an embedded NATS server with
 // n workers, and returns its wall time.
-func engineBatch(ctx context.Context, seed uint64, n int, sz feltSize, queue string) (time.Duration, error) {
+func engineBatch(ctx context.Context, seed uint64, n, concurrency int, sz feltSize, queue string) (time.Duration, error) {
 	dir, err := os.MkdirTemp("", "mdap-bench-workers-")
 	if err != nil {
 		return 0, err
@@ -499,7 +516,7 @@ func engineBatch(ctx context.Context, seed uint64, n int, sz feltSize, queue str
 		jobs[i] = batch.Job{ID: fmt.Sprintf("t%d", i), Line: i + 1, Hanoi: &batch.HanoiJob{Disks: sz.workerDisks}}
 	}
 	start := time.Now()
-	sum, err := cluster.SolveBatch(ctx, js, cluster.BatchConfig{Queue: "bench-" + queue, Jobs: jobs, Store: store, Concurrency: solveConcurrency,
+	sum, err := cluster.SolveBatch(ctx, js, cluster.BatchConfig{Queue: "bench-" + queue, Jobs: jobs, Store: store, Concurrency: concurrency,
 		Runner: batch.Runner{Build: b.Build, Limits: limits}})
 	wall := time.Since(start)
 	if err != nil {
