@@ -49,19 +49,30 @@ func TestFeltBarFailsPastItsBar(t *testing.T) {
 	assert.NoError(t, (&Report{}).BarErr(), "no goals suite, nothing to fail")
 }
 
-// TestGoalsSuiteQuick runs the goals suite at --quick size: every one of
-// issue #36's goals has a row with a measured figure, its goal and bar,
-// in the goals table, the Markdown section and the JSON. The figures'
-// verdicts are not asserted here (timing on a shared machine); the cost
-// rows, whose token counts follow from the seed, are.
+// TestGoalsSuiteQuick runs the goals suite's --quick path, at sizes
+// smaller still (seconds): every one of issue #36's goals has a row with a
+// measured figure, its goal and bar, in the goals table, the Markdown
+// section and the JSON. The figures' verdicts are not asserted here
+// (timing on a shared machine); the cost rows, whose token counts follow
+// from the seed, are.
 func TestGoalsSuiteQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the goals suite (seconds)")
 	}
+	quick := feltSizes(true)
+	require.NotEmpty(t, quick.quickScaledTo)
+	tiny := quick
+	tiny.wallSteps, tiny.engineDisks, tiny.engineRuns, tiny.rateTasks = 6, 3, 1, 6 // the cost rows keep --quick's steps: their bars are set at its figures
+	tiny.workerTasks, tiny.workerDisks, tiny.cpuDisks, tiny.journalDisks, tiny.journalRuns = 4, 2, 13, 2, 1
+	feltSizing = func(q bool) feltSize {
+		assert.True(t, q, "the quick path")
+		return tiny
+	}
+	t.Cleanup(func() { feltSizing = feltSizes })
 	rep, err := Run(context.Background(), Options{Suites: []string{"goals"}, Quick: true, Seed: 1})
 	require.NoError(t, err)
 	require.NotNil(t, rep.Felt)
-	want := []string{"20-disk Hanoi on the sim: CPU", "memory at 14 disks over 12", "journaled over unjournaled wall", "journaled over unjournaled CPU",
+	want := []string{"20-disk Hanoi on the sim: CPU", "memory at 13 disks over 12", "journaled over unjournaled wall", "journaled over unjournaled CPU",
 		"wall per decided step over model latency", "NATS engine (embedded) over in-process wall", "dollars per decided step over its floor, short",
 		"dollars per decided step over its floor, reasoning", "share of the allowed rate used", "429 answers per 1,000 calls", "throughput on 4 workers over 1", "the same at maker solve's default --concurrency"}
 	require.Len(t, rep.Felt.Rows, len(want))

@@ -63,6 +63,9 @@ func feltSizes(quick bool) feltSize {
 		workerTasks: 16, workerDisks: 4, workerRuns: 2, cpuDisks: 20, journalDisks: 5, journalRuns: 3}
 }
 
+// feltSizing gives the suite's sizes; a test shrinks them below --quick's.
+var feltSizing = feltSizes
+
 // feltUnits: Hanoi CPU and memory, the journal, wall per step, the
 // engine, cost, the rate, the workers.
 func feltUnits() int { return 7 }
@@ -70,7 +73,7 @@ func feltUnits() int { return 7 }
 // runFelt measures issue #36's user-felt goals, each as a figure with its
 // goal and its bar (see FeltGoal), in one run.
 func runFelt(ctx context.Context, o Options, tick func()) (*FeltResult, error) {
-	sz := feltSizes(o.Quick)
+	sz := feltSizing(o.Quick)
 	res := &FeltResult{}
 	add := func(rows ...FeltGoal) {
 		for _, g := range rows {
