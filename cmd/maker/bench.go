@@ -46,14 +46,19 @@ on the sim from 10 to 20 disks: time, memory, CPU per sample by part), real
 one call per sample, samples per request, cached prompts, both), observe
 (the cost of tracing and metrics per sample), engine (the NATS engine against
 core NATS request/reply at 16 callers, and against in process at 20 ms model
-latency).
+latency), goals (issue #36's user-felt goals in one run, each with its goal
+and its bar: wall per step over model latency, the engine over in process,
+dollars per step over the output the vote buys, the share of --rpm a batch
+uses and its 429s, a batch's throughput on 4 workers over 1, 20-disk Hanoi's
+CPU and memory, the journal's wall cost; --quick: about 30 s).
 
 A full run takes many minutes (the 20-disk run alone is over a million
 steps; the guarantee suite, 200 seeds per cell, took 24m53s in the committed
 run, on two cores shared at a load average near 28); --quick runs every
 suite small enough for CI. --merge
 reruns some suites into an existing report and keeps the others. Exit status 1 when a
-suite fails; a missed goal is reported, not an error.`,
+suite fails or a figure of the goals suite regresses past its bar (the report
+is written first); any other missed goal is reported, not an error.`,
 		Example: `  maker bench --quick --out /tmp/bench
   maker bench --suite fidelity --suite real
   maker bench --out benchmarks/results     # the committed report
@@ -124,11 +129,20 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
-		return nil
+		return barErr(rep)
 	}
 	fmt.Fprintf(w, "bench: %s in %s; report in %s\n", strings.Join(ran, ", "), rep.Wall.Round(time.Second), filepath.Join(out, benchmarks.ReportFile))
 	for _, g := range rep.Goals {
 		fmt.Fprintf(w, "  [%s] %s: %s\n", g.Met, g.Goal, g.Measured)
+	}
+	return barErr(rep)
+}
+
+// barErr fails the command (exit 1) when a figure of the goals suite
+// regressed past its bar; the report is written first.
+func barErr(rep *benchmarks.Report) error {
+	if err := rep.BarErr(); err != nil {
+		return failed(err)
 	}
 	return nil
 }
