@@ -258,7 +258,7 @@ func feltWallPerStep(ctx context.Context, seed uint64, sz feltSize) (FeltGoal, e
 	if err != nil {
 		return FeltGoal{}, err
 	}
-	rep, err := (&maker.Solver{Model: rc, Vote: vote.Config{K: feltK}, MaxSteps: sz.wallSteps}).Solve(ctx, task)
+	rep, err := (&maker.Solver{Model: rc, Config: maker.Config{Vote: vote.Config{K: feltK}, MaxSteps: sz.wallSteps}}).Solve(ctx, task)
 	if err != nil && !errors.Is(err, maker.ErrStepLimit) {
 		return FeltGoal{}, err
 	}
