@@ -199,6 +199,13 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	if cfg.Workers == nil {
+		// One set of draw goroutines for the run's races: a step's
+		// samples do not each start a goroutine and grow its stack.
+		w := new(vote.Workers)
+		defer w.Close()
+		cfg.Workers = w
+	}
 	auto, err := s.adaptive()
 	if err != nil {
 		return rep, err
