@@ -111,10 +111,12 @@ func (e *Endpoint) Addr() string {
 	return e.srv.Addr()
 }
 
-// Close lingers (EndpointConfig.Linger, cut short when ctx ends), marks
-// the process not ready, stops the endpoint and flushes the traces, for
-// up to 5 seconds whether or not ctx has ended.
+// Close marks the process not ready (/readyz answers 503 from now on),
+// lingers (EndpointConfig.Linger, cut short when ctx ends) so a last
+// scrape of /metrics sees the totals, stops the endpoint and flushes the
+// traces, for up to 5 seconds whether or not ctx has ended.
 func (e *Endpoint) Close(ctx context.Context) {
+	e.Ready.End()
 	if e.srv != nil && e.linger > 0 {
 		t := time.NewTimer(e.linger)
 		select {
@@ -123,7 +125,6 @@ func (e *Endpoint) Close(ctx context.Context) {
 		}
 		t.Stop()
 	}
-	e.Ready.End()
 	if e.srv != nil {
 		_ = e.srv.Close()
 	}

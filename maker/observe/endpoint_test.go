@@ -112,3 +112,21 @@ func TestEnvSecretsAreTheExportersHeaderValues(t *testing.T) {
 	assert.Equal(t, []string{"Bearer abc123", "blue", "k-987"}, got)
 	assert.Empty(t, observe.EnvSecrets(func(string) string { return "" }))
 }
+
+// TestEndpointIsNotReadyWhileItLingers: once Close is called the run has
+// ended, so /readyz answers 503 through the linger (docs/observe.md),
+// while /metrics still serves the final totals.
+func TestEndpointIsNotReadyWhileItLingers(t *testing.T) {
+	ep, err := observe.Open(context.Background(), observe.EndpointConfig{Addr: "127.0.0.1:0", Token: "s3cret-token", Linger: time.Minute})
+	require.NoError(t, err)
+	base := "http://" + ep.Addr()
+	require.Equal(t, 200, get(t, base+"/readyz", "s3cret-token"))
+	ctx, cancel := context.WithCancel(context.Background())
+	closed := make(chan struct{})
+	go func() { ep.Close(ctx); close(closed) }()
+	require.Eventually(t, func() bool { return get(t, base+"/readyz", "s3cret-token") == 503 }, 5*time.Second, 10*time.Millisecond,
+		"/readyz still 200 while the ended run lingers")
+	assert.Equal(t, 200, get(t, base+"/metrics", "s3cret-token"), "the last scrape still sees the totals")
+	cancel()
+	<-closed
+}
