@@ -8,8 +8,8 @@
 //   - fidelity: the vote against the gambler's-ruin theory. For p in {0.6,
 //     0.75, 0.9, 0.99} and k in {1, 2, 3, 5}, with errors on one rival and
 //     spread over eight, samples per step against vote.ExpectedSamples and
-//     vote.ExpectedSamplesWith, wrong winners against vote.PStep and
-//     vote.PStepWith, with confidence intervals, through vote.Race alone and
+//     rivals.ExpectedSamples, wrong winners against vote.PStep and
+//     rivals.PStep, with confidence intervals, through vote.Race alone and
 //     through the whole Hanoi pipeline on the simulated model; and what
 //     per-step difficulty (sim.Config.DifficultySpread, HardAgree) and an
 //     ensemble of differently seeded models do to the wrong-step rate at the

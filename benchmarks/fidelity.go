@@ -10,6 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/rivals"
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -38,7 +39,7 @@ type FidelityCell struct {
 	// Votes is the valid votes per step, with its interval.
 	Votes Mean `json:"votes"`
 	// Theory is vote.ExpectedSamples (one rival) or
-	// vote.ExpectedSamplesWith (eight).
+	// rivals.ExpectedSamples (eight).
 	Theory float64 `json:"theory"`
 	// ClosedForm is vote.ExpectedSamples, the one-rival closed form, for
 	// comparison on the spread rows.
@@ -51,7 +52,7 @@ type FidelityCell struct {
 	// theory at the measured spread.
 	Draws2pc int `json:"draws_2pc"`
 	// Wrong is the share of steps a wrong answer won; WrongTheory is
-	// 1 - PStep (one rival) or 1 - PStepWith (eight).
+	// 1 - PStep (one rival) or 1 - rivals.PStep (eight).
 	Wrong       Rate    `json:"wrong"`
 	WrongTheory float64 `json:"wrong_theory"`
 	// requests and samples are the hanoi path's provider requests and
@@ -79,7 +80,7 @@ type DifficultyRow struct {
 	Steps          int     `json:"steps"`
 	SamplesPerStep float64 `json:"samples_per_step"`
 	Wrong          Rate    `json:"wrong"`
-	// Theory is the wrong rate without a spread (1 - PStepWith at the
+	// Theory is the wrong rate without a spread (1 - rivals.PStep at the
 	// mean p); Bound is the mean over the Beta distribution of steps of
 	// the one-rival wrong rate 1 - PStep(p, k): an upper bound with a
 	// spread (one rival is the worst case), and the exact rate on the hard
@@ -186,12 +187,12 @@ func simFor(seed uint64, p float64, rivals int) sim.Config {
 }
 
 // theory returns the expected votes and the wrong-winner rate for a cell.
-func theory(p float64, k, rivals int) (votes, wrong float64, err error) {
-	r := vote.Rivals{N: rivals}
-	if votes, err = vote.ExpectedSamplesWith(p, k, r); err != nil {
+func theory(p float64, k, wrongAnswers int) (votes, wrong float64, err error) {
+	r := rivals.Spread{N: wrongAnswers}
+	if votes, err = rivals.ExpectedSamples(p, k, r); err != nil {
 		return 0, 0, err
 	}
-	right, err := vote.PStepWith(p, k, r)
+	right, err := rivals.PStep(p, k, r)
 	return votes, 1 - right, err
 }
 
@@ -305,7 +306,7 @@ func difficultyTheory(p float64, k int, spread float64) (theory, bound float64, 
 		b := v.([2]float64)
 		return b[0], b[1], nil
 	}
-	right, err := vote.PStepWith(p, k, vote.Rivals{N: spreadRivals})
+	right, err := rivals.PStep(p, k, rivals.Spread{N: spreadRivals})
 	if err != nil {
 		return 0, 0, err
 	}

@@ -1,8 +1,8 @@
 // Package vote decides: first-to-ahead-by-k voting over any sample type,
 // with parallel waves, speculation, cancellation and budgets ([Race]), and
 // the scaling laws that say how large k must be and what it costs ([KMin],
-// [PStep], [PFull], [ExpectedSamples], [ExpectedCost], and with the rival
-// structure as an input [PStepWith] and [ExpectedSamplesWith]).
+// [PStep], [PFull], [ExpectedSamples], [ExpectedCost]; with the rival
+// structure as an input, package vote/rivals).
 //
 // # The race
 //
@@ -71,11 +71,7 @@
 // 1,048,575 steps and a 95% target, k_min is 3 at p = 0.9978 and 29 at
 // p = 0.6429.
 //
-// One rival is the worst case for the wrong-winner rate, not for cost:
-// with wrong votes spread over several answers the leader must be k ahead
-// of each, and at small k a race can take more votes than ExpectedSamples
-// says (at k = 2 with eight spread rivals, about 20% more at p = 0.6).
-// [ExpectedSamplesWith] and [PStepWith] take the spread as a [Rivals] (the
-// simulated model's error model) and compute the laws by an exact dynamic
-// program with a documented cap on work ([MaxLawWork], [ErrTooCostly]).
+// The laws assume one rival: every wrong vote for the same wrong answer.
+// That is the worst case for the wrong-winner rate, not for cost; package
+// vote/rivals computes both when wrong votes spread over several answers.
 package vote

@@ -6,8 +6,8 @@ import (
 	"math"
 )
 
-// ErrOutOfRange: an argument of KMin, ExpectedCost, PStepWith or
-// ExpectedSamplesWith is outside its domain.
+// ErrOutOfRange: an argument of KMin, ExpectedCost, rivals.PStep or
+// rivals.ExpectedSamples is outside its domain.
 var ErrOutOfRange = errors.New("argument out of range")
 
 // maxKMin bounds what KMin reports: past it p is too close to 1/2 for
@@ -20,8 +20,8 @@ const maxKMin = 1_000_000_000
 // KMin) one rival is the worst case: wrong votes spread over several
 // answers only make the right answer likelier to win. For cost
 // (ExpectedSamples, ExpectedCost) it is not: spread wrong votes can make a
-// race longer (see ExpectedSamplesWith, which takes the rival structure as
-// an input, and PStepWith).
+// race longer (see rivals.ExpectedSamples, which takes the rival structure as
+// an input, and rivals.PStep).
 //
 // The float functions take p in [0, 1] and return NaN for an argument
 // outside its domain (p outside [0, 1] or NaN, k < 1, steps < 0); the
@@ -63,7 +63,7 @@ func PFull(steps, k int, p float64) float64 {
 // at and near p = 1/2 (where E[N] = k²), and equal to k at p = 1 and 1 for
 // k = 1. The race ends at one barrier or the other, so the value holds for
 // any p in [0, 1]. With wrong votes spread over several answers a race can
-// take more votes than this (ExpectedSamplesWith). Divide by the
+// take more votes than this (rivals.ExpectedSamples). Divide by the
 // valid-format rate for samples drawn. NaN outside the domain (see above).
 func ExpectedSamples(p float64, k int) float64 {
 	if !unit(p) || k < 1 {
@@ -126,7 +126,7 @@ func KMin(steps int, p, target float64) (int, error) {
 // valid votes, divided by validRate (the share of samples that are not red
 // flagged) for the samples drawn, times pricePerSample. It holds for one
 // rival answer (not a bound: with wrong votes spread over several answers
-// a race can cost more, see ExpectedSamplesWith) and ignores failed draws.
+// a race can cost more, see rivals.ExpectedSamples) and ignores failed draws.
 //
 // Errors wrap ErrOutOfRange: p outside [0, 1], k < 1, validRate outside
 // (0, 1], or pricePerSample negative, infinite or NaN.

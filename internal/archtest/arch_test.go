@@ -203,3 +203,29 @@ func TestTableNamesOnlyRealArrows(t *testing.T) {
 		}
 	}
 }
+
+// core is the packages a library user reads to know what a run does
+// (ARCHITECTURE.md, "The core and its satellites"): the output and its key,
+// the vote, the executor, the taxonomy, the step loop with its journal, and
+// the model clients.
+var core = []string{"categories", "intent", "vote", "executor", "maker", "maker/models"}
+
+// TestCoreImportsNoSatellite: the core's own code imports only the core and
+// internal packages, never a satellite (a sub-package such as vote/rivals
+// included), so a satellite can be read, replaced or left out without the
+// core noticing. Tests may use the fixtures, as everywhere.
+func TestCoreImportsNoSatellite(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	for _, p := range core {
+		pkg, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(p)), 0)
+		require.NoError(t, err, "core package %s", p)
+		for _, imp := range pkg.Imports {
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok || strings.HasPrefix(dep, "internal/") {
+				continue
+			}
+			assert.True(t, slices.Contains(core, dep), "core package %s imports %s, a satellite: the core may import only the core (%v) and internal/", p, dep, core)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/rivals"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -380,11 +381,11 @@ func TestRunPlansWithMeasuredRivals(t *testing.T) {
 	assert.GreaterOrEqual(t, e.Rivals.N, 2, "errors spread over 4 answers")
 	r := e.AtK.WithRivals
 	require.NotNil(t, r)
-	ps, err := vote.PStepWith(e.P, e.AtK.K, *e.Rivals)
+	ps, err := rivals.PStep(e.P, e.AtK.K, *e.Rivals)
 	require.NoError(t, err)
 	assert.InDelta(t, math.Pow(ps, 100), r.PFull, 1e-9)
 	assert.GreaterOrEqual(t, r.PFull, e.AtK.PFull, "spread errors: the right answer wins more often than against one rival")
-	n, err := vote.ExpectedSamplesWith(e.P, e.AtK.K, *e.Rivals)
+	n, err := rivals.ExpectedSamples(e.P, e.AtK.K, *e.Rivals)
 	require.NoError(t, err)
 	assert.InDelta(t, n/e.ValidRate, r.SamplesPerStep, 1e-9)
 	assert.Contains(t, rep.String(), "with the errors spread as measured")

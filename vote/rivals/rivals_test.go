@@ -1,4 +1,4 @@
-package vote
+package rivals
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +16,7 @@ import (
 // closed forms, to 1e-12, including p = 1/2 where E[N] = k² and races are
 // longest.
 func TestLawsWithOneRival(t *testing.T) {
-	ones := []Rivals{{}, {N: 1}, {N: 5, Concentration: 1}, {N: 1, Concentration: 0.3}}
+	ones := []Spread{{}, {N: 1}, {N: 5, Concentration: 1}, {N: 1, Concentration: 0.3}}
 	for _, p := range []float64{0, 0.1, 0.3, 0.5, 0.55, 0.6429, 0.7, 0.9, 0.9978, 1} {
 		for _, k := range []int{1, 2, 3, 5, 10, 29} {
 			for j, r := range ones {
@@ -23,12 +24,12 @@ func TestLawsWithOneRival(t *testing.T) {
 					break // the longest races: once is enough
 				}
 				name := fmt.Sprintf("p=%v k=%d %+v", p, k, r)
-				e, err := ExpectedSamplesWith(p, k, r)
+				e, err := ExpectedSamples(p, k, r)
 				require.NoError(t, err, name)
-				assert.InEpsilon(t, ExpectedSamples(p, k), e, 1e-12, name)
-				ps, err := PStepWith(p, k, r)
+				assert.InEpsilon(t, vote.ExpectedSamples(p, k), e, 1e-12, name)
+				ps, err := PStep(p, k, r)
 				require.NoError(t, err, name)
-				assert.InDelta(t, PStep(p, k), ps, 1e-12, name)
+				assert.InDelta(t, vote.PStep(p, k), ps, 1e-12, name)
 			}
 		}
 	}
@@ -40,17 +41,17 @@ func TestLawsWithOneRival(t *testing.T) {
 // +19.6% at p = 0.6), and checks that spreading never helps a wrong answer
 // win.
 func TestLawsWithRivals(t *testing.T) {
-	eight := Rivals{N: 8}
+	eight := Spread{N: 8}
 	for p, longer := range map[float64]float64{0.75: 0.0283, 0.85: 0.0013, 0.9: -0.0011} {
-		e, err := ExpectedSamplesWith(p, 2, eight)
+		e, err := ExpectedSamples(p, 2, eight)
 		require.NoError(t, err)
-		assert.InDelta(t, longer, e/ExpectedSamples(p, 2)-1, 0.0001, "p=%v", p)
+		assert.InDelta(t, longer, e/vote.ExpectedSamples(p, 2)-1, 0.0001, "p=%v", p)
 	}
 	if !raceDetector { // a second or more under the race detector, for nothing
 		for p, longer := range map[float64]float64{0.6: 0.1953, 0.55: 0.3154} {
-			e, err := ExpectedSamplesWith(p, 2, eight)
+			e, err := ExpectedSamples(p, 2, eight)
 			require.NoError(t, err)
-			assert.InDelta(t, longer, e/ExpectedSamples(p, 2)-1, 0.0001, "p=%v", p)
+			assert.InDelta(t, longer, e/vote.ExpectedSamples(p, 2)-1, 0.0001, "p=%v", p)
 		}
 	}
 	// Spread wrong votes make the right answer likelier to win; the more
@@ -59,25 +60,25 @@ func TestLawsWithRivals(t *testing.T) {
 		for _, k := range []int{1, 2, 3} {
 			prev := 1.0
 			for _, c := range []float64{0, 0.5, 0.9, 1} {
-				r := Rivals{N: 2, Concentration: c}
-				ps, err := PStepWith(p, k, r)
+				r := Spread{N: 2, Concentration: c}
+				ps, err := PStep(p, k, r)
 				require.NoError(t, err)
-				assert.GreaterOrEqual(t, ps, PStep(p, k)-1e-12, "p=%v k=%d %+v", p, k, r)
+				assert.GreaterOrEqual(t, ps, vote.PStep(p, k)-1e-12, "p=%v k=%d %+v", p, k, r)
 				assert.LessOrEqual(t, ps, prev+1e-12, "p=%v k=%d %+v: more concentrated, less right", p, k, r)
 				prev = ps
 			}
 		}
 	}
 	// k = 1: the first valid vote decides, whatever the rivals.
-	e, err := ExpectedSamplesWith(0.3, 1, Rivals{N: 50})
+	e, err := ExpectedSamples(0.3, 1, Spread{N: 50})
 	require.NoError(t, err)
 	assert.InDelta(t, 1, e, 1e-12)
-	ps, err := PStepWith(0.3, 1, Rivals{N: 50})
+	ps, err := PStep(0.3, 1, Spread{N: 50})
 	require.NoError(t, err)
 	assert.InDelta(t, 0.3, ps, 1e-12)
 	// p = 1 and p = 0 with one rival concentrated: k votes.
 	for _, p := range []float64{0, 1} {
-		e, err := ExpectedSamplesWith(p, 4, Rivals{N: 8, Concentration: 1})
+		e, err := ExpectedSamples(p, 4, Spread{N: 8, Concentration: 1})
 		require.NoError(t, err)
 		assert.InDelta(t, 4, e, 1e-12)
 	}
@@ -87,32 +88,32 @@ func TestLawsWithRivalsErrors(t *testing.T) {
 	for _, c := range []struct {
 		p float64
 		k int
-		r Rivals
+		r Spread
 	}{
-		{-0.1, 2, Rivals{}}, {1.1, 2, Rivals{}}, {math.NaN(), 2, Rivals{}}, {0.7, 0, Rivals{}},
-		{0.7, 2, Rivals{N: -1}}, {0.7, 2, Rivals{N: MaxRivals + 1}},
-		{0.7, 2, Rivals{N: 2, Concentration: -0.1}}, {0.7, 2, Rivals{N: 2, Concentration: math.NaN()}},
+		{-0.1, 2, Spread{}}, {1.1, 2, Spread{}}, {math.NaN(), 2, Spread{}}, {0.7, 0, Spread{}},
+		{0.7, 2, Spread{N: -1}}, {0.7, 2, Spread{N: MaxN + 1}},
+		{0.7, 2, Spread{N: 2, Concentration: -0.1}}, {0.7, 2, Spread{N: 2, Concentration: math.NaN()}},
 	} {
-		_, err := ExpectedSamplesWith(c.p, c.k, c.r)
-		require.ErrorIs(t, err, ErrOutOfRange, "%+v", c)
-		_, err = PStepWith(c.p, c.k, c.r)
-		require.ErrorIs(t, err, ErrOutOfRange, "%+v", c)
+		_, err := ExpectedSamples(c.p, c.k, c.r)
+		require.ErrorIs(t, err, vote.ErrOutOfRange, "%+v", c)
+		_, err = PStep(c.p, c.k, c.r)
+		require.ErrorIs(t, err, vote.ErrOutOfRange, "%+v", c)
 	}
 	// Beyond the cap on work, on the mass set aside or on the counts held:
-	// refused, not slow or wrong (a small budget stands for MaxLawWork).
+	// refused, not slow or wrong (a small budget stands for MaxWork).
 	pr := programme{k: 3, p: 0.6, q0: 0.05, q: 0.05, others: 7, stop: lawStopMany, prune: lawPrune, maxLoss: lawMaxLoss, budget: 1000}
 	_, err := pr.run()
 	require.ErrorIs(t, err, ErrTooCostly)
 	assert.ErrorContains(t, err, "more than 1000 state updates")
-	pr.budget, pr.prune, pr.maxLoss = MaxLawWork, 1e-3, 1e-6
+	pr.budget, pr.prune, pr.maxLoss = MaxWork, 1e-3, 1e-6
 	_, err = pr.run()
 	require.ErrorIs(t, err, ErrTooCostly)
 	assert.ErrorContains(t, err, "of probability in states below")
-	_, err = ExpectedSamplesWith(0.98, 300, Rivals{N: 2})
+	_, err = ExpectedSamples(0.98, 300, Spread{N: 2})
 	require.ErrorIs(t, err, ErrTooCostly)
 	assert.ErrorContains(t, err, "more than 255 votes")
 	// Many rivals with few votes each are cheap.
-	_, err = ExpectedSamplesWith(0.7, 2, Rivals{N: MaxRivals})
+	_, err = ExpectedSamples(0.7, 2, Spread{N: MaxN})
 	require.NoError(t, err)
 }
 
@@ -126,9 +127,9 @@ func TestLawsWithRivalsPrecision(t *testing.T) {
 	for _, c := range []struct {
 		p float64
 		k int
-		r Rivals
-	}{{0.85, 2, Rivals{N: 8}}, {0.5, 2, Rivals{N: 2, Concentration: 0.8}}, {0.5, 3, Rivals{N: 2, Concentration: 0.8}},
-		{0.6, 3, Rivals{N: 2, Concentration: 0.8}}, {0.9, 4, Rivals{N: 4, Concentration: 0.5}}} {
+		r Spread
+	}{{0.85, 2, Spread{N: 8}}, {0.5, 2, Spread{N: 2, Concentration: 0.8}}, {0.5, 3, Spread{N: 2, Concentration: 0.8}},
+		{0.6, 3, Spread{N: 2, Concentration: 0.8}}, {0.9, 4, Spread{N: 4, Concentration: 0.5}}} {
 		name := fmt.Sprintf("p=%v k=%d %+v", c.p, c.k, c.r)
 		if raceDetector && c.k > 3 {
 			continue // a second under the race detector, for nothing
@@ -138,7 +139,7 @@ func TestLawsWithRivalsPrecision(t *testing.T) {
 		n := float64(c.r.N)
 		q := (1 - c.p) * (1 - c.r.Concentration) / n
 		exact := programme{k: c.k, p: c.p, q0: (1 - c.p) * (c.r.Concentration + (1-c.r.Concentration)/n), q: q,
-			others: c.r.N - 1, stop: lawTolerance, budget: MaxLawWork}
+			others: c.r.N - 1, stop: lawTolerance, budget: MaxWork}
 		want, err := exact.run()
 		require.NoError(t, err, name)
 		assert.InEpsilon(t, want.samples, fast.samples, 1e-9, name)
@@ -148,9 +149,9 @@ func TestLawsWithRivalsPrecision(t *testing.T) {
 
 // rivalsDraw is sample i of a step under the rival model: key 1 is right,
 // keys 2.. are rivals 0..N-1; a pure function of (seed, step, i).
-func rivalsDraw(seed uint64, step int, p float64, r Rivals) Drawer[int] {
+func rivalsDraw(seed uint64, step int, p float64, r Spread) vote.Drawer[int] {
 	n := max(1, r.N)
-	return func(_ context.Context, i int) Sample[int] {
+	return func(_ context.Context, i int) vote.Sample[int] {
 		h := hash3(seed, uint64(step), uint64(i))
 		key := uint64(1)
 		if unitFloat(h) >= p {
@@ -160,13 +161,13 @@ func rivalsDraw(seed uint64, step int, p float64, r Rivals) Drawer[int] {
 				key = 2 + hash3(h2, 3, 4)%uint64(n)
 			}
 		}
-		return Sample[int]{Value: i, Key: key}
+		return vote.Sample[int]{Value: i, Key: key}
 	}
 }
 
 // TestLawsWithRivalsMatchRace runs vote.Race on draws from the rival model
 // and compares the mean number of valid votes and the share of right
-// winners with ExpectedSamplesWith and PStepWith, within 5 standard errors
+// winners with ExpectedSamples and PStep, within 5 standard errors
 // estimated from the runs themselves; for each case it also checks that
 // the one-rival closed form is outside that band, so the test tells them
 // apart.
@@ -175,23 +176,23 @@ func TestLawsWithRivalsMatchRace(t *testing.T) {
 	for _, c := range []struct {
 		p     float64
 		k     int
-		r     Rivals
+		r     Spread
 		races int
 	}{
-		{0.55, 2, Rivals{N: 2}, 6000}, // spread: 24% longer, P 0.78 against 0.60
-		{0.75, 2, Rivals{N: 8}, 4000}, // spread: P 0.991 against 0.9
-		{0.6, 3, Rivals{N: 2, Concentration: 0.8}, 3000},
+		{0.55, 2, Spread{N: 2}, 6000}, // spread: 24% longer, P 0.78 against 0.60
+		{0.75, 2, Spread{N: 8}, 4000}, // spread: P 0.991 against 0.9
+		{0.6, 3, Spread{N: 2, Concentration: 0.8}, 3000},
 	} {
 		name := fmt.Sprintf("p=%v k=%d %+v", c.p, c.k, c.r)
-		wantE, err := ExpectedSamplesWith(c.p, c.k, c.r)
+		wantE, err := ExpectedSamples(c.p, c.k, c.r)
 		require.NoError(t, err, name)
-		wantP, err := PStepWith(c.p, c.k, c.r)
+		wantP, err := PStep(c.p, c.k, c.r)
 		require.NoError(t, err, name)
 		var sum, sumSq float64
 		right := 0
 		seed := hash3(math.Float64bits(c.p), uint64(c.k), uint64(c.r.N))
 		for step := range c.races {
-			res, err := Race(ctx, Config{K: c.k}, rivalsDraw(seed, step, c.p, c.r))
+			res, err := vote.Race(ctx, vote.Config{K: c.k}, rivalsDraw(seed, step, c.p, c.r))
 			require.NoError(t, err, name)
 			v := float64(res.Valid)
 			sum, sumSq = sum+v, sumSq+v*v
@@ -207,25 +208,25 @@ func TestLawsWithRivalsMatchRace(t *testing.T) {
 		assert.InDelta(t, wantE, mean, 5*seE, "%s: mean votes %.4f, law %.4f", name, mean, wantE)
 		assert.InDelta(t, wantP, share, 5*seP+1/n, "%s: right share %.4f, law %.4f", name, share, wantP)
 		t.Logf("%s: mean votes %.4f ± %.4f (law %.4f, closed form %.4f); right %.4f (law %.4f, closed form %.4f)",
-			name, mean, seE, wantE, ExpectedSamples(c.p, c.k), share, wantP, PStep(c.p, c.k))
+			name, mean, seE, wantE, vote.ExpectedSamples(c.p, c.k), share, wantP, vote.PStep(c.p, c.k))
 		if c.r.Concentration == 0 {
 			// The closed forms are told apart: at least one is far outside the band.
-			far := math.Abs(mean-ExpectedSamples(c.p, c.k)) > 5*seE || math.Abs(share-PStep(c.p, c.k)) > 5*seP+1/n
+			far := math.Abs(mean-vote.ExpectedSamples(c.p, c.k)) > 5*seE || math.Abs(share-vote.PStep(c.p, c.k)) > 5*seP+1/n
 			assert.True(t, far, "%s: the run cannot tell the law from the closed form", name)
 		}
 	}
 }
 
 // BenchmarkLawsWithRivals times the laws' program and reports its state
-// updates (see MaxLawWork).
+// updates (see MaxWork).
 func BenchmarkLawsWithRivals(b *testing.B) {
 	for _, c := range []struct {
 		p float64
 		k int
-		r Rivals
+		r Spread
 	}{
-		{0.5, 29, Rivals{}}, {0.75, 2, Rivals{N: 8}}, {0.6, 2, Rivals{N: 8}}, {0.55, 2, Rivals{N: 8}},
-		{0.6, 3, Rivals{N: 8, Concentration: 0.5}}, {0.9, 5, Rivals{N: 8}}, {0.6429, 10, Rivals{N: 8}},
+		{0.5, 29, Spread{}}, {0.75, 2, Spread{N: 8}}, {0.6, 2, Spread{N: 8}}, {0.55, 2, Spread{N: 8}},
+		{0.6, 3, Spread{N: 8, Concentration: 0.5}}, {0.9, 5, Spread{N: 8}}, {0.6429, 10, Spread{N: 8}},
 	} {
 		b.Run(fmt.Sprintf("p=%v/k=%d/N=%d/c=%v", c.p, c.k, c.r.N, c.r.Concentration), func(b *testing.B) {
 			var l law
@@ -250,14 +251,14 @@ func TestLawsWithRivalsAtHighPAndK(t *testing.T) {
 	for _, c := range []struct {
 		p float64
 		k int
-		r Rivals
-	}{{0.9, 10, Rivals{N: 8}}, {0.95, 8, Rivals{N: 8}}, {0.99, 6, Rivals{N: 8}}, {0.99, 8, Rivals{N: 2}}} {
-		right, err := PStepWith(c.p, c.k, c.r)
+		r Spread
+	}{{0.9, 10, Spread{N: 8}}, {0.95, 8, Spread{N: 8}}, {0.99, 6, Spread{N: 8}}, {0.99, 8, Spread{N: 2}}} {
+		right, err := PStep(c.p, c.k, c.r)
 		require.NoError(t, err, "%+v", c)
 		assert.False(t, math.IsNaN(right), "%+v", c)
-		assert.GreaterOrEqual(t, right, PStep(c.p, c.k)-1e-9, "%+v: one rival is the worst case for the wrong-winner rate", c)
+		assert.GreaterOrEqual(t, right, vote.PStep(c.p, c.k)-1e-9, "%+v: one rival is the worst case for the wrong-winner rate", c)
 		assert.LessOrEqual(t, right, 1.0, "%+v", c)
-		n, err := ExpectedSamplesWith(c.p, c.k, c.r)
+		n, err := ExpectedSamples(c.p, c.k, c.r)
 		require.NoError(t, err)
 		assert.GreaterOrEqual(t, n, float64(c.k), "%+v", c)
 	}

@@ -1,23 +1,37 @@
-package vote
+// Package rivals holds the scaling laws of a vote when a step's wrong
+// votes spread over several wrong answers (the simulated model's error
+// model), beside the closed forms of package vote, which assume one
+// rival. Calibration and the benchmarks use them; the step loop does not.
+//
+// One rival is the worst case for the wrong-winner rate, not for cost:
+// with wrong votes spread over several answers the leader must be k ahead
+// of each, and at small k a race can take more votes than
+// vote.ExpectedSamples says (at k = 2 with eight spread rivals, about 20%
+// more at p = 0.6). [ExpectedSamples] and [PStep] take the spread as a
+// [Spread] and compute the laws by an exact dynamic program with a
+// documented cap on work ([MaxWork], [ErrTooCostly]).
+package rivals
 
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mdap-go/mdap/vote"
 )
 
-// ErrTooCostly: a law with rivals ([ExpectedSamplesWith], [PStepWith])
-// would take more than [MaxLawWork] state updates, or would set aside more
+// ErrTooCostly: a law with rivals ([ExpectedSamples], [PStep])
+// would take more than [MaxWork] state updates, or would set aside more
 // probability mass than it promises.
 var ErrTooCostly = errors.New("too costly to compute exactly")
 
-// MaxLawWork caps the work of one law with rivals: the number of (state,
+// MaxWork caps the work of one law with rivals: the number of (state,
 // next vote) updates its dynamic program may make. It bounds the time
 // (linear in the updates, see BenchmarkLawsWithRivals) and the memory (the
 // states alive at once). Beyond it the law fails with ErrTooCostly.
-const MaxLawWork = 1 << 24
+const MaxWork = 1 << 24
 
-// MaxRivals is the largest Rivals.N the laws accept.
-const MaxRivals = 1 << 10
+// MaxN is the largest Spread.N the laws accept.
+const MaxN = 1 << 10
 
 const (
 	// lawTolerance: with one rival, the law stops when the probability
@@ -37,7 +51,7 @@ const (
 	maxLawCount = 255
 )
 
-// Rivals is how a step's wrong valid votes spread over wrong answers: the
+// Spread is how a step's wrong valid votes spread over wrong answers: the
 // error model of the simulated model (maker/sim): a wrong vote goes to
 // rival 0 with probability Concentration, otherwise to one of N rivals
 // (0 .. N-1) drawn uniformly. So with p the probability of a right vote,
@@ -46,29 +60,29 @@ const (
 //
 // The zero value, N = 1 and Concentration = 1 all mean one rival: every
 // wrong vote for the same wrong answer, the case of the closed forms
-// ([PStep], [ExpectedSamples]).
-type Rivals struct {
+// ([vote.PStep], [vote.ExpectedSamples]).
+type Spread struct {
 	// N is the number of distinct wrong answers; 0 and 1 both mean one.
-	// At most MaxRivals.
+	// At most MaxN.
 	N int
 	// Concentration is the probability that a wrong vote goes to rival 0
 	// whatever N says. In [0, 1].
 	Concentration float64
 }
 
-// law is what the dynamic program computes for one (p, k, Rivals).
+// law is what the dynamic program computes for one (p, k, Spread).
 type law struct {
 	right   float64 // P(the right answer wins)
 	samples float64 // E[valid votes until a k-lead]
 	updates int     // the state updates made
 }
 
-// PStepWith is the probability that a race with margin k ends on the right
+// PStep is the probability that a race with margin k ends on the right
 // answer when right votes come with probability p and wrong votes spread
-// over rivals. With one rival it is PStep(p, k). Spreading the wrong votes
+// over rivals. With one rival it is vote.PStep(p, k). Spreading the wrong votes
 // over several rivals makes the right answer likelier to win
-// (TestLawsWithRivals checks a grid of p > 1/2), which is why PStep is the
-// worst case for the wrong-winner rate.
+// (TestLawsWithRivals checks a grid of p > 1/2), which is why vote.PStep is
+// the worst case for the wrong-winner rate.
 //
 // The laws with rivals are computed by a dynamic program over the vote
 // counts of the right answer and of each rival, one valid vote at a time
@@ -83,49 +97,49 @@ type law struct {
 // within 1e-9 (relative) of the program run to 1e-13 with nothing dropped
 // (TestLawsWithRivalsPrecision).
 //
-// Errors: ErrOutOfRange for p outside [0, 1], k < 1, N outside [0,
-// MaxRivals] or a Concentration outside [0, 1]; ErrTooCostly when the
-// program would make more than MaxLawWork state updates, set aside more
+// Errors: vote.ErrOutOfRange for p outside [0, 1], k < 1, N outside [0,
+// MaxN] or a Concentration outside [0, 1]; ErrTooCostly when the
+// program would make more than MaxWork state updates, set aside more
 // than 1e-8, or count more than 255 votes for one answer. Cost, in state
 // updates (BenchmarkLawsWithRivals times them and reports them): with one
 // rival, 2k-1 per vote over a few tens of times E[N] votes; with several,
 // the states multiply with N and k: at k = 2 to 5 with 8 rivals from tens
 // of thousands to millions of updates, at k = 10 with 8 rivals beyond
-// MaxLawWork.
-func PStepWith(p float64, k int, rivals Rivals) (float64, error) {
+// MaxWork.
+func PStep(p float64, k int, rivals Spread) (float64, error) {
 	l, err := raceLaw(p, k, rivals)
 	return min(l.right, 1), err // summing many tiny masses can round past 1
 }
 
-// ExpectedSamplesWith is the expected number of valid votes a race with
+// ExpectedSamples is the expected number of valid votes a race with
 // margin k takes when right votes come with probability p and wrong votes
-// spread over rivals. With one rival it is ExpectedSamples(p, k). Unlike
-// PStep, one rival is not the worst case for cost: with wrong votes spread
+// spread over rivals. With one rival it is vote.ExpectedSamples(p, k). Unlike
+// vote.PStep, one rival is not the worst case for cost: with wrong votes spread
 // over several answers the leader must be k ahead of each of them, and at
-// small k and moderate p a race runs longer than ExpectedSamples says: at
+// small k and moderate p a race runs longer than vote.ExpectedSamples says: at
 // k = 2 with eight uniformly spread rivals, 2.8% longer at p = 0.75, 19.5%
 // at p = 0.6, 31.5% at p = 0.55 (TestLawsWithRivals pins these); at larger
 // k or p it can be shorter. Divide by the valid-format rate for samples
 // drawn.
 //
-// Computed as PStepWith is: the same program, errors and cost.
-func ExpectedSamplesWith(p float64, k int, rivals Rivals) (float64, error) {
+// Computed as PStep is: the same program, errors and cost.
+func ExpectedSamples(p float64, k int, rivals Spread) (float64, error) {
 	l, err := raceLaw(p, k, rivals)
 	return l.samples, err
 }
 
 // raceLaw checks its arguments and runs the program that fits them.
-func raceLaw(p float64, k int, rivals Rivals) (law, error) {
+func raceLaw(p float64, k int, rivals Spread) (law, error) {
 	c := rivals.Concentration
 	switch {
 	case !unit(p):
-		return law{}, fmt.Errorf("vote: p %v, want 0 <= p <= 1: %w", p, ErrOutOfRange)
+		return law{}, fmt.Errorf("rivals: p %v, want 0 <= p <= 1: %w", p, vote.ErrOutOfRange)
 	case k < 1:
-		return law{}, fmt.Errorf("vote: k %d, want at least 1: %w", k, ErrOutOfRange)
-	case rivals.N < 0 || rivals.N > MaxRivals:
-		return law{}, fmt.Errorf("vote: %d rivals, want 0 to %d: %w", rivals.N, MaxRivals, ErrOutOfRange)
+		return law{}, fmt.Errorf("rivals: k %d, want at least 1: %w", k, vote.ErrOutOfRange)
+	case rivals.N < 0 || rivals.N > MaxN:
+		return law{}, fmt.Errorf("rivals: %d rivals, want 0 to %d: %w", rivals.N, MaxN, vote.ErrOutOfRange)
 	case !unit(c):
-		return law{}, fmt.Errorf("vote: rival concentration %v, want 0 <= c <= 1: %w", c, ErrOutOfRange)
+		return law{}, fmt.Errorf("rivals: rival concentration %v, want 0 <= c <= 1: %w", c, vote.ErrOutOfRange)
 	}
 	n := max(1, rivals.N)
 	q := (1 - p) * (1 - c) / float64(n) // each of rivals 1..n-1
@@ -133,10 +147,10 @@ func raceLaw(p float64, k int, rivals Rivals) (law, error) {
 		return oneRivalLaw(p, k)
 	}
 	pr := programme{k: k, p: p, q0: (1 - p) * (c + (1-c)/float64(n)), q: q, others: n - 1,
-		stop: lawStopMany, prune: lawPrune, maxLoss: lawMaxLoss, budget: MaxLawWork}
+		stop: lawStopMany, prune: lawPrune, maxLoss: lawMaxLoss, budget: MaxWork}
 	l, err := pr.run()
 	if err != nil {
-		return law{}, fmt.Errorf("vote: p %v, k %d, %+v: %w", p, k, rivals, err)
+		return law{}, fmt.Errorf("rivals: p %v, k %d, %+v: %w", p, k, rivals, err)
 	}
 	return l, nil
 }
@@ -150,8 +164,8 @@ func oneRivalLaw(p float64, k int) (law, error) {
 	cur[k-1] = 1
 	prev, work := 1.0, 0
 	for votes := 1; ; votes++ {
-		if work += len(cur); work > MaxLawWork {
-			return law{}, fmt.Errorf("vote: p %v, k %d, one rival: more than %d state updates: %w", p, k, MaxLawWork, ErrTooCostly)
+		if work += len(cur); work > MaxWork {
+			return law{}, fmt.Errorf("rivals: p %v, k %d, one rival: more than %d state updates: %w", p, k, MaxWork, ErrTooCostly)
 		}
 		clear(next)
 		mass := 0.0
@@ -339,7 +353,7 @@ func runProgramme[K comparable](pr *programme, enc func([]byte) K, dec func(K, [
 				delete(cur, key)
 			}
 		}
-		right := PStep(pr.p, k) // before any race ends: one rival, the worst case
+		right := vote.PStep(pr.p, k) // before any race ends: one rival, the worst case
 		if decided := l.right + wrong; decided > 0 {
 			right = l.right / decided
 		}
@@ -359,3 +373,6 @@ func runProgramme[K comparable](pr *programme, enc func([]byte) K, dec func(K, [
 		prev = mass
 	}
 }
+
+// unit reports whether p is a probability.
+func unit(p float64) bool { return p >= 0 && p <= 1 }
