@@ -26,7 +26,8 @@ var (
 	// ErrInvalidSkill: a skill file's front matter given to [Declare] does not
 	// parse.
 	ErrInvalidSkill = errors.New("bad skill front matter")
-	// ErrInvalidRoot: the root given to [New] is not an existing directory.
+	// ErrInvalidRoot: the root given to executor/fstools is not an existing
+	// directory.
 	ErrInvalidRoot = errors.New("bad root folder")
 )
 
@@ -126,4 +127,15 @@ func (e *reasonError) Unwrap() error { return e.sentinel }
 // wraps sentinel for errors.Is and classify.
 func refusef(sentinel error, format string, a ...any) error {
 	return &reasonError{sentinel: sentinel, msg: fmt.Sprintf(format, a...)}
+}
+
+// unwrapPath drops a *fs.PathError's operation and absolute path, which
+// would leak the host's layout into the prompt (executor/fstools has the
+// same for its tools).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -11,9 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func newExec(t testing.TB, root string, opts ...Option) *Executor {
+// args is a call's arguments, as a model gives them.
+type args = map[string]any
+
+func newExec(t testing.TB, opts ...Option) *Executor {
 	t.Helper()
-	e, err := New(root, opts...)
+	e, err := New(opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, e.Close()) })
 	return e

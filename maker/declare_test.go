@@ -75,7 +75,7 @@ func probeExecutor(t *testing.T) *executor.Executor {
 	probe := executor.NewTool("probe", categories.Web, "probes a target",
 		json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","description":"what to probe"}},"required":["target"]}`),
 		func(ctx context.Context, args map[string]any) (string, error) { return "probed", nil })
-	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"probe"}}), executor.WithTools(probe))
+	ex, err := executor.New(executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"probe"}}), executor.WithTools(probe))
 	require.NoError(t, err)
 	return ex
 }

@@ -22,10 +22,10 @@ const module = "github.com/mdap-go/mdap/"
 
 // fixtures are the packages any package's tests may import besides what
 // the package itself may (ARCHITECTURE.md, "Checking the arrows"): the
-// simulated model, the built-in tasks, the real clients, and the tests'
-// own helpers: their state folder, the standard of proof, the server that
+// simulated model, the built-in tasks, the real clients, the real file
+// tools, and the tests' own helpers: their state folder, the standard of proof, the server that
 // echoes a key and the flood helper.
-var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models",
+var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models", "executor/fstools",
 	"internal/statetest", "internal/evidence", "internal/keyecho", "internal/httpbound/httpboundtest"}
 
 // table is ARCHITECTURE.md's package table: the row of each package

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/maker"
@@ -315,7 +316,7 @@ func specExecutor(t *testing.T, selection string) *executor.Executor {
 	tax := categories.Builtin()
 	policy, err := tax.ParseSelection(selection)
 	require.NoError(t, err)
-	ex, err := executor.New(filepath.Join("..", "..", "testdata", "spec", "repo"), executor.WithTaxonomy(tax), executor.WithPolicy(policy))
+	ex, err := fstools.New(filepath.Join("..", "..", "testdata", "spec", "repo"), executor.WithTaxonomy(tax), executor.WithPolicy(policy))
 	require.NoError(t, err)
 	t.Cleanup(func() { ex.Close() })
 	return ex

@@ -1,6 +1,6 @@
 //go:build unix
 
-package executor
+package fstools
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -68,7 +69,7 @@ func TestTimedOutBuiltinsLeaveNothingRunning(t *testing.T) {
 	// With a timeout that has passed before the tool starts, every call
 	// times out; with a short one, the work above is bounded anyway.
 	for _, timeout := range []time.Duration{time.Nanosecond, 100 * time.Millisecond} {
-		e := newExec(t, f.root, WithPolicy(rwPolicy()), WithTimeout(timeout), WithReadCap(16<<20))
+		e := newExec(t, f.root, executor.WithPolicy(rwPolicy()), executor.WithTimeout(timeout), WithReadCap(16<<20))
 		for _, in := range calls {
 			t.Run(fmt.Sprint(in.Tool, "/", timeout), func(t *testing.T) {
 				before := goleak.IgnoreCurrent()
@@ -129,7 +130,7 @@ func TestAbandonedToolsAreBounded(t *testing.T) {
 	var starts atomic.Int32
 	release := make(chan struct{})
 	var running sync.WaitGroup
-	rude := NewTool("rude", categories.Web, "", json.RawMessage(`{"type":"object"}`), func(context.Context, map[string]any) (string, error) {
+	rude := executor.NewTool("rude", categories.Web, "", json.RawMessage(`{"type":"object"}`), func(context.Context, map[string]any) (string, error) {
 		running.Add(1)
 		defer running.Done()
 		if starts.Add(1) <= 2 {
@@ -137,8 +138,8 @@ func TestAbandonedToolsAreBounded(t *testing.T) {
 		}
 		return "done", nil
 	})
-	e := newExec(t, "", WithTools(rude), WithTimeout(20*time.Millisecond), WithMaxAbandoned(2),
-		WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
+	e := newExec(t, "", executor.WithTools(rude), executor.WithTimeout(20*time.Millisecond), executor.WithMaxAbandoned(2),
+		executor.WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
 	for range 2 {
 		assert.Equal(t, intent.ReasonTimeout, run(t, e, "rude", nil).Reason)
 	}
@@ -176,7 +177,7 @@ func TestEstimateInstsIsAnUpperBound(t *testing.T) {
 // file-system call.
 func TestDeepPathIsBounded(t *testing.T) {
 	root := t.TempDir()
-	rel := strings.Repeat("d/", MaxPathDepth-1)
+	rel := strings.Repeat("d/", executor.MaxPathDepth-1)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, rel), 0o755))
 	require.NoError(t, writeFile(filepath.Join(root, rel, "f.txt"), "deep\n"))
 	e := newExec(t, root)

@@ -1,12 +1,13 @@
 //go:build unix
 
-package executor
+package fstools
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,7 @@ func TestRootReplacedBySymlink(t *testing.T) {
 	require.NoError(t, os.Mkdir(other, 0o755))
 	require.NoError(t, writeFile(filepath.Join(root, "hello.txt"), "inside"))
 	require.NoError(t, writeFile(filepath.Join(other, "hello.txt"), secret))
-	e := newExec(t, root, WithPolicy(rwPolicy()))
+	e := newExec(t, root, executor.WithPolicy(rwPolicy()))
 
 	require.NoError(t, os.Rename(root, moved))
 	require.NoError(t, os.Symlink(other, root))
@@ -71,7 +72,7 @@ func TestClose(t *testing.T) {
 	}
 	assert.True(t, run(t, e, "list_tool_categories", nil).OK(), "the index tool needs no root")
 
-	none, err := New("")
+	none, err := executor.New()
 	require.NoError(t, err)
 	assert.NoError(t, none.Close(), "an executor without a root closes too")
 }

@@ -1,4 +1,4 @@
-package executor
+package fstools
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/words"
 )
 
@@ -35,11 +36,11 @@ func (s *sandbox) writeFile(ctx context.Context, args map[string]any) (string, e
 		Content    string `json:"content"`
 		CreateDirs bool   `json:"create_dirs"`
 	}
-	if err := DecodeArgs(args, &a); err != nil {
+	if err := executor.DecodeArgs(args, &a); err != nil {
 		return "", err
 	}
 	if int64(len(a.Content)) > s.readCap {
-		return "", refusef(ErrInvalidArgs, "content is %d bytes; write_file accepts at most %d", len(a.Content), s.readCap)
+		return "", refusef(executor.ErrInvalidArgs, "content is %d bytes; write_file accepts at most %d", len(a.Content), s.readCap)
 	}
 	r, err := s.open()
 	if err != nil {
@@ -50,7 +51,7 @@ func (s *sandbox) writeFile(ctx context.Context, args map[string]any) (string, e
 		return "", err
 	}
 	if rel == "." {
-		return "", refusef(ErrNotRegular, "%q is the root folder itself", a.Path)
+		return "", refusef(executor.ErrNotRegular, "%q is the root folder itself", a.Path)
 	}
 	created := false
 	fi, err := r.Lstat(rel)

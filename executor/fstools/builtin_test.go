@@ -1,6 +1,6 @@
 //go:build unix
 
-package executor
+package fstools
 
 import (
 	"os"
@@ -8,12 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-type args = map[string]any
 
 func TestReadFile(t *testing.T) {
 	f := newFixture(t)
@@ -141,7 +140,7 @@ func TestGrep(t *testing.T) {
 
 func TestWriteFile(t *testing.T) {
 	f := newFixture(t)
-	e := newExec(t, f.root, WithPolicy(rwPolicy()), WithReadCap(1<<10))
+	e := newExec(t, f.root, executor.WithPolicy(rwPolicy()), WithReadCap(1<<10))
 	outsideBefore := snapshot(t, f.outside)
 
 	obs := run(t, e, "write_file", args{"path": "new.txt", "content": "fresh\n"})

@@ -1,6 +1,6 @@
 //go:build unix
 
-package executor
+package fstools
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +20,7 @@ import (
 // hostileCase is one intent of the hostile table and what it must give.
 type hostileCase struct {
 	name   string
-	e      *Executor
+	e      *executor.Executor
 	tool   string
 	args   map[string]any
 	status intent.Status
@@ -32,7 +33,7 @@ type hostileCase struct {
 // with a read-only and a read-write executor.
 func hostileCases(t *testing.T, f fixture) []hostileCase {
 	ro := newExec(t, f.root, WithReadCap(4<<10))
-	rw := newExec(t, f.root, WithReadCap(4<<10), WithPolicy(rwPolicy()))
+	rw := newExec(t, f.root, WithReadCap(4<<10), executor.WithPolicy(rwPolicy()))
 	absSecret := filepath.Join(f.outside, "secret.txt")
 	absHello := filepath.Join(f.root, "hello.txt")
 	type args = map[string]any
@@ -132,7 +133,7 @@ func TestHostileIntents(t *testing.T) {
 			}
 			if c.status == intent.StatusDenied {
 				assert.True(t, obs.Denied())
-				assert.ErrorIs(t, ObservationError(obs), reasonErr[c.reason])
+				assert.ErrorIs(t, executor.ObservationError(obs), reasonErr[c.reason])
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package executor
+package fstools
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/words"
 )
 
@@ -21,15 +22,15 @@ const maxSymlinks = 8
 
 // maxResolveSteps is how many components resolve examines for one path,
 // links' targets included.
-const maxResolveSteps = 4 * MaxPathDepth
+const maxResolveSteps = 4 * executor.MaxPathDepth
 
 // sandbox resolves paths inside one root folder, held open as an os.Root
 // for the executor's life: every open, stat, walk, rename and mkdir of the
 // file tools goes through it, so os.Root enforces, race-free, what the
 // explicit checks here word for the model, and a root renamed away or
-// replaced by a symbolic link after New goes on being the same folder.
+// replaced by a symbolic link after Open goes on being the same folder.
 type sandbox struct {
-	dir     string // the root's absolute path at New, symbolic links resolved
+	dir     string // the root's absolute path at Open, symbolic links resolved
 	root    *os.Root
 	readCap int64
 	// refuseHardLinks refuses to read regular files with more than one
@@ -41,7 +42,7 @@ type sandbox struct {
 func newSandbox(dir string, readCap int64, refuseHardLinks bool) (*sandbox, error) {
 	r, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrInvalidRoot, dir, unwrapPath(err))
+		return nil, fmt.Errorf("%w: %q: %v", executor.ErrInvalidRoot, dir, unwrapPath(err))
 	}
 	return &sandbox{dir: dir, root: r, readCap: readCap, refuseHardLinks: refuseHardLinks}, nil
 }
@@ -62,40 +63,40 @@ func (s *sandbox) close() error {
 	return s.root.Close()
 }
 
-// errClosed is what a file tool returns after [Executor.Close].
+// errClosed is what a file tool returns after [Dir.Close].
 var errClosed = errors.New("the executor was closed: its file tools no longer run")
 
 // lexical checks a path given by the model without touching the disk and
 // returns it cleaned ("." for the root itself). It refuses NUL bytes and
-// empty paths (ErrInvalidPath), absolute paths and any ".." component
-// (ErrOutsideRoot). A backslash is an ordinary character.
+// empty paths (executor.ErrInvalidPath), absolute paths and any ".." component
+// (executor.ErrOutsideRoot). A backslash is an ordinary character.
 func (s *sandbox) lexical(p string) (string, error) {
 	switch {
-	case len(p) > MaxPathBytes:
-		return "", refusef(ErrInvalidPath, "the path %q is %d bytes; paths are at most %d bytes", cutText(p, 64), len(p), MaxPathBytes)
+	case len(p) > executor.MaxPathBytes:
+		return "", refusef(executor.ErrInvalidPath, "the path %q is %d bytes; paths are at most %d bytes", cutText(p, 64), len(p), executor.MaxPathBytes)
 	case p == "":
-		return "", refusef(ErrInvalidPath, "the path is empty; give a path relative to the root folder, or \".\" for the root itself")
+		return "", refusef(executor.ErrInvalidPath, "the path is empty; give a path relative to the root folder, or \".\" for the root itself")
 	case strings.ContainsRune(p, 0):
-		return "", refusef(ErrInvalidPath, "the path %q contains a NUL byte", p)
+		return "", refusef(executor.ErrInvalidPath, "the path %q contains a NUL byte", p)
 	case filepath.IsAbs(p) || strings.HasPrefix(p, "/"):
 		hint := ""
 		if rel, err := filepath.Rel(s.dir, filepath.Clean(p)); err == nil && filepath.IsLocal(rel) {
 			hint = fmt.Sprintf(" (for this file, use %q)", filepath.ToSlash(rel))
 		}
-		return "", refusef(ErrOutsideRoot, "%q is an absolute path; paths are relative to the root folder%s", p, hint)
+		return "", refusef(executor.ErrOutsideRoot, "%q is an absolute path; paths are relative to the root folder%s", p, hint)
 	}
 	depth := 0
 	for _, c := range strings.Split(p, "/") {
 		switch c {
 		case "..":
-			return "", refusef(ErrOutsideRoot, "%q has a \"..\" component; paths may not leave the root folder, so \"..\" is never allowed", p)
+			return "", refusef(executor.ErrOutsideRoot, "%q has a \"..\" component; paths may not leave the root folder, so \"..\" is never allowed", p)
 		case "", ".":
 		default:
 			depth++
 		}
 	}
-	if depth > MaxPathDepth {
-		return "", refusef(ErrInvalidPath, "the path %q has %d components; paths have at most %d", cutText(p, 64), depth, MaxPathDepth)
+	if depth > executor.MaxPathDepth {
+		return "", refusef(executor.ErrInvalidPath, "the path %q has %d components; paths have at most %d", cutText(p, 64), depth, executor.MaxPathDepth)
 	}
 	return path.Clean(p), nil
 }
@@ -103,9 +104,9 @@ func (s *sandbox) lexical(p string) (string, error) {
 // resolve follows, component by component, every symbolic link on clean
 // (a result of lexical) and returns the path with links replaced by their
 // targets. A link that is absolute, or whose target leaves the root, is
-// refused with ErrOutsideRoot; more than maxSymlinks links, a path deeper
-// than MaxPathDepth once links are followed, or more than maxResolveSteps
-// components in all with ErrInvalidPath. Components that do not exist are kept
+// refused with executor.ErrOutsideRoot; more than maxSymlinks links, a path deeper
+// than executor.MaxPathDepth once links are followed, or more than maxResolveSteps
+// components in all with executor.ErrInvalidPath. Components that do not exist are kept
 // as they are (a file about to be written). Enforcement is os.Root's; this
 // is for the message and for writing through a link to its target.
 //
@@ -125,10 +126,10 @@ func resolve(ctx context.Context, r *os.Root, display, clean string) (string, er
 			return "", err
 		}
 		if steps++; steps > maxResolveSteps {
-			return "", refusef(ErrInvalidPath, "%q has more than %d components once its symbolic links are followed", cutText(display, 64), maxResolveSteps)
+			return "", refusef(executor.ErrInvalidPath, "%q has more than %d components once its symbolic links are followed", cutText(display, 64), maxResolveSteps)
 		}
-		if len(cur) > MaxPathDepth {
-			return "", refusef(ErrInvalidPath, "%q is more than %d folders deep once its symbolic links are followed", cutText(display, 64), MaxPathDepth)
+		if len(cur) > executor.MaxPathDepth {
+			return "", refusef(executor.ErrInvalidPath, "%q is more than %d folders deep once its symbolic links are followed", cutText(display, 64), executor.MaxPathDepth)
 		}
 		c := parts[0]
 		parts = parts[1:]
@@ -137,7 +138,7 @@ func resolve(ctx context.Context, r *os.Root, display, clean string) (string, er
 			continue
 		case "..": // only from a link's target
 			if len(cur) == 0 {
-				return "", refusef(ErrOutsideRoot, "%s, which leads outside the root folder; links are followed only while they stay inside it", linkPhrase(display, link))
+				return "", refusef(executor.ErrOutsideRoot, "%s, which leads outside the root folder; links are followed only while they stay inside it", linkPhrase(display, link))
 			}
 			cur = cur[:len(cur)-1]
 			w.reopen(cur)
@@ -155,20 +156,20 @@ func resolve(ctx context.Context, r *os.Root, display, clean string) (string, er
 		}
 		next := path.Join(append(cur, c)...)
 		if hops++; hops > maxSymlinks {
-			return "", refusef(ErrInvalidPath, "%q goes through more than %d symbolic links (a loop?)", display, maxSymlinks)
+			return "", refusef(executor.ErrInvalidPath, "%q goes through more than %d symbolic links (a loop?)", display, maxSymlinks)
 		}
 		target, err := w.dir.Readlink(c)
 		if err != nil {
 			return "", fsError(display, err)
 		}
 		if filepath.IsAbs(target) || strings.HasPrefix(target, "/") {
-			return "", refusef(ErrOutsideRoot, "%s to an absolute path; only relative links that stay inside the root folder are followed", linkPhrase(display, next))
+			return "", refusef(executor.ErrOutsideRoot, "%s to an absolute path; only relative links that stay inside the root folder are followed", linkPhrase(display, next))
 		}
 		link = next
 		parts = append(splitPath(target), parts...) // relative to the link's folder, which w.dir still is
 	}
-	if len(cur) > MaxPathDepth { // the last component made it too deep
-		return "", refusef(ErrInvalidPath, "%q is more than %d folders deep once its symbolic links are followed", cutText(display, 64), MaxPathDepth)
+	if len(cur) > executor.MaxPathDepth { // the last component made it too deep
+		return "", refusef(executor.ErrInvalidPath, "%q is more than %d folders deep once its symbolic links are followed", cutText(display, 64), executor.MaxPathDepth)
 	}
 	if len(cur) == 0 {
 		return ".", nil
@@ -262,7 +263,7 @@ func (s *sandbox) openRegular(r *os.Root, display, rel string) (*os.File, fs.Fil
 		err = regular(display, fi)
 	}
 	if n := linkCount(fi); err == nil && s.refuseHardLinks && n > 1 {
-		err = refusef(ErrOutsideRoot, "%q is a hard link: its file has %d names, and another may be outside the root folder; this run reads only files with one name", display, n)
+		err = refusef(executor.ErrOutsideRoot, "%q is a hard link: its file has %d names, and another may be outside the root folder; this run reads only files with one name", display, n)
 	}
 	if err != nil {
 		f.Close()
@@ -277,11 +278,11 @@ func regular(display string, fi fs.FileInfo) error {
 	if m.IsRegular() {
 		return nil
 	}
-	return refusef(ErrNotRegular, "%q is %s, not a regular file", display, words.FileKind(m))
+	return refusef(executor.ErrNotRegular, "%q is %s, not a regular file", display, words.FileKind(m))
 }
 
 // fsError words a file-system error for the model, keeping the sentinel
-// that classify needs: fs.ErrNotExist, ErrOutsideRoot, ErrInvalidPath.
+// that classify needs: fs.ErrNotExist, executor.ErrOutsideRoot, executor.ErrInvalidPath.
 func fsError(display string, err error) error {
 	inner := unwrapPath(err)
 	switch {
@@ -290,10 +291,10 @@ func fsError(display string, err error) error {
 	case errors.Is(err, syscall.ENOTDIR):
 		return refusef(fs.ErrNotExist, "%q does not exist: a component of it is not a folder", display)
 	case errors.Is(err, syscall.ELOOP):
-		return refusef(ErrInvalidPath, "%q goes through too many symbolic links", display)
+		return refusef(executor.ErrInvalidPath, "%q goes through too many symbolic links", display)
 	case strings.Contains(inner.Error(), "escapes"):
 		// os.Root's "path escapes from parent": a race with the explicit checks.
-		return refusef(ErrOutsideRoot, "%q leads outside the root folder", display)
+		return refusef(executor.ErrOutsideRoot, "%q leads outside the root folder", display)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%q: permission denied", display)
 	case errors.Is(err, fs.ErrClosed):

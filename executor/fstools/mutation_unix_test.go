@@ -1,6 +1,6 @@
 //go:build unix
 
-package executor
+package fstools
 
 // Tests of mutation_test.go that need a Unix system.
 
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 )
 
@@ -85,7 +86,7 @@ reads:
 func TestWriteFileFailedWriteIsAnError(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, writeFile(filepath.Join(root, "f.txt"), "old\n"))
-	e := newExec(t, root, WithPolicy(rwPolicy()))
+	e := newExec(t, root, executor.WithPolicy(rwPolicy()))
 	var old syscall.Rlimit
 	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old))
 	if old.Cur < 1<<20 { // RLIM_INFINITY is the largest value

@@ -1,6 +1,6 @@
 //go:build unix
 
-package executor
+package fstools
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,7 +44,7 @@ func FuzzToolArgs(f *testing.F) {
 	}))
 	outsideBefore := snapshot(f, fx.outside)
 	const outputCap = 4 << 10
-	e := newExec(f, fx.root, WithPolicy(rwPolicy()), WithTimeout(2*time.Second), WithOutputCap(outputCap), WithReadCap(64<<10))
+	e := newExec(f, fx.root, executor.WithPolicy(rwPolicy()), executor.WithTimeout(2*time.Second), executor.WithOutputCap(outputCap), WithReadCap(64<<10))
 	tools := []string{"read_file", "list_dir", "glob", "grep", "write_file", categories.IndexTool}
 
 	for _, s := range []struct {

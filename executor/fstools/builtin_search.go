@@ -1,4 +1,4 @@
-package executor
+package fstools
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/words"
 )
 
@@ -48,7 +49,7 @@ func (s *sandbox) glob(ctx context.Context, args map[string]any) (string, error)
 		Pattern string `json:"pattern"`
 		Path    string `json:"path"`
 	}
-	if err := DecodeArgs(args, &a); err != nil {
+	if err := executor.DecodeArgs(args, &a); err != nil {
 		return "", err
 	}
 	if a.Path == "" {
@@ -104,7 +105,7 @@ func (s *sandbox) glob(ctx context.Context, args map[string]any) (string, error)
 		res = fmt.Sprintf("no path under %s matches %q", a.Path, a.Pattern)
 	}
 	if truncated != "" {
-		MarkTruncated(ctx)
+		executor.MarkTruncated(ctx)
 		res = appendNote(res, truncated)
 	}
 	return res, nil
@@ -137,7 +138,7 @@ func relTo(base, p string) string {
 func checkGlob(pattern string) error {
 	for _, seg := range strings.Split(pattern, "/") {
 		if _, err := path.Match(seg, ""); err != nil {
-			return refusef(ErrInvalidArgs, "glob pattern %q is malformed (%v)", pattern, err)
+			return refusef(executor.ErrInvalidArgs, "glob pattern %q is malformed (%v)", pattern, err)
 		}
 	}
 	return nil
@@ -195,7 +196,7 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 		CaseInsensitive bool     `json:"case_insensitive"`
 		MaxResults      int      `json:"max_results"`
 	}
-	if err := DecodeArgs(args, &a); err != nil {
+	if err := executor.DecodeArgs(args, &a); err != nil {
 		return "", err
 	}
 	if len(a.Paths) == 0 {
@@ -211,7 +212,7 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 	}
 	re, insts, err := compileBounded(expr)
 	if err != nil {
-		return "", refusef(ErrInvalidArgs, "pattern %q %v", a.Pattern, err)
+		return "", refusef(executor.ErrInvalidArgs, "pattern %q %v", a.Pattern, err)
 	}
 	if a.Glob != "" {
 		if err := checkGlob(a.Glob); err != nil {
@@ -273,7 +274,7 @@ func (s *sandbox) grep(ctx context.Context, args map[string]any) (string, error)
 		g.notes = append(g.notes, fmt.Sprintf("[truncated: %d line(s) longer than %d bytes were searched in their first %d bytes only]", g.longLines, g.window, g.window))
 	}
 	if len(g.notes) > 0 {
-		MarkTruncated(ctx)
+		executor.MarkTruncated(ctx)
 		for _, n := range g.notes {
 			res = appendNote(res, n)
 		}

@@ -1,12 +1,13 @@
 //go:build unix
 
-package executor
+package fstools
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,7 +25,7 @@ func TestHardLinks(t *testing.T) {
 	assert.Equal(t, secret, run(t, def, "read_file", args{"path": "hard.txt"}).Content, "documented: a hard link is the same file")
 	assert.Contains(t, run(t, def, "grep", args{"pattern": "TOP SECRET"}).Content, "hard.txt:1:")
 
-	strict := newExec(t, f.root, WithRefuseHardLinks(), WithPolicy(rwPolicy()))
+	strict := newExec(t, f.root, WithRefuseHardLinks(), executor.WithPolicy(rwPolicy()))
 	obs := run(t, strict, "read_file", args{"path": "hard.txt"})
 	assert.Equal(t, intent.StatusDenied, obs.Status, obs.Content)
 	assert.Equal(t, intent.ReasonOutsideRoot, obs.Reason)

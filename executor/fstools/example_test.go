@@ -1,4 +1,4 @@
-package executor_test
+package fstools_test
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
 )
 
-func ExampleExecutor_Execute() {
+func ExampleNew() {
 	root, err := os.MkdirTemp("", "mdap-example-")
 	if err != nil {
 		panic(err)
@@ -22,7 +22,7 @@ func ExampleExecutor_Execute() {
 	}
 
 	// The default policy is read-only: file_read, search, semantic_search.
-	e, err := executor.New(root)
+	e, err := fstools.New(root)
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package executor
+package fstools
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,7 +33,7 @@ func TestSandboxUnderSymlinkSwaps(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(f.outside, "sub"), 0o755))
 	require.NoError(t, writeFile(filepath.Join(f.outside, "sub", "f.txt"), secret))
 	outsideBefore := snapshot(t, f.outside)
-	e := newExec(t, f.root, WithPolicy(rwPolicy()))
+	e := newExec(t, f.root, executor.WithPolicy(rwPolicy()))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -1,10 +1,11 @@
-package executor
+package fstools
 
 import (
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +23,7 @@ func TestDocListsEveryBuiltinArgument(t *testing.T) {
 		require.True(t, ok)
 		assert.Contains(t, doc, "//\t"+name+" ", "tool %s is listed", name)
 		for _, a := range args {
-			line := ArgLine(a)
+			line := executor.ArgLine(a)
 			assert.True(t, strings.Contains(doc, " "+line+"\n"), "doc.go lacks %q", line)
 			n++
 		}

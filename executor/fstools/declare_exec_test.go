@@ -1,4 +1,4 @@
-package executor
+package fstools
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -13,7 +14,7 @@ import (
 
 func TestDeclareWithExecutorIntersectsAllowedTools(t *testing.T) {
 	e := newExec(t, t.TempDir()) // read-only policy: write_file is withheld
-	tools, err := Declare(e, []string{"grep", "write_file", "read_files", "read_file", "grep"}, declareDir, nil)
+	tools, err := executor.Declare(e, []string{"grep", "write_file", "read_files", "read_file", "grep"}, declareDir, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"grep", "read_file"}, names(tools), "withheld (write_file) and unknown (read_files) names are not declared")
 
@@ -26,13 +27,13 @@ func TestDeclareWithExecutorIntersectsAllowedTools(t *testing.T) {
 	assert.Contains(t, props["path"], "maxLength", "the schema Execute validates against is the one declared")
 
 	// Without a skill file, the tool's own description.
-	tools, err = Declare(e, []string{"list_dir"}, declareDir, nil)
+	tools, err = executor.Declare(e, []string{"list_dir"}, declareDir, nil)
 	require.NoError(t, err)
 	assert.Contains(t, byName(t, tools, "list_dir").Description, "List a folder")
 
 	// With the write allowed, write_file is declared.
-	rw := newExec(t, t.TempDir(), WithPolicy(rwPolicy()))
-	tools, err = Declare(rw, []string{"write_file"}, nil, nil)
+	rw := newExec(t, t.TempDir(), executor.WithPolicy(rwPolicy()))
+	tools, err = executor.Declare(rw, []string{"write_file"}, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"write_file"}, names(tools))
 }
@@ -43,7 +44,7 @@ func TestDeclareWithExecutorClosesOverHistory(t *testing.T) {
 		llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "write_file", Arguments: "{}"}},
 		llms.ToolCall{ID: "2", FunctionCall: &llms.FunctionCall{Name: "mystery", Arguments: "{}"}},
 	}}}
-	tools, err := Declare(e, []string{"read_file"}, nil, hist)
+	tools, err := executor.Declare(e, []string{"read_file"}, nil, hist)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"read_file", "write_file", "mystery"}, names(tools), "a tool the history names is declared, even withheld")
 	assert.Contains(t, byName(t, tools, "write_file").Parameters.(map[string]any)["properties"], "content", "with the executor's schema")
@@ -58,19 +59,19 @@ func TestDeclareWithExecutorStillRefusesBrokenFiles(t *testing.T) {
 		"skills/grep.md":     {Data: []byte("---\ndescription: fine\n---\n")},
 		"tools/ok_tool.json": {Data: []byte(`{"type":"object"}`)},
 	}
-	_, err := Declare(e, []string{"grep"}, broken, nil)
-	require.ErrorIs(t, err, ErrInvalidSchema)
+	_, err := executor.Declare(e, []string{"grep"}, broken, nil)
+	require.ErrorIs(t, err, executor.ErrInvalidSchema)
 	assert.Contains(t, err.Error(), "tools/grep.json")
-	_, err = Declare(e, []string{"glob"}, broken, nil)
-	require.ErrorIs(t, err, ErrInvalidSkill)
+	_, err = executor.Declare(e, []string{"glob"}, broken, nil)
+	require.ErrorIs(t, err, executor.ErrInvalidSkill)
 	assert.Contains(t, err.Error(), "skills/glob.md")
 }
 
 func TestDescribeToolsIsCompactAndStable(t *testing.T) {
 	e := newExec(t, t.TempDir())
-	tools, err := Declare(e, []string{"read_file", "grep"}, nil, nil)
+	tools, err := executor.Declare(e, []string{"read_file", "grep"}, nil, nil)
 	require.NoError(t, err)
-	text := DescribeTools(tools)
+	text := executor.DescribeTools(tools)
 	for _, want := range []string{
 		"- read_file: Read a text file",
 		"  path (string, required): file path relative to the root folder",
@@ -84,18 +85,18 @@ func TestDescribeToolsIsCompactAndStable(t *testing.T) {
 	}
 	assert.Less(t, strings.Index(text, "path (string, required)"), strings.Index(text, "limit (integer)"), "required arguments first")
 	for range 20 {
-		again, err := Declare(e, []string{"read_file", "grep"}, nil, nil)
+		again, err := executor.Declare(e, []string{"read_file", "grep"}, nil, nil)
 		require.NoError(t, err)
-		assert.Equal(t, text, DescribeTools(again), "the same tools give the same text")
+		assert.Equal(t, text, executor.DescribeTools(again), "the same tools give the same text")
 	}
 	// A raw schema describes as its decoded form does.
 	raw := []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "x", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":["string","null"],"enum":null}},"required":["a"]}`)}}}
-	assert.Contains(t, DescribeTools(raw), "a (string or null, required)")
-	assert.Empty(t, DescribeTools(nil))
-	assert.Contains(t, DescribeTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "y"}}}), "no arguments")
+	assert.Contains(t, executor.DescribeTools(raw), "a (string or null, required)")
+	assert.Empty(t, executor.DescribeTools(nil))
+	assert.Contains(t, executor.DescribeTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "y"}}}), "no arguments")
 	long := strings.Repeat("word ", 200)
-	d := DescribeTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "z", Description: long}}})
-	assert.Less(t, len(d), MaxDescribedChars+300, "descriptions are capped")
+	d := executor.DescribeTools([]llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "z", Description: long}}})
+	assert.Less(t, len(d), executor.MaxDescribedChars+300, "descriptions are capped")
 }
 
 func TestToolArgsAndSchema(t *testing.T) {

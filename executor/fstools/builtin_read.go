@@ -1,4 +1,4 @@
-package executor
+package fstools
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/words"
 )
 
@@ -26,35 +27,35 @@ const (
 
 // builtinTools returns the file tools over sb, in the categories
 // categories.Builtin gives them.
-func builtinTools(sb *sandbox) []Tool {
-	tools := []Tool{
-		NewTool("read_file", categories.FileRead,
+func builtinTools(sb *sandbox) []executor.Tool {
+	tools := []executor.Tool{
+		executor.NewTool("read_file", categories.FileRead,
 			"Read a text file under the root folder. Lines are counted from 1; offset is the first line to return "+
 				"(default 1), limit the most lines to return (default 2000). At most the read cap of bytes is read "+
 				"from the start of a file; the result says when it was cut.",
 			json.RawMessage(readFileSchema), sb.readFile),
-		NewTool("list_dir", categories.FileRead,
+		executor.NewTool("list_dir", categories.FileRead,
 			"List a folder under the root folder (default: the root itself), sorted by name: folders end with /, "+
 				"symbolic links with @, named pipes with |, sockets with =; files show their size.",
 			json.RawMessage(listDirSchema), sb.listDir),
-		NewTool("glob", categories.Search,
+		executor.NewTool("glob", categories.Search,
 			"Find files under a folder (default: the root) whose path relative to that folder matches a glob "+
 				"pattern: * and ? within a name, [abc] classes, ** for any number of folders. Symbolic links are "+
 				"listed but not followed.",
 			json.RawMessage(globSchema), sb.glob),
-		NewTool("grep", categories.Search,
+		executor.NewTool("grep", categories.Search,
 			"Search files for lines matching a Go (RE2) regular expression. paths are files or folders under the "+
 				"root (default: the root); folders are searched recursively without following symbolic links; "+
 				"glob keeps only files whose name (or, if it has a /, whose path) matches. Binary files are skipped. "+
 				"Prints path:line: text.",
 			json.RawMessage(grepSchema), sb.grep),
-		NewTool("write_file", categories.FileWrite,
+		executor.NewTool("write_file", categories.FileWrite,
 			"Create or replace a text file under the root folder with the given content. The write is atomic "+
 				"(a temporary file renamed into place). Missing parent folders are created only with create_dirs.",
 			json.RawMessage(writeFileSchema), sb.writeFile),
 	}
-	for _, t := range tools {
-		t.(*funcTool).inline = true
+	for i, t := range tools {
+		tools[i] = boundTool{t}
 	}
 	return tools
 }
@@ -86,7 +87,7 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 		Offset int    `json:"offset"`
 		Limit  int    `json:"limit"`
 	}
-	if err := DecodeArgs(args, &a); err != nil {
+	if err := executor.DecodeArgs(args, &a); err != nil {
 		return "", err
 	}
 	if a.Offset < 1 {
@@ -138,7 +139,7 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 		}
 		msg := fmt.Sprintf("[%s has %s lines; offset %d is past the end]", a.Path, of, a.Offset)
 		if capped {
-			MarkTruncated(ctx)
+			executor.MarkTruncated(ctx)
 			msg = fmt.Sprintf("[%s is %d bytes and only its first %d bytes can be read (%d lines); offset %d is past them]",
 				a.Path, size, s.readCap, len(lines), a.Offset)
 		}
@@ -149,7 +150,7 @@ func (s *sandbox) readFile(ctx context.Context, args map[string]any) (string, er
 	if end < len(lines) {
 		out = appendNote(out, fmt.Sprintf("[lines %d-%d of %s shown; call read_file with offset=%d for more]", start+1, end, of, end+1))
 	} else if capped {
-		MarkTruncated(ctx)
+		executor.MarkTruncated(ctx)
 		out = appendNote(out, fmt.Sprintf("[truncated: %s is %d bytes; only the first %d bytes are read]", a.Path, size, s.readCap))
 	}
 	return out, nil
@@ -182,7 +183,7 @@ func (s *sandbox) listDir(ctx context.Context, args map[string]any) (string, err
 	var a struct {
 		Path string `json:"path"`
 	}
-	if err := DecodeArgs(args, &a); err != nil {
+	if err := executor.DecodeArgs(args, &a); err != nil {
 		return "", err
 	}
 	if a.Path == "" {
@@ -245,7 +246,7 @@ func (s *sandbox) listDir(ctx context.Context, args map[string]any) (string, err
 	}
 	out := b.String()
 	if more {
-		MarkTruncated(ctx)
+		executor.MarkTruncated(ctx)
 		out = appendNote(out, fmt.Sprintf("[truncated: only the first %d entries by name are shown]", min(len(entries), maxListEntries)))
 	}
 	return out, nil
