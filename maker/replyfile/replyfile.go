@@ -1,4 +1,7 @@
-package maker
+// Package replyfile reads a model reply saved in a file (a text, native
+// tool calls, an OpenAI chat completion or an Anthropic message) as a
+// maker.Reply, for maker.Inspect: what `maker parse` checks offline.
+package replyfile
 
 import (
 	"bytes"
@@ -8,11 +11,12 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/internal/toolcall"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// ReadReply reads a model reply saved in a file named name, for
-// [Inspect]; name's extension decides how. A ".json" file may hold native tool calls (an
+// Read reads a model reply saved in a file named name, for
+// [maker.Inspect]; name's extension decides how. A ".json" file may hold native tool calls (an
 // array of calls, or one, in the OpenAI wire shape
 // {"id", "type": "function", "function": {"name", "arguments"}}), a whole
 // OpenAI chat completion ({"choices": [{"message": {"content",
@@ -21,32 +25,32 @@ import (
 // "usage"}): its text, tool calls, stop reason and token usage are read.
 // Any other content, and any other file, is the reply's text. Token
 // figures the file does not give are estimated as the solver estimates
-// them ([Reply].Estimated).
+// them ([maker.Reply].Estimated).
 //
-// Errors: [ErrNoChoice] for a chat completion without a choice. Cost:
+// Errors: [maker.ErrNoChoice] for a chat completion without a choice. Cost:
 // linear in b.
-func ReadReply(name string, b []byte) (Reply, error) {
+func Read(name string, b []byte) (maker.Reply, error) {
 	if strings.EqualFold(filepath.Ext(name), ".json") {
 		if r, ok, err := structuredReply(b); ok || err != nil {
 			return r, err
 		}
 	}
-	return withEstimate(Reply{Text: string(b)}), nil
+	return withEstimate(maker.Reply{Text: string(b)}), nil
 }
 
 // withEstimate fills in token figures the way the solver does when a
 // provider reports none.
-func withEstimate(r Reply) Reply {
+func withEstimate(r maker.Reply) maker.Reply {
 	if r.OutputTokens == 0 && !r.Estimated {
-		r.OutputTokens = EstimateReplyTokens(r.Text, r.ToolCalls)
+		r.OutputTokens = maker.EstimateReplyTokens(r.Text, r.ToolCalls)
 		r.Estimated = true
 	}
 	return r
 }
 
-// structuredReply reads the JSON shapes of ReadReply; ok is false when b
+// structuredReply reads the JSON shapes of Read; ok is false when b
 // is none of them.
-func structuredReply(b []byte) (r Reply, ok bool, err error) {
+func structuredReply(b []byte) (r maker.Reply, ok bool, err error) {
 	trimmed := bytes.TrimSpace(b)
 	switch {
 	case bytes.HasPrefix(trimmed, []byte("[")):
@@ -96,7 +100,7 @@ func structuredReply(b []byte) (r Reply, ok bool, err error) {
 			return r, false, nil
 		}
 		if len(resp.Choices) == 0 {
-			return r, true, fmt.Errorf("%w: the chat completion has no choices", ErrNoChoice)
+			return r, true, fmt.Errorf("%w: the chat completion has no choices", maker.ErrNoChoice)
 		}
 		c := resp.Choices[0]
 		if c.Message.Content != nil {

@@ -1,15 +1,16 @@
-package maker_test
+package replyfile_test
 
 import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/replyfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// TestReadReplyReadsEachShape checks what ReadReply takes from each file
+// TestReadReplyReadsEachShape checks what Read takes from each file
 // shape, and that anything it does not recognise is the reply's text.
 func TestReadReplyReadsEachShape(t *testing.T) {
 	grep := func(id, args string) llms.ToolCall {
@@ -36,7 +37,7 @@ func TestReadReplyReadsEachShape(t *testing.T) {
 		{"anthropic message without usage", "r.json", `{"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn"}`,
 			maker.Reply{Text: "hi", StopReason: "end_turn", OutputTokens: -1}},
 	} {
-		r, err := maker.ReadReply(c.file, []byte(c.body))
+		r, err := replyfile.Read(c.file, []byte(c.body))
 		require.NoError(t, err, c.name)
 		want := c.want
 		if want.OutputTokens == -1 {
@@ -58,11 +59,11 @@ func TestReadReplyReadsEachShape(t *testing.T) {
 		"content part of another type":      {"r.json", `{"content":[{"type":"text","text":"a"},{"type":"image"}]}`},
 		"another object":                    {"r.json", `{"tool_intent":{"tool":"grep","args":{}}}`},
 	} {
-		r, err := maker.ReadReply(c.file, []byte(c.body))
+		r, err := replyfile.Read(c.file, []byte(c.body))
 		require.NoError(t, err, name)
 		want := maker.Reply{Text: c.body, OutputTokens: maker.EstimateReplyTokens(c.body, nil), Estimated: true}
 		assert.Equal(t, want, r, "%s: read as text", name)
 	}
-	_, err := maker.ReadReply("r.json", []byte(`{"choices":[]}`))
+	_, err := replyfile.Read("r.json", []byte(`{"choices":[]}`))
 	assert.ErrorIs(t, err, maker.ErrNoChoice)
 }

@@ -1,4 +1,8 @@
-package models
+// Package modelsfile reads a models file (maker's --models FILE): the
+// per-model --model specs of a run, an ensemble, a calibration or a
+// worker, one a line or as a JSON array, each checked as package models
+// checks a --model.
+package modelsfile
 
 import (
 	"bytes"
@@ -7,16 +11,18 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mdap-go/mdap/maker/models"
 )
 
-// MaxModelsFileBytes and MaxModelsInFile bound a models file
-// (ParseModelsFile): a file larger or holding more specs is refused.
+// MaxBytes and MaxModels bound a models file
+// (Parse): a file larger or holding more specs is refused.
 const (
-	MaxModelsFileBytes = 1 << 20
-	MaxModelsInFile    = 256
+	MaxBytes  = 1 << 20
+	MaxModels = 256
 )
 
-// ParseModelsFile reads a models file: the --model specs of a run, an
+// Parse reads a models file: the --model specs of a run, an
 // ensemble, a calibration or a worker, each in the per-model form
 // ("openai:qwen3=0.1/0.3;base=http://127.0.0.1:8000/v1;key=QWEN_KEY;rpm=600").
 // Two forms:
@@ -25,13 +31,13 @@ const (
 //     lines and lines starting with # are skipped;
 //   - JSON: a document starting with '[': an array of spec strings.
 //
-// Every spec is checked as CheckSpec checks a --model (nothing is opened,
-// no key is read). Errors wrap ErrSpec and name the line: "line 3: ...".
-// A file with no spec, over MaxModelsFileBytes or with more than
-// MaxModelsInFile specs is refused. Cost: linear in the file.
-func ParseModelsFile(data []byte) ([]string, error) {
-	if len(data) > MaxModelsFileBytes {
-		return nil, fmt.Errorf("%w: the file has %d bytes: at most %d", ErrSpec, len(data), MaxModelsFileBytes)
+// Every spec is checked as models.CheckSpec checks a --model (nothing is opened,
+// no key is read). Errors wrap models.ErrSpec and name the line: "line 3: ...".
+// A file with no spec, over MaxBytes or with more than
+// MaxModels specs is refused. Cost: linear in the file.
+func Parse(data []byte) ([]string, error) {
+	if len(data) > MaxBytes {
+		return nil, fmt.Errorf("%w: the file has %d bytes: at most %d", models.ErrSpec, len(data), MaxBytes)
 	}
 	var specs []string
 	var err error
@@ -44,7 +50,7 @@ func ParseModelsFile(data []byte) ([]string, error) {
 		return nil, err
 	}
 	if len(specs) == 0 {
-		return nil, fmt.Errorf("%w: no model in the file: write one spec a line (%s), or a JSON array of them", ErrSpec, Specs)
+		return nil, fmt.Errorf("%w: no model in the file: write one spec a line (%s), or a JSON array of them", models.ErrSpec, models.Specs)
 	}
 	return specs, nil
 }
@@ -56,10 +62,10 @@ func lineAt(data []byte, off int64) int {
 }
 
 func checkedSpec(specs []string, spec string, line int) ([]string, error) {
-	if len(specs) == MaxModelsInFile {
-		return nil, fmt.Errorf("%w: line %d: more than %d models", ErrSpec, line, MaxModelsInFile)
+	if len(specs) == MaxModels {
+		return nil, fmt.Errorf("%w: line %d: more than %d models", models.ErrSpec, line, MaxModels)
 	}
-	if err := CheckSpec(spec); err != nil {
+	if err := models.CheckSpec(spec); err != nil {
 		return nil, fmt.Errorf("line %d: %q: %w", line, spec, err)
 	}
 	return append(specs, spec), nil
@@ -89,9 +95,9 @@ func jsonSpecs(data []byte) ([]string, error) {
 			off = se.Offset
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return fmt.Errorf("%w: line %d: the JSON array ends early: want [\"openai:gpt-4.1-mini\", ...]", ErrSpec, lineAt(data, int64(len(data))))
+			return fmt.Errorf("%w: line %d: the JSON array ends early: want [\"openai:gpt-4.1-mini\", ...]", models.ErrSpec, lineAt(data, int64(len(data))))
 		}
-		return fmt.Errorf("%w: line %d: %v: want a JSON array of spec strings, [\"openai:gpt-4.1-mini\", ...]", ErrSpec, lineAt(data, off), err)
+		return fmt.Errorf("%w: line %d: %v: want a JSON array of spec strings, [\"openai:gpt-4.1-mini\", ...]", models.ErrSpec, lineAt(data, off), err)
 	}
 	if _, err := dec.Token(); err != nil { // '[', checked by the caller
 		return nil, bad(err)
@@ -116,7 +122,7 @@ func jsonSpecs(data []byte) ([]string, error) {
 		return nil, bad(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: line %d: data after the JSON array", ErrSpec, lineAt(data, dec.InputOffset()))
+		return nil, fmt.Errorf("%w: line %d: data after the JSON array", models.ErrSpec, lineAt(data, dec.InputOffset()))
 	}
 	return specs, nil
 }
