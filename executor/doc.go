@@ -77,13 +77,9 @@
 //
 // # Declaring tools to a model
 //
-// [Declare] answers "what does this call declare?": the names asked for
-// that the executor has and its policy allows, with the schemas Execute
-// validates against and descriptions from skill files (skills/NAME.md,
-// whose front matter carries the description) where present, plus every
-// tool that the conversation history already calls; without an executor,
-// from schema files (tools/NAME.json). [DescribeTools] renders a
-// declaration as the compact, stable text a prompt carries for a model
-// without native tools. [Executor.Tools] declares every loaded tool.
-// Declaring a tool is not permitting it: Execute checks the policy again.
+// [DescribeTools] renders a declaration as the compact, stable text a
+// prompt carries for a model without native tools. Which tools to declare
+// (the loaded ones, the ones a spec names, with descriptions from skill
+// files) is package executor/declare. Declaring a tool is not permitting
+// it: Execute checks the policy again.
 package executor

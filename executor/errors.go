@@ -21,11 +21,8 @@ var (
 	// name, an unknown category). The taxonomy's own error is wrapped too.
 	ErrInvalidTool = errors.New("bad tool")
 	// ErrInvalidSchema: a tool's argument schema, or a schema file given to
-	// [Declare], is not JSON or does not compile as a JSON Schema.
+	// executor/declare, is not JSON or does not compile as a JSON Schema.
 	ErrInvalidSchema = errors.New("bad tool schema")
-	// ErrInvalidSkill: a skill file's front matter given to [Declare] does not
-	// parse.
-	ErrInvalidSkill = errors.New("bad skill front matter")
 	// ErrInvalidRoot: the root given to executor/fstools is not an existing
 	// directory.
 	ErrInvalidRoot = errors.New("bad root folder")
@@ -127,15 +124,4 @@ func (e *reasonError) Unwrap() error { return e.sentinel }
 // wraps sentinel for errors.Is and classify.
 func refusef(sentinel error, format string, a ...any) error {
 	return &reasonError{sentinel: sentinel, msg: fmt.Sprintf(format, a...)}
-}
-
-// unwrapPath drops a *fs.PathError's operation and absolute path, which
-// would leak the host's layout into the prompt (executor/fstools has the
-// same for its tools).
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

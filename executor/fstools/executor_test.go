@@ -16,7 +16,6 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tmc/langchaingo/llms"
 )
 
 func TestRegister(t *testing.T) {
@@ -187,34 +186,6 @@ func TestObservationTextErrAndJSON(t *testing.T) {
 	assert.Equal(t, "not allowed", executor.ObservationError(back).Error())
 }
 
-func TestTools(t *testing.T) {
-	e := newExec(t, t.TempDir())
-	tools := e.Tools(nil)
-	assert.Equal(t, []string{"list_dir", "read_file", "glob", "grep", categories.IndexTool}, names(tools), "loaded tools, then the index tool")
-	for _, tl := range tools {
-		assert.NotEmpty(t, tl.Function.Description)
-		params, ok := tl.Function.Parameters.(map[string]any)
-		require.True(t, ok)
-		assert.Equal(t, "object", params["type"])
-	}
-	// Callers may change what they get.
-	tools[0].Function.Parameters.(map[string]any)["type"] = "changed"
-	assert.Equal(t, "object", e.Tools(nil)[0].Function.Parameters.(map[string]any)["type"])
-
-	hist := []llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{
-		llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "write_file"}},
-		llms.ToolCall{ID: "2", FunctionCall: &llms.FunctionCall{Name: "grep"}},
-		llms.ToolCall{ID: "3", FunctionCall: &llms.FunctionCall{Name: "shell"}},
-	}}}
-	tools = e.Tools(hist)
-	assert.Equal(t, []string{"list_dir", "read_file", "glob", "grep", categories.IndexTool, "write_file", "shell"}, names(tools))
-	assert.Contains(t, tools[5].Function.Parameters.(map[string]any)["required"], "content", "a withheld tool the history calls keeps its schema")
-	assert.Equal(t, map[string]any{"type": "object"}, tools[6].Function.Parameters)
-
-	rw := newExec(t, t.TempDir(), executor.WithPolicy(rwPolicy()))
-	assert.Contains(t, names(rw.Tools(nil)), "write_file")
-}
-
 func TestConcurrentUse(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, writeFile(filepath.Join(root, "a.txt"), "a\n"))
@@ -232,7 +203,8 @@ func TestConcurrentUse(t *testing.T) {
 			case 1:
 				assert.NoError(t, e.Register(echoTool(fmt.Sprintf("echo_%d", i), categories.TaskManager)))
 			case 2:
-				_ = e.Tools(nil)
+				_ = e.Loaded()
+				_, _ = e.ToolSchema("read_file")
 				_, _ = e.Execute(context.Background(), intent.ToolIntent{Tool: categories.IndexTool})
 			case 3:
 				_, _ = e.Check(intent.ToolIntent{Tool: "grep", Args: map[string]any{"pattern": "a"}})

@@ -1,4 +1,10 @@
-package executor
+// Package declare answers "what does this call declare?": the tool list
+// sent to a model, from an executor's tools and a folder's schema files
+// (tools/NAME.json) and skill files (skills/NAME.md, whose front matter
+// carries a description). Declaring is not permitting: the executor checks
+// every call again. The step loop does not declare; it sends what it is
+// given (maker.Solver.Tools).
+package declare
 
 import (
 	"encoding/json"
@@ -7,7 +13,9 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/frontmatter"
+	"github.com/mdap-go/mdap/internal/schema"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -19,7 +27,11 @@ import (
 // has no schema of its own.
 func fallbackParams() map[string]any { return map[string]any{"type": "object"} }
 
-// Declare answers "what does this call declare?": the tool list to send
+// ErrInvalidSkill: a skill file's front matter given to [Tools] does not
+// parse.
+var ErrInvalidSkill = errors.New("bad skill front matter")
+
+// Tools answers "what does this call declare?": the tool list to send
 // to a model, from one place.
 //
 // With an executor e, a name of declared is declared when e has the tool
@@ -44,12 +56,13 @@ func fallbackParams() map[string]any { return map[string]any{"type": "object"} }
 // its schema file, else {"type":"object"}. Declaring is not permitting:
 // the executor checks every call again.
 //
-// A nil dir has no files. Errors: [ErrInvalidSchema] when a schema file exists
-// but is not a JSON object or does not compile; [ErrInvalidSkill] when a skill
-// file's front matter does not parse; [ErrInvalidTool] for a declared name that
-// cannot be a file name (empty, with a slash, "." or ".."); every message
-// names the file. Cost: two file reads per name.
-func Declare(e *Executor, declared []string, dir fs.FS, history []llms.MessageContent) ([]llms.Tool, error) {
+// A nil dir has no files. Errors: [executor.ErrInvalidSchema] when a schema
+// file exists but is not a JSON object or does not compile;
+// [ErrInvalidSkill] when a skill file's front matter does not parse;
+// [executor.ErrInvalidTool] for a declared name that cannot be a file name
+// (empty, with a slash, "." or ".."); every message names the file. Cost:
+// two file reads per name.
+func Tools(e *executor.Executor, declared []string, dir fs.FS, history []llms.MessageContent) ([]llms.Tool, error) {
 	var out []llms.Tool
 	seen := map[string]bool{}
 	var allowed map[string]bool
@@ -74,9 +87,9 @@ func Declare(e *Executor, declared []string, dir fs.FS, history []llms.MessageCo
 			}
 		}
 		if reg != nil {
-			params, ok = cloneMap(reg.params), true
+			params, ok = reg.params, true
 			if desc == "" {
-				desc = reg.tool.Description()
+				desc = reg.description
 			}
 		}
 		if !ok {
@@ -92,14 +105,14 @@ func Declare(e *Executor, declared []string, dir fs.FS, history []llms.MessageCo
 			continue
 		}
 		if !fileName(name) {
-			return nil, fmt.Errorf("%w: declared tool name %q cannot name a file under tools/", ErrInvalidTool, name)
+			return nil, fmt.Errorf("%w: declared tool name %q cannot name a file under tools/", executor.ErrInvalidTool, name)
 		}
 		var reg *registered
 		if e != nil {
 			if !allowed[name] {
 				continue
 			}
-			reg = e.lookup(name)
+			reg = lookup(e, name)
 		}
 		tool, ok, err := describe(name, reg, false)
 		if err != nil {
@@ -118,7 +131,7 @@ func Declare(e *Executor, declared []string, dir fs.FS, history []llms.MessageCo
 		seen[name] = true
 		var reg *registered
 		if e != nil {
-			reg = e.lookup(name)
+			reg = lookup(e, name)
 		}
 		tool, _, err := describe(name, reg, true)
 		if err != nil {
@@ -129,19 +142,40 @@ func Declare(e *Executor, declared []string, dir fs.FS, history []llms.MessageCo
 	return out, nil
 }
 
-// Tools declares this executor's tools from their own Schema and
-// Description: the loaded ones (registered and allowed by the policy, in
-// taxonomy order), then the index tool, then every other tool that the
-// history calls, once each, with its registered schema if it has one and
-// {"type":"object"} otherwise. Withheld tools are not declared unless the
-// history calls them. Cost: one map copy of each schema.
-func (e *Executor) Tools(history []llms.MessageContent) []llms.Tool {
+// registered is what e says of one of its tools: its schema, decoded
+// plainly (a fresh map each time), and its description.
+type registered struct {
+	params      map[string]any
+	description string
+}
+
+// lookup returns e's tool of name (the index tool included), nil for a
+// name e does not have.
+func lookup(e *executor.Executor, name string) *registered {
+	raw, ok := e.ToolSchema(name)
+	if !ok {
+		return nil
+	}
+	var params map[string]any
+	if json.Unmarshal(raw, &params) != nil {
+		return nil // Register accepted only a JSON object
+	}
+	return &registered{params: params, description: e.Describe(name)}
+}
+
+// All declares e's tools from their own Schema and Description: the
+// loaded ones (registered and allowed by the policy, in taxonomy order),
+// then the index tool, then every other tool that the history calls, once
+// each, with its registered schema if it has one and {"type":"object"}
+// otherwise. Withheld tools are not declared unless the history calls
+// them. Cost: one decoding of each schema.
+func All(e *executor.Executor, history []llms.MessageContent) []llms.Tool {
 	var out []llms.Tool
 	seen := map[string]bool{}
 	add := func(name string) {
 		seen[name] = true
-		if reg := e.lookup(name); reg != nil {
-			out = append(out, functionTool(name, reg.tool.Description(), cloneMap(reg.params)))
+		if reg := lookup(e, name); reg != nil {
+			out = append(out, functionTool(name, reg.description, reg.params))
 			return
 		}
 		out = append(out, functionTool(name, "", fallbackParams()))
@@ -211,11 +245,11 @@ func readSchemaFile(dir fs.FS, name string) (map[string]any, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: %s: %v", ErrInvalidSchema, file, unwrapPath(err))
+		return nil, false, fmt.Errorf("%w: %s: %v", executor.ErrInvalidSchema, file, unwrapPath(err))
 	}
-	_, _, params, err := compileSchema(name, b)
+	params, err := compileSchema(name, b)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: %s: %v", ErrInvalidSchema, file, err)
+		return nil, false, fmt.Errorf("%w: %s: %v", executor.ErrInvalidSchema, file, err)
 	}
 	return params, true, nil
 }
@@ -241,14 +275,32 @@ func readSkillDescription(dir fs.FS, name string) (string, error) {
 	return fm["description"], nil
 }
 
-func cloneMap(m map[string]any) map[string]any {
-	b, err := json.Marshal(m)
+// compileSchema checks raw as the executor checks a tool's schema (a JSON
+// object that compiles, external $refs refused) and returns it decoded
+// plainly, for providers that need a map.
+func compileSchema(name string, raw []byte) (map[string]any, error) {
+	doc, err := schema.Decode(raw)
 	if err != nil {
-		return m
+		return nil, err
 	}
-	var out map[string]any
-	if json.Unmarshal(b, &out) != nil {
-		return m
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, errors.New("not a JSON object")
 	}
-	return out
+	var params map[string]any
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	if _, err := schema.CompileDoc("tools/"+name, doc); err != nil {
+		return nil, err
+	}
+	return params, nil
+}
+
+// unwrapPath drops a *fs.PathError's operation and path.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -1,19 +1,20 @@
-package executor
+package declare
 
 import (
 	"encoding/json"
 	"os"
 	"testing"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
 var (
-	declareDir     = os.DirFS("../testdata/executor/declare")
-	brokenSchemaFS = os.DirFS("../testdata/executor/broken_schema")
-	brokenSkillFS  = os.DirFS("../testdata/executor/broken_frontmatter")
+	declareDir     = os.DirFS("../../testdata/executor/declare")
+	brokenSchemaFS = os.DirFS("../../testdata/executor/broken_schema")
+	brokenSkillFS  = os.DirFS("../../testdata/executor/broken_frontmatter")
 )
 
 func names(tools []llms.Tool) []string {
@@ -45,7 +46,7 @@ func fileJSON(t *testing.T, p string) map[string]any {
 }
 
 func TestDeclareKeepsOrderAndReadsDescriptions(t *testing.T) {
-	tools, err := Declare(nil, []string{"summarise", "read_file", "grep", "quoting", "no_skill", "no_front_matter"}, declareDir, nil)
+	tools, err := Tools(nil, []string{"summarise", "read_file", "grep", "quoting", "no_skill", "no_front_matter"}, declareDir, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"summarise", "read_file", "grep", "quoting", "no_skill", "no_front_matter"}, names(tools))
 	for _, tl := range tools {
@@ -59,12 +60,12 @@ func TestDeclareKeepsOrderAndReadsDescriptions(t *testing.T) {
 	assert.Empty(t, byName(t, tools, "no_front_matter").Description, "a body line is not front matter")
 
 	// The schema is sent as the file has it.
-	assert.Equal(t, fileJSON(t, "../testdata/executor/declare/tools/read_file.json"), byName(t, tools, "read_file").Parameters)
-	assert.Equal(t, fileJSON(t, "../testdata/executor/declare/tools/summarise.json"), byName(t, tools, "summarise").Parameters)
+	assert.Equal(t, fileJSON(t, "../../testdata/executor/declare/tools/read_file.json"), byName(t, tools, "read_file").Parameters)
+	assert.Equal(t, fileJSON(t, "../../testdata/executor/declare/tools/summarise.json"), byName(t, tools, "summarise").Parameters)
 }
 
 func TestDeclareParametersMarshalAsTheSchema(t *testing.T) {
-	tools, err := Declare(nil, []string{"grep"}, declareDir, nil)
+	tools, err := Tools(nil, []string{"grep"}, declareDir, nil)
 	require.NoError(t, err)
 	// Providers marshal the FunctionDefinition: parameters must come out as
 	// the schema object itself.
@@ -79,17 +80,17 @@ func TestDeclareParametersMarshalAsTheSchema(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(b, &got))
 	assert.Equal(t, "grep", got.Function.Name)
-	assert.Equal(t, fileJSON(t, "../testdata/executor/declare/tools/grep.json"), got.Function.Parameters)
+	assert.Equal(t, fileJSON(t, "../../testdata/executor/declare/tools/grep.json"), got.Function.Parameters)
 	_, isMap := tools[0].Function.Parameters.(map[string]any)
 	assert.True(t, isMap, "a map suits every langchaingo provider, Google AI included")
 }
 
 func TestDeclareDropsNamesWithoutSchemaAndDuplicates(t *testing.T) {
-	tools, err := Declare(nil, []string{"ghost", "read_file", "nothing_at_all", "read_file"}, declareDir, nil)
+	tools, err := Tools(nil, []string{"ghost", "read_file", "nothing_at_all", "read_file"}, declareDir, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"read_file"}, names(tools))
 
-	tools, err = Declare(nil, []string{"read_file"}, nil, nil)
+	tools, err = Tools(nil, []string{"read_file"}, nil, nil)
 	require.NoError(t, err)
 	assert.Empty(t, tools, "a nil dir has no schemas")
 }
@@ -110,16 +111,16 @@ func history() []llms.MessageContent {
 func TestDeclareAddsToolsTheHistoryCalls(t *testing.T) {
 	assert.Equal(t, []string{"grep", "read_file", "mystery", "quoting"}, historyTools(history()))
 
-	tools, err := Declare(nil, []string{"read_file", "ghost"}, declareDir, history())
+	tools, err := Tools(nil, []string{"read_file", "ghost"}, declareDir, history())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"read_file", "grep", "mystery", "quoting"}, names(tools),
 		"declared first, then history tools once each in order of first appearance")
-	assert.Equal(t, fileJSON(t, "../testdata/executor/declare/tools/grep.json"), byName(t, tools, "grep").Parameters, "its schema when there is one")
+	assert.Equal(t, fileJSON(t, "../../testdata/executor/declare/tools/grep.json"), byName(t, tools, "grep").Parameters, "its schema when there is one")
 	assert.Equal(t, "Search files for lines matching a regular expression", byName(t, tools, "grep").Description)
 	assert.Equal(t, map[string]any{"type": "object"}, byName(t, tools, "mystery").Parameters, "else an open object")
 	assert.Empty(t, byName(t, tools, "mystery").Description)
 
-	tools, err = Declare(nil, nil, nil, history())
+	tools, err = Tools(nil, nil, nil, history())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"grep", "read_file", "mystery", "quoting"}, names(tools))
 	for _, tl := range tools {
@@ -128,7 +129,7 @@ func TestDeclareAddsToolsTheHistoryCalls(t *testing.T) {
 
 	odd := []llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{
 		llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "../../etc/passwd"}}}}}
-	tools, err = Declare(nil, nil, declareDir, odd)
+	tools, err = Tools(nil, nil, declareDir, odd)
 	require.NoError(t, err, "a history name that cannot be a file name reads no file")
 	assert.Equal(t, []string{"../../etc/passwd"}, names(tools))
 }
@@ -136,15 +137,15 @@ func TestDeclareAddsToolsTheHistoryCalls(t *testing.T) {
 func TestDeclareBrokenSchemaIsAnErrorNamingTheFile(t *testing.T) {
 	for _, name := range []string{"not_json", "not_a_schema", "not_an_object"} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Declare(nil, []string{name}, brokenSchemaFS, nil)
-			require.ErrorIs(t, err, ErrInvalidSchema)
+			_, err := Tools(nil, []string{name}, brokenSchemaFS, nil)
+			require.ErrorIs(t, err, executor.ErrInvalidSchema)
 			assert.Contains(t, err.Error(), "tools/"+name+".json")
 		})
 	}
 	hist := []llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{
 		llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "not_json"}}}}}
-	_, err := Declare(nil, nil, brokenSchemaFS, hist)
-	require.ErrorIs(t, err, ErrInvalidSchema, "a history tool's broken schema is an error too")
+	_, err := Tools(nil, nil, brokenSchemaFS, hist)
+	require.ErrorIs(t, err, executor.ErrInvalidSchema, "a history tool's broken schema is an error too")
 }
 
 func TestDeclareBrokenFrontMatterIsAnErrorNamingTheFile(t *testing.T) {
@@ -155,7 +156,7 @@ func TestDeclareBrokenFrontMatterIsAnErrorNamingTheFile(t *testing.T) {
 		"duplicate_key": "appears twice",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Declare(nil, []string{name}, brokenSkillFS, nil)
+			_, err := Tools(nil, []string{name}, brokenSkillFS, nil)
 			require.ErrorIs(t, err, ErrInvalidSkill)
 			assert.Contains(t, err.Error(), "skills/"+name+".md")
 			assert.Contains(t, err.Error(), words)
@@ -165,7 +166,7 @@ func TestDeclareBrokenFrontMatterIsAnErrorNamingTheFile(t *testing.T) {
 
 func TestDeclareRefusesNamesThatAreNotFileNames(t *testing.T) {
 	for _, name := range []string{"", ".", "..", "../tools/read_file", "a/b", "a\\b", "x\x00"} {
-		_, err := Declare(nil, []string{name}, declareDir, nil)
-		assert.ErrorIs(t, err, ErrInvalidTool, "%q", name)
+		_, err := Tools(nil, []string{name}, declareDir, nil)
+		assert.ErrorIs(t, err, executor.ErrInvalidTool, "%q", name)
 	}
 }

@@ -1,4 +1,4 @@
-package fstools
+package declare
 
 import (
 	"encoding/json"
@@ -6,7 +6,9 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -14,7 +16,7 @@ import (
 
 func TestDeclareWithExecutorIntersectsAllowedTools(t *testing.T) {
 	e := newExec(t, t.TempDir()) // read-only policy: write_file is withheld
-	tools, err := executor.Declare(e, []string{"grep", "write_file", "read_files", "read_file", "grep"}, declareDir, nil)
+	tools, err := Tools(e, []string{"grep", "write_file", "read_files", "read_file", "grep"}, declareDir, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"grep", "read_file"}, names(tools), "withheld (write_file) and unknown (read_files) names are not declared")
 
@@ -27,13 +29,13 @@ func TestDeclareWithExecutorIntersectsAllowedTools(t *testing.T) {
 	assert.Contains(t, props["path"], "maxLength", "the schema Execute validates against is the one declared")
 
 	// Without a skill file, the tool's own description.
-	tools, err = executor.Declare(e, []string{"list_dir"}, declareDir, nil)
+	tools, err = Tools(e, []string{"list_dir"}, declareDir, nil)
 	require.NoError(t, err)
 	assert.Contains(t, byName(t, tools, "list_dir").Description, "List a folder")
 
 	// With the write allowed, write_file is declared.
 	rw := newExec(t, t.TempDir(), executor.WithPolicy(rwPolicy()))
-	tools, err = executor.Declare(rw, []string{"write_file"}, nil, nil)
+	tools, err = Tools(rw, []string{"write_file"}, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"write_file"}, names(tools))
 }
@@ -44,7 +46,7 @@ func TestDeclareWithExecutorClosesOverHistory(t *testing.T) {
 		llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "write_file", Arguments: "{}"}},
 		llms.ToolCall{ID: "2", FunctionCall: &llms.FunctionCall{Name: "mystery", Arguments: "{}"}},
 	}}}
-	tools, err := executor.Declare(e, []string{"read_file"}, nil, hist)
+	tools, err := Tools(e, []string{"read_file"}, nil, hist)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"read_file", "write_file", "mystery"}, names(tools), "a tool the history names is declared, even withheld")
 	assert.Contains(t, byName(t, tools, "write_file").Parameters.(map[string]any)["properties"], "content", "with the executor's schema")
@@ -59,17 +61,17 @@ func TestDeclareWithExecutorStillRefusesBrokenFiles(t *testing.T) {
 		"skills/grep.md":     {Data: []byte("---\ndescription: fine\n---\n")},
 		"tools/ok_tool.json": {Data: []byte(`{"type":"object"}`)},
 	}
-	_, err := executor.Declare(e, []string{"grep"}, broken, nil)
+	_, err := Tools(e, []string{"grep"}, broken, nil)
 	require.ErrorIs(t, err, executor.ErrInvalidSchema)
 	assert.Contains(t, err.Error(), "tools/grep.json")
-	_, err = executor.Declare(e, []string{"glob"}, broken, nil)
-	require.ErrorIs(t, err, executor.ErrInvalidSkill)
+	_, err = Tools(e, []string{"glob"}, broken, nil)
+	require.ErrorIs(t, err, ErrInvalidSkill)
 	assert.Contains(t, err.Error(), "skills/glob.md")
 }
 
 func TestDescribeToolsIsCompactAndStable(t *testing.T) {
 	e := newExec(t, t.TempDir())
-	tools, err := executor.Declare(e, []string{"read_file", "grep"}, nil, nil)
+	tools, err := Tools(e, []string{"read_file", "grep"}, nil, nil)
 	require.NoError(t, err)
 	text := executor.DescribeTools(tools)
 	for _, want := range []string{
@@ -85,7 +87,7 @@ func TestDescribeToolsIsCompactAndStable(t *testing.T) {
 	}
 	assert.Less(t, strings.Index(text, "path (string, required)"), strings.Index(text, "limit (integer)"), "required arguments first")
 	for range 20 {
-		again, err := executor.Declare(e, []string{"read_file", "grep"}, nil, nil)
+		again, err := Tools(e, []string{"read_file", "grep"}, nil, nil)
 		require.NoError(t, err)
 		assert.Equal(t, text, executor.DescribeTools(again), "the same tools give the same text")
 	}
@@ -111,4 +113,45 @@ func TestToolArgsAndSchema(t *testing.T) {
 	assert.True(t, json.Valid(sch))
 	_, ok = e.ToolArgs("nope")
 	assert.False(t, ok)
+}
+
+func TestTools(t *testing.T) {
+	e := newExec(t, t.TempDir())
+	tools := All(e, nil)
+	assert.Equal(t, []string{"list_dir", "read_file", "glob", "grep", categories.IndexTool}, names(tools), "loaded tools, then the index tool")
+	for _, tl := range tools {
+		assert.NotEmpty(t, tl.Function.Description)
+		params, ok := tl.Function.Parameters.(map[string]any)
+		require.True(t, ok)
+		assert.Equal(t, "object", params["type"])
+	}
+	// Callers may change what they get.
+	tools[0].Function.Parameters.(map[string]any)["type"] = "changed"
+	assert.Equal(t, "object", All(e, nil)[0].Function.Parameters.(map[string]any)["type"])
+
+	hist := []llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{
+		llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "write_file"}},
+		llms.ToolCall{ID: "2", FunctionCall: &llms.FunctionCall{Name: "grep"}},
+		llms.ToolCall{ID: "3", FunctionCall: &llms.FunctionCall{Name: "shell"}},
+	}}}
+	tools = All(e, hist)
+	assert.Equal(t, []string{"list_dir", "read_file", "glob", "grep", categories.IndexTool, "write_file", "shell"}, names(tools))
+	assert.Contains(t, tools[5].Function.Parameters.(map[string]any)["required"], "content", "a withheld tool the history calls keeps its schema")
+	assert.Equal(t, map[string]any{"type": "object"}, tools[6].Function.Parameters)
+
+	rw := newExec(t, t.TempDir(), executor.WithPolicy(rwPolicy()))
+	assert.Contains(t, names(All(rw, nil)), "write_file")
+}
+
+// newExec returns an executor with the file tools over root.
+func newExec(t *testing.T, root string, opts ...executor.Option) *executor.Executor {
+	t.Helper()
+	e, err := fstools.New(root, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, e.Close()) })
+	return e
+}
+
+func rwPolicy() categories.Policy {
+	return categories.Policy{Categories: []categories.Category{categories.FileRead, categories.Search, categories.FileWrite}}
 }
