@@ -10,6 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/mdap-go/mdap/vote/rivals"
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -38,10 +39,10 @@ type FidelityCell struct {
 	K      int     `json:"k"`
 	// Votes is the valid votes per step, with its interval.
 	Votes Mean `json:"votes"`
-	// Theory is vote.ExpectedSamples (one rival) or
+	// Theory is laws.ExpectedSamples (one rival) or
 	// rivals.ExpectedSamples (eight).
 	Theory float64 `json:"theory"`
-	// ClosedForm is vote.ExpectedSamples, the one-rival closed form, for
+	// ClosedForm is laws.ExpectedSamples, the one-rival closed form, for
 	// comparison on the spread rows.
 	ClosedForm float64 `json:"closed_form"`
 	// RelDiff is Votes.Mean/Theory - 1; Z the difference in standard
@@ -97,7 +98,7 @@ type FidelityResult struct {
 	HanoiSeeds int `json:"hanoi_seeds"`
 	// Cells holds every (path, rivals, p, k).
 	Cells []FidelityCell `json:"cells"`
-	// The difficulty experiment: mean p DifficultyP, k = vote.KMin for
+	// The difficulty experiment: mean p DifficultyP, k = laws.KMin for
 	// DifficultyPlanSteps steps at target 0.95.
 	DifficultyP         float64         `json:"difficulty_p"`
 	DifficultyK         int             `json:"difficulty_k"`
@@ -125,7 +126,7 @@ func runFidelity(ctx context.Context, o Options, tick func()) (*FidelityResult, 
 	if o.Quick {
 		res.RaceSteps, res.HanoiDisks, res.HanoiSeeds, diffSteps = 1_000, 7, 1, 10_000
 	}
-	k, err := vote.KMin(difficultyPlan, difficultyP, difficultyTarget)
+	k, err := laws.KMin(difficultyPlan, difficultyP, difficultyTarget)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +205,7 @@ func newCell(path string, rivals int, p float64, k int, votes accum, wrong, step
 	m := votes.result()
 	return FidelityCell{
 		Path: path, Rivals: rivals, P: p, K: k, Votes: m, Theory: th,
-		ClosedForm: vote.ExpectedSamples(p, k),
+		ClosedForm: laws.ExpectedSamples(p, k),
 		RelDiff:    m.Mean/th - 1, Z: m.Z(th), Draws2pc: m.DrawsFor(th, 0.02),
 		Wrong: newRate(wrong, steps), WrongTheory: wth,
 	}, nil
@@ -312,7 +313,7 @@ func difficultyTheory(p float64, k int, spread float64) (theory, bound float64, 
 	}
 	theory = 1 - right
 	if spread == 0 {
-		bound = 1 - vote.PStep(p, k)
+		bound = 1 - laws.PStep(p, k)
 	} else {
 		nu := 1/spread - 1
 		beta := distuv.Beta{Alpha: p * nu, Beta: (1 - p) * nu}
@@ -325,7 +326,7 @@ func difficultyTheory(p float64, k int, spread float64) (theory, bound float64, 
 				c = 1
 			}
 			mid := (float64(i) - 0.5) / cells
-			bound += (c - prev) * (1 - vote.PStep(mid, k))
+			bound += (c - prev) * (1 - laws.PStep(mid, k))
 			prev = c
 		}
 	}

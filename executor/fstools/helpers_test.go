@@ -14,7 +14,6 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // args is a call's arguments, as a model gives them.
@@ -27,27 +26,6 @@ func echoTool(name string, c categories.Category) executor.Tool {
 		s, _ := args["text"].(string)
 		return s, nil
 	})
-}
-
-var declareDir = os.DirFS("../../testdata/executor/declare")
-
-func names(tools []llms.Tool) []string {
-	var out []string
-	for _, t := range tools {
-		out = append(out, t.Function.Name)
-	}
-	return out
-}
-
-func byName(t *testing.T, tools []llms.Tool, name string) *llms.FunctionDefinition {
-	t.Helper()
-	for _, tl := range tools {
-		if tl.Function.Name == name {
-			return tl.Function
-		}
-	}
-	require.Failf(t, "tool not declared", "tool %q", name)
-	return nil
 }
 
 // newExec returns an executor with the file tools over root (none for

@@ -16,6 +16,7 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/mdap-go/mdap/vote/rivals"
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/errgroup"
@@ -1220,8 +1221,8 @@ func (e Estimate) PlanAt(k, steps int) Plan {
 		p.PFullBound = runSuccess(steps, e.worst[k-1])
 	}
 	if e.ValidRate > 0 {
-		p.SamplesPerStep = vote.ExpectedSamples(e.P, k) / e.ValidRate
-		p.SamplesPerStepLow = vote.ExpectedSamples(e.Low, k) / e.ValidRate
+		p.SamplesPerStep = laws.ExpectedSamples(e.P, k) / e.ValidRate
+		p.SamplesPerStepLow = laws.ExpectedSamples(e.Low, k) / e.ValidRate
 	}
 	for _, f := range []*float64{&p.PFull, &p.PFullBound, &p.SamplesPerStep, &p.SamplesPerStepLow} {
 		if math.IsNaN(*f) {

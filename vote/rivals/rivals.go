@@ -6,7 +6,7 @@
 // One rival is the worst case for the wrong-winner rate, not for cost:
 // with wrong votes spread over several answers the leader must be k ahead
 // of each, and at small k a race can take more votes than
-// vote.ExpectedSamples says (at k = 2 with eight spread rivals, about 20%
+// laws.ExpectedSamples says (at k = 2 with eight spread rivals, about 20%
 // more at p = 0.6). [ExpectedSamples] and [PStep] take the spread as a
 // [Spread] and compute the laws by an exact dynamic program with a
 // documented cap on work ([MaxWork], [ErrTooCostly]).
@@ -16,7 +16,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 )
 
 // ErrTooCostly: a law with rivals ([ExpectedSamples], [PStep])
@@ -60,7 +60,7 @@ const (
 //
 // The zero value, N = 1 and Concentration = 1 all mean one rival: every
 // wrong vote for the same wrong answer, the case of the closed forms
-// ([vote.PStep], [vote.ExpectedSamples]).
+// ([laws.PStep], [laws.ExpectedSamples]).
 type Spread struct {
 	// N is the number of distinct wrong answers; 0 and 1 both mean one.
 	// At most MaxN.
@@ -79,9 +79,9 @@ type law struct {
 
 // PStep is the probability that a race with margin k ends on the right
 // answer when right votes come with probability p and wrong votes spread
-// over rivals. With one rival it is vote.PStep(p, k). Spreading the wrong votes
+// over rivals. With one rival it is laws.PStep(p, k). Spreading the wrong votes
 // over several rivals makes the right answer likelier to win
-// (TestLawsWithRivals checks a grid of p > 1/2), which is why vote.PStep is
+// (TestLawsWithRivals checks a grid of p > 1/2), which is why laws.PStep is
 // the worst case for the wrong-winner rate.
 //
 // The laws with rivals are computed by a dynamic program over the vote
@@ -97,7 +97,7 @@ type law struct {
 // within 1e-9 (relative) of the program run to 1e-13 with nothing dropped
 // (TestLawsWithRivalsPrecision).
 //
-// Errors: vote.ErrOutOfRange for p outside [0, 1], k < 1, N outside [0,
+// Errors: laws.ErrOutOfRange for p outside [0, 1], k < 1, N outside [0,
 // MaxN] or a Concentration outside [0, 1]; ErrTooCostly when the
 // program would make more than MaxWork state updates, set aside more
 // than 1e-8, or count more than 255 votes for one answer. Cost, in state
@@ -113,10 +113,10 @@ func PStep(p float64, k int, rivals Spread) (float64, error) {
 
 // ExpectedSamples is the expected number of valid votes a race with
 // margin k takes when right votes come with probability p and wrong votes
-// spread over rivals. With one rival it is vote.ExpectedSamples(p, k). Unlike
-// vote.PStep, one rival is not the worst case for cost: with wrong votes spread
+// spread over rivals. With one rival it is laws.ExpectedSamples(p, k). Unlike
+// laws.PStep, one rival is not the worst case for cost: with wrong votes spread
 // over several answers the leader must be k ahead of each of them, and at
-// small k and moderate p a race runs longer than vote.ExpectedSamples says: at
+// small k and moderate p a race runs longer than laws.ExpectedSamples says: at
 // k = 2 with eight uniformly spread rivals, 2.8% longer at p = 0.75, 19.5%
 // at p = 0.6, 31.5% at p = 0.55 (TestLawsWithRivals pins these); at larger
 // k or p it can be shorter. Divide by the valid-format rate for samples
@@ -133,13 +133,13 @@ func raceLaw(p float64, k int, rivals Spread) (law, error) {
 	c := rivals.Concentration
 	switch {
 	case !unit(p):
-		return law{}, fmt.Errorf("rivals: p %v, want 0 <= p <= 1: %w", p, vote.ErrOutOfRange)
+		return law{}, fmt.Errorf("rivals: p %v, want 0 <= p <= 1: %w", p, laws.ErrOutOfRange)
 	case k < 1:
-		return law{}, fmt.Errorf("rivals: k %d, want at least 1: %w", k, vote.ErrOutOfRange)
+		return law{}, fmt.Errorf("rivals: k %d, want at least 1: %w", k, laws.ErrOutOfRange)
 	case rivals.N < 0 || rivals.N > MaxN:
-		return law{}, fmt.Errorf("rivals: %d rivals, want 0 to %d: %w", rivals.N, MaxN, vote.ErrOutOfRange)
+		return law{}, fmt.Errorf("rivals: %d rivals, want 0 to %d: %w", rivals.N, MaxN, laws.ErrOutOfRange)
 	case !unit(c):
-		return law{}, fmt.Errorf("rivals: rival concentration %v, want 0 <= c <= 1: %w", c, vote.ErrOutOfRange)
+		return law{}, fmt.Errorf("rivals: rival concentration %v, want 0 <= c <= 1: %w", c, laws.ErrOutOfRange)
 	}
 	n := max(1, rivals.N)
 	q := (1 - p) * (1 - c) / float64(n) // each of rivals 1..n-1
@@ -353,7 +353,7 @@ func runProgramme[K comparable](pr *programme, enc func([]byte) K, dec func(K, [
 				delete(cur, key)
 			}
 		}
-		right := vote.PStep(pr.p, k) // before any race ends: one rival, the worst case
+		right := laws.PStep(pr.p, k) // before any race ends: one rival, the worst case
 		if decided := l.right + wrong; decided > 0 {
 			right = l.right / decided
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,10 +27,10 @@ func TestLawsWithOneRival(t *testing.T) {
 				name := fmt.Sprintf("p=%v k=%d %+v", p, k, r)
 				e, err := ExpectedSamples(p, k, r)
 				require.NoError(t, err, name)
-				assert.InEpsilon(t, vote.ExpectedSamples(p, k), e, 1e-12, name)
+				assert.InEpsilon(t, laws.ExpectedSamples(p, k), e, 1e-12, name)
 				ps, err := PStep(p, k, r)
 				require.NoError(t, err, name)
-				assert.InDelta(t, vote.PStep(p, k), ps, 1e-12, name)
+				assert.InDelta(t, laws.PStep(p, k), ps, 1e-12, name)
 			}
 		}
 	}
@@ -45,13 +46,13 @@ func TestLawsWithRivals(t *testing.T) {
 	for p, longer := range map[float64]float64{0.75: 0.0283, 0.85: 0.0013, 0.9: -0.0011} {
 		e, err := ExpectedSamples(p, 2, eight)
 		require.NoError(t, err)
-		assert.InDelta(t, longer, e/vote.ExpectedSamples(p, 2)-1, 0.0001, "p=%v", p)
+		assert.InDelta(t, longer, e/laws.ExpectedSamples(p, 2)-1, 0.0001, "p=%v", p)
 	}
 	if !raceDetector { // a second or more under the race detector, for nothing
 		for p, longer := range map[float64]float64{0.6: 0.1953, 0.55: 0.3154} {
 			e, err := ExpectedSamples(p, 2, eight)
 			require.NoError(t, err)
-			assert.InDelta(t, longer, e/vote.ExpectedSamples(p, 2)-1, 0.0001, "p=%v", p)
+			assert.InDelta(t, longer, e/laws.ExpectedSamples(p, 2)-1, 0.0001, "p=%v", p)
 		}
 	}
 	// Spread wrong votes make the right answer likelier to win; the more
@@ -63,7 +64,7 @@ func TestLawsWithRivals(t *testing.T) {
 				r := Spread{N: 2, Concentration: c}
 				ps, err := PStep(p, k, r)
 				require.NoError(t, err)
-				assert.GreaterOrEqual(t, ps, vote.PStep(p, k)-1e-12, "p=%v k=%d %+v", p, k, r)
+				assert.GreaterOrEqual(t, ps, laws.PStep(p, k)-1e-12, "p=%v k=%d %+v", p, k, r)
 				assert.LessOrEqual(t, ps, prev+1e-12, "p=%v k=%d %+v: more concentrated, less right", p, k, r)
 				prev = ps
 			}
@@ -95,9 +96,9 @@ func TestLawsWithRivalsErrors(t *testing.T) {
 		{0.7, 2, Spread{N: 2, Concentration: -0.1}}, {0.7, 2, Spread{N: 2, Concentration: math.NaN()}},
 	} {
 		_, err := ExpectedSamples(c.p, c.k, c.r)
-		require.ErrorIs(t, err, vote.ErrOutOfRange, "%+v", c)
+		require.ErrorIs(t, err, laws.ErrOutOfRange, "%+v", c)
 		_, err = PStep(c.p, c.k, c.r)
-		require.ErrorIs(t, err, vote.ErrOutOfRange, "%+v", c)
+		require.ErrorIs(t, err, laws.ErrOutOfRange, "%+v", c)
 	}
 	// Beyond the cap on work, on the mass set aside or on the counts held:
 	// refused, not slow or wrong (a small budget stands for MaxWork).
@@ -208,10 +209,10 @@ func TestLawsWithRivalsMatchRace(t *testing.T) {
 		assert.InDelta(t, wantE, mean, 5*seE, "%s: mean votes %.4f, law %.4f", name, mean, wantE)
 		assert.InDelta(t, wantP, share, 5*seP+1/n, "%s: right share %.4f, law %.4f", name, share, wantP)
 		t.Logf("%s: mean votes %.4f ± %.4f (law %.4f, closed form %.4f); right %.4f (law %.4f, closed form %.4f)",
-			name, mean, seE, wantE, vote.ExpectedSamples(c.p, c.k), share, wantP, vote.PStep(c.p, c.k))
+			name, mean, seE, wantE, laws.ExpectedSamples(c.p, c.k), share, wantP, laws.PStep(c.p, c.k))
 		if c.r.Concentration == 0 {
 			// The closed forms are told apart: at least one is far outside the band.
-			far := math.Abs(mean-vote.ExpectedSamples(c.p, c.k)) > 5*seE || math.Abs(share-vote.PStep(c.p, c.k)) > 5*seP+1/n
+			far := math.Abs(mean-laws.ExpectedSamples(c.p, c.k)) > 5*seE || math.Abs(share-laws.PStep(c.p, c.k)) > 5*seP+1/n
 			assert.True(t, far, "%s: the run cannot tell the law from the closed form", name)
 		}
 	}
@@ -256,7 +257,7 @@ func TestLawsWithRivalsAtHighPAndK(t *testing.T) {
 		right, err := PStep(c.p, c.k, c.r)
 		require.NoError(t, err, "%+v", c)
 		assert.False(t, math.IsNaN(right), "%+v", c)
-		assert.GreaterOrEqual(t, right, vote.PStep(c.p, c.k)-1e-9, "%+v: one rival is the worst case for the wrong-winner rate", c)
+		assert.GreaterOrEqual(t, right, laws.PStep(c.p, c.k)-1e-9, "%+v: one rival is the worst case for the wrong-winner rate", c)
 		assert.LessOrEqual(t, right, 1.0, "%+v", c)
 		n, err := ExpectedSamples(c.p, c.k, c.r)
 		require.NoError(t, err)

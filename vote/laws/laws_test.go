@@ -1,4 +1,4 @@
-package vote
+package laws
 
 import (
 	"math"
