@@ -95,6 +95,7 @@ export MDAP_NATS_CREDS="$work/nats/creds"
 
 # ---- 1. Prometheus scrapes maker solve and maker worker -------------------
 promtool check rules docs/observe-alerts.yml
+(cd docs && promtool test rules observe-alerts_test.yml)
 solve_port=$(freeport); worker_port=$(freeport); prom_port=$(freeport)
 bg worker "$maker" worker --nats "$nats" --model sim --latency 20ms --inflight 4 --metrics-addr "127.0.0.1:$worker_port"
 wait_http "http://127.0.0.1:$worker_port/readyz" 30

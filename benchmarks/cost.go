@@ -163,8 +163,7 @@ func costRun(ctx context.Context, seed uint64, disks, k, steps int, reply string
 	if err != nil {
 		return row, err
 	}
-	s := &maker.Solver{Model: maker.ModelFunc(model.GenerateContent), Vote: vote.Config{K: k}, Price: price,
-		SamplesPerCall: st.perCall, MaxSteps: steps, MaxTokens: costMaxTokens}
+	run := maker.Config{Vote: vote.Config{K: k}, Price: price, SamplesPerCall: st.perCall, MaxSteps: steps, MaxTokens: costMaxTokens}
 	if st.adaptive {
 		// From the fixed run's k down, never above it (the floor too: the
 		// default floor of 4, which holds a late drop in p, is above the
@@ -172,11 +171,12 @@ func costRun(ctx context.Context, seed uint64, disks, k, steps int, reply string
 		// wrong-step rate is no worse than the fixed rows' and the row
 		// measures what adaptive k saves on a steady model.
 		floor := max(2, min(k, maker.DefaultKFloor))
-		s.AdaptiveK = &maker.AdaptiveK{Target: costTarget, Steps: 1<<disks - 1, Max: max(k, floor), Floor: floor}
+		run.AdaptiveK = &maker.AdaptiveK{Target: costTarget, Steps: 1<<disks - 1, Max: max(k, floor), Floor: floor}
 	}
 	if st.flat {
-		s.Temperature = func(int) float64 { return 0.1 }
+		run.Temperature = func(int) float64 { return 0.1 }
 	}
+	s := &maker.Solver{Config: run, Model: maker.ModelFunc(model.GenerateContent)}
 	rep, err := s.Solve(ctx, task)
 	if err != nil && !errors.Is(err, maker.ErrStepLimit) {
 		return row, err

@@ -387,7 +387,7 @@ func runEngine(ctx context.Context, o Options, tick func()) (*EngineResult, erro
 		if err != nil {
 			return 0, err
 		}
-		rep, err := (&maker.Solver{Model: m, Vote: vote.Config{K: engineK}}).Solve(ctx, t)
+		rep, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: engineK}}, Model: m}).Solve(ctx, t)
 		if err == nil && !t.Solved() {
 			err = errors.New("not solved")
 		}

@@ -254,8 +254,11 @@ func fidelityHanoi(ctx context.Context, seed uint64, disks, seeds, rivals int, p
 		if err != nil {
 			return FidelityCell{}, err
 		}
-		solver := &maker.Solver{Model: model, Vote: vote.Config{K: k, MaxSamples: 1 << 20}, SamplesPerCall: fidelitySamplesPerCall,
-			Progress: func(e maker.Event) { votes.add(float64(e.Record.Valid)) }}
+		solver := &maker.Solver{
+			Config:   maker.Config{Vote: vote.Config{K: k, MaxSamples: 1 << 20}, SamplesPerCall: fidelitySamplesPerCall},
+			Model:    model,
+			Progress: func(e maker.Event) { votes.add(float64(e.Record.Valid)) },
+		}
 		rep, err := solver.Solve(ctx, task)
 		if err != nil {
 			return FidelityCell{}, fmt.Errorf("benchmarks: fidelity hanoi p=%v k=%d: %w", p, k, err)

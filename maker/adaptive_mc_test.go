@@ -61,7 +61,7 @@ func runHanoi(t *testing.T, disks int, cfg sim.Config, seeds []uint64, auto *mak
 				return err
 			}
 			r := autoRun{seed: seed}
-			s := &maker.Solver{Model: model, Vote: vote.Config{K: k}}
+			s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: k}}, Model: model}
 			if auto != nil {
 				a := *auto
 				a.Steps = hanoi.TotalSteps(disks)

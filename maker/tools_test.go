@@ -54,7 +54,7 @@ func deployExecutorRecording(t *testing.T, runs *atomic.Int64, targets *[]string
 func TestToolObservationReachesNextPrompt(t *testing.T) {
 	var runs atomic.Int64
 	task := &counter{target: 5}
-	rep, err := (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Vote: vote.Config{K: 2}}).Solve(context.Background(), task)
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs)}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, runs.Load(), "only the winning call runs, once")
 	assert.Equal(t, 1, rep.ToolCalls)
@@ -77,7 +77,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	var runs atomic.Int64
 	j, err := CreateJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	require.EqualValues(t, 1, runs.Load())
@@ -93,7 +93,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 
 	j, err = OpenJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, ErrPendingSideEffect)
 	assert.Contains(t, err.Error(), "deploy")
 	require.NoError(t, j.Close())
@@ -103,7 +103,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	j, err = OpenJournal(path)
 	require.NoError(t, err)
 	task := &counter{target: 5}
-	rep, err := (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}, RerunPending: true}).Solve(context.Background(), task)
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}, RerunPending: true}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	assert.EqualValues(t, 2, runs.Load(), "re-run only when asked")
@@ -134,13 +134,17 @@ func TestHealedSpellingsVoteTogether(t *testing.T) {
 	}
 	task := &counter{target: 2}
 	var first *StepRecord
-	rep, err := (&Solver{Model: &scripted{reply: grepAt0(alternate)}, Executor: ex, Vote: vote.Config{K: 2, Parallel: 1},
+	rep, err := (&Solver{
+		Config:   Config{Vote: vote.Config{K: 2, Parallel: 1}},
+		Model:    &scripted{reply: grepAt0(alternate)},
+		Executor: ex,
 		Progress: func(e Event) {
 			if e.Step == 0 {
 				c := *e.Record
 				first = &c
 			}
-		}}).Solve(context.Background(), task)
+		},
+	}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.NotNil(t, first)
 	assert.Equal(t, 2, first.Valid, "a list and the same list as a JSON string vote together: decided in two samples")
@@ -163,13 +167,17 @@ func TestUnhealableArgumentsAreRedFlagged(t *testing.T) {
 		return `["src"]`
 	}
 	var first *StepRecord
-	_, err = (&Solver{Model: &scripted{reply: grepAt0(spell)}, Executor: ex, Vote: vote.Config{K: 2, Parallel: 1},
+	_, err = (&Solver{
+		Config:   Config{Vote: vote.Config{K: 2, Parallel: 1}},
+		Model:    &scripted{reply: grepAt0(spell)},
+		Executor: ex,
 		Progress: func(e Event) {
 			if e.Step == 0 {
 				c := *e.Record
 				first = &c
 			}
-		}}).Solve(context.Background(), &counter{target: 2})
+		},
+	}).Solve(context.Background(), &counter{target: 2})
 	require.NoError(t, err)
 	assert.Equal(t, 1, first.Flags["invalid arguments"])
 	assert.Equal(t, 2, first.Valid)

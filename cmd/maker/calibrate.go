@@ -221,11 +221,10 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 		return err
 	}
 	defer done()
-	s, err := c.run.solver(oracle, cmd.ErrOrStderr())
+	s, err := c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared, decl: decl})
 	if err != nil {
 		return err
 	}
-	s.Tools, s.ToolDeclaration = declared, decl
 	cfg := c.cfg
 	cfg.Steps, cfg.Solver = steps, s
 	bar := &roundBar{flags: &c.run, w: cmd.ErrOrStderr()}

@@ -62,13 +62,12 @@ Exit status 1 when the run fails or is not solved.`,
 				return err
 			}
 			defer flags.obs.stop(cmd.Context())
-			s, err := flags.solver(hanoi.Oracle{}, cmd.ErrOrStderr())
+			watch := &runWatch{ctx: cmd.Context(), total: 1<<disks - 1}
+			s, err := flags.solver(hanoi.Oracle{}, cmd.ErrOrStderr(), solverWith{steps: hanoi.TotalSteps(disks), watch: watch})
 			defer flags.closeNATS() // after the journal's Close, deferred below
 			if err != nil {
 				return err
 			}
-			s.AdaptiveK = flags.adaptive(hanoi.TotalSteps(disks))
-			flags.watchRun(&flags.obs, s, cmd.ErrOrStderr())
 			if s.Journal != nil {
 				defer func() {
 					if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -76,9 +75,8 @@ Exit status 1 when the run fails or is not solved.`,
 					}
 				}()
 			}
-			finish := flags.watch(cmd.Context(), s, cmd.ErrOrStderr(), 1<<disks-1)
 			rep, runErrV := s.Solve(observe.WithOracle(cmd.Context(), task), task)
-			finish()
+			watch.finish()
 			if err := runErr(runErrV); isUsage(err) {
 				return err // a journal that does not fit: no run to summarise
 			}

@@ -113,13 +113,6 @@ func (w *watchFlags) observer() *observe.Watcher {
 	return w.tel.Observer()
 }
 
-// attach makes s watched.
-func (w *watchFlags) attach(s *maker.Solver) {
-	if w.tel != nil {
-		w.tel.Watch(s)
-	}
-}
-
 // probe adds a readiness check to /readyz.
 func (w *watchFlags) probe(name string, check func(context.Context) error) {
 	if w.st == nil {
@@ -210,31 +203,37 @@ func (n *natsRun) engineProbe(context.Context) error {
 	return nil
 }
 
-// watchRun wires a run command's solver to the telemetry: the observer,
-// the readiness probes (model reachable, engine connected, journal open)
-// and, with --log-format json, its logger (warnings; debug lines of red
-// flags and tool calls with --verbose).
-func (f *runFlags) watchRun(w *watchFlags, s *maker.Solver, stderr io.Writer) {
-	w.attach(s)
+// watchRun wires a run command to the telemetry: the queue, the cost
+// cap and the readiness probes (model reachable, engine connected,
+// journal open when journaled).
+func (f *runFlags) watchRun(w *watchFlags, journaled bool) {
 	f.observeQueue(w)
 	if f.maxCost > 0 {
 		w.observer().RecordCostCap(context.Background(), f.maxCost)
 	}
 	w.probe("model", observe.DialProbe(f.baseURL))
 	w.probe("engine", f.natsRun.engineProbe)
-	if s.Journal != nil {
+	if journaled {
 		w.probe("journal", func(context.Context) error { return nil }) // open until the run ends (then /readyz says so)
-	}
-	if w.format == observe.LogJSON {
-		level := slog.LevelWarn
-		if f.verbose {
-			level = slog.LevelDebug
-		}
-		s.Logger = w.logger(stderr, &slog.HandlerOptions{Level: level})
 	}
 }
 
-// watchBuild makes every solver a batch builds watched.
+// runLogger is a run's logger: with --log-format json, warnings (and
+// debug lines of red flags and tool calls with --verbose) on stderr; nil
+// otherwise.
+func (f *runFlags) runLogger(w *watchFlags, stderr io.Writer) *slog.Logger {
+	if w.format != observe.LogJSON {
+		return nil
+	}
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	return w.logger(stderr, &slog.HandlerOptions{Level: level})
+}
+
+// watchBuild watches a batch (the solvers it builds are watched through
+// batch.Builtin's Observer): the readiness probes, the queue, the cost cap.
 func (w *watchFlags) watchBuild(f *runFlags, build batch.Builder) batch.Builder {
 	w.probe("model", observe.DialProbe(f.baseURL))
 	w.probe("engine", f.natsRun.engineProbe)
@@ -242,16 +241,7 @@ func (w *watchFlags) watchBuild(f *runFlags, build batch.Builder) batch.Builder 
 	if f.maxCost > 0 {
 		w.observer().RecordCostCap(context.Background(), f.maxCost)
 	}
-	if w.observer() == nil {
-		return build
-	}
-	return func(ctx context.Context, job batch.Job) (*batch.Unit, error) {
-		u, err := build(ctx, job)
-		if u != nil && u.Solver != nil {
-			w.attach(u.Solver)
-		}
-		return u, err
-	}
+	return build
 }
 
 // batchProgress records a batch's tasks by state, then calls next.

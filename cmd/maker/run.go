@@ -107,14 +107,13 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 		return err
 	}
 	defer r.flags.obs.stop(cmd.Context())
-	s, err := r.flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr())
+	watch := &runWatch{ctx: cmd.Context(), total: sp.MaxSteps}
+	s, err := r.flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr(), solverWith{steps: sp.MaxSteps, maxSteps: r.maxSteps,
+		executor: ex, tools: st.Tools, decl: decl, watch: watch})
 	defer r.flags.closeNATS() // after the journal's Close, deferred below
 	if err != nil {
 		return err
 	}
-	s.Executor, s.Tools, s.ToolDeclaration, s.MaxSteps = ex, st.Tools, decl, r.maxSteps
-	s.AdaptiveK = r.flags.adaptive(sp.MaxSteps)
-	r.flags.watchRun(&r.flags.obs, s, cmd.ErrOrStderr())
 	if s.Journal != nil {
 		defer func() {
 			if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -123,9 +122,8 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 		}()
 	}
 	defer noteToolsRefused(cmd.ErrOrStderr(), &err)
-	finish := r.flags.watch(cmd.Context(), s, cmd.ErrOrStderr(), sp.MaxSteps)
 	rep, runErrV := s.Solve(cmd.Context(), task)
-	finish()
+	watch.finish()
 	if err := runErr(runErrV); isUsage(err) {
 		return err // a journal that does not fit: no run to summarise
 	}

@@ -198,6 +198,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	}
 	defer run.obs.stop(cmd.Context())
 	run.maxInFlight = f.limits.MaxInFlight
+	f.builder.Observer = run.obs.solverObserver() // once the telemetry is up
 	f.builder.Model, err = batchModel(run)
 	defer run.closeNATS() // after the store and the journals
 	if err != nil {
@@ -307,7 +308,7 @@ func batchModel(flags *runFlags) (func(batch.Job, sim.Oracle, uint64) (llms.Mode
 			}
 			f := base
 			f.seed = seed
-			s, err := f.solver(oracle, io.Discard)
+			s, err := f.solver(oracle, io.Discard, solverWith{})
 			if err != nil {
 				return nil, err
 			}
@@ -316,7 +317,7 @@ func batchModel(flags *runFlags) (func(batch.Job, sim.Oracle, uint64) (llms.Mode
 	}
 	f := *flags
 	f.journal = ""
-	s, err := f.solver(nil, io.Discard)
+	s, err := f.solver(nil, io.Discard, solverWith{})
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,9 @@ type Job struct {
 	// Task is a task for a library's own Builder, in its own format;
 	// Builtin refuses it.
 	Task json.RawMessage `json:"task,omitempty"`
+	// Input, for a spec task, is a JSON object merged into the spec's
+	// initial state (spec.Spec.WithInput): one spec over many inputs.
+	Input json.RawMessage `json:"input,omitempty"`
 	// K overrides the voting margin.
 	K *int `json:"k,omitempty"`
 	// Root overrides the folder the file tools work in, relative to Dir.
@@ -132,7 +135,7 @@ func (j Job) Where() string {
 }
 
 // fields lists a line's fields, for the message about an unknown one.
-const fields = "id, spec, hanoi, task, k, root, tools, seed, max_steps, max_samples, max_errors"
+const fields = "id, spec, input, hanoi, task, k, root, tools, seed, max_steps, max_samples, max_errors"
 
 // ReadJobsFile reads the tasks file at path (see ReadJobs); relative paths
 // in it are relative to its folder. Errors: the file system's,
@@ -293,6 +296,14 @@ func parseJob(line []byte, n int, dir string) Job {
 	}
 	if job.Task != nil && bytes.Equal(bytes.TrimSpace(job.Task), []byte("null")) {
 		return bad(`"task" is null: give the task's object`)
+	}
+	if job.Input != nil {
+		switch in := bytes.TrimSpace(job.Input); {
+		case job.Spec == "":
+			return bad(`"input" is for a "spec" task: it sets fields of the spec's initial state`)
+		case len(in) == 0 || in[0] != '{':
+			return bad(`"input" is %s: give a JSON object of the initial state's fields to set, such as {"file": "a.txt"}`, in)
+		}
 	}
 	return job
 }

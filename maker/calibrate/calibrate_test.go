@@ -164,7 +164,7 @@ func TestRunEstimatesEachModelOfAnEnsemble(t *testing.T) {
 	weak := numberSim(t, sim.Config{P: 0.9, Seed: 2})
 	ens, err := maker.NewEnsemble(good, weak)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: ens, Price: maker.Price{OutputPerMillion: 1e6}}
+	s := &maker.Solver{Config: maker.Config{Price: maker.Price{OutputPerMillion: 1e6}}, Model: ens}
 	rep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: numbers{1 << 20}, Solver: s, StepsSampled: 100, Samples: 20, K: 3})
 	require.NoError(t, err)
 	require.Len(t, rep.Models, 2)
@@ -432,13 +432,13 @@ func TestCalibrationAsksAsARunWould(t *testing.T) {
 	ran := newRecorder()
 	task, err := hanoi.New(3)
 	require.NoError(t, err)
-	_, err = (&maker.Solver{Model: ran, MaxTokens: 321, Vote: vote.Config{K: 3, Parallel: 1}}).Solve(context.Background(), task)
+	_, err = (&maker.Solver{Config: maker.Config{MaxTokens: 321, Vote: vote.Config{K: 3, Parallel: 1}}, Model: ran}).Solve(context.Background(), task)
 	require.NoError(t, err)
 
 	calibrated := newRecorder()
 	steps, err := calibrate.Hanoi(3)
 	require.NoError(t, err)
-	_, err = calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Model: calibrated, MaxTokens: 321}, StepsSampled: 7, Samples: 3, Seed: 1})
+	_, err = calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Config: maker.Config{MaxTokens: 321}, Model: calibrated}, StepsSampled: 7, Samples: 3, Seed: 1})
 	require.NoError(t, err)
 	require.Len(t, calibrated.calls, 21, "7 steps, 3 samples each")
 	for key, got := range calibrated.calls {

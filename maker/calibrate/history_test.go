@@ -132,7 +132,7 @@ func TestSpecCalibrationShowsTheObservationHistory(t *testing.T) {
 	// The run, at k = 3: it finishes with the script's final state.
 	run := &historyModel{sp: sp, q: q, seed: 7}
 	task := spec.New(sp)
-	_, err := (&maker.Solver{Model: run, Executor: ex, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+	_, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: run, Executor: ex}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	var final map[string]any
 	require.NoError(t, json.Unmarshal(task.State(), &final))

@@ -76,7 +76,7 @@ func liarScenario(t *testing.T, url, coordSeed, liarSeed string, spread bool, ho
 	task, err := hanoi.New(5)
 	require.NoError(t, err)
 	var keys []string
-	s := &maker.Solver{Model: remote, Vote: cfg, Progress: func(e maker.Event) { keys = append(keys, e.Record.Key) }}
+	s := &maker.Solver{Config: maker.Config{Vote: cfg}, Model: remote, Progress: func(e maker.Event) { keys = append(keys, e.Record.Key) }}
 	d.Watch(s)
 	_, err = s.Solve(context.Background(), task)
 	require.NoError(t, err, "the run completes")
@@ -140,7 +140,10 @@ func TestGreedyWorkerCannotTakeAStep(t *testing.T) {
 	var keys []string
 	var mu sync.Mutex
 	voters := map[int]map[string]bool{} // by step: who drew a voting sample
-	s := &maker.Solver{Model: remote, Vote: vote.Config{K: 3, MinVoters: 2}, Progress: func(e maker.Event) { keys = append(keys, e.Record.Key) },
+	s := &maker.Solver{
+		Config:   maker.Config{Vote: vote.Config{K: 3, MinVoters: 2}},
+		Model:    remote,
+		Progress: func(e maker.Event) { keys = append(keys, e.Record.Key) },
 		OnSample: func(e maker.SampleEvent) {
 			if e.Key == 0 {
 				return
@@ -151,7 +154,8 @@ func TestGreedyWorkerCannotTakeAStep(t *testing.T) {
 				voters[e.Step] = map[string]bool{}
 			}
 			voters[e.Step][e.Worker] = true
-		}}
+		},
+	}
 	d.Watch(s) // keeps OnSample, called before its own
 	_, err = s.Solve(context.Background(), task)
 	require.NoError(t, err)

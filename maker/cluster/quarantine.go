@@ -166,14 +166,21 @@ func fisherTail(total, lost, n, l int) float64 {
 // from then on exclude it, and a reply it still sends counts as a failed
 // sample. Call it before s.Solve.
 func (d *Drawer) Watch(s *maker.Solver) {
-	onSample, progress := s.OnSample, s.Progress
-	s.OnSample = func(e maker.SampleEvent) {
+	s.OnSample, s.Progress = d.Hooks(s.OnSample, s.Progress)
+}
+
+// Hooks returns what Watch sets: onSample and progress (either may be
+// nil) each called first, then feeding the Drawer. Give them to a Solver
+// as its OnSample and Progress when it is built, to watch its runs
+// without changing it afterwards. Cost: none until called.
+func (d *Drawer) Hooks(onSample func(maker.SampleEvent), progress func(maker.Event)) (func(maker.SampleEvent), func(maker.Event)) {
+	sample := func(e maker.SampleEvent) {
 		if onSample != nil {
 			onSample(e)
 		}
 		d.book.sample(e)
 	}
-	s.Progress = func(e maker.Event) {
+	decided := func(e maker.Event) {
 		if progress != nil {
 			progress(e)
 		}
@@ -181,6 +188,7 @@ func (d *Drawer) Watch(s *maker.Solver) {
 			d.book.decided(e.Step, e.Record.Key)
 		}
 	}
+	return sample, decided
 }
 
 // Quarantined returns the worker identities the Drawer quarantined, in

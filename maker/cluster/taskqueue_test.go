@@ -81,11 +81,16 @@ func coordinator(name string, nc *nats.Conn, js jetstream.JetStream, dieAt int) 
 		}
 		runCtx, stop := context.WithCancel(ctx)
 		dying := dieAt > 0 && n == 1
-		s := &maker.Solver{Model: model, Vote: vote.Config{K: 3}, Journal: j, Progress: func(e maker.Event) {
-			if dying && e.Step == dieAt {
-				stop()
-			}
-		}}
+		s := &maker.Solver{
+			Config:  maker.Config{Vote: vote.Config{K: 3}},
+			Model:   model,
+			Journal: j,
+			Progress: func(e maker.Event) {
+				if dying && e.Step == dieAt {
+					stop()
+				}
+			},
+		}
 		rep, err := s.Solve(runCtx, task)
 		stop()
 		if dying {

@@ -27,6 +27,27 @@ type cancels struct {
 	log      *slog.Logger
 	mu       sync.Mutex
 	inFlight map[jsonrpc.ID]bool // true: cancelled by the client
+	idleCh   chan struct{}       // closed when inFlight empties; nil when nobody waits
+}
+
+// closed is a channel that is always closed.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// idle returns a channel closed once no call is in flight: at once when
+// none is, or when c is nil (nothing is tracked).
+func (c *cancels) idle() <-chan struct{} {
+	if c == nil {
+		return closed
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.inFlight) == 0 {
+		return closed
+	}
+	if c.idleCh == nil {
+		c.idleCh = make(chan struct{})
+	}
+	return c.idleCh
 }
 
 func newCancels(log *slog.Logger) *cancels {
@@ -84,6 +105,10 @@ func (c *cancels) drop(line []byte) bool {
 	}
 	cancelled := c.inFlight[resp.ID]
 	delete(c.inFlight, resp.ID)
+	if len(c.inFlight) == 0 && c.idleCh != nil {
+		close(c.idleCh)
+		c.idleCh = nil
+	}
 	if cancelled {
 		c.log.Debug("dropped the response to a cancelled request", "id", resp.ID.Raw())
 	}

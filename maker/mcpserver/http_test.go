@@ -159,3 +159,40 @@ func TestHTTPNeedsATokenOrNoAuth(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusUnauthorized, rec.Code)
 }
+
+// TestHTTPStreamOpensWithAPrimingEvent: over streamable HTTP, a request
+// answered as a stream of events (protocol 2025-11-25) opens with a
+// priming event that carries an id, and its answer has an id too, so a
+// client whose stream breaks can resume it with Last-Event-ID (the
+// spec's two SHOULDs; events kept up to EventStoreBytes).
+func TestHTTPStreamOpensWithAPrimingEvent(t *testing.T) {
+	endpoint := serveHTTP(t, mcpserver.HTTPOptions{Token: "tok"})
+	post := func(body, session string) (*http.Response, string) {
+		req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer tok")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	resp, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	session := resp.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, session)
+	require.Contains(t, resp.Header.Get("Content-Type"), "text/event-stream", body)
+	events := strings.Split(strings.TrimSpace(body), "\n\n")
+	require.GreaterOrEqual(t, len(events), 2, "a priming event, then the answer: %q", body)
+	assert.Regexp(t, `(?m)^id: \S+`, events[0], "the priming event has an id")
+	assert.NotContains(t, events[0], "data: {", "the priming event carries no message")
+	assert.Regexp(t, `(?m)^id: \S+`, events[len(events)-1], "the answer has an id")
+	assert.Contains(t, events[len(events)-1], `"id":1`)
+}

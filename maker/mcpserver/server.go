@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -206,6 +207,7 @@ func New(cfg Config) (*Server, error) {
 		Logger:       s.log,
 		Capabilities: &mcp.ServerCapabilities{},
 	})
+	s.mcp.AddReceivingMiddleware(onlyDeclared)
 	if len(s.keys) > 0 {
 		s.mcp.AddReceivingMiddleware(redactingResults(s.keys))
 		s.mcp.AddSendingMiddleware(redactingNotes(s.keys))
@@ -268,12 +270,23 @@ func buildVersion() string {
 // addTool registers a typed tool whose panics become tool errors. Its
 // input schema is inferred from In, with minimums on the counts (see
 // withMinimums), so that an explicit k: 0 is refused, not taken as "the
-// default".
+// default"; its output schema from Out (its element type, for a pointer),
+// as the SDK would; both in the portable form (see portable).
 func addTool[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
 	if t.InputSchema == nil {
 		if sch, err := jsonschema.For[In](nil); err == nil {
 			withMinimums(sch)
+			portable(sch, true)
 			t.InputSchema = sch
+		}
+	}
+	if out := reflect.TypeFor[Out](); t.OutputSchema == nil && out != reflect.TypeFor[any]() {
+		if out.Kind() == reflect.Pointer {
+			out = out.Elem()
+		}
+		if sch, err := jsonschema.ForType(out, &jsonschema.ForOptions{}); err == nil {
+			portable(sch, false)
+			t.OutputSchema = sch
 		}
 	}
 	mcp.AddTool(s.mcp, t, safe(s.log, t.Name, h))

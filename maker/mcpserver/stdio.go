@@ -24,24 +24,36 @@ const (
 // goes on (the SDK's transport would end it). A line over max bytes is
 // read to its end without being kept (the filter holds at most max+1 of
 // its bytes), answered with a -32600 error naming the bound, and the
-// session goes on. It reads synchronously, in the transport's Read.
+// session goes on. At the end of input it holds the end back until every
+// call it passed has been answered (or done is closed): the SDK's
+// transport closes the session at the end of its input and drops the
+// answers still being made, so a client that writes its requests and
+// closes its end would lose them. It reads synchronously, in the
+// transport's Read.
 type lineFilter struct {
 	r       io.ReadCloser
 	br      *bufio.Reader
 	w       *lockedWriter
 	cancels *cancels
+	done    <-chan struct{}
 	max     int
 	pending []byte
 	err     error
 }
 
-func newLineFilter(r io.ReadCloser, w *lockedWriter, max int) *lineFilter {
-	return &lineFilter{r: r, br: bufio.NewReaderSize(r, 64<<10), w: w, max: max, cancels: w.cancels}
+func newLineFilter(r io.ReadCloser, w *lockedWriter, max int, done <-chan struct{}) *lineFilter {
+	return &lineFilter{r: r, br: bufio.NewReaderSize(r, 64<<10), w: w, max: max, cancels: w.cancels, done: done}
 }
 
 func (f *lineFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
+			if errors.Is(f.err, io.EOF) {
+				select {
+				case <-f.cancels.idle():
+				case <-f.done:
+				}
+			}
 			return 0, f.err
 		}
 		line, tooLong, err := f.line()

@@ -41,7 +41,7 @@ func TestStdioLineBoundIsExact(t *testing.T) {
 				in += "\n"
 			}
 			out := &bufWC{}
-			f := newLineFilter(io.NopCloser(strings.NewReader(in)), &lockedWriter{w: out}, max)
+			f := newLineFilter(io.NopCloser(strings.NewReader(in)), &lockedWriter{w: out}, max, nil)
 			got, err := io.ReadAll(f)
 			assert.NoError(t, err)
 			if tc.refused {

@@ -22,8 +22,8 @@ import (
 const Path = "/mcp"
 
 // ServeIO serves one session over newline-delimited JSON-RPC on r and w
-// (for stdio: os.Stdin and os.Stdout), until the client closes r or ctx
-// ends. A line that is not JSON is answered with a JSON-RPC -32700 parse
+// (for stdio: os.Stdin and os.Stdout), until the client closes r and every
+// call read before that has been answered, or ctx ends. A line that is not JSON is answered with a JSON-RPC -32700 parse
 // error, one that is JSON but not a message with -32600, one longer than
 // Config.MaxRequestBytes with -32600 (id null; the line is dropped as it
 // is read, never held whole), and the session goes on.
@@ -34,7 +34,7 @@ const Path = "/mcp"
 func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
 	max := int(min(s.cfg.MaxRequestBytes, 1<<30))
 	lw := &lockedWriter{w: w, cancels: newCancels(s.log)}
-	t := &mcp.IOTransport{Reader: newLineFilter(r, lw, max), Writer: lw, MaxLineLength: max}
+	t := &mcp.IOTransport{Reader: newLineFilter(r, lw, max, ctx.Done()), Writer: lw, MaxLineLength: max}
 	err := s.mcp.Run(ctx, t)
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -44,6 +44,13 @@ func (s *Server) ServeIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser)
 	}
 	return err
 }
+
+// EventStoreBytes bounds what the streamable HTTP endpoint keeps of its
+// streams' events, across all sessions, so that a client whose stream
+// broke can resume it (Last-Event-ID) and a stream opens with a priming
+// event carrying an id (protocol 2025-11-25). Past it the oldest events
+// go first; a client that asks for one of them cannot resume.
+const EventStoreBytes = 8 << 20
 
 // HTTPOptions configure the streamable HTTP endpoint.
 type HTTPOptions struct {
@@ -116,10 +123,13 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	if timeout == 0 {
 		timeout = DefaultSessionTimeout
 	}
+	events := mcp.NewMemoryEventStore(nil)
+	events.SetMaxBytes(EventStoreBytes)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.log,
 		MaxRequestBodyBytes: s.cfg.MaxRequestBytes,
 		SessionTimeout:      max(timeout, 0),
+		EventStore:          events,
 	})
 	maxSessions := max(or(o.MaxSessions, DefaultMaxSessions), 0)
 	perClient := max(or(o.MaxSessionsPerClient, DefaultMaxSessionsPerClient), 0)

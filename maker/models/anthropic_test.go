@@ -141,7 +141,7 @@ func TestAnthropicCacheMarkers(t *testing.T) {
 
 	task, err := hanoi.New(3)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: m, MaxTokens: 100, Vote: vote.Config{K: 2, MaxErrors: 3}}
+	s := &maker.Solver{Config: maker.Config{MaxTokens: 100, Vote: vote.Config{K: 2, MaxErrors: 3}}, Model: m}
 	rep, err := s.Solve(context.Background(), longRules{task})
 	require.NoError(t, err)
 	require.True(t, rep.Done)
@@ -190,7 +190,7 @@ func TestAnthropicShortPromptUnmarked(t *testing.T) {
 	require.NoError(t, err)
 	task, err := hanoi.New(2)
 	require.NoError(t, err)
-	rep, err := (&maker.Solver{Model: m, MaxTokens: 100, Vote: vote.Config{K: 1}}).Solve(context.Background(), task)
+	rep, err := (&maker.Solver{Config: maker.Config{MaxTokens: 100, Vote: vote.Config{K: 1}}, Model: m}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.True(t, rep.Done)
 	srv.mu.Lock()
@@ -234,4 +234,42 @@ func TestCacheLayout(t *testing.T) {
 	assert.Equal(t, 1024, AnthropicMinCacheTokens("claude-opus-4-1"))
 	assert.Equal(t, 2048, AnthropicMinCacheTokens("claude-3-5-haiku-latest"))
 	assert.Equal(t, 4096, AnthropicMinCacheTokens("claude-haiku-4-5"))
+}
+
+// TestAnthropicBaseURLIsTheHostRoot: ANTHROPIC_BASE_URL, as Anthropic's
+// own SDKs read it, is the host root (they add /v1/messages), so a user's
+// existing setting must reach /v1/messages; mdap's earlier form, the API
+// root ending in /v1, still does too, and so does --base-url in either
+// form.
+func TestAnthropicBaseURLIsTheHostRoot(t *testing.T) {
+	srv := &anthropicServer{cached: map[string]bool{}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	task, err := hanoi.New(2)
+	require.NoError(t, err)
+	msgs := task.Prompt(nil)
+	for _, c := range []struct{ env, flag string }{
+		{env: ts.URL}, {env: ts.URL + "/"}, {env: ts.URL + "/v1"},
+		{flag: ts.URL}, {flag: ts.URL + "/v1/"},
+	} {
+		t.Setenv(EnvAnthropicURL, c.env)
+		m, err := Open("anthropic:claude-sonnet-4-5", Options{BaseURL: c.flag, APIKey: "test-key", Timeout: 5 * time.Second})
+		require.NoError(t, err)
+		_, err = m.GenerateContent(context.Background(), msgs, llms.WithMaxTokens(10))
+		assert.NoError(t, err, "env %q, --base-url %q: the call reaches /v1/messages", c.env, c.flag)
+	}
+}
+
+// TestAnthropicIdentityIsTheAPIRoot: the host root and the API root name
+// one server, so a journal begun under either form (and the default's,
+// which was the API root before) resumes under the other.
+func TestAnthropicIdentityIsTheAPIRoot(t *testing.T) {
+	t.Setenv(EnvAnthropicURL, "")
+	var ids []string
+	for _, base := range []string{"", "https://api.anthropic.com", "https://api.anthropic.com/v1/"} {
+		m, err := Open("anthropic:claude-sonnet-4-5", Options{BaseURL: base, APIKey: "test-key"})
+		require.NoError(t, err)
+		ids = append(ids, m.(maker.Identifier).Identity())
+	}
+	assert.Equal(t, []string{"anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1", "anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1", "anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1"}, ids)
 }

@@ -147,6 +147,9 @@ func Open(spec string, o Options) (llms.Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sp.Provider == "anthropic" {
+		base = anthropicAPIRoot(base) // so both forms have one identity
+	}
 	m := &model{
 		spec: sp, url: withoutUserinfo(base), base: base, timeout: o.Timeout, maxRetryWait: o.MaxRetryWait,
 		schemaClients: map[string]llms.Model{},
@@ -371,6 +374,17 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			resp.Choices[0].StopReason = seen.ollama.doneReason
 		}
 	}
+	if id, model := responseMeta(seen.head); resp != nil && (id != "" || model != "") {
+		for _, ch := range resp.Choices {
+			if ch == nil {
+				continue
+			}
+			if ch.GenerationInfo == nil {
+				ch.GenerationInfo = map[string]any{}
+			}
+			ch.GenerationInfo[maker.InfoResponseID], ch.GenerationInfo[maker.InfoResponseModel] = id, model
+		}
+	}
 	return resp, nil
 }
 
@@ -414,3 +428,15 @@ func (m *model) structured(schema []byte) llms.Model {
 
 // String names the model as Identity does.
 func (m *model) String() string { return m.Identity() }
+
+// anthropicAPIRoot is the URL langchaingo's Anthropic client adds
+// "/messages" to, from a base URL given as Anthropic's own SDKs take
+// ANTHROPIC_BASE_URL: the host root, to which they add "/v1/messages". A
+// base already ending in /v1 (the API root, mdap's earlier form) is kept.
+func anthropicAPIRoot(base string) string {
+	base = strings.TrimRight(base, "/")
+	if strings.HasSuffix(base, "/v1") {
+		return base
+	}
+	return base + "/v1"
+}

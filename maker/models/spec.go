@@ -125,7 +125,7 @@ func parsePrice(s string) (maker.Price, error) {
 const (
 	DefaultOpenAIURL    = "https://api.openai.com/v1"
 	DefaultOllamaURL    = "http://127.0.0.1:11434"
-	DefaultAnthropicURL = "https://api.anthropic.com/v1"
+	DefaultAnthropicURL = "https://api.anthropic.com"
 )
 
 // The environment variables Open reads, after the usual conventions.
@@ -145,7 +145,9 @@ const (
 // The URL conventions differ: openai: wants the API root, which for
 // OpenAI-compatible servers usually ends in /v1 (Ollama:
 // http://127.0.0.1:11434/v1); ollama: wants the server root
-// (http://127.0.0.1:11434). Errors wrap ErrSpec: a URL no client could
+// (http://127.0.0.1:11434); anthropic: wants the host root, as Anthropic's
+// SDKs read ANTHROPIC_BASE_URL (https://api.anthropic.com; /v1/messages is
+// added), and takes one ending in /v1 as the API root. Errors wrap ErrSpec: a URL no client could
 // use (see CheckBaseURL), named with its source.
 func BaseURL(provider, baseURL string) (u, source string, err error) {
 	source = "--base-url"

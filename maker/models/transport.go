@@ -45,7 +45,58 @@ type seen struct {
 	ollama    ollamaTail  // Ollama's reply stream, for /api/chat
 	streamed  bool        // the reply stream was observed
 	bytesRead int64
-	readErr   error // the error that ended the body, other than io.EOF
+	readErr   error  // the error that ended the body, other than io.EOF
+	head      []byte // the first headLimit bytes of a successful body, not streamed
+}
+
+// headLimit bounds what a call keeps of a successful reply's body: the
+// response's id and model come first in OpenAI's and Anthropic's replies.
+const headLimit = 4 << 10
+
+// headBody keeps the first headLimit bytes read from a reply's body in its
+// call, for responseMeta.
+type headBody struct {
+	rc io.ReadCloser
+	c  *call
+}
+
+func (b *headBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.c.mu.Lock()
+	if room := headLimit - len(b.c.head); room > 0 {
+		b.c.head = append(b.c.head, p[:min(n, room)]...)
+	}
+	b.c.mu.Unlock()
+	return n, err
+}
+
+func (b *headBody) Close() error { return b.rc.Close() }
+
+// responseMeta reads the top-level "id" and "model" of a JSON reply from
+// its first bytes, head: as many of the two as come before head ends or
+// a value it cannot read.
+func responseMeta(head []byte) (id, model string) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", ""
+	}
+	for (id == "" || model == "") && dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return id, model
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return id, model
+		}
+		switch t {
+		case "id":
+			_ = json.Unmarshal(v, &id)
+		case "model":
+			_ = json.Unmarshal(v, &model)
+		}
+	}
+	return id, model
 }
 
 // ollamaTail is what Ollama's reply stream says about the reply: its final
@@ -134,6 +185,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case chat:
 		c.streamed = true
 		resp.Body = &observedBody{rc: resp.Body, c: c}
+	case resp.StatusCode < 300:
+		resp.Body = &headBody{rc: resp.Body, c: c}
 	}
 	return resp, nil
 }

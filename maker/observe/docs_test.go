@@ -2,10 +2,12 @@ package observe_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
@@ -21,17 +23,20 @@ func TestDocsNameServedMetrics(t *testing.T) {
 	tel, err := observe.Setup(context.Background(), observe.Config{Metrics: true, Getenv: func(string) string { return "" }})
 	require.NoError(t, err)
 	defer tel.Shutdown(context.Background())
-	s := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
+	s := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
 		AdaptiveK: &maker.AdaptiveK{Target: 0.9, Steps: 4, Floor: 2, Max: 3},
 		// Four steps cannot bound p within the budget at k 3: adaptive k
 		// stops by default; raise-k runs on, so every metric is served.
-		Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK}}
+		Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK}}}
 	tel.Watch(s)
 	_, err = s.Solve(observe.WithOracle(context.Background(), &oracle{n: 1}), &counter{target: 4})
 	require.NoError(t, err)
 	// A second run whose step 0 is contested and escalated.
-	esc := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
-		Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, After: 2}}
+	esc := &maker.Solver{
+		Config:   maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}, Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, After: 2}},
+		Model:    model{},
+		Executor: executorWithDeploy(t),
+	}
 	tel.Watch(esc)
 	_, err = esc.Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)
@@ -63,4 +68,36 @@ func TestDocsNameServedMetrics(t *testing.T) {
 			assert.True(t, served[n], "%s names %s, which no process serves", doc, n)
 		}
 	}
+}
+
+// TestDashboardPanelsPlotWhatTheySay: a panel whose title names a kind of
+// step (split, contested, escalated, wrong) plots that kind's metric; the
+// "Contested" panel once plotted split steps alone.
+func TestDashboardPanelsPlotWhatTheySay(t *testing.T) {
+	b, err := os.ReadFile("../../docs/observe-dashboard.json")
+	require.NoError(t, err)
+	var d struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	require.NoError(t, json.Unmarshal(b, &d))
+	seen := 0
+	for _, p := range d.Panels {
+		for _, kind := range []string{"split", "contested", "escalated", "wrong"} {
+			if !strings.Contains(strings.ToLower(p.Title), kind) {
+				continue
+			}
+			seen++
+			plotted := false
+			for _, tg := range p.Targets {
+				plotted = plotted || strings.Contains(tg.Expr, "mdap_steps_"+kind+"_total")
+			}
+			assert.True(t, plotted, "panel %q names %s steps but plots no mdap_steps_%s_total", p.Title, kind, kind)
+		}
+	}
+	assert.NotZero(t, seen)
 }

@@ -51,6 +51,15 @@ const (
 	// MetricCallDuration is the GenAI client operation duration of each
 	// model call: gen_ai_client_operation_duration_seconds.
 	MetricCallDuration = "gen_ai.client.operation.duration"
+	// MetricTokenUsage is the GenAI client token usage of each model
+	// call, by gen_ai.token.type (input, output):
+	// gen_ai_client_token_usage.
+	MetricTokenUsage = "gen_ai.client.token.usage"
+	// MetricRunsActive is the number of runs in progress in the process:
+	// mdap_runs_active. A process that lingers after its run (to be
+	// scraped once more) serves 0, so an alert on a stalled run can tell
+	// it from one that ended.
+	MetricRunsActive = "mdap.runs.active"
 	// MetricStepSamples is the histogram of samples per decided step.
 	MetricStepSamples = "mdap.step.samples"
 	// MetricInFlight is the number of model calls in flight.
@@ -75,13 +84,20 @@ const (
 	MetricQueueDepth = "mdap.queue.depth"
 )
 
+// The bucket boundaries the GenAI semantic conventions give their client
+// histograms.
+var (
+	operationDurationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+	tokenUsageBuckets        = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+)
+
 // instruments are the meter's instruments.
 type instruments struct {
 	samples, redFlags, modelErrors, steps, split, contested, escalated, wrong, tokens, toolCalls metric.Int64Counter
 	cost                                                                                         metric.Float64Counter
 	callDuration, toolDuration                                                                   metric.Float64Histogram
-	stepSamples                                                                                  metric.Int64Histogram
-	inFlight                                                                                     metric.Int64UpDownCounter
+	stepSamples, tokenUsage                                                                      metric.Int64Histogram
+	inFlight, runsActive                                                                         metric.Int64UpDownCounter
 	k, batch                                                                                     metric.Int64Gauge
 	p, pLower, costCap                                                                           metric.Float64Gauge
 	meter                                                                                        metric.Meter
@@ -112,7 +128,10 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	in.cost, err = m.Float64Counter(MetricCost, metric.WithUnit("{dollar}"), metric.WithDescription("Dollars spent, at each model's price."))
 	errs = append(errs, err)
 	in.callDuration, err = m.Float64Histogram(MetricCallDuration, metric.WithUnit("s"), metric.WithDescription("GenAI operation duration: one model call."),
-		metric.WithExplicitBucketBoundaries(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120))
+		metric.WithExplicitBucketBoundaries(operationDurationBuckets...))
+	errs = append(errs, err)
+	in.tokenUsage, err = m.Int64Histogram(MetricTokenUsage, metric.WithUnit("{token}"), metric.WithDescription("GenAI token usage of one model call, by gen_ai.token.type: input, output."),
+		metric.WithExplicitBucketBoundaries(tokenUsageBuckets...))
 	errs = append(errs, err)
 	in.toolDuration, err = m.Float64Histogram(MetricToolDuration, metric.WithUnit("s"), metric.WithDescription("Duration of an executed tool intent."),
 		metric.WithExplicitBucketBoundaries(0.0001, 0.001, 0.01, 0.1, 1, 10, 60))
@@ -121,6 +140,8 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		metric.WithExplicitBucketBoundaries(1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100))
 	errs = append(errs, err)
 	in.inFlight, err = m.Int64UpDownCounter(MetricInFlight, metric.WithUnit("{call}"), metric.WithDescription("Model calls in flight."))
+	errs = append(errs, err)
+	in.runsActive, err = m.Int64UpDownCounter(MetricRunsActive, metric.WithUnit("{run}"), metric.WithDescription("Runs in progress in this process."))
 	errs = append(errs, err)
 	in.k, err = m.Int64Gauge(MetricK, metric.WithUnit("{vote}"), metric.WithDescription("The margin k of the last step."))
 	errs = append(errs, err)
@@ -148,8 +169,9 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 
 // callAttrs are a model's call attributes, made once per model.
 type callAttrs struct {
-	opt metric.MeasurementOption
-	kvs []attribute.KeyValue
+	opt           metric.MeasurementOption
+	input, output metric.MeasurementOption // opt's attributes and gen_ai.token.type
+	kvs           []attribute.KeyValue
 }
 
 func (in *instruments) callAttrs(provider, model string) *callAttrs {
@@ -158,7 +180,11 @@ func (in *instruments) callAttrs(provider, model string) *callAttrs {
 		return v.(*callAttrs)
 	}
 	kvs := []attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(provider), semconv.GenAIRequestModel(model)}
-	v, _ := in.attrs.LoadOrStore(key, &callAttrs{opt: metric.WithAttributeSet(attribute.NewSet(kvs...)), kvs: kvs})
+	with := func(kv attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributeSet(attribute.NewSet(append(kvs[:len(kvs):len(kvs)], kv)...))
+	}
+	v, _ := in.attrs.LoadOrStore(key, &callAttrs{opt: metric.WithAttributeSet(attribute.NewSet(kvs...)), kvs: kvs,
+		input: with(semconv.GenAITokenTypeInput), output: with(semconv.GenAITokenTypeOutput)})
 	return v.(*callAttrs)
 }
 
@@ -173,9 +199,31 @@ func (in *instruments) call(ctx context.Context, ca *callAttrs, res maker.CallRe
 		return
 	}
 	in.callDuration.Record(ctx, res.Took.Seconds(), ca.opt)
+	if u.known {
+		in.tokenUsage.Record(ctx, int64(u.in), ca.input)
+		in.tokenUsage.Record(ctx, int64(u.out), ca.output)
+	}
 	if u.cached > 0 {
 		in.tokens.Add(ctx, int64(u.cached), in.cached)
 	}
+}
+
+// runStarted counts a run in progress, and exports the series a stalled
+// run must show, mdap_steps_total by result and mdap_samples_total by
+// outcome, at zero if they do not exist yet: a run whose every call hangs
+// decides no first step, and a series that does not exist cannot show it
+// (Prometheus: export a zero for series known to exist). The returned
+// func, called once, ends the run's count.
+func (in *instruments) runStarted(ctx context.Context) (ended func()) {
+	in.runsActive.Add(ctx, 1)
+	for _, o := range []metric.MeasurementOption{in.decided, in.failed} {
+		in.steps.Add(ctx, 0, o)
+	}
+	for _, o := range []metric.MeasurementOption{in.valid, in.flagged, in.errored, in.cancelled} {
+		in.samples.Add(ctx, 0, o)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { in.runsActive.Add(ctx, -1) }) }
 }
 
 // step records a step's samples, tokens, cost and outcome.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -123,11 +124,13 @@ func (w *Watcher) StartRun(ctx context.Context, info maker.RunInfo) (context.Con
 		rs.wrong = o.WrongSteps
 	}
 	ctx = context.WithValue(ctx, runKey{}, rs)
+	ended := func() {}
 	if w.m != nil {
 		w.m.k.Record(ctx, int64(info.K))
+		ended = w.m.runStarted(ctx)
 	}
 	if !w.tracing {
-		return ctx, func(*maker.Report, error) {}
+		return ctx, func(*maker.Report, error) { ended() }
 	}
 	models := make([]string, len(info.Models))
 	for i, id := range info.Models {
@@ -137,6 +140,7 @@ func (w *Watcher) StartRun(ctx context.Context, info maker.RunInfo) (context.Con
 	ctx, span := w.tracer.Start(ctx, SpanRun, trace.WithAttributes(
 		attribute.StringSlice(AttrModels, models), attribute.Int(AttrRunK, info.K)))
 	return ctx, func(rep *maker.Report, err error) {
+		ended()
 		if rep != nil {
 			span.SetAttributes(attribute.Int(AttrRunSteps, rep.Steps), attribute.Int(AttrRunSamples, rep.Launched),
 				attribute.Float64(AttrRunCost, rep.Cost), attribute.Bool(AttrRunDone, rep.Done),
@@ -248,12 +252,13 @@ func (w *Watcher) startCall(ctx context.Context, provider, model string, req cal
 		attrs := []attribute.KeyValue{
 			semconv.GenAIOperationNameChat,
 			semconv.GenAIProviderNameKey.String(provider),
-			attribute.String("gen_ai.system", provider), // the older name, still read by many tools
 			semconv.GenAIRequestModel(model),
 			semconv.GenAIRequestTemperature(req.temperature),
 			semconv.GenAIRequestMaxTokens(req.maxTokens),
 			semconv.GenAIRequestSeed(req.seed),
-			semconv.GenAIRequestChoiceCount(req.choices),
+		}
+		if req.choices != 1 { // the conventions: set only when it is not 1
+			attrs = append(attrs, semconv.GenAIRequestChoiceCount(req.choices))
 		}
 		if id != nil {
 			attrs = append(attrs, attribute.Int(AttrSampleStep, id.Step), attribute.Int(AttrSampleIndex, id.Index))
@@ -281,6 +286,16 @@ func (w *Watcher) startCall(ctx context.Context, provider, model string, req cal
 		if len(u.finish) > 0 {
 			span.SetAttributes(semconv.GenAIResponseFinishReasons(u.finish...))
 		}
+		id, model, reasoning, reasoningOK := maker.ResponseMeta(res.Response)
+		if id != "" {
+			span.SetAttributes(semconv.GenAIResponseID(id))
+		}
+		if model != "" {
+			span.SetAttributes(semconv.GenAIResponseModel(model))
+		}
+		if reasoningOK {
+			span.SetAttributes(semconv.GenAIUsageReasoningOutputTokens(reasoning))
+		}
 		span.End()
 	}
 }
@@ -293,6 +308,8 @@ func (w *Watcher) StartTool(ctx context.Context, tool maker.ToolInfo) (context.C
 		ctx, span = w.tracer.Start(ctx, SpanTool+" "+tool.Intent.Tool, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 			semconv.GenAIOperationNameExecuteTool,
 			semconv.GenAIToolName(tool.Intent.Tool),
+			semconv.GenAIToolTypeKey.String("function"),
+			semconv.GenAIToolCallID(toolCallID(tool.Step)),
 			attribute.String(AttrToolCategory, string(tool.Category)),
 			attribute.Int(AttrStep, tool.Step),
 		))
@@ -311,12 +328,27 @@ func (w *Watcher) StartTool(ctx context.Context, tool maker.ToolInfo) (context.C
 		if err == nil && obs.Status == intent.StatusError {
 			err = fmt.Errorf("tool %s: %s", obs.Tool, obs.Reason)
 		}
+		if err == nil && obs.Denied() {
+			span.SetAttributes(semconv.ErrorTypeKey.String("denied"))
+			span.SetStatus(codes.Error, fmt.Sprintf("tool %s denied: %s", obs.Tool, obs.Reason))
+			span.End()
+			return
+		}
 		w.endSpan(span, err)
 	}
 }
 
+// toolCallID names the tool call of a step: a step's winner calls at most
+// one tool, so it is unique in its run (the trace tells runs apart).
+func toolCallID(step int) string { return fmt.Sprintf("mdap-step-%d", step) }
+
+// serverURL matches a URL in an error's text: a provider's errors name
+// the server they came from, and no span carries an address.
+var serverURL = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"',;)]+`)
+
 // endSpan ends span, with an error status and error.type for err; the
-// status's text has w.sec's secrets redacted, since it is exported.
+// status's text has w.sec's secrets redacted and server URLs cut, since
+// it is exported.
 func (w *Watcher) endSpan(span trace.Span, err error) {
 	if err != nil {
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
@@ -324,6 +356,7 @@ func (w *Watcher) endSpan(span trace.Span, err error) {
 		if w.sec != nil {
 			msg, _ = w.sec.current().RedactString(msg)
 		}
+		msg = serverURL.ReplaceAllString(msg, "[server]")
 		span.SetStatus(codes.Error, msg)
 	}
 	span.End()

@@ -10,8 +10,12 @@
 // (string or text-part content; other parts are left out), max_tokens and
 // max_completion_tokens (the latter wins), temperature (checked, then
 // ignored, as the simulated model's draws do not depend on it), n (n
-// choices), tools and tool_choice, seed. Other fields are ignored; stream
-// is refused. The reply has OpenAI's shape: choices with finish_reason
+// choices), tools and tool_choice ("auto" or "none"), seed. Other fields
+// are ignored; what the simulated model cannot honour is refused with a
+// 400 naming the field: stream, a response_format other than text, a
+// tool_choice that forces a call ("required" or a named function),
+// logprobs and top_logprobs. Every response carries an X-Request-Id
+// header unique to its request. The reply has OpenAI's shape: choices with finish_reason
 // "stop", "length" (a reply cut at the cap) or "tool_calls", and usage
 // (prompt_tokens, completion_tokens, total_tokens, estimated as the
 // simulated model does: four bytes a token). Errors have OpenAI's shape,

@@ -31,6 +31,7 @@ const (
 	domainGarbage  = 0x67617231 // which garbage
 	domainID       = 0x69643031 // the completion's id
 	domainToolCall = 0x746f6f31 // a tool call's id
+	domainRequest  = 0x72657131 // the request's id (X-Request-Id)
 )
 
 // mix hashes a seed and values into 64 bits.

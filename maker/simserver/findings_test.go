@@ -67,3 +67,52 @@ func TestIDsUniqueAcrossRequests(t *testing.T) {
 	assert.Equal(t, replies[0], replies[1], "the replies are reproducible")
 	assert.Equal(t, replies[0], replies[2])
 }
+
+// TestWhatCannotBeHonouredIsRefused: the simulated model cannot be made to
+// call a tool (tool_choice "required" or a named function) and has no
+// token probabilities (logprobs, top_logprobs), so such a request gets a
+// 400 naming the field, as docs/servesim.md promises, instead of a reply
+// that silently ignores it; what it can honour is accepted.
+func TestWhatCannotBeHonouredIsRefused(t *testing.T) {
+	_, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1}))
+	msgs := wire(firstStep(t, 3))
+	tools := []map[string]any{{"type": "function", "function": map[string]any{"name": "read_file", "parameters": map[string]any{"type": "object"}}}}
+	for _, c := range []struct {
+		field string
+		value any
+		code  int
+	}{
+		{"tool_choice", "required", http.StatusBadRequest},
+		{"tool_choice", map[string]any{"type": "function", "function": map[string]any{"name": "read_file"}}, http.StatusBadRequest},
+		{"tool_choice", "auto", http.StatusOK},
+		{"tool_choice", "none", http.StatusOK},
+		{"logprobs", true, http.StatusBadRequest},
+		{"logprobs", false, http.StatusOK},
+		{"top_logprobs", 3, http.StatusBadRequest},
+	} {
+		code, _, body := post(t, base+"/chat/completions", map[string]any{"messages": msgs, "tools": tools, c.field: c.value})
+		assert.Equal(t, c.code, code, "%s %v: %v", c.field, c.value, body)
+		if c.code == http.StatusBadRequest {
+			assert.Equal(t, c.field, errorOf(t, body)["param"], "%v", body)
+		}
+	}
+}
+
+// TestEveryResponseHasARequestID: every answer, a completion or an error,
+// carries an X-Request-Id (the header OpenAI's clients read as the
+// request id), different on each request.
+func TestEveryResponseHasARequestID(t *testing.T) {
+	_, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1}))
+	seen := map[string]bool{}
+	for _, body := range []any{
+		map[string]any{"messages": wire(firstStep(t, 3))},
+		map[string]any{"messages": wire(firstStep(t, 3))},
+		map[string]any{"messages": wire(firstStep(t, 3)), "stream": true},
+	} {
+		_, h, _ := post(t, base+"/chat/completions", body)
+		id := h.Get("X-Request-Id")
+		assert.Regexp(t, `^req_[0-9a-f]{16}$`, id)
+		assert.False(t, seen[id], "request id %s repeated", id)
+		seen[id] = true
+	}
+}

@@ -30,8 +30,9 @@ const (
 
 // chatRequest is the part of an OpenAI chat completion request this server
 // reads. Other fields (top_p, stop, user, metadata, ...) are accepted and
-// ignored, as a simulated model has no use for them; stream and a
-// response_format other than text are refused (400), never ignored.
+// ignored, as a simulated model has no use for them; what it cannot honour
+// (stream, a response_format other than text, a tool_choice that forces a
+// call, logprobs) is refused (400), never ignored.
 type chatRequest struct {
 	Model               string          `json:"model"`
 	Messages            []chatMessage   `json:"messages"`
@@ -44,6 +45,8 @@ type chatRequest struct {
 	ResponseFormat      *responseFormat `json:"response_format"`
 	Tools               []chatTool      `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
+	Logprobs            bool            `json:"logprobs"`
+	TopLogprobs         *int            `json:"top_logprobs"`
 
 	// Filled by parseRequest.
 	maxTokens int             // the effective cap, 0 for none
@@ -133,6 +136,12 @@ func parseRequest(body []byte) (*chatRequest, error) {
 	if f := req.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
 		return nil, badParam("response_format", "%q: structured output is not supported by the simulated server (it would answer prose); leave response_format out or send {\"type\": \"text\"}", f.Type)
 	}
+	if req.Logprobs {
+		return nil, badParam("logprobs", "the simulated model has no token probabilities; send logprobs false or leave it out")
+	}
+	if req.TopLogprobs != nil {
+		return nil, badParam("top_logprobs", "the simulated model has no token probabilities; leave top_logprobs out")
+	}
 	if len(req.Messages) == 0 {
 		return nil, badParam("messages", "at least one message is required")
 	}
@@ -187,12 +196,16 @@ func parseRequest(body []byte) (*chatRequest, error) {
 			switch s {
 			case "none":
 				req.noTools = true
-			case "auto", "required":
+			case "auto":
+			case "required":
+				return nil, badParam("tool_choice", "%q: the simulated model cannot be made to call a tool (it replies as its script says); send auto or none", s)
 			default:
-				return nil, badParam("tool_choice", "%q, want none, auto, required or a function object", s)
+				return nil, badParam("tool_choice", "%q, want none or auto", s)
 			}
 		} else if json.Unmarshal(req.ToolChoice, &map[string]json.RawMessage{}) != nil {
 			return nil, badParam("tool_choice", "want a string or an object")
+		} else {
+			return nil, badParam("tool_choice", "a named function: the simulated model cannot be made to call a tool (it replies as its script says); send auto or none")
 		}
 	}
 	return &req, nil

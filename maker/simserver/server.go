@@ -193,6 +193,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // ServeHTTP routes a request; see [Server].
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Request-Id", fmt.Sprintf("req_%016x", mix(s.nonce, domainRequest, s.seq.Add(1))))
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	if rest, ok := strings.CutPrefix(path, "/v1"); ok && (rest == "" || rest[0] == '/') {
 		path = rest

@@ -117,7 +117,7 @@ func TestObservationHistory(t *testing.T) {
 		require.NoError(t, err)
 		model := simFor(t, s, 3, 0.9)
 		task := New(s)
-		_, err = (&maker.Solver{Model: model, Executor: ex, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+		_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model, Executor: ex}).Solve(context.Background(), task)
 		require.NoError(t, err)
 		ex.Close()
 		assert.Equal(t, c.right, string(task.State()) == `"1.4.2"`, "observations %d: state %s", c.observations, task.State())

@@ -55,9 +55,11 @@ type Spec struct {
 	// DoneField names the boolean field of an answer that ends the task
 	// when true; default "done".
 	DoneField string `json:"done_field,omitempty"`
-	// Root is the folder the file tools work in, relative to the spec
-	// file's folder and inside it: not absolute, no "..". Empty means the
-	// spec file's folder. A run's own root (--root) replaces it.
+	// Root is the folder the file tools work in, relative to the folder
+	// the run grants (maker run's --root, by default the spec file's
+	// folder; a tasks line's or maker solve's --root; the MCP server's
+	// root) and inside it: not absolute, no "..". Empty means the granted
+	// folder itself. See ResolveRoot.
 	Root string `json:"root,omitempty"`
 	// Observations is how many of the last tool results the prompt
 	// shows, the newest last; 0 means 1 (the last only). At most

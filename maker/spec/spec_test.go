@@ -64,7 +64,7 @@ func TestFindVersionThroughRealTools(t *testing.T) {
 		require.NoError(t, err)
 		model := simFor(t, s, seed, 0.8)
 		task := New(s)
-		rep, err := (&maker.Solver{Model: model, Executor: ex, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+		rep, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model, Executor: ex}).Solve(context.Background(), task)
 		require.NoError(t, err, "seed %d", seed)
 		assert.True(t, task.Done())
 		assert.JSONEq(t, `{"version":"1.4.2","file":"src/version.go"}`, string(task.State()))
@@ -88,7 +88,7 @@ func TestObservationMustReachThePrompt(t *testing.T) {
 	ex, err := fstools.New(repo)
 	require.NoError(t, err)
 	task := New(s)
-	_, err = (&maker.Solver{Model: simFor(t, s, 1, 0.9), Executor: ex, Vote: vote.Config{K: 3}}).Solve(context.Background(), blind{task})
+	_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: simFor(t, s, 1, 0.9), Executor: ex}).Solve(context.Background(), blind{task})
 	// Without the grep result the scripted model cannot know which file to
 	// read: it reads another and ends in a wrong state.
 	require.NoError(t, err)
