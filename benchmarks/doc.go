@@ -27,6 +27,13 @@
 //   - real: the same steps through maker/simserver over HTTP with
 //     langchaingo's OpenAI client, and through the NATS JetStream engine
 //     (maker/cluster, [OverNATS]), against the in-process model.
+//   - goals: issue #36's user-felt goals in one run, each a figure with its
+//     goal and its bar ([FeltGoal]): wall time per step over the model
+//     latency, the NATS engine over in process, dollars per step over the
+//     output the vote buys, the share of an --rpm a batch uses and its 429s,
+//     a batch's throughput on 4 workers over 1, 20-disk Hanoi's CPU and
+//     memory, the journal's wall cost. [Report.BarErr] names a figure past
+//     its bar; maker bench then exits 1.
 //
 // Measurements that compare are taken side by side in one run and reported
 // as ratios; statistical claims carry 95% confidence intervals.

@@ -85,6 +85,9 @@ func (r *Report) Markdown() string {
 		w("| %s | %s | %s |\n", g.Goal, m, g.Met)
 	}
 	w("\n")
+	if f := r.Felt; f != nil {
+		writeFelt(&b, f)
+	}
 	if f := r.Fidelity; f != nil {
 		writeFidelity(&b, f)
 	}

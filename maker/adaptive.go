@@ -122,13 +122,13 @@ type AdaptiveK struct {
 // adaptiveName is where AdaptiveK's field errors come from.
 const adaptiveName = "maker.AdaptiveK"
 
-// maxAdaptiveK bounds Max, as vote.Config bounds K.
-const maxAdaptiveK = 1 << 16
+// maxAdaptiveK bounds Max: vote.Config's bound of K.
+const maxAdaptiveK = vote.MaxK
 
 // WithDefaults returns a with its zero fields set to their defaults.
 // Errors are a *FieldError of "maker.AdaptiveK" (wrapping ErrConfig)
 // naming the field: Target outside (0, 1),
-// Steps below 1, Floor below 2, Max below Floor or above 65536,
+// Steps below 1, Floor below 2, Max below Floor or above vote.MaxK,
 // Confidence outside [0.5, 1) or not above Target, Window below 10.
 func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 	if a.Floor == 0 {

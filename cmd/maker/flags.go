@@ -278,10 +278,11 @@ func positiveFlags(fs *pflag.FlagSet, names ...string) error {
 // voteFlagOf names the flag of each vote.Config field the run flags set.
 var voteFlagOf = map[string]string{"K": "k", "Parallel": "parallel", "MaxSamples": "max-samples", "MaxErrors": "max-errors"}
 
-// Bounds of the run flags, against typos.
+// Bounds of the run flags, against typos: a margin's and a sample
+// budget's are vote.Config's.
 const (
-	maxK            = 1000
-	maxSamplesFlag  = 1 << 24
+	maxK            = vote.MaxK
+	maxSamplesFlag  = vote.MaxSamples
 	maxTokensFlag   = 1 << 20
 	maxWrongAnswers = 1 << 20
 )
@@ -677,7 +678,7 @@ type activity struct {
 	w       io.Writer
 	verbose bool
 	secrets *observe.Secrets // redacted from a reply before it is cut to verboseChars
-	step    stepActivity
+	step    observe.StepActivity
 	cost    func(maker.Event) string // dollars spent and forecast (cost.go)
 	spent   string
 }
@@ -691,19 +692,11 @@ func (a *activity) sample(e maker.SampleEvent) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.verbose && (e.Err != nil || e.Flag != nil) {
+	if line := observe.SampleLine(e, a.secrets, verboseChars); a.verbose && line != "" {
 		if a.bar != nil {
 			_ = a.bar.Clear()
 		}
-		if e.Err != nil {
-			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): error: %v\n", e.Step, e.Index, e.Model, e.Err)
-		} else {
-			why := ""
-			if e.Reason != nil {
-				why = oneLine(e.Reason.Error())
-			}
-			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %s; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), why, e.Usage.OutputTokens, head(a.secrets.RedactString(e.Text), verboseChars))
-		}
+		fmt.Fprintf(a.w, "maker: %s\n", line)
 	}
 	if a.bar != nil {
 		a.bar.Describe(a.step.String() + a.spent)
@@ -723,15 +716,6 @@ func (a *activity) finish() {
 	if a.bar != nil {
 		_ = a.bar.Finish()
 	}
-}
-
-// head returns s's first n characters, with "..." when it is longer.
-func head(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "..."
 }
 
 // runErr turns a journal error met while solving into a usage error

@@ -9,9 +9,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// maxDisks bounds --disks: 2^30-1 steps is already days of model calls.
-const maxDisks = 30
-
 // hanoiSummary is the --json output of maker hanoi.
 type hanoiSummary struct {
 	Solved     bool `json:"solved"`
@@ -25,6 +22,7 @@ func newHanoi() *cobra.Command {
 		flags  runFlags
 		disks  int
 		asJSON bool
+		ui     uiFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "hanoi",
@@ -48,8 +46,8 @@ Exit status 1 when the run fails or is not solved.`,
   maker hanoi --disks 3 --model openai:my-model=0.20/0.80 --base-url https://host/v1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			if disks < 1 || disks > maxDisks {
-				return usageErr("--disks %d: use 1 to %d", disks, maxDisks)
+			if disks < 1 || disks > hanoi.MaxDisks {
+				return usageErr("--disks %d: use 1 to %d", disks, hanoi.MaxDisks)
 			}
 			if err := flags.validate(cmd); err != nil {
 				return err
@@ -75,6 +73,7 @@ Exit status 1 when the run fails or is not solved.`,
 					}
 				}()
 			}
+			defer ui.attach(cmd, s, task)()
 			rep, runErrV := s.Solve(observe.WithOracle(cmd.Context(), task), task)
 			watch.finish()
 			if err := runErr(runErrV); isUsage(err) {
@@ -88,9 +87,10 @@ Exit status 1 when the run fails or is not solved.`,
 			return flags.ending(cmd.Context(), runErrV, sum.Solved, words.Plural(sum.WrongSteps, "wrong step"))
 		},
 	}
-	cmd.Flags().IntVar(&disks, "disks", 10, fmt.Sprintf("number of disks, 1 to %d (2^N-1 steps)", maxDisks))
+	cmd.Flags().IntVar(&disks, "disks", 10, fmt.Sprintf("number of disks, 1 to %d (2^N-1 steps)", hanoi.MaxDisks))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")
 	flags.register(cmd)
 	flags.obs.register(cmd.Flags(), true)
+	ui.register(cmd)
 	return cmd
 }

@@ -30,6 +30,7 @@ type runCmd struct {
 	asJSON      bool
 	declaration string
 	maxSteps    int
+	ui          uiFlag
 }
 
 func newRun() *cobra.Command {
@@ -74,6 +75,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 	r.flags.register(cmd)
 	r.flags.obs.register(cmd.Flags(), true)
 	r.tools.register(cmd, "")
+	r.ui.register(cmd)
 	cmd.Flags().Lookup("root").Usage = `folder granted to the file tools (default: the spec file's folder); they work in the spec's "root" inside it and cannot leave it`
 	return cmd
 }
@@ -122,6 +124,7 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 		}()
 	}
 	defer noteToolsRefused(cmd.ErrOrStderr(), &err)
+	defer r.ui.attach(cmd, s, task)()
 	rep, runErrV := s.Solve(cmd.Context(), task)
 	watch.finish()
 	if err := runErr(runErrV); isUsage(err) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/vote"
 )
 
 // ErrJob is wrapped by every error about one line of a tasks file. Such a
@@ -29,8 +30,8 @@ const (
 	MaxLineBytes = 64 << 10
 	// MaxIDBytes is the longest id.
 	MaxIDBytes = 128
-	// MaxK bounds a line's "k", as the --k flag is bounded.
-	MaxK = 1000
+	// MaxK bounds a line's "k": vote.Config's bound of K.
+	MaxK = vote.MaxK
 )
 
 // Job is one line of a tasks file: a task (exactly one of Spec, Hanoi and

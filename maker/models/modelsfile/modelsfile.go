@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/maker/models"
 )
 
@@ -21,6 +22,22 @@ const (
 	MaxBytes  = 1 << 20
 	MaxModels = 256
 )
+
+// Read opens the models file at path without blocking (a FIFO
+// or a device is refused at once) and parses at most MaxBytes
+// of it (Parse). Errors: the file's, or Parse's.
+func Read(path string) ([]string, error) {
+	file, err := safefile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading it: %w", err)
+	}
+	return Parse(data)
+}
 
 // Parse reads a models file: the --model specs of a run, an
 // ensemble, a calibration or a worker, each in the per-model form
