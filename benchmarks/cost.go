@@ -12,6 +12,7 @@ import (
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/tmc/langchaingo/llms"
 	"gonum.org/v1/plot"
 )
@@ -113,7 +114,7 @@ func runCost(ctx context.Context, o Options, tick func()) (*CostResult, error) {
 		ReasoningTokens: costReasoning, StepsMeasured: steps, CacheMinTokens: costCacheMin, CacheBlock: costBlock}
 	for _, disks := range costDisks {
 		total := 1<<disks - 1
-		k, err := vote.KMin(total, costP, costTarget)
+		k, err := laws.KMin(total, costP, costTarget)
 		if err != nil {
 			return nil, err
 		}

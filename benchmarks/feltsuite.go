@@ -17,6 +17,7 @@ import (
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/tmc/langchaingo/llms"
 	xrate "golang.org/x/time/rate"
@@ -300,7 +301,7 @@ func feltCost(ctx context.Context, seed uint64, sz feltSize) ([]FeltGoal, error)
 		return nil, errors.New("no built-in price for gpt-4.1-mini")
 	}
 	const disks = 20
-	k, err := vote.KMin(1<<disks-1, costP, costTarget)
+	k, err := laws.KMin(1<<disks-1, costP, costTarget)
 	if err != nil {
 		return nil, err
 	}

@@ -75,16 +75,19 @@ func probeExecutor(t *testing.T) *executor.Executor {
 	probe := executor.NewTool("probe", categories.Web, "probes a target",
 		json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","description":"what to probe"}},"required":["target"]}`),
 		func(ctx context.Context, args map[string]any) (string, error) { return "probed", nil })
-	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"probe"}}), executor.WithTools(probe))
+	ex, err := executor.New(executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"probe"}}), executor.WithTools(probe))
 	require.NoError(t, err)
 	return ex
 }
 
+// probeTools declares the probe tool as executor/declare would: its
+// registered schema and description.
 func probeTools(t *testing.T, ex *executor.Executor) []llms.Tool {
-	tools, err := executor.Declare(ex, []string{"probe"}, nil, nil)
-	require.NoError(t, err)
-	require.Len(t, tools, 1)
-	return tools
+	raw, ok := ex.ToolSchema("probe")
+	require.True(t, ok)
+	var params map[string]any
+	require.NoError(t, json.Unmarshal(raw, &params))
+	return []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "probe", Description: ex.Describe("probe"), Parameters: params}}}
 }
 
 func TestToolDeclarationModes(t *testing.T) {

@@ -184,7 +184,7 @@ func sideEffectExecutor(t *testing.T, runs *atomic.Int64, check func()) *executo
 			runs.Add(1)
 			return "deployed to " + args["target"].(string), nil
 		})
-	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
+	ex, err := executor.New(executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
 	require.NoError(t, err)
 	return ex
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -54,7 +54,7 @@ func TestJournalDefaultWriteEveryWritesSlowSteps(t *testing.T) {
 // Executor, or for a value, it is intent.Key (draw.go:97, both conditions
 // of the normalizer's guard; draw.go:108, the nil Executor's normalizer).
 func TestSolverKeyNormalizesIntents(t *testing.T) {
-	ex, err := executor.New("../testdata/spec/repo")
+	ex, err := fstools.New("../testdata/spec/repo")
 	require.NoError(t, err)
 	defer ex.Close()
 	grep := func(paths any) intent.Output {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,7 +46,7 @@ func deployExecutorRecording(t *testing.T, runs *atomic.Int64, targets *[]string
 			}
 			return "deployed to " + args["target"].(string), nil
 		})
-	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
+	ex, err := executor.New(executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
 	require.NoError(t, err)
 	return ex
 }
@@ -122,7 +123,7 @@ func grepAt0(spell func(id SampleID) string) func(id SampleID, p string) (string
 }
 
 func TestHealedSpellingsVoteTogether(t *testing.T) {
-	ex, err := executor.New("../testdata/spec/repo")
+	ex, err := fstools.New("../testdata/spec/repo")
 	require.NoError(t, err)
 	defer ex.Close()
 	alternate := func(id SampleID) string {
@@ -154,7 +155,7 @@ func TestHealedSpellingsVoteTogether(t *testing.T) {
 }
 
 func TestUnhealableArgumentsAreRedFlagged(t *testing.T) {
-	ex, err := executor.New("../testdata/spec/repo")
+	ex, err := fstools.New("../testdata/spec/repo")
 	require.NoError(t, err)
 	defer ex.Close()
 	// Sample 1 of step 0 gives paths as a number: no healing makes it a

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/modelsfile"
 	"github.com/spf13/pflag"
 )
 
-// loadModelsFile reads --models FILE (models.ParseModelsFile) into
+// loadModelsFile reads --models FILE (modelsfile.Parse) into
 // f.models: after the --model specs given, or in place of the default
 // sim when no --model was given. Once per run; errors are usage errors
 // naming the file and the line.
@@ -17,7 +17,7 @@ func (f *runFlags) loadModelsFile(fs *pflag.FlagSet) error {
 	if f.modelsFile == "" {
 		return usageErr("--models \"\": give the models file's name")
 	}
-	specs, err := models.ReadModelsFile(f.modelsFile)
+	specs, err := modelsfile.Read(f.modelsFile)
 	if err != nil {
 		return usageErr("--models %s: %w", f.modelsFile, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/maker"
@@ -20,6 +21,7 @@ import (
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/rivals"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -314,7 +316,7 @@ func specExecutor(t *testing.T, selection string) *executor.Executor {
 	tax := categories.Builtin()
 	policy, err := tax.ParseSelection(selection)
 	require.NoError(t, err)
-	ex, err := executor.New(filepath.Join("..", "..", "testdata", "spec", "repo"), executor.WithTaxonomy(tax), executor.WithPolicy(policy))
+	ex, err := fstools.New(filepath.Join("..", "..", "testdata", "spec", "repo"), executor.WithTaxonomy(tax), executor.WithPolicy(policy))
 	require.NoError(t, err)
 	t.Cleanup(func() { ex.Close() })
 	return ex
@@ -380,11 +382,11 @@ func TestRunPlansWithMeasuredRivals(t *testing.T) {
 	assert.GreaterOrEqual(t, e.Rivals.N, 2, "errors spread over 4 answers")
 	r := e.AtK.WithRivals
 	require.NotNil(t, r)
-	ps, err := vote.PStepWith(e.P, e.AtK.K, *e.Rivals)
+	ps, err := rivals.PStep(e.P, e.AtK.K, *e.Rivals)
 	require.NoError(t, err)
 	assert.InDelta(t, math.Pow(ps, 100), r.PFull, 1e-9)
 	assert.GreaterOrEqual(t, r.PFull, e.AtK.PFull, "spread errors: the right answer wins more often than against one rival")
-	n, err := vote.ExpectedSamplesWith(e.P, e.AtK.K, *e.Rivals)
+	n, err := rivals.ExpectedSamples(e.P, e.AtK.K, *e.Rivals)
 	require.NoError(t, err)
 	assert.InDelta(t, n/e.ValidRate, r.SamplesPerStep, 1e-9)
 	assert.Contains(t, rep.String(), "with the errors spread as measured")

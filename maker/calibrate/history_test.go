@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/spec"
@@ -49,7 +50,7 @@ func historySpec(t *testing.T, rounds int) (*spec.Spec, *executor.Executor) {
 	tax := categories.Builtin()
 	policy, err := tax.ParseSelection("read_only")
 	require.NoError(t, err)
-	ex, err := executor.New(dir, executor.WithTaxonomy(tax), executor.WithPolicy(policy))
+	ex, err := fstools.New(dir, executor.WithTaxonomy(tax), executor.WithPolicy(policy))
 	require.NoError(t, err)
 	t.Cleanup(func() { ex.Close() })
 	return sp, ex

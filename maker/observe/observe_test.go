@@ -92,7 +92,7 @@ func executorWithDeploy(t *testing.T) *executor.Executor {
 	require.NoError(t, tax.Add("deploy", categories.Bash))
 	deploy := executor.NewTool("deploy", categories.Bash, "deploys", json.RawMessage(`{"type":"object","properties":{"target":{"type":"string"}},"required":["target"]}`),
 		func(ctx context.Context, args map[string]any) (string, error) { return "deployed", nil })
-	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
+	ex, err := executor.New(executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
 	require.NoError(t, err)
 	return ex
 }

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -250,7 +250,7 @@ func TestSpecTaskWithNativeToolCallsSolves(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.WrongAnswers, cfg.FlagRate = 3, 0.8, 3, 0.05
 	_, base := serve(t, simserver.Config{Oracle: spec.Oracle{Spec: sp}, Sim: cfg})
-	ex, err := executor.New("../../testdata/spec/repo")
+	ex, err := fstools.New("../../testdata/spec/repo")
 	require.NoError(t, err)
 	var native int
 	var mu sync.Mutex

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -84,7 +85,7 @@ func Open(s *Spec, g Grant) (*Opened, error) {
 		if g.Logger != nil {
 			opts = append(opts, executor.WithLogger(g.Logger))
 		}
-		if o.Executor, err = executor.New(root, opts...); err != nil {
+		if o.Executor, err = fstools.New(root, opts...); err != nil {
 			return nil, fmt.Errorf("\"root\" %s: %w", root, err)
 		}
 		o.own = true
