@@ -18,6 +18,11 @@ const (
 	DefaultMaxBackoff  = 5 * time.Second
 )
 
+// NoErrors, as Config.MaxErrors, tolerates no failed draw: the first one
+// ends the race (0 there means DefaultMaxErrors). Any negative MaxErrors
+// means the same; WithDefaults sets it to NoErrors.
+const NoErrors = -1
+
 // NoBackoff, as Config.Backoff, launches the next draw after a failed one
 // without any delay. Any negative Backoff means the same; WithDefaults
 // turns it into NoBackoff.
@@ -72,7 +77,9 @@ type Config struct {
 	// * K; it must be at least K and at most MaxSamples.
 	MaxSamples int
 	// MaxErrors is the number of failed draws tolerated: one more ends
-	// the race with ErrTooManyErrors. Default DefaultMaxErrors (10).
+	// the race with ErrTooManyErrors. Default DefaultMaxErrors (10);
+	// NoErrors (any negative value) tolerates none: the first failed draw
+	// ends the race.
 	MaxErrors int
 	// Backoff is the base delay before the next launch after a failed
 	// draw; it doubles with each failure in a row, up to MaxBackoff, and
@@ -118,7 +125,10 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.MaxSamples == 0 {
 		c.MaxSamples = min(DefaultSamplesPerK*c.K, maxConfigMaxSamples)
 	}
-	if c.MaxErrors == 0 {
+	switch {
+	case c.MaxErrors < 0:
+		c.MaxErrors = NoErrors
+	case c.MaxErrors == 0:
 		c.MaxErrors = DefaultMaxErrors
 	}
 	switch {
@@ -148,7 +158,7 @@ func (c Config) checkBounds() error {
 		v, limit int
 	}{
 		{"K", c.K, maxConfigK}, {"Parallel", c.Parallel, maxConfigParallel}, {"Speculate", c.Speculate, maxConfigParallel},
-		{"MaxSamples", c.MaxSamples, maxConfigMaxSamples}, {"MaxErrors", c.MaxErrors, math.MaxInt},
+		{"MaxSamples", c.MaxSamples, maxConfigMaxSamples}, {"MaxErrors", max(c.MaxErrors, 0), math.MaxInt},
 		{"MinVoters", c.MinVoters, maxConfigParallel},
 	} {
 		if f.v < 0 || f.v > f.limit {
@@ -191,3 +201,7 @@ func backoff(base, maxDelay time.Duration, streak int) time.Duration {
 	half := d / 2
 	return half + time.Duration(rand.Int64N(int64(d-half)+1))
 }
+
+// errorBudget is how many failed draws a race of c tolerates: MaxErrors,
+// or none for NoErrors.
+func (c Config) errorBudget() int { return max(c.MaxErrors, 0) }

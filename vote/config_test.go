@@ -2,6 +2,7 @@ package vote
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestConfigDefaults(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for _, cfg := range []Config{
-		{K: -1}, {Parallel: -1}, {MaxSamples: -1}, {MaxErrors: -1},
+		{K: -1}, {Parallel: -1}, {MaxSamples: -1},
 		{MaxBackoff: -1},
 		{K: 5, MaxSamples: 4},
 		{K: 1 << 30}, {Parallel: 1 << 30},
@@ -81,7 +82,7 @@ func TestWithDefaultsIsIdempotent(t *testing.T) {
 		require.True(t, d.Parallel >= 1 && d.Parallel <= maxConfigParallel, "%+v", d)
 		require.True(t, d.MaxSamples >= d.K && d.MaxSamples <= maxConfigMaxSamples, "%+v", d)
 		require.True(t, d.Speculate >= 0 && d.Speculate <= maxConfigParallel, "%+v", d)
-		require.Positive(t, d.MaxErrors)
+		require.True(t, d.MaxErrors > 0 || d.MaxErrors == NoErrors, "%+v", d)
 		require.True(t, d.Backoff > 0 || d.Backoff == NoBackoff, "%+v", d)
 		require.GreaterOrEqual(t, d.MaxBackoff, d.Backoff)
 		require.Positive(t, d.MaxBackoff)
@@ -137,7 +138,6 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{Parallel: maxConfigParallel + 1}:     "invalid configuration: vote.Config: Parallel = 65537: use 0 (the default) to 65536",
 		{Speculate: -2}:                       "invalid configuration: vote.Config: Speculate = -2: use 0 (the default) to 65536",
 		{MaxSamples: maxConfigMaxSamples + 1}: "invalid configuration: vote.Config: MaxSamples = 16777217: use 0 (the default) to 16777216",
-		{MaxErrors: -1}:                       "invalid configuration: vote.Config: MaxErrors = -1: use 0 (the default) or more",
 		{MaxBackoff: -1}:                      "invalid configuration: vote.Config: MaxBackoff = -1ns: use 0 (the default) or a positive duration",
 		{K: 5, MaxSamples: 4}:                 "invalid configuration: vote.Config: MaxSamples = 4: must be at least K (5), or no race could be won",
 	} {
@@ -147,4 +147,32 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		require.NotNil(t, fe, "%v", err)
 		assert.Equal(t, "vote.Config", fe.Config)
 	}
+}
+
+// TestNoErrorsToleratesNone: MaxErrors NoErrors (or any negative) ends
+// the race at its first failed draw, with ErrTooManyErrors and a budget of
+// 0 in the message; 0 keeps the default of 10; WithDefaults keeps
+// NoErrors and is idempotent on it.
+func TestNoErrorsToleratesNone(t *testing.T) {
+	failing := func(_ context.Context, i int) Sample[int] {
+		if i == 1 {
+			return Sample[int]{Err: errors.New("provider down")}
+		}
+		return Sample[int]{Value: 1, Key: 1}
+	}
+	for _, max := range []int{NoErrors, -5} {
+		res, err := Race(context.Background(), Config{K: 3, Parallel: 1, MaxErrors: max}, failing)
+		require.ErrorIs(t, err, ErrTooManyErrors, "MaxErrors %d", max)
+		assert.Equal(t, 1, res.Errors)
+		assert.Contains(t, err.Error(), "at most 0 allowed", "MaxErrors %d: %v", max, err)
+	}
+	res, err := Race(context.Background(), Config{K: 3, Parallel: 1}, failing)
+	require.NoError(t, err, "0 is the default budget of 10")
+	assert.Equal(t, 1, res.Errors)
+	c, err := Config{MaxErrors: -7}.WithDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, NoErrors, c.MaxErrors)
+	c2, err := c.WithDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, c, c2)
 }

@@ -74,7 +74,7 @@ func (r *racer[T]) plan() int {
 	}
 	n := min(r.cfg.Parallel, need+r.cfg.Speculate) - r.inflight
 	n = min(n, r.cfg.MaxSamples-r.nonErr-r.inflight)
-	if r.failed > r.cfg.MaxErrors {
+	if r.failed > r.cfg.errorBudget() {
 		// The error budget is spent even if the failures wait behind a
 		// slow lower index: launch nothing more, let the commit end it.
 		n = 0
@@ -143,7 +143,7 @@ func (r *racer[T]) commit(s Sample[T]) {
 	case s.Err != nil:
 		t.Errors++
 		r.detail = s.Err
-		if t.Errors > r.cfg.MaxErrors {
+		if t.Errors > r.cfg.errorBudget() {
 			r.finish(ErrTooManyErrors, s.Err)
 			return
 		}
@@ -246,7 +246,7 @@ func (r *racer[T]) describe(cause error, t Tally) string {
 	case ErrTooManyErrors:
 		return fmt.Sprintf("vote: too many errors: %d failed draws, at most %d allowed "+
 			"(%d valid, %d flagged); last: %v",
-			t.Errors, r.cfg.MaxErrors, t.Valid, t.Flagged, r.detail)
+			t.Errors, r.cfg.errorBudget(), t.Valid, t.Flagged, r.detail)
 	case ErrConfig:
 		return fmt.Sprintf("vote: %v: %v (race stopped after %d samples)", cause, r.detail, t.Launched)
 	default:

@@ -85,7 +85,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&f.kMax, "k-max", maker.DefaultKMax, "with --k auto: largest k, the first step's (nothing is known yet)")
 	fs.IntVar(&f.parallel, "parallel", 0, "most samples in flight per step, 1 to k (default k; 1 is the paper's sequential rule; a race never has more than k samples in flight beyond its lead)")
 	fs.IntVar(&f.maxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
-	fs.IntVar(&f.maxErrors, "max-errors", 0, fmt.Sprintf("provider errors tolerated per step (default %d)", vote.DefaultMaxErrors))
+	fs.IntVar(&f.maxErrors, "max-errors", vote.DefaultMaxErrors, "provider errors tolerated per step; 0: none, the first failed call fails the step")
 	fs.IntVar(&f.maxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
 	fs.Uint64Var(&f.seed, "seed", 1, "simulated model: seed of every random draw")
 	fs.Float64Var(&f.p, "p", def.P, "simulated model: probability that a valid reply is right")
@@ -157,7 +157,7 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	case f.maxSamples != 0 && f.maxSamples < f.kBound():
 		return usageErr("--max-samples %d: must be at least --k (%d), or no step could be decided", f.maxSamples, f.kBound())
 	case f.maxErrors < 0 || f.maxErrors > maxSamplesFlag:
-		return usageErr("--max-errors %d: use 0 (%d) or a number up to %d", f.maxErrors, vote.DefaultMaxErrors, maxSamplesFlag)
+		return usageErr("--max-errors %d: use 0 (none tolerated) to %d", f.maxErrors, maxSamplesFlag)
 	case f.maxTokens < 1 || f.maxTokens > maxTokensFlag:
 		return usageErr("--max-tokens %d: use 1 to %d", f.maxTokens, maxTokensFlag)
 	case f.timeout <= 0:
@@ -288,7 +288,11 @@ const (
 )
 
 func (f *runFlags) voteConfig() vote.Config {
-	return vote.Config{K: f.k, Parallel: f.parallel, MaxSamples: f.maxSamples, MaxErrors: f.maxErrors, MinVoters: f.minVoters}
+	maxErrors := f.maxErrors
+	if maxErrors == 0 {
+		maxErrors = vote.NoErrors // 0 means none here; in vote.Config it means the default
+	}
+	return vote.Config{K: f.k, Parallel: f.parallel, MaxSamples: f.maxSamples, MaxErrors: maxErrors, MinVoters: f.minVoters}
 }
 
 // maxPrice bounds --price-in and --price-out, against typos.

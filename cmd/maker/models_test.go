@@ -301,3 +301,18 @@ func TestSolveRefusesWhatItCannotSend(t *testing.T) {
 		assert.Contains(t, stderr, flag+" does not apply to maker solve yet", flag)
 	}
 }
+
+// TestMaxErrorsZeroToleratesNone: --max-errors 0 means what it says, no
+// provider error tolerated (it used to mean the default, 10): the first
+// failed call fails the step; the default is 10.
+func TestMaxErrorsZeroToleratesNone(t *testing.T) {
+	noProviderEnv(t)
+	limited := newFake(t, func(w http.ResponseWriter, r *http.Request, _ string) string {
+		return writeRaw(w, 500, `{"error":{"message":"boom"}}`)
+	})
+	code, _, stderr := cli(t, "hanoi", "--disks", "2", "--progress", "off", "--k", "1", "--max-errors", "0",
+		"--model", "openai:tiny", "--base-url", limited.URL+"/v1", "--timeout", "5s")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "vote: too many errors: 1 failed draws, at most 0 allowed")
+	assert.Equal(t, int32(1), limited.chats.Load(), "one call, no retry")
+}

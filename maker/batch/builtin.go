@@ -31,8 +31,9 @@ type Builtin struct {
 	// job. Required.
 	Model func(job Job, oracle sim.Oracle, seed uint64) (llms.Model, error)
 	// Vote is every job's race configuration; a job's "k", "max_samples"
-	// and "max_errors" replace K, MaxSamples and MaxErrors (0 means the
-	// default, as in vote.Config), and Parallel is capped at the job's k.
+	// and "max_errors" replace K, MaxSamples and MaxErrors ("max_errors"
+	// 0 is vote.NoErrors: none tolerated), and Parallel is capped at the
+	// job's k.
 	Vote vote.Config
 	// MaxTokens is the reply cap; 0 means maker.DefaultMaxTokens.
 	MaxTokens int
@@ -83,6 +84,9 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 	}
 	if job.MaxErrors != nil {
 		cfg.MaxErrors = *job.MaxErrors
+		if cfg.MaxErrors == 0 {
+			cfg.MaxErrors = vote.NoErrors // "max_errors": 0 tolerates none
+		}
 	}
 	k := cfg.K
 	if k == 0 {
