@@ -99,6 +99,8 @@ func TestBinaryReadme(t *testing.T) {
 				notes, _ := filepath.Glob(filepath.Join(tmp, "*", "note.txt"))
 				assert.Len(t, notes, 1, "note.txt lands in $dir")
 			}},
+		{cmd: `maker solve testdata/batch/inputs.jsonl --spec testdata/spec/find-version.json --out "$out/inputs.jsonl"`, pre: `out=$(mktemp -d)`,
+			out: []string{"2 tasks: 2 solved, 0 failed, 0 invalid"}},
 		{cmd: `maker solve testdata/batch/tasks.jsonl --out "$out/results.jsonl" --state "$out/state"`, pre: `out=$(mktemp -d)`,
 			out: []string{"5 tasks: 5 solved, 0 failed, 0 invalid"},
 			check: func(t *testing.T, tmp string) {

@@ -50,6 +50,7 @@ type solveFlags struct {
 	run         runFlags
 	tools       toolFlags
 	out, state  string
+	spec        string
 	asJSON      bool
 	declaration string
 	builder     batch.Builtin
@@ -75,7 +76,11 @@ JSON line per finished task to --out. A task line is
   {"id": "v1", "spec": "specs/find-version.json"}   a spec task (see maker run)
   {"id": "h12", "hanoi": {"disks": 12}}             Towers of Hanoi
 with optional overrides: "k", "root", "tools", "seed", "max_steps",
-"max_samples", "max_errors". Paths are relative to the tasks file.
+"max_samples", "max_errors". Paths are relative to the tasks file. A spec
+task's "input" (a JSON object) sets fields of the spec's initial state; with
+--spec FILE a line that names no task is a task of that spec, so
+  {"id": "doc-17", "input": {"file": "17.txt"}}
+runs one spec over many inputs.
 
 Every model call of every task shares the provider limits: --max-inflight
 calls in flight at once, --rpm calls started per minute, and after a
@@ -96,7 +101,8 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 		Example: `  maker solve tasks.jsonl --out results.jsonl --state state
   maker solve tasks.jsonl --out results.jsonl --state state --concurrency 8 \
       --model openai:gpt-4.1-mini --max-inflight 12 --rpm 500
-  maker solve tasks.jsonl --out results.jsonl --json`,
+  maker solve tasks.jsonl --out results.jsonl --json
+  maker solve inputs.jsonl --spec summarise.json --out results.jsonl --state state`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check(cmd); err != nil {
@@ -112,6 +118,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 func (f *solveFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.out, "out", "", "results FILE: one JSON line per finished task (required; appended to, never rewritten)")
+	fs.StringVar(&f.spec, "spec", "", `the spec FILE of every line that names no task: a file of {"id": ..., "input": {...}} lines runs one spec over many inputs`)
 	fs.StringVar(&f.state, "state", "", "state DIR: one journal per task, so an interrupted task resumes (created if missing)")
 	fs.IntVar(&f.runner.Concurrency, "concurrency", defaultConcurrency, "tasks solved at once")
 	fs.IntVar(&f.limits.MaxInFlight, "max-inflight", defaultMaxInFlight, "most model calls in flight at once, over all tasks (0: no bound)")
@@ -189,7 +196,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 
 // solve runs the tasks of path and prints the summary.
 func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
-	jobs, err := batch.ReadJobsFile(path)
+	jobs, err := batch.ReadInputsFile(path, f.spec)
 	if err != nil {
 		return usageErr("%w", err)
 	}

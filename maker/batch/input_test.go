@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/mdap-go/mdap/maker/sim"
@@ -40,4 +42,28 @@ func TestJobInputSetsTheSpecsInitialState(t *testing.T) {
 	assert.Contains(t, jobs[2].Err.Error(), `"input" is for a "spec" task`)
 	require.ErrorIs(t, jobs[3].Err, ErrJob)
 	assert.Contains(t, jobs[3].Err.Error(), `"input" is [1]: give a JSON object`)
+}
+
+// TestReadInputsFileGivesLinesTheSpec: with a default spec, a line that
+// names no task is a task of that spec (one spec over many inputs); a line
+// naming its own task keeps it.
+func TestReadInputsFileGivesLinesTheSpec(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "inputs.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(`{"id": "a", "input": {"file": "a.go"}}
+{"id": "h", "hanoi": {"disks": 2}}
+`), 0o600))
+	spec := specPath(t, "find-version.json")
+	jobs, err := ReadInputsFile(path, spec)
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
+	require.NoError(t, jobs[0].Err)
+	abs, err := filepath.Abs(spec)
+	require.NoError(t, err)
+	assert.Equal(t, abs, jobs[0].Spec)
+	assert.JSONEq(t, `{"file": "a.go"}`, string(jobs[0].Input))
+	assert.Equal(t, "hanoi", jobs[1].Kind())
+	jobs, err = ReadJobsFile(path)
+	require.NoError(t, err)
+	require.ErrorIs(t, jobs[0].Err, ErrJob, "without a default spec the line has no task")
 }

@@ -143,12 +143,21 @@ const fields = "id, spec, input, hanoi, task, k, root, tools, seed, max_steps, m
 // safefile.ErrNotRegular (a FIFO, a device or a folder: refused without
 // blocking), and ReadJobs'.
 func ReadJobsFile(path string) ([]Job, error) {
+	return ReadInputsFile(path, "")
+}
+
+// ReadInputsFile is ReadJobsFile with a default spec: a line that names no
+// task ("spec", "hanoi" or "task") is a task of spec, so a file of lines
+// such as {"id": "doc-17", "input": {"file": "17.txt"}} runs one spec over
+// many inputs (see Job.Input). spec is a path as given (relative to the
+// working folder, not to the file); "" is ReadJobsFile.
+func ReadInputsFile(path, spec string) ([]Job, error) {
 	f, err := safefile.Open(path) // a FIFO or a device is refused at once
 	if err != nil {
 		return nil, fmt.Errorf("%w: give a tasks file of JSON lines", err)
 	}
 	defer f.Close()
-	jobs, err := ReadJobs(f, filepath.Dir(path))
+	jobs, err := readJobsWith(f, filepath.Dir(path), spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -170,6 +179,19 @@ func ReadJobsFile(path string) ([]Job, error) {
 // Cost: one pass, memory linear in the jobs; a line over MaxLineBytes is
 // skipped without being held.
 func ReadJobs(r io.Reader, dir string) ([]Job, error) {
+	return readJobsWith(r, dir, "")
+}
+
+// readJobsWith is ReadJobs, a line without a task taking spec when it is not
+// empty.
+func readJobsWith(r io.Reader, dir, spec string) ([]Job, error) {
+	if spec != "" {
+		abs, err := filepath.Abs(spec)
+		if err != nil {
+			return nil, err
+		}
+		spec = abs
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var jobs []Job
 	seen := map[string]int{} // id -> line
@@ -185,7 +207,7 @@ func ReadJobs(r io.Reader, dir string) ([]Job, error) {
 				line = bytes.TrimPrefix(line, []byte("\ufeff"))
 			}
 			if len(bytes.TrimSpace(line)) > 0 {
-				job := parseJob(line, n, dir)
+				job := parseJob(line, n, dir, spec)
 				if job.ID != "" {
 					if first, dup := seen[job.ID]; dup {
 						job.Err = fmt.Errorf("%w: line %d: id %q is already used by line %d; give every task a unique id", ErrJob, n, job.ID, first)
@@ -230,7 +252,7 @@ func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
 }
 
 // parseJob reads one non-blank line.
-func parseJob(line []byte, n int, dir string) Job {
+func parseJob(line []byte, n int, dir, spec string) Job {
 	job := Job{Line: n, Dir: dir}
 	bad := func(format string, a ...any) Job {
 		job.Err = fmt.Errorf("%w: line %d: %s", ErrJob, n, fmt.Sprintf(format, a...))
@@ -264,6 +286,9 @@ func parseJob(line []byte, n int, dir string) Job {
 	if err := checkID(job.ID); err != nil {
 		job.ID = ""
 		return bad("%v", err)
+	}
+	if spec != "" && job.Spec == "" && job.Hanoi == nil && job.Task == nil {
+		job.Spec = spec
 	}
 	kinds := 0
 	if job.Spec != "" {
