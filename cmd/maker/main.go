@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -70,7 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(out)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(context.WithValue(ctx, secretsKey{}, sec))
+	executed, err := root.ExecuteContextC(context.WithValue(ctx, secretsKey{}, sec))
 	if out.err != nil && !isUsage(err) {
 		// A summary that never reached its reader is a failed command.
 		err = failed(fmt.Errorf("writing the output failed: %w", out.err))
@@ -78,18 +79,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "maker:", err)
+	code := exitUsage // cobra's own errors: unknown command or flag, wrong arguments
 	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
-		if ee.code == exitFailed && ctx.Err() != nil {
-			return exitAborted
+	if errors.As(err, &ee) {
+		code = ee.code
+		if code == exitFailed && ctx.Err() != nil {
+			code = exitAborted
 		}
-		return ee.code
-	default:
-		// cobra's own errors: unknown command or flag, wrong arguments.
-		return exitUsage
 	}
+	if lf := executed.Flags().Lookup("log-format"); lf != nil && lf.Value.String() == observe.LogJSON {
+		// The last line too is a log record, as --log-format json asks.
+		slog.New(slog.NewJSONHandler(stderr, nil)).Error("maker: "+err.Error(), "exit_status", code)
+	} else {
+		fmt.Fprintln(stderr, "maker:", err)
+	}
+	return code
 }
 
 // secretsKey is the context key of the run's observe.Secrets.
