@@ -146,7 +146,8 @@ func TestHanoiWatched(t *testing.T) {
 	code, _ = get("/healthz")
 	assert.Equal(t, 200, code)
 	code, body := get("/readyz")
-	assert.Equal(t, 200, code, body)
+	assert.Equal(t, 503, code, "the run has ended: not ready through the linger (docs/observe.md): %s", body)
+	assert.Contains(t, body, "the run has ended")
 
 	require.NoError(t, c.cmd.Process.Signal(os.Interrupt)) // ends the linger
 	done := make(chan error, 1)
