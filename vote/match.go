@@ -77,3 +77,23 @@ func (c *classes[T]) join(key uint64, value T) uint64 {
 	c.of[key] = class
 	return class
 }
+
+// Classify returns the class key of each of a sequence of valid samples,
+// by RaceMatching's rule: in order, each joins the first earlier class
+// whose representative it matches (a nil match: equal keys), else starts
+// a class keyed by its own key. It is how a tool that shows answers
+// outside a race (maker parse, the MCP vote tool) groups them exactly as a
+// race that tallied them in that order would. keys and values have equal
+// lengths. Cost: as RaceMatching's per sample.
+func Classify[T any](keys []uint64, values []T, match Match[T]) []uint64 {
+	out := make([]uint64, len(keys))
+	if match == nil {
+		copy(out, keys)
+		return out
+	}
+	c := classes[T]{match: match}
+	for i, k := range keys {
+		out[i] = c.join(k, values[i])
+	}
+	return out
+}

@@ -138,3 +138,24 @@ func TestRaceMatchingDecidesWhatExactKeysSplit(t *testing.T) {
 	assert.LessOrEqual(t, wrong, 3, "p = 0.85, k = 3: a wrong winner about once in 180 steps")
 	assert.Greater(t, exact, 3*matched, "exact keys split every jittered answer")
 }
+
+// Classify groups as a race does: the same classes as RaceMatching's
+// Votes for the same sample order.
+func TestClassifyIsTheRaceRule(t *testing.T) {
+	vals := []float64{1.0, 1.6, 1.2, 1.5, 1.0, 2.2}
+	keys := make([]uint64, len(vals))
+	for i, v := range vals {
+		keys[i] = floatSample(v).Key
+	}
+	got := Classify(keys, vals, within(0.5))
+	a, b := floatSample(1.0).Key, floatSample(1.6).Key
+	assert.Equal(t, []uint64{a, b, a, a, a, floatSample(2.2).Key}, got)
+	assert.Equal(t, keys, Classify(keys, vals, nil), "no matcher: the keys")
+	res, _ := RaceMatching(context.Background(), Config{K: 9, MaxSamples: len(vals)}, within(0.5),
+		func(_ context.Context, i int) Sample[float64] { return floatSample(vals[i]) })
+	counts := map[uint64]int{}
+	for _, k := range got {
+		counts[k]++
+	}
+	assert.Equal(t, counts, res.Votes)
+}
