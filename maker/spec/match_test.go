@@ -192,3 +192,14 @@ func TestBadMatchAnnotationRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, New(s).AnswerMatcher(), "no annotation: exact")
 }
+
+// TestAnnotatedSpecIsAnotherTask: an annotation changes the fingerprint
+// (the whole spec is hashed) and the task version (spec/2: a journal
+// written when annotations were ignored must not resume under matching);
+// a spec without annotations keeps spec/1 and its fingerprint.
+func TestAnnotatedSpecIsAnotherTask(t *testing.T) {
+	plain, annotated := New(surfaceSpec(t, 3, false)), New(surfaceSpec(t, 3, true))
+	assert.NotEqual(t, plain.Fingerprint(), annotated.Fingerprint())
+	assert.Equal(t, "spec/1", plain.TaskVersion())
+	assert.Equal(t, "spec/2", annotated.TaskVersion())
+}
