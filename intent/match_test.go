@@ -111,3 +111,36 @@ func TestNormalText(t *testing.T) {
 		assert.Equal(t, want, NormalText(in), in)
 	}
 }
+
+// FuzzMatcherAgreesWithItsKey checks the contract vote.Match needs:
+// reflexive, symmetric, and equal keys always match.
+func FuzzMatcherAgreesWithItsKey(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"city":"Paris","temp":1}`, `{"city":"paris.","temp":1.4}`},
+		{`{"tags":["a","a"]}`, `{"tags":["A","a "]}`},
+		{`{"temp":1e2}`, `{"temp":100.5}`},
+		{`{"city":" ÉTÉ!! "}`, "{\"city\":\"e\u0301te\u0301\"}"},
+		{`{"note":[1,{"x":null}]}`, `{"note":[1,{"x":0}]}`},
+	} {
+		f.Add(s[0], s[1])
+	}
+	m, err := NewMatcher([]byte(cityContract))
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, a, b string) {
+		var va, vb any
+		if json.Unmarshal([]byte(a), &va) != nil || json.Unmarshal([]byte(b), &vb) != nil {
+			return
+		}
+		oa, ob := Output{Value: va}, Output{Value: vb}
+		ka, errA := m.Key(oa)
+		kb, errB := m.Key(ob)
+		if errA != nil || errB != nil {
+			return
+		}
+		assert.True(t, m.Match(oa, oa), "reflexive: %s", a)
+		assert.Equal(t, m.Match(oa, ob), m.Match(ob, oa), "symmetric: %s, %s", a, b)
+		if ka == kb {
+			assert.True(t, m.Match(oa, ob), "equal keys match: %s, %s", a, b)
+		}
+	})
+}

@@ -19,7 +19,7 @@ import (
 // surfaceSpec is a task of steps steps whose answer names a city (text),
 // a temperature (number, tolerance 0.5) and tags (a set); annotated=false
 // is the same contract without x-mdap-match.
-func surfaceSpec(t *testing.T, steps int, annotated bool) *Spec {
+func surfaceSpec(t testing.TB, steps int, annotated bool) *Spec {
 	t.Helper()
 	ann := func(s string) string {
 		if !annotated {
@@ -202,4 +202,34 @@ func TestAnnotatedSpecIsAnotherTask(t *testing.T) {
 	assert.NotEqual(t, plain.Fingerprint(), annotated.Fingerprint())
 	assert.Equal(t, "spec/1", plain.TaskVersion())
 	assert.Equal(t, "spec/2", annotated.TaskVersion())
+}
+
+// BenchmarkSurfaceForms reports samples per step (samples/step) and
+// undecided runs for a model answering in one form, in several surface
+// forms under the spec's matchers, and in several forms with exact keys
+// (a run that stops undecided counts the samples it spent over the steps
+// it decided plus the one it failed).
+func BenchmarkSurfaceForms(b *testing.B) {
+	const steps, p = 30, 0.8
+	for _, c := range []struct {
+		name      string
+		annotated bool
+		forms     bool
+	}{{"one-form", false, false}, {"forms-matched", true, true}, {"forms-exact", false, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := surfaceSpec(b, steps, c.annotated)
+			var samples, decided, failed int
+			for range b.N {
+				rep, err := (&maker.Solver{Model: surfaceModel{steps: steps, p: p, forms: c.forms}, Vote: vote.Config{K: 3, MaxSamples: 60}}).Solve(context.Background(), New(s))
+				samples += rep.Launched
+				decided += rep.Steps
+				if err != nil {
+					failed++
+					decided++
+				}
+			}
+			b.ReportMetric(float64(samples)/float64(decided), "samples/step")
+			b.ReportMetric(float64(failed)/float64(b.N), "undecided/run")
+		})
+	}
 }
