@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/mdap-go/mdap/intent"
@@ -16,16 +15,9 @@ import (
 // Errors wrap ErrArgument: a schema that is not JSON or has a bad
 // annotation.
 func matchCandidates(schema any, samples []vote.Sample[int], replies []ReplyVerdict) error {
-	if schema == nil {
-		return nil
-	}
-	raw, err := json.Marshal(schema)
+	m, err := answerMatcher(schema)
 	if err != nil {
-		return fmt.Errorf("%w: answer_schema: %w", ErrArgument, err)
-	}
-	m, err := intent.NewMatcher(raw)
-	if err != nil {
-		return fmt.Errorf("%w: answer_schema: %w", ErrArgument, err)
+		return err
 	}
 	if m == nil {
 		return nil
