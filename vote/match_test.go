@@ -151,8 +151,9 @@ func TestClassifyIsTheRaceRule(t *testing.T) {
 	a, b := floatSample(1.0).Key, floatSample(1.6).Key
 	assert.Equal(t, []uint64{a, b, a, a, a, floatSample(2.2).Key}, got)
 	assert.Equal(t, keys, Classify(keys, vals, nil), "no matcher: the keys")
-	res, _ := RaceMatching(context.Background(), Config{K: 9, MaxSamples: len(vals)}, within(0.5),
+	res, err := RaceMatching(context.Background(), Config{K: len(vals), MaxSamples: len(vals)}, within(0.5),
 		func(_ context.Context, i int) Sample[float64] { return floatSample(vals[i]) })
+	require.ErrorIs(t, err, ErrUndecided)
 	counts := map[uint64]int{}
 	for _, k := range got {
 		counts[k]++
