@@ -9,7 +9,9 @@
 # (owned), one run's coordinator against another run's journal, lease and task
 # queue (tenants), a NAK steal (steal), a reply flood (flood), a rogue with no
 # credentials and with worker credentials answering jobs first, a liar worker
-# beside two honest ones under MinVoters 2 (liar), and a full job stream
+# beside two honest ones under MinVoters 2 (liar), the same in a batch of
+# tasks solved at once, quarantined and given no job of the next batch
+# (batchliar), and a full job stream
 # failing a sample at once (full).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -20,7 +20,7 @@ import (
 var ErrSuite = errors.New("unknown benchmark suite")
 
 // Suites are the suites, in the order Run runs them.
-var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "cost", "observe", "engine"}
+var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "cost", "observe", "engine", "goals"}
 
 // Options configure a Run. The zero value runs every suite at full size.
 type Options struct {
@@ -91,6 +91,9 @@ type Report struct {
 	Cost       *CostResult       `json:"cost,omitempty"`
 	Observe    *ObserveResult    `json:"observe,omitempty"`
 	EngineCost *EngineResult     `json:"engine,omitempty"`
+	// Felt is the goals suite's: issue #36's user-felt goals, each with
+	// its goal and its bar (see BarErr).
+	Felt *FeltResult `json:"goals_suite,omitempty"`
 	// Goals are the project's targets with the measured figure beside
 	// each.
 	Goals []Goal `json:"goals"`
@@ -158,6 +161,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Observe, err = runObserve(ctx, o, ticker(name, observeUnits(o.Quick)))
 		case "engine":
 			rep.EngineCost, err = runEngine(ctx, o, ticker(name, engineUnits(o.Quick)))
+		case "goals":
+			rep.Felt, err = runFelt(ctx, o, ticker(name, feltUnits()))
 		}
 		if err != nil {
 			if ctx.Err() != nil {

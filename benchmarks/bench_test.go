@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -120,7 +120,7 @@ func TestAdaptiveHook(t *testing.T) {
 // rate far above the law at the mean p, and an ensemble of differently
 // seeded models brings it back down.
 func TestDifficultyAtKMin(t *testing.T) {
-	k, err := vote.KMin(difficultyPlan, difficultyP, difficultyTarget)
+	k, err := laws.KMin(difficultyPlan, difficultyP, difficultyTarget)
 	require.NoError(t, err)
 	ctx := context.Background()
 	one, err := difficultyRun(ctx, 9, 4000, 0.2, 1, 1, k)

@@ -6,7 +6,7 @@ import (
 	"image/color"
 	"strings"
 
-	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -175,7 +175,7 @@ func fidelityWrongChart(f *FidelityResult) (*plot.Plot, error) {
 		c := plotutil.Color(i)
 		var th plotter.XYs
 		for k := 1; k <= fidelityKs[len(fidelityKs)-1]; k++ {
-			th = append(th, plotter.XY{X: float64(k), Y: max(1e-12, 1-vote.PStep(pv, k))})
+			th = append(th, plotter.XY{X: float64(k), Y: max(1e-12, 1-laws.PStep(pv, k))})
 		}
 		if err := line(p, th, c, false, fmt.Sprintf("p=%g", pv)); err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/tmc/langchaingo/llms"
 	"gonum.org/v1/plot"
 )
@@ -113,7 +114,7 @@ func runCost(ctx context.Context, o Options, tick func()) (*CostResult, error) {
 		ReasoningTokens: costReasoning, StepsMeasured: steps, CacheMinTokens: costCacheMin, CacheBlock: costBlock}
 	for _, disks := range costDisks {
 		total := 1<<disks - 1
-		k, err := vote.KMin(total, costP, costTarget)
+		k, err := laws.KMin(total, costP, costTarget)
 		if err != nil {
 			return nil, err
 		}
@@ -162,8 +163,7 @@ func costRun(ctx context.Context, seed uint64, disks, k, steps int, reply string
 	if err != nil {
 		return row, err
 	}
-	s := &maker.Solver{Model: maker.ModelFunc(model.GenerateContent), Vote: vote.Config{K: k}, Price: price,
-		SamplesPerCall: st.perCall, MaxSteps: steps, MaxTokens: costMaxTokens}
+	run := maker.Config{Vote: vote.Config{K: k}, Price: price, SamplesPerCall: st.perCall, MaxSteps: steps, MaxTokens: costMaxTokens}
 	if st.adaptive {
 		// From the fixed run's k down, never above it (the floor too: the
 		// default floor of 4, which holds a late drop in p, is above the
@@ -171,11 +171,12 @@ func costRun(ctx context.Context, seed uint64, disks, k, steps int, reply string
 		// wrong-step rate is no worse than the fixed rows' and the row
 		// measures what adaptive k saves on a steady model.
 		floor := max(2, min(k, maker.DefaultKFloor))
-		s.AdaptiveK = &maker.AdaptiveK{Target: costTarget, Steps: 1<<disks - 1, Max: max(k, floor), Floor: floor}
+		run.AdaptiveK = &maker.AdaptiveK{Target: costTarget, Steps: 1<<disks - 1, Max: max(k, floor), Floor: floor}
 	}
 	if st.flat {
-		s.Temperature = func(int) float64 { return 0.1 }
+		run.Temperature = func(int) float64 { return 0.1 }
 	}
+	s := &maker.Solver{Config: run, Model: maker.ModelFunc(model.GenerateContent)}
 	rep, err := s.Solve(ctx, task)
 	if err != nil && !errors.Is(err, maker.ErrStepLimit) {
 		return row, err

@@ -371,45 +371,66 @@ func runEngine(ctx context.Context, o Options, tick func()) (*EngineResult, erro
 
 	// The solve at a model latency: in process against the engine,
 	// alternating.
-	lcfg := cfg
-	lcfg.Latency = sim.FixedLatency(res.Latency)
-	le, err := startEngineBench(ctx, lcfg, 8)
+	sr, err := engineSolves(ctx, cfg, res.Latency, res.Disks, res.Runs)
 	if err != nil {
 		return nil, err
+	}
+	res.SolveRatio, res.SolveLo, res.SolveHi = sr.ratio, sr.lo, sr.hi
+	res.InProcWall, res.EngineWall = sr.inWall, sr.enWall
+	return res, nil
+}
+
+// solveRatio is the engine's wall time over in process's for a solve at
+// a model latency: the median of runs alternating run by run, its min
+// and max, and the median walls in seconds.
+type solveRatio struct {
+	ratio, lo, hi, inWall, enWall float64
+	runs                          int
+}
+
+// engineSolves solves a disks-disk Hanoi at k = engineK runs times in
+// process and runs times over the NATS engine (an embedded server, two
+// workers of 8 calls), alternating, with cfg's model at the given fixed
+// latency.
+func engineSolves(ctx context.Context, cfg sim.Config, latency time.Duration, disks, runs int) (solveRatio, error) {
+	lcfg := cfg
+	lcfg.Latency = sim.FixedLatency(latency)
+	le, err := startEngineBench(ctx, lcfg, 8)
+	if err != nil {
+		return solveRatio{}, err
 	}
 	defer le.release()
 	local, err := sim.New(hanoi.Oracle{}, lcfg)
 	if err != nil {
-		return nil, err
+		return solveRatio{}, err
 	}
 	solve := func(m llms.Model) (time.Duration, error) {
-		t, err := hanoi.New(res.Disks)
+		t, err := hanoi.New(disks)
 		if err != nil {
 			return 0, err
 		}
-		rep, err := (&maker.Solver{Model: m, Vote: vote.Config{K: engineK}}).Solve(ctx, t)
+		rep, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: engineK}}, Model: m}).Solve(ctx, t)
 		if err == nil && !t.Solved() {
 			err = errors.New("not solved")
 		}
 		return rep.Wall, err
 	}
 	var solveRatios, inWalls, enWalls []float64
-	for range res.Runs {
+	for range runs {
 		in, err := solve(local)
 		if err != nil {
-			return nil, fmt.Errorf("benchmarks: engine: in process: %w", err)
+			return solveRatio{}, fmt.Errorf("benchmarks: engine: in process: %w", err)
 		}
 		en, err := solve(le.model)
 		if err != nil {
-			return nil, fmt.Errorf("benchmarks: engine: solve: %w", err)
+			return solveRatio{}, fmt.Errorf("benchmarks: engine: solve: %w", err)
 		}
 		solveRatios = append(solveRatios, en.Seconds()/in.Seconds())
 		inWalls, enWalls = append(inWalls, in.Seconds()), append(enWalls, en.Seconds())
 	}
-	res.SolveRatio = median(solveRatios)
-	res.SolveLo, res.SolveHi = minMax(solveRatios)
-	res.InProcWall, res.EngineWall = median(inWalls), median(enWalls)
-	return res, nil
+	out := solveRatio{ratio: median(solveRatios), inWall: median(inWalls), enWall: median(enWalls), runs: runs}
+	out.lo, out.hi = minMax(solveRatios)
+	return out, nil
 }
 
 func minMax(xs []float64) (lo, hi float64) {

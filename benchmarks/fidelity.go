@@ -10,6 +10,8 @@ import (
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
+	"github.com/mdap-go/mdap/vote/rivals"
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -37,10 +39,10 @@ type FidelityCell struct {
 	K      int     `json:"k"`
 	// Votes is the valid votes per step, with its interval.
 	Votes Mean `json:"votes"`
-	// Theory is vote.ExpectedSamples (one rival) or
-	// vote.ExpectedSamplesWith (eight).
+	// Theory is laws.ExpectedSamples (one rival) or
+	// rivals.ExpectedSamples (eight).
 	Theory float64 `json:"theory"`
-	// ClosedForm is vote.ExpectedSamples, the one-rival closed form, for
+	// ClosedForm is laws.ExpectedSamples, the one-rival closed form, for
 	// comparison on the spread rows.
 	ClosedForm float64 `json:"closed_form"`
 	// RelDiff is Votes.Mean/Theory - 1; Z the difference in standard
@@ -51,7 +53,7 @@ type FidelityCell struct {
 	// theory at the measured spread.
 	Draws2pc int `json:"draws_2pc"`
 	// Wrong is the share of steps a wrong answer won; WrongTheory is
-	// 1 - PStep (one rival) or 1 - PStepWith (eight).
+	// 1 - PStep (one rival) or 1 - rivals.PStep (eight).
 	Wrong       Rate    `json:"wrong"`
 	WrongTheory float64 `json:"wrong_theory"`
 	// requests and samples are the hanoi path's provider requests and
@@ -79,7 +81,7 @@ type DifficultyRow struct {
 	Steps          int     `json:"steps"`
 	SamplesPerStep float64 `json:"samples_per_step"`
 	Wrong          Rate    `json:"wrong"`
-	// Theory is the wrong rate without a spread (1 - PStepWith at the
+	// Theory is the wrong rate without a spread (1 - rivals.PStep at the
 	// mean p); Bound is the mean over the Beta distribution of steps of
 	// the one-rival wrong rate 1 - PStep(p, k): an upper bound with a
 	// spread (one rival is the worst case), and the exact rate on the hard
@@ -96,7 +98,7 @@ type FidelityResult struct {
 	HanoiSeeds int `json:"hanoi_seeds"`
 	// Cells holds every (path, rivals, p, k).
 	Cells []FidelityCell `json:"cells"`
-	// The difficulty experiment: mean p DifficultyP, k = vote.KMin for
+	// The difficulty experiment: mean p DifficultyP, k = laws.KMin for
 	// DifficultyPlanSteps steps at target 0.95.
 	DifficultyP         float64         `json:"difficulty_p"`
 	DifficultyK         int             `json:"difficulty_k"`
@@ -124,7 +126,7 @@ func runFidelity(ctx context.Context, o Options, tick func()) (*FidelityResult, 
 	if o.Quick {
 		res.RaceSteps, res.HanoiDisks, res.HanoiSeeds, diffSteps = 1_000, 7, 1, 10_000
 	}
-	k, err := vote.KMin(difficultyPlan, difficultyP, difficultyTarget)
+	k, err := laws.KMin(difficultyPlan, difficultyP, difficultyTarget)
 	if err != nil {
 		return nil, err
 	}
@@ -186,12 +188,12 @@ func simFor(seed uint64, p float64, rivals int) sim.Config {
 }
 
 // theory returns the expected votes and the wrong-winner rate for a cell.
-func theory(p float64, k, rivals int) (votes, wrong float64, err error) {
-	r := vote.Rivals{N: rivals}
-	if votes, err = vote.ExpectedSamplesWith(p, k, r); err != nil {
+func theory(p float64, k, wrongAnswers int) (votes, wrong float64, err error) {
+	r := rivals.Spread{N: wrongAnswers}
+	if votes, err = rivals.ExpectedSamples(p, k, r); err != nil {
 		return 0, 0, err
 	}
-	right, err := vote.PStepWith(p, k, r)
+	right, err := rivals.PStep(p, k, r)
 	return votes, 1 - right, err
 }
 
@@ -203,7 +205,7 @@ func newCell(path string, rivals int, p float64, k int, votes accum, wrong, step
 	m := votes.result()
 	return FidelityCell{
 		Path: path, Rivals: rivals, P: p, K: k, Votes: m, Theory: th,
-		ClosedForm: vote.ExpectedSamples(p, k),
+		ClosedForm: laws.ExpectedSamples(p, k),
 		RelDiff:    m.Mean/th - 1, Z: m.Z(th), Draws2pc: m.DrawsFor(th, 0.02),
 		Wrong: newRate(wrong, steps), WrongTheory: wth,
 	}, nil
@@ -252,8 +254,11 @@ func fidelityHanoi(ctx context.Context, seed uint64, disks, seeds, rivals int, p
 		if err != nil {
 			return FidelityCell{}, err
 		}
-		solver := &maker.Solver{Model: model, Vote: vote.Config{K: k, MaxSamples: 1 << 20}, SamplesPerCall: fidelitySamplesPerCall,
-			Progress: func(e maker.Event) { votes.add(float64(e.Record.Valid)) }}
+		solver := &maker.Solver{
+			Config:   maker.Config{Vote: vote.Config{K: k, MaxSamples: 1 << 20}, SamplesPerCall: fidelitySamplesPerCall},
+			Model:    model,
+			Progress: func(e maker.Event) { votes.add(float64(e.Record.Valid)) },
+		}
 		rep, err := solver.Solve(ctx, task)
 		if err != nil {
 			return FidelityCell{}, fmt.Errorf("benchmarks: fidelity hanoi p=%v k=%d: %w", p, k, err)
@@ -305,13 +310,13 @@ func difficultyTheory(p float64, k int, spread float64) (theory, bound float64, 
 		b := v.([2]float64)
 		return b[0], b[1], nil
 	}
-	right, err := vote.PStepWith(p, k, vote.Rivals{N: spreadRivals})
+	right, err := rivals.PStep(p, k, rivals.Spread{N: spreadRivals})
 	if err != nil {
 		return 0, 0, err
 	}
 	theory = 1 - right
 	if spread == 0 {
-		bound = 1 - vote.PStep(p, k)
+		bound = 1 - laws.PStep(p, k)
 	} else {
 		nu := 1/spread - 1
 		beta := distuv.Beta{Alpha: p * nu, Beta: (1 - p) * nu}
@@ -324,7 +329,7 @@ func difficultyTheory(p float64, k int, spread float64) (theory, bound float64, 
 				c = 1
 			}
 			mid := (float64(i) - 0.5) / cells
-			bound += (c - prev) * (1 - vote.PStep(mid, k))
+			bound += (c - prev) * (1 - laws.PStep(mid, k))
 			prev = c
 		}
 	}

@@ -126,6 +126,7 @@ func goals(r *Report) []Goal {
 		}
 	}
 	out = append(out, engineGoals(r.EngineCost)...)
+	out = append(out, feltGoals(r.Felt)...)
 	if c := r.Cost; c != nil {
 		out = append(out, costGoal(c))
 	} else {

@@ -36,7 +36,7 @@ func BenchmarkHanoiRun(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				s := &maker.Solver{Model: simModel(b, uint64(i)), Vote: vote.Config{K: 3}}
+				s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: simModel(b, uint64(i))}
 				rep, err := s.Solve(context.Background(), task)
 				if err != nil || !task.Solved() {
 					b.Fatalf("not solved: %v", err)
@@ -81,7 +81,7 @@ func BenchmarkStepLoop(b *testing.B) {
 			samples := 0
 			for b.Loop() {
 				task, _ := hanoi.New(disks)
-				s := &maker.Solver{Model: simModel(b, 0), Vote: vote.Config{K: 3, Parallel: par}}
+				s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3, Parallel: par}}, Model: simModel(b, 0)}
 				rep, err := s.Solve(context.Background(), task)
 				if err != nil || !task.Solved() {
 					b.Fatal(err)
@@ -105,7 +105,7 @@ func BenchmarkJournaled(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := &maker.Solver{Model: simModel(b, 0), Vote: vote.Config{K: 3}, Journal: j}
+		s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: simModel(b, 0), Journal: j}
 		rep, err := s.Solve(context.Background(), task)
 		if err != nil || !task.Solved() {
 			b.Fatal(err)

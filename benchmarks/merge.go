@@ -79,6 +79,9 @@ func (r *Report) take(s string, older *Report) bool {
 	case "engine":
 		r.EngineCost = older.EngineCost
 		return r.EngineCost != nil
+	case "goals":
+		r.Felt = older.Felt
+		return r.Felt != nil
 	}
 	return false
 }

@@ -104,7 +104,7 @@ func observeRun(ctx context.Context, seed uint64, disks int, config string) (cpu
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	s := &maker.Solver{Model: model, Vote: vote.Config{K: 3}}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model}
 	var tel *observe.Telemetry
 	switch config {
 	case "metrics":

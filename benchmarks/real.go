@@ -117,7 +117,7 @@ func runReal(ctx context.Context, o Options, tick func()) (*RealResult, error) {
 				return nil, fmt.Errorf("benchmarks: real: %s: %w", tr.name, err)
 			}
 			task, _ := hanoi.New(res.Disks)
-			s := &maker.Solver{Model: model, Vote: vote.Config{K: res.K}}
+			s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: res.K}}, Model: model}
 			cpu0 := cpuTime()
 			rep, err := s.Solve(ctx, task)
 			cpu := cpuTime() - cpu0

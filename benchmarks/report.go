@@ -85,6 +85,9 @@ func (r *Report) Markdown() string {
 		w("| %s | %s | %s |\n", g.Goal, m, g.Met)
 	}
 	w("\n")
+	if f := r.Felt; f != nil {
+		writeFelt(&b, f)
+	}
 	if f := r.Fidelity; f != nil {
 		writeFidelity(&b, f)
 	}
@@ -135,7 +138,7 @@ func writeFidelity(b *strings.Builder, f *FidelityResult) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("## Fidelity: the vote against the gambler's-ruin theory\n\n")
 	w("Each cell decides steps with first-to-ahead-by-k, one sample at a time, on the simulated model at per-vote success p, with every error on one rival answer (`rivals 1`) or spread uniformly over eight (`rivals 8`, the sim's default). *race*: %d steps through `vote.Race` alone per cell; *hanoi*: %d run(s) of %d-disk Towers of Hanoi (%d steps each) through the whole pipeline (prompt, sim, parse, key, vote, apply). ", f.RaceSteps, f.HanoiSeeds, f.HanoiDisks, 1<<f.HanoiDisks-1)
-	w("Votes are valid votes per step (no red flags here) with a 95%% interval; theory is `vote.ExpectedSamples` for one rival and `vote.ExpectedSamplesWith` for eight (the one-rival closed form beside it); wrong is the share of steps a wrong answer won, with its 95%% Wilson interval, against `1 - PStep` / `1 - PStepWith`. *z* is the deviation in standard errors; *steps for 2%%* is how many steps put the 95%% interval within 2%% of theory at the measured spread. *ok*: |z| < 3 and the theoretical wrong rate inside the rate's 3-standard-error (99.7%%) interval: with 128 checks in the two tables, a 95%% test would fail about six by chance.\n\n")
+	w("Votes are valid votes per step (no red flags here) with a 95%% interval; theory is `laws.ExpectedSamples` for one rival and `rivals.ExpectedSamples` for eight (the one-rival closed form beside it); wrong is the share of steps a wrong answer won, with its 95%% Wilson interval, against `1 - PStep` / `1 - rivals.PStep`. *z* is the deviation in standard errors; *steps for 2%%* is how many steps put the 95%% interval within 2%% of theory at the measured spread. *ok*: |z| < 3 and the theoretical wrong rate inside the rate's 3-standard-error (99.7%%) interval: with 128 checks in the two tables, a 95%% test would fail about six by chance.\n\n")
 	w("![votes per step against k](fidelity_votes.svg) ![wrong winners against k](fidelity_wrong.svg)\n\n")
 	for _, path := range []string{"race", "hanoi"} {
 		w("### %s\n\n| rivals | p | k | votes/step (95%% CI) | theory | closed form | dev | z | steps for 2%% | wrong (95%% CI) | theory | ok |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n", path)
@@ -160,7 +163,7 @@ func writeFidelity(b *strings.Builder, f *FidelityResult) {
 	}
 	w("%d of %d cells match theory (at 3 standard errors, about %.1f of them would fail by chance). With one rival, the hardest cell needs %d steps for a 95%% interval within 2%% of theory (*steps for 2%%*; 2.3 times that for 3 standard errors); each race cell here has %d.\n\n", matched, total, float64(2*total)*0.0027, most, f.RaceSteps)
 	w("### Per-step difficulty, hard steps that agree, and ensembles\n\n")
-	w("Mean p = %g with k = %d, the k that `vote.KMin` recommends for %d steps at target %g. `difficulty spread` draws each step's p from a Beta distribution around the mean (variance spread × p(1-p)); `hard agree` is the probability that a wrong reply on a hard step (p < 1/2) is the same wrong answer; an ensemble of 3 is `maker.NewEnsemble` over three sims seeded differently, so their hard steps differ (the best case for an ensemble: real models share some hard steps). Theory: the wrong rate without spread; bound: the one-rival wrong rate averaged over the step distribution (exact on hard steps whose errors all agree).\n\n", f.DifficultyP, f.DifficultyK, f.DifficultyPlanSteps, difficultyTarget)
+	w("Mean p = %g with k = %d, the k that `laws.KMin` recommends for %d steps at target %g. `difficulty spread` draws each step's p from a Beta distribution around the mean (variance spread × p(1-p)); `hard agree` is the probability that a wrong reply on a hard step (p < 1/2) is the same wrong answer; an ensemble of 3 is `maker.NewEnsemble` over three sims seeded differently, so their hard steps differ (the best case for an ensemble: real models share some hard steps). Theory: the wrong rate without spread; bound: the one-rival wrong rate averaged over the step distribution (exact on hard steps whose errors all agree).\n\n", f.DifficultyP, f.DifficultyK, f.DifficultyPlanSteps, difficultyTarget)
 	writeDifficulty(b, f.Difficulty)
 }
 

@@ -316,14 +316,14 @@ func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journal string,
 	if err != nil {
 		return row, err
 	}
-	s := &maker.Solver{Model: model, Vote: vote.Config{K: k}}
+	var jnl *maker.Journal
 	if journal != "" {
 		j, err := maker.CreateJournal(journal)
 		if err != nil {
 			return row, err
 		}
 		defer j.Close()
-		s.Journal = j
+		jnl = j
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -331,11 +331,12 @@ func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journal string,
 	var profStart time.Time
 	var profCPU time.Duration
 	profiling := false
+	var progress func(maker.Event)
 	if profiled {
 		profileMu.Lock()
 		defer profileMu.Unlock()
 		startAt := (1<<disks - 1) / 4
-		s.Progress = func(e maker.Event) {
+		progress = func(e maker.Event) {
 			switch {
 			case e.Step == startAt && !profiling && profStart.IsZero():
 				if pprof.StartCPUProfile(&prof) == nil {
@@ -347,6 +348,7 @@ func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journal string,
 			}
 		}
 	}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: k}}, Model: model, Journal: jnl, Progress: progress}
 	resetPeakRSS()
 	row.Load = loadavg()
 	pm := watchMemory()

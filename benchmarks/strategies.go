@@ -10,6 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/errgroup"
 )
@@ -248,7 +249,7 @@ func scenarios(o Options) ([]Scenario, error) {
 	if o.Quick {
 		steps, contested = 3_000, 3_000
 	}
-	k, err := vote.KMin(difficultyPlan, difficultyP, difficultyTarget)
+	k, err := laws.KMin(difficultyPlan, difficultyP, difficultyTarget)
 	if err != nil {
 		return nil, err
 	}

@@ -21,12 +21,10 @@ var (
 	// name, an unknown category). The taxonomy's own error is wrapped too.
 	ErrInvalidTool = errors.New("bad tool")
 	// ErrInvalidSchema: a tool's argument schema, or a schema file given to
-	// [Declare], is not JSON or does not compile as a JSON Schema.
+	// executor/declare, is not JSON or does not compile as a JSON Schema.
 	ErrInvalidSchema = errors.New("bad tool schema")
-	// ErrInvalidSkill: a skill file's front matter given to [Declare] does not
-	// parse.
-	ErrInvalidSkill = errors.New("bad skill front matter")
-	// ErrInvalidRoot: the root given to [New] is not an existing directory.
+	// ErrInvalidRoot: the root given to executor/fstools is not an existing
+	// directory.
 	ErrInvalidRoot = errors.New("bad root folder")
 )
 

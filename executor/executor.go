@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,16 +23,13 @@ const lateGrace = 100 * time.Millisecond
 // is not usable. An Executor is safe for concurrent use. With a root it
 // holds that folder open until [Executor.Close].
 type Executor struct {
-	root            string // "" when there are no file tools
-	sb              *sandbox
-	policy          categories.Policy
-	timeout         time.Duration
-	outputCap       int
-	readCap         int64
-	refuseHardLinks bool
-	tax             *categories.Taxonomy
-	log             *slog.Logger
-	extra           []Tool
+	ws        Workspace // nil when there are no file tools
+	policy    categories.Policy
+	timeout   time.Duration
+	outputCap int
+	tax       *categories.Taxonomy
+	log       *slog.Logger
+	extra     []Tool
 
 	maxAbandoned int
 	abandoned    atomic.Int64 // goroutine tool calls still running after Execute gave up on them
@@ -44,21 +39,20 @@ type Executor struct {
 	index *registered
 }
 
-// New returns an executor. With a non-empty root it registers the built-in
-// file tools (read_file, list_dir, glob, grep, write_file) over that
-// folder; with "" it has none, only the index tool and what WithTools or
-// Register add.
+// New returns an executor. With [WithWorkspace] it registers the
+// workspace's tools (executor/fstools: the built-in file tools, read_file,
+// list_dir, glob, grep, write_file, over a root folder; fstools.New opens
+// the folder and calls New); without, it has none, only the index tool and
+// what WithTools or Register add.
 //
-// Errors: [ErrInvalidRoot] when root is not an existing folder; the errors of
-// [Executor.Register] when a tool cannot be registered (for example a
-// taxonomy given with WithTaxonomy that places read_file in another
-// category).
-func New(root string, opts ...Option) (*Executor, error) {
+// Errors: the errors of [Executor.Register] when a tool cannot be
+// registered (for example a taxonomy given with WithTaxonomy that places
+// read_file in another category); the workspace is closed then.
+func New(opts ...Option) (*Executor, error) {
 	e := &Executor{
 		policy:       categories.DefaultPolicy(),
 		timeout:      DefaultTimeout,
 		outputCap:    DefaultOutputCap,
-		readCap:      DefaultReadCap,
 		maxAbandoned: DefaultMaxAbandoned,
 		log:          slog.New(slog.DiscardHandler),
 		tools:        map[string]*registered{},
@@ -72,22 +66,14 @@ func New(root string, opts ...Option) (*Executor, error) {
 	idx := &indexTool{e: e}
 	sch, doc, params, err := compileSchema(idx.Name(), idx.Schema())
 	if err != nil {
+		_ = e.Close()
 		return nil, fmt.Errorf("%w: index tool: %v", ErrInvalidSchema, err) // a bug in this package
 	}
 	e.index = &registered{tool: idx, entry: categories.Entry{Name: categories.IndexTool}, schema: sch, doc: doc, params: params, inline: true}
 
 	var tools []Tool
-	if root != "" {
-		dir, err := realDir(root)
-		if err != nil {
-			return nil, err
-		}
-		sb, err := newSandbox(dir, e.readCap, e.refuseHardLinks)
-		if err != nil {
-			return nil, err
-		}
-		e.root, e.sb = dir, sb
-		tools = builtinTools(sb)
+	if e.ws != nil {
+		tools = e.ws.Tools()
 	}
 	for _, t := range append(tools, e.extra...) {
 		if err := e.Register(t); err != nil {
@@ -99,42 +85,29 @@ func New(root string, opts ...Option) (*Executor, error) {
 	return e, nil
 }
 
-func realDir(root string) (string, error) {
-	abs, err := filepath.Abs(root)
-	if err == nil {
-		abs, err = filepath.EvalSymlinks(abs)
+// Root returns the workspace's root folder ([Workspace].Root: for
+// executor/fstools, absolute, with symbolic links resolved), or "" without
+// a workspace.
+func (e *Executor) Root() string {
+	if e.ws == nil {
+		return ""
 	}
-	if err != nil {
-		return "", fmt.Errorf("%w: %q: %v", ErrInvalidRoot, root, unwrapPath(err))
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("%w: %q: %v", ErrInvalidRoot, root, unwrapPath(err))
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("%w: %q is not a folder", ErrInvalidRoot, root)
-	}
-	return abs, nil
+	return e.ws.Root()
 }
 
-// Root returns the absolute root folder of the file tools as [New] found
-// it, with symbolic links resolved, or "" when there are none. The tools
-// work in the folder that was there when New opened it, even if it has been
-// renamed since or another folder or link has taken this path.
-func (e *Executor) Root() string { return e.root }
-
-// Close releases the root folder that [New] opened. Afterwards the built-in
-// file tools fail (intent.ReasonToolError, saying the executor was closed);
-// the index tool and registered tools of your own still run. Calls running
-// during Close finish or fail cleanly. Close is idempotent, safe for
-// concurrent use, and returns nil for an executor without a root; it
-// returns the error of closing the folder otherwise (only the first call
-// can fail).
+// Close closes the workspace ([Workspace].Close: for executor/fstools, it
+// releases the root folder, and afterwards the file tools fail with
+// intent.ReasonToolError, saying the executor was closed); the index tool
+// and registered tools of your own still run. Calls running during Close
+// finish or fail cleanly. It returns nil without a workspace, and the
+// workspace's error otherwise; the workspace's Close must be idempotent
+// and safe for concurrent use (fstools' is, and only its first call can
+// fail).
 func (e *Executor) Close() error {
-	if e.sb == nil {
+	if e.ws == nil {
 		return nil
 	}
-	return e.sb.close()
+	return e.ws.Close()
 }
 
 // Policy returns the policy the executor enforces.
@@ -353,8 +326,8 @@ type outcome struct {
 	truncated bool              // the tool called MarkTruncated
 }
 
-// run runs a checked call under the timeout. A built-in tool (inline) runs
-// on the caller's goroutine: every loop in it checks the context or is
+// run runs a checked call under the timeout. A [ContextBound] tool (inline)
+// runs on the caller's goroutine: every loop in it checks the context or is
 // bounded by construction, so it returns soon after the timeout and leaves
 // nothing running. Any other tool runs on a goroutine of its own, which is
 // abandoned if the tool ignores its context past lateGrace; at most
@@ -434,11 +407,3 @@ func capText(s string, n int) (string, bool) {
 
 // available reports whether this executor can run tool name.
 func (e *Executor) available(name string) bool { return e.lookup(name) != nil }
-
-// appendNote adds a bracketed note on its own line.
-func appendNote(s, note string) string {
-	if s != "" && !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	return s + note
-}

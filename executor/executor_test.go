@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +18,6 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tmc/langchaingo/llms"
 )
 
 const objSchema = `{"type":"object","properties":{"text":{"type":"string"}},"additionalProperties":false}`
@@ -31,87 +29,6 @@ func echoTool(name string, c categories.Category) Tool {
 	})
 }
 
-type mcpTool struct {
-	Tool
-	ro bool
-}
-
-func (m mcpTool) DeclaredReadOnly() bool { return m.ro }
-
-func TestRegister(t *testing.T) {
-	e := newExec(t, "")
-	assert.Empty(t, e.Registered(), "no root, no file tools")
-
-	require.NoError(t, e.Register(echoTool("echo", categories.TaskManager)))
-	en, ok := e.Taxonomy().Lookup("echo")
-	require.True(t, ok, "an unknown tool is added to the taxonomy")
-	assert.Equal(t, categories.TaskManager, en.Category)
-	assert.Equal(t, []string{"echo"}, e.Registered())
-
-	err := e.Register(echoTool("echo", categories.TaskManager))
-	assert.ErrorIs(t, err, ErrDuplicateTool, "twice")
-
-	err = e.Register(echoTool("grep", categories.FileWrite))
-	assert.ErrorIs(t, err, ErrDuplicateTool, "the taxonomy has grep in search")
-	assert.Contains(t, err.Error(), "search")
-
-	require.NoError(t, e.Register(echoTool("fetch_url", categories.Web)), "a known name in its own category")
-	assert.False(t, e.ReadOnly("fetch_url"))
-
-	for name, tool := range map[string]Tool{
-		"nil":            nil,
-		"index name":     echoTool(categories.IndexTool, categories.FileRead),
-		"category name":  echoTool("bash", categories.Bash),
-		"space":          echoTool("two words", categories.Web),
-		"empty":          echoTool("", categories.Web),
-		"bad category":   echoTool("thing", categories.Category("teleport")),
-		"empty category": echoTool("thing", ""),
-	} {
-		assert.ErrorIs(t, e.Register(tool), ErrInvalidTool, name)
-	}
-	assert.ErrorIs(t, e.Register(echoTool("bash", categories.Bash)), categories.ErrReservedName)
-	_, known := e.Taxonomy().Lookup("thing")
-	assert.False(t, known, "a refused tool leaves the taxonomy alone")
-
-	for name, schema := range map[string]string{
-		"not json":     `{"type":`,
-		"not a schema": `{"type": 5}`,
-		"array":        `["object"]`,
-		"empty":        ``,
-		"external ref": `{"$ref": "https://example.com/schema.json"}`,
-		"file ref":     `{"$ref": "file:///etc/passwd"}`,
-	} {
-		tool := NewTool("schema_"+strings.ReplaceAll(name, " ", "_"), categories.Web, "", json.RawMessage(schema), nil)
-		err := e.Register(tool)
-		assert.ErrorIs(t, err, ErrInvalidSchema, name)
-		_, known := e.Taxonomy().Lookup(tool.Name())
-		assert.False(t, known, "%s: not added to the taxonomy", name)
-	}
-
-	require.NoError(t, e.Register(mcpTool{echoTool("mcp_lookup", categories.MCP), true}))
-	require.NoError(t, e.Register(mcpTool{echoTool("mcp_change", categories.MCP), false}))
-	assert.True(t, e.ReadOnly("mcp_lookup"), "declared read-only by its server")
-	assert.False(t, e.ReadOnly("mcp_change"))
-}
-
-func TestNewErrors(t *testing.T) {
-	_, err := New(filepath.Join(t.TempDir(), "missing"))
-	assert.ErrorIs(t, err, ErrInvalidRoot)
-
-	file := filepath.Join(t.TempDir(), "f")
-	require.NoError(t, writeFile(file, "x"))
-	_, err = New(file)
-	assert.ErrorIs(t, err, ErrInvalidRoot)
-
-	tax := &categories.Taxonomy{}
-	require.NoError(t, tax.Add("read_file", categories.FileWrite))
-	_, err = New(t.TempDir(), WithTaxonomy(tax))
-	assert.ErrorIs(t, err, ErrDuplicateTool, "a taxonomy that places read_file elsewhere")
-
-	_, err = New("", WithTools(echoTool("echo", categories.Web), echoTool("echo", categories.Web)))
-	assert.ErrorIs(t, err, ErrDuplicateTool)
-}
-
 func TestSideEffectToolRunsOnlyWhenAllowed(t *testing.T) {
 	var runs atomic.Int32
 	post := NewTool("post_message", categories.Web, "posts", json.RawMessage(objSchema), func(_ context.Context, args map[string]any) (string, error) {
@@ -120,7 +37,7 @@ func TestSideEffectToolRunsOnlyWhenAllowed(t *testing.T) {
 	})
 	in := intent.ToolIntent{Tool: "post_message", Args: map[string]any{"text": "hi"}}
 
-	e := newExec(t, "", WithTools(post))
+	e := newExec(t, WithTools(post))
 	obs := run(t, e, in.Tool, in.Args)
 	assert.Equal(t, intent.ReasonNotAllowed, obs.Reason)
 	assert.Contains(t, obs.Content, "--tools file_read,search,semantic_search,web")
@@ -129,52 +46,15 @@ func TestSideEffectToolRunsOnlyWhenAllowed(t *testing.T) {
 	assert.Equal(t, categories.Web, obs.Category)
 	assert.Zero(t, runs.Load(), "declared or not, a withheld tool never runs")
 
-	byName := newExec(t, "", WithTools(post), WithPolicy(categories.Policy{Allow: []string{"post_message"}}))
+	byName := newExec(t, WithTools(post), WithPolicy(categories.Policy{Allow: []string{"post_message"}}))
 	obs = run(t, byName, in.Tool, in.Args)
 	assert.True(t, obs.OK(), obs.Content)
 	assert.Equal(t, "posted", obs.Content)
 	assert.Equal(t, int32(1), runs.Load())
 
-	denied := newExec(t, "", WithTools(post), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}, Deny: []string{"post_message"}}))
+	denied := newExec(t, WithTools(post), WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}, Deny: []string{"post_message"}}))
 	obs = run(t, denied, in.Tool, in.Args)
 	assert.Equal(t, intent.ReasonNotAllowed, obs.Reason, "deny beats the category")
-}
-
-func TestReadOnlyLookupAndCheck(t *testing.T) {
-	var runs atomic.Int32
-	count := NewTool("counter", categories.TaskManager, "", json.RawMessage(objSchema), func(context.Context, map[string]any) (string, error) {
-		runs.Add(1)
-		return "", nil
-	})
-	e := newExec(t, t.TempDir(), WithTools(count), WithPolicy(categories.Policy{Allow: []string{"counter"}}))
-	for name, want := range map[string]bool{
-		"read_file": true, "list_dir": true, "glob": true, "grep": true, categories.IndexTool: true,
-		"write_file": false, "counter": false, "run_command": false, "nope": false,
-	} {
-		assert.Equal(t, want, e.ReadOnly(name), name)
-	}
-	en, ok := e.Lookup("grep")
-	assert.True(t, ok)
-	assert.Equal(t, categories.Search, en.Category)
-	_, ok = e.Lookup("run_command")
-	assert.False(t, ok, "in the taxonomy, not registered")
-	en, ok = e.Lookup(categories.IndexTool)
-	assert.True(t, ok)
-	assert.Empty(t, en.Category)
-
-	obs, ok := e.Check(intent.ToolIntent{Tool: "counter", Args: map[string]any{"text": "x"}})
-	assert.True(t, ok)
-	assert.Equal(t, intent.StatusOK, obs.Status)
-	assert.Equal(t, categories.TaskManager, obs.Category)
-	assert.Zero(t, runs.Load(), "Check runs nothing")
-
-	obs, ok = e.Check(intent.ToolIntent{Tool: "counter", Args: map[string]any{"text": 1}})
-	assert.False(t, ok)
-	assert.Equal(t, intent.ReasonInvalidArgs, obs.Reason)
-	obs, ok = e.Check(intent.ToolIntent{Tool: "write_file", Args: map[string]any{"path": "x", "content": ""}})
-	assert.False(t, ok)
-	assert.Equal(t, intent.ReasonNotAllowed, obs.Reason)
-	assert.Zero(t, runs.Load())
 }
 
 func TestTimeout(t *testing.T) {
@@ -190,7 +70,7 @@ func TestTimeout(t *testing.T) {
 		<-release // ignores its context
 		return "late", nil
 	})
-	e := newExec(t, "", WithTools(polite, rude), WithTimeout(50*time.Millisecond),
+	e := newExec(t, WithTools(polite, rude), WithTimeout(50*time.Millisecond),
 		WithPolicy(categories.Policy{Categories: []categories.Category{categories.Web}}))
 
 	start := time.Now()
@@ -215,7 +95,7 @@ func TestPanicIsAnObservation(t *testing.T) {
 		m["x"] = 1
 		return "", nil
 	})
-	e := newExec(t, "", WithTools(boom))
+	e := newExec(t, WithTools(boom))
 	obs, err := e.Execute(context.Background(), intent.ToolIntent{Tool: "boom"})
 	require.NoError(t, err)
 	assert.Equal(t, intent.StatusError, obs.Status)
@@ -230,7 +110,7 @@ func TestToolErrorsAndSentinels(t *testing.T) {
 			return "ignored", err
 		})
 	}
-	e := newExec(t, "", WithTools(
+	e := newExec(t, WithTools(
 		mk("plain", errors.New("the service said no")),
 		mk("outside", refusef(ErrOutsideRoot, "custom outside")),
 		mk("missing", fmt.Errorf("wrapped: %w", fs.ErrNotExist)),
@@ -255,7 +135,7 @@ func TestOutputCap(t *testing.T) {
 	long := NewTool("long", categories.FileRead, "", json.RawMessage(objSchema), func(_ context.Context, args map[string]any) (string, error) {
 		return args["text"].(string), nil
 	})
-	e := newExec(t, "", WithTools(long), WithOutputCap(5))
+	e := newExec(t, WithTools(long), WithOutputCap(5))
 	obs := run(t, e, "long", map[string]any{"text": "0123456789"})
 	assert.True(t, obs.Truncated)
 	assert.Equal(t, "01234\n[output truncated: showing the first 5 of 10 bytes]", obs.Content)
@@ -273,7 +153,7 @@ func TestOutputCap(t *testing.T) {
 		return "cut by me", nil
 	})
 	MarkTruncated(context.Background()) // outside a call: no effect, no panic
-	e = newExec(t, "", WithTools(self))
+	e = newExec(t, WithTools(self))
 	obs = run(t, e, "self", nil)
 	assert.True(t, obs.Truncated, "a tool reports its own truncation")
 }
@@ -285,7 +165,7 @@ func TestCancellationIsTheOnlyError(t *testing.T) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	})
-	e := newExec(t, "", WithTools(wait), WithPolicy(categories.Policy{Allow: []string{"wait"}}))
+	e := newExec(t, WithTools(wait), WithPolicy(categories.Policy{Allow: []string{"wait"}}))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -301,141 +181,14 @@ func TestCancellationIsTheOnlyError(t *testing.T) {
 	assert.Contains(t, obs.Content, "may have acted")
 }
 
-func TestIndexToolCannotBeWithheld(t *testing.T) {
-	for name, p := range map[string]categories.Policy{
-		"none":      {},
-		"deny it":   {Categories: categories.ReadOnly(), Deny: []string{categories.IndexTool}},
-		"read-only": categories.DefaultPolicy(),
-	} {
-		t.Run(name, func(t *testing.T) {
-			e := newExec(t, t.TempDir(), WithPolicy(p))
-			obs := run(t, e, categories.IndexTool, nil)
-			require.True(t, obs.OK(), obs.Content)
-			assert.True(t, obs.ReadOnly)
-			assert.Empty(t, obs.Category)
-			var rep categories.Inventory
-			require.NoError(t, json.Unmarshal([]byte(obs.Content), &rep))
-			assert.Equal(t, e.Inventory(), rep, "the index tool returns Inventory")
-			states := map[string]categories.State{}
-			for _, c := range rep.Categories {
-				for _, tl := range c.Tools {
-					states[tl.Name] = tl.State
-				}
-			}
-			assert.Equal(t, categories.ToolWithheld, states["write_file"])
-			assert.Equal(t, categories.ToolUnavailable, states["run_command"], "not registered here")
-			assert.Equal(t, categories.ToolUnavailable, states["edit_file"])
-			if name == "none" {
-				assert.Equal(t, categories.ToolWithheld, states["read_file"])
-				assert.Equal(t, intent.ReasonNotAllowed, run(t, e, "read_file", map[string]any{"path": "x"}).Reason)
-			} else {
-				assert.Equal(t, categories.ToolLoaded, states["read_file"])
-			}
-			// Any arguments are accepted.
-			assert.True(t, run(t, e, categories.IndexTool, map[string]any{"verbose": true}).OK())
-		})
-	}
-}
-
-func TestObservationTextErrAndJSON(t *testing.T) {
-	ok := intent.Observation{Tool: "read_file", Status: intent.StatusOK, Content: "hi", Duration: time.Second}
-	assert.Equal(t, "Tool \"read_file\" returned:\nhi", ok.Text())
-	assert.NoError(t, ObservationError(ok))
-	assert.Equal(t, `Tool "x" returned no output.`, intent.Observation{Tool: "x", Status: intent.StatusOK}.Text())
-
-	denied := intent.Observation{Tool: "write_file", Status: intent.StatusDenied, Reason: intent.ReasonNotAllowed, Content: "not allowed"}
-	assert.Equal(t, `Tool call "write_file" was denied (not_allowed): not allowed`, denied.Text())
-	failed := intent.Observation{Tool: "grep", Status: intent.StatusError, Reason: intent.ReasonTimeout, Content: "slow"}
-	assert.Equal(t, `Tool call "grep" failed (timeout): slow`, failed.Text())
-
-	b, err := json.Marshal(denied)
-	require.NoError(t, err)
-	assert.JSONEq(t, `{"tool":"write_file","read_only":false,"status":"denied","reason":"not_allowed","content":"not allowed","duration_ns":0}`, string(b))
-	var back intent.Observation
-	require.NoError(t, json.Unmarshal(b, &back))
-	assert.Equal(t, denied, back)
-	assert.ErrorIs(t, ObservationError(back), categories.ErrDenied, "Err survives a JSON round trip")
-	assert.Equal(t, "not allowed", ObservationError(back).Error())
-}
-
-func TestTools(t *testing.T) {
-	e := newExec(t, t.TempDir())
-	tools := e.Tools(nil)
-	assert.Equal(t, []string{"list_dir", "read_file", "glob", "grep", categories.IndexTool}, names(tools), "loaded tools, then the index tool")
-	for _, tl := range tools {
-		assert.NotEmpty(t, tl.Function.Description)
-		params, ok := tl.Function.Parameters.(map[string]any)
-		require.True(t, ok)
-		assert.Equal(t, "object", params["type"])
-	}
-	// Callers may change what they get.
-	tools[0].Function.Parameters.(map[string]any)["type"] = "changed"
-	assert.Equal(t, "object", e.Tools(nil)[0].Function.Parameters.(map[string]any)["type"])
-
-	hist := []llms.MessageContent{{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{
-		llms.ToolCall{ID: "1", FunctionCall: &llms.FunctionCall{Name: "write_file"}},
-		llms.ToolCall{ID: "2", FunctionCall: &llms.FunctionCall{Name: "grep"}},
-		llms.ToolCall{ID: "3", FunctionCall: &llms.FunctionCall{Name: "shell"}},
-	}}}
-	tools = e.Tools(hist)
-	assert.Equal(t, []string{"list_dir", "read_file", "glob", "grep", categories.IndexTool, "write_file", "shell"}, names(tools))
-	assert.Contains(t, tools[5].Function.Parameters.(map[string]any)["required"], "content", "a withheld tool the history calls keeps its schema")
-	assert.Equal(t, map[string]any{"type": "object"}, tools[6].Function.Parameters)
-
-	rw := newExec(t, t.TempDir(), WithPolicy(rwPolicy()))
-	assert.Contains(t, names(rw.Tools(nil)), "write_file")
-}
-
-func TestConcurrentUse(t *testing.T) {
-	root := t.TempDir()
-	require.NoError(t, writeFile(filepath.Join(root, "a.txt"), "a\n"))
-	e := newExec(t, root)
-	var wg sync.WaitGroup
-	for i := range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			switch i % 4 {
-			case 0:
-				obs, err := e.Execute(context.Background(), intent.ToolIntent{Tool: "read_file", Args: map[string]any{"path": "a.txt"}})
-				assert.NoError(t, err)
-				assert.Equal(t, "a\n", obs.Content)
-			case 1:
-				assert.NoError(t, e.Register(echoTool(fmt.Sprintf("echo_%d", i), categories.TaskManager)))
-			case 2:
-				_ = e.Tools(nil)
-				_, _ = e.Execute(context.Background(), intent.ToolIntent{Tool: categories.IndexTool})
-			case 3:
-				_, _ = e.Check(intent.ToolIntent{Tool: "grep", Args: map[string]any{"pattern": "a"}})
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 func TestLogs(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e := newExec(t, "", WithLogger(log), WithTools(echoTool("echo", categories.FileRead)))
+	e := newExec(t, WithLogger(log), WithTools(echoTool("echo", categories.FileRead)))
 	run(t, e, "nope", nil)
 	run(t, e, "echo", map[string]any{"text": "x"})
 	out := buf.String()
 	assert.Contains(t, out, `"msg":"executor: call denied","tool":"nope","reason":"unknown_tool"`)
 	assert.Contains(t, out, `"msg":"executor: call ran","tool":"echo"`)
 	assert.Contains(t, out, `"msg":"executor: tool registered","tool":"echo"`)
-}
-
-func TestPolicyDefaultsToReadOnly(t *testing.T) {
-	root := t.TempDir()
-	require.NoError(t, writeFile(filepath.Join(root, "a.txt"), "a\n"))
-	e := newExec(t, root)
-	assert.Equal(t, categories.DefaultPolicy(), e.Policy(), "New without WithPolicy is read-only")
-	assert.True(t, run(t, e, "read_file", map[string]any{"path": "a.txt"}).OK())
-	assert.Equal(t, intent.ReasonNotAllowed, run(t, e, "write_file", map[string]any{"path": "b.txt", "content": "x"}).Reason)
-
-	none := newExec(t, root, WithPolicy(categories.Policy{}))
-	assert.Equal(t, intent.ReasonNotAllowed, run(t, none, "read_file", map[string]any{"path": "a.txt"}).Reason,
-		"the zero policy allows nothing but the index tool")
-	assert.True(t, run(t, none, categories.IndexTool, nil).OK())
-	assert.Equal(t, []string{categories.IndexTool}, none.Loaded())
 }

@@ -11,7 +11,6 @@ import (
 const (
 	DefaultTimeout      = 10 * time.Second // per call
 	DefaultOutputCap    = 64 << 10         // bytes of content per observation
-	DefaultReadCap      = 1 << 20          // bytes read from (or written to) one file
 	DefaultArgsCap      = 4 << 20          // bytes of one call's arguments, encoded as JSON
 	DefaultMaxAbandoned = 4                // calls of tools that ignored their timeout, still running
 )
@@ -46,36 +45,12 @@ func WithOutputCap(n int) Option {
 	}
 }
 
-// WithReadCap sets the most bytes the built-in tools read from one file,
-// and the largest content write_file accepts (default [DefaultReadCap]).
-// A non-positive n keeps the default.
-func WithReadCap(n int64) Option {
-	return func(e *Executor) {
-		if n > 0 {
-			e.readCap = n
-		}
-	}
-}
-
-// WithRefuseHardLinks makes read_file and grep refuse a regular file with
-// more than one name (a link count above one): named, it is a denial
-// (intent.ReasonOutsideRoot); met while grep walks a folder, it is skipped.
-//
-// Why: the sandbox is about names, not files. Every name a tool resolves
-// stays inside the root, but a hard link inside the root is the same file
-// as its other names, wherever they are, so by default reading it reads a
-// file that may also live outside the root. Writes need no such option:
-// write_file replaces a name with a new file and never changes the file
-// its other names share. On platforms that report no link count (not
-// Unix) the option refuses nothing.
-func WithRefuseHardLinks() Option { return func(e *Executor) { e.refuseHardLinks = true } }
-
 // WithMaxAbandoned sets how many calls of registered tools that ignored
 // their timeout may still be running, abandoned, at once (default
 // [DefaultMaxAbandoned]). While that many are, Execute refuses calls of
 // registered tools without starting them (intent.ReasonToolError, saying
-// why); built-in tools always honour their timeout and are never
-// abandoned. A non-positive n keeps the default.
+// why); [ContextBound] tools (the built-in file tools) always honour their
+// timeout and are never abandoned. A non-positive n keeps the default.
 func WithMaxAbandoned(n int) Option {
 	return func(e *Executor) {
 		if n > 0 {
@@ -105,7 +80,12 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithTools registers tools after the built-in ones, as
+// WithWorkspace gives the executor a workspace: New registers its tools
+// first, [Executor.Root] is its root and [Executor.Close] closes it. The
+// executor owns it from then on: New closes it when it fails.
+func WithWorkspace(w Workspace) Option { return func(e *Executor) { e.ws = w } }
+
+// WithTools registers tools after the workspace's, as
 // [Executor.Register] would; New fails on the first that Register refuses.
 func WithTools(tools ...Tool) Option {
 	return func(e *Executor) { e.extra = append(e.extra, tools...) }

@@ -57,11 +57,19 @@ func NewTool(name string, category categories.Category, description string, sche
 	return &funcTool{name: name, category: category, description: description, schema: schema, run: run}
 }
 
-// funcTool is the Tool of NewTool. inline marks the built-in tools, which
-// Execute runs on the caller's goroutine (see Executor.run); NewTool never
-// sets it.
+// ContextBound is implemented by a [Tool] that returns soon after its
+// context ends, whatever its arguments (every loop in it checks the context
+// or is bounded by construction), as the built-in file tools of
+// executor/fstools do. When RunsInline reports true, Execute runs the tool
+// on the caller's goroutine instead of a goroutine of its own, and never
+// abandons it ([WithMaxAbandoned] does not count it). A tool that says so
+// and then ignores its context holds Execute past its timeout.
+type ContextBound interface {
+	RunsInline() bool
+}
+
+// funcTool is the Tool of NewTool.
 type funcTool struct {
-	inline      bool
 	name        string
 	category    categories.Category
 	description string
@@ -110,7 +118,7 @@ type registered struct {
 	schema *jsonschema.Schema
 	doc    any            // the schema decoded with UseNumber, for healing and hints
 	params map[string]any // the schema decoded plainly, for llms.FunctionDefinition
-	inline bool           // a built-in tool: run on the caller's goroutine
+	inline bool           // a ContextBound tool: run on the caller's goroutine
 }
 
 // Register adds t to the executor and, if the taxonomy does not know t's
@@ -167,8 +175,8 @@ func (e *Executor) Register(t Tool) error {
 		}
 		entry, _ = e.tax.Lookup(name)
 	}
-	ft, builtin := t.(*funcTool)
-	e.tools[name] = &registered{tool: t, entry: entry, schema: sch, doc: doc, params: params, inline: builtin && ft.inline}
+	cb, bound := t.(ContextBound)
+	e.tools[name] = &registered{tool: t, entry: entry, schema: sch, doc: doc, params: params, inline: bound && cb.RunsInline()}
 	e.log.Debug("executor: tool registered", "tool", name, "category", string(cat), "read_only", entry.ReadOnly())
 	return nil
 }

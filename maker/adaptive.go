@@ -3,6 +3,7 @@ package maker
 import (
 	"fmt"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -118,12 +119,16 @@ type AdaptiveK struct {
 	Window int `json:"window,omitempty"`
 }
 
-// maxAdaptiveK bounds Max, as vote.Config bounds K.
-const maxAdaptiveK = 1 << 16
+// adaptiveName is where AdaptiveK's field errors come from.
+const adaptiveName = "maker.AdaptiveK"
+
+// maxAdaptiveK bounds Max: vote.Config's bound of K.
+const maxAdaptiveK = vote.MaxK
 
 // WithDefaults returns a with its zero fields set to their defaults.
-// Errors wrap ErrConfig and name the field: Target outside (0, 1),
-// Steps below 1, Floor below 2, Max below Floor or above 65536,
+// Errors are a *FieldError of "maker.AdaptiveK" (wrapping ErrConfig)
+// naming the field: Target outside (0, 1),
+// Steps below 1, Floor below 2, Max below Floor or above vote.MaxK,
 // Confidence outside [0.5, 1) or not above Target, Window below 10.
 func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 	if a.Floor == 0 {
@@ -140,19 +145,19 @@ func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 	}
 	switch {
 	case !(a.Target > 0 && a.Target < 1):
-		return a, fmt.Errorf("%w: Target %v, want 0 < target < 1", ErrConfig, a.Target)
+		return a, fielderr.New(adaptiveName, "Target", a.Target, "use a target success rate above 0 and below 1")
 	case a.Steps < 1:
-		return a, fmt.Errorf("%w: Steps %d, want the task's number of steps (at least 1)", ErrConfig, a.Steps)
+		return a, fielderr.New(adaptiveName, "Steps", a.Steps, "use the task's number of steps (at least 1)")
 	case a.Floor < 2:
-		return a, fmt.Errorf("%w: Floor %d, want at least 2: at k = 1 no vote ever disagrees with its winner, so p cannot be estimated", ErrConfig, a.Floor)
+		return a, fielderr.New(adaptiveName, "Floor", a.Floor, "use at least 2: at k = 1 no vote ever disagrees with its winner, so p cannot be estimated")
 	case a.Max < a.Floor || a.Max > maxAdaptiveK:
-		return a, fmt.Errorf("%w: Max %d, want Floor (%d) to %d", ErrConfig, a.Max, a.Floor, maxAdaptiveK)
+		return a, fielderr.New(adaptiveName, "Max", a.Max, fmt.Sprintf("use Floor (%d) to %d", a.Floor, maxAdaptiveK))
 	case !(a.Confidence >= 0.5 && a.Confidence < 1):
-		return a, fmt.Errorf("%w: Confidence %v, want 0.5 <= confidence < 1", ErrConfig, a.Confidence)
+		return a, fielderr.New(adaptiveName, "Confidence", a.Confidence, "use 0.5 to below 1")
 	case !(a.Confidence > a.Target):
-		return a, fmt.Errorf("%w: Confidence %v, want above Target (%v): the estimates' miss, 1 - confidence, comes out of the failure allowance 1 - target", ErrConfig, a.Confidence, a.Target)
+		return a, &fielderr.Error{Config: adaptiveName, Fields: []fielderr.Field{{Name: "Confidence", Value: a.Confidence}, {Name: "Target", Value: a.Target}}, Fix: "Confidence must be above Target: the estimates' miss, 1 - Confidence, comes out of the failure allowance 1 - Target"}
 	case a.Window < 10:
-		return a, fmt.Errorf("%w: Window %d, want at least 10 votes", ErrConfig, a.Window)
+		return a, fielderr.New(adaptiveName, "Window", a.Window, "use at least 10 votes")
 	}
 	return a, nil
 }
@@ -185,21 +190,14 @@ func (r Report) Agreement() (winnerVotes, valid int) {
 }
 
 // adaptive returns the solver's adaptive policy with its defaults, nil
-// for a fixed k. It checks that a race at the policy's Max fits the vote
-// budget.
+// for a fixed k. Config.Validate has checked it, and that a race at the
+// policy's Max fits the vote budget.
 func (s *Solver) adaptive() (*AdaptiveK, error) {
 	if s.AdaptiveK == nil {
 		return nil, nil
 	}
 	a, err := s.AdaptiveK.WithDefaults()
 	if err != nil {
-		return nil, err
-	}
-	if s.Vote.MaxSamples != 0 && s.Vote.MaxSamples < a.Max {
-		return nil, fmt.Errorf("%w: Vote.MaxSamples %d cannot hold a race at Max %d: raise it, or leave it 0 (%d times each step's k)",
-			ErrConfig, s.Vote.MaxSamples, a.Max, vote.DefaultSamplesPerK)
-	}
-	if _, err := a.config(s.Vote, a.Max); err != nil {
 		return nil, err
 	}
 	return &a, nil

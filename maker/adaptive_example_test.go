@@ -23,7 +23,7 @@ func ExampleAdaptiveK() {
 		panic(err)
 	}
 	policy := &maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(8)}
-	s := &maker.Solver{Model: model, AdaptiveK: policy}
+	s := &maker.Solver{Config: maker.Config{AdaptiveK: policy}, Model: model}
 	rep, err := s.Solve(context.Background(), task)
 	if err != nil {
 		panic(err)

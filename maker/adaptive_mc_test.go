@@ -16,6 +16,7 @@ import (
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
@@ -60,7 +61,7 @@ func runHanoi(t *testing.T, disks int, cfg sim.Config, seeds []uint64, auto *mak
 				return err
 			}
 			r := autoRun{seed: seed}
-			s := &maker.Solver{Model: model, Vote: vote.Config{K: k}}
+			s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: k}}, Model: model}
 			if auto != nil {
 				a := *auto
 				a.Steps = hanoi.TotalSteps(disks)
@@ -216,7 +217,7 @@ func TestAdaptiveKTune(t *testing.T) {
 		auto := runHanoi(t, c.disks, c.sim(), seeds, &maker.AdaptiveK{Target: 0.95, Floor: envInt(t, "MDAP_FLOOR", 0)}, 0)
 		var fixed []autoRun
 		if c.drift == nil && c.spread == 0 {
-			k0, err := vote.KMin(hanoi.TotalSteps(c.disks), c.p, 0.95)
+			k0, err := laws.KMin(hanoi.TotalSteps(c.disks), c.p, 0.95)
 			require.NoError(t, err)
 			fixed = runHanoi(t, c.disks, c.sim(), seeds, nil, k0)
 		}
@@ -295,7 +296,7 @@ func TestAdaptiveKMonteCarloGuarantee(t *testing.T) {
 		auto := runHanoi(t, c.c.disks, c.c.sim(), seeds, &maker.AdaptiveK{Target: 0.95}, 0)
 		var fixed []autoRun
 		if c.compareFixed {
-			k0, err := vote.KMin(hanoi.TotalSteps(c.c.disks), c.c.p, 0.95)
+			k0, err := laws.KMin(hanoi.TotalSteps(c.c.disks), c.c.p, 0.95)
 			require.NoError(t, err)
 			fixed = runHanoi(t, c.c.disks, c.c.sim(), seeds, nil, k0)
 		}

@@ -156,7 +156,7 @@ func journaledRun(t *testing.T, path string, resume bool, stop int, policy maker
 	j.CheckpointEvery = 16
 	task, err := hanoi.New(8)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: simModel(t, 3, 0.9), AdaptiveK: &policy, Journal: j, MaxSteps: stop}
+	s := &maker.Solver{Config: maker.Config{AdaptiveK: &policy, MaxSteps: stop}, Model: simModel(t, 3, 0.9), Journal: j}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, j.Close())
 	return rep, task, err
@@ -266,10 +266,10 @@ func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
 func TestAdaptiveKBudgetAndPolicyChecked(t *testing.T) {
 	task, err := hanoi.New(3)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: simModel(t, 1, 0.99), Vote: vote.Config{MaxSamples: 10}, AdaptiveK: &maker.AdaptiveK{Target: 0.95, Steps: 7}}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{MaxSamples: 10}, AdaptiveK: &maker.AdaptiveK{Target: 0.95, Steps: 7}}, Model: simModel(t, 1, 0.99)}
 	_, err = s.Solve(context.Background(), task)
 	require.ErrorIs(t, err, maker.ErrConfig)
-	assert.Contains(t, err.Error(), "MaxSamples 10 cannot hold a race at Max 30")
+	assert.Contains(t, err.Error(), "Vote.MaxSamples = 10 plus AdaptiveK.Max = 30: Vote.MaxSamples cannot hold a race at AdaptiveK.Max")
 
 	s.AdaptiveK = &maker.AdaptiveK{Target: 0.95, Steps: 7, Floor: 1}
 	_, err = s.Solve(context.Background(), task)
@@ -293,7 +293,7 @@ func TestAdaptiveKPoolsAnEnsemble(t *testing.T) {
 	task, err := hanoi.New(7)
 	require.NoError(t, err)
 	policy := &maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(7)}
-	s := &maker.Solver{Model: ens, AdaptiveK: policy}
+	s := &maker.Solver{Config: maker.Config{AdaptiveK: policy}, Model: ens}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.True(t, task.Solved())
@@ -325,7 +325,7 @@ func TestAdaptiveKOverBudgetStopsByDefault(t *testing.T) {
 		task, err := hanoi.New(6)
 		require.NoError(t, err)
 		worst := 0.0
-		s := &maker.Solver{Model: simModel(t, 11, 0.65), AdaptiveK: &policy, Escalation: esc}
+		s := &maker.Solver{Config: maker.Config{AdaptiveK: &policy, Escalation: esc}, Model: simModel(t, 11, 0.65)}
 		s.Progress = func(e maker.Event) { worst = math.Max(worst, e.Report.KAuto.Spent) }
 		rep, err := s.Solve(context.Background(), task)
 		return rep, worst, err

@@ -99,12 +99,11 @@ func TestDrawCallsAsSolveCalls(t *testing.T) {
 			obs := &callObserver{}
 			settings := func(m llms.Model) *Solver {
 				return &Solver{
-					Model: m, Vote: vote.Config{K: 2, Parallel: 1}, MaxTokens: 321,
-					Temperature: func(i int) float64 { return 0.25 + float64(i)/100 },
-					Tools:       []llms.Tool{tool}, ToolDeclaration: decl,
-					CallOptions: []llms.CallOption{llms.WithTopP(0.7), llms.WithStopWords([]string{"END"})},
-					Timeout:     time.Minute, Observer: obs,
-					Budget: NewBudget(1000), Price: Price{InputPerMillion: 1, OutputPerMillion: 2},
+					Config:   Config{Vote: vote.Config{K: 2, Parallel: 1}, MaxTokens: 321, Temperature: func(i int) float64 { return 0.25 + float64(i)/100 }, ToolDeclaration: decl, CallOptions: []llms.CallOption{llms.WithTopP(0.7), llms.WithStopWords([]string{"END"})}, Timeout: time.Minute, Price: Price{InputPerMillion: 1, OutputPerMillion: 2}},
+					Model:    m,
+					Tools:    []llms.Tool{tool},
+					Observer: obs,
+					Budget:   NewBudget(1000),
 				}
 			}
 			_, err := settings(run).Solve(context.Background(), &counter{target: 4})
@@ -138,7 +137,7 @@ func TestDrawCallsAsSolveCalls(t *testing.T) {
 func TestDrawKeepsTheBudget(t *testing.T) {
 	m := &scripted{reply: func(SampleID, string) (string, string) { return `{"next": 5}`, "stop" }}
 	b := NewBudget(0.001)
-	s := &Solver{Model: m, Budget: b, Price: Price{InputPerMillion: 1000, OutputPerMillion: 1000}}
+	s := &Solver{Config: Config{Price: Price{InputPerMillion: 1000, OutputPerMillion: 1000}}, Model: m, Budget: b}
 	msgs := (&counter{n: 4}).Prompt(nil)
 	d, err := s.Draw(context.Background(), SampleID{}, msgs, nil)
 	require.NoError(t, err)

@@ -34,7 +34,7 @@ func budgetRun(t *testing.T, journal string, resume bool, b *maker.Budget, perCa
 	}
 	require.NoError(t, err)
 	defer func() { require.NoError(t, j.Close()) }()
-	s := &maker.Solver{Model: m, Vote: vote.Config{K: 3, Parallel: 3}, Price: gpt41mini, Budget: b, Journal: j, SamplesPerCall: perCall, MaxTokens: 200}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3, Parallel: 3}, Price: gpt41mini, SamplesPerCall: perCall, MaxTokens: 200}, Model: m, Budget: b, Journal: j}
 	return s.Solve(context.Background(), task)
 }
 

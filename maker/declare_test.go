@@ -75,16 +75,19 @@ func probeExecutor(t *testing.T) *executor.Executor {
 	probe := executor.NewTool("probe", categories.Web, "probes a target",
 		json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","description":"what to probe"}},"required":["target"]}`),
 		func(ctx context.Context, args map[string]any) (string, error) { return "probed", nil })
-	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"probe"}}), executor.WithTools(probe))
+	ex, err := executor.New(executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"probe"}}), executor.WithTools(probe))
 	require.NoError(t, err)
 	return ex
 }
 
+// probeTools declares the probe tool as executor/declare would: its
+// registered schema and description.
 func probeTools(t *testing.T, ex *executor.Executor) []llms.Tool {
-	tools, err := executor.Declare(ex, []string{"probe"}, nil, nil)
-	require.NoError(t, err)
-	require.Len(t, tools, 1)
-	return tools
+	raw, ok := ex.ToolSchema("probe")
+	require.True(t, ok)
+	var params map[string]any
+	require.NoError(t, json.Unmarshal(raw, &params))
+	return []llms.Tool{{Type: "function", Function: &llms.FunctionDefinition{Name: "probe", Description: ex.Describe("probe"), Parameters: params}}}
 }
 
 func TestToolDeclarationModes(t *testing.T) {
@@ -108,7 +111,7 @@ func TestToolDeclarationModes(t *testing.T) {
 			j, err := CreateJournal(path)
 			require.NoError(t, err)
 			task := &counter{target: 3}
-			rep, err := (&Solver{Model: m, Executor: ex, Tools: tools, ToolDeclaration: c.mode, Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), task)
+			rep, err := (&Solver{Config: Config{ToolDeclaration: c.mode, Vote: vote.Config{K: 2}}, Model: m, Executor: ex, Tools: tools, Journal: j}).Solve(context.Background(), task)
 			require.NoError(t, err)
 			require.NoError(t, j.Close())
 			assert.Equal(t, 1, rep.ToolCalls, "the model called the tool: it was declared")
@@ -131,26 +134,26 @@ func TestToolDeclarationResumeChecksMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	j, err := CreateJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &declModel{args: map[string]any{"target": "x"}}, Executor: ex, Tools: tools, ToolDeclaration: DeclarePrompt, Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 3})
+	_, err = (&Solver{Config: Config{ToolDeclaration: DeclarePrompt, Vote: vote.Config{K: 2}}, Model: &declModel{args: map[string]any{"target": "x"}}, Executor: ex, Tools: tools, Journal: j}).Solve(context.Background(), &counter{target: 3})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	j, err = OpenJournal(path)
 	require.NoError(t, err)
 	defer j.Close()
-	_, err = (&Solver{Model: &declModel{args: map[string]any{"target": "x"}}, Executor: ex, Tools: tools, ToolDeclaration: DeclareNative, Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 3})
+	_, err = (&Solver{Config: Config{ToolDeclaration: DeclareNative, Vote: vote.Config{K: 2}}, Model: &declModel{args: map[string]any{"target": "x"}}, Executor: ex, Tools: tools, Journal: j}).Solve(context.Background(), &counter{target: 3})
 	require.ErrorIs(t, err, ErrJournalMismatch)
 	assert.Contains(t, err.Error(), "tool_declaration")
 }
 
 func TestToolDeclarationWithoutToolsChangesNothing(t *testing.T) {
 	m := &declModel{}
-	_, err := (&Solver{Model: m, ToolDeclaration: DeclareBoth, Vote: vote.Config{K: 1}}).Solve(context.Background(), &counter{target: 2})
+	_, err := (&Solver{Config: Config{ToolDeclaration: DeclareBoth, Vote: vote.Config{K: 1}}, Model: m}).Solve(context.Background(), &counter{target: 2})
 	require.NoError(t, err)
 	for i := range m.natives {
 		assert.Zero(t, m.natives[i])
 		assert.Empty(t, m.systems[i], "no tools: no system message added")
 	}
-	_, err = (&Solver{Model: m, Tools: probeTools(t, probeExecutor(t)), ToolDeclaration: "telepathy"}).Solve(context.Background(), &counter{target: 2})
+	_, err = (&Solver{Config: Config{ToolDeclaration: "telepathy"}, Model: m, Tools: probeTools(t, probeExecutor(t))}).Solve(context.Background(), &counter{target: 2})
 	assert.ErrorIs(t, err, ErrToolDeclaration)
 	_, err = ParseToolDeclaration("NATIVE")
 	assert.ErrorIs(t, err, ErrToolDeclaration)
@@ -201,7 +204,7 @@ func TestDeclaringNeverChangesTheKey(t *testing.T) {
 		}
 		keys := map[ToolDeclaration]uint64{}
 		for _, mode := range []ToolDeclaration{DeclareNative, DeclarePrompt, DeclareBoth} {
-			s := &Solver{Model: &declModel{args: args}, Executor: ex, Tools: tools, ToolDeclaration: mode}
+			s := &Solver{Config: Config{ToolDeclaration: mode}, Model: &declModel{args: args}, Executor: ex, Tools: tools}
 			d, err := s.Draw(context.Background(), SampleID{Step: 1, Index: i}, msgs, nil)
 			require.NoError(t, err)
 			require.NoError(t, d.Err)

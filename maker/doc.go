@@ -76,7 +76,11 @@
 //
 // # A minimal run
 //
-//	s := &maker.Solver{Model: model, Vote: vote.Config{K: 3}}
+// A [Config] is what a run is set to; its zero value is the paper's
+// setting, and [Config.Validate] names a refused field. A [Solver] is a
+// Config and what runs it, built whole:
+//
+//	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model}
 //	report, err := s.Solve(ctx, task)
 //
 // See ExampleSolver_Solve for a whole custom task, ExampleJournal for a

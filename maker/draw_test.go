@@ -17,7 +17,7 @@ import (
 func TestDrawSeesWhatTheRaceSees(t *testing.T) {
 	model := &scripted{reply: noisy}
 	var events []SampleEvent
-	s := &Solver{Model: model, Vote: vote.Config{K: 2, Parallel: 1}, OnSample: func(e SampleEvent) { events = append(events, e) }}
+	s := &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}}, Model: model, OnSample: func(e SampleEvent) { events = append(events, e) }}
 	task := &counter{target: 12}
 	_, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)

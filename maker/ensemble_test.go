@@ -42,7 +42,7 @@ func TestEnsembleReportsEachMember(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	j, err := maker.CreateJournal(path)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: ens, Vote: vote.Config{K: 3}, Journal: j, Price: maker.Price{InputPerMillion: 10, OutputPerMillion: 10}}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}, Price: maker.Price{InputPerMillion: 10, OutputPerMillion: 10}}, Model: ens, Journal: j}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.NoError(t, j.Close())

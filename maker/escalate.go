@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -94,17 +95,23 @@ func (e *Escalation) ModelFor(model llms.Model) (llms.Model, error) {
 	return NewEnsemble(rest...)
 }
 
-// check validates e; errors wrap ErrConfig and name the field.
+// escalationName is where Escalation's field errors come from.
+const escalationName = "maker.Escalation"
+
+// check validates e; an error is a *FieldError of "maker.Escalation"
+// naming the field.
 func (e *Escalation) check() error {
 	switch {
 	case e == nil:
 		return nil
 	case e.Policy != EscalateRaiseK && e.Policy != EscalateModel && e.Policy != EscalateStop:
-		return fmt.Errorf("%w: Policy %q, want %q, %q or %q", ErrConfig, e.Policy, EscalateRaiseK, EscalateModel, EscalateStop)
-	case e.After < 0 || e.K < 0:
-		return fmt.Errorf("%w: After %d and K %d must not be negative", ErrConfig, e.After, e.K)
+		return fielderr.New(escalationName, "Policy", string(e.Policy), fmt.Sprintf("use %q, %q or %q", EscalateRaiseK, EscalateModel, EscalateStop))
+	case e.After < 0:
+		return fielderr.New(escalationName, "After", e.After, "use 0 (4 times the step's k) or more")
+	case e.K < 0:
+		return fielderr.New(escalationName, "K", e.K, "use 0 (twice the step's k) or more")
 	case e.Policy == EscalateModel && e.Model == nil:
-		return fmt.Errorf("%w: policy %q needs a Model", ErrConfig, EscalateModel)
+		return fielderr.New(escalationName, "Model", nil, fmt.Sprintf("policy %q needs a Model", EscalateModel))
 	}
 	return nil
 }

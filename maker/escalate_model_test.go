@@ -57,7 +57,7 @@ func TestEscalateModelAsksAnotherModel(t *testing.T) {
 	ens, err := NewEnsemble(weak, strong)
 	require.NoError(t, err)
 	task := &counter{target: 3}
-	s := &Solver{Model: weak, Vote: vote.Config{K: 2, Parallel: 1}, Escalation: &Escalation{Policy: EscalateModel, After: after, Model: ens}}
+	s := &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}, Escalation: &Escalation{Policy: EscalateModel, After: after, Model: ens}}, Model: weak}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.Escalated, "every step contested and escalated")
@@ -69,7 +69,7 @@ func TestEscalateModelAsksAnotherModel(t *testing.T) {
 	assert.Len(t, strong.asked, 3*2, "the strong model decided each step at k = 2")
 
 	// The run's own model as the escalation model: refused.
-	same := &Solver{Model: weak, Escalation: &Escalation{Policy: EscalateModel, Model: split("weak")}}
+	same := &Solver{Config: Config{Escalation: &Escalation{Policy: EscalateModel, Model: split("weak")}}, Model: weak}
 	_, err = same.Solve(context.Background(), &counter{target: 3})
 	require.ErrorIs(t, err, ErrConfig)
 	assert.Contains(t, err.Error(), "is the run's own model")
@@ -82,7 +82,7 @@ func TestEscalateModelAsksAnotherModel(t *testing.T) {
 	require.NoError(t, err)
 	esc, err := NewEnsemble(b, c)
 	require.NoError(t, err)
-	s = &Solver{Model: run, Vote: vote.Config{K: 2, Parallel: 1}, Escalation: &Escalation{Policy: EscalateModel, After: after, Model: esc}}
+	s = &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}, Escalation: &Escalation{Policy: EscalateModel, After: after, Model: esc}}, Model: run}
 	rep, err = s.Solve(context.Background(), &counter{target: 2})
 	require.NoError(t, err)
 	assert.Equal(t, 2, rep.Escalated)

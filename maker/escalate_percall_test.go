@@ -56,8 +56,10 @@ func TestEscalatedRaceDrawsOneSampleARequest(t *testing.T) {
 	solve := func(esc llms.Model) {
 		t.Helper()
 		weak := &honoursN{named: split("weak")}
-		s := &Solver{Model: weak, Vote: vote.Config{K: 3, Parallel: 4}, SamplesPerCall: 4,
-			Escalation: &Escalation{Policy: EscalateModel, After: 4, Model: esc}}
+		s := &Solver{
+			Config: Config{Vote: vote.Config{K: 3, Parallel: 4}, SamplesPerCall: 4, Escalation: &Escalation{Policy: EscalateModel, After: 4, Model: esc}},
+			Model:  weak,
+		}
 		rep, err := s.Solve(context.Background(), &counter{target: 3})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Escalated, "every step contested and escalated")

@@ -46,7 +46,7 @@ func TestEscalationToAStrongerModel(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "j.jsonl")
 		j, err := maker.CreateJournal(path)
 		require.NoError(t, err)
-		s = &maker.Solver{Model: hardModel(t, seed), Journal: j, Escalation: &maker.Escalation{Policy: maker.EscalateModel, After: 6, Model: strong}}
+		s = &maker.Solver{Config: maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateModel, After: 6, Model: strong}}, Model: hardModel(t, seed), Journal: j}
 		s.Vote.K = 3
 		rep, err := s.Solve(context.Background(), task)
 		require.NoError(t, err)
@@ -74,7 +74,7 @@ func TestEscalationToAStrongerModel(t *testing.T) {
 func TestEscalationStopAndRaiseK(t *testing.T) {
 	task, err := hanoi.New(8)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: hardModel(t, 2), Escalation: &maker.Escalation{Policy: maker.EscalateStop, After: 4}}
+	s := &maker.Solver{Config: maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateStop, After: 4}}, Model: hardModel(t, 2)}
 	s.Vote.K = 3
 	rep, err := s.Solve(context.Background(), task)
 	require.ErrorIs(t, err, maker.ErrContested)
@@ -84,7 +84,7 @@ func TestEscalationStopAndRaiseK(t *testing.T) {
 
 	task, err = hanoi.New(8)
 	require.NoError(t, err)
-	s = &maker.Solver{Model: hardModel(t, 2), Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, After: 4, K: 7}}
+	s = &maker.Solver{Config: maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, After: 4, K: 7}}, Model: hardModel(t, 2)}
 	s.Vote.K = 3
 	rep, err = s.Solve(context.Background(), task)
 	require.NoError(t, err)
@@ -95,7 +95,7 @@ func TestEscalationStopAndRaiseK(t *testing.T) {
 	for _, bad := range []maker.Escalation{{Policy: "retry"}, {Policy: maker.EscalateModel}, {Policy: maker.EscalateRaiseK, After: -1}} {
 		task, err = hanoi.New(3)
 		require.NoError(t, err)
-		_, err = (&maker.Solver{Model: hardModel(t, 1), Escalation: &bad}).Solve(context.Background(), task)
+		_, err = (&maker.Solver{Config: maker.Config{Escalation: &bad}, Model: hardModel(t, 1)}).Solve(context.Background(), task)
 		assert.ErrorIs(t, err, maker.ErrConfig, "%+v", bad)
 	}
 }

@@ -3,6 +3,7 @@ package maker_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,7 +64,7 @@ var sloppy = maker.ModelFunc(func(ctx context.Context, msgs []llms.MessageConten
 // model's occasional wrong answer never wins.
 func ExampleSolver_Solve() {
 	task := &doubling{n: 1}
-	s := &maker.Solver{Model: sloppy, Vote: vote.Config{K: 2, Parallel: 1}}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1}}, Model: sloppy}
 	rep, err := s.Solve(context.Background(), task)
 	if err != nil {
 		fmt.Println("failed:", err)
@@ -71,6 +72,30 @@ func ExampleSolver_Solve() {
 	}
 	fmt.Println("n =", task.n, "after", rep.Steps, "steps and", rep.Launched, "samples")
 	// Output: n = 64 after 6 steps and 24 samples
+}
+
+// A Config is checked on its own, before anything runs: a refused field
+// comes back as a *maker.FieldError naming it, which a command maps to
+// its own flag. The Solver is then built whole from the Config and the
+// model.
+func ExampleConfig_Validate() {
+	bad := maker.Config{Vote: vote.Config{K: 2}, MaxSteps: -1}
+	var fe *maker.FieldError
+	if err := bad.Validate(); errors.As(err, &fe) {
+		fmt.Println(fe.Fields[0].Name, "=", fe.Fields[0].Value, "refused:", fe.Remedy())
+	}
+
+	cfg := maker.Config{Vote: vote.Config{K: 2, Parallel: 1}, MaxSteps: 10}
+	if err := cfg.Validate(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	task := &doubling{n: 1}
+	rep, err := (&maker.Solver{Config: cfg, Model: sloppy}).Solve(context.Background(), task)
+	fmt.Println("n =", task.n, "after", rep.Steps, "steps; error:", err)
+	// Output:
+	// MaxSteps = -1 refused: use 1 or more, or 0 for no limit
+	// n = 64 after 6 steps; error: <nil>
 }
 
 // A run with a journal survives a crash: here the first run stops after
@@ -87,12 +112,16 @@ func ExampleJournal() {
 		panic(err)
 	}
 	ctx, crash := context.WithCancel(context.Background())
-	s := &maker.Solver{Model: sloppy, Vote: vote.Config{K: 2}, Journal: j,
+	s := &maker.Solver{
+		Config:  maker.Config{Vote: vote.Config{K: 2}},
+		Model:   sloppy,
+		Journal: j,
 		Progress: func(e maker.Event) {
 			if e.Step == 2 {
 				crash()
 			}
-		}}
+		},
+	}
 	_, err = s.Solve(ctx, &doubling{n: 1})
 	fmt.Println("first run:", err)
 	j.Close()
@@ -103,7 +132,7 @@ func ExampleJournal() {
 	}
 	defer j.Close()
 	task := &doubling{n: 1}
-	s = &maker.Solver{Model: sloppy, Vote: vote.Config{K: 2}, Journal: j}
+	s = &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2}}, Model: sloppy, Journal: j}
 	rep, err := s.Solve(context.Background(), task)
 	fmt.Println("second run:", err, "n =", task.n, "steps", rep.Steps, "replayed", rep.Resumed)
 	// Output:

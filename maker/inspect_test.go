@@ -59,7 +59,7 @@ func TestHugeReplyFlaggedUnread(t *testing.T) {
 		}
 		return noisy(id, p)
 	}}
-	_, err := (&Solver{Model: model, Vote: vote.Config{K: 1, Parallel: 1}, Flags: FlagRules{AllowOverlong: true}}).Solve(context.Background(), task)
+	_, err := (&Solver{Config: Config{Vote: vote.Config{K: 1, Parallel: 1}, Flags: FlagRules{AllowOverlong: true}}, Model: model}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Zero(t, task.huge.Load(), "the solver never decoded a reply over MaxReplyBytes")
 }

@@ -33,7 +33,7 @@ func BenchmarkResume(b *testing.B) {
 					b.Fatal(err)
 				}
 				j.CheckpointEvery = every
-				s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2, Parallel: 1}, Journal: j, MaxSteps: n}
+				s := &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}, MaxSteps: n}, Model: &scripted{reply: noisy}, Journal: j}
 				if _, err := s.Solve(context.Background(), &snapCounter{counter: counter{target: n + 100}}); err == nil {
 					b.Fatal("the run should stop at its step limit")
 				}
@@ -45,7 +45,7 @@ func BenchmarkResume(b *testing.B) {
 						b.Fatal(err)
 					}
 					task := &snapCounter{counter: counter{target: n + 100}}
-					s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2, Parallel: 1}, Journal: j, MaxSteps: n}
+					s := &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}, MaxSteps: n}, Model: &scripted{reply: noisy}, Journal: j}
 					if _, err := s.Solve(context.Background(), task); err == nil || task.n != n {
 						b.Fatalf("resume: %v at %d", err, task.n)
 					}

@@ -63,11 +63,16 @@ func journalRun(t *testing.T, path string, task Task, stopAt int, tune func(*Jou
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, Progress: func(e Event) {
-		if stopAt > 0 && e.Step+1 == stopAt && !e.Replayed {
-			cancel()
-		}
-	}}
+	s := &Solver{
+		Config:  Config{Vote: vote.Config{K: 2}},
+		Model:   &scripted{reply: noisy},
+		Journal: j,
+		Progress: func(e Event) {
+			if stopAt > 0 && e.Step+1 == stopAt && !e.Replayed {
+				cancel()
+			}
+		},
+	}
 	rep, err := s.Solve(ctx, task)
 	require.NoError(t, j.Close())
 	return rep, err
@@ -75,7 +80,7 @@ func journalRun(t *testing.T, path string, task Task, stopAt int, tune func(*Jou
 
 func TestCheckpointsBoundTheReplay(t *testing.T) {
 	dir := t.TempDir()
-	whole, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}}).Solve(context.Background(), &snapCounter{counter: counter{target: 100}})
+	whole, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}}).Solve(context.Background(), &snapCounter{counter: counter{target: 100}})
 	require.NoError(t, err)
 
 	path := filepath.Join(dir, "j.jsonl")
@@ -101,7 +106,7 @@ func TestCheckpointsBoundTheReplay(t *testing.T) {
 	plain := &counter{target: 100}
 	j, err := OpenJournal(path)
 	require.NoError(t, err)
-	rep, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), plain)
+	rep, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), plain)
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	assert.True(t, rep.Done)
@@ -127,11 +132,16 @@ func TestStepTimeCoversEveryProcess(t *testing.T) {
 		defer j.Close()
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		return (&Solver{Model: slow, Vote: vote.Config{K: 2, Parallel: 1}, Journal: j, Progress: func(e Event) {
-			if e.Step+1 == stopAt {
-				cancel()
-			}
-		}}).Solve(ctx, &counter{target: 20})
+		return (&Solver{
+			Config:  Config{Vote: vote.Config{K: 2, Parallel: 1}},
+			Model:   slow,
+			Journal: j,
+			Progress: func(e Event) {
+				if e.Step+1 == stopAt {
+					cancel()
+				}
+			},
+		}).Solve(ctx, &counter{target: 20})
 	}
 	first, err := run(10, false)
 	require.ErrorIs(t, err, context.Canceled)
@@ -238,7 +248,7 @@ func TestJournalCorruptionOutcomes(t *testing.T) {
 		task := &snapCounter{counter: counter{target: 6}}
 		j, err := OpenJournal(path)
 		if err == nil {
-			_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+			_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
 			j.Close()
 		}
 		if c.line == 0 {
@@ -312,7 +322,7 @@ func TestSettingsComparedFieldByField(t *testing.T) {
 	j, err := CreateJournal(path)
 	require.NoError(t, err)
 	base := func() *Solver {
-		return &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Settings: map[string]string{"prompt": "v1"}}
+		return &Solver{Config: Config{Vote: vote.Config{K: 2}, Settings: map[string]string{"prompt": "v1"}}, Model: &scripted{reply: noisy}}
 	}
 	s := base()
 	s.Journal = j
@@ -361,7 +371,7 @@ func TestRerunPendingRunsTheJournaledCall(t *testing.T) {
 	ex := deployExecutor(t, &runs)
 	j, err := CreateJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: ex, Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: ex, Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 
@@ -385,7 +395,7 @@ func TestRerunPendingRunsTheJournaledCall(t *testing.T) {
 	j, err = OpenJournal(path)
 	require.NoError(t, err)
 	task := &counter{target: 5}
-	rep, err := (&Solver{Model: other, Executor: ex, Journal: j, Vote: vote.Config{K: 2}, RerunPending: true}).Solve(context.Background(), task)
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}, RerunPending: true}, Model: other, Executor: ex, Journal: j}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	assert.Equal(t, []string{"prod"}, targets, "exactly the journaled call runs again")
@@ -403,7 +413,7 @@ func TestReplayApplyPanicIsAnError(t *testing.T) {
 	j, err := OpenJournal(path)
 	require.NoError(t, err)
 	defer j.Close()
-	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), &panicky{counter: counter{target: 5}, where: "Apply"})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &panicky{counter: counter{target: 5}, where: "Apply"})
 	require.ErrorIs(t, err, ErrTaskPanic, "a panic while replaying is an error, as in a live step")
 	assert.ErrorIs(t, err, ErrStep)
 }
@@ -459,11 +469,16 @@ func TestJournalOverAnyStore(t *testing.T) {
 	j, err := NewJournal(store)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, Progress: func(e Event) {
-		if e.Step == 11 {
-			cancel()
-		}
-	}}
+	s := &Solver{
+		Config:  Config{Vote: vote.Config{K: 2}},
+		Model:   &scripted{reply: noisy},
+		Journal: j,
+		Progress: func(e Event) {
+			if e.Step == 11 {
+				cancel()
+			}
+		},
+	}
 	j.CheckpointEvery = 5
 	_, err = s.Solve(ctx, &snapCounter{counter: counter{target: 30}})
 	require.ErrorIs(t, err, context.Canceled)
@@ -473,7 +488,7 @@ func TestJournalOverAnyStore(t *testing.T) {
 	j, err = NewJournal(store)
 	require.NoError(t, err)
 	task := &snapCounter{counter: counter{target: 30}}
-	rep, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Equal(t, 30, task.n)
 	assert.Equal(t, 12, rep.Resumed)
@@ -504,7 +519,7 @@ func TestFullJournalFailsBeforeTheNextStep(t *testing.T) {
 	m := &scripted{reply: noisy}
 	j, err := NewJournal(&fullStore{max: 4}) // the header and three steps
 	require.NoError(t, err)
-	rep, err := (&Solver{Model: m, Vote: vote.Config{K: 2, Parallel: 1}, Journal: j}).Solve(context.Background(), &counter{target: 10})
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}}, Model: m, Journal: j}).Solve(context.Background(), &counter{target: 10})
 	require.ErrorIs(t, err, syscall.ENOSPC)
 	assert.Contains(t, err.Error(), "step 3 was decided but could not be journaled")
 	assert.Equal(t, 3, rep.Steps, "the report covers the journaled steps")
@@ -515,7 +530,7 @@ func TestFullJournalFailsBeforeTheNextStep(t *testing.T) {
 	var runs atomic.Int64
 	j, err = NewJournal(&fullStore{max: 3}) // the header and steps 0 and 1
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, syscall.ENOSPC)
 	assert.Contains(t, err.Error(), "so it did not run")
 	assert.Zero(t, runs.Load(), "no side effect the journal could not record")
@@ -529,7 +544,7 @@ func FuzzJournal(f *testing.F) {
 	store := &memStore{}
 	j, err := NewJournal(store)
 	require.NoError(f, err)
-	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, MaxSteps: 3}).Solve(context.Background(), &counter{target: 10})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 3}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 10})
 	require.ErrorIs(f, err, ErrStepLimit)
 	head := store.lines
 	for _, l := range head[1:] {
@@ -548,7 +563,7 @@ func FuzzJournal(f *testing.F) {
 			return
 		}
 		before := len(s.lines)
-		_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, MaxSteps: 6}).Solve(context.Background(), &counter{target: 10})
+		_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 6}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 10})
 		if err != nil && !errors.Is(err, ErrStepLimit) {
 			require.Equal(t, before, len(s.lines), "a refused journal is not written: %v", err)
 		}

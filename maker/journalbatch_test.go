@@ -134,9 +134,14 @@ func TestKillMidBatchResumesToTheSameResult(t *testing.T) {
 	require.NoError(t, err)
 	j.SyncEvery, j.WriteEvery = every, -1
 	var kills [][]byte
-	s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, Progress: func(e Event) {
-		kills = append(kills, mustRead(t, path))
-	}}
+	s := &Solver{
+		Config:  Config{Vote: vote.Config{K: 2}},
+		Model:   &scripted{reply: noisy},
+		Journal: j,
+		Progress: func(e Event) {
+			kills = append(kills, mustRead(t, path))
+		},
+	}
 	task := &counter{target: target}
 	want, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
@@ -153,7 +158,7 @@ func TestKillMidBatchResumesToTheSameResult(t *testing.T) {
 		j, err := OpenJournal(p)
 		require.NoError(t, err, "kill after step %d: the chain verifies", i)
 		task := &counter{target: target}
-		got, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+		got, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
 		require.NoError(t, err)
 		require.NoError(t, j.Close())
 		assert.Equal(t, target, task.n)
@@ -179,7 +184,7 @@ func sideEffectExecutor(t *testing.T, runs *atomic.Int64, check func()) *executo
 			runs.Add(1)
 			return "deployed to " + args["target"].(string), nil
 		})
-	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
+	ex, err := executor.New(executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
 	require.NoError(t, err)
 	return ex
 }
@@ -203,12 +208,18 @@ func TestSideEffectNeverRunsTwiceAcrossAKill(t *testing.T) {
 	require.NoError(t, err)
 	j.WriteEvery = -1 // SyncEvery 64: no periodic write in this run
 	var kills [][]byte
-	s := &Solver{Model: &scripted{reply: toolAtStep2}, Executor: ex, Journal: j, Vote: vote.Config{K: 2}, Progress: func(e Event) {
-		kills = append(kills, mustRead(t, path))
-		if e.Step == 2 {
-			assert.Equal(t, 3, countSteps(t, path), "the side effect's step is written at once")
-		}
-	}}
+	s := &Solver{
+		Config:   Config{Vote: vote.Config{K: 2}},
+		Model:    &scripted{reply: toolAtStep2},
+		Executor: ex,
+		Journal:  j,
+		Progress: func(e Event) {
+			kills = append(kills, mustRead(t, path))
+			if e.Step == 2 {
+				assert.Equal(t, 3, countSteps(t, path), "the side effect's step is written at once")
+			}
+		},
+	}
 	want, err := s.Solve(context.Background(), &counter{target: target})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
@@ -223,7 +234,7 @@ func TestSideEffectNeverRunsTwiceAcrossAKill(t *testing.T) {
 		var again atomic.Int64
 		j, err := OpenJournal(p)
 		require.NoError(t, err)
-		got, err := (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: sideEffectExecutor(t, &again, func() {}), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: target})
+		got, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: sideEffectExecutor(t, &again, func() {}), Journal: j}).Solve(context.Background(), &counter{target: target})
 		require.NoError(t, err, "kill after step %d", i)
 		require.NoError(t, j.Close())
 		assert.Zero(t, again.Load(), "kill after step %d: the side effect never runs twice", i)

@@ -26,7 +26,7 @@ func chainOutcome(t *testing.T, path string, opts ...JournalOption) (Report, *sn
 		return Report{}, task, err
 	}
 	defer j.Close()
-	rep, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
 	return rep, task, err
 }
 

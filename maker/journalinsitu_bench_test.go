@@ -59,7 +59,7 @@ func interleavedDiag(disks int, setups []func(*maker.Solver) error) ([]time.Dura
 					return err
 				}
 				task, _ := hanoi.New(disks)
-				s := &maker.Solver{Model: m, Vote: vote.Config{K: 3}}
+				s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: m}
 				s.Progress = func(e maker.Event) {
 					if e.Step%turn == turn-1 {
 						if j := next(i); j >= 0 {

@@ -50,7 +50,7 @@ func BenchmarkJournalOverhead(b *testing.B) {
 				b.Fatal(err)
 			}
 			task, _ := hanoi.New(disks)
-			s := &maker.Solver{Model: m, Vote: vote.Config{K: 3}}
+			s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: m}
 			path := filepath.Join(dir, "j.jsonl")
 			_ = os.Remove(path)
 			runtime.GC()

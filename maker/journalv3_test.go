@@ -38,7 +38,7 @@ func TestVersion3JournalResumes(t *testing.T) {
 		require.NoError(t, err)
 		task, err := hanoi.New(6)
 		require.NoError(t, err)
-		rep, err := (&maker.Solver{Model: m, Vote: vote.Config{K: 3}, Journal: j}).Solve(context.Background(), task)
+		rep, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: m, Journal: j}).Solve(context.Background(), task)
 		return rep, task, err
 	}
 	t.Setenv(maker.JournalKeyEnv, "")

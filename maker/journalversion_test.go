@@ -74,7 +74,7 @@ func TestResumeRefusedUnderOtherDecisionRules(t *testing.T) {
 	old := decisionChanges[DecisionVersion]
 	decisionChanges[DecisionVersion] = "red flags count a reply cut at the cap"
 	defer func() { decisionChanges[DecisionVersion] = old }()
-	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), &counter{target: 3})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 3})
 	require.ErrorIs(t, err, ErrJournalMismatch)
 	msg := err.Error()
 	assert.Contains(t, msg, fmt.Sprintf("version %d (mdap v0.9.0) in the journal, version %d (mdap %s) in this build", DecisionVersion-1, DecisionVersion, mdapVersion()))

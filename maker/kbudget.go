@@ -5,7 +5,7 @@ import "math"
 // StepFailure is the probability that a race with margin k ends on a
 // wrong answer when each valid vote is right with probability p and every
 // wrong vote goes to one rival answer: r^k / (1 + r^k) with r = (1-p)/p,
-// that is 1 - vote.PStep(p, k). One rival is the worst case for this rate
+// that is 1 - laws.PStep(p, k). One rival is the worst case for this rate
 // (wrong votes spread over several answers only make the right answer
 // likelier to win). It is 1 for p <= 0, 0 for p >= 1, 1/2 at p = 1/2, and
 // decreasing in p and (for p > 1/2) in k. Cost: O(1).

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +15,7 @@ import (
 func TestStepFailure(t *testing.T) {
 	for _, p := range []float64{0.51, 0.6, 0.8, 0.95, 0.9978} {
 		for _, k := range []int{1, 2, 3, 8, 30} {
-			assert.InDelta(t, 1-vote.PStep(p, k), maker.StepFailure(p, k), 1e-15, "p=%g k=%d", p, k)
+			assert.InDelta(t, 1-laws.PStep(p, k), maker.StepFailure(p, k), 1e-15, "p=%g k=%d", p, k)
 		}
 	}
 	assert.Equal(t, 1.0, maker.StepFailure(0, 3))
@@ -26,7 +26,7 @@ func TestStepFailure(t *testing.T) {
 // schedule runs the budget's choices over steps steps with the bound
 // bound(i, k_so_far...) in force at each step, and returns the exact
 // whole-run success at the true p (one rival: the product of the steps'
-// vote.PStep), the ledger, and whether every step kept the rule.
+// laws.PStep), the ledger, and whether every step kept the rule.
 func schedule(t *testing.T, a maker.AdaptiveK, p float64, bound func(i int) float64) (success float64, led maker.FailureBudget, allOK bool) {
 	t.Helper()
 	logS := 0.0
@@ -94,7 +94,7 @@ func TestFailureBudgetScheduleExact(t *testing.T) {
 					// within the target (the grid's condition).
 					pl := a.ChooseFor(i, i, func(k int) float64 { return maker.StepFailure(b, k) }, lk)
 					logS += math.Log1p(-maker.StepFailure(p, pl.K))
-					votes += vote.ExpectedSamples(p, pl.K)
+					votes += laws.ExpectedSamples(p, pl.K)
 					a.Charge(&lk, pl, maker.StepFailure(b, a.Max))
 					if i > 1000 && steps > 100_000 {
 						// The schedule has settled: the rest at the same

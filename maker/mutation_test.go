@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -54,7 +54,7 @@ func TestJournalDefaultWriteEveryWritesSlowSteps(t *testing.T) {
 // Executor, or for a value, it is intent.Key (draw.go:97, both conditions
 // of the normalizer's guard; draw.go:108, the nil Executor's normalizer).
 func TestSolverKeyNormalizesIntents(t *testing.T) {
-	ex, err := executor.New("../testdata/spec/repo")
+	ex, err := fstools.New("../testdata/spec/repo")
 	require.NoError(t, err)
 	defer ex.Close()
 	grep := func(paths any) intent.Output {
@@ -148,7 +148,7 @@ func TestReplayErrorNamesTheJournalLine(t *testing.T) {
 func TestSettingsMismatchJoinsTheDifferences(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	solver := func(maxTokens int, prompt string) *Solver {
-		return &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, MaxTokens: maxTokens, Settings: map[string]string{"prompt": prompt}}
+		return &Solver{Config: Config{Vote: vote.Config{K: 2}, MaxTokens: maxTokens, Settings: map[string]string{"prompt": prompt}}, Model: &scripted{reply: noisy}}
 	}
 	j, err := CreateJournal(path)
 	require.NoError(t, err)
@@ -193,7 +193,7 @@ func TestJournalHeaderWrittenBeforeTheFirstDraw(t *testing.T) {
 	defer j.Close()
 	var seen []byte
 	task := &peekFirstPrompt{counter: counter{target: 2}, peek: func() { seen = mustRead(t, path) }}
-	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.True(t, bytes.HasPrefix(seen, headerPrefix), "the file before the first draw: %q", seen)
 	assert.Equal(t, 1, bytes.Count(seen, []byte("\n")), "the header line alone")
@@ -226,7 +226,7 @@ func TestCheckpointWrittenBeforeTheNextStep(t *testing.T) {
 			seen = mustRead(t, path)
 		}
 	}}
-	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Contains(t, string(seen), `{"checkpoint":2`, "the file before step 2 is drawn")
 }
@@ -299,7 +299,7 @@ func TestFailedCheckpointEndsTheRun(t *testing.T) {
 	require.NoError(t, err)
 	j.CheckpointEvery = 2
 	task := &failingSnap{snapCounter{counter: counter{target: 5}}}
-	rep, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), task)
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
 	require.ErrorIs(t, err, ErrStep)
 	require.ErrorIs(t, err, errSnap)
 	assert.False(t, rep.Done)
@@ -327,9 +327,14 @@ func TestFinalFlushErrorIsReturned(t *testing.T) {
 	store := &flushFails{}
 	j, err := NewJournal(store)
 	require.NoError(t, err)
-	s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, Progress: func(e Event) {
-		store.fail = e.Report.Done
-	}}
+	s := &Solver{
+		Config:  Config{Vote: vote.Config{K: 2}},
+		Model:   &scripted{reply: noisy},
+		Journal: j,
+		Progress: func(e Event) {
+			store.fail = e.Report.Done
+		},
+	}
 	rep, err := s.Solve(context.Background(), &counter{target: 3})
 	assert.True(t, rep.Done)
 	require.ErrorIs(t, err, errFlush)
@@ -361,18 +366,22 @@ func TestEnsembleSharesCountFailedDraws(t *testing.T) {
 	ens, err := NewEnsemble(counting(false), counting(true))
 	require.NoError(t, err)
 	errs := 0
-	s := &Solver{Model: ens, Vote: vote.Config{K: 3}, Progress: func(e Event) {
-		var sum vote.Counts
-		for _, m := range e.Record.Models {
-			sum.Launched += m.Launched
-			sum.Valid += m.Valid
-			sum.Flagged += m.Flagged
-			sum.Errors += m.Errors
-			sum.Cancelled += m.Cancelled
-		}
-		assert.Equal(t, e.Record.Counts, sum, "step %d", e.Step)
-		errs += e.Record.Errors
-	}}
+	s := &Solver{
+		Config: Config{Vote: vote.Config{K: 3}},
+		Model:  ens,
+		Progress: func(e Event) {
+			var sum vote.Counts
+			for _, m := range e.Record.Models {
+				sum.Launched += m.Launched
+				sum.Valid += m.Valid
+				sum.Flagged += m.Flagged
+				sum.Errors += m.Errors
+				sum.Cancelled += m.Cancelled
+			}
+			assert.Equal(t, e.Record.Counts, sum, "step %d", e.Step)
+			errs += e.Record.Errors
+		},
+	}
 	rep, err := s.Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)
 	require.True(t, rep.Done)
@@ -387,7 +396,7 @@ func TestEnsembleBudgetChargesEachMembersPrice(t *testing.T) {
 		pricedScripted{counting(false), Price{InputPerMillion: 7, OutputPerMillion: 11}})
 	require.NoError(t, err)
 	budget := NewBudget(0)
-	rep, err := (&Solver{Model: ens, Vote: vote.Config{K: 3}, Budget: budget}).Solve(context.Background(), &counter{target: 4})
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 3}}, Model: ens, Budget: budget}).Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)
 	require.True(t, rep.Done)
 	require.Positive(t, rep.Models[1].Cost, "the second member drew samples")

@@ -94,7 +94,7 @@ func TestFailedRequestFailsEverySampleItCarried(t *testing.T) {
 	require.NoError(t, err)
 
 	m := model()
-	s := &maker.Solver{Model: m, Vote: vote.Config{K: k, MaxErrors: k}, SamplesPerCall: maker.SamplesPerCallAuto}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: k, MaxErrors: k}, SamplesPerCall: maker.SamplesPerCallAuto}, Model: m}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.True(t, rep.Done)
@@ -102,7 +102,7 @@ func TestFailedRequestFailsEverySampleItCarried(t *testing.T) {
 	assert.Equal(t, m.failed, rep.Errors, "each sample the request carried failed")
 
 	m = model()
-	s = &maker.Solver{Model: m, Vote: vote.Config{K: k, MaxErrors: k - 2}, SamplesPerCall: maker.SamplesPerCallAuto}
+	s = &maker.Solver{Config: maker.Config{Vote: vote.Config{K: k, MaxErrors: k - 2}, SamplesPerCall: maker.SamplesPerCallAuto}, Model: m}
 	task, err = hanoi.New(3)
 	require.NoError(t, err)
 	_, err = s.Solve(context.Background(), task)
@@ -164,13 +164,16 @@ func TestRequestUsageBookedOnItsSamples(t *testing.T) {
 	var mu sync.Mutex
 	usage := map[maker.SampleID]vote.Usage{}
 	text := map[maker.SampleID]string{}
-	s := &maker.Solver{Model: m, Vote: vote.Config{K: 4}, SamplesPerCall: maker.SamplesPerCallAuto,
+	s := &maker.Solver{
+		Config: maker.Config{Vote: vote.Config{K: 4}, SamplesPerCall: maker.SamplesPerCallAuto},
+		Model:  m,
 		OnSample: func(e maker.SampleEvent) {
 			mu.Lock()
 			defer mu.Unlock()
 			id := maker.SampleID{Step: e.Step, Index: e.Index}
 			usage[id], text[id] = e.Usage, e.Text
-		}}
+		},
+	}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.True(t, rep.Done)

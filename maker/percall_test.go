@@ -88,11 +88,15 @@ func perCallRun(t *testing.T, m llms.Model, perCall int, v vote.Config) (maker.R
 	task, err := hanoi.New(6)
 	require.NoError(t, err)
 	var recs []maker.StepRecord
-	s := &maker.Solver{Model: m, Vote: v, SamplesPerCall: perCall, Progress: func(e maker.Event) {
-		r := *e.Record
-		r.Usage, r.Elapsed = vote.Usage{}, 0
-		recs = append(recs, r)
-	}}
+	s := &maker.Solver{
+		Config: maker.Config{Vote: v, SamplesPerCall: perCall},
+		Model:  m,
+		Progress: func(e maker.Event) {
+			r := *e.Record
+			r.Usage, r.Elapsed = vote.Usage{}, 0
+			recs = append(recs, r)
+		},
+	}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.True(t, rep.Done)

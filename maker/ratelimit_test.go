@@ -55,7 +55,7 @@ func TestRateLimitDelayIsWaited(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := &limitedOnce{inner: &scripted{reply: noisy}, delay: c.delay}
-			s := &Solver{Model: m, Vote: vote.Config{K: 1, Parallel: 1, Backoff: time.Millisecond, MaxBackoff: time.Millisecond}}
+			s := &Solver{Config: Config{Vote: vote.Config{K: 1, Parallel: 1, Backoff: time.Millisecond, MaxBackoff: time.Millisecond}}, Model: m}
 			rep, err := s.Solve(context.Background(), &counter{target: 1})
 			require.NoError(t, err)
 			assert.Equal(t, 1, rep.Errors, "the refused sample counts as failed")

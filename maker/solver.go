@@ -37,88 +37,42 @@ var (
 // observation to the task, and journals the step (buffered; see Journal's
 // Durability).
 //
-// Only Model is required; every other field has a working zero value. A
-// Solver without a Journal may be reused for several Solve calls; a Journal
-// serves one Solve (open the file again to resume).
+// A Solver is its settings (the embedded Config: what the run is set to,
+// checked by Config.Validate) plus what runs them: the Model, the tools'
+// Executor, the Journal, a shared Budget, and the watchers (Progress,
+// OnSample, Logger, Observer). Config is embedded so that a setting reads
+// as the Solver's own (s.Vote, s.MaxTokens) and a Config checked once is
+// handed over whole:
+//
+//	cfg := maker.Config{Vote: vote.Config{K: 5}, MaxSteps: 1000}
+//	if err := cfg.Validate(); err != nil { ... }
+//	s := &maker.Solver{Config: cfg, Model: model}
+//
+// Only Model is required: the zero Config is the paper's setting (see
+// Config) and every other field's zero value works, so
+// maker.Solver{Model: m} solves with k = 3. Build a Solver whole and do
+// not change it while it solves. A Solver without a Journal may be reused
+// for several Solve calls; a Journal serves one Solve (open the file
+// again to resume).
 type Solver struct {
+	// Config is what the run is set to; see Config for each field and its
+	// default.
+	Config
 	// Model answers every sample.
 	Model llms.Model
 	// Executor runs winning tool intents. Nil means no tools: an intent
 	// gets a denial observation that says so, which the next prompt shows.
 	Executor *executor.Executor
 	// Tools are declared to the model with each call (see
-	// executor.Declare), as ToolDeclaration says. Declaring is not
-	// permitting: the Executor decides.
+	// executor.Declare), as Config.ToolDeclaration says. Declaring is not
+	// permitting: the Executor decides. They are the Executor's part (its
+	// declarations, usually executor.Declare's), so they sit beside it
+	// rather than in Config; the journal's settings record them all the
+	// same.
 	Tools []llms.Tool
-	// ToolDeclaration is how Tools reach the model: natively, in the
-	// prompt, or both; the zero value chooses by the model (see
-	// DeclareAuto). The choice is the same for every sample of a run,
-	// and the journal's settings record it.
-	ToolDeclaration ToolDeclaration
-	// Vote configures each step's race; its zero value is k = 3.
-	Vote vote.Config
-	// AdaptiveK, if set, chooses each step's k from the run's own votes
-	// instead of Vote.K (see AdaptiveK); nil keeps the fixed Vote.K.
-	AdaptiveK *AdaptiveK
-	// Escalation, if set, is what a contested step gets (see
-	// Escalation); nil races every step to its end with one model.
-	Escalation *Escalation
-	// MaxTokens caps a reply; a longer one is red-flagged. Default
-	// DefaultMaxTokens (750).
-	MaxTokens int
-	// Temperature gives sample i's temperature. Nil means
-	// DefaultTemperature: 0 for the first sample of a step, 0.1 after.
-	Temperature func(sample int) float64
-	// Flags chooses the red flags; the zero value applies them all.
-	Flags FlagRules
-	// CallOptions are added to every model call, after the solver's own:
-	// the temperature, the reply cap and the sample's seed (its index
-	// plus one, llms.WithSeed, so a provider that honours seeds gives each
-	// sample its own reproducible draw). A seed set here overrides the
-	// per-sample one, and samples at one temperature may then all agree.
-	CallOptions []llms.CallOption
-	// Structured asks for structured output: the task, which must be a
-	// StructuredTask (else Solve fails with ErrNoAnswerSchema), offers
-	// its answer's JSON Schema, and every call carries it in its context
-	// (AnswerSchemaFrom) with llms.WithJSONMode, so a model that supports
-	// structured output (maker/models: OpenAI-compatible servers and
-	// Ollama) constrains its replies to it. The journal records the
-	// schema's digest.
-	Structured bool
-	// Timeout bounds each model call (langchaingo's clients have none of
-	// their own); a call that takes longer is a failed draw wrapping
-	// ErrCallTimeout. Zero means no bound but the context's.
-	Timeout time.Duration
 	// Journal records every decided step; nil means no journal. A journal
 	// opened with OpenJournal is replayed first, then the run continues.
 	Journal *Journal
-	// Settings adds what else determines the run's answers and that the
-	// solver cannot see (a prompt template's version, say) to the
-	// journal's Settings, compared on resume. The model's identity, k, the
-	// caps, flags, temperatures, declared tools and call options are
-	// recorded without it (see Settings).
-	Settings map[string]string
-	// RerunPending allows a resumed run whose journal ends with a pending
-	// side-effect call to finish that step: the journaled winner's call
-	// runs again, exactly as decided, and the journaled winner is applied.
-	// Off, such a resume fails with ErrPendingSideEffect.
-	RerunPending bool
-	// MaxSteps stops a run that is not done after that many steps, with
-	// ErrStepLimit. Zero means no limit.
-	MaxSteps int
-	// SamplesPerCall asks for several samples of a wave in one request
-	// (llms.WithN), each returned choice a sample with its own identity:
-	// 0 or 1 means one sample per request (the paper's way), N > 1 at
-	// most N choices a request, SamplesPerCallAuto as many as the wave
-	// (see MaxSamplesPerCall). Samples of different temperatures never
-	// share a request, so under DefaultTemperature the first sample of a
-	// step is a request of its own. A provider that returns fewer choices
-	// than asked is detected at its first such answer; the samples it
-	// left out, and every later one, are separate calls. An Ensemble
-	// always draws one sample per request. See docs/cost.md.
-	SamplesPerCall int
-	// Price turns usage into Report.Cost.
-	Price Price
 	// Budget, if set, caps the money the run spends (see Budget): a call
 	// whose worst case would pass the cap is not started, and the step
 	// fails with ErrBudget (a *BudgetError naming the cap and what was
@@ -205,8 +159,8 @@ func (s *Solver) logger() *slog.Logger {
 // included, so a resumed run reports the same totals as an uninterrupted
 // one.
 //
-// Errors: ErrNoModel; vote.ErrConfig for a bad Vote; ErrConfig for a
-// bad AdaptiveK; the journal's errors
+// Errors: ErrNoModel; Config.Validate's *FieldError (wrapping ErrConfig)
+// for a refused setting; the journal's errors
 // (ErrJournalMismatch, ErrJournalCorrupt, ErrPendingSideEffect, and a
 // write that failed); a step that fails wraps ErrStep and says which
 // step, and wraps the race's error (vote.ErrUndecided with its tally,
@@ -238,15 +192,22 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		}
 	}
 	initModels()
+	if err := s.Config.Validate(); err != nil {
+		return rep, err
+	}
 	cfg, err := s.Vote.WithDefaults()
 	if err != nil {
 		return rep, err
 	}
+	if cfg.Workers == nil {
+		// One set of draw goroutines for the run's races: a step's
+		// samples do not each start a goroutine and grow its stack.
+		w := new(vote.Workers)
+		defer w.Close()
+		cfg.Workers = w
+	}
 	auto, err := s.adaptive()
 	if err != nil {
-		return rep, err
-	}
-	if err := s.Escalation.check(); err != nil {
 		return rep, err
 	}
 	ctx, endRun = s.observeRun(ctx, ids, cfg.K)

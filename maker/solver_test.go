@@ -124,7 +124,7 @@ func noisy(id SampleID, prompt string) (string, string) {
 func TestSolveVotesOutWrongAnswers(t *testing.T) {
 	for _, parallel := range []int{1, 3, 8} {
 		task := &counter{target: 30}
-		s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2, Parallel: parallel}}
+		s := &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: parallel}}, Model: &scripted{reply: noisy}}
 		rep, err := s.Solve(context.Background(), task)
 		require.NoError(t, err)
 		assert.Equal(t, 30, task.n)
@@ -156,7 +156,7 @@ func TestSolveK1TakesFirstAnswer(t *testing.T) {
 		return fmt.Sprintf(`{"next": %d}`, current(p)+1), "stop"
 	}
 	task := &counter{target: 20}
-	_, err := (&Solver{Model: &scripted{reply: wrongFirst}, Vote: vote.Config{K: 1, Parallel: 1}}).Solve(context.Background(), task)
+	_, err := (&Solver{Config: Config{Vote: vote.Config{K: 1, Parallel: 1}}, Model: &scripted{reply: wrongFirst}}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Equal(t, 10, task.wrong)
 }
@@ -172,14 +172,14 @@ func TestSolveOverlongAndEmptyFlags(t *testing.T) {
 		return fmt.Sprintf(`{"next": %d}`, current(p)+1), "stop"
 	}}
 	task := &counter{target: 3}
-	rep, err := (&Solver{Model: m, MaxTokens: 50, Vote: vote.Config{K: 2}}).Solve(context.Background(), task)
+	rep, err := (&Solver{Config: Config{MaxTokens: 50, Vote: vote.Config{K: 2}}, Model: m}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.Flags["empty"])
 	assert.Equal(t, 3, rep.Flags["overlong"])
 
 	// Rules can be switched off: an overlong reply then votes.
 	task = &counter{target: 3}
-	rep, err = (&Solver{Model: m, MaxTokens: 50, Flags: FlagRules{AllowOverlong: true}, Vote: vote.Config{K: 2}}).Solve(context.Background(), task)
+	rep, err = (&Solver{Config: Config{MaxTokens: 50, Flags: FlagRules{AllowOverlong: true}, Vote: vote.Config{K: 2}}, Model: m}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Zero(t, rep.Flags["overlong"])
 }
@@ -191,7 +191,7 @@ func TestSolveFormatFlag(t *testing.T) {
 		}
 		return fmt.Sprintf(`{"next": %d}`, current(p)+1), "stop"
 	}}
-	rep, err := (&Solver{Model: m, Vote: vote.Config{K: 1}}).Solve(context.Background(), &counter{target: 4})
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 1}}, Model: m}).Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)
 	assert.Equal(t, 4, rep.Flags["format"])
 }
@@ -201,7 +201,7 @@ func TestSolveUndecidedFailsWithTally(t *testing.T) {
 	m := &scripted{reply: func(id SampleID, p string) (string, string) {
 		return fmt.Sprintf(`{"next": %d}`, current(p)+1+id.Index%2), "stop"
 	}}
-	rep, err := (&Solver{Model: m, Vote: vote.Config{K: 3, MaxSamples: 20}}).Solve(context.Background(), &counter{target: 4})
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 3, MaxSamples: 20}}, Model: m}).Solve(context.Background(), &counter{target: 4})
 	require.ErrorIs(t, err, vote.ErrUndecided)
 	require.ErrorIs(t, err, ErrStep)
 	assert.Contains(t, err.Error(), "step 0")
@@ -211,7 +211,7 @@ func TestSolveUndecidedFailsWithTally(t *testing.T) {
 
 func TestSolveProviderErrorsBounded(t *testing.T) {
 	m := &scripted{reply: func(SampleID, string) (string, string) { return "", "error" }}
-	_, err := (&Solver{Model: m, Vote: vote.Config{K: 2, MaxErrors: 3, Backoff: 1}}).Solve(context.Background(), &counter{target: 4})
+	_, err := (&Solver{Config: Config{Vote: vote.Config{K: 2, MaxErrors: 3, Backoff: 1}}, Model: m}).Solve(context.Background(), &counter{target: 4})
 	require.ErrorIs(t, err, vote.ErrTooManyErrors)
 	assert.LessOrEqual(t, m.calls.Load(), int64(4+2), "errors are bounded, not retried forever")
 }
@@ -223,7 +223,7 @@ func TestSolveNeedsModel(t *testing.T) {
 
 func TestSolveStepLimitAndCancel(t *testing.T) {
 	m := &scripted{reply: noisy}
-	_, err := (&Solver{Model: m, MaxSteps: 5}).Solve(context.Background(), &counter{target: 50})
+	_, err := (&Solver{Config: Config{MaxSteps: 5}, Model: m}).Solve(context.Background(), &counter{target: 50})
 	assert.ErrorIs(t, err, ErrStepLimit)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -242,7 +242,7 @@ func TestSolveStepLimitAndCancel(t *testing.T) {
 func TestJournalResumeGivesSameRun(t *testing.T) {
 	dir := t.TempDir()
 	full := &counter{target: 40}
-	whole, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}}).Solve(context.Background(), full)
+	whole, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}}).Solve(context.Background(), full)
 	require.NoError(t, err)
 
 	for _, stopAt := range []int{1, 17, 39} {
@@ -250,11 +250,16 @@ func TestJournalResumeGivesSameRun(t *testing.T) {
 		j, err := CreateJournal(path)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
-		s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2, Parallel: 4}, Journal: j, Progress: func(e Event) {
-			if e.Step+1 == stopAt {
-				cancel()
-			}
-		}}
+		s := &Solver{
+			Config:  Config{Vote: vote.Config{K: 2, Parallel: 4}},
+			Model:   &scripted{reply: noisy},
+			Journal: j,
+			Progress: func(e Event) {
+				if e.Step+1 == stopAt {
+					cancel()
+				}
+			},
+		}
 		_, err = s.Solve(ctx, &counter{target: 40})
 		require.ErrorIs(t, err, context.Canceled)
 		require.NoError(t, j.Close())
@@ -263,7 +268,7 @@ func TestJournalResumeGivesSameRun(t *testing.T) {
 		j, err = OpenJournal(path)
 		require.NoError(t, err)
 		resumed := &counter{target: 40}
-		s = &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2, Parallel: 1}, Journal: j}
+		s = &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}}, Model: &scripted{reply: noisy}, Journal: j}
 		rep, err := s.Solve(context.Background(), resumed)
 		require.NoError(t, err)
 		require.NoError(t, j.Close())
@@ -304,7 +309,7 @@ func TestJournalRefusesOtherRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	j, err := CreateJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j, MaxSteps: 2}).Solve(context.Background(), &counter{target: 10})
+	_, err = (&Solver{Config: Config{MaxSteps: 2}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 10})
 	require.ErrorIs(t, err, ErrStepLimit)
 	require.NoError(t, j.Close())
 
@@ -313,8 +318,8 @@ func TestJournalRefusesOtherRun(t *testing.T) {
 
 	for name, s := range map[string]*Solver{
 		"other task":     {Model: &scripted{reply: noisy}},
-		"other k":        {Model: &scripted{reply: noisy}, Vote: vote.Config{K: 5}},
-		"other settings": {Model: &scripted{reply: noisy}, Settings: map[string]string{"seed": "2"}},
+		"other k":        {Config: Config{Vote: vote.Config{K: 5}}, Model: &scripted{reply: noisy}},
+		"other settings": {Config: Config{Settings: map[string]string{"seed": "2"}}, Model: &scripted{reply: noisy}},
 	} {
 		j, err := OpenJournal(path)
 		require.NoError(t, err)
@@ -333,7 +338,7 @@ func TestJournalTornLastLineDropped(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	j, err := CreateJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j, MaxSteps: 5}).Solve(context.Background(), &counter{target: 8})
+	_, err = (&Solver{Config: Config{MaxSteps: 5}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 8})
 	require.ErrorIs(t, err, ErrStepLimit)
 	require.NoError(t, j.Close())
 	b, err := os.ReadFile(path)
@@ -401,7 +406,7 @@ func TestOpenJournalNeverDamagesOtherFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, torn, 0o644))
 	j, err = OpenJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j, Vote: vote.Config{K: 4}}).Solve(context.Background(), &counter{target: 3})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 4}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 3})
 	require.ErrorIs(t, err, ErrJournalMismatch)
 	assert.Contains(t, err.Error(), `k: 3 in the journal, 4 now`)
 	require.NoError(t, j.Close())
@@ -412,13 +417,13 @@ func TestResumeWithLargerBudget(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	j, err := CreateJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j, Vote: vote.Config{K: 2, MaxSamples: 2}}).Solve(context.Background(), &counter{target: 6})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2, MaxSamples: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 6})
 	require.ErrorIs(t, err, vote.ErrUndecided, "sample 1 is always wrong: two samples cannot decide")
 	require.NoError(t, j.Close())
 	j, err = OpenJournal(path)
 	require.NoError(t, err)
 	task := &counter{target: 6}
-	_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j, Vote: vote.Config{K: 2, MaxSamples: 50}}).Solve(context.Background(), task)
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2, MaxSamples: 50}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	assert.Equal(t, 6, task.n)
@@ -454,7 +459,7 @@ func (p *panicky) Apply(w intent.Output, obs *intent.Observation) (bool, error) 
 func TestTaskPanicsFailTheStepAtOnce(t *testing.T) {
 	for _, where := range []string{"Prompt", "Decode", "Apply"} {
 		m := &scripted{reply: noisy}
-		rep, err := (&Solver{Model: m, Vote: vote.Config{K: 2, MaxErrors: 50}}).Solve(context.Background(), &panicky{counter: counter{target: 5}, where: where})
+		rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2, MaxErrors: 50}}, Model: m}).Solve(context.Background(), &panicky{counter: counter{target: 5}, where: where})
 		require.ErrorIs(t, err, ErrTaskPanic, where)
 		require.ErrorIs(t, err, ErrStep, where)
 		assert.Contains(t, err.Error(), strings.ToLower(where)+" boom")

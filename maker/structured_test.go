@@ -25,7 +25,7 @@ func TestPermanentErrorFailsTheStepAtOnce(t *testing.T) {
 		calls.Add(1)
 		return nil, cause
 	})
-	s := &Solver{Model: m, Vote: vote.Config{K: 3, MaxErrors: 10, Backoff: time.Second}}
+	s := &Solver{Config: Config{Vote: vote.Config{K: 3, MaxErrors: 10, Backoff: time.Second}}, Model: m}
 	start := time.Now()
 	rep, err := s.Solve(context.Background(), &counter{target: 3})
 	require.Error(t, err)
@@ -43,7 +43,7 @@ func TestTransientErrorsStillSpendTheBudget(t *testing.T) {
 		calls.Add(1)
 		return nil, errors.New("HTTP 503")
 	})
-	s := &Solver{Model: m, Vote: vote.Config{K: 1, MaxErrors: 3, Backoff: time.Millisecond}}
+	s := &Solver{Config: Config{Vote: vote.Config{K: 1, MaxErrors: 3, Backoff: time.Millisecond}}, Model: m}
 	_, err := s.Solve(context.Background(), &counter{target: 3})
 	assert.ErrorIs(t, err, vote.ErrTooManyErrors)
 	assert.NotErrorIs(t, err, ErrPermanent)
@@ -76,7 +76,7 @@ func TestStructuredSendsTheSchemaWithEveryCall(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	j, err := CreateJournal(path)
 	require.NoError(t, err)
-	s := &Solver{Model: m, Vote: vote.Config{K: 2}, Structured: true, Journal: j}
+	s := &Solver{Config: Config{Vote: vote.Config{K: 2}, Structured: true}, Model: m, Journal: j}
 	task := &structuredCounter{counter{target: 2}}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
@@ -91,14 +91,14 @@ func TestStructuredSendsTheSchemaWithEveryCall(t *testing.T) {
 
 	// Off, nothing is sent.
 	schemas = nil
-	_, err = (&Solver{Model: m, Vote: vote.Config{K: 2}}).Solve(context.Background(), &structuredCounter{counter{target: 1}})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: m}).Solve(context.Background(), &structuredCounter{counter{target: 1}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"", ""}, schemas)
 
 	// A resume without --structured is another run.
 	j, err = OpenJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: m, Vote: vote.Config{K: 2}, Journal: j}).Solve(context.Background(), &structuredCounter{counter{target: 2}})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: m, Journal: j}).Solve(context.Background(), &structuredCounter{counter{target: 2}})
 	assert.ErrorIs(t, err, ErrJournalMismatch)
 	assert.Contains(t, err.Error(), "answer_schema")
 	require.NoError(t, j.Close())
@@ -109,7 +109,7 @@ func TestStructuredNeedsASchema(t *testing.T) {
 		t.Error("no call without a schema")
 		return nil, errors.New("unreachable")
 	})
-	_, err := (&Solver{Model: m, Structured: true}).Solve(context.Background(), &counter{target: 1})
+	_, err := (&Solver{Config: Config{Structured: true}, Model: m}).Solve(context.Background(), &counter{target: 1})
 	assert.ErrorIs(t, err, ErrNoAnswerSchema)
 }
 
@@ -121,7 +121,7 @@ func TestFailedApplyStillCountsItsSamples(t *testing.T) {
 		resp.Choices[0].GenerationInfo = map[string]any{"PromptTokens": 10, "CompletionTokens": 3}
 		return resp, nil
 	})
-	rep, err := (&Solver{Model: m, Vote: vote.Config{K: 2}}).Solve(context.Background(), failingApply{})
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: m}).Solve(context.Background(), failingApply{})
 	assert.ErrorIs(t, err, ErrStep)
 	assert.Equal(t, 2, rep.Launched)
 	assert.Equal(t, 2, rep.Valid)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,7 +46,7 @@ func deployExecutorRecording(t *testing.T, runs *atomic.Int64, targets *[]string
 			}
 			return "deployed to " + args["target"].(string), nil
 		})
-	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
+	ex, err := executor.New(executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
 	require.NoError(t, err)
 	return ex
 }
@@ -53,7 +54,7 @@ func deployExecutorRecording(t *testing.T, runs *atomic.Int64, targets *[]string
 func TestToolObservationReachesNextPrompt(t *testing.T) {
 	var runs atomic.Int64
 	task := &counter{target: 5}
-	rep, err := (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Vote: vote.Config{K: 2}}).Solve(context.Background(), task)
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs)}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, runs.Load(), "only the winning call runs, once")
 	assert.Equal(t, 1, rep.ToolCalls)
@@ -76,7 +77,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	var runs atomic.Int64
 	j, err := CreateJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	require.EqualValues(t, 1, runs.Load())
@@ -92,7 +93,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 
 	j, err = OpenJournal(path)
 	require.NoError(t, err)
-	_, err = (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}}).Solve(context.Background(), &counter{target: 5})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, ErrPendingSideEffect)
 	assert.Contains(t, err.Error(), "deploy")
 	require.NoError(t, j.Close())
@@ -102,7 +103,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	j, err = OpenJournal(path)
 	require.NoError(t, err)
 	task := &counter{target: 5}
-	rep, err := (&Solver{Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j, Vote: vote.Config{K: 2}, RerunPending: true}).Solve(context.Background(), task)
+	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}, RerunPending: true}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	assert.EqualValues(t, 2, runs.Load(), "re-run only when asked")
@@ -122,7 +123,7 @@ func grepAt0(spell func(id SampleID) string) func(id SampleID, p string) (string
 }
 
 func TestHealedSpellingsVoteTogether(t *testing.T) {
-	ex, err := executor.New("../testdata/spec/repo")
+	ex, err := fstools.New("../testdata/spec/repo")
 	require.NoError(t, err)
 	defer ex.Close()
 	alternate := func(id SampleID) string {
@@ -133,13 +134,17 @@ func TestHealedSpellingsVoteTogether(t *testing.T) {
 	}
 	task := &counter{target: 2}
 	var first *StepRecord
-	rep, err := (&Solver{Model: &scripted{reply: grepAt0(alternate)}, Executor: ex, Vote: vote.Config{K: 2, Parallel: 1},
+	rep, err := (&Solver{
+		Config:   Config{Vote: vote.Config{K: 2, Parallel: 1}},
+		Model:    &scripted{reply: grepAt0(alternate)},
+		Executor: ex,
 		Progress: func(e Event) {
 			if e.Step == 0 {
 				c := *e.Record
 				first = &c
 			}
-		}}).Solve(context.Background(), task)
+		},
+	}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.NotNil(t, first)
 	assert.Equal(t, 2, first.Valid, "a list and the same list as a JSON string vote together: decided in two samples")
@@ -150,7 +155,7 @@ func TestHealedSpellingsVoteTogether(t *testing.T) {
 }
 
 func TestUnhealableArgumentsAreRedFlagged(t *testing.T) {
-	ex, err := executor.New("../testdata/spec/repo")
+	ex, err := fstools.New("../testdata/spec/repo")
 	require.NoError(t, err)
 	defer ex.Close()
 	// Sample 1 of step 0 gives paths as a number: no healing makes it a
@@ -162,13 +167,17 @@ func TestUnhealableArgumentsAreRedFlagged(t *testing.T) {
 		return `["src"]`
 	}
 	var first *StepRecord
-	_, err = (&Solver{Model: &scripted{reply: grepAt0(spell)}, Executor: ex, Vote: vote.Config{K: 2, Parallel: 1},
+	_, err = (&Solver{
+		Config:   Config{Vote: vote.Config{K: 2, Parallel: 1}},
+		Model:    &scripted{reply: grepAt0(spell)},
+		Executor: ex,
 		Progress: func(e Event) {
 			if e.Step == 0 {
 				c := *e.Record
 				first = &c
 			}
-		}}).Solve(context.Background(), &counter{target: 2})
+		},
+	}).Solve(context.Background(), &counter{target: 2})
 	require.NoError(t, err)
 	assert.Equal(t, 1, first.Flags["invalid arguments"])
 	assert.Equal(t, 2, first.Valid)

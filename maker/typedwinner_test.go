@@ -56,16 +56,21 @@ func TestReplayedWinnersAreTyped(t *testing.T) {
 		j, err := NewJournal(store)
 		require.NoError(t, err)
 		first := &typedCounter{counter: counter{target: 6}, mode: mode}
-		s := &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, MaxSteps: 4}
+		s := &Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 4}, Model: &scripted{reply: noisy}, Journal: j}
 		_, err = s.Solve(context.Background(), first)
 		require.ErrorIs(t, err, ErrStepLimit)
 
 		j, err = NewJournal(store)
 		require.NoError(t, err)
 		task := &typedCounter{counter: counter{target: 6}, mode: mode}
-		s = &Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}, Journal: j, Progress: func(e Event) {
-			task.events = append(task.events, e.Record.Winner.Value)
-		}}
+		s = &Solver{
+			Config:  Config{Vote: vote.Config{K: 2}},
+			Model:   &scripted{reply: noisy},
+			Journal: j,
+			Progress: func(e Event) {
+				task.events = append(task.events, e.Record.Winner.Value)
+			},
+		}
 		rep, err := s.Solve(context.Background(), task)
 		require.NoError(t, err, mode)
 		assert.True(t, rep.Done)

@@ -39,10 +39,10 @@ func (c *keyedCounter) DecodeKey(r Reply) (intent.Output, uint64, error) {
 
 func TestVoteKeyerKeysTheRace(t *testing.T) {
 	plain := &counter{target: 20}
-	repP, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}}).Solve(context.Background(), plain)
+	repP, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}}).Solve(context.Background(), plain)
 	require.NoError(t, err)
 	keyed := &keyedCounter{counter: counter{target: 20}}
-	repK, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}}).Solve(context.Background(), keyed)
+	repK, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}}).Solve(context.Background(), keyed)
 	require.NoError(t, err)
 	assert.Positive(t, keyed.calls.Load(), "DecodeKey is called")
 	assert.Equal(t, repP.Counts, repK.Counts)
@@ -52,12 +52,12 @@ func TestVoteKeyerKeysTheRace(t *testing.T) {
 	// the wrong sample 1 votes with the right ones and each step ends a
 	// sample earlier.
 	bogus := &keyedCounter{counter: counter{target: 20}, bogus: true}
-	repB, err := (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}}).Solve(context.Background(), bogus)
+	repB, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}}).Solve(context.Background(), bogus)
 	require.NoError(t, err)
 	assert.Less(t, repB.Launched, repK.Launched)
 
 	// A panic in DecodeKey fails the step at once, as one in Decode.
-	_, err = (&Solver{Model: &scripted{reply: noisy}, Vote: vote.Config{K: 2}}).Solve(context.Background(), &keyedCounter{counter: counter{target: 3}, panic: true})
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}}).Solve(context.Background(), &keyedCounter{counter: counter{target: 3}, panic: true})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrTaskPanic), "%v", err)
 }

@@ -44,7 +44,7 @@ func TestMinVotersCountsReplyWorkers(t *testing.T) {
 	solve := func(name func(int) string) (maker.Report, error) {
 		task, err := hanoi.New(3)
 		require.NoError(t, err)
-		s := &maker.Solver{Model: namedWorkers{simModel(t, 5, 0.95), name}, Vote: vote.Config{K: 2, MaxSamples: 12, MinVoters: 2}}
+		s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, MaxSamples: 12, MinVoters: 2}}, Model: namedWorkers{simModel(t, 5, 0.95), name}}
 		return s.Solve(context.Background(), task)
 	}
 	rep, err := solve(func(i int) string { return fmt.Sprintf("w%d", i%2) })
@@ -55,7 +55,9 @@ func TestMinVotersCountsReplyWorkers(t *testing.T) {
 	workers := map[string]bool{}
 	task, err := hanoi.New(2)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: namedWorkers{simModel(t, 5, 0.95), func(i int) string { return fmt.Sprintf("w%d", i%2) }}, Vote: vote.Config{K: 2, MinVoters: 2},
+	s := &maker.Solver{
+		Config: maker.Config{Vote: vote.Config{K: 2, MinVoters: 2}},
+		Model:  namedWorkers{simModel(t, 5, 0.95), func(i int) string { return fmt.Sprintf("w%d", i%2) }},
 		OnSample: func(e maker.SampleEvent) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -63,7 +65,8 @@ func TestMinVotersCountsReplyWorkers(t *testing.T) {
 				assert.NotZero(t, e.Key)
 				workers[e.Worker] = true
 			}
-		}}
+		},
+	}
 	_, err = s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{"w0": true, "w1": true}, workers)

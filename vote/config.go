@@ -23,12 +23,22 @@ const (
 // turns it into NoBackoff.
 const NoBackoff time.Duration = -1
 
+// MaxK and MaxSamples bound Config.K and Config.MaxSamples, against
+// typos: a margin of 1000 already costs a thousand samples a step or
+// more. They are the one source of every margin's and sample budget's
+// bound (maker's AdaptiveK.Max, a tasks file's "k", the MCP server's
+// MaxK, the maker command's --k).
+const (
+	MaxK       = 1000
+	MaxSamples = 1 << 24
+)
+
 // Upper bounds on Config fields, against typos and overflow. WithDefaults
 // refuses a field above its bound and never sets one above it.
 const (
-	maxConfigK          = 1 << 20 // K
-	maxConfigParallel   = 1 << 16 // Parallel and Speculate
-	maxConfigMaxSamples = 1 << 30 // MaxSamples
+	maxConfigK          = MaxK       // K
+	maxConfigParallel   = 1 << 16    // Parallel and Speculate
+	maxConfigMaxSamples = MaxSamples // MaxSamples
 )
 
 // Config sets a race's margin, parallelism and budgets. The zero value is
@@ -37,7 +47,7 @@ const (
 // negative means none (NoBackoff).
 type Config struct {
 	// K is the margin: the first key with K more valid votes than every
-	// other key wins. Default DefaultK (3); at most 2^20. K = 1 is "first
+	// other key wins. Default DefaultK (3); at most MaxK. K = 1 is "first
 	// valid vote wins".
 	K int
 	// Parallel is the most draws in flight at once; at most 2^16. Default
@@ -59,7 +69,7 @@ type Config struct {
 	// MaxSamples bounds the valid plus red-flagged samples: when that many
 	// are tallied without a winner, Race fails with ErrUndecided. Failed
 	// draws do not count here (see MaxErrors). Default DefaultSamplesPerK
-	// * K; it must be at least K and at most 2^30.
+	// * K; it must be at least K and at most MaxSamples.
 	MaxSamples int
 	// MaxErrors is the number of failed draws tolerated: one more ends
 	// the race with ErrTooManyErrors. Default DefaultMaxErrors (10).
@@ -79,6 +89,10 @@ type Config struct {
 	// and until then the race draws on, within MaxSamples. 0 (the
 	// default) and 1 mean any voter; at most 2^16.
 	MinVoters int
+	// Workers, if set, runs the race's draws on goroutines kept between
+	// races (see Workers); nil starts a goroutine a draw. It changes no
+	// result, only what a draw costs.
+	Workers *Workers
 }
 
 // WithDefaults returns c with every zero field set to its default and a

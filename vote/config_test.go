@@ -86,8 +86,9 @@ func TestWithDefaultsIsIdempotent(t *testing.T) {
 		require.GreaterOrEqual(t, d.MaxBackoff, d.Backoff)
 		require.Positive(t, d.MaxBackoff)
 	}
-	// The case that broke: a large K used to default Parallel above its cap.
-	check(Config{K: 65537})
+	// The case that broke: a large K used to default Parallel above its cap
+	// (K + Speculate, now that K is at most MaxK).
+	check(Config{K: maxConfigK, Speculate: maxConfigParallel})
 	for range 5000 {
 		check(Config{
 			K:          pick(edges(maxConfigK)),
@@ -100,7 +101,7 @@ func TestWithDefaultsIsIdempotent(t *testing.T) {
 		})
 	}
 	assert.Greater(t, accepted, 250, "the property was exercised")
-	d, err := Config{K: 65537}.WithDefaults()
+	d, err := Config{K: maxConfigK, Speculate: maxConfigParallel}.WithDefaults()
 	require.NoError(t, err)
 	assert.Equal(t, maxConfigParallel, d.Parallel, "the default Parallel is capped")
 }
@@ -132,10 +133,10 @@ func TestNoBackoff(t *testing.T) {
 // which field, so that a command maps it to its flag.
 func TestConfigErrorsNameTheField(t *testing.T) {
 	for cfg, want := range map[*Config]string{
-		{K: -1}:                               "invalid configuration: vote.Config: K = -1: use 0 (the default) to 1048576",
+		{K: -1}:                               "invalid configuration: vote.Config: K = -1: use 0 (the default) to 1000",
 		{Parallel: maxConfigParallel + 1}:     "invalid configuration: vote.Config: Parallel = 65537: use 0 (the default) to 65536",
 		{Speculate: -2}:                       "invalid configuration: vote.Config: Speculate = -2: use 0 (the default) to 65536",
-		{MaxSamples: maxConfigMaxSamples + 1}: "invalid configuration: vote.Config: MaxSamples = 1073741825: use 0 (the default) to 1073741824",
+		{MaxSamples: maxConfigMaxSamples + 1}: "invalid configuration: vote.Config: MaxSamples = 16777217: use 0 (the default) to 16777216",
 		{MaxErrors: -1}:                       "invalid configuration: vote.Config: MaxErrors = -1: use 0 (the default) or more",
 		{MaxBackoff: -1}:                      "invalid configuration: vote.Config: MaxBackoff = -1ns: use 0 (the default) or a positive duration",
 		{K: 5, MaxSamples: 4}:                 "invalid configuration: vote.Config: MaxSamples = 4: must be at least K (5), or no race could be won",

@@ -1,8 +1,7 @@
 // Package vote decides: first-to-ahead-by-k voting over any sample type,
-// with parallel waves, speculation, cancellation and budgets ([Race]), and
-// the scaling laws that say how large k must be and what it costs ([KMin],
-// [PStep], [PFull], [ExpectedSamples], [ExpectedCost], and with the rival
-// structure as an input [PStepWith] and [ExpectedSamplesWith]).
+// with parallel waves, speculation, cancellation and budgets ([Race]). The
+// scaling laws that say how large k must be and what it costs are package
+// vote/laws (with the rival structure as an input, vote/rivals).
 //
 // # The race
 //
@@ -58,29 +57,4 @@
 // Race runs each draw on a goroutine of its own, ended before Race
 // returns, and adds a few small allocations per sample (BenchmarkRace).
 // Memory is O(distinct keys + samples in flight).
-//
-// # The scaling laws
-//
-// With per-vote success p > 1/2 against a single rival answer, r = (1-p)/p,
-// margin k and s steps (Meyerson et al., "Solving a Million-Step LLM Task
-// with Zero Errors", 2025):
-//
-//	P(step right)  = 1 / (1 + r^k)                          PStep
-//	P(all right)   = (1 + r^k)^-s                           PFull
-//	k_min          = ceil(ln(t^(-1/s) - 1) / ln r)          KMin, grows as ln s
-//	E[votes/step]  = k/(2p-1) * (1 - r^k)/(1 + r^k)         ExpectedSamples
-//
-// Divide E by the valid-format rate for samples drawn ([ExpectedCost]). The
-// functions stay accurate for millions of steps and targets within 1e-15 of
-// 1 (expm1 and log1p where the naive forms round to 0 or 1). At the paper's
-// 1,048,575 steps and a 95% target, k_min is 3 at p = 0.9978 and 29 at
-// p = 0.6429.
-//
-// One rival is the worst case for the wrong-winner rate, not for cost:
-// with wrong votes spread over several answers the leader must be k ahead
-// of each, and at small k a race can take more votes than ExpectedSamples
-// says (at k = 2 with eight spread rivals, about 20% more at p = 0.6).
-// [ExpectedSamplesWith] and [PStepWith] take the spread as a [Rivals] (the
-// simulated model's error model) and compute the laws by an exact dynamic
-// program with a documented cap on work ([MaxLawWork], [ErrTooCostly]).
 package vote

@@ -42,37 +42,3 @@ func ExampleRace_undecided() {
 	// Output:
 	// vote: undecided: budget of 10 samples spent without a lead of 3 (10 valid, 0 flagged, 0 errors; top key 5 votes, next 5)
 }
-
-func ExampleKMin() {
-	// The paper's Towers of Hanoi: 20 disks, 2^20 - 1 steps, 95% target.
-	const steps = 1<<20 - 1
-	for _, p := range []float64{0.9978, 0.6429} {
-		k, err := vote.KMin(steps, p, 0.95)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		fmt.Printf("p=%.4f: k_min=%d, p_full=%.4f (k-1: %.4f), %.2f votes per step\n",
-			p, k, vote.PFull(steps, k, p), vote.PFull(steps, k-1, p), vote.ExpectedSamples(p, k))
-	}
-	// Output:
-	// p=0.9978: k_min=3, p_full=0.9888 (k-1: 0.0061), 3.01 votes per step
-	// p=0.6429: k_min=29, p_full=0.9596 (k-1: 0.9284), 101.47 votes per step
-}
-
-func ExampleExpectedSamplesWith() {
-	// k = 2, p = 0.75: one rival answer, or the same wrong votes spread
-	// uniformly over eight wrong answers.
-	one := vote.ExpectedSamples(0.75, 2)
-	spread, err := vote.ExpectedSamplesWith(0.75, 2, vote.Rivals{N: 8})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	right, _ := vote.PStepWith(0.75, 2, vote.Rivals{N: 8})
-	fmt.Printf("votes per step: %.3f against one rival, %.3f against eight (%+.1f%%)\n", one, spread, 100*(spread/one-1))
-	fmt.Printf("right answer wins: %.3f against one rival, %.3f against eight\n", vote.PStep(0.75, 2), right)
-	// Output:
-	// votes per step: 3.200 against one rival, 3.291 against eight (+2.8%)
-	// right answer wins: 0.900 against one rival, 0.991 against eight
-}

@@ -1,6 +1,7 @@
 package vote
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -76,4 +77,18 @@ func settle(t *testing.T, before goleak.Option) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// closedPStep and closedExpectedSamples are the paper's closed forms with
+// one rival (package vote/laws computes them carefully; these plain forms
+// are accurate enough at the p and k the race tests use): the race is
+// checked against the theory, not against the planning code.
+func closedPStep(p float64, k int) float64 {
+	r := math.Pow((1-p)/p, float64(k))
+	return 1 / (1 + r)
+}
+
+func closedExpectedSamples(p float64, k int) float64 {
+	r := math.Pow((1-p)/p, float64(k))
+	return float64(k) / (2*p - 1) * (1 - r) / (1 + r)
 }

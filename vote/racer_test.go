@@ -47,9 +47,9 @@ func TestExpectedSamplesMatchesDecisionCore(t *testing.T) {
 			require.Zero(t, odd, "p=%v k=%d: steps with an error, a sample not valid, or unpaid", p, k)
 			mean := sum / steps
 			se := math.Sqrt((sumSq/steps - mean*mean) / (steps - 1))
-			want := ExpectedSamples(p, k)
+			want := closedExpectedSamples(p, k)
 			assert.InDelta(t, want, mean, 5*se+1e-12, "p=%v k=%d: mean votes %.4f, E[N] %.4f", p, k, mean, want)
-			q := PStep(p, k)
+			q := closedPStep(p, k)
 			share := float64(right) / steps
 			assert.InDelta(t, q, share, 5*math.Sqrt(q*(1-q)/steps)+1.0/steps, "p=%v k=%d: right share %.5f, PStep %.5f", p, k, share, q)
 		}

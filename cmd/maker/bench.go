@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,14 +46,19 @@ on the sim from 10 to 20 disks: time, memory, CPU per sample by part), real
 one call per sample, samples per request, cached prompts, both), observe
 (the cost of tracing and metrics per sample), engine (the NATS engine against
 core NATS request/reply at 16 callers, and against in process at 20 ms model
-latency).
+latency), goals (issue #36's user-felt goals in one run, each with its goal
+and its bar: wall per step over model latency, the engine over in process,
+dollars per step over the output the vote buys, the share of --rpm a batch
+uses and its 429s, a batch's throughput on 4 workers over 1, 20-disk Hanoi's
+CPU and memory, the journal's wall cost; --quick: about 30 s).
 
 A full run takes many minutes (the 20-disk run alone is over a million
 steps; the guarantee suite, 200 seeds per cell, took 24m53s in the committed
 run, on two cores shared at a load average near 28); --quick runs every
 suite small enough for CI. --merge
 reruns some suites into an existing report and keeps the others. Exit status 1 when a
-suite fails; a missed goal is reported, not an error.`,
+suite fails or a figure of the goals suite regresses past its bar (the report
+is written first); any other missed goal is reported, not an error.`,
 		Example: `  maker bench --quick --out /tmp/bench
   maker bench --suite fidelity --suite real
   maker bench --out benchmarks/results     # the committed report
@@ -59,7 +66,7 @@ suite fails; a missed goal is reported, not an error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, s := range suites {
-				if !contains(benchmarks.Suites, s) {
+				if !slices.Contains(benchmarks.Suites, s) {
 					return usageErr("--suite %q: use one of %s (repeat the flag, or separate with commas)", s, strings.Join(benchmarks.Suites, ", "))
 				}
 			}
@@ -88,8 +95,12 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 	var older *benchmarks.Report
 	if merge {
 		var err error
-		if older, err = readBenchReport(out); err != nil {
-			return err
+		older, err = benchmarks.ReadReport(out)
+		switch {
+		case errors.Is(err, benchmarks.ErrNotReport):
+			return usageErr("--merge: %v", err)
+		case err != nil:
+			return usageErr("--merge: %v: give the --out folder of an earlier maker bench, or drop --merge", err)
 		}
 	}
 	opts.Command = "maker " + strings.Join(os.Args[1:], " ")
@@ -106,7 +117,7 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 		}
 		return failed(err)
 	}
-	ran := ranSuites(rep)
+	ran := rep.Ran()
 	if older != nil {
 		rep.Merge(older)
 	}
@@ -118,47 +129,22 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
-		return nil
+		return barErr(rep)
 	}
 	fmt.Fprintf(w, "bench: %s in %s; report in %s\n", strings.Join(ran, ", "), rep.Wall.Round(time.Second), filepath.Join(out, benchmarks.ReportFile))
 	for _, g := range rep.Goals {
 		fmt.Fprintf(w, "  [%s] %s: %s\n", g.Met, g.Goal, g.Measured)
 	}
+	return barErr(rep)
+}
+
+// barErr fails the command (exit 1) when a figure of the goals suite
+// regressed past its bar; the report is written first.
+func barErr(rep *benchmarks.Report) error {
+	if err := rep.BarErr(); err != nil {
+		return failed(err)
+	}
 	return nil
-}
-
-// readBenchReport reads the report in dir for --merge; a missing or
-// unreadable one is a usage error (nothing has run yet).
-func readBenchReport(dir string) (*benchmarks.Report, error) {
-	path := filepath.Join(dir, benchmarks.DataFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usageErr("--merge: %v: give the --out folder of an earlier maker bench, or drop --merge", err)
-	}
-	var r benchmarks.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, usageErr("--merge: %s is not a maker bench report: %v", path, err)
-	}
-	return &r, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func ranSuites(r *benchmarks.Report) []string {
-	var out []string
-	for _, s := range benchmarks.Suites {
-		if _, ok := r.SuiteWall[s]; ok {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // benchProgress draws one bar per suite on stderr when it is a terminal.

@@ -106,7 +106,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 
 func (c *calibrateFlags) register(cmd *cobra.Command) {
 	fs, cfg := cmd.Flags(), &c.cfg
-	fs.IntVar(&c.disks, "disks", 10, fmt.Sprintf("Towers of Hanoi with N disks (2^N-1 steps, the run k_min is planned for), 1 to %d", maxDisks))
+	fs.IntVar(&c.disks, "disks", 10, fmt.Sprintf("Towers of Hanoi with N disks (2^N-1 steps, the run k_min is planned for), 1 to %d", hanoi.MaxDisks))
 	fs.StringVar(&c.specFile, "spec", "", "calibrate on a spec FILE's task instead (its script gives each step's correct reply)")
 	fs.IntVar(&cfg.StepsSampled, "steps-sampled", calibrate.DefaultStepsSampled, "number of distinct steps sampled at random (all of them if the task has fewer)")
 	fs.IntVar(&cfg.Samples, "samples", calibrate.DefaultSamples, "samples per sampled step")
@@ -150,8 +150,8 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 		return usageErr("--until-max-samples caps --until-decided: give --until-decided too, or leave it out")
 	case fs.Changed("disks") && c.specFile != "":
 		return usageErr("--disks and --spec: give one task, Towers of Hanoi (--disks) or a spec file (--spec)")
-	case c.specFile == "" && (c.disks < 1 || c.disks > maxDisks):
-		return usageErr("--disks %d: use 1 to %d", c.disks, maxDisks)
+	case c.specFile == "" && (c.disks < 1 || c.disks > hanoi.MaxDisks):
+		return usageErr("--disks %d: use 1 to %d", c.disks, hanoi.MaxDisks)
 	case c.specFile == "" && (fs.Changed("root") || fs.Changed("tools") || fs.Changed("tool-declaration")):
 		return usageErr("--root, --tools and --tool-declaration apply to --spec only: Towers of Hanoi has no tools")
 	}
@@ -221,11 +221,10 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 		return err
 	}
 	defer done()
-	s, err := c.run.solver(oracle, cmd.ErrOrStderr())
+	s, err := c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared, decl: decl})
 	if err != nil {
 		return err
 	}
-	s.Tools, s.ToolDeclaration = declared, decl
 	cfg := c.cfg
 	cfg.Steps, cfg.Solver = steps, s
 	bar := &roundBar{flags: &c.run, w: cmd.ErrOrStderr()}
@@ -234,7 +233,7 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 	if cfg.UntilDecided {
 		cfg.Forecast = func(r calibrate.Round) {
 			bar.finish()
-			fmt.Fprintln(cmd.ErrOrStderr(), forecastLine(r))
+			fmt.Fprintln(cmd.ErrOrStderr(), "maker calibrate: "+r.String())
 			bar.start(r.Samples)
 		}
 	}
@@ -253,7 +252,7 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 		_ = enc.Encode(rep) // a failed write fails the command (see run)
 	} else {
 		fmt.Fprint(out, rep.String())
-		fmt.Fprint(out, ranking(rep.Models)) // cost.go
+		fmt.Fprint(out, calibrate.Ranking(rep.Models))
 	}
 	switch {
 	case runErr != nil:
@@ -303,20 +302,6 @@ func (b *roundBar) finish() {
 	if end != nil {
 		end()
 	}
-}
-
-// forecastLine is --until-decided's note before a round.
-func forecastLine(r calibrate.Round) string {
-	want := "the forecast cannot tell how many more samples would settle it"
-	if r.Forecast > 0 {
-		want = fmt.Sprintf("the forecast says about %d more samples would settle it", r.Forecast)
-	}
-	cost := ""
-	if r.Cost > 0 || r.SpentSoFar > 0 {
-		cost = fmt.Sprintf(", ~$%.4f (spent $%.4f)", r.Cost, r.SpentSoFar)
-	}
-	return fmt.Sprintf("maker calibrate: undecided after %d samples; %s; look %d (region at %.4g%%): %d samples (%d new steps, %d more per sampled step)%s",
-		r.SamplesSoFar, want, r.Look, 100*r.RegionConfidence, r.Samples, r.NewSteps, r.ExtraSamplesEach, cost)
 }
 
 // samplesBar returns a Progress callback drawing a bar of total samples on

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/spf13/pflag"
 )
@@ -90,42 +87,4 @@ func checkBilling(b simserver.Billing) error {
 		return usageErr("--reasoning-tokens %d: use 0 to %d", b.ReasoningTokens, simserver.MaxReasoningTokens)
 	}
 	return nil
-}
-
-// ranking orders several models of a calibration by the expected dollars
-// of the whole run at the target (each one's Plan: its p, its k_min, its
-// measured cost per sample, cached tokens included), cheapest first, and
-// says which to use; models with no plan (no margin helps) come last.
-// Empty for one model.
-func ranking(models []calibrate.ModelEstimate) string {
-	if len(models) < 2 {
-		return ""
-	}
-	order := slices.Clone(models)
-	slices.SortStableFunc(order, func(a, b calibrate.ModelEstimate) int {
-		switch {
-		case a.Plan == nil && b.Plan == nil:
-			return 0
-		case a.Plan == nil:
-			return 1
-		case b.Plan == nil:
-			return -1
-		}
-		return cmp.Compare(a.Plan.Cost, b.Plan.Cost)
-	})
-	var b strings.Builder
-	b.WriteString("models by expected dollars for the whole run at the target:\n")
-	for i, m := range order {
-		if m.Plan == nil {
-			fmt.Fprintf(&b, "  %d. %s: no k_min (%s)\n", i+1, m.Model, m.NoK)
-			continue
-		}
-		fmt.Fprintf(&b, "  %d. %s: $%.4f (k=%d, p=%.4f, $%.6f a sample)\n", i+1, m.Model, m.Plan.Cost, m.KMin, m.P, m.CostPerSample)
-	}
-	if order[0].Plan != nil {
-		fmt.Fprintf(&b, "use %s\n", order[0].Model)
-	} else {
-		b.WriteString("no model reaches the target\n")
-	}
-	return b.String()
 }

@@ -296,7 +296,7 @@ func TestDeclServerRefusesUndeclaredTools(t *testing.T) {
 	defer st.Close()
 	m, err := models.Open("openai:toy", models.Options{BaseURL: srv.URL + "/v1"})
 	require.NoError(t, err)
-	s := &maker.Solver{Model: m, Executor: st.Executor, Vote: vote.Config{K: 3, MaxSamples: 12}}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3, MaxSamples: 12}}, Model: m, Executor: st.Executor}
 	rep, err := s.Solve(context.Background(), st.Task)
 	require.Error(t, err)
 	assert.Zero(t, rep.Steps)

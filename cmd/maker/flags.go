@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
@@ -276,10 +278,11 @@ func positiveFlags(fs *pflag.FlagSet, names ...string) error {
 // voteFlagOf names the flag of each vote.Config field the run flags set.
 var voteFlagOf = map[string]string{"K": "k", "Parallel": "parallel", "MaxSamples": "max-samples", "MaxErrors": "max-errors"}
 
-// Bounds of the run flags, against typos.
+// Bounds of the run flags, against typos: a margin's and a sample
+// budget's are vote.Config's.
 const (
-	maxK            = 1000
-	maxSamplesFlag  = 1 << 24
+	maxK            = vote.MaxK
+	maxSamplesFlag  = vote.MaxSamples
 	maxTokensFlag   = 1 << 20
 	maxWrongAnswers = 1 << 20
 )
@@ -377,10 +380,66 @@ func (f *runFlags) simConfig() sim.Config {
 	return c
 }
 
-// solver builds the solver the flags describe, with its journal: one
-// model, or an ensemble when --model is given more than once. The caller
-// closes the journal.
-func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, error) {
+// solverWith is what a command adds to the Solver its run flags
+// describe.
+type solverWith struct {
+	// steps is the task's number of steps, for --k auto's policy (the
+	// commands that leave it 0, calibrate and solve, refuse --k auto).
+	steps int
+	// maxSteps is maker run's --max-steps (MaxSteps); 0 for none.
+	maxSteps int
+	// executor runs a spec's tools; tools are those it declares, as decl
+	// (--tool-declaration) says.
+	executor *executor.Executor
+	tools    []llms.Tool
+	decl     maker.ToolDeclaration
+	// watch, if set, watches the run: telemetry, logger, a progress bar
+	// and --verbose (see runWatch).
+	watch *runWatch
+}
+
+// runWatch is the watching of a run command's solver: its telemetry and
+// readiness probes, its logger with --log-format json, and a progress
+// bar of total steps (with --verbose each red-flagged reply and provider
+// error) through the solver's Progress and OnSample. solver sets finish,
+// which ends the bar: call it once Solve returns.
+type runWatch struct {
+	ctx    context.Context
+	total  int
+	finish func()
+}
+
+// config maps the run flags to the run's settings, with what the command
+// adds and the --escalate policy esc. It does not check them: solver does,
+// with Config.Validate. --timeout bounds each call in the model's client
+// (models.Options), not here.
+func (f *runFlags) config(with solverWith, esc *maker.Escalation) maker.Config {
+	return maker.Config{Vote: f.voteConfig(), AdaptiveK: f.adaptive(with.steps), Escalation: esc, MaxTokens: f.maxTokens,
+		ToolDeclaration: with.decl, Structured: f.structured, RerunPending: f.rerunPending, MaxSteps: with.maxSteps,
+		SamplesPerCall: f.perCall, Price: f.price()}
+}
+
+// configFlagOf names the flag of each maker.Config field the run flags
+// set.
+var configFlagOf = map[string]string{
+	"Vote.K": "k", "Vote.Parallel": "parallel", "Vote.MaxSamples": "max-samples", "Vote.MaxErrors": "max-errors",
+	"Vote.MinVoters": "min-workers", "MaxTokens": "max-tokens", "SamplesPerCall": "samples-per-call",
+	"MaxSteps": "max-steps", "ToolDeclaration": "tool-declaration",
+	"Price.InputPerMillion": "price-in", "Price.OutputPerMillion": "price-out",
+	"AdaptiveK.Target": "target", "AdaptiveK.Floor": "k-floor", "AdaptiveK.Max": "k-max",
+	"Escalation.Policy": "escalate", "Escalation.After": "escalate-after", "Escalation.K": "escalate-k",
+}
+
+// solver builds the solver the flags describe, once and whole, with what
+// the command adds: one model, or an ensemble when --model is given more
+// than once; its settings (config), checked by maker.Config.Validate, a
+// refused one a usage error naming the flag; its journal; and with
+// with.watch its watchers. Nothing is written before the settings pass.
+// The caller closes the journal.
+func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) (*maker.Solver, error) {
+	if with.watch != nil {
+		with.watch.finish = func() {}
+	}
 	var model llms.Model
 	var err error
 	if f.natsURL != "" {
@@ -390,50 +449,87 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer) (*maker.Solver, e
 	} else if model, err = f.openModels(oracle); err != nil {
 		return nil, err
 	}
-	s := &maker.Solver{
-		Model:        model,
-		MaxTokens:    f.maxTokens,
-		Vote:         f.voteConfig(),
-		RerunPending: f.rerunPending,
-		Price:        f.price(),
-		Structured:   f.structured,
-		Budget:       f.budget(),
-	}
-	if s.Escalation, err = f.escalation(oracle); err != nil {
+	esc, err := f.escalation(oracle)
+	if err != nil {
 		return nil, err
 	}
-	if e := s.Escalation; e != nil && e.Policy == maker.EscalateModel {
-		if _, err := e.ModelFor(model); err != nil {
+	cfg := f.config(with, esc)
+	if err := fieldUsageErr(cfg.Validate(), configFlagOf, "settings"); err != nil {
+		return nil, err
+	}
+	if esc != nil && esc.Policy == maker.EscalateModel {
+		if _, err := esc.ModelFor(model); err != nil {
 			return nil, usageErr("--escalate-model: %w", err)
 		}
 	}
-	s.SamplesPerCall = f.perCall
-	if strings.HasPrefix(f.journal, natsJournalPrefix) {
-		if s.Journal, err = f.natsJournal(stderr); err != nil {
-			return nil, err
+	journal, err := f.openJournal(stderr)
+	if err != nil {
+		return nil, err
+	}
+	var s *maker.Solver
+	var logger *slog.Logger
+	var observer maker.Observer
+	var progress func(maker.Event)
+	var onSample func(maker.SampleEvent)
+	if w := with.watch; w != nil {
+		f.watchRun(&f.obs, journal != nil)
+		logger, observer = f.runLogger(&f.obs, stderr), f.obs.solverObserver()
+		var a *activity
+		a, w.finish = f.watch(w.ctx, stderr, w.total, func(rep *maker.Report) float64 { return s.CostOf(rep) })
+		if a != nil {
+			onSample = a.sample
+			if a.bar != nil {
+				progress = a.progress
+			}
 		}
-	} else if f.journal != "" {
-		var j *maker.Journal
-		var err error
-		resume := f.resume
-		if f.resumeOrStart {
-			_, serr := os.Stat(f.journal)
-			resume = !errors.Is(serr, os.ErrNotExist)
+		if f.drawer != nil { // after the bar's hooks: the engine's quarantine sees every sample
+			onSample, progress = f.drawer.Hooks(onSample, progress)
 		}
-		if resume {
-			j, err = maker.OpenJournal(f.journal, f.journalOptions()...)
-		} else {
-			j, err = maker.CreateJournal(f.journal, f.journalOptions()...)
-		}
-		if err != nil {
-			return nil, usageErr("--journal: %w", err)
-		}
-		if n := j.TornBytes(); n > 0 {
-			fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.journal, words.Plural(n, "byte"))
-		}
-		s.Journal = j
+	}
+	s = &maker.Solver{
+		Config:   cfg,
+		Model:    model,
+		Executor: with.executor,
+		Tools:    with.tools,
+		Journal:  journal,
+		Budget:   f.budget(),
+		Progress: progress,
+		OnSample: onSample,
+		Logger:   logger,
+		Observer: observer,
 	}
 	return s, nil
+}
+
+// openJournal opens --journal: created, or with --resume (or
+// --resume-or-start and a journal there) opened to resume; nil without
+// --journal.
+func (f *runFlags) openJournal(stderr io.Writer) (*maker.Journal, error) {
+	if strings.HasPrefix(f.journal, natsJournalPrefix) {
+		return f.natsJournal(stderr)
+	}
+	if f.journal == "" {
+		return nil, nil
+	}
+	resume := f.resume
+	if f.resumeOrStart {
+		_, serr := os.Stat(f.journal)
+		resume = !errors.Is(serr, os.ErrNotExist)
+	}
+	var j *maker.Journal
+	var err error
+	if resume {
+		j, err = maker.OpenJournal(f.journal, f.journalOptions()...)
+	} else {
+		j, err = maker.CreateJournal(f.journal, f.journalOptions()...)
+	}
+	if err != nil {
+		return nil, usageErr("--journal: %w", err)
+	}
+	if n := j.TornBytes(); n > 0 {
+		fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.journal, words.Plural(n, "byte"))
+	}
+	return j, nil
 }
 
 // journalOptions are the maker.JournalOption of --journal-unsigned.
@@ -559,24 +655,20 @@ func (f *runFlags) newBar(w io.Writer, total int, unit string) *progressbar.Prog
 	)
 }
 
-// watch sets s's Progress and OnSample for the flags: a progress bar of
-// total steps whose text shows the step being decided (samples drawn,
-// valid, flagged by reason, errors), and with --verbose each red-flagged
-// reply and each provider error on w. The returned function ends the bar.
-func (f *runFlags) watch(ctx context.Context, s *maker.Solver, w io.Writer, total int) (finish func()) {
-	if f.drawer != nil {
-		defer f.drawer.Watch(s) // after the bar's hooks: the engine's quarantine sees every sample
-	}
-	a := &activity{bar: f.newBar(w, total, "steps"), w: w, verbose: f.verbose, secrets: heldSecrets(ctx)}
+// watch makes the activity the flags show of a run of total steps: a
+// progress bar whose text shows the step being decided (samples drawn,
+// valid, flagged by reason, errors) and the dollars spent (costOf), and
+// with --verbose each red-flagged reply and each provider error on w. It
+// returns nil when there is nothing to show; finish ends the bar.
+func (f *runFlags) watch(ctx context.Context, w io.Writer, total int, costOf func(*maker.Report) float64) (a *activity, finish func()) {
+	a = &activity{bar: f.newBar(w, total, "steps"), w: w, verbose: f.verbose, secrets: heldSecrets(ctx)}
 	if a.bar == nil && !a.verbose {
-		return func() {}
+		return nil, func() {}
 	}
 	if a.bar != nil {
-		s.Progress = a.progress
-		a.cost = func(e maker.Event) string { return costLine(s.CostOf(e.Report), e.Report.Steps, total) }
+		a.cost = func(e maker.Event) string { return costLine(costOf(e.Report), e.Report.Steps, total) }
 	}
-	s.OnSample = a.sample
-	return a.finish
+	return a, a.finish
 }
 
 // activity shows a run's samples as they complete.
@@ -586,7 +678,7 @@ type activity struct {
 	w       io.Writer
 	verbose bool
 	secrets *observe.Secrets // redacted from a reply before it is cut to verboseChars
-	step    stepActivity
+	step    observe.StepActivity
 	cost    func(maker.Event) string // dollars spent and forecast (cost.go)
 	spent   string
 }
@@ -600,19 +692,11 @@ func (a *activity) sample(e maker.SampleEvent) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.verbose && (e.Err != nil || e.Flag != nil) {
+	if line := observe.SampleLine(e, a.secrets, verboseChars); a.verbose && line != "" {
 		if a.bar != nil {
 			_ = a.bar.Clear()
 		}
-		if e.Err != nil {
-			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): error: %v\n", e.Step, e.Index, e.Model, e.Err)
-		} else {
-			why := ""
-			if e.Reason != nil {
-				why = oneLine(e.Reason.Error())
-			}
-			fmt.Fprintf(a.w, "maker: step %d sample %d (%s): red flag %q: %s; %d output tokens: %q\n", e.Step, e.Index, e.Model, e.Flag.Error(), why, e.Usage.OutputTokens, head(a.secrets.RedactString(e.Text), verboseChars))
-		}
+		fmt.Fprintf(a.w, "maker: %s\n", line)
 	}
 	if a.bar != nil {
 		a.bar.Describe(a.step.String() + a.spent)
@@ -632,15 +716,6 @@ func (a *activity) finish() {
 	if a.bar != nil {
 		_ = a.bar.Finish()
 	}
-}
-
-// head returns s's first n characters, with "..." when it is longer.
-func head(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "..."
 }
 
 // runErr turns a journal error met while solving into a usage error

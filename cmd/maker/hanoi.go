@@ -9,9 +9,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// maxDisks bounds --disks: 2^30-1 steps is already days of model calls.
-const maxDisks = 30
-
 // hanoiSummary is the --json output of maker hanoi.
 type hanoiSummary struct {
 	Solved     bool `json:"solved"`
@@ -25,6 +22,7 @@ func newHanoi() *cobra.Command {
 		flags  runFlags
 		disks  int
 		asJSON bool
+		ui     uiFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "hanoi",
@@ -48,8 +46,8 @@ Exit status 1 when the run fails or is not solved.`,
   maker hanoi --disks 3 --model openai:my-model=0.20/0.80 --base-url https://host/v1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			if disks < 1 || disks > maxDisks {
-				return usageErr("--disks %d: use 1 to %d", disks, maxDisks)
+			if disks < 1 || disks > hanoi.MaxDisks {
+				return usageErr("--disks %d: use 1 to %d", disks, hanoi.MaxDisks)
 			}
 			if err := flags.validate(cmd); err != nil {
 				return err
@@ -62,13 +60,12 @@ Exit status 1 when the run fails or is not solved.`,
 				return err
 			}
 			defer flags.obs.stop(cmd.Context())
-			s, err := flags.solver(hanoi.Oracle{}, cmd.ErrOrStderr())
+			watch := &runWatch{ctx: cmd.Context(), total: 1<<disks - 1}
+			s, err := flags.solver(hanoi.Oracle{}, cmd.ErrOrStderr(), solverWith{steps: hanoi.TotalSteps(disks), watch: watch})
 			defer flags.closeNATS() // after the journal's Close, deferred below
 			if err != nil {
 				return err
 			}
-			s.AdaptiveK = flags.adaptive(hanoi.TotalSteps(disks))
-			flags.watchRun(&flags.obs, s, cmd.ErrOrStderr())
 			if s.Journal != nil {
 				defer func() {
 					if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -76,9 +73,9 @@ Exit status 1 when the run fails or is not solved.`,
 					}
 				}()
 			}
-			finish := flags.watch(cmd.Context(), s, cmd.ErrOrStderr(), 1<<disks-1)
+			defer ui.attach(cmd, s, task)()
 			rep, runErrV := s.Solve(observe.WithOracle(cmd.Context(), task), task)
-			finish()
+			watch.finish()
 			if err := runErr(runErrV); isUsage(err) {
 				return err // a journal that does not fit: no run to summarise
 			}
@@ -90,9 +87,10 @@ Exit status 1 when the run fails or is not solved.`,
 			return flags.ending(cmd.Context(), runErrV, sum.Solved, words.Plural(sum.WrongSteps, "wrong step"))
 		},
 	}
-	cmd.Flags().IntVar(&disks, "disks", 10, fmt.Sprintf("number of disks, 1 to %d (2^N-1 steps)", maxDisks))
+	cmd.Flags().IntVar(&disks, "disks", 10, fmt.Sprintf("number of disks, 1 to %d (2^N-1 steps)", hanoi.MaxDisks))
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON summary on stdout")
 	flags.register(cmd)
 	flags.obs.register(cmd.Flags(), true)
+	ui.register(cmd)
 	return cmd
 }

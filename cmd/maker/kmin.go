@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mdap-go/mdap/maker/mcpserver"
-	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/spf13/cobra"
 )
 
@@ -32,11 +32,11 @@ task of S steps to succeed with probability at least T, and what does it cost?
 			// vote's own checks, first, so that the error names the flags
 			// (mcpserver.KMin names its MCP arguments, steps or valid_rate,
 			// and reads a zero target or valid rate as "left out").
-			k, err := vote.KMin(steps, p, target)
+			k, err := laws.KMin(steps, p, target)
 			if err != nil {
 				return usageErr("--steps, --p or --target: %w", err)
 			}
-			if _, err := vote.ExpectedCost(p, k, valid, price); err != nil {
+			if _, err := laws.ExpectedCost(p, k, valid, price); err != nil {
 				return usageErr("--valid-rate or --price: %w", err)
 			}
 			out, err := mcpserver.KMin(mcpserver.KMinInput{Steps: steps, P: p, Target: target, ValidRate: valid, Price: price})

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -97,7 +94,7 @@ func (f *mcpFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.AllowAnyModel, "allow-any-model", false, "let requests name any model and base URL (the server then calls any URL a client names, without the environment's API keys)")
 	fs.DurationVar(&c.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
 	fs.StringVar(&c.Root, "root", ".", "folder of run_task's spec paths and file tools; nothing leaves it")
-	fs.StringVar(&c.State, "state", defaultStateDir(), "folder of run_task's journals (created if missing, 0700)")
+	fs.StringVar(&c.State, "state", mcpserver.DefaultStateDir(), "folder of run_task's journals (created if missing, 0700)")
 	fs.BoolVar(&c.UnsignedJournals, "journal-unsigned", false, "write (and resume) run_task's journals without signing them: a plain SHA-256 chain and no chain head kept (see docs/journal.md)")
 	c.ToolDeclaration = maker.DeclareAuto
 	fs.StringVar((*string)(&c.ToolDeclaration), "tool-declaration", "auto", "how run_task declares a spec's tools to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
@@ -179,7 +176,7 @@ func (f *mcpFlags) run(cmd *cobra.Command) error {
 	generated := false
 	if f.httpAddr != "" && f.token == "" && !f.noAuth {
 		var err error
-		if f.token, err = newToken(); err != nil {
+		if f.token, err = mcpserver.NewToken(); err != nil {
 			return failed(err)
 		}
 		generated = true
@@ -242,29 +239,6 @@ func (f *mcpFlags) logServing(msg string, attrs ...any) {
 	c := &f.cfg
 	attrs = append(attrs, "models", strings.Join(c.Models, ","), "root", c.Root, "state", c.State, "tools", c.Policy.String())
 	c.Logger.Info(msg, attrs...)
-}
-
-// defaultStateDir is $XDG_STATE_HOME/mdap/journals, or
-// ~/.local/state/mdap/journals, or a folder in the temporary folder when
-// there is no home.
-func defaultStateDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "mdap", "journals")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "state", "mdap", "journals")
-	}
-	return filepath.Join(os.TempDir(), "mdap-journals")
-}
-
-// newToken returns a bearer token of 256 random bits, for an HTTP server
-// started without one.
-func newToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("generating the HTTP token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
 }
 
 // authMode says how the HTTP server authenticates, for its log line (an

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,9 @@ import (
 // --nats --min-workers 2 fails (no step has two workers' votes) and the
 // default settles on 1; with two, both settle on 2 and solve the run
 // with no wrong step; a bad --min-workers, or one without --nats, exits
-// 2 naming it.
+// 2 naming it. maker solve --nats takes --min-workers the same way (its
+// one task fails with one identity, is solved with two) and lists the
+// quarantined workers in --json.
 func TestBinaryMinWorkers(t *testing.T) {
 	for _, args := range [][]string{
 		{"--nats", "nats://127.0.0.1:1", "--min-workers", "-1"},
@@ -34,6 +37,16 @@ func TestBinaryMinWorkers(t *testing.T) {
 	creds := os.Getenv(natsCredsEnv)
 	hanoi := func(extra ...string) *child {
 		args := append([]string{"hanoi", "--disks", "3", "--json", "--k", "3", "--nats", url}, natsSim...)
+		return start(t, nil, append(args, extra...)...)
+	}
+	var out string // the last solve's results
+	solve := func(id string, extra ...string) *child {
+		// A task of its own: a batch's queue, and the results on it,
+		// are named after the tasks file's content.
+		tasks := filepath.Join(t.TempDir(), "tasks.jsonl")
+		require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "`+id+`", "hanoi": {"disks": 3}}`+"\n"), 0o600))
+		out = filepath.Join(t.TempDir(), "results.jsonl")
+		args := append([]string{"solve", tasks, "--out", out, "--json", "--k", "3", "--seed", "11", "--nats", url}, natsSim...)
 		return start(t, nil, append(args, extra...)...)
 	}
 	var workers []*child
@@ -57,6 +70,12 @@ func TestBinaryMinWorkers(t *testing.T) {
 		def := hanoi()
 		require.Equal(t, 0, def.wait(t, 2*time.Minute), def.stderr.String())
 		assert.Equal(t, 1, summary(t, def).MinWorkers)
+		// maker solve takes --min-workers too: its one task fails.
+		one = solve("one", "--min-workers", "2")
+		assert.Equal(t, 1, one.wait(t, 2*time.Minute), one.stderr.String())
+		res, err := os.ReadFile(out)
+		require.NoError(t, err)
+		assert.Contains(t, string(res), "1 distinct voters, 2 needed")
 	}
 	time.Sleep(2 * time.Second) // the engine sees both pull
 	for _, extra := range [][]string{{"--min-workers", "2"}, nil} {
@@ -68,6 +87,17 @@ func TestBinaryMinWorkers(t *testing.T) {
 		assert.Equal(t, 2, got.MinWorkers, "%v: two worker identities serve", extra)
 		assert.Empty(t, got.Quarantined)
 	}
+	c := solve("two", "--min-workers", "2")
+	code := c.wait(t, 2*time.Minute)
+	res, _ := os.ReadFile(out)
+	require.Equal(t, 0, code, "%s\n%s", c.stderr.String(), res)
+	var sum struct {
+		Solved      int               `json:"solved"`
+		Quarantined []json.RawMessage `json:"quarantined"`
+	}
+	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &sum), c.stdout.String())
+	assert.Equal(t, 1, sum.Solved, c.stdout.String())
+	assert.Empty(t, sum.Quarantined, "two honest workers: nobody quarantined")
 	stopWorkers(t, workers...)
 }
 

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
-	"github.com/mdap-go/mdap/internal/safefile"
-	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/modelsfile"
 	"github.com/spf13/pflag"
 )
 
-// loadModelsFile reads --models FILE (models.ParseModelsFile) into
+// loadModelsFile reads --models FILE (modelsfile.Parse) into
 // f.models: after the --model specs given, or in place of the default
 // sim when no --model was given. Once per run; errors are usage errors
 // naming the file and the line.
@@ -21,7 +17,7 @@ func (f *runFlags) loadModelsFile(fs *pflag.FlagSet) error {
 	if f.modelsFile == "" {
 		return usageErr("--models \"\": give the models file's name")
 	}
-	specs, err := readModelsFile(f.modelsFile)
+	specs, err := modelsfile.Read(f.modelsFile)
 	if err != nil {
 		return usageErr("--models %s: %w", f.modelsFile, err)
 	}
@@ -31,19 +27,4 @@ func (f *runFlags) loadModelsFile(fs *pflag.FlagSet) error {
 		f.models = specs
 	}
 	return nil
-}
-
-// readModelsFile opens path without blocking (a FIFO or a device is
-// refused at once) and parses at most models.MaxModelsFileBytes of it.
-func readModelsFile(path string) ([]string, error) {
-	file, err := safefile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	data, err := io.ReadAll(io.LimitReader(file, models.MaxModelsFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading it: %w", err)
-	}
-	return models.ParseModelsFile(data)
 }

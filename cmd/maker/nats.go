@@ -65,7 +65,7 @@ func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
 	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through maker workers instead of calling the model")
 	registerNATSCreds(fs, &n.natsCreds)
 	fs.DurationVar(&n.natsKeep, "nats-keep", cluster.DefaultRetention, "retention of what this run creates on the engine (its journal, a batch's task queue and results); remove it sooner with maker nats rm RUN")
-	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 when at least 2 worker identities serve the route at the start, else 1; a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
+	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 when at least 2 worker identities serve the route at the start, else 1 (maker solve: any worker); a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
 }
 
 // maxMinWorkers bounds --min-workers, as vote.Config bounds MinVoters.
@@ -130,6 +130,9 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	if f.natsURL == "" && f.minWorkers != 0 {
 		return usageErr("--min-workers counts the workers of a run over --nats: give --nats URL too, or leave it out")
 	}
+	// What the vote needs until the engine is asked (natsModel settles
+	// the default for one route; a batch takes the number given).
+	f.minVoters = f.minWorkers
 	if f.natsURL == "" {
 		if onEngine {
 			return usageErr("--journal %s is kept on the NATS engine: give --nats URL too", f.journal)
@@ -327,7 +330,7 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
   ` + natsCredsEnv + `=/var/lib/mdap-nats/creds maker worker --nats nats://10.0.0.5:4222 --model sim`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			abs, err := n.check()
+			abs, err := n.check(cmd.Flags())
 			if err != nil {
 				return err
 			}
@@ -353,7 +356,7 @@ func (n *natsCmd) register(fs *pflag.FlagSet) {
 
 // check refuses bad flags (usage errors) and returns the store's
 // absolute path.
-func (n *natsCmd) check() (string, error) {
+func (n *natsCmd) check(fs *pflag.FlagSet) (string, error) {
 	if _, _, err := net.SplitHostPort(n.addr); err != nil {
 		return "", usageErr("--addr %q: want HOST:PORT such as %s", n.addr, cluster.DefaultAddr)
 	}
@@ -367,7 +370,7 @@ func (n *natsCmd) check() (string, error) {
 	if err := cluster.CheckMonitor(n.monitorAddr); err != nil {
 		return "", usageErr("--monitor-addr: %w", err)
 	}
-	if err := checkEngineFlags(n.engine); err != nil {
+	if err := checkEngineFlags(fs, n.engine); err != nil {
 		return "", err
 	}
 	return abs, nil
@@ -488,28 +491,36 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.IntVar(&c.MaxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "most deliveries of a job (a job that kept killing its workers is then left to expire); at least 2")
 }
 
-// checkEngineFlags refuses engine settings out of range.
-func checkEngineFlags(c cluster.ProvisionConfig) error {
-	if c.AckWait < time.Second || c.AckWait > time.Hour {
-		return usageErr("--ack-wait %s: use 1s to 1h", c.AckWait)
+// engineFlagOf names the flag of each field of cluster.ProvisionConfig
+// that maker nats and maker nats provision set.
+var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas"}
+
+// checkEngineFlags refuses engine settings out of range: an explicit 0
+// (the library's default; leave the flag out for it), then what
+// cluster.ProvisionConfig.Validate refuses.
+func checkEngineFlags(fs *pflag.FlagSet, c cluster.ProvisionConfig) error {
+	names := []string{"ack-wait", "max-deliver"}
+	if fs.Lookup("replicas") != nil {
+		names = append(names, "replicas")
 	}
-	if c.MaxDeliver < 2 {
-		return usageErr("--max-deliver %d: use at least 2 (a dead worker's jobs must come back)", c.MaxDeliver)
+	if err := positiveFlags(fs, names...); err != nil {
+		return err
 	}
-	return nil
+	return fieldUsageErr(c.Validate(), engineFlagOf, "nats")
 }
 
 // natsBatchModel is maker solve's model function with --nats: one Drawer
 // for every task, each task's samples drawn by the workers of its route
-// (for the simulated model, the task's seed is part of it).
-func (f *runFlags) natsBatchModel() (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
+// (for the simulated model, the task's seed is part of it). The Drawer
+// warns on stderr of a worker it quarantines.
+func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
 	if err := f.connectNATS(cluster.RoleCoordinator, "maker coordinator"); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	f.minVoters = f.minWorkers // a batch's routes vary: 0 is any worker
-	d, err := cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout, Spread: f.minVoters > 1})
+	d, err := cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout, Spread: f.minVoters > 1, Logger: f.obs.warnLogger(stderr)})
 	if err != nil {
 		return nil, failed(fmt.Errorf("--nats: %w", err))
 	}
@@ -545,7 +556,7 @@ func (f *runFlags) solveOverNATS(ctx context.Context, tasksFile string, jobs []b
 	fmt.Fprintf(h, "%s\x00%s\x00k=%d max_tokens=%d seed=%d\x00", content, route, f.k, f.maxTokens, f.seed)
 	sum, err := cluster.SolveBatch(ctx, f.js, cluster.BatchConfig{
 		Queue: "solve-" + hex.EncodeToString(h.Sum(nil)[:6]), MaxAge: f.natsKeep, UnsignedJournals: f.journalUnsigned, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
-		Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) },
+		Drawer: f.drawer, Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) },
 	})
 	if err != nil && ctx.Err() == nil {
 		return sum, failed(fmt.Errorf("--nats: %w", err))

@@ -34,11 +34,8 @@ server (a worker of a route with no consumer cannot start without it).`,
   maker nats provision --once --replicas 3 --route sim:... --nats nats://a:4222,nats://b:4222`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkEngineFlags(engine); err != nil {
+			if err := checkEngineFlags(cmd.Flags(), engine); err != nil {
 				return err
-			}
-			if engine.Replicas < 1 || engine.Replicas > 5 {
-				return usageErr("--replicas %d: use 1 to 5 (the nodes of the cluster that keep a copy)", engine.Replicas)
 			}
 			for _, r := range routes {
 				if r == "" {

@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
@@ -15,7 +14,6 @@ import (
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/spf13/pflag"
-	"go.opentelemetry.io/otel"
 )
 
 // watchFlags are the observability flags of every long-running command:
@@ -28,7 +26,7 @@ type watchFlags struct {
 	format string
 
 	tel *observe.Telemetry
-	srv *observe.Server
+	ep  *observe.Endpoint
 	st  *observe.Readiness // /readyz, shared by copies of the flags
 	// secrets are credentials from flags (an MCP --token), never logged.
 	secrets []string
@@ -76,31 +74,18 @@ func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer
 	if w.st == nil {
 		w.st = &observe.Readiness{}
 	}
-	// The spans carry errors a model server may have echoed a key into.
-	tel, err := observe.Setup(ctx, observe.Config{Service: service, Metrics: w.addr != "", Secrets: heldSecrets(ctx)})
-	if err != nil {
+	// The spans, and the exporters' errors, carry what a model server or
+	// a collector may have echoed a key into.
+	ep, err := observe.Open(ctx, observe.EndpointConfig{Service: service, Addr: w.addr, Token: token, Linger: w.linger, Ready: w.st, Secrets: heldSecrets(ctx), ErrorLog: os.Stderr})
+	switch {
+	case errors.Is(err, observe.ErrAddr), errors.Is(err, observe.ErrListen):
+		return usageErr("--metrics-addr %s: %w", w.addr, err)
+	case err != nil:
 		return usageErr("%w (see docs/observe.md)", err)
 	}
-	w.tel = tel
-	if sec := heldSecrets(ctx); sec != nil {
-		// The exporters report their errors through otel's global handler,
-		// by default the log package on os.Stderr, past the redacting
-		// stderr: a collector may echo OTEL_EXPORTER_OTLP_HEADERS' credentials.
-		l := log.New(observe.RedactWriter(os.Stderr, sec), "", log.LstdFlags)
-		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { l.Print(err) }))
-	}
+	w.ep, w.tel = ep, ep.Telemetry
 	if w.addr != "" {
-		h := observe.Handler(tel.Registry, observe.Probe{Name: "ready", Check: w.st.Check})
-		if token != "" {
-			h, _ = observe.Authenticated(h, token) // checked above
-		}
-		srv, err := observe.Serve(w.addr, h)
-		if err != nil {
-			_ = tel.Shutdown(ctx)
-			return usageErr("--metrics-addr %s: %w", w.addr, err)
-		}
-		w.srv = srv
-		fmt.Fprintf(stderr, "maker: metrics at http://%s/metrics (and /healthz, /readyz)\n", srv.Addr())
+		fmt.Fprintf(stderr, "maker: metrics at http://%s/metrics (and /healthz, /readyz)\n", ep.Addr())
 	}
 	return nil
 }
@@ -111,13 +96,6 @@ func (w *watchFlags) observer() *observe.Watcher {
 		return nil
 	}
 	return w.tel.Observer()
-}
-
-// attach makes s watched.
-func (w *watchFlags) attach(s *maker.Solver) {
-	if w.tel != nil {
-		w.tel.Watch(s)
-	}
 }
 
 // probe adds a readiness check to /readyz.
@@ -131,23 +109,11 @@ func (w *watchFlags) probe(name string, check func(context.Context) error) {
 // stop lingers (--metrics-linger, cut short when ctx ends), then stops the
 // endpoint and flushes the traces (for up to 5 seconds).
 func (w *watchFlags) stop(ctx context.Context) {
-	if w.srv != nil && w.linger > 0 {
-		t := time.NewTimer(w.linger)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
+	if w.ep == nil {
+		w.st.End() // from now on the command is not ready
+		return
 	}
-	w.st.End() // from now on the command is not ready
-	if w.srv != nil {
-		_ = w.srv.Close()
-	}
-	if w.tel != nil {
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = w.tel.Shutdown(fctx)
-	}
+	w.ep.Close(ctx)
 }
 
 // redact keeps secret, a credential read from the command line or the
@@ -189,14 +155,7 @@ func secrets() []string {
 		}
 	}
 	// OTEL_EXPORTER_OTLP_HEADERS carries a collector's credentials.
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
-		for _, kv := range strings.Split(os.Getenv(k), ",") {
-			if _, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(v) != "" {
-				out = append(out, strings.TrimSpace(v))
-			}
-		}
-	}
-	return out
+	return append(out, observe.EnvSecrets(os.Getenv)...)
 }
 
 // engineProbe checks the NATS connection, when the run has one.
@@ -210,31 +169,37 @@ func (n *natsRun) engineProbe(context.Context) error {
 	return nil
 }
 
-// watchRun wires a run command's solver to the telemetry: the observer,
-// the readiness probes (model reachable, engine connected, journal open)
-// and, with --log-format json, its logger (warnings; debug lines of red
-// flags and tool calls with --verbose).
-func (f *runFlags) watchRun(w *watchFlags, s *maker.Solver, stderr io.Writer) {
-	w.attach(s)
+// watchRun wires a run command to the telemetry: the queue, the cost
+// cap and the readiness probes (model reachable, engine connected,
+// journal open when journaled).
+func (f *runFlags) watchRun(w *watchFlags, journaled bool) {
 	f.observeQueue(w)
 	if f.maxCost > 0 {
 		w.observer().RecordCostCap(context.Background(), f.maxCost)
 	}
 	w.probe("model", observe.DialProbe(f.baseURL))
 	w.probe("engine", f.natsRun.engineProbe)
-	if s.Journal != nil {
+	if journaled {
 		w.probe("journal", func(context.Context) error { return nil }) // open until the run ends (then /readyz says so)
-	}
-	if w.format == observe.LogJSON {
-		level := slog.LevelWarn
-		if f.verbose {
-			level = slog.LevelDebug
-		}
-		s.Logger = w.logger(stderr, &slog.HandlerOptions{Level: level})
 	}
 }
 
-// watchBuild makes every solver a batch builds watched.
+// runLogger is a run's logger: with --log-format json, warnings (and
+// debug lines of red flags and tool calls with --verbose) on stderr; nil
+// otherwise.
+func (f *runFlags) runLogger(w *watchFlags, stderr io.Writer) *slog.Logger {
+	if w.format != observe.LogJSON {
+		return nil
+	}
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	return w.logger(stderr, &slog.HandlerOptions{Level: level})
+}
+
+// watchBuild watches a batch (the solvers it builds are watched through
+// batch.Builtin's Observer): the readiness probes, the queue, the cost cap.
 func (w *watchFlags) watchBuild(f *runFlags, build batch.Builder) batch.Builder {
 	w.probe("model", observe.DialProbe(f.baseURL))
 	w.probe("engine", f.natsRun.engineProbe)
@@ -242,16 +207,7 @@ func (w *watchFlags) watchBuild(f *runFlags, build batch.Builder) batch.Builder 
 	if f.maxCost > 0 {
 		w.observer().RecordCostCap(context.Background(), f.maxCost)
 	}
-	if w.observer() == nil {
-		return build
-	}
-	return func(ctx context.Context, job batch.Job) (*batch.Unit, error) {
-		u, err := build(ctx, job)
-		if u != nil && u.Solver != nil {
-			w.attach(u.Solver)
-		}
-		return u, err
-	}
+	return build
 }
 
 // batchProgress records a batch's tasks by state, then calls next.

@@ -392,14 +392,17 @@ func TestOllamaE2E(t *testing.T) {
 		require.NoError(t, err)
 		answers := map[string]bool{}
 		var mu sync.Mutex
-		s := &maker.Solver{Model: m, MaxTokens: 60, Structured: true, Vote: vote.Config{K: 2, MaxSamples: 10},
+		s := &maker.Solver{
+			Config: maker.Config{MaxTokens: 60, Structured: true, Vote: vote.Config{K: 2, MaxSamples: 10}},
+			Model:  m,
 			OnSample: func(e maker.SampleEvent) {
 				if e.Flag == nil && e.Err == nil {
 					mu.Lock()
 					answers[strings.Join(strings.Fields(e.Text), "")] = true
 					mu.Unlock()
 				}
-			}}
+			},
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		rep, err := s.Solve(ctx, spec.New(sp))

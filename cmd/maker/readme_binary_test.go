@@ -57,12 +57,13 @@ type readmeExample struct {
 
 // offlineExample tells a README ```sh line that runs here (no model
 // server, no NATS, nothing in the background, no fixed port to listen on,
-// no file the README leaves to the reader) from one that does not.
+// no file the README leaves to the reader, not the run view: its own
+// binary tests run it on a journal they make) from one that does not.
 func offlineExample(l string) bool {
 	if !strings.HasPrefix(l, "maker ") {
 		return false
 	}
-	for _, s := range []string{"--model", "--nats", "--base-url", " &", "\\", "maker nats", "maker worker", "maker mcp", "maker serve-sim", "maker bench", "--metrics-addr", "task.json", "tasks.jsonl --"} {
+	for _, s := range []string{"--model", "--nats", "--base-url", " &", "\\", "maker nats", "maker worker", "maker mcp", "maker serve-sim", "maker bench", "--metrics-addr", "--ui", "maker view", "task.json", "tasks.jsonl --"} {
 		if strings.Contains(l, s) {
 			return false
 		}

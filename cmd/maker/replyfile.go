@@ -1,6 +1,9 @@
 package main
 
-import "github.com/mdap-go/mdap/maker"
+import (
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/replyfile"
+)
 
-// readReply reads a model reply saved in a file: maker.ReadReply.
-func readReply(name string, b []byte) (maker.Reply, error) { return maker.ReadReply(name, b) }
+// readReply reads a model reply saved in a file: replyfile.Read.
+func readReply(name string, b []byte) (maker.Reply, error) { return replyfile.Read(name, b) }

@@ -30,6 +30,7 @@ type runCmd struct {
 	asJSON      bool
 	declaration string
 	maxSteps    int
+	ui          uiFlag
 }
 
 func newRun() *cobra.Command {
@@ -74,6 +75,7 @@ solved means the task said it was done. Exit status 1 when it did not.`,
 	r.flags.register(cmd)
 	r.flags.obs.register(cmd.Flags(), true)
 	r.tools.register(cmd, "")
+	r.ui.register(cmd)
 	cmd.Flags().Lookup("root").Usage = `folder granted to the file tools (default: the spec file's folder); they work in the spec's "root" inside it and cannot leave it`
 	return cmd
 }
@@ -107,14 +109,13 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 		return err
 	}
 	defer r.flags.obs.stop(cmd.Context())
-	s, err := r.flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr())
+	watch := &runWatch{ctx: cmd.Context(), total: sp.MaxSteps}
+	s, err := r.flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr(), solverWith{steps: sp.MaxSteps, maxSteps: r.maxSteps,
+		executor: ex, tools: st.Tools, decl: decl, watch: watch})
 	defer r.flags.closeNATS() // after the journal's Close, deferred below
 	if err != nil {
 		return err
 	}
-	s.Executor, s.Tools, s.ToolDeclaration, s.MaxSteps = ex, st.Tools, decl, r.maxSteps
-	s.AdaptiveK = r.flags.adaptive(sp.MaxSteps)
-	r.flags.watchRun(&r.flags.obs, s, cmd.ErrOrStderr())
 	if s.Journal != nil {
 		defer func() {
 			if cerr := s.Journal.Close(); cerr != nil && err == nil {
@@ -123,9 +124,9 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 		}()
 	}
 	defer noteToolsRefused(cmd.ErrOrStderr(), &err)
-	finish := r.flags.watch(cmd.Context(), s, cmd.ErrOrStderr(), sp.MaxSteps)
+	defer r.ui.attach(cmd, s, task)()
 	rep, runErrV := s.Solve(cmd.Context(), task)
-	finish()
+	watch.finish()
 	if err := runErr(runErrV); isUsage(err) {
 		return err // a journal that does not fit: no run to summarise
 	}

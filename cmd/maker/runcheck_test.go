@@ -135,15 +135,6 @@ func TestRunToolDeclarationFlag(t *testing.T) {
 	assert.Contains(t, stderr, "--tool-declaration")
 }
 
-func TestVerboseShowsTheWholeReasonOnOneLine(t *testing.T) {
-	reason := "format: the answer breaks its contract: jsonschema validation failed with 'mem:///spec/answer.json#'\n- at '/state': validation failed\n  - at '/state': missing property 'file'\n- at '/done': got string, want boolean"
-	got := oneLine(reason)
-	assert.NotContains(t, got, "\n")
-	for _, w := range []string{"missing property 'file'", "at '/done': got string, want boolean", "jsonschema validation failed"} {
-		assert.Contains(t, got, w)
-	}
-}
-
 // TestSolveRecordsBadSpecsAsInvalid: maker solve checks each spec task
 // when it builds it: a misspelled tool, or --model sim without a script,
 // is an invalid task with the reason, and the others still run.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/observe"
-	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
@@ -129,7 +128,7 @@ func (f *serveSimFlags) serve(cmd *cobra.Command, cfg simserver.Config) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "listening on http://%s/v1\n", ln.Addr())
 	log.Info("serving the simulated model", "task", f.task, "model", s.ModelName(),
-		"sim", simIdentity(cfg.Sim), "latency", cfg.Sim.Latency.String(), "faults", faultText(cfg.Faults))
+		"sim", s.Identity(), "latency", cfg.Sim.Latency.String(), "faults", cfg.Faults.String())
 	err = s.Serve(cmd.Context(), ln)
 	st := s.Stats()
 	log.Info("stopped", "requests", st.Requests, "replies", st.Replies, "faults", st.Faults(),
@@ -192,21 +191,4 @@ func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cob
 	}
 	cfg.Sim, cfg.Faults, cfg.ModelName, cfg.Billing = simFl.simConfig(), f.faults, f.modelName, f.billing
 	return cfg, nil
-}
-
-// simIdentity describes a sim config, as the model names itself.
-func simIdentity(c sim.Config) string {
-	m, err := sim.New(hanoi.Oracle{}, c)
-	if err != nil {
-		return err.Error()
-	}
-	return m.Identity()
-}
-
-func faultText(f simserver.Faults) string {
-	if f.Total() == 0 {
-		return "none"
-	}
-	return fmt.Sprintf("429 %g (Retry-After %ds), 500 %g, hang %g, truncate %g, garbage %g",
-		f.RateLimit, f.RetryAfter, f.ServerError, f.Hang, f.Truncate, f.Garbage)
 }

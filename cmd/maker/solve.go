@@ -13,6 +13,7 @@ import (
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
@@ -36,6 +37,9 @@ type solveSummary struct {
 	Results   string `json:"results"`
 	State     string `json:"state,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// --nats: the workers quarantined for answers that lost far more
+	// often than their peers', over every task solved here.
+	Quarantined []cluster.Quarantined `json:"quarantined,omitempty"`
 }
 
 // solveFlags are maker solve's flags: the run flags, the tools, and the
@@ -198,7 +202,8 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	}
 	defer run.obs.stop(cmd.Context())
 	run.maxInFlight = f.limits.MaxInFlight
-	f.builder.Model, err = batchModel(run)
+	f.builder.Observer = run.obs.solverObserver() // once the telemetry is up
+	f.builder.Model, err = batchModel(run, stderr)
 	defer run.closeNATS() // after the store and the journals
 	if err != nil {
 		return err
@@ -240,6 +245,9 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr error, interrupted bool) {
 	if f.asJSON {
 		report := solveSummary{Summary: sum, TasksFile: path, Results: f.out, State: f.state}
+		if f.run.drawer != nil {
+			report.Quarantined = f.run.drawer.Quarantined()
+		}
 		if runErr != nil {
 			report.Error = runErr.Error()
 			if interrupted {
@@ -294,9 +302,9 @@ func (f *solveFlags) exit(sum batch.Summary, runErr error, interrupted bool) err
 // batchModel returns the model function of the built-in builder: the
 // simulated model, per task with the task's oracle and seed; or one real
 // model, opened once and shared by every task.
-func batchModel(flags *runFlags) (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
+func batchModel(flags *runFlags, stderr io.Writer) (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
 	if flags.natsURL != "" {
-		return flags.natsBatchModel()
+		return flags.natsBatchModel(stderr)
 	}
 	if slices.Contains(flags.models, "sim") {
 		base := *flags
@@ -307,7 +315,7 @@ func batchModel(flags *runFlags) (func(batch.Job, sim.Oracle, uint64) (llms.Mode
 			}
 			f := base
 			f.seed = seed
-			s, err := f.solver(oracle, io.Discard)
+			s, err := f.solver(oracle, io.Discard, solverWith{})
 			if err != nil {
 				return nil, err
 			}
@@ -316,7 +324,7 @@ func batchModel(flags *runFlags) (func(batch.Job, sim.Oracle, uint64) (llms.Mode
 	}
 	f := *flags
 	f.journal = ""
-	s, err := f.solver(nil, io.Discard)
+	s, err := f.solver(nil, io.Discard, solverWith{})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/spf13/cobra"
 )
@@ -48,7 +49,7 @@ func (t *toolFlags) executor() (*executor.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := executor.New(t.root, executor.WithTaxonomy(categories.Builtin()), executor.WithPolicy(policy))
+	e, err := fstools.New(t.root, executor.WithTaxonomy(categories.Builtin()), executor.WithPolicy(policy))
 	if err != nil {
 		return nil, usageErr("--root: %w", err)
 	}

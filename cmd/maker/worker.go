@@ -27,12 +27,11 @@ type workerCmd struct {
 	flags     runFlags
 	natsURL   string
 	natsCreds string
-	inflight  int
-	ackWait   time.Duration
-	grace     time.Duration
-	name      string
-	logLevel  string
-	obs       watchFlags
+	// cfg holds the worker's settings the flags set (Route, Grace and
+	// Logger are run's); cluster.WorkerConfig.Validate checks them.
+	cfg      cluster.WorkerConfig
+	logLevel string
+	obs      watchFlags
 	// Set by check.
 	level slog.Level
 	route string
@@ -78,10 +77,10 @@ still running, prints what it did and exits with status 0.`,
 func (w *workerCmd) register(fs *pflag.FlagSet) {
 	fs.StringVar(&w.natsURL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222")
 	registerNATSCreds(fs, &w.natsCreds)
-	fs.IntVar(&w.inflight, "inflight", 1, "most model calls in progress at once")
-	fs.DurationVar(&w.ackWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it); on maker nats, or a server provisioned by maker nats provision, the engine's --ack-wait applies instead")
-	fs.DurationVar(&w.grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
-	fs.StringVar(&w.name, "name", "", "the worker's name in replies (default host/pid)")
+	fs.IntVar(&w.cfg.Inflight, "inflight", 1, "most model calls in progress at once")
+	fs.DurationVar(&w.cfg.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it); on maker nats, or a server provisioned by maker nats provision, the engine's --ack-wait applies instead")
+	fs.DurationVar(&w.cfg.Grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
+	fs.StringVar(&w.cfg.Name, "name", "", "the worker's name in replies (default host/pid)")
 	fs.StringVar(&w.logLevel, "log-level", "info", "log level on stderr: debug (each job's start and end too), info (each redelivered job it takes: a worker died, stalled or handed it back), warn (replies not published, bad jobs) or error")
 	w.obs.register(fs, false)
 	// The model flags, shared with the run commands (same defaults and
@@ -93,21 +92,24 @@ func (w *workerCmd) register(fs *pflag.FlagSet) {
 	}
 }
 
+// workerFlagOf names the flag of each field of cluster.WorkerConfig that
+// maker worker sets.
+var workerFlagOf = map[string]string{"Inflight": "inflight", "AckWait": "ack-wait", "Grace": "grace", "Name": "name"}
+
 // check refuses bad flags (usage errors) and opens the model, setting
 // level, route and model for run.
 func (w *workerCmd) check(cmd *cobra.Command) error {
 	if err := w.flags.validate(cmd); err != nil {
 		return err
 	}
-	switch {
-	case w.natsURL == "":
+	if w.natsURL == "" {
 		return usageErr("--nats URL: the NATS server to take jobs from (start one with: maker nats)")
-	case w.inflight < 1 || w.inflight > 4096:
-		return usageErr("--inflight %d: use 1 to 4096", w.inflight)
-	case w.ackWait < time.Second:
-		return usageErr("--ack-wait %s: use at least 1s", w.ackWait)
-	case w.grace < 0:
-		return usageErr("--grace %s: must be 0 or positive", w.grace)
+	}
+	if err := positiveFlags(cmd.Flags(), "inflight", "ack-wait"); err != nil {
+		return err
+	}
+	if err := fieldUsageErr(w.cfg.Validate(), workerFlagOf, "worker"); err != nil {
+		return err
 	}
 	var err error
 	if w.level, err = parseLogLevel(w.logLevel); err != nil {
@@ -143,7 +145,7 @@ func (w *workerCmd) check(cmd *cobra.Command) error {
 // run connects to the engine and serves jobs until the command's context
 // ends, then prints what the worker did.
 func (w *workerCmd) run(cmd *cobra.Command) error {
-	grace := cmpGrace(cmd, w.grace)
+	grace := cmpGrace(cmd, w.cfg.Grace)
 	allowDrain(grace) // calls in progress may finish before the watchdog exits
 	if err := w.obs.start(cmd.Context(), "maker-worker", cmd.ErrOrStderr()); err != nil {
 		return err
@@ -157,10 +159,10 @@ func (w *workerCmd) run(cmd *cobra.Command) error {
 	}
 	defer n.closeNATS()
 	ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
-	wk, err := cluster.NewWorker(ctx, n.js, model, cluster.WorkerConfig{
-		Route: w.route, Name: w.name, Inflight: w.inflight, AckWait: w.ackWait, Grace: grace,
-		Logger: w.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: w.level}),
-	})
+	cfg := w.cfg
+	cfg.Route, cfg.Grace = w.route, grace
+	cfg.Logger = w.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: w.level})
+	wk, err := cluster.NewWorker(ctx, n.js, model, cfg)
 	cancel()
 	if err != nil {
 		return failed(fmt.Errorf("--nats: %w", err))
@@ -169,7 +171,7 @@ func (w *workerCmd) run(cmd *cobra.Command) error {
 		return failed(err)
 	}
 	stderr := cmd.ErrOrStderr()
-	fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time, jobs of a dead worker back after %s; stop with Ctrl-C\n", w.route, w.natsURL, words.Plural(w.inflight, "call"), wk.AckWait())
+	fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time, jobs of a dead worker back after %s; stop with Ctrl-C\n", w.route, w.natsURL, words.Plural(w.cfg.Inflight, "call"), wk.AckWait())
 	err = wk.Run(cmd.Context())
 	st := wk.Stats()
 	fmt.Fprintf(stderr, "maker worker: stopped: served %d (%d failed), withdrawn %d, handed back %d, redelivered to it %d\n",

@@ -22,10 +22,10 @@ const module = "github.com/mdap-go/mdap/"
 
 // fixtures are the packages any package's tests may import besides what
 // the package itself may (ARCHITECTURE.md, "Checking the arrows"): the
-// simulated model, the built-in tasks, the real clients, and the tests'
-// own helpers: their state folder, the standard of proof, the server that
+// simulated model, the built-in tasks, the real clients, the real file
+// tools, the scaling laws as an oracle, and the tests' own helpers: their state folder, the standard of proof, the server that
 // echoes a key and the flood helper.
-var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models",
+var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models", "executor/fstools", "vote/laws",
 	"internal/statetest", "internal/evidence", "internal/keyecho", "internal/httpbound/httpboundtest"}
 
 // table is ARCHITECTURE.md's package table: the row of each package
@@ -168,9 +168,14 @@ func TestImportsPointDown(t *testing.T) {
 				assert.True(t, ok, "%s imports %s, which is not below it in ARCHITECTURE.md", who, dep)
 			}
 		}
+		testExtra := fixtures
+		if !slices.Contains(core, rel) {
+			// A satellite builds on the core: its tests may drive any of it.
+			testExtra = append(slices.Clone(fixtures), core...)
+		}
 		check(pkg.Imports, rel, nil)
-		check(pkg.TestImports, rel+" (its tests)", fixtures)
-		check(pkg.XTestImports, rel+" (its external tests)", fixtures)
+		check(pkg.TestImports, rel+" (its tests)", testExtra)
+		check(pkg.XTestImports, rel+" (its external tests)", testExtra)
 		return nil
 	})
 	require.NoError(t, err)
@@ -200,6 +205,32 @@ func TestTableNamesOnlyRealArrows(t *testing.T) {
 		}
 		for _, n := range tb.named[i] {
 			assert.True(t, imported[n], "ARCHITECTURE.md's row %v names %s, which none of them imports: remove it from the row", pkgs, n)
+		}
+	}
+}
+
+// core is the packages a library user reads to know what a run does
+// (ARCHITECTURE.md, "The core and its satellites"): the output and its key,
+// the vote, the executor, the taxonomy, the step loop with its journal, and
+// the model clients.
+var core = []string{"categories", "intent", "vote", "executor", "maker", "maker/models"}
+
+// TestCoreImportsNoSatellite: the core's own code imports only the core and
+// internal packages, never a satellite (a sub-package such as vote/rivals
+// included), so a satellite can be read, replaced or left out without the
+// core noticing. Tests may use the fixtures, as everywhere.
+func TestCoreImportsNoSatellite(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	for _, p := range core {
+		pkg, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(p)), 0)
+		require.NoError(t, err, "core package %s", p)
+		for _, imp := range pkg.Imports {
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok || strings.HasPrefix(dep, "internal/") {
+				continue
+			}
+			assert.True(t, slices.Contains(core, dep), "core package %s imports %s, a satellite: the core may import only the core (%v) and internal/", p, dep, core)
 		}
 	}
 }

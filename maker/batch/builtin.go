@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -61,6 +62,9 @@ type Builtin struct {
 	Budget *maker.Budget
 	// Logger is every solver's logger.
 	Logger *slog.Logger
+	// Observer, if set, is every solver's maker.Solver.Observer (traces
+	// and metrics: see maker/observe).
+	Observer maker.Observer
 }
 
 // Build implements Builder. Errors: ErrBuiltin; a spec that does not
@@ -101,14 +105,23 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 	if job.MaxSteps != nil {
 		maxSteps = *job.MaxSteps
 	}
-	solver := func(oracle sim.Oracle) (*maker.Solver, error) {
+	// solver is the job's Solver, whole: a spec job's executor and the
+	// tools it declares, none for hanoi.
+	solver := func(oracle sim.Oracle, ex *executor.Executor, tools []llms.Tool) (*maker.Solver, error) {
 		m, err := b.Model(job, oracle, seed)
 		if err != nil {
 			return nil, err
 		}
-		return &maker.Solver{Model: m, Vote: cfg, MaxTokens: b.MaxTokens, MaxSteps: maxSteps,
-			RerunPending: b.RerunPending, Price: b.Price, Logger: b.Logger,
-			SamplesPerCall: b.SamplesPerCall, Budget: b.Budget}, nil
+		return &maker.Solver{
+			Config: maker.Config{Vote: cfg, MaxTokens: b.MaxTokens, MaxSteps: maxSteps, RerunPending: b.RerunPending, Price: b.Price,
+				SamplesPerCall: b.SamplesPerCall, ToolDeclaration: b.ToolDeclaration},
+			Model:    m,
+			Executor: ex,
+			Tools:    tools,
+			Logger:   b.Logger,
+			Observer: b.Observer,
+			Budget:   b.Budget,
+		}, nil
 	}
 
 	switch job.Kind() {
@@ -117,7 +130,7 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := solver(hanoi.Oracle{})
+		s, err := solver(hanoi.Oracle{}, nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -136,16 +149,15 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 		if job.Tools != nil {
 			tools = *job.Tools
 		}
-		st, err := spec.OpenFile(job.Path(job.Spec), root, tools)
+		st, err := spec.OpenFileInput(job.Path(job.Spec), root, tools, job.Input)
 		if err != nil {
 			return nil, err
 		}
-		s, err := solver(spec.Oracle{Spec: st.Spec})
+		s, err := solver(spec.Oracle{Spec: st.Spec}, st.Executor, st.Tools)
 		if err != nil {
 			st.Close()
 			return nil, err
 		}
-		s.Executor, s.Tools, s.ToolDeclaration = st.Executor, st.Tools, b.ToolDeclaration
 		return &Unit{Task: st.Task, Solver: s, Close: st.Close, Finish: func(r *Result) {
 			r.State = st.Task.State()
 		}}, nil

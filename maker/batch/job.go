@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/vote"
 )
 
 // ErrJob is wrapped by every error about one line of a tasks file. Such a
@@ -29,8 +30,8 @@ const (
 	MaxLineBytes = 64 << 10
 	// MaxIDBytes is the longest id.
 	MaxIDBytes = 128
-	// MaxK bounds a line's "k", as the --k flag is bounded.
-	MaxK = 1000
+	// MaxK bounds a line's "k": vote.Config's bound of K.
+	MaxK = vote.MaxK
 )
 
 // Job is one line of a tasks file: a task (exactly one of Spec, Hanoi and
@@ -50,6 +51,9 @@ type Job struct {
 	// Task is a task for a library's own Builder, in its own format;
 	// Builtin refuses it.
 	Task json.RawMessage `json:"task,omitempty"`
+	// Input, for a spec task, is a JSON object merged into the spec's
+	// initial state (spec.Spec.WithInput): one spec over many inputs.
+	Input json.RawMessage `json:"input,omitempty"`
 	// K overrides the voting margin.
 	K *int `json:"k,omitempty"`
 	// Root overrides the folder the file tools work in, relative to Dir.
@@ -132,7 +136,7 @@ func (j Job) Where() string {
 }
 
 // fields lists a line's fields, for the message about an unknown one.
-const fields = "id, spec, hanoi, task, k, root, tools, seed, max_steps, max_samples, max_errors"
+const fields = "id, spec, input, hanoi, task, k, root, tools, seed, max_steps, max_samples, max_errors"
 
 // ReadJobsFile reads the tasks file at path (see ReadJobs); relative paths
 // in it are relative to its folder. Errors: the file system's,
@@ -293,6 +297,14 @@ func parseJob(line []byte, n int, dir string) Job {
 	}
 	if job.Task != nil && bytes.Equal(bytes.TrimSpace(job.Task), []byte("null")) {
 		return bad(`"task" is null: give the task's object`)
+	}
+	if job.Input != nil {
+		switch in := bytes.TrimSpace(job.Input); {
+		case job.Spec == "":
+			return bad(`"input" is for a "spec" task: it sets fields of the spec's initial state`)
+		case len(in) == 0 || in[0] != '{':
+			return bad(`"input" is %s: give a JSON object of the initial state's fields to set, such as {"file": "a.txt"}`, in)
+		}
 	}
 	return job
 }

@@ -35,7 +35,7 @@ func TestRunStopsAtTheSolversBudget(t *testing.T) {
 		var mu sync.Mutex // Progress is called from the drawing goroutines
 		drawn := 0
 		rep, err := calibrate.Run(context.Background(), calibrate.Config{
-			Steps: numbers{total: 1000}, Solver: &maker.Solver{Model: model, Price: price, Budget: b, SamplesPerCall: c.perCall},
+			Steps: numbers{total: 1000}, Solver: &maker.Solver{Config: maker.Config{Price: price, SamplesPerCall: c.perCall}, Model: model, Budget: b},
 			StepsSampled: 50, Samples: 10, Parallel: parallel, Progress: func(done, _ int) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -81,11 +81,11 @@ func TestRunDrawsStructuredAsTheRun(t *testing.T) {
 	m, err := sim.New(hanoi.Oracle{}, sim.Config{P: 1})
 	require.NoError(t, err)
 	rec := &jsonModeRecorder{Model: m}
-	_, err = calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Model: rec, Structured: true}, StepsSampled: 5, Samples: 2})
+	_, err = calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Config: maker.Config{Structured: true}, Model: rec}, StepsSampled: 5, Samples: 2})
 	require.NoError(t, err)
 	assert.Equal(t, int64(10), rec.calls.Load())
 	assert.Equal(t, int64(10), rec.structured.Load(), "every call structured")
 
-	_, err = (&maker.Solver{Model: rec, Structured: true}).Draw(context.Background(), maker.SampleID{}, nil, nil)
+	_, err = (&maker.Solver{Config: maker.Config{Structured: true}, Model: rec}).Draw(context.Background(), maker.SampleID{}, nil, nil)
 	assert.ErrorIs(t, err, maker.ErrNoAnswerSchema, "Draw needs the schema in its context")
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
+	"github.com/mdap-go/mdap/vote/rivals"
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/errgroup"
 )
@@ -95,7 +97,7 @@ type Config struct {
 	// WithRivals adds to each plan the same run with the wrong answers
 	// spread as measured (Plan.WithRivals), by the laws with rivals. They
 	// are exact but costly: a dynamic program of up to
-	// vote.MaxLawWork state updates per plan, seconds at k >= 6 with
+	// rivals.MaxWork state updates per plan, seconds at k >= 6 with
 	// several rivals.
 	WithRivals bool
 	// Parallel is the most samples in flight at once. Default
@@ -328,7 +330,7 @@ type Estimate struct {
 	// evenly, when at least 10 pairs of wrong answers show errors that
 	// mostly do not repeat; nil otherwise (one rival, the laws' worst
 	// case for the wrong-winner rate).
-	Rivals *vote.Rivals `json:"rivals,omitempty"`
+	Rivals *rivals.Spread `json:"rivals,omitempty"`
 	// InputTokens and OutputTokens are the mean tokens of a sample;
 	// CostPerSample its mean price (failed draws left out).
 	InputTokens   float64 `json:"input_tokens_per_sample"`
@@ -487,7 +489,7 @@ type Plan struct {
 	CostLow     float64 `json:"cost_at_p_low"`
 	// WithRivals is the same run at P with the wrong answers spread as
 	// measured (Estimate.Rivals), by the laws with rivals
-	// (vote.PStepWith, vote.ExpectedSamplesWith); nil without a measured
+	// (rivals.PStep, rivals.ExpectedSamples); nil without a measured
 	// spread, or when the laws would cost too much to compute.
 	WithRivals *RivalPlan `json:"with_rivals,omitempty"`
 }
@@ -497,9 +499,9 @@ type Plan struct {
 // likelier to win than one rival does, but at small k and moderate p a
 // race can take longer: the leader must be k ahead of every rival.
 type RivalPlan struct {
-	Rivals         vote.Rivals `json:"rivals"`
-	PFull          float64     `json:"p_full"`
-	SamplesPerStep float64     `json:"samples_per_step"`
+	Rivals         rivals.Spread `json:"rivals"`
+	PFull          float64       `json:"p_full"`
+	SamplesPerStep float64       `json:"samples_per_step"`
 }
 
 // intervalName is Report.Interval.
@@ -1075,7 +1077,7 @@ func estimate(drawn [][]sample, keep func(sample) bool, cfg Config, total int) E
 	}
 	e.P = float64(e.Correct) / float64(e.Valid)
 	if r := e.Repeat; cfg.WithRivals && r.Pairs >= fewPairs && r.Rate > 0 && r.Rate < correlated {
-		e.Rivals = &vote.Rivals{N: min(vote.MaxRivals, int(math.Round(1/r.Rate)))}
+		e.Rivals = &rivals.Spread{N: min(rivals.MaxN, int(math.Round(1/r.Rate)))}
 	}
 	e.DesignEffect = designEffect(clusters, e.P)
 	withVotes := 0
@@ -1219,8 +1221,8 @@ func (e Estimate) PlanAt(k, steps int) Plan {
 		p.PFullBound = runSuccess(steps, e.worst[k-1])
 	}
 	if e.ValidRate > 0 {
-		p.SamplesPerStep = vote.ExpectedSamples(e.P, k) / e.ValidRate
-		p.SamplesPerStepLow = vote.ExpectedSamples(e.Low, k) / e.ValidRate
+		p.SamplesPerStep = laws.ExpectedSamples(e.P, k) / e.ValidRate
+		p.SamplesPerStepLow = laws.ExpectedSamples(e.Low, k) / e.ValidRate
 	}
 	for _, f := range []*float64{&p.PFull, &p.PFullBound, &p.SamplesPerStep, &p.SamplesPerStepLow} {
 		if math.IsNaN(*f) {
@@ -1244,9 +1246,9 @@ func (e Estimate) PlanAt(k, steps int) Plan {
 	p.Cost = p.CostPerStep * float64(steps)
 	p.CostLow = (requests(p.SamplesPerStepLow)*e.InputCostPerSample + p.SamplesPerStepLow*outCost) * float64(steps)
 	if e.Rivals != nil && e.ValidRate > 0 {
-		ps, err1 := vote.PStepWith(e.P, k, *e.Rivals)
-		n, err2 := vote.ExpectedSamplesWith(e.P, k, *e.Rivals)
-		// vote.PStepWith can return NaN without an error (seen at p = 0.9,
+		ps, err1 := rivals.PStep(e.P, k, *e.Rivals)
+		n, err2 := rivals.ExpectedSamples(e.P, k, *e.Rivals)
+		// rivals.PStep can return NaN without an error (seen at p = 0.9,
 		// k = 10, 8 rivals): such a plan is left out.
 		if err1 == nil && err2 == nil && !math.IsNaN(ps) && !math.IsNaN(n) {
 			p.WithRivals = &RivalPlan{Rivals: *e.Rivals, PFull: math.Exp(float64(steps) * math.Log1p(-(1 - ps))), SamplesPerStep: n / e.ValidRate}

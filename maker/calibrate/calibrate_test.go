@@ -12,6 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/maker"
@@ -20,6 +21,7 @@ import (
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/rivals"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -162,7 +164,7 @@ func TestRunEstimatesEachModelOfAnEnsemble(t *testing.T) {
 	weak := numberSim(t, sim.Config{P: 0.9, Seed: 2})
 	ens, err := maker.NewEnsemble(good, weak)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: ens, Price: maker.Price{OutputPerMillion: 1e6}}
+	s := &maker.Solver{Config: maker.Config{Price: maker.Price{OutputPerMillion: 1e6}}, Model: ens}
 	rep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: numbers{1 << 20}, Solver: s, StepsSampled: 100, Samples: 20, K: 3})
 	require.NoError(t, err)
 	require.Len(t, rep.Models, 2)
@@ -314,7 +316,7 @@ func specExecutor(t *testing.T, selection string) *executor.Executor {
 	tax := categories.Builtin()
 	policy, err := tax.ParseSelection(selection)
 	require.NoError(t, err)
-	ex, err := executor.New(filepath.Join("..", "..", "testdata", "spec", "repo"), executor.WithTaxonomy(tax), executor.WithPolicy(policy))
+	ex, err := fstools.New(filepath.Join("..", "..", "testdata", "spec", "repo"), executor.WithTaxonomy(tax), executor.WithPolicy(policy))
 	require.NoError(t, err)
 	t.Cleanup(func() { ex.Close() })
 	return ex
@@ -380,11 +382,11 @@ func TestRunPlansWithMeasuredRivals(t *testing.T) {
 	assert.GreaterOrEqual(t, e.Rivals.N, 2, "errors spread over 4 answers")
 	r := e.AtK.WithRivals
 	require.NotNil(t, r)
-	ps, err := vote.PStepWith(e.P, e.AtK.K, *e.Rivals)
+	ps, err := rivals.PStep(e.P, e.AtK.K, *e.Rivals)
 	require.NoError(t, err)
 	assert.InDelta(t, math.Pow(ps, 100), r.PFull, 1e-9)
 	assert.GreaterOrEqual(t, r.PFull, e.AtK.PFull, "spread errors: the right answer wins more often than against one rival")
-	n, err := vote.ExpectedSamplesWith(e.P, e.AtK.K, *e.Rivals)
+	n, err := rivals.ExpectedSamples(e.P, e.AtK.K, *e.Rivals)
 	require.NoError(t, err)
 	assert.InDelta(t, n/e.ValidRate, r.SamplesPerStep, 1e-9)
 	assert.Contains(t, rep.String(), "with the errors spread as measured")
@@ -430,13 +432,13 @@ func TestCalibrationAsksAsARunWould(t *testing.T) {
 	ran := newRecorder()
 	task, err := hanoi.New(3)
 	require.NoError(t, err)
-	_, err = (&maker.Solver{Model: ran, MaxTokens: 321, Vote: vote.Config{K: 3, Parallel: 1}}).Solve(context.Background(), task)
+	_, err = (&maker.Solver{Config: maker.Config{MaxTokens: 321, Vote: vote.Config{K: 3, Parallel: 1}}, Model: ran}).Solve(context.Background(), task)
 	require.NoError(t, err)
 
 	calibrated := newRecorder()
 	steps, err := calibrate.Hanoi(3)
 	require.NoError(t, err)
-	_, err = calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Model: calibrated, MaxTokens: 321}, StepsSampled: 7, Samples: 3, Seed: 1})
+	_, err = calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Config: maker.Config{MaxTokens: 321}, Model: calibrated}, StepsSampled: 7, Samples: 3, Seed: 1})
 	require.NoError(t, err)
 	require.Len(t, calibrated.calls, 21, "7 steps, 3 samples each")
 	for key, got := range calibrated.calls {

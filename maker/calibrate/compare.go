@@ -120,14 +120,14 @@ func CompareHanoi(ctx context.Context, c Comparison) ([]Row, error) {
 			if err != nil {
 				return fmt.Errorf("%w: %w", ErrConfig, err)
 			}
-			s := &maker.Solver{Model: model, Vote: c.Vote, AdaptiveK: j.auto}
-			row := Row{Seed: j.seed}
+			run, row := maker.Config{Vote: c.Vote, AdaptiveK: j.auto}, Row{Seed: j.seed}
 			if j.auto != nil {
 				row.Policy = j.auto.String()
 			} else {
-				s.Vote.K = j.k
+				run.Vote.K = j.k
 				row.Policy = fmt.Sprintf("k=%d", j.k)
 			}
+			s := &maker.Solver{Config: run, Model: model}
 			rep, err := s.Solve(gctx, task)
 			if cerr := gctx.Err(); cerr != nil {
 				return cerr

@@ -8,7 +8,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,7 +23,7 @@ func driftRuns(t *testing.T, seeds []uint64) (fixedFailed, autoFailed int) {
 	cfg := sim.DefaultConfig()
 	cfg.P, cfg.WrongAnswers = 0.99, 1
 	cfg.Drift = []sim.PChange{{Step: 512, P: 0.9}}
-	k0, err := vote.KMin(1023, 0.99, 0.95)
+	k0, err := laws.KMin(1023, 0.99, 0.95)
 	require.NoError(t, err)
 	require.Equal(t, 3, k0)
 	rows, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{

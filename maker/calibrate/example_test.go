@@ -24,7 +24,7 @@ func ExampleRun() {
 	}
 	rep, err := calibrate.Run(context.Background(), calibrate.Config{
 		Steps:        steps,
-		Solver:       &maker.Solver{Model: model, Price: maker.Price{InputPerMillion: 0.4, OutputPerMillion: 1.6}},
+		Solver:       &maker.Solver{Config: maker.Config{Price: maker.Price{InputPerMillion: 0.4, OutputPerMillion: 1.6}}, Model: model},
 		StepsSampled: 100,
 		Samples:      30,
 		Target:       0.95,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/spec"
@@ -49,7 +50,7 @@ func historySpec(t *testing.T, rounds int) (*spec.Spec, *executor.Executor) {
 	tax := categories.Builtin()
 	policy, err := tax.ParseSelection("read_only")
 	require.NoError(t, err)
-	ex, err := executor.New(dir, executor.WithTaxonomy(tax), executor.WithPolicy(policy))
+	ex, err := fstools.New(dir, executor.WithTaxonomy(tax), executor.WithPolicy(policy))
 	require.NoError(t, err)
 	t.Cleanup(func() { ex.Close() })
 	return sp, ex
@@ -131,7 +132,7 @@ func TestSpecCalibrationShowsTheObservationHistory(t *testing.T) {
 	// The run, at k = 3: it finishes with the script's final state.
 	run := &historyModel{sp: sp, q: q, seed: 7}
 	task := spec.New(sp)
-	_, err := (&maker.Solver{Model: run, Executor: ex, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+	_, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: run, Executor: ex}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	var final map[string]any
 	require.NoError(t, json.Unmarshal(task.State(), &final))

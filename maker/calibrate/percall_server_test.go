@@ -152,7 +152,7 @@ func TestCalibrateSendsTheRunsRequests(t *testing.T) {
 	srv := newNServer(t, 1, false)
 	task, err := hanoi.New(disks)
 	require.NoError(t, err)
-	run := &maker.Solver{Model: srv.model(t), SamplesPerCall: perCall, Vote: vote.Config{K: samples, Parallel: samples}}
+	run := &maker.Solver{Config: maker.Config{SamplesPerCall: perCall, Vote: vote.Config{K: samples, Parallel: samples}}, Model: srv.model(t)}
 	rep, err := run.Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.True(t, rep.Done)
@@ -161,7 +161,7 @@ func TestCalibrateSendsTheRunsRequests(t *testing.T) {
 
 	steps, err := calibrate.Hanoi(disks)
 	require.NoError(t, err)
-	cal := &maker.Solver{Model: srv.model(t), SamplesPerCall: perCall}
+	cal := &maker.Solver{Config: maker.Config{SamplesPerCall: perCall}, Model: srv.model(t)}
 	crep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: cal, StepsSampled: 6, Samples: samples, SamplesPerCall: perCall, Parallel: 4})
 	require.NoError(t, err)
 	require.Equal(t, 6*samples, crep.All.Samples)
@@ -197,7 +197,7 @@ func TestCalibrateProviderIgnoresN(t *testing.T) {
 	steps, err := calibrate.Hanoi(disks)
 	require.NoError(t, err)
 	calibrateOn := func(srv *nServer) calibrate.Report {
-		rep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Model: srv.model(t), SamplesPerCall: perCall},
+		rep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Config: maker.Config{SamplesPerCall: perCall}, Model: srv.model(t)},
 			StepsSampled: stepsSampled, Samples: samples, SamplesPerCall: perCall, Parallel: 4, Seed: 7})
 		require.NoError(t, err)
 		return rep
@@ -249,7 +249,7 @@ func TestCalibrateEnsembleOneSampleARequest(t *testing.T) {
 	require.NoError(t, err)
 	steps, err := calibrate.Hanoi(4)
 	require.NoError(t, err)
-	_, err = calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Model: ens, SamplesPerCall: 5},
+	_, err = calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Config: maker.Config{SamplesPerCall: 5}, Model: ens},
 		StepsSampled: 3, Samples: 10, SamplesPerCall: 5, Parallel: 4})
 	require.NoError(t, err)
 	seen := srv.requests()

@@ -5,7 +5,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
-	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -20,7 +20,7 @@ func TestPlanBillsThePromptOncePerRequest(t *testing.T) {
 	const p, k, steps = 0.9, 3, 1000
 	// A sample: $0.0010 of prompt (some of it cached), $0.0002 of output.
 	e := calibrate.Estimate{P: p, Low: p, ValidRate: 1, CostPerSample: 0.0012, InputCostPerSample: 0.0010}
-	s := vote.ExpectedSamples(p, k)
+	s := laws.ExpectedSamples(p, k)
 
 	one := e.PlanAt(k, steps)
 	assert.InDelta(t, s, one.RequestsPerStep, 1e-12)

@@ -9,7 +9,8 @@ import (
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
+	"github.com/mdap-go/mdap/vote/rivals"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -164,12 +165,12 @@ func TestHardStepsRefused(t *testing.T) {
 // rivals, 16% at p = 0.6), though never likelier to end wrong.
 func TestOneRivalIsNotTheWorstCaseForCost(t *testing.T) {
 	for _, c := range []struct{ p, more float64 }{{0.7, 0.06}, {0.6, 0.16}} {
-		with, err := vote.ExpectedSamplesWith(c.p, 2, vote.Rivals{N: 2})
+		with, err := rivals.ExpectedSamples(c.p, 2, rivals.Spread{N: 2})
 		require.NoError(t, err)
-		one := vote.ExpectedSamples(c.p, 2)
+		one := laws.ExpectedSamples(c.p, 2)
 		assert.InDelta(t, c.more, with/one-1, 0.005, "p %g", c.p)
-		pw, err := vote.PStepWith(c.p, 2, vote.Rivals{N: 2})
+		pw, err := rivals.PStep(c.p, 2, rivals.Spread{N: 2})
 		require.NoError(t, err)
-		assert.GreaterOrEqual(t, pw, vote.PStep(c.p, 2), "spread errors never make a wrong winner likelier")
+		assert.GreaterOrEqual(t, pw, laws.PStep(c.p, 2), "spread errors never make a wrong winner likelier")
 	}
 }

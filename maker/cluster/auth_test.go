@@ -172,10 +172,15 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSee
 	task, err := hanoi.New(4)
 	require.NoError(t, err)
 	var gotSteps []step
-	s := &maker.Solver{Model: remote, Vote: cfg, Journal: journal, Progress: func(e maker.Event) {
-		r := e.Record
-		gotSteps = append(gotSteps, step{Winner: r.Winner.Value, Key: r.Key, Votes: r.Votes, Valid: r.Valid, Flagged: r.Flagged, Errors: r.Errors, Flags: r.Flags})
-	}}
+	s := &maker.Solver{
+		Config:  maker.Config{Vote: cfg},
+		Model:   remote,
+		Journal: journal,
+		Progress: func(e maker.Event) {
+			r := e.Record
+			gotSteps = append(gotSteps, step{Winner: r.Winner.Value, Key: r.Key, Votes: r.Votes, Valid: r.Valid, Flagged: r.Flagged, Errors: r.Errors, Flags: r.Flags})
+		},
+	}
 	_, err = s.Solve(ctx, task)
 	stopLeak()
 	leaker.Wait()

@@ -39,6 +39,12 @@ type BatchConfig struct {
 	UnsignedJournals bool
 	// Concurrency is how many tasks this coordinator solves at once.
 	Concurrency int
+	// Drawer, if set, watches every task's solver (Drawer.Watch): the
+	// Drawer the tasks' models draw through, so that a worker whose
+	// answers lose far more often than its peers', over every task solved
+	// here, is quarantined and given no more jobs of any task. Its
+	// Quarantined lists them after the batch.
+	Drawer *Drawer
 	// Notef, if set, receives notes for the user (the queue, a task
 	// handed back after an error, how many tasks were solved here).
 	Notef func(format string, args ...any)
@@ -102,6 +108,16 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 		var res *batch.Result
 		r := cfg.Runner
 		r.Store, r.Concurrency, r.Progress = nil, 1, nil
+		if d := cfg.Drawer; d != nil {
+			build := r.Build
+			r.Build = func(ctx context.Context, job batch.Job) (*batch.Unit, error) {
+				u, err := build(ctx, job)
+				if u != nil && u.Solver != nil {
+					d.Watch(u.Solver)
+				}
+				return u, err
+			}
+		}
 		r.Results = resultFunc(func(x batch.Result) error { res = &x; return nil })
 		r.Done = func(batch.Job) (batch.Result, bool) { return batch.Result{}, false }
 		r.Journal = func(batch.Job) (*maker.Journal, error) {

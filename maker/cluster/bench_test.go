@@ -114,7 +114,7 @@ func BenchmarkSolveOverEngine(b *testing.B) {
 		task, err := hanoi.New(6)
 		require.NoError(b, err)
 		start := time.Now()
-		_, err = (&maker.Solver{Model: m, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+		_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: m}).Solve(context.Background(), task)
 		require.NoError(b, err)
 		return time.Since(start)
 	}

@@ -43,10 +43,14 @@ func solveHanoi(t testing.TB, m llms.Model, disks int, cfg vote.Config) (maker.R
 	task, err := hanoi.New(disks)
 	require.NoError(t, err)
 	var steps []step
-	s := &maker.Solver{Model: m, Vote: cfg, Progress: func(e maker.Event) {
-		r := e.Record
-		steps = append(steps, step{Winner: r.Winner.Value, Key: r.Key, Votes: r.Votes, Valid: r.Valid, Flagged: r.Flagged, Errors: r.Errors, Flags: r.Flags})
-	}}
+	s := &maker.Solver{
+		Config: maker.Config{Vote: cfg},
+		Model:  m,
+		Progress: func(e maker.Event) {
+			r := e.Record
+			steps = append(steps, step{Winner: r.Winner.Value, Key: r.Key, Votes: r.Votes, Valid: r.Valid, Flagged: r.Flagged, Errors: r.Errors, Flags: r.Flags})
+		},
+	}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.True(t, task.Solved())

@@ -58,7 +58,7 @@ func Example() {
 		panic(err)
 	}
 	task, _ := hanoi.New(4)
-	s := &maker.Solver{Model: remote, Vote: vote.Config{K: 3}, Journal: journal}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: remote, Journal: journal}
 	rep, err := s.Solve(ctx, task)
 	if cerr := journal.Close(); err == nil {
 		err = cerr

@@ -36,11 +36,16 @@ func TestJournalOnEngineResumesOnAnotherCoordinator(t *testing.T) {
 	defer cancel()
 	task, err := hanoi.New(5)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: simModel(t, 3), Vote: cfg, Journal: j, Progress: func(e maker.Event) {
-		if e.Step == 17 {
-			cancel()
-		}
-	}}
+	s := &maker.Solver{
+		Config:  maker.Config{Vote: cfg},
+		Model:   simModel(t, 3),
+		Journal: j,
+		Progress: func(e maker.Event) {
+			if e.Step == 17 {
+				cancel()
+			}
+		},
+	}
 	_, err = s.Solve(runCtx, task)
 	require.ErrorIs(t, err, context.Canceled)
 	nc1.Close() // dies: the lease is neither refreshed nor released
@@ -54,10 +59,15 @@ func TestJournalOnEngineResumesOnAnotherCoordinator(t *testing.T) {
 	task2, err := hanoi.New(5)
 	require.NoError(t, err)
 	var gotSteps []step
-	s2 := &maker.Solver{Model: simModel(t, 3), Vote: cfg, Journal: j2, Progress: func(e maker.Event) {
-		r := e.Record
-		gotSteps = append(gotSteps, step{Winner: r.Winner.Value, Key: r.Key, Votes: r.Votes, Valid: r.Valid, Flagged: r.Flagged, Errors: r.Errors, Flags: r.Flags})
-	}}
+	s2 := &maker.Solver{
+		Config:  maker.Config{Vote: cfg},
+		Model:   simModel(t, 3),
+		Journal: j2,
+		Progress: func(e maker.Event) {
+			r := e.Record
+			gotSteps = append(gotSteps, step{Winner: r.Winner.Value, Key: r.Key, Votes: r.Votes, Valid: r.Valid, Flagged: r.Flagged, Errors: r.Errors, Flags: r.Flags})
+		},
+	}
 	got, err := s2.Solve(ctx, task2)
 	require.NoError(t, err)
 	require.NoError(t, j2.Close())
@@ -82,7 +92,7 @@ func TestJournalOnEngineResumesOnAnotherCoordinator(t *testing.T) {
 	require.NoError(t, err)
 	task3, err := hanoi.New(5)
 	require.NoError(t, err)
-	rep, err := (&maker.Solver{Model: simModel(t, 3), Vote: cfg, Journal: fj}).Solve(ctx, task3)
+	rep, err := (&maker.Solver{Config: maker.Config{Vote: cfg}, Model: simModel(t, 3), Journal: fj}).Solve(ctx, task3)
 	require.NoError(t, err)
 	require.NoError(t, fj.Close())
 	assert.True(t, task3.Solved())

@@ -65,7 +65,7 @@ func TestJetStreamJournalEditTable(t *testing.T) {
 	j.CheckpointEvery = 5
 	task, err := hanoi.New(4)
 	require.NoError(t, err)
-	want, err := (&maker.Solver{Model: simModel(t, 5), Vote: cfg, Journal: j}).Solve(ctx, task)
+	want, err := (&maker.Solver{Config: maker.Config{Vote: cfg}, Model: simModel(t, 5), Journal: j}).Solve(ctx, task)
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	require.True(t, task.Solved())
@@ -120,7 +120,7 @@ func TestJetStreamJournalEditTable(t *testing.T) {
 			task, terr := hanoi.New(4)
 			require.NoError(t, terr)
 			var rep maker.Report
-			rep, err = (&maker.Solver{Model: simModel(t, 5), Vote: cfg, Journal: j}).Solve(ctx, task)
+			rep, err = (&maker.Solver{Config: maker.Config{Vote: cfg}, Model: simModel(t, 5), Journal: j}).Solve(ctx, task)
 			require.NoError(t, j.Close())
 			if c.line == 0 {
 				require.NoError(t, err, c.name)

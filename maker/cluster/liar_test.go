@@ -3,12 +3,14 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -16,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // honestModel is the route's model: right 95% of the time.
@@ -76,7 +79,7 @@ func liarScenario(t *testing.T, url, coordSeed, liarSeed string, spread bool, ho
 	task, err := hanoi.New(5)
 	require.NoError(t, err)
 	var keys []string
-	s := &maker.Solver{Model: remote, Vote: cfg, Progress: func(e maker.Event) { keys = append(keys, e.Record.Key) }}
+	s := &maker.Solver{Config: maker.Config{Vote: cfg}, Model: remote, Progress: func(e maker.Event) { keys = append(keys, e.Record.Key) }}
 	d.Watch(s)
 	_, err = s.Solve(context.Background(), task)
 	require.NoError(t, err, "the run completes")
@@ -140,7 +143,10 @@ func TestGreedyWorkerCannotTakeAStep(t *testing.T) {
 	var keys []string
 	var mu sync.Mutex
 	voters := map[int]map[string]bool{} // by step: who drew a voting sample
-	s := &maker.Solver{Model: remote, Vote: vote.Config{K: 3, MinVoters: 2}, Progress: func(e maker.Event) { keys = append(keys, e.Record.Key) },
+	s := &maker.Solver{
+		Config:   maker.Config{Vote: vote.Config{K: 3, MinVoters: 2}},
+		Model:    remote,
+		Progress: func(e maker.Event) { keys = append(keys, e.Record.Key) },
 		OnSample: func(e maker.SampleEvent) {
 			if e.Key == 0 {
 				return
@@ -151,7 +157,8 @@ func TestGreedyWorkerCannotTakeAStep(t *testing.T) {
 				voters[e.Step] = map[string]bool{}
 			}
 			voters[e.Step][e.Worker] = true
-		}}
+		},
+	}
 	d.Watch(s) // keeps OnSample, called before its own
 	_, err = s.Solve(context.Background(), task)
 	require.NoError(t, err)
@@ -195,4 +202,76 @@ func issueWorkers(t *testing.T, srv *cluster.Server, creds string, names ...stri
 	_, err = srv.SetRoles(keys)
 	require.NoError(t, err)
 	return seeds
+}
+
+// TestLiarInABatch: the batch path (SolveBatch, maker solve --nats) has
+// the quarantine of one run: four tasks solved at once through one
+// Drawer, under MinVoters 2, by a liar beside two honest workers. Every
+// task is solved (zero wrong steps), the liar, and no honest worker, is
+// quarantined though the tasks' steps share numbers, and it gets no job
+// of the next batch through the same Drawer. Without BatchConfig.Drawer
+// nobody is quarantined.
+func TestLiarInABatch(t *testing.T) {
+	srv, creds := startRoleServer(t)
+	seeds := issueWorkers(t, srv, creds, "liar", "gpu1", "gpu2")
+	batchLiarScenario(t, srv.ClientURL(), cluster.SeedFile(creds, cluster.RoleCoordinator), seeds[0], seeds[1:]...)
+}
+
+// batchLiarScenario: see TestLiarInABatch; each connection signs in with
+// its own seed.
+func batchLiarScenario(t *testing.T, url, coordSeed, liarSeed string, honestSeeds ...string) {
+	const seed = 11
+	route := honestModel(t, seed).Identity()
+	for _, s := range honestSeeds {
+		_, wjs := connectAs(t, url, s)
+		runWorker(t, newWorker(t, wjs, honestModel(t, seed), cluster.WorkerConfig{Inflight: 2, Name: "honest"}))
+	}
+	lnc, ljs := connectAs(t, url, liarSeed)
+	liar := newWorker(t, ljs, liarModel(t, seed), cluster.WorkerConfig{Inflight: 2, Route: route, Name: "honest"})
+	runWorker(t, liar)
+	cnc, cjs := connectAs(t, url, coordSeed)
+	require.Eventually(t, func() bool {
+		n, err := cluster.ServingWorkers(context.Background(), cnc, route)
+		return err == nil && n == len(honestSeeds)+1
+	}, 10*time.Second, 50*time.Millisecond)
+	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 30 * time.Second, Spread: true})
+	remote, err := d.Model(route)
+	require.NoError(t, err)
+	builder := &batch.Builtin{Vote: vote.Config{K: 3, MinVoters: 2, MaxSamples: 300}, Seed: seed,
+		Model: func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return remote, nil }}
+	dir := t.TempDir()
+	solve := func(queue, tasks string) batch.Summary {
+		jobs, err := batch.ReadJobs(strings.NewReader(tasks), dir)
+		require.NoError(t, err)
+		store, err := batch.OpenStore(filepath.Join(dir, queue+".jsonl"), "")
+		require.NoError(t, err)
+		defer func() { require.NoError(t, store.Close()) }()
+		sum, err := cluster.SolveBatch(context.Background(), cjs, cluster.BatchConfig{
+			Queue: queue, Jobs: jobs, Runner: batch.Runner{Build: builder.Build}, Store: store, Concurrency: 4, Drawer: d,
+		})
+		require.NoError(t, err)
+		return sum
+	}
+	sum := solve("liars", `{"id": "a", "hanoi": {"disks": 4}}
+{"id": "b", "hanoi": {"disks": 4}}
+{"id": "c", "hanoi": {"disks": 5}}
+{"id": "e", "hanoi": {"disks": 5}}
+`)
+	assert.Equal(t, 4, sum.Solved, "every task solved: no wrong step (%+v)", sum)
+	q := d.Quarantined()
+	require.Len(t, q, 1, "the liar, and no honest worker, is quarantined")
+	assert.Equal(t, identityOf(lnc), q[0].Identity)
+	t.Logf("quarantined after a task's step %d: %+v", q[0].Step, q[0])
+
+	// Its replies in flight at the quarantine land; then it gets nothing.
+	served := liar.Stats().Served
+	require.Eventually(t, func() bool {
+		time.Sleep(300 * time.Millisecond)
+		n := liar.Stats().Served
+		defer func() { served = n }()
+		return n == served
+	}, 10*time.Second, 10*time.Millisecond)
+	sum = solve("after", `{"id": "f", "hanoi": {"disks": 4}}`+"\n")
+	assert.Equal(t, 1, sum.Solved)
+	assert.Equal(t, served, liar.Stats().Served, "the quarantined liar got no job of the next batch")
 }

@@ -65,7 +65,7 @@ func TestListAndRemoveRun(t *testing.T) {
 	require.NoError(t, err)
 	task, err := hanoi.New(3)
 	require.NoError(t, err)
-	_, err = (&maker.Solver{Model: simModel(t, 1), Vote: vote.Config{K: 2}, Journal: j}).Solve(ctx, task)
+	_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2}}, Model: simModel(t, 1), Journal: j}).Solve(ctx, task)
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	q, err := cluster.OpenTaskQueue(ctx, js, "q1", cluster.TaskQueueConfig{})

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -80,27 +81,31 @@ type ProvisionConfig struct {
 	Logger *slog.Logger
 }
 
-func (c ProvisionConfig) check() error {
-	if c.Replicas < 0 || c.Replicas > 5 {
-		return fmt.Errorf("%w: replicas %d: use 1 to 5", ErrConfig, c.Replicas)
-	}
-	if c.AckWait != 0 && (c.AckWait < time.Second || c.AckWait > time.Hour) {
-		return fmt.Errorf("%w: AckWait %s: use 1s to 1h", ErrConfig, c.AckWait)
-	}
-	if c.MaxDeliver < 0 || c.MaxDeliver == 1 {
-		return fmt.Errorf("%w: MaxDeliver %d: use at least 2 (a dead worker's jobs must come back)", ErrConfig, c.MaxDeliver)
-	}
-	if c.LeaseTTL < 0 {
-		return fmt.Errorf("%w: negative LeaseTTL", ErrConfig)
-	}
-	if c.RunBytes < 0 {
-		return fmt.Errorf("%w: negative RunBytes", ErrConfig)
-	}
-	if c.SampleBytes < 0 {
-		return fmt.Errorf("%w: negative SampleBytes", ErrConfig)
+// Validate reports the first field out of range as a *fielderr.Error
+// (maker.FieldError) wrapping ErrConfig, naming the field
+// ("cluster.ProvisionConfig: AckWait = 100ms: use 1s to 1h"), so that a
+// caller maps it back to its own setting. Zero is every field's default;
+// a negative value, or one out of its range, is refused.
+func (c ProvisionConfig) Validate() error {
+	const cfg = "cluster.ProvisionConfig"
+	switch {
+	case c.Replicas < 0 || c.Replicas > 5:
+		return fielderr.New(cfg, "Replicas", c.Replicas, "use 1 to 5 (the nodes of the cluster that keep a copy)")
+	case c.AckWait < 0 || c.AckWait > 0 && (c.AckWait < time.Second || c.AckWait > time.Hour):
+		return fielderr.New(cfg, "AckWait", c.AckWait, "use 1s to 1h")
+	case c.MaxDeliver < 0 || c.MaxDeliver == 1:
+		return fielderr.New(cfg, "MaxDeliver", c.MaxDeliver, "use at least 2 (a dead worker's jobs must come back)")
+	case c.LeaseTTL < 0:
+		return fielderr.New(cfg, "LeaseTTL", c.LeaseTTL, "use a positive duration")
+	case c.RunBytes < 0:
+		return fielderr.New(cfg, "RunBytes", c.RunBytes, "use a positive size")
+	case c.SampleBytes < 0:
+		return fielderr.New(cfg, "SampleBytes", c.SampleBytes, "use a positive size")
 	}
 	return nil
 }
+
+func (c ProvisionConfig) check() error { return c.Validate() }
 
 func (c ProvisionConfig) logger() *slog.Logger {
 	if c.Logger == nil {

@@ -52,31 +52,31 @@ func (b *book) quarantined(identity string) bool {
 	return ok
 }
 
-// sample records a voting answer of an undecided step.
-func (b *book) sample(e maker.SampleEvent) {
+// sample records a voting answer of an undecided step of bl's run.
+func (b *book) sample(bl *ballot, e maker.SampleEvent) {
 	if e.Worker == "" || e.Key == 0 {
 		return
 	}
 	b.mu.Lock()
-	if e.Step > b.settled || len(b.tally) == 0 {
-		b.votes[e.Step] = append(b.votes[e.Step], cast{e.Worker, e.Key})
+	if e.Step > bl.settled {
+		bl.votes[e.Step] = append(bl.votes[e.Step], cast{e.Worker, e.Key})
 	}
 	b.mu.Unlock()
 }
 
-// decided settles step's answers against its winning key (hex) and
-// quarantines the identities whose answers lose far more often than
-// their peers'.
-func (b *book) decided(step int, keyHex string) {
+// decided settles step's answers in bl's run against its winning key
+// (hex) and quarantines the identities whose answers, over every run the
+// book watches, lose far more often than their peers'.
+func (b *book) decided(bl *ballot, step int, keyHex string) {
 	key, err := strconv.ParseUint(keyHex, 16, 64)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	vs := b.votes[step]
-	delete(b.votes, step)
-	b.settled = max(b.settled, step)
-	for s := range b.votes {
+	vs := bl.votes[step]
+	delete(bl.votes, step)
+	bl.settled = max(bl.settled, step)
+	for s := range bl.votes {
 		if s < step-4 {
-			delete(b.votes, s) // a step that failed, or a late sample
+			delete(bl.votes, s) // a step that failed, or a late sample
 		}
 	}
 	if err != nil || len(vs) == 0 {
@@ -158,29 +158,44 @@ func fisherTail(total, lost, n, l int) float64 {
 	return min(sum, 1)
 }
 
-// Watch lets the Drawer judge the workers of s's runs: s's OnSample and
+// Watch lets the Drawer judge the workers of s's run: s's OnSample and
 // Progress (kept, and called first) also feed the Drawer, which, once
 // each step is decided, quarantines a worker identity whose answers lose
 // far more often than its peers' (see QuarantineAlpha): it is logged
 // (a warning on DrawerConfig.Logger), listed by Quarantined, its jobs
 // from then on exclude it, and a reply it still sends counts as a failed
-// sample. Call it before s.Solve.
+// sample. Call it before s.Solve, once per Solver and run. One Drawer
+// may watch several solvers running at once (a batch's tasks, see
+// BatchConfig.Drawer): each run's answers are settled against its own
+// winners, and the counts and the quarantine span them all, so a worker
+// quarantined in one run gets no job of any. Cost: a few map operations
+// per sample and per step, under one lock.
 func (d *Drawer) Watch(s *maker.Solver) {
-	onSample, progress := s.OnSample, s.Progress
-	s.OnSample = func(e maker.SampleEvent) {
+	s.OnSample, s.Progress = d.Hooks(s.OnSample, s.Progress)
+}
+
+// Hooks returns what Watch sets: onSample and progress (either may be
+// nil) each called first, then feeding the Drawer. Give them to a Solver
+// as its OnSample and Progress when it is built, to watch its runs
+// without changing it afterwards; each call of Hooks watches one run.
+// Cost: none until called.
+func (d *Drawer) Hooks(onSample func(maker.SampleEvent), progress func(maker.Event)) (func(maker.SampleEvent), func(maker.Event)) {
+	bl := newBallot()
+	sample := func(e maker.SampleEvent) {
 		if onSample != nil {
 			onSample(e)
 		}
-		d.book.sample(e)
+		d.book.sample(bl, e)
 	}
-	s.Progress = func(e maker.Event) {
+	decided := func(e maker.Event) {
 		if progress != nil {
 			progress(e)
 		}
 		if !e.Replayed && e.Record != nil {
-			d.book.decided(e.Step, e.Record.Key)
+			d.book.decided(bl, e.Step, e.Record.Key)
 		}
 	}
+	return sample, decided
 }
 
 // Quarantined returns the worker identities the Drawer quarantined, in

@@ -36,16 +36,14 @@ const (
 
 // book is a Drawer's record of who answered what.
 type book struct {
-	mu      sync.Mutex
-	log     *slog.Logger
-	names   map[string]string      // identity -> claimed name, of every identity that answered
-	steps   map[int]map[string]int // step -> identity -> answers (spreading)
-	latest  int                    // the highest step in steps
-	votes   map[int][]cast         // undecided steps' voting answers
-	settled int                    // the highest decided step: a sample of it or before is late
-	tally   map[string]*[2]int     // identity -> answers, lost in decided steps
-	out     map[string]Quarantined // quarantined identities
-	order   []string               // quarantined, in order
+	mu     sync.Mutex
+	log    *slog.Logger
+	names  map[string]string      // identity -> claimed name, of every identity that answered
+	steps  map[int]map[string]int // step -> identity -> answers (spreading)
+	latest int                    // the highest step in steps
+	tally  map[string]*[2]int     // identity -> answers, lost in decided steps, over every watched run
+	out    map[string]Quarantined // quarantined identities
+	order  []string               // quarantined, in order
 }
 
 type cast struct {
@@ -55,8 +53,18 @@ type cast struct {
 
 func newBook(log *slog.Logger) *book {
 	return &book{log: log, names: map[string]string{}, steps: map[int]map[string]int{},
-		votes: map[int][]cast{}, tally: map[string]*[2]int{}, out: map[string]Quarantined{}}
+		tally: map[string]*[2]int{}, out: map[string]Quarantined{}}
 }
+
+// ballot is one watched run's undecided votes, under its book's lock.
+// A Drawer may watch several runs at once (a batch's tasks), whose steps
+// share numbers: each run's votes are settled against its own winners.
+type ballot struct {
+	votes   map[int][]cast // undecided steps' voting answers
+	settled int            // the highest decided step (-1: none): a sample of it or before is late
+}
+
+func newBallot() *ballot { return &ballot{votes: map[int][]cast{}, settled: -1} }
 
 // answered records that identity (calling itself name) answered a sample
 // of step (-1: none).

@@ -30,7 +30,7 @@ func TestFisherTail(t *testing.T) {
 // quarantined; a fourth whose answers always lose is, within 20 steps.
 func TestBookQuarantinesOnlyTheLoser(t *testing.T) {
 	for _, liar := range []bool{false, true} {
-		b := newBook(slog.New(slog.DiscardHandler))
+		b, bl := newBook(slog.New(slog.DiscardHandler)), newBallot()
 		rng := rand.New(rand.NewPCG(1, 2))
 		ids := []string{"A", "B", "C"}
 		if liar {
@@ -45,17 +45,17 @@ func TestBookQuarantinesOnlyTheLoser(t *testing.T) {
 					if id == "L" || rng.Float64() < 0.3 {
 						key = 8 + uint64(rng.IntN(4))
 					}
-					b.sample(maker.SampleEvent{Step: step, Worker: id, Key: key})
+					b.sample(bl, maker.SampleEvent{Step: step, Worker: id, Key: key})
 				}
 			}
-			b.decided(step, strconv.FormatUint(winner, 16))
+			b.decided(bl, step, strconv.FormatUint(winner, 16))
 			if caught == 0 && len(b.list()) > 0 {
 				caught = step + 1
 			}
 		}
-		b.sample(maker.SampleEvent{Step: 999, Worker: "A", Key: 9}) // late: after its step was decided
+		b.sample(bl, maker.SampleEvent{Step: 999, Worker: "A", Key: 9}) // late: after its step was decided
 
-		assert.Empty(t, b.votes, "nothing kept of decided steps")
+		assert.Empty(t, bl.votes, "nothing kept of decided steps")
 		q := b.list()
 		if !liar {
 			assert.Empty(t, q, "honest workers quarantined")
@@ -69,6 +69,40 @@ func TestBookQuarantinesOnlyTheLoser(t *testing.T) {
 		assert.False(t, keeps(h, "L", 99), "a quarantined worker never gets the job")
 		assert.True(t, keeps(h, "A", 1))
 	}
+}
+
+// TestBookKeepsRunsApart: a Drawer watching several runs at once (a
+// batch's tasks) settles each run's answers against its own winners,
+// though their steps share numbers. Here A answers only run 1 and B only
+// run 2, each always with its run's winner, step after step: neither is
+// quarantined. Settled against the other run's winners (one ballot for
+// both), B's answers would all lose and B would be quarantined. A liar
+// answering run 2 beside B is, and its quarantine spans both runs.
+func TestBookKeepsRunsApart(t *testing.T) {
+	b := newBook(slog.New(slog.DiscardHandler))
+	run1, run2 := newBallot(), newBallot()
+	for step := range 100 {
+		for range 3 {
+			b.sample(run1, maker.SampleEvent{Step: step, Worker: "A", Key: 7})
+			b.sample(run2, maker.SampleEvent{Step: step, Worker: "B", Key: 9})
+		}
+		b.decided(run1, step, "7")
+		b.decided(run2, step, "9")
+	}
+	assert.Empty(t, b.list(), "honest workers of two runs quarantined")
+	for step := 100; step < 200 && len(b.list()) == 0; step++ {
+		for range 3 {
+			b.sample(run2, maker.SampleEvent{Step: step, Worker: "B", Key: 9})
+			b.sample(run2, maker.SampleEvent{Step: step, Worker: "L", Key: 10})
+		}
+		b.decided(run2, step, "9")
+	}
+	q := b.list()
+	require.Len(t, q, 1)
+	assert.Equal(t, "L", q[0].Identity)
+	assert.False(t, keeps(b.headers(nil, 0, false), "L", 99), "no job of any run goes to it")
+	assert.Empty(t, run1.votes)
+	assert.Empty(t, run2.votes)
 }
 
 // TestBookSpreadsAStep: an identity that answered more of a step than

@@ -116,6 +116,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 	})
 	rogueScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2], adminSeed)
 	t.Run("liar", func(t *testing.T) { liarScenario(t, url, seedFiles[0], seedFiles[2], true, seedFiles[1], seedFiles[3]) })
+	t.Run("batchliar", func(t *testing.T) { batchLiarScenario(t, url, seedFiles[0], seedFiles[2], seedFiles[1], seedFiles[3]) })
 	// Last: it leaves the job stream full.
 	t.Run("full", func(t *testing.T) {
 		fullScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})

@@ -193,8 +193,20 @@ func (q *TaskQueue) Take(ctx context.Context) (*Claim, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		batch, err := q.cons.Fetch(1, jetstream.FetchMaxWait(pollWait))
+		// The pull's wait ends with ctx too, so that a Serve whose queue
+		// is drained stops its idle places at once.
+		fctx, cancel := context.WithTimeout(ctx, pollWait)
+		batch, err := q.cons.Fetch(1, jetstream.FetchContext(fctx))
 		if err != nil {
+			cancel()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+				// FetchContext refuses a context at its deadline before
+				// the context itself says so.
+				return nil, context.DeadlineExceeded
+			}
 			if isTransient(err) {
 				_ = wait.Sleep(ctx, backoff)
 				continue
@@ -217,7 +229,12 @@ func (q *TaskQueue) Take(ctx context.Context) (*Claim, error) {
 			}
 			c := &Claim{ID: id, Data: msg.Data(), Attempt: attempt, q: q, msg: msg}
 			c.stop = heartbeat(msg, q.ackWait)
+			cancel()
 			return c, nil
+		}
+		cancel()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
 		if err := batch.Error(); err != nil && !isTransient(err) {
 			return nil, fmt.Errorf("%w: take a task of %s: %w", ErrEngine, q.name, err)
@@ -306,13 +323,23 @@ func (c *Claim) end() { c.once.Do(c.stop) }
 func (q *TaskQueue) Serve(ctx context.Context, n int, solve func(ctx context.Context, c *Claim) ([]byte, error), failed func(c *Claim, err error)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// drained ends every place's wait for a task once a completion here
+	// leaves the queue empty: no task is left for any of them.
+	waiting, drained := context.WithCancel(ctx)
+	defer drained()
 	var wg sync.WaitGroup
 	for range max(n, 1) {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				takeCtx, stop := context.WithTimeout(ctx, 2*pollWait)
+				takeCtx, stop := context.WithTimeout(waiting, 2*pollWait)
 				c, err := q.Take(takeCtx)
 				stop()
+				if waiting.Err() != nil && ctx.Err() == nil {
+					if c != nil {
+						_ = c.Release(0)
+					}
+					return // drained
+				}
 				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 					if pending, perr := q.Pending(ctx); perr == nil && pending == 0 {
 						return // drained
@@ -330,6 +357,9 @@ func (q *TaskQueue) Serve(ctx context.Context, n int, solve func(ctx context.Con
 				case err == nil:
 					if cerr := c.Complete(context.WithoutCancel(ctx), result); cerr != nil && !errors.Is(cerr, ErrAlreadyCompleted) && failed != nil {
 						failed(c, cerr)
+					}
+					if pending, perr := q.Pending(ctx); perr == nil && pending == 0 {
+						drained()
 					}
 				case ctx.Err() != nil:
 					_ = c.Release(0)

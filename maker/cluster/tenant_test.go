@@ -86,10 +86,15 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 			solveErr = err
 			return
 		}
-		sv := &maker.Solver{Model: remote, Vote: cfg, Journal: j, Progress: func(e maker.Event) {
-			r := e.Record
-			gotSteps = append(gotSteps, step{Winner: r.Winner.Value, Key: r.Key, Votes: r.Votes, Valid: r.Valid, Flagged: r.Flagged, Errors: r.Errors, Flags: r.Flags})
-		}}
+		sv := &maker.Solver{
+			Config:  maker.Config{Vote: cfg},
+			Model:   remote,
+			Journal: j,
+			Progress: func(e maker.Event) {
+				r := e.Record
+				gotSteps = append(gotSteps, step{Winner: r.Winner.Value, Key: r.Key, Votes: r.Votes, Valid: r.Valid, Flagged: r.Flagged, Errors: r.Errors, Flags: r.Flags})
+			},
+		}
 		_, solveErr = sv.Solve(ctx, task)
 	})
 
@@ -307,7 +312,7 @@ func TestFullRunStreamsFailFastNamingThem(t *testing.T) {
 	task, err := hanoi.New(6) // 63 steps: far more lines than 4 KiB holds
 	require.NoError(t, err)
 	began := time.Now()
-	_, err = (&maker.Solver{Model: remote, Vote: vote.Config{K: 2, Parallel: 2}, Journal: j}).Solve(ctx, task)
+	_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 2}}, Model: remote, Journal: j}).Solve(ctx, task)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), cluster.JournalStreamPrefix+"victim")
 	assert.Contains(t, err.Error(), "full")

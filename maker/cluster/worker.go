@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go"
@@ -54,8 +55,8 @@ type WorkerConfig struct {
 	// Name names the worker in replies and logs; empty means host/pid.
 	Name string
 	// Inflight bounds the model calls in progress at once, and the jobs
-	// (waves) this worker holds; 0 means 1. The worker pulls jobs with
-	// one request for all its free places.
+	// (waves) this worker holds; 0 means 1, at most MaxInflight. The
+	// worker pulls jobs with one request for all its free places.
 	Inflight int
 	// AckWait is the route consumer's ack wait, shared by every worker of
 	// the route (the last one started sets it); 0 means DefaultAckWait.
@@ -76,6 +77,31 @@ type WorkerConfig struct {
 	// each redelivered job the worker takes (Info), and each job's start
 	// and end (Debug); nil means none.
 	Logger *slog.Logger
+}
+
+// MaxInflight bounds WorkerConfig.Inflight.
+const MaxInflight = 4096
+
+// Validate reports the first field out of range as a *fielderr.Error
+// (maker.FieldError) wrapping ErrConfig, naming the field
+// ("cluster.WorkerConfig: Inflight = 5000: use 1 to 4096"), so that a
+// caller maps it back to its own setting. Zero is every number's
+// default; a negative value, or one out of its range, is refused.
+func (c WorkerConfig) Validate() error {
+	const cfg = "cluster.WorkerConfig"
+	switch {
+	case c.Inflight < 0 || c.Inflight > MaxInflight:
+		return fielderr.New(cfg, "Inflight", c.Inflight, fmt.Sprintf("use 1 to %d", MaxInflight))
+	case c.AckWait < 0 || c.AckWait > 0 && c.AckWait < time.Second:
+		return fielderr.New(cfg, "AckWait", c.AckWait, "use at least 1s")
+	case c.MaxDeliver < 0:
+		return fielderr.New(cfg, "MaxDeliver", c.MaxDeliver, "use a positive count (at least 2, so that a dead worker's jobs come back)")
+	case c.Grace < 0:
+		return fielderr.New(cfg, "Grace", c.Grace, "use 0 or a positive duration")
+	case c.Replicas < 0 || c.Replicas > 5:
+		return fielderr.New(cfg, "Replicas", c.Replicas, "use 1 to 5 (the nodes of the cluster that keep a copy)")
+	}
+	return nil
 }
 
 // Worker is a stateless sample worker: it pulls jobs from its route's
@@ -151,17 +177,14 @@ type WorkerStats struct {
 // NewWorker gets the route's consumer: from the engine's agent where
 // there is one (a server with roles: the engine's settings apply), else
 // by creating it and the sample streams if they do not exist (or updating
-// it to this worker's AckWait and MaxDeliver). Run starts the work. Errors wrap ErrConfig (a nil model, a
-// negative count) or ErrEngine.
+// it to this worker's AckWait and MaxDeliver). Run starts the work. Errors wrap ErrConfig (a nil model;
+// cfg.Validate's *fielderr.Error) or ErrEngine.
 func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cfg WorkerConfig) (*Worker, error) {
 	if model == nil {
 		return nil, fmt.Errorf("%w: the worker has no model", ErrConfig)
 	}
-	if cfg.Inflight < 0 || cfg.AckWait < 0 || cfg.MaxDeliver < 0 || cfg.Grace < 0 {
-		return nil, fmt.Errorf("%w: negative Inflight, AckWait, MaxDeliver or Grace", ErrConfig)
-	}
-	if cfg.AckWait > 0 && cfg.AckWait < time.Second {
-		return nil, fmt.Errorf("%w: AckWait %s: use at least 1s", ErrConfig, cfg.AckWait)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	w := &Worker{
 		js: js, nc: js.Conn(), model: model,

@@ -436,11 +436,16 @@ func TestServerRestartKeepsTheWork(t *testing.T) {
 	require.NoError(t, err)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	_, err = (&maker.Solver{Model: remote, Vote: vote.Config{K: 3}, Journal: j, Progress: func(e maker.Event) {
-		if e.Step == 6 {
-			cancel()
-		}
-	}}).Solve(runCtx, task)
+	_, err = (&maker.Solver{
+		Config:  maker.Config{Vote: vote.Config{K: 3}},
+		Model:   remote,
+		Journal: j,
+		Progress: func(e maker.Event) {
+			if e.Step == 6 {
+				cancel()
+			}
+		},
+	}).Solve(runCtx, task)
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, j.Close())
 
@@ -456,7 +461,7 @@ func TestServerRestartKeepsTheWork(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond)
 	task2, err := hanoi.New(4)
 	require.NoError(t, err)
-	got, err := (&maker.Solver{Model: remote, Vote: vote.Config{K: 3, MaxErrors: 50}, Journal: j2}).Solve(ctx, task2)
+	got, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3, MaxErrors: 50}}, Model: remote, Journal: j2}).Solve(ctx, task2)
 	require.NoError(t, err)
 	require.NoError(t, j2.Close())
 	assert.True(t, task2.Solved())

@@ -79,7 +79,7 @@ func solveObserved(t *testing.T, model llms.Model, path string, cfg vote.Config,
 	}
 	require.NoError(t, err)
 	defer j.Close()
-	s := &maker.Solver{Model: model, Vote: cfg, Journal: j, Timeout: timeout, OnSample: onSample}
+	s := &maker.Solver{Config: maker.Config{Vote: cfg, Timeout: timeout}, Model: model, Journal: j, OnSample: onSample}
 	rep, err := s.Solve(context.Background(), task)
 	return rep, task, err
 }

@@ -209,15 +209,19 @@ func TestTypedKeysChangeNoRecord(t *testing.T) {
 			tk = plainTask{task}
 		}
 		var recs []string
-		s := &maker.Solver{Model: m, Vote: vote.Config{K: k}, Progress: func(e maker.Event) {
-			r := *e.Record
-			r.Usage.Latency, r.Elapsed = 0, 0
-			_, typed := r.Winner.Value.(hanoi.Answer)
-			require.Equal(t, !wrap, typed, "the winner is typed exactly with DecodeKey")
-			b, err := json.Marshal(r)
-			require.NoError(t, err)
-			recs = append(recs, string(b))
-		}}
+		s := &maker.Solver{
+			Config: maker.Config{Vote: vote.Config{K: k}},
+			Model:  m,
+			Progress: func(e maker.Event) {
+				r := *e.Record
+				r.Usage.Latency, r.Elapsed = 0, 0
+				_, typed := r.Winner.Value.(hanoi.Answer)
+				require.Equal(t, !wrap, typed, "the winner is typed exactly with DecodeKey")
+				b, err := json.Marshal(r)
+				require.NoError(t, err)
+				recs = append(recs, string(b))
+			},
+		}
 		_, err = s.Solve(context.Background(), tk)
 		require.NoError(t, err)
 		return recs, task
@@ -256,7 +260,7 @@ func TestTypedWinnersJournalTheSameLines(t *testing.T) {
 		path := filepath.Join(dir, name)
 		j, err := maker.CreateJournal(path)
 		require.NoError(t, err)
-		s := &maker.Solver{Model: m, Vote: vote.Config{K: k}, Journal: j, MaxSteps: 20}
+		s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: k}, MaxSteps: 20}, Model: m, Journal: j}
 		_, err = s.Solve(context.Background(), tk)
 		require.ErrorIs(t, err, maker.ErrStepLimit)
 		require.NoError(t, j.Close())
@@ -313,9 +317,14 @@ func TestResumedRunReportsTypedWinners(t *testing.T) {
 		var out []any
 		m, err := sim.New(hanoi.Oracle{}, sim.DefaultConfig())
 		require.NoError(t, err)
-		s := &maker.Solver{Model: m, Vote: vote.Config{K: 3}, Journal: j, MaxSteps: maxSteps, Progress: func(e maker.Event) {
-			out = append(out, e.Record.Winner.Value)
-		}}
+		s := &maker.Solver{
+			Config:  maker.Config{Vote: vote.Config{K: 3}, MaxSteps: maxSteps},
+			Model:   m,
+			Journal: j,
+			Progress: func(e maker.Event) {
+				out = append(out, e.Record.Winner.Value)
+			},
+		}
 		_, _ = s.Solve(context.Background(), task)
 		return out
 	}

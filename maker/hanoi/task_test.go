@@ -98,7 +98,7 @@ func TestSolverOnSimulatedModel(t *testing.T) {
 	model, err := sim.New(hanoi.Oracle{}, cfg)
 	require.NoError(t, err)
 	task := mustTask(t, 6)
-	rep, err := (&maker.Solver{Model: model, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+	rep, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Equal(t, 63, rep.Steps)
 	assert.True(t, task.Solved())
@@ -114,7 +114,7 @@ func TestSolverRunsAreScheduleIndependent(t *testing.T) {
 		model, err := sim.New(hanoi.Oracle{}, cfg)
 		require.NoError(t, err)
 		task := mustTask(t, 6)
-		rep, err := (&maker.Solver{Model: model, Vote: vote.Config{K: 2, Parallel: parallel}}).Solve(context.Background(), task)
+		rep, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, Parallel: parallel}}, Model: model}).Solve(context.Background(), task)
 		require.NoError(t, err)
 		return rep, task
 	}

@@ -7,14 +7,15 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/vote"
 )
 
 // Upper bounds of Config's request bounds, against typos: a margin, the
 // samples of one race, one request's bytes. MinRequestBytes is the
 // smallest MaxRequestBytes (a request must hold an initialize message).
 const (
-	LimitMaxK            = 1000
-	LimitMaxSamples      = 1 << 24
+	LimitMaxK            = vote.MaxK
+	LimitMaxSamples      = vote.MaxSamples
 	MinRequestBytes      = 1 << 10
 	LimitMaxRequestBytes = 1 << 30
 )

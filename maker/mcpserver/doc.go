@@ -17,7 +17,7 @@
 //     under the root, solved step by step with a journal in the state
 //     folder; a progress notification per step; a cancelled run resumes
 //     from its journal with resume: true.
-//   - kmin: the scaling laws (vote.KMin and friends), as `maker kmin`.
+//   - kmin: the scaling laws (laws.KMin and friends), as `maker kmin`.
 //   - parse: one reply's red flag, or its canonical form and key.
 //
 // Every tool has an input and an output JSON Schema derived from its Go

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,26 +40,26 @@ type KMinOutput struct {
 
 // KMin computes the scaling laws as `maker kmin` does: k_min for steps,
 // p and target, p_full, expected samples and cost. Zero Target means
-// 0.95, zero ValidRate 1. Errors wrap ErrArgument (and vote.ErrOutOfRange)
+// 0.95, zero ValidRate 1. Errors wrap ErrArgument (and laws.ErrOutOfRange)
 // and name the argument. Cost: O(1).
 func KMin(in KMinInput) (KMinOutput, error) {
 	target := or(in.Target, 0.95)
 	valid := or(in.ValidRate, 1)
-	k, err := vote.KMin(in.Steps, in.P, target)
+	k, err := laws.KMin(in.Steps, in.P, target)
 	if err != nil {
 		return KMinOutput{}, fmt.Errorf("%w: steps, p or target: %w", ErrArgument, err)
 	}
-	cost, err := vote.ExpectedCost(in.P, k, valid, in.Price)
+	cost, err := laws.ExpectedCost(in.P, k, valid, in.Price)
 	if err != nil {
 		return KMinOutput{}, fmt.Errorf("%w: valid_rate or price: %w", ErrArgument, err)
 	}
-	perStep := vote.ExpectedSamples(in.P, k) / valid
-	pStep := vote.PStep(in.P, k)
+	perStep := laws.ExpectedSamples(in.P, k) / valid
+	pStep := laws.PStep(in.P, k)
 	out := KMinOutput{
 		Steps: in.Steps, P: in.P, Target: target, ValidRate: valid,
 		KMin:             k,
-		PFull:            vote.PFull(in.Steps, k, in.P),
-		PFullKMinus1:     vote.PFull(in.Steps, max(k-1, 1), in.P),
+		PFull:            laws.PFull(in.Steps, k, in.P),
+		PFullKMinus1:     laws.PFull(in.Steps, max(k-1, 1), in.P),
 		PStep:            pStep,
 		SamplesPerStep:   perStep,
 		SamplesTotal:     perStep * float64(in.Steps),

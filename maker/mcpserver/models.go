@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -145,11 +146,32 @@ func (s *Server) open(st settings, oracle sim.Oracle, why string) (llms.Model, e
 // them (sample_and_vote through Solver.Draw, run_task through Solve), so
 // both send the same calls for the same settings: the request's model,
 // margin, reply cap and temperatures, the declared tools as the server's
-// ToolDeclaration says, and the server's Logger and Observer.
-func (s *Server) solver(st settings, model llms.Model, tools []llms.Tool) *maker.Solver {
-	return &maker.Solver{
-		Model: model, Vote: st.vote, MaxTokens: st.maxTokens, Temperature: st.temperature,
-		Tools: tools, ToolDeclaration: s.cfg.ToolDeclaration,
-		Logger: s.log, Observer: s.cfg.Observer,
+// ToolDeclaration says, and the server's Logger and Observer. A run adds
+// what only a run has (run non-nil): its executor, journal, step bound and
+// progress.
+func (s *Server) solver(st settings, model llms.Model, tools []llms.Tool, run *runParts) *maker.Solver {
+	cfg := maker.Config{Vote: st.vote, MaxTokens: st.maxTokens, Temperature: st.temperature, ToolDeclaration: s.cfg.ToolDeclaration}
+	if run == nil {
+		run = &runParts{}
+	} else {
+		cfg.RerunPending, cfg.MaxSteps = run.rerunPending, s.cfg.MaxSteps
 	}
+	return &maker.Solver{
+		Config:   cfg,
+		Model:    model,
+		Tools:    tools,
+		Executor: run.executor,
+		Journal:  run.journal,
+		Progress: run.progress,
+		Logger:   s.log,
+		Observer: s.cfg.Observer,
+	}
+}
+
+// runParts are what run_task's Solver has beyond a sampler's.
+type runParts struct {
+	executor     *executor.Executor
+	journal      *maker.Journal
+	rerunPending bool
+	progress     func(maker.Event)
 }

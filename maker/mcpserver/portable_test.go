@@ -21,9 +21,7 @@ func TestToolSchemasArePortable(t *testing.T) {
 	srv, err := mcpserver.New(mcpserver.Config{})
 	require.NoError(t, err)
 	defer srv.Close()
-	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
+	in := session(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	var out lockedBuilder
 	require.NoError(t, srv.ServeIO(context.Background(), io.NopCloser(strings.NewReader(in)), nopWC{&out}))
 	var list struct {

@@ -129,15 +129,13 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 	defer j.Close()
 
 	prog := newProgress(ctx, req, s.log)
-	solver := s.solver(st, model, tools)
-	solver.Executor, solver.Journal, solver.RerunPending, solver.MaxSteps = ex, j, in.RerunPending, s.cfg.MaxSteps
-	solver.Progress = func(e maker.Event) {
+	solver := s.solver(st, model, tools, &runParts{executor: ex, journal: j, rerunPending: in.RerunPending, progress: func(e maker.Event) {
 		what := "decided"
 		if e.Replayed {
 			what = "replayed from the journal"
 		}
 		prog.step(float64(sp.MaxSteps), "step %d %s", e.Step, what)
-	}
+	}})
 	s.log.Info("run_task", "task", out.Task, "journal", name, "resume", in.Resume, "model", out.Model, "k", st.vote.K)
 	rep, runErr := solver.Solve(callerTrace(ctx, req), task)
 	if cerr := j.Close(); cerr != nil && runErr == nil {

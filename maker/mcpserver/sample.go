@@ -130,7 +130,7 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	// The solver's own draw: its call options (temperature, cap, the
 	// sample's seed, tools), red flags and judging, so a sample here is
 	// what a run would draw.
-	drawer := s.solver(st, model, tools)
+	drawer := s.solver(st, model, tools, nil)
 	var mu sync.Mutex
 	var samples []SampleInfo
 	var canon []string // each valid sample's canonical form, by index

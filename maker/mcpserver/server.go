@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/secrets"
@@ -182,7 +183,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Policy != nil {
 		policy = *cfg.Policy
 	}
-	ex, err := executor.New(cfg.Root, executor.WithTaxonomy(tax), executor.WithPolicy(policy), executor.WithLogger(s.log))
+	ex, err := fstools.New(cfg.Root, executor.WithTaxonomy(tax), executor.WithPolicy(policy), executor.WithLogger(s.log))
 	if err != nil {
 		return nil, fmt.Errorf("%w: root: %w", ErrConfig, err)
 	}

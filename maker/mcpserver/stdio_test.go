@@ -128,9 +128,7 @@ func TestStdioAnswersWhatItReadBeforeEndOfInput(t *testing.T) {
 	srv, err := mcpserver.New(mcpserver.Config{})
 	require.NoError(t, err)
 	defer srv.Close()
-	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
+	in := session(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	for run := range 30 {
 		var out strings.Builder
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -160,9 +158,7 @@ func TestStdioEndOfInputWaitsNoLongerThanItsContext(t *testing.T) {
 	require.NoError(t, err)
 	defer srv.Close()
 	args, _ := json.Marshal(map[string]any{"messages": hanoiMessages(3), "k": 3})
-	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sample_and_vote","arguments":` + string(args) + `}}` + "\n"
+	in := session(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sample_and_vote","arguments":` + string(args) + `}}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var out lockedBuilder
@@ -179,6 +175,17 @@ func TestStdioEndOfInputWaitsNoLongerThanItsContext(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("ServeIO still waits for the call in flight after its context was cancelled")
 	}
+}
+
+// session is the input of a stdio session: initialize (id 1), the
+// initialized notification, then lines, each ended by a newline.
+func session(lines ...string) string {
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+	for _, l := range lines {
+		in += l + "\n"
+	}
+	return in
 }
 
 // lockedBuilder is a strings.Builder safe for concurrent use.
@@ -206,9 +213,7 @@ func TestUndeclaredLoggingIsNotServed(t *testing.T) {
 	srv, err := mcpserver.New(mcpserver.Config{})
 	require.NoError(t, err)
 	defer srv.Close()
-	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}` + "\n"
+	in := session(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
 	var out lockedBuilder
 	require.NoError(t, srv.ServeIO(context.Background(), io.NopCloser(strings.NewReader(in)), nopWC{&out}))
 	answers := map[float64]map[string]any{}

@@ -12,6 +12,7 @@ import (
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -196,7 +197,7 @@ func TestKMinGivesThePapersTable(t *testing.T) {
 		assert.GreaterOrEqual(t, out.PFull, 0.95)
 		assert.Less(t, out.PFullKMinus1, 0.95)
 		assert.Equal(t, 0.95, out.Target)
-		assert.InDelta(t, vote.ExpectedSamples(p, want), out.SamplesPerStep, 1e-12)
+		assert.InDelta(t, laws.ExpectedSamples(p, want), out.SamplesPerStep, 1e-12)
 	}
 	toolError(t, call(t, ctx, c.ClientSession, "kmin", map[string]any{"steps": 10, "p": 0.5}, nil), "p 0.5", "no margin helps")
 	toolError(t, call(t, ctx, c.ClientSession, "kmin", map[string]any{"steps": 10, "p": 0.9, "valid_rate": 2}, nil), "valid_rate")

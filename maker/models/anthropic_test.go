@@ -141,7 +141,7 @@ func TestAnthropicCacheMarkers(t *testing.T) {
 
 	task, err := hanoi.New(3)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: m, MaxTokens: 100, Vote: vote.Config{K: 2, MaxErrors: 3}}
+	s := &maker.Solver{Config: maker.Config{MaxTokens: 100, Vote: vote.Config{K: 2, MaxErrors: 3}}, Model: m}
 	rep, err := s.Solve(context.Background(), longRules{task})
 	require.NoError(t, err)
 	require.True(t, rep.Done)
@@ -190,7 +190,7 @@ func TestAnthropicShortPromptUnmarked(t *testing.T) {
 	require.NoError(t, err)
 	task, err := hanoi.New(2)
 	require.NoError(t, err)
-	rep, err := (&maker.Solver{Model: m, MaxTokens: 100, Vote: vote.Config{K: 1}}).Solve(context.Background(), task)
+	rep, err := (&maker.Solver{Config: maker.Config{MaxTokens: 100, Vote: vote.Config{K: 1}}, Model: m}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	require.True(t, rep.Done)
 	srv.mu.Lock()

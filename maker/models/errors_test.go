@@ -64,7 +64,7 @@ func solve(t *testing.T, m llms.Model) (maker.Report, time.Duration, error) {
 	t.Helper()
 	task, err := hanoi.New(2)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: m, MaxTokens: 20, Vote: vote.Config{K: 3, MaxErrors: 10, Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}}
+	s := &maker.Solver{Config: maker.Config{MaxTokens: 20, Vote: vote.Config{K: 3, MaxErrors: 10, Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}}, Model: m}
 	start := time.Now()
 	rep, err := s.Solve(context.Background(), task)
 	return rep, time.Since(start), err
@@ -299,7 +299,7 @@ func TestRateLimitCarriesTheServersDelay(t *testing.T) {
 		})
 		task, err := hanoi.New(2)
 		require.NoError(t, err)
-		s := &maker.Solver{Model: open(t, "openai:tiny", always.URL+"/v1"), Vote: vote.Config{K: 1, MaxErrors: 3, Backoff: time.Millisecond}}
+		s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 1, MaxErrors: 3, Backoff: time.Millisecond}}, Model: open(t, "openai:tiny", always.URL+"/v1")}
 		start := time.Now()
 		rep, err := s.Solve(context.Background(), task)
 		assert.ErrorIs(t, err, vote.ErrTooManyErrors)

@@ -42,7 +42,7 @@ func ExampleOpen() {
 		return
 	}
 	task, _ := hanoi.New(3)
-	s := &maker.Solver{Model: model, Vote: vote.Config{K: 2}}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2}}, Model: model}
 	rep, err := s.Solve(context.Background(), task)
 	fmt.Println("solved:", err == nil && task.Solved())
 	fmt.Printf("%d samples, %d tokens in, %d out: $%.6f\n", rep.Launched, rep.Usage.InputTokens, rep.Usage.OutputTokens, rep.Cost)

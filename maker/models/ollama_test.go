@@ -172,7 +172,7 @@ func TestStructuredOutputReachesTheServer(t *testing.T) {
 	})
 	for _, c := range []struct{ spec, base string }{{"ollama:tiny", srv.URL}, {"openai:tiny", srv.URL + "/v1"}} {
 		rc.bodies = nil
-		s := &maker.Solver{Model: open(t, c.spec, c.base), Structured: true, Vote: vote.Config{K: 1}}
+		s := &maker.Solver{Config: maker.Config{Structured: true, Vote: vote.Config{K: 1}}, Model: open(t, c.spec, c.base)}
 		task, err := hanoi.New(2)
 		require.NoError(t, err)
 		rep, err := s.Solve(context.Background(), task)
@@ -207,7 +207,7 @@ func TestStructuredOutputReachesTheServer(t *testing.T) {
 	rc.bodies = nil
 	task, err = hanoi.New(2)
 	require.NoError(t, err)
-	_, err = (&maker.Solver{Model: open(t, "ollama:tiny", srv.URL), Vote: vote.Config{K: 1}}).Solve(context.Background(), task)
+	_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 1}}, Model: open(t, "ollama:tiny", srv.URL)}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.JSONEq(t, `""`, string(rc.bodies[0]["format"]))
 }

@@ -17,6 +17,10 @@ import (
 // ErrAddr: a --metrics-addr that cannot be listened on as given.
 var ErrAddr = errors.New("invalid metrics address")
 
+// ErrListen: the metrics endpoint could not listen on its address (the
+// port is taken, say); the listener's error is wrapped too.
+var ErrListen = errors.New("metrics endpoint")
+
 // Probe is one readiness check of /readyz: Check returns nil when the
 // named dependency is ready (the model reachable, the engine connected,
 // the journal open).
@@ -117,7 +121,8 @@ var Bounds = httpbound.Limits{
 // of request headers, at most Bounds.MaxConns connections open and
 // Bounds.MaxInFlight requests handled at once.
 //
-// Errors: ErrAddr; the listener's error (the port is taken, say).
+// Errors: ErrAddr; ErrListen with the listener's error (the port is
+// taken, say).
 func Serve(addr string, h http.Handler) (*Server, error) {
 	addr, err := ListenAddr(addr)
 	if err != nil {
@@ -125,7 +130,7 @@ func Serve(addr string, h http.Handler) (*Server, error) {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("metrics endpoint: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrListen, err)
 	}
 	s := &Server{ln: Bounds.Listener(ln), done: make(chan error, 1), srv: Bounds.Server(h)}
 	go func() { s.done <- s.srv.Serve(s.ln) }()

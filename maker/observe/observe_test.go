@@ -92,7 +92,7 @@ func executorWithDeploy(t *testing.T) *executor.Executor {
 	require.NoError(t, tax.Add("deploy", categories.Bash))
 	deploy := executor.NewTool("deploy", categories.Bash, "deploys", json.RawMessage(`{"type":"object","properties":{"target":{"type":"string"}},"required":["target"]}`),
 		func(ctx context.Context, args map[string]any) (string, error) { return "deployed", nil })
-	ex, err := executor.New("", executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
+	ex, err := executor.New(executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: []string{"deploy"}}), executor.WithTools(deploy))
 	require.NoError(t, err)
 	return ex
 }
@@ -106,8 +106,11 @@ func watched(t *testing.T) (maker.Report, *tracetest.InMemoryExporter, *sdkmetri
 	tel, err := observe.Setup(context.Background(), observe.Config{SpanExporter: spans, MetricReader: reader, Getenv: func(string) string { return "" }})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	s := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
-		Price: maker.Price{InputPerMillion: 1e5, OutputPerMillion: 2e5}}
+	s := &maker.Solver{
+		Config:   maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}, Price: maker.Price{InputPerMillion: 1e5, OutputPerMillion: 2e5}},
+		Model:    model{},
+		Executor: executorWithDeploy(t),
+	}
 	tel.Watch(s)
 	rep, err := s.Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)
@@ -292,7 +295,7 @@ func TestWrongStepsFromTheOracle(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	tel, err := observe.Setup(context.Background(), observe.Config{MetricReader: reader, Getenv: func(string) string { return "" }})
 	require.NoError(t, err)
-	s := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}}, Model: model{}, Executor: executorWithDeploy(t)}
 	tel.Watch(s)
 	o := &oracle{}
 	s.Progress = func(e maker.Event) { o.n = e.Step } // a wrong step per step after the first
@@ -411,7 +414,7 @@ func TestLogsCarryTraceIDsAndNoSecret(t *testing.T) {
 	var buf bytes.Buffer
 	h, err := observe.NewLogHandler(&buf, observe.LogJSON, &slog.HandlerOptions{Level: slog.LevelDebug}, secret)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}, Logger: slog.New(h)}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}}, Model: model{}, Executor: executorWithDeploy(t), Logger: slog.New(h)}
 	tel.Watch(s)
 	_, err = s.Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)
@@ -469,8 +472,11 @@ func TestContestedAndEscalatedSteps(t *testing.T) {
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	// Step 0: right, wrong: undecided after 2 samples, so contested; a
 	// second race at k 4 decides it.
-	s := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
-		Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, After: 2}}
+	s := &maker.Solver{
+		Config:   maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}, Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, After: 2}},
+		Model:    model{},
+		Executor: executorWithDeploy(t),
+	}
 	tel.Watch(s)
 	rep, err := s.Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)

@@ -179,6 +179,26 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	return t, nil
 }
 
+// EnvSecrets are the credentials the environment gives the OpenTelemetry
+// exporters, to keep out of every output: the values of
+// OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_TRACES_HEADERS
+// (comma-separated KEY=VALUE pairs, a collector's authorization among
+// them). A nil getenv means os.Getenv.
+func EnvSecrets(getenv func(string) string) []string {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var out []string
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
+		for _, kv := range strings.Split(getenv(k), ",") {
+			if _, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(v) != "" {
+				out = append(out, strings.TrimSpace(v))
+			}
+		}
+	}
+	return out
+}
+
 // scope is the instrumentation scope of every span and instrument.
 const scope = "github.com/mdap-go/mdap/maker/observe"
 

@@ -49,7 +49,7 @@ func Example_customTask() {
 	if err != nil {
 		panic(err)
 	}
-	rep, err := (&maker.Solver{Model: model, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+	rep, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model}).Solve(context.Background(), task)
 	fmt.Println(err, task.n, rep.Steps)
 	// Output: <nil> 10 10
 }

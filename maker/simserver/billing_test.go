@@ -65,7 +65,7 @@ func TestSolverReadsCachedTokens(t *testing.T) {
 		_, base := serve(t, cfg)
 		task, err := hanoi.New(4)
 		require.NoError(t, err)
-		s := &maker.Solver{Model: maker.ModelFunc(client(t, base, 0).GenerateContent), Vote: vote.Config{K: 2}, Price: price}
+		s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2}, Price: price}, Model: maker.ModelFunc(client(t, base, 0).GenerateContent)}
 		rep, err := s.Solve(context.Background(), task)
 		require.NoError(t, err)
 		return rep
@@ -112,10 +112,13 @@ func TestProviderIgnoringNGivesEverySample(t *testing.T) {
 		task, err := hanoi.New(5)
 		require.NoError(t, err)
 		var winners []string
-		s := &maker.Solver{Model: client(t, proxy.URL+"/v1", 0), Vote: vote.Config{K: 3}, SamplesPerCall: per,
+		s := &maker.Solver{
+			Config: maker.Config{Vote: vote.Config{K: 3}, SamplesPerCall: per},
+			Model:  client(t, proxy.URL+"/v1", 0),
 			Progress: func(e maker.Event) {
 				winners = append(winners, fmt.Sprint(e.Record.Winner.Value, e.Record.Votes, e.Record.Counts))
-			}}
+			},
+		}
 		rep, err := s.Solve(context.Background(), task)
 		require.NoError(t, err)
 		return rep, winners

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -250,14 +250,16 @@ func TestSpecTaskWithNativeToolCallsSolves(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.WrongAnswers, cfg.FlagRate = 3, 0.8, 3, 0.05
 	_, base := serve(t, simserver.Config{Oracle: spec.Oracle{Spec: sp}, Sim: cfg})
-	ex, err := executor.New("../../testdata/spec/repo")
+	ex, err := fstools.New("../../testdata/spec/repo")
 	require.NoError(t, err)
 	var native int
 	var mu sync.Mutex
 	task := spec.New(sp)
 	rep, err := (&maker.Solver{
-		Model: toolCounter(client(t, base, 10*time.Second), &native, &mu), Executor: ex,
-		Tools: specTools(sp), ToolDeclaration: maker.DeclareNative, Vote: vote.Config{K: 3},
+		Config:   maker.Config{ToolDeclaration: maker.DeclareNative, Vote: vote.Config{K: 3}},
+		Model:    toolCounter(client(t, base, 10*time.Second), &native, &mu),
+		Executor: ex,
+		Tools:    specTools(sp),
 	}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.True(t, task.Done())
@@ -420,8 +422,8 @@ func TestSolverSurvivesAFaultMix(t *testing.T) {
 	require.NoError(t, err)
 	start := time.Now()
 	rep, err := (&maker.Solver{
-		Model: client(t, base, 300*time.Millisecond),
-		Vote:  vote.Config{K: 3, MaxErrors: 20, Backoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond},
+		Config: maker.Config{Vote: vote.Config{K: 3, MaxErrors: 20, Backoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond}},
+		Model:  client(t, base, 300*time.Millisecond),
 	}).Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.True(t, task.Solved())
@@ -452,8 +454,8 @@ func TestRetriesAreBoundedByTheErrorBudget(t *testing.T) {
 	task, err := hanoi.New(3)
 	require.NoError(t, err)
 	_, err = (&maker.Solver{
-		Model: client(t, base, 10*time.Second),
-		Vote:  vote.Config{K: 3, Parallel: 1, MaxErrors: 4, Backoff: time.Millisecond},
+		Config: maker.Config{Vote: vote.Config{K: 3, Parallel: 1, MaxErrors: 4, Backoff: time.Millisecond}},
+		Model:  client(t, base, 10*time.Second),
 	}).Solve(context.Background(), task)
 	require.ErrorIs(t, err, vote.ErrTooManyErrors)
 	assert.Equal(t, uint64(5), s.Stats().Requests, "MaxErrors tolerated, one more ends the step: no retry beyond")
@@ -556,8 +558,8 @@ func TestSolverSendingSampleIndexAsSeedIsScheduleIndependent(t *testing.T) {
 		require.NoError(t, err)
 		var winners []string
 		rep, err := (&maker.Solver{
+			Config:   maker.Config{Vote: vote.Config{K: 3, Parallel: parallel, Backoff: time.Millisecond}},
 			Model:    client(t, base, 10*time.Second), // the solver sends the sample's seed
-			Vote:     vote.Config{K: 3, Parallel: parallel, Backoff: time.Millisecond},
 			Progress: func(e maker.Event) { winners = append(winners, e.Record.Key) },
 		}).Solve(context.Background(), task)
 		require.NoError(t, err)

@@ -110,6 +110,16 @@ func (f Faults) Total() float64 {
 	return f.RateLimit + f.ServerError + f.Hang + f.Truncate + f.Garbage
 }
 
+// String describes f for a log line: "none", or each fraction and the
+// Retry-After of a 429.
+func (f Faults) String() string {
+	if f.Total() == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("429 %g (Retry-After %ds), 500 %g, hang %g, truncate %g, garbage %g",
+		f.RateLimit, f.RetryAfter, f.ServerError, f.Hang, f.Truncate, f.Garbage)
+}
+
 // Validate returns nil or a *maker.FieldError wrapping [ErrConfig] that
 // names the first bad field of f, its value and the fix: a fraction
 // outside [0, 1] or not a number ("RateLimit = 1.5: use a fraction from 0

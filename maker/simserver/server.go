@@ -138,6 +138,10 @@ func New(cfg Config) (*Server, error) {
 // ModelName is the model the server lists.
 func (s *Server) ModelName() string { return s.name }
 
+// Identity is the simulated model's identity (sim.Model.Identity): its
+// seed, p and error rates, as a journal records them.
+func (s *Server) Identity() string { return s.model.Identity() }
+
 // Stats returns the counts so far. Safe for concurrent use; the fields are
 // read one by one, so a snapshot taken while requests run may be off by
 // the requests in between.

@@ -72,7 +72,7 @@ func (m agreeing) Call(ctx context.Context, prompt string, opts ...llms.CallOpti
 // counts the checked step before it. With Verify answering unchecked
 // (the checker undone), the checked run decides the wrong step too.
 func TestCheckerRefusesAnAgreeingError(t *testing.T) {
-	solver := &maker.Solver{Model: agreeing{wrongAt: 1}, Vote: vote.Config{K: 3}}
+	solver := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: agreeing{wrongAt: 1}}
 
 	plain := New(countSpec(t, false))
 	rep, err := solver.Solve(context.Background(), plain)
@@ -96,7 +96,7 @@ func TestCheckerRefusesAnAgreeingError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	j, err := maker.CreateJournal(path)
 	require.NoError(t, err)
-	s := &maker.Solver{Model: agreeing{wrongAt: -1}, Vote: vote.Config{K: 3}, Journal: j}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: agreeing{wrongAt: -1}, Journal: j}
 	rep, err = s.Solve(context.Background(), New(countSpec(t, true)))
 	require.NoError(t, err)
 	require.NoError(t, j.Close())

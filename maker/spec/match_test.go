@@ -87,7 +87,7 @@ func (l stepLog) progress(e maker.Event) {
 func solveSurface(t *testing.T, s *Spec, model llms.Model, cfg vote.Config, j *maker.Journal, maxSteps int) (maker.Report, stepLog, error) {
 	t.Helper()
 	log := stepLog{}
-	solver := &maker.Solver{Model: model, Vote: cfg, Journal: j, Progress: log.progress, MaxSteps: maxSteps}
+	solver := &maker.Solver{Config: maker.Config{Vote: cfg, MaxSteps: maxSteps}, Model: model, Journal: j, Progress: log.progress}
 	rep, err := solver.Solve(context.Background(), New(s))
 	return rep, log, err
 }
@@ -220,7 +220,7 @@ func BenchmarkSurfaceForms(b *testing.B) {
 			s := surfaceSpec(b, steps, c.annotated)
 			var samples, decided, failed int
 			for range b.N {
-				rep, err := (&maker.Solver{Model: surfaceModel{steps: steps, p: p, forms: c.forms}, Vote: vote.Config{K: 3, MaxSamples: 60}}).Solve(context.Background(), New(s))
+				rep, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3, MaxSamples: 60}}, Model: surfaceModel{steps: steps, p: p, forms: c.forms}}).Solve(context.Background(), New(s))
 				samples += rep.Launched
 				decided += rep.Steps
 				if err != nil {

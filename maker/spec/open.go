@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -83,7 +85,7 @@ func Open(s *Spec, g Grant) (*Opened, error) {
 		if g.Logger != nil {
 			opts = append(opts, executor.WithLogger(g.Logger))
 		}
-		if o.Executor, err = executor.New(root, opts...); err != nil {
+		if o.Executor, err = fstools.New(root, opts...); err != nil {
 			return nil, fmt.Errorf("\"root\" %s: %w", root, err)
 		}
 		o.own = true
@@ -106,9 +108,21 @@ func Open(s *Spec, g Grant) (*Opened, error) {
 // skills/NAME.md files beside the spec file. Errors are Load's and
 // Open's, naming the file; the categories package's for tools.
 func OpenFile(path, sandbox, tools string) (*Opened, error) {
+	return OpenFileInput(path, sandbox, tools, nil)
+}
+
+// OpenFileInput is OpenFile for the spec with input merged into its
+// initial state (Spec.WithInput); a nil input is OpenFile. Errors: those
+// of OpenFile and WithInput.
+func OpenFileInput(path, sandbox, tools string, input json.RawMessage) (*Opened, error) {
 	s, err := Load(path)
 	if err != nil {
 		return nil, err
+	}
+	if input != nil {
+		if s, err = s.WithInput(input); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	if sandbox == "" {
 		sandbox = filepath.Dir(path)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,7 +64,7 @@ func TestOpenFile(t *testing.T) {
 func TestOpenSharesAnExecutor(t *testing.T) {
 	s, err := Load("../../testdata/spec/find-version.json")
 	require.NoError(t, err)
-	shared, err := executor.New("../../testdata/spec/repo")
+	shared, err := fstools.New("../../testdata/spec/repo")
 	require.NoError(t, err)
 	defer shared.Close()
 	o, err := Open(s, Grant{Sandbox: "../../testdata/spec", Policy: categories.DefaultPolicy(), Shared: shared})
@@ -72,7 +73,7 @@ func TestOpenSharesAnExecutor(t *testing.T) {
 	require.NoError(t, o.Close())
 	assert.Equal(t, intent.StatusOK, readme(t, shared), "the shared executor stays open")
 
-	other, err := executor.New(t.TempDir())
+	other, err := fstools.New(t.TempDir())
 	require.NoError(t, err)
 	defer other.Close()
 	o, err = Open(s, Grant{Sandbox: "../../testdata/spec", Policy: categories.DefaultPolicy(), Shared: other})

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/declare"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -111,9 +112,9 @@ func quoteList(names []string) string {
 }
 
 // Declare returns the tools a run of the spec declares to its model:
-// executor.Declare of the spec's tools over ex, with descriptions from
+// declare.Tools of the spec's tools over ex, with descriptions from
 // skills/NAME.md under skills (nil for none), closed over the tools the
-// first prompt names. Errors are executor.Declare's.
+// first prompt names. Errors are declare.Tools'.
 func Declare(s *Spec, ex *executor.Executor, skills fs.FS) ([]llms.Tool, error) {
-	return executor.Declare(ex, s.Tools, skills, New(s).Prompt(nil))
+	return declare.Tools(ex, s.Tools, skills, New(s).Prompt(nil))
 }

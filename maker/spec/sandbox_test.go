@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote"
@@ -58,7 +59,7 @@ func TestResolveRootIsInsideTheSandbox(t *testing.T) {
 }
 
 func TestCheckToolsRefusesUnknownAndAlwaysDenied(t *testing.T) {
-	ex, err := executor.New(t.TempDir())
+	ex, err := fstools.New(t.TempDir())
 	require.NoError(t, err)
 	defer ex.Close()
 	s, err := Parse([]byte(`{"system":"x","answer":{},"tools":["grep","read_files"]}`))
@@ -77,7 +78,7 @@ func TestCheckToolsRefusesUnknownAndAlwaysDenied(t *testing.T) {
 	tax := categories.Builtin()
 	pol, err := tax.ParseSelection("read_only,write_file")
 	require.NoError(t, err)
-	rw, err := executor.New(t.TempDir(), executor.WithPolicy(pol), executor.WithTaxonomy(tax))
+	rw, err := fstools.New(t.TempDir(), executor.WithPolicy(pol), executor.WithTaxonomy(tax))
 	require.NoError(t, err)
 	defer rw.Close()
 	assert.NoError(t, CheckTools(s, rw))
@@ -112,11 +113,11 @@ func TestObservationHistory(t *testing.T) {
 		right        bool
 	}{{0, false}, {1, false}, {2, true}, {5, true}} {
 		s := historySpec(t, c.observations)
-		ex, err := executor.New(repo)
+		ex, err := fstools.New(repo)
 		require.NoError(t, err)
 		model := simFor(t, s, 3, 0.9)
 		task := New(s)
-		_, err = (&maker.Solver{Model: model, Executor: ex, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+		_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model, Executor: ex}).Solve(context.Background(), task)
 		require.NoError(t, err)
 		ex.Close()
 		assert.Equal(t, c.right, string(task.State()) == `"1.4.2"`, "observations %d: state %s", c.observations, task.State())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -59,11 +60,11 @@ func TestFindVersionThroughRealTools(t *testing.T) {
 	s, err := Load("../../testdata/spec/find-version.json")
 	require.NoError(t, err)
 	for seed := uint64(1); seed <= 5; seed++ {
-		ex, err := executor.New(repo)
+		ex, err := fstools.New(repo)
 		require.NoError(t, err)
 		model := simFor(t, s, seed, 0.8)
 		task := New(s)
-		rep, err := (&maker.Solver{Model: model, Executor: ex, Vote: vote.Config{K: 3}}).Solve(context.Background(), task)
+		rep, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model, Executor: ex}).Solve(context.Background(), task)
 		require.NoError(t, err, "seed %d", seed)
 		assert.True(t, task.Done())
 		assert.JSONEq(t, `{"version":"1.4.2","file":"src/version.go"}`, string(task.State()))
@@ -84,10 +85,10 @@ func (b blind) Prompt(*intent.Observation) []llms.MessageContent { return b.Task
 func TestObservationMustReachThePrompt(t *testing.T) {
 	s, err := Load("../../testdata/spec/find-version.json")
 	require.NoError(t, err)
-	ex, err := executor.New(repo)
+	ex, err := fstools.New(repo)
 	require.NoError(t, err)
 	task := New(s)
-	_, err = (&maker.Solver{Model: simFor(t, s, 1, 0.9), Executor: ex, Vote: vote.Config{K: 3}}).Solve(context.Background(), blind{task})
+	_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: simFor(t, s, 1, 0.9), Executor: ex}).Solve(context.Background(), blind{task})
 	// Without the grep result the scripted model cannot know which file to
 	// read: it reads another and ends in a wrong state.
 	require.NoError(t, err)
@@ -100,7 +101,7 @@ func TestWriteDeniedUnderReadOnlyPolicy(t *testing.T) {
 	s, err := Load("../../testdata/spec/write-denied.json")
 	require.NoError(t, err)
 	root := t.TempDir()
-	ex, err := executor.New(root) // default policy: read-only
+	ex, err := fstools.New(root) // default policy: read-only
 	require.NoError(t, err)
 	model := simFor(t, s, 7, 0.9)
 	task := New(s)
@@ -118,7 +119,7 @@ func TestWriteDeniedUnderReadOnlyPolicy(t *testing.T) {
 	tax := categories.Builtin()
 	pol, err := tax.ParseSelection("read_only,file_write")
 	require.NoError(t, err)
-	ex, err = executor.New(root, executor.WithPolicy(pol), executor.WithTaxonomy(tax))
+	ex, err = fstools.New(root, executor.WithPolicy(pol), executor.WithTaxonomy(tax))
 	require.NoError(t, err)
 	note, err := Load("../../testdata/spec/write-note.json")
 	require.NoError(t, err)

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package executor
-
-import "io/fs"
-
-// linkCount returns 1: this platform does not report link counts through
-// fs.FileInfo, so WithRefuseHardLinks refuses nothing here.
-func linkCount(fs.FileInfo) uint64 { return 1 }

@@ -1,6 +1,0 @@
-//go:build !race
-
-package executor
-
-// raceSlowdown scales the time bounds of tests; see race_on_test.go.
-const raceSlowdown = 1

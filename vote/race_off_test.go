@@ -1,6 +1,0 @@
-//go:build !race
-
-package vote
-
-// raceDetector: see race_on_test.go.
-const raceDetector = false

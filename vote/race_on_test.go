@@ -1,7 +1,0 @@
-//go:build race
-
-package vote
-
-// raceDetector: the tests run under the race detector, which slows pure
-// computation several times over and finds nothing in it.
-const raceDetector = true
