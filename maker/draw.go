@@ -140,5 +140,6 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	}
 	sm.Key = j.key
 	sm.Value = j.out
+	r.rekey(&sm)
 	return sm
 }

@@ -133,7 +133,7 @@ type escalation struct{ contested, escalated bool }
 func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output]) (vote.Result[intent.Output], escalation, error) {
 	e := r.Escalation
 	if e == nil {
-		res, err := vote.Race(ctx, cfg, draw(r.agent))
+		res, err := r.race(ctx, cfg, draw(r.agent))
 		return res, escalation{}, err
 	}
 	first := cfg
@@ -141,7 +141,7 @@ func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *m
 	if first.MaxSamples == 0 || first.MaxSamples > at {
 		first.MaxSamples = at
 	}
-	res, err := vote.Race(ctx, first, draw(r.agent))
+	res, err := r.race(ctx, first, draw(r.agent))
 	if err == nil || !errors.Is(err, vote.ErrUndecided) || ctx.Err() != nil || first.MaxSamples == cfg.MaxSamples && cfg.MaxSamples != 0 {
 		return res, escalation{}, err
 	}
@@ -168,7 +168,7 @@ func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *m
 	}
 	base := draw(agent)
 	offset := spent.Launched
-	res2, err := vote.Race(ctx, second, func(ctx context.Context, i int) vote.Sample[intent.Output] { return base(ctx, offset+i) })
+	res2, err := r.race(ctx, second, func(ctx context.Context, i int) vote.Sample[intent.Output] { return base(ctx, offset+i) })
 	// The step's counts are both races'; its votes, the second's.
 	res2.Counts.Add(spent.Counts)
 	res2.Usage.Add(spent.Usage)

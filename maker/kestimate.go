@@ -337,7 +337,7 @@ func (r *run) checkStep(rec *StepRecord) {
 	if !ok {
 		return
 	}
-	key, err := r.Key(out)
+	key, err := r.KeyIn(r.task, out)
 	if err != nil {
 		return
 	}

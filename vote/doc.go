@@ -15,6 +15,11 @@
 //	res, err := vote.Race(ctx, vote.Config{K: 3}, draw)
 //	if errors.Is(err, vote.ErrUndecided) { ... } // err is an *UndecidedError
 //
+// Samples with equal keys vote together. [RaceMatching] goes beyond keys
+// with a [Match]: each valid sample, in index order, joins the first class
+// whose first member it matches, so classes stay a function of the sample
+// order ([Classify] applies the same rule outside a race).
+//
 // The race keeps in flight the leader's need, K minus its lead, plus
 // [Config].Speculate, capped by Parallel: the first wave is K + Speculate
 // draws, so if all agree the step is decided in one round trip. With

@@ -125,6 +125,11 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // allocations per sample beyond the draw itself (see BenchmarkRace);
 // memory O(distinct keys + samples in flight).
 func Race[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], error) {
+	return race(ctx, cfg, nil, draw)
+}
+
+// race is Race, and RaceMatching with a non-nil match.
+func race[T any](ctx context.Context, cfg Config, match Match[T], draw Drawer[T]) (Result[T], error) {
 	start := mono.Now()
 	c, err := cfg.WithDefaults()
 	if err != nil {
@@ -134,6 +139,9 @@ func Race[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], er
 		return Result[T]{}, fmt.Errorf("%w: nil Drawer", ErrConfig)
 	}
 	r := newRacer[T](c)
+	if match != nil {
+		r.classes = &classes[T]{match: match}
+	}
 	if ctx.Err() != nil {
 		r.stop(ctx)
 	} else {

@@ -31,6 +31,9 @@ type racer[T any] struct {
 	// only under Config.MinVoters > 1.
 	voters map[uint64]map[string]struct{}
 	tally  Tally
+	// classes, under RaceMatching with a Match, turns a committed valid
+	// sample's Key into its class's Key; nil is exact matching.
+	classes *classes[T]
 
 	over   bool
 	won    bool
@@ -51,7 +54,7 @@ func newRacer[T any](cfg Config) *racer[T] {
 // projected is the board the launch plan reads. With one sample in flight
 // at most, every completed sample is committed at once, so the two agree.
 func (r *racer[T]) projected() *board {
-	if r.cfg.Parallel == 1 {
+	if r.cfg.Parallel == 1 || r.classes != nil {
 		return &r.decided
 	}
 	return &r.seen
@@ -73,6 +76,11 @@ func (r *racer[T]) plan() int {
 		need = max(need, r.cfg.MinVoters-len(r.voters[r.projected().top]))
 	}
 	n := min(r.cfg.Parallel, need+r.cfg.Speculate) - r.inflight
+	if r.classes != nil {
+		// Classes are known only at commit: a completed sample waiting
+		// behind a lower index is counted as still in flight.
+		n = min(r.cfg.Parallel-r.inflight, need+r.cfg.Speculate-r.pending.n)
+	}
 	n = min(n, r.cfg.MaxSamples-r.nonErr-r.inflight)
 	if r.failed > r.cfg.errorBudget() {
 		// The error budget is spent even if the failures wait behind a
@@ -122,7 +130,7 @@ func (r *racer[T]) complete(i int, s Sample[T]) {
 	}
 	if s.Err == nil {
 		r.nonErr++
-		if s.Flag == nil && r.cfg.Parallel > 1 {
+		if s.Flag == nil && r.cfg.Parallel > 1 && r.classes == nil {
 			r.seen.add(s.Key)
 		}
 	} else {
@@ -155,6 +163,9 @@ func (r *racer[T]) commit(s Sample[T]) {
 		t.Flags[s.Flag.Error()]++
 	default:
 		t.Valid++
+		if r.classes != nil {
+			s.Key = r.classes.join(s.Key, s.Value)
+		}
 		r.firsts.keep(s.Key, s.Value)
 		r.addVoter(s)
 		if r.decided.add(s.Key) && r.enoughVoters() {

@@ -49,7 +49,10 @@ counts a file does not give are estimated (4 bytes a token), as the solver
 does when a provider reports none.
 
 --spec FILE checks the answers against that spec's answer contract, as its
-steps do.`,
+steps do, and keys them by its declared matchers ("x-mdap-match": text, set,
+a number tolerance; docs/matching.md), so that replies vote together here
+exactly when a run that tallied them in the order given would count them as
+one answer.`,
 		Example: `  maker parse testdata/responses/native.json testdata/responses/intent_fenced.txt
   maker parse reply.txt --max-tokens 2000 --spec task.json
   echo '{"move": [1, 0, 2]}' | maker parse --json`,
@@ -58,12 +61,14 @@ steps do.`,
 				return usageErr("--max-tokens %d: use 1 to %d", maxTokens, maxTokensFlag)
 			}
 			var decode func(maker.Reply) (intent.Output, error)
+			var task maker.Task // the spec's, whose matcher groups the answers
 			if specPath != "" {
 				sp, err := spec.Load(specPath)
 				if err != nil {
 					return usageErr("--spec: %w", err)
 				}
-				decode = spec.New(sp).Decode
+				task = spec.New(sp)
+				decode = task.Decode
 			}
 			if len(args) == 0 {
 				args = []string{"-"}
@@ -86,6 +91,11 @@ steps do.`,
 				}
 				lines = append(lines, parseLine{File: name, Verdict: maker.Inspect(r, maxTokens, maker.FlagRules{}, decode),
 					OutputTokens: r.OutputTokens, Estimated: r.Estimated, StopReason: r.StopReason})
+			}
+			if task != nil {
+				if err := keyAsRun(task, lines); err != nil {
+					return err
+				}
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {

@@ -43,6 +43,10 @@ type FunctionDef struct {
 type SampleAndVoteInput struct {
 	Messages []Message      `json:"messages" jsonschema:"the prompt: the messages every sample sees, the same each time (a microagent is stateless)"`
 	Tools    []FunctionTool `json:"tools,omitempty" jsonschema:"tools declared to the model, in OpenAI's shape: the winner may be a call of one; the server never runs it"`
+	// AnswerSchema, when given, keys and groups the samples by the
+	// matchers it declares (x-mdap-match), as a run of a spec with that
+	// answer contract would.
+	AnswerSchema any `json:"answer_schema,omitempty" jsonschema:"optional: the answer contract (a JSON Schema); its x-mdap-match annotations (text, set, a number tolerance) make equivalent answers vote together, as in a run"`
 	Sampling
 }
 
@@ -107,6 +111,10 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	if err != nil {
 		return nil, out, err
 	}
+	matcher, err := answerMatcher(in.AnswerSchema)
+	if err != nil {
+		return nil, out, err
+	}
 	var oracle sim.Oracle
 	if _, _, err := hanoi.ParsePrompt(sim.PromptText(msgs)); err == nil {
 		oracle = hanoi.Oracle{JSON: true}
@@ -126,6 +134,7 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	var mu sync.Mutex
 	var samples []SampleInfo
 	var canon []string // each valid sample's canonical form, by index
+	var vals []drawn   // each sample's value, by index
 	prog := newProgress(ctx, req, s.log)
 	// Every sample launched is reported: valid and red-flagged ones (at
 	// most MaxSamples), failed ones (at most MaxErrors more) and those the
@@ -143,8 +152,9 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 			for len(samples) <= i {
 				samples = append(samples, SampleInfo{Index: len(samples)})
 				canon = append(canon, "")
+				vals = append(vals, drawn{})
 			}
-			samples[i], canon[i] = info, sm.Value.canonical
+			samples[i], canon[i], vals[i] = info, sm.Value.canonical, sm.Value
 			mu.Unlock()
 			switch {
 			case info.Error != "":
@@ -173,6 +183,9 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 			sm.Err, info.Error = err, err.Error()
 			return sm
 		}
+		if matcher != nil {
+			d.Key, _ = matcher.Key(d.Output) // Draw keyed it: it has a canonical form
+		}
 		sm.Key, info.Key = d.Key, hexKey(d.Key)
 		sm.Value = drawn{out: &d.Output, canonical: string(canon), text: d.Reply.Text}
 		return sm
@@ -189,7 +202,8 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 		}
 		return sm
 	}
-	res, raceErr := vote.Race(raceCtx, st.vote, draw)
+	match := drawnMatch(matcher)
+	res, raceErr := vote.RaceMatching(raceCtx, st.vote, match, draw)
 	if ctx.Err() != nil {
 		return nil, out, fmt.Errorf("cancelled after %s: %w", words.Plural(res.Launched, "sample"), ctx.Err())
 	}
@@ -207,6 +221,7 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	for k, n := range res.Flags {
 		out.Tally.Flags[k] = n
 	}
+	classify(samples, vals, committed, match)
 	for i := range samples {
 		samples[i].Counted = i < committed
 		if samples[i].Counted && samples[i].Key != "" {

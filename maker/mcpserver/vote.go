@@ -92,6 +92,10 @@ type VoteInput struct {
 	Candidates []Candidate `json:"candidates" jsonschema:"the replies, in the order they were sampled"`
 	K          int         `json:"k,omitempty" jsonschema:"the margin: an answer wins when it leads every other by k valid votes (default 3)"`
 	MaxTokens  int         `json:"max_tokens,omitempty" jsonschema:"the reply cap in tokens; a longer reply is red-flagged as overlong (default 750)"`
+	// AnswerSchema, when given, groups the candidates by the matchers it
+	// declares with x-mdap-match, as a run of a spec with that answer
+	// contract would (see docs/matching.md).
+	AnswerSchema any `json:"answer_schema,omitempty" jsonschema:"optional: the answer contract (a JSON Schema); its x-mdap-match annotations (text, set, a number tolerance) make equivalent answers vote together, as in a run"`
 }
 
 // ReplyVerdict is one candidate's verdict in a vote.
@@ -231,6 +235,9 @@ func Vote(in VoteInput, maxK int) (VoteOutput, error) {
 			return VoteOutput{}, fmt.Errorf("candidate %d: key %q: %w", i, v.Key, err)
 		}
 		samples[i] = vote.Sample[int]{Value: i, Key: key}
+	}
+	if err := matchCandidates(in.AnswerSchema, samples, out.Replies); err != nil {
+		return VoteOutput{}, err
 	}
 	// The race draws the candidates in order; running out of them ends it
 	// as a cancelled race, whose tally is what the candidates gave.

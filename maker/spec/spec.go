@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/schema"
 	"github.com/mdap-go/mdap/maker"
@@ -92,6 +93,7 @@ type Spec struct {
 
 	schema  *jsonschema.Schema
 	checker *jsonschema.Schema // nil without a checker
+	matcher *intent.Matcher    // the answer's x-mdap-match matchers; nil: exact
 }
 
 // DefaultMaxSteps is the step limit of a spec that sets none.
@@ -175,6 +177,9 @@ func Parse(b []byte) (*Spec, error) {
 		return nil, fmt.Errorf("%w: \"answer\" does not parse: %w", ErrSpec, err)
 	} else if err != nil {
 		return nil, fmt.Errorf("%w: \"answer\" is not a valid JSON Schema: %w", ErrSpec, err)
+	}
+	if s.matcher, err = intent.NewMatcher(s.Answer); err != nil {
+		return nil, fmt.Errorf("%w: \"answer\": %w", ErrSpec, err)
 	}
 	if len(s.Checker) > 0 {
 		if s.checker, err = schema.Compile("spec/checker", s.Checker); errors.Is(err, schema.ErrNotJSON) {

@@ -54,8 +54,15 @@ func (t *Task) Fingerprint() string { return t.fp }
 // TaskVersion implements maker.TaskVersioner: the version of how this
 // package turns a spec into prompts and applies winners (the spec's own
 // content is in the Fingerprint), raised when a change could change a
-// step's winner.
-func (t *Task) TaskVersion() string { return "spec/1" }
+// step's winner. A spec whose answer declares matchers (x-mdap-match) is
+// "spec/2": before them, such an annotation was ignored, so a journal
+// written then must not resume under matching.
+func (t *Task) TaskVersion() string {
+	if t.spec.matcher != nil {
+		return "spec/2"
+	}
+	return "spec/1"
+}
 
 // State returns the current state as JSON.
 func (t *Task) State() json.RawMessage { return t.state }

@@ -1,0 +1,111 @@
+package maker
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/vote"
+)
+
+// Matching is an optional Task extension for a task whose answers mean the
+// same in more than one form: AnswerMatcher returns the matcher its answer
+// contract declares (intent.NewMatcher), built once, or nil for exact
+// matching. The solver then keys every valid sample with the matcher
+// (text and set fields in their normal form), and when the matcher is
+// Tolerant races with vote.RaceMatching, so that answers within a number
+// tolerance vote together; the journal's keys are those class keys.
+// package maker/spec's Task implements it from "x-mdap-match".
+type Matching interface {
+	AnswerMatcher() *intent.Matcher
+}
+
+// MatcherOf returns task's matcher: its AnswerMatcher, or nil (exact).
+func MatcherOf(task Task) *intent.Matcher {
+	if m, ok := task.(Matching); ok {
+		return m.AnswerMatcher()
+	}
+	return nil
+}
+
+// KeyIn returns the vote key out has in a run of task by this solver:
+// Solver.Key (a tool intent normalized by the Executor), then the task's
+// matcher's normal form (see Matching). Under a Tolerant matcher a race
+// may still put the answer in an earlier class with another key: use
+// ClassesIn for a sequence of answers. Errors: Solver.Key's.
+func (s *Solver) KeyIn(task Task, out intent.Output) (uint64, error) {
+	m := MatcherOf(task)
+	if m == nil || out.Intent != nil {
+		return s.Key(out) // a matcher keys a tool intent exactly
+	}
+	return m.Key(out)
+}
+
+// ClassesIn returns the class key of each answer of outs, in order, as a
+// race of task that tallied them in that order would count them: keys by
+// KeyIn, then vote.Classify with the task's matcher when it is Tolerant.
+// Errors: KeyIn's, for the first answer that has none.
+func (s *Solver) ClassesIn(task Task, outs []intent.Output) ([]uint64, error) {
+	keys := make([]uint64, len(outs))
+	for i, o := range outs {
+		k, err := s.KeyIn(task, o)
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = k
+	}
+	return vote.Classify(keys, outs, raceMatch(MatcherOf(task))), nil
+}
+
+// raceMatch is the vote.Match a race needs for m: nil (keys decide)
+// unless m is Tolerant.
+func raceMatch(m *intent.Matcher) vote.Match[intent.Output] {
+	if !m.Tolerant() {
+		return nil
+	}
+	return m.Match
+}
+
+// race is vote.RaceMatching with the run's task's matcher: vote.Race
+// exactly for a task without a Tolerant one.
+func (r *run) race(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
+	return vote.RaceMatching(ctx, cfg, raceMatch(MatcherOf(r.task)), draw)
+}
+
+// rekey sets a valid sample's key to its key under the task's matcher.
+func (r *run) rekey(sm *vote.Sample[intent.Output]) {
+	m := MatcherOf(r.task)
+	if m == nil || sm.Err != nil || sm.Flag != nil {
+		return
+	}
+	k, err := m.Key(sm.Value)
+	if err != nil { // unreachable: judge keyed the same value
+		sm.Flag = classify(err)
+		return
+	}
+	sm.Key = k
+}
+
+// KeyVerdicts sets the Key of each voting Verdict of vs (Inspect's, for
+// replies in the order a race would tally them) to the class key a run
+// of task by s would give it (ClassesIn), so that verdicts with equal
+// keys are exactly the replies such a run votes together. Flagged
+// verdicts are left as they are. Errors: ClassesIn's.
+func (s *Solver) KeyVerdicts(task Task, vs []Verdict) error {
+	var outs []intent.Output
+	var at []int
+	for i, v := range vs {
+		if v.Output != nil {
+			outs = append(outs, *v.Output)
+			at = append(at, i)
+		}
+	}
+	keys, err := s.ClassesIn(task, outs)
+	if err != nil {
+		return err
+	}
+	for j, i := range at {
+		vs[i].Key = strconv.FormatUint(keys[j], 16)
+	}
+	return nil
+}
