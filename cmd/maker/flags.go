@@ -135,7 +135,7 @@ var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers",
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	f.priceInSet, f.priceOutSet = fs.Changed("price-in"), fs.Changed("price-out")
-	if err := f.loadModelsFile(fs); err != nil {
+	if err := f.loadModelsFile(fs, cmd.InOrStdin()); err != nil {
 		return err
 	}
 	if err := f.esc.validate(fs); err != nil {

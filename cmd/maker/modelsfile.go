@@ -3,13 +3,14 @@ package main
 import (
 	"github.com/mdap-go/mdap/maker/models/modelsfile"
 	"github.com/spf13/pflag"
+	"io"
 )
 
-// loadModelsFile reads --models FILE (modelsfile.Parse) into
+// loadModelsFile reads --models FILE ("-": stdin; modelsfile.Parse) into
 // f.models: after the --model specs given, or in place of the default
 // sim when no --model was given. Once per run; errors are usage errors
 // naming the file and the line.
-func (f *runFlags) loadModelsFile(fs *pflag.FlagSet) error {
+func (f *runFlags) loadModelsFile(fs *pflag.FlagSet, stdin io.Reader) error {
 	if f.modelsLoaded || !fs.Changed("models") {
 		return nil
 	}
@@ -17,7 +18,16 @@ func (f *runFlags) loadModelsFile(fs *pflag.FlagSet) error {
 	if f.modelsFile == "" {
 		return usageErr("--models \"\": give the models file's name")
 	}
-	specs, err := modelsfile.Read(f.modelsFile)
+	var specs []string
+	var err error
+	if f.modelsFile == "-" {
+		var data []byte
+		if data, err = io.ReadAll(io.LimitReader(stdin, modelsfile.MaxBytes+1)); err == nil {
+			specs, err = modelsfile.Parse(data)
+		}
+	} else {
+		specs, err = modelsfile.Read(f.modelsFile)
+	}
 	if err != nil {
 		return usageErr("--models %s: %w", f.modelsFile, err)
 	}

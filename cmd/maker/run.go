@@ -52,6 +52,9 @@ without a "script" exits 2 and writes nothing. The spec's tools are declared to
 the model (--tool-declaration). With --model sim (the default) the spec's
 "script" drives the simulated model, so a run is offline.
 
+SPEC.json "-" reads the spec from standard input; its folder is then the
+working folder.
+
 solved means the task said it was done. Exit status 1 when it did not.`,
 		Example: `  maker run testdata/spec/find-version.json
   maker run task.json --root ./repo --tools read_only,write_file --json
@@ -60,6 +63,9 @@ solved means the task said it was done. Exit status 1 when it did not.`,
   maker run task.json --model openai:gpt-4.1-mini`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "-" && r.flags.modelsFile == "-" {
+				return usageErr("the spec and --models both on standard input: give one of them as a file")
+			}
 			if err := r.flags.validate(cmd); err != nil {
 				return err
 			}
@@ -93,7 +99,12 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 	if cmd.Flags().Changed("root") {
 		sandbox = r.tools.root
 	}
-	st, err := spec.OpenFile(path, sandbox, r.tools.selection)
+	var st *spec.Opened
+	if path == "-" {
+		st, err = spec.OpenReader(cmd.InOrStdin(), "standard input", ".", sandbox, r.tools.selection)
+	} else {
+		st, err = spec.OpenFile(path, sandbox, r.tools.selection)
+	}
 	switch {
 	case errors.Is(err, spec.ErrNoSandbox):
 		return usageErr("--root %s: not a folder; name an existing folder (the spec's \"root\" is inside it), or leave --root out for the spec file's folder: %w", sandbox, err)

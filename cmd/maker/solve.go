@@ -96,6 +96,9 @@ have results, each task's journal is on the engine (a task whose coordinator
 dies resumes on another), and each coordinator then writes every result to its
 --out. See docs/nats.md.
 
+TASKS.jsonl "-" reads the tasks from standard input, their paths relative to
+the working folder.
+
 Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 (nothing written), 130 interrupted.`,
 		Example: `  maker solve tasks.jsonl --out results.jsonl --state state
@@ -105,6 +108,9 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
   maker solve inputs.jsonl --spec summarise.json --out results.jsonl --state state`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "-" && f.run.modelsFile == "-" {
+				return usageErr("the tasks and --models both on standard input: give one of them as a file")
+			}
 			if err := f.check(cmd); err != nil {
 				return err
 			}
@@ -196,7 +202,15 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 
 // solve runs the tasks of path and prints the summary.
 func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
-	jobs, err := batch.ReadInputsFile(path, f.spec)
+	var jobs []batch.Job
+	if path == "-" {
+		if f.run.natsURL != "" {
+			return usageErr("--nats with tasks on standard input: coordinators share a tasks file by its name and content; give a file")
+		}
+		jobs, err = batch.ReadInputs(cmd.InOrStdin(), ".", f.spec)
+	} else {
+		jobs, err = batch.ReadInputsFile(path, f.spec)
+	}
 	if err != nil {
 		return usageErr("%w", err)
 	}

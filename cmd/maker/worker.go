@@ -118,7 +118,7 @@ func (w *workerCmd) check(cmd *cobra.Command) error {
 	if err := checkNATSURL(w.natsURL); err != nil {
 		return err
 	}
-	if err := w.flags.loadModelsFile(cmd.Flags()); err != nil {
+	if err := w.flags.loadModelsFile(cmd.Flags(), cmd.InOrStdin()); err != nil {
 		return err
 	}
 	oracle := hanoi.Oracle{}

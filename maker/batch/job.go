@@ -157,7 +157,7 @@ func ReadInputsFile(path, spec string) ([]Job, error) {
 		return nil, fmt.Errorf("%w: give a tasks file of JSON lines", err)
 	}
 	defer f.Close()
-	jobs, err := readJobsWith(f, filepath.Dir(path), spec)
+	jobs, err := ReadInputs(f, filepath.Dir(path), spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -179,12 +179,12 @@ func ReadInputsFile(path, spec string) ([]Job, error) {
 // Cost: one pass, memory linear in the jobs; a line over MaxLineBytes is
 // skipped without being held.
 func ReadJobs(r io.Reader, dir string) ([]Job, error) {
-	return readJobsWith(r, dir, "")
+	return ReadInputs(r, dir, "")
 }
 
-// readJobsWith is ReadJobs, a line without a task taking spec when it is not
-// empty.
-func readJobsWith(r io.Reader, dir, spec string) ([]Job, error) {
+// ReadInputs is ReadJobs with a default spec (see ReadInputsFile): a line
+// that names no task is a task of spec, a path as given; "" is ReadJobs.
+func ReadInputs(r io.Reader, dir, spec string) ([]Job, error) {
 	if spec != "" {
 		abs, err := filepath.Abs(spec)
 		if err != nil {

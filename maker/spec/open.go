@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -124,16 +125,51 @@ func OpenFileInput(path, sandbox, tools string, input json.RawMessage) (*Opened,
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	if sandbox == "" {
-		sandbox = filepath.Dir(path)
-	}
-	policy, err := categories.Builtin().ParseSelection(tools)
+	g, err := grantIn(filepath.Dir(path), sandbox, tools)
 	if err != nil {
-		return nil, fmt.Errorf("tools %q: %w", tools, err)
+		return nil, err
 	}
-	o, err := Open(s, Grant{Sandbox: sandbox, Policy: policy, Skills: os.DirFS(filepath.Dir(path))})
+	o, err := Open(s, g)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return o, nil
+}
+
+// OpenReader reads a spec from r (at most MaxSpecBytes, as Load reads a
+// file) and opens it as OpenFile opens a file in the folder dir: the
+// sandbox ("" means dir), the policy of tools and the skills/NAME.md files
+// in dir. name names the spec in errors ("standard input"). Errors: Parse's
+// and Open's, naming it; the categories package's for tools.
+func OpenReader(r io.Reader, name, dir, sandbox, tools string) (*Opened, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxSpecBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	g, err := grantIn(dir, sandbox, tools)
+	if err != nil {
+		return nil, err
+	}
+	o, err := Open(s, g)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return o, nil
+}
+
+// grantIn is the Grant of a spec whose folder is dir: the file tools in
+// sandbox ("" means dir), the policy of a --tools list, dir's skills.
+func grantIn(dir, sandbox, tools string) (Grant, error) {
+	if sandbox == "" {
+		sandbox = dir
+	}
+	policy, err := categories.Builtin().ParseSelection(tools)
+	if err != nil {
+		return Grant{}, fmt.Errorf("tools %q: %w", tools, err)
+	}
+	return Grant{Sandbox: sandbox, Policy: policy, Skills: os.DirFS(dir)}, nil
 }
