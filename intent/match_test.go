@@ -92,6 +92,8 @@ func TestMatcherRefusesBadAnnotations(t *testing.T) {
 		"not this slice": {`{"properties":{"a":{"x-mdap-match":"embedding"}}}`, "/properties/a/x-mdap-match", "not in this version"},
 		"no tolerance":   {`{"properties":{"a":{"x-mdap-match":"number"}}}`, "/properties/a/x-mdap-match", `positive "tolerance"`},
 		"bad tolerance":  {`{"properties":{"a":{"x-mdap-match":{"kind":"number","tolerance":-1}}}}`, "/properties/a/x-mdap-match", `positive "tolerance"`},
+		"zero tolerance": {`{"properties":{"a":{"x-mdap-match":{"kind":"number","tolerance":0}}}}`, "/properties/a/x-mdap-match", `positive "tolerance"`},
+		"number on text": {`{"properties":{"a":{"type":"string","x-mdap-match":{"kind":"number","tolerance":1}}}}`, "/properties/a/x-mdap-match", "applies to number values"},
 		"unknown key":    {`{"properties":{"a":{"x-mdap-match":{"kind":"text","case":true}}}}`, "/properties/a/x-mdap-match", `unknown key "case"`},
 		"wrong type":     {`{"properties":{"a":{"type":"integer","x-mdap-match":"text"}}}`, "/properties/a/x-mdap-match", "applies to string values"},
 		"set of numbers": {`{"properties":{"a":{"x-mdap-match":"set","items":{"x-mdap-match":{"kind":"number","tolerance":1}}}}}`, "/properties/a/items/x-mdap-match", "inside a \"set\""},
@@ -143,4 +145,21 @@ func FuzzMatcherAgreesWithItsKey(f *testing.F) {
 			assert.True(t, m.Match(oa, ob), "equal keys match: %s, %s", a, b)
 		}
 	})
+}
+
+// TestMatcherToleranceIsTheNumbersOnly: only a number tolerance makes a
+// matcher Tolerant (a text or set matcher is a normal form: equal keys
+// only), and a number annotation fits an "integer" field as well as a
+// "number" one.
+func TestMatcherToleranceIsTheNumbersOnly(t *testing.T) {
+	for schema, want := range map[string]bool{
+		`{"properties":{"a":{"type":"string","x-mdap-match":"text"}}}`:                                   false,
+		`{"properties":{"a":{"type":"array","x-mdap-match":"set"}}}`:                                     false,
+		`{"properties":{"a":{"type":"integer","x-mdap-match":{"kind":"number","tolerance":2}}}}`:         true,
+		`{"properties":{"a":{"type":["number","null"],"x-mdap-match":{"kind":"number","tolerance":2}}}}`: true,
+	} {
+		m, err := NewMatcher([]byte(schema))
+		require.NoError(t, err, schema)
+		assert.Equal(t, want, m.Tolerant(), schema)
+	}
 }
