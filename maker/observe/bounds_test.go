@@ -41,7 +41,7 @@ func TestMetricsEndpointCapsConnections(t *testing.T) {
 		require.NoError(t, err)
 		conns = append(conns, c)
 	}
-	require.Eventually(t, func() bool { return srv.ln.Open() == documentedMaxConns }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return srv.Listener().Open() == documentedMaxConns }, 10*time.Second, 5*time.Millisecond)
 
 	extra, err := net.Dial("tcp", srv.Addr())
 	require.NoError(t, err)
@@ -52,7 +52,7 @@ func TestMetricsEndpointCapsConnections(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.Contains(t, string(body), "at most 32 connections")
-	assert.Equal(t, uint64(1), srv.ln.Refused())
+	assert.Equal(t, uint64(1), srv.Listener().Refused())
 
 	// An open connection still works, and a freed place takes a new one.
 	_, err = io.WriteString(conns[0], "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -62,7 +62,7 @@ func TestMetricsEndpointCapsConnections(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	_ = conns[1].Close()
-	require.Eventually(t, func() bool { return srv.ln.Open() < documentedMaxConns }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return srv.Listener().Open() < documentedMaxConns }, 10*time.Second, 5*time.Millisecond)
 	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	r, err := c.Get("http://" + srv.Addr() + "/healthz")
 	require.NoError(t, err)

@@ -96,9 +96,7 @@ func ListenAddr(addr string) (string, error) {
 
 // Server is a running metrics endpoint.
 type Server struct {
-	srv  *http.Server
-	ln   *httpbound.Listener
-	done chan error
+	*httpbound.Running
 }
 
 // Bounds are the metrics endpoint's limits: a scraper, a probe or two
@@ -132,26 +130,5 @@ func Serve(addr string, h http.Handler) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrListen, err)
 	}
-	s := &Server{ln: Bounds.Listener(ln), done: make(chan error, 1), srv: Bounds.Server(h)}
-	go func() { s.done <- s.srv.Serve(s.ln) }()
-	return s, nil
-}
-
-// Addr is the address the server listens on (with the port chosen, for
-// port 0).
-func (s *Server) Addr() string { return s.ln.Addr().String() }
-
-// Close stops the server, letting requests in progress finish for up to
-// a second, and waits for its goroutine.
-func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = s.srv.Close()
-	}
-	if serr := <-s.done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	return err
+	return &Server{Bounds.Serve(context.Background(), ln, h)}, nil
 }

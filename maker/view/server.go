@@ -353,10 +353,8 @@ func splitAddr(addr string) (host, port string, err error) {
 
 // Server is a running view.
 type Server struct {
-	srv    *http.Server
-	ln     *httpbound.Listener
+	*httpbound.Running
 	cancel context.CancelFunc
-	done   chan error
 }
 
 // Listen listens on addr (an empty host is 127.0.0.1), for Serve.
@@ -382,28 +380,13 @@ func Listen(addr string) (net.Listener, error) {
 // Token: Serve does not check h, the caller does (maker view and --ui
 // do).
 func Serve(ln net.Listener, h http.Handler) *Server {
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{ln: Bounds.Listener(ln), srv: Bounds.Server(h), cancel: cancel, done: make(chan error, 1)}
-	s.srv.BaseContext = func(net.Listener) context.Context { return ctx } // Close ends the event streams
-	go func() { s.done <- s.srv.Serve(s.ln) }()
-	return s
+	ctx, cancel := context.WithCancel(context.Background()) // Close ends the event streams
+	return &Server{Running: Bounds.Serve(ctx, ln, h), cancel: cancel}
 }
-
-// Addr is the address the server listens on, its port chosen.
-func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Close ends the event streams, lets other requests finish for up to a
 // second, and waits for the server's goroutine.
 func (s *Server) Close() error {
 	s.cancel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = s.srv.Close()
-	}
-	if serr := <-s.done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	return err
+	return s.Running.Close()
 }
