@@ -29,7 +29,7 @@ type Sampling struct {
 	K            int       `json:"k,omitempty" jsonschema:"the margin: an answer wins when it leads every other by k valid votes (default 3)"`
 	Parallel     int       `json:"parallel,omitempty" jsonschema:"the most samples in flight at once, 1 to k (default k); results do not depend on it"`
 	MaxSamples   int       `json:"max_samples,omitempty" jsonschema:"valid plus red-flagged samples one race may draw before it is undecided (default 100 k, at most the server's cap)"`
-	MaxErrors    int       `json:"max_errors,omitempty" jsonschema:"failed model calls one race tolerates (default 10)"`
+	MaxErrors    *int      `json:"max_errors,omitempty" jsonschema:"failed model calls one race tolerates; 0 tolerates none, the first failed call ends the race (default 10)"`
 }
 
 // settings are a checked Sampling.
@@ -97,8 +97,16 @@ func (s *Server) check(in Sampling) (settings, error) {
 		return st, fmt.Errorf("%w: k %d: use 1 to %d", ErrArgument, in.K, s.cfg.MaxK)
 	case in.Parallel < 0 || in.Parallel > k:
 		return st, fmt.Errorf("%w: parallel %d: use 1 to k (%d), or leave it out for k", ErrArgument, in.Parallel, k)
-	case in.MaxErrors < 0 || in.MaxErrors > s.cfg.MaxSamples:
-		return st, fmt.Errorf("%w: max_errors %d: use 1 to %d, or leave it out for %d", ErrArgument, in.MaxErrors, s.cfg.MaxSamples, vote.DefaultMaxErrors)
+	case in.MaxErrors != nil && (*in.MaxErrors < 0 || *in.MaxErrors > s.cfg.MaxSamples):
+		return st, fmt.Errorf("%w: max_errors %d: use 0 (none) to %d, or leave it out for %d", ErrArgument, *in.MaxErrors, s.cfg.MaxSamples, vote.DefaultMaxErrors)
+	}
+	// vote.Config reads 0 as its default; the argument's 0 is none.
+	maxErrors := 0
+	if in.MaxErrors != nil {
+		maxErrors = *in.MaxErrors
+		if maxErrors == 0 {
+			maxErrors = vote.NoErrors
+		}
 	}
 	maxSamples := in.MaxSamples
 	if maxSamples == 0 {
@@ -107,7 +115,7 @@ func (s *Server) check(in Sampling) (settings, error) {
 	if maxSamples < k || maxSamples > s.cfg.MaxSamples {
 		return st, fmt.Errorf("%w: max_samples %d: use k (%d) to %d, this server's cap on one race", ErrArgument, in.MaxSamples, k, s.cfg.MaxSamples)
 	}
-	st.vote = vote.Config{K: k, Parallel: in.Parallel, MaxSamples: maxSamples, MaxErrors: in.MaxErrors}
+	st.vote = vote.Config{K: k, Parallel: in.Parallel, MaxSamples: maxSamples, MaxErrors: maxErrors}
 	if _, err := st.vote.WithDefaults(); err != nil {
 		return st, fmt.Errorf("%w: %w", ErrArgument, err)
 	}
