@@ -94,7 +94,7 @@ func (f *mcpFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.AllowAnyModel, "allow-any-model", false, "let requests name any model and base URL (the server then calls any URL a client names, without the environment's API keys)")
 	fs.DurationVar(&c.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
 	fs.StringVar(&c.Root, "root", ".", "folder of run_task's spec paths and file tools; nothing leaves it")
-	fs.StringVar(&c.State, "state", mcpserver.DefaultStateDir(), "folder of run_task's journals (created if missing, 0700)")
+	fs.StringVar(&c.State, "state", mcpserver.DefaultStateDir(), "folder of run_task's journals (created, 0700, at the first run_task if missing)")
 	fs.BoolVar(&c.UnsignedJournals, "journal-unsigned", false, "write (and resume) run_task's journals without signing them: a plain SHA-256 chain and no chain head kept (see docs/journal.md)")
 	c.ToolDeclaration = maker.DeclareAuto
 	fs.StringVar((*string)(&c.ToolDeclaration), "tool-declaration", "auto", "how run_task declares a spec's tools to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")

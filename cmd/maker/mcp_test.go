@@ -263,3 +263,20 @@ func TestMCPBadFlagsExit2(t *testing.T) {
 		assert.Contains(t, stderr, tc.want, "%v", tc.args)
 	}
 }
+
+// TestBinaryMCPLeavesNoFolderBehind: `maker mcp` started and ended without
+// a run_task makes nothing under the home folder (it used to make
+// ~/.local/state/mdap/journals at every start).
+func TestBinaryMCPLeavesNoFolderBehind(t *testing.T) {
+	home := t.TempDir()
+	cmd := exec.Command(binary, "mcp", "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_STATE_HOME=", "MDAP_STATE_DIR=")
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"id":1`, "initialize is answered")
+	entries, err := os.ReadDir(home)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the home folder is left as it was")
+}

@@ -107,6 +107,9 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 		return nil, out, err
 	}
 	defer release()
+	if err := safefile.PrivateDir(s.cfg.State); err != nil {
+		return nil, out, fmt.Errorf("%w: the state folder: %w; its operator names another with --state", ErrNoState, err)
+	}
 	path := filepath.Join(s.cfg.State, name)
 	var j *maker.Journal
 	var opts []maker.JournalOption

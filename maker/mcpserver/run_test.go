@@ -196,3 +196,17 @@ func TestStateFolderMustBePrivate(t *testing.T) {
 	assert.Contains(t, err.Error(), state)
 	assert.Contains(t, err.Error(), "chmod go-w")
 }
+
+// TestStateFolderIsMadeAtTheFirstRunTask: a server that never runs a task
+// leaves no folder behind (`maker mcp` used to make one under the home
+// folder at every start); the first run_task makes it, private.
+func TestStateFolderIsMadeAtTheFirstRunTask(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state", "journals")
+	c, _ := connect(t, mcpserver.Config{Root: t.TempDir(), State: state})
+	assert.NoDirExists(t, filepath.Dir(state), "New makes nothing")
+	out := decode[mcpserver.RunTaskOutput](t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec": counterSpec(2)}, nil))
+	assert.True(t, out.Done)
+	fi, err := os.Stat(state)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -96,8 +97,10 @@ type Config struct {
 	// leaves it. Empty means the working folder.
 	Root string
 	// State is the folder of run_task's journals; it is created (0700)
-	// if missing, and refused when another user owns it or others may
-	// write in it (they could change a run's journal). Empty disables
+	// at the first run_task if missing, never at New, and refused (by
+	// New when it exists, else by that run_task) when another user owns
+	// it or others may write in it (they could change a run's journal).
+	// Empty disables
 	// run_task (it fails with ErrNoState). New
 	// logs a warning when it is Root or inside it and Policy lets a
 	// side-effect tool run: a task could then change its journals.
@@ -193,10 +196,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: root: %w", ErrConfig, err)
 	}
 	if cfg.State != "" {
-		// Whoever else may write in it could change a run's journal.
-		if err := safefile.PrivateDir(cfg.State); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("%w: state folder: %w", ErrConfig, err)
+		// Whoever else may write in it could change a run's journal. A
+		// missing folder is made at the first run_task (stateFolder),
+		// not here: a server that never runs a task leaves no trace.
+		if _, err := os.Lstat(cfg.State); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			if err := safefile.PrivateDir(cfg.State); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("%w: state folder: %w", ErrConfig, err)
+			}
 		}
 	}
 	if cfg.State != "" && inside(cfg.State, cfg.Root) && policyWrites(tax, policy) {
