@@ -77,7 +77,15 @@ func TestHTTPWithBearerToken(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	assert.Equal(t, `Bearer realm="mdap"`, resp.Header.Get("WWW-Authenticate"))
+	assert.True(t, strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), `Bearer realm="mdap", resource_metadata=`), "no error code without credentials (RFC 6750 §3.1): %s", resp.Header.Get("WWW-Authenticate"))
+	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer s3cre")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`, "a wrong token is named")
 }
 
 func TestHTTPWithoutToken(t *testing.T) {

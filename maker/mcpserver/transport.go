@@ -157,7 +157,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 			// the token's length either.
 			sum := sha256.Sum256([]byte(got))
 			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="mdap"`)
+				w.Header().Set("WWW-Authenticate", challenge(r))
 				http.Error(w, "401 unauthorized: this server needs Authorization: Bearer <token>", http.StatusUnauthorized)
 				return
 			}
@@ -222,7 +222,8 @@ func loopbackHost(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// ServeHTTPOn serves the streamable HTTP endpoint at Path on ln, within
+// ServeHTTPOn serves the streamable HTTP endpoint at Path on ln, and its
+// resource metadata at ResourceMetadataPath, within
 // o.Bounds (timeouts; caps on connections and requests, 503 past them),
 // until ctx
 // ends, then shuts down: it stops accepting, closes the server's sessions
@@ -237,6 +238,8 @@ func (s *Server) ServeHTTPOn(ctx context.Context, ln net.Listener, o HTTPOptions
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, s.Handler(o))
+	mux.Handle(ResourceMetadataPath, ResourceMetadataHandler())
+	mux.Handle(ResourceMetadataPath+Path, ResourceMetadataHandler())
 	b := o.Bounds.WithDefaults(DefaultBounds)
 	srv := b.Server(mux)
 	ln = b.Listener(ln)
