@@ -172,7 +172,8 @@ func TestHTTPNeedsATokenOrNoAuth(t *testing.T) {
 // answered as a stream of events (protocol 2025-11-25) opens with a
 // priming event that carries an id, and its answer has an id too, so a
 // client whose stream breaks can resume it with Last-Event-ID (the
-// spec's two SHOULDs; events kept up to EventStoreBytes).
+// spec's two SHOULDs; events kept up to EventStoreBytes); before them, the
+// retry field tells it when (the third).
 func TestHTTPStreamOpensWithAPrimingEvent(t *testing.T) {
 	endpoint := serveHTTP(t, mcpserver.HTTPOptions{Token: "tok"})
 	post := func(body, session string) (*http.Response, string) {
@@ -198,7 +199,9 @@ func TestHTTPStreamOpensWithAPrimingEvent(t *testing.T) {
 	require.NotEmpty(t, session)
 	require.Contains(t, resp.Header.Get("Content-Type"), "text/event-stream", body)
 	events := strings.Split(strings.TrimSpace(body), "\n\n")
-	require.GreaterOrEqual(t, len(events), 2, "a priming event, then the answer: %q", body)
+	require.GreaterOrEqual(t, len(events), 3, "the retry field, a priming event, then the answer: %q", body)
+	assert.Equal(t, "retry: 2000", events[0], "the stream first says when to reconnect, should it end early")
+	events = events[1:]
 	assert.Regexp(t, `(?m)^id: \S+`, events[0], "the priming event has an id")
 	assert.NotContains(t, events[0], "data: {", "the priming event carries no message")
 	assert.Regexp(t, `(?m)^id: \S+`, events[len(events)-1], "the answer has an id")

@@ -140,7 +140,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	}
 	cancels := &httpCancels{log: s.log, inFlight: map[httpCall]bool{}, onCall: table.called}
 	sessions := table.handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cancels.serve(h, w, r, s.cfg.MaxRequestBytes)
+		cancels.serve(h, &retryWriter{ResponseWriter: w}, r, s.cfg.MaxRequestBytes)
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, o.AllowedOrigins) {
