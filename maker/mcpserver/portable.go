@@ -9,28 +9,56 @@ import (
 )
 
 // portable rewrites a tool schema inferred from a Go type into the form
-// strict clients accept (MCP Inspector's portability check): a sub-schema
-// that admits any value (a Go `any`, inferred as the bare schema true)
-// becomes an object schema that says so, and, in an input schema, a type
-// list of a value and null (a Go slice, map or pointer) becomes the value's
-// type alone, since an argument is left out rather than sent as null. It
-// changes sch in place; what it admits changes only by refusing null
-// arguments.
+// strict clients accept (MCP Inspector's portability check, --strict):
+// no type lists and no sub-schema that constrains nothing. A type list of
+// a value and null (a Go slice, map or pointer) becomes, in an input
+// schema, the value's type alone, since an argument is left out rather
+// than sent as null, and in an output schema anyOf a null branch and the
+// value's; a sub-schema that admits any value (a Go `any`, inferred as the
+// bare schema true) becomes anyOf the six JSON types, which admits the
+// same and says so. It changes sch in place; what it admits changes only
+// by refusing null arguments.
 func portable(sch *jsonschema.Schema, input bool) {
 	walk(sch, func(s *jsonschema.Schema) {
-		if input && len(s.Types) == 2 && slices.Contains(s.Types, "null") {
-			s.Type = s.Types[0]
-			if s.Type == "null" {
-				s.Type = s.Types[1]
+		if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+			value := s.Types[0]
+			if value == "null" {
+				value = s.Types[1]
 			}
-			s.Types = nil
+			if input {
+				s.Type, s.Types = value, nil
+			} else {
+				branch := *s
+				branch.Type, branch.Types, branch.Description = value, nil, ""
+				*s = jsonschema.Schema{Description: s.Description, AnyOf: []*jsonschema.Schema{{Type: "null"}, &branch}}
+			}
 		}
 		for _, c := range children(s) {
-			if c != nil && isTrue(c) {
-				c.Description = "any JSON value"
+			if c != nil && anyValue(c) {
+				c.AnyOf = jsonTypes()
+				if c.Description == "" {
+					c.Description = "any JSON value"
+				}
 			}
 		}
 	})
+}
+
+// anyValue reports whether s admits every value: the bare schema true,
+// or one that says nothing but a description.
+func anyValue(s *jsonschema.Schema) bool {
+	d := *s
+	d.Description = ""
+	return isTrue(&d)
+}
+
+// jsonTypes is anyOf the six JSON types: every value, declared.
+func jsonTypes() []*jsonschema.Schema {
+	var ts []*jsonschema.Schema
+	for _, t := range []string{"object", "array", "string", "number", "boolean", "null"} {
+		ts = append(ts, &jsonschema.Schema{Type: t})
+	}
+	return ts
 }
 
 // isTrue reports whether s is the schema that admits every value.

@@ -14,9 +14,11 @@ import (
 
 // TestToolSchemasArePortable: the tools' schemas, as tools/list gives
 // them, pass the checks of strict clients (MCP Inspector's portability
-// check): no sub-schema is the bare true, and no input property has a
-// list of types (a Go slice's ["null", "array"]). Output schemas may
-// still admit null where a result can be null.
+// check in --strict mode, Inspector 2.12): no sub-schema is the bare true
+// or says nothing but a description (its object spelling), and none has a
+// list of types (a Go slice's ["null", "array"]): an input property is
+// left out rather than null, and an output that may be null says so with
+// anyOf branches of one type each.
 func TestToolSchemasArePortable(t *testing.T) {
 	srv, err := mcpserver.New(mcpserver.Config{})
 	require.NoError(t, err)
@@ -50,9 +52,18 @@ func TestToolSchemasArePortable(t *testing.T) {
 		if !ok {
 			return
 		}
-		if _, many := m["type"].([]any); many && input {
+		if _, many := m["type"].([]any); many {
 			assert.Fail(t, "a list of types", "%s %s: %v", tool, path, m["type"])
 		}
+		constrains := false
+		for k := range m {
+			switch k {
+			case "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly":
+			default:
+				constrains = true
+			}
+		}
+		assert.True(t, constrains, "%s %s: no validation keyword, the object spelling of the bare true: %v", tool, path, m)
 		for k, v := range m {
 			switch k {
 			case "properties", "$defs":
