@@ -87,7 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			code = exitAborted
 		}
 	}
-	if lf := executed.Flags().Lookup("log-format"); lf != nil && lf.Value.String() == observe.LogJSON {
+	if jsonLogs(executed, args) {
 		// The last line too is a log record, as --log-format json asks.
 		slog.New(slog.NewJSONHandler(stderr, nil)).Error("maker: "+err.Error(), "exit_status", code)
 	} else {

@@ -228,7 +228,10 @@ func (f *mcpFlags) serveHTTP(cmd *cobra.Command, srv *mcpserver.Server, generate
 		// Once, on stderr, past the redaction of everything else (the
 		// token is a held secret from here on): the operator copies it
 		// into the client's configuration.
-		fmt.Fprintf(unredacted(cmd.ErrOrStderr()), "maker mcp: no $%s was set, so this run generated a token; clients must send\n  Authorization: Bearer %s\n(set $%s or --token to choose it, or --no-auth to serve without one)\n", tokenEnv, f.token, tokenEnv)
+		notice(cmd, unredacted(cmd.ErrOrStderr()),
+			fmt.Sprintf("maker mcp: no $%s was set, so this run generated a token; clients must send\n  Authorization: Bearer %s\n(set $%s or --token to choose it, or --no-auth to serve without one)\n", tokenEnv, f.token, tokenEnv),
+			"maker mcp: no $"+tokenEnv+" was set, so this run generated a token; clients must send Authorization: Bearer TOKEN (set $"+tokenEnv+" or --token to choose it, or --no-auth to serve without one)",
+			"token", f.token)
 	}
 	f.logServing("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "auth", authMode(f.noAuth, generated))
 	return srv.ServeHTTPOn(cmd.Context(), ln, mcpserver.HTTPOptions{Token: f.token, NoAuth: f.noAuth, AllowedOrigins: f.origins})

@@ -95,7 +95,7 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool
 	if err != nil {
 		return err
 	}
-	srv, url := l.serve(cmd.ErrOrStderr(), view.Config{Run: j.Run(), Records: j})
+	srv, url := l.serve(cmd, cmd.ErrOrStderr(), view.Config{Run: j.Run(), Records: j})
 	defer srv.Close()
 	fmt.Fprintf(cmd.ErrOrStderr(), "maker view: %s at %s (Ctrl-C ends it)\n", path, url)
 	if err := j.Follow(ctx, 0); err != nil {
@@ -141,16 +141,21 @@ func listenView(ctx context.Context, flag, addr string, noAuth bool) (*viewListe
 
 // serve serves cfg on the listener and returns the server and the
 // page's address; a generated token is printed once, unredacted.
-func (l *viewListener) serve(stderr io.Writer, cfg view.Config) (*view.Server, string) {
+func (l *viewListener) serve(cmd *cobra.Command, stderr io.Writer, cfg view.Config) (*view.Server, string) {
 	cfg.Token = l.token
 	h, _ := view.Handler(cfg) // the token is checked by listenView
 	srv := view.Serve(l.ln, h)
 	url := "http://" + srv.Addr() + "/"
 	if l.generated {
 		// Once, past the redaction of everything else: the person opens it.
-		fmt.Fprintf(unredacted(stderr), "maker: the view on %s needs a token (no $%s was set, so one was generated); open\n  %s?token=%s\nor send Authorization: Bearer %s\n", srv.Addr(), viewTokenEnv, url, l.token, l.token)
+		notice(cmd, unredacted(stderr),
+			fmt.Sprintf("maker: the view on %s needs a token (no $%s was set, so one was generated); open\n  %s?token=%s\nor send Authorization: Bearer %s\n", srv.Addr(), viewTokenEnv, url, l.token, l.token),
+			"maker: the view needs a token (no $"+viewTokenEnv+" was set, so one was generated): open URL?token=TOKEN or send Authorization: Bearer TOKEN",
+			"url", url, "token", l.token)
 	} else if l.token != "" {
-		fmt.Fprintf(stderr, "maker: the view on %s needs the token in $%s: open %s?token=$%s\n", srv.Addr(), viewTokenEnv, url, viewTokenEnv)
+		notice(cmd, stderr,
+			fmt.Sprintf("maker: the view on %s needs the token in $%s: open %s?token=$%s\n", srv.Addr(), viewTokenEnv, url, viewTokenEnv),
+			"maker: the view needs the token in $"+viewTokenEnv+": open URL?token=$"+viewTokenEnv, "url", url)
 	}
 	return srv, url
 }
@@ -216,8 +221,8 @@ func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task) (s
 			journal, records = f, view.WithJournal(live, f)
 		}
 	}
-	srv, url := u.l.serve(cmd.ErrOrStderr(), view.Config{Run: live.Run(), Records: records})
-	fmt.Fprintf(cmd.ErrOrStderr(), "maker: the run's view at %s\n", url)
+	srv, url := u.l.serve(cmd, cmd.ErrOrStderr(), view.Config{Run: live.Run(), Records: records})
+	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: the run's view at %s\n", url), "maker: the run's view", "url", url)
 	return func() {
 		_ = srv.Close()
 		if journal != nil {
