@@ -61,6 +61,21 @@ type CallInfo struct {
 	MaxTokens   int
 	// Choices is the number of samples the request asks for (llms.WithN).
 	Choices int
+	// Remote: another process makes the provider call (the model is a
+	// RemoteModel, such as maker/cluster's, whose workers call the
+	// provider and report the call themselves). An observer then sees
+	// the wait for the reply, and records the provider call's figures
+	// (tokens, GenAI spans and metrics) only where the call is made, so
+	// that they are counted once.
+	Remote bool
+}
+
+// RemoteModel is implemented by a model whose calls another process
+// makes: maker/cluster's Model, whose jobs workers draw. Its calls are
+// observed with CallInfo.Remote set.
+type RemoteModel interface {
+	// DrawsRemotely reports whether the calls are made elsewhere.
+	DrawsRemotely() bool
 }
 
 // CallResult is what a model call returned.
@@ -135,5 +150,6 @@ func (a *microagent) observeCall(ctx context.Context, id SampleID, n int) (conte
 	if a.observer == nil {
 		return ctx, nil
 	}
-	return a.observer.StartCall(ctx, CallInfo{ID: id, Temperature: a.temperature(id.Index), MaxTokens: a.maxTokens, Choices: n})
+	rm, ok := a.model.(RemoteModel)
+	return a.observer.StartCall(ctx, CallInfo{ID: id, Temperature: a.temperature(id.Index), MaxTokens: a.maxTokens, Choices: n, Remote: ok && rm.DrawsRemotely()})
 }

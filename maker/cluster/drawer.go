@@ -463,12 +463,18 @@ func (m *Model) errNoWorker() error {
 }
 
 var (
-	_ llms.Model       = (*Model)(nil)
-	_ maker.Identifier = (*Model)(nil)
+	_ llms.Model        = (*Model)(nil)
+	_ maker.Identifier  = (*Model)(nil)
+	_ maker.RemoteModel = (*Model)(nil)
 )
 
 // Identity is the route: the identity of the model the workers run.
 func (m *Model) Identity() string { return m.route }
+
+// DrawsRemotely reports true: workers make the provider calls and report
+// them (maker.RemoteModel), so the coordinator's observer counts none of
+// their tokens.
+func (m *Model) DrawsRemotely() bool { return true }
 
 // Route returns the route; RouteToken(Route()) is its subject token.
 func (m *Model) Route() string { return m.route }

@@ -224,13 +224,43 @@ func sortedKeys(m map[string]int) []string {
 }
 
 // StartCall starts a model call's span, a client span named "chat MODEL"
-// with the GenAI attributes, and counts the call in flight.
+// with the GenAI attributes, and counts the call in flight; a remote call
+// (CallInfo.Remote) gets a "draw MODEL" span of its wait and nothing else.
 func (w *Watcher) StartCall(ctx context.Context, call maker.CallInfo) (context.Context, func(maker.CallResult)) {
 	provider, model := "", ""
 	if rs := runOf(ctx); rs != nil && len(rs.info.Models) > 0 {
 		provider, model = providerModel(rs.info.Models[call.ID.Index%len(rs.info.Models)])
 	}
+	if call.Remote {
+		return w.startRemoteCall(ctx, provider, model, call.ID)
+	}
 	return w.startCall(ctx, provider, model, callRequest{temperature: call.Temperature, maxTokens: call.MaxTokens, seed: call.ID.Index + 1, choices: max(call.Choices, 1)}, &call.ID)
+}
+
+// startRemoteCall observes a call a worker makes (CallInfo.Remote): a
+// client span "draw MODEL" of the wait for its reply, with the sample's
+// identity and no GenAI attribute, and the calls-in-flight gauge; no GenAI
+// client metric: the worker's "chat" span and histograms carry the call,
+// so its tokens are counted once.
+func (w *Watcher) startRemoteCall(ctx context.Context, provider, model string, id maker.SampleID) (context.Context, func(maker.CallResult)) {
+	var mattrs *callAttrs
+	if w.m != nil {
+		mattrs = w.m.callAttrs(provider, model)
+		w.m.inFlight.Add(ctx, 1, mattrs.opt)
+	}
+	var span trace.Span
+	if w.tracing {
+		ctx, span = w.tracer.Start(ctx, "draw "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+			attribute.Int(AttrSampleStep, id.Step), attribute.Int(AttrSampleIndex, id.Index)))
+	}
+	return ctx, func(res maker.CallResult) {
+		if w.m != nil {
+			w.m.inFlight.Add(ctx, -1, mattrs.opt)
+		}
+		if span != nil {
+			w.endSpan(span, res.Err)
+		}
+	}
 }
 
 // callRequest is what a span says of a model request.
