@@ -197,4 +197,3 @@ func (o *roleOracle) pick(v View, variant int, right bool) (int, error) {
 	}
 	return other + 1, nil
 }
-

@@ -134,8 +134,8 @@ func (Family) Structured() bool { return true }
 func (Family) Prompts() decompose.Prompts { return prompts }
 
 var prompts = decompose.Prompts{
-	Atomic: `You decide whether a long multiplication is small enough to compute directly. PROBLEM is {"a": A, "b": B}, two decimal numbers as strings. It is small enough when A and B have at most 3 digits together.`,
-	Decompose: `You split a long multiplication {"a": A, "b": B} (decimal strings) into two smaller ones. Split the digits of B (or of A when B has one digit) into a high part and a low part of L digits; the subproblems are A times each part, and the composition is {"shifts": [L, 0]}: the product is the high product times 10^L plus the low product.`,
+	Atomic:       `You decide whether a long multiplication is small enough to compute directly. PROBLEM is {"a": A, "b": B}, two decimal numbers as strings. It is small enough when A and B have at most 3 digits together.`,
+	Decompose:    `You split a long multiplication {"a": A, "b": B} (decimal strings) into two smaller ones. Split the digits of B (or of A when B has one digit) into a high part and a low part of L digits; the subproblems are A times each part, and the composition is {"shifts": [L, 0]}: the product is the high product times 10^L plus the low product.`,
 	Discriminate: `You pick the correct decomposition of a long multiplication among CANDIDATES: the one whose subproblems' products, each times 10 to its shift, add up to A times B.`,
 	Solve:        `You multiply two small decimal numbers. PROBLEM is {"a": A, "b": B}; ANSWER is the product A×B as a decimal string.`,
 	Compose:      `You add shifted partial products. ANSWERS are the subproblems' products (decimal strings); COMPOSITION is {"shifts": [...]}. ANSWER is the sum of each answer times 10 to its shift, as a decimal string.`,
