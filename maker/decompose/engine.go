@@ -76,7 +76,11 @@ func Solve(ctx context.Context, fam Family, input json.RawMessage, cfg Config) (
 		defer e.j.close()
 	}
 	start := time.Now()
-	ans, crit, err := e.node(ctx, "r", 0, canon)
+	var ans json.RawMessage
+	var crit time.Duration
+	if rec := catch.Try(func() { ans, crit, err = e.node(ctx, "r", 0, canon) }); rec != nil {
+		err = fmt.Errorf("%w at the root: %v", ErrPanic, rec.Value)
+	}
 	e.res.Wall, e.res.CriticalPath = time.Since(start), crit
 	if err != nil {
 		return e.res, err
