@@ -176,8 +176,10 @@ func (s Settings) discriminates(fam Family) bool {
 	return s.Strategy == StrategyFirstToK || s.Discriminate || !fam.Structured()
 }
 
-// fingerprint names what determines a run's decisions, for the journal.
+// fingerprint names what determines a run's decisions, for the journal:
+// not Parallel, which changes no decision.
 func fingerprint(fam Family, input json.RawMessage, s Settings, pl Plan, models map[Role]llms.Model) string {
+	s.Parallel = 0
 	ids := map[Role]string{}
 	for r, m := range models {
 		ids[r] = maker.ModelIdentity(m)

@@ -24,10 +24,12 @@ var ErrPanic = errors.New("panic in a decomposition")
 // Solve decomposes and solves the problem input of family fam as cfg
 // says, and returns the root's answer with what it took.
 //
-// Guarantee: with Truth-free real models the answer is the vote's; with
-// every role's p as set in cfg.P and independent errors, the tree is right
-// with probability at least cfg.Target (see Plan). Results do not depend
-// on concurrency: every sample draws per (seed, node, role, index).
+// Guarantee: when every role decides right with probability at least its
+// p in cfg.P, independently, the tree is right with probability at least
+// cfg.Target (see Plan); errors that agree across samples (co-failure)
+// are outside that promise, and a Result counts them when the models
+// say (CoFailures). Results do not depend on concurrency or cfg.Parallel:
+// every sample draws per (seed, node, role, index).
 // With cfg.Journal, every decision is written and synced before it is
 // used, and a run killed at any point resumes from the journal to the same
 // result, without deciding a journaled decision again.
@@ -38,7 +40,8 @@ var ErrPanic = errors.New("panic in a decomposition")
 // *maker.FieldError), ErrPlan, ErrNoModel, ErrDecision (wrapping the
 // vote's error, vote.ErrUndecided...), ErrPanic, the journal's
 // (ErrJournalMismatch, ErrJournalCorrupt, ErrJournalLocked,
-// ErrJournalKey), ctx.Err().
+// ErrJournalKey), ctx.Err(). On an error after the run began, the Result
+// holds what was decided so far (journaled decisions stay for a resume).
 func Solve(ctx context.Context, fam Family, input json.RawMessage, cfg Config) (*Result, error) {
 	canon, err := canon(fam, input)
 	if err != nil {

@@ -48,6 +48,7 @@ func TestSolveRefusesWhatItCannotRun(t *testing.T) {
 	_, err = decompose.Solve(ctx, fam, multiply.Generate(1, 3, 3), cfg)
 	assert.ErrorIs(t, err, decompose.ErrJournalMismatch)
 	cfg.Settings.Seed = 0
+	cfg.Settings.Parallel = 3 // changes no decision: resumed all the same
 	res, err := decompose.Solve(ctx, fam, multiply.Generate(1, 3, 3), cfg)
 	require.NoError(t, err)
 	assert.Equal(t, res.Resumed, res.Roles[decompose.RoleSolve].Decisions+res.Roles[decompose.RoleAtomic].Decisions+
