@@ -3,6 +3,8 @@ package decompose
 import (
 	"encoding/json"
 	"errors"
+
+	"github.com/tmc/langchaingo/llms"
 )
 
 // Errors of the package, for errors.Is.
@@ -95,4 +97,14 @@ type Truth interface {
 	// WrongAnswer is the variant-th wrong answer to input, other than
 	// right.
 	WrongAnswer(input, right json.RawMessage, variant int) (json.RawMessage, error)
+}
+
+// AllRoles is m for every role: the usual Config.Models for one real
+// model.
+func AllRoles(m llms.Model) map[Role]llms.Model {
+	out := make(map[Role]llms.Model, len(Roles))
+	for _, r := range Roles {
+		out[r] = m
+	}
+	return out
 }
