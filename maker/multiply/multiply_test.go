@@ -146,3 +146,16 @@ func TestCoFailedNodesAreCountedUnprotected(t *testing.T) {
 	assert.Equal(t, st.Unprotected, res.Unprotected)
 	assert.False(t, *res.Correct)
 }
+
+// A node at the depth cap is atomic: it is solved without an atomicity
+// vote, however large.
+func TestDepthCapMakesNodesAtomic(t *testing.T) {
+	res, err := run(t, multiply.Generate(8, 4, 4), simConfig(8, 0.9, 3, 0), decompose.Settings{Caps: decompose.Caps{MaxDepth: 1, MaxBreadth: 2}}, "")
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Depth)
+	assert.Equal(t, 3, res.Nodes)
+	assert.Equal(t, 1, res.Roles[decompose.RoleAtomic].Decisions, "the root's only")
+	assert.Equal(t, 2, res.Roles[decompose.RoleSolve].Decisions)
+	assert.True(t, *res.Correct, "the sim's solver multiplies 4×2 digits as well")
+	assert.Equal(t, map[decompose.Role]int{decompose.RoleAtomic: 1, decompose.RoleDecompose: 1, decompose.RoleCompose: 1, decompose.RoleSolve: 3}, res.Plan.Bound)
+}

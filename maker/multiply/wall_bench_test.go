@@ -26,5 +26,9 @@ func BenchmarkTenByTenWall(b *testing.B) {
 	}
 	b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s/op")
 	b.ReportMetric(crit.Seconds()/float64(b.N), "critical-s/op")
-	b.ReportMetric(float64(wall)/float64(crit), "wall/critical")
+	ratio := float64(wall) / float64(crit)
+	b.ReportMetric(ratio, "wall/critical")
+	if ratio > 1.5 {
+		b.Errorf("wall %v is %.2f× the critical path %v (at most 1.5× promised)", wall, ratio, crit)
+	}
 }
