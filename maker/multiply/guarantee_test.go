@@ -48,7 +48,7 @@ func TestTenByTenMeetsTheTarget(t *testing.T) {
 	if long {
 		n = 200
 	}
-	var ahead, base tally
+	var ahead, base, cofailed tally
 	for seed := range uint64(n) {
 		problem := multiply.Generate(seed, 10, 10)
 		res, err := run(t, problem, simConfig(seed, 0.9, 1, 0), decompose.Settings{Target: 0.95}, "")
@@ -57,9 +57,17 @@ func TestTenByTenMeetsTheTarget(t *testing.T) {
 		res, err = run(t, problem, simConfig(seed, 0.9, 1, 0), decompose.Settings{Target: 0.95, Strategy: decompose.StrategyFirstToK}, "")
 		require.NoError(t, err)
 		base.add(res)
+		if long { // the same with 1 node in 500 co-failed, every role
+			res, err = run(t, problem, simConfig(seed, 0.9, 1, 0.002), decompose.Settings{Target: 0.95}, "")
+			require.NoError(t, err)
+			cofailed.add(res)
+		}
 	}
 	t.Logf("ahead-by-k: %v", ahead)
 	t.Logf("first-to-K: %v", base)
+	if long {
+		t.Logf("ahead-by-k, co-failure 0.002: %v; %d unprotected decisions", cofailed, cofailed.unprotected)
+	}
 	if long {
 		evidence.AtMost(t, "10×10 at p 0.9, T 0.95", ahead.failed, ahead.runs, 0.05)
 	} else {
