@@ -52,15 +52,19 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 mkdir -p "$work/root"
 export MCP_CATALOG_PATH="$work/catalog.json" # Inspector writes its catalog here, not in ~
 
+address() { # address LOG SED NAME: the address a server prints in LOG, within 10 s
+  local a=""
+  for _ in $(seq 100); do
+    a=$(sed -n "$2" "$1" | head -n 1)
+    [ -n "$a" ] && { echo "$a"; return; }
+    sleep 0.1
+  done
+  cat "$1" >&2; say "$3 did not start" >&2; exit 1
+}
+
 "$work/maker" mcp --http 127.0.0.1:0 --no-auth --root "$work/root" --state "$work/state" --log-level warn >"$work/serve.log" 2>&1 &
 pid=$!
-url=""
-for _ in $(seq 100); do
-  url=$(sed -n 's/.*serving MCP over streamable HTTP at \(http[^ ]*\).*/\1/p' "$work/serve.log" | head -n 1)
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-[ -n "$url" ] || { cat "$work/serve.log"; say "maker mcp --http did not start"; exit 1; }
+url=$(address "$work/serve.log" 's/.*serving MCP over streamable HTTP at \(http[^ ]*\).*/\1/p' "maker mcp --http")
 say "maker mcp at $url"
 
 strict() { # strict TARGET...: Inspector's --strict check, silent when clean
@@ -100,13 +104,7 @@ done
 "$work/maker" serve-sim --addr 127.0.0.1:0 >"$work/sim.log" 2>&1 &
 sim=$!
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; kill "$sim" 2>/dev/null; rm -rf "$work"' EXIT
-base=""
-for _ in $(seq 100); do
-  base=$(sed -n 's/^listening on \(http[^ ]*\)$/\1/p' "$work/sim.log" | head -n 1)
-  [ -n "$base" ] && break
-  sleep 0.1
-done
-[ -n "$base" ] || { cat "$work/sim.log"; say "maker serve-sim did not start"; exit 1; }
+base=$(address "$work/sim.log" 's/^listening on \(http[^ ]*\)$/\1/p' "maker serve-sim")
 # node finds the openai package from the script's folder: it runs from $tools.
 cp "$root/.ci/openai-client.mjs" "$tools/openai-client.mjs"
 node "$tools/openai-client.mjs" "$base" | sed 's/^/   /'
