@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -24,7 +25,7 @@ func TestDocsNameServedMetrics(t *testing.T) {
 	require.NoError(t, err)
 	defer tel.Shutdown(context.Background())
 	s := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
-		AdaptiveK: &maker.AdaptiveK{Target: 0.9, Steps: 4, Floor: 2, Max: 3},
+		AdaptiveK: &adaptive.Policy{Target: 0.9, Steps: 4, Floor: 2, Max: 3},
 		// Four steps cannot bound p within the budget at k 3: adaptive k
 		// stops by default; raise-k runs on, so every metric is served.
 		Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK}}}
