@@ -50,6 +50,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{maker.Config{AdaptiveK: stubPolicy{err: fielderr.New("stub", "Target", 1.0, "use below 1")}}, []string{"AdaptiveK.Target"}, 1.0, "below 1"},
 		{maker.Config{Vote: vote.Config{MaxSamples: 10}, AdaptiveK: stubPolicy{max: 30}}, []string{"Vote.MaxSamples", "AdaptiveK.Max"}, 10, "cannot hold a race"},
 		{maker.Config{AdaptiveK: stubPolicy{max: vote.MaxK + 1}}, []string{"Vote.K"}, vote.MaxK + 1, ""},
+		{maker.Config{AdaptiveK: (*stubPolicy)(nil)}, []string{"AdaptiveK"}, "*maker_test.stubPolicy(nil)", "leave AdaptiveK nil for a fixed k"},
 		{maker.Config{Escalation: &maker.Escalation{Policy: "shout"}}, []string{"Escalation.Policy"}, "shout", `use "raise-k"`},
 		{maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, K: -1}}, []string{"Escalation.K"}, -1, "0 (twice the step's k)"},
 		{maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateModel}}, []string{"Escalation.Model"}, nil, "needs a Model"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 
 	"github.com/mdap-go/mdap/intent"
@@ -183,9 +184,12 @@ func (r *run) observe(rec *StepRecord) error {
 	return nil
 }
 
-// checkKPolicy checks c.AdaptiveK, and that a race at its largest k fits
-// the vote budget.
+// checkKPolicy checks c.AdaptiveK (a nil pointer in it is refused, not
+// called), and that a race at its largest k fits the vote budget.
 func (c Config) checkKPolicy() error {
+	if v := reflect.ValueOf(c.AdaptiveK); v.Kind() == reflect.Pointer && v.IsNil() {
+		return fielderr.New(configName, "AdaptiveK", fmt.Sprintf("%T(nil)", c.AdaptiveK), "leave AdaptiveK nil for a fixed k, or give it a policy")
+	}
 	maxK, err := c.AdaptiveK.Check()
 	if err != nil {
 		return within("AdaptiveK.", err)
