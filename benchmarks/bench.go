@@ -40,7 +40,7 @@ type Options struct {
 	Progress func(suite string, done, total int)
 	// Adaptive builds the margin policy of the strategies suite's
 	// adaptive-k row for a run of steps steps at the given target; nil
-	// means maker.AdaptiveK with its defaults (see DefaultAdaptive).
+	// means adaptive.Policy with its defaults (see DefaultAdaptive).
 	Adaptive func(steps int, target float64) (MarginPolicy, error)
 	// Engine is the NATS engine's transport for the real suite; nil means
 	// OverNATS.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -170,8 +171,8 @@ func costRun(ctx context.Context, seed uint64, disks, k, steps int, reply string
 		// k_min of 2 that this steady model needs at 10 disks), so the
 		// wrong-step rate is no worse than the fixed rows' and the row
 		// measures what adaptive k saves on a steady model.
-		floor := max(2, min(k, maker.DefaultKFloor))
-		run.AdaptiveK = &maker.AdaptiveK{Target: costTarget, Steps: 1<<disks - 1, Max: max(k, floor), Floor: floor}
+		floor := max(2, min(k, adaptive.DefaultFloor))
+		run.AdaptiveK = &adaptive.Policy{Target: costTarget, Steps: 1<<disks - 1, Max: max(k, floor), Floor: floor}
 	}
 	if st.flat {
 		run.Temperature = func(int) float64 { return 0.1 }

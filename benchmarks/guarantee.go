@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/evidence"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -214,7 +215,7 @@ func runGuaranteeCell(ctx context.Context, o Options, c guaranteeCell, seeds []u
 	compare := func(seeds []uint64, fixed []int, auto bool) ([]calibrate.Row, error) {
 		cmp := calibrate.Comparison{Disks: c.disks, Sim: c.sim, Seeds: seeds, Fixed: fixed, Concurrency: o.workers()}
 		if auto {
-			cmp.Auto = []maker.AdaptiveK{{Target: guaranteeTarget}}
+			cmp.Auto = []adaptive.Policy{{Target: guaranteeTarget}}
 		}
 		return calibrate.CompareHanoi(ctx, cmp)
 	}
@@ -314,7 +315,7 @@ func writeGuarantee(b *strings.Builder, g *GuaranteeResult) {
 	w("## Guarantee: is the whole run right with probability T?\n\n")
 	w("The promise of mdap's first line, checked the project's way: per cell, %d seeds, each a whole run of Towers of Hanoi on the simulated model (where the truth is known); *failures* are runs with a wrong step (or unsolved). The bound is the one-sided %g%% upper confidence bound (Clopper-Pearson, `internal/evidence`) on the failure rate, against the target 1 − T = %g (T = %g): *met* when the bound is at or below it, *not met* when the one-sided %g%% lower bound is above it, *not shown* when neither (a row needs at least %d runs to show %g at all, with no failure). ",
 		g.Seeds, 100*g.Confidence, g.Limit, g.Target, 100*g.Confidence, g.MinRuns, g.Limit)
-	w("Policies: *k_min at the true p* (or at the early p of a drift: what a calibration before the drop measures) is `laws.KMin`'s k for the run's steps; *calibrate's k* is `maker calibrate --until-decided`'s recommendation with its defaults (100 sampled steps, 10 samples each, then rounds until decided or 200,000 samples), one calibration per seed on the run's own model, then a run at that k (*no k*: calibrations that gave none; the row's runs are the seeds that got one); *--k auto* is `maker.AdaptiveK` with its defaults. Setups are `maker hanoi` flags; every cell also has the sim's default red-flag rate.\n\n")
+	w("Policies: *k_min at the true p* (or at the early p of a drift: what a calibration before the drop measures) is `laws.KMin`'s k for the run's steps; *calibrate's k* is `maker calibrate --until-decided`'s recommendation with its defaults (100 sampled steps, 10 samples each, then rounds until decided or 200,000 samples), one calibration per seed on the run's own model, then a run at that k (*no k*: calibrations that gave none; the row's runs are the seeds that got one); *--k auto* is `adaptive.Policy` with its defaults. Setups are `maker hanoi` flags; every cell also has the sim's default red-flag rate.\n\n")
 	w("| cell | setup | disks | policy | runs | failures | 95%% upper bound | target 1 − T | verdict | samples/step | calibrate: k given (seeds) · no k |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	cells := map[string]GuaranteeCell{}
 	for _, c := range g.Cells {

@@ -104,7 +104,6 @@ func observeRun(ctx context.Context, seed uint64, disks int, config string) (cpu
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model}
 	var tel *observe.Telemetry
 	switch config {
 	case "metrics":
@@ -116,9 +115,9 @@ func observeRun(ctx context.Context, seed uint64, disks int, config string) (cpu
 		return 0, 0, 0, err
 	}
 	if tel != nil {
-		tel.Watch(s)
 		defer tel.Shutdown(context.WithoutCancel(ctx))
 	}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model, Observer: tel.SolverObserver()}
 	runtime.GC()
 	c0, t0 := cpuTime(), time.Now()
 	rep, err := s.Solve(ctx, task)

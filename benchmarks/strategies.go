@@ -17,7 +17,7 @@ import (
 
 // MarginPolicy chooses a step's margin from the run's votes so far: the
 // valid votes that went to their step's winner and all valid votes (the
-// shape of maker.AdaptiveK.K on the calibrate branch).
+// shape of adaptive.Policy.K on the calibrate branch).
 type MarginPolicy func(step, winnerVotes, valid int) int
 
 // strategy decides one step of a vote-level experiment. It returns the
@@ -56,7 +56,7 @@ func strategies() []strategy {
 		{name: "batch4", rule: "first-to-ahead-by-k over fixed batches of 4, each awaited whole before tallying", decide: batchDecide(4)},
 		{name: "majority(2k-1)", rule: "plain majority (plurality) of 2k-1 samples drawn at once", decide: majorityDecide},
 		{name: "first-to-k", rule: "the first answer with k votes wins, one sample at a time", decide: firstToKDecide},
-		{name: "adaptive", rule: "first-to-ahead-by-k in waves, k chosen per step from the run's votes (maker.AdaptiveK, planning a 1,048,575-step run at target 0.95; Options.Adaptive)", decide: adaptiveDecide},
+		{name: "adaptive", rule: "first-to-ahead-by-k in waves, k chosen per step from the run's votes (adaptive.Policy, planning a 1,048,575-step run at target 0.95; Options.Adaptive)", decide: adaptiveDecide},
 	}
 }
 

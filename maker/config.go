@@ -38,8 +38,9 @@ type Config struct {
 	// Vote configures each step's race; see vote.Config.
 	Vote vote.Config
 	// AdaptiveK, if set, chooses each step's k from the run's own votes
-	// instead of Vote.K (see AdaptiveK); nil keeps the fixed Vote.K.
-	AdaptiveK *AdaptiveK
+	// instead of Vote.K (see KPolicy; maker/adaptive.Policy is mdap's);
+	// nil keeps the fixed Vote.K.
+	AdaptiveK KPolicy
 	// Escalation, if set, is what a contested step gets (see
 	// Escalation); nil races every step to its end with one model.
 	Escalation *Escalation
@@ -111,7 +112,7 @@ const configName = "maker.Config"
 
 // Validate checks every field of c as Solve will use it, without a model
 // call: Vote (its fields as vote.Config.WithDefaults checks them),
-// AdaptiveK (as AdaptiveK.WithDefaults, and that a race at its Max fits
+// AdaptiveK (its Check, and that a race at its largest k fits
 // Vote.MaxSamples), Escalation, a negative MaxTokens, Timeout or MaxSteps,
 // SamplesPerCall below SamplesPerCallAuto, an unknown ToolDeclaration, a
 // negative or non-finite Price. It does not call Temperature or the
@@ -131,7 +132,7 @@ func (c Config) Validate() error {
 		return within("Vote.", err)
 	}
 	if c.AdaptiveK != nil {
-		if err := c.checkAdaptive(); err != nil {
+		if err := c.checkKPolicy(); err != nil {
 			return err
 		}
 	}
@@ -161,24 +162,6 @@ func (c Config) Validate() error {
 		if !(f.value >= 0) || math.IsInf(f.value, 1) {
 			return fielderr.New(configName, f.name, f.value, "use a finite price of 0 or more dollars per million tokens")
 		}
-	}
-	return nil
-}
-
-// checkAdaptive checks AdaptiveK, and that a race at its Max fits the
-// vote budget.
-func (c Config) checkAdaptive() error {
-	a, err := c.AdaptiveK.WithDefaults()
-	if err != nil {
-		return within("AdaptiveK.", err)
-	}
-	if c.Vote.MaxSamples != 0 && c.Vote.MaxSamples < a.Max {
-		return &fielderr.Error{Config: configName,
-			Fields: []fielderr.Field{{Name: "Vote.MaxSamples", Value: c.Vote.MaxSamples}, {Name: "AdaptiveK.Max", Value: a.Max}},
-			Fix:    fmt.Sprintf("Vote.MaxSamples cannot hold a race at AdaptiveK.Max: raise it, or leave it 0 (%d times each step's k)", vote.DefaultSamplesPerK)}
-	}
-	if _, err := a.config(c.Vote, a.Max); err != nil {
-		return within("Vote.", err)
 	}
 	return nil
 }

@@ -2,12 +2,14 @@ package maker_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/vote"
@@ -20,7 +22,7 @@ func TestConfigZeroValueIsValid(t *testing.T) {
 	require.NoError(t, maker.Config{}.Validate())
 	ok := maker.Config{Vote: vote.Config{K: 5, MaxSamples: 30}, MaxTokens: 1, Timeout: time.Second, MaxSteps: 1,
 		SamplesPerCall: maker.SamplesPerCallAuto, ToolDeclaration: maker.DeclareBoth,
-		AdaptiveK:  &maker.AdaptiveK{Target: 0.95, Steps: 7},
+		AdaptiveK:  stubPolicy{max: 8},
 		Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK}, Price: maker.Price{InputPerMillion: 1}}
 	require.NoError(t, ok.Validate())
 }
@@ -45,10 +47,10 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{maker.Config{Price: maker.Price{OutputPerMillion: -1}}, []string{"Price.OutputPerMillion"}, -1.0, "0 or more"},
 		{maker.Config{Price: maker.Price{InputPerMillion: math.NaN()}}, []string{"Price.InputPerMillion"}, nil, "finite"},
 		{maker.Config{Price: maker.Price{CacheWritePerMillion: math.Inf(1)}}, []string{"Price.CacheWritePerMillion"}, math.Inf(1), "finite"},
-		{maker.Config{AdaptiveK: &maker.AdaptiveK{Target: 1, Steps: 7}}, []string{"AdaptiveK.Target"}, 1.0, "below 1"},
-		{maker.Config{AdaptiveK: &maker.AdaptiveK{Target: 0.9, Steps: 7, Floor: 1}}, []string{"AdaptiveK.Floor"}, 1, "at least 2"},
-		{maker.Config{AdaptiveK: &maker.AdaptiveK{Target: 0.9, Steps: 7, Confidence: 0.8}}, []string{"AdaptiveK.Confidence", "AdaptiveK.Target"}, 0.8, "above Target"},
-		{maker.Config{Vote: vote.Config{MaxSamples: 10}, AdaptiveK: &maker.AdaptiveK{Target: 0.9, Steps: 7}}, []string{"Vote.MaxSamples", "AdaptiveK.Max"}, 10, "cannot hold a race"},
+		{maker.Config{AdaptiveK: stubPolicy{err: fielderr.New("stub", "Target", 1.0, "use below 1")}}, []string{"AdaptiveK.Target"}, 1.0, "below 1"},
+		{maker.Config{Vote: vote.Config{MaxSamples: 10}, AdaptiveK: stubPolicy{max: 30}}, []string{"Vote.MaxSamples", "AdaptiveK.Max"}, 10, "cannot hold a race"},
+		{maker.Config{AdaptiveK: stubPolicy{max: vote.MaxK + 1}}, []string{"Vote.K"}, vote.MaxK + 1, ""},
+		{maker.Config{AdaptiveK: (*stubPolicy)(nil)}, []string{"AdaptiveK"}, "*maker_test.stubPolicy(nil)", "leave AdaptiveK nil for a fixed k"},
 		{maker.Config{Escalation: &maker.Escalation{Policy: "shout"}}, []string{"Escalation.Policy"}, "shout", `use "raise-k"`},
 		{maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, K: -1}}, []string{"Escalation.K"}, -1, "0 (twice the step's k)"},
 		{maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateModel}}, []string{"Escalation.Model"}, nil, "needs a Model"},
@@ -87,4 +89,20 @@ func TestSolveRefusesAnInvalidConfigFirst(t *testing.T) {
 	_, err = s.Solve(context.Background(), task)
 	assert.Equal(t, s.Config.Validate(), err)
 	assert.Zero(t, calls, "no model call")
+}
+
+// stubPolicy is a KPolicy whose Check returns max and err: the seam's
+// checks, without a real policy.
+type stubPolicy struct {
+	max int
+	err error
+}
+
+func (p stubPolicy) Check() (int, error) { return p.max, p.err }
+func (p stubPolicy) Record() (maker.KRecord, error) {
+	return maker.KRecord{JSON: []byte(`{}`), Text: "stub"}, nil
+}
+func (p stubPolicy) Describe(record json.RawMessage) string { return string(record) }
+func (p stubPolicy) Start(maker.Task, any) (maker.KPlanner, error) {
+	return nil, errors.New("stubPolicy does not plan")
 }

@@ -383,8 +383,16 @@ func (j *Journal) load() error {
 			switch {
 			case bytes.HasPrefix(line, checkpointPrefix):
 				var c checkpointRecord
+				// The k policy's state is kept as its JSON, for the
+				// policy to restore (KPolicy.Start).
+				kstate := new(json.RawMessage)
+				c.Total.KAuto = kstate
 				if err := json.Unmarshal(line, &c); err != nil {
 					return j.corrupt(lineNo, "is a checkpoint that does not parse: %v", err)
+				}
+				c.Total.KAuto = nil
+				if len(*kstate) > 0 {
+					c.Total.KAuto = *kstate
 				}
 				j.checkpoint = &c
 				j.replay = n + 1

@@ -8,20 +8,37 @@ import (
 	"github.com/mdap-go/mdap/vote"
 )
 
+// AnswerMatcher says when two answers of a task vote together beyond
+// equal canonical forms. package intent/match's Matcher is mdap's, built
+// from the "x-mdap-match" annotations of an answer schema.
+type AnswerMatcher interface {
+	// Key returns an answer's vote key under the matcher: intent.Key of
+	// its normal form, equal for answers the matcher counts as one; an
+	// answer with a tool intent is keyed by intent.Key exactly.
+	Key(out intent.Output) (uint64, error)
+	// Tolerant reports a matcher that is not a normal form alone (a
+	// number tolerance): answers with different keys may still match, so
+	// a race must use Match (vote.RaceMatching).
+	Tolerant() bool
+	// Match reports whether a and b vote together: reflexive and
+	// symmetric, not necessarily transitive.
+	Match(a, b intent.Output) bool
+}
+
 // Matching is an optional Task extension for a task whose answers mean the
 // same in more than one form: AnswerMatcher returns the matcher its answer
-// contract declares (intent.NewMatcher), built once, or nil for exact
-// matching. The solver then keys every valid sample with the matcher
-// (text and set fields in their normal form), and when the matcher is
-// Tolerant races with vote.RaceMatching, so that answers within a number
-// tolerance vote together; the journal's keys are those class keys.
-// package maker/spec's Task implements it from "x-mdap-match".
+// contract declares, built once, or nil for exact matching. The solver
+// then keys every valid sample with the matcher (text and set fields in
+// their normal form), and when the matcher is Tolerant races with
+// vote.RaceMatching, so that answers within a number tolerance vote
+// together; the journal's keys are those class keys. package maker/spec's
+// Task implements it from "x-mdap-match" (intent/match).
 type Matching interface {
-	AnswerMatcher() *intent.Matcher
+	AnswerMatcher() AnswerMatcher
 }
 
 // MatcherOf returns task's matcher: its AnswerMatcher, or nil (exact).
-func MatcherOf(task Task) *intent.Matcher {
+func MatcherOf(task Task) AnswerMatcher {
 	if m, ok := task.(Matching); ok {
 		return m.AnswerMatcher()
 	}
@@ -59,8 +76,8 @@ func (s *Solver) ClassesIn(task Task, outs []intent.Output) ([]uint64, error) {
 
 // raceMatch is the vote.Match a race needs for m: nil (keys decide)
 // unless m is Tolerant.
-func raceMatch(m *intent.Matcher) vote.Match[intent.Output] {
-	if !m.Tolerant() {
+func raceMatch(m AnswerMatcher) vote.Match[intent.Output] {
+	if m == nil || !m.Tolerant() {
 		return nil
 	}
 	return m.Match

@@ -42,10 +42,12 @@ type RunInfo struct {
 	// Models are the identities of the models that draw samples (one, or
 	// an ensemble's members in order); sample i goes to Models[i%len].
 	Models []string
-	// K is the configured margin (the first step's under AdaptiveK).
+	// K is the configured margin (Vote.K; under AdaptiveK each step's
+	// is its record's K).
 	K int
-	// Adaptive is set when each step's k is chosen by AdaptiveK.
-	Adaptive *AdaptiveK
+	// Adaptive is set when each step's k is chosen by a KPolicy
+	// (Config.AdaptiveK).
+	Adaptive KPolicy
 	// Price is the Solver's price, for models that know none of their own.
 	Price Price
 	// Prices are each model's price, in Models' order.

@@ -82,7 +82,9 @@ func (r *run) replay() (*StepRecord, error) {
 			return fmt.Errorf("%w: replaying step %d (%s:%d): %w", ErrStep, rec.Step, j.path(), n, err)
 		}
 		r.rep.addStep(rec)
-		r.observe(rec)
+		if err := r.observe(rec); err != nil {
+			return err
+		}
 		r.rep.Resumed++
 		r.rep.Done = done
 		if r.Progress != nil {

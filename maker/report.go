@@ -85,9 +85,11 @@ type Report struct {
 	// with: KHistogram[k] steps had margin k (one entry for a fixed k;
 	// see AdaptiveK).
 	KHistogram map[int]int `json:"k_histogram,omitempty"`
-	// KAuto is adaptive k's estimate and failure ledger (AdaptiveK); nil
-	// for a fixed k.
-	KAuto *KState `json:"k_auto,omitempty"`
+	// KAuto is the k policy's running state (KPlanner.State: for
+	// maker/adaptive, its estimate and failure ledger); nil for a fixed
+	// k. A report read from a journal's checkpoint holds it as
+	// json.RawMessage until the run's policy restores it.
+	KAuto any `json:"k_auto,omitempty"`
 	// Contested counts the decided steps whose first race ran past the
 	// escalation threshold; Escalated those the policy then decided
 	// (Solver.Escalation).
@@ -269,4 +271,15 @@ func cacheText(u vote.Usage) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// Agreement returns the valid votes that went to their step's winner and
+// all valid votes, summed over the models (Report.Models). A resumed run
+// rebuilds both from its journal.
+func (r Report) Agreement() (winnerVotes, valid int) {
+	for _, m := range r.Models {
+		winnerVotes += m.WinnerVotes
+		valid += m.Valid
+	}
+	return winnerVotes, valid
 }

@@ -26,9 +26,9 @@ type Settings struct {
 	Model string `json:"model"`
 	// K is the voting margin; 0 when KAuto chooses it per step.
 	K int `json:"k"`
-	// KAuto is the adaptive k policy (Solver.AdaptiveK) with its
-	// defaults, nil for a fixed k.
-	KAuto *AdaptiveK `json:"k_auto,omitempty"`
+	// KAuto is the k policy (Config.AdaptiveK) with its defaults, as
+	// it records itself (KPolicy.Record); nil for a fixed k.
+	KAuto *KRecord `json:"k_auto,omitempty"`
 	// MaxTokens is the reply cap sent with every call.
 	MaxTokens int `json:"max_tokens"`
 	// Flags are the red-flag rules.
@@ -89,11 +89,12 @@ func (s *Solver) settings(k int) (Settings, error) {
 		st.Temperature[i] = temp(i)
 	}
 	if s.AdaptiveK != nil {
-		a, err := s.AdaptiveK.WithDefaults()
+		rec, err := s.AdaptiveK.Record()
 		if err != nil {
 			return Settings{}, err
 		}
-		st.K, st.KAuto = 0, &a
+		rec.describe = s.AdaptiveK.Describe
+		st.K, st.KAuto = 0, &rec
 	}
 	for _, t := range s.Tools {
 		b, err := json.Marshal(t)
@@ -135,7 +136,9 @@ func (s Settings) Diff(o Settings) []string {
 	}
 	field("model", s.Model, o.Model)
 	field("k", s.K, o.K)
-	field("k_auto", kAutoText{s.KAuto}, kAutoText{o.KAuto})
+	if !sameKRecord(s.KAuto, o.KAuto) {
+		out = append(out, fmt.Sprintf("k_auto: %s in the journal, %s now", kAutoText(s.KAuto, o.KAuto), kAutoText(o.KAuto, o.KAuto)))
+	}
 	field("max_tokens", s.MaxTokens, o.MaxTokens)
 	field("flags", s.Flags, o.Flags)
 	field("temperature", s.Temperature, o.Temperature)
@@ -184,14 +187,4 @@ func (s Settings) String() string {
 		fmt.Fprintf(&b, " %s=%s", k, s.Extra[k])
 	}
 	return b.String()
-}
-
-// kAutoText names an adaptive policy, or "none" for a fixed k.
-type kAutoText struct{ a *AdaptiveK }
-
-func (k kAutoText) String() string {
-	if k.a == nil {
-		return "none"
-	}
-	return k.a.String()
 }

@@ -206,10 +206,6 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		defer w.Close()
 		cfg.Workers = w
 	}
-	auto, err := s.adaptive()
-	if err != nil {
-		return rep, err
-	}
 	ctx, endRun = s.observeRun(ctx, ids, cfg.K)
 	settings, err := s.settings(cfg.K)
 	if err != nil {
@@ -229,7 +225,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
-	run := &run{Solver: s, task: task, cfg: cfg, auto: auto, rep: &rep, ids: ids, agent: agent}
+	run := &run{Solver: s, task: task, cfg: cfg, rep: &rep, ids: ids, agent: agent}
 	if e := s.Escalation; e != nil && e.Policy == EscalateModel {
 		if run.escModel, err = e.ModelFor(s.Model); err != nil {
 			return rep, err
@@ -275,7 +271,7 @@ type run struct {
 	*Solver
 	task  Task
 	cfg   vote.Config
-	auto  *AdaptiveK // nil for a fixed k
+	kplan KPlanner // the k policy's plan, nil for a fixed k or before its first use
 	agent *microagent
 	// escModel draws an escalated race's samples (EscalateModel): the
 	// Escalation's Model without the run's own models.
@@ -408,7 +404,7 @@ func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Res
 	if len(r.ids) > 1 {
 		rec.Models = tally.shares(res.Valid+res.Flagged+res.Errors, res.Key)
 	}
-	if r.auto != nil && err == nil {
+	if r.AdaptiveK != nil && err == nil {
 		r.checkStep(rec)
 	}
 	if err != nil {
@@ -469,7 +465,9 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Durati
 		}
 	}
 	r.rep.addStep(rec)
-	r.observe(rec)
+	if err := r.observe(rec); err != nil {
+		return err
+	}
 	r.rep.Done = done
 	r.last = obs
 	if r.Progress != nil {

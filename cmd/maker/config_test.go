@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,8 +28,8 @@ func TestSolverSettingsErrorsNameTheFlag(t *testing.T) {
 		cfg  maker.Config
 		want string
 	}{
-		{maker.Config{AdaptiveK: &maker.AdaptiveK{Target: 0.95, Steps: 7, Floor: 1}}, "--k-floor 1: use at least 2"},
-		{maker.Config{Vote: vote.Config{MaxSamples: 10}, AdaptiveK: &maker.AdaptiveK{Target: 0.95, Steps: 7}}, "--max-samples 10 plus --k-max 30: Vote.MaxSamples cannot hold a race"},
+		{maker.Config{AdaptiveK: &adaptive.Policy{Target: 0.95, Steps: 7, Floor: 1}}, "--k-floor 1: use at least 2"},
+		{maker.Config{Vote: vote.Config{MaxSamples: 10}, AdaptiveK: &adaptive.Policy{Target: 0.95, Steps: 7}}, "--max-samples 10 plus --k-max 30: Vote.MaxSamples cannot hold a race"},
 		{maker.Config{MaxSteps: -1}, "--max-steps -1: use 1 or more"},
 		{maker.Config{ToolDeclaration: "sideways"}, `--tool-declaration "sideways": `},
 		{maker.Config{Escalation: &maker.Escalation{Policy: "shout"}}, `--escalate "shout": use "raise-k"`},

@@ -16,6 +16,7 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/observe"
@@ -39,7 +40,7 @@ type runFlags struct {
 	maxInFlight          int // maker solve's --max-inflight, for the connection pool
 	structured, verbose  bool
 	k, parallel          int
-	kAuto                bool    // --k auto: maker.AdaptiveK
+	kAuto                bool    // --k auto: adaptive.Policy
 	target               float64 // --target: of --k auto and maker calibrate
 	kFloor, kMax         int
 	usesTarget           bool // the command reads --target without --k auto (calibrate)
@@ -81,8 +82,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	f.k = vote.DefaultK
 	fs.Var(&kValue{k: &f.k, auto: &f.kAuto}, "k", "voting margin: a step is decided when one answer leads every other by k votes; auto: each step's k from the run's own votes (see --target)")
 	fs.Float64Var(&f.target, "target", calibrate.DefaultTarget, "with --k auto: the whole run's target success, in (0, 1): a quarter of 1 - target is the steps' failure budget (each step's k keeps the failure charged so far plus the remaining steps' within it, planned over the run's measured spread of difficulty), half the estimates' miss, a quarter a margin for drift before it is seen; when no k up to --k-max keeps it the run stops (or escalates). A bound by the union of the three, under the plan's model (Beta-distributed difficulty, errors that repeat), not an exact figure: hard steps whose errors agree can break it; see docs/calibrate.md")
-	fs.IntVar(&f.kFloor, "k-floor", maker.DefaultKFloor, "with --k auto: smallest k, at least 2 (at k=1 no vote disagrees with its winner, so p cannot be estimated); the default 4 holds a late drop of p from 0.9999 to 0.8 (at k=2 a step before the drop is seen fails 6% of the time, at k=4 0.4%)")
-	fs.IntVar(&f.kMax, "k-max", maker.DefaultKMax, "with --k auto: largest k, the first step's (nothing is known yet)")
+	fs.IntVar(&f.kFloor, "k-floor", adaptive.DefaultFloor, "with --k auto: smallest k, at least 2 (at k=1 no vote disagrees with its winner, so p cannot be estimated); the default 4 holds a late drop of p from 0.9999 to 0.8 (at k=2 a step before the drop is seen fails 6% of the time, at k=4 0.4%)")
+	fs.IntVar(&f.kMax, "k-max", adaptive.DefaultMax, "with --k auto: largest k, the first step's (nothing is known yet)")
 	fs.IntVar(&f.parallel, "parallel", 0, "most samples in flight per step, 1 to k (default k; 1 is the paper's sequential rule; a race never has more than k samples in flight beyond its lead)")
 	fs.IntVar(&f.maxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
 	fs.IntVar(&f.maxErrors, "max-errors", vote.DefaultMaxErrors, "provider errors tolerated per step; 0: none, the first failed call fails the step")

@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/spf13/pflag"
 )
 
-// kValue is the --k flag: a margin, or "auto" for maker.AdaptiveK (the
+// kValue is the --k flag: a margin, or "auto" for adaptive.Policy (the
 // margin is then 0).
 type kValue struct {
 	k    *int
@@ -78,11 +79,11 @@ func (f *runFlags) kBound() int {
 
 // adaptive is the --k auto policy for a task of steps steps, nil with a
 // fixed --k.
-func (f *runFlags) adaptive(steps int) *maker.AdaptiveK {
+func (f *runFlags) adaptive(steps int) maker.KPolicy {
 	if !f.kAuto {
 		return nil
 	}
-	return &maker.AdaptiveK{Target: f.target, Steps: steps, Floor: f.kFloor, Max: f.kMax}
+	return &adaptive.Policy{Target: f.target, Steps: steps, Floor: f.kFloor, Max: f.kMax}
 }
 
 // kText is --k as the summaries print it: "3" or "auto".
@@ -94,10 +95,11 @@ func (f *runFlags) kText() string {
 }
 
 // pEstimate is the run's estimate of p under --k auto, nil otherwise.
-func (f *runFlags) pEstimate(s *maker.Solver, rep maker.Report) *maker.PEstimate {
-	if s.AdaptiveK == nil {
+func (f *runFlags) pEstimate(s *maker.Solver, rep maker.Report) *adaptive.PEstimate {
+	a, ok := adaptive.Of(s.AdaptiveK)
+	if !ok {
 		return nil
 	}
-	e := s.AdaptiveK.Estimate(rep)
+	e := a.Estimate(rep)
 	return &e
 }

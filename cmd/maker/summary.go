@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/cluster"
 )
 
@@ -41,8 +42,8 @@ type runTotals struct {
 	Error             string         `json:"error,omitempty"`
 
 	// --k auto: the steps by their k, and the run's own estimate of p.
-	KHistogram map[int]int      `json:"k_histogram"`
-	PEstimate  *maker.PEstimate `json:"p_estimate,omitempty"`
+	KHistogram map[int]int         `json:"k_histogram"`
+	PEstimate  *adaptive.PEstimate `json:"p_estimate,omitempty"`
 	// --escalate: the contested steps and those the policy decided.
 	Contested int `json:"contested"`
 	Escalated int `json:"escalated"`

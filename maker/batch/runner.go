@@ -32,8 +32,10 @@ var (
 
 // Unit is a job made ready to run: its task and the solver that runs it.
 type Unit struct {
-	// Task and Solver are required. The Solver serves this job only; the
-	// runner sets its Journal and wraps its Model with the Limits.
+	// Task and Solver are required. The runner runs a copy of the
+	// Solver with the job's Journal, its Model wrapped with the Limits
+	// and a Progress hook that calls the Solver's own; the Solver itself
+	// is not changed.
 	Task   maker.Task
 	Solver *maker.Solver
 	// Finish, if set, is called after the run with the result filled in
@@ -285,7 +287,11 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res R
 		}()
 	}
 
-	s := unit.Solver
+	// The job runs a copy of the Solver it was built with, which gets
+	// the job's journal, the limited model and the progress hook: the
+	// Builder's Solver is not changed after it was made.
+	run := *unit.Solver
+	s := &run
 	if r.Limits != nil {
 		s.Model = r.Limits.Wrap(s.Model)
 	}

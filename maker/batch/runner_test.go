@@ -456,3 +456,48 @@ not json
 	assert.Equal(t, 1, sum.Solved)
 	assert.Equal(t, 3, sum.Invalid)
 }
+
+// TestRunnerLeavesTheBuiltSolverAlone: the runner runs a copy of the
+// Solver a Builder returns, with the job's journal, the limited model and
+// its own progress hook on the copy; the Solver it was given keeps its
+// fields (a Builder may share one Solver's settings between jobs), and
+// the Progress the Builder set is still called.
+func TestRunnerLeavesTheBuiltSolverAlone(t *testing.T) {
+	b := simBuiltin(nil)
+	type built struct {
+		s     *maker.Solver
+		model llms.Model
+	}
+	var (
+		mu    sync.Mutex
+		all   []built
+		calls atomic.Int64
+	)
+	build := func(ctx context.Context, job Job) (*Unit, error) {
+		u, err := b.Build(ctx, job)
+		if u != nil {
+			u.Solver.Progress = func(maker.Event) { calls.Add(1) }
+			mu.Lock()
+			all = append(all, built{u.Solver, u.Solver.Model})
+			mu.Unlock()
+		}
+		return u, err
+	}
+	l, err := NewLimits(LimitConfig{MaxInFlight: 2})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	journal := func(job Job) (*maker.Journal, error) {
+		return maker.CreateJournal(filepath.Join(dir, job.ID+".jsonl"), maker.JournalUnsigned())
+	}
+	jobs := readJobs(t, `{"id": "a", "hanoi": {"disks": 3}}
+{"id": "b", "hanoi": {"disks": 3}}`)
+	sum, err := (&Runner{Build: build, Concurrency: 2, Limits: l, Journal: journal}).Run(context.Background(), jobs)
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.Solved)
+	require.Len(t, all, 2)
+	for _, x := range all {
+		assert.Nil(t, x.s.Journal, "the job's journal is the copy's")
+		assert.Equal(t, x.model, x.s.Model, "the limited model is the copy's")
+	}
+	assert.Equal(t, int64(2*7), calls.Load(), "the Builder's Progress is called for every step of both jobs")
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
@@ -30,7 +31,7 @@ type Comparison struct {
 	Fixed []int
 	// Auto are the adaptive policies to run; their Steps default to the
 	// task's.
-	Auto []maker.AdaptiveK
+	Auto []adaptive.Policy
 	// Vote is the rest of each race's configuration (K is replaced).
 	Vote vote.Config
 	// Concurrency is the number of runs at once; default GOMAXPROCS.
@@ -52,7 +53,7 @@ type Row struct {
 	// KHistogram counts the steps by their margin.
 	KHistogram map[int]int `json:"k_histogram"`
 	// P is the run's own estimate of p (adaptive policies only).
-	P *maker.PEstimate `json:"p_estimate,omitempty"`
+	P *adaptive.PEstimate `json:"p_estimate,omitempty"`
 }
 
 // Summary is a policy's rows together.
@@ -84,7 +85,7 @@ func CompareHanoi(ctx context.Context, c Comparison) ([]Row, error) {
 	}
 	type job struct {
 		k    int
-		auto *maker.AdaptiveK
+		auto *adaptive.Policy
 		seed uint64
 	}
 	var jobs []job
@@ -120,8 +121,9 @@ func CompareHanoi(ctx context.Context, c Comparison) ([]Row, error) {
 			if err != nil {
 				return fmt.Errorf("%w: %w", ErrConfig, err)
 			}
-			run, row := maker.Config{Vote: c.Vote, AdaptiveK: j.auto}, Row{Seed: j.seed}
+			run, row := maker.Config{Vote: c.Vote}, Row{Seed: j.seed}
 			if j.auto != nil {
+				run.AdaptiveK = j.auto
 				row.Policy = j.auto.String()
 			} else {
 				run.Vote.K = j.k

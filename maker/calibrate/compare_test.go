@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
@@ -40,7 +40,7 @@ func TestAdaptiveKHoldsWhereK2Fails(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.P, cfg.WrongAnswers = 0.95, 1
 	rows, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{
-		Disks: disks, Sim: cfg, Seeds: seeds, Fixed: []int{2}, Auto: []maker.AdaptiveK{{Target: 0.95}},
+		Disks: disks, Sim: cfg, Seeds: seeds, Fixed: []int{2}, Auto: []adaptive.Policy{{Target: 0.95}},
 	})
 	require.NoError(t, err)
 	rs := byPolicy(rows)
@@ -75,8 +75,8 @@ func TestAdaptiveKHoldsWhereK2Fails(t *testing.T) {
 			}
 		}
 		assert.Greater(t, atLeast4, auto[i].Steps/2, "most steps at k >= 4: %s", calibrate.Histogram(auto[i].KHistogram))
-		assert.GreaterOrEqual(t, auto[i].KHistogram[maker.DefaultKMax], 1, "the first step at Max")
-		assert.LessOrEqual(t, auto[i].KHistogram[maker.DefaultKMax], 1+auto[i].Steps/100, "few steps at Max: %s", calibrate.Histogram(auto[i].KHistogram))
+		assert.GreaterOrEqual(t, auto[i].KHistogram[adaptive.DefaultMax], 1, "the first step at Max")
+		assert.LessOrEqual(t, auto[i].KHistogram[adaptive.DefaultMax], 1+auto[i].Steps/100, "few steps at Max: %s", calibrate.Histogram(auto[i].KHistogram))
 	}
 }
 
@@ -97,7 +97,7 @@ func TestAdaptiveKSpendsLessAtHighP(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.P = 0.999
 	rows, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{
-		Disks: disks, Sim: cfg, Seeds: seeds, Fixed: []int{3}, Auto: []maker.AdaptiveK{{Target: 0.95, Floor: 2}},
+		Disks: disks, Sim: cfg, Seeds: seeds, Fixed: []int{3}, Auto: []adaptive.Policy{{Target: 0.95, Floor: 2}},
 	})
 	require.NoError(t, err)
 	sums := calibrate.Summarize(rows)
@@ -129,7 +129,7 @@ func TestCompareHanoiRefusesBadConfigs(t *testing.T) {
 	_, err = calibrate.CompareHanoi(context.Background(), bad)
 	assert.ErrorIs(t, err, calibrate.ErrConfig)
 	bad = ok
-	bad.Auto = []maker.AdaptiveK{{Target: 2}}
+	bad.Auto = []adaptive.Policy{{Target: 2}}
 	_, err = calibrate.CompareHanoi(context.Background(), bad)
 	assert.ErrorIs(t, err, calibrate.ErrConfig)
 	bad = ok
@@ -155,7 +155,7 @@ func BenchmarkAdaptiveK(b *testing.B) {
 	var rows []calibrate.Row
 	for i := 0; b.Loop(); i++ {
 		r, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{
-			Disks: 10, Sim: cfg, Seeds: []uint64{uint64(i + 1)}, Fixed: []int{2, 3, 4}, Auto: []maker.AdaptiveK{{Target: 0.95}},
+			Disks: 10, Sim: cfg, Seeds: []uint64{uint64(i + 1)}, Fixed: []int{2, 3, 4}, Auto: []adaptive.Policy{{Target: 0.95}},
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -50,7 +50,7 @@
 // # Adaptive k
 //
 // The same estimate can be kept up during a run from the votes themselves:
-// see [maker.AdaptiveK], which sets each step's k from a lower bound on p
+// see [github.com/mdap-go/mdap/maker/adaptive.Policy], which sets each step's k from a lower bound on p
 // within a failure budget.
 // [CompareHanoi] runs fixed and adaptive k side by side on the simulated
 // model, the rows the benchmarks report.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/internal/evidence"
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote/laws"
@@ -27,7 +27,7 @@ func driftRuns(t *testing.T, seeds []uint64) (fixedFailed, autoFailed int) {
 	require.NoError(t, err)
 	require.Equal(t, 3, k0)
 	rows, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{
-		Disks: 10, Sim: cfg, Seeds: seeds, Fixed: []int{k0}, Auto: []maker.AdaptiveK{{Target: 0.95}},
+		Disks: 10, Sim: cfg, Seeds: seeds, Fixed: []int{k0}, Auto: []adaptive.Policy{{Target: 0.95}},
 	})
 	require.NoError(t, err)
 	failed := map[string]int{}

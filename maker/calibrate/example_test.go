@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -53,7 +54,7 @@ func ExampleCompareHanoi() {
 	cfg := sim.DefaultConfig()
 	cfg.P, cfg.WrongAnswers = 0.95, 1
 	rows, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{
-		Disks: 8, Sim: cfg, Seeds: []uint64{1, 2}, Fixed: []int{2}, Auto: []maker.AdaptiveK{{Target: 0.95}},
+		Disks: 8, Sim: cfg, Seeds: []uint64{1, 2}, Fixed: []int{2}, Auto: []adaptive.Policy{{Target: 0.95}},
 	})
 	if err != nil {
 		panic(err)

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/mdap-go/mdap/internal/stats"
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 )
 
 // When calibration samples every step of the task, the steps are not a
@@ -35,8 +35,8 @@ func finiteVerdict(cs []wcluster, target, conf, scale float64) verdict {
 	for _, c := range cs {
 		lo, hi := stats.ClopperPearson(c.x*scale, c.n*scale, 1-2*per)
 		for k := 1; k <= kSearch; k++ {
-			logLo[k-1] += c.w * math.Log1p(-maker.StepFailure(lo, k))
-			logHi[k-1] += c.w * math.Log1p(-maker.StepFailure(hi, k))
+			logLo[k-1] += c.w * math.Log1p(-adaptive.StepFailure(lo, k))
+			logHi[k-1] += c.w * math.Log1p(-adaptive.StepFailure(hi, k))
 		}
 	}
 	n := int(steps)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/evidence"
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
@@ -54,7 +54,7 @@ func autoAtP08(t *testing.T, disks int, seeds []uint64) (failed int) {
 	cfg.P, cfg.WrongAnswers = 0.8, 1
 	start := time.Now()
 	rows, err := calibrate.CompareHanoi(context.Background(), calibrate.Comparison{
-		Disks: disks, Sim: cfg, Seeds: seeds, Auto: []maker.AdaptiveK{{Target: 0.95}},
+		Disks: disks, Sim: cfg, Seeds: seeds, Auto: []adaptive.Policy{{Target: 0.95}},
 	})
 	require.NoError(t, err)
 	over := 0
@@ -64,7 +64,7 @@ func autoAtP08(t *testing.T, disks int, seeds []uint64) (failed int) {
 			failed++
 		}
 		require.NotNil(t, r.P)
-		assert.Equal(t, maker.SourceCorrectness, r.P.Source)
+		assert.Equal(t, adaptive.SourceCorrectness, r.P.Source)
 		assert.LessOrEqual(t, r.P.Spent, 0.05+1e-12, "seed %d: the ledger within the budget", r.Seed)
 		over += r.P.OverBudget
 		spent += r.P.Spent

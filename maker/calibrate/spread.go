@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/mdap-go/mdap/internal/stats"
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 )
 
 // Spread is the fitted distribution of per-step p over the task's steps:
@@ -51,7 +51,7 @@ func (s Spread) massesIn(n int) []float64 {
 }
 
 // failuresOn returns the spread's mean per-step failure at each margin
-// 1..kmax (index k-1): maker.StepFailure(p, k) averaged over the Beta on
+// 1..kmax (index k-1): adaptive.StepFailure(p, k) averaged over the Beta on
 // n bins of p by its CDF, leaving out bins of mass at most skip; the
 // share of steps decided wrong at margin k when a step's errors go to
 // one rival answer (the worst case; on a step whose p is below 1/2 that
@@ -62,7 +62,7 @@ func (s Spread) failuresOn(n, kmax int, skip float64) []float64 {
 	m := s.massesIn(n)
 	if m == nil {
 		for k := 1; k <= kmax; k++ {
-			out[k-1] = maker.StepFailure(s.Mean, k)
+			out[k-1] = adaptive.StepFailure(s.Mean, k)
 		}
 		return out
 	}

@@ -3,7 +3,7 @@ package calibrate
 import (
 	"testing"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/stretchr/testify/assert"
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -11,7 +11,7 @@ import (
 
 // TestFailuresOnIsTheBetaAverage: the spread's mean per-step failure on
 // bins of p (the fit's 2,000 and the region's 500) is the integral of
-// maker.StepFailure(p, k) against the Beta's density, computed apart by
+// adaptive.StepFailure(p, k) against the Beta's density, computed apart by
 // gonum's Gauss-Legendre quadrature, and PFull and kMin are read from it.
 // Broken on purpose (the bins' midpoints taken on 2,000 bins whatever
 // their number), the region's averages fail here.
@@ -20,11 +20,11 @@ func TestFailuresOnIsTheBetaAverage(t *testing.T) {
 		for _, n := range []int{bins, regionBins} {
 			got := s.failuresOn(n, 6, 0)
 			for k := 1; k <= 6; k++ {
-				want := maker.StepFailure(s.Mean, k)
+				want := adaptive.StepFailure(s.Mean, k)
 				if s.ICC > 0 {
 					a, b := s.Mean*(1-s.ICC)/s.ICC, (1-s.Mean)*(1-s.ICC)/s.ICC
 					beta := distuv.Beta{Alpha: a, Beta: b}
-					want = quad.Fixed(func(p float64) float64 { return beta.Prob(p) * maker.StepFailure(p, k) }, 0, 1, 400, nil, 0)
+					want = quad.Fixed(func(p float64) float64 { return beta.Prob(p) * adaptive.StepFailure(p, k) }, 0, 1, 400, nil, 0)
 				}
 				assert.InDelta(t, want, got[k-1], 2e-3*want, "%+v on %d bins at k %d", s, n, k)
 			}

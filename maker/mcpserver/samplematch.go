@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/vote"
 )
 
 // answerMatcher builds the matcher an answer_schema declares; nil for
 // none. Errors wrap ErrArgument.
-func answerMatcher(schema any) (*intent.Matcher, error) {
+func answerMatcher(schema any) (*match.Matcher, error) {
 	if schema == nil {
 		return nil, nil
 	}
@@ -19,7 +19,7 @@ func answerMatcher(schema any) (*intent.Matcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: answer_schema: %w", ErrArgument, err)
 	}
-	m, err := intent.NewMatcher(raw)
+	m, err := match.New(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: answer_schema: %w", ErrArgument, err)
 	}
@@ -28,7 +28,7 @@ func answerMatcher(schema any) (*intent.Matcher, error) {
 
 // drawnMatch is the race's Match for sample_and_vote's samples: nil
 // unless m has a number tolerance (its other matchers are in the keys).
-func drawnMatch(m *intent.Matcher) vote.Match[drawn] {
+func drawnMatch(m *match.Matcher) vote.Match[drawn] {
 	if !m.Tolerant() {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ func TestSampleAndVoteKeysByTheAnswerSchema(t *testing.T) {
 	out := decode[mcpserver.SampleAndVoteOutput](t, call(t, ctx, c.ClientSession, "sample_and_vote",
 		map[string]any{"messages": hanoiMessages(3), "answer_schema": schema}, nil))
 	require.True(t, out.Decided, out.Message)
-	m, err := intent.NewMatcher([]byte(schemaText))
+	m, err := match.New([]byte(schemaText))
 	require.NoError(t, err)
 	want, err := m.Key(*out.Winner.Output)
 	require.NoError(t, err)

@@ -8,7 +8,7 @@ import (
 )
 
 // matchCandidates gives each voting candidate of the vote tool the class
-// key it has under the matchers schema declares (intent.NewMatcher), in
+// key it has under the matchers schema declares (match.New), in
 // candidate order, by vote.Classify: the classes a race tallying the
 // candidates in that order forms, so the plain race that follows decides
 // as vote.RaceMatching would. No schema leaves the keys as they are.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/intent/match"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,6 +39,6 @@ func TestVoteGroupsByTheAnswerSchema(t *testing.T) {
 	in.AnswerSchema = map[string]any{"properties": map[string]any{"city": map[string]any{"x-mdap-match": "fuzzy"}}}
 	_, err = Vote(in, 20)
 	require.ErrorIs(t, err, ErrArgument)
-	require.ErrorIs(t, err, intent.ErrMatcher)
+	require.ErrorIs(t, err, match.ErrMatcher)
 	assert.Contains(t, err.Error(), "/properties/city/x-mdap-match")
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -23,21 +24,20 @@ func TestDocsNameServedMetrics(t *testing.T) {
 	tel, err := observe.Setup(context.Background(), observe.Config{Metrics: true, Getenv: func(string) string { return "" }})
 	require.NoError(t, err)
 	defer tel.Shutdown(context.Background())
-	s := &maker.Solver{Model: model{}, Executor: executorWithDeploy(t), Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
-		AdaptiveK: &maker.AdaptiveK{Target: 0.9, Steps: 4, Floor: 2, Max: 3},
+	s := &maker.Solver{Observer: tel.SolverObserver(), Model: model{}, Executor: executorWithDeploy(t), Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5},
+		AdaptiveK: &adaptive.Policy{Target: 0.9, Steps: 4, Floor: 2, Max: 3},
 		// Four steps cannot bound p within the budget at k 3: adaptive k
 		// stops by default; raise-k runs on, so every metric is served.
 		Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK}}}
-	tel.Watch(s)
 	_, err = s.Solve(observe.WithOracle(context.Background(), &oracle{n: 1}), &counter{target: 4})
 	require.NoError(t, err)
 	// A second run whose step 0 is contested and escalated.
 	esc := &maker.Solver{
+		Observer: tel.SolverObserver(),
 		Config:   maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}, Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, After: 2}},
 		Model:    model{},
 		Executor: executorWithDeploy(t),
 	}
-	tel.Watch(esc)
 	_, err = esc.Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)
 	w := tel.Observer()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -267,8 +268,10 @@ func (in *instruments) step(ctx context.Context, rs *runState, rec *maker.StepRe
 	if rep != nil {
 		if w, v := rep.Agreement(); v > 0 {
 			in.p.Record(ctx, float64(w)/float64(v))
-			if rs != nil && rs.info.Adaptive != nil {
-				in.pLower.Record(ctx, rs.info.Adaptive.Estimate(*rep).Lower)
+			if rs != nil {
+				if a, ok := adaptive.Of(rs.info.Adaptive); ok {
+					in.pLower.Record(ctx, a.Estimate(*rep).Lower)
+				}
 			}
 		}
 	}

@@ -107,11 +107,11 @@ func watched(t *testing.T) (maker.Report, *tracetest.InMemoryExporter, *sdkmetri
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	s := &maker.Solver{
+		Observer: tel.SolverObserver(),
 		Config:   maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}, Price: maker.Price{InputPerMillion: 1e5, OutputPerMillion: 2e5}},
 		Model:    model{},
 		Executor: executorWithDeploy(t),
 	}
-	tel.Watch(s)
 	rep, err := s.Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)
 	return rep, spans, reader, tel
@@ -295,8 +295,7 @@ func TestWrongStepsFromTheOracle(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	tel, err := observe.Setup(context.Background(), observe.Config{MetricReader: reader, Getenv: func(string) string { return "" }})
 	require.NoError(t, err)
-	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}}, Model: model{}, Executor: executorWithDeploy(t)}
-	tel.Watch(s)
+	s := &maker.Solver{Observer: tel.SolverObserver(), Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}}, Model: model{}, Executor: executorWithDeploy(t)}
 	o := &oracle{}
 	s.Progress = func(e maker.Event) { o.n = e.Step } // a wrong step per step after the first
 	_, err = s.Solve(observe.WithOracle(context.Background(), o), &counter{target: 4})
@@ -332,9 +331,8 @@ func TestOffIsNil(t *testing.T) {
 	assert.False(t, tel.Tracing)
 	assert.Nil(t, tel.Registry)
 	assert.Nil(t, tel.Observer(), "nothing asked for: no observer, so the solver pays nothing")
-	s := &maker.Solver{}
-	tel.Watch(s)
-	assert.Nil(t, s.Observer)
+	s := &maker.Solver{Observer: tel.SolverObserver()}
+	assert.True(t, s.Observer == nil, "a nil interface, not a nil *Watcher in one")
 	var nilW *observe.Watcher
 	nilW.RecordBatch(context.Background(), 1, 1, 1, 1) // safe
 	assert.Nil(t, nilW.ObserveWorker(nil))
@@ -414,8 +412,7 @@ func TestLogsCarryTraceIDsAndNoSecret(t *testing.T) {
 	var buf bytes.Buffer
 	h, err := observe.NewLogHandler(&buf, observe.LogJSON, &slog.HandlerOptions{Level: slog.LevelDebug}, secret)
 	require.NoError(t, err)
-	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}}, Model: model{}, Executor: executorWithDeploy(t), Logger: slog.New(h)}
-	tel.Watch(s)
+	s := &maker.Solver{Observer: tel.SolverObserver(), Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}}, Model: model{}, Executor: executorWithDeploy(t), Logger: slog.New(h)}
 	_, err = s.Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)
 	log := slog.New(h)
@@ -473,11 +470,11 @@ func TestContestedAndEscalatedSteps(t *testing.T) {
 	// Step 0: right, wrong: undecided after 2 samples, so contested; a
 	// second race at k 4 decides it.
 	s := &maker.Solver{
+		Observer: tel.SolverObserver(),
 		Config:   maker.Config{Vote: vote.Config{K: 2, Parallel: 1, MaxErrors: 5}, Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, After: 2}},
 		Model:    model{},
 		Executor: executorWithDeploy(t),
 	}
-	tel.Watch(s)
 	rep, err := s.Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Contested)

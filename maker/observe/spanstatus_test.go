@@ -117,8 +117,7 @@ func TestAHungRunShowsZeroSteps(t *testing.T) {
 	require.NoError(t, err)
 	defer tel.Shutdown(context.Background())
 	m := hangingModel{started: make(chan struct{}, 1)}
-	s := &maker.Solver{Model: m}
-	tel.Watch(s)
+	s := &maker.Solver{Observer: tel.SolverObserver(), Model: m}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

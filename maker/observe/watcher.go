@@ -81,12 +81,15 @@ func newWatcher(tr trace.Tracer, tracing bool, meter metric.Meter, sec *Secrets)
 	return w, nil
 }
 
-// Watch sets s.Observer to t's watcher, and leaves it nil when nothing is
-// watched.
-func (t *Telemetry) Watch(s *maker.Solver) {
+// SolverObserver is the observer to give a Solver when it is built
+// (maker.Solver.Observer): t's Watcher, or nil, not a nil *Watcher, when
+// nothing is watched (or t is nil), so that an unwatched run pays
+// nothing. Cost: none.
+func (t *Telemetry) SolverObserver() maker.Observer {
 	if w := t.Observer(); w != nil {
-		s.Observer = w
+		return w
 	}
+	return nil
 }
 
 // runState is a run's information, carried in the context to its steps

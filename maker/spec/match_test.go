@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -184,7 +185,7 @@ func TestSurfaceClassesAgreeWithSolverClasses(t *testing.T) {
 func TestBadMatchAnnotationRefused(t *testing.T) {
 	_, err := Parse([]byte(`{"system": "s", "answer": {"type": "object", "properties": {"state": {"properties": {"city": {"type": "string", "x-mdap-match": "fuzzy"}}}}}}`))
 	require.ErrorIs(t, err, ErrSpec)
-	require.ErrorIs(t, err, intent.ErrMatcher)
+	require.ErrorIs(t, err, match.ErrMatcher)
 	assert.Contains(t, err.Error(), `"answer"`)
 	assert.Contains(t, err.Error(), "/properties/state/properties/city/x-mdap-match")
 	assert.Contains(t, err.Error(), `give "exact", "text", "set" or {"kind": "number", "tolerance": 0.01}`)

@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/schema"
 	"github.com/mdap-go/mdap/maker"
@@ -93,7 +93,7 @@ type Spec struct {
 
 	schema  *jsonschema.Schema
 	checker *jsonschema.Schema // nil without a checker
-	matcher *intent.Matcher    // the answer's x-mdap-match matchers; nil: exact
+	matcher *match.Matcher     // the answer's x-mdap-match matchers; nil: exact
 }
 
 // DefaultMaxSteps is the step limit of a spec that sets none.
@@ -178,7 +178,7 @@ func Parse(b []byte) (*Spec, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("%w: \"answer\" is not a valid JSON Schema: %w", ErrSpec, err)
 	}
-	if s.matcher, err = intent.NewMatcher(s.Answer); err != nil {
+	if s.matcher, err = match.New(s.Answer); err != nil {
 		return nil, fmt.Errorf("%w: \"answer\": %w", ErrSpec, err)
 	}
 	if len(s.Checker) > 0 {

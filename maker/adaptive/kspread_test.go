@@ -1,10 +1,10 @@
-package maker_test
+package adaptive_test
 
 import (
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,10 +20,10 @@ import (
 // the old code (main at 571b620): there it fails at step 3, a step over
 // budget.
 func TestAdaptiveKEarlyStepsDoNotLock(t *testing.T) {
-	a, err := maker.AdaptiveK{Target: 0.95, Steps: 4095}.WithDefaults()
+	a, err := adaptive.Policy{Target: 0.95, Steps: 4095}.WithDefaults()
 	require.NoError(t, err)
-	var st maker.KState
-	st.Source = maker.SourceCorrectness
+	var st adaptive.KState
+	st.Source = adaptive.SourceCorrectness
 	rng := rand.New(rand.NewPCG(1, 2))
 	k := 0
 	for i := range 300 {

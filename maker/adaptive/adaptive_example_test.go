@@ -1,8 +1,9 @@
-package maker_test
+package adaptive_test
 
 import (
 	"context"
 	"fmt"
+	"github.com/mdap-go/mdap/maker/adaptive"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
@@ -13,7 +14,7 @@ import (
 // keeps the failure spent so far plus the remaining steps' within the
 // budget 1 - 0.95, for a lower bound on p learned from the votes so far
 // (here from correctness: Hanoi checks its answers).
-func ExampleAdaptiveK() {
+func ExamplePolicy() {
 	task, err := hanoi.New(8)
 	if err != nil {
 		panic(err)
@@ -22,7 +23,7 @@ func ExampleAdaptiveK() {
 	if err != nil {
 		panic(err)
 	}
-	policy := &maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(8)}
+	policy := &adaptive.Policy{Target: 0.95, Steps: hanoi.TotalSteps(8)}
 	s := &maker.Solver{Config: maker.Config{AdaptiveK: policy}, Model: model}
 	rep, err := s.Solve(context.Background(), task)
 	if err != nil {

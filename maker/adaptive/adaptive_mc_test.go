@@ -1,8 +1,9 @@
-package maker_test
+package adaptive_test
 
 import (
 	"context"
 	"errors"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"os"
 	"runtime"
 	"slices"
@@ -33,7 +34,7 @@ type autoRun struct {
 	// while no step had been counted over budget (a silent overspend).
 	overspent bool
 	spp       float64 // samples per step
-	est       maker.PEstimate
+	est       adaptive.PEstimate
 	err       error
 }
 
@@ -42,7 +43,7 @@ func (r autoRun) failed() bool { return r.wrong > 0 || !r.solved }
 // runHanoi runs disks-disk Hanoi on the sim cfg with each of seeds, at
 // adaptive policy auto (nil: the fixed margin k), checking the ledger
 // after every step.
-func runHanoi(t *testing.T, disks int, cfg sim.Config, seeds []uint64, auto *maker.AdaptiveK, k int) []autoRun {
+func runHanoi(t *testing.T, disks int, cfg sim.Config, seeds []uint64, auto *adaptive.Policy, k int) []autoRun {
 	t.Helper()
 	out := make([]autoRun, len(seeds))
 	var g errgroup.Group
@@ -62,8 +63,9 @@ func runHanoi(t *testing.T, disks int, cfg sim.Config, seeds []uint64, auto *mak
 			}
 			r := autoRun{seed: seed}
 			s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: k}}, Model: model}
+			var a adaptive.Policy
 			if auto != nil {
-				a := *auto
+				a = *auto
 				a.Steps = hanoi.TotalSteps(disks)
 				s.AdaptiveK = &a
 				withDefaults, err := a.WithDefaults()
@@ -72,7 +74,7 @@ func runHanoi(t *testing.T, disks int, cfg sim.Config, seeds []uint64, auto *mak
 				}
 				budget := withDefaults.StepBudget()
 				s.Progress = func(e maker.Event) {
-					st := e.Report.KAuto
+					st, _ := e.Report.KAuto.(*adaptive.KState)
 					if st != nil && st.Spent > budget+1e-12 && st.OverBudget == 0 {
 						r.overspent = true
 					}
@@ -86,7 +88,7 @@ func runHanoi(t *testing.T, disks int, cfg sim.Config, seeds []uint64, auto *mak
 			r.over = errors.Is(err, maker.ErrOverBudget)
 			r.wrong, r.solved, r.spp = task.WrongSteps(), err == nil && task.Solved(), rep.SamplesPerStep()
 			if auto != nil {
-				r.est = s.AdaptiveK.Estimate(rep)
+				r.est = a.Estimate(rep)
 			}
 			mu.Lock()
 			out[i] = r
@@ -214,7 +216,7 @@ func TestAdaptiveKTune(t *testing.T) {
 		c, ok := mcCells[name]
 		require.True(t, ok, name)
 		seeds := seedRange(first, n)
-		auto := runHanoi(t, c.disks, c.sim(), seeds, &maker.AdaptiveK{Target: 0.95, Floor: envInt(t, "MDAP_FLOOR", 0)}, 0)
+		auto := runHanoi(t, c.disks, c.sim(), seeds, &adaptive.Policy{Target: 0.95, Floor: envInt(t, "MDAP_FLOOR", 0)}, 0)
 		var fixed []autoRun
 		if c.drift == nil && c.spread == 0 {
 			k0, err := laws.KMin(hanoi.TotalSteps(c.disks), c.p, 0.95)
@@ -293,7 +295,7 @@ func TestAdaptiveKMonteCarloGuarantee(t *testing.T) {
 	}
 	for _, c := range cells {
 		seeds := seedRange(first, c.seeds)
-		auto := runHanoi(t, c.c.disks, c.c.sim(), seeds, &maker.AdaptiveK{Target: 0.95}, 0)
+		auto := runHanoi(t, c.c.disks, c.c.sim(), seeds, &adaptive.Policy{Target: 0.95}, 0)
 		var fixed []autoRun
 		if c.compareFixed {
 			k0, err := laws.KMin(hanoi.TotalSteps(c.c.disks), c.c.p, 0.95)

@@ -1,9 +1,10 @@
-package maker_test
+package adaptive_test
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,26 +19,26 @@ import (
 )
 
 func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
-	a, err := maker.AdaptiveK{Target: 0.95, Steps: 10}.WithDefaults()
+	a, err := adaptive.Policy{Target: 0.95, Steps: 10}.WithDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 4, Max: 30, Confidence: 0.975, Window: 500}, a)
-	a, err = maker.AdaptiveK{Target: 0.95, Steps: 10, Floor: 40}.WithDefaults()
+	assert.Equal(t, adaptive.Policy{Target: 0.95, Steps: 10, Floor: 4, Max: 30, Confidence: 0.975, Window: 500}, a)
+	a, err = adaptive.Policy{Target: 0.95, Steps: 10, Floor: 40}.WithDefaults()
 	require.NoError(t, err)
 	assert.Equal(t, 40, a.Max, "a floor above the default max raises it")
 
 	for _, c := range []struct {
 		field string
-		bad   maker.AdaptiveK
+		bad   adaptive.Policy
 	}{
-		{"Target", maker.AdaptiveK{Target: 1, Steps: 10}},
-		{"Target", maker.AdaptiveK{Target: math.NaN(), Steps: 10}},
-		{"Steps", maker.AdaptiveK{Target: 0.9, Steps: 0}},
-		{"Floor", maker.AdaptiveK{Target: 0.9, Steps: 10, Floor: 1}},
-		{"Max", maker.AdaptiveK{Target: 0.9, Steps: 10, Floor: 5, Max: 4}},
-		{"Max", maker.AdaptiveK{Target: 0.9, Steps: 10, Max: 1 << 20}},
-		{"Confidence", maker.AdaptiveK{Target: 0.9, Steps: 10, Confidence: 0.4}},
-		{"Confidence", maker.AdaptiveK{Target: 0.95, Steps: 10, Confidence: 0.95}},
-		{"Window", maker.AdaptiveK{Target: 0.9, Steps: 10, Window: 5}},
+		{"Target", adaptive.Policy{Target: 1, Steps: 10}},
+		{"Target", adaptive.Policy{Target: math.NaN(), Steps: 10}},
+		{"Steps", adaptive.Policy{Target: 0.9, Steps: 0}},
+		{"Floor", adaptive.Policy{Target: 0.9, Steps: 10, Floor: 1}},
+		{"Max", adaptive.Policy{Target: 0.9, Steps: 10, Floor: 5, Max: 4}},
+		{"Max", adaptive.Policy{Target: 0.9, Steps: 10, Max: 1 << 20}},
+		{"Confidence", adaptive.Policy{Target: 0.9, Steps: 10, Confidence: 0.4}},
+		{"Confidence", adaptive.Policy{Target: 0.95, Steps: 10, Confidence: 0.95}},
+		{"Window", adaptive.Policy{Target: 0.9, Steps: 10, Window: 5}},
 	} {
 		_, err := c.bad.WithDefaults()
 		require.ErrorIs(t, err, maker.ErrConfig, "%+v", c.bad)
@@ -47,10 +48,10 @@ func TestAdaptiveKDefaultsAndRanges(t *testing.T) {
 
 func TestAdaptiveKChoice(t *testing.T) {
 	// Confidence near 1: the steps' budget is nearly (1 - Target)/2.
-	a, err := maker.AdaptiveK{Target: 0.95, Steps: 4095, Confidence: 0.999999}.WithDefaults()
+	a, err := adaptive.Policy{Target: 0.95, Steps: 4095, Confidence: 0.999999}.WithDefaults()
 	require.NoError(t, err)
 	assert.InDelta(t, 0.025, a.StepBudget(), 1e-6)
-	var none maker.FailureBudget
+	var none adaptive.FailureBudget
 	k, ok := a.Choose(0, 0, none)
 	assert.Equal(t, [2]any{a.Max, false}, [2]any{k, ok}, "no votes: the first step runs at Max, outside the rule")
 	k, _ = a.Choose(0, 0.5, none)
@@ -62,9 +63,9 @@ func TestAdaptiveKChoice(t *testing.T) {
 	k, ok = a.Choose(0, 0.95, none)
 	assert.Equal(t, [2]any{5, true}, [2]any{k, ok})
 	// With 0.024 spent, the remaining 0.001 needs k = 6 for 4095 steps.
-	k, _ = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.024})
+	k, _ = a.Choose(0, 0.95, adaptive.FailureBudget{Spent: 0.024})
 	assert.Equal(t, 6, k)
-	k, ok = a.Choose(0, 0.95, maker.FailureBudget{Spent: 0.0251})
+	k, ok = a.Choose(0, 0.95, adaptive.FailureBudget{Spent: 0.0251})
 	assert.Equal(t, [2]any{a.Max, false}, [2]any{k, ok}, "a spent budget: Max, and no k keeps the rule")
 
 	prev := a.Max
@@ -74,17 +75,17 @@ func TestAdaptiveKChoice(t *testing.T) {
 		assert.GreaterOrEqual(t, k, a.Floor)
 		prev = k
 	}
-	k, _ = a.Choose(4094, 0.95, maker.FailureBudget{Spent: 0.02})
+	k, _ = a.Choose(4094, 0.95, adaptive.FailureBudget{Spent: 0.02})
 	assert.Equal(t, a.Floor, k, "the last step alone, 0.005 left: f(0.95, 2) = 0.0028 would do; the floor")
 }
 
 func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
-	a, err := maker.AdaptiveK{Target: 0.95, Steps: 1000, Window: 100}.WithDefaults()
+	a, err := adaptive.Policy{Target: 0.95, Steps: 1000, Window: 100}.WithDefaults()
 	require.NoError(t, err)
 	// Alike steps: 9 of 10 right each; a design effect of 1 (no spread
 	// beyond the binomial's is seen with identical clusters: below 1,
 	// clamped).
-	var st maker.KState
+	var st adaptive.KState
 	for i := range 200 {
 		a.Observe(&st, i, 3, 9, 10)
 	}
@@ -99,7 +100,7 @@ func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
 
 	// The same share, from steps all right or all wrong: the clusters
 	// carry the information, not the votes.
-	var sp maker.KState
+	var sp adaptive.KState
 	for i := range 200 {
 		x := 10
 		if i%10 == 0 {
@@ -115,7 +116,7 @@ func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
 	// Drift: 0.999 for long, then 0.8: the change-point test sees it
 	// within two steps, the evidence restarts from the change point and
 	// the planned k rises.
-	var d maker.KState
+	var d adaptive.KState
 	for i := range 2000 {
 		x := 10
 		if i%10 == 0 {
@@ -143,7 +144,7 @@ func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
 // journaledRun runs 8-disk Hanoi with adaptive k on the simulated model
 // (p = 0.9, 5% red flags), journaled at path with a checkpoint every 16
 // steps, stopping after stop steps (0: never).
-func journaledRun(t *testing.T, path string, resume bool, stop int, policy maker.AdaptiveK) (maker.Report, *hanoi.Task, error) {
+func journaledRun(t *testing.T, path string, resume bool, stop int, policy adaptive.Policy) (maker.Report, *hanoi.Task, error) {
 	t.Helper()
 	var j *maker.Journal
 	var err error
@@ -187,14 +188,14 @@ func stepKs(t *testing.T, path string) []int {
 
 func TestAdaptiveKResumesWithTheSameChoices(t *testing.T) {
 	dir := t.TempDir()
-	policy := maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(8)}
+	policy := adaptive.Policy{Target: 0.95, Steps: hanoi.TotalSteps(8)}
 	whole := filepath.Join(dir, "whole.jsonl")
 	want, task, err := journaledRun(t, whole, false, 0, policy)
 	require.NoError(t, err)
 	require.True(t, task.Solved())
 	wantKs := stepKs(t, whole)
 	require.Len(t, wantKs, 255)
-	assert.Equal(t, maker.DefaultKMax, wantKs[0], "the first step knows nothing: Max")
+	assert.Equal(t, adaptive.DefaultMax, wantKs[0], "the first step knows nothing: Max")
 	assert.Greater(t, len(want.KHistogram), 1, "k followed the votes")
 	assert.Less(t, wantKs[100], wantKs[0])
 
@@ -221,7 +222,7 @@ func TestAdaptiveKResumesWithTheSameChoices(t *testing.T) {
 
 func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	policy := maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(8)}
+	policy := adaptive.Policy{Target: 0.95, Steps: hanoi.TotalSteps(8)}
 	_, _, err := journaledRun(t, path, false, 10, policy)
 	require.ErrorIs(t, err, maker.ErrStepLimit)
 
@@ -234,7 +235,9 @@ func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
 	f.Close()
 	assert.Zero(t, header.Settings.K, "no fixed k")
 	require.NotNil(t, header.Settings.KAuto)
-	assert.Equal(t, maker.AdaptiveK{Target: 0.95, Steps: 255, Floor: 4, Max: 30, Confidence: 0.975, Window: 500}, *header.Settings.KAuto)
+	var recorded adaptive.Policy
+	require.NoError(t, json.Unmarshal(header.Settings.KAuto.JSON, &recorded))
+	assert.Equal(t, adaptive.Policy{Target: 0.95, Steps: 255, Floor: 4, Max: 30, Confidence: 0.975, Window: 500}, recorded)
 
 	other := policy
 	other.Target = 0.99
@@ -266,24 +269,24 @@ func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
 func TestAdaptiveKBudgetAndPolicyChecked(t *testing.T) {
 	task, err := hanoi.New(3)
 	require.NoError(t, err)
-	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{MaxSamples: 10}, AdaptiveK: &maker.AdaptiveK{Target: 0.95, Steps: 7}}, Model: simModel(t, 1, 0.99)}
+	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{MaxSamples: 10}, AdaptiveK: &adaptive.Policy{Target: 0.95, Steps: 7}}, Model: simModel(t, 1, 0.99)}
 	_, err = s.Solve(context.Background(), task)
 	require.ErrorIs(t, err, maker.ErrConfig)
 	assert.Contains(t, err.Error(), "Vote.MaxSamples = 10 plus AdaptiveK.Max = 30: Vote.MaxSamples cannot hold a race at AdaptiveK.Max")
 
-	s.AdaptiveK = &maker.AdaptiveK{Target: 0.95, Steps: 7, Floor: 1}
+	s.AdaptiveK = &adaptive.Policy{Target: 0.95, Steps: 7, Floor: 1}
 	_, err = s.Solve(context.Background(), task)
 	require.ErrorIs(t, err, maker.ErrConfig)
 
 	s.Vote.MaxSamples = 0
-	s.AdaptiveK = &maker.AdaptiveK{Target: 0.95, Steps: 7, Max: 8}
+	s.AdaptiveK = &adaptive.Policy{Target: 0.95, Steps: 7, Max: 8}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.True(t, task.Solved())
 	assert.Positive(t, rep.KHistogram[8], "the first step runs at Max")
 	for k := range rep.KHistogram {
 		assert.LessOrEqual(t, k, 8, "never above Max")
-		assert.GreaterOrEqual(t, k, maker.DefaultKFloor, "never below the floor")
+		assert.GreaterOrEqual(t, k, adaptive.DefaultFloor, "never below the floor")
 	}
 }
 
@@ -292,7 +295,7 @@ func TestAdaptiveKPoolsAnEnsemble(t *testing.T) {
 	require.NoError(t, err)
 	task, err := hanoi.New(7)
 	require.NoError(t, err)
-	policy := &maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(7)}
+	policy := &adaptive.Policy{Target: 0.95, Steps: hanoi.TotalSteps(7)}
 	s := &maker.Solver{Config: maker.Config{AdaptiveK: policy}, Model: ens}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
@@ -301,7 +304,7 @@ func TestAdaptiveKPoolsAnEnsemble(t *testing.T) {
 	assert.Equal(t, rep.Models[0].WinnerVotes+rep.Models[1].WinnerVotes, w)
 	assert.Equal(t, rep.Valid, v, "every valid vote of a decided step is counted")
 	e := policy.Estimate(rep)
-	assert.Equal(t, maker.SourceCorrectness, e.Source, "Hanoi checks its answers")
+	assert.Equal(t, adaptive.SourceCorrectness, e.Source, "Hanoi checks its answers")
 	assert.Equal(t, w, e.Successes, "no wrong step: the correct votes are the winner votes")
 	assert.Equal(t, v, e.Valid)
 	assert.InDelta(t, float64(w)/float64(v), e.P, 1e-12)
@@ -320,13 +323,13 @@ func TestAdaptiveKPoolsAnEnsemble(t *testing.T) {
 // behaviour: run on at Max and charge) the run ends without an error and
 // the ledger goes past the budget (seen: no error, 5.16 spent of 0.05).
 func TestAdaptiveKOverBudgetStopsByDefault(t *testing.T) {
-	policy := maker.AdaptiveK{Target: 0.95, Steps: hanoi.TotalSteps(6), Max: 5}
+	policy := adaptive.Policy{Target: 0.95, Steps: hanoi.TotalSteps(6), Max: 5}
 	run := func(esc *maker.Escalation) (maker.Report, float64, error) {
 		task, err := hanoi.New(6)
 		require.NoError(t, err)
 		worst := 0.0
 		s := &maker.Solver{Config: maker.Config{AdaptiveK: &policy, Escalation: esc}, Model: simModel(t, 11, 0.65)}
-		s.Progress = func(e maker.Event) { worst = math.Max(worst, e.Report.KAuto.Spent) }
+		s.Progress = func(e maker.Event) { worst = math.Max(worst, e.Report.KAuto.(*adaptive.KState).Spent) }
 		rep, err := s.Solve(context.Background(), task)
 		return rep, worst, err
 	}
@@ -338,11 +341,11 @@ func TestAdaptiveKOverBudgetStopsByDefault(t *testing.T) {
 	assert.LessOrEqual(t, worst, 0.0125+1e-12, "the ledger within the budget after every step")
 	assert.Less(t, rep.Steps, 63, "stopped before the end")
 	assert.GreaterOrEqual(t, rep.Steps, 7, "not before the warm-up's end")
-	assert.Zero(t, rep.KAuto.OverBudget)
+	assert.Zero(t, rep.KAuto.(*adaptive.KState).OverBudget)
 
 	rep, _, err = run(&maker.Escalation{Policy: maker.EscalateRaiseK})
 	require.NoError(t, err)
-	assert.Positive(t, rep.KAuto.OverBudget)
+	assert.Positive(t, rep.KAuto.(*adaptive.KState).OverBudget)
 	assert.Positive(t, rep.KHistogram[10], "over budget: the escalation's k, twice Max")
 	assert.Contains(t, policy.Estimate(rep).String(), "over budget (no k up to the maximum kept it: the target is not guaranteed)")
 }

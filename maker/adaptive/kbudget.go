@@ -1,4 +1,4 @@
-package maker
+package adaptive
 
 import "math"
 
@@ -26,7 +26,7 @@ func StepFailure(p float64, k int) float64 {
 // FailureBudget is adaptive k's ledger of the whole run's failure
 // probability: the failure each decided step was charged, by the plan in
 // force when its k was chosen, against the steps' budget
-// (AdaptiveK.StepBudget: half of what 1 - Target leaves once the
+// (Policy.StepBudget: half of what 1 - Target leaves once the
 // estimates' miss 1 - Confidence is taken, the other half a margin, so
 // that under the plan's model the whole run fails with probability at
 // most 1 - Target).
@@ -56,9 +56,9 @@ func StepFailure(p float64, k int) float64 {
 // difficulty that no k could meet, so the step runs at Max and waits in
 // Pending (KWarmup); it is charged with the first step that keeps the
 // rule. Otherwise (KOver) the budget cannot be kept: the run's escalation
-// policy acts (Solver.Escalation: by default, and with EscalateStop, the
-// run stops with ErrOverBudget before the step; with EscalateRaiseK the
-// step runs at the escalation's k, with EscalateModel at Max, each
+// policy acts (maker.Config.Escalation: by default, and with maker.EscalateStop, the
+// run stops with maker.ErrOverBudget before the step; with maker.EscalateRaiseK the
+// step runs at the escalation's k, with maker.EscalateModel at Max, each
 // charged and counted in OverBudget, and the report says the target is
 // not guaranteed). A run never goes over its budget silently. Past Steps
 // (a task longer than planned) each step plans as if it were the last.
@@ -83,7 +83,7 @@ type FailureBudget struct {
 const WarmupSteps = 256
 
 // warmup is the evidence a's budget waits for (WarmupSteps).
-func (a AdaptiveK) warmup() int { return max(1, min(WarmupSteps, a.Steps/8)) }
+func (a Policy) warmup() int { return max(1, min(WarmupSteps, a.Steps/8)) }
 
 // KVerdict is the budget rule's verdict on a step (StepPlan).
 type KVerdict int
@@ -112,7 +112,7 @@ type StepPlan struct {
 // at a known p of at least bound), and whether that margin keeps the rule
 // (see FailureBudget). It is ChooseFor with no warm-up: a pure function.
 // Cost: O(log(Max - Floor)).
-func (a AdaptiveK) Choose(step int, bound float64, b FailureBudget) (k int, ok bool) {
+func (a Policy) Choose(step int, bound float64, b FailureBudget) (k int, ok bool) {
 	p := a.ChooseFor(step, a.warmup(), func(k int) float64 { return StepFailure(bound, k) }, b)
 	return p.K, p.Verdict == KFits
 }
@@ -121,7 +121,7 @@ func (a AdaptiveK) Choose(step int, bound float64, b FailureBudget) (k int, ok b
 // fail(k) the per-step failure planned at k (non-increasing in k),
 // evidence the steps of the tally the plan comes from, and ledger b. A
 // pure function. Cost: O(log(Max - Floor)) calls of fail.
-func (a AdaptiveK) ChooseFor(step, evidence int, fail func(k int) float64, b FailureBudget) StepPlan {
+func (a Policy) ChooseFor(step, evidence int, fail func(k int) float64, b FailureBudget) StepPlan {
 	left := float64(max(1, a.Steps-step))
 	budget := a.StepBudget()
 	base := b.Spent + float64(b.Pending)*fail(a.Max)
@@ -151,7 +151,7 @@ func (a AdaptiveK) ChooseFor(step, evidence int, fail func(k int) float64, b Fai
 // Max by the same plan: a KFits or KOver step is charged p.Fail and the
 // Pending steps maxFail each; a KWarmup step waits in Pending. A KOver
 // step is counted in OverBudget.
-func (a AdaptiveK) Charge(b *FailureBudget, p StepPlan, maxFail float64) {
+func (a Policy) Charge(b *FailureBudget, p StepPlan, maxFail float64) {
 	if p.Verdict == KWarmup {
 		b.Pending++
 		return

@@ -1,6 +1,6 @@
 //go:build race
 
-package maker_test
+package adaptive_test
 
 // raceEnabled: the race detector makes a sample about ten times slower;
 // the Monte Carlo tests run fewer seeds under it.

@@ -1,12 +1,12 @@
-package maker_test
+package adaptive_test
 
 import (
+	"github.com/mdap-go/mdap/maker/adaptive"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/mdap-go/mdap/internal/stats"
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,28 +15,28 @@ import (
 func TestStepFailure(t *testing.T) {
 	for _, p := range []float64{0.51, 0.6, 0.8, 0.95, 0.9978} {
 		for _, k := range []int{1, 2, 3, 8, 30} {
-			assert.InDelta(t, 1-laws.PStep(p, k), maker.StepFailure(p, k), 1e-15, "p=%g k=%d", p, k)
+			assert.InDelta(t, 1-laws.PStep(p, k), adaptive.StepFailure(p, k), 1e-15, "p=%g k=%d", p, k)
 		}
 	}
-	assert.Equal(t, 1.0, maker.StepFailure(0, 3))
-	assert.Equal(t, 0.0, maker.StepFailure(1, 3))
-	assert.Equal(t, 0.5, maker.StepFailure(0.5, 7))
+	assert.Equal(t, 1.0, adaptive.StepFailure(0, 3))
+	assert.Equal(t, 0.0, adaptive.StepFailure(1, 3))
+	assert.Equal(t, 0.5, adaptive.StepFailure(0.5, 7))
 }
 
 // schedule runs the budget's choices over steps steps with the bound
 // bound(i, k_so_far...) in force at each step, and returns the exact
 // whole-run success at the true p (one rival: the product of the steps'
 // laws.PStep), the ledger, and whether every step kept the rule.
-func schedule(t *testing.T, a maker.AdaptiveK, p float64, bound func(i int) float64) (success float64, led maker.FailureBudget, allOK bool) {
+func schedule(t *testing.T, a adaptive.Policy, p float64, bound func(i int) float64) (success float64, led adaptive.FailureBudget, allOK bool) {
 	t.Helper()
 	logS := 0.0
 	allOK = true
 	for i := range a.Steps {
 		b := bound(i)
-		pl := a.ChooseFor(i, i, func(k int) float64 { return maker.StepFailure(b, k) }, led)
-		allOK = allOK && pl.Verdict != maker.KOver
-		logS += math.Log1p(-maker.StepFailure(p, pl.K))
-		a.Charge(&led, pl, maker.StepFailure(b, a.Max))
+		pl := a.ChooseFor(i, i, func(k int) float64 { return adaptive.StepFailure(b, k) }, led)
+		allOK = allOK && pl.Verdict != adaptive.KOver
+		logS += math.Log1p(-adaptive.StepFailure(p, pl.K))
+		a.Charge(&led, pl, adaptive.StepFailure(b, a.Max))
 	}
 	return math.Exp(logS), led, allOK
 }
@@ -57,9 +57,9 @@ func TestFailureBudgetScheduleExact(t *testing.T) {
 	for _, target := range []float64{0.5, 0.95, 0.99} {
 		for _, steps := range stepsGrid {
 			for _, p := range ps {
-				a, err := maker.AdaptiveK{Target: target, Steps: steps}.WithDefaults()
+				a, err := adaptive.Policy{Target: target, Steps: steps}.WithDefaults()
 				require.NoError(t, err)
-				if float64(steps)*maker.StepFailure(p, a.Max) > a.StepBudget() {
+				if float64(steps)*adaptive.StepFailure(p, a.Max) > a.StepBudget() {
 					continue // no k up to Max reaches the target at p itself
 				}
 				if steps > 100_000 && p != 0.9978 && p != 0.6429 {
@@ -78,7 +78,7 @@ func TestFailureBudgetScheduleExact(t *testing.T) {
 				// the expected votes at the chosen k), below p at every
 				// step, 0 before any vote.
 				votes := 0.0
-				var lk maker.FailureBudget
+				var lk adaptive.FailureBudget
 				bound := func(i int) float64 {
 					n := math.Floor(votes)
 					if n < 1 {
@@ -92,16 +92,16 @@ func TestFailureBudgetScheduleExact(t *testing.T) {
 					// A step may find no k (a bound still low for the
 					// steps left): it runs at Max, which at p itself is
 					// within the target (the grid's condition).
-					pl := a.ChooseFor(i, i, func(k int) float64 { return maker.StepFailure(b, k) }, lk)
-					logS += math.Log1p(-maker.StepFailure(p, pl.K))
+					pl := a.ChooseFor(i, i, func(k int) float64 { return adaptive.StepFailure(b, k) }, lk)
+					logS += math.Log1p(-adaptive.StepFailure(p, pl.K))
 					votes += laws.ExpectedSamples(p, pl.K)
-					a.Charge(&lk, pl, maker.StepFailure(b, a.Max))
+					a.Charge(&lk, pl, adaptive.StepFailure(b, a.Max))
 					if i > 1000 && steps > 100_000 {
 						// The schedule has settled: the rest at the same
 						// k, charged as the ledger would.
 						k, _ := a.Choose(i+1, b, lk)
 						rest := steps - i - 1
-						logS += float64(rest) * math.Log1p(-maker.StepFailure(p, k))
+						logS += float64(rest) * math.Log1p(-adaptive.StepFailure(p, k))
 						break
 					}
 				}
@@ -125,25 +125,25 @@ func TestFailureBudgetNeverOverspends(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	overs, warm := 0, 0
 	for trial := range 200 {
-		a, err := maker.AdaptiveK{Target: 0.9 + 0.09*rng.Float64(), Steps: 1 + rng.IntN(5000)}.WithDefaults()
+		a, err := adaptive.Policy{Target: 0.9 + 0.09*rng.Float64(), Steps: 1 + rng.IntN(5000)}.WithDefaults()
 		require.NoError(t, err)
-		var led maker.FailureBudget
+		var led adaptive.FailureBudget
 		b := 0.0
 		bias := 0.2 + 0.6*rng.Float64() // some walks fall, some rise
 		for i := range a.Steps {
-			fail := func(k int) float64 { return maker.StepFailure(b, k) }
+			fail := func(k int) float64 { return adaptive.StepFailure(b, k) }
 			pl := a.ChooseFor(i, i%300, fail, led)
-			if pl.Verdict == maker.KOver {
+			if pl.Verdict == adaptive.KOver {
 				overs++
 				break // the default policy stops the run before the step
 			}
-			if pl.Verdict == maker.KWarmup {
+			if pl.Verdict == adaptive.KWarmup {
 				warm++
 				require.Equal(t, a.Max, pl.K)
 			}
 			a.Charge(&led, pl, fail(a.Max))
 			require.LessOrEqual(t, led.Spent, a.StepBudget()+1e-12, "trial %d step %d", trial, i)
-			if pl.Verdict == maker.KFits {
+			if pl.Verdict == adaptive.KFits {
 				require.Zero(t, led.Pending)
 			}
 			b = math.Max(0, math.Min(0.99999, b+0.02*(rng.Float64()-bias)))
@@ -156,9 +156,9 @@ func TestFailureBudgetNeverOverspends(t *testing.T) {
 	// left, then a bound at which the 10 would fit alone but not with the
 	// 30 charged: the rule counts the waiting steps, so that step does
 	// not fit, and the ledger stays within the budget after every step.
-	a, err := maker.AdaptiveK{Target: 0.95, Steps: 1000}.WithDefaults()
+	a, err := adaptive.Policy{Target: 0.95, Steps: 1000}.WithDefaults()
 	require.NoError(t, err)
-	var led maker.FailureBudget
+	var led adaptive.FailureBudget
 	for i := range a.Steps {
 		b, evidence := 0.999, i
 		switch {
@@ -169,9 +169,9 @@ func TestFailureBudgetNeverOverspends(t *testing.T) {
 		case i >= 960:
 			b, evidence = 0, i-960
 		}
-		fail := func(k int) float64 { return maker.StepFailure(b, k) }
+		fail := func(k int) float64 { return adaptive.StepFailure(b, k) }
 		pl := a.ChooseFor(i, evidence, fail, led)
-		if pl.Verdict == maker.KOver {
+		if pl.Verdict == adaptive.KOver {
 			break
 		}
 		a.Charge(&led, pl, fail(a.Max))

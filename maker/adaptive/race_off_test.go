@@ -1,6 +1,6 @@
 //go:build !race
 
-package maker_test
+package adaptive_test
 
 // raceEnabled: see race_on_test.go.
 const raceEnabled = false

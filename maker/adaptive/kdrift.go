@@ -1,4 +1,4 @@
-package maker
+package adaptive
 
 import (
 	"math"
@@ -42,7 +42,7 @@ type DriftTest struct {
 // observe runs the test on a step's votes (x right of n, n > 0) against
 // st's plan, before st counts them. On a change it replaces st's tally by
 // the steps since the change point, resets the test and returns true.
-func (d *DriftTest) observe(st *KState, a AdaptiveK, x, n int) bool {
+func (d *DriftTest) observe(st *KState, a Policy, x, n int) bool {
 	f := st.Fit
 	if f == nil || st.Votes == 0 {
 		return false

@@ -1,4 +1,4 @@
-package maker
+package adaptive
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package maker
+package adaptive
 
 import (
 	"fmt"
@@ -7,29 +7,29 @@ import (
 	"github.com/mdap-go/mdap/vote"
 )
 
-// Defaults of AdaptiveK's zero fields.
+// Defaults of Policy's zero fields.
 const (
-	// DefaultKFloor is the smallest margin adaptive k uses. No test sees
+	// DefaultFloor is the smallest margin adaptive k uses. No test sees
 	// a drop of p before the votes show it, so the step on which p falls
 	// runs at the k planned for the old p, the floor when p was high: a
 	// drop from 0.9999 to 0.8 makes a step at k = 2 fail 5.9% of the time
 	// (more than a 5% allowance), at k = 4 0.39% (docs/calibrate.md has
 	// the runs). It is at least 2: with agreement at k = 1 the first valid
 	// vote wins alone, so no vote ever disagrees with its winner.
-	DefaultKFloor = 4
-	// DefaultKMax is the largest margin adaptive k uses: the margin of
+	DefaultFloor = 4
+	// DefaultMax is the largest margin adaptive k uses: the margin of
 	// the first step, when nothing is known yet, and a bound on what a
 	// run spends per step if the model turns out near coin-flipping (the
 	// paper's k_min is 29 at p = 0.64 for a million steps).
-	DefaultKMax = 30
-	// DefaultKConfidence is the confidence of adaptive k's estimates
-	// where no target sets one. An AdaptiveK's Confidence 0 is not this
+	DefaultMax = 30
+	// DefaultConfidence is the confidence of adaptive k's estimates
+	// where no target sets one. A Policy's Confidence 0 is not this
 	// but 1 - (1 - Target)/2 (0.975 at the default target 0.95), so that
 	// the estimates' miss comes out of the target's allowance.
-	DefaultKConfidence = 0.95
-	// DefaultKWindow is the effective size, in valid votes, of the recent
-	// window whose bound stands beside the pooled one (AdaptiveK.Window).
-	DefaultKWindow = 500
+	DefaultConfidence = 0.95
+	// DefaultWindow is the effective size, in valid votes, of the recent
+	// window whose bound stands beside the pooled one (Policy.Window).
+	DefaultWindow = 500
 )
 
 // The sources of adaptive k's estimate (PEstimate.Source).
@@ -44,14 +44,14 @@ const (
 	SourceAgreement = "agreement"
 )
 
-// AdaptiveK sets each step's margin from the run's own votes instead of
-// a fixed Vote.K (Solver.AdaptiveK), within a failure budget: the whole
+// Policy sets each step's margin from the run's own votes instead of
+// a fixed Vote.K (maker.Config.AdaptiveK), within a failure budget: the whole
 // run's failure probability, charged step by step at the k used by the
 // plan then in force, stays within the steps' budget (StepBudget: half of
 // what 1 - Target leaves once the estimates' own miss 1 - Confidence is
 // taken, 0.0125 at the defaults), and when no k up to Max keeps
 // it the escalation policy acts (by default the run stops with
-// ErrOverBudget). See FailureBudget for the rule, TestFailureBudget* for
+// maker.ErrOverBudget). See FailureBudget for the rule, TestFailureBudget* for
 // its checks and TestAdaptiveKMonteCarloGuarantee for the runs.
 //
 // The estimate. Where the task can check an answer (it implements
@@ -79,18 +79,18 @@ const (
 // bound and a recent window (votes weighed down exponentially, about
 // Window of them in effect), as before; they no longer drive k.
 //
-// Replay. The estimate and the ledger live in the Report (Report.KAuto),
+// Replay. The estimate and the ledger live in the Report (maker.Report.KAuto),
 // updated step by step from journaled fields (votes, k, correct votes), so
 // a resumed run rebuilds them from its journal (its steps, or a
 // checkpoint's state) and makes exactly the choices of the uninterrupted
-// run; each step's k is journaled (StepRecord.K). The journal's Settings
-// record the policy instead of a fixed k (Settings.KAuto), so a resume
+// run; each step's k is journaled (maker.StepRecord.K). The journal's Settings
+// record the policy instead of a fixed k (maker.Settings.KAuto), so a resume
 // with another Target, Floor, Max, Steps, Confidence or Window is refused.
 //
 // Vote.K is ignored; Vote.Parallel 0 means each step's k, Vote.MaxSamples
 // 0 means vote.DefaultSamplesPerK times each step's k, and a set
 // MaxSamples must be at least Max.
-type AdaptiveK struct {
+type Policy struct {
 	// Target is the probability, in (0, 1), that the whole run is
 	// decided right that the failure budget (1 - Target) plans for.
 	Target float64 `json:"target"`
@@ -98,10 +98,10 @@ type AdaptiveK struct {
 	// length, an upper bound such as its step limit); at least 1. Past
 	// it, each step plans for itself alone.
 	Steps int `json:"steps"`
-	// Floor is the smallest k, at least 2 (see DefaultKFloor); 0 means
-	// DefaultKFloor.
+	// Floor is the smallest k, at least 2 (see DefaultFloor); 0 means
+	// DefaultFloor.
 	Floor int `json:"floor"`
-	// Max is the largest k, at least Floor; 0 means DefaultKMax (or
+	// Max is the largest k, at least Floor; 0 means DefaultMax (or
 	// Floor, if Floor is larger).
 	Max int `json:"max"`
 	// Confidence is the one-sided confidence of the plan's estimates, in
@@ -113,35 +113,35 @@ type AdaptiveK struct {
 	// (see FailureBudget, StepBudget).
 	Confidence float64 `json:"confidence"`
 	// Window is the reported recent window's effective size in valid
-	// votes, at least 10; 0 means DefaultKWindow. It is reported beside
+	// votes, at least 10; 0 means DefaultWindow. It is reported beside
 	// the plan (PEstimate.WindowP); drift is the change-point test's
 	// (DriftTest).
 	Window int `json:"window,omitempty"`
 }
 
-// adaptiveName is where AdaptiveK's field errors come from.
-const adaptiveName = "maker.AdaptiveK"
+// adaptiveName is where Policy's field errors come from.
+const adaptiveName = "adaptive.Policy"
 
 // maxAdaptiveK bounds Max: vote.Config's bound of K.
 const maxAdaptiveK = vote.MaxK
 
 // WithDefaults returns a with its zero fields set to their defaults.
-// Errors are a *FieldError of "maker.AdaptiveK" (wrapping ErrConfig)
+// Errors are a *FieldError of "adaptive.Policy" (wrapping ErrConfig)
 // naming the field: Target outside (0, 1),
 // Steps below 1, Floor below 2, Max below Floor or above vote.MaxK,
 // Confidence outside [0.5, 1) or not above Target, Window below 10.
-func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
+func (a Policy) WithDefaults() (Policy, error) {
 	if a.Floor == 0 {
-		a.Floor = DefaultKFloor
+		a.Floor = DefaultFloor
 	}
 	if a.Max == 0 {
-		a.Max = max(DefaultKMax, a.Floor)
+		a.Max = max(DefaultMax, a.Floor)
 	}
 	if a.Confidence == 0 && a.Target > 0 && a.Target < 1 {
 		a.Confidence = max(0.5, 1-(1-a.Target)/2)
 	}
 	if a.Window == 0 {
-		a.Window = DefaultKWindow
+		a.Window = DefaultWindow
 	}
 	switch {
 	case !(a.Target > 0 && a.Target < 1):
@@ -171,40 +171,9 @@ func (a AdaptiveK) WithDefaults() (AdaptiveK, error) {
 // remainder, the runs of TestAdaptiveKMonteCarloGuarantee failed 3.5% (p
 // 0.8) and 4% (late drift) of the time on held-out seeds: within 5%, but
 // too close for a 95% upper bound to show it.
-func (a AdaptiveK) StepBudget() float64 { return ((1 - a.Target) - (1 - a.Confidence)) / 2 }
+func (a Policy) StepBudget() float64 { return ((1 - a.Target) - (1 - a.Confidence)) / 2 }
 
 // String describes the policy, as the journal's settings show it.
-func (a AdaptiveK) String() string {
+func (a Policy) String() string {
 	return fmt.Sprintf("auto(target=%g steps=%d floor=%d max=%d confidence=%g window=%d)", a.Target, a.Steps, a.Floor, a.Max, a.Confidence, a.Window)
-}
-
-// Agreement returns the valid votes that went to their step's winner and
-// all valid votes, summed over the models (Report.Models). A resumed run
-// rebuilds both from its journal.
-func (r Report) Agreement() (winnerVotes, valid int) {
-	for _, m := range r.Models {
-		winnerVotes += m.WinnerVotes
-		valid += m.Valid
-	}
-	return winnerVotes, valid
-}
-
-// adaptive returns the solver's adaptive policy with its defaults, nil
-// for a fixed k. Config.Validate has checked it, and that a race at the
-// policy's Max fits the vote budget.
-func (s *Solver) adaptive() (*AdaptiveK, error) {
-	if s.AdaptiveK == nil {
-		return nil, nil
-	}
-	a, err := s.AdaptiveK.WithDefaults()
-	if err != nil {
-		return nil, err
-	}
-	return &a, nil
-}
-
-// config is the vote configuration of a step at margin k.
-func (a AdaptiveK) config(base vote.Config, k int) (vote.Config, error) {
-	base.K = k
-	return base.WithDefaults()
 }

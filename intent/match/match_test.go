@@ -1,8 +1,9 @@
-package intent
+package match
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/mdap-go/mdap/intent"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,15 +20,15 @@ const cityContract = `{
   }
 }`
 
-func answer(t *testing.T, js string) Output {
+func answer(t *testing.T, js string) intent.Output {
 	t.Helper()
 	var v any
 	require.NoError(t, json.Unmarshal([]byte(js), &v))
-	return Output{Value: v}
+	return intent.Output{Value: v}
 }
 
 func TestMatcherKeysTextAndSetByNormalForm(t *testing.T) {
-	m, err := NewMatcher([]byte(cityContract))
+	m, err := New([]byte(cityContract))
 	require.NoError(t, err)
 	require.True(t, m.Tolerant())
 	key := func(js string) uint64 {
@@ -60,12 +61,12 @@ func TestMatcherKeysTextAndSetByNormalForm(t *testing.T) {
 	o := answer(t, `{"city":"Paris"}`)
 	var none *Matcher
 	k1, _ := none.Key(o)
-	k2, _ := Key(o)
+	k2, _ := intent.Key(o)
 	assert.Equal(t, k2, k1)
 }
 
 func TestMatcherMatchNumbersWithinTolerance(t *testing.T) {
-	m, err := NewMatcher([]byte(cityContract))
+	m, err := New([]byte(cityContract))
 	require.NoError(t, err)
 	match := func(a, b string) bool { return m.Match(answer(t, a), answer(t, b)) }
 	assert.True(t, match(`{"temp":1.0,"city":"Paris"}`, `{"temp":1.5,"city":"paris."}`))
@@ -80,7 +81,7 @@ func TestMatcherMatchNumbersWithinTolerance(t *testing.T) {
 }
 
 func TestMatcherWithoutAnnotationsIsNil(t *testing.T) {
-	m, err := NewMatcher([]byte(`{"type":"object","properties":{"a":{"type":"string","x-mdap-match":"exact"}}}`))
+	m, err := New([]byte(`{"type":"object","properties":{"a":{"type":"string","x-mdap-match":"exact"}}}`))
 	require.NoError(t, err)
 	assert.Nil(t, m)
 	assert.False(t, m.Tolerant())
@@ -99,13 +100,13 @@ func TestMatcherRefusesBadAnnotations(t *testing.T) {
 		"set of numbers": {`{"properties":{"a":{"x-mdap-match":"set","items":{"x-mdap-match":{"kind":"number","tolerance":1}}}}}`, "/properties/a/items/x-mdap-match", "inside a \"set\""},
 		"unreached":      {`{"anyOf":[{"properties":{"a":{"x-mdap-match":"text"}}}]}`, "/anyOf/0/properties/a/x-mdap-match", "move it there"},
 	} {
-		_, err := NewMatcher([]byte(c.schema))
+		_, err := New([]byte(c.schema))
 		require.ErrorIs(t, err, ErrMatcher, name)
 		assert.Contains(t, err.Error(), c.field, name)
 		assert.Contains(t, err.Error(), c.says, name)
 	}
-	_, err := NewMatcher([]byte(`{`))
-	assert.True(t, errors.Is(err, ErrMalformed))
+	_, err := New([]byte(`{`))
+	assert.True(t, errors.Is(err, intent.ErrMalformed))
 }
 
 func TestNormalText(t *testing.T) {
@@ -126,14 +127,14 @@ func FuzzMatcherAgreesWithItsKey(f *testing.F) {
 	} {
 		f.Add(s[0], s[1])
 	}
-	m, err := NewMatcher([]byte(cityContract))
+	m, err := New([]byte(cityContract))
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		var va, vb any
 		if json.Unmarshal([]byte(a), &va) != nil || json.Unmarshal([]byte(b), &vb) != nil {
 			return
 		}
-		oa, ob := Output{Value: va}, Output{Value: vb}
+		oa, ob := intent.Output{Value: va}, intent.Output{Value: vb}
 		ka, errA := m.Key(oa)
 		kb, errB := m.Key(ob)
 		if errA != nil || errB != nil {
@@ -158,7 +159,7 @@ func TestMatcherToleranceIsTheNumbersOnly(t *testing.T) {
 		`{"properties":{"a":{"type":"integer","x-mdap-match":{"kind":"number","tolerance":2}}}}`:         true,
 		`{"properties":{"a":{"type":["number","null"],"x-mdap-match":{"kind":"number","tolerance":2}}}}`: true,
 	} {
-		m, err := NewMatcher([]byte(schema))
+		m, err := New([]byte(schema))
 		require.NoError(t, err, schema)
 		assert.Equal(t, want, m.Tolerant(), schema)
 	}

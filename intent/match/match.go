@@ -1,10 +1,11 @@
-package intent
+package match
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mdap-go/mdap/intent"
 	"math"
 	"slices"
 	"strconv"
@@ -16,7 +17,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// MatchAnnotation is the JSON Schema keyword that declares, on a field of
+// Annotation is the JSON Schema keyword that declares, on a field of
 // an answer schema, when two answers' values of that field mean the same:
 //
 //	"x-mdap-match": "exact"   the canonical JSON (the default)
@@ -29,16 +30,16 @@ import (
 //	                          numbers at most tolerance apart (absolute)
 //
 // The object form also takes the other kinds ({"kind": "text"}).
-const MatchAnnotation = "x-mdap-match"
+const Annotation = "x-mdap-match"
 
-// ErrMatcher: an answer schema's MatchAnnotation is not one this package
+// ErrMatcher: an answer schema's Annotation is not one this package
 // takes, or sits where it cannot apply. The error is a *fielderr.Error
 // naming the annotation's JSON Pointer in the schema.
 var ErrMatcher = errors.New("bad matcher")
 
 // Matcher says when two answers vote together beyond equal canonical
-// forms, as an answer schema's MatchAnnotation declares per field. Build
-// it once per schema with NewMatcher. A nil *Matcher is exact matching:
+// forms, as an answer schema's Annotation declares per field. Build
+// it once per schema with New. A nil *Matcher is exact matching:
 // Key is intent.Key and Match is never needed.
 //
 // text and set are canonical forms: Key keys the answer after rewriting
@@ -72,7 +73,7 @@ type matchNode struct {
 	items *matchNode
 }
 
-// NewMatcher builds the matcher an answer schema declares, walking
+// New builds the matcher an answer schema declares, walking
 // "properties" and "items" from the root. It returns nil, nil when the
 // schema declares nothing but exact matching. Errors: ErrMatcher (a
 // *fielderr.Error naming the annotation's place) for an unknown kind, a
@@ -82,12 +83,12 @@ type matchNode struct {
 // (under anyOf, $defs, ...), which would otherwise be silently ignored;
 // ErrMalformed when schema is not JSON. Cost: one decode and one walk of
 // the schema.
-func NewMatcher(schema []byte) (*Matcher, error) {
+func New(schema []byte) (*Matcher, error) {
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(schema))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%w: answer schema: %w", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: answer schema: %w", intent.ErrMalformed, err)
 	}
 	w := matchWalk{reached: map[string]bool{}}
 	root, err := w.node(doc, "", false)
@@ -112,7 +113,7 @@ type matchWalk struct {
 func matchError(at string, value any, fix string) error {
 	raw, _ := json.Marshal(value)
 	return &fielderr.Error{Err: ErrMatcher, Config: "answer schema",
-		Fields: []fielderr.Field{{Name: at + "/" + MatchAnnotation, Value: string(raw)}}, Fix: fix}
+		Fields: []fielderr.Field{{Name: at + "/" + Annotation, Value: string(raw)}}, Fix: fix}
 }
 
 const matchFix = `give "exact", "text", "set" or {"kind": "number", "tolerance": 0.01}`
@@ -125,7 +126,7 @@ func (w *matchWalk) node(s any, at string, inSet bool) (*matchNode, error) {
 		return nil, nil
 	}
 	n := &matchNode{}
-	if ann, ok := obj[MatchAnnotation]; ok {
+	if ann, ok := obj[Annotation]; ok {
 		w.reached[at] = true
 		kind, tol, err := parseAnnotation(ann)
 		if err != nil {
@@ -229,7 +230,7 @@ func parseAnnotation(ann any) (matchKind, float64, error) {
 func strayAnnotation(doc any, at string, reached map[string]bool) error {
 	switch v := doc.(type) {
 	case map[string]any:
-		if ann, ok := v[MatchAnnotation]; ok && !reached[at] {
+		if ann, ok := v[Annotation]; ok && !reached[at] {
 			return matchError(at, ann, "x-mdap-match applies only where the walk from the root through \"properties\" and \"items\" reaches; move it there")
 		}
 		keys := make([]string, 0, len(v))
@@ -266,15 +267,15 @@ func (m *Matcher) Tolerant() bool { return m != nil && m.tolerant }
 // a tool intent, and any answer under a nil m, is keyed by intent.Key
 // exactly. Errors: those of Canonical. Cost: Canonical twice plus a decode
 // and a walk of the value.
-func (m *Matcher) Key(o Output) (uint64, error) {
+func (m *Matcher) Key(o intent.Output) (uint64, error) {
 	if m == nil || o.Intent != nil {
-		return Key(o)
+		return intent.Key(o)
 	}
 	v, err := m.normal(o.Value)
 	if err != nil {
 		return 0, err
 	}
-	return Key(Output{Value: v})
+	return intent.Key(intent.Output{Value: v})
 }
 
 // Match reports whether a and b vote together under m: true when their
@@ -283,7 +284,7 @@ func (m *Matcher) Key(o Output) (uint64, error) {
 // give it to vote.RaceMatching. Answers with tool intents match exactly
 // when their keys are equal. Cost: Canonical and a decode of each answer
 // and a walk of both.
-func (m *Matcher) Match(a, b Output) bool {
+func (m *Matcher) Match(a, b intent.Output) bool {
 	if m == nil || a.Intent != nil || b.Intent != nil {
 		ka, errA := m.Key(a)
 		kb, errB := m.Key(b)
@@ -297,7 +298,7 @@ func (m *Matcher) Match(a, b Output) bool {
 // normal returns v as decoded canonical JSON (json.Number numbers) with
 // m's canonical forms applied.
 func (m *Matcher) normal(v any) (any, error) {
-	c, err := Canonical(Output{Value: v})
+	c, err := intent.Canonical(intent.Output{Value: v})
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +309,7 @@ func (m *Matcher) normal(v any) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(c))
 	dec.UseNumber()
 	if err := dec.Decode(&g); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: %w", intent.ErrMalformed, err)
 	}
 	return m.root.normal(g), nil
 }

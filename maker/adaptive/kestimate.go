@@ -1,29 +1,13 @@
-package maker
+package adaptive
 
 import (
 	"fmt"
 	"math"
-	"strconv"
 
-	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/internal/words"
-	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/maker"
 )
-
-// Checker is an optional Task extension: a task that knows the correct
-// answer to its current step (an oracle, a verifier, a spot check with a
-// known answer). With it, adaptive k estimates p from correctness (each
-// valid vote checked against that answer) instead of agreement with the
-// winner, and each step's journal record holds its correct votes
-// (StepRecord.Correct). It never changes which answer wins.
-type Checker interface {
-	// CorrectAnswer returns the correct answer to the step the task's
-	// Prompt asks now, and true; or false when it does not know this
-	// step's (a spot-check task checks some steps only). It must not
-	// change the task, and must be cheap next to a model call.
-	CorrectAnswer() (intent.Output, bool)
-}
 
 // PTally is adaptive k's evidence about p, kept up step by step: the
 // successes among valid votes (correct votes, or votes for the winner;
@@ -79,7 +63,7 @@ func (t PTally) clone() PTally {
 	return t
 }
 
-// KState is adaptive k's running state (Report.KAuto): the evidence since
+// KState is adaptive k's running state (maker.Report.KAuto): the evidence since
 // the last change point (the whole run if none), the plan fitted from it,
 // the change-point test and the failure ledger. A checkpoint saves it; a
 // replay rebuilds it.
@@ -92,7 +76,7 @@ type KState struct {
 	Drift DriftTest `json:"drift"`
 }
 
-// Bounds are what a tally says of p (see AdaptiveK).
+// Bounds are what a tally says of p (see Policy).
 type Bounds struct {
 	// P is the pooled share of successes; Lower its one-sided bound over
 	// effective counts (Votes / DesignEffect).
@@ -108,7 +92,7 @@ type Bounds struct {
 
 // Bounds returns the bounds of t at a's Confidence, for a with defaults
 // set. Without votes every bound is 0. Cost: O(1).
-func (a AdaptiveK) Bounds(t PTally) Bounds {
+func (a Policy) Bounds(t PTally) Bounds {
 	var b Bounds
 	b.DesignEffect = 1
 	if t.Votes <= 0 {
@@ -136,7 +120,7 @@ func (a AdaptiveK) Bounds(t PTally) Bounds {
 // the state of the steps before it, the per-step failure planned at that
 // margin, and whether the margin keeps the failure budget (Plan's
 // verdict is KFits). A pure function. Cost: O(log(Max − Floor)).
-func (a AdaptiveK) Next(step int, st KState) (k int, fail float64, ok bool) {
+func (a Policy) Next(step int, st KState) (k int, fail float64, ok bool) {
 	p := a.Plan(step, st)
 	return p.K, p.Fail, p.Verdict == KFits
 }
@@ -144,7 +128,7 @@ func (a AdaptiveK) Next(step int, st KState) (k int, fail float64, ok bool) {
 // Plan is Choose over the failure planned by st's fit (SpreadFit): the
 // margin of step (from 0), its verdict and planned failure. A pure
 // function. Cost: O(log(Max − Floor)).
-func (a AdaptiveK) Plan(step int, st KState) StepPlan {
+func (a Policy) Plan(step int, st KState) StepPlan {
 	return a.ChooseFor(step, st.Steps, func(k int) float64 { return st.Fit.failAt(a.Floor, k) }, st.FailureBudget)
 }
 
@@ -156,7 +140,7 @@ func (a AdaptiveK) Plan(step int, st KState) StepPlan {
 // (every step of the first 16, every 8th to 256, then every 64th, and at
 // a change). A step without valid votes is charged and adds nothing else.
 // Cost: O(n) for n valid votes, plus a fit when due (fitSpread).
-func (a AdaptiveK) Observe(st *KState, step, k, successes, valid int) {
+func (a Policy) Observe(st *KState, step, k, successes, valid int) {
 	plan := a.Plan(step, *st)
 	plan.K = k
 	a.Charge(&st.FailureBudget, plan, st.Fit.failAt(a.Floor, a.Max))
@@ -215,19 +199,19 @@ type PEstimate struct {
 
 // Estimate returns adaptive k's estimate of rep's run (rep.KAuto), for a
 // with or without defaults set; the zero estimate's Source is agreement.
-func (a AdaptiveK) Estimate(rep Report) PEstimate {
+func (a Policy) Estimate(rep maker.Report) PEstimate {
 	d, err := a.WithDefaults()
 	if err == nil {
 		a = d
 	} else if a.Confidence == 0 {
-		a.Confidence, a.Window = DefaultKConfidence, DefaultKWindow
+		a.Confidence, a.Window = DefaultConfidence, DefaultWindow
 		if a.Target > 0 && a.Target < 1 {
 			a.Confidence = max(0.5, 1-(1-a.Target)/2)
 		}
 	}
 	var st KState
-	if rep.KAuto != nil {
-		st = *rep.KAuto
+	if saved, err := stateOf(rep.KAuto); err == nil && saved != nil {
+		st = *saved
 	}
 	b := a.Bounds(st.PTally)
 	src := st.Source
@@ -268,48 +252,6 @@ func (e PEstimate) String() string {
 	return s
 }
 
-// stepConfig is the vote configuration of the step to decide: the fixed
-// one, or the adaptive policy's for the run so far.
-func (r *run) stepConfig() (vote.Config, error) {
-	if r.auto == nil {
-		return r.cfg, nil
-	}
-	st := r.kstate()
-	plan := r.auto.Plan(r.next, st)
-	k := plan.K
-	if plan.Verdict == KOver {
-		left := max(1, r.auto.Steps-r.next)
-		why := fmt.Sprintf("no k up to the maximum %d keeps the failure budget of %.3g: %.3g spent", r.auto.Max, r.auto.StepBudget(), st.Spent)
-		if st.Pending > 0 {
-			why += fmt.Sprintf(", %s run at the maximum before the votes supported a plan (%.3g more at the plan's failure there)", words.Plural(st.Pending, "step"), float64(st.Pending)*plan.Fail)
-		}
-		why += fmt.Sprintf(", %d steps left at a planned failure of %.3g each even at k = %d (p at least %.4g, spread of difficulty %.3g)",
-			left, plan.Fail, r.auto.Max, st.Fit.pLow(), st.Fit.rho())
-		e := r.Escalation
-		switch {
-		case e == nil || e.Policy == EscalateStop:
-			return vote.Config{}, fmt.Errorf("%w: %s; stopped (escalation policy stop, the default): raise the maximum k, lower the target, use a stronger model, or escalate with raise-k to go on at a larger k", ErrOverBudget, why)
-		case e.Policy == EscalateRaiseK:
-			k = max(e.K, 2*r.auto.Max)
-		}
-		r.logger().Warn("k auto: over budget, the escalation policy runs the step", "step", r.next, "policy", e.Policy, "k", k, "why", why)
-	}
-	return r.auto.config(r.Vote, k)
-}
-
-// kstate is the run's adaptive state, created on first use with the
-// estimate's source.
-func (r *run) kstate() KState {
-	if r.rep.KAuto == nil {
-		src := SourceAgreement
-		if _, ok := r.task.(Checker); ok {
-			src = SourceCorrectness
-		}
-		r.rep.KAuto = &KState{PTally: PTally{Source: src}}
-	}
-	return *r.rep.KAuto
-}
-
 // pLow and rho are the plan's smallest mean p and fitted spread, 0
 // without a fit.
 func (f *SpreadFit) pLow() float64 {
@@ -324,44 +266,4 @@ func (f *SpreadFit) rho() float64 {
 		return 0
 	}
 	return f.PlanRho
-}
-
-// checkStep sets rec.Correct, the valid votes for the step's correct
-// answer, when the task is a Checker that knows it. Cost: one Key.
-func (r *run) checkStep(rec *StepRecord) {
-	c, ok := r.task.(Checker)
-	if !ok {
-		return
-	}
-	out, ok := c.CorrectAnswer()
-	if !ok {
-		return
-	}
-	key, err := r.KeyIn(r.task, out)
-	if err != nil {
-		return
-	}
-	n := rec.Votes[strconv.FormatUint(key, 16)]
-	rec.Correct = &n
-}
-
-// observe adds a decided step to the adaptive state (after
-// Report.addStep, live or replayed).
-func (r *run) observe(rec *StepRecord) {
-	if r.auto == nil {
-		return
-	}
-	st := r.kstate()
-	x := rec.Votes[rec.Key]
-	if st.Source == SourceCorrectness {
-		x = 0
-		if rec.Correct == nil { // an unchecked step: charged, not counted
-			r.auto.Observe(&st, rec.Step, rec.K, 0, 0)
-			*r.rep.KAuto = st
-			return
-		}
-		x = *rec.Correct
-	}
-	r.auto.Observe(&st, rec.Step, rec.K, x, rec.Valid)
-	*r.rep.KAuto = st
 }
