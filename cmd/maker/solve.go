@@ -244,6 +244,10 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	}
 	progress, finish := run.batchBar(stderr, len(jobs))
 	r := f.runner
+	// One budget for the whole batch across runs (it only counts without
+	// --max-cost): the runner credits it with what earlier runs spent.
+	r.Budget = maker.NewBudget(run.maxCost)
+	f.builder.Budget = r.Budget
 	r.Limits, _ = batch.NewLimits(f.limits) // checked by check
 	r.Build, r.Store, r.Fault = run.obs.watchBuild(run, f.builder.Build), store, engineFault
 	r.Progress, r.Logger = run.obs.batchProgress(progress), run.obs.warnLogger(stderr)
@@ -291,6 +295,13 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 	fmt.Fprintf(w, "steps %d, samples %d, flagged %d, errors %d; tokens in %d, out %d; cost %.4f; wall %s\n",
 		sum.Steps, sum.Samples, sum.Flagged, sum.Errors, sum.InputTokens, sum.OutputTokens, sum.Cost,
 		time.Duration(sum.WallSeconds*float64(time.Second)).Round(time.Millisecond))
+	if f.run.maxCost > 0 || sum.SpentTotal > 0 {
+		fmt.Fprintf(w, "spent $%.4f in this run, $%.4f in all runs of the batch", sum.Spent, sum.SpentTotal)
+		if f.run.maxCost > 0 {
+			fmt.Fprintf(w, " (--max-cost $%.4f)", f.run.maxCost)
+		}
+		fmt.Fprintln(w)
+	}
 	if sum.Resumed > 0 {
 		fmt.Fprintf(w, "%s replayed from the journals in %s\n", words.Plural(sum.Resumed, "step"), f.state)
 	}
@@ -312,6 +323,8 @@ func (f *solveFlags) exit(sum batch.Summary, runErr error, interrupted bool) err
 			how += ", unfinished ones start over (give --state DIR to keep their steps)"
 		}
 		return &exitError{code: exitAborted, err: fmt.Errorf("interrupted; %d of %s have results in %s: %s", sum.Tasks-sum.Unfinished, words.Plural(sum.Tasks, "task"), f.out, how)}
+	case errors.Is(runErr, maker.ErrBudget):
+		return failed(fmt.Errorf("%w; the batch has spent $%.4f of its --max-cost $%.4f over every run: run the same command with a larger --max-cost to finish (the results written so far are in %s)", runErr, sum.SpentTotal, f.run.maxCost, f.out))
 	case runErr != nil:
 		return failed(fmt.Errorf("%w; the results written so far are in %s: run the same command again to finish", runErr, f.out))
 	case !sum.OK():
