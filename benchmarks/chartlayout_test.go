@@ -96,6 +96,17 @@ func TestChartsReadable(t *testing.T) {
 	charts, err := rep.plots()
 	require.NoError(t, err)
 	require.Len(t, charts, 7, "every chart of a full report")
+	// A batch's spend: a stop at the cap, and a run without one.
+	var spend []SpendPoint
+	for i := range 40 {
+		spend = append(spend, SpendPoint{Seconds: float64(i) * 0.7, Dollars: 0.031 + 0.0021*float64(i)})
+	}
+	charts["spend.svg"], err = spendChart(spend, 0.12, "maker solve tasks.jsonl: the batch's spend")
+	require.NoError(t, err)
+	charts["spend_nocap.svg"], err = spendChart(spend[:1], 0, "one point")
+	require.NoError(t, err)
+	_, err = spendChart(nil, 0, "")
+	require.ErrorIs(t, err, ErrNoSpend)
 	names := make([]string, 0, len(charts))
 	for name := range charts {
 		names = append(names, name)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -52,6 +54,7 @@ type solveFlags struct {
 	out, state  string
 	spec        string
 	asJSON      bool
+	spendChart  string
 	declaration string
 	builder     batch.Builtin
 	limits      batch.LimitConfig
@@ -131,6 +134,7 @@ func (f *solveFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.limits.RPM, "rpm", 0, "most model calls started per minute, over all tasks (0: no bound)")
 	fs.IntVar(&f.builder.MaxSteps, "max-steps", 0, "stop a task after that many steps (0: no limit; a task's \"max_steps\" replaces it)")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
+	fs.StringVar(&f.spendChart, "spend-chart", "", "write an SVG chart of the batch's spend over this run to FILE when it ends (dollars spent in all runs against seconds, and the --max-cost cap)")
 	fs.StringVar(&f.declaration, "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	f.run.register(cmd)
 	f.run.obs.register(fs, true)
@@ -185,6 +189,11 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	}
 	if err := positiveFlags(fs, "concurrency"); err != nil {
 		return err
+	}
+	if f.spendChart != "" {
+		if fi, err := os.Stat(filepath.Dir(f.spendChart)); err != nil || !fi.IsDir() {
+			return usageErr("--spend-chart %s: its folder %s does not exist; give a file in an existing folder", f.spendChart, filepath.Dir(f.spendChart))
+		}
 	}
 	b := &f.builder
 	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.maxTokens, run.seed, f.tools.root, f.tools.selection
@@ -251,6 +260,11 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	r.Limits, _ = batch.NewLimits(f.limits) // checked by check
 	r.Build, r.Store, r.Fault = run.obs.watchBuild(run, f.builder.Build), store, engineFault
 	r.Progress, r.Logger = run.obs.batchProgress(progress), run.obs.warnLogger(stderr)
+	var spend *spendRecorder
+	if f.spendChart != "" {
+		spend = newSpendRecorder(r.Budget)
+		r.Progress = spend.wrap(r.Progress)
+	}
 	ctx, endSpan := run.obs.span(cmd.Context(), observe.SpanBatch)
 	var sum batch.Summary
 	var runErrV error
@@ -261,6 +275,14 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	}
 	endSpan()
 	finish()
+	if spend != nil {
+		if err := spend.write(f.spendChart, path, run.maxCost); err != nil {
+			fmt.Fprintf(stderr, "maker: the spend chart: %v\n", err)
+			if runErrV == nil {
+				runErrV = err
+			}
+		}
+	}
 	interrupted := runErrV != nil && cmd.Context().Err() != nil && !errors.Is(runErrV, batch.ErrWrite)
 	f.report(cmd.OutOrStdout(), path, sum, runErrV, interrupted)
 	return f.exit(sum, runErrV, interrupted)
