@@ -255,14 +255,18 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	r := f.runner
 	// One budget for the whole batch across runs (it only counts without
 	// --max-cost): the runner credits it with what earlier runs spent.
-	r.Budget = maker.NewBudget(run.maxCost)
-	f.builder.Budget = r.Budget
+	// With --nats each coordinator runs its tasks one Run at a time, so
+	// its cap stays this run's (the builder's), as before.
+	f.builder.Budget = maker.NewBudget(run.maxCost)
+	if run.natsURL == "" {
+		r.Budget = f.builder.Budget
+	}
 	r.Limits, _ = batch.NewLimits(f.limits) // checked by check
 	r.Build, r.Store, r.Fault = run.obs.watchBuild(run, f.builder.Build), store, engineFault
 	r.Progress, r.Logger = run.obs.batchProgress(progress), run.obs.warnLogger(stderr)
 	var spend *spendRecorder
 	if f.spendChart != "" {
-		spend = newSpendRecorder(r.Budget)
+		spend = newSpendRecorder(f.builder.Budget) // set with --nats too
 		r.Progress = spend.wrap(r.Progress)
 	}
 	ctx, endSpan := run.obs.span(cmd.Context(), observe.SpanBatch)
@@ -317,7 +321,7 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 	fmt.Fprintf(w, "steps %d, samples %d, flagged %d, errors %d; tokens in %d, out %d; cost %.4f; wall %s\n",
 		sum.Steps, sum.Samples, sum.Flagged, sum.Errors, sum.InputTokens, sum.OutputTokens, sum.Cost,
 		time.Duration(sum.WallSeconds*float64(time.Second)).Round(time.Millisecond))
-	if f.run.maxCost > 0 || sum.SpentTotal > 0 {
+	if f.run.natsURL == "" && (f.run.maxCost > 0 || sum.SpentTotal > 0) {
 		fmt.Fprintf(w, "spent $%.4f in this run, $%.4f in all runs of the batch", sum.Spent, sum.SpentTotal)
 		if f.run.maxCost > 0 {
 			fmt.Fprintf(w, " (--max-cost $%.4f)", f.run.maxCost)
