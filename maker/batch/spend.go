@@ -16,11 +16,11 @@ import (
 // as it is.
 var ErrSpendCorrupt = errors.New("spend file is corrupt")
 
-// spendSuffix names a results file's spend file: RESULTS.spend.json.
+// spendSuffix names a results file's spend file: RESULTS.jsonl.spend.json.
 const spendSuffix = ".spend.json"
 
 // Spend is what a batch has spent over every run so far, kept in its spend
-// file beside the results file (Store.SpendPath) so that a spending cap
+// file beside the results file (Store.SpendPath: RESULTS.jsonl.spend.json) so that a spending cap
 // (Runner.Budget) holds for the whole batch across runs.
 type Spend struct {
 	// Spent is the dollars every model call of every run cost, as far as
