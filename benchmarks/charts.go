@@ -1,7 +1,6 @@
 package benchmarks
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"strings"
@@ -17,52 +16,53 @@ import (
 // Charts renders the report's figures as SVG files, by file name, for the
 // suites that ran (gonum/plot).
 func (r *Report) Charts() (map[string][]byte, error) {
-	type chart struct {
-		name string
-		make func() (*plot.Plot, error)
+	ps, err := r.plots()
+	if err != nil {
+		return nil, err
 	}
-	var charts []chart
-	if f := r.Fidelity; f != nil {
-		charts = append(charts,
-			chart{"fidelity_votes.svg", func() (*plot.Plot, error) { return fidelityVotesChart(f) }},
-			chart{"fidelity_wrong.svg", func() (*plot.Plot, error) { return fidelityWrongChart(f) }})
-	}
-	if s := r.Strategies; s != nil {
-		charts = append(charts,
-			chart{"strategies.svg", func() (*plot.Plot, error) { return strategiesChart(s) }},
-			chart{"strategies_wall.svg", func() (*plot.Plot, error) { return wallChart(s) }})
-	}
-	if s := r.Scale; s != nil {
-		charts = append(charts,
-			chart{"scale_time.svg", func() (*plot.Plot, error) { return scaleTimeChart(s) }},
-			chart{"scale_memory.svg", func() (*plot.Plot, error) { return scaleMemoryChart(s) }})
-	}
-	if c := r.Cost; c != nil {
-		charts = append(charts, chart{"cost.svg", func() (*plot.Plot, error) { return costChart(c) }})
-	}
-	out := make(map[string][]byte, len(charts))
-	for _, c := range charts {
-		p, err := c.make()
-		if err == nil {
-			out[c.name], err = render(p)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("benchmarks: chart %s: %w", c.name, err)
+	out := make(map[string][]byte, len(ps))
+	for name, p := range ps {
+		if out[name], _, err = p.render("svg"); err != nil {
+			return nil, fmt.Errorf("benchmarks: chart %s: %w", name, err)
 		}
 	}
 	return out, nil
 }
 
-func render(p *plot.Plot) ([]byte, error) {
-	wt, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, "svg")
-	if err != nil {
-		return nil, err
+// plots are the report's charts, by file name.
+func (r *Report) plots() (map[string]*chart, error) {
+	type named struct {
+		name string
+		make func() (*chart, error)
 	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, err
+	var charts []named
+	if f := r.Fidelity; f != nil {
+		charts = append(charts,
+			named{"fidelity_votes.svg", func() (*chart, error) { return fidelityVotesChart(f) }},
+			named{"fidelity_wrong.svg", func() (*chart, error) { return fidelityWrongChart(f) }})
 	}
-	return buf.Bytes(), nil
+	if s := r.Strategies; s != nil {
+		charts = append(charts,
+			named{"strategies.svg", func() (*chart, error) { return strategiesChart(s) }},
+			named{"strategies_wall.svg", func() (*chart, error) { return wallChart(s) }})
+	}
+	if s := r.Scale; s != nil {
+		charts = append(charts,
+			named{"scale_time.svg", func() (*chart, error) { return scaleTimeChart(s) }},
+			named{"scale_memory.svg", func() (*chart, error) { return scaleMemoryChart(s) }})
+	}
+	if c := r.Cost; c != nil {
+		charts = append(charts, named{"cost.svg", func() (*chart, error) { return costChart(c) }})
+	}
+	out := make(map[string]*chart, len(charts))
+	for _, c := range charts {
+		p, err := c.make()
+		if err != nil {
+			return nil, fmt.Errorf("benchmarks: chart %s: %w", c.name, err)
+		}
+		out[c.name] = p
+	}
+	return out, nil
 }
 
 // errPoints are points with vertical error bars.
@@ -110,20 +110,19 @@ func points(p *plot.Plot, pts errPoints, c color.Color, shape draw.GlyphDrawer) 
 
 // fidelityVotesChart: votes per step against k, one line per p and rival
 // structure (theory), measured points with 95% bars (race path).
-func fidelityVotesChart(f *FidelityResult) (*plot.Plot, error) {
-	p := plot.New()
+func fidelityVotesChart(f *FidelityResult) (*chart, error) {
+	c := newChart()
+	p := c.p
 	p.Title.Text = fmt.Sprintf("Votes per step against k (%d steps a point)", f.RaceSteps)
 	p.X.Label.Text = "k"
 	p.Y.Label.Text = "valid votes per step"
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = vg.Points(10)
 	top := 0.0
 	for _, cell := range f.Cells {
 		top = max(top, cell.Votes.Hi, cell.Theory)
 	}
-	p.Y.Min, p.Y.Max = 0, top*1.45 // room for the legend
+	p.Y.Min, p.Y.Max = 0, top*1.05
 	for i, pv := range fidelityPs {
-		c := plotutil.Color(i)
+		col := plotutil.Color(i)
 		for _, rivals := range []int{1, spreadRivals} {
 			// The theory at the cells' k (the law with eight rivals is a
 			// dynamic program: computed once, in the cell).
@@ -135,9 +134,9 @@ func fidelityVotesChart(f *FidelityResult) (*plot.Plot, error) {
 			}
 			name := ""
 			if rivals == 1 {
-				name = fmt.Sprintf("p=%g, one rival (solid) / eight (dashed)", pv)
+				name = fmt.Sprintf("p=%g", pv)
 			}
-			if err := line(p, th, c, rivals != 1, name); err != nil {
+			if err := line(p, th, col, rivals != 1, name); err != nil {
 				return nil, err
 			}
 			var pts errPoints
@@ -152,25 +151,51 @@ func fidelityVotesChart(f *FidelityResult) (*plot.Plot, error) {
 			if rivals != 1 {
 				shape = draw.BoxGlyph{}
 			}
-			if err := points(p, pts, c, shape); err != nil {
+			if err := points(p, pts, col, shape); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return p, nil
+	// The rival structures' styles, in black.
+	for _, st := range []struct {
+		name   string
+		dashed bool
+		shape  draw.GlyphDrawer
+	}{{"one rival", false, draw.CircleGlyph{}}, {"eight rivals", true, draw.BoxGlyph{}}} {
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}})
+		if err != nil {
+			return nil, err
+		}
+		l.Width = vg.Points(1.2)
+		if st.dashed {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		g, err := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}})
+		if err != nil {
+			return nil, err
+		}
+		g.GlyphStyle.Shape, g.GlyphStyle.Radius = st.shape, vg.Points(3)
+		p.Legend.Add(st.name, l, g)
+	}
+	return c, nil
 }
 
 // fidelityWrongChart: the wrong-winner rate against k, log scale, theory
 // lines (one rival) and measured rates (both paths, one rival; zero rates
 // are not drawn on a log scale).
-func fidelityWrongChart(f *FidelityResult) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "Wrong winners, one rival: 1 - PStep (lines), measured (points)"
+func fidelityWrongChart(f *FidelityResult) (*chart, error) {
+	c := newChart()
+	p := c.p
+	// No Y label: on a log scale gonum pads the top for one as if the
+	// label sat at the linear middle, leaving a dead band under the
+	// title; the title says what the axis is.
+	p.Title.Text = "Share of steps won by a wrong answer, one rival: 1 - PStep (lines), measured (points)"
 	p.X.Label.Text = "k"
-	p.Y.Label.Text = "share of steps won by a wrong answer"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: 0}
-	p.Legend.Top, p.Legend.Left = false, true
+	// Up to 1, a decade's tick: a tick beyond the range would push the
+	// data area down (gonum pads for its label).
+	p.Y.Max = 1
 	for i, pv := range fidelityPs {
 		c := plotutil.Color(i)
 		var th plotter.XYs
@@ -192,11 +217,14 @@ func fidelityWrongChart(f *FidelityResult) (*plot.Plot, error) {
 			}
 		}
 	}
-	return p, nil
+	return c, nil
 }
 
-func barGroups(p *plot.Plot, names []string, groups []string, value func(group, name string) float64) error {
-	w := vg.Points(60 / float64(len(groups)))
+// barGroups draws a group of bars per name, one bar per group in each,
+// with the names on the X axis; the bars' width is set when the chart is
+// laid out (chart.layout), from the room each name has.
+func (c *chart) barGroups(names []string, groups []string, value func(group, name string) float64) error {
+	p := c.p
 	top := 0.0
 	for gi, g := range groups {
 		vals := make(plotter.Values, len(names))
@@ -204,23 +232,26 @@ func barGroups(p *plot.Plot, names []string, groups []string, value func(group, 
 			vals[i] = value(g, n)
 			top = max(top, vals[i])
 		}
-		bars, err := plotter.NewBarChart(vals, w)
+		bars, err := plotter.NewBarChart(vals, vg.Points(1))
 		if err != nil {
 			return err
 		}
 		bars.Color = plotutil.Color(gi)
 		bars.LineStyle.Width = 0
-		bars.Offset = vg.Length(float64(gi)-float64(len(groups)-1)/2) * w
 		p.Add(bars)
 		p.Legend.Add(g, bars)
+		c.bars = append(c.bars, bars)
 	}
 	p.NominalX(names...)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = vg.Points(10)
+	c.names = len(names)
+	// Each name's group is centred on its index: half a slot of room at
+	// either end, so no bar is cut off.
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
 	p.Y.Min = 0
-	p.Y.Max = top * (1 + 0.12*float64(len(groups))) // room for the legend above the bars
-	p.X.Tick.Label.Rotation = 0.35
+	p.Y.Max = top * 1.08
+	p.X.Tick.Label.Rotation = 0.6
 	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YCenter
 	return nil
 }
 
@@ -234,25 +265,27 @@ func strategyNames(s *StrategiesResult) []string {
 	return names
 }
 
-func strategiesChart(s *StrategiesResult) (*plot.Plot, error) {
-	p := plot.New()
+func strategiesChart(s *StrategiesResult) (*chart, error) {
+	c := newChart()
+	p := c.p
 	p.Title.Text = "Samples per step by strategy (same seeded steps)"
 	p.Y.Label.Text = "samples per step"
 	var groups []string
 	for _, sc := range s.Scenarios {
 		groups = append(groups, sc.Name)
 	}
-	err := barGroups(p, strategyNames(s), groups, func(g, n string) float64 {
+	err := c.barGroups(strategyNames(s), groups, func(g, n string) float64 {
 		if r := rowOf(s.Rows, g, n); r != nil {
 			return r.SamplesPerStep.Mean
 		}
 		return 0
 	})
-	return p, err
+	return c, err
 }
 
-func wallChart(s *StrategiesResult) (*plot.Plot, error) {
-	p := plot.New()
+func wallChart(s *StrategiesResult) (*chart, error) {
+	c := newChart()
+	p := c.p
 	p.Title.Text = "Wall time per step, in mean model-call latencies"
 	p.Y.Label.Text = "wall time per step / mean latency"
 	var groups []string
@@ -267,7 +300,7 @@ func wallChart(s *StrategiesResult) (*plot.Plot, error) {
 			groups = append(groups, g)
 		}
 	}
-	err := barGroups(p, strategyNames(s), groups, func(g, n string) float64 {
+	err := c.barGroups(strategyNames(s), groups, func(g, n string) float64 {
 		for _, r := range s.Wall {
 			if label(r) == g && r.Strategy == n && r.NotRun == "" {
 				return r.PerStep.Mean
@@ -275,11 +308,12 @@ func wallChart(s *StrategiesResult) (*plot.Plot, error) {
 		}
 		return 0
 	})
-	return p, err
+	return c, err
 }
 
-func scaleTimeChart(s *ScaleResult) (*plot.Plot, error) {
-	p := plot.New()
+func scaleTimeChart(s *ScaleResult) (*chart, error) {
+	c := newChart()
+	p := c.p
 	p.Title.Text = "Hanoi on the sim: time against disks"
 	p.X.Label.Text = "disks"
 	p.Y.Label.Text = "µs"
@@ -307,11 +341,13 @@ func scaleTimeChart(s *ScaleResult) (*plot.Plot, error) {
 		}
 	}
 	p.Y.Min = 0
-	return p, nil
+	p.Y.Max *= 1.08 // the top line off the frame
+	return c, nil
 }
 
-func scaleMemoryChart(s *ScaleResult) (*plot.Plot, error) {
-	p := plot.New()
+func scaleMemoryChart(s *ScaleResult) (*chart, error) {
+	c := newChart()
+	p := c.p
 	p.Title.Text = "Hanoi on the sim: peak memory against disks"
 	p.X.Label.Text = "disks"
 	p.Y.Label.Text = "MB"
@@ -334,5 +370,6 @@ func scaleMemoryChart(s *ScaleResult) (*plot.Plot, error) {
 		}
 	}
 	p.Y.Min = 0
-	return p, nil
+	p.Y.Max *= 1.08 // the top line off the frame
+	return c, nil
 }

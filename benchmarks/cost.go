@@ -15,7 +15,6 @@ import (
 	"github.com/mdap-go/mdap/vote"
 	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/tmc/langchaingo/llms"
-	"gonum.org/v1/plot"
 )
 
 // CostRow is what one way of paying cost on one size and reply length:
@@ -228,21 +227,22 @@ func costRow(c *CostResult, group, strategy string) *CostRow {
 }
 
 // costChart plots each strategy's dollars per step against the paper's.
-func costChart(c *CostResult) (*plot.Plot, error) {
-	p := plot.New()
+func costChart(c *CostResult) (*chart, error) {
+	ch := newChart()
+	p := ch.p
 	p.Title.Text = "Dollars per decided step, relative to one call per sample"
 	p.Y.Label.Text = "cost ratio (paper = 1)"
 	var names []string
 	for _, st := range costStrategies {
 		names = append(names, st.name)
 	}
-	err := barGroups(p, names, costGroups(c), func(g, n string) float64 {
+	err := ch.barGroups(names, costGroups(c), func(g, n string) float64 {
 		if r := costRow(c, g, n); r != nil {
 			return r.Ratio
 		}
 		return 0
 	})
-	return p, err
+	return ch, err
 }
 
 func writeCost(b *strings.Builder, c *CostResult) {

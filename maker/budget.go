@@ -30,6 +30,8 @@ type Budget struct {
 
 	mu       sync.Mutex
 	spent    float64
+	settled  float64 // of spent, what this budget's own calls cost
+	ahead    float64 // of spent, what CreditAhead added and no Credit took yet
 	reserved float64
 }
 
@@ -44,14 +46,41 @@ func (b *Budget) Spent() float64 {
 	return b.spent
 }
 
+// Settled returns the dollars the calls made under this budget cost:
+// Spent without what Credit added. A batch uses it to say what one run
+// spent, apart from what earlier runs had.
+func (b *Budget) Settled() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.settled
+}
+
 // Credit adds dollars already spent, such as the cost of the steps a
-// resumed run replays from its journal. Negative amounts are ignored.
+// resumed run replays from its journal, less what CreditAhead counted
+// already. Negative amounts are ignored.
 func (b *Budget) Credit(dollars float64) {
 	if dollars <= 0 {
 		return
 	}
 	b.mu.Lock()
+	take := min(dollars, b.ahead)
+	b.ahead -= take
+	b.spent += dollars - take
+	b.mu.Unlock()
+}
+
+// CreditAhead adds dollars already spent that resumed runs will Credit
+// again later (a batch's journaled steps, counted before their tasks
+// resume): they count at once, and later Credits take from them first,
+// up to the amount, so that nothing counts twice, whichever of the runs
+// resume. Negative amounts are ignored.
+func (b *Budget) CreditAhead(dollars float64) {
+	if dollars <= 0 {
+		return
+	}
+	b.mu.Lock()
 	b.spent += dollars
+	b.ahead += dollars
 	b.mu.Unlock()
 }
 
@@ -75,6 +104,7 @@ func (b *Budget) settle(worst, cost float64) {
 		b.reserved = max(b.reserved, 0)
 	}
 	b.spent += cost
+	b.settled += cost
 	b.mu.Unlock()
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,7 @@ func newBench() *cobra.Command {
 		asJSON bool
 		seed   uint64
 		merge  bool
+		prog   string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -76,7 +78,10 @@ is written first); any other missed goal is reported, not an error.`,
 			if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
 				return usageErr("--out %s: is a file, not a folder", out)
 			}
-			return runBench(cmd, benchmarks.Options{Suites: suites, Quick: quick, Seed: seed}, out, merge, asJSON)
+			if prog != "auto" && prog != "on" && prog != "off" {
+				return usageErr("--progress %q: use auto, on or off", prog)
+			}
+			return runBench(cmd, benchmarks.Options{Suites: suites, Quick: quick, Seed: seed}, out, merge, asJSON, prog)
 		},
 	}
 	fs := cmd.Flags()
@@ -85,13 +90,15 @@ is written first); any other missed goal is reported, not an error.`,
 	fs.StringVar(&out, "out", defaultBenchOut, "folder for REPORT.md, report.json and the SVG charts")
 	fs.BoolVar(&asJSON, "json", false, "print the whole report as JSON on stdout")
 	fs.Uint64Var(&seed, "seed", 1, "root seed of the simulated models")
+	fs.StringVar(&prog, "progress", "auto", "progress on stderr: auto (a bar per suite on a terminal, else a line per finished row), on (the bar) or off")
+	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "on", "off"}, cobra.ShellCompDirectiveNoFileComp))
 	fs.BoolVar(&merge, "merge", false, "keep the other suites of the report already in --out (its "+benchmarks.DataFile+"), replacing only the suites run; the report names the run of each kept suite")
 	return cmd
 }
 
 // runBench runs the suites of opts, merges the report into --out's with
 // --merge, writes it and prints the goals (or the whole report as JSON).
-func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, asJSON bool) error {
+func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, asJSON bool, progress string) error {
 	var older *benchmarks.Report
 	if merge {
 		var err error
@@ -108,7 +115,7 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 		opts.Command = "maker bench"
 	}
 	var finish func()
-	opts.Progress, finish = benchProgress(cmd)
+	opts.Progress, finish = benchProgress(cmd, progress)
 	rep, err := benchmarks.Run(cmd.Context(), opts)
 	finish()
 	if err != nil {
@@ -147,12 +154,30 @@ func barErr(rep *benchmarks.Report) error {
 	return nil
 }
 
-// benchProgress draws one bar per suite on stderr when it is a terminal.
-func benchProgress(cmd *cobra.Command) (func(suite string, done, total int), func()) {
+// benchProgress shows the suites' progress on stderr as --progress says:
+// a bar per suite (on, or auto on a terminal); a line per finished row
+// (auto elsewhere: a log or CI sees the run advance); nothing (off).
+func benchProgress(cmd *cobra.Command, mode string) (func(suite string, done, total int), func()) {
 	f := cmd.ErrOrStderr()
-	if !isTerminal(f) {
+	switch {
+	case mode == "off":
 		return nil, func() {}
+	case mode == "on" || isTerminal(f):
+		return benchBar(f)
 	}
+	start := time.Now()
+	return func(suite string, done, total int) {
+		if done == 0 {
+			start = time.Now()
+			fmt.Fprintf(f, "bench: %s: %d rows\n", suite, total)
+			return
+		}
+		fmt.Fprintf(f, "bench: %s: %d/%d rows, %s\n", suite, done, total, time.Since(start).Round(100*time.Millisecond))
+	}, func() {}
+}
+
+// benchBar draws one bar per suite on f.
+func benchBar(f io.Writer) (func(suite string, done, total int), func()) {
 	var bar *progressbar.ProgressBar
 	current := ""
 	return func(suite string, done, total int) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -354,7 +355,8 @@ func TestBinaryFullDiskFailsBeforeTheNextStep(t *testing.T) {
 // TestBinaryBenchQuick runs the benchmark command as a user would, on its
 // quickest suite with charts (.ci/run runs every suite with --quick, and
 // benchmarks' tests draw every chart): the report and the suite's charts
-// land in --out, and the command exits 0.
+// land in --out, and the command exits 0. Its stderr, not a terminal, has
+// a line per finished row; --progress off has none.
 func TestBinaryBenchQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the quick benchmark takes several seconds")
@@ -369,7 +371,19 @@ func TestBinaryBenchQuick(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "maker bench --quick --suite strategies --out "+out, "the report names its command")
 	assert.Contains(t, c.stdout.String(), "report in "+filepath.Join(out, "REPORT.md"))
-	assert.Empty(t, c.stderr.String(), "no progress bar when stderr is not a terminal")
+	// Stderr is not a terminal: a line per finished row, not silence.
+	var total int
+	_, err = fmt.Sscanf(c.stderr.String(), "bench: strategies: %d rows\n", &total)
+	require.NoError(t, err, "the suite's first line names its rows: %s", c.stderr.String())
+	require.Positive(t, total)
+	for done := 1; done <= total; done++ {
+		assert.Contains(t, c.stderr.String(), fmt.Sprintf("bench: strategies: %d/%d rows, ", done, total), "a line per finished row")
+	}
+	assert.NotContains(t, c.stderr.String(), "\r", "no bar drawn into a file")
+
+	c = start(t, nil, "bench", "--quick", "--suite", "cost", "--out", out, "--progress", "off")
+	require.Equal(t, 0, c.wait(t, 5*time.Minute), "stderr: %s", c.stderr.String())
+	assert.Empty(t, c.stderr.String(), "--progress off: nothing on stderr")
 }
 
 func TestBinaryBenchUsage(t *testing.T) {
@@ -381,6 +395,7 @@ func TestBinaryBenchUsage(t *testing.T) {
 	}{
 		{[]string{"bench", "--suite", "speed"}, `--suite "speed"`},
 		{[]string{"bench", "--out", ""}, "--out"},
+		{[]string{"bench", "--progress", "loud"}, `--progress "loud": use auto, on or off`},
 		{[]string{"bench", "--out", file}, "is a file"},
 		{[]string{"bench", "--quick=maybe"}, "--quick"},
 		{[]string{"bench", "extra"}, "extra"},

@@ -24,7 +24,7 @@ type costFlags struct {
 func (c *costFlags) registerCost(fs *pflag.FlagSet) {
 	fs.StringVar(&c.samplesPerCall, "samples-per-call", "1", "samples per provider request: 1 (one request per sample, the paper's way), N (up to N choices a request, llms n), or auto (a wave's samples of one temperature in one request; a provider that ignores n is detected and served one by one)")
 	fs.StringVar(&c.modelsFile, "models", "", "models FILE (\"-\": standard input): one --model spec a line (# comments), or a JSON array of specs; each may carry its own ;base=URL;key=ENV;rpm=N;inflight=N. Added after the --model flags given (it replaces the default sim)")
-	fs.Float64Var(&c.maxCost, "max-cost", 0, "spending cap in US dollars for the whole run (every task of solve): a call whose worst case (prompt plus --max-tokens per choice) would pass it is not started, and the run stops undecided (exit 1); resume with a larger cap (0: no cap)")
+	fs.Float64Var(&c.maxCost, "max-cost", 0, "spending cap in US dollars for the whole run (solve: every task, over every run of the batch): a call whose worst case (prompt plus --max-tokens per choice) would pass it is not started, and the run stops undecided (exit 1); resume with a larger cap (0: no cap)")
 }
 
 // validateCost parses the flags; errors are usage errors.

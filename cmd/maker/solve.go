@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -52,6 +54,7 @@ type solveFlags struct {
 	out, state  string
 	spec        string
 	asJSON      bool
+	spendChart  string
 	declaration string
 	builder     batch.Builtin
 	limits      batch.LimitConfig
@@ -131,6 +134,7 @@ func (f *solveFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.limits.RPM, "rpm", 0, "most model calls started per minute, over all tasks (0: no bound)")
 	fs.IntVar(&f.builder.MaxSteps, "max-steps", 0, "stop a task after that many steps (0: no limit; a task's \"max_steps\" replaces it)")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
+	fs.StringVar(&f.spendChart, "spend-chart", "", "write an SVG chart of the batch's spend over this run to FILE when it ends (dollars spent in all runs against seconds, and the --max-cost cap)")
 	fs.StringVar(&f.declaration, "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	f.run.register(cmd)
 	f.run.obs.register(fs, true)
@@ -185,6 +189,11 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	}
 	if err := positiveFlags(fs, "concurrency"); err != nil {
 		return err
+	}
+	if f.spendChart != "" {
+		if fi, err := os.Stat(filepath.Dir(f.spendChart)); err != nil || !fi.IsDir() {
+			return usageErr("--spend-chart %s: its folder %s does not exist; give a file in an existing folder", f.spendChart, filepath.Dir(f.spendChart))
+		}
 	}
 	b := &f.builder
 	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.maxTokens, run.seed, f.tools.root, f.tools.selection
@@ -244,9 +253,22 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	}
 	progress, finish := run.batchBar(stderr, len(jobs))
 	r := f.runner
+	// One budget for the whole batch across runs (it only counts without
+	// --max-cost): the runner credits it with what earlier runs spent.
+	// With --nats each coordinator runs its tasks one Run at a time, so
+	// its cap stays this run's (the builder's), as before.
+	f.builder.Budget = maker.NewBudget(run.maxCost)
+	if run.natsURL == "" {
+		r.Budget = f.builder.Budget
+	}
 	r.Limits, _ = batch.NewLimits(f.limits) // checked by check
 	r.Build, r.Store, r.Fault = run.obs.watchBuild(run, f.builder.Build), store, engineFault
 	r.Progress, r.Logger = run.obs.batchProgress(progress), run.obs.warnLogger(stderr)
+	var spend *spendRecorder
+	if f.spendChart != "" {
+		spend = newSpendRecorder(f.builder.Budget) // set with --nats too
+		r.Progress = spend.wrap(r.Progress)
+	}
 	ctx, endSpan := run.obs.span(cmd.Context(), observe.SpanBatch)
 	var sum batch.Summary
 	var runErrV error
@@ -257,6 +279,14 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	}
 	endSpan()
 	finish()
+	if spend != nil {
+		if err := spend.write(f.spendChart, path, run.maxCost); err != nil {
+			fmt.Fprintf(stderr, "maker: the spend chart: %v\n", err)
+			if runErrV == nil {
+				runErrV = err
+			}
+		}
+	}
 	interrupted := runErrV != nil && cmd.Context().Err() != nil && !errors.Is(runErrV, batch.ErrWrite)
 	f.report(cmd.OutOrStdout(), path, sum, runErrV, interrupted)
 	return f.exit(sum, runErrV, interrupted)
@@ -291,6 +321,13 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 	fmt.Fprintf(w, "steps %d, samples %d, flagged %d, errors %d; tokens in %d, out %d; cost %.4f; wall %s\n",
 		sum.Steps, sum.Samples, sum.Flagged, sum.Errors, sum.InputTokens, sum.OutputTokens, sum.Cost,
 		time.Duration(sum.WallSeconds*float64(time.Second)).Round(time.Millisecond))
+	if f.run.natsURL == "" && (f.run.maxCost > 0 || sum.SpentTotal > 0) {
+		fmt.Fprintf(w, "spent $%.4f in this run, $%.4f in all runs of the batch", sum.Spent, sum.SpentTotal)
+		if f.run.maxCost > 0 {
+			fmt.Fprintf(w, " (--max-cost $%.4f)", f.run.maxCost)
+		}
+		fmt.Fprintln(w)
+	}
 	if sum.Resumed > 0 {
 		fmt.Fprintf(w, "%s replayed from the journals in %s\n", words.Plural(sum.Resumed, "step"), f.state)
 	}
@@ -312,6 +349,8 @@ func (f *solveFlags) exit(sum batch.Summary, runErr error, interrupted bool) err
 			how += ", unfinished ones start over (give --state DIR to keep their steps)"
 		}
 		return &exitError{code: exitAborted, err: fmt.Errorf("interrupted; %d of %s have results in %s: %s", sum.Tasks-sum.Unfinished, words.Plural(sum.Tasks, "task"), f.out, how)}
+	case errors.Is(runErr, maker.ErrBudget):
+		return failed(fmt.Errorf("%w; the batch has spent $%.4f of its --max-cost $%.4f over every run: run the same command with a larger --max-cost to finish (the results written so far are in %s)", runErr, sum.SpentTotal, f.run.maxCost, f.out))
 	case runErr != nil:
 		return failed(fmt.Errorf("%w; the results written so far are in %s: run the same command again to finish", runErr, f.out))
 	case !sum.OK():

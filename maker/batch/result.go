@@ -112,6 +112,13 @@ type Summary struct {
 	CachedInputTokens int `json:"cached_input_tokens"`
 	CacheWriteTokens  int `json:"cache_write_tokens"`
 	Requests          int `json:"requests"`
+	// Spent is what this run's model calls cost, SpentTotal what the
+	// batch has spent in every run so far, this one included (see
+	// Runner.Budget: both are 0 without one). Unlike Cost, they count
+	// the calls of tasks that have no result yet and of steps that were
+	// cut off.
+	Spent      float64 `json:"spent"`
+	SpentTotal float64 `json:"spent_total"`
 	// Resumed counts the steps this run replayed from journals, over the
 	// tasks it finished.
 	Resumed int `json:"resumed"`

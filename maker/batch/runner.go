@@ -101,6 +101,21 @@ type Runner struct {
 	// Logger receives warnings (a torn journal line dropped, a journal
 	// that did not close cleanly). Nil means none.
 	Logger *slog.Logger
+	// Budget, if set, is every job's maker.Solver.Budget (replacing the
+	// one the Builder set): one spending cap for the whole batch, across
+	// runs. Run first credits it with what earlier runs of the batch
+	// spent: the Store's spend file (Store.Spend), and at least the cost
+	// of the results recorded so far; a resumed job credits its
+	// journaled steps itself, so that part of the spend file is not
+	// credited twice. With a Store, Run keeps the spend file up to date
+	// after every result and when it returns. So, stopped at the cap
+	// (maker.ErrBudget, a fault: no result), the same batch run again
+	// with the same cap spends nothing more than the cap allows in all,
+	// as far as the spend file was written (a run killed at once loses
+	// from it the spend since its last result, beyond its journaled
+	// steps). The Summary's Spent and SpentTotal come from it. Use a
+	// budget of its own for each Run.
+	Budget *maker.Budget
 	// Fault, if set, reports more errors as faults outside the task (see
 	// IsFault and ErrFault): the errors of a work queue's engine, say.
 	Fault func(error) bool
@@ -139,11 +154,13 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	out := make([]*Result, len(jobs))
 	var pending []int
 	var fatal error
+	recorded := 0.0
 	for i, job := range jobs {
 		if rec, ok := done(job); ok {
 			rec.Resumed = 0
 			out[i] = &rec
 			sum.Skipped++
+			recorded += rec.Cost
 			tr.finished(i, rec)
 			continue
 		}
@@ -160,6 +177,10 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 		pending = append(pending, i)
 	}
 
+	var book *spendBook
+	if r.Budget != nil {
+		book = r.openBook(jobs, pending, recorded)
+	}
 	if fatal == nil {
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(max(r.Concurrency, 1))
@@ -171,7 +192,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 				var res Result
 				var finished bool
 				var err error
-				if p := panics.Try(func() { res, finished, err = r.runJob(gctx, i, jobs[i], tr) }); p != nil {
+				if p := panics.Try(func() { res, finished, err = r.runJob(gctx, i, jobs[i], tr, book) }); p != nil {
 					res = Result{ID: jobs[i].ID, Line: jobs[i].Line, Kind: jobs[i].Kind(), Status: StatusFailed,
 						Error: fmt.Errorf("%w: %w", ErrJobPanic, p.AsError()).Error()}
 					finished, err = true, results(res)
@@ -182,6 +203,10 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 				if finished {
 					out[i] = &res
 					tr.finished(i, res)
+					if book != nil {
+						book.finished(jobs[i].Key())
+						return book.writeErr()
+					}
 				}
 				return nil
 			})
@@ -199,6 +224,12 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	if r.Limits != nil {
 		st := r.Limits.Stats()
 		sum.Limits = &st
+	}
+	if book != nil {
+		if err := book.writeErr(); err != nil && fatal == nil {
+			fatal = err
+		}
+		sum.Spent, sum.SpentTotal = book.spent()
 	}
 	sum.WallSeconds = time.Since(start).Seconds()
 	switch {
@@ -247,7 +278,7 @@ func (r *Runner) logger() *slog.Logger {
 // runJob runs one job and records its result. finished is false for a job
 // stopped by ctx (no result); err is a result that could not be recorded,
 // or ErrFault for a job stopped by a fault outside it (no result).
-func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res Result, finished bool, err error) {
+func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker, book *spendBook) (res Result, finished bool, err error) {
 	if ctx.Err() != nil {
 		return res, false, nil
 	}
@@ -295,6 +326,9 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res R
 	if r.Limits != nil {
 		s.Model = r.Limits.Wrap(s.Model)
 	}
+	if r.Budget != nil {
+		s.Budget = r.Budget
+	}
 	if c, err := s.Vote.WithDefaults(); err == nil {
 		res.K = c.K
 	}
@@ -328,6 +362,9 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res R
 	prev := s.Progress
 	s.Progress = func(e maker.Event) {
 		tr.step(i, e.Report, price)
+		if book != nil && s.Journal != nil {
+			book.stepped(job.Key(), price(e.Report)) // journaled before the event
+		}
 		if prev != nil {
 			prev(e)
 		}

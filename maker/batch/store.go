@@ -51,7 +51,9 @@ const lockName = ".lock"
 // job, and an optional state folder holding one journal per job. Both are
 // locked (flock, advisory; the state folder through its file ".lock")
 // from OpenStore to Close, so a second batch on either is refused with
-// ErrLocked.
+// ErrLocked. Beside the results file, its spend file (SpendPath) keeps
+// what the batch has spent over every run, for a cap across runs
+// (Runner.Budget); the results file's lock covers it.
 //
 // Durability: Write appends each line with a single write call to a file
 // opened O_APPEND and syncs it before returning, so a line is whole or
@@ -70,6 +72,8 @@ type Store struct {
 	done map[string]Result
 	all  []Result
 	torn int
+	// spend is the spend file as read (see Spend).
+	spend Spend
 
 	// UnsignedJournals opts the tasks' journals out of signing
 	// (maker.JournalUnsigned); set it before the first Journal.
@@ -132,6 +136,9 @@ func OpenStore(results, state string) (_ *Store, err error) {
 			return nil, err
 		}
 		if err := s.read(); err != nil {
+			return nil, err
+		}
+		if err := s.readSpend(); err != nil {
 			return nil, err
 		}
 	}
