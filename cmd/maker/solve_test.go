@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -121,11 +122,24 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
-	seed := time.Now().UnixNano()
-	rng := rand.New(rand.NewPCG(uint64(seed), 1))
-	t.Logf("kill moments drawn with seed %d", seed)
+	// The kill moments are random; the seed is logged, and MDAP_KILL_SEED
+	// replays a failing run's moments.
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("MDAP_KILL_SEED"); v != "" {
+		var err error
+		seed, err = strconv.ParseUint(v, 10, 64)
+		require.NoError(t, err, "MDAP_KILL_SEED")
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	t.Logf("kill moments drawn with seed %d (replay: MDAP_KILL_SEED=%d)", seed, seed)
 	root := t.TempDir()
 	tasks := mixedTasks(t, root, 12, 4, 7, 5, 6)
+	var runs []*child // every run of the killed batch, for the failure's record
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpBatch(t, filepath.Join(root, "killed"), runs)
+		}
+	})
 	args := func(dir string) []string {
 		return append([]string{"solve", tasks, "--out", filepath.Join(dir, "results.jsonl"), "--state", filepath.Join(dir, "state"), "--concurrency", "3"}, simArgs...)
 	}
@@ -137,6 +151,7 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 	out := filepath.Join(dir, "results.jsonl")
 	for kill := range 2 {
 		c := startRace(t, nil, append(args(dir), "--latency", "8ms")...)
+		runs = append(runs, c)
 		before := countLines(out)
 		// A random moment once this run has recorded a result: results
 		// and journals are being written.
@@ -158,6 +173,7 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 		results(t, out) // whole lines, no id twice, after each kill
 	}
 	c := startRace(t, nil, append(args(dir), "--json")...)
+	runs = append(runs, c)
 	require.Equal(t, 0, c.wait(t, time.Minute), "stderr: %s", &c.stderr)
 	var sum solveSummary
 	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &sum))
@@ -165,6 +181,26 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 	assert.Positive(t, sum.Resumed, "unfinished tasks resumed from their journals")
 	assert.Equal(t, 12, sum.Solved)
 	assert.Equal(t, results(t, filepath.Join(root, "ref", "results.jsonl")), results(t, out), "the same results as the uninterrupted batch")
+}
+
+// dumpBatch logs what a failed kill test leaves behind, before its
+// temporary folder goes: each run's stderr, the results file, and every
+// journal of the state folder (a failure there cannot be read afterwards).
+func dumpBatch(t *testing.T, dir string, runs []*child) {
+	t.Helper()
+	for i, c := range runs {
+		t.Logf("run %d stderr:\n%s", i+1, c.stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
+	t.Logf("results.jsonl (%v):\n%s", err, b)
+	entries, _ := os.ReadDir(filepath.Join(dir, "state"))
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "state", e.Name()))
+		t.Logf("state/%s (%d bytes, %v):\n%s", e.Name(), len(b), err, b)
+	}
 }
 
 // unfinishedJournalWithSteps reports whether a journal in state holds a
