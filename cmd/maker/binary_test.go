@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +32,17 @@ var binary string
 var binaryRace bool
 
 func TestMain(m *testing.M) {
+	// Most of this package's tests run the binary and wait on it (a
+	// simulated model's latency, a signal's moment, a server's reply),
+	// so they run in parallel (t.Parallel), more at once than go test's
+	// default of GOMAXPROCS: 4 on a two-core machine. An explicit
+	// -parallel is kept.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
+	}
 	dir, err := os.MkdirTemp("", "maker-bin-")
 	if err != nil {
 		panic(err)
@@ -151,6 +164,7 @@ func (c *child) wait(t *testing.T, d time.Duration) int {
 }
 
 func TestBinaryFullStdoutFails(t *testing.T) {
+	t.Parallel()
 	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
 		t.Skip("no /dev/full on this system")
@@ -169,6 +183,7 @@ func TestBinaryFullStdoutFails(t *testing.T) {
 }
 
 func TestBinaryInterruptExits130(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		j := filepath.Join(t.TempDir(), "j.jsonl")
 		c := startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--progress", "off")
@@ -197,6 +212,7 @@ func countLines(path string) int {
 }
 
 func TestBinaryRefusesAFIFOJournalAtOnce(t *testing.T) {
+	t.Parallel()
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	for _, args := range [][]string{
@@ -210,6 +226,7 @@ func TestBinaryRefusesAFIFOJournalAtOnce(t *testing.T) {
 }
 
 func TestBinaryUsageErrorWritesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	j := filepath.Join(dir, "j.jsonl")
 	c := start(t, nil, "hanoi", "--k", "65537", "--journal", j)
@@ -233,6 +250,7 @@ func (c *child) summary(t *testing.T) hanoiSummary {
 // each time, and compares the end with an uninterrupted run: the same
 // winners, keys and votes, the same totals, no step twice.
 func TestBinarySurvivesKills(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills a real process many times")
 	}
@@ -309,6 +327,7 @@ func TestBinarySurvivesKills(t *testing.T) {
 // TestBinarySecondRunOnAJournalRefused starts two runs on one journal: the
 // second is refused at once and the journal is not touched by it.
 func TestBinarySecondRunOnAJournalRefused(t *testing.T) {
+	t.Parallel()
 	j := filepath.Join(t.TempDir(), "j.jsonl")
 	first := start(t, nil, "hanoi", "--disks", "10", "--latency", "2ms", "--journal", j, "--progress", "off")
 	require.Eventually(t, func() bool { return countLines(j) > 5 }, 30*time.Second, 5*time.Millisecond)
@@ -327,6 +346,7 @@ func TestBinarySecondRunOnAJournalRefused(t *testing.T) {
 // that the journal reaches mid-run (as a full disk would): the run fails
 // at once, naming the journal, and resumes once there is room.
 func TestBinaryFullDiskFailsBeforeTheNextStep(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("needs bash for ulimit")
 	}
@@ -356,6 +376,7 @@ func TestBinaryFullDiskFailsBeforeTheNextStep(t *testing.T) {
 // benchmarks' tests draw every chart): the report and the suite's charts
 // land in --out, and the command exits 0.
 func TestBinaryBenchQuick(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the quick benchmark takes several seconds")
 	}
@@ -373,6 +394,7 @@ func TestBinaryBenchQuick(t *testing.T) {
 }
 
 func TestBinaryBenchUsage(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	for _, c := range []struct {

@@ -83,6 +83,7 @@ func results(t *testing.T, path string) map[string]map[string]any {
 var simArgs = []string{"--p", "0.97", "--flag-rate", "0.03", "--progress", "off"}
 
 func TestSolveMixedBatchSameResultsAtConcurrency4And1(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	tasks := mixedTasks(t, root, 24, 2, 3, 4, 5)
 	var runs []map[string]map[string]any
@@ -122,6 +123,7 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
+	t.Parallel()
 	// The kill moments are random; the seed is logged, and MDAP_KILL_SEED
 	// replays a failing run's moments.
 	seed := uint64(time.Now().UnixNano())
@@ -229,6 +231,7 @@ func unfinishedJournalWithSteps(state, resultsFile string) bool {
 }
 
 func TestBinarySolveSecondBatchOnTheSameFilesIsRefused(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	tasks := filepath.Join(root, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 8}}`+"\n"+`{"id": "b", "hanoi": {"disks": 3}}`+"\n"), 0o644))
@@ -270,6 +273,7 @@ func TestBinarySolveSecondBatchOnTheSameFilesIsRefused(t *testing.T) {
 }
 
 func TestSolveBadLinesAreRecordedInvalidAndExit1(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 3}}
@@ -302,6 +306,7 @@ func TestSolveBadLinesAreRecordedInvalidAndExit1(t *testing.T) {
 }
 
 func TestSolveDropsATornResultsLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 3}}`+"\n"+`{"id": "b", "hanoi": {"disks": 2}}`+"\n"), 0o644))
@@ -320,6 +325,7 @@ func TestSolveDropsATornResultsLine(t *testing.T) {
 }
 
 func TestSolveUsageErrorsExit2AndWriteNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 2}}`+"\n"), 0o644))
@@ -371,6 +377,7 @@ func TestSolveUsageErrorsExit2AndWriteNothing(t *testing.T) {
 // maker solve, never advice that solve cannot follow (--resume-or-start
 // used to say it "needs --journal FILE", a flag solve refuses).
 func TestSolveHelpListsOnlyWhatSolveTakes(t *testing.T) {
+	t.Parallel()
 	code, help, _ := cli(t, "solve", "--help")
 	require.Equal(t, 0, code)
 	require.Contains(t, help, "--state string")
@@ -411,6 +418,7 @@ func TestSolveHelpListsOnlyWhatSolveTakes(t *testing.T) {
 // OpenAI-compatible stub on loopback and counts the requests in flight
 // at the server.
 func TestSolveMaxInFlightThroughTheOpenAIClient(t *testing.T) {
+	t.Parallel()
 	var now, peak, total atomic.Int64
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -465,6 +473,7 @@ func TestSolveMaxInFlightThroughTheOpenAIClient(t *testing.T) {
 }
 
 func TestSolveProgressOnlyOnATerminal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 4}}`+"\n"+`{"id": "b", "hanoi": {"disks": 3}}`+"\n"), 0o644))
