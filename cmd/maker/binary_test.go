@@ -110,6 +110,65 @@ func (b *syncBuffer) Bytes() []byte {
 	return bytes.Clone(b.buf.Bytes())
 }
 
+// childEnvs holds, by test name, the environment variables a test gives
+// the children it starts (setChildEnv): t.Setenv would set them for the
+// whole process, which a parallel test may not do.
+var childEnvs sync.Map // test name -> *childEnv
+
+type childEnv struct {
+	mu   sync.Mutex
+	vars []string // KEY=VALUE, later ones win
+}
+
+// setChildEnv sets key to value in the environment of the children t (and
+// its subtests) start from now on, as t.Setenv does for the process.
+func setChildEnv(t *testing.T, key, value string) {
+	t.Helper()
+	e, loaded := childEnvs.LoadOrStore(t.Name(), &childEnv{})
+	if !loaded {
+		t.Cleanup(func() { childEnvs.Delete(t.Name()) })
+	}
+	ce := e.(*childEnv)
+	ce.mu.Lock()
+	defer ce.mu.Unlock()
+	ce.vars = append(ce.vars, key+"="+value)
+}
+
+// childEnviron returns what setChildEnv set for t and the tests it is a
+// subtest of, the outermost first.
+func childEnviron(t *testing.T) []string {
+	var names []string
+	for name := t.Name(); ; {
+		names = append([]string{name}, names...)
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			break
+		}
+		name = name[:i]
+	}
+	var env []string
+	for _, n := range names {
+		if e, ok := childEnvs.Load(n); ok {
+			ce := e.(*childEnv)
+			ce.mu.Lock()
+			env = append(env, ce.vars...)
+			ce.mu.Unlock()
+		}
+	}
+	return env
+}
+
+// childGetenv is os.Getenv as t's children see it (see setChildEnv).
+func childGetenv(t *testing.T, key string) string {
+	env := childEnviron(t)
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return os.Getenv(key)
+}
+
 // start starts the binary with args; stdout goes to out when it is
 // non-nil, else to a buffer.
 func start(t *testing.T, out *os.File, args ...string) *child {
@@ -122,6 +181,9 @@ func start(t *testing.T, out *os.File, args ...string) *child {
 func startBinary(t *testing.T, bin string, race bool, out *os.File, args ...string) *child {
 	t.Helper()
 	c := &child{cmd: exec.Command(bin, args...), race: race}
+	if env := childEnviron(t); len(env) > 0 {
+		c.cmd.Env = append(os.Environ(), env...)
+	}
 	if out != nil {
 		c.cmd.Stdout = out
 	} else {

@@ -351,6 +351,7 @@ func TestCalibrateDeclaresTheSpecsTools(t *testing.T) {
 // declares the spec's tools natively to an openai: model, as in process
 // (the coordinator's model is the workers'), and the run solves.
 func TestDeclaredToolsOverNATS(t *testing.T) {
+	t.Parallel()
 	srv := newDeclServer(t)
 	base := srv.URL + "/v1"
 	url := startNATS(t)
