@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker"
 )
 
@@ -33,16 +32,9 @@ var binaryRace bool
 
 func TestMain(m *testing.M) {
 	// Most of this package's tests run the binary and wait on it (a
-	// simulated model's latency, a signal's moment, a server's reply),
-	// so they run in parallel (t.Parallel), more at once than go test's
-	// default of GOMAXPROCS: 4 on a two-core machine. An explicit
-	// -parallel is kept.
-	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
-		_ = flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
-	}
+	// simulated model's latency, a signal's moment, a server's reply):
+	// 4 at once.
+	statetest.WaitingParallel(4)
 	dir, err := os.MkdirTemp("", "maker-bin-")
 	if err != nil {
 		panic(err)
