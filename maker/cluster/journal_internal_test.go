@@ -27,7 +27,6 @@ func testJS(t *testing.T) jetstream.JetStream {
 // every append expects the stream's last sequence, so the second one's
 // append is refused and nothing of it is stored.
 func TestJournalAppendsAreFenced(t *testing.T) {
-	t.Parallel()
 	js := testJS(t)
 	ctx := context.Background()
 	st, err := ensureStream(ctx, js, journalStreamConfig("f", 1, 0, 0))
@@ -70,7 +69,6 @@ func TestJournalAppendsAreFenced(t *testing.T) {
 // A holder whose lease was taken (it was cut off longer than the TTL)
 // learns it at its next refresh and refuses to append.
 func TestJournalLeaseLostRefusesAppends(t *testing.T) {
-	t.Parallel()
 	js := testJS(t)
 	ctx := context.Background()
 	l, err := acquireLease(ctx, js, "x", JournalConfig{LeaseTTL: time.Second})
@@ -98,7 +96,6 @@ func TestJournalLeaseLostRefusesAppends(t *testing.T) {
 // down) is lost, and the message says it was an outage, not another
 // coordinator.
 func TestJournalLeaseLostToAnOutageSaysSo(t *testing.T) {
-	t.Parallel()
 	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	defer srv.Shutdown()

@@ -120,7 +120,6 @@ func coordinator(name string, nc *nats.Conn, js jetstream.JetStream, dieAt int) 
 }
 
 func TestTaskQueueTwoCoordinatorsSolveEachTaskOnce(t *testing.T) {
-	t.Parallel()
 	srv := startServer(t)
 	ctx := context.Background()
 	_, js := connect(t, srv.ClientURL())
@@ -202,7 +201,6 @@ func TestTaskQueueTwoCoordinatorsSolveEachTaskOnce(t *testing.T) {
 // solved once (a failed attempt is handed back and solved again), and
 // every result is recorded.
 func TestTaskQueueServeDrainsTheQueue(t *testing.T) {
-	t.Parallel()
 	srv := startServer(t)
 	ctx := context.Background()
 	_, js := connect(t, srv.ClientURL())
@@ -265,7 +263,6 @@ func TestTaskQueueServeDrainsTheQueue(t *testing.T) {
 // a short batch's gap between 1 worker and 4 in the benchmarks' goals
 // suite).
 func TestTaskQueueServeReturnsOnceDrained(t *testing.T) {
-	t.Parallel()
 	srv := startServer(t)
 	ctx := context.Background()
 	_, js := connect(t, srv.ClientURL())
