@@ -82,8 +82,14 @@ wait_http() {
 # bg NAME CMD...: starts CMD in the background, its output in $work/NAME.log.
 bg() { local n=$1; shift; "$@" >"$work/$n.log" 2>&1 & pids+=($!); }
 
-go build -o "$work/maker" ./cmd/maker
-maker="$work/maker"
+# The maker binary .ci/run built for the stages ($MDAP_MAKER_BIN), else
+# one built here.
+if [ -n "${MDAP_MAKER_BIN:-}" ] && [ -x "$MDAP_MAKER_BIN" ]; then
+  maker=$MDAP_MAKER_BIN
+else
+  go build -o "$work/maker" ./cmd/maker
+  maker="$work/maker"
+fi
 
 nats_port=$(freeport)
 nats="nats://127.0.0.1:$nats_port"

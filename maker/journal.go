@@ -588,6 +588,13 @@ func joinDiff(d []string) string {
 // a torn last line is cut, and a journal that never began (no whole
 // header) is started over with a header.
 func (j *Journal) begin(fingerprint, taskVersion string, settings Settings) error {
+	if j.header != nil && j.noHead {
+		// The header alone, its head never written (a crash between the
+		// two): record the head before the first step, or a second crash
+		// would leave steps with no head, refused as a rollback.
+		j.noHead = false
+		return j.syncHead()
+	}
 	if j.header != nil {
 		return nil // the store cuts a torn tail on the first append
 	}

@@ -20,6 +20,7 @@ import (
 // writes, field by field; only wall_seconds may differ. A change to the results
 // (a field, a token count) fails here until the doc shows it.
 func TestBinaryBatchDocResultsAreReal(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "batch.md"))
 	require.NoError(t, err)
 	_, after, ok := strings.Cut(string(doc), "#### The results file")

@@ -14,6 +14,7 @@ import (
 // runs (benchmarks.Suites), so a suite added to the code is added to the
 // page.
 func TestBenchDocNamesEverySuite(t *testing.T) {
+	t.Parallel()
 	doc := string(mustRead(t, "../../docs/bench.md"))
 	row := docRow(t, doc, "| `--suite NAME` |")
 	for _, name := range benchmarks.Suites {
@@ -26,6 +27,7 @@ func TestBenchDocNamesEverySuite(t *testing.T) {
 // already written) when a figure of the goals suite is past its bar, and
 // not when it only misses its goal.
 func TestBenchBarErrExitsOne(t *testing.T) {
+	t.Parallel()
 	row := benchmarks.FeltGoal{Name: "wall per step", Unit: "×", Judge: benchmarks.AtMost, Target: 1.02, Bar: 1.10, Figure: 1.05, Met: false, Held: true}
 	assert.NoError(t, barErr(&benchmarks.Report{Felt: &benchmarks.FeltResult{Rows: []benchmarks.FeltGoal{row}}}), "a miss within the bar")
 	row.Figure, row.Held = 1.2, false

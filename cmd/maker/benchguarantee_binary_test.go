@@ -20,6 +20,7 @@ import (
 // --merge reruns another suite into the same report and keeps the
 // guarantee section, naming the run that measured it.
 func TestBinaryBenchGuaranteeQuick(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "bench")
 	c := start(t, nil, "bench", "--quick", "--suite", "guarantee", "--out", out)
 	require.Equal(t, 0, c.wait(t, 5*time.Minute), "stderr: %s", c.stderr.String())
@@ -61,6 +62,7 @@ func TestBinaryBenchGuaranteeQuick(t *testing.T) {
 // with one that is not a report, is a usage error (exit 2) before any
 // suite runs, and nothing is written.
 func TestBinaryBenchMergeUsage(t *testing.T) {
+	t.Parallel()
 	empty := t.TempDir()
 	c := start(t, nil, "bench", "--quick", "--suite", "guarantee", "--merge", "--out", empty)
 	assert.Equal(t, 2, c.wait(t, time.Minute))

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker"
 )
 
@@ -31,6 +32,10 @@ var binary string
 var binaryRace bool
 
 func TestMain(m *testing.M) {
+	// Most of this package's tests run the binary and wait on it (a
+	// simulated model's latency, a signal's moment, a server's reply):
+	// 4 at once.
+	statetest.WaitingParallel(4)
 	dir, err := os.MkdirTemp("", "maker-bin-")
 	if err != nil {
 		panic(err)
@@ -98,6 +103,65 @@ func (b *syncBuffer) Bytes() []byte {
 	return bytes.Clone(b.buf.Bytes())
 }
 
+// childEnvs holds, by test name, the environment variables a test gives
+// the children it starts (setChildEnv): t.Setenv would set them for the
+// whole process, which a parallel test may not do.
+var childEnvs sync.Map // test name -> *childEnv
+
+type childEnv struct {
+	mu   sync.Mutex
+	vars []string // KEY=VALUE, later ones win
+}
+
+// setChildEnv sets key to value in the environment of the children t (and
+// its subtests) start from now on, as t.Setenv does for the process.
+func setChildEnv(t *testing.T, key, value string) {
+	t.Helper()
+	e, loaded := childEnvs.LoadOrStore(t.Name(), &childEnv{})
+	if !loaded {
+		t.Cleanup(func() { childEnvs.Delete(t.Name()) })
+	}
+	ce := e.(*childEnv)
+	ce.mu.Lock()
+	defer ce.mu.Unlock()
+	ce.vars = append(ce.vars, key+"="+value)
+}
+
+// childEnviron returns what setChildEnv set for t and the tests it is a
+// subtest of, the outermost first.
+func childEnviron(t *testing.T) []string {
+	var names []string
+	for name := t.Name(); ; {
+		names = append([]string{name}, names...)
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			break
+		}
+		name = name[:i]
+	}
+	var env []string
+	for _, n := range names {
+		if e, ok := childEnvs.Load(n); ok {
+			ce := e.(*childEnv)
+			ce.mu.Lock()
+			env = append(env, ce.vars...)
+			ce.mu.Unlock()
+		}
+	}
+	return env
+}
+
+// childGetenv is os.Getenv as t's children see it (see setChildEnv).
+func childGetenv(t *testing.T, key string) string {
+	env := childEnviron(t)
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return os.Getenv(key)
+}
+
 // start starts the binary with args; stdout goes to out when it is
 // non-nil, else to a buffer.
 func start(t *testing.T, out *os.File, args ...string) *child {
@@ -110,6 +174,9 @@ func start(t *testing.T, out *os.File, args ...string) *child {
 func startBinary(t *testing.T, bin string, race bool, out *os.File, args ...string) *child {
 	t.Helper()
 	c := &child{cmd: exec.Command(bin, args...), race: race}
+	if env := childEnviron(t); len(env) > 0 {
+		c.cmd.Env = append(os.Environ(), env...)
+	}
 	if out != nil {
 		c.cmd.Stdout = out
 	} else {
@@ -152,6 +219,7 @@ func (c *child) wait(t *testing.T, d time.Duration) int {
 }
 
 func TestBinaryFullStdoutFails(t *testing.T) {
+	t.Parallel()
 	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
 		t.Skip("no /dev/full on this system")
@@ -170,6 +238,7 @@ func TestBinaryFullStdoutFails(t *testing.T) {
 }
 
 func TestBinaryInterruptExits130(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		j := filepath.Join(t.TempDir(), "j.jsonl")
 		c := startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--progress", "off")
@@ -198,6 +267,7 @@ func countLines(path string) int {
 }
 
 func TestBinaryRefusesAFIFOJournalAtOnce(t *testing.T) {
+	t.Parallel()
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	for _, args := range [][]string{
@@ -211,6 +281,7 @@ func TestBinaryRefusesAFIFOJournalAtOnce(t *testing.T) {
 }
 
 func TestBinaryUsageErrorWritesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	j := filepath.Join(dir, "j.jsonl")
 	c := start(t, nil, "hanoi", "--k", "65537", "--journal", j)
@@ -234,6 +305,7 @@ func (c *child) summary(t *testing.T) hanoiSummary {
 // each time, and compares the end with an uninterrupted run: the same
 // winners, keys and votes, the same totals, no step twice.
 func TestBinarySurvivesKills(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills a real process many times")
 	}
@@ -310,6 +382,7 @@ func TestBinarySurvivesKills(t *testing.T) {
 // TestBinarySecondRunOnAJournalRefused starts two runs on one journal: the
 // second is refused at once and the journal is not touched by it.
 func TestBinarySecondRunOnAJournalRefused(t *testing.T) {
+	t.Parallel()
 	j := filepath.Join(t.TempDir(), "j.jsonl")
 	first := start(t, nil, "hanoi", "--disks", "10", "--latency", "2ms", "--journal", j, "--progress", "off")
 	require.Eventually(t, func() bool { return countLines(j) > 5 }, 30*time.Second, 5*time.Millisecond)
@@ -328,6 +401,7 @@ func TestBinarySecondRunOnAJournalRefused(t *testing.T) {
 // that the journal reaches mid-run (as a full disk would): the run fails
 // at once, naming the journal, and resumes once there is room.
 func TestBinaryFullDiskFailsBeforeTheNextStep(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("needs bash for ulimit")
 	}
@@ -358,6 +432,7 @@ func TestBinaryFullDiskFailsBeforeTheNextStep(t *testing.T) {
 // land in --out, and the command exits 0. Its stderr, not a terminal, has
 // a line per finished row; --progress off has none.
 func TestBinaryBenchQuick(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the quick benchmark takes several seconds")
 	}
@@ -387,6 +462,7 @@ func TestBinaryBenchQuick(t *testing.T) {
 }
 
 func TestBinaryBenchUsage(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	for _, c := range []struct {

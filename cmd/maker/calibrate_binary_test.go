@@ -26,6 +26,7 @@ func inDir(t *testing.T, dir string, args ...string) (int, string, string) {
 }
 
 func TestBinaryCalibrate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := inDir(t, dir, "calibrate", "--disks", "20", "--p", "0.99", "--json")
 	// 100 of a million steps cannot exclude a spread whose hard steps sink
@@ -75,6 +76,7 @@ func TestBinaryCalibrate(t *testing.T) {
 // forecast would pass the dollars. Either way it exits 1, undecided,
 // k_min null, saying why it stopped.
 func TestBinaryCalibrateUntilDecidedCaps(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := []string{"calibrate", "--disks", "12", "--p", "0.97", "--difficulty-spread", "0.05", "--wrong-answers", "1", "--until-decided", "--json", "--progress", "off"}
 	for _, c := range []struct {
@@ -117,6 +119,7 @@ func TestBinaryCalibrateUntilDecidedCaps(t *testing.T) {
 // the other caps; it used to print nothing and exit with the bare budget
 // error.
 func TestBinaryCalibrateUntilDecidedBudgetMidRound(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := inDir(t, dir, "calibrate", "--disks", "5", "--p", "0.97", "--difficulty-spread", "0.05", "--wrong-answers", "1",
 		"--until-decided", "--price-in", "1", "--price-out", "1", "--max-cost", "0.408", "--json", "--progress", "off")
@@ -133,6 +136,7 @@ func TestBinaryCalibrateUntilDecidedBudgetMidRound(t *testing.T) {
 // resume with another target is refused before anything is written, and
 // one with the same policy finishes the run.
 func TestBinaryKAutoJournal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	j := filepath.Join(dir, "j.jsonl")
 	args := []string{"hanoi", "--disks", "7", "--k", "auto", "--p", "0.95", "--journal", j, "--progress", "off", "--json"}
@@ -189,6 +193,7 @@ func stepKsOf(t *testing.T, journal string) []int {
 // budget and what helps, instead of running on over budget; --help's
 // --k-floor names the floor that holds a late drop of p.
 func TestBinaryKAutoStopsOverBudget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := inDir(t, dir, "hanoi", "--disks", "6", "--p", "0.65", "--wrong-answers", "1", "--k", "auto", "--k-max", "5", "--seed", "11")
 	assert.Equal(t, 1, code, errOut)

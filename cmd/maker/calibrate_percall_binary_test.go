@@ -25,6 +25,7 @@ import (
 // estimate is the same (the same samples). Calibration drawing one sample
 // a request whatever --samples-per-call says fails the first count.
 func TestBinaryCalibrateSamplesPerCall(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate = 2, 0.8, 0
 	s, err := simserver.New(simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})

@@ -28,6 +28,7 @@ func calibrateJSON(t *testing.T, args ...string) calibrate.Report {
 }
 
 func TestCalibrateContainsTheTrueP(t *testing.T) {
+	t.Parallel()
 	rep := calibrateJSON(t, "--disks", "20", "--p", "0.99")
 	e := rep.All
 	assert.Equal(t, 1<<20-1, rep.Total)
@@ -53,6 +54,7 @@ func TestCalibrateContainsTheTrueP(t *testing.T) {
 }
 
 func TestCalibrateSaysWhenErrorsRepeat(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--wrong-answers", "1"},
 		{"--concentration", "1"},
@@ -68,6 +70,7 @@ func TestCalibrateSaysWhenErrorsRepeat(t *testing.T) {
 }
 
 func TestCalibrateAtKWithPrices(t *testing.T) {
+	t.Parallel()
 	rep := calibrateJSON(t, "--disks", "12", "--p", "0.99", "--k", "3", "--price-in", "0.4", "--price-out", "1.6", "--target", "0.99", "--confidence", "0.9", "--steps-sampled", "20")
 	e := rep.All
 	require.NotNil(t, e.AtK)
@@ -79,6 +82,7 @@ func TestCalibrateAtKWithPrices(t *testing.T) {
 }
 
 func TestCalibrateASpecTask(t *testing.T) {
+	t.Parallel()
 	rep := calibrateJSON(t, "--spec", "../../testdata/spec/find-version.json", "--samples", "10", "--p", "1", "--flag-rate", "0")
 	assert.Equal(t, 3, rep.Total)
 	assert.Equal(t, 30, rep.All.Correct, "the script's tool calls ran, so every step's prompt has what it needs")
@@ -91,6 +95,7 @@ func TestCalibrateASpecTask(t *testing.T) {
 }
 
 func TestCalibrateUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -124,6 +129,7 @@ func TestCalibrateUsageErrors(t *testing.T) {
 }
 
 func TestHanoiKAuto(t *testing.T) {
+	t.Parallel()
 	code, s := hanoiJSON(t, "--disks", "8", "--k", "auto", "--p", "0.95", "--wrong-answers", "1", "--target", "0.95")
 	require.Equal(t, 0, code, "%+v", s)
 	assert.True(t, s.Solved)
@@ -153,6 +159,7 @@ func TestHanoiKAuto(t *testing.T) {
 }
 
 func TestKAutoUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string

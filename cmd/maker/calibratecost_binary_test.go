@@ -26,6 +26,7 @@ var spentRE = regexp.MustCompile(`\$([0-9.]+) spent of \$([0-9.]+)`)
 // calibration without the cap draws every sample and bills more than the
 // cap, so the cap is what stopped it.
 func TestBinaryCalibrateMaxCost(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P = 5, 0.95
 	_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})

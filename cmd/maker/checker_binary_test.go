@@ -30,6 +30,7 @@ const checkerSpec = `{
 // --json and in the text summary; a checker that refuses the script's
 // own answer is bad input, exit 2.
 func TestBinaryRunCountsCheckedSteps(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "count.json")
 	require.NoError(t, os.WriteFile(path, []byte(checkerSpec), 0o600))

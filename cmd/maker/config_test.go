@@ -14,6 +14,7 @@ import (
 // set maps to a flag maker run takes, so a refused setting is said in a
 // flag the user can change.
 func TestConfigFlagOfNamesRealFlags(t *testing.T) {
+	t.Parallel()
 	run := newRun()
 	for field, name := range configFlagOf {
 		assert.NotNil(t, run.Flags().Lookup(name), "%s: --%s is not a flag of maker run", field, name)
@@ -24,6 +25,7 @@ func TestConfigFlagOfNamesRealFlags(t *testing.T) {
 // errors, as the run flags' solver reports them, name the flag, its value
 // and the library's fix.
 func TestSolverSettingsErrorsNameTheFlag(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cfg  maker.Config
 		want string

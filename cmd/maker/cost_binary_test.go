@@ -25,6 +25,7 @@ import (
 // spent, having spent no more than the cap; resumed from its journal with
 // a larger cap it finishes with the uninterrupted run's steps and totals.
 func TestBinaryMaxCostAgainstAServerThatBills(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate = 9, 0.9, 0
 	_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
@@ -84,6 +85,7 @@ func TestBinaryMaxCostAgainstAServerThatBills(t *testing.T) {
 // several samples per request, mid-wave, and resumes it: the same steps,
 // winners, keys and votes as an uninterrupted run, each step once.
 func TestBinarySIGKILLMidWaveWithSamplesPerCall(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"hanoi", "--disks", "9", "--p", "0.9", "--flag-rate", "0.05", "--seed", "4", "--latency", "2ms",
 		"--k", "4", "--samples-per-call", "auto", "--progress", "off", "--json"}
@@ -132,6 +134,7 @@ func TestBinarySIGKILLMidWaveWithSamplesPerCall(t *testing.T) {
 // (;base=URL) and price; the ensemble's samples go to both, and each
 // model's share is priced at its own price.
 func TestBinaryEnsembleOfTwoServers(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P = 3, 0.95
 	a, baseA := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
@@ -154,6 +157,7 @@ func TestBinaryEnsembleOfTwoServers(t *testing.T) {
 // and an unreliable cheap one; calibrate ranks them by the expected
 // dollars of the whole run at the target and names the cheapest.
 func TestCalibrateRanksModelsByDollars(t *testing.T) {
+	t.Parallel()
 	good, bad := sim.DefaultConfig(), sim.DefaultConfig()
 	good.Seed, good.P = 1, 0.995
 	bad.Seed, bad.P = 2, 0.85
@@ -188,6 +192,7 @@ func TestCalibrateRanksModelsByDollars(t *testing.T) {
 // requests; without the cap it is solved, with fewer requests than
 // samples under --samples-per-call auto.
 func TestSolveMaxCostCapsTheWholeBatch(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var b strings.Builder
 	for i := range 6 {

@@ -79,6 +79,7 @@ func (b *biller) bill() (float64, int) {
 // the cap; a resume with a larger cap ends with the uninterrupted run's
 // winners.
 func TestBinaryMaxCostHoldsOnTheServersBill(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate = 11, 0.8, 0.05
 	cfg.Latency = sim.FixedLatency(3 * time.Millisecond)

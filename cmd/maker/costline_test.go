@@ -11,6 +11,7 @@ import (
 // (spent / decided steps x total steps)". Before a step is decided there
 // is nothing to forecast from, so only the dollars spent are shown.
 func TestCostLineForecastsTheWholeRun(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "$0.0032 of ~$0.0112", costLine(0.0032, 2, 7))
 	assert.Equal(t, "$1.5000 of ~$3000.0000", costLine(1.5, 1, 2000))
 	assert.Equal(t, "$2.0000 of ~$2.0000", costLine(2, 40, 40), "the last step: the forecast is what was spent")

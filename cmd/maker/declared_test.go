@@ -214,6 +214,7 @@ func canonJSON(t *testing.T, v any) string {
 // (native and prompt declarations), maker solve and MCP run_task all
 // solve it, with equal results.
 func TestDeclaredToolsSolveThroughARealClient(t *testing.T) {
+	t.Parallel()
 	srv := newDeclServer(t)
 	base := srv.URL + "/v1"
 	specPath := specFile(t, "find-version.json")
@@ -290,6 +291,7 @@ func TestDeclaredToolsSolveThroughARealClient(t *testing.T) {
 // spec's generic tool_intent line) guesses argument names, every reply is
 // red-flagged, and the run fails.
 func TestDeclServerRefusesUndeclaredTools(t *testing.T) {
+	t.Parallel()
 	srv := newDeclServer(t)
 	st, err := spec.OpenFile(specFile(t, "find-version.json"), "", "")
 	require.NoError(t, err)
@@ -311,6 +313,7 @@ func TestDeclServerRefusesUndeclaredTools(t *testing.T) {
 // the p it measures is the run's. The server answers right only when the
 // tools are declared: without them p would be 0.
 func TestCalibrateDeclaresTheSpecsTools(t *testing.T) {
+	t.Parallel()
 	srv := newDeclServer(t)
 	base := srv.URL + "/v1"
 	specPath := specFile(t, "find-version.json")
@@ -348,6 +351,7 @@ func TestCalibrateDeclaresTheSpecsTools(t *testing.T) {
 // declares the spec's tools natively to an openai: model, as in process
 // (the coordinator's model is the workers'), and the run solves.
 func TestDeclaredToolsOverNATS(t *testing.T) {
+	t.Parallel()
 	srv := newDeclServer(t)
 	base := srv.URL + "/v1"
 	url := startNATS(t)

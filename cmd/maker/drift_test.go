@@ -10,6 +10,7 @@ import (
 )
 
 func TestDriftFlagsUsage(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -34,6 +35,7 @@ func TestDriftFlagsUsage(t *testing.T) {
 // estimate restarts from there, reading the late p) and solves it. The sim's draws are a function of (seed, step, sample), so
 // the outcomes are fixed for the seed.
 func TestBinaryDriftKAuto(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"hanoi", "--disks", "8", "--p", "0.995", "--wrong-answers", "1", "--p-late", "0.8", "--p-change-at", "128", "--seed", "3", "--json", "--progress", "off"}
 	code, out, errOut := inDir(t, dir, append(args, "--k", "2")...)
@@ -67,6 +69,7 @@ func TestBinaryDriftKAuto(t *testing.T) {
 // how many more steps would. Every step of 4-disk Hanoi at p 0.99,
 // 30 samples each: it gives a k and exits 0.
 func TestBinaryCalibrateRefusesHardSteps(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := inDir(t, dir, "calibrate", "--disks", "16", "--p", "0.9", "--wrong-answers", "1", "--difficulty-spread", "0.3", "--hard-agree", "1", "--steps-sampled", "200", "--progress", "off")
 	assert.Equal(t, 1, code, errOut)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestEscalateFlagsUsage(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -36,6 +37,7 @@ func TestEscalateFlagsUsage(t *testing.T) {
 // in --json and the results line; with --escalate stop the run stops at
 // the first contested step and exits 1.
 func TestBinaryEscalate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"hanoi", "--disks", "8", "--p", "0.99", "--wrong-answers", "1", "--difficulty-spread", "0.2", "--hard-agree", "1", "--k", "3", "--seed", "2", "--progress", "off"}
 	code, out, errOut := inDir(t, dir, append(args, "--json", "--escalate", "raise-k", "--escalate-after", "4", "--escalate-k", "8")...)

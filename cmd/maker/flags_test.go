@@ -29,6 +29,7 @@ func visibleFlags(t *testing.T, name string) map[string]*pflag.Flag {
 // every flag of `maker hanoi` except `--disks`". Each is there, with
 // hanoi's default.
 func TestRunTakesEveryFlagOfHanoi(t *testing.T) {
+	t.Parallel()
 	require.Contains(t, string(mustRead(t, "../../docs/batch.md")), "`maker run` takes every flag of `maker hanoi` except `--disks`")
 	hanoi, run := visibleFlags(t, "hanoi"), visibleFlags(t, "run")
 	require.Contains(t, hanoi, "disks")
@@ -47,6 +48,7 @@ func TestRunTakesEveryFlagOfHanoi(t *testing.T) {
 // solve`" names every flag `maker solve --help` lists, and the ones it
 // says are "as `maker hanoi`" have hanoi's default.
 func TestEveryFlagOfSolveIsDocumented(t *testing.T) {
+	t.Parallel()
 	doc := string(mustRead(t, "../../docs/batch.md"))
 	start := strings.Index(doc, "#### Every flag of `maker solve`")
 	require.GreaterOrEqual(t, start, 0, "docs/batch.md's table of solve's flags")

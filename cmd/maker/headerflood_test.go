@@ -115,6 +115,7 @@ func headerFlood(t *testing.T, addr string, n, line int, release <-chan struct{}
 // 64 MB, and a normal request answers during and after. 200 connections by
 // default; MDAP_HEADER_FLOOD=1000 for the full size of #35.
 func TestHeaderFloodRSS(t *testing.T) {
+	t.Parallel()
 	n := headerFloodConns()
 	httpboundtest.Clients() // raises this process's descriptor limit, which the children inherit
 	var servers []floodServer

@@ -17,6 +17,7 @@ import (
 // the spec's initial state with its input merged in; a rerun skips them
 // all.
 func TestBinarySolveOneSpecOverManyInputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec, err := filepath.Abs(filepath.Join("..", "..", "testdata", "spec", "find-version.json"))
 	require.NoError(t, err)

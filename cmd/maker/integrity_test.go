@@ -39,6 +39,7 @@ func runBinary(t *testing.T, env []string, args ...string) (int, string) {
 // resuming without it (the state folder's key then), or with a key too
 // short, exits 2 too.
 func TestBinaryEditedJournalRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	j := filepath.Join(dir, "run.jsonl")
 	args := []string{"hanoi", "--disks", "4", "--seed", "3", "--progress", "off", "--journal", j}
@@ -79,6 +80,7 @@ func TestBinaryEditedJournalRefused(t *testing.T) {
 // as failed; once room is made, the same command finishes with the
 // results of an uninterrupted batch.
 func TestBinarySolveFullDiskNeverFailsATask(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	tasks := mixedTasks(t, root, 8, 6, 7)
 	args := func(dir string) []string {
@@ -126,6 +128,7 @@ func TestBinarySolveFullDiskNeverFailsATask(t *testing.T) {
 // would wait for a writer forever; the bound, 30 s, is a process's start
 // on a loaded machine and more, not a promise of speed.
 func TestBinaryFIFOInputsRefusedAtOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
@@ -151,6 +154,7 @@ func TestBinaryFIFOInputsRefusedAtOnce(t *testing.T) {
 // within a second even where the command cannot notice them (here:
 // reading a reply from a stdin nobody writes), with exit 130.
 func TestBinarySignalEndsEveryState(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		cmd := exec.Command(binary, "parse", "-")
 		stdin, err := cmd.StdinPipe() // held open, never written

@@ -50,6 +50,7 @@ func rechain(t *testing.T, lines []string) string {
 // --journal-unsigned; a version 3 journal is refused with a message
 // saying how to go on.
 func TestBinaryJournalSignedByDefault(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	state := os.Getenv(maker.StateDirEnv)
 	require.NotEmpty(t, state, "TestMain gives the children a state folder")
@@ -159,6 +160,7 @@ func asCrashed(t *testing.T, path string) {
 // journals of maker solve --state and of maker mcp's run_task (no signed
 // mark); by default they are signed; solve refuses it without a journal.
 func TestBinaryJournalUnsignedSolveAndMCP(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	tasks := filepath.Join(root, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id":"h3","hanoi":{"disks":3}}`+"\n"), 0o600))

@@ -14,6 +14,7 @@ import (
 // run writes on stderr is a JSON log record, the final error among them
 // (with its exit status), for a run that fails and for bad usage.
 func TestBinaryLogJSONEveryStderrLine(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		code int

@@ -33,6 +33,7 @@ func hanoiJSON(t *testing.T, args ...string) (int, hanoiSummary) {
 }
 
 func TestHanoiTenDisksZeroErrors(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []string{"1", "2", "3", "4"} {
 		code, s := hanoiJSON(t, "--disks", "10", "--p", "0.99", "--k", "3", "--seed", seed)
 		assert.Equal(t, 0, code, "seed %s: %+v", seed, s)
@@ -44,6 +45,7 @@ func TestHanoiTenDisksZeroErrors(t *testing.T) {
 }
 
 func TestHanoiK1MakesWrongMoves(t *testing.T) {
+	t.Parallel()
 	// With p = 0.99 and 1,023 steps, a run without voting expects about ten
 	// wrong moves: voting is what removes them.
 	wrongRuns := 0
@@ -90,6 +92,7 @@ func decided(t *testing.T, path string) []string {
 }
 
 func TestHanoiSameSeedSameRunWhateverParallel(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var runs [][]string
 	var sums []hanoiSummary
@@ -109,6 +112,7 @@ func TestHanoiSameSeedSameRunWhateverParallel(t *testing.T) {
 }
 
 func TestHanoiResumeAfterCrash(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	full := filepath.Join(dir, "full.jsonl")
 	args := []string{"--disks", "8", "--p", "0.95", "--flag-rate", "0.02", "--seed", "5"}
@@ -144,6 +148,7 @@ func mustRead(t *testing.T, path string) []byte {
 }
 
 func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	existing := filepath.Join(dir, "j.jsonl")
 	code, _, _ := cli(t, "hanoi", "--disks", "3", "--journal", existing, "--progress", "off")
@@ -195,6 +200,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 }
 
 func TestUsageErrorsNameTheFlagAndRange(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -230,6 +236,7 @@ func TestUsageErrorsNameTheFlagAndRange(t *testing.T) {
 // run (a one-step Hanoi at p 1, so k = 1000 is 1000 samples) and one past
 // each end is refused, naming the range.
 func TestKFrom1To1000(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"1", "1000"} {
 		code, s := hanoiJSON(t, "--disks", "1", "--p", "1", "--k", k)
 		assert.Equal(t, 0, code, "--k %s", k)
@@ -252,6 +259,7 @@ func mustAtoi(t *testing.T, s string) int {
 }
 
 func TestNoJournalLeftByARefusedRun(t *testing.T) {
+	t.Parallel()
 	j := filepath.Join(t.TempDir(), "j.jsonl")
 	code, _, _ := cli(t, "hanoi", "--k", "65537", "--journal", j)
 	require.Equal(t, 2, code)
@@ -259,6 +267,7 @@ func TestNoJournalLeftByARefusedRun(t *testing.T) {
 }
 
 func TestKMinPaperTable(t *testing.T) {
+	t.Parallel()
 	for p, want := range map[string]int{"0.9978": 3, "0.6429": 29} {
 		code, out, _ := cli(t, "kmin", "--steps", "1048575", "--p", p, "--target", "0.95", "--json")
 		require.Equal(t, 0, code)
@@ -270,6 +279,7 @@ func TestKMinPaperTable(t *testing.T) {
 }
 
 func TestToolsReport(t *testing.T) {
+	t.Parallel()
 	code, out, _ := cli(t, "tools", "--root", t.TempDir())
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "file_write")
@@ -295,6 +305,7 @@ func TestToolsReport(t *testing.T) {
 }
 
 func TestKMinPOne(t *testing.T) {
+	t.Parallel()
 	code, out, stderr := cli(t, "kmin", "--p", "1", "--json")
 	require.Equal(t, 0, code, stderr)
 	var r map[string]any
@@ -303,6 +314,7 @@ func TestKMinPOne(t *testing.T) {
 }
 
 func TestRefusedJournalPrintsNoSummary(t *testing.T) {
+	t.Parallel()
 	j := filepath.Join(t.TempDir(), "j.jsonl")
 	code, _, _ := cli(t, "hanoi", "--disks", "2", "--journal", j, "--progress", "off")
 	require.Equal(t, 0, code)
@@ -313,6 +325,7 @@ func TestRefusedJournalPrintsNoSummary(t *testing.T) {
 }
 
 func TestHanoiWithDifficulty(t *testing.T) {
+	t.Parallel()
 	code, out, stderr := cli(t, "hanoi", "--disks", "6", "--p", "0.95", "--difficulty-spread", "0.2", "--hard-agree", "1", "--json")
 	require.Contains(t, []int{0, 1}, code, stderr) // hard steps may be decided wrong: that is the point
 	var r map[string]any
@@ -328,6 +341,7 @@ func TestHanoiWithDifficulty(t *testing.T) {
 // stdout); the flags are read from the README, so a flag added to the row
 // is checked too.
 func TestEverySimFlagRefusedWithARealModel(t *testing.T) {
+	t.Parallel()
 	row := docRow(t, string(mustRead(t, "../../README.md")), "| `--seed`, ")
 	require.Contains(t, row, "refused with a real one")
 	first := strings.Split(row, "|")[1]

@@ -105,6 +105,7 @@ func hanoiPrompt(n int) []map[string]any {
 // cancelled mid-run and resumed from its journal, and bad arguments that
 // come back as tool errors while the server keeps serving.
 func TestBinaryMCPStdio(t *testing.T) {
+	t.Parallel()
 	root, state := t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "count.json"), countSpec(40), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(root), "outside.json"), countSpec(2), 0o644))
@@ -181,6 +182,7 @@ func TestBinaryMCPStdio(t *testing.T) {
 // token from the environment, prints the address it got, refuses a
 // request without the token, and exits 130 on SIGTERM.
 func TestBinaryMCPHTTP(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(binary, "mcp", "--http", "127.0.0.1:0", "--state", t.TempDir(), "--log-level", "warn")
 	cmd.Env = append(os.Environ(), "MDAP_MCP_TOKEN=tok-123")
 	stdout, err := cmd.StdoutPipe()
@@ -235,6 +237,7 @@ type roundTripper func(*http.Request) (*http.Response, error)
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestMCPBadFlagsExit2(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

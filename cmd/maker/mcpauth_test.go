@@ -64,6 +64,7 @@ func mcpPost(t *testing.T, endpoint, token, body string) int {
 // it once on stderr, and answers a request without it 401 and one with it
 // 200; its log says how it authenticates, never "token=[REDACTED]".
 func TestBinaryMCPHTTPNeedsATokenByDefault(t *testing.T) {
+	t.Parallel()
 	endpoint, stderr, _ := startMCPHTTP(t)
 	var token string
 	require.Eventually(t, func() bool {
@@ -86,6 +87,7 @@ func TestBinaryMCPHTTPNeedsATokenByDefault(t *testing.T) {
 // TestBinaryMCPHTTPNoAuth: --no-auth serves without a token, says so in a
 // warning, and logs no token at all.
 func TestBinaryMCPHTTPNoAuth(t *testing.T) {
+	t.Parallel()
 	endpoint, stderr, _ := startMCPHTTP(t, "--no-auth")
 	assert.Equal(t, http.StatusOK, mcpPost(t, endpoint, "", mcpInitialize))
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "serving MCP over streamable HTTP") }, 30*time.Second, 10*time.Millisecond)
@@ -100,6 +102,7 @@ func TestBinaryMCPHTTPNoAuth(t *testing.T) {
 // over --max-request-bytes (1 MiB against 1024) with a JSON-RPC error and
 // answers the next request; the process keeps serving until stdin closes.
 func TestBinaryMCPStdioOverlongLine(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(binary, "mcp", "--max-request-bytes", "1024", "--state", t.TempDir(), "--log-level", "warn")
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)

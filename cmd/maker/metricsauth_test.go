@@ -43,6 +43,7 @@ func TestExposedMetricsNeedAToken(t *testing.T) {
 // the token or with a wrong one and 200 with it; /healthz stays open; the
 // token is never printed.
 func TestMetricsTokenGuardsTheEndpoint(t *testing.T) {
+	t.Parallel()
 	const token = "metrics-secret-8d1f2c0b7e"
 	_, port, err := net.SplitHostPort(freePort(t))
 	require.NoError(t, err)

@@ -20,6 +20,7 @@ import (
 // one task fails with one identity, is solved with two) and lists the
 // quarantined workers in --json.
 func TestBinaryMinWorkers(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--nats", "nats://127.0.0.1:1", "--min-workers", "-1"},
 		{"--nats", "nats://127.0.0.1:1", "--min-workers", "70000"},
@@ -34,7 +35,7 @@ func TestBinaryMinWorkers(t *testing.T) {
 	assert.Contains(t, help.stdout.String(), "--min-workers")
 
 	url := startNATS(t)
-	creds := os.Getenv(natsCredsEnv)
+	creds := childGetenv(t, natsCredsEnv)
 	hanoi := func(extra ...string) *child {
 		args := append([]string{"hanoi", "--disks", "3", "--json", "--k", "3", "--nats", url}, natsSim...)
 		return start(t, nil, append(args, extra...)...)

@@ -20,6 +20,7 @@ import (
 // bounds hold per model); the run and calibration take them, and a bad
 // value exits 2 naming the field, with no journal written.
 func TestBinaryPerModelLimits(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P = 1, 0.995
 	a, baseA := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
@@ -60,6 +61,7 @@ func TestBinaryPerModelLimits(t *testing.T) {
 // prompt once a request of 4 (at least one a step), and the text says
 // what it assumes.
 func TestBinaryCalibrateForecastBillsRequestsAndCache(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P = 1, 0.995
 	_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg, Billing: simserver.Billing{CacheMinTokens: 16, CacheBlockTokens: 16}})

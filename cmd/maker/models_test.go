@@ -122,6 +122,7 @@ func TestEnsembleOfRealModelsReportsEachWithItsCost(t *testing.T) {
 }
 
 func TestSimEnsembleAndPriceFlags(t *testing.T) {
+	t.Parallel()
 	code, s := hanoiJSON(t, "--disks", "4", "--model", "sim", "--model", "sim", "--price-in", "2", "--price-out", "4")
 	require.Equal(t, 0, code)
 	require.Len(t, s.Models, 2)
@@ -294,6 +295,7 @@ func TestModelFlagsUsageErrors(t *testing.T) {
 }
 
 func TestSolveRefusesWhatItCannotSend(t *testing.T) {
+	t.Parallel()
 	for _, flag := range []string{"--structured", "--verbose"} {
 		code, out, stderr := cli(t, "solve", "../../testdata/batch/tasks.jsonl", "--out", filepath.Join(t.TempDir(), "r.jsonl"), flag)
 		assert.Equal(t, 2, code, flag)

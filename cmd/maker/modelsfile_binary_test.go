@@ -18,6 +18,7 @@ import (
 // hanoi, calibrate and a worker; a bad file exits 2 naming the file and
 // the line, with nothing written.
 func TestBinaryModelsFile(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P = 1, 0.995
 	a, baseA := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})

@@ -17,6 +17,7 @@ import (
 // the default `sim`)", and :190-191 and :205, --models is "for hanoi, run, solve,
 // calibrate and worker" while "maker mcp keeps its own --model list".
 func TestModelsFileComesAfterTheModelFlags(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P = 1, 0.995
 	a, baseA := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})

@@ -32,7 +32,7 @@ func startNATS(t *testing.T) string {
 	require.NoError(t, err)
 	defer out.Close()
 	store := t.TempDir()
-	t.Setenv(natsCredsEnv, filepath.Join(store, "creds"))
+	setChildEnv(t, natsCredsEnv, filepath.Join(store, "creds"))
 	// --ack-wait 1s: the engine's, which the workers' redeliveries wait.
 	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", store, "--ack-wait", "1s")
 	var url string
@@ -54,7 +54,7 @@ func startNATS(t *testing.T) string {
 // $MDAP_NATS_CREDS.
 func connectRole(t *testing.T, url string, role cluster.Role) jetstream.JetStream {
 	t.Helper()
-	opts, err := cluster.Credentials(cluster.SeedFile(os.Getenv(natsCredsEnv), role), t.Name())
+	opts, err := cluster.Credentials(cluster.SeedFile(childGetenv(t, natsCredsEnv), role), t.Name())
 	require.NoError(t, err)
 	nc, err := cluster.Connect(url, t.Name(), opts...)
 	require.NoError(t, err)
@@ -114,6 +114,7 @@ func summary(t *testing.T, c *child) hanoiSummary {
 // worker, and the 10-disk run ends exactly as a local run with the same
 // seed.
 func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	localJournal := filepath.Join(dir, "local.jsonl")
 	code, local := hanoiJSON(t, append([]string{"--disks", "10", "--journal", localJournal}, natsSim...)...)
@@ -222,6 +223,7 @@ func waitFor(cond func() bool, limit time.Duration) bool {
 // run from the JetStream journal, once the dead one's lease expires, and
 // ends with the same result as an uninterrupted run, no step twice.
 func TestBinaryNATSCoordinatorKilledAndResumed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	localJournal := filepath.Join(dir, "local.jsonl")
 	code, local := hanoiJSON(t, append([]string{"--disks", "10", "--journal", localJournal}, natsSim...)...)
@@ -275,8 +277,9 @@ func TestBinaryNATSCoordinatorKilledAndResumed(t *testing.T) {
 // (mode 0600) and refuses a client without them, with a message naming
 // both ways in; a token server's wrong token gets the same hint.
 func TestBinaryNATSAuthOnByDefault(t *testing.T) {
+	t.Parallel()
 	url := startNATS(t)
-	dir := os.Getenv(natsCredsEnv)
+	dir := childGetenv(t, natsCredsEnv)
 	for _, r := range cluster.Roles {
 		st, err := os.Stat(cluster.SeedFile(dir, r))
 		require.NoError(t, err)
@@ -285,7 +288,7 @@ func TestBinaryNATSAuthOnByDefault(t *testing.T) {
 	w := start(t, nil, append([]string{"worker", "--nats", url, "--nats-creds", filepath.Join(dir, "nope.nk")}, natsSim...)...)
 	assert.Equal(t, 2, w.wait(t, 30*time.Second), "an unreadable credential is bad usage: %s", w.stderr.String())
 
-	t.Setenv(natsCredsEnv, "")
+	setChildEnv(t, natsCredsEnv, "")
 	for _, args := range [][]string{
 		append([]string{"worker", "--nats", url}, natsSim...),
 		{"hanoi", "--disks", "3", "--nats", url},
@@ -299,12 +302,12 @@ func TestBinaryNATSAuthOnByDefault(t *testing.T) {
 
 	// A worker signed in as a worker serves; one with the coordinator's
 	// credential cannot take jobs (its consumer is refused).
-	t.Setenv(natsCredsEnv, dir)
+	setChildEnv(t, natsCredsEnv, dir)
 	bad := start(t, nil, append([]string{"worker", "--nats", url, "--nats-creds", cluster.SeedFile(dir, cluster.RoleCoordinator)}, natsSim...)...)
 	assert.Equal(t, 1, bad.wait(t, time.Minute), "a coordinator cannot be a worker: %s", bad.stderr.String())
 
 	// --auth token: the token without roles, and a wrong one's hint.
-	t.Setenv(natsTokenEnv, "")
+	setChildEnv(t, natsTokenEnv, "")
 	c := start(t, nil, "nats", "--addr", "127.0.0.1:0", "--store", t.TempDir(), "--auth", "token")
 	assert.Equal(t, 2, c.wait(t, 30*time.Second), "--auth token needs the token: %s", c.stderr.String())
 	assert.Contains(t, c.stderr.String(), natsTokenEnv)
@@ -313,7 +316,8 @@ func TestBinaryNATSAuthOnByDefault(t *testing.T) {
 // TestBinaryNATSWrongToken: a server with --auth token and a client with
 // another token: exit 1, and the hint names $MDAP_NATS_TOKEN.
 func TestBinaryNATSWrongToken(t *testing.T) {
-	t.Setenv(natsTokenEnv, "right")
+	t.Parallel()
+	setChildEnv(t, natsTokenEnv, "right")
 	out, err := os.Create(filepath.Join(t.TempDir(), "nats.out"))
 	require.NoError(t, err)
 	defer out.Close()
@@ -324,13 +328,13 @@ func TestBinaryNATSWrongToken(t *testing.T) {
 		url, _, _ = strings.Cut(string(b), "\n")
 		return strings.HasPrefix(url, "nats://") && strings.Contains(string(b), "\n")
 	}, 20*time.Second, 10*time.Millisecond)
-	t.Setenv(natsCredsEnv, "")
-	t.Setenv(natsTokenEnv, "wrong")
+	setChildEnv(t, natsCredsEnv, "")
+	setChildEnv(t, natsTokenEnv, "wrong")
 	c := start(t, nil, "hanoi", "--disks", "3", "--nats", url)
 	assert.Equal(t, 1, c.wait(t, 30*time.Second))
 	assert.Contains(t, c.stderr.String(), "$"+natsTokenEnv)
 	assert.NotContains(t, c.stderr.String(), "start one with")
-	t.Setenv(natsTokenEnv, "right")
+	setChildEnv(t, natsTokenEnv, "right")
 	ls := start(t, nil, "nats", "ls", "--nats", url)
 	assert.Equal(t, 0, ls.wait(t, 30*time.Second), "the right token gets in: %s", ls.stderr.String())
 	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGTERM))
@@ -342,6 +346,7 @@ func TestBinaryNATSWrongToken(t *testing.T) {
 // the route of its worker; maker nats rm removes the journal (exit 0),
 // refuses a journal in use (exit 1), and a name with nothing (exit 2).
 func TestBinaryNATSLsRm(t *testing.T) {
+	t.Parallel()
 	url := startNATS(t)
 	w := startWorker(t, url, "--inflight", "2")
 	run := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--journal", "nats:lsrun", "--json", "--progress", "off", "--nats-keep", "2h"}, natsSim...)...)
@@ -388,7 +393,7 @@ func TestBinaryNATSLsRm(t *testing.T) {
 	}
 	bad := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--nats-keep", "1s"}, natsSim...)...)
 	assert.Equal(t, 2, bad.wait(t, 30*time.Second))
-	t.Setenv(natsCredsEnv, "")
+	setChildEnv(t, natsCredsEnv, "")
 	anon := start(t, nil, "nats", "ls", "--nats", url)
 	assert.Equal(t, 1, anon.wait(t, 30*time.Second), "no credentials, no listing")
 }
@@ -396,6 +401,7 @@ func TestBinaryNATSLsRm(t *testing.T) {
 // TestBinaryNATSNoWorkerFailsFast: a coordinator with no worker on its
 // route ends with exit 1 naming the cause, long before --timeout.
 func TestBinaryNATSNoWorkerFailsFast(t *testing.T) {
+	t.Parallel()
 	url := startNATS(t)
 	began := time.Now()
 	c := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--timeout", "10m", "--progress", "off"}, natsSim...)...)
@@ -407,12 +413,13 @@ func TestBinaryNATSNoWorkerFailsFast(t *testing.T) {
 // TestBinaryNATSWithoutJetStream: a server without JetStream gets a
 // message that says so, not "no responders".
 func TestBinaryNATSWithoutJetStream(t *testing.T) {
+	t.Parallel()
 	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
 	require.NoError(t, err)
 	ns.Start()
 	defer ns.Shutdown()
 	require.True(t, ns.ReadyForConnections(10*time.Second))
-	t.Setenv(natsCredsEnv, "")
+	setChildEnv(t, natsCredsEnv, "")
 	for _, args := range [][]string{
 		append([]string{"hanoi", "--disks", "3", "--nats", ns.ClientURL()}, natsSim...),
 		append([]string{"worker", "--nats", ns.ClientURL()}, natsSim...),

@@ -23,6 +23,7 @@ import (
 )
 
 func TestNATSUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -59,6 +60,7 @@ func TestNATSUsageErrors(t *testing.T) {
 }
 
 func TestNATSUnreachableFails(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"hanoi", "--disks", "3", "--nats", "nats://127.0.0.1:1"},
 		{"worker", "--nats", "nats://127.0.0.1:1"},
@@ -73,6 +75,7 @@ func TestNATSUnreachableFails(t *testing.T) {
 // coordinator with its journal on the engine, then a resume of the
 // finished run.
 func TestHanoiOverNATSWithJournalOnTheEngine(t *testing.T) {
+	t.Parallel()
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	defer srv.Shutdown()
@@ -116,6 +119,7 @@ func TestHanoiOverNATSWithJournalOnTheEngine(t *testing.T) {
 // tasks through the queue; each task is solved once, and each
 // coordinator ends with every result, the same as a local batch.
 func TestSolveOverNATSTwoCoordinators(t *testing.T) {
+	t.Parallel()
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	defer srv.Shutdown()
@@ -206,6 +210,7 @@ func readResults(t *testing.T, path string) map[string]batch.Result {
 // the spec task is invalid, naming why, and the Hanoi task beside it is
 // solved.
 func TestSpecOverNATSNeedsARealModel(t *testing.T) {
+	t.Parallel()
 	spec, err := filepath.Abs("../../testdata/spec/find-version.json")
 	require.NoError(t, err)
 	code, out, errOut := cli(t, "run", spec, "--nats", "nats://127.0.0.1:1", "--model", "sim", "--progress", "off")
@@ -253,6 +258,7 @@ func TestSpecOverNATSNeedsARealModel(t *testing.T) {
 // records nothing; it used to hand the task back to the queue and take it
 // again, every second, forever.
 func TestSolveOverNATSStopsAtAFault(t *testing.T) {
+	t.Parallel()
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	defer srv.Shutdown()

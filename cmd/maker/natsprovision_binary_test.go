@@ -45,8 +45,9 @@ func startStockLike(t *testing.T) (string, string) {
 // requests, so a worker and a run work; SIGTERM stops it with exit 0.
 // Bad settings exit 2.
 func TestBinaryNATSProvision(t *testing.T) {
+	t.Parallel()
 	url, dir := startStockLike(t)
-	t.Setenv(natsCredsEnv, dir)
+	setChildEnv(t, natsCredsEnv, dir)
 	for _, args := range [][]string{
 		{"--max-deliver", "1"}, {"--ack-wait", "100ms"}, {"--replicas", "0"}, {"--route", ""},
 	} {

@@ -17,8 +17,9 @@ import (
 // (exit 2, naming the refusal); ls lists it; a bad name, a run issued twice or an
 // unknown one exit 2; revoke removes it.
 func TestBinaryNATSRunIdentities(t *testing.T) {
+	t.Parallel()
 	url := startNATS(t)
-	creds := os.Getenv(natsCredsEnv)
+	creds := childGetenv(t, natsCredsEnv)
 	add := start(t, nil, "nats", "run", "add", "mine", "--creds", creds)
 	require.Equal(t, 0, add.wait(t, 30*time.Second), add.stderr.String())
 	seed := strings.TrimSpace(add.stdout.String())

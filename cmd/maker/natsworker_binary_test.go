@@ -17,12 +17,13 @@ import (
 // the running maker nats closes the worker's connection within seconds
 // and says so. A name issued twice, a bad name or an unknown one exit 2.
 func TestBinaryNATSWorkerIdentities(t *testing.T) {
+	t.Parallel()
 	out, err := os.Create(filepath.Join(t.TempDir(), "nats.out"))
 	require.NoError(t, err)
 	defer out.Close()
 	store := t.TempDir()
 	creds := filepath.Join(store, "creds")
-	t.Setenv(natsCredsEnv, creds)
+	setChildEnv(t, natsCredsEnv, creds)
 	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", store)
 	var url string
 	require.Eventually(t, func() bool {

@@ -25,6 +25,7 @@ import (
 )
 
 func TestObserveFlagsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"hanoi", "--disks", "2", "--log-format", "xml"},
@@ -104,6 +105,7 @@ func promValues(page, name string) map[string]float64 {
 // with their GenAI attributes, every log line carries the trace, and the
 // key is in no span, no metric and no log line.
 func TestHanoiWatched(t *testing.T) {
+	t.Parallel()
 	const key = "sk-observe-test-key-5e1f0c8d9a"
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate = 3, 0.95, 0.2
@@ -195,6 +197,7 @@ func commandWithEnv(bin string, env []string, args ...string) *exec.Cmd {
 // exits 0 with its JSON summary, and ends within a minute (the exporter's
 // shutdown does not hold the exit).
 func TestUnreachableCollectorNeverFailsARun(t *testing.T) {
+	t.Parallel()
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer silent.Close()

@@ -16,6 +16,7 @@ import (
 const responses = "../../testdata/responses"
 
 func TestBinaryParseShowsWhichRepliesVoteTogether(t *testing.T) {
+	t.Parallel()
 	files := []string{"native.json", "intent_fenced.txt", "intent_bare.txt", "good.txt", "empty.txt", "truncated.txt"}
 	var args []string
 	for _, f := range files {
@@ -48,6 +49,7 @@ func TestBinaryParseShowsWhichRepliesVoteTogether(t *testing.T) {
 }
 
 func TestBinaryParseReadsStdin(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`{"move": [1, 0, 2], "next_state": [[2, 3], [], [1]]}`:                                        `"move":[1,0,2]`,
 		`[{"id":"c","type":"function","function":{"name":"grep","arguments":"{\"pattern\":\"x\"}"}}]`: `"tool":"grep"`,
@@ -64,6 +66,7 @@ func TestBinaryParseReadsStdin(t *testing.T) {
 }
 
 func TestParseCapAndSpec(t *testing.T) {
+	t.Parallel()
 	overlong := filepath.Join(responses, "overlong.txt")
 	code, out, _ := cli(t, "parse", overlong)
 	require.Equal(t, 0, code)
@@ -80,6 +83,7 @@ func TestParseCapAndSpec(t *testing.T) {
 }
 
 func TestParseBadInputExit2PrintsNothing(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"parse", filepath.Join(responses, "good.txt"), "no/such/reply.txt"},
 		{"parse", responses},

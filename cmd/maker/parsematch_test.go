@@ -31,6 +31,7 @@ func matchSpec(t *testing.T, annotation string) (spec string, replies []string) 
 // by the spec's declared matcher, as a run votes them; without the
 // annotation the same replies are three answers.
 func TestBinaryParseUsesTheSpecsMatcher(t *testing.T) {
+	t.Parallel()
 	spec, replies := matchSpec(t, `, "x-mdap-match": "text"`)
 	c := start(t, nil, append([]string{"parse", "--spec", spec}, replies...)...)
 	require.Equal(t, 0, c.wait(t, 30*time.Second), "stderr: %s", &c.stderr)
@@ -47,6 +48,7 @@ func TestBinaryParseUsesTheSpecsMatcher(t *testing.T) {
 // TestBadMatchAnnotationExit2: a bad x-mdap-match is bad input to parse
 // and to run: exit 2, the field named, nothing printed on stdout.
 func TestBadMatchAnnotationExit2(t *testing.T) {
+	t.Parallel()
 	spec, replies := matchSpec(t, `, "x-mdap-match": "fuzzy"`)
 	for _, args := range [][]string{
 		{"parse", "--spec", spec, replies[0]},

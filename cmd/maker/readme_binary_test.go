@@ -83,6 +83,7 @@ func offlineExample(l string) bool {
 // way), `go test -race ./...` (this suite), and the examples that need a
 // model server, NATS or a long run (`maker bench` without --quick).
 func TestBinaryReadme(t *testing.T) {
+	t.Parallel()
 	lines := readmeShellLines(t)
 	require.True(t, slices.Contains(lines, `go run ./cmd/maker hanoi --disks 10`), "the README's first command")
 	require.True(t, slices.Contains(lines, `go test -race ./...`), "the README's last command of its first section")

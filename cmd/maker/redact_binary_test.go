@@ -23,6 +23,7 @@ import (
 // from OPENAI_API_KEY, nor one a --model ;key=VAR names, in text or JSON
 // logs, the per-sample error lines, the final error or the summary.
 func TestEchoedKeysAreRedactedFromTheOutput(t *testing.T) {
+	t.Parallel()
 	srv := keyecho.NewServer(t)
 	for _, c := range []struct {
 		name, env, model string
@@ -47,6 +48,7 @@ func TestEchoedKeysAreRedactedFromTheOutput(t *testing.T) {
 // maker mcp over stdio: a --model ;key=VAR's key echoed by the server in
 // its 401 reaches the client redacted, in the tool's result.
 func TestMCPEchoedKeyIsRedacted(t *testing.T) {
+	t.Parallel()
 	const key = "sk-echoed-mcp-secret-4b7e19d0"
 	srv := keyecho.NewServer(t)
 	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key},
@@ -87,6 +89,7 @@ func jsonForms(t *testing.T, key string) []string {
 // A key with characters JSON escapes, echoed by the server, is in no
 // form in the --json summary or the JSON logs.
 func TestAnEchoedKeyIsRedactedInItsJSONForms(t *testing.T) {
+	t.Parallel()
 	srv := keyecho.NewServer(t)
 	for _, extra := range [][]string{{"--json"}, {"--log-format", "json", "--verbose"}} {
 		t.Run(strings.Join(extra, " "), func(t *testing.T) {
@@ -105,6 +108,7 @@ func TestAnEchoedKeyIsRedactedInItsJSONForms(t *testing.T) {
 // maker mcp: the escaped key reaches the client in no form, neither in the
 // tool's text nor in its structured result.
 func TestMCPEchoedEscapedKeyIsRedacted(t *testing.T) {
+	t.Parallel()
 	srv := keyecho.NewServer(t)
 	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + escapedKey},
 		"mcp", "--root", t.TempDir(), "--state", t.TempDir(), "--model", "openai:gpt-x;key=MDAP_TEST_TEAM_KEY", "--base-url", srv.URL+"/v1")
@@ -128,6 +132,7 @@ func TestMCPEchoedEscapedKeyIsRedacted(t *testing.T) {
 // failed call's, step's and run's error as their status: a key the model
 // server echoed reaches the collector redacted, as it reaches stderr.
 func TestAnEchoedKeyIsRedactedInTheTraces(t *testing.T) {
+	t.Parallel()
 	const key = "sk-echoed-trace-secret-61c0e4"
 	srv := keyecho.NewServer(t)
 	var mu sync.Mutex
@@ -155,6 +160,7 @@ func TestAnEchoedKeyIsRedactedInTheTraces(t *testing.T) {
 // OTEL_EXPORTER_OTLP_HEADERS and echoes them in its answer: the export
 // error maker reports on stderr has them redacted, as the rest of stderr.
 func TestAnEchoedCollectorCredentialIsRedacted(t *testing.T) {
+	t.Parallel()
 	const secret = "collector-secret-2d94b7"
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -174,6 +180,7 @@ func TestAnEchoedCollectorCredentialIsRedacted(t *testing.T) {
 // --model's: echoed by the server that decides contested steps, it is
 // redacted in the summary and on stderr.
 func TestAnEchoedEscalateModelKeyIsRedacted(t *testing.T) {
+	t.Parallel()
 	const key = "sk-escalate-echoed-31a9f0"
 	srv := keyecho.NewServer(t)
 	cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key},
@@ -189,6 +196,7 @@ func TestAnEchoedEscalateModelKeyIsRedacted(t *testing.T) {
 // name and the errors, which name the server, name it without its user
 // information.
 func TestABaseURLPasswordIsRedacted(t *testing.T) {
+	t.Parallel()
 	const password = "url-password-8c21f5"
 	srv := keyecho.NewServer(t)
 	u := strings.Replace(srv.URL, "http://", "http://user:"+password+"@", 1) + "/v1"
@@ -216,6 +224,7 @@ func TestABaseURLPasswordIsRedacted(t *testing.T) {
 // redacted there too, in maker hanoi and in maker mcp, which checks its
 // specs before it starts.
 func TestARefusedSpecsBasePasswordIsRedacted(t *testing.T) {
+	t.Parallel()
 	const password = "refused-password-6d0b4e"
 	spec := "openai:gpt-x;base=http://user:" + password + "@127.0.0.1:1/v1;key=MDAP_TEST_UNSET_KEY"
 	for _, args := range [][]string{

@@ -21,6 +21,7 @@ func readFixture(t *testing.T, name string) maker.Reply {
 }
 
 func TestReadReplyFixturesVoteAsTheSolverWould(t *testing.T) {
+	t.Parallel()
 	native := readFixture(t, "native.json")
 	require.Len(t, native.ToolCalls, 1, "a .json file of native calls is read as tool calls")
 	assert.Equal(t, "read_file", native.ToolCalls[0].FunctionCall.Name)
@@ -43,6 +44,7 @@ func TestReadReplyFixturesVoteAsTheSolverWould(t *testing.T) {
 }
 
 func TestReadReplyShapes(t *testing.T) {
+	t.Parallel()
 	call := `{"tool_intent":{"tool":"grep","args":{"pattern":"x"}}}`
 	want := maker.Inspect(maker.Reply{Text: call}, 0, maker.FlagRules{}, nil)
 	require.Empty(t, want.Flag)

@@ -14,6 +14,7 @@ import (
 // replaying every step; with other settings it is refused (exit 2) and the
 // journal is untouched.
 func TestBinaryResumeOrStart(t *testing.T) {
+	t.Parallel()
 	j := filepath.Join(t.TempDir(), "j.jsonl")
 	args := []string{"hanoi", "--disks", "4", "--progress", "off", "--json", "--journal", j, "--resume-or-start"}
 	first := startRace(t, nil, args...)

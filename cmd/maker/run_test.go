@@ -13,6 +13,7 @@ import (
 )
 
 func TestBinaryRunFindVersion(t *testing.T) {
+	t.Parallel()
 	// As the README writes it, from the module's root.
 	c := start(t, nil, "run", "../../testdata/spec/find-version.json", "--progress", "off")
 	require.Equal(t, 0, c.wait(t, time.Minute), "stderr: %s", &c.stderr)
@@ -34,6 +35,7 @@ func runJSON(t *testing.T, args ...string) (int, specSummary, string) {
 }
 
 func TestRunPolicyDecidesWhatRuns(t *testing.T) {
+	t.Parallel()
 	spec := specFile(t, "write-denied.json")
 	root := t.TempDir()
 	code, s, stderr := runJSON(t, spec, "--root", root, "--p", "0.9", "--seed", "7")
@@ -56,6 +58,7 @@ func TestRunPolicyDecidesWhatRuns(t *testing.T) {
 }
 
 func TestRunJournalResumes(t *testing.T) {
+	t.Parallel()
 	j := filepath.Join(t.TempDir(), "run.jsonl")
 	spec := specFile(t, "find-version.json")
 	code, whole, _ := runJSON(t, spec, "--journal", j, "--p", "0.8", "--seed", "3")
@@ -77,6 +80,7 @@ func TestRunJournalResumes(t *testing.T) {
 }
 
 func TestRunNotSolvedExits1(t *testing.T) {
+	t.Parallel()
 	// A model that is never right within the budget: the step is undecided.
 	code, s, stderr := runJSON(t, specFile(t, "find-version.json"), "--p", "0.05", "--wrong-answers", "64", "--max-samples", "6")
 	assert.Equal(t, 1, code)
@@ -86,6 +90,7 @@ func TestRunNotSolvedExits1(t *testing.T) {
 }
 
 func TestRunUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"system": "x"}`), 0o644))

@@ -41,6 +41,7 @@ func writeSpec(t *testing.T, dir, name string, fields map[string]any) string {
 // 2, names the field, and writes nothing (no journal, no file under the
 // root, no stdout).
 func TestBinaryRunRefusesBadSpecsBeforeAnyCall(t *testing.T) {
+	t.Parallel()
 	for name, c := range map[string]struct {
 		spec  func(dir string) string
 		args  []string
@@ -99,6 +100,7 @@ func TestBinaryRunRefusesBadSpecsBeforeAnyCall(t *testing.T) {
 // TestRunRootIsInsideTheGrantedFolder: --root grants a folder, the spec's
 // root is resolved inside it, as maker solve and MCP run_task do.
 func TestRunRootIsInsideTheGrantedFolder(t *testing.T) {
+	t.Parallel()
 	code, s, stderr := runJSON(t, specFile(t, "find-version.json"), "--root", filepath.Dir(specFile(t, "find-version.json")))
 	require.Equal(t, 0, code, stderr)
 	assert.True(t, s.Solved)
@@ -107,6 +109,7 @@ func TestRunRootIsInsideTheGrantedFolder(t *testing.T) {
 }
 
 func TestRunMaxSteps(t *testing.T) {
+	t.Parallel()
 	c := start(t, nil, "run", specFile(t, "find-version.json"), "--max-steps", "2", "--json", "--progress", "off")
 	require.Equal(t, 1, c.wait(t, time.Minute), "stderr: %s", &c.stderr)
 	var s specSummary
@@ -121,6 +124,7 @@ func TestRunMaxSteps(t *testing.T) {
 }
 
 func TestRunToolDeclarationFlag(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	j := filepath.Join(dir, "run.jsonl")
 	code, s, stderr := runJSON(t, specFile(t, "find-version.json"), "--tool-declaration", "both", "--journal", j)
@@ -139,6 +143,7 @@ func TestRunToolDeclarationFlag(t *testing.T) {
 // when it builds it: a misspelled tool, or --model sim without a script,
 // is an invalid task with the reason, and the others still run.
 func TestSolveRecordsBadSpecsAsInvalid(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := writeSpec(t, dir, "find-version.json", map[string]any{"tools": []string{"grep", "read_files"}, "root": nil})
 	noScript := filepath.Join(dir, "noscript.json")
@@ -164,6 +169,7 @@ func TestSolveRecordsBadSpecsAsInvalid(t *testing.T) {
 // contract in two places is red-flagged, and --verbose shows both
 // problems, on the flag's own line.
 func TestBinaryVerboseShowsTheWholeReason(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
@@ -193,6 +199,7 @@ func TestBinaryVerboseShowsTheWholeReason(t *testing.T) {
 // takes no native tools for the model (as Ollama says for a template
 // without them) stops the run at once, and maker says what to do.
 func TestBinaryRunAdvisesPromptWhenNativeToolsAreRefused(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)

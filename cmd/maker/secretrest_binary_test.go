@@ -59,6 +59,7 @@ func noSecret(t *testing.T, where, text string, forms []string) {
 // journal, a results file or any file under the state folder; journals
 // are written, their model named without userinfo.
 func TestBinaryNoSecretAtRest(t *testing.T) {
+	t.Parallel()
 	const key = "sk-live+Secret/Key=42xq9"
 	const password = "pw+Se/cret@9z"
 	srv := keyecho.NewPercentServer(t)

@@ -22,6 +22,7 @@ import (
 )
 
 func TestServeSimRefusesBadFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	noScript := filepath.Join(dir, "no-script.json")
 	require.NoError(t, os.WriteFile(noScript, []byte(`{"system":"x","answer":{"type":"object"}}`), 0o644))
@@ -75,6 +76,7 @@ func simServer(t *testing.T, cfg simserver.Config) (*simserver.Server, string) {
 }
 
 func TestHanoiAgainstServeSim(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate = 5, 0.95, 0.02
 	s, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
@@ -128,6 +130,7 @@ func startServeSim(t *testing.T, args ...string) (*child, string) {
 }
 
 func TestBinaryServeSim(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		srv, base := startServeSim(t, "--p", "0.95", "--seed", "3", "--fault-500", "0.05")
 
@@ -154,6 +157,7 @@ func TestBinaryServeSim(t *testing.T) {
 }
 
 func TestBinaryServeSimStopsWithARequestHanging(t *testing.T) {
+	t.Parallel()
 	metrics := freePort(t)
 	srv, base := startServeSim(t, "--fault-hang", "1", "--metrics-addr", metrics)
 	body, err := json.Marshal(map[string]any{"messages": []map[string]string{{"role": "user", "content": "x"}}})

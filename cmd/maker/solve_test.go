@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,6 +83,7 @@ func results(t *testing.T, path string) map[string]map[string]any {
 var simArgs = []string{"--p", "0.97", "--flag-rate", "0.03", "--progress", "off"}
 
 func TestSolveMixedBatchSameResultsAtConcurrency4And1(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	tasks := mixedTasks(t, root, 24, 2, 3, 4, 5)
 	var runs []map[string]map[string]any
@@ -121,11 +123,25 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
-	seed := time.Now().UnixNano()
-	rng := rand.New(rand.NewPCG(uint64(seed), 1))
-	t.Logf("kill moments drawn with seed %d", seed)
+	t.Parallel()
+	// The kill moments are random; the seed is logged, and MDAP_KILL_SEED
+	// replays a failing run's moments.
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("MDAP_KILL_SEED"); v != "" {
+		var err error
+		seed, err = strconv.ParseUint(v, 10, 64)
+		require.NoError(t, err, "MDAP_KILL_SEED")
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	t.Logf("kill moments drawn with seed %d (replay: MDAP_KILL_SEED=%d)", seed, seed)
 	root := t.TempDir()
 	tasks := mixedTasks(t, root, 12, 4, 7, 5, 6)
+	var runs []*child // every run of the killed batch, for the failure's record
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpBatch(t, filepath.Join(root, "killed"), runs)
+		}
+	})
 	args := func(dir string) []string {
 		return append([]string{"solve", tasks, "--out", filepath.Join(dir, "results.jsonl"), "--state", filepath.Join(dir, "state"), "--concurrency", "3"}, simArgs...)
 	}
@@ -137,6 +153,7 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 	out := filepath.Join(dir, "results.jsonl")
 	for kill := range 2 {
 		c := startRace(t, nil, append(args(dir), "--latency", "8ms")...)
+		runs = append(runs, c)
 		before := countLines(out)
 		// A random moment once this run has recorded a result: results
 		// and journals are being written.
@@ -158,6 +175,7 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 		results(t, out) // whole lines, no id twice, after each kill
 	}
 	c := startRace(t, nil, append(args(dir), "--json")...)
+	runs = append(runs, c)
 	require.Equal(t, 0, c.wait(t, time.Minute), "stderr: %s", &c.stderr)
 	var sum solveSummary
 	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &sum))
@@ -165,6 +183,26 @@ func TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults(t *testing.T) {
 	assert.Positive(t, sum.Resumed, "unfinished tasks resumed from their journals")
 	assert.Equal(t, 12, sum.Solved)
 	assert.Equal(t, results(t, filepath.Join(root, "ref", "results.jsonl")), results(t, out), "the same results as the uninterrupted batch")
+}
+
+// dumpBatch logs what a failed kill test leaves behind, before its
+// temporary folder goes: each run's stderr, the results file, and every
+// journal of the state folder (a failure there cannot be read afterwards).
+func dumpBatch(t *testing.T, dir string, runs []*child) {
+	t.Helper()
+	for i, c := range runs {
+		t.Logf("run %d stderr:\n%s", i+1, c.stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
+	t.Logf("results.jsonl (%v):\n%s", err, b)
+	entries, _ := os.ReadDir(filepath.Join(dir, "state"))
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "state", e.Name()))
+		t.Logf("state/%s (%d bytes, %v):\n%s", e.Name(), len(b), err, b)
+	}
 }
 
 // unfinishedJournalWithSteps reports whether a journal in state holds a
@@ -193,6 +231,7 @@ func unfinishedJournalWithSteps(state, resultsFile string) bool {
 }
 
 func TestBinarySolveSecondBatchOnTheSameFilesIsRefused(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	tasks := filepath.Join(root, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 8}}`+"\n"+`{"id": "b", "hanoi": {"disks": 3}}`+"\n"), 0o644))
@@ -234,6 +273,7 @@ func TestBinarySolveSecondBatchOnTheSameFilesIsRefused(t *testing.T) {
 }
 
 func TestSolveBadLinesAreRecordedInvalidAndExit1(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 3}}
@@ -266,6 +306,7 @@ func TestSolveBadLinesAreRecordedInvalidAndExit1(t *testing.T) {
 }
 
 func TestSolveDropsATornResultsLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 3}}`+"\n"+`{"id": "b", "hanoi": {"disks": 2}}`+"\n"), 0o644))
@@ -284,6 +325,7 @@ func TestSolveDropsATornResultsLine(t *testing.T) {
 }
 
 func TestSolveUsageErrorsExit2AndWriteNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 2}}`+"\n"), 0o644))
@@ -335,6 +377,7 @@ func TestSolveUsageErrorsExit2AndWriteNothing(t *testing.T) {
 // maker solve, never advice that solve cannot follow (--resume-or-start
 // used to say it "needs --journal FILE", a flag solve refuses).
 func TestSolveHelpListsOnlyWhatSolveTakes(t *testing.T) {
+	t.Parallel()
 	code, help, _ := cli(t, "solve", "--help")
 	require.Equal(t, 0, code)
 	require.Contains(t, help, "--state string")
@@ -375,6 +418,7 @@ func TestSolveHelpListsOnlyWhatSolveTakes(t *testing.T) {
 // OpenAI-compatible stub on loopback and counts the requests in flight
 // at the server.
 func TestSolveMaxInFlightThroughTheOpenAIClient(t *testing.T) {
+	t.Parallel()
 	var now, peak, total atomic.Int64
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -429,6 +473,7 @@ func TestSolveMaxInFlightThroughTheOpenAIClient(t *testing.T) {
 }
 
 func TestSolveProgressOnlyOnATerminal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 4}}`+"\n"+`{"id": "b", "hanoi": {"disks": 3}}`+"\n"), 0o644))

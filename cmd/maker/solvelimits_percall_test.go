@@ -26,6 +26,7 @@ import (
 // made (fewer requests than samples), and the shared limits count the
 // requests the server saw, not the samples.
 func TestSolveLimitsCountRequestsOnTopOfPerModelLimits(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate = 1, 0.995, 0
 	cfg.Latency = sim.FixedLatency(2 * time.Millisecond) // so that requests overlap

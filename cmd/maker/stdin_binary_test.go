@@ -15,6 +15,7 @@ import (
 // spec, maker solve's tasks and --models, as for maker parse; the two on
 // standard input at once are refused (exit 2).
 func TestBinaryDashIsStandardInput(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	specFile, err := filepath.Abs(filepath.Join(root, "testdata", "spec", "find-version.json"))
 	require.NoError(t, err)

@@ -32,6 +32,7 @@ func openPTY(t *testing.T) *os.File {
 // The progress bar's --progress auto sees the terminal under the
 // redacting writer that stderr is.
 func TestIsTerminalUnwrapsTheRedactingWriter(t *testing.T) {
+	t.Parallel()
 	pts := openPTY(t)
 	assert.True(t, isTerminal(pts))
 	assert.True(t, isTerminal(observe.RedactWriter(pts, &observe.Secrets{})), "a terminal under the redaction")

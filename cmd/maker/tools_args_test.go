@@ -10,6 +10,7 @@ import (
 )
 
 func TestBinaryToolsShowsArguments(t *testing.T) {
+	t.Parallel()
 	c := start(t, nil, "tools", "--root", t.TempDir())
 	require.Equal(t, 0, c.wait(t, time.Minute), "stderr: %s", &c.stderr)
 	out := c.stdout.String()

@@ -11,6 +11,7 @@ import (
 )
 
 func TestBinaryVersion(t *testing.T) {
+	t.Parallel()
 	c := start(t, nil, "--version")
 	assert.Equal(t, 0, c.wait(t, 10*time.Second))
 	assert.Equal(t, "maker "+wantVersion(t, binary)+"\n", c.stdout.String())
@@ -54,6 +55,7 @@ func wantVersion(t *testing.T, bin string) string {
 }
 
 func TestBinaryCompletion(t *testing.T) {
+	t.Parallel()
 	for shell, want := range map[string]string{
 		"bash":       "__start_maker",
 		"zsh":        "#compdef maker",

@@ -65,6 +65,7 @@ func getState(t *testing.T, url, token string) (int, viewState) {
 }
 
 func TestBinaryView(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	j := filepath.Join(dir, "run.jsonl")
 	c := start(t, nil, "hanoi", "--disks", "7", "--journal", j, "--progress", "off")
@@ -149,6 +150,7 @@ func TestBinaryView(t *testing.T) {
 // maker hanoi --ui: the page answers while the run goes, and its event
 // stream carries the steps as they are decided.
 func TestBinaryHanoiUI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	j := filepath.Join(dir, "run.jsonl")
 	c := start(t, nil, "hanoi", "--disks", "12", "--ui", "127.0.0.1:0", "--latency", "1ms", "--journal", j, "--progress", "off")
@@ -196,6 +198,7 @@ func TestBinaryHanoiUI(t *testing.T) {
 // docs/view.md: a $MDAP_VIEW_TOKEN a cookie cannot hold, or too short,
 // is refused with exit status 2 before anything listens.
 func TestBinaryViewRefusesABadToken(t *testing.T) {
+	t.Parallel()
 	j := filepath.Join(t.TempDir(), "run.jsonl")
 	c := start(t, nil, "hanoi", "--disks", "2", "--journal", j, "--progress", "off")
 	require.Equal(t, 0, c.wait(t, time.Minute), c.stderr.String())

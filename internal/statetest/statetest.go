@@ -4,7 +4,10 @@
 package statetest
 
 import (
+	"flag"
 	"os"
+	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -25,4 +28,18 @@ func Main(m *testing.M) int {
 		panic(err)
 	}
 	return m.Run()
+}
+
+// WaitingParallel lets the parallel tests of a package that mostly waits
+// (on child processes, an engine's timers, a simulated model's latency)
+// run at least n at once, where go test's default, GOMAXPROCS, would keep
+// them to 2 on a two-core machine; a -parallel given on the command line
+// is kept. Call it from TestMain, before m.Run.
+func WaitingParallel(n int) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0))))
+	}
 }

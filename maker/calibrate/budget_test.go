@@ -23,6 +23,7 @@ import (
 // The same with several samples a request (SamplesPerCall 5: a request
 // is reserved at the worst case of all its choices, as in a run).
 func TestRunStopsAtTheSolversBudget(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ parallel, perCall int }{{1, 0}, {8, 0}, {1, 5}, {8, 5}} {
 		parallel := c.parallel
 		cfg := sim.DefaultConfig()
@@ -76,6 +77,7 @@ func (r *jsonModeRecorder) GenerateContent(ctx context.Context, msgs []llms.Mess
 // calls do (before, calibrate refused --structured and Draw sent
 // neither).
 func TestRunDrawsStructuredAsTheRun(t *testing.T) {
+	t.Parallel()
 	steps, err := calibrate.Hanoi(5)
 	require.NoError(t, err)
 	m, err := sim.New(hanoi.Oracle{}, sim.Config{P: 1})

@@ -41,6 +41,7 @@ func hanoiRun(t *testing.T, cfg sim.Config, steps, samples int) calibrate.Report
 }
 
 func TestRunContainsTheTrueP(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.P = 0.99
 	rep := hanoiRun(t, cfg, 100, 10)
@@ -76,6 +77,7 @@ func TestRunContainsTheTrueP(t *testing.T) {
 }
 
 func TestRunTellsCorrelatedFromSpreadErrors(t *testing.T) {
+	t.Parallel()
 	// p = 0.8 and 20 samples a step: about 4 wrong answers per step, so
 	// many pairs to compare.
 	for _, c := range []struct {
@@ -109,6 +111,7 @@ func TestRunTellsCorrelatedFromSpreadErrors(t *testing.T) {
 }
 
 func TestDesignEffectWhenStepsDiffer(t *testing.T) {
+	t.Parallel()
 	// Right on odd steps, wrong on even ones: the samples of a step all
 	// agree, so 10 samples of a step are worth one. The cluster-robust
 	// variance over the binomial one is then exactly M·k/(k-1) with k = 20
@@ -160,6 +163,7 @@ type pricedSim struct {
 func (p pricedSim) Price() maker.Price { return p.price }
 
 func TestRunEstimatesEachModelOfAnEnsemble(t *testing.T) {
+	t.Parallel()
 	good := pricedSim{numberSim(t, sim.Config{P: 0.99, Seed: 1}), maker.Price{InputPerMillion: 1e6}}
 	weak := numberSim(t, sim.Config{P: 0.9, Seed: 2})
 	ens, err := maker.NewEnsemble(good, weak)
@@ -195,6 +199,7 @@ func TestRunEstimatesEachModelOfAnEnsemble(t *testing.T) {
 }
 
 func TestRunIsDeterministic(t *testing.T) {
+	t.Parallel()
 	run := func(parallel int) calibrate.Report {
 		cfg := sim.Config{P: 0.95, Seed: 9, WrongAnswers: 3, FlagRate: 0.05, ErrorRate: 0.02}
 		rep, err := calibrate.Run(context.Background(), calibrate.Config{
@@ -212,6 +217,7 @@ func TestRunIsDeterministic(t *testing.T) {
 }
 
 func TestRunErrors(t *testing.T) {
+	t.Parallel()
 	solver := &maker.Solver{Model: numberSim(t, sim.Config{P: 0.9})}
 	good := calibrate.Config{Steps: numbers{100}, Solver: solver}
 	for _, c := range []struct {
@@ -279,6 +285,7 @@ func (broken) Step(context.Context, int) (calibrate.Step, error) {
 }
 
 func TestHanoiStepsAskTheSolutionsSteps(t *testing.T) {
+	t.Parallel()
 	steps, err := calibrate.Hanoi(6)
 	require.NoError(t, err)
 	require.Equal(t, 63, steps.Total())
@@ -323,6 +330,7 @@ func specExecutor(t *testing.T, selection string) *executor.Executor {
 }
 
 func TestSpecStepsRunTheScriptsToolCalls(t *testing.T) {
+	t.Parallel()
 	sp, err := spec.Load(filepath.Join("..", "..", "testdata", "spec", "find-version.json"))
 	require.NoError(t, err)
 	calib := func(ex *executor.Executor) calibrate.Estimate {
@@ -363,6 +371,7 @@ func TestSpecStepsRunTheScriptsToolCalls(t *testing.T) {
 }
 
 func TestRunPlansWithMeasuredRivals(t *testing.T) {
+	t.Parallel()
 	model := numberSim(t, sim.Config{P: 0.95, WrongAnswers: 4, Seed: 2})
 	// The plan at k = 6 (every step of 100 sampled, 20 samples each, may
 	// leave k_min undecided).
@@ -422,6 +431,7 @@ func (r *recorder) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 // cap and temperature of the request with the same sample index in a run
 // of that task with the same solver settings.
 func TestCalibrationAsksAsARunWould(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.P = 1 // the run visits every state of the solution
 	newRecorder := func() *recorder {

@@ -36,6 +36,7 @@ func byPolicy(rows []calibrate.Row) map[string][]calibrate.Row {
 // 4095·r²/(1+r²) ≈ 11 wrong answers win (r = 0.05/0.95), while --k auto
 // --target 0.95 learns p from the votes and runs at 4 to 5.
 func TestAdaptiveKHoldsWhereK2Fails(t *testing.T) {
+	t.Parallel()
 	disks, seeds := experiment()
 	cfg := sim.DefaultConfig()
 	cfg.P, cfg.WrongAnswers = 0.95, 1
@@ -89,6 +90,7 @@ func TestAdaptiveKHoldsWhereK2Fails(t *testing.T) {
 // docs/calibrate.md.) (10 disks: the 12-disk figures,
 // 2.12 against 3.01 samples per step, are in the report of issue #13.)
 func TestAdaptiveKSpendsLessAtHighP(t *testing.T) {
+	t.Parallel()
 	_, seeds := experiment()
 	disks := 10
 	if raceEnabled {
@@ -119,6 +121,7 @@ func TestAdaptiveKSpendsLessAtHighP(t *testing.T) {
 }
 
 func TestCompareHanoiRefusesBadConfigs(t *testing.T) {
+	t.Parallel()
 	ok := calibrate.Comparison{Disks: 3, Sim: sim.DefaultConfig(), Seeds: []uint64{1}, Fixed: []int{2}}
 	bad := ok
 	bad.Disks = 0

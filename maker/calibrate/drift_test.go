@@ -59,6 +59,7 @@ func driftRuns(t *testing.T, seeds []uint64) (fixedFailed, autoFailed int) {
 // guarantee suite (maker bench --suite guarantee, cells "drift early" and
 // "drift late") are the evidence.
 func TestAdaptiveKFollowsDriftSmoke(t *testing.T) {
+	t.Parallel()
 	n := 60
 	if raceEnabled || testing.Short() {
 		n = 40
@@ -76,6 +77,7 @@ func TestAdaptiveKFollowsDriftSmoke(t *testing.T) {
 // change-point test, MDAP_STAT_SEEDS=200: 0 of 200, a bound of 0.0149
 // (the fixed k: 97 of 200).
 func TestAdaptiveKFollowsDrift(t *testing.T) {
+	t.Parallel()
 	seeds := longSeeds(t, 0.05)
 	_, auto := driftRuns(t, seeds)
 	evidence.AtMost(t, "k auto under drift", auto, len(seeds), 0.05)

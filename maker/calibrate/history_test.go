@@ -126,6 +126,7 @@ func (m *historyModel) Call(ctx context.Context, prompt string, opts ...llms.Cal
 // its state and the last tool result alone) the answer steps were never
 // right: p came out near 2q/3 and the interval missed q.
 func TestSpecCalibrationShowsTheObservationHistory(t *testing.T) {
+	t.Parallel()
 	const q = 0.9
 	sp, ex := historySpec(t, 10)
 

@@ -88,6 +88,7 @@ func autoAtP08(t *testing.T, disks int, seeds []uint64) (failed int) {
 // 3); TestAdaptiveKMonteCarloSmoke runs instead, and the guarantee suite's
 // "steady p" cell is the same experiment over 200 seeds.
 func TestAdaptiveKMonteCarlo(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("MDAP_STAT_SEEDS") == "" && (raceEnabled || testing.Short()) {
 		t.Skip("evidence at 10 disks: not under -race or -short (TestAdaptiveKMonteCarloSmoke runs; MDAP_STAT_SEEDS=N runs this)")
 	}
@@ -102,6 +103,7 @@ func TestAdaptiveKMonteCarlo(t *testing.T) {
 // one-sided 95% lower bound on its failure rate is not above 5%). The
 // evidence is TestAdaptiveKMonteCarlo.
 func TestAdaptiveKMonteCarloSmoke(t *testing.T) {
+	t.Parallel()
 	seeds := seedsFromEnv(t, 100)
 	failed := autoAtP08(t, 7, seeds)
 	assert.LessOrEqual(t, evidence.Lower(failed, len(seeds), evidence.Confidence), 0.05, "%d of %d runs failed: shown above 5%%", failed, len(seeds))

@@ -148,6 +148,7 @@ func (s *nServer) requests() map[uint64][]sentRequest {
 // own). Calibration drawing one sample a request (the old behaviour)
 // sends 10 requests of n 1 a step and fails.
 func TestCalibrateSendsTheRunsRequests(t *testing.T) {
+	t.Parallel()
 	const disks, perCall, samples = 4, 5, 10
 	srv := newNServer(t, 1, false)
 	task, err := hanoi.New(disks)
@@ -193,6 +194,7 @@ func TestCalibrateSendsTheRunsRequests(t *testing.T) {
 // request's one choice for all of its samples, or never asking again)
 // fails the counts.
 func TestCalibrateProviderIgnoresN(t *testing.T) {
+	t.Parallel()
 	const disks, perCall, samples, stepsSampled = 5, 5, 10, 8
 	steps, err := calibrate.Hanoi(disks)
 	require.NoError(t, err)
@@ -244,6 +246,7 @@ func TestCalibrateProviderIgnoresN(t *testing.T) {
 // separate models, so calibration, as its run, sends their samples one a
 // request whatever SamplesPerCall says.
 func TestCalibrateEnsembleOneSampleARequest(t *testing.T) {
+	t.Parallel()
 	srv := newNServer(t, 0.9, false)
 	ens, err := maker.NewEnsemble(srv.model(t), srv.model(t))
 	require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 // auto takes k a request. Billing every sample's prompt (the old formula)
 // fails the n = 4 and auto cases.
 func TestPlanBillsThePromptOncePerRequest(t *testing.T) {
+	t.Parallel()
 	const p, k, steps = 0.9, 3, 1000
 	// A sample: $0.0010 of prompt (some of it cached), $0.0002 of output.
 	e := calibrate.Estimate{P: p, Low: p, ValidRate: 1, CostPerSample: 0.0012, InputCostPerSample: 0.0010}

@@ -134,6 +134,7 @@ func TestMildSpreadTruth(t *testing.T) {
 // reject) gave a k below 7 in 70 of 200 and a false "no k" in 79.
 // MDAP_LONG=1 runs 200 seeds (MDAP_STAT_SEEDS to change).
 func TestMildSpreadRecommendation(t *testing.T) {
+	t.Parallel()
 	for _, sampled := range []int{100, 30} {
 		seeds := regionSeeds(t, 6, 200)
 		if (raceEnabled || testing.Short()) && len(seeds) < 10 {
@@ -168,6 +169,7 @@ func TestMildSpreadRecommendation(t *testing.T) {
 // MDAP_UNTIL_MAX_SAMPLES sets the cap: the advice of a calibration
 // stopped at the default cap, followed.
 func TestMildSpreadUntilDecided(t *testing.T) {
+	t.Parallel()
 	from := []int{100, 30}
 	if (raceEnabled || testing.Short()) && os.Getenv("MDAP_LONG") != "1" {
 		from = from[:1] // one sequential calibration of a hundred thousand samples
@@ -226,6 +228,7 @@ func TestMildSpreadUntilDecided(t *testing.T) {
 // and calibration refuses or is undecided instead of giving a k (the old
 // plan gave one in 19 of 100 seeds). MDAP_LONG=1 runs 200 seeds.
 func TestAgreeingHardStepsNoK(t *testing.T) {
+	t.Parallel()
 	// The truth: a hard step (p < 1/2) whose errors all go to one answer
 	// is decided wrong with probability at least 1/2 at any k, so the
 	// whole run succeeds with probability at most (1 - hard/2)^steps.

@@ -17,6 +17,7 @@ func estimate(model string, p float64, kmin int, perSample float64, plan *calibr
 // expected dollars, not by p or by the price of a sample; a model with no
 // plan comes last.
 func TestRankingCheapestFirst(t *testing.T) {
+	t.Parallel()
 	models := []calibrate.ModelEstimate{
 		estimate("none", 0.4, 0, 0.001, nil, "p is not above 1/2"),
 		estimate("dear", 0.999, 3, 0.01, &calibrate.Plan{Cost: 40}, ""),
@@ -31,6 +32,7 @@ func TestRankingCheapestFirst(t *testing.T) {
 }
 
 func TestRankingOfNoPlanAndOfOneModel(t *testing.T) {
+	t.Parallel()
 	none := []calibrate.ModelEstimate{estimate("a", 0.4, 0, 0, nil, "hard"), estimate("b", 0.3, 0, 0, nil, "harder")}
 	assert.Equal(t, "models by expected dollars for the whole run at the target:\n"+
 		"  1. a: no k_min (hard)\n  2. b: no k_min (harder)\nno model reaches the target\n", calibrate.Ranking(none))
@@ -38,6 +40,7 @@ func TestRankingOfNoPlanAndOfOneModel(t *testing.T) {
 }
 
 func TestRoundString(t *testing.T) {
+	t.Parallel()
 	r := calibrate.Round{Look: 2, Forecast: 900, NewSteps: 30, Samples: 300, SamplesSoFar: 1000, RegionConfidence: 0.975}
 	assert.Equal(t, "undecided after 1000 samples; the forecast says about 900 more samples would settle it; look 2 (region at 97.5%): 300 samples (30 new steps, 0 more per sampled step)", r.String())
 	r.Forecast, r.Cost, r.SpentSoFar = 0, 0.5, 1.25

@@ -16,6 +16,7 @@ import (
 // Broken on purpose (the bins' midpoints taken on 2,000 bins whatever
 // their number), the region's averages fail here.
 func TestFailuresOnIsTheBetaAverage(t *testing.T) {
+	t.Parallel()
 	for _, s := range []Spread{{Mean: 0.9, ICC: 0.02}, {Mean: 0.8, ICC: 0.1}, {Mean: 0.97, ICC: 0}} {
 		for _, n := range []int{bins, regionBins} {
 			got := s.failuresOn(n, 6, 0)

@@ -54,6 +54,7 @@ var coverageCases = []coverageCase{{"alike", 0.97, 0}, {"spread", 0.97, 0.05}, {
 // them). It catches an interval gone badly wrong; the promise itself is
 // TestIntervalCoverageUnderSpread, behind the long flag.
 func TestIntervalCoverageUnderSpreadSmoke(t *testing.T) {
+	t.Parallel()
 	const seeds = 200
 	cases, sampled := coverageCases, 100
 	if raceEnabled || testing.Short() {
@@ -80,6 +81,7 @@ func TestIntervalCoverageUnderSpreadSmoke(t *testing.T) {
 // that covers at exactly its level can never show this bound; planning on
 // it needs a conservative one. The lead decides.
 func TestIntervalCoverageUnderSpread(t *testing.T) {
+	t.Parallel()
 	seeds := longSeeds(t, 0.025)
 	for _, c := range coverageCases {
 		high, low := coverageMisses(t, c, len(seeds), 100)
@@ -96,6 +98,7 @@ func TestIntervalCoverageUnderSpread(t *testing.T) {
 // internal/evidence). Under -race or -short the same for 7-disk Hanoi
 // (montecarloSize); MDAP_STAT_SEEDS=N runs 10 disks over N seeds.
 func TestRecommendedKMeetsTarget(t *testing.T) {
+	t.Parallel()
 	disks, seeds := montecarloSize(t)
 	cfg := sim.DefaultConfig()
 	cfg.P, cfg.WrongAnswers, cfg.DifficultySpread = 0.98, 1, 0.02
@@ -131,6 +134,7 @@ func TestRecommendedKMeetsTarget(t *testing.T) {
 // names what helps. At p 0.9 with a spread of 0.3 no k reaches 0.95
 // anywhere in the region: it refuses, and says why.
 func TestHardStepsRefused(t *testing.T) {
+	t.Parallel()
 	steps, err := calibrate.Hanoi(16)
 	require.NoError(t, err)
 	for _, c := range []struct {
@@ -164,6 +168,7 @@ func TestHardStepsRefused(t *testing.T) {
 // make a race at k = 2 longer than one rival does (6% at p = 0.7 with 2
 // rivals, 16% at p = 0.6), though never likelier to end wrong.
 func TestOneRivalIsNotTheWorstCaseForCost(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ p, more float64 }{{0.7, 0.06}, {0.6, 0.16}} {
 		with, err := rivals.ExpectedSamples(c.p, 2, rivals.Spread{N: 2})
 		require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 // TestHanoiAtIsTheSolution walks the solution move by move and finds, at
 // every i, the state and last move hanoiAt computes in closed form.
 func TestHanoiAtIsTheSolution(t *testing.T) {
+	t.Parallel()
 	for n := 1; n <= 10; n++ {
 		s := hanoi.Start(n)
 		var prev *hanoi.Move
@@ -36,6 +37,7 @@ func TestHanoiAtIsTheSolution(t *testing.T) {
 }
 
 func TestPickDrawsDistinctStepsUniformly(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, []int{0, 1, 2, 3, 4}, pick(5, 9, 1), "all of a small task")
 	a := pick(1_000_000, 200, 7)
 	assert.Equal(t, a, pick(1_000_000, 200, 7), "the same seed, the same steps")

@@ -36,6 +36,7 @@ func (c *fakeClient) GetID() uint64                               { return 1 }
 // and only the engine's own connection (its internal token) gets in;
 // once open, the client gets in with its role.
 func TestEngineLetsNoClientInBeforeProvisioning(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "creds")
 	keys, _, err := EnsureCredentials(dir)
 	require.NoError(t, err)
@@ -72,6 +73,7 @@ func mustRead(t *testing.T, path string) []byte {
 // planted by whoever could write the folder): the secret lands only in
 // path, mode 0600, and the planted target is untouched.
 func TestWriteSecretUsesAFreshTempFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "loot")
 	require.NoError(t, os.WriteFile(outside, []byte("nothing\n"), 0o644))

@@ -48,6 +48,7 @@ func connectAs(t testing.TB, url, seed string) (*nats.Conn, jetstream.JetStream)
 }
 
 func TestCredentialsAreSecretAndReused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keys, made, err := cluster.EnsureCredentials(dir)
 	require.NoError(t, err)
@@ -80,6 +81,7 @@ func TestCredentialsAreSecretAndReused(t *testing.T) {
 // honest workers' and are dropped and counted; and the run's winners
 // equal an undisturbed local run's.
 func TestRolesRefuseRogues(t *testing.T) {
+	t.Parallel()
 	srv, creds := startRoleServer(t)
 	rogueScenario(t, srv.ClientURL(), cluster.SeedFile(creds, cluster.RoleCoordinator),
 		cluster.SeedFile(creds, cluster.RoleWorker), cluster.SeedFile(creds, cluster.RoleWorker), cluster.SeedFile(creds, cluster.RoleAdmin))
@@ -226,6 +228,7 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSee
 // A coordinator cannot publish a reply, nor take jobs; a worker cannot
 // publish a job.
 func TestRolesKeepToTheirSubjects(t *testing.T) {
+	t.Parallel()
 	srv, creds := startRoleServer(t)
 	url := srv.ClientURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -21,6 +21,7 @@ import (
 // reply is counted Bad; it used to be dropped, and the sample waited for
 // its timeout (issue 35, attack 2).
 func TestUndecodableReplyUnderTheLeaseFailsTheSampleAtOnce(t *testing.T) {
+	t.Parallel()
 	for name, bad := range map[string]func(j cluster.Job) any{
 		"no samples": func(j cluster.Job) any {
 			return map[string]any{"v": cluster.WireVersion, "id": j.ID, "lease": j.Lease, "worker": "liar", "samples": []any{}}

@@ -50,6 +50,7 @@ func (refusingModel) Call(context.Context, string, ...llms.CallOption) (string, 
 // summary counts both tasks (one solved, one unfinished), not nothing.
 // The same call with the fault fixed finishes "b" alone.
 func TestSolveBatchFaultKeepsWhatWasSolved(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	dir := t.TempDir()
@@ -121,6 +122,7 @@ func readResultIDs(t *testing.T, path string) map[string]batch.Status {
 // say; here the connection is closed) does not replace the fault, which
 // names the task and what to do, with an error about reading the results.
 func TestSolveBatchFaultSurvivesTheEngineGoing(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	nc, js := connect(t, srv.ClientURL())
 	dir := t.TempDir()

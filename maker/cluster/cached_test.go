@@ -41,6 +41,7 @@ func (c caching) GenerateContent(_ context.Context, msgs []llms.MessageContent, 
 // coordinator's usage over NATS as they do in process: OpenAI's
 // PromptCachedTokens and Anthropic's cache reads and writes.
 func TestCachedTokensCrossTheWire(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	d := newDrawer(t, js, cluster.DrawerConfig{Timeout: 30 * time.Second})

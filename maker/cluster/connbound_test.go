@@ -14,6 +14,7 @@ import (
 // connections at once; one more is refused while another key still gets
 // in, and once one of them closes the key may connect again.
 func TestConnectionsBoundedPerKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keys, _, err := cluster.EnsureCredentials(dir)
 	require.NoError(t, err)

@@ -58,6 +58,7 @@ func solveHanoi(t testing.TB, m llms.Model, disks int, cfg vote.Config) (maker.R
 }
 
 func TestRunOverWorkersEqualsLocalRun(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	var workers []*cluster.Worker
@@ -106,6 +107,7 @@ func TestRunOverWorkersEqualsLocalRun(t *testing.T) {
 // tool declaration follows what the workers' model takes (WithNativeTools),
 // as it would in process; without the option, tools go in the prompt.
 func TestModelDeclaresToolsAsTheWorkersModel(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	d := newDrawer(t, js, cluster.DrawerConfig{})

@@ -16,6 +16,7 @@ import (
 // `MDAP_REPLIES` are memory streams of at most 256 MiB each", a job past
 // that refused, a full reply stream dropping its oldest replies.
 func TestSampleStreamsAreBoundedMemory(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	newDrawer(t, js, cluster.DrawerConfig{})
@@ -40,6 +41,7 @@ func TestSampleStreamsAreBoundedMemory(t *testing.T) {
 // size and description, serve a run over workers and are unchanged after
 // it.
 func TestExistingSampleStreamsUsedAsTheyAre(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	ctx := context.Background()

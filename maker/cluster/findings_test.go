@@ -18,6 +18,7 @@ import (
 // NoWorker, not after the whole Timeout; the route's next sample fails at
 // once; and once a worker serves the route, samples are drawn again.
 func TestNoWorkerIsNoticedQuickly(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	d := newDrawer(t, js, cluster.DrawerConfig{Timeout: time.Minute, NoWorker: 500 * time.Millisecond})
@@ -49,6 +50,7 @@ func TestNoWorkerIsNoticedQuickly(t *testing.T) {
 // A worker on a slow model is not mistaken for no worker: it holds the
 // job.
 func TestBusyWorkerIsAWorker(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	d := newDrawer(t, js, cluster.DrawerConfig{Timeout: time.Minute, NoWorker: 300 * time.Millisecond})
@@ -64,6 +66,7 @@ func TestBusyWorkerIsAWorker(t *testing.T) {
 
 // A server without JetStream: the message says so and how to fix it.
 func TestServerWithoutJetStreamIsNamed(t *testing.T) {
+	t.Parallel()
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
 	require.NoError(t, err)
 	ns.Start()

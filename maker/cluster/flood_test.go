@@ -41,6 +41,7 @@ func startFloodServer(t *testing.T) (string, seeds) {
 // (issue 35, attack 5): the run ends with the winners of an undisturbed
 // run. With the stream discarding new messages when full, the run stalls.
 func TestReplyFloodStallsNoRun(t *testing.T) {
+	t.Parallel()
 	url, s := startFloodServer(t)
 	floodScenario(t, url, s)
 }
@@ -95,6 +96,7 @@ func floodScenario(t *testing.T, url string, s seeds) {
 // fails at once with an error naming the stream and that it is full, not
 // after its timeout.
 func TestFullJobStreamFailsFastNamingIt(t *testing.T) {
+	t.Parallel()
 	url, s := startFloodServer(t)
 	fullScenario(t, url, s)
 }

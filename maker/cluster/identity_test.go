@@ -16,6 +16,7 @@ import (
 // signs in and serves; once revoked, the server closes its connection at
 // once, refuses it from then on, and nothing it publishes lands.
 func TestRevokedWorkerIsCutOff(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seed, err := cluster.AddWorker(dir, "gpu1")
 	require.NoError(t, err)

@@ -55,6 +55,7 @@ func rechain(lines []string) []string {
 // naming the first bad line, or (the journal cut short of its recorded
 // chain head, signed journals being the default) as a rollback.
 func TestJetStreamJournalEditTable(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ctx := context.Background()
 	_, js := connect(t, srv.ClientURL())

@@ -129,6 +129,7 @@ func liarScenario(t *testing.T, url, coordSeed, liarSeed string, spread bool, ho
 // decides who takes which wave), so there only the run's completion and
 // the quarantine are checked.
 func TestLiarBesideTwoHonestWorkers(t *testing.T) {
+	t.Parallel()
 	for _, spread := range []bool{false, true} {
 		t.Run(fmt.Sprintf("spread=%v", spread), func(t *testing.T) {
 			srv, creds := startRoleServer(t)
@@ -144,6 +145,7 @@ func TestLiarBesideTwoHonestWorkers(t *testing.T) {
 // include the other's, so it drew at least one sample of every step;
 // the winners are an in-process run's.
 func TestGreedyWorkerCannotTakeAStep(t *testing.T) {
+	t.Parallel()
 	srv, creds := startRoleServer(t)
 	seeds := issueWorkers(t, srv, creds, "greedy", "slow")
 	url := srv.ClientURL()
@@ -233,6 +235,7 @@ func issueWorkers(t *testing.T, srv *cluster.Server, creds string, names ...stri
 // of the next batch through the same Drawer. Without BatchConfig.Drawer
 // nobody is quarantined.
 func TestLiarInABatch(t *testing.T) {
+	t.Parallel()
 	srv, creds := startRoleServer(t)
 	seeds := issueWorkers(t, srv, creds, "liar", "gpu1", "gpu2")
 	batchLiarScenario(t, srv.ClientURL(), cluster.SeedFile(creds, cluster.RoleCoordinator), seeds[0], seeds[1:]...)

@@ -18,6 +18,7 @@ import (
 // and results have a retention, consumers an inactive threshold; a chosen
 // retention is kept.
 func TestRetentionByDefaultAndChosen(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	ctx := context.Background()
@@ -57,6 +58,7 @@ func TestRetentionByDefaultAndChosen(t *testing.T) {
 // and routes; RemoveRun removes a run's journal, or a queue with its
 // results and its tasks' journals, never a journal in use.
 func TestListAndRemoveRun(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	ctx := context.Background()
@@ -125,6 +127,7 @@ func TestListAndRemoveRun(t *testing.T) {
 // TestMonitorIsLoopbackOnly: the NATS server's monitoring endpoints have
 // no authentication, so only a loopback address is accepted.
 func TestMonitorIsLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"", "8222", ":8222", "127.0.0.1:0", "[::1]:8222", "localhost:8222"} {
 		assert.NoError(t, cluster.CheckMonitor(ok), ok)
 	}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCheckRunName(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"a", "hanoi15", "solve-3f2a9c0d1e2b", "A_b-9", strings.Repeat("x", 64)} {
 		assert.NoError(t, cluster.CheckRunName(ok), ok)
 	}
@@ -20,6 +21,7 @@ func TestCheckRunName(t *testing.T) {
 }
 
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"nats://127.0.0.1:4222", "tls://h:1", "ws://h", "wss://h:443", "nats://a:1, nats://b:2", "nats://a:1,tls://b:2"} {
 		assert.NoError(t, cluster.CheckURL(ok), ok)
 	}

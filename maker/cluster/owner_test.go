@@ -22,6 +22,7 @@ type seeds struct{ coord, worker, rogue, admin string }
 // 1, 4 and 6); a run beside a rogue that tried them all has the winners
 // of an undisturbed run; after a restart the rogue still cannot squat.
 func TestEngineOwnsItsResources(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keys, _, err := cluster.EnsureCredentials(dir)
 	require.NoError(t, err)

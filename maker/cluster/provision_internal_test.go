@@ -16,6 +16,7 @@ import (
 // callback under way) starts no goroutine, whose wg.Go would race Stop's
 // Wait, and is answered at once that the engine is stopping.
 func TestAgentStopRefusesALateWorkRequest(t *testing.T) {
+	t.Parallel()
 	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)

@@ -24,6 +24,7 @@ func (m *fakeDelivery) Nak() error { m.naked++; return nil }
 // unknown op used to drop the delivery, leaving the job to come back
 // only after its ack wait.
 func TestActRefusesAnUnknownOpAndKeepsTheDelivery(t *testing.T) {
+	t.Parallel()
 	msg := &fakeDelivery{}
 	a := &Agent{work: deliveries{held: map[string]*held{"h1": {msg: msg, id: "w1"}}}}
 	err := a.act("w1", ackRequest{Handle: "h1", Op: "bogus"})

@@ -35,6 +35,7 @@ func (a *ackLoser) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstrea
 // own job) and counts; a job the server kept all along is answered
 // duplicate and does not count.
 func TestRecoverCountsAReaskOnceAfterALostAck(t *testing.T) {
+	t.Parallel()
 	js := &ackLoser{JetStream: testJS(t)}
 	ctx := context.Background()
 	d, err := NewDrawer(ctx, js, DrawerConfig{NoWorker: -1})

@@ -13,6 +13,7 @@ import (
 )
 
 func TestFisherTail(t *testing.T) {
+	t.Parallel()
 	// All 5 losses among the worker's 5 of 10 answers: 1/C(10,5).
 	assert.InDelta(t, 1.0/252, fisherTail(10, 5, 5, 5), 1e-15)
 	// Both of 2 losses among 3 of 6: C(2,2)C(4,1)/C(6,3) = 4/20.
@@ -29,6 +30,7 @@ func TestFisherTail(t *testing.T) {
 // the same rate (0.3, a weak model) over 1,000 steps are never
 // quarantined; a fourth whose answers always lose is, within 20 steps.
 func TestBookQuarantinesOnlyTheLoser(t *testing.T) {
+	t.Parallel()
 	for _, liar := range []bool{false, true} {
 		b, bl := newBook(slog.New(slog.DiscardHandler)), newBallot()
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -79,6 +81,7 @@ func TestBookQuarantinesOnlyTheLoser(t *testing.T) {
 // both), B's answers would all lose and B would be quarantined. A liar
 // answering run 2 beside B is, and its quarantine spans both runs.
 func TestBookKeepsRunsApart(t *testing.T) {
+	t.Parallel()
 	b := newBook(slog.New(slog.DiscardHandler))
 	run1, run2 := newBallot(), newBallot()
 	for step := range 100 {
@@ -109,6 +112,7 @@ func TestBookKeepsRunsApart(t *testing.T) {
 // the least used one is avoided for that step's next jobs, for the first
 // deliveries only.
 func TestBookSpreadsAStep(t *testing.T) {
+	t.Parallel()
 	b := newBook(slog.New(slog.DiscardHandler))
 	b.answered(4, "A", "a")
 	b.answered(4, "A", "a")

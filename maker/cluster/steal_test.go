@@ -24,6 +24,7 @@ import (
 // 2): no job of the honest worker is redelivered, no reply is forged, and
 // the winners are an undisturbed run's.
 func TestNAKStealRefused(t *testing.T) {
+	t.Parallel()
 	srv, creds := startRoleServer(t)
 	stealScenario(t, srv.ClientURL(), cluster.SeedFile(creds, cluster.RoleCoordinator),
 		cluster.SeedFile(creds, cluster.RoleWorker), cluster.SeedFile(creds, cluster.RoleWorker))

@@ -45,6 +45,7 @@ func issueTenants(t *testing.T, dir string) (cluster.RoleKeys, tenantSeeds) {
 // anything a coordinator cannot (issue 35, attack 4); the victim's run
 // has the winners of an undisturbed run and its journal is intact.
 func TestRunCoordinatorsAreTenants(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keys, s := issueTenants(t, dir)
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
@@ -289,6 +290,7 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 // is full, its lines kept (none dropped to make room); a full task queue
 // refuses a task the same way.
 func TestFullRunStreamsFailFastNamingThem(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keys, s := issueTenants(t, dir)
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,

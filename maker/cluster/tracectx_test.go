@@ -19,6 +19,7 @@ import (
 // TestTraceContextCrossesNATS: a worker's model call runs under the
 // coordinator's trace (W3C traceparent in the job's headers).
 func TestTraceContextCrossesNATS(t *testing.T) {
+	t.Parallel()
 	prev := otel.GetTextMapPropagator()
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 	t.Cleanup(func() { otel.SetTextMapPropagator(prev) })

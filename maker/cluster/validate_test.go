@@ -17,6 +17,7 @@ import (
 // field's default, and values in range pass. NewWorker refuses what
 // Validate refuses, before it touches the engine.
 func TestConfigsValidateThemselves(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		err          error
 		field, fixed string

@@ -53,6 +53,7 @@ func recorder() (llms.Model, func() []seenCall) {
 // back in one reply, each with its own identity and options: the worker's
 // model sees exactly the calls it would see one job per sample.
 func TestAWaveIsOneJob(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	model, seen := recorder()
@@ -108,6 +109,7 @@ func (c callMsgs) Call(ctx context.Context, p string, opts ...llms.CallOption) (
 // A worker pulls for all its free places with one request (Fetch(n)), not
 // one request per place.
 func TestWorkerPullsOnceForAllItsPlaces(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	model, _ := recorder()
 	_, wjs := connect(t, srv.ClientURL())
@@ -132,6 +134,7 @@ func TestWorkerPullsOnceForAllItsPlaces(t *testing.T) {
 // A wave larger than MaxJobSamples is split into jobs of at most that
 // many samples; every sample is still drawn once.
 func TestALargeWaveIsSplit(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	model, seen := recorder()
@@ -162,6 +165,7 @@ func TestALargeWaveIsSplit(t *testing.T) {
 // withdraw the job while the wave's other calls wait: they get their
 // answers, and nothing is withdrawn.
 func TestOneCallLeavingDoesNotWithdrawItsWave(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	var started atomic.Int64
@@ -216,6 +220,7 @@ func TestOneCallLeavingDoesNotWithdrawItsWave(t *testing.T) {
 // sample arrives, the same as drawn in process; nothing is lost or
 // counted twice.
 func TestJobLostToARestartIsAskedAgain(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: store})
 	require.NoError(t, err)

@@ -31,6 +31,7 @@ func jobsOn(t *testing.T, js jetstream.JetStream, route string) uint64 {
 }
 
 func TestWithdrawnAndExpiredJobsLeaveTheQueue(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	// A job's TTL is the timeout (at least a second): 2 s leaves a
@@ -82,6 +83,7 @@ func TestWithdrawnAndExpiredJobsLeaveTheQueue(t *testing.T) {
 // A worker that dies holding a job loses it only for the ack wait: the
 // job is redelivered to another worker, which answers it the same.
 func TestDeadWorkersJobIsRedelivered(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	model := simModel(t, 5)
@@ -134,6 +136,7 @@ func TestDeadWorkersJobIsRedelivered(t *testing.T) {
 // lease as its message id. A reply without the job's lease, sent first
 // under the job's id, displaces nothing: it is dropped and counted.
 func TestReplyTwiceCountsOnce(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	d := newDrawer(t, js, cluster.DrawerConfig{Timeout: 10 * time.Second})
@@ -184,6 +187,7 @@ func TestReplyTwiceCountsOnce(t *testing.T) {
 }
 
 func TestInflightBoundsAWorker(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	var now, peak atomic.Int64
@@ -222,6 +226,7 @@ func TestInflightBoundsAWorker(t *testing.T) {
 
 // A job withdrawn while its worker draws it stops the model call.
 func TestWithdrawalStopsTheWorkersCall(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	started, stopped := make(chan struct{}), make(chan error, 1)
@@ -255,6 +260,7 @@ func TestWithdrawalStopsTheWorkersCall(t *testing.T) {
 // the sample identity; the reply carries text, tool calls, usage and a
 // coded error back.
 func TestJobsCarryWhatAWorkerNeeds(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	type seen struct {
@@ -329,6 +335,7 @@ func TestJobsCarryWhatAWorkerNeeds(t *testing.T) {
 // Workers of two models form an ensemble across machines: each member's
 // samples go to its own route, and the run equals a local ensemble's.
 func TestEnsembleAcrossRoutes(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	a, b := simModel(t, 21), simModel(t, 22)
@@ -356,6 +363,7 @@ func TestEnsembleAcrossRoutes(t *testing.T) {
 // A stopping worker lets its calls finish within the grace period and
 // hands back the jobs of calls that do not, for another worker at once.
 func TestWorkerStopsGracefully(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	release := make(chan struct{})
@@ -416,6 +424,7 @@ func TestWorkerStopsGracefully(t *testing.T) {
 // The server restarts on its store: queued work and journals are kept,
 // clients reconnect and draw again.
 func TestServerRestartKeepsTheWork(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: store})
 	require.NoError(t, err)
@@ -494,6 +503,7 @@ func (m slowSim) GenerateContent(ctx context.Context, msgs []llms.MessageContent
 // not 1 s: a report every third of 1 s is late past the ack wait on a
 // loaded machine's stall, and the job redelivered from a live worker.
 func TestSlowModelKeepsItsJob(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	model := simModel(t, 5)
@@ -566,6 +576,7 @@ func (h *logRecords) all() []logRecord {
 // redelivered job", which a job handed back by a stopping worker is too
 // (not only one of a worker that died or stalled).
 func TestWorkerLogsItsJobs(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	d := newDrawer(t, js, cluster.DrawerConfig{})
