@@ -88,6 +88,12 @@ func (s *Solver) settings(k int) (Settings, error) {
 	for i := range st.Temperature {
 		st.Temperature[i] = temp(i)
 	}
+	if w := s.Writes.setting(); w != "" {
+		if st.Extra == nil {
+			st.Extra = map[string]string{}
+		}
+		st.Extra["write_rule"] = w
+	}
 	if s.AdaptiveK != nil {
 		a, err := s.AdaptiveK.WithDefaults()
 		if err != nil {
