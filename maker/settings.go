@@ -94,6 +94,12 @@ func (s *Solver) settings(k int) (Settings, error) {
 		}
 		st.Extra["write_rule"] = w
 	}
+	if a := s.FlagAlarm.setting(); a != "" {
+		if st.Extra == nil {
+			st.Extra = map[string]string{}
+		}
+		st.Extra["flag_alarm"] = a
+	}
 	if s.AdaptiveK != nil {
 		a, err := s.AdaptiveK.WithDefaults()
 		if err != nil {

@@ -101,11 +101,27 @@ func (r *run) strictWrite(ctx context.Context, cfg vote.Config, draw func(a *mic
 		return res, escalation{contested: true}, fmt.Errorf("%w: %s won %d of %d valid votes, %d against: stopped for review (escalation policy stop)",
 			ErrWriteDissent, ti.Tool, res.Votes[res.Key], res.Valid, dissent)
 	}
-	second := cfg
-	second.K = r.Writes.K
-	if second.K == 0 && e != nil && e.Policy == EscalateRaiseK {
-		second.K = e.K
+	k := r.Writes.K
+	if k == 0 && e != nil && e.Policy == EscalateRaiseK {
+		k = e.K
 	}
+	r.logger().WarnContext(ctx, "a side-effect call won without a unanimous vote: deciding the step again",
+		"step", r.next, "tool", ti.Tool, "votes", res.Votes[res.Key], "against", dissent)
+	res2, err := r.redecide(ctx, cfg, draw, res, k)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("a side-effect call (%s) without a unanimous vote was decided again: %w", ti.Tool, err)
+	}
+	return res2, escalation{contested: true, escalated: true}, err
+}
+
+// redecide decides a step again after a race whose win is not taken
+// (res): a fresh race at margin k (0: twice cfg.K) whose samples are
+// numbered on from res's, drawn from the escalation model under
+// EscalateModel, else from the run's own. The result's counts, usage and
+// flags are both races', its votes the second's.
+func (r *run) redecide(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], res vote.Result[intent.Output], k int) (vote.Result[intent.Output], error) {
+	second := cfg
+	second.K = k
 	if second.K == 0 {
 		second.K = 2 * cfg.K
 	}
@@ -114,13 +130,12 @@ func (r *run) strictWrite(ctx context.Context, cfg vote.Config, draw func(a *mic
 		second.Parallel = second.K
 	}
 	agent := r.agent
-	if e != nil && e.Policy == EscalateModel {
+	if e := r.Escalation; e != nil && e.Policy == EscalateModel {
 		agent = r.agent.withModel(r.Solver, r.escModel)
 	}
-	r.logger().WarnContext(ctx, "a side-effect call won without a unanimous vote: deciding the step again",
-		"step", r.next, "tool", ti.Tool, "votes", res.Votes[res.Key], "against", dissent, "k", second.K)
-	if second, err = second.WithDefaults(); err != nil {
-		return res, escalation{contested: true}, err
+	second, err := second.WithDefaults()
+	if err != nil {
+		return res, err
 	}
 	base := draw(agent)
 	offset := res.Launched
@@ -133,8 +148,8 @@ func (r *run) strictWrite(ctx context.Context, cfg vote.Config, draw func(a *mic
 		}
 		res2.Flags[k] += v
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		err = fmt.Errorf("a side-effect call (%s) without a unanimous vote was decided again at k = %d: %w", ti.Tool, second.K, err)
+	if err != nil {
+		err = fmt.Errorf("decided again at k = %d: %w", second.K, err)
 	}
-	return res2, escalation{contested: true, escalated: true}, err
+	return res2, err
 }
