@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-		"github.com/mdap-go/mdap/internal/safefile"
+	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/spec"

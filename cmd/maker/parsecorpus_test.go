@@ -24,7 +24,7 @@ func (anyAnswer) Fingerprint() string { return "any-answer" }
 func (anyAnswer) Prompt(*intent.Observation) []llms.MessageContent {
 	return []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "answer")}
 }
-func (anyAnswer) Decode(r maker.Reply) (intent.Output, error)         { return maker.DecodeReply(r) }
+func (anyAnswer) Decode(r maker.Reply) (intent.Output, error)            { return maker.DecodeReply(r) }
 func (anyAnswer) Apply(intent.Output, *intent.Observation) (bool, error) { return true, nil }
 
 // replayModel answers sample i with replies[i mod len].
