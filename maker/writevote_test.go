@@ -133,3 +133,46 @@ func TestWriteRedecisionResumesTheSame(t *testing.T) {
 	assert.Equal(t, want.Escalated, got.Escalated)
 	assert.Equal(t, want.Steps, got.Steps)
 }
+
+func TestWriteRuleIsASetting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	var runs atomic.Int64
+	j, err := CreateJournal(path)
+	require.NoError(t, err)
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 1}, Model: &scripted{reply: deployDissent}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
+	require.ErrorIs(t, err, ErrStepLimit)
+	require.NoError(t, j.Close())
+	j, err = OpenJournal(path)
+	require.NoError(t, err)
+	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, Writes: WriteRule{AnyMargin: true}}, Model: &scripted{reply: deployDissent}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
+	require.ErrorIs(t, err, ErrJournalMismatch)
+	assert.Contains(t, err.Error(), "write_rule")
+	require.NoError(t, j.Close())
+}
+
+func TestEscalatedWriteIsNotDecidedAThirdTime(t *testing.T) {
+	// Dissent at samples 1 and 3: the first race (capped at 2 samples by
+	// After) is contested, the escalation's race at k 4 has a dissent
+	// too, and its winner runs as decided.
+	reply := func(id SampleID, p string) (string, string) {
+		if current(p) == 2 && !hasObservation(p) && (id.Index == 1 || id.Index == 3) {
+			return `{"tool_intent":{"tool":"deploy","args":{"target":"staging"}}}`, "stop"
+		}
+		return deployDissent(SampleID{Step: id.Step, Index: 0}, p)
+	}
+	var runs atomic.Int64
+	var step2 *StepRecord
+	s := &Solver{Config: Config{Vote: vote.Config{K: 2}, Escalation: &Escalation{Policy: EscalateRaiseK, After: 2}},
+		Model: &scripted{reply: reply}, Executor: deployExecutor(t, &runs),
+		Progress: func(e Event) {
+			if e.Step == 2 {
+				c := *e.Record
+				step2 = &c
+			}
+		}}
+	_, err := s.Solve(context.Background(), &counter{target: 5})
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, runs.Load())
+	require.NotNil(t, step2)
+	assert.Equal(t, 2+6, step2.Valid, "2 in the contested race, 6 (5 for prod, 1 against) at k 4, none after")
+}
