@@ -44,6 +44,14 @@ type Config struct {
 	// Escalation, if set, is what a contested step gets (see
 	// Escalation); nil races every step to its end with one model.
 	Escalation *Escalation
+	// Writes is the stricter vote for a side-effect call (see
+	// WriteRule): the zero value runs one only on a unanimous first k
+	// votes, and decides the step again at twice k otherwise.
+	Writes WriteRule
+	// FlagAlarm is the red-flag-rate alarm (see FlagAlarm): on by
+	// default, a step whose red-flag rate jumps far above the run's is
+	// stopped or escalated by the escalation policy.
+	FlagAlarm FlagAlarm
 	// MaxTokens caps a reply; a longer one is red-flagged. 0 means
 	// DefaultMaxTokens; negative is refused.
 	MaxTokens int
@@ -138,6 +146,12 @@ func (c Config) Validate() error {
 	}
 	if err := c.Escalation.check(); err != nil {
 		return within("Escalation.", err)
+	}
+	if err := c.Writes.check(); err != nil {
+		return within("Writes.", err)
+	}
+	if err := c.FlagAlarm.check(); err != nil {
+		return within("FlagAlarm.", err)
 	}
 	switch {
 	case c.MaxTokens < 0:

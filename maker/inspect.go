@@ -29,13 +29,33 @@ type Verdict struct {
 // replies did or did not vote together. Safe for concurrent use if decode
 // is; cost: one parse and one key.
 func Inspect(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent.Output, error)) Verdict {
+	return inspect(r, maxTokens, rules, decode, nil)
+}
+
+// InspectIn judges reply r as a run of task by s draws it: s's reply cap
+// (MaxTokens) and red flags (Flags), task's Decode (DecodeReply for a nil
+// task), and a tool intent's arguments normalised by s.Executor (as
+// Solver.Key does: arguments its schema refuses after healing are the
+// "invalid arguments" red flag). The Key is the reply's own; KeyVerdicts
+// then gives the class keys a race tallying the replies in order would
+// count. Safe for concurrent use; cost: one parse, one normalisation and
+// one key.
+func (s *Solver) InspectIn(task Task, r Reply) Verdict {
+	var decode func(Reply) (intent.Output, error)
+	if task != nil {
+		decode = task.Decode
+	}
+	return inspect(r, s.maxTokens(), s.Flags, decode, s.normalizer())
+}
+
+func inspect(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent.Output, error), normalize func(intent.ToolIntent) (intent.ToolIntent, error)) Verdict {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
 	}
 	if decode == nil {
 		decode = DecodeReply
 	}
-	j := judge(r, maxTokens, rules, decode, nil)
+	j := judge(r, maxTokens, rules, decode, normalize)
 	if j.flag != nil {
 		return Verdict{Flag: j.flag.Error(), Reason: j.reason.Error()}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"strings"
 
 	"github.com/mdap-go/mdap/intent"
@@ -21,6 +22,10 @@ var (
 	// ErrInvalidArguments: the reply proposes a call of a tool the run may
 	// run, with arguments its schema refuses even after healing.
 	ErrInvalidArguments = errors.New("invalid arguments")
+	// ErrSelfCorrection: the reply corrects itself mid-way ("Wait,",
+	// "Actually,", "I made a mistake" outside its JSON strings), when
+	// FlagRules.SelfCorrection asks for the rule.
+	ErrSelfCorrection = errors.New("self-correction")
 )
 
 // FlagRules says which of the reply-level red flags apply. The zero value
@@ -35,6 +40,15 @@ type FlagRules struct {
 	// AllowCutOff lets a reply the provider stopped for length vote, and
 	// one of exactly the cap without a stop reason.
 	AllowCutOff bool `json:"allow_cut_off"`
+	// SelfCorrection flags a reply that corrects itself mid-way: outside
+	// the string values of its JSON, a "Wait," or "Wait.", "Actually,",
+	// "I made a mistake", "my mistake", "I was wrong", "on second
+	// thought", "scratch that", "let me correct", "correction:" or
+	// "oops" (any case, as words). Such a reply changed its mind once
+	// and may again; the paper's red flags throw away replies whose form
+	// shows confusion. Off by default (a reply that thinks aloud before
+	// its answer is flagged too).
+	SelfCorrection bool `json:"self_correction,omitempty"`
 }
 
 // MaxReplyBytes is the largest reply text judged at all: a longer one is
@@ -57,8 +71,34 @@ func (f FlagRules) check(r Reply, maxTokens int) error {
 		return ErrCutOff
 	case !f.AllowOverlong && maxTokens > 0 && r.OutputTokens > maxTokens:
 		return ErrOverlong
+	case f.SelfCorrection && selfCorrects(r.Text):
+		return ErrSelfCorrection
 	}
 	return nil
+}
+
+// selfCorrection matches the words of a reply that corrects itself.
+var selfCorrection = regexp.MustCompile(`(?i)\b(?:wait\s*[,.!]|actually\s*,|i made a mistake|my mistake|i was wrong|on second thought|scratch that|let me correct|correction\s*:|oops)`)
+
+// selfCorrects reports whether text, its double-quoted strings left out
+// (a JSON string value may say anything), corrects itself.
+func selfCorrects(text string) bool {
+	var outside strings.Builder
+	inString, escaped := false, false
+	for _, c := range text {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+			outside.WriteByte(' ')
+		case !inString:
+			outside.WriteRune(c)
+		}
+	}
+	return selfCorrection.MatchString(outside.String())
 }
 
 // cutOff reports whether a provider's stop reason means the reply was cut

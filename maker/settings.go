@@ -88,6 +88,18 @@ func (s *Solver) settings(k int) (Settings, error) {
 	for i := range st.Temperature {
 		st.Temperature[i] = temp(i)
 	}
+	if w := s.Writes.setting(); w != "" {
+		if st.Extra == nil {
+			st.Extra = map[string]string{}
+		}
+		st.Extra["write_rule"] = w
+	}
+	if a := s.FlagAlarm.setting(); a != "" {
+		if st.Extra == nil {
+			st.Extra = map[string]string{}
+		}
+		st.Extra["flag_alarm"] = a
+	}
 	if s.AdaptiveK != nil {
 		rec, err := s.AdaptiveK.Record()
 		if err != nil {

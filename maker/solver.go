@@ -376,6 +376,8 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}
 	res, esc, err := r.escalatedRace(raceCtx, cfg, drawWith)
+	res, esc, err = r.flagAlarm(raceCtx, cfg, drawWith, res, esc, err)
+	res, esc, err = r.strictWrite(raceCtx, cfg, drawWith, res, esc, err)
 	rec := &StepRecord{
 		Step:      step,
 		K:         cfg.K,

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
@@ -52,7 +51,11 @@ does when a provider reports none.
 steps do, and keys them by its declared matchers ("x-mdap-match": text, set,
 a number tolerance; docs/matching.md), so that replies vote together here
 exactly when a run that tallied them in the order given would count them as
-one answer.`,
+one answer. With --spec, a tool call's arguments are also normalised by the
+tool's schema first, as a spec run's executor does (a list written as a JSON
+string is healed into the list; arguments the schema refuses are the
+"invalid arguments" red flag), with the run's default --tools (the read-only
+categories): two replies that run votes together have one key here.`,
 		Example: `  maker parse testdata/responses/native.json testdata/responses/intent_fenced.txt
   maker parse reply.txt --max-tokens 2000 --spec task.json
   echo '{"move": [1, 0, 2]}' | maker parse --json`,
@@ -60,7 +63,6 @@ one answer.`,
 			if maxTokens < 1 || maxTokens > maxTokensFlag {
 				return usageErr("--max-tokens %d: use 1 to %d", maxTokens, maxTokensFlag)
 			}
-			var decode func(maker.Reply) (intent.Output, error)
 			var task maker.Task // the spec's, whose matcher groups the answers
 			if specPath != "" {
 				sp, err := spec.Load(specPath)
@@ -68,8 +70,14 @@ one answer.`,
 					return usageErr("--spec: %w", err)
 				}
 				task = spec.New(sp)
-				decode = task.Decode
 			}
+			// The run's solver: its executor normalises a tool intent's
+			// arguments before the key is taken, as a run's draw does.
+			solver, err := runSolver(maxTokens, task != nil)
+			if err != nil {
+				return err
+			}
+			defer closeSolver(solver)
 			if len(args) == 0 {
 				args = []string{"-"}
 			}
@@ -89,13 +97,11 @@ one answer.`,
 				if err != nil {
 					return usageErr("%s: %w", name, err)
 				}
-				lines = append(lines, parseLine{File: name, Verdict: maker.Inspect(r, maxTokens, maker.FlagRules{}, decode),
+				lines = append(lines, parseLine{File: name, Verdict: solver.InspectIn(task, r),
 					OutputTokens: r.OutputTokens, Estimated: r.Estimated, StopReason: r.StopReason})
 			}
-			if task != nil {
-				if err := keyAsRun(task, lines); err != nil {
-					return err
-				}
+			if err := keyAsRun(solver, task, lines); err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {

@@ -109,6 +109,14 @@ type Config struct {
 	// [0, 1]; default 0.
 	HardAgree float64
 
+	// SurfaceForms makes right replies come in that many surface forms:
+	// a right reply is the oracle's form f (Surfacer), f drawn uniformly
+	// from [0, SurfaceForms), as a model that writes "Paris", "paris."
+	// or 0.30000000000000004 for one answer. 0 and 1 mean one form (the
+	// oracle's Correct). It needs an oracle that implements Surfacer
+	// ([New] refuses another). Must not be negative.
+	SurfaceForms int
+
 	// Drift changes P during the run: from each change's Step on (by the
 	// sample's identity), P is the change's P (see PAt); with a
 	// DifficultySpread, each step's p is drawn around it. Steps must
@@ -223,6 +231,9 @@ func DefaultConfig() Config {
 // negative or not finite, or a lognormal median that is not positive.
 // Cost: O(len(Drift)).
 func (c Config) Validate() error {
+	if c.SurfaceForms < 0 {
+		return fieldErr("SurfaceForms", c.SurfaceForms, "use 0 or 1 (one form) or more")
+	}
 	if !(c.P > 0 && c.P <= 1) { // also catches NaN
 		err := fieldErr("P", c.P, probabilityAbove0)
 		if c.P == 0 {

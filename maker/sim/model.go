@@ -49,6 +49,17 @@ type Oracle interface {
 	Wrong(q Query, variant int) (string, error)
 }
 
+// Surfacer is an optional Oracle extension for Config.SurfaceForms: an
+// oracle whose right answer can be written in several surface forms
+// (case, spacing, punctuation, number formats, a set's order) that a
+// task's declared matchers (docs/matching.md) count as one answer.
+// Surface returns the correct reply to q in form form (>= 0; the oracle
+// may wrap it modulo its own count); every form must mean Correct's
+// answer under the task's matchers, and differ from it in bytes.
+type Surfacer interface {
+	Surface(q Query, form int) (string, error)
+}
+
 // Malformer is an optional Oracle extension: an oracle that implements it
 // writes the model's malformed red-flag replies itself, so that they
 // exercise the task's own format check (a move of two numbers, a peg out of
@@ -178,6 +189,9 @@ func New(oracle Oracle, cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if _, ok := oracle.(Surfacer); cfg.SurfaceForms > 1 && !ok {
+		return nil, fieldErr("SurfaceForms", cfg.SurfaceForms, fmt.Sprintf("the oracle (%T) writes one form: give an oracle that implements sim.Surfacer, or 0", oracle))
+	}
 	return &Model{oracle: oracle, cfg: cfg}, nil
 }
 
@@ -195,6 +209,9 @@ func (m *Model) Identity() string {
 		// Only when set, so the identity of a model without them (and
 		// the journals that recorded it) stays as it was.
 		id += fmt.Sprintf(" difficulty_spread=%g hard_agree=%g", c.DifficultySpread, c.HardAgree)
+	}
+	if c.SurfaceForms > 1 {
+		id += fmt.Sprintf(" surface_forms=%d", c.SurfaceForms)
 	}
 	return id + c.driftText()
 }
@@ -377,6 +394,11 @@ func (m *Model) generate(ctx context.Context, messages []llms.MessageContent, op
 		}
 		if text, err = m.oracle.Wrong(q, variant); err != nil {
 			return nil, fmt.Errorf("%w: wrong reply: %w", ErrUnknownPrompt, err)
+		}
+	} else if c.SurfaceForms > 1 {
+		form := int(st.unit(slotSurface) * float64(c.SurfaceForms))
+		if text, err = m.oracle.(Surfacer).Surface(q, form); err != nil {
+			return nil, fmt.Errorf("%w: surface form %d: %w", ErrUnknownPrompt, form, err)
 		}
 	}
 	stop := stopReasonStop

@@ -32,6 +32,7 @@ const (
 	slotLatency       = 8 // latency
 	slotDifficulty    = 9 // the step's p (in the step's stream)
 	slotHardAgree     = 10
+	slotSurface       = 11 // a right reply's surface form
 )
 
 // stream is the random source of one call: a 64-bit seed from which each

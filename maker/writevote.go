@@ -1,0 +1,155 @@
+package maker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/vote"
+)
+
+// ErrWriteDissent: a step's winner is a side-effect call that was not
+// unanimous among the first k valid votes, and the escalation policy is
+// EscalateStop: the run stops before the call runs. It wraps ErrContested
+// and ErrStep.
+var ErrWriteDissent = fmt.Errorf("%w: a side-effect call without a unanimous vote", ErrContested)
+
+// WriteRule is the stricter vote for side effects. A step whose winner is
+// a tool intent the Executor would run and that is not read-only (a write,
+// a deploy, a shell: what the journal marks pending before it runs) runs
+// only when no valid vote among the first k disagreed: the race was
+// decided by its first k valid votes, all for the winner. Otherwise the
+// call does not run on that win: the step is decided again by a fresh
+// race at margin K (samples from index Launched on, so a resumed run
+// decides the same), or, under Escalation policy EscalateStop, the run
+// stops with ErrWriteDissent naming the step; under EscalateModel the
+// second race's samples come from the escalation model. The second race's
+// winner runs as decided (a write there has won by the larger margin);
+// the step is journaled Contested and Escalated, its counts both races'
+// and its votes the second's, like an escalated step. A step already
+// escalated (contested) is not decided a third time. The zero value is
+// the rule at twice the step's k.
+type WriteRule struct {
+	// AnyMargin turns the rule off: a side-effect call runs on a
+	// first-to-ahead-by-k win like any answer.
+	AnyMargin bool `json:"any_margin,omitempty"`
+	// K is the margin of the second race; 0 means twice the step's k,
+	// negative is refused. Under EscalateRaiseK with an Escalation.K and
+	// no K here, the escalation's K.
+	K int `json:"k,omitempty"`
+}
+
+// writeRuleName is where WriteRule's field errors come from.
+const writeRuleName = "maker.WriteRule"
+
+// check validates w; an error is a *FieldError naming the field.
+func (w WriteRule) check() error {
+	if w.K < 0 {
+		return fielderr.New(writeRuleName, "K", w.K, "use 0 (twice the step's k) or more")
+	}
+	return nil
+}
+
+// setting is the rule as the journal's settings record it ("" for the
+// default, so journals written before the rule keep their settings).
+func (w WriteRule) setting() string {
+	switch {
+	case w.AnyMargin:
+		return "any-margin"
+	case w.K > 0:
+		return fmt.Sprintf("unanimous-or-k%d", w.K)
+	}
+	return ""
+}
+
+// isWrite reports whether winner's tool intent would run with a side
+// effect.
+func (r *run) isWrite(winner intent.Output) bool {
+	ti := winner.Intent
+	if ti == nil || r.Executor == nil {
+		return false
+	}
+	_, runs := r.Executor.Check(*ti)
+	return runs && !r.Executor.ReadOnly(ti.Tool)
+}
+
+// unanimous reports whether a decided race's first k valid votes were all
+// for its winner: a race at margin k whose votes hold no other key (the
+// race tallies in index order and stops at the decision, so that is the
+// first k votes, all for the winner).
+func unanimous(res vote.Result[intent.Output]) bool {
+	for k, v := range res.Votes {
+		if k != res.Key && v > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// strictWrite applies the WriteRule to a decided race: a side-effect
+// winner without a unanimous vote is decided again (or stopped).
+func (r *run) strictWrite(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], res vote.Result[intent.Output], esc escalation, err error) (vote.Result[intent.Output], escalation, error) {
+	if err != nil || r.Writes.AnyMargin || esc.contested || !r.isWrite(res.Winner) || unanimous(res) {
+		return res, esc, err
+	}
+	ti := res.Winner.Intent
+	dissent := res.Valid - res.Votes[res.Key]
+	e := r.Escalation
+	if e != nil && e.Policy == EscalateStop {
+		return res, escalation{contested: true}, fmt.Errorf("%w: %s won %d of %d valid votes, %d against: stopped for review (escalation policy stop)",
+			ErrWriteDissent, ti.Tool, res.Votes[res.Key], res.Valid, dissent)
+	}
+	k := r.Writes.K
+	if k == 0 && e != nil && e.Policy == EscalateRaiseK {
+		k = e.K
+	}
+	r.logger().WarnContext(ctx, "a side-effect call won without a unanimous vote: deciding the step again",
+		"step", r.next, "tool", ti.Tool, "votes", res.Votes[res.Key], "against", dissent)
+	res2, err := r.redecide(ctx, cfg, draw, res, k)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("a side-effect call (%s) without a unanimous vote was decided again: %w", ti.Tool, err)
+	}
+	return res2, escalation{contested: true, escalated: true}, err
+}
+
+// redecide decides a step again after a race whose win is not taken
+// (res): a fresh race at margin k (0: twice cfg.K) whose samples are
+// numbered on from res's, drawn from the escalation model under
+// EscalateModel, else from the run's own. The result's counts, usage and
+// flags are both races', its votes the second's.
+func (r *run) redecide(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], res vote.Result[intent.Output], k int) (vote.Result[intent.Output], error) {
+	second := cfg
+	second.K = k
+	if second.K == 0 {
+		second.K = 2 * cfg.K
+	}
+	second.MaxSamples = 0
+	if second.Parallel > second.K {
+		second.Parallel = second.K
+	}
+	agent := r.agent
+	if e := r.Escalation; e != nil && e.Policy == EscalateModel {
+		agent = r.agent.withModel(r.Solver, r.escModel)
+	}
+	second, err := second.WithDefaults()
+	if err != nil {
+		return res, err
+	}
+	base := draw(agent)
+	offset := res.Launched
+	res2, err := r.race(ctx, second, func(ctx context.Context, i int) vote.Sample[intent.Output] { return base(ctx, offset+i) })
+	res2.Counts.Add(res.Counts)
+	res2.Usage.Add(res.Usage)
+	for k, v := range res.Flags {
+		if res2.Flags == nil {
+			res2.Flags = map[string]int{}
+		}
+		res2.Flags[k] += v
+	}
+	if err != nil {
+		err = fmt.Errorf("decided again at k = %d: %w", second.K, err)
+	}
+	return res2, err
+}
