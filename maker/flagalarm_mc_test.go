@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -108,4 +109,14 @@ func TestFlagAlarmFalseAlarmRate(t *testing.T) {
 	if n >= 100 {
 		assert.LessOrEqual(t, upper, 1e-5, "the false-alarm rate docs/matching.md states")
 	}
+}
+
+// envInt is the integer in env var name, or def.
+func envInt(t *testing.T, name string, def int) int {
+	if v := os.Getenv(name); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err, name)
+		return n
+	}
+	return def
 }
