@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"go/build"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// stockNATSServer is $MDAP_NATS_SERVER (it must exist), else
+// GOPATH/bin/nats-server or nats-server on PATH; the test is skipped,
+// saying so, when there is none.
+func stockNATSServer(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("MDAP_NATS_SERVER"); p != "" {
+		_, err := os.Stat(p)
+		require.NoError(t, err, "$MDAP_NATS_SERVER")
+		return p
+	}
+	if p := filepath.Join(build.Default.GOPATH, "bin", "nats-server"); build.Default.GOPATH != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("nats-server"); err == nil {
+		return p
+	}
+	t.Skip("no nats-server binary: install it (go install github.com/nats-io/nats-server/v2@v2.15.2) or set MDAP_NATS_SERVER")
+	return ""
+}
+
+// stockCluster is a cluster of stock nats-server nodes on loopback,
+// started by a test with mdap's authorization block
+// (cluster.StockAuthConfig) and nothing provisioned.
+type stockCluster struct {
+	urls  []string // each node's client URL, node i at urls[i]
+	names []string // each node's server name
+	nodes []*exec.Cmd
+	creds string // the credentials folder (admin.nk, coordinator.nk, worker.nk)
+}
+
+// url is the comma-separated list of every node's URL, as --nats takes it.
+func (c *stockCluster) url() string { return strings.Join(c.urls, ",") }
+
+// kill SIGKILLs node i.
+func (c *stockCluster) kill(t *testing.T, i int) {
+	t.Helper()
+	require.NoError(t, c.nodes[i].Process.Kill())
+	_ = c.nodes[i].Wait()
+}
+
+// freePorts returns n free loopback ports.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// startStockCluster starts n stock nats-server nodes routed to each other
+// on loopback, each with JetStream and mdap's roles, and waits until
+// JetStream answers as a cluster (a meta leader is elected). The nodes are
+// killed at the test's end. (A test helper: maker nats config writes the
+// configuration an operator uses.)
+func startStockCluster(t *testing.T, n int) *stockCluster {
+	t.Helper()
+	bin := stockNATSServer(t)
+	dir := t.TempDir()
+	c := &stockCluster{creds: filepath.Join(dir, "creds")}
+	keys, _, err := cluster.EnsureCredentials(c.creds)
+	require.NoError(t, err)
+	auth := cluster.StockAuthConfig(keys)
+	ports := freePorts(t, 2*n)
+	var routes []string
+	for i := range n {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[n+i]))
+	}
+	for i := range n {
+		name := fmt.Sprintf("n%d", i+1)
+		conf := fmt.Sprintf("server_name: %s\nlisten: 127.0.0.1:%d\njetstream { store_dir: %q }\ncluster { name: mdap, listen: 127.0.0.1:%d, routes: [%s] }\n%s",
+			name, ports[i], filepath.Join(dir, name), ports[n+i], strings.Join(routes, ", "), auth)
+		path := filepath.Join(dir, name+".conf")
+		require.NoError(t, os.WriteFile(path, []byte(conf), 0o600))
+		log, err := os.Create(filepath.Join(dir, name+".log"))
+		require.NoError(t, err)
+		cmd := exec.Command(bin, "-c", path)
+		cmd.Stdout, cmd.Stderr = log, log
+		require.NoError(t, cmd.Start())
+		log.Close()
+		c.nodes = append(c.nodes, cmd)
+		c.names = append(c.names, name)
+		c.urls = append(c.urls, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
+	}
+	t.Cleanup(func() {
+		for _, cmd := range c.nodes {
+			if cmd.ProcessState == nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}
+		}
+	})
+	for i, u := range c.urls {
+		require.Eventually(t, func() bool {
+			conn, err := net.DialTimeout("tcp", strings.TrimPrefix(u, "nats://"), time.Second)
+			if err == nil {
+				conn.Close()
+			}
+			return err == nil
+		}, 30*time.Second, 50*time.Millisecond, "node %s listens (its log: %s)", c.names[i], filepath.Join(dir, c.names[i]+".log"))
+	}
+	js := c.admin(t)
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := js.AccountInfo(ctx)
+		return err == nil
+	}, 30*time.Second, 100*time.Millisecond, "JetStream answers on the cluster")
+	return c
+}
+
+// admin connects to the cluster as the admin.
+func (c *stockCluster) admin(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	opts, err := cluster.Credentials(cluster.SeedFile(c.creds, cluster.RoleAdmin), t.Name())
+	require.NoError(t, err)
+	nc, err := cluster.Connect(c.url(), t.Name(), opts...)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return js
+}
+
+// engineStreams are every stream maker nats provision makes, buckets by
+// their streams.
+var engineStreams = []string{cluster.JobsStream, cluster.RepliesStream, cluster.JournalsStream, cluster.TasksStream, "KV_" + cluster.LeaseBucket, "KV_" + cluster.ResultsBucket}
+
+// TestBinaryNATSProvisionReplicasOnAStockCluster: on three stock
+// nats-server nodes, maker nats provision --replicas 3 (with a comma list
+// of the nodes) gives every stream and bucket of the engine, the runs'
+// journals, task queues and results among them, three replicas on three
+// distinct nodes; --replicas 5 exits 2 naming the cluster's size.
+func TestBinaryNATSProvisionReplicasOnAStockCluster(t *testing.T) {
+	c := startStockCluster(t, 3)
+	five := start(t, nil, "nats", "provision", "--once", "--nats", c.url(), "--nats-creds", c.creds, "--replicas", "5")
+	assert.Equal(t, 2, five.wait(t, time.Minute), five.stderr.String())
+	assert.Contains(t, five.stderr.String(), "Replicas = 5: the server cannot place 5 copies")
+	assert.Contains(t, five.stderr.String(), "at most the number of JetStream nodes of the cluster")
+
+	three := start(t, nil, "nats", "provision", "--once", "--nats", c.url(), "--nats-creds", c.creds, "--replicas", "3")
+	require.Equal(t, 0, three.wait(t, time.Minute), three.stderr.String())
+	assert.Contains(t, three.stdout.String(), "(3 replicas)")
+	js := c.admin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range engineStreams {
+		st, err := js.Stream(ctx, name)
+		require.NoError(t, err, name)
+		info := st.CachedInfo()
+		assert.Equal(t, 3, info.Config.Replicas, name)
+		require.NotNil(t, info.Cluster, name)
+		nodes := map[string]bool{info.Cluster.Leader: true}
+		for _, p := range info.Cluster.Replicas {
+			nodes[p.Name] = true
+		}
+		assert.Len(t, nodes, 3, "%s: a copy on each node", name)
+	}
+}
