@@ -186,3 +186,96 @@ func TestBinaryNATSProvisionReplicasOnAStockCluster(t *testing.T) {
 		assert.Len(t, nodes, 3, "%s: a copy on each node", name)
 	}
 }
+
+// TestBinarySolveSurvivesTheLossOfANode (MDAP_NATS_CLUSTER_KILL=1; about
+// a minute): maker solve --nats of 20 tasks on three stock nats-server
+// nodes provisioned with --replicas 3, the node holding the most stream
+// leaders SIGKILLed mid-batch: the batch ends with exit status 0 and the
+// results of a local maker solve of the same file.
+func TestBinarySolveSurvivesTheLossOfANode(t *testing.T) {
+	if os.Getenv("MDAP_NATS_CLUSTER_KILL") == "" {
+		t.Skip("a minute on three nats-server nodes: set MDAP_NATS_CLUSTER_KILL=1")
+	}
+	c := startStockCluster(t, 3)
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	var lines []string
+	for i := range 20 {
+		lines = append(lines, fmt.Sprintf(`{"id": "h%d", "hanoi": {"disks": %d}}`, i, 5+i%3))
+	}
+	require.NoError(t, os.WriteFile(tasks, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	settings := append([]string{"--k", "3"}, natsSim...)
+	local := start(t, nil, append([]string{"solve", tasks, "--out", filepath.Join(dir, "local.jsonl"), "--progress", "off"}, settings...)...)
+	require.Equal(t, 0, local.wait(t, 5*time.Minute), local.stderr.String())
+	want := readResults(t, filepath.Join(dir, "local.jsonl"))
+	require.Len(t, want, 20)
+
+	agent := start(t, nil, "nats", "provision", "--nats", c.url(), "--nats-creds", c.creds, "--replicas", "3")
+	js := c.admin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	require.Eventually(t, func() bool {
+		_, err := js.Stream(ctx, cluster.JournalsStream)
+		return err == nil
+	}, time.Minute, 100*time.Millisecond, "provisioned: %s", agent.stderr.String())
+	var workers []*child
+	for range 3 {
+		workers = append(workers, start(t, nil, append([]string{"worker", "--nats", c.url(), "--nats-creds", c.creds, "--inflight", "4"}, natsSim...)...))
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("provision: %s", agent.stderr.String())
+			for _, w := range workers {
+				t.Logf("worker: %s", w.stderr.String())
+			}
+		}
+	})
+	out := filepath.Join(dir, "nats.jsonl")
+	batch := start(t, nil, append([]string{"solve", tasks, "--out", out, "--nats", c.url(), "--nats-creds", c.creds, "--concurrency", "4", "--progress", "off", "--json"}, settings...)...)
+
+	// Mid-batch: some results recorded, not all.
+	results := func() int {
+		st, err := js.Stream(ctx, "KV_"+cluster.ResultsBucket)
+		if err != nil {
+			return 0
+		}
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(">"))
+		if err != nil {
+			return 0
+		}
+		return len(info.State.Subjects)
+	}
+	require.Eventually(t, func() bool { return results() >= 3 }, time.Minute, 50*time.Millisecond, "results are recorded: %s", batch.stderr.String())
+	leaders := map[string]int{}
+	for _, name := range engineStreams {
+		st, err := js.Stream(ctx, name)
+		require.NoError(t, err)
+		if info := st.CachedInfo(); info.Cluster != nil {
+			leaders[info.Cluster.Leader]++
+		}
+	}
+	victim := 0
+	for i, name := range c.names {
+		if leaders[name] > leaders[c.names[victim]] {
+			victim = i
+		}
+	}
+	done := results()
+	t.Logf("killing %s, the leader of %d of %d streams, after %d of 20 results", c.names[victim], leaders[c.names[victim]], len(engineStreams), done)
+	require.Less(t, done, 20, "the node dies mid-batch")
+	c.kill(t, victim)
+
+	require.Equal(t, 0, batch.wait(t, 5*time.Minute), batch.stderr.String())
+	got := readResults(t, out)
+	require.Len(t, got, 20, "every result in --out")
+	for id, w := range want {
+		g := got[id]
+		assert.Equal(t, w.Status, g.Status, id)
+		assert.Equal(t, w.Steps, g.Steps, id)
+		assert.Equal(t, w.Valid, g.Valid, id)
+		assert.Equal(t, w.Flagged, g.Flagged, id)
+		if !assert.Equal(t, w.OutputTokens, g.OutputTokens, id) {
+			t.Logf("local %+v\nnats %+v", w, g)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,6 +26,11 @@ const DefaultLeaseTTL = 10 * time.Second
 // opTimeout bounds one engine operation of a journal store, which has no
 // context of its own (maker.JournalStore's methods take none).
 const opTimeout = 30 * time.Second
+
+// leaderRetryWait is how long a write waits before it is sent again when
+// no server answered for its stream (a replicated stream electing a new
+// leader after losing a node takes a few seconds).
+const leaderRetryWait = 250 * time.Millisecond
 
 // JournalConfig configures a run's journal on the engine.
 type JournalConfig struct {
@@ -150,10 +156,34 @@ func runStream(ctx context.Context, js jetstream.JetStream, name string, n int) 
 	return st, err
 }
 
+// openJournal opens (or creates) the journal ref, trying again for up to
+// opTimeout while the engine's answers fail for a while (a cluster
+// electing new leaders after losing a node).
 func openJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*maker.Journal, error) {
 	if cfg.MaxAge < 0 || cfg.MaxAge > MaxRetention {
 		return nil, fmt.Errorf("%w: journal MaxAge %s: use 0 (the default) or a positive duration up to %s", ErrConfig, cfg.MaxAge, MaxRetention)
 	}
+	deadline := time.Now().Add(opTimeout)
+	for {
+		j, err := openJournalOnce(ctx, js, ref, cfg, create)
+		if err == nil || !passing(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return j, err
+		}
+		if err := wait.Sleep(ctx, leaderRetryWait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// passing reports whether err is an engine's failure that passes: a
+// request unanswered or timed out, a connection moving to another node.
+// A server without JetStream, a refusal or a bad name is not.
+func passing(err error) bool {
+	return errors.Is(err, ErrEngine) && !errors.Is(err, ErrNoJetStream) && !errors.Is(err, ErrAuth) &&
+		(isTransient(err) || errors.Is(err, jetstream.ErrNoStreamResponse))
+}
+
+func openJournalOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*maker.Journal, error) {
 	l, err := acquireLease(ctx, js, ref.key, cfg)
 	if err != nil {
 		return nil, err
@@ -388,7 +418,17 @@ func (s *journalStore) Flush() error {
 		msg := nats.NewMsg(s.subject)
 		msg.Data = line
 		msg.Header.Set(lineHeader, strconv.Itoa(stored+i+1))
-		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(s.last), jetstream.WithExpectStream(s.stream.CachedInfo().Config.Name), jetstream.WithMsgTTL(s.maxAge))
+		// No responders (the stream has no leader: a node of a cluster
+		// was lost and its replicas elect another) is retried within
+		// opTimeout: nothing was stored, so the expectation still holds.
+		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(s.last), jetstream.WithExpectStream(s.stream.CachedInfo().Config.Name), jetstream.WithMsgTTL(s.maxAge),
+			jetstream.WithRetryWait(leaderRetryWait), jetstream.WithRetryAttempts(int(opTimeout/leaderRetryWait)))
+		if err != nil && isWrongLastSequence(err) {
+			if seq, ok := s.storedBefore(ctx, stored+i+1, line); ok {
+				s.last = seq
+				continue
+			}
+		}
 		if err != nil {
 			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), s.stream.CachedInfo().Config.Name, err, fullHint(err))
 			if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) {
@@ -404,6 +444,19 @@ func (s *journalStore) Flush() error {
 	}
 	s.pending = s.pending[:0]
 	return s.lease.check()
+}
+
+// storedBefore reports whether line n was stored by this writer's earlier
+// attempt, whose acknowledgement was lost (a cluster's node died after
+// storing it, and the write was sent again): the subject's last message
+// is line n with the same bytes, right after the previous line. It
+// returns its sequence.
+func (s *journalStore) storedBefore(ctx context.Context, n int, line []byte) (uint64, bool) {
+	m, err := s.stream.GetLastMsgForSubject(ctx, s.subject)
+	if err != nil || m.Sequence <= s.last || m.Header.Get(lineHeader) != strconv.Itoa(n) || !bytes.Equal(m.Data, line) {
+		return 0, false
+	}
+	return m.Sequence, true
 }
 
 func isWrongLastSequence(err error) bool {
@@ -558,6 +611,14 @@ func (l *lease) refresh() {
 		l.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
 		next, err := l.kv.Update(ctx, l.key, l.owner, rev)
+		if err != nil && (errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err)) {
+			// An update stored whose acknowledgement was lost (a node of
+			// a cluster died), sent again: the key holds this holder's
+			// value at the next revision.
+			if e, gerr := l.kv.Get(ctx, l.key); gerr == nil && e.Revision() > rev && bytes.Equal(e.Value(), l.owner) {
+				next, err = e.Revision(), nil
+			}
+		}
 		cancel()
 		l.mu.Lock()
 		switch {

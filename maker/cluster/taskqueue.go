@@ -253,7 +253,16 @@ func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration) (stop
 // (the claim is kept: Complete may be called again, or the task is
 // redelivered after the ack wait).
 func (c *Claim) Complete(ctx context.Context, result []byte) error {
-	_, err := c.q.results.Create(ctx, c.q.resultKey(c.ID), result, jetstream.KeyTTL(c.q.maxAge))
+	var err error
+	for try := 0; ; try++ {
+		_, err = c.q.results.Create(ctx, c.q.resultKey(c.ID), result, jetstream.KeyTTL(c.q.maxAge))
+		// No responders: the bucket is electing a leader (a node of a
+		// cluster was lost); nothing was stored, so try again a while.
+		if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) || try >= int(opTimeout/leaderRetryWait) || ctx.Err() != nil {
+			break
+		}
+		_ = wait.Sleep(ctx, leaderRetryWait)
+	}
 	switch {
 	case errors.Is(err, jetstream.ErrKeyExists):
 		c.end()
@@ -331,8 +340,14 @@ func (q *TaskQueue) Serve(ctx context.Context, n int, solve func(ctx context.Con
 				result, err := solve(ctx, c)
 				switch {
 				case err == nil:
-					if cerr := c.Complete(context.WithoutCancel(ctx), result); cerr != nil && !errors.Is(cerr, ErrAlreadyCompleted) && failed != nil {
-						failed(c, cerr)
+					if cerr := c.Complete(context.WithoutCancel(ctx), result); cerr != nil && !errors.Is(cerr, ErrAlreadyCompleted) {
+						// Not recorded (the engine lost a node, say): the
+						// task goes back, and its journal gives its result
+						// again at once.
+						_ = c.Release(time.Second)
+						if failed != nil {
+							failed(c, cerr)
+						}
 					}
 					if pending, perr := q.Pending(ctx); perr == nil && pending == 0 {
 						drained()
