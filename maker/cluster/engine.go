@@ -72,9 +72,11 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 
 // DefaultRunBytes bounds each shared stream of runs' data
 // (JournalsStream, TasksStream, ResultsBucket) when
-// ProvisionConfig.RunBytes is 0: 8 GiB, about twenty million journal
-// lines over every run on the engine.
-const DefaultRunBytes int64 = 8 << 30
+// ProvisionConfig.RunBytes is 0: 2 GiB, about six million journal lines
+// over every run on the engine. JetStream reserves a stream's bound on
+// every node holding a copy (6 GiB for the three), so a larger bound
+// needs that much room in each node's store (max_file_store).
+const DefaultRunBytes int64 = 2 << 30
 
 // sampleStreamBytes bounds the memory each sample stream takes on the
 // server; a publication past it is refused (and its sample drawn again).

@@ -94,6 +94,16 @@ func List(ctx context.Context, js jetstream.JetStream) ([]Leftover, error) {
 			out = append(out, l)
 		}
 	}
+	// A journal in use with no line yet is its lease alone.
+	if leases != nil {
+		if keys, err := leases.ListKeys(ctx); err == nil {
+			for key := range keys.Keys() {
+				if _, ok := journals[journalSubject+key]; !ok {
+					out = append(out, Leftover{Kind: "journal", Name: key, Holder: holder(key)})
+				}
+			}
+		}
+	}
 	tasks, err := subjectCounts(ctx, js, TasksStream, tasksSubject+">")
 	if err != nil {
 		return nil, err
@@ -251,7 +261,7 @@ func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]stri
 				return err
 			}
 		}
-		if journals[journalSubject+ref.key] == 0 && taskJournals[journalSubject+ref.key] == 0 && !legacy {
+		if journals[journalSubject+ref.key] == 0 && taskJournals[journalSubject+ref.key] == 0 && !legacy && !leased(ctx, js, ref.key) {
 			return nil
 		}
 		if err := deleteJournal(ctx, js, ref, JournalConfig{}); err != nil {
@@ -331,6 +341,17 @@ func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]stri
 		return nil, fmt.Errorf("%w: no journal or task queue named %q (maker nats ls lists them)", ErrNotFound, name)
 	}
 	return removed, nil
+}
+
+// leased reports whether key's lease is held: a journal in use, maybe
+// with no line yet.
+func leased(ctx context.Context, js jetstream.JetStream, key string) bool {
+	kv, err := js.KeyValue(ctx, LeaseBucket)
+	if err != nil {
+		return false
+	}
+	_, err = kv.Get(ctx, key)
+	return err == nil
 }
 
 // purgeSubject removes the messages of stream under subject.

@@ -151,6 +151,9 @@ func provisionErr(what string, n int, err error) error {
 	if noJetStream(err) {
 		return errNoJetStream(what, err)
 	}
+	if strings.Contains(err.Error(), "insufficient storage") || strings.Contains(err.Error(), "insufficient resources") {
+		return fmt.Errorf("%w: the servers cannot reserve the room of %s (%w): JetStream reserves a stream's max bytes on each node holding a copy; free disk space or raise each node's max_file_store, or lower ProvisionConfig.RunBytes (%s by default)", ErrConfig, what, err, "2 GiB")
+	}
 	var je jetstream.JetStreamError
 	if n > 1 && errors.As(err, &je) && je.APIError() != nil {
 		switch je.APIError().ErrorCode {
