@@ -206,18 +206,18 @@ func TestBinarySolveSurvivesTheLossOfANode(t *testing.T) {
 	require.NoError(t, os.WriteFile(tasks, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 	settings := append([]string{"--k", "3"}, natsSim...)
 	local := start(t, nil, append([]string{"solve", tasks, "--out", filepath.Join(dir, "local.jsonl"), "--progress", "off"}, settings...)...)
-	require.Equal(t, 0, local.wait(t, 5*time.Minute), local.stderr.String())
+	require.Equal(t, 0, local.wait(t, 10*time.Minute), local.stderr.String())
 	want := readResults(t, filepath.Join(dir, "local.jsonl"))
 	require.Len(t, want, 20)
 
 	agent := start(t, nil, "nats", "provision", "--nats", c.url(), "--nats-creds", c.creds, "--replicas", "3")
 	js := c.admin(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	require.Eventually(t, func() bool {
 		_, err := js.Stream(ctx, cluster.JournalsStream)
 		return err == nil
-	}, time.Minute, 100*time.Millisecond, "provisioned: %s", agent.stderr.String())
+	}, 3*time.Minute, 100*time.Millisecond, "provisioned: %s", agent.stderr.String())
 	var workers []*child
 	for range 3 {
 		workers = append(workers, start(t, nil, append([]string{"worker", "--nats", c.url(), "--nats-creds", c.creds, "--inflight", "4"}, natsSim...)...))
@@ -245,7 +245,7 @@ func TestBinarySolveSurvivesTheLossOfANode(t *testing.T) {
 		}
 		return len(info.State.Subjects)
 	}
-	require.Eventually(t, func() bool { return results() >= 3 }, time.Minute, 50*time.Millisecond, "results are recorded: %s", batch.stderr.String())
+	require.Eventually(t, func() bool { return results() >= 3 }, 5*time.Minute, 50*time.Millisecond, "results are recorded: %s", batch.stderr.String())
 	leaders := map[string]int{}
 	for _, name := range engineStreams {
 		st, err := js.Stream(ctx, name)
@@ -265,7 +265,7 @@ func TestBinarySolveSurvivesTheLossOfANode(t *testing.T) {
 	require.Less(t, done, 20, "the node dies mid-batch")
 	c.kill(t, victim)
 
-	require.Equal(t, 0, batch.wait(t, 5*time.Minute), batch.stderr.String())
+	require.Equal(t, 0, batch.wait(t, 10*time.Minute), batch.stderr.String())
 	got := readResults(t, out)
 	require.Len(t, got, 20, "every result in --out")
 	for id, w := range want {

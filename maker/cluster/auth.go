@@ -38,16 +38,18 @@ import (
 //     delivered, publish a job, or touch a journal, a lease, a task queue
 //     or a result.
 //   - RoleCoordinator publishes jobs, consumes its replies (through a
-//     consumer the engine makes for it) and uses journals, leases, task
-//     queues and results, whose streams and buckets it asks the engine
-//     for (mdap.engine.journal, mdap.engine.tasks). It cannot create or
-//     update any stream or bucket, publish a reply, read, take or delete
-//     jobs (it withdraws its own through the engine, showing each job's
-//     lease: mdap.engine.withdraw),
-//     list the engine, or purge or delete the shared streams
-//     (JobsStream, RepliesStream) or the lease bucket. It may touch every
-//     run's journal, lease and task queue: keep it for the operator, and
-//     give others a RunRole.
+//     consumer the engine makes for it) and uses the journals, leases,
+//     task queues and results of every run: their subjects of the shared
+//     streams (JournalsStream, TasksStream, the lease bucket,
+//     ResultsBucket), reading through consumers filtered to them and
+//     direct gets by subject, and its task queue's consumer, made by the
+//     engine (mdap.engine.tasks). It cannot create, update, purge or
+//     delete any stream or bucket, publish a reply, read (message-get or
+//     get by sequence), take or delete jobs (it withdraws its own through
+//     the engine, showing each job's lease: mdap.engine.withdraw), or
+//     list the engine. It may touch every run's journal, lease, task
+//     queue and results: keep it for the operator, and give others a
+//     RunRole.
 //   - RunRole(run) is a coordinator of one run only (a tenant): see
 //     RunRole.
 //   - RoleAdmin is the engine's operator: every subject. The engine
