@@ -76,10 +76,11 @@ const runRolePrefix = "run:"
 // RunRole is the role of a coordinator identity issued for one run
 // (AddRunCoordinator): a tenant of the engine. It draws samples as
 // RoleCoordinator does, and uses the journal, the lease and the task
-// queue (stream, consumer, results) named run and nothing else: it
-// cannot read, write, purge or delete another run's journal or task
-// queue, take or drop another run's lease, nor do anything RoleCoordinator
-// cannot. run must pass CheckRunName.
+// queue (tasks, consumer, results) named run, and the journals and leases
+// of that queue's tasks (run.<task>), and nothing else: it cannot read or
+// write another run's journal or task queue, take or drop another run's
+// lease, nor do anything RoleCoordinator cannot. run must pass
+// CheckRunName.
 func RunRole(run string) Role { return Role(runRolePrefix + run) }
 
 // RunOf returns the run of a RunRole, and false for any other role.
