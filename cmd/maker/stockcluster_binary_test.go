@@ -220,9 +220,19 @@ func TestBinarySolveSurvivesTheLossOfANode(t *testing.T) {
 		_, err := js.Stream(ctx, cluster.JournalsStream)
 		return err == nil
 	}, 3*time.Minute, 100*time.Millisecond, "provisioned: %s", agent.stderr.String())
+	// Three workers serving. On a loaded machine a worker's first request
+	// for its route's consumer may time out (exit 1): start it again, as
+	// a supervisor would.
 	var workers []*child
 	for range 3 {
-		workers = append(workers, start(t, nil, append([]string{"worker", "--nats", c.url(), "--nats-creds", c.creds, "--inflight", "4"}, natsSim...)...))
+		var w *child
+		require.Eventually(t, func() bool {
+			if w == nil || strings.Contains(w.stderr.String(), "maker: ") {
+				w = start(t, nil, append([]string{"worker", "--nats", c.url(), "--nats-creds", c.creds, "--inflight", "4"}, natsSim...)...)
+			}
+			return strings.Contains(w.stderr.String(), "serving")
+		}, 5*time.Minute, 100*time.Millisecond, "a worker serves")
+		workers = append(workers, w)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
