@@ -351,6 +351,7 @@ func (n *natsCmd) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&n.logs, "log", false, "the server's log on stderr")
 	fs.StringVar(&n.monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
 	registerEngineFlags(fs, &n.engine)
+	fs.IntVar(&n.engine.Replicas, "replicas", 1, "replicas of every stream and bucket: 1, since the embedded server is a single node (for more, run a cluster of stock nats-server nodes and maker nats provision --replicas N)")
 	n.obs.register(fs, false)
 }
 
@@ -372,6 +373,9 @@ func (n *natsCmd) check(fs *pflag.FlagSet) (string, error) {
 	}
 	if err := checkEngineFlags(fs, n.engine); err != nil {
 		return "", err
+	}
+	if n.engine.Replicas != 1 {
+		return "", usageErr("--replicas %d: the embedded server is a single node and keeps one copy of each stream: use 1; for %d replicas run a cluster of stock nats-server nodes (maker nats config) and provision it with maker nats provision --replicas %d", n.engine.Replicas, n.engine.Replicas, n.engine.Replicas)
 	}
 	return abs, nil
 }

@@ -233,15 +233,15 @@ func TestBinaryNATSCoordinatorKilledAndResumed(t *testing.T) {
 	workers := []*child{startWorker(t, url, "--inflight", "2"), startWorker(t, url, "--inflight", "2")}
 	js := connectRole(t, url, cluster.RoleCoordinator)
 	lines := func() uint64 {
-		st, err := js.Stream(context.Background(), cluster.JournalStreamPrefix+"run-1")
+		st, err := js.Stream(context.Background(), cluster.JournalsStream)
 		if err != nil {
 			return 0
 		}
-		info, err := st.Info(context.Background())
+		info, err := st.Info(context.Background(), jetstream.WithSubjectFilter("mdap.journals.run-1"))
 		if err != nil {
 			return 0
 		}
-		return info.State.Msgs
+		return info.State.Subjects["mdap.journals.run-1"]
 	}
 
 	args := append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", "nats:run-1", "--json", "--progress", "off"}, natsSim...)

@@ -44,6 +44,8 @@ func TestNATSUsageErrors(t *testing.T) {
 		{[]string{"nats", "--max-deliver", "0"}, "--max-deliver 0: use a positive value, or leave the flag out for 10"},
 		{[]string{"nats", "--max-deliver", "1"}, "--max-deliver 1: use at least 2 (a dead worker's jobs must come back)"},
 		{[]string{"nats", "provision", "--replicas", "0"}, "--replicas 0: use a positive value, or leave the flag out for 1"},
+		{[]string{"nats", "--replicas", "3"}, "--replicas 3: the embedded server is a single node"},
+		{[]string{"nats", "--replicas", "0"}, "--replicas 0: use a positive value, or leave the flag out for 1"},
 		{[]string{"nats", "provision", "--replicas", "6"}, "--replicas 6: use 1 to 5"},
 		{[]string{"nats", "provision", "--ack-wait", "0"}, "--ack-wait 0s: use a positive value"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--log-level", "loud"}, `--log-level "loud": use debug, info, warn or error`},

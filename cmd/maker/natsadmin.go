@@ -80,7 +80,14 @@ last write and retention, and who holds a journal now. Signs in as the admin
 				if l.Kind == "tasks" {
 					msgs = fmt.Sprintf("%d (+%d results)", l.Messages, l.Results)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", l.Kind, l.Name, msgs, l.Bytes, last, kept, cmpStr(l.Holder, "-"))
+				kind, size := l.Kind, "-" // a shared stream counts messages per run, not bytes
+				if l.Bytes > 0 {
+					size = fmt.Sprint(l.Bytes)
+				}
+				if l.Legacy {
+					kind += " (earlier mdap)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", kind, l.Name, msgs, size, last, kept, cmpStr(l.Holder, "-"))
 			}
 			return tw.Flush()
 		},

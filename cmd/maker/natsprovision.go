@@ -21,8 +21,9 @@ func newNATSProvision() *cobra.Command {
 		Short: "Create the engine's streams, bucket and consumers on a stock nats-server, and serve workers' requests",
 		Long: `provision makes a stock nats-server (configured with the authorization block of
 docs/nats.md) an mdap engine, as maker nats does for its own server: signed in
-as the admin, it creates the job and reply streams and the lease bucket with
-mdap's settings (setting back any that were changed: a RePublish, a subject
+as the admin, it creates the job and reply streams, the lease bucket, and the
+shared streams of runs' data (journals, task queues, results) with mdap's
+settings and --replicas copies of each (setting back any that were changed: a RePublish, a subject
 transform, a source), and the consumer of each --route; then it stays, making
 each route's consumer when a worker asks (workers and coordinators may create
 nothing themselves), and provisions again whenever the server comes back from
@@ -55,7 +56,7 @@ server (a worker of a route with no consumer cannot start without it).`,
 				return failed(fmt.Errorf("--nats: %w", err))
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "provisioned %s, %s and the bucket %s (%d replicas)\n", cluster.JobsStream, cluster.RepliesStream, cluster.LeaseBucket, engine.Replicas)
+			fmt.Fprintf(out, "provisioned the streams %s, %s, %s, %s and the buckets %s, %s (%d replicas)\n", cluster.JobsStream, cluster.RepliesStream, cluster.JournalsStream, cluster.TasksStream, cluster.LeaseBucket, cluster.ResultsBucket, engine.Replicas)
 			for _, r := range routes {
 				if err := cluster.ProvisionRoute(ctx, n.js, r, engine); err != nil {
 					return failed(fmt.Errorf("--route: %w", err))
@@ -80,7 +81,7 @@ server (a worker of a route with no consumer cannot start without it).`,
 	natsAdminFlags(cmd, &n)
 	fs := cmd.Flags()
 	registerEngineFlags(fs, &engine)
-	fs.IntVar(&engine.Replicas, "replicas", 1, "replicas of every stream and bucket (1 for one server, 3 for a cluster of three)")
+	fs.IntVar(&engine.Replicas, "replicas", 1, "replicas of every stream and bucket, the runs' journals, task queues and results among them (1 for one server, 3 for a cluster of three; at most the cluster's nodes)")
 	fs.BoolVar(&engine.DurableSamples, "durable", true, "keep the job and reply streams on disk, so they survive a restart of the server")
 	fs.StringArrayVar(&routes, "route", nil, "provision the consumer of this route now (the model the workers serve; repeatable)")
 	fs.BoolVar(&once, "once", false, "provision and exit, instead of serving workers' requests")

@@ -55,13 +55,20 @@ func TestBinaryNATSProvision(t *testing.T) {
 		assert.Equal(t, 2, c.wait(t, 30*time.Second), "%v: %s", args, c.stderr.String())
 	}
 
+	// More replicas than the server has nodes: a clear usage error, not
+	// JetStream's words alone.
+	three := start(t, nil, "nats", "provision", "--once", "--nats", url, "--replicas", "3")
+	assert.Equal(t, 2, three.wait(t, 30*time.Second), three.stderr.String())
+	assert.Contains(t, three.stderr.String(), "Replicas = 3: the server cannot place 3 copies")
+	assert.Contains(t, three.stderr.String(), "at most the number of JetStream nodes of the cluster")
+
 	w := start(t, nil, append([]string{"worker", "--nats", url}, natsSim...)...)
 	assert.Equal(t, 1, w.wait(t, time.Minute), "a worker on an unprovisioned engine: %s", w.stderr.String())
 	assert.Contains(t, w.stderr.String(), "maker nats provision")
 
 	once := start(t, nil, "nats", "provision", "--once", "--nats", url, "--route", "some-model", "--ack-wait", "2s")
 	require.Equal(t, 0, once.wait(t, time.Minute), once.stderr.String())
-	assert.Contains(t, once.stdout.String(), "provisioned MDAP_JOBS, MDAP_REPLIES and the bucket MDAP_LEASES")
+	assert.Contains(t, once.stdout.String(), "provisioned the streams MDAP_JOBS, MDAP_REPLIES, MDAP_JOURNALS, MDAP_TASKS and the buckets MDAP_LEASES, MDAP_RESULTS (1 replicas)")
 	assert.Contains(t, once.stdout.String(), `provisioned the consumer of route "some-model"`)
 	js := connectRole(t, url, cluster.RoleAdmin)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -38,16 +38,18 @@ import (
 //     delivered, publish a job, or touch a journal, a lease, a task queue
 //     or a result.
 //   - RoleCoordinator publishes jobs, consumes its replies (through a
-//     consumer the engine makes for it) and uses journals, leases, task
-//     queues and results, whose streams and buckets it asks the engine
-//     for (mdap.engine.journal, mdap.engine.tasks). It cannot create or
-//     update any stream or bucket, publish a reply, read, take or delete
-//     jobs (it withdraws its own through the engine, showing each job's
-//     lease: mdap.engine.withdraw),
-//     list the engine, or purge or delete the shared streams
-//     (JobsStream, RepliesStream) or the lease bucket. It may touch every
-//     run's journal, lease and task queue: keep it for the operator, and
-//     give others a RunRole.
+//     consumer the engine makes for it) and uses the journals, leases,
+//     task queues and results of every run: their subjects of the shared
+//     streams (JournalsStream, TasksStream, the lease bucket,
+//     ResultsBucket), reading through consumers filtered to them and
+//     direct gets by subject, and its task queue's consumer, made by the
+//     engine (mdap.engine.tasks). It cannot create, update, purge or
+//     delete any stream or bucket, publish a reply, read (message-get or
+//     get by sequence), take or delete jobs (it withdraws its own through
+//     the engine, showing each job's lease: mdap.engine.withdraw), or
+//     list the engine. It may touch every run's journal, lease, task
+//     queue and results: keep it for the operator, and give others a
+//     RunRole.
 //   - RunRole(run) is a coordinator of one run only (a tenant): see
 //     RunRole.
 //   - RoleAdmin is the engine's operator: every subject. The engine
@@ -74,10 +76,11 @@ const runRolePrefix = "run:"
 // RunRole is the role of a coordinator identity issued for one run
 // (AddRunCoordinator): a tenant of the engine. It draws samples as
 // RoleCoordinator does, and uses the journal, the lease and the task
-// queue (stream, consumer, results) named run and nothing else: it
-// cannot read, write, purge or delete another run's journal or task
-// queue, take or drop another run's lease, nor do anything RoleCoordinator
-// cannot. run must pass CheckRunName.
+// queue (tasks, consumer, results) named run, and the journals and leases
+// of that queue's tasks (run.<task>), and nothing else: it cannot read or
+// write another run's journal or task queue, take or drop another run's
+// lease, nor do anything RoleCoordinator cannot. run must pass
+// CheckRunName.
 func RunRole(run string) Role { return Role(runRolePrefix + run) }
 
 // RunOf returns the run of a RunRole, and false for any other role.
@@ -399,15 +402,20 @@ func (a *roleAuth) Check(c server.ClientAuthentication) bool {
 	return true
 }
 
-// sharedStreams are the streams every client uses and only the engine
-// may change.
-var sharedStreams = []string{JobsStream, RepliesStream, "KV_" + LeaseBucket}
+// coordinatorStreams are the streams a coordinator reads the state of
+// (stream info): the sample streams, and the shared streams and buckets
+// of runs. Stream info cannot be scoped to a subject, so a coordinator
+// may learn the names of other runs (the subjects, with a filter) and
+// their message counts, never their content.
+var coordinatorStreams = []string{JobsStream, RepliesStream, "KV_" + LeaseBucket, JournalsStream, TasksStream, "KV_" + ResultsBucket}
 
 // Permissions returns the NATS permissions of role for a client whose
 // inbox prefix is inbox ("_INBOX_<public key>" for a stock server's user,
 // where each worker machine has its own key): what a server with roles
 // grants, and what docs/nats.md configures on a stock nats-server. Each
-// role's publications are an allow-list of the subjects its job needs.
+// role's publications are an allow-list of the subjects its job needs;
+// no role but the admin may create, update, delete or purge a stream or
+// a bucket.
 func Permissions(role Role, inbox string) *server.Permissions {
 	sub := &server.SubjectPermission{Allow: []string{inbox + ".>"}}
 	switch role {
@@ -430,77 +438,87 @@ func Permissions(role Role, inbox string) *server.Permissions {
 			Subscribe: sub,
 		}
 	case RoleCoordinator:
-		deny := []string{repliesSubject + ">"}
-		for _, s := range sharedStreams {
-			deny = append(deny, "$JS.API.STREAM.DELETE."+s, "$JS.API.STREAM.PURGE."+s)
-		}
-		for _, s := range []string{JobsStream, RepliesStream} {
-			deny = append(deny,
-				"$JS.API.STREAM.MSG.GET."+s, "$JS.API.DIRECT.GET."+s, "$JS.API.DIRECT.GET."+s+".>",
-				"$JS.API.CONSUMER.CREATE."+s, "$JS.API.CONSUMER.CREATE."+s+".>")
-		}
-		deny = append(deny,
-			"$JS.API.CONSUMER.DELETE."+JobsStream+".*",
-			"$JS.API.CONSUMER.MSG.NEXT."+JobsStream+".*",
-			"$JS.ACK."+JobsStream+".>")
-		return &server.Permissions{
-			Publish: &server.SubjectPermission{
-				Allow: []string{
-					jobsSubject + ">", cancelSubject + ">", journalSubject + ">", tasksSubject + ">",
-					agentSubject + "replies", agentSubject + "journal", agentSubject + "tasks",
-					agentSubject + "journal.*", agentSubject + "tasks.*", agentSubject + "withdraw", agentSubject + "workers",
-					"$KV.*.>",
-					"$JS.API.STREAM.INFO.*",
-					"$JS.API.STREAM.DELETE.*", "$JS.API.STREAM.PURGE.*",
-					"$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.*", "$JS.API.DIRECT.GET.*.>",
-					"$JS.API.CONSUMER.CREATE.*", "$JS.API.CONSUMER.CREATE.*.>",
-					"$JS.API.CONSUMER.INFO.*.*", "$JS.API.CONSUMER.DELETE.*.*",
-					"$JS.API.CONSUMER.MSG.NEXT.*.*",
-					"$JS.ACK.>",
-				},
-				Deny: deny,
-			},
-			Subscribe: sub,
-		}
+		return &server.Permissions{Publish: &server.SubjectPermission{Allow: coordinatorPublications("")}, Subscribe: sub}
 	default: // RunRole(run); any other role gets its inbox only
 		run, ok := RunOf(role)
 		if !ok {
 			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: sub}
 		}
-		return &server.Permissions{Publish: &server.SubjectPermission{Allow: runPublications(run)}, Subscribe: sub}
+		return &server.Permissions{Publish: &server.SubjectPermission{Allow: coordinatorPublications(run)}, Subscribe: sub}
 	}
 }
 
-// runPublications are the subjects a coordinator of run may publish on:
+// coordinatorPublications are the subjects a coordinator may publish on:
 // the sample path of every coordinator (jobs, cancellations, its reply
-// consumer), and the JetStream API of run's own resources, each named in
-// full, since a permission's wildcard matches whole tokens only and a
-// stream's name is one token.
-func runPublications(run string) []string {
-	journal, tasks, results := JournalStreamPrefix+run, TaskStreamPrefix+run, "KV_"+ResultBucketPrefix+run
-	leases := "KV_" + LeaseBucket
+// consumer through the engine), and the subjects of runs' data under the
+// shared streams: of every run for RoleCoordinator (run ""), of run and
+// its tasks (run.>) only for RunRole(run). JetStream's API names a
+// consumer's filter subject in the subject of its creation
+// ($JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>) and a direct get's
+// subject ($JS.API.DIRECT.GET.<stream>.<subject>), so reading is scoped
+// the same way; a purge, a delete or a get by sequence names the stream
+// only, and is not granted. The names of the consumers a coordinator
+// reads through are random (ordered consumers), except its task queue's
+// (q_<queue>), named in full for a run coordinator.
+func coordinatorPublications(run string) []string {
+	// own lists the subject patterns of runs' data this coordinator
+	// owns, under prefix: every run's, or run's and its tasks'.
+	own := func(prefix string) []string {
+		if run == "" {
+			return []string{prefix + ">"}
+		}
+		return []string{prefix + run, prefix + run + ".>"}
+	}
+	leases, results := "KV_"+LeaseBucket, "KV_"+ResultsBucket
 	allow := []string{
-		jobsSubject + ">", cancelSubject + ">", agentSubject + "replies",
-		agentSubject + "journal." + run, agentSubject + "tasks." + run,
-		journalSubject + run, tasksSubject + run,
-		"$KV." + LeaseBucket + "." + run, "$KV." + ResultBucketPrefix + run + ".>",
-		"$JS.API.DIRECT.GET." + leases + ".$KV." + LeaseBucket + "." + run,
-		agentSubject + "withdraw", agentSubject + "workers",
+		jobsSubject + ">", cancelSubject + ">",
+		agentSubject + "replies", agentSubject + "withdraw", agentSubject + "workers",
 		"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
 	}
-	for _, st := range []string{JobsStream, RepliesStream, leases, journal, tasks, results} {
+	for _, st := range coordinatorStreams {
 		allow = append(allow, "$JS.API.STREAM.INFO."+st)
 	}
-	for _, st := range []string{journal, tasks, results} {
-		allow = append(allow,
-			"$JS.API.STREAM.MSG.GET."+st, "$JS.API.DIRECT.GET."+st, "$JS.API.DIRECT.GET."+st+".>",
-			"$JS.API.STREAM.PURGE."+st, "$JS.API.STREAM.DELETE."+st,
-			"$JS.API.CONSUMER.CREATE."+st, "$JS.API.CONSUMER.CREATE."+st+".>")
+	// The reply consumer the engine made for it (its name is random).
+	allow = append(allow,
+		"$JS.API.CONSUMER.INFO."+RepliesStream+".*", "$JS.API.CONSUMER.DELETE."+RepliesStream+".*",
+		"$JS.API.CONSUMER.MSG.NEXT."+RepliesStream+".*", "$JS.ACK."+RepliesStream+".>")
+	// Journals: append, read the last line, read through ordered
+	// consumers filtered to its own subjects.
+	for _, subj := range own(journalSubject) {
+		allow = append(allow, subj,
+			"$JS.API.DIRECT.GET."+JournalsStream+"."+subj,
+			"$JS.API.CONSUMER.CREATE."+JournalsStream+".*."+subj)
 	}
-	for _, st := range []string{RepliesStream, journal, tasks, results} {
-		allow = append(allow,
-			"$JS.API.CONSUMER.INFO."+st+".*", "$JS.API.CONSUMER.DELETE."+st+".*",
-			"$JS.API.CONSUMER.MSG.NEXT."+st+".*", "$JS.ACK."+st+".>")
+	allow = append(allow, "$JS.API.CONSUMER.MSG.NEXT."+JournalsStream+".*", "$JS.API.CONSUMER.DELETE."+JournalsStream+".*")
+	// Leases and results: keys of its own runs.
+	for _, key := range own("") {
+		allow = append(allow, "$KV."+LeaseBucket+"."+key, "$JS.API.DIRECT.GET."+leases+".$KV."+LeaseBucket+"."+key)
+	}
+	resultKeys := ResultsBucket + "." + cmpOr(run, "*") + ".>"
+	allow = append(allow,
+		"$KV."+resultKeys,
+		"$JS.API.DIRECT.GET."+results+".$KV."+resultKeys,
+		"$JS.API.CONSUMER.CREATE."+results+".*.$KV."+resultKeys,
+		"$JS.API.CONSUMER.MSG.NEXT."+results+".*", "$JS.API.CONSUMER.DELETE."+results+".*")
+	// Task queues: publish its tasks, ask the engine for the queue's
+	// consumer, take, acknowledge.
+	queue := cmpOr(run, "*")
+	allow = append(allow,
+		tasksSubject+queue+".>",
+		agentSubject+"tasks."+queue,
+		"$JS.API.CONSUMER.INFO."+TasksStream+"."+taskConsumerOf(queue),
+		"$JS.API.CONSUMER.MSG.NEXT."+TasksStream+"."+taskConsumerOf(queue),
+		"$JS.ACK."+TasksStream+"."+taskConsumerOf(queue)+".>")
+	if run == "" {
+		allow = append(allow, agentSubject+"tasks",
+			"$JS.API.CONSUMER.INFO."+TasksStream+".*", "$JS.API.CONSUMER.MSG.NEXT."+TasksStream+".*", "$JS.ACK."+TasksStream+".>",
+			// Every stream's state, an earlier mdap's per-run streams
+			// among them (ErrOldLayout).
+			"$JS.API.STREAM.INFO.*")
+	} else {
+		// An earlier mdap's streams of this run, to refuse resuming it
+		// with a clear message (ErrOldLayout).
+		allow = append(allow, "$JS.API.STREAM.INFO."+JournalStreamPrefix+run, "$JS.API.STREAM.INFO."+TaskStreamPrefix+run)
 	}
 	return allow
 }

@@ -203,11 +203,11 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSee
 	// reading either.
 	short, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	_, err = rjs.Publish(short, "mdap.journal.guarded", []byte(`{"step":0}`))
+	_, err = rjs.Publish(short, "mdap.journals.guarded", []byte(`{"step":0}`))
 	assert.Error(t, err, "append to a journal")
-	assert.Error(t, rjs.DeleteStream(short, cluster.JournalStreamPrefix+"guarded"), "delete a journal")
-	if st, err := rjs.Stream(short, cluster.JournalStreamPrefix+"guarded"); err == nil {
-		assert.Error(t, st.Purge(short), "purge a journal")
+	assert.Error(t, rjs.DeleteStream(short, cluster.JournalsStream), "delete the journals")
+	if st, err := rjs.Stream(short, cluster.JournalsStream); err == nil {
+		assert.Error(t, st.Purge(short, jetstream.WithPurgeSubject("mdap.journals.guarded")), "purge a journal")
 	}
 	_, err = rjs.CreateOrUpdateKeyValue(short, jetstream.KeyValueConfig{Bucket: cluster.LeaseBucket})
 	assert.Error(t, err, "touch the leases")

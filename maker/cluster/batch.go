@@ -121,7 +121,7 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 		r.Results = resultFunc(func(x batch.Result) error { res = &x; return nil })
 		r.Done = func(batch.Job) (batch.Result, bool) { return batch.Result{}, false }
 		r.Journal = func(batch.Job) (*maker.Journal, error) {
-			j, _, err := OpenOrCreateJournal(ctx, js, cfg.Queue+"_"+c.ID, JournalConfig{WaitLock: DefaultLeaseTTL + 2*time.Second, MaxAge: cfg.MaxAge, Unsigned: cfg.UnsignedJournals})
+			j, _, err := TaskJournal(ctx, js, cfg.Queue, c.ID, JournalConfig{WaitLock: DefaultLeaseTTL + 2*time.Second, MaxAge: cfg.MaxAge, Unsigned: cfg.UnsignedJournals})
 			return j, err
 		}
 		if _, err := r.Run(ctx, []batch.Job{job}); res == nil {

@@ -31,12 +31,16 @@
 // worker takes jobs and answers the jobs it holds, a coordinator publishes
 // jobs and owns journals, leases and task queues, the admin may do
 // anything; every client subscribes under its own inbox only. The engine
-// owns its resources: it provisions the shared streams and bucket
-// (Provision) before it lets a client in, and its agent (ServeAgent)
-// makes the consumers, journal streams and task queues clients ask for,
+// owns its resources: it provisions every stream and bucket, with its
+// replicas (Provision), before it lets a client in, runs' data living
+// under per-run subjects of shared streams (JournalsStream, TasksStream,
+// ResultsBucket), and its agent (ServeAgent) makes the consumers clients
+// ask for (a route's, a Drawer's replies', a task queue's),
 // and pulls and acknowledges jobs for workers, each job bound to the
-// worker identity it was delivered to; no client may create, update or
-// delete a stream, consumer or bucket. Worker identities are issued and
+// worker identity it was delivered to; no client may create, update,
+// purge or delete a stream or a bucket, and a coordinator creates only
+// consumers filtered to its own runs' subjects (reading its journals and
+// results). Worker identities are issued and
 // revoked by the operator (AddWorker, RevokeWorker, Server.SetRoles); a
 // reply bears the identity that sent it, so a vote may require several
 // workers (vote.Config.MinVoters, DrawerConfig.Spread) and a worker whose

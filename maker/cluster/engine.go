@@ -70,10 +70,13 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	return s, nil
 }
 
-// DefaultRunBytes bounds each stream one run stores on the engine (its
-// journal; a task queue's stream and result bucket) when
-// ProvisionConfig.RunBytes is 0: 1 GiB, about three million journal lines.
-const DefaultRunBytes int64 = 1 << 30
+// DefaultRunBytes bounds each shared stream of runs' data
+// (JournalsStream, TasksStream, ResultsBucket) when
+// ProvisionConfig.RunBytes is 0: 2 GiB, about six million journal lines
+// over every run on the engine. JetStream reserves a stream's bound on
+// every node holding a copy (6 GiB for the three), so a larger bound
+// needs that much room in each node's store (max_file_store).
+const DefaultRunBytes int64 = 2 << 30
 
 // sampleStreamBytes bounds the memory each sample stream takes on the
 // server; a publication past it is refused (and its sample drawn again).
@@ -145,7 +148,7 @@ func errNoJetStream(what string, err error) error {
 // (the server's words: "maximum bytes exceeded", "maximum messages
 // exceeded").
 func fullHint(err error) string {
-	if msg := err.Error(); strings.Contains(msg, "maximum bytes exceeded") || strings.Contains(msg, "maximum messages exceeded") {
+	if msg := err.Error(); strings.Contains(msg, "maximum bytes exceeded") || strings.Contains(msg, "maximum messages exceeded") || strings.Contains(msg, "maximum messages per subject exceeded") {
 		return " (the stream is full: the engine's operator may purge it with the admin credential)"
 	}
 	return ""

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -23,6 +26,11 @@ const DefaultLeaseTTL = 10 * time.Second
 // opTimeout bounds one engine operation of a journal store, which has no
 // context of its own (maker.JournalStore's methods take none).
 const opTimeout = 30 * time.Second
+
+// leaderRetryWait is how long a write waits before it is sent again when
+// no server answered for its stream (a replicated stream electing a new
+// leader after losing a node takes a few seconds).
+const leaderRetryWait = 250 * time.Millisecond
 
 // JournalConfig configures a run's journal on the engine.
 type JournalConfig struct {
@@ -38,14 +46,16 @@ type JournalConfig struct {
 	// Owner names the holder in the lease, shown to a coordinator that
 	// finds the run locked; empty means host/pid.
 	Owner string
-	// Replicas is the replica count of the journal stream and the lease
-	// bucket when they are created; 0 means 1.
+	// Replicas is the replica count of the shared streams (JournalsStream
+	// and the lease bucket) when this client creates them: on a server
+	// without roles that nobody provisions. 0 means 1. With roles the
+	// engine's replicas apply (ProvisionConfig.Replicas).
 	Replicas int
-	// MaxAge is the retention of a journal created now: its lines are
-	// removed that long after they were written; 0 means
-	// DefaultRetention. A run resumed after its first lines expired is
-	// refused (maker.ErrJournalCorrupt, naming the retention); remove
-	// what is left with RemoveRun (maker nats rm RUN).
+	// MaxAge is the retention of the lines written now: each is removed
+	// that long after it was written (a per-message TTL); 0 means
+	// DefaultRetention, and at most MaxRetention. A run resumed after its
+	// first lines expired is refused (maker.ErrJournalCorrupt, naming the
+	// retention); remove what is left with RemoveRun (maker nats rm RUN).
 	MaxAge time.Duration
 	// Unsigned opts the journal out of signing (maker.JournalUnsigned):
 	// by default it is signed, and its chain head kept in this machine's
@@ -57,99 +67,147 @@ type JournalConfig struct {
 }
 
 // JournalName is the name a journal on the engine goes by in messages
-// ("nats:RUN", as a file journal goes by its path).
+// ("nats:RUN", as a file journal goes by its path; a batch's task
+// journal is "nats:QUEUE.TASK").
 func JournalName(run string) string { return "nats:" + run }
 
-// CreateJournal starts the journal of a new run named run (see checkName:
-// letters, digits, '-', '_') on the engine: a stream MDAP_JOURNAL_<run>
-// holding one message per journal line, locked by a lease in LeaseBucket.
-// It is a maker.Journal like a file's: hand it to maker.Solver.Journal
-// and Close it when the run ends.
+// journalRef names one journal: key is its lease's key and the last
+// tokens of its subject (a run's name, or <queue>.<task> for a batch's
+// task), legacy the stream an earlier mdap kept it on.
+type journalRef struct{ key, legacy string }
+
+func runJournal(run string) journalRef {
+	return journalRef{key: run, legacy: JournalStreamPrefix + run}
+}
+
+// taskJournal names the journal of a batch's task; an earlier mdap's
+// batch is refused as a whole (OpenTaskQueue), so its tasks' streams are
+// not looked for.
+func taskJournal(queue, task string) journalRef {
+	return journalRef{key: queue + "." + task}
+}
+
+// CreateJournal starts the journal of a new run named run (see
+// CheckRunName) on the engine: the subject mdap.journals.<run> of the
+// shared JournalsStream, one message per journal line, locked by a lease
+// in LeaseBucket. It is a maker.Journal like a file's: hand it to
+// maker.Solver.Journal and Close it when the run ends.
 //
-// Guarantees: a line is stored on the server (acknowledged) before Flush
-// returns, which the Journal does before each next step: a coordinator
-// killed at any moment loses no decided step. Sync is the same wait: a
-// server's power loss costs the last lines unless the server syncs every
-// write (ServerConfig.SyncAlways) or the stream has 3 replicas. Exclusion:
-// one coordinator per run, by a lease that expires LeaseTTL after its
-// holder stops refreshing it; and every append expects the stream's last
-// sequence, so even a coordinator that lost its lease without knowing can
-// never interleave lines with the one that took over.
+// Guarantees: a line is stored on the server (acknowledged, by a majority
+// of the stream's replicas on a cluster) before Flush returns, which the
+// Journal does before each next step: a coordinator killed at any moment
+// loses no decided step. Sync is the same wait: a server's power loss
+// costs the last lines unless the server syncs every write
+// (ServerConfig.SyncAlways) or the stream has 3 replicas. Exclusion: one
+// coordinator per run, by a lease that expires LeaseTTL after its holder
+// stops refreshing it; and every line is stored only if the journal's last
+// line is the one its writer wrote before (the subject's last sequence),
+// so even a coordinator that lost its lease without knowing can never
+// interleave lines with the one that took over. Cost: one round trip to
+// the server per line at each Flush.
 //
 // Errors: ErrConfig (a bad run name); maker.ErrJournalExists when the run
 // already has lines (resume it with OpenJournal, or DeleteJournal it);
 // maker.ErrJournalLocked when another coordinator holds the lease beyond
-// WaitLock; ErrEngine.
+// WaitLock; ErrOldLayout for a run an earlier mdap started on a stream of
+// its own; ErrNotProvisioned; ErrEngine.
 func CreateJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (*maker.Journal, error) {
-	return openJournal(ctx, js, run, cfg, true)
+	if err := checkName("run", run); err != nil {
+		return nil, err
+	}
+	return openJournal(ctx, js, runJournal(run), cfg, true)
 }
 
 // OpenJournal opens the journal of run on the engine to resume it, taking
 // its lease (see CreateJournal for the guarantees, and maker.NewJournal
 // for what is read and refused). Errors: ErrConfig; maker.ErrJournalPath
 // when the engine has no journal for run; maker.ErrJournalLocked;
-// maker.ErrJournalCorrupt, maker.ErrJournalVersion; ErrEngine.
+// maker.ErrJournalCorrupt, maker.ErrJournalVersion; ErrOldLayout;
+// ErrEngine.
 func OpenJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (*maker.Journal, error) {
-	return openJournal(ctx, js, run, cfg, false)
-}
-
-// journalStreamConfig is run's journal stream, bounded to maxBytes (0
-// means DefaultRunBytes). A full journal refuses new lines (DiscardNew:
-// never its oldest), so its run fails at its next step naming it.
-func journalStreamConfig(run string, n int, maxAge time.Duration, maxBytes int64) jetstream.StreamConfig {
-	return jetstream.StreamConfig{
-		MaxAge:      cmpOr(maxAge, DefaultRetention),
-		MaxBytes:    cmpOr(maxBytes, DefaultRunBytes),
-		Discard:     jetstream.DiscardNew,
-		Name:        JournalStreamPrefix + run,
-		Description: "mdap journal of run " + run,
-		Subjects:    []string{journalSubject + run},
-		Retention:   jetstream.LimitsPolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas(n),
-		DenyDelete:  true,
-	}
-}
-
-func openJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig, create bool) (*maker.Journal, error) {
 	if err := checkName("run", run); err != nil {
 		return nil, err
 	}
-	if cfg.MaxAge < 0 {
-		return nil, fmt.Errorf("%w: journal MaxAge %s: must be 0 (the default) or positive", ErrConfig, cfg.MaxAge)
+	return openJournal(ctx, js, runJournal(run), cfg, false)
+}
+
+// runStream finds the shared run stream name, or creates the shared run
+// streams where this client may (a server without roles); with roles a
+// missing one is ErrNotProvisioned.
+func runStream(ctx context.Context, js jetstream.JetStream, name string, n int) (jetstream.Stream, error) {
+	st, err := js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		_, err = unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.CREATE."+JournalsStream, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, ensureRunStreams(ctx, js, n)
+		})
+		switch {
+		case errors.Is(err, ErrAuth):
+			return nil, fmt.Errorf("%w: the stream %s is missing: run maker nats, or maker nats provision with the admin credential: %w", ErrNotProvisioned, name, err)
+		case err == nil:
+			st, err = js.Stream(ctx, name)
+		}
 	}
-	l, err := acquireLease(ctx, js, run, cfg)
+	if noJetStream(err) {
+		return nil, errNoJetStream("stream "+name, err)
+	}
+	if err != nil && !errors.Is(err, ErrNotProvisioned) && !errors.Is(err, ErrEngine) {
+		err = fmt.Errorf("%w: stream %s: %w", ErrEngine, name, err)
+	}
+	return st, err
+}
+
+// openJournal opens (or creates) the journal ref, trying again for up to
+// opTimeout while the engine's answers fail for a while (a cluster
+// electing new leaders after losing a node).
+func openJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*maker.Journal, error) {
+	if cfg.MaxAge < 0 || cfg.MaxAge > MaxRetention {
+		return nil, fmt.Errorf("%w: journal MaxAge %s: use 0 (the default) or a positive duration up to %s", ErrConfig, cfg.MaxAge, MaxRetention)
+	}
+	deadline := time.Now().Add(opTimeout)
+	for {
+		j, err := openJournalOnce(ctx, js, ref, cfg, create)
+		if err == nil || !passing(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return j, err
+		}
+		if err := wait.Sleep(ctx, leaderRetryWait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// passing reports whether err is an engine's failure that passes: a
+// request unanswered or timed out, a connection moving to another node.
+// A server without JetStream, a refusal or a bad name is not.
+func passing(err error) bool {
+	return errors.Is(err, ErrEngine) && !errors.Is(err, ErrNoJetStream) && !errors.Is(err, ErrAuth) &&
+		(isTransient(err) || errors.Is(err, jetstream.ErrNoStreamResponse))
+}
+
+func openJournalOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*maker.Journal, error) {
+	l, err := acquireLease(ctx, js, ref.key, cfg)
 	if err != nil {
 		return nil, err
 	}
-	st, err := js.Stream(ctx, JournalStreamPrefix+run)
-	switch {
-	case errors.Is(err, jetstream.ErrStreamNotFound) && create:
-		// The engine makes it where there is one (a server with roles).
-		err = askAgent(ctx, js.Conn(), "journal."+run, agentRequest{Name: run, MaxAge: cmpOr(cfg.MaxAge, DefaultRetention)})
-		switch {
-		case err == nil:
-			st, err = js.Stream(ctx, JournalStreamPrefix+run)
-		case errors.Is(err, errNoAgent):
-			st, err = ensureStream(ctx, js, journalStreamConfig(run, cfg.Replicas, cfg.MaxAge, 0))
-		}
-	case errors.Is(err, jetstream.ErrStreamNotFound):
-		err = fmt.Errorf("%w: the engine has no journal for run %q (start a run with it first)", maker.ErrJournalPath, run)
-	case err != nil:
-		err = fmt.Errorf("%w: journal stream of %q: %w", ErrEngine, run, err)
-	}
+	st, err := runStream(ctx, js, JournalsStream, cfg.Replicas)
 	if err != nil {
 		l.release()
 		return nil, err
 	}
-	s := &journalStore{js: js, stream: st, run: run, subject: journalSubject + run, lease: l}
+	s := &journalStore{js: js, stream: st, run: ref.key, subject: journalSubject + ref.key, lease: l, maxAge: cmpOr(cfg.MaxAge, DefaultRetention)}
 	if err := s.load(ctx); err != nil {
 		l.release()
 		return nil, err
 	}
-	if create && s.lines > 0 {
+	switch {
+	case s.lines == 0 && legacyStreamExists(ctx, js, ref.legacy):
 		l.release()
-		return nil, fmt.Errorf("%w: %s has %d lines (resume it, or remove it with: maker nats rm %s)", maker.ErrJournalExists, JournalName(run), s.lines, run)
+		return nil, oldLayoutErr("the journal", ref.key, ref.legacy)
+	case s.lines == 0 && !create:
+		l.release()
+		return nil, fmt.Errorf("%w: the engine has no journal for run %q (start a run with it first)", maker.ErrJournalPath, ref.key)
+	case s.lines > 0 && create:
+		l.release()
+		return nil, fmt.Errorf("%w: %s has %d lines (resume it, or remove it with: maker nats rm %s)", maker.ErrJournalExists, JournalName(ref.key), s.lines, ref.key)
 	}
 	var opts []maker.JournalOption
 	if cfg.Unsigned {
@@ -158,29 +216,47 @@ func openJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 	j, err := maker.NewJournal(s, opts...)
 	if err != nil {
 		l.release()
-		if s.first > 1 && s.maxAge > 0 && errors.Is(err, maker.ErrJournalCorrupt) {
-			err = fmt.Errorf("%w (its lines before sequence %d are gone: the journal's retention is %s, and older lines are removed; remove what is left with: maker nats rm %s)", err, s.first, s.maxAge, run)
-		}
 		return nil, err
 	}
 	return j, nil
 }
 
-// DeleteJournal deletes the journal of run from the engine, taking its
-// lease first (so a run in progress is never deleted under its
-// coordinator: maker.ErrJournalLocked). Deleting a journal that does not
+// DeleteJournal deletes the journal of run from the engine (its lines
+// under JournalsStream, or the stream an earlier mdap kept it on), taking
+// its lease first (so a run in progress is never deleted under its
+// coordinator: maker.ErrJournalLocked). It needs the admin identity on a
+// server with roles (a coordinator may not purge a shared stream: ErrAuth;
+// maker nats rm signs in as the admin). Deleting a journal that does not
 // exist is not an error.
 func DeleteJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) error {
 	if err := checkName("run", run); err != nil {
 		return err
 	}
-	l, err := acquireLease(ctx, js, run, cfg)
+	return deleteJournal(ctx, js, runJournal(run), cfg)
+}
+
+func deleteJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig) error {
+	l, err := acquireLease(ctx, js, ref.key, cfg)
 	if err != nil {
 		return err
 	}
 	defer l.release()
-	if err := js.DeleteStream(ctx, JournalStreamPrefix+run); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("%w: delete the journal of %q: %w", ErrEngine, run, err)
+	if ref.legacy != "" {
+		if err := js.DeleteStream(ctx, ref.legacy); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("%w: delete the journal of %q: %w", ErrEngine, ref.key, err)
+		}
+	}
+	st, err := js.Stream(ctx, JournalsStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err == nil {
+		_, err = unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.PURGE."+JournalsStream, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, st.Purge(ctx, jetstream.WithPurgeSubject(journalSubject+ref.key))
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("%w: delete the journal of %q: %w", ErrEngine, ref.key, err)
 	}
 	return nil
 }
@@ -188,26 +264,38 @@ func DeleteJournal(ctx context.Context, js jetstream.JetStream, run string, cfg 
 // ExportJournal writes the journal of run to w as a journal file: one line
 // per message, each ending in a newline. maker.OpenJournal reads the file
 // (to inspect a run with the usual tools, or resume it without the
-// engine). It takes no lease: a run in progress is exported up to its
-// last acknowledged line. Errors: maker.ErrJournalPath when there is no
-// such journal; ErrEngine; w's error.
+// engine). A journal an earlier mdap kept on a stream of its own is
+// exported all the same: resuming such a run from its file is how it
+// moves to this mdap. It takes no lease: a run in progress is exported up
+// to its last acknowledged line. Errors: maker.ErrJournalPath when there
+// is no such journal; ErrEngine; w's error.
 func ExportJournal(ctx context.Context, js jetstream.JetStream, run string, w io.Writer) error {
 	if err := checkName("run", run); err != nil {
 		return err
 	}
-	st, err := js.Stream(ctx, JournalStreamPrefix+run)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
+	ref := runJournal(run)
+	var s *journalStore
+	if st, err := js.Stream(ctx, ref.legacy); err == nil {
+		s = &journalStore{js: js, stream: st, run: run, subject: legacyJournalSubject + run}
+	} else {
+		st, err := js.Stream(ctx, JournalsStream)
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("%w: stream %s: %w", ErrEngine, JournalsStream, err)
+		}
+		if err == nil {
+			s = &journalStore{js: js, stream: st, run: run, subject: journalSubject + run}
+		}
+	}
+	if s != nil {
+		if err := s.load(ctx); err != nil {
+			return err
+		}
+	}
+	if s == nil || s.lines == 0 {
 		return fmt.Errorf("%w: the engine has no journal for run %q", maker.ErrJournalPath, run)
 	}
-	if err != nil {
-		return fmt.Errorf("%w: journal stream of %q: %w", ErrEngine, run, err)
-	}
-	s := &journalStore{js: js, stream: st, run: run}
-	if err := s.load(ctx); err != nil {
-		return err
-	}
 	bw := bufio.NewWriter(w)
-	err = s.Lines(0, func(_ int, line []byte) error {
+	err := s.Lines(0, func(_ int, line []byte) error {
 		if _, err := bw.Write(line); err != nil {
 			return err
 		}
@@ -219,9 +307,9 @@ func ExportJournal(ctx context.Context, js jetstream.JetStream, run string, w io
 	return bw.Flush()
 }
 
-// journalStore is a maker.JournalStore over one stream: line n is the
-// message at sequence first+n. Messages are atomic, so there is never a
-// torn line.
+// journalStore is a maker.JournalStore over one subject of a stream: line
+// n is the subject's n-th message (from 0). Messages are atomic, so there
+// is never a torn line.
 type journalStore struct {
 	js      jetstream.JetStream
 	stream  jetstream.Stream
@@ -229,47 +317,43 @@ type journalStore struct {
 	subject string
 	lease   *lease
 
-	maxAge time.Duration // the stream's retention
-	first  uint64        // the sequence of line 0
-	last   uint64        // the stream's last sequence, appends counted
-	lines  int
-	acks   []jetstream.PubAckFuture // appends not yet confirmed
-	err    error                    // the first failed append: the store is then unusable
+	maxAge  time.Duration // the TTL of each line written
+	last    uint64        // the subject's last sequence: the next line expects it
+	lines   int           // lines stored, and appended
+	pending [][]byte      // lines appended, not yet stored
+	err     error         // the first failed append: the store is then unusable
 }
 
 func (s *journalStore) load(ctx context.Context) error {
-	info, err := s.stream.Info(ctx)
+	info, err := s.stream.Info(ctx, jetstream.WithSubjectFilter(s.subject))
 	if err != nil {
-		return fmt.Errorf("%w: journal stream of %q: %w", ErrEngine, s.run, err)
+		return fmt.Errorf("%w: journal of %q: %w", ErrEngine, s.run, err)
 	}
-	st := info.State
-	s.last, s.lines = st.LastSeq, int(st.Msgs)
-	s.first = st.FirstSeq
-	if st.Msgs == 0 {
-		s.first = st.LastSeq + 1
-	}
-	s.maxAge = info.Config.MaxAge
-	if s.lines > 0 && st.LastSeq-st.FirstSeq+1 != st.Msgs {
-		return fmt.Errorf("%w: %s has %d lines between sequences %d and %d: lines were deleted", maker.ErrJournalCorrupt, JournalName(s.run), st.Msgs, st.FirstSeq, st.LastSeq)
+	s.lines = int(info.State.Subjects[s.subject])
+	s.last = 0
+	if s.lines > 0 {
+		m, err := s.stream.GetLastMsgForSubject(ctx, s.subject)
+		if err != nil {
+			return fmt.Errorf("%w: journal of %q: %w", ErrEngine, s.run, err)
+		}
+		s.last = m.Sequence
 	}
 	return nil
 }
 
 func (s *journalStore) Name() string { return JournalName(s.run) }
 
-// Lines reads the lines from line from on through an ordered consumer:
-// one stream, no round trip per line.
+// Lines reads the lines from line from on through an ordered consumer
+// filtered to the journal's subject: one stream, no round trip per line.
+// A journal whose first line is not line 1 lost its first lines to its
+// retention (maker.ErrJournalCorrupt, naming it).
 func (s *journalStore) Lines(from int, fn func(n int, line []byte) error) error {
 	if from >= s.lines {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	start, end := s.first+uint64(from), s.first+uint64(s.lines)-1
-	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:   start,
-	})
+	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{s.subject}})
 	if err != nil {
 		return fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
 	}
@@ -278,19 +362,24 @@ func (s *journalStore) Lines(from int, fn func(n int, line []byte) error) error 
 		return fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
 	}
 	defer it.Stop()
-	for want := start; want <= end; want++ {
+	for n := 0; n < s.lines; n++ {
 		msg, err := it.Next(jetstream.NextMaxWait(opTimeout))
 		if err != nil {
-			return fmt.Errorf("%w: read %s line %d: %w", ErrEngine, s.Name(), want-s.first+1, err)
+			return fmt.Errorf("%w: read %s line %d: %w", ErrEngine, s.Name(), n+1, err)
 		}
-		md, err := msg.Metadata()
-		if err != nil {
-			return fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
+		if msg.Subject() != s.subject {
+			return fmt.Errorf("%w: %s: a message of %s among its lines", maker.ErrJournalCorrupt, s.Name(), msg.Subject())
 		}
-		if got := md.Sequence.Stream; got != want {
-			return fmt.Errorf("%w: %s: sequence %d where %d was expected: lines were deleted", maker.ErrJournalCorrupt, s.Name(), got, want)
+		if n == 0 {
+			if first := msg.Headers().Get(lineHeader); first != "" && first != "1" {
+				retention := msg.Headers().Get(jetstream.MsgTTLHeader)
+				return fmt.Errorf("%w: %s: its lines before line %s are gone: the journal's retention is %s, and older lines are removed; remove what is left with: maker nats rm %s", maker.ErrJournalCorrupt, s.Name(), first, retention, s.run)
+			}
 		}
-		if err := fn(int(want-s.first), msg.Data()); err != nil {
+		if n < from {
+			continue
+		}
+		if err := fn(n, msg.Data()); err != nil {
 			return err
 		}
 	}
@@ -299,9 +388,8 @@ func (s *journalStore) Lines(from int, fn func(n int, line []byte) error) error 
 
 func (s *journalStore) Torn() []byte { return nil }
 
-// Append publishes line asynchronously, expecting the stream's last
-// sequence to be the previous line's: a line is stored right after the
-// previous one, or not at all.
+// Append keeps line for the next Flush, which stores it after the
+// previous one.
 func (s *journalStore) Append(line []byte) error {
 	if s.err != nil {
 		return s.err
@@ -309,48 +397,73 @@ func (s *journalStore) Append(line []byte) error {
 	if err := s.lease.check(); err != nil {
 		return err
 	}
-	f, err := s.js.PublishAsync(s.subject, line, jetstream.WithExpectLastSequence(s.last), jetstream.WithExpectStream(JournalStreamPrefix+s.run))
-	if err != nil {
-		s.err = fmt.Errorf("%w: append to %s: %w", ErrEngine, s.Name(), err)
-		return s.err
-	}
-	s.acks = append(s.acks, f)
-	s.last++
+	s.pending = append(s.pending, bytes.Clone(line))
 	s.lines++
 	return nil
 }
 
-// Flush waits until the server has acknowledged every appended line.
+// Flush stores the appended lines, one at a time, each expecting the
+// subject's last sequence to be the previous line's: a line is stored
+// right after the previous one, or not at all (a shared stream's
+// sequence moves with every run's writes, so the next expectation is
+// known only from the previous line's acknowledgement).
 func (s *journalStore) Flush() error {
 	if s.err != nil {
 		return s.err
 	}
-	t := time.NewTimer(opTimeout)
-	defer t.Stop()
-	for i, f := range s.acks {
-		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), JournalStreamPrefix+s.run, err, fullHint(err))
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	stored := s.lines - len(s.pending)
+	for i, line := range s.pending {
+		msg := nats.NewMsg(s.subject)
+		msg.Data = line
+		msg.Header.Set(lineHeader, strconv.Itoa(stored+i+1))
+		// No responders (the stream has no leader: a node of a cluster
+		// was lost and its replicas elect another) is retried within
+		// opTimeout: nothing was stored, so the expectation still holds.
+		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(s.last), jetstream.WithExpectStream(s.stream.CachedInfo().Config.Name), jetstream.WithMsgTTL(s.maxAge),
+			jetstream.WithRetryWait(leaderRetryWait), jetstream.WithRetryAttempts(int(opTimeout/leaderRetryWait)))
+		if err != nil && isWrongLastSequence(err) {
+			if seq, ok := s.storedBefore(ctx, stored+i+1, line); ok {
+				s.last = seq
+				continue
+			}
+		}
+		if err != nil {
+			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), s.stream.CachedInfo().Config.Name, err, fullHint(err))
 			if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) {
 				s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseTaken, s.Name(), err)
 			}
-		case <-t.C:
-			s.err = fmt.Errorf("%w: append to %s: no acknowledgement within %s", ErrEngine, s.Name(), opTimeout)
-		}
-		if s.err != nil {
-			s.acks = s.acks[i+1:]
+			if errors.Is(err, context.DeadlineExceeded) {
+				s.err = fmt.Errorf("%w: append to %s: no acknowledgement within %s", ErrEngine, s.Name(), opTimeout)
+			}
+			s.pending = nil
 			return s.err
 		}
+		s.last = ack.Sequence
 	}
-	s.acks = s.acks[:0]
+	s.pending = s.pending[:0]
 	return s.lease.check()
+}
+
+// storedBefore reports whether line n was stored by this writer's earlier
+// attempt, whose acknowledgement was lost (a cluster's node died after
+// storing it, and the write was sent again): the subject's last message
+// is line n with the same bytes, right after the previous line. It
+// returns its sequence.
+func (s *journalStore) storedBefore(ctx context.Context, n int, line []byte) (uint64, bool) {
+	m, err := s.stream.GetLastMsgForSubject(ctx, s.subject)
+	if err != nil || m.Sequence <= s.last || m.Header.Get(lineHeader) != strconv.Itoa(n) || !bytes.Equal(m.Data, line) {
+		return 0, false
+	}
+	return m.Sequence, true
 }
 
 func isWrongLastSequence(err error) bool {
 	var je jetstream.JetStreamError
 	if errors.As(err, &je) && je.APIError() != nil {
-		return je.APIError().ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+		c := je.APIError().ErrorCode
+		return c == jetstream.JSErrCodeStreamWrongLastSequence || c == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 	}
 	return false
 }
@@ -359,17 +472,17 @@ func isWrongLastSequence(err error) bool {
 // for a server's power loss).
 func (s *journalStore) Sync() error { return s.Flush() }
 
-// Reset purges the stream: a journal that never began starts over.
+// Reset starts a journal that never began over: on the engine, where
+// lines are atomic, that is a journal with no line, and there is nothing
+// to remove. A journal with lines is never removed by its coordinator
+// (that takes the admin: maker nats rm).
 func (s *journalStore) Reset() error {
 	if err := s.Flush(); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	if err := s.stream.Purge(ctx); err != nil {
-		return fmt.Errorf("%w: reset %s: %w", ErrEngine, s.Name(), err)
+	if s.lines > 0 {
+		return fmt.Errorf("%w: %s has %d lines and no header: remove it with maker nats rm %s", maker.ErrJournalCorrupt, s.Name(), s.lines, s.run)
 	}
-	s.first, s.lines = s.last+1, 0
 	return nil
 }
 
@@ -498,6 +611,14 @@ func (l *lease) refresh() {
 		l.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
 		next, err := l.kv.Update(ctx, l.key, l.owner, rev)
+		if err != nil && (errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err)) {
+			// An update stored whose acknowledgement was lost (a node of
+			// a cluster died), sent again: the key holds this holder's
+			// value at the next revision.
+			if e, gerr := l.kv.Get(ctx, l.key); gerr == nil && e.Revision() > rev && bytes.Equal(e.Value(), l.owner) {
+				next, err = e.Revision(), nil
+			}
+		}
 		cancel()
 		l.mu.Lock()
 		switch {

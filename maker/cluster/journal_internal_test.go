@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,25 +25,32 @@ func testJS(t *testing.T) jetstream.JetStream {
 }
 
 // Two writers that both think they hold a run never interleave lines:
-// every append expects the stream's last sequence, so the second one's
-// append is refused and nothing of it is stored.
+// every append expects the journal subject's last sequence, so the second
+// one's append is refused and nothing of it is stored; another run's
+// lines between them on the shared stream change nothing.
 func TestJournalAppendsAreFenced(t *testing.T) {
 	js := testJS(t)
 	ctx := context.Background()
-	st, err := ensureStream(ctx, js, journalStreamConfig("f", 1, 0, 0))
+	require.NoError(t, ensureRunStreams(ctx, js, 1))
+	st, err := js.Stream(ctx, JournalsStream)
 	require.NoError(t, err)
 	a := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
 	b := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
 	require.NoError(t, a.load(ctx))
 	require.NoError(t, b.load(ctx))
+	other := &journalStore{js: js, stream: st, run: "g", subject: journalSubject + "g"}
+	require.NoError(t, other.load(ctx))
 	require.NoError(t, a.Append([]byte(`{"a":1}`)))
+	require.NoError(t, a.Flush())
+	require.NoError(t, other.Append([]byte(`{"g":1}`)))
+	require.NoError(t, other.Flush())
 	require.NoError(t, a.Append([]byte(`{"a":2}`)))
 	require.NoError(t, a.Flush())
 	require.NoError(t, b.Append([]byte(`{"b":1}`)))
 	require.ErrorIs(t, b.Flush(), ErrLeaseLost)
 	require.ErrorIs(t, b.Append([]byte(`{"b":2}`)), ErrLeaseLost, "a fenced store stays refused")
 
-	c := &journalStore{js: js, stream: st, run: "f"}
+	c := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
 	require.NoError(t, c.load(ctx))
 	var lines []string
 	require.NoError(t, c.Lines(0, func(_ int, l []byte) error { lines = append(lines, string(l)); return nil }))
@@ -55,15 +63,14 @@ func TestJournalAppendsAreFenced(t *testing.T) {
 	}))
 	assert.Equal(t, []string{`{"a":2}`}, lines)
 
-	// Reset purges; line numbers start again at 0 and appends go on.
-	require.NoError(t, a.Reset())
-	require.NoError(t, a.Append([]byte(`{"a":3}`)))
-	require.NoError(t, a.Flush())
-	d := &journalStore{js: js, stream: st, run: "f"}
-	require.NoError(t, d.load(ctx))
-	lines = nil
-	require.NoError(t, d.Lines(0, func(n int, l []byte) error { lines = append(lines, string(l)); return nil }))
-	assert.Equal(t, []string{`{"a":3}`}, lines)
+	// A journal with lines is never reset by its coordinator (a shared
+	// stream is purged by the admin only); one with none starts as it is.
+	require.ErrorIs(t, a.Reset(), maker.ErrJournalCorrupt)
+	e := &journalStore{js: js, stream: st, run: "e", subject: journalSubject + "e"}
+	require.NoError(t, e.load(ctx))
+	require.NoError(t, e.Reset())
+	require.NoError(t, e.Append([]byte(`{"e":1}`)))
+	require.NoError(t, e.Flush())
 }
 
 // A holder whose lease was taken (it was cut off longer than the TTL)
@@ -80,7 +87,8 @@ func TestJournalLeaseLostRefusesAppends(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return l.check() != nil }, 5*time.Second, 20*time.Millisecond)
 	require.ErrorIs(t, l.check(), ErrLeaseLost)
-	st, err := ensureStream(ctx, js, journalStreamConfig("x", 1, 0, 0))
+	require.NoError(t, ensureRunStreams(ctx, js, 1))
+	st, err := js.Stream(ctx, JournalsStream)
 	require.NoError(t, err)
 	s := &journalStore{js: js, stream: st, run: "x", subject: journalSubject + "x", lease: l}
 	require.NoError(t, s.load(ctx))

@@ -155,6 +155,9 @@ func TestJournalOnEngineLocksAndRefuses(t *testing.T) {
 	require.NoError(t, cluster.DeleteJournal(ctx, js, "r", cluster.JournalConfig{}))
 	_, err = cluster.OpenJournal(ctx, js, "r", cluster.JournalConfig{})
 	require.ErrorIs(t, err, maker.ErrJournalPath)
-	_, err = js.Stream(ctx, cluster.JournalStreamPrefix+"r")
-	require.ErrorIs(t, err, jetstream.ErrStreamNotFound)
+	st, err := js.Stream(ctx, cluster.JournalsStream)
+	require.NoError(t, err)
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter("mdap.journals.r"))
+	require.NoError(t, err)
+	assert.Empty(t, info.State.Subjects, "no line of the deleted journal is left")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -77,11 +78,11 @@ func TestJetStreamJournalEditTable(t *testing.T) {
 	require.True(t, strings.HasPrefix(orig[6], `{"checkpoint":5`))
 	require.True(t, strings.HasPrefix(orig[12], `{"checkpoint":10`))
 
-	st, err := js.Stream(ctx, cluster.JournalStreamPrefix+"chain")
+	st, err := js.Stream(ctx, cluster.JournalsStream)
 	require.NoError(t, err)
-	subject := st.CachedInfo().Config.Subjects[0]
+	subject := "mdap.journals.chain"
 	republish := func(lines []string) {
-		require.NoError(t, st.Purge(ctx))
+		require.NoError(t, st.Purge(ctx, jetstream.WithPurgeSubject(subject)))
 		for _, l := range lines {
 			_, err := js.Publish(ctx, subject, []byte(l))
 			require.NoError(t, err)

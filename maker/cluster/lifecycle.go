@@ -33,7 +33,9 @@ type Leftover struct {
 	// route's consumer goes by itself after DefaultConsumerInactive).
 	Name string `json:"name"`
 	// Messages and Bytes stored: journal lines, queued tasks (plus
-	// Results), jobs waiting for the route.
+	// Results), jobs waiting for the route. Bytes is known for a legacy
+	// stream only (a shared stream counts messages per subject, not
+	// bytes).
 	Messages uint64 `json:"messages"`
 	Bytes    uint64 `json:"bytes"`
 	// Results is a task queue's result count.
@@ -41,59 +43,101 @@ type Leftover struct {
 	// Created is when it was created; Last when it was last written.
 	Created time.Time `json:"created"`
 	Last    time.Time `json:"last,omitzero"`
-	// Retention is its MaxAge (0: kept until removed).
+	// Retention is its MaxAge, or the TTL of a journal's last line (0:
+	// kept until removed, or not known).
 	Retention time.Duration `json:"retention_ns"`
 	// Holder is who holds a journal's lease now, if anyone.
 	Holder string `json:"holder,omitempty"`
+	// Legacy marks a journal or task queue an earlier mdap kept on a
+	// stream of its own: it is not resumed (ErrOldLayout); remove it with
+	// RemoveRun.
+	Legacy bool `json:"legacy,omitempty"`
 }
 
-// List returns what runs left on the engine: every journal, task queue
-// and route consumer, by kind then name. Errors wrap ErrEngine.
+// List returns what runs left on the engine: every journal (by its
+// subject of JournalsStream; a batch's task journals as QUEUE.TASK), task
+// queue (its queued tasks and results) and route consumer, by kind then
+// name, and what an earlier mdap left on streams of its own (Kind
+// "journal" or "tasks", Legacy set). It needs the admin identity on a
+// server with roles. Errors wrap ErrEngine.
 func List(ctx context.Context, js jetstream.JetStream) ([]Leftover, error) {
 	var out []Leftover
 	var leases jetstream.KeyValue
 	if kv, err := js.KeyValue(ctx, LeaseBucket); err == nil {
 		leases = kv
 	}
-	names := js.StreamNames(ctx)
-	var streams []string
-	for n := range names.Name() {
-		streams = append(streams, n)
+	holder := func(key string) string {
+		if leases == nil {
+			return ""
+		}
+		if e, err := leases.Get(ctx, key); err == nil {
+			return string(e.Value())
+		}
+		return ""
 	}
-	if err := names.Err(); err != nil {
-		return nil, fmt.Errorf("%w: list streams: %w", ErrEngine, err)
+	journals, err := subjectCounts(ctx, js, JournalsStream, journalSubject+">")
+	if err != nil {
+		return nil, err
 	}
-	for _, n := range streams {
-		var l Leftover
-		switch {
-		case strings.HasPrefix(n, JournalStreamPrefix):
-			l = Leftover{Kind: "journal", Name: strings.TrimPrefix(n, JournalStreamPrefix)}
-			if leases != nil {
-				if e, err := leases.Get(ctx, l.Name); err == nil {
-					l.Holder = string(e.Value())
+	if len(journals) > 0 {
+		st, err := js.Stream(ctx, JournalsStream)
+		if err != nil {
+			return nil, fmt.Errorf("%w: stream %s: %w", ErrEngine, JournalsStream, err)
+		}
+		for subj, n := range journals {
+			key := strings.TrimPrefix(subj, journalSubject)
+			l := Leftover{Kind: "journal", Name: key, Messages: n, Holder: holder(key)}
+			if m, err := st.GetLastMsgForSubject(ctx, subj); err == nil {
+				l.Last = m.Time
+				l.Retention, _ = time.ParseDuration(m.Header.Get(jetstream.MsgTTLHeader))
+			}
+			out = append(out, l)
+		}
+	}
+	// A journal in use with no line yet is its lease alone.
+	if leases != nil {
+		if keys, err := leases.ListKeys(ctx); err == nil {
+			for key := range keys.Keys() {
+				if _, ok := journals[journalSubject+key]; !ok {
+					out = append(out, Leftover{Kind: "journal", Name: key, Holder: holder(key)})
 				}
 			}
-		case strings.HasPrefix(n, TaskStreamPrefix):
-			l = Leftover{Kind: "tasks", Name: strings.TrimPrefix(n, TaskStreamPrefix)}
-			if kv, err := js.KeyValue(ctx, ResultBucketPrefix+l.Name); err == nil {
-				if st, err := kv.Status(ctx); err == nil {
-					l.Results = st.Values()
-				}
-			}
-		default:
-			continue
 		}
-		st, err := js.Stream(ctx, n)
-		if err != nil {
-			return nil, fmt.Errorf("%w: stream %s: %w", ErrEngine, n, err)
-		}
-		info, err := st.Info(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("%w: stream %s: %w", ErrEngine, n, err)
-		}
-		l.Messages, l.Bytes, l.Created, l.Last, l.Retention = info.State.Msgs, info.State.Bytes, info.Created, info.State.LastTime, info.Config.MaxAge
-		out = append(out, l)
 	}
+	tasks, err := subjectCounts(ctx, js, TasksStream, tasksSubject+">")
+	if err != nil {
+		return nil, err
+	}
+	results, err := subjectCounts(ctx, js, "KV_"+ResultsBucket, "$KV."+ResultsBucket+".>")
+	if err != nil {
+		return nil, err
+	}
+	queues := map[string]*Leftover{}
+	queue := func(name string) *Leftover {
+		if queues[name] == nil {
+			queues[name] = &Leftover{Kind: "tasks", Name: name}
+		}
+		return queues[name]
+	}
+	for subj, n := range tasks {
+		name, _, _ := strings.Cut(strings.TrimPrefix(subj, tasksSubject), ".")
+		queue(name).Messages += n
+	}
+	for subj := range results {
+		name, _, _ := strings.Cut(strings.TrimPrefix(subj, "$KV."+ResultsBucket+"."), ".")
+		queue(name).Results++
+	}
+	for _, l := range queues {
+		if c, err := js.Consumer(ctx, TasksStream, taskConsumerOf(l.Name)); err == nil {
+			l.Created = c.CachedInfo().Created
+		}
+		out = append(out, *l)
+	}
+	legacy, err := legacyLeftovers(ctx, js, holder)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, legacy...)
 	if jobs, err := js.Stream(ctx, JobsStream); err == nil {
 		cl := jobs.ListConsumers(ctx)
 		for ci := range cl.Info() {
@@ -119,6 +163,62 @@ func List(ctx context.Context, js jetstream.JetStream) ([]Leftover, error) {
 	return out, nil
 }
 
+// subjectCounts returns the messages of each subject of stream matching
+// filter; none when the stream does not exist.
+func subjectCounts(ctx context.Context, js jetstream.JetStream, stream, filter string) (map[string]uint64, error) {
+	st, err := js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: stream %s: %w", ErrEngine, stream, err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(filter))
+	if err != nil {
+		return nil, fmt.Errorf("%w: stream %s: %w", ErrEngine, stream, err)
+	}
+	return info.State.Subjects, nil
+}
+
+// legacyLeftovers lists the journals and task queues an earlier mdap kept
+// on streams of their own.
+func legacyLeftovers(ctx context.Context, js jetstream.JetStream, holder func(string) string) ([]Leftover, error) {
+	var out []Leftover
+	names := js.StreamNames(ctx)
+	var streams []string
+	for n := range names.Name() {
+		streams = append(streams, n)
+	}
+	if err := names.Err(); err != nil {
+		return nil, fmt.Errorf("%w: list streams: %w", ErrEngine, err)
+	}
+	for _, n := range streams {
+		var l Leftover
+		switch {
+		case strings.HasPrefix(n, JournalStreamPrefix):
+			l = Leftover{Kind: "journal", Name: strings.TrimPrefix(n, JournalStreamPrefix), Legacy: true}
+			l.Holder = holder(l.Name)
+		case strings.HasPrefix(n, TaskStreamPrefix):
+			l = Leftover{Kind: "tasks", Name: strings.TrimPrefix(n, TaskStreamPrefix), Legacy: true}
+			if kv, err := js.KeyValue(ctx, ResultBucketPrefix+l.Name); err == nil {
+				if st, err := kv.Status(ctx); err == nil {
+					l.Results = st.Values()
+				}
+			}
+		default:
+			continue
+		}
+		st, err := js.Stream(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("%w: stream %s: %w", ErrEngine, n, err)
+		}
+		info := st.CachedInfo()
+		l.Messages, l.Bytes, l.Created, l.Last, l.Retention = info.State.Msgs, info.State.Bytes, info.Created, info.State.LastTime, info.Config.MaxAge
+		out = append(out, l)
+	}
+	return out, nil
+}
+
 // ErrNotFound: RemoveRun found nothing of that name.
 var ErrNotFound = errors.New("nothing of that name on the engine")
 
@@ -126,8 +226,10 @@ var ErrNotFound = errors.New("nothing of that name on the engine")
 // journal of run name (taking its lease first, so a run in progress is
 // never removed under its coordinator: maker.ErrJournalLocked), and the
 // task queue name with its results and the journals of its tasks
-// (name_<task>). It returns what it removed. Errors: ErrConfig (a bad
-// name), ErrNotFound, maker.ErrJournalLocked, ErrEngine.
+// (name.<task>), on the shared streams and on the streams of an earlier
+// mdap alike. It needs the admin identity on a server with roles. It
+// returns what it removed. Errors: ErrConfig (a bad name), ErrNotFound,
+// maker.ErrJournalLocked, ErrEngine.
 func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]string, error) {
 	if err := checkName("run", name); err != nil {
 		return nil, err
@@ -143,42 +245,63 @@ func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]stri
 		}
 		return true, nil
 	}
-	removeJournal := func(run string) error {
-		ok, err := exists(JournalStreamPrefix + run)
-		if err != nil || !ok {
+	journals, err := subjectCounts(ctx, js, JournalsStream, journalSubject+name)
+	if err != nil {
+		return nil, err
+	}
+	taskJournals, err := subjectCounts(ctx, js, JournalsStream, journalSubject+name+".*")
+	if err != nil {
+		return nil, err
+	}
+	removeJournal := func(ref journalRef) error {
+		legacy := false
+		if ref.legacy != "" {
+			var err error
+			if legacy, err = exists(ref.legacy); err != nil {
+				return err
+			}
+		}
+		if journals[journalSubject+ref.key] == 0 && taskJournals[journalSubject+ref.key] == 0 && !legacy && !leased(ctx, js, ref.key) {
+			return nil
+		}
+		if err := deleteJournal(ctx, js, ref, JournalConfig{}); err != nil {
 			return err
 		}
-		if err := DeleteJournal(ctx, js, run, JournalConfig{}); err != nil {
-			return err
-		}
-		removed = append(removed, "journal "+run)
+		removed = append(removed, "journal "+ref.key)
 		return nil
 	}
-	if err := removeJournal(name); err != nil {
+	if err := removeJournal(runJournal(name)); err != nil {
 		return removed, err
 	}
-	ok, err := exists(TaskStreamPrefix + name)
+	// The journals of the queue's tasks first: a task in progress keeps
+	// its queue.
+	var refs []journalRef
+	for subj := range taskJournals {
+		task := strings.TrimPrefix(subj, journalSubject+name+".")
+		refs = append(refs, taskJournal(name, task))
+	}
+	legacyQueue, err := exists(TaskStreamPrefix + name)
 	if err != nil {
 		return removed, err
 	}
-	if ok {
-		// The journals of the queue's tasks first: a task in progress
-		// keeps its queue.
-		var tasks []string
+	if legacyQueue {
 		names := js.StreamNames(ctx)
 		for n := range names.Name() {
-			if run, ok := strings.CutPrefix(n, JournalStreamPrefix+name+"_"); ok {
-				tasks = append(tasks, name+"_"+run)
+			if task, ok := strings.CutPrefix(n, JournalStreamPrefix+name+"_"); ok {
+				refs = append(refs, journalRef{key: name + "_" + task, legacy: n})
 			}
 		}
 		if err := names.Err(); err != nil {
 			return removed, fmt.Errorf("%w: list streams: %w", ErrEngine, err)
 		}
-		for _, run := range tasks {
-			if err := removeJournal(run); err != nil {
-				return removed, err
-			}
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].key < refs[j].key })
+	for _, ref := range refs {
+		if err := removeJournal(ref); err != nil {
+			return removed, err
 		}
+	}
+	if legacyQueue {
 		if err := js.DeleteStream(ctx, TaskStreamPrefix+name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 			return removed, fmt.Errorf("%w: delete the task queue %s: %w", ErrEngine, name, err)
 		}
@@ -189,8 +312,56 @@ func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]stri
 	} else if !errors.Is(err, jetstream.ErrBucketNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return removed, fmt.Errorf("%w: delete the results of %s: %w", ErrEngine, name, err)
 	}
+	// The queue on the shared streams: its consumer, tasks and results.
+	tasks, err := subjectCounts(ctx, js, TasksStream, tasksSubject+name+".>")
+	if err != nil {
+		return removed, err
+	}
+	results, err := subjectCounts(ctx, js, "KV_"+ResultsBucket, "$KV."+ResultsBucket+"."+name+".>")
+	if err != nil {
+		return removed, err
+	}
+	consumerGone := js.DeleteConsumer(ctx, TasksStream, taskConsumerOf(name))
+	if consumerGone != nil && !errors.Is(consumerGone, jetstream.ErrConsumerNotFound) && !errors.Is(consumerGone, jetstream.ErrStreamNotFound) {
+		return removed, fmt.Errorf("%w: delete the consumer of queue %s: %w", ErrEngine, name, consumerGone)
+	}
+	if len(tasks) > 0 || consumerGone == nil {
+		if err := purgeSubject(ctx, js, TasksStream, tasksSubject+name+".>"); err != nil {
+			return removed, err
+		}
+		removed = append(removed, "task queue "+name)
+	}
+	if len(results) > 0 {
+		if err := purgeSubject(ctx, js, "KV_"+ResultsBucket, "$KV."+ResultsBucket+"."+name+".>"); err != nil {
+			return removed, err
+		}
+		removed = append(removed, "results of "+name)
+	}
 	if len(removed) == 0 {
 		return nil, fmt.Errorf("%w: no journal or task queue named %q (maker nats ls lists them)", ErrNotFound, name)
 	}
 	return removed, nil
+}
+
+// leased reports whether key's lease is held: a journal in use, maybe
+// with no line yet.
+func leased(ctx context.Context, js jetstream.JetStream, key string) bool {
+	kv, err := js.KeyValue(ctx, LeaseBucket)
+	if err != nil {
+		return false
+	}
+	_, err = kv.Get(ctx, key)
+	return err == nil
+}
+
+// purgeSubject removes the messages of stream under subject.
+func purgeSubject(ctx context.Context, js jetstream.JetStream, stream, subject string) error {
+	st, err := js.Stream(ctx, stream)
+	if err == nil {
+		err = st.Purge(ctx, jetstream.WithPurgeSubject(subject))
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("%w: purge %s of %s: %w", ErrEngine, subject, stream, err)
+	}
+	return nil
 }

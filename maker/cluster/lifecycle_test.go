@@ -22,32 +22,47 @@ func TestRetentionByDefaultAndChosen(t *testing.T) {
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	ctx := context.Background()
-	j, err := cluster.CreateJournal(ctx, js, "kept", cluster.JournalConfig{})
-	require.NoError(t, err)
-	require.NoError(t, j.Close())
-	j, err = cluster.CreateJournal(ctx, js, "short", cluster.JournalConfig{MaxAge: time.Hour})
-	require.NoError(t, err)
-	require.NoError(t, j.Close())
-	_, err = cluster.CreateJournal(ctx, js, "neg", cluster.JournalConfig{MaxAge: -time.Hour})
+	for run, maxAge := range map[string]time.Duration{"kept": 0, "short": time.Hour} {
+		j, err := cluster.CreateJournal(ctx, js, run, cluster.JournalConfig{MaxAge: maxAge})
+		require.NoError(t, err)
+		task, err := hanoi.New(2)
+		require.NoError(t, err)
+		_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 1}}, Model: simModel(t, 1), Journal: j}).Solve(ctx, task)
+		require.NoError(t, err)
+		require.NoError(t, j.Close())
+	}
+	_, err := cluster.CreateJournal(ctx, js, "neg", cluster.JournalConfig{MaxAge: -time.Hour})
 	require.ErrorIs(t, err, cluster.ErrConfig)
-	_, err = cluster.OpenTaskQueue(ctx, js, "q", cluster.TaskQueueConfig{MaxAge: 2 * time.Hour})
+	_, err = cluster.CreateJournal(ctx, js, "long", cluster.JournalConfig{MaxAge: cluster.MaxRetention + time.Hour})
+	require.ErrorIs(t, err, cluster.ErrConfig)
+	q, err := cluster.OpenTaskQueue(ctx, js, "q", cluster.TaskQueueConfig{MaxAge: 2 * time.Hour})
 	require.NoError(t, err)
+	require.NoError(t, q.Publish(ctx, "t1", []byte("x")))
+	require.NoError(t, q.Publish(ctx, "t2", []byte("y")))
+	c, err := q.Take(ctx)
+	require.NoError(t, err)
+	require.NoError(t, c.Complete(ctx, []byte("done")))
 	w := newWorker(t, js, simModel(t, 1), cluster.WorkerConfig{})
 
-	maxAge := func(stream string) time.Duration {
+	// Each line, task and result carries its run's retention as a TTL;
+	// the shared streams' MaxAge bounds them all.
+	ttl := func(stream, subject string) string {
 		st, err := js.Stream(ctx, stream)
 		require.NoError(t, err)
-		return st.CachedInfo().Config.MaxAge
+		assert.Equal(t, cluster.MaxRetention, st.CachedInfo().Config.MaxAge, stream)
+		m, err := st.GetLastMsgForSubject(ctx, subject)
+		require.NoError(t, err, subject)
+		return m.Header.Get(jetstream.MsgTTLHeader)
 	}
-	assert.Equal(t, cluster.DefaultRetention, maxAge(cluster.JournalStreamPrefix+"kept"))
-	assert.Equal(t, time.Hour, maxAge(cluster.JournalStreamPrefix+"short"))
-	assert.Equal(t, 2*time.Hour, maxAge(cluster.TaskStreamPrefix+"q"))
-	kv, err := js.KeyValue(ctx, cluster.ResultBucketPrefix+"q")
-	require.NoError(t, err)
-	st, err := kv.Status(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, 2*time.Hour, st.TTL())
-	for stream, cons := range map[string]string{cluster.TaskStreamPrefix + "q": "coordinators", cluster.JobsStream: "w-" + cluster.RouteToken(w.Route())} {
+	assert.Equal(t, cluster.DefaultRetention.String(), ttl(cluster.JournalsStream, "mdap.journals.kept"))
+	assert.Equal(t, time.Hour.String(), ttl(cluster.JournalsStream, "mdap.journals.short"))
+	left := "mdap.queues.q.t2"
+	if c.ID == "t2" {
+		left = "mdap.queues.q.t1"
+	}
+	assert.Equal(t, (2 * time.Hour).String(), ttl(cluster.TasksStream, left))
+	assert.Equal(t, (2 * time.Hour).String(), ttl("KV_"+cluster.ResultsBucket, "$KV."+cluster.ResultsBucket+".q."+c.ID))
+	for stream, cons := range map[string]string{cluster.TasksStream: "q_q", cluster.JobsStream: "w-" + cluster.RouteToken(w.Route())} {
 		c, err := js.Consumer(ctx, stream, cons)
 		require.NoError(t, err)
 		assert.Equal(t, cluster.DefaultConsumerInactive, c.CachedInfo().Config.InactiveThreshold, cons)
@@ -77,12 +92,21 @@ func TestListAndRemoveRun(t *testing.T) {
 	c, err := q.Take(ctx)
 	require.NoError(t, err)
 	require.NoError(t, c.Complete(ctx, []byte("done")))
-	tj, err := cluster.CreateJournal(ctx, js, "q1_t1", cluster.JournalConfig{})
+	tj, _, err := cluster.TaskJournal(ctx, js, "q1", "t1", cluster.JournalConfig{})
+	require.NoError(t, err)
+	task, err = hanoi.New(2)
+	require.NoError(t, err)
+	_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 1}}, Model: simModel(t, 1), Journal: tj}).Solve(ctx, task)
 	require.NoError(t, err)
 	require.NoError(t, tj.Close())
 	busy, err := cluster.CreateJournal(ctx, js, "busy", cluster.JournalConfig{})
 	require.NoError(t, err)
 	defer busy.Close()
+	busyTask, err := hanoi.New(2)
+	require.NoError(t, err)
+	busy.CheckpointEvery = 1
+	_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 1}}, Model: simModel(t, 1), Journal: busy}).Solve(ctx, busyTask)
+	require.NoError(t, err)
 
 	got, err := cluster.List(ctx, js)
 	require.NoError(t, err)
@@ -103,7 +127,7 @@ func TestListAndRemoveRun(t *testing.T) {
 	assert.Equal(t, []string{"journal r1"}, removed)
 	removed, err = cluster.RemoveRun(ctx, js, "q1")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"journal q1_t1", "task queue q1", "results of q1"}, removed)
+	assert.Equal(t, []string{"journal q1.t1", "task queue q1", "results of q1"}, removed)
 	_, err = cluster.RemoveRun(ctx, js, "r1")
 	require.ErrorIs(t, err, cluster.ErrNotFound)
 	_, err = cluster.RemoveRun(ctx, js, "busy")
@@ -120,8 +144,10 @@ func TestListAndRemoveRun(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"journal busy"}, left)
-	_, err = js.KeyValue(ctx, cluster.ResultBucketPrefix+"q1")
-	assert.ErrorIs(t, err, jetstream.ErrBucketNotFound)
+	results, err := js.KeyValue(ctx, cluster.ResultsBucket)
+	require.NoError(t, err)
+	_, err = results.Get(ctx, "q1.t1")
+	assert.ErrorIs(t, err, jetstream.ErrKeyNotFound, "the queue's results are gone")
 }
 
 // TestMonitorIsLoopbackOnly: the NATS server's monitoring endpoints have

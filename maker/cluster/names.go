@@ -8,10 +8,9 @@ import (
 	"strings"
 )
 
-// The engine's names. Streams and buckets are created on first use with
-// the configuration below, and used as they are when they exist: an
-// operator may create them beforehand (with 3 replicas on a cluster, say)
-// and mdap will not change them.
+// The engine's names. The engine provisions its streams and buckets
+// (Provision) with its settings; on a server without roles a client
+// creates what is missing with the same settings.
 const (
 	// JobsStream holds sample jobs: a work-queue stream on subjects
 	// mdap.jobs.<route token>, one durable pull consumer per route, shared
@@ -21,23 +20,35 @@ const (
 	// subjects mdap.replies.<drawer>.<job id>, one consumer per Drawer.
 	RepliesStream = "MDAP_REPLIES"
 	// LeaseBucket is the key-value bucket of journal leases, one key per
-	// run, expiring a lease TTL after its last refresh.
+	// journal (its run, or <queue>.<task>), expiring a lease TTL after
+	// its last refresh.
 	LeaseBucket = "MDAP_LEASES"
-	// JournalStreamPrefix starts the name of a run's journal stream,
-	// MDAP_JOURNAL_<run>, on subject mdap.journal.<run>.
+	// JournalStreamPrefix starts the name of the stream an earlier mdap
+	// kept a run's journal on, MDAP_JOURNAL_<run> (subject
+	// mdap.journal.<run>); journals are now in JournalsStream. Such a run
+	// is refused with ErrOldLayout, exported by ExportJournal and removed
+	// by RemoveRun.
 	JournalStreamPrefix = "MDAP_JOURNAL_"
-	// TaskStreamPrefix starts the name of a task queue's stream,
-	// MDAP_TASKS_<queue>, on subject mdap.tasks.<queue>; its results are
-	// in the bucket MDAP_RESULTS_<queue>.
+	// TaskStreamPrefix starts the name of the stream an earlier mdap kept
+	// a task queue on, MDAP_TASKS_<queue>, with its results in the bucket
+	// MDAP_RESULTS_<queue> (ResultBucketPrefix); queues are now in
+	// TasksStream and ResultsBucket. Such a queue is refused with
+	// ErrOldLayout and removed by RemoveRun.
 	TaskStreamPrefix = "MDAP_TASKS_"
-	// ResultBucketPrefix starts the name of a task queue's result bucket.
+	// ResultBucketPrefix starts the name of an earlier mdap's result
+	// bucket of one queue (see TaskStreamPrefix).
 	ResultBucketPrefix = "MDAP_RESULTS_"
 
 	jobsSubject    = "mdap.jobs."
 	repliesSubject = "mdap.replies."
 	cancelSubject  = "mdap.cancel."
-	journalSubject = "mdap.journal."
-	tasksSubject   = "mdap.tasks."
+	journalSubject = "mdap.journals."
+	tasksSubject   = "mdap.queues."
+
+	// legacyJournalSubject is the subject prefix of an earlier mdap's
+	// journal streams; the shared streams use other subjects, since
+	// JetStream refuses two streams with overlapping subjects.
+	legacyJournalSubject = "mdap.journal."
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

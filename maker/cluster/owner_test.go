@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -241,9 +243,30 @@ func ownedScenario(t *testing.T, url string, s seeds) {
 // queue, publishes a task, takes it, completes it and reads its result.
 func journalAndQueueWork(t *testing.T, ctx context.Context, js jetstream.JetStream, run string) {
 	t.Helper()
+	solve := func(j *maker.Journal) {
+		t.Helper()
+		task, err := hanoi.New(2)
+		require.NoError(t, err)
+		_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 1}}, Model: simModel(t, 1), Journal: j}).Solve(ctx, task)
+		require.NoError(t, err)
+		require.NoError(t, j.Close())
+		assert.True(t, task.Solved())
+	}
+	// A journal written, then read back whole (a consumer filtered to
+	// its subject, a direct get of its last line).
 	j, err := cluster.CreateJournal(ctx, js, run, cluster.JournalConfig{})
 	require.NoError(t, err)
-	require.NoError(t, j.Close())
+	solve(j)
+	j, err = cluster.OpenJournal(ctx, js, run, cluster.JournalConfig{})
+	require.NoError(t, err)
+	solve(j)
+	// A task journal of its batch, the same.
+	for _, resume := range []bool{false, true} {
+		tj, resumed, err := cluster.TaskJournal(ctx, js, run, "t1", cluster.JournalConfig{})
+		require.NoError(t, err)
+		assert.Equal(t, resume, resumed)
+		solve(tj)
+	}
 	q, err := cluster.OpenTaskQueue(ctx, js, run, cluster.TaskQueueConfig{})
 	require.NoError(t, err)
 	require.NoError(t, q.Publish(ctx, "t1", []byte("task")))
@@ -254,4 +277,7 @@ func journalAndQueueWork(t *testing.T, ctx context.Context, js jetstream.JetStre
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Equal(t, "done", string(res))
+	all, err := q.Results(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]byte{"t1": []byte("done")}, all)
 }

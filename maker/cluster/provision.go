@@ -29,10 +29,10 @@ import (
 
 // agentSubject prefixes the agent's request subjects: mdap.engine.route
 // (a worker's route consumer), mdap.engine.replies (a Drawer's reply
-// consumer), mdap.engine.journal.<run> (a run's journal stream) and
-// mdap.engine.tasks.<queue> (a task queue's stream, consumer and result
-// bucket; mdap.engine.journal and mdap.engine.tasks, naming the run in
-// the request only, are served too).
+// consumer) and mdap.engine.tasks.<queue> (a task queue's consumer on
+// TasksStream; mdap.engine.tasks, naming the queue in the request only,
+// is served too). Journals need nothing made: their subjects are in the
+// provisioned JournalsStream.
 const agentSubject = "mdap.engine."
 
 // agentTimeout bounds one request to the agent, and the agent's work on it.
@@ -52,7 +52,12 @@ var ErrNotProvisioned = errors.New("not provisioned by the engine")
 // ProvisionConfig is the engine's settings for what it provisions; the
 // zero value is the defaults.
 type ProvisionConfig struct {
-	// Replicas of every stream and bucket; 0 means 1 (a single server).
+	// Replicas of every stream and bucket the engine provisions (the
+	// sample streams, the lease bucket, and the shared streams of runs'
+	// data: JournalsStream, TasksStream, ResultsBucket), so that nothing
+	// a run or a batch stores has fewer; 0 means 1 (a single server).
+	// 1 to 5, and at most the cluster's JetStream nodes: Provision refuses
+	// more (ErrConfig naming Replicas).
 	Replicas int
 	// DurableSamples keeps the sample streams on disk, so that they
 	// survive a restart of the server (set it for a stock nats-server,
@@ -63,12 +68,16 @@ type ProvisionConfig struct {
 	// MiB. A full job stream refuses new jobs (their samples fail with
 	// ErrEngine naming it); a full reply stream drops its oldest replies.
 	SampleBytes int64
-	// RunBytes bounds what one run may store: its journal stream, and
-	// a task queue's stream and its result bucket, each; 0 means
-	// DefaultRunBytes. A full one refuses new messages (never drops old
-	// ones): the run fails at its next journal line, or the task's
-	// publication fails, naming the stream and that it is full.
+	// RunBytes bounds each shared stream of runs' data (JournalsStream,
+	// TasksStream, ResultsBucket); 0 means DefaultRunBytes. A full one
+	// refuses new messages (never drops old ones): a run fails at its
+	// next journal line, or a task's publication fails, naming the stream
+	// and that it is full.
 	RunBytes int64
+	// RunLines bounds the lines of one journal (JournalsStream's messages
+	// per subject); 0 means DefaultRunLines. A full journal refuses new
+	// lines as a full stream does.
+	RunLines int64
 	// AckWait of every route's consumer; 0 means DefaultAckWait. Workers
 	// report progress every third of it.
 	AckWait time.Duration
@@ -99,6 +108,8 @@ func (c ProvisionConfig) Validate() error {
 		return fielderr.New(cfg, "LeaseTTL", c.LeaseTTL, "use a positive duration")
 	case c.RunBytes < 0:
 		return fielderr.New(cfg, "RunBytes", c.RunBytes, "use a positive size")
+	case c.RunLines < 0:
+		return fielderr.New(cfg, "RunLines", c.RunLines, "use a positive count")
 	case c.SampleBytes < 0:
 		return fielderr.New(cfg, "SampleBytes", c.SampleBytes, "use a positive size")
 	}
@@ -114,8 +125,10 @@ func (c ProvisionConfig) logger() *slog.Logger {
 	return c.Logger
 }
 
-// Provision creates the engine's shared resources with mdap's settings:
-// JobsStream, RepliesStream and the lease bucket. One that exists is set
+// Provision creates the engine's shared resources with mdap's settings
+// and cfg.Replicas: JobsStream, RepliesStream, the lease bucket, and the
+// shared streams of runs' data (JournalsStream, TasksStream,
+// ResultsBucket), so that no client needs to create a stream. One that exists is set
 // back to mdap's settings (a RePublish, a subject transform, a source or
 // a mirror someone added is removed); one whose settings cannot be
 // updated in place (its storage or retention) is deleted and made again,
@@ -142,12 +155,9 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig)
 	}
 	kv := leaseBucketConfig(cfg.Replicas, cmpOr(cfg.LeaseTTL, DefaultLeaseTTL))
 	if _, err := js.CreateOrUpdateKeyValue(ctx, kv); err != nil {
-		if noJetStream(err) {
-			return errNoJetStream("lease bucket", err)
-		}
-		return fmt.Errorf("%w: provision the lease bucket: %w", ErrEngine, err)
+		return provisionErr("the lease bucket", cfg.Replicas, err)
 	}
-	return nil
+	return provisionRunStreams(ctx, js, cfg)
 }
 
 // provisionStream makes the stream named want.Name have want's settings.
@@ -168,11 +178,8 @@ func provisionStream(ctx context.Context, js jetstream.JetStream, want jetstream
 			_, err = js.CreateStream(ctx, want)
 		}
 	}
-	if noJetStream(err) {
-		return errNoJetStream("stream "+want.Name, err)
-	}
 	if err != nil {
-		return fmt.Errorf("%w: provision stream %s: %w", ErrEngine, want.Name, err)
+		return provisionErr("stream "+want.Name, want.Replicas, err)
 	}
 	return nil
 }
@@ -229,11 +236,11 @@ type agentRequest struct {
 	// Route: the route whose consumer a worker needs (mdap.engine.route).
 	Route string `json:"route,omitempty"`
 	// Name: the reply consumer a Drawer needs (mdap.engine.replies): d
-	// and letters or digits; the run whose journal stream a coordinator
-	// needs (mdap.engine.journal); the task queue whose stream, consumer
-	// and result bucket it needs (mdap.engine.tasks).
+	// and letters or digits; the task queue whose consumer a coordinator
+	// needs (mdap.engine.tasks).
 	Name string `json:"name,omitempty"`
-	// MaxAge: the retention of a journal or a task queue.
+	// MaxAge: the retention of a task queue (checked, 1m to
+	// MaxRetention).
 	MaxAge time.Duration `json:"max_age,omitempty"`
 	// AckWait: a task queue consumer's ack wait.
 	AckWait time.Duration `json:"ack_wait,omitempty"`
@@ -311,7 +318,7 @@ const maxWorkRequests = 4096
 // pulls and their acts on the jobs delivered to them
 // (mdap.engine.work.<identity>.>, each act refused unless the job was
 // delivered to that identity), coordinators' requests for their reply
-// consumer, journal stream and task queue, making each with the engine's
+// consumer and task queue's consumer, making each with the engine's
 // settings in cfg, and their withdrawals of queued jobs (mdap.engine.withdraw,
 // each done only for the holder of the job's lease); and provisions the shared
 // resources again (Provision) after every reconnection, since a restarted
@@ -424,12 +431,12 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 	if err := json.Unmarshal(m.Data, &req); err != nil {
 		return fmt.Errorf("undecodable request: %w", err)
 	}
-	// A journal's or task queue's request names its run in the subject
-	// too (mdap.engine.journal.<run>), the only one a run's coordinator
+	// A task queue's request names its queue in the subject too
+	// (mdap.engine.tasks.<queue>), the only one a run's coordinator
 	// may ask for (RunRole); the subject's name is the one served.
 	kind, named, scoped := strings.Cut(strings.TrimPrefix(m.Subject, agentSubject), ".")
 	if scoped {
-		if kind != "journal" && kind != "tasks" {
+		if kind != "tasks" {
 			return fmt.Errorf("no such request %q", kind+"."+named)
 		}
 		if req.Name != "" && req.Name != named {
@@ -451,12 +458,6 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		return err
 	case "withdraw":
 		return withdrawJob(ctx, js, req)
-	case "journal":
-		if err := checkRetention(req); err != nil {
-			return err
-		}
-		_, err := ensureStream(ctx, js, journalStreamConfig(req.Name, cfg.Replicas, req.MaxAge, cfg.RunBytes))
-		return err
 	case "tasks":
 		if err := checkRetention(req); err != nil {
 			return err
@@ -464,19 +465,20 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		if req.AckWait < time.Second || req.AckWait > time.Hour {
 			return fmt.Errorf("task ack wait %s: use 1s to 1h", req.AckWait)
 		}
-		return makeTaskQueue(ctx, js, req.Name, cfg.Replicas, req.MaxAge, req.AckWait, cfg.RunBytes, nil)
+		_, err := js.CreateOrUpdateConsumer(ctx, TasksStream, taskConsumerConfig(req.Name, req.AckWait))
+		return err
 	default:
 		return fmt.Errorf("no such request %q", kind)
 	}
 }
 
-// checkRetention checks a journal's or task queue's request: a run or
+// checkRetention checks a task queue's request: a run or
 // queue name, and a retention of a minute to ten years.
 func checkRetention(req agentRequest) error {
 	if err := checkName("run", req.Name); err != nil {
 		return err
 	}
-	if req.MaxAge < time.Minute || req.MaxAge > 10*365*24*time.Hour {
+	if req.MaxAge < time.Minute || req.MaxAge > MaxRetention {
 		return fmt.Errorf("retention %s: use 1m to 10 years", req.MaxAge)
 	}
 	return nil

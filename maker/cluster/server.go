@@ -43,8 +43,9 @@ type ServerConfig struct {
 	// DefaultMaxConnsPerKey.
 	MaxConnsPerKey int
 	// Provision is the engine's settings for what it provisions (with
-	// Roles): replicas, the routes' AckWait and MaxDeliver, the lease
-	// TTL.
+	// Roles): the routes' AckWait and MaxDeliver, the lease TTL, the
+	// bounds of runs' data. Its Replicas must be 0 or 1 (ErrConfig): the
+	// embedded server is a single node.
 	Provision ProvisionConfig
 	// Token, if set (and Roles not), is required from every client
 	// (nats.Token, or nats://TOKEN@host:port). A token gives every holder
@@ -127,6 +128,9 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if len(cfg.Roles) > 0 {
 		if err := cfg.Provision.check(); err != nil {
 			return nil, err
+		}
+		if cfg.Provision.Replicas > 1 {
+			return nil, fmt.Errorf("%w: Replicas = %d: the embedded server is a single node, which keeps one copy: use 1, or a cluster of stock nats-server nodes provisioned with maker nats provision --replicas %d", ErrConfig, cfg.Provision.Replicas, cfg.Provision.Replicas)
 		}
 		if cfg.MaxConnsPerKey < 0 {
 			return nil, fmt.Errorf("%w: negative MaxConnsPerKey", ErrConfig)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,99 +25,66 @@ type TaskQueueConfig struct {
 	// AckWait is the queue consumer's ack wait (the last coordinator to
 	// open the queue sets it); 0 means DefaultTaskAckWait, at least 1s.
 	AckWait time.Duration
-	// Replicas is the replica count of the queue's stream and result
-	// bucket when they are created; 0 means 1.
+	// Replicas is the replica count of the shared streams (TasksStream,
+	// ResultsBucket) when this client creates them: on a server without
+	// roles that nobody provisions. 0 means 1. With roles the engine's
+	// replicas apply (ProvisionConfig.Replicas).
 	Replicas int
-	// MaxAge is the retention of the queue's tasks and results when they
-	// are created: a task or result older than that is removed; 0 means
-	// DefaultRetention. The queue's consumer goes after
+	// MaxAge is the retention of the tasks published and the results
+	// recorded through this queue: each is removed that long after it
+	// was written (a per-message TTL); 0 means DefaultRetention, at most
+	// MaxRetention. The queue's consumer goes after
 	// DefaultConsumerInactive without a coordinator.
 	MaxAge time.Duration
 }
 
-// TaskQueue spreads the tasks of a batch over several coordinators: a
-// work-queue stream MDAP_TASKS_<queue> of tasks, one durable consumer
-// shared by every coordinator, and a key-value bucket MDAP_RESULTS_<queue>
-// of results, one key per task.
+// TaskQueue spreads the tasks of a batch over several coordinators: the
+// subjects mdap.queues.<queue>.<task> of the shared work-queue stream
+// TasksStream (one message per task), one durable consumer q_<queue>
+// shared by every coordinator of the queue, and the keys <queue>.<task>
+// of the shared bucket ResultsBucket, one result per task.
 //
 // A coordinator Takes a task (a Claim), solves it and Completes it:
 // Complete writes the result with a create-only put (the first result of
 // a task stands, ErrAlreadyCompleted for any other) and then acknowledges
 // the task. So each task gets exactly one result however coordinators
 // die: a claim whose coordinator dies is redelivered after AckWait, and
-// the next coordinator resumes it from its journal on the engine (name the
-// journal after the task: OpenOrCreateJournal(ctx, js, claim.ID, ...)); a
-// task redelivered after its result was written is acknowledged by Take
-// and never handed out again.
+// the next coordinator resumes it from its journal on the engine; a task
+// redelivered after its result was written is acknowledged by Take and
+// never handed out again.
 //
 // What happens when a part dies: a coordinator: its claim is redelivered
 // after AckWait (the other coordinators carry on); the server: Take and
 // Complete fail with ErrEngine until it is back, and the tasks and
-// results on its store survive. Safe for concurrent use.
+// results on its store survive (on a cluster, on every replica). Safe for
+// concurrent use.
 type TaskQueue struct {
 	js      jetstream.JetStream
 	name    string
 	cons    jetstream.Consumer
-	stream  jetstream.Stream
 	results jetstream.KeyValue
 	ackWait time.Duration
+	maxAge  time.Duration
 }
 
-// taskConsumer names a task queue's consumer, shared by its coordinators.
-const taskConsumer = "coordinators"
-
-// makeTaskQueue creates (or finds) the stream, consumer and result bucket
-// of queue name and sets them in q, where q is non-nil.
-func makeTaskQueue(ctx context.Context, js jetstream.JetStream, name string, n int, maxAge, ackWait time.Duration, maxBytes int64, q *TaskQueue) error {
-	stream, err := ensureStream(ctx, js, jetstream.StreamConfig{
-		Name:        TaskStreamPrefix + name,
-		Description: "mdap tasks of queue " + name,
-		Subjects:    []string{tasksSubject + name},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas(n),
-		Duplicates:  min(time.Hour, maxAge),
-		MaxAge:      maxAge,
-		MaxBytes:    cmpOr(maxBytes, DefaultRunBytes),
-		Discard:     jetstream.DiscardNew,
-	})
-	if err != nil {
-		return err
-	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, TaskStreamPrefix+name, jetstream.ConsumerConfig{
-		Durable:           taskConsumer,
-		Description:       "mdap coordinators of queue " + name,
+// taskConsumerConfig is the consumer of queue's coordinators.
+func taskConsumerConfig(queue string, ackWait time.Duration) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:           taskConsumerOf(queue),
+		Description:       "mdap coordinators of queue " + queue,
+		FilterSubject:     tasksSubject + queue + ".>",
 		AckPolicy:         jetstream.AckExplicitPolicy,
 		AckWait:           ackWait,
 		MaxAckPending:     -1,
 		InactiveThreshold: DefaultConsumerInactive,
-	})
-	if err != nil {
-		return fmt.Errorf("%w: the consumer of queue %s: %w", ErrEngine, name, err)
 	}
-	results, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      ResultBucketPrefix + name,
-		Description: "mdap results of queue " + name,
-		History:     1,
-		TTL:         maxAge,
-		MaxBytes:    cmpOr(maxBytes, DefaultRunBytes),
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas(n),
-	})
-	if errors.Is(err, jetstream.ErrBucketExists) {
-		results, err = js.KeyValue(ctx, ResultBucketPrefix+name)
-	}
-	if err != nil {
-		return fmt.Errorf("%w: the result bucket of queue %s: %w", ErrEngine, name, err)
-	}
-	if q != nil {
-		q.stream, q.cons, q.results = stream, cons, results
-	}
-	return nil
 }
 
 // OpenTaskQueue creates the queue named name (letters, digits, '-', '_')
-// if it does not exist, or opens it. Errors wrap ErrConfig or ErrEngine.
+// if it does not exist, or opens it: its consumer is made by the engine
+// (or, on a server without roles, by this client). Errors wrap ErrConfig,
+// ErrOldLayout (a queue an earlier mdap started on streams of its own:
+// MDAP_TASKS_<queue>), ErrNotProvisioned or ErrEngine.
 func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg TaskQueueConfig) (*TaskQueue, error) {
 	if err := checkName("queue", name); err != nil {
 		return nil, err
@@ -124,46 +92,54 @@ func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg
 	if cfg.AckWait < 0 || (cfg.AckWait > 0 && cfg.AckWait < time.Second) {
 		return nil, fmt.Errorf("%w: task AckWait %s: use at least 1s", ErrConfig, cfg.AckWait)
 	}
-	if cfg.MaxAge < 0 {
-		return nil, fmt.Errorf("%w: queue MaxAge %s: must be 0 (the default) or positive", ErrConfig, cfg.MaxAge)
+	if cfg.MaxAge < 0 || cfg.MaxAge > MaxRetention {
+		return nil, fmt.Errorf("%w: queue MaxAge %s: use 0 (the default) or a positive duration up to %s", ErrConfig, cfg.MaxAge, MaxRetention)
+	}
+	if legacyStreamExists(ctx, js, TaskStreamPrefix+name) {
+		return nil, oldLayoutErr("the task queue", name, TaskStreamPrefix+name)
 	}
 	maxAge := cmpOr(cfg.MaxAge, DefaultRetention)
-	q := &TaskQueue{js: js, name: name, ackWait: cmpOr(cfg.AckWait, DefaultTaskAckWait)}
+	q := &TaskQueue{js: js, name: name, ackWait: cmpOr(cfg.AckWait, DefaultTaskAckWait), maxAge: maxAge}
+	if _, err := runStream(ctx, js, TasksStream, cfg.Replicas); err != nil {
+		return nil, err
+	}
 	err := askAgent(ctx, js.Conn(), "tasks."+name, agentRequest{Name: name, MaxAge: maxAge, AckWait: q.ackWait})
 	switch {
 	case err == nil: // made by the engine (a server with roles)
-		if q.stream, err = js.Stream(ctx, TaskStreamPrefix+name); err == nil {
-			if q.cons, err = js.Consumer(ctx, TaskStreamPrefix+name, taskConsumer); err == nil {
-				q.results, err = js.KeyValue(ctx, ResultBucketPrefix+name)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: task queue %s: %w", ErrEngine, name, err)
-		}
-		if aw := q.cons.CachedInfo().Config.AckWait; aw > 0 {
-			q.ackWait = aw
-		}
+		q.cons, err = js.Consumer(ctx, TasksStream, taskConsumerOf(name))
 	case errors.Is(err, errNoAgent):
-		if err := makeTaskQueue(ctx, js, name, cfg.Replicas, maxAge, q.ackWait, 0, q); err != nil {
-			return nil, err
-		}
+		q.cons, err = js.CreateOrUpdateConsumer(ctx, TasksStream, taskConsumerConfig(name, q.ackWait))
 	default:
 		return nil, err
+	}
+	if err == nil {
+		q.results, err = js.KeyValue(ctx, ResultsBucket)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: task queue %s: %w", ErrEngine, name, err)
+	}
+	if aw := q.cons.CachedInfo().Config.AckWait; aw > 0 {
+		q.ackWait = aw
 	}
 	return q, nil
 }
 
 // Publish adds a task with its id (a name: letters, digits, '-', '_') and
-// data (opaque to the queue: a job line, say). Publishing an id again
-// within an hour is a no-op (message-id deduplication); after that, a
-// task that already has a result is skipped by Take. Errors wrap ErrConfig
-// or ErrEngine.
+// data (opaque to the queue: a job line, say), on its own subject
+// mdap.queues.<queue>.<id>. Publishing an id that is still queued (or
+// claimed) is a no-op: the subject holds one message and the stream
+// refuses a second; a task published again after its result was recorded
+// is skipped by Take. Errors wrap ErrConfig or ErrEngine.
 func (q *TaskQueue) Publish(ctx context.Context, id string, data []byte) error {
 	if err := checkName("task", id); err != nil {
 		return err
 	}
-	if _, err := q.js.Publish(ctx, tasksSubject+q.name, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(TaskStreamPrefix+q.name)); err != nil {
-		return fmt.Errorf("%w: publish task %s on stream %s: %w%s", ErrEngine, id, TaskStreamPrefix+q.name, err, fullHint(err))
+	_, err := q.js.Publish(ctx, tasksSubject+q.name+"."+id, data, jetstream.WithExpectStream(TasksStream), jetstream.WithMsgTTL(q.maxAge))
+	if err != nil && strings.Contains(err.Error(), "maximum messages per subject exceeded") {
+		return nil // queued already
+	}
+	if err != nil {
+		return fmt.Errorf("%w: publish task %s of queue %s on stream %s: %w%s", ErrEngine, id, q.name, TasksStream, err, fullHint(err))
 	}
 	return nil
 }
@@ -214,12 +190,12 @@ func (q *TaskQueue) Take(ctx context.Context) (*Claim, error) {
 			return nil, fmt.Errorf("%w: take a task of %s: %w", ErrEngine, q.name, err)
 		}
 		for msg := range batch.Messages() {
-			id := msg.Headers().Get(jetstream.MsgIDHeader)
-			if id == "" {
-				_ = msg.TermWithReason("task without an id")
+			id, ok := strings.CutPrefix(msg.Subject(), tasksSubject+q.name+".")
+			if !ok || checkName("task", id) != nil {
+				_ = msg.TermWithReason("not a task of this queue")
 				continue
 			}
-			if _, err := q.results.Get(ctx, id); err == nil {
+			if _, err := q.results.Get(ctx, q.resultKey(id)); err == nil {
 				_ = msg.Ack() // done before: a redelivery after the result
 				continue
 			}
@@ -277,7 +253,16 @@ func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration) (stop
 // (the claim is kept: Complete may be called again, or the task is
 // redelivered after the ack wait).
 func (c *Claim) Complete(ctx context.Context, result []byte) error {
-	_, err := c.q.results.Create(ctx, c.ID, result)
+	var err error
+	for try := 0; ; try++ {
+		_, err = c.q.results.Create(ctx, c.q.resultKey(c.ID), result, jetstream.KeyTTL(c.q.maxAge))
+		// No responders: the bucket is electing a leader (a node of a
+		// cluster was lost); nothing was stored, so try again a while.
+		if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) || try >= int(opTimeout/leaderRetryWait) || ctx.Err() != nil {
+			break
+		}
+		_ = wait.Sleep(ctx, leaderRetryWait)
+	}
 	switch {
 	case errors.Is(err, jetstream.ErrKeyExists):
 		c.end()
@@ -355,8 +340,14 @@ func (q *TaskQueue) Serve(ctx context.Context, n int, solve func(ctx context.Con
 				result, err := solve(ctx, c)
 				switch {
 				case err == nil:
-					if cerr := c.Complete(context.WithoutCancel(ctx), result); cerr != nil && !errors.Is(cerr, ErrAlreadyCompleted) && failed != nil {
-						failed(c, cerr)
+					if cerr := c.Complete(context.WithoutCancel(ctx), result); cerr != nil && !errors.Is(cerr, ErrAlreadyCompleted) {
+						// Not recorded (the engine lost a node, say): the
+						// task goes back, and its journal gives its result
+						// again at once.
+						_ = c.Release(time.Second)
+						if failed != nil {
+							failed(c, cerr)
+						}
 					}
 					if pending, perr := q.Pending(ctx); perr == nil && pending == 0 {
 						drained()
@@ -379,9 +370,12 @@ func (q *TaskQueue) Serve(ctx context.Context, n int, solve func(ctx context.Con
 	return ctx.Err()
 }
 
+// resultKey is the key of task id's result in ResultsBucket.
+func (q *TaskQueue) resultKey(id string) string { return q.name + "." + id }
+
 // Result returns a task's result, and whether it has one.
 func (q *TaskQueue) Result(ctx context.Context, id string) ([]byte, bool, error) {
-	e, err := q.results.Get(ctx, id)
+	e, err := q.results.Get(ctx, q.resultKey(id))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return nil, false, nil
@@ -393,12 +387,13 @@ func (q *TaskQueue) Result(ctx context.Context, id string) ([]byte, bool, error)
 
 // Results returns every result recorded so far, by task id.
 func (q *TaskQueue) Results(ctx context.Context) (map[string][]byte, error) {
-	keys, err := q.results.ListKeys(ctx)
+	keys, err := q.results.ListKeysFiltered(ctx, q.name+".*")
 	if err != nil {
 		return nil, fmt.Errorf("%w: results of %s: %w", ErrEngine, q.name, err)
 	}
 	out := map[string][]byte{}
-	for k := range keys.Keys() {
+	for key := range keys.Keys() {
+		k := strings.TrimPrefix(key, q.name+".")
 		v, ok, err := q.Result(ctx, k)
 		if err != nil {
 			return nil, err
@@ -413,21 +408,44 @@ func (q *TaskQueue) Results(ctx context.Context) (map[string][]byte, error) {
 // Pending returns how many tasks are in the queue, claimed or not: the
 // tasks not yet completed.
 func (q *TaskQueue) Pending(ctx context.Context) (int, error) {
-	info, err := q.stream.Info(ctx)
+	info, err := q.cons.Info(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("%w: queue %s: %w", ErrEngine, q.name, err)
 	}
-	return int(info.State.Msgs), nil
+	return int(info.NumPending) + info.NumAckPending, nil
 }
 
 // OpenOrCreateJournal opens the journal of run on the engine to resume it
-// if it exists, and creates it otherwise: what a coordinator of a
-// TaskQueue does with a claimed task's journal. resumed says which.
-// Errors are OpenJournal's and CreateJournal's.
+// if it exists, and creates it otherwise. resumed says which. Errors are
+// OpenJournal's and CreateJournal's.
 func OpenOrCreateJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (j *maker.Journal, resumed bool, err error) {
-	j, err = OpenJournal(ctx, js, run, cfg)
+	if err := checkName("run", run); err != nil {
+		return nil, false, err
+	}
+	return openOrCreate(ctx, js, runJournal(run), cfg)
+}
+
+// TaskJournal opens the journal of task of queue on the engine to resume
+// it if it exists, and creates it otherwise: what a coordinator of a
+// TaskQueue does with a claimed task (SolveBatch does). The journal is on
+// the subject mdap.journals.<queue>.<task>, its lease the key
+// <queue>.<task>, so a coordinator issued for the queue (RunRole(queue))
+// may use it; it goes by "nats:QUEUE.TASK". resumed says whether it
+// existed. Errors are OpenJournal's and CreateJournal's.
+func TaskJournal(ctx context.Context, js jetstream.JetStream, queue, task string, cfg JournalConfig) (j *maker.Journal, resumed bool, err error) {
+	if err := checkName("queue", queue); err != nil {
+		return nil, false, err
+	}
+	if err := checkName("task", task); err != nil {
+		return nil, false, err
+	}
+	return openOrCreate(ctx, js, taskJournal(queue, task), cfg)
+}
+
+func openOrCreate(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig) (*maker.Journal, bool, error) {
+	j, err := openJournal(ctx, js, ref, cfg, false)
 	if errors.Is(err, maker.ErrJournalPath) {
-		j, err = CreateJournal(ctx, js, run, cfg)
+		j, err = openJournal(ctx, js, ref, cfg, true)
 		return j, false, err
 	}
 	return j, err == nil, err

@@ -132,27 +132,82 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 			return err
 		}},
 		{"read the victim's journal (message-get)", func(c context.Context) error {
-			_, err := tnc.RequestWithContext(c, "$JS.API.STREAM.MSG.GET."+cluster.JournalStreamPrefix+"victim", []byte(`{"seq":1}`))
+			_, err := tnc.RequestWithContext(c, "$JS.API.STREAM.MSG.GET."+cluster.JournalsStream, []byte(`{"seq":1}`))
 			return err
 		}},
-		{"read the victim's journal (direct get)", func(c context.Context) error {
-			_, err := tnc.RequestWithContext(c, "$JS.API.DIRECT.GET."+cluster.JournalStreamPrefix+"victim", []byte(`{"seq":1}`))
+		{"read the victim's journal (direct get by sequence)", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.DIRECT.GET."+cluster.JournalsStream, []byte(`{"seq":1}`))
+			return err
+		}},
+		{"read the victim's journal (direct get of its last line)", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.DIRECT.GET."+cluster.JournalsStream+".mdap.journals.victim", nil)
 			return err
 		}},
 		{"consume the victim's journal", func(c context.Context) error {
-			_, err := tjs.OrderedConsumer(c, cluster.JournalStreamPrefix+"victim", jetstream.OrderedConsumerConfig{})
+			_, err := tjs.OrderedConsumer(c, cluster.JournalsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"mdap.journals.victim"}})
 			return err
 		}},
+		{"consume every journal", func(c context.Context) error {
+			_, err := tjs.OrderedConsumer(c, cluster.JournalsStream, jetstream.OrderedConsumerConfig{})
+			return err
+		}},
+		{"consume every journal by a wildcard", func(c context.Context) error {
+			_, err := tjs.OrderedConsumer(c, cluster.JournalsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"mdap.journals.>"}})
+			return err
+		}},
+		{"consume the victim's journal through a filter naming the thief", func(c context.Context) error {
+			m, err := tnc.RequestWithContext(c, "$JS.API.CONSUMER.CREATE."+cluster.JournalsStream+".sneak.mdap.journals.thief",
+				[]byte(`{"stream_name":"`+cluster.JournalsStream+`","config":{"name":"sneak","filter_subject":"mdap.journals.victim","ack_policy":"none"}}`))
+			if err != nil {
+				return err
+			}
+			var resp struct{ Error *struct{ Description string } }
+			if err := jsonUnmarshal(m.Data, &resp); err != nil {
+				return err
+			}
+			if resp.Error != nil {
+				return errors.New(resp.Error.Description)
+			}
+			return nil
+		}},
 		{"write a line into the victim's journal", func(c context.Context) error {
-			_, err := tjs.Publish(c, "mdap.journal.victim", []byte(`{"forged":true}`))
+			_, err := tjs.Publish(c, "mdap.journals.victim", []byte(`{"forged":true}`))
+			return err
+		}},
+		{"write a line into a journal of the victim's batch", func(c context.Context) error {
+			_, err := tjs.Publish(c, "mdap.journals.victim.t1", []byte(`{"forged":true}`))
 			return err
 		}},
 		{"purge the victim's journal", func(c context.Context) error {
-			_, err := tnc.RequestWithContext(c, "$JS.API.STREAM.PURGE."+cluster.JournalStreamPrefix+"victim", nil)
+			_, err := tnc.RequestWithContext(c, "$JS.API.STREAM.PURGE."+cluster.JournalsStream, []byte(`{"filter":"mdap.journals.victim"}`))
 			return err
 		}},
-		{"delete the victim's journal", func(c context.Context) error {
-			return tjs.DeleteStream(c, cluster.JournalStreamPrefix+"victim")
+		{"delete a line of the victim's journal", func(c context.Context) error {
+			st, err := stream(c, cluster.JournalsStream)
+			if err != nil {
+				return err
+			}
+			return st.DeleteMsg(c, 1)
+		}},
+		{"delete the journals", func(c context.Context) error {
+			return tjs.DeleteStream(c, cluster.JournalsStream)
+		}},
+		{"create a stream", func(c context.Context) error {
+			_, err := tjs.CreateStream(c, jetstream.StreamConfig{Name: "EVIL", Subjects: []string{"evil.>"}})
+			return err
+		}},
+		{"update the journals' stream", func(c context.Context) error {
+			_, err := tjs.UpdateStream(c, jetstream.StreamConfig{Name: cluster.JournalsStream, Subjects: []string{"mdap.journals.>", "evil.>"},
+				SubjectTransform: &jetstream.SubjectTransformConfig{Source: "evil.>", Destination: "mdap.journals.>"}})
+			return err
+		}},
+		{"purge the task queues", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.STREAM.PURGE."+cluster.TasksStream, []byte(`{"filter":"mdap.queues.victim.>"}`))
+			return err
+		}},
+		{"purge the results", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.STREAM.PURGE.KV_"+cluster.ResultsBucket, nil)
+			return err
 		}},
 		{"drop the victim's lease", func(c context.Context) error {
 			_, err := tjs.Publish(c, "$KV."+cluster.LeaseBucket+".victim", nil, jetstream.WithMsgID("drop"))
@@ -175,11 +230,34 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 			return err
 		}},
 		{"take the victim's task", func(c context.Context) error {
-			_, err := tnc.RequestWithContext(c, "$JS.API.CONSUMER.MSG.NEXT."+cluster.TaskStreamPrefix+"victim.coordinators", []byte(`{"batch":1}`))
+			_, err := tnc.RequestWithContext(c, "$JS.API.CONSUMER.MSG.NEXT."+cluster.TasksStream+".q_victim", []byte(`{"batch":1}`))
+			return err
+		}},
+		{"queue a task into the victim's queue", func(c context.Context) error {
+			_, err := tjs.Publish(c, "mdap.queues.victim.t9", []byte("forged"))
+			return err
+		}},
+		{"redirect the victim's queue consumer", func(c context.Context) error {
+			_, err := tjs.CreateOrUpdateConsumer(c, cluster.TasksStream, jetstream.ConsumerConfig{Durable: "q_victim", FilterSubject: "mdap.queues.thief.>", AckPolicy: jetstream.AckExplicitPolicy})
+			return err
+		}},
+		{"delete the victim's queue consumer", func(c context.Context) error {
+			return tjs.DeleteConsumer(c, cluster.TasksStream, "q_victim")
+		}},
+		{"ask the engine for the victim's queue", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "mdap.engine.tasks.victim", []byte(`{"name":"victim","max_age":3600000000000,"ack_wait":30000000000}`))
 			return err
 		}},
 		{"write the victim's result", func(c context.Context) error {
-			_, err := tjs.Publish(c, "$KV."+cluster.ResultBucketPrefix+"victim.t1", []byte("forged"))
+			_, err := tjs.Publish(c, "$KV."+cluster.ResultsBucket+".victim.t1", []byte("forged"))
+			return err
+		}},
+		{"read the victim's result", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.DIRECT.GET.KV_"+cluster.ResultsBucket+".$KV."+cluster.ResultsBucket+".victim.t1", nil)
+			return err
+		}},
+		{"list the victim's results", func(c context.Context) error {
+			_, err := tjs.OrderedConsumer(c, "KV_"+cluster.ResultsBucket, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"$KV." + cluster.ResultsBucket + ".victim.>"}})
 			return err
 		}},
 		{"publish a reply into the victim's run", func(c context.Context) error {
@@ -279,22 +357,27 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 	j2, err := cluster.OpenJournal(tctx, vjs, "victim", cluster.JournalConfig{})
 	require.NoError(t, err, "the victim's journal reads back whole")
 	require.NoError(t, j2.Close())
-	js, err := ajs.Stream(tctx, cluster.JournalStreamPrefix+"victim")
+	js, err := ajs.Stream(tctx, cluster.JournalsStream)
 	require.NoError(t, err)
-	assert.Equal(t, uint64(len(wantSteps)+1), js.CachedInfo().State.Msgs, "a header and a line a step, nothing more")
+	info, err := js.Info(tctx, jetstream.WithSubjectFilter("mdap.journals.victim"))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]uint64{"mdap.journals.victim": uint64(len(wantSteps) + 1)}, info.State.Subjects, "a header and a line a step, nothing more")
+	info, err = js.Info(tctx, jetstream.WithSubjectFilter("mdap.journals.victim.>"))
+	require.NoError(t, err)
+	assert.Empty(t, info.State.Subjects, "nothing written under the victim's batch journals")
 }
 
 // TestFullRunStreamsFailFastNamingThem: what one run may store is
-// bounded (ProvisionConfig.RunBytes): a run whose journal is full fails
-// at its next step with an error naming the journal's stream and that it
-// is full, its lines kept (none dropped to make room); a full task queue
-// refuses a task the same way.
+// bounded (ProvisionConfig.RunLines, RunBytes): a run whose journal is
+// full fails at its next step with an error naming the journal, its
+// stream and that it is full, its lines kept (none dropped to make room);
+// a full task stream refuses a task the same way.
 func TestFullRunStreamsFailFastNamingThem(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	keys, s := issueTenants(t, dir)
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
-		Provision: cluster.ProvisionConfig{RunBytes: 4 << 10}})
+		Provision: cluster.ProvisionConfig{RunLines: 20, RunBytes: 64 << 10}})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
 	url := srv.ClientURL()
@@ -311,30 +394,33 @@ func TestFullRunStreamsFailFastNamingThem(t *testing.T) {
 	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 30 * time.Second})
 	remote, err := d.Model(worker.Route())
 	require.NoError(t, err)
-	task, err := hanoi.New(6) // 63 steps: far more lines than 4 KiB holds
+	task, err := hanoi.New(6) // 63 steps: more lines than 20
 	require.NoError(t, err)
 	began := time.Now()
 	_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, Parallel: 2}}, Model: remote, Journal: j}).Solve(ctx, task)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), cluster.JournalStreamPrefix+"victim")
+	assert.Contains(t, err.Error(), "nats:victim")
+	assert.Contains(t, err.Error(), cluster.JournalsStream)
 	assert.Contains(t, err.Error(), "full")
 	assert.Less(t, time.Since(began), 30*time.Second)
 	_ = j.Close()
-	st, err := ajs.Stream(ctx, cluster.JournalStreamPrefix+"victim")
+	st, err := ajs.Stream(ctx, cluster.JournalsStream)
 	require.NoError(t, err)
-	state := st.CachedInfo().State
-	assert.Equal(t, uint64(1), state.FirstSeq, "the journal's first lines are kept")
-	assert.Positive(t, state.Msgs)
-	assert.LessOrEqual(t, state.Bytes, uint64(4<<10))
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter("mdap.journals.victim"))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(20), info.State.Subjects["mdap.journals.victim"], "the journal holds its bound")
+	first, err := st.GetMsg(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, "1", first.Header.Get("Mdap-Line"), "the journal's first line is kept")
 
 	q, err := cluster.OpenTaskQueue(ctx, vjs, "victim", cluster.TaskQueueConfig{})
 	require.NoError(t, err)
-	big := make([]byte, 1<<10)
+	big := make([]byte, 8<<10)
 	var perr error
-	for i := 0; i < 8 && perr == nil; i++ {
+	for i := 0; i < 16 && perr == nil; i++ {
 		perr = q.Publish(ctx, fmt.Sprintf("t%d", i), big)
 	}
 	require.Error(t, perr)
-	assert.Contains(t, perr.Error(), cluster.TaskStreamPrefix+"victim")
+	assert.Contains(t, perr.Error(), cluster.TasksStream)
 	assert.Contains(t, perr.Error(), "full")
 }

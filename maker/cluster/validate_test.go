@@ -30,6 +30,7 @@ func TestConfigsValidateThemselves(t *testing.T) {
 		{cluster.ProvisionConfig{MaxDeliver: -3}.Validate(), "MaxDeliver", "use at least 2"},
 		{cluster.ProvisionConfig{LeaseTTL: -1}.Validate(), "LeaseTTL", "positive"},
 		{cluster.ProvisionConfig{RunBytes: -1}.Validate(), "RunBytes", "positive"},
+		{cluster.ProvisionConfig{RunLines: -1}.Validate(), "RunLines", "positive"},
 		{cluster.ProvisionConfig{SampleBytes: -1}.Validate(), "SampleBytes", "positive"},
 		{cluster.WorkerConfig{Inflight: cluster.MaxInflight + 1}.Validate(), "Inflight", "use 1 to 4096"},
 		{cluster.WorkerConfig{Inflight: -1}.Validate(), "Inflight", "use 1 to 4096"},
@@ -57,4 +58,16 @@ func TestConfigsValidateThemselves(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "Inflight", fe.Fields[0].Name)
 	require.ErrorIs(t, cluster.Provision(context.Background(), js, cluster.ProvisionConfig{MaxDeliver: 1}), cluster.ErrConfig)
+}
+
+// TestEmbeddedServerIsOneReplica: the embedded server is a single node, so
+// a Provision asking for more replicas is refused at the start, naming
+// the way to replicas (a cluster of stock nodes).
+func TestEmbeddedServerIsOneReplica(t *testing.T) {
+	keys, _, err := cluster.EnsureCredentials(t.TempDir())
+	require.NoError(t, err)
+	_, err = cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: cluster.ProvisionConfig{Replicas: 3}})
+	require.ErrorIs(t, err, cluster.ErrConfig)
+	assert.Contains(t, err.Error(), "single node")
+	assert.Contains(t, err.Error(), "maker nats provision --replicas 3")
 }

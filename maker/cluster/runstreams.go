@@ -1,0 +1,203 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Runs' data lives under per-run subjects of three shared streams that
+// the engine provisions once, with its replicas (ProvisionConfig.Replicas),
+// beside the sample streams and the lease bucket:
+//
+//   - JournalsStream: one subject per journal, mdap.journal.<run> (a
+//     batch's task: mdap.journal.<queue>.<task>), one message per line;
+//   - TasksStream: one subject per queued task, mdap.tasks.<queue>.<task>,
+//     holding at most one message (a task queued twice is queued once);
+//   - ResultsBucket: one key per task result, <queue>.<task>.
+//
+// So no client ever creates a stream, a run's data has the replicas of the
+// engine, and a run coordinator's permissions (RunRole) name its own
+// subjects: mdap.journal.<run>[.>], mdap.tasks.<run>.>, the keys <run>[.>]
+// of the lease and result buckets. A run's retention (JournalConfig.MaxAge,
+// TaskQueueConfig.MaxAge) is a per-message TTL, bounded by the stream's
+// MaxAge (MaxRetention).
+
+// The shared streams and bucket of runs' data.
+const (
+	// JournalsStream holds every journal on the engine: a limits stream
+	// on disk, subjects mdap.journal.>, that refuses message deletion
+	// (DenyDelete), and a new line past RunLines lines of one journal
+	// (DiscardNewPerSubject), never dropping an old one.
+	JournalsStream = "MDAP_JOURNALS"
+	// TasksStream holds every task queue: a work-queue stream on disk,
+	// subjects mdap.tasks.<queue>.<task>, one durable consumer per queue
+	// (q_<queue>) shared by the queue's coordinators.
+	TasksStream = "MDAP_TASKS"
+	// ResultsBucket is the key-value bucket of task results, key
+	// <queue>.<task>, one value per key (create-only: the first result
+	// of a task stands).
+	ResultsBucket = "MDAP_RESULTS"
+)
+
+// MaxRetention is the longest retention a run may ask for, and the MaxAge
+// of the shared run streams: nothing a run stores outlives it.
+const MaxRetention = 10 * 365 * 24 * time.Hour
+
+// DefaultRunLines bounds the lines of one journal (and the results of one
+// queue are bounded by its tasks) when ProvisionConfig.RunLines is 0:
+// about four million, a run of four million steps.
+const DefaultRunLines int64 = 1 << 22
+
+// lineHeader numbers a journal line from 1 (diagnostics: the first line a
+// retention removed).
+const lineHeader = "Mdap-Line"
+
+// taskConsumerOf names the consumer of queue's coordinators on TasksStream.
+func taskConsumerOf(queue string) string { return "q_" + queue }
+
+// journalsStreamConfig is the shared stream of journals.
+func journalsStreamConfig(n int, maxBytes, lines int64) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:                 JournalsStream,
+		Description:          "mdap journals, one subject per run",
+		Subjects:             []string{journalSubject + ">"},
+		Retention:            jetstream.LimitsPolicy,
+		Storage:              jetstream.FileStorage,
+		Replicas:             replicas(n),
+		MaxAge:               MaxRetention,
+		MaxBytes:             cmpOr(maxBytes, DefaultRunBytes),
+		MaxMsgsPerSubject:    cmpOr(lines, DefaultRunLines),
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+		DenyDelete:           true,
+		AllowMsgTTL:          true,
+		AllowDirect:          true,
+	}
+}
+
+// tasksStreamConfig is the shared work queue of tasks.
+func tasksStreamConfig(n int, maxBytes int64) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:                 TasksStream,
+		Description:          "mdap task queues, one subject per task",
+		Subjects:             []string{tasksSubject + ">"},
+		Retention:            jetstream.WorkQueuePolicy,
+		Storage:              jetstream.FileStorage,
+		Replicas:             replicas(n),
+		MaxAge:               MaxRetention,
+		MaxBytes:             cmpOr(maxBytes, DefaultRunBytes),
+		MaxMsgsPerSubject:    1,
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+		AllowMsgTTL:          true,
+	}
+}
+
+// resultsBucketConfig is the shared bucket of task results.
+func resultsBucketConfig(n int, maxBytes int64) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:         ResultsBucket,
+		Description:    "mdap task results, key <queue>.<task>",
+		History:        1,
+		TTL:            MaxRetention,
+		MaxBytes:       cmpOr(maxBytes, DefaultRunBytes),
+		Storage:        jetstream.FileStorage,
+		Replicas:       replicas(n),
+		LimitMarkerTTL: time.Minute,
+	}
+}
+
+// provisionRunStreams makes the shared run streams and bucket have the
+// engine's settings (see Provision).
+func provisionRunStreams(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig) error {
+	for _, want := range []jetstream.StreamConfig{journalsStreamConfig(cfg.Replicas, cfg.RunBytes, cfg.RunLines), tasksStreamConfig(cfg.Replicas, cfg.RunBytes)} {
+		if err := provisionStream(ctx, js, want, cfg.logger()); err != nil {
+			return err
+		}
+	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, resultsBucketConfig(cfg.Replicas, cfg.RunBytes)); err != nil {
+		return provisionErr("the result bucket "+ResultsBucket, cfg.Replicas, err)
+	}
+	return nil
+}
+
+// ensureRunStreams finds the shared run streams, or creates them where
+// the client may (a server without roles, which nobody provisions).
+func ensureRunStreams(ctx context.Context, js jetstream.JetStream, n int) error {
+	if _, err := ensureStream(ctx, js, journalsStreamConfig(n, 0, 0)); err != nil {
+		return err
+	}
+	if _, err := ensureStream(ctx, js, tasksStreamConfig(n, 0)); err != nil {
+		return err
+	}
+	if _, err := js.KeyValue(ctx, ResultsBucket); errors.Is(err, jetstream.ErrBucketNotFound) {
+		_, err = js.CreateKeyValue(ctx, resultsBucketConfig(n, 0))
+		if err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
+			return fmt.Errorf("%w: bucket %s: %w", ErrEngine, ResultsBucket, err)
+		}
+	}
+	return nil
+}
+
+// provisionErr wraps an error of making what: a placement the cluster
+// cannot give (more replicas than nodes, or a single server) wraps
+// ErrConfig naming Replicas; anything else ErrEngine.
+func provisionErr(what string, n int, err error) error {
+	if noJetStream(err) {
+		return errNoJetStream(what, err)
+	}
+	if strings.Contains(err.Error(), "insufficient storage") || strings.Contains(err.Error(), "insufficient resources") {
+		return fmt.Errorf("%w: the servers cannot reserve the room of %s (%w): JetStream reserves a stream's max bytes on each node holding a copy; free disk space or raise each node's max_file_store, or lower ProvisionConfig.RunBytes (%s by default)", ErrConfig, what, err, "2 GiB")
+	}
+	var je jetstream.JetStreamError
+	if n > 1 && errors.As(err, &je) && je.APIError() != nil {
+		switch je.APIError().ErrorCode {
+		case jsErrCodeInsufficientResources, jsErrCodeReplicasNotSupported, jsErrCodeNoSuitablePeers:
+			return fmt.Errorf("%w: Replicas = %d: the server cannot place %d copies of %s (%s): use at most the number of JetStream nodes of the cluster, and 1 on a single server", ErrConfig, n, n, what, je.APIError().Description)
+		}
+	}
+	if n > 1 && (strings.Contains(err.Error(), "replicas > 1 not supported") || strings.Contains(err.Error(), "no suitable peers")) {
+		return fmt.Errorf("%w: Replicas = %d: the server cannot place %d copies of %s (%w): use at most the number of JetStream nodes of the cluster, and 1 on a single server", ErrConfig, n, n, what, err)
+	}
+	return fmt.Errorf("%w: provision %s: %w", ErrEngine, what, err)
+}
+
+// JetStream API error codes the jetstream package names no constant for.
+const (
+	jsErrCodeReplicasNotSupported  = 10074 // replicas > 1 not supported in non-clustered mode
+	jsErrCodeNoSuitablePeers       = 10005 // no suitable peers for placement
+	jsErrCodeInsufficientResources = 10023 // insufficient resources
+)
+
+// ErrOldLayout: a run or batch started by an earlier mdap, whose data is
+// on streams of its own (MDAP_JOURNAL_<run>, MDAP_TASKS_<queue>,
+// MDAP_RESULTS_<queue>), not under the shared streams' subjects. It is
+// not resumed: finish it with the mdap that started it, or remove it with
+// maker nats rm (RemoveRun) and start again.
+var ErrOldLayout = errors.New("a run of an earlier mdap")
+
+// legacyStreamExists reports whether the stream name of an earlier mdap
+// exists. A client that may not look (a run coordinator asking about
+// another's) learns nothing: false.
+func legacyStreamExists(ctx context.Context, js jetstream.JetStream, name string) bool {
+	if name == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.INFO."+name, func(ctx context.Context) (jetstream.Stream, error) {
+		return js.Stream(ctx, name)
+	})
+	return err == nil
+}
+
+// oldLayoutErr is the refusal of run, found on the stream of an earlier
+// mdap.
+func oldLayoutErr(what, run, stream string) error {
+	return fmt.Errorf("%w: %s %q is on the stream %s, which an earlier mdap made for it alone; this mdap keeps runs under the subjects of %s: finish it with the mdap that started it, or remove it with maker nats rm %s (the admin) and start it again", ErrOldLayout, what, run, stream, JournalsStream+", "+TasksStream+" and "+ResultsBucket, run)
+}
