@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -233,7 +234,7 @@ type journalStore struct {
 	first  uint64        // the sequence of line 0
 	last   uint64        // the stream's last sequence, appends counted
 	lines  int
-	acks   []jetstream.PubAckFuture // appends not yet confirmed
+	acks   []pendingLine // appends not yet confirmed, in order
 	err    error                    // the first failed append: the store is then unusable
 }
 
@@ -309,42 +310,111 @@ func (s *journalStore) Append(line []byte) error {
 	if err := s.lease.check(); err != nil {
 		return err
 	}
-	f, err := s.js.PublishAsync(s.subject, line, jetstream.WithExpectLastSequence(s.last), jetstream.WithExpectStream(JournalStreamPrefix+s.run))
+	f, err := s.js.PublishAsync(s.subject, line, jetstream.WithExpectLastSequence(s.last), jetstream.WithExpectStream(JournalStreamPrefix+s.run),
+		jetstream.WithMsgID(s.run+"."+strconv.FormatUint(s.last+1, 10)))
 	if err != nil {
 		s.err = fmt.Errorf("%w: append to %s: %w", ErrEngine, s.Name(), err)
 		return s.err
 	}
-	s.acks = append(s.acks, f)
+	s.acks = append(s.acks, pendingLine{f: f, seq: s.last + 1})
 	s.last++
 	s.lines++
 	return nil
 }
 
-// Flush waits until the server has acknowledged every appended line.
+// pendingLine is an appended line waiting for its acknowledgement: the
+// stream sequence it must land at, and whether it was published again.
+type pendingLine struct {
+	f      jetstream.PubAckFuture
+	seq    uint64
+	resent bool
+}
+
+// appendTry is how long Flush waits for a line's acknowledgement before
+// it publishes the line again.
+const appendTry = 2 * time.Second
+
+// errNoAck: no acknowledgement within appendTry.
+var errNoAck = errors.New("no acknowledgement yet")
+
+// Flush waits until the server has acknowledged every appended line,
+// within opTimeout. A line whose acknowledgement was lost (the
+// connection left a stalled or dead node for another: Connect), refused
+// for want of a stream leader (a node's stall or death, until the
+// others elect one), or not given within appendTry, is published again
+// with the lines after it, each with its message id and expectations:
+// the stream keeps a line once (a copy of a stored line is dropped by its
+// Nats-Msg-Id, or found at its sequence), so a node's stall costs a
+// moment, not the run.
 func (s *journalStore) Flush() error {
 	if s.err != nil {
 		return s.err
 	}
-	t := time.NewTimer(opTimeout)
-	defer t.Stop()
-	for i, f := range s.acks {
+	deadline := time.Now().Add(opTimeout)
+	for len(s.acks) > 0 {
+		p := s.acks[0]
+		try := time.NewTimer(min(appendTry, max(time.Until(deadline), 0)))
+		var err error
 		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), JournalStreamPrefix+s.run, err, fullHint(err))
-			if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) {
-				s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseTaken, s.Name(), err)
-			}
-		case <-t.C:
+		case <-p.f.Ok():
+		case err = <-p.f.Err():
+		case <-try.C:
+			err = errNoAck
+		}
+		try.Stop()
+		if err != nil && p.resent && isWrongLastSequence(err) && s.storedAt(p) {
+			err = nil // an earlier copy landed; its acknowledgement was lost
+		}
+		if err == nil {
+			s.acks = s.acks[1:]
+			continue
+		}
+		if retryAppend(err) && time.Now().Before(deadline) {
+			s.resend()
+			continue
+		}
+		s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), JournalStreamPrefix+s.run, err, fullHint(err))
+		switch {
+		case errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err):
+			s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseTaken, s.Name(), err)
+		case errors.Is(err, errNoAck):
 			s.err = fmt.Errorf("%w: append to %s: no acknowledgement within %s", ErrEngine, s.Name(), opTimeout)
 		}
-		if s.err != nil {
-			s.acks = s.acks[i+1:]
-			return s.err
-		}
+		s.acks = s.acks[1:]
+		return s.err
 	}
-	s.acks = s.acks[:0]
 	return s.lease.check()
+}
+
+// retryAppend reports whether a line's append may have failed only for
+// want of a server or a stream leader, so that publishing it again may
+// land it.
+func retryAppend(err error) bool {
+	return errors.Is(err, errNoAck) || errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrAsyncPublishTimeout)
+}
+
+// resend publishes every line still waiting again, in order, with its
+// headers (message id, expected stream and last sequence).
+func (s *journalStore) resend() {
+	for i, p := range s.acks {
+		m := p.f.Msg()
+		f, err := s.js.PublishMsgAsync(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		if err != nil {
+			return // the lines left keep their failed futures: the next wait tries again
+		}
+		s.acks[i] = pendingLine{f: f, seq: p.seq, resent: true}
+	}
+}
+
+// storedAt reports whether the stream holds p's line at p's sequence: a
+// copy published again was refused (the stream's last sequence moved
+// on) because the first one was stored.
+func (s *journalStore) storedAt(p pendingLine) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), appendTry)
+	defer cancel()
+	m, err := s.stream.GetMsg(ctx, p.seq)
+	return err == nil && string(m.Data) == string(p.f.Msg().Data)
 }
 
 func isWrongLastSequence(err error) bool {
@@ -389,6 +459,7 @@ func (s *journalStore) Close() error {
 // revision, and gone when the bucket's TTL passes without a refresh.
 type lease struct {
 	kv       jetstream.KeyValue
+	conn     *nats.Conn // whether a server is there at all; nil: not known
 	key      string
 	owner    []byte
 	ttl      time.Duration
@@ -447,7 +518,7 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 		host, _ := os.Hostname()
 		owner = host + "/" + strconv.Itoa(os.Getpid())
 	}
-	l := &lease{kv: kv, key: run, owner: []byte(owner), ttl: ttl, done: make(chan struct{})}
+	l := &lease{kv: kv, conn: js.Conn(), key: run, owner: []byte(owner), ttl: ttl, done: make(chan struct{})}
 	deadline := time.Now().Add(cfg.WaitLock)
 	for {
 		rev, err := unlessRefused(ctx, js.Conn(), "$KV."+LeaseBucket+"."+run, func(ctx context.Context) (uint64, error) {
@@ -482,9 +553,15 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 }
 
 // refresh renews the lease every third of its TTL until stopped. A
-// refresh refused (another holder) or missing for a whole TTL loses it.
+// refresh that fails is tried again every leaseRetry, each try bounded
+// by leaseTry, so that a client that left a stalled node for a healthy
+// one (Connect) renews within a moment of reaching it, and a lease
+// survives a node's stall while the other nodes serve. A refresh refused
+// (another holder, or the key expired on the server) loses the lease;
+// so do refreshes missing for a whole TTL while the connection has no
+// server (an outage), or for leaseGiveUp TTLs whatever the connection.
 func (l *lease) refresh() {
-	t := time.NewTicker(l.ttl / 3)
+	t := time.NewTimer(l.ttl / 3)
 	defer t.Stop()
 	last := time.Now()
 	for {
@@ -496,25 +573,41 @@ func (l *lease) refresh() {
 		l.mu.Lock()
 		rev := l.rev
 		l.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
+		ctx, cancel := context.WithTimeout(context.Background(), min(l.ttl/3, leaseTry))
 		next, err := l.kv.Update(ctx, l.key, l.owner, rev)
 		cancel()
+		silent := time.Since(last).Round(time.Millisecond)
+		wait := l.ttl / 3
 		l.mu.Lock()
 		switch {
 		case err == nil:
 			l.rev, last = next, time.Now()
+		case (errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound)) && silent >= l.ttl:
+			l.lost = fmt.Errorf("%w: %s: the engine did not answer for %s, so the lease expired (an outage or a stalled node, no other coordinator need be involved); resume the run: %w", ErrLeaseLost, JournalName(l.key), silent, err)
 		case errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound):
 			l.lost = fmt.Errorf("%w: %s was taken over by another coordinator (or removed) after this one missed its refreshes: %w", ErrLeaseLost, JournalName(l.key), err)
-		case time.Since(last) >= l.ttl:
-			l.lost = fmt.Errorf("%w: %s: the engine did not answer for %s, so the lease expired (an outage, no other coordinator involved); resume the run once the engine is back: %w", ErrLeaseLost, JournalName(l.key), l.ttl, err)
+		case silent >= l.ttl && (l.conn == nil || !l.conn.IsConnected() || silent >= leaseGiveUp*l.ttl):
+			l.lost = fmt.Errorf("%w: %s: the engine did not answer for %s, so the lease expired (an outage, no other coordinator involved); resume the run once the engine is back: %w", ErrLeaseLost, JournalName(l.key), silent, err)
+		default:
+			wait = leaseRetry
 		}
 		lost := l.lost != nil
 		l.mu.Unlock()
 		if lost {
 			return
 		}
+		t.Reset(wait)
 	}
 }
+
+// A failed lease refresh is tried again every leaseRetry, each try
+// bounded by leaseTry; a connection that is up but answers nothing loses
+// the lease after leaseGiveUp TTLs without a refresh.
+const (
+	leaseRetry  = 250 * time.Millisecond
+	leaseTry    = 2 * time.Second
+	leaseGiveUp = 3
+)
 
 // check returns the error of a lost lease.
 func (l *lease) check() error {
