@@ -80,7 +80,6 @@ func (p *stallProxy) stall(repliesOnly bool) {
 	}
 }
 
-
 // A coordinator whose server stops answering (its connection open,
 // nothing coming back: a node stopped by SIGSTOP) leaves it within
 // StallDetect, and the journal lines it appended meanwhile are stored

@@ -235,7 +235,7 @@ type journalStore struct {
 	last   uint64        // the stream's last sequence, appends counted
 	lines  int
 	acks   []pendingLine // appends not yet confirmed, in order
-	err    error                    // the first failed append: the store is then unusable
+	err    error         // the first failed append: the store is then unusable
 }
 
 func (s *journalStore) load(ctx context.Context) error {
