@@ -18,8 +18,13 @@ import (
 
 // DefaultLeaseTTL is how long a journal's lease outlives a coordinator
 // that stopped refreshing it (it died, or lost the server) when
-// JournalConfig.LeaseTTL is zero.
-const DefaultLeaseTTL = 10 * time.Second
+// JournalConfig.LeaseTTL is zero. It outlasts what a node's stall costs a
+// lease on a cluster of three: the holder's client leaves the node
+// (StallDetect), and when the node led the lease bucket, the others
+// elect a leader (4 to 9 s in nats-server), all after a refresh up to a
+// quarter of the TTL old. With 10 s, a lease whose bucket the stalled
+// node led expired.
+const DefaultLeaseTTL = 20 * time.Second
 
 // opTimeout bounds one engine operation of a journal store, which has no
 // context of its own (maker.JournalStore's methods take none).
@@ -28,7 +33,7 @@ const opTimeout = 30 * time.Second
 // JournalConfig configures a run's journal on the engine.
 type JournalConfig struct {
 	// LeaseTTL is how long the run's lease lasts without a refresh; the
-	// holder refreshes it every third of it. 0 means DefaultLeaseTTL. The
+	// holder refreshes it every quarter of it. 0 means DefaultLeaseTTL. The
 	// lease bucket is created with the first TTL asked for; later
 	// journals use the bucket's.
 	LeaseTTL time.Duration
@@ -356,7 +361,10 @@ func (s *journalStore) Flush() error {
 		try := time.NewTimer(min(appendTry, max(time.Until(deadline), 0)))
 		var err error
 		select {
-		case <-p.f.Ok():
+		case ack := <-p.f.Ok():
+			if ack.Sequence != p.seq { // a duplicate's acknowledgement naming another line
+				err = fmt.Errorf("%w: line acknowledged at sequence %d, not %d", errNoAck, ack.Sequence, p.seq)
+			}
 		case err = <-p.f.Err():
 		case <-try.C:
 			err = errNoAck
@@ -552,7 +560,7 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 	return l, nil
 }
 
-// refresh renews the lease every third of its TTL until stopped. A
+// refresh renews the lease every quarter of its TTL until stopped. A
 // refresh that fails is tried again every leaseRetry, each try bounded
 // by leaseTry, so that a client that left a stalled node for a healthy
 // one (Connect) renews within a moment of reaching it, and a lease
@@ -561,7 +569,7 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 // so do refreshes missing for a whole TTL while the connection has no
 // server (an outage), or for leaseGiveUp TTLs whatever the connection.
 func (l *lease) refresh() {
-	t := time.NewTimer(l.ttl / 3)
+	t := time.NewTimer(l.ttl / 4)
 	defer t.Stop()
 	last := time.Now()
 	for {
@@ -573,11 +581,11 @@ func (l *lease) refresh() {
 		l.mu.Lock()
 		rev := l.rev
 		l.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), min(l.ttl/3, leaseTry))
+		ctx, cancel := context.WithTimeout(context.Background(), min(l.ttl/4, leaseTry))
 		next, err := l.kv.Update(ctx, l.key, l.owner, rev)
 		cancel()
 		silent := time.Since(last).Round(time.Millisecond)
-		wait := l.ttl / 3
+		wait := l.ttl / 4
 		l.mu.Lock()
 		switch {
 		case err == nil:
