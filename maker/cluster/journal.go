@@ -339,6 +339,11 @@ type pendingLine struct {
 // it publishes the line again.
 const appendTry = 2 * time.Second
 
+// appendPause is how long Flush waits before it publishes again lines
+// whose append was refused at once (no stream leader yet, the first copy
+// still being stored).
+const appendPause = 100 * time.Millisecond
+
 // errNoAck: no acknowledgement within appendTry.
 var errNoAck = errors.New("no acknowledgement yet")
 
@@ -378,6 +383,9 @@ func (s *journalStore) Flush() error {
 			continue
 		}
 		if retryAppend(err) && time.Now().Before(deadline) {
+			if !errors.Is(err, errNoAck) {
+				time.Sleep(appendPause) // an answer that came at once is not hammered
+			}
 			s.resend()
 			continue
 		}
@@ -398,9 +406,19 @@ func (s *journalStore) Flush() error {
 // want of a server or a stream leader, so that publishing it again may
 // land it.
 func retryAppend(err error) bool {
+	var je jetstream.JetStreamError
+	if errors.As(err, &je) && je.APIError() != nil && je.APIError().ErrorCode == errCodeDuplicateInProcess {
+		return true // the first copy is still being stored: its outcome decides
+	}
 	return errors.Is(err, errNoAck) || errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrAsyncPublishTimeout)
 }
+
+// errCodeDuplicateInProcess is the server's answer to a copy of a line
+// whose first copy is still being stored (nats-server's
+// JSStreamDuplicateMessageConflict: "duplicate message id is in
+// process"); nats.go names no constant for it.
+const errCodeDuplicateInProcess jetstream.ErrorCode = 10158
 
 // resend publishes every line still waiting again, in order, with its
 // headers (message id, expected stream and last sequence).
