@@ -42,9 +42,12 @@ func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
 // 2 minutes and 2: a stalled node held a client for minutes, its lease
 // lost after 10 s); dialTimeout bounds each dial, a stalled node's
 // included (its kernel accepts the connection; the server never greets).
+// A ping every second with two outstanding took a client pumping a flood
+// on a loaded machine for stalled (TestReplyFloodStallsNoRun's rogue,
+// under -race on two cores).
 const (
-	pingInterval        = time.Second
-	maxPingsOutstanding = 2
+	pingInterval        = 2 * time.Second
+	maxPingsOutstanding = 3
 	dialTimeout         = 2 * time.Second
 )
 

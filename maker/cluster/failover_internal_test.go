@@ -89,8 +89,8 @@ func (p *stallProxy) stall(repliesOnly bool) {
 // only its answers were lost, the copies published again are
 // recognised, not taken for another coordinator's lines.
 func TestJournalSurvivesAStalledServer(t *testing.T) {
-	t.Run("nothing passes", func(t *testing.T) { journalStall(t, false) })
-	t.Run("the answers are lost", func(t *testing.T) { journalStall(t, true) })
+	t.Run("nothing passes", func(t *testing.T) { t.Parallel(); journalStall(t, false) })
+	t.Run("the answers are lost", func(t *testing.T) { t.Parallel(); journalStall(t, true) })
 }
 
 func journalStall(t *testing.T, repliesOnly bool) {
