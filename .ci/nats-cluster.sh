@@ -3,7 +3,7 @@
 # config` (docs/nats.md, "A cluster from nothing"), provisioned with three
 # replicas, three workers of their own keys, and three faults, each run
 # compared with the same run made locally (solved, no wrong step, as many
-# steps; each task of the batch likewise):
+# steps; each task of the batch likewise), in about 3 minutes:
 #   1. `maker hanoi --nats` with the coordinator's node killed (SIGKILL);
 #   2. `maker hanoi --nats` with the coordinator's node stopped for 20 s
 #      (SIGSTOP, then SIGCONT), the other two healthy;
@@ -36,6 +36,9 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  for p in "${pids[@]}"; do # the nodes are disowned: wait for each to end
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -134,10 +137,11 @@ for i in 0 1 2 3 4 5; do echo "{\"id\": \"h$i\", \"hanoi\": {\"disks\": $((5 + i
 "$maker" solve "$tasks" --out "$work/batch.jsonl" --nats "$urls" --nats-creds "$creds" --concurrency 3 --progress off \
   >"$work/batch1.out" 2>"$work/batch1.err" &
 coord=$!
+disown $coord # its SIGKILL is the test's, not news
 sleep 4
 kill -KILL $coord
 kill -KILL "${node_pid[2]}"
-wait $coord 2>/dev/null || true
+while kill -0 $coord 2>/dev/null; do sleep 0.1; done
 echo "batch: coordinator and node 2 killed; node 2 and then the coordinator started again"
 start_node 2
 # The cluster settles first (leaders of what node 2 led): a coordinator
