@@ -338,7 +338,7 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 		},
 	}
 	n.register(cmd.Flags())
-	cmd.AddCommand(newNATSLs(), newNATSRm(), newNATSProvision(), newNATSWorker(), newNATSRun())
+	cmd.AddCommand(newNATSLs(), newNATSRm(), newNATSProvision(), newNATSWorker(), newNATSRun(), newNATSConfig())
 	return cmd
 }
 

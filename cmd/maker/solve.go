@@ -329,7 +329,11 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 		fmt.Fprintln(w)
 	}
 	if sum.Resumed > 0 {
-		fmt.Fprintf(w, "%s replayed from the journals in %s\n", words.Plural(sum.Resumed, "step"), f.state)
+		where := "in " + f.state
+		if f.run.natsURL != "" {
+			where = "on the engine"
+		}
+		fmt.Fprintf(w, "%s replayed from the journals %s\n", words.Plural(sum.Resumed, "step"), where)
 	}
 	if l := sum.Limits; l != nil && (l.RateLimited > 0 || l.Paused > 0) {
 		fmt.Fprintf(w, "provider limits: %d rate-limit answers, %d calls retried, %d calls paused, at most %d in flight\n",
@@ -343,7 +347,9 @@ func (f *solveFlags) exit(sum batch.Summary, runErr error, interrupted bool) err
 	switch {
 	case interrupted:
 		how := "run the same command again to finish: recorded tasks are skipped"
-		if f.state != "" {
+		if f.run.natsURL != "" {
+			how += ", unfinished ones resume from their journals on the engine"
+		} else if f.state != "" {
 			how += fmt.Sprintf(", unfinished ones resume from their journals in %s", f.state)
 		} else {
 			how += ", unfinished ones start over (give --state DIR to keep their steps)"
@@ -352,7 +358,7 @@ func (f *solveFlags) exit(sum batch.Summary, runErr error, interrupted bool) err
 	case errors.Is(runErr, maker.ErrBudget):
 		return failed(fmt.Errorf("%w; the batch has spent $%.4f of its --max-cost $%.4f over every run: run the same command with a larger --max-cost to finish (the results written so far are in %s)", runErr, sum.SpentTotal, f.run.maxCost, f.out))
 	case runErr != nil:
-		return failed(fmt.Errorf("%w; the results written so far are in %s: run the same command again to finish", runErr, f.out))
+		return failed(fmt.Errorf("%w; %d of %s have results in %s: run the same command again to finish", runErr, sum.Tasks-sum.Unfinished, words.Plural(sum.Tasks, "task"), f.out))
 	case !sum.OK():
 		return failed(fmt.Errorf("%d of %s not solved (%d failed, %d invalid): see %s", sum.Failed+sum.Invalid, words.Plural(sum.Tasks, "task"), sum.Failed, sum.Invalid, f.out))
 	}

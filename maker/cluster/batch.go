@@ -71,6 +71,7 @@ const resultsTimeout = 30 * time.Second
 // counts the tasks without one as unfinished. Cost: one queue message and
 // one result per task, plus the task's samples and journal on the engine.
 func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (batch.Summary, error) {
+	began := time.Now()
 	note := cfg.Notef
 	if note == nil {
 		note = func(string, ...any) {}
@@ -99,7 +100,9 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 	}
 	note("tasks on queue %s; solving %d at a time with any other coordinator of this batch", cfg.Queue, cfg.Concurrency)
 
-	var here atomic.Int64
+	// here counts the tasks solved here, resumed the steps they replayed
+	// from their journals (a Result's Resumed does not travel).
+	var here, resumed atomic.Int64
 	solve := func(ctx context.Context, c *Claim) ([]byte, error) {
 		job, ok := byTask[c.ID]
 		if !ok {
@@ -128,6 +131,7 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 			return nil, fmt.Errorf("%s: no result: %w", job.Where(), err)
 		}
 		here.Add(1)
+		resumed.Add(int64(res.Resumed))
 		return json.Marshal(res)
 	}
 	// A task stopped by a fault outside it (batch.ErrFault: a provider
@@ -187,7 +191,13 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 		noun = "task"
 	}
 	if fault != nil {
-		note("%d %s solved here, the results so far in %s", here.Load(), noun, cfg.Store.Path())
+		held := 0
+		for _, job := range byTask {
+			if _, done := cfg.Store.Done(job); done {
+				held++
+			}
+		}
+		note("%d %s solved here; %s in %s", here.Load(), noun, resultCount(held), cfg.Store.Path())
 	} else {
 		note("%d %s solved here, every result in %s", here.Load(), noun, cfg.Store.Path())
 	}
@@ -206,10 +216,25 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 	}
 	sum, err := r.Run(runCtx, cfg.Jobs)
 	sum.Skipped -= written
+	// This run's: the local runner only read the results back.
+	sum.Resumed += int(resumed.Load())
+	sum.WallSeconds = time.Since(began).Seconds()
 	if fault != nil && !errors.Is(err, batch.ErrWrite) {
 		return sum, fault
 	}
 	return sum, err
+}
+
+// resultCount says how many results a results file holds: "no result",
+// "1 result", "N results".
+func resultCount(n int) string {
+	switch n {
+	case 0:
+		return "no result"
+	case 1:
+		return "1 result"
+	}
+	return fmt.Sprintf("%d results", n)
 }
 
 // resultFunc adapts a function to batch.Runner.Results.

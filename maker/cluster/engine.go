@@ -15,14 +15,20 @@ import (
 // Connect dials the NATS server at url for a coordinator or a worker,
 // named name in the server's monitoring. The connection then reconnects
 // forever, every half second, when the server goes away: work resumes when
-// it is back. opts are added (nats.Token for a server that requires one,
-// TLS options, ...). The first dial fails fast, wrapping ErrEngine, when
-// nothing answers at url.
+// it is back. With several URLs (a cluster), a server that stops
+// answering (a stalled node: its connection stays open, nothing comes
+// back) is left for another within StallDetect, before a journal's lease
+// (DefaultLeaseTTL) runs out. opts are added (nats.Token for a server
+// that requires one, TLS options, ...). The first dial fails fast,
+// wrapping ErrEngine, when nothing answers at url.
 func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
 	base := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
+		nats.PingInterval(pingInterval),
+		nats.MaxPingsOutstanding(maxPingsOutstanding),
+		nats.Timeout(dialTimeout),
 	}
 	nc, err := nats.Connect(url, append(base, opts...)...)
 	if err != nil {
@@ -30,6 +36,26 @@ func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
 	}
 	return nc, nil
 }
+
+// A client pings its server every pingInterval and takes it for stalled
+// when maxPingsOutstanding pings went unanswered (nats.go's defaults are
+// 2 minutes and 2: a stalled node held a client for minutes, its lease
+// lost after 10 s); dialTimeout bounds each dial, a stalled node's
+// included (its kernel accepts the connection; the server never greets).
+// A ping every second with two outstanding took a client pumping a flood
+// on a loaded machine for stalled (TestReplyFloodStallsNoRun's rogue,
+// under -race on two cores).
+const (
+	pingInterval        = 2 * time.Second
+	maxPingsOutstanding = 3
+	dialTimeout         = 2 * time.Second
+)
+
+// StallDetect is the longest a client of Connect stays with a server
+// that stopped answering before it moves to another of its URLs: its
+// unanswered pings (pingInterval times maxPingsOutstanding and one
+// interval more), then a dial of the stalled server that times out.
+const StallDetect = (maxPingsOutstanding+1)*pingInterval + dialTimeout
 
 // CheckURL returns nil when raw is a server URL [Connect] can dial: one
 // or several separated by commas, each with a host and the scheme nats,

@@ -20,8 +20,13 @@ import (
 
 // DefaultLeaseTTL is how long a journal's lease outlives a coordinator
 // that stopped refreshing it (it died, or lost the server) when
-// JournalConfig.LeaseTTL is zero.
-const DefaultLeaseTTL = 10 * time.Second
+// JournalConfig.LeaseTTL is zero. It outlasts what a node's stall costs a
+// lease on a cluster of three: the holder's client leaves the node
+// (StallDetect), and when the node led the lease bucket, the others
+// elect a leader (4 to 9 s in nats-server), all after a refresh up to a
+// quarter of the TTL old. With 10 s, a lease whose bucket the stalled
+// node led expired.
+const DefaultLeaseTTL = 20 * time.Second
 
 // opTimeout bounds one engine operation of a journal store, which has no
 // context of its own (maker.JournalStore's methods take none).
@@ -35,7 +40,7 @@ const leaderRetryWait = 250 * time.Millisecond
 // JournalConfig configures a run's journal on the engine.
 type JournalConfig struct {
 	// LeaseTTL is how long the run's lease lasts without a refresh; the
-	// holder refreshes it every third of it. 0 means DefaultLeaseTTL. The
+	// holder refreshes it every quarter of it. 0 means DefaultLeaseTTL. The
 	// lease bucket is created with the first TTL asked for; later
 	// journals use the bucket's.
 	LeaseTTL time.Duration
@@ -406,45 +411,102 @@ func (s *journalStore) Append(line []byte) error {
 // subject's last sequence to be the previous line's: a line is stored
 // right after the previous one, or not at all (a shared stream's
 // sequence moves with every run's writes, so the next expectation is
-// known only from the previous line's acknowledgement).
+// known only from the previous line's acknowledgement). A line whose
+// acknowledgement did not come within appendTry (the connection left a
+// stalled or dead node for another: Connect), or that was refused for
+// want of a stream leader or while its first copy was being stored, is
+// published again, within opTimeout: a copy of a line already stored is
+// refused by its expectation and found stored (storedBefore), so a
+// node's stall costs a moment, not the run.
 func (s *journalStore) Flush() error {
 	if s.err != nil {
 		return s.err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
+	deadline := time.Now().Add(opTimeout)
 	stored := s.lines - len(s.pending)
 	for i, line := range s.pending {
-		msg := nats.NewMsg(s.subject)
-		msg.Data = line
-		msg.Header.Set(lineHeader, strconv.Itoa(stored+i+1))
-		// No responders (the stream has no leader: a node of a cluster
-		// was lost and its replicas elect another) is retried within
-		// opTimeout: nothing was stored, so the expectation still holds.
-		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(s.last), jetstream.WithExpectStream(s.stream.CachedInfo().Config.Name), jetstream.WithMsgTTL(s.maxAge),
-			jetstream.WithRetryWait(leaderRetryWait), jetstream.WithRetryAttempts(int(opTimeout/leaderRetryWait)))
-		if err != nil && isWrongLastSequence(err) {
-			if seq, ok := s.storedBefore(ctx, stored+i+1, line); ok {
-				s.last = seq
-				continue
-			}
-		}
+		n := stored + i + 1
+		seq, err := s.store(deadline, n, line)
 		if err != nil {
 			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), s.stream.CachedInfo().Config.Name, err, fullHint(err))
-			if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) {
+			switch {
+			case errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err):
 				s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseTaken, s.Name(), err)
-			}
-			if errors.Is(err, context.DeadlineExceeded) {
+			case errors.Is(err, context.DeadlineExceeded):
 				s.err = fmt.Errorf("%w: append to %s: no acknowledgement within %s", ErrEngine, s.Name(), opTimeout)
 			}
 			s.pending = nil
 			return s.err
 		}
-		s.last = ack.Sequence
+		s.last = seq
 	}
 	s.pending = s.pending[:0]
 	return s.lease.check()
 }
+
+// store publishes line n until it is stored, by this attempt or an
+// earlier one whose acknowledgement was lost, or until deadline, and
+// returns its sequence.
+func (s *journalStore) store(deadline time.Time, n int, line []byte) (uint64, error) {
+	for {
+		try := time.Now().Add(appendTry)
+		if deadline.Before(try) {
+			try = deadline
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), try)
+		msg := nats.NewMsg(s.subject)
+		msg.Data = line
+		msg.Header.Set(lineHeader, strconv.Itoa(n))
+		// No responders (the stream has no leader: a node of a cluster
+		// was lost and its replicas elect another) is retried within
+		// the try: nothing was stored, so the expectation still holds.
+		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(s.last), jetstream.WithExpectStream(s.stream.CachedInfo().Config.Name), jetstream.WithMsgTTL(s.maxAge),
+			jetstream.WithRetryWait(leaderRetryWait), jetstream.WithRetryAttempts(int(appendTry/leaderRetryWait)))
+		if err != nil && isWrongLastSequence(err) {
+			if seq, ok := s.storedBefore(ctx, n, line); ok {
+				cancel()
+				return seq, nil
+			}
+		}
+		cancel()
+		if err == nil {
+			return ack.Sequence, nil
+		}
+		if !retryAppend(err) || !time.Now().Before(deadline) {
+			return 0, err
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			time.Sleep(appendPause) // an answer that came at once is not hammered
+		}
+	}
+}
+
+// appendTry is how long Flush waits for a line's acknowledgement before
+// it publishes the line again.
+const appendTry = 2 * time.Second
+
+// appendPause is how long Flush waits before it publishes again a line
+// whose append was refused at once (no stream leader yet, the first copy
+// still being stored).
+const appendPause = 100 * time.Millisecond
+
+// retryAppend reports whether a line's append may have failed only for
+// want of an answer, a server or a stream leader, so that publishing it
+// again may land it.
+func retryAppend(err error) bool {
+	var je jetstream.JetStreamError
+	if errors.As(err, &je) && je.APIError() != nil && je.APIError().ErrorCode == errCodeDuplicateInProcess {
+		return true // the first copy is still being stored: its outcome decides
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// errCodeDuplicateInProcess is the server's answer to a copy of a message
+// whose first copy is still being stored (nats-server's
+// JSStreamDuplicateMessageConflict: "duplicate message id is in
+// process"); nats.go names no constant for it.
+const errCodeDuplicateInProcess jetstream.ErrorCode = 10158
 
 // storedBefore reports whether line n was stored by this writer's earlier
 // attempt, whose acknowledgement was lost (a cluster's node died after
@@ -502,6 +564,7 @@ func (s *journalStore) Close() error {
 // revision, and gone when the bucket's TTL passes without a refresh.
 type lease struct {
 	kv       jetstream.KeyValue
+	conn     *nats.Conn // whether a server is there at all; nil: not known
 	key      string
 	owner    []byte
 	ttl      time.Duration
@@ -560,7 +623,7 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 		host, _ := os.Hostname()
 		owner = host + "/" + strconv.Itoa(os.Getpid())
 	}
-	l := &lease{kv: kv, key: run, owner: []byte(owner), ttl: ttl, done: make(chan struct{})}
+	l := &lease{kv: kv, conn: js.Conn(), key: run, owner: []byte(owner), ttl: ttl, done: make(chan struct{})}
 	deadline := time.Now().Add(cfg.WaitLock)
 	for {
 		rev, err := unlessRefused(ctx, js.Conn(), "$KV."+LeaseBucket+"."+run, func(ctx context.Context) (uint64, error) {
@@ -594,10 +657,16 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 	return l, nil
 }
 
-// refresh renews the lease every third of its TTL until stopped. A
-// refresh refused (another holder) or missing for a whole TTL loses it.
+// refresh renews the lease every quarter of its TTL until stopped. A
+// refresh that fails is tried again every leaseRetry, each try bounded
+// by leaseTry, so that a client that left a stalled node for a healthy
+// one (Connect) renews within a moment of reaching it, and a lease
+// survives a node's stall while the other nodes serve. A refresh refused
+// (another holder, or the key expired on the server) loses the lease;
+// so do refreshes missing for a whole TTL while the connection has no
+// server (an outage), or for leaseGiveUp TTLs whatever the connection.
 func (l *lease) refresh() {
-	t := time.NewTicker(l.ttl / 3)
+	t := time.NewTimer(l.ttl / 4)
 	defer t.Stop()
 	last := time.Now()
 	for {
@@ -609,7 +678,7 @@ func (l *lease) refresh() {
 		l.mu.Lock()
 		rev := l.rev
 		l.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
+		ctx, cancel := context.WithTimeout(context.Background(), min(l.ttl/4, leaseTry))
 		next, err := l.kv.Update(ctx, l.key, l.owner, rev)
 		if err != nil && (errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err)) {
 			// An update stored whose acknowledgement was lost (a node of
@@ -620,22 +689,38 @@ func (l *lease) refresh() {
 			}
 		}
 		cancel()
+		silent := time.Since(last).Round(time.Millisecond)
+		wait := l.ttl / 4
 		l.mu.Lock()
 		switch {
 		case err == nil:
 			l.rev, last = next, time.Now()
+		case (errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound)) && silent >= l.ttl:
+			l.lost = fmt.Errorf("%w: %s: the engine did not answer for %s, so the lease expired (an outage or a stalled node, no other coordinator need be involved); resume the run: %w", ErrLeaseLost, JournalName(l.key), silent, err)
 		case errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound):
 			l.lost = fmt.Errorf("%w: %s was taken over by another coordinator (or removed) after this one missed its refreshes: %w", ErrLeaseLost, JournalName(l.key), err)
-		case time.Since(last) >= l.ttl:
-			l.lost = fmt.Errorf("%w: %s: the engine did not answer for %s, so the lease expired (an outage, no other coordinator involved); resume the run once the engine is back: %w", ErrLeaseLost, JournalName(l.key), l.ttl, err)
+		case silent >= l.ttl && (l.conn == nil || !l.conn.IsConnected() || silent >= leaseGiveUp*l.ttl):
+			l.lost = fmt.Errorf("%w: %s: the engine did not answer for %s, so the lease expired (an outage, no other coordinator involved); resume the run once the engine is back: %w", ErrLeaseLost, JournalName(l.key), silent, err)
+		default:
+			wait = leaseRetry
 		}
 		lost := l.lost != nil
 		l.mu.Unlock()
 		if lost {
 			return
 		}
+		t.Reset(wait)
 	}
 }
+
+// A failed lease refresh is tried again every leaseRetry, each try
+// bounded by leaseTry; a connection that is up but answers nothing loses
+// the lease after leaseGiveUp TTLs without a refresh.
+const (
+	leaseRetry  = 250 * time.Millisecond
+	leaseTry    = 2 * time.Second
+	leaseGiveUp = 3
+)
 
 // check returns the error of a lost lease.
 func (l *lease) check() error {

@@ -13,6 +13,13 @@ import (
 // watchEvery is how often a Drawer looks for a reconnection.
 const watchEvery = 250 * time.Millisecond
 
+// replyPullExpiry is how long one pull of the reply consumer waits; the
+// server's heartbeats come every half of it, and two missed ones start
+// the pull again, so a pull that died with a stalled node is replaced
+// within 5 s (nats.go's default: 30 s). A pull every 5 s per coordinator
+// costs the server nothing it would notice.
+const replyPullExpiry = 5 * time.Second
+
 // consumeReplies creates this Drawer's reply consumer if it does not
 // exist and consumes it, in place of any earlier consumption.
 func (d *Drawer) consumeReplies(ctx context.Context) error {
@@ -27,7 +34,7 @@ func (d *Drawer) consumeReplies(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: the reply consumer: %w", ErrEngine, err)
 	}
-	cc, err := cons.Consume(d.onReply, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+	cc, err := cons.Consume(d.onReply, jetstream.PullExpiry(replyPullExpiry), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		d.log.Debug("reply consumer", "err", err)
 	}))
 	if err != nil {

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# CI stage: a cluster of three stock nats-server nodes made by `maker nats
+# config` (docs/nats.md, "A cluster from nothing"), provisioned with three
+# replicas, three workers of their own keys, and three faults, each run
+# compared with the same run made locally (solved, no wrong step, as many
+# steps; each task of the batch likewise), in about 3 minutes:
+#   1. `maker hanoi --nats` with the coordinator's node killed (SIGKILL);
+#   2. `maker hanoi --nats` with the coordinator's node stopped for 20 s
+#      (SIGSTOP, then SIGCONT), the other two healthy;
+#   3. `maker solve --nats` of a batch whose coordinator is killed and
+#      started again, with a node killed meanwhile.
+# Each prints the longest time the run went without deciding a step.
+# nats-server is found (or installed) as .ci/nats.sh does. Needs jq.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NATS_SERVER_VERSION=v2.15.2
+DISKS=${DISKS:-9}
+gobin="$(go env GOPATH | cut -d: -f1)/bin"
+
+is_nats_server() {
+  [ -n "$1" ] && [ -x "$1" ] &&
+    go version -m "$1" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+github\.com/nats-io/nats-server/v2[[:space:]]+${NATS_SERVER_VERSION}([[:space:]]|$)"
+}
+server=""
+for candidate in "${MDAP_NATS_SERVER:-}" "$gobin/nats-server" "$(command -v nats-server 2>/dev/null || true)"; do
+  if is_nats_server "$candidate"; then server=$candidate; break; fi
+done
+if [ -z "$server" ]; then
+  echo "nats-server $NATS_SERVER_VERSION: not installed; installing it into $gobin"
+  GOBIN="$gobin" go install "github.com/nats-io/nats-server/v2@$NATS_SERVER_VERSION"
+  server="$gobin/nats-server"
+fi
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  for p in "${pids[@]}"; do # the nodes are disowned: wait for each to end
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "!! $*"; for f in "$work"/*.err "$work"/*.log; do [ -f "$f" ] && { echo "-- $f"; tail -n 5 "$f"; }; done; exit 1; }
+
+maker="$work/maker"
+go build -o "$maker" ./cmd/maker
+export MDAP_STATE_DIR="$work/state"
+
+# Six free loopback ports from a random base (three clients, three routes).
+base=""
+for _ in $(seq 50); do
+  b=$((20000 + RANDOM % 30000))
+  busy=$(ss -ltnH 2>/dev/null | awk '{print $4}' | grep -cE ":($b|$((b+1))|$((b+2))|$((b+3))|$((b+4))|$((b+5)))\$" || true)
+  if [ "$busy" = 0 ]; then base=$b; break; fi
+done
+[ -n "$base" ] || fail "no free range of ports"
+
+urls=$("$maker" nats config --out "$work/cluster" --base-port "$base" 2>"$work/config.err")
+creds="$work/cluster/creds"
+echo "cluster: $urls"
+
+node_pid=()
+start_node() { # start_node K
+  "$server" -c "$work/cluster/node$1.conf" >>"$work/node$1.log" 2>&1 &
+  node_pid[$1]=$!
+  pids+=($!)
+  disown $! # its SIGKILL is the test's, not news
+}
+for k in 1 2 3; do start_node $k; done
+for k in 1 2 3; do
+  for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$((base + k - 1))") 2>/dev/null && break; sleep 0.1; done
+done
+
+# The replicas of every stream and bucket: 3 (one line to change where
+# the flag moves).
+"$maker" nats provision --nats "$urls" --nats-creds "$creds" --replicas 3 >"$work/provision.out" 2>"$work/provision.err" &
+pids+=($!)
+for _ in $(seq 300); do grep -q serving "$work/provision.err" && break; sleep 0.1; done
+grep -q serving "$work/provision.err" || fail "maker nats provision did not start"
+for k in 1 2 3; do
+  "$maker" worker --nats "$urls" --nats-creds "$creds/worker$k" --model sim --inflight 4 >"$work/worker$k.log" 2>&1 &
+  pids+=($!)
+done
+
+# node_of PID: the node (1..3) the process PID is connected to.
+node_of() {
+  local port
+  port=$(ss -tnpH 2>/dev/null | grep "pid=$1," | awk '{print $5}' | grep -oE '[0-9]+$' |
+    while read -r p; do [ "$p" -ge "$base" ] && [ "$p" -le $((base + 2)) ] && echo "$p"; done | head -n 1)
+  [ -n "$port" ] && echo $((port - base + 1))
+}
+# longest_stall FILE: the longest time without a new step, from the
+# timestamped progress lines of FILE.
+longest_stall() {
+  grep -aoE '^[0-9.]+ .*\(([0-9]+)/' "$1" | sed -E 's/^([0-9.]+) .*\(([0-9]+)\/$/\1 \2/' |
+    awk '{ if ($2 != ls) { if (lt && $1 - lt > g) g = $1 - lt; lt = $1; ls = $2 } } END { printf "%.1f s", g }'
+}
+# same A.json B.json: the same result: solved, no wrong step (every
+# winner is the right move), as many steps. Samples cut short by a fault
+# are drawn again, so the counts of samples and tokens may differ.
+same() {
+  local keys='{solved, wrong_steps, steps}'
+  diff <(jq -S "$keys" "$1") <(jq -S "$keys" "$2") >/dev/null || { diff <(jq -S "$keys" "$1") <(jq -S "$keys" "$2") || true; return 1; }
+}
+
+"$maker" hanoi --disks "$DISKS" --json --progress off >"$work/local.json"
+
+# hanoi_fault NAME FAULT: a run over the cluster; 4 s in, FAULT (kill or
+# stop20) hits the coordinator's node, which is started again after.
+hanoi_fault() {
+  local name=$1 fault=$2 node pid
+  "$maker" hanoi --disks "$DISKS" --json --progress on --nats "$urls" --nats-creds "$creds" --journal "nats:$name" \
+    >"$work/$name.json" 2> >(tr '\r' '\n' | while IFS= read -r l; do echo "$(date +%s.%N) $l"; done >"$work/$name.err") &
+  pid=$!
+  sleep 4
+  node=$(node_of $pid) || true
+  [ -n "$node" ] || fail "$name: the coordinator's node not found"
+  case $fault in
+    kill) kill -KILL "${node_pid[$node]}"; echo "$name: killed node $node" ;;
+    stop20) kill -STOP "${node_pid[$node]}"; echo "$name: stopped node $node for 20 s"; sleep 20; kill -CONT "${node_pid[$node]}" ;;
+  esac
+  wait $pid || fail "$name: exit $?"
+  same "$work/local.json" "$work/$name.json" || fail "$name: not the local run"
+  echo "$name: the local run; longest time without a step $(longest_stall "$work/$name.err")"
+  if [ "$fault" = kill ]; then start_node "$node"; sleep 3; fi
+}
+hanoi_fault killed kill
+hanoi_fault stopped stop20
+
+# A batch: its coordinator killed mid-batch (and a node with it), then
+# started again; the results are a local batch's.
+tasks="$work/tasks.jsonl"
+for i in 0 1 2 3 4 5; do echo "{\"id\": \"h$i\", \"hanoi\": {\"disks\": $((5 + i % 3))}}"; done >"$tasks"
+"$maker" solve "$tasks" --out "$work/local.jsonl" --progress off >/dev/null
+"$maker" solve "$tasks" --out "$work/batch.jsonl" --nats "$urls" --nats-creds "$creds" --concurrency 3 --progress off \
+  >"$work/batch1.out" 2>"$work/batch1.err" &
+coord=$!
+disown $coord # its SIGKILL is the test's, not news
+sleep 4
+kill -KILL $coord
+kill -KILL "${node_pid[2]}"
+while kill -0 $coord 2>/dev/null; do sleep 0.1; done
+echo "batch: coordinator and node 2 killed; node 2 and then the coordinator started again"
+start_node 2
+# The cluster settles first (leaders of what node 2 led): a coordinator
+# started during the elections may fail its setup (exit 1, naming the
+# engine), and is then simply started again.
+sleep 10
+"$maker" solve "$tasks" --out "$work/batch.jsonl" --nats "$urls" --nats-creds "$creds" --concurrency 3 --progress off --json \
+  >"$work/batch2.json" 2>"$work/batch2.err" || fail "batch: exit $?"
+results() { jq -cS '{id, status, steps, wrong_steps}' "$1" | sort; }
+diff <(results "$work/local.jsonl") <(results "$work/batch.jsonl") || fail "batch: not the local results"
+echo "batch: the local results ($(jq -r '"\(.solved) solved, \(.resumed) steps resumed, \(.wall_seconds|floor) s"' "$work/batch2.json"))"
+echo "nats-cluster: all passed"

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/spf13/cobra"
+)
+
+// newNATSConfig is maker nats config: the files of a cluster of stock
+// nats-server nodes serving mdap's roles (cluster.WriteStockCluster).
+func newNATSConfig() *cobra.Command {
+	var (
+		cfg   cluster.StockClusterConfig
+		out   string
+		force bool
+	)
+	cmd := &cobra.Command{
+		Use:   "config --out DIR",
+		Short: "Write the configuration of a cluster of stock nats-server nodes, and its clients' credentials",
+		Long: `config writes, for a cluster of --nodes stock nats-server nodes (2.11 or later)
+on this machine's loopback, one configuration file per node and the
+credentials of its clients, then prints the clients' URLs for --nats:
+
+  DIR/nodeK.conf          node K: its server name, JetStream store DIR/nodeK,
+                          client port --base-port+K-1 and route port
+                          --base-port+N+K-1 on 127.0.0.1, the cluster's name and
+                          routes (signed in with a route password of its own),
+                          and the authorization block of mdap's roles
+  DIR/creds               coordinator.nk and admin.nk: --nats-creds DIR/creds
+                          serves a coordinator and maker nats provision
+  DIR/creds/workerK       worker K's own key: --nats-creds DIR/creds/workerK
+
+Files are mode 0600, folders 0700 (the configuration files hold the route
+password; the .nk files are secrets). Everything is written to a new folder
+first and renamed to DIR, so nothing is half-written. An existing DIR that is
+not empty is refused unless --force (which replaces it whole, the JetStream
+stores in it included). docs/nats.md shows how to move the nodes onto several
+machines (route and client TLS).`,
+		Example: `  maker nats config --out ./cluster
+  nats-server -c ./cluster/node1.conf &   # and node2.conf, node3.conf
+  maker nats provision --nats URLS --nats-creds ./cluster/creds --replicas 3 &
+  maker worker --nats URLS --nats-creds ./cluster/creds/worker1 --model sim &
+  maker hanoi --disks 10 --nats URLS --nats-creds ./cluster/creds`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usageErr("--out: name the folder to write the cluster's files to")
+			}
+			if err := positiveFlags(cmd.Flags(), "nodes", "workers", "base-port"); err != nil {
+				return err
+			}
+			if err := fieldUsageErr(cfg.Validate(), natsConfigFlagOf, "nats config"); err != nil {
+				return err
+			}
+			c, err := cluster.WriteStockCluster(out, cfg, force)
+			if errors.Is(err, cluster.ErrConfig) {
+				return usageErr("--out: %w (or give --force)", err)
+			}
+			if err != nil {
+				return failed(err)
+			}
+			urls := strings.Join(c.URLs, ",")
+			fmt.Fprintln(cmd.OutOrStdout(), urls)
+			w := cmd.ErrOrStderr()
+			fmt.Fprintf(w, "maker nats config: a cluster of %d nats-server nodes in %s; start each node:\n", len(c.Configs), c.Dir)
+			for _, conf := range c.Configs {
+				fmt.Fprintf(w, "  nats-server -c %s\n", conf)
+			}
+			replicas := min(len(c.Configs), 3)
+			fmt.Fprintf(w, "then provision it, and keep the provisioner running:\n  maker nats provision --nats %s --nats-creds %s --replicas %d\n", urls, c.Creds, replicas)
+			fmt.Fprintf(w, "workers: maker worker --nats %s --nats-creds %s (worker1 to worker%d)\n", urls, c.WorkerCreds[0], len(c.WorkerCreds))
+			fmt.Fprintf(w, "coordinators: --nats %s --nats-creds %s\n", urls, c.Creds)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&out, "out", "", "the folder to write the cluster's files to (refused when it exists and is not empty, unless --force)")
+	fs.IntVar(&cfg.Nodes, "nodes", 3, "the number of nats-server nodes")
+	fs.IntVar(&cfg.BasePort, "base-port", 4222, "node 1's client port: clients listen on the ports from it up, routes on the next ones")
+	fs.IntVar(&cfg.Workers, "workers", 3, "the number of worker identities (DIR/creds/workerK, each its own key)")
+	fs.StringVar(&cfg.Name, "name", "mdap", "the cluster's name")
+	fs.BoolVar(&force, "force", false, "replace DIR whole when it exists and is not empty (its JetStream stores included)")
+	return cmd
+}
+
+// natsConfigFlagOf names the flag of each field of
+// cluster.StockClusterConfig.
+var natsConfigFlagOf = map[string]string{"Nodes": "nodes", "Workers": "workers", "BasePort": "base-port", "Name": "name"}

@@ -1,0 +1,134 @@
+package cluster
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// stallProxy forwards TCP connections to a server; stall makes every
+// connection open at that moment a stalled node's: nothing more passes
+// from the server (and, unless only the replies are lost, to it), and
+// the connection stays open (as with a server process stopped by
+// SIGSTOP). Connections made later pass.
+type stallProxy struct {
+	l     net.Listener
+	to    string
+	mu    sync.Mutex
+	conns [][2]*atomic.Bool // per connection: to the server stalled, from it stalled
+	wg    sync.WaitGroup
+}
+
+func startStallProxy(t *testing.T, to string) *stallProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &stallProxy{l: l, to: to}
+	p.wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", to)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			up, down := &atomic.Bool{}, &atomic.Bool{}
+			p.mu.Lock()
+			p.conns = append(p.conns, [2]*atomic.Bool{up, down})
+			p.mu.Unlock()
+			pipe := func(dst, src net.Conn, stalled *atomic.Bool) {
+				defer dst.Close()
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := src.Read(buf)
+					if n > 0 && !stalled.Load() {
+						if _, werr := dst.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}
+			p.wg.Go(func() { pipe(s, c, up) })
+			p.wg.Go(func() { pipe(c, s, down) })
+		}
+	})
+	t.Cleanup(func() { l.Close(); p.wg.Wait() })
+	return p
+}
+
+func (p *stallProxy) url() string { return "nats://" + p.l.Addr().String() }
+
+func (p *stallProxy) stall(repliesOnly bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c[0].Store(!repliesOnly)
+		c[1].Store(true)
+	}
+}
+
+// A coordinator whose server stops answering (its connection open,
+// nothing coming back: a node stopped by SIGSTOP) leaves it within
+// StallDetect, and the journal lines it appended meanwhile are stored
+// once each: their acknowledgements were lost with the connection, so
+// Flush publishes them again, and the lease is renewed on the new
+// connection before it expires. When the lines reached the server and
+// only its answers were lost, the copies published again are
+// recognised, not taken for another coordinator's lines.
+func TestJournalSurvivesAStalledServer(t *testing.T) {
+	t.Run("nothing passes", func(t *testing.T) { t.Parallel(); journalStall(t, false) })
+	t.Run("the answers are lost", func(t *testing.T) { t.Parallel(); journalStall(t, true) })
+}
+
+func journalStall(t *testing.T, repliesOnly bool) {
+	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	proxy := startStallProxy(t, srv.ClientURL()[len("nats://"):])
+	nc, err := Connect(proxy.url(), t.Name())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, ensureRunStreams(ctx, js, 1))
+	st, err := js.Stream(ctx, JournalsStream)
+	require.NoError(t, err)
+	l, err := acquireLease(ctx, js, "r", JournalConfig{})
+	require.NoError(t, err)
+	t.Cleanup(l.release)
+	s := &journalStore{js: js, stream: st, run: "r", subject: journalSubject + "r", lease: l, maxAge: DefaultRetention}
+	require.NoError(t, s.load(ctx))
+	require.NoError(t, s.Append([]byte(`{"n":1}`)))
+	require.NoError(t, s.Flush())
+
+	proxy.stall(repliesOnly)
+	began := time.Now()
+	for _, line := range []string{`{"n":2}`, `{"n":3}`, `{"n":4}`} {
+		require.NoError(t, s.Append([]byte(line)))
+	}
+	require.NoError(t, s.Flush(), "the lines sent to the stalled server are published again once the client left it")
+	took := time.Since(began)
+	assert.Less(t, took, StallDetect+2*appendTry, "the client left the stalled server within StallDetect")
+	t.Logf("lines stored %s after the server stalled (StallDetect %s)", took.Round(time.Millisecond), StallDetect)
+	require.NoError(t, l.check(), "the lease outlived the stall")
+
+	c := &journalStore{js: js, stream: st, run: "r", subject: journalSubject + "r"}
+	require.NoError(t, c.load(ctx))
+	var lines []string
+	require.NoError(t, c.Lines(0, func(_ int, l []byte) error { lines = append(lines, string(l)); return nil }))
+	assert.Equal(t, []string{`{"n":1}`, `{"n":2}`, `{"n":3}`, `{"n":4}`}, lines, "each line once, in order")
+}
