@@ -3,6 +3,7 @@ package decompose
 import (
 	"context"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"github.com/mdap-go/mdap/intent"
@@ -46,22 +47,51 @@ func (m nodeModel) Call(ctx context.Context, prompt string, opts ...llms.CallOpt
 // settings.
 func (m nodeModel) Identity() string { return maker.ModelIdentity(m.Model) }
 
-// oneStep is a decision as a maker.Task of one step: the solver samples
-// the prompt, red-flags and decodes the replies, and races them; Apply
-// keeps the winner.
+// oneStep is a decision as a maker.Task: the solver samples the prompt,
+// red-flags and decodes the replies, and races them; Apply keeps the
+// winner. With tools, a winning tool call is run by the solver's executor
+// and its observation added to the prompt, and the task goes on to the
+// next step until a winner is an answer.
 type oneStep struct {
 	fingerprint string
 	msgs        []llms.MessageContent
 	decode      decoder
+	tools       bool
 	winner      intent.Output
 }
 
 func (t *oneStep) Fingerprint() string                              { return t.fingerprint }
 func (t *oneStep) Prompt(*intent.Observation) []llms.MessageContent { return t.msgs }
-func (t *oneStep) Decode(r maker.Reply) (intent.Output, error)      { return t.decode(r) }
-func (t *oneStep) Apply(w intent.Output, _ *intent.Observation) (bool, error) {
-	t.winner = w
-	return true, nil
+
+// Decode is the role's decoder, or with tools a tool call.
+func (t *oneStep) Decode(r maker.Reply) (intent.Output, error) {
+	if t.tools {
+		if out, err := maker.DecodeReply(r); err == nil && out.Intent != nil {
+			return intent.Output{Intent: out.Intent}, nil
+		}
+	}
+	return t.decode(r)
+}
+
+// Apply keeps an answer, or adds a tool call and its observation to the
+// prompt.
+func (t *oneStep) Apply(w intent.Output, obs *intent.Observation) (bool, error) {
+	if w.Intent == nil {
+		t.winner = w
+		return true, nil
+	}
+	call, err := intent.Canonical(intent.Output{Intent: w.Intent})
+	if err != nil {
+		return false, err
+	}
+	text := "(no observation)"
+	if obs != nil {
+		text = obs.Text()
+	}
+	t.msgs = append(slices.Clip(t.msgs),
+		llms.TextParts(llms.ChatMessageTypeAI, string(call)),
+		llms.TextParts(llms.ChatMessageTypeHuman, "OBSERVATION: "+text))
+	return false, nil
 }
 
 // drawn is one sample of a role, judged.

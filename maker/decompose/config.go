@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
@@ -64,6 +65,9 @@ type Settings struct {
 	Parallel int `json:"parallel"`
 	// Seed seeds the discriminators' shuffles.
 	Seed uint64 `json:"seed"`
+	// ToolSteps bounds the tool calls of one solve decision (with
+	// Config.Executor); 0 means DefaultToolSteps.
+	ToolSteps int `json:"tool_steps,omitempty"`
 	// Solver is each decision's race settings (MaxTokens, Flags,
 	// Escalation, Timeout, Price, Vote budgets...); Vote.K is replaced by
 	// the role's k.
@@ -100,8 +104,34 @@ type Config struct {
 	// family truth); CoFailures, if set, counts co-failed ones.
 	Truth      Truth
 	CoFailures CoFailures
+	// Executor, if set, runs the tool calls that solver agents' winning
+	// replies propose (read-only tools only: a solve decision a kill
+	// interrupts is decided again on resume, its calls included), and
+	// Tools are declared to them, as maker.Solver's Executor and Tools.
+	// A solve decision then takes up to Settings.ToolSteps tool steps,
+	// each voted, before its voted answer.
+	Executor *executor.Executor
+	Tools    []llms.Tool
 	// Logger receives debug logs of decisions; nil means none.
 	Logger *slog.Logger
+}
+
+// DefaultToolSteps is Settings.ToolSteps' default.
+const DefaultToolSteps = 4
+
+// checkTools refuses an executor that would run a tool with side effects.
+func (c Config) checkTools() error {
+	if c.Executor == nil {
+		return nil
+	}
+	for _, name := range c.Executor.Registered() {
+		entry, ok := c.Executor.Lookup(name)
+		if ok && c.Executor.Policy().Allows(entry) == nil && !c.Executor.ReadOnly(name) {
+			return &fielderr.Error{Config: "decompose.Config", Fields: []fielderr.Field{{Name: "Executor", Value: name}},
+				Fix: "allow read-only tools only (a solve decision that a kill interrupts is decided again on resume, its tool calls included)"}
+		}
+	}
+	return nil
 }
 
 // withDefaults fills the zero settings and checks the rest.
@@ -161,6 +191,12 @@ func (s Settings) withDefaults(fam Family, input json.RawMessage) (Settings, err
 	}
 	if s.Parallel == 0 {
 		s.Parallel = DefaultParallel
+	}
+	if s.ToolSteps == 0 {
+		s.ToolSteps = DefaultToolSteps
+	}
+	if s.ToolSteps < 0 {
+		return s, bad("ToolSteps", s.ToolSteps, "use at least 1")
 	}
 	if s.Parallel < 1 {
 		return s, bad("Parallel", s.Parallel, "use at least 1")

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/catch"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
@@ -51,6 +52,9 @@ func Solve(ctx context.Context, fam Family, input json.RawMessage, cfg Config) (
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.checkTools(); err != nil {
+		return nil, err
+	}
 	disc := s.discriminates(fam)
 	pl, err := NewPlan(s.Caps, disc, s.P, s.Target)
 	if err != nil {
@@ -65,7 +69,7 @@ func Solve(ctx context.Context, fam Family, input json.RawMessage, cfg Config) (
 		}
 	}
 	e := &engine{fam: fam, s: s, plan: pl, models: cfg.Models, truth: cfg.Truth, cofail: cfg.CoFailures,
-		disc: disc, sem: make(chan struct{}, s.Parallel), log: cfg.Logger,
+		disc: disc, sem: make(chan struct{}, s.Parallel), log: cfg.Logger, exec: cfg.Executor, tools: cfg.Tools,
 		res: &Result{Family: fam.Name(), Input: canon, Plan: pl, Roles: map[Role]*RoleStats{}}}
 	for r := range pl.Bound {
 		e.res.Roles[r] = &RoleStats{K: pl.K[r]}
@@ -122,6 +126,8 @@ type engine struct {
 	sem    chan struct{}
 	j      *journal
 	log    *slog.Logger
+	exec   *executor.Executor
+	tools  []llms.Tool
 
 	mu  sync.Mutex
 	res *Result

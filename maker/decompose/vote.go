@@ -33,6 +33,11 @@ func (e *engine) vote(ctx context.Context, path string, r Role, msgs []llms.Mess
 	}
 	task := &oneStep{fingerprint: path + "/" + string(r), msgs: msgs, decode: decode}
 	s := &maker.Solver{Config: e.solverConfig(r), Model: model}
+	if r == RoleSolve && e.exec != nil {
+		task.tools = true
+		s.Executor, s.Tools = e.exec, e.tools
+		s.MaxSteps = 1 + e.s.ToolSteps
+	}
 	rep, err := s.Solve(ctx, task)
 	if err != nil {
 		return decided{}, err
