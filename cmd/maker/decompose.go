@@ -10,12 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // decompFlags are the flags of maker multiply and maker sort: the models
@@ -374,4 +376,40 @@ func short(s string) string {
 		return s
 	}
 	return s[:10] + "…" + s[len(s)-10:] + fmt.Sprintf(" (%d digits)", len(s))
+}
+
+// decompBatch sets how maker solve runs "multiply" and "sort" lines: on
+// the simulated model of every role, at --p and --wrong-answers when they
+// are given (else decompose's defaults), or every role on the --model.
+// Over --nats they are refused: the engine's workers draw a step loop's
+// samples only.
+func decompBatch(run *runFlags, b *batch.Builtin, fs *pflag.FlagSet) {
+	switch {
+	case run.natsURL != "":
+		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
+			return nil, fmt.Errorf("a %q task does not run over --nats yet: run it without --nats", job.Kind())
+		}
+	case slices.Contains(run.models, "sim"):
+		play := decompose.SimRole{P: decompose.DefaultP, Rivals: sim.DefaultWrongAnswers}
+		if fs.Changed("p") {
+			play.P = run.p
+		}
+		if fs.Changed("wrong-answers") {
+			play.Rivals = run.wrongAnswers
+		}
+		b.DecomposeSim.Roles = problems.SimRoles(play)
+		b.Decompose.P = map[decompose.Role]float64{}
+		for _, r := range decompose.Roles {
+			b.Decompose.P[r] = play.P
+		}
+	default:
+		model := b.Model
+		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
+			m, err := model(job, nil, 0)
+			if err != nil {
+				return nil, err
+			}
+			return decompose.AllRoles(m), nil
+		}
+	}
 }

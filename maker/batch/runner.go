@@ -44,6 +44,9 @@ type Unit struct {
 	// Close, if set, releases what the unit holds; it is called once the
 	// job ends.
 	Close func() error
+	// Run, set instead of Task and Solver, runs a job that is not a step
+	// loop (a voted decomposition: see OwnRun).
+	Run func(ctx context.Context, o OwnRun, r *Result) error
 }
 
 // Builder makes a job ready to run. An error makes the job's result
@@ -263,7 +266,7 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res R
 		res.Status, res.Error = StatusFailed, fmt.Errorf("%s: %w: building it: %w", job.Where(), ErrJobPanic, p.AsError()).Error()
 		return record()
 	}
-	if berr == nil && (unit == nil || unit.Task == nil || unit.Solver == nil) {
+	if berr == nil && (unit == nil || (unit.Run == nil && (unit.Task == nil || unit.Solver == nil))) {
 		berr = errors.New("the builder returned no task or no solver")
 	}
 	if berr != nil {
@@ -285,6 +288,9 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker) (res R
 		}()
 	}
 
+	if unit.Run != nil {
+		return r.runOwn(ctx, job, unit, &res, record)
+	}
 	s := unit.Solver
 	if r.Limits != nil {
 		s.Model = r.Limits.Wrap(s.Model)

@@ -88,6 +88,9 @@ type Options struct {
 	JournalKey      []byte
 	// Logger receives the decisions' debug logs; nil means none.
 	Logger *slog.Logger
+	// Wrap, if set, wraps every role's model (a batch's shared provider
+	// limits, say): the simulated ones too.
+	Wrap func(llms.Model) llms.Model
 }
 
 // Solve solves input of family name by voted decomposition
@@ -116,6 +119,13 @@ func Solve(ctx context.Context, name string, input json.RawMessage, o Options) (
 			return nil, err
 		}
 		cfg.Models, cfg.CoFailures = sims.Models(), sims
+	}
+	if o.Wrap != nil {
+		wrapped := make(map[decompose.Role]llms.Model, len(cfg.Models))
+		for r, m := range cfg.Models {
+			wrapped[r] = o.Wrap(m)
+		}
+		cfg.Models = wrapped
 	}
 	return decompose.Solve(ctx, fam, input, cfg)
 }
