@@ -40,6 +40,9 @@ func (r *Report) Charts() (map[string][]byte, error) {
 	if c := r.Cost; c != nil {
 		charts = append(charts, chart{"cost.svg", func() (*plot.Plot, error) { return costChart(c) }})
 	}
+	if d := r.Decompose; d != nil {
+		charts = append(charts, chart{"decompose.svg", func() (*plot.Plot, error) { return decomposeChart(d) }})
+	}
 	out := make(map[string][]byte, len(charts))
 	for _, c := range charts {
 		p, err := c.make()
