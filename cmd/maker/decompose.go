@@ -42,6 +42,7 @@ type decompFlags struct {
 	discriminate    bool
 	parallel        int
 	maxSamples      int
+	maxTokens       int
 	journal         string
 	resume          bool
 	journalUnsigned bool
@@ -74,6 +75,7 @@ func (f *decompFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.discriminate, "discriminate", false, "vote proposals by discriminator agents even though the family's proposals have exact keys")
 	fs.IntVar(&f.parallel, "parallel", 0, fmt.Sprintf("most decisions in flight at once, siblings in parallel (0: %d); results do not depend on it", decompose.DefaultParallel))
 	fs.IntVar(&f.maxSamples, "max-samples", 0, "samples per decision before it fails (0: the vote's default, a multiple of k)")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "reply cap in tokens; a longer reply is red-flagged (0: the solver's default)")
 	fs.StringVar(&f.journal, "journal", "", "journal FILE: every decision, written and synced before it is used; a killed run resumes from it with --resume")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal (same problem and flags)")
 	fs.BoolVar(&f.journalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it")
@@ -87,7 +89,7 @@ func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
 	s.Strategy, s.Target, s.Seed, s.Parallel = decompose.Strategy(f.strategy), f.target, f.seed, f.parallel
 	s.Caps = decompose.Caps{MaxDepth: f.maxDepth, MaxBreadth: f.maxBreadth}
 	s.Discriminate = f.discriminate
-	s.Solver.Vote.MaxSamples = f.maxSamples
+	s.Solver.Vote.MaxSamples, s.Solver.MaxTokens = f.maxSamples, f.maxTokens
 	s.P = map[decompose.Role]float64{}
 	for _, r := range decompose.Roles {
 		s.P[r] = f.p
@@ -212,7 +214,7 @@ func (f *decompFlags) solveProblem(cmd *cobra.Command, family string, input json
 // decompFlagOf names the flag of each field of decompose.Settings and
 // decompose.SimConfig the flags set, for fieldUsageErr.
 var decompFlagOf = map[string]string{"Strategy": "strategy", "Target": "target", "K": "k", "Caps.MaxDepth": "max-depth",
-	"Caps.MaxBreadth": "max-breadth", "Parallel": "parallel", "Seed": "seed", "Vote.MaxSamples": "max-samples",
+	"Caps.MaxBreadth": "max-breadth", "Parallel": "parallel", "Seed": "seed", "Vote.MaxSamples": "max-samples", "MaxTokens": "max-tokens",
 	"P[atomic]": "p-atomic", "P[decompose]": "p-decompose", "P[discriminate]": "p-discriminate", "P[solve]": "p-solve", "P[compose]": "p-compose",
 	"Roles[atomic].CoFailure": "cofailure", "Roles[decompose].CoFailure": "cofailure", "Roles[discriminate].CoFailure": "cofailure",
 	"Roles[solve].CoFailure": "cofailure", "Roles[compose].CoFailure": "cofailure"}
@@ -282,7 +284,7 @@ docs/decompose.md.`,
   maker multiply --digits 10 --journal run.jsonl          # then, after a crash:
   maker multiply --digits 10 --journal run.jsonl --resume
   maker multiply --digits 3 --journal run.jsonl --journal-unsigned
-  maker multiply --a 12 --b 34 --model openai:tiny --base-url http://127.0.0.1:11434/v1 --timeout 1m`,
+  maker multiply --a 12 --b 34 --model openai:tiny --base-url http://127.0.0.1:11434/v1 --timeout 1m --max-tokens 200`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var input json.RawMessage
