@@ -276,6 +276,7 @@ docs/decompose.md.`,
   maker multiply --digits 10 --seed 7 --json              # a seeded 10×10 problem
   maker multiply --digits 10 --p 0.95 --target 0.99       # every role at p 0.95
   maker multiply --digits 6 --p-solve 0.8 --p-compose 0.99
+  maker multiply --digits 6 --p-atomic 0.99 --p-decompose 0.95 --p-discriminate 0.9
   maker multiply --digits 6 --k solve=5,compose=3         # fix roles' k (others: the plan's)
   maker multiply --digits 6 --strategy first-to-k         # the authors' scheme, as a baseline
   maker multiply --digits 6 --rivals 1 --cofailure 0.05   # errors that agree
@@ -339,9 +340,13 @@ interrupted. See docs/decompose.md.`,
   maker sort --length 100 --p 0.95 --target 0.99
   maker sort --length 50 --p-decompose 0.99 --k solve=4
   maker sort --length 50 --strategy first-to-k --rivals 2 --cofailure 0.01
+  maker sort --length 50 --p-atomic 0.99 --p-discriminate 0.95 --p-solve 0.9 --p-compose 0.99
+  maker sort --length 50 --flag-rate 0.1 --latency 20ms --parallel 4 --max-samples 100
+  maker sort --length 50 --max-depth 7 --max-breadth 2 --discriminate
   maker sort --length 500 --journal sort.jsonl            # then, after a crash:
   maker sort --length 500 --journal sort.jsonl --resume
-  maker sort --list '[3, 1, 2]' --model ollama:tiny --base-url http://127.0.0.1:11434`,
+  maker sort --length 5 --journal sort5.jsonl --journal-unsigned
+  maker sort --list '[3, 1, 2]' --model ollama:tiny --base-url http://127.0.0.1:11434 --timeout 1m --max-tokens 200`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var input json.RawMessage
