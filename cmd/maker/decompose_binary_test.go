@@ -192,3 +192,55 @@ func TestBinaryMultiplyKilledResumesToTheSameAnswer(t *testing.T) {
 	assert.Equal(t, want.Roles, got.Roles)
 	assert.Positive(t, got.Resumed, "decisions read back from the journal")
 }
+
+// TestBinarySolveDecompositionLinesSurviveAKill runs multiply and sort task
+// lines through maker solve, kills the batch with SIGKILL while it runs,
+// runs it again, and compares the result lines with an uninterrupted
+// batch's: the same answers, checks and figures; a bad line is invalid
+// (exit 1, the others still solved).
+func TestBinarySolveDecompositionLinesSurviveAKill(t *testing.T) {
+	lines := `{"id": "m1", "multiply": {"a": "8318479021", "b": "2080249439"}}
+{"id": "m2", "multiply": {"a": "123456", "b": "654321"}, "seed": 4, "k": 3}
+{"id": "s1", "sort": {"list": [9, 4, 7, 1, 8, 2, 6, 3, 5, 0, 11, 10, -3]}}
+{"id": "m3", "multiply": {"a": "9999999999", "b": "9999999999"}}
+{"id": "bad", "multiply": {"a": "12x", "b": "3"}}
+`
+	run := func(dir string, kill bool) map[string]map[string]any {
+		tasks := filepath.Join(dir, "tasks.jsonl")
+		require.NoError(t, os.WriteFile(tasks, []byte(lines), 0o644))
+		out := filepath.Join(dir, "results.jsonl")
+		args := []string{"solve", tasks, "--out", out, "--state", filepath.Join(dir, "state"), "--latency", "2ms", "--concurrency", "1", "--progress", "off"}
+		if kill {
+			c := startRace(t, nil, args...)
+			require.Eventually(t, func() bool { return countLines(out) >= 2 || c.cmd.ProcessState != nil }, time.Minute, time.Millisecond)
+			require.NoError(t, c.cmd.Process.Signal(syscall.SIGKILL), "the batch ended before the kill")
+			c.wait(t, time.Minute)
+		}
+		c := start(t, nil, args...)
+		assert.Equal(t, 1, c.wait(t, 2*time.Minute), "one line is invalid: %s", c.stderr.String())
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		got := map[string]map[string]any{}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var r map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+			delete(r, "wall_seconds")
+			_, dup := got[r["id"].(string)]
+			assert.False(t, dup, "one result per task: %s", l)
+			got[r["id"].(string)] = r
+		}
+		return got
+	}
+	want := run(t.TempDir(), false)
+	require.Len(t, want, 5)
+	assert.Equal(t, "17304511316768519219", want["m1"]["answer"])
+	assert.Equal(t, "99999999980000000001", want["m3"]["answer"])
+	assert.Equal(t, []any{-3.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0}, want["s1"]["answer"])
+	for _, id := range []string{"m1", "m2", "m3", "s1"} {
+		assert.Equal(t, "solved", want[id]["status"], id)
+		assert.Equal(t, true, want[id]["correct"], id)
+	}
+	assert.Equal(t, "invalid", want["bad"]["status"])
+	assert.Contains(t, want["bad"]["error"], "decimal digits")
+	assert.Equal(t, want, run(t.TempDir(), true), "killed and run again: the uninterrupted batch's results")
+}

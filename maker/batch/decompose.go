@@ -100,7 +100,7 @@ func (b *Builtin) decomposition(job Job, seed uint64, maxSamples int) (*Unit, er
 			for _, st := range out.Roles {
 				r.Steps += st.Decisions
 			}
-			r.Samples, r.Valid, r.Cost = out.Samples, out.Samples, out.Cost
+			r.Samples, r.Cost = out.Samples, out.Cost
 			r.Answer, r.Correct, r.Unprotected, r.Resumed = out.Answer, out.Correct, out.Unprotected, out.Resumed
 			r.K = out.Plan.K[decompose.RoleSolve]
 		}

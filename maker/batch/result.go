@@ -37,7 +37,9 @@ type Result struct {
 	// or empty.
 	Kind   string `json:"kind,omitempty"`
 	Status Status `json:"status"`
-	// Steps are the decided steps; Samples the samples launched, of
+	// Steps are the decided steps (a decomposition's: its decisions, with
+	// Samples their model calls and Valid, Flagged and Errors not
+	// counted); Samples the samples launched, of
 	// which Valid voted, Flagged were red-flagged (by reason in Flags)
 	// and Errors failed at the provider.
 	Steps   int            `json:"steps"`
