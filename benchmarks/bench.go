@@ -20,7 +20,7 @@ import (
 var ErrSuite = errors.New("unknown benchmark suite")
 
 // Suites are the suites, in the order Run runs them.
-var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "cost", "observe", "engine", "goals"}
+var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "cost", "observe", "engine", "goals", "decompose"}
 
 // Options configure a Run. The zero value runs every suite at full size.
 type Options struct {
@@ -94,6 +94,9 @@ type Report struct {
 	// Felt is the goals suite's: issue #36's user-felt goals, each with
 	// its goal and its bar (see BarErr).
 	Felt *FeltResult `json:"goals_suite,omitempty"`
+	// Decompose is the decompose suite's: voted decomposition beside the
+	// first-to-K baseline.
+	Decompose *DecomposeResult `json:"decompose,omitempty"`
 	// Goals are the project's targets with the measured figure beside
 	// each.
 	Goals []Goal `json:"goals"`
@@ -163,6 +166,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.EngineCost, err = runEngine(ctx, o, ticker(name, engineUnits(o.Quick)))
 		case "goals":
 			rep.Felt, err = runFelt(ctx, o, ticker(name, feltUnits()))
+		case "decompose":
+			rep.Decompose, err = runDecompose(ctx, o, ticker(name, decomposeUnits(o.Quick)))
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -54,6 +54,9 @@ func (r *Report) plots() (map[string]*chart, error) {
 	if c := r.Cost; c != nil {
 		charts = append(charts, named{"cost.svg", func() (*chart, error) { return costChart(c) }})
 	}
+	if d := r.Decompose; d != nil {
+		charts = append(charts, named{"decompose.svg", func() (*chart, error) { return decomposeChart(d) }})
+	}
 	out := make(map[string]*chart, len(charts))
 	for _, c := range charts {
 		p, err := c.make()

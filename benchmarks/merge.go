@@ -82,6 +82,9 @@ func (r *Report) take(s string, older *Report) bool {
 	case "goals":
 		r.Felt = older.Felt
 		return r.Felt != nil
+	case "decompose":
+		r.Decompose = older.Decompose
+		return r.Decompose != nil
 	}
 	return false
 }

@@ -112,6 +112,9 @@ func (r *Report) Markdown() string {
 	if s := r.EngineCost; s != nil {
 		writeEngine(&b, s)
 	}
+	if d := r.Decompose; d != nil {
+		writeDecompose(&b, d)
+	}
 	return b.String()
 }
 

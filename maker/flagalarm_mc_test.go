@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mdap-go/mdap/internal/stats"
+	"github.com/mdap-go/mdap/internal/evidence"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -96,7 +96,7 @@ func TestFlagAlarmFalseAlarmRate(t *testing.T) {
 		{0.05, maker.DefaultFlagAlarmLevel}, {0.2, maker.DefaultFlagAlarmLevel}, {0.5, maker.DefaultFlagAlarmLevel}, {0.2, 1e-4},
 	} {
 		alarms, judged := falseAlarms(t, 10, sim.Config{P: 0.9, WrongAnswers: 4, FlagRate: c.rate}, 3, c.level, seeds(n))
-		upper := stats.UpperBound(float64(alarms), float64(judged), 0.95)
+		upper := evidence.Upper(alarms, judged, 0.95)
 		t.Logf("flag rate %.2f, level %g: %d alarms in %d judged steps (%d seeds of 1023 steps, k 3, p 0.9): 95%% upper bound %.3g",
 			c.rate, c.level, alarms, judged, n, upper)
 		if c.level == maker.DefaultFlagAlarmLevel {
@@ -104,7 +104,7 @@ func TestFlagAlarmFalseAlarmRate(t *testing.T) {
 			allJudged += judged
 		}
 	}
-	upper := stats.UpperBound(float64(allAlarms), float64(allJudged), 0.95)
+	upper := evidence.Upper(allAlarms, allJudged, 0.95)
 	t.Logf("default level, all rates: %d alarms in %d judged steps: 95%% upper bound %.3g per step", allAlarms, allJudged, upper)
 	if n >= 100 {
 		assert.LessOrEqual(t, upper, 1e-5, "the false-alarm rate docs/matching.md states")

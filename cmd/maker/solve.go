@@ -78,6 +78,8 @@ func newSolve() *cobra.Command {
 JSON line per finished task to --out. A task line is
   {"id": "v1", "spec": "specs/find-version.json"}   a spec task (see maker run)
   {"id": "h12", "hanoi": {"disks": 12}}             Towers of Hanoi
+  {"id": "m1", "multiply": {"a": "123", "b": "45"}}  voted decomposition
+  {"id": "s1", "sort": {"list": [3, 1, 2]}}          (see maker multiply, sort)
 with optional overrides: "k", "root", "tools", "seed", "max_steps",
 "max_samples", "max_errors". Paths are relative to the tasks file. A spec
 task's "input" (a JSON object) sets fields of the spec's initial state; with
@@ -238,6 +240,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	if err != nil {
 		return err
 	}
+	decompBatch(run, &f.builder, cmd.Flags())
 	store, err := batch.OpenStore(f.out, f.state)
 	if err != nil {
 		return usageErr("%w", err)

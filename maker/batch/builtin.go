@@ -10,6 +10,7 @@ import (
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
@@ -23,7 +24,8 @@ var ErrBuiltin = errors.New("job not runnable by the built-in builder")
 
 // Builtin builds the jobs `maker solve` runs: Towers of Hanoi ("hanoi")
 // and spec tasks ("spec"), each with its own solver on a model from Model,
-// with the run's settings overridden by the job's own.
+// with the run's settings overridden by the job's own; and "multiply" and
+// "sort" problems, solved by voted decomposition (maker/problems).
 type Builtin struct {
 	// Model returns the model of a job. oracle answers the job's prompts
 	// for the simulated model (sim.New(oracle, ...)); seed is the job's
@@ -66,6 +68,17 @@ type Builtin struct {
 	// Observer, if set, is every solver's maker.Solver.Observer (traces
 	// and metrics: see maker/observe).
 	Observer maker.Observer
+	// Decompose are the settings of "multiply" and "sort" jobs (voted
+	// decomposition: T, each role's p for the plan, strategy, caps); a
+	// job's "k" fixes every role's k and "seed" replaces Seed.
+	Decompose decompose.Settings
+	// DecomposeSim is the simulated model of every role of those jobs
+	// (each role's p, rivals, co-failure share), when RoleModels is nil;
+	// its Seed is the job's.
+	DecomposeSim decompose.SimConfig
+	// RoleModels, if set, returns the role models of a "multiply" or
+	// "sort" job (decompose.AllRoles(m) for one model).
+	RoleModels func(job Job) (map[decompose.Role]llms.Model, error)
 }
 
 // Build implements Builder. Errors: ErrBuiltin; a spec that does not
@@ -129,6 +142,8 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 	}
 
 	switch job.Kind() {
+	case "multiply", "sort":
+		return b.decomposition(job, seed, cfg.MaxSamples)
 	case "hanoi":
 		task, err := hanoi.New(job.Hanoi.Disks)
 		if err != nil {

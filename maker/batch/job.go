@@ -34,11 +34,14 @@ const (
 	MaxK = vote.MaxK
 )
 
-// Job is one line of a tasks file: a task (exactly one of Spec, Hanoi and
-// Task) with an id and optional overrides of the run's settings.
+// Job is one line of a tasks file: a task (exactly one of Spec, Hanoi,
+// Multiply, Sort and Task) with an id and optional overrides of the run's
+// settings.
 //
 //	{"id": "v1", "spec": "specs/find-version.json", "k": 5, "tools": "read_only"}
 //	{"id": "h12", "hanoi": {"disks": 12}, "seed": 7}
+//	{"id": "m1", "multiply": {"a": "123456", "b": "654321"}}
+//	{"id": "s1", "sort": {"list": [5, 3, 9]}}
 //
 // Pointer fields are nil when the line leaves them out.
 type Job struct {
@@ -48,6 +51,11 @@ type Job struct {
 	Spec string `json:"spec,omitempty"`
 	// Hanoi is a Towers of Hanoi task.
 	Hanoi *HanoiJob `json:"hanoi,omitempty"`
+	// Multiply and Sort are problems solved by voted decomposition
+	// (maker/problems): {"a": "DIGITS", "b": "DIGITS"} and {"list":
+	// [INTEGERS]}, checked by the family when the line is read.
+	Multiply json.RawMessage `json:"multiply,omitempty"`
+	Sort     json.RawMessage `json:"sort,omitempty"`
 	// Task is a task for a library's own Builder, in its own format;
 	// Builtin refuses it.
 	Task json.RawMessage `json:"task,omitempty"`
@@ -85,14 +93,18 @@ type HanoiJob struct {
 	Disks int `json:"disks"`
 }
 
-// Kind names the job's task: "spec", "hanoi", "task", or "" when the line
-// has none.
+// Kind names the job's task: "spec", "hanoi", "multiply", "sort", "task",
+// or "" when the line has none.
 func (j Job) Kind() string {
 	switch {
 	case j.Spec != "":
 		return "spec"
 	case j.Hanoi != nil:
 		return "hanoi"
+	case j.Multiply != nil:
+		return "multiply"
+	case j.Sort != nil:
+		return "sort"
 	case j.Task != nil:
 		return "task"
 	}
@@ -136,7 +148,7 @@ func (j Job) Where() string {
 }
 
 // fields lists a line's fields, for the message about an unknown one.
-const fields = "id, spec, input, hanoi, task, k, root, tools, seed, max_steps, max_samples, max_errors"
+const fields = "id, spec, input, hanoi, multiply, sort, task, k, root, tools, seed, max_steps, max_samples, max_errors"
 
 // ReadJobsFile reads the tasks file at path (see ReadJobs); relative paths
 // in it are relative to its folder. Errors: the file system's,
@@ -287,7 +299,7 @@ func parseJob(line []byte, n int, dir, spec string) Job {
 		job.ID = ""
 		return bad("%v", err)
 	}
-	if spec != "" && job.Spec == "" && job.Hanoi == nil && job.Task == nil {
+	if spec != "" && job.Spec == "" && job.Hanoi == nil && job.Task == nil && job.Multiply == nil && job.Sort == nil {
 		job.Spec = spec
 	}
 	kinds := 0
@@ -300,11 +312,12 @@ func parseJob(line []byte, n int, dir, spec string) Job {
 	if job.Task != nil {
 		kinds++
 	}
+	kinds += decompositionKinds(job)
 	switch {
 	case kinds == 0:
-		return bad(`no task: give "spec": "FILE.json" or "hanoi": {"disks": N}`)
+		return bad(`no task: give "spec": "FILE.json", "hanoi": {"disks": N}, "multiply": {"a": "DIGITS", "b": "DIGITS"} or "sort": {"list": [INTEGERS]}`)
 	case kinds > 1:
-		return bad(`more than one task: give exactly one of "spec", "hanoi" and "task"`)
+		return bad(`more than one task: give exactly one of "spec", "hanoi", "multiply", "sort" and "task"`)
 	case job.Hanoi != nil && (job.Hanoi.Disks < 1 || job.Hanoi.Disks > hanoi.MaxDisks):
 		return bad(`"hanoi": {"disks": %d}: use 1 to %d`, job.Hanoi.Disks, hanoi.MaxDisks)
 	case job.K != nil && (*job.K < 1 || *job.K > MaxK):
@@ -319,6 +332,9 @@ func parseJob(line []byte, n int, dir, spec string) Job {
 		return bad(`"root" is empty: name a folder, or leave it out`)
 	case job.Tools != nil && strings.TrimSpace(*job.Tools) == "":
 		return bad(`"tools" is empty: give a --tools list such as "read_only", or leave it out`)
+	}
+	if err := checkDecomposition(job); err != nil {
+		return bad("%v", err)
 	}
 	if job.Task != nil && bytes.Equal(bytes.TrimSpace(job.Task), []byte("null")) {
 		return bad(`"task" is null: give the task's object`)

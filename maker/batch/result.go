@@ -33,10 +33,13 @@ type Result struct {
 	ID string `json:"id"`
 	// Line is the job's line in the tasks file.
 	Line int `json:"line"`
-	// Kind is the job's kind: "spec", "hanoi", "task", or empty.
+	// Kind is the job's kind: "spec", "hanoi", "multiply", "sort", "task",
+	// or empty.
 	Kind   string `json:"kind,omitempty"`
 	Status Status `json:"status"`
-	// Steps are the decided steps; Samples the samples launched, of
+	// Steps are the decided steps (a decomposition's: its decisions, with
+	// Samples their model calls and Valid, Flagged and Errors not
+	// counted); Samples the samples launched, of
 	// which Valid voted, Flagged were red-flagged (by reason in Flags)
 	// and Errors failed at the provider.
 	Steps   int            `json:"steps"`
@@ -72,6 +75,14 @@ type Result struct {
 	// State is the task's final state: a spec task's state; the pegs of
 	// Towers of Hanoi.
 	State json.RawMessage `json:"state,omitempty"`
+	// Answer and Correct are a decomposition's ("multiply", "sort"): the
+	// root's answer (the product as a decimal string, the sorted list)
+	// and the family's exact check of it.
+	Answer  json.RawMessage `json:"answer,omitempty"`
+	Correct *bool           `json:"correct,omitempty"`
+	// Unprotected counts a decomposition's decisions at co-failed nodes
+	// (the simulated model's co-failure share) decided wrong.
+	Unprotected int `json:"unprotected,omitempty"`
 	// Resumed is the number of steps this run replayed from the task's
 	// journal instead of deciding them. It is not written: the line is
 	// the same whether the task was resumed or not.

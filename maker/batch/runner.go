@@ -46,6 +46,9 @@ type Unit struct {
 	// Close, if set, releases what the unit holds; it is called once the
 	// job ends.
 	Close func() error
+	// Run, set instead of Task and Solver, runs a job that is not a step
+	// loop (a voted decomposition: see OwnRun).
+	Run func(ctx context.Context, o OwnRun, r *Result) error
 }
 
 // Builder makes a job ready to run. An error makes the job's result
@@ -296,7 +299,7 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker, book *
 		res.Status, res.Error = StatusFailed, fmt.Errorf("%s: %w: building it: %w", job.Where(), ErrJobPanic, p.AsError()).Error()
 		return record()
 	}
-	if berr == nil && (unit == nil || unit.Task == nil || unit.Solver == nil) {
+	if berr == nil && (unit == nil || (unit.Run == nil && (unit.Task == nil || unit.Solver == nil))) {
 		berr = errors.New("the builder returned no task or no solver")
 	}
 	if berr != nil {
@@ -318,6 +321,9 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker, book *
 		}()
 	}
 
+	if unit.Run != nil {
+		return r.runOwn(ctx, job, unit, &res, record)
+	}
 	// The job runs a copy of the Solver it was built with, which gets
 	// the job's journal, the limited model and the progress hook: the
 	// Builder's Solver is not changed after it was made.

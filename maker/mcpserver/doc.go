@@ -18,6 +18,9 @@
 //     folder; a progress notification per step; a cancelled run resumes
 //     from its journal with resume: true.
 //   - kmin: the scaling laws (laws.KMin and friends), as `maker kmin`.
+//   - solve_problem: a long multiplication or a list sort solved by voted
+//     decomposition (maker/problems), journaled in the state folder,
+//     bounded by MaxSteps decisions; resumable with resume: true.
 //   - parse: one reply's red flag, or its canonical form and key.
 //
 // Every tool has an input and an output JSON Schema derived from its Go

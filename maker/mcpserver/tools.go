@@ -56,4 +56,5 @@ Returns the summary: steps, samples, red flags, tool calls, the final state and 
 		Description: `The scaling laws of first-to-ahead-by-k voting: for a task of S steps whose valid samples are right with probability p, the smallest margin k_min for which the whole task succeeds with probability at least target, p_full at that k, the expected samples per step and in all, and the cost at a price per sample.`,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: closed},
 	}, s.kminTool)
+	s.addProblemTool()
 }

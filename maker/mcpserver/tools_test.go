@@ -37,7 +37,7 @@ func TestEveryToolHasDescribedSchemas(t *testing.T) {
 			}
 		}
 	}
-	assert.ElementsMatch(t, []string{"vote", "sample_and_vote", "run_task", "kmin", "parse"}, names)
+	assert.ElementsMatch(t, []string{"vote", "sample_and_vote", "run_task", "kmin", "parse", "solve_problem"}, names)
 }
 
 func cand(text string) map[string]any { return map[string]any{"text": text} }

@@ -1,0 +1,422 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/problems"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// decompFlags are the flags of maker multiply and maker sort: the models
+// of the roles, the plan (T, p, k per role) and the journal. They map to
+// problems.Options; problems.Solve runs the tree.
+type decompFlags struct {
+	models          []string
+	baseURL         string
+	timeout         time.Duration
+	target          float64
+	strategy        string
+	p               float64
+	roleP           map[decompose.Role]*float64
+	k               map[string]int
+	rivals          int
+	coFailure       float64
+	flagRate        float64
+	latency         time.Duration
+	seed            uint64
+	maxDepth        int
+	maxBreadth      int
+	discriminate    bool
+	parallel        int
+	maxSamples      int
+	maxTokens       int
+	journal         string
+	resume          bool
+	journalUnsigned bool
+	asJSON          bool
+}
+
+// decompSimFlags are the simulated model's flags, refused with a real one.
+var decompSimFlags = []string{"rivals", "cofailure", "flag-rate", "latency"}
+
+func (f *decompFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.models, "model", []string{"sim"}, "model of every role: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn). sim plays every role from the family's truth")
+	fs.StringVar(&f.baseURL, "base-url", "", "server URL of an openai: model (the API root, usually ending in /v1; Ollama: http://127.0.0.1:11434/v1) or an ollama: model (the server root)")
+	fs.DurationVar(&f.timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
+	fs.Float64Var(&f.target, "target", decompose.DefaultTarget, "T: the whole tree is right with probability at least T while every role decides right with its p, independently; the plan spreads 1-T over the tree's decisions and picks each role's k")
+	fs.StringVar(&f.strategy, "strategy", string(decompose.StrategyAhead), "how decisions are voted: ahead (first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme: 2K-1 proposals, a discriminator votes an index first-to-K)")
+	fs.Float64Var(&f.p, "p", decompose.DefaultP, "every role's p: the simulated model's chance that a valid reply is right, and the p the plan chooses k for (with a real model: your estimate of it)")
+	f.roleP = map[decompose.Role]*float64{}
+	for _, r := range decompose.Roles {
+		f.roleP[r] = new(float64)
+		fs.Float64Var(f.roleP[r], "p-"+string(r), 0, fmt.Sprintf("the %s role's p, over --p (0: --p)", r))
+	}
+	fs.StringToIntVar(&f.k, "k", nil, "fix roles' k instead of the plan's (auto): ROLE=K[,ROLE=K], roles atomic, decompose, discriminate, solve, compose")
+	fs.IntVar(&f.rivals, "rivals", sim.DefaultWrongAnswers, "simulated model: distinct wrong answers each role's errors spread over (1 = all errors alike)")
+	fs.Float64Var(&f.coFailure, "cofailure", 0, "simulated model: share of nodes, 0 to 1, where every role's wrong replies agree and the wrong answer is the likely one: no margin protects them; the result counts them (unprotected)")
+	fs.Float64Var(&f.flagRate, "flag-rate", 0, "simulated model: probability of a red-flag reply")
+	fs.DurationVar(&f.latency, "latency", 0, "simulated model: latency of a call")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the generated problem (--digits, --length), of the simulated model and of the discriminators' shuffles")
+	fs.IntVar(&f.maxDepth, "max-depth", 0, "depth cap: a node this deep is atomic (0: the family's, its right tree's depth plus one)")
+	fs.IntVar(&f.maxBreadth, "max-breadth", 0, "breadth cap: a proposal of more subproblems is a red flag (0: the family's, 2)")
+	fs.BoolVar(&f.discriminate, "discriminate", false, "vote proposals by discriminator agents even though the family's proposals have exact keys")
+	fs.IntVar(&f.parallel, "parallel", 0, fmt.Sprintf("most decisions in flight at once, siblings in parallel (0: %d); results do not depend on it", decompose.DefaultParallel))
+	fs.IntVar(&f.maxSamples, "max-samples", 0, "samples per decision before it fails (0: the vote's default, a multiple of k)")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "reply cap in tokens; a longer reply is red-flagged (0: the solver's default)")
+	fs.StringVar(&f.journal, "journal", "", "journal FILE: every decision, written and synced before it is used; a killed run resumes from it with --resume")
+	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal (same problem and flags)")
+	fs.BoolVar(&f.journalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it")
+	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
+}
+
+// options maps the flags to problems.Options. Errors are usage errors.
+func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
+	var o problems.Options
+	s := &o.Settings
+	s.Strategy, s.Target, s.Seed, s.Parallel = decompose.Strategy(f.strategy), f.target, f.seed, f.parallel
+	s.Caps = decompose.Caps{MaxDepth: f.maxDepth, MaxBreadth: f.maxBreadth}
+	s.Discriminate = f.discriminate
+	s.Solver.Vote.MaxSamples, s.Solver.MaxTokens = f.maxSamples, f.maxTokens
+	s.P = map[decompose.Role]float64{}
+	for _, r := range decompose.Roles {
+		s.P[r] = f.p
+		if fs.Changed("p-" + string(r)) {
+			s.P[r] = *f.roleP[r]
+		}
+	}
+	for name, k := range f.k {
+		r, err := problems.ParseRole(name)
+		if err != nil {
+			return o, usageErr("--k %s=%d: %w", name, k, err)
+		}
+		if s.K == nil {
+			s.K = map[decompose.Role]int{}
+		}
+		s.K[r] = k
+	}
+	o.Journal, o.JournalUnsigned = f.journal, f.journalUnsigned
+	real := slices.IndexFunc(f.models, func(m string) bool { return m != "sim" }) >= 0
+	if !real {
+		o.Sim = decompose.SimConfig{Seed: f.seed, FlagRate: f.flagRate, Latency: sim.FixedLatency(f.latency), Roles: map[decompose.Role]decompose.SimRole{}}
+		for r, p := range s.P {
+			o.Sim.Roles[r] = decompose.SimRole{P: p, Rivals: f.rivals, CoFailure: f.coFailure}
+		}
+		return o, nil
+	}
+	for _, name := range decompSimFlags {
+		if fs.Changed(name) {
+			return o, usageErr("--%s is a setting of the simulated model; it does not apply to --model %s", name, strings.Join(f.models, ", "))
+		}
+	}
+	m, err := models.OpenAll(f.models, models.Options{BaseURL: f.baseURL, Timeout: f.timeout})
+	if err != nil {
+		return o, usageErr("--model %w", err)
+	}
+	o.Models = decompose.AllRoles(m)
+	return o, nil
+}
+
+// checkJournal refuses a journal flag that does not fit the file: a run
+// that would overwrite a journal, or resume one that is not there.
+func (f *decompFlags) checkJournal() error {
+	if f.resume && f.journal == "" {
+		return usageErr("--resume needs --journal FILE")
+	}
+	if f.journal == "" {
+		return nil
+	}
+	_, err := os.Stat(f.journal)
+	switch {
+	case err == nil && !f.resume:
+		return usageErr("--journal %s exists: add --resume to resume that run, or name another file", f.journal)
+	case errors.Is(err, os.ErrNotExist) && f.resume:
+		return usageErr("--resume: --journal %s does not exist", f.journal)
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return usageErr("--journal: %w", err)
+	}
+	return nil
+}
+
+// decompSummary is the --json output of maker multiply and maker sort: the
+// library's Result, with whether the run solved the problem and, if not,
+// why.
+type decompSummary struct {
+	Solved bool   `json:"solved"`
+	Error  string `json:"error,omitempty"`
+	*decompose.Result
+	// WallSeconds and CriticalPathSeconds are Result's durations in seconds.
+	WallSeconds         float64 `json:"wall_seconds"`
+	CriticalPathSeconds float64 `json:"critical_path_seconds"`
+}
+
+// solveProblem runs problems.Solve on input with the flags, prints the
+// summary and returns the command's error: a usage error (exit 2, nothing
+// written) for bad input or flags, a failure (exit 1) for a run that failed
+// or gave a wrong answer, interrupted (130) on a signal.
+func (f *decompFlags) solveProblem(cmd *cobra.Command, family string, input json.RawMessage, what string) error {
+	o, err := f.options(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	if err := f.checkJournal(); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	res, err := problems.Solve(ctx, family, input, o)
+	if res == nil || isDecompUsage(err) {
+		if err == nil {
+			err = errors.New("no result")
+		}
+		if isDecompUsage(err) {
+			return fieldUsageErr(err, decompFlagOf, family)
+		}
+		return failed(err)
+	}
+	sum := decompSummary{Result: res, Solved: err == nil && res.Correct != nil && *res.Correct,
+		WallSeconds: res.Wall.Seconds(), CriticalPathSeconds: res.CriticalPath.Seconds()}
+	if err != nil {
+		sum.Error = err.Error()
+	} else if !sum.Solved {
+		sum.Error = "the answer is wrong"
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(sum)
+	} else {
+		writeDecompText(out, what, sum, f.models)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return interrupted(f.journal)
+	case err != nil:
+		return failed(err)
+	case !sum.Solved:
+		return failed(errors.New("not solved: the answer is wrong"))
+	}
+	return nil
+}
+
+// decompFlagOf names the flag of each field of decompose.Settings and
+// decompose.SimConfig the flags set, for fieldUsageErr.
+var decompFlagOf = map[string]string{"Strategy": "strategy", "Target": "target", "K": "k", "Caps.MaxDepth": "max-depth",
+	"Caps.MaxBreadth": "max-breadth", "Parallel": "parallel", "Seed": "seed", "Vote.MaxSamples": "max-samples", "MaxTokens": "max-tokens",
+	"P[atomic]": "p-atomic", "P[decompose]": "p-decompose", "P[discriminate]": "p-discriminate", "P[solve]": "p-solve", "P[compose]": "p-compose",
+	"Roles[atomic].CoFailure": "cofailure", "Roles[decompose].CoFailure": "cofailure", "Roles[discriminate].CoFailure": "cofailure",
+	"Roles[solve].CoFailure": "cofailure", "Roles[compose].CoFailure": "cofailure"}
+
+// isDecompUsage reports the errors of bad input or flags: the problem, the
+// settings, the plan, the family, a journal of another run or corrupt.
+func isDecompUsage(err error) bool {
+	for _, e := range []error{decompose.ErrInput, decompose.ErrConfig, decompose.ErrPlan, problems.ErrFamily, decompose.ErrJournalMismatch, decompose.ErrJournalCorrupt, decompose.ErrJournalLocked} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func writeDecompText(w io.Writer, what string, s decompSummary, models []string) {
+	correct := "not checked"
+	if s.Correct != nil {
+		correct = map[bool]string{true: "correct", false: "WRONG"}[*s.Correct]
+	}
+	if s.Answer != nil {
+		fmt.Fprintf(w, "%s (model %s): answer %s, %s\n", what, strings.Join(models, ","), s.Answer, correct)
+	} else {
+		fmt.Fprintf(w, "%s (model %s): no answer: %s\n", what, strings.Join(models, ","), s.Error)
+	}
+	fmt.Fprintf(w, "%d nodes, depth %d; %d samples, $%.4f; %d wrong decisions, %d unprotected; %d resumed from the journal\n",
+		s.Nodes, s.Depth, s.Samples, s.Cost, s.Wrong, s.Unprotected, s.Resumed)
+	fmt.Fprintf(w, "plan: T %v, %d decisions at most, each failing at most %.3g\n", s.Plan.Target, s.Plan.Decisions, s.Plan.PerDecision)
+	fmt.Fprintf(w, "%-13s %3s %9s %8s %10s %6s %11s\n", "role", "k", "decisions", "samples", "cost", "wrong", "unprotected")
+	for _, r := range decompose.Roles {
+		if st := s.Roles[r]; st != nil {
+			fmt.Fprintf(w, "%-13s %3d %9d %8d %10.4f %6d %11d\n", r, st.K, st.Decisions, st.Samples, st.Cost, st.Wrong, st.Unprotected)
+		}
+	}
+}
+
+func newMultiply() *cobra.Command {
+	var (
+		f      decompFlags
+		a, b   string
+		digits int
+	)
+	cmd := &cobra.Command{
+		Use:   "multiply",
+		Short: "Multiply two long numbers by voted decomposition, with an exact check",
+		Long: `multiply computes A×B by voted decomposition (general MAKER): decomposition
+agents split a multiplication into smaller ones and a composition (shifted
+addition), an atomicity vote says when to stop, solver agents multiply the
+small ones, composer agents add the partial products. Every decision is voted
+first-to-ahead-by-k, each role with the k the plan chooses for --target from
+its p. By default the simulated model plays every role (offline).
+
+solved means the tree finished and its answer is A×B (checked exactly);
+wrong counts decisions the family's truth finds wrong; unprotected counts
+co-failed decisions (--cofailure) that were decided wrong. Exit status 0
+solved, 1 failed or wrong, 2 bad usage or input, 130 interrupted. See
+docs/decompose.md.`,
+		Example: `  maker multiply --a 123456 --b 654321
+  maker multiply --digits 10 --seed 7 --json              # a seeded 10×10 problem
+  maker multiply --digits 10 --p 0.95 --target 0.99       # every role at p 0.95
+  maker multiply --digits 6 --p-solve 0.8 --p-compose 0.99
+  maker multiply --digits 6 --p-atomic 0.99 --p-decompose 0.95 --p-discriminate 0.9
+  maker multiply --digits 6 --k solve=5,compose=3         # fix roles' k (others: the plan's)
+  maker multiply --digits 6 --strategy first-to-k         # the authors' scheme, as a baseline
+  maker multiply --digits 6 --rivals 1 --cofailure 0.05   # errors that agree
+  maker multiply --digits 6 --flag-rate 0.1 --latency 50ms --parallel 8
+  maker multiply --digits 6 --max-depth 4 --max-breadth 2 --discriminate --max-samples 200
+  maker multiply --digits 10 --journal run.jsonl          # then, after a crash:
+  maker multiply --digits 10 --journal run.jsonl --resume
+  maker multiply --digits 3 --journal run.jsonl --journal-unsigned
+  maker multiply --a 12 --b 34 --model openai:tiny --base-url http://127.0.0.1:11434/v1 --timeout 1m --max-tokens 200`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var input json.RawMessage
+			fs := cmd.Flags()
+			switch {
+			case fs.Changed("digits") && (fs.Changed("a") || fs.Changed("b")):
+				return usageErr("give --a and --b, or --digits, not both")
+			case fs.Changed("a") != fs.Changed("b"):
+				return usageErr("give both --a and --b (or --digits N)")
+			case fs.Changed("a"):
+				input, _ = json.Marshal(map[string]string{"a": a, "b": b})
+			default:
+				var err error
+				if input, err = problems.Generate("multiply", f.seed, digits); err != nil {
+					return usageErr("--digits: %w", err)
+				}
+			}
+			var in struct{ A, B string }
+			_ = json.Unmarshal(input, &in)
+			return f.solveProblem(cmd, "multiply", input, fmt.Sprintf("multiply %s×%s", short(in.A), short(in.B)))
+		},
+	}
+	cmd.Flags().StringVar(&a, "a", "", "the first factor, decimal digits")
+	cmd.Flags().StringVar(&b, "b", "", "the second factor, decimal digits")
+	cmd.Flags().IntVar(&digits, "digits", 5, "without --a and --b: a seeded problem of two N-digit factors (--seed)")
+	f.register(cmd.Flags())
+	_ = cmd.MarkFlagFilename("journal", "jsonl")
+	return cmd
+}
+
+func newSort() *cobra.Command {
+	var (
+		f      decompFlags
+		list   string
+		length int
+	)
+	cmd := &cobra.Command{
+		Use:   "sort",
+		Short: "Sort a list of integers by voted decomposition, with an exact check",
+		Long: `sort sorts a list of integers ascending by voted decomposition (general
+MAKER): decomposition agents split a list in halves composed by a merge, an
+atomicity vote says when to stop, solver agents sort the short lists, composer
+agents merge. Every decision is voted first-to-ahead-by-k, each role with the k
+the plan chooses for --target from its p. By default the simulated model plays
+every role (offline).
+
+solved means the tree finished and its answer is the list sorted (checked
+exactly). Exit status 0 solved, 1 failed or wrong, 2 bad usage or input, 130
+interrupted. See docs/decompose.md.`,
+		Example: `  maker sort --list '[5, 3, 9, 1]'
+  maker sort --length 500 --seed 3 --json                 # a seeded list of 500
+  maker sort --length 100 --p 0.95 --target 0.99
+  maker sort --length 50 --p-decompose 0.99 --k solve=4
+  maker sort --length 50 --strategy first-to-k --rivals 2 --cofailure 0.01
+  maker sort --length 50 --p-atomic 0.99 --p-discriminate 0.95 --p-solve 0.9 --p-compose 0.99
+  maker sort --length 50 --flag-rate 0.1 --latency 20ms --parallel 4 --max-samples 100
+  maker sort --length 50 --max-depth 7 --max-breadth 2 --discriminate
+  maker sort --length 500 --journal sort.jsonl            # then, after a crash:
+  maker sort --length 500 --journal sort.jsonl --resume
+  maker sort --length 5 --journal sort5.jsonl --journal-unsigned
+  maker sort --list '[3, 1, 2]' --model ollama:tiny --base-url http://127.0.0.1:11434 --timeout 1m --max-tokens 200`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var input json.RawMessage
+			fs := cmd.Flags()
+			switch {
+			case fs.Changed("list") && fs.Changed("length"):
+				return usageErr("give --list or --length, not both")
+			case fs.Changed("list"):
+				input = json.RawMessage(`{"list": ` + list + `}`)
+				if !json.Valid(input) {
+					return usageErr("--list %q is not JSON: give a JSON list of integers such as '[3, 1, 2]'", list)
+				}
+			default:
+				var err error
+				if input, err = problems.Generate("sort", f.seed, length); err != nil {
+					return usageErr("--length: %w", err)
+				}
+			}
+			var in struct{ List []json.RawMessage }
+			_ = json.Unmarshal(input, &in)
+			return f.solveProblem(cmd, "sort", input, fmt.Sprintf("sort a list of %d", len(in.List)))
+		},
+	}
+	cmd.Flags().StringVar(&list, "list", "", "the list to sort, JSON: '[3, 1, 2]'")
+	cmd.Flags().IntVar(&length, "length", 20, "without --list: a seeded list of N integers in [0, 1000) (--seed)")
+	f.register(cmd.Flags())
+	_ = cmd.MarkFlagFilename("journal", "jsonl")
+	return cmd
+}
+
+// short abbreviates a long factor for the headline.
+func short(s string) string {
+	if len(s) <= 24 {
+		return s
+	}
+	return s[:10] + "…" + s[len(s)-10:] + fmt.Sprintf(" (%d digits)", len(s))
+}
+
+// decompBatch sets how maker solve runs "multiply" and "sort" lines: on
+// the simulated model of every role, at --p and --wrong-answers when they
+// are given (else decompose's defaults), or every role on the --model.
+// Over --nats they are refused: the engine's workers draw a step loop's
+// samples only.
+func decompBatch(run *runFlags, b *batch.Builtin, fs *pflag.FlagSet) {
+	switch {
+	case run.natsURL != "":
+		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
+			return nil, fmt.Errorf("a %q task does not run over --nats yet: run it without --nats", job.Kind())
+		}
+	case slices.Contains(run.models, "sim"):
+		play := decompose.SimRole{P: decompose.DefaultP, Rivals: sim.DefaultWrongAnswers}
+		if fs.Changed("p") {
+			play.P = run.p
+		}
+		if fs.Changed("wrong-answers") {
+			play.Rivals = run.wrongAnswers
+		}
+		b.DecomposeSim.Roles = problems.SimRoles(play)
+		b.Decompose.P = map[decompose.Role]float64{}
+		for _, r := range decompose.Roles {
+			b.Decompose.P[r] = play.P
+		}
+	default:
+		model := b.Model
+		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
+			m, err := model(job, nil, 0)
+			if err != nil {
+				return nil, err
+			}
+			return decompose.AllRoles(m), nil
+		}
+	}
+}

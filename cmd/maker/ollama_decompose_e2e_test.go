@@ -1,0 +1,46 @@
+//go:build e2e
+
+package main
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// decompositionE2E runs a small multiplication by voted decomposition on
+// the tiny real model through both clients. The model writes stories, not
+// products: the test asserts that the run ends honestly, with a --json
+// summary, exit status 1 and the reason (a decision undecided within its
+// budget, or a wrong answer), never exit 0 with a wrong answer, and that
+// the figures are at most the calls the server answered.
+func decompositionE2E(t *testing.T, base, name string) {
+	for _, c := range []struct{ spec, url string }{{"ollama:" + name, ""}, {"openai:" + name, "/v1"}} {
+		proxy := newUsageProxy(t, base)
+		began := time.Now()
+		cmd := start(t, nil, "multiply", "--a", "12", "--b", "34", "--model", c.spec, "--base-url", proxy.URL+c.url,
+			"--k", "atomic=2,decompose=2,solve=2,compose=2", "--max-samples", "6", "--max-tokens", "24", "--json")
+		code := cmd.wait(t, 3*time.Minute)
+		var s decompJSON
+		require.NoError(t, json.Unmarshal(cmd.stdout.Bytes(), &s), "stdout %q, stderr %q", cmd.stdout.String(), cmd.stderr.String())
+		t.Logf("maker multiply --model %s: exit %d in %s, solved %v, answer %s, %d samples (server calls %d); %s", c.spec, code, time.Since(began).Round(time.Millisecond), s.Solved, s.Answer, s.Samples, proxy.calls, s.Error)
+		if s.Solved {
+			assert.Equal(t, 0, code)
+			assert.JSONEq(t, `"408"`, string(s.Answer), "solved means the exact product")
+		} else {
+			assert.Equal(t, 1, code, cmd.stderr.String())
+			assert.NotEmpty(t, s.Error, "the summary says why")
+			assert.Contains(t, cmd.stderr.String(), "maker: ")
+		}
+		// The samples of a decision that failed are not in the result
+		// (decompose.Result counts decided decisions): at most the calls
+		// the server answered, all of them when every decision was made.
+		assert.LessOrEqual(t, s.Samples, proxy.calls, c.spec)
+		if s.Answer != nil && string(s.Answer) != "null" {
+			assert.Equal(t, proxy.calls, s.Samples, "%s: every server call is a counted sample", c.spec)
+		}
+	}
+}

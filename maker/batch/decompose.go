@@ -1,0 +1,153 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mdap-go/mdap/internal/catch"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/problems"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// OwnRun is what the runner gives a Unit's Run: the job's journal and
+// the shared provider limits.
+type OwnRun struct {
+	// Journal is the job's journal file in the Store's state folder
+	// (created when absent, resumed when present); "" without a Store.
+	Journal string
+	// JournalUnsigned is the Store's UnsignedJournals.
+	JournalUnsigned bool
+	// Wrap wraps a model with the Runner's Limits (every call of every job
+	// shares them); it returns the model itself without Limits.
+	Wrap func(llms.Model) llms.Model
+}
+
+// decompositionKinds counts the decomposition tasks a line names.
+func decompositionKinds(job Job) int {
+	n := 0
+	if job.Multiply != nil {
+		n++
+	}
+	if job.Sort != nil {
+		n++
+	}
+	return n
+}
+
+// checkDecomposition checks a "multiply" or "sort" line's problem with its
+// family, and the overrides that do not apply to it.
+func checkDecomposition(job Job) error {
+	kind := job.Kind()
+	if kind != "multiply" && kind != "sort" {
+		return nil
+	}
+	fam, err := problems.Lookup(kind)
+	if err != nil {
+		return err
+	}
+	in := job.Multiply
+	if kind == "sort" {
+		in = job.Sort
+	}
+	var cerr error
+	if p := catch.Try(func() { _, cerr = fam.Canon(in) }); p != nil {
+		cerr = fmt.Errorf("%v", p.Value)
+	}
+	switch {
+	case cerr != nil:
+		return fmt.Errorf("%q: %w", kind, cerr)
+	case job.MaxSteps != nil, job.Root != nil, job.Tools != nil:
+		return fmt.Errorf(`"max_steps", "root" and "tools" are not for a %q task`, kind)
+	}
+	return nil
+}
+
+// decomposition builds a "multiply" or "sort" job: problems.Solve with
+// b.Decompose, the job's "k" for every role and "max_samples" per
+// decision, on RoleModels' models or the simulated model of every role
+// (b.DecomposeSim) at the job's seed.
+func (b *Builtin) decomposition(job Job, seed uint64, maxSamples int) (*Unit, error) {
+	o := problems.Options{Settings: b.Decompose, Sim: b.DecomposeSim, Logger: b.Logger}
+	o.Settings.Seed, o.Sim.Seed = seed, seed
+	o.Settings.Solver.MaxTokens, o.Settings.Solver.Price = b.MaxTokens, b.Price
+	if maxSamples != 0 {
+		o.Settings.Solver.Vote.MaxSamples = maxSamples
+	}
+	if job.K != nil {
+		o.Settings.K = map[decompose.Role]int{}
+		for _, r := range decompose.Roles {
+			o.Settings.K[r] = *job.K
+		}
+	}
+	if b.RoleModels != nil {
+		ms, err := b.RoleModels(job)
+		if err != nil {
+			return nil, err
+		}
+		o.Models = ms
+	}
+	input := job.Multiply
+	if job.Kind() == "sort" {
+		input = job.Sort
+	}
+	return &Unit{Run: func(ctx context.Context, run OwnRun, r *Result) error {
+		o.Journal, o.JournalUnsigned, o.Wrap = run.Journal, run.JournalUnsigned, run.Wrap
+		out, err := problems.Solve(ctx, job.Kind(), input, o)
+		if out != nil {
+			for _, st := range out.Roles {
+				r.Steps += st.Decisions
+			}
+			r.Samples, r.Cost = out.Samples, out.Cost
+			r.Answer, r.Correct, r.Unprotected, r.Resumed = out.Answer, out.Correct, out.Unprotected, out.Resumed
+			r.K = out.Plan.K[decompose.RoleSolve]
+		}
+		if m := o.Models[decompose.RoleSolve]; m != nil {
+			r.Model = maker.ModelIdentity(m)
+		} else {
+			r.Model = "sim"
+		}
+		switch {
+		case err != nil && (errors.Is(err, decompose.ErrJournalMismatch) || errors.Is(err, decompose.ErrJournalCorrupt)):
+			r.Status, r.Error = StatusInvalid, fmt.Sprintf("%s: %s; the task's line changed since its journal was written: restore the line, or remove %s to start the task over", job.Where(), err, r.Journal)
+		case err != nil && (errors.Is(err, decompose.ErrInput) || errors.Is(err, decompose.ErrConfig) || errors.Is(err, decompose.ErrPlan)):
+			r.Status, r.Error = StatusInvalid, fmt.Sprintf("%s: %s", job.Where(), err)
+		case err != nil:
+			r.Status, r.Error = StatusFailed, err.Error()
+		case out.Correct == nil || !*out.Correct:
+			r.Status, r.Error = StatusFailed, "the answer is wrong"
+		default:
+			r.Status = StatusSolved
+		}
+		return err
+	}}, nil
+}
+
+// runOwn runs a Unit's Run and records its result; a job stopped by ctx
+// or by a fault outside it gets none (it resumes from its journal).
+func (r *Runner) runOwn(ctx context.Context, job Job, unit *Unit, res *Result, record func() (Result, bool, error)) (Result, bool, error) {
+	run := OwnRun{Wrap: func(m llms.Model) llms.Model { return m }}
+	if r.Limits != nil {
+		run.Wrap = r.Limits.Wrap
+	}
+	if r.Store != nil {
+		run.Journal, run.JournalUnsigned = r.Store.JournalPath(job), r.Store.UnsignedJournals
+		if run.Journal != "" {
+			res.Journal = r.rel(run.Journal)
+		}
+	}
+	var err error
+	if p := catch.Try(func() { err = unit.Run(ctx, run, res) }); p != nil {
+		err = fmt.Errorf("%w: %v", ErrJobPanic, p.Value)
+		res.Status, res.Error = StatusFailed, err.Error()
+	}
+	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return *res, false, nil
+	}
+	if r.fault(err) {
+		return *res, false, faultErr(job, err)
+	}
+	return record()
+}

@@ -1,0 +1,209 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/problems"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolSolveProblem is the tool that solves a problem by voted
+// decomposition.
+const ToolSolveProblem = "solve_problem"
+
+// SolveProblemInput is the input of the solve_problem tool: exactly one
+// problem, and the plan's settings.
+type SolveProblemInput struct {
+	Multiply *MultiplyProblem `json:"multiply,omitempty" jsonschema:"a long multiplication: the product of a and b"`
+	Sort     *SortProblem     `json:"sort,omitempty" jsonschema:"a list of integers to sort ascending"`
+	Target   float64          `json:"target,omitempty" jsonschema:"T: the whole tree is right with probability at least T while every role decides right with probability p, independently (default 0.95)"`
+	P        float64          `json:"p,omitempty" jsonschema:"every role's p, for the plan's k (and the simulated model's accuracy); default 0.9"`
+	Strategy string           `json:"strategy,omitempty" jsonschema:"ahead (default: first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme, as a baseline)"`
+	Journal  string           `json:"journal,omitempty" jsonschema:"the journal's file name in the server's state folder (letters, digits, '.', '-', '_'); default one named after the problem, which the output gives"`
+	Resume   bool             `json:"resume,omitempty" jsonschema:"resume the run recorded in the journal (after a cancelled or failed call), with the same problem and settings"`
+	Models   []string         `json:"models,omitempty" jsonschema:"the model specs that play every role, each one the server allows; default the server's first model (sim plays every role from the family's truth)"`
+	BaseURL  string           `json:"base_url,omitempty" jsonschema:"the server the openai: and ollama: models call; only the server's own unless its operator allowed any"`
+}
+
+// MultiplyProblem is a multiplication of two decimal numbers.
+type MultiplyProblem struct {
+	A string `json:"a" jsonschema:"the first factor, decimal digits"`
+	B string `json:"b" jsonschema:"the second factor, decimal digits"`
+}
+
+// SortProblem is a list to sort.
+type SortProblem struct {
+	List []int64 `json:"list" jsonschema:"the integers to sort"`
+}
+
+// SolveProblemOutput is the output of the solve_problem tool.
+type SolveProblemOutput struct {
+	Solved      bool                  `json:"solved" jsonschema:"true when the tree finished and its answer passed the family's exact check"`
+	Message     string                `json:"message" jsonschema:"the outcome in words"`
+	Answer      any                   `json:"answer" jsonschema:"the answer: the product as a decimal string, or the sorted list"`
+	Correct     bool                  `json:"correct" jsonschema:"the exact check's verdict on the answer"`
+	Journal     string                `json:"journal" jsonschema:"the journal's file name in the state folder: resume with it"`
+	Samples     int                   `json:"samples" jsonschema:"model calls over every decision, journaled ones included"`
+	Cost        float64               `json:"cost" jsonschema:"their cost in dollars"`
+	Nodes       int                   `json:"nodes" jsonschema:"the tree's nodes"`
+	Wrong       int                   `json:"wrong" jsonschema:"decisions the family's truth finds wrong"`
+	Unprotected int                   `json:"unprotected" jsonschema:"co-failed decisions decided wrong (the simulated model's co-failure)"`
+	Resumed     int                   `json:"resumed" jsonschema:"decisions read back from the journal"`
+	Roles       map[string]RoleFigure `json:"roles" jsonschema:"each role's k, decisions, samples and cost"`
+	Model       string                `json:"model" jsonschema:"the identity of the model playing the roles"`
+}
+
+// RoleFigure is one role's share of a solve_problem run.
+type RoleFigure struct {
+	K         int     `json:"k" jsonschema:"the role's margin"`
+	Decisions int     `json:"decisions" jsonschema:"its decisions"`
+	Samples   int     `json:"samples" jsonschema:"their model calls"`
+	Cost      float64 `json:"cost" jsonschema:"their cost"`
+	Wrong     int     `json:"wrong" jsonschema:"decisions found wrong"`
+}
+
+func (s *Server) addProblemTool() {
+	addTool(s, &mcp.Tool{
+		Name:  ToolSolveProblem,
+		Title: "Solve a multiplication or a sort by voted decomposition",
+		Description: `Solve a long multiplication or a list sort by voted decomposition (general MAKER): decomposition agents split the problem into subproblems and a composition, an atomicity vote says when to stop, solver agents solve the small ones, composer agents combine their answers; every decision is voted first-to-ahead-by-k with the k the plan picks for target from p. Every decision is journaled in the server's state folder before it is used; a cancelled or failed call resumes with resume: true.
+Returns the answer, whether it is correct (an exact check), the samples and cost in all and per role. The tree is bounded by the server's max steps (its decisions at most).`,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)},
+	}, s.problemTool)
+}
+
+func (s *Server) problemTool(ctx context.Context, _ *mcp.CallToolRequest, in SolveProblemInput) (*mcp.CallToolResult, SolveProblemOutput, error) {
+	var out SolveProblemOutput
+	if s.cfg.State == "" {
+		return nil, out, fmt.Errorf("%w: this server has no state folder for journals, so it cannot solve problems; its operator sets one with --state", ErrNoState)
+	}
+	var family string
+	var input json.RawMessage
+	switch {
+	case (in.Multiply == nil) == (in.Sort == nil):
+		return nil, out, fmt.Errorf(`%w: give exactly one problem: multiply {"a": "DIGITS", "b": "DIGITS"} or sort {"list": [INTEGERS]}`, ErrArgument)
+	case in.Multiply != nil:
+		family, input = "multiply", mustJSON(in.Multiply)
+	default:
+		if in.Sort.List == nil {
+			in.Sort.List = []int64{}
+		}
+		family, input = "sort", mustJSON(in.Sort)
+	}
+	fam, _ := problems.Lookup(family)
+	canon, err := fam.Canon(input)
+	if err != nil {
+		return nil, out, fmt.Errorf("%w: %s: %w", ErrArgument, family, err)
+	}
+	st, err := s.check(Sampling{Models: in.Models, BaseURL: in.BaseURL})
+	if err != nil {
+		return nil, out, err
+	}
+	o := problems.Options{Settings: decompose.Settings{Strategy: decompose.Strategy(in.Strategy), Target: in.Target}, Logger: s.log}
+	o.Settings.Solver.Vote.MaxSamples = s.cfg.MaxSamples
+	if in.P != 0 {
+		o.Settings.P = map[decompose.Role]float64{}
+		for _, r := range decompose.Roles {
+			o.Settings.P[r] = in.P
+		}
+	}
+	allSim := true
+	for _, m := range st.models {
+		allSim = allSim && m == "sim"
+	}
+	if allSim {
+		out.Model = "sim"
+		play := decompose.SimRole{P: decompose.DefaultP, Rivals: max(s.cfg.Sim.WrongAnswers, 1)}
+		if in.P != 0 {
+			play.P = in.P
+		}
+		o.Sim = decompose.SimConfig{Seed: s.cfg.Sim.Seed, Roles: problems.SimRoles(play)}
+	} else {
+		m, err := s.open(st, nil, "plays the roles of a problem only alone (without real models in the same request)")
+		if err != nil {
+			return nil, out, err
+		}
+		o.Models, out.Model = decompose.AllRoles(m), maker.ModelIdentity(m)
+	}
+	// The tree is bounded before anything runs: its decisions at most
+	// the server's MaxSteps.
+	caps := decompose.Caps{MaxDepth: 8, MaxBreadth: 2}
+	if c, ok := fam.(decompose.CapsFor); ok {
+		caps = c.Caps(canon)
+	}
+	bound, err := decompose.DecisionBound(caps, o.Settings.Strategy == decompose.StrategyFirstToK)
+	total := 0
+	for _, n := range bound {
+		total += n
+	}
+	if err != nil || total > s.cfg.MaxSteps {
+		return nil, out, fmt.Errorf("%w: %s: the tree may take %d decisions, over this server's bound of %d: give a smaller problem", ErrArgument, family, total, s.cfg.MaxSteps)
+	}
+	name := in.Journal
+	if name == "" {
+		settings := in // the name is of the problem and settings, not of this call's resume
+		settings.Resume = false
+		sum := sha256.Sum256(append(append([]byte(family), canon...), mustJSON(settings)...))
+		name = family + "-" + hex.EncodeToString(sum[:6]) + ".jsonl"
+	} else if !journalName.MatchString(name) || name == "." || name == ".." {
+		return nil, out, fmt.Errorf("%w: journal %q: give a plain file name of letters, digits, '.', '-' and '_' (it lives in the server's state folder)", ErrArgument, name)
+	}
+	out.Journal = name
+	release, err := s.journals.acquire(ctx, name, JournalGrace)
+	if err != nil {
+		return nil, out, err
+	}
+	defer release()
+	path := filepath.Join(s.cfg.State, name)
+	switch {
+	case in.Resume && !exists(path):
+		return nil, out, fmt.Errorf("%w: journal %s: there is no run to resume; call without resume to start one", ErrArgument, name)
+	case !in.Resume && exists(path):
+		return nil, out, fmt.Errorf("%w: %s already exists: resume its run with resume: true, or give another journal name", maker.ErrJournalExists, name)
+	}
+	o.Journal, o.JournalUnsigned = path, s.cfg.UnsignedJournals
+	res, runErr := problems.Solve(ctx, family, canon, o)
+	if res != nil {
+		out.fill(res)
+	}
+	switch {
+	case runErr == nil && out.Correct:
+		out.Solved = true
+		out.Message = fmt.Sprintf("solved: answer %s, correct; %d samples (%d decisions read back from the journal)", abbreviate(res.Answer), res.Samples, res.Resumed)
+		return nil, out, nil
+	case runErr == nil:
+		out.Message = fmt.Sprintf("the answer %s is wrong (%d wrong decisions, %d unprotected)", abbreviate(res.Answer), res.Wrong, res.Unprotected)
+	case ctx.Err() != nil:
+		return nil, out, fmt.Errorf("solve_problem cancelled; the decided decisions are in journal %s: call again with resume: true, journal %q and the same problem and settings: %w", name, name, ctx.Err())
+	case errors.Is(runErr, decompose.ErrInput), errors.Is(runErr, decompose.ErrConfig), errors.Is(runErr, decompose.ErrPlan):
+		return nil, out, fmt.Errorf("%w: %w", ErrArgument, runErr)
+	case errors.Is(runErr, decompose.ErrJournalMismatch), errors.Is(runErr, decompose.ErrJournalCorrupt), errors.Is(runErr, decompose.ErrJournalLocked):
+		return nil, out, fmt.Errorf("journal %s: %w", name, runErr)
+	default:
+		out.Message = fmt.Sprintf("the run failed: %v; the decided decisions are in the journal: resume with resume: true", runErr)
+	}
+	return failure(out.Message), out, nil
+}
+
+func (o *SolveProblemOutput) fill(res *decompose.Result) {
+	_ = json.Unmarshal(res.Answer, &o.Answer)
+	o.Correct = res.Correct != nil && *res.Correct
+	o.Samples, o.Cost, o.Nodes, o.Wrong, o.Unprotected, o.Resumed = res.Samples, res.Cost, res.Nodes, res.Wrong, res.Unprotected, res.Resumed
+	o.Roles = map[string]RoleFigure{}
+	for r, st := range res.Roles {
+		o.Roles[string(r)] = RoleFigure{K: st.K, Decisions: st.Decisions, Samples: st.Samples, Cost: st.Cost, Wrong: st.Wrong}
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v) // plain structs of strings and numbers
+	return b
+}

@@ -1,0 +1,156 @@
+// Package problems runs the decomposition families by name
+// ("multiply": maker/multiply, "sort": maker/sortlist) with one call:
+// Solve takes a family's name, a problem and Options and returns the
+// decompose.Result, on the simulated model of every role by default or on
+// the models given. It is what `maker multiply`, `maker sort`, the
+// "multiply" and "sort" lines of `maker solve`, the MCP server and the
+// decompose bench suite share, so that each of them only maps its own
+// input to Options.
+package problems
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/multiply"
+	"github.com/mdap-go/mdap/maker/sortlist"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// ErrFamily: the name is not a family's; the message lists the names.
+var ErrFamily = errors.New("unknown problem family")
+
+// Family is what a family of this package is: a decompose.Family with an
+// exact checker and the truth the simulated model plays from.
+type Family interface {
+	decompose.Family
+	decompose.Checker
+	decompose.Truth
+}
+
+// Names lists the families, in the order messages use.
+var Names = []string{multiply.Name, sortlist.Name}
+
+// Lookup returns the family of name. Errors wrap ErrFamily.
+func Lookup(name string) (Family, error) {
+	switch name {
+	case multiply.Name:
+		return multiply.Family{}, nil
+	case sortlist.Name:
+		return sortlist.Family{}, nil
+	}
+	return nil, fmt.Errorf("%w %q: use %s", ErrFamily, name, strings.Join(Names, " or "))
+}
+
+// Generate is the seeded problem of size n of family name: an n-digit by
+// n-digit multiplication, or a list of n integers in [0, 1000). The same
+// (name, seed, n) always gives the same problem. Errors wrap ErrFamily,
+// or decompose.ErrInput for an n out of the family's range (1 to
+// multiply.MaxDigits digits; 0 to sortlist.MaxLen numbers).
+func Generate(name string, seed uint64, n int) (json.RawMessage, error) {
+	switch name {
+	case multiply.Name:
+		if n < 1 || n > multiply.MaxDigits {
+			return nil, fmt.Errorf("%w: %d digits: use 1 to %d", decompose.ErrInput, n, multiply.MaxDigits)
+		}
+		return multiply.Generate(seed, n, n), nil
+	case sortlist.Name:
+		if n < 0 || n > sortlist.MaxLen {
+			return nil, fmt.Errorf("%w: a list of %d: use 0 to %d numbers", decompose.ErrInput, n, sortlist.MaxLen)
+		}
+		return sortlist.Generate(seed, n), nil
+	}
+	_, err := Lookup(name)
+	return nil, err
+}
+
+// Options are a run of Solve: the decomposition's settings and what plays
+// the roles.
+type Options struct {
+	// Settings are decompose.Settings: strategy, T, each role's p for the
+	// plan, fixed k, caps, parallelism, the solver's race settings.
+	Settings decompose.Settings
+	// Models, if set, plays the roles (decompose.AllRoles(m) for one
+	// model); nil plays every role with the simulated model of Sim.
+	Models map[decompose.Role]llms.Model
+	// Sim is the simulated model of every role (seed, each role's p,
+	// rivals and co-failure share, red flags, latency), when Models is nil.
+	Sim decompose.SimConfig
+	// Journal, JournalUnsigned and JournalKey are decompose.Config's: a
+	// journal file created when absent and resumed when present.
+	Journal         string
+	JournalUnsigned bool
+	JournalKey      []byte
+	// Logger receives the decisions' debug logs; nil means none.
+	Logger *slog.Logger
+	// Wrap, if set, wraps every role's model (a batch's shared provider
+	// limits, say): the simulated ones too.
+	Wrap func(llms.Model) llms.Model
+}
+
+// Solve solves input of family name by voted decomposition
+// (decompose.Solve) with o's models, or the simulated model of every role
+// when o.Models is nil, and returns its Result: the answer (canonical
+// JSON: the product as a decimal string, the sorted list), whether the
+// family's exact checker finds it correct, the samples and cost in all and
+// per role, the decisions the family's truth finds wrong, and, on the
+// simulated model, the co-failed decisions the votes could not protect.
+//
+// Guarantee and cost: decompose.Solve's. Errors: ErrFamily; the errors of
+// decompose.NewSim (decompose.ErrConfig naming the role's field) and of
+// decompose.Solve (decompose.ErrInput for a problem that is not one,
+// ErrConfig, ErrPlan, ErrDecision, the journal's, ctx.Err()). On an error
+// after the run began, the Result holds what was decided.
+func Solve(ctx context.Context, name string, input json.RawMessage, o Options) (*decompose.Result, error) {
+	fam, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg := decompose.Config{Settings: o.Settings, Models: o.Models, Truth: fam,
+		Journal: o.Journal, JournalUnsigned: o.JournalUnsigned, JournalKey: o.JournalKey, Logger: o.Logger}
+	if cfg.Models == nil {
+		sims, err := decompose.NewSim(fam, fam, o.Sim)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Models, cfg.CoFailures = sims.Models(), sims
+	}
+	if o.Wrap != nil {
+		wrapped := make(map[decompose.Role]llms.Model, len(cfg.Models))
+		for r, m := range cfg.Models {
+			wrapped[r] = o.Wrap(m)
+		}
+		cfg.Models = wrapped
+	}
+	return decompose.Solve(ctx, fam, input, cfg)
+}
+
+// SimRoles is every role played as play: a SimConfig.Roles with one entry
+// per role, over which a caller may set single roles.
+func SimRoles(play decompose.SimRole) map[decompose.Role]decompose.SimRole {
+	out := make(map[decompose.Role]decompose.SimRole, len(decompose.Roles))
+	for _, r := range decompose.Roles {
+		out[r] = play
+	}
+	return out
+}
+
+// ParseRole reads a role's name ("atomic", "decompose", "discriminate",
+// "solve", "compose"). Errors wrap decompose.ErrConfig and list the roles.
+func ParseRole(s string) (decompose.Role, error) {
+	for _, r := range decompose.Roles {
+		if string(r) == s {
+			return r, nil
+		}
+	}
+	names := make([]string, len(decompose.Roles))
+	for i, r := range decompose.Roles {
+		names[i] = string(r)
+	}
+	return "", fmt.Errorf("%w: role %q: use one of %s", decompose.ErrConfig, s, strings.Join(names, ", "))
+}
