@@ -120,7 +120,7 @@ func TestBinaryMCPStdio(t *testing.T) {
 
 	tools, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
-	assert.Len(t, tools.Tools, 5)
+	assert.Len(t, tools.Tools, 6)
 
 	v := ok(t, callTool(t, ctx, cs, "vote", map[string]any{"k": 2, "candidates": []any{
 		map[string]any{"text": `{"a": 1}`}, map[string]any{"text": `{"a":1.0}`},
