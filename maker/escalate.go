@@ -166,17 +166,24 @@ func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *m
 	if second, err = second.WithDefaults(); err != nil {
 		return res, escalation{contested: true}, err
 	}
-	base := draw(agent)
-	offset := spent.Launched
-	res2, err := r.race(ctx, second, func(ctx context.Context, i int) vote.Sample[intent.Output] { return base(ctx, offset+i) })
-	// The step's counts are both races'; its votes, the second's.
-	res2.Counts.Add(spent.Counts)
-	res2.Usage.Add(spent.Usage)
-	for k, v := range spent.Flags {
-		if res2.Flags == nil {
-			res2.Flags = map[string]int{}
-		}
-		res2.Flags[k] += v
-	}
+	res2, err := r.raceAgain(ctx, second, draw(agent), spent)
 	return res2, escalation{contested: true, escalated: true}, err
+}
+
+// raceAgain runs a second race of a step after spent, drawing from draw
+// with sample indices numbered on from spent's (so that a resumed run
+// draws the same samples). The step's counts, usage and flags are both
+// races'; its votes, the second's.
+func (r *run) raceAgain(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output], spent vote.Tally) (vote.Result[intent.Output], error) {
+	offset := spent.Launched
+	res, err := r.race(ctx, cfg, func(ctx context.Context, i int) vote.Sample[intent.Output] { return draw(ctx, offset+i) })
+	res.Counts.Add(spent.Counts)
+	res.Usage.Add(spent.Usage)
+	for k, v := range spent.Flags {
+		if res.Flags == nil {
+			res.Flags = map[string]int{}
+		}
+		res.Flags[k] += v
+	}
+	return res, err
 }

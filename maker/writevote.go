@@ -137,17 +137,7 @@ func (r *run) redecide(ctx context.Context, cfg vote.Config, draw func(a *microa
 	if err != nil {
 		return res, err
 	}
-	base := draw(agent)
-	offset := res.Launched
-	res2, err := r.race(ctx, second, func(ctx context.Context, i int) vote.Sample[intent.Output] { return base(ctx, offset+i) })
-	res2.Counts.Add(res.Counts)
-	res2.Usage.Add(res.Usage)
-	for k, v := range res.Flags {
-		if res2.Flags == nil {
-			res2.Flags = map[string]int{}
-		}
-		res2.Flags[k] += v
-	}
+	res2, err := r.raceAgain(ctx, second, draw(agent), res.Tally)
 	if err != nil {
 		err = fmt.Errorf("decided again at k = %d: %w", second.K, err)
 	}
