@@ -146,13 +146,20 @@ func ensureRunStreams(ctx context.Context, js jetstream.JetStream, n int) error 
 
 // provisionErr wraps an error of making what: a placement the cluster
 // cannot give (more replicas than nodes, or a single server) wraps
-// ErrConfig naming Replicas; anything else ErrEngine.
+// ErrConfig naming Replicas; one refused because a node is offline, and
+// anything else, ErrEngine.
 func provisionErr(what string, n int, err error) error {
 	if noJetStream(err) {
 		return errNoJetStream(what, err)
 	}
 	if strings.Contains(err.Error(), "insufficient storage") || strings.Contains(err.Error(), "insufficient resources") {
 		return fmt.Errorf("%w: the servers cannot reserve the room of %s (%w): JetStream reserves a stream's max bytes on each node holding a copy; free disk space or raise each node's max_file_store, or lower ProvisionConfig.RunBytes (%s by default)", ErrConfig, what, err, "2 GiB")
+	}
+	if strings.Contains(err.Error(), "peer offline") {
+		// The cluster has the nodes, one is not answering yet (a cluster
+		// still forming) or now: not a setting to change, and a caller
+		// may try again (maker nats provision does).
+		return fmt.Errorf("%w: provision %s: a node of the cluster is offline, so %d copies cannot be placed yet: %w", ErrEngine, what, n, err)
 	}
 	var je jetstream.JetStreamError
 	if n > 1 && errors.As(err, &je) && je.APIError() != nil {
