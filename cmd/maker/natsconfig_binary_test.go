@@ -16,8 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
 // freePortRun returns a base port with n free loopback ports from it up.
 func freePortRun(t *testing.T, n int) int {
 	t.Helper()
