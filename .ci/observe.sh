@@ -215,8 +215,10 @@ OTEL_SERVICE_NAME=maker "$maker" run "$spec" --nats "$nats" --model openai:sim -
   { cat "$work/run.log"; exit 1; }
 kill -INT "$worker2_pid"; wait "$worker2_pid" || true # flushes the worker's spans
 
-# One trace holds the run, its steps, the coordinator's and the worker's
-# model calls (GenAI attributes) and the tool calls.
+# One trace holds the run, its steps, the tool calls, the coordinator's
+# waits for its samples ("draw sim", no GenAI attribute) and the worker's
+# model calls ("chat sim", with the GenAI attributes): each call's tokens
+# are on one span.
 check_trace() {
   curl -fsS "http://127.0.0.1:$query_port/api/traces?service=maker&operation=maker.run&limit=5" >"$work/traces.json" || return 1
   jq -e '
@@ -224,7 +226,9 @@ check_trace() {
     (.data[0] as $t |
       ([$t.spans[].operationName] | (index("maker.run") != null) and (index("maker.step") != null)
         and (map(startswith("execute_tool ")) | any) and (map(. == "chat sim") | any)) and
-      ([$t.spans[] | select(.operationName == "chat sim") | $t.processes[.processID].serviceName] | (index("maker") != null) and (index("maker-worker") != null)) and
+      ([$t.spans[] | select(.operationName == "chat sim") | $t.processes[.processID].serviceName] | unique == ["maker-worker"]) and
+      ([$t.spans[] | select(.operationName == "draw sim") | $t.processes[.processID].serviceName] | unique == ["maker"]) and
+      ([$t.spans[] | select(.operationName == "draw sim") | .tags[] | .key | select(startswith("gen_ai."))] | length == 0) and
       ([$t.spans[] | select(.operationName == "chat sim" and $t.processes[.processID].serviceName == "maker-worker") | .tags[] | .key]
         | (index("gen_ai.operation.name") != null) and (index("gen_ai.request.model") != null) and (index("gen_ai.provider.name") != null) and (index("gen_ai.usage.input_tokens") != null))
     )' "$work/traces.json" >/dev/null
