@@ -132,14 +132,15 @@ hanoi_fault stopped stop20
 # A batch: its coordinator killed mid-batch (and a node with it), then
 # started again; the results are a local batch's.
 tasks="$work/tasks.jsonl"
-for i in 0 1 2 3 4 5; do echo "{\"id\": \"h$i\", \"hanoi\": {\"disks\": $((5 + i % 3))}}"; done >"$tasks"
+# Large enough to be running when its coordinator is killed 4 s in.
+for i in 0 1 2 3 4 5; do echo "{\"id\": \"h$i\", \"hanoi\": {\"disks\": $((8 + i % 3))}}"; done >"$tasks"
 "$maker" solve "$tasks" --out "$work/local.jsonl" --progress off >/dev/null
 "$maker" solve "$tasks" --out "$work/batch.jsonl" --nats "$urls" --nats-creds "$creds" --concurrency 3 --progress off \
   >"$work/batch1.out" 2>"$work/batch1.err" &
 coord=$!
 disown $coord # its SIGKILL is the test's, not news
 sleep 4
-kill -KILL $coord
+kill -KILL $coord 2>/dev/null || fail "batch: the coordinator ended before its kill, 4 s in: make the batch longer"
 kill -KILL "${node_pid[2]}"
 while kill -0 $coord 2>/dev/null; do sleep 0.1; done
 echo "batch: coordinator and node 2 killed; node 2 and then the coordinator started again"
