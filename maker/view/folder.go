@@ -190,7 +190,11 @@ func (f *Folder) open(name string) {
 			break
 		}
 		j.file = file
-		t.Total = TotalSteps(fingerprintOf(first))
+		fp := fingerprintOf(first)
+		t.Total = TotalSteps(fp)
+		if kind, _, ok := strings.Cut(fp, ":"); ok && t.Total > 0 {
+			t.Kind = kind // hanoi: its fingerprint says so
+		}
 	case bytes.HasPrefix(first, decompPrefix):
 		j.deco = &decompTail{path: path}
 		var h struct {

@@ -72,6 +72,7 @@ func TestFolderShowsTheBatchByStatus(t *testing.T) {
 		Steps: 31, Total: 31, Samples: 99, Cost: 0.125, Openable: true}, h5, "a result is what the page shows of a finished task")
 	h7t := tasks["h7-ba9876543210.jsonl"]
 	assert.Equal(t, "h7", h7t.ID)
+	assert.Equal(t, "hanoi", h7t.Kind, "from its fingerprint")
 	assert.Equal(t, view.StatusUnfinished, h7t.Status)
 	assert.Equal(t, 127, h7t.Total)
 	assert.Equal(t, countSteps(h7[:60]), h7t.Steps)

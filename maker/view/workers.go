@@ -40,7 +40,7 @@ func (b *workerBook) get(w string) *WorkerStats {
 	}
 	ws := b.m[w]
 	if ws == nil {
-		if len(b.m) >= MaxWorkers {
+		if len(b.m) >= MaxWorkers && w != OtherWorkers {
 			return b.get(OtherWorkers)
 		}
 		ws = &WorkerStats{Worker: w}

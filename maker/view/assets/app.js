@@ -170,7 +170,7 @@
     set('c-cost', s.cost_step >= 0 ? '$' + s.cost.toFixed(4) + cap + ' at step ' + fmt(s.cost_step) : 'cost: not in the journal before its first checkpoint' + (s.cost_cap > 0 ? '; cap $' + s.cost_cap.toFixed(2) : ''));
     const bu = s.budget || {};
     if (bu.p_hat < 0) { set('c-budget', '–'); set('c-budget-sub', 'no valid vote yet'); } else if (bu.share >= 0) {
-      set('c-budget', pct(bu.share) + ' spent');
+      set('c-budget', bu.share <= 1 ? pct(bu.share) + ' spent' : 'spent ' + bu.share.toFixed(1) + '× over');
       set('c-budget-sub', 'of 1−T = ' + (1 - bu.target).toPrecision(3) + ' (T ' + bu.target + '); p̂ ' + bu.p_hat.toFixed(4) + (bu.projected >= 0 ? '; whole run ≈ ' + bu.projected.toExponential(2) : ''));
     } else {
       set('c-budget', bu.spent.toExponential(2));
