@@ -370,8 +370,8 @@ func (v *server) events(w http.ResponseWriter, r *http.Request) {
 		v.batchEvents(ctx, write, ping.C)
 		return
 	}
-	for {
-		changed := run.Changed()
+	// send writes the cells decided since the last send and the counters.
+	send := func() bool {
 		var buf []byte
 		for cells := run.Cells(sent); len(cells) > 0; {
 			n := min(len(cells), cellsChunk)
@@ -385,17 +385,26 @@ func (v *server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		st, _ := json.Marshal(run.Stats())
 		buf = append(append(append(buf, "event: stats\ndata: "...), st...), "\n\n"...)
-		if !write(buf) {
+		return write(buf)
+	}
+	for {
+		changed := run.Changed()
+		if !send() {
 			return
 		}
 		select {
 		case <-ctx.Done():
+			// The server is closing (the run ended) or the client left:
+			// the run's last state goes out, so the page ends on the
+			// numbers its journal holds.
+			send()
 			return
 		case <-time.After(streamEvery):
 		}
 		for waiting := true; waiting; {
 			select {
 			case <-ctx.Done():
+				send()
 				return
 			case <-changed:
 				waiting = false
