@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -147,4 +149,58 @@ func TestBinarySolveUI(t *testing.T) {
 	assert.Equal(t, 2, c.wait(t, time.Minute))
 	assert.Contains(t, c.stderr.String(), "--ui")
 	assert.NoFileExists(t, filepath.Join(dir, "never.jsonl"), "a bad --ui writes nothing")
+}
+
+// maker hanoi --ui: the event stream ends, when the run does, on the
+// numbers that maker view then reads from the run's journal.
+func TestBinaryHanoiUIEndsOnItsJournalsNumbers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	j := filepath.Join(dir, "run.jsonl")
+	c := start(t, nil, "hanoi", "--disks", "9", "--ui", "127.0.0.1:0", "--latency", "2ms", "--journal", j, "--progress", "off")
+	base, token := viewURL(t, c), viewToken(t, c)
+	req, err := http.NewRequest(http.MethodGet, base+"events", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	type counters struct {
+		Steps   int            `json:"steps"`
+		Samples int            `json:"samples"`
+		Valid   int            `json:"valid"`
+		Flagged int            `json:"flagged"`
+		Flags   map[string]int `json:"flags"`
+		Usage   struct {
+			In  int `json:"input_tokens"`
+			Out int `json:"output_tokens"`
+		} `json:"usage"`
+		Budget struct {
+			PHat  float64 `json:"p_hat"`
+			Spent float64 `json:"spent"`
+		} `json:"budget"`
+	}
+	var live counters
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() { // until the run ends and closes the stream
+		if line := sc.Text(); strings.HasPrefix(line, `data: {"source"`) {
+			require.NoError(t, json.Unmarshal([]byte(line[len("data: "):]), &live))
+		}
+	}
+	require.Equal(t, 0, c.wait(t, time.Minute), c.stderr.String())
+	assert.Equal(t, 511, live.Steps, "the stream ends on the run's last step")
+
+	v := start(t, nil, "view", j, "--no-auth")
+	u := viewURL(t, v)
+	r2, err := http.Get(u + "state")
+	require.NoError(t, err)
+	defer r2.Body.Close()
+	var st struct {
+		Stats counters `json:"stats"`
+	}
+	require.NoError(t, json.NewDecoder(r2.Body).Decode(&st))
+	assert.Equal(t, live, st.Stats, "maker view of the journal shows the numbers the live page ended on")
+	require.NoError(t, v.cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, 130, v.wait(t, 30*time.Second))
 }
