@@ -94,11 +94,15 @@ func (b *browserSession) shot(name string) chromedp.Action[chromedp.Void] {
 	})
 }
 
-// waitText waits until the text of sel holds want.
+// waitText waits until the text of sel holds want. It reads the text in
+// one evaluation: the page replaces the batch's nodes as it updates, so a
+// node found first may be gone when its text is asked for.
 func waitText(sel, want string) chromedp.Action[chromedp.Void] {
+	q, _ := json.Marshal(sel)
+	expr := `(() => { const e = document.querySelector(` + string(q) + `); return e ? e.innerText : ''; })()`
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		for {
-			got, err := chromedp.Text(chromedp.CSS(sel))(ctx, t)
+			got, err := chromedp.Evaluate[string](expr)(ctx, t)
 			if err != nil {
 				return err
 			}
@@ -205,7 +209,7 @@ func TestBrowserBatch(t *testing.T) {
 	// The batch goes on: h7's journal is decided whole.
 	appendLines(t, filepath.Join(dir, "h7-ba9876543210.jsonl"), h7[60:]...)
 	require.NoError(t, chromedp.Do(b.ctx, waitText("#b-decided", "1"), b.shot("6-batch.png"),
-		chromedp.Click(chromedp.CSS(`#batch-tasks a[href*="h7-"]`)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#batch-tasks a[href*="h7-"]').click()`), // one evaluation, as waitText
 		waitText("#c-steps", "127"), waitText("#source", "hanoi:N=7"), waitText("#back", "the batch"), b.shot("7-batch-task.png")))
 	assert.Empty(t, b.problems(), "the page logged errors")
 }
