@@ -159,6 +159,7 @@ func runViewFolder(cmd *cobra.Command, dir, addr, pngOut, htmlOut string, noAuth
 		return usageErr("%s: %w; name a state folder written by maker solve --state", dir, err)
 	}
 	defer f.Close()
+	f.SetTarget(lim.target)
 	if err := f.Read(); err != nil {
 		return usageErr("%w", err)
 	}

@@ -45,6 +45,15 @@ type Folder struct {
 	byFile   map[string]folderResult // results by their journal's file name
 	others   []string                // names of results without a journal
 	full     bool
+	target   float64 // SetTarget's
+}
+
+// SetTarget sets the target success probability T of the tasks' runs
+// whose journals record none (see Run.SetLimits); call it before Read.
+func (f *Folder) SetTarget(target float64) {
+	f.mu.Lock()
+	f.target = target
+	f.mu.Unlock()
 }
 
 // folderJournal is one journal of the folder.
@@ -190,6 +199,7 @@ func (f *Folder) open(name string) {
 			break
 		}
 		j.file = file
+		file.Run().SetLimits(f.target, 0)
 		fp := fingerprintOf(first)
 		t.Total = TotalSteps(fp)
 		if kind, _, ok := strings.Cut(fp, ":"); ok && t.Total > 0 {

@@ -61,6 +61,7 @@ func TestFolderShowsTheBatchByStatus(t *testing.T) {
 	f, err := view.OpenFolder(dir, results, 3)
 	require.NoError(t, err)
 	defer f.Close()
+	f.SetTarget(0.95)
 	require.NoError(t, f.Read())
 	st := f.Batch().Stats()
 	assert.Equal(t, 4, st.Tasks)
@@ -88,6 +89,7 @@ func TestFolderShowsTheBatchByStatus(t *testing.T) {
 	_, err = recs.Record(3)
 	require.NoError(t, err)
 	assert.Equal(t, "hanoi:N=7", run.Stats().Task)
+	assert.Equal(t, 0.95, run.Stats().Target, "SetTarget's T, the journal recording none")
 
 	// The run goes on: h7 is decided whole, a new task's journal appears.
 	appendLines(t, filepath.Join(dir, "h7-ba9876543210.jsonl"), h7[60:]...)
