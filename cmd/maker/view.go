@@ -386,3 +386,31 @@ func (w batchResults) Write(res batch.Result) error {
 	})
 	return nil
 }
+
+// attachDecomposition serves the view of a decomposition (maker multiply,
+// sort) with --ui: its decisions, samples and cost, followed in its
+// journal, which --ui needs. It returns what stops it, after a last read.
+func (u *uiFlag) attachDecomposition(cmd *cobra.Command, family, journal string) (stop func(), err error) {
+	if u.l == nil {
+		return func() {}, nil
+	}
+	if journal == "" {
+		_ = u.l.ln.Close()
+		return nil, usageErr("--ui on maker %s follows its journal: give --journal FILE too", family)
+	}
+	b := view.NewBatch(journal, 0)
+	b.Put(view.BatchTask{Name: family, ID: family, Kind: family, Status: view.StatusRunning}, nil, nil)
+	ctx, cancel := context.WithCancel(cmd.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = view.FollowDecomposition(ctx, b, family, journal, 0)
+	}()
+	srv, url := u.l.serve(cmd, cmd.ErrOrStderr(), view.Config{Batch: b})
+	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: the run's view at %s\n", url), "maker: the run's view", "url", url)
+	return func() {
+		cancel()
+		<-done // its last read is in
+		_ = srv.Close()
+	}, nil
+}

@@ -204,3 +204,52 @@ func TestBinaryHanoiUIEndsOnItsJournalsNumbers(t *testing.T) {
 	require.NoError(t, v.cmd.Process.Signal(syscall.SIGINT))
 	assert.Equal(t, 130, v.wait(t, 30*time.Second))
 }
+
+// maker multiply --ui: the page counts the decomposition's decisions,
+// samples and cost from its journal while it runs, and ends on the
+// numbers of its summary; --ui without --journal exits 2.
+func TestBinaryMultiplyUI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	j := filepath.Join(dir, "m.jsonl")
+	c := start(t, nil, "multiply", "--digits", "6", "--latency", "30ms", "--journal", j, "--json", "--ui", "127.0.0.1:0")
+	base, token := viewURL(t, c), viewToken(t, c)
+	req, err := http.NewRequest(http.MethodGet, base+"events", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	type task struct {
+		Status  string `json:"status"`
+		Steps   int    `json:"steps"`
+		Samples int    `json:"samples"`
+	}
+	var seen []task
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() { // until the run ends
+		if line := sc.Text(); strings.HasPrefix(line, "data: ") {
+			var b struct {
+				List []task `json:"list"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(line[len("data: "):]), &b))
+			require.Len(t, b.List, 1)
+			seen = append(seen, b.List[0])
+		}
+	}
+	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+	require.GreaterOrEqual(t, len(seen), 3, "several updates while it ran")
+	first, last := seen[0], seen[len(seen)-1]
+	assert.Less(t, first.Steps, last.Steps, "the counters advance")
+	var sum struct {
+		Decisions int `json:"decisions"`
+		Samples   int `json:"samples"`
+	}
+	require.NoError(t, json.Unmarshal(c.stdout.Bytes(), &sum), c.stdout.String())
+	assert.Equal(t, sum.Samples, last.Samples, "the last update is the run's own count")
+
+	c = start(t, nil, "multiply", "--digits", "3", "--ui", "127.0.0.1:0")
+	assert.Equal(t, 2, c.wait(t, time.Minute))
+	assert.Contains(t, c.stderr.String(), "give --journal FILE")
+}

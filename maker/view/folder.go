@@ -367,3 +367,41 @@ func (d *decompTail) read() error {
 		d.cost += l.Cost
 	}
 }
+
+// FollowDecomposition shows, as the task name of b, the decomposition
+// whose journal is at path (maker/decompose's: a header, then a line per
+// decision): its decisions, samples and cost as they are appended, read
+// every poll (DefaultPoll when 0) until ctx ends, and once more then. A
+// journal not created yet is waited for. It returns nil when ctx ends.
+//
+// Errors: ErrPath or ErrNotJournal when the journal cannot be read; the
+// task shows the error too.
+func FollowDecomposition(ctx context.Context, b *Batch, name, path string, poll time.Duration) error {
+	if poll <= 0 {
+		poll = DefaultPoll
+	}
+	d := &decompTail{path: path}
+	read := func() error {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err := d.read(); err != nil {
+			b.Update(name, func(t *BatchTask) { t.Error = err.Error() })
+			return err
+		}
+		b.Update(name, func(t *BatchTask) { t.Steps, t.Samples, t.Cost = d.decisions, d.samples, d.cost })
+		return nil
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		if err := read(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return read()
+		case <-t.C:
+		}
+	}
+}

@@ -432,13 +432,20 @@ func (v *server) batchEvents(ctx context.Context, write func([]byte) bool, ping 
 			}
 			last = st
 		}
+		final := func() { // the batch's last state, as a run's stream sends it
+			if st, _ := json.Marshal(v.cfg.Batch.Stats()); !bytes.Equal(st, last) {
+				write(append(append([]byte("event: batch\ndata: "), st...), "\n\n"...))
+			}
+		}
 		select {
 		case <-ctx.Done():
+			final()
 			return
 		case <-time.After(streamEvery):
 		}
 		select {
 		case <-ctx.Done():
+			final()
 			return
 		case <-changed:
 		case <-tick.C:
