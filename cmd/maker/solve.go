@@ -60,6 +60,7 @@ type solveFlags struct {
 	builder     batch.Builtin
 	limits      batch.LimitConfig
 	runner      batch.Runner
+	ui          uiFlag
 }
 
 // solveFlagOf names the flag of each field of batch.Builtin,
@@ -124,6 +125,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 		},
 	}
 	f.register(cmd)
+	f.ui.register(cmd)
 	return cmd
 }
 
@@ -284,6 +286,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 		spend = newSpendRecorder(f.builder.Budget) // set with --nats too
 		r.Progress = spend.wrap(r.Progress)
 	}
+	defer f.ui.attachBatch(cmd, run, path, jobs, store, &r)()
 	ctx, endSpan := run.obs.span(cmd.Context(), observe.SpanBatch)
 	var sum batch.Summary
 	var runErrV error
