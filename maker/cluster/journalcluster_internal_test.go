@@ -139,7 +139,8 @@ func TestResumedJournalThroughALaggingNode(t *testing.T) {
 	c := startLoopCluster(t, 3)
 	ctx := context.Background()
 	jsA := c.connect(0)
-	require.NoError(t, ensureRunStreams(ctx, jsA, 3))
+	// A cluster that has just formed may take its time to place them.
+	require.Eventually(t, func() bool { return ensureRunStreams(ctx, jsA, 3) == nil }, 60*time.Second, 100*time.Millisecond, "the run streams are made")
 
 	line := 0
 	appendLines := func(s *journalStore, n int) {
