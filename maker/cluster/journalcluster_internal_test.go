@@ -194,3 +194,50 @@ func TestResumedJournalThroughALaggingNode(t *testing.T) {
 		t.Logf("round %d: %d resumes through node 3 in the %s after it started again", round, i, time.Since(began).Round(time.Millisecond))
 	}
 }
+
+// A coordinator that gathers a batch's results through a node that was
+// down while they were recorded gets every one: the keys are listed by
+// the bucket's leader, and a value read from a replica still catching up
+// came back "not found", which Results took for a task without a result
+// and left out of --out.
+func TestResultsThroughALaggingNode(t *testing.T) {
+	t.Parallel()
+	c := startLoopCluster(t, 3)
+	ctx := context.Background()
+	jsA := c.connect(0)
+	require.Eventually(t, func() bool { return ensureRunStreams(ctx, jsA, 3) == nil }, 60*time.Second, 100*time.Millisecond, "the run streams are made")
+	qa, err := OpenTaskQueue(ctx, jsA, "q", TaskQueueConfig{Replicas: 3})
+	require.NoError(t, err)
+	put := func(from, to int) {
+		for i := from; i < to; i++ {
+			_, err := qa.results.Create(ctx, qa.resultKey(fmt.Sprintf("t%d", i)), fmt.Appendf(nil, "r%d", i))
+			require.NoError(t, err)
+		}
+	}
+	recorded := 0
+	for round := range 2 {
+		put(recorded, recorded+20)
+		recorded += 20
+		c.stop(2)
+		put(recorded, recorded+300) // while node 3 is down
+		recorded += 300
+		for _, n := range c.nodes[:2] {
+			if n.JetStreamIsStreamLeader(server.DEFAULT_GLOBAL_ACCOUNT, "KV_"+ResultsBucket) {
+				require.NoError(t, n.JetStreamSnapshotStream(server.DEFAULT_GLOBAL_ACCOUNT, "KV_"+ResultsBucket))
+			}
+		}
+		c.start(2)
+		jsC := c.connect(2)
+		var qc *TaskQueue
+		require.Eventually(t, func() bool {
+			qc, err = OpenTaskQueue(ctx, jsC, "q", TaskQueueConfig{Replicas: 3})
+			return err == nil
+		}, 20*time.Second, 50*time.Millisecond, "node 3 serves no queue")
+		deadline := time.Now().Add(3 * time.Second)
+		for i := 0; time.Now().Before(deadline); i++ {
+			got, err := qc.Results(ctx)
+			require.NoError(t, err)
+			require.Len(t, got, recorded, "round %d, read %d: every result recorded", round, i)
+		}
+	}
+}

@@ -390,24 +390,51 @@ func (q *TaskQueue) Result(ctx context.Context, id string) ([]byte, bool, error)
 	return e.Value(), true, nil
 }
 
-// Results returns every result recorded so far, by task id.
+// Results returns every result recorded so far, by task id. Which keys
+// exist is the bucket leader's word (stream info); a value is read from
+// whichever replica answers, and one still catching up (a node restarted)
+// answers "not found" for a key the leader has: it is asked again, up to
+// 30 s, never taken for a task without a result. Errors wrap ErrEngine.
 func (q *TaskQueue) Results(ctx context.Context) (map[string][]byte, error) {
-	keys, err := q.results.ListKeysFiltered(ctx, q.name+".*")
+	prefix := "$KV." + ResultsBucket + "." + q.name + "."
+	st, err := q.js.Stream(ctx, "KV_"+ResultsBucket)
+	var info *jetstream.StreamInfo
+	if err == nil {
+		info, err = st.Info(ctx, jetstream.WithSubjectFilter(prefix+"*"))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: results of %s: %w", ErrEngine, q.name, err)
 	}
 	out := map[string][]byte{}
-	for key := range keys.Keys() {
-		k := strings.TrimPrefix(key, q.name+".")
-		v, ok, err := q.Result(ctx, k)
+	for subject := range info.State.Subjects {
+		m, err := lastOf(ctx, st, subject)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: result of %s: %w", ErrEngine, strings.TrimPrefix(subject, prefix), err)
 		}
-		if ok {
-			out[k] = v
+		if op := m.Header.Get("KV-Operation"); op == "DEL" || op == "PURGE" {
+			continue
 		}
+		out[strings.TrimPrefix(subject, prefix)] = m.Data
 	}
 	return out, nil
+}
+
+// lastOf reads subject's last message, asking again while the replica
+// that answers has none yet, up to opTimeout.
+func lastOf(ctx context.Context, st jetstream.Stream, subject string) (*jetstream.RawStreamMsg, error) {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	for {
+		m, err := st.GetLastMsgForSubject(ctx, subject)
+		if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return m, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the leader has it, no replica answered it: %w", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Pending returns how many tasks are in the queue, claimed or not: the
