@@ -266,6 +266,9 @@ func (w *matchWalk) attach(n *matchNode, a annotation, at string, ann any, path 
 			n.vecs = w.vectors("", func() (Embedder, error) { return w.opts.Embedder, nil })
 			break
 		}
+		if a.model == "" && w.opts.NoModels {
+			return matchError(at, ann, "no embedder here: this server gives none, and a client's schema may not name a model")
+		}
 		if a.model == "" {
 			return matchError(at, ann, `an embedding needs a "model" ("ollama:nomic-embed-text", "openai:text-embedding-3-small") or a library Embedder (match.Options)`)
 		}
@@ -284,6 +287,9 @@ func (w *matchWalk) attach(n *matchNode, a annotation, at string, ann any, path 
 		}
 		j := w.opts.Judge
 		if j == nil {
+			if a.model == "" && w.opts.NoModels {
+				return matchError(at, ann, "no judge here: this server gives none, and a client's schema may not name a model")
+			}
 			if a.model == "" {
 				return matchError(at, ann, `a judge needs a "model" ("ollama:llama3") or a library Judge (match.Options)`)
 			}
