@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -92,7 +93,7 @@ func (v *vectors) of(ctx context.Context, texts ...string) ([][]float32, error) 
 	for i, t := range texts {
 		if vec, ok := v.byText[t]; ok {
 			out[i] = vec
-		} else if !containsString(missing, t) {
+		} else if !slices.Contains(missing, t) {
 			missing = append(missing, t)
 		}
 	}
@@ -124,15 +125,6 @@ func (v *vectors) of(ctx context.Context, texts ...string) ([][]float32, error) 
 		}
 	}
 	return out, nil
-}
-
-func containsString(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Cosine is the cosine similarity of two vectors (0 when either is zero
