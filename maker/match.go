@@ -2,6 +2,7 @@ package maker
 
 import (
 	"context"
+	"hash/fnv"
 	"strconv"
 
 	"github.com/mdap-go/mdap/intent"
@@ -115,8 +116,28 @@ func raceChoose(ctx context.Context, m AnswerMatcher) vote.Choose[intent.Output]
 
 // race is vote.RaceChoosing with the run's task's matcher: vote.Race
 // exactly for a task without a Tolerant one.
+// Under Config.ToolFirst it is vote.RaceGrouped by toolGroup.
 func (r *run) race(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
-	return vote.RaceChoosing(ctx, cfg, raceChoose(ctx, MatcherOf(r.task)), draw)
+	choose := raceChoose(ctx, MatcherOf(r.task))
+	if r.ToolFirst {
+		return vote.RaceGrouped(ctx, cfg, r.toolGroup, choose, draw)
+	}
+	return vote.RaceChoosing(ctx, cfg, choose, draw)
+}
+
+// toolGroup is a valid answer's group in a tool-first vote: its tool's
+// name, hashed, for a tool call; the answer's own key otherwise.
+func (r *run) toolGroup(o intent.Output) uint64 {
+	if o.Intent == nil {
+		k, err := r.KeyIn(r.task, o)
+		if err != nil || k == 0 {
+			return 1 // unreachable: the sample was keyed before it voted
+		}
+		return k
+	}
+	h := fnv.New64a()
+	h.Write([]byte("tool\x00" + o.Intent.Tool))
+	return h.Sum64() | 1
 }
 
 // rekey sets a valid sample's key to its key under the task's matcher.

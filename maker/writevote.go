@@ -137,7 +137,8 @@ func (r *run) isWrite(winner intent.Output) bool {
 // unanimous reports whether a decided race's first k valid votes were all
 // for its winner: a race at margin k whose votes hold no other key (the
 // race tallies in index order and stops at the decision, so that is the
-// first k votes, all for the winner).
+// first k votes, all for the winner). Under Config.ToolFirst the caller
+// also asks that no sample proposed another tool (vote.ErrOtherGroup).
 func unanimous(res vote.Result[intent.Output]) bool {
 	for k, v := range res.Votes {
 		if k != res.Key && v > 0 {
@@ -150,7 +151,7 @@ func unanimous(res vote.Result[intent.Output]) bool {
 // strictWrite applies the WriteRule to a decided race: a side-effect
 // winner without a unanimous vote is decided again (or stopped).
 func (r *run) strictWrite(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], res vote.Result[intent.Output], esc escalation, err error) (vote.Result[intent.Output], escalation, error) {
-	if err != nil || r.Writes.AnyMargin || esc.contested || !r.isWrite(res.Winner) || unanimous(res) {
+	if err != nil || r.Writes.AnyMargin || esc.contested || !r.isWrite(res.Winner) || unanimous(res) && res.Flags[vote.ErrOtherGroup.Error()] == 0 {
 		return res, esc, err
 	}
 	ti := res.Winner.Intent
