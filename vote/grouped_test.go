@@ -41,7 +41,7 @@ func TestRaceGroupedVotesToolThenArguments(t *testing.T) {
 		assert.Equal(t, 1, *(v.(*int)), "index %d drawn once", k)
 		return true
 	})
-	assert.Equal(t, 7, res.Launched, "draws made: the first race's 4 (rm rm ls rm: rm leads by 2) and 3 more")
+	assert.Equal(t, 7, res.Launched, "draws made: the second race counted 7 samples, the first race drew none of them twice")
 
 	// A plain race on the whole call: rm(a) needs its own lead of 2 over
 	// rm(b) and ls alike; the hierarchy decides the same call here.
