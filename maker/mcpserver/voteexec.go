@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
@@ -35,12 +36,20 @@ func declaredExecutor(tools []FunctionTool) (*executor.Executor, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: tools[%d].function.parameters: %w", ErrArgument, i, err)
 		}
-		// A client's tool is of the mcp category: side effects assumed.
-		if err := tax.Add(t.Function.Name, categories.MCP); err != nil {
+		// A standard tool keeps its category; any other is of the mcp
+		// category (side effects assumed). The category changes nothing
+		// here but the taxonomy's bookkeeping: no tool runs.
+		cat := categories.MCP
+		if e, ok := tax.Lookup(t.Function.Name); ok {
+			cat = e.Category
+		} else if err := tax.Add(t.Function.Name, cat); err != nil {
 			return nil, fmt.Errorf("%w: tools[%d]: %w", ErrArgument, i, err)
 		}
+		if slices.Contains(names, t.Function.Name) {
+			return nil, fmt.Errorf("%w: tools[%d]: %q is declared twice", ErrArgument, i, t.Function.Name)
+		}
 		names = append(names, t.Function.Name)
-		registered = append(registered, executor.NewTool(t.Function.Name, categories.MCP, t.Function.Description, schema,
+		registered = append(registered, executor.NewTool(t.Function.Name, cat, t.Function.Description, schema,
 			func(context.Context, map[string]any) (string, error) { return "", errNeverRun }))
 	}
 	ex, err := executor.New(executor.WithTaxonomy(tax), executor.WithPolicy(categories.Policy{Allow: names}), executor.WithTools(registered...))
