@@ -20,7 +20,7 @@ import (
 var ErrSuite = errors.New("unknown benchmark suite")
 
 // Suites are the suites, in the order Run runs them.
-var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "cost", "observe", "engine", "goals", "decompose"}
+var Suites = []string{"fidelity", "strategies", "guarantee", "scale", "real", "cost", "observe", "engine", "goals", "decompose", "matching"}
 
 // Options configure a Run. The zero value runs every suite at full size.
 type Options struct {
@@ -97,6 +97,9 @@ type Report struct {
 	// Decompose is the decompose suite's: voted decomposition beside the
 	// first-to-K baseline.
 	Decompose *DecomposeResult `json:"decompose,omitempty"`
+	// Matching is the matching suite's: surface forms voted with exact
+	// keys against declared matching.
+	Matching *MatchingResult `json:"matching,omitempty"`
 	// Goals are the project's targets with the measured figure beside
 	// each.
 	Goals []Goal `json:"goals"`
@@ -168,6 +171,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Felt, err = runFelt(ctx, o, ticker(name, feltUnits()))
 		case "decompose":
 			rep.Decompose, err = runDecompose(ctx, o, ticker(name, decomposeUnits(o.Quick)))
+		case "matching":
+			rep.Matching, err = runMatching(ctx, o, ticker(name, matchingUnits(o.Quick)))
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -85,6 +85,9 @@ func (r *Report) take(s string, older *Report) bool {
 	case "decompose":
 		r.Decompose = older.Decompose
 		return r.Decompose != nil
+	case "matching":
+		r.Matching = older.Matching
+		return r.Matching != nil
 	}
 	return false
 }

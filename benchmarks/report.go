@@ -115,6 +115,9 @@ func (r *Report) Markdown() string {
 	if d := r.Decompose; d != nil {
 		writeDecompose(&b, d)
 	}
+	if m := r.Matching; m != nil {
+		writeMatching(&b, m)
+	}
 	return b.String()
 }
 

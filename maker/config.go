@@ -48,6 +48,12 @@ type Config struct {
 	// WriteRule): the zero value runs one only on a unanimous first k
 	// votes, and decides the step again at twice k otherwise.
 	Writes WriteRule
+	// ToolFirst votes a tool call hierarchically (vote.RaceGrouped): a
+	// first race decides the tool by first-to-ahead-by-k over the
+	// samples' tools (an answer without a call votes as itself), a second
+	// decides the arguments among that tool's samples, reusing the first
+	// race's. Off by default: a call then votes whole.
+	ToolFirst bool
 	// FlagAlarm is the red-flag-rate alarm (see FlagAlarm): on by
 	// default, a step whose red-flag rate jumps far above the run's is
 	// stopped or escalated by the escalation policy.

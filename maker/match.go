@@ -2,6 +2,7 @@ package maker
 
 import (
 	"context"
+	"hash/fnv"
 	"strconv"
 
 	"github.com/mdap-go/mdap/intent"
@@ -23,6 +24,18 @@ type AnswerMatcher interface {
 	// Match reports whether a and b vote together: reflexive and
 	// symmetric, not necessarily transitive.
 	Match(a, b intent.Output) bool
+}
+
+// ChoosingMatcher is an optional AnswerMatcher extension for a matcher
+// that must see every earlier class at once, or call out (an embedder, a
+// judge): Choose returns the index among reps (the classes' first
+// members, in creation order) of the class v joins, or -1, under the
+// race's context. A race then uses vote.RaceChoosing, and an error stops
+// the step with vote.ErrMatch. package intent/match's Matcher implements
+// it.
+type ChoosingMatcher interface {
+	AnswerMatcher
+	Choose(ctx context.Context, reps []intent.Output, v intent.Output) (int, error)
 }
 
 // Matching is an optional Task extension for a task whose answers mean the
@@ -61,8 +74,15 @@ func (s *Solver) KeyIn(task Task, out intent.Output) (uint64, error) {
 // ClassesIn returns the class key of each answer of outs, in order, as a
 // race of task that tallied them in that order would count them: keys by
 // KeyIn, then vote.Classify with the task's matcher when it is Tolerant.
-// Errors: KeyIn's, for the first answer that has none.
+// An embedding or judge matcher calls out under a background context: use
+// ClassesInContext to bound it. Errors: KeyIn's, for the first answer that
+// has none; vote.ErrMatch when the matcher's call fails.
 func (s *Solver) ClassesIn(task Task, outs []intent.Output) ([]uint64, error) {
+	return s.ClassesInContext(context.Background(), task, outs)
+}
+
+// ClassesInContext is ClassesIn with ctx for the matcher's calls.
+func (s *Solver) ClassesInContext(ctx context.Context, task Task, outs []intent.Output) ([]uint64, error) {
 	keys := make([]uint64, len(outs))
 	for i, o := range outs {
 		k, err := s.KeyIn(task, o)
@@ -71,22 +91,53 @@ func (s *Solver) ClassesIn(task Task, outs []intent.Output) ([]uint64, error) {
 		}
 		keys[i] = k
 	}
-	return vote.Classify(keys, outs, raceMatch(MatcherOf(task))), nil
+	return vote.ClassifyChoosing(keys, outs, raceChoose(ctx, MatcherOf(task)))
 }
 
-// raceMatch is the vote.Match a race needs for m: nil (keys decide)
-// unless m is Tolerant.
-func raceMatch(m AnswerMatcher) vote.Match[intent.Output] {
+// raceChoose is the vote.Choose a race needs for m: nil (keys decide)
+// unless m is Tolerant; m's Choose under ctx for a ChoosingMatcher, else
+// the first class m.Match matches.
+func raceChoose(ctx context.Context, m AnswerMatcher) vote.Choose[intent.Output] {
 	if m == nil || !m.Tolerant() {
 		return nil
 	}
-	return m.Match
+	if c, ok := m.(ChoosingMatcher); ok {
+		return func(reps []intent.Output, v intent.Output) (int, error) { return c.Choose(ctx, reps, v) }
+	}
+	return func(reps []intent.Output, v intent.Output) (int, error) {
+		for i, r := range reps {
+			if m.Match(r, v) {
+				return i, nil
+			}
+		}
+		return -1, nil
+	}
 }
 
-// race is vote.RaceMatching with the run's task's matcher: vote.Race
+// race is vote.RaceChoosing with the run's task's matcher: vote.Race
 // exactly for a task without a Tolerant one.
+// Under Config.ToolFirst it is vote.RaceGrouped by toolGroup.
 func (r *run) race(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
-	return vote.RaceMatching(ctx, cfg, raceMatch(MatcherOf(r.task)), draw)
+	choose := raceChoose(ctx, MatcherOf(r.task))
+	if r.ToolFirst {
+		return vote.RaceGrouped(ctx, cfg, r.toolGroup, choose, draw)
+	}
+	return vote.RaceChoosing(ctx, cfg, choose, draw)
+}
+
+// toolGroup is a valid answer's group in a tool-first vote: its tool's
+// name, hashed, for a tool call; the answer's own key otherwise.
+func (r *run) toolGroup(o intent.Output) uint64 {
+	if o.Intent == nil {
+		k, err := r.KeyIn(r.task, o)
+		if err != nil || k == 0 {
+			return 1 // unreachable: the sample was keyed before it voted
+		}
+		return k
+	}
+	h := fnv.New64a()
+	h.Write([]byte("tool\x00" + o.Intent.Tool))
+	return h.Sum64() | 1
 }
 
 // rekey sets a valid sample's key to its key under the task's matcher.

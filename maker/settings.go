@@ -94,6 +94,12 @@ func (s *Solver) settings(k int) (Settings, error) {
 		}
 		st.Extra["write_rule"] = w
 	}
+	if s.ToolFirst {
+		if st.Extra == nil {
+			st.Extra = map[string]string{}
+		}
+		st.Extra["tool_first"] = "on"
+	}
 	if a := s.FlagAlarm.setting(); a != "" {
 		if st.Extra == nil {
 			st.Extra = map[string]string{}

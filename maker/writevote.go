@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mdap-go/mdap/categories"
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/fielderr"
@@ -39,6 +43,11 @@ type WriteRule struct {
 	// negative is refused. Under EscalateRaiseK with an Escalation.K and
 	// no K here, the escalation's K.
 	K int `json:"k,omitempty"`
+	// Categories is the second race's margin per tool category, for a
+	// winner whose tool is of that category; it takes the place of K
+	// there. A category must be one with side effects (categories.All
+	// less categories.ReadOnly) and its margin at least 1.
+	Categories map[categories.Category]int `json:"categories,omitempty"`
 }
 
 // writeRuleName is where WriteRule's field errors come from.
@@ -49,19 +58,69 @@ func (w WriteRule) check() error {
 	if w.K < 0 {
 		return fielderr.New(writeRuleName, "K", w.K, "use 0 (twice the step's k) or more")
 	}
+	for _, c := range sortedCategories(w.Categories) {
+		if !c.Valid() || c.ReadOnly() {
+			return fielderr.New(writeRuleName, "Categories", string(c), "name a category with side effects: "+sideEffectCategories())
+		}
+		if k := w.Categories[c]; k < 1 {
+			return fielderr.New(writeRuleName, "Categories["+string(c)+"]", k, "use a margin of 1 or more")
+		}
+	}
 	return nil
+}
+
+func sortedCategories(m map[categories.Category]int) []categories.Category {
+	out := make([]categories.Category, 0, len(m))
+	for c := range m {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sideEffectCategories lists the categories a write rule may name.
+func sideEffectCategories() string {
+	var names []string
+	for _, c := range categories.All() {
+		if !c.ReadOnly() {
+			names = append(names, string(c))
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// kFor is the second race's margin for a winner calling tool (0: the
+// default), from Categories, else K.
+func (w WriteRule) kFor(ex interface {
+	Lookup(string) (categories.Entry, bool)
+}, tool string) int {
+	if ex != nil && len(w.Categories) > 0 {
+		if en, ok := ex.Lookup(tool); ok {
+			if k, ok := w.Categories[en.Category]; ok {
+				return k
+			}
+		}
+	}
+	return w.K
 }
 
 // setting is the rule as the journal's settings record it ("" for the
 // default, so journals written before the rule keep their settings).
 func (w WriteRule) setting() string {
-	switch {
-	case w.AnyMargin:
+	if w.AnyMargin {
 		return "any-margin"
-	case w.K > 0:
-		return fmt.Sprintf("unanimous-or-k%d", w.K)
 	}
-	return ""
+	var s string
+	if w.K > 0 {
+		s = fmt.Sprintf("unanimous-or-k%d", w.K)
+	}
+	for _, c := range sortedCategories(w.Categories) {
+		if s == "" {
+			s = "unanimous"
+		}
+		s += fmt.Sprintf(" %s=k%d", c, w.Categories[c])
+	}
+	return s
 }
 
 // isWrite reports whether winner's tool intent would run with a side
@@ -78,7 +137,8 @@ func (r *run) isWrite(winner intent.Output) bool {
 // unanimous reports whether a decided race's first k valid votes were all
 // for its winner: a race at margin k whose votes hold no other key (the
 // race tallies in index order and stops at the decision, so that is the
-// first k votes, all for the winner).
+// first k votes, all for the winner). Under Config.ToolFirst the caller
+// also asks that no sample proposed another tool (vote.ErrOtherGroup).
 func unanimous(res vote.Result[intent.Output]) bool {
 	for k, v := range res.Votes {
 		if k != res.Key && v > 0 {
@@ -91,7 +151,7 @@ func unanimous(res vote.Result[intent.Output]) bool {
 // strictWrite applies the WriteRule to a decided race: a side-effect
 // winner without a unanimous vote is decided again (or stopped).
 func (r *run) strictWrite(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], res vote.Result[intent.Output], esc escalation, err error) (vote.Result[intent.Output], escalation, error) {
-	if err != nil || r.Writes.AnyMargin || esc.contested || !r.isWrite(res.Winner) || unanimous(res) {
+	if err != nil || r.Writes.AnyMargin || esc.contested || !r.isWrite(res.Winner) || unanimous(res) && res.Flags[vote.ErrOtherGroup.Error()] == 0 {
 		return res, esc, err
 	}
 	ti := res.Winner.Intent
@@ -101,7 +161,7 @@ func (r *run) strictWrite(ctx context.Context, cfg vote.Config, draw func(a *mic
 		return res, escalation{contested: true}, fmt.Errorf("%w: %s won %d of %d valid votes, %d against: stopped for review (escalation policy stop)",
 			ErrWriteDissent, ti.Tool, res.Votes[res.Key], res.Valid, dissent)
 	}
-	k := r.Writes.K
+	k := r.Writes.kFor(r.Executor, ti.Tool)
 	if k == 0 && e != nil && e.Policy == EscalateRaiseK {
 		k = e.K
 	}

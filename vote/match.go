@@ -1,6 +1,15 @@
 package vote
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrMatch: a Choose failed (an embedder or judge call behind it); the race
+// stops with this cause and the chooser's error, never with a class chosen
+// from a failed call.
+var ErrMatch = errors.New("matcher failed")
 
 // Match reports whether two valid samples' values mean the same answer,
 // so that they vote together although their keys differ. The zero value
@@ -39,43 +48,85 @@ type Match[T any] func(a, b T) bool
 // #classes representatives (one call of match each); a key seen before
 // costs a map lookup. Memory O(distinct keys). Errors: those of Race.
 func RaceMatching[T any](ctx context.Context, cfg Config, match Match[T], draw Drawer[T]) (Result[T], error) {
-	return race(ctx, cfg, match, draw)
+	return race(ctx, cfg, chooseFirst(match), draw)
+}
+
+// Choose picks the class a new valid sample joins, seeing every class at
+// once: reps are the classes' representatives (first members) in creation
+// order, and Choose returns the index of the one v belongs to, or -1 to
+// start a class. It is the seam for matchers that cannot be a pairwise
+// Match: an embedding compared with each representative, or a judge that
+// is shown the candidates together. A Choose must return the same answer
+// for the same reps and v (a deterministic judge or embedder, or the
+// race's classes are not reproducible), and an index out of range is
+// treated as -1. It runs on the race's goroutine at commit time, so it may
+// block (a model call) but holds back the race meanwhile; it is never
+// called for a sample whose Key is already a class's or an earlier
+// member's, nor while there is no class yet. An error stops the race with
+// ErrMatch.
+type Choose[T any] func(reps []T, v T) (int, error)
+
+// RaceChoosing is RaceMatching with a Choose in place of a Match: each
+// valid sample, in index order, joins the class choose names (-1: it starts
+// one), with RaceMatching's keys, winners and determinism (classes are
+// formed at commit, in index order, whatever Parallel and Speculate). With
+// choose nil it is Race exactly. Errors: Race's, and an *UndecidedError
+// with Cause ErrMatch wrapping choose's error when it fails. Cost: one call
+// of choose per sample with a key not seen before in the race.
+func RaceChoosing[T any](ctx context.Context, cfg Config, choose Choose[T], draw Drawer[T]) (Result[T], error) {
+	return race(ctx, cfg, choose, draw)
+}
+
+// chooseFirst is the Choose of a Match: the first representative it
+// matches. nil for a nil match.
+func chooseFirst[T any](match Match[T]) Choose[T] {
+	if match == nil {
+		return nil
+	}
+	return func(reps []T, v T) (int, error) {
+		for i, r := range reps {
+			if match(r, v) {
+				return i, nil
+			}
+		}
+		return -1, nil
+	}
 }
 
 // classes assigns valid samples, in commit order, to classes under a
 // Match: the first class whose representative a sample matches, else a new
 // one keyed by the sample's own Key.
 type classes[T any] struct {
-	match Match[T]
-	reps  []rep[T]          // in creation order
-	of    map[uint64]uint64 // a member's Key to its class's Key
+	choose Choose[T]
+	keys   []uint64          // the classes' keys, in creation order
+	values []T               // their representatives, likewise
+	of     map[uint64]uint64 // a member's Key to its class's Key
 }
 
-type rep[T any] struct {
-	key   uint64
-	value T
-}
-
-// join returns the class key of a valid sample with key and value.
-func (c *classes[T]) join(key uint64, value T) uint64 {
+// join returns the class key of a valid sample with key and value, or
+// choose's error (the sample then joins no class).
+func (c *classes[T]) join(key uint64, value T) (uint64, error) {
 	if k, ok := c.of[key]; ok {
-		return k
+		return k, nil
 	}
 	if c.of == nil {
 		c.of = make(map[uint64]uint64, 4)
 	}
 	class := key
-	for _, r := range c.reps {
-		if c.match(r.value, value) {
-			class = r.key
-			break
+	if len(c.values) > 0 {
+		i, err := c.choose(c.values, value)
+		if err != nil {
+			return 0, err
+		}
+		if i >= 0 && i < len(c.keys) {
+			class = c.keys[i]
 		}
 	}
 	if class == key {
-		c.reps = append(c.reps, rep[T]{key, value})
+		c.keys, c.values = append(c.keys, key), append(c.values, value)
 	}
 	c.of[key] = class
-	return class
+	return class, nil
 }
 
 // Classify returns the class key of each of a sequence of valid samples,
@@ -86,14 +137,25 @@ func (c *classes[T]) join(key uint64, value T) uint64 {
 // race that tallied them in that order would. keys and values have equal
 // lengths. Cost: as RaceMatching's per sample.
 func Classify[T any](keys []uint64, values []T, match Match[T]) []uint64 {
-	out := make([]uint64, len(keys))
-	if match == nil {
-		copy(out, keys)
-		return out
-	}
-	c := classes[T]{match: match}
-	for i, k := range keys {
-		out[i] = c.join(k, values[i])
-	}
+	out, _ := ClassifyChoosing(keys, values, chooseFirst(match)) // a Match never fails
 	return out
+}
+
+// ClassifyChoosing is Classify with a Choose (RaceChoosing's rule). Errors:
+// choose's first, wrapped with ErrMatch.
+func ClassifyChoosing[T any](keys []uint64, values []T, choose Choose[T]) ([]uint64, error) {
+	out := make([]uint64, len(keys))
+	if choose == nil {
+		copy(out, keys)
+		return out, nil
+	}
+	c := classes[T]{choose: choose}
+	for i, k := range keys {
+		class, err := c.join(k, values[i])
+		if err != nil {
+			return nil, fmt.Errorf("%w: sample %d: %w", ErrMatch, i, err)
+		}
+		out[i] = class
+	}
+	return out, nil
 }

@@ -128,8 +128,8 @@ func Race[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], er
 	return race(ctx, cfg, nil, draw)
 }
 
-// race is Race, and RaceMatching with a non-nil match.
-func race[T any](ctx context.Context, cfg Config, match Match[T], draw Drawer[T]) (Result[T], error) {
+// race is Race, and RaceChoosing with a non-nil choose.
+func race[T any](ctx context.Context, cfg Config, choose Choose[T], draw Drawer[T]) (Result[T], error) {
 	start := mono.Now()
 	c, err := cfg.WithDefaults()
 	if err != nil {
@@ -139,8 +139,8 @@ func race[T any](ctx context.Context, cfg Config, match Match[T], draw Drawer[T]
 		return Result[T]{}, fmt.Errorf("%w: nil Drawer", ErrConfig)
 	}
 	r := newRacer[T](c)
-	if match != nil {
-		r.classes = &classes[T]{match: match}
+	if choose != nil {
+		r.classes = &classes[T]{choose: choose}
 	}
 	if ctx.Err() != nil {
 		r.stop(ctx)

@@ -164,7 +164,13 @@ func (r *racer[T]) commit(s Sample[T]) {
 	default:
 		t.Valid++
 		if r.classes != nil {
-			s.Key = r.classes.join(s.Key, s.Value)
+			class, err := r.classes.join(s.Key, s.Value)
+			if err != nil {
+				t.Valid--
+				r.finish(ErrMatch, err)
+				return
+			}
+			s.Key = class
 		}
 		r.firsts.keep(s.Key, s.Value)
 		r.addVoter(s)

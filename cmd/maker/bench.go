@@ -52,7 +52,9 @@ latency), goals (issue #36's user-felt goals in one run, each with its goal
 and its bar: wall per step over model latency, the engine over in process,
 dollars per step over the output the vote buys, the share of --rpm a batch
 uses and its 429s, a batch's throughput on 4 workers over 1, 20-disk Hanoi's
-CPU and memory, the journal's wall cost; --quick: about 30 s).
+CPU and memory, the journal's wall cost; --quick: about 30 s), matching
+(surface forms of one right answer voted with exact keys against the
+answer contract's declared matchers).
 
 A full run takes many minutes (the 20-disk run alone is over a million
 steps; the guarantee suite, 200 seeds per cell, took 24m53s in the committed

@@ -25,7 +25,7 @@ func TestBinaryEnumFlagsComplete(t *testing.T) {
 		{[]string{"mcp", "--log-level", ""}, []string{"debug", "info", "warn", "error"}},
 		{[]string{"solve", "--escalate", ""}, []string{"raise-k", "model", "stop"}},
 		{[]string{"run", "--tool-declaration", "n"}, []string{"auto", "native", "prompt", "both"}},
-		{[]string{"bench", "--suite", ""}, []string{"fidelity", "strategies", "guarantee", "scale", "real", "cost", "observe", "engine", "goals", "decompose"}},
+		{[]string{"bench", "--suite", ""}, []string{"fidelity", "strategies", "guarantee", "scale", "real", "cost", "observe", "engine", "goals", "decompose", "matching"}},
 		{[]string{"hanoi", "--progress", ""}, []string{"auto", "on", "off"}},
 	} {
 		out, err := exec.Command(binary, append([]string{"__complete"}, tc.args...)...).Output()

@@ -67,6 +67,7 @@ type runFlags struct {
 	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
 	costFlags            // --samples-per-call, --max-cost (cost.go)
 	obs                  watchFlags
+	guard                guardFlags // --write-k, --flag-alarm, --self-correction (flagsguard.go)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -108,6 +109,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
 	f.registerCost(fs)
+	f.guard.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "on", "off"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModel)
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
@@ -149,6 +151,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return err
 	}
 	if err := f.validateCost(); err != nil {
+		return err
+	}
+	if err := f.guard.validate(fs); err != nil {
 		return err
 	}
 	switch {
@@ -422,9 +427,11 @@ type runWatch struct {
 // with Config.Validate. --timeout bounds each call in the model's client
 // (models.Options), not here.
 func (f *runFlags) config(with solverWith, esc *maker.Escalation) maker.Config {
-	return maker.Config{Vote: f.voteConfig(), AdaptiveK: f.adaptive(with.steps), Escalation: esc, MaxTokens: f.maxTokens,
+	cfg := maker.Config{Vote: f.voteConfig(), AdaptiveK: f.adaptive(with.steps), Escalation: esc, MaxTokens: f.maxTokens,
 		ToolDeclaration: with.decl, Structured: f.structured, RerunPending: f.rerunPending, MaxSteps: with.maxSteps,
 		SamplesPerCall: f.perCall, Price: f.price()}
+	f.guard.apply(&cfg)
+	return cfg
 }
 
 // configFlagOf names the flag of each maker.Config field the run flags

@@ -131,6 +131,11 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	// sample's seed, tools), red flags and judging, so a sample here is
 	// what a run would draw.
 	drawer := s.solver(st, model, tools, nil)
+	// A call's arguments are normalised as a run's executor does (healed
+	// against the declared schema); nothing is ever run.
+	if drawer.Executor, err = declaredExecutor(in.Tools); err != nil {
+		return nil, out, err
+	}
 	var mu sync.Mutex
 	var samples []SampleInfo
 	var canon []string // each valid sample's canonical form, by index

@@ -19,7 +19,9 @@ func answerMatcher(schema any) (*match.Matcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: answer_schema: %w", ErrArgument, err)
 	}
-	m, err := match.New(raw)
+	// A client's schema may not make the server call a model or run a
+	// command: embedding and judge fields need the server's own.
+	m, err := match.NewWith(raw, match.Options{NoModels: true})
 	if err != nil {
 		return nil, fmt.Errorf("%w: answer_schema: %w", ErrArgument, err)
 	}

@@ -96,6 +96,11 @@ type VoteInput struct {
 	// declares with x-mdap-match, as a run of a spec with that answer
 	// contract would (see docs/matching.md).
 	AnswerSchema any `json:"answer_schema,omitempty" jsonschema:"optional: the answer contract (a JSON Schema); its x-mdap-match annotations (text, set, a number tolerance) make equivalent answers vote together, as in a run"`
+	// Tools, when given, normalise a candidate's tool call as a run's
+	// executor does: arguments healed against the tool's parameters
+	// schema ("[\"src\"]" and ["src"] are one call), and refused ones
+	// red-flagged. No tool is ever run.
+	Tools []FunctionTool `json:"tools,omitempty" jsonschema:"optional: the tools the candidates may call, in OpenAI's shape; a call's arguments are healed and checked against its parameters schema as a run's executor does, so spellings of one call vote together; nothing is run"`
 }
 
 // ReplyVerdict is one candidate's verdict in a vote.
@@ -217,6 +222,10 @@ func Vote(in VoteInput, maxK int) (VoteOutput, error) {
 	if in.MaxTokens < 0 {
 		return VoteOutput{}, fmt.Errorf("%w: max_tokens %d: use a positive cap, or leave it out for 750", ErrArgument, in.MaxTokens)
 	}
+	ex, err := declaredExecutor(in.Tools)
+	if err != nil {
+		return VoteOutput{}, err
+	}
 	out := VoteOutput{K: k, Replies: make([]ReplyVerdict, len(in.Candidates)), Tally: Tally{Flags: map[string]int{}}}
 	samples := make([]vote.Sample[int], len(in.Candidates))
 	for i, c := range in.Candidates {
@@ -224,7 +233,7 @@ func Vote(in VoteInput, maxK int) (VoteOutput, error) {
 		if err != nil {
 			return VoteOutput{}, fmt.Errorf("candidate %d: %w", i, err)
 		}
-		v := maker.Inspect(r, in.MaxTokens, maker.FlagRules{}, nil)
+		v := inspectWith(ex, r, in.MaxTokens)
 		out.Replies[i] = ReplyVerdict{Index: i, Verdict: verdictOf(v)}
 		if v.Flag != "" {
 			samples[i] = vote.Sample[int]{Flag: errors.New(v.Flag)}

@@ -188,7 +188,7 @@ func TestBadMatchAnnotationRefused(t *testing.T) {
 	require.ErrorIs(t, err, match.ErrMatcher)
 	assert.Contains(t, err.Error(), `"answer"`)
 	assert.Contains(t, err.Error(), "/properties/state/properties/city/x-mdap-match")
-	assert.Contains(t, err.Error(), `give "exact", "text", "set" or {"kind": "number", "tolerance": 0.01}`)
+	assert.Contains(t, err.Error(), `give "exact", "text", "set", "code", {"kind": "number", "tolerance": 0.01}`)
 	s, err := Parse([]byte(`{"system": "s", "answer": {"type": "object"}}`))
 	require.NoError(t, err)
 	assert.Nil(t, New(s).AnswerMatcher(), "no annotation: exact")

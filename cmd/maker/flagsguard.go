@@ -1,0 +1,136 @@
+package main
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// guardFlags are the flags of the rules that guard what a vote lets
+// through: the write rule for side-effect calls, the red-flag-rate alarm,
+// the self-correction red flag and the tool-first vote (maker.Config's
+// Writes, FlagAlarm, Flags.SelfCorrection and ToolFirst).
+type guardFlags struct {
+	on             bool     // registered: the command's solver reads them
+	writeK         []string // --write-k [CATEGORY=]K
+	writeAnyMargin bool
+	flagAlarm      string // on, off
+	alarmLevel     float64
+	alarmHistory   int
+	selfCorrection bool
+	toolFirst      bool
+
+	writes maker.WriteRule // parsed by validate
+}
+
+// guardCommands are the commands whose steps are decided by the flags'
+// own solver, so the guards apply: maker solve sets its tasks' settings
+// through its jobs (batch.Builtin), and calibrate decides no step.
+var guardCommands = []string{"hanoi", "run"}
+
+func (g *guardFlags) register(cmd *cobra.Command) {
+	if !slices.Contains(guardCommands, cmd.Name()) {
+		return
+	}
+	g.on = true
+	fs := cmd.Flags()
+	fs.StringArrayVar(&g.writeK, "write-k", nil, "write rule: a side-effect tool call (a category not read-only) runs only when no valid vote among the first k disagreed; otherwise the step is decided again at this margin (default twice --k). K alone for every category; CATEGORY=K for one ("+sideEffectNames()+"); give it several times")
+	fs.BoolVar(&g.writeAnyMargin, "write-any-margin", false, "turn the write rule off: a side-effect call runs on a first-to-ahead-by-k win like any answer")
+	fs.StringVar(&g.flagAlarm, "flag-alarm", "on", "red-flag-rate alarm: on (a decided step whose red flags are far too many for the run's rate so far is not taken: the run stops, or the --escalate policy decides it again) or off")
+	fs.Float64Var(&g.alarmLevel, "flag-alarm-level", maker.DefaultFlagAlarmLevel, "with --flag-alarm on: the chance, at the run's rate, of at least the step's red flags below which the step is an alarm, in (0, 1)")
+	fs.IntVar(&g.alarmHistory, "flag-alarm-history", maker.DefaultFlagAlarmHistory, "with --flag-alarm on: samples the run draws before any step is judged")
+	fs.BoolVar(&g.selfCorrection, "self-correction", false, "red-flag a reply that corrects itself mid-way (\"Wait,\", \"Actually,\", \"I made a mistake\", ... outside its quoted strings): it never votes. Off by default: a model that thinks aloud says such words too")
+	fs.BoolVar(&g.toolFirst, "tool-first", false, "vote a tool call hierarchically: first the tool (an answer without a call votes as itself), then its arguments among that tool's samples, so that split arguments do not lose the tool to a rival that repeats")
+	_ = cmd.RegisterFlagCompletionFunc("flag-alarm", cobra.FixedCompletions([]string{"on", "off"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+func sideEffectNames() string {
+	var names []string
+	for _, c := range categories.All() {
+		if !c.ReadOnly() {
+			names = append(names, string(c))
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// validate parses and checks the flags; an error is a usage error naming
+// the flag.
+func (g *guardFlags) validate(fs *pflag.FlagSet) error {
+	if !g.on {
+		return nil
+	}
+	w := maker.WriteRule{AnyMargin: g.writeAnyMargin}
+	if g.writeAnyMargin && len(g.writeK) > 0 {
+		return usageErr("--write-k and --write-any-margin: the margin of a rule that is off means nothing; give one")
+	}
+	for _, v := range g.writeK {
+		cat, num, perCat := strings.Cut(v, "=")
+		if !perCat {
+			num = cat
+		}
+		k, err := strconv.Atoi(strings.TrimSpace(num))
+		if err != nil || k < 1 || k > maxK {
+			return usageErr("--write-k %q: the margin is a number from 1 to %d (K, or CATEGORY=K)", v, maxK)
+		}
+		if !perCat {
+			if w.K != 0 {
+				return usageErr("--write-k %q: the margin for every category is given twice", v)
+			}
+			w.K = k
+			continue
+		}
+		c, err := categories.ParseCategory(cat)
+		if err != nil || c.ReadOnly() {
+			return usageErr("--write-k %q: %q is not a category with side effects: use one of %s", v, cat, sideEffectNames())
+		}
+		if _, dup := w.Categories[c]; dup {
+			return usageErr("--write-k %q: category %s is given twice", v, c)
+		}
+		if w.Categories == nil {
+			w.Categories = map[categories.Category]int{}
+		}
+		w.Categories[c] = k
+	}
+	g.writes = w
+	switch g.flagAlarm {
+	case "on", "off":
+	default:
+		return usageErr("--flag-alarm %q: use on or off", g.flagAlarm)
+	}
+	if g.flagAlarm == "off" && (fs.Changed("flag-alarm-level") || fs.Changed("flag-alarm-history")) {
+		return usageErr("--flag-alarm-level and --flag-alarm-history apply to --flag-alarm on only")
+	}
+	if !(g.alarmLevel > 0 && g.alarmLevel < 1) {
+		return usageErr("--flag-alarm-level %g: use a chance in (0, 1), such as %g", g.alarmLevel, maker.DefaultFlagAlarmLevel)
+	}
+	if g.alarmHistory < 1 {
+		return usageErr("--flag-alarm-history %d: use 1 or more samples", g.alarmHistory)
+	}
+	return nil
+}
+
+// apply sets the guards in cfg. Defaults stay zero values, so that a run
+// without these flags has the settings (and journal) it had before them.
+func (g *guardFlags) apply(cfg *maker.Config) {
+	if !g.on {
+		return
+	}
+	cfg.Writes = g.writes
+	cfg.FlagAlarm = maker.FlagAlarm{Off: g.flagAlarm == "off"}
+	if !cfg.FlagAlarm.Off {
+		if g.alarmLevel != maker.DefaultFlagAlarmLevel {
+			cfg.FlagAlarm.Level = g.alarmLevel
+		}
+		if g.alarmHistory != maker.DefaultFlagAlarmHistory {
+			cfg.FlagAlarm.History = g.alarmHistory
+		}
+	}
+	cfg.Flags.SelfCorrection = g.selfCorrection
+	cfg.ToolFirst = g.toolFirst
+}
