@@ -222,7 +222,7 @@ var decompFlagOf = map[string]string{"Strategy": "strategy", "Target": "target",
 // isDecompUsage reports the errors of bad input or flags: the problem, the
 // settings, the plan, the family, a journal of another run or corrupt.
 func isDecompUsage(err error) bool {
-	for _, e := range []error{decompose.ErrInput, decompose.ErrConfig, decompose.ErrPlan, problems.ErrFamily, decompose.ErrJournalMismatch, decompose.ErrJournalCorrupt, decompose.ErrJournalLocked} {
+	for _, e := range []error{decompose.ErrInput, decompose.ErrConfig, decompose.ErrPlan, problems.ErrFamily, decompose.ErrJournalMismatch, decompose.ErrJournalCorrupt, decompose.ErrJournalLocked, decompose.ErrJournalRollback} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -110,6 +110,8 @@ func (b *Builtin) decomposition(job Job, seed uint64, maxSamples int) (*Unit, er
 			r.Model = "sim"
 		}
 		switch {
+		case err != nil && errors.Is(err, decompose.ErrJournalRollback):
+			r.Status, r.Error = StatusInvalid, fmt.Sprintf("%s: %s", job.Where(), err)
 		case err != nil && (errors.Is(err, decompose.ErrJournalMismatch) || errors.Is(err, decompose.ErrJournalCorrupt)):
 			r.Status, r.Error = StatusInvalid, fmt.Sprintf("%s: %s; the task's line changed since its journal was written: restore the line, or remove %s to start the task over", job.Where(), err, r.Journal)
 		case err != nil && (errors.Is(err, decompose.ErrInput) || errors.Is(err, decompose.ErrConfig) || errors.Is(err, decompose.ErrPlan)):
