@@ -68,9 +68,15 @@ type Settings struct {
 	// ToolSteps bounds the tool calls of one solve decision (with
 	// Config.Executor); 0 means DefaultToolSteps.
 	ToolSteps int `json:"tool_steps,omitempty"`
+	// Prices are the roles' own prices (each role may run a model of its
+	// own): a role's samples cost Prices[role] when it is set, else the
+	// role's model's own price (a maker.Priced model, as models.Open
+	// makes from a spec's =IN/OUT), else Solver.Price. An ensemble's
+	// members are priced at Prices[role] or Solver.Price.
+	Prices map[Role]maker.Price `json:"prices,omitempty"`
 	// Solver is each decision's race settings (MaxTokens, Flags,
 	// Escalation, Timeout, Price, Vote budgets...); Vote.K is replaced by
-	// the role's k.
+	// the role's k, Price by the role's price (Prices).
 	Solver maker.Config `json:"-"`
 }
 
@@ -197,6 +203,11 @@ func (s Settings) withDefaults(fam Family, input json.RawMessage) (Settings, err
 	}
 	if s.ToolSteps < 0 {
 		return s, bad("ToolSteps", s.ToolSteps, "use at least 1")
+	}
+	for r, pr := range s.Prices {
+		if pr.InputPerMillion < 0 || pr.OutputPerMillion < 0 || pr.CachedInputPerMillion < 0 || pr.CacheWritePerMillion < 0 {
+			return s, bad("Prices["+string(r)+"]", pr, "use prices of at least 0 dollars per million tokens")
+		}
 	}
 	if s.Parallel < 1 {
 		return s, bad("Parallel", s.Parallel, "use at least 1")

@@ -378,5 +378,22 @@ func (e *engine) solverConfig(r Role) maker.Config {
 	c := e.s.Solver
 	c.Vote.K = e.plan.K[r]
 	c.MaxSteps = 1
+	c.Price = e.price(r)
 	return c
+}
+
+// price is role r's price: Settings.Prices[r], else its model's own
+// (maker.Priced), else Solver.Price.
+func (e *engine) price(r Role) maker.Price {
+	return rolePrice(e.s, e.models, r)
+}
+
+func rolePrice(s Settings, models map[Role]llms.Model, r Role) maker.Price {
+	if p, ok := s.Prices[r]; ok {
+		return p
+	}
+	if p, ok := models[r].(maker.Priced); ok {
+		return p.Price()
+	}
+	return s.Solver.Price
 }

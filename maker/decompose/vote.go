@@ -26,10 +26,10 @@ func (e *engine) vote(ctx context.Context, path string, r Role, msgs []llms.Mess
 			return drawOne(ctx, cfg, e.models[r], salt, i, msgs, decode)
 		}, func(d drawn) (uint64, error) { return intent.Key(d.out) })
 		if err != nil {
-			return decided{samples: len(draws), cost: e.cost(draws)}, err
+			return decided{samples: len(draws), cost: e.cost(r, draws)}, err
 		}
 		v, err := outputJSON(draws[i].out)
-		return decided{value: v, samples: len(draws), cost: e.cost(draws)}, err
+		return decided{value: v, samples: len(draws), cost: e.cost(r, draws)}, err
 	}
 	task := &oneStep{fingerprint: path + "/" + string(r), msgs: msgs, decode: decode}
 	s := &maker.Solver{Config: e.solverConfig(r), Model: model}
@@ -55,13 +55,13 @@ func (e *engine) maxSamples(r Role) int {
 	return c.MaxSamples
 }
 
-// cost prices draws at the Solver's Price.
-func (e *engine) cost(draws []drawn) float64 {
+// cost prices role r's draws at its price.
+func (e *engine) cost(r Role, draws []drawn) float64 {
 	var u vote.Usage
 	for _, d := range draws {
 		u.Add(d.usage)
 	}
-	return e.s.Solver.Price.Cost(u)
+	return e.price(r).Cost(u)
 }
 
 // candidates samples the decomposer for a discriminators' vote: 2k−1
@@ -77,7 +77,7 @@ func (e *engine) candidates(ctx context.Context, path string, msgs []llms.Messag
 	var draws []drawn
 	var list []json.RawMessage
 	seen := map[string]bool{}
-	spent := func() decided { return decided{samples: len(draws), cost: e.cost(draws)} }
+	spent := func() decided { return decided{samples: len(draws), cost: e.cost(RoleDecompose, draws)} }
 	for len(list) == 0 {
 		if len(draws) >= budget {
 			return spent(), fmt.Errorf("%w: no valid proposal in %d samples", vote.ErrUndecided, len(draws))
@@ -106,7 +106,7 @@ func (e *engine) candidates(ctx context.Context, path string, msgs []llms.Messag
 		}
 	}
 	v, err := json.Marshal(list)
-	return decided{value: v, samples: len(draws), cost: e.cost(draws)}, err
+	return decided{value: v, samples: len(draws), cost: e.cost(RoleDecompose, draws)}, err
 }
 
 // pick decides among the candidates: StrategyAhead races the picked
@@ -163,9 +163,9 @@ func (e *engine) pick(ctx context.Context, path string, input json.RawMessage, l
 		i, draws, err := firstToK(ctx, e.plan.K[RoleDiscriminate], e.maxSamples(RoleDiscriminate), draw,
 			func(d drawn) (uint64, error) { return uint64(d.out.Value.(int)) + 1, nil })
 		if err != nil {
-			return decided{samples: len(draws), cost: e.cost(draws)}, err
+			return decided{samples: len(draws), cost: e.cost(RoleDiscriminate, draws)}, err
 		}
-		chosen, samples, cost = draws[i].out.Value.(int), len(draws), e.cost(draws)
+		chosen, samples, cost = draws[i].out.Value.(int), len(draws), e.cost(RoleDiscriminate, draws)
 	} else {
 		res, err := vote.Race(ctx, cfg.Vote, func(ctx context.Context, i int) vote.Sample[int] {
 			d := draw(ctx, i)
@@ -176,10 +176,10 @@ func (e *engine) pick(ctx context.Context, path string, input json.RawMessage, l
 			return s
 		})
 		if err != nil {
-			return decided{samples: res.Launched, cost: e.s.Solver.Price.Cost(res.Usage)}, err
+			return decided{samples: res.Launched, cost: e.price(RoleDiscriminate).Cost(res.Usage)}, err
 		}
 		chosen, samples = res.Winner, res.Launched
-		cost = e.s.Solver.Price.Cost(res.Usage)
+		cost = e.price(RoleDiscriminate).Cost(res.Usage)
 	}
 	out, err := proposalOutput(list[chosen])
 	if err != nil {
