@@ -223,6 +223,20 @@ func (s Settings) discriminates(fam Family) bool {
 	return s.Strategy == StrategyFirstToK || s.Discriminate || !fam.Structured()
 }
 
+// Fingerprinter is a Family whose decisions depend on more than its name
+// and prompts (a family read from a file): its Fingerprint joins the
+// journal's, so that a journal is not resumed with another.
+type Fingerprinter interface {
+	Fingerprint() string
+}
+
+func familyPrint(fam Family) string {
+	if f, ok := fam.(Fingerprinter); ok {
+		return f.Fingerprint()
+	}
+	return ""
+}
+
 // fingerprint names what determines a run's decisions, for the journal:
 // not Parallel, which changes no decision.
 func fingerprint(fam Family, input json.RawMessage, s Settings, pl Plan, models map[Role]llms.Model) string {
@@ -239,7 +253,8 @@ func fingerprint(fam Family, input json.RawMessage, s Settings, pl Plan, models 
 		Models   map[Role]string
 		Prompts  Prompts
 		Solver   string
-	}{fam.Name(), input, s, pl.K, ids, fam.Prompts(), fmt.Sprint(s.Solver.MaxTokens, s.Solver.Flags, s.Solver.Vote.MaxSamples, s.Solver.Price)})
+		Spec     string `json:",omitempty"`
+	}{fam.Name(), input, s, pl.K, ids, fam.Prompts(), fmt.Sprint(s.Solver.MaxTokens, s.Solver.Flags, s.Solver.Vote.MaxSamples, s.Solver.Price), familyPrint(fam)})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
