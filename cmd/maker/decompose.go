@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -237,6 +238,15 @@ type decompSummary struct {
 // written) for bad input or flags, a failure (exit 1) for a run that failed
 // or gave a wrong answer, interrupted (130) on a signal.
 func (f *decompFlags) solveProblem(cmd *cobra.Command, family string, input json.RawMessage, what string) error {
+	return f.solveWith(cmd, family, what, false, func(ctx context.Context, o problems.Options) (*decompose.Result, error) {
+		return problems.Solve(ctx, family, input, o)
+	})
+}
+
+// solveWith is solveProblem with the run given: solve, named family in
+// errors; unchecked says that an answer without a check (a problem spec
+// without a checker) is solved.
+func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, unchecked bool, solve func(context.Context, problems.Options) (*decompose.Result, error)) error {
 	o, err := f.options(cmd.Flags())
 	if err != nil {
 		return err
@@ -245,7 +255,7 @@ func (f *decompFlags) solveProblem(cmd *cobra.Command, family string, input json
 		return err
 	}
 	ctx := cmd.Context()
-	res, err := problems.Solve(ctx, family, input, o)
+	res, err := solve(ctx, o)
 	if res == nil || isDecompUsage(err) {
 		if err == nil {
 			err = errors.New("no result")
@@ -255,7 +265,7 @@ func (f *decompFlags) solveProblem(cmd *cobra.Command, family string, input json
 		}
 		return failed(err)
 	}
-	sum := decompSummary{Result: res, Solved: err == nil && res.Correct != nil && *res.Correct,
+	sum := decompSummary{Result: res, Solved: err == nil && (res.Correct != nil && *res.Correct || unchecked && res.Correct == nil),
 		WallSeconds: res.Wall.Seconds(), CriticalPathSeconds: res.CriticalPath.Seconds()}
 	if err != nil {
 		sum.Error = err.Error()
@@ -292,7 +302,7 @@ var decompFlagOf = map[string]string{"Strategy": "strategy", "Target": "target",
 // isDecompUsage reports the errors of bad input or flags: the problem, the
 // settings, the plan, the family, a journal of another run or corrupt.
 func isDecompUsage(err error) bool {
-	for _, e := range []error{decompose.ErrInput, decompose.ErrConfig, decompose.ErrPlan, problems.ErrFamily, decompose.ErrJournalMismatch, decompose.ErrJournalCorrupt, decompose.ErrJournalLocked, decompose.ErrJournalRollback} {
+	for _, e := range []error{decompose.ErrInput, decompose.ErrConfig, decompose.ErrPlan, problems.ErrFamily, decompose.ErrJournalMismatch, decompose.ErrJournalCorrupt, decompose.ErrJournalLocked, decompose.ErrJournalRollback, problems.ErrNoTruth, problems.ErrSpec} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -357,7 +367,8 @@ docs/decompose.md.`,
   maker multiply --digits 3 --journal run.jsonl --journal-unsigned
   maker multiply --a 12 --b 34 --model openai:tiny --base-url http://127.0.0.1:11434/v1 --timeout 1m --max-tokens 200
   maker multiply --digits 6 --model openai:gpt-4.1-mini --model-solve openai:gpt-4.1=2/8   # a stronger solver at its own price
-  maker multiply --digits 6 --price all=0.4/1.6,solve=2/8  # each role's price (the simulated model's)`,
+  maker multiply --digits 6 --price all=0.4/1.6,solve=2/8  # each role's price (the simulated model's)
+  maker multiply --digits 6 --model openai:gpt-4.1-nano --model-atomic openai:gpt-4.1-nano --model-decompose openai:gpt-4.1-mini --model-discriminate openai:gpt-4.1-mini --model-compose openai:gpt-4.1-mini`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var input json.RawMessage
@@ -420,7 +431,8 @@ interrupted. See docs/decompose.md.`,
   maker sort --length 5 --journal sort5.jsonl --journal-unsigned
   maker sort --list '[3, 1, 2]' --model ollama:tiny --base-url http://127.0.0.1:11434 --timeout 1m --max-tokens 200
   maker sort --length 50 --model openai:gpt-4.1-nano --model-compose openai:gpt-4.1-mini --model-discriminate openai:gpt-4.1-mini
-  maker sort --length 50 --price all=0.1/0.4,compose=0.4/1.6`,
+  maker sort --length 50 --price all=0.1/0.4,compose=0.4/1.6
+  maker sort --length 50 --model openai:gpt-4.1-mini --model-atomic openai:gpt-4.1-nano --model-decompose openai:gpt-4.1-nano --model-solve openai:gpt-4.1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var input json.RawMessage
