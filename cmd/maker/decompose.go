@@ -471,16 +471,18 @@ func short(s string) string {
 	return s[:10] + "…" + s[len(s)-10:] + fmt.Sprintf(" (%d digits)", len(s))
 }
 
-// decompBatch sets how maker solve runs "multiply" and "sort" lines: on
-// the simulated model of every role, at --p and --wrong-answers when they
-// are given (else decompose's defaults), or every role on the --model.
-// Over --nats they are refused: the engine's workers draw a step loop's
-// samples only.
+// decompBatch sets how maker solve runs "multiply", "sort" and "problem"
+// lines: on the simulated model of every role, at --p and --wrong-answers
+// when they are given (else decompose's defaults), or every role on the
+// --model. Over --nats every role's model is the engine's remote model
+// of the --model's route (the workers draw the samples); the workers'
+// simulated model plays Towers of Hanoi only, so a decomposition over
+// --nats needs a real --model.
 func decompBatch(run *runFlags, b *batch.Builtin, fs *pflag.FlagSet) {
 	switch {
-	case run.natsURL != "":
+	case run.natsURL != "" && slices.Contains(run.models, "sim"):
 		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
-			return nil, fmt.Errorf("a %q task does not run over --nats yet: run it without --nats", job.Kind())
+			return nil, fmt.Errorf("a %q task over --nats needs a real --model: the workers' simulated model plays Towers of Hanoi only, not a decomposition's roles; run it without --nats, or with the --model the workers serve", job.Kind())
 		}
 	case slices.Contains(run.models, "sim"):
 		play := decompose.SimRole{P: decompose.DefaultP, Rivals: sim.DefaultWrongAnswers}
