@@ -52,6 +52,7 @@ type decompFlags struct {
 	asJSON          bool
 	roleModels      map[decompose.Role]*[]string
 	prices          map[string]string
+	ui              uiFlag
 }
 
 // decompSimFlags are the simulated model's flags, refused with a real one.
@@ -254,6 +255,11 @@ func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, uncheck
 	if err := f.checkJournal(); err != nil {
 		return err
 	}
+	stopUI, err := f.ui.attachDecomposition(cmd, family, f.journal)
+	if err != nil {
+		return err
+	}
+	defer stopUI()
 	ctx := cmd.Context()
 	res, err := solve(ctx, o)
 	if res == nil || isDecompUsage(err) {
@@ -364,6 +370,7 @@ docs/decompose.md.`,
   maker multiply --digits 6 --max-depth 4 --max-breadth 2 --discriminate --max-samples 200
   maker multiply --digits 10 --journal run.jsonl          # then, after a crash:
   maker multiply --digits 10 --journal run.jsonl --resume
+  maker multiply --digits 10 --journal run.jsonl --ui 127.0.0.1:0   # its counters live on a web page
   maker multiply --digits 3 --journal run.jsonl --journal-unsigned
   maker multiply --a 12 --b 34 --model openai:tiny --base-url http://127.0.0.1:11434/v1 --timeout 1m --max-tokens 200
   maker multiply --digits 6 --model openai:gpt-4.1-mini --model-solve openai:gpt-4.1=2/8   # a stronger solver at its own price
@@ -395,6 +402,7 @@ docs/decompose.md.`,
 	cmd.Flags().StringVar(&b, "b", "", "the second factor, decimal digits")
 	cmd.Flags().IntVar(&digits, "digits", 5, "without --a and --b: a seeded problem of two N-digit factors (--seed)")
 	f.register(cmd.Flags())
+	f.ui.register(cmd)
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
 	return cmd
 }
@@ -428,6 +436,7 @@ interrupted. See docs/decompose.md.`,
   maker sort --length 50 --max-depth 7 --max-breadth 2 --discriminate
   maker sort --length 500 --journal sort.jsonl            # then, after a crash:
   maker sort --length 500 --journal sort.jsonl --resume
+  maker sort --length 500 --journal sort.jsonl --ui 127.0.0.1:0  # its counters live on a web page
   maker sort --length 5 --journal sort5.jsonl --journal-unsigned
   maker sort --list '[3, 1, 2]' --model ollama:tiny --base-url http://127.0.0.1:11434 --timeout 1m --max-tokens 200
   maker sort --length 50 --model openai:gpt-4.1-nano --model-compose openai:gpt-4.1-mini --model-discriminate openai:gpt-4.1-mini
@@ -459,6 +468,7 @@ interrupted. See docs/decompose.md.`,
 	cmd.Flags().StringVar(&list, "list", "", "the list to sort, JSON: '[3, 1, 2]'")
 	cmd.Flags().IntVar(&length, "length", 20, "without --list: a seeded list of N integers in [0, 1000) (--seed)")
 	f.register(cmd.Flags())
+	f.ui.register(cmd)
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
 	return cmd
 }

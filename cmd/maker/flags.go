@@ -116,7 +116,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 // completeModel completes --model: sim, the providers, and the models of
 // the built-in price table.
 func completeModel(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
-	out := []string{"sim", "openai:", "ollama:", "anthropic:"}
+	out := []string{"sim"}
+	for _, p := range models.Providers() {
+		out = append(out, p+":")
+	}
 	out = append(out, models.KnownModels()...)
 	var match []string
 	for _, s := range out {

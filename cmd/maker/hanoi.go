@@ -73,7 +73,7 @@ Exit status 1 when the run fails or is not solved.`,
 					}
 				}()
 			}
-			defer ui.attach(cmd, s, task)()
+			defer ui.attach(cmd, s, task, &flags)()
 			rep, runErrV := s.Solve(observe.WithOracle(cmd.Context(), task), task)
 			watch.finish()
 			if err := runErr(runErrV); isUsage(err) {

@@ -544,22 +544,42 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 	}, nil
 }
 
-// solveOverNATS is maker solve with --nats: cluster.SolveBatch on a queue
-// named after the tasks file and the settings, so every coordinator
-// started on the same file and flags shares it.
-func (f *runFlags) solveOverNATS(ctx context.Context, tasksFile string, jobs []batch.Job, base batch.Runner, store *batch.Store, concurrency int, stderr io.Writer) (batch.Summary, error) {
-	content, err := os.ReadFile(tasksFile)
-	if err != nil {
-		return batch.Summary{}, usageErr("%w", err)
+// batchQueue is the task queue of maker solve --nats: queue (--queue),
+// or one named after the tasks file and the settings, so every
+// coordinator started on the same file and flags shares it. It opens the
+// queue once, so that a credential refused it (a run key of another
+// queue) is a usage error before anything is written.
+func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (string, error) {
+	if queue == "" {
+		content, err := os.ReadFile(tasksFile)
+		if err != nil {
+			return "", usageErr("%w", err)
+		}
+		route, err := f.route(hanoi.Oracle{}) // the identity is the oracle's business only for answers
+		if err != nil {
+			return "", err
+		}
+		h := sha256.New()
+		fmt.Fprintf(h, "%s\x00%s\x00k=%d max_tokens=%d seed=%d\x00", content, route, f.k, f.maxTokens, f.seed)
+		queue = "solve-" + hex.EncodeToString(h.Sum(nil)[:6])
 	}
-	route, err := f.route(hanoi.Oracle{}) // the identity is the oracle's business only for answers
-	if err != nil {
-		return batch.Summary{}, err
+	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	_, err := cluster.OpenTaskQueue(ctx, f.js, queue, cluster.TaskQueueConfig{MaxAge: f.natsKeep})
+	switch {
+	case errors.Is(err, cluster.ErrAuth):
+		return "", usageErr("--nats: %w; with a run key give --queue NAME, the run it was issued for", err)
+	case err != nil:
+		return "", failed(fmt.Errorf("--nats: %w", err))
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00k=%d max_tokens=%d seed=%d\x00", content, route, f.k, f.maxTokens, f.seed)
+	return queue, nil
+}
+
+// solveOverNATS is maker solve with --nats: cluster.SolveBatch on queue
+// (batchQueue).
+func (f *runFlags) solveOverNATS(ctx context.Context, queue string, jobs []batch.Job, base batch.Runner, store *batch.Store, concurrency int, stderr io.Writer) (batch.Summary, error) {
 	sum, err := cluster.SolveBatch(ctx, f.js, cluster.BatchConfig{
-		Queue: "solve-" + hex.EncodeToString(h.Sum(nil)[:6]), MaxAge: f.natsKeep, UnsignedJournals: f.journalUnsigned, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
+		Queue: queue, MaxAge: f.natsKeep, UnsignedJournals: f.journalUnsigned, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
 		Drawer: f.drawer, Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) },
 	})
 	if err != nil && ctx.Err() == nil {

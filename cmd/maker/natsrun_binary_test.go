@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -52,4 +53,45 @@ func TestBinaryNATSRunIdentities(t *testing.T) {
 	assert.Equal(t, "revoked mine\n", rv.stdout.String())
 	_, err = os.Stat(seed)
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestBinarySolveWithARunKey: a batch runs on a run's key alone, its task
+// queue named by --queue (a key cannot name the default queue, a hash of
+// the tasks file, in advance); the key of another queue, or none named,
+// is refused at once (exit 2) naming --queue, with nothing written.
+func TestBinarySolveWithARunKey(t *testing.T) {
+	t.Parallel()
+	url := startNATS(t)
+	creds := childGetenv(t, natsCredsEnv)
+	add := start(t, nil, "nats", "run", "add", "nightly", "--creds", creds)
+	require.Equal(t, 0, add.wait(t, 30*time.Second), add.stderr.String())
+	seed := strings.TrimSpace(add.stdout.String())
+	w := startWorker(t, url)
+	defer stopWorkers(t, w)
+	time.Sleep(2 * credsEvery) // maker nats reads the folder again
+
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 3}}`+"\n"+`{"id": "b", "hanoi": {"disks": 4}}`+"\n"), 0o644))
+	solve := func(out string, extra ...string) *child {
+		args := append([]string{"solve", tasks, "--out", out, "--nats", url, "--nats-creds", seed, "--progress", "off"}, natsSim...)
+		return start(t, nil, append(args, extra...)...)
+	}
+	for _, extra := range [][]string{nil, {"--queue", "other"}} {
+		out := filepath.Join(dir, "refused.jsonl")
+		began := time.Now()
+		c := solve(out, extra...)
+		assert.Equal(t, 2, c.wait(t, time.Minute), "%v: %s", extra, c.stderr.String())
+		assert.Contains(t, c.stderr.String(), "--queue NAME", extra)
+		assert.Less(t, time.Since(began), 20*time.Second, "refused at once, not after a deadline")
+		assert.NoFileExists(t, out, "nothing written")
+	}
+	out := filepath.Join(dir, "results.jsonl")
+	c := solve(out, "--queue", "nightly")
+	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+	got := readResults(t, out)
+	require.Len(t, got, 2)
+	for id, r := range got {
+		assert.Equal(t, batch.StatusSolved, r.Status, id)
+	}
 }

@@ -135,7 +135,7 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 		}()
 	}
 	defer noteToolsRefused(cmd.ErrOrStderr(), &err)
-	defer r.ui.attach(cmd, s, task)()
+	defer r.ui.attach(cmd, s, task, &r.flags)()
 	rep, runErrV := s.Solve(cmd.Context(), task)
 	watch.finish()
 	if err := runErr(runErrV); isUsage(err) {

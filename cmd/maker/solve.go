@@ -53,12 +53,14 @@ type solveFlags struct {
 	tools       toolFlags
 	out, state  string
 	spec        string
+	queue       string // --queue: the batch's task queue on the engine
 	asJSON      bool
 	spendChart  string
 	declaration string
 	builder     batch.Builtin
 	limits      batch.LimitConfig
 	runner      batch.Runner
+	ui          uiFlag
 }
 
 // solveFlagOf names the flag of each field of batch.Builtin,
@@ -124,6 +126,7 @@ Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
 		},
 	}
 	f.register(cmd)
+	f.ui.register(cmd)
 	return cmd
 }
 
@@ -138,6 +141,7 @@ func (f *solveFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&f.builder.MaxSteps, "max-steps", 0, "stop a task after that many steps (0: no limit; a task's \"max_steps\" replaces it)")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
 	fs.StringVar(&f.spendChart, "spend-chart", "", "write an SVG chart of the batch's spend over this run to FILE when it ends (dollars spent in all runs against seconds, and the --max-cost cap)")
+	fs.StringVar(&f.queue, "queue", "", "with --nats: the batch's task queue on the engine, where its coordinators meet (default solve-HASH, a hash of the tasks file and the settings); a run key (maker nats run add NAME) serves the queue NAME only")
 	fs.StringVar(&f.declaration, "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	f.run.register(cmd)
 	f.run.obs.register(fs, true)
@@ -185,6 +189,10 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 		return err
 	case unsigned && f.state == "" && run.natsURL == "":
 		return usageErr("--journal-unsigned applies to the tasks' journals: give --state DIR (or --nats)")
+	case f.queue != "" && run.natsURL == "":
+		return usageErr("--queue names a task queue on the NATS engine: give --nats URL too, or leave it out")
+	case f.queue != "" && cluster.CheckRunName(f.queue) != nil:
+		return usageErr("--queue %q: a queue name is 1 to 64 letters, digits, '-' or '_'", f.queue)
 	case run.natsURL != "" && f.state != "":
 		return usageErr("--state does not apply with --nats: each task's journal is kept on the engine, where any coordinator resumes it")
 	case f.out == "":
@@ -242,6 +250,12 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 		return err
 	}
 	decompBatch(run, &f.builder, cmd.Flags())
+	queue := ""
+	if run.natsURL != "" {
+		if queue, err = run.batchQueue(cmd.Context(), path, f.queue); err != nil {
+			return err
+		}
+	}
 	store, err := batch.OpenStore(f.out, f.state)
 	if err != nil {
 		return usageErr("%w", err)
@@ -273,11 +287,12 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 		spend = newSpendRecorder(f.builder.Budget) // set with --nats too
 		r.Progress = spend.wrap(r.Progress)
 	}
+	defer f.ui.attachBatch(cmd, run, path, jobs, store, &r)()
 	ctx, endSpan := run.obs.span(cmd.Context(), observe.SpanBatch)
 	var sum batch.Summary
 	var runErrV error
 	if run.natsURL != "" {
-		sum, runErrV = run.solveOverNATS(ctx, path, jobs, r, store, r.Concurrency, stderr)
+		sum, runErrV = run.solveOverNATS(ctx, queue, jobs, r, store, r.Concurrency, stderr)
 	} else {
 		sum, runErrV = r.Run(ctx, jobs)
 	}

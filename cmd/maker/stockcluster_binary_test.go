@@ -189,16 +189,21 @@ func TestBinaryNATSProvisionReplicasOnAStockCluster(t *testing.T) {
 
 // TestBinarySolveSurvivesTheLossOfANode (MDAP_NATS_CLUSTER_KILL=1; about
 // a minute): maker solve --nats of 20 tasks on three stock nats-server
-// nodes provisioned with --replicas 3, the node holding the most stream
-// leaders SIGKILLed mid-batch: the batch ends with exit status 0 and the
-// results of a local maker solve of the same file: every task's status,
-// steps and final state, and, for the tasks that lost no sample to the
-// node's death, every count.
+// nodes made by maker nats config and provisioned with --replicas 3, each
+// worker with its own key (creds/workerK), the node holding the most
+// stream leaders SIGKILLed mid-batch: the batch ends with exit status 0
+// and the results of a local maker solve of the same file: every task's
+// status, steps and final state, and, for the tasks that lost no sample
+// to the node's death, every count.
 func TestBinarySolveSurvivesTheLossOfANode(t *testing.T) {
 	if os.Getenv("MDAP_NATS_CLUSTER_KILL") == "" {
 		t.Skip("a minute on three nats-server nodes: set MDAP_NATS_CLUSTER_KILL=1")
 	}
-	c := startStockCluster(t, 3)
+	cdir, urls, nodes := startConfiguredCluster(t)
+	c := &stockCluster{urls: strings.Split(urls, ","), nodes: nodes, creds: filepath.Join(cdir, "creds")}
+	for k := range nodes {
+		c.names = append(c.names, fmt.Sprintf("mdap-n%d", k+1)) // maker nats config's server names
+	}
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	var lines []string
@@ -224,11 +229,12 @@ func TestBinarySolveSurvivesTheLossOfANode(t *testing.T) {
 	// for its route's consumer may time out (exit 1): start it again, as
 	// a supervisor would.
 	var workers []*child
-	for range 3 {
+	for k := range 3 {
 		var w *child
+		creds := filepath.Join(c.creds, fmt.Sprintf("worker%d", k+1))
 		require.Eventually(t, func() bool {
 			if w == nil || strings.Contains(w.stderr.String(), "maker: ") {
-				w = start(t, nil, append([]string{"worker", "--nats", c.url(), "--nats-creds", c.creds, "--inflight", "4"}, natsSim...)...)
+				w = start(t, nil, append([]string{"worker", "--nats", c.url(), "--nats-creds", creds, "--inflight", "4"}, natsSim...)...)
 			}
 			return strings.Contains(w.stderr.String(), "serving")
 		}, 5*time.Minute, 100*time.Millisecond, "a worker serves")

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/view"
 	"github.com/spf13/cobra"
 )
@@ -21,8 +22,9 @@ const viewTokenEnv = "MDAP_VIEW_TOKEN"
 func newView() *cobra.Command {
 	var addr, pngOut, htmlOut string
 	var noAuth bool
+	var lim viewLimits
 	cmd := &cobra.Command{
-		Use:   "view JOURNAL",
+		Use:   "view JOURNAL|STATE_FOLDER",
 		Short: "Show a run: a live web page of its counters and step map, or a PNG or HTML export",
 		Long: `view serves one read-only web page showing the run a journal records (a
 file written with --journal), updated live as the run appends to it: steps
@@ -32,7 +34,19 @@ share, and the step map: every step one cell (a million steps fit 1024×1024),
 coloured by the samples it took, red flags, contested and escalated; click a
 cell to see that step's record (its votes per answer key, counts, flags,
 usage, models, winner, tool call and observation). The journal does not
-record every sample in order, so neither does the page.
+record every sample in order, so neither does this page; a run's own page
+(--ui) lists its last steps' samples in order, with each one's class, red
+flag, model, worker and tokens. The failure budget card estimates, from the
+votes (vote/laws, one rival answer), the chance that a decided step went
+wrong, against 1 - T when the run has a target T (a --k auto journal
+records it; --target sets it); the cost shows against --max-cost when given.
+
+A STATE_FOLDER (maker solve --state DIR) shows the batch: its tasks by
+status, counted and listed, each task's journal followed as it grows and
+each step loop's run openable as a page of its own (/?task=NAME). Give the
+batch's results file with --results for the solved, failed and invalid
+statuses; without it a task is unfinished, or decided once every step of
+its task is.
 
 The page's assets are built in (no CDN: it works offline). It listens on
 --addr, 127.0.0.1 with a free port by default, printed on stderr, and
@@ -51,10 +65,11 @@ is and exit 0, serving nothing.`,
   maker view run.jsonl --addr 127.0.0.1:8080
   maker view run.jsonl --png map.png
   maker view run.jsonl --html report.html
+  maker view state --results results.jsonl  # a maker solve batch
   maker hanoi --disks 12 --ui 127.0.0.1:0    # the same page, in process`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runView(cmd, args[0], addr, pngOut, htmlOut, noAuth)
+			return runView(cmd, args[0], addr, pngOut, htmlOut, noAuth, lim)
 		},
 	}
 	fs := cmd.Flags()
@@ -62,16 +77,45 @@ is and exit 0, serving nothing.`,
 	fs.BoolVar(&noAuth, "no-auth", false, "serve without a token, on a loopback --addr only: every user of this machine can then read the run")
 	fs.StringVar(&pngOut, "png", "", "write the step map to this PNG file and exit")
 	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report to this file and exit")
+	fs.StringVar(&lim.results, "results", "", "with a STATE_FOLDER: the batch's results FILE (maker solve --out), for the tasks' solved, failed and invalid statuses")
+	fs.Float64Var(&lim.maxCost, "max-cost", 0, "the run's (a batch's) spending cap in dollars, shown against its cost (a journal does not record it)")
+	fs.Float64Var(&lim.target, "target", 0, "the run's target success probability T in (0, 1), for the failure budget 1 - T (default: the journal's, under --k auto)")
 	return cmd
 }
 
-func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool) error {
+// viewLimits are maker view's --results, --max-cost and --target.
+type viewLimits struct {
+	results         string
+	maxCost, target float64
+}
+
+func (l viewLimits) check() error {
+	switch {
+	case l.maxCost < 0:
+		return usageErr("--max-cost %g: give a cap in dollars above 0 (0: none)", l.maxCost)
+	case l.target != 0 && !(l.target > 0 && l.target < 1):
+		return usageErr("--target %g: give a probability between 0 and 1, such as 0.95", l.target)
+	}
+	return nil
+}
+
+func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool, lim viewLimits) error {
 	ctx := cmd.Context()
+	if err := lim.check(); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return runViewFolder(cmd, path, addr, pngOut, htmlOut, noAuth, lim)
+	}
+	if lim.results != "" {
+		return usageErr("--results applies to a STATE_FOLDER; %s is a journal", path)
+	}
 	j, err := view.OpenFile(path)
 	if err != nil {
 		return usageErr("%s: %w; name a journal file written by --journal", path, err)
 	}
 	defer j.Close()
+	j.Run().SetLimits(lim.target, lim.maxCost)
 	if _, err := j.Read(); err != nil {
 		return usageErr("%w", err)
 	}
@@ -99,6 +143,34 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool
 	defer srv.Close()
 	fmt.Fprintf(cmd.ErrOrStderr(), "maker view: %s at %s (Ctrl-C ends it)\n", path, url)
 	if err := j.Follow(ctx, 0); err != nil {
+		return failed(err)
+	}
+	return interrupted("")
+}
+
+// runViewFolder serves the view of a batch's state folder.
+func runViewFolder(cmd *cobra.Command, dir, addr, pngOut, htmlOut string, noAuth bool, lim viewLimits) error {
+	ctx := cmd.Context()
+	if pngOut != "" || htmlOut != "" {
+		return usageErr("--png and --html export one run: name one task's journal in %s, not the folder", dir)
+	}
+	f, err := view.OpenFolder(dir, lim.results, lim.maxCost)
+	if err != nil {
+		return usageErr("%s: %w; name a state folder written by maker solve --state", dir, err)
+	}
+	defer f.Close()
+	f.SetTarget(lim.target)
+	if err := f.Read(); err != nil {
+		return usageErr("%w", err)
+	}
+	l, err := listenView(ctx, "--addr", addr, noAuth)
+	if err != nil {
+		return err
+	}
+	srv, url := l.serve(cmd, cmd.ErrOrStderr(), view.Config{Batch: f.Batch()})
+	defer srv.Close()
+	fmt.Fprintf(cmd.ErrOrStderr(), "maker view: the batch in %s at %s (Ctrl-C ends it)\n", dir, url)
+	if err := f.Follow(ctx, 0); err != nil {
 		return failed(err)
 	}
 	return interrupted("")
@@ -207,11 +279,11 @@ func (u *uiFlag) register(cmd *cobra.Command) {
 // attach serves the view of s's run of task, with --ui, and returns what
 // stops it. Call it after the other callbacks of s are set (it wraps
 // Progress and OnSample) and before Solve.
-func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task) (stop func()) {
+func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task, f *runFlags) (stop func()) {
 	if u.l == nil {
 		return func() {}
 	}
-	live := view.Attach(s, view.SolverInfo(s, task))
+	live := view.Attach(s, f.viewInfo(view.SolverInfo(s, task)))
 	var records view.Records = live
 	var journal *view.File
 	if s.Journal != nil {
@@ -229,4 +301,116 @@ func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task) (s
 			_ = journal.Close()
 		}
 	}
+}
+
+// viewInfo adds to info what the flags say of the run and its Solver does
+// not: the cap (--max-cost) and the route the samples go over (--nats).
+// The target is the Solver's (SolverInfo reads it from --k auto's policy).
+func (f *runFlags) viewInfo(info view.Info) view.Info {
+	if f.maxCost > 0 {
+		info.CostCap = f.maxCost
+	}
+	if f.natsURL != "" {
+		info.Remote = "over NATS, route " + info.Model
+	}
+	return info
+}
+
+// attachBatch serves the view of a batch with --ui: its tasks by status
+// and each step loop's run live. It wraps r's Build (a view of each
+// task's Solver) and its results (a task's status once recorded); call
+// it once r is set and before r runs.
+func (u *uiFlag) attachBatch(cmd *cobra.Command, f *runFlags, source string, jobs []batch.Job, store *batch.Store, r *batch.Runner) (stop func()) {
+	if u.l == nil {
+		return func() {}
+	}
+	b := view.NewBatch(source, f.maxCost)
+	names := make(map[string]string, len(jobs)) // a job's key to its name
+	for _, job := range jobs {
+		name := batchTaskName(job.ID, job.Line)
+		names[job.Key()] = name
+		t := view.BatchTask{Name: name, ID: job.ID, Kind: job.Kind(), Line: job.Line, Status: view.StatusQueued}
+		if res, ok := store.Done(job); ok {
+			t.Status, t.Steps, t.Samples, t.Cost, t.Error = string(res.Status), res.Steps, res.Samples, res.Cost, res.Error
+		} else if job.Err != nil {
+			t.Status, t.Error = view.StatusInvalid, job.Err.Error()
+		}
+		b.Put(t, nil, nil)
+	}
+	build := r.Build
+	r.Build = func(ctx context.Context, job batch.Job) (*batch.Unit, error) {
+		unit, err := build(ctx, job)
+		name := names[job.Key()]
+		t := view.BatchTask{Name: name, ID: job.ID, Kind: job.Kind(), Line: job.Line, Status: view.StatusRunning}
+		if err != nil || unit == nil || unit.Solver == nil {
+			b.Put(t, nil, nil) // a decomposition: counted by its result
+			return unit, err
+		}
+		live := view.Attach(unit.Solver, f.viewInfo(view.SolverInfo(unit.Solver, unit.Task)))
+		b.Put(t, live.Run(), live)
+		return unit, nil
+	}
+	r.Results = batchResults{store: store, batch: b, names: names}
+	srv, url := u.l.serve(cmd, cmd.ErrOrStderr(), view.Config{Batch: b})
+	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: the batch's view at %s\n", url), "maker: the batch's view", "url", url)
+	return func() {
+		_ = srv.Close()
+	}
+}
+
+// batchTaskName is a task's name in the batch view: its id, or its line.
+func batchTaskName(id string, line int) string {
+	if id != "" {
+		return id
+	}
+	return fmt.Sprintf("line %d", line)
+}
+
+// batchResults records a result in the store, then shows it in the view.
+type batchResults struct {
+	store *batch.Store
+	batch *view.Batch
+	names map[string]string
+}
+
+func (w batchResults) Write(res batch.Result) error {
+	if err := w.store.Write(res); err != nil {
+		return err
+	}
+	name, ok := w.names[res.Key()]
+	if !ok {
+		name = batchTaskName(res.ID, res.Line)
+	}
+	w.batch.Update(name, func(t *view.BatchTask) {
+		t.Status, t.Steps, t.Samples, t.Cost, t.Error = string(res.Status), res.Steps, res.Samples, res.Cost, res.Error
+	})
+	return nil
+}
+
+// attachDecomposition serves the view of a decomposition (maker multiply,
+// sort) with --ui: its decisions, samples and cost, followed in its
+// journal, which --ui needs. It returns what stops it, after a last read.
+func (u *uiFlag) attachDecomposition(cmd *cobra.Command, family, journal string) (stop func(), err error) {
+	if u.l == nil {
+		return func() {}, nil
+	}
+	if journal == "" {
+		_ = u.l.ln.Close()
+		return nil, usageErr("--ui on maker %s follows its journal: give --journal FILE too", family)
+	}
+	b := view.NewBatch(journal, 0)
+	b.Put(view.BatchTask{Name: family, ID: family, Kind: family, Status: view.StatusRunning}, nil, nil)
+	ctx, cancel := context.WithCancel(cmd.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = view.FollowDecomposition(ctx, b, family, journal, 0)
+	}()
+	srv, url := u.l.serve(cmd, cmd.ErrOrStderr(), view.Config{Batch: b})
+	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: the run's view at %s\n", url), "maker: the run's view", "url", url)
+	return func() {
+		cancel()
+		<-done // its last read is in
+		_ = srv.Close()
+	}, nil
 }

@@ -29,6 +29,8 @@ func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
 		nats.PingInterval(pingInterval),
 		nats.MaxPingsOutstanding(maxPingsOutstanding),
 		nats.Timeout(dialTimeout),
+		nats.FlusherTimeout(writeTimeout),
+		nats.ReconnectOnFlusherError(),
 	}
 	nc, err := nats.Connect(url, append(base, opts...)...)
 	if err != nil {
@@ -45,10 +47,19 @@ func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
 // A ping every second with two outstanding took a client pumping a flood
 // on a loaded machine for stalled (TestReplyFloodStallsNoRun's rogue,
 // under -race on two cores).
+//
+// A write to the server that blocks for writeTimeout (a stopped node
+// reads nothing, and once the kernel's buffers are full a busy client's
+// writes block) ends the connection, which moves to another URL: a
+// blocked write holds the connection's lock, so the pings that would
+// find the node stalled wait for it, and with nats.go's default (a
+// minute) a coordinator sending jobs stayed on a node stopped for 20 s
+// until it was back (TestBusyClientLeavesAStoppedServer).
 const (
 	pingInterval        = 2 * time.Second
 	maxPingsOutstanding = 3
 	dialTimeout         = 2 * time.Second
+	writeTimeout        = 2 * pingInterval
 )
 
 // StallDetect is the longest a client of Connect stays with a server

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,11 @@ type stallProxy struct {
 	to    string
 	mu    sync.Mutex
 	conns [][2]*atomic.Bool // per connection: to the server stalled, from it stalled
-	wg    sync.WaitGroup
+	// frozen: nothing is read from either side any more, so the
+	// kernel's buffers fill and a sender's writes block, as with a
+	// process stopped by SIGSTOP.
+	frozen atomic.Bool
+	wg     sync.WaitGroup
 }
 
 func startStallProxy(t *testing.T, to string) *stallProxy {
@@ -50,6 +55,9 @@ func startStallProxy(t *testing.T, to string) *stallProxy {
 				defer dst.Close()
 				buf := make([]byte, 32<<10)
 				for {
+					for p.frozen.Load() {
+						time.Sleep(10 * time.Millisecond)
+					}
 					n, err := src.Read(buf)
 					if n > 0 && !stalled.Load() {
 						if _, werr := dst.Write(buf[:n]); werr != nil {
@@ -65,7 +73,7 @@ func startStallProxy(t *testing.T, to string) *stallProxy {
 			p.wg.Go(func() { pipe(c, s, down) })
 		}
 	})
-	t.Cleanup(func() { l.Close(); p.wg.Wait() })
+	t.Cleanup(func() { p.frozen.Store(false); l.Close(); p.wg.Wait() })
 	return p
 }
 
@@ -131,4 +139,49 @@ func journalStall(t *testing.T, repliesOnly bool) {
 	var lines []string
 	require.NoError(t, c.Lines(0, func(_ int, l []byte) error { lines = append(lines, string(l)); return nil }))
 	assert.Equal(t, []string{`{"n":1}`, `{"n":2}`, `{"n":3}`, `{"n":4}`}, lines, "each line once, in order")
+}
+
+// A client that is sending when its server stops (a node stopped by
+// SIGSTOP: nothing read, the kernel's buffers full, each write blocks)
+// leaves it for another of its URLs within StallDetect, as one that is
+// idle does: a write blocked on the stopped server holds the connection's
+// lock, and with nats.go's default write timeout (a minute) the pings
+// that find the server stalled wait for it.
+func TestBusyClientLeavesAStoppedServer(t *testing.T) {
+	t.Parallel()
+	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	proxy := startStallProxy(t, srv.ClientURL()[len("nats://"):])
+	moved := make(chan struct{}, 1)
+	nc, err := Connect(proxy.url()+","+srv.ClientURL(), t.Name(), nats.DontRandomize(),
+		nats.ReconnectHandler(func(*nats.Conn) { moved <- struct{}{} }))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	require.Equal(t, proxy.url(), nc.ConnectedUrl())
+
+	proxy.frozen.Store(true)
+	began := time.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() { close(done); wg.Wait() }()
+	wg.Go(func() { // a coordinator publishing jobs
+		payload := make([]byte, 64<<10)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			_ = nc.Publish("mdap.test.flood", payload)
+		}
+	})
+	select {
+	case <-moved:
+		took := time.Since(began)
+		t.Logf("moved to %s %s after its server stopped (StallDetect %s)", nc.ConnectedUrl(), took.Round(time.Millisecond), StallDetect)
+		assert.Less(t, took, StallDetect+2*time.Second)
+	case <-time.After(StallDetect + 15*time.Second):
+		t.Fatalf("still on the stopped server %s after it stopped (StallDetect %s)", time.Since(began).Round(time.Millisecond), StallDetect)
+	}
 }

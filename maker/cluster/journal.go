@@ -329,6 +329,13 @@ type journalStore struct {
 	err     error         // the first failed append: the store is then unusable
 }
 
+// load reads how many lines the journal has and the sequence of its last
+// line. The count comes from the stream's leader (stream info); the last
+// line from a direct get, which any replica may answer, and a client's
+// own node's replica first: one that is still catching up (its node was
+// down, or just came back) answers with an older line. Such an answer is
+// asked again until it is the line the leader counts (its lineHeader),
+// within opTimeout.
 func (s *journalStore) load(ctx context.Context) error {
 	info, err := s.stream.Info(ctx, jetstream.WithSubjectFilter(s.subject))
 	if err != nil {
@@ -336,15 +343,40 @@ func (s *journalStore) load(ctx context.Context) error {
 	}
 	s.lines = int(info.State.Subjects[s.subject])
 	s.last = 0
-	if s.lines > 0 {
+	if s.lines == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	for {
 		m, err := s.stream.GetLastMsgForSubject(ctx, s.subject)
-		if err != nil {
+		if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 			return fmt.Errorf("%w: journal of %q: %w", ErrEngine, s.run, err)
 		}
-		s.last = m.Sequence
+		if err == nil && !lineBefore(m, s.lines) {
+			s.last = m.Sequence
+			return nil
+		}
+		// The replica that answered has not caught up with the leader.
+		if err := wait.Sleep(ctx, replicaRetryWait); err != nil {
+			return fmt.Errorf("%w: journal of %q: the last of its %d lines was not found within %s (a replica catching up after a node came back): %w", ErrEngine, s.run, s.lines, opTimeout, err)
+		}
 	}
-	return nil
 }
+
+// lineBefore reports whether m, a journal's last line as a replica has
+// it, is a line before line n (numbered from 1), so that the replica has
+// not caught up: the lines after it were stored (acknowledged by a
+// majority) before it answered. A line without a number (an earlier
+// mdap's) cannot tell, and is taken as it is.
+func lineBefore(m *jetstream.RawStreamMsg, n int) bool {
+	got, err := strconv.Atoi(m.Header.Get(lineHeader))
+	return err == nil && got < n
+}
+
+// replicaRetryWait is how long a read answered by a replica that has not
+// caught up waits before it asks again.
+const replicaRetryWait = 100 * time.Millisecond
 
 func (s *journalStore) Name() string { return JournalName(s.run) }
 
@@ -462,13 +494,12 @@ func (s *journalStore) store(deadline time.Time, n int, line []byte) (uint64, er
 		// the try: nothing was stored, so the expectation still holds.
 		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(s.last), jetstream.WithExpectStream(s.stream.CachedInfo().Config.Name), jetstream.WithMsgTTL(s.maxAge),
 			jetstream.WithRetryWait(leaderRetryWait), jetstream.WithRetryAttempts(int(appendTry/leaderRetryWait)))
-		if err != nil && isWrongLastSequence(err) {
-			if seq, ok := s.storedBefore(ctx, n, line); ok {
-				cancel()
+		cancel()
+		if err != nil && isWrongLastSequence(err) && !inProcess(err) {
+			if seq, ok := s.storedBefore(deadline, n, line); ok {
 				return seq, nil
 			}
 		}
-		cancel()
 		if err == nil {
 			return ack.Sequence, nil
 		}
@@ -494,12 +525,27 @@ const appendPause = 100 * time.Millisecond
 // want of an answer, a server or a stream leader, so that publishing it
 // again may land it.
 func retryAppend(err error) bool {
-	var je jetstream.JetStreamError
-	if errors.As(err, &je) && je.APIError() != nil && je.APIError().ErrorCode == errCodeDuplicateInProcess {
+	if inProcess(err) {
 		return true // the first copy is still being stored: its outcome decides
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// inProcess reports whether err is the leader's refusal of a line while
+// an earlier write of the subject (this line's first copy, sent again
+// when its acknowledgement was late) is still being stored: a duplicate
+// message id in process, or the expectation of the subject's last
+// sequence that cannot be checked until it is stored ("wrong last
+// sequence" without a sequence, JSErrCodeStreamWrongLastSequenceConstant).
+// Neither says the line was refused for good.
+func inProcess(err error) bool {
+	var je jetstream.JetStreamError
+	if !errors.As(err, &je) || je.APIError() == nil {
+		return false
+	}
+	c := je.APIError().ErrorCode
+	return c == errCodeDuplicateInProcess || c == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 }
 
 // errCodeDuplicateInProcess is the server's answer to a copy of a message
@@ -512,13 +558,28 @@ const errCodeDuplicateInProcess jetstream.ErrorCode = 10158
 // attempt, whose acknowledgement was lost (a cluster's node died after
 // storing it, and the write was sent again): the subject's last message
 // is line n with the same bytes, right after the previous line. It
-// returns its sequence.
-func (s *journalStore) storedBefore(ctx context.Context, n int, line []byte) (uint64, bool) {
-	m, err := s.stream.GetLastMsgForSubject(ctx, s.subject)
-	if err != nil || m.Sequence <= s.last || m.Header.Get(lineHeader) != strconv.Itoa(n) || !bytes.Equal(m.Data, line) {
-		return 0, false
+// returns its sequence. The stream's leader refused the expectation
+// s.last, so the subject has a line after it: a direct get that answers
+// with s.last or before came from a replica that has not caught up, and
+// is asked again, until deadline.
+func (s *journalStore) storedBefore(deadline time.Time, n int, line []byte) (uint64, bool) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	for {
+		m, err := s.stream.GetLastMsgForSubject(ctx, s.subject)
+		if err == nil && m.Sequence > s.last {
+			if m.Header.Get(lineHeader) != strconv.Itoa(n) || !bytes.Equal(m.Data, line) {
+				return 0, false
+			}
+			return m.Sequence, true
+		}
+		if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) && !isTransient(err) {
+			return 0, false
+		}
+		if wait.Sleep(ctx, replicaRetryWait) != nil {
+			return 0, false
+		}
 	}
-	return m.Sequence, true
 }
 
 func isWrongLastSequence(err error) bool {

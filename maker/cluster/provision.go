@@ -323,8 +323,10 @@ const maxWorkRequests = 4096
 // each done only for the holder of the job's lease); and provisions the shared
 // resources again (Provision) after every reconnection, since a restarted
 // server may have lost them. Several agents may serve one engine (they
-// share a queue group). Stop it with Agent.Stop. Errors wrap ErrConfig or
-// ErrEngine (the subscription failed).
+// share a queue group). It returns once the server has its subscription,
+// so a client that asks after it returned is answered. Stop it with
+// Agent.Stop. Errors wrap ErrConfig or ErrEngine (the subscription failed,
+// or the server did not confirm it within ctx and 10 s).
 func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -338,6 +340,16 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	a := &Agent{nc: nc, js: js, cfg: cfg, log: log, ctx: actx, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests)}
 	a.sub, err = nc.QueueSubscribe(agentSubject+">", "mdap-engine", a.handle)
 	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("%w: serve the engine's requests: %w", ErrEngine, err)
+	}
+	// Until the server has the subscription, a client asking is told
+	// nobody serves (errNoAgent) and falls back to making its consumer
+	// itself, which its role forbids: return only once it has it.
+	fctx, fcancel := context.WithTimeout(ctx, agentTimeout)
+	defer fcancel()
+	if err := nc.FlushWithContext(fctx); err != nil {
+		_ = a.sub.Unsubscribe()
 		cancel()
 		return nil, fmt.Errorf("%w: serve the engine's requests: %w", ErrEngine, err)
 	}

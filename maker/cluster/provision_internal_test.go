@@ -3,6 +3,10 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,4 +42,101 @@ func TestAgentStopRefusesALateWorkRequest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "the engine is stopping", m.Header.Get(endHeader))
 	a.Stop() // again: no goroutine to wait for
+}
+
+// TestServeAgentServesOnceItReturns: a client that asks the agent the
+// moment ServeAgent has returned is answered, never told nobody serves
+// (errNoAgent, which a worker takes for a server without an engine and
+// then fails to create its own consumer). The agent's subscription is
+// held back in a proxy, as on a loaded machine or a slow link, for as
+// long as ServeAgent would wait for it.
+func TestServeAgentServesOnceItReturns(t *testing.T) {
+	t.Parallel()
+	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	p := startHoldProxy(t, strings.TrimPrefix(srv.ClientURL(), "nats://"))
+	agentConn, err := nats.Connect(p.url())
+	require.NoError(t, err)
+	t.Cleanup(agentConn.Close)
+	client, err := nats.Connect(srv.ClientURL())
+	require.NoError(t, err)
+	t.Cleanup(client.Close)
+
+	p.hold()
+	time.AfterFunc(300*time.Millisecond, p.release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, err := ServeAgent(ctx, agentConn, ProvisionConfig{})
+	require.NoError(t, err)
+	t.Cleanup(a.Stop)
+	err = askAgent(ctx, client, "nothing", agentRequest{})
+	require.NotErrorIs(t, err, errNoAgent, "the agent was not serving when ServeAgent returned")
+	require.ErrorIs(t, err, ErrEngine)
+	assert.Contains(t, err.Error(), `no such request "nothing"`)
+}
+
+// holdProxy forwards TCP connections to a server; hold keeps what the
+// clients send from reaching it until release.
+type holdProxy struct {
+	l       net.Listener
+	held    atomic.Bool
+	mu      sync.Mutex
+	resumed chan struct{}
+	wg      sync.WaitGroup
+}
+
+func startHoldProxy(t *testing.T, to string) *holdProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &holdProxy{l: l, resumed: make(chan struct{})}
+	p.wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", to)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.wg.Go(func() { p.pipe(s, c, true) })
+			p.wg.Go(func() { p.pipe(c, s, false) })
+		}
+	})
+	t.Cleanup(func() { p.release(); l.Close(); p.wg.Wait() })
+	return p
+}
+
+func (p *holdProxy) pipe(dst, src net.Conn, up bool) {
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if up && p.held.Load() {
+				<-p.resumed
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *holdProxy) url() string { return "nats://" + p.l.Addr().String() }
+
+func (p *holdProxy) hold() { p.held.Store(true) }
+
+func (p *holdProxy) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held.Swap(false) {
+		close(p.resumed)
+	}
 }

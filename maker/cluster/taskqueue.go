@@ -83,7 +83,8 @@ func taskConsumerConfig(queue string, ackWait time.Duration) jetstream.ConsumerC
 // OpenTaskQueue creates the queue named name (letters, digits, '-', '_')
 // if it does not exist, or opens it: its consumer is made by the engine
 // (or, on a server without roles, by this client). Errors wrap ErrConfig,
-// ErrOldLayout (a queue an earlier mdap started on streams of its own:
+// ErrAuth (a run coordinator's key of another run: at once, not at a
+// timeout), ErrOldLayout (a queue an earlier mdap started on streams of its own:
 // MDAP_TASKS_<queue>), ErrNotProvisioned or ErrEngine.
 func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg TaskQueueConfig) (*TaskQueue, error) {
 	if err := checkName("queue", name); err != nil {
@@ -103,8 +104,12 @@ func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg
 	if _, err := runStream(ctx, js, TasksStream, cfg.Replicas); err != nil {
 		return nil, err
 	}
-	err := askAgent(ctx, js.Conn(), "tasks."+name, agentRequest{Name: name, MaxAge: maxAge, AckWait: q.ackWait})
+	_, err := unlessRefused(ctx, js.Conn(), agentSubject+"tasks."+name, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, askAgent(ctx, js.Conn(), "tasks."+name, agentRequest{Name: name, MaxAge: maxAge, AckWait: q.ackWait})
+	})
 	switch {
+	case errors.Is(err, ErrAuth):
+		return nil, fmt.Errorf("%w (a run coordinator's key serves its own run's queue only: maker nats run add %s issues one for this queue)", err, name)
 	case err == nil: // made by the engine (a server with roles)
 		q.cons, err = js.Consumer(ctx, TasksStream, taskConsumerOf(name))
 	case errors.Is(err, errNoAgent):

@@ -1,12 +1,87 @@
 package models
 
 import (
+	"cmp"
+	"fmt"
+	"net/http"
+	"os"
 	"strings"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 )
+
+// DefaultAnthropicURL is anthropic:'s server when neither
+// Options.BaseURL nor the environment names one.
+const DefaultAnthropicURL = "https://api.anthropic.com"
+
+// The environment variables an anthropic: model reads.
+const (
+	EnvAnthropicKey = "ANTHROPIC_API_KEY"
+	EnvAnthropicURL = "ANTHROPIC_BASE_URL"
+)
+
+// anthropicProvider: Anthropic's Messages API. Its server URL is the host
+// root, as Anthropic's SDKs read ANTHROPIC_BASE_URL.
+var anthropicProvider = &provider{
+	name:        "anthropic",
+	defaultURL:  DefaultAnthropicURL,
+	urlVars:     []string{EnvAnthropicURL},
+	apiRoot:     anthropicAPIRoot,
+	keyVar:      EnvAnthropicKey,
+	open:        openAnthropic,
+	urlHint:     "--base-url or " + EnvAnthropicURL,
+	authHint:    (*model).refusedKey,
+	nativeTools: true,
+	// Anthropic's list prices (anthropic.com/pricing), checked
+	// 2025-11-20, with its cache reads (0.1 times input) and 5-minute
+	// cache writes (1.25 times input).
+	prices: map[string]maker.Price{
+		"claude-opus-4-5":   {InputPerMillion: 5, OutputPerMillion: 25, CachedInputPerMillion: 0.5, CacheWritePerMillion: 6.25},
+		"claude-opus-4-1":   {InputPerMillion: 15, OutputPerMillion: 75, CachedInputPerMillion: 1.5, CacheWritePerMillion: 18.75},
+		"claude-opus-4":     {InputPerMillion: 15, OutputPerMillion: 75, CachedInputPerMillion: 1.5, CacheWritePerMillion: 18.75},
+		"claude-sonnet-4-5": {InputPerMillion: 3, OutputPerMillion: 15, CachedInputPerMillion: 0.3, CacheWritePerMillion: 3.75},
+		"claude-sonnet-4":   {InputPerMillion: 3, OutputPerMillion: 15, CachedInputPerMillion: 0.3, CacheWritePerMillion: 3.75},
+		"claude-3-7-sonnet": {InputPerMillion: 3, OutputPerMillion: 15, CachedInputPerMillion: 0.3, CacheWritePerMillion: 3.75},
+		"claude-3-5-sonnet": {InputPerMillion: 3, OutputPerMillion: 15, CachedInputPerMillion: 0.3, CacheWritePerMillion: 3.75},
+		"claude-haiku-4-5":  {InputPerMillion: 1, OutputPerMillion: 5, CachedInputPerMillion: 0.1, CacheWritePerMillion: 1.25},
+		"claude-3-5-haiku":  {InputPerMillion: 0.80, OutputPerMillion: 4, CachedInputPerMillion: 0.08, CacheWritePerMillion: 1.0},
+		"claude-3-haiku":    {InputPerMillion: 0.25, OutputPerMillion: 1.25, CachedInputPerMillion: 0.025, CacheWritePerMillion: 0.3125},
+	},
+}
+
+// anthropicMapper gives Anthropic's errors langchaingo's kinds.
+var anthropicMapper = llms.AnthropicErrorMapper().Map
+
+func openAnthropic(m *model, o Options, base string, client *http.Client) error {
+	m.key, m.keySource = o.APIKey, cmp.Or(o.keyVar, "Options.APIKey")
+	if m.key == "" {
+		m.key, m.keySource = os.Getenv(EnvAnthropicKey), EnvAnthropicKey
+	}
+	if m.key == "" {
+		return fmt.Errorf("%w: anthropic:%s needs an API key: set %s", ErrSpec, m.spec.Name, EnvAnthropicKey)
+	}
+	llm, err := anthropic.New(anthropic.WithModel(m.spec.Name), anthropic.WithToken(m.key), anthropic.WithHTTPClient(client), anthropic.WithBaseURL(base))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrSpec, err)
+	}
+	m.llm, m.mapErr = llm, anthropicMapper
+	m.cacheMin = AnthropicMinCacheTokens(m.spec.Name)
+	return nil
+}
+
+// anthropicAPIRoot is the URL langchaingo's Anthropic client adds
+// "/messages" to, from a base URL given as Anthropic's own SDKs take
+// ANTHROPIC_BASE_URL: the host root, to which they add "/v1/messages". A
+// base already ending in /v1 (the API root, mdap's earlier form) is kept.
+func anthropicAPIRoot(base string) string {
+	base = strings.TrimRight(base, "/")
+	if strings.HasSuffix(base, "/v1") {
+		return base
+	}
+	return base + "/v1"
+}
 
 // AnthropicMinCacheTokens returns Anthropic's minimum cacheable prompt
 // length for a model name, in tokens: a marked prefix shorter than this

@@ -21,10 +21,15 @@ import (
 // Open refuses it, so nothing is sent); each is listed once, in sorted order, and empty values are left out.
 // Cost: one SplitEndpoint per spec.
 func Credentials(o Options, specs ...string) []string {
-	found := []string{os.Getenv(EnvOpenAIKey), os.Getenv(EnvAnthropicKey), o.APIKey}
+	found := []string{o.APIKey}
 	found = append(found, urlPasswords(o.BaseURL)...)
-	for _, k := range []string{EnvOpenAIURL, envOpenAIAPIBase, EnvAnthropicURL, EnvOllamaHost} {
-		found = append(found, urlPasswords(os.Getenv(k))...)
+	for _, p := range providers {
+		if p.keyVar != "" {
+			found = append(found, os.Getenv(p.keyVar))
+		}
+		for _, k := range p.urlVars {
+			found = append(found, urlPasswords(os.Getenv(k))...)
+		}
 	}
 	for _, spec := range specs {
 		if _, so, err := SplitEndpoint(spec, o); err == nil {

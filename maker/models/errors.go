@@ -150,28 +150,9 @@ func (m *model) incomplete(c seen, took time.Duration) error {
 	return transient(ErrIncomplete, "%s at %s: the reply stream ended after %d bytes without its final \"done\" line (%s)", m.spec, m.url, c.bytesRead, why).because(c.readErr)
 }
 
-func (m *model) urlHint() string {
-	switch m.spec.Provider {
-	case "ollama":
-		return "--base-url or " + EnvOllamaHost + " (the Ollama server's root, e.g. " + DefaultOllamaURL + "; start it with `ollama serve`)"
-	case "openai":
-		return "--base-url or " + EnvOpenAIURL + " (the API root, usually ending in /v1, e.g. http://127.0.0.1:11434/v1 for Ollama)"
-	}
-	return "--base-url or " + EnvAnthropicURL
-}
+func (m *model) urlHint() string { return m.provider.urlHint }
 
-func (m *model) authHint() string {
-	switch m.spec.Provider {
-	case "openai":
-		if m.keySource == "placeholder" {
-			return "the server wants an API key: set " + EnvOpenAIKey
-		}
-		return m.refusedKey()
-	case "anthropic":
-		return m.refusedKey()
-	}
-	return "ollama: sends no credentials; reach the server without authentication, or use openai:NAME on its /v1 URL with " + EnvOpenAIKey
-}
+func (m *model) authHint() string { return m.provider.authHint(m) }
 
 // refusedKey says where the refused key came from and where to fix it:
 // the variable it was read from (the provider's, or a spec's ;key=VAR).
@@ -237,35 +218,10 @@ const maxListed = 20
 // server has, from GET /v1/models or /api/tags) or a base URL of the
 // wrong form (saying which form was meant).
 func (m *model) diagnose404(ctx context.Context, c seen, status string) *providerError {
-	at := m.spec.String() + " at " + m.url
-	name := m.spec.Name
-	switch m.spec.Provider {
-	case "openai":
-		if names, err := m.list(ctx, m.base+"/models", openAINames); err == nil {
-			if !hasModel(names, name) {
-				return permanent(ErrUnknownModel, "%s: the server has no model %q (%s); it serves %s: give one as --model openai:NAME", at, name, status, listed(names))
-			}
-			return permanent(ErrNotFound, "%s: %s from %s %s, though the server lists model %q", at, status, c.method, c.url, name)
-		}
-		if !strings.HasSuffix(m.url, "/v1") {
-			if _, err := m.list(ctx, m.base+"/v1/models", openAINames); err == nil {
-				return permanent(ErrNotFound, "%s: %s from %s %s: openai: wants the API root with its /v1: use --base-url %s/v1", at, status, c.method, c.url, m.url)
-			}
-		}
-		return permanent(ErrNotFound, "%s: %s from %s %s: check the base URL: openai: wants the API root of an OpenAI-compatible server, usually ending in /v1 (Ollama: http://HOST:11434/v1); ollama: wants an Ollama server's root (http://HOST:11434)", at, status, c.method, c.url)
-	case "ollama":
-		if names, err := m.list(ctx, m.base+"/api/tags", ollamaNames); err == nil {
-			if !hasModel(names, name) {
-				return permanent(ErrUnknownModel, "%s: the Ollama server has no model %q (%s); it has %s: give one as --model ollama:NAME, or add it (ollama pull NAME, ollama create NAME -f Modelfile)", at, name, status, listed(names))
-			}
-			return permanent(ErrNotFound, "%s: %s from %s %s, though the server lists model %q", at, status, c.method, c.url, name)
-		}
-		if _, err := m.list(ctx, m.base+"/v1/models", openAINames); err == nil {
-			return permanent(ErrNotFound, "%s: %s from %s %s: this is not an Ollama server's root (no /api/tags) but an OpenAI-compatible API (%s/v1): use --model openai:%s --base-url %s/v1", at, status, c.method, c.url, m.url, name, m.url)
-		}
-		return permanent(ErrNotFound, "%s: %s from %s %s: ollama: wants an Ollama server's root (http://HOST:11434, as OLLAMA_HOST names it); for an OpenAI-compatible server use --model openai:NAME with its /v1 URL", at, status, c.method, c.url)
+	if m.provider.notFound != nil {
+		return m.provider.notFound(ctx, m, c, status)
 	}
-	return permanent(ErrNotFound, "%s: %s from %s %s: check the model name after %q", at, status, c.method, c.url, m.spec.Provider+":")
+	return permanent(ErrNotFound, "%s at %s: %s from %s %s: check the model name after %q", m.spec, m.url, status, c.method, c.url, m.spec.Provider+":")
 }
 
 func listed(names []string) string {
@@ -334,7 +290,7 @@ func (m *model) list(ctx context.Context, u string, parse func([]byte) ([]string
 	if err != nil {
 		return nil, err
 	}
-	if m.spec.Provider == "openai" && m.key != "" {
+	if m.provider.listKey && m.key != "" {
 		req.Header.Set("Authorization", "Bearer "+m.key)
 	}
 	resp, err := m.probe.Do(req)
@@ -351,12 +307,6 @@ func (m *model) list(ctx context.Context, u string, parse func([]byte) ([]string
 	}
 	return parse(b)
 }
-
-// mappers give each provider's errors langchaingo's kinds.
-var (
-	ollamaMapper    = llms.NewErrorMapper("ollama").Map
-	anthropicMapper = llms.AnthropicErrorMapper().Map
-)
 
 // redactKey returns body with the model's key, in every form a server may
 // echo it (internal/secrets), replaced: before errorMessage cuts a long

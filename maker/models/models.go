@@ -16,13 +16,11 @@
 package models
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -30,8 +28,6 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/anthropic"
-	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
 )
 
@@ -143,15 +139,16 @@ func Open(spec string, o Options) (llms.Model, error) {
 		}
 		return o.Sim()
 	}
+	p := providerNamed(sp.Provider)
 	base, source, err := BaseURL(sp.Provider, o.BaseURL)
 	if err != nil {
 		return nil, err
 	}
-	if sp.Provider == "anthropic" {
-		base = anthropicAPIRoot(base) // so both forms have one identity
+	if p.apiRoot != nil {
+		base = p.apiRoot(base) // so every form of its URL has one identity
 	}
 	m := &model{
-		spec: sp, url: withoutUserinfo(base), base: base, timeout: o.Timeout, maxRetryWait: o.MaxRetryWait,
+		spec: sp, provider: p, url: withoutUserinfo(base), base: base, timeout: o.Timeout, maxRetryWait: o.MaxRetryWait,
 		schemaClients: map[string]llms.Model{},
 	}
 	if m.timeout <= 0 {
@@ -172,54 +169,9 @@ func Open(spec string, o Options) (llms.Model, error) {
 	}
 	pool.MaxIdleConns = max(pool.MaxIdleConns, pool.MaxIdleConnsPerHost)
 	m.probe = &http.Client{Transport: pool, Timeout: probeTimeout}
-	client := &http.Client{Timeout: m.timeout, Transport: &transport{base: pool, ollama: sp.Provider == "ollama"}}
-	switch sp.Provider {
-	case "openai":
-		m.key, m.keySource = o.APIKey, cmp.Or(o.keyVar, "Options.APIKey")
-		if m.key == "" {
-			m.key, m.keySource = os.Getenv(EnvOpenAIKey), EnvOpenAIKey
-		}
-		official := base == DefaultOpenAIURL
-		if m.key == "" {
-			if official {
-				return nil, fmt.Errorf("%w: openai:%s at %s needs an API key: set %s, or give --base-url (or %s) for another OpenAI-compatible server", ErrSpec, sp.Name, base, EnvOpenAIKey, EnvOpenAIURL)
-			}
-			m.key, m.keySource = "placeholder", "placeholder"
-		}
-		opts := []openai.Option{openai.WithModel(sp.Name), openai.WithHTTPClient(client), openai.WithBaseURL(base), openai.WithToken(m.key)}
-		if !official {
-			// Local servers (llama.cpp, Ollama, older vLLM) read
-			// max_tokens, not max_completion_tokens.
-			m.extra = append(m.extra, openai.WithLegacyMaxTokensField())
-		}
-		llm, err := openai.New(opts...)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
-		}
-		m.llm, m.mapErr = llm, openai.MapError
-		m.withSchema = func(rf *openai.ResponseFormat) (llms.Model, error) {
-			return openai.New(append(opts, openai.WithResponseFormat(rf))...)
-		}
-	case "ollama":
-		llm, err := ollama.New(ollama.WithModel(sp.Name), ollama.WithHTTPClient(client), ollama.WithServerURL(base))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
-		}
-		m.llm, m.mapErr = llm, ollamaMapper
-	case "anthropic":
-		m.key, m.keySource = o.APIKey, cmp.Or(o.keyVar, "Options.APIKey")
-		if m.key == "" {
-			m.key, m.keySource = os.Getenv(EnvAnthropicKey), EnvAnthropicKey
-		}
-		if m.key == "" {
-			return nil, fmt.Errorf("%w: anthropic:%s needs an API key: set %s", ErrSpec, sp.Name, EnvAnthropicKey)
-		}
-		llm, err := anthropic.New(anthropic.WithModel(sp.Name), anthropic.WithToken(m.key), anthropic.WithHTTPClient(client), anthropic.WithBaseURL(base))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
-		}
-		m.llm, m.mapErr = llm, anthropicMapper
-		m.cacheMin = AnthropicMinCacheTokens(sp.Name)
+	client := &http.Client{Timeout: m.timeout, Transport: &transport{base: pool, ollama: p.ollamaStream}}
+	if err := p.open(m, o, base, client); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -288,6 +240,7 @@ func (m *model) priceFrom(o Options, source string) maker.Price {
 // model is a langchaingo model with the additions of the package doc.
 type model struct {
 	spec         Spec
+	provider     *provider
 	url          string // the server's base URL without its userinfo: what messages, reports and journals show
 	base         string // the server's base URL as given (a proxy's user:password@ included), for requests only
 	key          string // never shown
@@ -428,15 +381,3 @@ func (m *model) structured(schema []byte) llms.Model {
 
 // String names the model as Identity does.
 func (m *model) String() string { return m.Identity() }
-
-// anthropicAPIRoot is the URL langchaingo's Anthropic client adds
-// "/messages" to, from a base URL given as Anthropic's own SDKs take
-// ANTHROPIC_BASE_URL: the host root, to which they add "/v1/messages". A
-// base already ending in /v1 (the API root, mdap's earlier form) is kept.
-func anthropicAPIRoot(base string) string {
-	base = strings.TrimRight(base, "/")
-	if strings.HasSuffix(base, "/v1") {
-		return base
-	}
-	return base + "/v1"
-}

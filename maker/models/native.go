@@ -16,5 +16,6 @@ func (m *model) NativeTools() bool { return m.spec.NativeTools() }
 // sim do not. A coordinator over NATS asks it of the model its workers
 // serve.
 func (s Spec) NativeTools() bool {
-	return s.Provider == "openai" || s.Provider == "anthropic"
+	p := providerNamed(s.Provider)
+	return p != nil && p.nativeTools
 }

@@ -33,3 +33,21 @@ func TestSpecNativeTools(t *testing.T) {
 		assert.Equal(t, want, sp.NativeTools(), spec)
 	}
 }
+
+// TestEveryProviderIsComplete: a provider's file declares all that the
+// package asks of it, and the help text names it.
+func TestEveryProviderIsComplete(t *testing.T) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			assert.Contains(t, Specs, p.name+":MODEL", "Specs names it")
+			assert.NotEmpty(t, p.defaultURL)
+			require.NoError(t, CheckBaseURL(p.name, p.defaultURL), "its default server passes its own check")
+			assert.NotNil(t, p.open)
+			assert.NotNil(t, p.authHint)
+			assert.NotEmpty(t, p.urlHint)
+			_, err := ParseSpec(p.name + ":m")
+			require.NoError(t, err)
+		})
+	}
+	assert.Equal(t, []string{"openai", "ollama", "anthropic"}, Providers())
+}

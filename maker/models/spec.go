@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -38,9 +36,6 @@ func (s Spec) String() string {
 // Specs lists the accepted spec forms, for help texts.
 const Specs = "sim, openai:MODEL, ollama:MODEL or anthropic:MODEL, each optionally with =IN/OUT[/CACHED[/WRITE]], its price in dollars per million input/output (cached input, cache write) tokens, and optionally ;base=URL and ;key=ENV_VAR, its own server and key variable"
 
-// providers are the accepted providers of a spec.
-var providers = []string{"openai", "ollama", "anthropic"}
-
 // ParseSpec reads a --model spec. The price, if any, follows the last
 // "=" and is two to four non-negative numbers separated by "/": input,
 // output, and optionally cached input and cache write (maker.Price; 0 or
@@ -57,7 +52,7 @@ func ParseSpec(spec string) (Spec, error) {
 		}
 		return Spec{}, fmt.Errorf("%w: %q; use %s", ErrSpec, spec, Specs)
 	}
-	if !slices.Contains(providers, provider) {
+	if providerNamed(provider) == nil {
 		return Spec{}, fmt.Errorf("%w: unknown provider %q in %q; use %s", ErrSpec, provider, spec, Specs)
 	}
 	s := Spec{Provider: provider, Name: rest}
@@ -120,24 +115,6 @@ func parsePrice(s string) (maker.Price, error) {
 	return p, nil
 }
 
-// Default servers, when neither Options.BaseURL nor the environment names
-// one.
-const (
-	DefaultOpenAIURL    = "https://api.openai.com/v1"
-	DefaultOllamaURL    = "http://127.0.0.1:11434"
-	DefaultAnthropicURL = "https://api.anthropic.com"
-)
-
-// The environment variables Open reads, after the usual conventions.
-const (
-	EnvOpenAIKey     = "OPENAI_API_KEY"
-	EnvOpenAIURL     = "OPENAI_BASE_URL" // OPENAI_API_BASE is read too, as langchaingo does
-	EnvOllamaHost    = "OLLAMA_HOST"     // HOST[:PORT] or a URL, as the ollama command reads it
-	EnvAnthropicKey  = "ANTHROPIC_API_KEY"
-	EnvAnthropicURL  = "ANTHROPIC_BASE_URL"
-	envOpenAIAPIBase = "OPENAI_API_BASE"
-)
-
 // BaseURL returns the server a model of provider talks to, and where that
 // came from: baseURL when it is not empty ("--base-url"), else the
 // provider's environment variable (OPENAI_BASE_URL or OPENAI_API_BASE,
@@ -150,38 +127,29 @@ const (
 // added), and takes one ending in /v1 as the API root. Errors wrap ErrSpec: a URL no client could
 // use (see CheckBaseURL), named with its source.
 func BaseURL(provider, baseURL string) (u, source string, err error) {
-	source = "--base-url"
-	u = baseURL
-	if u == "" {
-		switch provider {
-		case "openai":
-			for _, k := range []string{EnvOpenAIURL, envOpenAIAPIBase} {
-				if v := os.Getenv(k); v != "" {
-					u, source = v, k
-					break
-				}
-			}
-			if u == "" {
-				u, source = DefaultOpenAIURL, "the default"
-			}
-		case "ollama":
-			if v := strings.TrimSpace(os.Getenv(EnvOllamaHost)); v != "" {
-				if u, err = ollamaHost(v); err != nil {
-					return "", EnvOllamaHost, badURL("%s=%q: %v", EnvOllamaHost, v, err)
-				}
-				source = EnvOllamaHost
-			} else {
-				u, source = DefaultOllamaURL, "the default"
-			}
-		case "anthropic":
-			if v := os.Getenv(EnvAnthropicURL); v != "" {
-				u, source = v, EnvAnthropicURL
-			} else {
-				u, source = DefaultAnthropicURL, "the default"
-			}
-		default:
-			return "", "", fmt.Errorf("%w: unknown provider %q", ErrSpec, provider)
+	p := providerNamed(provider)
+	if p == nil {
+		return "", "", fmt.Errorf("%w: unknown provider %q", ErrSpec, provider)
+	}
+	u, source = baseURL, "--base-url"
+	for _, k := range p.urlVars {
+		if u != "" {
+			break
 		}
+		v := os.Getenv(k)
+		if p.readURLVar != nil {
+			if v = strings.TrimSpace(v); v != "" {
+				read, err := p.readURLVar(v)
+				if err != nil {
+					return "", k, badURL("%s=%q: %v", k, v, err)
+				}
+				v = read
+			}
+		}
+		u, source = v, k
+	}
+	if u == "" {
+		u, source = p.defaultURL, "the default"
 	}
 	if err := CheckBaseURL(provider, u); err != nil {
 		if source == "--base-url" {
@@ -190,37 +158,6 @@ func BaseURL(provider, baseURL string) (u, source string, err error) {
 		return "", source, fmt.Errorf("%s: %w", source, err)
 	}
 	return strings.TrimRight(u, "/"), source, nil
-}
-
-// ollamaHost reads OLLAMA_HOST as the ollama command does: a URL, or
-// HOST[:PORT] with the scheme http and the port 11434 by default.
-func ollamaHost(v string) (string, error) {
-	scheme, hostport, ok := strings.Cut(v, "://")
-	defaultPort := "11434"
-	switch {
-	case !ok:
-		scheme, hostport = "http", v
-	case scheme == "http":
-		defaultPort = "80"
-	case scheme == "https":
-		defaultPort = "443"
-	}
-	hostport, path, _ := strings.Cut(hostport, "/")
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host, port = strings.Trim(hostport, "[]"), defaultPort
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return "", fmt.Errorf("port %q is not a number from 1 to 65535", port)
-	}
-	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
-	if path != "" {
-		u.Path = "/" + path
-	}
-	return u.String(), nil
 }
 
 // urlError is an error about a server URL: it wraps ErrSpec without
@@ -241,11 +178,9 @@ func badURL(format string, a ...any) error { return &urlError{msg: fmt.Sprintf(f
 // show a URL of the right form.
 func CheckBaseURL(provider, raw string) error {
 	example := "http://HOST:PORT or https://HOST/PATH"
-	switch provider {
-	case "ollama":
-		example = "http://127.0.0.1:11434, the Ollama server's root"
-	case "openai":
-		example = "http://127.0.0.1:11434/v1 or https://HOST/v1, the API root"
+	p := providerNamed(provider)
+	if p != nil && p.example != "" {
+		example = p.example
 	}
 	u, err := url.Parse(raw)
 	shown := withoutUserinfo(raw) // an error is shown: no credential in it
@@ -262,17 +197,8 @@ func CheckBaseURL(provider, raw string) error {
 	case u.RawQuery != "" || u.Fragment != "":
 		return badURL("%q: a base URL has no query or fragment; want %s", shown, example)
 	}
-	if provider == "ollama" {
-		path := strings.TrimRight(u.Path, "/")
-		if strings.HasSuffix(path, "/v1") || strings.HasSuffix(path, "/api") || strings.Contains(path, "/api/") {
-			root := *u
-			root.Path = strings.TrimSuffix(strings.TrimSuffix(path, "/v1"), "/api")
-			if i := strings.Index(root.Path, "/api/"); i >= 0 {
-				root.Path = root.Path[:i]
-			}
-			root.User = nil
-			return badURL("%q: ollama: wants the server root, %s (a URL ending in /v1 is the OpenAI-compatible API, for --model openai:NAME)", shown, root.String())
-		}
+	if p != nil && p.wrongURL != nil {
+		return p.wrongURL(u, shown)
 	}
 	return nil
 }

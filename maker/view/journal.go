@@ -156,8 +156,12 @@ func (j *File) line(line []byte) error {
 			return fmt.Errorf("%w: %s (line 1 is not a journal header); name a journal written by --journal", ErrNotJournal, j.path)
 		}
 		j.header = true
-		j.run.SetInfo(Info{Source: j.path, Task: h.Task, Run: h.Run, Mdap: h.Mdap, Model: h.Settings.Model,
-			K: h.Settings.K, Total: TotalSteps(h.Task), Signed: h.Keyed})
+		info := Info{Source: j.path, Task: h.Task, Run: h.Run, Mdap: h.Mdap, Model: h.Settings.Model,
+			K: h.Settings.K, Total: TotalSteps(h.Task), Signed: h.Keyed}
+		if h.Settings.KAuto != nil {
+			info.Target = kAutoTarget(h.Settings.KAuto.JSON)
+		}
+		j.run.mergeInfo(info)
 		return nil
 	}
 	switch {

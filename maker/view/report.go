@@ -17,6 +17,7 @@ var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":  func(x float64) string { return fmt.Sprintf("%.3f%%", 100*x) },
 	"f3":   func(x float64) string { return fmt.Sprintf("%.3f", x) },
 	"usd":  func(x float64) string { return fmt.Sprintf("$%.4f", x) },
+	"sci":  func(x float64) string { return fmt.Sprintf("%.3g", x) },
 	"dur":  func(d time.Duration) string { return d.Round(time.Millisecond).String() },
 	"kstr": func(k int) string { return map[bool]string{true: "adaptive", false: fmt.Sprint(k)}[k == 0] },
 }).Parse(`<!doctype html>
@@ -36,7 +37,8 @@ td { text-align: left; }</style></head>
 <tr><td>red-flag rate</td><td>{{pct .S.FlagRate}}{{range .Flags}} · {{.Name}} {{num .Count}}{{end}}</td></tr>
 <tr><td>contested / escalated / checked</td><td>{{num .S.Contested}} / {{num .S.Escalated}} / {{num .S.Checked}}</td></tr>
 <tr><td>tokens in / out</td><td>{{num .S.Usage.InputTokens}} / {{num .S.Usage.OutputTokens}}</td></tr>
-<tr><td>cost</td><td>{{if ge .S.CostStep 0}}{{usd .S.Cost}} at step {{num .S.CostStep}}{{else}}not in the journal before its first checkpoint{{end}}</td></tr>
+<tr><td>cost</td><td>{{if ge .S.CostStep 0}}{{usd .S.Cost}} at step {{num .S.CostStep}}{{else}}not in the journal before its first checkpoint{{end}}{{if gt .S.CostCap 0.0}}; cap {{usd .S.CostCap}}{{end}}</td></tr>
+<tr><td>failure budget</td><td>{{if lt .S.Budget.PHat 0.0}}no valid vote{{else}}{{sci .S.Budget.Spent}} estimated chance that a decided step went wrong (p̂ {{f3 .S.Budget.PHat}}){{if ge .S.Budget.Share 0.0}}: {{pct .S.Budget.Share}} of 1 − T, T = {{.S.Target}}{{end}}{{if ge .S.Budget.Projected 0.0}}; the whole run {{sci .S.Budget.Projected}}{{end}}{{end}}</td></tr>
 <tr><td>step time</td><td>{{dur .S.StepTime}}{{if and (ge .S.ETA 0) (not .S.Done)}}; ETA {{dur .S.ETA}}{{end}}</td></tr>
 {{if ge .S.Pending 0}}<tr><td>pending</td><td>step {{num .S.Pending}}: its side-effect tool call had not returned</td></tr>{{end}}
 </table>

@@ -31,6 +31,15 @@ type Info struct {
 	// Signed reports a journal chained with a key. The view does not
 	// check the chain: it only shows what the file holds.
 	Signed bool `json:"signed"`
+	// Target is the run's target success probability T, 0 when it has
+	// none (a journal records it under --k auto).
+	Target float64 `json:"target,omitempty"`
+	// CostCap is the run's spending cap in dollars (--max-cost), 0 for
+	// none. A journal does not record it.
+	CostCap float64 `json:"cost_cap,omitempty"`
+	// Remote names the route the samples are drawn through (--nats), ""
+	// when the model is called in process.
+	Remote string `json:"remote,omitempty"`
 }
 
 // Cell bits: a step's byte in the map. The low five bits are the samples
@@ -106,6 +115,11 @@ type Stats struct {
 	Done bool `json:"done"`
 	// Current is the step being decided, in process only.
 	Current *Current `json:"current,omitempty"`
+	// Budget is the failure budget the decided steps spent (see Budget).
+	Budget Budget `json:"budget"`
+	// Workers are the workers that drew the samples, when the model is
+	// remote (in process only: a journal does not name them).
+	Workers []WorkerStats `json:"workers,omitempty"`
 	// Width and Height are the step map's size in cells.
 	Width  int `json:"width"`
 	Height int `json:"height"`
@@ -130,6 +144,8 @@ type Run struct {
 	cells   []byte
 	s       Stats
 	changed chan struct{} // closed and replaced on every change
+	budget  budgetCounts
+	workers workerBook
 }
 
 // NewRun returns an empty Run of the run info describes.
@@ -157,6 +173,41 @@ func (r *Run) SetInfo(info Info) {
 	r.setInfoLocked(info)
 	r.notifyLocked()
 	r.mu.Unlock()
+}
+
+// mergeInfo replaces the run's description by info, keeping the target,
+// cap and route already set where info has none (a journal's header does
+// not record the cap; SetLimits set it).
+func (r *Run) mergeInfo(info Info) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if info.Target == 0 {
+		info.Target = r.info.Target
+	}
+	if info.CostCap == 0 {
+		info.CostCap = r.info.CostCap
+	}
+	if info.Remote == "" {
+		info.Remote = r.info.Remote
+	}
+	r.setInfoLocked(info)
+	r.notifyLocked()
+}
+
+// SetLimits sets the run's target success probability T and its
+// spending cap in dollars (0: none), which a journal may not record:
+// the page shows the failure budget against T and the cost against the
+// cap. A T outside (0, 1) or a negative cap is taken as none.
+func (r *Run) SetLimits(target, costCap float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if target > 0 && target < 1 {
+		r.info.Target = target
+	}
+	if costCap > 0 {
+		r.info.CostCap = costCap
+	}
+	r.notifyLocked()
 }
 
 // notifyLocked wakes every waiter of Changed.
@@ -203,6 +254,7 @@ func (r *Run) Add(rec *maker.StepRecord) {
 	if rec.Checked {
 		s.Checked++
 	}
+	r.budget.add(rec.K, rec.Valid, rec.Votes[rec.Key])
 	s.Usage.Add(rec.Usage)
 	s.StepTime += rec.Elapsed
 	if s.Pending == rec.Step {
@@ -266,7 +318,9 @@ func (r *Run) SetErr(err error) {
 func (r *Run) sample(e maker.SampleEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.workers.sample(e, time.Now())
 	if e.Step < len(r.cells) {
+		r.notifyLocked()
 		return // a late sample of a decided step
 	}
 	c := r.s.Current
@@ -283,6 +337,19 @@ func (r *Run) sample(e maker.SampleEvent) {
 		c.Valid++
 	}
 	r.notifyLocked()
+}
+
+// workersLost counts a decided step's valid votes that lost, by the
+// workers that drew them.
+func (r *Run) workersLost(workers []string) {
+	if len(workers) == 0 {
+		return
+	}
+	r.mu.Lock()
+	for _, w := range workers {
+		r.workers.lost(w)
+	}
+	r.mu.Unlock()
 }
 
 // Stats returns the counters now.
@@ -316,6 +383,8 @@ func (r *Run) Stats() Stats {
 		}
 	}
 	s.Width, s.Height = Layout(r.mapSteps())
+	s.Budget = r.budget.budget(r.info.Target, r.info.Total, r.info.K)
+	s.Workers = r.workers.list()
 	return s
 }
 

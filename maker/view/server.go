@@ -1,6 +1,7 @@
 package view
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -32,8 +33,12 @@ type Records interface {
 
 // Config is what a view serves.
 type Config struct {
-	// Run is the run shown. Required.
+	// Run is the run shown. Required unless Batch is set.
 	Run *Run
+	// Batch, if set, is a batch shown: the page lists its tasks by
+	// status, and ?task=NAME on the page and every address below shows
+	// that task's run.
+	Batch *Batch
 	// Records finds a clicked step's record; nil answers every /step
 	// with 404.
 	Records Records
@@ -107,13 +112,16 @@ func CheckToken(t string) error {
 // /state (the counters and the map's palette, JSON), /cells?from=N (the
 // map's bytes from step N), /events (server-sent events: "cells" as
 // steps are decided, "stats" as the counters change), /step/N (step N's
-// journal record) and /map.png. It answers GET and HEAD only (405
-// otherwise): nothing it serves changes anything.
+// journal record) and /map.png. With a Batch, /batch answers its tasks
+// (JSON), /events without ?task= streams "batch" events, and ?task=NAME
+// makes every other address answer for that task's run (404 for a task
+// without one). It answers GET and HEAD only (405 otherwise): nothing it
+// serves changes anything.
 //
 // Errors: ErrToken for a Token that cannot guard it.
 func Handler(cfg Config) (http.Handler, error) {
-	if cfg.Run == nil {
-		return nil, errors.New("view: Config.Run is nil")
+	if cfg.Run == nil && cfg.Batch == nil {
+		return nil, errors.New("view: Config.Run and Config.Batch are nil")
 	}
 	if cfg.Token != "" {
 		if err := CheckToken(cfg.Token); err != nil {
@@ -130,6 +138,7 @@ func Handler(cfg Config) (http.Handler, error) {
 	mux.HandleFunc("/events", v.events)
 	mux.HandleFunc("/step/{n}", v.step)
 	mux.HandleFunc("/map.png", v.png)
+	mux.HandleFunc("/batch", v.batch)
 	return v.guard(mux), nil
 }
 
@@ -205,18 +214,71 @@ func (v *server) asset(name, ctype string) http.HandlerFunc {
 
 // stateJSON is what /state answers.
 type stateJSON struct {
-	Stats   Stats    `json:"stats"`
-	Palette []string `json:"palette"`
+	// Stats is the run's (the task's with ?task=), absent for a batch.
+	Stats   *Stats      `json:"stats,omitempty"`
+	Batch   *BatchStats `json:"batch,omitempty"`
+	Palette []string    `json:"palette"`
 	// Detail says what a step's record holds, and what it does not.
 	Detail string `json:"detail"`
 }
 
 // recordDetail is what the page says of a step's record.
-const recordDetail = "A step's journal record holds its valid votes per answer key, its sample counts, red flags by reason, usage, each model's share, the winner and its tool call and observation. It does not hold each sample in order with its answer class: the journal does not record them yet."
+const recordDetail = "A step's journal record holds its valid votes per answer key, its sample counts, red flags by reason, usage, each model's share, the winner and its tool call and observation. It does not hold each sample in order with its answer class: the journal does not record them yet; a run's own view (--ui) keeps the samples of its last steps' races and lists them."
 
-func (v *server) state(w http.ResponseWriter, _ *http.Request) {
-	st := v.cfg.Run.Stats()
-	writeJSON(w, stateJSON{Stats: st, Palette: paletteHex(st.K), Detail: recordDetail})
+// errNoTask: ?task= names no task with a run of its own.
+var errNoTask = errors.New("no such task with a run in this batch")
+
+// target is the run a request is for: ?task=NAME's in a batch, else the
+// Config's Run (nil, nil, nil: the batch itself).
+func (v *server) target(r *http.Request) (*Run, Records, error) {
+	name := r.URL.Query().Get("task")
+	if name == "" || v.cfg.Batch == nil {
+		return v.cfg.Run, v.cfg.Records, nil
+	}
+	run, rec, ok := v.cfg.Batch.Task(name)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: %q", errNoTask, name)
+	}
+	return run, rec, nil
+}
+
+// targetRun is target for an address that needs a run: it answers 404
+// itself when there is none.
+func (v *server) targetRun(w http.ResponseWriter, r *http.Request) (*Run, Records, bool) {
+	run, rec, err := v.target(r)
+	if err == nil && run == nil {
+		err = errors.New("this view shows a batch: name one of its tasks with ?task=NAME")
+	}
+	if err != nil {
+		http.Error(w, "404 not found: "+err.Error(), http.StatusNotFound)
+		return nil, nil, false
+	}
+	return run, rec, true
+}
+
+func (v *server) state(w http.ResponseWriter, r *http.Request) {
+	run, _, err := v.target(r)
+	if err != nil {
+		http.Error(w, "404 not found: "+err.Error(), http.StatusNotFound)
+		return
+	}
+	out := stateJSON{Detail: recordDetail}
+	if run != nil {
+		st := run.Stats()
+		out.Stats, out.Palette = &st, paletteHex(st.K)
+	} else {
+		bs := v.cfg.Batch.Stats()
+		out.Batch = &bs
+	}
+	writeJSON(w, out)
+}
+
+func (v *server) batch(w http.ResponseWriter, _ *http.Request) {
+	if v.cfg.Batch == nil {
+		http.Error(w, "404 not found: this view shows one run, not a batch", http.StatusNotFound)
+		return
+	}
+	writeJSON(w, v.cfg.Batch.Stats())
 }
 
 func writeJSON(w http.ResponseWriter, x any) {
@@ -225,14 +287,22 @@ func writeJSON(w http.ResponseWriter, x any) {
 }
 
 func (v *server) cells(w http.ResponseWriter, r *http.Request) {
+	run, _, ok := v.targetRun(w, r)
+	if !ok {
+		return
+	}
 	from, _ := strconv.Atoi(r.URL.Query().Get("from"))
 	w.Header().Set("Content-Type", "application/octet-stream")
-	_, _ = w.Write(v.cfg.Run.Cells(from))
+	_, _ = w.Write(run.Cells(from))
 }
 
-func (v *server) png(w http.ResponseWriter, _ *http.Request) {
+func (v *server) png(w http.ResponseWriter, r *http.Request) {
+	run, _, ok := v.targetRun(w, r)
+	if !ok {
+		return
+	}
 	w.Header().Set("Content-Type", "image/png")
-	_ = v.cfg.Run.WritePNG(w)
+	_ = run.WritePNG(w)
 }
 
 func (v *server) step(w http.ResponseWriter, r *http.Request) {
@@ -241,11 +311,15 @@ func (v *server) step(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "400 bad request: /step/N takes a step number from 0", http.StatusBadRequest)
 		return
 	}
-	if v.cfg.Records == nil {
+	_, records, ok := v.targetRun(w, r)
+	if !ok {
+		return
+	}
+	if records == nil {
 		http.Error(w, "404 not found: this view keeps no step records", http.StatusNotFound)
 		return
 	}
-	rec, err := v.cfg.Records.Record(n)
+	rec, err := records.Record(n)
 	if err != nil {
 		code := http.StatusInternalServerError
 		if errors.Is(err, ErrNoStep) {
@@ -272,6 +346,11 @@ func (v *server) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("503 service unavailable: this view serves at most %d event streams at once", MaxStreams), http.StatusServiceUnavailable)
 		return
 	}
+	run, _, err := v.target(r)
+	if err != nil {
+		http.Error(w, "404 not found: "+err.Error(), http.StatusNotFound)
+		return
+	}
 	sent, _ := strconv.Atoi(r.URL.Query().Get("from"))
 	sent = max(sent, 0)
 	rc := http.NewResponseController(w)
@@ -287,10 +366,14 @@ func (v *server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush() == nil
 	}
-	for {
-		changed := v.cfg.Run.Changed()
+	if run == nil {
+		v.batchEvents(ctx, write, ping.C)
+		return
+	}
+	// send writes the cells decided since the last send and the counters.
+	send := func() bool {
 		var buf []byte
-		for cells := v.cfg.Run.Cells(sent); len(cells) > 0; {
+		for cells := run.Cells(sent); len(cells) > 0; {
 			n := min(len(cells), cellsChunk)
 			ev, _ := json.Marshal(struct {
 				From  int    `json:"from"`
@@ -300,19 +383,28 @@ func (v *server) events(w http.ResponseWriter, r *http.Request) {
 			sent += n
 			cells = cells[n:]
 		}
-		st, _ := json.Marshal(v.cfg.Run.Stats())
+		st, _ := json.Marshal(run.Stats())
 		buf = append(append(append(buf, "event: stats\ndata: "...), st...), "\n\n"...)
-		if !write(buf) {
+		return write(buf)
+	}
+	for {
+		changed := run.Changed()
+		if !send() {
 			return
 		}
 		select {
 		case <-ctx.Done():
+			// The server is closing (the run ended) or the client left:
+			// the run's last state goes out, so the page ends on the
+			// numbers its journal holds.
+			send()
 			return
 		case <-time.After(streamEvery):
 		}
 		for waiting := true; waiting; {
 			select {
 			case <-ctx.Done():
+				send()
 				return
 			case <-changed:
 				waiting = false
@@ -320,6 +412,46 @@ func (v *server) events(w http.ResponseWriter, r *http.Request) {
 				if !write([]byte(": ping\n\n")) {
 					return
 				}
+			}
+		}
+	}
+}
+
+// batchEvents streams a batch: a "batch" event when a task's status
+// changes, or its runs' counters did within batchPoll.
+func (v *server) batchEvents(ctx context.Context, write func([]byte) bool, ping <-chan time.Time) {
+	var last []byte
+	tick := time.NewTicker(batchPoll)
+	defer tick.Stop()
+	for {
+		changed := v.cfg.Batch.Changed()
+		st, _ := json.Marshal(v.cfg.Batch.Stats())
+		if !bytes.Equal(st, last) {
+			if !write(append(append([]byte("event: batch\ndata: "), st...), "\n\n"...)) {
+				return
+			}
+			last = st
+		}
+		final := func() { // the batch's last state, as a run's stream sends it
+			if st, _ := json.Marshal(v.cfg.Batch.Stats()); !bytes.Equal(st, last) {
+				write(append(append([]byte("event: batch\ndata: "), st...), "\n\n"...))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			final()
+			return
+		case <-time.After(streamEvery):
+		}
+		select {
+		case <-ctx.Done():
+			final()
+			return
+		case <-changed:
+		case <-tick.C:
+		case <-ping:
+			if !write([]byte(": ping\n\n")) {
+				return
 			}
 		}
 	}

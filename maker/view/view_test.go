@@ -268,9 +268,12 @@ func TestHTMLReportIsSelfContained(t *testing.T) {
 	defer j.Close()
 	_, err = j.Read()
 	require.NoError(t, err)
+	j.Run().SetLimits(0.9, 2)
 	var b strings.Builder
 	require.NoError(t, j.Run().WriteHTML(&b))
 	s := b.String()
+	assert.Contains(t, s, "of 1 − T, T = 0.9", "the failure budget against T")
+	assert.Contains(t, s, "cap $2.0000")
 	assert.Contains(t, s, `src="data:image/png;base64,`)
 	assert.Contains(t, s, "hanoi:N=7")
 	assert.Contains(t, s, strconv.Itoa(rep.Valid)+" / "+strconv.Itoa(rep.Flagged))

@@ -10,6 +10,11 @@
   let rgb = [], img = null, dirty = false, es = null, loading = false;
 
   const fmt = (x) => Number(x).toLocaleString('en-US');
+  // task is the batch task this page shows (?task=NAME), or '' for the
+  // run, or the batch, the view serves; q adds it to an address.
+  const task = new URLSearchParams(location.search).get('task') || '';
+  const q = (path) => task ? path + (path.includes('?') ? '&' : '?') + 'task=' + encodeURIComponent(task) : path;
+  let batchMode = false;
   const pct = (x) => (100 * x).toFixed(x < 0.01 ? 3 : 2) + '%';
   function dur(ns) {
     if (ns < 0) return 'unknown';
@@ -37,12 +42,14 @@
     loading = true;
     try {
       if (es) { es.close(); es = null; }
-      const st = await getJSON('/state');
+      const st = await getJSON(q('/state'));
+      if (st.batch) { batchMode = true; showBatch(st.batch); connectBatch(); return; }
+      $('back').hidden = !task;
       rgb = st.palette.map(hexRGB);
       set('detail-note', st.detail);
       legend(st.palette, st.stats.k || 3);
       layout(st.stats.width, st.stats.height);
-      const r = await fetch('/cells', { credentials: 'same-origin' });
+      const r = await fetch(q('/cells'), { credentials: 'same-origin' });
       if (!r.ok) throw new Error('/cells: ' + r.status);
       put(0, new Uint8Array(await r.arrayBuffer()));
       show(st.stats);
@@ -53,6 +60,46 @@
     } finally {
       loading = false;
     }
+  }
+
+  function connectBatch() {
+    es = new EventSource('/events');
+    es.addEventListener('batch', (e) => showBatch(JSON.parse(e.data)));
+    es.onopen = () => fail('');
+    es.onerror = () => fail('the event stream is interrupted; reconnecting…');
+  }
+
+  const statusOrder = ['queued', 'running', 'unfinished', 'decided', 'stopped', 'solved', 'failed', 'invalid'];
+  function showBatch(b) {
+    $('run-sections').hidden = true;
+    $('batch-section').hidden = false;
+    set('source', 'batch · ' + b.source + ' · ' + fmt(b.tasks) + ' tasks');
+    if (b.error) fail('stopped following the batch: ' + b.error);
+    const cards = [card('b-tasks', 'tasks', fmt(b.tasks), fmt(b.steps) + ' steps, ' + fmt(b.samples) + ' samples')];
+    for (const s of statusOrder) if (b.by_status[s]) cards.push(card('b-' + s, s, fmt(b.by_status[s]), ''));
+    cards.push(card('b-cost', 'dollars', '$' + b.cost.toFixed(4), b.cost_cap > 0 ? 'of the $' + b.cost_cap.toFixed(2) + ' cap: ' + pct(b.cost / b.cost_cap) : 'no cap'));
+    $('batch-counters').replaceChildren(...cards);
+    set('batch-note', b.listed < b.tasks ? 'listing ' + fmt(b.listed) + ' of ' + fmt(b.tasks) + ' tasks, the running ones first' : 'running tasks first; open a task to see its run');
+    $('batch-tasks').tBodies[0].replaceChildren(...b.list.map((t) => {
+      const tr = row([t.id || t.name, t.kind || '', t.status, fmt(t.steps) + (t.total ? ' of ' + fmt(t.total) : ''), fmt(t.samples), '$' + t.cost.toFixed(4), t.error || '']);
+      tr.className = 'st-' + t.status;
+      if (t.openable) {
+        const a = document.createElement('a');
+        a.href = '/?task=' + encodeURIComponent(t.name);
+        a.textContent = tr.cells[0].textContent;
+        tr.cells[0].replaceChildren(a);
+      }
+      return tr;
+    }));
+  }
+
+  function card(id, label, value, sub) {
+    const d = document.createElement('div');
+    d.className = 'card'; d.id = id;
+    for (const [cls, text] of [['label', label], ['value', value], ['sub', sub]]) {
+      const s = document.createElement('span'); s.className = cls; s.textContent = text; d.appendChild(s);
+    }
+    return d;
   }
 
   function fail(msg) { const el = $('error'); el.textContent = msg; el.hidden = !msg; }
@@ -91,7 +138,7 @@
   }
 
   function connect() {
-    es = new EventSource('/events?from=' + n);
+    es = new EventSource(q('/events?from=' + n));
     es.addEventListener('cells', (e) => {
       const d = JSON.parse(e.data);
       if (!put(d.from, b64(d.cells))) load();
@@ -119,7 +166,20 @@
     set('c-contested', fmt(s.contested) + ' / ' + fmt(s.escalated));
     set('c-pending', s.pending >= 0 ? 'step ' + fmt(s.pending) + ': tool call running' : '');
     set('c-tokens', fmt(s.usage.input_tokens) + ' / ' + fmt(s.usage.output_tokens));
-    set('c-cost', s.cost_step >= 0 ? '$' + s.cost.toFixed(4) + ' at step ' + fmt(s.cost_step) : 'cost: not in the journal before its first checkpoint');
+    const cap = s.cost_cap > 0 ? ' of the $' + s.cost_cap.toFixed(2) + ' cap (' + pct(s.cost / s.cost_cap) + ')' : '';
+    set('c-cost', s.cost_step >= 0 ? '$' + s.cost.toFixed(4) + cap + ' at step ' + fmt(s.cost_step) : 'cost: not in the journal before its first checkpoint' + (s.cost_cap > 0 ? '; cap $' + s.cost_cap.toFixed(2) : ''));
+    const bu = s.budget || {};
+    if (bu.p_hat < 0) { set('c-budget', '–'); set('c-budget-sub', 'no valid vote yet'); } else if (bu.share >= 0) {
+      set('c-budget', bu.share <= 1 ? pct(bu.share) + ' spent' : 'spent ' + bu.share.toFixed(1) + '× over');
+      set('c-budget-sub', 'of 1−T = ' + (1 - bu.target).toPrecision(3) + ' (T ' + bu.target + '); p̂ ' + bu.p_hat.toFixed(4) + (bu.projected >= 0 ? '; whole run ≈ ' + bu.projected.toExponential(2) : ''));
+    } else {
+      set('c-budget', bu.spent.toExponential(2));
+      set('c-budget-sub', 'chance a decided step went wrong (no target T); p̂ ' + bu.p_hat.toFixed(4) + (bu.projected >= 0 ? '; whole run ≈ ' + bu.projected.toExponential(2) : ''));
+    }
+    const ws = s.workers || [];
+    $('workers-section').hidden = ws.length === 0 && !s.remote;
+    set('workers-route', s.remote ? '(' + s.remote + ')' : '');
+    $('workers').tBodies[0].replaceChildren(...ws.map((w) => row([w.worker, fmt(w.samples), fmt(w.valid), fmt(w.flagged), fmt(w.errors), fmt(w.lost), new Date(w.last).toLocaleTimeString()])));
     const cur = s.current;
     $('current-card').hidden = !cur;
     if (cur) {
@@ -168,9 +228,9 @@
     selected = k; mark();
     $('step-section').hidden = false;
     set('step-title', 'Step ' + fmt(k));
-    const tb = $('step-summary').tBodies[0], vb = $('step-votes').tBodies[0];
-    tb.replaceChildren(); vb.replaceChildren(); set('step-json', '');
-    const r = await fetch('/step/' + k, { credentials: 'same-origin' });
+    const tb = $('step-summary').tBodies[0], vb = $('step-votes').tBodies[0], sb = $('step-samples').tBodies[0];
+    tb.replaceChildren(); vb.replaceChildren(); sb.replaceChildren(); set('step-json', ''); set('step-samples-note', '');
+    const r = await fetch(q('/step/' + k), { credentials: 'same-origin' });
     const text = await r.text();
     if (!r.ok) { tb.replaceChildren(row(['not available', text.trim()])); return; }
     const rec = JSON.parse(text);
@@ -193,6 +253,16 @@
     tb.replaceChildren(...rows.map((x) => row(x)));
     const votes = Object.entries(rec.votes || {}).sort((a, b) => b[1] - a[1]);
     vb.replaceChildren(...votes.map(([key, v]) => row([key + (key === rec.key ? ' (winner)' : ''), v])));
+    if (rec.samples) {
+      sb.replaceChildren(...rec.samples.map((x, i) => {
+        const tr = row([i + 1, x.index, x.class + (x.winner ? ' (winner)' : ''), x.flag || '', x.model, x.worker || '', fmt(x.input_tokens), fmt(x.output_tokens)]);
+        if (x.winner) tr.className = 'winner';
+        return tr;
+      }));
+      set('step-samples-note', rec.samples.length + ' samples' + (rec.more_samples ? ', and ' + rec.more_samples + ' more not kept' : '') + '; the winner is ' + rec.key + (w.intent ? ', its tool call and observation above' : ''));
+    } else {
+      set('step-samples-note', 'not recorded: the journal keeps each step\'s counts, not its samples; a run\'s own view (--ui) lists its last steps\' samples');
+    }
   }
 
   canvas.addEventListener('click', (e) => {

@@ -1,0 +1,134 @@
+package view_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/view"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/mdap-go/mdap/vote/laws"
+)
+
+// raceRecord is a step's record as a Live answers it.
+type raceRecord struct {
+	maker.StepRecord
+	Samples     []view.Sample `json:"samples"`
+	MoreSamples int           `json:"more_samples"`
+}
+
+// A Live's step record lists the race: every sample that came back before
+// the step was decided, in order, each with its class; the votes per
+// class are the record's votes, the red-flagged and failed ones its
+// counts, and the winner's votes are marked.
+func TestLiveKeepsEachStepsRace(t *testing.T) {
+	s := solver(t) // red flags and wrong answers
+	task, err := hanoi.New(6)
+	require.NoError(t, err)
+	live := view.Attach(s, view.SolverInfo(s, task))
+	_, err = s.Solve(context.Background(), task)
+	require.NoError(t, err)
+
+	sawFlag, sawWrong := false, false
+	for step := range hanoi.TotalSteps(6) {
+		b, err := live.Record(step)
+		require.NoError(t, err)
+		var rec raceRecord
+		require.NoError(t, json.Unmarshal(b, &rec))
+		require.Equal(t, step, rec.Step)
+		votes, flagged, failed, wins := map[string]int{}, 0, 0, 0
+		var tokens int
+		for _, x := range rec.Samples {
+			switch x.Class {
+			case view.ClassFlagged:
+				flagged++
+				assert.NotEmpty(t, x.Flag, "a red flag says why")
+				sawFlag = true
+			case view.ClassError:
+				failed++
+			default:
+				votes[x.Class]++
+			}
+			if x.Winner {
+				wins++
+				assert.Equal(t, rec.Key, x.Class)
+			}
+			assert.NotEmpty(t, x.Model)
+			tokens += x.InputTokens
+		}
+		assert.Equal(t, rec.Votes, votes, "step %d: the samples' classes are its votes", step)
+		assert.Equal(t, rec.Flagged, flagged, "step %d", step)
+		assert.Equal(t, rec.Errors, failed, "step %d", step)
+		assert.Equal(t, rec.Votes[rec.Key], wins, "step %d: the winner's votes are marked", step)
+		assert.Equal(t, rec.Usage.InputTokens, tokens, "step %d: the samples' tokens are the step's", step)
+		sawWrong = sawWrong || len(votes) > 1
+	}
+	assert.True(t, sawFlag && sawWrong, "the run had red flags and wrong answers to show")
+}
+
+// Workers: a remote run's samples are counted by the worker that drew
+// them, and a valid vote for an answer that lost is charged to its
+// worker.
+func TestLiveCountsWorkers(t *testing.T) {
+	s := &maker.Solver{}
+	live := view.Attach(s, view.Info{Task: "t", Model: "m"})
+	win, lose := uint64(0xa), uint64(0xb)
+	for i, e := range []maker.SampleEvent{
+		{Worker: "w1", Key: win}, {Worker: "w2", Key: lose}, {Worker: "w1", Key: win},
+		{Worker: "w2", Flag: errors.New("cut off")}, {Worker: "w3", Err: errors.New("down")}, {Worker: "w1", Key: win},
+	} {
+		e.Step, e.Index, e.Model = 0, i, "m"
+		s.OnSample(e)
+	}
+	rec := &maker.StepRecord{Step: 0, K: 2, Key: strconv.FormatUint(win, 16),
+		Votes: map[string]int{"a": 3, "b": 1}, Counts: vote.Counts{Valid: 4, Flagged: 1, Errors: 1}}
+	s.Progress(maker.Event{Step: 0, Record: rec})
+	ws := live.Run().Stats().Workers
+	require.Len(t, ws, 3)
+	assert.Equal(t, view.WorkerStats{Worker: "w1", Samples: 3, Valid: 3}, zeroTime(ws[0]))
+	assert.Equal(t, view.WorkerStats{Worker: "w2", Samples: 2, Valid: 1, Flagged: 1, Lost: 1}, zeroTime(ws[1]))
+	assert.Equal(t, view.WorkerStats{Worker: "w3", Samples: 1, Errors: 1}, zeroTime(ws[2]))
+	assert.False(t, ws[0].Last.IsZero())
+}
+
+func zeroTime(w view.WorkerStats) view.WorkerStats {
+	w.Last = time.Time{}
+	return w
+}
+
+// The failure budget is vote/laws' estimate from the pooled votes: 1 -
+// PFull at a fixed k, over 1 - T, and projected over the task's steps.
+func TestBudgetIsTheLawsEstimate(t *testing.T) {
+	run := view.NewRun(view.Info{Task: "hanoi:N=7", K: 3, Total: 127})
+	run.SetLimits(0.9, 2.5)
+	for step := range 100 { // 100 steps of 4 valid votes, 3 for the winner: p̂ = 0.75
+		run.Add(&maker.StepRecord{Step: step, K: 3, Key: "a", Votes: map[string]int{"a": 3, "b": 1}, Counts: vote.Counts{Valid: 4}})
+	}
+	st := run.Stats()
+	b := st.Budget
+	assert.Equal(t, 0.9, b.Target)
+	assert.Equal(t, 2.5, st.CostCap)
+	assert.InDelta(t, 0.75, b.PHat, 1e-12)
+	want := 1 - laws.PFull(100, 3, 0.75)
+	assert.InDelta(t, want, b.Spent, 1e-12)
+	assert.InDelta(t, 1-laws.PFull(127, 3, 0.75), b.Projected, 1e-12)
+	assert.InDelta(t, want/0.1, b.Share, 1e-9)
+	assert.Greater(t, b.Share, 1.0, "p̂ 0.75 at k=3 over 100 steps overspends a 10% budget")
+
+	none := view.NewRun(view.Info{Task: "x", K: 3})
+	none.Add(&maker.StepRecord{Step: 0, K: 3, Key: "a", Votes: map[string]int{"a": 3}, Counts: vote.Counts{Valid: 3}})
+	nb := none.Stats().Budget
+	assert.Equal(t, 0.0, nb.Spent, "no wrong vote: nothing spent")
+	assert.Equal(t, -1.0, nb.Share, "no target")
+	assert.Equal(t, -1.0, nb.Projected, "no total")
+	assert.False(t, math.IsNaN(nb.PHat))
+}
