@@ -28,6 +28,7 @@ type calibrateFlags struct {
 	specFile    string
 	asJSON      bool
 	declaration string
+	roles       rolesFlags // --roles: a decomposition's roles (calibrateroles.go)
 }
 
 // notForCalibrate are the run flags that decide steps, which a calibration
@@ -87,13 +88,25 @@ It reports, per model (several --model make an ensemble) and for the ensemble:
 
 The task is Towers of Hanoi with --disks (the run maker hanoi --disks would
 make), or a spec file's task with --spec (its script gives the correct
-replies; its tool calls run under --root and --tools as in maker run).`,
+replies; its tool calls run under --root and --tools as in maker run).
+
+With --roles FAMILY (multiply or sort) it measures instead each role of a
+voted decomposition (atomic, decompose, discriminate, solve, compose): at
+the first --roles-nodes nodes of the right trees of --roles-problems seeded
+problems, each role is asked --samples times, and it reports each role's
+valid and right replies, its p and p's one-sided 95% lower bound, the p to
+plan maker multiply or maker sort with (--p-ROLE).`,
 		Example: `  maker calibrate --disks 20                          # the simulated model, the paper's p
   maker calibrate --disks 20 --p 0.99 --wrong-answers 1 --json
   maker calibrate --disks 20 --model openai:gpt-4.1-mini --price-in 0.4 --price-out 1.6
-  maker calibrate --spec testdata/spec/find-version.json --samples 20`,
+  maker calibrate --spec testdata/spec/find-version.json --samples 20
+  maker calibrate --roles multiply --roles-size 6 --samples 10   # each role of maker multiply
+  maker calibrate --roles sort --model openai:gpt-4.1-mini --roles-problems 5 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if fs := cmd.Flags(); fs.Changed("roles") || fs.Changed("roles-size") || fs.Changed("roles-problems") || fs.Changed("roles-nodes") {
+				return c.calibrateRoles(cmd)
+			}
 			if err := c.check(cmd); err != nil {
 				return err
 			}
@@ -101,6 +114,7 @@ replies; its tool calls run under --root and --tools as in maker run).`,
 		},
 	}
 	c.register(cmd)
+	c.roles.register(cmd)
 	return cmd
 }
 

@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/models"
@@ -47,6 +50,8 @@ type decompFlags struct {
 	resume          bool
 	journalUnsigned bool
 	asJSON          bool
+	roleModels      map[decompose.Role]*[]string
+	prices          map[string]string
 	ui              uiFlag
 }
 
@@ -81,6 +86,49 @@ func (f *decompFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal (same problem and flags)")
 	fs.BoolVar(&f.journalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
+	f.roleModels = map[decompose.Role]*[]string{}
+	for _, r := range decompose.Roles {
+		f.roleModels[r] = new([]string)
+		fs.StringArrayVar(f.roleModels[r], "model-"+string(r), nil, fmt.Sprintf("the %s role's model, over --model (a spec as --model's, its =IN/OUT its price); several make an ensemble; a real model, as --model's for the other roles", r))
+	}
+	fs.StringToStringVar(&f.prices, "price", nil, "roles' prices in dollars per million input/output tokens: ROLE=IN/OUT[,ROLE=IN/OUT], ROLE a role or all; over a model spec's own price (the simulated model's is 0)")
+}
+
+// rolePrices reads --price. Errors are usage errors.
+func (f *decompFlags) rolePrices() (map[decompose.Role]maker.Price, error) {
+	out := map[decompose.Role]maker.Price{}
+	set := func(name, v string) error {
+		in, outP, ok := strings.Cut(v, "/")
+		a, err1 := strconv.ParseFloat(in, 64)
+		b, err2 := strconv.ParseFloat(outP, 64)
+		if !ok || err1 != nil || err2 != nil || a < 0 || b < 0 || a > maxPrice || b > maxPrice {
+			return usageErr("--price %s=%s: give IN/OUT, dollars per million input and output tokens from 0 to %v, such as %s=0.4/1.6", name, v, maxPrice, name)
+		}
+		p := maker.Price{InputPerMillion: a, OutputPerMillion: b}
+		if name == "all" {
+			for _, r := range decompose.Roles {
+				if _, given := f.prices[string(r)]; !given {
+					out[r] = p
+				}
+			}
+			return nil
+		}
+		r, err := problems.ParseRole(name)
+		if err != nil {
+			return usageErr("--price %s=%s: %w (or all)", name, v, err)
+		}
+		out[r] = p
+		return nil
+	}
+	for name, v := range f.prices {
+		if err := set(name, v); err != nil {
+			return nil, err
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }
 
 // options maps the flags to problems.Options. Errors are usage errors.
@@ -109,7 +157,20 @@ func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
 		s.K[r] = k
 	}
 	o.Journal, o.JournalUnsigned = f.journal, f.journalUnsigned
-	real := slices.IndexFunc(f.models, func(m string) bool { return m != "sim" }) >= 0
+	prices, err := f.rolePrices()
+	if err != nil {
+		return o, err
+	}
+	s.Prices = prices
+	specs := map[decompose.Role][]string{}
+	real := false
+	for _, r := range decompose.Roles {
+		specs[r] = f.models
+		if len(*f.roleModels[r]) > 0 {
+			specs[r] = *f.roleModels[r]
+		}
+		real = real || slices.IndexFunc(specs[r], func(m string) bool { return m != "sim" }) >= 0
+	}
 	if !real {
 		o.Sim = decompose.SimConfig{Seed: f.seed, FlagRate: f.flagRate, Latency: sim.FixedLatency(f.latency), Roles: map[decompose.Role]decompose.SimRole{}}
 		for r, p := range s.P {
@@ -122,11 +183,21 @@ func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
 			return o, usageErr("--%s is a setting of the simulated model; it does not apply to --model %s", name, strings.Join(f.models, ", "))
 		}
 	}
-	m, err := models.OpenAll(f.models, models.Options{BaseURL: f.baseURL, Timeout: f.timeout})
-	if err != nil {
-		return o, usageErr("--model %w", err)
+	o.Models = map[decompose.Role]llms.Model{}
+	for _, r := range decompose.Roles {
+		flag := "--model"
+		if len(*f.roleModels[r]) > 0 {
+			flag = "--model-" + string(r)
+		}
+		if slices.Contains(specs[r], "sim") {
+			return o, usageErr("%s sim: the simulated model plays every role or none; give the %s role a real model too", flag, r)
+		}
+		m, err := models.OpenAll(specs[r], models.Options{BaseURL: f.baseURL, Timeout: f.timeout})
+		if err != nil {
+			return o, usageErr("%s %w", flag, err)
+		}
+		o.Models[r] = m
 	}
-	o.Models = decompose.AllRoles(m)
 	return o, nil
 }
 
@@ -168,6 +239,15 @@ type decompSummary struct {
 // written) for bad input or flags, a failure (exit 1) for a run that failed
 // or gave a wrong answer, interrupted (130) on a signal.
 func (f *decompFlags) solveProblem(cmd *cobra.Command, family string, input json.RawMessage, what string) error {
+	return f.solveWith(cmd, family, what, false, func(ctx context.Context, o problems.Options) (*decompose.Result, error) {
+		return problems.Solve(ctx, family, input, o)
+	})
+}
+
+// solveWith is solveProblem with the run given: solve, named family in
+// errors; unchecked says that an answer without a check (a problem spec
+// without a checker) is solved.
+func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, unchecked bool, solve func(context.Context, problems.Options) (*decompose.Result, error)) error {
 	o, err := f.options(cmd.Flags())
 	if err != nil {
 		return err
@@ -181,7 +261,7 @@ func (f *decompFlags) solveProblem(cmd *cobra.Command, family string, input json
 	}
 	defer stopUI()
 	ctx := cmd.Context()
-	res, err := problems.Solve(ctx, family, input, o)
+	res, err := solve(ctx, o)
 	if res == nil || isDecompUsage(err) {
 		if err == nil {
 			err = errors.New("no result")
@@ -191,7 +271,7 @@ func (f *decompFlags) solveProblem(cmd *cobra.Command, family string, input json
 		}
 		return failed(err)
 	}
-	sum := decompSummary{Result: res, Solved: err == nil && res.Correct != nil && *res.Correct,
+	sum := decompSummary{Result: res, Solved: err == nil && (res.Correct != nil && *res.Correct || unchecked && res.Correct == nil),
 		WallSeconds: res.Wall.Seconds(), CriticalPathSeconds: res.CriticalPath.Seconds()}
 	if err != nil {
 		sum.Error = err.Error()
@@ -228,7 +308,7 @@ var decompFlagOf = map[string]string{"Strategy": "strategy", "Target": "target",
 // isDecompUsage reports the errors of bad input or flags: the problem, the
 // settings, the plan, the family, a journal of another run or corrupt.
 func isDecompUsage(err error) bool {
-	for _, e := range []error{decompose.ErrInput, decompose.ErrConfig, decompose.ErrPlan, problems.ErrFamily, decompose.ErrJournalMismatch, decompose.ErrJournalCorrupt, decompose.ErrJournalLocked} {
+	for _, e := range []error{decompose.ErrInput, decompose.ErrConfig, decompose.ErrPlan, problems.ErrFamily, decompose.ErrJournalMismatch, decompose.ErrJournalCorrupt, decompose.ErrJournalLocked, decompose.ErrJournalRollback, problems.ErrNoTruth, problems.ErrSpec} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -292,7 +372,10 @@ docs/decompose.md.`,
   maker multiply --digits 10 --journal run.jsonl --resume
   maker multiply --digits 10 --journal run.jsonl --ui 127.0.0.1:0   # its counters live on a web page
   maker multiply --digits 3 --journal run.jsonl --journal-unsigned
-  maker multiply --a 12 --b 34 --model openai:tiny --base-url http://127.0.0.1:11434/v1 --timeout 1m --max-tokens 200`,
+  maker multiply --a 12 --b 34 --model openai:tiny --base-url http://127.0.0.1:11434/v1 --timeout 1m --max-tokens 200
+  maker multiply --digits 6 --model openai:gpt-4.1-mini --model-solve openai:gpt-4.1=2/8   # a stronger solver at its own price
+  maker multiply --digits 6 --price all=0.4/1.6,solve=2/8  # each role's price (the simulated model's)
+  maker multiply --digits 6 --model openai:gpt-4.1-nano --model-atomic openai:gpt-4.1-nano --model-decompose openai:gpt-4.1-mini --model-discriminate openai:gpt-4.1-mini --model-compose openai:gpt-4.1-mini`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var input json.RawMessage
@@ -355,7 +438,10 @@ interrupted. See docs/decompose.md.`,
   maker sort --length 500 --journal sort.jsonl --resume
   maker sort --length 500 --journal sort.jsonl --ui 127.0.0.1:0  # its counters live on a web page
   maker sort --length 5 --journal sort5.jsonl --journal-unsigned
-  maker sort --list '[3, 1, 2]' --model ollama:tiny --base-url http://127.0.0.1:11434 --timeout 1m --max-tokens 200`,
+  maker sort --list '[3, 1, 2]' --model ollama:tiny --base-url http://127.0.0.1:11434 --timeout 1m --max-tokens 200
+  maker sort --length 50 --model openai:gpt-4.1-nano --model-compose openai:gpt-4.1-mini --model-discriminate openai:gpt-4.1-mini
+  maker sort --length 50 --price all=0.1/0.4,compose=0.4/1.6
+  maker sort --length 50 --model openai:gpt-4.1-mini --model-atomic openai:gpt-4.1-nano --model-decompose openai:gpt-4.1-nano --model-solve openai:gpt-4.1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var input json.RawMessage
@@ -395,16 +481,18 @@ func short(s string) string {
 	return s[:10] + "…" + s[len(s)-10:] + fmt.Sprintf(" (%d digits)", len(s))
 }
 
-// decompBatch sets how maker solve runs "multiply" and "sort" lines: on
-// the simulated model of every role, at --p and --wrong-answers when they
-// are given (else decompose's defaults), or every role on the --model.
-// Over --nats they are refused: the engine's workers draw a step loop's
-// samples only.
+// decompBatch sets how maker solve runs "multiply", "sort" and "problem"
+// lines: on the simulated model of every role, at --p and --wrong-answers
+// when they are given (else decompose's defaults), or every role on the
+// --model. Over --nats every role's model is the engine's remote model
+// of the --model's route (the workers draw the samples); the workers'
+// simulated model plays Towers of Hanoi only, so a decomposition over
+// --nats needs a real --model.
 func decompBatch(run *runFlags, b *batch.Builtin, fs *pflag.FlagSet) {
 	switch {
-	case run.natsURL != "":
+	case run.natsURL != "" && slices.Contains(run.models, "sim"):
 		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
-			return nil, fmt.Errorf("a %q task does not run over --nats yet: run it without --nats", job.Kind())
+			return nil, fmt.Errorf("a %q task over --nats needs a real --model: the workers' simulated model plays Towers of Hanoi only, not a decomposition's roles; run it without --nats, or with the --model the workers serve", job.Kind())
 		}
 	case slices.Contains(run.models, "sim"):
 		play := decompose.SimRole{P: decompose.DefaultP, Rivals: sim.DefaultWrongAnswers}

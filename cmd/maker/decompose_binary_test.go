@@ -141,6 +141,19 @@ func TestBinaryDecompositionBadInputExits2WritingNothing(t *testing.T) {
 	after, err := os.ReadFile(j)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the journal is untouched")
+
+	// Cut back to whole lines, the signed journal is refused (its chain
+	// head is in the state folder), not resumed deciding the lost
+	// decisions again; and left as it was.
+	lines := strings.SplitAfter(string(before), "\n")
+	cut := []byte(strings.Join(lines[:len(lines)/2], ""))
+	require.NoError(t, os.WriteFile(j, cut, 0o600))
+	c = start(t, nil, "multiply", "--digits", "3", "--journal", j, "--resume")
+	assert.Equal(t, 2, c.wait(t, 30*time.Second), c.stderr.String())
+	assert.Contains(t, c.stderr.String(), "cut back")
+	after, err = os.ReadFile(j)
+	require.NoError(t, err)
+	assert.Equal(t, cut, after, "the cut journal is untouched")
 }
 
 // TestBinaryMultiplyKilledResumesToTheSameAnswer kills a 10×10 run with

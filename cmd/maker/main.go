@@ -168,7 +168,7 @@ interrupted (Ctrl-C; a run with --journal resumes with --resume).`,
 	})
 	root.Version = version()
 	root.SetVersionTemplate("maker {{.Version}}\n")
-	root.AddCommand(newHanoi(), newRun(), newSolve(), newParse(), newKMin(), newCalibrate(), newTools(), newServeSim(), newMCP(), newNATS(), newWorker(), newBench(), newView(), newMultiply(), newSort())
+	root.AddCommand(newHanoi(), newRun(), newSolve(), newParse(), newKMin(), newCalibrate(), newTools(), newServeSim(), newMCP(), newNATS(), newWorker(), newBench(), newView(), newMultiply(), newSort(), newProblem())
 	registerEnumCompletions(root)
 	// cobra's completion command: maker completion bash|zsh|fish|powershell.
 	// Alone it prints its help and exits 0 for any unknown shell; an

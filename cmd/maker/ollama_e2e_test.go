@@ -359,6 +359,7 @@ func TestOllamaE2E(t *testing.T) {
 
 	// Voted decomposition on the tiny model ends honestly.
 	t.Run("voted decomposition ends honestly", func(t *testing.T) { decompositionE2E(t, base, name) })
+	t.Run("a problem spec ends honestly", func(t *testing.T) { problemSpecE2E(t, base, name) })
 
 	// The two-tool spec task: the requests carry the declarations.
 	t.Run("declared tools", func(t *testing.T) { declaredToolsE2E(t, base, name) })

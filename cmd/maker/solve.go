@@ -82,6 +82,7 @@ JSON line per finished task to --out. A task line is
   {"id": "h12", "hanoi": {"disks": 12}}             Towers of Hanoi
   {"id": "m1", "multiply": {"a": "123", "b": "45"}}  voted decomposition
   {"id": "s1", "sort": {"list": [3, 1, 2]}}          (see maker multiply, sort)
+  {"id": "p1", "problem": {"spec": "sum.json", "input": {"n": [1, 2]}}}  (maker problem)
 with optional overrides: "k", "root", "tools", "seed", "max_steps",
 "max_samples", "max_errors". Paths are relative to the tasks file. A spec
 task's "input" (a JSON object) sets fields of the spec's initial state; with

@@ -142,7 +142,7 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 	}
 
 	switch job.Kind() {
-	case "multiply", "sort":
+	case "multiply", "sort", "problem":
 		return b.decomposition(job, seed, cfg.MaxSamples)
 	case "hanoi":
 		task, err := hanoi.New(job.Hanoi.Disks)

@@ -56,7 +56,7 @@ func ExampleRunner_Run() {
 	// Output:
 	// small solved  steps  7
 	// large solved  steps 63
-	// typo  invalid steps  0  bad task line: line 3: unknown field "colour"; the fields are id, spec, input, hanoi, multiply, sort, task, k, root, tools, seed, max_steps, max_samples, max_errors
+	// typo  invalid steps  0  bad task line: line 3: unknown field "colour"; the fields are id, spec, input, hanoi, multiply, sort, problem, task, k, root, tools, seed, max_steps, max_samples, max_errors
 	// solved 2 of 3; every task solved: false
 }
 

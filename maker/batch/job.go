@@ -56,6 +56,10 @@ type Job struct {
 	// [INTEGERS]}, checked by the family when the line is read.
 	Multiply json.RawMessage `json:"multiply,omitempty"`
 	Sort     json.RawMessage `json:"sort,omitempty"`
+	// Problem is a problem of a problem spec (problems.Spec) solved by
+	// voted decomposition: {"spec": "FILE.json", "input": {...}}, the
+	// spec relative to Dir, both checked when the line is read.
+	Problem *ProblemJob `json:"problem,omitempty"`
 	// Task is a task for a library's own Builder, in its own format;
 	// Builtin refuses it.
 	Task json.RawMessage `json:"task,omitempty"`
@@ -87,13 +91,19 @@ type Job struct {
 	Err error `json:"-"`
 }
 
+// ProblemJob is a problem spec's problem: the spec file and the input.
+type ProblemJob struct {
+	Spec  string          `json:"spec"`
+	Input json.RawMessage `json:"input"`
+}
+
 // HanoiJob is a Towers of Hanoi task.
 type HanoiJob struct {
 	// Disks is the number of disks, 1 to hanoi.MaxDisks.
 	Disks int `json:"disks"`
 }
 
-// Kind names the job's task: "spec", "hanoi", "multiply", "sort", "task",
+// Kind names the job's task: "spec", "hanoi", "multiply", "sort", "problem", "task",
 // or "" when the line has none.
 func (j Job) Kind() string {
 	switch {
@@ -105,6 +115,8 @@ func (j Job) Kind() string {
 		return "multiply"
 	case j.Sort != nil:
 		return "sort"
+	case j.Problem != nil:
+		return "problem"
 	case j.Task != nil:
 		return "task"
 	}
@@ -148,7 +160,7 @@ func (j Job) Where() string {
 }
 
 // fields lists a line's fields, for the message about an unknown one.
-const fields = "id, spec, input, hanoi, multiply, sort, task, k, root, tools, seed, max_steps, max_samples, max_errors"
+const fields = "id, spec, input, hanoi, multiply, sort, problem, task, k, root, tools, seed, max_steps, max_samples, max_errors"
 
 // ReadJobsFile reads the tasks file at path (see ReadJobs); relative paths
 // in it are relative to its folder. Errors: the file system's,
@@ -299,7 +311,7 @@ func parseJob(line []byte, n int, dir, spec string) Job {
 		job.ID = ""
 		return bad("%v", err)
 	}
-	if spec != "" && job.Spec == "" && job.Hanoi == nil && job.Task == nil && job.Multiply == nil && job.Sort == nil {
+	if spec != "" && job.Spec == "" && job.Hanoi == nil && job.Task == nil && decompositionKinds(job) == 0 {
 		job.Spec = spec
 	}
 	kinds := 0
@@ -315,9 +327,9 @@ func parseJob(line []byte, n int, dir, spec string) Job {
 	kinds += decompositionKinds(job)
 	switch {
 	case kinds == 0:
-		return bad(`no task: give "spec": "FILE.json", "hanoi": {"disks": N}, "multiply": {"a": "DIGITS", "b": "DIGITS"} or "sort": {"list": [INTEGERS]}`)
+		return bad(`no task: give "spec": "FILE.json", "hanoi": {"disks": N}, "multiply": {"a": "DIGITS", "b": "DIGITS"}, "sort": {"list": [INTEGERS]} or "problem": {"spec": "FILE.json", "input": {...}}`)
 	case kinds > 1:
-		return bad(`more than one task: give exactly one of "spec", "hanoi", "multiply", "sort" and "task"`)
+		return bad(`more than one task: give exactly one of "spec", "hanoi", "multiply", "sort", "problem" and "task"`)
 	case job.Hanoi != nil && (job.Hanoi.Disks < 1 || job.Hanoi.Disks > hanoi.MaxDisks):
 		return bad(`"hanoi": {"disks": %d}: use 1 to %d`, job.Hanoi.Disks, hanoi.MaxDisks)
 	case job.K != nil && (*job.K < 1 || *job.K > MaxK):

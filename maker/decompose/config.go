@@ -68,9 +68,15 @@ type Settings struct {
 	// ToolSteps bounds the tool calls of one solve decision (with
 	// Config.Executor); 0 means DefaultToolSteps.
 	ToolSteps int `json:"tool_steps,omitempty"`
+	// Prices are the roles' own prices (each role may run a model of its
+	// own): a role's samples cost Prices[role] when it is set, else the
+	// role's model's own price (a maker.Priced model, as models.Open
+	// makes from a spec's =IN/OUT), else Solver.Price. An ensemble's
+	// members are priced at Prices[role] or Solver.Price.
+	Prices map[Role]maker.Price `json:"prices,omitempty"`
 	// Solver is each decision's race settings (MaxTokens, Flags,
 	// Escalation, Timeout, Price, Vote budgets...); Vote.K is replaced by
-	// the role's k.
+	// the role's k, Price by the role's price (Prices).
 	Solver maker.Config `json:"-"`
 }
 
@@ -198,6 +204,11 @@ func (s Settings) withDefaults(fam Family, input json.RawMessage) (Settings, err
 	if s.ToolSteps < 0 {
 		return s, bad("ToolSteps", s.ToolSteps, "use at least 1")
 	}
+	for r, pr := range s.Prices {
+		if pr.InputPerMillion < 0 || pr.OutputPerMillion < 0 || pr.CachedInputPerMillion < 0 || pr.CacheWritePerMillion < 0 {
+			return s, bad("Prices["+string(r)+"]", pr, "use prices of at least 0 dollars per million tokens")
+		}
+	}
 	if s.Parallel < 1 {
 		return s, bad("Parallel", s.Parallel, "use at least 1")
 	}
@@ -210,6 +221,20 @@ func (s Settings) withDefaults(fam Family, input json.RawMessage) (Settings, err
 // discriminates reports whether proposals go to discriminators.
 func (s Settings) discriminates(fam Family) bool {
 	return s.Strategy == StrategyFirstToK || s.Discriminate || !fam.Structured()
+}
+
+// Fingerprinter is a Family whose decisions depend on more than its name
+// and prompts (a family read from a file): its Fingerprint joins the
+// journal's, so that a journal is not resumed with another.
+type Fingerprinter interface {
+	Fingerprint() string
+}
+
+func familyPrint(fam Family) string {
+	if f, ok := fam.(Fingerprinter); ok {
+		return f.Fingerprint()
+	}
+	return ""
 }
 
 // fingerprint names what determines a run's decisions, for the journal:
@@ -228,7 +253,8 @@ func fingerprint(fam Family, input json.RawMessage, s Settings, pl Plan, models 
 		Models   map[Role]string
 		Prompts  Prompts
 		Solver   string
-	}{fam.Name(), input, s, pl.K, ids, fam.Prompts(), fmt.Sprint(s.Solver.MaxTokens, s.Solver.Flags, s.Solver.Vote.MaxSamples, s.Solver.Price)})
+		Spec     string `json:",omitempty"`
+	}{fam.Name(), input, s, pl.K, ids, fam.Prompts(), fmt.Sprint(s.Solver.MaxTokens, s.Solver.Flags, s.Solver.Vote.MaxSamples, s.Solver.Price), familyPrint(fam)})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

@@ -219,6 +219,10 @@ func (e *engine) decision(ctx context.Context, node string, r Role, part string,
 	case <-ctx.Done():
 		return Record{}, ctx.Err()
 	}
+	if err := ctx.Err(); err != nil { // a sibling failed while this one waited
+		<-e.sem
+		return Record{}, err
+	}
 	start := time.Now()
 	var d decided
 	var err error
@@ -228,6 +232,9 @@ func (e *engine) decision(ctx context.Context, node string, r Role, part string,
 	wall := time.Since(start)
 	<-e.sem
 	if err != nil {
+		e.mu.Lock()
+		e.res.failed(r, d.samples, d.cost)
+		e.mu.Unlock()
 		return Record{}, fmt.Errorf("%w: node %s, %s: %w", ErrDecision, node, r, err)
 	}
 	rec := Record{Node: node, Role: r, Part: part, Value: d.value, Samples: d.samples, Cost: d.cost, Wall: int64(wall)}
@@ -371,5 +378,22 @@ func (e *engine) solverConfig(r Role) maker.Config {
 	c := e.s.Solver
 	c.Vote.K = e.plan.K[r]
 	c.MaxSteps = 1
+	c.Price = e.price(r)
 	return c
+}
+
+// price is role r's price: Settings.Prices[r], else its model's own
+// (maker.Priced), else Solver.Price.
+func (e *engine) price(r Role) maker.Price {
+	return rolePrice(e.s, e.models, r)
+}
+
+func rolePrice(s Settings, models map[Role]llms.Model, r Role) maker.Price {
+	if p, ok := s.Prices[r]; ok {
+		return p
+	}
+	if p, ok := models[r].(maker.Priced); ok {
+		return p.Price()
+	}
+	return s.Solver.Price
 }

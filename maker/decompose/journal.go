@@ -18,6 +18,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/maker"
 )
 
@@ -33,19 +34,31 @@ var (
 	ErrJournalCorrupt = errors.New("journal corrupt")
 	// ErrJournalLocked: another process (or Journal) holds the journal.
 	ErrJournalLocked = errors.New("journal in use")
-	// ErrJournalKey: the signing key cannot be found or made.
+	// ErrJournalKey: the signing key cannot be found or made, or the
+	// state folder that keeps it and the chain heads cannot be used.
 	ErrJournalKey = errors.New("journal key unusable")
+	// ErrJournalRollback: a signed journal holds fewer whole lines than
+	// the chain head the state folder recorded for it (it was cut back,
+	// or an older copy was put back), other lines up to it, or the state
+	// folder has no head for it; nothing is changed.
+	ErrJournalRollback = errors.New("journal does not match its recorded chain head")
 )
 
-// journalFormat is the version of the journal's format.
-const journalFormat = 1
+// journalFormat is the version of the journal's format: 2 has a run id
+// and, signed, a chain head in the state folder; 1 had neither.
+const journalFormat = 2
 
-// keyFile is the signing key's file in the state folder (maker.StateDir).
-const keyFile = "decompose.key"
+// keyFile is the signing key's file in the state folder (maker.StateDir),
+// headsDir the folder of the signed journals' chain heads.
+const (
+	keyFile  = "decompose.key"
+	headsDir = "decompose-heads"
+)
 
 // header is a journal's first line.
 type header struct {
 	Format      int             `json:"mdap_decompose"`
+	Run         string          `json:"run,omitempty"`
 	Family      string          `json:"family"`
 	Input       json.RawMessage `json:"input"`
 	Fingerprint string          `json:"fingerprint"`
@@ -76,13 +89,87 @@ func recordKey(node string, r Role, part string) string { return node + "|" + st
 // journal is a decomposition's journal file: a header, then one record a
 // line, each line ending in a chain field: HMAC-SHA256 under the key (or
 // SHA-256 when unsigned) of the previous line's chain and this line.
-// Every append is written and synced before it returns.
+// Every append is written and synced before it returns. A signed
+// journal's chain head (its whole lines and the last one's chain value)
+// is kept in the state folder after every append, so that a journal cut
+// back to whole lines, or an older copy put back, is refused instead of
+// silently deciding its lost decisions again (the chain alone cannot see
+// lines dropped at its end).
 type journal struct {
 	mu    sync.Mutex
 	f     *os.File
+	path  string
 	key   []byte
 	prev  []byte
+	lines int
+	run   string
+	heads string // the heads' folder; "" when unsigned
 	known map[string]Record
+}
+
+// chainHead is what the state folder records of a signed journal.
+type chainHead struct {
+	Lines   int    `json:"lines"`
+	Chain   string `json:"chain"`   // the chain value of line Lines, hex
+	Journal string `json:"journal"` // its path, for people who look
+}
+
+// newRunID is a journal's random run id: 16 bytes, hex.
+func newRunID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand's contract)
+	return hex.EncodeToString(b)
+}
+
+// headsFolder is the state folder's folder of chain heads, made private.
+func headsFolder() (string, error) {
+	dir, err := maker.StateDir()
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrJournalKey, err)
+	}
+	dir = filepath.Join(dir, headsDir)
+	if err := safefile.PrivateDir(dir); err != nil {
+		return "", fmt.Errorf("%w: the state folder's chain heads (%s): %w", ErrJournalKey, maker.StateDirEnv, err)
+	}
+	return dir, nil
+}
+
+// loadHead returns the head recorded for run, or an error wrapping
+// fs.ErrNotExist when there is none.
+func loadHead(dir, run string) (*chainHead, error) {
+	path := filepath.Join(dir, run+".json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var h chainHead
+	if err := json.Unmarshal(b, &h); err != nil || h.Lines < 1 {
+		return nil, fmt.Errorf("%w: %s is not a chain head; it was damaged", ErrJournalKey, path)
+	}
+	return &h, nil
+}
+
+// saveHead records the journal's head: a new file renamed over the last
+// (0600), after the journal's line was synced. A kill between the two
+// leaves the head a line behind, which the next open accepts.
+func (j *journal) saveHead() error {
+	if j.heads == "" {
+		return nil
+	}
+	b, _ := json.Marshal(chainHead{Lines: j.lines, Chain: hex.EncodeToString(j.prev), Journal: j.path})
+	tmp, err := os.CreateTemp(j.heads, j.run+".new*")
+	if err != nil {
+		return fmt.Errorf("journal head: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(append(b, '\n'))
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		return fmt.Errorf("journal head: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(j.heads, j.run+".json")); err != nil {
+		return fmt.Errorf("journal head: %w", err)
+	}
+	return nil
 }
 
 // chainSum is the chain value of line after prev.
@@ -195,7 +282,13 @@ func openJournal(path string, h header, key []byte, unsigned bool) (*journal, er
 		f.Close()
 		return nil, fmt.Errorf("%w: %s", ErrJournalLocked, path)
 	}
-	j := &journal{f: f, key: key, known: map[string]Record{}}
+	j := &journal{f: f, path: path, key: key, known: map[string]Record{}}
+	if !unsigned {
+		if j.heads, err = headsFolder(); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
 	if err := j.read(path, h); err != nil {
 		f.Close()
 		return nil, err
@@ -203,7 +296,9 @@ func openJournal(path string, h header, key []byte, unsigned bool) (*journal, er
 	return j, nil
 }
 
-// read verifies and loads the journal, or writes h to an empty one.
+// read verifies and loads the journal, or writes h to an empty one. A
+// signed journal is checked against its chain head: it must hold the
+// head's lines at least, the head's last one among them.
 func (j *journal) read(path string, h header) error {
 	data, err := io.ReadAll(j.f)
 	if err != nil {
@@ -213,6 +308,8 @@ func (j *journal) read(path string, h header) error {
 	sc := bufio.NewScanner(bytes.NewReader(data[:whole]))
 	sc.Buffer(nil, maker.MaxJournalLine)
 	n := 0
+	var head *chainHead
+	noHead := false
 	for sc.Scan() {
 		n++
 		body, sum, err := unseal(sc.Bytes())
@@ -228,23 +325,48 @@ func (j *journal) read(path string, h header) error {
 		j.prev = sum
 		if n == 1 {
 			var got header
-			if err := json.Unmarshal(body, &got); err != nil || got.Format != journalFormat {
+			if err := json.Unmarshal(body, &got); err != nil || got.Format == 0 {
 				return fmt.Errorf("%w: %s line 1 is not a decomposition journal's header", ErrJournalCorrupt, path)
+			}
+			if got.Format != journalFormat {
+				return fmt.Errorf("%w: %s was written by another mdap (decomposition journal format %d, this one reads %d); start the run over with another file", ErrJournalMismatch, path, got.Format, journalFormat)
 			}
 			if got.Fingerprint != h.Fingerprint || got.Family != h.Family || !bytes.Equal(got.Input, h.Input) {
 				return fmt.Errorf("%w: %s is of another problem or other settings (family %s, input %s); use another path or the same settings", ErrJournalMismatch, path, got.Family, got.Input)
 			}
-			continue
+			if len(got.Run) != 32 {
+				return fmt.Errorf("%w: %s line 1 has no run id", ErrJournalCorrupt, path)
+			}
+			j.run = got.Run
+			if head, noHead, err = j.head(); err != nil {
+				return err
+			}
+		} else {
+			var r Record
+			if err := json.Unmarshal(body, &r); err != nil {
+				return fmt.Errorf("%w: %s line %d: %w", ErrJournalCorrupt, path, n, err)
+			}
+			j.known[recordKey(r.Node, r.Role, r.Part)] = r
 		}
-		var r Record
-		if err := json.Unmarshal(body, &r); err != nil {
-			return fmt.Errorf("%w: %s line %d: %w", ErrJournalCorrupt, path, n, err)
+		if head != nil && n == head.Lines {
+			if hex.EncodeToString(sum) != head.Chain {
+				return fmt.Errorf("%w: %s line %d is not the line recorded when it was last written: the journal was replaced by another copy; restore the newer copy, or start the run over with another file", ErrJournalRollback, path, n)
+			}
+			head = nil
 		}
-		j.known[recordKey(r.Node, r.Role, r.Part)] = r
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrJournalCorrupt, path, err)
 	}
+	if head != nil {
+		return fmt.Errorf("%w: %s holds %d whole lines, but it held %d when it was last written (%s): it was cut back, or an older copy was put back, and %d decisions would be decided again; restore the newer copy, or start the run over with another file",
+			ErrJournalRollback, path, n, head.Lines, filepath.Join(j.heads, j.run+".json"), head.Lines-n)
+	}
+	if noHead && n > 1 {
+		return fmt.Errorf("%w: the state folder has no chain head for %s (run %s): it was not written with this state folder (%s), or its head was removed; resume it with the state folder that wrote it, or start the run over with another file",
+			ErrJournalRollback, path, j.run, maker.StateDirEnv)
+	}
+	j.lines = n
 	if err := j.f.Truncate(int64(whole)); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -252,9 +374,30 @@ func (j *journal) read(path string, h header) error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	if n == 0 {
+		h.Run = newRunID()
+		j.run = h.Run
 		return j.append(h)
 	}
 	return nil
+}
+
+// head returns the chain head recorded for a signed journal's run, or
+// noHead when there is none; an unsigned journal whose run has a head is
+// a signed one rewritten, and refused.
+func (j *journal) head() (head *chainHead, noHead bool, err error) {
+	if j.heads == "" {
+		if dir, derr := maker.StateDir(); derr == nil {
+			if _, lerr := loadHead(filepath.Join(dir, headsDir), j.run); lerr == nil {
+				return nil, false, fmt.Errorf("%w: %s says it is unsigned, but its run %s was signed when it was written (the state folder records it): it was rewritten; restore the signed copy, or start the run over with another file", ErrJournalRollback, j.path, j.run)
+			}
+		}
+		return nil, false, nil
+	}
+	head, err = loadHead(j.heads, j.run)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true, nil
+	}
+	return head, false, err
 }
 
 func signedWord(signed bool) string {
@@ -301,7 +444,8 @@ func (j *journal) appendLocked(v any) error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	j.prev = sum
-	return nil
+	j.lines++
+	return j.saveHead()
 }
 
 // close releases the file and its lock.

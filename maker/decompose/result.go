@@ -10,10 +10,12 @@ type RoleStats struct {
 	// K is the role's margin.
 	K int `json:"k"`
 	// Decisions counts the role's decisions, Samples the model calls
-	// they took, Cost their price.
+	// they took, Cost their price; Samples and Cost include those of
+	// decisions this call failed to make (Failed counts them).
 	Decisions int     `json:"decisions"`
 	Samples   int     `json:"samples"`
 	Cost      float64 `json:"cost"`
+	Failed    int     `json:"failed,omitempty"`
 	// Wrong counts decisions the Truth says are wrong (0 without a Truth).
 	Wrong int `json:"wrong"`
 	// CoFailed counts decisions at co-failed nodes (Config.CoFailures),
@@ -33,7 +35,10 @@ type Result struct {
 	// Correct is the family's Checker's verdict, nil without one.
 	Correct *bool `json:"correct,omitempty"`
 	// Samples and Cost are the totals over every decision (journaled
-	// ones included, with what they took when decided).
+	// ones included, with what they took when decided), and over the
+	// decisions this call failed to make (their samples launched). (A decision a crash interrupted is not
+	// journaled, so what it spent before the crash is not in a resumed
+	// run's totals.)
 	Samples int     `json:"samples"`
 	Cost    float64 `json:"cost"`
 	// Roles is each role's share.
@@ -77,4 +82,15 @@ func (r *Result) add(rec Record, resumed bool) {
 	if resumed {
 		r.Resumed++
 	}
+}
+
+// failed counts what a decision that failed spent.
+func (r *Result) failed(role Role, samples int, cost float64) {
+	if st := r.Roles[role]; st != nil {
+		st.Failed++
+		st.Samples += samples
+		st.Cost += cost
+	}
+	r.Samples += samples
+	r.Cost += cost
 }

@@ -1,11 +1,14 @@
 package decompose
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"strings"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -196,4 +199,47 @@ func (o *roleOracle) pick(v View, variant int, right bool) (int, error) {
 		other++
 	}
 	return other + 1, nil
+}
+
+// OneModel returns the simulated model of every role as one llms.Model:
+// each call goes to the role whose reply format its system message ends
+// with (see Messages), and draws exactly as that role's model would. It
+// is what one worker serving one route plays (a NATS engine's worker),
+// and AllRoles(s.OneModel()) decides as s.Models() does. A call that is
+// no role's prompt fails. Safe for concurrent use.
+func (s *SimModels) OneModel() llms.Model { return roleSwitch{s} }
+
+// roleSwitch is SimModels.OneModel.
+type roleSwitch struct{ s *SimModels }
+
+// GenerateContent hands the call to its role's simulated model.
+func (m roleSwitch) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	for _, mc := range msgs {
+		if mc.Role != llms.ChatMessageTypeSystem {
+			continue
+		}
+		for _, p := range mc.Parts {
+			t, ok := p.(llms.TextContent)
+			if !ok {
+				continue
+			}
+			for _, r := range Roles {
+				if strings.HasSuffix(t.Text, replyFormat[r]) {
+					return m.s.models[r].GenerateContent(ctx, msgs, opts...)
+				}
+			}
+		}
+	}
+	return nil, fmt.Errorf("%w: not a decomposition role's prompt (no role's reply format ends its system message)", maker.ErrPermanent)
+}
+
+// Call is GenerateContent over one prompt.
+func (m roleSwitch) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+// Identity names the simulated model of every role: its seed and roles.
+func (m roleSwitch) Identity() string {
+	b, _ := json.Marshal(m.s.cfg)
+	return "sim-roles" + string(b)
 }

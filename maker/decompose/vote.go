@@ -26,10 +26,10 @@ func (e *engine) vote(ctx context.Context, path string, r Role, msgs []llms.Mess
 			return drawOne(ctx, cfg, e.models[r], salt, i, msgs, decode)
 		}, func(d drawn) (uint64, error) { return intent.Key(d.out) })
 		if err != nil {
-			return decided{}, err
+			return decided{samples: len(draws), cost: e.cost(r, draws)}, err
 		}
 		v, err := outputJSON(draws[i].out)
-		return decided{value: v, samples: len(draws), cost: e.cost(draws)}, err
+		return decided{value: v, samples: len(draws), cost: e.cost(r, draws)}, err
 	}
 	task := &oneStep{fingerprint: path + "/" + string(r), msgs: msgs, decode: decode}
 	s := &maker.Solver{Config: e.solverConfig(r), Model: model}
@@ -40,7 +40,7 @@ func (e *engine) vote(ctx context.Context, path string, r Role, msgs []llms.Mess
 	}
 	rep, err := s.Solve(ctx, task)
 	if err != nil {
-		return decided{}, err
+		return decided{samples: rep.Launched, cost: rep.Cost}, err
 	}
 	v, err := outputJSON(task.winner)
 	return decided{value: v, samples: rep.Launched, cost: rep.Cost}, err
@@ -55,13 +55,13 @@ func (e *engine) maxSamples(r Role) int {
 	return c.MaxSamples
 }
 
-// cost prices draws at the Solver's Price.
-func (e *engine) cost(draws []drawn) float64 {
+// cost prices role r's draws at its price.
+func (e *engine) cost(r Role, draws []drawn) float64 {
 	var u vote.Usage
 	for _, d := range draws {
 		u.Add(d.usage)
 	}
-	return e.s.Solver.Price.Cost(u)
+	return e.price(r).Cost(u)
 }
 
 // candidates samples the decomposer for a discriminators' vote: 2k−1
@@ -77,25 +77,26 @@ func (e *engine) candidates(ctx context.Context, path string, msgs []llms.Messag
 	var draws []drawn
 	var list []json.RawMessage
 	seen := map[string]bool{}
+	spent := func() decided { return decided{samples: len(draws), cost: e.cost(RoleDecompose, draws)} }
 	for len(list) == 0 {
 		if len(draws) >= budget {
-			return decided{}, fmt.Errorf("%w: no valid proposal in %d samples", vote.ErrUndecided, len(draws))
+			return spent(), fmt.Errorf("%w: no valid proposal in %d samples", vote.ErrUndecided, len(draws))
 		}
 		n := min(wave, budget-len(draws))
 		got, err := drawWave(ctx, len(draws), n, func(ctx context.Context, i int) drawn {
 			return drawOne(ctx, cfg, e.models[RoleDecompose], salt, i, msgs, decode)
 		})
-		if err != nil {
-			return decided{}, err
-		}
 		draws = append(draws, got...)
+		if err != nil {
+			return spent(), err
+		}
 		for _, d := range got {
 			if d.err != nil || d.flag != nil {
 				continue
 			}
 			v, err := outputJSON(d.out)
 			if err != nil {
-				return decided{}, err
+				return spent(), err
 			}
 			if e.s.Strategy == StrategyAhead && seen[string(v)] {
 				continue
@@ -105,7 +106,7 @@ func (e *engine) candidates(ctx context.Context, path string, msgs []llms.Messag
 		}
 	}
 	v, err := json.Marshal(list)
-	return decided{value: v, samples: len(draws), cost: e.cost(draws)}, err
+	return decided{value: v, samples: len(draws), cost: e.cost(RoleDecompose, draws)}, err
 }
 
 // pick decides among the candidates: StrategyAhead races the picked
@@ -162,9 +163,9 @@ func (e *engine) pick(ctx context.Context, path string, input json.RawMessage, l
 		i, draws, err := firstToK(ctx, e.plan.K[RoleDiscriminate], e.maxSamples(RoleDiscriminate), draw,
 			func(d drawn) (uint64, error) { return uint64(d.out.Value.(int)) + 1, nil })
 		if err != nil {
-			return decided{}, err
+			return decided{samples: len(draws), cost: e.cost(RoleDiscriminate, draws)}, err
 		}
-		chosen, samples, cost = draws[i].out.Value.(int), len(draws), e.cost(draws)
+		chosen, samples, cost = draws[i].out.Value.(int), len(draws), e.cost(RoleDiscriminate, draws)
 	} else {
 		res, err := vote.Race(ctx, cfg.Vote, func(ctx context.Context, i int) vote.Sample[int] {
 			d := draw(ctx, i)
@@ -175,10 +176,10 @@ func (e *engine) pick(ctx context.Context, path string, input json.RawMessage, l
 			return s
 		})
 		if err != nil {
-			return decided{}, err
+			return decided{samples: res.Launched, cost: e.price(RoleDiscriminate).Cost(res.Usage)}, err
 		}
 		chosen, samples = res.Winner, res.Launched
-		cost = e.s.Solver.Price.Cost(res.Usage)
+		cost = e.price(RoleDiscriminate).Cost(res.Usage)
 	}
 	out, err := proposalOutput(list[chosen])
 	if err != nil {
@@ -223,11 +224,11 @@ func firstToK(ctx context.Context, k, maxSamples int, draw func(context.Context,
 	for counted < maxSamples {
 		n := min(k-lead, maxSamples-counted)
 		got, err := drawWave(ctx, len(draws), n, draw)
+		base := len(draws)
+		draws = append(draws, got...) // a wave is paid for whole
 		if err != nil {
 			return 0, draws, err
 		}
-		base := len(draws)
-		draws = append(draws, got...) // a wave is paid for whole
 		for j, d := range got {
 			switch {
 			case d.err != nil:

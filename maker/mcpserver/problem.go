@@ -185,7 +185,7 @@ func (s *Server) problemTool(ctx context.Context, _ *mcp.CallToolRequest, in Sol
 		return nil, out, fmt.Errorf("solve_problem cancelled; the decided decisions are in journal %s: call again with resume: true, journal %q and the same problem and settings: %w", name, name, ctx.Err())
 	case errors.Is(runErr, decompose.ErrInput), errors.Is(runErr, decompose.ErrConfig), errors.Is(runErr, decompose.ErrPlan):
 		return nil, out, fmt.Errorf("%w: %w", ErrArgument, runErr)
-	case errors.Is(runErr, decompose.ErrJournalMismatch), errors.Is(runErr, decompose.ErrJournalCorrupt), errors.Is(runErr, decompose.ErrJournalLocked):
+	case errors.Is(runErr, decompose.ErrJournalMismatch), errors.Is(runErr, decompose.ErrJournalCorrupt), errors.Is(runErr, decompose.ErrJournalLocked), errors.Is(runErr, decompose.ErrJournalRollback):
 		return nil, out, fmt.Errorf("journal %s: %w", name, runErr)
 	default:
 		out.Message = fmt.Sprintf("the run failed: %v; the decided decisions are in the journal: resume with resume: true", runErr)

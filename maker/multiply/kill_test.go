@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/multiply"
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(statetest.Main(m)) // a state folder of its own (journal keys, chain heads), the children's too
 }
 
 // solveKillProblem solves a 5×5 multiplication on a sim with latency and

@@ -111,10 +111,37 @@ func Solve(ctx context.Context, name string, input json.RawMessage, o Options) (
 	if err != nil {
 		return nil, err
 	}
-	cfg := decompose.Config{Settings: o.Settings, Models: o.Models, Truth: fam,
+	return solve(ctx, fam, fam, input, o)
+}
+
+// SolveSpec solves input of the problem spec s by voted decomposition,
+// as Solve does a built-in family's: with o's models (the role prompts
+// are the spec's), or the simulated model of every role playing from the
+// truth of the spec's Family when o.Models is nil. The answer is checked
+// by the spec's Checker and Family when it has them (Result.Correct),
+// else not (Correct nil). Guarantee and cost: decompose.Solve's.
+// Errors: ErrNoTruth for the simulated model without a Family; those of
+// Solve.
+func SolveSpec(ctx context.Context, s *Spec, input json.RawMessage, o Options) (*decompose.Result, error) {
+	var truth decompose.Truth
+	if s.builtin != nil {
+		truth = s.builtin
+	} else if o.Models == nil {
+		return nil, fmt.Errorf("%w: problem spec %q names no \"family\"", ErrNoTruth, s.Name)
+	}
+	return solve(ctx, s.AsFamily(), truth, input, o)
+}
+
+// ErrNoTruth: the simulated model was asked to play a problem spec that
+// names no built-in family whose truth it could play from; give real
+// models, or a "family".
+var ErrNoTruth = errors.New("the simulated model needs a family's truth")
+
+func solve(ctx context.Context, fam decompose.Family, truth decompose.Truth, input json.RawMessage, o Options) (*decompose.Result, error) {
+	cfg := decompose.Config{Settings: o.Settings, Models: o.Models, Truth: truth,
 		Journal: o.Journal, JournalUnsigned: o.JournalUnsigned, JournalKey: o.JournalKey, Logger: o.Logger}
 	if cfg.Models == nil {
-		sims, err := decompose.NewSim(fam, fam, o.Sim)
+		sims, err := decompose.NewSim(fam, truth, o.Sim)
 		if err != nil {
 			return nil, err
 		}
