@@ -1,10 +1,11 @@
-package multiply_test
+package cluster_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/multiply"
@@ -33,7 +34,12 @@ func TestDecompositionOverNATSWorkers(t *testing.T) {
 		return js
 	}
 	fam := multiply.Family{}
-	sc := simConfig(6, 0.9, 3, 0)
+	roles := map[decompose.Role]decompose.SimRole{}
+	for _, r := range decompose.Roles {
+		roles[r] = decompose.SimRole{P: 0.9, Rivals: 3}
+	}
+	sc := decompose.SimConfig{Seed: 6, Roles: roles}
+	price := maker.Price{InputPerMillion: 0.15, OutputPerMillion: 0.6}
 	sims, err := decompose.NewSim(fam, fam, sc)
 	require.NoError(t, err)
 	var stops []func()
@@ -63,7 +69,9 @@ func TestDecompositionOverNATSWorkers(t *testing.T) {
 	st.Solver.Price = price
 	overNATS, err := decompose.Solve(ctx, fam, in, decompose.Config{Settings: st, Models: decompose.AllRoles(remote), Truth: fam})
 	require.NoError(t, err)
-	local, err := run(t, in, sc, st, "")
+	fresh, err := decompose.NewSim(fam, fam, sc) // in process, as if nothing had been drawn
+	require.NoError(t, err)
+	local, err := decompose.Solve(ctx, fam, in, decompose.Config{Settings: st, Models: fresh.Models(), Truth: fam, CoFailures: fresh})
 	require.NoError(t, err)
 	require.NotNil(t, overNATS.Correct)
 	assert.True(t, *overNATS.Correct)
