@@ -9,11 +9,6 @@ import (
 
 // Run one suite at its quick size and read its rows; rep.WriteDir(dir)
 // would write REPORT.md, report.json and the charts.
-//
-// Compiled, not run, by go test (no Output comment): the real suite runs
-// three transports at model latency; TestRunRealAndWrite, in CI's bench
-// stage (MDAP_BENCH_SUITES=1), checks that every row runs and solves, and
-// `maker bench --quick` runs the suite.
 func ExampleRun() {
 	rep, err := benchmarks.Run(context.Background(), benchmarks.Options{Suites: []string{"real"}, Quick: true, Seed: 1})
 	if err != nil {
@@ -22,7 +17,7 @@ func ExampleRun() {
 	for _, r := range rep.Real.Rows {
 		fmt.Printf("%s: run %v, solved %v\n", r.Transport, r.NotRun == "", r.Solved)
 	}
-	// Prints:
+	// Output:
 	// in-process: run true, solved true
 	// HTTP (serve-sim, langchaingo openai): run true, solved true
 	// NATS engine (maker/cluster): run true, solved true
