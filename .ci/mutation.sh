@@ -28,14 +28,14 @@
 # tried: their tests run the built command or whole benchmark suites, so
 # each mutant would cost minutes.
 #
-# Time: at most MDAP_MUTATION_BUDGET seconds (default 180) in all, so
+# Time: at most MDAP_MUTATION_BUDGET seconds (default 120) in all, so
 # .ci/run stays under 15 minutes; packages not reached are named, and the
 # stage passes on what it tried (refreshing the full report moves the base
 # and shrinks the diff). MDAP_MUTATION_WORKERS (default 1) mutants at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gremlins=${1:?usage: .ci/mutation.sh GREMLINS}
-budget=${MDAP_MUTATION_BUDGET:-180}
+budget=${MDAP_MUTATION_BUDGET:-120}
 t0=$SECONDS
 
 # recorded NAME: the commit docs/mutation.md records after "NAME: `".

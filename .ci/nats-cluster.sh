@@ -44,8 +44,14 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "!! $*"; for f in "$work"/*.err "$work"/*.log; do [ -f "$f" ] && { echo "-- $f"; tail -n 5 "$f"; }; done; exit 1; }
 
-maker="$work/maker"
-go build -o "$maker" ./cmd/maker
+# The maker binary .ci/run built for the stages ($MDAP_MAKER_BIN), else
+# one built here.
+if [ -n "${MDAP_MAKER_BIN:-}" ] && [ -x "$MDAP_MAKER_BIN" ]; then
+  maker=$MDAP_MAKER_BIN
+else
+  maker="$work/maker"
+  go build -o "$maker" ./cmd/maker
+fi
 export MDAP_STATE_DIR="$work/state"
 
 # Six free loopback ports from a random base (three clients, three routes).

@@ -91,6 +91,7 @@ func inkOnEdge(img image.Image, px int) []image.Point {
 // batch's spend) to PNG and checks its layout (checkReadable). With
 // MDAP_CHART_PNG=DIR it keeps the PNGs there, to look at.
 func TestChartsReadable(t *testing.T) {
+	t.Parallel()
 	rep, err := ReadReport("results")
 	require.NoError(t, err)
 	charts, err := rep.plots()

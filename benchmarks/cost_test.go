@@ -79,6 +79,7 @@ func TestCostSuiteQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 64 short runs over HTTP")
 	}
+	t.Parallel() // counts tokens and requests, no time
 	r, err := runCost(context.Background(), Options{Quick: true, Seed: 3}, func() {})
 	require.NoError(t, err)
 	require.Len(t, r.Rows, costUnits())

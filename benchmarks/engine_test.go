@@ -13,9 +13,7 @@ import (
 // solve at 20 ms latency; the engine's waves travel as fewer jobs than
 // samples, and one sample a job as one job a sample.
 func TestEngineSuite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an embedded NATS server and solves at 20 ms latency")
-	}
+	measuringSuite(t) // starts an embedded NATS server and solves at 20 ms latency
 	rep, err := Run(context.Background(), Options{Suites: []string{"engine"}, Quick: true, Seed: 3})
 	require.NoError(t, err)
 	e := rep.EngineCost

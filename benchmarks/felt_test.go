@@ -59,6 +59,9 @@ func TestGoalsSuiteQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the goals suite (seconds)")
 	}
+	// In parallel with the others: no verdict of a timed figure is
+	// asserted, and only this test sets feltSizing.
+	t.Parallel()
 	quick := feltSizes(true)
 	require.NotEmpty(t, quick.quickScaledTo)
 	tiny := quick

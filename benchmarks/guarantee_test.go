@@ -36,15 +36,18 @@ func TestGuaranteeRowBounds(t *testing.T) {
 	}
 }
 
-// TestGuaranteeSuiteSmall: the suite at its quick size (4 seeds, at most
-// 7 disks) has both rows of every cell, each row's figures are those of
-// its counts, calibrate's rows account for every seed, and the table
-// shows each bound beside the target.
+// TestGuaranteeSuiteSmall: the suite at its small size (here 2 seeds, at
+// most 7 disks) has both rows of every cell, each row's figures are those
+// of its counts, calibrate's rows account for every seed, and the table
+// shows each bound beside the target. `maker bench --quick` in CI runs
+// the suite at its quick size, 4 seeds; a full run 200, the evidence.
 func TestGuaranteeSuiteSmall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("whole runs and calibrations over 4 seeds per cell: several seconds")
+		t.Skip("whole runs and calibrations over 2 seeds per cell: several seconds")
 	}
-	g, err := runGuaranteeN(context.Background(), Options{Seed: 1}, func() {}, 4, true)
+	t.Parallel()
+	const seeds = 2
+	g, err := runGuaranteeN(context.Background(), Options{Seed: 1}, func() {}, seeds, true)
 	require.NoError(t, err)
 	cells := guaranteeCells()
 	require.Len(t, g.Cells, len(cells))
@@ -58,11 +61,11 @@ func TestGuaranteeSuiteSmall(t *testing.T) {
 		assert.Equal(t, c.name, fixed.Cell)
 		assert.Equal(t, c.name, auto.Cell)
 		assert.Equal(t, "--k auto", auto.Policy)
-		assert.Equal(t, 4, auto.Runs, c.name)
+		assert.Equal(t, seeds, auto.Runs, c.name)
 		for _, r := range []GuaranteeRow{fixed, auto} {
 			assert.Equal(t, evidence.Upper(r.Failures, r.Runs, 0.95), r.Upper, "%s %s", r.Cell, r.Policy)
 			assert.Equal(t, evidence.Judge(r.Failures, r.Runs, 0.05), r.Verdict)
-			assert.NotEqual(t, evidence.Met, r.Verdict, "4 runs cannot show 5%%")
+			assert.NotEqual(t, evidence.Met, r.Verdict, "%d runs cannot show 5%%", seeds)
 			assert.LessOrEqual(t, r.Failures, r.Runs)
 		}
 		if c.calibrate {
@@ -72,10 +75,10 @@ func TestGuaranteeSuiteSmall(t *testing.T) {
 				given += n
 			}
 			assert.Equal(t, fixed.Runs, given, "%s: a run per k given", c.name)
-			assert.Equal(t, 4, given+fixed.NoK, "%s: every seed calibrated", c.name)
+			assert.Equal(t, seeds, given+fixed.NoK, "%s: every seed calibrated", c.name)
 		} else {
 			assert.Contains(t, fixed.Policy, "(k_min at ")
-			assert.Equal(t, 4, fixed.Runs)
+			assert.Equal(t, seeds, fixed.Runs)
 		}
 	}
 	var b strings.Builder
@@ -83,7 +86,7 @@ func TestGuaranteeSuiteSmall(t *testing.T) {
 	md := b.String()
 	assert.Contains(t, md, "| cell | setup | disks | policy | runs | failures | 95% upper bound | target 1 − T | verdict |")
 	r := g.Rows[1]
-	assert.Contains(t, md, fmt.Sprintf("| steady p | `--p 0.8 --wrong-answers 1` | 7 | --k auto | 4 | %d | %.4f | 0.05 | %s |", r.Failures, r.Upper, r.Verdict))
+	assert.Contains(t, md, fmt.Sprintf("| steady p | `--p 0.8 --wrong-answers 1` | 7 | --k auto | %d | %d | %.4f | 0.05 | %s |", seeds, r.Failures, r.Upper, r.Verdict))
 }
 
 // TestGuaranteeGoal: the report's goal is met only when the bound of every

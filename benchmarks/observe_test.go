@@ -10,6 +10,7 @@ import (
 )
 
 func TestObserveSuite(t *testing.T) {
+	t.Parallel() // its CPU figures are only asserted positive
 	ticks := 0
 	res, err := runObserve(context.Background(), Options{Quick: true, Seed: 1}, func() { ticks++ })
 	require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 // directive 4, ShellCompDirectiveNoFileComp), from the real binary as a
 // shell's completion script calls it.
 func TestBinaryEnumFlagsComplete(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want []string

@@ -84,33 +84,38 @@ func TestBinaryMaxCostHoldsOnTheServersBill(t *testing.T) {
 	cfg.Seed, cfg.P, cfg.FlagRate = 11, 0.8, 0.05
 	cfg.Latency = sim.FixedLatency(3 * time.Millisecond)
 	_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
-	dir := t.TempDir()
+	// The two ways of requesting, side by side: each run waits on its
+	// samples' latency.
 	for _, per := range []string{"1", "auto"} {
-		full := newBiller(t, base, 0.4, 1.6)
-		args := []string{"hanoi", "--disks", "5", "--model", "openai:sim=0.4/1.6", "--json", "--progress", "off",
-			"--k", "4", "--samples-per-call", per, "--max-tokens", "60"}
-		whole := filepath.Join(dir, "whole-"+per+".jsonl")
-		c := start(t, nil, append(args, "--base-url", full.URL+"/v1", "--journal", whole)...)
-		require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-		want := c.summary(t)
-		require.True(t, want.Solved)
-		wholeBill, _ := full.bill()
-		require.Positive(t, wholeBill)
-
-		for _, frac := range []float64{0.15, 0.5, 0.85} {
-			capUSD := wholeBill * frac
-			b := newBiller(t, base, 0.4, 1.6)
-			j := filepath.Join(dir, fmt.Sprintf("capped-%s-%v.jsonl", per, frac))
-			c := start(t, nil, append(args, "--base-url", b.URL+"/v1", "--journal", j, "--max-cost", fmt.Sprint(capUSD))...)
-			require.Equal(t, 1, c.wait(t, 2*time.Minute), c.stderr.String())
-			billed, n := b.bill()
-			assert.Positive(t, n)
-			assert.LessOrEqual(t, billed, capUSD, "--samples-per-call %s, cap %.6f: the server billed %.6f", per, capUSD, billed)
-
-			c = start(t, nil, append(args, "--base-url", b.URL+"/v1", "--journal", j, "--resume", "--max-cost", fmt.Sprint(wholeBill*3))...)
+		t.Run("samples-per-call="+per, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			full := newBiller(t, base, 0.4, 1.6)
+			args := []string{"hanoi", "--disks", "5", "--model", "openai:sim=0.4/1.6", "--json", "--progress", "off",
+				"--k", "4", "--samples-per-call", per, "--max-tokens", "60"}
+			whole := filepath.Join(dir, "whole-"+per+".jsonl")
+			c := start(t, nil, append(args, "--base-url", full.URL+"/v1", "--journal", whole)...)
 			require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-			assert.True(t, c.summary(t).Solved)
-			assert.Equal(t, decided(t, whole), decided(t, j), "--samples-per-call %s, cap %.6f: the uninterrupted run's winners, keys and votes", per, capUSD)
-		}
+			want := c.summary(t)
+			require.True(t, want.Solved)
+			wholeBill, _ := full.bill()
+			require.Positive(t, wholeBill)
+
+			for _, frac := range []float64{0.15, 0.5, 0.85} {
+				capUSD := wholeBill * frac
+				b := newBiller(t, base, 0.4, 1.6)
+				j := filepath.Join(dir, fmt.Sprintf("capped-%s-%v.jsonl", per, frac))
+				c := start(t, nil, append(args, "--base-url", b.URL+"/v1", "--journal", j, "--max-cost", fmt.Sprint(capUSD))...)
+				require.Equal(t, 1, c.wait(t, 2*time.Minute), c.stderr.String())
+				billed, n := b.bill()
+				assert.Positive(t, n)
+				assert.LessOrEqual(t, billed, capUSD, "--samples-per-call %s, cap %.6f: the server billed %.6f", per, capUSD, billed)
+
+				c = start(t, nil, append(args, "--base-url", b.URL+"/v1", "--journal", j, "--resume", "--max-cost", fmt.Sprint(wholeBill*3))...)
+				require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+				assert.True(t, c.summary(t).Solved)
+				assert.Equal(t, decided(t, whole), decided(t, j), "--samples-per-call %s, cap %.6f: the uninterrupted run's winners, keys and votes", per, capUSD)
+			}
+		})
 	}
 }

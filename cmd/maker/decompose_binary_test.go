@@ -46,6 +46,7 @@ func (c *child) decompSummary(t *testing.T) decompJSON {
 }
 
 func TestBinaryMultiplyAndSortJSON(t *testing.T) {
+	t.Parallel()
 	c := start(t, nil, "multiply", "--a", "123456", "--b", "654321", "--json")
 	require.Equal(t, 0, c.wait(t, time.Minute), c.stderr.String())
 	s := c.decompSummary(t)
@@ -91,6 +92,7 @@ func TestBinaryMultiplyWrongExits1(t *testing.T) {
 }
 
 func TestBinaryDecompositionBadInputExits2WritingNothing(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"multiply", "--a", "12x4", "--b", "5"},
 		{"multiply", "--a", "", "--b", "5"},
@@ -161,6 +163,7 @@ func TestBinaryDecompositionBadInputExits2WritingNothing(t *testing.T) {
 // each time: the last run gives the uninterrupted run's answer, samples,
 // cost and per-role figures, with the journaled decisions read back.
 func TestBinaryMultiplyKilledResumesToTheSameAnswer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"multiply", "--digits", "10", "--seed", "5", "--latency", "3ms", "--flag-rate", "0.02", "--json"}
 	c := start(t, nil, append(args, "--journal", filepath.Join(dir, "whole.jsonl"))...)
@@ -212,6 +215,7 @@ func TestBinaryMultiplyKilledResumesToTheSameAnswer(t *testing.T) {
 // batch's: the same answers, checks and figures; a bad line is invalid
 // (exit 1, the others still solved).
 func TestBinarySolveDecompositionLinesSurviveAKill(t *testing.T) {
+	t.Parallel()
 	lines := `{"id": "m1", "multiply": {"a": "8318479021", "b": "2080249439"}}
 {"id": "m2", "multiply": {"a": "123456", "b": "654321"}, "seed": 4, "k": 3}
 {"id": "s1", "sort": {"list": [9, 4, 7, 1, 8, 2, 6, 3, 5, 0, 11, 10, -3]}}

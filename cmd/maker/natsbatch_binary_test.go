@@ -28,6 +28,7 @@ import (
 // "resumed": 0 after four tasks resumed). The results are a local
 // batch's.
 func TestBinarySolveOverNATSSummaryIsTrue(t *testing.T) {
+	t.Parallel()
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	defer srv.Shutdown()
@@ -99,6 +100,7 @@ func TestBinarySolveOverNATSSummaryIsTrue(t *testing.T) {
 // holds, as many as it does; it said "the results so far in FILE" of an
 // empty FILE.
 func TestBinarySolveOverNATSFaultSaysWhereTheResultsAre(t *testing.T) {
+	t.Parallel()
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	defer srv.Shutdown()

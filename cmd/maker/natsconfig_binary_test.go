@@ -85,6 +85,7 @@ func startConfiguredCluster(t *testing.T) (string, string, []*exec.Cmd) {
 // (DIR/creds/worker1) and a coordinator (DIR/creds) run on it, and the run
 // is the local run.
 func TestBinaryNATSConfigCluster(t *testing.T) {
+	t.Parallel()
 	_, local := hanoiJSON(t, append([]string{"--disks", "5"}, natsSim...)...)
 	dir, urls, _ := startConfiguredCluster(t)
 	assert.Len(t, strings.Split(urls, ","), 3)
@@ -111,6 +112,7 @@ func TestBinaryNATSConfigCluster(t *testing.T) {
 // 0700); a folder that is not empty is refused with exit 2 and left as it
 // was, unless --force; bad settings exit 2 and write nothing.
 func TestBinaryNATSConfigFiles(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	dir := filepath.Join(root, "c")
 	c := start(t, nil, "nats", "config", "--out", dir, "--nodes", "2", "--workers", "1", "--base-port", "30000")

@@ -23,6 +23,7 @@ import (
 // the summaries say what each run and all of them spent, and the message
 // says to give a larger cap; a larger cap then finishes the batch.
 func TestBinarySolveMaxCostHoldsAcrossReruns(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed = 5
 	_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})

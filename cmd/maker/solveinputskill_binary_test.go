@@ -60,6 +60,7 @@ func solveInputs(t *testing.T) int {
 // by id, whatever order they were written in. The kill moments come from
 // a logged seed (MDAP_KILL_SEED replays them).
 func TestBinarySolveInputsKilledTwice(t *testing.T) {
+	t.Parallel()
 	n := solveInputs(t)
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("MDAP_KILL_SEED"); v != "" {

@@ -161,6 +161,7 @@ var engineStreams = []string{cluster.JobsStream, cluster.RepliesStream, cluster.
 // journals, task queues and results among them, three replicas on three
 // distinct nodes; --replicas 5 exits 2 naming the cluster's size.
 func TestBinaryNATSProvisionReplicasOnAStockCluster(t *testing.T) {
+	t.Parallel()
 	c := startStockCluster(t, 3)
 	five := start(t, nil, "nats", "provision", "--once", "--nats", c.url(), "--nats-creds", c.creds, "--replicas", "5")
 	assert.Equal(t, 2, five.wait(t, time.Minute), five.stderr.String())

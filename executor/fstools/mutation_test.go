@@ -116,28 +116,53 @@ func TestGlobInAMissingFolder(t *testing.T) {
 // TestGlobStopsAfterMaxWalkEntries: a walk visits at most maxWalkEntries
 // entries, the folder itself counted: a folder holding maxWalkEntries-1
 // files is walked whole, one file more stops the walk and says so
-// (builtin_search.go:78, the visit count and its bound). Seconds of file
-// creation: skipped with -short.
+// (builtin_search.go:78, the visit count and its bound).
+//
+// TestGrepStopsAfterMaxWalkEntriesFiles: grep searches at most
+// maxWalkEntries regular files: exactly that many are all searched, one
+// more stops the walk and says so (builtin_search.go:310, the count and
+// its bound).
+//
+// Both in one test, on one folder: glob's bound counts the folder, grep's
+// does not, so the file that stops glob's walk is the last one grep's
+// searches whole (one folder of 100,000 files made once, not two).
+// Seconds of file creation: skipped with -short.
 func TestGlobStopsAfterMaxWalkEntries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates 100,000 files")
 	}
+	t.Parallel()
 	root := t.TempDir()
 	emptyFiles(t, root, maxWalkEntries-1)
-	// The walk takes about a second under -race; the default 10 s
-	// timeout cut it on a loaded machine, and the bound checked here is
-	// the count, not the time.
-	e := newExec(t, root, WithReadCap(4<<10), executor.WithTimeout(2*time.Minute))
+	// The walk takes about a second under -race, opening 100,000 files
+	// longer; the default 10 s timeout cut them on a loaded machine, and
+	// the bounds checked here are counts, not times.
+	e := newExec(t, root, WithReadCap(4<<10), executor.WithTimeout(10*time.Minute))
 	obs := run(t, e, "glob", args{"pattern": "*.none"})
 	require.True(t, obs.OK(), obs.Content)
 	assert.False(t, obs.Truncated, "exactly maxWalkEntries visits, the folder included")
 	assert.Contains(t, obs.Content, "no path under . matches")
 
-	require.NoError(t, writeFile(filepath.Join(root, "one-more"), ""))
+	// The last file of the walk (in lexical order) holds grep's only
+	// match: maxWalkEntries files now, maxWalkEntries+1 entries.
+	require.NoError(t, writeFile(filepath.Join(root, "z-last"), "needle\n"))
 	obs = run(t, e, "glob", args{"pattern": "*.none"})
 	require.True(t, obs.OK(), obs.Content)
 	assert.True(t, obs.Truncated)
 	assert.Contains(t, obs.Content, fmt.Sprintf("[truncated: stopped after visiting %d entries]", maxWalkEntries))
+
+	t.Run("grep", func(t *testing.T) {
+		obs := run(t, e, "grep", args{"pattern": "needle"})
+		require.True(t, obs.OK(), obs.Content)
+		assert.Equal(t, "z-last:1: needle\n", obs.Content, "exactly maxWalkEntries files: the last one searched too")
+		assert.False(t, obs.Truncated)
+
+		require.NoError(t, writeFile(filepath.Join(root, "z-one-more"), ""))
+		obs = run(t, e, "grep", args{"pattern": "needle"})
+		require.True(t, obs.OK(), obs.Content)
+		assert.True(t, obs.Truncated)
+		assert.Equal(t, fmt.Sprintf("z-last:1: needle\n[truncated: stopped after %d files]", maxWalkEntries), obs.Content)
+	})
 }
 
 // TestNotesGoOnALineOfTheirOwn: a note follows text on a new line, and
@@ -343,33 +368,6 @@ func TestGrepWithoutNotesIsNotTruncated(t *testing.T) {
 	obs = run(t, e, "grep", args{"pattern": "nothing"})
 	assert.Equal(t, `no line matches "nothing"`, obs.Content)
 	assert.False(t, obs.Truncated)
-}
-
-// TestGrepStopsAfterMaxWalkEntriesFiles: grep searches at most
-// maxWalkEntries regular files: exactly that many are all searched, one
-// more stops the walk and says so (builtin_search.go:310, the count and
-// its bound). Seconds of file creation: skipped with -short.
-func TestGrepStopsAfterMaxWalkEntriesFiles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("creates 100,000 files")
-	}
-	root := t.TempDir()
-	emptyFiles(t, root, maxWalkEntries-1)
-	// The last file of the walk (in lexical order) holds the only match.
-	require.NoError(t, writeFile(filepath.Join(root, "z-last"), "needle\n"))
-	// Opening 100,000 files takes longer than the default timeout under
-	// -race on a loaded machine.
-	e := newExec(t, root, WithReadCap(4<<10), executor.WithTimeout(10*time.Minute))
-	obs := run(t, e, "grep", args{"pattern": "needle"})
-	require.True(t, obs.OK(), obs.Content)
-	assert.Equal(t, "z-last:1: needle\n", obs.Content, "exactly maxWalkEntries files: the last one searched too")
-	assert.False(t, obs.Truncated)
-
-	require.NoError(t, writeFile(filepath.Join(root, "z-one-more"), ""))
-	obs = run(t, e, "grep", args{"pattern": "needle"})
-	require.True(t, obs.OK(), obs.Content)
-	assert.True(t, obs.Truncated)
-	assert.Equal(t, fmt.Sprintf("z-last:1: needle\n[truncated: stopped after %d files]", maxWalkEntries), obs.Content)
 }
 
 // TestGrepSkipsAFileStartingWithNUL: a file whose first byte is NUL is
