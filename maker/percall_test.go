@@ -176,9 +176,12 @@ func TestSamplesPerCallProviderIgnoresN(t *testing.T) {
 		assert.Equal(t, recsOne[i].Votes, recs[i].Votes, "step %d", i)
 		assert.Equal(t, recsOne[i].Counts, recs[i].Counts, "step %d", i)
 	}
-	// The first short answer is the detection; a request asking n > 1
-	// sent before it came back is allowed (several may be in flight), one
-	// sent after it is not.
+	// The first short answer is the detection. A request asking n > 1
+	// sent before it came back is allowed (several may be in flight), and
+	// so are a few sent in the moment between the model's return and
+	// the solver's reading of it (at most one per place of Parallel: on
+	// a loaded machine that moment is long); none after. Without the
+	// detection every later request asks n > 1, hundreds in this run.
 	detected := 0
 	for _, r := range m.reqs {
 		if r.got < r.n && (detected == 0 || r.returned < detected) {
@@ -186,11 +189,13 @@ func TestSamplesPerCallProviderIgnoresN(t *testing.T) {
 		}
 	}
 	require.NotZero(t, detected, "the provider's short answer was seen")
+	var late []seenRequest
 	for _, r := range m.reqs {
-		if r.n > 1 {
-			assert.Less(t, r.sent, detected, "n = %d asked after the provider was seen to ignore n: %+v", r.n, r)
+		if r.n > 1 && r.sent > detected {
+			late = append(late, r)
 		}
 	}
+	assert.LessOrEqual(t, len(late), v.Parallel, "n > 1 asked after the provider was seen to ignore n: %+v", late)
 	served := m.served()
 	assert.Len(t, served, rep.Launched, "every launched sample served")
 	for id, c := range served {
