@@ -93,15 +93,7 @@ func registerNATSCreds(fs *pflag.FlagSet, dst *string) {
 // holds for role, else $MDAP_NATS_TOKEN, else none. Errors are usage
 // errors (a credential named but unreadable).
 func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, string, error) {
-	path, from := n.natsCreds, "--nats-creds"
-	if path == "" {
-		path, from = os.Getenv(natsCredsEnv), "$"+natsCredsEnv
-	}
-	if path == "" {
-		if st, err := os.Stat(defaultCredsDir); err == nil && st.IsDir() {
-			path, from = defaultCredsDir, defaultCredsDir
-		}
-	}
+	path, from := n.credsPath()
 	if path == "" {
 		if tok := os.Getenv(natsTokenEnv); tok != "" {
 			return []nats.Option{nats.Token(tok)}, "the token in $" + natsTokenEnv, nil
@@ -116,6 +108,22 @@ func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, strin
 		return nil, "", usageErr("%s: %w (give the %s seed maker nats wrote, %s)", from, err, role, cluster.SeedFile("STORE/creds", role))
 	}
 	return opts, "the " + string(role) + " credential " + path, nil
+}
+
+// credsPath returns the credential --nats-creds, $MDAP_NATS_CREDS or
+// ./mdap-nats/creds names (a seed file or a folder of them), and which
+// of them named it; "" when none does.
+func (n *natsRun) credsPath() (path, from string) {
+	path, from = n.natsCreds, "--nats-creds"
+	if path == "" {
+		path, from = os.Getenv(natsCredsEnv), "$"+natsCredsEnv
+	}
+	if path == "" {
+		if st, err := os.Stat(defaultCredsDir); err == nil && st.IsDir() {
+			path, from = defaultCredsDir, defaultCredsDir
+		}
+	}
+	return path, from
 }
 
 // validateNATS checks --nats and what it changes: --journal nats:RUN
