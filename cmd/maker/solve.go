@@ -276,6 +276,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	var sum batch.Summary
 	var runErrV error
 	if run.natsURL != "" {
+		r.Build = newNATSGauge(run.obs.observer(), jobs, store).wrap(r.Build)
 		sum, runErrV = run.solveOverNATS(ctx, path, jobs, r, store, r.Concurrency, stderr)
 	} else {
 		sum, runErrV = r.Run(ctx, jobs)
