@@ -19,6 +19,7 @@ import (
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -361,6 +362,7 @@ func (n *natsCmd) register(fs *pflag.FlagSet) {
 	registerEngineFlags(fs, &n.engine)
 	fs.IntVar(&n.engine.Replicas, "replicas", 1, "replicas of every stream and bucket: 1, since the embedded server is a single node (for more, run a cluster of stock nats-server nodes and maker nats provision --replicas N)")
 	n.obs.register(fs, false)
+	fs.Lookup("metrics-addr").Usage = "serve the engine's metrics (its streams' messages and bytes, consumers, workers pulling, clients, the agent's requests: docs/observe.md) on /metrics, with /healthz and /readyz, on [HOST]:PORT; a port alone listens on 127.0.0.1 only; another host needs a bearer token in $" + metricsTokenEnv
 }
 
 // check refuses bad flags (usage errors) and returns the store's
@@ -413,6 +415,9 @@ func (n *natsCmd) run(cmd *cobra.Command, abs string) error {
 	}
 	defer srv.Shutdown()
 	n.obs.probe("nats", func(context.Context) error { return srv.Ready() })
+	if err := n.obs.observer().ObserveEngine(engineFigures(srv)); err != nil {
+		return failed(fmt.Errorf("--metrics-addr: the engine's metrics: %w", err))
+	}
 	fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
 	if u := srv.MonitorURL(); u != "" {
 		fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
@@ -574,4 +579,22 @@ func (f *runFlags) solveOverNATS(ctx context.Context, tasksFile string, jobs []b
 		return sum, failed(fmt.Errorf("--nats: %w", err))
 	}
 	return sum, err
+}
+
+// engineFigures reads the embedded engine's state for its metrics
+// (maker nats --metrics-addr).
+func engineFigures(srv *cluster.Server) func(context.Context) (observe.EngineFigures, bool) {
+	return func(context.Context) (observe.EngineFigures, bool) {
+		st, err := srv.Stats()
+		if err != nil {
+			return observe.EngineFigures{}, false
+		}
+		f := observe.EngineFigures{Streams: map[string]observe.StreamFigures{}, Connections: int64(st.Connections),
+			Workers: int64(st.Workers), Served: st.Served, Refused: st.Refused}
+		for name, s := range st.Streams {
+			f.Streams[name] = observe.StreamFigures{Messages: int64(s.Messages), Bytes: int64(s.Bytes), Consumers: int64(s.Consumers),
+				Undelivered: int64(s.Pending), AckPending: int64(s.AckPending), Waiting: int64(s.Waiting)}
+		}
+		return f, true
+	}
 }
