@@ -238,7 +238,7 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	if served, err := f.drawer.Served(ctx, route); err == nil && !served {
 		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: samples fail after %s without one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, cluster.DefaultNoWorker, f.natsURL)
 	}
-	return f.drawer.Model(route, cluster.WithNativeTools(specNativeTools(route)))
+	return f.pricedNATSModel(f.drawer.Model(route, cluster.WithNativeTools(specNativeTools(route))))
 }
 
 // specNativeTools reports whether the model a route names takes native
@@ -553,8 +553,50 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 		if err != nil {
 			return nil, err
 		}
-		return d.Model(route, cluster.WithNativeTools(specNativeTools(route)))
+		return g.pricedNATSModel(d.Model(route, cluster.WithNativeTools(specNativeTools(route))))
 	}, nil
+}
+
+// natsPriced is a Drawer's model with the price of its --model spec, so
+// that --max-cost and the cost of a run over --nats count what the
+// workers' calls cost, as they do in process (a Drawer's model has no
+// price of its own: the spend was 0 and the cap never stopped a batch).
+// Every method of the Drawer's model is kept.
+type natsPriced struct {
+	*cluster.Model
+	price maker.Price
+}
+
+// Price implements maker.Priced.
+func (m natsPriced) Price() maker.Price { return m.price }
+
+// pricedNATSModel gives m the price the --model spec names, as the
+// models package prices a model in process: the spec's own (=IN/OUT),
+// else the built-in list price with --price-in and --price-out over it;
+// m as it is when none is known (the Solver's Price, the flags', applies).
+func (f *runFlags) pricedNATSModel(m *cluster.Model, err error) (llms.Model, error) {
+	if err != nil {
+		return nil, err
+	}
+	sp, perr := models.ParseSpec(f.oneModel())
+	if perr != nil || sp.Provider == "sim" {
+		return m, nil
+	}
+	p, ok := models.BuiltinPrice(sp.Provider, sp.Name)
+	if sp.Price != nil {
+		p, ok = *sp.Price, true
+	} else {
+		if f.priceIn > 0 {
+			p.InputPerMillion, ok = f.priceIn, true
+		}
+		if f.priceOut > 0 {
+			p.OutputPerMillion, ok = f.priceOut, true
+		}
+	}
+	if !ok {
+		return m, nil
+	}
+	return natsPriced{m, p}, nil
 }
 
 // solveOverNATS is maker solve with --nats: cluster.SolveBatch on a queue
