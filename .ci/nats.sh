@@ -13,9 +13,19 @@
 # tasks solved at once, quarantined and given no job of the next batch
 # (batchliar), and a full job stream
 # failing a sample at once (full).
+#
+# Then natscli (NATSCLI_VERSION, reused or installed like nats-server:
+# $MDAP_NATSCLI, $(go env GOPATH)/bin/nats, or nats on PATH) against both
+# engines, with the connection options docs/nats.md gives ("The nats CLI"):
+# the embedded `maker nats`, and a stock nats-server configured by
+# `maker nats config --nodes 1` (cluster.StockAuthConfig) and provisioned by
+# `maker nats provision`. On each, as the admin, `nats stream ls` and
+# `nats kv ls` list the engine's streams and buckets; as a coordinator,
+# `nats stream info MDAP_JOBS` answers and `nats stream ls` is refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NATS_SERVER_VERSION=v2.15.2
+NATSCLI_VERSION=v0.5.1
 gobin="$(go env GOPATH | cut -d: -f1)/bin"
 
 is_nats_server() {
@@ -35,3 +45,84 @@ else
   echo "nats-server $NATS_SERVER_VERSION: reusing $bin"
 fi
 MDAP_NATS_SERVER="$bin" go test -race -count=1 -run '^TestStockNATSServerRoles$' -v ./maker/cluster | grep -E '^(=== RUN|--- |ok|FAIL|PASS)'
+
+# natscli against both engines.
+is_natscli() {
+  [ -n "$1" ] && [ -x "$1" ] &&
+    go version -m "$1" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+github\.com/nats-io/natscli[[:space:]]+${NATSCLI_VERSION}([[:space:]]|$)"
+}
+cli=""
+for candidate in "${MDAP_NATSCLI:-}" "$gobin/nats" "$(command -v nats 2>/dev/null || true)"; do
+  if is_natscli "$candidate"; then cli=$candidate; break; fi
+done
+if [ -z "$cli" ]; then
+  echo "natscli $NATSCLI_VERSION: not installed; installing it into $gobin"
+  GOBIN="$gobin" go install "github.com/nats-io/natscli/nats@$NATSCLI_VERSION"
+  cli="$gobin/nats"
+else
+  echo "natscli $NATSCLI_VERSION: reusing $cli"
+fi
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+go build -o "$work/maker" ./cmd/maker
+
+# natsas ROLE CREDS URL ARGS...: natscli signed in as ROLE with CREDS/ROLE.nk,
+# the inbox prefix and connection name docs/nats.md gives.
+natsas() {
+  local role=$1 creds=$2 url=$3
+  shift 3
+  local inbox
+  inbox="_INBOX_$(head -n1 "$creds/$role.pub").natscli"
+  timeout 30 "$cli" --server "$url" --nkey "$creds/$role.nk" --inbox-prefix "$inbox" --connection-name "natscli $inbox" "$@"
+}
+
+# check_engine NAME URL CREDS: what natscli must see on an engine.
+check_engine() {
+  local name=$1 url=$2 creds=$3 streams buckets missing info
+  for _ in $(seq 60); do # a stock server is provisioned in the background
+    streams=$(natsas admin "$creds" "$url" stream ls --names 2>&1) || true
+    buckets=$(natsas admin "$creds" "$url" kv ls --names 2>&1) || true
+    missing=""
+    for s in MDAP_JOBS MDAP_REPLIES MDAP_JOURNALS MDAP_TASKS; do
+      grep -qx "$s" <<<"$streams" || missing+=" stream $s"
+    done
+    for b in MDAP_LEASES MDAP_RESULTS; do
+      grep -qx "$b" <<<"$buckets" || missing+=" bucket $b"
+    done
+    [ -z "$missing" ] && break
+    sleep 1
+  done
+  if [ -n "$missing" ]; then
+    echo "natscli on $name: nats stream ls / kv ls as the admin lack$missing: $streams / $buckets"
+    exit 1
+  fi
+  info=$(natsas coordinator "$creds" "$url" stream info MDAP_JOBS --json) && grep -q '"name": "MDAP_JOBS"' <<<"$info" ||
+    { echo "natscli on $name: a coordinator's nats stream info MDAP_JOBS failed: $info"; exit 1; }
+  if natsas coordinator "$creds" "$url" stream ls --names >/dev/null 2>&1; then
+    echo "natscli on $name: a coordinator listed the streams"; exit 1
+  fi
+  echo "natscli on $name: stream ls, kv ls (admin), stream info MDAP_JOBS (coordinator): ok"
+}
+
+# The embedded engine.
+"$work/maker" nats --addr 127.0.0.1:0 --store "$work/embedded" >"$work/embedded.url" 2>"$work/embedded.log" &
+pids+=($!)
+for _ in $(seq 100); do grep -q '^nats://' "$work/embedded.url" 2>/dev/null && break; sleep 0.1; done
+check_engine "maker nats" "$(head -n1 "$work/embedded.url")" "$work/embedded/creds"
+
+# A stock nats-server with mdap's roles, one node.
+port=$((20000 + RANDOM % 20000))
+url=$("$work/maker" nats config --nodes 1 --base-port "$port" --out "$work/stock" 2>/dev/null)
+"$bin" -c "$work/stock/node1.conf" >"$work/stock.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do grep -q 'Server is ready' "$work/stock.log" && break; sleep 0.1; done
+"$work/maker" nats provision --nats "$url" --nats-creds "$work/stock/creds" >"$work/provision.log" 2>&1 &
+pids+=($!)
+check_engine "a stock nats-server $NATS_SERVER_VERSION" "$url" "$work/stock/creds"

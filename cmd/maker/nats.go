@@ -19,6 +19,7 @@ import (
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -93,15 +94,7 @@ func registerNATSCreds(fs *pflag.FlagSet, dst *string) {
 // holds for role, else $MDAP_NATS_TOKEN, else none. Errors are usage
 // errors (a credential named but unreadable).
 func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, string, error) {
-	path, from := n.natsCreds, "--nats-creds"
-	if path == "" {
-		path, from = os.Getenv(natsCredsEnv), "$"+natsCredsEnv
-	}
-	if path == "" {
-		if st, err := os.Stat(defaultCredsDir); err == nil && st.IsDir() {
-			path, from = defaultCredsDir, defaultCredsDir
-		}
-	}
+	path, from := n.credsPath()
 	if path == "" {
 		if tok := os.Getenv(natsTokenEnv); tok != "" {
 			return []nats.Option{nats.Token(tok)}, "the token in $" + natsTokenEnv, nil
@@ -116,6 +109,22 @@ func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, strin
 		return nil, "", usageErr("%s: %w (give the %s seed maker nats wrote, %s)", from, err, role, cluster.SeedFile("STORE/creds", role))
 	}
 	return opts, "the " + string(role) + " credential " + path, nil
+}
+
+// credsPath returns the credential --nats-creds, $MDAP_NATS_CREDS or
+// ./mdap-nats/creds names (a seed file or a folder of them), and which
+// of them named it; "" when none does.
+func (n *natsRun) credsPath() (path, from string) {
+	path, from = n.natsCreds, "--nats-creds"
+	if path == "" {
+		path, from = os.Getenv(natsCredsEnv), "$"+natsCredsEnv
+	}
+	if path == "" {
+		if st, err := os.Stat(defaultCredsDir); err == nil && st.IsDir() {
+			path, from = defaultCredsDir, defaultCredsDir
+		}
+	}
+	return path, from
 }
 
 // validateNATS checks --nats and what it changes: --journal nats:RUN
@@ -229,7 +238,7 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	if served, err := f.drawer.Served(ctx, route); err == nil && !served {
 		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: samples fail after %s without one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, cluster.DefaultNoWorker, f.natsURL)
 	}
-	return f.drawer.Model(route, cluster.WithNativeTools(specNativeTools(route)))
+	return f.pricedNATSModel(f.drawer.Model(route, cluster.WithNativeTools(specNativeTools(route))))
 }
 
 // specNativeTools reports whether the model a route names takes native
@@ -353,6 +362,7 @@ func (n *natsCmd) register(fs *pflag.FlagSet) {
 	registerEngineFlags(fs, &n.engine)
 	fs.IntVar(&n.engine.Replicas, "replicas", 1, "replicas of every stream and bucket: 1, since the embedded server is a single node (for more, run a cluster of stock nats-server nodes and maker nats provision --replicas N)")
 	n.obs.register(fs, false)
+	fs.Lookup("metrics-addr").Usage = "serve the engine's metrics (its streams' messages and bytes, consumers, workers pulling, clients, the agent's requests: docs/observe.md) on /metrics, with /healthz and /readyz, on [HOST]:PORT; a port alone listens on 127.0.0.1 only; another host needs a bearer token in $" + metricsTokenEnv
 }
 
 // check refuses bad flags (usage errors) and returns the store's
@@ -405,6 +415,9 @@ func (n *natsCmd) run(cmd *cobra.Command, abs string) error {
 	}
 	defer srv.Shutdown()
 	n.obs.probe("nats", func(context.Context) error { return srv.Ready() })
+	if err := n.obs.observer().ObserveEngine(engineFigures(srv)); err != nil {
+		return failed(fmt.Errorf("--metrics-addr: the engine's metrics: %w", err))
+	}
 	fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
 	if u := srv.MonitorURL(); u != "" {
 		fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
@@ -540,8 +553,50 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 		if err != nil {
 			return nil, err
 		}
-		return d.Model(route, cluster.WithNativeTools(specNativeTools(route)))
+		return g.pricedNATSModel(d.Model(route, cluster.WithNativeTools(specNativeTools(route))))
 	}, nil
+}
+
+// natsPriced is a Drawer's model with the price of its --model spec, so
+// that --max-cost and the cost of a run over --nats count what the
+// workers' calls cost, as they do in process (a Drawer's model has no
+// price of its own: the spend was 0 and the cap never stopped a batch).
+// Every method of the Drawer's model is kept.
+type natsPriced struct {
+	*cluster.Model
+	price maker.Price
+}
+
+// Price implements maker.Priced.
+func (m natsPriced) Price() maker.Price { return m.price }
+
+// pricedNATSModel gives m the price the --model spec names, as the
+// models package prices a model in process: the spec's own (=IN/OUT),
+// else the built-in list price with --price-in and --price-out over it;
+// m as it is when none is known (the Solver's Price, the flags', applies).
+func (f *runFlags) pricedNATSModel(m *cluster.Model, err error) (llms.Model, error) {
+	if err != nil {
+		return nil, err
+	}
+	sp, perr := models.ParseSpec(f.oneModel())
+	if perr != nil || sp.Provider == "sim" {
+		return m, nil
+	}
+	p, ok := models.BuiltinPrice(sp.Provider, sp.Name)
+	if sp.Price != nil {
+		p, ok = *sp.Price, true
+	} else {
+		if f.priceIn > 0 {
+			p.InputPerMillion, ok = f.priceIn, true
+		}
+		if f.priceOut > 0 {
+			p.OutputPerMillion, ok = f.priceOut, true
+		}
+	}
+	if !ok {
+		return m, nil
+	}
+	return natsPriced{m, p}, nil
 }
 
 // batchQueue is the task queue of maker solve --nats: queue (--queue),
@@ -586,4 +641,22 @@ func (f *runFlags) solveOverNATS(ctx context.Context, queue string, jobs []batch
 		return sum, failed(fmt.Errorf("--nats: %w", err))
 	}
 	return sum, err
+}
+
+// engineFigures reads the embedded engine's state for its metrics
+// (maker nats --metrics-addr).
+func engineFigures(srv *cluster.Server) func(context.Context) (observe.EngineFigures, bool) {
+	return func(context.Context) (observe.EngineFigures, bool) {
+		st, err := srv.Stats()
+		if err != nil {
+			return observe.EngineFigures{}, false
+		}
+		f := observe.EngineFigures{Streams: map[string]observe.StreamFigures{}, Connections: int64(st.Connections),
+			Workers: int64(st.Workers), Served: st.Served, Refused: st.Refused}
+		for name, s := range st.Streams {
+			f.Streams[name] = observe.StreamFigures{Messages: int64(s.Messages), Bytes: int64(s.Bytes), Consumers: int64(s.Consumers),
+				Undelivered: int64(s.Pending), AckPending: int64(s.AckPending), Waiting: int64(s.Waiting)}
+		}
+		return f, true
+	}
 }

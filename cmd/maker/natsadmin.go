@@ -5,11 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 	"github.com/spf13/cobra"
 )
 
@@ -25,6 +31,90 @@ func (n *natsRun) adminConnect() error {
 		return err
 	}
 	return n.connectNATS(cluster.RoleAdmin, "maker nats admin")
+}
+
+// notAdminError: the server refused an admin command's request because
+// the credential it signed in with is not the admin's.
+type notAdminError struct{ msg string }
+
+func (e *notAdminError) Error() string { return e.msg }
+
+// adminContext returns the context of an admin command's requests on the
+// connection of adminConnect: at most setupTimeout, and ended at once,
+// with a notAdminError as its cause, when the server answers a request
+// with a permissions violation (a request the role may not send is never
+// answered: without this the command waited setupTimeout and said only
+// "context deadline exceeded"). One admin context at a time.
+func (n *natsRun) adminContext(parent context.Context, command string) (context.Context, context.CancelFunc) {
+	ctx, refuse := context.WithCancelCause(parent)
+	timed, cancel := context.WithTimeout(ctx, setupTimeout)
+	n.nc.SetErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		if errors.Is(err, nats.ErrPermissionViolation) {
+			refuse(&notAdminError{n.notAdmin(command, err)})
+		}
+	})
+	return timed, func() { cancel(); refuse(nil) }
+}
+
+// adminErr is the error of an admin command's failed request: the
+// notAdminError that ended ctx, else err as a failure of --nats.
+func adminErr(ctx context.Context, err error) error {
+	var na *notAdminError
+	if errors.As(context.Cause(ctx), &na) {
+		return failed(na)
+	}
+	return failed(fmt.Errorf("--nats: %w", err))
+}
+
+// notAdmin says that command needs the admin's credential, which one it
+// was given (its role, found by its public key among the .pub files of
+// its folder), and where the admin's is.
+func (n *natsRun) notAdmin(command string, err error) string {
+	path, from := n.credsPath()
+	given := "the credential it was given"
+	admin := cluster.SeedFile("STORE/creds", cluster.RoleAdmin)
+	if path != "" {
+		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+			path = cluster.SeedFile(path, cluster.RoleAdmin)
+		}
+		given = fmt.Sprintf("the credential %s (%s)", path, from)
+		if role := seedRole(path); role != "" {
+			given = fmt.Sprintf("the %s credential %s (%s)", role, path, from)
+		}
+		if a := cluster.SeedFile(filepath.Dir(path), cluster.RoleAdmin); a != path {
+			if _, serr := os.Stat(a); serr == nil {
+				admin = a
+			}
+		}
+	}
+	return fmt.Sprintf("%s needs the admin's credential, and was given %s: the server refused it (%v); give the admin's seed: --nats-creds %s (or its folder, or $%s)", command, given, err, admin, natsCredsEnv)
+}
+
+// seedRole names the role of the seed file path: the ROLE.pub file of
+// its folder that lists its public key, else its name (ROLE.nk) when that
+// is a role's; "" when neither says.
+func seedRole(path string) string {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var pub string
+	if kp, err := nkeys.FromSeed([]byte(strings.TrimSpace(string(raw)))); err == nil {
+		pub, _ = kp.PublicKey()
+	}
+	roles := []cluster.Role{cluster.RoleAdmin, cluster.RoleCoordinator, cluster.RoleWorker}
+	for _, r := range roles {
+		keys, err := os.ReadFile(cluster.PubFile(filepath.Dir(path), r))
+		if pub != "" && err == nil && slices.Contains(strings.Fields(string(keys)), pub) {
+			return string(r)
+		}
+	}
+	for _, r := range roles {
+		if filepath.Base(path) == filepath.Base(cluster.SeedFile("", r)) {
+			return string(r)
+		}
+	}
+	return ""
 }
 
 func newNATSLs() *cobra.Command {
@@ -47,11 +137,11 @@ last write and retention, and who holds a journal now. Signs in as the admin
 				return err
 			}
 			defer n.closeNATS()
-			ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
+			ctx, cancel := n.adminContext(cmd.Context(), "maker nats ls")
 			defer cancel()
 			list, err := cluster.List(ctx, n.js)
 			if err != nil {
-				return failed(fmt.Errorf("--nats: %w", err))
+				return adminErr(ctx, err)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -130,8 +220,11 @@ otherwise. Signs in as the admin (admin.nk of the credentials folder).`,
 			var missing []string
 			removedAny := false
 			for _, run := range args {
-				ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
+				ctx, cancel := n.adminContext(cmd.Context(), "maker nats rm")
 				removed, err := cluster.RemoveRun(ctx, n.js, run)
+				if err != nil && !errors.Is(err, cluster.ErrNotFound) && !errors.Is(err, maker.ErrJournalLocked) {
+					err = adminErr(ctx, err)
+				}
 				cancel()
 				for _, r := range removed {
 					removedAny = true
@@ -143,7 +236,7 @@ otherwise. Signs in as the admin (admin.nk of the credentials folder).`,
 				case errors.Is(err, maker.ErrJournalLocked):
 					return failed(fmt.Errorf("%s is in progress, not removed: %w", run, err))
 				case err != nil:
-					return failed(fmt.Errorf("--nats: %w", err))
+					return err
 				}
 			}
 			if len(missing) > 0 && removedAny {

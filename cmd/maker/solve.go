@@ -272,9 +272,8 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	progress, finish := run.batchBar(stderr, len(jobs))
 	r := f.runner
 	// One budget for the whole batch across runs (it only counts without
-	// --max-cost): the runner credits it with what earlier runs spent.
-	// With --nats each coordinator runs its tasks one Run at a time, so
-	// its cap stays this run's (the builder's), as before.
+	// --max-cost): the runner credits it with what earlier runs spent;
+	// with --nats, where each task runs as a batch of one, natsBook does.
 	f.builder.Budget = maker.NewBudget(run.maxCost)
 	if run.natsURL == "" {
 		r.Budget = f.builder.Budget
@@ -292,7 +291,10 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	var sum batch.Summary
 	var runErrV error
 	if run.natsURL != "" {
+		book := openNATSBook(f.builder.Budget, store, jobs)
+		r.Build = book.wrap(newNATSGauge(run.obs.observer(), jobs, store).wrap(r.Build))
 		sum, runErrV = run.solveOverNATS(ctx, queue, jobs, r, store, r.Concurrency, stderr)
+		runErrV = book.finish(&sum, jobs, runErrV)
 	} else {
 		sum, runErrV = r.Run(ctx, jobs)
 	}
@@ -340,7 +342,7 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 	fmt.Fprintf(w, "steps %d, samples %d, flagged %d, errors %d; tokens in %d, out %d; cost %.4f; wall %s\n",
 		sum.Steps, sum.Samples, sum.Flagged, sum.Errors, sum.InputTokens, sum.OutputTokens, sum.Cost,
 		time.Duration(sum.WallSeconds*float64(time.Second)).Round(time.Millisecond))
-	if f.run.natsURL == "" && (f.run.maxCost > 0 || sum.SpentTotal > 0) {
+	if f.run.maxCost > 0 || sum.SpentTotal > 0 {
 		fmt.Fprintf(w, "spent $%.4f in this run, $%.4f in all runs of the batch", sum.Spent, sum.SpentTotal)
 		if f.run.maxCost > 0 {
 			fmt.Fprintf(w, " (--max-cost $%.4f)", f.run.maxCost)

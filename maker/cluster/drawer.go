@@ -443,7 +443,10 @@ func (m *Model) served(ctx context.Context, recheck bool) error {
 			return nil // the engine cannot say: the Timeout decides
 		default:
 			ci := info.CachedInfo()
-			none = ci.NumWaiting == 0 && ci.NumAckPending == 0
+			// A job pending its acknowledgement is a worker's only while
+			// that worker lives: a dead worker's job, waiting for a
+			// redelivery no worker takes, stays pending too.
+			none = ci.NumWaiting == 0 && (ci.NumAckPending == 0 || !m.workerListening(ctx))
 		}
 	}
 	m.mu.Lock()
@@ -456,6 +459,24 @@ func (m *Model) served(ctx context.Context, recheck bool) error {
 		return m.errNoWorker()
 	}
 	return nil
+}
+
+// probeID is the job id of the notice workerListening sends: no job has
+// it (a job id is a NUID), so a worker that receives it cancels nothing.
+const probeID = "probe"
+
+// workerListening reports whether a client listens to the route's
+// cancellation notices, as every worker of the route does from its start
+// to its end on its connection: a request that nobody listens to is
+// answered at once "no responders" by the server. It is false only on
+// that answer (a dead worker's connection is gone; one stopped with
+// SIGSTOP still listens until the server drops it); true when nothing
+// answered within routeCheckEvery/2, as a worker never answers.
+func (m *Model) workerListening(ctx context.Context) bool {
+	cctx, cancel := context.WithTimeout(ctx, routeCheckEvery/2)
+	defer cancel()
+	_, err := m.d.nc.RequestWithContext(cctx, cancelSubject+m.token+"."+probeID, nil)
+	return !errors.Is(err, nats.ErrNoResponders)
 }
 
 func (m *Model) errNoWorker() error {

@@ -307,6 +307,7 @@ type Agent struct {
 	work    deliveries
 	slots   chan struct{} // workers' requests in progress
 	pulls   pullers       // who pulls which route
+	asked   agentCounts   // requests answered (Server.Stats)
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -403,6 +404,7 @@ func (a *Agent) handle(m *nats.Msg) {
 			}
 		}
 		a.mu.Unlock()
+		a.asked.count(reason != "")
 		if reason != "" {
 			end := nats.NewMsg(m.Reply)
 			end.Header.Set(endHeader, reason)
@@ -411,6 +413,7 @@ func (a *Agent) handle(m *nats.Msg) {
 		return
 	}
 	if m.Subject == agentSubject+"workers" {
+		a.asked.count(false)
 		a.serveWorkers(m)
 		return
 	}
@@ -418,6 +421,7 @@ func (a *Agent) handle(m *nats.Msg) {
 	defer rcancel()
 	err := serveRequest(rctx, a.js, m, a.cfg)
 	var resp agentResponse
+	a.asked.count(err != nil)
 	if err != nil {
 		if err.Error() != errJobGone { // a job taken before its withdrawal: no news
 			a.log.Warn("engine request refused", "subject", m.Subject, "err", err)

@@ -45,6 +45,9 @@ func TestDocsNameServedMetrics(t *testing.T) {
 	w.RecordCostCap(context.Background(), 5)
 	require.NoError(t, w.ObserveWorker(func() (int64, int64) { return 2, 1 }))
 	require.NoError(t, w.ObserveQueue(func(context.Context) (int64, bool) { return 3, true }))
+	require.NoError(t, w.ObserveEngine(func(context.Context) (observe.EngineFigures, bool) {
+		return observe.EngineFigures{Streams: map[string]observe.StreamFigures{"MDAP_JOBS": {Messages: 1}}, Connections: 2, Workers: 1, Served: 3}, true
+	}))
 	require.NoError(t, w.ObserveCounter(observe.MetricSimRequests, "{request}", "requests", "outcome", func() map[string]int64 { return map[string]int64{"reply": 1} }))
 
 	srv, err := observe.Serve("127.0.0.1:0", observe.Handler(tel.Registry))
