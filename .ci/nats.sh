@@ -118,7 +118,7 @@ for _ in $(seq 100); do grep -q '^nats://' "$work/embedded.url" 2>/dev/null && b
 check_engine "maker nats" "$(head -n1 "$work/embedded.url")" "$work/embedded/creds"
 
 # A stock nats-server with mdap's roles, one node.
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768 and up)
 url=$("$work/maker" nats config --nodes 1 --base-port "$port" --out "$work/stock" 2>/dev/null)
 "$bin" -c "$work/stock/node1.conf" >"$work/stock.log" 2>&1 &
 pids+=($!)

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"testing"
@@ -23,13 +24,22 @@ type loopCluster struct {
 	nodes []*server.Server
 }
 
-// freeLoopPort returns a loopback port nothing listens on.
+// freeLoopPort returns a loopback port nothing listens on, below the
+// ephemeral range (32768 and up, where ":0" picks): a node stopped and
+// started again needs its ports free, and any outgoing connection may
+// take an ephemeral port while the node is down.
 func freeLoopPort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for range 100 {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			l.Close()
+			return port
+		}
+	}
+	t.Fatal("no free loopback port below 32000")
+	return 0
 }
 
 func startLoopCluster(t *testing.T, n int) *loopCluster {
@@ -38,8 +48,17 @@ func startLoopCluster(t *testing.T, n int) *loopCluster {
 	routes := make([]string, n)
 	clientPorts := make([]int, n)
 	routePorts := make([]int, n)
+	taken := map[int]bool{}
+	pick := func() int {
+		for {
+			if p := freeLoopPort(t); !taken[p] {
+				taken[p] = true
+				return p
+			}
+		}
+	}
 	for i := range n {
-		clientPorts[i], routePorts[i] = freeLoopPort(t), freeLoopPort(t)
+		clientPorts[i], routePorts[i] = pick(), pick()
 		routes[i] = fmt.Sprintf("nats://127.0.0.1:%d", routePorts[i])
 	}
 	for i := range n {
