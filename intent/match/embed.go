@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/tmc/langchaingo/embeddings"
-	"github.com/tmc/langchaingo/llms/ollama"
-	"github.com/tmc/langchaingo/llms/openai"
 )
 
 // Embedder turns texts into vectors: langchaingo's embeddings.Embedder
@@ -32,38 +28,9 @@ var ErrEmbedder = errors.New("embedder failed")
 // API at url, else https://api.openai.com/v1, with $OPENAI_API_KEY). It
 // calls nothing until the first embedding. Errors wrap ErrEmbedder.
 func OpenEmbedder(model, url string) (Embedder, error) {
-	provider, name, ok := strings.Cut(model, ":")
-	if !ok || name == "" {
-		return nil, fmt.Errorf("%w: model %q: give ollama:MODEL or openai:MODEL", ErrEmbedder, model)
-	}
-	var client embeddings.EmbedderClient
-	var err error
-	switch provider {
-	case "ollama":
-		if url == "" {
-			url = os.Getenv("OLLAMA_HOST")
-		}
-		if url == "" {
-			url = "http://127.0.0.1:11434"
-		}
-		if !strings.Contains(url, "://") {
-			url = "http://" + url
-		}
-		client, err = ollama.New(ollama.WithModel(name), ollama.WithServerURL(url))
-	case "openai":
-		opts := []openai.Option{openai.WithEmbeddingModel(name)}
-		if url != "" {
-			opts = append(opts, openai.WithBaseURL(url))
-		}
-		if os.Getenv("OPENAI_API_KEY") == "" {
-			opts = append(opts, openai.WithToken("none")) // a local server may need none; the API says so itself
-		}
-		client, err = openai.New(opts...)
-	default:
-		return nil, fmt.Errorf("%w: model %q: provider %q is not ollama or openai", ErrEmbedder, model, provider)
-	}
+	client, err := openModel(model, url, true, ErrEmbedder)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrEmbedder, model, err)
+		return nil, err
 	}
 	e, err := embeddings.NewEmbedder(client, embeddings.WithStripNewLines(false))
 	if err != nil {

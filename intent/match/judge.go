@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/ollama"
-	"github.com/tmc/langchaingo/llms/openai"
 )
 
 // Judge is a discriminator: it decides whether a new answer means the same
@@ -77,38 +74,9 @@ func judgeReply(reply string, n int) (int, error) {
 // does: "ollama:MODEL" or "openai:MODEL", at url or the provider's
 // default. Errors wrap ErrJudge.
 func OpenJudge(model, url string) (Judge, error) {
-	provider, name, ok := strings.Cut(model, ":")
-	if !ok || name == "" {
-		return nil, fmt.Errorf("%w: model %q: give ollama:MODEL or openai:MODEL", ErrJudge, model)
-	}
-	var m llms.Model
-	var err error
-	switch provider {
-	case "ollama":
-		if url == "" {
-			url = os.Getenv("OLLAMA_HOST")
-		}
-		if url == "" {
-			url = "http://127.0.0.1:11434"
-		}
-		if !strings.Contains(url, "://") {
-			url = "http://" + url
-		}
-		m, err = ollama.New(ollama.WithModel(name), ollama.WithServerURL(url))
-	case "openai":
-		opts := []openai.Option{openai.WithModel(name)}
-		if url != "" {
-			opts = append(opts, openai.WithBaseURL(url))
-		}
-		if os.Getenv("OPENAI_API_KEY") == "" {
-			opts = append(opts, openai.WithToken("none"))
-		}
-		m, err = openai.New(opts...)
-	default:
-		return nil, fmt.Errorf("%w: model %q: provider %q is not ollama or openai", ErrJudge, model, provider)
-	}
+	m, err := openModel(model, url, false, ErrJudge)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrJudge, model, err)
+		return nil, err
 	}
 	return ModelJudge(m), nil
 }

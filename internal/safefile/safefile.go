@@ -11,6 +11,7 @@ package safefile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -38,6 +39,18 @@ func Open(path string) (*os.File, error) {
 		return nil, err
 	}
 	return check(f, path)
+}
+
+// ReadFile reads path as Open opens it, at most max+1 bytes, so that a
+// caller bounding its input to max sees a file over it (len > max)
+// without reading it whole. Errors are Open's and the read's.
+func ReadFile(path string, max int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max+1))
 }
 
 // OpenIn is Open for a name inside root (os.Root's rules: no escape

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/mdap-go/mdap/intent"
@@ -85,12 +84,7 @@ type SpecPrompts struct {
 // LoadSpec reads and checks the problem spec file at path (ParseSpec).
 // Errors: the file system's; ParseSpec's, naming the file.
 func LoadSpec(path string) (*Spec, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	b, err := safefile.ReadFile(path, MaxSpecBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -114,12 +114,7 @@ const MaxSpecBytes = 1 << 20
 // device or a folder, refused at once without blocking); a file over
 // MaxSpecBytes is refused without being read whole.
 func Load(path string) (*Spec, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	b, err := safefile.ReadFile(path, MaxSpecBytes)
 	if err != nil {
 		return nil, err
 	}
