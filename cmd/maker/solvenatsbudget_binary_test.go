@@ -56,7 +56,10 @@ func TestBinarySolveOverNATSMaxCostHoldsAcrossReruns(t *testing.T) {
 		args := append([]string{"solve", tasks, "--out", tasks + ".results", "--nats", url, "--max-tokens", "60", "--k", "3",
 			"--concurrency", "3", "--json", "--progress", "off"}, append(model, extra...)...)
 		c := start(t, nil, args...)
-		require.Equal(t, want, c.wait(t, 3*time.Minute), c.stderr.String())
+		if code := c.wait(t, 3*time.Minute); code != want {
+			results, _ := os.ReadFile(tasks + ".results")
+			require.Equal(t, want, code, "%s\nresults:\n%s", c.stderr.String(), results)
+		}
 		var sum solveSummary
 		require.NoError(t, json.Unmarshal([]byte(c.stdout.String()), &sum), c.stdout.String())
 		return sum, c.stderr.String()

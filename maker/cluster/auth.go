@@ -564,10 +564,11 @@ func quoteList(xs []string) string {
 }
 
 // unlessRefused runs op, but returns at once an error wrapping ErrAuth
-// when the server refuses this connection's publication on subject (a
-// permission violation, which NATS reports apart from the request, so
-// op would otherwise wait out ctx). The refusal is seen as the
-// connection's last error, checked every refusalPoll.
+// when the server refuses this connection's publication on subject, or
+// on any subject under it when subject ends in ".>" (a permission
+// violation, which NATS reports apart from the request, so op would
+// otherwise wait out ctx). The refusal is seen as the connection's last
+// error, checked every refusalPoll.
 func unlessRefused[T any](ctx context.Context, nc *nats.Conn, subject string, op func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -587,7 +588,7 @@ func unlessRefused[T any](ctx context.Context, nc *nats.Conn, subject string, op
 		case r := <-done:
 			return r.v, r.err
 		case <-t.C:
-			if err := nc.LastError(); err != nil && strings.Contains(err.Error(), "Permissions Violation") && strings.Contains(err.Error(), strconv.Quote(subject)) {
+			if err := nc.LastError(); err != nil && refusedOn(err, subject) {
 				cancel()
 				<-done
 				var zero T
@@ -595,6 +596,19 @@ func unlessRefused[T any](ctx context.Context, nc *nats.Conn, subject string, op
 			}
 		}
 	}
+}
+
+// refusedOn reports whether err is the server's refusal of a publication
+// on subject (or under it, for a subject ending in ".>").
+func refusedOn(err error, subject string) bool {
+	msg := err.Error()
+	if !strings.Contains(msg, "Permissions Violation") {
+		return false
+	}
+	if prefix, ok := strings.CutSuffix(subject, ">"); ok {
+		return strings.Contains(msg, `"`+prefix)
+	}
+	return strings.Contains(msg, strconv.Quote(subject))
 }
 
 // refusalPoll is how often unlessRefused looks for a refusal.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -94,4 +96,26 @@ func TestWriteSecretUsesAFreshTempFile(t *testing.T) {
 	left, err := filepath.Glob(filepath.Join(dir, "coordinator.nk.*.tmp"))
 	require.NoError(t, err)
 	assert.Empty(t, left, "no temporary file left")
+}
+
+// A refusal counts for the subject named, or for any under a subject
+// ending in ".>", and for no other.
+func TestRefusedOn(t *testing.T) {
+	refused := func(subject string) error {
+		return fmt.Errorf("nats: Permissions Violation for Publish to %q", subject)
+	}
+	for _, c := range []struct {
+		err     error
+		subject string
+		want    bool
+	}{
+		{refused("$JS.API.STREAM.CREATE.MDAP_TASKS"), "$JS.API.STREAM.CREATE.MDAP_TASKS", true},
+		{refused("$JS.API.STREAM.CREATE.MDAP_TASKS"), "$JS.API.STREAM.CREATE.MDAP_JOURNALS", false},
+		{refused("$JS.API.STREAM.CREATE.KV_MDAP_RESULTS"), "$JS.API.STREAM.CREATE.>", true},
+		{refused("$JS.API.STREAM.DELETE.MDAP_TASKS"), "$JS.API.STREAM.CREATE.>", false},
+		{refused("mdap.agent.tasks.q1"), "mdap.agent.tasks.q", false},
+		{errors.New("nats: timeout"), "$JS.API.STREAM.CREATE.>", false},
+	} {
+		assert.Equal(t, c.want, refusedOn(c.err, c.subject), "%v on %s", c.err, c.subject)
+	}
 }

@@ -142,7 +142,7 @@ func OpenJournal(ctx context.Context, js jetstream.JetStream, run string, cfg Jo
 func runStream(ctx context.Context, js jetstream.JetStream, name string, n int) (jetstream.Stream, error) {
 	st, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		_, err = unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.CREATE."+JournalsStream, func(ctx context.Context) (struct{}, error) {
+		_, err = unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.CREATE.>", func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, ensureRunStreams(ctx, js, n)
 		})
 		switch {

@@ -128,20 +128,24 @@ func provisionRunStreams(ctx context.Context, js jetstream.JetStream, cfg Provis
 
 // ensureRunStreams finds the shared run streams, or creates them where
 // the client may (a server without roles, which nobody provisions).
+//
+// The order matters: a client that finds the stream it uses (runStream)
+// goes on without making the rest, so what a stream's users need is made
+// before that stream: the result bucket before the tasks stream, which
+// a task queue finds and then opens the bucket, and the journals stream
+// last.
 func ensureRunStreams(ctx context.Context, js jetstream.JetStream, n int) error {
-	if _, err := ensureStream(ctx, js, journalsStreamConfig(n, 0, 0)); err != nil {
-		return err
-	}
-	if _, err := ensureStream(ctx, js, tasksStreamConfig(n, 0)); err != nil {
-		return err
-	}
 	if _, err := js.KeyValue(ctx, ResultsBucket); errors.Is(err, jetstream.ErrBucketNotFound) {
 		_, err = js.CreateKeyValue(ctx, resultsBucketConfig(n, 0))
 		if err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
 			return fmt.Errorf("%w: bucket %s: %w", ErrEngine, ResultsBucket, err)
 		}
 	}
-	return nil
+	if _, err := ensureStream(ctx, js, tasksStreamConfig(n, 0)); err != nil {
+		return err
+	}
+	_, err := ensureStream(ctx, js, journalsStreamConfig(n, 0, 0))
+	return err
 }
 
 // provisionErr wraps an error of making what: a placement the cluster

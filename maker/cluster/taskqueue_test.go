@@ -283,3 +283,30 @@ func TestTaskQueueServeReturnsOnceDrained(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, results, 3)
 }
+
+// Coordinators opening their first queue at once on a fresh server
+// without roles all open it: one of them makes the shared streams and
+// the result bucket while the others look, and none sees a part made
+// before the rest (a stream there, the bucket not yet: "bucket not
+// found", a failure CI saw with two maker solve --nats).
+func TestOpenTaskQueueRacesOnAFreshServer(t *testing.T) {
+	t.Parallel()
+	for round := range 8 {
+		srv := startServer(t)
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			_, js := connect(t, srv.ClientURL())
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				_, errs[i] = cluster.OpenTaskQueue(ctx, js, "batch", cluster.TaskQueueConfig{})
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			require.NoError(t, err, "round %d, coordinator %d", round, i)
+		}
+		srv.Shutdown()
+	}
+}
