@@ -191,7 +191,7 @@ func (r *Runner) runOwn(ctx context.Context, job Job, unit *Unit, res *Result, r
 		err = fmt.Errorf("%w: %v", ErrJobPanic, p.Value)
 		res.Status, res.Error = StatusFailed, err.Error()
 	}
-	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+	if stopped(ctx, err) {
 		return *res, false, nil
 	}
 	if r.fault(err) {

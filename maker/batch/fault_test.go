@@ -162,3 +162,23 @@ func TestIsFault(t *testing.T) {
 }
 
 var errEngineForTest = errors.New("engine down")
+
+// A job whose journal cannot be opened because the run was stopped (its
+// context ended while the journal's lease was being taken) has no
+// result: it is unfinished, for the next run, never "failed". Over NATS
+// a batch stopped at its --max-cost recorded a task "failed: context
+// canceled" for good, and the rerun with a larger cap never ran it.
+func TestStoppedWhileOpeningItsJournalIsUnfinished(t *testing.T) {
+	jobs := readJobs(t, `{"id": "a", "hanoi": {"disks": 3}, "seed": 1}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	res := &memResults{m: map[string]Result{}}
+	sum, err := (&Runner{Build: simBuiltin(nil).Build, Results: res, Done: res.done,
+		Journal: func(Job) (*maker.Journal, error) {
+			cancel() // the run stops while the journal is opened
+			return nil, fmt.Errorf("take the lease of the journal: %w", ctx.Err())
+		}}).Run(ctx, jobs)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, res.m, "no result for a job the stop interrupted")
+	assert.Equal(t, 1, sum.Unfinished)
+	assert.Zero(t, sum.Failed)
+}

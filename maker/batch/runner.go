@@ -344,6 +344,9 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker, book *
 		if r.fault(jerr) {
 			return res, false, faultErr(job, jerr)
 		}
+		if stopped(ctx, jerr) {
+			return res, false, nil
+		}
 		if jerr != nil {
 			res.Status, res.Error = StatusFailed, jerr.Error()
 			if errors.Is(jerr, maker.ErrJournalCorrupt) || errors.Is(jerr, maker.ErrJournalVersion) || errors.Is(jerr, maker.ErrJournalPath) {
@@ -388,7 +391,7 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker, book *
 			r.logger().Warn("closing a journal failed", "journal", s.Journal.Path(), "err", cerr)
 		}
 	}
-	if serr != nil && ctx.Err() != nil && (errors.Is(serr, context.Canceled) || errors.Is(serr, context.DeadlineExceeded)) {
+	if stopped(ctx, serr) {
 		return res, false, nil
 	}
 	if r.fault(serr) {
@@ -419,6 +422,13 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker, book *
 		}
 	}
 	return record()
+}
+
+// stopped reports whether err is the run's stop (ctx ended) rather than
+// the job's own failure: such a job gets no result, and the next run
+// takes it up.
+func stopped(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 // rel names a journal relative to the results file's folder, with a
