@@ -157,9 +157,13 @@ type DrawerStats struct {
 
 // NewDrawer creates the sample streams if they do not exist, and this
 // drawer's reply consumer. Close it when done; the connection stays the
-// caller's. Errors wrap ErrEngine.
+// caller's. Errors wrap ErrEngine. An engine that does not answer for a
+// while (a cluster electing leaders after a node's restart) is asked
+// again for up to 30 s within ctx.
 func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*Drawer, error) {
-	jobs, err := ensureSampleStreams(ctx, js, cfg.Replicas)
+	jobs, err := retryPassing(ctx, setupAttempt, func(ctx context.Context) (jetstream.Stream, error) {
+		return ensureSampleStreams(ctx, js, cfg.Replicas)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +180,7 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	}
 	d.book = newBook(d.log)
 	d.replicas = cfg.Replicas
-	if err := d.consumeReplies(ctx); err != nil {
+	if _, err := retryPassing(ctx, setupAttempt, func(ctx context.Context) (struct{}, error) { return struct{}{}, d.consumeReplies(ctx) }); err != nil {
 		return nil, err
 	}
 	d.watching.Go(d.watch)

@@ -168,24 +168,9 @@ func openJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, cf
 	if cfg.MaxAge < 0 || cfg.MaxAge > MaxRetention {
 		return nil, fmt.Errorf("%w: journal MaxAge %s: use 0 (the default) or a positive duration up to %s", ErrConfig, cfg.MaxAge, MaxRetention)
 	}
-	deadline := time.Now().Add(opTimeout)
-	for {
-		j, err := openJournalOnce(ctx, js, ref, cfg, create)
-		if err == nil || !passing(err) || ctx.Err() != nil || time.Now().After(deadline) {
-			return j, err
-		}
-		if err := wait.Sleep(ctx, leaderRetryWait); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// passing reports whether err is an engine's failure that passes: a
-// request unanswered or timed out, a connection moving to another node.
-// A server without JetStream, a refusal or a bad name is not.
-func passing(err error) bool {
-	return errors.Is(err, ErrEngine) && !errors.Is(err, ErrNoJetStream) && !errors.Is(err, ErrAuth) &&
-		(isTransient(err) || errors.Is(err, jetstream.ErrNoStreamResponse))
+	return retryPassing(ctx, 0, func(ctx context.Context) (*maker.Journal, error) {
+		return openJournalOnce(ctx, js, ref, cfg, create)
+	})
 }
 
 func openJournalOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*maker.Journal, error) {

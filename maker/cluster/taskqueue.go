@@ -85,8 +85,17 @@ func taskConsumerConfig(queue string, ackWait time.Duration) jetstream.ConsumerC
 // (or, on a server without roles, by this client). Errors wrap ErrConfig,
 // ErrAuth (a run coordinator's key of another run: at once, not at a
 // timeout), ErrOldLayout (a queue an earlier mdap started on streams of its own:
-// MDAP_TASKS_<queue>), ErrNotProvisioned or ErrEngine.
+// MDAP_TASKS_<queue>), ErrNotProvisioned or ErrEngine. An engine that does
+// not answer for a while (a cluster electing leaders after a node's
+// restart, a connection moving to another node) is asked again for up to
+// 30 s within ctx.
 func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg TaskQueueConfig) (*TaskQueue, error) {
+	return retryPassing(ctx, setupAttempt, func(ctx context.Context) (*TaskQueue, error) {
+		return openTaskQueueOnce(ctx, js, name, cfg)
+	})
+}
+
+func openTaskQueueOnce(ctx context.Context, js jetstream.JetStream, name string, cfg TaskQueueConfig) (*TaskQueue, error) {
 	if err := checkName("queue", name); err != nil {
 		return nil, err
 	}
@@ -221,14 +230,6 @@ func (q *TaskQueue) Take(ctx context.Context) (*Claim, error) {
 			return nil, fmt.Errorf("%w: take a task of %s: %w", ErrEngine, q.name, err)
 		}
 	}
-}
-
-// isTransient reports whether a fetch error is worth retrying: a timeout,
-// a lost connection that reconnects.
-func isTransient(err error) bool {
-	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting) ||
-		errors.Is(err, jetstream.ErrNoHeartbeat)
 }
 
 // heartbeat reports progress on msg every third of ackWait until the
