@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mdap-go/mdap/maker"
@@ -24,16 +25,17 @@ const ToolSolveProblem = "solve_problem"
 // SolveProblemInput is the input of the solve_problem tool: exactly one
 // problem, and the plan's settings.
 type SolveProblemInput struct {
-	Multiply *MultiplyProblem `json:"multiply,omitempty" jsonschema:"a long multiplication: the product of a and b"`
-	Sort     *SortProblem     `json:"sort,omitempty" jsonschema:"a list of integers to sort ascending"`
-	Problem  *SpecProblem     `json:"problem,omitempty" jsonschema:"a problem of a problem spec (role prompts and the JSON Schemas of input and answer; see docs/decompose.md): spec or spec_path, and input"`
-	Target   float64          `json:"target,omitempty" jsonschema:"T: the whole tree is right with probability at least T while every role decides right with probability p, independently (default 0.95)"`
-	P        float64          `json:"p,omitempty" jsonschema:"every role's p, for the plan's k (and the simulated model's accuracy); default 0.9"`
-	Strategy string           `json:"strategy,omitempty" jsonschema:"ahead (default: first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme, as a baseline)"`
-	Journal  string           `json:"journal,omitempty" jsonschema:"the journal's file name in the server's state folder (letters, digits, '.', '-', '_'); default one named after the problem, which the output gives"`
-	Resume   bool             `json:"resume,omitempty" jsonschema:"resume the run recorded in the journal (after a cancelled or failed call), with the same problem and settings"`
-	Models   []string         `json:"models,omitempty" jsonschema:"the model specs that play every role, each one the server allows; default the server's first model (sim plays every role from the family's truth)"`
-	BaseURL  string           `json:"base_url,omitempty" jsonschema:"the server the openai: and ollama: models call; only the server's own unless its operator allowed any"`
+	Multiply   *MultiplyProblem    `json:"multiply,omitempty" jsonschema:"a long multiplication: the product of a and b"`
+	Sort       *SortProblem        `json:"sort,omitempty" jsonschema:"a list of integers to sort ascending"`
+	Problem    *SpecProblem        `json:"problem,omitempty" jsonschema:"a problem of a problem spec (role prompts and the JSON Schemas of input and answer; see docs/decompose.md): spec or spec_path, and input"`
+	Target     float64             `json:"target,omitempty" jsonschema:"T: the whole tree is right with probability at least T while every role decides right with probability p, independently (default 0.95)"`
+	P          float64             `json:"p,omitempty" jsonschema:"every role's p, for the plan's k (and the simulated model's accuracy); default 0.9"`
+	Strategy   string              `json:"strategy,omitempty" jsonschema:"ahead (default: first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme, as a baseline)"`
+	Journal    string              `json:"journal,omitempty" jsonschema:"the journal's file name in the server's state folder (letters, digits, '.', '-', '_'); default one named after the problem, which the output gives"`
+	Resume     bool                `json:"resume,omitempty" jsonschema:"resume the run recorded in the journal (after a cancelled or failed call), with the same problem and settings"`
+	Models     []string            `json:"models,omitempty" jsonschema:"the model specs that play every role, each one the server allows; default the server's first model (sim plays every role from the family's truth)"`
+	RoleModels map[string][]string `json:"role_models,omitempty" jsonschema:"optional: roles' own model specs (atomic, decompose, discriminate, solve, compose: a list each, several an ensemble), each one the server allows, over models for the roles named; real models only (sim plays every role or none)"`
+	BaseURL    string              `json:"base_url,omitempty" jsonschema:"the server the openai: and ollama: models call; only the server's own unless its operator allowed any"`
 }
 
 // MultiplyProblem is a multiplication of two decimal numbers.
@@ -72,6 +74,7 @@ type SolveProblemOutput struct {
 	Resumed     int                   `json:"resumed" jsonschema:"decisions read back from the journal"`
 	Roles       map[string]RoleFigure `json:"roles" jsonschema:"each role's k, decisions, samples and cost"`
 	Model       string                `json:"model" jsonschema:"the identity of the model playing the roles"`
+	RoleModels  map[string]string     `json:"role_models,omitempty" jsonschema:"each role's model identity, with real models"`
 }
 
 // RoleFigure is one role's share of a solve_problem run.
@@ -150,6 +153,10 @@ func (s *Server) problemTool(ctx context.Context, req *mcp.CallToolRequest, in S
 	for _, m := range st.models {
 		allSim = allSim && m == "sim"
 	}
+	roleSt, err := s.checkRoleModels(in, allSim)
+	if err != nil {
+		return nil, out, err
+	}
 	if allSim {
 		out.Model = "sim"
 		play := decompose.SimRole{P: decompose.DefaultP, Rivals: max(s.cfg.Sim.WrongAnswers, 1)}
@@ -163,6 +170,15 @@ func (s *Server) problemTool(ctx context.Context, req *mcp.CallToolRequest, in S
 			return nil, out, err
 		}
 		o.Models, out.Model = decompose.AllRoles(m), maker.ModelIdentity(m)
+		out.RoleModels = map[string]string{}
+		for _, r := range decompose.Roles {
+			if rs, ok := roleSt[r]; ok {
+				if o.Models[r], err = s.open(rs, nil, "plays every role or none"); err != nil {
+					return nil, out, err
+				}
+			}
+			out.RoleModels[string(r)] = maker.ModelIdentity(o.Models[r])
+		}
 	}
 	// The tree is bounded before anything runs: its decisions at most
 	// the server's MaxSteps.
@@ -250,6 +266,32 @@ func (o *SolveProblemOutput) fill(res *decompose.Result) {
 	for r, st := range res.Roles {
 		o.Roles[string(r)] = RoleFigure{K: st.K, Decisions: st.Decisions, Samples: st.Samples, Cost: st.Cost, Wrong: st.Wrong}
 	}
+}
+
+// checkRoleModels checks a request's role_models: known roles, each
+// role's models as check does a request's models (the server's, or any
+// with AllowAnyModel; its base_url), and real models only, over real
+// models (the simulated model plays every role or none).
+func (s *Server) checkRoleModels(in SolveProblemInput, allSim bool) (map[decompose.Role]settings, error) {
+	out := map[decompose.Role]settings{}
+	for name, specs := range in.RoleModels {
+		r, err := problems.ParseRole(name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: role_models: %w", ErrArgument, err)
+		}
+		if len(specs) == 0 {
+			return nil, fmt.Errorf("%w: role_models: %s: give a model spec, or leave the role out", ErrArgument, name)
+		}
+		st, err := s.check(Sampling{Models: specs, BaseURL: in.BaseURL})
+		if err != nil {
+			return nil, fmt.Errorf("role_models: %s: %w", name, err)
+		}
+		if slices.Contains(specs, "sim") || allSim {
+			return nil, fmt.Errorf("%w: role_models: %s: the simulated model plays every role or none: give real models in models and role_models, or leave role_models out", ErrArgument, name)
+		}
+		out[r] = st
+	}
+	return out, nil
 }
 
 // loadProblemSpec reads a problem's spec, inline (exactly as sent) or

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -141,4 +142,62 @@ func TestSolveProblemSpecWithoutCheckerIsUnchecked(t *testing.T) {
 	assert.Equal(t, 6.0, out.Answer)
 	assert.Equal(t, "openai:fake@"+fake.URL, out.Model)
 	assert.Equal(t, int64(out.Samples), calls.Load(), "every sample a call to the model")
+}
+
+// role_models gives roles models of their own, each checked as models
+// are: the solver's calls go to its model, the other roles' to models;
+// an unknown role, a model the server does not allow, and the simulated
+// model in a role are refused.
+func TestSolveProblemRoleModels(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model string `json:"model"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		asked[req.Model]++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "x", "object": "chat.completion", "created": 1, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": `{"answer": 6}`}, "finish_reason": "stop"}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+		})
+	}))
+	t.Cleanup(fake.Close)
+	c, _ := connect(t, mcpserver.Config{State: t.TempDir(), Models: []string{"openai:fake", "openai:other"}, BaseURL: fake.URL})
+	ctx := context.Background()
+	// The input is atomic by its size: the solver alone is asked.
+	problem := map[string]any{"spec": readSpec(t, "sum-spec.json"), "input": map[string]any{"n": []int{1, 5}}}
+	for _, tc := range []struct {
+		roles map[string]any
+		want  string
+	}{{map[string]any{"solve": []string{"openai:other"}}, "other"}, {map[string]any{"atomic": []string{"openai:other"}}, "fake"}} {
+		mu.Lock()
+		clear(asked)
+		mu.Unlock()
+		out := decode[mcpserver.SolveProblemOutput](t, call(t, ctx, c.ClientSession, "solve_problem",
+			map[string]any{"problem": problem, "models": []string{"openai:fake"}, "role_models": tc.roles}, nil))
+		assert.True(t, out.Solved, out.Message)
+		mu.Lock()
+		assert.Equal(t, map[string]int{tc.want: out.Samples}, asked, "%v: every call to the solver's model", tc.roles)
+		mu.Unlock()
+		assert.Contains(t, out.RoleModels["solve"], "openai:"+tc.want)
+		assert.Len(t, out.RoleModels, 5)
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"problem": problem, "models": []string{"openai:fake"}, "role_models": map[string]any{"solver": []string{"openai:other"}}}, `role "solver"`},
+		{map[string]any{"problem": problem, "models": []string{"openai:fake"}, "role_models": map[string]any{"solve": []string{"openai:gpt-4.1"}}}, "not one of this server's models"},
+		{map[string]any{"problem": problem, "models": []string{"openai:fake"}, "role_models": map[string]any{"solve": []string{}}}, "give a model spec"},
+	} {
+		toolError(t, call(t, ctx, c.ClientSession, "solve_problem", tc.args, nil), tc.want)
+	}
+	c2, _ := connect(t, mcpserver.Config{State: t.TempDir(), Models: []string{"sim", "openai:other"}, BaseURL: fake.URL})
+	toolError(t, call(t, ctx, c2.ClientSession, "solve_problem", map[string]any{"sort": map[string]any{"list": []int{2, 1}},
+		"role_models": map[string]any{"solve": []string{"openai:other"}}}, nil), "every role or none")
 }
