@@ -508,7 +508,8 @@ func decompBatch(run *runFlags, b *batch.Builtin, fs *pflag.FlagSet) {
 			if err != nil {
 				return nil, err
 			}
-			return decompose.AllRoles(m), nil
+			ms := decompose.AllRoles(m)
+			return ms, solveRoleModels(run, fs, ms) // --model-ROLE
 		}
 	}
 }
