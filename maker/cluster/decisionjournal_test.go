@@ -121,4 +121,22 @@ func TestDecisionsOverNATSAreJournaled(t *testing.T) {
 	assert.InDelta(t, want.Cost, got.Cost, 1e-12, "and cost")
 	assert.Equal(t, want.Steps, got.Steps)
 	assert.True(t, strings.HasPrefix(got.Journal, "nats:cut."), "the journal is the task's on the engine: %q", got.Journal)
+
+	// maker nats ls and rm see it: a header and a line per decision.
+	journalOf := func() *cluster.Leftover {
+		left, err := cluster.List(ctx, js)
+		require.NoError(t, err)
+		for _, l := range left {
+			if l.Kind == "journal" && "nats:"+l.Name == got.Journal {
+				return &l
+			}
+		}
+		return nil
+	}
+	l := journalOf()
+	require.NotNil(t, l, "listed")
+	assert.Equal(t, uint64(got.Steps+1), l.Messages)
+	_, err = cluster.RemoveRun(ctx, js, "cut")
+	require.NoError(t, err)
+	assert.Nil(t, journalOf(), "removed with its queue")
 }
