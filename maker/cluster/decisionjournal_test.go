@@ -114,6 +114,7 @@ func TestDecisionsOverNATSAreJournaled(t *testing.T) {
 	again, err, got := solve("cut", 0)
 	require.NoError(t, err)
 	require.Equal(t, batch.StatusSolved, got.Status, "%+v", got)
+	t.Logf("decisions %d, resumed %d; samples %d (uninterrupted %d)", got.Steps, again.Resumed, got.Samples, want.Samples)
 	assert.Positive(t, again.Resumed, "decided nodes resumed from the engine's journal, not decided again")
 	assert.Less(t, again.Resumed, got.Steps, "the stopped run had not decided them all")
 	assert.JSONEq(t, string(want.Answer), string(got.Answer))
