@@ -485,23 +485,17 @@ func short(s string) string {
 // lines: on the simulated model of every role, at --p and --wrong-answers
 // when they are given (else decompose's defaults), or every role on the
 // --model. Over --nats every role's model is the engine's remote model
-// of the --model's route (the workers draw the samples); the workers'
-// simulated model plays Towers of Hanoi only, so a decomposition over
-// --nats needs a real --model.
+// of the --model's route (the workers draw the samples); with --model
+// sim, the route of the workers playing the line's family (natsSimRoles).
 func decompBatch(run *runFlags, b *batch.Builtin, fs *pflag.FlagSet) {
 	switch {
 	case run.natsURL != "" && slices.Contains(run.models, "sim"):
+		b.Decompose.P = everyRole(rolesPlay(run, fs).P)
 		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
-			return nil, fmt.Errorf("a %q task over --nats needs a real --model: the workers' simulated model plays Towers of Hanoi only, not a decomposition's roles; run it without --nats, or with the --model the workers serve", job.Kind())
+			return natsSimRoles(run, fs, b, job)
 		}
 	case slices.Contains(run.models, "sim"):
-		play := decompose.SimRole{P: decompose.DefaultP, Rivals: sim.DefaultWrongAnswers}
-		if fs.Changed("p") {
-			play.P = run.p
-		}
-		if fs.Changed("wrong-answers") {
-			play.Rivals = run.wrongAnswers
-		}
+		play := rolesPlay(run, fs)
 		b.DecomposeSim.Roles = problems.SimRoles(play)
 		b.Decompose.P = map[decompose.Role]float64{}
 		for _, r := range decompose.Roles {
@@ -514,7 +508,8 @@ func decompBatch(run *runFlags, b *batch.Builtin, fs *pflag.FlagSet) {
 			if err != nil {
 				return nil, err
 			}
-			return decompose.AllRoles(m), nil
+			ms := decompose.AllRoles(m)
+			return ms, solveRoleModels(run, fs, ms) // --model-ROLE
 		}
 	}
 }

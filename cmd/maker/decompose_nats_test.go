@@ -20,7 +20,8 @@ import (
 // maker solve --nats runs decomposition lines on the workers: every
 // role's model is the engine's remote model of the --model's route, here
 // served by a worker playing every role (decompose.SimModels.OneModel).
-// With the simulated model the line is refused, saying why.
+// With the simulated model a "problem" line is refused, saying why
+// (maker worker --roles plays multiply and sort: workerroles_binary_test).
 func TestSolveOverNATSRunsDecompositionLines(t *testing.T) {
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
@@ -55,10 +56,14 @@ func TestSolveOverNATSRunsDecompositionLines(t *testing.T) {
 	assert.Positive(t, res.Samples)
 	assert.Positive(t, w.Stats().Served, "the worker drew the samples")
 
+	spec, err := os.ReadFile(filepath.Join(problemSpecs, "sort-spec.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sort.json"), spec, 0o644))
+	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "p", "problem": {"spec": "sort.json", "input": {"list": [3, 1]}}}`+"\n"), 0o644))
 	out = filepath.Join(dir, "sim.jsonl")
 	code, _, _ = cli(t, "solve", tasks, "--out", out, "--nats", srv.ClientURL(), "--progress", "off")
 	assert.Equal(t, 1, code)
-	res = readResults(t, out)["id:m"]
+	res = readResults(t, out)["id:p"]
 	assert.NotEqual(t, batch.StatusSolved, res.Status)
 	assert.Contains(t, res.Error, "needs a real --model")
 }

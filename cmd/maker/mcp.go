@@ -53,8 +53,10 @@ maker mcp and speaks JSON-RPC on its stdin and stdout), or over streamable HTTP
 with --http. Its tools: vote (tally replies you sampled, first-to-ahead-by-k),
 parse (one reply's red flag, or canonical form and key), sample_and_vote
 (sample a prompt through the server's models until one answer leads by k),
-run_task (solve a spec task with a journal under --state; resumable) and kmin
-(the scaling laws).
+run_task (solve a spec task with a journal under --state; resumable),
+solve_problem (a multiplication, a sort or a problem spec's problem by voted
+decomposition, journaled under --state; resumable) and kmin (the scaling
+laws).
 
 A request may use only the --model models (unless --allow-any-model), its
 spec paths and file tools stay inside --root, its tools run under the --tools
@@ -93,7 +95,7 @@ func (f *mcpFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.BaseURL, "base-url", "", "server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) and ollama: models")
 	fs.BoolVar(&c.AllowAnyModel, "allow-any-model", false, "let requests name any model and base URL (the server then calls any URL a client names, without the environment's API keys)")
 	fs.DurationVar(&c.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
-	fs.StringVar(&c.Root, "root", ".", "folder of run_task's spec paths and file tools; nothing leaves it")
+	fs.StringVar(&c.Root, "root", ".", "folder of run_task's and solve_problem's spec paths and file tools; nothing leaves it")
 	fs.StringVar(&c.State, "state", mcpserver.DefaultStateDir(), "folder of run_task's journals (created, 0700, at the first run_task if missing)")
 	fs.BoolVar(&c.UnsignedJournals, "journal-unsigned", false, "write (and resume) run_task's journals without signing them: a plain SHA-256 chain and no chain head kept (see docs/journal.md)")
 	c.ToolDeclaration = maker.DeclareAuto

@@ -49,6 +49,7 @@ docs/decompose.md.`,
   maker problem --spec sort-spec.json --input '{"list": [4, 2, 8, 6]}' --journal p.jsonl   # then, after a crash:
   maker problem --spec sort-spec.json --input '{"list": [4, 2, 8, 6]}' --journal p.jsonl --resume
   maker problem --spec sort-spec.json --input '{"list": [4, 2]}' --journal p2.jsonl --journal-unsigned
+  maker problem --spec sort-spec.json --input '{"list": [9, 4, 7, 1, 8, 2]}' --journal p3.jsonl --ui 127.0.0.1:0   # its counters live on a web page
   maker problem --spec sum-spec.json --input '{"n": [1, 2]}' --model openai:gpt-4.1-nano --model-atomic openai:gpt-4.1-nano --model-decompose openai:gpt-4.1-mini --model-discriminate openai:gpt-4.1-mini --model-solve openai:gpt-4.1-mini --model-compose openai:gpt-4.1-mini --price all=0.1/0.4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -71,6 +72,7 @@ docs/decompose.md.`,
 	cmd.Flags().StringVar(&specFile, "spec", "", "the problem spec FILE (JSON): name, prompts, input and answer schemas (see docs/decompose.md)")
 	cmd.Flags().StringVar(&input, "input", "", "the problem, JSON, as the spec's \"input\" schema says")
 	f.register(cmd.Flags())
+	f.ui.register(cmd)
 	_ = cmd.MarkFlagFilename("spec", "json")
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
 	return cmd

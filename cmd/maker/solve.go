@@ -144,6 +144,7 @@ func (f *solveFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.queue, "queue", "", "with --nats: the batch's task queue on the engine, where its coordinators meet (default solve-HASH, a hash of the tasks file and the settings); a run key (maker nats run add NAME) serves the queue NAME only")
 	fs.StringVar(&f.declaration, "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	f.run.register(cmd)
+	registerSolveRoleModels(cmd) // --model-ROLE of decomposition lines
 	f.run.obs.register(fs, true)
 	f.tools.register(cmd, "")
 	fs.Lookup("root").Usage = `folder granted to the file tools of spec tasks (default: each spec file's folder; a task's "root" replaces it); they work in the spec's "root" inside it`

@@ -32,6 +32,9 @@ type workerCmd struct {
 	cfg      cluster.WorkerConfig
 	logLevel string
 	obs      watchFlags
+	// roles is --roles: the decomposition family whose roles the
+	// simulated model plays instead of Towers of Hanoi.
+	roles string
 	// Set by check.
 	level slog.Level
 	route string
@@ -55,13 +58,19 @@ Workers and coordinators meet on the model: a coordinator run with --nats and
 simulated model, the same --seed, --p, --flag-rate, --error-rate,
 --wrong-answers and --concentration: any worker may draw any sample, and the
 answer is the same on every machine). Workers of different models serve an
-ensemble. The simulated model answers Towers of Hanoi prompts.
+ensemble. The simulated model answers Towers of Hanoi prompts, or with
+--roles multiply (or sort) plays every role of that family's voted
+decompositions: maker solve --nats --model sim draws its multiply (sort)
+lines from the workers started with the same --seed as the line's, --p,
+--wrong-answers and --flag-rate (each role at --p, 0.9 when not given, as
+in process).
 
 SIGINT or SIGTERM stops the worker: it takes no more jobs, lets its model calls
 finish within --grace (their replies are sent), hands back the jobs of calls
 still running, prints what it did and exits with status 0.`,
 		Example: `  maker worker --nats nats://127.0.0.1:4222 --model sim --inflight 4
-  maker worker --nats nats://10.0.0.5:4222 --model openai:llama3 --base-url http://127.0.0.1:8000/v1 --inflight 8`,
+  maker worker --nats nats://10.0.0.5:4222 --model openai:llama3 --base-url http://127.0.0.1:8000/v1 --inflight 8
+  maker worker --nats nats://127.0.0.1:4222 --model sim --roles multiply --inflight 16   # for maker solve --nats's multiply lines`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := w.check(cmd); err != nil {
@@ -81,6 +90,7 @@ func (w *workerCmd) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&w.cfg.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it); on maker nats, or a server provisioned by maker nats provision, the engine's --ack-wait applies instead")
 	fs.DurationVar(&w.cfg.Grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
 	fs.StringVar(&w.cfg.Name, "name", "", "the worker's name in replies (default host/pid)")
+	fs.StringVar(&w.roles, "roles", "", "with --model sim: play every role of this family's voted decompositions (multiply or sort), for maker solve --nats's lines of it, instead of Towers of Hanoi")
 	fs.StringVar(&w.logLevel, "log-level", "info", "log level on stderr: debug (each job's start and end too), info (each redelivered job it takes: a worker died, stalled or handed it back), warn (replies not published, bad jobs) or error")
 	w.obs.register(fs, false)
 	// The model flags, shared with the run commands (same defaults and
@@ -121,12 +131,15 @@ func (w *workerCmd) check(cmd *cobra.Command) error {
 	if err := w.flags.loadModelsFile(cmd.Flags(), cmd.InOrStdin()); err != nil {
 		return err
 	}
+	if len(w.flags.models) > 1 {
+		return usageErr("--model given %d times: a worker serves one model", len(w.flags.models))
+	}
+	if cmd.Flags().Changed("roles") {
+		return w.checkRoles(cmd)
+	}
 	oracle := hanoi.Oracle{}
 	if w.route, err = w.flags.route(oracle); err != nil {
 		return err
-	}
-	if len(w.flags.models) > 1 {
-		return usageErr("--model given %d times: a worker serves one model", len(w.flags.models))
 	}
 	for _, name := range []string{"structured", "verbose"} {
 		if cmd.Flags().Changed(name) {
@@ -139,6 +152,21 @@ func (w *workerCmd) check(cmd *cobra.Command) error {
 	if err != nil {
 		return usageErr("--model: %w", err)
 	}
+	return nil
+}
+
+// checkRoles sets the model and route of --roles FAMILY: the simulated
+// model of every role of the family (simRoles) at --seed.
+func (w *workerCmd) checkRoles(cmd *cobra.Command) error {
+	if w.flags.oneModel() != "sim" {
+		return usageErr("--roles %s: only the simulated model (--model sim) plays a decomposition's roles from its family; a real --model serves every prompt as it is", w.roles)
+	}
+	sims, err := simRoles(&w.flags, cmd.Flags(), w.roles, w.flags.seed)
+	if err != nil {
+		return usageErr("--roles: %w", err)
+	}
+	w.model = sims.OneModel()
+	w.route = maker.ModelIdentity(w.model)
 	return nil
 }
 

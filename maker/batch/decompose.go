@@ -21,6 +21,9 @@ type OwnRun struct {
 	Journal string
 	// JournalUnsigned is the Store's UnsignedJournals.
 	JournalUnsigned bool
+	// JournalStore, if set (Runner.DecisionStore), keeps the job's
+	// decision journal instead of Journal's file; the Run closes it.
+	JournalStore maker.JournalStore
 	// Wrap wraps a model with the Runner's Limits (every call of every job
 	// shares them); it returns the model itself without Limits.
 	Wrap func(llms.Model) llms.Model
@@ -138,7 +141,7 @@ func (b *Builtin) decomposition(job Job, seed uint64, maxSamples int) (*Unit, er
 		solve = func(ctx context.Context) (*decompose.Result, error) { return problems.SolveSpec(ctx, s, input, o) }
 	}
 	return &Unit{Run: func(ctx context.Context, run OwnRun, r *Result) error {
-		o.Journal, o.JournalUnsigned, o.Wrap = run.Journal, run.JournalUnsigned, run.Wrap
+		o.Journal, o.JournalStore, o.JournalUnsigned, o.Wrap = run.Journal, run.JournalStore, run.JournalUnsigned, run.Wrap
 		out, err := solve(ctx)
 		if out != nil {
 			for _, st := range out.Roles {
@@ -187,6 +190,19 @@ func (r *Runner) runOwn(ctx context.Context, job Job, unit *Unit, res *Result, r
 		}
 	}
 	var err error
+	if r.DecisionStore != nil {
+		if run.JournalStore, err = r.DecisionStore(job); err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return *res, false, nil // stopped: it resumes from its journal
+			case r.fault(err):
+				return *res, false, faultErr(job, err)
+			}
+			res.Status, res.Error = StatusFailed, err.Error()
+			return record()
+		}
+		run.Journal, run.JournalUnsigned, res.Journal = "", r.UnsignedDecisions, run.JournalStore.Name()
+	}
 	if p := catch.Try(func() { err = unit.Run(ctx, run, res) }); p != nil {
 		err = fmt.Errorf("%w: %v", ErrJobPanic, p.Value)
 		res.Status, res.Error = StatusFailed, err.Error()

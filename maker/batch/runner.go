@@ -98,6 +98,13 @@ type Runner struct {
 	// Journal returns the journal of a job: an opened one is resumed.
 	// Nil, or a nil journal, means none.
 	Journal func(Job) (*maker.Journal, error)
+	// DecisionStore, if set, returns where a decomposition job ("multiply",
+	// "sort", "problem") keeps its decision journal's lines (the engine's,
+	// over NATS), in place of a journal file in the Store's state folder;
+	// the job's run closes it. UnsignedDecisions opts those journals out
+	// of signing, as Store.UnsignedJournals does files.
+	DecisionStore     func(Job) (maker.JournalStore, error)
+	UnsignedDecisions bool
 	// Progress, if set, is called after every step of every job and after
 	// every result, one call at a time; it must be quick.
 	Progress func(Progress)

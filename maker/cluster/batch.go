@@ -123,10 +123,15 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 		}
 		r.Results = resultFunc(func(x batch.Result) error { res = &x; return nil })
 		r.Done = func(batch.Job) (batch.Result, bool) { return batch.Result{}, false }
+		jcfg := JournalConfig{WaitLock: DefaultLeaseTTL + 2*time.Second, MaxAge: cfg.MaxAge, Unsigned: cfg.UnsignedJournals}
 		r.Journal = func(batch.Job) (*maker.Journal, error) {
-			j, _, err := TaskJournal(ctx, js, cfg.Queue, c.ID, JournalConfig{WaitLock: DefaultLeaseTTL + 2*time.Second, MaxAge: cfg.MaxAge, Unsigned: cfg.UnsignedJournals})
+			j, _, err := TaskJournal(ctx, js, cfg.Queue, c.ID, jcfg)
 			return j, err
 		}
+		r.DecisionStore = func(batch.Job) (maker.JournalStore, error) {
+			return TaskDecisionStore(ctx, js, cfg.Queue, c.ID, jcfg)
+		}
+		r.UnsignedDecisions = cfg.UnsignedJournals
 		if _, err := r.Run(ctx, []batch.Job{job}); res == nil {
 			return nil, fmt.Errorf("%s: no result: %w", job.Where(), err)
 		}

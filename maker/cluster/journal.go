@@ -174,6 +174,25 @@ func openJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, cf
 }
 
 func openJournalOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*maker.Journal, error) {
+	s, err := openStoreOnce(ctx, js, ref, cfg, create)
+	if err != nil {
+		return nil, err
+	}
+	var opts []maker.JournalOption
+	if cfg.Unsigned {
+		opts = append(opts, maker.JournalUnsigned())
+	}
+	j, err := maker.NewJournal(s, opts...)
+	if err != nil {
+		s.lease.release()
+		return nil, err
+	}
+	return j, nil
+}
+
+// openStoreOnce takes the lease of the journal ref and opens its lines
+// on the engine: an existing journal's (create false), or a new one's.
+func openStoreOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*journalStore, error) {
 	l, err := acquireLease(ctx, js, ref.key, cfg)
 	if err != nil {
 		return nil, err
@@ -199,16 +218,7 @@ func openJournalOnce(ctx context.Context, js jetstream.JetStream, ref journalRef
 		l.release()
 		return nil, fmt.Errorf("%w: %s has %d lines (resume it, or remove it with: maker nats rm %s)", maker.ErrJournalExists, JournalName(ref.key), s.lines, ref.key)
 	}
-	var opts []maker.JournalOption
-	if cfg.Unsigned {
-		opts = append(opts, maker.JournalUnsigned())
-	}
-	j, err := maker.NewJournal(s, opts...)
-	if err != nil {
-		l.release()
-		return nil, err
-	}
-	return j, nil
+	return s, nil
 }
 
 // DeleteJournal deletes the journal of run from the engine (its lines

@@ -102,6 +102,13 @@ type Config struct {
 	// Journal, if set, is the journal file's path: created when absent,
 	// resumed when present (of the same problem and settings).
 	Journal string
+	// JournalStore, if set instead of Journal, keeps the journal's lines
+	// (a task's journal on the NATS engine: cluster.TaskDecisionStore):
+	// a new journal when it is empty, resumed when it holds one, as a
+	// file. Its exclusion is the store's; each line is stored (Append,
+	// then Sync) before its decision is used. Solve closes it, whatever
+	// it returns.
+	JournalStore maker.JournalStore
 	// JournalUnsigned opts out of signing the journal; JournalKey is the
 	// signing key (else maker.JournalKeyEnv, else the state folder's).
 	JournalUnsigned bool

@@ -31,8 +31,8 @@ var ErrPanic = errors.New("panic in a decomposition")
 // are outside that promise, and a Result counts them when the models
 // say (CoFailures). Results do not depend on concurrency or cfg.Parallel:
 // every sample draws per (seed, node, role, index).
-// With cfg.Journal, every decision is written and synced before it is
-// used, and a run killed at any point resumes from the journal to the same
+// With cfg.Journal (or cfg.JournalStore), every decision is written and
+// synced before it is used, and a run killed at any point resumes from the journal to the same
 // result, without deciding a journaled decision again.
 //
 // Cost: per decision, the race's samples (about k/(2p−1) model calls);
@@ -44,6 +44,17 @@ var ErrPanic = errors.New("panic in a decomposition")
 // ErrJournalKey), ctx.Err(). On an error after the run began, the Result
 // holds what was decided so far (journaled decisions stay for a resume).
 func Solve(ctx context.Context, fam Family, input json.RawMessage, cfg Config) (*Result, error) {
+	storeOpened := false // from then on the journal owns cfg.JournalStore
+	if st := cfg.JournalStore; st != nil {
+		defer func() {
+			if !storeOpened {
+				st.Close()
+			}
+		}()
+		if cfg.Journal != "" {
+			return nil, fmt.Errorf("%w: Journal and JournalStore: give one", ErrConfig)
+		}
+	}
 	canon, err := canon(fam, input)
 	if err != nil {
 		return nil, err
@@ -74,9 +85,14 @@ func Solve(ctx context.Context, fam Family, input json.RawMessage, cfg Config) (
 	for r := range pl.Bound {
 		e.res.Roles[r] = &RoleStats{K: pl.K[r]}
 	}
-	if cfg.Journal != "" {
+	if cfg.Journal != "" || cfg.JournalStore != nil {
 		h := header{Family: fam.Name(), Input: canon, Fingerprint: fingerprint(fam, canon, s, pl, cfg.Models)}
-		e.j, err = openJournal(cfg.Journal, h, cfg.JournalKey, cfg.JournalUnsigned)
+		if cfg.JournalStore != nil {
+			storeOpened = true // openJournalOn closes it on an error
+			e.j, err = openJournalOn(storeLines{cfg.JournalStore}, h, cfg.JournalKey, cfg.JournalUnsigned)
+		} else {
+			e.j, err = openJournal(cfg.Journal, h, cfg.JournalKey, cfg.JournalUnsigned)
+		}
 		if err != nil {
 			return nil, err
 		}

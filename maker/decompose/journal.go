@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -97,8 +96,8 @@ func recordKey(node string, r Role, part string) string { return node + "|" + st
 // lines dropped at its end).
 type journal struct {
 	mu    sync.Mutex
-	f     *os.File
-	path  string
+	store lineStore
+	path  string // the store's name, in messages
 	key   []byte
 	prev  []byte
 	lines int
@@ -260,20 +259,10 @@ func journalKey(key []byte) ([]byte, error) {
 	return journalKey(nil) // the one linked first, ours or another process's
 }
 
-// openJournal opens or creates the journal at path for h, locks it,
-// verifies its chain and reads its records. A torn last line (a write a
-// kill cut short) is dropped. Errors: ErrJournalMismatch, ErrJournalCorrupt,
-// ErrJournalLocked, ErrJournalKey, or the file system's.
+// openJournal opens or creates the journal file at path for h, locks it,
+// and opens it as openJournalOn does. Errors: ErrJournalLocked; those of
+// openJournalOn; the file system's.
 func openJournal(path string, h header, key []byte, unsigned bool) (*journal, error) {
-	if !unsigned {
-		var err error
-		if key, err = journalKey(key); err != nil {
-			return nil, err
-		}
-	} else {
-		key = nil
-	}
-	h.Format, h.Signed = journalFormat, !unsigned
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
@@ -282,15 +271,35 @@ func openJournal(path string, h header, key []byte, unsigned bool) (*journal, er
 		f.Close()
 		return nil, fmt.Errorf("%w: %s", ErrJournalLocked, path)
 	}
-	j := &journal{f: f, path: path, key: key, known: map[string]Record{}}
+	return openJournalOn(&fileLines{f: f, path: path}, h, key, unsigned)
+}
+
+// openJournalOn opens or creates the journal kept in store for h,
+// verifies its chain and reads its records. A torn last line (a write a
+// kill cut short) is dropped. On an error the store is closed. Errors:
+// ErrJournalMismatch, ErrJournalCorrupt, ErrJournalKey, ErrJournalRollback,
+// or the store's.
+func openJournalOn(store lineStore, h header, key []byte, unsigned bool) (*journal, error) {
 	if !unsigned {
+		var err error
+		if key, err = journalKey(key); err != nil {
+			store.close()
+			return nil, err
+		}
+	} else {
+		key = nil
+	}
+	h.Format, h.Signed = journalFormat, !unsigned
+	j := &journal{store: store, path: store.name(), key: key, known: map[string]Record{}}
+	if !unsigned {
+		var err error
 		if j.heads, err = headsFolder(); err != nil {
-			f.Close()
+			store.close()
 			return nil, err
 		}
 	}
-	if err := j.read(path, h); err != nil {
-		f.Close()
+	if err := j.read(j.path, h); err != nil {
+		store.close()
 		return nil, err
 	}
 	return j, nil
@@ -300,7 +309,7 @@ func openJournal(path string, h header, key []byte, unsigned bool) (*journal, er
 // signed journal is checked against its chain head: it must hold the
 // head's lines at least, the head's last one among them.
 func (j *journal) read(path string, h header) error {
-	data, err := io.ReadAll(j.f)
+	data, err := j.store.read()
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -367,10 +376,7 @@ func (j *journal) read(path string, h header) error {
 			ErrJournalRollback, path, j.run, maker.StateDirEnv)
 	}
 	j.lines = n
-	if err := j.f.Truncate(int64(whole)); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	if _, err := j.f.Seek(int64(whole), io.SeekStart); err != nil {
+	if err := j.store.cut(int64(whole)); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	if n == 0 {
@@ -437,10 +443,7 @@ func (j *journal) appendLocked(v any) error {
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	if _, err := j.f.Write(line); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	if err := j.f.Sync(); err != nil {
+	if err := j.store.append(line); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	j.prev = sum
@@ -448,5 +451,5 @@ func (j *journal) appendLocked(v any) error {
 	return j.saveHead()
 }
 
-// close releases the file and its lock.
-func (j *journal) close() error { return j.f.Close() }
+// close releases the store and its lock.
+func (j *journal) close() error { return j.store.close() }

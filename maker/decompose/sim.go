@@ -45,6 +45,7 @@ type SimConfig struct {
 // its Truth. It implements CoFailures.
 type SimModels struct {
 	cfg    SimConfig
+	family string
 	models map[Role]llms.Model
 }
 
@@ -52,7 +53,7 @@ type SimModels struct {
 // ErrConfig (a *maker.FieldError naming the role's field), or
 // sim.Config.Validate's.
 func NewSim(fam Family, truth Truth, cfg SimConfig) (*SimModels, error) {
-	s := &SimModels{cfg: cfg, models: map[Role]llms.Model{}}
+	s := &SimModels{cfg: cfg, family: fam.Name(), models: map[Role]llms.Model{}}
 	for _, r := range Roles {
 		play, ok := cfg.Roles[r]
 		if !ok {
@@ -238,8 +239,10 @@ func (m roleSwitch) Call(ctx context.Context, prompt string, opts ...llms.CallOp
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
 }
 
-// Identity names the simulated model of every role: its seed and roles.
+// Identity names the simulated model of every role: its family, seed,
+// roles and red-flag rate (not its latency), so that workers serving it
+// (a route of the NATS engine) play one family alike.
 func (m roleSwitch) Identity() string {
 	b, _ := json.Marshal(m.s.cfg)
-	return "sim-roles" + string(b)
+	return "sim-roles:" + m.s.family + string(b)
 }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
@@ -22,21 +25,32 @@ const ToolSolveProblem = "solve_problem"
 // SolveProblemInput is the input of the solve_problem tool: exactly one
 // problem, and the plan's settings.
 type SolveProblemInput struct {
-	Multiply *MultiplyProblem `json:"multiply,omitempty" jsonschema:"a long multiplication: the product of a and b"`
-	Sort     *SortProblem     `json:"sort,omitempty" jsonschema:"a list of integers to sort ascending"`
-	Target   float64          `json:"target,omitempty" jsonschema:"T: the whole tree is right with probability at least T while every role decides right with probability p, independently (default 0.95)"`
-	P        float64          `json:"p,omitempty" jsonschema:"every role's p, for the plan's k (and the simulated model's accuracy); default 0.9"`
-	Strategy string           `json:"strategy,omitempty" jsonschema:"ahead (default: first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme, as a baseline)"`
-	Journal  string           `json:"journal,omitempty" jsonschema:"the journal's file name in the server's state folder (letters, digits, '.', '-', '_'); default one named after the problem, which the output gives"`
-	Resume   bool             `json:"resume,omitempty" jsonschema:"resume the run recorded in the journal (after a cancelled or failed call), with the same problem and settings"`
-	Models   []string         `json:"models,omitempty" jsonschema:"the model specs that play every role, each one the server allows; default the server's first model (sim plays every role from the family's truth)"`
-	BaseURL  string           `json:"base_url,omitempty" jsonschema:"the server the openai: and ollama: models call; only the server's own unless its operator allowed any"`
+	Multiply   *MultiplyProblem    `json:"multiply,omitempty" jsonschema:"a long multiplication: the product of a and b"`
+	Sort       *SortProblem        `json:"sort,omitempty" jsonschema:"a list of integers to sort ascending"`
+	Problem    *SpecProblem        `json:"problem,omitempty" jsonschema:"a problem of a problem spec (role prompts and the JSON Schemas of input and answer; see docs/decompose.md): spec or spec_path, and input"`
+	Target     float64             `json:"target,omitempty" jsonschema:"T: the whole tree is right with probability at least T while every role decides right with probability p, independently (default 0.95)"`
+	P          float64             `json:"p,omitempty" jsonschema:"every role's p, for the plan's k (and the simulated model's accuracy); default 0.9"`
+	Strategy   string              `json:"strategy,omitempty" jsonschema:"ahead (default: first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme, as a baseline)"`
+	Journal    string              `json:"journal,omitempty" jsonschema:"the journal's file name in the server's state folder (letters, digits, '.', '-', '_'); default one named after the problem, which the output gives"`
+	Resume     bool                `json:"resume,omitempty" jsonschema:"resume the run recorded in the journal (after a cancelled or failed call), with the same problem and settings"`
+	Models     []string            `json:"models,omitempty" jsonschema:"the model specs that play every role, each one the server allows; default the server's first model (sim plays every role from the family's truth)"`
+	RoleModels map[string][]string `json:"role_models,omitempty" jsonschema:"optional: roles' own model specs (atomic, decompose, discriminate, solve, compose: a list each, several an ensemble), each one the server allows, over models for the roles named; real models only (sim plays every role or none)"`
+	BaseURL    string              `json:"base_url,omitempty" jsonschema:"the server the openai: and ollama: models call; only the server's own unless its operator allowed any"`
 }
 
 // MultiplyProblem is a multiplication of two decimal numbers.
 type MultiplyProblem struct {
 	A string `json:"a" jsonschema:"the first factor, decimal digits"`
 	B string `json:"b" jsonschema:"the second factor, decimal digits"`
+}
+
+// SpecProblem is a problem of a problem spec (maker/problems.Spec): the
+// spec inline or as a file under the server's root, and the input its
+// "input" schema takes.
+type SpecProblem struct {
+	Spec     any    `json:"spec,omitempty" jsonschema:"the problem spec as a JSON object (name, prompts, input, answer, optional checker, structured, atomic_bytes, max_depth, max_breadth, family); give spec or spec_path"`
+	SpecPath string `json:"spec_path,omitempty" jsonschema:"a problem spec file, relative to the server's root; it may not leave the root"`
+	Input    any    `json:"input" jsonschema:"the problem, as the spec's input schema says"`
 }
 
 // SortProblem is a list to sort.
@@ -46,10 +60,11 @@ type SortProblem struct {
 
 // SolveProblemOutput is the output of the solve_problem tool.
 type SolveProblemOutput struct {
-	Solved      bool                  `json:"solved" jsonschema:"true when the tree finished and its answer passed the family's exact check"`
+	Solved      bool                  `json:"solved" jsonschema:"true when the tree finished and its answer passed the family's exact check (a problem spec's checker; a spec without one: when it gave an answer)"`
 	Message     string                `json:"message" jsonschema:"the outcome in words"`
 	Answer      any                   `json:"answer" jsonschema:"the answer: the product as a decimal string, or the sorted list"`
 	Correct     bool                  `json:"correct" jsonschema:"the exact check's verdict on the answer"`
+	Checked     bool                  `json:"checked" jsonschema:"whether the answer was checked: false for a problem spec without a checker or family (correct is then false, and says nothing)"`
 	Journal     string                `json:"journal" jsonschema:"the journal's file name in the state folder: resume with it"`
 	Samples     int                   `json:"samples" jsonschema:"model calls over every decision, journaled ones included"`
 	Cost        float64               `json:"cost" jsonschema:"their cost in dollars"`
@@ -59,6 +74,7 @@ type SolveProblemOutput struct {
 	Resumed     int                   `json:"resumed" jsonschema:"decisions read back from the journal"`
 	Roles       map[string]RoleFigure `json:"roles" jsonschema:"each role's k, decisions, samples and cost"`
 	Model       string                `json:"model" jsonschema:"the identity of the model playing the roles"`
+	RoleModels  map[string]string     `json:"role_models,omitempty" jsonschema:"each role's model identity, with real models"`
 }
 
 // RoleFigure is one role's share of a solve_problem run.
@@ -73,32 +89,50 @@ type RoleFigure struct {
 func (s *Server) addProblemTool() {
 	addTool(s, &mcp.Tool{
 		Name:  ToolSolveProblem,
-		Title: "Solve a multiplication or a sort by voted decomposition",
-		Description: `Solve a long multiplication or a list sort by voted decomposition (general MAKER): decomposition agents split the problem into subproblems and a composition, an atomicity vote says when to stop, solver agents solve the small ones, composer agents combine their answers; every decision is voted first-to-ahead-by-k with the k the plan picks for target from p. Every decision is journaled in the server's state folder before it is used; a cancelled or failed call resumes with resume: true.
-Returns the answer, whether it is correct (an exact check), the samples and cost in all and per role. The tree is bounded by the server's max steps (its decisions at most).`,
+		Title: "Solve a multiplication, a sort or a problem spec's problem by voted decomposition",
+		Description: `Solve a long multiplication, a list sort, or a problem of a problem spec (your own family: each role's prompt and the JSON Schemas of input and answer, inline or a file under the server's root) by voted decomposition (general MAKER): decomposition agents split the problem into subproblems and a composition, an atomicity vote says when to stop, solver agents solve the small ones, composer agents combine their answers; every decision is voted first-to-ahead-by-k with the k the plan picks for target from p. Every decision is journaled in the server's state folder before it is used; a cancelled or failed call resumes with resume: true.
+Returns the answer, whether it is correct (an exact check; a spec's checker, if it has one), the samples and cost in all and per role. The tree is bounded by the server's max steps (its decisions at most). The simulated model plays a spec's roles only when the spec names a built-in family.`,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)},
 	}, s.problemTool)
 }
 
-func (s *Server) problemTool(ctx context.Context, _ *mcp.CallToolRequest, in SolveProblemInput) (*mcp.CallToolResult, SolveProblemOutput, error) {
+func (s *Server) problemTool(ctx context.Context, req *mcp.CallToolRequest, in SolveProblemInput) (*mcp.CallToolResult, SolveProblemOutput, error) {
 	var out SolveProblemOutput
 	if s.cfg.State == "" {
 		return nil, out, fmt.Errorf("%w: this server has no state folder for journals, so it cannot solve problems; its operator sets one with --state", ErrNoState)
 	}
 	var family string
 	var input json.RawMessage
+	var fam decompose.Family
+	var sp *problems.Spec // a problem spec's, else nil
+	kinds := 0
+	for _, given := range []bool{in.Multiply != nil, in.Sort != nil, in.Problem != nil} {
+		if given {
+			kinds++
+		}
+	}
 	switch {
-	case (in.Multiply == nil) == (in.Sort == nil):
-		return nil, out, fmt.Errorf(`%w: give exactly one problem: multiply {"a": "DIGITS", "b": "DIGITS"} or sort {"list": [INTEGERS]}`, ErrArgument)
+	case kinds != 1:
+		return nil, out, fmt.Errorf(`%w: give exactly one problem: multiply {"a": "DIGITS", "b": "DIGITS"}, sort {"list": [INTEGERS]} or problem {"spec": {...} or "spec_path": "FILE", "input": ...}`, ErrArgument)
 	case in.Multiply != nil:
 		family, input = "multiply", mustJSON(in.Multiply)
-	default:
+	case in.Sort != nil:
 		if in.Sort.List == nil {
 			in.Sort.List = []int64{}
 		}
 		family, input = "sort", mustJSON(in.Sort)
+	default:
+		var err error
+		if sp, input, err = s.loadProblemSpec(req, in.Problem); err != nil {
+			return nil, out, err
+		}
+		family, fam = sp.Name, sp.AsFamily()
+		_, out.Checked = fam.(decompose.Checker)
 	}
-	fam, _ := problems.Lookup(family)
+	if fam == nil {
+		f, _ := problems.Lookup(family)
+		fam, out.Checked = f, true
+	}
 	canon, err := fam.Canon(input)
 	if err != nil {
 		return nil, out, fmt.Errorf("%w: %s: %w", ErrArgument, family, err)
@@ -119,6 +153,10 @@ func (s *Server) problemTool(ctx context.Context, _ *mcp.CallToolRequest, in Sol
 	for _, m := range st.models {
 		allSim = allSim && m == "sim"
 	}
+	roleSt, err := s.checkRoleModels(in, allSim)
+	if err != nil {
+		return nil, out, err
+	}
 	if allSim {
 		out.Model = "sim"
 		play := decompose.SimRole{P: decompose.DefaultP, Rivals: max(s.cfg.Sim.WrongAnswers, 1)}
@@ -132,14 +170,24 @@ func (s *Server) problemTool(ctx context.Context, _ *mcp.CallToolRequest, in Sol
 			return nil, out, err
 		}
 		o.Models, out.Model = decompose.AllRoles(m), maker.ModelIdentity(m)
+		out.RoleModels = map[string]string{}
+		for _, r := range decompose.Roles {
+			if rs, ok := roleSt[r]; ok {
+				if o.Models[r], err = s.open(rs, nil, "plays every role or none"); err != nil {
+					return nil, out, err
+				}
+			}
+			out.RoleModels[string(r)] = maker.ModelIdentity(o.Models[r])
+		}
 	}
 	// The tree is bounded before anything runs: its decisions at most
 	// the server's MaxSteps.
-	caps := decompose.Caps{MaxDepth: 8, MaxBreadth: 2}
+	caps := decompose.Caps{MaxDepth: 8, MaxBreadth: 2} // decompose's defaults
 	if c, ok := fam.(decompose.CapsFor); ok {
-		caps = c.Caps(canon)
+		fc := c.Caps(canon)
+		caps.MaxDepth, caps.MaxBreadth = cmp.Or(fc.MaxDepth, caps.MaxDepth), cmp.Or(fc.MaxBreadth, caps.MaxBreadth)
 	}
-	bound, err := decompose.DecisionBound(caps, o.Settings.Strategy == decompose.StrategyFirstToK)
+	bound, err := decompose.DecisionBound(caps, o.Settings.Strategy == decompose.StrategyFirstToK || !fam.Structured())
 	total := 0
 	for _, n := range bound {
 		total += n
@@ -151,8 +199,13 @@ func (s *Server) problemTool(ctx context.Context, _ *mcp.CallToolRequest, in Sol
 	if name == "" {
 		settings := in // the name is of the problem and settings, not of this call's resume
 		settings.Resume = false
-		sum := sha256.Sum256(append(append([]byte(family), canon...), mustJSON(settings)...))
-		name = family + "-" + hex.EncodeToString(sum[:6]) + ".jsonl"
+		h := sha256.New()
+		h.Write(append(append([]byte(family), canon...), mustJSON(settings)...))
+		if f, ok := fam.(decompose.Fingerprinter); ok {
+			h.Write([]byte(f.Fingerprint())) // a spec file's text, not only its path
+		}
+		sum := h.Sum(nil)
+		name = journalPrefix(family) + "-" + hex.EncodeToString(sum[:6]) + ".jsonl"
 	} else if !journalName.MatchString(name) || name == "." || name == ".." {
 		return nil, out, fmt.Errorf("%w: journal %q: give a plain file name of letters, digits, '.', '-' and '_' (it lives in the server's state folder)", ErrArgument, name)
 	}
@@ -170,7 +223,13 @@ func (s *Server) problemTool(ctx context.Context, _ *mcp.CallToolRequest, in Sol
 		return nil, out, fmt.Errorf("%w: %s already exists: resume its run with resume: true, or give another journal name", maker.ErrJournalExists, name)
 	}
 	o.Journal, o.JournalUnsigned = path, s.cfg.UnsignedJournals
-	res, runErr := problems.Solve(ctx, family, canon, o)
+	var res *decompose.Result
+	var runErr error
+	if sp != nil {
+		res, runErr = problems.SolveSpec(ctx, sp, canon, o)
+	} else {
+		res, runErr = problems.Solve(ctx, family, canon, o)
+	}
 	if res != nil {
 		out.fill(res)
 	}
@@ -179,10 +238,16 @@ func (s *Server) problemTool(ctx context.Context, _ *mcp.CallToolRequest, in Sol
 		out.Solved = true
 		out.Message = fmt.Sprintf("solved: answer %s, correct; %d samples (%d decisions read back from the journal)", abbreviate(res.Answer), res.Samples, res.Resumed)
 		return nil, out, nil
+	case runErr == nil && !out.Checked:
+		out.Solved = true
+		out.Message = fmt.Sprintf("answered: %s, not checked (the problem spec has no checker); %d samples (%d decisions read back from the journal)", abbreviate(res.Answer), res.Samples, res.Resumed)
+		return nil, out, nil
 	case runErr == nil:
 		out.Message = fmt.Sprintf("the answer %s is wrong (%d wrong decisions, %d unprotected)", abbreviate(res.Answer), res.Wrong, res.Unprotected)
 	case ctx.Err() != nil:
 		return nil, out, fmt.Errorf("solve_problem cancelled; the decided decisions are in journal %s: call again with resume: true, journal %q and the same problem and settings: %w", name, name, ctx.Err())
+	case errors.Is(runErr, problems.ErrNoTruth):
+		return nil, out, fmt.Errorf("%w: %w: the simulated model plays a problem spec only when it names a built-in \"family\"; give models the server allows", ErrArgument, runErr)
 	case errors.Is(runErr, decompose.ErrInput), errors.Is(runErr, decompose.ErrConfig), errors.Is(runErr, decompose.ErrPlan):
 		return nil, out, fmt.Errorf("%w: %w", ErrArgument, runErr)
 	case errors.Is(runErr, decompose.ErrJournalMismatch), errors.Is(runErr, decompose.ErrJournalCorrupt), errors.Is(runErr, decompose.ErrJournalLocked), errors.Is(runErr, decompose.ErrJournalRollback):
@@ -201,6 +266,87 @@ func (o *SolveProblemOutput) fill(res *decompose.Result) {
 	for r, st := range res.Roles {
 		o.Roles[string(r)] = RoleFigure{K: st.K, Decisions: st.Decisions, Samples: st.Samples, Cost: st.Cost, Wrong: st.Wrong}
 	}
+}
+
+// checkRoleModels checks a request's role_models: known roles, each
+// role's models as check does a request's models (the server's, or any
+// with AllowAnyModel; its base_url), and real models only, over real
+// models (the simulated model plays every role or none).
+func (s *Server) checkRoleModels(in SolveProblemInput, allSim bool) (map[decompose.Role]settings, error) {
+	out := map[decompose.Role]settings{}
+	for name, specs := range in.RoleModels {
+		r, err := problems.ParseRole(name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: role_models: %w", ErrArgument, err)
+		}
+		if len(specs) == 0 {
+			return nil, fmt.Errorf("%w: role_models: %s: give a model spec, or leave the role out", ErrArgument, name)
+		}
+		st, err := s.check(Sampling{Models: specs, BaseURL: in.BaseURL})
+		if err != nil {
+			return nil, fmt.Errorf("role_models: %s: %w", name, err)
+		}
+		if slices.Contains(specs, "sim") || allSim {
+			return nil, fmt.Errorf("%w: role_models: %s: the simulated model plays every role or none: give real models in models and role_models, or leave role_models out", ErrArgument, name)
+		}
+		out[r] = st
+	}
+	return out, nil
+}
+
+// loadProblemSpec reads a problem's spec, inline (exactly as sent) or
+// from a file under the server's root (readSpecFile), and its input as
+// sent (numbers exact).
+func (s *Server) loadProblemSpec(req *mcp.CallToolRequest, p *SpecProblem) (*problems.Spec, json.RawMessage, error) {
+	var raw struct {
+		Problem struct {
+			Spec  json.RawMessage `json:"spec"`
+			Input json.RawMessage `json:"input"`
+		} `json:"problem"`
+	}
+	if req == nil || req.Params == nil || json.Unmarshal(req.Params.Arguments, &raw) != nil {
+		raw.Problem.Spec, raw.Problem.Input = nil, nil
+		if p.Spec != nil {
+			raw.Problem.Spec = mustJSON(p.Spec)
+		}
+		if p.Input != nil {
+			raw.Problem.Input = mustJSON(p.Input)
+		}
+	}
+	hasSpec := len(raw.Problem.Spec) > 0 && string(raw.Problem.Spec) != "null"
+	switch {
+	case hasSpec && p.SpecPath != "":
+		return nil, nil, fmt.Errorf("%w: problem: give spec or spec_path, not both", ErrArgument)
+	case !hasSpec && p.SpecPath == "":
+		return nil, nil, fmt.Errorf("%w: problem: give its spec: spec (a JSON object) or spec_path (a file under the server's root)", ErrArgument)
+	case len(raw.Problem.Input) == 0 || string(raw.Problem.Input) == "null":
+		return nil, nil, fmt.Errorf("%w: problem: give input, the problem as the spec's input schema says", ErrArgument)
+	}
+	b, where := []byte(raw.Problem.Spec), "problem: spec"
+	if !hasSpec {
+		var err error
+		if b, err = s.readSpecFile(p.SpecPath); err != nil {
+			return nil, nil, err
+		}
+		where = fmt.Sprintf("problem: spec_path %q", p.SpecPath)
+	}
+	sp, err := problems.ParseSpec(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrArgument, where, err)
+	}
+	return sp, raw.Problem.Input, nil
+}
+
+// journalPrefix is a family's name as the start of a journal's file name.
+func journalPrefix(family string) string {
+	name := strings.Trim(unsafeName.ReplaceAllString(family, "-"), ".-_")
+	if name == "" {
+		name = "problem"
+	}
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return name
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -208,6 +208,21 @@ func (s *Server) loadSpec(req *mcp.CallToolRequest, in RunTaskInput) (*spec.Spec
 		return sp, nil
 	}
 	p := in.SpecPath
+	b, err := s.readSpecFile(p)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := spec.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("spec_path %q: %w", p, err)
+	}
+	return sp, nil
+}
+
+// readSpecFile reads the spec file p (a spec_path) under the server's
+// root: a relative path that does not leave the root (by "..", or by a
+// symbolic link), a regular file of at most MaxRequestBytes.
+func (s *Server) readSpecFile(p string) ([]byte, error) {
 	if filepath.IsAbs(p) || !filepath.IsLocal(p) {
 		return nil, fmt.Errorf("%w: spec_path %q: give a path relative to the server's root, without \"..\" parts", ErrOutsideRoot, p)
 	}
@@ -230,11 +245,7 @@ func (s *Server) loadSpec(req *mcp.CallToolRequest, in RunTaskInput) (*spec.Spec
 	case err != nil:
 		return nil, fmt.Errorf("%w: spec_path %q: %v", ErrArgument, p, err)
 	}
-	sp, err := spec.Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("spec_path %q: %w", p, err)
-	}
-	return sp, nil
+	return b, nil
 }
 
 // openSpec opens the spec with spec.Open, the one way: its root inside

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/multiply"
 	"github.com/mdap-go/mdap/maker/sortlist"
@@ -86,6 +87,10 @@ type Options struct {
 	Journal         string
 	JournalUnsigned bool
 	JournalKey      []byte
+	// JournalStore, if set instead of Journal, keeps the decision journal
+	// (decompose.Config.JournalStore: a task's journal on the NATS
+	// engine); Solve closes it.
+	JournalStore maker.JournalStore
 	// Logger receives the decisions' debug logs; nil means none.
 	Logger *slog.Logger
 	// Wrap, if set, wraps every role's model (a batch's shared provider
@@ -109,6 +114,7 @@ type Options struct {
 func Solve(ctx context.Context, name string, input json.RawMessage, o Options) (*decompose.Result, error) {
 	fam, err := Lookup(name)
 	if err != nil {
+		o.closeStore()
 		return nil, err
 	}
 	return solve(ctx, fam, fam, input, o)
@@ -127,6 +133,7 @@ func SolveSpec(ctx context.Context, s *Spec, input json.RawMessage, o Options) (
 	if s.builtin != nil {
 		truth = s.builtin
 	} else if o.Models == nil {
+		o.closeStore()
 		return nil, fmt.Errorf("%w: problem spec %q names no \"family\"", ErrNoTruth, s.Name)
 	}
 	return solve(ctx, s.AsFamily(), truth, input, o)
@@ -139,10 +146,11 @@ var ErrNoTruth = errors.New("the simulated model needs a family's truth")
 
 func solve(ctx context.Context, fam decompose.Family, truth decompose.Truth, input json.RawMessage, o Options) (*decompose.Result, error) {
 	cfg := decompose.Config{Settings: o.Settings, Models: o.Models, Truth: truth,
-		Journal: o.Journal, JournalUnsigned: o.JournalUnsigned, JournalKey: o.JournalKey, Logger: o.Logger}
+		Journal: o.Journal, JournalStore: o.JournalStore, JournalUnsigned: o.JournalUnsigned, JournalKey: o.JournalKey, Logger: o.Logger}
 	if cfg.Models == nil {
 		sims, err := decompose.NewSim(fam, truth, o.Sim)
 		if err != nil {
+			o.closeStore()
 			return nil, err
 		}
 		cfg.Models, cfg.CoFailures = sims.Models(), sims
@@ -155,6 +163,14 @@ func solve(ctx context.Context, fam decompose.Family, truth decompose.Truth, inp
 		cfg.Models = wrapped
 	}
 	return decompose.Solve(ctx, fam, input, cfg)
+}
+
+// closeStore closes o.JournalStore when a run ends before
+// decompose.Solve, which would have closed it.
+func (o Options) closeStore() {
+	if o.JournalStore != nil {
+		o.JournalStore.Close()
+	}
 }
 
 // SimRoles is every role played as play: a SimConfig.Roles with one entry

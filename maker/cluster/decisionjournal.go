@@ -1,0 +1,58 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mdap-go/mdap/internal/wait"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TaskDecisionStore opens the journal of task of queue on the engine as
+// a line store, for a journal other than a step loop's: a decomposition's
+// decisions (decompose.Config.JournalStore, which SolveBatch gives a
+// "multiply", "sort" or "problem" task). It is the journal TaskJournal
+// opens, on the same subject (mdap.journals.<queue>.<task>) and lease
+// (<queue>.<task>), so the same credentials reach it and maker nats ls
+// and rm see it; existing lines are resumed, none starts a new journal.
+//
+// Guarantees: the lease excludes every other coordinator while the store
+// is open (until Close, or LeaseTTL after its holder stops refreshing
+// it), and a line is stored on the engine (acknowledged, by a majority
+// of a cluster's replicas) when Sync returns, each line only right after
+// the one its writer wrote before. Cost: a lease, and one round trip per
+// line at each Sync. Errors: ErrConfig (a bad name or MaxAge);
+// maker.ErrJournalLocked when another coordinator holds the lease beyond
+// WaitLock; ErrOldLayout; ErrNotProvisioned; ErrEngine (after trying
+// again for a while when the engine's answers fail for a while).
+func TaskDecisionStore(ctx context.Context, js jetstream.JetStream, queue, task string, cfg JournalConfig) (maker.JournalStore, error) {
+	if err := checkName("queue", queue); err != nil {
+		return nil, err
+	}
+	if err := checkName("task", task); err != nil {
+		return nil, err
+	}
+	if cfg.MaxAge < 0 || cfg.MaxAge > MaxRetention {
+		return nil, fmt.Errorf("%w: journal MaxAge %s: use 0 (the default) or a positive duration up to %s", ErrConfig, cfg.MaxAge, MaxRetention)
+	}
+	ref := taskJournal(queue, task)
+	deadline := time.Now().Add(opTimeout)
+	for {
+		s, err := openStoreOnce(ctx, js, ref, cfg, false)
+		if errors.Is(err, maker.ErrJournalPath) {
+			s, err = openStoreOnce(ctx, js, ref, cfg, true)
+		}
+		if err == nil {
+			return s, nil
+		}
+		if !passing(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return nil, err
+		}
+		if err := wait.Sleep(ctx, leaderRetryWait); err != nil {
+			return nil, err
+		}
+	}
+}
