@@ -77,7 +77,7 @@ func TestDecisionsOverNATSAreJournaled(t *testing.T) {
 	// solve runs the batch of the one task on queue, its model stopping
 	// the run after `after` calls (0: never), and returns its summary and
 	// result line.
-	solve := func(queue string, after int64) (batch.Summary, error, batch.Result) {
+	solve := func(queue string, after int64) (batch.Summary, batch.Result, error) {
 		dir := filepath.Join(t.TempDir(), queue)
 		require.NoError(t, os.MkdirAll(dir, 0o700))
 		jobs, err := batch.ReadJobs(strings.NewReader(string(line)+"\n"), dir)
@@ -99,19 +99,19 @@ func TestDecisionsOverNATSAreJournaled(t *testing.T) {
 			Queue: queue, Jobs: jobs, Runner: batch.Runner{Build: b.Build}, Store: store, Concurrency: 1,
 		})
 		res, _ := store.Done(jobs[0])
-		return sum, err, res
+		return sum, res, err
 	}
 
-	whole, err, want := solve("whole", 0)
+	whole, want, err := solve("whole", 0)
 	require.NoError(t, err)
 	require.Equal(t, batch.StatusSolved, want.Status, "%+v", want)
 	require.Positive(t, want.Samples)
 	require.Positive(t, want.Cost)
 	assert.Zero(t, whole.Resumed, "nothing to resume in a new queue")
 
-	_, err, _ = solve("cut", int64(want.Samples/2)) // stopped mid-tree
+	_, _, err = solve("cut", int64(want.Samples/2)) // stopped mid-tree
 	require.ErrorIs(t, err, context.Canceled)
-	again, err, got := solve("cut", 0)
+	again, got, err := solve("cut", 0)
 	require.NoError(t, err)
 	require.Equal(t, batch.StatusSolved, got.Status, "%+v", got)
 	t.Logf("decisions %d, resumed %d; samples %d (uninterrupted %d)", got.Steps, again.Resumed, got.Samples, want.Samples)
