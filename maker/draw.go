@@ -93,7 +93,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	sm.Voter = reply.Worker
 	var reason error
 	defer func() {
-		tally.record(i, sm)
+		tally.record(i, sm, reason)
 		if r.OnSample != nil {
 			r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Reason: reason, Text: reply.Text, Usage: sm.Usage, Key: sm.Key, Worker: reply.Worker})
 		}

@@ -234,6 +234,9 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if s.Executor != nil {
 		run.normalize = s.Executor.Normalize
 	}
+	// Each sample is kept for the step's record when someone reads it: a
+	// journal that records samples, or a Progress callback (a view).
+	run.tally.keep = s.Progress != nil || s.Journal != nil && s.Journal.recordsSamples()
 	if j := s.Journal; j != nil {
 		defer func() {
 			if cerr := j.Flush(); cerr != nil && err == nil {
@@ -251,6 +254,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		if s.Budget != nil {
 			s.Budget.Credit(s.spentIn(&rep, ms))
 		}
+		j.members = ids
 		if err := j.begin(task.Fingerprint(), taskVersion(task), settings); err != nil {
 			return rep, err
 		}
@@ -405,6 +409,9 @@ func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Res
 	}
 	if len(r.ids) > 1 {
 		rec.Models = tally.shares(res.Valid+res.Flagged+res.Errors, res.Key)
+	}
+	if tally.keep {
+		rec.Samples, rec.MoreSamples = tally.samples(res.Key)
 	}
 	if r.AdaptiveK != nil && err == nil {
 		r.checkStep(rec)
