@@ -287,8 +287,8 @@ type Journal struct {
 	// DefaultCheckpointEvery, a negative value none.
 	CheckpointEvery int
 	// NoSamples keeps each step's record without its samples
-	// (StepRecord.Samples), as version 4 journals were: about a third
-	// smaller (docs/observability.md has the measurement), but `maker
+	// (StepRecord.Samples), as version 4 journals were: about a quarter
+	// smaller on Hanoi (docs/journal.md has the measurement), but `maker
 	// view` then cannot show a step's race from the journal. Default
 	// false: samples are recorded.
 	NoSamples bool

@@ -231,3 +231,31 @@ func TestBudgetIsTheLawsEstimate(t *testing.T) {
 	assert.Equal(t, -1.0, nb.Projected, "no total")
 	assert.False(t, math.IsNaN(nb.PHat))
 }
+
+// A journal of format version 4 (before each step kept its samples) opens
+// in the view with its steps' counts and no race; one of a version newer
+// than this build's is refused, saying a newer mdap wrote it.
+func TestJournalVersionsInTheView(t *testing.T) {
+	f, err := view.OpenFile(filepath.Join("..", "testdata", "v4-hanoi6.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.Read()
+	require.NoError(t, err)
+	assert.Equal(t, 40, f.Run().Stats().Steps)
+	b, err := f.Record(7)
+	require.NoError(t, err)
+	var rec raceRecord
+	require.NoError(t, json.Unmarshal(b, &rec))
+	assert.Equal(t, 7, rec.Step)
+	assert.Equal(t, 3, rec.Valid)
+	assert.Nil(t, rec.Samples, "not recorded")
+
+	path := filepath.Join(t.TempDir(), "new.jsonl")
+	appendLines(t, path, []byte(fmt.Sprintf(`{"mdap_journal":%d,"run":"0123456789abcdef0123456789abcdef","task":"hanoi:N=3","settings":{"model":"sim","k":3},"chain":"00"}`+"\n", maker.JournalVersion+1)))
+	f, err = view.OpenFile(path)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.Read()
+	require.ErrorIs(t, err, view.ErrNotJournal)
+	assert.Contains(t, err.Error(), "a newer mdap wrote it")
+}
