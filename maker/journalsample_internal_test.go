@@ -29,7 +29,7 @@ func TestRecordedSamplesAreBounded(t *testing.T) {
 		}
 		tally.record(i, s, errors.New(long))
 	}
-	tally.counted(0, n, nil)
+	tally.counted(0, n, nil, 0)
 	got, more := tally.samples(5)
 	require.Len(t, got, MaxRecordedSamples)
 	assert.Equal(t, 7, more)

@@ -128,12 +128,16 @@ func (r *run) race(ctx context.Context, cfg vote.Config, offset int, draw vote.D
 	}
 	var res vote.Result[intent.Output]
 	var err error
+	var chosen uint64 // the winning group of a tool-first vote
 	if r.ToolFirst {
 		res, err = vote.RaceGrouped(ctx, cfg, r.toolGroup, choose, draw)
+		if err == nil {
+			chosen = r.toolGroup(res.Winner)
+		}
 	} else {
 		res, err = vote.RaceChoosing(ctx, cfg, choose, draw)
 	}
-	r.tally.counted(offset, res.Valid+res.Flagged+res.Errors, res.Classes)
+	r.tally.counted(offset, res.Valid+res.Flagged+res.Errors, res.Classes, chosen)
 	return res, err
 }
 

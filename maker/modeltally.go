@@ -13,8 +13,12 @@ import (
 type modelTally struct {
 	n    int
 	keep bool // record samples for StepRecord.Samples, whatever n
-	mu   sync.Mutex
-	by   []drawnSample
+	// group is a tool-first vote's group of a valid answer (run.toolGroup),
+	// kept per sample so a sample of a group that lost shows as the race
+	// counted it; nil without ToolFirst.
+	group func(intent.Output) uint64
+	mu    sync.Mutex
+	by    []drawnSample
 }
 
 // drawnSample is one sample of a step as its draw returned it, and what
@@ -27,6 +31,7 @@ type drawnSample struct {
 	// (valid samples only).
 	counted bool
 	class   uint64
+	group   uint64 // its tool-first group, when valid under ToolFirst
 }
 
 // reset empties the tally for a step of n members' samples, keeping its
@@ -43,13 +48,17 @@ func (t *modelTally) record(i int, s vote.Sample[intent.Output], reason error) {
 	if t.n < 2 && !t.keep {
 		return
 	}
+	var group uint64
+	if t.group != nil && s.Err == nil && s.Flag == nil {
+		group = t.group(s.Value)
+	}
 	s.Value = intent.Output{}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for len(t.by) <= i {
 		t.by = append(t.by, drawnSample{})
 	}
-	d := drawnSample{Sample: s, ok: true}
+	d := drawnSample{Sample: s, ok: true, group: group}
 	if s.Flag != nil {
 		d.reason = s.Flag.Error()
 		if reason != nil {
@@ -61,8 +70,11 @@ func (t *modelTally) record(i int, s vote.Sample[intent.Output], reason error) {
 
 // counted marks the samples a race committed, indices from to
 // from+n-1, with the class each valid one voted for under classes (the
-// race's Tally.Classes: a key not in it is its own class).
-func (t *modelTally) counted(from, n int, classes map[uint64]uint64) {
+// race's Tally.Classes: a key not in it is its own class). A valid
+// sample of another group than chosen (a tool-first vote's winning
+// group; 0: none) is red-flagged vote.ErrOtherGroup, as that race
+// counted it.
+func (t *modelTally) counted(from, n int, classes map[uint64]uint64, chosen uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i := from; i < from+n && i < len(t.by); i++ {
@@ -71,6 +83,9 @@ func (t *modelTally) counted(from, n int, classes map[uint64]uint64) {
 			continue
 		}
 		d.counted = true
+		if chosen != 0 && d.Err == nil && d.Flag == nil && d.group != chosen {
+			d.Flag, d.reason = vote.ErrOtherGroup, vote.ErrOtherGroup.Error()
+		}
 		if d.Err == nil && d.Flag == nil {
 			d.class = d.Key
 			if c, ok := classes[d.Key]; ok {

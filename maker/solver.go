@@ -237,6 +237,9 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	// Each sample is kept for the step's record when someone reads it: a
 	// journal that records samples, or a Progress callback (a view).
 	run.tally.keep = s.Progress != nil || s.Journal != nil && s.Journal.recordsSamples()
+	if s.ToolFirst {
+		run.tally.group = run.toolGroup
+	}
 	if j := s.Journal; j != nil {
 		defer func() {
 			if cerr := j.Flush(); cerr != nil && err == nil {
