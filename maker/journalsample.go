@@ -11,7 +11,8 @@ import (
 // step's race, sample by sample, from the journal alone. It holds no text
 // of the reply and no provider error message.
 //
-// The model that drew a sample is the run's model, or, for an ensemble,
+// The model that drew a sample is Model when set (an escalated race's
+// model, EscalateModel), else the run's model, or, for an ensemble,
 // member Index mod the number of members (the journal header's members,
 // in order), as SampleEvent.Model names it.
 type SampleRecord struct {
@@ -21,6 +22,9 @@ type SampleRecord struct {
 	Index int `json:"i"`
 	// Worker is the engine worker that drew it over NATS; "" in process.
 	Worker string `json:"worker,omitempty"`
+	// Model is the identity of the model that drew it when that is not
+	// one of the run's: the escalation model's member (EscalateModel).
+	Model string `json:"model,omitempty"`
 	// Class is the vote key (hex, as StepRecord.Votes names it) of the
 	// class the sample voted for, when it voted for another class than
 	// the step's winner; "" for a vote for the winner (StepRecord.Key:
@@ -84,7 +88,7 @@ func (t *modelTally) samples(winner uint64) (out []SampleRecord, more int) {
 			more++
 			continue
 		}
-		s := SampleRecord{Index: i, Worker: d.Voter, InputTokens: d.Usage.InputTokens,
+		s := SampleRecord{Index: i, Worker: d.Voter, Model: d.model, InputTokens: d.Usage.InputTokens,
 			OutputTokens: d.Usage.OutputTokens, Latency: d.Usage.Latency}
 		switch {
 		case !d.counted:

@@ -27,7 +27,7 @@ func TestRecordedSamplesAreBounded(t *testing.T) {
 		if i == 3 {
 			s = vote.Sample[intent.Output]{Flag: ErrFormat}
 		}
-		tally.record(i, s, errors.New(long))
+		tally.record(i, s, errors.New(long), "")
 	}
 	tally.counted(0, n, nil, 0)
 	got, more := tally.samples(5)

@@ -32,6 +32,7 @@ type drawnSample struct {
 	counted bool
 	class   uint64
 	group   uint64 // its tool-first group, when valid under ToolFirst
+	model   string // the model that drew it, when not one of the run's
 }
 
 // reset empties the tally for a step of n members' samples, keeping its
@@ -43,8 +44,9 @@ func (t *modelTally) reset(n int) {
 }
 
 // record keeps sample i as its draw returned it; reason is its red flag's
-// detailed reason, if any.
-func (t *modelTally) record(i int, s vote.Sample[intent.Output], reason error) {
+// detailed reason, if any; model the identity of the model that drew it
+// when it is not one of the run's (an escalated race's), else "".
+func (t *modelTally) record(i int, s vote.Sample[intent.Output], reason error, model string) {
 	if t.n < 2 && !t.keep {
 		return
 	}
@@ -58,7 +60,7 @@ func (t *modelTally) record(i int, s vote.Sample[intent.Output], reason error) {
 	for len(t.by) <= i {
 		t.by = append(t.by, drawnSample{})
 	}
-	d := drawnSample{Sample: s, ok: true, group: group}
+	d := drawnSample{Sample: s, ok: true, group: group, model: model}
 	if s.Flag != nil {
 		d.reason = s.Flag.Error()
 		if reason != nil {

@@ -230,6 +230,9 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		if run.escModel, err = e.ModelFor(s.Model); err != nil {
 			return rep, err
 		}
+		for _, m := range members(run.escModel) {
+			run.escIDs = append(run.escIDs, ModelIdentity(m))
+		}
 	}
 	if s.Executor != nil {
 		run.normalize = s.Executor.Normalize
@@ -283,6 +286,7 @@ type run struct {
 	// escModel draws an escalated race's samples (EscalateModel): the
 	// Escalation's Model without the run's own models.
 	escModel llms.Model
+	escIDs   []string // the identities of escModel's members
 	rep      *Report
 	next     int                 // the next step to decide
 	last     *intent.Observation // the last step's observation

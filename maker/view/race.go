@@ -73,7 +73,10 @@ func raceOf(rec *maker.StepRecord, models []string) ([]Sample, int) {
 	for i, s := range rec.Samples[:n] {
 		x := Sample{Index: s.Index, Worker: s.Worker, Key: s.Key, InputTokens: s.InputTokens,
 			OutputTokens: s.OutputTokens, Latency: s.Latency}
-		if len(models) > 0 {
+		switch {
+		case s.Model != "":
+			x.Model = s.Model
+		case len(models) > 0:
 			x.Model = models[s.Index%len(models)]
 		}
 		switch {

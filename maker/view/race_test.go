@@ -189,8 +189,16 @@ func TestLiveCountsWorkers(t *testing.T) {
 	rec := &maker.StepRecord{Step: 0, K: 2, Key: strconv.FormatUint(win, 16),
 		Votes: map[string]int{"a": 3, "b": 1}, Counts: vote.Counts{Valid: 4, Flagged: 1, Errors: 1},
 		Samples: []maker.SampleRecord{{Index: 0, Worker: "w1"}, {Index: 1, Worker: "w2", Class: "b"}, {Index: 2, Worker: "w1"},
-			{Index: 3, Worker: "w2", Flag: "cut off"}, {Index: 4, Worker: "w3", Error: true}, {Index: 5, Worker: "w1"}}}
+			{Index: 3, Worker: "w2", Flag: "cut off"}, {Index: 4, Worker: "w3", Error: true, Model: "strong"}, {Index: 5, Worker: "w1"}}}
 	s.Progress(maker.Event{Step: 0, Record: rec})
+	b, err := live.Record(0)
+	require.NoError(t, err)
+	var race raceRecord
+	require.NoError(t, json.Unmarshal(b, &race))
+	require.Len(t, race.Samples, 6)
+	assert.Equal(t, "strong", race.Samples[4].Model, "a sample's own model (an escalated race's) is shown")
+	assert.Equal(t, "b", race.Samples[1].Class)
+	assert.True(t, race.Samples[0].Winner)
 	ws := live.Run().Stats().Workers
 	require.Len(t, ws, 3)
 	assert.Equal(t, view.WorkerStats{Worker: "w1", Samples: 3, Valid: 3}, zeroTime(ws[0]))
