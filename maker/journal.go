@@ -533,7 +533,7 @@ func (j *Journal) checkHead(lineNo int) error {
 }
 
 // recordHead keeps the journal's chain head in the state folder, once its
-// lines are synced: a signed version-4 journal only.
+// lines are synced: a signed journal of version 4 or later only.
 func (j *Journal) recordHead() error {
 	if j.broken || j.key == nil || j.state == "" || j.header == nil || j.header.Version < journalVersion4 || j.lines == 0 {
 		return nil
