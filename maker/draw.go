@@ -93,9 +93,14 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	sm.Voter = reply.Worker
 	var reason error
 	defer func() {
-		tally.record(i, sm)
+		model, other := r.ids[i%len(r.ids)], ""
+		if wave.agent != r.agent && len(r.escIDs) > 0 { // an escalated race's other model
+			model = r.escIDs[i%len(r.escIDs)]
+			other = model
+		}
+		tally.record(i, sm, reason, other)
 		if r.OnSample != nil {
-			r.OnSample(SampleEvent{Step: step, Index: i, Model: r.ids[i%len(r.ids)], Err: sm.Err, Flag: sm.Flag, Reason: reason, Text: reply.Text, Usage: sm.Usage, Key: sm.Key, Worker: reply.Worker})
+			r.OnSample(SampleEvent{Step: step, Index: i, Model: model, Err: sm.Err, Flag: sm.Flag, Reason: reason, Text: reply.Text, Usage: sm.Usage, Key: sm.Key, Worker: reply.Worker})
 		}
 	}()
 	if err != nil {

@@ -133,7 +133,7 @@ type escalation struct{ contested, escalated bool }
 func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output]) (vote.Result[intent.Output], escalation, error) {
 	e := r.Escalation
 	if e == nil {
-		res, err := r.race(ctx, cfg, draw(r.agent))
+		res, err := r.race(ctx, cfg, 0, draw(r.agent))
 		return res, escalation{}, err
 	}
 	first := cfg
@@ -141,7 +141,7 @@ func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *m
 	if first.MaxSamples == 0 || first.MaxSamples > at {
 		first.MaxSamples = at
 	}
-	res, err := r.race(ctx, first, draw(r.agent))
+	res, err := r.race(ctx, first, 0, draw(r.agent))
 	if err == nil || !errors.Is(err, vote.ErrUndecided) || ctx.Err() != nil || first.MaxSamples == cfg.MaxSamples && cfg.MaxSamples != 0 {
 		return res, escalation{}, err
 	}
@@ -176,7 +176,7 @@ func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *m
 // races'; its votes, the second's.
 func (r *run) raceAgain(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output], spent vote.Tally) (vote.Result[intent.Output], error) {
 	offset := spent.Launched
-	res, err := r.race(ctx, cfg, func(ctx context.Context, i int) vote.Sample[intent.Output] { return draw(ctx, offset+i) })
+	res, err := r.race(ctx, cfg, offset, draw)
 	res.Counts.Add(spent.Counts)
 	res.Usage.Add(spent.Usage)
 	for k, v := range spent.Flags {

@@ -57,10 +57,24 @@ func TestEscalateModelAsksAnotherModel(t *testing.T) {
 	ens, err := NewEnsemble(weak, strong)
 	require.NoError(t, err)
 	task := &counter{target: 3}
-	s := &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}, Escalation: &Escalation{Policy: EscalateModel, After: after, Model: ens}}, Model: weak}
+	var recs []StepRecord
+	s := &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}, Escalation: &Escalation{Policy: EscalateModel, After: after, Model: ens}}, Model: weak,
+		Progress: func(e Event) { recs = append(recs, *e.Record) }}
 	rep, err := s.Solve(context.Background(), task)
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.Escalated, "every step contested and escalated")
+	// Each step's samples name the model that drew them: the first race's
+	// the run's (left out), the escalated race's the strong one.
+	for _, rec := range recs {
+		require.Len(t, rec.Samples, after+2)
+		for _, x := range rec.Samples {
+			if x.Index < after {
+				assert.Empty(t, x.Model, "step %d sample %d", rec.Step, x.Index)
+			} else {
+				assert.Equal(t, "strong", x.Model, "step %d sample %d", rec.Step, x.Index)
+			}
+		}
+	}
 	assert.Zero(t, task.wrong)
 	for _, i := range weak.asked {
 		assert.Less(t, i, after, "the model whose votes split was asked sample %d of an escalated race", i)

@@ -47,21 +47,29 @@ var (
 )
 
 // JournalVersion is the version of the journal format this build writes.
-// It reads it and version 3; a journal of another version is refused
-// with ErrJournalVersion. Version 3 added the hash chain
+// It reads it and versions 3 and 4; a journal of another version is
+// refused with ErrJournalVersion, with a message that says whether a newer
+// or an older build wrote it. Version 3 added the hash chain
 // (journalchain.go), version 4 signing by default, a random run id in
-// the header and a chain head kept outside the journal (journalstate.go).
-// A version 2 journal is refused, not migrated: an unchained journal
-// cannot prove it was not edited, so chaining it now would vouch for
-// whatever it holds. A version 3 journal goes on in version 3: one
-// written with JournalKeyEnv's key resumes with that key set; one written
-// without a key (version 3's default) only with JournalUnsigned, as it
-// may have been rewritten by anyone.
-const JournalVersion = 4
+// the header and a chain head kept outside the journal (journalstate.go),
+// version 5 each step's samples (StepRecord.Samples) and the ensemble's
+// members in the header. A version 2 journal is refused, not migrated: an
+// unchained journal cannot prove it was not edited, so chaining it now
+// would vouch for whatever it holds. A version 3 or 4 journal goes on in
+// its own version (its new steps without samples), so the build that
+// began it can still finish it: a version 3 one written with
+// JournalKeyEnv's key resumes with that key set; one written without a
+// key (version 3's default) only with JournalUnsigned, as it may have
+// been rewritten by anyone.
+const JournalVersion = 5
 
-// journalVersion3 is the previous format: no run id, no chain head,
-// unkeyed unless JournalKeyEnv was set.
-const journalVersion3 = 3
+// journalVersion3 is the oldest format read: no run id, no chain head,
+// unkeyed unless JournalKeyEnv was set. journalVersion4 added those, and
+// kept no samples.
+const (
+	journalVersion3 = 3
+	journalVersion4 = 4
+)
 
 // Defaults of a Journal's tuning fields.
 const (
@@ -103,6 +111,9 @@ type journalHeader struct {
 	// Keyed is true when the chain is an HMAC (signed: the state
 	// folder's key or JournalKeyEnv's).
 	Keyed bool `json:"keyed,omitempty"`
+	// Members are the identities of an ensemble's members, in order (from
+	// version 5; empty for a single model): SampleRecord's model.
+	Members []string `json:"members,omitempty"`
 }
 
 // StepRecord is one decided step as the journal keeps it, one JSON line.
@@ -141,6 +152,13 @@ type StepRecord struct {
 	// its SHA-256, for audits that keep only digests.
 	Observation       *intent.Observation `json:"observation,omitempty"`
 	ObservationDigest string              `json:"observation_sha256,omitempty"`
+	// Samples are the step's samples in index order, each with the class
+	// it voted for or why it did not vote, its worker and its tokens
+	// (journal format version 5 on; none in a record of an earlier
+	// version, or of a run with Journal.NoSamples); MoreSamples counts
+	// those past MaxRecordedSamples.
+	Samples     []SampleRecord `json:"samples,omitempty"`
+	MoreSamples int            `json:"more_samples,omitempty"`
 }
 
 // checkpointRecord saves a task's state and the run's totals, so that a
@@ -268,6 +286,14 @@ type Journal struct {
 	// for tasks that implement Snapshotter; 0 means
 	// DefaultCheckpointEvery, a negative value none.
 	CheckpointEvery int
+	// NoSamples keeps each step's record without its samples
+	// (StepRecord.Samples), as version 4 journals were: about a quarter
+	// smaller on Hanoi (docs/journal.md has the measurement), but `maker
+	// view` then cannot show a step's race from the journal. Default
+	// false: samples are recorded.
+	NoSamples bool
+
+	members []string // the ensemble's member identities, for a new header
 }
 
 // NewJournal returns the journal kept in store, to start a run or resume
@@ -352,11 +378,10 @@ func (j *Journal) load() error {
 			if !bytes.HasPrefix(line, headerPrefix) || json.Unmarshal(line, &h) != nil || h.Version == 0 {
 				return fmt.Errorf("%w: %s is not a journal (line 1 is not a journal header); name a journal written by --journal", ErrJournalCorrupt, j.path())
 			}
-			if h.Version != JournalVersion && h.Version != journalVersion3 {
-				return fmt.Errorf("%w: %s is journal version %d, this build reads versions %d and %d; finish it with the build that wrote it",
-					ErrJournalVersion, j.path(), h.Version, journalVersion3, JournalVersion)
+			if err := j.checkVersion(h.Version); err != nil {
+				return err
 			}
-			if h.Version == JournalVersion && !runIDPattern.MatchString(h.Run) {
+			if h.Version >= journalVersion4 && !runIDPattern.MatchString(h.Run) {
 				return j.corrupt(lineNo, "is a header without a run id")
 			}
 			if err := j.checkKey(&h); err != nil {
@@ -430,6 +455,26 @@ func (j *Journal) load() error {
 	return nil
 }
 
+// checkVersion refuses a journal format this build does not read, saying
+// which build can.
+func (j *Journal) checkVersion(v int) error {
+	switch {
+	case v > JournalVersion:
+		return fmt.Errorf("%w: %s is journal version %d, newer than this build reads (versions %d to %d): a newer mdap wrote it; view or resume it with that mdap or a later one",
+			ErrJournalVersion, j.path(), v, journalVersion3, JournalVersion)
+	case v < journalVersion3:
+		return fmt.Errorf("%w: %s is journal version %d, older than this build reads (versions %d to %d): it has no hash chain to prove it was not edited; finish it with the build that wrote it",
+			ErrJournalVersion, j.path(), v, journalVersion3, JournalVersion)
+	}
+	return nil
+}
+
+// recordsSamples reports whether the journal keeps each step's samples:
+// a version 5 journal (a new one is) unless NoSamples.
+func (j *Journal) recordsSamples() bool {
+	return !j.NoSamples && (j.header == nil || j.header.Version >= JournalVersion)
+}
+
 // checkKey refuses a journal whose signing differs from this Journal's.
 func (j *Journal) checkKey(h *journalHeader) error {
 	switch {
@@ -451,7 +496,7 @@ func (j *Journal) checkKey(h *journalHeader) error {
 // journal whose run the state folder records is a signed one rewritten
 // unsigned, and refused.
 func (j *Journal) loadHead(h *journalHeader) error {
-	if j.state == "" || h.Version != JournalVersion {
+	if j.state == "" || h.Version < journalVersion4 {
 		return nil
 	}
 	head, err := loadHead(j.state, h.Run)
@@ -488,9 +533,9 @@ func (j *Journal) checkHead(lineNo int) error {
 }
 
 // recordHead keeps the journal's chain head in the state folder, once its
-// lines are synced: a signed version-4 journal only.
+// lines are synced: a signed journal of version 4 or later only.
 func (j *Journal) recordHead() error {
-	if j.broken || j.key == nil || j.state == "" || j.header == nil || j.header.Version != JournalVersion || j.lines == 0 {
+	if j.broken || j.key == nil || j.state == "" || j.header == nil || j.header.Version < journalVersion4 || j.lines == 0 {
 		return nil
 	}
 	return saveHead(j.state, j.header.Run, chainHead{Lines: j.lines, Chain: hex.EncodeToString(j.chain.prev[:]), Journal: j.path()})
@@ -534,8 +579,16 @@ func (j *Journal) writeLine(v any) error {
 	return j.appendLine(b)
 }
 
-// writeStep writes a step record's line: json.Marshal of the record.
-func (j *Journal) writeStep(rec *StepRecord) error { return j.writeLine(rec) }
+// writeStep writes a step record's line: json.Marshal of the record,
+// without its samples in a journal that keeps none (recordsSamples).
+func (j *Journal) writeStep(rec *StepRecord) error {
+	if rec.Samples != nil && !j.recordsSamples() {
+		bare := *rec
+		bare.Samples, bare.MoreSamples = nil, 0
+		return j.writeLine(&bare)
+	}
+	return j.writeLine(rec)
+}
 
 // appendLine chains one encoded JSON object (see chain.seal) and stores
 // it.
@@ -604,6 +657,9 @@ func (j *Journal) begin(fingerprint, taskVersion string, settings Settings) erro
 	j.lines, j.chain = 0, newChain(j.key)
 	j.header = &journalHeader{Version: JournalVersion, Run: newRunID(), Mdap: mdapVersion(), Decisions: DecisionVersion, TaskVersion: taskVersion,
 		Fingerprint: fingerprint, Settings: settings, Keyed: j.key != nil}
+	if len(j.members) > 1 {
+		j.header.Members = j.members
+	}
 	if err := j.writeLine(j.header); err != nil {
 		return err
 	}

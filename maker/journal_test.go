@@ -186,7 +186,7 @@ func TestTornHeaderStartsOver(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 5, task.n)
 		assert.Equal(t, 5, countSteps(t, path))
-		assert.Regexp(t, `^\{"mdap_journal":4,"run":"[0-9a-f]{32}",[^\n]*"task":"counter:5"[^\n]*\n\{"step":0,`, string(mustRead(t, path)), "one header, at the start")
+		assert.Regexp(t, fmt.Sprintf(`^\{"mdap_journal":%d,"run":"[0-9a-f]{32}",[^\n]*"task":"counter:5"[^\n]*\n\{"step":0,`, JournalVersion), string(mustRead(t, path)), "one header, at the start")
 	}
 	// An empty file is a run that never began, too.
 	require.NoError(t, os.WriteFile(path, nil, 0o644))
@@ -195,17 +195,25 @@ func TestTornHeaderStartsOver(t *testing.T) {
 	assert.Equal(t, 3, countSteps(t, path))
 }
 
+// TestJournalVersionRefused: a journal of a version this build does not
+// read is refused, changing nothing, with a message naming its version,
+// the versions read, and which build can go on: an older one (version 1)
+// the build that wrote it, a newer one (a later format) a newer mdap.
 func TestJournalVersionRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	_, err := journalRun(t, path, &counter{target: 3}, 0, nil, false)
 	require.NoError(t, err)
-	old := bytes.Replace(mustRead(t, path), []byte(fmt.Sprintf(`{"mdap_journal":%d`, JournalVersion)), []byte(`{"mdap_journal":1`), 1)
-	require.NoError(t, os.WriteFile(path, old, 0o644))
-	_, err = OpenJournal(path)
-	require.ErrorIs(t, err, ErrJournalVersion)
-	assert.Contains(t, err.Error(), "version 1")
-	assert.Contains(t, err.Error(), fmt.Sprintf("versions 3 and %d", JournalVersion))
-	assert.Equal(t, old, mustRead(t, path))
+	written := mustRead(t, path)
+	for v, says := range map[int]string{1: "older than this build reads", JournalVersion + 1: "newer than this build reads"} {
+		old := bytes.Replace(written, []byte(fmt.Sprintf(`{"mdap_journal":%d`, JournalVersion)), []byte(fmt.Sprintf(`{"mdap_journal":%d`, v)), 1)
+		require.NoError(t, os.WriteFile(path, old, 0o644))
+		_, err = OpenJournal(path)
+		require.ErrorIs(t, err, ErrJournalVersion)
+		assert.Contains(t, err.Error(), fmt.Sprintf("version %d,", v))
+		assert.Contains(t, err.Error(), says)
+		assert.Contains(t, err.Error(), fmt.Sprintf("versions 3 to %d", JournalVersion))
+		assert.Equal(t, old, mustRead(t, path))
+	}
 }
 
 // finished writes a whole 6-step journal and returns its lines.

@@ -117,12 +117,28 @@ func raceChoose(ctx context.Context, m AnswerMatcher) vote.Choose[intent.Output]
 // race is vote.RaceChoosing with the run's task's matcher: vote.Race
 // exactly for a task without a Tolerant one.
 // Under Config.ToolFirst it is vote.RaceGrouped by toolGroup.
-func (r *run) race(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
+// The race draws sample offset+i for its index i (a second race of a
+// step numbers on from the first's), and marks the samples it counted,
+// with their classes, in the step's tally.
+func (r *run) race(ctx context.Context, cfg vote.Config, offset int, draw vote.Drawer[intent.Output]) (vote.Result[intent.Output], error) {
 	choose := raceChoose(ctx, MatcherOf(r.task))
-	if r.ToolFirst {
-		return vote.RaceGrouped(ctx, cfg, r.toolGroup, choose, draw)
+	if offset > 0 {
+		first := draw
+		draw = func(ctx context.Context, i int) vote.Sample[intent.Output] { return first(ctx, offset+i) }
 	}
-	return vote.RaceChoosing(ctx, cfg, choose, draw)
+	var res vote.Result[intent.Output]
+	var err error
+	var chosen uint64 // the winning group of a tool-first vote
+	if r.ToolFirst {
+		res, err = vote.RaceGrouped(ctx, cfg, r.toolGroup, choose, draw)
+		if err == nil {
+			chosen = r.toolGroup(res.Winner)
+		}
+	} else {
+		res, err = vote.RaceChoosing(ctx, cfg, choose, draw)
+	}
+	r.tally.counted(offset, res.Valid+res.Flagged+res.Errors, res.Classes, chosen)
+	return res, err
 }
 
 // toolGroup is a valid answer's group in a tool-first vote: its tool's

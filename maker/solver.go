@@ -230,9 +230,18 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		if run.escModel, err = e.ModelFor(s.Model); err != nil {
 			return rep, err
 		}
+		for _, m := range members(run.escModel) {
+			run.escIDs = append(run.escIDs, ModelIdentity(m))
+		}
 	}
 	if s.Executor != nil {
 		run.normalize = s.Executor.Normalize
+	}
+	// Each sample is kept for the step's record when someone reads it: a
+	// journal that records samples, or a Progress callback (a view).
+	run.tally.keep = s.Progress != nil || s.Journal != nil && s.Journal.recordsSamples()
+	if s.ToolFirst {
+		run.tally.group = run.toolGroup
 	}
 	if j := s.Journal; j != nil {
 		defer func() {
@@ -251,6 +260,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		if s.Budget != nil {
 			s.Budget.Credit(s.spentIn(&rep, ms))
 		}
+		j.members = ids
 		if err := j.begin(task.Fingerprint(), taskVersion(task), settings); err != nil {
 			return rep, err
 		}
@@ -276,6 +286,7 @@ type run struct {
 	// escModel draws an escalated race's samples (EscalateModel): the
 	// Escalation's Model without the run's own models.
 	escModel llms.Model
+	escIDs   []string // the identities of escModel's members
 	rep      *Report
 	next     int                 // the next step to decide
 	last     *intent.Observation // the last step's observation
@@ -405,6 +416,9 @@ func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Res
 	}
 	if len(r.ids) > 1 {
 		rec.Models = tally.shares(res.Valid+res.Flagged+res.Errors, res.Key)
+	}
+	if tally.keep {
+		rec.Samples, rec.MoreSamples = tally.samples(res.Key)
 	}
 	if r.AdaptiveK != nil && err == nil {
 		r.checkStep(rec)

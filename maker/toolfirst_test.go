@@ -58,6 +58,19 @@ func TestToolFirstVotesTheToolThenItsArguments(t *testing.T) {
 		assert.Equal(t, []string{"a"}, targets, "parallel %d: deploy wins 2-0, then a leads b by 2", par)
 		require.NotNil(t, step2)
 		assert.Equal(t, 3, step2.Flagged, "the plain answers are no votes on deploy's arguments")
+		// Its samples say so too: the plain answers red-flagged as
+		// another group, the others votes on deploy's arguments.
+		votes, other := map[string]int{}, 0
+		for _, x := range step2.Samples {
+			switch {
+			case x.Flag == vote.ErrOtherGroup.Error():
+				other++
+			case x.Voted():
+				votes[x.ClassOf(step2.Key)]++
+			}
+		}
+		assert.Equal(t, 3, other, "parallel %d", par)
+		assert.Equal(t, step2.Votes, votes, "parallel %d: the samples' classes are the votes", par)
 		if first == nil {
 			first = step2
 		} else {

@@ -31,6 +31,8 @@ func TestRaceMatchingJoinsFirstEarlierClass(t *testing.T) {
 	// 1.0 starts A; 1.6 (0.6 away) starts B; 1.2 matches both, joins A;
 	// 1.5 matches both, joins A; 1.0 is A's own key.
 	assert.Equal(t, map[uint64]int{floatSample(1.0).Key: 4, floatSample(1.6).Key: 1}, res.Votes)
+	assert.Equal(t, map[uint64]uint64{floatSample(1.2).Key: floatSample(1.0).Key, floatSample(1.5).Key: floatSample(1.0).Key}, res.Classes,
+		"each key that joined another's class, with that class")
 
 	res, err = RaceMatching(context.Background(), Config{K: 2}, within(0.5), draw)
 	require.NoError(t, err)
@@ -54,6 +56,7 @@ func TestRaceMatchingNilIsRace(t *testing.T) {
 			require.Equal(t, want.Key, got.Key, name)
 			require.Equal(t, want.Votes, got.Votes, name)
 			require.Equal(t, want.Launched, got.Launched, name)
+			require.Nil(t, got.Classes, name)
 		}
 	}
 }

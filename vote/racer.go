@@ -238,6 +238,16 @@ func (r *racer[T]) result(wall time.Duration) (Result[T], error) {
 		t.Votes = map[uint64]int{}
 	}
 	t.Cancelled = t.Launched - t.Valid - t.Flagged - t.Errors
+	if r.classes != nil {
+		for k, class := range r.classes.of {
+			if k != class {
+				if t.Classes == nil {
+					t.Classes = make(map[uint64]uint64, len(r.classes.of))
+				}
+				t.Classes[k] = class
+			}
+		}
+	}
 	if r.won {
 		return Result[T]{Winner: r.winner, Key: r.key, Tally: t}, nil
 	}

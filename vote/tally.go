@@ -72,6 +72,13 @@ type Tally struct {
 	Counts
 	// Usage is the total over every draw started, Cancelled ones included.
 	Usage Usage `json:"usage"`
+	// Classes, in a race with a Choose or Match (RaceChoosing,
+	// RaceMatching), maps the Key of each committed valid sample that
+	// joined a class of another key to that class's key, so that each
+	// sample's class can be shown; a key not in it is its own class's.
+	// Nil when no sample joined another key's class (always, with exact
+	// matching). Not in the JSON.
+	Classes map[uint64]uint64 `json:"-"`
 	// Rounds counts the waves: the times the race launched one or more
 	// samples. With Parallel = 1 it equals Launched.
 	Rounds int `json:"rounds"`

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"net/http"
 	"os"
@@ -64,6 +65,32 @@ func getState(t *testing.T, url, token string) (int, viewState) {
 	return resp.StatusCode, st
 }
 
+// viewStep is the part of /step/N the tests read.
+type viewStep struct {
+	Key     string         `json:"key"`
+	Votes   map[string]int `json:"votes"`
+	Samples []struct {
+		Class       string `json:"class"`
+		Model       string `json:"model"`
+		Winner      bool   `json:"winner"`
+		InputTokens int    `json:"input_tokens"`
+	} `json:"samples"`
+}
+
+func getStep(t *testing.T, url, token string, step int) viewStep {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%sstep/%d", url, step), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var rec viewStep
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rec))
+	return rec
+}
+
 func TestBinaryView(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -115,6 +142,22 @@ func TestBinaryView(t *testing.T) {
 		require.Equal(t, http.StatusOK, code)
 		assert.Equal(t, 127, st.Stats.Steps)
 		assert.Equal(t, "hanoi:N=7", st.Stats.Task)
+		// A step's race, read from the journal: each sample with its
+		// class and model, the winner's votes marked.
+		for _, step := range []int{0, 63, 126} {
+			rec := getStep(t, url, viewToken(t, c), step)
+			require.NotEmpty(t, rec.Samples, "step %d", step)
+			wins := 0
+			for _, x := range rec.Samples {
+				assert.NotEmpty(t, x.Class, "step %d", step)
+				assert.Contains(t, x.Model, "sim", "step %d", step)
+				assert.Positive(t, x.InputTokens, "step %d", step)
+				if x.Winner {
+					wins++
+				}
+			}
+			assert.Equal(t, rec.Votes[rec.Key], wins, "step %d", step)
+		}
 		require.NoError(t, c.cmd.Process.Signal(syscall.SIGINT))
 		assert.Equal(t, 130, c.wait(t, 30*time.Second))
 	})

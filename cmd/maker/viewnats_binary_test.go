@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +23,8 @@ func TestBinaryNATSUIShowsWorkers(t *testing.T) {
 	url := startNATS(t)
 	w := startWorker(t, url)
 	defer stopWorkers(t, w)
-	c := start(t, nil, append([]string{"hanoi", "--disks", "7", "--nats", url, "--ui", "127.0.0.1:0", "--progress", "off"}, natsSim...)...)
+	journal := filepath.Join(t.TempDir(), "run.jsonl")
+	c := start(t, nil, append([]string{"hanoi", "--disks", "7", "--nats", url, "--ui", "127.0.0.1:0", "--progress", "off", "--journal", journal}, natsSim...)...)
 	base, token := viewURL(t, c), viewToken(t, c)
 	req, err := http.NewRequest(http.MethodGet, base+"events", nil)
 	require.NoError(t, err)
@@ -59,4 +62,31 @@ func TestBinaryNATSUIShowsWorkers(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, samples, last.Samples, "every sample of a decided step came from a worker (late ones too)")
 	assert.Positive(t, lost, "p=0.9: some answers lost their step")
+
+	// The journal keeps each sample's worker, for maker view JOURNAL.
+	b, err := os.ReadFile(journal)
+	require.NoError(t, err)
+	steps, workers := 0, map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+		var rec struct {
+			Step    *int `json:"step"`
+			Samples []struct {
+				Worker string `json:"worker"`
+			} `json:"samples"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		if rec.Step == nil {
+			continue // a checkpoint
+		}
+		steps++
+		require.NotEmpty(t, rec.Samples, "step %d", *rec.Step)
+		for _, x := range rec.Samples {
+			require.NotEmpty(t, x.Worker, "step %d", *rec.Step)
+			workers[x.Worker] = true
+		}
+	}
+	assert.Equal(t, 127, steps)
+	for _, w := range last.Workers {
+		assert.True(t, workers[w.Worker], "%s is named in the journal", w.Worker)
+	}
 }

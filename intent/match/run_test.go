@@ -79,7 +79,24 @@ func solveForms(t *testing.T, task func() maker.Task, model llms.Model, cfg vote
 	log := stepLog{}
 	solver := &maker.Solver{Config: maker.Config{Vote: cfg, MaxSteps: maxSteps}, Model: model, Journal: j,
 		Progress: func(e maker.Event) {
-			log[e.Step] = fmt.Sprintf("key %s votes %v valid %d", e.Record.Key, e.Record.Votes, e.Record.Valid)
+			// Each counted sample's class, in index order: the journal
+			// keeps them, so a resumed run replays them.
+			var classes []string
+			votes := map[string]int{}
+			for _, x := range e.Record.Samples {
+				c := x.ClassOf(e.Record.Key)
+				switch {
+				case x.Cancelled:
+					continue
+				case c == "":
+					c = "no vote"
+				default:
+					votes[c]++
+				}
+				classes = append(classes, fmt.Sprintf("%d:%s", x.Index, c))
+			}
+			assert.Equal(t, e.Record.Votes, votes, "step %d (replayed %v): the samples' classes are the step's votes", e.Step, e.Replayed)
+			log[e.Step] = fmt.Sprintf("key %s votes %v valid %d samples %v", e.Record.Key, e.Record.Votes, e.Record.Valid, classes)
 		}}
 	rep, err := solver.Solve(context.Background(), task())
 	return rep, log, err
@@ -119,10 +136,11 @@ var firstWordJudge = match.JudgeFunc(func(_ context.Context, answer string, cand
 
 // TestEveryMatcherDeterministicInARun: for code, embedding (a fake
 // embedder) and judge (a fake judge), a run whose right answers come in
-// several forms decides every step, with the same classes (keys, votes)
-// at Parallel 1, 4 and 4 with speculation, and after a run stopped at
-// step 5 and resumed from its journal; the same run with exact keys does
-// worse.
+// several forms decides every step, with the same classes (keys, votes,
+// and each sample's class, which sum to the votes) at Parallel 1, 4 and 4
+// with speculation, and after a run stopped at step 5 and resumed from
+// its journal (whose first 5 steps' samples are read back from it); the
+// same run with exact keys does worse.
 func TestEveryMatcherDeterministicInARun(t *testing.T) {
 	const steps = 10
 	cases := []struct {

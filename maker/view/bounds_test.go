@@ -47,7 +47,15 @@ func TestRaceAndWorkersAreBounded(t *testing.T) {
 	for i := range view.MaxWorkers + 10 - n {
 		s.OnSample(maker.SampleEvent{Step: 0, Index: n + i, Model: "m", Flag: errors.New("x"), Worker: fmt.Sprint("w", n+i)})
 	}
-	s.Progress(maker.Event{Step: 0, Record: &maker.StepRecord{Step: 0, K: 3, Key: "1", Votes: map[string]int{"1": n}, Counts: vote.Counts{Valid: n}}})
+	step := &maker.StepRecord{Step: 0, K: 3, Key: "1", Votes: map[string]int{"1": n}, Counts: vote.Counts{Valid: n, Flagged: view.MaxWorkers + 10 - n}}
+	for i := range view.MaxWorkers + 10 {
+		x := maker.SampleRecord{Index: i}
+		if i >= n {
+			x.Flag = "x"
+		}
+		step.Samples = append(step.Samples, x)
+	}
+	s.Progress(maker.Event{Step: 0, Record: step})
 	b, err := live.Record(0)
 	require.NoError(t, err)
 	var rec raceRecord

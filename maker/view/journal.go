@@ -49,6 +49,9 @@ type File struct {
 	off    int64      // offset after the last whole line read
 	lines  int        // whole lines read
 	header bool
+	// models are the run's members' identities (the header's members,
+	// or its one model), for the model of each sample of a race.
+	models []string
 	index  []int64 // index[i]: offset of the first line of step i*indexEvery
 }
 
@@ -138,6 +141,7 @@ type header struct {
 	Task     string         `json:"task"`
 	Settings maker.Settings `json:"settings"`
 	Keyed    bool           `json:"keyed"`
+	Members  []string       `json:"members"`
 }
 
 // checkpoint is the part of a checkpoint line the view shows.
@@ -155,7 +159,14 @@ func (j *File) line(line []byte) error {
 		if !bytes.HasPrefix(line, headerPrefix) || json.Unmarshal(line, &h) != nil || h.Version == 0 {
 			return fmt.Errorf("%w: %s (line 1 is not a journal header); name a journal written by --journal", ErrNotJournal, j.path)
 		}
+		if h.Version > maker.JournalVersion {
+			return fmt.Errorf("%w: %s is journal version %d, newer than this build reads (up to %d): a newer mdap wrote it; view it with that mdap or a later one", ErrNotJournal, j.path, h.Version, maker.JournalVersion)
+		}
 		j.header = true
+		j.models = h.Members
+		if len(j.models) == 0 {
+			j.models = []string{h.Settings.Model}
+		}
 		info := Info{Source: j.path, Task: h.Task, Run: h.Run, Mdap: h.Mdap, Model: h.Settings.Model,
 			K: h.Settings.K, Total: TotalSteps(h.Task), Signed: h.Keyed}
 		if h.Settings.KAuto != nil {
@@ -214,9 +225,11 @@ func (j *File) Follow(ctx context.Context, poll time.Duration) error {
 }
 
 // Record returns step's journal record as the file holds it (the chain
-// field removed), reading at most indexEvery records from the nearest
-// indexed offset. A step whose side-effect call is pending returns its
-// pending record.
+// field removed), with its samples as a Live shows them (raceOf: at most
+// MaxRaceSamples, each with its model and class), reading at most
+// indexEvery records from the nearest indexed offset. A step whose
+// side-effect call is pending returns its pending record. A record of a
+// journal before version 5 has no samples.
 //
 // Errors: ErrNoStep when the step has not been read yet.
 func (j *File) Record(step int) ([]byte, error) {
@@ -226,7 +239,7 @@ func (j *File) Record(step int) ([]byte, error) {
 		j.mu.Unlock()
 		return nil, fmt.Errorf("%w: step %d is not in %s yet", ErrNoStep, step, j.path)
 	}
-	start, end := j.index[k], j.off
+	start, end, models := j.index[k], j.off, j.models
 	j.mu.Unlock()
 	br := bufio.NewReaderSize(io.NewSectionReader(j.f, start, end-start), 1<<16)
 	var found []byte
@@ -252,7 +265,7 @@ func (j *File) Record(step int) ([]byte, error) {
 	if found == nil {
 		return nil, fmt.Errorf("%w: step %d is not in %s yet", ErrNoStep, step, j.path)
 	}
-	return unchain(found), nil
+	return raceLine(unchain(found), models)
 }
 
 // readLine reads a whole line, without its newline, of any length up to

@@ -255,13 +255,13 @@
     vb.replaceChildren(...votes.map(([key, v]) => row([key + (key === rec.key ? ' (winner)' : ''), v])));
     if (rec.samples) {
       sb.replaceChildren(...rec.samples.map((x, i) => {
-        const tr = row([i + 1, x.index, x.class + (x.winner ? ' (winner)' : ''), x.flag || '', x.model, x.worker || '', fmt(x.input_tokens), fmt(x.output_tokens)]);
+        const tr = row([i + 1, x.index, x.class + (x.key ? ' (its own key ' + x.key + ')' : '') + (x.winner ? ' (winner)' : ''), x.flag || '', x.model, x.worker || '', fmt(x.input_tokens), fmt(x.output_tokens)]);
         if (x.winner) tr.className = 'winner';
         return tr;
       }));
       set('step-samples-note', rec.samples.length + ' samples' + (rec.more_samples ? ', and ' + rec.more_samples + ' more not kept' : '') + '; the winner is ' + rec.key + (w.intent ? ', its tool call and observation above' : ''));
     } else {
-      set('step-samples-note', 'not recorded: the journal keeps each step\'s counts, not its samples; a run\'s own view (--ui) lists its last steps\' samples');
+      set('step-samples-note', 'not recorded: this journal keeps each step\'s counts, not its samples (a journal of format version 4 or before, or of a run with samples turned off)');
     }
   }
 

@@ -1,0 +1,123 @@
+package maker
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// SampleRecord is one sample of a step as the step's record keeps it
+// (StepRecord.Samples; journal format version 5 on): enough to show the
+// step's race, sample by sample, from the journal alone. It holds no text
+// of the reply and no provider error message.
+//
+// The model that drew a sample is Model when set (an escalated race's
+// model, EscalateModel), else the run's model, or, for an ensemble,
+// member Index mod the number of members (the journal header's members,
+// in order), as SampleEvent.Model names it.
+type SampleRecord struct {
+	// Index is the sample's index in the step (SampleID.Index); a second
+	// race of the step (escalation, a stricter vote on a write) numbers
+	// on from the first's.
+	Index int `json:"i"`
+	// Worker is the engine worker that drew it over NATS; "" in process.
+	Worker string `json:"worker,omitempty"`
+	// Model is the identity of the model that drew it when that is not
+	// one of the run's: the escalation model's member (EscalateModel).
+	Model string `json:"model,omitempty"`
+	// Class is the vote key (hex, as StepRecord.Votes names it) of the
+	// class the sample voted for, when it voted for another class than
+	// the step's winner; "" for a vote for the winner (StepRecord.Key:
+	// most samples, so it is left out to keep the journal small), and
+	// when the sample did not vote (Flag, Error or Cancelled say why).
+	// Under a matcher beyond bytes (a number tolerance, an embedding, a
+	// judge) it is the class the sample joined, which is the key of that
+	// class's first member; Key is then the sample's own key, when it
+	// differs from its class's.
+	Class string `json:"class,omitempty"`
+	Key   string `json:"key,omitempty"`
+	// Flag is why the sample was red-flagged (at most MaxFlagReason
+	// bytes); Error marks a failed draw (the provider's message is not
+	// kept); Cancelled a sample drawn but never counted: in flight, or past
+	// the deciding index, when its race ended.
+	Flag      string `json:"flag,omitempty"`
+	Error     bool   `json:"error,omitempty"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+	// InputTokens, OutputTokens and Latency are what the sample cost.
+	InputTokens  int           `json:"in"`
+	OutputTokens int           `json:"out"`
+	Latency      time.Duration `json:"ns"`
+}
+
+// MaxFlagReason is the longest red-flag reason a SampleRecord keeps, in
+// bytes; a longer one is cut at a rune boundary and ends with "…".
+const MaxFlagReason = 200
+
+// MaxRecordedSamples is the most samples of one step its record keeps
+// (the first, by index); StepRecord.MoreSamples counts the rest. It
+// bounds a journal line: a step whose budget is unbounded (escalation's
+// raise-k) keeps a line of at most about 100 KB.
+const MaxRecordedSamples = 1024
+
+// Voted reports whether the sample voted (it has a class).
+func (s SampleRecord) Voted() bool { return !s.Cancelled && !s.Error && s.Flag == "" }
+
+// ClassOf returns the class key (hex) s voted for in the step whose
+// winning key is winner (StepRecord.Key), or "" when it did not vote.
+func (s SampleRecord) ClassOf(winner string) string {
+	switch {
+	case !s.Voted():
+		return ""
+	case s.Class == "":
+		return winner
+	}
+	return s.Class
+}
+
+// samples returns the step's samples as its record keeps them, in index
+// order: each sample drawn, with the class the races counted it in
+// (left out for the winner's class, winner).
+func (t *modelTally) samples(winner uint64) (out []SampleRecord, more int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, d := range t.by {
+		if !d.ok {
+			continue
+		}
+		if len(out) == MaxRecordedSamples {
+			more++
+			continue
+		}
+		s := SampleRecord{Index: i, Worker: d.Voter, Model: d.model, InputTokens: d.Usage.InputTokens,
+			OutputTokens: d.Usage.OutputTokens, Latency: d.Usage.Latency}
+		switch {
+		case !d.counted:
+			s.Cancelled = true
+		case d.Err != nil:
+			s.Error = true
+		case d.Flag != nil:
+			s.Flag = cutReason(d.reason)
+		default:
+			if d.class != winner {
+				s.Class = strconv.FormatUint(d.class, 16)
+			}
+			if d.Key != d.class {
+				s.Key = strconv.FormatUint(d.Key, 16)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, more
+}
+
+// cutReason cuts a red flag's reason to MaxFlagReason bytes.
+func cutReason(s string) string {
+	if len(s) <= MaxFlagReason {
+		return s
+	}
+	cut := MaxFlagReason - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
