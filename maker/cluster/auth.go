@@ -114,9 +114,14 @@ type RoleKeys map[Role][]string
 // line; the seeds then stay on their machines). It returns the keys the
 // server accepts and which roles were generated now. The worker
 // identities issued in dir (AddWorker) are workers too, and each run's
-// coordinator identity (AddRunCoordinator) has its RunRole. Errors wrap
-// ErrAuth.
-func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
+// coordinator identity (AddRunCoordinator) has its RunRole.
+//
+// roles are the roles whose keys are made and accepted; none given means
+// every role of Roles. A role left out is neither generated nor accepted,
+// even when its ROLE.pub exists: maker nats leaves RoleCoordinator out
+// unless asked (--shared-coordinator), since one coordinator key may
+// touch every run, and run keys serve each run. Errors wrap ErrAuth.
+func EnsureCredentials(dir string, roles ...Role) (RoleKeys, []Role, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("%w: credentials folder: %w", ErrAuth, err)
 	}
@@ -125,7 +130,13 @@ func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
 	}
 	keys := RoleKeys{}
 	var made []Role
-	for _, r := range Roles {
+	if len(roles) == 0 {
+		roles = Roles
+	}
+	for _, r := range roles {
+		if !slices.Contains(Roles, r) {
+			return nil, nil, fmt.Errorf("%w: %q is not a role of a credentials file (want one of %v)", ErrAuth, r, Roles)
+		}
 		pubs, err := readPubs(PubFile(dir, r))
 		if errors.Is(err, fs.ErrNotExist) {
 			if err := generate(dir, r); err != nil {
