@@ -7,7 +7,8 @@
 # against it, provisioned as `maker nats provision` does: a squatted job stream
 # set back, the attacks of issue 35 with worker and coordinator credentials
 # (owned), one run's coordinator against another run's journal, lease and task
-# queue (tenants), a NAK steal (steal), a reply flood (flood), a rogue with no
+# queue (tenants), a NAK steal (steal), a reply flood (flood), one run key
+# publishing jobs in a loop beside another run (keyjobs), a rogue with no
 # credentials and with worker credentials answering jobs first, a liar worker
 # beside two honest ones under MinVoters 2 (liar), the same in a batch of
 # tasks solved at once, quarantined and given no job of the next batch
