@@ -215,9 +215,9 @@ const noRoute = jobsSubject + "_"
 const maxRoutes = 1024
 
 // provisionedJobsConfig is JobsStream as the engine provisions it: with
-// cfg's bounds, on the subjects of the routes served now (the routes'
-// consumers, and the route subjects the stream has), so that a job on a
-// route nobody serves is refused (no stream takes it).
+// cfg's bounds, on the subjects of the routes served now (those with a
+// consumer: a route whose consumer was removed, unused, is dropped), so
+// that a job on a route nobody serves is refused (no stream takes it).
 func provisionedJobsConfig(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig) (jetstream.StreamConfig, error) {
 	want := jobsStreamConfig(cfg.Replicas)
 	want.MaxMsgsPerSubject = cmpOr(cfg.KeyJobs, DefaultKeyJobs)
@@ -229,11 +229,6 @@ func provisionedJobsConfig(ctx context.Context, js jetstream.JetStream, cfg Prov
 	case err != nil:
 		return want, provisionErr("stream "+JobsStream, cfg.Replicas, err)
 	default:
-		for _, subj := range st.CachedInfo().Config.Subjects {
-			if isRouteJobs(subj) {
-				subjects = append(subjects, subj)
-			}
-		}
 		cl := st.ListConsumers(ctx)
 		for ci := range cl.Info() {
 			if token, ok := strings.CutPrefix(ci.Name, "w-"); ok && isRouteJobs(routeJobs(token)) {
@@ -264,8 +259,8 @@ func isRouteJobs(subj string) bool {
 var routesMu sync.Mutex
 
 // serveRouteSubject makes JobsStream take the jobs of route token, at
-// most maxRoutes routes.
-func serveRouteSubject(ctx context.Context, js jetstream.JetStream, token string) error {
+// most most routes (maxRoutes).
+func serveRouteSubject(ctx context.Context, js jetstream.JetStream, token string, most int) error {
 	routesMu.Lock()
 	defer routesMu.Unlock()
 	st, err := js.Stream(ctx, JobsStream)
@@ -277,8 +272,8 @@ func serveRouteSubject(ctx context.Context, js jetstream.JetStream, token string
 	if slices.Contains(c.Subjects, subj) || slices.Contains(c.Subjects, jobsSubject+">") {
 		return nil
 	}
-	if len(c.Subjects) > maxRoutes {
-		return fmt.Errorf("the engine serves %d routes, its most: a route's consumer left unused for %s is removed, and its route with it at the next start", maxRoutes, DefaultConsumerInactive)
+	if len(c.Subjects) > most { // noRoute and most routes
+		return fmt.Errorf("the engine serves %d routes, its most: a route's consumer left unused for %s is removed, and its route with it when the engine provisions again (maker nats or maker nats provision started again)", most, DefaultConsumerInactive)
 	}
 	c.Subjects = append(c.Subjects, subj)
 	_, err = js.UpdateStream(ctx, c)
@@ -314,7 +309,7 @@ func ProvisionRoute(ctx context.Context, js jetstream.JetStream, route string, c
 		return fmt.Errorf("%w: empty route", ErrConfig)
 	}
 	token := RouteToken(route)
-	if err := serveRouteSubject(ctx, js, token); err != nil {
+	if err := serveRouteSubject(ctx, js, token, maxRoutes); err != nil {
 		return fmt.Errorf("%w: serve the jobs of route %q: %w", ErrEngine, route, err)
 	}
 	_, err := js.CreateOrUpdateConsumer(ctx, JobsStream, routeConsumerConfig(token, route, cfg.AckWait, cfg.MaxDeliver))
