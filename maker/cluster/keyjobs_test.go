@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // The bounds of the job stream in TestOneKeyCannotFillTheJobStream: a
@@ -151,4 +153,66 @@ func idleRouteSubject(t *testing.T, ajs jetstream.JetStream, nc *nats.Conn) stri
 	defer cancel()
 	require.NoError(t, cluster.ProvisionRoute(ctx, ajs, "probe", cluster.ProvisionConfig{}))
 	return "mdap.jobs." + cluster.RouteToken("probe") + "." + identityOf(nc)
+}
+
+// slowEcho answers every prompt with its text, after a pause: a worker's
+// model whose jobs stay held for a while.
+type slowEcho struct{}
+
+func (slowEcho) Identity() string { return "slow-echo" }
+
+func (m slowEcho) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
+}
+
+func (slowEcho) GenerateContent(ctx context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(50 * time.Millisecond):
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: sim.PromptText(msgs), StopReason: "stop"}}}, nil
+}
+
+// TestAKeyAtItsBoundWaitsForItsJobs: a coordinator with more jobs in
+// flight on a route than the engine keeps of one key (KeyJobs 2, eight
+// calls at once, one worker taking one at a time) is not failed by the
+// bound: each job past it is published again as the earlier ones are
+// taken, and every call is answered.
+func TestAKeyAtItsBoundWaitsForItsJobs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keys, _, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
+		Provision: cluster.ProvisionConfig{KeyJobs: 2}})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	_, wjs := connectAs(t, srv.ClientURL(), cluster.SeedFile(dir, cluster.RoleWorker))
+	runWorker(t, newWorker(t, wjs, slowEcho{}, cluster.WorkerConfig{Inflight: 1}))
+	_, cjs := connectAs(t, srv.ClientURL(), cluster.SeedFile(dir, cluster.RoleCoordinator))
+	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: time.Minute})
+	remote, err := d.Model(slowEcho{}.Identity())
+	require.NoError(t, err)
+
+	const calls = 8
+	answers := make([]string, calls)
+	errs := make([]error, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			prompt := fmt.Sprintf("question %d", i)
+			r, err := remote.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)})
+			errs[i] = err
+			if err == nil {
+				answers[i] = r.Choices[0].Content
+			}
+		})
+	}
+	wg.Wait()
+	for i := range calls {
+		require.NoError(t, errs[i], "call %d", i)
+		assert.Contains(t, answers[i], fmt.Sprintf("question %d", i))
+	}
+	assert.GreaterOrEqual(t, d.Stats().Published, int64(calls), "one job a call: more than the key's bound at once")
 }
