@@ -7,7 +7,8 @@
 # against it, provisioned as `maker nats provision` does: a squatted job stream
 # set back, the attacks of issue 35 with worker and coordinator credentials
 # (owned), one run's coordinator against another run's journal, lease and task
-# queue (tenants), a NAK steal (steal), a reply flood (flood), a rogue with no
+# queue (tenants), a NAK steal (steal), a reply flood (flood), one run key
+# publishing jobs in a loop beside another run (keyjobs), a rogue with no
 # credentials and with worker credentials answering jobs first, a liar worker
 # beside two honest ones under MinVoters 2 (liar), the same in a batch of
 # tasks solved at once, quarantined and given no job of the next batch
@@ -20,7 +21,9 @@
 # the embedded `maker nats`, and a stock nats-server configured by
 # `maker nats config --nodes 1` (cluster.StockAuthConfig) and provisioned by
 # `maker nats provision`. On each, as the admin, `nats stream ls` and
-# `nats kv ls` list the engine's streams and buckets; as a coordinator,
+# `nats kv ls` list the engine's streams and buckets; as a coordinator (a
+# run key, `maker nats run add ci`, on the embedded engine, which makes no
+# shared coordinator.nk; coordinator.nk on the stock one),
 # `nats stream info MDAP_JOBS` answers and `nats stream ls` is refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,8 +76,8 @@ cleanup() {
 trap cleanup EXIT
 go build -o "$work/maker" ./cmd/maker
 
-# natsas ROLE CREDS URL ARGS...: natscli signed in as ROLE with CREDS/ROLE.nk,
-# the inbox prefix and connection name docs/nats.md gives.
+# natsas KEY CREDS URL ARGS...: natscli signed in with CREDS/KEY.nk (a role,
+# or runs/RUN), the inbox prefix and connection name docs/nats.md gives.
 natsas() {
   local role=$1 creds=$2 url=$3
   shift 3
@@ -83,9 +86,10 @@ natsas() {
   timeout 30 "$cli" --server "$url" --nkey "$creds/$role.nk" --inbox-prefix "$inbox" --connection-name "natscli $inbox" "$@"
 }
 
-# check_engine NAME URL CREDS: what natscli must see on an engine.
+# check_engine NAME URL CREDS COORD: what natscli must see on an engine,
+# with COORD the coordinator's key (as natsas takes it).
 check_engine() {
-  local name=$1 url=$2 creds=$3 streams buckets missing info
+  local name=$1 url=$2 creds=$3 coord=$4 streams buckets missing info
   for _ in $(seq 60); do # a stock server is provisioned in the background
     streams=$(natsas admin "$creds" "$url" stream ls --names 2>&1) || true
     buckets=$(natsas admin "$creds" "$url" kv ls --names 2>&1) || true
@@ -103,19 +107,22 @@ check_engine() {
     echo "natscli on $name: nats stream ls / kv ls as the admin lack$missing: $streams / $buckets"
     exit 1
   fi
-  info=$(natsas coordinator "$creds" "$url" stream info MDAP_JOBS --json) && grep -q '"name": "MDAP_JOBS"' <<<"$info" ||
+  info=$(natsas "$coord" "$creds" "$url" stream info MDAP_JOBS --json) && grep -q '"name": "MDAP_JOBS"' <<<"$info" ||
     { echo "natscli on $name: a coordinator's nats stream info MDAP_JOBS failed: $info"; exit 1; }
-  if natsas coordinator "$creds" "$url" stream ls --names >/dev/null 2>&1; then
+  if natsas "$coord" "$creds" "$url" stream ls --names >/dev/null 2>&1; then
     echo "natscli on $name: a coordinator listed the streams"; exit 1
   fi
   echo "natscli on $name: stream ls, kv ls (admin), stream info MDAP_JOBS (coordinator): ok"
 }
 
-# The embedded engine.
+# The embedded engine: no shared coordinator key; a run's key made before
+# it starts, so it is accepted from the start.
+"$work/maker" nats run add ci --creds "$work/embedded/creds" >/dev/null
 "$work/maker" nats --addr 127.0.0.1:0 --store "$work/embedded" >"$work/embedded.url" 2>"$work/embedded.log" &
 pids+=($!)
 for _ in $(seq 100); do grep -q '^nats://' "$work/embedded.url" 2>/dev/null && break; sleep 0.1; done
-check_engine "maker nats" "$(head -n1 "$work/embedded.url")" "$work/embedded/creds"
+[ ! -e "$work/embedded/creds/coordinator.nk" ] || { echo "maker nats wrote the shared coordinator.nk without --shared-coordinator"; exit 1; }
+check_engine "maker nats" "$(head -n1 "$work/embedded.url")" "$work/embedded/creds" runs/ci
 
 # A stock nats-server with mdap's roles, one node.
 port=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768 and up)
@@ -125,4 +132,4 @@ pids+=($!)
 for _ in $(seq 100); do grep -q 'Server is ready' "$work/stock.log" && break; sleep 0.1; done
 "$work/maker" nats provision --nats "$url" --nats-creds "$work/stock/creds" >"$work/provision.log" 2>&1 &
 pids+=($!)
-check_engine "a stock nats-server $NATS_SERVER_VERSION" "$url" "$work/stock/creds"
+check_engine "a stock nats-server $NATS_SERVER_VERSION" "$url" "$work/stock/creds" coordinator

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -54,6 +55,10 @@ type natsRun struct {
 	natsURL   string
 	natsCreds string
 	natsKeep  time.Duration
+	// natsRunName is the run --journal nats:RUN names ("" for none):
+	// its run key (runs/RUN.nk) signs a coordinator in from a
+	// credentials folder.
+	natsRunName string
 	// minWorkers is --min-workers; minVoters what it came to for the
 	// run (0: any voter).
 	minWorkers, minVoters int
@@ -102,13 +107,43 @@ func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, strin
 		return nil, "no credentials", nil
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = cluster.SeedFile(path, role)
+		if path, err = n.seedIn(path, from, role); err != nil {
+			return nil, "", err
+		}
 	}
 	opts, err := cluster.Credentials(path, name)
 	if err != nil {
 		return nil, "", usageErr("%s: %w (give the %s seed maker nats wrote, %s)", from, err, role, cluster.SeedFile("STORE/creds", role))
 	}
 	return opts, "the " + string(role) + " credential " + path, nil
+}
+
+// seedIn picks role's seed in the credentials folder dir: ROLE.nk; for a
+// coordinator, the key of its run (runs/RUN.nk, maker nats run add RUN)
+// when there is one, else the shared coordinator.nk, which maker nats
+// makes only with --shared-coordinator. Neither is a usage error naming
+// maker nats run add.
+func (n *natsRun) seedIn(dir, from string, role cluster.Role) (string, error) {
+	if role != cluster.RoleCoordinator {
+		return cluster.SeedFile(dir, role), nil
+	}
+	if n.natsRunName != "" {
+		if seed := filepath.Join(dir, "runs", n.natsRunName+".nk"); fileExists(seed) {
+			return seed, nil
+		}
+	}
+	shared := cluster.SeedFile(dir, role)
+	if fileExists(shared) {
+		return shared, nil
+	}
+	run := cmp.Or(n.natsRunName, "RUN")
+	return "", usageErr("%s: %s holds no coordinator key: neither runs/%s.nk nor the shared coordinator.nk (maker nats makes it only with --shared-coordinator); issue a key of this run with maker nats run add %s, and give --journal nats:%s (or --queue %s to maker solve) and --nats-creds %s", from, dir, run, run, run, run, filepath.Join(dir, "runs", run+".nk"))
+}
+
+// fileExists reports whether path names a regular file.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // credsPath returns the credential --nats-creds, $MDAP_NATS_CREDS or
@@ -156,6 +191,9 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	}
 	if onEngine && cluster.CheckRunName(run) != nil {
 		return usageErr("--journal %s: the run name after nats: must be 1 to 64 letters, digits, '-' or '_'", f.journal)
+	}
+	if onEngine {
+		f.natsRunName = run
 	}
 	for _, name := range []string{"base-url", "latency", "latency-sigma"} {
 		if fs.Changed(name) {
@@ -294,9 +332,12 @@ type natsCmd struct {
 	addr, store, creds, auth string
 	syncAlways               bool
 	logs                     bool
-	monitorAddr              string
-	obs                      watchFlags
-	engine                   cluster.ProvisionConfig
+	// sharedCoordinator is --shared-coordinator: make and accept the
+	// coordinator key of every run (coordinator.nk).
+	sharedCoordinator bool
+	monitorAddr       string
+	obs               watchFlags
+	engine            cluster.ProvisionConfig
 }
 
 func newNATS() *cobra.Command {
@@ -312,16 +353,24 @@ runs until SIGINT or SIGTERM, then stops cleanly (exit status 0).
 
 Authentication is on: every client signs in with the nkey of a role, and each
 role gets only its subjects. Workers take jobs and answer the jobs they hold;
-coordinators publish jobs and own journals, leases and task queues; the admin
-(maker nats ls, rm, provision) may do anything; nobody else gets in. On first
-start the keys are generated into --creds (default STORE/creds, mode 0700):
-coordinator.nk, worker.nk and admin.nk are the secrets (mode 0600) to copy to
-the machines of each role; the .pub files are the public keys the server
-accepts (put your own there, one a line, to keep seeds on their machines).
-Clients find them with --nats-creds DIR or $` + natsCredsEnv + `=DIR (or
-./` + defaultCredsDir + ` if it exists). coordinator.nk may touch every run: give
-others a key of their own run (maker nats run add RUN) and each worker its own
-(maker nats worker add NAME).
+a coordinator publishes jobs and owns the journal, lease and task queue of its
+run; the admin (maker nats ls, rm, provision) may do anything; nobody else
+gets in. On first start the keys are generated into --creds (default
+STORE/creds, mode 0700): worker.nk and admin.nk are the secrets (mode 0600)
+to copy to the machines of each role; the .pub files are the public keys the
+server accepts (put your own there, one a line, to keep seeds on their
+machines). A coordinator signs in with the key of its run: maker nats run add
+RUN writes runs/RUN.nk, and maker hanoi --journal nats:RUN (or maker solve
+--queue RUN) uses it, with --nats-creds runs/RUN.nk or the folder. Give each
+worker its own key too (maker nats worker add NAME). Clients find keys with
+--nats-creds PATH or $` + natsCredsEnv + `=PATH (or ./` + defaultCredsDir + ` if it
+exists).
+
+--shared-coordinator also makes and accepts coordinator.nk, one coordinator
+key for every run. Its risk: any holder may read and append to every run's
+journal, take or drop every run's lease, and read and write every task queue
+and its results; a copy that leaks forges any run. Without the flag a
+coordinator.pub in the folder is not accepted.
 
 The engine owns its resources: at every start, before it lets a client in, it
 creates the job and reply streams and the lease bucket with mdap's settings
@@ -335,6 +384,8 @@ one shared secret, no roles (any holder can answer jobs or rewrite journals).
 It listens on loopback by default; --addr 0.0.0.0:4222 serves other machines.
 A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 		Example: `  maker nats --store ./mdap-nats
+  maker nats run add hanoi12      # ./mdap-nats/creds/runs/hanoi12.nk
+  maker hanoi --disks 12 --nats nats://127.0.0.1:4222 --journal nats:hanoi12
   maker nats --addr 0.0.0.0:4222 --store /var/lib/mdap-nats
   ` + natsCredsEnv + `=/var/lib/mdap-nats/creds maker worker --nats nats://10.0.0.5:4222 --model sim`,
 		Args: cobra.NoArgs,
@@ -356,6 +407,7 @@ func (n *natsCmd) register(fs *pflag.FlagSet) {
 	fs.StringVar(&n.store, "store", "mdap-nats", "folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts")
 	fs.StringVar(&n.creds, "creds", "", "folder of the role credentials (generated when missing; default STORE/creds)")
 	fs.StringVar(&n.auth, "auth", "roles", "roles (nkeys per role, each role only its subjects) or token ($"+natsTokenEnv+", no roles)")
+	fs.BoolVar(&n.sharedCoordinator, "shared-coordinator", false, "also make and accept coordinator.nk, one coordinator key for every run: RISK: any holder may read and append to every run's journal, take its lease, and read and write every task queue and its results; by default coordinators use the key of their run (maker nats run add RUN)")
 	fs.BoolVar(&n.syncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
 	fs.BoolVar(&n.logs, "log", false, "the server's log on stderr")
 	fs.StringVar(&n.monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
@@ -425,7 +477,7 @@ func (n *natsCmd) run(cmd *cobra.Command, abs string) error {
 	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), abs)
 	fmt.Fprintf(stderr, "maker nats: %s\n", note)
 	if credsDir != "" {
-		defer watchCreds(cmd.Context(), srv, credsDir, stderr)() // ends with the context, before the server
+		defer watchCreds(cmd.Context(), srv, credsDir, n.roles(), stderr)() // ends with the context, before the server
 	}
 	<-cmd.Context().Done()
 	fmt.Fprintln(stderr, "maker nats: stopping")
@@ -445,7 +497,7 @@ func (n *natsCmd) authenticate(cmd *cobra.Command, abs string, cfg *cluster.Serv
 		if dir, err = filepath.Abs(dir); err != nil {
 			return "", "", usageErr("--creds %q: %v", n.creds, err)
 		}
-		keys, made, err := cluster.EnsureCredentials(dir)
+		keys, made, err := cluster.EnsureCredentials(dir, n.roles()...)
 		if err != nil {
 			return "", "", usageErr("--creds: %w", err)
 		}
@@ -455,8 +507,17 @@ func (n *natsCmd) authenticate(cmd *cobra.Command, abs string, cfg *cluster.Serv
 		if len(made) > 0 {
 			state = "generated now"
 		}
-		return fmt.Sprintf("credentials in %s (%s): coordinator.nk for coordinators, worker.nk for workers, admin.nk for maker nats ls and rm; on their machines: export %s=%s (or --nats-creds)", dir, state, natsCredsEnv, dir), dir, nil
+		coord := "coordinators: the key of their run (maker nats run add RUN: runs/RUN.nk)"
+		if n.sharedCoordinator {
+			coord = "coordinator.nk for coordinators of every run (--shared-coordinator: any holder may touch every run; prefer maker nats run add RUN)"
+		} else if fileExists(cluster.PubFile(dir, cluster.RoleCoordinator)) {
+			coord += "; coordinator.pub is NOT accepted (--shared-coordinator accepts it)"
+		}
+		return fmt.Sprintf("credentials in %s (%s): %s, worker.nk for workers, admin.nk for maker nats ls and rm; on their machines: export %s=%s (or --nats-creds)", dir, state, coord, natsCredsEnv, dir), dir, nil
 	case "token":
+		if n.sharedCoordinator {
+			return "", "", usageErr("--shared-coordinator makes a key of the roles of --auth roles; --auth token has no keys: leave it out")
+		}
 		if fs := cmd.Flags(); fs.Changed("ack-wait") || fs.Changed("max-deliver") {
 			return "", "", usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
 		}
@@ -470,6 +531,17 @@ func (n *natsCmd) authenticate(cmd *cobra.Command, abs string, cfg *cluster.Serv
 	}
 }
 
+// roles are the roles whose keys maker nats makes and accepts: the
+// worker and the admin, and the shared coordinator with
+// --shared-coordinator (run keys and worker identities are accepted
+// whatever the roles).
+func (n *natsCmd) roles() []cluster.Role {
+	if n.sharedCoordinator {
+		return cluster.Roles
+	}
+	return []cluster.Role{cluster.RoleWorker, cluster.RoleAdmin}
+}
+
 // credsEvery is how often maker nats reads its credentials folder again.
 const credsEvery = time.Second
 
@@ -477,7 +549,7 @@ const credsEvery = time.Second
 // gives the server the keys found, so a worker identity issued is let in
 // and one revoked is cut off (maker nats worker add, revoke). It returns
 // at once, with a function that waits for the watch, which ends with ctx.
-func watchCreds(ctx context.Context, srv *cluster.Server, dir string, stderr io.Writer) (wait func()) {
+func watchCreds(ctx context.Context, srv *cluster.Server, dir string, roles []cluster.Role, stderr io.Writer) (wait func()) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		t := time.NewTicker(credsEvery)
@@ -488,7 +560,7 @@ func watchCreds(ctx context.Context, srv *cluster.Server, dir string, stderr io.
 				return
 			case <-t.C:
 			}
-			keys, _, err := cluster.EnsureCredentials(dir)
+			keys, _, err := cluster.EnsureCredentials(dir, roles...)
 			if err != nil {
 				fmt.Fprintf(stderr, "maker nats: reading %s: %v (the keys in force are kept)\n", dir, err)
 				continue

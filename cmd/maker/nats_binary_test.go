@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker/cluster"
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,17 +25,28 @@ import (
 // and red flags happen; workers and coordinators give the same flags.
 var natsSim = []string{"--model", "sim", "--seed", "11", "--p", "0.9", "--flag-rate", "0.05"}
 
-// startNATS runs `maker nats` on a free loopback port and returns its URL;
-// $MDAP_NATS_CREDS names its credentials folder for the test's children.
+// startNATS runs `maker nats --shared-coordinator` on a free loopback
+// port and returns its URL; $MDAP_NATS_CREDS names its credentials
+// folder for the test's children, whose coordinators sign in with the
+// shared coordinator.nk (the tests of what a coordinator does; the
+// default, run keys only, is TestBinaryNATSRunKeysByDefault's).
 func startNATS(t *testing.T) string {
+	t.Helper()
+	url, _ := startNATSIn(t, t.TempDir(), "--shared-coordinator")
+	return url
+}
+
+// startNATSIn runs `maker nats` with store and the extra flags on a free
+// loopback port and returns its URL and the child; $MDAP_NATS_CREDS names
+// its credentials folder (store/creds) for the test's children.
+func startNATSIn(t *testing.T, store string, extra ...string) (string, *child) {
 	t.Helper()
 	out, err := os.Create(filepath.Join(t.TempDir(), "nats.out"))
 	require.NoError(t, err)
 	defer out.Close()
-	store := t.TempDir()
 	setChildEnv(t, natsCredsEnv, filepath.Join(store, "creds"))
 	// --ack-wait 1s: the engine's, which the workers' redeliveries wait.
-	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", store, "--ack-wait", "1s")
+	srv := start(t, out, append([]string{"nats", "--addr", "127.0.0.1:0", "--store", store, "--ack-wait", "1s"}, extra...)...)
 	var url string
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(out.Name())
@@ -47,7 +59,65 @@ func startNATS(t *testing.T) string {
 			assert.Equal(t, 0, srv.wait(t, 30*time.Second), "maker nats stops cleanly: %s", srv.stderr.String())
 		}
 	})
-	return url
+	return url, srv
+}
+
+// TestBinaryNATSRunKeysByDefault: a fresh maker nats writes no shared
+// coordinator key (one that may touch every run): worker.nk and
+// admin.nk only. A coordinator given the folder and no key of its run
+// exits 2 at once naming maker nats run add; a coordinator.pub put in the
+// folder is not accepted (its holder is refused). With
+// --shared-coordinator the folder has coordinator.nk, mode 0600, and its
+// holder signs in. --help names the flag's risk.
+func TestBinaryNATSRunKeysByDefault(t *testing.T) {
+	t.Parallel()
+	store := t.TempDir()
+	creds := filepath.Join(store, "creds")
+	url, _ := startNATSIn(t, store)
+	assert.NoFileExists(t, cluster.SeedFile(creds, cluster.RoleCoordinator))
+	assert.NoFileExists(t, cluster.PubFile(creds, cluster.RoleCoordinator))
+	for _, r := range []cluster.Role{cluster.RoleWorker, cluster.RoleAdmin} {
+		assert.FileExists(t, cluster.SeedFile(creds, r))
+	}
+	began := time.Now()
+	c := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--journal", "nats:nokey", "--progress", "off"}, natsSim...)...)
+	assert.Equal(t, 2, c.wait(t, time.Minute), c.stderr.String())
+	assert.Contains(t, c.stderr.String(), "maker nats run add nokey")
+	assert.Less(t, time.Since(began), 20*time.Second, "refused at once")
+
+	// The opt-in: coordinator.nk, 0600.
+	shared := t.TempDir()
+	sharedURL, _ := startNATSIn(t, shared, "--shared-coordinator")
+	seed := cluster.SeedFile(filepath.Join(shared, "creds"), cluster.RoleCoordinator)
+	st, err := os.Stat(seed)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	signIn := func(url string) error {
+		opts, err := cluster.Credentials(seed, t.Name())
+		require.NoError(t, err)
+		nc, err := cluster.Connect(url, t.Name(), opts...)
+		if err == nil {
+			nc.Close()
+		}
+		return err
+	}
+	require.NoError(t, signIn(sharedURL), "the shared coordinator key signs in where it was opted in")
+
+	// That coordinator key put in the default engine's folder is not
+	// accepted by it, even after its reload.
+	pub, err := os.ReadFile(cluster.PubFile(filepath.Join(shared, "creds"), cluster.RoleCoordinator))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cluster.PubFile(creds, cluster.RoleCoordinator), pub, 0o600))
+	time.Sleep(2 * credsEvery) // maker nats reads the folder again
+	assert.ErrorIs(t, signIn(url), nats.ErrAuthorization, "a coordinator.pub without --shared-coordinator")
+	refused := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--nats-creds", seed, "--progress", "off"}, natsSim...)...)
+	assert.Equal(t, 1, refused.wait(t, time.Minute), refused.stderr.String())
+	assert.Contains(t, refused.stderr.String(), "refused")
+
+	help := start(t, nil, "nats", "--help")
+	require.Equal(t, 0, help.wait(t, 30*time.Second))
+	assert.Contains(t, help.stdout.String(), "--shared-coordinator")
+	assert.Contains(t, help.stdout.String(), "RISK")
 }
 
 // connectRole connects to url with the role's credential from

@@ -53,6 +53,7 @@ func TestNATSUsageErrors(t *testing.T) {
 		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--model", "openai:x", "--seed", "2"}, "--seed applies to --model sim only"},
 		{[]string{"nats", "--addr", "nowhere"}, "--addr"},
 		{[]string{"nats", "--store", ""}, "--store"},
+		{[]string{"nats", "--store", t.TempDir(), "--auth", "token", "--shared-coordinator"}, "--shared-coordinator makes a key of the roles of --auth roles"},
 	} {
 		code, out, errOut := cli(t, c.args...)
 		assert.Equal(t, 2, code, "%v: %s", c.args, errOut)

@@ -31,6 +31,10 @@ func TestBinaryNATSServesTheEngineMetrics(t *testing.T) {
 	defer out.Close()
 	store := t.TempDir()
 	setChildEnv(t, natsCredsEnv, filepath.Join(store, "creds"))
+	// The run's own key, found in the folder by its --journal (the quick
+	// start: no shared coordinator key).
+	add := start(t, nil, "nats", "run", "add", "metered", "--creds", filepath.Join(store, "creds"))
+	require.Equal(t, 0, add.wait(t, 30*time.Second), add.stderr.String())
 	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", store, "--ack-wait", "1s", "--metrics-addr", "127.0.0.1:0")
 	var url, metrics string
 	addr := regexp.MustCompile(`metrics at (http://127\.0\.0\.1:\d+/metrics)`)

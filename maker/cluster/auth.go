@@ -37,7 +37,9 @@ import (
 //     delete a stream, a consumer or a bucket, read a job it was not
 //     delivered, publish a job, or touch a journal, a lease, a task queue
 //     or a result.
-//   - RoleCoordinator publishes jobs, consumes its replies (through a
+//   - RoleCoordinator publishes jobs, on subjects naming its own key
+//     only (mdap.jobs.<route>.<key>: the engine keeps at most
+//     ProvisionConfig.KeyJobs of them per route), consumes its replies (through a
 //     consumer the engine makes for it) and uses the journals, leases,
 //     task queues and results of every run: their subjects of the shared
 //     streams (JournalsStream, TasksStream, the lease bucket,
@@ -114,9 +116,14 @@ type RoleKeys map[Role][]string
 // line; the seeds then stay on their machines). It returns the keys the
 // server accepts and which roles were generated now. The worker
 // identities issued in dir (AddWorker) are workers too, and each run's
-// coordinator identity (AddRunCoordinator) has its RunRole. Errors wrap
-// ErrAuth.
-func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
+// coordinator identity (AddRunCoordinator) has its RunRole.
+//
+// roles are the roles whose keys are made and accepted; none given means
+// every role of Roles. A role left out is neither generated nor accepted,
+// even when its ROLE.pub exists: maker nats leaves RoleCoordinator out
+// unless asked (--shared-coordinator), since one coordinator key may
+// touch every run, and run keys serve each run. Errors wrap ErrAuth.
+func EnsureCredentials(dir string, roles ...Role) (RoleKeys, []Role, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("%w: credentials folder: %w", ErrAuth, err)
 	}
@@ -125,7 +132,13 @@ func EnsureCredentials(dir string) (RoleKeys, []Role, error) {
 	}
 	keys := RoleKeys{}
 	var made []Role
-	for _, r := range Roles {
+	if len(roles) == 0 {
+		roles = Roles
+	}
+	for _, r := range roles {
+		if !slices.Contains(Roles, r) {
+			return nil, nil, fmt.Errorf("%w: %q is not a role of a credentials file (want one of %v)", ErrAuth, r, Roles)
+		}
 		pubs, err := readPubs(PubFile(dir, r))
 		if errors.Is(err, fs.ErrNotExist) {
 			if err := generate(dir, r); err != nil {
@@ -438,13 +451,13 @@ func Permissions(role Role, inbox string) *server.Permissions {
 			Subscribe: sub,
 		}
 	case RoleCoordinator:
-		return &server.Permissions{Publish: &server.SubjectPermission{Allow: coordinatorPublications("")}, Subscribe: sub}
+		return &server.Permissions{Publish: &server.SubjectPermission{Allow: coordinatorPublications("", inbox)}, Subscribe: sub}
 	default: // RunRole(run); any other role gets its inbox only
 		run, ok := RunOf(role)
 		if !ok {
 			return &server.Permissions{Publish: &server.SubjectPermission{Deny: []string{">"}}, Subscribe: sub}
 		}
-		return &server.Permissions{Publish: &server.SubjectPermission{Allow: coordinatorPublications(run)}, Subscribe: sub}
+		return &server.Permissions{Publish: &server.SubjectPermission{Allow: coordinatorPublications(run, inbox)}, Subscribe: sub}
 	}
 }
 
@@ -459,8 +472,11 @@ func Permissions(role Role, inbox string) *server.Permissions {
 // the same way; a purge, a delete or a get by sequence names the stream
 // only, and is not granted. The names of the consumers a coordinator
 // reads through are random (ordered consumers), except its task queue's
-// (q_<queue>), named in full for a run coordinator.
-func coordinatorPublications(run string) []string {
+// (q_<queue>), named in full for a run coordinator. Its jobs go on
+// subjects naming its key (mdap.jobs.<route>.<key>, the key of its inbox
+// _INBOX_<key>), so the engine bounds each key's jobs per route
+// (ProvisionConfig.KeyJobs).
+func coordinatorPublications(run, inbox string) []string {
 	// own lists the subject patterns of runs' data this coordinator
 	// owns, under prefix: every run's, or run's and its tasks'.
 	own := func(prefix string) []string {
@@ -471,7 +487,7 @@ func coordinatorPublications(run string) []string {
 	}
 	leases, results := "KV_"+LeaseBucket, "KV_"+ResultsBucket
 	allow := []string{
-		jobsSubject + ">", cancelSubject + ">",
+		jobsSubject + "*." + replyIdentity(inbox, ""), cancelSubject + ">",
 		agentSubject + "replies", agentSubject + "withdraw", agentSubject + "workers",
 		"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
 	}

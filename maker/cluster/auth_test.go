@@ -225,7 +225,8 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSee
 	}
 }
 
-// A coordinator cannot publish a reply, nor take jobs; a worker cannot
+// A coordinator cannot publish a reply, nor take jobs, nor publish a job
+// under another key's subject or on a route nobody serves; a worker cannot
 // publish a job.
 func TestRolesKeepToTheirSubjects(t *testing.T) {
 	t.Parallel()
@@ -233,7 +234,7 @@ func TestRolesKeepToTheirSubjects(t *testing.T) {
 	url := srv.ClientURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, cjs := connectAs(t, url, cluster.SeedFile(creds, cluster.RoleCoordinator))
+	cnc, cjs := connectAs(t, url, cluster.SeedFile(creds, cluster.RoleCoordinator))
 	newDrawer(t, cjs, cluster.DrawerConfig{}) // the sample streams
 	_, wjs := connectAs(t, url, cluster.SeedFile(creds, cluster.RoleWorker))
 
@@ -251,9 +252,15 @@ func TestRolesKeepToTheirSubjects(t *testing.T) {
 	_, err = wjs.CreateStream(short(), jetstream.StreamConfig{Name: "MDAP_JOURNAL_x", Subjects: []string{"mdap.journal.x"}})
 	assert.Error(t, err, "a worker creates a journal")
 
-	// What each role needs works.
-	_, err = cjs.Publish(short(), "mdap.jobs.x", []byte(`{}`))
-	assert.NoError(t, err, "a coordinator publishes a job")
+	// What each role needs works: a job on a served route (a worker
+	// asked for it), under its own key.
 	w := newWorker(t, wjs, simModel(t, 1), cluster.WorkerConfig{Route: "x"})
 	_ = w
+	own := "mdap.jobs." + cluster.RouteToken("x") + "." + identityOf(cnc)
+	_, err = cjs.Publish(short(), own, []byte(`{}`))
+	assert.NoError(t, err, "a coordinator publishes a job")
+	_, err = cjs.Publish(short(), "mdap.jobs."+cluster.RouteToken("x")+".someoneelse", []byte(`{}`))
+	assert.Error(t, err, "a coordinator publishes a job under another key")
+	_, err = cjs.Publish(short(), "mdap.jobs."+cluster.RouteToken("nobody")+"."+identityOf(cnc), []byte(`{}`))
+	assert.ErrorIs(t, err, jetstream.ErrNoStreamResponse, "a job on a route nobody serves")
 }

@@ -56,9 +56,12 @@
 // (maker.ModelIdentity: for the simulated model its seed and every setting
 // that changes an answer; for a provider its spec, such as
 // "openai:gpt-4o-mini"). Jobs for a route go to subject
-// mdap.jobs.<RouteToken(route)> of [JobsStream], and every worker of the
+// mdap.jobs.<RouteToken(route)>.<key> of [JobsStream], key the
+// publisher's (its credential's public key), and every worker of the
 // route pulls from one durable consumer, w-<token> (through the engine's
-// agent on a server with roles). A Model's Identity is
+// agent on a server with roles). The engine's JobsStream takes the jobs
+// of the routes it serves only, at most ProvisionConfig.KeyJobs of one
+// key on a route. A Model's Identity is
 // its route, so a journal written through the engine records the same
 // model as one written in process.
 //

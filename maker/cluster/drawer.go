@@ -102,6 +102,7 @@ type Drawer struct {
 	nc       *nats.Conn
 	jobs     jetstream.Stream
 	id       string
+	key      string // the publisher token of its jobs' subjects: its key
 	timeout  time.Duration
 	noWorker time.Duration
 	gather   time.Duration
@@ -169,6 +170,10 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	}
 	d := &Drawer{
 		js: js, nc: js.Conn(), jobs: jobs, id: "d" + nuid.Next(),
+		// Its jobs' subjects name its key (mdap.jobs.<route>.<key>), the
+		// only ones a server with roles lets it publish on, so the
+		// engine bounds the jobs of each key (ProvisionConfig.KeyJobs).
+		key:     replyIdentity(js.Conn().Opts.InboxPrefix, js.Conn().Opts.Name),
 		timeout: cmpOr(cfg.Timeout, DefaultTimeout), noWorker: cmpOr(cfg.NoWorker, DefaultNoWorker),
 		gather: cmpOr(cfg.Gather, DefaultGather), spread: cfg.Spread,
 		log:     cfg.Logger,
@@ -213,7 +218,7 @@ func (d *Drawer) Model(route string, opts ...ModelOption) (*Model, error) {
 		return nil, fmt.Errorf("%w: empty route: name the model the workers serve", ErrConfig)
 	}
 	token := RouteToken(route)
-	m := &Model{d: d, route: route, token: token, subject: jobsSubject + token}
+	m := &Model{d: d, route: route, token: token, subject: jobsSubject + token + "." + d.key}
 	for _, o := range opts {
 		o(m)
 	}

@@ -119,23 +119,43 @@ const DefaultRunBytes int64 = 2 << 30
 // server; a publication past it is refused (and its sample drawn again).
 const sampleStreamBytes = 256 << 20
 
+// DefaultKeyJobs bounds the jobs one key may have queued on one route
+// at once (JobsStream's messages per subject: a job's subject is
+// mdap.jobs.<route token>.<publisher's key>) when ProvisionConfig.KeyJobs
+// is 0. A coordinator at its bound waits for its own jobs to be taken.
+const DefaultKeyJobs = 64
+
+// DefaultJobBytes bounds one job (JobsStream's largest message) when
+// ProvisionConfig.JobBytes is 0: 256 KiB, a prompt of some 60,000 tokens.
+// With DefaultKeyJobs a key holds at most 16 MiB of a route's jobs.
+const DefaultJobBytes = 256 << 10
+
 // jobsStreamConfig is the work queue of sample jobs: a job is removed when
 // a worker acknowledges it, withdrawn by its coordinator, or expires (its
 // TTL is the coordinator's timeout). Jobs live in memory: one lost to a
 // server restart is asked again by its coordinator (Drawer.recover).
+// Each publisher key has a subject of its own on each route, holding at
+// most DefaultKeyJobs jobs (a new one past it is refused, never an old
+// one dropped) of at most DefaultJobBytes. A client makes it so (a server
+// without roles) on every route (mdap.jobs.>); the engine provisions it
+// on the subjects of the routes it serves only (Provision, ProvisionRoute),
+// so that no key can queue jobs on routes of its own invention.
 func jobsStreamConfig(n int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Name:        JobsStream,
-		Description: "mdap sample jobs for stateless workers",
-		Subjects:    []string{jobsSubject + ">"},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.MemoryStorage,
-		Replicas:    replicas(n),
-		MaxAge:      time.Hour,
-		MaxBytes:    sampleStreamBytes,
-		Discard:     jetstream.DiscardNew,
-		Duplicates:  2 * time.Minute,
-		AllowMsgTTL: true,
+		Name:                 JobsStream,
+		Description:          "mdap sample jobs for stateless workers",
+		Subjects:             []string{jobsSubject + ">"},
+		Retention:            jetstream.WorkQueuePolicy,
+		Storage:              jetstream.MemoryStorage,
+		Replicas:             replicas(n),
+		MaxAge:               time.Hour,
+		MaxBytes:             sampleStreamBytes,
+		MaxMsgsPerSubject:    DefaultKeyJobs,
+		MaxMsgSize:           DefaultJobBytes,
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+		Duplicates:           2 * time.Minute,
+		AllowMsgTTL:          true,
 	}
 }
 
@@ -189,4 +209,18 @@ func fullHint(err error) string {
 		return " (the stream is full: the engine's operator may purge it with the admin credential)"
 	}
 	return ""
+}
+
+// jobHint says what to do about a job's publication the engine refused:
+// this key's jobs of the route at their bound, a job over the bound of
+// one, or a full stream (fullHint).
+func jobHint(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "maximum messages per subject exceeded"):
+		return " (this key's jobs of the route are at the engine's bound, ProvisionConfig.KeyJobs, and are not being taken)"
+	case strings.Contains(msg, "message size exceeds maximum"):
+		return " (the job is larger than the engine's bound of one job, ProvisionConfig.JobBytes)"
+	}
+	return fullHint(err)
 }

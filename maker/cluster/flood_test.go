@@ -112,10 +112,11 @@ func floodScenario(t *testing.T, url string, s seeds) {
 	assert.Greater(t, sent.Load()-before, int64(floodBytes/4), "the flood went on during the run")
 }
 
-// TestFullJobStreamFailsFastNamingIt: a coordinator fills the job stream
-// with jobs for a route nobody serves; another coordinator's sample then
-// fails at once with an error naming the stream and that it is full, not
-// after its timeout.
+// TestFullJobStreamFailsFastNamingIt: the admin fills the job stream
+// with jobs for a route nobody pulls (one key cannot:
+// TestOneKeyCannotFillTheJobStream); a coordinator's sample then fails at
+// once with an error naming the stream and that it is full, not after
+// its timeout.
 func TestFullJobStreamFailsFastNamingIt(t *testing.T) {
 	t.Parallel()
 	url, s := startFloodServer(t)
@@ -126,11 +127,13 @@ func fullScenario(t *testing.T, url string, s seeds) {
 	_, wjs := connectAs(t, url, s.worker)
 	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{})
 	runWorker(t, worker)
-	flooder, _ := connectAs(t, url, s.coord)
-	// Small jobs, so the stream is full to its last hundred bytes.
+	flooder, ajs := connectAs(t, url, s.admin)
+	idle := idleRouteSubject(t, ajs, flooder)
+	// Small jobs, so the stream is full to its last hundred bytes, each
+	// on a subject of its own (a subject holds a few only).
 	junk := []byte(strings.Repeat("x", 100))
 	for i := 0; i < 2*floodBytes/len(junk); i++ {
-		require.NoError(t, flooder.Publish("mdap.jobs.nobody", junk))
+		require.NoError(t, flooder.Publish(fmt.Sprintf("%s%d", idle, i), junk))
 	}
 	flushThroughReconnects(t, flooder)
 

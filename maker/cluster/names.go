@@ -13,8 +13,9 @@ import (
 // creates what is missing with the same settings.
 const (
 	// JobsStream holds sample jobs: a work-queue stream on subjects
-	// mdap.jobs.<route token>, one durable pull consumer per route, shared
-	// by every worker of that route.
+	// mdap.jobs.<route token>.<publisher's key>, one durable pull
+	// consumer per route (mdap.jobs.<route token>.*), shared by every
+	// worker of that route.
 	JobsStream = "MDAP_JOBS"
 	// RepliesStream holds workers' replies: a work-queue stream on
 	// subjects mdap.replies.<drawer>.<job id>, one consumer per Drawer.
@@ -100,3 +101,8 @@ func RouteToken(route string) string {
 }
 
 func workerConsumer(token string) string { return "w-" + token }
+
+// routeJobs is the subject pattern of route token's jobs, of every
+// publisher: the filter of the route's consumer, and the subject the
+// engine's JobsStream takes for a route it serves.
+func routeJobs(token string) string { return jobsSubject + token + ".*" }

@@ -84,7 +84,9 @@ func assertMdapStreams(t *testing.T, ajs jetstream.JetStream) {
 	}
 	st, err := ajs.Stream(ctx, cluster.JobsStream)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"mdap.jobs.>"}, st.CachedInfo().Config.Subjects)
+	for _, subj := range st.CachedInfo().Config.Subjects {
+		assert.Regexp(t, `^mdap\.jobs\.(_|[a-z0-9-]+\.\*)$`, subj, "the jobs of the routes served only")
+	}
 	st, err = ajs.Stream(ctx, cluster.RepliesStream)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"mdap.replies.>"}, st.CachedInfo().Config.Subjects)
@@ -101,13 +103,13 @@ func ownedScenario(t *testing.T, url string, s seeds) {
 	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 4, AckWait: time.Hour, MaxDeliver: 1})
 	runWorker(t, worker)
 	_, rjs := connectAs(t, url, s.rogue)
-	_, cjs := connectAs(t, url, s.coord)
+	cnc, cjs := connectAs(t, url, s.coord)
 	_, ajs := connectAs(t, url, s.admin)
 	route := cluster.RouteToken(worker.Route())
-	// A job on a route nobody serves: it stays, for a reader and a purger.
+	// A job on a route nobody pulls: it stays, for a reader and a purger.
 	pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer pcancel()
-	probe, err := cjs.Publish(pctx, "mdap.jobs.probe", []byte(`{}`))
+	probe, err := cjs.Publish(pctx, idleRouteSubject(t, ajs, cnc), []byte(`{}`))
 	require.NoError(t, err)
 
 	// Every attack at once, each refused (a refused JetStream request
@@ -226,7 +228,7 @@ func ownedScenario(t *testing.T, url string, s seeds) {
 	cons, err := ajs.Consumer(actx, cluster.JobsStream, "w-"+route)
 	require.NoError(t, err)
 	cc := cons.CachedInfo().Config
-	assert.Equal(t, "mdap.jobs."+route, cc.FilterSubject)
+	assert.Equal(t, "mdap.jobs."+route+".*", cc.FilterSubject)
 	assert.Equal(t, cluster.DefaultAckWait, cc.AckWait)
 	assert.Equal(t, cluster.DefaultMaxDeliver, cc.MaxDeliver)
 

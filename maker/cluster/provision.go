@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -78,6 +79,17 @@ type ProvisionConfig struct {
 	// per subject); 0 means DefaultRunLines. A full journal refuses new
 	// lines as a full stream does.
 	RunLines int64
+	// KeyJobs bounds the jobs one key may have queued on one route at
+	// once (JobsStream's messages per subject); 0 means DefaultKeyJobs.
+	// A publication past it is refused, whoever else queues: so one key
+	// holds at most KeyJobs × JobBytes of each route the engine serves,
+	// and cannot fill JobsStream while fewer than SampleBytes / (KeyJobs
+	// × JobBytes) routes are served (16 at the defaults).
+	KeyJobs int64
+	// JobBytes bounds one job (JobsStream's largest message); 0 means
+	// DefaultJobBytes. A larger job's samples fail with ErrEngine naming
+	// it.
+	JobBytes int32
 	// AckWait of every route's consumer; 0 means DefaultAckWait. Workers
 	// report progress every third of it.
 	AckWait time.Duration
@@ -112,6 +124,10 @@ func (c ProvisionConfig) Validate() error {
 		return fielderr.New(cfg, "RunLines", c.RunLines, "use a positive count")
 	case c.SampleBytes < 0:
 		return fielderr.New(cfg, "SampleBytes", c.SampleBytes, "use a positive size")
+	case c.KeyJobs < 0:
+		return fielderr.New(cfg, "KeyJobs", c.KeyJobs, "use a positive count")
+	case c.JobBytes < 0:
+		return fielderr.New(cfg, "JobBytes", c.JobBytes, "use a positive size")
 	}
 	return nil
 }
@@ -142,7 +158,11 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig)
 		return err
 	}
 	log := cfg.logger()
-	for _, want := range []jetstream.StreamConfig{jobsStreamConfig(cfg.Replicas), repliesStreamConfig(cfg.Replicas)} {
+	jobs, err := provisionedJobsConfig(ctx, js, cfg)
+	if err != nil {
+		return err
+	}
+	for _, want := range []jetstream.StreamConfig{jobs, repliesStreamConfig(cfg.Replicas)} {
 		if cfg.DurableSamples {
 			want.Storage = jetstream.FileStorage
 		}
@@ -184,13 +204,89 @@ func provisionStream(ctx context.Context, js jetstream.JetStream, want jetstream
 	return nil
 }
 
+// noRoute is the subject JobsStream takes when the engine serves no route
+// yet (a stream needs one): no route token is "_", and no client may
+// publish on it.
+const noRoute = jobsSubject + "_"
+
+// maxRoutes bounds the routes the engine serves at once (JobsStream's
+// subjects), so that a worker asking for routes of its own invention
+// cannot grow the stream's subjects without end.
+const maxRoutes = 1024
+
+// provisionedJobsConfig is JobsStream as the engine provisions it: with
+// cfg's bounds, on the subjects of the routes served now (those with a
+// consumer: a route whose consumer was removed, unused, is dropped), so
+// that a job on a route nobody serves is refused (no stream takes it).
+func provisionedJobsConfig(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig) (jetstream.StreamConfig, error) {
+	want := jobsStreamConfig(cfg.Replicas)
+	want.MaxMsgsPerSubject = cmpOr(cfg.KeyJobs, DefaultKeyJobs)
+	want.MaxMsgSize = cmpOr(cfg.JobBytes, DefaultJobBytes)
+	subjects := []string{noRoute}
+	st, err := js.Stream(ctx, JobsStream)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+	case err != nil:
+		return want, provisionErr("stream "+JobsStream, cfg.Replicas, err)
+	default:
+		cl := st.ListConsumers(ctx)
+		for ci := range cl.Info() {
+			if token, ok := strings.CutPrefix(ci.Name, "w-"); ok && isRouteJobs(routeJobs(token)) {
+				subjects = append(subjects, routeJobs(token))
+			}
+		}
+		if err := cl.Err(); err != nil {
+			return want, provisionErr("the routes of "+JobsStream, cfg.Replicas, err)
+		}
+	}
+	slices.Sort(subjects)
+	want.Subjects = slices.Compact(subjects)
+	return want, nil
+}
+
+// isRouteJobs reports whether subj is the subject of one route's jobs,
+// mdap.jobs.<token>.*, with a token RouteToken could make.
+func isRouteJobs(subj string) bool {
+	token, ok := strings.CutPrefix(subj, jobsSubject)
+	if token, ok = strings.CutSuffix(token, ".*"); !ok {
+		return false
+	}
+	return token != "" && !strings.ContainsAny(token, ".*> \t")
+}
+
+// routesMu serializes this process's additions of a route to JobsStream
+// (a read, then an update of its subjects).
+var routesMu sync.Mutex
+
+// serveRouteSubject makes JobsStream take the jobs of route token, at
+// most most routes (maxRoutes).
+func serveRouteSubject(ctx context.Context, js jetstream.JetStream, token string, most int) error {
+	routesMu.Lock()
+	defer routesMu.Unlock()
+	st, err := js.Stream(ctx, JobsStream)
+	if err != nil {
+		return err
+	}
+	c := st.CachedInfo().Config
+	subj := routeJobs(token)
+	if slices.Contains(c.Subjects, subj) || slices.Contains(c.Subjects, jobsSubject+">") {
+		return nil
+	}
+	if len(c.Subjects) > most { // noRoute and most routes
+		return fmt.Errorf("the engine serves %d routes, its most: a route's consumer left unused for %s is removed, and its route with it when the engine provisions again (maker nats or maker nats provision started again)", most, DefaultConsumerInactive)
+	}
+	c.Subjects = append(c.Subjects, subj)
+	_, err = js.UpdateStream(ctx, c)
+	return err
+}
+
 // routeConsumerConfig is the consumer of route token's workers, with the
 // engine's settings.
 func routeConsumerConfig(token, route string, ackWait time.Duration, maxDeliver int) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       workerConsumer(token),
 		Description:   "mdap workers of " + truncate(route, 200),
-		FilterSubject: jobsSubject + token,
+		FilterSubject: routeJobs(token),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cmpOr(ackWait, DefaultAckWait),
 		MaxDeliver:    cmpOr(maxDeliver, DefaultMaxDeliver),
@@ -200,10 +296,11 @@ func routeConsumerConfig(token, route string, ackWait time.Duration, maxDeliver 
 	}
 }
 
-// ProvisionRoute creates the consumer of route's workers on JobsStream
-// with the engine's AckWait and MaxDeliver, or sets an existing one back
-// to them. Workers ask the agent for it (ServeAgent); call it for a stock
-// server that runs no agent. Errors wrap ErrConfig or ErrEngine.
+// ProvisionRoute makes JobsStream take route's jobs (at most 1024
+// routes), and creates the consumer of route's workers on it with the
+// engine's AckWait and MaxDeliver, or sets an existing one back to them.
+// Workers ask the agent for it (ServeAgent); call it for a stock server
+// that runs no agent. Errors wrap ErrConfig or ErrEngine.
 func ProvisionRoute(ctx context.Context, js jetstream.JetStream, route string, cfg ProvisionConfig) error {
 	if err := cfg.check(); err != nil {
 		return err
@@ -211,7 +308,11 @@ func ProvisionRoute(ctx context.Context, js jetstream.JetStream, route string, c
 	if route == "" {
 		return fmt.Errorf("%w: empty route", ErrConfig)
 	}
-	_, err := js.CreateOrUpdateConsumer(ctx, JobsStream, routeConsumerConfig(RouteToken(route), route, cfg.AckWait, cfg.MaxDeliver))
+	token := RouteToken(route)
+	if err := serveRouteSubject(ctx, js, token, maxRoutes); err != nil {
+		return fmt.Errorf("%w: serve the jobs of route %q: %w", ErrEngine, route, err)
+	}
+	_, err := js.CreateOrUpdateConsumer(ctx, JobsStream, routeConsumerConfig(token, route, cfg.AckWait, cfg.MaxDeliver))
 	if err != nil {
 		return fmt.Errorf("%w: provision the consumer of route %q: %w", ErrEngine, route, err)
 	}

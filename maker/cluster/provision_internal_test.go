@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -139,4 +140,46 @@ func (p *holdProxy) release() {
 	if p.held.Swap(false) {
 		close(p.resumed)
 	}
+}
+
+// TestJobsStreamTakesTheServedRoutesOnly: the engine's JobsStream takes
+// the jobs of the routes a worker asked for (ProvisionRoute) and of no
+// other; at most its bound of routes (refused past it, naming it); and
+// provisioned again, it drops a route whose consumer was removed.
+func TestJobsStreamTakesTheServedRoutesOnly(t *testing.T) {
+	t.Parallel()
+	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	nc, err := nats.Connect(srv.ClientURL())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, Provision(ctx, js, ProvisionConfig{}))
+	subjects := func() []string {
+		st, err := js.Stream(ctx, JobsStream)
+		require.NoError(t, err)
+		return st.CachedInfo().Config.Subjects
+	}
+	assert.Equal(t, []string{noRoute}, subjects(), "no route served yet")
+	_, err = js.Publish(ctx, jobsSubject+RouteToken("a")+".k", []byte(`{}`))
+	assert.ErrorIs(t, err, jetstream.ErrNoStreamResponse, "a job on a route nobody serves")
+
+	require.NoError(t, ProvisionRoute(ctx, js, "a", ProvisionConfig{}))
+	require.NoError(t, ProvisionRoute(ctx, js, "b", ProvisionConfig{}))
+	require.NoError(t, ProvisionRoute(ctx, js, "a", ProvisionConfig{}), "again: the same subject")
+	assert.ElementsMatch(t, []string{noRoute, routeJobs(RouteToken("a")), routeJobs(RouteToken("b"))}, subjects())
+	_, err = js.Publish(ctx, jobsSubject+RouteToken("a")+".k", []byte(`{}`))
+	require.NoError(t, err, "a job on a served route")
+
+	err = serveRouteSubject(ctx, js, RouteToken("c"), 2)
+	require.Error(t, err, "a third route past a bound of 2")
+	assert.Contains(t, err.Error(), "serves 2 routes, its most")
+
+	require.NoError(t, js.DeleteConsumer(ctx, JobsStream, workerConsumer(RouteToken("b"))))
+	require.NoError(t, Provision(ctx, js, ProvisionConfig{}))
+	assert.ElementsMatch(t, []string{noRoute, routeJobs(RouteToken("a"))}, subjects(), "b's consumer gone: its route too")
 }

@@ -94,7 +94,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 	require.NoError(t, err)
 	_, err = ajs.CreateStream(ctx, jetstream.StreamConfig{Name: cluster.RepliesStream, Subjects: []string{"mdap.replies.>"}, Storage: jetstream.FileStorage})
 	require.NoError(t, err)
-	engine := cluster.ProvisionConfig{SampleBytes: floodBytes} // small, for the flood
+	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes} // small, for the floods
 	require.NoError(t, cluster.Provision(ctx, ajs, engine))
 	assertMdapStreams(t, ajs)
 	agent, err := cluster.ServeAgent(ctx, ajs.Conn(), engine)
@@ -111,6 +111,9 @@ func TestStockNATSServerRoles(t *testing.T) {
 	rogueScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2], adminSeed)
 	t.Run("liar", func(t *testing.T) { liarScenario(t, url, seedFiles[0], seedFiles[2], true, seedFiles[1], seedFiles[3]) })
 	t.Run("batchliar", func(t *testing.T) { batchLiarScenario(t, url, seedFiles[0], seedFiles[2], seedFiles[1], seedFiles[3]) })
+	// After the scenarios that read every job (rogue): it leaves jobs
+	// that do not decode on the route.
+	t.Run("keyjobs", func(t *testing.T) { keyJobsScenario(t, url, tenants.thief, tenants.victim, seedFiles[1], adminSeed) })
 	// Last: it leaves the job stream full.
 	t.Run("full", func(t *testing.T) {
 		fullScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})

@@ -62,7 +62,7 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 	_, wjs := connectAs(t, url, s.worker)
 	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 4})
 	runWorker(t, worker)
-	_, vjs := connectAs(t, url, s.victim)
+	vnc0, vjs := connectAs(t, url, s.victim)
 	tnc, tjs := connectAs(t, url, s.thief)
 	_, ajs := connectAs(t, url, s.admin)
 
@@ -99,12 +99,12 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 		_, solveErr = sv.Solve(ctx, task)
 	})
 
-	// A job of the victim's on a route nobody serves, for a thief to
+	// A job of the victim's on a route nobody pulls, for a thief to
 	// delete: only its lease lets the engine withdraw it.
 	probe := cluster.Job{Version: cluster.WireVersion, ID: "probe1", Route: "probe", Lease: "the victim's secret",
 		ReplyTo: "mdap.replies.d1.probe1", Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{}}}
 	probeData := jsonMarshal(t, probe)
-	probeAck, err := vjs.Publish(tctx, "mdap.jobs.probe", probeData)
+	probeAck, err := vjs.Publish(tctx, idleRouteSubject(t, ajs, vnc0), probeData)
 	require.NoError(t, err)
 	withdraw := func(c context.Context, nc *nats.Conn, lease string) error {
 		m, err := nc.RequestWithContext(c, "mdap.engine.withdraw", jsonMarshal(t, map[string]any{"name": probe.ID, "seq": probeAck.Sequence, "lease": lease}))

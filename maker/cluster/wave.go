@@ -3,10 +3,13 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go"
@@ -255,13 +258,7 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 	}
 	d.pending[f.id] = f
 	d.mu.Unlock()
-	// The publication is not cut short by the calls' contexts: a job
-	// stored without its sequence known could not be withdrawn.
-	pubCtx, pubCancel := context.WithTimeout(context.WithoutCancel(ctx), min(d.timeout, publishTimeout))
-	ack, err := d.js.PublishMsg(pubCtx, msg,
-		jetstream.WithMsgID(job.ID), jetstream.WithExpectStream(JobsStream),
-		jetstream.WithMsgTTL(max(d.timeout, time.Second)))
-	pubCancel()
+	ack, err := d.publishJob(ctx, m, msg, job.ID)
 	if err != nil {
 		d.mu.Lock()
 		delete(d.pending, f.id)
@@ -269,7 +266,7 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 		// It may have been stored all the same: a worker that took it
 		// stops; the queue drops it at its TTL.
 		_ = d.nc.Publish(cancelSubject+m.token+"."+job.ID, nil)
-		release(nil, fmt.Errorf("%w: publish a job for %s on stream %s: %w%s", ErrEngine, m.route, JobsStream, err, fullHint(err)))
+		release(nil, fmt.Errorf("%w: publish a job for %s on stream %s: %w%s", ErrEngine, m.route, JobsStream, err, jobHint(err)))
 		return
 	}
 	d.mu.Lock()
@@ -278,6 +275,49 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 	d.published.Add(1)
 	d.samples.Add(int64(len(calls)))
 	release(f, nil)
+}
+
+// keyJobsWait is how long a Drawer waits before publishing a job again
+// that the engine refused: its route not served yet, or this key's jobs
+// of the route at the engine's bound.
+const keyJobsWait = 100 * time.Millisecond
+
+// publishJob publishes a job of m's route. The engine takes jobs only on
+// the routes it serves (a worker asked for the route), and at most
+// ProvisionConfig.KeyJobs of one key on a route: a job of a route not
+// served yet is published again until NoWorker has passed, then fails
+// with ErrNoWorker unless a worker serves the route by then; a job past
+// this key's bound is published again, as its earlier jobs are taken,
+// until the Timeout. Each attempt is not cut short by the calls' context
+// (a job stored without its sequence known could not be withdrawn); the
+// waits between them are.
+func (d *Drawer) publishJob(ctx context.Context, m *Model, msg *nats.Msg, id string) (*jetstream.PubAck, error) {
+	began := time.Now()
+	for {
+		pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(d.timeout, publishTimeout))
+		ack, err := d.js.PublishMsg(pubCtx, msg,
+			jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream),
+			jetstream.WithMsgTTL(max(d.timeout, time.Second)))
+		cancel()
+		unserved := errors.Is(err, jetstream.ErrNoStreamResponse)
+		switch {
+		case err == nil:
+			return ack, nil
+		case unserved && d.noWorker >= 0 && time.Since(began) >= d.noWorker:
+			if serr := m.served(ctx, true); serr != nil {
+				return nil, serr
+			}
+		case unserved, strings.Contains(err.Error(), "maximum messages per subject exceeded"):
+		default:
+			return nil, err
+		}
+		if time.Since(began)+keyJobsWait >= d.timeout {
+			return nil, err
+		}
+		if werr := wait.Sleep(ctx, keyJobsWait); werr != nil {
+			return nil, err
+		}
+	}
 }
 
 // samePrompt reports whether a and b are the same prompt: the same slice,

@@ -25,7 +25,7 @@ func jobsOn(t *testing.T, js jetstream.JetStream, route string) uint64 {
 	t.Helper()
 	st, err := js.Stream(context.Background(), cluster.JobsStream)
 	require.NoError(t, err)
-	info, err := st.Info(context.Background(), jetstream.WithSubjectFilter("mdap.jobs."+cluster.RouteToken(route)))
+	info, err := st.Info(context.Background(), jetstream.WithSubjectFilter("mdap.jobs."+cluster.RouteToken(route)+".*"))
 	require.NoError(t, err)
 	return info.State.Msgs
 }
@@ -51,7 +51,7 @@ func TestWithdrawnAndExpiredJobsLeaveTheQueue(t *testing.T) {
 	st, err := js.Stream(context.Background(), cluster.JobsStream)
 	require.NoError(t, err)
 	queued := func() bool {
-		info, err := st.Info(context.Background(), jetstream.WithSubjectFilter("mdap.jobs."+cluster.RouteToken(route)))
+		info, err := st.Info(context.Background(), jetstream.WithSubjectFilter("mdap.jobs."+cluster.RouteToken(route)+".*"))
 		return err == nil && info.State.Msgs > 0
 	}
 	go func() {
@@ -146,7 +146,7 @@ func TestReplyTwiceCountsOnce(t *testing.T) {
 	ctx := context.Background()
 	// A worker by hand: it answers the job three times.
 	_, wjs := connect(t, srv.ClientURL())
-	cons, err := wjs.CreateOrUpdateConsumer(ctx, cluster.JobsStream, jetstream.ConsumerConfig{Durable: "w-" + cluster.RouteToken("echo"), FilterSubject: "mdap.jobs." + cluster.RouteToken("echo"), AckPolicy: jetstream.AckExplicitPolicy})
+	cons, err := wjs.CreateOrUpdateConsumer(ctx, cluster.JobsStream, jetstream.ConsumerConfig{Durable: "w-" + cluster.RouteToken("echo"), FilterSubject: "mdap.jobs." + cluster.RouteToken("echo") + ".*", AckPolicy: jetstream.AckExplicitPolicy})
 	require.NoError(t, err)
 	done := make(chan []bool, 1)
 	go func() {
