@@ -248,6 +248,9 @@ func provisionedJobsConfig(ctx context.Context, js jetstream.JetStream, cfg Prov
 // mdap.jobs.<token>.*, with a token RouteToken could make.
 func isRouteJobs(subj string) bool {
 	token, ok := strings.CutPrefix(subj, jobsSubject)
+	if !ok {
+		return false
+	}
 	if token, ok = strings.CutSuffix(token, ".*"); !ok {
 		return false
 	}

@@ -183,3 +183,21 @@ func TestJobsStreamTakesTheServedRoutesOnly(t *testing.T) {
 	require.NoError(t, Provision(ctx, js, ProvisionConfig{}))
 	assert.ElementsMatch(t, []string{noRoute, routeJobs(RouteToken("a"))}, subjects(), "b's consumer gone: its route too")
 }
+
+// Only a route's job subject, mdap.jobs.<token>.*, counts as one when
+// the engine rebuilds its list of served routes.
+func TestIsRouteJobs(t *testing.T) {
+	for subj, want := range map[string]bool{
+		jobsSubject + "abc.*":        true,
+		jobsSubject + "abc.>":        false,
+		jobsSubject + ".*":           false,
+		jobsSubject + "a.b.*":        false,
+		"mdap.replies.abc.*":         false,
+		"evil.abc.*":                 false,
+		"evil.*":                     false,
+		jobsSubject + "abc":          false,
+		routeJobs(RouteToken("sim")): true,
+	} {
+		assert.Equal(t, want, isRouteJobs(subj), subj)
+	}
+}
