@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/maker/models"
@@ -28,6 +29,7 @@ type mcpFlags struct {
 	cfg                       mcpserver.Config
 	httpAddr, token, logLevel string
 	tools                     string
+	embedder, judge           string
 	allowRemote, noAuth       bool
 	origins                   []string
 	latency                   time.Duration
@@ -70,6 +72,7 @@ and sample_and_vote for Towers of Hanoi step prompts only.`,
 		Example: `  maker mcp --root . --state ~/.local/state/mdap/journals
   maker mcp --model openai:gpt-4.1-mini --tools read_only
   maker mcp --model openai:qwen3 --base-url http://127.0.0.1:11434/v1
+  maker mcp --embedder ollama:nomic-embed-text --judge ollama:llama3
   MDAP_MCP_TOKEN=secret maker mcp --http 127.0.0.1:8765
   maker mcp --http 127.0.0.1:8765     # prints a generated token on stderr`,
 		Args: cobra.NoArgs,
@@ -97,6 +100,8 @@ func (f *mcpFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
 	fs.StringVar(&c.Root, "root", ".", "folder of run_task's and solve_problem's spec paths and file tools; nothing leaves it")
 	fs.StringVar(&c.State, "state", mcpserver.DefaultStateDir(), "folder of run_task's journals (created, 0700, at the first run_task if missing)")
+	fs.StringVar(&f.embedder, "embedder", "", `the embedder of an answer_schema's "embedding" fields (vote, sample_and_vote): ollama:MODEL (at $OLLAMA_HOST, else 127.0.0.1:11434) or openai:MODEL (with $OPENAI_API_KEY); a client's schema may name no model of its own; default: none, such fields are refused`)
+	fs.StringVar(&f.judge, "judge", "", `the judge model of an answer_schema's "judge" field (vote, sample_and_vote), named as --embedder's; default: none, such fields are refused`)
 	fs.BoolVar(&c.UnsignedJournals, "journal-unsigned", false, "write (and resume) run_task's journals without signing them: a plain SHA-256 chain and no chain head kept (see docs/journal.md)")
 	c.ToolDeclaration = maker.DeclareAuto
 	fs.StringVar((*string)(&c.ToolDeclaration), "tool-declaration", "auto", "how run_task declares a spec's tools to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
@@ -158,6 +163,16 @@ func (f *mcpFlags) check(cmd *cobra.Command) error {
 		return err
 	}
 	c.Policy = &policy
+	if f.embedder != "" {
+		if c.Embedder, err = match.OpenEmbedder(f.embedder, ""); err != nil {
+			return usageErr("--embedder: %w", err)
+		}
+	}
+	if f.judge != "" {
+		if c.Judge, err = match.OpenJudge(f.judge, ""); err != nil {
+			return usageErr("--judge: %w", err)
+		}
+	}
 	if f.httpAddr != "" {
 		if f.httpAddr, err = mcpserver.ListenAddr(f.httpAddr, f.allowRemote); err != nil {
 			return usageErr("--http: %w", err)

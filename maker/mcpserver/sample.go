@@ -111,7 +111,7 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	if err != nil {
 		return nil, out, err
 	}
-	matcher, err := answerMatcher(in.AnswerSchema)
+	matcher, err := answerMatcher(in.AnswerSchema, s.matchers())
 	if err != nil {
 		return nil, out, err
 	}
@@ -207,8 +207,8 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 		}
 		return sm
 	}
-	match := drawnMatch(matcher)
-	res, raceErr := vote.RaceMatching(raceCtx, st.vote, match, draw)
+	choose := matcherChoose(raceCtx, matcher, func(d drawn) intent.Output { return *d.out })
+	res, raceErr := vote.RaceChoosing(raceCtx, st.vote, choose, draw)
 	if ctx.Err() != nil {
 		return nil, out, fmt.Errorf("cancelled after %s: %w", words.Plural(res.Launched, "sample"), ctx.Err())
 	}
@@ -220,13 +220,23 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 		return failure(out.Message), out, nil
 	}
 
+	if errors.Is(raceErr, vote.ErrMatch) {
+		out.Launched, out.Errors = res.Launched, res.Errors
+		out.Tally = Tally{Flags: map[string]int{}, Votes: newBoard().tally()}
+		out.Samples = samples
+		out.Message = fmt.Sprintf("the server's embedder or judge failed, so no class was guessed: %v", raceErr)
+		return failure(out.Message), out, nil
+	}
+
 	committed := res.Valid + res.Flagged + res.Errors
 	b := newBoard()
 	out.Tally = Tally{Valid: res.Valid, Flagged: res.Flagged, Flags: map[string]int{}}
 	for k, n := range res.Flags {
 		out.Tally.Flags[k] = n
 	}
-	classify(samples, vals, committed, match)
+	if err := classify(samples, vals, committed, choose); err != nil {
+		return nil, out, err
+	}
 	for i := range samples {
 		samples[i].Counted = i < committed
 		if samples[i].Counted && samples[i].Key != "" {

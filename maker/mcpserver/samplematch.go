@@ -1,17 +1,22 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
 
+	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/vote"
 )
 
 // answerMatcher builds the matcher an answer_schema declares; nil for
-// none. Errors wrap ErrArgument.
-func answerMatcher(schema any) (*match.Matcher, error) {
+// none. A client's schema may not make the server call a model or run a
+// command (match.Options.NoModels): its embedding and judge fields use
+// the server's own (Config.Embedder, Config.Judge), and are refused
+// where the server has none. Errors wrap ErrArgument.
+func answerMatcher(schema any, own match.Options) (*match.Matcher, error) {
 	if schema == nil {
 		return nil, nil
 	}
@@ -19,30 +24,36 @@ func answerMatcher(schema any) (*match.Matcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: answer_schema: %w", ErrArgument, err)
 	}
-	// A client's schema may not make the server call a model or run a
-	// command: embedding and judge fields need the server's own.
-	m, err := match.NewWith(raw, match.Options{NoModels: true})
+	m, err := match.NewWith(raw, match.Options{NoModels: true, Embedder: own.Embedder, Judge: own.Judge})
 	if err != nil {
 		return nil, fmt.Errorf("%w: answer_schema: %w", ErrArgument, err)
 	}
 	return m, nil
 }
 
-// drawnMatch is the race's Match for sample_and_vote's samples: nil
-// unless m has a number tolerance (its other matchers are in the keys).
-func drawnMatch(m *match.Matcher) vote.Match[drawn] {
+// matcherChoose is the race's Choose for values of type T under m, as a
+// run's race has it (maker: vote.RaceChoosing with the matcher's Choose):
+// nil unless m has a matcher beyond keys (a tolerance, an embedding, a
+// judge), whose calls get ctx.
+func matcherChoose[T any](ctx context.Context, m *match.Matcher, out func(T) intent.Output) vote.Choose[T] {
 	if !m.Tolerant() {
 		return nil
 	}
-	return func(a, b drawn) bool { return m.Match(*a.out, *b.out) }
+	return func(reps []T, v T) (int, error) {
+		os := make([]intent.Output, len(reps))
+		for i, r := range reps {
+			os[i] = out(r)
+		}
+		return m.Choose(ctx, os, out(v))
+	}
 }
 
 // classify gives each counted valid sample the class key the race counted
-// it under (vote.Classify in index order), so that the samples' keys add
-// up to the race's votes. Nothing to do without a match.
-func classify(samples []SampleInfo, vals []drawn, committed int, match vote.Match[drawn]) {
-	if match == nil {
-		return
+// it under (vote.ClassifyChoosing in index order), so that the samples'
+// keys add up to the race's votes. Nothing to do without a choose.
+func classify(samples []SampleInfo, vals []drawn, committed int, choose vote.Choose[drawn]) error {
+	if choose == nil {
+		return nil
 	}
 	var keys []uint64
 	var vs []drawn
@@ -54,7 +65,12 @@ func classify(samples []SampleInfo, vals []drawn, committed int, match vote.Matc
 		k, _ := strconv.ParseUint(samples[i].Key, 16, 64)
 		keys, vs, at = append(keys, k), append(vs, vals[i]), append(at, i)
 	}
-	for j, k := range vote.Classify(keys, vs, match) {
+	classes, err := vote.ClassifyChoosing(keys, vs, choose)
+	if err != nil {
+		return err
+	}
+	for j, k := range classes {
 		samples[at[j]].Key = hexKey(k)
 	}
+	return nil
 }

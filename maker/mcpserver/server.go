@@ -18,6 +18,7 @@ import (
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
+	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/secrets"
@@ -135,6 +136,21 @@ type Config struct {
 	// sample_and_vote the request's, to the model
 	// (maker.Solver.ToolDeclaration); the zero value chooses by model.
 	ToolDeclaration maker.ToolDeclaration
+	// Embedder and Judge serve the "embedding" and "judge" fields of a
+	// client's answer_schema (vote and sample_and_vote), which may name
+	// no model of its own: the operator chooses what the server calls
+	// (match.OpenEmbedder, match.OpenJudge). Nil refuses such fields
+	// with ErrArgument. Each must be deterministic for a vote to be
+	// reproducible (see match.Embedder); a failing one fails the call
+	// (vote.ErrMatch), never guessing a class.
+	Embedder match.Embedder
+	Judge    match.Judge
+}
+
+// matchers are the server's own embedder and judge for a client's
+// answer_schema.
+func (s *Server) matchers() match.Options {
+	return match.Options{Embedder: s.cfg.Embedder, Judge: s.cfg.Judge}
 }
 
 // Server is mdap's MCP server: the SDK's server with the five tools. It is

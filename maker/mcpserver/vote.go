@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/internal/toolcall"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
@@ -213,8 +214,17 @@ func hexKey(k uint64) string { return strconv.FormatUint(k, 16) }
 // never vote. Undecided, it says the least number of further samples that
 // could decide (k minus the lead). Errors wrap ErrArgument: k outside
 // 1..maxK, a negative max_tokens, a candidate whose tool arguments cannot
-// be encoded. Cost: one parse and one key per candidate.
+// be encoded; an answer_schema's embedding or judge field (a client's
+// schema may name no model: a Server's Config.Embedder and Config.Judge
+// serve them). Cost: one parse and one key per candidate.
 func Vote(in VoteInput, maxK int) (VoteOutput, error) {
+	return voteWith(context.Background(), in, maxK, match.Options{})
+}
+
+// voteWith is Vote with the server's embedder and judge for the answer
+// schema's embedding and judge fields, called under ctx. Errors: Vote's,
+// and vote.ErrMatch when the embedder or judge fails.
+func voteWith(ctx context.Context, in VoteInput, maxK int, own match.Options) (VoteOutput, error) {
 	k := or(in.K, vote.DefaultK)
 	if k < 1 || k > maxK {
 		return VoteOutput{}, fmt.Errorf("%w: k %d: use 1 to %d", ErrArgument, in.K, maxK)
@@ -245,7 +255,7 @@ func Vote(in VoteInput, maxK int) (VoteOutput, error) {
 		}
 		samples[i] = vote.Sample[int]{Value: i, Key: key}
 	}
-	if err := matchCandidates(in.AnswerSchema, samples, out.Replies); err != nil {
+	if err := matchCandidates(ctx, in.AnswerSchema, own, samples, out.Replies); err != nil {
 		return VoteOutput{}, err
 	}
 	// The race draws the candidates in order; running out of them ends it
@@ -303,11 +313,11 @@ func later(n int) string {
 	return fmt.Sprintf("the %s after it did not count", words.Plural(n, "reply"))
 }
 
-func (s *Server) voteTool(_ context.Context, _ *mcp.CallToolRequest, in VoteInput) (*mcp.CallToolResult, VoteOutput, error) {
+func (s *Server) voteTool(ctx context.Context, _ *mcp.CallToolRequest, in VoteInput) (*mcp.CallToolResult, VoteOutput, error) {
 	if n := len(in.Candidates); n > s.cfg.MaxCandidates {
 		return nil, VoteOutput{}, fmt.Errorf("%w: %d candidates: this server takes at most %d in one call", ErrArgument, n, s.cfg.MaxCandidates)
 	}
-	out, err := Vote(in, s.cfg.MaxK)
+	out, err := voteWith(ctx, in, s.cfg.MaxK, s.matchers())
 	return nil, out, err
 }
 

@@ -1,21 +1,24 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/vote"
 )
 
 // matchCandidates gives each voting candidate of the vote tool the class
-// key it has under the matchers schema declares (match.New), in
-// candidate order, by vote.Classify: the classes a race tallying the
-// candidates in that order forms, so the plain race that follows decides
-// as vote.RaceMatching would. No schema leaves the keys as they are.
-// Errors wrap ErrArgument: a schema that is not JSON or has a bad
-// annotation.
-func matchCandidates(schema any, samples []vote.Sample[int], replies []ReplyVerdict) error {
-	m, err := answerMatcher(schema)
+// key it has under the matchers schema declares (match.New, with own's
+// embedder and judge), in candidate order, by vote.ClassifyChoosing: the
+// classes a race tallying the candidates in that order forms, so the
+// plain race that follows decides as a run's race (vote.RaceChoosing)
+// would. No schema leaves the keys as they are. Errors wrap ErrArgument
+// (a schema that is not JSON or has a bad annotation) or vote.ErrMatch
+// (the embedder or judge failed).
+func matchCandidates(ctx context.Context, schema any, own match.Options, samples []vote.Sample[int], replies []ReplyVerdict) error {
+	m, err := answerMatcher(schema, own)
 	if err != nil {
 		return err
 	}
@@ -35,11 +38,11 @@ func matchCandidates(schema any, samples []vote.Sample[int], replies []ReplyVerd
 		}
 		keys, outs, at = append(keys, k), append(outs, *replies[i].Output), append(at, i)
 	}
-	var match vote.Match[intent.Output]
-	if m.Tolerant() {
-		match = m.Match
+	classes, err := vote.ClassifyChoosing(keys, outs, matcherChoose(ctx, m, func(o intent.Output) intent.Output { return o }))
+	if err != nil {
+		return err
 	}
-	for j, k := range vote.Classify(keys, outs, match) {
+	for j, k := range classes {
 		i := at[j]
 		samples[i].Key = k
 		replies[i].Key = hexKey(k)
