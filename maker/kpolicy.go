@@ -2,6 +2,7 @@ package maker
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -125,8 +126,18 @@ func (r *run) planner() (KPlanner, error) {
 }
 
 // stepConfig is the vote configuration of the step to decide: the fixed
-// one, or the k policy's for the run so far.
-func (r *run) stepConfig() (vote.Config, error) {
+// one, or the k policy's for the run so far, with the distinct voters
+// the Solver's MinVoters asks for now.
+func (r *run) stepConfig(ctx context.Context) (vote.Config, error) {
+	cfg, err := r.stepK()
+	if err == nil && r.MinVoters != nil {
+		cfg.MinVoters = max(r.MinVoters(ctx), 1)
+	}
+	return cfg, err
+}
+
+// stepK is the run's vote.Config at the next step's k (AdaptiveK).
+func (r *run) stepK() (vote.Config, error) {
 	if r.AdaptiveK == nil {
 		return r.cfg, nil
 	}

@@ -93,6 +93,14 @@ type Solver struct {
 	// Observer, if set, watches the run, its steps, model calls and tool
 	// calls (traces and metrics: see maker/observe). Nil costs nothing.
 	Observer Observer
+	// MinVoters, if set, is asked at each step's start, from the goroutine
+	// that called Solve, how many distinct voters that step's winning
+	// votes need (vote.Config.MinVoters; an answer below 1 is 1): an
+	// engine whose workers come and go follows them, so a step is not
+	// held for a worker that left nor left to one worker's word once
+	// another serves. It replaces Vote.MinVoters; nil keeps it. A
+	// replayed step does not ask.
+	MinVoters func(ctx context.Context) int
 }
 
 // SampleEvent is one sample as it completes, before the race tallies it.
@@ -382,7 +390,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 			return r.draw(ctx, wave, step, i, tally, log, cancelRace)
 		}
 	}
-	cfg, err := r.stepConfig()
+	cfg, err := r.stepConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}

@@ -75,3 +75,53 @@ func TestMinVotersCountsReplyWorkers(t *testing.T) {
 	require.ErrorIs(t, err, vote.ErrUndecided)
 	assert.Contains(t, err.Error(), "1 distinct voters, 2 needed")
 }
+
+// stepWorkers labels each choice with a worker chosen by the sample's
+// step and index.
+type stepWorkers struct {
+	llms.Model
+	name func(step, index int) string
+}
+
+func (m stepWorkers) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	id, _ := maker.SampleIDFrom(ctx)
+	return namedWorkers{m.Model, func(i int) string { return m.name(id.Step, i) }}.GenerateContent(ctx, msgs, opts...)
+}
+
+// TestMinVotersFollowsTheWorkers: Solver.MinVoters is asked at each
+// step's start, so a run whose second worker leaves after step 3 goes on
+// with the one left, where a MinVoters fixed at 2 holds the step for the
+// worker that left (undecided at its sample budget).
+func TestMinVotersFollowsTheWorkers(t *testing.T) {
+	const leaves = 3
+	// Two workers take turns until the second leaves before step leaves.
+	workers := func(step, i int) string {
+		if step >= leaves {
+			return "w0"
+		}
+		return fmt.Sprintf("w%d", i%2)
+	}
+	solve := func(minVoters func(context.Context) int, steps func()) (maker.Report, error) {
+		task, err := hanoi.New(3)
+		require.NoError(t, err)
+		s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, MaxSamples: 12, MinVoters: 2}},
+			Model: stepWorkers{simModel(t, 5, 0.95), workers}, MinVoters: minVoters,
+			Progress: func(maker.Event) { steps() }}
+		return s.Solve(context.Background(), task)
+	}
+	done := 0
+	_, err := solve(nil, func() { done++ })
+	require.ErrorIs(t, err, vote.ErrUndecided, "MinVoters fixed at 2")
+	assert.Equal(t, leaves, done, "held at the first step after the worker left")
+
+	serving, asked := 2, 0
+	done = 0
+	rep, err := solve(func(context.Context) int { asked++; return serving }, func() {
+		if done++; done == leaves {
+			serving = 1 // the engine no longer sees the second worker
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 7, rep.Steps)
+	assert.Equal(t, 7, asked, "asked once at each step's start")
+}

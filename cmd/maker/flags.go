@@ -502,16 +502,17 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 		}
 	}
 	s = &maker.Solver{
-		Config:   cfg,
-		Model:    model,
-		Executor: with.executor,
-		Tools:    with.tools,
-		Journal:  journal,
-		Budget:   f.budget(),
-		Progress: progress,
-		OnSample: onSample,
-		Logger:   logger,
-		Observer: observer,
+		Config:    cfg,
+		Model:     model,
+		Executor:  with.executor,
+		Tools:     with.tools,
+		Journal:   journal,
+		Budget:    f.budget(),
+		Progress:  progress,
+		OnSample:  onSample,
+		Logger:    logger,
+		Observer:  observer,
+		MinVoters: f.followVoters,
 	}
 	return s, nil
 }

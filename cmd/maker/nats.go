@@ -60,8 +60,10 @@ type natsRun struct {
 	// credentials folder.
 	natsRunName string
 	// minWorkers is --min-workers; minVoters what it came to for the
-	// run (0: any voter).
+	// run at its start (0: any voter); followVoters, under --min-workers
+	// 0, what it comes to at each step (maker.Solver.MinVoters).
 	minWorkers, minVoters int
+	followVoters          func(context.Context) int
 	nc                    *nats.Conn
 	js                    jetstream.JetStream
 	drawer                *cluster.Drawer
@@ -71,8 +73,31 @@ func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
 	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through maker workers instead of calling the model")
 	registerNATSCreds(fs, &n.natsCreds)
 	fs.DurationVar(&n.natsKeep, "nats-keep", cluster.DefaultRetention, "retention of what this run creates on the engine (its journal, a batch's task queue and results); remove it sooner with maker nats rm RUN")
-	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 when at least 2 worker identities serve the route at the start, else 1 (maker solve: any worker); a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
+	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 while at least 2 worker identities serve the route, else 1, looked at again between steps every 5s (maker solve: any worker); a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
 }
+
+// following returns the Solver.MinVoters of --min-workers 0 over route:
+// engineMinVoters again once votersEvery has passed since it last asked,
+// so that a run goes on when one of two workers leaves and rests on two
+// once a second serves. Nil for a --min-workers given. Called from the
+// solving goroutine only.
+func (n *natsRun) following(route string) func(context.Context) int {
+	if n.minWorkers > 0 {
+		return nil
+	}
+	asked, now := time.Now(), n.minVoters
+	return func(ctx context.Context) int {
+		if time.Since(asked) >= votersEvery {
+			asked, now = time.Now(), n.engineMinVoters(ctx, route)
+		}
+		return now
+	}
+}
+
+// votersEvery is how often a run under --min-workers 0 asks the engine
+// again how many worker identities serve its route: an agent request,
+// beside a step's many samples.
+const votersEvery = 5 * time.Second
 
 // maxMinWorkers bounds --min-workers, as vote.Config bounds MinVoters.
 const maxMinWorkers = 1 << 16
@@ -269,6 +294,7 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	f.minVoters = f.engineMinVoters(ctx, route)
+	f.followVoters = f.following(route)
 	f.drawer, err = cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout, Spread: f.minVoters > 1, Logger: f.obs.warnLogger(stderr)})
 	if err != nil {
 		return nil, failed(fmt.Errorf("--nats: %w", err))
