@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -43,33 +45,9 @@ type rolesCalibration struct {
 // --wrong-answers by default), --samples replies per role at each node.
 func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 	fs, r := cmd.Flags(), &c.roles
-	for _, name := range []string{"disks", "spec", "steps-sampled", "until-decided", "until-max-samples", "with-rivals", "k", "root", "tools", "tool-declaration", "max-cost", "samples-per-call", "concurrency", "confidence"} {
-		if fs.Lookup(name) != nil && fs.Changed(name) {
-			return usageErr("--%s does not apply to --roles: it measures each role at --roles-nodes nodes of --roles-problems problems, --samples replies each", name)
-		}
-	}
-	for _, name := range []string{"roles-size", "roles-problems", "roles-nodes"} {
-		if fs.Changed(name) && r.family == "" {
-			return usageErr("--%s applies to --roles only", name)
-		}
-	}
-	fam, err := problems.Lookup(r.family)
+	fam, size, err := c.checkRoles(fs)
 	if err != nil {
-		return usageErr("--roles: %w", err)
-	}
-	size := r.size
-	if size == 0 {
-		size = map[string]int{"multiply": 6, "sort": 20}[r.family]
-	}
-	switch {
-	case r.problems < 1 || r.problems > 1000:
-		return usageErr("--roles-problems %d: use 1 to 1000", r.problems)
-	case r.maxNodes < 1 || r.maxNodes > 10000:
-		return usageErr("--roles-nodes %d: use 1 to 10000", r.maxNodes)
-	case c.cfg.Samples < 1 || c.cfg.Samples > 1000:
-		return usageErr("--samples %d: use 1 to 1000", c.cfg.Samples)
-	case !(c.run.p > 0.5 && c.run.p <= 1) && fs.Changed("p"):
-		return usageErr("--p %v: use a p above 1/2, at most 1", c.run.p)
+		return err
 	}
 	var inputs []json.RawMessage
 	for i := range r.problems {
@@ -79,26 +57,9 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 		}
 		inputs = append(inputs, in)
 	}
-	var ms map[decompose.Role]llms.Model
-	if slices.Equal(c.run.models, []string{"sim"}) {
-		play := decompose.SimRole{P: c.run.p, Rivals: c.run.wrongAnswers}
-		if !fs.Changed("p") {
-			play.P = decompose.DefaultP
-		}
-		sims, err := decompose.NewSim(fam, fam, decompose.SimConfig{Seed: c.run.seed, FlagRate: c.run.flagRate, Roles: problems.SimRoles(play)})
-		if err != nil {
-			return usageErr("--roles: %w", err)
-		}
-		ms = sims.Models()
-	} else {
-		if slices.Contains(c.run.models, "sim") {
-			return usageErr("--model sim: the simulated model plays every role or none")
-		}
-		m, err := models.OpenAll(c.run.models, models.Options{BaseURL: c.run.baseURL, Timeout: c.run.timeout})
-		if err != nil {
-			return usageErr("--model %w", err)
-		}
-		ms = decompose.AllRoles(m)
+	ms, err := c.roleModels(fs, fam)
+	if err != nil {
+		return err
 	}
 	o := decompose.CalibrateOptions{Samples: c.cfg.Samples, MaxNodes: r.maxNodes}
 	o.Solver.MaxTokens = c.run.maxTokens
@@ -116,6 +77,72 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 		_ = enc.Encode(rolesCalibration{Family: r.family, Problems: r.problems, Size: size, Calibration: cal})
 		return nil
 	}
+	c.printRoles(out, size, cal)
+	return nil
+}
+
+// checkRoles refuses the flags --roles does not take and values out of
+// range; it returns the family and the problems' size.
+func (c *calibrateFlags) checkRoles(fs *pflag.FlagSet) (problems.Family, int, error) {
+	r := &c.roles
+	for _, name := range []string{"disks", "spec", "steps-sampled", "until-decided", "until-max-samples", "with-rivals", "k", "root", "tools", "tool-declaration", "max-cost", "samples-per-call", "concurrency", "confidence"} {
+		if fs.Lookup(name) != nil && fs.Changed(name) {
+			return nil, 0, usageErr("--%s does not apply to --roles: it measures each role at --roles-nodes nodes of --roles-problems problems, --samples replies each", name)
+		}
+	}
+	for _, name := range []string{"roles-size", "roles-problems", "roles-nodes"} {
+		if fs.Changed(name) && r.family == "" {
+			return nil, 0, usageErr("--%s applies to --roles only", name)
+		}
+	}
+	fam, err := problems.Lookup(r.family)
+	if err != nil {
+		return nil, 0, usageErr("--roles: %w", err)
+	}
+	size := r.size
+	if size == 0 {
+		size = map[string]int{"multiply": 6, "sort": 20}[r.family]
+	}
+	switch {
+	case r.problems < 1 || r.problems > 1000:
+		return nil, 0, usageErr("--roles-problems %d: use 1 to 1000", r.problems)
+	case r.maxNodes < 1 || r.maxNodes > 10000:
+		return nil, 0, usageErr("--roles-nodes %d: use 1 to 10000", r.maxNodes)
+	case c.cfg.Samples < 1 || c.cfg.Samples > 1000:
+		return nil, 0, usageErr("--samples %d: use 1 to 1000", c.cfg.Samples)
+	case !(c.run.p > 0.5 && c.run.p <= 1) && fs.Changed("p"):
+		return nil, 0, usageErr("--p %v: use a p above 1/2, at most 1", c.run.p)
+	}
+	return fam, size, nil
+}
+
+// roleModels opens the model of each role: the simulated model of every
+// role with --model sim, else every role asks the --model list.
+func (c *calibrateFlags) roleModels(fs *pflag.FlagSet, fam problems.Family) (map[decompose.Role]llms.Model, error) {
+	if slices.Equal(c.run.models, []string{"sim"}) {
+		play := decompose.SimRole{P: c.run.p, Rivals: c.run.wrongAnswers}
+		if !fs.Changed("p") {
+			play.P = decompose.DefaultP
+		}
+		sims, err := decompose.NewSim(fam, fam, decompose.SimConfig{Seed: c.run.seed, FlagRate: c.run.flagRate, Roles: problems.SimRoles(play)})
+		if err != nil {
+			return nil, usageErr("--roles: %w", err)
+		}
+		return sims.Models(), nil
+	}
+	if slices.Contains(c.run.models, "sim") {
+		return nil, usageErr("--model sim: the simulated model plays every role or none")
+	}
+	m, err := models.OpenAll(c.run.models, models.Options{BaseURL: c.run.baseURL, Timeout: c.run.timeout})
+	if err != nil {
+		return nil, usageErr("--model %w", err)
+	}
+	return decompose.AllRoles(m), nil
+}
+
+// printRoles prints the roles' table and the command line to plan with.
+func (c *calibrateFlags) printRoles(out io.Writer, size int, cal decompose.Calibration) {
+	r := &c.roles
 	fmt.Fprintf(out, "%s roles on %d seeded problems of size %d (model %s), %d replies per role at each node\n", r.family, r.problems, size, c.run.modelName(), c.cfg.Samples)
 	fmt.Fprintf(out, "%-13s %6s %6s %7s %9s\n", "role", "valid", "right", "p", "p ≥ (95%)")
 	for _, role := range decompose.Roles {
@@ -128,5 +155,4 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 		}
 	}
 	fmt.Fprintln(out)
-	return nil
 }

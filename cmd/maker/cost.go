@@ -72,19 +72,18 @@ func registerBilling(fs *pflag.FlagSet, b *simserver.Billing) {
 	fs.IntVar(&b.ReasoningTokens, "reasoning-tokens", 0, fmt.Sprintf("hidden reasoning tokens billed as output per choice, up to the request's max_tokens (0 to %d): reasoning-length replies", simserver.MaxReasoningTokens))
 }
 
-// checkBilling checks serve-sim's billing flags; errors are usage errors.
-func checkBilling(b simserver.Billing) error {
-	switch {
-	case b.CacheMinTokens < 1:
-		return usageErr("--cache-min-tokens %d: use 1 or more tokens", b.CacheMinTokens)
-	case b.CacheBlockTokens < 1:
-		return usageErr("--cache-block-tokens %d: use 1 or more tokens", b.CacheBlockTokens)
-	case b.CacheEntries < 1:
-		return usageErr("--cache-entries %d: use 1 or more", b.CacheEntries)
-	case b.CacheTTL <= 0:
-		return usageErr("--cache-ttl %s: use a positive duration such as 5m", b.CacheTTL)
-	case b.ReasoningTokens < 0 || b.ReasoningTokens > simserver.MaxReasoningTokens:
-		return usageErr("--reasoning-tokens %d: use 0 to %d", b.ReasoningTokens, simserver.MaxReasoningTokens)
+// billingFlagOf names the flag of each simserver.Billing field.
+var billingFlagOf = map[string]string{
+	"CacheMinTokens": "cache-min-tokens", "CacheBlockTokens": "cache-block-tokens", "CacheEntries": "cache-entries",
+	"CacheTTL": "cache-ttl", "ReasoningTokens": "reasoning-tokens",
+}
+
+// checkBilling checks serve-sim's billing flags by simserver.Billing's own
+// rules, refusing 0 for a cache setting (the library's default, which
+// leaving the flag out gives); errors are usage errors.
+func checkBilling(fs *pflag.FlagSet, b simserver.Billing) error {
+	if err := positiveFlags(fs, "cache-min-tokens", "cache-block-tokens", "cache-entries", "cache-ttl"); err != nil {
+		return err
 	}
-	return nil
+	return fieldUsageErr(b.Validate(), billingFlagOf, "billing")
 }

@@ -25,12 +25,15 @@ type parseLine struct {
 	StopReason   string `json:"stop_reason,omitempty"`
 }
 
+// parseFlags are maker parse's flags.
+type parseFlags struct {
+	asJSON    bool
+	maxTokens int
+	specPath  string
+}
+
 func newParse() *cobra.Command {
-	var (
-		asJSON    bool
-		maxTokens int
-		specPath  string
-	)
+	f := &parseFlags{}
 	cmd := &cobra.Command{
 		Use:   "parse [FILE...]",
 		Short: "For each model reply: its red flag, or its canonical form and vote key",
@@ -60,65 +63,80 @@ categories): two replies that run votes together have one key here.`,
   maker parse reply.txt --max-tokens 2000 --spec task.json
   echo '{"move": [1, 0, 2]}' | maker parse --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if maxTokens < 1 || maxTokens > maxTokensFlag {
-				return usageErr("--max-tokens %d: use 1 to %d", maxTokens, maxTokensFlag)
-			}
-			var task maker.Task // the spec's, whose matcher groups the answers
-			if specPath != "" {
-				sp, err := spec.Load(specPath)
-				if err != nil {
-					return usageErr("--spec: %w", err)
-				}
-				task = spec.New(sp)
-			}
-			// The run's solver: its executor normalises a tool intent's
-			// arguments before the key is taken, as a run's draw does.
-			solver, err := runSolver(maxTokens, task != nil)
-			if err != nil {
-				return err
-			}
-			defer closeSolver(solver)
-			if len(args) == 0 {
-				args = []string{"-"}
-			}
-			// Read every reply first: a file that cannot be read is bad
-			// input, and nothing is printed.
-			lines := make([]parseLine, 0, len(args))
-			for _, name := range args {
-				b, err := readReplyFile(cmd, name)
-				if err != nil {
-					return usageErr("%w", err)
-				}
-				asName := name
-				if name == "-" {
-					asName = "stdin.json"
-				}
-				r, err := readReply(asName, b)
-				if err != nil {
-					return usageErr("%s: %w", name, err)
-				}
-				lines = append(lines, parseLine{File: name, Verdict: solver.InspectIn(task, r),
-					OutputTokens: r.OutputTokens, Estimated: r.Estimated, StopReason: r.StopReason})
-			}
-			if err := keyAsRun(solver, task, lines); err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				for _, l := range lines {
-					_ = enc.Encode(l) // a failed write fails the command (see run)
-				}
-				return nil
-			}
-			printVerdicts(out, lines, maxTokens)
-			return nil
+			return f.parse(cmd, args)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON line per reply")
-	cmd.Flags().IntVar(&maxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
-	cmd.Flags().StringVar(&specPath, "spec", "", "check answers against this spec file's answer contract")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "one JSON line per reply")
+	cmd.Flags().IntVar(&f.maxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
+	cmd.Flags().StringVar(&f.specPath, "spec", "", "check answers against this spec file's answer contract")
 	return cmd
+}
+
+// parse judges each reply of args (stdin with none) and prints the
+// verdicts; a reply that cannot be read is bad input and nothing is
+// printed.
+func (f *parseFlags) parse(cmd *cobra.Command, args []string) error {
+	if f.maxTokens < 1 || f.maxTokens > maxTokensFlag {
+		return usageErr("--max-tokens %d: use 1 to %d", f.maxTokens, maxTokensFlag)
+	}
+	var task maker.Task // the spec's, whose matcher groups the answers
+	if f.specPath != "" {
+		sp, err := spec.Load(f.specPath)
+		if err != nil {
+			return usageErr("--spec: %w", err)
+		}
+		task = spec.New(sp)
+	}
+	// The run's solver: its executor normalises a tool intent's
+	// arguments before the key is taken, as a run's draw does.
+	solver, err := runSolver(f.maxTokens, task != nil)
+	if err != nil {
+		return err
+	}
+	defer closeSolver(solver)
+	if len(args) == 0 {
+		args = []string{"-"}
+	}
+	lines, err := readVerdicts(cmd, solver, task, args)
+	if err != nil {
+		return err
+	}
+	if err := keyAsRun(solver, task, lines); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		enc := json.NewEncoder(out)
+		for _, l := range lines {
+			_ = enc.Encode(l) // a failed write fails the command (see run)
+		}
+		return nil
+	}
+	printVerdicts(out, lines, f.maxTokens)
+	return nil
+}
+
+// readVerdicts reads every reply of names first, then judges each as
+// solver's draw would for task: a file that cannot be read is bad input.
+func readVerdicts(cmd *cobra.Command, solver *maker.Solver, task maker.Task, names []string) ([]parseLine, error) {
+	lines := make([]parseLine, 0, len(names))
+	for _, name := range names {
+		b, err := readReplyFile(cmd, name)
+		if err != nil {
+			return nil, usageErr("%w", err)
+		}
+		asName := name
+		if name == "-" {
+			asName = "stdin.json"
+		}
+		r, err := readReply(asName, b)
+		if err != nil {
+			return nil, usageErr("%s: %w", name, err)
+		}
+		lines = append(lines, parseLine{File: name, Verdict: solver.InspectIn(task, r),
+			OutputTokens: r.OutputTokens, Estimated: r.Estimated, StopReason: r.StopReason})
+	}
+	return lines, nil
 }
 
 // readReplyFile reads one reply, "-" for stdin, refusing anything over

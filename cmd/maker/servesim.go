@@ -161,7 +161,7 @@ func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cob
 	if f.modelName == "" {
 		return cfg, usageErr("--model-name \"\": give the name to list, such as sim")
 	}
-	if err := checkBilling(f.billing); err != nil {
+	if err := checkBilling(cmd.Flags(), f.billing); err != nil {
 		return cfg, err
 	}
 	if err := simFl.validate(scratch); err != nil {

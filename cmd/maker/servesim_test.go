@@ -53,6 +53,12 @@ func TestServeSimRefusesBadFlags(t *testing.T) {
 		{[]string{"--spec", filepath.Join(dir, "missing.json")}, "--spec:"},
 		{[]string{"--spec", noScript}, "has no \"script\""},
 		{[]string{"--model-name", ""}, "--model-name"},
+		{[]string{"--cache-min-tokens", "0"}, "--cache-min-tokens 0: use a positive value, or leave the flag out for 1024"},
+		{[]string{"--cache-min-tokens", "-5"}, "--cache-min-tokens -5: use a positive number of tokens"},
+		{[]string{"--cache-block-tokens", "-1"}, "--cache-block-tokens -1: use a positive number of tokens"},
+		{[]string{"--cache-entries", "0"}, "--cache-entries 0: use a positive value, or leave the flag out for 65536"},
+		{[]string{"--cache-ttl", "-1s"}, "--cache-ttl -1s: use a positive duration such as 5m"},
+		{[]string{"--reasoning-tokens", "65537"}, "--reasoning-tokens 65537: use 0 to 65536"},
 		{[]string{"--k", "3"}, "unknown flag: --k"},
 		{[]string{"extra"}, "unknown command"},
 	} {

@@ -223,20 +223,9 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 
 // solve runs the tasks of path and prints the summary.
 func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
-	var jobs []batch.Job
-	if path == "-" {
-		if f.run.natsURL != "" {
-			return usageErr("--nats with tasks on standard input: coordinators share a tasks file by its name and content; give a file")
-		}
-		jobs, err = batch.ReadInputs(cmd.InOrStdin(), ".", f.spec)
-	} else {
-		jobs, err = batch.ReadInputsFile(path, f.spec)
-	}
+	jobs, err := f.readJobs(cmd, path)
 	if err != nil {
-		return usageErr("%w", err)
-	}
-	if len(jobs) == 0 {
-		return usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
+		return err
 	}
 	run, stderr := &f.run, cmd.ErrOrStderr()
 	if err := run.obs.start(cmd.Context(), "maker", stderr); err != nil {
@@ -257,49 +246,19 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 			return err
 		}
 	}
-	store, err := batch.OpenStore(f.out, f.state)
+	store, err := f.openStore(stderr)
 	if err != nil {
-		return usageErr("%w", err)
+		return err
 	}
-	store.UnsignedJournals = run.journalUnsigned
 	defer func() {
 		if cerr := store.Close(); cerr != nil && err == nil {
 			err = failed(cerr)
 		}
 	}()
-	if n := store.TornBytes(); n > 0 {
-		fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", f.out, words.Plural(n, "byte"))
-	}
 	progress, finish := run.batchBar(stderr, len(jobs))
-	r := f.runner
-	// One budget for the whole batch across runs (it only counts without
-	// --max-cost): the runner credits it with what earlier runs spent;
-	// with --nats, where each task runs as a batch of one, natsBook does.
-	f.builder.Budget = maker.NewBudget(run.maxCost)
-	if run.natsURL == "" {
-		r.Budget = f.builder.Budget
-	}
-	r.Limits, _ = batch.NewLimits(f.limits) // checked by check
-	r.Build, r.Store, r.Fault = run.obs.watchBuild(run, f.builder.Build), store, engineFault
-	r.Progress, r.Logger = run.obs.batchProgress(progress), run.obs.warnLogger(stderr)
-	var spend *spendRecorder
-	if f.spendChart != "" {
-		spend = newSpendRecorder(f.builder.Budget) // set with --nats too
-		r.Progress = spend.wrap(r.Progress)
-	}
+	r, spend := f.batchRunner(store, progress, stderr)
 	defer f.ui.attachBatch(cmd, run, path, jobs, store, &r)()
-	ctx, endSpan := run.obs.span(cmd.Context(), observe.SpanBatch)
-	var sum batch.Summary
-	var runErrV error
-	if run.natsURL != "" {
-		book := openNATSBook(f.builder.Budget, store, jobs)
-		r.Build = book.wrap(newNATSGauge(run.obs.observer(), jobs, store).wrap(r.Build))
-		sum, runErrV = run.solveOverNATS(ctx, queue, jobs, r, store, r.Concurrency, stderr)
-		runErrV = book.finish(&sum, jobs, runErrV)
-	} else {
-		sum, runErrV = r.Run(ctx, jobs)
-	}
-	endSpan()
+	sum, runErrV := f.runBatch(cmd, queue, jobs, r, store)
 	finish()
 	if spend != nil {
 		if err := spend.write(f.spendChart, path, run.maxCost); err != nil {
@@ -312,6 +271,77 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	interrupted := runErrV != nil && cmd.Context().Err() != nil && !errors.Is(runErrV, batch.ErrWrite)
 	f.report(cmd.OutOrStdout(), path, sum, runErrV, interrupted)
 	return f.exit(sum, runErrV, interrupted)
+}
+
+// readJobs reads the tasks of path ("-" for standard input), refusing a
+// file with none.
+func (f *solveFlags) readJobs(cmd *cobra.Command, path string) (jobs []batch.Job, err error) {
+	if path == "-" {
+		if f.run.natsURL != "" {
+			return nil, usageErr("--nats with tasks on standard input: coordinators share a tasks file by its name and content; give a file")
+		}
+		jobs, err = batch.ReadInputs(cmd.InOrStdin(), ".", f.spec)
+	} else {
+		jobs, err = batch.ReadInputsFile(path, f.spec)
+	}
+	if err != nil {
+		return nil, usageErr("%w", err)
+	}
+	if len(jobs) == 0 {
+		return nil, usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
+	}
+	return jobs, nil
+}
+
+// openStore opens the results file and --state, saying on stderr when the
+// results file ended with a torn line.
+func (f *solveFlags) openStore(stderr io.Writer) (*batch.Store, error) {
+	store, err := batch.OpenStore(f.out, f.state)
+	if err != nil {
+		return nil, usageErr("%w", err)
+	}
+	store.UnsignedJournals = f.run.journalUnsigned
+	if n := store.TornBytes(); n > 0 {
+		fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", f.out, words.Plural(n, "byte"))
+	}
+	return store, nil
+}
+
+// batchRunner is the batch's runner over store, reporting to progress;
+// spend is the --spend-chart recorder (nil without it).
+func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progress), stderr io.Writer) (r batch.Runner, spend *spendRecorder) {
+	run := &f.run
+	r = f.runner
+	// One budget for the whole batch across runs (it only counts without
+	// --max-cost): the runner credits it with what earlier runs spent;
+	// with --nats, where each task runs as a batch of one, natsBook does.
+	f.builder.Budget = maker.NewBudget(run.maxCost)
+	if run.natsURL == "" {
+		r.Budget = f.builder.Budget
+	}
+	r.Limits, _ = batch.NewLimits(f.limits) // checked by check
+	r.Build, r.Store, r.Fault = run.obs.watchBuild(run, f.builder.Build), store, engineFault
+	r.Progress, r.Logger = run.obs.batchProgress(progress), run.obs.warnLogger(stderr)
+	if f.spendChart != "" {
+		spend = newSpendRecorder(f.builder.Budget) // set with --nats too
+		r.Progress = spend.wrap(r.Progress)
+	}
+	return r, spend
+}
+
+// runBatch runs jobs with r, in process or over the NATS engine, in the
+// batch's span.
+func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job, r batch.Runner, store *batch.Store) (batch.Summary, error) {
+	run := &f.run
+	ctx, endSpan := run.obs.span(cmd.Context(), observe.SpanBatch)
+	defer endSpan()
+	if run.natsURL == "" {
+		return r.Run(ctx, jobs)
+	}
+	book := openNATSBook(f.builder.Budget, store, jobs)
+	r.Build = book.wrap(newNATSGauge(run.obs.observer(), jobs, store).wrap(r.Build))
+	sum, err := run.solveOverNATS(ctx, queue, jobs, r, store, r.Concurrency, cmd.ErrOrStderr())
+	return sum, book.finish(&sum, jobs, err)
 }
 
 // report prints the summary of a batch: as JSON with --json.

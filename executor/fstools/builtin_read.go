@@ -17,13 +17,18 @@ import (
 
 // Limits of the built-in tools besides the read cap.
 const (
-	defaultReadLines = 2000   // read_file's default limit
-	maxListEntries   = 1000   // entries list_dir shows
-	maxWalkEntries   = 100000 // entries glob and grep visit
-	maxGrepResults   = 1000   // grep's largest max_results
-	maxGrepLineBytes = 300    // bytes of a matching line that grep shows
-	binarySniffBytes = 8000   // bytes checked for a NUL to call a file binary
+	defaultReadLines = 2000 // read_file's default limit
+	maxListEntries   = 1000 // entries list_dir shows
+	maxGrepResults   = 1000 // grep's largest max_results
+	maxGrepLineBytes = 300  // bytes of a matching line that grep shows
+	binarySniffBytes = 8000 // bytes checked for a NUL to call a file binary
 )
+
+// maxWalkEntries is the number of entries glob and grep visit. A
+// variable only so that a test can show the bound on a folder of a
+// thousand files instead of 100,000 (TestGlobStopsAfterMaxWalkEntries);
+// nothing else sets it.
+var maxWalkEntries = 100000
 
 // builtinTools returns the file tools over sb, in the categories
 // categories.Builtin gives them.

@@ -124,8 +124,8 @@ func fileTool(t testing.TB, root, name string) executor.Tool {
 // emptyFiles creates n empty files in dir, named f000000 onwards.
 func emptyFiles(t *testing.T, dir string, n int) {
 	t.Helper()
-	// A few creators at once: 100,000 files are seconds of system calls,
-	// which run side by side on the machine's cores.
+	// A few creators at once: the system calls run side by side on the
+	// machine's cores.
 	var g errgroup.Group
 	const creators = 4
 	for c := range creators {

@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"sync"
 	"time"
+
+	"github.com/mdap-go/mdap/internal/fielderr"
 )
 
 // Billing is how the server bills, like a provider: the prompt counted
@@ -50,19 +52,27 @@ const (
 	MaxReasoningTokens = 1 << 16
 )
 
-// validate checks b; errors wrap ErrConfig.
-func (b Billing) validate() error {
-	switch {
-	case b.CacheMinTokens < 0:
-		return fmt.Errorf("%w: Billing.CacheMinTokens = %d, want 0 (the default, %d) or more", ErrConfig, b.CacheMinTokens, DefaultCacheMinTokens)
-	case b.CacheBlockTokens < 0:
-		return fmt.Errorf("%w: Billing.CacheBlockTokens = %d, want 0 (the default, %d) or more", ErrConfig, b.CacheBlockTokens, DefaultCacheBlockTokens)
-	case b.CacheEntries < 0:
-		return fmt.Errorf("%w: Billing.CacheEntries = %d, want 0 (the default) or more", ErrConfig, b.CacheEntries)
-	case b.CacheTTL < 0:
-		return fmt.Errorf("%w: Billing.CacheTTL = %s, want 0 (the default) or more", ErrConfig, b.CacheTTL)
-	case b.ReasoningTokens < 0 || b.ReasoningTokens > MaxReasoningTokens:
-		return fmt.Errorf("%w: Billing.ReasoningTokens = %d, want 0 to %d", ErrConfig, b.ReasoningTokens, MaxReasoningTokens)
+// Validate returns nil or a *maker.FieldError wrapping [ErrConfig] that
+// names the first bad field of b ("simserver.Billing: CacheTTL = -1s"),
+// its value and the fix: a negative cache setting (0 is its default), or
+// ReasoningTokens outside 0 to MaxReasoningTokens. [New] calls it; a command maps the
+// field names to its flags (maker serve-sim does). Cost: O(1).
+func (b Billing) Validate() error {
+	for _, x := range []struct {
+		name  string
+		value any
+		bad   bool
+		fix   string
+	}{
+		{"CacheMinTokens", b.CacheMinTokens, b.CacheMinTokens < 0, "use a positive number of tokens"},
+		{"CacheBlockTokens", b.CacheBlockTokens, b.CacheBlockTokens < 0, "use a positive number of tokens"},
+		{"CacheEntries", b.CacheEntries, b.CacheEntries < 0, "use a positive number of prefixes"},
+		{"CacheTTL", b.CacheTTL, b.CacheTTL < 0, "use a positive duration such as 5m"},
+		{"ReasoningTokens", b.ReasoningTokens, b.ReasoningTokens < 0 || b.ReasoningTokens > MaxReasoningTokens, fmt.Sprintf("use 0 to %d", MaxReasoningTokens)},
+	} {
+		if x.bad {
+			return fielderr.New("simserver.Billing", x.name, x.value, x.fix)
+		}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
@@ -129,4 +130,30 @@ func TestProviderIgnoringNGivesEverySample(t *testing.T) {
 	assert.Equal(t, one.Launched, auto.Launched)
 	assert.Equal(t, auto.Launched, auto.Usage.Requests, "every sample a request of its own once n is known to be ignored")
 	assert.Equal(t, 1, withN, "n asked for once")
+}
+
+// TestBillingValidateNamesTheField: Billing.Validate refuses a negative
+// cache setting and reasoning tokens outside 0 to MaxReasoningTokens with
+// a field error naming the field, its value and the fix; New refuses the
+// same Billing; the zero Billing and the bounds themselves are accepted.
+func TestBillingValidateNamesTheField(t *testing.T) {
+	for b, want := range map[simserver.Billing]string{
+		{CacheMinTokens: -1}:                                "invalid configuration: simserver.Billing: CacheMinTokens = -1: use a positive number of tokens",
+		{CacheBlockTokens: -2}:                              "invalid configuration: simserver.Billing: CacheBlockTokens = -2: use a positive number of tokens",
+		{CacheEntries: -3}:                                  "invalid configuration: simserver.Billing: CacheEntries = -3: use a positive number of prefixes",
+		{CacheTTL: -time.Second}:                            "invalid configuration: simserver.Billing: CacheTTL = -1s: use a positive duration such as 5m",
+		{ReasoningTokens: -1}:                               "invalid configuration: simserver.Billing: ReasoningTokens = -1: use 0 to 65536",
+		{ReasoningTokens: simserver.MaxReasoningTokens + 1}: "invalid configuration: simserver.Billing: ReasoningTokens = 65537: use 0 to 65536",
+	} {
+		err := b.Validate()
+		assert.EqualError(t, err, want)
+		assert.ErrorIs(t, err, simserver.ErrConfig)
+		var fe *sim.FieldError
+		assert.ErrorAs(t, err, &fe)
+		_, err = simserver.New(simserver.Config{Oracle: hanoi.Oracle{}, Sim: sim.DefaultConfig(), Billing: b})
+		assert.EqualError(t, err, want, "New refuses it too")
+	}
+	for _, b := range []simserver.Billing{{}, {ReasoningTokens: simserver.MaxReasoningTokens, CacheOff: true}, {CacheMinTokens: 1, CacheBlockTokens: 1, CacheEntries: 1, CacheTTL: time.Nanosecond}} {
+		assert.NoError(t, b.Validate(), "%+v", b)
+	}
 }

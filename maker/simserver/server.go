@@ -97,7 +97,7 @@ func (s Stats) Faults() uint64 {
 }
 
 // New returns a server for cfg. Errors wrap [ErrConfig]: no Oracle, a
-// Sim config that sim.New refuses, invalid Faults, a negative
+// Sim config that sim.New refuses, invalid Faults or Billing, a negative
 // MaxBodyBytes. Cost: O(1); it starts nothing.
 func New(cfg Config) (*Server, error) {
 	if cfg.Oracle == nil {
@@ -110,7 +110,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Faults.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.Billing.validate(); err != nil {
+	if err := cfg.Billing.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.MaxBodyBytes < 0 {
