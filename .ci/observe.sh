@@ -93,6 +93,10 @@ fi
 
 nats_port=$(freeport)
 nats="nats://127.0.0.1:$nats_port"
+# maker nats makes no shared coordinator key: the solve and the run below
+# sign in with keys of their own runs, made before it starts.
+"$maker" nats run add observe --creds "$work/nats/creds" >/dev/null
+"$maker" nats run add trace --creds "$work/nats/creds" >/dev/null
 bg nats "$maker" nats --addr "127.0.0.1:$nats_port" --store "$work/nats"
 for _ in $(seq 100); do grep -q "^nats://" "$work/nats.log" && break; sleep 0.1; done
 # The engine's role credentials (written by maker nats into STORE/creds):
@@ -121,7 +125,7 @@ wait_http "http://127.0.0.1:$prom_port/-/ready" 60
 
 printf '%s\n' '{"id": "h4", "hanoi": {"disks": 4}}' '{"id": "h5", "hanoi": {"disks": 5}}' >"$work/tasks.jsonl"
 say "maker solve over NATS, scraped every second"
-MDAP_METRICS_TOKEN="$(cat "$work/metrics-token")" "$maker" solve "$work/tasks.jsonl" --out "$work/results.jsonl" --nats "$nats" --json --progress off \
+MDAP_METRICS_TOKEN="$(cat "$work/metrics-token")" "$maker" solve "$work/tasks.jsonl" --out "$work/results.jsonl" --nats "$nats" --queue observe --json --progress off \
   --metrics-addr "127.0.0.1:$solve_port" --metrics-linger 60s >"$work/summary.json" 2>"$work/solve.log" &
 solve_pid=$!; pids+=("$solve_pid")
 # has_summary: the summary is written (it comes before the linger).
@@ -211,7 +215,7 @@ OTEL_SERVICE_NAME=maker-worker bg worker2 "$maker" worker --nats "$nats" --model
 worker2_pid=${pids[-1]}
 sleep 1
 say "maker run over NATS, traced to Jaeger"
-OTEL_SERVICE_NAME=maker "$maker" run "$spec" --nats "$nats" --model openai:sim --json --progress off >"$work/run.json" 2>"$work/run.log" ||
+OTEL_SERVICE_NAME=maker "$maker" run "$spec" --nats "$nats" --journal nats:trace --model openai:sim --json --progress off >"$work/run.json" 2>"$work/run.log" ||
   { cat "$work/run.log"; exit 1; }
 kill -INT "$worker2_pid"; wait "$worker2_pid" || true # flushes the worker's spans
 

@@ -56,7 +56,9 @@ const MaxFlagReason = 200
 // MaxRecordedSamples is the most samples of one step its record keeps
 // (the first, by index); StepRecord.MoreSamples counts the rest. It
 // bounds a journal line: a step whose budget is unbounded (escalation's
-// raise-k) keeps a line of at most about 100 KB.
+// raise-k) keeps its samples in at most about 120 KB over NATS (a
+// worker's 56-character key each), 350 KB when every one is red-flagged
+// with a reason of 200 bytes: under NATS's 1 MiB message.
 const MaxRecordedSamples = 1024
 
 // Voted reports whether the sample voted (it has a class).

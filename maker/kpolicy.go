@@ -131,7 +131,7 @@ func (r *run) planner() (KPlanner, error) {
 func (r *run) stepConfig(ctx context.Context) (vote.Config, error) {
 	cfg, err := r.stepK()
 	if err == nil && r.MinVoters != nil {
-		cfg.MinVoters = max(r.MinVoters(ctx), 1)
+		cfg.MinVoters = min(max(r.MinVoters(ctx), 1), vote.MaxVoters)
 	}
 	return cfg, err
 }

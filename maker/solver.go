@@ -95,11 +95,11 @@ type Solver struct {
 	Observer Observer
 	// MinVoters, if set, is asked at each step's start, from the goroutine
 	// that called Solve, how many distinct voters that step's winning
-	// votes need (vote.Config.MinVoters; an answer below 1 is 1): an
-	// engine whose workers come and go follows them, so a step is not
-	// held for a worker that left nor left to one worker's word once
-	// another serves. It replaces Vote.MinVoters; nil keeps it. A
-	// replayed step does not ask.
+	// votes need (vote.Config.MinVoters; an answer is cut to 1 through
+	// vote.MaxVoters): an engine whose workers come and go follows them,
+	// so a step is not held for a worker that left nor left to one
+	// worker's word once another serves. It replaces Vote.MinVoters; nil
+	// keeps it. A replayed step does not ask.
 	MinVoters func(ctx context.Context) int
 }
 

@@ -125,3 +125,21 @@ func TestMinVotersFollowsTheWorkers(t *testing.T) {
 	assert.Equal(t, 7, rep.Steps)
 	assert.Equal(t, 7, asked, "asked once at each step's start")
 }
+
+// A MinVoters answer out of range is cut to 1 through vote.MaxVoters,
+// never refused mid-run: 0 decides on one worker's word; a huge number
+// needs more voters than there are (undecided, naming them).
+func TestMinVotersAnswersAreCut(t *testing.T) {
+	solve := func(n int) error {
+		task, err := hanoi.New(2)
+		require.NoError(t, err)
+		s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 2, MaxSamples: 8}},
+			Model: namedWorkers{simModel(t, 5, 0.95), func(int) string { return "solo" }}, MinVoters: func(context.Context) int { return n }}
+		_, err = s.Solve(context.Background(), task)
+		return err
+	}
+	require.NoError(t, solve(0))
+	err := solve(1 << 30)
+	require.ErrorIs(t, err, vote.ErrUndecided)
+	assert.Contains(t, err.Error(), fmt.Sprintf("%d needed", vote.MaxVoters))
+}

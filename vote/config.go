@@ -38,6 +38,10 @@ const (
 	MaxSamples = 1 << 24
 )
 
+// MaxVoters bounds Config.MinVoters (and maker.Solver.MinVoters's
+// answers, which are cut to it).
+const MaxVoters = maxConfigParallel
+
 // Upper bounds on Config fields, against typos and overflow. WithDefaults
 // refuses a field above its bound and never sets one above it.
 const (

@@ -22,6 +22,7 @@ import (
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
@@ -87,8 +88,14 @@ func (n *natsRun) following(route string) func(context.Context) int {
 	}
 	asked, now := time.Now(), n.minVoters
 	return func(ctx context.Context) int {
-		if time.Since(asked) >= votersEvery {
-			asked, now = time.Now(), n.engineMinVoters(ctx, route)
+		if time.Since(asked) < votersEvery {
+			return now
+		}
+		asked = time.Now()
+		// An engine that did not answer leaves the number as it was: a
+		// moment's hiccup does not drop a second voter.
+		if w, err := cluster.ServingWorkers(ctx, n.nc, route); err == nil {
+			now = min(max(w, 1), 2)
 		}
 		return now
 	}
@@ -100,7 +107,7 @@ func (n *natsRun) following(route string) func(context.Context) int {
 const votersEvery = 5 * time.Second
 
 // maxMinWorkers bounds --min-workers, as vote.Config bounds MinVoters.
-const maxMinWorkers = 1 << 16
+const maxMinWorkers = vote.MaxVoters
 
 // engineMinVoters settles --min-workers for route: the number given, or
 // with 0 two when the engine counts at least two worker identities
@@ -295,7 +302,11 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	defer cancel()
 	f.minVoters = f.engineMinVoters(ctx, route)
 	f.followVoters = f.following(route)
-	f.drawer, err = cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout, Spread: f.minVoters > 1, Logger: f.obs.warnLogger(stderr)})
+	// Under --min-workers 0 a second worker may join later: the samples
+	// are spread from the start, or one greedy worker would take every
+	// wave and the second voter never come.
+	spread := f.minVoters > 1 || f.followVoters != nil
+	f.drawer, err = cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout, Spread: spread, Logger: f.obs.warnLogger(stderr)})
 	if err != nil {
 		return nil, failed(fmt.Errorf("--nats: %w", err))
 	}

@@ -94,4 +94,15 @@ func TestBinarySolveWithARunKey(t *testing.T) {
 	for id, r := range got {
 		assert.Equal(t, batch.StatusSolved, r.Status, id)
 	}
+
+	// A credentials folder holding the run's key (runs/nightly.nk) and no
+	// shared coordinator key: --queue names the key to take from it.
+	folder := filepath.Join(t.TempDir(), "creds")
+	require.NoError(t, os.MkdirAll(filepath.Join(folder, "runs"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(folder, "runs", "nightly.nk"), mustRead(t, seed), 0o600))
+	again := filepath.Join(dir, "again.jsonl")
+	args := append([]string{"solve", tasks, "--out", again, "--nats", url, "--nats-creds", folder, "--progress", "off", "--queue", "nightly"}, natsSim...)
+	c = start(t, nil, args...)
+	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+	assert.Len(t, readResults(t, again), 2)
 }

@@ -202,6 +202,9 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	if err := positiveFlags(fs, "concurrency"); err != nil {
 		return err
 	}
+	if f.queue != "" {
+		run.natsRunName = f.queue // a credentials folder gives the queue's run key, runs/QUEUE.nk
+	}
 	if f.spendChart != "" {
 		if fi, err := os.Stat(filepath.Dir(f.spendChart)); err != nil || !fi.IsDir() {
 			return usageErr("--spend-chart %s: its folder %s does not exist; give a file in an existing folder", f.spendChart, filepath.Dir(f.spendChart))

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -39,20 +37,15 @@ func TaskDecisionStore(ctx context.Context, js jetstream.JetStream, queue, task 
 		return nil, fmt.Errorf("%w: journal MaxAge %s: use 0 (the default) or a positive duration up to %s", ErrConfig, cfg.MaxAge, MaxRetention)
 	}
 	ref := taskJournal(queue, task)
-	deadline := time.Now().Add(opTimeout)
-	for {
+	s, err := retryPassing(ctx, 0, func(ctx context.Context) (*journalStore, error) {
 		s, err := openStoreOnce(ctx, js, ref, cfg, false)
 		if errors.Is(err, maker.ErrJournalPath) {
 			s, err = openStoreOnce(ctx, js, ref, cfg, true)
 		}
-		if err == nil {
-			return s, nil
-		}
-		if !passing(err) || ctx.Err() != nil || time.Now().After(deadline) {
-			return nil, err
-		}
-		if err := wait.Sleep(ctx, leaderRetryWait); err != nil {
-			return nil, err
-		}
+		return s, err
+	})
+	if err != nil {
+		return nil, err // not a nil *journalStore in a non-nil interface
 	}
+	return s, nil
 }

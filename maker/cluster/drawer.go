@@ -160,7 +160,7 @@ type DrawerStats struct {
 // drawer's reply consumer. Close it when done; the connection stays the
 // caller's. Errors wrap ErrEngine. An engine that does not answer for a
 // while (a cluster electing leaders after a node's restart) is asked
-// again for up to 30 s within ctx.
+// again for about 30 s within ctx.
 func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*Drawer, error) {
 	jobs, err := retryPassing(ctx, setupAttempt, func(ctx context.Context) (jetstream.Stream, error) {
 		return ensureSampleStreams(ctx, js, cfg.Replicas)
@@ -170,10 +170,7 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	}
 	d := &Drawer{
 		js: js, nc: js.Conn(), jobs: jobs, id: "d" + nuid.Next(),
-		// Its jobs' subjects name its key (mdap.jobs.<route>.<key>), the
-		// only ones a server with roles lets it publish on, so the
-		// engine bounds the jobs of each key (ProvisionConfig.KeyJobs).
-		key:     replyIdentity(js.Conn().Opts.InboxPrefix, js.Conn().Opts.Name),
+		key:     jobKey(js.Conn().Opts.InboxPrefix),
 		timeout: cmpOr(cfg.Timeout, DefaultTimeout), noWorker: cmpOr(cfg.NoWorker, DefaultNoWorker),
 		gather: cmpOr(cfg.Gather, DefaultGather), spread: cfg.Spread,
 		log:     cfg.Logger,
@@ -190,6 +187,23 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	}
 	d.watching.Go(d.watch)
 	return d, nil
+}
+
+// jobKey is the key a Drawer's job subjects name (mdap.jobs.<route>.<key>)
+// for a connection whose inbox prefix is inbox: its signed key (a client
+// signed in with Credentials), the only one a server with roles lets it
+// publish under, so the engine bounds the jobs of each key
+// (ProvisionConfig.KeyJobs). Without one (a server without roles, or
+// with a token) nothing binds a key and every coordinator's connection
+// has the same name, so each Drawer is a key of its own: one
+// coordinator's jobs do not count against another's bound.
+func jobKey(inbox string) string {
+	if key, ok := strings.CutPrefix(inbox, "_INBOX_"); ok {
+		if key, _, _ = strings.Cut(key, "."); key != "" {
+			return key
+		}
+	}
+	return "d" + nuid.Next()
 }
 
 // leaseKey is a job's lease key: 128 random bits.

@@ -119,10 +119,14 @@ const DefaultRunBytes int64 = 2 << 30
 // server; a publication past it is refused (and its sample drawn again).
 const sampleStreamBytes = 256 << 20
 
-// DefaultKeyJobs bounds the jobs one key may have queued on one route
-// at once (JobsStream's messages per subject: a job's subject is
-// mdap.jobs.<route token>.<publisher's key>) when ProvisionConfig.KeyJobs
-// is 0. A coordinator at its bound waits for its own jobs to be taken.
+// DefaultKeyJobs bounds the jobs one key may have on one route at once,
+// queued or being answered (JobsStream's messages per subject: a job's
+// subject is mdap.jobs.<route token>.<publisher's key>, and a job leaves
+// the stream when its worker acknowledges it, after its reply), when
+// ProvisionConfig.KeyJobs is 0. It bounds a key's samples in flight on a
+// route: the coordinators sharing one key (a batch's machines on one run
+// key) share it. A coordinator at its bound waits until one of its jobs
+// is answered. Without roles each Drawer is a key of its own.
 const DefaultKeyJobs = 64
 
 // DefaultJobBytes bounds one job (JobsStream's largest message) when

@@ -27,7 +27,8 @@ func passing(err error) bool {
 }
 
 // retryPassing runs op, and again every leaderRetryWait while it fails in
-// a way that passes, for up to opTimeout or until ctx ends: a client that
+// a way that passes, starting tries for up to opTimeout (the last may run
+// its attempt past it) or until ctx ends: a client that
 // starts while a cluster elects leaders (a node just restarted), or whose
 // connection moves to another node, gets through once that is over
 // instead of failing on the first request that timed out. With attempt

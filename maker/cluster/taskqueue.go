@@ -87,7 +87,7 @@ func taskConsumerConfig(queue string, ackWait time.Duration) jetstream.ConsumerC
 // timeout), ErrOldLayout (a queue an earlier mdap started on streams of its own:
 // MDAP_TASKS_<queue>), ErrNotProvisioned or ErrEngine. An engine that does
 // not answer for a while (a cluster electing leaders after a node's
-// restart, a connection moving to another node) is asked again for up to
+// restart, a connection moving to another node) is asked again for about
 // 30 s within ctx.
 func OpenTaskQueue(ctx context.Context, js jetstream.JetStream, name string, cfg TaskQueueConfig) (*TaskQueue, error) {
 	return retryPassing(ctx, setupAttempt, func(ctx context.Context) (*TaskQueue, error) {

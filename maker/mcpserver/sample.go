@@ -234,9 +234,11 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	for k, n := range res.Flags {
 		out.Tally.Flags[k] = n
 	}
-	if err := classify(samples, vals, committed, choose); err != nil {
-		return nil, out, err
+	classes := res.Classes
+	if u, ok := errors.AsType[*vote.UndecidedError](raceErr); ok && classes == nil {
+		classes = u.Tally.Classes
 	}
+	classify(samples, committed, classes)
 	for i := range samples {
 		samples[i].Counted = i < committed
 		if samples[i].Counted && samples[i].Key != "" {

@@ -49,28 +49,17 @@ func matcherChoose[T any](ctx context.Context, m *match.Matcher, out func(T) int
 }
 
 // classify gives each counted valid sample the class key the race counted
-// it under (vote.ClassifyChoosing in index order), so that the samples'
-// keys add up to the race's votes. Nothing to do without a choose.
-func classify(samples []SampleInfo, vals []drawn, committed int, choose vote.Choose[drawn]) error {
-	if choose == nil {
-		return nil
-	}
-	var keys []uint64
-	var vs []drawn
-	var at []int
+// it under (vote.Tally.Classes: a key not in it is its own class's), so
+// that the samples' keys add up to the race's votes without asking the
+// matcher again.
+func classify(samples []SampleInfo, committed int, classes map[uint64]uint64) {
 	for i := range min(committed, len(samples)) {
-		if samples[i].Key == "" || vals[i].out == nil {
+		if samples[i].Key == "" {
 			continue
 		}
 		k, _ := strconv.ParseUint(samples[i].Key, 16, 64)
-		keys, vs, at = append(keys, k), append(vs, vals[i]), append(at, i)
+		if class, ok := classes[k]; ok {
+			samples[i].Key = hexKey(class)
+		}
 	}
-	classes, err := vote.ClassifyChoosing(keys, vs, choose)
-	if err != nil {
-		return err
-	}
-	for j, k := range classes {
-		samples[at[j]].Key = hexKey(k)
-	}
-	return nil
 }

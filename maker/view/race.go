@@ -76,7 +76,7 @@ func raceOf(rec *maker.StepRecord, models []string) ([]Sample, int) {
 		switch {
 		case s.Model != "":
 			x.Model = s.Model
-		case len(models) > 0:
+		case len(models) > 0 && s.Index >= 0: // a crafted line's negative index names none
 			x.Model = models[s.Index%len(models)]
 		}
 		switch {
