@@ -282,7 +282,11 @@ func (n *natsRun) connectNATS(role cluster.Role, name string) error {
 // connectHint says what to do about a failed connection: credentials
 // for a refused one, a server for one nobody answered.
 func connectHint(err error, how string) string {
-	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || strings.Contains(strings.ToLower(err.Error()), "authorization") {
+	refused := errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || strings.Contains(strings.ToLower(err.Error()), "authorization")
+	if refused && strings.HasSuffix(how, string(filepath.Separator)+"coordinator.nk") {
+		return fmt.Sprintf("the server refused %s: maker nats accepts the shared coordinator key only when started with --shared-coordinator; give this run a key of its own with maker nats run add RUN (then --journal nats:RUN, or --queue RUN to maker solve)", how)
+	}
+	if refused {
 		return fmt.Sprintf("the server refused %s: give the credential maker nats printed with --nats-creds or $%s (its folder STORE/creds), or for a server with a token set $%s to that token", how, natsCredsEnv, natsTokenEnv)
 	}
 	return "start one with: maker nats"
