@@ -141,16 +141,40 @@ type Config struct {
 	// no model of its own: the operator chooses what the server calls
 	// (match.OpenEmbedder, match.OpenJudge). Nil refuses such fields
 	// with ErrArgument. Each must be deterministic for a vote to be
-	// reproducible (see match.Embedder); a failing one fails the call
-	// (vote.ErrMatch), never guessing a class.
+	// reproducible (see match.Embedder); each call has Timeout, as a
+	// model call has; a failing one fails the call (vote.ErrMatch),
+	// never guessing a class.
 	Embedder match.Embedder
 	Judge    match.Judge
 }
 
 // matchers are the server's own embedder and judge for a client's
-// answer_schema.
+// answer_schema, each call bounded by Config.Timeout as a model call is.
 func (s *Server) matchers() match.Options {
-	return match.Options{Embedder: s.cfg.Embedder, Judge: s.cfg.Judge}
+	var o match.Options
+	if e := s.cfg.Embedder; e != nil {
+		o.Embedder = timedEmbedder{e, s.cfg.Timeout}
+	}
+	if j := s.cfg.Judge; j != nil {
+		o.Judge = match.JudgeFunc(func(ctx context.Context, answer string, candidates []string) (int, error) {
+			ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+			defer cancel()
+			return j.Same(ctx, answer, candidates)
+		})
+	}
+	return o
+}
+
+// timedEmbedder bounds each call of an embedder by timeout.
+type timedEmbedder struct {
+	match.Embedder
+	timeout time.Duration
+}
+
+func (e timedEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	return e.Embedder.EmbedDocuments(ctx, texts)
 }
 
 // Server is mdap's MCP server: the SDK's server with the five tools. It is

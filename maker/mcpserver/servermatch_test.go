@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/maker/mcpserver"
@@ -88,4 +89,24 @@ type failingEmbedder struct{}
 
 func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, error) {
 	return nil, errors.New("the embeddings server is down")
+}
+
+// The server's judge and embedder are bounded by its Timeout, as a model
+// call is: one that never answers fails the call within it, whatever the
+// client's own deadline.
+func TestServersJudgeIsBoundedByTheTimeout(t *testing.T) {
+	hang := match.JudgeFunc(func(ctx context.Context, _ string, _ []string) (int, error) {
+		<-ctx.Done()
+		return -1, ctx.Err()
+	})
+	c, _ := connect(t, mcpserver.Config{Judge: hang, Timeout: 200 * time.Millisecond})
+	judged := map[string]any{"type": "object", "properties": map[string]any{
+		"city": map[string]any{"type": "string", "x-mdap-match": map[string]any{"kind": "judge"}}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // the client's own, longer
+	defer cancel()
+	began := time.Now()
+	res := call(t, ctx, c.ClientSession, "vote", map[string]any{"k": 2, "answer_schema": judged,
+		"candidates": []map[string]any{{"text": `{"city": "Paris"}`}, {"text": `{"city": "PARIS"}`}}}, nil)
+	toolError(t, res, "deadline exceeded")
+	assert.Less(t, time.Since(began), 10*time.Second)
 }
