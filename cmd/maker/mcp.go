@@ -97,7 +97,7 @@ func (f *mcpFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&c.Models, "model", []string{"sim"}, "a model requests may use: "+models.Specs+"; repeat for several, the first is the default")
 	fs.StringVar(&c.BaseURL, "base-url", "", "server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) and ollama: models")
 	fs.BoolVar(&c.AllowAnyModel, "allow-any-model", false, "let requests name any model and base URL (the server then calls any URL a client names, without the environment's API keys)")
-	fs.DurationVar(&c.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
+	fs.DurationVar(&c.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call, and of one call of --embedder or --judge")
 	fs.StringVar(&c.Root, "root", ".", "folder of run_task's and solve_problem's spec paths and file tools; nothing leaves it")
 	fs.StringVar(&c.State, "state", mcpserver.DefaultStateDir(), "folder of run_task's journals (created, 0700, at the first run_task if missing)")
 	fs.StringVar(&f.embedder, "embedder", "", `the embedder of an answer_schema's "embedding" fields (vote, sample_and_vote): ollama:MODEL (at $OLLAMA_HOST, else 127.0.0.1:11434) or openai:MODEL (with $OPENAI_API_KEY); a client's schema may name no model of its own; default: none, such fields are refused`)
