@@ -102,6 +102,10 @@ func (d *Drawer) recover() error {
 		flights = append(flights, f)
 	}
 	d.mu.Unlock()
+	// A job refused (its key at its bound, say) does not hold back the
+	// others: each is asked again, and the first refusal is returned for
+	// the watcher to try again.
+	var first error
 	for _, f := range flights {
 		ack, err := d.js.PublishMsg(ctx, &nats.Msg{Subject: f.subject, Data: f.data, Header: f.header},
 			jetstream.WithMsgID(f.id), jetstream.WithExpectStream(JobsStream), jetstream.WithMsgTTL(max(d.timeout, time.Second)))
@@ -109,7 +113,10 @@ func (d *Drawer) recover() error {
 		if err != nil {
 			f.reasking = true
 			d.mu.Unlock()
-			return fmt.Errorf("%w: ask job %s again: %w", ErrEngine, f.id, err)
+			if first == nil {
+				first = fmt.Errorf("%w: ask job %s again: %w", ErrEngine, f.id, err)
+			}
+			continue
 		}
 		counted := !ack.Duplicate || f.reasking
 		if !ack.Duplicate {
@@ -121,7 +128,7 @@ func (d *Drawer) recover() error {
 			d.reasked.Add(1)
 		}
 	}
-	return nil
+	return first
 }
 
 // jobStream returns the jobs stream as last found.

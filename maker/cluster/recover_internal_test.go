@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -49,8 +50,7 @@ func TestRecoverCountsAReaskOnceAfterALostAck(t *testing.T) {
 	_, err = js.PublishMsg(ctx, &nats.Msg{Subject: kept.subject, Data: kept.data, Header: kept.header},
 		jetstream.WithMsgID(kept.id), jetstream.WithExpectStream(JobsStream))
 	require.NoError(t, err, "the kept job's first publication")
-	// One flight at a time: recover stops at the first failure, and
-	// ranges over a map.
+	// One flight at a time: the lost ack is the first publication's.
 	d.mu.Lock()
 	d.pending[lost.id] = lost
 	d.mu.Unlock()
@@ -70,4 +70,57 @@ func TestRecoverCountsAReaskOnceAfterALostAck(t *testing.T) {
 	d.mu.Unlock()
 	require.NoError(t, d.recover())
 	assert.Equal(t, int64(1), d.reasked.Load(), "a job the server kept is not counted")
+}
+
+// refuser is a JetStream that refuses the publication of one job.
+type refuser struct {
+	jetstream.JetStream
+	id string
+}
+
+var errRefused = errors.New("maximum messages per subject exceeded")
+
+func (r *refuser) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if m.Header.Get("X-Test-Job") == r.id {
+		return nil, errRefused
+	}
+	return r.JetStream.PublishMsg(ctx, m, opts...)
+}
+
+// One job refused when recover asks again (its key at its bound) does not
+// hold back the others: each is asked, and the refusal is returned for
+// the next tick.
+func TestRecoverAsksEveryJobPastARefusal(t *testing.T) {
+	t.Parallel()
+	js := &refuser{JetStream: testJS(t), id: "refused"}
+	ctx := context.Background()
+	d, err := NewDrawer(ctx, js, DrawerConfig{NoWorker: -1})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	subject := jobsSubject + RouteToken("r")
+	var flights []*flight
+	d.mu.Lock()
+	ids := []string{"refused"} // among 30: recover ranges over a map, and stopped at the refusal it would miss the rest but 1 in 30 times
+	for i := range 29 {
+		ids = append(ids, fmt.Sprint("job", i))
+	}
+	for _, id := range ids {
+		f := &flight{id: id, subject: subject, data: []byte(`{}`), header: nats.Header{"X-Test-Job": {id}}}
+		flights = append(flights, f)
+		d.pending[id] = f
+	}
+	d.mu.Unlock()
+	t.Cleanup(func() { d.mu.Lock(); clear(d.pending); d.mu.Unlock() })
+
+	require.ErrorIs(t, d.recover(), errRefused)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, f := range flights {
+		if f.id == "refused" {
+			assert.True(t, f.reasking, "the refused job is asked again at the next tick")
+			continue
+		}
+		assert.NotZero(t, f.seq, "job %s asked again", f.id)
+	}
+	assert.Equal(t, int64(29), d.reasked.Load())
 }
