@@ -615,26 +615,36 @@ func watchCreds(ctx context.Context, srv *cluster.Server, dir string, roles []cl
 }
 
 // registerEngineFlags registers the engine's settings of what it
-// provisions: the routes' ack wait and deliveries.
+// provisions: the routes' ack wait and deliveries, and the bounds of one
+// key's jobs.
 func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.DurationVar(&c.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (every route's; workers report progress every third of it)")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "most deliveries of a job (a job that kept killing its workers is then left to expire); at least 2")
+	fs.Int64Var(&c.KeyJobs, "key-jobs", cluster.DefaultKeyJobs, "most jobs one key may have on one route at once, queued or being answered (the coordinators sharing a run key share them): one key holds at most key-jobs x job-bytes of a route")
+	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
+
+// maxJobBytes is NATS's largest message (its default max_payload): a
+// larger job could not be published at all.
+const maxJobBytes = 1 << 20
 
 // engineFlagOf names the flag of each field of cluster.ProvisionConfig
 // that maker nats and maker nats provision set.
-var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas"}
+var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes"}
 
 // checkEngineFlags refuses engine settings out of range: an explicit 0
 // (the library's default; leave the flag out for it), then what
 // cluster.ProvisionConfig.Validate refuses.
 func checkEngineFlags(fs *pflag.FlagSet, c cluster.ProvisionConfig) error {
-	names := []string{"ack-wait", "max-deliver"}
+	names := []string{"ack-wait", "max-deliver", "key-jobs", "job-bytes"}
 	if fs.Lookup("replicas") != nil {
 		names = append(names, "replicas")
 	}
 	if err := positiveFlags(fs, names...); err != nil {
 		return err
+	}
+	if c.JobBytes > maxJobBytes {
+		return usageErr("--job-bytes %d: use at most %d, NATS's largest message", c.JobBytes, maxJobBytes)
 	}
 	return fieldUsageErr(c.Validate(), engineFlagOf, "nats")
 }
