@@ -158,6 +158,11 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig)
 		return err
 	}
 	log := cfg.logger()
+	// The job stream's subjects are read and written back: one at a time
+	// with a route being served (serveRouteSubject), or a route added
+	// between the read and the write would be lost.
+	routesMu.Lock()
+	defer routesMu.Unlock()
 	jobs, err := provisionedJobsConfig(ctx, js, cfg)
 	if err != nil {
 		return err
@@ -257,8 +262,8 @@ func isRouteJobs(subj string) bool {
 	return token != "" && !strings.ContainsAny(token, ".*> \t")
 }
 
-// routesMu serializes this process's additions of a route to JobsStream
-// (a read, then an update of its subjects).
+// routesMu serializes this process's changes of JobsStream's subjects
+// (each a read, then an update): a route's addition and Provision.
 var routesMu sync.Mutex
 
 // serveRouteSubject makes JobsStream take the jobs of route token, at

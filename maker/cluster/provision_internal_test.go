@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -200,4 +201,40 @@ func TestIsRouteJobs(t *testing.T) {
 	} {
 		assert.Equal(t, want, isRouteJobs(subj), subj)
 	}
+}
+
+// A route served while the engine provisions again is not lost: the two
+// read and write the job stream's subjects one at a time, so Provision
+// does not write back a list read before the route was added (a route
+// whose consumer exists but whose jobs no stream takes: every sample
+// would wait out its timeout).
+func TestRoutesServedWhileProvisioningAreKept(t *testing.T) {
+	t.Parallel()
+	js := testJS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, Provision(ctx, js, ProvisionConfig{}))
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			assert.NoError(t, Provision(ctx, js, ProvisionConfig{}))
+		}
+	})
+	var want []string
+	for i := range 30 {
+		route := fmt.Sprint("r", i)
+		require.NoError(t, ProvisionRoute(ctx, js, route, ProvisionConfig{}))
+		want = append(want, routeJobs(RouteToken(route)))
+	}
+	close(done)
+	wg.Wait()
+	st, err := js.Stream(ctx, JobsStream)
+	require.NoError(t, err)
+	assert.Subset(t, st.CachedInfo().Config.Subjects, want)
 }
