@@ -271,6 +271,11 @@ var routesMu sync.Mutex
 func serveRouteSubject(ctx context.Context, js jetstream.JetStream, token string, most int) error {
 	routesMu.Lock()
 	defer routesMu.Unlock()
+	return serveRouteSubjectLocked(ctx, js, token, most)
+}
+
+// serveRouteSubjectLocked is serveRouteSubject with routesMu held.
+func serveRouteSubjectLocked(ctx context.Context, js jetstream.JetStream, token string, most int) error {
 	st, err := js.Stream(ctx, JobsStream)
 	if err != nil {
 		return err
@@ -317,7 +322,13 @@ func ProvisionRoute(ctx context.Context, js jetstream.JetStream, route string, c
 		return fmt.Errorf("%w: empty route", ErrConfig)
 	}
 	token := RouteToken(route)
-	if err := serveRouteSubject(ctx, js, token, maxRoutes); err != nil {
+	// The subject and then its consumer (whose filter must be a subject
+	// of the stream), with no Provision between them: it rebuilds the
+	// subjects from the consumers, and would drop one whose consumer it
+	// did not see yet.
+	routesMu.Lock()
+	defer routesMu.Unlock()
+	if err := serveRouteSubjectLocked(ctx, js, token, maxRoutes); err != nil {
 		return fmt.Errorf("%w: serve the jobs of route %q: %w", ErrEngine, route, err)
 	}
 	_, err := js.CreateOrUpdateConsumer(ctx, JobsStream, routeConsumerConfig(token, route, cfg.AckWait, cfg.MaxDeliver))
