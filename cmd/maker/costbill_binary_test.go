@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,7 +32,21 @@ type biller struct {
 	dollars   float64
 	in, out   float64 // dollars per million tokens
 	responses int
+	inflight  atomic.Int64
 	*httptest.Server
+}
+
+// settled waits until no request is in flight through b: a run that
+// ended (stopped at its cap, cancelling its calls) may leave requests the
+// server still answers and bills a moment later, which would count in
+// the next run's share of the bill.
+func (b *biller) settled(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for b.inflight.Load() > 0 {
+		require.True(t, time.Now().Before(deadline), "requests still in flight through the biller")
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func newBiller(t *testing.T, target string, in, out float64) *biller {
@@ -59,7 +74,11 @@ func newBiller(t *testing.T, target string, in, out float64) *biller {
 		}
 		return nil
 	}
-	b.Server = httptest.NewServer(proxy)
+	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.inflight.Add(1)
+		defer b.inflight.Add(-1)
+		proxy.ServeHTTP(w, r)
+	}))
 	t.Cleanup(b.Close)
 	return b
 }

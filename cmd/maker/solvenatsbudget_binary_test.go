@@ -83,8 +83,10 @@ func TestBinarySolveOverNATSMaxCostHoldsAcrossReruns(t *testing.T) {
 	assert.LessOrEqual(t, first.SpentTotal, capUSD+1e-9)
 	assert.LessOrEqual(t, billed(), capUSD*slack)
 	assert.Contains(t, stderr, "run the same command with a larger --max-cost to finish")
+	bill.settled(t) // the first run's withdrawn calls billed in its share, not the second's
 	before := billed()
 	second, _ := solve(capped, 1, "--max-cost", capArg)
+	bill.settled(t)
 	assert.LessOrEqual(t, second.SpentTotal, capUSD+1e-9, "both runs together within the cap")
 	assert.LessOrEqual(t, billed(), capUSD*slack, "both runs together within the cap: the first billed %.6f, the second %.6f", before, billed()-before)
 	assert.GreaterOrEqual(t, second.SpentTotal, first.SpentTotal, "both runs' spend")
