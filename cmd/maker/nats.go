@@ -95,7 +95,7 @@ func (n *natsRun) following(route string) func(context.Context) int {
 		// An engine that did not answer leaves the number as it was: a
 		// moment's hiccup does not drop a second voter.
 		if w, err := cluster.ServingWorkers(ctx, n.nc, route); err == nil {
-			now = min(max(w, 1), 2)
+			now = votersOf(w)
 		}
 		return now
 	}
@@ -116,11 +116,15 @@ func (n *natsRun) engineMinVoters(ctx context.Context, route string) int {
 	if n.minWorkers > 0 {
 		return n.minWorkers
 	}
-	if w, err := cluster.ServingWorkers(ctx, n.nc, route); err == nil && w >= 2 {
-		return 2
+	if w, err := cluster.ServingWorkers(ctx, n.nc, route); err == nil {
+		return votersOf(w)
 	}
 	return 1
 }
+
+// votersOf is --min-workers 0's minimum when w worker identities serve
+// the route: two where two serve, else one.
+func votersOf(w int) int { return min(max(w, 1), 2) }
 
 func registerNATSCreds(fs *pflag.FlagSet, dst *string) {
 	fs.StringVar(dst, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+natsCredsEnv+", else ./"+defaultCredsDir+" if it exists; $"+natsTokenEnv+" for a server with a token)")
