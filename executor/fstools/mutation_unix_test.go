@@ -7,6 +7,7 @@ package fstools
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -81,29 +82,49 @@ reads:
 // error and leaves the old file as it was, not a success that renames a
 // cut file into place (builtin_write.go:94 and :97: the Sync and the
 // Close must not replace an earlier error). The Go runtime ignores
-// SIGXFSZ, so the write returns EFBIG. The limit is the process's: this
-// test must not run in parallel with others that write files.
+// SIGXFSZ, so the write returns EFBIG. The limit is a process's, so the
+// write runs in a child process of this test binary: in this one it
+// also failed the test framework's own writes (its test log, "file too
+// large") whenever one fell inside the window.
 func TestWriteFileFailedWriteIsAnError(t *testing.T) {
-	root := t.TempDir()
-	require.NoError(t, writeFile(filepath.Join(root, "f.txt"), "old\n"))
-	e := newExec(t, root, executor.WithPolicy(rwPolicy()))
+	if root := os.Getenv(fsizeChildEnv); root != "" {
+		writePastTheFileSizeLimit(t, root)
+		return
+	}
 	var old syscall.Rlimit
 	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old))
 	if old.Cur < 1<<20 { // RLIM_INFINITY is the largest value
 		t.Skipf("the file size limit is already %d", old.Cur)
 	}
-	lim := old
-	lim.Cur = 1 << 10
-	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim))
-	obs, err := e.Execute(context.Background(), intent.ToolIntent{Tool: "write_file", Args: args{"path": "f.txt", "content": strings.Repeat("x", 4<<10)}})
-	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old))
-	require.NoError(t, err)
-	assert.Equal(t, intent.StatusError, obs.Status, obs.Content)
-	assert.Contains(t, obs.Content, "file too large")
+	root := t.TempDir()
+	require.NoError(t, writeFile(filepath.Join(root, "f.txt"), "old\n"))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWriteFileFailedWriteIsAnError$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), fsizeChildEnv+"="+root)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the child:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: TestWriteFileFailedWriteIsAnError", "the child ran the write:\n%s", out)
 	b, err := os.ReadFile(filepath.Join(root, "f.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "old\n", string(b), "the old file is left as it was")
 	entries, err := os.ReadDir(root)
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "the temporary file is removed")
+}
+
+// fsizeChildEnv names the folder the child of
+// TestWriteFileFailedWriteIsAnError writes in.
+const fsizeChildEnv = "MDAP_TEST_FSIZE_CHILD_ROOT"
+
+// writePastTheFileSizeLimit is the child's part: write_file of 4 KiB
+// under a 1 KiB file size limit is an error naming it.
+func writePastTheFileSizeLimit(t *testing.T, root string) {
+	e := newExec(t, root, executor.WithPolicy(rwPolicy()))
+	var lim syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim))
+	lim.Cur = 1 << 10
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim))
+	obs, err := e.Execute(context.Background(), intent.ToolIntent{Tool: "write_file", Args: args{"path": "f.txt", "content": strings.Repeat("x", 4<<10)}})
+	require.NoError(t, err)
+	assert.Equal(t, intent.StatusError, obs.Status, obs.Content)
+	assert.Contains(t, obs.Content, "file too large")
 }
