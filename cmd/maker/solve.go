@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/mdap-go/mdap/internal/words"
@@ -17,6 +16,7 @@ import (
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/observe"
+	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
@@ -258,7 +258,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 			err = failed(cerr)
 		}
 	}()
-	progress, finish := run.batchBar(stderr, len(jobs))
+	progress, finish := progress.Batch(stderr, progress.Mode(run.progress), len(jobs))
 	r, spend := f.batchRunner(store, progress, stderr)
 	defer f.ui.attachBatch(cmd, run, path, jobs, store, &r)()
 	sum, runErrV := f.runBatch(cmd, queue, jobs, r, store)
@@ -460,29 +460,4 @@ func warnLogger(w io.Writer) *slog.Logger {
 		}
 		return a
 	}}))
-}
-
-// batchBar returns a Progress callback drawing a bar of tasks on w, with
-// the steps, samples, step rate and cost so far, or nil when the flags or
-// the terminal say no.
-func (f *runFlags) batchBar(w io.Writer, total int) (func(batch.Progress), func()) {
-	bar := f.newBar(w, total, "tasks")
-	if bar == nil {
-		return nil, func() {}
-	}
-	start := time.Now()
-	var mu sync.Mutex
-	var last time.Time
-	return func(p batch.Progress) {
-			mu.Lock()
-			defer mu.Unlock()
-			if now := time.Now(); now.Sub(last) >= 100*time.Millisecond || p.Done == total {
-				last = now
-				rate := float64(p.Steps) / max(now.Sub(start).Seconds(), 1e-3)
-				bar.Describe(fmt.Sprintf("tasks (steps %d, samples %d, %.0f steps/s, $%.4f)", p.Steps, p.Samples, rate, p.Cost))
-				_ = bar.Set(p.Done)
-			}
-		}, func() {
-			_ = bar.Finish()
-		}
 }
