@@ -224,6 +224,18 @@ func (w *watchFlags) batchProgress(next func(batch.Progress)) func(batch.Progres
 	}
 }
 
+// recordBatch sets the batch gauge (mdap_batch_tasks); nil when metrics
+// are off.
+func (w *watchFlags) recordBatch() func(queued, running, solved, failed int) {
+	o := w.observer()
+	if o == nil {
+		return nil
+	}
+	return func(queued, running, solved, failed int) {
+		o.RecordBatch(context.Background(), queued, running, solved, failed)
+	}
+}
+
 // span starts a span named name, a no-op when tracing is off.
 func (w *watchFlags) span(ctx context.Context, name string) (context.Context, func()) {
 	if w.tel == nil || !w.tel.Tracing {

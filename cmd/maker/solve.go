@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
@@ -341,10 +340,10 @@ func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job
 	if run.natsURL == "" {
 		return r.Run(ctx, jobs)
 	}
-	book := openNATSBook(f.builder.Budget, store, jobs)
-	r.Build = book.wrap(newNATSGauge(run.obs.observer(), jobs, store).wrap(r.Build))
+	book := batch.OpenBook(f.builder.Budget, store, jobs)
+	r.Build = book.Wrap(batch.NewGauge(run.obs.recordBatch(), engineFault, jobs, store).Wrap(r.Build))
 	sum, err := run.solveOverNATS(ctx, queue, jobs, r, store, r.Concurrency, cmd.ErrOrStderr())
-	return sum, book.finish(&sum, jobs, err)
+	return sum, book.Finish(&sum, jobs, err)
 }
 
 // report prints the summary of a batch: as JSON with --json.
@@ -365,35 +364,11 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 		_ = enc.Encode(report) // a failed write fails the command (see run)
 		return
 	}
-	fmt.Fprintf(w, "solve %s: %s: %d solved, %d failed, %d invalid", path, words.Plural(sum.Tasks, "task"), sum.Solved, sum.Failed, sum.Invalid)
-	if sum.Unfinished > 0 {
-		fmt.Fprintf(w, ", %d unfinished", sum.Unfinished)
+	where := "in " + f.state
+	if f.run.natsURL != "" {
+		where = "on the engine"
 	}
-	if sum.Skipped > 0 {
-		fmt.Fprintf(w, " (%d recorded by an earlier run)", sum.Skipped)
-	}
-	fmt.Fprintf(w, "; results in %s\n", f.out)
-	fmt.Fprintf(w, "steps %d, samples %d, flagged %d, errors %d; tokens in %d, out %d; cost %.4f; wall %s\n",
-		sum.Steps, sum.Samples, sum.Flagged, sum.Errors, sum.InputTokens, sum.OutputTokens, sum.Cost,
-		time.Duration(sum.WallSeconds*float64(time.Second)).Round(time.Millisecond))
-	if f.run.maxCost > 0 || sum.SpentTotal > 0 {
-		fmt.Fprintf(w, "spent $%.4f in this run, $%.4f in all runs of the batch", sum.Spent, sum.SpentTotal)
-		if f.run.maxCost > 0 {
-			fmt.Fprintf(w, " (--max-cost $%.4f)", f.run.maxCost)
-		}
-		fmt.Fprintln(w)
-	}
-	if sum.Resumed > 0 {
-		where := "in " + f.state
-		if f.run.natsURL != "" {
-			where = "on the engine"
-		}
-		fmt.Fprintf(w, "%s replayed from the journals %s\n", words.Plural(sum.Resumed, "step"), where)
-	}
-	if l := sum.Limits; l != nil && (l.RateLimited > 0 || l.Paused > 0) {
-		fmt.Fprintf(w, "provider limits: %d rate-limit answers, %d calls retried, %d calls paused, at most %d in flight\n",
-			l.RateLimited, l.Retried, l.Paused, l.PeakInFlight)
-	}
+	sum.WriteText(w, batch.SummaryText{TasksFile: path, Results: f.out, Journals: where, Cap: f.run.maxCost, CapName: "--max-cost"})
 }
 
 // exit is the command's error for a batch's outcome: interrupted (130),
