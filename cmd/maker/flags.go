@@ -578,46 +578,6 @@ func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 // worker: workers serve one model's route).
 func (f *runFlags) oneModel() string { return f.models[0] }
 
-// modelSummary is one model's share of a run, in a --json summary.
-type modelSummary struct {
-	Model        string  `json:"model"`
-	Samples      int     `json:"samples"`
-	Valid        int     `json:"valid"`
-	Flagged      int     `json:"flagged"`
-	Errors       int     `json:"errors"`
-	Cancelled    int     `json:"cancelled"`
-	WinnerVotes  int     `json:"winner_votes"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	PriceIn      float64 `json:"price_in"`  // dollars per million input tokens
-	PriceOut     float64 `json:"price_out"` // and output tokens
-	Cost         float64 `json:"cost"`      // dollars
-}
-
-// modelSummaries is each model's share of rep, with its price: the
-// ensemble's members in order, or the one model.
-func modelSummaries(s *maker.Solver, rep maker.Report) []modelSummary {
-	ms := []llms.Model{s.Model}
-	if e, ok := s.Model.(*maker.Ensemble); ok {
-		ms = e.Members()
-	}
-	out := make([]modelSummary, 0, len(rep.Models))
-	for i, m := range rep.Models {
-		price := s.Price
-		if i < len(ms) {
-			if p, ok := ms[i].(maker.Priced); ok {
-				price = p.Price()
-			}
-		}
-		out = append(out, modelSummary{
-			Model: m.Model, Samples: m.Launched, Valid: m.Valid, Flagged: m.Flagged, Errors: m.Errors,
-			Cancelled: m.Cancelled, WinnerVotes: m.WinnerVotes, InputTokens: m.Usage.InputTokens,
-			OutputTokens: m.Usage.OutputTokens, PriceIn: price.InputPerMillion, PriceOut: price.OutputPerMillion, Cost: m.Cost,
-		})
-	}
-	return out
-}
-
 // price is --price-in and --price-out: the price of a model that does not
 // know its own (the simulated one).
 func (f *runFlags) price() maker.Price {
