@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/batchview"
 	"github.com/mdap-go/mdap/maker/view"
 	"github.com/spf13/cobra"
 )
@@ -325,66 +326,12 @@ func (u *uiFlag) attachBatch(cmd *cobra.Command, f *runFlags, source string, job
 		return func() {}
 	}
 	b := view.NewBatch(source, f.maxCost)
-	names := make(map[string]string, len(jobs)) // a job's key to its name
-	for _, job := range jobs {
-		name := batchTaskName(job.ID, job.Line)
-		names[job.Key()] = name
-		t := view.BatchTask{Name: name, ID: job.ID, Kind: job.Kind(), Line: job.Line, Status: view.StatusQueued}
-		if res, ok := store.Done(job); ok {
-			t.Status, t.Steps, t.Samples, t.Cost, t.Error = string(res.Status), res.Steps, res.Samples, res.Cost, res.Error
-		} else if job.Err != nil {
-			t.Status, t.Error = view.StatusInvalid, job.Err.Error()
-		}
-		b.Put(t, nil, nil)
-	}
-	build := r.Build
-	r.Build = func(ctx context.Context, job batch.Job) (*batch.Unit, error) {
-		unit, err := build(ctx, job)
-		name := names[job.Key()]
-		t := view.BatchTask{Name: name, ID: job.ID, Kind: job.Kind(), Line: job.Line, Status: view.StatusRunning}
-		if err != nil || unit == nil || unit.Solver == nil {
-			b.Put(t, nil, nil) // a decomposition: counted by its result
-			return unit, err
-		}
-		live := view.Attach(unit.Solver, f.viewInfo(view.SolverInfo(unit.Solver, unit.Task)))
-		b.Put(t, live.Run(), live)
-		return unit, nil
-	}
-	r.Results = batchResults{store: store, batch: b, names: names}
+	batchview.Attach(b, jobs, store, r, f.viewInfo)
 	srv, url := u.l.serve(cmd, cmd.ErrOrStderr(), view.Config{Batch: b})
 	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: the batch's view at %s\n", url), "maker: the batch's view", "url", url)
 	return func() {
 		_ = srv.Close()
 	}
-}
-
-// batchTaskName is a task's name in the batch view: its id, or its line.
-func batchTaskName(id string, line int) string {
-	if id != "" {
-		return id
-	}
-	return fmt.Sprintf("line %d", line)
-}
-
-// batchResults records a result in the store, then shows it in the view.
-type batchResults struct {
-	store *batch.Store
-	batch *view.Batch
-	names map[string]string
-}
-
-func (w batchResults) Write(res batch.Result) error {
-	if err := w.store.Write(res); err != nil {
-		return err
-	}
-	name, ok := w.names[res.Key()]
-	if !ok {
-		name = batchTaskName(res.ID, res.Line)
-	}
-	w.batch.Update(name, func(t *view.BatchTask) {
-		t.Status, t.Steps, t.Samples, t.Cost, t.Error = string(res.Status), res.Steps, res.Samples, res.Cost, res.Error
-	})
-	return nil
 }
 
 // attachDecomposition serves the view of a decomposition (maker multiply,
