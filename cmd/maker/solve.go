@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/mdap-go/mdap/benchmarks"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
@@ -263,7 +264,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	sum, runErrV := f.runBatch(cmd, queue, jobs, r, store)
 	finish()
 	if spend != nil {
-		if err := spend.write(f.spendChart, path, run.maxCost); err != nil {
+		if err := writeSpendChart(f.spendChart, path, run.maxCost, spend.End()); err != nil {
 			fmt.Fprintf(stderr, "maker: the spend chart: %v\n", err)
 			if runErrV == nil {
 				runErrV = err
@@ -311,7 +312,7 @@ func (f *solveFlags) openStore(stderr io.Writer) (*batch.Store, error) {
 
 // batchRunner is the batch's runner over store, reporting to progress;
 // spend is the --spend-chart recorder (nil without it).
-func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progress), stderr io.Writer) (r batch.Runner, spend *spendRecorder) {
+func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progress), stderr io.Writer) (r batch.Runner, spend *batch.SpendTrace) {
 	run := &f.run
 	r = f.runner
 	// One budget for the whole batch across runs (it only counts without
@@ -325,8 +326,8 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 	r.Build, r.Store, r.Fault = run.obs.watchBuild(run, f.builder.Build), store, engineFault
 	r.Progress, r.Logger = run.obs.batchProgress(progress), run.obs.warnLogger(stderr)
 	if f.spendChart != "" {
-		spend = newSpendRecorder(f.builder.Budget) // set with --nats too
-		r.Progress = spend.wrap(r.Progress)
+		spend = batch.NewSpendTrace(f.builder.Budget) // set with --nats too
+		r.Progress = spend.Wrap(r.Progress)
 	}
 	return r, spend
 }
@@ -435,4 +436,21 @@ func warnLogger(w io.Writer) *slog.Logger {
 		}
 		return a
 	}}))
+}
+
+// writeSpendChart writes --spend-chart: the points of the batch's spend
+// against its cap, as an SVG.
+func writeSpendChart(path, tasks string, capUSD float64, points []batch.SpendPoint) error {
+	chart := make([]benchmarks.SpendPoint, len(points))
+	for i, p := range points {
+		chart[i] = benchmarks.SpendPoint(p)
+	}
+	svg, err := benchmarks.SpendChart(chart, capUSD, fmt.Sprintf("maker solve %s: the batch's spend", tasks))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, svg, 0o644); err != nil {
+		return fmt.Errorf("--spend-chart: %w", err)
+	}
+	return nil
 }
