@@ -317,7 +317,7 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 	r = f.runner
 	// One budget for the whole batch across runs (it only counts without
 	// --max-cost): the runner credits it with what earlier runs spent;
-	// with --nats, where each task runs as a batch of one, natsBook does.
+	// with --nats, where each task runs as a batch of one, batch.Book does.
 	f.builder.Budget = maker.NewBudget(run.maxCost)
 	if run.natsURL == "" {
 		r.Budget = f.builder.Budget
