@@ -7,9 +7,13 @@ import (
 	"io"
 	"slices"
 
+	"github.com/spf13/cobra"
+
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/runsummary"
+	"github.com/mdap-go/mdap/maker/sim"
 )
 
 // runTotals is what every run command's --json summary says of the run
@@ -44,6 +48,45 @@ func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report
 		}
 	}
 	return t
+}
+
+// solveTask solves task with the solver the flags describe, with what
+// the command adds (with) and its watchers: the telemetry started, a
+// progress bar of with.steps, --ui attached. finish prints the summary of
+// the run (s, its report, the run's own error) and returns the command's
+// error; then the view stops, the journal closes (its error fails the
+// command) and the NATS connection after it. A journal that does not fit
+// is a usage error with no summary.
+func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, oracle sim.Oracle, with solverWith, finish func(s *maker.Solver, rep maker.Report, runErr error) error) (err error) {
+	ctx := cmd.Context()
+	if err := f.obs.start(ctx, "maker", cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	defer f.obs.stop(ctx)
+	with.watch = &runWatch{ctx: ctx, total: with.steps}
+	s, err := f.solver(oracle, cmd.ErrOrStderr(), with)
+	defer f.closeNATS() // after the journal's Close, deferred below
+	if err != nil {
+		return err
+	}
+	if s.Journal != nil {
+		defer func() {
+			if cerr := s.Journal.Close(); cerr != nil && err == nil {
+				err = failed(cerr)
+			}
+		}()
+	}
+	defer ui.attach(cmd, s, task, f)()
+	solveCtx := ctx
+	if o, ok := task.(observe.Oracle); ok { // Towers of Hanoi: the wrong steps' metric
+		solveCtx = observe.WithOracle(ctx, o)
+	}
+	rep, runErrV := s.Solve(solveCtx, task)
+	with.watch.finish()
+	if err := runErr(runErrV); isUsage(err) {
+		return err // a journal that does not fit: no run to summarise
+	}
+	return finish(s, rep, runErrV)
 }
 
 // report writes a run's summary: sum as JSON, or headline, the report's
