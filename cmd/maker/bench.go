@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/benchmarks"
-	"github.com/schollz/progressbar/v3"
+	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/spf13/cobra"
 )
 
@@ -80,7 +79,7 @@ is written first); any other missed goal is reported, not an error.`,
 			if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
 				return usageErr("--out %s: is a file, not a folder", out)
 			}
-			if prog != "auto" && prog != "on" && prog != "off" {
+			if !progress.Mode(prog).Valid() {
 				return usageErr("--progress %q: use auto, on or off", prog)
 			}
 			return runBench(cmd, benchmarks.Options{Suites: suites, Quick: quick, Seed: seed}, out, merge, asJSON, prog)
@@ -93,14 +92,14 @@ is written first); any other missed goal is reported, not an error.`,
 	fs.BoolVar(&asJSON, "json", false, "print the whole report as JSON on stdout")
 	fs.Uint64Var(&seed, "seed", 1, "root seed of the simulated models")
 	fs.StringVar(&prog, "progress", "auto", "progress on stderr: auto (a bar per suite on a terminal, else a line per finished row), on (the bar) or off")
-	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "on", "off"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions(progress.Modes, cobra.ShellCompDirectiveNoFileComp))
 	fs.BoolVar(&merge, "merge", false, "keep the other suites of the report already in --out (its "+benchmarks.DataFile+"), replacing only the suites run; the report names the run of each kept suite")
 	return cmd
 }
 
 // runBench runs the suites of opts, merges the report into --out's with
 // --merge, writes it and prints the goals (or the whole report as JSON).
-func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, asJSON bool, progress string) error {
+func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, asJSON bool, prog string) error {
 	var older *benchmarks.Report
 	if merge {
 		var err error
@@ -117,7 +116,7 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 		opts.Command = "maker bench"
 	}
 	var finish func()
-	opts.Progress, finish = benchProgress(cmd, progress)
+	opts.Progress, finish = progress.Suites(cmd.ErrOrStderr(), progress.Mode(prog))
 	rep, err := benchmarks.Run(cmd.Context(), opts)
 	finish()
 	if err != nil {
@@ -154,48 +153,4 @@ func barErr(rep *benchmarks.Report) error {
 		return failed(err)
 	}
 	return nil
-}
-
-// benchProgress shows the suites' progress on stderr as --progress says:
-// a bar per suite (on, or auto on a terminal); a line per finished row
-// (auto elsewhere: a log or CI sees the run advance); nothing (off).
-func benchProgress(cmd *cobra.Command, mode string) (func(suite string, done, total int), func()) {
-	f := cmd.ErrOrStderr()
-	switch {
-	case mode == "off":
-		return nil, func() {}
-	case mode == "on" || isTerminal(f):
-		return benchBar(f)
-	}
-	start := time.Now()
-	return func(suite string, done, total int) {
-		if done == 0 {
-			start = time.Now()
-			fmt.Fprintf(f, "bench: %s: %d rows\n", suite, total)
-			return
-		}
-		fmt.Fprintf(f, "bench: %s: %d/%d rows, %s\n", suite, done, total, time.Since(start).Round(100*time.Millisecond))
-	}, func() {}
-}
-
-// benchBar draws one bar per suite on f.
-func benchBar(f io.Writer) (func(suite string, done, total int), func()) {
-	var bar *progressbar.ProgressBar
-	current := ""
-	return func(suite string, done, total int) {
-			if suite != current {
-				if bar != nil {
-					_ = bar.Finish()
-				}
-				current = suite
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(f),
-					progressbar.OptionSetDescription(suite), progressbar.OptionShowCount(),
-					progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish())
-			}
-			_ = bar.Set(done)
-		}, func() {
-			if bar != nil {
-				_ = bar.Finish()
-			}
-		}
 }

@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
@@ -241,18 +240,18 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 	}
 	cfg := c.cfg
 	cfg.Steps, cfg.Solver = steps, s
-	bar := &roundBar{flags: &c.run, w: cmd.ErrOrStderr()}
-	bar.start(min(cfg.StepsSampled, steps.Total()) * cfg.Samples)
-	cfg.Progress = bar.progress
+	bar := progress.NewRounds(cmd.ErrOrStderr(), progress.Mode(c.run.progress))
+	bar.Start(min(cfg.StepsSampled, steps.Total()) * cfg.Samples)
+	cfg.Progress = bar.Set
 	if cfg.UntilDecided {
 		cfg.Forecast = func(r calibrate.Round) {
-			bar.finish()
+			bar.Finish()
 			fmt.Fprintln(cmd.ErrOrStderr(), "maker calibrate: "+r.String())
-			bar.start(r.Samples)
+			bar.Start(r.Samples)
 		}
 	}
 	rep, runErr := calibrate.Run(cmd.Context(), cfg)
-	bar.finish()
+	bar.Finish()
 	if runErr != nil && cmd.Context().Err() != nil {
 		return interrupted("")
 	}
@@ -279,60 +278,4 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 		return failed(errors.New(msg))
 	}
 	return nil
-}
-
-// roundBar is a progress bar of samples per round of calibration: the
-// rounds of --until-decided each get their own.
-type roundBar struct {
-	flags *runFlags
-	w     io.Writer
-	mu    sync.Mutex
-	set   func(done, total int)
-	end   func()
-}
-
-func (b *roundBar) start(total int) {
-	set, end := samplesBar(b.flags, b.w, total)
-	b.mu.Lock()
-	b.set, b.end = set, end
-	b.mu.Unlock()
-}
-
-// progress is Config.Progress: safe for concurrent use.
-func (b *roundBar) progress(done, total int) {
-	b.mu.Lock()
-	set := b.set
-	b.mu.Unlock()
-	if set != nil {
-		set(done, total)
-	}
-}
-
-func (b *roundBar) finish() {
-	b.mu.Lock()
-	end := b.end
-	b.set, b.end = nil, nil
-	b.mu.Unlock()
-	if end != nil {
-		end()
-	}
-}
-
-// samplesBar returns a Progress callback drawing a bar of total samples on
-// w, as --progress says, and the function that ends it.
-func samplesBar(f *runFlags, w io.Writer, total int) (func(done, total int), func()) {
-	bar := f.newBar(w, total, "samples")
-	if bar == nil {
-		return nil, func() {}
-	}
-	var mu sync.Mutex
-	return func(done, _ int) {
-			mu.Lock()
-			defer mu.Unlock()
-			_ = bar.Set(done)
-		}, func() {
-			mu.Lock()
-			defer mu.Unlock()
-			_ = bar.Finish()
-		}
 }

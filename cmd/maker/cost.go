@@ -53,15 +53,6 @@ func (c *costFlags) budget() *maker.Budget {
 	return maker.NewBudget(c.maxCost)
 }
 
-// costLine is the progress note of dollars spent and the whole run's
-// forecast: spent / decided steps * total steps.
-func costLine(spent float64, steps, total int) string {
-	if steps <= 0 || total <= 0 {
-		return fmt.Sprintf("$%.4f", spent)
-	}
-	return fmt.Sprintf("$%.4f of ~$%.4f", spent, spent/float64(steps)*float64(total))
-}
-
 // registerBilling registers serve-sim's billing flags.
 func registerBilling(fs *pflag.FlagSet, b *simserver.Billing) {
 	fs.BoolVar(&b.CacheOff, "cache-off", false, "no prompt prefix cache: cached_tokens is always 0")

@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/models"
@@ -94,43 +91,6 @@ func (f *decompFlags) register(fs *pflag.FlagSet) {
 	fs.StringToStringVar(&f.prices, "price", nil, "roles' prices in dollars per million input/output tokens: ROLE=IN/OUT[,ROLE=IN/OUT], ROLE a role or all; over a model spec's own price (the simulated model's is 0)")
 }
 
-// rolePrices reads --price. Errors are usage errors.
-func (f *decompFlags) rolePrices() (map[decompose.Role]maker.Price, error) {
-	out := map[decompose.Role]maker.Price{}
-	set := func(name, v string) error {
-		in, outP, ok := strings.Cut(v, "/")
-		a, err1 := strconv.ParseFloat(in, 64)
-		b, err2 := strconv.ParseFloat(outP, 64)
-		if !ok || err1 != nil || err2 != nil || a < 0 || b < 0 || a > maxPrice || b > maxPrice {
-			return usageErr("--price %s=%s: give IN/OUT, dollars per million input and output tokens from 0 to %v, such as %s=0.4/1.6", name, v, maxPrice, name)
-		}
-		p := maker.Price{InputPerMillion: a, OutputPerMillion: b}
-		if name == "all" {
-			for _, r := range decompose.Roles {
-				if _, given := f.prices[string(r)]; !given {
-					out[r] = p
-				}
-			}
-			return nil
-		}
-		r, err := problems.ParseRole(name)
-		if err != nil {
-			return usageErr("--price %s=%s: %w (or all)", name, v, err)
-		}
-		out[r] = p
-		return nil
-	}
-	for name, v := range f.prices {
-		if err := set(name, v); err != nil {
-			return nil, err
-		}
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
-}
-
 // options maps the flags to problems.Options. Errors are usage errors.
 func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
 	var o problems.Options
@@ -157,9 +117,9 @@ func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
 		s.K[r] = k
 	}
 	o.Journal, o.JournalUnsigned = f.journal, f.journalUnsigned
-	prices, err := f.rolePrices()
+	prices, err := problems.RolePrices(f.prices)
 	if err != nil {
-		return o, err
+		return o, usageErr("--price %w", err)
 	}
 	s.Prices = prices
 	specs := map[decompose.Role][]string{}
@@ -222,18 +182,6 @@ func (f *decompFlags) checkJournal() error {
 	return nil
 }
 
-// decompSummary is the --json output of maker multiply and maker sort: the
-// library's Result, with whether the run solved the problem and, if not,
-// why.
-type decompSummary struct {
-	Solved bool   `json:"solved"`
-	Error  string `json:"error,omitempty"`
-	*decompose.Result
-	// WallSeconds and CriticalPathSeconds are Result's durations in seconds.
-	WallSeconds         float64 `json:"wall_seconds"`
-	CriticalPathSeconds float64 `json:"critical_path_seconds"`
-}
-
 // solveProblem runs problems.Solve on input with the flags, prints the
 // summary and returns the command's error: a usage error (exit 2, nothing
 // written) for bad input or flags, a failure (exit 1) for a run that failed
@@ -262,29 +210,23 @@ func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, uncheck
 	defer stopUI()
 	ctx := cmd.Context()
 	res, err := solve(ctx, o)
-	if res == nil || isDecompUsage(err) {
+	if res == nil || problems.IsInputError(err) {
 		if err == nil {
 			err = errors.New("no result")
 		}
-		if isDecompUsage(err) {
+		if problems.IsInputError(err) {
 			return fieldUsageErr(err, decompFlagOf, family)
 		}
 		return failed(err)
 	}
-	sum := decompSummary{Result: res, Solved: err == nil && (res.Correct != nil && *res.Correct || unchecked && res.Correct == nil),
-		WallSeconds: res.Wall.Seconds(), CriticalPathSeconds: res.CriticalPath.Seconds()}
-	if err != nil {
-		sum.Error = err.Error()
-	} else if !sum.Solved {
-		sum.Error = "the answer is wrong"
-	}
+	sum := problems.Summarize(res, err, unchecked)
 	out := cmd.OutOrStdout()
 	if f.asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(sum)
 	} else {
-		writeDecompText(out, what, sum, f.models)
+		sum.WriteText(out, what, f.models)
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -292,7 +234,7 @@ func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, uncheck
 	case err != nil:
 		return failed(err)
 	case !sum.Solved:
-		return failed(errors.New("not solved: the answer is wrong"))
+		return failed(fmt.Errorf("not solved: %w", problems.ErrWrong))
 	}
 	return nil
 }
@@ -304,38 +246,6 @@ var decompFlagOf = map[string]string{"Strategy": "strategy", "Target": "target",
 	"P[atomic]": "p-atomic", "P[decompose]": "p-decompose", "P[discriminate]": "p-discriminate", "P[solve]": "p-solve", "P[compose]": "p-compose",
 	"Roles[atomic].CoFailure": "cofailure", "Roles[decompose].CoFailure": "cofailure", "Roles[discriminate].CoFailure": "cofailure",
 	"Roles[solve].CoFailure": "cofailure", "Roles[compose].CoFailure": "cofailure"}
-
-// isDecompUsage reports the errors of bad input or flags: the problem, the
-// settings, the plan, the family, a journal of another run or corrupt.
-func isDecompUsage(err error) bool {
-	for _, e := range []error{decompose.ErrInput, decompose.ErrConfig, decompose.ErrPlan, problems.ErrFamily, decompose.ErrJournalMismatch, decompose.ErrJournalCorrupt, decompose.ErrJournalLocked, decompose.ErrJournalRollback, problems.ErrNoTruth, problems.ErrSpec} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
-func writeDecompText(w io.Writer, what string, s decompSummary, models []string) {
-	correct := "not checked"
-	if s.Correct != nil {
-		correct = map[bool]string{true: "correct", false: "WRONG"}[*s.Correct]
-	}
-	if s.Answer != nil {
-		fmt.Fprintf(w, "%s (model %s): answer %s, %s\n", what, strings.Join(models, ","), s.Answer, correct)
-	} else {
-		fmt.Fprintf(w, "%s (model %s): no answer: %s\n", what, strings.Join(models, ","), s.Error)
-	}
-	fmt.Fprintf(w, "%d nodes, depth %d; %d samples, $%.4f; %d wrong decisions, %d unprotected; %d resumed from the journal\n",
-		s.Nodes, s.Depth, s.Samples, s.Cost, s.Wrong, s.Unprotected, s.Resumed)
-	fmt.Fprintf(w, "plan: T %v, %d decisions at most, each failing at most %.3g\n", s.Plan.Target, s.Plan.Decisions, s.Plan.PerDecision)
-	fmt.Fprintf(w, "%-13s %3s %9s %8s %10s %6s %11s\n", "role", "k", "decisions", "samples", "cost", "wrong", "unprotected")
-	for _, r := range decompose.Roles {
-		if st := s.Roles[r]; st != nil {
-			fmt.Fprintf(w, "%-13s %3d %9d %8d %10.4f %6d %11d\n", r, st.K, st.Decisions, st.Samples, st.Cost, st.Wrong, st.Unprotected)
-		}
-	}
-}
 
 func newMultiply() *cobra.Command {
 	var (

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mdap-go/mdap/executor"
@@ -19,14 +18,12 @@ import (
 	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/models"
-	"github.com/mdap-go/mdap/maker/observe"
+	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
-	"golang.org/x/term"
 )
 
 // runFlags are the flags of every command that runs a task: the model, the
@@ -110,7 +107,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	f.registerNATS(fs)
 	f.registerCost(fs)
 	f.guard.register(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions([]string{"auto", "on", "off"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions(progress.Modes, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModel)
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
 }
@@ -181,7 +178,7 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--journal-unsigned applies to --journal only: it says how the journal is written")
 	case f.rerunPending && !f.resume:
 		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
-	case f.progress != "auto" && f.progress != "on" && f.progress != "off":
+	case !progress.Mode(f.progress).Valid():
 		return usageErr("--progress %q: use auto, on or off", f.progress)
 	}
 	if err := f.validateNATS(cmd); err != nil {
@@ -484,21 +481,22 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 	var s *maker.Solver
 	var logger *slog.Logger
 	var observer maker.Observer
-	var progress func(maker.Event)
+	var onStep func(maker.Event)
 	var onSample func(maker.SampleEvent)
 	if w := with.watch; w != nil {
 		f.watchRun(&f.obs, journal != nil)
 		logger, observer = f.runLogger(&f.obs, stderr), f.obs.solverObserver()
-		var a *activity
-		a, w.finish = f.watch(w.ctx, stderr, w.total, func(rep *maker.Report) float64 { return s.CostOf(rep) })
+		a := progress.NewRun(stderr, progress.RunConfig{Mode: progress.Mode(f.progress), Total: w.total, Verbose: f.verbose,
+			Secrets: heldSecrets(w.ctx), Cost: func(rep *maker.Report) float64 { return s.CostOf(rep) }})
+		w.finish = a.Finish
 		if a != nil {
-			onSample = a.sample
-			if a.bar != nil {
-				progress = a.progress
+			onSample = a.Sample
+			if a.HasBar() {
+				onStep = a.Progress
 			}
 		}
 		if f.drawer != nil { // after the bar's hooks: the engine's quarantine sees every sample
-			onSample, progress = f.drawer.Hooks(onSample, progress)
+			onSample, onStep = f.drawer.Hooks(onSample, onStep)
 		}
 	}
 	s = &maker.Solver{
@@ -508,7 +506,7 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 		Tools:     with.tools,
 		Journal:   journal,
 		Budget:    f.budget(),
-		Progress:  progress,
+		Progress:  onStep,
 		OnSample:  onSample,
 		Logger:    logger,
 		Observer:  observer,
@@ -580,46 +578,6 @@ func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 // worker: workers serve one model's route).
 func (f *runFlags) oneModel() string { return f.models[0] }
 
-// modelSummary is one model's share of a run, in a --json summary.
-type modelSummary struct {
-	Model        string  `json:"model"`
-	Samples      int     `json:"samples"`
-	Valid        int     `json:"valid"`
-	Flagged      int     `json:"flagged"`
-	Errors       int     `json:"errors"`
-	Cancelled    int     `json:"cancelled"`
-	WinnerVotes  int     `json:"winner_votes"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	PriceIn      float64 `json:"price_in"`  // dollars per million input tokens
-	PriceOut     float64 `json:"price_out"` // and output tokens
-	Cost         float64 `json:"cost"`      // dollars
-}
-
-// modelSummaries is each model's share of rep, with its price: the
-// ensemble's members in order, or the one model.
-func modelSummaries(s *maker.Solver, rep maker.Report) []modelSummary {
-	ms := []llms.Model{s.Model}
-	if e, ok := s.Model.(*maker.Ensemble); ok {
-		ms = e.Members()
-	}
-	out := make([]modelSummary, 0, len(rep.Models))
-	for i, m := range rep.Models {
-		price := s.Price
-		if i < len(ms) {
-			if p, ok := ms[i].(maker.Priced); ok {
-				price = p.Price()
-			}
-		}
-		out = append(out, modelSummary{
-			Model: m.Model, Samples: m.Launched, Valid: m.Valid, Flagged: m.Flagged, Errors: m.Errors,
-			Cancelled: m.Cancelled, WinnerVotes: m.WinnerVotes, InputTokens: m.Usage.InputTokens,
-			OutputTokens: m.Usage.OutputTokens, PriceIn: price.InputPerMillion, PriceOut: price.OutputPerMillion, Cost: m.Cost,
-		})
-	}
-	return out
-}
-
 // price is --price-in and --price-out: the price of a model that does not
 // know its own (the simulated one).
 func (f *runFlags) price() maker.Price {
@@ -633,105 +591,6 @@ func (f *runFlags) modelName() string {
 		shown[i] = models.ShownSpec(m)
 	}
 	return strings.Join(shown, ", ")
-}
-
-// isTerminal reports whether w, or the writer it wraps (stderr is an
-// observe.RedactWriter), is a terminal.
-func isTerminal(w io.Writer) bool {
-	for {
-		if file, ok := w.(*os.File); ok {
-			return term.IsTerminal(int(file.Fd()))
-		}
-		u, ok := w.(interface{ Unwrap() io.Writer })
-		if !ok {
-			return false
-		}
-		w = u.Unwrap()
-	}
-}
-
-// newBar returns the progress bar the flags ask for, or nil.
-func (f *runFlags) newBar(w io.Writer, total int, unit string) *progressbar.ProgressBar {
-	show := f.progress == "on"
-	if f.progress == "auto" {
-		show = isTerminal(w)
-	}
-	if !show {
-		return nil
-	}
-	return progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(unit),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString(unit),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionShowDescriptionAtLineEnd(),
-	)
-}
-
-// watch makes the activity the flags show of a run of total steps: a
-// progress bar whose text shows the step being decided (samples drawn,
-// valid, flagged by reason, errors) and the dollars spent (costOf), and
-// with --verbose each red-flagged reply and each provider error on w. It
-// returns nil when there is nothing to show; finish ends the bar.
-func (f *runFlags) watch(ctx context.Context, w io.Writer, total int, costOf func(*maker.Report) float64) (a *activity, finish func()) {
-	a = &activity{bar: f.newBar(w, total, "steps"), w: w, verbose: f.verbose, secrets: heldSecrets(ctx)}
-	if a.bar == nil && !a.verbose {
-		return nil, func() {}
-	}
-	if a.bar != nil {
-		a.cost = func(e maker.Event) string { return costLine(costOf(e.Report), e.Report.Steps, total) }
-	}
-	return a, a.finish
-}
-
-// activity shows a run's samples as they complete.
-type activity struct {
-	mu      sync.Mutex
-	bar     *progressbar.ProgressBar
-	w       io.Writer
-	verbose bool
-	secrets *observe.Secrets // redacted from a reply before it is cut to verboseChars
-	step    observe.StepActivity
-	cost    func(maker.Event) string // dollars spent and forecast (cost.go)
-	spent   string
-}
-
-// verboseChars is how much of a flagged reply --verbose shows.
-const verboseChars = 80
-
-func (a *activity) sample(e maker.SampleEvent) {
-	if !a.step.Add(e) {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if line := observe.SampleLine(e, a.secrets, verboseChars); a.verbose && line != "" {
-		if a.bar != nil {
-			_ = a.bar.Clear()
-		}
-		fmt.Fprintf(a.w, "maker: %s\n", line)
-	}
-	if a.bar != nil {
-		a.bar.Describe(a.step.String() + a.spent)
-	}
-}
-
-func (a *activity) progress(e maker.Event) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cost != nil {
-		a.spent = "; " + a.cost(e)
-	}
-	_ = a.bar.Set(e.Step + 1)
-}
-
-func (a *activity) finish() {
-	if a.bar != nil {
-		_ = a.bar.Finish()
-	}
 }
 
 // runErr turns a journal error met while solving into a usage error

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/mdap-go/mdap/internal/words"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
-	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/spf13/cobra"
 )
 
@@ -56,35 +56,13 @@ Exit status 1 when the run fails or is not solved.`,
 			if err != nil {
 				return usageErr("--disks: %w", err)
 			}
-			if err := flags.obs.start(cmd.Context(), "maker", cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			defer flags.obs.stop(cmd.Context())
-			watch := &runWatch{ctx: cmd.Context(), total: 1<<disks - 1}
-			s, err := flags.solver(hanoi.Oracle{}, cmd.ErrOrStderr(), solverWith{steps: hanoi.TotalSteps(disks), watch: watch})
-			defer flags.closeNATS() // after the journal's Close, deferred below
-			if err != nil {
-				return err
-			}
-			if s.Journal != nil {
-				defer func() {
-					if cerr := s.Journal.Close(); cerr != nil && err == nil {
-						err = failed(cerr)
-					}
-				}()
-			}
-			defer ui.attach(cmd, s, task, &flags)()
-			rep, runErrV := s.Solve(observe.WithOracle(cmd.Context(), task), task)
-			watch.finish()
-			if err := runErr(runErrV); isUsage(err) {
-				return err // a journal that does not fit: no run to summarise
-			}
-
-			sum := hanoiSummary{Solved: runErrV == nil && task.Solved(), WrongSteps: task.WrongSteps(), Disks: disks,
-				runTotals: flags.totals(cmd.Context(), s, rep, runErrV)}
-			report(cmd.OutOrStdout(), asJSON, sum, fmt.Sprintf("hanoi %d disks, k=%s, model %s: solved %v, %s\n",
-				disks, flags.kText(), flags.modelName(), sum.Solved, words.Plural(sum.WrongSteps, "wrong step")), rep, sum.runTotals)
-			return flags.ending(cmd.Context(), runErrV, sum.Solved, words.Plural(sum.WrongSteps, "wrong step"))
+			return flags.solveTask(cmd, &ui, task, hanoi.Oracle{}, solverWith{steps: hanoi.TotalSteps(disks)}, func(s *maker.Solver, rep maker.Report, runErrV error) error {
+				sum := hanoiSummary{Solved: runErrV == nil && task.Solved(), WrongSteps: task.WrongSteps(), Disks: disks,
+					runTotals: flags.totals(cmd.Context(), s, rep, runErrV)}
+				report(cmd.OutOrStdout(), asJSON, sum, fmt.Sprintf("hanoi %d disks, k=%s, model %s: solved %v, %s\n",
+					disks, flags.kText(), flags.modelName(), sum.Solved, words.Plural(sum.WrongSteps, "wrong step")), rep, sum.runTotals)
+				return flags.ending(cmd.Context(), runErrV, sum.Solved, words.Plural(sum.WrongSteps, "wrong step"))
+			})
 		},
 	}
 	cmd.Flags().IntVar(&disks, "disks", 10, fmt.Sprintf("number of disks, 1 to %d (2^N-1 steps)", hanoi.MaxDisks))

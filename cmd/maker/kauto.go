@@ -93,13 +93,3 @@ func (f *runFlags) kText() string {
 	}
 	return strconv.Itoa(f.k)
 }
-
-// pEstimate is the run's estimate of p under --k auto, nil otherwise.
-func (f *runFlags) pEstimate(s *maker.Solver, rep maker.Report) *adaptive.PEstimate {
-	a, ok := adaptive.Of(s.AdaptiveK)
-	if !ok {
-		return nil
-	}
-	e := a.Estimate(rep)
-	return &e
-}

@@ -6,7 +6,7 @@ import (
 	"io"
 )
 
-// loadModelsFile reads --models FILE ("-": stdin; modelsfile.Parse) into
+// loadModelsFile reads --models FILE ("-": stdin; modelsfile.Load) into
 // f.models: after the --model specs given, or in place of the default
 // sim when no --model was given. Once per run; errors are usage errors
 // naming the file and the line.
@@ -18,16 +18,7 @@ func (f *runFlags) loadModelsFile(fs *pflag.FlagSet, stdin io.Reader) error {
 	if f.modelsFile == "" {
 		return usageErr("--models \"\": give the models file's name")
 	}
-	var specs []string
-	var err error
-	if f.modelsFile == "-" {
-		var data []byte
-		if data, err = io.ReadAll(io.LimitReader(stdin, modelsfile.MaxBytes+1)); err == nil {
-			specs, err = modelsfile.Parse(data)
-		}
-	} else {
-		specs, err = modelsfile.Read(f.modelsFile)
-	}
+	specs, err := modelsfile.Load(f.modelsFile, stdin)
 	if err != nil {
 		return usageErr("--models %s: %w", f.modelsFile, err)
 	}

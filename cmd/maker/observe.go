@@ -201,12 +201,7 @@ func (f *runFlags) runLogger(w *watchFlags, stderr io.Writer) *slog.Logger {
 // watchBuild watches a batch (the solvers it builds are watched through
 // batch.Builtin's Observer): the readiness probes, the queue, the cost cap.
 func (w *watchFlags) watchBuild(f *runFlags, build batch.Builder) batch.Builder {
-	w.probe("model", observe.DialProbe(f.baseURL))
-	w.probe("engine", f.natsRun.engineProbe)
-	f.observeQueue(w)
-	if f.maxCost > 0 {
-		w.observer().RecordCostCap(context.Background(), f.maxCost)
-	}
+	f.watchRun(w, false)
 	return build
 }
 
@@ -221,6 +216,18 @@ func (w *watchFlags) batchProgress(next func(batch.Progress)) func(batch.Progres
 		if next != nil {
 			next(p)
 		}
+	}
+}
+
+// recordBatch sets the batch gauge (mdap_batch_tasks); nil when metrics
+// are off.
+func (w *watchFlags) recordBatch() func(queued, running, solved, failed int) {
+	o := w.observer()
+	if o == nil {
+		return nil
+	}
+	return func(queued, running, solved, failed int) {
+		o.RecordBatch(context.Background(), queued, running, solved, failed)
 	}
 }
 

@@ -6,15 +6,12 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/replyfile"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
 )
-
-// maxReplyBytes bounds one reply read by maker parse.
-const maxReplyBytes = 16 << 20
 
 // parseLine is one reply's verdict in maker parse --json.
 type parseLine struct {
@@ -121,46 +118,14 @@ func (f *parseFlags) parse(cmd *cobra.Command, args []string) error {
 func readVerdicts(cmd *cobra.Command, solver *maker.Solver, task maker.Task, names []string) ([]parseLine, error) {
 	lines := make([]parseLine, 0, len(names))
 	for _, name := range names {
-		b, err := readReplyFile(cmd, name)
+		r, err := replyfile.Load(name, cmd.InOrStdin())
 		if err != nil {
 			return nil, usageErr("%w", err)
-		}
-		asName := name
-		if name == "-" {
-			asName = "stdin.json"
-		}
-		r, err := readReply(asName, b)
-		if err != nil {
-			return nil, usageErr("%s: %w", name, err)
 		}
 		lines = append(lines, parseLine{File: name, Verdict: solver.InspectIn(task, r),
 			OutputTokens: r.OutputTokens, Estimated: r.Estimated, StopReason: r.StopReason})
 	}
 	return lines, nil
-}
-
-// readReplyFile reads one reply, "-" for stdin, refusing anything over
-// maxReplyBytes.
-func readReplyFile(cmd *cobra.Command, name string) ([]byte, error) {
-	var r io.Reader
-	if name == "-" {
-		r = cmd.InOrStdin()
-	} else {
-		f, err := safefile.Open(name) // a FIFO or a device is refused at once
-		if err != nil {
-			return nil, fmt.Errorf("%w: give a file holding one reply", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	b, err := io.ReadAll(io.LimitReader(r, maxReplyBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(b) > maxReplyBytes {
-		return nil, fmt.Errorf("%s is over %d bytes: one reply is far smaller", name, maxReplyBytes)
-	}
-	return b, nil
 }
 
 // printVerdicts writes the verdicts for a person, then which replies vote

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/replyfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,7 +59,7 @@ func TestParseAgreesWithARunOverTheFuzzCorpus(t *testing.T) {
 		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		require.NoError(t, err)
-		r, err := readReply(e.Name(), b)
+		r, err := replyfile.Read(e.Name(), b)
 		require.NoError(t, err, e.Name())
 		names, replies = append(names, e.Name()), append(replies, r)
 	}
@@ -71,7 +72,7 @@ func TestParseAgreesWithARunOverTheFuzzCorpus(t *testing.T) {
 		`{"tool_intent":{"tool":"read_file","args":{"path":"a.txt","nonsense":true}}}`,
 		`{"a":1,"a":2}`, `{"a":1.0}`, `{"a":1}`, "", "{}", "null",
 	} {
-		r, err := readReply("extra.txt", []byte(text))
+		r, err := replyfile.Read("extra.txt", []byte(text))
 		require.NoError(t, err)
 		names, replies = append(names, "extra "+strconv.Itoa(i)), append(replies, r)
 	}

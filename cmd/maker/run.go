@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
 )
@@ -116,40 +117,18 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 	if slices.Contains(r.flags.models, "sim") && len(sp.Script) == 0 {
 		return usageErr("%s: \"script\" is missing: --model sim answers a spec task from its script; add a \"script\" of the correct replies, or give a real --model", path)
 	}
-	if err := r.flags.obs.start(cmd.Context(), "maker", cmd.ErrOrStderr()); err != nil {
-		return err
-	}
-	defer r.flags.obs.stop(cmd.Context())
-	watch := &runWatch{ctx: cmd.Context(), total: sp.MaxSteps}
-	s, err := r.flags.solver(spec.Oracle{Spec: sp}, cmd.ErrOrStderr(), solverWith{steps: sp.MaxSteps, maxSteps: r.maxSteps,
-		executor: ex, tools: st.Tools, decl: decl, watch: watch})
-	defer r.flags.closeNATS() // after the journal's Close, deferred below
-	if err != nil {
-		return err
-	}
-	if s.Journal != nil {
-		defer func() {
-			if cerr := s.Journal.Close(); cerr != nil && err == nil {
-				err = failed(cerr)
-			}
-		}()
-	}
 	defer noteToolsRefused(cmd.ErrOrStderr(), &err)
-	defer r.ui.attach(cmd, s, task, &r.flags)()
-	rep, runErrV := s.Solve(cmd.Context(), task)
-	watch.finish()
-	if err := runErr(runErrV); isUsage(err) {
-		return err // a journal that does not fit: no run to summarise
-	}
-
-	name := sp.Name
-	if name == "" {
-		name = "unnamed"
-	}
-	sum := specSummary{Spec: path, Name: name, Solved: runErrV == nil && task.Done(), State: task.State(),
-		ToolCalls: rep.ToolCalls, Denied: rep.Denied, Root: ex.Root(), Tools: ex.Policy().String(),
-		runTotals: r.flags.totals(cmd.Context(), s, rep, runErrV)}
-	report(cmd.OutOrStdout(), r.asJSON, sum, fmt.Sprintf("spec %s (%s), k=%s, model %s: solved %v\nstate: %s\ntools: %s, under %s\n",
-		name, path, r.flags.kText(), r.flags.modelName(), sum.Solved, sum.State, sum.Tools, sum.Root), rep, sum.runTotals)
-	return r.flags.ending(cmd.Context(), runErrV, sum.Solved, "the task never said it was done")
+	with := solverWith{steps: sp.MaxSteps, maxSteps: r.maxSteps, executor: ex, tools: st.Tools, decl: decl}
+	return r.flags.solveTask(cmd, &r.ui, task, spec.Oracle{Spec: sp}, with, func(s *maker.Solver, rep maker.Report, runErrV error) error {
+		name := sp.Name
+		if name == "" {
+			name = "unnamed"
+		}
+		sum := specSummary{Spec: path, Name: name, Solved: runErrV == nil && task.Done(), State: task.State(),
+			ToolCalls: rep.ToolCalls, Denied: rep.Denied, Root: ex.Root(), Tools: ex.Policy().String(),
+			runTotals: r.flags.totals(cmd.Context(), s, rep, runErrV)}
+		report(cmd.OutOrStdout(), r.asJSON, sum, fmt.Sprintf("spec %s (%s), k=%s, model %s: solved %v\nstate: %s\ntools: %s, under %s\n",
+			name, path, r.flags.kText(), r.flags.modelName(), sum.Solved, sum.State, sum.Tools, sum.Root), rep, sum.runTotals)
+		return r.flags.ending(cmd.Context(), runErrV, sum.Solved, "the task never said it was done")
+	})
 }

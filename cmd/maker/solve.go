@@ -9,14 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
-	"time"
 
+	"github.com/mdap-go/mdap/benchmarks"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/observe"
+	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
@@ -258,13 +258,13 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 			err = failed(cerr)
 		}
 	}()
-	progress, finish := run.batchBar(stderr, len(jobs))
+	progress, finish := progress.Batch(stderr, progress.Mode(run.progress), len(jobs))
 	r, spend := f.batchRunner(store, progress, stderr)
 	defer f.ui.attachBatch(cmd, run, path, jobs, store, &r)()
 	sum, runErrV := f.runBatch(cmd, queue, jobs, r, store)
 	finish()
 	if spend != nil {
-		if err := spend.write(f.spendChart, path, run.maxCost); err != nil {
+		if err := writeSpendChart(f.spendChart, path, run.maxCost, spend.End()); err != nil {
 			fmt.Fprintf(stderr, "maker: the spend chart: %v\n", err)
 			if runErrV == nil {
 				runErrV = err
@@ -312,12 +312,12 @@ func (f *solveFlags) openStore(stderr io.Writer) (*batch.Store, error) {
 
 // batchRunner is the batch's runner over store, reporting to progress;
 // spend is the --spend-chart recorder (nil without it).
-func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progress), stderr io.Writer) (r batch.Runner, spend *spendRecorder) {
+func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progress), stderr io.Writer) (r batch.Runner, spend *batch.SpendTrace) {
 	run := &f.run
 	r = f.runner
 	// One budget for the whole batch across runs (it only counts without
 	// --max-cost): the runner credits it with what earlier runs spent;
-	// with --nats, where each task runs as a batch of one, natsBook does.
+	// with --nats, where each task runs as a batch of one, batch.Book does.
 	f.builder.Budget = maker.NewBudget(run.maxCost)
 	if run.natsURL == "" {
 		r.Budget = f.builder.Budget
@@ -326,8 +326,8 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 	r.Build, r.Store, r.Fault = run.obs.watchBuild(run, f.builder.Build), store, engineFault
 	r.Progress, r.Logger = run.obs.batchProgress(progress), run.obs.warnLogger(stderr)
 	if f.spendChart != "" {
-		spend = newSpendRecorder(f.builder.Budget) // set with --nats too
-		r.Progress = spend.wrap(r.Progress)
+		spend = batch.NewSpendTrace(f.builder.Budget) // set with --nats too
+		r.Progress = spend.Wrap(r.Progress)
 	}
 	return r, spend
 }
@@ -341,10 +341,10 @@ func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job
 	if run.natsURL == "" {
 		return r.Run(ctx, jobs)
 	}
-	book := openNATSBook(f.builder.Budget, store, jobs)
-	r.Build = book.wrap(newNATSGauge(run.obs.observer(), jobs, store).wrap(r.Build))
+	book := batch.OpenBook(f.builder.Budget, store, jobs)
+	r.Build = book.Wrap(batch.NewGauge(run.obs.recordBatch(), engineFault, jobs, store).Wrap(r.Build))
 	sum, err := run.solveOverNATS(ctx, queue, jobs, r, store, r.Concurrency, cmd.ErrOrStderr())
-	return sum, book.finish(&sum, jobs, err)
+	return sum, book.Finish(&sum, jobs, err)
 }
 
 // report prints the summary of a batch: as JSON with --json.
@@ -365,35 +365,11 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 		_ = enc.Encode(report) // a failed write fails the command (see run)
 		return
 	}
-	fmt.Fprintf(w, "solve %s: %s: %d solved, %d failed, %d invalid", path, words.Plural(sum.Tasks, "task"), sum.Solved, sum.Failed, sum.Invalid)
-	if sum.Unfinished > 0 {
-		fmt.Fprintf(w, ", %d unfinished", sum.Unfinished)
+	where := "in " + f.state
+	if f.run.natsURL != "" {
+		where = "on the engine"
 	}
-	if sum.Skipped > 0 {
-		fmt.Fprintf(w, " (%d recorded by an earlier run)", sum.Skipped)
-	}
-	fmt.Fprintf(w, "; results in %s\n", f.out)
-	fmt.Fprintf(w, "steps %d, samples %d, flagged %d, errors %d; tokens in %d, out %d; cost %.4f; wall %s\n",
-		sum.Steps, sum.Samples, sum.Flagged, sum.Errors, sum.InputTokens, sum.OutputTokens, sum.Cost,
-		time.Duration(sum.WallSeconds*float64(time.Second)).Round(time.Millisecond))
-	if f.run.maxCost > 0 || sum.SpentTotal > 0 {
-		fmt.Fprintf(w, "spent $%.4f in this run, $%.4f in all runs of the batch", sum.Spent, sum.SpentTotal)
-		if f.run.maxCost > 0 {
-			fmt.Fprintf(w, " (--max-cost $%.4f)", f.run.maxCost)
-		}
-		fmt.Fprintln(w)
-	}
-	if sum.Resumed > 0 {
-		where := "in " + f.state
-		if f.run.natsURL != "" {
-			where = "on the engine"
-		}
-		fmt.Fprintf(w, "%s replayed from the journals %s\n", words.Plural(sum.Resumed, "step"), where)
-	}
-	if l := sum.Limits; l != nil && (l.RateLimited > 0 || l.Paused > 0) {
-		fmt.Fprintf(w, "provider limits: %d rate-limit answers, %d calls retried, %d calls paused, at most %d in flight\n",
-			l.RateLimited, l.Retried, l.Paused, l.PeakInFlight)
-	}
+	sum.WriteText(w, batch.SummaryText{TasksFile: path, Results: f.out, Journals: where, Cap: f.run.maxCost, CapName: "--max-cost"})
 }
 
 // exit is the command's error for a batch's outcome: interrupted (130),
@@ -462,27 +438,19 @@ func warnLogger(w io.Writer) *slog.Logger {
 	}}))
 }
 
-// batchBar returns a Progress callback drawing a bar of tasks on w, with
-// the steps, samples, step rate and cost so far, or nil when the flags or
-// the terminal say no.
-func (f *runFlags) batchBar(w io.Writer, total int) (func(batch.Progress), func()) {
-	bar := f.newBar(w, total, "tasks")
-	if bar == nil {
-		return nil, func() {}
+// writeSpendChart writes --spend-chart: the points of the batch's spend
+// against its cap, as an SVG.
+func writeSpendChart(path, tasks string, capUSD float64, points []batch.SpendPoint) error {
+	chart := make([]benchmarks.SpendPoint, len(points))
+	for i, p := range points {
+		chart[i] = benchmarks.SpendPoint(p)
 	}
-	start := time.Now()
-	var mu sync.Mutex
-	var last time.Time
-	return func(p batch.Progress) {
-			mu.Lock()
-			defer mu.Unlock()
-			if now := time.Now(); now.Sub(last) >= 100*time.Millisecond || p.Done == total {
-				last = now
-				rate := float64(p.Steps) / max(now.Sub(start).Seconds(), 1e-3)
-				bar.Describe(fmt.Sprintf("tasks (steps %d, samples %d, %.0f steps/s, $%.4f)", p.Steps, p.Samples, rate, p.Cost))
-				_ = bar.Set(p.Done)
-			}
-		}, func() {
-			_ = bar.Finish()
-		}
+	svg, err := benchmarks.SpendChart(chart, capUSD, fmt.Sprintf("maker solve %s: the batch's spend", tasks))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, svg, 0o644); err != nil {
+		return fmt.Errorf("--spend-chart: %w", err)
+	}
+	return nil
 }

@@ -5,52 +5,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 
+	"github.com/spf13/cobra"
+
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/observe"
+	"github.com/mdap-go/mdap/maker/runsummary"
+	"github.com/mdap-go/mdap/maker/sim"
 )
 
-// runTotals is what every run command's --json summary says of the run;
-// each command adds its task's own fields around it.
+// runTotals is what every run command's --json summary says of the run
+// (runsummary.Totals, and the flags' own); each command adds its task's own
+// fields around it.
 type runTotals struct {
-	Steps          int            `json:"steps"`
-	Samples        int            `json:"samples"`
-	Valid          int            `json:"valid"`
-	Flagged        int            `json:"flagged"`
-	Errors         int            `json:"errors"`
-	Cancelled      int            `json:"cancelled"`
-	Flags          map[string]int `json:"flags"`
-	SamplesPerStep float64        `json:"samples_per_step"`
-	InputTokens    int            `json:"input_tokens"`
-	OutputTokens   int            `json:"output_tokens"`
-	// CachedInputTokens and CacheWriteTokens are the input tokens read
-	// from and written to the provider's prompt cache; Requests the
-	// provider requests (fewer than Samples with --samples-per-call).
-	CachedInputTokens int            `json:"cached_input_tokens"`
-	CacheWriteTokens  int            `json:"cache_write_tokens"`
-	Requests          int            `json:"requests"`
-	Cost              float64        `json:"cost"` // dollars
-	Resumed           int            `json:"resumed"`
-	WallSeconds       float64        `json:"wall_seconds"`
-	K                 int            `json:"k"`
-	Model             string         `json:"model"`
-	Models            []modelSummary `json:"models"`
-	Seed              uint64         `json:"seed,omitempty"`
-	Error             string         `json:"error,omitempty"`
-
-	// --k auto: the steps by their k, and the run's own estimate of p.
-	KHistogram map[int]int         `json:"k_histogram"`
-	PEstimate  *adaptive.PEstimate `json:"p_estimate,omitempty"`
-	// --escalate: the contested steps and those the policy decided.
-	Contested int `json:"contested"`
-	Escalated int `json:"escalated"`
-	// The steps a task's check verified (a spec's "checker") and those
-	// only the vote decided.
-	Checked  int `json:"checked"`
-	VoteOnly int `json:"vote_only"`
+	runsummary.Totals
+	K     int    `json:"k"`
+	Model string `json:"model"`
+	Seed  uint64 `json:"seed,omitempty"`
+	Error string `json:"error,omitempty"`
 	// --nats: the distinct worker identities a step's winning votes came
 	// from at least (--min-workers as settled), and the workers
 	// quarantined for answers that lost far more often than their peers'.
@@ -60,19 +34,7 @@ type runTotals struct {
 
 // totals summarises a run of s that ended with rep and runErr.
 func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report, runErr error) runTotals {
-	t := runTotals{
-		Steps: rep.Steps, Samples: rep.Launched, Valid: rep.Valid, Flagged: rep.Flagged,
-		Errors: rep.Errors, Cancelled: rep.Cancelled, Flags: maps.Clone(rep.Flags),
-		CachedInputTokens: rep.Usage.CachedInputTokens, CacheWriteTokens: rep.Usage.CacheWriteTokens, Requests: rep.Usage.Requests,
-		SamplesPerStep: rep.SamplesPerStep(), InputTokens: rep.Usage.InputTokens,
-		OutputTokens: rep.Usage.OutputTokens, Cost: rep.Cost, Resumed: rep.Resumed,
-		WallSeconds: rep.Wall.Seconds(), K: f.k, Model: f.modelName(), Models: modelSummaries(s, rep),
-		KHistogram: maps.Clone(rep.KHistogram), PEstimate: f.pEstimate(s, rep),
-		Contested: rep.Contested, Escalated: rep.Escalated, Checked: rep.Checked, VoteOnly: rep.VoteOnly,
-	}
-	if t.Flags == nil {
-		t.Flags = map[string]int{}
-	}
+	t := runTotals{Totals: runsummary.Of(s, rep), K: f.k, Model: f.modelName()}
 	if f.drawer != nil {
 		t.MinWorkers, t.Quarantined = max(f.minVoters, 1), f.drawer.Quarantined()
 	}
@@ -86,6 +48,45 @@ func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report
 		}
 	}
 	return t
+}
+
+// solveTask solves task with the solver the flags describe, with what
+// the command adds (with) and its watchers: the telemetry started, a
+// progress bar of with.steps, --ui attached. finish prints the summary of
+// the run (s, its report, the run's own error) and returns the command's
+// error; then the view stops, the journal closes (its error fails the
+// command) and the NATS connection after it. A journal that does not fit
+// is a usage error with no summary.
+func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, oracle sim.Oracle, with solverWith, finish func(s *maker.Solver, rep maker.Report, runErr error) error) (err error) {
+	ctx := cmd.Context()
+	if err := f.obs.start(ctx, "maker", cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	defer f.obs.stop(ctx)
+	with.watch = &runWatch{ctx: ctx, total: with.steps}
+	s, err := f.solver(oracle, cmd.ErrOrStderr(), with)
+	defer f.closeNATS() // after the journal's Close, deferred below
+	if err != nil {
+		return err
+	}
+	if s.Journal != nil {
+		defer func() {
+			if cerr := s.Journal.Close(); cerr != nil && err == nil {
+				err = failed(cerr)
+			}
+		}()
+	}
+	defer ui.attach(cmd, s, task, f)()
+	solveCtx := ctx
+	if o, ok := task.(observe.Oracle); ok { // Towers of Hanoi: the wrong steps' metric
+		solveCtx = observe.WithOracle(ctx, o)
+	}
+	rep, runErrV := s.Solve(solveCtx, task)
+	with.watch.finish()
+	if err := runErr(runErrV); isUsage(err) {
+		return err // a journal that does not fit: no run to summarise
+	}
+	return finish(s, rep, runErrV)
 }
 
 // report writes a run's summary: sum as JSON, or headline, the report's

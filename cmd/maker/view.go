@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"path/filepath"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/batchview"
 	"github.com/mdap-go/mdap/maker/view"
 	"github.com/spf13/cobra"
 )
@@ -139,7 +138,7 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool
 	if err != nil {
 		return err
 	}
-	srv, url := l.serve(cmd, cmd.ErrOrStderr(), view.Config{Run: j.Run(), Records: j})
+	srv, url := serveView(l, cmd, cmd.ErrOrStderr(), view.Config{Run: j.Run(), Records: j})
 	defer srv.Close()
 	fmt.Fprintf(cmd.ErrOrStderr(), "maker view: %s at %s (Ctrl-C ends it)\n", path, url)
 	if err := j.Follow(ctx, 0); err != nil {
@@ -167,7 +166,7 @@ func runViewFolder(cmd *cobra.Command, dir, addr, pngOut, htmlOut string, noAuth
 	if err != nil {
 		return err
 	}
-	srv, url := l.serve(cmd, cmd.ErrOrStderr(), view.Config{Batch: f.Batch()})
+	srv, url := serveView(l, cmd, cmd.ErrOrStderr(), view.Config{Batch: f.Batch()})
 	defer srv.Close()
 	fmt.Fprintf(cmd.ErrOrStderr(), "maker view: the batch in %s at %s (Ctrl-C ends it)\n", dir, url)
 	if err := f.Follow(ctx, 0); err != nil {
@@ -176,55 +175,40 @@ func runViewFolder(cmd *cobra.Command, dir, addr, pngOut, htmlOut string, noAuth
 	return interrupted("")
 }
 
-// viewListener is a view's listening socket and its token, made before
-// anything else is (a taken port writes nothing).
-type viewListener struct {
-	ln        net.Listener
-	token     string
-	generated bool
-}
-
-// listenView listens on addr, with a token unless noAuth (refused but
-// on loopback).
-func listenView(ctx context.Context, flag, addr string, noAuth bool) (*viewListener, error) {
-	lo, err := view.Loopback(addr)
-	if err != nil {
-		return nil, usageErr("%s: %w", flag, err)
-	}
-	if noAuth && !lo {
+// listenView listens on addr with the token in $MDAP_VIEW_TOKEN, or a
+// generated one, or none with noAuth (view.ListenGuarded).
+func listenView(ctx context.Context, flag, addr string, noAuth bool) (*view.Guarded, error) {
+	l, err := view.ListenGuarded(addr, os.Getenv(viewTokenEnv), noAuth)
+	switch {
+	case errors.Is(err, view.ErrNoAuthRemote):
 		return nil, usageErr("--no-auth serves on a loopback %s only; %s reaches other machines: leave --no-auth out (a token is generated) or listen on 127.0.0.1", flag, addr)
-	}
-	var l viewListener
-	if !noAuth {
-		l.token = os.Getenv(viewTokenEnv)
-		if l.token == "" {
-			l.token, l.generated = view.NewToken(), true
-		}
-		if err := view.CheckToken(l.token); err != nil {
-			return nil, usageErr("$%s: %w", viewTokenEnv, err)
-		}
-		addSecret(ctx, l.token)
-	}
-	if l.ln, err = view.Listen(addr); err != nil {
+	case errors.Is(err, view.ErrToken):
+		return nil, usageErr("$%s: %w", viewTokenEnv, err)
+	case errors.Is(err, view.ErrAddr):
+		return nil, usageErr("%s: %w", flag, err)
+	case err != nil:
 		return nil, usageErr("%s %s: %w", flag, addr, err)
 	}
-	return &l, nil
+	if l.Token != "" {
+		addSecret(ctx, l.Token)
+	}
+	return l, nil
 }
 
-// serve serves cfg on the listener and returns the server and the
+// serveView serves cfg on l and returns the server and the
 // page's address; a generated token is printed once, unredacted.
-func (l *viewListener) serve(cmd *cobra.Command, stderr io.Writer, cfg view.Config) (*view.Server, string) {
-	cfg.Token = l.token
+func serveView(l *view.Guarded, cmd *cobra.Command, stderr io.Writer, cfg view.Config) (*view.Server, string) {
+	cfg.Token = l.Token
 	h, _ := view.Handler(cfg) // the token is checked by listenView
-	srv := view.Serve(l.ln, h)
+	srv := view.Serve(l, h)
 	url := "http://" + srv.Addr() + "/"
-	if l.generated {
+	if l.Generated {
 		// Once, past the redaction of everything else: the person opens it.
 		notice(cmd, unredacted(stderr),
-			fmt.Sprintf("maker: the view on %s needs a token (no $%s was set, so one was generated); open\n  %s?token=%s\nor send Authorization: Bearer %s\n", srv.Addr(), viewTokenEnv, url, l.token, l.token),
+			fmt.Sprintf("maker: the view on %s needs a token (no $%s was set, so one was generated); open\n  %s?token=%s\nor send Authorization: Bearer %s\n", srv.Addr(), viewTokenEnv, url, l.Token, l.Token),
 			"maker: the view needs a token (no $"+viewTokenEnv+" was set, so one was generated): open URL?token=TOKEN or send Authorization: Bearer TOKEN",
-			"url", url, "token", l.token)
-	} else if l.token != "" {
+			"url", url, "token", l.Token)
+	} else if l.Token != "" {
 		notice(cmd, stderr,
 			fmt.Sprintf("maker: the view on %s needs the token in $%s: open %s?token=$%s\n", srv.Addr(), viewTokenEnv, url, viewTokenEnv),
 			"maker: the view needs the token in $"+viewTokenEnv+": open URL?token=$"+viewTokenEnv, "url", url)
@@ -232,21 +216,14 @@ func (l *viewListener) serve(cmd *cobra.Command, stderr io.Writer, cfg view.Conf
 	return srv, url
 }
 
-// writeExport writes a file whole or not at all: into a temporary file
-// beside it, renamed over it once complete. The file is 0600, as the
-// journal it shows is.
+// writeExport writes a file whole or not at all (view.WriteFile); a file
+// that cannot be created there is bad usage.
 func writeExport(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return usageErr("%s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := errors.Join(write(tmp), tmp.Close()); err != nil {
-		return failed(fmt.Errorf("writing %s: %w", path, err))
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return failed(fmt.Errorf("writing %s: %w", path, err))
+	switch err := view.WriteFile(path, write); {
+	case errors.Is(err, view.ErrExportPath):
+		return usageErr("%w", err)
+	case err != nil:
+		return failed(err)
 	}
 	return nil
 }
@@ -255,7 +232,7 @@ func writeExport(path string, write func(io.Writer) error) error {
 // process by the Solver.
 type uiFlag struct {
 	addr string
-	l    *viewListener
+	l    *view.Guarded
 }
 
 // register adds --ui to cmd, and listens on it before the command runs
@@ -293,7 +270,7 @@ func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task, f 
 			journal, records = f, view.WithJournal(live, f)
 		}
 	}
-	srv, url := u.l.serve(cmd, cmd.ErrOrStderr(), view.Config{Run: live.Run(), Records: records})
+	srv, url := serveView(u.l, cmd, cmd.ErrOrStderr(), view.Config{Run: live.Run(), Records: records})
 	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: the run's view at %s\n", url), "maker: the run's view", "url", url)
 	return func() {
 		_ = srv.Close()
@@ -325,66 +302,12 @@ func (u *uiFlag) attachBatch(cmd *cobra.Command, f *runFlags, source string, job
 		return func() {}
 	}
 	b := view.NewBatch(source, f.maxCost)
-	names := make(map[string]string, len(jobs)) // a job's key to its name
-	for _, job := range jobs {
-		name := batchTaskName(job.ID, job.Line)
-		names[job.Key()] = name
-		t := view.BatchTask{Name: name, ID: job.ID, Kind: job.Kind(), Line: job.Line, Status: view.StatusQueued}
-		if res, ok := store.Done(job); ok {
-			t.Status, t.Steps, t.Samples, t.Cost, t.Error = string(res.Status), res.Steps, res.Samples, res.Cost, res.Error
-		} else if job.Err != nil {
-			t.Status, t.Error = view.StatusInvalid, job.Err.Error()
-		}
-		b.Put(t, nil, nil)
-	}
-	build := r.Build
-	r.Build = func(ctx context.Context, job batch.Job) (*batch.Unit, error) {
-		unit, err := build(ctx, job)
-		name := names[job.Key()]
-		t := view.BatchTask{Name: name, ID: job.ID, Kind: job.Kind(), Line: job.Line, Status: view.StatusRunning}
-		if err != nil || unit == nil || unit.Solver == nil {
-			b.Put(t, nil, nil) // a decomposition: counted by its result
-			return unit, err
-		}
-		live := view.Attach(unit.Solver, f.viewInfo(view.SolverInfo(unit.Solver, unit.Task)))
-		b.Put(t, live.Run(), live)
-		return unit, nil
-	}
-	r.Results = batchResults{store: store, batch: b, names: names}
-	srv, url := u.l.serve(cmd, cmd.ErrOrStderr(), view.Config{Batch: b})
+	batchview.Attach(b, jobs, store, r, f.viewInfo)
+	srv, url := serveView(u.l, cmd, cmd.ErrOrStderr(), view.Config{Batch: b})
 	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: the batch's view at %s\n", url), "maker: the batch's view", "url", url)
 	return func() {
 		_ = srv.Close()
 	}
-}
-
-// batchTaskName is a task's name in the batch view: its id, or its line.
-func batchTaskName(id string, line int) string {
-	if id != "" {
-		return id
-	}
-	return fmt.Sprintf("line %d", line)
-}
-
-// batchResults records a result in the store, then shows it in the view.
-type batchResults struct {
-	store *batch.Store
-	batch *view.Batch
-	names map[string]string
-}
-
-func (w batchResults) Write(res batch.Result) error {
-	if err := w.store.Write(res); err != nil {
-		return err
-	}
-	name, ok := w.names[res.Key()]
-	if !ok {
-		name = batchTaskName(res.ID, res.Line)
-	}
-	w.batch.Update(name, func(t *view.BatchTask) {
-		t.Status, t.Steps, t.Samples, t.Cost, t.Error = string(res.Status), res.Steps, res.Samples, res.Cost, res.Error
-	})
-	return nil
 }
 
 // attachDecomposition serves the view of a decomposition (maker multiply,
@@ -395,7 +318,7 @@ func (u *uiFlag) attachDecomposition(cmd *cobra.Command, family, journal string)
 		return func() {}, nil
 	}
 	if journal == "" {
-		_ = u.l.ln.Close()
+		_ = u.l.Close()
 		return nil, usageErr("--ui on maker %s follows its journal: give --journal FILE too", family)
 	}
 	b := view.NewBatch(journal, 0)
@@ -406,7 +329,7 @@ func (u *uiFlag) attachDecomposition(cmd *cobra.Command, family, journal string)
 		defer close(done)
 		_ = view.FollowDecomposition(ctx, b, family, journal, 0)
 	}()
-	srv, url := u.l.serve(cmd, cmd.ErrOrStderr(), view.Config{Batch: b})
+	srv, url := serveView(u.l, cmd, cmd.ErrOrStderr(), view.Config{Batch: b})
 	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: the run's view at %s\n", url), "maker: the run's view", "url", url)
 	return func() {
 		cancel()

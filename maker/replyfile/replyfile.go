@@ -7,9 +7,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/toolcall"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
@@ -159,4 +161,37 @@ func structuredReply(b []byte) (r maker.Reply, ok bool, err error) {
 		return withEstimate(r), true, nil
 	}
 	return r, false, nil
+}
+
+// MaxBytes bounds one reply Load reads: far above any model's reply.
+const MaxBytes = 16 << 20
+
+// Load reads the reply saved in the file name, or in stdin when name is
+// "-" (read as a ".json" file would be, so that a piped chat completion
+// or tool calls are recognised), as Read does. A FIFO or a device is
+// refused at once, without blocking; so is a reply over MaxBytes. Errors
+// name the file and say how to fix it; Read's are wrapped. Cost: one
+// read of at most MaxBytes+1 bytes.
+func Load(name string, stdin io.Reader) (maker.Reply, error) {
+	r, asName := stdin, "stdin.json"
+	if name != "-" {
+		f, err := safefile.Open(name) // a FIFO or a device is refused at once
+		if err != nil {
+			return maker.Reply{}, fmt.Errorf("%w: give a file holding one reply", err)
+		}
+		defer f.Close()
+		r, asName = f, name
+	}
+	b, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
+	if err != nil {
+		return maker.Reply{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) > MaxBytes {
+		return maker.Reply{}, fmt.Errorf("%s is over %d bytes: one reply is far smaller", name, MaxBytes)
+	}
+	reply, err := Read(asName, b)
+	if err != nil {
+		return maker.Reply{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return reply, nil
 }

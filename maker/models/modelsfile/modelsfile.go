@@ -32,7 +32,20 @@ func Read(path string) ([]string, error) {
 		return nil, err
 	}
 	defer file.Close()
-	data, err := io.ReadAll(io.LimitReader(file, MaxBytes+1))
+	return parseFrom(file)
+}
+
+// Load is Read, but reads standard input (stdin) when path is "-".
+func Load(path string, stdin io.Reader) ([]string, error) {
+	if path != "-" {
+		return Read(path)
+	}
+	return parseFrom(stdin)
+}
+
+// parseFrom parses at most MaxBytes+1 bytes of r (Parse refuses more).
+func parseFrom(r io.Reader) ([]string, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading it: %w", err)
 	}

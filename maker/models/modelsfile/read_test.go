@@ -46,3 +46,18 @@ func TestReadModelsFileRefusesAFIFOAtOnce(t *testing.T) {
 		t.Fatal("Read blocked on a FIFO")
 	}
 }
+
+// Load reads stdin for "-", bounded as Read is, and a file otherwise.
+func TestLoadReadsStdinForDash(t *testing.T) {
+	t.Parallel()
+	got, err := Load("-", strings.NewReader("sim\nopenai:gpt-4.1-mini\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sim", "openai:gpt-4.1-mini"}, got)
+	_, err = Load("-", strings.NewReader(strings.Repeat("#", MaxBytes+1)))
+	require.ErrorIs(t, err, models.ErrSpec, "over MaxBytes")
+	path := filepath.Join(t.TempDir(), "-models")
+	require.NoError(t, os.WriteFile(path, []byte("sim\n"), 0o600))
+	got, err = Load(path, strings.NewReader("openai:x\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sim"}, got, "a path is the file, not stdin")
+}

@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"testing"
@@ -12,9 +12,9 @@ import (
 // is nothing to forecast from, so only the dollars spent are shown.
 func TestCostLineForecastsTheWholeRun(t *testing.T) {
 	t.Parallel()
-	assert.Equal(t, "$0.0032 of ~$0.0112", costLine(0.0032, 2, 7))
-	assert.Equal(t, "$1.5000 of ~$3000.0000", costLine(1.5, 1, 2000))
-	assert.Equal(t, "$2.0000 of ~$2.0000", costLine(2, 40, 40), "the last step: the forecast is what was spent")
-	assert.Equal(t, "$0.2500", costLine(0.25, 0, 7), "no step decided yet")
-	assert.Equal(t, "$0.2500", costLine(0.25, 3, 0), "no known total")
+	assert.Equal(t, "$0.0032 of ~$0.0112", CostLine(0.0032, 2, 7))
+	assert.Equal(t, "$1.5000 of ~$3000.0000", CostLine(1.5, 1, 2000))
+	assert.Equal(t, "$2.0000 of ~$2.0000", CostLine(2, 40, 40), "the last step: the forecast is what was spent")
+	assert.Equal(t, "$0.2500", CostLine(0.25, 0, 7), "no step decided yet")
+	assert.Equal(t, "$0.2500", CostLine(0.25, 3, 0), "no known total")
 }

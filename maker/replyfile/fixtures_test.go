@@ -1,8 +1,9 @@
-package main
+package replyfile_test
 
 import (
 	"fmt"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/replyfile"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,7 +16,7 @@ func readFixture(t *testing.T, name string) maker.Reply {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("../../testdata/responses", name))
 	require.NoError(t, err)
-	r, err := readReply(name, b)
+	r, err := replyfile.Read(name, b)
 	require.NoError(t, err)
 	return r
 }
@@ -54,25 +55,25 @@ func TestReadReplyShapes(t *testing.T) {
 		"chat completion":  `{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"grep","arguments":"{\"pattern\": \"x\"}"}}]}}],"usage":{"prompt_tokens":50,"completion_tokens":12}}`,
 		"anthropic":        `{"content":[{"type":"text","text":"Let me search."},{"type":"tool_use","id":"toolu_1","name":"grep","input":{"pattern":"x"}}],"stop_reason":"tool_use","usage":{"input_tokens":50,"output_tokens":12}}`,
 	} {
-		r, err := readReply("reply.json", []byte(body))
+		r, err := replyfile.Read("reply.json", []byte(body))
 		require.NoError(t, err, name)
 		got := maker.Inspect(r, 0, maker.FlagRules{}, nil)
 		assert.Empty(t, got.Flag, "%s: %s", name, got.Reason)
 		assert.Equal(t, want.Key, got.Key, name)
 	}
 
-	r, err := readReply("resp.json", []byte(`{"choices":[{"finish_reason":"length","message":{"content":"{\"a\": 1"}}],"usage":{"prompt_tokens":5,"completion_tokens":750}}`))
+	r, err := replyfile.Read("resp.json", []byte(`{"choices":[{"finish_reason":"length","message":{"content":"{\"a\": 1"}}],"usage":{"prompt_tokens":5,"completion_tokens":750}}`))
 	require.NoError(t, err)
 	assert.Equal(t, 750, r.OutputTokens)
 	assert.False(t, r.Estimated, "the response's own usage is used")
 	assert.Equal(t, "cut off", maker.Inspect(r, 0, maker.FlagRules{}, nil).Flag)
 
-	_, err = readReply("resp.json", []byte(`{"choices":[]}`))
+	_, err = replyfile.Read("resp.json", []byte(`{"choices":[]}`))
 	assert.ErrorIs(t, err, maker.ErrNoChoice)
 
 	// JSON that is none of the shapes is a text reply, as is any .txt.
 	for name, body := range map[string]string{"answer.json": `{"move": [1, 0, 2]}`, "list.json": `[1, 2]`, "call.txt": `{"id":"c1","type":"function","function":{"name":"grep","arguments":"{}"}}`} {
-		r, err := readReply(name, []byte(body))
+		r, err := replyfile.Read(name, []byte(body))
 		require.NoError(t, err)
 		assert.Equal(t, body, r.Text, name)
 		assert.Empty(t, r.ToolCalls, name)
@@ -93,7 +94,7 @@ func FuzzReadReply(f *testing.F) {
 		if len(b) > 16<<10 || len(name) > 64 {
 			return
 		}
-		r, err := readReply(name, b)
+		r, err := replyfile.Read(name, b)
 		if err != nil {
 			require.ErrorIs(t, err, maker.ErrNoChoice)
 			return
@@ -109,9 +110,9 @@ func FuzzReadReply(f *testing.F) {
 	})
 }
 
-func Example_readReply() {
-	native, _ := readReply("call.json", []byte(`[{"id": "c1", "type": "function", "function": {"name": "grep", "arguments": "{\"pattern\": \"Version\"}"}}]`))
-	text, _ := readReply("reply.txt", []byte("I will search.\n```json\n{\"tool_intent\": {\"tool\": \"grep\", \"args\": {\"pattern\": \"Version\"}}}\n```"))
+func ExampleRead() {
+	native, _ := replyfile.Read("call.json", []byte(`[{"id": "c1", "type": "function", "function": {"name": "grep", "arguments": "{\"pattern\": \"Version\"}"}}]`))
+	text, _ := replyfile.Read("reply.txt", []byte("I will search.\n```json\n{\"tool_intent\": {\"tool\": \"grep\", \"args\": {\"pattern\": \"Version\"}}}\n```"))
 	a, b := maker.Inspect(native, 0, maker.FlagRules{}, nil), maker.Inspect(text, 0, maker.FlagRules{}, nil)
 	fmt.Println(a.Canonical)
 	fmt.Println("vote together:", a.Key == b.Key)

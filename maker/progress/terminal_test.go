@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"os"
@@ -29,17 +29,19 @@ func openPTY(t *testing.T) *os.File {
 	return pts
 }
 
-// The progress bar's --progress auto sees the terminal under the
-// redacting writer that stderr is.
+// Auto sees the terminal under the redacting writer that a command's
+// stderr is.
 func TestIsTerminalUnwrapsTheRedactingWriter(t *testing.T) {
 	t.Parallel()
 	pts := openPTY(t)
-	assert.True(t, isTerminal(pts))
-	assert.True(t, isTerminal(observe.RedactWriter(pts, &observe.Secrets{})), "a terminal under the redaction")
+	assert.True(t, IsTerminal(pts))
+	assert.True(t, IsTerminal(observe.RedactWriter(pts, &observe.Secrets{})), "a terminal under the redaction")
 	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
 	require.NoError(t, err)
 	defer f.Close()
-	assert.False(t, isTerminal(observe.RedactWriter(f, &observe.Secrets{})), "a file under it")
-	f2 := &runFlags{progress: "auto"}
-	assert.NotNil(t, f2.newBar(observe.RedactWriter(pts, &observe.Secrets{}), 10, "steps"), "the bar is shown")
+	assert.False(t, IsTerminal(observe.RedactWriter(f, &observe.Secrets{})), "a file under it")
+	assert.NotNil(t, NewBar(observe.RedactWriter(pts, &observe.Secrets{}), Auto, 10, "steps"), "the bar is shown")
+	assert.Nil(t, NewBar(observe.RedactWriter(f, &observe.Secrets{}), Auto, 10, "steps"), "no bar in a file")
+	assert.Nil(t, NewBar(pts, Off, 10, "steps"), "off: no bar on a terminal either")
+	assert.NotNil(t, NewBar(f, On, 10, "steps"), "on: a bar in a file too")
 }
