@@ -122,6 +122,7 @@ check_engine() {
 pids+=($!)
 for _ in $(seq 100); do grep -q '^nats://' "$work/embedded.url" 2>/dev/null && break; sleep 0.1; done
 [ ! -e "$work/embedded/creds/coordinator.nk" ] || { echo "maker nats wrote the shared coordinator.nk without --shared-coordinator"; exit 1; }
+[ ! -e "$work/embedded/creds/worker.nk" ] || { echo "maker nats wrote the shared worker.nk without --shared-worker"; exit 1; }
 check_engine "maker nats" "$(head -n1 "$work/embedded.url")" "$work/embedded/creds" runs/ci
 
 # A stock nats-server with mdap's roles, one node.

@@ -57,7 +57,9 @@ func TestNATSUsageErrors(t *testing.T) {
 		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--model", "openai:x", "--seed", "2"}, "--seed applies to --model sim only"},
 		{[]string{"nats", "--addr", "nowhere"}, "--addr"},
 		{[]string{"nats", "--store", ""}, "--store"},
-		{[]string{"nats", "--store", t.TempDir(), "--auth", "token", "--shared-coordinator"}, "--shared-coordinator makes a key of the roles of --auth roles"},
+		{[]string{"nats", "--store", t.TempDir(), "--auth", "token", "--shared-coordinator"}, "--shared-coordinator and --shared-worker make keys of the roles of --auth roles"},
+		{[]string{"nats", "--store", t.TempDir(), "--auth", "token", "--shared-worker"}, "--shared-coordinator and --shared-worker make keys of the roles of --auth roles"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--identity", "a.b"}, `--identity "a.b": a worker identity is named 1 to 64 letters`},
 	} {
 		code, out, errOut := cli(t, c.args...)
 		assert.Equal(t, 2, code, "%v: %s", c.args, errOut)
