@@ -666,7 +666,7 @@ func watchCreds(ctx context.Context, srv *cluster.Server, dir string, roles []cl
 func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.DurationVar(&c.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (every route's; workers report progress every third of it)")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "most deliveries of a job (a job that kept killing its workers is then left to expire); at least 2")
-	fs.Int64Var(&c.KeyJobs, "key-jobs", cluster.DefaultKeyJobs, "most jobs one key may have on one route at once, queued or being answered (the coordinators sharing a run key share them): one key holds at most key-jobs x job-bytes of a route")
+	fs.Int64Var(&c.KeyJobs, "key-jobs", cluster.DefaultKeyJobs, "most jobs one key may have on one route at once, queued or being answered (the coordinators sharing a run key share them): one key holds at most key-jobs x job-bytes of a route, fewer as more routes are served, so that one key's jobs over every route stay within half of the job stream (a route that would leave less than one job is refused)")
 	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
 

@@ -81,10 +81,12 @@ type ProvisionConfig struct {
 	RunLines int64
 	// KeyJobs bounds the jobs one key may have queued on one route at
 	// once (JobsStream's messages per subject); 0 means DefaultKeyJobs.
-	// A publication past it is refused, whoever else queues: so one key
-	// holds at most KeyJobs × JobBytes of each route the engine serves,
-	// and cannot fill JobsStream while fewer than SampleBytes / (KeyJobs
-	// × JobBytes) routes are served (16 at the defaults).
+	// A publication past it is refused, whoever else queues. The engine
+	// lowers the bound as it serves more routes, so that one key's jobs
+	// over every route served stay within half of JobsStream: the bound
+	// in force is min(KeyJobs, SampleBytes / 2 / (routes × JobBytes))
+	// (64 up to 8 routes at the defaults, 1 at 512), and a route that
+	// would bring it below 1 is refused (see ProvisionRoute).
 	KeyJobs int64
 	// JobBytes bounds one job (JobsStream's largest message); 0 means
 	// DefaultJobBytes. A larger job's samples fail with ErrEngine naming
@@ -222,10 +224,13 @@ const maxRoutes = 1024
 // provisionedJobsConfig is JobsStream as the engine provisions it: with
 // cfg's bounds, on the subjects of the routes served now (those with a
 // consumer: a route whose consumer was removed, unused, is dropped), so
-// that a job on a route nobody serves is refused (no stream takes it).
+// that a job on a route nobody serves is refused (no stream takes it),
+// and with the per-key bound of that many routes (keyJobsBound). Routes
+// too many for even one job a key (a stream made with larger bounds) are
+// refused, ErrConfig naming the bound.
 func provisionedJobsConfig(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig) (jetstream.StreamConfig, error) {
 	want := jobsStreamConfig(cfg.Replicas)
-	want.MaxMsgsPerSubject = cmpOr(cfg.KeyJobs, DefaultKeyJobs)
+	want.MaxBytes = cmpOr(cfg.SampleBytes, sampleStreamBytes)
 	want.MaxMsgSize = cmpOr(cfg.JobBytes, DefaultJobBytes)
 	subjects := []string{noRoute}
 	st, err := js.Stream(ctx, JobsStream)
@@ -246,8 +251,37 @@ func provisionedJobsConfig(ctx context.Context, js jetstream.JetStream, cfg Prov
 	}
 	slices.Sort(subjects)
 	want.Subjects = slices.Compact(subjects)
+	routes := len(want.Subjects) - 1 // noRoute is no route
+	want.MaxMsgsPerSubject = keyJobsBound(cmpOr(cfg.KeyJobs, DefaultKeyJobs), want.MaxBytes, want.MaxMsgSize, routes)
+	if want.MaxMsgsPerSubject < 1 {
+		return want, fmt.Errorf("%w: %s", ErrConfig, tooManyRoutes(routes, want.MaxBytes, want.MaxMsgSize))
+	}
 	return want, nil
 }
+
+// keyJobsBound is the most jobs one key may have on each route while
+// routes are served: keyJobs, or fewer, so that one key's jobs over every
+// route fit in half of a job stream of maxBytes whose jobs are at most
+// jobBytes each: maxBytes / 2 / (routes × jobBytes). Below 1 when not one
+// job a route fits.
+func keyJobsBound(keyJobs, maxBytes int64, jobBytes int32, routes int) int64 {
+	if routes < 1 || maxBytes <= 0 || jobBytes <= 0 {
+		return keyJobs
+	}
+	return min(keyJobs, maxBytes/2/(int64(routes)*int64(jobBytes)))
+}
+
+// tooManyRoutes says why routes routes cannot be served by a job stream of
+// maxBytes with jobs of at most jobBytes, and how to raise the bound.
+func tooManyRoutes(routes int, maxBytes int64, jobBytes int32) string {
+	return fmt.Sprintf("serving %d routes would leave one key less than one job a route: the engine keeps one key's jobs over every route within half of %s (%d bytes / 2 / (%d routes × %d bytes a job) < 1); lower the largest job (maker nats --job-bytes, ProvisionConfig.JobBytes), give the job stream more bytes (ProvisionConfig.SampleBytes), or let unused routes go (a route's consumer left unused for %s is removed, and its route when the engine provisions again)",
+		routes, JobsStream, maxBytes, routes, jobBytes, DefaultConsumerInactive)
+}
+
+// ErrTooManyRoutes: the engine refused to serve a new route, since one
+// key's jobs over every route would no longer fit in half of JobsStream,
+// or it serves its most routes. It wraps ErrConfig.
+var ErrTooManyRoutes = fmt.Errorf("%w: too many routes", ErrConfig)
 
 // isRouteJobs reports whether subj is the subject of one route's jobs,
 // mdap.jobs.<token>.*, with a token RouteToken could make.
@@ -267,15 +301,19 @@ func isRouteJobs(subj string) bool {
 var routesMu sync.Mutex
 
 // serveRouteSubject makes JobsStream take the jobs of route token, at
-// most most routes (maxRoutes).
-func serveRouteSubject(ctx context.Context, js jetstream.JetStream, token string, most int) error {
+// most most routes (maxRoutes), each key at most keyJobs jobs a route or
+// fewer (keyJobsBound).
+func serveRouteSubject(ctx context.Context, js jetstream.JetStream, token string, most int, keyJobs int64) error {
 	routesMu.Lock()
 	defer routesMu.Unlock()
-	return serveRouteSubjectLocked(ctx, js, token, most)
+	return serveRouteSubjectLocked(ctx, js, token, most, keyJobs)
 }
 
-// serveRouteSubjectLocked is serveRouteSubject with routesMu held.
-func serveRouteSubjectLocked(ctx context.Context, js jetstream.JetStream, token string, most int) error {
+// serveRouteSubjectLocked is serveRouteSubject with routesMu held. The
+// per-key bound is computed from the stream's own size and largest job,
+// so that a caller's settings cannot raise them. Errors wrap
+// ErrTooManyRoutes when the route cannot be added.
+func serveRouteSubjectLocked(ctx context.Context, js jetstream.JetStream, token string, most int, keyJobs int64) error {
 	st, err := js.Stream(ctx, JobsStream)
 	if err != nil {
 		return err
@@ -286,9 +324,18 @@ func serveRouteSubjectLocked(ctx context.Context, js jetstream.JetStream, token 
 		return nil
 	}
 	if len(c.Subjects) > most { // noRoute and most routes
-		return fmt.Errorf("the engine serves %d routes, its most: a route's consumer left unused for %s is removed, and its route with it when the engine provisions again (maker nats or maker nats provision started again)", most, DefaultConsumerInactive)
+		return fmt.Errorf("%w: the engine serves %d routes, its most: a route's consumer left unused for %s is removed, and its route with it when the engine provisions again (maker nats or maker nats provision started again)", ErrTooManyRoutes, most, DefaultConsumerInactive)
+	}
+	routes := len(c.Subjects) // noRoute and the routes served, less noRoute, plus this one
+	if !slices.Contains(c.Subjects, noRoute) {
+		routes++
+	}
+	bound := keyJobsBound(keyJobs, c.MaxBytes, c.MaxMsgSize, routes)
+	if bound < 1 {
+		return fmt.Errorf("%w: %s", ErrTooManyRoutes, tooManyRoutes(routes, c.MaxBytes, c.MaxMsgSize))
 	}
 	c.Subjects = append(c.Subjects, subj)
+	c.MaxMsgsPerSubject = bound
 	_, err = js.UpdateStream(ctx, c)
 	return err
 }
@@ -310,10 +357,15 @@ func routeConsumerConfig(token, route string, ackWait time.Duration, maxDeliver 
 }
 
 // ProvisionRoute makes JobsStream take route's jobs (at most 1024
-// routes), and creates the consumer of route's workers on it with the
+// routes), lowering the jobs one key may have on each route to
+// min(cfg.KeyJobs, the stream's bytes / 2 / (routes × its largest job)),
+// so that one key's jobs over every route served stay within half of
+// the stream; a route that would bring that below one job is refused
+// (ErrTooManyRoutes, naming the bound and how to raise it). It creates the consumer of route's workers on it with the
 // engine's AckWait and MaxDeliver, or sets an existing one back to them.
 // Workers ask the agent for it (ServeAgent); call it for a stock server
-// that runs no agent. Errors wrap ErrConfig or ErrEngine.
+// that runs no agent. Errors wrap ErrConfig (ErrTooManyRoutes among them)
+// or ErrEngine.
 func ProvisionRoute(ctx context.Context, js jetstream.JetStream, route string, cfg ProvisionConfig) error {
 	if err := cfg.check(); err != nil {
 		return err
@@ -328,10 +380,14 @@ func ProvisionRoute(ctx context.Context, js jetstream.JetStream, route string, c
 	// did not see yet.
 	routesMu.Lock()
 	defer routesMu.Unlock()
-	if err := serveRouteSubjectLocked(ctx, js, token, maxRoutes); err != nil {
+	err := serveRouteSubjectLocked(ctx, js, token, maxRoutes, cmpOr(cfg.KeyJobs, DefaultKeyJobs))
+	if errors.Is(err, ErrTooManyRoutes) {
+		return fmt.Errorf("serve the jobs of route %q: %w", route, err)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: serve the jobs of route %q: %w", ErrEngine, route, err)
 	}
-	_, err := js.CreateOrUpdateConsumer(ctx, JobsStream, routeConsumerConfig(token, route, cfg.AckWait, cfg.MaxDeliver))
+	_, err = js.CreateOrUpdateConsumer(ctx, JobsStream, routeConsumerConfig(token, route, cfg.AckWait, cfg.MaxDeliver))
 	if err != nil {
 		return fmt.Errorf("%w: provision the consumer of route %q: %w", ErrEngine, route, err)
 	}

@@ -176,7 +176,7 @@ func TestJobsStreamTakesTheServedRoutesOnly(t *testing.T) {
 	_, err = js.Publish(ctx, jobsSubject+RouteToken("a")+".k", []byte(`{}`))
 	require.NoError(t, err, "a job on a served route")
 
-	err = serveRouteSubject(ctx, js, RouteToken("c"), 2)
+	err = serveRouteSubject(ctx, js, RouteToken("c"), 2, DefaultKeyJobs)
 	require.Error(t, err, "a third route past a bound of 2")
 	assert.Contains(t, err.Error(), "serves 2 routes, its most")
 

@@ -114,6 +114,10 @@ func TestStockNATSServerRoles(t *testing.T) {
 	// After the scenarios that read every job (rogue): it leaves jobs
 	// that do not decode on the route.
 	t.Run("keyjobs", func(t *testing.T) { keyJobsScenario(t, url, tenants.thief, tenants.victim, seedFiles[1], adminSeed) })
+	// Before full, which needs its stream: one key over many routes.
+	t.Run("manyroutes", func(t *testing.T) {
+		manyRoutesScenario(t, url, tenants.thief, tenants.victim, seedFiles[1], adminSeed, engine, false)
+	})
 	// Last: it leaves the job stream full.
 	t.Run("full", func(t *testing.T) {
 		fullScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
