@@ -12,7 +12,8 @@
 # credentials and with worker credentials answering jobs first, a liar worker
 # beside two honest ones under MinVoters 2 (liar), the same in a batch of
 # tasks solved at once, quarantined and given no job of the next batch
-# (batchliar), one run key flooding 20 served routes (manyroutes), and a full job stream
+# (batchliar), one worker identity asking for 100 routes of its invention
+# (routequota), one run key flooding 20 served routes (manyroutes), and a full job stream
 # failing a sample at once (full).
 #
 # Then natscli (NATSCLI_VERSION, reused or installed like nats-server:

@@ -667,6 +667,7 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.DurationVar(&c.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (every route's; workers report progress every third of it)")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "most deliveries of a job (a job that kept killing its workers is then left to expire); at least 2")
 	fs.Int64Var(&c.KeyJobs, "key-jobs", cluster.DefaultKeyJobs, "most jobs one key may have on one route at once, queued or being answered (the coordinators sharing a run key share them): one key holds at most key-jobs x job-bytes of a route, fewer as more routes are served, so that one key's jobs over every route stay within half of the job stream (a route that would leave less than one job is refused)")
+	fs.IntVar(&c.RouteQuota, "route-quota", cluster.DefaultRouteQuota, "most routes one worker identity may make the engine serve (routes it asked for that nobody served yet; a route already served costs nothing): one worker credential cannot invent routes to squeeze every other route's bound")
 	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
 
@@ -676,13 +677,13 @@ const maxJobBytes = 1 << 20
 
 // engineFlagOf names the flag of each field of cluster.ProvisionConfig
 // that maker nats and maker nats provision set.
-var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes"}
+var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota"}
 
 // checkEngineFlags refuses engine settings out of range: an explicit 0
 // (the library's default; leave the flag out for it), then what
 // cluster.ProvisionConfig.Validate refuses.
 func checkEngineFlags(fs *pflag.FlagSet, c cluster.ProvisionConfig) error {
-	names := []string{"ack-wait", "max-deliver", "key-jobs", "job-bytes"}
+	names := []string{"ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota"}
 	if fs.Lookup("replicas") != nil {
 		names = append(names, "replicas")
 	}

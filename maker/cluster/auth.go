@@ -445,7 +445,7 @@ func Permissions(role Role, inbox string) *server.Permissions {
 				"$JS.API.STREAM.INFO." + RepliesStream,
 				"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
 				ReplyPermission(inbox),
-				agentSubject + "route",
+				agentSubject + "route." + replyIdentity(inbox, ""),
 				workSubject + workerIdentity(inbox) + ".>",
 			}},
 			Subscribe: sub,

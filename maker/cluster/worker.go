@@ -233,7 +233,9 @@ const selfCreateTimeout = 10 * time.Second
 // else created (or updated) with this worker's settings.
 func (w *Worker) ensureConsumer(ctx context.Context) error {
 	var cons jetstream.Consumer
-	err := askAgent(ctx, w.nc, "route", agentRequest{Route: w.route})
+	// The request names this worker's identity, as its permissions
+	// require: the engine counts the routes each identity adds.
+	err := askAgent(ctx, w.nc, "route."+replyIdentity(w.nc.Opts.InboxPrefix, w.name), agentRequest{Route: w.route})
 	switch {
 	case err == nil:
 		cons, err = w.js.Consumer(ctx, JobsStream, w.ccfg.Durable)
