@@ -13,7 +13,9 @@
 # beside two honest ones under MinVoters 2 (liar), the same in a batch of
 # tasks solved at once, quarantined and given no job of the next batch
 # (batchliar), one worker identity asking for 100 routes of its invention
-# (routequota), one run key flooding 20 served routes (manyroutes), and a full job stream
+# (routequota), a coordinator and a worker against an engine of another
+# protocol failing at once naming both (version), one run key flooding 20
+# served routes (manyroutes), and a full job stream
 # failing a sample at once (full).
 #
 # Then natscli (NATSCLI_VERSION, reused or installed like nats-server:

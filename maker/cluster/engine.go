@@ -163,6 +163,7 @@ func jobsStreamConfig(n int) jetstream.StreamConfig {
 		DiscardNewPerSubject: true,
 		Duplicates:           2 * time.Minute,
 		AllowMsgTTL:          true,
+		Metadata:             versionMetadata(),
 	}
 }
 

@@ -115,6 +115,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 	// After the scenarios that read every job (rogue): it leaves jobs
 	// that do not decode on the route.
 	t.Run("keyjobs", func(t *testing.T) { keyJobsScenario(t, url, tenants.thief, tenants.victim, seedFiles[1], adminSeed) })
+	t.Run("version", func(t *testing.T) { versionScenario(t, url, seedFiles[1], seedFiles[0], adminSeed) })
 	// Before manyroutes, which needs room for its routes.
 	t.Run("routequota", func(t *testing.T) {
 		routeQuotaScenario(t, url, seedFiles[2], seedFiles[3], adminSeed, engine.RouteQuota, false)

@@ -178,7 +178,8 @@ type WorkerStats struct {
 // there is one (a server with roles: the engine's settings apply), else
 // by creating it and the sample streams if they do not exist (or updating
 // it to this worker's AckWait and MaxDeliver). Run starts the work. Errors wrap ErrConfig (a nil model;
-// cfg.Validate's *fielderr.Error) or ErrEngine.
+// cfg.Validate's *fielderr.Error), ErrVersion (an engine of another
+// protocol, EngineProtocol) or ErrEngine.
 func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cfg WorkerConfig) (*Worker, error) {
 	if model == nil {
 		return nil, fmt.Errorf("%w: the worker has no model", ErrConfig)
@@ -210,6 +211,9 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 	w.replicas = cfg.Replicas
 	w.ccfg = routeConsumerConfig(w.token, w.route, cfg.AckWait, cfg.MaxDeliver)
 	w.ackWait.Store(int64(w.ccfg.AckWait))
+	if err := checkEngineProtocol(ctx, w.js, "worker"); err != nil {
+		return nil, err
+	}
 	if err := w.ensureConsumer(ctx); err != nil {
 		return nil, err
 	}
