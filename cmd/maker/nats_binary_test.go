@@ -233,7 +233,9 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 		startWorker(t, url, "--log-format", "json"),
 	}
 	journal := filepath.Join(dir, "remote.jsonl")
-	coord := start(t, nil, append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", journal, "--json", "--progress", "off"}, natsSim...)...)
+	// --min-workers 1: one identity's votes decide a step, as in process
+	// (each worker signs in with an identity of its own).
+	coord := start(t, nil, append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", journal, "--json", "--progress", "off", "--min-workers", "1"}, natsSim...)...)
 	require.Eventually(t, func() bool { return countLines(journal) > 300 }, time.Minute, 5*time.Millisecond)
 
 	// The victim joins mid-run with a model that takes 3s a call (the
@@ -349,7 +351,8 @@ func TestBinaryNATSCoordinatorKilledAndResumed(t *testing.T) {
 		return info.State.Subjects["mdap.journals.run-1"]
 	}
 
-	args := append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", "nats:run-1", "--json", "--progress", "off"}, natsSim...)
+	// --min-workers 1: one identity's votes decide a step, as in process.
+	args := append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", "nats:run-1", "--json", "--progress", "off", "--min-workers", "1"}, natsSim...)
 	first := start(t, nil, args...)
 	require.Eventually(t, func() bool { return lines() > 300 }, time.Minute, 5*time.Millisecond)
 	require.NoError(t, first.cmd.Process.Kill())
