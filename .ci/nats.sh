@@ -12,7 +12,10 @@
 # credentials and with worker credentials answering jobs first, a liar worker
 # beside two honest ones under MinVoters 2 (liar), the same in a batch of
 # tasks solved at once, quarantined and given no job of the next batch
-# (batchliar), and a full job stream
+# (batchliar), one worker identity asking for 100 routes of its invention
+# (routequota), a coordinator and a worker against an engine of another
+# protocol failing at once naming both (version), one run key flooding 20
+# served routes (manyroutes), and a full job stream
 # failing a sample at once (full).
 #
 # Then natscli (NATSCLI_VERSION, reused or installed like nats-server:
@@ -122,6 +125,7 @@ check_engine() {
 pids+=($!)
 for _ in $(seq 100); do grep -q '^nats://' "$work/embedded.url" 2>/dev/null && break; sleep 0.1; done
 [ ! -e "$work/embedded/creds/coordinator.nk" ] || { echo "maker nats wrote the shared coordinator.nk without --shared-coordinator"; exit 1; }
+[ ! -e "$work/embedded/creds/worker.nk" ] || { echo "maker nats wrote the shared worker.nk without --shared-worker"; exit 1; }
 check_engine "maker nats" "$(head -n1 "$work/embedded.url")" "$work/embedded/creds" runs/ci
 
 # A stock nats-server with mdap's roles, one node.

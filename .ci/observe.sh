@@ -97,17 +97,20 @@ nats="nats://127.0.0.1:$nats_port"
 # sign in with keys of their own runs, made before it starts.
 "$maker" nats run add observe --creds "$work/nats/creds" >/dev/null
 "$maker" nats run add trace --creds "$work/nats/creds" >/dev/null
+# No shared worker key either: each worker its own identity.
+"$maker" nats worker add w1 --creds "$work/nats/creds" >/dev/null
+"$maker" nats worker add w2 --creds "$work/nats/creds" >/dev/null
 bg nats "$maker" nats --addr "127.0.0.1:$nats_port" --store "$work/nats"
 for _ in $(seq 100); do grep -q "^nats://" "$work/nats.log" && break; sleep 0.1; done
 # The engine's role credentials (written by maker nats into STORE/creds):
-# the worker and the coordinator each take their own key from the folder.
+# each worker its identity (--identity), the coordinators their run's key.
 export MDAP_NATS_CREDS="$work/nats/creds"
 
 # ---- 1. Prometheus scrapes maker solve and maker worker -------------------
 promtool check rules docs/observe-alerts.yml
 (cd docs && promtool test rules observe-alerts_test.yml)
 solve_port=$(freeport); worker_port=$(freeport); prom_port=$(freeport)
-bg worker "$maker" worker --nats "$nats" --model sim --latency 20ms --inflight 4 --metrics-addr "127.0.0.1:$worker_port"
+bg worker "$maker" worker --nats "$nats" --identity w1 --model sim --latency 20ms --inflight 4 --metrics-addr "127.0.0.1:$worker_port"
 wait_http "http://127.0.0.1:$worker_port/readyz" 30
 # The solve endpoint is guarded by a bearer token, which Prometheus sends
 # from a file (docs/observe.md).
@@ -211,7 +214,7 @@ spec=testdata/spec/find-version.json
 export OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$otlp_port" OTEL_BSP_SCHEDULE_DELAY=200
 bg servesim "$maker" serve-sim --addr "127.0.0.1:$sim_port" --spec "$spec"
 wait_http "http://127.0.0.1:$sim_port/v1/models" 30
-OTEL_SERVICE_NAME=maker-worker bg worker2 "$maker" worker --nats "$nats" --model openai:sim --base-url "http://127.0.0.1:$sim_port/v1" --inflight 2
+OTEL_SERVICE_NAME=maker-worker bg worker2 "$maker" worker --nats "$nats" --identity w2 --model openai:sim --base-url "http://127.0.0.1:$sim_port/v1" --inflight 2
 worker2_pid=${pids[-1]}
 sleep 1
 say "maker run over NATS, traced to Jaeger"

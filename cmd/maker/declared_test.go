@@ -355,7 +355,7 @@ func TestDeclaredToolsOverNATS(t *testing.T) {
 	srv := newDeclServer(t)
 	base := srv.URL + "/v1"
 	url := startNATS(t)
-	w := start(t, nil, "worker", "--nats", url, "--model", "openai:toy", "--base-url", base)
+	w := start(t, nil, append([]string{"worker", "--nats", url, "--model", "openai:toy", "--base-url", base}, nextIdentity(t)...)...)
 	c := start(t, nil, "run", specFile(t, "find-version.json"), "--nats", url, "--model", "openai:toy", "--json", "--progress", "off")
 	require.Equal(t, 0, c.wait(t, 2*time.Minute), "%s", &c.stderr)
 	var s specSummary

@@ -60,6 +60,9 @@ type natsRun struct {
 	// its run key (runs/RUN.nk) signs a coordinator in from a
 	// credentials folder.
 	natsRunName string
+	// identity is maker worker --identity: the worker identity
+	// (workers/NAME.nk) it signs in with from a credentials folder.
+	identity string
 	// minWorkers is --min-workers; minVoters what it came to for the
 	// run at its start (0: any voter); followVoters, under --min-workers
 	// 0, what it comes to at each step (maker.Solver.MinVoters).
@@ -146,6 +149,8 @@ func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, strin
 		if path, err = n.seedIn(path, from, role); err != nil {
 			return nil, "", err
 		}
+	} else if n.identity != "" {
+		return nil, "", usageErr("--identity %s picks workers/%s.nk from a credentials folder, and %s names the seed file %s: give the folder, or leave --identity out", n.identity, n.identity, from, path)
 	}
 	opts, err := cluster.Credentials(path, name)
 	if err != nil {
@@ -155,11 +160,23 @@ func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, strin
 }
 
 // seedIn picks role's seed in the credentials folder dir: ROLE.nk; for a
+// worker, its identity (cluster.WorkerSeedIn: workers/NAME.nk by
+// --identity, the only one there, else a shared worker.nk); for a
 // coordinator, the key of its run (runs/RUN.nk, maker nats run add RUN)
 // when there is one, else the shared coordinator.nk, which maker nats
 // makes only with --shared-coordinator. Neither is a usage error naming
 // maker nats run add.
 func (n *natsRun) seedIn(dir, from string, role cluster.Role) (string, error) {
+	if role == cluster.RoleWorker {
+		seed, err := cluster.WorkerSeedIn(dir, n.identity)
+		if errors.Is(err, cluster.ErrConfig) && n.identity == "" {
+			return "", usageErr("%s: %w: give --identity NAME", from, err)
+		}
+		if err != nil {
+			return "", usageErr("%s: %w (maker worker --identity NAME picks workers/NAME.nk from a folder; or give --nats-creds NAME.nk)", from, err)
+		}
+		return seed, nil
+	}
 	if role != cluster.RoleCoordinator {
 		return cluster.SeedFile(dir, role), nil
 	}
@@ -290,6 +307,9 @@ func connectHint(err error, how string) string {
 	if refused && strings.HasSuffix(how, string(filepath.Separator)+"coordinator.nk") {
 		return fmt.Sprintf("the server refused %s: maker nats accepts the shared coordinator key only when started with --shared-coordinator; give this run a key of its own with maker nats run add RUN (then --journal nats:RUN, or --queue RUN to maker solve)", how)
 	}
+	if refused && strings.HasSuffix(how, string(filepath.Separator)+"worker.nk") {
+		return fmt.Sprintf("the server refused %s: maker nats accepts the shared worker key only when started with --shared-worker; give this worker an identity of its own with maker nats worker add NAME (then --nats-creds NAME.nk, or --identity NAME with the folder)", how)
+	}
 	if refused {
 		return fmt.Sprintf("the server refused %s: give the credential maker nats printed with --nats-creds or $%s (its folder STORE/creds), or for a server with a token set $%s to that token", how, natsCredsEnv, natsTokenEnv)
 	}
@@ -380,9 +400,12 @@ type natsCmd struct {
 	// sharedCoordinator is --shared-coordinator: make and accept the
 	// coordinator key of every run (coordinator.nk).
 	sharedCoordinator bool
-	monitorAddr       string
-	obs               watchFlags
-	engine            cluster.ProvisionConfig
+	// sharedWorker is --shared-worker: make and accept one key for
+	// every worker (worker.nk).
+	sharedWorker bool
+	monitorAddr  string
+	obs          watchFlags
+	engine       cluster.ProvisionConfig
 }
 
 func newNATS() *cobra.Command {
@@ -400,15 +423,16 @@ Authentication is on: every client signs in with the nkey of a role, and each
 role gets only its subjects. Workers take jobs and answer the jobs they hold;
 a coordinator publishes jobs and owns the journal, lease and task queue of its
 run; the admin (maker nats ls, rm, provision) may do anything; nobody else
-gets in. On first start the keys are generated into --creds (default
-STORE/creds, mode 0700): worker.nk and admin.nk are the secrets (mode 0600)
-to copy to the machines of each role; the .pub files are the public keys the
-server accepts (put your own there, one a line, to keep seeds on their
-machines). A coordinator signs in with the key of its run: maker nats run add
+gets in. On first start the admin's key is generated into --creds (default
+STORE/creds, mode 0700): admin.nk is its secret (mode 0600); admin.pub the
+public key the server accepts (put your own there to keep the seed on its
+machine). Each worker signs in with an identity of its own: maker nats worker
+add NAME writes workers/NAME.nk (copy it to that worker's machine only; maker
+worker --nats-creds NAME.nk), and maker nats worker revoke NAME cuts that one
+worker off. A coordinator signs in with the key of its run: maker nats run add
 RUN writes runs/RUN.nk, and maker hanoi --journal nats:RUN (or maker solve
---queue RUN) uses it, with --nats-creds runs/RUN.nk or the folder. Give each
-worker its own key too (maker nats worker add NAME). Clients find keys with
---nats-creds PATH or $` + natsCredsEnv + `=PATH (or ./` + defaultCredsDir + ` if it
+--queue RUN) uses it, with --nats-creds runs/RUN.nk or the folder. Clients
+find keys with --nats-creds PATH or $` + natsCredsEnv + `=PATH (or ./` + defaultCredsDir + ` if it
 exists).
 
 --shared-coordinator also makes and accepts coordinator.nk, one coordinator
@@ -416,6 +440,12 @@ key for every run. Its risk: any holder may read and append to every run's
 journal, take or drop every run's lease, and read and write every task queue
 and its results; a copy that leaks forges any run. Without the flag a
 coordinator.pub in the folder is not accepted.
+
+--shared-worker also makes and accepts worker.nk, one key for every worker.
+Its risk: any holder acts as every worker (min-workers counts them all as
+one, and a quarantine of one is of all), and revoking one worker means
+revoking them all. Without the flag a worker.pub in the folder is not
+accepted.
 
 The engine owns its resources: at every start, before it lets a client in, it
 creates the job and reply streams and the lease bucket with mdap's settings
@@ -429,10 +459,11 @@ one shared secret, no roles (any holder can answer jobs or rewrite journals).
 It listens on loopback by default; --addr 0.0.0.0:4222 serves other machines.
 A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 		Example: `  maker nats --store ./mdap-nats
+  maker nats worker add gpu1      # ./mdap-nats/creds/workers/gpu1.nk
+  maker worker --nats nats://127.0.0.1:4222 --nats-creds ./mdap-nats/creds/workers/gpu1.nk --model sim
   maker nats run add hanoi12      # ./mdap-nats/creds/runs/hanoi12.nk
   maker hanoi --disks 12 --nats nats://127.0.0.1:4222 --journal nats:hanoi12
-  maker nats --addr 0.0.0.0:4222 --store /var/lib/mdap-nats
-  ` + natsCredsEnv + `=/var/lib/mdap-nats/creds maker worker --nats nats://10.0.0.5:4222 --model sim`,
+  maker nats --addr 0.0.0.0:4222 --store /var/lib/mdap-nats`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			abs, err := n.check(cmd.Flags())
@@ -452,6 +483,7 @@ func (n *natsCmd) register(fs *pflag.FlagSet) {
 	fs.StringVar(&n.store, "store", "mdap-nats", "folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts")
 	fs.StringVar(&n.creds, "creds", "", "folder of the role credentials (generated when missing; default STORE/creds)")
 	fs.StringVar(&n.auth, "auth", "roles", "roles (nkeys per role, each role only its subjects) or token ($"+natsTokenEnv+", no roles)")
+	fs.BoolVar(&n.sharedWorker, "shared-worker", false, "also make and accept worker.nk, one key for every worker: RISK: any holder acts as every worker (--min-workers counts them as one), and revoking one worker means revoking all; by default each worker has its own identity (maker nats worker add NAME)")
 	fs.BoolVar(&n.sharedCoordinator, "shared-coordinator", false, "also make and accept coordinator.nk, one coordinator key for every run: RISK: any holder may read and append to every run's journal, take its lease, and read and write every task queue and its results; by default coordinators use the key of their run (maker nats run add RUN)")
 	fs.BoolVar(&n.syncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
 	fs.BoolVar(&n.logs, "log", false, "the server's log on stderr")
@@ -558,10 +590,16 @@ func (n *natsCmd) authenticate(cmd *cobra.Command, abs string, cfg *cluster.Serv
 		} else if fileExists(cluster.PubFile(dir, cluster.RoleCoordinator)) {
 			coord += "; coordinator.pub is NOT accepted (--shared-coordinator accepts it)"
 		}
-		return fmt.Sprintf("credentials in %s (%s): %s, worker.nk for workers, admin.nk for maker nats ls and rm; on their machines: export %s=%s (or --nats-creds)", dir, state, coord, natsCredsEnv, dir), dir, nil
+		worker := "workers: an identity each (maker nats worker add NAME: workers/NAME.nk)"
+		if n.sharedWorker {
+			worker = "worker.nk for every worker (--shared-worker: any holder acts as every worker; prefer maker nats worker add NAME)"
+		} else if fileExists(cluster.PubFile(dir, cluster.RoleWorker)) {
+			worker += "; worker.pub is NOT accepted (--shared-worker accepts it)"
+		}
+		return fmt.Sprintf("credentials in %s (%s): %s; %s; admin.nk for maker nats ls and rm; on their machines: --nats-creds SEED (or export %s=SEED)", dir, state, coord, worker, natsCredsEnv), dir, nil
 	case "token":
-		if n.sharedCoordinator {
-			return "", "", usageErr("--shared-coordinator makes a key of the roles of --auth roles; --auth token has no keys: leave it out")
+		if n.sharedCoordinator || n.sharedWorker {
+			return "", "", usageErr("--shared-coordinator and --shared-worker make keys of the roles of --auth roles; --auth token has no keys: leave them out")
 		}
 		if fs := cmd.Flags(); fs.Changed("ack-wait") || fs.Changed("max-deliver") {
 			return "", "", usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
@@ -577,14 +615,18 @@ func (n *natsCmd) authenticate(cmd *cobra.Command, abs string, cfg *cluster.Serv
 }
 
 // roles are the roles whose keys maker nats makes and accepts: the
-// worker and the admin, and the shared coordinator with
-// --shared-coordinator (run keys and worker identities are accepted
-// whatever the roles).
+// admin, the shared coordinator with --shared-coordinator and the shared
+// worker with --shared-worker (run keys and worker identities are
+// accepted whatever the roles).
 func (n *natsCmd) roles() []cluster.Role {
+	roles := []cluster.Role{cluster.RoleAdmin}
 	if n.sharedCoordinator {
-		return cluster.Roles
+		roles = append(roles, cluster.RoleCoordinator)
 	}
-	return []cluster.Role{cluster.RoleWorker, cluster.RoleAdmin}
+	if n.sharedWorker {
+		roles = append(roles, cluster.RoleWorker)
+	}
+	return roles
 }
 
 // credsEvery is how often maker nats reads its credentials folder again.
@@ -624,7 +666,8 @@ func watchCreds(ctx context.Context, srv *cluster.Server, dir string, roles []cl
 func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.DurationVar(&c.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (every route's; workers report progress every third of it)")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "most deliveries of a job (a job that kept killing its workers is then left to expire); at least 2")
-	fs.Int64Var(&c.KeyJobs, "key-jobs", cluster.DefaultKeyJobs, "most jobs one key may have on one route at once, queued or being answered (the coordinators sharing a run key share them): one key holds at most key-jobs x job-bytes of a route")
+	fs.Int64Var(&c.KeyJobs, "key-jobs", cluster.DefaultKeyJobs, "most jobs one key may have on one route at once, queued or being answered (the coordinators sharing a run key share them): one key holds at most key-jobs x job-bytes of a route, fewer as more routes are served, so that one key's jobs over every route stay within half of the job stream (a route that would leave less than one job is refused)")
+	fs.IntVar(&c.RouteQuota, "route-quota", cluster.DefaultRouteQuota, "most routes one worker identity may make the engine serve (routes it asked for that nobody served yet; a route already served costs nothing): one worker credential cannot invent routes to squeeze every other route's bound")
 	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
 
@@ -634,13 +677,13 @@ const maxJobBytes = 1 << 20
 
 // engineFlagOf names the flag of each field of cluster.ProvisionConfig
 // that maker nats and maker nats provision set.
-var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes"}
+var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota"}
 
 // checkEngineFlags refuses engine settings out of range: an explicit 0
 // (the library's default; leave the flag out for it), then what
 // cluster.ProvisionConfig.Validate refuses.
 func checkEngineFlags(fs *pflag.FlagSet, c cluster.ProvisionConfig) error {
-	names := []string{"ack-wait", "max-deliver", "key-jobs", "job-bytes"}
+	names := []string{"ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota"}
 	if fs.Lookup("replicas") != nil {
 		names = append(names, "replicas")
 	}

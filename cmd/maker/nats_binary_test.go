@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -38,13 +41,22 @@ func startNATS(t *testing.T) string {
 
 // startNATSIn runs `maker nats` with store and the extra flags on a free
 // loopback port and returns its URL and the child; $MDAP_NATS_CREDS names
-// its credentials folder (store/creds) for the test's children.
+// its credentials folder (store/creds) for the test's children. Before it
+// starts, testWorkers worker identities are issued there (w1, w2, ...):
+// startWorker gives each worker the next.
 func startNATSIn(t *testing.T, store string, extra ...string) (string, *child) {
 	t.Helper()
 	out, err := os.Create(filepath.Join(t.TempDir(), "nats.out"))
 	require.NoError(t, err)
 	defer out.Close()
-	setChildEnv(t, natsCredsEnv, filepath.Join(store, "creds"))
+	creds := filepath.Join(store, "creds")
+	for k := 1; k <= testWorkers; k++ {
+		if name := "w" + strconv.Itoa(k); !fileExists(filepath.Join(creds, "workers", name+".pub")) {
+			_, err := cluster.AddWorker(creds, name)
+			require.NoError(t, err)
+		}
+	}
+	setChildEnv(t, natsCredsEnv, creds)
 	// --ack-wait 1s: the engine's, which the workers' redeliveries wait.
 	srv := start(t, out, append([]string{"nats", "--addr", "127.0.0.1:0", "--store", store, "--ack-wait", "1s"}, extra...)...)
 	var url string
@@ -63,8 +75,7 @@ func startNATSIn(t *testing.T, store string, extra ...string) (string, *child) {
 }
 
 // TestBinaryNATSRunKeysByDefault: a fresh maker nats writes no shared
-// coordinator key (one that may touch every run): worker.nk and
-// admin.nk only. A coordinator given the folder and no key of its run
+// coordinator key (one that may touch every run): admin.nk only. A coordinator given the folder and no key of its run
 // exits 2 at once naming maker nats run add; a coordinator.pub put in the
 // folder is not accepted (its holder is refused). With
 // --shared-coordinator the folder has coordinator.nk, mode 0600, and its
@@ -76,9 +87,7 @@ func TestBinaryNATSRunKeysByDefault(t *testing.T) {
 	url, _ := startNATSIn(t, store)
 	assert.NoFileExists(t, cluster.SeedFile(creds, cluster.RoleCoordinator))
 	assert.NoFileExists(t, cluster.PubFile(creds, cluster.RoleCoordinator))
-	for _, r := range []cluster.Role{cluster.RoleWorker, cluster.RoleAdmin} {
-		assert.FileExists(t, cluster.SeedFile(creds, r))
-	}
+	assert.FileExists(t, cluster.SeedFile(creds, cluster.RoleAdmin))
 	began := time.Now()
 	c := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--journal", "nats:nokey", "--progress", "off"}, natsSim...)...)
 	assert.Equal(t, 2, c.wait(t, time.Minute), c.stderr.String())
@@ -134,11 +143,37 @@ func connectRole(t *testing.T, url string, role cluster.Role) jetstream.JetStrea
 	return js
 }
 
-// startWorker runs `maker worker` on url.
+// startWorker runs `maker worker` on url, signed in with the next worker
+// identity startNATSIn issued (unless extra gives --nats-creds).
 func startWorker(t *testing.T, url string, extra ...string) *child {
 	t.Helper()
 	args := append([]string{"worker", "--nats", url, "--ack-wait", "1s"}, natsSim...)
+	if !slices.Contains(extra, "--nats-creds") {
+		args = append(args, nextIdentity(t)...)
+	}
 	return start(t, nil, append(args, extra...)...)
+}
+
+// testWorkers is how many worker identities startNATSIn issues.
+const testWorkers = 8
+
+// identitiesGiven counts, by credentials folder, the identities
+// nextIdentity gave.
+var identitiesGiven sync.Map // folder -> *atomic.Int32
+
+// nextIdentity returns the flags that sign a worker in with the next
+// identity startNATSIn issued in $MDAP_NATS_CREDS (--identity wK); none
+// when the test has no credentials folder.
+func nextIdentity(t *testing.T) []string {
+	t.Helper()
+	creds := childGetenv(t, natsCredsEnv)
+	if !fileExists(filepath.Join(creds, "workers", "w1.pub")) {
+		return nil // not an engine of startNATSIn's
+	}
+	n, _ := identitiesGiven.LoadOrStore(creds, new(atomic.Int32))
+	k := n.(*atomic.Int32).Add(1)
+	require.LessOrEqual(t, int(k), testWorkers, "a test starts at most %d workers on one engine", testWorkers)
+	return []string{"--identity", "w" + strconv.Itoa(int(k))}
 }
 
 // stopWorkers stops workers with SIGTERM and returns how many jobs were
@@ -198,7 +233,9 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 		startWorker(t, url, "--log-format", "json"),
 	}
 	journal := filepath.Join(dir, "remote.jsonl")
-	coord := start(t, nil, append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", journal, "--json", "--progress", "off"}, natsSim...)...)
+	// --min-workers 1: one identity's votes decide a step, as in process
+	// (each worker signs in with an identity of its own).
+	coord := start(t, nil, append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", journal, "--json", "--progress", "off", "--min-workers", "1"}, natsSim...)...)
 	require.Eventually(t, func() bool { return countLines(journal) > 300 }, time.Minute, 5*time.Millisecond)
 
 	// The victim joins mid-run with a model that takes 3s a call (the
@@ -314,7 +351,8 @@ func TestBinaryNATSCoordinatorKilledAndResumed(t *testing.T) {
 		return info.State.Subjects["mdap.journals.run-1"]
 	}
 
-	args := append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", "nats:run-1", "--json", "--progress", "off"}, natsSim...)
+	// --min-workers 1: one identity's votes decide a step, as in process.
+	args := append([]string{"hanoi", "--disks", "10", "--nats", url, "--journal", "nats:run-1", "--json", "--progress", "off", "--min-workers", "1"}, natsSim...)
 	first := start(t, nil, args...)
 	require.Eventually(t, func() bool { return lines() > 300 }, time.Minute, 5*time.Millisecond)
 	require.NoError(t, first.cmd.Process.Kill())
@@ -350,10 +388,10 @@ func TestBinaryNATSAuthOnByDefault(t *testing.T) {
 	t.Parallel()
 	url := startNATS(t)
 	dir := childGetenv(t, natsCredsEnv)
-	for _, r := range cluster.Roles {
-		st, err := os.Stat(cluster.SeedFile(dir, r))
+	for _, seed := range []string{cluster.SeedFile(dir, cluster.RoleCoordinator), cluster.SeedFile(dir, cluster.RoleAdmin), filepath.Join(dir, "workers", "w1.nk")} {
+		st, err := os.Stat(seed)
 		require.NoError(t, err)
-		assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "the %s seed is private", r)
+		assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "the seed %s is private", seed)
 	}
 	w := start(t, nil, append([]string{"worker", "--nats", url, "--nats-creds", filepath.Join(dir, "nope.nk")}, natsSim...)...)
 	assert.Equal(t, 2, w.wait(t, 30*time.Second), "an unreadable credential is bad usage: %s", w.stderr.String())

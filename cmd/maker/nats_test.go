@@ -45,6 +45,9 @@ func TestNATSUsageErrors(t *testing.T) {
 		{[]string{"nats", "--max-deliver", "1"}, "--max-deliver 1: use at least 2 (a dead worker's jobs must come back)"},
 		{[]string{"nats", "--key-jobs", "0"}, "--key-jobs 0: use a positive value, or leave the flag out for 64"},
 		{[]string{"nats", "--key-jobs", "-3"}, "--key-jobs -3"},
+		{[]string{"nats", "--route-quota", "0"}, "--route-quota 0: use a positive value, or leave the flag out for 16"},
+		{[]string{"nats", "--route-quota", "5000"}, "--route-quota 5000: use 1 to 1024"},
+		{[]string{"nats", "provision", "--route-quota", "-1"}, "--route-quota -1"},
 		{[]string{"nats", "--job-bytes", "2000000"}, "--job-bytes 2000000: use at most 1048576"},
 		{[]string{"nats", "provision", "--job-bytes", "0"}, "--job-bytes 0: use a positive value, or leave the flag out for 262144"},
 		{[]string{"nats", "provision", "--replicas", "0"}, "--replicas 0: use a positive value, or leave the flag out for 1"},
@@ -57,7 +60,9 @@ func TestNATSUsageErrors(t *testing.T) {
 		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--model", "openai:x", "--seed", "2"}, "--seed applies to --model sim only"},
 		{[]string{"nats", "--addr", "nowhere"}, "--addr"},
 		{[]string{"nats", "--store", ""}, "--store"},
-		{[]string{"nats", "--store", t.TempDir(), "--auth", "token", "--shared-coordinator"}, "--shared-coordinator makes a key of the roles of --auth roles"},
+		{[]string{"nats", "--store", t.TempDir(), "--auth", "token", "--shared-coordinator"}, "--shared-coordinator and --shared-worker make keys of the roles of --auth roles"},
+		{[]string{"nats", "--store", t.TempDir(), "--auth", "token", "--shared-worker"}, "--shared-coordinator and --shared-worker make keys of the roles of --auth roles"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--identity", "a.b"}, `--identity "a.b": a worker identity is named 1 to 64 letters`},
 	} {
 		code, out, errOut := cli(t, c.args...)
 		assert.Equal(t, 2, code, "%v: %s", c.args, errOut)

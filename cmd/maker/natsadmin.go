@@ -91,8 +91,9 @@ func (n *natsRun) notAdmin(command string, err error) string {
 }
 
 // seedRole names the role of the seed file path: the ROLE.pub file of
-// its folder that lists its public key, else its name (ROLE.nk) when that
-// is a role's; "" when neither says.
+// its folder that lists its public key, else its folder (workers/ or
+// runs/: an issued identity), else its name (ROLE.nk) when that is a
+// role's; "" when none says.
 func seedRole(path string) string {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -108,6 +109,13 @@ func seedRole(path string) string {
 		if pub != "" && err == nil && slices.Contains(strings.Fields(string(keys)), pub) {
 			return string(r)
 		}
+	}
+	// An issued identity: workers/NAME.nk, runs/RUN.nk.
+	switch filepath.Base(filepath.Dir(path)) {
+	case "workers":
+		return string(cluster.RoleWorker)
+	case "runs":
+		return "run coordinator"
 	}
 	for _, r := range roles {
 		if filepath.Base(path) == filepath.Base(cluster.SeedFile("", r)) {

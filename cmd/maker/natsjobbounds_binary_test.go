@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,11 +16,13 @@ import (
 
 // maker nats --key-jobs N --job-bytes B: the engine's job stream takes
 // at most N jobs of one key on a route and none over B bytes, as its own
-// stream settings (read with the admin credential) say.
+// stream settings (read with the admin credential) say. --route-quota 1:
+// a worker identity gets one route of its own, and its second is refused
+// naming the quota.
 func TestBinaryNATSJobBounds(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	url, _ := startNATSIn(t, store, "--key-jobs", "3", "--job-bytes", "4096")
+	url, _ := startNATSIn(t, store, "--key-jobs", "3", "--job-bytes", "4096", "--route-quota", "1")
 	opts, err := cluster.Credentials(cluster.SeedFile(filepath.Join(store, "creds"), cluster.RoleAdmin), t.Name())
 	require.NoError(t, err)
 	nc, err := cluster.Connect(url, t.Name(), opts...)
@@ -33,4 +37,22 @@ func TestBinaryNATSJobBounds(t *testing.T) {
 	c := st.CachedInfo().Config
 	assert.Equal(t, int64(3), c.MaxMsgsPerSubject)
 	assert.Equal(t, int32(4096), c.MaxMsgSize)
+
+	wopts, err := cluster.Credentials(filepath.Join(store, "creds", "workers", "w1.nk"), t.Name())
+	require.NoError(t, err)
+	wnc, err := cluster.Connect(url, t.Name(), wopts...)
+	require.NoError(t, err)
+	defer wnc.Close()
+	key := strings.TrimPrefix(strings.SplitN(wnc.Opts.InboxPrefix, ".", 2)[0], "_INBOX_")
+	ask := func(route string) string {
+		m, err := wnc.RequestWithContext(ctx, "mdap.engine.route."+key, []byte(`{"route":"`+route+`"}`))
+		require.NoError(t, err)
+		var resp struct {
+			Error string `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(m.Data, &resp))
+		return resp.Error
+	}
+	assert.Empty(t, ask("first-model"))
+	assert.Contains(t, ask("second-model"), "--route-quota")
 }

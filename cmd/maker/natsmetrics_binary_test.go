@@ -35,6 +35,9 @@ func TestBinaryNATSServesTheEngineMetrics(t *testing.T) {
 	// start: no shared coordinator key).
 	add := start(t, nil, "nats", "run", "add", "metered", "--creds", filepath.Join(store, "creds"))
 	require.Equal(t, 0, add.wait(t, 30*time.Second), add.stderr.String())
+	// The worker's own identity (no shared worker key either).
+	wadd := start(t, nil, "nats", "worker", "add", "w1", "--creds", filepath.Join(store, "creds"))
+	require.Equal(t, 0, wadd.wait(t, 30*time.Second), wadd.stderr.String())
 	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", store, "--ack-wait", "1s", "--metrics-addr", "127.0.0.1:0")
 	var url, metrics string
 	addr := regexp.MustCompile(`metrics at (http://127\.0\.0\.1:\d+/metrics)`)

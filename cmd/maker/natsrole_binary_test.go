@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,10 +17,11 @@ func TestBinaryNATSAdminCommandsWithTheWrongRole(t *testing.T) {
 	t.Parallel()
 	url := startNATS(t)
 	creds := childGetenv(t, natsCredsEnv)
-	for _, role := range []cluster.Role{cluster.RoleCoordinator, cluster.RoleWorker} {
+	seeds := map[cluster.Role]string{cluster.RoleCoordinator: cluster.SeedFile(creds, cluster.RoleCoordinator), cluster.RoleWorker: filepath.Join(creds, "workers", "w1.nk")}
+	for role, seed := range seeds {
 		for _, args := range [][]string{{"nats", "ls"}, {"nats", "rm", "somerun"}} {
 			began := time.Now()
-			c := start(t, nil, append(args, "--nats", url, "--nats-creds", cluster.SeedFile(creds, role))...)
+			c := start(t, nil, append(args, "--nats", url, "--nats-creds", seed)...)
 			assert.Equal(t, 1, c.wait(t, time.Minute), "%v as %s: %s", args, role, c.stderr.String())
 			assert.Less(t, time.Since(began), 10*time.Second, "%v as %s: fails fast", args, role)
 			msg := c.stderr.String()

@@ -27,11 +27,13 @@ func newNATSWorker() *cobra.Command {
 		short: "Issue, list and revoke worker identities (one nkey per worker)",
 		long: `worker manages worker identities in the engine's credentials folder (--creds,
 default ./` + defaultCredsDir + `): each worker gets a key of its own, so that one
-can be revoked without touching the others.
+can be revoked without touching the others. maker nats makes no key shared by
+workers unless started with --shared-worker: issue one here for each worker.
 
   add NAME      issue a key: writes workers/NAME.nk (the seed: copy it to that
-                worker's machine only, and start it with --nats-creds NAME.nk)
-                and workers/NAME.pub; prints the seed's path
+                worker's machine only, and start it with --nats-creds NAME.nk,
+                or --identity NAME with this folder) and workers/NAME.pub;
+                prints the seed's path
   revoke NAME   revoke it: its files are removed; a running maker nats refuses
                 the key and closes the worker's connections within a second
                 (a stock nats-server: write its authorization block again and

@@ -36,7 +36,7 @@ func TestBinarySolveOverNATSMaxCostHoldsAcrossReruns(t *testing.T) {
 	bill := newBiller(t, base, 0.4, 1.6)
 	url := startNATS(t)
 	model := []string{"--model", "openai:sim=0.4/1.6"}
-	w := start(t, nil, append([]string{"worker", "--nats", url, "--ack-wait", "1s", "--base-url", bill.URL + "/v1", "--inflight", "4"}, model...)...)
+	w := start(t, nil, append(append([]string{"worker", "--nats", url, "--ack-wait", "1s", "--base-url", bill.URL + "/v1", "--inflight", "4"}, model...), nextIdentity(t)...)...)
 	defer stopWorkers(t, w)
 
 	dir := t.TempDir()

@@ -27,6 +27,9 @@ type workerCmd struct {
 	flags     runFlags
 	natsURL   string
 	natsCreds string
+	// identity is --identity: the worker identity (workers/NAME.nk)
+	// taken from a credentials folder.
+	identity string
 	// cfg holds the worker's settings the flags set (Route, Grace and
 	// Logger are run's); cluster.WorkerConfig.Validate checks them.
 	cfg      cluster.WorkerConfig
@@ -86,6 +89,7 @@ still running, prints what it did and exits with status 0.`,
 func (w *workerCmd) register(fs *pflag.FlagSet) {
 	fs.StringVar(&w.natsURL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222")
 	registerNATSCreds(fs, &w.natsCreds)
+	fs.StringVar(&w.identity, "identity", "", "with a credentials folder as --nats-creds: sign in as the worker identity NAME (its workers/NAME.nk, issued by maker nats worker add NAME); default: the folder's only one")
 	fs.IntVar(&w.cfg.Inflight, "inflight", 1, "most model calls in progress at once")
 	fs.DurationVar(&w.cfg.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it); on maker nats, or a server provisioned by maker nats provision, the engine's --ack-wait applies instead")
 	fs.DurationVar(&w.cfg.Grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
@@ -117,6 +121,9 @@ func (w *workerCmd) check(cmd *cobra.Command) error {
 	}
 	if err := positiveFlags(cmd.Flags(), "inflight", "ack-wait"); err != nil {
 		return err
+	}
+	if w.identity != "" && cluster.CheckWorkerName(w.identity) != nil {
+		return usageErr("--identity %q: a worker identity is named 1 to 64 letters, digits, '-' or '_' (maker nats worker ls lists them)", w.identity)
 	}
 	if err := fieldUsageErr(w.cfg.Validate(), workerFlagOf, "worker"); err != nil {
 		return err
@@ -180,7 +187,7 @@ func (w *workerCmd) run(cmd *cobra.Command) error {
 	}
 	defer w.obs.stop(cmd.Context())
 	model := observe.Model(w.obs.observer(), w.model, maker.ModelIdentity(w.model))
-	n := &natsRun{natsURL: w.natsURL, natsCreds: w.natsCreds}
+	n := &natsRun{natsURL: w.natsURL, natsCreds: w.natsCreds, identity: w.identity}
 	w.obs.probe("engine", n.engineProbe)
 	if err := n.connectNATS(cluster.RoleWorker, "maker worker"); err != nil {
 		return err

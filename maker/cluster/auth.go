@@ -445,6 +445,9 @@ func Permissions(role Role, inbox string) *server.Permissions {
 				"$JS.API.STREAM.INFO." + RepliesStream,
 				"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
 				ReplyPermission(inbox),
+				agentSubject + "route." + replyIdentity(inbox, ""),
+				// Unscoped, an older worker's request: the agent
+				// answers it with the upgrade it needs, adding nothing.
 				agentSubject + "route",
 				workSubject + workerIdentity(inbox) + ".>",
 			}},

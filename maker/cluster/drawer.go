@@ -158,7 +158,8 @@ type DrawerStats struct {
 
 // NewDrawer creates the sample streams if they do not exist, and this
 // drawer's reply consumer. Close it when done; the connection stays the
-// caller's. Errors wrap ErrEngine. An engine that does not answer for a
+// caller's. Errors wrap ErrEngine, or ErrVersion for an engine of
+// another protocol (EngineProtocol). An engine that does not answer for a
 // while (a cluster electing leaders after a node's restart) is asked
 // again for about 30 s within ctx.
 func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*Drawer, error) {
@@ -166,6 +167,9 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 		return ensureSampleStreams(ctx, js, cfg.Replicas)
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := checkProtocol(jobs.CachedInfo(), "coordinator"); err != nil {
 		return nil, err
 	}
 	d := &Drawer{

@@ -126,7 +126,9 @@ const sampleStreamBytes = 256 << 20
 // ProvisionConfig.KeyJobs is 0. It bounds a key's samples in flight on a
 // route: the coordinators sharing one key (a batch's machines on one run
 // key) share it. A coordinator at its bound waits until one of its jobs
-// is answered. Without roles each Drawer is a key of its own.
+// is answered. Without roles each Drawer is a key of its own. The engine
+// lowers the bound as it serves more routes (ProvisionRoute), so that one
+// key's jobs over every route stay within half of JobsStream.
 const DefaultKeyJobs = 64
 
 // DefaultJobBytes bounds one job (JobsStream's largest message) when
@@ -139,8 +141,9 @@ const DefaultJobBytes = 256 << 10
 // TTL is the coordinator's timeout). Jobs live in memory: one lost to a
 // server restart is asked again by its coordinator (Drawer.recover).
 // Each publisher key has a subject of its own on each route, holding at
-// most DefaultKeyJobs jobs (a new one past it is refused, never an old
-// one dropped) of at most DefaultJobBytes. A client makes it so (a server
+// most DefaultKeyJobs jobs (a new one past it is refused; an old one is
+// dropped only when the engine lowers the bound, serving more routes) of
+// at most DefaultJobBytes. A client makes it so (a server
 // without roles) on every route (mdap.jobs.>); the engine provisions it
 // on the subjects of the routes it serves only (Provision, ProvisionRoute),
 // so that no key can queue jobs on routes of its own invention.
@@ -160,6 +163,7 @@ func jobsStreamConfig(n int) jetstream.StreamConfig {
 		DiscardNewPerSubject: true,
 		Duplicates:           2 * time.Minute,
 		AllowMsgTTL:          true,
+		Metadata:             versionMetadata(),
 	}
 }
 

@@ -149,3 +149,59 @@ func issued(dir, folder, kind string) ([]string, map[string]string, error) {
 	slices.Sort(names)
 	return names, keys, nil
 }
+
+// ErrNoIdentity: a credentials folder holds no worker identity to sign in
+// with (none issued, or not the one named).
+var ErrNoIdentity = errors.New("no worker identity")
+
+// WorkerSeedIn picks the seed a worker signs in with from the credentials
+// folder dir. With name, it is workers/NAME.nk (maker nats worker add
+// NAME), which must exist. Without, it is the only seed in workers/;
+// several are refused (ErrConfig, naming them: choose one), and with none
+// it is the shared worker.nk when there is one (a stock cluster's
+// workerK folder, or an engine started with a shared worker key, which
+// maker nats accepts only with --shared-worker). Nothing found wraps
+// ErrNoIdentity, naming maker nats worker add NAME. It reads the folder
+// only: whether the server accepts the key is the server's business.
+func WorkerSeedIn(dir, name string) (string, error) {
+	if name != "" {
+		if err := checkName("worker", name); err != nil {
+			return "", err
+		}
+		seed := seedIn(dir, workersFolder, name)
+		if !isFile(seed) {
+			return "", fmt.Errorf("%w %q in %s (no %s): issue it on the engine with maker nats worker add %s and copy its seed here", ErrNoIdentity, name, dir, seed, name)
+		}
+		return seed, nil
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, workersFolder))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%w: %s folder: %w", ErrAuth, workersFolder, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".nk"); ok && e.Type().IsRegular() && checkName("worker", n) == nil {
+			names = append(names, n)
+		}
+	}
+	switch {
+	case len(names) == 1:
+		return seedIn(dir, workersFolder, names[0]), nil
+	case len(names) > 1:
+		slices.Sort(names)
+		return "", fmt.Errorf("%w: %s holds %d worker identities (%s): choose one by its name", ErrConfig, filepath.Join(dir, workersFolder), len(names), strings.Join(names, ", "))
+	case isFile(SeedFile(dir, RoleWorker)):
+		return SeedFile(dir, RoleWorker), nil
+	}
+	return "", fmt.Errorf("%w in %s: issue one on the engine with maker nats worker add NAME, and give its seed (workers/NAME.nk)", ErrNoIdentity, dir)
+}
+
+// isFile reports whether path names a regular file.
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// CheckWorkerName reports whether name may name a worker identity: 1 to
+// 64 letters, digits, '-' or '_'. Errors wrap ErrConfig.
+func CheckWorkerName(name string) error { return checkName("worker", name) }

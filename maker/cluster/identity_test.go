@@ -69,3 +69,40 @@ func TestRevokedWorkerIsCutOff(t *testing.T) {
 	_, err = other.Stream(ctx, cluster.JobsStream)
 	assert.NoError(t, err, "the other worker is still in")
 }
+
+// TestWorkerSeedIn: a worker picks its seed from a credentials folder:
+// the identity named, else the only one, else the shared worker.nk; a
+// folder of several identities and no name is refused naming them, and
+// one of none names maker nats worker add.
+func TestWorkerSeedIn(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, err := cluster.WorkerSeedIn(dir, "")
+	require.ErrorIs(t, err, cluster.ErrNoIdentity)
+	assert.Contains(t, err.Error(), "maker nats worker add NAME")
+	a, err := cluster.AddWorker(dir, "a")
+	require.NoError(t, err)
+	got, err := cluster.WorkerSeedIn(dir, "")
+	require.NoError(t, err)
+	assert.Equal(t, a, got, "the only identity")
+	b, err := cluster.AddWorker(dir, "b")
+	require.NoError(t, err)
+	_, err = cluster.WorkerSeedIn(dir, "")
+	require.ErrorIs(t, err, cluster.ErrConfig, "several, none chosen")
+	assert.Contains(t, err.Error(), "a, b")
+	got, err = cluster.WorkerSeedIn(dir, "b")
+	require.NoError(t, err)
+	assert.Equal(t, b, got)
+	_, err = cluster.WorkerSeedIn(dir, "c")
+	require.ErrorIs(t, err, cluster.ErrNoIdentity)
+	assert.Contains(t, err.Error(), "maker nats worker add c")
+	_, err = cluster.WorkerSeedIn(dir, "../a")
+	require.ErrorIs(t, err, cluster.ErrConfig)
+
+	shared := t.TempDir()
+	_, _, err = cluster.EnsureCredentials(shared, cluster.RoleWorker)
+	require.NoError(t, err)
+	got, err = cluster.WorkerSeedIn(shared, "")
+	require.NoError(t, err)
+	assert.Equal(t, cluster.SeedFile(shared, cluster.RoleWorker), got, "the shared key, where there is no identity")
+}

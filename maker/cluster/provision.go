@@ -28,8 +28,10 @@ import (
 // or a stream (a RePublish of every job, a filter to nowhere, MaxDeliver
 // 1).
 
-// agentSubject prefixes the agent's request subjects: mdap.engine.route
-// (a worker's route consumer), mdap.engine.replies (a Drawer's reply
+// agentSubject prefixes the agent's request subjects:
+// mdap.engine.route.<identity> (a worker's route consumer; the identity
+// is its key, the only one its permissions allow, so the agent knows who
+// asked: see ProvisionConfig.RouteQuota), mdap.engine.replies (a Drawer's reply
 // consumer) and mdap.engine.tasks.<queue> (a task queue's consumer on
 // TasksStream; mdap.engine.tasks, naming the queue in the request only,
 // is served too). Journals need nothing made: their subjects are in the
@@ -81,10 +83,12 @@ type ProvisionConfig struct {
 	RunLines int64
 	// KeyJobs bounds the jobs one key may have queued on one route at
 	// once (JobsStream's messages per subject); 0 means DefaultKeyJobs.
-	// A publication past it is refused, whoever else queues: so one key
-	// holds at most KeyJobs × JobBytes of each route the engine serves,
-	// and cannot fill JobsStream while fewer than SampleBytes / (KeyJobs
-	// × JobBytes) routes are served (16 at the defaults).
+	// A publication past it is refused, whoever else queues. The engine
+	// lowers the bound as it serves more routes, so that one key's jobs
+	// over every route served stay within half of JobsStream: the bound
+	// in force is min(KeyJobs, SampleBytes / 2 / (routes × JobBytes))
+	// (64 up to 8 routes at the defaults, 1 at 512), and a route that
+	// would bring it below 1 is refused (see ProvisionRoute).
 	KeyJobs int64
 	// JobBytes bounds one job (JobsStream's largest message); 0 means
 	// DefaultJobBytes. A larger job's samples fail with ErrEngine naming
@@ -95,6 +99,16 @@ type ProvisionConfig struct {
 	AckWait time.Duration
 	// MaxDeliver of every route's consumer; 0 means DefaultMaxDeliver.
 	MaxDeliver int
+	// RouteQuota bounds the routes one worker identity may make the
+	// engine's agent serve: of the routes added at its request, at most
+	// RouteQuota are served at once, and its request for one more route
+	// not served yet is refused, naming the quota (a route already served
+	// costs nothing). 0 means DefaultRouteQuota. The agent knows who asked
+	// by the request's subject (mdap.engine.route.<key>), which a worker's
+	// permissions allow for its own key only. The count lives in the
+	// agent: it starts again when the agent does (maker nats, maker nats
+	// provision started again). The admin's ProvisionRoute has no quota.
+	RouteQuota int
 	// LeaseTTL of the lease bucket; 0 means DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Logger receives a line for each resource made or repaired (Info)
@@ -128,6 +142,8 @@ func (c ProvisionConfig) Validate() error {
 		return fielderr.New(cfg, "KeyJobs", c.KeyJobs, "use a positive count")
 	case c.JobBytes < 0:
 		return fielderr.New(cfg, "JobBytes", c.JobBytes, "use a positive size")
+	case c.RouteQuota < 0 || c.RouteQuota > maxRoutes:
+		return fielderr.New(cfg, "RouteQuota", c.RouteQuota, fmt.Sprintf("use 1 to %d routes a worker identity may add", maxRoutes))
 	}
 	return nil
 }
@@ -219,13 +235,22 @@ const noRoute = jobsSubject + "_"
 // cannot grow the stream's subjects without end.
 const maxRoutes = 1024
 
+// DefaultRouteQuota is how many routes one worker identity may make the
+// engine serve when ProvisionConfig.RouteQuota is 0: far more than a
+// worker serves (one model each), far fewer than the routes that would
+// squeeze every key's bound (see KeyJobs).
+const DefaultRouteQuota = 16
+
 // provisionedJobsConfig is JobsStream as the engine provisions it: with
 // cfg's bounds, on the subjects of the routes served now (those with a
 // consumer: a route whose consumer was removed, unused, is dropped), so
-// that a job on a route nobody serves is refused (no stream takes it).
+// that a job on a route nobody serves is refused (no stream takes it),
+// and with the per-key bound of that many routes (keyJobsBound). Routes
+// too many for even one job a key (a stream made with larger bounds) are
+// refused, ErrConfig naming the bound.
 func provisionedJobsConfig(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig) (jetstream.StreamConfig, error) {
 	want := jobsStreamConfig(cfg.Replicas)
-	want.MaxMsgsPerSubject = cmpOr(cfg.KeyJobs, DefaultKeyJobs)
+	want.MaxBytes = cmpOr(cfg.SampleBytes, sampleStreamBytes)
 	want.MaxMsgSize = cmpOr(cfg.JobBytes, DefaultJobBytes)
 	subjects := []string{noRoute}
 	st, err := js.Stream(ctx, JobsStream)
@@ -246,8 +271,37 @@ func provisionedJobsConfig(ctx context.Context, js jetstream.JetStream, cfg Prov
 	}
 	slices.Sort(subjects)
 	want.Subjects = slices.Compact(subjects)
+	routes := len(want.Subjects) - 1 // noRoute is no route
+	want.MaxMsgsPerSubject = keyJobsBound(cmpOr(cfg.KeyJobs, DefaultKeyJobs), want.MaxBytes, want.MaxMsgSize, routes)
+	if want.MaxMsgsPerSubject < 1 {
+		return want, fmt.Errorf("%w: %s", ErrConfig, tooManyRoutes(routes, want.MaxBytes, want.MaxMsgSize))
+	}
 	return want, nil
 }
+
+// keyJobsBound is the most jobs one key may have on each route while
+// routes are served: keyJobs, or fewer, so that one key's jobs over every
+// route fit in half of a job stream of maxBytes whose jobs are at most
+// jobBytes each: maxBytes / 2 / (routes × jobBytes). Below 1 when not one
+// job a route fits.
+func keyJobsBound(keyJobs, maxBytes int64, jobBytes int32, routes int) int64 {
+	if routes < 1 || maxBytes <= 0 || jobBytes <= 0 {
+		return keyJobs
+	}
+	return min(keyJobs, maxBytes/2/(int64(routes)*int64(jobBytes)))
+}
+
+// tooManyRoutes says why routes routes cannot be served by a job stream of
+// maxBytes with jobs of at most jobBytes, and how to raise the bound.
+func tooManyRoutes(routes int, maxBytes int64, jobBytes int32) string {
+	return fmt.Sprintf("serving %d routes would leave one key less than one job a route: the engine keeps one key's jobs over every route within half of %s (%d bytes / 2 / (%d routes × %d bytes a job) < 1); lower the largest job (maker nats --job-bytes, ProvisionConfig.JobBytes), give the job stream more bytes (ProvisionConfig.SampleBytes), or let unused routes go (a route's consumer left unused for %s is removed, and its route when the engine provisions again)",
+		routes, JobsStream, maxBytes, routes, jobBytes, DefaultConsumerInactive)
+}
+
+// ErrTooManyRoutes: the engine refused to serve a new route, since one
+// key's jobs over every route would no longer fit in half of JobsStream,
+// or it serves its most routes. It wraps ErrConfig.
+var ErrTooManyRoutes = fmt.Errorf("%w: too many routes", ErrConfig)
 
 // isRouteJobs reports whether subj is the subject of one route's jobs,
 // mdap.jobs.<token>.*, with a token RouteToken could make.
@@ -267,15 +321,23 @@ func isRouteJobs(subj string) bool {
 var routesMu sync.Mutex
 
 // serveRouteSubject makes JobsStream take the jobs of route token, at
-// most most routes (maxRoutes).
-func serveRouteSubject(ctx context.Context, js jetstream.JetStream, token string, most int) error {
+// most most routes (maxRoutes), each key at most keyJobs jobs a route or
+// fewer (keyJobsBound).
+func serveRouteSubject(ctx context.Context, js jetstream.JetStream, token string, most int, keyJobs int64) error {
 	routesMu.Lock()
 	defer routesMu.Unlock()
-	return serveRouteSubjectLocked(ctx, js, token, most)
+	return serveRouteSubjectLocked(ctx, js, token, most, keyJobs, nil)
 }
 
-// serveRouteSubjectLocked is serveRouteSubject with routesMu held.
-func serveRouteSubjectLocked(ctx context.Context, js jetstream.JetStream, token string, most int) error {
+// admitRoute, when not nil, is asked before a route not served yet is
+// added, with the subjects served now; its error refuses the route.
+type admitRoute func(token string, served []string) error
+
+// serveRouteSubjectLocked is serveRouteSubject with routesMu held. The
+// per-key bound is computed from the stream's own size and largest job,
+// so that a caller's settings cannot raise them. Errors wrap
+// ErrTooManyRoutes when the route cannot be added.
+func serveRouteSubjectLocked(ctx context.Context, js jetstream.JetStream, token string, most int, keyJobs int64, admit admitRoute) error {
 	st, err := js.Stream(ctx, JobsStream)
 	if err != nil {
 		return err
@@ -286,9 +348,23 @@ func serveRouteSubjectLocked(ctx context.Context, js jetstream.JetStream, token 
 		return nil
 	}
 	if len(c.Subjects) > most { // noRoute and most routes
-		return fmt.Errorf("the engine serves %d routes, its most: a route's consumer left unused for %s is removed, and its route with it when the engine provisions again (maker nats or maker nats provision started again)", most, DefaultConsumerInactive)
+		return fmt.Errorf("%w: the engine serves %d routes, its most: a route's consumer left unused for %s is removed, and its route with it when the engine provisions again (maker nats or maker nats provision started again)", ErrTooManyRoutes, most, DefaultConsumerInactive)
+	}
+	routes := len(c.Subjects) // noRoute and the routes served, less noRoute, plus this one
+	if !slices.Contains(c.Subjects, noRoute) {
+		routes++
+	}
+	bound := keyJobsBound(keyJobs, c.MaxBytes, c.MaxMsgSize, routes)
+	if bound < 1 {
+		return fmt.Errorf("%w: %s", ErrTooManyRoutes, tooManyRoutes(routes, c.MaxBytes, c.MaxMsgSize))
+	}
+	if admit != nil {
+		if err := admit(token, c.Subjects); err != nil {
+			return err
+		}
 	}
 	c.Subjects = append(c.Subjects, subj)
+	c.MaxMsgsPerSubject = bound
 	_, err = js.UpdateStream(ctx, c)
 	return err
 }
@@ -310,11 +386,22 @@ func routeConsumerConfig(token, route string, ackWait time.Duration, maxDeliver 
 }
 
 // ProvisionRoute makes JobsStream take route's jobs (at most 1024
-// routes), and creates the consumer of route's workers on it with the
+// routes), lowering the jobs one key may have on each route to
+// min(cfg.KeyJobs, the stream's bytes / 2 / (routes × its largest job)),
+// so that one key's jobs over every route served stay within half of
+// the stream; a route that would bring that below one job is refused
+// (ErrTooManyRoutes, naming the bound and how to raise it). It creates the consumer of route's workers on it with the
 // engine's AckWait and MaxDeliver, or sets an existing one back to them.
 // Workers ask the agent for it (ServeAgent); call it for a stock server
-// that runs no agent. Errors wrap ErrConfig or ErrEngine.
+// that runs no agent. Errors wrap ErrConfig (ErrTooManyRoutes among them)
+// or ErrEngine.
 func ProvisionRoute(ctx context.Context, js jetstream.JetStream, route string, cfg ProvisionConfig) error {
+	return provisionRoute(ctx, js, route, cfg, nil)
+}
+
+// provisionRoute is ProvisionRoute, asking admit before a route not
+// served yet is added.
+func provisionRoute(ctx context.Context, js jetstream.JetStream, route string, cfg ProvisionConfig, admit admitRoute) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
@@ -328,10 +415,14 @@ func ProvisionRoute(ctx context.Context, js jetstream.JetStream, route string, c
 	// did not see yet.
 	routesMu.Lock()
 	defer routesMu.Unlock()
-	if err := serveRouteSubjectLocked(ctx, js, token, maxRoutes); err != nil {
+	err := serveRouteSubjectLocked(ctx, js, token, maxRoutes, cmpOr(cfg.KeyJobs, DefaultKeyJobs), admit)
+	if errors.Is(err, ErrTooManyRoutes) {
+		return fmt.Errorf("serve the jobs of route %q: %w", route, err)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: serve the jobs of route %q: %w", ErrEngine, route, err)
 	}
-	_, err := js.CreateOrUpdateConsumer(ctx, JobsStream, routeConsumerConfig(token, route, cfg.AckWait, cfg.MaxDeliver))
+	_, err = js.CreateOrUpdateConsumer(ctx, JobsStream, routeConsumerConfig(token, route, cfg.AckWait, cfg.MaxDeliver))
 	if err != nil {
 		return fmt.Errorf("%w: provision the consumer of route %q: %w", ErrEngine, route, err)
 	}
@@ -428,6 +519,7 @@ type Agent struct {
 	slots   chan struct{} // workers' requests in progress
 	pulls   pullers       // who pulls which route
 	asked   agentCounts   // requests answered (Server.Stats)
+	quota   routeQuota    // the routes each worker identity added
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -539,7 +631,7 @@ func (a *Agent) handle(m *nats.Msg) {
 	}
 	rctx, rcancel := context.WithTimeout(a.ctx, agentTimeout)
 	defer rcancel()
-	err := serveRequest(rctx, a.js, m, a.cfg)
+	err := serveRequest(rctx, a.js, m, a.cfg, &a.quota)
 	var resp agentResponse
 	a.asked.count(err != nil)
 	if err != nil {
@@ -562,30 +654,38 @@ func (a *Agent) Stop() {
 	a.wg.Wait()
 }
 
-func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg ProvisionConfig) error {
+func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg ProvisionConfig, quota *routeQuota) error {
 	var req agentRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {
 		return fmt.Errorf("undecodable request: %w", err)
 	}
 	// A task queue's request names its queue in the subject too
 	// (mdap.engine.tasks.<queue>), the only one a run's coordinator
-	// may ask for (RunRole); the subject's name is the one served.
+	// may ask for (RunRole); the subject's name is the one served. A
+	// route's request names its worker's key (mdap.engine.route.<key>),
+	// the only one the worker's permissions allow.
 	kind, named, scoped := strings.Cut(strings.TrimPrefix(m.Subject, agentSubject), ".")
-	if scoped {
-		if kind != "tasks" {
-			return fmt.Errorf("no such request %q", kind+"."+named)
-		}
+	switch {
+	case scoped && kind == "tasks":
 		if req.Name != "" && req.Name != named {
 			return fmt.Errorf("the request names %q, its subject %q", req.Name, named)
 		}
 		req.Name = named
+	case scoped && kind == "route":
+		if strings.ContainsAny(named, ".*> \t") {
+			return fmt.Errorf("no such request %q", kind+"."+named)
+		}
+	case scoped:
+		return fmt.Errorf("no such request %q", kind+"."+named)
+	case kind == "route":
+		return errors.New("a route's request names its worker's identity (mdap.engine.route.<key>): this worker is older than the engine; upgrade it")
 	}
 	switch kind {
 	case "route":
 		if req.Route == "" || len(req.Route) > 4096 {
 			return errors.New("a route of 1 to 4096 bytes")
 		}
-		return ProvisionRoute(ctx, js, req.Route, cfg)
+		return provisionRoute(ctx, js, req.Route, cfg, quota.admit(named, cmpOr(cfg.RouteQuota, DefaultRouteQuota)))
 	case "replies":
 		if !strings.HasPrefix(req.Name, "d") || !nameRE.MatchString(req.Name) || strings.ContainsAny(req.Name, "-_") {
 			return fmt.Errorf("reply consumer name %q: want d and up to 63 letters or digits", req.Name)
@@ -605,6 +705,36 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		return err
 	default:
 		return fmt.Errorf("no such request %q", kind)
+	}
+}
+
+// routeQuota is what an agent knows of the routes each worker identity
+// made it serve (ProvisionConfig.RouteQuota).
+type routeQuota struct {
+	mu    sync.Mutex
+	added map[string][]string // identity -> route subjects added at its request
+}
+
+// admit returns the admitRoute of the worker identity id under a quota of
+// most routes: a new route is admitted while fewer than most of the
+// routes id added are still served, and counted for id.
+func (q *routeQuota) admit(id string, most int) admitRoute {
+	return func(token string, served []string) error {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if q.added == nil {
+			q.added = map[string][]string{}
+		}
+		// The routes id added that are served still; those dropped since
+		// (their consumer unused) no longer count.
+		kept := slices.DeleteFunc(q.added[id], func(subj string) bool { return !slices.Contains(served, subj) })
+		if len(kept) >= most {
+			q.added[id] = kept
+			return fmt.Errorf("%w: worker identity %s has made the engine serve %d routes, its quota (maker nats --route-quota, ProvisionConfig.RouteQuota): a route already served costs nothing; one it added is freed once its consumer is left unused for %s and the engine provisions again",
+				ErrTooManyRoutes, truncate(id, 12), len(kept), DefaultConsumerInactive)
+		}
+		q.added[id] = append(kept, routeJobs(token))
+		return nil
 	}
 }
 

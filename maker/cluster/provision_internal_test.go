@@ -176,7 +176,7 @@ func TestJobsStreamTakesTheServedRoutesOnly(t *testing.T) {
 	_, err = js.Publish(ctx, jobsSubject+RouteToken("a")+".k", []byte(`{}`))
 	require.NoError(t, err, "a job on a served route")
 
-	err = serveRouteSubject(ctx, js, RouteToken("c"), 2)
+	err = serveRouteSubject(ctx, js, RouteToken("c"), 2, DefaultKeyJobs)
 	require.Error(t, err, "a third route past a bound of 2")
 	assert.Contains(t, err.Error(), "serves 2 routes, its most")
 
@@ -237,4 +237,23 @@ func TestRoutesServedWhileProvisioningAreKept(t *testing.T) {
 	st, err := js.Stream(ctx, JobsStream)
 	require.NoError(t, err)
 	assert.Subset(t, st.CachedInfo().Config.Subjects, want)
+}
+
+// TestKeyJobsBoundAtTheDefaults: the figures the docs give for the
+// defaults (a 256 MiB job stream, jobs of at most 256 KiB, KeyJobs 64):
+// 64 jobs a key a route up to 8 routes, fewer past them, 1 at 512 routes,
+// and none at 513 (the route refused); one key's jobs over every route
+// never pass half the stream.
+func TestKeyJobsBoundAtTheDefaults(t *testing.T) {
+	bound := func(routes int) int64 {
+		return keyJobsBound(DefaultKeyJobs, sampleStreamBytes, DefaultJobBytes, routes)
+	}
+	assert.Equal(t, int64(64), bound(1))
+	assert.Equal(t, int64(64), bound(8))
+	assert.Equal(t, int64(56), bound(9))
+	assert.Equal(t, int64(1), bound(512))
+	assert.Less(t, bound(513), int64(1))
+	for routes := 1; routes <= 512; routes++ {
+		assert.LessOrEqual(t, bound(routes)*int64(routes)*DefaultJobBytes, int64(sampleStreamBytes/2), "%d routes", routes)
+	}
 }

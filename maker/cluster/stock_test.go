@@ -94,7 +94,8 @@ func TestStockNATSServerRoles(t *testing.T) {
 	require.NoError(t, err)
 	_, err = ajs.CreateStream(ctx, jetstream.StreamConfig{Name: cluster.RepliesStream, Subjects: []string{"mdap.replies.>"}, Storage: jetstream.FileStorage})
 	require.NoError(t, err)
-	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes} // small, for the floods
+	// Small, for the floods; a route quota that leaves manyroutes room.
+	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, RouteQuota: 8}
 	require.NoError(t, cluster.Provision(ctx, ajs, engine))
 	assertMdapStreams(t, ajs)
 	agent, err := cluster.ServeAgent(ctx, ajs.Conn(), engine)
@@ -114,6 +115,15 @@ func TestStockNATSServerRoles(t *testing.T) {
 	// After the scenarios that read every job (rogue): it leaves jobs
 	// that do not decode on the route.
 	t.Run("keyjobs", func(t *testing.T) { keyJobsScenario(t, url, tenants.thief, tenants.victim, seedFiles[1], adminSeed) })
+	t.Run("version", func(t *testing.T) { versionScenario(t, url, seedFiles[1], seedFiles[0], adminSeed) })
+	// Before manyroutes, which needs room for its routes.
+	t.Run("routequota", func(t *testing.T) {
+		routeQuotaScenario(t, url, seedFiles[2], seedFiles[3], adminSeed, engine.RouteQuota, false)
+	})
+	// Before full, which needs its stream: one key over many routes.
+	t.Run("manyroutes", func(t *testing.T) {
+		manyRoutesScenario(t, url, tenants.thief, tenants.victim, seedFiles[1], adminSeed, engine, false)
+	})
 	// Last: it leaves the job stream full.
 	t.Run("full", func(t *testing.T) {
 		fullScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})

@@ -178,7 +178,8 @@ type WorkerStats struct {
 // there is one (a server with roles: the engine's settings apply), else
 // by creating it and the sample streams if they do not exist (or updating
 // it to this worker's AckWait and MaxDeliver). Run starts the work. Errors wrap ErrConfig (a nil model;
-// cfg.Validate's *fielderr.Error) or ErrEngine.
+// cfg.Validate's *fielderr.Error), ErrVersion (an engine of another
+// protocol, EngineProtocol) or ErrEngine.
 func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cfg WorkerConfig) (*Worker, error) {
 	if model == nil {
 		return nil, fmt.Errorf("%w: the worker has no model", ErrConfig)
@@ -210,6 +211,9 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 	w.replicas = cfg.Replicas
 	w.ccfg = routeConsumerConfig(w.token, w.route, cfg.AckWait, cfg.MaxDeliver)
 	w.ackWait.Store(int64(w.ccfg.AckWait))
+	if err := checkEngineProtocol(ctx, w.js, "worker"); err != nil {
+		return nil, err
+	}
 	if err := w.ensureConsumer(ctx); err != nil {
 		return nil, err
 	}
@@ -233,7 +237,9 @@ const selfCreateTimeout = 10 * time.Second
 // else created (or updated) with this worker's settings.
 func (w *Worker) ensureConsumer(ctx context.Context) error {
 	var cons jetstream.Consumer
-	err := askAgent(ctx, w.nc, "route", agentRequest{Route: w.route})
+	// The request names this worker's identity, as its permissions
+	// require: the engine counts the routes each identity adds.
+	err := askAgent(ctx, w.nc, "route."+replyIdentity(w.nc.Opts.InboxPrefix, w.name), agentRequest{Route: w.route})
 	switch {
 	case err == nil:
 		cons, err = w.js.Consumer(ctx, JobsStream, w.ccfg.Durable)
