@@ -19,6 +19,7 @@ import (
 	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
+	"github.com/mdap-go/mdap/maker/view"
 	"github.com/spf13/cobra"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -449,7 +450,9 @@ func writeSpendChart(path, tasks string, capUSD float64, points []batch.SpendPoi
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, svg, 0o644); err != nil {
+	// Whole or not at all, and 0600 as the results file: the chart shows
+	// what the batch spent.
+	if err := view.WriteFile(path, func(w io.Writer) error { _, err := w.Write(svg); return err }); err != nil {
 		return fmt.Errorf("--spend-chart: %w", err)
 	}
 	return nil

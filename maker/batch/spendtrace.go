@@ -7,7 +7,8 @@ import (
 	"github.com/mdap-go/mdap/maker"
 )
 
-// SpendEvery is the least time between two points of a SpendTrace.
+// SpendEvery is the least time between two points a SpendTrace records
+// while the batch goes on; End's last point is recorded however close.
 const SpendEvery = 50 * time.Millisecond
 
 // SpendPoint is a batch's spend at a moment of a run.

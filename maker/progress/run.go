@@ -12,7 +12,8 @@ import (
 
 // RunConfig is what a Run shows.
 type RunConfig struct {
-	// Mode says when the bar of steps is drawn.
+	// Mode says when the bar of steps is drawn; the zero Mode draws
+	// none, as Off.
 	Mode Mode
 	// Total is the run's number of steps (the bar's length and the
 	// forecast's).

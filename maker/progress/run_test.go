@@ -100,7 +100,9 @@ func TestRounds(t *testing.T) {
 	on := NewRounds(&buf, On)
 	on.Start(10)
 	on.Set(5, 10)
+	first := on.bar
 	on.Start(20) // a new round ends the last one's bar
+	assert.True(t, first.IsFinished(), "the first round's bar is finished")
 	on.Set(7, 20)
 	st := on.bar.State()
 	assert.Equal(t, int64(20), st.Max)

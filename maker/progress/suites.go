@@ -3,6 +3,7 @@ package progress
 import (
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -12,7 +13,8 @@ import (
 // (On, or Auto on a terminal); a line per finished row (Auto elsewhere: a
 // log or CI sees the run advance); nothing (Off, and the callback is nil).
 // The callback is benchmarks.Options's Progress: done 0 starts a suite of
-// total rows. Call the second function when the suites are done.
+// total rows. Call the second function when the suites are done. Both
+// functions are safe for concurrent use (a lock orders their writes).
 func Suites(w io.Writer, m Mode) (func(suite string, done, total int), func()) {
 	switch {
 	case m == Off:
@@ -20,8 +22,11 @@ func Suites(w io.Writer, m Mode) (func(suite string, done, total int), func()) {
 	case m.Shows(w):
 		return suiteBars(w)
 	}
+	var mu sync.Mutex
 	start := time.Now()
 	return func(suite string, done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
 		if done == 0 {
 			start = time.Now()
 			fmt.Fprintf(w, "bench: %s: %d rows\n", suite, total)
@@ -33,9 +38,12 @@ func Suites(w io.Writer, m Mode) (func(suite string, done, total int), func()) {
 
 // suiteBars draws one bar per suite on w.
 func suiteBars(w io.Writer) (func(suite string, done, total int), func()) {
+	var mu sync.Mutex
 	var bar *progressbar.ProgressBar
 	current := ""
 	return func(suite string, done, total int) {
+			mu.Lock()
+			defer mu.Unlock()
 			if suite != current {
 				if bar != nil {
 					_ = bar.Finish()
@@ -47,6 +55,8 @@ func suiteBars(w io.Writer) (func(suite string, done, total int), func()) {
 			}
 			_ = bar.Set(done)
 		}, func() {
+			mu.Lock()
+			defer mu.Unlock()
 			if bar != nil {
 				_ = bar.Finish()
 			}

@@ -41,8 +41,9 @@ var ErrNoAuthRemote = errors.New("a view without a token serves on loopback only
 // made before anything else is (a taken port writes nothing).
 type Guarded struct {
 	net.Listener
-	// Token guards every request ("" without one); Generated says it
-	// was made here, for the caller to show once.
+	// Token is the token the view's Handler must check (give it as
+	// Config.Token; "" without one): Guarded itself checks no request.
+	// Generated says it was made here, for the caller to show once.
 	Token     string
 	Generated bool
 }
