@@ -59,7 +59,7 @@ func TestBinaryCalibrateSamplesPerCall(t *testing.T) {
 		mu.Lock()
 		ns = nil
 		mu.Unlock()
-		code, js, errOut := cli(t, "calibrate", "--disks", "5", "--steps-sampled", "4", "--samples", "10", "--progress", "off",
+		code, js, errOut := childCLI(t, "calibrate", "--disks", "5", "--steps-sampled", "4", "--samples", "10", "--progress", "off",
 			"--model", "openai:sim", "--base-url", hs.URL+"/v1", "--samples-per-call", per, "--json")
 		require.Contains(t, []int{0, 1}, code, errOut) // a few steps: k may be undecided; the requests are what is checked
 		var rep calibrate.Report

@@ -12,7 +12,7 @@ import (
 
 func calibrateJSON(t *testing.T, args ...string) calibrate.Report {
 	t.Helper()
-	code, out, errOut := cli(t, append([]string{"calibrate", "--json", "--progress", "off"}, args...)...)
+	code, out, errOut := childCLI(t, append([]string{"calibrate", "--json", "--progress", "off"}, args...)...)
 	require.Contains(t, []int{0, 1}, code, errOut)
 	var raw struct {
 		All map[string]any `json:"all"`
@@ -59,12 +59,12 @@ func TestCalibrateSaysWhenErrorsRepeat(t *testing.T) {
 		{"--wrong-answers", "1"},
 		{"--concentration", "1"},
 	} {
-		code, out, errOut := cli(t, append([]string{"calibrate", "--disks", "20", "--p", "0.9", "--steps-sampled", "30", "--samples", "20"}, args...)...)
+		code, out, errOut := childCLI(t, append([]string{"calibrate", "--disks", "20", "--p", "0.9", "--steps-sampled", "30", "--samples", "20"}, args...)...)
 		require.Contains(t, []int{0, 1}, code, errOut)
 		assert.Contains(t, out, "wrong answers repeat: 100% of pairs of wrong answers to one step are the same answer", "%v", args)
 		assert.Contains(t, out, "correlated errors; k_min assumes one rival, which is then exact for the wrong-winner rate", "%v", args)
 	}
-	code, out, _ := cli(t, "calibrate", "--disks", "20", "--p", "0.9", "--steps-sampled", "30", "--samples", "20")
+	code, out, _ := childCLI(t, "calibrate", "--disks", "20", "--p", "0.9", "--steps-sampled", "30", "--samples", "20")
 	require.Contains(t, []int{0, 1}, code)
 	assert.Contains(t, out, "errors spread", "the default sim spreads its errors over 8 answers")
 }

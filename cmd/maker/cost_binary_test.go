@@ -167,10 +167,10 @@ func TestCalibrateRanksModelsByDollars(t *testing.T) {
 	// decided on the steps' own bounds.
 	args := []string{"calibrate", "--disks", "3", "--steps-sampled", "7", "--samples", "60", "--progress", "off",
 		"--model", "openai:good=0.4/1.6;base=" + baseGood, "--model", "openai:cheap=0.3/1.2;base=" + baseBad}
-	code, out, errOut := cli(t, args...)
+	code, out, errOut := childCLI(t, args...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "models by expected dollars for the whole run at the target:")
-	code, js, errOut := cli(t, append(args, "--json")...)
+	code, js, errOut := childCLI(t, append(args, "--json")...)
 	require.Equal(t, 0, code, errOut)
 	var rep calibrate.Report
 	require.NoError(t, json.Unmarshal([]byte(js), &rep))

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,6 +23,18 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
+}
+
+// childCLI is cli run as the plain maker binary, a child process (start):
+// for calibrations, whose plan is seconds of arithmetic race-built in
+// process and a fraction of that in the child. What they show is the
+// command's output, the same either way; calibrate.Run's concurrency is
+// race-built in maker/calibrate's tests.
+func childCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	c := start(t, nil, args...)
+	code := c.wait(t, 5*time.Minute)
+	return code, c.stdout.String(), c.stderr.String()
 }
 
 func hanoiJSON(t *testing.T, args ...string) (int, hanoiSummary) {

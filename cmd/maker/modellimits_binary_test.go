@@ -69,7 +69,7 @@ func TestBinaryCalibrateForecastBillsRequestsAndCache(t *testing.T) {
 		"--model", "openai:sim=0.4/1.6/0.1", "--base-url", base, "--k", "6"}
 	plans := map[string]calibrate.Estimate{}
 	for _, per := range []string{"1", "4"} {
-		code, js, errOut := cli(t, append(args, "--samples-per-call", per, "--json")...)
+		code, js, errOut := childCLI(t, append(args, "--samples-per-call", per, "--json")...)
 		require.Contains(t, []int{0, 1}, code, errOut) // 8 of 1,023 steps: likely undecided (exit 1); the plan at --k is what is checked
 		var rep calibrate.Report
 		require.NoError(t, json.Unmarshal([]byte(js), &rep))
@@ -89,7 +89,7 @@ func TestBinaryCalibrateForecastBillsRequestsAndCache(t *testing.T) {
 	assert.Less(t, four.AtK.Cost, one.AtK.Cost)
 	t.Logf("whole run at the target: $%.4f one sample a request, $%.4f at 4 a request (cached share %.2f)", one.AtK.Cost, four.AtK.Cost, one.CachedShare)
 
-	code, out, errOut := cli(t, append(args, "--samples-per-call", "4")...)
+	code, out, errOut := childCLI(t, append(args, "--samples-per-call", "4")...)
 	require.Contains(t, []int{0, 1}, code, errOut) // 8 of 1,023 steps: likely undecided (exit 1); the plan at --k is what is checked
 	assert.Contains(t, out, "the forecast bills the prompt once a request of 4 samples (--samples-per-call 4, assumed full requests)")
 	assert.Contains(t, out, "at the cached-input price (the cached share the provider reported here)")

@@ -31,11 +31,19 @@ import (
 // simulated model.
 func hanoiRun(t *testing.T, cfg sim.Config, steps, samples int) calibrate.Report {
 	t.Helper()
+	return hanoiCalibration(t, cfg, calibrate.Config{StepsSampled: steps, Samples: samples})
+}
+
+// hanoiCalibration calibrates 20-disk Hanoi on the simulated model with
+// cal's settings (seed 1).
+func hanoiCalibration(t *testing.T, cfg sim.Config, cal calibrate.Config) calibrate.Report {
+	t.Helper()
 	model, err := sim.New(hanoi.Oracle{}, cfg)
 	require.NoError(t, err)
 	task, err := calibrate.Hanoi(20)
 	require.NoError(t, err)
-	rep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: task, Solver: &maker.Solver{Model: model}, StepsSampled: steps, Samples: samples, Seed: 1})
+	cal.Steps, cal.Solver, cal.Seed = task, &maker.Solver{Model: model}, 1
+	rep, err := calibrate.Run(context.Background(), cal)
 	require.NoError(t, err)
 	return rep
 }
@@ -91,7 +99,9 @@ func TestRunTellsCorrelatedFromSpreadErrors(t *testing.T) {
 		{"spread over 8", 8, 0, false},
 	} {
 		cfg := sim.Config{P: 0.8, WrongAnswers: c.wrong, Concentration: c.concentration}
-		rep := hanoiRun(t, cfg, 30, 20)
+		// The repeats are counted from the samples: no plan needed (a
+		// million steps' plan is seconds race-built).
+		rep := hanoiCalibration(t, cfg, calibrate.Config{StepsSampled: 30, Samples: 20, NoPlan: true})
 		r := rep.All.Repeat
 		require.Greater(t, r.Pairs, 100, c.name)
 		if c.correlated {

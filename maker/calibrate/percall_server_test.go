@@ -163,7 +163,8 @@ func TestCalibrateSendsTheRunsRequests(t *testing.T) {
 	steps, err := calibrate.Hanoi(disks)
 	require.NoError(t, err)
 	cal := &maker.Solver{Config: maker.Config{SamplesPerCall: perCall}, Model: srv.model(t)}
-	crep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: cal, StepsSampled: 6, Samples: samples, SamplesPerCall: perCall, Parallel: 4})
+	// NoPlan: the requests are what this shows, and the plan sends none.
+	crep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: cal, StepsSampled: 6, Samples: samples, SamplesPerCall: perCall, Parallel: 4, NoPlan: true})
 	require.NoError(t, err)
 	require.Equal(t, 6*samples, crep.All.Samples)
 	assert.Equal(t, 6*samples, crep.All.Correct, "a model that never errs")
@@ -190,9 +191,12 @@ func TestCalibrateSendsTheRunsRequests(t *testing.T) {
 // whatever n asks gets the samples one a request after its first short
 // answer (none asks n > 1 after it), every sample index exactly once,
 // and the calibration is the one a provider honouring n gives (the same
-// estimate). A calibration that did not fall back (taking the short
-// request's one choice for all of its samples, or never asking again)
-// fails the counts.
+// estimate: the counts, p, its interval, the spread fitted to each
+// step's tally and the repeats of wrong answers; NoPlan spares the plan,
+// seconds race-built, which is a function of those and sends nothing).
+// A calibration that did not fall back (taking the short request's one
+// choice for all of its samples, or never asking again) fails the
+// counts.
 func TestCalibrateProviderIgnoresN(t *testing.T) {
 	t.Parallel()
 	const disks, perCall, samples, stepsSampled = 5, 5, 10, 8
@@ -200,7 +204,7 @@ func TestCalibrateProviderIgnoresN(t *testing.T) {
 	require.NoError(t, err)
 	calibrateOn := func(srv *nServer) calibrate.Report {
 		rep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Config: maker.Config{SamplesPerCall: perCall}, Model: srv.model(t)},
-			StepsSampled: stepsSampled, Samples: samples, SamplesPerCall: perCall, Parallel: 4, Seed: 7})
+			StepsSampled: stepsSampled, Samples: samples, SamplesPerCall: perCall, Parallel: 4, Seed: 7, NoPlan: true})
 		require.NoError(t, err)
 		return rep
 	}
@@ -214,7 +218,12 @@ func TestCalibrateProviderIgnoresN(t *testing.T) {
 	assert.Equal(t, want.All.Correct, got.All.Correct)
 	assert.Equal(t, want.All.Wrong, got.All.Wrong)
 	assert.Equal(t, want.All.P, got.All.P)
-	assert.Equal(t, want.All.KMin, got.All.KMin)
+	assert.Equal(t, want.All.Low, got.All.Low)
+	assert.Equal(t, want.All.High, got.All.High)
+	require.NotNil(t, want.All.Spread, "the spread is fitted without a plan")
+	assert.Equal(t, want.All.Spread, got.All.Spread)
+	assert.Equal(t, want.All.HardSteps, got.All.HardSteps)
+	assert.Equal(t, want.All.Repeat, got.All.Repeat)
 	assert.Less(t, want.All.Correct, want.All.Samples, "the model errs: the estimate is not trivial")
 
 	// The honouring provider: 3 requests a step, n 1, 5, 4.
@@ -244,7 +253,8 @@ func TestCalibrateProviderIgnoresN(t *testing.T) {
 
 // TestCalibrateEnsembleOneSampleARequest: an ensemble's members are
 // separate models, so calibration, as its run, sends their samples one a
-// request whatever SamplesPerCall says.
+// request whatever SamplesPerCall says. The requests are what it shows:
+// NoPlan spares the plan (seconds race-built), which sends none.
 func TestCalibrateEnsembleOneSampleARequest(t *testing.T) {
 	t.Parallel()
 	srv := newNServer(t, 0.9, false)
@@ -253,7 +263,7 @@ func TestCalibrateEnsembleOneSampleARequest(t *testing.T) {
 	steps, err := calibrate.Hanoi(4)
 	require.NoError(t, err)
 	_, err = calibrate.Run(context.Background(), calibrate.Config{Steps: steps, Solver: &maker.Solver{Config: maker.Config{SamplesPerCall: 5}, Model: ens},
-		StepsSampled: 3, Samples: 10, SamplesPerCall: 5, Parallel: 4})
+		StepsSampled: 3, Samples: 10, SamplesPerCall: 5, Parallel: 4, NoPlan: true})
 	require.NoError(t, err)
 	seen := srv.requests()
 	require.Len(t, seen, 3)

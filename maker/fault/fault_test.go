@@ -102,8 +102,10 @@ func TestThirtyPercentFaultsSameWinners(t *testing.T) {
 	require.NoError(t, err)
 	// Every failed sample is checked against the fault its identity
 	// draws (Model.Fault), not against a count a deadline can change: a
-	// call that drew no failure but ran past the 100 ms per-call timeout
-	// on a loaded machine is the machine's, counted apart and logged.
+	// call that drew no failure but ran past the 30 ms per-call timeout
+	// on a loaded machine is the machine's, counted apart and logged. (30
+	// ms, not more: each of the run's hundred-odd hangs waits it out, and
+	// the waits were most of this package's time in the default suite.)
 	var mu sync.Mutex
 	var uninjected []string
 	loadTimeouts := 0
@@ -124,7 +126,7 @@ func TestThirtyPercentFaultsSameWinners(t *testing.T) {
 		uninjected = append(uninjected, fmt.Sprintf("step %d sample %d: %v", e.Step, e.Index, e.Err))
 	}
 	start := time.Now()
-	rep, task, err := solveObserved(t, faulty, filepath.Join(dir, "faulty.jsonl"), cfg, false, 100*time.Millisecond, onSample)
+	rep, task, err := solveObserved(t, faulty, filepath.Join(dir, "faulty.jsonl"), cfg, false, 30*time.Millisecond, onSample)
 	require.NoError(t, err)
 	assert.True(t, task.Solved())
 	assert.Zero(t, task.WrongSteps())
@@ -137,9 +139,9 @@ func TestThirtyPercentFaultsSameWinners(t *testing.T) {
 	assert.Positive(t, rep.Flags["unparseable"], "garbage is a red flag")
 	assert.Empty(t, uninjected, "only injected faults fail")
 	if loadTimeouts > 0 {
-		t.Logf("%d calls without a failing fault ran past the 100 ms timeout (a loaded machine)", loadTimeouts)
+		t.Logf("%d calls without a failing fault ran past the 30 ms timeout (a loaded machine)", loadTimeouts)
 	}
-	// Each hang is cut by the 100 ms timeout: a hung call never holds a
+	// Each hang is cut by the 30 ms timeout: a hung call never holds a
 	// step. The bound is loose (a shared machine) but finite.
 	assert.Less(t, time.Since(start), 2*time.Minute)
 	t.Logf("1023 steps, %d samples, %d errors, flags %v, %d hangs cut, in %s", rep.Launched, rep.Errors, rep.Flags, faulty.Count(fault.KindHang), time.Since(start).Round(time.Millisecond))

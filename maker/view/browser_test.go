@@ -35,8 +35,15 @@ func chromium() string {
 
 // The page in a real browser: it loads with no console error, its
 // counters advance while the journal grows, and a click on a cell shows
-// that step's record.
+// that step's record. Not race-built: CI's ui stage runs it (.ci/ui.sh,
+// where a skip fails the stage), and the Go side it drives, a followed
+// journal served as events, is race-built in
+// TestEventsFollowAGrowingJournal; here it would be a second Chromium run
+// of the same page, ten seconds of the default suite.
 func TestBrowser(t *testing.T) {
+	if raceEnabled {
+		t.Skip("race-built: the browser test of a journal's page runs in CI's ui stage (.ci/ui.sh); TestEventsFollowAGrowingJournal race-tests what it serves")
+	}
 	bin := chromium()
 	if bin == "" {
 		t.Skip("no chromium binary found (chromium, chromium-browser, google-chrome): install Debian's chromium, or run .ci/ui.sh")
