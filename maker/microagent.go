@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/mdap-go/mdap/internal/mono"
@@ -112,9 +111,6 @@ type microagent struct {
 	budget      *Budget         // the spending cap; nil: none
 	price       func(index int) Price
 	observer    Observer // nil: not watched
-	// single caches one-sample requests' call options (nil: built per
-	// call); shared by copies of the agent, whose options are the same.
-	single *singleOptions
 }
 
 // sample asks the model once for one sample. The context carries the
@@ -205,29 +201,14 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 
 // callOptions returns the call options of a request for n samples from
 // index: the sample's temperature, the reply cap, its seed, the solver's
-// options, n, the tools and JSON mode. Those of a one-sample request are
-// built once per index (below len(singleOptions)) when the agent has the
-// cache: they depend on nothing else. The slice is full (len = cap), so a
-// model that appends to it copies.
+// options, n, the tools and JSON mode.
 func (a *microagent) callOptions(index, n int) []llms.CallOption {
-	if n != 1 || a.single == nil || index >= len(a.single) {
-		return a.buildOptions(index, n)
-	}
-	if p := a.single[index].Load(); p != nil {
-		return *p
-	}
-	opts := a.buildOptions(index, 1)
-	a.single[index].Store(&opts)
-	return opts
-}
-
-func (a *microagent) buildOptions(index, n int) []llms.CallOption {
 	opts := []llms.CallOption{
-		temperatureOptions.get(math.Float64bits(a.temperature(index))),
-		maxTokensOptions.get(a.maxTokens),
+		llms.WithTemperature(a.temperature(index)),
+		llms.WithMaxTokens(a.maxTokens),
 		// A provider that honours seeds gives each sample its own
 		// reproducible draw (langchaingo omits a seed of 0, hence +1).
-		seedOptions.get(index + 1),
+		llms.WithSeed(index + 1),
 	}
 	opts = append(opts, a.options...)
 	if n > 1 {
@@ -239,12 +220,8 @@ func (a *microagent) buildOptions(index, n int) []llms.CallOption {
 	if a.schema != nil {
 		opts = append(opts, llms.WithJSONMode())
 	}
-	return opts[:len(opts):len(opts)]
+	return opts
 }
-
-// singleOptions caches the call options of one-sample requests by sample
-// index (see callOptions).
-type singleOptions [8]atomic.Pointer[[]llms.CallOption]
 
 // validChoices returns at most n choices, those before a missing one.
 func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
