@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -116,8 +115,7 @@ type microagent struct {
 // sample asks the model once for one sample. The context carries the
 // sample's identity.
 func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.MessageContent) (Reply, time.Duration, error) {
-	var one [1]Reply
-	rs, took, err := a.call(ctx, id, msgs, 1, one[:0])
+	rs, took, err := a.call(ctx, id, msgs, 1)
 	if err != nil {
 		if errors.Is(err, ErrBudget) {
 			return Reply{}, took, err // not started
@@ -135,9 +133,7 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 // (a provider that ignores n returns one): the request's input tokens
 // (and cached ones) are on the first reply, its output tokens shared out
 // among the replies by their length, and the first reply's Requests is 1.
-// The replies are written over dst's backing array when it has room (a
-// caller of one sample passes an array on its stack), else a new one.
-func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageContent, n int, dst []Reply) ([]Reply, time.Duration, error) {
+func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageContent, n int) ([]Reply, time.Duration, error) {
 	opts := a.callOptions(id.Index, n)
 	msgs = withToolText(msgs, a.toolText)
 	start := mono.Now()
@@ -170,7 +166,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	if a.budget != nil {
 		cost := 0.0
 		if err == nil && resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil {
-			for _, r := range replies(dst, validChoices(resp.Choices, n), msgs) {
+			for _, r := range replies(validChoices(resp.Choices, n), msgs) {
 				cost += price.Cost(r.usage(0))
 			}
 		} else if err != nil {
@@ -196,7 +192,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return nil, took, ErrNoChoice
 	}
-	return replies(dst, validChoices(resp.Choices, n), msgs), took, nil
+	return replies(validChoices(resp.Choices, n), msgs), took, nil
 }
 
 // callOptions returns the call options of a request for n samples from
@@ -238,11 +234,8 @@ func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
 
 // replies turns a response's choices into replies with the request's
 // usage: input tokens once, on the first; output tokens per choice.
-//
-// The replies are appended to dst[:0] (nil: a new slice); the token
-// counts of up to four choices are worked out without allocating.
-func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply {
-	rs := slices.Grow(dst[:0], len(choices))[:len(choices)]
+func replies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply {
+	rs := make([]Reply, len(choices))
 	first := readInfo(choices[0].GenerationInfo)
 	in, okIn := first.first(infoPromptTokens, infoCachedIn)
 	cacheRead, _ := first.first(infoCachedIn, infoCacheWrite)
@@ -258,8 +251,7 @@ func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageCont
 	// Output tokens: a provider that reports per choice gives each its
 	// own; OpenAI puts the request's total on every choice, which is
 	// shared out by the choices' lengths so the sum is what was billed.
-	var outsBuf, estBuf [4]int
-	outs := slices.Grow(outsBuf[:0], len(choices))[:len(choices)]
+	outs := make([]int, len(choices))
 	shared := len(choices) > 1
 	o, okOut := first.first(infoOut, infoKeys)
 	outs[0] = o
@@ -272,7 +264,7 @@ func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageCont
 			shared = false
 		}
 	}
-	apportion(outs, estBuf[:0], choices, okOut, shared)
+	apportion(outs, choices, okOut, shared)
 	for i, c := range choices {
 		worker, _ := c.GenerationInfo[WorkerInfoKey].(string)
 		rs[i] = Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason, OutputTokens: outs[i], Estimated: !okOut, Worker: worker}
@@ -285,8 +277,8 @@ func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageCont
 // its text when the provider did not report them all (okOut false), or,
 // when every choice carries the same figure (shared: OpenAI's request
 // total), that total shared out by the choices' estimated lengths so
-// the sum is what was billed. est is scratch space for the estimates.
-func apportion(outs, est []int, choices []*llms.ContentChoice, okOut, shared bool) {
+// the sum is what was billed.
+func apportion(outs []int, choices []*llms.ContentChoice, okOut, shared bool) {
 	if !okOut {
 		for i, c := range choices {
 			outs[i] = EstimateReplyTokens(c.Content, c.ToolCalls)
@@ -296,7 +288,7 @@ func apportion(outs, est []int, choices []*llms.ContentChoice, okOut, shared boo
 	if !shared {
 		return
 	}
-	est = slices.Grow(est[:0], len(choices))[:len(choices)]
+	est := make([]int, len(choices))
 	sum := 0
 	for i, c := range choices {
 		est[i] = max(1, EstimateReplyTokens(c.Content, c.ToolCalls))
@@ -324,7 +316,7 @@ func ResponseUsage(resp *llms.ContentResponse) (in, out, cached int, ok bool) {
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return 0, 0, 0, false
 	}
-	rs := replies(nil, validChoices(resp.Choices, len(resp.Choices)), nil)
+	rs := replies(validChoices(resp.Choices, len(resp.Choices)), nil)
 	for _, r := range rs {
 		out += r.OutputTokens
 	}

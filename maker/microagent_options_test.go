@@ -39,7 +39,7 @@ func TestOneSampleOptionsAreTheSampleIndexs(t *testing.T) {
 	var indices []int
 	for round := range 3 {
 		for i := range 10 {
-			_, _, err := a.call(context.Background(), SampleID{Step: round, Index: i}, msgs, 1, nil)
+			_, _, err := a.call(context.Background(), SampleID{Step: round, Index: i}, msgs, 1)
 			require.NoError(t, err)
 			indices = append(indices, i)
 		}

@@ -36,7 +36,7 @@ func refReplies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Rep
 			shared = false
 		}
 	}
-	apportion(outs, nil, choices, okOut, shared)
+	apportion(outs, choices, okOut, shared)
 	for i, c := range choices {
 		rs[i] = Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason, OutputTokens: outs[i], Estimated: !okOut}
 	}
@@ -108,7 +108,7 @@ func TestRepliesReadUsageAsOneLookupPerKey(t *testing.T) {
 			choices[i] = c
 		}
 		want := refReplies(choices, msgs)
-		got := replies(nil, choices, msgs)
+		got := replies(choices, msgs)
 		require.True(t, slices.EqualFunc(want, got, func(a, b Reply) bool { return fmt.Sprint(a) == fmt.Sprint(b) }),
 			"info %v:\nwant %+v\ngot  %+v", choices[0].GenerationInfo, want, got)
 	}
