@@ -107,7 +107,7 @@ type microagent struct {
 	timeout     time.Duration
 	schema      json.RawMessage // the answer schema, with Solver.Structured
 	perCall     *perCall        // several samples per request; nil: one
-	budget      *Budget         // the spending cap; nil: none
+	budget      Spender         // the spending cap; nil: none
 	price       func(index int) Price
 	observer    Observer // nil: not watched
 }
@@ -153,7 +153,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 			price = a.price(id.Index)
 		}
 		worst = price.WorstCase(promptTokens(msgs), a.maxTokens, n)
-		if err := a.budget.reserve(worst); err != nil {
+		if err := a.budget.Reserve(worst); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -174,7 +174,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 			// worst case, so the cap holds whatever the provider did.
 			cost = worst
 		}
-		a.budget.settle(worst, cost)
+		a.budget.Settle(worst, cost)
 	}
 	if err != nil {
 		if ctx.Err() == nil && callCtx.Err() != nil {

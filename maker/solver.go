@@ -39,7 +39,7 @@ var (
 //
 // A Solver is its settings (the embedded Config: what the run is set to,
 // checked by Config.Validate) plus what runs them: the Model, the tools'
-// Executor, the Journal, a shared Budget, and the watchers (Progress,
+// Executor, the Journal, a shared Budget (a Spender), and the watchers (Progress,
 // OnSample, Logger, Observer). Config is embedded so that a setting reads
 // as the Solver's own (s.Vote, s.MaxTokens) and a Config checked once is
 // handed over whole:
@@ -73,12 +73,13 @@ type Solver struct {
 	// Journal records every decided step; nil means no journal. A journal
 	// opened with OpenJournal is replayed first, then the run continues.
 	Journal *Journal
-	// Budget, if set, caps the money the run spends (see Budget): a call
-	// whose worst case would pass the cap is not started, and the step
-	// fails with ErrBudget (a *BudgetError naming the cap and what was
-	// spent). A resumed run credits the budget with its journaled steps'
-	// cost. Share one Budget among solvers to cap them together.
-	Budget *Budget
+	// Budget, if set, caps the money the run spends (see Spender;
+	// maker/budget's Budget is mdap's): a call whose worst case would
+	// pass the cap is not started, and the step fails with ErrBudget
+	// (maker/budget's *Error names the cap and what was spent). A resumed
+	// run credits the budget with its journaled steps' cost. Share one
+	// Budget among solvers to cap them together.
+	Budget Spender
 	// Progress, if set, is called after every step (replayed ones
 	// included), from the goroutine that called Solve; it must be quick.
 	Progress func(Event)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/budget"
 )
 
 // natsBook makes --max-cost of maker solve --nats the batch's budget
@@ -16,7 +16,7 @@ import (
 // with what earlier runs spent: the spend file's total, at least the cost
 // of the results recorded so far. Of that, what is not in a recorded
 // result (the steps of unfinished tasks, journaled on the engine) is
-// credited ahead (maker.Budget.CreditAhead), since a task resumed here
+// credited ahead (budget.Budget.CreditAhead), since a task resumed here
 // credits its journaled steps again. It saves the spend file after each
 // task solved here and at the end.
 //
@@ -24,7 +24,7 @@ import (
 // bounds each coordinator's spend, and the spend files of the next run
 // count every result recorded.
 type natsBook struct {
-	budget *maker.Budget
+	budget *budget.Budget
 	store  *batch.Store
 	prior  float64 // what earlier runs spent
 
@@ -33,7 +33,7 @@ type natsBook struct {
 }
 
 // openNATSBook credits budget with what earlier runs of jobs spent.
-func openNATSBook(budget *maker.Budget, store *batch.Store, jobs []batch.Job) *natsBook {
+func openNATSBook(budget *budget.Budget, store *batch.Store, jobs []batch.Job) *natsBook {
 	recorded := recordedCost(store, jobs)
 	b := &natsBook{budget: budget, store: store, prior: max(store.Spend().Spent, recorded)}
 	budget.Credit(recorded)

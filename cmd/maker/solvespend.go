@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/benchmarks"
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/budget"
 )
 
 // spendEvery is the least time between two points of the spend chart.
@@ -18,7 +18,7 @@ const spendEvery = 50 * time.Millisecond
 // batch's budget counts as spent (earlier runs included), at most every
 // spendEvery, from the run's start to its end.
 type spendRecorder struct {
-	budget *maker.Budget
+	budget *budget.Budget
 	start  time.Time
 
 	mu     sync.Mutex
@@ -26,7 +26,7 @@ type spendRecorder struct {
 	last   time.Time
 }
 
-func newSpendRecorder(b *maker.Budget) *spendRecorder {
+func newSpendRecorder(b *budget.Budget) *spendRecorder {
 	return &spendRecorder{budget: b, start: time.Now()}
 }
 
