@@ -236,14 +236,14 @@ func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
 // usage: input tokens once, on the first; output tokens per choice.
 func replies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply {
 	rs := make([]Reply, len(choices))
-	first := readInfo(choices[0].GenerationInfo)
-	in, okIn := first.first(infoPromptTokens, infoCachedIn)
-	cacheRead, _ := first.first(infoCachedIn, infoCacheWrite)
-	cacheWrite, _ := first.first(infoCacheWrite, infoOut)
+	first := choices[0].GenerationInfo
+	in, okIn := intInfo(first, infoInput...)
+	cacheRead, _ := intInfo(first, infoCacheRead...)
+	cacheWrite, _ := intInfo(first, infoCacheWrite...)
 	if !okIn {
 		in = promptTokens(msgs)
 	}
-	if first.anthropic {
+	if _, anthropic := first["CacheReadInputTokens"]; anthropic {
 		// Anthropic's input_tokens leaves out the tokens read from and
 		// written to the cache; mdap's InputTokens counts every one.
 		in += cacheRead + cacheWrite
@@ -253,13 +253,11 @@ func replies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply 
 	// shared out by the choices' lengths so the sum is what was billed.
 	outs := make([]int, len(choices))
 	shared := len(choices) > 1
-	o, okOut := first.first(infoOut, infoKeys)
-	outs[0] = o
-	for i, c := range choices[1:] {
-		info := readInfo(c.GenerationInfo)
-		o, ok := info.first(infoOut, infoKeys)
+	okOut := true
+	for i, c := range choices {
+		o, ok := intInfo(c.GenerationInfo, infoOutput...)
 		okOut = okOut && ok
-		outs[i+1] = o
+		outs[i] = o
 		if o != outs[0] {
 			shared = false
 		}
@@ -323,96 +321,31 @@ func ResponseUsage(resp *llms.ContentResponse) (in, out, cached int, ok bool) {
 	return rs[0].InputTokens, out, rs[0].cachedIn, !rs[0].Estimated
 }
 
-// The GenerationInfo keys replies reads, as indices into infoNumbers:
-// groups of alternatives, each in order of preference (the first of a
-// group that holds a number counts). Providers disagree on names and
-// types (OpenAI: int "PromptTokens" and "CompletionTokens"; Anthropic:
-// int "InputTokens", "OutputTokens", "CacheReadInputTokens"; Ollama:
-// "CompletionTokens").
-const (
-	// The request's input tokens: [infoPromptTokens, infoCachedIn).
-	infoPromptTokens     = iota // "PromptTokens"
-	infoInputTokensLower        // "input_tokens"
-	infoInputTokens             // "InputTokens"
-	// The input tokens read from the cache: [infoCachedIn, infoCacheWrite).
-	infoCachedIn       // "PromptCachedTokens"
-	infoCacheReadInput // "CacheReadInputTokens" (its presence marks Anthropic)
-	infoCachedTokens   // "cached_tokens"
-	// The input tokens written to the cache: [infoCacheWrite, infoOut).
-	infoCacheWrite // "CacheCreationInputTokens"
-	// A choice's output tokens: [infoOut, infoKeys).
-	infoOut          // "CompletionTokens"
-	infoOutputLower  // "output_tokens"
-	infoOutputTokens // "OutputTokens"
-	infoKeys
+// The GenerationInfo keys replies reads, each list in order of
+// preference (the first that holds a number counts). Providers disagree
+// on names and types (OpenAI: int "PromptTokens" and "CompletionTokens";
+// Anthropic: int "InputTokens", "OutputTokens", "CacheReadInputTokens",
+// whose presence marks Anthropic; Ollama: "CompletionTokens").
+var (
+	infoInput      = []string{"PromptTokens", "input_tokens", "InputTokens"}
+	infoCacheRead  = []string{"PromptCachedTokens", "CacheReadInputTokens", "cached_tokens"}
+	infoCacheWrite = []string{"CacheCreationInputTokens"}
+	infoOutput     = []string{"CompletionTokens", "output_tokens", "OutputTokens"}
 )
 
-// infoIndex returns key's index among the keys replies reads, or -1.
-func infoIndex(key string) int {
-	switch key {
-	case "PromptTokens":
-		return infoPromptTokens
-	case "input_tokens":
-		return infoInputTokensLower
-	case "InputTokens":
-		return infoInputTokens
-	case "PromptCachedTokens":
-		return infoCachedIn
-	case "CacheReadInputTokens":
-		return infoCacheReadInput
-	case "cached_tokens":
-		return infoCachedTokens
-	case "CacheCreationInputTokens":
-		return infoCacheWrite
-	case "CompletionTokens":
-		return infoOut
-	case "output_tokens":
-		return infoOutputLower
-	case "OutputTokens":
-		return infoOutputTokens
-	}
-	return -1
-}
-
-// infoNumbers is what a GenerationInfo holds under the keys replies
-// reads: the numbers (int, int32, int64 or float64, as an int), and
-// whether "CacheReadInputTokens" is present at all.
-type infoNumbers struct {
-	n         [infoKeys]int
-	has       [infoKeys]bool
-	anthropic bool
-}
-
-// readInfo reads info in one pass over its entries (one lookup per key
-// would hash each of the ten names, present or not).
-func readInfo(info map[string]any) (x infoNumbers) {
-	for k, v := range info {
-		i := infoIndex(k)
-		if i < 0 {
-			continue
-		}
-		if i == infoCacheReadInput {
-			x.anthropic = true
-		}
-		switch v := v.(type) {
+// intInfo returns the number (an int, int32, int64 or float64, as an
+// int) under the first of keys that holds one.
+func intInfo(info map[string]any, keys ...string) (int, bool) {
+	for _, k := range keys {
+		switch v := info[k].(type) {
 		case int:
-			x.n[i], x.has[i] = v, true
+			return v, true
 		case int32:
-			x.n[i], x.has[i] = int(v), true
+			return int(v), true
 		case int64:
-			x.n[i], x.has[i] = int(v), true
+			return int(v), true
 		case float64:
-			x.n[i], x.has[i] = int(v), true
-		}
-	}
-	return x
-}
-
-// first returns the number of the first key of [from, to) that holds one.
-func (x *infoNumbers) first(from, to int) (int, bool) {
-	for i := from; i < to; i++ {
-		if x.has[i] {
-			return x.n[i], true
+			return int(v), true
 		}
 	}
 	return 0, false
