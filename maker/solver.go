@@ -298,36 +298,6 @@ type run struct {
 	normalize func(intent.ToolIntent) (intent.ToolIntent, error)
 	// The step's tally of samples by member, reused step after step.
 	tally modelTally
-	// own draws the samples of the run's own agent, set anew for each
-	// race instead of allocated.
-	own ownDraw
-}
-
-// ownDraw is the drawer of a step's race with the run's own agent: its
-// wave and what its draws need, set anew for each race (a race returns
-// only after its draws have, so no draw of the last race reads them),
-// and the Drawer, made once per run.
-type ownDraw struct {
-	wave waveDraw
-	log  *slog.Logger
-	race context.CancelCauseFunc
-	draw vote.Drawer[intent.Output]
-}
-
-// drawer returns the Drawer of a race of step with r's own agent, as
-// decide's drawWith makes it for any other agent: a fresh wave (its
-// requests' map emptied, its room kept).
-func (o *ownDraw) drawer(r *run, step int, msgs []llms.MessageContent, log *slog.Logger, race context.CancelCauseFunc) vote.Drawer[intent.Output] {
-	calls := o.wave.calls
-	clear(calls)
-	o.wave = waveDraw{agent: r.agent, step: step, msgs: msgs, calls: calls}
-	o.log, o.race = log, race
-	if o.draw == nil {
-		o.draw = func(ctx context.Context, i int) vote.Sample[intent.Output] {
-			return r.draw(ctx, &o.wave, o.wave.step, i, &r.tally, o.log, o.race)
-		}
-	}
-	return o.draw
 }
 
 func (r *run) loop(ctx context.Context) error {
@@ -376,9 +346,6 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	tally := &r.tally // the run's, emptied for each step
 	tally.reset(len(r.ids))
 	drawWith := func(agent *microagent) vote.Drawer[intent.Output] {
-		if agent == r.agent {
-			return r.own.drawer(r, step, msgs, log, cancelRace)
-		}
 		wave := agent.wave(step, msgs)
 		return func(ctx context.Context, i int) vote.Sample[intent.Output] {
 			return r.draw(ctx, wave, step, i, tally, log, cancelRace)
