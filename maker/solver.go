@@ -208,6 +208,13 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	if cfg.Workers == nil {
+		// One set of draw goroutines for the run's races: a step's
+		// samples do not each start a goroutine and grow its stack.
+		w := new(vote.Workers)
+		defer w.Close()
+		cfg.Workers = w
+	}
 	ctx, endRun = s.observeRun(ctx, ids, cfg.K)
 	settings, err := s.settings(cfg.K)
 	if err != nil {

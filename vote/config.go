@@ -100,6 +100,10 @@ type Config struct {
 	// and until then the race draws on, within MaxSamples. 0 (the
 	// default) and 1 mean any voter; at most 2^16.
 	MinVoters int
+	// Workers, if set, runs the race's draws on goroutines kept between
+	// races (see Workers); nil starts a goroutine a draw. It changes no
+	// result, only what a draw costs.
+	Workers *Workers
 }
 
 // WithDefaults returns c with every zero field set to its default and a

@@ -120,8 +120,10 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // tallied; this one ending depends on completion order).
 //
 // Cost: a goroutine per draw, owned by the race and ended before it
-// returns; a few small allocations per sample beyond the draw itself (see
-// BenchmarkRace); memory O(distinct keys + samples in flight).
+// returns, or with Config.Workers a handoff to a goroutine kept between
+// races (each draw has returned before Race does either way); a few small
+// allocations per sample beyond the draw itself (see BenchmarkRace);
+// memory O(distinct keys + samples in flight).
 func Race[T any](ctx context.Context, cfg Config, draw Drawer[T]) (Result[T], error) {
 	return race(ctx, cfg, nil, draw)
 }
@@ -163,6 +165,10 @@ func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T]) {
 	// blocks, even after the race stopped receiving.
 	results := make(chan drawn[T], c.Parallel)
 	var wg sync.WaitGroup
+	spawn := func(f func()) { go f() }
+	if c.Workers != nil {
+		spawn = c.Workers.Go
+	}
 	var timer *time.Timer
 	defer func() {
 		cancel()
@@ -193,7 +199,11 @@ func drive[T any](ctx context.Context, r *racer[T], draw Drawer[T]) {
 			w := Wave{First: first, N: n}
 			wctx := context.WithValue(raceCtx, waveKey{}, w)
 			for i := first; i < first+n; i++ {
-				wg.Go(func() { drawOne(wctx, draw, i, results) })
+				wg.Add(1)
+				spawn(func() {
+					defer wg.Done()
+					drawOne(wctx, draw, i, results)
+				})
 			}
 		}
 		if r.over {
