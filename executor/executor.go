@@ -8,10 +8,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/words"
 	"github.com/sourcegraph/conc/panics"
 )
 
@@ -398,11 +398,8 @@ func capText(s string, n int) (string, bool) {
 	if len(s) <= n {
 		return s, false
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n[output truncated: showing the first %d of %d bytes]", cut, len(s)), true
+	kept := words.Prefix(s, n)
+	return kept + fmt.Sprintf("\n[output truncated: showing the first %d of %d bytes]", len(kept), len(s)), true
 }
 
 // available reports whether this executor can run tool name.

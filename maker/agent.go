@@ -28,7 +28,7 @@ func (s *Solver) newAgent(schema json.RawMessage) (*microagent, error) {
 	a := &microagent{
 		model: s.Model, maxTokens: s.maxTokens(), temperature: temp,
 		tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout,
-		schema: schema, observer: s.Observer, single: new(singleOptions),
+		schema: schema, observer: s.Observer,
 	}
 	ms := members(s.Model)
 	if s.Budget != nil {

@@ -103,7 +103,7 @@ func TestDrawCallsAsSolveCalls(t *testing.T) {
 					Model:    m,
 					Tools:    []llms.Tool{tool},
 					Observer: obs,
-					Budget:   NewBudget(1000),
+					Budget:   newCapSpender(1000),
 				}
 			}
 			_, err := settings(run).Solve(context.Background(), &counter{target: 4})
@@ -136,7 +136,7 @@ func TestDrawCallsAsSolveCalls(t *testing.T) {
 // billing $51 against a $0.001 cap) the model is called and this fails.
 func TestDrawKeepsTheBudget(t *testing.T) {
 	m := &scripted{reply: func(SampleID, string) (string, string) { return `{"next": 5}`, "stop" }}
-	b := NewBudget(0.001)
+	b := newCapSpender(0.001)
 	s := &Solver{Config: Config{Price: Price{InputPerMillion: 1000, OutputPerMillion: 1000}}, Model: m, Budget: b}
 	msgs := (&counter{n: 4}).Prompt(nil)
 	d, err := s.Draw(context.Background(), SampleID{}, msgs, nil)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -124,25 +124,11 @@ func (a FlagAlarm) judge(step, flagged, samples, runFlagged, runSamples int) *Fl
 	if float64(flagged) <= rate*float64(samples) {
 		return nil
 	}
-	chance := binomialTail(flagged, samples, rate)
+	chance := stats.BinomialTail(flagged, samples, rate)
 	if chance >= level {
 		return nil
 	}
 	return &FlagAlarmError{Step: step, Flagged: flagged, Samples: samples, RunRate: float64(runFlagged) / float64(runSamples), RunSamples: runSamples, Chance: chance}
-}
-
-// binomialTail is P(X >= x) for X ~ Binomial(n, p), 0 < p < 1, summed in
-// log space from x up (the terms fall fast above the mean).
-func binomialTail(x, n int, p float64) float64 {
-	lp, lq := math.Log(p), math.Log1p(-p)
-	lgn, _ := math.Lgamma(float64(n + 1))
-	sum := 0.0
-	for i := x; i <= n; i++ {
-		a, _ := math.Lgamma(float64(i + 1))
-		b, _ := math.Lgamma(float64(n - i + 1))
-		sum += math.Exp(lgn - a - b + float64(i)*lp + float64(n-i)*lq)
-	}
-	return min(sum, 1)
 }
 
 // flagAlarm applies the FlagAlarm to a decided race.

@@ -2,6 +2,7 @@ package maker
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -676,14 +677,14 @@ func (j *Journal) step(rec *StepRecord) error {
 	}
 	j.sinceCheck++
 	j.unsynced++
-	if j.unsynced < cmpOr(j.SyncEvery, DefaultSyncEvery) && !j.sideEffect &&
-		(j.WriteEvery < 0 || time.Since(j.written) < cmpOr(j.WriteEvery, DefaultWriteEvery)) {
+	if j.unsynced < cmp.Or(j.SyncEvery, DefaultSyncEvery) && !j.sideEffect &&
+		(j.WriteEvery < 0 || time.Since(j.written) < cmp.Or(j.WriteEvery, DefaultWriteEvery)) {
 		return nil
 	}
 	if err := j.Flush(); err != nil {
 		return err
 	}
-	if period := cmpOr(j.SyncPeriod, DefaultSyncPeriod); period >= 0 && j.written.Sub(j.synced) < period {
+	if period := cmp.Or(j.SyncPeriod, DefaultSyncPeriod); period >= 0 && j.written.Sub(j.synced) < period {
 		return nil
 	}
 	j.synced = j.written
@@ -706,7 +707,7 @@ type backgroundSyncer interface {
 
 // dueCheckpoint reports whether a checkpoint is due after this step.
 func (j *Journal) dueCheckpoint() bool {
-	every := cmpOr(j.CheckpointEvery, DefaultCheckpointEvery)
+	every := cmp.Or(j.CheckpointEvery, DefaultCheckpointEvery)
 	return every > 0 && j.sinceCheck >= every
 }
 
@@ -733,13 +734,6 @@ func (j *Journal) syncHead() error {
 		return err
 	}
 	return j.recordHead()
-}
-
-func cmpOr[T int | time.Duration](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 func (j *Journal) sync() error {

@@ -3,7 +3,8 @@ package maker
 import (
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/mdap-go/mdap/internal/words"
 )
 
 // SampleRecord is one sample of a step as the step's record keeps it
@@ -117,9 +118,5 @@ func cutReason(s string) string {
 	if len(s) <= MaxFlagReason {
 		return s
 	}
-	cut := MaxFlagReason - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return words.Prefix(s, MaxFlagReason-len("…")) + "…"
 }

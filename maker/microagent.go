@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/mdap-go/mdap/internal/mono"
@@ -109,19 +107,15 @@ type microagent struct {
 	timeout     time.Duration
 	schema      json.RawMessage // the answer schema, with Solver.Structured
 	perCall     *perCall        // several samples per request; nil: one
-	budget      *Budget         // the spending cap; nil: none
+	budget      Spender         // the spending cap; nil: none
 	price       func(index int) Price
 	observer    Observer // nil: not watched
-	// single caches one-sample requests' call options (nil: built per
-	// call); shared by copies of the agent, whose options are the same.
-	single *singleOptions
 }
 
 // sample asks the model once for one sample. The context carries the
 // sample's identity.
 func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.MessageContent) (Reply, time.Duration, error) {
-	var one [1]Reply
-	rs, took, err := a.call(ctx, id, msgs, 1, one[:0])
+	rs, took, err := a.call(ctx, id, msgs, 1)
 	if err != nil {
 		if errors.Is(err, ErrBudget) {
 			return Reply{}, took, err // not started
@@ -139,9 +133,7 @@ func (a *microagent) sample(ctx context.Context, id SampleID, msgs []llms.Messag
 // (a provider that ignores n returns one): the request's input tokens
 // (and cached ones) are on the first reply, its output tokens shared out
 // among the replies by their length, and the first reply's Requests is 1.
-// The replies are written over dst's backing array when it has room (a
-// caller of one sample passes an array on its stack), else a new one.
-func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageContent, n int, dst []Reply) ([]Reply, time.Duration, error) {
+func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageContent, n int) ([]Reply, time.Duration, error) {
 	opts := a.callOptions(id.Index, n)
 	msgs = withToolText(msgs, a.toolText)
 	start := mono.Now()
@@ -161,7 +153,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 			price = a.price(id.Index)
 		}
 		worst = price.WorstCase(promptTokens(msgs), a.maxTokens, n)
-		if err := a.budget.reserve(worst); err != nil {
+		if err := a.budget.Reserve(worst); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -174,7 +166,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	if a.budget != nil {
 		cost := 0.0
 		if err == nil && resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil {
-			for _, r := range replies(dst, validChoices(resp.Choices, n), msgs) {
+			for _, r := range replies(validChoices(resp.Choices, n), msgs) {
 				cost += price.Cost(r.usage(0))
 			}
 		} else if err != nil {
@@ -182,7 +174,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 			// worst case, so the cap holds whatever the provider did.
 			cost = worst
 		}
-		a.budget.settle(worst, cost)
+		a.budget.Settle(worst, cost)
 	}
 	if err != nil {
 		if ctx.Err() == nil && callCtx.Err() != nil {
@@ -200,34 +192,19 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return nil, took, ErrNoChoice
 	}
-	return replies(dst, validChoices(resp.Choices, n), msgs), took, nil
+	return replies(validChoices(resp.Choices, n), msgs), took, nil
 }
 
 // callOptions returns the call options of a request for n samples from
 // index: the sample's temperature, the reply cap, its seed, the solver's
-// options, n, the tools and JSON mode. Those of a one-sample request are
-// built once per index (below len(singleOptions)) when the agent has the
-// cache: they depend on nothing else. The slice is full (len = cap), so a
-// model that appends to it copies.
+// options, n, the tools and JSON mode.
 func (a *microagent) callOptions(index, n int) []llms.CallOption {
-	if n != 1 || a.single == nil || index >= len(a.single) {
-		return a.buildOptions(index, n)
-	}
-	if p := a.single[index].Load(); p != nil {
-		return *p
-	}
-	opts := a.buildOptions(index, 1)
-	a.single[index].Store(&opts)
-	return opts
-}
-
-func (a *microagent) buildOptions(index, n int) []llms.CallOption {
 	opts := []llms.CallOption{
-		temperatureOptions.get(math.Float64bits(a.temperature(index))),
-		maxTokensOptions.get(a.maxTokens),
+		llms.WithTemperature(a.temperature(index)),
+		llms.WithMaxTokens(a.maxTokens),
 		// A provider that honours seeds gives each sample its own
 		// reproducible draw (langchaingo omits a seed of 0, hence +1).
-		seedOptions.get(index + 1),
+		llms.WithSeed(index + 1),
 	}
 	opts = append(opts, a.options...)
 	if n > 1 {
@@ -239,12 +216,8 @@ func (a *microagent) buildOptions(index, n int) []llms.CallOption {
 	if a.schema != nil {
 		opts = append(opts, llms.WithJSONMode())
 	}
-	return opts[:len(opts):len(opts)]
+	return opts
 }
-
-// singleOptions caches the call options of one-sample requests by sample
-// index (see callOptions).
-type singleOptions [8]atomic.Pointer[[]llms.CallOption]
 
 // validChoices returns at most n choices, those before a missing one.
 func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
@@ -261,19 +234,16 @@ func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
 
 // replies turns a response's choices into replies with the request's
 // usage: input tokens once, on the first; output tokens per choice.
-//
-// The replies are appended to dst[:0] (nil: a new slice); the token
-// counts of up to four choices are worked out without allocating.
-func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply {
-	rs := slices.Grow(dst[:0], len(choices))[:len(choices)]
-	first := readInfo(choices[0].GenerationInfo)
-	in, okIn := first.first(infoPromptTokens, infoCachedIn)
-	cacheRead, _ := first.first(infoCachedIn, infoCacheWrite)
-	cacheWrite, _ := first.first(infoCacheWrite, infoOut)
+func replies(choices []*llms.ContentChoice, msgs []llms.MessageContent) []Reply {
+	rs := make([]Reply, len(choices))
+	first := choices[0].GenerationInfo
+	in, okIn := intInfo(first, infoInput...)
+	cacheRead, _ := intInfo(first, infoCacheRead...)
+	cacheWrite, _ := intInfo(first, infoCacheWrite...)
 	if !okIn {
 		in = promptTokens(msgs)
 	}
-	if first.anthropic {
+	if _, anthropic := first["CacheReadInputTokens"]; anthropic {
 		// Anthropic's input_tokens leaves out the tokens read from and
 		// written to the cache; mdap's InputTokens counts every one.
 		in += cacheRead + cacheWrite
@@ -281,21 +251,18 @@ func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageCont
 	// Output tokens: a provider that reports per choice gives each its
 	// own; OpenAI puts the request's total on every choice, which is
 	// shared out by the choices' lengths so the sum is what was billed.
-	var outsBuf, estBuf [4]int
-	outs := slices.Grow(outsBuf[:0], len(choices))[:len(choices)]
+	outs := make([]int, len(choices))
 	shared := len(choices) > 1
-	o, okOut := first.first(infoOut, infoKeys)
-	outs[0] = o
-	for i, c := range choices[1:] {
-		info := readInfo(c.GenerationInfo)
-		o, ok := info.first(infoOut, infoKeys)
+	okOut := true
+	for i, c := range choices {
+		o, ok := intInfo(c.GenerationInfo, infoOutput...)
 		okOut = okOut && ok
-		outs[i+1] = o
+		outs[i] = o
 		if o != outs[0] {
 			shared = false
 		}
 	}
-	apportion(outs, estBuf[:0], choices, okOut, shared)
+	apportion(outs, choices, okOut, shared)
 	for i, c := range choices {
 		worker, _ := c.GenerationInfo[WorkerInfoKey].(string)
 		rs[i] = Reply{Text: c.Content, ToolCalls: c.ToolCalls, StopReason: c.StopReason, OutputTokens: outs[i], Estimated: !okOut, Worker: worker}
@@ -308,8 +275,8 @@ func replies(dst []Reply, choices []*llms.ContentChoice, msgs []llms.MessageCont
 // its text when the provider did not report them all (okOut false), or,
 // when every choice carries the same figure (shared: OpenAI's request
 // total), that total shared out by the choices' estimated lengths so
-// the sum is what was billed. est is scratch space for the estimates.
-func apportion(outs, est []int, choices []*llms.ContentChoice, okOut, shared bool) {
+// the sum is what was billed.
+func apportion(outs []int, choices []*llms.ContentChoice, okOut, shared bool) {
 	if !okOut {
 		for i, c := range choices {
 			outs[i] = EstimateReplyTokens(c.Content, c.ToolCalls)
@@ -319,7 +286,7 @@ func apportion(outs, est []int, choices []*llms.ContentChoice, okOut, shared boo
 	if !shared {
 		return
 	}
-	est = slices.Grow(est[:0], len(choices))[:len(choices)]
+	est := make([]int, len(choices))
 	sum := 0
 	for i, c := range choices {
 		est[i] = max(1, EstimateReplyTokens(c.Content, c.ToolCalls))
@@ -347,103 +314,38 @@ func ResponseUsage(resp *llms.ContentResponse) (in, out, cached int, ok bool) {
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return 0, 0, 0, false
 	}
-	rs := replies(nil, validChoices(resp.Choices, len(resp.Choices)), nil)
+	rs := replies(validChoices(resp.Choices, len(resp.Choices)), nil)
 	for _, r := range rs {
 		out += r.OutputTokens
 	}
 	return rs[0].InputTokens, out, rs[0].cachedIn, !rs[0].Estimated
 }
 
-// The GenerationInfo keys replies reads, as indices into infoNumbers:
-// groups of alternatives, each in order of preference (the first of a
-// group that holds a number counts). Providers disagree on names and
-// types (OpenAI: int "PromptTokens" and "CompletionTokens"; Anthropic:
-// int "InputTokens", "OutputTokens", "CacheReadInputTokens"; Ollama:
-// "CompletionTokens").
-const (
-	// The request's input tokens: [infoPromptTokens, infoCachedIn).
-	infoPromptTokens     = iota // "PromptTokens"
-	infoInputTokensLower        // "input_tokens"
-	infoInputTokens             // "InputTokens"
-	// The input tokens read from the cache: [infoCachedIn, infoCacheWrite).
-	infoCachedIn       // "PromptCachedTokens"
-	infoCacheReadInput // "CacheReadInputTokens" (its presence marks Anthropic)
-	infoCachedTokens   // "cached_tokens"
-	// The input tokens written to the cache: [infoCacheWrite, infoOut).
-	infoCacheWrite // "CacheCreationInputTokens"
-	// A choice's output tokens: [infoOut, infoKeys).
-	infoOut          // "CompletionTokens"
-	infoOutputLower  // "output_tokens"
-	infoOutputTokens // "OutputTokens"
-	infoKeys
+// The GenerationInfo keys replies reads, each list in order of
+// preference (the first that holds a number counts). Providers disagree
+// on names and types (OpenAI: int "PromptTokens" and "CompletionTokens";
+// Anthropic: int "InputTokens", "OutputTokens", "CacheReadInputTokens",
+// whose presence marks Anthropic; Ollama: "CompletionTokens").
+var (
+	infoInput      = []string{"PromptTokens", "input_tokens", "InputTokens"}
+	infoCacheRead  = []string{"PromptCachedTokens", "CacheReadInputTokens", "cached_tokens"}
+	infoCacheWrite = []string{"CacheCreationInputTokens"}
+	infoOutput     = []string{"CompletionTokens", "output_tokens", "OutputTokens"}
 )
 
-// infoIndex returns key's index among the keys replies reads, or -1.
-func infoIndex(key string) int {
-	switch key {
-	case "PromptTokens":
-		return infoPromptTokens
-	case "input_tokens":
-		return infoInputTokensLower
-	case "InputTokens":
-		return infoInputTokens
-	case "PromptCachedTokens":
-		return infoCachedIn
-	case "CacheReadInputTokens":
-		return infoCacheReadInput
-	case "cached_tokens":
-		return infoCachedTokens
-	case "CacheCreationInputTokens":
-		return infoCacheWrite
-	case "CompletionTokens":
-		return infoOut
-	case "output_tokens":
-		return infoOutputLower
-	case "OutputTokens":
-		return infoOutputTokens
-	}
-	return -1
-}
-
-// infoNumbers is what a GenerationInfo holds under the keys replies
-// reads: the numbers (int, int32, int64 or float64, as an int), and
-// whether "CacheReadInputTokens" is present at all.
-type infoNumbers struct {
-	n         [infoKeys]int
-	has       [infoKeys]bool
-	anthropic bool
-}
-
-// readInfo reads info in one pass over its entries (one lookup per key
-// would hash each of the ten names, present or not).
-func readInfo(info map[string]any) (x infoNumbers) {
-	for k, v := range info {
-		i := infoIndex(k)
-		if i < 0 {
-			continue
-		}
-		if i == infoCacheReadInput {
-			x.anthropic = true
-		}
-		switch v := v.(type) {
+// intInfo returns the number (an int, int32, int64 or float64, as an
+// int) under the first of keys that holds one.
+func intInfo(info map[string]any, keys ...string) (int, bool) {
+	for _, k := range keys {
+		switch v := info[k].(type) {
 		case int:
-			x.n[i], x.has[i] = v, true
+			return v, true
 		case int32:
-			x.n[i], x.has[i] = int(v), true
+			return int(v), true
 		case int64:
-			x.n[i], x.has[i] = int(v), true
+			return int(v), true
 		case float64:
-			x.n[i], x.has[i] = int(v), true
-		}
-	}
-	return x
-}
-
-// first returns the number of the first key of [from, to) that holds one.
-func (x *infoNumbers) first(from, to int) (int, bool) {
-	for i := from; i < to; i++ {
-		if x.has[i] {
-			return x.n[i], true
+			return int(v), true
 		}
 	}
 	return 0, false

@@ -395,7 +395,7 @@ func TestEnsembleBudgetChargesEachMembersPrice(t *testing.T) {
 	ens, err := NewEnsemble(pricedScripted{counting(false), Price{InputPerMillion: 3, OutputPerMillion: 5}},
 		pricedScripted{counting(false), Price{InputPerMillion: 7, OutputPerMillion: 11}})
 	require.NoError(t, err)
-	budget := NewBudget(0)
+	budget := newCapSpender(0)
 	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 3}}, Model: ens, Budget: budget}).Solve(context.Background(), &counter{target: 4})
 	require.NoError(t, err)
 	require.True(t, rep.Done)

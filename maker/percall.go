@@ -153,7 +153,7 @@ func (d *waveDraw) sampleIn(ctx context.Context, i, first, n int) (Reply, time.D
 	if !ok {
 		func() {
 			defer close(req.done) // also if the call panics: the others fail with errNoRequest
-			replies, took, err := d.agent.call(ctx, SampleID{Step: d.step, Index: first}, d.msgs, n, nil)
+			replies, took, err := d.agent.call(ctx, SampleID{Step: d.step, Index: first}, d.msgs, n)
 			if err == nil {
 				// The sample that made the request carries its input
 				// tokens and count (its choice may be another's): a

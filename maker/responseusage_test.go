@@ -39,3 +39,22 @@ func TestResponseUsageCountsARequestOnce(t *testing.T) {
 	_, _, _, ok = maker.ResponseUsage(nil)
 	assert.False(t, ok)
 }
+
+// TestResponseUsageReadsEveryProvidersNames: the names and number types
+// providers report usage under. Anthropic's input tokens leave out its
+// cache reads and writes, which are added (its CacheReadInputTokens marks
+// it); of a figure's names the first that holds a number counts (an
+// int32, int64 or float64 too, a string or nil not).
+func TestResponseUsageReadsEveryProvidersNames(t *testing.T) {
+	anthropic := &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "a", GenerationInfo: map[string]any{
+		"InputTokens": int64(10), "CacheReadInputTokens": int32(200), "CacheCreationInputTokens": 30.0, "OutputTokens": 7}}}}
+	in, out, cached, ok := maker.ResponseUsage(anthropic)
+	assert.True(t, ok)
+	assert.Equal(t, []int{240, 7, 200}, []int{in, out, cached})
+
+	other := &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "a", GenerationInfo: map[string]any{
+		"PromptTokens": "12", "input_tokens": 12, "InputTokens": 99, "CompletionTokens": nil, "output_tokens": 5, "cached_tokens": 4}}}}
+	in, out, cached, ok = maker.ResponseUsage(other)
+	assert.True(t, ok)
+	assert.Equal(t, []int{12, 5, 4}, []int{in, out, cached})
+}

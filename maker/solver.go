@@ -39,7 +39,7 @@ var (
 //
 // A Solver is its settings (the embedded Config: what the run is set to,
 // checked by Config.Validate) plus what runs them: the Model, the tools'
-// Executor, the Journal, a shared Budget, and the watchers (Progress,
+// Executor, the Journal, a shared Budget (a Spender), and the watchers (Progress,
 // OnSample, Logger, Observer). Config is embedded so that a setting reads
 // as the Solver's own (s.Vote, s.MaxTokens) and a Config checked once is
 // handed over whole:
@@ -73,12 +73,13 @@ type Solver struct {
 	// Journal records every decided step; nil means no journal. A journal
 	// opened with OpenJournal is replayed first, then the run continues.
 	Journal *Journal
-	// Budget, if set, caps the money the run spends (see Budget): a call
-	// whose worst case would pass the cap is not started, and the step
-	// fails with ErrBudget (a *BudgetError naming the cap and what was
-	// spent). A resumed run credits the budget with its journaled steps'
-	// cost. Share one Budget among solvers to cap them together.
-	Budget *Budget
+	// Budget, if set, caps the money the run spends (see Spender;
+	// maker/budget's Budget is mdap's): a call whose worst case would
+	// pass the cap is not started, and the step fails with ErrBudget
+	// (maker/budget's *Error names the cap and what was spent). A resumed
+	// run credits the budget with its journaled steps' cost. Share one
+	// Budget among solvers to cap them together.
+	Budget Spender
 	// Progress, if set, is called after every step (replayed ones
 	// included), from the goroutine that called Solve; it must be quick.
 	Progress func(Event)
@@ -304,36 +305,6 @@ type run struct {
 	normalize func(intent.ToolIntent) (intent.ToolIntent, error)
 	// The step's tally of samples by member, reused step after step.
 	tally modelTally
-	// own draws the samples of the run's own agent, set anew for each
-	// race instead of allocated.
-	own ownDraw
-}
-
-// ownDraw is the drawer of a step's race with the run's own agent: its
-// wave and what its draws need, set anew for each race (a race returns
-// only after its draws have, so no draw of the last race reads them),
-// and the Drawer, made once per run.
-type ownDraw struct {
-	wave waveDraw
-	log  *slog.Logger
-	race context.CancelCauseFunc
-	draw vote.Drawer[intent.Output]
-}
-
-// drawer returns the Drawer of a race of step with r's own agent, as
-// decide's drawWith makes it for any other agent: a fresh wave (its
-// requests' map emptied, its room kept).
-func (o *ownDraw) drawer(r *run, step int, msgs []llms.MessageContent, log *slog.Logger, race context.CancelCauseFunc) vote.Drawer[intent.Output] {
-	calls := o.wave.calls
-	clear(calls)
-	o.wave = waveDraw{agent: r.agent, step: step, msgs: msgs, calls: calls}
-	o.log, o.race = log, race
-	if o.draw == nil {
-		o.draw = func(ctx context.Context, i int) vote.Sample[intent.Output] {
-			return r.draw(ctx, &o.wave, o.wave.step, i, &r.tally, o.log, o.race)
-		}
-	}
-	return o.draw
 }
 
 func (r *run) loop(ctx context.Context) error {
@@ -382,9 +353,6 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	tally := &r.tally // the run's, emptied for each step
 	tally.reset(len(r.ids))
 	drawWith := func(agent *microagent) vote.Drawer[intent.Output] {
-		if agent == r.agent {
-			return r.own.drawer(r, step, msgs, log, cancelRace)
-		}
 		wave := agent.wave(step, msgs)
 		return func(ctx context.Context, i int) vote.Sample[intent.Output] {
 			return r.draw(ctx, wave, step, i, tally, log, cancelRace)

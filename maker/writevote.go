@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -58,7 +59,7 @@ func (w WriteRule) check() error {
 	if w.K < 0 {
 		return fielderr.New(writeRuleName, "K", w.K, "use 0 (twice the step's k) or more")
 	}
-	for _, c := range sortedCategories(w.Categories) {
+	for _, c := range slices.Sorted(maps.Keys(w.Categories)) {
 		if !c.Valid() || c.ReadOnly() {
 			return fielderr.New(writeRuleName, "Categories", string(c), "name a category with side effects: "+sideEffectCategories())
 		}
@@ -67,15 +68,6 @@ func (w WriteRule) check() error {
 		}
 	}
 	return nil
-}
-
-func sortedCategories(m map[categories.Category]int) []categories.Category {
-	out := make([]categories.Category, 0, len(m))
-	for c := range m {
-		out = append(out, c)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // sideEffectCategories lists the categories a write rule may name.
@@ -114,7 +106,7 @@ func (w WriteRule) setting() string {
 	if w.K > 0 {
 		s = fmt.Sprintf("unanimous-or-k%d", w.K)
 	}
-	for _, c := range sortedCategories(w.Categories) {
+	for _, c := range slices.Sorted(maps.Keys(w.Categories)) {
 		if s == "" {
 			s = "unanimous"
 		}

@@ -52,42 +52,25 @@ type slot[T any] struct {
 // window is a FIFO ring of the launched but not yet committed samples; its
 // front is the lowest uncommitted index.
 type window[T any] struct {
-	buf  []slot[T] // nil while one serves; else len is a power of two
+	buf  []slot[T] // len is 0 or a power of two
 	head int
 	n    int
-	// one is the ring's only slot until a second sample is in flight: a
-	// race of one sample in flight (Parallel 1) never
-	// allocates. It is a slot of its own, not buf's backing array, so
-	// that the window holds no pointer into itself and a racer may live
-	// on its caller's stack.
-	one slot[T]
-}
-
-// size is the ring's capacity.
-func (w *window[T]) size() int {
-	if w.buf == nil {
-		return 1
-	}
-	return len(w.buf)
 }
 
 func (w *window[T]) push() {
-	if w.n == w.size() {
-		buf := make([]slot[T], max(4, 2*w.size()))
+	if w.n == len(w.buf) {
+		buf := make([]slot[T], max(4, 2*len(w.buf)))
 		for j := range w.n {
 			buf[j] = *w.at(j)
 		}
-		w.buf, w.head, w.one = buf, 0, slot[T]{}
+		w.buf, w.head = buf, 0
 	}
 	w.n++
 	*w.at(w.n - 1) = slot[T]{}
 }
 
-// at is the j-th slot from the front (j < n, or j == n < size()).
+// at is the j-th slot from the front (j < n, or j == n < len(buf)).
 func (w *window[T]) at(j int) *slot[T] {
-	if w.buf == nil {
-		return &w.one
-	}
 	return &w.buf[(w.head+j)&(len(w.buf)-1)]
 }
 
@@ -95,9 +78,7 @@ func (w *window[T]) pop() Sample[T] {
 	sl := w.at(0)
 	s := sl.s
 	*sl = slot[T]{}
-	if w.buf != nil {
-		w.head = (w.head + 1) & (len(w.buf) - 1)
-	}
+	w.head = (w.head + 1) & (len(w.buf) - 1)
 	w.n--
 	return s
 }

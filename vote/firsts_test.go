@@ -11,7 +11,7 @@ import (
 
 // TestWinnerIsItsKeysFirstValue: the winner is the value of the winning
 // key's first committed vote, whether that key was the first, second or a
-// later one to vote (past the inline room of firstValues).
+// later one to vote.
 func TestWinnerIsItsKeysFirstValue(t *testing.T) {
 	for _, rivalsBefore := range []int{0, 1, 2, 3, 5} {
 		// rivalsBefore keys vote once each, then the winner's key votes
@@ -37,15 +37,4 @@ func TestWinnerIsItsKeysFirstValue(t *testing.T) {
 			assert.Equal(t, want, res.Winner, "%s, %d rivals", name, rivalsBefore)
 		}
 	}
-}
-
-func TestFirstValuesKeepsTheFirstOfEachKey(t *testing.T) {
-	var f firstValues[int]
-	for i, k := range []uint64{5, 6, 5, 7, 8, 7, 6, 9} {
-		f.keep(k, i)
-	}
-	for k, want := range map[uint64]int{5: 0, 6: 1, 7: 3, 8: 4, 9: 7} {
-		assert.Equal(t, want, f.get(k), "key %d", k)
-	}
-	assert.Zero(t, f.get(42))
 }

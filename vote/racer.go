@@ -26,7 +26,7 @@ type racer[T any] struct {
 	nonErr    int       // completed samples without a provider error
 	failed    int       // completed samples with a provider error
 
-	firsts firstValues[T] // the value of the first committed vote per key
+	firsts map[uint64]T // the value of the first committed vote per key
 	// voters are the distinct voters of each key's committed votes, kept
 	// only under Config.MinVoters > 1.
 	voters map[uint64]map[string]struct{}
@@ -48,6 +48,7 @@ func newRacer[T any](cfg Config) *racer[T] {
 		cfg:     cfg,
 		decided: board{k: cfg.K},
 		seen:    board{k: cfg.K},
+		firsts:  map[uint64]T{},
 	}
 }
 
@@ -172,12 +173,14 @@ func (r *racer[T]) commit(s Sample[T]) {
 			}
 			s.Key = class
 		}
-		r.firsts.keep(s.Key, s.Value)
+		if _, ok := r.firsts[s.Key]; !ok {
+			r.firsts[s.Key] = s.Value
+		}
 		r.addVoter(s)
 		if r.decided.add(s.Key) && r.enoughVoters() {
 			r.over, r.won = true, true
 			r.key = r.decided.top
-			r.winner = r.firsts.get(r.key)
+			r.winner = r.firsts[r.key]
 			return
 		}
 	}
@@ -293,43 +296,4 @@ func (r *racer[T]) describeVoters() string {
 		return ""
 	}
 	return fmt.Sprintf("; the top key's votes came from %d distinct voters, %d needed", len(r.voters[r.decided.top]), r.cfg.MinVoters)
-}
-
-// firstValues holds the value of the first vote per key: the first two
-// keys inline (most races see one or two), the rest in a map.
-type firstValues[T any] struct {
-	keys [2]uint64
-	vals [2]T
-	n    int // keys inline
-	more map[uint64]T
-}
-
-// keep records v as key's value unless key has one.
-func (f *firstValues[T]) keep(key uint64, v T) {
-	for i := range f.n {
-		if f.keys[i] == key {
-			return
-		}
-	}
-	if f.n < len(f.keys) {
-		f.keys[f.n], f.vals[f.n] = key, v
-		f.n++
-		return
-	}
-	if f.more == nil {
-		f.more = make(map[uint64]T, 4)
-	}
-	if _, ok := f.more[key]; !ok {
-		f.more[key] = v
-	}
-}
-
-// get returns key's value (the zero T if none was kept).
-func (f *firstValues[T]) get(key uint64) T {
-	for i := range f.n {
-		if f.keys[i] == key {
-			return f.vals[i]
-		}
-	}
-	return f.more[key]
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/spf13/pflag"
 )
@@ -46,11 +47,11 @@ func (c *costFlags) validateCost() error {
 }
 
 // budget is the run's spending cap, nil without --max-cost.
-func (c *costFlags) budget() *maker.Budget {
+func (c *costFlags) budget() *budget.Budget {
 	if c.maxCost <= 0 {
 		return nil
 	}
-	return maker.NewBudget(c.maxCost)
+	return budget.New(c.maxCost)
 }
 
 // registerBilling registers serve-sim's billing flags.

@@ -14,6 +14,7 @@ import (
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/progress"
@@ -319,7 +320,7 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 	// One budget for the whole batch across runs (it only counts without
 	// --max-cost): the runner credits it with what earlier runs spent;
 	// with --nats, where each task runs as a batch of one, batch.Book does.
-	f.builder.Budget = maker.NewBudget(run.maxCost)
+	f.builder.Budget = budget.New(run.maxCost)
 	if run.natsURL == "" {
 		r.Budget = f.builder.Budget
 	}

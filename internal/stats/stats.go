@@ -34,6 +34,19 @@ func ClopperPearson(x, n, c float64) (lower, upper float64) {
 	return LowerBound(x, n, 1-alpha/2), UpperBound(x, n, 1-alpha/2)
 }
 
+// BinomialTail is P(X >= x) for X ~ Binomial(n, p): 1 for x <= 0, 0 for
+// x > n, else the regularized incomplete beta I_p(x, n-x+1), exact to
+// floating point however small. Cost: one mathext.RegIncBeta.
+func BinomialTail(x, n int, p float64) float64 {
+	switch {
+	case x <= 0:
+		return 1
+	case x > n:
+		return 0
+	}
+	return mathext.RegIncBeta(float64(x), float64(n-x+1), p)
+}
+
 // UpperBound is the one-sided exact upper confidence bound, at confidence
 // c in (0, 1), on a proportion with x successes of n trials: the c
 // quantile of Beta(x+1, n-x), which for whole counts is the p at which

@@ -204,3 +204,22 @@ func TestWilsonKnownValues(t *testing.T) {
 	lo, hi = Wilson(0.3, 0, 1.96)
 	assert.Equal(t, [2]float64{0, 1}, [2]float64{lo, hi}, "no trials: no knowledge")
 }
+
+// TestBinomialTailIsTheSumOfItsTerms: BinomialTail equals the tail summed
+// term by term in log space, relatively, down to tails far below 1e-9
+// (the red-flag alarm's level), and is 1 and 0 past its ends.
+func TestBinomialTailIsTheSumOfItsTerms(t *testing.T) {
+	for _, c := range []struct {
+		x, n int
+		p    float64
+	}{{1, 1, 0.5}, {3, 10, 0.1}, {12, 20, 0.05}, {40, 50, 0.02}, {99, 100, 0.5}, {5, 1000, 0.003}} {
+		sum := 0.0
+		for i := c.x; i <= c.n; i++ {
+			sum += math.Exp(lchoose(c.n, i) + float64(i)*math.Log(c.p) + float64(c.n-i)*math.Log1p(-c.p))
+		}
+		assert.InEpsilon(t, sum, BinomialTail(c.x, c.n, c.p), 1e-9, "%+v", c)
+	}
+	assert.Less(t, BinomialTail(40, 50, 0.02), 1e-40)
+	assert.Equal(t, 1.0, BinomialTail(0, 10, 0.3))
+	assert.Equal(t, 0.0, BinomialTail(11, 10, 0.3))
+}

@@ -6,7 +6,22 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
+
+// Prefix is the longest prefix of s of at most n bytes (none for n <= 0)
+// that ends on a UTF-8 boundary, so cutting never splits a character.
+// Cost: at most 3 bytes looked at past n.
+func Prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	n = max(n, 0)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
 
 // Plural writes n and the noun, in the plural unless n is 1: "1 step",
 // "2 steps", "0 replies" (a y after a consonant becomes ies; s, x, z, ch

@@ -32,3 +32,16 @@ func TestFileKind(t *testing.T) {
 		assert.Equal(t, want, FileKind(m), "%v", m)
 	}
 }
+
+// TestPrefix: Prefix keeps at most n bytes and never splits a character
+// (é is 2 bytes, 😀 4).
+func TestPrefix(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{{"abc", 5, "abc"}, {"abc", 3, "abc"}, {"abc", 2, "ab"}, {"abc", 0, ""}, {"abc", -1, ""},
+		{"aé", 2, "a"}, {"aé", 3, "aé"}, {"😀x", 3, ""}, {"😀x", 4, "😀"}, {"x😀", 4, "x"}} {
+		assert.Equal(t, c.want, Prefix(c.s, c.n), "%q %d", c.s, c.n)
+	}
+}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/budget"
 )
 
 // Book makes a budget the batch's across runs, as Runner.Budget is, where
@@ -14,7 +14,7 @@ import (
 // solver shares (Builtin.Budget) with what earlier runs spent: the spend
 // file's total, at least the cost of the results recorded so far. Of
 // that, what is not in a recorded result (the steps of unfinished tasks, journaled on the engine) is
-// credited ahead (maker.Budget.CreditAhead), since a task resumed here
+// credited ahead (budget.Budget.CreditAhead), since a task resumed here
 // credits its journaled steps again. It saves the spend file after each
 // task solved here (Wrap) and at the end (Finish). Its methods are safe
 // for concurrent use.
@@ -23,7 +23,7 @@ import (
 // bounds each coordinator's spend, and the spend files of the next run
 // count every result recorded.
 type Book struct {
-	budget *maker.Budget
+	budget *budget.Budget
 	store  *Store
 	prior  float64 // what earlier runs spent
 
@@ -31,13 +31,13 @@ type Book struct {
 	err error // the first failed save
 }
 
-// OpenBook credits budget with what earlier runs of jobs spent, by
+// OpenBook credits spend with what earlier runs of jobs spent, by
 // store's spend file and results.
-func OpenBook(budget *maker.Budget, store *Store, jobs []Job) *Book {
+func OpenBook(spend *budget.Budget, store *Store, jobs []Job) *Book {
 	recorded := recordedCost(store, jobs)
-	b := &Book{budget: budget, store: store, prior: max(store.Spend().Spent, recorded)}
-	budget.Credit(recorded)
-	budget.CreditAhead(b.prior - recorded)
+	b := &Book{budget: spend, store: store, prior: max(store.Spend().Spent, recorded)}
+	spend.Credit(recorded)
+	spend.CreditAhead(b.prior - recorded)
 	return b
 }
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -41,7 +41,7 @@ func TestBookHoldsTheBudgetAcrossRuns(t *testing.T) {
 	t.Parallel()
 	jobs := []Job{{ID: "a", Line: 1}, {ID: "b", Line: 2}}
 	store := bookStore(t, 1.0, Result{ID: "a", Line: 1, Status: StatusSolved, Cost: 0.3})
-	budget := maker.NewBudget(2)
+	budget := budget.New(2)
 	book := OpenBook(budget, store, jobs)
 	assert.InDelta(t, 1.0, budget.Spent(), 1e-12, "the recorded 0.3, and 0.7 ahead")
 	budget.Credit(0.5) // b resumes, crediting its journaled steps
@@ -75,7 +75,7 @@ func TestBookFinishReportsAFailedSave(t *testing.T) {
 	t.Parallel()
 	jobs := []Job{{ID: "a", Line: 1}}
 	store := bookStore(t, 0)
-	book := OpenBook(maker.NewBudget(0), store, jobs)
+	book := OpenBook(budget.New(0), store, jobs)
 	require.NoError(t, os.Mkdir(store.SpendPath()+".tmp", 0o700)) // the new file cannot be written
 	var sum Summary
 	assert.Error(t, book.Finish(&sum, jobs, nil))

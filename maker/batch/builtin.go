@@ -10,6 +10,7 @@ import (
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -62,7 +63,7 @@ type Builtin struct {
 	SamplesPerCall int
 	// Budget, if set, is every job's maker.Solver.Budget: one spending
 	// cap for the whole batch.
-	Budget *maker.Budget
+	Budget *budget.Budget
 	// Logger is every solver's logger.
 	Logger *slog.Logger
 	// Observer, if set, is every solver's maker.Solver.Observer (traces

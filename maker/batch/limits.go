@@ -11,6 +11,7 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/ratelimit"
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
@@ -273,8 +274,8 @@ func (l *Limits) waitPause(ctx context.Context) (waited bool, err error) {
 }
 
 // Wrap returns m with every call going through the limits: Acquire before
-// it, release after it, and after a rate-limit answer (models.IsRateLimited) a
-// Pause of the delay the answer names (models.Delay) or the cooldown, then
+// it, release after it, and after a rate-limit answer (ratelimit.IsRateLimited) a
+// Pause of the delay the answer names (ratelimit.Delay) or the cooldown, then
 // up to Retries tries again. The wrapper keeps m's identity
 // (maker.ModelIdentity) and price (maker.Priced), so journals written
 // without the limits resume with them; an *maker.Ensemble is rebuilt from
@@ -345,14 +346,14 @@ func (m *limited) GenerateContent(ctx context.Context, msgs []llms.MessageConten
 			l.succeeded()
 			return resp, nil
 		}
-		if ctx.Err() != nil || !models.IsRateLimited(err) {
+		if ctx.Err() != nil || !ratelimit.IsRateLimited(err) {
 			release()
 			return resp, err
 		}
 		// The pause begins before the slot is given back, so no call
 		// can slip in between.
 		l.rateLimited.Add(1)
-		if d, ok := models.Delay(err); ok {
+		if d, ok := ratelimit.Delay(err); ok {
 			l.Pause(max(d, time.Millisecond))
 		} else if !l.namedSince(started) {
 			// No delay named, and none came with the answer's header

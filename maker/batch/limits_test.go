@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/ratelimit"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -158,7 +158,7 @@ func TestPauseAfterRateLimitHoldsEveryCaller(t *testing.T) {
 	for _, err := range errs {
 		if err != nil {
 			failures++
-			assert.True(t, models.IsRateLimited(err))
+			assert.True(t, ratelimit.IsRateLimited(err))
 		}
 	}
 	assert.Equal(t, 1, failures, "without Retries the 429 goes back to its caller")
@@ -198,7 +198,7 @@ func TestRetriesAfterPause(t *testing.T) {
 
 	c2 := &counting{fail: func(int64) error { return rateLimitErr("Rate limit reached") }}
 	_, err = l.Wrap(c2).GenerateContent(context.Background(), nil)
-	assert.True(t, models.IsRateLimited(err), "after Retries the error goes back")
+	assert.True(t, ratelimit.IsRateLimited(err), "after Retries the error goes back")
 	assert.Equal(t, int64(3), c2.calls.Load(), "one try and two retries, no more")
 }
 
@@ -318,7 +318,7 @@ func TestTransportPausesForRetryAfterHeader(t *testing.T) {
 	before := time.Now()
 	_, err = l.Wrap(m).GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
 	require.Error(t, err)
-	assert.True(t, models.IsRateLimited(err))
+	assert.True(t, ratelimit.IsRateLimited(err))
 	// The header's 2s, not the 10ms cooldown: the header was read.
 	assert.GreaterOrEqual(t, l.PausedUntil().Sub(before), 2*time.Second)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/errgroup"
@@ -125,7 +126,7 @@ type Runner struct {
 	// from it the spend since its last result, beyond its journaled
 	// steps). The Summary's Spent and SpentTotal come from it. Use a
 	// budget of its own for each Run.
-	Budget *maker.Budget
+	Budget *budget.Budget
 	// Fault, if set, reports more errors as faults outside the task (see
 	// IsFault and ErrFault): the errors of a work queue's engine, say.
 	Fault func(error) bool

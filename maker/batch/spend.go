@@ -9,7 +9,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/budget"
 )
 
 // ErrSpendCorrupt: the batch's spend file does not parse. The file is left
@@ -105,7 +105,7 @@ func (s *Store) readSpend() error {
 // what this run's budget settled, and the journaled spend of the jobs
 // without a result.
 type spendBook struct {
-	budget *maker.Budget
+	budget *budget.Budget
 	save   func(Spend) error // nil without a Store
 
 	mu        sync.Mutex
@@ -116,7 +116,7 @@ type spendBook struct {
 // openBook credits budget with what earlier runs of the batch spent: the
 // spend file's total (at least the recorded results' cost), all of it at
 // once; what the journals of the jobs to run hold is credited ahead
-// (maker.Budget.CreditAhead), since each job credits it again when it
+// (budget.Budget.CreditAhead), since each job credits it again when it
 // resumes. recorded is the cost of the results recorded before this run.
 func (r *Runner) openBook(jobs []Job, pending []int, recorded float64) *spendBook {
 	b := &spendBook{budget: r.Budget, journaled: map[string]float64{}}

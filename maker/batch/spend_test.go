@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -52,7 +53,7 @@ func TestRunnerBudgetHoldsAcrossRuns(t *testing.T) {
 	whole := filepath.Join(root, "whole")
 	require.NoError(t, os.Mkdir(whole, 0o755))
 	sum, err := solveInto(t, context.Background(), whole, writeTasks(t, whole, text.String()),
-		Runner{Build: build.Build, Concurrency: 3, Budget: maker.NewBudget(0)})
+		Runner{Build: build.Build, Concurrency: 3, Budget: budget.New(0)})
 	require.NoError(t, err)
 	wholeBill := b.bill()
 	require.Positive(t, wholeBill)
@@ -67,7 +68,7 @@ func TestRunnerBudgetHoldsAcrossRuns(t *testing.T) {
 	var runs []float64
 	for run := range 3 {
 		before := b.bill()
-		sum, err := solveInto(t, context.Background(), dir, jobs, Runner{Build: build.Build, Concurrency: 3, Budget: maker.NewBudget(capUSD)})
+		sum, err := solveInto(t, context.Background(), dir, jobs, Runner{Build: build.Build, Concurrency: 3, Budget: budget.New(capUSD)})
 		require.ErrorIs(t, err, maker.ErrBudget, "run %d stops at the cap", run)
 		require.ErrorIs(t, err, ErrFault, "a cap stops the batch: no task is recorded failed for it")
 		runs = append(runs, b.bill()-before)
@@ -82,7 +83,7 @@ func TestRunnerBudgetHoldsAcrossRuns(t *testing.T) {
 
 	// A larger cap goes on, resuming the journals, and finishes.
 	before := b.bill()
-	sum, err = solveInto(t, context.Background(), dir, jobs, Runner{Build: build.Build, Concurrency: 3, Budget: maker.NewBudget(wholeBill * 2)})
+	sum, err = solveInto(t, context.Background(), dir, jobs, Runner{Build: build.Build, Concurrency: 3, Budget: budget.New(wholeBill * 2)})
 	require.NoError(t, err)
 	assert.Equal(t, 8, sum.Solved)
 	assert.Positive(t, sum.Resumed, "the stopped tasks resumed from their journals")

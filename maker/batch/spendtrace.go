@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/budget"
 )
 
 // SpendEvery is the least time between two points a SpendTrace records
@@ -24,7 +24,7 @@ type SpendPoint struct {
 // included, at most every SpendEvery, from the run's start to its end.
 // Its methods are safe for concurrent use.
 type SpendTrace struct {
-	budget *maker.Budget
+	budget *budget.Budget
 	start  time.Time
 
 	mu     sync.Mutex
@@ -33,7 +33,7 @@ type SpendTrace struct {
 }
 
 // NewSpendTrace starts the trace of budget's spend now.
-func NewSpendTrace(budget *maker.Budget) *SpendTrace {
+func NewSpendTrace(budget *budget.Budget) *SpendTrace {
 	return &SpendTrace{budget: budget, start: time.Now()}
 }
 

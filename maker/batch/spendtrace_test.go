@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,7 +14,7 @@ import (
 // end; it passes the progress on.
 func TestSpendTraceRecordsTheBudgetsSpend(t *testing.T) {
 	t.Parallel()
-	budget := maker.NewBudget(0)
+	budget := budget.New(0)
 	budget.Credit(0.5) // what earlier runs spent
 	trace := NewSpendTrace(budget)
 	passed := 0

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -32,7 +33,7 @@ func TestRunStopsAtTheSolversBudget(t *testing.T) {
 		price := maker.Price{InputPerMillion: 1000, OutputPerMillion: 1000}
 		// A sample costs about $0.006 and its worst case (prompt + 750
 		// tokens) $0.76: the cap allows a few dozen of the 500.
-		b := maker.NewBudget(1)
+		b := budget.New(1)
 		var mu sync.Mutex // Progress is called from the drawing goroutines
 		drawn := 0
 		rep, err := calibrate.Run(context.Background(), calibrate.Config{

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/mdap-go/mdap/vote/rivals"
@@ -536,7 +537,7 @@ type sample struct {
 // With a Budget on the Solver, every sample's call is reserved against
 // it as a run's are (maker.Sampler): the first call it refuses stops the
 // calibration, no sample starts after it, and Run returns ErrBudget
-// (wrapping the *maker.BudgetError) with the dollars spent, which never
+// (wrapping the *budget.Error) with the dollars spent, which never
 // pass the cap for a provider that bills no more than a call's worst
 // case. Errors: ErrConfig (wrapped, naming the field); ErrStep wrapping the
 // task's error; ErrNoVotes with the Report when no sample was valid;
@@ -1386,7 +1387,7 @@ func pairs(n int) string {
 }
 
 // budgetStop is the error of a calibration its Budget stopped: it wraps
-// ErrBudget and the refused call's error (a *maker.BudgetError, which
+// ErrBudget and the refused call's error (a *budget.Error, which
 // wraps maker.ErrBudget).
 type budgetStop struct {
 	msg   string
@@ -1398,12 +1399,18 @@ func (e *budgetStop) Unwrap() []error { return []error{ErrBudget, e.cause} }
 
 // capStop words the stop of a calibration after done of n samples, when
 // the budget refused a call (cause).
-func capStop(cause error, done, n int, b *maker.Budget) error {
+func capStop(cause error, done, n int, sp maker.Spender) error {
 	worst := ""
-	var be *maker.BudgetError
+	var be *budget.Error
 	if errors.As(cause, &be) {
 		worst = fmt.Sprintf(": the next call's worst case, $%.6f (its prompt and a reply of the whole reply cap), would pass it", be.Worst)
 	}
+	var spent, capUSD float64
+	if b, ok := sp.(*budget.Budget); ok {
+		spent, capUSD = b.Spent(), b.Cap
+	} else if be != nil {
+		spent, capUSD = be.Spent, be.Cap
+	}
 	return &budgetStop{cause: cause, msg: fmt.Sprintf("%v: calibration stopped at its spending cap after %d of %d samples, $%.6f spent of $%.6f%s; give a larger cap, or fewer steps sampled or samples",
-		ErrBudget, done, n, b.Spent(), b.Cap, worst)}
+		ErrBudget, done, n, spent, capUSD, worst)}
 }

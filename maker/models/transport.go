@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"reflect"
 	"strings"
 	"sync"
 
@@ -110,39 +108,10 @@ type ollamaTail struct {
 
 type callKey struct{}
 
-// withCall returns a new call and a context under ctx that carries it
-// (its Value of callKey{}), the two in one allocation (a call, then a
-// context.WithValue, were two). It is a value context: Done, Err,
-// Deadline and every other value are ctx's, so a context derived from it
-// is cancelled with ctx as it would be from ctx itself (no goroutine:
-// context finds ctx's cancelCtx through Value, as through WithValue).
+// withCall returns a new call and a context under ctx that carries it.
 func withCall(ctx context.Context) (context.Context, *call) {
-	x := &callContext{Context: ctx}
-	return x, &x.c
-}
-
-type callContext struct {
-	context.Context
-	c call
-}
-
-// String is what context.WithValue's context says of itself: the
-// parent, then the key's and value's types. fmt would otherwise print the
-// call's fields, reading them unlocked while the transport writes them
-// (a race) and showing what the call saw.
-func (x *callContext) String() string {
-	parent := reflect.TypeOf(x.Context).String()
-	if s, ok := x.Context.(fmt.Stringer); ok {
-		parent = s.String()
-	}
-	return parent + ".WithValue(models.callKey, *models.call)"
-}
-
-func (x *callContext) Value(key any) any {
-	if _, ok := key.(callKey); ok {
-		return &x.c
-	}
-	return x.Context.Value(key)
+	c := &call{}
+	return context.WithValue(ctx, callKey{}, c), c
 }
 
 // transport observes the calls whose context carries a *call.

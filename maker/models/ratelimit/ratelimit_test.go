@@ -1,12 +1,12 @@
-package models
+package ratelimit
 
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -20,7 +20,7 @@ func rateLimitErr(msg string) error {
 func TestIsRateLimited(t *testing.T) {
 	assert.True(t, IsRateLimited(rateLimitErr("Rate limit reached for requests")))
 	assert.True(t, llms.IsRateLimitError(rateLimitErr("x")), "openai.MapError maps a 429")
-	assert.True(t, IsRateLimited(fmt.Errorf("call: %w", ErrRateLimited)))
+	assert.True(t, IsRateLimited(fmt.Errorf("call: %w", models.ErrRateLimited)))
 	assert.True(t, IsRateLimited(errors.New("HTTP 429 Too Many Requests")))
 	assert.False(t, IsRateLimited(errors.New("connection refused")))
 	assert.False(t, IsRateLimited(errors.New("used 1429 tokens")))
@@ -80,22 +80,6 @@ func FuzzParseDelay(f *testing.F) {
 		require.GreaterOrEqual(t, d, time.Duration(0))
 		require.LessOrEqual(t, d, 24*time.Hour)
 	})
-}
-
-func TestParseRetryAfterHeader(t *testing.T) {
-	for v, want := range map[string]time.Duration{"3": 3 * time.Second, "0": 0, " 5 ": 5 * time.Second} {
-		d, ok := ParseRetryAfter(http.Header{"Retry-After": {v}}, time.Now())
-		assert.True(t, ok, v)
-		assert.Equal(t, want, d, v)
-	}
-	now := time.Now()
-	d, ok := ParseRetryAfter(http.Header{"Retry-After": {now.Add(90 * time.Second).UTC().Format(http.TimeFormat)}}, now)
-	assert.True(t, ok)
-	assert.InDelta(t, 90, d.Seconds(), 1.5)
-	for _, v := range []string{"", "soon", "-3"} {
-		_, ok := ParseRetryAfter(http.Header{"Retry-After": {v}}, now)
-		assert.False(t, ok, v)
-	}
 }
 
 func TestDelayReadsAtMost32ErrorsOfTheChain(t *testing.T) {

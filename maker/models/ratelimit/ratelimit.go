@@ -1,28 +1,26 @@
-package models
+// Package ratelimit reads a rate-limit refusal of any origin: whether an
+// error is one (IsRateLimited) and the delay it names (Delay, ParseDelay),
+// for maker/batch's shared limits, which pause every task for it. The
+// contract is maker.RetryAfter's (an error carries its delay as a
+// RetryAfter() time.Duration method, or as langchaingo's "retry_after"
+// detail), which the step loop reads itself; models.ErrRateLimited is the
+// one sentinel and models.ParseRetryAfter reads the HTTP headers.
+package ratelimit
 
 import (
 	"errors"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// This file is the one home of the rate-limit delay. The contract is
-// maker.RetryAfter's (an error carries its delay as a RetryAfter()
-// time.Duration method, or as langchaingo's "retry_after" detail): the
-// solver waits it before a sample counts as failed, and maker/batch's
-// shared limits pause every task for it. The parsers are here, beside
-// the provider errors that produce it: ParseRetryAfter for the HTTP
-// headers, ParseDelay for a provider's message, Delay for an error of any
-// origin; ErrRateLimited (errors.go) is the one sentinel.
-
 // IsRateLimited reports whether err is a provider's refusal for rate:
 // llms.IsRateLimitError (langchaingo's mapped errors, such as
-// openai.MapError's for HTTP 429), ErrRateLimited (which this package's
+// openai.MapError's for HTTP 429), models.ErrRateLimited (which maker/models'
 // errors wrap and a custom model may wrap in its own), or an unmapped error
 // whose message says "status code: 429", "too many requests" or "rate
 // limit". Cost: a look at the error chain and its message.
@@ -30,7 +28,7 @@ func IsRateLimited(err error) bool {
 	if err == nil {
 		return false
 	}
-	if llms.IsRateLimitError(err) || errors.Is(err, ErrRateLimited) {
+	if llms.IsRateLimitError(err) || errors.Is(err, models.ErrRateLimited) {
 		return true
 	}
 	msg := strings.ToLower(err.Error())
@@ -55,7 +53,7 @@ func Delay(err error) (d time.Duration, ok bool) {
 		return 0, false
 	}
 	if d, ok := maker.RetryAfter(err); ok {
-		return min(d, MaxDelay), true
+		return min(d, models.MaxDelay), true
 	}
 	// A mapped error's own message may drop the provider's (openai.MapError
 	// says "Rate limit exceeded" and keeps the provider's message in its
@@ -82,10 +80,6 @@ func Delay(err error) (d time.Duration, ok bool) {
 	}
 	return 0, false
 }
-
-// MaxDelay bounds every delay this package reads (Delay, ParseDelay,
-// ParseRetryAfter): a server naming more is taken at its word, up to a day.
-const MaxDelay = 24 * time.Hour
 
 // delayTriggers introduce a delay in a provider's message.
 var delayTriggers = []string{"try again in", "retry in", "retry after", "retry-after", "retry_after", "wait"}
@@ -180,8 +174,8 @@ func durationPrefix(s string) (time.Duration, bool) {
 	if terms == 0 {
 		return 0, false
 	}
-	if total >= MaxDelay.Seconds() {
-		return MaxDelay, true
+	if total >= models.MaxDelay.Seconds() {
+		return models.MaxDelay, true
 	}
 	return time.Duration(total * float64(time.Second)), true
 }
@@ -194,38 +188,4 @@ var units = map[string]float64{
 	"s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
 	"m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
 	"h": 3600, "hour": 3600, "hours": 3600,
-}
-
-// ParseRetryAfter reads the delay an HTTP answer asks for: its
-// retry-after-ms header (milliseconds, fractions allowed, as OpenAI and
-// Azure send it), else Retry-After in seconds (fractions allowed) or as
-// an HTTP date (relative to now, never negative). ok is false when
-// neither is present and well formed. The delay is at most MaxDelay.
-// Cost: O(len of the headers).
-func ParseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return clampSeconds(ms / 1e3), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return clampSeconds(s), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return min(max(t.Sub(now), 0), MaxDelay), true
-	}
-	return 0, false
-}
-
-// clampSeconds turns s seconds (not negative) into a duration of at most
-// MaxDelay, without overflow (NaN and +Inf are MaxDelay too).
-func clampSeconds(s float64) time.Duration {
-	if !(s < MaxDelay.Seconds()) {
-		return MaxDelay
-	}
-	return time.Duration(s * float64(time.Second))
 }

@@ -1,4 +1,4 @@
-package maker
+package budget
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 // again by the Credits of the resumes it stands for, and what no resume
 // credits stays counted; Settled counts neither.
 func TestBudgetCreditAheadCountsOnce(t *testing.T) {
-	b := NewBudget(1)
+	b := New(1)
 	b.Credit(0.2)
 	b.CreditAhead(0.3) // two journals: 0.1 and 0.2
 	assert.InDelta(t, 0.5, b.Spent(), 1e-12, "counted at once")
@@ -21,7 +21,7 @@ func TestBudgetCreditAheadCountsOnce(t *testing.T) {
 	b.Credit(0.1)
 	assert.InDelta(t, 0.65, b.Spent(), 1e-12)
 	assert.Zero(t, b.Settled(), "no call was made under this budget")
-	b.settle(0, 0.01)
+	b.Settle(0, 0.01)
 	assert.InDelta(t, 0.01, b.Settled(), 1e-12)
 	assert.InDelta(t, 0.66, b.Spent(), 1e-12)
 }

@@ -1,28 +1,27 @@
-package maker
+// Package budget is mdap's spending cap: a maker.Spender that a Solver
+// (Solver.Budget), a batch (maker/batch's Runner and Builtin) and a
+// calibration share.
+package budget
 
 import (
 	"fmt"
 	"sync"
 
-	"github.com/tmc/langchaingo/llms"
+	"github.com/mdap-go/mdap/maker"
 )
-
-// ErrBudget: a call was not started because the money spent plus its
-// worst case would pass the spending cap (Budget). It wraps ErrPermanent,
-// so the step stops at once; the run ends undecided, its decided steps
-// journaled, and resumes with a larger cap.
-var ErrBudget = fmt.Errorf("spending cap reached: %w", ErrPermanent)
 
 // Budget is a spending cap in US dollars, shared by every Solver (and every
 // task of a batch) that holds it. Before a request starts, its worst case
-// (the prompt's estimated tokens, EstimateTokens, as input and max_tokens
-// of output for each choice, at the model's Price) is reserved; the
+// (the prompt's estimated tokens, maker.EstimateTokens, as input and
+// max_tokens of output for each choice, at the model's maker.Price) is
+// reserved (Reserve); the
 // request starts only if the money spent plus every reservation stays
 // within the cap, and when it answers its reservation is replaced by what
 // it cost. So, for a provider that bills no more than that worst case (no
 // more output than max_tokens, a prompt of no more tokens than the
 // estimate), the money spent never passes the cap, however many calls run
-// at once. Safe for concurrent use; cost: a mutex per request.
+// at once. A nil *Budget caps and counts nothing. Safe for concurrent use;
+// cost: a mutex per request.
 type Budget struct {
 	// Cap is the most that may be spent, in dollars. Zero or less means
 	// no cap (the budget only counts).
@@ -35,12 +34,17 @@ type Budget struct {
 	reserved float64
 }
 
-// NewBudget returns a budget of cap dollars.
-func NewBudget(cap float64) *Budget { return &Budget{Cap: cap} }
+var _ maker.Spender = (*Budget)(nil)
+
+// New returns a budget of cap dollars.
+func New(cap float64) *Budget { return &Budget{Cap: cap} }
 
 // Spent returns the dollars spent so far: settled calls, and what
 // Credit added (a resumed run's journaled steps).
 func (b *Budget) Spent() float64 {
+	if b == nil {
+		return 0
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.spent
@@ -50,6 +54,9 @@ func (b *Budget) Spent() float64 {
 // Spent without what Credit added. A batch uses it to say what one run
 // spent, apart from what earlier runs had.
 func (b *Budget) Settled() float64 {
+	if b == nil {
+		return 0
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.settled
@@ -59,7 +66,7 @@ func (b *Budget) Settled() float64 {
 // resumed run replays from its journal, less what CreditAhead counted
 // already. Negative amounts are ignored.
 func (b *Budget) Credit(dollars float64) {
-	if dollars <= 0 {
+	if b == nil || dollars <= 0 {
 		return
 	}
 	b.mu.Lock()
@@ -75,7 +82,7 @@ func (b *Budget) Credit(dollars float64) {
 // up to the amount, so that nothing counts twice, whichever of the runs
 // resume. Negative amounts are ignored.
 func (b *Budget) CreditAhead(dollars float64) {
-	if dollars <= 0 {
+	if b == nil || dollars <= 0 {
 		return
 	}
 	b.mu.Lock()
@@ -84,20 +91,27 @@ func (b *Budget) CreditAhead(dollars float64) {
 	b.mu.Unlock()
 }
 
-// reserve reserves worst dollars, or refuses with an error wrapping
-// ErrBudget.
-func (b *Budget) reserve(worst float64) error {
+// Reserve reserves worst dollars, or refuses with an *Error (wrapping
+// maker.ErrBudget) when the money spent, the reservations and worst
+// together would pass the cap.
+func (b *Budget) Reserve(worst float64) error {
+	if b == nil {
+		return nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.Cap > 0 && b.spent+b.reserved+worst > b.Cap {
-		return &BudgetError{Cap: b.Cap, Spent: b.spent, InFlight: b.reserved, Worst: worst}
+		return &Error{Cap: b.Cap, Spent: b.spent, InFlight: b.reserved, Worst: worst}
 	}
 	b.reserved += worst
 	return nil
 }
 
-// settle replaces a reservation by what the call cost.
-func (b *Budget) settle(worst, cost float64) {
+// Settle replaces a reservation by what the call cost.
+func (b *Budget) Settle(worst, cost float64) {
+	if b == nil {
+		return
+	}
 	b.mu.Lock()
 	b.reserved -= worst
 	if b.reserved < 1e-12 {
@@ -108,32 +122,18 @@ func (b *Budget) settle(worst, cost float64) {
 	b.mu.Unlock()
 }
 
-// BudgetError is a call refused by a Budget. It wraps ErrBudget.
-type BudgetError struct {
+// Error is a call refused by a Budget. It wraps maker.ErrBudget.
+type Error struct {
 	// Cap, Spent and InFlight (the worst cases of the calls in flight)
 	// are the budget's when the call was refused, Worst the call's own
 	// worst case; all in dollars.
 	Cap, Spent, InFlight, Worst float64
 }
 
-func (e *BudgetError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("spending cap $%.4f reached: spent $%.4f, and a call's worst case ($%.4f, with $%.4f in flight) would pass it; resume with a larger cap",
 		e.Cap, e.Spent, e.Worst, e.InFlight)
 }
 
-// Unwrap returns ErrBudget.
-func (e *BudgetError) Unwrap() error { return ErrBudget }
-
-// promptTokens estimates a prompt's input tokens as the budget reserves
-// them: EstimateTokens of every text part.
-func promptTokens(msgs []llms.MessageContent) int {
-	n := 0
-	for _, m := range msgs {
-		for _, p := range m.Parts {
-			if t, ok := p.(llms.TextContent); ok {
-				n += EstimateTokens(t.Text)
-			}
-		}
-	}
-	return n
-}
+// Unwrap returns maker.ErrBudget.
+func (e *Error) Unwrap() error { return maker.ErrBudget }
