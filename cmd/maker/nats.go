@@ -11,8 +11,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
@@ -30,19 +30,14 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// natsTokenEnv names the environment variable holding the token a NATS
-// server requires (maker nats) and its clients send (--nats).
-const natsTokenEnv = "MDAP_NATS_TOKEN"
-
-// natsCredsEnv names the environment variable holding the credentials a
-// --nats client signs in with: a seed file, or a folder of them (ROLE.nk,
-// as maker nats writes them).
-const natsCredsEnv = "MDAP_NATS_CREDS"
-
-// defaultCredsDir is where maker nats keeps credentials with the default
-// --store, and where clients look for them when neither --nats-creds nor
-// $MDAP_NATS_CREDS is given.
-const defaultCredsDir = "mdap-nats/creds"
+// The environment variables and the default folder of what a --nats
+// client signs in with (maker nats writes the folder with its default
+// --store).
+const (
+	natsTokenEnv    = cluster.TokenEnv
+	natsCredsEnv    = cluster.CredsEnv
+	defaultCredsDir = cluster.DefaultCredsDir
+)
 
 // natsJournalPrefix marks a --journal on the engine: nats:RUN.
 const natsJournalPrefix = "nats:"
@@ -180,23 +175,12 @@ func (n *natsRun) seedIn(dir, from string, role cluster.Role) (string, error) {
 	if role != cluster.RoleCoordinator {
 		return cluster.SeedFile(dir, role), nil
 	}
-	if n.natsRunName != "" {
-		if seed := filepath.Join(dir, "runs", n.natsRunName+".nk"); fileExists(seed) {
-			return seed, nil
-		}
+	seed, err := cluster.CoordinatorSeedIn(dir, n.natsRunName)
+	if err != nil {
+		run := cmp.Or(n.natsRunName, "RUN")
+		return "", usageErr("%s: %s holds no coordinator key: neither runs/%s.nk nor the shared coordinator.nk (maker nats makes it only with --shared-coordinator); issue a key of this run with maker nats run add %s, and give --journal nats:%s (or --queue %s to maker solve) and --nats-creds %s", from, dir, run, run, run, run, filepath.Join(dir, "runs", run+".nk"))
 	}
-	shared := cluster.SeedFile(dir, role)
-	if fileExists(shared) {
-		return shared, nil
-	}
-	run := cmp.Or(n.natsRunName, "RUN")
-	return "", usageErr("%s: %s holds no coordinator key: neither runs/%s.nk nor the shared coordinator.nk (maker nats makes it only with --shared-coordinator); issue a key of this run with maker nats run add %s, and give --journal nats:%s (or --queue %s to maker solve) and --nats-creds %s", from, dir, run, run, run, run, filepath.Join(dir, "runs", run+".nk"))
-}
-
-// fileExists reports whether path names a regular file.
-func fileExists(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular()
+	return seed, nil
 }
 
 // credsPath returns the credential --nats-creds, $MDAP_NATS_CREDS or
@@ -289,7 +273,7 @@ func (n *natsRun) connectNATS(role cluster.Role, name string) error {
 	}
 	nc, err := cluster.Connect(n.natsURL, name, opts...)
 	if err != nil {
-		return failed(fmt.Errorf("--nats: %w (%s)", err, connectHint(err, how)))
+		return failed(fmt.Errorf("--nats: %w (%s)", err, cluster.ConnectHint(err, how)))
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -298,22 +282,6 @@ func (n *natsRun) connectNATS(role cluster.Role, name string) error {
 	}
 	n.nc, n.js = nc, js
 	return nil
-}
-
-// connectHint says what to do about a failed connection: credentials
-// for a refused one, a server for one nobody answered.
-func connectHint(err error, how string) string {
-	refused := errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || strings.Contains(strings.ToLower(err.Error()), "authorization")
-	if refused && strings.HasSuffix(how, string(filepath.Separator)+"coordinator.nk") {
-		return fmt.Sprintf("the server refused %s: maker nats accepts the shared coordinator key only when started with --shared-coordinator; give this run a key of its own with maker nats run add RUN (then --journal nats:RUN, or --queue RUN to maker solve)", how)
-	}
-	if refused && strings.HasSuffix(how, string(filepath.Separator)+"worker.nk") {
-		return fmt.Sprintf("the server refused %s: maker nats accepts the shared worker key only when started with --shared-worker; give this worker an identity of its own with maker nats worker add NAME (then --nats-creds NAME.nk, or --identity NAME with the folder)", how)
-	}
-	if refused {
-		return fmt.Sprintf("the server refused %s: give the credential maker nats printed with --nats-creds or $%s (its folder STORE/creds), or for a server with a token set $%s to that token", how, natsCredsEnv, natsTokenEnv)
-	}
-	return "start one with: maker nats"
 }
 
 // natsModel is the model of a coordinator: samples drawn by the workers
@@ -554,7 +522,7 @@ func (n *natsCmd) run(cmd *cobra.Command, abs string) error {
 	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), abs)
 	fmt.Fprintf(stderr, "maker nats: %s\n", note)
 	if credsDir != "" {
-		defer watchCreds(cmd.Context(), srv, credsDir, n.roles(), stderr)() // ends with the context, before the server
+		defer watchCreds(cmd.Context(), srv, n.engineCreds(credsDir), stderr)() // ends with the context, before the server
 	}
 	<-cmd.Context().Done()
 	fmt.Fprintln(stderr, "maker nats: stopping")
@@ -574,7 +542,8 @@ func (n *natsCmd) authenticate(cmd *cobra.Command, abs string, cfg *cluster.Serv
 		if dir, err = filepath.Abs(dir); err != nil {
 			return "", "", usageErr("--creds %q: %v", n.creds, err)
 		}
-		keys, made, err := cluster.EnsureCredentials(dir, n.roles()...)
+		creds := n.engineCreds(dir)
+		keys, made, err := creds.Ensure()
 		if err != nil {
 			return "", "", usageErr("--creds: %w", err)
 		}
@@ -584,16 +553,17 @@ func (n *natsCmd) authenticate(cmd *cobra.Command, abs string, cfg *cluster.Serv
 		if len(made) > 0 {
 			state = "generated now"
 		}
+		unaccepted := creds.Unaccepted()
 		coord := "coordinators: the key of their run (maker nats run add RUN: runs/RUN.nk)"
 		if n.sharedCoordinator {
 			coord = "coordinator.nk for coordinators of every run (--shared-coordinator: any holder may touch every run; prefer maker nats run add RUN)"
-		} else if fileExists(cluster.PubFile(dir, cluster.RoleCoordinator)) {
+		} else if slices.Contains(unaccepted, cluster.RoleCoordinator) {
 			coord += "; coordinator.pub is NOT accepted (--shared-coordinator accepts it)"
 		}
 		worker := "workers: an identity each (maker nats worker add NAME: workers/NAME.nk)"
 		if n.sharedWorker {
 			worker = "worker.nk for every worker (--shared-worker: any holder acts as every worker; prefer maker nats worker add NAME)"
-		} else if fileExists(cluster.PubFile(dir, cluster.RoleWorker)) {
+		} else if slices.Contains(unaccepted, cluster.RoleWorker) {
 			worker += "; worker.pub is NOT accepted (--shared-worker accepts it)"
 		}
 		return fmt.Sprintf("credentials in %s (%s): %s; %s; admin.nk for maker nats ls and rm; on their machines: --nats-creds SEED (or export %s=SEED)", dir, state, coord, worker, natsCredsEnv), dir, nil
@@ -614,50 +584,27 @@ func (n *natsCmd) authenticate(cmd *cobra.Command, abs string, cfg *cluster.Serv
 	}
 }
 
-// roles are the roles whose keys maker nats makes and accepts: the
-// admin, the shared coordinator with --shared-coordinator and the shared
-// worker with --shared-worker (run keys and worker identities are
-// accepted whatever the roles).
-func (n *natsCmd) roles() []cluster.Role {
-	roles := []cluster.Role{cluster.RoleAdmin}
-	if n.sharedCoordinator {
-		roles = append(roles, cluster.RoleCoordinator)
-	}
-	if n.sharedWorker {
-		roles = append(roles, cluster.RoleWorker)
-	}
-	return roles
+// engineCreds are the settings of the credentials folder dir by
+// --shared-coordinator and --shared-worker.
+func (n *natsCmd) engineCreds(dir string) cluster.EngineCreds {
+	return cluster.EngineCreds{Dir: dir, SharedCoordinator: n.sharedCoordinator, SharedWorker: n.sharedWorker}
 }
 
 // credsEvery is how often maker nats reads its credentials folder again.
 const credsEvery = time.Second
 
-// watchCreds reads the credentials folder every second until ctx ends and
-// gives the server the keys found, so a worker identity issued is let in
-// and one revoked is cut off (maker nats worker add, revoke). It returns
-// at once, with a function that waits for the watch, which ends with ctx.
-func watchCreds(ctx context.Context, srv *cluster.Server, dir string, roles []cluster.Role, stderr io.Writer) (wait func()) {
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(credsEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			keys, _, err := cluster.EnsureCredentials(dir, roles...)
-			if err != nil {
-				fmt.Fprintf(stderr, "maker nats: reading %s: %v (the keys in force are kept)\n", dir, err)
-				continue
-			}
-			if n, err := srv.SetRoles(keys); err == nil && n > 0 {
-				fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", n)
-			}
+// watchCreds reads the credentials folder every second until ctx ends
+// (cluster.EngineCreds.Watch), so a worker identity issued is let in and
+// one revoked is cut off (maker nats worker add, revoke), and says so on
+// stderr. It returns a function that waits for the watch.
+func watchCreds(ctx context.Context, srv *cluster.Server, creds cluster.EngineCreds, stderr io.Writer) (wait func()) {
+	return creds.Watch(ctx, srv, credsEvery, func(closed int, err error) {
+		if err != nil {
+			fmt.Fprintf(stderr, "maker nats: reading %s: %v (the keys in force are kept)\n", creds.Dir, err)
+			return
 		}
+		fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", closed)
 	})
-	return wg.Wait
 }
 
 // registerEngineFlags registers the engine's settings of what it
