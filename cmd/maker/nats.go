@@ -8,13 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
@@ -434,11 +435,10 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
   maker nats --addr 0.0.0.0:4222 --store /var/lib/mdap-nats`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			abs, err := n.check(cmd.Flags())
-			if err != nil {
+			if err := n.check(cmd.Flags()); err != nil {
 				return err
 			}
-			return n.run(cmd, abs)
+			return n.run(cmd)
 		},
 	}
 	n.register(cmd.Flags())
@@ -462,43 +462,59 @@ func (n *natsCmd) register(fs *pflag.FlagSet) {
 	fs.Lookup("metrics-addr").Usage = "serve the engine's metrics (its streams' messages and bytes, consumers, workers pulling, clients, the agent's requests: docs/observe.md) on /metrics, with /healthz and /readyz, on [HOST]:PORT; a port alone listens on 127.0.0.1 only; another host needs a bearer token in $" + metricsTokenEnv
 }
 
-// check refuses bad flags (usage errors) and returns the store's
-// absolute path.
-func (n *natsCmd) check(fs *pflag.FlagSet) (string, error) {
-	if _, _, err := net.SplitHostPort(n.addr); err != nil {
-		return "", usageErr("--addr %q: want HOST:PORT such as %s", n.addr, cluster.DefaultAddr)
-	}
-	if n.store == "" {
-		return "", usageErr("--store \"\": give the folder JetStream keeps its streams in")
-	}
-	abs, err := filepath.Abs(n.store)
-	if err != nil {
-		return "", usageErr("--store %q: %v", n.store, err)
-	}
-	if err := cluster.CheckMonitor(n.monitorAddr); err != nil {
-		return "", usageErr("--monitor-addr: %w", err)
-	}
+// config maps the flags (and $MDAP_NATS_TOKEN) to the engine's settings.
+func (n *natsCmd) config() cluster.EngineConfig {
+	return cluster.EngineConfig{Addr: n.addr, Store: n.store, Creds: n.creds, Auth: n.auth, Token: os.Getenv(natsTokenEnv),
+		SharedCoordinator: n.sharedCoordinator, SharedWorker: n.sharedWorker, SyncAlways: n.syncAlways, Monitor: n.monitorAddr, Provision: n.engine}
+}
+
+// check refuses bad flags (usage errors): cluster.EngineConfig.Validate's
+// refusals name their flags.
+func (n *natsCmd) check(fs *pflag.FlagSet) error {
 	if err := checkEngineFlags(fs, n.engine); err != nil {
-		return "", err
+		return err
 	}
-	if n.engine.Replicas != 1 {
-		return "", usageErr("--replicas %d: the embedded server is a single node and keeps one copy of each stream: use 1; for %d replicas run a cluster of stock nats-server nodes (maker nats config) and provision it with maker nats provision --replicas %d", n.engine.Replicas, n.engine.Replicas, n.engine.Replicas)
+	if n.auth == cluster.AuthToken && (fs.Changed("ack-wait") || fs.Changed("max-deliver")) {
+		return usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
 	}
-	return abs, nil
+	return natsUsageErr(n.config().Validate())
+}
+
+// natsFlagOf names the flag of each field of cluster.EngineConfig.
+var natsFlagOf = func() map[string]string {
+	m := map[string]string{"Addr": "addr", "Store": "store", "Creds": "creds", "Monitor": "monitor-addr", "Auth": "auth",
+		"Provision.Replicas": "replicas", "SharedCoordinator": "shared-coordinator", "SharedWorker": "shared-worker"}
+	maps.Copy(m, engineFlagOf)
+	return m
+}()
+
+// natsUsageErr maps an error of cluster.EngineConfig to the flags (the
+// token to its environment variable).
+func natsUsageErr(err error) error {
+	switch fe := fielderr.As(err); {
+	case fe == nil:
+	case fe.Fields[0].Name == "Token":
+		return usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
+	case fe.Fields[0].Name == "SharedCoordinator" || fe.Fields[0].Name == "SharedWorker":
+		return usageErr("--shared-coordinator and --shared-worker make keys of the roles of --auth roles; --auth token has no keys: leave them out")
+	}
+	return fieldUsageErr(err, natsFlagOf, "nats")
 }
 
 // run serves until the command's context ends. Flags first, files after:
 // check has refused bad flags before run writes any credentials.
-func (n *natsCmd) run(cmd *cobra.Command, abs string) error {
+func (n *natsCmd) run(cmd *cobra.Command) error {
 	stderr := cmd.ErrOrStderr()
 	if err := n.obs.start(cmd.Context(), "maker-nats", stderr); err != nil {
 		return err
 	}
 	defer n.obs.stop(cmd.Context())
-	cfg := cluster.ServerConfig{Addr: n.addr, StoreDir: abs, SyncAlways: n.syncAlways, Monitor: n.monitorAddr}
-	note, credsDir, err := n.authenticate(cmd, abs, &cfg)
-	if err != nil {
-		return err
+	cfg, creds, made, err := n.config().ServerConfig()
+	switch {
+	case errors.Is(err, cluster.ErrConfig):
+		return natsUsageErr(err)
+	case err != nil:
+		return usageErr("--creds: %w", err)
 	}
 	if n.logs {
 		cfg.Logger = n.obs.logger(stderr, nil)
@@ -519,75 +535,40 @@ func (n *natsCmd) run(cmd *cobra.Command, abs string) error {
 	if u := srv.MonitorURL(); u != "" {
 		fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
 	}
-	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), abs)
-	fmt.Fprintf(stderr, "maker nats: %s\n", note)
-	if credsDir != "" {
-		defer watchCreds(cmd.Context(), srv, n.engineCreds(credsDir), stderr)() // ends with the context, before the server
+	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), cfg.StoreDir)
+	fmt.Fprintf(stderr, "maker nats: %s\n", n.note(creds, made))
+	if creds.Dir != "" {
+		defer watchCreds(cmd.Context(), srv, creds, stderr)() // ends with the context, before the server
 	}
 	<-cmd.Context().Done()
 	fmt.Fprintln(stderr, "maker nats: stopping")
 	return nil
 }
 
-// authenticate sets cfg's authentication by --auth: the role keys (made
-// in the credentials folder when missing, which it returns) and the
-// engine's settings, or the token. It returns the note to print.
-func (n *natsCmd) authenticate(cmd *cobra.Command, abs string, cfg *cluster.ServerConfig) (note, credsDir string, err error) {
-	switch n.auth {
-	case "roles":
-		dir := n.creds
-		if dir == "" {
-			dir = filepath.Join(abs, "creds")
-		}
-		if dir, err = filepath.Abs(dir); err != nil {
-			return "", "", usageErr("--creds %q: %v", n.creds, err)
-		}
-		creds := n.engineCreds(dir)
-		keys, made, err := creds.Ensure()
-		if err != nil {
-			return "", "", usageErr("--creds: %w", err)
-		}
-		cfg.Roles = keys
-		cfg.Provision = n.engine
-		state := "kept"
-		if len(made) > 0 {
-			state = "generated now"
-		}
-		unaccepted := creds.Unaccepted()
-		coord := "coordinators: the key of their run (maker nats run add RUN: runs/RUN.nk)"
-		if n.sharedCoordinator {
-			coord = "coordinator.nk for coordinators of every run (--shared-coordinator: any holder may touch every run; prefer maker nats run add RUN)"
-		} else if slices.Contains(unaccepted, cluster.RoleCoordinator) {
-			coord += "; coordinator.pub is NOT accepted (--shared-coordinator accepts it)"
-		}
-		worker := "workers: an identity each (maker nats worker add NAME: workers/NAME.nk)"
-		if n.sharedWorker {
-			worker = "worker.nk for every worker (--shared-worker: any holder acts as every worker; prefer maker nats worker add NAME)"
-		} else if slices.Contains(unaccepted, cluster.RoleWorker) {
-			worker += "; worker.pub is NOT accepted (--shared-worker accepts it)"
-		}
-		return fmt.Sprintf("credentials in %s (%s): %s; %s; admin.nk for maker nats ls and rm; on their machines: --nats-creds SEED (or export %s=SEED)", dir, state, coord, worker, natsCredsEnv), dir, nil
-	case "token":
-		if n.sharedCoordinator || n.sharedWorker {
-			return "", "", usageErr("--shared-coordinator and --shared-worker make keys of the roles of --auth roles; --auth token has no keys: leave them out")
-		}
-		if fs := cmd.Flags(); fs.Changed("ack-wait") || fs.Changed("max-deliver") {
-			return "", "", usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
-		}
-		cfg.Token = os.Getenv(natsTokenEnv)
-		if cfg.Token == "" {
-			return "", "", usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
-		}
-		return fmt.Sprintf("warning: --auth token: every holder of $%s may do anything, answer jobs and rewrite journals included; the default --auth roles separates workers from coordinators", natsTokenEnv), "", nil
-	default:
-		return "", "", usageErr("--auth %q: use roles (the default) or token", n.auth)
+// note says how clients sign in: which keys the credentials folder holds
+// for whom (made now or kept), or the token's warning.
+func (n *natsCmd) note(creds cluster.EngineCreds, made []cluster.Role) string {
+	if creds.Dir == "" {
+		return fmt.Sprintf("warning: --auth token: every holder of $%s may do anything, answer jobs and rewrite journals included; the default --auth roles separates workers from coordinators", natsTokenEnv)
 	}
-}
-
-// engineCreds are the settings of the credentials folder dir by
-// --shared-coordinator and --shared-worker.
-func (n *natsCmd) engineCreds(dir string) cluster.EngineCreds {
-	return cluster.EngineCreds{Dir: dir, SharedCoordinator: n.sharedCoordinator, SharedWorker: n.sharedWorker}
+	state := "kept"
+	if len(made) > 0 {
+		state = "generated now"
+	}
+	unaccepted := creds.Unaccepted()
+	coord := "coordinators: the key of their run (maker nats run add RUN: runs/RUN.nk)"
+	if n.sharedCoordinator {
+		coord = "coordinator.nk for coordinators of every run (--shared-coordinator: any holder may touch every run; prefer maker nats run add RUN)"
+	} else if slices.Contains(unaccepted, cluster.RoleCoordinator) {
+		coord += "; coordinator.pub is NOT accepted (--shared-coordinator accepts it)"
+	}
+	worker := "workers: an identity each (maker nats worker add NAME: workers/NAME.nk)"
+	if n.sharedWorker {
+		worker = "worker.nk for every worker (--shared-worker: any holder acts as every worker; prefer maker nats worker add NAME)"
+	} else if slices.Contains(unaccepted, cluster.RoleWorker) {
+		worker += "; worker.pub is NOT accepted (--shared-worker accepts it)"
+	}
+	return fmt.Sprintf("credentials in %s (%s): %s; %s; admin.nk for maker nats ls and rm; on their machines: --nats-creds SEED (or export %s=SEED)", creds.Dir, state, coord, worker, natsCredsEnv)
 }
 
 // credsEvery is how often maker nats reads its credentials folder again.
