@@ -155,47 +155,31 @@ func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, strin
 	return opts, "the " + string(role) + " credential " + path, nil
 }
 
-// seedIn picks role's seed in the credentials folder dir: ROLE.nk; for a
-// worker, its identity (cluster.WorkerSeedIn: workers/NAME.nk by
-// --identity, the only one there, else a shared worker.nk); for a
-// coordinator, the key of its run (runs/RUN.nk, maker nats run add RUN)
-// when there is one, else the shared coordinator.nk, which maker nats
-// makes only with --shared-coordinator. Neither is a usage error naming
-// maker nats run add.
+// seedIn picks role's seed in the credentials folder dir
+// (cluster.ClientCreds.SeedIn: a worker's --identity, a coordinator's run
+// key, else ROLE.nk); none found is a usage error naming what to do
+// (maker worker --identity, maker nats run add).
 func (n *natsRun) seedIn(dir, from string, role cluster.Role) (string, error) {
-	if role == cluster.RoleWorker {
-		seed, err := cluster.WorkerSeedIn(dir, n.identity)
-		if errors.Is(err, cluster.ErrConfig) && n.identity == "" {
-			return "", usageErr("%s: %w: give --identity NAME", from, err)
-		}
-		if err != nil {
-			return "", usageErr("%s: %w (maker worker --identity NAME picks workers/NAME.nk from a folder; or give --nats-creds NAME.nk)", from, err)
-		}
+	seed, err := cluster.ClientCreds{Run: n.natsRunName, Identity: n.identity}.SeedIn(dir, role)
+	switch {
+	case err == nil:
 		return seed, nil
+	case role == cluster.RoleWorker && errors.Is(err, cluster.ErrConfig) && n.identity == "":
+		return "", usageErr("%s: %w: give --identity NAME", from, err)
+	case role == cluster.RoleWorker:
+		return "", usageErr("%s: %w (maker worker --identity NAME picks workers/NAME.nk from a folder; or give --nats-creds NAME.nk)", from, err)
 	}
-	if role != cluster.RoleCoordinator {
-		return cluster.SeedFile(dir, role), nil
-	}
-	seed, err := cluster.CoordinatorSeedIn(dir, n.natsRunName)
-	if err != nil {
-		run := cmp.Or(n.natsRunName, "RUN")
-		return "", usageErr("%s: %s holds no coordinator key: neither runs/%s.nk nor the shared coordinator.nk (maker nats makes it only with --shared-coordinator); issue a key of this run with maker nats run add %s, and give --journal nats:%s (or --queue %s to maker solve) and --nats-creds %s", from, dir, run, run, run, run, filepath.Join(dir, "runs", run+".nk"))
-	}
-	return seed, nil
+	run := cmp.Or(n.natsRunName, "RUN")
+	return "", usageErr("%s: %s holds no coordinator key: neither runs/%s.nk nor the shared coordinator.nk (maker nats makes it only with --shared-coordinator); issue a key of this run with maker nats run add %s, and give --journal nats:%s (or --queue %s to maker solve) and --nats-creds %s", from, dir, run, run, run, run, filepath.Join(dir, "runs", run+".nk"))
 }
 
 // credsPath returns the credential --nats-creds, $MDAP_NATS_CREDS or
 // ./mdap-nats/creds names (a seed file or a folder of them), and which
-// of them named it; "" when none does.
+// of them named it; "" when none does (cluster.ClientCreds.Resolve).
 func (n *natsRun) credsPath() (path, from string) {
-	path, from = n.natsCreds, "--nats-creds"
-	if path == "" {
-		path, from = os.Getenv(natsCredsEnv), "$"+natsCredsEnv
-	}
-	if path == "" {
-		if st, err := os.Stat(defaultCredsDir); err == nil && st.IsDir() {
-			path, from = defaultCredsDir, defaultCredsDir
-		}
+	path, from = cluster.ClientCreds{Path: n.natsCreds}.Resolve()
+	if from == "Path" {
+		from = "--nats-creds"
 	}
 	return path, from
 }
@@ -516,6 +500,7 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 	case err != nil:
 		return usageErr("--creds: %w", err)
 	}
+	note := n.note(creds, made) // read before the server starts, as the folder was
 	if n.logs {
 		cfg.Logger = n.obs.logger(stderr, nil)
 	}
@@ -536,7 +521,7 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 		fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
 	}
 	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), cfg.StoreDir)
-	fmt.Fprintf(stderr, "maker nats: %s\n", n.note(creds, made))
+	fmt.Fprintf(stderr, "maker nats: %s\n", note)
 	if creds.Dir != "" {
 		defer watchCreds(cmd.Context(), srv, creds, stderr)() // ends with the context, before the server
 	}

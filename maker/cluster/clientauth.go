@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -74,4 +75,48 @@ func ConnectHint(err error, how string) string {
 		return fmt.Sprintf("the server refused %s: give the credential maker nats printed with --nats-creds or $%s (its folder STORE/creds), or for a server with a token set $%s to that token", how, CredsEnv, TokenEnv)
 	}
 	return "start one with: maker nats"
+}
+
+// ClientCreds are what a client signs in with, as its user gives them: a
+// seed file, or a credentials folder and the names that pick a seed in
+// it.
+type ClientCreds struct {
+	// Path is a seed file or a credentials folder; empty means the one
+	// $MDAP_NATS_CREDS (CredsEnv) names, else DefaultCredsDir when that
+	// folder exists.
+	Path string
+	// Run is a coordinator's run: its key runs/RUN.nk in a folder.
+	Run string
+	// Identity is a worker's identity: workers/NAME.nk in a folder.
+	Identity string
+}
+
+// Resolve returns the credential Path names, else the environment's,
+// else the default folder; and which of them named it: "Path", "$" +
+// CredsEnv or DefaultCredsDir. Both are empty when none does (a client
+// without a key: a server with a token, or none).
+func (c ClientCreds) Resolve() (path, from string) {
+	if c.Path != "" {
+		return c.Path, "Path"
+	}
+	if env := os.Getenv(CredsEnv); env != "" {
+		return env, "$" + CredsEnv
+	}
+	if st, err := os.Stat(DefaultCredsDir); err == nil && st.IsDir() {
+		return DefaultCredsDir, DefaultCredsDir
+	}
+	return "", ""
+}
+
+// SeedIn picks the seed role signs in with from the credentials folder
+// dir: a worker's identity (WorkerSeedIn by Identity), a coordinator's run
+// key (CoordinatorSeedIn by Run), else ROLE.nk. Errors are theirs.
+func (c ClientCreds) SeedIn(dir string, role Role) (string, error) {
+	switch role {
+	case RoleWorker:
+		return WorkerSeedIn(dir, c.Identity)
+	case RoleCoordinator:
+		return CoordinatorSeedIn(dir, c.Run)
+	}
+	return SeedFile(dir, role), nil
 }

@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -50,4 +51,41 @@ func TestCoordinatorSeedIn(t *testing.T) {
 	got, err = cluster.CoordinatorSeedIn(dir, "r1")
 	require.NoError(t, err)
 	assert.Equal(t, seed, got, "a run's own key over the shared one")
+}
+
+// A client's credential: the path given, else $MDAP_NATS_CREDS, else
+// ./mdap-nats/creds when it is a folder; in a folder, each role's seed.
+func TestClientCreds(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv(cluster.CredsEnv, "")
+	path, from := cluster.ClientCreds{}.Resolve()
+	assert.Empty(t, path+from, "no credential")
+	require.NoError(t, os.MkdirAll(cluster.DefaultCredsDir, 0o700))
+	path, from = cluster.ClientCreds{}.Resolve()
+	assert.Equal(t, cluster.DefaultCredsDir, path)
+	assert.Equal(t, cluster.DefaultCredsDir, from)
+	t.Setenv(cluster.CredsEnv, "env.nk")
+	path, from = cluster.ClientCreds{}.Resolve()
+	assert.Equal(t, "env.nk", path)
+	assert.Equal(t, "$"+cluster.CredsEnv, from)
+	path, from = cluster.ClientCreds{Path: "given.nk"}.Resolve()
+	assert.Equal(t, "given.nk", path)
+	assert.Equal(t, "Path", from)
+
+	creds := filepath.Join(dir, "creds")
+	worker, err := cluster.AddWorker(creds, "gpu1")
+	require.NoError(t, err)
+	run, err := cluster.AddRunCoordinator(creds, "r1")
+	require.NoError(t, err)
+	c := cluster.ClientCreds{Run: "r1", Identity: "gpu1"}
+	for role, want := range map[cluster.Role]string{cluster.RoleWorker: worker, cluster.RoleCoordinator: run, cluster.RoleAdmin: cluster.SeedFile(creds, cluster.RoleAdmin)} {
+		got, err := c.SeedIn(creds, role)
+		require.NoError(t, err, role)
+		assert.Equal(t, want, got, role)
+	}
+	_, err = cluster.ClientCreds{Identity: "gpu2"}.SeedIn(creds, cluster.RoleWorker)
+	assert.ErrorIs(t, err, cluster.ErrNoIdentity)
+	_, err = cluster.ClientCreds{Run: "r2"}.SeedIn(creds, cluster.RoleCoordinator)
+	assert.ErrorIs(t, err, cluster.ErrNoRunKey)
 }
