@@ -500,7 +500,7 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 	case err != nil:
 		return usageErr("--creds: %w", err)
 	}
-	note := n.note(creds, made) // read before the server starts, as the folder was
+	note := n.note(creds, made)
 	if n.logs {
 		cfg.Logger = n.obs.logger(stderr, nil)
 	}
@@ -516,12 +516,12 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 	if err := n.obs.observer().ObserveEngine(engineFigures(srv)); err != nil {
 		return failed(fmt.Errorf("--metrics-addr: the engine's metrics: %w", err))
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
 	if u := srv.MonitorURL(); u != "" {
 		fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
 	}
 	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), cfg.StoreDir)
 	fmt.Fprintf(stderr, "maker nats: %s\n", note)
+	fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL()) // last: a client that read it finds the notes written
 	if creds.Dir != "" {
 		defer watchCreds(cmd.Context(), srv, creds, stderr)() // ends with the context, before the server
 	}
