@@ -130,14 +130,8 @@ func (c *calibrateFlags) roleModels(fs *pflag.FlagSet, fam problems.Family) (map
 		}
 		return sims.Models(), nil
 	}
-	if slices.Contains(c.run.models, "sim") {
-		return nil, usageErr("--model sim: the simulated model plays every role or none")
-	}
-	m, err := models.OpenAll(c.run.models, models.Options{BaseURL: c.run.baseURL, Timeout: c.run.timeout})
-	if err != nil {
-		return nil, usageErr("--model %w", err)
-	}
-	return decompose.AllRoles(m), nil
+	ms, err := problems.RoleModels{Models: c.run.models}.Open(models.Options{BaseURL: c.run.baseURL, Timeout: c.run.timeout})
+	return ms, roleModelsUsageErr(err)
 }
 
 // printRoles prints the roles' table and the command line to plan with.

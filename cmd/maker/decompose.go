@@ -122,16 +122,11 @@ func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
 		return o, usageErr("--price %w", err)
 	}
 	s.Prices = prices
-	specs := map[decompose.Role][]string{}
-	real := false
+	rm := problems.RoleModels{Models: f.models, Roles: map[decompose.Role][]string{}}
 	for _, r := range decompose.Roles {
-		specs[r] = f.models
-		if len(*f.roleModels[r]) > 0 {
-			specs[r] = *f.roleModels[r]
-		}
-		real = real || slices.IndexFunc(specs[r], func(m string) bool { return m != "sim" }) >= 0
+		rm.Roles[r] = *f.roleModels[r]
 	}
-	if !real {
+	if rm.Sim() {
 		o.Sim = decompose.SimConfig{Seed: f.seed, FlagRate: f.flagRate, Latency: sim.FixedLatency(f.latency), Roles: map[decompose.Role]decompose.SimRole{}}
 		for r, p := range s.P {
 			o.Sim.Roles[r] = decompose.SimRole{P: p, Rivals: f.rivals, CoFailure: f.coFailure}
@@ -143,22 +138,8 @@ func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
 			return o, usageErr("--%s is a setting of the simulated model; it does not apply to --model %s", name, strings.Join(f.models, ", "))
 		}
 	}
-	o.Models = map[decompose.Role]llms.Model{}
-	for _, r := range decompose.Roles {
-		flag := "--model"
-		if len(*f.roleModels[r]) > 0 {
-			flag = "--model-" + string(r)
-		}
-		if slices.Contains(specs[r], "sim") {
-			return o, usageErr("%s sim: the simulated model plays every role or none; give the %s role a real model too", flag, r)
-		}
-		m, err := models.OpenAll(specs[r], models.Options{BaseURL: f.baseURL, Timeout: f.timeout})
-		if err != nil {
-			return o, usageErr("%s %w", flag, err)
-		}
-		o.Models[r] = m
-	}
-	return o, nil
+	o.Models, err = rm.Open(models.Options{BaseURL: f.baseURL, Timeout: f.timeout})
+	return o, roleModelsUsageErr(err)
 }
 
 // checkJournal refuses a journal flag that does not fit the file: a run

@@ -92,3 +92,25 @@ func TestBinaryCalibrateRoles(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", args, c.stderr.String())
 	}
 }
+
+// TestBinaryRoleModelsNameTheFlag: the simulated model beside a real one,
+// or a spec that is not one, is refused by every command that gives roles
+// models (problems.RoleModels), each naming its own flag; exit 2.
+func TestBinaryRoleModelsNameTheFlag(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"multiply", "--digits", "3", "--model", "openai:x", "--model-solve", "sim"}, `--model-solve "sim": the simulated model plays every role or none; give the solve role a real model too`},
+		{[]string{"sort", "--length", "5", "--model-compose", "openai:x"}, `--model "sim" plus --model-compose "openai:x": the simulated model plays every role or none`},
+		{[]string{"multiply", "--digits", "3", "--model", "openai:x", "--model-atomic", "nosuch:model"}, `--model-atomic "nosuch:model"`},
+		{[]string{"calibrate", "--roles", "sort", "--model", "openai:x", "--model", "sim"}, `--model "sim": the simulated model plays every role or none`},
+		{[]string{"solve", "tasks.jsonl", "--model", "openai:x", "--model-decompose", "sim"}, `--model-decompose "sim": the simulated model plays every role or none`},
+	} {
+		p := start(t, nil, c.args...)
+		assert.Equal(t, 2, p.wait(t, 30*time.Second), "%v: %s", c.args, p.stderr.String())
+		assert.Contains(t, p.stderr.String(), c.says, "%v", c.args)
+		assert.Empty(t, p.stdout.String(), "%v", c.args)
+	}
+}

@@ -8,13 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
@@ -30,19 +31,14 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// natsTokenEnv names the environment variable holding the token a NATS
-// server requires (maker nats) and its clients send (--nats).
-const natsTokenEnv = "MDAP_NATS_TOKEN"
-
-// natsCredsEnv names the environment variable holding the credentials a
-// --nats client signs in with: a seed file, or a folder of them (ROLE.nk,
-// as maker nats writes them).
-const natsCredsEnv = "MDAP_NATS_CREDS"
-
-// defaultCredsDir is where maker nats keeps credentials with the default
-// --store, and where clients look for them when neither --nats-creds nor
-// $MDAP_NATS_CREDS is given.
-const defaultCredsDir = "mdap-nats/creds"
+// The environment variables and the default folder of what a --nats
+// client signs in with (maker nats writes the folder with its default
+// --store).
+const (
+	natsTokenEnv    = cluster.TokenEnv
+	natsCredsEnv    = cluster.CredsEnv
+	defaultCredsDir = cluster.DefaultCredsDir
+)
 
 // natsJournalPrefix marks a --journal on the engine: nats:RUN.
 const natsJournalPrefix = "nats:"
@@ -159,58 +155,31 @@ func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, strin
 	return opts, "the " + string(role) + " credential " + path, nil
 }
 
-// seedIn picks role's seed in the credentials folder dir: ROLE.nk; for a
-// worker, its identity (cluster.WorkerSeedIn: workers/NAME.nk by
-// --identity, the only one there, else a shared worker.nk); for a
-// coordinator, the key of its run (runs/RUN.nk, maker nats run add RUN)
-// when there is one, else the shared coordinator.nk, which maker nats
-// makes only with --shared-coordinator. Neither is a usage error naming
-// maker nats run add.
+// seedIn picks role's seed in the credentials folder dir
+// (cluster.ClientCreds.SeedIn: a worker's --identity, a coordinator's run
+// key, else ROLE.nk); none found is a usage error naming what to do
+// (maker worker --identity, maker nats run add).
 func (n *natsRun) seedIn(dir, from string, role cluster.Role) (string, error) {
-	if role == cluster.RoleWorker {
-		seed, err := cluster.WorkerSeedIn(dir, n.identity)
-		if errors.Is(err, cluster.ErrConfig) && n.identity == "" {
-			return "", usageErr("%s: %w: give --identity NAME", from, err)
-		}
-		if err != nil {
-			return "", usageErr("%s: %w (maker worker --identity NAME picks workers/NAME.nk from a folder; or give --nats-creds NAME.nk)", from, err)
-		}
+	seed, err := cluster.ClientCreds{Run: n.natsRunName, Identity: n.identity}.SeedIn(dir, role)
+	switch {
+	case err == nil:
 		return seed, nil
-	}
-	if role != cluster.RoleCoordinator {
-		return cluster.SeedFile(dir, role), nil
-	}
-	if n.natsRunName != "" {
-		if seed := filepath.Join(dir, "runs", n.natsRunName+".nk"); fileExists(seed) {
-			return seed, nil
-		}
-	}
-	shared := cluster.SeedFile(dir, role)
-	if fileExists(shared) {
-		return shared, nil
+	case role == cluster.RoleWorker && errors.Is(err, cluster.ErrConfig) && n.identity == "":
+		return "", usageErr("%s: %w: give --identity NAME", from, err)
+	case role == cluster.RoleWorker:
+		return "", usageErr("%s: %w (maker worker --identity NAME picks workers/NAME.nk from a folder; or give --nats-creds NAME.nk)", from, err)
 	}
 	run := cmp.Or(n.natsRunName, "RUN")
 	return "", usageErr("%s: %s holds no coordinator key: neither runs/%s.nk nor the shared coordinator.nk (maker nats makes it only with --shared-coordinator); issue a key of this run with maker nats run add %s, and give --journal nats:%s (or --queue %s to maker solve) and --nats-creds %s", from, dir, run, run, run, run, filepath.Join(dir, "runs", run+".nk"))
 }
 
-// fileExists reports whether path names a regular file.
-func fileExists(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular()
-}
-
 // credsPath returns the credential --nats-creds, $MDAP_NATS_CREDS or
 // ./mdap-nats/creds names (a seed file or a folder of them), and which
-// of them named it; "" when none does.
+// of them named it; "" when none does (cluster.ClientCreds.Resolve).
 func (n *natsRun) credsPath() (path, from string) {
-	path, from = n.natsCreds, "--nats-creds"
-	if path == "" {
-		path, from = os.Getenv(natsCredsEnv), "$"+natsCredsEnv
-	}
-	if path == "" {
-		if st, err := os.Stat(defaultCredsDir); err == nil && st.IsDir() {
-			path, from = defaultCredsDir, defaultCredsDir
-		}
+	path, from = cluster.ClientCreds{Path: n.natsCreds}.Resolve()
+	if from == "Path" {
+		from = "--nats-creds"
 	}
 	return path, from
 }
@@ -289,7 +258,7 @@ func (n *natsRun) connectNATS(role cluster.Role, name string) error {
 	}
 	nc, err := cluster.Connect(n.natsURL, name, opts...)
 	if err != nil {
-		return failed(fmt.Errorf("--nats: %w (%s)", err, connectHint(err, how)))
+		return failed(fmt.Errorf("--nats: %w (%s)", err, cluster.ConnectHint(err, how)))
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -298,22 +267,6 @@ func (n *natsRun) connectNATS(role cluster.Role, name string) error {
 	}
 	n.nc, n.js = nc, js
 	return nil
-}
-
-// connectHint says what to do about a failed connection: credentials
-// for a refused one, a server for one nobody answered.
-func connectHint(err error, how string) string {
-	refused := errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || strings.Contains(strings.ToLower(err.Error()), "authorization")
-	if refused && strings.HasSuffix(how, string(filepath.Separator)+"coordinator.nk") {
-		return fmt.Sprintf("the server refused %s: maker nats accepts the shared coordinator key only when started with --shared-coordinator; give this run a key of its own with maker nats run add RUN (then --journal nats:RUN, or --queue RUN to maker solve)", how)
-	}
-	if refused && strings.HasSuffix(how, string(filepath.Separator)+"worker.nk") {
-		return fmt.Sprintf("the server refused %s: maker nats accepts the shared worker key only when started with --shared-worker; give this worker an identity of its own with maker nats worker add NAME (then --nats-creds NAME.nk, or --identity NAME with the folder)", how)
-	}
-	if refused {
-		return fmt.Sprintf("the server refused %s: give the credential maker nats printed with --nats-creds or $%s (its folder STORE/creds), or for a server with a token set $%s to that token", how, natsCredsEnv, natsTokenEnv)
-	}
-	return "start one with: maker nats"
 }
 
 // natsModel is the model of a coordinator: samples drawn by the workers
@@ -466,11 +419,10 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
   maker nats --addr 0.0.0.0:4222 --store /var/lib/mdap-nats`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			abs, err := n.check(cmd.Flags())
-			if err != nil {
+			if err := n.check(cmd.Flags()); err != nil {
 				return err
 			}
-			return n.run(cmd, abs)
+			return n.run(cmd)
 		},
 	}
 	n.register(cmd.Flags())
@@ -494,44 +446,61 @@ func (n *natsCmd) register(fs *pflag.FlagSet) {
 	fs.Lookup("metrics-addr").Usage = "serve the engine's metrics (its streams' messages and bytes, consumers, workers pulling, clients, the agent's requests: docs/observe.md) on /metrics, with /healthz and /readyz, on [HOST]:PORT; a port alone listens on 127.0.0.1 only; another host needs a bearer token in $" + metricsTokenEnv
 }
 
-// check refuses bad flags (usage errors) and returns the store's
-// absolute path.
-func (n *natsCmd) check(fs *pflag.FlagSet) (string, error) {
-	if _, _, err := net.SplitHostPort(n.addr); err != nil {
-		return "", usageErr("--addr %q: want HOST:PORT such as %s", n.addr, cluster.DefaultAddr)
-	}
-	if n.store == "" {
-		return "", usageErr("--store \"\": give the folder JetStream keeps its streams in")
-	}
-	abs, err := filepath.Abs(n.store)
-	if err != nil {
-		return "", usageErr("--store %q: %v", n.store, err)
-	}
-	if err := cluster.CheckMonitor(n.monitorAddr); err != nil {
-		return "", usageErr("--monitor-addr: %w", err)
-	}
+// config maps the flags (and $MDAP_NATS_TOKEN) to the engine's settings.
+func (n *natsCmd) config() cluster.EngineConfig {
+	return cluster.EngineConfig{Addr: n.addr, Store: n.store, Creds: n.creds, Auth: n.auth, Token: os.Getenv(natsTokenEnv),
+		SharedCoordinator: n.sharedCoordinator, SharedWorker: n.sharedWorker, SyncAlways: n.syncAlways, Monitor: n.monitorAddr, Provision: n.engine}
+}
+
+// check refuses bad flags (usage errors): cluster.EngineConfig.Validate's
+// refusals name their flags.
+func (n *natsCmd) check(fs *pflag.FlagSet) error {
 	if err := checkEngineFlags(fs, n.engine); err != nil {
-		return "", err
+		return err
 	}
-	if n.engine.Replicas != 1 {
-		return "", usageErr("--replicas %d: the embedded server is a single node and keeps one copy of each stream: use 1; for %d replicas run a cluster of stock nats-server nodes (maker nats config) and provision it with maker nats provision --replicas %d", n.engine.Replicas, n.engine.Replicas, n.engine.Replicas)
+	if n.auth == cluster.AuthToken && (fs.Changed("ack-wait") || fs.Changed("max-deliver")) {
+		return usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
 	}
-	return abs, nil
+	return natsUsageErr(n.config().Validate())
+}
+
+// natsFlagOf names the flag of each field of cluster.EngineConfig.
+var natsFlagOf = func() map[string]string {
+	m := map[string]string{"Addr": "addr", "Store": "store", "Creds": "creds", "Monitor": "monitor-addr", "Auth": "auth",
+		"Provision.Replicas": "replicas", "SharedCoordinator": "shared-coordinator", "SharedWorker": "shared-worker"}
+	maps.Copy(m, engineFlagOf)
+	return m
+}()
+
+// natsUsageErr maps an error of cluster.EngineConfig to the flags (the
+// token to its environment variable).
+func natsUsageErr(err error) error {
+	switch fe := fielderr.As(err); {
+	case fe == nil:
+	case fe.Fields[0].Name == "Token":
+		return usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
+	case fe.Fields[0].Name == "SharedCoordinator" || fe.Fields[0].Name == "SharedWorker":
+		return usageErr("--shared-coordinator and --shared-worker make keys of the roles of --auth roles; --auth token has no keys: leave them out")
+	}
+	return fieldUsageErr(err, natsFlagOf, "nats")
 }
 
 // run serves until the command's context ends. Flags first, files after:
 // check has refused bad flags before run writes any credentials.
-func (n *natsCmd) run(cmd *cobra.Command, abs string) error {
+func (n *natsCmd) run(cmd *cobra.Command) error {
 	stderr := cmd.ErrOrStderr()
 	if err := n.obs.start(cmd.Context(), "maker-nats", stderr); err != nil {
 		return err
 	}
 	defer n.obs.stop(cmd.Context())
-	cfg := cluster.ServerConfig{Addr: n.addr, StoreDir: abs, SyncAlways: n.syncAlways, Monitor: n.monitorAddr}
-	note, credsDir, err := n.authenticate(cmd, abs, &cfg)
-	if err != nil {
-		return err
+	cfg, creds, made, err := n.config().ServerConfig()
+	switch {
+	case errors.Is(err, cluster.ErrConfig):
+		return natsUsageErr(err)
+	case err != nil:
+		return usageErr("--creds: %w", err)
 	}
+	note := n.note(creds, made)
 	if n.logs {
 		cfg.Logger = n.obs.logger(stderr, nil)
 	}
@@ -547,117 +516,61 @@ func (n *natsCmd) run(cmd *cobra.Command, abs string) error {
 	if err := n.obs.observer().ObserveEngine(engineFigures(srv)); err != nil {
 		return failed(fmt.Errorf("--metrics-addr: the engine's metrics: %w", err))
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL())
 	if u := srv.MonitorURL(); u != "" {
 		fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
 	}
-	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), abs)
+	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), cfg.StoreDir)
 	fmt.Fprintf(stderr, "maker nats: %s\n", note)
-	if credsDir != "" {
-		defer watchCreds(cmd.Context(), srv, credsDir, n.roles(), stderr)() // ends with the context, before the server
+	fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL()) // last: a client that read it finds the notes written
+	if creds.Dir != "" {
+		defer watchCreds(cmd.Context(), srv, creds, stderr)() // ends with the context, before the server
 	}
 	<-cmd.Context().Done()
 	fmt.Fprintln(stderr, "maker nats: stopping")
 	return nil
 }
 
-// authenticate sets cfg's authentication by --auth: the role keys (made
-// in the credentials folder when missing, which it returns) and the
-// engine's settings, or the token. It returns the note to print.
-func (n *natsCmd) authenticate(cmd *cobra.Command, abs string, cfg *cluster.ServerConfig) (note, credsDir string, err error) {
-	switch n.auth {
-	case "roles":
-		dir := n.creds
-		if dir == "" {
-			dir = filepath.Join(abs, "creds")
-		}
-		if dir, err = filepath.Abs(dir); err != nil {
-			return "", "", usageErr("--creds %q: %v", n.creds, err)
-		}
-		keys, made, err := cluster.EnsureCredentials(dir, n.roles()...)
-		if err != nil {
-			return "", "", usageErr("--creds: %w", err)
-		}
-		cfg.Roles = keys
-		cfg.Provision = n.engine
-		state := "kept"
-		if len(made) > 0 {
-			state = "generated now"
-		}
-		coord := "coordinators: the key of their run (maker nats run add RUN: runs/RUN.nk)"
-		if n.sharedCoordinator {
-			coord = "coordinator.nk for coordinators of every run (--shared-coordinator: any holder may touch every run; prefer maker nats run add RUN)"
-		} else if fileExists(cluster.PubFile(dir, cluster.RoleCoordinator)) {
-			coord += "; coordinator.pub is NOT accepted (--shared-coordinator accepts it)"
-		}
-		worker := "workers: an identity each (maker nats worker add NAME: workers/NAME.nk)"
-		if n.sharedWorker {
-			worker = "worker.nk for every worker (--shared-worker: any holder acts as every worker; prefer maker nats worker add NAME)"
-		} else if fileExists(cluster.PubFile(dir, cluster.RoleWorker)) {
-			worker += "; worker.pub is NOT accepted (--shared-worker accepts it)"
-		}
-		return fmt.Sprintf("credentials in %s (%s): %s; %s; admin.nk for maker nats ls and rm; on their machines: --nats-creds SEED (or export %s=SEED)", dir, state, coord, worker, natsCredsEnv), dir, nil
-	case "token":
-		if n.sharedCoordinator || n.sharedWorker {
-			return "", "", usageErr("--shared-coordinator and --shared-worker make keys of the roles of --auth roles; --auth token has no keys: leave them out")
-		}
-		if fs := cmd.Flags(); fs.Changed("ack-wait") || fs.Changed("max-deliver") {
-			return "", "", usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
-		}
-		cfg.Token = os.Getenv(natsTokenEnv)
-		if cfg.Token == "" {
-			return "", "", usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
-		}
-		return fmt.Sprintf("warning: --auth token: every holder of $%s may do anything, answer jobs and rewrite journals included; the default --auth roles separates workers from coordinators", natsTokenEnv), "", nil
-	default:
-		return "", "", usageErr("--auth %q: use roles (the default) or token", n.auth)
+// note says how clients sign in: which keys the credentials folder holds
+// for whom (made now or kept), or the token's warning.
+func (n *natsCmd) note(creds cluster.EngineCreds, made []cluster.Role) string {
+	if creds.Dir == "" {
+		return fmt.Sprintf("warning: --auth token: every holder of $%s may do anything, answer jobs and rewrite journals included; the default --auth roles separates workers from coordinators", natsTokenEnv)
 	}
-}
-
-// roles are the roles whose keys maker nats makes and accepts: the
-// admin, the shared coordinator with --shared-coordinator and the shared
-// worker with --shared-worker (run keys and worker identities are
-// accepted whatever the roles).
-func (n *natsCmd) roles() []cluster.Role {
-	roles := []cluster.Role{cluster.RoleAdmin}
+	state := "kept"
+	if len(made) > 0 {
+		state = "generated now"
+	}
+	unaccepted := creds.Unaccepted()
+	coord := "coordinators: the key of their run (maker nats run add RUN: runs/RUN.nk)"
 	if n.sharedCoordinator {
-		roles = append(roles, cluster.RoleCoordinator)
+		coord = "coordinator.nk for coordinators of every run (--shared-coordinator: any holder may touch every run; prefer maker nats run add RUN)"
+	} else if slices.Contains(unaccepted, cluster.RoleCoordinator) {
+		coord += "; coordinator.pub is NOT accepted (--shared-coordinator accepts it)"
 	}
+	worker := "workers: an identity each (maker nats worker add NAME: workers/NAME.nk)"
 	if n.sharedWorker {
-		roles = append(roles, cluster.RoleWorker)
+		worker = "worker.nk for every worker (--shared-worker: any holder acts as every worker; prefer maker nats worker add NAME)"
+	} else if slices.Contains(unaccepted, cluster.RoleWorker) {
+		worker += "; worker.pub is NOT accepted (--shared-worker accepts it)"
 	}
-	return roles
+	return fmt.Sprintf("credentials in %s (%s): %s; %s; admin.nk for maker nats ls and rm; on their machines: --nats-creds SEED (or export %s=SEED)", creds.Dir, state, coord, worker, natsCredsEnv)
 }
 
 // credsEvery is how often maker nats reads its credentials folder again.
 const credsEvery = time.Second
 
-// watchCreds reads the credentials folder every second until ctx ends and
-// gives the server the keys found, so a worker identity issued is let in
-// and one revoked is cut off (maker nats worker add, revoke). It returns
-// at once, with a function that waits for the watch, which ends with ctx.
-func watchCreds(ctx context.Context, srv *cluster.Server, dir string, roles []cluster.Role, stderr io.Writer) (wait func()) {
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(credsEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			keys, _, err := cluster.EnsureCredentials(dir, roles...)
-			if err != nil {
-				fmt.Fprintf(stderr, "maker nats: reading %s: %v (the keys in force are kept)\n", dir, err)
-				continue
-			}
-			if n, err := srv.SetRoles(keys); err == nil && n > 0 {
-				fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", n)
-			}
+// watchCreds reads the credentials folder every second until ctx ends
+// (cluster.EngineCreds.Watch), so a worker identity issued is let in and
+// one revoked is cut off (maker nats worker add, revoke), and says so on
+// stderr. It returns a function that waits for the watch.
+func watchCreds(ctx context.Context, srv *cluster.Server, creds cluster.EngineCreds, stderr io.Writer) (wait func()) {
+	return creds.Watch(ctx, srv, credsEvery, func(closed int, err error) {
+		if err != nil {
+			fmt.Fprintf(stderr, "maker nats: reading %s: %v (the keys in force are kept)\n", creds.Dir, err)
+			return
 		}
+		fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", closed)
 	})
-	return wg.Wait
 }
 
 // registerEngineFlags registers the engine's settings of what it

@@ -538,3 +538,9 @@ func TestBinaryNATSWithoutJetStream(t *testing.T) {
 		assert.Contains(t, c.stderr.String(), "-js", "%v", args)
 	}
 }
+
+// fileExists reports whether path names a regular file.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}

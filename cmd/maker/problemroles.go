@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
@@ -41,36 +43,45 @@ func solveRoleSpecs(fs *pflag.FlagSet) map[decompose.Role][]string {
 	return out
 }
 
-// checkSolveRoleModels refuses --model-ROLE flags that cannot run: the
-// simulated model in a role or as --model (it plays every role or none),
-// a spec that is not one, an ensemble over --nats (a role draws from
-// one route).
+// checkSolveRoleModels refuses --model-ROLE flags that cannot run
+// (problems.RoleModels.Validate: a spec that is not one, the simulated
+// model beside a real one), and an ensemble over --nats (a role draws
+// from one route).
 func checkSolveRoleModels(fs *pflag.FlagSet) error {
 	specs := solveRoleSpecs(fs)
 	if len(specs) == 0 {
 		return nil
 	}
 	base, _ := fs.GetStringArray("model")
-	nats, _ := fs.GetString("nats")
-	for _, r := range decompose.Roles {
-		for _, s := range specs[r] {
-			if s == "sim" {
-				return usageErr("--model-%s sim: the simulated model plays every role or none; give the role a real model, or leave --model-%s out", r, r)
-			}
-			if err := models.CheckSpec(s); err != nil {
-				return usageErr("--model-%s: %w", r, err)
-			}
-		}
-		if nats != "" && len(specs[r]) > 1 {
-			return usageErr("--model-%s given %d times: over --nats a role draws from one model's workers", r, len(specs[r]))
-		}
+	if err := (problems.RoleModels{Models: base, Roles: specs}).Validate(); err != nil {
+		return roleModelsUsageErr(err)
 	}
-	for _, m := range base {
-		if m == "sim" {
-			return usageErr("--model-ROLE gives roles real models: give --model a real model too (the simulated model plays every role or none)")
+	if slices.Contains(base, "sim") { // a line on --model sim plays the simulated model in every role
+		return usageErr("--model-ROLE gives roles real models: give --model a real model too (the simulated model plays every role or none)")
+	}
+	if nats, _ := fs.GetString("nats"); nats != "" {
+		for _, r := range decompose.Roles {
+			if len(specs[r]) > 1 {
+				return usageErr("--model-%s given %d times: over --nats a role draws from one model's workers", r, len(specs[r]))
+			}
 		}
 	}
 	return nil
+}
+
+// roleModelsFlagOf names the flag of each field of problems.RoleModels.
+var roleModelsFlagOf = func() map[string]string {
+	m := map[string]string{"Models": "model"}
+	for _, r := range decompose.Roles {
+		m["Roles["+string(r)+"]"] = "model-" + string(r)
+	}
+	return m
+}()
+
+// roleModelsUsageErr turns an error of problems.RoleModels into a usage
+// error naming the --model and --model-ROLE flags.
+func roleModelsUsageErr(err error) error {
+	return fieldUsageErr(err, roleModelsFlagOf, "--model")
 }
 
 // solveRoleModels puts the --model-ROLE models in ms, a line's role

@@ -1,0 +1,122 @@
+package cluster
+
+import (
+	"cmp"
+	"fmt"
+	"net"
+	"path/filepath"
+
+	"github.com/mdap-go/mdap/internal/fielderr"
+)
+
+// How an engine's clients sign in (EngineConfig.Auth).
+const (
+	// AuthRoles: a key per role, each role only its subjects (the
+	// default).
+	AuthRoles = "roles"
+	// AuthToken: one shared token, no roles: any holder can answer jobs
+	// or rewrite journals.
+	AuthToken = "token"
+)
+
+// EngineConfig are the settings of an embedded engine as maker nats runs
+// it: where it listens and keeps its streams, how clients sign in (the
+// credentials folder's keys, or a token), and what it provisions. It
+// validates itself (Validate) and becomes a ServerConfig (ServerConfig)
+// that StartServer takes.
+type EngineConfig struct {
+	// Addr is HOST:PORT to listen on; empty means DefaultAddr.
+	Addr string
+	// Store is the folder JetStream keeps its streams in; required.
+	Store string
+	// Creds is the credentials folder (with AuthRoles); empty means
+	// Store/creds. Its missing keys are made (EngineCreds.Ensure).
+	Creds string
+	// Auth is AuthRoles (empty means it) or AuthToken.
+	Auth string
+	// Token is the token every client must send with AuthToken
+	// (maker nats reads it from $MDAP_NATS_TOKEN); required then.
+	Token string
+	// SharedCoordinator and SharedWorker also make and accept the
+	// shared keys (see EngineCreds), with AuthRoles only.
+	SharedCoordinator, SharedWorker bool
+	// SyncAlways: see ServerConfig.SyncAlways.
+	SyncAlways bool
+	// Monitor: see ServerConfig.Monitor.
+	Monitor string
+	// Provision is what the engine provisions with AuthRoles: see
+	// ServerConfig.Provision. Its Replicas must be 0 or 1: the embedded
+	// server is a single node.
+	Provision ProvisionConfig
+}
+
+// Validate reports the first setting that cannot run as a
+// *fielderr.Error wrapping ErrConfig that names the field ("Addr",
+// "Store", "Monitor", "Provision.Replicas", "Auth", "Token",
+// "SharedCoordinator", "SharedWorker", or a field of ProvisionConfig by
+// its own name, as ProvisionConfig.Validate names it), without starting
+// or writing anything.
+func (c EngineConfig) Validate() error {
+	const cfg = "cluster.EngineConfig"
+	if _, _, err := net.SplitHostPort(cmp.Or(c.Addr, DefaultAddr)); err != nil {
+		return fielderr.New(cfg, "Addr", c.Addr, "want HOST:PORT such as "+DefaultAddr)
+	}
+	if c.Store == "" {
+		return fielderr.New(cfg, "Store", c.Store, "give the folder JetStream keeps its streams in")
+	}
+	if err := CheckMonitor(c.Monitor); err != nil {
+		return fielderr.Of(cfg, "Monitor", c.Monitor, err)
+	}
+	if err := c.Provision.Validate(); err != nil {
+		return err
+	}
+	if n := c.Provision.Replicas; n > 1 {
+		return fielderr.New(cfg, "Provision.Replicas", n, fmt.Sprintf("the embedded server is a single node and keeps one copy of each stream: use 1; for %d replicas run a cluster of stock nats-server nodes (maker nats config) and provision it with maker nats provision --replicas %d", n, n))
+	}
+	switch c.Auth {
+	case "", AuthRoles:
+	case AuthToken:
+		for _, f := range []fielderr.Field{{Name: "SharedCoordinator", Value: c.SharedCoordinator}, {Name: "SharedWorker", Value: c.SharedWorker}} {
+			if f.Value == true {
+				return &fielderr.Error{Config: cfg, Fields: []fielderr.Field{f}, Fix: "a token has no role keys to share: leave it out"}
+			}
+		}
+		if c.Token == "" {
+			return fielderr.New(cfg, "Token", c.Token, "give the token clients must send")
+		}
+	default:
+		return fielderr.New(cfg, "Auth", c.Auth, "use roles (the default) or token")
+	}
+	return nil
+}
+
+// ServerConfig validates c and turns it into the ServerConfig StartServer
+// takes, with the store's absolute path; with AuthRoles it makes the
+// credentials folder's missing keys and returns the folder's settings
+// (for EngineCreds.Watch) and the roles whose keys it made now. Errors
+// are Validate's, or wrap ErrAuth (the folder).
+func (c EngineConfig) ServerConfig() (ServerConfig, EngineCreds, []Role, error) {
+	if err := c.Validate(); err != nil {
+		return ServerConfig{}, EngineCreds{}, nil, err
+	}
+	store, err := filepath.Abs(c.Store)
+	if err != nil {
+		return ServerConfig{}, EngineCreds{}, nil, fielderr.Of("cluster.EngineConfig", "Store", c.Store, err)
+	}
+	sc := ServerConfig{Addr: c.Addr, StoreDir: store, SyncAlways: c.SyncAlways, Monitor: c.Monitor}
+	if c.Auth == AuthToken {
+		sc.Token = c.Token
+		return sc, EngineCreds{}, nil, nil
+	}
+	dir, err := filepath.Abs(cmp.Or(c.Creds, filepath.Join(store, "creds")))
+	if err != nil {
+		return ServerConfig{}, EngineCreds{}, nil, fielderr.Of("cluster.EngineConfig", "Creds", c.Creds, err)
+	}
+	creds := EngineCreds{Dir: dir, SharedCoordinator: c.SharedCoordinator, SharedWorker: c.SharedWorker}
+	keys, made, err := creds.Ensure()
+	if err != nil {
+		return ServerConfig{}, EngineCreds{}, nil, err
+	}
+	sc.Roles, sc.Provision = keys, c.Provision
+	return sc, creds, made, nil
+}
