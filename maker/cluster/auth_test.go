@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // startRoleServer starts an embedded server with roles and returns it and
@@ -109,14 +110,22 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSee
 	_, err = cluster.Connect(url, "stranger", opts...)
 	require.Error(t, err)
 
-	// The honest worker: slow, so that a forger would be first.
+	// The honest worker: slow, so that a forger would be first. A model
+	// answers in seconds, the forger within milliseconds of the leak; a
+	// machine under load can make the leak itself take longer than the
+	// sim's 20 ms, so the honest worker holds its first answers until
+	// the rogue has forged one (at most forgeGrace): every run gives the
+	// attacker its chance, with no more than the leak gives it.
 	slow := sim.DefaultConfig()
 	slow.Seed, slow.P, slow.FlagRate, slow.ErrorRate = 5, 0.85, 0.05, 0.01
 	slow.Latency = sim.FixedLatency(20 * time.Millisecond)
 	model, err := sim.New(hanoi.Oracle{}, slow)
 	require.NoError(t, err)
+	firstForged := make(chan struct{})
+	var forgedOnce sync.Once
+	releaseHeld := func() { forgedOnce.Do(func() { close(firstForged) }) }
 	_, wjs := connectAs(t, url, workerSeed)
-	worker := newWorker(t, wjs, model, cluster.WorkerConfig{Inflight: 4})
+	worker := newWorker(t, wjs, heldModel{model, firstForged}, cluster.WorkerConfig{Inflight: 4})
 	runWorker(t, worker)
 
 	// The rogue holds worker credentials.
@@ -144,20 +153,27 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSee
 	_, ajs := connectAs(t, url, adminSeed)
 	jobs, err := ajs.Stream(ctx, cluster.JobsStream)
 	require.NoError(t, err)
+	// Jobs stored before the run are not its jobs (on a stock server
+	// earlier scenarios stored many): the leak begins after them.
+	info, err := jobs.Info(ctx)
+	require.NoError(t, err)
 	leakCtx, stopLeak := context.WithCancel(ctx)
 	var leaker sync.WaitGroup
 	var forgedSent int
 	leaker.Go(func() {
-		for seq := uint64(1); leakCtx.Err() == nil; {
-			m, err := jobs.GetMsg(leakCtx, seq)
-			if err != nil {
-				time.Sleep(time.Millisecond) // not stored yet, or already taken
-				if info, ierr := jobs.Info(leakCtx); ierr == nil && info.State.LastSeq >= seq && err != nil {
-					seq++ // taken and acknowledged before we saw it
-				}
+		for seq := info.State.LastSeq + 1; leakCtx.Err() == nil; {
+			// The stream's state first: a job stored by then and not
+			// found after was taken, one not stored yet is waited for.
+			info, err := jobs.Info(leakCtx)
+			if err != nil || info.State.LastSeq < seq {
+				time.Sleep(time.Millisecond)
 				continue
 			}
+			m, err := jobs.GetMsg(leakCtx, seq)
 			seq++
+			if err != nil {
+				continue // taken and acknowledged before we saw it
+			}
 			var job cluster.Job
 			require.NoError(t, json.Unmarshal(m.Data, &job))
 			forged := cluster.Reply{Version: cluster.WireVersion, ID: job.ID, Worker: "rogue"}
@@ -168,6 +184,7 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSee
 			// On its own identity's reply subject, the only one it may use.
 			if _, err := rjs.Publish(leakCtx, job.ReplyTo+"."+identityOf(rogue), data, jetstream.WithMsgID(job.ID)); err == nil {
 				forgedSent++
+				releaseHeld()
 			}
 		}
 	})
@@ -183,7 +200,9 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSee
 			gotSteps = append(gotSteps, step{Winner: r.Winner.Value, Key: r.Key, Votes: r.Votes, Valid: r.Valid, Flagged: r.Flagged, Errors: r.Errors, Flags: r.Flags})
 		},
 	}
+	grace := time.AfterFunc(forgeGrace, releaseHeld)
 	_, err = s.Solve(ctx, task)
+	grace.Stop()
 	stopLeak()
 	leaker.Wait()
 	require.NoError(t, err)
@@ -191,7 +210,7 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSee
 	assert.True(t, task.Solved())
 	assert.Equal(t, wantSteps, gotSteps, "the winners, votes and counts of an undisturbed run")
 	st := d.Stats()
-	assert.Positive(t, forgedSent)
+	assert.Positive(t, forgedSent, "the rogue forged a reply within %s of the run's start", forgeGrace)
 	assert.Positive(t, st.Forged, "forged replies reached the drawer and were dropped: %+v", st)
 	assert.Equal(t, st.Published, st.Replies+st.Withdrawn, "every sample was answered by the worker or withdrawn")
 
@@ -223,6 +242,30 @@ func rogueScenario(t *testing.T, url, coordSeed, workerSeed, rogueSeed, adminSee
 	case <-time.After(5 * time.Second):
 		t.Fatal("no permission violation reported to the rogue")
 	}
+}
+
+// forgeGrace bounds how long the honest worker of rogueScenario holds its
+// answers for the rogue's first forgery: far longer than a leak takes
+// under load, so that only a rogue that cannot forge at all is given up
+// on (and the scenario fails, naming it).
+const forgeGrace = 10 * time.Second
+
+// heldModel is a model whose calls wait until forged is closed before
+// answering.
+type heldModel struct {
+	*sim.Model
+	forged <-chan struct{}
+}
+
+func (m heldModel) Identity() string { return maker.ModelIdentity(m.Model) }
+
+func (m heldModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	select {
+	case <-m.forged:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return m.Model.GenerateContent(ctx, msgs, opts...)
 }
 
 // A coordinator cannot publish a reply, nor take jobs, nor publish a job
