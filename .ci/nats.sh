@@ -50,7 +50,7 @@ if [ -z "$bin" ]; then
 else
   echo "nats-server $NATS_SERVER_VERSION: reusing $bin"
 fi
-MDAP_NATS_SERVER="$bin" go test -race -count=1 -run '^TestStockNATSServerRoles$' -v ./maker/cluster | grep -E '^(=== RUN|--- |ok|FAIL|PASS)'
+MDAP_NATS_SERVER="$bin" go test -race -count=1 -run '^TestStockNATSServer(Roles|OldAuthBlock)$' -v ./maker/cluster | grep -E '^(=== RUN|--- |ok|FAIL|PASS)'
 
 # natscli against both engines.
 is_natscli() {

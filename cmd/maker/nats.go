@@ -455,7 +455,7 @@ func (n *natsCmd) config() cluster.EngineConfig {
 // check refuses bad flags (usage errors): cluster.EngineConfig.Validate's
 // refusals name their flags.
 func (n *natsCmd) check(fs *pflag.FlagSet) error {
-	if err := checkEngineFlags(fs, n.engine); err != nil {
+	if err := checkEngineFlags(fs, &n.engine); err != nil {
 		return err
 	}
 	if n.auth == cluster.AuthToken && (fs.Changed("ack-wait") || fs.Changed("max-deliver")) {
@@ -574,13 +574,14 @@ func watchCreds(ctx context.Context, srv *cluster.Server, creds cluster.EngineCr
 }
 
 // registerEngineFlags registers the engine's settings of what it
-// provisions: the routes' ack wait and deliveries, and the bounds of one
-// key's jobs.
+// provisions: the routes' ack wait and deliveries, the routes it serves,
+// and the bounds of one key's jobs.
 func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.DurationVar(&c.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (every route's; workers report progress every third of it)")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "most deliveries of a job (a job that kept killing its workers is then left to expire); at least 2")
-	fs.Int64Var(&c.KeyJobs, "key-jobs", cluster.DefaultKeyJobs, "most jobs one key may have on one route at once, queued or being answered (the coordinators sharing a run key share them): one key holds at most key-jobs x job-bytes of a route, fewer as more routes are served, so that one key's jobs over every route stay within half of the job stream (a route that would leave less than one job is refused)")
-	fs.IntVar(&c.RouteQuota, "route-quota", cluster.DefaultRouteQuota, "most routes one worker identity may make the engine serve (routes it asked for that nobody served yet; a route already served costs nothing): one worker credential cannot invent routes to squeeze every other route's bound")
+	fs.Int64Var(&c.KeyJobs, "key-jobs", cluster.DefaultKeyJobs, "most jobs one key may have on one route at once, queued or being answered (the coordinators sharing a run key share them); the bound in force is fixed at start to min(key-jobs, the job stream's 256 MiB / 2 / (max-routes x job-bytes)), 32 at the defaults, so that one key's jobs over every route stay within half of the job stream")
+	fs.IntVar(&c.MaxRoutes, "max-routes", cluster.DefaultMaxRoutes, "most routes (models) the engine serves at once, 1 to 1024: a route past it is refused; more routes leave one key fewer jobs a route (see --key-jobs)")
+	fs.IntVar(&c.RouteQuota, "route-quota", cluster.DefaultRouteQuota, "most routes one worker identity may make the engine serve (route consumers made at its request that are still in use; a route already served costs nothing), at most --max-routes: one worker credential cannot take every route; the count is kept on the server, so a restart does not reset it")
 	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
 
@@ -590,18 +591,22 @@ const maxJobBytes = 1 << 20
 
 // engineFlagOf names the flag of each field of cluster.ProvisionConfig
 // that maker nats and maker nats provision set.
-var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota"}
+var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota", "MaxRoutes": "max-routes"}
 
 // checkEngineFlags refuses engine settings out of range: an explicit 0
 // (the library's default; leave the flag out for it), then what
-// cluster.ProvisionConfig.Validate refuses.
-func checkEngineFlags(fs *pflag.FlagSet, c cluster.ProvisionConfig) error {
-	names := []string{"ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota"}
+// cluster.ProvisionConfig.Validate refuses. --route-quota left out is
+// the default quota, or --max-routes if fewer.
+func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
+	names := []string{"ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota", "max-routes"}
 	if fs.Lookup("replicas") != nil {
 		names = append(names, "replicas")
 	}
 	if err := positiveFlags(fs, names...); err != nil {
 		return err
+	}
+	if !fs.Changed("route-quota") {
+		c.RouteQuota = min(c.RouteQuota, c.MaxRoutes)
 	}
 	if c.JobBytes > maxJobBytes {
 		return usageErr("--job-bytes %d: use at most %d, NATS's largest message", c.JobBytes, maxJobBytes)

@@ -18,11 +18,12 @@ import (
 // at most N jobs of one key on a route and none over B bytes, as its own
 // stream settings (read with the admin credential) say. --route-quota 1:
 // a worker identity gets one route of its own, and its second is refused
-// naming the quota.
+// naming the quota. --max-routes 2: another identity's route is the
+// second served, and a third identity's is refused naming --max-routes.
 func TestBinaryNATSJobBounds(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	url, _ := startNATSIn(t, store, "--key-jobs", "3", "--job-bytes", "4096", "--route-quota", "1")
+	url, _ := startNATSIn(t, store, "--key-jobs", "3", "--job-bytes", "4096", "--route-quota", "1", "--max-routes", "2")
 	opts, err := cluster.Credentials(cluster.SeedFile(filepath.Join(store, "creds"), cluster.RoleAdmin), t.Name())
 	require.NoError(t, err)
 	nc, err := cluster.Connect(url, t.Name(), opts...)
@@ -38,13 +39,13 @@ func TestBinaryNATSJobBounds(t *testing.T) {
 	assert.Equal(t, int64(3), c.MaxMsgsPerSubject)
 	assert.Equal(t, int32(4096), c.MaxMsgSize)
 
-	wopts, err := cluster.Credentials(filepath.Join(store, "creds", "workers", "w1.nk"), t.Name())
-	require.NoError(t, err)
-	wnc, err := cluster.Connect(url, t.Name(), wopts...)
-	require.NoError(t, err)
-	defer wnc.Close()
-	key := strings.TrimPrefix(strings.SplitN(wnc.Opts.InboxPrefix, ".", 2)[0], "_INBOX_")
-	ask := func(route string) string {
+	ask := func(worker, route string) string {
+		wopts, err := cluster.Credentials(filepath.Join(store, "creds", "workers", worker+".nk"), t.Name())
+		require.NoError(t, err)
+		wnc, err := cluster.Connect(url, t.Name(), wopts...)
+		require.NoError(t, err)
+		defer wnc.Close()
+		key := strings.TrimPrefix(strings.SplitN(wnc.Opts.InboxPrefix, ".", 2)[0], "_INBOX_")
 		m, err := wnc.RequestWithContext(ctx, "mdap.engine.route."+key, []byte(`{"route":"`+route+`"}`))
 		require.NoError(t, err)
 		var resp struct {
@@ -53,6 +54,8 @@ func TestBinaryNATSJobBounds(t *testing.T) {
 		require.NoError(t, json.Unmarshal(m.Data, &resp))
 		return resp.Error
 	}
-	assert.Empty(t, ask("first-model"))
-	assert.Contains(t, ask("second-model"), "--route-quota")
+	assert.Empty(t, ask("w1", "first-model"))
+	assert.Contains(t, ask("w1", "second-model"), "--route-quota")
+	assert.Empty(t, ask("w2", "w2-model"))
+	assert.Contains(t, ask("w3", "w3-model"), "--max-routes")
 }

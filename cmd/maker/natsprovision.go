@@ -36,7 +36,7 @@ server (a worker of a route with no consumer cannot start without it).`,
   maker nats provision --once --replicas 3 --route sim:... --nats nats://a:4222,nats://b:4222`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkEngineFlags(cmd.Flags(), engine); err != nil {
+			if err := checkEngineFlags(cmd.Flags(), &engine); err != nil {
 				return err
 			}
 			for _, r := range routes {

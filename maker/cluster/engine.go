@@ -127,8 +127,9 @@ const sampleStreamBytes = 256 << 20
 // route: the coordinators sharing one key (a batch's machines on one run
 // key) share it. A coordinator at its bound waits until one of its jobs
 // is answered. Without roles each Drawer is a key of its own. The engine
-// lowers the bound as it serves more routes (ProvisionRoute), so that one
-// key's jobs over every route stay within half of JobsStream.
+// fixes the bound in force at Provision for the most routes it serves
+// (ProvisionConfig.MaxRoutes), so that one key's jobs over every route
+// stay within half of JobsStream: 32 at the defaults.
 const DefaultKeyJobs = 64
 
 // DefaultJobBytes bounds one job (JobsStream's largest message) when
@@ -141,8 +142,8 @@ const DefaultJobBytes = 256 << 10
 // TTL is the coordinator's timeout). Jobs live in memory: one lost to a
 // server restart is asked again by its coordinator (Drawer.recover).
 // Each publisher key has a subject of its own on each route, holding at
-// most DefaultKeyJobs jobs (a new one past it is refused; an old one is
-// dropped only when the engine lowers the bound, serving more routes) of
+// most DefaultKeyJobs jobs (a new one past it is refused; the engine
+// sets a lower bound at Provision, never while it serves) of
 // at most DefaultJobBytes. A client makes it so (a server
 // without roles) on every route (mdap.jobs.>); the engine provisions it
 // on the subjects of the routes it serves only (Provision, ProvisionRoute),

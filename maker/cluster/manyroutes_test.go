@@ -22,15 +22,16 @@ import (
 // bound of keyJobs a route, could fill half of the stream.
 const manyRoutes = 20
 
-// TestOneKeyCannotFillTheJobStreamOverManyRoutes: with manyRoutes routes
-// served, the holder of one run's key floods every one of them with jobs
-// all along another run. The engine lowered the jobs one key may have on a
-// route as it served more routes (min(KeyJobs, SampleBytes / 2 / (routes
-// × JobBytes)) = 1 here), so the stream stays under half full, and the
-// other run ends with an undisturbed run's winners. With the bound fixed
-// at KeyJobs, the flood filled the stream and the run's samples failed.
-// Routes past the bound's floor of one job (32 here) are refused, naming
-// the bound and how to raise it.
+// TestOneKeyCannotFillTheJobStreamOverManyRoutes: an engine that serves
+// up to manyRoutes routes (MaxRoutes) serves them all, and the holder of
+// one run's key floods every one of them with jobs all along another run.
+// The engine fixed the jobs one key may have on a route at Provision for
+// MaxRoutes routes (min(KeyJobs, SampleBytes / 2 / (MaxRoutes ×
+// JobBytes)) = 1 here), so the stream stays under half full, and the
+// other run ends with an undisturbed run's winners. With the bound at
+// KeyJobs whatever the routes, the flood filled the stream and the run's
+// samples failed. The bound never changes as routes are added, and the
+// route past MaxRoutes is refused, naming --max-routes.
 func TestOneKeyCannotFillTheJobStreamOverManyRoutes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -40,7 +41,7 @@ func TestOneKeyCannotFillTheJobStreamOverManyRoutes(t *testing.T) {
 	require.NoError(t, err)
 	keys, _, err := cluster.EnsureCredentials(dir)
 	require.NoError(t, err)
-	cfg := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes}
+	cfg := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes}
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: cfg})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
@@ -49,10 +50,9 @@ func TestOneKeyCannotFillTheJobStreamOverManyRoutes(t *testing.T) {
 
 // manyRoutesScenario: see TestOneKeyCannotFillTheJobStreamOverManyRoutes;
 // url is an engine provisioned with cfg (SampleBytes floodBytes, KeyJobs
-// keyJobs, JobBytes jobBytes), serving fewer than manyRoutes routes.
-// floor: also serve routes up to the floor of one job a key, and see the
-// next refused (which leaves no room for a new route).
-func manyRoutesScenario(t *testing.T, url, rogueSeed, honestSeed, workerSeed, adminSeed string, cfg cluster.ProvisionConfig, floor bool) {
+// keyJobs, JobBytes jobBytes, MaxRoutes manyRoutes), serving fewer than
+// manyRoutes routes. full: then see the next route refused.
+func manyRoutesScenario(t *testing.T, url, rogueSeed, honestSeed, workerSeed, adminSeed string, cfg cluster.ProvisionConfig, full bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, ajs := connectAs(t, url, adminSeed)
@@ -74,15 +74,18 @@ func manyRoutesScenario(t *testing.T, url, rogueSeed, honestSeed, workerSeed, ad
 		}
 		return tokens
 	}
+	info, err := st.Info(ctx)
+	require.NoError(t, err)
+	want := min(int64(keyJobs), floodBytes/2/(manyRoutes*jobBytes))
+	require.Equal(t, want, info.Config.MaxMsgsPerSubject, "the bound of %d routes, fixed at Provision", manyRoutes)
 	for i := 0; len(served()) < manyRoutes; i++ {
 		require.NoError(t, cluster.ProvisionRoute(ctx, ajs, fmt.Sprintf("other-model-%d", i), cfg))
 	}
 	routes := served()
 	require.Len(t, routes, manyRoutes)
-	info, err := st.Info(ctx)
+	info, err = st.Info(ctx)
 	require.NoError(t, err)
-	want := min(int64(keyJobs), floodBytes/2/(manyRoutes*jobBytes))
-	assert.Equal(t, want, info.Config.MaxMsgsPerSubject, "the bound of %d routes", manyRoutes)
+	assert.Equal(t, want, info.Config.MaxMsgsPerSubject, "the bound, unchanged by the routes added")
 
 	rogue, _ := connectAs(t, url, rogueSeed)
 	key := identityOf(rogue)
@@ -130,22 +133,17 @@ func manyRoutesScenario(t *testing.T, url, rogueSeed, honestSeed, workerSeed, ad
 	assert.Less(t, most.Load(), uint64(floodBytes/2), "the job stream's most bytes: under half (its bound: %d)", floodBytes)
 	stop()
 	wg.Wait()
-	if !floor {
+	if !full {
 		return
 	}
 
-	// Routes up to the floor of one job a key are served; the next is
-	// refused, naming the bound and how to raise it.
-	floorRoutes := int(floodBytes / 2 / jobBytes)
-	for i := manyRoutes; i < floorRoutes; i++ {
-		require.NoError(t, cluster.ProvisionRoute(ctx, ajs, fmt.Sprintf("more-%d", i), cfg), "route %d of %d", i+1, floorRoutes)
-	}
+	// The route past MaxRoutes is refused, naming --max-routes; the bound
+	// and the routes are unchanged.
 	err = cluster.ProvisionRoute(ctx, ajs, "one-too-many", cfg)
 	require.ErrorIs(t, err, cluster.ErrTooManyRoutes)
-	assert.Contains(t, err.Error(), "--job-bytes")
-	assert.Contains(t, err.Error(), fmt.Sprintf("serving %d routes", floorRoutes+1))
+	assert.Contains(t, err.Error(), "--max-routes")
 	info, err = st.Info(ctx, jetstream.WithSubjectFilter("mdap.jobs.>"))
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), info.Config.MaxMsgsPerSubject)
-	assert.Len(t, info.Config.Subjects, floorRoutes+1, "the routes served, and no more (and the no-route subject)")
+	assert.Equal(t, want, info.Config.MaxMsgsPerSubject)
+	assert.Len(t, info.Config.Subjects, manyRoutes+1, "the routes served, and no more (and the no-route subject)")
 }

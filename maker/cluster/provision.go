@@ -83,13 +83,20 @@ type ProvisionConfig struct {
 	RunLines int64
 	// KeyJobs bounds the jobs one key may have queued on one route at
 	// once (JobsStream's messages per subject); 0 means DefaultKeyJobs.
-	// A publication past it is refused, whoever else queues. The engine
-	// lowers the bound as it serves more routes, so that one key's jobs
-	// over every route served stay within half of JobsStream: the bound
-	// in force is min(KeyJobs, SampleBytes / 2 / (routes × JobBytes))
-	// (64 up to 8 routes at the defaults, 1 at 512), and a route that
-	// would bring it below 1 is refused (see ProvisionRoute).
+	// A publication past it is refused, whoever else queues. So that one
+	// key's jobs over every route the engine may serve (MaxRoutes) stay
+	// within half of JobsStream, the bound in force is fixed at Provision
+	// to min(KeyJobs, SampleBytes / 2 / (MaxRoutes × JobBytes)): 32 at the
+	// defaults (256 MiB, 16 routes, 256 KiB jobs). It never changes while
+	// the engine runs, so no route added deletes a queued job. Settings
+	// that leave less than one job are refused (ErrConfig naming
+	// MaxRoutes).
 	KeyJobs int64
+	// MaxRoutes is the most routes the engine serves at once (JobsStream's
+	// route subjects); 0 means DefaultMaxRoutes, at most 1024. A route
+	// past it is refused (ErrTooManyRoutes, naming maker nats
+	// --max-routes), never served by lowering KeyJobs' bound.
+	MaxRoutes int
 	// JobBytes bounds one job (JobsStream's largest message); 0 means
 	// DefaultJobBytes. A larger job's samples fail with ErrEngine naming
 	// it.
@@ -100,14 +107,17 @@ type ProvisionConfig struct {
 	// MaxDeliver of every route's consumer; 0 means DefaultMaxDeliver.
 	MaxDeliver int
 	// RouteQuota bounds the routes one worker identity may make the
-	// engine's agent serve: of the routes added at its request, at most
-	// RouteQuota are served at once, and its request for one more route
-	// not served yet is refused, naming the quota (a route already served
-	// costs nothing). 0 means DefaultRouteQuota. The agent knows who asked
-	// by the request's subject (mdap.engine.route.<key>), which a worker's
-	// permissions allow for its own key only. The count lives in the
-	// agent: it starts again when the agent does (maker nats, maker nats
-	// provision started again). The admin's ProvisionRoute has no quota.
+	// engine's agent serve: at most RouteQuota route consumers made at its
+	// request exist at once, and its request for one more is refused,
+	// naming the quota (a route whose consumer exists costs nothing). 0
+	// means DefaultRouteQuota, or MaxRoutes if fewer; more than MaxRoutes
+	// is refused. The agent knows who asked by the request's subject
+	// (mdap.engine.route.<key>), which a worker's permissions allow for
+	// its own key only, and records it on the consumer it makes (its
+	// Metadata, addedByKey): the count is read from the server, so it
+	// holds across restarts of the agent and over several agents. A
+	// consumer left unused for DefaultConsumerInactive is removed, and no
+	// longer counts. The admin's ProvisionRoute has no quota.
 	RouteQuota int
 	// LeaseTTL of the lease bucket; 0 means DefaultLeaseTTL.
 	LeaseTTL time.Duration
@@ -142,10 +152,31 @@ func (c ProvisionConfig) Validate() error {
 		return fielderr.New(cfg, "KeyJobs", c.KeyJobs, "use a positive count")
 	case c.JobBytes < 0:
 		return fielderr.New(cfg, "JobBytes", c.JobBytes, "use a positive size")
-	case c.RouteQuota < 0 || c.RouteQuota > maxRoutes:
-		return fielderr.New(cfg, "RouteQuota", c.RouteQuota, fmt.Sprintf("use 1 to %d routes a worker identity may add", maxRoutes))
+	case c.MaxRoutes < 0 || c.MaxRoutes > maxRoutes:
+		return fielderr.New(cfg, "MaxRoutes", c.MaxRoutes, fmt.Sprintf("use 1 to %d routes the engine serves at once", maxRoutes))
+	case c.RouteQuota < 0 || c.RouteQuota > c.maxRoutes():
+		return fielderr.New(cfg, "RouteQuota", c.RouteQuota, fmt.Sprintf("use 1 to %d routes a worker identity may add: at most the routes the engine serves (MaxRoutes, maker nats --max-routes)", c.maxRoutes()))
+	case c.keyBound() < 1:
+		return fielderr.New(cfg, "MaxRoutes", c.MaxRoutes, tooManyRoutes(c.maxRoutes(), c.sampleBytes(), c.jobBytes()))
 	}
 	return nil
+}
+
+// maxRoutes is MaxRoutes, or its default.
+func (c ProvisionConfig) maxRoutes() int { return cmpOr(c.MaxRoutes, DefaultMaxRoutes) }
+
+// routeQuota is RouteQuota, or its default (at most maxRoutes).
+func (c ProvisionConfig) routeQuota() int {
+	return cmpOr(c.RouteQuota, min(DefaultRouteQuota, c.maxRoutes()))
+}
+
+func (c ProvisionConfig) sampleBytes() int64 { return cmpOr(c.SampleBytes, sampleStreamBytes) }
+func (c ProvisionConfig) jobBytes() int32    { return cmpOr(c.JobBytes, DefaultJobBytes) }
+
+// keyBound is the jobs one key may have on each route (JobsStream's
+// MaxMsgsPerSubject): see keyJobsBound.
+func (c ProvisionConfig) keyBound() int64 {
+	return keyJobsBound(cmpOr(c.KeyJobs, DefaultKeyJobs), c.sampleBytes(), c.jobBytes(), c.maxRoutes())
 }
 
 func (c ProvisionConfig) check() error { return c.Validate() }
@@ -230,28 +261,36 @@ func provisionStream(ctx context.Context, js jetstream.JetStream, want jetstream
 // publish on it.
 const noRoute = jobsSubject + "_"
 
-// maxRoutes bounds the routes the engine serves at once (JobsStream's
-// subjects), so that a worker asking for routes of its own invention
-// cannot grow the stream's subjects without end.
+// maxRoutes is the largest ProvisionConfig.MaxRoutes.
 const maxRoutes = 1024
 
+// DefaultMaxRoutes is the routes the engine serves at once when
+// ProvisionConfig.MaxRoutes is 0 (maker nats --max-routes).
+const DefaultMaxRoutes = 16
+
 // DefaultRouteQuota is how many routes one worker identity may make the
-// engine serve when ProvisionConfig.RouteQuota is 0: far more than a
-// worker serves (one model each), far fewer than the routes that would
-// squeeze every key's bound (see KeyJobs).
-const DefaultRouteQuota = 16
+// engine serve when ProvisionConfig.RouteQuota is 0: more than a worker
+// serves (one model each), a quarter of DefaultMaxRoutes, so that one
+// worker credential cannot take every route the engine serves.
+const DefaultRouteQuota = 4
+
+// addedByKey is the Metadata key of a route consumer made at a worker
+// identity's request: its value is that identity's key, counted against
+// its RouteQuota.
+const addedByKey = "mdap.added-by"
 
 // provisionedJobsConfig is JobsStream as the engine provisions it: with
 // cfg's bounds, on the subjects of the routes served now (those with a
 // consumer: a route whose consumer was removed, unused, is dropped), so
 // that a job on a route nobody serves is refused (no stream takes it),
-// and with the per-key bound of that many routes (keyJobsBound). Routes
-// too many for even one job a key (a stream made with larger bounds) are
-// refused, ErrConfig naming the bound.
+// and with the per-key bound of cfg.MaxRoutes routes (keyBound), fixed
+// until the engine provisions again. More routes served than MaxRoutes
+// (a stream served with a larger MaxRoutes) are refused, ErrConfig naming
+// --max-routes.
 func provisionedJobsConfig(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig) (jetstream.StreamConfig, error) {
 	want := jobsStreamConfig(cfg.Replicas)
-	want.MaxBytes = cmpOr(cfg.SampleBytes, sampleStreamBytes)
-	want.MaxMsgSize = cmpOr(cfg.JobBytes, DefaultJobBytes)
+	want.MaxBytes = cfg.sampleBytes()
+	want.MaxMsgSize = cfg.jobBytes()
 	subjects := []string{noRoute}
 	st, err := js.Stream(ctx, JobsStream)
 	switch {
@@ -272,18 +311,18 @@ func provisionedJobsConfig(ctx context.Context, js jetstream.JetStream, cfg Prov
 	slices.Sort(subjects)
 	want.Subjects = slices.Compact(subjects)
 	routes := len(want.Subjects) - 1 // noRoute is no route
-	want.MaxMsgsPerSubject = keyJobsBound(cmpOr(cfg.KeyJobs, DefaultKeyJobs), want.MaxBytes, want.MaxMsgSize, routes)
-	if want.MaxMsgsPerSubject < 1 {
-		return want, fmt.Errorf("%w: %s", ErrConfig, tooManyRoutes(routes, want.MaxBytes, want.MaxMsgSize))
+	if routes > cfg.maxRoutes() {
+		return want, fmt.Errorf("%w: the engine serves %d routes (their consumers in use), more than its most, %d (maker nats --max-routes, ProvisionConfig.MaxRoutes): raise it, or let unused routes go (a route's consumer left unused for %s is removed)", ErrTooManyRoutes, routes, cfg.maxRoutes(), DefaultConsumerInactive)
 	}
+	want.MaxMsgsPerSubject = cfg.keyBound()
 	return want, nil
 }
 
-// keyJobsBound is the most jobs one key may have on each route while
-// routes are served: keyJobs, or fewer, so that one key's jobs over every
-// route fit in half of a job stream of maxBytes whose jobs are at most
-// jobBytes each: maxBytes / 2 / (routes × jobBytes). Below 1 when not one
-// job a route fits.
+// keyJobsBound is the most jobs one key may have on each route when at
+// most routes routes are served: keyJobs, or fewer, so that one key's jobs
+// over every route fit in half of a job stream of maxBytes whose jobs are
+// at most jobBytes each: maxBytes / 2 / (routes × jobBytes). Below 1 when
+// not one job a route fits.
 func keyJobsBound(keyJobs, maxBytes int64, jobBytes int32, routes int) int64 {
 	if routes < 1 || maxBytes <= 0 || jobBytes <= 0 {
 		return keyJobs
@@ -292,15 +331,16 @@ func keyJobsBound(keyJobs, maxBytes int64, jobBytes int32, routes int) int64 {
 }
 
 // tooManyRoutes says why routes routes cannot be served by a job stream of
-// maxBytes with jobs of at most jobBytes, and how to raise the bound.
+// maxBytes with jobs of at most jobBytes, and how to fix the settings.
 func tooManyRoutes(routes int, maxBytes int64, jobBytes int32) string {
-	return fmt.Sprintf("serving %d routes would leave one key less than one job a route: the engine keeps one key's jobs over every route within half of %s (%d bytes / 2 / (%d routes × %d bytes a job) < 1); lower the largest job (maker nats --job-bytes, ProvisionConfig.JobBytes), give the job stream more bytes (ProvisionConfig.SampleBytes), or let unused routes go (a route's consumer left unused for %s is removed, and its route when the engine provisions again)",
-		routes, JobsStream, maxBytes, routes, jobBytes, DefaultConsumerInactive)
+	return fmt.Sprintf("serving %d routes would leave one key less than one job a route: the engine keeps one key's jobs over every route within half of %s (%d bytes / 2 / (%d routes × %d bytes a job) < 1); serve fewer routes (maker nats --max-routes, ProvisionConfig.MaxRoutes), lower the largest job (--job-bytes, ProvisionConfig.JobBytes), or give the job stream more bytes (ProvisionConfig.SampleBytes)",
+		routes, JobsStream, maxBytes, routes, jobBytes)
 }
 
-// ErrTooManyRoutes: the engine refused to serve a new route, since one
-// key's jobs over every route would no longer fit in half of JobsStream,
-// or it serves its most routes. It wraps ErrConfig.
+// ErrTooManyRoutes: the engine refused to serve a new route, since it
+// serves its most routes (ProvisionConfig.MaxRoutes), or a worker
+// identity's request for one was past its quota (RouteQuota). It wraps
+// ErrConfig.
 var ErrTooManyRoutes = fmt.Errorf("%w: too many routes", ErrConfig)
 
 // isRouteJobs reports whether subj is the subject of one route's jobs,
@@ -317,27 +357,26 @@ func isRouteJobs(subj string) bool {
 }
 
 // routesMu serializes this process's changes of JobsStream's subjects
-// (each a read, then an update): a route's addition and Provision.
+// (each a read, then an update) and of its route consumers: a route's
+// addition and Provision.
 var routesMu sync.Mutex
 
 // serveRouteSubject makes JobsStream take the jobs of route token, at
-// most most routes (maxRoutes), each key at most keyJobs jobs a route or
-// fewer (keyJobsBound).
-func serveRouteSubject(ctx context.Context, js jetstream.JetStream, token string, most int, keyJobs int64) error {
+// most most routes (see serveRouteSubjectLocked).
+func serveRouteSubject(ctx context.Context, js jetstream.JetStream, token string, most int) error {
 	routesMu.Lock()
 	defer routesMu.Unlock()
-	return serveRouteSubjectLocked(ctx, js, token, most, keyJobs, nil)
+	return serveRouteSubjectLocked(ctx, js, token, most)
 }
 
-// admitRoute, when not nil, is asked before a route not served yet is
-// added, with the subjects served now; its error refuses the route.
-type admitRoute func(token string, served []string) error
-
-// serveRouteSubjectLocked is serveRouteSubject with routesMu held. The
-// per-key bound is computed from the stream's own size and largest job,
-// so that a caller's settings cannot raise them. Errors wrap
-// ErrTooManyRoutes when the route cannot be added.
-func serveRouteSubjectLocked(ctx context.Context, js jetstream.JetStream, token string, most int, keyJobs int64, admit admitRoute) error {
+// serveRouteSubjectLocked is serveRouteSubject with routesMu held. It
+// adds the route's subject to JobsStream and changes nothing else: the
+// per-key bound set at Provision stays, so no queued job is deleted. It
+// serves at most most routes, and no more than the stream's own bounds
+// allow one key's jobs over every route within half of it
+// (streamRoutes), so that a caller's settings cannot break that. Errors
+// wrap ErrTooManyRoutes when the route cannot be added.
+func serveRouteSubjectLocked(ctx context.Context, js jetstream.JetStream, token string, most int) error {
 	st, err := js.Stream(ctx, JobsStream)
 	if err != nil {
 		return err
@@ -347,26 +386,58 @@ func serveRouteSubjectLocked(ctx context.Context, js jetstream.JetStream, token 
 	if slices.Contains(c.Subjects, subj) || slices.Contains(c.Subjects, jobsSubject+">") {
 		return nil
 	}
-	if len(c.Subjects) > most { // noRoute and most routes
-		return fmt.Errorf("%w: the engine serves %d routes, its most: a route's consumer left unused for %s is removed, and its route with it when the engine provisions again (maker nats or maker nats provision started again)", ErrTooManyRoutes, most, DefaultConsumerInactive)
-	}
-	routes := len(c.Subjects) // noRoute and the routes served, less noRoute, plus this one
-	if !slices.Contains(c.Subjects, noRoute) {
-		routes++
-	}
-	bound := keyJobsBound(keyJobs, c.MaxBytes, c.MaxMsgSize, routes)
-	if bound < 1 {
-		return fmt.Errorf("%w: %s", ErrTooManyRoutes, tooManyRoutes(routes, c.MaxBytes, c.MaxMsgSize))
-	}
-	if admit != nil {
-		if err := admit(token, c.Subjects); err != nil {
+	most = min(most, streamRoutes(c))
+	if countRoutes(c.Subjects) >= most {
+		// Routes whose consumer was removed (left unused) make room, so
+		// that routes nobody serves cannot hold the engine's most until it
+		// provisions again.
+		inUse, err := routesInUse(ctx, st)
+		if err != nil {
 			return err
 		}
+		c.Subjects = slices.DeleteFunc(c.Subjects, func(subj string) bool { return isRouteJobs(subj) && !inUse[subj] })
+	}
+	if served := countRoutes(c.Subjects); served >= most {
+		return fmt.Errorf("%w: the engine serves %d routes, its most (maker nats --max-routes, ProvisionConfig.MaxRoutes; maker nats provision --max-routes for a stock server): raise it and provision again, or let unused routes go (a route's consumer left unused for %s is removed, and its route with it when a new one is asked for)", ErrTooManyRoutes, served, DefaultConsumerInactive)
 	}
 	c.Subjects = append(c.Subjects, subj)
-	c.MaxMsgsPerSubject = bound
 	_, err = js.UpdateStream(ctx, c)
 	return err
+}
+
+// streamRoutes is the most routes job stream c may serve with one key's
+// jobs over every route within half of it: MaxBytes / 2 /
+// (MaxMsgsPerSubject × MaxMsgSize); 0 for a stream without those bounds
+// (not provisioned by the engine).
+func streamRoutes(c jetstream.StreamConfig) int {
+	if c.MaxBytes <= 0 || c.MaxMsgsPerSubject <= 0 || c.MaxMsgSize <= 0 {
+		return 0
+	}
+	return int(min(c.MaxBytes/2/(c.MaxMsgsPerSubject*int64(c.MaxMsgSize)), maxRoutes))
+}
+
+// routesInUse is the job subjects of the routes of job stream st that
+// have their workers' consumer.
+func routesInUse(ctx context.Context, st jetstream.Stream) (map[string]bool, error) {
+	inUse := map[string]bool{}
+	cl := st.ConsumerNames(ctx)
+	for name := range cl.Name() {
+		if token, ok := strings.CutPrefix(name, "w-"); ok {
+			inUse[routeJobs(token)] = true
+		}
+	}
+	return inUse, cl.Err()
+}
+
+// countRoutes is how many of subjects are routes' job subjects.
+func countRoutes(subjects []string) int {
+	n := 0
+	for _, subj := range subjects {
+		if isRouteJobs(subj) {
+			n++
+		}
+	}
+	return n
 }
 
 // routeConsumerConfig is the consumer of route token's workers, with the
@@ -385,23 +456,26 @@ func routeConsumerConfig(token, route string, ackWait time.Duration, maxDeliver 
 	}
 }
 
-// ProvisionRoute makes JobsStream take route's jobs (at most 1024
-// routes), lowering the jobs one key may have on each route to
-// min(cfg.KeyJobs, the stream's bytes / 2 / (routes × its largest job)),
-// so that one key's jobs over every route served stay within half of
-// the stream; a route that would bring that below one job is refused
-// (ErrTooManyRoutes, naming the bound and how to raise it). It creates the consumer of route's workers on it with the
-// engine's AckWait and MaxDeliver, or sets an existing one back to them.
-// Workers ask the agent for it (ServeAgent); call it for a stock server
-// that runs no agent. Errors wrap ErrConfig (ErrTooManyRoutes among them)
-// or ErrEngine.
+// ProvisionRoute makes JobsStream take route's jobs, while it serves fewer
+// than cfg.MaxRoutes routes: a route past them is refused
+// (ErrTooManyRoutes, naming --max-routes). It changes no bound: the jobs
+// one key may have on each route were fixed at Provision for MaxRoutes
+// routes, so no queued job is ever deleted to make room. It creates the
+// consumer of route's workers on it with the engine's AckWait and
+// MaxDeliver, or sets an existing one back to them (keeping the identity
+// that asked for it first). Workers ask the agent for it (ServeAgent),
+// under their RouteQuota; call it for a stock server that runs no agent
+// (no quota). Errors wrap ErrConfig (ErrTooManyRoutes among them) or
+// ErrEngine.
 func ProvisionRoute(ctx context.Context, js jetstream.JetStream, route string, cfg ProvisionConfig) error {
-	return provisionRoute(ctx, js, route, cfg, nil)
+	return provisionRoute(ctx, js, route, cfg, "")
 }
 
-// provisionRoute is ProvisionRoute, asking admit before a route not
-// served yet is added.
-func provisionRoute(ctx context.Context, js jetstream.JetStream, route string, cfg ProvisionConfig, admit admitRoute) error {
+// provisionRoute is ProvisionRoute at the request of the worker identity
+// by ("": the admin, no quota): a route consumer not made yet is made
+// only while fewer than cfg's RouteQuota consumers made at by's request
+// exist, and records by (addedByKey).
+func provisionRoute(ctx context.Context, js jetstream.JetStream, route string, cfg ProvisionConfig, by string) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
@@ -415,16 +489,58 @@ func provisionRoute(ctx context.Context, js jetstream.JetStream, route string, c
 	// did not see yet.
 	routesMu.Lock()
 	defer routesMu.Unlock()
-	err := serveRouteSubjectLocked(ctx, js, token, maxRoutes, cmpOr(cfg.KeyJobs, DefaultKeyJobs), admit)
+	want := routeConsumerConfig(token, route, cfg.AckWait, cfg.MaxDeliver)
+	cons, err := js.Consumer(ctx, JobsStream, want.Durable)
+	switch {
+	case err == nil:
+		if who := cons.CachedInfo().Config.Metadata[addedByKey]; who != "" {
+			want.Metadata = map[string]string{addedByKey: who}
+		}
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+		if by != "" {
+			if err := checkRouteQuota(ctx, js, by, cfg.routeQuota()); err != nil {
+				return fmt.Errorf("serve the jobs of route %q: %w", route, err)
+			}
+			want.Metadata = map[string]string{addedByKey: by}
+		}
+	default:
+		return fmt.Errorf("%w: the consumer of route %q: %w", ErrEngine, route, err)
+	}
+	err = serveRouteSubjectLocked(ctx, js, token, cfg.maxRoutes())
 	if errors.Is(err, ErrTooManyRoutes) {
 		return fmt.Errorf("serve the jobs of route %q: %w", route, err)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: serve the jobs of route %q: %w", ErrEngine, route, err)
 	}
-	_, err = js.CreateOrUpdateConsumer(ctx, JobsStream, routeConsumerConfig(token, route, cfg.AckWait, cfg.MaxDeliver))
-	if err != nil {
+	if _, err = js.CreateOrUpdateConsumer(ctx, JobsStream, want); err != nil {
 		return fmt.Errorf("%w: provision the consumer of route %q: %w", ErrEngine, route, err)
+	}
+	return nil
+}
+
+// checkRouteQuota refuses, wrapping ErrTooManyRoutes, a new route consumer
+// for the worker identity by once most route consumers made at its
+// request (their Metadata names it) exist. The count is read from the
+// server, so no agent's restart and no second agent resets it.
+func checkRouteQuota(ctx context.Context, js jetstream.JetStream, by string, most int) error {
+	st, err := js.Stream(ctx, JobsStream)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrEngine, err)
+	}
+	n := 0
+	cl := st.ListConsumers(ctx)
+	for ci := range cl.Info() {
+		if ci.Config.Metadata[addedByKey] == by {
+			n++
+		}
+	}
+	if err := cl.Err(); err != nil {
+		return fmt.Errorf("%w: the routes of %s: %w", ErrEngine, JobsStream, err)
+	}
+	if n >= most {
+		return fmt.Errorf("%w: worker identity %s has made the engine serve %d routes, its quota (maker nats --route-quota, ProvisionConfig.RouteQuota): a route whose consumer exists costs nothing; one it added is freed once its consumer is left unused for %s",
+			ErrTooManyRoutes, truncate(by, 12), n, DefaultConsumerInactive)
 	}
 	return nil
 }
@@ -519,7 +635,6 @@ type Agent struct {
 	slots   chan struct{} // workers' requests in progress
 	pulls   pullers       // who pulls which route
 	asked   agentCounts   // requests answered (Server.Stats)
-	quota   routeQuota    // the routes each worker identity added
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -631,7 +746,7 @@ func (a *Agent) handle(m *nats.Msg) {
 	}
 	rctx, rcancel := context.WithTimeout(a.ctx, agentTimeout)
 	defer rcancel()
-	err := serveRequest(rctx, a.js, m, a.cfg, &a.quota)
+	err := serveRequest(rctx, a.js, m, a.cfg)
 	var resp agentResponse
 	a.asked.count(err != nil)
 	if err != nil {
@@ -654,7 +769,7 @@ func (a *Agent) Stop() {
 	a.wg.Wait()
 }
 
-func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg ProvisionConfig, quota *routeQuota) error {
+func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg ProvisionConfig) error {
 	var req agentRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {
 		return fmt.Errorf("undecodable request: %w", err)
@@ -672,7 +787,7 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		}
 		req.Name = named
 	case scoped && kind == "route":
-		if strings.ContainsAny(named, ".*> \t") {
+		if named == "" || strings.ContainsAny(named, ".*> \t") {
 			return fmt.Errorf("no such request %q", kind+"."+named)
 		}
 	case scoped:
@@ -685,7 +800,7 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		if req.Route == "" || len(req.Route) > 4096 {
 			return errors.New("a route of 1 to 4096 bytes")
 		}
-		return provisionRoute(ctx, js, req.Route, cfg, quota.admit(named, cmpOr(cfg.RouteQuota, DefaultRouteQuota)))
+		return provisionRoute(ctx, js, req.Route, cfg, named)
 	case "replies":
 		if !strings.HasPrefix(req.Name, "d") || !nameRE.MatchString(req.Name) || strings.ContainsAny(req.Name, "-_") {
 			return fmt.Errorf("reply consumer name %q: want d and up to 63 letters or digits", req.Name)
@@ -705,36 +820,6 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		return err
 	default:
 		return fmt.Errorf("no such request %q", kind)
-	}
-}
-
-// routeQuota is what an agent knows of the routes each worker identity
-// made it serve (ProvisionConfig.RouteQuota).
-type routeQuota struct {
-	mu    sync.Mutex
-	added map[string][]string // identity -> route subjects added at its request
-}
-
-// admit returns the admitRoute of the worker identity id under a quota of
-// most routes: a new route is admitted while fewer than most of the
-// routes id added are still served, and counted for id.
-func (q *routeQuota) admit(id string, most int) admitRoute {
-	return func(token string, served []string) error {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		if q.added == nil {
-			q.added = map[string][]string{}
-		}
-		// The routes id added that are served still; those dropped since
-		// (their consumer unused) no longer count.
-		kept := slices.DeleteFunc(q.added[id], func(subj string) bool { return !slices.Contains(served, subj) })
-		if len(kept) >= most {
-			q.added[id] = kept
-			return fmt.Errorf("%w: worker identity %s has made the engine serve %d routes, its quota (maker nats --route-quota, ProvisionConfig.RouteQuota): a route already served costs nothing; one it added is freed once its consumer is left unused for %s and the engine provisions again",
-				ErrTooManyRoutes, truncate(id, 12), len(kept), DefaultConsumerInactive)
-		}
-		q.added[id] = append(kept, routeJobs(token))
-		return nil
 	}
 }
 

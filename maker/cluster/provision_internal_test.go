@@ -176,13 +176,35 @@ func TestJobsStreamTakesTheServedRoutesOnly(t *testing.T) {
 	_, err = js.Publish(ctx, jobsSubject+RouteToken("a")+".k", []byte(`{}`))
 	require.NoError(t, err, "a job on a served route")
 
-	err = serveRouteSubject(ctx, js, RouteToken("c"), 2, DefaultKeyJobs)
+	err = serveRouteSubject(ctx, js, RouteToken("c"), 2)
 	require.Error(t, err, "a third route past a bound of 2")
 	assert.Contains(t, err.Error(), "serves 2 routes, its most")
 
 	require.NoError(t, js.DeleteConsumer(ctx, JobsStream, workerConsumer(RouteToken("b"))))
 	require.NoError(t, Provision(ctx, js, ProvisionConfig{}))
 	assert.ElementsMatch(t, []string{noRoute, routeJobs(RouteToken("a"))}, subjects(), "b's consumer gone: its route too")
+}
+
+// A route whose consumer was removed (left unused) makes room for a new
+// one when the engine serves its most, without a Provision: routes nobody
+// serves cannot hold every route the engine serves.
+func TestAnUnusedRouteMakesRoomAtTheMost(t *testing.T) {
+	t.Parallel()
+	js := testJS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := ProvisionConfig{MaxRoutes: 2}
+	require.NoError(t, Provision(ctx, js, cfg))
+	require.NoError(t, ProvisionRoute(ctx, js, "a", cfg))
+	require.NoError(t, ProvisionRoute(ctx, js, "b", cfg))
+	err := ProvisionRoute(ctx, js, "c", cfg)
+	require.ErrorIs(t, err, ErrTooManyRoutes, "a third route past MaxRoutes 2, both in use")
+	assert.Contains(t, err.Error(), "--max-routes")
+	require.NoError(t, js.DeleteConsumer(ctx, JobsStream, workerConsumer(RouteToken("b"))))
+	require.NoError(t, ProvisionRoute(ctx, js, "c", cfg), "b's consumer gone: its room")
+	st, err := js.Stream(ctx, JobsStream)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{noRoute, routeJobs(RouteToken("a")), routeJobs(RouteToken("c"))}, st.CachedInfo().Config.Subjects)
 }
 
 // Only a route's job subject, mdap.jobs.<token>.*, counts as one when
@@ -211,9 +233,10 @@ func TestIsRouteJobs(t *testing.T) {
 func TestRoutesServedWhileProvisioningAreKept(t *testing.T) {
 	t.Parallel()
 	js := testJS(t)
+	cfg := ProvisionConfig{MaxRoutes: 30} // the routes it serves
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	require.NoError(t, Provision(ctx, js, ProvisionConfig{}))
+	require.NoError(t, Provision(ctx, js, cfg))
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -223,13 +246,13 @@ func TestRoutesServedWhileProvisioningAreKept(t *testing.T) {
 				return
 			default:
 			}
-			assert.NoError(t, Provision(ctx, js, ProvisionConfig{}))
+			assert.NoError(t, Provision(ctx, js, cfg))
 		}
 	})
 	var want []string
 	for i := range 30 {
 		route := fmt.Sprint("r", i)
-		require.NoError(t, ProvisionRoute(ctx, js, route, ProvisionConfig{}))
+		require.NoError(t, ProvisionRoute(ctx, js, route, cfg))
 		want = append(want, routeJobs(RouteToken(route)))
 	}
 	close(done)
@@ -240,20 +263,42 @@ func TestRoutesServedWhileProvisioningAreKept(t *testing.T) {
 }
 
 // TestKeyJobsBoundAtTheDefaults: the figures the docs give for the
-// defaults (a 256 MiB job stream, jobs of at most 256 KiB, KeyJobs 64):
-// 64 jobs a key a route up to 8 routes, fewer past them, 1 at 512 routes,
-// and none at 513 (the route refused); one key's jobs over every route
-// never pass half the stream.
+// defaults (a 256 MiB job stream, jobs of at most 256 KiB, KeyJobs 64,
+// MaxRoutes 16): 32 jobs a key a route; 64 with MaxRoutes 8; 1 with 512;
+// 513 refused as a setting, naming --max-routes. For every MaxRoutes
+// allowed, one key's jobs over that many routes never pass half the
+// stream, and the stream so bounded lets the agent serve that many routes
+// (streamRoutes), no more than half of it in one key's jobs.
 func TestKeyJobsBoundAtTheDefaults(t *testing.T) {
-	bound := func(routes int) int64 {
-		return keyJobsBound(DefaultKeyJobs, sampleStreamBytes, DefaultJobBytes, routes)
-	}
-	assert.Equal(t, int64(64), bound(1))
+	bound := func(routes int) int64 { return ProvisionConfig{MaxRoutes: routes}.keyBound() }
+	assert.Equal(t, int64(32), ProvisionConfig{}.keyBound())
+	assert.Equal(t, int64(32), bound(DefaultMaxRoutes))
 	assert.Equal(t, int64(64), bound(8))
-	assert.Equal(t, int64(56), bound(9))
 	assert.Equal(t, int64(1), bound(512))
-	assert.Less(t, bound(513), int64(1))
+	err := ProvisionConfig{MaxRoutes: 513}.Validate()
+	require.ErrorIs(t, err, ErrConfig)
+	assert.Contains(t, err.Error(), "MaxRoutes")
+	assert.Contains(t, err.Error(), "--max-routes")
 	for routes := 1; routes <= 512; routes++ {
+		cfg := ProvisionConfig{MaxRoutes: routes}
+		require.NoError(t, cfg.Validate(), "%d routes", routes)
 		assert.LessOrEqual(t, bound(routes)*int64(routes)*DefaultJobBytes, int64(sampleStreamBytes/2), "%d routes", routes)
+		c := jobsStreamConfig(1)
+		c.MaxMsgsPerSubject = bound(routes)
+		served := streamRoutes(c)
+		assert.GreaterOrEqual(t, served, routes, "the agent serves MaxRoutes %d", routes)
+		assert.LessOrEqual(t, int64(served)*c.MaxMsgsPerSubject*DefaultJobBytes, int64(sampleStreamBytes/2), "%d routes", routes)
 	}
+}
+
+// TestRouteQuotaAtMostMaxRoutes: a route quota past the engine's routes
+// is refused, naming both; the default quota is 4, or MaxRoutes if fewer.
+func TestRouteQuotaAtMostMaxRoutes(t *testing.T) {
+	err := ProvisionConfig{MaxRoutes: 8, RouteQuota: 9}.Validate()
+	require.ErrorIs(t, err, ErrConfig)
+	assert.Contains(t, err.Error(), "RouteQuota")
+	assert.Contains(t, err.Error(), "--max-routes")
+	require.NoError(t, ProvisionConfig{MaxRoutes: 8, RouteQuota: 8}.Validate())
+	assert.Equal(t, DefaultRouteQuota, ProvisionConfig{}.routeQuota())
+	assert.Equal(t, 2, ProvisionConfig{MaxRoutes: 2}.routeQuota())
 }

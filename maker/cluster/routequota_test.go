@@ -19,7 +19,7 @@ import (
 // engine for 100 routes of its own invention (issue 35: one worker
 // credential could make it serve 1024, squeezing every route's per-key
 // bound and blocking new routes). The engine serves the first
-// DefaultRouteQuota (16) and refuses the rest, naming the quota; a route
+// DefaultRouteQuota (4) and refuses the rest, naming the quota; a route
 // already served still costs it nothing, and another identity's new route
 // is served. The identity cannot ask in another identity's name (the
 // server refuses the subject), nor without one.

@@ -94,8 +94,8 @@ func TestStockNATSServerRoles(t *testing.T) {
 	require.NoError(t, err)
 	_, err = ajs.CreateStream(ctx, jetstream.StreamConfig{Name: cluster.RepliesStream, Subjects: []string{"mdap.replies.>"}, Storage: jetstream.FileStorage})
 	require.NoError(t, err)
-	// Small, for the floods; a route quota that leaves manyroutes room.
-	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, RouteQuota: 8}
+	// Small, for the floods; routes enough for manyroutes.
+	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes}
 	require.NoError(t, cluster.Provision(ctx, ajs, engine))
 	assertMdapStreams(t, ajs)
 	agent, err := cluster.ServeAgent(ctx, ajs.Conn(), engine)
@@ -118,7 +118,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 	t.Run("version", func(t *testing.T) { versionScenario(t, url, seedFiles[1], seedFiles[0], adminSeed) })
 	// Before manyroutes, which needs room for its routes.
 	t.Run("routequota", func(t *testing.T) {
-		routeQuotaScenario(t, url, seedFiles[2], seedFiles[3], adminSeed, engine.RouteQuota, false)
+		routeQuotaScenario(t, url, seedFiles[2], seedFiles[3], adminSeed, cluster.DefaultRouteQuota, false)
 	})
 	// Before full, which needs its stream: one key over many routes.
 	t.Run("manyroutes", func(t *testing.T) {

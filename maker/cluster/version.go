@@ -70,8 +70,8 @@ func checkProtocol(info *jetstream.StreamInfo, who string) error {
 	if theirs > EngineProtocol {
 		fix = "upgrade this " + who + " to the engine's mdap"
 	}
-	return fmt.Errorf("%w: the engine's %s speaks protocol %d (wire %s), this %s protocol %d (wire %d): %s; on a server without roles an older client made the stream: restart the server (the job stream lives in memory)",
-		ErrVersion, JobsStream, theirs, wire, who, EngineProtocol, WireVersion, fix)
+	return fmt.Errorf("%w: the engine's %s speaks protocol %d (wire %s), this %s protocol %d (wire %d): %s; on a server without roles, where the first client made the stream, delete it (nats stream rm %s) for the next client to make it again (a restart of the server does so only when the job stream lives in memory, not on disk as with maker nats provision --durable)",
+		ErrVersion, JobsStream, theirs, wire, who, EngineProtocol, WireVersion, fix, JobsStream)
 }
 
 // checkEngineProtocol reads JobsStream's metadata and refuses an engine

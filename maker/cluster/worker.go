@@ -238,9 +238,16 @@ const selfCreateTimeout = 10 * time.Second
 func (w *Worker) ensureConsumer(ctx context.Context) error {
 	var cons jetstream.Consumer
 	// The request names this worker's identity, as its permissions
-	// require: the engine counts the routes each identity adds.
-	err := askAgent(ctx, w.nc, "route."+replyIdentity(w.nc.Opts.InboxPrefix, w.name), agentRequest{Route: w.route})
+	// require: the engine counts the routes each identity adds. A server
+	// whose authorization block predates it refuses the subject without
+	// an answer: seen at once (unlessRefused), not after agentTimeout.
+	kind := "route." + replyIdentity(w.nc.Opts.InboxPrefix, w.name)
+	_, err := unlessRefused(ctx, w.nc, agentSubject+kind, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, askAgent(ctx, w.nc, kind, agentRequest{Route: w.route})
+	})
 	switch {
+	case errors.Is(err, ErrAuth):
+		return fmt.Errorf("%w (the server's authorization block is older than this worker, which asks for its route on %s<its key>: write the block again with maker nats config, or cluster.StockAuthConfig, and reload the server)", err, agentSubject+"route.")
 	case err == nil:
 		cons, err = w.js.Consumer(ctx, JobsStream, w.ccfg.Durable)
 		w.viaAgent.Store(err == nil)
