@@ -21,14 +21,15 @@ import (
 const floodBytes = 1 << 20
 
 // startFloodServer starts an engine with roles whose sample streams hold
-// floodBytes.
+// floodBytes, serving two routes (more would leave a key less than one
+// job of the largest size in half the job stream).
 func startFloodServer(t *testing.T) (string, seeds) {
 	t.Helper()
 	dir := t.TempDir()
 	keys, _, err := cluster.EnsureCredentials(dir)
 	require.NoError(t, err)
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
-		Provision: cluster.ProvisionConfig{SampleBytes: floodBytes}})
+		Provision: cluster.ProvisionConfig{SampleBytes: floodBytes, MaxRoutes: 2}})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
 	return srv.ClientURL(), seeds{
