@@ -95,21 +95,13 @@ func keyJobsScenario(t *testing.T, url, rogueSeed, honestSeed, workerSeed, admin
 	st, err := ajs.Stream(context.Background(), cluster.JobsStream)
 	require.NoError(t, err)
 	var most atomic.Uint64
-	watch := func(ctx context.Context) {
-		for ctx.Err() == nil {
-			if info, err := st.Info(ctx); err == nil && info.State.Bytes > most.Load() {
-				most.Store(info.State.Bytes)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
 
 	// Flooded before the run begins, many times the stream's size, and
 	// all along.
 	fctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
-	wg.Go(func() { watch(fctx) })
+	wg.Go(func() { followHighWater(fctx, st, &most) })
 	for i := 0; int64(i)*jobBytes < 4*floodBytes; i++ {
 		for _, subj := range subjects(-i - 1) {
 			_ = rogue.Publish(subj, junk)
@@ -215,4 +207,15 @@ func TestAKeyAtItsBoundWaitsForItsJobs(t *testing.T) {
 		assert.Contains(t, answers[i], fmt.Sprintf("question %d", i))
 	}
 	assert.GreaterOrEqual(t, d.Stats().Published, int64(calls), "one job a call: more than the key's bound at once")
+}
+
+// followHighWater reads st's bytes every 20 ms until ctx ends, keeping in
+// most the largest it saw.
+func followHighWater(ctx context.Context, st jetstream.Stream, most *atomic.Uint64) {
+	for ctx.Err() == nil {
+		if info, err := st.Info(ctx); err == nil && info.State.Bytes > most.Load() {
+			most.Store(info.State.Bytes)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

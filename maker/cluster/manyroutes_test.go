@@ -102,18 +102,10 @@ func manyRoutesScenario(t *testing.T, url, rogueSeed, honestSeed, workerSeed, ad
 		}
 	}
 	var most atomic.Uint64
-	watch := func(ctx context.Context) {
-		for ctx.Err() == nil {
-			if info, err := st.Info(ctx); err == nil && info.State.Bytes > most.Load() {
-				most.Store(info.State.Bytes)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
 	fctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
-	wg.Go(func() { watch(fctx) })
+	wg.Go(func() { followHighWater(fctx, st, &most) })
 	for range 4 * floodBytes / (manyRoutes * jobBytes) {
 		for _, r := range routes {
 			_ = rogue.Publish("mdap.jobs."+r+"."+key, junk)
