@@ -62,11 +62,8 @@ suite small enough for CI. --merge
 reruns some suites into an existing report and keeps the others. Exit status 1 when a
 suite fails or a figure of the goals suite regresses past its bar (the report
 is written first); any other missed goal is reported, not an error.`,
-		Example: `  maker bench --quick --out /tmp/bench
-  maker bench --suite fidelity --suite real
-  maker bench --out benchmarks/results     # the committed report
-  maker bench --suite guarantee --merge --out benchmarks/results`,
-		Args: cobra.NoArgs,
+		Example: example("bench"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, s := range suites {
 				if !slices.Contains(benchmarks.Suites, s) {

@@ -44,64 +44,11 @@ var calibrateFlagOf = map[string]string{
 func newCalibrate() *cobra.Command {
 	c := &calibrateFlags{}
 	cmd := &cobra.Command{
-		Use:   "calibrate",
-		Short: "Estimate p on sampled steps: k_min and the expected cost before a run",
-		Long: `calibrate does the first step of the paper's workflow before a run is paid for:
-it samples --steps-sampled steps of the task at random, builds each on its own
-in its true state (a microagent is stateless, so any step can be asked alone),
-asks the model --samples times on each, exactly as a run would (the same
-prompt, reply cap, temperatures and red flags, and the same requests: with
---samples-per-call, a step's samples go several to a request as a run's
-wave of them would, sample 0 at temperature 0 a request of its own, one a
-request once the provider is seen to ignore n), and compares every valid
-reply with the step's correct answer.
-
-It reports, per model (several --model make an ensemble) and for the ensemble:
-  p        the share of valid replies that are right, with an interval at
-           --confidence on the mean per-step p: each sampled step is a
-           cluster of a beta-binomial fit (the interval widens when some
-           steps are harder than others)
-  hard steps  sampled steps whose majority answer was wrong
-  red flags  by reason, and provider errors
-  wrong answers repeat  how often two wrong replies to one step agree: 100%
-           means one favourite wrong answer (correlated errors: the scaling
-           laws' one rival is then exact); low means errors spread
-  k_min    for the whole task (all its steps) at --target: the smallest k
-           whose whole-run success reaches --target at every point of the
-           --confidence region of (mean p, spread of step difficulty), the
-           run's success averaged over a Beta distribution of per-step p at
-           each point; a spread the samples cannot detect is not taken as
-           none. With it the whole-run success it prints is a lower bound
-           (under that model of difficulty, each step's errors to one rival
-           answer), beside the estimate at the fit, and the expected samples
-           and cost per step and in all (costs need --price-in and
-           --price-out)
-  undecided  when the region holds both a k that reaches --target and none
-           (or the safe k is more than twice the most hopeful one), there is
-           no k_min: it says how many more sampled steps would settle it and
-           exits 1; --until-decided samples them (in rounds, each forecast
-           on stderr first, within --until-max-samples and --max-cost)
-  no k     when no k reaches --target anywhere in the region (hard steps, or
-           p not above 1/2), it says so, names what helps (a checker, a
-           stronger model, ...) and exits 1
-
-The task is Towers of Hanoi with --disks (the run maker hanoi --disks would
-make), or a spec file's task with --spec (its script gives the correct
-replies; its tool calls run under --root and --tools as in maker run).
-
-With --roles FAMILY (multiply or sort) it measures instead each role of a
-voted decomposition (atomic, decompose, discriminate, solve, compose): at
-the first --roles-nodes nodes of the right trees of --roles-problems seeded
-problems, each role is asked --samples times, and it reports each role's
-valid and right replies, its p and p's one-sided 95% lower bound, the p to
-plan maker multiply or maker sort with (--p-ROLE).`,
-		Example: `  maker calibrate --disks 20                          # the simulated model, the paper's p
-  maker calibrate --disks 20 --p 0.99 --wrong-answers 1 --json
-  maker calibrate --disks 20 --model openai:gpt-4.1-mini --price-in 0.4 --price-out 1.6
-  maker calibrate --spec testdata/spec/find-version.json --samples 20
-  maker calibrate --roles multiply --roles-size 6 --samples 10   # each role of maker multiply
-  maker calibrate --roles sort --model openai:gpt-4.1-mini --roles-problems 5 --json`,
-		Args: cobra.NoArgs,
+		Use:     "calibrate",
+		Short:   "Estimate p on sampled steps: k_min and the expected cost before a run",
+		Long:    help("calibrate"),
+		Example: example("calibrate"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if fs := cmd.Flags(); fs.Changed("roles") || fs.Changed("roles-size") || fs.Changed("roles-problems") || fs.Changed("roles-nodes") {
 				return c.calibrateRoles(cmd)

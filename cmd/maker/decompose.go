@@ -235,39 +235,11 @@ func newMultiply() *cobra.Command {
 		digits int
 	)
 	cmd := &cobra.Command{
-		Use:   "multiply",
-		Short: "Multiply two long numbers by voted decomposition, with an exact check",
-		Long: `multiply computes A×B by voted decomposition (general MAKER): decomposition
-agents split a multiplication into smaller ones and a composition (shifted
-addition), an atomicity vote says when to stop, solver agents multiply the
-small ones, composer agents add the partial products. Every decision is voted
-first-to-ahead-by-k, each role with the k the plan chooses for --target from
-its p. By default the simulated model plays every role (offline).
-
-solved means the tree finished and its answer is A×B (checked exactly);
-wrong counts decisions the family's truth finds wrong; unprotected counts
-co-failed decisions (--cofailure) that were decided wrong. Exit status 0
-solved, 1 failed or wrong, 2 bad usage or input, 130 interrupted. See
-docs/decompose.md.`,
-		Example: `  maker multiply --a 123456 --b 654321
-  maker multiply --digits 10 --seed 7 --json              # a seeded 10×10 problem
-  maker multiply --digits 10 --p 0.95 --target 0.99       # every role at p 0.95
-  maker multiply --digits 6 --p-solve 0.8 --p-compose 0.99
-  maker multiply --digits 6 --p-atomic 0.99 --p-decompose 0.95 --p-discriminate 0.9
-  maker multiply --digits 6 --k solve=5,compose=3         # fix roles' k (others: the plan's)
-  maker multiply --digits 6 --strategy first-to-k         # the authors' scheme, as a baseline
-  maker multiply --digits 6 --rivals 1 --cofailure 0.05   # errors that agree
-  maker multiply --digits 6 --flag-rate 0.1 --latency 50ms --parallel 8
-  maker multiply --digits 6 --max-depth 4 --max-breadth 2 --discriminate --max-samples 200
-  maker multiply --digits 10 --journal run.jsonl          # then, after a crash:
-  maker multiply --digits 10 --journal run.jsonl --resume
-  maker multiply --digits 10 --journal run.jsonl --ui 127.0.0.1:0   # its counters live on a web page
-  maker multiply --digits 3 --journal run.jsonl --journal-unsigned
-  maker multiply --a 12 --b 34 --model openai:tiny --base-url http://127.0.0.1:11434/v1 --timeout 1m --max-tokens 200
-  maker multiply --digits 6 --model openai:gpt-4.1-mini --model-solve openai:gpt-4.1=2/8   # a stronger solver at its own price
-  maker multiply --digits 6 --price all=0.4/1.6,solve=2/8  # each role's price (the simulated model's)
-  maker multiply --digits 6 --model openai:gpt-4.1-nano --model-atomic openai:gpt-4.1-nano --model-decompose openai:gpt-4.1-mini --model-discriminate openai:gpt-4.1-mini --model-compose openai:gpt-4.1-mini`,
-		Args: cobra.NoArgs,
+		Use:     "multiply",
+		Short:   "Multiply two long numbers by voted decomposition, with an exact check",
+		Long:    help("multiply"),
+		Example: example("multiply"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var input json.RawMessage
 			fs := cmd.Flags()
@@ -305,35 +277,11 @@ func newSort() *cobra.Command {
 		length int
 	)
 	cmd := &cobra.Command{
-		Use:   "sort",
-		Short: "Sort a list of integers by voted decomposition, with an exact check",
-		Long: `sort sorts a list of integers ascending by voted decomposition (general
-MAKER): decomposition agents split a list in halves composed by a merge, an
-atomicity vote says when to stop, solver agents sort the short lists, composer
-agents merge. Every decision is voted first-to-ahead-by-k, each role with the k
-the plan chooses for --target from its p. By default the simulated model plays
-every role (offline).
-
-solved means the tree finished and its answer is the list sorted (checked
-exactly). Exit status 0 solved, 1 failed or wrong, 2 bad usage or input, 130
-interrupted. See docs/decompose.md.`,
-		Example: `  maker sort --list '[5, 3, 9, 1]'
-  maker sort --length 500 --seed 3 --json                 # a seeded list of 500
-  maker sort --length 100 --p 0.95 --target 0.99
-  maker sort --length 50 --p-decompose 0.99 --k solve=4
-  maker sort --length 50 --strategy first-to-k --rivals 2 --cofailure 0.01
-  maker sort --length 50 --p-atomic 0.99 --p-discriminate 0.95 --p-solve 0.9 --p-compose 0.99
-  maker sort --length 50 --flag-rate 0.1 --latency 20ms --parallel 4 --max-samples 100
-  maker sort --length 50 --max-depth 7 --max-breadth 2 --discriminate
-  maker sort --length 500 --journal sort.jsonl            # then, after a crash:
-  maker sort --length 500 --journal sort.jsonl --resume
-  maker sort --length 500 --journal sort.jsonl --ui 127.0.0.1:0  # its counters live on a web page
-  maker sort --length 5 --journal sort5.jsonl --journal-unsigned
-  maker sort --list '[3, 1, 2]' --model ollama:tiny --base-url http://127.0.0.1:11434 --timeout 1m --max-tokens 200
-  maker sort --length 50 --model openai:gpt-4.1-nano --model-compose openai:gpt-4.1-mini --model-discriminate openai:gpt-4.1-mini
-  maker sort --length 50 --price all=0.1/0.4,compose=0.4/1.6
-  maker sort --length 50 --model openai:gpt-4.1-mini --model-atomic openai:gpt-4.1-nano --model-decompose openai:gpt-4.1-nano --model-solve openai:gpt-4.1`,
-		Args: cobra.NoArgs,
+		Use:     "sort",
+		Short:   "Sort a list of integers by voted decomposition, with an exact check",
+		Long:    help("sort"),
+		Example: example("sort"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var input json.RawMessage
 			fs := cmd.Flags()

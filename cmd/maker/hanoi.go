@@ -25,26 +25,11 @@ func newHanoi() *cobra.Command {
 		ui     uiFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "hanoi",
-		Short: "Solve Towers of Hanoi, the paper's task, one voted step per move",
-		Long: `hanoi solves Towers of Hanoi with N disks in 2^N-1 steps. Each step is one
-stateless microagent call that sees the rules, the previous move and the
-current state, and answers the next move and state; every step is voted on
-first-to-ahead-by-k. By default the model is the built-in simulated model with
-the paper's gpt-4.1-mini error rate (p = 0.9978), so the run is offline.
-
-solved means the final state has every disk on peg 2 after exactly 2^N-1 legal
-moves; wrong_steps counts steps whose winning move was not the right move.
-Exit status 1 when the run fails or is not solved.`,
-		Example: `  maker hanoi --disks 10
-  maker hanoi --disks 12 --p 0.99 --k 3 --json
-  maker hanoi --disks 15 --journal run.jsonl        # then, after a crash:
-  maker hanoi --disks 15 --journal run.jsonl --resume
-  maker hanoi --disks 3 --model openai:tiny --base-url http://127.0.0.1:11434/v1
-  maker hanoi --disks 3 --model ollama:tiny --base-url http://127.0.0.1:11434 --structured --verbose
-  maker hanoi --disks 3 --model openai:gpt-4o-mini --model anthropic:claude-3-5-haiku --json
-  maker hanoi --disks 3 --model openai:my-model=0.20/0.80 --base-url https://host/v1`,
-		Args: cobra.NoArgs,
+		Use:     "hanoi",
+		Short:   "Solve Towers of Hanoi, the paper's task, one voted step per move",
+		Long:    help("hanoi"),
+		Example: example("hanoi"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if disks < 1 || disks > hanoi.MaxDisks {
 				return usageErr("--disks %d: use 1 to %d", disks, hanoi.MaxDisks)

@@ -17,16 +17,10 @@ func newKMin() *cobra.Command {
 		asJSON           bool
 	)
 	cmd := &cobra.Command{
-		Use:   "kmin",
-		Short: "The scaling laws: k_min, p_full, expected samples and cost",
-		Long: `kmin answers: with per-step success p, how large must the margin k be for a
-task of S steps to succeed with probability at least T, and what does it cost?
-
-  k_min  = ceil( ln(T^(-1/S) - 1) / ln((1-p)/p) )
-  p_full = (1 + ((1-p)/p)^k)^(-S)
-  E[N]   = k/(2p-1) * (1 - r^k)/(1 + r^k) valid samples per step, r = (1-p)/p,
-           divided by the valid-format rate for samples drawn.`,
-		Example: "  maker kmin --steps 1048575 --p 0.9978 --target 0.95",
+		Use:     "kmin",
+		Short:   "The scaling laws: k_min, p_full, expected samples and cost",
+		Long:    help("kmin"),
+		Example: example("kmin"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// vote's own checks, first, so that the error names the flags

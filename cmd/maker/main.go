@@ -144,22 +144,9 @@ func interrupted(journal string) error {
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "maker",
-		Short: "Run long tasks through voting LLM microagents with zero errors",
-		Long: `maker drives stateless LLM microagents through many-step tasks, one model call
-per step, with first-to-ahead-by-k voting on every step and red flags that
-throw suspect replies away (the MAKER method). A microagent may propose a tool
-call; only the winning proposal runs, and only if its category is allowed.
-
-Models (--model, several times for an ensemble): sim (offline, the default),
-openai:NAME (OpenAI or any OpenAI-compatible server at --base-url, usually
-ending in /v1), ollama:NAME (an Ollama server's root) or anthropic:NAME, all
-through langchaingo. Environment: OPENAI_API_KEY, OPENAI_BASE_URL, OLLAMA_HOST,
-ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, read when the flags do not say; a local
-server needs no key.
-
-Exit status: 0 done, 1 the run failed, 2 bad usage or bad input, 130
-interrupted (Ctrl-C; a run with --journal resumes with --resume).`,
+		Use:           "maker",
+		Short:         "Run long tasks through voting LLM microagents with zero errors",
+		Long:          help("maker"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

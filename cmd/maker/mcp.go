@@ -48,34 +48,11 @@ var mcpFlagOf = map[string]string{
 func newMCP() *cobra.Command {
 	f := &mcpFlags{cfg: mcpserver.Config{Sim: sim.DefaultConfig()}}
 	cmd := &cobra.Command{
-		Use:   "mcp",
-		Short: "Serve mdap to coding agents and IDEs over the Model Context Protocol",
-		Long: `mcp serves mdap as an MCP server: over stdio by default (the client starts
-maker mcp and speaks JSON-RPC on its stdin and stdout), or over streamable HTTP
-with --http. Its tools: vote (tally replies you sampled, first-to-ahead-by-k),
-parse (one reply's red flag, or canonical form and key), sample_and_vote
-(sample a prompt through the server's models until one answer leads by k),
-run_task (solve a spec task with a journal under --state; resumable),
-solve_problem (a multiplication, a sort or a problem spec's problem by voted
-decomposition, journaled under --state; resumable) and kmin (the scaling
-laws).
-
-A request may use only the --model models (unless --allow-any-model), its
-spec paths and file tools stay inside --root, its tools run under the --tools
-policy (read-only by default), and the HTTP server listens on loopback only
-unless --allow-remote. Logs go to stderr; over stdio, stdout carries nothing but
-the protocol. Over HTTP every request needs a bearer token, even on loopback
-(any user of the machine can reach a loopback port): --token or $MDAP_MCP_TOKEN,
-or else one generated at start and printed once on stderr; --no-auth serves
-without one. The simulated model (sim) answers run_task from the spec's script
-and sample_and_vote for Towers of Hanoi step prompts only.`,
-		Example: `  maker mcp --root . --state ~/.local/state/mdap/journals
-  maker mcp --model openai:gpt-4.1-mini --tools read_only
-  maker mcp --model openai:qwen3 --base-url http://127.0.0.1:11434/v1
-  maker mcp --embedder ollama:nomic-embed-text --judge ollama:llama3
-  MDAP_MCP_TOKEN=secret maker mcp --http 127.0.0.1:8765
-  maker mcp --http 127.0.0.1:8765     # prints a generated token on stderr`,
-		Args: cobra.NoArgs,
+		Use:     "mcp",
+		Short:   "Serve mdap to coding agents and IDEs over the Model Context Protocol",
+		Long:    help("mcp"),
+		Example: example("mcp"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.check(cmd); err != nil {
 				return err

@@ -411,13 +411,8 @@ one shared secret, no roles (any holder can answer jobs or rewrite journals).
 
 It listens on loopback by default; --addr 0.0.0.0:4222 serves other machines.
 A stock nats-server configured as docs/nats.md shows serves the same clients.`,
-		Example: `  maker nats --store ./mdap-nats
-  maker nats worker add gpu1      # ./mdap-nats/creds/workers/gpu1.nk
-  maker worker --nats nats://127.0.0.1:4222 --nats-creds ./mdap-nats/creds/workers/gpu1.nk --model sim
-  maker nats run add hanoi12      # ./mdap-nats/creds/runs/hanoi12.nk
-  maker hanoi --disks 12 --nats nats://127.0.0.1:4222 --journal nats:hanoi12
-  maker nats --addr 0.0.0.0:4222 --store /var/lib/mdap-nats`,
-		Args: cobra.NoArgs,
+		Example: example("nats"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := n.check(cmd.Flags()); err != nil {
 				return err

@@ -131,15 +131,11 @@ func newNATSLs() *cobra.Command {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "ls",
-		Short: "List what runs left on the engine: journals, task queues, routes",
-		Long: `ls lists the journals (--journal nats:RUN), task queues (maker solve --nats)
-and routes (the consumers of maker workers) on the engine, with their size,
-last write and retention, and who holds a journal now. Signs in as the admin
-(admin.nk of the credentials folder). Remove a run's leftovers with maker nats rm RUN.`,
-		Example: `  maker nats ls --nats nats://127.0.0.1:4222
-  maker nats ls --json`,
-		Args: cobra.NoArgs,
+		Use:     "ls",
+		Short:   "List what runs left on the engine: journals, task queues, routes",
+		Long:    help("nats-ls"),
+		Example: example("nats-ls"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := n.adminConnect(); err != nil {
 				return err
@@ -205,16 +201,11 @@ func cmpStr(s, def string) string {
 func newNATSRm() *cobra.Command {
 	var n natsRun
 	cmd := &cobra.Command{
-		Use:   "rm RUN...",
-		Short: "Remove what a run or batch left on the engine",
-		Long: `rm removes the journal of each RUN (--journal nats:RUN), or the task queue of
-that name with its results and its tasks' journals. A journal whose lease is
-held (its run is in progress) is never removed: rm exits 1 and says who holds
-it. Names with nothing on the engine exit 2 when nothing was removed, 1
-otherwise. Signs in as the admin (admin.nk of the credentials folder).`,
-		Example: `  maker nats rm hanoi15
-  maker nats rm solve-3f2a9c0d1e2b`,
-		Args: cobra.MinimumNArgs(1),
+		Use:     "rm RUN...",
+		Short:   "Remove what a run or batch left on the engine",
+		Long:    help("nats-rm"),
+		Example: example("nats-rm"),
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, run := range args {
 				if cluster.CheckRunName(run) != nil {

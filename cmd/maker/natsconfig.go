@@ -18,33 +18,11 @@ func newNATSConfig() *cobra.Command {
 		force bool
 	)
 	cmd := &cobra.Command{
-		Use:   "config --out DIR",
-		Short: "Write the configuration of a cluster of stock nats-server nodes, and its clients' credentials",
-		Long: `config writes, for a cluster of --nodes stock nats-server nodes (2.11 or later)
-on this machine's loopback, one configuration file per node and the
-credentials of its clients, then prints the clients' URLs for --nats:
-
-  DIR/nodeK.conf          node K: its server name, JetStream store DIR/nodeK,
-                          client port --base-port+K-1 and route port
-                          --base-port+N+K-1 on 127.0.0.1, the cluster's name and
-                          routes (signed in with a route password of its own),
-                          and the authorization block of mdap's roles
-  DIR/creds               coordinator.nk and admin.nk: --nats-creds DIR/creds
-                          serves a coordinator and maker nats provision
-  DIR/creds/workerK       worker K's own key: --nats-creds DIR/creds/workerK
-
-Files are mode 0600, folders 0700 (the configuration files hold the route
-password; the .nk files are secrets). Everything is written to a new folder
-first and renamed to DIR, so nothing is half-written. An existing DIR that is
-not empty is refused unless --force (which replaces it whole, the JetStream
-stores in it included). docs/nats.md shows how to move the nodes onto several
-machines (route and client TLS).`,
-		Example: `  maker nats config --out ./cluster
-  nats-server -c ./cluster/node1.conf &   # and node2.conf, node3.conf
-  maker nats provision --nats URLS --nats-creds ./cluster/creds --replicas 3 &
-  maker worker --nats URLS --nats-creds ./cluster/creds/worker1 --model sim &
-  maker hanoi --disks 10 --nats URLS --nats-creds ./cluster/creds`,
-		Args: cobra.NoArgs,
+		Use:     "config --out DIR",
+		Short:   "Write the configuration of a cluster of stock nats-server nodes, and its clients' credentials",
+		Long:    help("nats-config"),
+		Example: example("nats-config"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return usageErr("--out: name the folder to write the cluster's files to")

@@ -18,23 +18,11 @@ func newNATSProvision() *cobra.Command {
 		once   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "provision",
-		Short: "Create the engine's streams, bucket and consumers on a stock nats-server, and serve workers' requests",
-		Long: `provision makes a stock nats-server (configured with the authorization block of
-docs/nats.md) an mdap engine, as maker nats does for its own server: signed in
-as the admin, it creates the job and reply streams, the lease bucket, and the
-shared streams of runs' data (journals, task queues, results) with mdap's
-settings and --replicas copies of each (setting back any that were changed: a RePublish, a subject
-transform, a source), and the consumer of each --route; then it stays, making
-each route's consumer when a worker asks (workers and coordinators may create
-nothing themselves), and provisions again whenever the server comes back from
-a restart. Stop it with Ctrl-C (exit status 0); --once provisions and exits.
-
-Run it before any worker or coordinator, and keep it running beside the
-server (a worker of a route with no consumer cannot start without it).`,
-		Example: `  maker nats provision --nats nats://127.0.0.1:4222 --nats-creds ./creds
-  maker nats provision --once --replicas 3 --route sim:... --nats nats://a:4222,nats://b:4222`,
-		Args: cobra.NoArgs,
+		Use:     "provision",
+		Short:   "Create the engine's streams, bucket and consumers on a stock nats-server, and serve workers' requests",
+		Long:    help("nats-provision"),
+		Example: example("nats-provision"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkEngineFlags(cmd.Flags(), &engine); err != nil {
 				return err

@@ -32,33 +32,10 @@ type parseFlags struct {
 func newParse() *cobra.Command {
 	f := &parseFlags{}
 	cmd := &cobra.Command{
-		Use:   "parse [FILE...]",
-		Short: "For each model reply: its red flag, or its canonical form and vote key",
-		Long: `parse judges model replies as a step's draw does: a reply with a red flag
-(empty, cut off, overlong, unparseable, format) never votes; any other votes
-with its answer's key, and two replies vote together exactly when their keys
-are equal. The canonical form shows what the key is computed from.
-
-Each FILE is one reply; with no FILE, or "-", the reply is read from stdin.
-A .json file (and stdin) holding native tool calls (an array of
-{"id", "type": "function", "function": {"name", "arguments"}} or one call),
-a whole OpenAI chat completion or an Anthropic message is read as such, with
-its stop reason and token usage; anything else is the reply's text. Token
-counts a file does not give are estimated (4 bytes a token), as the solver
-does when a provider reports none.
-
---spec FILE checks the answers against that spec's answer contract, as its
-steps do, and keys them by its declared matchers ("x-mdap-match": text, set,
-a number tolerance; docs/matching.md), so that replies vote together here
-exactly when a run that tallied them in the order given would count them as
-one answer. With --spec, a tool call's arguments are also normalised by the
-tool's schema first, as a spec run's executor does (a list written as a JSON
-string is healed into the list; arguments the schema refuses are the
-"invalid arguments" red flag), with the run's default --tools (the read-only
-categories): two replies that run votes together have one key here.`,
-		Example: `  maker parse testdata/responses/native.json testdata/responses/intent_fenced.txt
-  maker parse reply.txt --max-tokens 2000 --spec task.json
-  echo '{"move": [1, 0, 2]}' | maker parse --json`,
+		Use:     "parse [FILE...]",
+		Short:   "For each model reply: its red flag, or its canonical form and vote key",
+		Long:    help("parse"),
+		Example: example("parse"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.parse(cmd, args)
 		},

@@ -37,32 +37,11 @@ type runCmd struct {
 func newRun() *cobra.Command {
 	r := &runCmd{}
 	cmd := &cobra.Command{
-		Use:   "run SPEC.json",
-		Short: "Run one task from a spec file, with its tools under --root and --tools",
-		Long: `run solves the task a spec file describes (see maker/spec): each step is one
-stateless microagent call that sees the spec's rules, the state and the last
-tool result, and answers the next state or proposes one tool call; every step
-is voted on first-to-ahead-by-k, and only the winning tool call runs, if the
---tools policy (read-only by default) allows it, inside --root.
-
---root is the folder granted to the tools (default: the spec file's folder);
-they work in the spec's "root" inside it (a "root" that leads out is refused).
-The spec is checked before any call: an unknown tool, a tool the --tools policy
-always denies, a "script" that breaks the answer contract, or --model sim
-without a "script" exits 2 and writes nothing. The spec's tools are declared to
-the model (--tool-declaration). With --model sim (the default) the spec's
-"script" drives the simulated model, so a run is offline.
-
-SPEC.json "-" reads the spec from standard input; its folder is then the
-working folder.
-
-solved means the task said it was done. Exit status 1 when it did not.`,
-		Example: `  maker run testdata/spec/find-version.json
-  maker run task.json --root ./repo --tools read_only,write_file --json
-  maker run task.json --journal run.jsonl        # then, after a crash:
-  maker run task.json --journal run.jsonl --resume
-  maker run task.json --model openai:gpt-4.1-mini`,
-		Args: cobra.ExactArgs(1),
+		Use:     "run SPEC.json",
+		Short:   "Run one task from a spec file, with its tools under --root and --tools",
+		Long:    help("run"),
+		Example: example("run"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == "-" && r.flags.modelsFile == "-" {
 				return usageErr("the spec and --models both on standard input: give one of them as a file")

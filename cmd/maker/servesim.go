@@ -39,33 +39,11 @@ func newServeSim() *cobra.Command {
 		scratch = &cobra.Command{}
 	)
 	cmd := &cobra.Command{
-		Use:   "serve-sim",
-		Short: "Serve the simulated model as an OpenAI-compatible endpoint, with faults",
-		Long: `serve-sim answers OpenAI chat completion requests (POST /v1/chat/completions,
-GET /v1/models) with the simulated model, so that any OpenAI client, or another
-implementation of the MAKER method, meets the same error model as maker's own
-runs. The server is started for one task (--task hanoi, or --spec FILE for a
-spec task's script), whose oracle answers the step prompts.
-
-No request needs an mdap-specific field: the prompt text names the step, and
-the sample index is the request's standard "seed" field, or else the number of
-earlier requests with the same prompt. A sequential client gets the same
-replies from a fresh server with the same flags; a client that sends a
-distinct seed per sample gets the same replies whatever its concurrency.
-
-Faults answer a fraction of requests with a 429 (Retry-After), a 500, a hang
-until the client gives up, a body truncated after its headers, or a 200 that
-is not JSON; which requests is seeded like the replies.
-
-The first line on stdout is "listening on http://HOST:PORT/v1", the base URL to
-give a client (with --addr 127.0.0.1:0 the port is chosen by the system).
-SIGINT or SIGTERM stops the server gracefully: exit status 0.`,
-		Example: `  maker serve-sim                                   # 127.0.0.1:8090, hanoi, the paper's p
-  maker serve-sim --addr 127.0.0.1:0 --p 0.99 --seed 7
-  maker serve-sim --fault-429 0.05 --fault-hang 0.02 --retry-after 2
-  maker serve-sim --spec task.json
-  maker hanoi --disks 6 --model openai:sim --base-url http://127.0.0.1:8090/v1`,
-		Args: cobra.NoArgs,
+		Use:     "serve-sim",
+		Short:   "Serve the simulated model as an OpenAI-compatible endpoint, with faults",
+		Long:    help("serve-sim"),
+		Example: example("serve-sim"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.config(cmd, &simFl, scratch)
 			if err != nil {

@@ -76,47 +76,11 @@ var solveFlagOf = map[string]string{
 func newSolve() *cobra.Command {
 	f := &solveFlags{}
 	cmd := &cobra.Command{
-		Use:   "solve TASKS.jsonl --out RESULTS.jsonl",
-		Short: "Solve a file of tasks, many at a time, into a results file of JSON lines",
-		Long: `solve runs every task of a tasks file, --concurrency at a time, and writes one
-JSON line per finished task to --out. A task line is
-  {"id": "v1", "spec": "specs/find-version.json"}   a spec task (see maker run)
-  {"id": "h12", "hanoi": {"disks": 12}}             Towers of Hanoi
-  {"id": "m1", "multiply": {"a": "123", "b": "45"}}  voted decomposition
-  {"id": "s1", "sort": {"list": [3, 1, 2]}}          (see maker multiply, sort)
-  {"id": "p1", "problem": {"spec": "sum.json", "input": {"n": [1, 2]}}}  (maker problem)
-with optional overrides: "k", "root", "tools", "seed", "max_steps",
-"max_samples", "max_errors". Paths are relative to the tasks file. A spec
-task's "input" (a JSON object) sets fields of the spec's initial state; with
---spec FILE a line that names no task is a task of that spec, so
-  {"id": "doc-17", "input": {"file": "17.txt"}}
-runs one spec over many inputs.
-
-Every model call of every task shares the provider limits: --max-inflight
-calls in flight at once, --rpm calls started per minute, and after a
-rate-limit answer (HTTP 429) every task pauses until the delay has passed.
-
-Run the same command again after a crash or Ctrl-C: tasks with a result line
-are skipped, and with --state the unfinished ones resume from their journals.
-A bad line is recorded with status invalid and the others still run.
-
-With --nats URL the tasks are spread over every coordinator started on the
-same file and settings: each takes tasks from a queue on the engine until all
-have results, each task's journal is on the engine (a task whose coordinator
-dies resumes on another), and each coordinator then writes every result to its
---out. See docs/nats.md.
-
-TASKS.jsonl "-" reads the tasks from standard input, their paths relative to
-the working folder.
-
-Exit status: 0 every task solved, 1 a task failed or was invalid, 2 bad usage
-(nothing written), 130 interrupted.`,
-		Example: `  maker solve tasks.jsonl --out results.jsonl --state state
-  maker solve tasks.jsonl --out results.jsonl --state state --concurrency 8 \
-      --model openai:gpt-4.1-mini --max-inflight 12 --rpm 500
-  maker solve tasks.jsonl --out results.jsonl --json
-  maker solve inputs.jsonl --spec summarise.json --out results.jsonl --state state`,
-		Args: cobra.ExactArgs(1),
+		Use:     "solve TASKS.jsonl --out RESULTS.jsonl",
+		Short:   "Solve a file of tasks, many at a time, into a results file of JSON lines",
+		Long:    help("solve"),
+		Example: example("solve"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == "-" && f.run.modelsFile == "-" {
 				return usageErr("the tasks and --models both on standard input: give one of them as a file")

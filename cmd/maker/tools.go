@@ -90,15 +90,10 @@ func newTools() *cobra.Command {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "tools",
-		Short: "The tool categories and what is loaded, withheld or unavailable",
-		Long: `tools prints every tool category, whether it is read-only, and the state of each
-tool under the --tools selection: loaded (a call may run), withheld (this build
-has it, the selection did not allow it) or unavailable (this build cannot run
-it). The same report is what a model gets from the list_tool_categories tool.
-Then each tool's arguments: name, type, whether required, and what it means;
---json adds each tool's description, arguments and JSON Schema ("tools").`,
-		Example: "  maker tools\n  maker tools --tools read_only,write_file --json",
+		Use:     "tools",
+		Short:   "The tool categories and what is loaded, withheld or unavailable",
+		Long:    help("tools"),
+		Example: example("tools"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := flags.executor()

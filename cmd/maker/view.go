@@ -60,13 +60,8 @@ view a running run's journal while it runs. Ctrl-C ends it (exit status 130).
 --png FILE writes the step map as a PNG, --html FILE a self-contained report
 (style inline, the map a data: URL, no script): both read the journal as it
 is and exit 0, serving nothing.`,
-		Example: `  maker view run.jsonl                       # prints http://127.0.0.1:PORT/
-  maker view run.jsonl --addr 127.0.0.1:8080
-  maker view run.jsonl --png map.png
-  maker view run.jsonl --html report.html
-  maker view state --results results.jsonl  # a maker solve batch
-  maker hanoi --disks 12 --ui 127.0.0.1:0    # the same page, in process`,
-		Args: cobra.ExactArgs(1),
+		Example: example("view"),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runView(cmd, args[0], addr, pngOut, htmlOut, noAuth, lim)
 		},

@@ -47,34 +47,11 @@ type workerCmd struct {
 func newWorker() *cobra.Command {
 	w := &workerCmd{}
 	cmd := &cobra.Command{
-		Use:   "worker",
-		Short: "Draw samples for coordinators on other machines: a stateless NATS worker",
-		Long: `worker takes sample jobs from a NATS JetStream queue, calls its model with each
-job's messages, options and sample identity, publishes the reply and then
-acknowledges the job. Run any number of workers, on any machines; they join
-and leave at will. A job whose worker dies is redelivered to another after
---ack-wait; a live worker reports progress every third of it, however long its
-model takes.
-
-Workers and coordinators meet on the model: a coordinator run with --nats and
---model M draws from the workers started with the same --model M (for the
-simulated model, the same --seed, --p, --flag-rate, --error-rate,
---wrong-answers and --concentration: any worker may draw any sample, and the
-answer is the same on every machine). Workers of different models serve an
-ensemble. The simulated model answers Towers of Hanoi prompts, or with
---roles multiply (or sort) plays every role of that family's voted
-decompositions: maker solve --nats --model sim draws its multiply (sort)
-lines from the workers started with the same --seed as the line's, --p,
---wrong-answers and --flag-rate (each role at --p, 0.9 when not given, as
-in process).
-
-SIGINT or SIGTERM stops the worker: it takes no more jobs, lets its model calls
-finish within --grace (their replies are sent), hands back the jobs of calls
-still running, prints what it did and exits with status 0.`,
-		Example: `  maker worker --nats nats://127.0.0.1:4222 --model sim --inflight 4
-  maker worker --nats nats://10.0.0.5:4222 --model openai:llama3 --base-url http://127.0.0.1:8000/v1 --inflight 8
-  maker worker --nats nats://127.0.0.1:4222 --model sim --roles multiply --inflight 16   # for maker solve --nats's multiply lines`,
-		Args: cobra.NoArgs,
+		Use:     "worker",
+		Short:   "Draw samples for coordinators on other machines: a stateless NATS worker",
+		Long:    help("worker"),
+		Example: example("worker"),
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := w.check(cmd); err != nil {
 				return err
