@@ -229,43 +229,18 @@ var simFlagOf = map[string]string{
 func simUsageErr(err error) error { return fieldUsageErr(err, simFlagOf, "simulated model") }
 
 // fieldUsageErr turns the *maker.FieldError of a configuration the flags
-// set (sim.Config, simserver.Faults, batch.LimitConfig, mcpserver.Config)
-// into a usage error that names the flags, their values and the library's
-// fix, so that the rules are the library's alone. flagOf names the flag of
-// each field (a field of a list, "Models[1]", by its own name or else the
-// list's); an
-// error of a field no flag sets, or of another kind, reads "what: err".
+// set into a usage error that names the flags, their values and the
+// library's fix (fielderr.InFlags), so that the rules are the library's
+// alone; an error of a field no flag sets, or of another kind, reads
+// "what: err".
 func fieldUsageErr(err error, flagOf map[string]string, what string) error {
 	if err == nil {
 		return nil
 	}
-	fe := fielderr.As(err)
-	var parts []string
-	if fe != nil {
-		for _, x := range fe.Fields {
-			name, ok := flagOf[x.Name]
-			if field, _, _ := strings.Cut(x.Name, "["); !ok {
-				name, ok = flagOf[field]
-			}
-			if !ok { // a field no flag sets
-				parts = nil
-				break
-			}
-			format := "--%s %v"
-			if _, isString := x.Value.(string); isString {
-				format = "--%s %q"
-			}
-			parts = append(parts, fmt.Sprintf(format, name, x.Value))
-		}
+	if text, ok := fielderr.InFlags(err, flagOf); ok {
+		return usageErr("%s", text)
 	}
-	if len(parts) == 0 {
-		return usageErr("%s: %w", what, err)
-	}
-	remedy := fe.Remedy()
-	if v, ok := fe.Fields[0].Value.(string); ok { // a cause that begins with the value it refused says it once
-		remedy = strings.TrimPrefix(remedy, fmt.Sprintf("%q: ", v))
-	}
-	return usageErr("%s: %s", strings.Join(parts, " plus "), remedy)
+	return usageErr("%s: %w", what, err)
 }
 
 // positiveFlags refuses 0 for the named flags, where the library reads a
