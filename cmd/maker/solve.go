@@ -245,19 +245,11 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 // readJobs reads the tasks of path ("-" for standard input), refusing a
 // file with none.
 func (f *solveFlags) readJobs(cmd *cobra.Command, path string) (jobs []batch.Job, err error) {
-	if path == "-" {
-		if f.run.natsURL != "" {
-			return nil, usageErr("--nats with tasks on standard input: coordinators share a tasks file by its name and content; give a file")
-		}
-		jobs, err = batch.ReadInputs(cmd.InOrStdin(), ".", f.spec)
-	} else {
-		jobs, err = batch.ReadInputsFile(path, f.spec)
+	if path == "-" && f.run.natsURL != "" {
+		return nil, usageErr("--nats with tasks on standard input: coordinators share a tasks file by its name and content; give a file")
 	}
-	if err != nil {
+	if jobs, err = batch.ReadTasks(path, cmd.InOrStdin(), f.spec); err != nil {
 		return nil, usageErr("%w", err)
-	}
-	if len(jobs) == 0 {
-		return nil, usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
 	}
 	return jobs, nil
 }
