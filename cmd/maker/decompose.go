@@ -214,45 +214,47 @@ var decompFlagOf = map[string]string{"Strategy": "strategy", "Target": "target",
 	"Roles[atomic].CoFailure": "cofailure", "Roles[decompose].CoFailure": "cofailure", "Roles[discriminate].CoFailure": "cofailure",
 	"Roles[solve].CoFailure": "cofailure", "Roles[compose].CoFailure": "cofailure"}
 
+// decompCommand is a command of voted decomposition (multiply, sort,
+// problem): its help texts, the decomposition flags and --ui; solve runs
+// it once the flags are parsed.
+func decompCommand(name, use, short string, f *decompFlags, solve func(cmd *cobra.Command) error) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Long: help(name), Example: example(name), Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return solve(cmd) }}
+	f.register(cmd.Flags())
+	f.ui.register(cmd)
+	_ = cmd.MarkFlagFilename("journal", "jsonl")
+	return cmd
+}
+
 func newMultiply() *cobra.Command {
 	var (
 		f      decompFlags
 		a, b   string
 		digits int
 	)
-	cmd := &cobra.Command{
-		Use:     "multiply",
-		Short:   "Multiply two long numbers by voted decomposition, with an exact check",
-		Long:    help("multiply"),
-		Example: example("multiply"),
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var input json.RawMessage
-			fs := cmd.Flags()
-			switch {
-			case fs.Changed("digits") && (fs.Changed("a") || fs.Changed("b")):
-				return usageErr("give --a and --b, or --digits, not both")
-			case fs.Changed("a") != fs.Changed("b"):
-				return usageErr("give both --a and --b (or --digits N)")
-			case fs.Changed("a"):
-				input, _ = json.Marshal(map[string]string{"a": a, "b": b})
-			default:
-				var err error
-				if input, err = problems.Generate("multiply", f.o.Settings.Seed, digits); err != nil {
-					return usageErr("--digits: %w", err)
-				}
+	cmd := decompCommand("multiply", "multiply", "Multiply two long numbers by voted decomposition, with an exact check", &f, func(cmd *cobra.Command) error {
+		var input json.RawMessage
+		fs := cmd.Flags()
+		switch {
+		case fs.Changed("digits") && (fs.Changed("a") || fs.Changed("b")):
+			return usageErr("give --a and --b, or --digits, not both")
+		case fs.Changed("a") != fs.Changed("b"):
+			return usageErr("give both --a and --b (or --digits N)")
+		case fs.Changed("a"):
+			input, _ = json.Marshal(map[string]string{"a": a, "b": b})
+		default:
+			var err error
+			if input, err = problems.Generate("multiply", f.o.Settings.Seed, digits); err != nil {
+				return usageErr("--digits: %w", err)
 			}
-			var in struct{ A, B string }
-			_ = json.Unmarshal(input, &in)
-			return f.solveProblem(cmd, "multiply", input, fmt.Sprintf("multiply %s×%s", short(in.A), short(in.B)))
-		},
-	}
+		}
+		var in struct{ A, B string }
+		_ = json.Unmarshal(input, &in)
+		return f.solveProblem(cmd, "multiply", input, fmt.Sprintf("multiply %s×%s", short(in.A), short(in.B)))
+	})
 	cmd.Flags().StringVar(&a, "a", "", "the first factor, decimal digits")
 	cmd.Flags().StringVar(&b, "b", "", "the second factor, decimal digits")
 	cmd.Flags().IntVar(&digits, "digits", 5, "without --a and --b: a seeded problem of two N-digit factors (--seed)")
-	f.register(cmd.Flags())
-	f.ui.register(cmd)
-	_ = cmd.MarkFlagFilename("journal", "jsonl")
 	return cmd
 }
 
@@ -262,39 +264,29 @@ func newSort() *cobra.Command {
 		list   string
 		length int
 	)
-	cmd := &cobra.Command{
-		Use:     "sort",
-		Short:   "Sort a list of integers by voted decomposition, with an exact check",
-		Long:    help("sort"),
-		Example: example("sort"),
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var input json.RawMessage
-			fs := cmd.Flags()
-			switch {
-			case fs.Changed("list") && fs.Changed("length"):
-				return usageErr("give --list or --length, not both")
-			case fs.Changed("list"):
-				input = json.RawMessage(`{"list": ` + list + `}`)
-				if !json.Valid(input) {
-					return usageErr("--list %q is not JSON: give a JSON list of integers such as '[3, 1, 2]'", list)
-				}
-			default:
-				var err error
-				if input, err = problems.Generate("sort", f.o.Settings.Seed, length); err != nil {
-					return usageErr("--length: %w", err)
-				}
+	cmd := decompCommand("sort", "sort", "Sort a list of integers by voted decomposition, with an exact check", &f, func(cmd *cobra.Command) error {
+		var input json.RawMessage
+		fs := cmd.Flags()
+		switch {
+		case fs.Changed("list") && fs.Changed("length"):
+			return usageErr("give --list or --length, not both")
+		case fs.Changed("list"):
+			input = json.RawMessage(`{"list": ` + list + `}`)
+			if !json.Valid(input) {
+				return usageErr("--list %q is not JSON: give a JSON list of integers such as '[3, 1, 2]'", list)
 			}
-			var in struct{ List []json.RawMessage }
-			_ = json.Unmarshal(input, &in)
-			return f.solveProblem(cmd, "sort", input, fmt.Sprintf("sort a list of %d", len(in.List)))
-		},
-	}
+		default:
+			var err error
+			if input, err = problems.Generate("sort", f.o.Settings.Seed, length); err != nil {
+				return usageErr("--length: %w", err)
+			}
+		}
+		var in struct{ List []json.RawMessage }
+		_ = json.Unmarshal(input, &in)
+		return f.solveProblem(cmd, "sort", input, fmt.Sprintf("sort a list of %d", len(in.List)))
+	})
 	cmd.Flags().StringVar(&list, "list", "", "the list to sort, JSON: '[3, 1, 2]'")
 	cmd.Flags().IntVar(&length, "length", 20, "without --list: a seeded list of N integers in [0, 1000) (--seed)")
-	f.register(cmd.Flags())
-	f.ui.register(cmd)
-	_ = cmd.MarkFlagFilename("journal", "jsonl")
 	return cmd
 }
 
