@@ -205,6 +205,14 @@ func TestMinVotersUndecidedNamesTheDiscount(t *testing.T) {
 	})
 	require.ErrorIs(t, err, ErrUndecided)
 	assert.Contains(t, err.Error(), "2 distinct voters, 2 needed, 2 of them from one voter beyond the others' and not counted")
+
+	// Key 1 from a and b, key 2 from c and d: nothing discounted, nothing said.
+	_, err = runSync(Config{K: 3, Parallel: 1, MaxSamples: 4, MinVoters: 2}, func(i int) Sample[int] {
+		return Sample[int]{Value: i, Key: uint64(1 + i/2), Voter: string(rune('a' + i))}
+	})
+	require.ErrorIs(t, err, ErrUndecided)
+	assert.Contains(t, err.Error(), "2 distinct voters, 2 needed")
+	assert.NotContains(t, err.Error(), "beyond")
 }
 
 // TestMinVotersLiarBesideTwoHonestVoters: Monte Carlo of the engine's
