@@ -238,8 +238,7 @@ func marshalNode(v any, depth int) (node, error) {
 	if err != nil {
 		return node{}, fmt.Errorf("%T is not JSON: %w", v, err)
 	}
-	d := decoder{s: string(b), depth: depth}
-	x, err := d.value()
+	x, err := decodeJSON(string(b))
 	if err != nil {
 		return node{}, fmt.Errorf("%T marshals to invalid JSON: %w", v, err)
 	}
