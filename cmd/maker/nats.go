@@ -364,53 +364,9 @@ type natsCmd struct {
 func newNATS() *cobra.Command {
 	n := &natsCmd{}
 	cmd := &cobra.Command{
-		Use:   "nats",
-		Short: "Run an embedded NATS server with JetStream for workers and coordinators",
-		Long: `nats runs a NATS server with JetStream in this process, so that nothing else
-needs installing: workers (maker worker --nats URL) take sample jobs from it,
-coordinators (maker hanoi --nats URL) send them, and journals (--journal
-nats:RUN) and task queues live on it. It prints the client URL on stdout and
-runs until SIGINT or SIGTERM, then stops cleanly (exit status 0).
-
-Authentication is on: every client signs in with the nkey of a role, and each
-role gets only its subjects. Workers take jobs and answer the jobs they hold;
-a coordinator publishes jobs and owns the journal, lease and task queue of its
-run; the admin (maker nats ls, rm, provision) may do anything; nobody else
-gets in. On first start the admin's key is generated into --creds (default
-STORE/creds, mode 0700): admin.nk is its secret (mode 0600); admin.pub the
-public key the server accepts (put your own there to keep the seed on its
-machine). Each worker signs in with an identity of its own: maker nats worker
-add NAME writes workers/NAME.nk (copy it to that worker's machine only; maker
-worker --nats-creds NAME.nk), and maker nats worker revoke NAME cuts that one
-worker off. A coordinator signs in with the key of its run: maker nats run add
-RUN writes runs/RUN.nk, and maker hanoi --journal nats:RUN (or maker solve
---queue RUN) uses it, with --nats-creds runs/RUN.nk or the folder. Clients
-find keys with --nats-creds PATH or $` + natsCredsEnv + `=PATH (or ./` + defaultCredsDir + ` if it
-exists).
-
---shared-coordinator also makes and accepts coordinator.nk, one coordinator
-key for every run. Its risk: any holder may read and append to every run's
-journal, take or drop every run's lease, and read and write every task queue
-and its results; a copy that leaks forges any run. Without the flag a
-coordinator.pub in the folder is not accepted.
-
---shared-worker also makes and accepts worker.nk, one key for every worker.
-Its risk: any holder acts as every worker (min-workers counts them all as
-one, and a quarantine of one is of all), and revoking one worker means
-revoking them all. Without the flag a worker.pub in the folder is not
-accepted.
-
-The engine owns its resources: at every start, before it lets a client in, it
-creates the job and reply streams and the lease bucket with mdap's settings
-(repairing any that were changed), and it makes each route's consumer when a
-worker asks, with --ack-wait and --max-deliver; no client may create, change
-or delete a stream, a consumer or a bucket of the engine.
-
---auth token instead requires the token in $` + natsTokenEnv + ` from every client:
-one shared secret, no roles (any holder can answer jobs or rewrite journals).
-
-It listens on loopback by default; --addr 0.0.0.0:4222 serves other machines.
-A stock nats-server configured as docs/nats.md shows serves the same clients.`,
+		Use:     "nats",
+		Short:   "Run an embedded NATS server with JetStream for workers and coordinators",
+		Long:    help("nats"),
 		Example: example("nats"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

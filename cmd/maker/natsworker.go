@@ -12,11 +12,11 @@ import (
 // identityKind is a kind of identity the operator issues in the engine's
 // credentials folder: maker nats worker, maker nats run.
 type identityKind struct {
-	use, short, long, example string
-	add                       func(dir, name string) (string, error)
-	revoke                    func(dir, name string) error
-	issued                    func(dir string) ([]string, map[string]string, error)
-	hint                      string // printed after add: how to use the seed
+	use, short string // Long and Example: help/nats-USE.txt
+	add        func(dir, name string) (string, error)
+	revoke     func(dir, name string) error
+	issued     func(dir string) ([]string, map[string]string, error)
+	hint       string // printed after add: how to use the seed
 }
 
 // newNATSWorker is maker nats worker: the operator's issuing and revoking
@@ -25,25 +25,7 @@ func newNATSWorker() *cobra.Command {
 	return newNATSIdentities(identityKind{
 		use:   "worker",
 		short: "Issue, list and revoke worker identities (one nkey per worker)",
-		long: `worker manages worker identities in the engine's credentials folder (--creds,
-default ./` + defaultCredsDir + `): each worker gets a key of its own, so that one
-can be revoked without touching the others. maker nats makes no key shared by
-workers unless started with --shared-worker: issue one here for each worker.
-
-  add NAME      issue a key: writes workers/NAME.nk (the seed: copy it to that
-                worker's machine only, and start it with --nats-creds NAME.nk,
-                or --identity NAME with this folder) and workers/NAME.pub;
-                prints the seed's path
-  revoke NAME   revoke it: its files are removed; a running maker nats refuses
-                the key and closes the worker's connections within a second
-                (a stock nats-server: write its authorization block again and
-                reload it)
-  ls            list the identities issued
-
-Names are 1 to 64 letters, digits, '-' or '_'.`,
-		example: `  maker nats worker add gpu1
-  maker nats worker revoke gpu1 --creds /var/lib/mdap-nats/creds`,
-		add: cluster.AddWorker, revoke: cluster.RevokeWorker, issued: cluster.IssuedWorkers,
+		add:   cluster.AddWorker, revoke: cluster.RevokeWorker, issued: cluster.IssuedWorkers,
 		hint: "on its machine: maker worker --nats-creds %s (copy the file there only)",
 	})
 }
@@ -54,26 +36,7 @@ func newNATSRun() *cobra.Command {
 	return newNATSIdentities(identityKind{
 		use:   "run",
 		short: "Issue, list and revoke the coordinator identity of one run (a tenant)",
-		long: `run manages run coordinator identities in the engine's credentials folder
-(--creds, default ./` + defaultCredsDir + `): the holder of the key of run RUN draws
-samples as any coordinator does, and may use the journal (--journal nats:RUN),
-the lease and the task queue of RUN only: it cannot read, write, purge or
-delete another run's, nor change the engine's streams.
-Give each person or job its own run key instead of coordinator.nk, which may
-touch every run.
-
-  add RUN       issue a key: writes runs/RUN.nk (the seed: hand it to whoever
-                runs RUN, who signs in with --nats-creds RUN.nk) and
-                runs/RUN.pub; prints the seed's path
-  revoke RUN    revoke it: its files are removed; a running maker nats refuses
-                the key and closes its connections within a second
-  ls            list the run keys issued
-
-Runs are named 1 to 64 letters, digits, '-' or '_'.`,
-		example: `  maker nats run add nightly
-  maker hanoi --nats nats://10.0.0.5:4222 --nats-creds nightly.nk --journal nats:nightly --model sim
-  maker nats run revoke nightly --creds /var/lib/mdap-nats/creds`,
-		add: cluster.AddRunCoordinator, revoke: cluster.RevokeRunCoordinator, issued: cluster.IssuedRunCoordinators,
+		add:   cluster.AddRunCoordinator, revoke: cluster.RevokeRunCoordinator, issued: cluster.IssuedRunCoordinators,
 		hint: "whoever runs it: --nats-creds %s (copy the file to them only)",
 	})
 }
@@ -90,8 +53,8 @@ func newNATSIdentities(kind identityKind) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     kind.use,
 		Short:   kind.short,
-		Long:    kind.long,
-		Example: kind.example,
+		Long:    help("nats-" + kind.use),
+		Example: example("nats-" + kind.use),
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
