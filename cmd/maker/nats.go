@@ -1,17 +1,12 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -20,10 +15,8 @@ import (
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
-	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
@@ -76,149 +69,54 @@ func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
 	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 while at least 2 worker identities serve the route, else 1, looked at again between steps every 5s (maker solve: any worker); a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
 }
 
-// following returns the Solver.MinVoters of --min-workers 0 over route:
-// engineMinVoters again once votersEvery has passed since it last asked,
-// so that a run goes on when one of two workers leaves and rests on two
-// once a second serves. Nil for a --min-workers given. Called from the
-// solving goroutine only.
-func (n *natsRun) following(route string) func(context.Context) int {
-	if n.minWorkers > 0 {
-		return nil
-	}
-	asked, now := time.Now(), n.minVoters
-	return func(ctx context.Context) int {
-		if time.Since(asked) < votersEvery {
-			return now
-		}
-		asked = time.Now()
-		// An engine that did not answer leaves the number as it was: a
-		// moment's hiccup does not drop a second voter.
-		if w, err := cluster.ServingWorkers(ctx, n.nc, route); err == nil {
-			now = votersOf(w)
-		}
-		return now
-	}
-}
-
-// votersEvery is how often a run under --min-workers 0 asks the engine
-// again how many worker identities serve its route: an agent request,
-// beside a step's many samples.
-const votersEvery = 5 * time.Second
-
-// maxMinWorkers bounds --min-workers, as vote.Config bounds MinVoters.
-const maxMinWorkers = vote.MaxVoters
-
-// engineMinVoters settles --min-workers for route: the number given, or
-// with 0 two when the engine counts at least two worker identities
-// serving route, else one.
-func (n *natsRun) engineMinVoters(ctx context.Context, route string) int {
-	if n.minWorkers > 0 {
-		return n.minWorkers
-	}
-	if w, err := cluster.ServingWorkers(ctx, n.nc, route); err == nil {
-		return votersOf(w)
-	}
-	return 1
-}
-
-// votersOf is --min-workers 0's minimum when w worker identities serve
-// the route: two where two serve, else one.
-func votersOf(w int) int { return min(max(w, 1), 2) }
-
 func registerNATSCreds(fs *pflag.FlagSet, dst *string) {
 	fs.StringVar(dst, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+natsCredsEnv+", else ./"+defaultCredsDir+" if it exists; $"+natsTokenEnv+" for a server with a token)")
 }
 
-// natsAuth returns the options that sign a client of role in: the seed
-// file --nats-creds (or $MDAP_NATS_CREDS, or ./mdap-nats/creds) names or
-// holds for role, else $MDAP_NATS_TOKEN, else none. Errors are usage
-// errors (a credential named but unreadable).
-func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, string, error) {
-	path, from := n.credsPath()
-	if path == "" {
-		if tok := os.Getenv(natsTokenEnv); tok != "" {
-			return []nats.Option{nats.Token(tok)}, "the token in $" + natsTokenEnv, nil
-		}
-		return nil, "no credentials", nil
-	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		if path, err = n.seedIn(path, from, role); err != nil {
-			return nil, "", err
-		}
-	} else if n.identity != "" {
-		return nil, "", usageErr("--identity %s picks workers/%s.nk from a credentials folder, and %s names the seed file %s: give the folder, or leave --identity out", n.identity, n.identity, from, path)
-	}
-	opts, err := cluster.Credentials(path, name)
-	if err != nil {
-		return nil, "", usageErr("%s: %w (give the %s seed maker nats wrote, %s)", from, err, role, cluster.SeedFile("STORE/creds", role))
-	}
-	return opts, "the " + string(role) + " credential " + path, nil
+// creds is what --nats-creds, --identity and the run name, for
+// cluster.Dial.
+func (n *natsRun) creds() cluster.ClientCreds {
+	return cluster.ClientCreds{Path: n.natsCreds, Run: n.natsRunName, Identity: n.identity, PathName: "--nats-creds"}
 }
 
-// seedIn picks role's seed in the credentials folder dir
-// (cluster.ClientCreds.SeedIn: a worker's --identity, a coordinator's run
-// key, else ROLE.nk); none found is a usage error naming what to do
-// (maker worker --identity, maker nats run add).
-func (n *natsRun) seedIn(dir, from string, role cluster.Role) (string, error) {
-	seed, err := cluster.ClientCreds{Run: n.natsRunName, Identity: n.identity}.SeedIn(dir, role)
-	switch {
-	case err == nil:
-		return seed, nil
-	case role == cluster.RoleWorker && errors.Is(err, cluster.ErrConfig) && n.identity == "":
-		return "", usageErr("%s: %w: give --identity NAME", from, err)
-	case role == cluster.RoleWorker:
-		return "", usageErr("%s: %w (maker worker --identity NAME picks workers/NAME.nk from a folder; or give --nats-creds NAME.nk)", from, err)
-	}
-	run := cmp.Or(n.natsRunName, "RUN")
-	return "", usageErr("%s: %s holds no coordinator key: neither runs/%s.nk nor the shared coordinator.nk (maker nats makes it only with --shared-coordinator); issue a key of this run with maker nats run add %s, and give --journal nats:%s (or --queue %s to maker solve) and --nats-creds %s", from, dir, run, run, run, run, filepath.Join(dir, "runs", run+".nk"))
-}
+// coordinatorFlagOf names the flag of each field of
+// cluster.CoordinatorConfig.
+var coordinatorFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWorkers": "min-workers"}
 
-// credsPath returns the credential --nats-creds, $MDAP_NATS_CREDS or
-// ./mdap-nats/creds names (a seed file or a folder of them), and which
-// of them named it; "" when none does (cluster.ClientCreds.Resolve).
-func (n *natsRun) credsPath() (path, from string) {
-	path, from = cluster.ClientCreds{Path: n.natsCreds}.Resolve()
-	if from == "Path" {
-		from = "--nats-creds"
-	}
-	return path, from
-}
-
-// validateNATS checks --nats and what it changes: --journal nats:RUN
-// needs it; the model's server and the simulated model's latency are the
-// workers' business.
+// validateNATS checks --nats and what it changes
+// (cluster.CoordinatorConfig.Validate): --journal nats:RUN and
+// --min-workers need it; the model's server and the simulated model's
+// latency are the workers' business.
 func (f *runFlags) validateNATS(cmd *cobra.Command) error {
-	fs := cmd.Flags()
 	run, onEngine := strings.CutPrefix(f.journal, natsJournalPrefix)
-	if f.minWorkers < 0 || f.minWorkers > maxMinWorkers {
-		return usageErr("--min-workers %d: use 1 to %d distinct workers, or 0 for the default (2 where 2 serve)", f.minWorkers, maxMinWorkers)
+	cfg := cluster.CoordinatorConfig{URL: f.natsURL, Keep: f.natsKeep, MinWorkers: f.minWorkers}
+	if onEngine {
+		cfg.Run = run
 	}
-	if f.natsURL == "" && f.minWorkers != 0 {
-		return usageErr("--min-workers counts the workers of a run over --nats: give --nats URL too, or leave it out")
-	}
+	err := cfg.Validate()
+	fe := fielderr.As(err)
 	// What the vote needs until the engine is asked (natsModel settles
 	// the default for one route; a batch takes the number given).
 	f.minVoters = f.minWorkers
-	if f.natsURL == "" {
-		if onEngine {
-			return usageErr("--journal %s is kept on the NATS engine: give --nats URL too", f.journal)
-		}
+	switch {
+	case fe != nil && fe.Fields[0].Name == "MinWorkers":
+		return fieldUsageErr(err, coordinatorFlagOf, "nats")
+	case f.natsURL == "" && f.minWorkers != 0:
+		return usageErr("--min-workers counts the workers of a run over --nats: give --nats URL too, or leave it out")
+	case f.natsURL == "" && onEngine:
+		return usageErr("--journal %s is kept on the NATS engine: give --nats URL too", f.journal)
+	case f.natsURL == "":
 		return nil
-	}
-	if err := checkNATSURL(f.natsURL); err != nil {
-		return err
-	}
-	if f.natsKeep < time.Minute {
-		return usageErr("--nats-keep %s: use at least 1m (the default keeps %s)", f.natsKeep, cluster.DefaultRetention)
-	}
-	if onEngine && cluster.CheckRunName(run) != nil {
+	case fe != nil && fe.Fields[0].Name == "Run":
 		return usageErr("--journal %s: the run name after nats: must be 1 to 64 letters, digits, '-' or '_'", f.journal)
+	case err != nil:
+		return fieldUsageErr(err, coordinatorFlagOf, "nats")
 	}
 	if onEngine {
 		f.natsRunName = run
 	}
 	for _, name := range []string{"base-url", "latency", "latency-sigma"} {
-		if fs.Changed(name) {
+		if cmd.Flags().Changed(name) {
 			return usageErr("--%s applies to the workers' model with --nats: give it to maker worker", name)
 		}
 	}
@@ -247,22 +145,16 @@ func (f *runFlags) route(oracle sim.Oracle) (string, error) {
 	return m.Identity(), nil
 }
 
-// connectNATS dials --nats once per command, as role.
+// connectNATS dials --nats once per command, as role (cluster.Dial).
 func (n *natsRun) connectNATS(role cluster.Role, name string) error {
 	if n.nc != nil {
 		return nil
 	}
-	opts, how, err := n.natsAuth(role, name)
-	if err != nil {
-		return err
-	}
-	nc, err := cluster.Connect(n.natsURL, name, opts...)
-	if err != nil {
-		return failed(fmt.Errorf("--nats: %w (%s)", err, cluster.ConnectHint(err, how)))
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
+	nc, js, err := cluster.Dial(n.natsURL, n.creds(), role, name)
+	switch {
+	case errors.Is(err, cluster.ErrConfig):
+		return usageErr("%w", err)
+	case err != nil:
 		return failed(fmt.Errorf("--nats: %w", err))
 	}
 	n.nc, n.js = nc, js
@@ -270,7 +162,9 @@ func (n *natsRun) connectNATS(role cluster.Role, name string) error {
 }
 
 // natsModel is the model of a coordinator: samples drawn by the workers
-// of the flags' route, within --timeout each, queueing included.
+// of the flags' route, within --timeout each, queueing included; under
+// --min-workers 0 the least distinct voters follow the workers serving
+// it (cluster.MinVoters, cluster.FollowVoters).
 func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, error) {
 	route, err := f.route(oracle)
 	if err != nil {
@@ -281,8 +175,12 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	f.minVoters = f.engineMinVoters(ctx, route)
-	f.followVoters = f.following(route)
+	if f.minVoters = f.minWorkers; f.minWorkers == 0 {
+		f.minVoters = cluster.MinVoters(ctx, f.nc, route)
+		f.followVoters = cluster.FollowVoters(f.minVoters, cluster.VotersEvery, func(ctx context.Context) (int, error) {
+			return cluster.ServingWorkers(ctx, f.nc, route)
+		})
+	}
 	// Under --min-workers 0 a second worker may join later: the samples
 	// are spread from the start, or one greedy worker would take every
 	// wave and the second voter never come.
@@ -294,36 +192,21 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	if served, err := f.drawer.Served(ctx, route); err == nil && !served {
 		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: samples fail after %s without one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, cluster.DefaultNoWorker, f.natsURL)
 	}
-	return f.pricedNATSModel(f.drawer.Model(route, cluster.WithNativeTools(specNativeTools(route))))
+	return f.drawer.SpecModel(route, f.oneModel(), f.priceIn, f.priceOut)
 }
 
-// specNativeTools reports whether the model a route names takes native
-// tools, so that --tool-declaration auto declares over --nats as it would
-// in process.
-func specNativeTools(route string) bool {
-	sp, err := models.ParseSpec(route)
-	return err == nil && sp.NativeTools()
-}
-
-// natsJournal opens --journal nats:RUN. A resume waits out the lease of a
-// coordinator that died (at most cluster.DefaultLeaseTTL and a little).
+// natsJournal opens --journal nats:RUN (cluster.OpenRunJournal). A
+// resume waits out the lease of a coordinator that died.
 func (f *runFlags) natsJournal(stderr io.Writer) (*maker.Journal, error) {
-	run := strings.TrimPrefix(f.journal, natsJournalPrefix)
 	if err := f.connectNATS(cluster.RoleCoordinator, "maker coordinator"); err != nil {
 		return nil, err
 	}
-	wait := cluster.DefaultLeaseTTL + 2*time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout+wait)
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout+cluster.DefaultLeaseTTL+2*time.Second)
 	defer cancel()
-	open := cluster.CreateJournal
-	if f.resume {
-		open = cluster.OpenJournal
-	}
-	j, err := open(ctx, f.js, run, cluster.JournalConfig{MaxAge: f.natsKeep, Unsigned: f.journalUnsigned})
-	if errors.Is(err, maker.ErrJournalLocked) && f.resume {
+	run := strings.TrimPrefix(f.journal, natsJournalPrefix)
+	j, err := cluster.OpenRunJournal(ctx, f.js, run, f.resume, cluster.JournalConfig{MaxAge: f.natsKeep, Unsigned: f.journalUnsigned}, func(wait time.Duration) {
 		fmt.Fprintf(stderr, "maker: note: %s is locked by another coordinator; waiting up to %s for its lease to expire (if it died)\n", f.journal, wait)
-		j, err = open(ctx, f.js, run, cluster.JournalConfig{WaitLock: wait, MaxAge: f.natsKeep, Unsigned: f.journalUnsigned})
-	}
+	})
 	if errors.Is(err, cluster.ErrEngine) {
 		return nil, failed(fmt.Errorf("--journal: %w", err))
 	}
@@ -451,7 +334,7 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 	case err != nil:
 		return usageErr("--creds: %w", err)
 	}
-	note := n.note(creds, made)
+	note := creds.Note(made)
 	if n.logs {
 		cfg.Logger = n.obs.logger(stderr, nil)
 	}
@@ -479,32 +362,6 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 	<-cmd.Context().Done()
 	fmt.Fprintln(stderr, "maker nats: stopping")
 	return nil
-}
-
-// note says how clients sign in: which keys the credentials folder holds
-// for whom (made now or kept), or the token's warning.
-func (n *natsCmd) note(creds cluster.EngineCreds, made []cluster.Role) string {
-	if creds.Dir == "" {
-		return fmt.Sprintf("warning: --auth token: every holder of $%s may do anything, answer jobs and rewrite journals included; the default --auth roles separates workers from coordinators", natsTokenEnv)
-	}
-	state := "kept"
-	if len(made) > 0 {
-		state = "generated now"
-	}
-	unaccepted := creds.Unaccepted()
-	coord := "coordinators: the key of their run (maker nats run add RUN: runs/RUN.nk)"
-	if n.sharedCoordinator {
-		coord = "coordinator.nk for coordinators of every run (--shared-coordinator: any holder may touch every run; prefer maker nats run add RUN)"
-	} else if slices.Contains(unaccepted, cluster.RoleCoordinator) {
-		coord += "; coordinator.pub is NOT accepted (--shared-coordinator accepts it)"
-	}
-	worker := "workers: an identity each (maker nats worker add NAME: workers/NAME.nk)"
-	if n.sharedWorker {
-		worker = "worker.nk for every worker (--shared-worker: any holder acts as every worker; prefer maker nats worker add NAME)"
-	} else if slices.Contains(unaccepted, cluster.RoleWorker) {
-		worker += "; worker.pub is NOT accepted (--shared-worker accepts it)"
-	}
-	return fmt.Sprintf("credentials in %s (%s): %s; %s; admin.nk for maker nats ls and rm; on their machines: --nats-creds SEED (or export %s=SEED)", creds.Dir, state, coord, worker, natsCredsEnv)
 }
 
 // credsEvery is how often maker nats reads its credentials folder again.
@@ -536,10 +393,6 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
 
-// maxJobBytes is NATS's largest message (its default max_payload): a
-// larger job could not be published at all.
-const maxJobBytes = 1 << 20
-
 // engineFlagOf names the flag of each field of cluster.ProvisionConfig
 // that maker nats and maker nats provision set.
 var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota", "MaxRoutes": "max-routes"}
@@ -558,9 +411,6 @@ func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
 	}
 	if !fs.Changed("route-quota") {
 		c.RouteQuota = min(c.RouteQuota, c.MaxRoutes)
-	}
-	if c.JobBytes > maxJobBytes {
-		return usageErr("--job-bytes %d: use at most %d, NATS's largest message", c.JobBytes, maxJobBytes)
 	}
 	return fieldUsageErr(c.Validate(), engineFlagOf, "nats")
 }
@@ -592,50 +442,21 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 		if err != nil {
 			return nil, err
 		}
-		return g.pricedNATSModel(d.Model(route, cluster.WithNativeTools(specNativeTools(route))))
+		return d.SpecModel(route, g.oneModel(), g.priceIn, g.priceOut)
 	}, nil
 }
 
-// natsPriced is a Drawer's model with the price of its --model spec, so
-// that --max-cost and the cost of a run over --nats count what the
-// workers' calls cost, as they do in process (a Drawer's model has no
-// price of its own: the spend was 0 and the cap never stopped a batch).
-// Every method of the Drawer's model is kept.
-type natsPriced struct {
-	*cluster.Model
-	price maker.Price
-}
-
-// Price implements maker.Priced.
-func (m natsPriced) Price() maker.Price { return m.price }
-
-// pricedNATSModel gives m the price the --model spec names, as the
-// models package prices a model in process: the spec's own (=IN/OUT),
-// else the built-in list price with --price-in and --price-out over it;
-// m as it is when none is known (the Solver's Price, the flags', applies).
+// pricedNATSModel gives m the price the --model spec names
+// (cluster.SpecPrice), so that --max-cost counts what the workers' calls
+// cost.
 func (f *runFlags) pricedNATSModel(m *cluster.Model, err error) (llms.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp, perr := models.ParseSpec(f.oneModel())
-	if perr != nil || sp.Provider == "sim" {
-		return m, nil
+	if p, ok := cluster.SpecPrice(f.oneModel(), f.priceIn, f.priceOut); ok {
+		return cluster.Priced(m, p), nil
 	}
-	p, ok := models.BuiltinPrice(sp.Provider, sp.Name)
-	if sp.Price != nil {
-		p, ok = *sp.Price, true
-	} else {
-		if f.priceIn > 0 {
-			p.InputPerMillion, ok = f.priceIn, true
-		}
-		if f.priceOut > 0 {
-			p.OutputPerMillion, ok = f.priceOut, true
-		}
-	}
-	if !ok {
-		return m, nil
-	}
-	return natsPriced{m, p}, nil
+	return m, nil
 }
 
 // batchQueue is the task queue of maker solve --nats: queue (--queue),
@@ -653,9 +474,7 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 		if err != nil {
 			return "", err
 		}
-		h := sha256.New()
-		fmt.Fprintf(h, "%s\x00%s\x00k=%d max_tokens=%d seed=%d\x00", content, route, f.k, f.maxTokens, f.seed)
-		queue = "solve-" + hex.EncodeToString(h.Sum(nil)[:6])
+		queue = cluster.BatchQueueName(content, route, f.k, f.maxTokens, f.seed)
 	}
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
