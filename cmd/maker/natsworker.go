@@ -19,8 +19,7 @@ type identityKind struct {
 	hint       string // printed after add: how to use the seed
 }
 
-// newNATSWorker is maker nats worker: the operator's issuing and revoking
-// of worker identities in the engine's credentials folder.
+// newNATSWorker is maker nats worker: worker identities.
 func newNATSWorker() *cobra.Command {
 	return newNATSIdentities(identityKind{
 		use:   "worker",
@@ -30,8 +29,8 @@ func newNATSWorker() *cobra.Command {
 	})
 }
 
-// newNATSRun is maker nats run: the operator's issuing and revoking of
-// run coordinator identities (tenants: each uses its own run only).
+// newNATSRun is maker nats run: run coordinator identities (tenants: each
+// uses its own run only).
 func newNATSRun() *cobra.Command {
 	return newNATSIdentities(identityKind{
 		use:   "run",
@@ -41,103 +40,57 @@ func newNATSRun() *cobra.Command {
 	})
 }
 
-// identitiesCmd is maker nats worker or run: the kind and --creds.
-type identitiesCmd struct {
-	kind  identityKind
-	creds string
-}
-
-// newNATSIdentities is maker nats worker or run, by kind.
+// newNATSIdentities is maker nats worker or run, by kind: add, revoke
+// and ls in the folder --creds.
 func newNATSIdentities(kind identityKind) *cobra.Command {
-	c := &identitiesCmd{kind: kind}
-	cmd := &cobra.Command{
-		Use:     kind.use,
-		Short:   kind.short,
-		Long:    help("nats-" + kind.use),
-		Example: example("nats-" + kind.use),
-		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	var creds string
+	cmd := &cobra.Command{Use: kind.use, Short: kind.short, Long: help("nats-" + kind.use), Example: example("nats-" + kind.use),
+		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
+	cmd.PersistentFlags().StringVar(&creds, "creds", defaultCredsDir, "the engine's credentials folder (maker nats --creds; STORE/creds by default)")
+	sub := func(use, short string, args cobra.PositionalArgs, run func(cmd *cobra.Command, dir string, args []string) error) {
+		cmd.AddCommand(&cobra.Command{Use: use, Short: short, Args: args,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				dir, err := filepath.Abs(creds)
+				if err != nil {
+					return usageErr("--creds %q: %v", creds, err)
+				}
+				return run(cmd, dir, args)
+			}})
 	}
-	cmd.PersistentFlags().StringVar(&c.creds, "creds", defaultCredsDir, "the engine's credentials folder (maker nats --creds; STORE/creds by default)")
-	cmd.AddCommand(c.addCmd(), c.revokeCmd(), c.lsCmd())
+	sub("add NAME", "Issue the "+kind.use+" identity NAME", cobra.ExactArgs(1), func(cmd *cobra.Command, dir string, args []string) error {
+		seed, err := kind.add(dir, args[0])
+		if err != nil {
+			return identityErr(err)
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), seed)
+		fmt.Fprintf(cmd.ErrOrStderr(), "maker nats %s: issued %s; "+kind.hint+"\n", kind.use, args[0], filepath.Base(seed))
+		return nil
+	})
+	sub("revoke NAME", "Revoke the "+kind.use+" identity NAME", cobra.ExactArgs(1), func(cmd *cobra.Command, dir string, args []string) error {
+		if err := kind.revoke(dir, args[0]); err != nil {
+			return identityErr(err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
+		return nil
+	})
+	sub("ls", "List the "+kind.use+" identities issued", cobra.NoArgs, func(cmd *cobra.Command, dir string, _ []string) error {
+		names, keys, err := kind.issued(dir)
+		if err != nil {
+			return failed(err)
+		}
+		for _, n := range names {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", n, keys[n])
+		}
+		return nil
+	})
 	return cmd
 }
 
-// dir is --creds made absolute.
-func (c *identitiesCmd) dir() (string, error) {
-	dir, err := filepath.Abs(c.creds)
-	if err != nil {
-		return "", usageErr("--creds %q: %v", c.creds, err)
+// identityErr is a refused name or an identity not issued (usage), else
+// a failure.
+func identityErr(err error) error {
+	if errors.Is(err, cluster.ErrConfig) || errors.Is(err, cluster.ErrNotFound) {
+		return usageErr("%w", err)
 	}
-	return dir, nil
-}
-
-func (c *identitiesCmd) addCmd() *cobra.Command {
-	kind := c.kind
-	return &cobra.Command{
-		Use:   "add NAME",
-		Short: "Issue the " + kind.use + " identity NAME",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := c.dir()
-			if err != nil {
-				return err
-			}
-			seed, err := kind.add(dir, args[0])
-			if errors.Is(err, cluster.ErrConfig) {
-				return usageErr("%w", err)
-			}
-			if err != nil {
-				return failed(err)
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), seed)
-			fmt.Fprintf(cmd.ErrOrStderr(), "maker nats %s: issued %s; "+kind.hint+"\n", kind.use, args[0], filepath.Base(seed))
-			return nil
-		},
-	}
-}
-
-func (c *identitiesCmd) revokeCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "revoke NAME",
-		Short: "Revoke the " + c.kind.use + " identity NAME",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := c.dir()
-			if err != nil {
-				return err
-			}
-			err = c.kind.revoke(dir, args[0])
-			if errors.Is(err, cluster.ErrConfig) || errors.Is(err, cluster.ErrNotFound) {
-				return usageErr("%w", err)
-			}
-			if err != nil {
-				return failed(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
-			return nil
-		},
-	}
-}
-
-func (c *identitiesCmd) lsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "ls",
-		Short: "List the " + c.kind.use + " identities issued",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := c.dir()
-			if err != nil {
-				return err
-			}
-			names, keys, err := c.kind.issued(dir)
-			if err != nil {
-				return failed(err)
-			}
-			for _, n := range names {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", n, keys[n])
-			}
-			return nil
-		},
-	}
+	return failed(err)
 }
