@@ -123,12 +123,10 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	return nil
 }
 
-// checkNATSURL refuses a --nats that no client could dial.
+// checkNATSURL refuses a --nats that no client could dial, as
+// cluster.CoordinatorConfig.Validate does.
 func checkNATSURL(raw string) error {
-	if cluster.CheckURL(raw) != nil {
-		return usageErr("--nats %q: want nats://HOST:PORT (several separated by commas), as printed by maker nats", raw)
-	}
-	return nil
+	return fieldUsageErr(cluster.CoordinatorConfig{URL: raw, Keep: cluster.MinRetention}.Validate(), coordinatorFlagOf, "nats")
 }
 
 // route is the model the flags name, as workers and coordinators meet on
@@ -228,20 +226,12 @@ func (n *natsRun) closeNATS() {
 	}
 }
 
-// natsCmd is maker nats: its flag values.
+// natsCmd is maker nats: the engine's settings the flags set (Token
+// from $MDAP_NATS_TOKEN), and --log and the telemetry.
 type natsCmd struct {
-	addr, store, creds, auth string
-	syncAlways               bool
-	logs                     bool
-	// sharedCoordinator is --shared-coordinator: make and accept the
-	// coordinator key of every run (coordinator.nk).
-	sharedCoordinator bool
-	// sharedWorker is --shared-worker: make and accept one key for
-	// every worker (worker.nk).
-	sharedWorker bool
-	monitorAddr  string
-	obs          watchFlags
-	engine       cluster.ProvisionConfig
+	cfg  cluster.EngineConfig
+	logs bool
+	obs  watchFlags
 }
 
 func newNATS() *cobra.Command {
@@ -265,37 +255,32 @@ func newNATS() *cobra.Command {
 }
 
 func (n *natsCmd) register(fs *pflag.FlagSet) {
-	fs.StringVar(&n.addr, "addr", cluster.DefaultAddr, "HOST:PORT to listen on (port 0: a free one, printed)")
-	fs.StringVar(&n.store, "store", "mdap-nats", "folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts")
-	fs.StringVar(&n.creds, "creds", "", "folder of the role credentials (generated when missing; default STORE/creds)")
-	fs.StringVar(&n.auth, "auth", "roles", "roles (nkeys per role, each role only its subjects) or token ($"+natsTokenEnv+", no roles)")
-	fs.BoolVar(&n.sharedWorker, "shared-worker", false, "also make and accept worker.nk, one key for every worker: RISK: any holder acts as every worker (--min-workers counts them as one), and revoking one worker means revoking all; by default each worker has its own identity (maker nats worker add NAME)")
-	fs.BoolVar(&n.sharedCoordinator, "shared-coordinator", false, "also make and accept coordinator.nk, one coordinator key for every run: RISK: any holder may read and append to every run's journal, take its lease, and read and write every task queue and its results; by default coordinators use the key of their run (maker nats run add RUN)")
-	fs.BoolVar(&n.syncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
+	fs.StringVar(&n.cfg.Addr, "addr", cluster.DefaultAddr, "HOST:PORT to listen on (port 0: a free one, printed)")
+	fs.StringVar(&n.cfg.Store, "store", "mdap-nats", "folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts")
+	fs.StringVar(&n.cfg.Creds, "creds", "", "folder of the role credentials (generated when missing; default STORE/creds)")
+	fs.StringVar(&n.cfg.Auth, "auth", "roles", "roles (nkeys per role, each role only its subjects) or token ($"+natsTokenEnv+", no roles)")
+	fs.BoolVar(&n.cfg.SharedWorker, "shared-worker", false, "also make and accept worker.nk, one key for every worker: RISK: any holder acts as every worker (--min-workers counts them as one), and revoking one worker means revoking all; by default each worker has its own identity (maker nats worker add NAME)")
+	fs.BoolVar(&n.cfg.SharedCoordinator, "shared-coordinator", false, "also make and accept coordinator.nk, one coordinator key for every run: RISK: any holder may read and append to every run's journal, take its lease, and read and write every task queue and its results; by default coordinators use the key of their run (maker nats run add RUN)")
+	fs.BoolVar(&n.cfg.SyncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
 	fs.BoolVar(&n.logs, "log", false, "the server's log on stderr")
-	fs.StringVar(&n.monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
-	registerEngineFlags(fs, &n.engine)
-	fs.IntVar(&n.engine.Replicas, "replicas", 1, "replicas of every stream and bucket: 1, since the embedded server is a single node (for more, run a cluster of stock nats-server nodes and maker nats provision --replicas N)")
+	fs.StringVar(&n.cfg.Monitor, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
+	registerEngineFlags(fs, &n.cfg.Provision)
+	fs.IntVar(&n.cfg.Provision.Replicas, "replicas", 1, "replicas of every stream and bucket: 1, since the embedded server is a single node (for more, run a cluster of stock nats-server nodes and maker nats provision --replicas N)")
 	n.obs.register(fs, false)
 	fs.Lookup("metrics-addr").Usage = "serve the engine's metrics (its streams' messages and bytes, consumers, workers pulling, clients, the agent's requests: docs/observe.md) on /metrics, with /healthz and /readyz, on [HOST]:PORT; a port alone listens on 127.0.0.1 only; another host needs a bearer token in $" + metricsTokenEnv
-}
-
-// config maps the flags (and $MDAP_NATS_TOKEN) to the engine's settings.
-func (n *natsCmd) config() cluster.EngineConfig {
-	return cluster.EngineConfig{Addr: n.addr, Store: n.store, Creds: n.creds, Auth: n.auth, Token: os.Getenv(natsTokenEnv),
-		SharedCoordinator: n.sharedCoordinator, SharedWorker: n.sharedWorker, SyncAlways: n.syncAlways, Monitor: n.monitorAddr, Provision: n.engine}
 }
 
 // check refuses bad flags (usage errors): cluster.EngineConfig.Validate's
 // refusals name their flags.
 func (n *natsCmd) check(fs *pflag.FlagSet) error {
-	if err := checkEngineFlags(fs, &n.engine); err != nil {
+	if err := checkEngineFlags(fs, &n.cfg.Provision); err != nil {
 		return err
 	}
-	if n.auth == cluster.AuthToken && (fs.Changed("ack-wait") || fs.Changed("max-deliver")) {
+	n.cfg.Token = os.Getenv(natsTokenEnv)
+	if n.cfg.Auth == cluster.AuthToken && (fs.Changed("ack-wait") || fs.Changed("max-deliver")) {
 		return usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
 	}
-	return natsUsageErr(n.config().Validate())
+	return natsUsageErr(n.cfg.Validate())
 }
 
 // natsFlagOf names the flag of each field of cluster.EngineConfig.
@@ -327,7 +312,7 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 		return err
 	}
 	defer n.obs.stop(cmd.Context())
-	cfg, creds, made, err := n.config().ServerConfig()
+	cfg, creds, made, err := n.cfg.ServerConfig()
 	switch {
 	case errors.Is(err, cluster.ErrConfig):
 		return natsUsageErr(err)
