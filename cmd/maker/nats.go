@@ -385,7 +385,7 @@ var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-d
 // checkEngineFlags refuses engine settings out of range: an explicit 0
 // (the library's default; leave the flag out for it), then what
 // cluster.ProvisionConfig.Validate refuses. --route-quota left out is
-// the default quota, or --max-routes if fewer.
+// the library's default quota (at most --max-routes).
 func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
 	names := []string{"ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota", "max-routes"}
 	if fs.Lookup("replicas") != nil {
@@ -395,7 +395,7 @@ func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
 		return err
 	}
 	if !fs.Changed("route-quota") {
-		c.RouteQuota = min(c.RouteQuota, c.MaxRoutes)
+		c.RouteQuota = 0 // the library's default: at most MaxRoutes
 	}
 	return fieldUsageErr(c.Validate(), engineFlagOf, "nats")
 }
