@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"strings"
@@ -312,59 +313,47 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 		return err
 	}
 	defer n.obs.stop(cmd.Context())
-	cfg, creds, made, err := n.cfg.ServerConfig()
-	switch {
-	case errors.Is(err, cluster.ErrConfig):
-		return natsUsageErr(err)
-	case err != nil:
-		return usageErr("--creds: %w", err)
-	}
-	note := creds.Note(made)
+	var logger *slog.Logger
 	if n.logs {
-		cfg.Logger = n.obs.logger(stderr, nil)
+		logger = n.obs.logger(stderr, nil)
 	}
-	srv, err := cluster.StartServer(cfg)
-	if errors.Is(err, cluster.ErrConfig) {
+	// The watch of the credentials folder lets an identity issued in and
+	// cuts one revoked off (maker nats worker add, revoke).
+	e, err := cluster.StartEngine(n.cfg, logger, func(closed int, err error) {
+		if err != nil {
+			fmt.Fprintf(stderr, "maker nats: %v (the keys in force are kept)\n", err)
+			return
+		}
+		fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", closed)
+	})
+	switch {
+	case fielderr.As(err) != nil:
+		return natsUsageErr(err)
+	case errors.Is(err, cluster.ErrAuth):
+		return usageErr("--creds: %w", err)
+	case errors.Is(err, cluster.ErrConfig):
 		return usageErr("%w", err)
-	}
-	if err != nil {
+	case err != nil:
 		return failed(err)
 	}
-	defer srv.Shutdown()
-	n.obs.probe("nats", func(context.Context) error { return srv.Ready() })
-	if err := n.obs.observer().ObserveEngine(engineFigures(srv)); err != nil {
+	defer e.Stop()
+	n.obs.probe("nats", func(context.Context) error { return e.Ready() })
+	if err := n.obs.observer().ObserveEngine(engineFigures(e.Server)); err != nil {
 		return failed(fmt.Errorf("--metrics-addr: the engine's metrics: %w", err))
 	}
-	if u := srv.MonitorURL(); u != "" {
+	if u := e.MonitorURL(); u != "" {
 		fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
 	}
-	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), cfg.StoreDir)
-	fmt.Fprintf(stderr, "maker nats: %s\n", note)
-	fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL()) // last: a client that read it finds the notes written
-	if creds.Dir != "" {
-		defer watchCreds(cmd.Context(), srv, creds, stderr)() // ends with the context, before the server
-	}
+	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", e.ClientURL(), e.StoreDir)
+	fmt.Fprintf(stderr, "maker nats: %s\n", e.Creds.Note(e.Made))
+	fmt.Fprintln(cmd.OutOrStdout(), e.ClientURL()) // last: a client that read it finds the notes written
 	<-cmd.Context().Done()
 	fmt.Fprintln(stderr, "maker nats: stopping")
 	return nil
 }
 
 // credsEvery is how often maker nats reads its credentials folder again.
-const credsEvery = time.Second
-
-// watchCreds reads the credentials folder every second until ctx ends
-// (cluster.EngineCreds.Watch), so a worker identity issued is let in and
-// one revoked is cut off (maker nats worker add, revoke), and says so on
-// stderr. It returns a function that waits for the watch.
-func watchCreds(ctx context.Context, srv *cluster.Server, creds cluster.EngineCreds, stderr io.Writer) (wait func()) {
-	return creds.Watch(ctx, srv, credsEvery, func(closed int, err error) {
-		if err != nil {
-			fmt.Fprintf(stderr, "maker nats: reading %s: %v (the keys in force are kept)\n", creds.Dir, err)
-			return
-		}
-		fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", closed)
-	})
-}
+const credsEvery = cluster.CredsEvery
 
 // registerEngineFlags registers the engine's settings of what it
 // provisions: the routes' ack wait and deliveries, the routes it serves,
