@@ -22,3 +22,26 @@ func TestHugeNameIsCutEverywhere(t *testing.T) {
 	assert.LessOrEqual(t, len(obs.Tool), MaxToolNameBytes+len("…"))
 	assert.Less(t, len(err.Error()), 2*MaxToolNameBytes)
 }
+
+// TestTooDeepAtTheBoundary: arguments nested exactly MaxArgsDepth deep
+// (the arguments object itself one level) pass, one level more is
+// refused, through arrays and objects alike.
+func TestTooDeepAtTheBoundary(t *testing.T) {
+	nest := func(levels int, wrap func(any) any) any {
+		var v any = "x"
+		for range levels {
+			v = wrap(v)
+		}
+		return v
+	}
+	inArray := func(v any) any { return []any{v} }
+	inObject := func(v any) any { return map[string]any{"a": v} }
+	for name, wrap := range map[string]func(any) any{"arrays": inArray, "objects": inObject} {
+		if tooDeep(nest(MaxArgsDepth, wrap), MaxArgsDepth) {
+			t.Errorf("%s: %d levels refused, want accepted", name, MaxArgsDepth)
+		}
+		if !tooDeep(nest(MaxArgsDepth+1, wrap), MaxArgsDepth) {
+			t.Errorf("%s: %d levels accepted, want refused", name, MaxArgsDepth+1)
+		}
+	}
+}

@@ -129,12 +129,9 @@ func countValues(v any, stop int) int {
 // tooDeep reports whether v nests objects and arrays more than max deep,
 // v itself counting as one level. Cost: a walk of v, stopped at max.
 func tooDeep(v any, max int) bool {
-	if max < 0 {
-		return true
-	}
 	switch x := v.(type) {
 	case map[string]any:
-		if max == 0 {
+		if max <= 0 {
 			return true
 		}
 		for _, e := range x {
@@ -143,16 +140,9 @@ func tooDeep(v any, max int) bool {
 			}
 		}
 	case []any:
-		if max == 0 {
-			return true
-		}
-		for _, e := range x {
-			if tooDeep(e, max-1) {
-				return true
-			}
-		}
+		return max <= 0 || slices.ContainsFunc(x, func(e any) bool { return tooDeep(e, max-1) })
 	}
-	return false
+	return max < 0
 }
 
 // problems flattens a validation error into one line per leaf cause,

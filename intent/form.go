@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -156,26 +157,10 @@ func toNode(v any, depth int) (node, error) {
 		return floatNode(x, 64)
 	case float32:
 		return floatNode(float64(x), 32)
-	case int:
-		return intNode(int64(x)), nil
-	case int8:
-		return intNode(int64(x)), nil
-	case int16:
-		return intNode(int64(x)), nil
-	case int32:
-		return intNode(int64(x)), nil
-	case int64:
-		return intNode(x), nil
-	case uint:
-		return uintNode(uint64(x)), nil
-	case uint8:
-		return uintNode(uint64(x)), nil
-	case uint16:
-		return uintNode(uint64(x)), nil
-	case uint32:
-		return uintNode(uint64(x)), nil
-	case uint64:
-		return uintNode(x), nil
+	case int, int8, int16, int32, int64:
+		return intNode(reflect.ValueOf(x).Int()), nil
+	case uint, uint8, uint16, uint32, uint64:
+		return uintNode(reflect.ValueOf(x).Uint()), nil
 	case map[string]any:
 		if x == nil { // as json.Marshal writes it
 			return node{Kind: kindNull}, nil
@@ -238,8 +223,7 @@ func marshalNode(v any, depth int) (node, error) {
 	if err != nil {
 		return node{}, fmt.Errorf("%T is not JSON: %w", v, err)
 	}
-	d := decoder{s: string(b), depth: depth}
-	x, err := d.value()
+	x, err := decodeJSON(string(b))
 	if err != nil {
 		return node{}, fmt.Errorf("%T marshals to invalid JSON: %w", v, err)
 	}

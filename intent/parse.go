@@ -251,6 +251,8 @@ func scanObjects(cands []candidate, s string, base int) []candidate {
 	return cands
 }
 
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 // matchBrace returns the offset just after the '}' matching the '{' at
 // s[start], or len(s) if there is none.
 func matchBrace(s string, start int) int {

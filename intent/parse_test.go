@@ -187,29 +187,29 @@ func TestParseInvalidIntent(t *testing.T) {
 
 func TestParseMalformed(t *testing.T) {
 	for text, msg := range map[string]string{
-		"```json\n{\"move\":[1,0,2],}\n```":       "want an object key at byte 24",
+		"```json\n{\"move\":[1,0,2],}\n```":       "invalid character ',' at start of value at byte 23",
 		"```json\n{\"a\":1}\n{\"a\":1}\n```":      "after the JSON value",
 		"```json\n```":                            "unexpected end of input",
 		"```json\n   \n```":                       "unexpected end of input",
-		"```json\nnot json\n```":                  "invalid literal",
+		"```json\nnot json\n```":                  "invalid character 'o' in literal null",
 		"````json\n{\"move\":[1,0,2]}\n```\n````": "after the JSON value", // a shorter line does not close a longer fence
 		"{placeholder} and {other}":               "starts like JSON",
 		`{"a":1,"a":2}`:                           `duplicate object key "a"`,
 		"{\"a\":\"\xff\"}":                        "invalid UTF-8",
-		`{"a":"\ud800"}`:                          "lone UTF-16 surrogate",
-		`{"a":"\udc00\ud800"}`:                    "lone UTF-16 surrogate",
+		`{"a":"\ud800"}`:                          "invalid surrogate pair",
+		`{"a":"\udc00\ud800"}`:                    "invalid surrogate pair",
 		"{\"a\":\"tab\there\"}":                   "control character",
-		`{"a":01}`:                                `invalid number "01"`,
-		`{"a":1.}`:                                "no digit after '.'",
-		`{"a":1e}`:                                "no digit in exponent",
+		`{"a":01}`:                                "invalid character '1' after object value",
+		`{"a":1.}`:                                "in number (expecting digit)",
+		`{"a":1e}`:                                "in number (expecting digit)",
 		`{"a":1e1234567890}`:                      "exponent out of range",
-		`{"a":tru}`:                               "invalid literal",
-		`{"a":'x'}`:                               "want a JSON value",
-		`{"a":NaN}`:                               "want a JSON value",
+		`{"a":tru}`:                               "in literal true",
+		`{"a":'x'}`:                               `invalid character '\'' at start of value`,
+		`{"a":NaN}`:                               "invalid character 'N' at start of value",
 		`{"a":"\x"}`:                              `invalid escape`,
-		`{"a":"\u12"}`:                            `invalid \u escape`,
+		`{"a":"\u12"}`:                            `invalid escape sequence`,
 		`{"a":1`:                                  "unexpected end of input",
-		`The move is {"move": [1, 0, 2} done.`:    "want ',' or ']'",
+		`The move is {"move": [1, 0, 2} done.`:    "(expecting ',' or ']')",
 		`[1, 0, 2`:                                "starts like JSON",
 		`{} is what I return`:                     "starts like JSON",
 		"```json\n{\"a\":1}\n```\nor {\"a\": oops}": "inline object starting at byte",
@@ -226,7 +226,7 @@ func TestParseErrorOffsetsAreInTheOriginalText(t *testing.T) {
 	_, err := intent.Parse(text)
 	require.ErrorIs(t, err, intent.ErrMalformed)
 	start := strings.Index(text, "{")
-	bad := strings.Index(text, "]")
+	bad := strings.Index(text, ",]") // the comma that closes nothing
 	assert.ErrorContains(t, err, "inline object starting at byte "+strconv.Itoa(start))
 	assert.ErrorContains(t, err, "at byte "+strconv.Itoa(bad))
 }

@@ -1,5 +1,7 @@
 package intent
 
+import "github.com/go-json-experiment/json/jsontext"
+
 // appendForm writes the canonical JSON text of f: the Value alone, or an
 // object holding the Value's members and "tool_intent", keys sorted.
 func appendForm(b []byte, f *form) []byte {
@@ -77,37 +79,10 @@ func appendNode(b []byte, n *node) []byte {
 	}
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendString writes s (valid UTF-8) as a JSON string, escaping only '"',
-// '\' and control characters (as \b \f \n \r \t or \u00XX).
+// '\' and control characters (as \b \f \n \r \t or \u00xx): RFC 8785's
+// form, which jsontext.AppendQuote writes.
 func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	b, _ = jsontext.AppendQuote(b, s) // s is valid UTF-8: no error
+	return b
 }

@@ -97,8 +97,13 @@ type Config struct {
 	MaxBackoff time.Duration
 	// MinVoters is how many distinct voters (Sample.Voter) the winning
 	// key's tallied votes must come from: a lead of K decides only then,
-	// and until then the race draws on, within MaxSamples. 0 (the
-	// default) and 1 mean any voter; at most 2^16.
+	// and until then the race draws on, within MaxSamples. Above 1, the
+	// votes a key's top voter casts beyond one more than all its other
+	// voters together do not count toward its lead, so a voter that
+	// casts every vote for one wrong key decides nothing with one other
+	// voter's agreeing error (voters that share a key's votes within one
+	// of each other lose none). 0 (the default) and 1 mean any voter, and
+	// every vote counts; at most 2^16.
 	MinVoters int
 	// Workers, if set, runs the race's draws on goroutines kept between
 	// races (see Workers); nil starts a goroutine a draw. It changes no

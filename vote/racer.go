@@ -27,9 +27,9 @@ type racer[T any] struct {
 	failed    int       // completed samples with a provider error
 
 	firsts map[uint64]T // the value of the first committed vote per key
-	// voters are the distinct voters of each key's committed votes, kept
-	// only under Config.MinVoters > 1.
-	voters map[uint64]map[string]struct{}
+	// voters counts each key's committed votes by voter, kept only under
+	// Config.MinVoters > 1.
+	voters map[uint64]map[string]int
 	tally  Tally
 	// classes, under RaceMatching with a Match, turns a committed valid
 	// sample's Key into its class's Key; nil is exact matching.
@@ -74,7 +74,11 @@ func (r *racer[T]) plan() int {
 	if r.cfg.MinVoters > 1 {
 		// A lead is not enough without its voters: at least one more
 		// vote per voter the leader lacks.
-		need = max(need, r.cfg.MinVoters-len(r.voters[r.projected().top]))
+		top := r.projected().top
+		need = max(need, r.cfg.MinVoters-len(r.voters[top]))
+		// And the votes a voter's excess does not count (see discount):
+		// each vote of another voter makes up for at least one.
+		need = max(need, r.projected().need()+r.discount(top))
 	}
 	n := min(r.cfg.Parallel, need+r.cfg.Speculate) - r.inflight
 	if r.classes != nil {
@@ -190,9 +194,32 @@ func (r *racer[T]) commit(s Sample[T]) {
 }
 
 // enoughVoters reports whether the leading key's votes come from
-// Config.MinVoters distinct voters.
+// Config.MinVoters distinct voters, and whether it still leads by K once
+// the votes its top voter casts beyond the others' are discounted.
 func (r *racer[T]) enoughVoters() bool {
-	return r.cfg.MinVoters <= 1 || len(r.voters[r.decided.top]) >= r.cfg.MinVoters
+	if r.cfg.MinVoters <= 1 {
+		return true
+	}
+	top := r.decided.top
+	return len(r.voters[top]) >= r.cfg.MinVoters && r.decided.lead()-r.discount(top) >= r.cfg.K
+}
+
+// discount is how many of key's committed votes do not count toward its
+// lead under MinVoters > 1: those its top voter cast beyond one more than
+// all its other voters together. Without it a voter that casts every vote
+// for one wrong key (a liar, or a broken worker) needs only one other
+// voter's agreeing error to decide a step, however many votes it cast;
+// with it, its lead beyond the others' counts for one vote, so its key
+// wins only by other voters' agreeing errors. Voters that share a key's
+// votes about evenly (within one each) lose nothing to it.
+func (r *racer[T]) discount(key uint64) int {
+	vs := r.voters[key]
+	total, most := 0, 0
+	for _, n := range vs {
+		total += n
+		most = max(most, n)
+	}
+	return max(0, most-(total-most)-1)
 }
 
 // addVoter records the voter of s, a valid sample, under MinVoters > 1.
@@ -201,14 +228,14 @@ func (r *racer[T]) addVoter(s Sample[T]) {
 		return
 	}
 	if r.voters == nil {
-		r.voters = make(map[uint64]map[string]struct{}, 2)
+		r.voters = make(map[uint64]map[string]int, 2)
 	}
 	vs := r.voters[s.Key]
 	if vs == nil {
-		vs = make(map[string]struct{}, r.cfg.MinVoters)
+		vs = make(map[string]int, r.cfg.MinVoters)
 		r.voters[s.Key] = vs
 	}
-	vs[s.Voter] = struct{}{}
+	vs[s.Voter]++
 }
 
 // late records a sample that completed after the race ended: it never votes,
@@ -295,5 +322,10 @@ func (r *racer[T]) describeVoters() string {
 	if r.cfg.MinVoters <= 1 {
 		return ""
 	}
-	return fmt.Sprintf("; the top key's votes came from %d distinct voters, %d needed", len(r.voters[r.decided.top]), r.cfg.MinVoters)
+	top := r.decided.top
+	msg := fmt.Sprintf("; the top key's votes came from %d distinct voters, %d needed", len(r.voters[top]), r.cfg.MinVoters)
+	if d := r.discount(top); d > 0 {
+		msg += fmt.Sprintf(", %d of them from one voter beyond the others' and not counted", d)
+	}
+	return msg
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/credentials"
 	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
@@ -343,7 +344,7 @@ func (f *runFlags) validateModels(ctx context.Context) error {
 	// What the models may send: each --model's and --escalate-model's
 	// ;key=VAR value, a password in --base-url or ;base= (escalation
 	// opens its model as a --model; its errors are escalation's).
-	f.obs.redact(ctx, models.Credentials(models.Options{BaseURL: f.baseURL}, append(slices.Clone(f.models), f.esc.model)...)...)
+	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.baseURL}, append(slices.Clone(f.models), f.esc.model)...)...)
 	for _, spec := range f.models {
 		head, o, err := models.SplitEndpoint(spec, models.Options{BaseURL: f.baseURL})
 		if err != nil {
@@ -588,7 +589,7 @@ func (f *runFlags) price() maker.Price {
 func (f *runFlags) modelName() string {
 	shown := make([]string, len(f.models))
 	for i, m := range f.models {
-		shown[i] = models.ShownSpec(m)
+		shown[i] = credentials.ShownSpec(m)
 	}
 	return strings.Join(shown, ", ")
 }

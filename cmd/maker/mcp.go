@@ -13,6 +13,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/credentials"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -128,7 +129,7 @@ func (f *mcpFlags) check(cmd *cobra.Command) error {
 	}
 	// a ;key=VAR's value, a password in --base-url or ;base=; before the
 	// specs are checked, as a refusal quotes its spec
-	f.obs.redact(cmd.Context(), models.Credentials(models.Options{BaseURL: c.BaseURL}, c.Models...)...)
+	f.obs.redact(cmd.Context(), credentials.Of(models.Options{BaseURL: c.BaseURL}, c.Models...)...)
 	if err := simUsageErr(c.Sim.Validate()); err != nil { // a P of 0 too, which Config reads as the default
 		return err
 	}

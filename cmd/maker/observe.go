@@ -12,6 +12,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/credentials"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/spf13/pflag"
 )
@@ -148,7 +149,7 @@ func (w *watchFlags) logger(stderr io.Writer, opts *slog.HandlerOptions) *slog.L
 func secrets() []string {
 	// The environment's model keys, and a password in a server URL of
 	// the environment (a proxy's basic authentication).
-	out := models.Credentials(models.Options{})
+	out := credentials.Of(models.Options{})
 	for _, k := range []string{natsTokenEnv, tokenEnv, metricsTokenEnv} {
 		if v := os.Getenv(k); v != "" {
 			out = append(out, v)

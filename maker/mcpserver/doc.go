@@ -42,7 +42,7 @@
 // read), bounds headers (16 KiB) and request bodies, and caps sessions per
 // client so that no client locks another out (HTTPOptions).
 //
-// No secret the server's models may send (models.Credentials: the
+// No secret the server's models may send (credentials.Of: the
 // environment's OPENAI_API_KEY and ANTHROPIC_API_KEY, each Config.Models
 // spec's ;key=VAR, the password of Config.BaseURL, of a ;base= and of the
 // environment's server URLs) reaches a client,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/secrets"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/credentials"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -14,11 +15,11 @@ import (
 // heldKeys are the secrets the server's models may send: the API keys
 // of the environment and of its Models' ;key=VAR, and the password of
 // each server URL (baseURL, a Models' ;base=, the environment's), as
-// models.Credentials finds them, each as it is and JSON-escaped, longest
+// credentials.Of finds them, each as it is and JSON-escaped, longest
 // first (a key that holds another is replaced whole). Keys under 4 bytes
 // are left out: they would redact ordinary text.
 func heldKeys(baseURL string, specs []string) secrets.Set {
-	return secrets.New(models.Credentials(models.Options{BaseURL: baseURL}, specs...)...)
+	return secrets.New(credentials.Of(models.Options{BaseURL: baseURL}, specs...)...)
 }
 
 // redact returns b with every key replaced, and whether it held one.

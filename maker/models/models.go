@@ -148,7 +148,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 		base = p.apiRoot(base) // so every form of its URL has one identity
 	}
 	m := &model{
-		spec: sp, provider: p, url: withoutUserinfo(base), base: base, timeout: o.Timeout, maxRetryWait: o.MaxRetryWait,
+		spec: sp, provider: p, url: ShownURL(base), base: base, timeout: o.Timeout, maxRetryWait: o.MaxRetryWait,
 		schemaClients: map[string]llms.Model{},
 	}
 	if m.timeout <= 0 {
@@ -182,15 +182,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 // character a URL may not hold, say) loses everything from its scheme's
 // "//" up to its host's last "@" all the same, so no text is shown that
 // could hold a credential. It refuses nothing.
-func ShownURL(raw string) string { return withoutUserinfo(raw) }
-
-// withoutUserinfo is raw without its user information (user:password@),
-// for whatever is shown or kept: the password is a credential, the user
-// name often one too. A raw that does not parse as a URL (a password
-// with a character a URL may not hold, say) loses everything from its
-// scheme's "//" up to its host's last "@" all the same, so no text is
-// shown that could hold a credential.
-func withoutUserinfo(raw string) string {
+func ShownURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err == nil {
 		if u.User == nil {

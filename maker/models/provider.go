@@ -52,6 +52,22 @@ type provider struct {
 	prices map[string]maker.Price
 }
 
+// SecretVars are the environment variables whose values a model Open
+// returns may send to its server: each provider's API key variable
+// (keys), and the variables that name its server (urls: a URL's user
+// information may hold a password), in the order of Providers. Package
+// maker/models/credentials reads them to list a run's secrets. Cost: a
+// copy of the names.
+func SecretVars() (keys, urls []string) {
+	for _, p := range providers {
+		if p.keyVar != "" {
+			keys = append(keys, p.keyVar)
+		}
+		urls = append(urls, p.urlVars...)
+	}
+	return keys, urls
+}
+
 // providers are the providers a spec may name, in the order help texts
 // list them.
 var providers = []*provider{openAIProvider, ollamaProvider, anthropicProvider}

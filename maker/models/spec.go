@@ -183,7 +183,7 @@ func CheckBaseURL(provider, raw string) error {
 		example = p.example
 	}
 	u, err := url.Parse(raw)
-	shown := withoutUserinfo(raw) // an error is shown: no credential in it
+	shown := ShownURL(raw) // an error is shown: no credential in it
 	switch {
 	case err != nil:
 		if ue, ok := errors.AsType[*url.Error](err); ok {

@@ -1,38 +1,45 @@
-package models
+// Package credentials lists the secrets a model opened by maker/models
+// may send to its server, and shows a model spec without them: what a
+// caller that writes logs, traces or replies (a command, the MCP server)
+// keeps out of them. It reads the environment variables maker/models
+// names (models.SecretVars), so a new provider is covered by its own
+// declaration there.
+package credentials
 
 import (
 	"net/url"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/mdap-go/mdap/maker/models"
 )
 
-// Credentials are the secrets that models opened from specs with o may
+// Of returns the secrets that models opened from specs with o may
 // send to their servers, for a caller to keep out of what it writes (a
 // server that refuses a key may echo it in its error): the API keys of
-// the environment (EnvOpenAIKey, EnvAnthropicKey), o.APIKey and each
+// the environment (models.EnvOpenAIKey, models.EnvAnthropicKey), o.APIKey and each
 // spec's ;key=VAR value, and the password of each server URL that
 // carries one (http://user:PASSWORD@host/v1, basic authentication at a
 // proxy): o.BaseURL, each spec's ;base=, and the environment's
-// EnvOpenAIURL, OPENAI_API_BASE, EnvAnthropicURL and EnvOllamaHost,
+// models.EnvOpenAIURL, OPENAI_API_BASE, models.EnvAnthropicURL and models.EnvOllamaHost,
 // decoded and, when it differs, as the URL writes it (p%40ss: a model's
 // name and its errors quote the URL). A spec that SplitEndpoint refuses
 // adds only the passwords of its ;base= URLs (its error quotes the spec;
-// Open refuses it, so nothing is sent); each is listed once, in sorted order, and empty values are left out.
-// Cost: one SplitEndpoint per spec.
-func Credentials(o Options, specs ...string) []string {
+// models.Open refuses it, so nothing is sent); each is listed once, in sorted order, and empty values are left out.
+// Cost: one models.SplitEndpoint per spec.
+func Of(o models.Options, specs ...string) []string {
 	found := []string{o.APIKey}
 	found = append(found, urlPasswords(o.BaseURL)...)
-	for _, p := range providers {
-		if p.keyVar != "" {
-			found = append(found, os.Getenv(p.keyVar))
-		}
-		for _, k := range p.urlVars {
-			found = append(found, urlPasswords(os.Getenv(k))...)
-		}
+	keys, urls := models.SecretVars()
+	for _, k := range keys {
+		found = append(found, os.Getenv(k))
+	}
+	for _, k := range urls {
+		found = append(found, urlPasswords(os.Getenv(k))...)
 	}
 	for _, spec := range specs {
-		if _, so, err := SplitEndpoint(spec, o); err == nil {
+		if _, so, err := models.SplitEndpoint(spec, o); err == nil {
 			found = append(found, so.APIKey)
 			found = append(found, urlPasswords(so.BaseURL)...)
 			continue
@@ -98,7 +105,7 @@ func ShownSpec(spec string) string {
 	fields := strings.Split(rest, ";")
 	for i, f := range fields {
 		if v, ok := strings.CutPrefix(f, "base="); ok {
-			fields[i] = "base=" + withoutUserinfo(v)
+			fields[i] = "base=" + models.ShownURL(v)
 		}
 	}
 	return head + ";" + strings.Join(fields, ";")

@@ -1,13 +1,14 @@
-package models_test
+package credentials_test
 
 import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/credentials"
 	"github.com/stretchr/testify/assert"
 )
 
-// Credentials finds every secret a model may send, and nothing else: the
+// Of finds every secret a model may send, and nothing else: the
 // environment's keys, Options.APIKey, each spec's ;key=VAR value, and the
 // password of every server URL (Options.BaseURL, ;base=, the
 // environment's four); a spec that does not parse adds nothing.
@@ -24,7 +25,7 @@ func TestCredentials(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
-	got := models.Credentials(models.Options{APIKey: "option-key-9", BaseURL: "http://u:option-url-10@127.0.0.1:5/v1"},
+	got := credentials.Of(models.Options{APIKey: "option-key-9", BaseURL: "http://u:option-url-10@127.0.0.1:5/v1"},
 		"openai:m;key=MDAP_TEST_KEY_A", "openai:n;base=http://u:spec-url-11@127.0.0.1:6/v1",
 		"openai:bad;key=MDAP_TEST_UNSET", "", "sim")
 	assert.Equal(t, []string{"anthropic-url-7", "api-base-6", "env-anthropic-2", "env-openai-1", "ollama-8",
@@ -43,7 +44,7 @@ func TestURLPassword(t *testing.T) {
 		"://bad":                     "",
 		"":                           "",
 	} {
-		assert.Equal(t, want, models.URLPassword(raw), raw)
+		assert.Equal(t, want, credentials.URLPassword(raw), raw)
 	}
 }
 
@@ -55,7 +56,7 @@ func TestCredentialsHoldAnEscapedPasswordAsWritten(t *testing.T) {
 		t.Setenv(k, "")
 	}
 	t.Setenv("OPENAI_BASE_URL", "http://u:env%2Fpw-3@127.0.0.1:3/v1")
-	got := models.Credentials(models.Options{BaseURL: "http://u:opt%40pw-1@127.0.0.1:1/v1"},
+	got := credentials.Of(models.Options{BaseURL: "http://u:opt%40pw-1@127.0.0.1:1/v1"},
 		"openai:m;base=http://u:spec%3Apw-2@127.0.0.1:2/v1", "openai:n;base=http://u:plain-pw-4@127.0.0.1:4/v1")
 	assert.Equal(t, []string{"env%2Fpw-3", "env/pw-3", "opt%40pw-1", "opt@pw-1", "plain-pw-4", "spec%3Apw-2", "spec:pw-2"}, got)
 }
@@ -67,7 +68,7 @@ func TestCredentialsListEachOnce(t *testing.T) {
 		t.Setenv(k, "")
 	}
 	t.Setenv("OPENAI_API_KEY", "same-key-1")
-	got := models.Credentials(models.Options{APIKey: "same-key-1", BaseURL: "http://u:same-pw-2@127.0.0.1:1/v1"},
+	got := credentials.Of(models.Options{APIKey: "same-key-1", BaseURL: "http://u:same-pw-2@127.0.0.1:1/v1"},
 		"openai:m;key=OPENAI_API_KEY", "openai:n;base=http://v:same-pw-2@127.0.0.1:2/v1", "openai:o")
 	assert.Equal(t, []string{"same-key-1", "same-pw-2"}, got)
 }
@@ -87,7 +88,7 @@ func TestCredentialsOfARefusedSpecHoldItsBasePassword(t *testing.T) {
 	} {
 		_, _, err := models.SplitEndpoint(spec, models.Options{})
 		assert.Error(t, err, spec)
-		assert.Equal(t, []string{"refused-pw-1"}, models.Credentials(models.Options{}, spec), spec)
+		assert.Equal(t, []string{"refused-pw-1"}, credentials.Of(models.Options{}, spec), spec)
 	}
 }
 
@@ -100,6 +101,6 @@ func TestShownSpecDropsUserinfo(t *testing.T) {
 		"openai:gpt-x;base=http://h/v1":                                       "openai:gpt-x;base=http://h/v1",
 		"ollama:llama3":                                                       "ollama:llama3",
 	} {
-		assert.Equal(t, want, models.ShownSpec(in), in)
+		assert.Equal(t, want, credentials.ShownSpec(in), in)
 	}
 }

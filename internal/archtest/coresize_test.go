@@ -1,0 +1,47 @@
+package archtest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// coreGoal is issue #36's size of a core a library user reads in an
+// afternoon: at most this many non-test lines.
+const coreGoal = 12000
+
+// coreCeiling is the most non-test lines the core may have now: the size
+// it has come down to, lowered with each cut until it reaches coreGoal,
+// so that what moved out does not creep back.
+const coreCeiling = 13950
+
+// TestCoreSize: the core's non-test Go files (comments and blank lines
+// included, as `wc -l` counts them) hold at most coreCeiling lines. A
+// change that has to grow the core moves something else out first, into
+// a satellite, or says in the ceiling's change why the core must grow.
+func TestCoreSize(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	total := 0
+	for _, p := range core {
+		files, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(p), "*.go"))
+		require.NoError(t, err)
+		n := 0
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			n += bytes.Count(b, []byte("\n"))
+		}
+		t.Logf("%-13s %6d", p, n)
+		total += n
+	}
+	t.Logf("%-13s %6d (ceiling %d, goal %d)", "core", total, coreCeiling, coreGoal)
+	require.LessOrEqual(t, total, coreCeiling, "the core grew past its ceiling: move what is not the core into a satellite (ARCHITECTURE.md, \"The core and its satellites\")")
+}
