@@ -29,39 +29,9 @@ func newBench() *cobra.Command {
 		prog   string
 	)
 	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Run the consensus-cost benchmarks: tables and charts of what k, parallelism and a model cost",
-		Long: `bench runs the benchmark suites side by side in one process and writes a report:
-REPORT.md (the machine, the command, the goals with their measured figures and
-every table), report.json (the same data) and SVG charts, into --out
-(default ` + defaultBenchOut + `/; files of the same names there are replaced).
-
-Suites: fidelity (the vote against the gambler's-ruin theory, and per-step
-difficulty), strategies (sequential, waves, speculation, batches, majority,
-first-to-k, adaptive k on the same seeded steps; wall time with simulated
-latency), guarantee (per error structure, the share of whole runs with a
-wrong step under calibrate's k or k_min and under --k auto, its one-sided
-95% upper bound beside the target 1 - T), scale (Hanoi
-on the sim from 10 to 20 disks: time, memory, CPU per sample by part), real
-(the same steps over HTTP through serve-sim), cost (dollars per step:
-one call per sample, samples per request, cached prompts, both), observe
-(the cost of tracing and metrics per sample), engine (the NATS engine against
-core NATS request/reply at 16 callers, and against in process at 20 ms model
-latency), goals (issue #36's user-felt goals in one run, each with its goal
-and its bar: wall per step over model latency, the engine over in process,
-dollars per step over the output the vote buys, the share of --rpm a batch
-uses and its 429s, a batch's throughput on 4 workers over 1, 20-disk Hanoi's
-CPU and memory, the journal's wall cost; --quick: about 30 s), matching
-(surface forms of one right answer voted with exact keys against the
-answer contract's declared matchers).
-
-A full run takes many minutes (the 20-disk run alone is over a million
-steps; the guarantee suite, 200 seeds per cell, took 24m53s in the committed
-run, on two cores shared at a load average near 28); --quick runs every
-suite small enough for CI. --merge
-reruns some suites into an existing report and keeps the others. Exit status 1 when a
-suite fails or a figure of the goals suite regresses past its bar (the report
-is written first); any other missed goal is reported, not an error.`,
+		Use:     "bench",
+		Short:   "Run the consensus-cost benchmarks: tables and charts of what k, parallelism and a model cost",
+		Long:    help("bench"),
 		Example: example("bench"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -23,43 +23,9 @@ func newView() *cobra.Command {
 	var noAuth bool
 	var lim viewLimits
 	cmd := &cobra.Command{
-		Use:   "view JOURNAL|STATE_FOLDER",
-		Short: "Show a run: a live web page of its counters and step map, or a PNG or HTML export",
-		Long: `view serves one read-only web page showing the run a journal records (a
-file written with --journal), updated live as the run appends to it: steps
-decided and left, ETA, samples per step, the red-flag rate, contested and
-escalated steps, tokens, cost (from the journal's checkpoints), each model's
-share, and the step map: every step one cell (a million steps fit 1024×1024),
-coloured by the samples it took, red flags, contested and escalated; click a
-cell to see that step's record (its votes per answer key, counts, flags,
-usage, models, winner, tool call and observation). The journal does not
-record every sample in order, so neither does this page; a run's own page
-(--ui) lists its last steps' samples in order, with each one's class, red
-flag, model, worker and tokens. The failure budget card estimates, from the
-votes (vote/laws, one rival answer), the chance that a decided step went
-wrong, against 1 - T when the run has a target T (a --k auto journal
-records it; --target sets it); the cost shows against --max-cost when given.
-
-A STATE_FOLDER (maker solve --state DIR) shows the batch: its tasks by
-status, counted and listed, each task's journal followed as it grows and
-each step loop's run openable as a page of its own (/?task=NAME). Give the
-batch's results file with --results for the solved, failed and invalid
-statuses; without it a task is unfinished, or decided once every step of
-its task is.
-
-The page's assets are built in (no CDN: it works offline). It listens on
---addr, 127.0.0.1 with a free port by default, printed on stderr, and
-requires a token, on loopback too (any user of the machine reaches a loopback
-port, and the page shows the run's answers, which the journal's 0600 keeps
-from them): $` + viewTokenEnv + `, else one is generated and printed once. Open
-the printed address with ?token=..., which the page turns into a cookie only
-this origin gets and drops from the address bar, or send Authorization:
-Bearer TOKEN. --no-auth serves without one, on loopback only. The journal is read, never locked or written:
-view a running run's journal while it runs. Ctrl-C ends it (exit status 130).
-
---png FILE writes the step map as a PNG, --html FILE a self-contained report
-(style inline, the map a data: URL, no script): both read the journal as it
-is and exit 0, serving nothing.`,
+		Use:     "view JOURNAL|STATE_FOLDER",
+		Short:   "Show a run: a live web page of its counters and step map, or a PNG or HTML export",
+		Long:    help("view"),
 		Example: example("view"),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
