@@ -3,12 +3,8 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/mdap-go/mdap/benchmarks"
 	"github.com/mdap-go/mdap/maker/progress"
@@ -35,10 +31,9 @@ func newBench() *cobra.Command {
 		Example: example("bench"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, s := range suites {
-				if !slices.Contains(benchmarks.Suites, s) {
-					return usageErr("--suite %q: use one of %s (repeat the flag, or separate with commas)", s, strings.Join(benchmarks.Suites, ", "))
-				}
+			opts := benchmarks.Options{Suites: suites, Quick: quick, Seed: seed}
+			if err := fieldUsageErr(opts.Validate(), map[string]string{"Suites": "suite"}, "bench"); err != nil {
+				return err
 			}
 			if out == "" {
 				return usageErr("--out \"\": give the folder to write the report into")
@@ -49,7 +44,7 @@ func newBench() *cobra.Command {
 			if !progress.Mode(prog).Valid() {
 				return usageErr("--progress %q: use auto, on or off", prog)
 			}
-			return runBench(cmd, benchmarks.Options{Suites: suites, Quick: quick, Seed: seed}, out, merge, asJSON, prog)
+			return runBench(cmd, opts, out, merge, asJSON, prog)
 		},
 	}
 	fs := cmd.Flags()
@@ -67,48 +62,31 @@ func newBench() *cobra.Command {
 // runBench runs the suites of opts, merges the report into --out's with
 // --merge, writes it and prints the goals (or the whole report as JSON).
 func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, asJSON bool, prog string) error {
-	var older *benchmarks.Report
-	if merge {
-		var err error
-		older, err = benchmarks.ReadReport(out)
-		switch {
-		case errors.Is(err, benchmarks.ErrNotReport):
-			return usageErr("--merge: %v", err)
-		case err != nil:
-			return usageErr("--merge: %v: give the --out folder of an earlier maker bench, or drop --merge", err)
-		}
-	}
 	opts.Command = "maker " + strings.Join(os.Args[1:], " ")
 	if len(os.Args) < 2 {
 		opts.Command = "maker bench"
 	}
 	var finish func()
 	opts.Progress, finish = progress.Suites(cmd.ErrOrStderr(), progress.Mode(prog))
-	rep, err := benchmarks.Run(cmd.Context(), opts)
+	rep, ran, err := benchmarks.RunInto(cmd.Context(), opts, out, merge)
 	finish()
-	if err != nil {
-		if cmd.Context().Err() != nil {
-			return interrupted("")
-		}
+	var me *benchmarks.MergeError
+	switch {
+	case errors.Is(err, benchmarks.ErrNotReport):
+		return usageErr("--merge: %v", err)
+	case errors.As(err, &me):
+		return usageErr("--merge: %v: give the --out folder of an earlier maker bench, or drop --merge", err)
+	case err != nil && cmd.Context().Err() != nil:
+		return interrupted("")
+	case err != nil:
 		return failed(err)
 	}
-	ran := rep.Ran()
-	if older != nil {
-		rep.Merge(older)
-	}
-	if err := rep.WriteDir(out); err != nil {
-		return failed(err)
-	}
-	w := cmd.OutOrStdout()
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
-		return barErr(rep)
-	}
-	fmt.Fprintf(w, "bench: %s in %s; report in %s\n", strings.Join(ran, ", "), rep.Wall.Round(time.Second), filepath.Join(out, benchmarks.ReportFile))
-	for _, g := range rep.Goals {
-		fmt.Fprintf(w, "  [%s] %s: %s\n", g.Met, g.Goal, g.Measured)
+	} else {
+		_ = rep.WriteSummary(cmd.OutOrStdout(), ran, out) // a failed write fails the command (see run)
 	}
 	return barErr(rep)
 }
