@@ -20,8 +20,8 @@ import (
 func TestListenHTTPGuardsByDefault(t *testing.T) {
 	l, err := mcpserver.ListenHTTP(":0", false, mcpserver.HTTPOptions{})
 	require.NoError(t, err)
-	assert.True(t, l.Generated)
-	assert.Len(t, l.Options.Token, 64, "256 bits in hex")
+	require.True(t, l.Generated)
+	require.Len(t, l.Options.Token, 64, "256 bits in hex")
 	assert.True(t, strings.HasPrefix(l.Addr().String(), "127.0.0.1:"), "an empty host is loopback")
 	srv, err := mcpserver.New(mcpserver.Config{})
 	require.NoError(t, err)
@@ -31,7 +31,7 @@ func TestListenHTTPGuardsByDefault(t *testing.T) {
 	go func() { done <- srv.ServeHTTPOn(ctx, l, l.Options) }()
 	url := "http://" + l.Addr().String() + mcpserver.Path
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("{}"))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "the generated token is required")
