@@ -3,12 +3,8 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/mdap-go/mdap/benchmarks"
 	"github.com/mdap-go/mdap/maker/progress"
@@ -29,46 +25,15 @@ func newBench() *cobra.Command {
 		prog   string
 	)
 	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Run the consensus-cost benchmarks: tables and charts of what k, parallelism and a model cost",
-		Long: `bench runs the benchmark suites side by side in one process and writes a report:
-REPORT.md (the machine, the command, the goals with their measured figures and
-every table), report.json (the same data) and SVG charts, into --out
-(default ` + defaultBenchOut + `/; files of the same names there are replaced).
-
-Suites: fidelity (the vote against the gambler's-ruin theory, and per-step
-difficulty), strategies (sequential, waves, speculation, batches, majority,
-first-to-k, adaptive k on the same seeded steps; wall time with simulated
-latency), guarantee (per error structure, the share of whole runs with a
-wrong step under calibrate's k or k_min and under --k auto, its one-sided
-95% upper bound beside the target 1 - T), scale (Hanoi
-on the sim from 10 to 20 disks: time, memory, CPU per sample by part), real
-(the same steps over HTTP through serve-sim), cost (dollars per step:
-one call per sample, samples per request, cached prompts, both), observe
-(the cost of tracing and metrics per sample), engine (the NATS engine against
-core NATS request/reply at 16 callers, and against in process at 20 ms model
-latency), goals (issue #36's user-felt goals in one run, each with its goal
-and its bar: wall per step over model latency, the engine over in process,
-dollars per step over the output the vote buys, the share of --rpm a batch
-uses and its 429s, a batch's throughput on 4 workers over 1, 20-disk Hanoi's
-CPU and memory, the journal's wall cost; --quick: about 30 s), matching
-(surface forms of one right answer voted with exact keys against the
-answer contract's declared matchers).
-
-A full run takes many minutes (the 20-disk run alone is over a million
-steps; the guarantee suite, 200 seeds per cell, took 24m53s in the committed
-run, on two cores shared at a load average near 28); --quick runs every
-suite small enough for CI. --merge
-reruns some suites into an existing report and keeps the others. Exit status 1 when a
-suite fails or a figure of the goals suite regresses past its bar (the report
-is written first); any other missed goal is reported, not an error.`,
+		Use:     "bench",
+		Short:   "Run the consensus-cost benchmarks: tables and charts of what k, parallelism and a model cost",
+		Long:    help("bench"),
 		Example: example("bench"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, s := range suites {
-				if !slices.Contains(benchmarks.Suites, s) {
-					return usageErr("--suite %q: use one of %s (repeat the flag, or separate with commas)", s, strings.Join(benchmarks.Suites, ", "))
-				}
+			opts := benchmarks.Options{Suites: suites, Quick: quick, Seed: seed}
+			if err := fieldUsageErr(opts.Validate(), map[string]string{"Suites": "suite"}, "bench"); err != nil {
+				return err
 			}
 			if out == "" {
 				return usageErr("--out \"\": give the folder to write the report into")
@@ -79,7 +44,7 @@ is written first); any other missed goal is reported, not an error.`,
 			if !progress.Mode(prog).Valid() {
 				return usageErr("--progress %q: use auto, on or off", prog)
 			}
-			return runBench(cmd, benchmarks.Options{Suites: suites, Quick: quick, Seed: seed}, out, merge, asJSON, prog)
+			return runBench(cmd, opts, out, merge, asJSON, prog)
 		},
 	}
 	fs := cmd.Flags()
@@ -97,48 +62,31 @@ is written first); any other missed goal is reported, not an error.`,
 // runBench runs the suites of opts, merges the report into --out's with
 // --merge, writes it and prints the goals (or the whole report as JSON).
 func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, asJSON bool, prog string) error {
-	var older *benchmarks.Report
-	if merge {
-		var err error
-		older, err = benchmarks.ReadReport(out)
-		switch {
-		case errors.Is(err, benchmarks.ErrNotReport):
-			return usageErr("--merge: %v", err)
-		case err != nil:
-			return usageErr("--merge: %v: give the --out folder of an earlier maker bench, or drop --merge", err)
-		}
-	}
 	opts.Command = "maker " + strings.Join(os.Args[1:], " ")
 	if len(os.Args) < 2 {
 		opts.Command = "maker bench"
 	}
 	var finish func()
 	opts.Progress, finish = progress.Suites(cmd.ErrOrStderr(), progress.Mode(prog))
-	rep, err := benchmarks.Run(cmd.Context(), opts)
+	rep, ran, err := benchmarks.RunInto(cmd.Context(), opts, out, merge)
 	finish()
-	if err != nil {
-		if cmd.Context().Err() != nil {
-			return interrupted("")
-		}
+	var me *benchmarks.MergeError
+	switch {
+	case errors.Is(err, benchmarks.ErrNotReport):
+		return usageErr("--merge: %v", err)
+	case errors.As(err, &me):
+		return usageErr("--merge: %v: give the --out folder of an earlier maker bench, or drop --merge", err)
+	case err != nil && cmd.Context().Err() != nil:
+		return interrupted("")
+	case err != nil:
 		return failed(err)
 	}
-	ran := rep.Ran()
-	if older != nil {
-		rep.Merge(older)
-	}
-	if err := rep.WriteDir(out); err != nil {
-		return failed(err)
-	}
-	w := cmd.OutOrStdout()
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
-		return barErr(rep)
-	}
-	fmt.Fprintf(w, "bench: %s in %s; report in %s\n", strings.Join(ran, ", "), rep.Wall.Round(time.Second), filepath.Join(out, benchmarks.ReportFile))
-	for _, g := range rep.Goals {
-		fmt.Fprintf(w, "  [%s] %s: %s\n", g.Met, g.Goal, g.Measured)
+	} else {
+		_ = rep.WriteSummary(cmd.OutOrStdout(), ran, out) // a failed write fails the command (see run)
 	}
 	return barErr(rep)
 }

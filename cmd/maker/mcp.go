@@ -1,10 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -35,6 +35,7 @@ type mcpFlags struct {
 	origins                   []string
 	latency                   time.Duration
 	level                     slog.Level
+	ln                        *mcpserver.HTTPListener // --http's, opened by check
 	obs                       watchFlags
 }
 
@@ -151,32 +152,31 @@ func (f *mcpFlags) check(cmd *cobra.Command) error {
 			return usageErr("--judge: %w", err)
 		}
 	}
-	if f.httpAddr != "" {
-		if f.httpAddr, err = mcpserver.ListenAddr(f.httpAddr, f.allowRemote); err != nil {
-			return usageErr("--http: %w", err)
-		}
+	if f.level, err = parseLogLevel(f.logLevel); err != nil || f.httpAddr == "" {
+		return err
 	}
-	f.level, err = parseLogLevel(f.logLevel)
-	return err
+	f.ln, err = mcpserver.ListenHTTP(f.httpAddr, f.allowRemote, mcpserver.HTTPOptions{Token: f.token, NoAuth: f.noAuth, AllowedOrigins: f.origins})
+	switch {
+	case errors.Is(err, mcpserver.ErrListenAddr):
+		return usageErr("--http: %w", err)
+	case err != nil:
+		return usageErr("--http %s: %w", f.httpAddr, err)
+	}
+	return nil
 }
 
 // run serves until the client leaves (stdio) or the command is
 // interrupted (HTTP).
 func (f *mcpFlags) run(cmd *cobra.Command) error {
 	ctx := cmd.Context()
+	if f.ln != nil {
+		defer f.ln.Close()
+		f.obs.redact(ctx, f.ln.Options.Token)
+	}
 	if err := f.obs.start(ctx, "maker-mcp", cmd.ErrOrStderr()); err != nil {
 		return err
 	}
 	defer f.obs.stop(ctx)
-	generated := false
-	if f.httpAddr != "" && f.token == "" && !f.noAuth {
-		var err error
-		if f.token, err = mcpserver.NewToken(); err != nil {
-			return failed(err)
-		}
-		generated = true
-	}
-	f.obs.redact(ctx, f.token)
 	f.cfg.Logger = f.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: f.level})
 	f.cfg.Observer = f.obs.solverObserver()
 	srv, err := mcpserver.New(f.cfg)
@@ -184,16 +184,11 @@ func (f *mcpFlags) run(cmd *cobra.Command) error {
 		return usageErr("%w", err)
 	}
 	defer srv.Close()
-	if f.httpAddr == "" {
+	if f.ln == nil {
 		f.logServing("serving MCP over stdio")
-		in := cmd.InOrStdin()
-		rc, ok := in.(io.ReadCloser)
-		if !ok {
-			rc = io.NopCloser(in)
-		}
-		err = srv.ServeIO(ctx, rc, nopWriteCloser{cmd.OutOrStdout()})
+		err = srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
 	} else {
-		err = f.serveHTTP(cmd, srv, generated)
+		err = f.serveHTTP(cmd, srv)
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -204,13 +199,9 @@ func (f *mcpFlags) run(cmd *cobra.Command) error {
 	return nil
 }
 
-// serveHTTP listens on --http and serves srv there, with the token.
-func (f *mcpFlags) serveHTTP(cmd *cobra.Command, srv *mcpserver.Server, generated bool) error {
-	ln, err := net.Listen("tcp", f.httpAddr)
-	if err != nil {
-		return usageErr("--http %s: %w", f.httpAddr, err)
-	}
-	log := f.cfg.Logger
+// serveHTTP serves srv on --http's listener, with the token.
+func (f *mcpFlags) serveHTTP(cmd *cobra.Command, srv *mcpserver.Server) error {
+	ln, log := f.ln, f.cfg.Logger
 	if f.noAuth {
 		reach := "every user and process of this machine"
 		if f.allowRemote {
@@ -219,17 +210,17 @@ func (f *mcpFlags) serveHTTP(cmd *cobra.Command, srv *mcpserver.Server, generate
 		log.Warn("--no-auth: " + reach + " can use this server, and run_task and sample_and_vote spend its model keys")
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "maker mcp: serving MCP over streamable HTTP at http://%s%s\n", ln.Addr(), mcpserver.Path)
-	if generated {
+	if token := ln.Options.Token; ln.Generated {
 		// Once, on stderr, past the redaction of everything else (the
 		// token is a held secret from here on): the operator copies it
 		// into the client's configuration.
 		notice(cmd, unredacted(cmd.ErrOrStderr()),
-			fmt.Sprintf("maker mcp: no $%s was set, so this run generated a token; clients must send\n  Authorization: Bearer %s\n(set $%s or --token to choose it, or --no-auth to serve without one)\n", tokenEnv, f.token, tokenEnv),
+			fmt.Sprintf("maker mcp: no $%s was set, so this run generated a token; clients must send\n  Authorization: Bearer %s\n(set $%s or --token to choose it, or --no-auth to serve without one)\n", tokenEnv, token, tokenEnv),
 			"maker mcp: no $"+tokenEnv+" was set, so this run generated a token; clients must send Authorization: Bearer TOKEN (set $"+tokenEnv+" or --token to choose it, or --no-auth to serve without one)",
-			"token", f.token)
+			"token", token)
 	}
-	f.logServing("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "auth", authMode(f.noAuth, generated))
-	return srv.ServeHTTPOn(cmd.Context(), ln, mcpserver.HTTPOptions{Token: f.token, NoAuth: f.noAuth, AllowedOrigins: f.origins})
+	f.logServing("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "auth", authMode(f.noAuth, ln.Generated))
+	return srv.ServeHTTPOn(cmd.Context(), ln, ln.Options)
 }
 
 // logServing logs the start of serving, with what the server serves.
@@ -259,7 +250,3 @@ func unredacted(w io.Writer) io.Writer {
 	}
 	return w
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -20,10 +16,8 @@ import (
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
-	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
@@ -76,161 +70,64 @@ func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
 	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 while at least 2 worker identities serve the route, else 1, looked at again between steps every 5s (maker solve: any worker); a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
 }
 
-// following returns the Solver.MinVoters of --min-workers 0 over route:
-// engineMinVoters again once votersEvery has passed since it last asked,
-// so that a run goes on when one of two workers leaves and rests on two
-// once a second serves. Nil for a --min-workers given. Called from the
-// solving goroutine only.
-func (n *natsRun) following(route string) func(context.Context) int {
-	if n.minWorkers > 0 {
-		return nil
-	}
-	asked, now := time.Now(), n.minVoters
-	return func(ctx context.Context) int {
-		if time.Since(asked) < votersEvery {
-			return now
-		}
-		asked = time.Now()
-		// An engine that did not answer leaves the number as it was: a
-		// moment's hiccup does not drop a second voter.
-		if w, err := cluster.ServingWorkers(ctx, n.nc, route); err == nil {
-			now = votersOf(w)
-		}
-		return now
-	}
-}
-
-// votersEvery is how often a run under --min-workers 0 asks the engine
-// again how many worker identities serve its route: an agent request,
-// beside a step's many samples.
-const votersEvery = 5 * time.Second
-
-// maxMinWorkers bounds --min-workers, as vote.Config bounds MinVoters.
-const maxMinWorkers = vote.MaxVoters
-
-// engineMinVoters settles --min-workers for route: the number given, or
-// with 0 two when the engine counts at least two worker identities
-// serving route, else one.
-func (n *natsRun) engineMinVoters(ctx context.Context, route string) int {
-	if n.minWorkers > 0 {
-		return n.minWorkers
-	}
-	if w, err := cluster.ServingWorkers(ctx, n.nc, route); err == nil {
-		return votersOf(w)
-	}
-	return 1
-}
-
-// votersOf is --min-workers 0's minimum when w worker identities serve
-// the route: two where two serve, else one.
-func votersOf(w int) int { return min(max(w, 1), 2) }
-
 func registerNATSCreds(fs *pflag.FlagSet, dst *string) {
 	fs.StringVar(dst, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+natsCredsEnv+", else ./"+defaultCredsDir+" if it exists; $"+natsTokenEnv+" for a server with a token)")
 }
 
-// natsAuth returns the options that sign a client of role in: the seed
-// file --nats-creds (or $MDAP_NATS_CREDS, or ./mdap-nats/creds) names or
-// holds for role, else $MDAP_NATS_TOKEN, else none. Errors are usage
-// errors (a credential named but unreadable).
-func (n *natsRun) natsAuth(role cluster.Role, name string) ([]nats.Option, string, error) {
-	path, from := n.credsPath()
-	if path == "" {
-		if tok := os.Getenv(natsTokenEnv); tok != "" {
-			return []nats.Option{nats.Token(tok)}, "the token in $" + natsTokenEnv, nil
-		}
-		return nil, "no credentials", nil
-	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		if path, err = n.seedIn(path, from, role); err != nil {
-			return nil, "", err
-		}
-	} else if n.identity != "" {
-		return nil, "", usageErr("--identity %s picks workers/%s.nk from a credentials folder, and %s names the seed file %s: give the folder, or leave --identity out", n.identity, n.identity, from, path)
-	}
-	opts, err := cluster.Credentials(path, name)
-	if err != nil {
-		return nil, "", usageErr("%s: %w (give the %s seed maker nats wrote, %s)", from, err, role, cluster.SeedFile("STORE/creds", role))
-	}
-	return opts, "the " + string(role) + " credential " + path, nil
+// creds is what --nats-creds, --identity and the run name, for
+// cluster.Dial.
+func (n *natsRun) creds() cluster.ClientCreds {
+	return cluster.ClientCreds{Path: n.natsCreds, Run: n.natsRunName, Identity: n.identity, PathName: "--nats-creds"}
 }
 
-// seedIn picks role's seed in the credentials folder dir
-// (cluster.ClientCreds.SeedIn: a worker's --identity, a coordinator's run
-// key, else ROLE.nk); none found is a usage error naming what to do
-// (maker worker --identity, maker nats run add).
-func (n *natsRun) seedIn(dir, from string, role cluster.Role) (string, error) {
-	seed, err := cluster.ClientCreds{Run: n.natsRunName, Identity: n.identity}.SeedIn(dir, role)
-	switch {
-	case err == nil:
-		return seed, nil
-	case role == cluster.RoleWorker && errors.Is(err, cluster.ErrConfig) && n.identity == "":
-		return "", usageErr("%s: %w: give --identity NAME", from, err)
-	case role == cluster.RoleWorker:
-		return "", usageErr("%s: %w (maker worker --identity NAME picks workers/NAME.nk from a folder; or give --nats-creds NAME.nk)", from, err)
-	}
-	run := cmp.Or(n.natsRunName, "RUN")
-	return "", usageErr("%s: %s holds no coordinator key: neither runs/%s.nk nor the shared coordinator.nk (maker nats makes it only with --shared-coordinator); issue a key of this run with maker nats run add %s, and give --journal nats:%s (or --queue %s to maker solve) and --nats-creds %s", from, dir, run, run, run, run, filepath.Join(dir, "runs", run+".nk"))
-}
+// coordinatorFlagOf names the flag of each field of
+// cluster.CoordinatorConfig.
+var coordinatorFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWorkers": "min-workers"}
 
-// credsPath returns the credential --nats-creds, $MDAP_NATS_CREDS or
-// ./mdap-nats/creds names (a seed file or a folder of them), and which
-// of them named it; "" when none does (cluster.ClientCreds.Resolve).
-func (n *natsRun) credsPath() (path, from string) {
-	path, from = cluster.ClientCreds{Path: n.natsCreds}.Resolve()
-	if from == "Path" {
-		from = "--nats-creds"
-	}
-	return path, from
-}
-
-// validateNATS checks --nats and what it changes: --journal nats:RUN
-// needs it; the model's server and the simulated model's latency are the
-// workers' business.
+// validateNATS checks --nats and what it changes
+// (cluster.CoordinatorConfig.Validate): --journal nats:RUN and
+// --min-workers need it; the model's server and the simulated model's
+// latency are the workers' business.
 func (f *runFlags) validateNATS(cmd *cobra.Command) error {
-	fs := cmd.Flags()
 	run, onEngine := strings.CutPrefix(f.journal, natsJournalPrefix)
-	if f.minWorkers < 0 || f.minWorkers > maxMinWorkers {
-		return usageErr("--min-workers %d: use 1 to %d distinct workers, or 0 for the default (2 where 2 serve)", f.minWorkers, maxMinWorkers)
+	cfg := cluster.CoordinatorConfig{URL: f.natsURL, Keep: f.natsKeep, MinWorkers: f.minWorkers}
+	if onEngine {
+		cfg.Run = run
 	}
-	if f.natsURL == "" && f.minWorkers != 0 {
-		return usageErr("--min-workers counts the workers of a run over --nats: give --nats URL too, or leave it out")
-	}
+	err := cfg.Validate()
+	fe := fielderr.As(err)
 	// What the vote needs until the engine is asked (natsModel settles
 	// the default for one route; a batch takes the number given).
 	f.minVoters = f.minWorkers
-	if f.natsURL == "" {
-		if onEngine {
-			return usageErr("--journal %s is kept on the NATS engine: give --nats URL too", f.journal)
-		}
+	switch {
+	case fe != nil && fe.Fields[0].Name == "MinWorkers":
+		return fieldUsageErr(err, coordinatorFlagOf, "nats")
+	case f.natsURL == "" && f.minWorkers != 0:
+		return usageErr("--min-workers counts the workers of a run over --nats: give --nats URL too, or leave it out")
+	case f.natsURL == "" && onEngine:
+		return usageErr("--journal %s is kept on the NATS engine: give --nats URL too", f.journal)
+	case f.natsURL == "":
 		return nil
-	}
-	if err := checkNATSURL(f.natsURL); err != nil {
-		return err
-	}
-	if f.natsKeep < time.Minute {
-		return usageErr("--nats-keep %s: use at least 1m (the default keeps %s)", f.natsKeep, cluster.DefaultRetention)
-	}
-	if onEngine && cluster.CheckRunName(run) != nil {
+	case fe != nil && fe.Fields[0].Name == "Run":
 		return usageErr("--journal %s: the run name after nats: must be 1 to 64 letters, digits, '-' or '_'", f.journal)
+	case err != nil:
+		return fieldUsageErr(err, coordinatorFlagOf, "nats")
 	}
 	if onEngine {
 		f.natsRunName = run
 	}
 	for _, name := range []string{"base-url", "latency", "latency-sigma"} {
-		if fs.Changed(name) {
+		if cmd.Flags().Changed(name) {
 			return usageErr("--%s applies to the workers' model with --nats: give it to maker worker", name)
 		}
 	}
 	return nil
 }
 
-// checkNATSURL refuses a --nats that no client could dial.
+// checkNATSURL refuses a --nats that no client could dial, as
+// cluster.CoordinatorConfig.Validate does.
 func checkNATSURL(raw string) error {
-	if cluster.CheckURL(raw) != nil {
-		return usageErr("--nats %q: want nats://HOST:PORT (several separated by commas), as printed by maker nats", raw)
-	}
-	return nil
+	return fieldUsageErr(cluster.CoordinatorConfig{URL: raw, Keep: cluster.MinRetention}.Validate(), coordinatorFlagOf, "nats")
 }
 
 // route is the model the flags name, as workers and coordinators meet on
@@ -247,22 +144,16 @@ func (f *runFlags) route(oracle sim.Oracle) (string, error) {
 	return m.Identity(), nil
 }
 
-// connectNATS dials --nats once per command, as role.
+// connectNATS dials --nats once per command, as role (cluster.Dial).
 func (n *natsRun) connectNATS(role cluster.Role, name string) error {
 	if n.nc != nil {
 		return nil
 	}
-	opts, how, err := n.natsAuth(role, name)
-	if err != nil {
-		return err
-	}
-	nc, err := cluster.Connect(n.natsURL, name, opts...)
-	if err != nil {
-		return failed(fmt.Errorf("--nats: %w (%s)", err, cluster.ConnectHint(err, how)))
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
+	nc, js, err := cluster.Dial(n.natsURL, n.creds(), role, name)
+	switch {
+	case errors.Is(err, cluster.ErrConfig):
+		return usageErr("%w", err)
+	case err != nil:
 		return failed(fmt.Errorf("--nats: %w", err))
 	}
 	n.nc, n.js = nc, js
@@ -270,7 +161,9 @@ func (n *natsRun) connectNATS(role cluster.Role, name string) error {
 }
 
 // natsModel is the model of a coordinator: samples drawn by the workers
-// of the flags' route, within --timeout each, queueing included.
+// of the flags' route, within --timeout each, queueing included; under
+// --min-workers 0 the least distinct voters follow the workers serving
+// it (cluster.MinVoters, cluster.FollowVoters).
 func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, error) {
 	route, err := f.route(oracle)
 	if err != nil {
@@ -281,8 +174,12 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	f.minVoters = f.engineMinVoters(ctx, route)
-	f.followVoters = f.following(route)
+	if f.minVoters = f.minWorkers; f.minWorkers == 0 {
+		f.minVoters = cluster.MinVoters(ctx, f.nc, route)
+		f.followVoters = cluster.FollowVoters(f.minVoters, cluster.VotersEvery, func(ctx context.Context) (int, error) {
+			return cluster.ServingWorkers(ctx, f.nc, route)
+		})
+	}
 	// Under --min-workers 0 a second worker may join later: the samples
 	// are spread from the start, or one greedy worker would take every
 	// wave and the second voter never come.
@@ -294,36 +191,21 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	if served, err := f.drawer.Served(ctx, route); err == nil && !served {
 		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: samples fail after %s without one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, cluster.DefaultNoWorker, f.natsURL)
 	}
-	return f.pricedNATSModel(f.drawer.Model(route, cluster.WithNativeTools(specNativeTools(route))))
+	return f.drawer.SpecModel(route, f.oneModel(), f.priceIn, f.priceOut)
 }
 
-// specNativeTools reports whether the model a route names takes native
-// tools, so that --tool-declaration auto declares over --nats as it would
-// in process.
-func specNativeTools(route string) bool {
-	sp, err := models.ParseSpec(route)
-	return err == nil && sp.NativeTools()
-}
-
-// natsJournal opens --journal nats:RUN. A resume waits out the lease of a
-// coordinator that died (at most cluster.DefaultLeaseTTL and a little).
+// natsJournal opens --journal nats:RUN (cluster.OpenRunJournal). A
+// resume waits out the lease of a coordinator that died.
 func (f *runFlags) natsJournal(stderr io.Writer) (*maker.Journal, error) {
-	run := strings.TrimPrefix(f.journal, natsJournalPrefix)
 	if err := f.connectNATS(cluster.RoleCoordinator, "maker coordinator"); err != nil {
 		return nil, err
 	}
-	wait := cluster.DefaultLeaseTTL + 2*time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout+wait)
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout+cluster.DefaultLeaseTTL+2*time.Second)
 	defer cancel()
-	open := cluster.CreateJournal
-	if f.resume {
-		open = cluster.OpenJournal
-	}
-	j, err := open(ctx, f.js, run, cluster.JournalConfig{MaxAge: f.natsKeep, Unsigned: f.journalUnsigned})
-	if errors.Is(err, maker.ErrJournalLocked) && f.resume {
+	run := strings.TrimPrefix(f.journal, natsJournalPrefix)
+	j, err := cluster.OpenRunJournal(ctx, f.js, run, f.resume, cluster.JournalConfig{MaxAge: f.natsKeep, Unsigned: f.journalUnsigned}, func(wait time.Duration) {
 		fmt.Fprintf(stderr, "maker: note: %s is locked by another coordinator; waiting up to %s for its lease to expire (if it died)\n", f.journal, wait)
-		j, err = open(ctx, f.js, run, cluster.JournalConfig{WaitLock: wait, MaxAge: f.natsKeep, Unsigned: f.journalUnsigned})
-	}
+	})
 	if errors.Is(err, cluster.ErrEngine) {
 		return nil, failed(fmt.Errorf("--journal: %w", err))
 	}
@@ -345,72 +227,20 @@ func (n *natsRun) closeNATS() {
 	}
 }
 
-// natsCmd is maker nats: its flag values.
+// natsCmd is maker nats: the engine's settings the flags set (Token
+// from $MDAP_NATS_TOKEN), and --log and the telemetry.
 type natsCmd struct {
-	addr, store, creds, auth string
-	syncAlways               bool
-	logs                     bool
-	// sharedCoordinator is --shared-coordinator: make and accept the
-	// coordinator key of every run (coordinator.nk).
-	sharedCoordinator bool
-	// sharedWorker is --shared-worker: make and accept one key for
-	// every worker (worker.nk).
-	sharedWorker bool
-	monitorAddr  string
-	obs          watchFlags
-	engine       cluster.ProvisionConfig
+	cfg  cluster.EngineConfig
+	logs bool
+	obs  watchFlags
 }
 
 func newNATS() *cobra.Command {
 	n := &natsCmd{}
 	cmd := &cobra.Command{
-		Use:   "nats",
-		Short: "Run an embedded NATS server with JetStream for workers and coordinators",
-		Long: `nats runs a NATS server with JetStream in this process, so that nothing else
-needs installing: workers (maker worker --nats URL) take sample jobs from it,
-coordinators (maker hanoi --nats URL) send them, and journals (--journal
-nats:RUN) and task queues live on it. It prints the client URL on stdout and
-runs until SIGINT or SIGTERM, then stops cleanly (exit status 0).
-
-Authentication is on: every client signs in with the nkey of a role, and each
-role gets only its subjects. Workers take jobs and answer the jobs they hold;
-a coordinator publishes jobs and owns the journal, lease and task queue of its
-run; the admin (maker nats ls, rm, provision) may do anything; nobody else
-gets in. On first start the admin's key is generated into --creds (default
-STORE/creds, mode 0700): admin.nk is its secret (mode 0600); admin.pub the
-public key the server accepts (put your own there to keep the seed on its
-machine). Each worker signs in with an identity of its own: maker nats worker
-add NAME writes workers/NAME.nk (copy it to that worker's machine only; maker
-worker --nats-creds NAME.nk), and maker nats worker revoke NAME cuts that one
-worker off. A coordinator signs in with the key of its run: maker nats run add
-RUN writes runs/RUN.nk, and maker hanoi --journal nats:RUN (or maker solve
---queue RUN) uses it, with --nats-creds runs/RUN.nk or the folder. Clients
-find keys with --nats-creds PATH or $` + natsCredsEnv + `=PATH (or ./` + defaultCredsDir + ` if it
-exists).
-
---shared-coordinator also makes and accepts coordinator.nk, one coordinator
-key for every run. Its risk: any holder may read and append to every run's
-journal, take or drop every run's lease, and read and write every task queue
-and its results; a copy that leaks forges any run. Without the flag a
-coordinator.pub in the folder is not accepted.
-
---shared-worker also makes and accepts worker.nk, one key for every worker.
-Its risk: any holder acts as every worker (min-workers counts them all as
-one, and a quarantine of one is of all), and revoking one worker means
-revoking them all. Without the flag a worker.pub in the folder is not
-accepted.
-
-The engine owns its resources: at every start, before it lets a client in, it
-creates the job and reply streams and the lease bucket with mdap's settings
-(repairing any that were changed), and it makes each route's consumer when a
-worker asks, with --ack-wait and --max-deliver; no client may create, change
-or delete a stream, a consumer or a bucket of the engine.
-
---auth token instead requires the token in $` + natsTokenEnv + ` from every client:
-one shared secret, no roles (any holder can answer jobs or rewrite journals).
-
-It listens on loopback by default; --addr 0.0.0.0:4222 serves other machines.
-A stock nats-server configured as docs/nats.md shows serves the same clients.`,
+		Use:     "nats",
+		Short:   "Run an embedded NATS server with JetStream for workers and coordinators",
+		Long:    help("nats"),
 		Example: example("nats"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -426,37 +256,32 @@ A stock nats-server configured as docs/nats.md shows serves the same clients.`,
 }
 
 func (n *natsCmd) register(fs *pflag.FlagSet) {
-	fs.StringVar(&n.addr, "addr", cluster.DefaultAddr, "HOST:PORT to listen on (port 0: a free one, printed)")
-	fs.StringVar(&n.store, "store", "mdap-nats", "folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts")
-	fs.StringVar(&n.creds, "creds", "", "folder of the role credentials (generated when missing; default STORE/creds)")
-	fs.StringVar(&n.auth, "auth", "roles", "roles (nkeys per role, each role only its subjects) or token ($"+natsTokenEnv+", no roles)")
-	fs.BoolVar(&n.sharedWorker, "shared-worker", false, "also make and accept worker.nk, one key for every worker: RISK: any holder acts as every worker (--min-workers counts them as one), and revoking one worker means revoking all; by default each worker has its own identity (maker nats worker add NAME)")
-	fs.BoolVar(&n.sharedCoordinator, "shared-coordinator", false, "also make and accept coordinator.nk, one coordinator key for every run: RISK: any holder may read and append to every run's journal, take its lease, and read and write every task queue and its results; by default coordinators use the key of their run (maker nats run add RUN)")
-	fs.BoolVar(&n.syncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
+	fs.StringVar(&n.cfg.Addr, "addr", cluster.DefaultAddr, "HOST:PORT to listen on (port 0: a free one, printed)")
+	fs.StringVar(&n.cfg.Store, "store", "mdap-nats", "folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts")
+	fs.StringVar(&n.cfg.Creds, "creds", "", "folder of the role credentials (generated when missing; default STORE/creds)")
+	fs.StringVar(&n.cfg.Auth, "auth", "roles", "roles (nkeys per role, each role only its subjects) or token ($"+natsTokenEnv+", no roles)")
+	fs.BoolVar(&n.cfg.SharedWorker, "shared-worker", false, "also make and accept worker.nk, one key for every worker: RISK: any holder acts as every worker (--min-workers counts them as one), and revoking one worker means revoking all; by default each worker has its own identity (maker nats worker add NAME)")
+	fs.BoolVar(&n.cfg.SharedCoordinator, "shared-coordinator", false, "also make and accept coordinator.nk, one coordinator key for every run: RISK: any holder may read and append to every run's journal, take its lease, and read and write every task queue and its results; by default coordinators use the key of their run (maker nats run add RUN)")
+	fs.BoolVar(&n.cfg.SyncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
 	fs.BoolVar(&n.logs, "log", false, "the server's log on stderr")
-	fs.StringVar(&n.monitorAddr, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
-	registerEngineFlags(fs, &n.engine)
-	fs.IntVar(&n.engine.Replicas, "replicas", 1, "replicas of every stream and bucket: 1, since the embedded server is a single node (for more, run a cluster of stock nats-server nodes and maker nats provision --replicas N)")
+	fs.StringVar(&n.cfg.Monitor, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
+	registerEngineFlags(fs, &n.cfg.Provision)
+	fs.IntVar(&n.cfg.Provision.Replicas, "replicas", 1, "replicas of every stream and bucket: 1, since the embedded server is a single node (for more, run a cluster of stock nats-server nodes and maker nats provision --replicas N)")
 	n.obs.register(fs, false)
 	fs.Lookup("metrics-addr").Usage = "serve the engine's metrics (its streams' messages and bytes, consumers, workers pulling, clients, the agent's requests: docs/observe.md) on /metrics, with /healthz and /readyz, on [HOST]:PORT; a port alone listens on 127.0.0.1 only; another host needs a bearer token in $" + metricsTokenEnv
-}
-
-// config maps the flags (and $MDAP_NATS_TOKEN) to the engine's settings.
-func (n *natsCmd) config() cluster.EngineConfig {
-	return cluster.EngineConfig{Addr: n.addr, Store: n.store, Creds: n.creds, Auth: n.auth, Token: os.Getenv(natsTokenEnv),
-		SharedCoordinator: n.sharedCoordinator, SharedWorker: n.sharedWorker, SyncAlways: n.syncAlways, Monitor: n.monitorAddr, Provision: n.engine}
 }
 
 // check refuses bad flags (usage errors): cluster.EngineConfig.Validate's
 // refusals name their flags.
 func (n *natsCmd) check(fs *pflag.FlagSet) error {
-	if err := checkEngineFlags(fs, &n.engine); err != nil {
+	if err := checkEngineFlags(fs, &n.cfg.Provision); err != nil {
 		return err
 	}
-	if n.auth == cluster.AuthToken && (fs.Changed("ack-wait") || fs.Changed("max-deliver")) {
+	n.cfg.Token = os.Getenv(natsTokenEnv)
+	if n.cfg.Auth == cluster.AuthToken && (fs.Changed("ack-wait") || fs.Changed("max-deliver")) {
 		return usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
 	}
-	return natsUsageErr(n.config().Validate())
+	return natsUsageErr(n.cfg.Validate())
 }
 
 // natsFlagOf names the flag of each field of cluster.EngineConfig.
@@ -488,85 +313,47 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 		return err
 	}
 	defer n.obs.stop(cmd.Context())
-	cfg, creds, made, err := n.config().ServerConfig()
-	switch {
-	case errors.Is(err, cluster.ErrConfig):
-		return natsUsageErr(err)
-	case err != nil:
-		return usageErr("--creds: %w", err)
-	}
-	note := n.note(creds, made)
+	var logger *slog.Logger
 	if n.logs {
-		cfg.Logger = n.obs.logger(stderr, nil)
+		logger = n.obs.logger(stderr, nil)
 	}
-	srv, err := cluster.StartServer(cfg)
-	if errors.Is(err, cluster.ErrConfig) {
+	// The watch of the credentials folder lets an identity issued in and
+	// cuts one revoked off (maker nats worker add, revoke).
+	e, err := cluster.StartEngine(n.cfg, logger, func(closed int, err error) {
+		if err != nil {
+			fmt.Fprintf(stderr, "maker nats: %v (the keys in force are kept)\n", err)
+			return
+		}
+		fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", closed)
+	})
+	switch {
+	case fielderr.As(err) != nil:
+		return natsUsageErr(err)
+	case errors.Is(err, cluster.ErrAuth):
+		return usageErr("--creds: %w", err)
+	case errors.Is(err, cluster.ErrConfig):
 		return usageErr("%w", err)
-	}
-	if err != nil {
+	case err != nil:
 		return failed(err)
 	}
-	defer srv.Shutdown()
-	n.obs.probe("nats", func(context.Context) error { return srv.Ready() })
-	if err := n.obs.observer().ObserveEngine(engineFigures(srv)); err != nil {
+	defer e.Stop()
+	n.obs.probe("nats", func(context.Context) error { return e.Ready() })
+	if err := n.obs.observer().ObserveEngine(engineFigures(e.Server)); err != nil {
 		return failed(fmt.Errorf("--metrics-addr: the engine's metrics: %w", err))
 	}
-	if u := srv.MonitorURL(); u != "" {
+	if u := e.MonitorURL(); u != "" {
 		fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
 	}
-	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", srv.ClientURL(), cfg.StoreDir)
-	fmt.Fprintf(stderr, "maker nats: %s\n", note)
-	fmt.Fprintln(cmd.OutOrStdout(), srv.ClientURL()) // last: a client that read it finds the notes written
-	if creds.Dir != "" {
-		defer watchCreds(cmd.Context(), srv, creds, stderr)() // ends with the context, before the server
-	}
+	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", e.ClientURL(), e.StoreDir)
+	fmt.Fprintf(stderr, "maker nats: %s\n", e.Creds.Note(e.Made))
+	fmt.Fprintln(cmd.OutOrStdout(), e.ClientURL()) // last: a client that read it finds the notes written
 	<-cmd.Context().Done()
 	fmt.Fprintln(stderr, "maker nats: stopping")
 	return nil
 }
 
-// note says how clients sign in: which keys the credentials folder holds
-// for whom (made now or kept), or the token's warning.
-func (n *natsCmd) note(creds cluster.EngineCreds, made []cluster.Role) string {
-	if creds.Dir == "" {
-		return fmt.Sprintf("warning: --auth token: every holder of $%s may do anything, answer jobs and rewrite journals included; the default --auth roles separates workers from coordinators", natsTokenEnv)
-	}
-	state := "kept"
-	if len(made) > 0 {
-		state = "generated now"
-	}
-	unaccepted := creds.Unaccepted()
-	coord := "coordinators: the key of their run (maker nats run add RUN: runs/RUN.nk)"
-	if n.sharedCoordinator {
-		coord = "coordinator.nk for coordinators of every run (--shared-coordinator: any holder may touch every run; prefer maker nats run add RUN)"
-	} else if slices.Contains(unaccepted, cluster.RoleCoordinator) {
-		coord += "; coordinator.pub is NOT accepted (--shared-coordinator accepts it)"
-	}
-	worker := "workers: an identity each (maker nats worker add NAME: workers/NAME.nk)"
-	if n.sharedWorker {
-		worker = "worker.nk for every worker (--shared-worker: any holder acts as every worker; prefer maker nats worker add NAME)"
-	} else if slices.Contains(unaccepted, cluster.RoleWorker) {
-		worker += "; worker.pub is NOT accepted (--shared-worker accepts it)"
-	}
-	return fmt.Sprintf("credentials in %s (%s): %s; %s; admin.nk for maker nats ls and rm; on their machines: --nats-creds SEED (or export %s=SEED)", creds.Dir, state, coord, worker, natsCredsEnv)
-}
-
 // credsEvery is how often maker nats reads its credentials folder again.
-const credsEvery = time.Second
-
-// watchCreds reads the credentials folder every second until ctx ends
-// (cluster.EngineCreds.Watch), so a worker identity issued is let in and
-// one revoked is cut off (maker nats worker add, revoke), and says so on
-// stderr. It returns a function that waits for the watch.
-func watchCreds(ctx context.Context, srv *cluster.Server, creds cluster.EngineCreds, stderr io.Writer) (wait func()) {
-	return creds.Watch(ctx, srv, credsEvery, func(closed int, err error) {
-		if err != nil {
-			fmt.Fprintf(stderr, "maker nats: reading %s: %v (the keys in force are kept)\n", creds.Dir, err)
-			return
-		}
-		fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", closed)
-	})
-}
+const credsEvery = cluster.CredsEvery
 
 // registerEngineFlags registers the engine's settings of what it
 // provisions: the routes' ack wait and deliveries, the routes it serves,
@@ -580,10 +367,6 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
 
-// maxJobBytes is NATS's largest message (its default max_payload): a
-// larger job could not be published at all.
-const maxJobBytes = 1 << 20
-
 // engineFlagOf names the flag of each field of cluster.ProvisionConfig
 // that maker nats and maker nats provision set.
 var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota", "MaxRoutes": "max-routes"}
@@ -591,7 +374,7 @@ var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-d
 // checkEngineFlags refuses engine settings out of range: an explicit 0
 // (the library's default; leave the flag out for it), then what
 // cluster.ProvisionConfig.Validate refuses. --route-quota left out is
-// the default quota, or --max-routes if fewer.
+// the library's default quota (at most --max-routes).
 func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
 	names := []string{"ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota", "max-routes"}
 	if fs.Lookup("replicas") != nil {
@@ -601,10 +384,7 @@ func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
 		return err
 	}
 	if !fs.Changed("route-quota") {
-		c.RouteQuota = min(c.RouteQuota, c.MaxRoutes)
-	}
-	if c.JobBytes > maxJobBytes {
-		return usageErr("--job-bytes %d: use at most %d, NATS's largest message", c.JobBytes, maxJobBytes)
+		c.RouteQuota = 0 // the library's default: at most MaxRoutes
 	}
 	return fieldUsageErr(c.Validate(), engineFlagOf, "nats")
 }
@@ -636,50 +416,21 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 		if err != nil {
 			return nil, err
 		}
-		return g.pricedNATSModel(d.Model(route, cluster.WithNativeTools(specNativeTools(route))))
+		return d.SpecModel(route, g.oneModel(), g.priceIn, g.priceOut)
 	}, nil
 }
 
-// natsPriced is a Drawer's model with the price of its --model spec, so
-// that --max-cost and the cost of a run over --nats count what the
-// workers' calls cost, as they do in process (a Drawer's model has no
-// price of its own: the spend was 0 and the cap never stopped a batch).
-// Every method of the Drawer's model is kept.
-type natsPriced struct {
-	*cluster.Model
-	price maker.Price
-}
-
-// Price implements maker.Priced.
-func (m natsPriced) Price() maker.Price { return m.price }
-
-// pricedNATSModel gives m the price the --model spec names, as the
-// models package prices a model in process: the spec's own (=IN/OUT),
-// else the built-in list price with --price-in and --price-out over it;
-// m as it is when none is known (the Solver's Price, the flags', applies).
+// pricedNATSModel gives m the price the --model spec names
+// (cluster.SpecPrice), so that --max-cost counts what the workers' calls
+// cost.
 func (f *runFlags) pricedNATSModel(m *cluster.Model, err error) (llms.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp, perr := models.ParseSpec(f.oneModel())
-	if perr != nil || sp.Provider == "sim" {
-		return m, nil
+	if p, ok := cluster.SpecPrice(f.oneModel(), f.priceIn, f.priceOut); ok {
+		return cluster.Priced(m, p), nil
 	}
-	p, ok := models.BuiltinPrice(sp.Provider, sp.Name)
-	if sp.Price != nil {
-		p, ok = *sp.Price, true
-	} else {
-		if f.priceIn > 0 {
-			p.InputPerMillion, ok = f.priceIn, true
-		}
-		if f.priceOut > 0 {
-			p.OutputPerMillion, ok = f.priceOut, true
-		}
-	}
-	if !ok {
-		return m, nil
-	}
-	return natsPriced{m, p}, nil
+	return m, nil
 }
 
 // batchQueue is the task queue of maker solve --nats: queue (--queue),
@@ -697,9 +448,7 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 		if err != nil {
 			return "", err
 		}
-		h := sha256.New()
-		fmt.Fprintf(h, "%s\x00%s\x00k=%d max_tokens=%d seed=%d\x00", content, route, f.k, f.maxTokens, f.seed)
-		queue = "solve-" + hex.EncodeToString(h.Sum(nil)[:6])
+		queue = cluster.BatchQueueName(content, route, f.k, f.maxTokens, f.seed)
 	}
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()

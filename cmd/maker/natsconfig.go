@@ -40,17 +40,8 @@ func newNATSConfig() *cobra.Command {
 			if err != nil {
 				return failed(err)
 			}
-			urls := strings.Join(c.URLs, ",")
-			fmt.Fprintln(cmd.OutOrStdout(), urls)
-			w := cmd.ErrOrStderr()
-			fmt.Fprintf(w, "maker nats config: a cluster of %d nats-server nodes in %s; start each node:\n", len(c.Configs), c.Dir)
-			for _, conf := range c.Configs {
-				fmt.Fprintf(w, "  nats-server -c %s\n", conf)
-			}
-			replicas := min(len(c.Configs), 3)
-			fmt.Fprintf(w, "then provision it, and keep the provisioner running:\n  maker nats provision --nats %s --nats-creds %s --replicas %d\n", urls, c.Creds, replicas)
-			fmt.Fprintf(w, "workers: maker worker --nats %s --nats-creds %s (worker1 to worker%d)\n", urls, c.WorkerCreds[0], len(c.WorkerCreds))
-			fmt.Fprintf(w, "coordinators: --nats %s --nats-creds %s\n", urls, c.Creds)
+			fmt.Fprintln(cmd.OutOrStdout(), strings.Join(c.URLs, ","))
+			fmt.Fprint(cmd.ErrOrStderr(), "maker nats config: "+c.Steps())
 			return nil
 		},
 	}

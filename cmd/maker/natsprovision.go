@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/spf13/cobra"
@@ -38,7 +37,7 @@ func newNATSProvision() *cobra.Command {
 			defer n.closeNATS()
 			ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
 			defer cancel()
-			if err := provisionWhenReady(ctx, n, engine); err != nil {
+			if err := cluster.ProvisionWhenReady(ctx, n.js, engine); err != nil {
 				if errors.Is(err, cluster.ErrConfig) {
 					return usageErr("%w", err)
 				}
@@ -75,28 +74,4 @@ func newNATSProvision() *cobra.Command {
 	fs.StringArrayVar(&routes, "route", nil, "provision the consumer of this route now (the model the workers serve; repeatable)")
 	fs.BoolVar(&once, "once", false, "provision and exit, instead of serving workers' requests")
 	return cmd
-}
-
-// provisionAttempt bounds one attempt of provisionWhenReady.
-const provisionAttempt = 5 * time.Second
-
-// provisionWhenReady provisions the engine, trying again every
-// provisionAttempt until ctx ends: a cluster just started answers no
-// JetStream request sent before its nodes elected a leader (such a
-// request is dropped, and would wait out the whole setup). A refused
-// configuration or credential is not tried again.
-func provisionWhenReady(ctx context.Context, n natsRun, engine cluster.ProvisionConfig) error {
-	for {
-		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
-		err := cluster.Provision(actx, n.js, engine)
-		cancel()
-		if err == nil || ctx.Err() != nil || errors.Is(err, cluster.ErrConfig) || errors.Is(err, cluster.ErrAuth) {
-			return err
-		}
-		select { // an error that came at once is not hammered
-		case <-ctx.Done():
-			return err
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
 }

@@ -12,169 +12,85 @@ import (
 // identityKind is a kind of identity the operator issues in the engine's
 // credentials folder: maker nats worker, maker nats run.
 type identityKind struct {
-	use, short, long, example string
-	add                       func(dir, name string) (string, error)
-	revoke                    func(dir, name string) error
-	issued                    func(dir string) ([]string, map[string]string, error)
-	hint                      string // printed after add: how to use the seed
+	use, short string // Long and Example: help/nats-USE.txt
+	add        func(dir, name string) (string, error)
+	revoke     func(dir, name string) error
+	issued     func(dir string) ([]string, map[string]string, error)
+	hint       string // printed after add: how to use the seed
 }
 
-// newNATSWorker is maker nats worker: the operator's issuing and revoking
-// of worker identities in the engine's credentials folder.
+// newNATSWorker is maker nats worker: worker identities.
 func newNATSWorker() *cobra.Command {
 	return newNATSIdentities(identityKind{
 		use:   "worker",
 		short: "Issue, list and revoke worker identities (one nkey per worker)",
-		long: `worker manages worker identities in the engine's credentials folder (--creds,
-default ./` + defaultCredsDir + `): each worker gets a key of its own, so that one
-can be revoked without touching the others. maker nats makes no key shared by
-workers unless started with --shared-worker: issue one here for each worker.
-
-  add NAME      issue a key: writes workers/NAME.nk (the seed: copy it to that
-                worker's machine only, and start it with --nats-creds NAME.nk,
-                or --identity NAME with this folder) and workers/NAME.pub;
-                prints the seed's path
-  revoke NAME   revoke it: its files are removed; a running maker nats refuses
-                the key and closes the worker's connections within a second
-                (a stock nats-server: write its authorization block again and
-                reload it)
-  ls            list the identities issued
-
-Names are 1 to 64 letters, digits, '-' or '_'.`,
-		example: `  maker nats worker add gpu1
-  maker nats worker revoke gpu1 --creds /var/lib/mdap-nats/creds`,
-		add: cluster.AddWorker, revoke: cluster.RevokeWorker, issued: cluster.IssuedWorkers,
+		add:   cluster.AddWorker, revoke: cluster.RevokeWorker, issued: cluster.IssuedWorkers,
 		hint: "on its machine: maker worker --nats-creds %s (copy the file there only)",
 	})
 }
 
-// newNATSRun is maker nats run: the operator's issuing and revoking of
-// run coordinator identities (tenants: each uses its own run only).
+// newNATSRun is maker nats run: run coordinator identities (tenants: each
+// uses its own run only).
 func newNATSRun() *cobra.Command {
 	return newNATSIdentities(identityKind{
 		use:   "run",
 		short: "Issue, list and revoke the coordinator identity of one run (a tenant)",
-		long: `run manages run coordinator identities in the engine's credentials folder
-(--creds, default ./` + defaultCredsDir + `): the holder of the key of run RUN draws
-samples as any coordinator does, and may use the journal (--journal nats:RUN),
-the lease and the task queue of RUN only: it cannot read, write, purge or
-delete another run's, nor change the engine's streams.
-Give each person or job its own run key instead of coordinator.nk, which may
-touch every run.
-
-  add RUN       issue a key: writes runs/RUN.nk (the seed: hand it to whoever
-                runs RUN, who signs in with --nats-creds RUN.nk) and
-                runs/RUN.pub; prints the seed's path
-  revoke RUN    revoke it: its files are removed; a running maker nats refuses
-                the key and closes its connections within a second
-  ls            list the run keys issued
-
-Runs are named 1 to 64 letters, digits, '-' or '_'.`,
-		example: `  maker nats run add nightly
-  maker hanoi --nats nats://10.0.0.5:4222 --nats-creds nightly.nk --journal nats:nightly --model sim
-  maker nats run revoke nightly --creds /var/lib/mdap-nats/creds`,
-		add: cluster.AddRunCoordinator, revoke: cluster.RevokeRunCoordinator, issued: cluster.IssuedRunCoordinators,
+		add:   cluster.AddRunCoordinator, revoke: cluster.RevokeRunCoordinator, issued: cluster.IssuedRunCoordinators,
 		hint: "whoever runs it: --nats-creds %s (copy the file to them only)",
 	})
 }
 
-// identitiesCmd is maker nats worker or run: the kind and --creds.
-type identitiesCmd struct {
-	kind  identityKind
-	creds string
-}
-
-// newNATSIdentities is maker nats worker or run, by kind.
+// newNATSIdentities is maker nats worker or run, by kind: add, revoke
+// and ls in the folder --creds.
 func newNATSIdentities(kind identityKind) *cobra.Command {
-	c := &identitiesCmd{kind: kind}
-	cmd := &cobra.Command{
-		Use:     kind.use,
-		Short:   kind.short,
-		Long:    kind.long,
-		Example: kind.example,
-		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	var creds string
+	cmd := &cobra.Command{Use: kind.use, Short: kind.short, Long: help("nats-" + kind.use), Example: example("nats-" + kind.use),
+		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
+	cmd.PersistentFlags().StringVar(&creds, "creds", defaultCredsDir, "the engine's credentials folder (maker nats --creds; STORE/creds by default)")
+	sub := func(use, short string, args cobra.PositionalArgs, run func(cmd *cobra.Command, dir string, args []string) error) {
+		cmd.AddCommand(&cobra.Command{Use: use, Short: short, Args: args,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				dir, err := filepath.Abs(creds)
+				if err != nil {
+					return usageErr("--creds %q: %v", creds, err)
+				}
+				return run(cmd, dir, args)
+			}})
 	}
-	cmd.PersistentFlags().StringVar(&c.creds, "creds", defaultCredsDir, "the engine's credentials folder (maker nats --creds; STORE/creds by default)")
-	cmd.AddCommand(c.addCmd(), c.revokeCmd(), c.lsCmd())
+	sub("add NAME", "Issue the "+kind.use+" identity NAME", cobra.ExactArgs(1), func(cmd *cobra.Command, dir string, args []string) error {
+		seed, err := kind.add(dir, args[0])
+		if err != nil {
+			return identityErr(err)
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), seed)
+		fmt.Fprintf(cmd.ErrOrStderr(), "maker nats %s: issued %s; "+kind.hint+"\n", kind.use, args[0], filepath.Base(seed))
+		return nil
+	})
+	sub("revoke NAME", "Revoke the "+kind.use+" identity NAME", cobra.ExactArgs(1), func(cmd *cobra.Command, dir string, args []string) error {
+		if err := kind.revoke(dir, args[0]); err != nil {
+			return identityErr(err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
+		return nil
+	})
+	sub("ls", "List the "+kind.use+" identities issued", cobra.NoArgs, func(cmd *cobra.Command, dir string, _ []string) error {
+		names, keys, err := kind.issued(dir)
+		if err != nil {
+			return failed(err)
+		}
+		for _, n := range names {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", n, keys[n])
+		}
+		return nil
+	})
 	return cmd
 }
 
-// dir is --creds made absolute.
-func (c *identitiesCmd) dir() (string, error) {
-	dir, err := filepath.Abs(c.creds)
-	if err != nil {
-		return "", usageErr("--creds %q: %v", c.creds, err)
+// identityErr is a refused name or an identity not issued (usage), else
+// a failure.
+func identityErr(err error) error {
+	if errors.Is(err, cluster.ErrConfig) || errors.Is(err, cluster.ErrNotFound) {
+		return usageErr("%w", err)
 	}
-	return dir, nil
-}
-
-func (c *identitiesCmd) addCmd() *cobra.Command {
-	kind := c.kind
-	return &cobra.Command{
-		Use:   "add NAME",
-		Short: "Issue the " + kind.use + " identity NAME",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := c.dir()
-			if err != nil {
-				return err
-			}
-			seed, err := kind.add(dir, args[0])
-			if errors.Is(err, cluster.ErrConfig) {
-				return usageErr("%w", err)
-			}
-			if err != nil {
-				return failed(err)
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), seed)
-			fmt.Fprintf(cmd.ErrOrStderr(), "maker nats %s: issued %s; "+kind.hint+"\n", kind.use, args[0], filepath.Base(seed))
-			return nil
-		},
-	}
-}
-
-func (c *identitiesCmd) revokeCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "revoke NAME",
-		Short: "Revoke the " + c.kind.use + " identity NAME",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := c.dir()
-			if err != nil {
-				return err
-			}
-			err = c.kind.revoke(dir, args[0])
-			if errors.Is(err, cluster.ErrConfig) || errors.Is(err, cluster.ErrNotFound) {
-				return usageErr("%w", err)
-			}
-			if err != nil {
-				return failed(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
-			return nil
-		},
-	}
-}
-
-func (c *identitiesCmd) lsCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "ls",
-		Short: "List the " + c.kind.use + " identities issued",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := c.dir()
-			if err != nil {
-				return err
-			}
-			names, keys, err := c.kind.issued(dir)
-			if err != nil {
-				return failed(err)
-			}
-			for _, n := range names {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", n, keys[n])
-			}
-			return nil
-		},
-	}
+	return failed(err)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/batchview"
@@ -21,45 +22,11 @@ const viewTokenEnv = "MDAP_VIEW_TOKEN"
 func newView() *cobra.Command {
 	var addr, pngOut, htmlOut string
 	var noAuth bool
-	var lim viewLimits
+	var lim view.Limits
 	cmd := &cobra.Command{
-		Use:   "view JOURNAL|STATE_FOLDER",
-		Short: "Show a run: a live web page of its counters and step map, or a PNG or HTML export",
-		Long: `view serves one read-only web page showing the run a journal records (a
-file written with --journal), updated live as the run appends to it: steps
-decided and left, ETA, samples per step, the red-flag rate, contested and
-escalated steps, tokens, cost (from the journal's checkpoints), each model's
-share, and the step map: every step one cell (a million steps fit 1024×1024),
-coloured by the samples it took, red flags, contested and escalated; click a
-cell to see that step's record (its votes per answer key, counts, flags,
-usage, models, winner, tool call and observation). The journal does not
-record every sample in order, so neither does this page; a run's own page
-(--ui) lists its last steps' samples in order, with each one's class, red
-flag, model, worker and tokens. The failure budget card estimates, from the
-votes (vote/laws, one rival answer), the chance that a decided step went
-wrong, against 1 - T when the run has a target T (a --k auto journal
-records it; --target sets it); the cost shows against --max-cost when given.
-
-A STATE_FOLDER (maker solve --state DIR) shows the batch: its tasks by
-status, counted and listed, each task's journal followed as it grows and
-each step loop's run openable as a page of its own (/?task=NAME). Give the
-batch's results file with --results for the solved, failed and invalid
-statuses; without it a task is unfinished, or decided once every step of
-its task is.
-
-The page's assets are built in (no CDN: it works offline). It listens on
---addr, 127.0.0.1 with a free port by default, printed on stderr, and
-requires a token, on loopback too (any user of the machine reaches a loopback
-port, and the page shows the run's answers, which the journal's 0600 keeps
-from them): $` + viewTokenEnv + `, else one is generated and printed once. Open
-the printed address with ?token=..., which the page turns into a cookie only
-this origin gets and drops from the address bar, or send Authorization:
-Bearer TOKEN. --no-auth serves without one, on loopback only. The journal is read, never locked or written:
-view a running run's journal while it runs. Ctrl-C ends it (exit status 130).
-
---png FILE writes the step map as a PNG, --html FILE a self-contained report
-(style inline, the map a data: URL, no script): both read the journal as it
-is and exit 0, serving nothing.`,
+		Use:     "view JOURNAL|STATE_FOLDER",
+		Short:   "Show a run: a live web page of its counters and step map, or a PNG or HTML export",
+		Long:    help("view"),
 		Example: example("view"),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,61 +38,42 @@ is and exit 0, serving nothing.`,
 	fs.BoolVar(&noAuth, "no-auth", false, "serve without a token, on a loopback --addr only: every user of this machine can then read the run")
 	fs.StringVar(&pngOut, "png", "", "write the step map to this PNG file and exit")
 	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report to this file and exit")
-	fs.StringVar(&lim.results, "results", "", "with a STATE_FOLDER: the batch's results FILE (maker solve --out), for the tasks' solved, failed and invalid statuses")
-	fs.Float64Var(&lim.maxCost, "max-cost", 0, "the run's (a batch's) spending cap in dollars, shown against its cost (a journal does not record it)")
-	fs.Float64Var(&lim.target, "target", 0, "the run's target success probability T in (0, 1), for the failure budget 1 - T (default: the journal's, under --k auto)")
+	fs.StringVar(&lim.Results, "results", "", "with a STATE_FOLDER: the batch's results FILE (maker solve --out), for the tasks' solved, failed and invalid statuses")
+	fs.Float64Var(&lim.MaxCost, "max-cost", 0, "the run's (a batch's) spending cap in dollars, shown against its cost (a journal does not record it)")
+	fs.Float64Var(&lim.Target, "target", 0, "the run's target success probability T in (0, 1), for the failure budget 1 - T (default: the journal's, under --k auto)")
 	return cmd
 }
 
-// viewLimits are maker view's --results, --max-cost and --target.
-type viewLimits struct {
-	results         string
-	maxCost, target float64
-}
+// viewFlagOf names the flag of each view.Limits field.
+var viewFlagOf = map[string]string{"Results": "results", "MaxCost": "max-cost", "Target": "target"}
 
-func (l viewLimits) check() error {
-	switch {
-	case l.maxCost < 0:
-		return usageErr("--max-cost %g: give a cap in dollars above 0 (0: none)", l.maxCost)
-	case l.target != 0 && !(l.target > 0 && l.target < 1):
-		return usageErr("--target %g: give a probability between 0 and 1, such as 0.95", l.target)
-	}
-	return nil
-}
-
-func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool, lim viewLimits) error {
+// runView exports or serves the run or batch at path.
+func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool, lim view.Limits) error {
 	ctx := cmd.Context()
-	if err := lim.check(); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return runViewFolder(cmd, path, addr, pngOut, htmlOut, noAuth, lim)
-	}
-	if lim.results != "" {
+	src, err := view.Open(path, lim)
+	switch {
+	case fielderr.As(err) != nil:
+		return fieldUsageErr(err, viewFlagOf, "view")
+	case errors.Is(err, view.ErrResultsOfRun):
 		return usageErr("--results applies to a STATE_FOLDER; %s is a journal", path)
-	}
-	j, err := view.OpenFile(path)
-	if err != nil {
+	case errors.Is(err, view.ErrPath) && isDir(path):
+		return usageErr("%s: %w; name a state folder written by maker solve --state", path, err)
+	case errors.Is(err, view.ErrPath):
 		return usageErr("%s: %w; name a journal file written by --journal", path, err)
-	}
-	defer j.Close()
-	j.Run().SetLimits(lim.target, lim.maxCost)
-	if _, err := j.Read(); err != nil {
+	case err != nil:
 		return usageErr("%w", err)
 	}
-	if st := j.Run().Stats(); st.Task == "" && (pngOut != "" || htmlOut != "") {
-		return usageErr("%s holds no journal header yet: nothing to export", path)
-	}
+	defer src.Close()
 	if pngOut != "" || htmlOut != "" {
-		if pngOut != "" {
-			if err := writeExport(pngOut, j.Run().WritePNG); err != nil {
-				return err
-			}
-		}
-		if htmlOut != "" {
-			if err := writeExport(htmlOut, j.Run().WriteHTML); err != nil {
-				return err
-			}
+		switch err := src.Export(pngOut, htmlOut); {
+		case errors.Is(err, view.ErrExportFolder):
+			return usageErr("--png and --html export one run: name one task's journal in %s, not the folder", path)
+		case errors.Is(err, view.ErrNoHeader):
+			return usageErr("%s holds no journal header yet: nothing to export", path)
+		case errors.Is(err, view.ErrExportPath):
+			return usageErr("%w", err)
+		case err != nil:
+			return failed(err)
 		}
 		return nil
 	}
@@ -133,41 +81,23 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool
 	if err != nil {
 		return err
 	}
-	srv, url := serveView(l, cmd, cmd.ErrOrStderr(), view.Config{Run: j.Run(), Records: j})
+	srv, url := serveView(l, cmd, cmd.ErrOrStderr(), src.Config())
 	defer srv.Close()
-	fmt.Fprintf(cmd.ErrOrStderr(), "maker view: %s at %s (Ctrl-C ends it)\n", path, url)
-	if err := j.Follow(ctx, 0); err != nil {
+	what := path
+	if src.IsFolder() {
+		what = "the batch in " + path
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "maker view: %s at %s (Ctrl-C ends it)\n", what, url)
+	if err := src.Follow(ctx, 0); err != nil {
 		return failed(err)
 	}
 	return interrupted("")
 }
 
-// runViewFolder serves the view of a batch's state folder.
-func runViewFolder(cmd *cobra.Command, dir, addr, pngOut, htmlOut string, noAuth bool, lim viewLimits) error {
-	ctx := cmd.Context()
-	if pngOut != "" || htmlOut != "" {
-		return usageErr("--png and --html export one run: name one task's journal in %s, not the folder", dir)
-	}
-	f, err := view.OpenFolder(dir, lim.results, lim.maxCost)
-	if err != nil {
-		return usageErr("%s: %w; name a state folder written by maker solve --state", dir, err)
-	}
-	defer f.Close()
-	f.SetTarget(lim.target)
-	if err := f.Read(); err != nil {
-		return usageErr("%w", err)
-	}
-	l, err := listenView(ctx, "--addr", addr, noAuth)
-	if err != nil {
-		return err
-	}
-	srv, url := serveView(l, cmd, cmd.ErrOrStderr(), view.Config{Batch: f.Batch()})
-	defer srv.Close()
-	fmt.Fprintf(cmd.ErrOrStderr(), "maker view: the batch in %s at %s (Ctrl-C ends it)\n", dir, url)
-	if err := f.Follow(ctx, 0); err != nil {
-		return failed(err)
-	}
-	return interrupted("")
+// isDir reports whether path is a folder.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // listenView listens on addr with the token in $MDAP_VIEW_TOKEN, or a
@@ -209,18 +139,6 @@ func serveView(l *view.Guarded, cmd *cobra.Command, stderr io.Writer, cfg view.C
 			"maker: the view needs the token in $"+viewTokenEnv+": open URL?token=$"+viewTokenEnv, "url", url)
 	}
 	return srv, url
-}
-
-// writeExport writes a file whole or not at all (view.WriteFile); a file
-// that cannot be created there is bad usage.
-func writeExport(path string, write func(io.Writer) error) error {
-	switch err := view.WriteFile(path, write); {
-	case errors.Is(err, view.ErrExportPath):
-		return usageErr("%w", err)
-	case err != nil:
-		return failed(err)
-	}
-	return nil
 }
 
 // uiFlag is --ui ADDR of the run commands: the view's page, fed in
@@ -265,8 +183,7 @@ func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task, f 
 			journal, records = f, view.WithJournal(live, f)
 		}
 	}
-	srv, url := serveView(u.l, cmd, cmd.ErrOrStderr(), view.Config{Run: live.Run(), Records: records})
-	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: the run's view at %s\n", url), "maker: the run's view", "url", url)
+	srv := u.serve(cmd, view.Config{Run: live.Run(), Records: records}, "the run's view")
 	return func() {
 		_ = srv.Close()
 		if journal != nil {
@@ -298,11 +215,15 @@ func (u *uiFlag) attachBatch(cmd *cobra.Command, f *runFlags, source string, job
 	}
 	b := view.NewBatch(source, f.maxCost)
 	batchview.Attach(b, jobs, store, r, f.viewInfo)
-	srv, url := serveView(u.l, cmd, cmd.ErrOrStderr(), view.Config{Batch: b})
-	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: the batch's view at %s\n", url), "maker: the batch's view", "url", url)
-	return func() {
-		_ = srv.Close()
-	}
+	srv := u.serve(cmd, view.Config{Batch: b}, "the batch's view")
+	return func() { _ = srv.Close() }
+}
+
+// serve serves cfg on --ui's listener and says where, once.
+func (u *uiFlag) serve(cmd *cobra.Command, cfg view.Config, what string) *view.Server {
+	srv, url := serveView(u.l, cmd, cmd.ErrOrStderr(), cfg)
+	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: %s at %s\n", what, url), "maker: "+what, "url", url)
+	return srv
 }
 
 // attachDecomposition serves the view of a decomposition (maker multiply,
@@ -316,19 +237,10 @@ func (u *uiFlag) attachDecomposition(cmd *cobra.Command, family, journal string)
 		_ = u.l.Close()
 		return nil, usageErr("--ui on maker %s follows its journal: give --journal FILE too", family)
 	}
-	b := view.NewBatch(journal, 0)
-	b.Put(view.BatchTask{Name: family, ID: family, Kind: family, Status: view.StatusRunning}, nil, nil)
-	ctx, cancel := context.WithCancel(cmd.Context())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = view.FollowDecomposition(ctx, b, family, journal, 0)
-	}()
-	srv, url := serveView(u.l, cmd, cmd.ErrOrStderr(), view.Config{Batch: b})
-	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: the run's view at %s\n", url), "maker: the run's view", "url", url)
+	b, stopFollow := view.WatchDecomposition(cmd.Context(), family, journal)
+	srv := u.serve(cmd, view.Config{Batch: b}, "the run's view")
 	return func() {
-		cancel()
-		<-done // its last read is in
+		stopFollow() // its last read is in
 		_ = srv.Close()
 	}, nil
 }

@@ -89,6 +89,9 @@ type ClientCreds struct {
 	Run string
 	// Identity is a worker's identity: workers/NAME.nk in a folder.
 	Identity string
+	// PathName is how SignIn's errors name Path ("--nats-creds");
+	// empty is "Path".
+	PathName string
 }
 
 // Resolve returns the credential Path names, else the environment's,

@@ -98,8 +98,8 @@ type ProvisionConfig struct {
 	// --max-routes), never served by lowering KeyJobs' bound.
 	MaxRoutes int
 	// JobBytes bounds one job (JobsStream's largest message); 0 means
-	// DefaultJobBytes. A larger job's samples fail with ErrEngine naming
-	// it.
+	// DefaultJobBytes, at most MaxJobBytes. A larger job's samples fail
+	// with ErrEngine naming it.
 	JobBytes int32
 	// AckWait of every route's consumer; 0 means DefaultAckWait. Workers
 	// report progress every third of it.
@@ -125,6 +125,11 @@ type ProvisionConfig struct {
 	// and each refused request (Warn); nil means none.
 	Logger *slog.Logger
 }
+
+// MaxJobBytes is the largest ProvisionConfig.JobBytes: NATS's largest
+// message (its default max_payload), past which a job could not be
+// published at all.
+const MaxJobBytes = 1 << 20
 
 // Validate reports the first field out of range as a *fielderr.Error
 // (maker.FieldError) wrapping ErrConfig, naming the field
@@ -152,6 +157,8 @@ func (c ProvisionConfig) Validate() error {
 		return fielderr.New(cfg, "KeyJobs", c.KeyJobs, "use a positive count")
 	case c.JobBytes < 0:
 		return fielderr.New(cfg, "JobBytes", c.JobBytes, "use a positive size")
+	case c.JobBytes > MaxJobBytes:
+		return fielderr.New(cfg, "JobBytes", c.JobBytes, fmt.Sprintf("use at most %d, NATS's largest message", MaxJobBytes))
 	case c.MaxRoutes < 0 || c.MaxRoutes > maxRoutes:
 		return fielderr.New(cfg, "MaxRoutes", c.MaxRoutes, fmt.Sprintf("use 1 to %d routes the engine serves at once", maxRoutes))
 	case c.RouteQuota < 0 || c.RouteQuota > c.maxRoutes():

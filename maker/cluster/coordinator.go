@@ -1,0 +1,187 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// MinRetention is the shortest CoordinatorConfig.Keep: what a run
+// creates on the engine must outlive its start.
+const MinRetention = time.Minute
+
+// CoordinatorConfig are the settings of a coordinator that draws its
+// samples from the engine's workers (maker hanoi --nats): where the
+// engine is, how long what the run creates there is kept, its run and how
+// many distinct workers must vote. It validates itself (Validate).
+type CoordinatorConfig struct {
+	// URL is the engine's client URL: nats://HOST:PORT, several
+	// separated by commas (CheckURL).
+	URL string
+	// Keep is the retention of what the run creates on the engine (its
+	// journal, a batch's task queue and results): at least MinRetention.
+	Keep time.Duration
+	// MinWorkers is the least distinct worker identities a step's winning
+	// votes must come from: 1 to vote.MaxVoters, or 0 for the default
+	// (MinVoters, followed with FollowVoters).
+	MinWorkers int
+	// Run is the run whose journal is kept on the engine; "" for none.
+	Run string
+}
+
+// Validate reports the first setting that cannot run as a
+// *fielderr.Error wrapping ErrConfig that names the field ("MinWorkers",
+// "URL", "Keep", "Run"), without connecting. MinWorkers is checked first.
+func (c CoordinatorConfig) Validate() error {
+	const cfg = "cluster.CoordinatorConfig"
+	switch {
+	case c.MinWorkers < 0 || c.MinWorkers > vote.MaxVoters:
+		return fielderr.New(cfg, "MinWorkers", c.MinWorkers, fmt.Sprintf("use 1 to %d distinct workers, or 0 for the default (2 where 2 serve)", vote.MaxVoters))
+	case CheckURL(c.URL) != nil:
+		return fielderr.New(cfg, "URL", c.URL, "want nats://HOST:PORT (several separated by commas), as printed by maker nats")
+	case c.Keep < MinRetention:
+		return fielderr.New(cfg, "Keep", c.Keep, fmt.Sprintf("use at least %s (the default keeps %s)", "1m", DefaultRetention))
+	case c.Run != "" && CheckRunName(c.Run) != nil:
+		return fielderr.New(cfg, "Run", c.Run, "a run is named 1 to 64 letters, digits, '-' or '_'")
+	}
+	return nil
+}
+
+// VotersEvery is how often FollowVoters asks again how many worker
+// identities serve a route: an agent request, beside a step's many
+// samples.
+const VotersEvery = 5 * time.Second
+
+// votersOf is the default minimum when w worker identities serve a
+// route: two where two serve, else one.
+func votersOf(w int) int { return min(max(w, 1), 2) }
+
+// MinVoters is the default least number of distinct worker identities a
+// step's winning votes come from on route: 2 when ServingWorkers counts
+// at least two identities serving it, else 1 (1 too when the engine did
+// not answer). It costs one agent request.
+func MinVoters(ctx context.Context, nc *nats.Conn, route string) int {
+	if w, err := ServingWorkers(ctx, nc, route); err == nil {
+		return votersOf(w)
+	}
+	return 1
+}
+
+// FollowVoters returns a maker.Solver.MinVoters that starts at start and,
+// once every has passed since it last asked, asks count (how many worker
+// identities serve the route: ServingWorkers) again and follows it as
+// MinVoters does: a run goes on when one of two workers leaves, and rests
+// on two once a second serves. A count that fails leaves the number as it
+// was: a moment's hiccup does not drop a second voter. The function is
+// for one goroutine (the solving one).
+func FollowVoters(start int, every time.Duration, count func(context.Context) (int, error)) func(context.Context) int {
+	asked, now := time.Now(), start
+	return func(ctx context.Context) int {
+		if time.Since(asked) < every {
+			return now
+		}
+		asked = time.Now()
+		if w, err := count(ctx); err == nil {
+			now = votersOf(w)
+		}
+		return now
+	}
+}
+
+// SpecPrice is the price of the calls the workers of the model spec
+// names make, for a coordinator that counts what a run over the engine
+// costs as it would in process: the spec's own (=IN/OUT), else the
+// built-in list price (models.BuiltinPrice) with in and out over it where
+// positive. It is not ok when none is known: the simulated model, a
+// spec that does not parse, an unknown model without in or out.
+func SpecPrice(spec string, in, out float64) (maker.Price, bool) {
+	sp, err := models.ParseSpec(spec)
+	if err != nil || sp.Provider == "sim" {
+		return maker.Price{}, false
+	}
+	if sp.Price != nil {
+		return *sp.Price, true
+	}
+	p, ok := models.BuiltinPrice(sp.Provider, sp.Name)
+	if in > 0 {
+		p.InputPerMillion, ok = in, true
+	}
+	if out > 0 {
+		p.OutputPerMillion, ok = out, true
+	}
+	return p, ok
+}
+
+// pricedModel is a Drawer's model with a price: every method of *Model
+// kept, and maker.Priced.
+type pricedModel struct {
+	*Model
+	price maker.Price
+}
+
+// Price implements maker.Priced.
+func (m pricedModel) Price() maker.Price { return m.price }
+
+// Priced is m with the price p: a model that implements maker.Priced,
+// so that a run's cost counts what the workers' calls cost (a Drawer's
+// model has no price of its own), and keeps every other method of m.
+func Priced(m *Model, p maker.Price) llms.Model { return pricedModel{m, p} }
+
+// SpecModel is d's model of route as a coordinator whose --model is spec
+// uses it: with native tools when route is a spec whose provider takes
+// them (WithNativeTools), and priced by SpecPrice(spec, in, out) when a
+// price is known (maker.Priced), so that a cost cap counts what the
+// workers' calls cost. Errors are Drawer.Model's.
+func (d *Drawer) SpecModel(route, spec string, in, out float64) (llms.Model, error) {
+	sp, err := models.ParseSpec(route)
+	m, err := d.Model(route, WithNativeTools(err == nil && sp.NativeTools()))
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := SpecPrice(spec, in, out); ok {
+		return Priced(m, p), nil
+	}
+	return m, nil
+}
+
+// OpenRunJournal opens the journal of run on the engine: created, or with
+// resume opened to go on. A resume that finds the run locked calls
+// onLocked with how long it waits, then waits for the lease of a
+// coordinator that died (at most DefaultLeaseTTL and 2 s). Errors are
+// CreateJournal's and OpenJournal's.
+func OpenRunJournal(ctx context.Context, js jetstream.JetStream, run string, resume bool, cfg JournalConfig, onLocked func(wait time.Duration)) (*maker.Journal, error) {
+	open := CreateJournal
+	if resume {
+		open = OpenJournal
+	}
+	j, err := open(ctx, js, run, cfg)
+	if errors.Is(err, maker.ErrJournalLocked) && resume {
+		wait := DefaultLeaseTTL + 2*time.Second
+		onLocked(wait)
+		cfg.WaitLock = wait
+		j, err = open(ctx, js, run, cfg)
+	}
+	return j, err
+}
+
+// BatchQueueName is the task queue every coordinator of one batch shares
+// when none is named: "solve-" and 12 hex digits of a hash of the tasks
+// file's content, the route, and the settings k, maxTokens and seed. The
+// same inputs give the same name; another content, route or setting
+// another name.
+func BatchQueueName(content []byte, route string, k, maxTokens int, seed uint64) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00k=%d max_tokens=%d seed=%d\x00", content, route, k, maxTokens, seed)
+	return "solve-" + hex.EncodeToString(h.Sum(nil)[:6])
+}
