@@ -20,36 +20,27 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// decompFlags are the flags of maker multiply and maker sort: the models
-// of the roles, the plan (T, p, k per role) and the journal. They map to
-// problems.Options; problems.Solve runs the tree.
+// decompFlags are the flags of maker multiply, sort and problem: the
+// models of the roles, the plan (T, p, k per role) and the journal. Most
+// are set straight into problems.Options (o), which problems.Solve
+// checks; problems.Solve runs the tree.
 type decompFlags struct {
-	models          []string
-	baseURL         string
-	timeout         time.Duration
-	target          float64
-	strategy        string
-	p               float64
-	roleP           map[decompose.Role]*float64
-	k               map[string]int
-	rivals          int
-	coFailure       float64
-	flagRate        float64
-	latency         time.Duration
-	seed            uint64
-	maxDepth        int
-	maxBreadth      int
-	discriminate    bool
-	parallel        int
-	maxSamples      int
-	maxTokens       int
-	journal         string
-	resume          bool
-	journalUnsigned bool
-	asJSON          bool
-	roleModels      map[decompose.Role]*[]string
-	prices          map[string]string
-	ui              uiFlag
+	o          problems.Options
+	models     []string
+	baseURL    string
+	timeout    time.Duration
+	p          float64
+	roleP      map[decompose.Role]*float64
+	k          map[string]int
+	rivals     int
+	coFailure  float64
+	flagRate   float64
+	latency    time.Duration
+	resume     bool
+	asJSON     bool
+	roleModels map[decompose.Role]*[]string
+	prices     map[string]string
+	ui         uiFlag
 }
 
 // decompSimFlags are the simulated model's flags, refused with a real one.
@@ -59,8 +50,8 @@ func (f *decompFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.models, "model", []string{"sim"}, "model of every role: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn). sim plays every role from the family's truth")
 	fs.StringVar(&f.baseURL, "base-url", "", "server URL of an openai: model (the API root, usually ending in /v1; Ollama: http://127.0.0.1:11434/v1) or an ollama: model (the server root)")
 	fs.DurationVar(&f.timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
-	fs.Float64Var(&f.target, "target", decompose.DefaultTarget, "T: the whole tree is right with probability at least T while every role decides right with its p, independently; the plan spreads 1-T over the tree's decisions and picks each role's k")
-	fs.StringVar(&f.strategy, "strategy", string(decompose.StrategyAhead), "how decisions are voted: ahead (first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme: 2K-1 proposals, a discriminator votes an index first-to-K)")
+	fs.Float64Var(&f.o.Settings.Target, "target", decompose.DefaultTarget, "T: the whole tree is right with probability at least T while every role decides right with its p, independently; the plan spreads 1-T over the tree's decisions and picks each role's k")
+	fs.StringVar((*string)(&f.o.Settings.Strategy), "strategy", string(decompose.StrategyAhead), "how decisions are voted: ahead (first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme: 2K-1 proposals, a discriminator votes an index first-to-K)")
 	fs.Float64Var(&f.p, "p", decompose.DefaultP, "every role's p: the simulated model's chance that a valid reply is right, and the p the plan chooses k for (with a real model: your estimate of it)")
 	f.roleP = map[decompose.Role]*float64{}
 	for _, r := range decompose.Roles {
@@ -72,16 +63,16 @@ func (f *decompFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.coFailure, "cofailure", 0, "simulated model: share of nodes, 0 to 1, where every role's wrong replies agree and the wrong answer is the likely one: no margin protects them; the result counts them (unprotected)")
 	fs.Float64Var(&f.flagRate, "flag-rate", 0, "simulated model: probability of a red-flag reply")
 	fs.DurationVar(&f.latency, "latency", 0, "simulated model: latency of a call")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of the generated problem (--digits, --length), of the simulated model and of the discriminators' shuffles")
-	fs.IntVar(&f.maxDepth, "max-depth", 0, "depth cap: a node this deep is atomic (0: the family's, its right tree's depth plus one)")
-	fs.IntVar(&f.maxBreadth, "max-breadth", 0, "breadth cap: a proposal of more subproblems is a red flag (0: the family's, 2)")
-	fs.BoolVar(&f.discriminate, "discriminate", false, "vote proposals by discriminator agents even though the family's proposals have exact keys")
-	fs.IntVar(&f.parallel, "parallel", 0, fmt.Sprintf("most decisions in flight at once, siblings in parallel (0: %d); results do not depend on it", decompose.DefaultParallel))
-	fs.IntVar(&f.maxSamples, "max-samples", 0, "samples per decision before it fails (0: the vote's default, a multiple of k)")
-	fs.IntVar(&f.maxTokens, "max-tokens", 0, "reply cap in tokens; a longer reply is red-flagged (0: the solver's default)")
-	fs.StringVar(&f.journal, "journal", "", "journal FILE: every decision, written and synced before it is used; a killed run resumes from it with --resume")
+	fs.Uint64Var(&f.o.Settings.Seed, "seed", 1, "seed of the generated problem (--digits, --length), of the simulated model and of the discriminators' shuffles")
+	fs.IntVar(&f.o.Settings.Caps.MaxDepth, "max-depth", 0, "depth cap: a node this deep is atomic (0: the family's, its right tree's depth plus one)")
+	fs.IntVar(&f.o.Settings.Caps.MaxBreadth, "max-breadth", 0, "breadth cap: a proposal of more subproblems is a red flag (0: the family's, 2)")
+	fs.BoolVar(&f.o.Settings.Discriminate, "discriminate", false, "vote proposals by discriminator agents even though the family's proposals have exact keys")
+	fs.IntVar(&f.o.Settings.Parallel, "parallel", 0, fmt.Sprintf("most decisions in flight at once, siblings in parallel (0: %d); results do not depend on it", decompose.DefaultParallel))
+	fs.IntVar(&f.o.Settings.Solver.Vote.MaxSamples, "max-samples", 0, "samples per decision before it fails (0: the vote's default, a multiple of k)")
+	fs.IntVar(&f.o.Settings.Solver.MaxTokens, "max-tokens", 0, "reply cap in tokens; a longer reply is red-flagged (0: the solver's default)")
+	fs.StringVar(&f.o.Journal, "journal", "", "journal FILE: every decision, written and synced before it is used; a killed run resumes from it with --resume")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal (same problem and flags)")
-	fs.BoolVar(&f.journalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it")
+	fs.BoolVar(&f.o.JournalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
 	f.roleModels = map[decompose.Role]*[]string{}
 	for _, r := range decompose.Roles {
@@ -93,12 +84,8 @@ func (f *decompFlags) register(fs *pflag.FlagSet) {
 
 // options maps the flags to problems.Options. Errors are usage errors.
 func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
-	var o problems.Options
+	o := f.o
 	s := &o.Settings
-	s.Strategy, s.Target, s.Seed, s.Parallel = decompose.Strategy(f.strategy), f.target, f.seed, f.parallel
-	s.Caps = decompose.Caps{MaxDepth: f.maxDepth, MaxBreadth: f.maxBreadth}
-	s.Discriminate = f.discriminate
-	s.Solver.Vote.MaxSamples, s.Solver.MaxTokens = f.maxSamples, f.maxTokens
 	s.P = map[decompose.Role]float64{}
 	for _, r := range decompose.Roles {
 		s.P[r] = f.p
@@ -116,7 +103,6 @@ func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
 		}
 		s.K[r] = k
 	}
-	o.Journal, o.JournalUnsigned = f.journal, f.journalUnsigned
 	prices, err := problems.RolePrices(f.prices)
 	if err != nil {
 		return o, usageErr("--price %w", err)
@@ -127,7 +113,7 @@ func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
 		rm.Roles[r] = *f.roleModels[r]
 	}
 	if rm.Sim() {
-		o.Sim = decompose.SimConfig{Seed: f.seed, FlagRate: f.flagRate, Latency: sim.FixedLatency(f.latency), Roles: map[decompose.Role]decompose.SimRole{}}
+		o.Sim = decompose.SimConfig{Seed: s.Seed, FlagRate: f.flagRate, Latency: sim.FixedLatency(f.latency), Roles: map[decompose.Role]decompose.SimRole{}}
 		for r, p := range s.P {
 			o.Sim.Roles[r] = decompose.SimRole{P: p, Rivals: f.rivals, CoFailure: f.coFailure}
 		}
@@ -145,18 +131,18 @@ func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
 // checkJournal refuses a journal flag that does not fit the file: a run
 // that would overwrite a journal, or resume one that is not there.
 func (f *decompFlags) checkJournal() error {
-	if f.resume && f.journal == "" {
+	if f.resume && f.o.Journal == "" {
 		return usageErr("--resume needs --journal FILE")
 	}
-	if f.journal == "" {
+	if f.o.Journal == "" {
 		return nil
 	}
-	_, err := os.Stat(f.journal)
+	_, err := os.Stat(f.o.Journal)
 	switch {
 	case err == nil && !f.resume:
-		return usageErr("--journal %s exists: add --resume to resume that run, or name another file", f.journal)
+		return usageErr("--journal %s exists: add --resume to resume that run, or name another file", f.o.Journal)
 	case errors.Is(err, os.ErrNotExist) && f.resume:
-		return usageErr("--resume: --journal %s does not exist", f.journal)
+		return usageErr("--resume: --journal %s does not exist", f.o.Journal)
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return usageErr("--journal: %w", err)
 	}
@@ -184,7 +170,7 @@ func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, uncheck
 	if err := f.checkJournal(); err != nil {
 		return err
 	}
-	stopUI, err := f.ui.attachDecomposition(cmd, family, f.journal)
+	stopUI, err := f.ui.attachDecomposition(cmd, family, f.o.Journal)
 	if err != nil {
 		return err
 	}
@@ -211,7 +197,7 @@ func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, uncheck
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return interrupted(f.journal)
+		return interrupted(f.o.Journal)
 	case err != nil:
 		return failed(err)
 	case !sum.Solved:
@@ -228,45 +214,47 @@ var decompFlagOf = map[string]string{"Strategy": "strategy", "Target": "target",
 	"Roles[atomic].CoFailure": "cofailure", "Roles[decompose].CoFailure": "cofailure", "Roles[discriminate].CoFailure": "cofailure",
 	"Roles[solve].CoFailure": "cofailure", "Roles[compose].CoFailure": "cofailure"}
 
+// decompCommand is a command of voted decomposition (multiply, sort,
+// problem): its help texts, the decomposition flags and --ui; solve runs
+// it once the flags are parsed.
+func decompCommand(name, use, short string, f *decompFlags, solve func(cmd *cobra.Command) error) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Long: help(name), Example: example(name), Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return solve(cmd) }}
+	f.register(cmd.Flags())
+	f.ui.register(cmd)
+	_ = cmd.MarkFlagFilename("journal", "jsonl")
+	return cmd
+}
+
 func newMultiply() *cobra.Command {
 	var (
 		f      decompFlags
 		a, b   string
 		digits int
 	)
-	cmd := &cobra.Command{
-		Use:     "multiply",
-		Short:   "Multiply two long numbers by voted decomposition, with an exact check",
-		Long:    help("multiply"),
-		Example: example("multiply"),
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var input json.RawMessage
-			fs := cmd.Flags()
-			switch {
-			case fs.Changed("digits") && (fs.Changed("a") || fs.Changed("b")):
-				return usageErr("give --a and --b, or --digits, not both")
-			case fs.Changed("a") != fs.Changed("b"):
-				return usageErr("give both --a and --b (or --digits N)")
-			case fs.Changed("a"):
-				input, _ = json.Marshal(map[string]string{"a": a, "b": b})
-			default:
-				var err error
-				if input, err = problems.Generate("multiply", f.seed, digits); err != nil {
-					return usageErr("--digits: %w", err)
-				}
+	cmd := decompCommand("multiply", "multiply", "Multiply two long numbers by voted decomposition, with an exact check", &f, func(cmd *cobra.Command) error {
+		var input json.RawMessage
+		fs := cmd.Flags()
+		switch {
+		case fs.Changed("digits") && (fs.Changed("a") || fs.Changed("b")):
+			return usageErr("give --a and --b, or --digits, not both")
+		case fs.Changed("a") != fs.Changed("b"):
+			return usageErr("give both --a and --b (or --digits N)")
+		case fs.Changed("a"):
+			input, _ = json.Marshal(map[string]string{"a": a, "b": b})
+		default:
+			var err error
+			if input, err = problems.Generate("multiply", f.o.Settings.Seed, digits); err != nil {
+				return usageErr("--digits: %w", err)
 			}
-			var in struct{ A, B string }
-			_ = json.Unmarshal(input, &in)
-			return f.solveProblem(cmd, "multiply", input, fmt.Sprintf("multiply %s×%s", short(in.A), short(in.B)))
-		},
-	}
+		}
+		var in struct{ A, B string }
+		_ = json.Unmarshal(input, &in)
+		return f.solveProblem(cmd, "multiply", input, fmt.Sprintf("multiply %s×%s", short(in.A), short(in.B)))
+	})
 	cmd.Flags().StringVar(&a, "a", "", "the first factor, decimal digits")
 	cmd.Flags().StringVar(&b, "b", "", "the second factor, decimal digits")
 	cmd.Flags().IntVar(&digits, "digits", 5, "without --a and --b: a seeded problem of two N-digit factors (--seed)")
-	f.register(cmd.Flags())
-	f.ui.register(cmd)
-	_ = cmd.MarkFlagFilename("journal", "jsonl")
 	return cmd
 }
 
@@ -276,39 +264,29 @@ func newSort() *cobra.Command {
 		list   string
 		length int
 	)
-	cmd := &cobra.Command{
-		Use:     "sort",
-		Short:   "Sort a list of integers by voted decomposition, with an exact check",
-		Long:    help("sort"),
-		Example: example("sort"),
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var input json.RawMessage
-			fs := cmd.Flags()
-			switch {
-			case fs.Changed("list") && fs.Changed("length"):
-				return usageErr("give --list or --length, not both")
-			case fs.Changed("list"):
-				input = json.RawMessage(`{"list": ` + list + `}`)
-				if !json.Valid(input) {
-					return usageErr("--list %q is not JSON: give a JSON list of integers such as '[3, 1, 2]'", list)
-				}
-			default:
-				var err error
-				if input, err = problems.Generate("sort", f.seed, length); err != nil {
-					return usageErr("--length: %w", err)
-				}
+	cmd := decompCommand("sort", "sort", "Sort a list of integers by voted decomposition, with an exact check", &f, func(cmd *cobra.Command) error {
+		var input json.RawMessage
+		fs := cmd.Flags()
+		switch {
+		case fs.Changed("list") && fs.Changed("length"):
+			return usageErr("give --list or --length, not both")
+		case fs.Changed("list"):
+			input = json.RawMessage(`{"list": ` + list + `}`)
+			if !json.Valid(input) {
+				return usageErr("--list %q is not JSON: give a JSON list of integers such as '[3, 1, 2]'", list)
 			}
-			var in struct{ List []json.RawMessage }
-			_ = json.Unmarshal(input, &in)
-			return f.solveProblem(cmd, "sort", input, fmt.Sprintf("sort a list of %d", len(in.List)))
-		},
-	}
+		default:
+			var err error
+			if input, err = problems.Generate("sort", f.o.Settings.Seed, length); err != nil {
+				return usageErr("--length: %w", err)
+			}
+		}
+		var in struct{ List []json.RawMessage }
+		_ = json.Unmarshal(input, &in)
+		return f.solveProblem(cmd, "sort", input, fmt.Sprintf("sort a list of %d", len(in.List)))
+	})
 	cmd.Flags().StringVar(&list, "list", "", "the list to sort, JSON: '[3, 1, 2]'")
 	cmd.Flags().IntVar(&length, "length", 20, "without --list: a seeded list of N integers in [0, 1000) (--seed)")
-	f.register(cmd.Flags())
-	f.ui.register(cmd)
-	_ = cmd.MarkFlagFilename("journal", "jsonl")
 	return cmd
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/models/credentials"
 	"github.com/mdap-go/mdap/maker/progress"
+	"github.com/mdap-go/mdap/maker/runsetup"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/spf13/cobra"
@@ -230,43 +230,18 @@ var simFlagOf = map[string]string{
 func simUsageErr(err error) error { return fieldUsageErr(err, simFlagOf, "simulated model") }
 
 // fieldUsageErr turns the *maker.FieldError of a configuration the flags
-// set (sim.Config, simserver.Faults, batch.LimitConfig, mcpserver.Config)
-// into a usage error that names the flags, their values and the library's
-// fix, so that the rules are the library's alone. flagOf names the flag of
-// each field (a field of a list, "Models[1]", by its own name or else the
-// list's); an
-// error of a field no flag sets, or of another kind, reads "what: err".
+// set into a usage error that names the flags, their values and the
+// library's fix (fielderr.InFlags), so that the rules are the library's
+// alone; an error of a field no flag sets, or of another kind, reads
+// "what: err".
 func fieldUsageErr(err error, flagOf map[string]string, what string) error {
 	if err == nil {
 		return nil
 	}
-	fe := fielderr.As(err)
-	var parts []string
-	if fe != nil {
-		for _, x := range fe.Fields {
-			name, ok := flagOf[x.Name]
-			if field, _, _ := strings.Cut(x.Name, "["); !ok {
-				name, ok = flagOf[field]
-			}
-			if !ok { // a field no flag sets
-				parts = nil
-				break
-			}
-			format := "--%s %v"
-			if _, isString := x.Value.(string); isString {
-				format = "--%s %q"
-			}
-			parts = append(parts, fmt.Sprintf(format, name, x.Value))
-		}
+	if text, ok := fielderr.InFlags(err, flagOf); ok {
+		return usageErr("%s", text)
 	}
-	if len(parts) == 0 {
-		return usageErr("%s: %w", what, err)
-	}
-	remedy := fe.Remedy()
-	if v, ok := fe.Fields[0].Value.(string); ok { // a cause that begins with the value it refused says it once
-		remedy = strings.TrimPrefix(remedy, fmt.Sprintf("%q: ", v))
-	}
-	return usageErr("%s: %s", strings.Join(parts, " plus "), remedy)
+	return usageErr("%s: %w", what, err)
 }
 
 // positiveFlags refuses 0 for the named flags, where the library reads a
@@ -302,78 +277,25 @@ func (f *runFlags) voteConfig() vote.Config {
 	return vote.Config{K: f.k, Parallel: f.parallel, MaxSamples: f.maxSamples, MaxErrors: maxErrors, MinVoters: f.minVoters}
 }
 
-// maxPrice bounds --price-in and --price-out, against typos.
-const maxPrice = 1e6
-
-// checkBaseURL refuses a --base-url that no client could use, before any
-// client is built (langchaingo's Ollama client exits the process on one).
-func checkBaseURL(raw string) error {
-	if err := models.CheckBaseURL("", raw); err != nil {
-		return usageErr("--base-url %w", err)
-	}
-	return nil
-}
+// modelsFlagOf names the flag of each runsetup.Models field.
+var modelsFlagOf = map[string]string{"Specs": "model", "BaseURL": "base-url", "Structured": "structured", "InputPrice": "price-in", "OutputPrice": "price-out"}
 
 // validateModels checks the --model specs, the server URL each would use
 // (--base-url, else the provider's environment variable), the prices and
-// --structured.
+// --structured (runsetup.Models.Check), and what --nats allows.
 func (f *runFlags) validateModels(ctx context.Context) error {
-	if len(f.models) == 0 {
-		return usageErr("--model: give a model: %s", models.Specs)
-	}
 	if f.natsURL != "" && len(f.models) > 1 {
 		return usageErr("--model given %d times: --nats takes one model, the route its workers serve", len(f.models))
 	}
 	if f.natsURL != "" && f.structured {
 		return usageErr("--structured does not travel over --nats yet: the workers would not send the answer schema")
 	}
-	if f.baseURL != "" {
-		if err := checkBaseURL(f.baseURL); err != nil {
-			return err
-		}
-	}
-	for _, name := range []string{"price-in", "price-out"} {
-		v := f.priceIn
-		if name == "price-out" {
-			v = f.priceOut
-		}
-		if !(v >= 0 && v <= maxPrice) {
-			return usageErr("--%s %v: use dollars per million tokens, from 0 to %g", name, v, float64(maxPrice))
-		}
-	}
 	// What the models may send: each --model's and --escalate-model's
 	// ;key=VAR value, a password in --base-url or ;base= (escalation
 	// opens its model as a --model; its errors are escalation's).
 	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.baseURL}, append(slices.Clone(f.models), f.esc.model)...)...)
-	for _, spec := range f.models {
-		head, o, err := models.SplitEndpoint(spec, models.Options{BaseURL: f.baseURL})
-		if err != nil {
-			return usageErr("--model %q: %w", spec, err)
-		}
-		sp, err := models.ParseSpec(head)
-		if err != nil {
-			return usageErr("--model %q: %w", spec, err)
-		}
-		if sp.Provider == "sim" {
-			if o.ModelRPM > 0 || o.ModelInFlight > 0 {
-				return usageErr("--model %q: rpm= and inflight= limit a served model; the simulated model has none", spec)
-			}
-			if f.structured {
-				return usageErr("--structured applies to a real model (openai: or ollama:); the simulated model answers in the task's format already")
-			}
-			continue
-		}
-		if _, source, err := models.BaseURL(sp.Provider, o.BaseURL); err != nil {
-			if source == "--base-url" {
-				return usageErr("--base-url %w (for --model %s)", err, spec)
-			}
-			return usageErr("--model %s: %w", spec, err)
-		}
-		if f.structured && sp.Provider == "anthropic" {
-			return usageErr("--structured: %s: langchaingo v0.1.14 has no structured output for anthropic: models; leave --structured off", spec)
-		}
-	}
-	return nil
+	m := runsetup.Models{Specs: f.models, BaseURL: f.baseURL, Structured: f.structured, InputPrice: f.priceIn, OutputPrice: f.priceOut}
+	return fieldUsageErr(m.Check(), modelsFlagOf, "--model")
 }
 
 func (f *runFlags) simConfig() sim.Config {
@@ -523,36 +445,14 @@ func (f *runFlags) openJournal(stderr io.Writer) (*maker.Journal, error) {
 	if strings.HasPrefix(f.journal, natsJournalPrefix) {
 		return f.natsJournal(stderr)
 	}
-	if f.journal == "" {
-		return nil, nil
-	}
-	resume := f.resume
-	if f.resumeOrStart {
-		_, serr := os.Stat(f.journal)
-		resume = !errors.Is(serr, os.ErrNotExist)
-	}
-	var j *maker.Journal
-	var err error
-	if resume {
-		j, err = maker.OpenJournal(f.journal, f.journalOptions()...)
-	} else {
-		j, err = maker.CreateJournal(f.journal, f.journalOptions()...)
-	}
+	j, torn, err := runsetup.Journal{Path: f.journal, Resume: f.resume, ResumeOrStart: f.resumeOrStart, Unsigned: f.journalUnsigned}.Open()
 	if err != nil {
 		return nil, usageErr("--journal: %w", err)
 	}
-	if n := j.TornBytes(); n > 0 {
-		fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.journal, words.Plural(n, "byte"))
+	if torn > 0 {
+		fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.journal, words.Plural(torn, "byte"))
 	}
 	return j, nil
-}
-
-// journalOptions are the maker.JournalOption of --journal-unsigned.
-func (f *runFlags) journalOptions() []maker.JournalOption {
-	if f.journalUnsigned {
-		return []maker.JournalOption{maker.JournalUnsigned()}
-	}
-	return nil
 }
 
 // openModels opens the --model specs: one model, or an ensemble when

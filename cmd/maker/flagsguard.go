@@ -2,11 +2,9 @@ package main
 
 import (
 	"slices"
-	"strconv"
-	"strings"
 
-	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/runsetup"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -39,7 +37,7 @@ func (g *guardFlags) register(cmd *cobra.Command) {
 	}
 	g.on = true
 	fs := cmd.Flags()
-	fs.StringArrayVar(&g.writeK, "write-k", nil, "write rule: a side-effect tool call (a category not read-only) runs only when no valid vote among the first k disagreed; otherwise the step is decided again at this margin (default twice --k). K alone for every category; CATEGORY=K for one ("+sideEffectNames()+"); give it several times")
+	fs.StringArrayVar(&g.writeK, "write-k", nil, "write rule: a side-effect tool call (a category not read-only) runs only when no valid vote among the first k disagreed; otherwise the step is decided again at this margin (default twice --k). K alone for every category; CATEGORY=K for one ("+runsetup.SideEffectCategories()+"); give it several times")
 	fs.BoolVar(&g.writeAnyMargin, "write-any-margin", false, "turn the write rule off: a side-effect call runs on a first-to-ahead-by-k win like any answer")
 	fs.StringVar(&g.flagAlarm, "flag-alarm", "on", "red-flag-rate alarm: on (a decided step whose red flags are far too many for the run's rate so far is not taken: the run stops, or the --escalate policy decides it again) or off")
 	fs.Float64Var(&g.alarmLevel, "flag-alarm-level", maker.DefaultFlagAlarmLevel, "with --flag-alarm on: the chance, at the run's rate, of at least the step's red flags below which the step is an alarm, in (0, 1)")
@@ -49,53 +47,15 @@ func (g *guardFlags) register(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("flag-alarm", cobra.FixedCompletions([]string{"on", "off"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-func sideEffectNames() string {
-	var names []string
-	for _, c := range categories.All() {
-		if !c.ReadOnly() {
-			names = append(names, string(c))
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
 // validate parses and checks the flags; an error is a usage error naming
 // the flag.
 func (g *guardFlags) validate(fs *pflag.FlagSet) error {
 	if !g.on {
 		return nil
 	}
-	w := maker.WriteRule{AnyMargin: g.writeAnyMargin}
-	if g.writeAnyMargin && len(g.writeK) > 0 {
-		return usageErr("--write-k and --write-any-margin: the margin of a rule that is off means nothing; give one")
-	}
-	for _, v := range g.writeK {
-		cat, num, perCat := strings.Cut(v, "=")
-		if !perCat {
-			num = cat
-		}
-		k, err := strconv.Atoi(strings.TrimSpace(num))
-		if err != nil || k < 1 || k > maxK {
-			return usageErr("--write-k %q: the margin is a number from 1 to %d (K, or CATEGORY=K)", v, maxK)
-		}
-		if !perCat {
-			if w.K != 0 {
-				return usageErr("--write-k %q: the margin for every category is given twice", v)
-			}
-			w.K = k
-			continue
-		}
-		c, err := categories.ParseCategory(cat)
-		if err != nil || c.ReadOnly() {
-			return usageErr("--write-k %q: %q is not a category with side effects: use one of %s", v, cat, sideEffectNames())
-		}
-		if _, dup := w.Categories[c]; dup {
-			return usageErr("--write-k %q: category %s is given twice", v, c)
-		}
-		if w.Categories == nil {
-			w.Categories = map[categories.Category]int{}
-		}
-		w.Categories[c] = k
+	w, err := runsetup.ParseWriteRule(g.writeK, g.writeAnyMargin)
+	if err != nil {
+		return fieldUsageErr(err, map[string]string{"Margins": "write-k", "AnyMargin": "write-any-margin"}, "--write-k")
 	}
 	g.writes = w
 	switch g.flagAlarm {

@@ -273,8 +273,8 @@ func TestModelFlagsUsageErrors(t *testing.T) {
 		{[]string{"--price-out", "NaN"}, "--price-out NaN"},
 		{[]string{"--model", "openai:x=abc"}, `--model "openai:x=abc": bad model spec: price "abc"`},
 		{[]string{"--model", "sim", "--model", "gpt4"}, `--model "gpt4"`},
-		{[]string{"--structured"}, "--structured applies to a real model"},
-		{[]string{"--structured", "--model", "anthropic:claude-3-5-haiku"}, "--structured: anthropic:claude-3-5-haiku: langchaingo v0.1.14 has no structured output for anthropic"},
+		{[]string{"--structured"}, "--structured: applies to a real model"},
+		{[]string{"--structured", "--model", "anthropic:claude-3-5-haiku"}, `--structured plus --model "anthropic:claude-3-5-haiku": langchaingo v0.1.14 has no structured output for anthropic`},
 		{[]string{"--model", "ollama:tiny", "--base-url", "http://127.0.0.1:11434/v1"}, `--base-url "http://127.0.0.1:11434/v1": ollama: wants the server root, http://127.0.0.1:11434`},
 		{[]string{"--model", "ollama:tiny", "--model", "openai:tiny", "--seed", "2"}, "--seed applies to --model sim only; a real model (ollama:tiny, openai:tiny)"},
 		{[]string{"--model", "openai:gpt-4o"}, "--model openai:gpt-4o: bad model spec: openai:gpt-4o at https://api.openai.com/v1 needs an API key: set OPENAI_API_KEY"},
@@ -288,7 +288,7 @@ func TestModelFlagsUsageErrors(t *testing.T) {
 	t.Setenv("OLLAMA_HOST", "127.0.0.1:99999")
 	code, _, stderr := cli(t, "hanoi", "--model", "ollama:tiny")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, `--model ollama:tiny: OLLAMA_HOST="127.0.0.1:99999": port "99999" is not a number from 1 to 65535`)
+	assert.Contains(t, stderr, `--model "ollama:tiny": OLLAMA_HOST="127.0.0.1:99999": port "99999" is not a number from 1 to 65535`)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries)

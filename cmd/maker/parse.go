@@ -2,25 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
-	"strings"
+	"errors"
 
-	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/replyfile"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
 )
-
-// parseLine is one reply's verdict in maker parse --json.
-type parseLine struct {
-	File string `json:"file"`
-	maker.Verdict
-	OutputTokens int    `json:"output_tokens"`
-	Estimated    bool   `json:"estimated,omitempty"`
-	StopReason   string `json:"stop_reason,omitempty"`
-}
 
 // parseFlags are maker parse's flags.
 type parseFlags struct {
@@ -61,79 +49,22 @@ func (f *parseFlags) parse(cmd *cobra.Command, args []string) error {
 		}
 		task = spec.New(sp)
 	}
-	// The run's solver: its executor normalises a tool intent's
-	// arguments before the key is taken, as a run's draw does.
-	solver, err := runSolver(f.maxTokens, task != nil)
-	if err != nil {
-		return err
-	}
-	defer closeSolver(solver)
 	if len(args) == 0 {
 		args = []string{"-"}
 	}
-	lines, err := readVerdicts(cmd, solver, task, args)
-	if err != nil {
+	lines, err := replyfile.Judge(args, cmd.InOrStdin(), task, f.maxTokens)
+	switch {
+	case errors.Is(err, replyfile.ErrUnreadable):
+		return usageErr("%w", err)
+	case err != nil:
 		return err
-	}
-	if err := keyAsRun(solver, task, lines); err != nil {
-		return err
-	}
-	out := cmd.OutOrStdout()
-	if f.asJSON {
-		enc := json.NewEncoder(out)
+	case f.asJSON:
+		enc := json.NewEncoder(cmd.OutOrStdout())
 		for _, l := range lines {
 			_ = enc.Encode(l) // a failed write fails the command (see run)
 		}
-		return nil
+	default:
+		replyfile.WriteText(cmd.OutOrStdout(), lines, f.maxTokens)
 	}
-	printVerdicts(out, lines, f.maxTokens)
 	return nil
-}
-
-// readVerdicts reads every reply of names first, then judges each as
-// solver's draw would for task: a file that cannot be read is bad input.
-func readVerdicts(cmd *cobra.Command, solver *maker.Solver, task maker.Task, names []string) ([]parseLine, error) {
-	lines := make([]parseLine, 0, len(names))
-	for _, name := range names {
-		r, err := replyfile.Load(name, cmd.InOrStdin())
-		if err != nil {
-			return nil, usageErr("%w", err)
-		}
-		lines = append(lines, parseLine{File: name, Verdict: solver.InspectIn(task, r),
-			OutputTokens: r.OutputTokens, Estimated: r.Estimated, StopReason: r.StopReason})
-	}
-	return lines, nil
-}
-
-// printVerdicts writes the verdicts for a person, then which replies vote
-// together.
-func printVerdicts(w io.Writer, lines []parseLine, maxTokens int) {
-	var keys []string
-	groups := map[string][]string{}
-	flagged := 0
-	for _, l := range lines {
-		tokens := fmt.Sprintf("%d tokens", l.OutputTokens)
-		if l.Estimated {
-			tokens = "~" + tokens
-		}
-		if l.Flag != "" {
-			flagged++
-			fmt.Fprintf(w, "%s: red flag %q (%s, cap %d): %s\n", l.File, l.Flag, tokens, maxTokens, l.Reason)
-			continue
-		}
-		fmt.Fprintf(w, "%s: key %s (%s): %s\n", l.File, l.Key, tokens, l.Canonical)
-		if _, ok := groups[l.Key]; !ok {
-			keys = append(keys, l.Key)
-		}
-		groups[l.Key] = append(groups[l.Key], l.File)
-	}
-	if len(lines) < 2 {
-		return
-	}
-	for _, k := range keys {
-		if files := groups[k]; len(files) > 1 {
-			fmt.Fprintf(w, "vote together (key %s): %s\n", k, strings.Join(files, ", "))
-		}
-	}
-	fmt.Fprintf(w, "%d replies: %s, %d red-flagged\n", len(lines), words.Plural(len(keys), "distinct answer"), flagged)
 }

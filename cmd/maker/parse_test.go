@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker/replyfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,10 +34,10 @@ func TestBinaryParseShowsWhichRepliesVoteTogether(t *testing.T) {
 
 	c = start(t, nil, append([]string{"parse", "--json"}, args...)...)
 	require.Equal(t, 0, c.wait(t, 30*time.Second))
-	var lines []parseLine
+	var lines []replyfile.Verdict
 	sc := bufio.NewScanner(strings.NewReader(c.stdout.String()))
 	for sc.Scan() {
-		var l parseLine
+		var l replyfile.Verdict
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &l))
 		lines = append(lines, l)
 	}
@@ -58,7 +59,7 @@ func TestBinaryParseReadsStdin(t *testing.T) {
 		cmd.Stdin = strings.NewReader(in)
 		out, err := cmd.Output()
 		require.NoError(t, err)
-		var l parseLine
+		var l replyfile.Verdict
 		require.NoError(t, json.Unmarshal(out, &l))
 		assert.Equal(t, "-", l.File)
 		assert.Contains(t, l.Canonical, want)

@@ -86,17 +86,14 @@ func TestParseAgreesWithARunOverTheFuzzCorpus(t *testing.T) {
 
 func parseAgreesWithARun(t *testing.T, names []string, replies []maker.Reply, tools bool) {
 	// parse's verdicts, in order.
-	solver, err := runSolver(maker.DefaultMaxTokens, tools)
+	solver, err := replyfile.NewSolver(maker.DefaultMaxTokens, tools)
 	require.NoError(t, err)
 	defer closeSolver(solver)
-	lines := make([]parseLine, len(replies))
-	for i, r := range replies {
-		lines[i] = parseLine{File: names[i], Verdict: solver.InspectIn(nil, r)}
-	}
-	require.NoError(t, keyAsRun(solver, nil, lines))
+	lines, err := replyfile.JudgeWith(solver, nil, names, replies)
+	require.NoError(t, err)
 
 	// A run's race over the same replies, one sample each in order.
-	runSolver, err := runSolver(maker.DefaultMaxTokens, tools)
+	runSolver, err := replyfile.NewSolver(maker.DefaultMaxTokens, tools)
 	require.NoError(t, err)
 	defer closeSolver(runSolver)
 	n := len(replies)
@@ -149,4 +146,11 @@ func TestBinaryParseHealsAsASpecRunDoes(t *testing.T) {
 	code, out, stderr := cli(t, append([]string{"parse", "--spec", spec}, files...)...)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "2 replies: 1 distinct answer, 0 red-flagged")
+}
+
+// closeSolver closes the executor of replyfile.NewSolver's solver, if any.
+func closeSolver(s *maker.Solver) {
+	if s.Executor != nil {
+		s.Executor.Close()
+	}
 }

@@ -239,25 +239,17 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	}
 	interrupted := runErrV != nil && cmd.Context().Err() != nil && !errors.Is(runErrV, batch.ErrWrite)
 	f.report(cmd.OutOrStdout(), path, sum, runErrV, interrupted)
-	return f.exit(sum, runErrV, interrupted)
+	return f.exit(path, sum, runErrV, interrupted)
 }
 
 // readJobs reads the tasks of path ("-" for standard input), refusing a
 // file with none.
 func (f *solveFlags) readJobs(cmd *cobra.Command, path string) (jobs []batch.Job, err error) {
-	if path == "-" {
-		if f.run.natsURL != "" {
-			return nil, usageErr("--nats with tasks on standard input: coordinators share a tasks file by its name and content; give a file")
-		}
-		jobs, err = batch.ReadInputs(cmd.InOrStdin(), ".", f.spec)
-	} else {
-		jobs, err = batch.ReadInputsFile(path, f.spec)
+	if path == "-" && f.run.natsURL != "" {
+		return nil, usageErr("--nats with tasks on standard input: coordinators share a tasks file by its name and content; give a file")
 	}
-	if err != nil {
+	if jobs, err = batch.ReadTasks(path, cmd.InOrStdin(), f.spec); err != nil {
 		return nil, usageErr("%w", err)
-	}
-	if len(jobs) == 0 {
-		return nil, usageErr("%s has no tasks: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path)
 	}
 	return jobs, nil
 }
@@ -331,33 +323,31 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 		_ = enc.Encode(report) // a failed write fails the command (see run)
 		return
 	}
-	where := "in " + f.state
-	if f.run.natsURL != "" {
-		where = "on the engine"
+	sum.WriteText(w, f.summaryText(path))
+}
+
+// summaryText is what the batch's summary and outcome say beside its
+// numbers: the files, where the journals are, the cap.
+func (f *solveFlags) summaryText(path string) batch.SummaryText {
+	t := batch.SummaryText{TasksFile: path, Results: f.out, Cap: f.run.maxCost, CapName: "--max-cost", KeepSteps: "give --state DIR"}
+	switch {
+	case f.run.natsURL != "":
+		t.Journals = "on the engine"
+	case f.state != "":
+		t.Journals = "in " + f.state
 	}
-	sum.WriteText(w, batch.SummaryText{TasksFile: path, Results: f.out, Journals: where, Cap: f.run.maxCost, CapName: "--max-cost"})
+	return t
 }
 
 // exit is the command's error for a batch's outcome: interrupted (130),
 // failed (1), or nil when every task was solved.
-func (f *solveFlags) exit(sum batch.Summary, runErr error, interrupted bool) error {
-	switch {
-	case interrupted:
-		how := "run the same command again to finish: recorded tasks are skipped"
-		if f.run.natsURL != "" {
-			how += ", unfinished ones resume from their journals on the engine"
-		} else if f.state != "" {
-			how += fmt.Sprintf(", unfinished ones resume from their journals in %s", f.state)
-		} else {
-			how += ", unfinished ones start over (give --state DIR to keep their steps)"
-		}
-		return &exitError{code: exitAborted, err: fmt.Errorf("interrupted; %d of %s have results in %s: %s", sum.Tasks-sum.Unfinished, words.Plural(sum.Tasks, "task"), f.out, how)}
-	case errors.Is(runErr, maker.ErrBudget):
-		return failed(fmt.Errorf("%w; the batch has spent $%.4f of its --max-cost $%.4f over every run: run the same command with a larger --max-cost to finish (the results written so far are in %s)", runErr, sum.SpentTotal, f.run.maxCost, f.out))
-	case runErr != nil:
-		return failed(fmt.Errorf("%w; %d of %s have results in %s: run the same command again to finish", runErr, sum.Tasks-sum.Unfinished, words.Plural(sum.Tasks, "task"), f.out))
-	case !sum.OK():
-		return failed(fmt.Errorf("%d of %s not solved (%d failed, %d invalid): see %s", sum.Failed+sum.Invalid, words.Plural(sum.Tasks, "task"), sum.Failed, sum.Invalid, f.out))
+func (f *solveFlags) exit(path string, sum batch.Summary, runErr error, interrupted bool) error {
+	err := sum.Outcome(runErr, interrupted, f.summaryText(path))
+	if errors.Is(err, batch.ErrInterrupted) {
+		return &exitError{code: exitAborted, err: err}
+	}
+	if err != nil {
+		return failed(err)
 	}
 	return nil
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
+	"github.com/mdap-go/mdap/executor/toolreport"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/spf13/cobra"
 )
@@ -56,34 +56,6 @@ func (t *toolFlags) executor() (*executor.Executor, error) {
 	return e, nil
 }
 
-// toolArgs is one tool's description, arguments and JSON Schema, in
-// maker tools' report.
-type toolArgs struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Arguments   []executor.Arg  `json:"arguments"`
-	Schema      json.RawMessage `json:"schema"`
-}
-
-// toolsReport is maker tools --json: the inventory, and every tool's
-// arguments with its schema.
-type toolsReport struct {
-	categories.Inventory
-	Tools []toolArgs `json:"tools"`
-}
-
-// toolArguments lists the arguments of every tool e has (loaded or
-// withheld), then the index tool's.
-func toolArguments(e *executor.Executor) []toolArgs {
-	var out []toolArgs
-	for _, name := range append(e.Registered(), categories.IndexTool) {
-		args, _ := e.ToolArgs(name)
-		sch, _ := e.ToolSchema(name)
-		out = append(out, toolArgs{Name: name, Description: e.Describe(name), Arguments: args, Schema: sch})
-	}
-	return out
-}
-
 func newTools() *cobra.Command {
 	var (
 		flags  toolFlags
@@ -101,29 +73,14 @@ func newTools() *cobra.Command {
 				return err
 			}
 			defer e.Close()
-			r := e.Inventory()
-			args := toolArguments(e)
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(toolsReport{Inventory: r, Tools: args}); err != nil {
-					return failed(err)
-				}
-				return nil
+			r := toolreport.Of(e)
+			if !asJSON {
+				return r.WriteText(cmd.OutOrStdout())
 			}
-			w := cmd.OutOrStdout()
-			if _, err = fmt.Fprint(w, r.String()); err != nil {
-				return err
-			}
-			fmt.Fprint(w, "\narguments of the tools this build has (a call names them in \"args\"):\n")
-			for _, t := range args {
-				fmt.Fprintf(w, "%s\n", t.Name)
-				if len(t.Arguments) == 0 {
-					fmt.Fprint(w, "  no arguments\n")
-				}
-				for _, a := range t.Arguments {
-					fmt.Fprintf(w, "  %s\n", executor.ArgLine(a))
-				}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(r); err != nil {
+				return failed(err)
 			}
 			return nil
 		},

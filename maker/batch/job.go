@@ -188,6 +188,27 @@ func ReadInputsFile(path, spec string) ([]Job, error) {
 	return jobs, nil
 }
 
+// ErrNoTasks is a tasks file without a task: ReadTasks' refusal.
+var ErrNoTasks = errors.New("no tasks")
+
+// ReadTasks reads the tasks of path as ReadInputsFile does, or of stdin
+// when path is "-" (relative paths then against the working folder), and
+// refuses a file with no task.
+//
+// Errors: ReadInputsFile's and ReadInputs'; ErrNoTasks, naming path and
+// the form of a line, when there is no task. Cost: ReadInputs'.
+func ReadTasks(path string, stdin io.Reader, spec string) (jobs []Job, err error) {
+	if path == "-" {
+		jobs, err = ReadInputs(stdin, ".", spec)
+	} else {
+		jobs, err = ReadInputsFile(path, spec)
+	}
+	if err == nil && len(jobs) == 0 {
+		err = fmt.Errorf("%s has %w: write one JSON object per line, such as {\"id\": \"h3\", \"hanoi\": {\"disks\": 3}}", path, ErrNoTasks)
+	}
+	return jobs, err
+}
+
 // ReadJobs reads a tasks file: one JSON object per line, strictly (an
 // unknown field, a second value on the line, a wrong type are errors),
 // exactly one of "spec", "hanoi" and "task", a non-empty id of at most
