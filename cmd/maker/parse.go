@@ -8,6 +8,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/inspect"
 	"github.com/mdap-go/mdap/maker/replyfile"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
@@ -16,7 +17,7 @@ import (
 // parseLine is one reply's verdict in maker parse --json.
 type parseLine struct {
 	File string `json:"file"`
-	maker.Verdict
+	inspect.Verdict
 	OutputTokens int    `json:"output_tokens"`
 	Estimated    bool   `json:"estimated,omitempty"`
 	StopReason   string `json:"stop_reason,omitempty"`
@@ -99,7 +100,7 @@ func readVerdicts(cmd *cobra.Command, solver *maker.Solver, task maker.Task, nam
 		if err != nil {
 			return nil, usageErr("%w", err)
 		}
-		lines = append(lines, parseLine{File: name, Verdict: solver.InspectIn(task, r),
+		lines = append(lines, parseLine{File: name, Verdict: inspect.In(solver, task, r),
 			OutputTokens: r.OutputTokens, Estimated: r.Estimated, StopReason: r.StopReason})
 	}
 	return lines, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/inspect"
 	"github.com/mdap-go/mdap/maker/replyfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -91,7 +92,7 @@ func parseAgreesWithARun(t *testing.T, names []string, replies []maker.Reply, to
 	defer closeSolver(solver)
 	lines := make([]parseLine, len(replies))
 	for i, r := range replies {
-		lines[i] = parseLine{File: names[i], Verdict: solver.InspectIn(nil, r)}
+		lines[i] = parseLine{File: names[i], Verdict: inspect.In(solver, nil, r)}
 	}
 	require.NoError(t, keyAsRun(solver, nil, lines))
 

@@ -5,6 +5,7 @@ import (
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/inspect"
 )
 
 // runSolver is the solver whose judgement maker parse shows: the reply
@@ -43,11 +44,11 @@ func closeSolver(s *maker.Solver) {
 // executor, the spec's declared matchers grouping the replies, in the
 // order given, as a race that tallied them in that order would.
 func keyAsRun(solver *maker.Solver, task maker.Task, lines []parseLine) error {
-	vs := make([]maker.Verdict, len(lines))
+	vs := make([]inspect.Verdict, len(lines))
 	for i, l := range lines {
 		vs[i] = l.Verdict
 	}
-	if err := solver.KeyVerdicts(task, vs); err != nil {
+	if err := inspect.ClassKeys(solver, task, vs); err != nil {
 		return err
 	}
 	for i := range lines {
