@@ -119,7 +119,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 		}
 		return out, err
 	}
-	var j judgement
+	var j Judgement
 	if keyer, ok := r.task.(VoteKeyer); ok {
 		j = judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
 			if rec := catch.Try(func() { out, key, err = keyer.DecodeKey(reply) }); rec != nil {
@@ -132,19 +132,19 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	} else {
 		j = judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
 	}
-	if errors.Is(j.reason, ErrTaskPanic) {
-		sm.Err = j.reason
+	if errors.Is(j.Reason, ErrTaskPanic) {
+		sm.Err = j.Reason
 		return sm
 	}
-	if j.flag != nil {
-		sm.Flag, reason = j.flag, j.reason
+	if j.Flag != nil {
+		sm.Flag, reason = j.Flag, j.Reason
 		if log.Enabled(ctx, slog.LevelDebug) {
-			log.DebugContext(ctx, "red flag", "step", step, "sample", i, "flag", j.flag, "reason", j.reason)
+			log.DebugContext(ctx, "red flag", "step", step, "sample", i, "flag", j.Flag, "reason", j.Reason)
 		}
 		return sm
 	}
-	sm.Key = j.key
-	sm.Value = j.out
+	sm.Key = j.Key
+	sm.Value = j.Output
 	r.rekey(&sm)
 	return sm
 }

@@ -3,7 +3,6 @@ package maker
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 
 	"github.com/mdap-go/mdap/intent"
@@ -30,13 +29,13 @@ func TestDrawSeesWhatTheRaceSees(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, e.Flag, d.Flag, "step %d sample %d", e.Step, e.Index)
 		assert.Equal(t, e.Usage.OutputTokens, d.Usage.OutputTokens)
-		v := Inspect(d.Reply, 0, s.Flags, fresh.Decode)
+		v := s.Judge(d.Reply, fresh.Decode)
 		if d.Flag != nil {
 			flagged++
-			assert.Equal(t, d.Flag.Error(), v.Flag)
+			assert.Equal(t, d.Flag, v.Flag)
 			continue
 		}
-		assert.Equal(t, v.Key, strconv.FormatUint(d.Key, 16))
+		assert.Equal(t, v.Key, d.Key)
 		key, err := s.Key(d.Output)
 		require.NoError(t, err)
 		assert.Equal(t, d.Key, key)

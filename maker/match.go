@@ -3,7 +3,6 @@ package maker
 import (
 	"context"
 	"hash/fnv"
-	"strconv"
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/vote"
@@ -168,28 +167,4 @@ func (r *run) rekey(sm *vote.Sample[intent.Output]) {
 		return
 	}
 	sm.Key = k
-}
-
-// KeyVerdicts sets the Key of each voting Verdict of vs (Inspect's, for
-// replies in the order a race would tally them) to the class key a run
-// of task by s would give it (ClassesIn), so that verdicts with equal
-// keys are exactly the replies such a run votes together. Flagged
-// verdicts are left as they are. Errors: ClassesIn's.
-func (s *Solver) KeyVerdicts(task Task, vs []Verdict) error {
-	var outs []intent.Output
-	var at []int
-	for i, v := range vs {
-		if v.Output != nil {
-			outs = append(outs, *v.Output)
-			at = append(at, i)
-		}
-	}
-	keys, err := s.ClassesIn(task, outs)
-	if err != nil {
-		return err
-	}
-	for j, i := range at {
-		vs[i].Key = strconv.FormatUint(keys[j], 16)
-	}
-	return nil
 }

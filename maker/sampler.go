@@ -96,14 +96,14 @@ func (p *Sampler) DrawWave(ctx context.Context, step int, w vote.Wave, msgs []ll
 		// no sample waits for a request no one makes.
 		for i := req.First; i < req.First+req.N; i++ {
 			reply, took, err := wave.sampleIn(ctx, i, req.First, req.N)
-			out = append(out, s.drawn(agent, i, reply, took, err, decode))
+			out = append(out, s.drawn(i, reply, took, err, decode))
 		}
 	}
 	return out, nil
 }
 
 // drawn judges sample i's reply (or its failed call) as a race would.
-func (s *Solver) drawn(agent *microagent, i int, reply Reply, took time.Duration, err error, decode func(Reply) (intent.Output, error)) Drawn {
+func (s *Solver) drawn(i int, reply Reply, took time.Duration, err error, decode func(Reply) (intent.Output, error)) Drawn {
 	d := Drawn{Member: i % len(members(s.Model))}
 	d.Usage = reply.usage(took)
 	if err != nil {
@@ -117,14 +117,14 @@ func (s *Solver) drawn(agent *microagent, i int, reply Reply, took time.Duration
 		}
 		return out, err
 	}
-	j := judge(reply, agent.maxTokens, s.Flags, safe, s.normalizer())
+	j := s.Judge(reply, safe)
 	switch {
-	case errors.Is(j.reason, ErrTaskPanic):
-		d.Err = j.reason
-	case j.flag != nil:
-		d.Flag, d.Reason = j.flag, j.reason
+	case errors.Is(j.Reason, ErrTaskPanic):
+		d.Err = j.Reason
+	case j.Flag != nil:
+		d.Flag, d.Reason = j.Flag, j.Reason
 	default:
-		d.Output, d.Key = j.out, j.key
+		d.Output, d.Key = j.Output, j.Key
 	}
 	return d
 }

@@ -26,7 +26,7 @@ const module = "github.com/mdap-go/mdap/"
 // tools, the scaling laws as an oracle, and the tests' own helpers: their state folder, the standard of proof, the server that
 // echoes a key and the flood helper.
 var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models", "executor/fstools", "vote/laws",
-	"internal/statetest", "internal/evidence", "internal/keyecho", "internal/httpbound/httpboundtest"}
+	"maker/inspect", "internal/statetest", "internal/evidence", "internal/keyecho", "internal/httpbound/httpboundtest"}
 
 // table is ARCHITECTURE.md's package table: the row of each package
 // (bottom up), and the set each may import (the packages its row names,

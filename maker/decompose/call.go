@@ -8,6 +8,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/inspect"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -103,7 +104,7 @@ type drawn struct {
 }
 
 // drawOne calls model once as sample i of step salt, and judges the reply
-// with the solver's red flags (maker.Inspect) and decode.
+// with the solver's red flags (inspect.Reply) and decode.
 func drawOne(ctx context.Context, cfg maker.Config, model llms.Model, salt, i int, msgs []llms.MessageContent, decode decoder) drawn {
 	temp := maker.DefaultTemperature
 	if cfg.Temperature != nil {
@@ -137,7 +138,7 @@ func drawOne(ctx context.Context, cfg maker.Config, model llms.Model, salt, i in
 		r.OutputTokens, r.Estimated = (len(c.Content)+3)/4, true
 	}
 	u := vote.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Latency: took, Requests: 1}
-	v := maker.Inspect(r, maxTokens, cfg.Flags, decode)
+	v := inspect.Reply(r, maxTokens, cfg.Flags, decode)
 	if v.Flag != "" {
 		return drawn{flag: flagError(v.Flag), usage: u}
 	}

@@ -6,7 +6,7 @@
 // # Tools
 //
 //   - vote: a client that samples on its own sends its replies; each is
-//     judged as the solver judges a sample (maker.Inspect: red flag, or
+//     judged as the solver judges a sample (inspect.Reply: red flag, or
 //     canonical form and key) and the replies are tallied in order,
 //     first-to-ahead-by-k as vote.Race does: the decision, or "undecided"
 //     and how many more votes the leader needs at the least.

@@ -15,6 +15,7 @@ import (
 	"github.com/mdap-go/mdap/internal/toolcall"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/inspect"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,7 +73,7 @@ type Verdict struct {
 	Output    *intent.Output `json:"output,omitempty" jsonschema:"the answer: its value and/or its tool intent"`
 }
 
-func verdictOf(v maker.Verdict) Verdict {
+func verdictOf(v inspect.Verdict) Verdict {
 	return Verdict{Flag: v.Flag, Reason: v.Reason, Key: v.Key, Canonical: v.Canonical, Output: v.Output}
 }
 
@@ -207,7 +208,7 @@ func (b *board) tally() []KeyVotes {
 
 func hexKey(k uint64) string { return strconv.FormatUint(k, 16) }
 
-// Vote judges each candidate with maker.Inspect and tallies them in
+// Vote judges each candidate with inspect.Reply and tallies them in
 // order with vote.Race, one at a time, so the decision is vote.Race's own: the
 // first index at which an answer leads every other by k valid votes
 // decides, and the candidates after it do not count. Red-flagged replies
@@ -321,7 +322,7 @@ func (s *Server) voteTool(ctx context.Context, _ *mcp.CallToolRequest, in VoteIn
 	return nil, out, err
 }
 
-// Parse judges one reply as the solver's draw does (maker.Inspect, with
+// Parse judges one reply as the solver's draw does (inspect.Reply, with
 // every red flag and the generic decoder). Errors wrap ErrArgument: a
 // negative max_tokens, tool arguments that cannot be encoded.
 func Parse(in ParseInput) (ParseOutput, error) {
@@ -332,7 +333,7 @@ func Parse(in ParseInput) (ParseOutput, error) {
 	if err != nil {
 		return ParseOutput{}, err
 	}
-	v := maker.Inspect(r, in.MaxTokens, maker.FlagRules{}, nil)
+	v := inspect.Reply(r, in.MaxTokens, maker.FlagRules{}, nil)
 	return ParseOutput{Votes: v.Flag == "", Verdict: verdictOf(v)}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/inspect"
 )
 
 // errNeverRun is what a declared tool would say if it were run: the vote
@@ -59,12 +60,12 @@ func declaredExecutor(tools []FunctionTool) (*executor.Executor, error) {
 	return ex, nil
 }
 
-// inspectWith judges a reply as maker.Inspect does, with a tool call's
+// inspectWith judges a reply as inspect.Reply does, with a tool call's
 // arguments normalised by ex when there are declared tools.
-func inspectWith(ex *executor.Executor, r maker.Reply, maxTokens int) maker.Verdict {
+func inspectWith(ex *executor.Executor, r maker.Reply, maxTokens int) inspect.Verdict {
 	if ex == nil {
-		return maker.Inspect(r, maxTokens, maker.FlagRules{}, nil)
+		return inspect.Reply(r, maxTokens, maker.FlagRules{}, nil)
 	}
 	s := &maker.Solver{Config: maker.Config{MaxTokens: maxTokens}, Executor: ex}
-	return s.InspectIn(nil, r)
+	return inspect.In(s, nil, r)
 }

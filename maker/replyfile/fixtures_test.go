@@ -2,11 +2,13 @@ package replyfile_test
 
 import (
 	"fmt"
-	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/replyfile"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/inspect"
+	"github.com/mdap-go/mdap/maker/replyfile"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,27 +29,27 @@ func TestReadReplyFixturesVoteAsTheSolverWould(t *testing.T) {
 	require.Len(t, native.ToolCalls, 1, "a .json file of native calls is read as tool calls")
 	assert.Equal(t, "read_file", native.ToolCalls[0].FunctionCall.Name)
 	assert.Empty(t, native.Text)
-	v := maker.Inspect(native, 0, maker.FlagRules{}, nil)
+	v := inspect.Reply(native, 0, maker.FlagRules{}, nil)
 	require.Empty(t, v.Flag, v.Reason)
 	for _, same := range []string{"intent_fenced.txt", "intent_bare.txt", "intent_inline.txt"} {
-		w := maker.Inspect(readFixture(t, same), 0, maker.FlagRules{}, nil)
+		w := inspect.Reply(readFixture(t, same), 0, maker.FlagRules{}, nil)
 		assert.Equal(t, v.Key, w.Key, "%s votes with native.json", same)
 	}
-	assert.Equal(t, "overlong", maker.Inspect(readFixture(t, "overlong.txt"), 0, maker.FlagRules{}, nil).Flag, "40 KB is over 750 estimated tokens")
-	assert.Empty(t, maker.Inspect(readFixture(t, "overlong.txt"), 1<<20, maker.FlagRules{}, nil).Flag, "under a larger cap it votes")
-	assert.Equal(t, "empty", maker.Inspect(readFixture(t, "empty.txt"), 0, maker.FlagRules{}, nil).Flag)
-	assert.Equal(t, "empty", maker.Inspect(readFixture(t, "native_empty.json"), 0, maker.FlagRules{}, nil).Flag)
-	assert.Equal(t, "unparseable", maker.Inspect(readFixture(t, "native_multi.json"), 0, maker.FlagRules{}, nil).Flag)
-	assert.Equal(t, "unparseable", maker.Inspect(readFixture(t, "native_bad_args.json"), 0, maker.FlagRules{}, nil).Flag)
+	assert.Equal(t, "overlong", inspect.Reply(readFixture(t, "overlong.txt"), 0, maker.FlagRules{}, nil).Flag, "40 KB is over 750 estimated tokens")
+	assert.Empty(t, inspect.Reply(readFixture(t, "overlong.txt"), 1<<20, maker.FlagRules{}, nil).Flag, "under a larger cap it votes")
+	assert.Equal(t, "empty", inspect.Reply(readFixture(t, "empty.txt"), 0, maker.FlagRules{}, nil).Flag)
+	assert.Equal(t, "empty", inspect.Reply(readFixture(t, "native_empty.json"), 0, maker.FlagRules{}, nil).Flag)
+	assert.Equal(t, "unparseable", inspect.Reply(readFixture(t, "native_multi.json"), 0, maker.FlagRules{}, nil).Flag)
+	assert.Equal(t, "unparseable", inspect.Reply(readFixture(t, "native_bad_args.json"), 0, maker.FlagRules{}, nil).Flag)
 	noargs := readFixture(t, "native_noargs.json")
 	require.Len(t, noargs.ToolCalls, 1)
-	assert.Empty(t, maker.Inspect(noargs, 0, maker.FlagRules{}, nil).Flag)
+	assert.Empty(t, inspect.Reply(noargs, 0, maker.FlagRules{}, nil).Flag)
 }
 
 func TestReadReplyShapes(t *testing.T) {
 	t.Parallel()
 	call := `{"tool_intent":{"tool":"grep","args":{"pattern":"x"}}}`
-	want := maker.Inspect(maker.Reply{Text: call}, 0, maker.FlagRules{}, nil)
+	want := inspect.Reply(maker.Reply{Text: call}, 0, maker.FlagRules{}, nil)
 	require.Empty(t, want.Flag)
 	for name, body := range map[string]string{
 		"one call":         `{"id":"c1","type":"function","function":{"name":"grep","arguments":"{\"pattern\":\"x\"}"}}`,
@@ -57,7 +59,7 @@ func TestReadReplyShapes(t *testing.T) {
 	} {
 		r, err := replyfile.Read("reply.json", []byte(body))
 		require.NoError(t, err, name)
-		got := maker.Inspect(r, 0, maker.FlagRules{}, nil)
+		got := inspect.Reply(r, 0, maker.FlagRules{}, nil)
 		assert.Empty(t, got.Flag, "%s: %s", name, got.Reason)
 		assert.Equal(t, want.Key, got.Key, name)
 	}
@@ -66,7 +68,7 @@ func TestReadReplyShapes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 750, r.OutputTokens)
 	assert.False(t, r.Estimated, "the response's own usage is used")
-	assert.Equal(t, "cut off", maker.Inspect(r, 0, maker.FlagRules{}, nil).Flag)
+	assert.Equal(t, "cut off", inspect.Reply(r, 0, maker.FlagRules{}, nil).Flag)
 
 	_, err = replyfile.Read("resp.json", []byte(`{"choices":[]}`))
 	assert.ErrorIs(t, err, maker.ErrNoChoice)
@@ -100,7 +102,7 @@ func FuzzReadReply(f *testing.F) {
 			return
 		}
 		require.GreaterOrEqual(t, r.OutputTokens, 0)
-		v := maker.Inspect(r, 0, maker.FlagRules{}, nil)
+		v := inspect.Reply(r, 0, maker.FlagRules{}, nil)
 		if v.Flag == "" {
 			require.NotEmpty(t, v.Key)
 			require.NotEmpty(t, v.Canonical)
@@ -113,7 +115,7 @@ func FuzzReadReply(f *testing.F) {
 func ExampleRead() {
 	native, _ := replyfile.Read("call.json", []byte(`[{"id": "c1", "type": "function", "function": {"name": "grep", "arguments": "{\"pattern\": \"Version\"}"}}]`))
 	text, _ := replyfile.Read("reply.txt", []byte("I will search.\n```json\n{\"tool_intent\": {\"tool\": \"grep\", \"args\": {\"pattern\": \"Version\"}}}\n```"))
-	a, b := maker.Inspect(native, 0, maker.FlagRules{}, nil), maker.Inspect(text, 0, maker.FlagRules{}, nil)
+	a, b := inspect.Reply(native, 0, maker.FlagRules{}, nil), inspect.Reply(text, 0, maker.FlagRules{}, nil)
 	fmt.Println(a.Canonical)
 	fmt.Println("vote together:", a.Key == b.Key)
 	// Output:

@@ -11,6 +11,7 @@ import (
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/inspect"
 )
 
 // ErrUnreadable marks a reply [Judge] could not read: bad input, which
@@ -24,10 +25,10 @@ func (e unreadable) Error() string   { return e.err.Error() }
 func (e unreadable) Unwrap() []error { return []error{ErrUnreadable, e.err} }
 
 // Verdict is one reply's verdict as `maker parse --json` prints it: the
-// file it came from, the solver's [maker.Verdict] and its token figures.
+// file it came from, the solver's [inspect.Verdict] and its token figures.
 type Verdict struct {
 	File string `json:"file"`
-	maker.Verdict
+	inspect.Verdict
 	OutputTokens int    `json:"output_tokens"`
 	Estimated    bool   `json:"estimated,omitempty"`
 	StopReason   string `json:"stop_reason,omitempty"`
@@ -87,18 +88,18 @@ func NewSolver(maxTokens int, tools bool) (*maker.Solver, error) {
 
 // JudgeWith judges replies (named by names, in the same order) as s's
 // run of task (nil: none) would: each reply's red flag or key
-// ([maker.Solver.InspectIn]), then the key each voting reply counts
+// ([inspect.In]), then the key each voting reply counts
 // under, the task's declared matchers grouping the replies in the order
 // given as a race that tallied them in that order would
-// ([maker.Solver.KeyVerdicts]).
+// ([inspect.ClassKeys]).
 //
-// Errors: KeyVerdicts'. Cost: one parse, normalisation and key per reply.
+// Errors: ClassKeys'. Cost: one parse, normalisation and key per reply.
 func JudgeWith(s *maker.Solver, task maker.Task, names []string, replies []maker.Reply) ([]Verdict, error) {
-	vs := make([]maker.Verdict, len(replies))
+	vs := make([]inspect.Verdict, len(replies))
 	for i, r := range replies {
-		vs[i] = s.InspectIn(task, r)
+		vs[i] = inspect.In(s, task, r)
 	}
-	if err := s.KeyVerdicts(task, vs); err != nil {
+	if err := inspect.ClassKeys(s, task, vs); err != nil {
 		return nil, err
 	}
 	out := make([]Verdict, len(replies))

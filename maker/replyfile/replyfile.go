@@ -1,6 +1,6 @@
 // Package replyfile reads a model reply saved in a file (a text, native
 // tool calls, an OpenAI chat completion or an Anthropic message) as a
-// maker.Reply, for maker.Inspect: what `maker parse` checks offline.
+// maker.Reply, for inspect.Reply (maker/inspect): what `maker parse` checks offline.
 package replyfile
 
 import (
@@ -18,7 +18,7 @@ import (
 )
 
 // Read reads a model reply saved in a file named name, for
-// [maker.Inspect]; name's extension decides how. A ".json" file may hold native tool calls (an
+// [inspect.Reply]; name's extension decides how. A ".json" file may hold native tool calls (an
 // array of calls, or one, in the OpenAI wire shape
 // {"id", "type": "function", "function": {"name", "arguments"}}), a whole
 // OpenAI chat completion ({"choices": [{"message": {"content",

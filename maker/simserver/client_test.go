@@ -18,6 +18,7 @@ import (
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/inspect"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/mdap-go/mdap/maker/spec"
@@ -224,8 +225,8 @@ func TestNativeToolCallsVoteWithTextIntents(t *testing.T) {
 	only := call(t, m, msgs, llms.WithTools(specTools(sp)[:1]), llms.WithSeed(1)) // read_file only
 	assert.Empty(t, only.Calls, "an intent for an undeclared tool stays text")
 
-	a := maker.Inspect(maker.Reply{ToolCalls: native.Calls, StopReason: native.Stop, OutputTokens: native.Compl}, 0, maker.FlagRules{}, nil)
-	b := maker.Inspect(maker.Reply{Text: text.Text, StopReason: text.Stop, OutputTokens: text.Compl}, 0, maker.FlagRules{}, nil)
+	a := inspect.Reply(maker.Reply{ToolCalls: native.Calls, StopReason: native.Stop, OutputTokens: native.Compl}, 0, maker.FlagRules{}, nil)
+	b := inspect.Reply(maker.Reply{Text: text.Text, StopReason: text.Stop, OutputTokens: text.Compl}, 0, maker.FlagRules{}, nil)
 	require.Empty(t, a.Flag, a.Reason)
 	require.Empty(t, b.Flag, b.Reason)
 	assert.Equal(t, a.Key, b.Key, "a native call and the same intent as text vote together")
@@ -514,7 +515,7 @@ func TestRedFlagRepliesStayText(t *testing.T) {
 		assert.Equal(t, "stop", r.Stop)
 		assert.Contains(t, r.Text, `"tool_intent"`)
 		assert.Greater(t, r.Compl, 100, "over the cap")
-		v := maker.Inspect(maker.Reply{Text: r.Text, StopReason: r.Stop, OutputTokens: r.Compl}, 100, maker.FlagRules{}, nil)
+		v := inspect.Reply(maker.Reply{Text: r.Text, StopReason: r.Stop, OutputTokens: r.Compl}, 100, maker.FlagRules{}, nil)
 		assert.Equal(t, "overlong", v.Flag)
 	}
 }
