@@ -38,10 +38,10 @@ func decodeJSON(s string) (any, error) {
 	d := jsontext.NewDecoder(strings.NewReader(s))
 	v, err := decodeValue(d, 0)
 	if err == nil {
+		at := int(d.InputOffset())
 		if _, err = d.ReadToken(); err == io.EOF {
 			return v, nil
 		}
-		at := int(d.InputOffset())
 		for at < len(s) && isSpace(s[at]) {
 			at++
 		}

@@ -68,6 +68,11 @@ func (e *Engine) Stop() {
 	e.stopped.Do(func() {
 		e.stopWatch()
 		e.waitWatch()
-		e.Shutdown()
+		e.Server.Shutdown()
 	})
 }
+
+// Shutdown is Stop, so that the *Server method Engine would otherwise
+// promote cannot leave the credentials watch running for a server that is
+// gone (writing keys into the folder every CredsEvery).
+func (e *Engine) Shutdown() { e.Stop() }
