@@ -339,7 +339,10 @@ func (c *child) summary(t *testing.T) hanoiSummary {
 
 // TestBinarySurvivesKills kills a 12-disk run at random moments, resumes it
 // each time, and compares the end with an uninterrupted run: the same
-// winners, keys and votes, the same totals, no step twice.
+// winners, keys and votes, the same totals, no step twice. The
+// uninterrupted run and the three signalled ones (SIGKILL, SIGINT,
+// SIGTERM) have files of their own and wait on the simulated latency and
+// on their resumes: they run at once, as parallel subtests.
 func TestBinarySurvivesKills(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -348,13 +351,10 @@ func TestBinarySurvivesKills(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"hanoi", "--disks", "12", "--p", "0.99", "--flag-rate", "0.02", "--seed", "21", "--latency", "500us", "--progress", "off", "--json"}
 	whole := filepath.Join(dir, "whole.jsonl")
-	c := start(t, nil, append(args, "--journal", whole)...) // the reference: the plain child
-	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-	want := c.summary(t)
-	require.True(t, want.Solved)
 
 	// The moments of the signals are random; the seed is logged, and
-	// MDAP_KILL_SEED replays a failing run's moments.
+	// MDAP_KILL_SEED replays a failing run's moments (each signal's
+	// series draws from a stream of its own).
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("MDAP_KILL_SEED"); v != "" {
 		var err error
@@ -362,56 +362,76 @@ func TestBinarySurvivesKills(t *testing.T) {
 		require.NoError(t, err, "MDAP_KILL_SEED")
 	}
 	t.Logf("signal moments from seed %d (replay: MDAP_KILL_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
-	signals := 0
-	for _, sig := range []struct {
+	series := []struct {
 		sig   syscall.Signal
 		times int
 		code  int
-	}{{syscall.SIGKILL, 10, -1}, {syscall.SIGINT, 3, 130}, {syscall.SIGTERM, 3, 130}} {
-		j := filepath.Join(dir, sig.sig.String()+".jsonl")
-		kills := 0
-		var got hanoiSummary
-		for resume := false; ; resume = true {
-			a := append(args, "--journal", j)
-			if resume {
-				a = append(a, "--resume")
-			}
-			lc := newLineCounter(j)
-			lines := lc.n
-			c := startRace(t, nil, a...)
-			if kills == sig.times {
-				require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-				got = c.summary(t)
-				break
-			}
-			// Signal a run that has begun and decided between 1 and 250
-			// more steps: a signal before the program installed its
-			// handler would test Go's start-up, not maker, and 16 such
-			// stretches (at most 4000 steps) never reach the end of the
-			// 4095-step run, so every signal meets a running process.
-			more := 1 + rng.IntN(250)
-			require.Eventually(t, func() bool { return lc.count() >= lines+more || c.cmd.ProcessState != nil }, time.Minute, 2*time.Millisecond)
-			require.NoError(t, c.cmd.Process.Signal(sig.sig), "%s: the run ended before the signal", sig.sig)
-			code := c.wait(t, time.Minute)
-			require.NotEqual(t, 0, code, "%s: the run finished before the signal", sig.sig)
-			if sig.code > 0 {
-				assert.Equal(t, sig.code, code, "%s: %s", sig.sig, c.stderr.String())
-			}
-			kills++
+	}{{syscall.SIGKILL, 10, -1}, {syscall.SIGINT, 3, 130}, {syscall.SIGTERM, 3, 130}}
+	var want hanoiSummary
+	got := make([]hanoiSummary, len(series))
+	kills := make([]int, len(series))
+	t.Run("runs", func(t *testing.T) {
+		t.Run("uninterrupted", func(t *testing.T) {
+			t.Parallel()
+			c := start(t, nil, append(args, "--journal", whole)...) // the reference: the plain child
+			require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+			want = c.summary(t)
+			require.True(t, want.Solved)
+		})
+		for i, sig := range series {
+			t.Run(sig.sig.String(), func(t *testing.T) {
+				t.Parallel()
+				rng := rand.New(rand.NewPCG(seed, uint64(1+i)))
+				j := filepath.Join(dir, sig.sig.String()+".jsonl")
+				for resume := false; ; resume = true {
+					a := append(args, "--journal", j)
+					if resume {
+						a = append(a, "--resume")
+					}
+					lc := newLineCounter(j)
+					lines := lc.n
+					c := startRace(t, nil, a...)
+					if kills[i] == sig.times {
+						require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+						got[i] = c.summary(t)
+						return
+					}
+					// Signal a run that has begun and decided between 1 and 250
+					// more steps: a signal before the program installed its
+					// handler would test Go's start-up, not maker, and 16 such
+					// stretches (at most 4000 steps) never reach the end of the
+					// 4095-step run, so every signal meets a running process.
+					more := 1 + rng.IntN(250)
+					require.Eventually(t, func() bool { return lc.count() >= lines+more || c.cmd.ProcessState != nil }, time.Minute, 2*time.Millisecond)
+					require.NoError(t, c.cmd.Process.Signal(sig.sig), "%s: the run ended before the signal", sig.sig)
+					code := c.wait(t, time.Minute)
+					require.NotEqual(t, 0, code, "%s: the run finished before the signal", sig.sig)
+					if sig.code > 0 {
+						assert.Equal(t, sig.code, code, "%s: %s", sig.sig, c.stderr.String())
+					}
+					kills[i]++
+				}
+			})
 		}
+	})
+	if t.Failed() {
+		return // a run failed: there is nothing whole to compare
+	}
+	signals := 0
+	for i, sig := range series {
 		// The last run resumed and finished: its totals and its journal
 		// are the uninterrupted run's.
-		assert.Equal(t, want.Steps, got.Steps, sig.sig.String())
-		assert.Equal(t, want.Samples, got.Samples, sig.sig.String())
-		assert.Equal(t, want.Valid, got.Valid, sig.sig.String())
-		assert.Equal(t, want.Flagged, got.Flagged, sig.sig.String())
-		assert.Equal(t, want.Flags, got.Flags, sig.sig.String())
-		assert.Equal(t, want.OutputTokens, got.OutputTokens, sig.sig.String())
-		assert.True(t, got.Solved, sig.sig.String())
-		assert.Equal(t, decided(t, whole), decided(t, j), "%s after %d signals: the same winners, keys and votes, each step once", sig.sig, kills)
-		assert.Equal(t, sig.times, kills, "%s: every signal met a running process", sig.sig)
-		signals += kills
+		j := filepath.Join(dir, sig.sig.String()+".jsonl")
+		assert.Equal(t, want.Steps, got[i].Steps, sig.sig.String())
+		assert.Equal(t, want.Samples, got[i].Samples, sig.sig.String())
+		assert.Equal(t, want.Valid, got[i].Valid, sig.sig.String())
+		assert.Equal(t, want.Flagged, got[i].Flagged, sig.sig.String())
+		assert.Equal(t, want.Flags, got[i].Flags, sig.sig.String())
+		assert.Equal(t, want.OutputTokens, got[i].OutputTokens, sig.sig.String())
+		assert.True(t, got[i].Solved, sig.sig.String())
+		assert.Equal(t, decided(t, whole), decided(t, j), "%s after %d signals: the same winners, keys and votes, each step once", sig.sig, kills[i])
+		assert.Equal(t, sig.times, kills[i], "%s: every signal met a running process", sig.sig)
+		signals += kills[i]
 	}
 	assert.Equal(t, 16, signals, "16 signals survived")
 }
