@@ -240,23 +240,31 @@ func TestBinaryFullStdoutFails(t *testing.T) {
 
 func TestBinaryInterruptExits130(t *testing.T) {
 	t.Parallel()
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		j := filepath.Join(t.TempDir(), "j.jsonl")
-		c := startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--progress", "off")
-		require.Eventually(t, func() bool { return countLines(j) > 20 }, 30*time.Second, 10*time.Millisecond)
-		require.NoError(t, c.cmd.Process.Signal(sig))
-		assert.Equal(t, 130, c.wait(t, 30*time.Second), sig.String())
-		// README.md: "130 interrupted (a run with `--journal` says how to
-		// resume with `--resume` and the same flags)"; the next run here
-		// follows that advice.
-		assert.Contains(t, c.stderr.String(), "maker: interrupted; the decided steps are in "+j+": resume with --journal "+j+" --resume and the same flags", sig.String())
-		assert.NotContains(t, c.stderr.String(), "context canceled", sig.String())
+	// The two signals' runs have journals of their own and wait on the
+	// simulated latency: they run at once (in a group, so that this
+	// test's time is theirs).
+	t.Run("signals", func(t *testing.T) {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(sig.String(), func(t *testing.T) {
+				t.Parallel()
+				j := filepath.Join(t.TempDir(), "j.jsonl")
+				c := startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--progress", "off")
+				require.Eventually(t, func() bool { return countLines(j) > 20 }, 30*time.Second, 10*time.Millisecond)
+				require.NoError(t, c.cmd.Process.Signal(sig))
+				assert.Equal(t, 130, c.wait(t, 30*time.Second), sig.String())
+				// README.md: "130 interrupted (a run with `--journal` says how to
+				// resume with `--resume` and the same flags)"; the next run here
+				// follows that advice.
+				assert.Contains(t, c.stderr.String(), "maker: interrupted; the decided steps are in "+j+": resume with --journal "+j+" --resume and the same flags", sig.String())
+				assert.NotContains(t, c.stderr.String(), "context canceled", sig.String())
 
-		c = startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--resume", "--json")
-		_ = c.wait(t, 2*time.Minute) // solved or not, the journal was accepted
-		assert.Contains(t, c.stdout.String(), `"resumed"`, sig.String())
-		assert.NotContains(t, c.stderr.String(), "journal", "%s: the interrupted journal resumes", sig)
-	}
+				c = startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--resume", "--json")
+				_ = c.wait(t, 2*time.Minute) // solved or not, the journal was accepted
+				assert.Contains(t, c.stdout.String(), `"resumed"`, sig.String())
+				assert.NotContains(t, c.stderr.String(), "journal", "%s: the interrupted journal resumes", sig)
+			})
+		}
+	})
 }
 
 func countLines(path string) int {
