@@ -33,6 +33,7 @@ var binary string
 var binaryRace bool
 
 func TestMain(m *testing.M) {
+	runAsMaker() // started as the race-built child: racechild_test.go
 	// Most of this package's tests run the binary and wait on it (a
 	// simulated model's latency, a signal's moment, a server's reply):
 	// 4 at once.
@@ -63,7 +64,7 @@ func TestMain(m *testing.M) {
 	if err := build.Run(); err != nil {
 		panic("building the maker binary: " + err.Error())
 	}
-	buildRaceChild() // in the background, while the first tests run
+	buildRaceChild()
 	code := m.Run()
 	waitRaceChild()
 	os.RemoveAll(dir)
