@@ -504,6 +504,8 @@ func TestBinaryBenchQuick(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "bench")
 	c := start(t, nil, "bench", "--quick", "--suite", "strategies", "--out", out)
+	// --progress off, on another suite and folder, runs meanwhile.
+	quiet := start(t, nil, "bench", "--quick", "--suite", "cost", "--out", filepath.Join(t.TempDir(), "bench"), "--progress", "off")
 	require.Equal(t, 0, c.wait(t, 5*time.Minute), "stderr: %s", c.stderr.String())
 	for _, f := range []string{"REPORT.md", "report.json", "strategies.svg", "strategies_wall.svg"} {
 		assert.FileExists(t, filepath.Join(out, f))
@@ -522,9 +524,8 @@ func TestBinaryBenchQuick(t *testing.T) {
 	}
 	assert.NotContains(t, c.stderr.String(), "\r", "no bar drawn into a file")
 
-	c = start(t, nil, "bench", "--quick", "--suite", "cost", "--out", out, "--progress", "off")
-	require.Equal(t, 0, c.wait(t, 5*time.Minute), "stderr: %s", c.stderr.String())
-	assert.Empty(t, c.stderr.String(), "--progress off: nothing on stderr")
+	require.Equal(t, 0, quiet.wait(t, 5*time.Minute), "stderr: %s", quiet.stderr.String())
+	assert.Empty(t, quiet.stderr.String(), "--progress off: nothing on stderr")
 }
 
 func TestBinaryBenchUsage(t *testing.T) {
