@@ -33,6 +33,7 @@ var binary string
 var binaryRace bool
 
 func TestMain(m *testing.M) {
+	runAsMaker() // started as the race-built child: racechild_test.go
 	// Most of this package's tests run the binary and wait on it (a
 	// simulated model's latency, a signal's moment, a server's reply):
 	// 4 at once.
@@ -63,7 +64,7 @@ func TestMain(m *testing.M) {
 	if err := build.Run(); err != nil {
 		panic("building the maker binary: " + err.Error())
 	}
-	buildRaceChild() // in the background, while the first tests run
+	buildRaceChild()
 	code := m.Run()
 	waitRaceChild()
 	os.RemoveAll(dir)
@@ -240,23 +241,31 @@ func TestBinaryFullStdoutFails(t *testing.T) {
 
 func TestBinaryInterruptExits130(t *testing.T) {
 	t.Parallel()
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		j := filepath.Join(t.TempDir(), "j.jsonl")
-		c := startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--progress", "off")
-		require.Eventually(t, func() bool { return countLines(j) > 20 }, 30*time.Second, 10*time.Millisecond)
-		require.NoError(t, c.cmd.Process.Signal(sig))
-		assert.Equal(t, 130, c.wait(t, 30*time.Second), sig.String())
-		// README.md: "130 interrupted (a run with `--journal` says how to
-		// resume with `--resume` and the same flags)"; the next run here
-		// follows that advice.
-		assert.Contains(t, c.stderr.String(), "maker: interrupted; the decided steps are in "+j+": resume with --journal "+j+" --resume and the same flags", sig.String())
-		assert.NotContains(t, c.stderr.String(), "context canceled", sig.String())
+	// The two signals' runs have journals of their own and wait on the
+	// simulated latency: they run at once (in a group, so that this
+	// test's time is theirs).
+	t.Run("signals", func(t *testing.T) {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(sig.String(), func(t *testing.T) {
+				t.Parallel()
+				j := filepath.Join(t.TempDir(), "j.jsonl")
+				c := startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--progress", "off")
+				require.Eventually(t, func() bool { return countLines(j) > 20 }, 30*time.Second, 10*time.Millisecond)
+				require.NoError(t, c.cmd.Process.Signal(sig))
+				assert.Equal(t, 130, c.wait(t, 30*time.Second), sig.String())
+				// README.md: "130 interrupted (a run with `--journal` says how to
+				// resume with `--resume` and the same flags)"; the next run here
+				// follows that advice.
+				assert.Contains(t, c.stderr.String(), "maker: interrupted; the decided steps are in "+j+": resume with --journal "+j+" --resume and the same flags", sig.String())
+				assert.NotContains(t, c.stderr.String(), "context canceled", sig.String())
 
-		c = startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--resume", "--json")
-		_ = c.wait(t, 2*time.Minute) // solved or not, the journal was accepted
-		assert.Contains(t, c.stdout.String(), `"resumed"`, sig.String())
-		assert.NotContains(t, c.stderr.String(), "journal", "%s: the interrupted journal resumes", sig)
-	}
+				c = startRace(t, nil, "hanoi", "--disks", "10", "--latency", "1ms", "--journal", j, "--resume", "--json")
+				_ = c.wait(t, 2*time.Minute) // solved or not, the journal was accepted
+				assert.Contains(t, c.stdout.String(), `"resumed"`, sig.String())
+				assert.NotContains(t, c.stderr.String(), "journal", "%s: the interrupted journal resumes", sig)
+			})
+		}
+	})
 }
 
 func countLines(path string) int {
@@ -339,7 +348,10 @@ func (c *child) summary(t *testing.T) hanoiSummary {
 
 // TestBinarySurvivesKills kills a 12-disk run at random moments, resumes it
 // each time, and compares the end with an uninterrupted run: the same
-// winners, keys and votes, the same totals, no step twice.
+// winners, keys and votes, the same totals, no step twice. The
+// uninterrupted run and the three signalled ones (SIGKILL, SIGINT,
+// SIGTERM) have files of their own and wait on the simulated latency and
+// on their resumes: they run at once, as parallel subtests.
 func TestBinarySurvivesKills(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -348,13 +360,10 @@ func TestBinarySurvivesKills(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"hanoi", "--disks", "12", "--p", "0.99", "--flag-rate", "0.02", "--seed", "21", "--latency", "500us", "--progress", "off", "--json"}
 	whole := filepath.Join(dir, "whole.jsonl")
-	c := start(t, nil, append(args, "--journal", whole)...) // the reference: the plain child
-	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-	want := c.summary(t)
-	require.True(t, want.Solved)
 
 	// The moments of the signals are random; the seed is logged, and
-	// MDAP_KILL_SEED replays a failing run's moments.
+	// MDAP_KILL_SEED replays a failing run's moments (each signal's
+	// series draws from a stream of its own).
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("MDAP_KILL_SEED"); v != "" {
 		var err error
@@ -362,56 +371,81 @@ func TestBinarySurvivesKills(t *testing.T) {
 		require.NoError(t, err, "MDAP_KILL_SEED")
 	}
 	t.Logf("signal moments from seed %d (replay: MDAP_KILL_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
-	signals := 0
-	for _, sig := range []struct {
+	series := []struct {
 		sig   syscall.Signal
 		times int
 		code  int
-	}{{syscall.SIGKILL, 10, -1}, {syscall.SIGINT, 3, 130}, {syscall.SIGTERM, 3, 130}} {
-		j := filepath.Join(dir, sig.sig.String()+".jsonl")
-		kills := 0
-		var got hanoiSummary
-		for resume := false; ; resume = true {
-			a := append(args, "--journal", j)
-			if resume {
-				a = append(a, "--resume")
-			}
-			lc := newLineCounter(j)
-			lines := lc.n
-			c := startRace(t, nil, a...)
-			if kills == sig.times {
-				require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-				got = c.summary(t)
-				break
-			}
-			// Signal a run that has begun and decided between 1 and 250
-			// more steps: a signal before the program installed its
-			// handler would test Go's start-up, not maker, and 16 such
-			// stretches (at most 4000 steps) never reach the end of the
-			// 4095-step run, so every signal meets a running process.
-			more := 1 + rng.IntN(250)
-			require.Eventually(t, func() bool { return lc.count() >= lines+more || c.cmd.ProcessState != nil }, time.Minute, 2*time.Millisecond)
-			require.NoError(t, c.cmd.Process.Signal(sig.sig), "%s: the run ended before the signal", sig.sig)
-			code := c.wait(t, time.Minute)
-			require.NotEqual(t, 0, code, "%s: the run finished before the signal", sig.sig)
-			if sig.code > 0 {
-				assert.Equal(t, sig.code, code, "%s: %s", sig.sig, c.stderr.String())
-			}
-			kills++
+	}{{syscall.SIGKILL, 10, -1}, {syscall.SIGINT, 3, 130}, {syscall.SIGTERM, 3, 130}}
+	// The journals are read back in the subtests, at once: race-built,
+	// in process, reading a 4,096-line journal takes seconds.
+	var want hanoiSummary
+	var wantDecided []string
+	got := make([]hanoiSummary, len(series))
+	gotDecided := make([][]string, len(series))
+	kills := make([]int, len(series))
+	t.Run("runs", func(t *testing.T) {
+		t.Run("uninterrupted", func(t *testing.T) {
+			t.Parallel()
+			c := start(t, nil, append(args, "--journal", whole)...) // the reference: the plain child
+			require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+			want = c.summary(t)
+			require.True(t, want.Solved)
+			wantDecided = decided(t, whole)
+		})
+		for i, sig := range series {
+			t.Run(sig.sig.String(), func(t *testing.T) {
+				t.Parallel()
+				rng := rand.New(rand.NewPCG(seed, uint64(1+i)))
+				j := filepath.Join(dir, sig.sig.String()+".jsonl")
+				for resume := false; ; resume = true {
+					a := append(args, "--journal", j)
+					if resume {
+						a = append(a, "--resume")
+					}
+					lc := newLineCounter(j)
+					lines := lc.n
+					c := startRace(t, nil, a...)
+					if kills[i] == sig.times {
+						require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+						got[i] = c.summary(t)
+						gotDecided[i] = decided(t, j)
+						return
+					}
+					// Signal a run that has begun and decided between 1 and 250
+					// more steps: a signal before the program installed its
+					// handler would test Go's start-up, not maker, and 16 such
+					// stretches (at most 4000 steps) never reach the end of the
+					// 4095-step run, so every signal meets a running process.
+					more := 1 + rng.IntN(250)
+					require.Eventually(t, func() bool { return lc.count() >= lines+more || c.cmd.ProcessState != nil }, time.Minute, 2*time.Millisecond)
+					require.NoError(t, c.cmd.Process.Signal(sig.sig), "%s: the run ended before the signal", sig.sig)
+					code := c.wait(t, time.Minute)
+					require.NotEqual(t, 0, code, "%s: the run finished before the signal", sig.sig)
+					if sig.code > 0 {
+						assert.Equal(t, sig.code, code, "%s: %s", sig.sig, c.stderr.String())
+					}
+					kills[i]++
+				}
+			})
 		}
+	})
+	if t.Failed() {
+		return // a run failed: there is nothing whole to compare
+	}
+	signals := 0
+	for i, sig := range series {
 		// The last run resumed and finished: its totals and its journal
 		// are the uninterrupted run's.
-		assert.Equal(t, want.Steps, got.Steps, sig.sig.String())
-		assert.Equal(t, want.Samples, got.Samples, sig.sig.String())
-		assert.Equal(t, want.Valid, got.Valid, sig.sig.String())
-		assert.Equal(t, want.Flagged, got.Flagged, sig.sig.String())
-		assert.Equal(t, want.Flags, got.Flags, sig.sig.String())
-		assert.Equal(t, want.OutputTokens, got.OutputTokens, sig.sig.String())
-		assert.True(t, got.Solved, sig.sig.String())
-		assert.Equal(t, decided(t, whole), decided(t, j), "%s after %d signals: the same winners, keys and votes, each step once", sig.sig, kills)
-		assert.Equal(t, sig.times, kills, "%s: every signal met a running process", sig.sig)
-		signals += kills
+		assert.Equal(t, want.Steps, got[i].Steps, sig.sig.String())
+		assert.Equal(t, want.Samples, got[i].Samples, sig.sig.String())
+		assert.Equal(t, want.Valid, got[i].Valid, sig.sig.String())
+		assert.Equal(t, want.Flagged, got[i].Flagged, sig.sig.String())
+		assert.Equal(t, want.Flags, got[i].Flags, sig.sig.String())
+		assert.Equal(t, want.OutputTokens, got[i].OutputTokens, sig.sig.String())
+		assert.True(t, got[i].Solved, sig.sig.String())
+		assert.Equal(t, wantDecided, gotDecided[i], "%s after %d signals: the same winners, keys and votes, each step once", sig.sig, kills[i])
+		assert.Equal(t, sig.times, kills[i], "%s: every signal met a running process", sig.sig)
+		signals += kills[i]
 	}
 	assert.Equal(t, 16, signals, "16 signals survived")
 }
@@ -475,6 +509,8 @@ func TestBinaryBenchQuick(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "bench")
 	c := start(t, nil, "bench", "--quick", "--suite", "strategies", "--out", out)
+	// --progress off, on another suite and folder, runs meanwhile.
+	quiet := start(t, nil, "bench", "--quick", "--suite", "cost", "--out", filepath.Join(t.TempDir(), "bench"), "--progress", "off")
 	require.Equal(t, 0, c.wait(t, 5*time.Minute), "stderr: %s", c.stderr.String())
 	for _, f := range []string{"REPORT.md", "report.json", "strategies.svg", "strategies_wall.svg"} {
 		assert.FileExists(t, filepath.Join(out, f))
@@ -493,9 +529,8 @@ func TestBinaryBenchQuick(t *testing.T) {
 	}
 	assert.NotContains(t, c.stderr.String(), "\r", "no bar drawn into a file")
 
-	c = start(t, nil, "bench", "--quick", "--suite", "cost", "--out", out, "--progress", "off")
-	require.Equal(t, 0, c.wait(t, 5*time.Minute), "stderr: %s", c.stderr.String())
-	assert.Empty(t, c.stderr.String(), "--progress off: nothing on stderr")
+	require.Equal(t, 0, quiet.wait(t, 5*time.Minute), "stderr: %s", quiet.stderr.String())
+	assert.Empty(t, quiet.stderr.String(), "--progress off: nothing on stderr")
 }
 
 func TestBinaryBenchUsage(t *testing.T) {

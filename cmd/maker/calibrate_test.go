@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/stretchr/testify/assert"
@@ -55,16 +56,25 @@ func TestCalibrateContainsTheTrueP(t *testing.T) {
 
 func TestCalibrateSaysWhenErrorsRepeat(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{
+	// The three calibrations are independent children: they run at once.
+	calib := []string{"calibrate", "--disks", "20", "--p", "0.9", "--steps-sampled", "30", "--samples", "20"}
+	repeat := [][]string{
 		{"--wrong-answers", "1"},
 		{"--concentration", "1"},
-	} {
-		code, out, errOut := childCLI(t, append([]string{"calibrate", "--disks", "20", "--p", "0.9", "--steps-sampled", "30", "--samples", "20"}, args...)...)
+	}
+	var repeating []*child
+	for _, args := range repeat {
+		repeating = append(repeating, start(t, nil, append(calib, args...)...))
+	}
+	spread := start(t, nil, calib...)
+	for i, args := range repeat {
+		c := repeating[i]
+		code, out, errOut := c.wait(t, 5*time.Minute), c.stdout.String(), c.stderr.String()
 		require.Contains(t, []int{0, 1}, code, errOut)
 		assert.Contains(t, out, "wrong answers repeat: 100% of pairs of wrong answers to one step are the same answer", "%v", args)
 		assert.Contains(t, out, "correlated errors; k_min assumes one rival, which is then exact for the wrong-winner rate", "%v", args)
 	}
-	code, out, _ := childCLI(t, "calibrate", "--disks", "20", "--p", "0.9", "--steps-sampled", "30", "--samples", "20")
+	code, out := spread.wait(t, 5*time.Minute), spread.stdout.String()
 	require.Contains(t, []int{0, 1}, code)
 	assert.Contains(t, out, "errors spread", "the default sim spreads its errors over 8 answers")
 }

@@ -28,51 +28,59 @@ func TestBinaryMaxCostAgainstAServerThatBills(t *testing.T) {
 	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate = 9, 0.9, 0
-	_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
 	dir := t.TempDir()
-	for _, per := range []string{"1", "auto"} {
-		args := []string{"hanoi", "--disks", "5", "--model", "openai:sim=0.4/1.6", "--base-url", base, "--json", "--progress", "off",
-			"--samples-per-call", per, "--max-tokens", "100"}
-		whole := filepath.Join(dir, "whole-"+per+".jsonl")
-		c := start(t, nil, append(args, "--journal", whole)...)
-		require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-		want := c.summary(t)
-		require.True(t, want.Solved)
-		if per == "auto" {
-			assert.Less(t, want.Requests, want.Samples, "fewer requests than samples")
-		} else {
-			assert.Equal(t, want.Requests, want.Samples)
-		}
+	// One sample a request and several are independent (a server and
+	// journals of their own) and wait on the server: they run at once,
+	// in a group so that this test's time is theirs.
+	t.Run("samples-per-call", func(t *testing.T) {
+		for _, per := range []string{"1", "auto"} {
+			t.Run(per, func(t *testing.T) {
+				t.Parallel()
+				_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
+				args := []string{"hanoi", "--disks", "5", "--model", "openai:sim=0.4/1.6", "--base-url", base, "--json", "--progress", "off",
+					"--samples-per-call", per, "--max-tokens", "100"}
+				whole := filepath.Join(dir, "whole-"+per+".jsonl")
+				c := start(t, nil, append(args, "--journal", whole)...)
+				require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+				want := c.summary(t)
+				require.True(t, want.Solved)
+				if per == "auto" {
+					assert.Less(t, want.Requests, want.Samples, "fewer requests than samples")
+				} else {
+					assert.Equal(t, want.Requests, want.Samples)
+				}
 
-		for _, frac := range []float64{0.2, 0.6} {
-			capUSD := want.Cost * frac
-			j := filepath.Join(dir, fmt.Sprintf("capped-%s-%v.jsonl", per, frac))
-			c := start(t, nil, append(args, "--journal", j, "--max-cost", fmt.Sprint(capUSD))...)
-			require.Equal(t, 1, c.wait(t, 2*time.Minute), c.stderr.String())
-			got := c.summary(t)
-			assert.False(t, got.Solved)
-			assert.LessOrEqual(t, got.Cost, capUSD, "the cap was passed")
-			assert.Contains(t, c.stderr.String(), fmt.Sprintf("spending cap $%.4f reached: spent $", capUSD))
-			assert.Less(t, got.Steps, want.Steps)
+				for _, frac := range []float64{0.2, 0.6} {
+					capUSD := want.Cost * frac
+					j := filepath.Join(dir, fmt.Sprintf("capped-%s-%v.jsonl", per, frac))
+					c := start(t, nil, append(args, "--journal", j, "--max-cost", fmt.Sprint(capUSD))...)
+					require.Equal(t, 1, c.wait(t, 2*time.Minute), c.stderr.String())
+					got := c.summary(t)
+					assert.False(t, got.Solved)
+					assert.LessOrEqual(t, got.Cost, capUSD, "the cap was passed")
+					assert.Contains(t, c.stderr.String(), fmt.Sprintf("spending cap $%.4f reached: spent $", capUSD))
+					assert.Less(t, got.Steps, want.Steps)
 
-			c = start(t, nil, append(args, "--journal", j, "--resume", "--max-cost", fmt.Sprint(want.Cost*3))...)
-			require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-			res := c.summary(t)
-			assert.True(t, res.Solved)
-			assert.Equal(t, want.Steps, res.Steps)
-			assert.Equal(t, want.Valid, res.Valid)
-			assert.Equal(t, want.Samples, res.Samples)
-			assert.Equal(t, want.OutputTokens, res.OutputTokens)
-			if per == "1" {
-				// With several samples per request, how a wave is cut
-				// into requests depends on the order samples complete,
-				// so the prompt tokens paid do; the samples do not.
-				assert.Equal(t, want.InputTokens, res.InputTokens)
-				assert.InDelta(t, want.Cost, res.Cost, 1e-9)
-			}
-			assert.Equal(t, decided(t, whole), decided(t, j), "the same winners, keys and votes")
+					c = start(t, nil, append(args, "--journal", j, "--resume", "--max-cost", fmt.Sprint(want.Cost*3))...)
+					require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
+					res := c.summary(t)
+					assert.True(t, res.Solved)
+					assert.Equal(t, want.Steps, res.Steps)
+					assert.Equal(t, want.Valid, res.Valid)
+					assert.Equal(t, want.Samples, res.Samples)
+					assert.Equal(t, want.OutputTokens, res.OutputTokens)
+					if per == "1" {
+						// With several samples per request, how a wave is cut
+						// into requests depends on the order samples complete,
+						// so the prompt tokens paid do; the samples do not.
+						assert.Equal(t, want.InputTokens, res.InputTokens)
+						assert.InDelta(t, want.Cost, res.Cost, 1e-9)
+					}
+					assert.Equal(t, decided(t, whole), decided(t, j), "the same winners, keys and votes")
+				}
+			})
 		}
-	}
+	})
 	code, _, errOut := cli(t, "hanoi", "--disks", "3", "--max-cost", "-1")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--max-cost -1")
@@ -90,15 +98,14 @@ func TestBinarySIGKILLMidWaveWithSamplesPerCall(t *testing.T) {
 	args := []string{"hanoi", "--disks", "9", "--p", "0.9", "--flag-rate", "0.05", "--seed", "4", "--latency", "2ms",
 		"--k", "4", "--samples-per-call", "auto", "--progress", "off", "--json"}
 	whole := filepath.Join(dir, "whole.jsonl")
-	c := start(t, nil, append(args, "--journal", whole)...) // the reference: the plain child
-	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-	want := c.summary(t)
-	require.True(t, want.Solved)
-	require.Less(t, want.Requests, want.Samples)
+	// The reference, the plain child, runs while the killed runs do (a
+	// journal of its own).
+	ref := start(t, nil, append(args, "--journal", whole)...)
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
 	j := filepath.Join(dir, "killed.jsonl")
 	kills := 0
+	var got *hanoiSummary // the last run's, when it was not killed
 	for resume := false; ; resume = true {
 		a := append(args, "--journal", j)
 		if resume {
@@ -117,13 +124,20 @@ func TestBinarySIGKILLMidWaveWithSamplesPerCall(t *testing.T) {
 			continue
 		}
 		require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-		got := c.summary(t)
+		s := c.summary(t)
+		got = &s
+		break
+	}
+	require.Equal(t, 0, ref.wait(t, 2*time.Minute), ref.stderr.String())
+	want := ref.summary(t)
+	require.True(t, want.Solved)
+	require.Less(t, want.Requests, want.Samples)
+	if got != nil {
 		assert.Equal(t, want.Steps, got.Steps)
 		assert.Equal(t, want.Samples, got.Samples)
 		assert.Equal(t, want.Valid, got.Valid)
 		assert.Equal(t, want.OutputTokens, got.OutputTokens)
 		assert.True(t, got.Solved)
-		break
 	}
 	assert.Equal(t, decided(t, whole), decided(t, j))
 	assert.Positive(t, kills, "no SIGKILL landed before the run ended: nothing was resumed")

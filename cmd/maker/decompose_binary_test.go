@@ -93,6 +93,12 @@ func TestBinaryMultiplyWrongExits1(t *testing.T) {
 
 func TestBinaryDecompositionBadInputExits2WritingNothing(t *testing.T) {
 	t.Parallel()
+	type usageRun struct {
+		args []string
+		dir  string // the folder of its --journal, which stays empty
+		c    *child
+	}
+	var usage []usageRun
 	for _, args := range [][]string{
 		{"multiply", "--a", "12x4", "--b", "5"},
 		{"multiply", "--a", "", "--b", "5"},
@@ -115,12 +121,19 @@ func TestBinaryDecompositionBadInputExits2WritingNothing(t *testing.T) {
 		{"sort", "--length", "-1"},
 		{"sort", "--list", "[1]", "--length", "3"},
 	} {
-		dir := t.TempDir()
-		c := start(t, nil, append(args, "--journal", filepath.Join(dir, "j.jsonl"))...)
+		usage = append(usage, usageRun{args: args, dir: t.TempDir()})
+	}
+	// The children are independent (a folder each): all start at once,
+	// then each is checked.
+	for i, u := range usage {
+		usage[i].c = start(t, nil, append(u.args, "--journal", filepath.Join(u.dir, "j.jsonl"))...)
+	}
+	for _, u := range usage {
+		args, c := u.args, u.c
 		assert.Equal(t, 2, c.wait(t, 30*time.Second), "%v: %s", args, c.stderr.String())
 		assert.Empty(t, c.stdout.String(), "%v", args)
 		assert.True(t, strings.HasPrefix(c.stderr.String(), "maker: "), "%v: %s", args, c.stderr.String())
-		entries, err := os.ReadDir(dir)
+		entries, err := os.ReadDir(u.dir)
 		require.NoError(t, err)
 		assert.Empty(t, entries, "%v: nothing written", args)
 	}
@@ -166,10 +179,9 @@ func TestBinaryMultiplyKilledResumesToTheSameAnswer(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"multiply", "--digits", "10", "--seed", "5", "--latency", "3ms", "--flag-rate", "0.02", "--json"}
-	c := start(t, nil, append(args, "--journal", filepath.Join(dir, "whole.jsonl"))...)
-	require.Equal(t, 0, c.wait(t, 2*time.Minute), c.stderr.String())
-	want := c.decompSummary(t)
-	require.True(t, want.Solved)
+	// The uninterrupted run, the plain child, runs while the killed ones
+	// do (a journal of its own).
+	ref := start(t, nil, append(args, "--journal", filepath.Join(dir, "whole.jsonl"))...)
 
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("kill moments from seed %d", seed)
@@ -200,6 +212,9 @@ func TestBinaryMultiplyKilledResumesToTheSameAnswer(t *testing.T) {
 			assert.NotEqual(t, 0, code, "killed before it finished")
 		}
 	}
+	require.Equal(t, 0, ref.wait(t, 2*time.Minute), ref.stderr.String())
+	want := ref.decompSummary(t)
+	require.True(t, want.Solved)
 	assert.True(t, got.Solved)
 	assert.Equal(t, want.Answer, got.Answer)
 	assert.Equal(t, want.Samples, got.Samples)
@@ -222,7 +237,7 @@ func TestBinarySolveDecompositionLinesSurviveAKill(t *testing.T) {
 {"id": "m3", "multiply": {"a": "9999999999", "b": "9999999999"}}
 {"id": "bad", "multiply": {"a": "12x", "b": "3"}}
 `
-	run := func(dir string, kill bool) map[string]map[string]any {
+	run := func(t *testing.T, dir string, kill bool) map[string]map[string]any {
 		tasks := filepath.Join(dir, "tasks.jsonl")
 		require.NoError(t, os.WriteFile(tasks, []byte(lines), 0o644))
 		out := filepath.Join(dir, "results.jsonl")
@@ -248,7 +263,19 @@ func TestBinarySolveDecompositionLinesSurviveAKill(t *testing.T) {
 		}
 		return got
 	}
-	want := run(t.TempDir(), false)
+	// The uninterrupted batch and the killed one have folders of their
+	// own and wait on the simulated latency: they run at once.
+	var want, got map[string]map[string]any
+	t.Run("batches", func(t *testing.T) {
+		t.Run("uninterrupted", func(t *testing.T) {
+			t.Parallel()
+			want = run(t, t.TempDir(), false)
+		})
+		t.Run("killed", func(t *testing.T) {
+			t.Parallel()
+			got = run(t, t.TempDir(), true)
+		})
+	})
 	require.Len(t, want, 5)
 	assert.Equal(t, "17304511316768519219", want["m1"]["answer"])
 	assert.Equal(t, "99999999980000000001", want["m3"]["answer"])
@@ -259,5 +286,5 @@ func TestBinarySolveDecompositionLinesSurviveAKill(t *testing.T) {
 	}
 	assert.Equal(t, "invalid", want["bad"]["status"])
 	assert.Contains(t, want["bad"]["error"], "decimal digits")
-	assert.Equal(t, want, run(t.TempDir(), true), "killed and run again: the uninterrupted batch's results")
+	assert.Equal(t, want, got, "killed and run again: the uninterrupted batch's results")
 }

@@ -32,7 +32,9 @@ func TestBinaryPerModelLimits(t *testing.T) {
 	assert.Positive(t, a.Stats().Requests)
 	assert.Positive(t, b.Stats().Requests)
 
-	code, _, errOut := cli(t, "calibrate", "--disks", "10", "--steps-sampled", "10", "--samples", "10", "--progress", "off",
+	// The plain child (childCLI), as the package's other calibrations:
+	// race-built in process its plan is seconds of arithmetic.
+	code, _, errOut := childCLI(t, "calibrate", "--disks", "10", "--steps-sampled", "10", "--samples", "10", "--progress", "off",
 		"--model", "openai:sim;base="+baseA+";rpm=6000;inflight=2")
 	assert.Contains(t, []int{0, 1}, code, "a calibration (1: undecided on 10 of 1,023 steps): %s", errOut)
 

@@ -222,8 +222,8 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	localJournal := filepath.Join(dir, "local.jsonl")
-	code, local := hanoiJSON(t, append([]string{"--disks", "10", "--journal", localJournal}, natsSim...)...)
-	require.Equal(t, 0, code)
+	// The local run, the plain child, runs while the engine's run does.
+	ref := start(t, nil, append([]string{"hanoi", "--json", "--progress", "off", "--disks", "10", "--journal", localJournal}, natsSim...)...)
 
 	url := startNATS(t)
 	// The workers log, as JSON lines, each redelivered job they take; the
@@ -264,7 +264,8 @@ func TestBinaryNATSWorkerKilledMidRun(t *testing.T) {
 	_ = victim.wait(t, 10*time.Second)
 
 	require.Equal(t, 0, coord.wait(t, 2*time.Minute), "the run completes without the dead worker: %s", coord.stderr.String())
-	sameRun(t, local, summary(t, coord))
+	require.Equal(t, 0, ref.wait(t, 2*time.Minute), ref.stderr.String())
+	sameRun(t, ref.summary(t), summary(t, coord))
 	assert.Equal(t, decided(t, localJournal), decided(t, journal), "every step's winner, key and votes")
 	assert.GreaterOrEqual(t, stopWorkers(t, live...), 1, "the dead worker's job was redelivered")
 }
@@ -333,10 +334,15 @@ func TestBinaryNATSCoordinatorKilledAndResumed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	localJournal := filepath.Join(dir, "local.jsonl")
-	code, local := hanoiJSON(t, append([]string{"--disks", "10", "--journal", localJournal}, natsSim...)...)
-	require.Equal(t, 0, code)
+	// The uninterrupted run, the plain child, runs while the engine's run
+	// does.
+	ref := start(t, nil, append([]string{"hanoi", "--json", "--progress", "off", "--disks", "10", "--journal", localJournal}, natsSim...)...)
 
 	url := startNATS(t)
+	// The lease outlives its dead holder by 8 s, not the default 20
+	// (cluster.DefaultLeaseTTL): what is shown is that the resume waits
+	// the lease out, whatever its length.
+	setLeaseTTL(t, url, 8*time.Second)
 	workers := []*child{startWorker(t, url, "--inflight", "2"), startWorker(t, url, "--inflight", "2")}
 	js := connectRole(t, url, cluster.RoleCoordinator)
 	lines := func() uint64 {
@@ -363,7 +369,8 @@ func TestBinaryNATSCoordinatorKilledAndResumed(t *testing.T) {
 	second := start(t, nil, append(args, "--resume")...)
 	require.Equal(t, 0, second.wait(t, 2*time.Minute), second.stderr.String())
 	got := summary(t, second)
-	sameRun(t, local, got)
+	require.Equal(t, 0, ref.wait(t, 2*time.Minute), ref.stderr.String())
+	sameRun(t, ref.summary(t), got)
 	assert.GreaterOrEqual(t, got.Resumed, int(killedAt)-2, "resumed from the journal, not solved again")
 	assert.Contains(t, second.stderr.String(), "waiting up to", "the dead coordinator's lease held the run for a while")
 
@@ -379,6 +386,28 @@ func TestBinaryNATSCoordinatorKilledAndResumed(t *testing.T) {
 	c := start(t, nil, args...)
 	assert.Equal(t, 2, c.wait(t, 30*time.Second))
 	assert.Contains(t, c.stderr.String(), "journal already exists")
+}
+
+// setLeaseTTL sets the TTL of the engine's lease bucket to ttl, as maker
+// nats provisions it with cluster.ProvisionConfig.LeaseTTL: a run's
+// lease outlives a coordinator that died by ttl. Signed in as the admin.
+func setLeaseTTL(t *testing.T, url string, ttl time.Duration) {
+	t.Helper()
+	js := connectRole(t, url, cluster.RoleAdmin)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, "KV_"+cluster.LeaseBucket)
+	require.NoError(t, err)
+	cfg := st.CachedInfo().Config
+	cfg.MaxAge = ttl
+	cfg.Duplicates = min(cfg.Duplicates, ttl) // at most the age, as a key-value bucket of that TTL has
+	_, err = js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+	kv, err := js.KeyValue(ctx, cluster.LeaseBucket)
+	require.NoError(t, err)
+	status, err := kv.Status(ctx)
+	require.NoError(t, err)
+	require.Equal(t, ttl, status.TTL(), "the lease bucket's TTL")
 }
 
 // TestBinaryNATSAuthOnByDefault: maker nats generates role credentials

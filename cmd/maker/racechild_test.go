@@ -2,8 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,37 +14,52 @@ import (
 // (TestBinarySurvivesKills, TestBinaryInterruptExits130,
 // TestBinarySIGKILLMidWaveWithSamplesPerCall, TestBinaryResumeOrStart,
 // TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults) start a
-// second child, built with -race once, in the background; every other binary
-// test keeps the plain child, which is several times faster (all children
-// race-built made this package take over 10 minutes on two cores; see
-// MDAP_RACE_CHILD in TestMain). A race report in any child fails its test
-// (child.wait).
+// second, race-built child; every other binary test keeps the plain child,
+// which is several times faster (all children race-built made this package
+// take over 10 minutes on two cores; see MDAP_RACE_CHILD in TestMain). A
+// race report in any child fails its test (child.wait).
+//
+// The race-built child is this test binary itself, run as maker
+// ($MDAP_TEST_AS_MAKER=1: TestMain calls main instead of the tests): the
+// same package main, race-built, without a second build and link of the
+// command (about 17 s of wall on two loaded cores, which the first of
+// these tests waited for). The package's test files come along, but none
+// has an init or a flag on the command line's flag set, and maker reads
+// neither os.Args[0] nor os.Executable.
 
 var (
-	raceBuilt  = make(chan struct{}) // closed when the race child is built (or failed)
+	raceBuilt  = make(chan struct{}) // closed when the race child is known (or failed)
 	raceBinary string
 	raceErr    error
-	raceOut    []byte
 )
 
-// buildRaceChild starts building the race-enabled child under -race, in
-// the background: most binary tests wait on a model's latency, so the
-// build overlaps them instead of adding to the package's time. Called once,
-// from TestMain.
-func buildRaceChild() {
-	if !raceEnabled || binaryRace {
-		raceBinary = binary // the plain child, or already race-built
-		close(raceBuilt)
-		return
+// asMakerEnv, set to 1, makes this test binary run as maker: TestMain
+// calls main. Every child inherits it; only this test binary reads it.
+const asMakerEnv = "MDAP_TEST_AS_MAKER"
+
+// runAsMaker runs maker's main, which exits, when this test binary was
+// started as the race-built child (asMakerEnv). Called first in TestMain.
+func runAsMaker() {
+	if os.Getenv(asMakerEnv) == "1" {
+		main()
 	}
-	raceBinary = filepath.Join(filepath.Dir(binary), "maker-race")
-	go func() {
-		defer close(raceBuilt)
-		raceOut, raceErr = exec.Command("go", "build", "-race", "-o", raceBinary, ".").CombinedOutput()
-	}()
 }
 
-// waitRaceChild waits for the build, so TestMain removes its folder after.
+// buildRaceChild readies the race-enabled child under -race: this test
+// binary (see asMakerEnv). Called once, from TestMain.
+func buildRaceChild() {
+	defer close(raceBuilt)
+	if !raceEnabled || binaryRace {
+		raceBinary = binary // the plain child, or already race-built
+		return
+	}
+	raceBinary, raceErr = os.Executable()
+	if raceErr == nil {
+		raceErr = os.Setenv(asMakerEnv, "1")
+	}
+}
+
+// waitRaceChild waits until the race child is known (buildRaceChild).
 func waitRaceChild() { <-raceBuilt }
 
 // raceChild returns the race-built maker binary under -race, and the plain
@@ -54,7 +67,7 @@ func waitRaceChild() { <-raceBuilt }
 func raceChild(t *testing.T) string {
 	t.Helper()
 	<-raceBuilt
-	require.NoError(t, raceErr, "building the race-enabled maker binary: %s", raceOut)
+	require.NoError(t, raceErr, "the race-enabled maker binary")
 	return raceBinary
 }
 
