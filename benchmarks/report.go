@@ -3,11 +3,13 @@ package benchmarks
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mdap-go/mdap/maker"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mdap-go/mdap/internal/atomicfile"
+	"github.com/mdap-go/mdap/maker"
 )
 
 // Files WriteDir writes: the report, its data and the charts.
@@ -17,8 +19,10 @@ const (
 )
 
 // WriteDir writes the report into dir (created if missing): REPORT.md,
-// report.json and an SVG chart per figure (see Charts). It overwrites
-// those files and touches nothing else.
+// report.json and an SVG chart per figure (see Charts). It replaces
+// those files, each whole or not at all (internal/atomicfile), and touches
+// nothing else; on an error, report.json (what a merge reads) is still
+// the older one.
 func (r *Report) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("benchmarks: %w", err)
@@ -28,7 +32,7 @@ func (r *Report) WriteDir(dir string) error {
 		return err
 	}
 	for name, svg := range charts {
-		if err := os.WriteFile(filepath.Join(dir, name), svg, 0o644); err != nil {
+		if err := atomicfile.WriteBytes(filepath.Join(dir, name), 0o644, svg); err != nil {
 			return fmt.Errorf("benchmarks: %w", err)
 		}
 	}
@@ -36,10 +40,12 @@ func (r *Report) WriteDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("benchmarks: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, DataFile), append(data, '\n'), 0o644); err != nil {
+	// REPORT.md before report.json: report.json is what a later --merge
+	// reads, so a failure between the two leaves the older report whole.
+	if err := atomicfile.WriteBytes(filepath.Join(dir, ReportFile), 0o644, []byte(r.Markdown())); err != nil {
 		return fmt.Errorf("benchmarks: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ReportFile), []byte(r.Markdown()), 0o644); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(dir, DataFile), 0o644, append(data, '\n')); err != nil {
 		return fmt.Errorf("benchmarks: %w", err)
 	}
 	return nil

@@ -159,8 +159,10 @@ func (f *mcpFlags) check(cmd *cobra.Command) error {
 	switch {
 	case errors.Is(err, mcpserver.ErrListenAddr):
 		return usageErr("--http: %w", err)
-	case err != nil:
+	case errors.Is(err, mcpserver.ErrListen):
 		return usageErr("--http %s: %w", f.httpAddr, err)
+	case err != nil: // no token could be made: not the user's doing
+		return failed(err)
 	}
 	return nil
 }

@@ -104,10 +104,15 @@ func TestBinaryViewStateFolder(t *testing.T) {
 	assert.Equal(t, 130, v.wait(t, 30*time.Second))
 
 	for _, args := range [][]string{{"view", state, "--png", filepath.Join(dir, "x.png")}, {"view", filepath.Join(state, "nope"), "--results", results},
-		{"view", state, "--target", "1.5"}, {"view", state, "--max-cost", "-1"}} {
+		{"view", state, "--target", "1.5"}, {"view", state, "--max-cost", "-1"}, {"view", state, "--max-cost", "NaN"}} {
 		c := start(t, nil, args...)
 		assert.Equal(t, 2, c.wait(t, time.Minute), "%v: %s", args, c.stderr.String())
 	}
+	// A folder given as --results: the fix names --results, not the state folder.
+	c = start(t, nil, "view", state, "--results", dir)
+	assert.Equal(t, 2, c.wait(t, time.Minute))
+	assert.Contains(t, c.stderr.String(), "--results: ")
+	assert.NotContains(t, c.stderr.String(), "name a state folder")
 	assert.NoFileExists(t, filepath.Join(dir, "x.png"))
 }
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
+
+	"github.com/mdap-go/mdap/internal/atomicfile"
 )
 
 // ErrExportPath: an export's file cannot be created where it was asked
@@ -19,18 +19,11 @@ var ErrExportPath = errors.New("cannot create the export")
 // an older file as it was. The file is 0600, as the journal it shows is.
 // Errors: ErrExportPath; write's, the file system's.
 func WriteFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrExportPath, path, err)
+	err := atomicfile.Write(path, 0o600, write)
+	if errors.Is(err, atomicfile.ErrCreate) {
+		return fmt.Errorf("%w: %w", ErrExportPath, err)
 	}
-	defer os.Remove(tmp.Name())
-	if err := errors.Join(write(tmp), tmp.Close()); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return err
 }
 
 // ErrNoAuthRemote: a view without a token on an address other machines

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -37,11 +38,12 @@ type Limits struct {
 	Target float64
 }
 
-// Validate refuses a negative MaxCost and a Target outside (0, 1) other
-// than 0, as a *fielderr.Error naming the field, its value and the fix.
+// Validate refuses a MaxCost that is negative, NaN or infinite, and a
+// Target outside (0, 1) other than 0, as a *fielderr.Error naming the
+// field, its value and the fix.
 func (l Limits) Validate() error {
 	switch {
-	case l.MaxCost < 0:
+	case !(l.MaxCost >= 0) || math.IsInf(l.MaxCost, 1):
 		return fielderr.New("view.Limits", "MaxCost", l.MaxCost, "give a cap in dollars above 0 (0: none)")
 	case l.Target != 0 && !(l.Target > 0 && l.Target < 1):
 		return fielderr.New("view.Limits", "Target", l.Target, "give a probability between 0 and 1, such as 0.95")

@@ -2,6 +2,7 @@ package view_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -90,4 +91,13 @@ func TestWatchDecomposition(t *testing.T) {
 	assert.Equal(t, 7, task().Samples, "stop's last read is in")
 	assert.Equal(t, 0.75, task().Cost)
 	assert.Empty(t, task().Error)
+}
+
+// TestLimitsRefuseANaNOrInfiniteCap: a cap no cost can pass, or one NaN
+// compares false with, is refused as a negative one is.
+func TestLimitsRefuseANaNOrInfiniteCap(t *testing.T) {
+	for _, c := range []float64{math.NaN(), math.Inf(1), -1} {
+		assert.Error(t, view.Limits{MaxCost: c}.Validate(), "MaxCost %v", c)
+	}
+	assert.NoError(t, view.Limits{MaxCost: 2.5}.Validate())
 }
