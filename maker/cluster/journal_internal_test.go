@@ -75,16 +75,22 @@ func TestJournalAppendsAreFenced(t *testing.T) {
 
 // A holder whose lease was taken (it was cut off longer than the TTL)
 // learns it at its next refresh and refuses to append.
+//
+// The new holder is a lease of its own, refreshed as a live
+// coordinator's is: a bare key written once expires a TTL later, and
+// under load the steps below took longer than that (CI-like load: the
+// last Get found no key at all).
 func TestJournalLeaseLostRefusesAppends(t *testing.T) {
 	js := testJS(t)
 	ctx := context.Background()
-	l, err := acquireLease(ctx, js, "x", JournalConfig{LeaseTTL: time.Second})
+	l, err := acquireLease(ctx, js, "x", JournalConfig{LeaseTTL: 2 * time.Second})
 	require.NoError(t, err)
 	kv, err := js.KeyValue(ctx, LeaseBucket)
 	require.NoError(t, err)
 	require.NoError(t, kv.Purge(ctx, "x")) // as if it expired
-	_, err = kv.Create(ctx, "x", []byte("other"))
+	other, err := acquireLease(ctx, js, "x", JournalConfig{LeaseTTL: 2 * time.Second, Owner: "other"})
 	require.NoError(t, err)
+	defer other.release()
 	require.Eventually(t, func() bool { return l.check() != nil }, 5*time.Second, 20*time.Millisecond)
 	require.ErrorIs(t, l.check(), ErrLeaseLost)
 	require.NoError(t, ensureRunStreams(ctx, js, 1))
@@ -95,6 +101,7 @@ func TestJournalLeaseLostRefusesAppends(t *testing.T) {
 	require.ErrorIs(t, s.Append([]byte(`{}`)), ErrLeaseLost)
 	require.ErrorIs(t, s.Close(), ErrLeaseLost)
 	l.release()
+	require.NoError(t, other.check(), "the new holder's lease, refreshed all along")
 	e, err := kv.Get(ctx, "x")
 	require.NoError(t, err)
 	assert.Equal(t, "other", string(e.Value()), "the loser's release leaves the new holder's lease alone")
