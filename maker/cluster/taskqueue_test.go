@@ -262,6 +262,12 @@ func TestTaskQueueServeDrainsTheQueue(t *testing.T) {
 // for tasks that will never come (it did, about 2 s a batch: the whole of
 // a short batch's gap between 1 worker and 4 in the benchmarks' goals
 // suite).
+//
+// Timed from the last task's end, not from Serve's start: the tasks'
+// claims and completions take what the machine gives them (a bound of
+// 700 ms on the whole was tight under CI's load), while the wait this
+// guards against, a place's pull of 2 s begun after the last task, is
+// the same on any machine.
 func TestTaskQueueServeReturnsOnceDrained(t *testing.T) {
 	srv := startServer(t)
 	ctx := context.Background()
@@ -271,14 +277,22 @@ func TestTaskQueueServeReturnsOnceDrained(t *testing.T) {
 	for i := range 3 {
 		require.NoError(t, q.Publish(ctx, fmt.Sprintf("t%d", i), []byte("x")))
 	}
+	var mu sync.Mutex
+	var lastEnd time.Time // when the last solve returned
 	solve := func(_ context.Context, c *cluster.Claim) ([]byte, error) {
 		time.Sleep(50 * time.Millisecond)
+		mu.Lock()
+		lastEnd = time.Now()
+		mu.Unlock()
 		return []byte("done " + c.ID), nil
 	}
 	start := time.Now()
 	require.NoError(t, q.Serve(ctx, 4, solve, nil))
-	took := time.Since(start)
-	assert.Less(t, took, 700*time.Millisecond, "Serve took %s for three tasks of 50 ms, four at a time", took)
+	mu.Lock()
+	after := time.Since(lastEnd)
+	mu.Unlock()
+	assert.Less(t, after, time.Second, "Serve returned %s after its last task's solve (%s in all for three tasks of 50 ms, four at a time)",
+		after, time.Since(start))
 	results, err := q.Results(ctx)
 	require.NoError(t, err)
 	assert.Len(t, results, 3)
