@@ -35,12 +35,14 @@ func startRoleServer(t testing.TB) (*cluster.Server, string) {
 	return srv, dir
 }
 
-// connectAs connects with a role's credential.
+// connectAs connects with a role's credential, waiting for the server's
+// greeting as long as connect does (2 s was not enough at a load of 25:
+// "read tcp ...: i/o timeout").
 func connectAs(t testing.TB, url, seed string) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
 	opts, err := cluster.Credentials(seed, t.Name())
 	require.NoError(t, err)
-	nc, err := cluster.Connect(url, t.Name(), opts...)
+	nc, err := cluster.Connect(url, t.Name(), append(opts, nats.Timeout(30*time.Second))...)
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)

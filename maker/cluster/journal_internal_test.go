@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,7 +17,9 @@ func testJS(t *testing.T) jetstream.JetStream {
 	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
-	nc, err := Connect(srv.ClientURL(), t.Name())
+	// A loaded machine's server may greet after Connect's 2 s, as the
+	// cluster_test helpers' connect says.
+	nc, err := Connect(srv.ClientURL(), t.Name(), nats.Timeout(30*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
