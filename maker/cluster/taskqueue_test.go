@@ -263,11 +263,15 @@ func TestTaskQueueServeDrainsTheQueue(t *testing.T) {
 // a short batch's gap between 1 worker and 4 in the benchmarks' goals
 // suite).
 //
-// Timed from the last task's end, not from Serve's start: the tasks'
-// claims and completions take what the machine gives them (a bound of
-// 700 ms on the whole was tight under CI's load), while the wait this
-// guards against, a place's pull of 2 s begun after the last task, is
-// the same on any machine.
+// Timed from the last task's end, not from Serve's start, and bounded by
+// the wait this guards against: without the drain, Serve returns only
+// after a pull of 2 s begun after the last task's completion, so more
+// than 2 s after its solve on any machine; with it, what comes between
+// is the completion's and the queue count's requests, which take what
+// the machine gives them. The bound of 700 ms on the whole Serve failed
+// 2 of 60 runs at a load of 25 on 2 cores (1 s after the last solve: 0
+// of 60), and 12 of 30 in runs slowed three times (1 s after: 5 of 30,
+// the requests taking up to 3 s then).
 func TestTaskQueueServeReturnsOnceDrained(t *testing.T) {
 	srv := startServer(t)
 	ctx := context.Background()
@@ -291,7 +295,7 @@ func TestTaskQueueServeReturnsOnceDrained(t *testing.T) {
 	mu.Lock()
 	after := time.Since(lastEnd)
 	mu.Unlock()
-	assert.Less(t, after, time.Second, "Serve returned %s after its last task's solve (%s in all for three tasks of 50 ms, four at a time)",
+	assert.Less(t, after, 2*time.Second, "Serve returned %s after its last task's solve (%s in all for three tasks of 50 ms, four at a time)",
 		after, time.Since(start))
 	results, err := q.Results(ctx)
 	require.NoError(t, err)
