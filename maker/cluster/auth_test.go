@@ -35,12 +35,14 @@ func startRoleServer(t testing.TB) (*cluster.Server, string) {
 	return srv, dir
 }
 
-// connectAs connects with a role's credential.
+// connectAs connects with a role's credential, waiting for the server's
+// greeting as long as connect does (2 s was not enough at a load of 25:
+// "read tcp ...: i/o timeout").
 func connectAs(t testing.TB, url, seed string) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
 	opts, err := cluster.Credentials(seed, t.Name())
 	require.NoError(t, err)
-	nc, err := cluster.Connect(url, t.Name(), opts...)
+	nc, err := cluster.Connect(url, t.Name(), append(opts, nats.Timeout(30*time.Second))...)
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
@@ -271,11 +273,17 @@ func (m heldModel) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 // A coordinator cannot publish a reply, nor take jobs, nor publish a job
 // under another key's subject or on a route nobody serves; a worker cannot
 // publish a job.
+//
+// A refused publication gets no answer, so each refusal waits out its
+// short second; what the server answers (a job stored, no stream for a
+// route nobody serves) is waited for under ctx alone, which spans the
+// whole test (five refusals' seconds and the setup): a second for an
+// answer, or 10 s for all, was a bet on the machine's load.
 func TestRolesKeepToTheirSubjects(t *testing.T) {
 	t.Parallel()
 	srv, creds := startRoleServer(t)
 	url := srv.ClientURL()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cnc, cjs := connectAs(t, url, cluster.SeedFile(creds, cluster.RoleCoordinator))
 	newDrawer(t, cjs, cluster.DrawerConfig{}) // the sample streams
@@ -300,10 +308,10 @@ func TestRolesKeepToTheirSubjects(t *testing.T) {
 	w := newWorker(t, wjs, simModel(t, 1), cluster.WorkerConfig{Route: "x"})
 	_ = w
 	own := "mdap.jobs." + cluster.RouteToken("x") + "." + identityOf(cnc)
-	_, err = cjs.Publish(short(), own, []byte(`{}`))
+	_, err = cjs.Publish(ctx, own, []byte(`{}`))
 	assert.NoError(t, err, "a coordinator publishes a job")
 	_, err = cjs.Publish(short(), "mdap.jobs."+cluster.RouteToken("x")+".someoneelse", []byte(`{}`))
 	assert.Error(t, err, "a coordinator publishes a job under another key")
-	_, err = cjs.Publish(short(), "mdap.jobs."+cluster.RouteToken("nobody")+"."+identityOf(cnc), []byte(`{}`))
+	_, err = cjs.Publish(ctx, "mdap.jobs."+cluster.RouteToken("nobody")+"."+identityOf(cnc), []byte(`{}`))
 	assert.ErrorIs(t, err, jetstream.ErrNoStreamResponse, "a job on a route nobody serves")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,7 +73,9 @@ func TestServerWithoutJetStreamIsNamed(t *testing.T) {
 	ns.Start()
 	defer ns.Shutdown()
 	require.True(t, ns.ReadyForConnections(10*time.Second))
-	nc, err := cluster.Connect(ns.ClientURL(), t.Name())
+	// As connect does: a loaded machine's server greeted this client
+	// after Connect's 2 s ("read tcp ...: i/o timeout", at a load of 25).
+	nc, err := cluster.Connect(ns.ClientURL(), t.Name(), nats.Timeout(30*time.Second))
 	require.NoError(t, err)
 	defer nc.Close()
 	js, err := jetstream.New(nc)

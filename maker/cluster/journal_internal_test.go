@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,7 +17,9 @@ func testJS(t *testing.T) jetstream.JetStream {
 	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
-	nc, err := Connect(srv.ClientURL(), t.Name())
+	// A loaded machine's server may greet after Connect's 2 s, as the
+	// cluster_test helpers' connect says.
+	nc, err := Connect(srv.ClientURL(), t.Name(), nats.Timeout(30*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
@@ -75,16 +78,22 @@ func TestJournalAppendsAreFenced(t *testing.T) {
 
 // A holder whose lease was taken (it was cut off longer than the TTL)
 // learns it at its next refresh and refuses to append.
+//
+// The new holder is a lease of its own, refreshed as a live
+// coordinator's is: a bare key written once expires a TTL later, and
+// under load the steps below took longer than that (CI-like load: the
+// last Get found no key at all).
 func TestJournalLeaseLostRefusesAppends(t *testing.T) {
 	js := testJS(t)
 	ctx := context.Background()
-	l, err := acquireLease(ctx, js, "x", JournalConfig{LeaseTTL: time.Second})
+	l, err := acquireLease(ctx, js, "x", JournalConfig{LeaseTTL: 2 * time.Second})
 	require.NoError(t, err)
 	kv, err := js.KeyValue(ctx, LeaseBucket)
 	require.NoError(t, err)
 	require.NoError(t, kv.Purge(ctx, "x")) // as if it expired
-	_, err = kv.Create(ctx, "x", []byte("other"))
+	other, err := acquireLease(ctx, js, "x", JournalConfig{LeaseTTL: 2 * time.Second, Owner: "other"})
 	require.NoError(t, err)
+	defer other.release()
 	require.Eventually(t, func() bool { return l.check() != nil }, 5*time.Second, 20*time.Millisecond)
 	require.ErrorIs(t, l.check(), ErrLeaseLost)
 	require.NoError(t, ensureRunStreams(ctx, js, 1))
@@ -95,6 +104,7 @@ func TestJournalLeaseLostRefusesAppends(t *testing.T) {
 	require.ErrorIs(t, s.Append([]byte(`{}`)), ErrLeaseLost)
 	require.ErrorIs(t, s.Close(), ErrLeaseLost)
 	l.release()
+	require.NoError(t, other.check(), "the new holder's lease, refreshed all along")
 	e, err := kv.Get(ctx, "x")
 	require.NoError(t, err)
 	assert.Equal(t, "other", string(e.Value()), "the loser's release leaves the new holder's lease alone")

@@ -114,10 +114,15 @@ func (c *loopCluster) stop(i int) {
 	c.nodes[i] = nil
 }
 
-// connect connects to node i alone.
+// connect connects to node i alone. A node just started again, catching
+// up on its streams, answered a connect later than nats.go's 2 s connect
+// timeout on a loaded machine ("read tcp ...: i/o timeout" from this
+// connect, in a run slowed three times): the tests are about what the
+// node serves once connected, so the connect waits as long as the node's
+// start may (10 s).
 func (c *loopCluster) connect(i int) jetstream.JetStream {
 	c.t.Helper()
-	nc, err := nats.Connect(c.nodes[i].ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	nc, err := nats.Connect(c.nodes[i].ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond), nats.Timeout(10*time.Second))
 	require.NoError(c.t, err)
 	c.t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
