@@ -58,7 +58,7 @@ type feltSize struct {
 func feltSizes(quick bool) feltSize {
 	if quick {
 		return feltSize{wallSteps: 40, engineDisks: 4, engineRuns: 2, costSteps: 24, rateTasks: 30,
-			workerTasks: 8, workerDisks: 3, workerRuns: 1, cpuDisks: 14, journalDisks: 4, journalRuns: 2, quickScaledTo: "quick"}
+			workerTasks: 8, workerDisks: 3, workerRuns: 1, cpuDisks: 16, journalDisks: 4, journalRuns: 2, quickScaledTo: "quick"}
 	}
 	return feltSize{wallSteps: 200, engineDisks: 6, engineRuns: 3, costSteps: 400, rateTasks: feltTasks,
 		workerTasks: 16, workerDisks: 4, workerRuns: 2, cpuDisks: 20, journalDisks: 5, journalRuns: 3}
