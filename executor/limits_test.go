@@ -44,4 +44,14 @@ func TestTooDeepAtTheBoundary(t *testing.T) {
 			t.Errorf("%s: %d levels accepted, want refused", name, MaxArgsDepth+1)
 		}
 	}
+	// An empty container is a level too: one past the limit is refused,
+	// as a full one is.
+	for name, empty := range map[string]any{"array": []any{}, "object": map[string]any{}} {
+		if !tooDeep(empty, 0) {
+			t.Errorf("an empty %s with no level left accepted, want refused", name)
+		}
+		if tooDeep(empty, 1) {
+			t.Errorf("an empty %s at the last level refused, want accepted", name)
+		}
+	}
 }
