@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -106,7 +107,7 @@ func TestBinaryMinWorkers(t *testing.T) {
 // maker nats has read the identity in.
 func kept2worker(t *testing.T, url, kept string) *child {
 	t.Helper()
-	time.Sleep(2 * credsEvery) // maker nats reads the folder again
+	time.Sleep(2 * cluster.CredsEvery) // maker nats reads the folder again
 	w := startWorker(t, url, "--nats-creds", kept)
 	require.Eventually(t, func() bool { return strings.Contains(w.stderr.String(), "serving") }, time.Minute, 10*time.Millisecond, w.stderr.String())
 	return w

@@ -352,9 +352,6 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 	return nil
 }
 
-// credsEvery is how often maker nats reads its credentials folder again.
-const credsEvery = cluster.CredsEvery
-
 // registerEngineFlags registers the engine's settings of what it
 // provisions: the routes' ack wait and deliveries, the routes it serves,
 // and the bounds of one key's jobs.

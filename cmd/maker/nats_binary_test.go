@@ -117,7 +117,7 @@ func TestBinaryNATSRunKeysByDefault(t *testing.T) {
 	pub, err := os.ReadFile(cluster.PubFile(filepath.Join(shared, "creds"), cluster.RoleCoordinator))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(cluster.PubFile(creds, cluster.RoleCoordinator), pub, 0o600))
-	time.Sleep(2 * credsEvery) // maker nats reads the folder again
+	time.Sleep(2 * cluster.CredsEvery) // maker nats reads the folder again
 	assert.ErrorIs(t, signIn(url), nats.ErrAuthorization, "a coordinator.pub without --shared-coordinator")
 	refused := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--nats-creds", seed, "--progress", "off"}, natsSim...)...)
 	assert.Equal(t, 1, refused.wait(t, time.Minute), refused.stderr.String())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +38,7 @@ func TestBinaryNATSRunIdentities(t *testing.T) {
 	assert.Regexp(t, `^mine\tU[A-Z0-9]{55}\n$`, ls.stdout.String())
 
 	w := startWorker(t, url)
-	time.Sleep(2 * credsEvery) // maker nats reads the folder again
+	time.Sleep(2 * cluster.CredsEvery) // maker nats reads the folder again
 	own := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--nats-creds", seed, "--journal", "nats:mine", "--json", "--progress", "off"}, natsSim...)...)
 	require.Equal(t, 0, own.wait(t, 2*time.Minute), "its own run: %s", own.stderr.String())
 	began := time.Now()
@@ -68,7 +69,7 @@ func TestBinarySolveWithARunKey(t *testing.T) {
 	seed := strings.TrimSpace(add.stdout.String())
 	w := startWorker(t, url)
 	defer stopWorkers(t, w)
-	time.Sleep(2 * credsEvery) // maker nats reads the folder again
+	time.Sleep(2 * cluster.CredsEvery) // maker nats reads the folder again
 
 	dir := t.TempDir()
 	tasks := filepath.Join(dir, "tasks.jsonl")

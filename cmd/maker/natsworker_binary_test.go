@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -52,7 +53,7 @@ func TestBinaryNATSWorkerIdentities(t *testing.T) {
 	b, err := os.ReadFile(seed)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(kept, b, 0o600))
-	time.Sleep(2 * credsEvery) // maker nats reads the folder again
+	time.Sleep(2 * cluster.CredsEvery) // maker nats reads the folder again
 	w := start(t, nil, append([]string{"worker", "--nats", url, "--nats-creds", kept}, natsSim...)...)
 	require.Eventually(t, func() bool { return strings.Contains(w.stderr.String(), "serving") }, time.Minute, 10*time.Millisecond, "the issued worker signs in: %s", w.stderr.String())
 
