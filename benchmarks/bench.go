@@ -110,7 +110,9 @@ type Report struct {
 
 // Run runs the chosen suites one after another and returns their report.
 // Errors: ErrSuite (wrapped) for an unknown suite name, before anything
-// runs; a suite's failure (wrapped with its name); ctx.Err().
+// runs (the report is nil); a suite's failure (wrapped with its name) or
+// ctx.Err(), with the report of the suites that finished before it (Ran
+// names them; the failed suite's figures are dropped).
 func Run(ctx context.Context, o Options) (*Report, error) {
 	chosen := o.Suites
 	if len(chosen) == 0 {
@@ -175,6 +177,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Matching, err = runMatching(ctx, o, ticker(name, matchingUnits(o.Quick)))
 		}
 		if err != nil {
+			rep.take(name, &Report{}) // a failed suite's figures are not measured ones
+			rep.finish()
 			if ctx.Err() != nil {
 				return rep, ctx.Err()
 			}
@@ -182,10 +186,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		rep.SuiteWall[name] = time.Since(start).Round(100 * time.Millisecond).String()
 	}
-	rep.Wall = time.Since(rep.Started)
-	rep.Machine.LoadAfter = loadavg()
-	rep.Goals = goals(rep)
+	rep.finish()
 	return rep, nil
+}
+
+// finish records the run's wall time, the load after it and the goals
+// of the suites it holds.
+func (r *Report) finish() {
+	r.Wall = time.Since(r.Started)
+	r.Machine.LoadAfter = loadavg()
+	r.Goals = goals(r)
 }
 
 func machine() Machine {

@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -40,8 +41,14 @@ func (e *MergeError) Unwrap() error { return e.Err }
 // measured. The report is written even when a figure is past its bar
 // (BarErr is the caller's to check).
 //
+// When a suite fails or ctx ends, the suites that finished before it are
+// still written (merged as above), so an hour of measurement is not lost
+// to the last suite's failure; rep and ran are then theirs, with Run's
+// error. When none finished, nothing is written and rep is nil.
+//
 // Errors, before anything runs: Validate's; a *MergeError. Then Run's
-// (nothing is written) and WriteDir's.
+// and WriteDir's (both, joined, when the partial report cannot be
+// written either).
 func RunInto(ctx context.Context, o Options, dir string, merge bool) (rep *Report, ran []string, err error) {
 	if err := o.Validate(); err != nil {
 		return nil, nil, err
@@ -52,14 +59,17 @@ func RunInto(ctx context.Context, o Options, dir string, merge bool) (rep *Repor
 			return nil, nil, &MergeError{err}
 		}
 	}
-	if rep, err = Run(ctx, o); err != nil {
-		return nil, nil, err
+	rep, runErr := Run(ctx, o)
+	if rep == nil {
+		return nil, nil, runErr
 	}
-	ran = rep.Ran()
+	if ran = rep.Ran(); len(ran) == 0 {
+		return nil, nil, runErr
+	}
 	if older != nil {
 		rep.Merge(older)
 	}
-	return rep, ran, rep.WriteDir(dir)
+	return rep, ran, errors.Join(runErr, rep.WriteDir(dir))
 }
 
 // WriteSummary writes a run's summary: a line naming the suites ran,

@@ -71,3 +71,51 @@ func TestRunIntoMerges(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("closed") }
+
+// TestRunIntoKeepsTheSuitesThatFinished: a run that ends in its second
+// suite (here cancelled as it starts) still writes the first suite's
+// figures, merged with the older report; the unfinished suite is not in
+// it, and RunInto returns the error with what it wrote.
+func TestRunIntoKeepsTheSuitesThatFinished(t *testing.T) {
+	dir := t.TempDir()
+	older := &Report{Command: "maker bench --suite scale", SuiteWall: map[string]string{"scale": "1s"},
+		Scale: &ScaleResult{Rows: []ScaleRow{{Disks: 10, Solved: true}}}}
+	require.NoError(t, older.WriteDir(dir))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := Options{Suites: []string{"decompose", "matching"}, Quick: true, Seed: 1,
+		Progress: func(suite string, _, _ int) {
+			if suite == "matching" {
+				cancel()
+			}
+		}}
+	rep, ran, err := RunInto(ctx, o, dir, true)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, rep, "the finished suite is reported")
+	assert.Equal(t, []string{"decompose"}, ran)
+	back, err := ReadReport(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"scale", "decompose"}, back.Ran(), "the older suite kept, the finished one written, the cut one not")
+	assert.NotNil(t, back.Decompose)
+	assert.Nil(t, back.Matching, "a suite cut short leaves no figures")
+}
+
+// TestRunIntoWritesNothingWhenNoSuiteFinished: cut short in its first
+// suite, a run leaves the older report as it was.
+func TestRunIntoWritesNothingWhenNoSuiteFinished(t *testing.T) {
+	dir := t.TempDir()
+	older := &Report{Command: "maker bench --suite scale", SuiteWall: map[string]string{"scale": "1s"},
+		Scale: &ScaleResult{Rows: []ScaleRow{{Disks: 10, Solved: true}}}}
+	require.NoError(t, older.WriteDir(dir))
+	before, err := os.ReadFile(filepath.Join(dir, DataFile))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, ran, err := RunInto(ctx, Options{Suites: []string{"matching"}, Quick: true, Seed: 1}, dir, false)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, rep)
+	assert.Empty(t, ran)
+	after, err := os.ReadFile(filepath.Join(dir, DataFile))
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
+}

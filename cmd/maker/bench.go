@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mdap-go/mdap/benchmarks"
@@ -70,6 +72,9 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 	opts.Progress, finish = progress.Suites(cmd.ErrOrStderr(), progress.Mode(prog))
 	rep, ran, err := benchmarks.RunInto(cmd.Context(), opts, out, merge)
 	finish()
+	if err != nil && rep != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "maker: bench: the suites that finished (%s) are in %s\n", strings.Join(ran, ", "), filepath.Join(out, benchmarks.ReportFile))
+	}
 	var me *benchmarks.MergeError
 	switch {
 	case errors.Is(err, benchmarks.ErrNotReport):

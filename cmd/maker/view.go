@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
@@ -57,8 +56,7 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool
 		return fieldUsageErr(err, viewFlagOf, "view")
 	case errors.Is(err, view.ErrResultsOfRun):
 		return usageErr("--results applies to a STATE_FOLDER; %s is a journal", path)
-	case errors.Is(err, view.ErrPath) && isDir(path) && lim.Results != "" && strings.Contains(err.Error(), lim.Results):
-		// The folder was read; its --results file was not.
+	case errors.Is(err, view.ErrResults):
 		return usageErr("--results: %w; name the results file written by maker solve --out", err)
 	case errors.Is(err, view.ErrPath) && isDir(path):
 		return usageErr("%s: %w; name a state folder written by maker solve --state", path, err)

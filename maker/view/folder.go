@@ -143,7 +143,8 @@ var journalSuffix = regexp.MustCompile(`-[0-9a-f]{12}\.jsonl$`)
 // Read looks once for new journals, lines appended to the journals and
 // the results file, and new results.
 //
-// Errors: ErrPath when the folder or the results file cannot be read. A
+// Errors: ErrPath when the folder or the results file cannot be read
+// (the results file's also ErrResults). A
 // journal that is not one is shown as its task's error, not returned.
 func (f *Folder) Read() error {
 	f.mu.Lock()
@@ -283,15 +284,15 @@ func (f *Folder) readResults() error {
 		return nil // no result yet
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPath, err)
+		return fmt.Errorf("%w: %w: %w", ErrPath, ErrResults, err)
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return fmt.Errorf("%w: %s is not a regular file", ErrPath, f.results)
+		return fmt.Errorf("%w: %w: %s is not a regular file", ErrPath, ErrResults, f.results)
 	}
 	if fi.Size() < f.resOff {
-		return fmt.Errorf("%w: %s shrank while viewed: it was replaced or truncated", ErrPath, f.results)
+		return fmt.Errorf("%w: %w: %s shrank while viewed: it was replaced or truncated", ErrPath, ErrResults, f.results)
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(fh, f.resOff, fi.Size()-f.resOff), 1<<16)
 	for {

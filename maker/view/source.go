@@ -22,6 +22,10 @@ var (
 	// ErrExportFolder: an export was asked of a state folder; exports
 	// are of one run.
 	ErrExportFolder = errors.New("an export is of one run's journal, not of a state folder")
+	// ErrResults: Limits.Results names a file that cannot be read as a
+	// results file (it is not a regular file, it cannot be opened, or it
+	// shrank while viewed); always with ErrPath.
+	ErrResults = errors.New("the results file cannot be read")
 )
 
 // Limits are what a journal does not record and a view shows: a batch's
@@ -63,7 +67,8 @@ type Source struct {
 // what it holds now.
 //
 // Errors: Validate's; ErrResultsOfRun for a journal with lim.Results;
-// ErrPath when path cannot be opened (OpenFile's, OpenFolder's); the first
+// ErrPath when path cannot be opened (OpenFile's, OpenFolder's), with
+// ErrResults when it is lim.Results that cannot be read; the first
 // Read's (ErrNotJournal naming the line, ...). Nothing is left open on an
 // error. Close a Source.
 func Open(path string, lim Limits) (*Source, error) {

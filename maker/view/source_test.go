@@ -63,6 +63,13 @@ func TestOpenRefusals(t *testing.T) {
 	assert.ErrorIs(t, err, view.ErrResultsOfRun)
 	_, err = view.Open(filepath.Join(t.TempDir(), "missing"), view.Limits{})
 	assert.ErrorIs(t, err, view.ErrPath)
+	assert.NotErrorIs(t, err, view.ErrResults, "the journal, not a results file, is what could not be read")
+	// A state folder whose results file is a folder: ErrResults says which
+	// path was wrong.
+	state := t.TempDir()
+	_, err = view.Open(state, view.Limits{Results: t.TempDir()})
+	assert.ErrorIs(t, err, view.ErrPath)
+	assert.ErrorIs(t, err, view.ErrResults)
 
 	empty := filepath.Join(t.TempDir(), "empty.jsonl")
 	require.NoError(t, os.WriteFile(empty, nil, 0o600))
