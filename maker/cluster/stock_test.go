@@ -95,7 +95,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 	_, err = ajs.CreateStream(ctx, jetstream.StreamConfig{Name: cluster.RepliesStream, Subjects: []string{"mdap.replies.>"}, Storage: jetstream.FileStorage})
 	require.NoError(t, err)
 	// Small, for the floods; routes enough for manyroutes.
-	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes}
+	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes, MaxDrawers: floodDrawers, ReplyBytes: floodReplyBytes}
 	require.NoError(t, cluster.Provision(ctx, ajs, engine))
 	assertMdapStreams(t, ajs)
 	agent, err := cluster.ServeAgent(ctx, ajs.Conn(), engine)
