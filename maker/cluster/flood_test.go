@@ -136,14 +136,14 @@ func floodScenario(t *testing.T, url string, s seeds) {
 	require.NoError(t, err, "an honest reply is stored")
 	require.EqualValues(t, map[string]uint64{honest: 1}, storedReplies(t, rjs, honest))
 
-	// The Drawers the rogue floods: every one the stream names, and one
-	// made up.
+	// The Drawers the rogue floods: the idle one, every one the stream
+	// names (a worker also learns them from its jobs), and one made up.
 	drawers := func() []string {
+		ds := []string{"dmadeup", idle}
 		st, err := rjs.Stream(ctx, cluster.RepliesStream)
 		if err != nil {
-			return []string{"dmadeup"}
+			return ds
 		}
-		ds := []string{"dmadeup"}
 		for _, subj := range st.CachedInfo().Config.Subjects {
 			if d, ok := strings.CutSuffix(strings.TrimPrefix(subj, "mdap.replies."), ".*.*"); ok {
 				ds = append(ds, d)
@@ -179,6 +179,7 @@ func floodScenario(t *testing.T, url string, s seeds) {
 		}
 	}
 	flushThroughReconnects(t, rogue)
+	assert.EqualValues(t, map[string]uint64{honest: 1}, storedReplies(t, rjs, honest), "the honest reply stored before the flood is kept")
 	// The rogue's room is its own, and bounded: floodReplyKeep replies
 	// for each Drawer the engine made, none for one made up.
 	_, err = rjs.Publish(ctx, "mdap.replies."+idle+".one-more."+id, junk)
@@ -187,8 +188,12 @@ func floodScenario(t *testing.T, url string, s seeds) {
 	_, err = rjs.Publish(ctx, "mdap.replies.dmadeup.j."+id, junk)
 	assert.Error(t, err, "a reply to a Drawer the engine did not make finds no stream")
 	mine := storedReplies(t, rjs, "mdap.replies.*.w."+id)
-	assert.Equal(t, map[string]uint64{"mdap.replies." + idle + ".w." + id: floodReplyKeep}, mine, "the rogue's replies, all for the idle Drawer")
-	assert.EqualValues(t, map[string]uint64{honest: 1}, storedReplies(t, rjs, honest), "the honest reply stored before the flood is kept")
+	assert.EqualValues(t, floodReplyKeep, mine["mdap.replies."+idle+".w."+id], "the rogue's replies for the idle Drawer: %v", mine)
+	assert.NotContains(t, mine, "mdap.replies.dmadeup.w."+id, "none for a Drawer made up")
+	assert.LessOrEqual(t, len(mine), floodDrawers, "for the Drawers the engine serves only: %v", mine)
+	for subj, n := range mine {
+		assert.LessOrEqual(t, n, uint64(floodReplyKeep), subj)
+	}
 	wg.Go(func() { flood(fctx) })
 
 	before := sent.Load()
@@ -309,4 +314,29 @@ func fullScenario(t *testing.T, url string, s seeds) {
 	assert.Contains(t, err.Error(), cluster.JobsStream)
 	assert.Contains(t, err.Error(), "full")
 	assert.Less(t, time.Since(began), 15*time.Second, "not the minute of its timeout")
+}
+
+// TestDrawersPastMaxDrawersAreRefused: the engine takes the replies of at
+// most ProvisionConfig.MaxDrawers Drawers; one more is refused, naming
+// MaxDrawers, until one is closed, whose place it then takes.
+func TestDrawersPastMaxDrawersAreRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keys, _, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: cluster.ProvisionConfig{MaxDrawers: 2}})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	_, js := connectAs(t, srv.ClientURL(), cluster.SeedFile(dir, cluster.RoleCoordinator))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first := newDrawer(t, js, cluster.DrawerConfig{})
+	newDrawer(t, js, cluster.DrawerConfig{})
+	_, err = cluster.NewDrawer(ctx, js, cluster.DrawerConfig{})
+	require.ErrorIs(t, err, cluster.ErrEngine)
+	assert.Contains(t, err.Error(), "MaxDrawers")
+	require.NoError(t, first.Close())
+	third, err := cluster.NewDrawer(ctx, js, cluster.DrawerConfig{})
+	require.NoError(t, err, "a closed Drawer makes room")
+	require.NoError(t, third.Close())
 }

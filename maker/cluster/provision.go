@@ -124,9 +124,9 @@ type ProvisionConfig struct {
 	// MaxDrawers is the most coordinators' Drawers whose replies the
 	// engine takes at once (RepliesStream's Drawer subjects, one per reply
 	// consumer the agent made); 0 means DefaultMaxDrawers. A Drawer past
-	// it is refused (its NewDrawer fails, ErrEngine naming MaxDrawers),
-	// once the Drawers whose reply consumer is gone (closed, or unused
-	// for an hour) have made room, their replies purged.
+	// it is refused (its NewDrawer fails, ErrEngine naming MaxDrawers);
+	// the Drawers whose reply consumer is gone (closed, or unused for an
+	// hour) make room as a Drawer is added, their replies purged.
 	MaxDrawers int
 	// ReplyKeep bounds the replies one worker identity may have stored
 	// for one Drawer (RepliesStream's messages per subject); 0 means

@@ -110,9 +110,9 @@ func drawersInUse(ctx context.Context, st jetstream.Stream) (map[string]bool, er
 
 // serveDrawer makes RepliesStream take the replies to the Drawer id, and
 // its reply consumer, while the engine takes replies for fewer than
-// cfg.MaxDrawers Drawers: at the most, the subjects of Drawers whose
-// consumer is gone are removed and their replies purged, and a Drawer
-// still past it is refused (ErrEngine naming MaxDrawers). A stream that
+// cfg.MaxDrawers Drawers: the subjects of Drawers whose consumer is gone
+// are removed first and their replies purged, and a Drawer still past it
+// is refused (ErrEngine naming MaxDrawers). A stream that
 // takes every Drawer (mdap.replies.>, made by a client) is used as it is.
 func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg ProvisionConfig) error {
 	repliesMu.Lock()
@@ -124,20 +124,20 @@ func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg Pro
 	c := st.CachedInfo().Config
 	subj := drawerReplies(id)
 	if !slices.Contains(c.Subjects, subj) && !slices.Contains(c.Subjects, repliesSubject+">") {
-		var gone []string
-		if countDrawers(c.Subjects) >= cfg.maxDrawers() {
-			inUse, err := drawersInUse(ctx, st)
-			if err != nil {
-				return err
-			}
-			c.Subjects = slices.DeleteFunc(c.Subjects, func(s string) bool {
-				d, ok := drawerOf(s)
-				if ok && !inUse[d] {
-					gone = append(gone, d)
-				}
-				return ok && !inUse[d]
-			})
+		// Drawers whose consumer is gone (closed, or unused for an hour)
+		// make room, and their replies go.
+		inUse, err := drawersInUse(ctx, st)
+		if err != nil {
+			return err
 		}
+		var gone []string
+		c.Subjects = slices.DeleteFunc(c.Subjects, func(s string) bool {
+			d, ok := drawerOf(s)
+			if ok && !inUse[d] {
+				gone = append(gone, d)
+			}
+			return ok && !inUse[d]
+		})
 		if n := countDrawers(c.Subjects); n >= cfg.maxDrawers() {
 			return fmt.Errorf("%w: the engine takes the replies of %d Drawers (coordinators), its most (ProvisionConfig.MaxDrawers): one is freed when its coordinator closes it, or an hour after it stopped", ErrEngine, n)
 		}

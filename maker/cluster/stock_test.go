@@ -124,6 +124,10 @@ func TestStockNATSServerRoles(t *testing.T) {
 	t.Run("manyroutes", func(t *testing.T) {
 		manyRoutesScenario(t, url, tenants.thief, tenants.victim, seedFiles[1], adminSeed, engine, false)
 	})
+	// It purges the reply stream it fills.
+	t.Run("repliesfull", func(t *testing.T) {
+		fullRepliesScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
+	})
 	// Last: it leaves the job stream full.
 	t.Run("full", func(t *testing.T) {
 		fullScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
