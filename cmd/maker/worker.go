@@ -125,11 +125,6 @@ func (w *workerCmd) check(cmd *cobra.Command) error {
 	if w.route, err = w.flags.route(oracle); err != nil {
 		return err
 	}
-	for _, name := range []string{"structured", "verbose"} {
-		if cmd.Flags().Changed(name) {
-			return usageErr("--%s does not apply to maker worker", name)
-		}
-	}
 	w.model, err = models.Open(w.flags.oneModel(), models.Options{BaseURL: w.flags.baseURL, Timeout: w.flags.timeout, Sim: func() (llms.Model, error) {
 		return sim.New(oracle, w.flags.simConfig())
 	}})
@@ -164,21 +159,17 @@ func (w *workerCmd) run(cmd *cobra.Command) error {
 	}
 	defer w.obs.stop(cmd.Context())
 	model := observe.Model(w.obs.observer(), w.model, maker.ModelIdentity(w.model))
-	n := &natsRun{natsURL: w.natsURL, natsCreds: w.natsCreds, identity: w.identity}
-	w.obs.probe("engine", n.engineProbe)
-	if err := n.connectNATS(cluster.RoleWorker, "maker worker"); err != nil {
-		return err
-	}
-	defer n.closeNATS()
 	ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
 	cfg := w.cfg
 	cfg.Route, cfg.Grace = w.route, grace
 	cfg.Logger = w.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: w.level})
-	wk, err := cluster.NewWorker(ctx, n.js, model, cfg)
+	wk, err := cluster.OpenWorker(ctx, w.natsURL, cluster.ClientCreds{Path: w.natsCreds, Identity: w.identity, PathName: "--nats-creds"}, model, cfg)
 	cancel()
 	if err != nil {
-		return failed(fmt.Errorf("--nats: %w", err))
+		return dialErr(err)
 	}
+	defer wk.Close()
+	w.obs.probe("engine", func(context.Context) error { return wk.Connected() })
 	if err := w.obs.observer().ObserveWorker(func() (int64, int64) { st := wk.Stats(); return st.Served, st.Failed }); err != nil {
 		return failed(err)
 	}
