@@ -68,11 +68,6 @@ func registerNATSCreds(fs *pflag.FlagSet, dst *string) {
 	fs.StringVar(dst, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+natsCredsEnv+", else ./"+defaultCredsDir+" if it exists; $"+natsTokenEnv+" for a server with a token)")
 }
 
-// creds is what --nats-creds and the run name, for cluster.Dial.
-func (n *natsRun) creds() cluster.ClientCreds {
-	return cluster.ClientCreds{Path: n.natsCreds, Run: n.natsRunName, PathName: "--nats-creds"}
-}
-
 // coordinatorFlagOf names the flag of each field of
 // cluster.CoordinatorConfig.
 var coordinatorFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWorkers": "min-workers"}
@@ -83,11 +78,10 @@ var coordinatorFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "M
 // latency are the workers' business.
 func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	run, onEngine := strings.CutPrefix(f.journal, natsJournalPrefix)
-	cfg := f.coordinatorConfig()
 	if onEngine {
-		cfg.Run = run
+		f.natsRunName = run
 	}
-	err := cfg.Validate()
+	err := f.coordinatorConfig().Validate()
 	fe := fielderr.As(err)
 	f.minVoters = f.minWorkers // what the vote needs until the engine is asked (Draw)
 	switch {
@@ -104,9 +98,6 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	case err != nil:
 		return fieldUsageErr(err, coordinatorFlagOf, "nats")
 	}
-	if onEngine {
-		f.natsRunName = run
-	}
 	for _, name := range []string{"base-url", "latency", "latency-sigma"} {
 		if cmd.Flags().Changed(name) {
 			return usageErr("--%s applies to the workers' model with --nats: give it to maker worker", name)
@@ -117,8 +108,8 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 
 // coordinatorConfig is the cluster.CoordinatorConfig the flags set.
 func (f *runFlags) coordinatorConfig() cluster.CoordinatorConfig {
-	return cluster.CoordinatorConfig{URL: f.natsURL, Keep: f.natsKeep, MinWorkers: f.minWorkers, Run: f.natsRunName, Creds: f.creds(),
-		Timeout: f.timeout, Unsigned: f.journalUnsigned}
+	return cluster.CoordinatorConfig{URL: f.natsURL, Keep: f.natsKeep, MinWorkers: f.minWorkers, Run: f.natsRunName,
+		Creds: cluster.ClientCreds{Path: f.natsCreds, Run: f.natsRunName, PathName: "--nats-creds"}, Timeout: f.timeout, Unsigned: f.journalUnsigned}
 }
 
 // checkNATSURL refuses a --nats that no client could dial, as
