@@ -43,7 +43,7 @@ const setupTimeout = 30 * time.Second
 // (cluster.Coordinator).
 type natsRun struct {
 	natsURL   string
-	natsCreds string
+	natsCreds cluster.ClientCreds // --nats-creds; Run is natsRunName
 	natsKeep  time.Duration
 	// natsRunName is the run whose key (runs/RUN.nk) signs a coordinator
 	// in from a credentials folder: --journal nats:RUN's, or maker solve
@@ -64,8 +64,10 @@ func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
 	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 while at least 2 worker identities serve the route, else 1, looked at again between steps every 5s (maker solve: any worker); a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
 }
 
-func registerNATSCreds(fs *pflag.FlagSet, dst *string) {
-	fs.StringVar(dst, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+natsCredsEnv+", else ./"+defaultCredsDir+" if it exists; $"+natsTokenEnv+" for a server with a token)")
+// registerNATSCreds binds --nats-creds to c.Path; c's errors name it.
+func registerNATSCreds(fs *pflag.FlagSet, c *cluster.ClientCreds) {
+	c.PathName = "--nats-creds"
+	fs.StringVar(&c.Path, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+natsCredsEnv+", else ./"+defaultCredsDir+" if it exists; $"+natsTokenEnv+" for a server with a token)")
 }
 
 // coordinatorFlagOf names the flag of each field of
@@ -108,8 +110,10 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 
 // coordinatorConfig is the cluster.CoordinatorConfig the flags set.
 func (f *runFlags) coordinatorConfig() cluster.CoordinatorConfig {
+	creds := f.natsCreds
+	creds.Run = f.natsRunName
 	return cluster.CoordinatorConfig{URL: f.natsURL, Keep: f.natsKeep, MinWorkers: f.minWorkers, Run: f.natsRunName,
-		Creds: cluster.ClientCreds{Path: f.natsCreds, Run: f.natsRunName, PathName: "--nats-creds"}, Timeout: f.timeout, Unsigned: f.journalUnsigned}
+		Creds: creds, Timeout: f.timeout, Unsigned: f.journalUnsigned}
 }
 
 // checkNATSURL refuses a --nats that no client could dial, as
@@ -201,19 +205,10 @@ func (f *runFlags) natsJournal(stderr io.Writer) (*maker.Journal, error) {
 
 // closeNATS closes what --nats opened (cluster.Coordinator.Close), after
 // the journal (closed by the caller before).
-func (n *natsRun) closeNATS() {
-	if n.coord != nil {
-		_ = n.coord.Close()
-	}
-}
+func (n *natsRun) closeNATS() { _ = n.coord.Close() }
 
 // engineProbe checks the NATS connection, when the run has one.
-func (n *natsRun) engineProbe(context.Context) error {
-	if n.coord == nil {
-		return nil
-	}
-	return n.coord.Connected()
-}
+func (n *natsRun) engineProbe(context.Context) error { return n.coord.Connected() }
 
 // natsCmd is maker nats: the engine's settings the flags set (Token
 // from $MDAP_NATS_TOKEN), and --log and the telemetry.

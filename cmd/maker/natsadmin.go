@@ -13,7 +13,10 @@ import (
 // natsAdmin is the --nats and --nats-creds of maker nats ls, rm and
 // provision: the server, and the admin's credential (no other role may
 // list the engine).
-type natsAdmin struct{ url, creds string }
+type natsAdmin struct {
+	url   string
+	creds cluster.ClientCreds
+}
 
 func (n *natsAdmin) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&n.url, "nats", "nats://"+cluster.DefaultAddr, "NATS URL of the engine")
@@ -22,7 +25,7 @@ func (n *natsAdmin) register(cmd *cobra.Command) {
 
 // open connects as the admin (cluster.OpenAdmin).
 func (n *natsAdmin) open() (*cluster.Admin, error) {
-	a, err := cluster.OpenAdmin(n.url, cluster.ClientCreds{Path: n.creds, PathName: "--nats-creds"})
+	a, err := cluster.OpenAdmin(n.url, n.creds)
 	if fielderr.As(err) != nil {
 		return nil, fieldUsageErr(err, coordinatorFlagOf, "nats")
 	}

@@ -180,9 +180,15 @@ func (c *Coordinator) SolveBatch(ctx context.Context, cfg BatchConfig) (batch.Su
 	return SolveBatch(ctx, c.js, cfg)
 }
 
-// Connected is nil while the connection is up, else an error naming its
-// status: a readiness probe. It costs no request.
-func (c *Coordinator) Connected() error { return connected(c.nc) }
+// Connected is nil while the connection is up (or c is nil: nothing
+// opened), else an error naming its status: a readiness probe. It costs
+// no request.
+func (c *Coordinator) Connected() error {
+	if c == nil {
+		return nil
+	}
+	return connected(c.nc)
+}
 
 // connected is nil while nc is up (or was never opened).
 func connected(nc *nats.Conn) error {
@@ -193,8 +199,12 @@ func connected(nc *nats.Conn) error {
 }
 
 // Close closes the Drawer, then flushes and closes the connection. It is
-// safe to call more than once. Errors are the Drawer's Close's.
+// safe to call more than once, and on a nil Coordinator (nothing to
+// close). Errors are the Drawer's Close's.
 func (c *Coordinator) Close() error {
+	if c == nil {
+		return nil
+	}
 	var err error
 	if c.drawer != nil {
 		err = c.drawer.Close()

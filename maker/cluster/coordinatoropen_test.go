@@ -86,6 +86,10 @@ func TestCoordinatorRefusesBeforeConnecting(t *testing.T) {
 	require.ErrorIs(t, err, cluster.ErrConfig)
 	assert.Equal(t, "Inflight", fielderr.As(err).Fields[0].Name)
 
+	var none *cluster.Coordinator
+	assert.NoError(t, none.Connected(), "nothing opened: nothing to probe")
+	assert.NoError(t, none.Close(), "nothing opened: nothing to close")
+
 	srv := startServer(t)
 	c, err := cluster.OpenCoordinator(cluster.CoordinatorConfig{URL: srv.ClientURL(), Keep: cluster.DefaultRetention, MinWorkers: 2})
 	require.NoError(t, err)
