@@ -18,8 +18,6 @@ import (
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
@@ -41,25 +39,21 @@ const natsJournalPrefix = "nats:"
 const setupTimeout = 30 * time.Second
 
 // natsRun is the --nats part of runFlags: where samples are drawn and
-// journals kept when the run goes through the engine.
+// journals kept when the run goes through the engine
+// (cluster.Coordinator).
 type natsRun struct {
 	natsURL   string
-	natsCreds string
+	natsCreds cluster.ClientCreds // --nats-creds; Run is natsRunName
 	natsKeep  time.Duration
-	// natsRunName is the run --journal nats:RUN names ("" for none):
-	// its run key (runs/RUN.nk) signs a coordinator in from a
-	// credentials folder.
+	// natsRunName is the run whose key (runs/RUN.nk) signs a coordinator
+	// in from a credentials folder: --journal nats:RUN's, or maker solve
+	// --queue's.
 	natsRunName string
-	// identity is maker worker --identity: the worker identity
-	// (workers/NAME.nk) it signs in with from a credentials folder.
-	identity string
-	// minWorkers is --min-workers; minVoters what it came to for the
-	// run at its start (0: any voter); followVoters, under --min-workers
-	// 0, what it comes to at each step (maker.Solver.MinVoters).
+	// minWorkers is --min-workers; minVoters and followVoters what the
+	// coordinator settled it to (cluster.Coordinator.Draw).
 	minWorkers, minVoters int
 	followVoters          func(context.Context) int
-	nc                    *nats.Conn
-	js                    jetstream.JetStream
+	coord                 *cluster.Coordinator
 	drawer                *cluster.Drawer
 }
 
@@ -70,14 +64,10 @@ func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
 	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 while at least 2 worker identities serve the route, else 1, looked at again between steps every 5s (maker solve: any worker); a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
 }
 
-func registerNATSCreds(fs *pflag.FlagSet, dst *string) {
-	fs.StringVar(dst, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+natsCredsEnv+", else ./"+defaultCredsDir+" if it exists; $"+natsTokenEnv+" for a server with a token)")
-}
-
-// creds is what --nats-creds, --identity and the run name, for
-// cluster.Dial.
-func (n *natsRun) creds() cluster.ClientCreds {
-	return cluster.ClientCreds{Path: n.natsCreds, Run: n.natsRunName, Identity: n.identity, PathName: "--nats-creds"}
+// registerNATSCreds binds --nats-creds to c.Path; c's errors name it.
+func registerNATSCreds(fs *pflag.FlagSet, c *cluster.ClientCreds) {
+	c.PathName = "--nats-creds"
+	fs.StringVar(&c.Path, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+natsCredsEnv+", else ./"+defaultCredsDir+" if it exists; $"+natsTokenEnv+" for a server with a token)")
 }
 
 // coordinatorFlagOf names the flag of each field of
@@ -90,15 +80,12 @@ var coordinatorFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "M
 // latency are the workers' business.
 func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	run, onEngine := strings.CutPrefix(f.journal, natsJournalPrefix)
-	cfg := cluster.CoordinatorConfig{URL: f.natsURL, Keep: f.natsKeep, MinWorkers: f.minWorkers}
 	if onEngine {
-		cfg.Run = run
+		f.natsRunName = run
 	}
-	err := cfg.Validate()
+	err := f.coordinatorConfig().Validate()
 	fe := fielderr.As(err)
-	// What the vote needs until the engine is asked (natsModel settles
-	// the default for one route; a batch takes the number given).
-	f.minVoters = f.minWorkers
+	f.minVoters = f.minWorkers // what the vote needs until the engine is asked (Draw)
 	switch {
 	case fe != nil && fe.Fields[0].Name == "MinWorkers":
 		return fieldUsageErr(err, coordinatorFlagOf, "nats")
@@ -113,15 +100,20 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	case err != nil:
 		return fieldUsageErr(err, coordinatorFlagOf, "nats")
 	}
-	if onEngine {
-		f.natsRunName = run
-	}
 	for _, name := range []string{"base-url", "latency", "latency-sigma"} {
 		if cmd.Flags().Changed(name) {
 			return usageErr("--%s applies to the workers' model with --nats: give it to maker worker", name)
 		}
 	}
 	return nil
+}
+
+// coordinatorConfig is the cluster.CoordinatorConfig the flags set.
+func (f *runFlags) coordinatorConfig() cluster.CoordinatorConfig {
+	creds := f.natsCreds
+	creds.Run = f.natsRunName
+	return cluster.CoordinatorConfig{URL: f.natsURL, Keep: f.natsKeep, MinWorkers: f.minWorkers, Run: f.natsRunName,
+		Creds: creds, Timeout: f.timeout, Unsigned: f.journalUnsigned}
 }
 
 // checkNATSURL refuses a --nats that no client could dial, as
@@ -144,66 +136,62 @@ func (f *runFlags) route(oracle sim.Oracle) (string, error) {
 	return m.Identity(), nil
 }
 
-// connectNATS dials --nats once per command, as role (cluster.Dial).
-func (n *natsRun) connectNATS(role cluster.Role, name string) error {
-	if n.nc != nil {
-		return nil
-	}
-	nc, js, err := cluster.Dial(n.natsURL, n.creds(), role, name)
-	switch {
-	case errors.Is(err, cluster.ErrConfig):
+// dialErr is the error of a connection to --nats: a refused credential
+// is a usage error, anything else a failure.
+func dialErr(err error) error {
+	if errors.Is(err, cluster.ErrConfig) {
 		return usageErr("%w", err)
-	case err != nil:
+	}
+	return failed(fmt.Errorf("--nats: %w", err))
+}
+
+// draw connects once per command (cluster.OpenCoordinator) and opens the
+// Drawer of route ("" for a batch), whose warnings go to stderr.
+func (f *runFlags) draw(route string, stderr io.Writer) error {
+	if f.coord == nil {
+		cfg := f.coordinatorConfig()
+		cfg.Logger = f.obs.warnLogger(stderr)
+		c, err := cluster.OpenCoordinator(cfg)
+		if err != nil {
+			return dialErr(err)
+		}
+		f.coord = c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	d, err := f.coord.Draw(ctx, route)
+	if err != nil {
 		return failed(fmt.Errorf("--nats: %w", err))
 	}
-	n.nc, n.js = nc, js
+	f.drawer, f.minVoters, f.followVoters = d, f.coord.MinVoters(), f.coord.FollowVoters()
+	if route == "" {
+		return nil
+	}
+	if served, err := d.Served(ctx, route); err == nil && !served {
+		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: samples fail after %s without one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, cluster.DefaultNoWorker, f.natsURL)
+	}
 	return nil
 }
 
 // natsModel is the model of a coordinator: samples drawn by the workers
-// of the flags' route, within --timeout each, queueing included; under
-// --min-workers 0 the least distinct voters follow the workers serving
-// it (cluster.MinVoters, cluster.FollowVoters).
+// of the flags' route, within --timeout each, queueing included.
 func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, error) {
 	route, err := f.route(oracle)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.connectNATS(cluster.RoleCoordinator, "maker coordinator"); err != nil {
+	if err := f.draw(route, stderr); err != nil {
 		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-	defer cancel()
-	if f.minVoters = f.minWorkers; f.minWorkers == 0 {
-		f.minVoters = cluster.MinVoters(ctx, f.nc, route)
-		f.followVoters = cluster.FollowVoters(f.minVoters, cluster.VotersEvery, func(ctx context.Context) (int, error) {
-			return cluster.ServingWorkers(ctx, f.nc, route)
-		})
-	}
-	// Under --min-workers 0 a second worker may join later: the samples
-	// are spread from the start, or one greedy worker would take every
-	// wave and the second voter never come.
-	spread := f.minVoters > 1 || f.followVoters != nil
-	f.drawer, err = cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout, Spread: spread, Logger: f.obs.warnLogger(stderr)})
-	if err != nil {
-		return nil, failed(fmt.Errorf("--nats: %w", err))
-	}
-	if served, err := f.drawer.Served(ctx, route); err == nil && !served {
-		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: samples fail after %s without one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, cluster.DefaultNoWorker, f.natsURL)
 	}
 	return f.drawer.SpecModel(route, f.oneModel(), f.priceIn, f.priceOut)
 }
 
-// natsJournal opens --journal nats:RUN (cluster.OpenRunJournal). A
+// natsJournal opens --journal nats:RUN (cluster.Coordinator.Journal). A
 // resume waits out the lease of a coordinator that died.
 func (f *runFlags) natsJournal(stderr io.Writer) (*maker.Journal, error) {
-	if err := f.connectNATS(cluster.RoleCoordinator, "maker coordinator"); err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout+cluster.DefaultLeaseTTL+2*time.Second)
 	defer cancel()
-	run := strings.TrimPrefix(f.journal, natsJournalPrefix)
-	j, err := cluster.OpenRunJournal(ctx, f.js, run, f.resume, cluster.JournalConfig{MaxAge: f.natsKeep, Unsigned: f.journalUnsigned}, func(wait time.Duration) {
+	j, err := f.coord.Journal(ctx, f.resume, func(wait time.Duration) {
 		fmt.Fprintf(stderr, "maker: note: %s is locked by another coordinator; waiting up to %s for its lease to expire (if it died)\n", f.journal, wait)
 	})
 	if errors.Is(err, cluster.ErrEngine) {
@@ -215,17 +203,12 @@ func (f *runFlags) natsJournal(stderr io.Writer) (*maker.Journal, error) {
 	return j, nil
 }
 
-// closeNATS closes what --nats opened: the drawer, then the connection,
-// after the journal (closed by the caller before).
-func (n *natsRun) closeNATS() {
-	if n.drawer != nil {
-		_ = n.drawer.Close()
-	}
-	if n.nc != nil {
-		_ = n.nc.Flush()
-		n.nc.Close()
-	}
-}
+// closeNATS closes what --nats opened (cluster.Coordinator.Close), after
+// the journal (closed by the caller before).
+func (n *natsRun) closeNATS() { _ = n.coord.Close() }
+
+// engineProbe checks the NATS connection, when the run has one.
+func (n *natsRun) engineProbe(context.Context) error { return n.coord.Connected() }
 
 // natsCmd is maker nats: the engine's settings the flags set (Token
 // from $MDAP_NATS_TOKEN), and --log and the telemetry.
@@ -391,17 +374,9 @@ func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
 // (for the simulated model, the task's seed is part of it). The Drawer
 // warns on stderr of a worker it quarantines.
 func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
-	if err := f.connectNATS(cluster.RoleCoordinator, "maker coordinator"); err != nil {
+	if err := f.draw("", stderr); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-	defer cancel()
-	f.minVoters = f.minWorkers // a batch's routes vary: 0 is any worker
-	d, err := cluster.NewDrawer(ctx, f.js, cluster.DrawerConfig{Timeout: f.timeout, Spread: f.minVoters > 1, Logger: f.obs.warnLogger(stderr)})
-	if err != nil {
-		return nil, failed(fmt.Errorf("--nats: %w", err))
-	}
-	f.drawer = d
 	base := *f
 	return func(job batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
 		if base.oneModel() == "sim" && job.Kind() != "hanoi" {
@@ -413,7 +388,7 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 		if err != nil {
 			return nil, err
 		}
-		return d.SpecModel(route, g.oneModel(), g.priceIn, g.priceOut)
+		return base.drawer.SpecModel(route, g.oneModel(), g.priceIn, g.priceOut)
 	}, nil
 }
 
@@ -449,7 +424,7 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 	}
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	_, err := cluster.OpenTaskQueue(ctx, f.js, queue, cluster.TaskQueueConfig{MaxAge: f.natsKeep})
+	_, err := f.coord.OpenTaskQueue(ctx, queue)
 	switch {
 	case errors.Is(err, cluster.ErrAuth):
 		return "", usageErr("--nats: %w; with a run key give --queue NAME, the run it was issued for", err)
@@ -459,13 +434,11 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 	return queue, nil
 }
 
-// solveOverNATS is maker solve with --nats: cluster.SolveBatch on queue
-// (batchQueue).
+// solveOverNATS is maker solve with --nats: cluster.Coordinator.SolveBatch
+// on queue (batchQueue).
 func (f *runFlags) solveOverNATS(ctx context.Context, queue string, jobs []batch.Job, base batch.Runner, store *batch.Store, concurrency int, stderr io.Writer) (batch.Summary, error) {
-	sum, err := cluster.SolveBatch(ctx, f.js, cluster.BatchConfig{
-		Queue: queue, MaxAge: f.natsKeep, UnsignedJournals: f.journalUnsigned, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
-		Drawer: f.drawer, Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) },
-	})
+	sum, err := f.coord.SolveBatch(ctx, cluster.BatchConfig{Queue: queue, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
+		Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) }})
 	if err != nil && ctx.Err() == nil {
 		return sum, failed(fmt.Errorf("--nats: %w", err))
 	}

@@ -60,11 +60,15 @@ func startNATSIn(t *testing.T, store string, extra ...string) (string, *child) {
 	// --ack-wait 1s: the engine's, which the workers' redeliveries wait.
 	srv := start(t, out, append([]string{"nats", "--addr", "127.0.0.1:0", "--store", store, "--ack-wait", "1s"}, extra...)...)
 	var url string
+	// The notes on stderr are written before the URL, but reach srv.stderr
+	// through a pipe while stdout goes to a file: wait for them too (the
+	// serving line and the credentials note after it).
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(out.Name())
 		url, _, _ = strings.Cut(string(b), "\n")
-		return strings.HasPrefix(url, "nats://") && strings.Contains(string(b), "\n")
-	}, 20*time.Second, 10*time.Millisecond, "maker nats prints its URL")
+		_, notes, _ := strings.Cut(srv.stderr.String(), "JetStream serving")
+		return strings.HasPrefix(url, "nats://") && strings.Contains(string(b), "\n") && strings.Count(notes, "\n") >= 2
+	}, 20*time.Second, 10*time.Millisecond, "maker nats prints its URL and notes")
 	t.Cleanup(func() {
 		if srv.cmd.ProcessState == nil {
 			_ = srv.cmd.Process.Signal(syscall.SIGTERM)

@@ -1,40 +1,44 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/spf13/cobra"
 )
 
-// natsAdminFlags are the flags of maker nats ls, rm and provision: the
-// server, and the admin's credential (no other role may list the engine).
-func natsAdminFlags(cmd *cobra.Command, n *natsRun) {
-	cmd.Flags().StringVar(&n.natsURL, "nats", "nats://"+cluster.DefaultAddr, "NATS URL of the engine")
-	registerNATSCreds(cmd.Flags(), &n.natsCreds)
+// natsAdmin is the --nats and --nats-creds of maker nats ls, rm and
+// provision: the server, and the admin's credential (no other role may
+// list the engine).
+type natsAdmin struct {
+	url   string
+	creds cluster.ClientCreds
 }
 
-func (n *natsRun) adminConnect() error {
-	if err := checkNATSURL(n.natsURL); err != nil {
-		return err
+func (n *natsAdmin) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&n.url, "nats", "nats://"+cluster.DefaultAddr, "NATS URL of the engine")
+	registerNATSCreds(cmd.Flags(), &n.creds)
+}
+
+// open connects as the admin (cluster.OpenAdmin).
+func (n *natsAdmin) open() (*cluster.Admin, error) {
+	a, err := cluster.OpenAdmin(n.url, n.creds)
+	if fielderr.As(err) != nil {
+		return nil, fieldUsageErr(err, coordinatorFlagOf, "nats")
 	}
-	return n.connectNATS(cluster.RoleAdmin, "maker nats admin")
+	if err != nil {
+		return nil, dialErr(err)
+	}
+	return a, nil
 }
 
-// adminContext is cluster.AdminContext for command on adminConnect's
-// connection: at most setupTimeout, ended at once when the server
-// refuses the credential.
-func (n *natsRun) adminContext(parent context.Context, command string) (context.Context, context.CancelFunc) {
-	return cluster.AdminContext(parent, n.nc, setupTimeout, command, n.creds())
-}
-
-// adminErr is the failure of an admin command's request (cluster.AdminErr):
-// the server refused the credential, else err from --nats.
-func adminErr(ctx context.Context, err error) error {
-	if err = cluster.AdminErr(ctx, err); errors.As(err, new(*cluster.NotAdminError)) {
+// adminErr is the failure of an admin's request (cluster.Admin.Do): the
+// server refused the credential, else err from --nats.
+func adminErr(err error) error {
+	if errors.As(err, new(*cluster.NotAdminError)) {
 		return failed(err)
 	}
 	return failed(fmt.Errorf("--nats: %w", err))
@@ -42,7 +46,7 @@ func adminErr(ctx context.Context, err error) error {
 
 func newNATSLs() *cobra.Command {
 	var (
-		n      natsRun
+		n      natsAdmin
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -52,26 +56,25 @@ func newNATSLs() *cobra.Command {
 		Example: example("nats-ls"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := n.adminConnect(); err != nil {
+			a, err := n.open()
+			if err != nil {
 				return err
 			}
-			defer n.closeNATS()
-			ctx, cancel := n.adminContext(cmd.Context(), "maker nats ls")
-			defer cancel()
-			list, err := cluster.List(ctx, n.js)
+			defer a.Close()
+			list, err := a.List(cmd.Context())
 			if err != nil {
-				return adminErr(ctx, err)
+				return adminErr(err)
 			}
 			return cluster.WriteLeftovers(cmd.OutOrStdout(), list, asJSON)
 		},
 	}
-	natsAdminFlags(cmd, &n)
+	n.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	return cmd
 }
 
 func newNATSRm() *cobra.Command {
-	var n natsRun
+	var n natsAdmin
 	cmd := &cobra.Command{
 		Use:     "rm RUN...",
 		Short:   "Remove what a run or batch left on the engine",
@@ -84,41 +87,28 @@ func newNATSRm() *cobra.Command {
 					return usageErr("run name %q: 1 to 64 letters, digits, '-' or '_' (maker nats ls lists them)", run)
 				}
 			}
-			if err := n.adminConnect(); err != nil {
+			a, err := n.open()
+			if err != nil {
 				return err
 			}
-			defer n.closeNATS()
-			var missing []string
-			removedAny := false
-			for _, run := range args {
-				ctx, cancel := n.adminContext(cmd.Context(), "maker nats rm")
-				removed, err := cluster.RemoveRun(ctx, n.js, run)
-				if err != nil && !errors.Is(err, cluster.ErrNotFound) && !errors.Is(err, maker.ErrJournalLocked) {
-					err = adminErr(ctx, err)
-				}
-				cancel()
-				for _, r := range removed {
-					removedAny = true
-					fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", r)
-				}
-				switch {
-				case errors.Is(err, cluster.ErrNotFound):
-					missing = append(missing, run)
-				case errors.Is(err, maker.ErrJournalLocked):
-					return failed(fmt.Errorf("%s is in progress, not removed: %w", run, err))
-				case err != nil:
-					return err
-				}
+			defer a.Close()
+			removed, missing, err := a.RemoveRuns(cmd.Context(), args)
+			for _, r := range removed {
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", r)
 			}
-			if len(missing) > 0 && removedAny {
+			switch {
+			case errors.Is(err, maker.ErrJournalLocked):
+				return failed(err)
+			case err != nil:
+				return adminErr(err)
+			case len(missing) > 0 && len(removed) > 0:
 				return failed(fmt.Errorf("nothing named %q on the engine (the others were removed)", missing))
-			}
-			if len(missing) > 0 {
+			case len(missing) > 0:
 				return usageErr("nothing named %q on the engine (maker nats ls lists what is there)", missing)
 			}
 			return nil
 		},
 	}
-	natsAdminFlags(cmd, &n)
+	n.register(cmd)
 	return cmd
 }

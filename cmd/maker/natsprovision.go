@@ -11,7 +11,7 @@ import (
 
 func newNATSProvision() *cobra.Command {
 	var (
-		n      natsRun
+		n      natsAdmin
 		engine cluster.ProvisionConfig
 		routes []string
 		once   bool
@@ -31,13 +31,15 @@ func newNATSProvision() *cobra.Command {
 					return usageErr("--route \"\": name the model the workers serve (maker worker prints it)")
 				}
 			}
-			if err := n.adminConnect(); err != nil {
+			a, err := n.open()
+			if err != nil {
 				return err
 			}
-			defer n.closeNATS()
+			defer a.Close()
+			nc, js := a.Conn()
 			ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
 			defer cancel()
-			if err := cluster.ProvisionWhenReady(ctx, n.js, engine); err != nil {
+			if err := cluster.ProvisionWhenReady(ctx, js, engine); err != nil {
 				if errors.Is(err, cluster.ErrConfig) {
 					return usageErr("%w", err)
 				}
@@ -46,7 +48,7 @@ func newNATSProvision() *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "provisioned the streams %s, %s, %s, %s and the buckets %s, %s (%d replicas)\n", cluster.JobsStream, cluster.RepliesStream, cluster.JournalsStream, cluster.TasksStream, cluster.LeaseBucket, cluster.ResultsBucket, engine.Replicas)
 			for _, r := range routes {
-				if err := cluster.ProvisionRoute(ctx, n.js, r, engine); err != nil {
+				if err := cluster.ProvisionRoute(ctx, js, r, engine); err != nil {
 					return failed(fmt.Errorf("--route: %w", err))
 				}
 				fmt.Fprintf(out, "provisioned the consumer of route %q\n", r)
@@ -54,19 +56,19 @@ func newNATSProvision() *cobra.Command {
 			if once {
 				return nil
 			}
-			agent, err := cluster.ServeAgent(cmd.Context(), n.nc, engine)
+			agent, err := cluster.ServeAgent(cmd.Context(), nc, engine)
 			if err != nil {
 				return failed(fmt.Errorf("--nats: %w", err))
 			}
 			defer agent.Stop()
 			stderr := cmd.ErrOrStderr()
-			fmt.Fprintf(stderr, "maker nats provision: serving workers' and coordinators' requests on %s; stop with Ctrl-C\n", n.natsURL)
+			fmt.Fprintf(stderr, "maker nats provision: serving workers' and coordinators' requests on %s; stop with Ctrl-C\n", n.url)
 			<-cmd.Context().Done()
 			fmt.Fprintln(stderr, "maker nats provision: stopping")
 			return nil
 		},
 	}
-	natsAdminFlags(cmd, &n)
+	n.register(cmd)
 	fs := cmd.Flags()
 	registerEngineFlags(fs, &engine)
 	fs.IntVar(&engine.Replicas, "replicas", 1, "replicas of every stream and bucket, the runs' journals, task queues and results among them (1 for one server, 3 for a cluster of three; at most the cluster's nodes)")

@@ -159,17 +159,6 @@ func secrets() []string {
 	return append(out, observe.EnvSecrets(os.Getenv)...)
 }
 
-// engineProbe checks the NATS connection, when the run has one.
-func (n *natsRun) engineProbe(context.Context) error {
-	if n.nc == nil {
-		return nil
-	}
-	if !n.nc.IsConnected() {
-		return fmt.Errorf("NATS engine not connected (%s)", n.nc.Status())
-	}
-	return nil
-}
-
 // watchRun wires a run command to the telemetry: the queue, the cost
 // cap and the readiness probes (model reachable, engine connected,
 // journal open when journaled).

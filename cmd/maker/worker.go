@@ -24,12 +24,9 @@ var workerModelFlags = append([]string{"model", "models", "base-url", "timeout"}
 // workerCmd is maker worker: its flag values, and what check made of
 // them for run.
 type workerCmd struct {
-	flags     runFlags
-	natsURL   string
-	natsCreds string
-	// identity is --identity: the worker identity (workers/NAME.nk)
-	// taken from a credentials folder.
-	identity string
+	flags   runFlags
+	natsURL string
+	creds   cluster.ClientCreds // --nats-creds, --identity
 	// cfg holds the worker's settings the flags set (Route, Grace and
 	// Logger are run's); cluster.WorkerConfig.Validate checks them.
 	cfg      cluster.WorkerConfig
@@ -65,8 +62,8 @@ func newWorker() *cobra.Command {
 
 func (w *workerCmd) register(fs *pflag.FlagSet) {
 	fs.StringVar(&w.natsURL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222")
-	registerNATSCreds(fs, &w.natsCreds)
-	fs.StringVar(&w.identity, "identity", "", "with a credentials folder as --nats-creds: sign in as the worker identity NAME (its workers/NAME.nk, issued by maker nats worker add NAME); default: the folder's only one")
+	registerNATSCreds(fs, &w.creds)
+	fs.StringVar(&w.creds.Identity, "identity", "", "with a credentials folder as --nats-creds: sign in as the worker identity NAME (its workers/NAME.nk, issued by maker nats worker add NAME); default: the folder's only one")
 	fs.IntVar(&w.cfg.Inflight, "inflight", 1, "most model calls in progress at once")
 	fs.DurationVar(&w.cfg.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it); on maker nats, or a server provisioned by maker nats provision, the engine's --ack-wait applies instead")
 	fs.DurationVar(&w.cfg.Grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
@@ -99,8 +96,8 @@ func (w *workerCmd) check(cmd *cobra.Command) error {
 	if err := positiveFlags(cmd.Flags(), "inflight", "ack-wait"); err != nil {
 		return err
 	}
-	if w.identity != "" && cluster.CheckWorkerName(w.identity) != nil {
-		return usageErr("--identity %q: a worker identity is named 1 to 64 letters, digits, '-' or '_' (maker nats worker ls lists them)", w.identity)
+	if w.creds.Identity != "" && cluster.CheckWorkerName(w.creds.Identity) != nil {
+		return usageErr("--identity %q: a worker identity is named 1 to 64 letters, digits, '-' or '_' (maker nats worker ls lists them)", w.creds.Identity)
 	}
 	if err := fieldUsageErr(w.cfg.Validate(), workerFlagOf, "worker"); err != nil {
 		return err
@@ -124,11 +121,6 @@ func (w *workerCmd) check(cmd *cobra.Command) error {
 	oracle := hanoi.Oracle{}
 	if w.route, err = w.flags.route(oracle); err != nil {
 		return err
-	}
-	for _, name := range []string{"structured", "verbose"} {
-		if cmd.Flags().Changed(name) {
-			return usageErr("--%s does not apply to maker worker", name)
-		}
 	}
 	w.model, err = models.Open(w.flags.oneModel(), models.Options{BaseURL: w.flags.baseURL, Timeout: w.flags.timeout, Sim: func() (llms.Model, error) {
 		return sim.New(oracle, w.flags.simConfig())
@@ -164,21 +156,17 @@ func (w *workerCmd) run(cmd *cobra.Command) error {
 	}
 	defer w.obs.stop(cmd.Context())
 	model := observe.Model(w.obs.observer(), w.model, maker.ModelIdentity(w.model))
-	n := &natsRun{natsURL: w.natsURL, natsCreds: w.natsCreds, identity: w.identity}
-	w.obs.probe("engine", n.engineProbe)
-	if err := n.connectNATS(cluster.RoleWorker, "maker worker"); err != nil {
-		return err
-	}
-	defer n.closeNATS()
 	ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
 	cfg := w.cfg
 	cfg.Route, cfg.Grace = w.route, grace
 	cfg.Logger = w.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: w.level})
-	wk, err := cluster.NewWorker(ctx, n.js, model, cfg)
+	wk, err := cluster.OpenWorker(ctx, w.natsURL, w.creds, model, cfg)
 	cancel()
 	if err != nil {
-		return failed(fmt.Errorf("--nats: %w", err))
+		return dialErr(err)
 	}
+	defer wk.Close()
+	w.obs.probe("engine", func(context.Context) error { return wk.Connected() })
 	if err := w.obs.observer().ObserveWorker(func() (int64, int64) { st := wk.Stats(); return st.Served, st.Failed }); err != nil {
 		return failed(err)
 	}

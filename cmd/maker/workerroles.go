@@ -75,7 +75,7 @@ func natsSimRoles(run *runFlags, fs *pflag.FlagSet, b *batch.Builtin, job batch.
 	if err != nil {
 		return nil, err
 	}
-	m, err := run.pricedNATSModel(run.drawer.Model(maker.ModelIdentity(sims.OneModel())))
+	m, err := run.drawer.SpecModel(maker.ModelIdentity(sims.OneModel()), run.oneModel(), run.priceIn, run.priceOut)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 )
 
@@ -156,4 +158,96 @@ func WriteLeftovers(w io.Writer, list []Leftover, asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", kind, l.Name, msgs, size, last, kept, holder)
 	}
 	return tw.Flush()
+}
+
+// AdminTimeout bounds an admin's request (Admin.Do): what maker nats ls
+// and rm wait for the engine.
+const AdminTimeout = 30 * time.Second
+
+// Admin is the admin's side of the engine (maker nats ls, rm, provision):
+// a connection signed in with the admin's credential (OpenAdmin) whose
+// requests end at once, saying which credential was given, when the
+// server refuses it (Do). Close closes the connection. It is for one
+// goroutine: Do sets the connection's error handler.
+type Admin struct {
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	creds ClientCreds
+}
+
+// OpenAdmin checks url (as CoordinatorConfig.Validate does) and connects
+// to the engine there as the admin (Dial, RoleAdmin), signed in with
+// creds. Errors: a URL no client could dial is a *fielderr.Error naming
+// "URL", wrapping ErrConfig, as SignIn's are, before any connection; a
+// server that refused the credential or did not answer wraps ErrEngine.
+func OpenAdmin(url string, creds ClientCreds) (*Admin, error) {
+	if err := (CoordinatorConfig{URL: url, Keep: MinRetention}).Validate(); err != nil {
+		return nil, err
+	}
+	nc, js, err := Dial(url, creds, RoleAdmin, "maker nats admin")
+	if err != nil {
+		return nil, err
+	}
+	return &Admin{nc: nc, js: js, creds: creds}, nil
+}
+
+// Conn is the admin's connection (ServeAgent's) and its JetStream
+// context (ProvisionWhenReady's, ProvisionRoute's): the Admin's to close.
+func (a *Admin) Conn() (*nats.Conn, jetstream.JetStream) { return a.nc, a.js }
+
+// List is the package's List under the admin's bound (do, as maker nats
+// ls): its errors, or the *NotAdminError of a refused credential.
+func (a *Admin) List(ctx context.Context) ([]Leftover, error) {
+	var list []Leftover
+	err := a.do(ctx, "maker nats ls", func(ctx context.Context) (err error) {
+		list, err = List(ctx, a.js)
+		return err
+	})
+	return list, err
+}
+
+// RemoveRuns removes, in order, what each of runs left on the engine
+// (RemoveRun, each under the admin's bound, as maker nats rm). It returns
+// what it removed, the runs of which nothing was found (ErrNotFound), and
+// the first other error, where it stops: a run in progress wraps
+// maker.ErrJournalLocked and names the run; a refused credential is a
+// *NotAdminError; else RemoveRun's.
+func (a *Admin) RemoveRuns(ctx context.Context, runs []string) (removed, missing []string, err error) {
+	for _, run := range runs {
+		var gone []string
+		err := a.do(ctx, "maker nats rm", func(ctx context.Context) (err error) {
+			gone, err = RemoveRun(ctx, a.js, run)
+			return err
+		})
+		removed = append(removed, gone...)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			missing = append(missing, run)
+		case errors.Is(err, maker.ErrJournalLocked):
+			return removed, missing, fmt.Errorf("%s is in progress, not removed: %w", run, err)
+		case err != nil:
+			return removed, missing, err
+		}
+	}
+	return removed, missing, nil
+}
+
+// do runs req under an AdminContext of ctx for command (the name its
+// refusal gives), ended after AdminTimeout: req's error, or the
+// *NotAdminError of a credential the server refused (AdminErr), which
+// ends req at once.
+func (a *Admin) do(ctx context.Context, command string, req func(ctx context.Context) error) error {
+	ctx, cancel := AdminContext(ctx, a.nc, AdminTimeout, command, a.creds)
+	defer cancel()
+	if err := req(ctx); err != nil {
+		return AdminErr(ctx, err)
+	}
+	return nil
+}
+
+// Close flushes and closes the connection; it is safe to call more than
+// once.
+func (a *Admin) Close() {
+	_ = a.nc.Flush()
+	a.nc.Close()
 }

@@ -1,15 +1,18 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go"
@@ -38,11 +41,26 @@ type CoordinatorConfig struct {
 	MinWorkers int
 	// Run is the run whose journal is kept on the engine; "" for none.
 	Run string
+	// Creds is the credential OpenCoordinator signs in with
+	// (ClientCreds.SignIn): in a folder, the key of Creds.Run.
+	Creds ClientCreds
+	// Name names the connection on the server; "" means "maker
+	// coordinator".
+	Name string
+	// Timeout bounds one sample, queueing included
+	// (DrawerConfig.Timeout); 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Unsigned opts the run's journals out of signing
+	// (JournalConfig.Unsigned, BatchConfig.UnsignedJournals).
+	Unsigned bool
+	// Logger receives the Drawer's warnings (a worker quarantined); nil
+	// means none.
+	Logger *slog.Logger
 }
 
 // Validate reports the first setting that cannot run as a
 // *fielderr.Error wrapping ErrConfig that names the field ("MinWorkers",
-// "URL", "Keep", "Run"), without connecting. MinWorkers is checked first.
+// "URL", "Keep", "Run", "Timeout"), without connecting. MinWorkers is checked first.
 func (c CoordinatorConfig) Validate() error {
 	const cfg = "cluster.CoordinatorConfig"
 	switch {
@@ -54,8 +72,146 @@ func (c CoordinatorConfig) Validate() error {
 		return fielderr.New(cfg, "Keep", c.Keep, fmt.Sprintf("use at least %s (the default keeps %s)", "1m", DefaultRetention))
 	case c.Run != "" && CheckRunName(c.Run) != nil:
 		return fielderr.New(cfg, "Run", c.Run, "a run is named 1 to 64 letters, digits, '-' or '_'")
+	case c.Timeout < 0:
+		return fielderr.New(cfg, "Timeout", c.Timeout, "use a positive duration, or 0 for the default")
 	}
 	return nil
+}
+
+// Coordinator is one run's side of the engine, as a command opens it from
+// its settings: a connection signed in as a coordinator
+// (OpenCoordinator), the Drawer its samples are drawn through with the
+// least distinct voters its steps need (Draw), its journal (Journal), a
+// batch's task queue and the batch itself (OpenTaskQueue, SolveBatch).
+//
+// Close releases what it opened: the Drawer (failing the calls in flight
+// and withdrawing their jobs), then the connection, once what was
+// published is flushed. A journal it opened is the caller's, to close
+// before Close. Its setup (OpenCoordinator, Draw) is for one goroutine;
+// the Drawer is safe for concurrent use.
+type Coordinator struct {
+	cfg       CoordinatorConfig
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	drawer    *Drawer
+	minVoters int
+	follow    func(context.Context) int
+}
+
+// OpenCoordinator checks cfg (Validate) and connects to the engine at
+// cfg.URL as a coordinator signed in with cfg.Creds (Dial); it creates
+// nothing on the engine. Errors: Validate's *fielderr.Error and SignIn's,
+// both wrapping ErrConfig, before any connection; a server that refused
+// the credential or did not answer wraps ErrEngine, its text ending with
+// ConnectHint's advice.
+func OpenCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	nc, js, err := Dial(cfg.URL, cfg.Creds, RoleCoordinator, cmp.Or(cfg.Name, "maker coordinator"))
+	if err != nil {
+		return nil, err
+	}
+	return &Coordinator{cfg: cfg, nc: nc, js: js, minVoters: cfg.MinWorkers}, nil
+}
+
+// Draw returns the coordinator's Drawer, opened by its first call (later
+// calls return it, whatever their route), and settles the least distinct
+// worker identities a step's winning votes come from (MinVoters,
+// FollowVoters). With a route and MinWorkers 0 it is the package's
+// MinVoters for the workers serving route, followed between steps
+// (FollowVoters, every VotersEvery, one agent request each); with route
+// "" (a batch, whose tasks' routes vary) it is MinWorkers as given, 0
+// being any worker. Samples are spread over the workers
+// (DrawerConfig.Spread) when more than one voter is needed, or may be
+// later. Errors are NewDrawer's.
+func (c *Coordinator) Draw(ctx context.Context, route string) (*Drawer, error) {
+	if c.drawer != nil {
+		return c.drawer, nil
+	}
+	if route != "" && c.cfg.MinWorkers == 0 {
+		c.minVoters = MinVoters(ctx, c.nc, route)
+		c.follow = FollowVoters(c.minVoters, VotersEvery, func(ctx context.Context) (int, error) {
+			return ServingWorkers(ctx, c.nc, route)
+		})
+	}
+	// Under MinWorkers 0 a second worker may join later: the samples are
+	// spread from the start, or one greedy worker would take every wave
+	// and the second voter never come.
+	d, err := NewDrawer(ctx, c.js, DrawerConfig{Timeout: c.cfg.Timeout, Spread: c.minVoters > 1 || c.follow != nil, Logger: c.cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	c.drawer = d
+	return d, nil
+}
+
+// MinVoters is the least distinct voters Draw settled on (MinWorkers
+// before Draw); 0 is any worker.
+func (c *Coordinator) MinVoters() int { return c.minVoters }
+
+// FollowVoters is the maker.Solver.MinVoters Draw made for its route
+// under MinWorkers 0 (the package's FollowVoters); nil otherwise.
+func (c *Coordinator) FollowVoters() func(context.Context) int { return c.follow }
+
+// Journal opens the journal of cfg.Run on the engine (OpenRunJournal)
+// with cfg.Keep and cfg.Unsigned: created, or with resume opened to go
+// on, waiting for the lease of a coordinator that died after telling
+// onLocked how long. Errors: ErrConfig without a Run; OpenRunJournal's.
+func (c *Coordinator) Journal(ctx context.Context, resume bool, onLocked func(wait time.Duration)) (*maker.Journal, error) {
+	if c.cfg.Run == "" {
+		return nil, fmt.Errorf("%w: cluster.CoordinatorConfig: Run is empty: name the run whose journal to open", ErrConfig)
+	}
+	return OpenRunJournal(ctx, c.js, c.cfg.Run, resume, JournalConfig{MaxAge: c.cfg.Keep, Unsigned: c.cfg.Unsigned}, onLocked)
+}
+
+// OpenTaskQueue opens (or creates, kept cfg.Keep) the task queue name:
+// the package's OpenTaskQueue, with its errors (ErrAuth for a run key
+// of another queue).
+func (c *Coordinator) OpenTaskQueue(ctx context.Context, name string) (*TaskQueue, error) {
+	return OpenTaskQueue(ctx, c.js, name, TaskQueueConfig{MaxAge: c.cfg.Keep})
+}
+
+// SolveBatch is the package's SolveBatch on the coordinator's engine,
+// with cfg's MaxAge, UnsignedJournals and Drawer its own (Keep, Unsigned
+// and the Drawer Draw opened, if any). Errors are SolveBatch's.
+func (c *Coordinator) SolveBatch(ctx context.Context, cfg BatchConfig) (batch.Summary, error) {
+	cfg.MaxAge, cfg.UnsignedJournals, cfg.Drawer = c.cfg.Keep, c.cfg.Unsigned, c.drawer
+	return SolveBatch(ctx, c.js, cfg)
+}
+
+// Connected is nil while the connection is up (or c is nil: nothing
+// opened), else an error naming its status: a readiness probe. It costs
+// no request.
+func (c *Coordinator) Connected() error {
+	if c == nil {
+		return nil
+	}
+	return connected(c.nc)
+}
+
+// connected is nil while nc is up (or was never opened).
+func connected(nc *nats.Conn) error {
+	if nc == nil || nc.IsConnected() {
+		return nil
+	}
+	return fmt.Errorf("NATS engine not connected (%s)", nc.Status())
+}
+
+// Close closes the Drawer, then flushes and closes the connection. It is
+// safe to call more than once, and on a nil Coordinator (nothing to
+// close). Errors are the Drawer's Close's.
+func (c *Coordinator) Close() error {
+	if c == nil {
+		return nil
+	}
+	var err error
+	if c.drawer != nil {
+		err = c.drawer.Close()
+	}
+	_ = c.nc.Flush()
+	c.nc.Close()
+	return err
 }
 
 // VotersEvery is how often FollowVoters asks again how many worker

@@ -19,6 +19,11 @@
 //     another (--journal nats:RUN).
 //   - [TaskQueue]: a batch's tasks spread over several coordinators, each
 //     task completed once.
+//   - [Coordinator], [OpenWorker], [Admin]: each side opened from its
+//     settings alone (OpenCoordinator, OpenWorker, OpenAdmin), dialling
+//     and signing in for itself; Close releases what it opened. The
+//     commands use them; a program with a connection of its own uses the
+//     parts above.
 //   - [Server]: an embedded NATS server with JetStream (maker nats), for
 //     one machine and for tests; a real NATS cluster serves the same
 //     clients.

@@ -150,6 +150,8 @@ type Worker struct {
 	// identity is the last token of its replies' subjects: its
 	// credential's key (see ReplyPermission).
 	identity string
+	// owned: OpenWorker dialled nc, and Close closes it.
+	owned bool
 
 	mu        sync.Mutex
 	active    map[string]context.CancelCauseFunc
