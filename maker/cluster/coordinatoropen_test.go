@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"github.com/tmc/langchaingo/llms"
 	"testing"
 	"time"
 
@@ -61,7 +62,7 @@ func TestCoordinatorDrawsJournalsAndClosesWhatItOpened(t *testing.T) {
 	assert.NoError(t, c.Close(), "a second Close does nothing")
 	_, err = d.Model(model.Identity())
 	require.NoError(t, err)
-	_, err = m.Call(ctx, "x")
+	_, err = llms.GenerateFromSinglePrompt(ctx, m, "x")
 	assert.ErrorIs(t, err, cluster.ErrClosed, "Close closed the Drawer")
 
 	stop()
