@@ -70,4 +70,3 @@ func TestDefaultJournalNamesAreKept(t *testing.T) {
 		assert.Equal(t, want, out.Journal, args)
 	}
 }
-

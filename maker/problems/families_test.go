@@ -19,8 +19,8 @@ func (sort2) Name() string { return "sort2" }
 
 func sort2Builtin() problems.Builtin {
 	return problems.Builtin{Family: sort2{}, Input: sortlist.Input{}, Short: "sort again", About: "a list", Example: `{"list": [INTEGERS]}`,
-		Flags: []problems.InputFlag{{Name: "list", Usage: "the list", JSON: "a JSON list"}},
-		Size:  problems.Size{Flag: "length", Default: 4, Roles: 7, Min: 0, Max: 100, Unit: "numbers", Noun: "a list of", Generate: sortlist.Generate},
+		Flags:    []problems.InputFlag{{Name: "list", Usage: "the list", JSON: "a JSON list"}},
+		Size:     problems.Size{Flag: "length", Default: 4, Roles: 7, Min: 0, Max: 100, Unit: "numbers", Noun: "a list of", Generate: sortlist.Generate},
 		Headline: func(json.RawMessage) string { return "sort2" }}
 }
 
