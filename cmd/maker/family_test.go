@@ -24,8 +24,8 @@ func (sort2) Name() string { return "sort2" }
 func TestARegisteredFamilyIsACommand(t *testing.T) {
 	t.Cleanup(problems.Register(problems.Builtin{Family: sort2{}, Input: sortlist.Input{}, Short: "Sort again", Example: `{"list": [INTEGERS]}`,
 		Long: "sort2 sorts a list again.", Examples: "  maker sort2 --list '[2, 1]'",
-		Flags: []problems.InputFlag{{Name: "list", Usage: "the list", JSON: "a JSON list"}},
-		Size:  problems.Size{Flag: "n", Usage: "a seeded list of N", Default: 4, Roles: 5, Max: 100, Unit: "numbers", Meaning: "the length", Noun: "a list of", Generate: sortlist.Generate},
+		Flags:    []problems.InputFlag{{Name: "list", Usage: "the list", JSON: "a JSON list"}},
+		Size:     problems.Size{Flag: "n", Usage: "a seeded list of N", Default: 4, Roles: 5, Max: 100, Unit: "numbers", Meaning: "the length", Noun: "a list of", Generate: sortlist.Generate},
 		Headline: func(in json.RawMessage) string { return "sort2 " + string(in) }}))
 
 	code, out, errOut := cli(t, "sort2", "--list", "[3, 1, 2]")
