@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker/families/sortlist"
 	"github.com/mdap-go/mdap/maker/problems"
-	"github.com/mdap-go/mdap/maker/sortlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

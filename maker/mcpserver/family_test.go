@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker/families/sortlist"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/maker/problems"
-	"github.com/mdap-go/mdap/maker/sortlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

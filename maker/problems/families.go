@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/mdap-go/mdap/maker/decompose"
-	"github.com/mdap-go/mdap/maker/multiply"
-	"github.com/mdap-go/mdap/maker/sortlist"
+	"github.com/mdap-go/mdap/maker/families/multiply"
+	"github.com/mdap-go/mdap/maker/families/sortlist"
 )
 
 // builtins are the built-in families, in the order messages, commands and
@@ -143,11 +143,14 @@ func Builtins() []Builtin {
 // user's own family, or a test's. It must run before the consumers are
 // built (the commands, an MCP server, a batch's lines are read), as with
 // database/sql's Register. It returns a function that removes it again.
-// It panics on an empty or taken name, or a Family, Size.Generate or
-// Headline missing: programming errors.
+// It panics on an empty or taken name, a Family, Size.Generate or
+// Headline missing, or Bench sizes without a Label: programming errors.
 func Register(b Builtin) (unregister func()) {
 	if b.Family == nil || b.Name() == "" || b.Size.Generate == nil || b.Headline == nil {
 		panic("problems: Register: a Builtin needs a named Family, Size.Generate and Headline")
+	}
+	if len(b.Bench.Sizes)+len(b.Bench.QuickSizes) > 0 && b.Bench.Label == nil {
+		panic("problems: Register: Bench cells need a Label")
 	}
 	mu.Lock()
 	defer mu.Unlock()

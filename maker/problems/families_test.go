@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker/families/sortlist"
 	"github.com/mdap-go/mdap/maker/problems"
-	"github.com/mdap-go/mdap/maker/sortlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,6 +16,10 @@ import (
 type sort2 struct{ sortlist.Family }
 
 func (sort2) Name() string { return "sort2" }
+
+type sort3 struct{ sortlist.Family }
+
+func (sort3) Name() string { return "sort3" }
 
 func sort2Builtin() problems.Builtin {
 	return problems.Builtin{Family: sort2{}, Input: sortlist.Input{}, Short: "sort again", About: "a list", Example: `{"list": [INTEGERS]}`,
@@ -48,6 +52,9 @@ func TestARegisteredFamilyIsABuiltin(t *testing.T) {
 
 	assert.Panics(t, func() { problems.Register(sort2Builtin()) }, "a name registered twice")
 	assert.Panics(t, func() { problems.Register(problems.Builtin{Family: sort2{}}) }, "no generator")
+	noLabel := sort2Builtin()
+	noLabel.Family, noLabel.Bench.Sizes = sort3{}, []int{5}
+	assert.Panics(t, func() { problems.Register(noLabel) }, "bench cells without a label")
 	unregister()
 	_, err = problems.Lookup("sort2")
 	assert.ErrorIs(t, err, problems.ErrFamily)

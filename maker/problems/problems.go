@@ -1,5 +1,5 @@
 // Package problems runs the decomposition families by name
-// ("multiply": maker/multiply, "sort": maker/sortlist, registered in
+// ("multiply": maker/families/multiply, "sort": maker/families/sortlist, registered in
 // families.go: Builtins, Register, Lookup) with one call:
 // Solve takes a family's name, a problem and Options and returns the
 // decompose.Result, on the simulated model of every role by default or on
