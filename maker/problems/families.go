@@ -143,11 +143,11 @@ func Builtins() []Builtin {
 // user's own family, or a test's. It must run before the consumers are
 // built (the commands, an MCP server, a batch's lines are read), as with
 // database/sql's Register. It returns a function that removes it again.
-// It panics on an empty or taken name, a Family, Size.Generate or
+// It panics on an empty or taken name, a Family, Input, Size.Generate or
 // Headline missing, or Bench sizes without a Label: programming errors.
 func Register(b Builtin) (unregister func()) {
-	if b.Family == nil || b.Name() == "" || b.Size.Generate == nil || b.Headline == nil {
-		panic("problems: Register: a Builtin needs a named Family, Size.Generate and Headline")
+	if b.Family == nil || b.Name() == "" || b.Input == nil || b.Size.Generate == nil || b.Headline == nil {
+		panic("problems: Register: a Builtin needs a named Family, an Input, Size.Generate and Headline")
 	}
 	if len(b.Bench.Sizes)+len(b.Bench.QuickSizes) > 0 && b.Bench.Label == nil {
 		panic("problems: Register: Bench cells need a Label")
