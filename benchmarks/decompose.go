@@ -50,26 +50,42 @@ type DecomposeRow struct {
 	K int `json:"k_solve"`
 }
 
-// decomposeSize is the suite's size.
+// decomposeSize is the suite's size: its cells (problem kinds), each
+// run at every p.
 type decomposeSize struct {
-	mul      []int // digits of the multiplication kinds
-	mulN     int   // problems per multiplication cell
-	sortLen  int
-	sortN    int
+	cells    []decomposeCell
 	ps       []float64
 	parallel int
 }
 
+// decomposeCell is a problem kind: n problems of a family at a size.
+type decomposeCell struct {
+	family, name string
+	size, n      int
+}
+
+// decomposeSizes are the cells of every built-in family
+// (problems.Builtin.Bench), the --quick ones under quick.
 func decomposeSizes(quick bool) decomposeSize {
+	sz := decomposeSize{ps: []float64{0.9, 0.95, 0.99}, parallel: 16}
 	if quick {
-		return decomposeSize{mul: []int{5, 6, 10}, mulN: 3, sortLen: 40, sortN: 2, ps: []float64{0.9, 0.95, 0.99}, parallel: 8}
+		sz.parallel = 8
 	}
-	return decomposeSize{mul: []int{5, 6, 10}, mulN: 200, sortLen: 500, sortN: 50, ps: []float64{0.9, 0.95, 0.99}, parallel: 16}
+	for _, b := range problems.Builtins() {
+		sizes, n := b.Bench.Sizes, b.Bench.N
+		if quick {
+			sizes, n = b.Bench.QuickSizes, b.Bench.QuickN
+		}
+		for _, size := range sizes {
+			sz.cells = append(sz.cells, decomposeCell{b.Name(), b.Bench.Label(size), size, n})
+		}
+	}
+	return sz
 }
 
 func decomposeUnits(quick bool) int {
 	sz := decomposeSizes(quick)
-	return (len(sz.mul) + 1) * len(sz.ps) * 2
+	return len(sz.cells) * len(sz.ps) * 2
 }
 
 // decomposeTarget is the suite's T.
@@ -87,16 +103,7 @@ func runDecomposeSized(ctx context.Context, seed0 uint64, sz decomposeSize, tick
 		return nil, fmt.Errorf("no built-in price for gpt-4.1-mini")
 	}
 	res := &DecomposeResult{Target: decomposeTarget, Rivals: 3, Price: fmt.Sprintf("gpt-4.1-mini: $%.2f/$%.2f per million input/output tokens", price.InputPerMillion, price.OutputPerMillion)}
-	type kind struct {
-		family, name string
-		size, n      int
-	}
-	var kinds []kind
-	for _, d := range sz.mul {
-		kinds = append(kinds, kind{"multiply", fmt.Sprintf("multiply %d×%d", d, d), d, sz.mulN})
-	}
-	kinds = append(kinds, kind{"sort", fmt.Sprintf("sort %d", sz.sortLen), sz.sortLen, sz.sortN})
-	for _, k := range kinds {
+	for _, k := range sz.cells {
 		for _, p := range sz.ps {
 			for _, strategy := range []decompose.Strategy{decompose.StrategyAhead, decompose.StrategyFirstToK} {
 				row := DecomposeRow{Problem: k.name, P: p, Strategy: string(strategy), Problems: k.n}

@@ -14,7 +14,7 @@ import (
 // (dollars from the price over the samples' tokens), the same problems
 // give the same figures, and the report and chart render.
 func TestDecomposeSuiteSmall(t *testing.T) {
-	sz := decomposeSize{mul: []int{4}, mulN: 2, sortLen: 8, sortN: 2, ps: []float64{0.9, 0.99}, parallel: 4}
+	sz := decomposeSize{cells: []decomposeCell{{"multiply", "multiply 4×4", 4, 2}, {"sort", "sort 8", 8, 2}}, ps: []float64{0.9, 0.99}, parallel: 4}
 	ticks := 0
 	res, err := runDecomposeSized(context.Background(), 3, sz, func() { ticks++ })
 	require.NoError(t, err)
@@ -44,4 +44,17 @@ func TestDecomposeSuiteSmall(t *testing.T) {
 	charts, err := rep.Charts()
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(charts["decompose.svg"]), "<?xml"), "the chart renders")
+}
+
+// TestDecomposeCellsAreTheFamilies: the suite's cells come from the
+// built-in families' Bench (problems.Builtins): today's, in order.
+func TestDecomposeCellsAreTheFamilies(t *testing.T) {
+	full, quick := decomposeSizes(false), decomposeSizes(true)
+	assert.Equal(t, []decomposeCell{{"multiply", "multiply 5×5", 5, 200}, {"multiply", "multiply 6×6", 6, 200},
+		{"multiply", "multiply 10×10", 10, 200}, {"sort", "sort 500", 500, 50}}, full.cells)
+	assert.Equal(t, []decomposeCell{{"multiply", "multiply 5×5", 5, 3}, {"multiply", "multiply 6×6", 6, 3},
+		{"multiply", "multiply 10×10", 10, 3}, {"sort", "sort 40", 40, 2}}, quick.cells)
+	assert.Equal(t, 16, full.parallel)
+	assert.Equal(t, 8, quick.parallel)
+	assert.Equal(t, 4*3*2, decomposeUnits(true))
 }

@@ -22,7 +22,9 @@ func TestWriteDecomposeReport(t *testing.T) {
 		t.Skip("set MDAP_DECOMPOSE_REPORT=N to write results/decompose at N multiplications per cell")
 	}
 	sz := decomposeSizes(false)
-	sz.mulN, sz.sortN = n, max(n/4, 1)
+	for i := range sz.cells { // the full suite's 200 multiplications and 50 sorts, scaled
+		sz.cells[i].n = max(sz.cells[i].n*n/200, 1)
+	}
 	start := time.Now()
 	res, err := runDecomposeSized(context.Background(), 1, sz, func() {})
 	require.NoError(t, err)

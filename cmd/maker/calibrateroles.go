@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/models"
@@ -21,9 +23,15 @@ type rolesFlags struct {
 }
 
 func (r *rolesFlags) register(cmd *cobra.Command) {
+	var meanings, defaults []string
+	for _, b := range problems.Builtins() {
+		meanings = append(meanings, fmt.Sprintf("%s (%s)", b.Size.Meaning, b.Name()))
+		defaults = append(defaults, fmt.Sprintf("%d %s", b.Size.Roles, b.Size.Unit))
+	}
+	names := strings.Join(problems.Names(), " or ")
 	fs := cmd.Flags()
-	fs.StringVar(&r.family, "roles", "", "measure each role's p of a voted decomposition instead (atomic, decompose, discriminate, solve, compose): FAMILY multiply or sort, on seeded problems; the lower bounds are what to give maker multiply or sort as --p-ROLE")
-	fs.IntVar(&r.size, "roles-size", 0, "with --roles: the problems' size, digits of each factor (multiply) or the list's length (sort) (0: 6 digits, 20 numbers)")
+	fs.StringVar(&r.family, "roles", "", "measure each role's p of a voted decomposition instead (atomic, decompose, discriminate, solve, compose): FAMILY "+names+", on seeded problems; the lower bounds are what to give maker "+names+" as --p-ROLE")
+	fs.IntVar(&r.size, "roles-size", 0, fmt.Sprintf("with --roles: the problems' size, %s (0: %s)", strings.Join(meanings, " or "), strings.Join(defaults, ", ")))
 	fs.IntVar(&r.problems, "roles-problems", 3, "with --roles: how many seeded problems (--seed) are asked")
 	fs.IntVar(&r.maxNodes, "roles-nodes", 16, "with --roles: how many nodes of each problem's right tree are asked, breadth first")
 }

@@ -217,8 +217,8 @@ var decompFlagOf = map[string]string{"Strategy": "strategy", "Target": "target",
 // decompCommand is a command of voted decomposition (multiply, sort,
 // problem): its help texts, the decomposition flags and --ui; solve runs
 // it once the flags are parsed.
-func decompCommand(name, use, short string, f *decompFlags, solve func(cmd *cobra.Command) error) *cobra.Command {
-	cmd := &cobra.Command{Use: use, Short: short, Long: help(name), Example: example(name), Args: cobra.NoArgs,
+func decompCommand(use, short, long, example string, f *decompFlags, solve func(cmd *cobra.Command) error) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Long: long, Example: example, Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return solve(cmd) }}
 	f.register(cmd.Flags())
 	f.ui.register(cmd)
@@ -226,76 +226,70 @@ func decompCommand(name, use, short string, f *decompFlags, solve func(cmd *cobr
 	return cmd
 }
 
-func newMultiply() *cobra.Command {
-	var (
-		f      decompFlags
-		a, b   string
-		digits int
-	)
-	cmd := decompCommand("multiply", "multiply", "Multiply two long numbers by voted decomposition, with an exact check", &f, func(cmd *cobra.Command) error {
-		var input json.RawMessage
-		fs := cmd.Flags()
-		switch {
-		case fs.Changed("digits") && (fs.Changed("a") || fs.Changed("b")):
-			return usageErr("give --a and --b, or --digits, not both")
-		case fs.Changed("a") != fs.Changed("b"):
-			return usageErr("give both --a and --b (or --digits N)")
-		case fs.Changed("a"):
-			input, _ = json.Marshal(map[string]string{"a": a, "b": b})
-		default:
-			var err error
-			if input, err = problems.Generate("multiply", f.o.Settings.Seed, digits); err != nil {
-				return usageErr("--digits: %w", err)
-			}
-		}
-		var in struct{ A, B string }
-		_ = json.Unmarshal(input, &in)
-		return f.solveProblem(cmd, "multiply", input, fmt.Sprintf("multiply %s×%s", short(in.A), short(in.B)))
-	})
-	cmd.Flags().StringVar(&a, "a", "", "the first factor, decimal digits")
-	cmd.Flags().StringVar(&b, "b", "", "the second factor, decimal digits")
-	cmd.Flags().IntVar(&digits, "digits", 5, "without --a and --b: a seeded problem of two N-digit factors (--seed)")
-	return cmd
-}
-
-func newSort() *cobra.Command {
-	var (
-		f      decompFlags
-		list   string
-		length int
-	)
-	cmd := decompCommand("sort", "sort", "Sort a list of integers by voted decomposition, with an exact check", &f, func(cmd *cobra.Command) error {
-		var input json.RawMessage
-		fs := cmd.Flags()
-		switch {
-		case fs.Changed("list") && fs.Changed("length"):
-			return usageErr("give --list or --length, not both")
-		case fs.Changed("list"):
-			input = json.RawMessage(`{"list": ` + list + `}`)
-			if !json.Valid(input) {
-				return usageErr("--list %q is not JSON: give a JSON list of integers such as '[3, 1, 2]'", list)
-			}
-		default:
-			var err error
-			if input, err = problems.Generate("sort", f.o.Settings.Seed, length); err != nil {
-				return usageErr("--length: %w", err)
-			}
-		}
-		var in struct{ List []json.RawMessage }
-		_ = json.Unmarshal(input, &in)
-		return f.solveProblem(cmd, "sort", input, fmt.Sprintf("sort a list of %d", len(in.List)))
-	})
-	cmd.Flags().StringVar(&list, "list", "", "the list to sort, JSON: '[3, 1, 2]'")
-	cmd.Flags().IntVar(&length, "length", 20, "without --list: a seeded list of N integers in [0, 1000) (--seed)")
-	return cmd
-}
-
-// short abbreviates a long factor for the headline.
-func short(s string) string {
-	if len(s) <= 24 {
-		return s
+// familyCommands are the commands of the built-in families
+// (problems.Builtins): maker multiply, maker sort, one per family.
+func familyCommands() []*cobra.Command {
+	var out []*cobra.Command
+	for _, b := range problems.Builtins() {
+		out = append(out, newFamilyCommand(b))
 	}
-	return s[:10] + "…" + s[len(s)-10:] + fmt.Sprintf(" (%d digits)", len(s))
+	return out
+}
+
+// newFamilyCommand is family b's command: its problem from its input
+// flags (all or none), or a seeded one of its size flag.
+func newFamilyCommand(b problems.Builtin) *cobra.Command {
+	var (
+		f      decompFlags
+		inputs = make([]string, len(b.Flags))
+		size   int
+	)
+	name, long, ex := b.Name(), b.Long, b.Examples
+	if _, err := helpFiles.ReadFile("help/" + name + ".txt"); err == nil {
+		long, ex = help(name), example(name) // a family with help files of its own
+	}
+	cmd := decompCommand(name, b.Short, long, ex, &f, func(cmd *cobra.Command) error {
+		fs := cmd.Flags()
+		given, names := 0, make([]string, len(b.Flags))
+		for i, in := range b.Flags {
+			names[i] = "--" + in.Name
+			if fs.Changed(in.Name) {
+				given++
+			}
+		}
+		all := strings.Join(names, " and ")
+		var input json.RawMessage
+		switch {
+		case given > 0 && fs.Changed(b.Size.Flag) && len(names) > 1:
+			return usageErr("give %s, or --%s, not both", all, b.Size.Flag)
+		case given > 0 && fs.Changed(b.Size.Flag):
+			return usageErr("give %s or --%s, not both", all, b.Size.Flag)
+		case given > 0 && given < len(names):
+			return usageErr("give both %s (or --%s N)", all, b.Size.Flag)
+		case given > 0:
+			fields := map[string]json.RawMessage{}
+			for i, in := range b.Flags {
+				fields[in.Name], _ = json.Marshal(inputs[i])
+				if in.JSON != "" {
+					if fields[in.Name] = json.RawMessage(inputs[i]); !json.Valid(fields[in.Name]) {
+						return usageErr("--%s %q is not JSON: give %s", in.Name, inputs[i], in.JSON)
+					}
+				}
+			}
+			input, _ = json.Marshal(fields)
+		default:
+			var err error
+			if input, err = problems.Generate(name, f.o.Settings.Seed, size); err != nil {
+				return usageErr("--%s: %w", b.Size.Flag, err)
+			}
+		}
+		return f.solveProblem(cmd, name, input, b.Headline(input))
+	})
+	for i, in := range b.Flags {
+		cmd.Flags().StringVar(&inputs[i], in.Name, "", in.Usage)
+	}
+	cmd.Flags().IntVar(&size, b.Size.Flag, b.Size.Default, b.Size.Usage)
+	return cmd
 }
 
 // decompBatch sets how maker solve runs "multiply", "sort" and "problem"

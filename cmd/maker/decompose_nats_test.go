@@ -10,7 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/decompose"
-	"github.com/mdap-go/mdap/maker/multiply"
+	"github.com/mdap-go/mdap/maker/families/multiply"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 )
@@ -12,7 +11,7 @@ import (
 // TestDecompositionHelpShowsEveryFlag: maker multiply's and maker sort's
 // --help examples use every flag of the command.
 func TestDecompositionHelpShowsEveryFlag(t *testing.T) {
-	for _, c := range []*cobra.Command{newMultiply(), newSort(), newProblem()} {
+	for _, c := range append(familyCommands(), newProblem()) {
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			assert.True(t, strings.Contains(c.Example, "--"+f.Name+" ") || strings.Contains(c.Example, "--"+f.Name+"\n") || strings.HasSuffix(c.Example, "--"+f.Name),
 				"maker %s --help has no example of --%s", c.Name(), f.Name)

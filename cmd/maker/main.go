@@ -155,7 +155,8 @@ func newRoot() *cobra.Command {
 	})
 	root.Version = version()
 	root.SetVersionTemplate("maker {{.Version}}\n")
-	root.AddCommand(newHanoi(), newRun(), newSolve(), newParse(), newKMin(), newCalibrate(), newTools(), newServeSim(), newMCP(), newNATS(), newWorker(), newBench(), newView(), newMultiply(), newSort(), newProblem())
+	root.AddCommand(newHanoi(), newRun(), newSolve(), newParse(), newKMin(), newCalibrate(), newTools(), newServeSim(), newMCP(), newNATS(), newWorker(), newBench(), newView(), newProblem())
+	root.AddCommand(familyCommands()...)
 	registerEnumCompletions(root)
 	// cobra's completion command: maker completion bash|zsh|fish|powershell.
 	// Alone it prints its help and exits 0 for any unknown shell; an

@@ -16,7 +16,7 @@ func newProblem() *cobra.Command {
 		specFile string
 		input    string
 	)
-	cmd := decompCommand("problem", "problem --spec FILE --input JSON", "Solve a problem of a problem spec (role prompts and schemas) by voted decomposition", &f, func(cmd *cobra.Command) error {
+	cmd := decompCommand("problem --spec FILE --input JSON", "Solve a problem of a problem spec (role prompts and schemas) by voted decomposition", help("problem"), example("problem"), &f, func(cmd *cobra.Command) error {
 		if specFile == "" || !cmd.Flags().Changed("input") {
 			return usageErr("give --spec FILE (a problem spec) and --input JSON (a problem of it)")
 		}

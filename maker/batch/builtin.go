@@ -25,8 +25,9 @@ var ErrBuiltin = errors.New("job not runnable by the built-in builder")
 
 // Builtin builds the jobs `maker solve` runs: Towers of Hanoi ("hanoi")
 // and spec tasks ("spec"), each with its own solver on a model from Model,
-// with the run's settings overridden by the job's own; and "multiply" and
-// "sort" problems, solved by voted decomposition (maker/problems).
+// with the run's settings overridden by the job's own; and the problems
+// of the built-in families ("multiply", "sort": problems.Builtins),
+// solved by voted decomposition (maker/problems).
 type Builtin struct {
 	// Model returns the model of a job. oracle answers the job's prompts
 	// for the simulated model (sim.New(oracle, ...)); seed is the job's
@@ -142,9 +143,10 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 		}, nil
 	}
 
-	switch job.Kind() {
-	case "multiply", "sort", "problem":
+	if job.Family != "" || job.Problem != nil {
 		return b.decomposition(job, seed, cfg.MaxSamples)
+	}
+	switch job.Kind() {
 	case "hanoi":
 		task, err := hanoi.New(job.Hanoi.Disks)
 		if err != nil {

@@ -31,12 +31,9 @@ type OwnRun struct {
 
 // decompositionKinds counts the decomposition tasks a line names.
 func decompositionKinds(job Job) int {
-	n := 0
-	if job.Multiply != nil {
-		n++
-	}
-	if job.Sort != nil {
-		n++
+	n := job.families
+	if n == 0 && job.Family != "" {
+		n = 1
 	}
 	if job.Problem != nil {
 		n++
@@ -44,8 +41,8 @@ func decompositionKinds(job Job) int {
 	return n
 }
 
-// checkDecomposition checks a "multiply" or "sort" line's problem with its
-// family, and the overrides that do not apply to it.
+// checkDecomposition checks a family's line's problem ("multiply",
+// "sort") with its family, and the overrides that do not apply to it.
 func checkDecomposition(job Job) error {
 	kind := job.Kind()
 	if kind == "problem" {
@@ -55,19 +52,15 @@ func checkDecomposition(job Job) error {
 		}
 		return err
 	}
-	if kind != "multiply" && kind != "sort" {
+	if job.Family == "" {
 		return nil
 	}
 	fam, err := problems.Lookup(kind)
 	if err != nil {
 		return err
 	}
-	in := job.Multiply
-	if kind == "sort" {
-		in = job.Sort
-	}
 	var cerr error
-	if p := catch.Try(func() { _, cerr = fam.Canon(in) }); p != nil {
+	if p := catch.Try(func() { _, cerr = fam.Canon(job.FamilyInput) }); p != nil {
 		cerr = fmt.Errorf("%v", p.Value)
 	}
 	switch {
@@ -103,7 +96,7 @@ func problemSpec(job Job) (*problems.Spec, error) {
 	return s, nil
 }
 
-// decomposition builds a "multiply", "sort" or "problem" job: problems.Solve with
+// decomposition builds a family's job ("multiply", "sort") or a "problem" job: problems.Solve with
 // b.Decompose, the job's "k" for every role and "max_samples" per
 // decision, on RoleModels' models or the simulated model of every role
 // (b.DecomposeSim) at the job's seed.
@@ -127,12 +120,9 @@ func (b *Builtin) decomposition(job Job, seed uint64, maxSamples int) (*Unit, er
 		}
 		o.Models = ms
 	}
-	input := job.Multiply
+	input := job.FamilyInput
 	solve := func(ctx context.Context) (*decompose.Result, error) { return problems.Solve(ctx, job.Kind(), input, o) }
-	switch job.Kind() {
-	case "sort":
-		input = job.Sort
-	case "problem":
+	if job.Problem != nil {
 		s, err := problemSpec(job)
 		if err != nil {
 			return nil, err

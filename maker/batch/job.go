@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -35,7 +36,7 @@ const (
 )
 
 // Job is one line of a tasks file: a task (exactly one of Spec, Hanoi,
-// Multiply, Sort and Task) with an id and optional overrides of the run's
+// a family's problem (Family), Problem and Task) with an id and optional overrides of the run's
 // settings.
 //
 //	{"id": "v1", "spec": "specs/find-version.json", "k": 5, "tools": "read_only"}
@@ -51,11 +52,16 @@ type Job struct {
 	Spec string `json:"spec,omitempty"`
 	// Hanoi is a Towers of Hanoi task.
 	Hanoi *HanoiJob `json:"hanoi,omitempty"`
-	// Multiply and Sort are problems solved by voted decomposition
-	// (maker/problems): {"a": "DIGITS", "b": "DIGITS"} and {"list":
-	// [INTEGERS]}, checked by the family when the line is read.
-	Multiply json.RawMessage `json:"multiply,omitempty"`
-	Sort     json.RawMessage `json:"sort,omitempty"`
+	// Family and FamilyInput are a problem of a built-in family
+	// (problems.Builtins) solved by voted decomposition: the line's key is
+	// the family's name and its value the problem ("multiply": {"a":
+	// "DIGITS", "b": "DIGITS"}, "sort": {"list": [INTEGERS]}), checked by
+	// the family when the line is read. UnmarshalJSON reads them.
+	Family      string          `json:"-"`
+	FamilyInput json.RawMessage `json:"-"`
+	// families counts the family keys of the line (more than one is an
+	// error).
+	families int
 	// Problem is a problem of a problem spec (problems.Spec) solved by
 	// voted decomposition: {"spec": "FILE.json", "input": {...}}, the
 	// spec relative to Dir, both checked when the line is read.
@@ -103,7 +109,7 @@ type HanoiJob struct {
 	Disks int `json:"disks"`
 }
 
-// Kind names the job's task: "spec", "hanoi", "multiply", "sort", "problem", "task",
+// Kind names the job's task: "spec", "hanoi", a family's name ("multiply", "sort"), "problem", "task",
 // or "" when the line has none.
 func (j Job) Kind() string {
 	switch {
@@ -111,10 +117,8 @@ func (j Job) Kind() string {
 		return "spec"
 	case j.Hanoi != nil:
 		return "hanoi"
-	case j.Multiply != nil:
-		return "multiply"
-	case j.Sort != nil:
-		return "sort"
+	case j.Family != "":
+		return j.Family
 	case j.Problem != nil:
 		return "problem"
 	case j.Task != nil:
@@ -160,7 +164,40 @@ func (j Job) Where() string {
 }
 
 // fields lists a line's fields, for the message about an unknown one.
-const fields = "id, spec, input, hanoi, multiply, sort, problem, task, k, root, tools, seed, max_steps, max_samples, max_errors"
+func fields() string {
+	return "id, spec, input, hanoi, " + strings.Join(problems.Names(), ", ") + ", problem, task, k, root, tools, seed, max_steps, max_samples, max_errors"
+}
+
+// jobFields is Job without its methods: its fields as encoding/json
+// reads them.
+type jobFields Job
+
+// UnmarshalJSON reads a line: a key naming a built-in family
+// (problems.Builtins) sets Family and FamilyInput, every other key a
+// field; an unknown key is an error ("json: unknown field").
+func (j *Job) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return err
+	}
+	for _, name := range problems.Names() {
+		if v, ok := keys[name]; ok {
+			if j.families++; j.Family == "" {
+				j.Family, j.FamilyInput = name, v
+			}
+			delete(keys, name)
+		}
+	}
+	if j.families > 0 {
+		b, _ = json.Marshal(keys) // the other keys, read as fields below
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode((*jobFields)(j))
+}
 
 // ReadJobsFile reads the tasks file at path (see ReadJobs); relative paths
 // in it are relative to its folder. Errors: the file system's,
@@ -317,7 +354,7 @@ func parseJob(line []byte, n int, dir, spec string) Job {
 		case errors.As(err, &typ):
 			return bad("%q is %s, want %s", typ.Field, typ.Value, typeName(typ.Type.String()))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return bad("unknown field %s; the fields are %s", strings.TrimPrefix(err.Error(), "json: unknown field "), fields)
+			return bad("unknown field %s; the fields are %s", strings.TrimPrefix(err.Error(), "json: unknown field "), fields())
 		}
 		return bad("%v", err)
 	}
@@ -348,9 +385,13 @@ func parseJob(line []byte, n int, dir, spec string) Job {
 	kinds += decompositionKinds(job)
 	switch {
 	case kinds == 0:
-		return bad(`no task: give "spec": "FILE.json", "hanoi": {"disks": N}, "multiply": {"a": "DIGITS", "b": "DIGITS"}, "sort": {"list": [INTEGERS]} or "problem": {"spec": "FILE.json", "input": {...}}`)
+		var fams []string
+		for _, b := range problems.Builtins() {
+			fams = append(fams, fmt.Sprintf("%q: %s, ", b.Name(), b.Example))
+		}
+		return bad(`no task: give "spec": "FILE.json", "hanoi": {"disks": N}, %sor "problem": {"spec": "FILE.json", "input": {...}}`, strings.TrimSuffix(strings.Join(fams, ""), ", ")+" ")
 	case kinds > 1:
-		return bad(`more than one task: give exactly one of "spec", "hanoi", "multiply", "sort", "problem" and "task"`)
+		return bad(`more than one task: give exactly one of "spec", "hanoi", %s, "problem" and "task"`, quoted(problems.Names()))
 	case job.Hanoi != nil && (job.Hanoi.Disks < 1 || job.Hanoi.Disks > hanoi.MaxDisks):
 		return bad(`"hanoi": {"disks": %d}: use 1 to %d`, job.Hanoi.Disks, hanoi.MaxDisks)
 	case job.K != nil && (*job.K < 1 || *job.K > MaxK):
@@ -426,4 +467,13 @@ func typeName(t string) string {
 		return "a JSON value"
 	}
 	return t
+}
+
+// quoted is names quoted and joined by ", ".
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/families/sortlist"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/maker/sortlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"

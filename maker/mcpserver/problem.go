@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/problems"
@@ -23,10 +25,11 @@ import (
 const ToolSolveProblem = "solve_problem"
 
 // SolveProblemInput is the input of the solve_problem tool: exactly one
-// problem, and the plan's settings.
+// problem, and the plan's settings. A problem of a built-in family is
+// its own key, the family's name ("multiply": {"a": ..., "b": ...},
+// "sort": {"list": [...]}: problems.Builtins), which the tool's schema
+// lists and the tool reads from the call's arguments.
 type SolveProblemInput struct {
-	Multiply   *MultiplyProblem    `json:"multiply,omitempty" jsonschema:"a long multiplication: the product of a and b"`
-	Sort       *SortProblem        `json:"sort,omitempty" jsonschema:"a list of integers to sort ascending"`
 	Problem    *SpecProblem        `json:"problem,omitempty" jsonschema:"a problem of a problem spec (role prompts and the JSON Schemas of input and answer; see docs/decompose.md): spec or spec_path, and input"`
 	Target     float64             `json:"target,omitempty" jsonschema:"T: the whole tree is right with probability at least T while every role decides right with probability p, independently (default 0.95)"`
 	P          float64             `json:"p,omitempty" jsonschema:"every role's p, for the plan's k (and the simulated model's accuracy); default 0.9"`
@@ -38,12 +41,6 @@ type SolveProblemInput struct {
 	BaseURL    string              `json:"base_url,omitempty" jsonschema:"the server the openai: and ollama: models call; only the server's own unless its operator allowed any"`
 }
 
-// MultiplyProblem is a multiplication of two decimal numbers.
-type MultiplyProblem struct {
-	A string `json:"a" jsonschema:"the first factor, decimal digits"`
-	B string `json:"b" jsonschema:"the second factor, decimal digits"`
-}
-
 // SpecProblem is a problem of a problem spec (maker/problems.Spec): the
 // spec inline or as a file under the server's root, and the input its
 // "input" schema takes.
@@ -51,11 +48,6 @@ type SpecProblem struct {
 	Spec     any    `json:"spec,omitempty" jsonschema:"the problem spec as a JSON object (name, prompts, input, answer, optional checker, structured, atomic_bytes, max_depth, max_breadth, family); give spec or spec_path"`
 	SpecPath string `json:"spec_path,omitempty" jsonschema:"a problem spec file, relative to the server's root; it may not leave the root"`
 	Input    any    `json:"input" jsonschema:"the problem, as the spec's input schema says"`
-}
-
-// SortProblem is a list to sort.
-type SortProblem struct {
-	List []int64 `json:"list" jsonschema:"the integers to sort"`
 }
 
 // SolveProblemOutput is the output of the solve_problem tool.
@@ -88,8 +80,9 @@ type RoleFigure struct {
 
 func (s *Server) addProblemTool() {
 	addTool(s, &mcp.Tool{
-		Name:  ToolSolveProblem,
-		Title: "Solve a multiplication, a sort or a problem spec's problem by voted decomposition",
+		InputSchema: problemSchema(),
+		Name:        ToolSolveProblem,
+		Title:       "Solve a multiplication, a sort or a problem spec's problem by voted decomposition",
 		Description: `Solve a long multiplication, a list sort, or a problem of a problem spec (your own family: each role's prompt and the JSON Schemas of input and answer, inline or a file under the server's root) by voted decomposition (general MAKER): decomposition agents split the problem into subproblems and a composition, an atomicity vote says when to stop, solver agents solve the small ones, composer agents combine their answers; every decision is voted first-to-ahead-by-k with the k the plan picks for target from p. Every decision is journaled in the server's state folder before it is used; a cancelled or failed call resumes with resume: true.
 Returns the answer, whether it is correct (an exact check; a spec's checker, if it has one), the samples and cost in all and per role. The tree is bounded by the server's max steps (its decisions at most). The simulated model plays a spec's roles only when the spec names a built-in family.`,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)},
@@ -101,26 +94,20 @@ func (s *Server) problemTool(ctx context.Context, req *mcp.CallToolRequest, in S
 	if s.cfg.State == "" {
 		return nil, out, fmt.Errorf("%w: this server has no state folder for journals, so it cannot solve problems; its operator sets one with --state", ErrNoState)
 	}
-	var family string
-	var input json.RawMessage
 	var fam decompose.Family
 	var sp *problems.Spec // a problem spec's, else nil
-	kinds := 0
-	for _, given := range []bool{in.Multiply != nil, in.Sort != nil, in.Problem != nil} {
-		if given {
-			kinds++
-		}
+	family, input, kinds := familyProblem(req)
+	if in.Problem != nil {
+		kinds++
 	}
 	switch {
 	case kinds != 1:
-		return nil, out, fmt.Errorf(`%w: give exactly one problem: multiply {"a": "DIGITS", "b": "DIGITS"}, sort {"list": [INTEGERS]} or problem {"spec": {...} or "spec_path": "FILE", "input": ...}`, ErrArgument)
-	case in.Multiply != nil:
-		family, input = "multiply", mustJSON(in.Multiply)
-	case in.Sort != nil:
-		if in.Sort.List == nil {
-			in.Sort.List = []int64{}
+		var fams []string
+		for _, b := range problems.Builtins() {
+			fams = append(fams, b.Name()+" "+b.Example+", ")
 		}
-		family, input = "sort", mustJSON(in.Sort)
+		return nil, out, fmt.Errorf(`%w: give exactly one problem: %sor problem {"spec": {...} or "spec_path": "FILE", "input": ...}`, ErrArgument, strings.TrimSuffix(strings.Join(fams, ""), ", ")+" ")
+	case family != "":
 	default:
 		var err error
 		if sp, input, err = s.loadProblemSpec(req, in.Problem); err != nil {
@@ -200,7 +187,7 @@ func (s *Server) problemTool(ctx context.Context, req *mcp.CallToolRequest, in S
 		settings := in // the name is of the problem and settings, not of this call's resume
 		settings.Resume = false
 		h := sha256.New()
-		h.Write(append(append([]byte(family), canon...), mustJSON(settings)...))
+		h.Write(append(append([]byte(family), canon...), settingsJSON(settings, family, input, sp == nil)...))
 		if f, ok := fam.(decompose.Fingerprinter); ok {
 			h.Write([]byte(f.Fingerprint())) // a spec file's text, not only its path
 		}
@@ -256,6 +243,67 @@ func (s *Server) problemTool(ctx context.Context, req *mcp.CallToolRequest, in S
 		out.Message = fmt.Sprintf("the run failed: %v; the decided decisions are in the journal: resume with resume: true", runErr)
 	}
 	return failure(out.Message), out, nil
+}
+
+// problemSchema is solve_problem's input schema: SolveProblemInput's,
+// with a property per built-in family (problems.Builtins) first, its
+// problem's Go type's schema described by its About.
+func problemSchema() *jsonschema.Schema {
+	sch, err := jsonschema.For[SolveProblemInput](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: solve_problem's schema: %v", err)) // a type of this package: a bug
+	}
+	var order []string
+	for _, b := range problems.Builtins() {
+		ps, err := jsonschema.ForType(reflect.TypeOf(b.Input), &jsonschema.ForOptions{})
+		if err != nil {
+			panic(fmt.Sprintf("mcpserver: family %s's input schema: %v", b.Name(), err)) // a registration's bug
+		}
+		ps.Description = b.About
+		sch.Properties[b.Name()] = ps
+		order = append(order, b.Name())
+	}
+	sch.PropertyOrder = append(order, sch.PropertyOrder...)
+	withMinimums(sch)
+	portable(sch, true)
+	return sch
+}
+
+// familyProblem reads a built-in family's problem from a solve_problem
+// call's arguments: the family's name and the problem as sent (the first
+// of the families given), and how many families' keys the call gives.
+func familyProblem(req *mcp.CallToolRequest) (family string, input json.RawMessage, given int) {
+	var args map[string]json.RawMessage
+	if req == nil || req.Params == nil || json.Unmarshal(req.Params.Arguments, &args) != nil {
+		return "", nil, 0
+	}
+	for _, name := range problems.Names() {
+		if v, ok := args[name]; ok {
+			if given++; family == "" {
+				family, input = name, v
+			}
+		}
+	}
+	return family, input, given
+}
+
+// settingsJSON is the JSON of a call's settings that names its default
+// journal: in's, with a built-in family's problem first, as its Go type
+// encodes it (the names stay those of the versions whose input had a
+// field per family).
+func settingsJSON(in SolveProblemInput, family string, input json.RawMessage, builtin bool) []byte {
+	b := mustJSON(in)
+	if !builtin {
+		return b
+	}
+	fb, _ := problems.LookupBuiltin(family)
+	typed := reflect.New(reflect.TypeOf(fb.Input))
+	_ = json.Unmarshal(input, typed.Interface()) // Canon has read it
+	out := append([]byte(`{"`+family+`":`), mustJSON(typed.Interface())...)
+	if len(b) > 2 {
+		return append(append(out, ','), b[1:]...)
+	}
+	return append(out, '}')
 }
 
 func (o *SolveProblemOutput) fill(res *decompose.Result) {

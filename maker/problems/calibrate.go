@@ -10,8 +10,6 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/models"
-	"github.com/mdap-go/mdap/maker/multiply"
-	"github.com/mdap-go/mdap/maker/sortlist"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -30,7 +28,8 @@ const rolesConfigName = "problems.RolesConfig"
 // (CalibrateRoles): the seeded problems asked, how much of each, and the
 // models that answer.
 type RolesConfig struct {
-	// Family is the family's name, multiply or sort (Lookup).
+	// Family is the family's name (Lookup): multiply, sort or a
+	// registered one.
 	Family string
 	// Size is the problems' size (Generate's n); 0 means the family's
 	// DefaultRolesSize.
@@ -57,10 +56,12 @@ type RolesConfig struct {
 	MaxTokens int
 }
 
-// DefaultRolesSize is the size RolesConfig.Size 0 means: 6 digits of
-// each factor (multiply), a list of 20 numbers (sort); 0 for another name.
+// DefaultRolesSize is the size RolesConfig.Size 0 means: the family's
+// Size.Roles (6 digits of each factor for multiply, a list of 20 numbers
+// for sort); 0 for another name.
 func DefaultRolesSize(family string) int {
-	return map[string]int{multiply.Name: 6, sortlist.Name: 20}[family]
+	b, _ := LookupBuiltin(family)
+	return b.Size.Roles
 }
 
 // Validate refuses what CalibrateRoles would: an unknown Family (a field
@@ -70,7 +71,7 @@ func DefaultRolesSize(family string) int {
 // nothing; cost: one problem generated.
 func (c RolesConfig) Validate() error {
 	if _, err := Lookup(c.Family); err != nil {
-		return &fielderr.Error{Err: ErrFamily, Config: rolesConfigName, Fields: []fielderr.Field{{Name: "Family", Value: c.Family}}, Fix: "use " + strings.Join(Names, " or ")}
+		return &fielderr.Error{Err: ErrFamily, Config: rolesConfigName, Fields: []fielderr.Field{{Name: "Family", Value: c.Family}}, Fix: "use " + strings.Join(Names(), " or ")}
 	}
 	bad := func(name string, v, hi int) error {
 		return fielderr.New(rolesConfigName, name, v, fmt.Sprintf("use 1 to %d", hi))

@@ -1,5 +1,6 @@
 // Package problems runs the decomposition families by name
-// ("multiply": maker/multiply, "sort": maker/sortlist) with one call:
+// ("multiply": maker/families/multiply, "sort": maker/families/sortlist, registered in
+// families.go: Builtins, Register, Lookup) with one call:
 // Solve takes a family's name, a problem and Options and returns the
 // decompose.Result, on the simulated model of every role by default or on
 // the models given. It is what `maker multiply`, `maker sort`, the
@@ -18,8 +19,6 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
-	"github.com/mdap-go/mdap/maker/multiply"
-	"github.com/mdap-go/mdap/maker/sortlist"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -32,42 +31,6 @@ type Family interface {
 	decompose.Family
 	decompose.Checker
 	decompose.Truth
-}
-
-// Names lists the families, in the order messages use.
-var Names = []string{multiply.Name, sortlist.Name}
-
-// Lookup returns the family of name. Errors wrap ErrFamily.
-func Lookup(name string) (Family, error) {
-	switch name {
-	case multiply.Name:
-		return multiply.Family{}, nil
-	case sortlist.Name:
-		return sortlist.Family{}, nil
-	}
-	return nil, fmt.Errorf("%w %q: use %s", ErrFamily, name, strings.Join(Names, " or "))
-}
-
-// Generate is the seeded problem of size n of family name: an n-digit by
-// n-digit multiplication, or a list of n integers in [0, 1000). The same
-// (name, seed, n) always gives the same problem. Errors wrap ErrFamily,
-// or decompose.ErrInput for an n out of the family's range (1 to
-// multiply.MaxDigits digits; 0 to sortlist.MaxLen numbers).
-func Generate(name string, seed uint64, n int) (json.RawMessage, error) {
-	switch name {
-	case multiply.Name:
-		if n < 1 || n > multiply.MaxDigits {
-			return nil, fmt.Errorf("%w: %d digits: use 1 to %d", decompose.ErrInput, n, multiply.MaxDigits)
-		}
-		return multiply.Generate(seed, n, n), nil
-	case sortlist.Name:
-		if n < 0 || n > sortlist.MaxLen {
-			return nil, fmt.Errorf("%w: a list of %d: use 0 to %d numbers", decompose.ErrInput, n, sortlist.MaxLen)
-		}
-		return sortlist.Generate(seed, n), nil
-	}
-	_, err := Lookup(name)
-	return nil, err
 }
 
 // Options are a run of Solve: the decomposition's settings and what plays

@@ -8,8 +8,8 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/families/sortlist"
 	"github.com/mdap-go/mdap/maker/problems"
-	"github.com/mdap-go/mdap/maker/sortlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -28,7 +28,7 @@ var ErrInput = errors.New("invalid list")
 
 // Input is a problem: the list to sort.
 type Input struct {
-	List []int64 `json:"list"`
+	List []int64 `json:"list" jsonschema:"the integers to sort"`
 }
 
 // Composition is how sorted parts compose: Op "merge" (a sorted union)

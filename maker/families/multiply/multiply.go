@@ -29,8 +29,8 @@ var ErrInput = errors.New("invalid multiplication")
 
 // Input is a problem: the product of A and B, decimal digits.
 type Input struct {
-	A string `json:"a"`
-	B string `json:"b"`
+	A string `json:"a" jsonschema:"the first factor, decimal digits"`
+	B string `json:"b" jsonschema:"the second factor, decimal digits"`
 }
 
 // Composition is how partial products compose: the answer is the sum of

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
-	"github.com/mdap-go/mdap/maker/multiply"
+	"github.com/mdap-go/mdap/maker/families/multiply"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mdap-go/mdap/maker/decompose"
-	"github.com/mdap-go/mdap/maker/multiply"
+	"github.com/mdap-go/mdap/maker/families/multiply"
 )
 
 // Example solves a 6×6-digit multiplication by voted decomposition, with

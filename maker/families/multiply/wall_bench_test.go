@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker/decompose"
-	"github.com/mdap-go/mdap/maker/multiply"
+	"github.com/mdap-go/mdap/maker/families/multiply"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/require"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker/decompose"
-	"github.com/mdap-go/mdap/maker/sortlist"
+	"github.com/mdap-go/mdap/maker/families/sortlist"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
