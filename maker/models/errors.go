@@ -81,6 +81,13 @@ func permanent(kind error, format string, a ...any) *providerError {
 	}
 }
 
+// Transient returns a transient error of kind (ErrIncomplete, ...),
+// reading "KIND: MESSAGE", with cause in its chain (not its message)
+// when not nil. A provider's Stream returns one.
+func Transient(kind, cause error, format string, a ...any) error {
+	return transient(kind, format, a...).because(cause)
+}
+
 // transient returns a transient error of kind, reading "KIND: MESSAGE".
 func transient(kind error, format string, a ...any) *providerError {
 	return &providerError{msg: fmt.Sprintf("%s: %s", kind, fmt.Sprintf(format, a...)), errs: []error{kind}}
@@ -128,29 +135,16 @@ func (m *model) classify(ctx context.Context, c seen, err error, took time.Durat
 		return permanent(ErrQuota, "%s: %s: the account's quota or credit is spent; check its plan and billing", at, status).because(mapped)
 	case c.status == http.StatusTooManyRequests:
 		return m.rateLimited(c, at, status, mapped)
-	case c.sendErr != nil && (took >= m.timeout || isTimeout(c.sendErr) || isTimeout(err)):
+	case c.sendErr != nil && (took >= m.Timeout || IsTimeout(c.sendErr) || IsTimeout(err)):
 		// langchaingo's OpenAI client hides the client's timeout behind
 		// a message of its own, and the transport sees a cancellation.
-		return (&providerError{msg: fmt.Sprintf("%s: no reply within --timeout %s", at, m.timeout)}).because(mapped, c.sendErr)
+		return (&providerError{msg: fmt.Sprintf("%s: no reply within --timeout %s", at, m.Timeout)}).because(mapped, c.sendErr)
 	case c.sendErr != nil:
 		return (&providerError{msg: fmt.Sprintf("%s: %v", at, c.sendErr)}).because(mapped, c.sendErr)
 	case c.status >= 400:
 		return (&providerError{msg: at + ": " + status}).because(mapped)
 	}
 	return fmt.Errorf("%s: %w", at, mapped)
-}
-
-// incomplete is the error of an Ollama reply stream without its final
-// line, which langchaingo's client turns into an empty reply.
-func (m *model) incomplete(c seen, took time.Duration) error {
-	why := "the server closed it"
-	switch {
-	case took >= m.timeout || (c.readErr != nil && isTimeout(c.readErr)):
-		why = fmt.Sprintf("the call reached --timeout %s", m.timeout)
-	case c.readErr != nil:
-		why = c.readErr.Error()
-	}
-	return transient(ErrIncomplete, "%s at %s: the reply stream ended after %d bytes without its final \"done\" line (%s)", m.Spec, m.URL, c.bytesRead, why).because(c.readErr)
 }
 
 func (m *model) urlHint() string { return m.provider.URLHint }
@@ -162,7 +156,8 @@ func isNoSuchHost(err error) bool {
 	return errors.As(err, &dns) && dns.IsNotFound
 }
 
-func isTimeout(err error) bool {
+// IsTimeout reports whether err is a deadline's or a network timeout.
+func IsTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }

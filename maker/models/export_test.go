@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"io"
 	"net/http"
 )
 
@@ -34,17 +33,6 @@ func (m *model) Probe() *http.Client { return m.probe }
 // Classify is classify of a call that saw nothing.
 func (m *model) Classify(ctx context.Context, err error) error {
 	return m.classify(ctx, seen{}, err, 0)
-}
-
-// ReadStream reads body as Ollama's reply stream through wrap (a reader
-// of chunks of any size) into buf's chunks, and says how many lines and
-// bytes the call saw.
-func ReadStream(body io.Reader, wrap func(io.Reader) io.Reader, buf []byte) (lines int, bytesRead int64, err error) {
-	c := &call{}
-	ob := &observedBody{rc: io.NopCloser(body), c: c}
-	_, err = io.CopyBuffer(io.Discard, struct{ io.Reader }{wrap(ob)}, buf)
-	s := c.snapshot()
-	return s.ollama.lines, s.bytesRead, err
 }
 
 // Unregister takes the provider called name out of the registry, as in

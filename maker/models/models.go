@@ -159,12 +159,12 @@ func Open(spec string, o Options) (llms.Model, error) {
 		base = p.APIRoot(base) // so every form of its URL has one identity
 	}
 	m := &model{
-		Conn:     Conn{Spec: sp, Base: base, URL: ShownURL(base), listKey: p.ListKey},
-		provider: p, timeout: o.Timeout, maxRetryWait: o.MaxRetryWait,
+		Conn:     Conn{Spec: sp, Base: base, URL: ShownURL(base), Timeout: o.Timeout, listKey: p.ListKey},
+		provider: p, maxRetryWait: o.MaxRetryWait,
 		schemaClients: map[string]llms.Model{},
 	}
-	if m.timeout <= 0 {
-		m.timeout = DefaultTimeout
+	if m.Timeout <= 0 {
+		m.Timeout = DefaultTimeout
 	}
 	if m.maxRetryWait <= 0 {
 		m.maxRetryWait = DefaultMaxRetryWait
@@ -181,7 +181,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 	}
 	pool.MaxIdleConns = max(pool.MaxIdleConns, pool.MaxIdleConnsPerHost)
 	m.probe = &http.Client{Transport: pool, Timeout: probeTimeout}
-	m.HTTP = &http.Client{Timeout: m.timeout, Transport: &transport{base: pool, ollama: p.OllamaStream}}
+	m.HTTP = &http.Client{Timeout: m.Timeout, Transport: &transport{base: pool, conn: &m.Conn, stream: p.Stream}}
 	if p.KeyVar != "" {
 		m.Key, m.KeySource = o.APIKey, cmp.Or(o.keyVar, "Options.APIKey")
 		if m.Key == "" {
@@ -252,7 +252,6 @@ type model struct {
 	Conn         // the spec, the server, the key and the provider's client
 	provider     *Provider
 	price        maker.Price
-	timeout      time.Duration
 	maxRetryWait time.Duration
 	limit        *modelLimit // this model's own rpm= and inflight=; nil: none
 
@@ -303,11 +302,10 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%s at %s: %w", m.Spec, m.URL, context.Cause(ctx))
 	}
-	if seen.streamed && seen.status < 400 && seen.ollama.errText == "" && !seen.ollama.done {
-		// The reply stream ended before its final line: langchaingo's
-		// Ollama client returns an empty reply, or the JSON error of a
-		// cut line.
-		return nil, m.incomplete(seen, took)
+	if seen.stream != nil && seen.status < 400 {
+		if err := seen.stream.Check(resp, err, took); err != nil {
+			return nil, err
+		}
 	}
 	if err == nil && seen.status >= 400 {
 		// langchaingo's Ollama client takes an error status with an
@@ -316,14 +314,6 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	}
 	if err != nil {
 		return nil, m.classify(ctx, seen, err, took)
-	}
-	if seen.streamed {
-		if seen.ollama.errText != "" {
-			return nil, fmt.Errorf("%s at %s: the server reported: %s", m.Spec, m.URL, seen.ollama.errText)
-		}
-		if resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil && resp.Choices[0].StopReason == "" {
-			resp.Choices[0].StopReason = seen.ollama.doneReason
-		}
 	}
 	if id, model := responseMeta(seen.head); resp != nil && (id != "" || model != "") {
 		for _, ch := range resp.Choices {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
@@ -53,9 +54,11 @@ type Provider struct {
 	NotFound func(ctx context.Context, c *Conn, request, status string) error
 	// NativeTools: it takes tool definitions natively (Spec.NativeTools).
 	NativeTools bool
-	// OllamaStream: its replies are Ollama's /api/chat stream, which the
-	// transport reads (transport.ollama).
-	OllamaStream bool
+	// Stream, when not nil, is asked of each request of a call: it may
+	// rewrite the request, and returns the Stream a successful reply is
+	// read through, or nil for a reply that is not streamed (Ollama's
+	// /api/chat is).
+	Stream func(c *Conn, req *http.Request) (*http.Request, Stream, error)
 	// ListKey: its model lists want the API key (Conn.List).
 	ListKey bool
 	// Prices are its list prices at its own API (BuiltinPrice).
@@ -71,8 +74,10 @@ type Conn struct {
 	Spec      Spec
 	Base, URL string
 	// HTTP is the client the provider's langchaingo client must use: it
-	// carries the timeout and the transport that sees each call.
-	HTTP *http.Client
+	// carries the timeout and the transport that sees each call. Timeout
+	// bounds each call.
+	HTTP    *http.Client
+	Timeout time.Duration
 	// Key is the API key (never shown) and KeySource where it came from,
 	// for messages: "Options.APIKey", a spec's ;key=VAR, or KeyVar. The
 	// provider may set a placeholder ("placeholder") where a server

@@ -35,17 +35,17 @@ const EnvHost = "OLLAMA_HOST"
 func init() { models.Register(provider) }
 
 var provider = &models.Provider{
-	Name:         "ollama",
-	DefaultURL:   DefaultURL,
-	URLVars:      []string{EnvHost},
-	ReadURLVar:   hostVar,
-	Example:      "http://127.0.0.1:11434, the Ollama server's root",
-	WrongURL:     wrongURL,
-	Open:         open,
-	URLHint:      "--base-url or " + EnvHost + " (the Ollama server's root, e.g. " + DefaultURL + "; start it with `ollama serve`)",
-	AuthHint:     func(*models.Conn) string { return authHint },
-	NotFound:     notFound,
-	OllamaStream: true,
+	Name:       "ollama",
+	DefaultURL: DefaultURL,
+	URLVars:    []string{EnvHost},
+	ReadURLVar: hostVar,
+	Example:    "http://127.0.0.1:11434, the Ollama server's root",
+	WrongURL:   wrongURL,
+	Open:       open,
+	URLHint:    "--base-url or " + EnvHost + " (the Ollama server's root, e.g. " + DefaultURL + "; start it with `ollama serve`)",
+	AuthHint:   func(*models.Conn) string { return authHint },
+	NotFound:   notFound,
+	Stream:     newStream,
 }
 
 const authHint = "ollama: sends no credentials; reach the server without authentication, or use openai:NAME on its /v1 URL with " + openai.EnvKey
