@@ -10,6 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/models"
+	_ "github.com/mdap-go/mdap/maker/models/all" // every provider a spec may name
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/mdap-go/mdap/vote"

@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -43,7 +44,7 @@ func TestCachedTokensFromEveryProvider(t *testing.T) {
 		{"ollama reports none", "ollama:tiny", ollamaSrv.URL, []llms.CallOption{llms.WithMaxTokens(20)}, 520, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			lm, err := Open(c.spec, Options{BaseURL: c.base, APIKey: "k", Timeout: 5 * time.Second})
+			lm, err := models.Open(c.spec, models.Options{BaseURL: c.base, APIKey: "k", Timeout: 5 * time.Second})
 			require.NoError(t, err)
 			resp, err := lm.GenerateContent(context.Background(), msgs, c.opts...)
 			require.NoError(t, err)

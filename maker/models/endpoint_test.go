@@ -1,9 +1,10 @@
-package models
+package models_test
 
 import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,13 +15,13 @@ import (
 func TestPerModelEndpoint(t *testing.T) {
 	cleanEnv(t)
 	t.Setenv("TEAM_A_KEY", "sk-a")
-	head, o, err := SplitEndpoint("openai:gpt-4.1-mini=1/2;base=http://127.0.0.1:9/v1;key=TEAM_A_KEY", Options{BaseURL: "http://other/v1"})
+	head, o, err := models.SplitEndpoint("openai:gpt-4.1-mini=1/2;base=http://127.0.0.1:9/v1;key=TEAM_A_KEY", models.Options{BaseURL: "http://other/v1"})
 	require.NoError(t, err)
 	assert.Equal(t, "openai:gpt-4.1-mini=1/2", head)
 	assert.Equal(t, "http://127.0.0.1:9/v1", o.BaseURL)
 	assert.Equal(t, "sk-a", o.APIKey)
 
-	m, err := OpenAll([]string{"openai:a;base=http://127.0.0.1:9/v1", "openai:b;base=http://127.0.0.1:10/v1"}, Options{})
+	m, err := models.OpenAll([]string{"openai:a;base=http://127.0.0.1:9/v1", "openai:b;base=http://127.0.0.1:10/v1"}, models.Options{})
 	require.NoError(t, err)
 	ms := m.(*maker.Ensemble).Members()
 	assert.Equal(t, "openai:a@http://127.0.0.1:9/v1", maker.ModelIdentity(ms[0]))
@@ -33,10 +34,10 @@ func TestPerModelEndpoint(t *testing.T) {
 		"openai:a;tpm=3":                       "unknown setting",
 		"openai:a;base=http://x;base=http://y": "each once",
 	} {
-		_, err := Open(spec, Options{})
-		assert.ErrorIs(t, err, ErrSpec, spec)
+		_, err := models.Open(spec, models.Options{})
+		assert.ErrorIs(t, err, models.ErrSpec, spec)
 		assert.ErrorContains(t, err, want, spec)
-		assert.Error(t, CheckSpec(spec), spec)
+		assert.Error(t, models.CheckSpec(spec), spec)
 	}
-	assert.NoError(t, CheckSpec("openai:a;base=http://127.0.0.1:9/v1"))
+	assert.NoError(t, models.CheckSpec("openai:a;base=http://127.0.0.1:9/v1"))
 }

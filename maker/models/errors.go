@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,13 +68,24 @@ type providerError struct {
 func (e *providerError) Error() string   { return e.msg }
 func (e *providerError) Unwrap() []error { return e.errs }
 
-// permanent returns a permanent error of kind: it wraps maker.ErrPermanent
-// and kind, and reads "permanent provider error: KIND: MESSAGE".
+// Permanent returns a permanent error of kind (ErrUnknownModel,
+// ErrNotFound, ...): it wraps maker.ErrPermanent and kind, and reads
+// "permanent provider error: KIND: MESSAGE". Providers' NotFound return
+// one.
+func Permanent(kind error, format string, a ...any) error { return permanent(kind, format, a...) }
+
 func permanent(kind error, format string, a ...any) *providerError {
 	return &providerError{
 		msg:  fmt.Sprintf("%s: %s: %s", maker.ErrPermanent, kind, fmt.Sprintf(format, a...)),
 		errs: []error{maker.ErrPermanent, kind},
 	}
+}
+
+// Transient returns a transient error of kind (ErrIncomplete, ...),
+// reading "KIND: MESSAGE", with cause in its chain (not its message)
+// when not nil. A provider's Stream returns one.
+func Transient(kind, cause error, format string, a ...any) error {
+	return transient(kind, format, a...).because(cause)
 }
 
 // transient returns a transient error of kind, reading "KIND: MESSAGE".
@@ -98,10 +108,10 @@ func (e *providerError) because(causes ...error) *providerError {
 // fix; a transient one, after waiting a rate limit's delay, otherwise.
 func (m *model) classify(ctx context.Context, c seen, err error, took time.Duration) error {
 	mapped := err
-	if m.mapErr != nil && !errors.Is(err, errClientPanic) {
-		mapped = m.mapErr(err)
+	if m.MapErr != nil && !errors.Is(err, errClientPanic) {
+		mapped = m.MapErr(err)
 	}
-	at := m.spec.String() + " at " + m.url
+	at := m.Spec.String() + " at " + m.URL
 	msg, code := errorMessage(m.redactKey(c.errBody))
 	status := ""
 	if c.status > 0 {
@@ -118,17 +128,17 @@ func (m *model) classify(ctx context.Context, c seen, err error, took time.Durat
 	case c.status == http.StatusUnauthorized || c.status == http.StatusForbidden:
 		return permanent(ErrAuth, "%s: %s: %s", at, status, m.authHint()).because(mapped)
 	case c.status == http.StatusNotFound:
-		return m.diagnose404(ctx, c, status).because(mapped)
+		return m.diagnose404(ctx, c, status, mapped)
 	case c.status == http.StatusBadRequest || c.status == http.StatusUnprocessableEntity:
 		return permanent(ErrRequestRefused, "%s: the server refused the request (%s)", at, status).because(mapped)
 	case c.status == http.StatusPaymentRequired || isQuota(code, msg):
 		return permanent(ErrQuota, "%s: %s: the account's quota or credit is spent; check its plan and billing", at, status).because(mapped)
 	case c.status == http.StatusTooManyRequests:
 		return m.rateLimited(c, at, status, mapped)
-	case c.sendErr != nil && (took >= m.timeout || isTimeout(c.sendErr) || isTimeout(err)):
+	case c.sendErr != nil && (took >= m.Timeout || IsTimeout(c.sendErr) || IsTimeout(err)):
 		// langchaingo's OpenAI client hides the client's timeout behind
 		// a message of its own, and the transport sees a cancellation.
-		return (&providerError{msg: fmt.Sprintf("%s: no reply within --timeout %s", at, m.timeout)}).because(mapped, c.sendErr)
+		return (&providerError{msg: fmt.Sprintf("%s: no reply within --timeout %s", at, m.Timeout)}).because(mapped, c.sendErr)
 	case c.sendErr != nil:
 		return (&providerError{msg: fmt.Sprintf("%s: %v", at, c.sendErr)}).because(mapped, c.sendErr)
 	case c.status >= 400:
@@ -137,38 +147,17 @@ func (m *model) classify(ctx context.Context, c seen, err error, took time.Durat
 	return fmt.Errorf("%s: %w", at, mapped)
 }
 
-// incomplete is the error of an Ollama reply stream without its final
-// line, which langchaingo's client turns into an empty reply.
-func (m *model) incomplete(c seen, took time.Duration) error {
-	why := "the server closed it"
-	switch {
-	case took >= m.timeout || (c.readErr != nil && isTimeout(c.readErr)):
-		why = fmt.Sprintf("the call reached --timeout %s", m.timeout)
-	case c.readErr != nil:
-		why = c.readErr.Error()
-	}
-	return transient(ErrIncomplete, "%s at %s: the reply stream ended after %d bytes without its final \"done\" line (%s)", m.spec, m.url, c.bytesRead, why).because(c.readErr)
-}
+func (m *model) urlHint() string { return m.provider.URLHint }
 
-func (m *model) urlHint() string { return m.provider.urlHint }
-
-func (m *model) authHint() string { return m.provider.authHint(m) }
-
-// refusedKey says where the refused key came from and where to fix it:
-// the variable it was read from (the provider's, or a spec's ;key=VAR).
-func (m *model) refusedKey() string {
-	if m.keySource == "Options.APIKey" {
-		return "the server refused the API key given in Options.APIKey: give a valid key"
-	}
-	return "the server refused the API key from " + m.keySource + ": set " + m.keySource + " to a valid key"
-}
+func (m *model) authHint() string { return m.provider.AuthHint(&m.Conn) }
 
 func isNoSuchHost(err error) bool {
 	var dns *net.DNSError
 	return errors.As(err, &dns) && dns.IsNotFound
 }
 
-func isTimeout(err error) bool {
+// IsTimeout reports whether err is a deadline's or a network timeout.
+func IsTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
@@ -197,7 +186,7 @@ func (m *model) rateLimited(c seen, at, status string, mapped error) error {
 		e := permanent(ErrRateLimited, "%s: %s%s: the server asks for a pause of %s before the next call, more than %s: try again later", at, status, code, d.Round(time.Second), m.maxRetryWait).because(mapped)
 		return e // no delay: nothing to wait for
 	}
-	limit := llms.NewError(llms.ErrCodeRateLimit, m.spec.Provider, "rate limited").WithCause(mapped).WithDetail("retry_after", d)
+	limit := llms.NewError(llms.ErrCodeRateLimit, m.Spec.Provider, "rate limited").WithCause(mapped).WithDetail("retry_after", d)
 	e := transient(ErrRateLimited, "%s: %s%s; the server asks for a pause of %s", at, status, code, d).because(limit)
 	return &delayed{providerError: e, after: d}
 }
@@ -214,17 +203,23 @@ func (d *delayed) RetryAfter() time.Duration { return d.after }
 // maxListed bounds the model names an error lists.
 const maxListed = 20
 
-// diagnose404 says what a 404 meant: an unknown model (listing those the
-// server has, from GET /v1/models or /api/tags) or a base URL of the
-// wrong form (saying which form was meant).
-func (m *model) diagnose404(ctx context.Context, c seen, status string) *providerError {
-	if m.provider.notFound != nil {
-		return m.provider.notFound(ctx, m, c, status)
+// diagnose404 says what a 404 meant: the provider's NotFound (an unknown
+// model, listing those the server has, or a base URL of the wrong form),
+// else a word on the model's name.
+func (m *model) diagnose404(ctx context.Context, c seen, status string, mapped error) error {
+	if m.provider.NotFound != nil {
+		err := m.provider.NotFound(ctx, &m.Conn, fmt.Sprintf("%s %s", c.method, c.url), status)
+		if pe, ok := err.(*providerError); ok {
+			return pe.because(mapped)
+		}
+		return err
 	}
-	return permanent(ErrNotFound, "%s at %s: %s from %s %s: check the model name after %q", m.spec, m.url, status, c.method, c.url, m.spec.Provider+":")
+	return permanent(ErrNotFound, "%s at %s: %s from %s %s: check the model name after %q", m.Spec, m.URL, status, c.method, c.url, m.Spec.Provider+":").because(mapped)
 }
 
-func listed(names []string) string {
+// Listed names a server's models for a message, sorted, at most
+// maxListed of them ("no models" for none). It sorts names in place.
+func Listed(names []string) string {
 	if len(names) == 0 {
 		return "no models"
 	}
@@ -235,9 +230,9 @@ func listed(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// hasModel reports whether names holds name, taking Ollama's default
+// HasModel reports whether names holds name, taking Ollama's default
 // tag into account ("tiny" is "tiny:latest").
-func hasModel(names []string, name string) bool {
+func HasModel(names []string, name string) bool {
 	for _, n := range names {
 		if n == name || n == name+":latest" || strings.TrimSuffix(n, ":latest") == name {
 			return true
@@ -246,54 +241,25 @@ func hasModel(names []string, name string) bool {
 	return false
 }
 
-func openAINames(b []byte) ([]string, error) {
-	var v struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil || v.Data == nil {
-		return nil, errors.New("not a model list")
-	}
-	names := make([]string, 0, len(v.Data))
-	for _, d := range v.Data {
-		names = append(names, d.ID)
-	}
-	return names, nil
-}
-
-func ollamaNames(b []byte) ([]string, error) {
-	var v struct {
-		Models []struct {
-			Name string `json:"name"`
-		} `json:"models"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil || v.Models == nil {
-		return nil, errors.New("not a model list")
-	}
-	names := make([]string, 0, len(v.Models))
-	for _, d := range v.Models {
-		names = append(names, d.Name)
-	}
-	return names, nil
-}
-
 // probeTimeout bounds a diagnostic GET.
 const probeTimeout = 5 * time.Second
 
-// list fetches a model list with a plain GET, for a diagnostic only (the
-// calls themselves go through langchaingo).
-func (m *model) list(ctx context.Context, u string, parse func([]byte) ([]string, error)) ([]string, error) {
+// List fetches the model list at u with a plain GET (the key as a
+// bearer token when the provider's ListKey says so) and reads it with
+// parse, for a 404's diagnosis only: the calls themselves go through
+// langchaingo. It waits at most 5 seconds and reads at most 1 MiB;
+// errors: the request's, a status other than 200, or parse's.
+func (c *Conn) List(ctx context.Context, u string, parse func([]byte) ([]string, error)) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
-	if m.provider.listKey && m.key != "" {
-		req.Header.Set("Authorization", "Bearer "+m.key)
+	if c.listKey && c.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Key)
 	}
-	resp, err := m.probe.Do(req)
+	resp, err := c.probe.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -313,9 +279,9 @@ func (m *model) list(ctx context.Context, u string, parse func([]byte) ([]string
 // body, which would leave a cut key's first characters where no
 // redaction of the whole key finds them.
 func (m *model) redactKey(body []byte) []byte {
-	if m.key == "" || m.keySource == "placeholder" {
+	if m.Key == "" || m.KeySource == "placeholder" {
 		return body
 	}
-	out, _ := secrets.New(m.key).Redact(body)
+	out, _ := secrets.New(m.Key).Redact(body)
 	return out
 }

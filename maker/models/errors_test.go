@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"context"
@@ -13,6 +13,10 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/anthropic"
+	"github.com/mdap-go/mdap/maker/models/ollama"
+	"github.com/mdap-go/mdap/maker/models/openai"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,7 +26,7 @@ import (
 // cleanEnv clears the environment variables Open reads.
 func cleanEnv(t *testing.T) {
 	t.Helper()
-	for _, k := range []string{EnvOpenAIKey, EnvOpenAIURL, envOpenAIAPIBase, EnvOllamaHost, EnvAnthropicKey, EnvAnthropicURL} {
+	for _, k := range []string{openai.EnvKey, openai.EnvURL, "OPENAI_API_BASE", ollama.EnvHost, anthropic.EnvKey, anthropic.EnvURL} {
 		t.Setenv(k, "")
 	}
 }
@@ -53,7 +57,7 @@ func ask(ctx context.Context, m llms.Model) (*llms.ContentResponse, error) {
 
 func open(t *testing.T, spec, base string) llms.Model {
 	t.Helper()
-	m, err := Open(spec, Options{BaseURL: base, Timeout: 5 * time.Second})
+	m, err := models.Open(spec, models.Options{BaseURL: base, Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	return m
 }
@@ -101,7 +105,7 @@ func TestUnknownModelOpenAIListsTheServersModels(t *testing.T) {
 	})
 	m := open(t, "openai:nosuch", srv.URL+"/v1")
 	_, err := ask(context.Background(), m)
-	assert.ErrorIs(t, err, ErrUnknownModel)
+	assert.ErrorIs(t, err, models.ErrUnknownModel)
 	assert.ErrorIs(t, err, maker.ErrPermanent)
 	assert.Equal(t, `permanent provider error: unknown model: openai:nosuch at `+srv.URL+`/v1: the server has no model "nosuch" (HTTP 404: model "nosuch" not found, try pulling it first); it serves qwen3:0.6b, tiny:latest: give one as --model openai:NAME`, err.Error())
 	var lerr *llms.Error
@@ -111,7 +115,7 @@ func TestUnknownModelOpenAIListsTheServersModels(t *testing.T) {
 	srv.chats.Store(0)
 	_, took, err := solve(t, m)
 	assertStoppedAtOnce(t, srv, err, took)
-	assert.ErrorIs(t, err, ErrUnknownModel)
+	assert.ErrorIs(t, err, models.ErrUnknownModel)
 }
 
 func TestUnknownModelOllamaListsTheServersModels(t *testing.T) {
@@ -126,7 +130,7 @@ func TestUnknownModelOllamaListsTheServersModels(t *testing.T) {
 	})
 	m := open(t, "ollama:nosuch", srv.URL)
 	_, err := ask(context.Background(), m)
-	assert.ErrorIs(t, err, ErrUnknownModel)
+	assert.ErrorIs(t, err, models.ErrUnknownModel)
 	assert.Contains(t, err.Error(), `ollama:nosuch at `+srv.URL+`: the Ollama server has no model "nosuch" (HTTP 404: model "nosuch" not found, try pulling it first); it has tiny:latest`)
 
 	srv.chats.Store(0)
@@ -136,8 +140,8 @@ func TestUnknownModelOllamaListsTheServersModels(t *testing.T) {
 	// "tiny" is "tiny:latest": a 404 for a listed model is not "unknown".
 	m = open(t, "ollama:tiny", srv.URL)
 	_, err = ask(context.Background(), m)
-	assert.ErrorIs(t, err, ErrNotFound)
-	assert.NotErrorIs(t, err, ErrUnknownModel)
+	assert.ErrorIs(t, err, models.ErrNotFound)
+	assert.NotErrorIs(t, err, models.ErrUnknownModel)
 }
 
 func TestWrongBaseURLSaysWhichFormWasMeant(t *testing.T) {
@@ -156,7 +160,7 @@ func TestWrongBaseURLSaysWhichFormWasMeant(t *testing.T) {
 	})
 	t.Run("openai at the server root", func(t *testing.T) {
 		_, err := ask(context.Background(), open(t, "openai:tiny", srv.URL))
-		assert.ErrorIs(t, err, ErrNotFound)
+		assert.ErrorIs(t, err, models.ErrNotFound)
 		assert.ErrorIs(t, err, maker.ErrPermanent)
 		assert.Contains(t, err.Error(), "HTTP 404: 404 page not found from POST "+srv.URL+"/chat/completions: openai: wants the API root with its /v1: use --base-url "+srv.URL+"/v1")
 	})
@@ -169,12 +173,12 @@ func TestWrongBaseURLSaysWhichFormWasMeant(t *testing.T) {
 			w.WriteHeader(404)
 		})
 		_, err := ask(context.Background(), open(t, "ollama:llama", other.URL))
-		assert.ErrorIs(t, err, ErrNotFound)
+		assert.ErrorIs(t, err, models.ErrNotFound)
 		assert.Contains(t, err.Error(), "this is not an Ollama server's root (no /api/tags) but an OpenAI-compatible API ("+other.URL+"/v1): use --model openai:llama --base-url "+other.URL+"/v1")
 	})
 	t.Run("ollama at /v1 is refused before any call", func(t *testing.T) {
-		_, err := Open("ollama:tiny", Options{BaseURL: srv.URL + "/v1"})
-		assert.ErrorIs(t, err, ErrSpec)
+		_, err := models.Open("ollama:tiny", models.Options{BaseURL: srv.URL + "/v1"})
+		assert.ErrorIs(t, err, models.ErrSpec)
 		assert.Contains(t, err.Error(), "ollama: wants the server root, "+srv.URL+" (a URL ending in /v1 is the OpenAI-compatible API, for --model openai:NAME)")
 	})
 }
@@ -195,14 +199,14 @@ func TestConnectionRefusedNamesTheURL(t *testing.T) {
 	for spec, base := range map[string]string{"openai:tiny": dead + "/v1", "ollama:tiny": dead} {
 		m := open(t, spec, base)
 		_, err := ask(context.Background(), m)
-		assert.ErrorIs(t, err, ErrUnreachable, spec)
+		assert.ErrorIs(t, err, models.ErrUnreachable, spec)
 		assert.ErrorIs(t, err, maker.ErrPermanent, spec)
 		assert.Contains(t, err.Error(), spec+" at "+base+": nothing listens there (connection refused): start the server, or point --base-url or ", spec)
 		assert.NotContains(t, err.Error(), "failed to reach API server", "%s: langchaingo's sanitised message is replaced by the cause", spec)
 
 		start := time.Now()
 		rep, err := func() (maker.Report, error) { r, _, e := solve(t, m); return r, e }()
-		assert.ErrorIs(t, err, ErrUnreachable, spec)
+		assert.ErrorIs(t, err, models.ErrUnreachable, spec)
 		assert.LessOrEqual(t, rep.Launched, 3, spec)
 		assert.Less(t, time.Since(start), 3*time.Second, spec)
 	}
@@ -218,20 +222,20 @@ func TestAuthErrorSaysWhichVariableToSet(t *testing.T) {
 	})
 	m := open(t, "openai:gpt-4o-mini", srv.URL+"/v1")
 	_, err := ask(context.Background(), m)
-	assert.ErrorIs(t, err, ErrAuth)
+	assert.ErrorIs(t, err, models.ErrAuth)
 	assert.ErrorIs(t, err, maker.ErrPermanent)
 	assert.True(t, llms.IsAuthenticationError(err), "langchaingo's kind is kept")
 	assert.Contains(t, err.Error(), "openai:gpt-4o-mini at "+srv.URL+"/v1: HTTP 401: Incorrect API key provided")
 	assert.Contains(t, err.Error(), "the server wants an API key: set OPENAI_API_KEY")
 
-	t.Setenv(EnvOpenAIKey, "sk-wrong")
+	t.Setenv(openai.EnvKey, "sk-wrong")
 	_, err = ask(context.Background(), open(t, "openai:gpt-4o-mini", srv.URL+"/v1"))
 	assert.Contains(t, err.Error(), "the server refused the API key from OPENAI_API_KEY: set OPENAI_API_KEY to a valid key")
 
 	t.Setenv("MDAP_TEST_TEAM_KEY", "sk-team-wrong")
 	_, err = ask(context.Background(), open(t, "openai:gpt-4o-mini;key=MDAP_TEST_TEAM_KEY", srv.URL+"/v1"))
 	assert.Contains(t, err.Error(), "the server refused the API key from MDAP_TEST_TEAM_KEY: set MDAP_TEST_TEAM_KEY to a valid key", "the variable the spec names")
-	m2, err := Open("openai:gpt-4o-mini", Options{BaseURL: srv.URL + "/v1", APIKey: "sk-given"})
+	m2, err := models.Open("openai:gpt-4o-mini", models.Options{BaseURL: srv.URL + "/v1", APIKey: "sk-given"})
 	require.NoError(t, err)
 	_, err = ask(context.Background(), m2)
 	assert.Contains(t, err.Error(), "the server refused the API key given in Options.APIKey: give a valid key")
@@ -239,9 +243,9 @@ func TestAuthErrorSaysWhichVariableToSet(t *testing.T) {
 	anth := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)
 	})
-	t.Setenv(EnvAnthropicKey, "sk-ant-wrong")
+	t.Setenv(anthropic.EnvKey, "sk-ant-wrong")
 	_, err = ask(context.Background(), open(t, "anthropic:claude-3-5-haiku", anth.URL))
-	assert.ErrorIs(t, err, ErrAuth)
+	assert.ErrorIs(t, err, models.ErrAuth)
 	assert.Contains(t, err.Error(), "HTTP 401: invalid x-api-key: the server refused the API key from ANTHROPIC_API_KEY: set ANTHROPIC_API_KEY to a valid key")
 
 	srv.chats.Store(0)
@@ -264,7 +268,7 @@ func TestRateLimitCarriesTheServersDelay(t *testing.T) {
 	start := time.Now()
 	_, err := ask(context.Background(), m)
 	assert.Less(t, time.Since(start), time.Second, "the error comes back at once; the solver waits")
-	assert.ErrorIs(t, err, ErrRateLimited)
+	assert.ErrorIs(t, err, models.ErrRateLimited)
 	assert.NotErrorIs(t, err, maker.ErrPermanent, "transient: the vote retries")
 	assert.True(t, llms.IsRateLimitError(err))
 	assert.Equal(t, "rate limited: openai:tiny at "+srv.URL+"/v1: HTTP 429: Rate limit reached for requests (openai: rate_limit); the server asks for a pause of 300ms", err.Error())
@@ -283,10 +287,10 @@ func TestRateLimitCarriesTheServersDelay(t *testing.T) {
 			w.Header().Set("Retry-After", "3600")
 			writeJSON(w, 429, `{"error":{"message":"try tomorrow"}}`)
 		})
-		m, err := Open("openai:tiny", Options{BaseURL: later.URL + "/v1", MaxRetryWait: time.Second})
+		m, err := models.Open("openai:tiny", models.Options{BaseURL: later.URL + "/v1", MaxRetryWait: time.Second})
 		require.NoError(t, err)
 		_, err = ask(context.Background(), m)
-		assert.ErrorIs(t, err, ErrRateLimited)
+		assert.ErrorIs(t, err, models.ErrRateLimited)
 		assert.ErrorIs(t, err, maker.ErrPermanent)
 		assert.Contains(t, err.Error(), "the server asks for a pause of 1h0m0s before the next call, more than 1s: try again later")
 		_, ok := maker.RetryAfter(err)
@@ -303,7 +307,7 @@ func TestRateLimitCarriesTheServersDelay(t *testing.T) {
 		start := time.Now()
 		rep, err := s.Solve(context.Background(), task)
 		assert.ErrorIs(t, err, vote.ErrTooManyErrors)
-		assert.ErrorIs(t, err, ErrRateLimited)
+		assert.ErrorIs(t, err, models.ErrRateLimited)
 		assert.Equal(t, 4, rep.Errors)
 		assert.Equal(t, int32(4), always.chats.Load())
 		assert.GreaterOrEqual(t, time.Since(start), 400*time.Millisecond, "four calls, each followed by the server's 100ms: no tight loop")
@@ -343,7 +347,7 @@ func TestRetryAfterForms(t *testing.T) {
 		for k, v := range c.header {
 			h.Set(k, v)
 		}
-		d, ok := ParseRetryAfter(h, now)
+		d, ok := models.ParseRetryAfter(h, now)
 		assert.Equal(t, c.ok, ok, "%v", c.header)
 		assert.Equal(t, c.want, d, "%v", c.header)
 	}
@@ -357,8 +361,8 @@ func TestQuotaAndBadRequestArePermanent(t *testing.T) {
 		kind   error
 		want   string
 	}{
-		{429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}`, ErrQuota, "the account's quota or credit is spent; check its plan and billing"},
-		{400, `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`, ErrRequestRefused, "the server refused the request (HTTP 400: This model's maximum context length is 8192 tokens.)"},
+		{429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}`, models.ErrQuota, "the account's quota or credit is spent; check its plan and billing"},
+		{400, `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`, models.ErrRequestRefused, "the server refused the request (HTTP 400: This model's maximum context length is 8192 tokens.)"},
 	} {
 		srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.status, c.body) })
 		m := open(t, "openai:tiny", srv.URL+"/v1")
@@ -397,7 +401,7 @@ func TestTimeoutNamesTheTimeout(t *testing.T) {
 		}
 	})
 	for spec, base := range map[string]string{"openai:tiny": srv.URL + "/v1", "ollama:tiny": srv.URL} {
-		m, err := Open(spec, Options{BaseURL: base, Timeout: 100 * time.Millisecond})
+		m, err := models.Open(spec, models.Options{BaseURL: base, Timeout: 100 * time.Millisecond})
 		require.NoError(t, err)
 		_, err = ask(context.Background(), m)
 		require.Error(t, err, spec)
@@ -418,7 +422,7 @@ func TestAnEchoedKeyIsNotCutIntoAPrefix(t *testing.T) {
 	})
 	t.Setenv("MDAP_TEST_TEAM_KEY", key)
 	_, err := ask(context.Background(), open(t, "openai:gpt-4o-mini;key=MDAP_TEST_TEAM_KEY", srv.URL+"/v1"))
-	require.ErrorIs(t, err, ErrAuth)
+	require.ErrorIs(t, err, models.ErrAuth)
 	assert.NotContains(t, err.Error(), key[:8], "no prefix of the key")
 	assert.Contains(t, err.Error(), strings.Repeat("x", 292)+"[REDACTE", "redacted, then cut")
 }
@@ -452,13 +456,13 @@ func TestBaseURLUserinfoIsNeverShown(t *testing.T) {
 // error).
 func TestUnparseableBaseURLShowsNoCredential(t *testing.T) {
 	for raw, host := range map[string]string{"http://us3r:p^w0rd@127.0.0.1:9/v1": "http://127.0.0.1:9/v1", "http://us3r:p^w0rd@127.0.0.1:9": "http://127.0.0.1:9", "https://us3r:p^w@d@host/v1?x": "https://host/v1?x"} {
-		err := CheckBaseURL("openai", raw)
+		err := models.CheckBaseURL("openai", raw)
 		require.Error(t, err, raw)
 		assert.NotContains(t, err.Error(), "us3r", raw)
 		assert.NotContains(t, err.Error(), "p^w", raw)
 		assert.Contains(t, err.Error(), host, raw)
 	}
-	assert.Equal(t, "http://127.0.0.1:9/v1", ShownURL("http://u:p^w@127.0.0.1:9/v1"))
-	assert.Equal(t, "http://127.0.0.1:9/v1", ShownURL("http://u:pw@127.0.0.1:9/v1"))
-	assert.Equal(t, "http://127.0.0.1:9/v1", ShownURL("http://127.0.0.1:9/v1"))
+	assert.Equal(t, "http://127.0.0.1:9/v1", models.ShownURL("http://u:p^w@127.0.0.1:9/v1"))
+	assert.Equal(t, "http://127.0.0.1:9/v1", models.ShownURL("http://u:pw@127.0.0.1:9/v1"))
+	assert.Equal(t, "http://127.0.0.1:9/v1", models.ShownURL("http://127.0.0.1:9/v1"))
 }

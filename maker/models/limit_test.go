@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
@@ -88,10 +89,10 @@ func TestPerModelLimits(t *testing.T) {
 	cleanEnv(t)
 	holdA := make(chan struct{})
 	a, b := newLimitServer(t, holdA, 0), newLimitServer(t, nil, 3)
-	m, err := OpenAll([]string{
+	m, err := models.OpenAll([]string{
 		"openai:a;base=" + a.URL + "/v1;inflight=1;rpm=600",
 		"openai:b;inflight=3;base=" + b.URL + "/v1",
-	}, Options{Timeout: 30 * time.Second})
+	}, models.Options{Timeout: 30 * time.Second})
 	require.NoError(t, err)
 	ms := m.(*maker.Ensemble).Members()
 
@@ -131,7 +132,7 @@ func TestPerModelLimits(t *testing.T) {
 func TestPerModelLimitsRPMOnly(t *testing.T) {
 	cleanEnv(t)
 	s := newLimitServer(t, nil, 0)
-	m, err := Open("openai:c;rpm=1200;base="+s.URL+"/v1", Options{})
+	m, err := models.Open("openai:c;rpm=1200;base="+s.URL+"/v1", models.Options{})
 	require.NoError(t, err)
 	var g errgroup.Group
 	const n = 6
@@ -161,11 +162,11 @@ func TestPerModelLimitsBad(t *testing.T) {
 		"openai:a;inflight=1;inflight=2": "each once",
 		"sim;rpm=5":                      "the simulated model",
 	} {
-		_, err := Open(spec, Options{Sim: nil})
-		assert.ErrorIs(t, err, ErrSpec, spec)
+		_, err := models.Open(spec, models.Options{Sim: nil})
+		assert.ErrorIs(t, err, models.ErrSpec, spec)
 		assert.ErrorContains(t, err, want, spec)
 	}
-	_, o, err := SplitEndpoint("openai:a;rpm=90.5;inflight=7", Options{})
+	_, o, err := models.SplitEndpoint("openai:a;rpm=90.5;inflight=7", models.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 90.5, o.ModelRPM)
 	assert.Equal(t, 7, o.ModelInFlight)

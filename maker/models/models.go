@@ -4,6 +4,13 @@
 // "anthropic:MODEL", every provider through langchaingo. A spec may carry
 // its price: "openai:gpt-4o-mini=0.15/0.60".
 //
+// Each provider is a package of its own that registers a Provider when
+// imported (maker/models/openai, maker/models/ollama,
+// maker/models/anthropic; maker/models/all imports every one), as a
+// database/sql driver does: a program imports the ones it opens, and a
+// spec naming a provider it did not import is an ErrSpec that names the
+// package to import.
+//
 // The models Open returns add what a long voted run needs and
 // langchaingo's clients lack: a timeout per call; errors that name the
 // model and the server's URL and say what to fix, with the permanent ones
@@ -16,11 +23,13 @@
 package models
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -28,7 +37,6 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/openai"
 )
 
 // DefaultTimeout bounds one model call when Options.Timeout is zero.
@@ -140,19 +148,23 @@ func Open(spec string, o Options) (llms.Model, error) {
 		return o.Sim()
 	}
 	p := providerNamed(sp.Provider)
+	if p == nil {
+		return nil, unregistered(sp.Provider, spec)
+	}
 	base, source, err := BaseURL(sp.Provider, o.BaseURL)
 	if err != nil {
 		return nil, err
 	}
-	if p.apiRoot != nil {
-		base = p.apiRoot(base) // so every form of its URL has one identity
+	if p.APIRoot != nil {
+		base = p.APIRoot(base) // so every form of its URL has one identity
 	}
 	m := &model{
-		spec: sp, provider: p, url: ShownURL(base), base: base, timeout: o.Timeout, maxRetryWait: o.MaxRetryWait,
+		Conn:     Conn{Spec: sp, Base: base, URL: ShownURL(base), Timeout: o.Timeout, listKey: p.ListKey},
+		provider: p, maxRetryWait: o.MaxRetryWait,
 		schemaClients: map[string]llms.Model{},
 	}
-	if m.timeout <= 0 {
-		m.timeout = DefaultTimeout
+	if m.Timeout <= 0 {
+		m.Timeout = DefaultTimeout
 	}
 	if m.maxRetryWait <= 0 {
 		m.maxRetryWait = DefaultMaxRetryWait
@@ -169,8 +181,14 @@ func Open(spec string, o Options) (llms.Model, error) {
 	}
 	pool.MaxIdleConns = max(pool.MaxIdleConns, pool.MaxIdleConnsPerHost)
 	m.probe = &http.Client{Transport: pool, Timeout: probeTimeout}
-	client := &http.Client{Timeout: m.timeout, Transport: &transport{base: pool, ollama: p.ollamaStream}}
-	if err := p.open(m, o, base, client); err != nil {
+	m.HTTP = &http.Client{Timeout: m.Timeout, Transport: &transport{base: pool, conn: &m.Conn, stream: p.Stream}}
+	if p.KeyVar != "" {
+		m.Key, m.KeySource = o.APIKey, cmp.Or(o.keyVar, "Options.APIKey")
+		if m.Key == "" {
+			m.Key, m.KeySource = os.Getenv(p.KeyVar), p.KeyVar
+		}
+	}
+	if err := p.Open(&m.Conn); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -210,12 +228,12 @@ func ShownURL(raw string) string {
 // priceFrom resolves the model's price: the spec's, else the options',
 // over the built-in table for a model at its provider's own API.
 func (m *model) priceFrom(o Options, source string) maker.Price {
-	if m.spec.Price != nil {
-		return *m.spec.Price
+	if m.Spec.Price != nil {
+		return *m.Spec.Price
 	}
 	var p maker.Price
 	if source == "the default" {
-		p, _ = BuiltinPrice(m.spec.Provider, m.spec.Name)
+		p, _ = BuiltinPrice(m.Spec.Provider, m.Spec.Name)
 	}
 	if o.InputPrice != nil {
 		// The table's cache prices are fractions of its input price:
@@ -231,27 +249,14 @@ func (m *model) priceFrom(o Options, source string) maker.Price {
 
 // model is a langchaingo model with the additions of the package doc.
 type model struct {
-	spec         Spec
-	provider     *provider
-	url          string // the server's base URL without its userinfo: what messages, reports and journals show
-	base         string // the server's base URL as given (a proxy's user:password@ included), for requests only
-	key          string // never shown
-	keySource    string // where the key came from, for messages
+	Conn         // the spec, the server, the key and the provider's client
+	provider     *Provider
 	price        maker.Price
-	timeout      time.Duration
 	maxRetryWait time.Duration
-	llm          llms.Model
-	extra        []llms.CallOption
-	mapErr       func(error) error
-	probe        *http.Client // diagnostic GETs
-	limit        *modelLimit  // this model's own rpm= and inflight=; nil: none
-	cacheMin     int          // anthropic: the minimum cacheable prompt (cacheLayout); 0: no layout
+	limit        *modelLimit // this model's own rpm= and inflight=; nil: none
 
-	// withSchema builds an openai: client that sends a response_format,
-	// which langchaingo sets per client, not per call.
-	withSchema    func(*openai.ResponseFormat) (llms.Model, error)
 	mu            sync.Mutex
-	schemaClients map[string]llms.Model
+	schemaClients map[string]llms.Model // Conn.WithSchema's, by schema
 }
 
 var (
@@ -263,7 +268,7 @@ var (
 // Identity is the spec (without its price) and the server's URL without
 // its userinfo: what the journal compares on resume. It holds no key and
 // no password (http://user:PASSWORD@host/v1 is shown http://host/v1).
-func (m *model) Identity() string { return m.spec.String() + "@" + m.url }
+func (m *model) Identity() string { return m.Spec.String() + "@" + m.URL }
 
 // Price implements maker.Priced.
 func (m *model) Price() maker.Price { return m.price }
@@ -276,18 +281,18 @@ func (m *model) Call(ctx context.Context, prompt string, opts ...llms.CallOption
 // GenerateContent makes the call through langchaingo and checks what the
 // transport saw of it: see the package doc.
 func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	llm := m.llm
+	llm := m.LLM
 	schema, structured := maker.AnswerSchemaFrom(ctx)
-	if structured && m.withSchema != nil {
+	if structured && m.WithSchema != nil {
 		llm = m.structured(schema)
 	}
 	release, err := m.limit.acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: waiting for its turn (%s): %w", m.spec, m.url, m.limit, err)
+		return nil, fmt.Errorf("%s at %s: waiting for its turn (%s): %w", m.Spec, m.URL, m.limit, err)
 	}
 	defer release()
-	if m.cacheMin > 0 {
-		msgs = cacheLayout(msgs, m.cacheMin)
+	if m.Layout != nil {
+		msgs = m.Layout(msgs)
 	}
 	callCtx, c := withCall(ctx)
 	start := time.Now()
@@ -295,13 +300,12 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	took := time.Since(start)
 	seen := c.snapshot()
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("%s at %s: %w", m.spec, m.url, context.Cause(ctx))
+		return nil, fmt.Errorf("%s at %s: %w", m.Spec, m.URL, context.Cause(ctx))
 	}
-	if seen.streamed && seen.status < 400 && seen.ollama.errText == "" && !seen.ollama.done {
-		// The reply stream ended before its final line: langchaingo's
-		// Ollama client returns an empty reply, or the JSON error of a
-		// cut line.
-		return nil, m.incomplete(seen, took)
+	if seen.stream != nil && seen.status < 400 {
+		if err := seen.stream.Check(resp, err, took); err != nil {
+			return nil, err
+		}
 	}
 	if err == nil && seen.status >= 400 {
 		// langchaingo's Ollama client takes an error status with an
@@ -310,14 +314,6 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	}
 	if err != nil {
 		return nil, m.classify(ctx, seen, err, took)
-	}
-	if seen.streamed {
-		if seen.ollama.errText != "" {
-			return nil, fmt.Errorf("%s at %s: the server reported: %s", m.spec, m.url, seen.ollama.errText)
-		}
-		if resp != nil && len(resp.Choices) > 0 && resp.Choices[0] != nil && resp.Choices[0].StopReason == "" {
-			resp.Choices[0].StopReason = seen.ollama.doneReason
-		}
 	}
 	if id, model := responseMeta(seen.head); resp != nil && (id != "" || model != "") {
 		for _, ch := range resp.Choices {
@@ -344,16 +340,16 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 var errClientPanic = errors.New("the client could not read the reply")
 
 func (m *model) send(ctx context.Context, llm llms.Model, msgs []llms.MessageContent, opts []llms.CallOption) (resp *llms.ContentResponse, err error) {
-	opts = append(opts[:len(opts):len(opts)], m.extra...)
+	opts = append(opts[:len(opts):len(opts)], m.Extra...)
 	if rec := panics.Try(func() { resp, err = llm.GenerateContent(ctx, msgs, opts...) }); rec != nil {
 		return nil, fmt.Errorf("%w: %w", errClientPanic, rec.AsError())
 	}
 	return resp, err
 }
 
-// structured returns the openai: client that sends schema as its
-// response_format, or the plain client when langchaingo's schema type
-// cannot carry it (the call's llms.WithJSONMode then asks for JSON).
+// structured returns the client Conn.WithSchema builds for schema, or
+// the plain client when it cannot carry it (the call's llms.WithJSONMode
+// then asks for JSON).
 func (m *model) structured(schema []byte) llms.Model {
 	key := string(schema)
 	m.mu.Lock()
@@ -361,11 +357,9 @@ func (m *model) structured(schema []byte) llms.Model {
 	if llm, ok := m.schemaClients[key]; ok {
 		return llm
 	}
-	llm := m.llm
-	if rf, err := responseFormat(schema); err == nil {
-		if l, err := m.withSchema(rf); err == nil {
-			llm = l
-		}
+	llm := m.LLM
+	if l, err := m.WithSchema(schema); err == nil {
+		llm = l
 	}
 	m.schemaClients[key] = llm
 	return llm

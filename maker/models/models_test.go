@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/ollama"
+	"github.com/mdap-go/mdap/maker/models/openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -17,8 +20,8 @@ import (
 func TestOpenSpecErrors(t *testing.T) {
 	cleanEnv(t)
 	for _, spec := range []string{"", "gpt-4", "openai:", "bard:x", "openai:gpt-4.1-mini", "anthropic:claude", "sim"} {
-		_, err := Open(spec, Options{})
-		assert.ErrorIs(t, err, ErrSpec, spec)
+		_, err := models.Open(spec, models.Options{})
+		assert.ErrorIs(t, err, models.ErrSpec, spec)
 	}
 }
 
@@ -37,7 +40,7 @@ func TestOpenAICompatibleServer(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	m, err := Open("openai:tiny", Options{BaseURL: srv.URL + "/v1"})
+	m, err := models.Open("openai:tiny", models.Options{BaseURL: srv.URL + "/v1"})
 	require.NoError(t, err)
 	resp, err := m.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}, llms.WithMaxTokens(33))
 	require.NoError(t, err)
@@ -58,7 +61,7 @@ func TestProviderErrorsAreMapped(t *testing.T) {
 		_, _ = w.Write([]byte(`{"error":{"message":"Rate limit reached","type":"rate_limit_error","code":"rate_limit_exceeded"}}`))
 	}))
 	defer srv.Close()
-	m, err := Open("openai:tiny", Options{BaseURL: srv.URL})
+	m, err := models.Open("openai:tiny", models.Options{BaseURL: srv.URL})
 	require.NoError(t, err)
 	_, err = m.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
 	require.Error(t, err)
@@ -66,15 +69,15 @@ func TestProviderErrorsAreMapped(t *testing.T) {
 }
 
 func TestParseSpecAndPrices(t *testing.T) {
-	s, err := ParseSpec("openai:gpt-4o-mini=0.15/0.60")
+	s, err := models.ParseSpec("openai:gpt-4o-mini=0.15/0.60")
 	require.NoError(t, err)
-	assert.Equal(t, Spec{Provider: "openai", Name: "gpt-4o-mini", Price: &maker.Price{InputPerMillion: 0.15, OutputPerMillion: 0.60}}, s)
+	assert.Equal(t, models.Spec{Provider: "openai", Name: "gpt-4o-mini", Price: &maker.Price{InputPerMillion: 0.15, OutputPerMillion: 0.60}}, s)
 	assert.Equal(t, "openai:gpt-4o-mini", s.String())
-	s, err = ParseSpec("openai:meta-llama/Llama-3.1-8B-Instruct")
+	s, err = models.ParseSpec("openai:meta-llama/Llama-3.1-8B-Instruct")
 	require.NoError(t, err)
 	assert.Equal(t, "meta-llama/Llama-3.1-8B-Instruct", s.Name)
 	assert.Nil(t, s.Price)
-	s, err = ParseSpec("ollama:qwen3:0.6b=$0/$0")
+	s, err = models.ParseSpec("ollama:qwen3:0.6b=$0/$0")
 	require.NoError(t, err)
 	assert.Equal(t, "qwen3:0.6b", s.Name)
 	assert.Equal(t, &maker.Price{}, s.Price)
@@ -88,8 +91,8 @@ func TestParseSpecAndPrices(t *testing.T) {
 		"sim=1/2":             "the simulated model costs nothing",
 		"openai: gpt-4o-mini": "white space",
 	} {
-		_, err := ParseSpec(spec)
-		assert.ErrorIs(t, err, ErrSpec, spec)
+		_, err := models.ParseSpec(spec)
+		assert.ErrorIs(t, err, models.ErrSpec, spec)
 		assert.ErrorContains(t, err, want, spec)
 	}
 }
@@ -102,42 +105,42 @@ func TestBuiltinPrices(t *testing.T) {
 		"gpt-4.1-mini":           {InputPerMillion: 0.40, OutputPerMillion: 1.60, CachedInputPerMillion: 0.10},
 		"gpt-3.5-turbo":          {InputPerMillion: 0.50, OutputPerMillion: 1.50},
 	} {
-		p, ok := BuiltinPrice("openai", name)
+		p, ok := models.BuiltinPrice("openai", name)
 		assert.True(t, ok, name)
 		assert.Equal(t, want, p, name)
 	}
-	p, ok := BuiltinPrice("anthropic", "claude-3-5-haiku-20241022")
+	p, ok := models.BuiltinPrice("anthropic", "claude-3-5-haiku-20241022")
 	assert.True(t, ok)
 	assert.Equal(t, maker.Price{InputPerMillion: 0.80, OutputPerMillion: 4, CachedInputPerMillion: 0.08, CacheWritePerMillion: 1}, p, "Anthropic: reads at 0.1x, writes at 1.25x")
 	for _, name := range []string{"gpt-4o-audio-preview", "tiny", "gpt-4o-minis"} {
-		_, ok := BuiltinPrice("openai", name)
+		_, ok := models.BuiltinPrice("openai", name)
 		assert.False(t, ok, name)
 	}
-	_, ok = BuiltinPrice("ollama", "gpt-4o")
+	_, ok = models.BuiltinPrice("ollama", "gpt-4o")
 	assert.False(t, ok)
 }
 
 func TestModelsArePriced(t *testing.T) {
 	cleanEnv(t)
-	t.Setenv(EnvOpenAIKey, "sk-test")
-	price := func(spec string, o Options) maker.Price {
-		m, err := Open(spec, o)
+	t.Setenv(openai.EnvKey, "sk-test")
+	price := func(spec string, o models.Options) maker.Price {
+		m, err := models.Open(spec, o)
 		require.NoError(t, err, spec)
 		return m.(maker.Priced).Price()
 	}
 	in, out := 1.0, 2.0
-	assert.Equal(t, maker.Price{InputPerMillion: 0.15, OutputPerMillion: 0.60, CachedInputPerMillion: 0.075}, price("openai:gpt-4o-mini", Options{}), "the built-in table at OpenAI's own API")
-	assert.Equal(t, maker.Price{InputPerMillion: 0.4, OutputPerMillion: 1.6, CachedInputPerMillion: 0.1}, price("openai:gpt-4.1-mini", Options{}), "gpt-4.1-mini: cached input 75% off")
-	assert.Equal(t, maker.Price{InputPerMillion: 3, OutputPerMillion: 4, CachedInputPerMillion: 0.5, CacheWritePerMillion: 5}, price("openai:x=3/4/0.5/5", Options{}), "a spec's cache prices")
-	assert.Equal(t, maker.Price{}, price("openai:gpt-4o-mini", Options{BaseURL: "http://127.0.0.1:8000/v1"}), "another server: its own price, unknown")
-	assert.Equal(t, maker.Price{InputPerMillion: 1, OutputPerMillion: 0.60}, price("openai:gpt-4o-mini", Options{InputPrice: &in}), "one flag over the table")
-	assert.Equal(t, maker.Price{InputPerMillion: 1, OutputPerMillion: 2}, price("ollama:tiny", Options{InputPrice: &in, OutputPrice: &out}))
-	assert.Equal(t, maker.Price{InputPerMillion: 3, OutputPerMillion: 4}, price("openai:gpt-4o-mini=3/4", Options{InputPrice: &in, OutputPrice: &out}), "the spec's own price first")
+	assert.Equal(t, maker.Price{InputPerMillion: 0.15, OutputPerMillion: 0.60, CachedInputPerMillion: 0.075}, price("openai:gpt-4o-mini", models.Options{}), "the built-in table at OpenAI's own API")
+	assert.Equal(t, maker.Price{InputPerMillion: 0.4, OutputPerMillion: 1.6, CachedInputPerMillion: 0.1}, price("openai:gpt-4.1-mini", models.Options{}), "gpt-4.1-mini: cached input 75% off")
+	assert.Equal(t, maker.Price{InputPerMillion: 3, OutputPerMillion: 4, CachedInputPerMillion: 0.5, CacheWritePerMillion: 5}, price("openai:x=3/4/0.5/5", models.Options{}), "a spec's cache prices")
+	assert.Equal(t, maker.Price{}, price("openai:gpt-4o-mini", models.Options{BaseURL: "http://127.0.0.1:8000/v1"}), "another server: its own price, unknown")
+	assert.Equal(t, maker.Price{InputPerMillion: 1, OutputPerMillion: 0.60}, price("openai:gpt-4o-mini", models.Options{InputPrice: &in}), "one flag over the table")
+	assert.Equal(t, maker.Price{InputPerMillion: 1, OutputPerMillion: 2}, price("ollama:tiny", models.Options{InputPrice: &in, OutputPrice: &out}))
+	assert.Equal(t, maker.Price{InputPerMillion: 3, OutputPerMillion: 4}, price("openai:gpt-4o-mini=3/4", models.Options{InputPrice: &in, OutputPrice: &out}), "the spec's own price first")
 }
 
 func TestEnvironmentAndIdentity(t *testing.T) {
 	cleanEnv(t)
-	m, err := Open("ollama:tiny", Options{})
+	m, err := models.Open("ollama:tiny", models.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "ollama:tiny@http://127.0.0.1:11434", maker.ModelIdentity(m))
 
@@ -148,28 +151,28 @@ func TestEnvironmentAndIdentity(t *testing.T) {
 		"http://[::1]:9000/proxy": "http://[::1]:9000/proxy",
 		"example.com":             "http://example.com:11434",
 	} {
-		t.Setenv(EnvOllamaHost, host)
-		m, err := Open("ollama:tiny", Options{})
+		t.Setenv(ollama.EnvHost, host)
+		m, err := models.Open("ollama:tiny", models.Options{})
 		require.NoError(t, err, host)
 		assert.Equal(t, "ollama:tiny@"+want, maker.ModelIdentity(m), host)
 	}
-	t.Setenv(EnvOllamaHost, "127.0.0.1:99999")
-	_, err = Open("ollama:tiny", Options{})
-	assert.ErrorIs(t, err, ErrSpec)
+	t.Setenv(ollama.EnvHost, "127.0.0.1:99999")
+	_, err = models.Open("ollama:tiny", models.Options{})
+	assert.ErrorIs(t, err, models.ErrSpec)
 	assert.ErrorContains(t, err, `OLLAMA_HOST="127.0.0.1:99999"`)
-	t.Setenv(EnvOllamaHost, "")
+	t.Setenv(ollama.EnvHost, "")
 
 	// A local OpenAI-compatible server from the environment needs no key.
-	t.Setenv(EnvOpenAIURL, "http://127.0.0.1:8000/v1")
-	m, err = Open("openai:llama=1/2", Options{})
+	t.Setenv(openai.EnvURL, "http://127.0.0.1:8000/v1")
+	m, err = models.Open("openai:llama=1/2", models.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "openai:llama@http://127.0.0.1:8000/v1", maker.ModelIdentity(m), "no price, no key")
-	t.Setenv(EnvOpenAIURL, "")
-	_, err = Open("openai:gpt-4o", Options{})
-	assert.ErrorIs(t, err, ErrSpec)
+	t.Setenv(openai.EnvURL, "")
+	_, err = models.Open("openai:gpt-4o", models.Options{})
+	assert.ErrorIs(t, err, models.ErrSpec)
 	assert.ErrorContains(t, err, "needs an API key: set OPENAI_API_KEY, or give --base-url (or OPENAI_BASE_URL) for another OpenAI-compatible server")
-	t.Setenv(EnvOpenAIKey, "sk-secret")
-	m, err = Open("openai:gpt-4o", Options{})
+	t.Setenv(openai.EnvKey, "sk-secret")
+	m, err = models.Open("openai:gpt-4o", models.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "openai:gpt-4o@https://api.openai.com/v1", maker.ModelIdentity(m))
 	assert.NotContains(t, fmt.Sprint(m), "sk-secret")
@@ -181,12 +184,12 @@ func TestOpenRefusesABaseURLWithoutScheme(t *testing.T) {
 	cleanEnv(t)
 	for _, base := range []string{"127.0.0.1:11434", "localhost:11434", "http://", "ftp://host", "http://host/?q=1"} {
 		for _, spec := range []string{"ollama:tiny", "openai:tiny"} {
-			_, err := Open(spec, Options{BaseURL: base})
-			assert.ErrorIs(t, err, ErrSpec, "%s %s", spec, base)
+			_, err := models.Open(spec, models.Options{BaseURL: base})
+			assert.ErrorIs(t, err, models.ErrSpec, "%s %s", spec, base)
 		}
 	}
-	t.Setenv(EnvOllamaHost, "localhost:11434/v1")
-	_, err := Open("ollama:tiny", Options{})
-	assert.ErrorIs(t, err, ErrSpec)
+	t.Setenv(ollama.EnvHost, "localhost:11434/v1")
+	_, err := models.Open("ollama:tiny", models.Options{})
+	assert.ErrorIs(t, err, models.ErrSpec)
 	assert.ErrorContains(t, err, "OLLAMA_HOST: \"http://localhost:11434/v1\": ollama: wants the server root, http://localhost:11434")
 }

@@ -9,7 +9,7 @@ var _ maker.NativeToolModel = (*model)(nil)
 // through langchaingo; langchaingo's client of Ollama's native API
 // (ollama:) drops them, so such a model is told of its tools in the
 // prompt (use openai: on Ollama's /v1 for native tools).
-func (m *model) NativeTools() bool { return m.spec.NativeTools() }
+func (m *model) NativeTools() bool { return m.Spec.NativeTools() }
 
 // NativeTools reports whether a model of this spec takes tool definitions
 // natively (see model.NativeTools): openai: and anthropic: do, ollama: and
@@ -17,5 +17,5 @@ func (m *model) NativeTools() bool { return m.spec.NativeTools() }
 // serve.
 func (s Spec) NativeTools() bool {
 	p := providerNamed(s.Provider)
-	return p != nil && p.nativeTools
+	return p != nil && p.NativeTools
 }

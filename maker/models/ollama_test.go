@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -93,14 +94,14 @@ func TestOllamaCutStreamIsAnError(t *testing.T) {
 			srv := newServer(t, h)
 			m := open(t, "ollama:tiny", srv.URL)
 			_, err := ask(context.Background(), m)
-			assert.ErrorIs(t, err, ErrIncomplete)
+			assert.ErrorIs(t, err, models.ErrIncomplete)
 			assert.NotErrorIs(t, err, maker.ErrPermanent, "transient: retried within the budget")
 			assert.Contains(t, err.Error(), "reply cut short: ollama:tiny at "+srv.URL+": the reply stream ended after")
 			assert.Contains(t, err.Error(), `without its final "done" line`)
 
 			rep, took, err := solve(t, m)
 			assert.ErrorIs(t, err, vote.ErrTooManyErrors)
-			assert.ErrorIs(t, err, ErrIncomplete)
+			assert.ErrorIs(t, err, models.ErrIncomplete)
 			assert.Equal(t, 11, rep.Errors, "counted against the error budget")
 			assert.Zero(t, rep.Flagged, "never an empty red flag")
 			assert.Empty(t, rep.Flags)
@@ -120,11 +121,11 @@ func TestOllamaStreamStalledPastTheTimeout(t *testing.T) {
 		case <-time.After(5 * time.Second):
 		}
 	})
-	m, err := Open("ollama:tiny", Options{BaseURL: srv.URL, Timeout: 200 * time.Millisecond})
+	m, err := models.Open("ollama:tiny", models.Options{BaseURL: srv.URL, Timeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	start := time.Now()
 	_, err = ask(context.Background(), m)
-	assert.ErrorIs(t, err, ErrIncomplete)
+	assert.ErrorIs(t, err, models.ErrIncomplete)
 	assert.Contains(t, err.Error(), "the call reached --timeout 200ms")
 	assert.Less(t, time.Since(start), 2*time.Second)
 }
@@ -224,30 +225,4 @@ func TestSchemaLangchaingoCannotCarryFallsBackToJSONMode(t *testing.T) {
 	_, err := open(t, "openai:tiny", srv.URL+"/v1").GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}, llms.WithJSONMode())
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"json_object"}`, string(rc.bodies[0]["response_format"]))
-}
-
-func TestResponseFormatConversion(t *testing.T) {
-	rf, err := responseFormat([]byte(`{"type":"object","properties":{"n":{"type":"integer","minimum":0,"description":"a count"},"tags":{"type":"array","items":{"type":"string"},"maxItems":3}},"required":["n","tags"],"additionalProperties":false}`))
-	require.NoError(t, err)
-	assert.True(t, rf.JSONSchema.Strict, "every property required")
-	assert.Equal(t, "integer", rf.JSONSchema.Schema.Properties["n"].Type)
-	assert.Equal(t, "a count", rf.JSONSchema.Schema.Properties["n"].Description)
-	assert.Equal(t, "string", rf.JSONSchema.Schema.Properties["tags"].Items.Type)
-
-	rf, err = responseFormat([]byte(`{"type":"object","properties":{"n":{"const":3}},"required":[]}`))
-	require.NoError(t, err)
-	assert.False(t, rf.JSONSchema.Strict, "not every property required")
-	assert.Equal(t, []any{json.Number("3")}, rf.JSONSchema.Schema.Properties["n"].Enum)
-
-	for _, bad := range []string{
-		`{"anyOf":[{"type":"object"}]}`,
-		`{"type":["object","null"]}`,
-		`{"type":"object","additionalProperties":true}`,
-		`{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}}}`,
-		`{"type":"array","items":{"type":"integer"}}`,
-		`not json`,
-	} {
-		_, err := responseFormat([]byte(bad))
-		assert.Error(t, err, bad)
-	}
 }

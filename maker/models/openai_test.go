@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -29,10 +30,10 @@ func TestOpenAIErrorsAreClassified(t *testing.T) {
 		_, _ = io.WriteString(w, `{"error":{"message":"bad key","type":"invalid_request_error"}}`)
 	}))
 	defer srv.Close()
-	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
+	lm, err := models.Open("openai:sim-model", models.Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
 	require.NoError(t, err)
 	_, err = lm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}, llms.WithSeed(1))
-	require.ErrorIs(t, err, ErrAuth)
+	require.ErrorIs(t, err, models.ErrAuth)
 	assert.Contains(t, err.Error(), "bad key")
 }
 
@@ -46,7 +47,7 @@ func TestOpenAIClientPanicIsAnError(t *testing.T) {
 		_, _ = io.WriteString(w, `{"choices":[null]}`)
 	}))
 	defer srv.Close()
-	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
+	lm, err := models.Open("openai:sim-model", models.Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
 	require.NoError(t, err)
 	var resp *llms.ContentResponse
 	require.NotPanics(t, func() {
@@ -60,10 +61,10 @@ func TestOpenAIClientPanicIsAnError(t *testing.T) {
 // TestIdleConnectionsFollowMaxInFlight: the pool keeps as many idle
 // connections as calls the caller will have in flight.
 func TestIdleConnectionsFollowMaxInFlight(t *testing.T) {
-	for _, c := range []struct{ inflight, want int }{{0, DefaultIdleConns}, {5, 5}, {300, 300}} {
-		lm, err := Open("openai:m", Options{BaseURL: "http://127.0.0.1:1/v1", MaxInFlight: c.inflight})
+	for _, c := range []struct{ inflight, want int }{{0, models.DefaultIdleConns}, {5, 5}, {300, 300}} {
+		lm, err := models.Open("openai:m", models.Options{BaseURL: "http://127.0.0.1:1/v1", MaxInFlight: c.inflight})
 		require.NoError(t, err)
-		pool := lm.(*model).probe.Transport.(*http.Transport)
+		pool := lm.(*models.Model).Probe().Transport.(*http.Transport)
 		assert.Equal(t, c.want, pool.MaxIdleConnsPerHost, "MaxInFlight %d", c.inflight)
 		assert.GreaterOrEqual(t, pool.MaxIdleConns, c.want)
 	}
@@ -87,7 +88,7 @@ func TestOpenAITimeoutCoversTheBody(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	lm, err := Open("openai:tiny", Options{BaseURL: srv.URL + "/v1", APIKey: "k", Timeout: 150 * time.Millisecond})
+	lm, err := models.Open("openai:tiny", models.Options{BaseURL: srv.URL + "/v1", APIKey: "k", Timeout: 150 * time.Millisecond})
 	require.NoError(t, err)
 	start := time.Now()
 	_, err = lm.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
@@ -103,12 +104,12 @@ func TestOpenAITimeoutCoversTheBody(t *testing.T) {
 // as "openai: rate_limit: Rate limit exceeded". A panic is never mapped:
 // the error says the client could not read the reply, not rate_limit.
 func TestClientPanicIsNeverMapped(t *testing.T) {
-	lm, err := Open("openai:m", Options{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k"})
+	lm, err := models.Open("openai:m", models.Options{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k"})
 	require.NoError(t, err)
-	m := lm.(*model)
-	plain := m.classify(context.Background(), seen{}, errors.New("goroutine 7 [running]: pc=0x429a3f"), 0)
+	m := lm.(*models.Model)
+	plain := m.Classify(context.Background(), errors.New("goroutine 7 [running]: pc=0x429a3f"))
 	require.Contains(t, plain.Error(), "rate_limit", "the mapper reads a 429 in any text: the test's premise")
-	panicked := m.classify(context.Background(), seen{}, fmt.Errorf("%w: %w", errClientPanic, errors.New("goroutine 7 [running]: pc=0x429a3f")), 0)
+	panicked := m.Classify(context.Background(), fmt.Errorf("%w: %w", models.ErrClientPanic, errors.New("goroutine 7 [running]: pc=0x429a3f")))
 	assert.NotContains(t, panicked.Error(), "rate_limit")
 	assert.Contains(t, panicked.Error(), "could not read the reply")
 }

@@ -31,7 +31,7 @@ func BuiltinPrice(provider, name string) (p maker.Price, ok bool) {
 	if pr == nil {
 		return maker.Price{}, false
 	}
-	table := pr.prices
+	table := pr.Prices
 	best := ""
 	for n := range table {
 		if strings.HasPrefix(name, n) && versionSuffix.MatchString(name[len(n):]) && len(n) > len(best) {
@@ -48,9 +48,9 @@ func BuiltinPrice(provider, name string) (p maker.Price, ok bool) {
 // "anthropic:claude-3-5-haiku", ..., "openai:gpt-4o-mini", ...
 func KnownModels() []string {
 	var out []string
-	for _, p := range providers {
-		for name := range maps.Keys(p.prices) {
-			out = append(out, p.name+":"+name)
+	for _, p := range registered() {
+		for name := range maps.Keys(p.Prices) {
+			out = append(out, p.Name+":"+name)
 		}
 	}
 	slices.Sort(out)

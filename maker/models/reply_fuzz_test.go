@@ -1,17 +1,17 @@
-package models
+package models_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
-	"testing/iotest"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/ollama"
+	"github.com/mdap-go/mdap/maker/models/openai"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -37,13 +37,13 @@ var replySeeds = []string{
 }
 
 // FuzzReplyParsing feeds one body to every parser of provider output in
-// this package: the OpenAI-compatible call through langchaingo's client
-// (served over loopback, as a provider would), Ollama's reply-stream
-// observer, the error-body reader and the two model-list readers. None
-// may panic (a panic of langchaingo's client is an error); where
-// langchaingo's client decodes the body, the call returns exactly its
-// response; the error reader's message is bounded and the observer
-// counts every non-blank line.
+// this package and its providers': the OpenAI-compatible call through
+// langchaingo's client (served over loopback, as a provider would), the
+// error-body reader and the two model-list readers (Ollama's reply-stream
+// observer has its own, ollama.FuzzStreamLines). None may panic (a panic
+// of langchaingo's client is an error); where langchaingo's client
+// decodes the body, the call returns exactly its response; the error
+// reader's message is bounded.
 func FuzzReplyParsing(f *testing.F) {
 	for _, s := range replySeeds {
 		f.Add([]byte(s), uint8(7))
@@ -59,14 +59,14 @@ func FuzzReplyParsing(f *testing.F) {
 		_, _ = w.Write(b)
 	}))
 	defer srv.Close()
-	lm, err := Open("openai:sim-model", Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
+	lm, err := models.Open("openai:sim-model", models.Options{BaseURL: srv.URL + "/v1", APIKey: "k"})
 	require.NoError(f, err)
-	m := lm.(*model)
+	m := lm.(*models.Model)
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "state")}
 	opts := []llms.CallOption{llms.WithTemperature(0.1), llms.WithMaxTokens(750), llms.WithSeed(1)}
-	all := append(opts[:len(opts):len(opts)], m.extra...)
+	all := append(opts[:len(opts):len(opts)], m.Extra...)
 
-	f.Fuzz(func(t *testing.T, body []byte, chunk uint8) {
+	f.Fuzz(func(t *testing.T, body []byte, _ uint8) {
 		if len(body) > 64<<10 {
 			return
 		}
@@ -90,44 +90,25 @@ func FuzzReplyParsing(f *testing.F) {
 			require.Equal(t, ref, full, "the reply differs from langchaingo's for %q", body)
 		}
 
-		msg, _ := errorMessage(body)
+		msg, _ := models.ErrorMessage(body)
 		require.LessOrEqual(t, len(msg), max(300+len("..."), len(body)))
 
-		for _, parse := range []func([]byte) ([]string, error){openAINames, ollamaNames} {
+		for _, parse := range []func([]byte) ([]string, error){openai.ModelNames, ollama.ModelNames} {
 			names, err := parse(body)
 			require.Equal(t, err == nil, names != nil)
 		}
-
-		// Ollama's stream, read in chunks of any size.
-		c := &call{}
-		ob := &observedBody{rc: io.NopCloser(bytes.NewReader(body)), c: c}
-		var r io.Reader = ob
-		if chunk%2 == 1 {
-			r = iotest.OneByteReader(ob)
-		}
-		_, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{r}, make([]byte, int(chunk)%61+1))
-		require.NoError(t, err)
-		s := c.snapshot()
-		lines := 0
-		for _, l := range strings.Split(string(body), "\n") {
-			if len(bytes.TrimSpace([]byte(l))) > 0 {
-				lines++
-			}
-		}
-		require.Equal(t, lines, s.ollama.lines)
-		require.Equal(t, int64(len(body)), s.bytesRead)
 	})
 }
 
 // langchaingoReply is langchaingo's response for the served body, and
 // whether its client panicked on it.
-func langchaingoReply(ctx context.Context, m *model, msgs []llms.MessageContent, opts []llms.CallOption) (resp *llms.ContentResponse, err error, panicked bool) {
+func langchaingoReply(ctx context.Context, m *models.Model, msgs []llms.MessageContent, opts []llms.CallOption) (resp *llms.ContentResponse, err error, panicked bool) {
 	defer func() {
 		if recover() != nil {
 			panicked = true
 		}
 	}()
-	resp, err = m.llm.GenerateContent(ctx, msgs, opts...)
+	resp, err = m.LLM.GenerateContent(ctx, msgs, opts...)
 	return resp, err, false
 }
 
@@ -136,7 +117,7 @@ func langchaingoReply(ctx context.Context, m *model, msgs []llms.MessageContent,
 // that the rest can be compared with langchaingo's own reply.
 func stripResponseMeta(t *testing.T, resp *llms.ContentResponse, body []byte) {
 	t.Helper()
-	id, model := responseMeta(body[:min(len(body), headLimit)])
+	id, model := models.ResponseMeta(body[:min(len(body), models.HeadLimit)])
 	for _, ch := range resp.Choices {
 		if ch == nil || (id == "" && model == "") {
 			continue

@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -32,7 +33,7 @@ func TestResponseMetaFromTheReply(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(c.body))
 		}))
-		m, err := Open(c.spec, Options{BaseURL: srv.URL + "/v1", APIKey: "k", Timeout: 5 * time.Second})
+		m, err := models.Open(c.spec, models.Options{BaseURL: srv.URL + "/v1", APIKey: "k", Timeout: 5 * time.Second})
 		require.NoError(t, err)
 		resp, err := m.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
 		srv.Close()
@@ -51,12 +52,12 @@ func TestResponseMetaFromTheReply(t *testing.T) {
 // (a tool call's id) is not the response's; a head cut short gives what
 // came before the cut.
 func TestResponseMetaReadsOnlyTheTopLevel(t *testing.T) {
-	id, model := responseMeta([]byte(`{"choices":[{"id":"inner","model":"inner"}],"model":"outer","id":"top"}`))
+	id, model := models.ResponseMeta([]byte(`{"choices":[{"id":"inner","model":"inner"}],"model":"outer","id":"top"}`))
 	assert.Equal(t, "top", id)
 	assert.Equal(t, "outer", model)
-	id, model = responseMeta([]byte(`{"id":"top","choices":[{"message":"cut sho`))
+	id, model = models.ResponseMeta([]byte(`{"id":"top","choices":[{"message":"cut sho`))
 	assert.Equal(t, "top", id)
 	assert.Empty(t, model)
-	id, model = responseMeta([]byte(`not json`))
+	id, model = models.ResponseMeta([]byte(`not json`))
 	assert.Empty(t, id+model)
 }

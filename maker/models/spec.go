@@ -53,7 +53,7 @@ func ParseSpec(spec string) (Spec, error) {
 		return Spec{}, fmt.Errorf("%w: %q; use %s", ErrSpec, spec, Specs)
 	}
 	if providerNamed(provider) == nil {
-		return Spec{}, fmt.Errorf("%w: unknown provider %q in %q; use %s", ErrSpec, provider, spec, Specs)
+		return Spec{}, unregistered(provider, spec)
 	}
 	s := Spec{Provider: provider, Name: rest}
 	if i := strings.LastIndex(rest, "="); i >= 0 {
@@ -129,19 +129,19 @@ func parsePrice(s string) (maker.Price, error) {
 func BaseURL(provider, baseURL string) (u, source string, err error) {
 	p := providerNamed(provider)
 	if p == nil {
-		return "", "", fmt.Errorf("%w: unknown provider %q", ErrSpec, provider)
+		return "", "", unregistered(provider, provider+":")
 	}
 	u, source = baseURL, "--base-url"
-	for _, k := range p.urlVars {
+	for _, k := range p.URLVars {
 		if u != "" {
 			break
 		}
 		v := os.Getenv(k)
-		if p.readURLVar != nil {
+		if p.ReadURLVar != nil {
 			if v = strings.TrimSpace(v); v != "" {
-				read, err := p.readURLVar(v)
+				read, err := p.ReadURLVar(v)
 				if err != nil {
-					return "", k, badURL("%s=%q: %v", k, v, err)
+					return "", k, BadURL("%s=%q: %v", k, v, err)
 				}
 				v = read
 			}
@@ -149,7 +149,7 @@ func BaseURL(provider, baseURL string) (u, source string, err error) {
 		u, source = v, k
 	}
 	if u == "" {
-		u, source = p.defaultURL, "the default"
+		u, source = p.DefaultURL, "the default"
 	}
 	if err := CheckBaseURL(provider, u); err != nil {
 		if source == "--base-url" {
@@ -167,7 +167,9 @@ type urlError struct{ msg string }
 func (e *urlError) Error() string { return e.msg }
 func (e *urlError) Unwrap() error { return ErrSpec }
 
-func badURL(format string, a ...any) error { return &urlError{msg: fmt.Sprintf(format, a...)} }
+// BadURL returns an error about a server URL: it wraps ErrSpec, and its
+// text is the format's alone (a Provider's WrongURL returns one).
+func BadURL(format string, a ...any) error { return &urlError{msg: fmt.Sprintf(format, a...)} }
 
 // CheckBaseURL refuses a server URL that no client of provider could use,
 // before any client is built (langchaingo's Ollama client exits the
@@ -179,8 +181,8 @@ func badURL(format string, a ...any) error { return &urlError{msg: fmt.Sprintf(f
 func CheckBaseURL(provider, raw string) error {
 	example := "http://HOST:PORT or https://HOST/PATH"
 	p := providerNamed(provider)
-	if p != nil && p.example != "" {
-		example = p.example
+	if p != nil && p.Example != "" {
+		example = p.Example
 	}
 	u, err := url.Parse(raw)
 	shown := ShownURL(raw) // an error is shown: no credential in it
@@ -189,16 +191,16 @@ func CheckBaseURL(provider, raw string) error {
 		if ue, ok := errors.AsType[*url.Error](err); ok {
 			err = ue.Err // url.Error quotes the whole URL
 		}
-		return badURL("%q: %v; want %s", shown, err, example)
+		return BadURL("%q: %v; want %s", shown, err, example)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return badURL("%q: the scheme must be http or https, as in %s", shown, example)
+		return BadURL("%q: the scheme must be http or https, as in %s", shown, example)
 	case u.Host == "":
-		return badURL("%q: no host; want %s", shown, example)
+		return BadURL("%q: no host; want %s", shown, example)
 	case u.RawQuery != "" || u.Fragment != "":
-		return badURL("%q: a base URL has no query or fragment; want %s", shown, example)
+		return BadURL("%q: a base URL has no query or fragment; want %s", shown, example)
 	}
-	if p != nil && p.wrongURL != nil {
-		return p.wrongURL(u, shown)
+	if p != nil && p.WrongURL != nil {
+		return p.WrongURL(u, shown)
 	}
 	return nil
 }

@@ -9,17 +9,30 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // The transport sits under langchaingo's clients, which stay the only
 // code that speaks a provider's protocol. It observes each call (the URL,
 // the status, the headers, an error body, the transport's own error: what
-// langchaingo's errors drop), reads Ollama's reply stream as it passes
-// (its final "done" line, its done_reason and token counts, which
-// langchaingo's Ollama client ignores), and puts an answer schema in an
-// Ollama request's "format", which langchaingo can only send as a string.
+// langchaingo's errors drop), and lets a provider read a streamed reply
+// as it passes (Provider.Stream: what its client drops of it).
+
+// Stream reads one call's streamed reply as the client reads it, for its
+// Provider (Provider.Stream).
+type Stream interface {
+	// Body wraps the reply's body.
+	Body(io.ReadCloser) io.ReadCloser
+	// Check is called after the call, when the last response's status
+	// was not an error, with what the client made of the reply: it
+	// returns an error when the stream says the reply is not whole or
+	// the server reported one (the model returns it as is), else nil,
+	// after setting in resp what the client dropped of the stream. err,
+	// when not nil and Check returns nil, is classified as any call's.
+	Check(resp *llms.ContentResponse, err error, took time.Duration) error
+}
 
 // errBodyLimit bounds the part of an error body kept for messages.
 const errBodyLimit = 8 << 10
@@ -34,17 +47,14 @@ type call struct {
 
 // seen is what a call saw.
 type seen struct {
-	url       *url.URL    // the last request's URL
-	method    string      // and its method
-	sendErr   error       // the transport's error: no response at all
-	status    int         // the response's status
-	header    http.Header // and headers
-	errBody   []byte      // the first errBodyLimit bytes of an error body
-	ollama    ollamaTail  // Ollama's reply stream, for /api/chat
-	streamed  bool        // the reply stream was observed
-	bytesRead int64
-	readErr   error  // the error that ended the body, other than io.EOF
-	head      []byte // the first headLimit bytes of a successful body, not streamed
+	url     *url.URL    // the last request's URL
+	method  string      // and its method
+	sendErr error       // the transport's error: no response at all
+	status  int         // the response's status
+	header  http.Header // and headers
+	errBody []byte      // the first errBodyLimit bytes of an error body
+	stream  Stream      // the reply's Stream, when its provider streams it
+	head    []byte      // the first headLimit bytes of a successful body, not streamed
 }
 
 // headLimit bounds what a call keeps of a successful reply's body: the
@@ -97,15 +107,6 @@ func responseMeta(head []byte) (id, model string) {
 	return id, model
 }
 
-// ollamaTail is what Ollama's reply stream says about the reply: its final
-// line carries done, done_reason and the counts.
-type ollamaTail struct {
-	lines      int
-	done       bool
-	doneReason string
-	errText    string
-}
-
 type callKey struct{}
 
 // withCall returns a new call and a context under ctx that carries it.
@@ -116,9 +117,9 @@ func withCall(ctx context.Context) (context.Context, *call) {
 
 // transport observes the calls whose context carries a *call.
 type transport struct {
-	base http.RoundTripper
-	// ollama: observe /api/chat streams and send the answer schema.
-	ollama bool
+	base   http.RoundTripper
+	conn   *Conn
+	stream func(*Conn, *http.Request) (*http.Request, Stream, error) // Provider.Stream; nil: none
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -126,13 +127,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c == nil {
 		return t.base.RoundTrip(req)
 	}
-	chat := t.ollama && strings.HasSuffix(req.URL.Path, "/api/chat")
-	if schema, ok := maker.AnswerSchemaFrom(req.Context()); ok && chat && req.Body != nil {
-		r, err := withFormat(req, schema)
+	var stream Stream
+	if t.stream != nil {
+		r, s, err := t.stream(t.conn, req)
 		if err != nil {
 			return nil, err
 		}
-		req = r
+		req, stream = r, s
 	}
 	c.mu.Lock()
 	c.url, c.method = shownURL(req.URL), req.Method
@@ -151,9 +152,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 		c.errBody = b[:min(len(b), errBodyLimit)]
 		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), errReader{rerr}))
-	case chat:
-		c.streamed = true
-		resp.Body = &observedBody{rc: resp.Body, c: c}
+	case stream != nil:
+		c.stream = stream
+		resp.Body = stream.Body(resp.Body)
 	case resp.StatusCode < 300:
 		resp.Body = &headBody{rc: resp.Body, c: c}
 	}
@@ -169,88 +170,6 @@ func (e errReader) Read([]byte) (int, error) {
 	}
 	return 0, io.EOF
 }
-
-// withFormat returns req with its JSON body's "format" set to schema:
-// Ollama's structured output. langchaingo v0.1.14's Ollama client has
-// only a string format (ollama.WithFormat, llms.WithJSONMode's "json"),
-// and Ollama refuses a schema sent as a string.
-func withFormat(req *http.Request, schema json.RawMessage) (*http.Request, error) {
-	b, err := io.ReadAll(req.Body)
-	req.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	var body map[string]json.RawMessage
-	if err := json.Unmarshal(b, &body); err != nil {
-		return nil, err
-	}
-	body["format"] = schema
-	if b, err = json.Marshal(body); err != nil {
-		return nil, err
-	}
-	r := req.Clone(req.Context())
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	r.ContentLength = int64(len(b))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	return r, nil
-}
-
-// observedBody reads Ollama's NDJSON reply stream through, line by line.
-type observedBody struct {
-	rc   io.ReadCloser
-	c    *call
-	line []byte
-}
-
-func (o *observedBody) Read(p []byte) (int, error) {
-	n, err := o.rc.Read(p)
-	o.c.mu.Lock()
-	defer o.c.mu.Unlock()
-	o.c.bytesRead += int64(n)
-	chunk := p[:n]
-	for len(chunk) > 0 {
-		i := bytes.IndexByte(chunk, '\n')
-		if i < 0 {
-			o.line = append(o.line, chunk...)
-			break
-		}
-		o.line = append(o.line, chunk[:i]...)
-		o.endLine()
-		chunk = chunk[i+1:]
-	}
-	if err == io.EOF {
-		o.endLine() // a last line without its newline
-	} else if err != nil && o.c.readErr == nil {
-		o.c.readErr = err
-	}
-	return n, err
-}
-
-func (o *observedBody) endLine() {
-	line := bytes.TrimSpace(o.line)
-	o.line = o.line[:0]
-	if len(line) == 0 {
-		return
-	}
-	t := &o.c.ollama
-	t.lines++
-	var v struct {
-		Done       bool   `json:"done"`
-		DoneReason string `json:"done_reason"`
-		Error      string `json:"error"`
-	}
-	if json.Unmarshal(line, &v) != nil {
-		return
-	}
-	if v.Error != "" {
-		t.errText = v.Error
-	}
-	if v.Done {
-		t.done, t.doneReason = true, v.DoneReason
-	}
-}
-
-func (o *observedBody) Close() error { return o.rc.Close() }
 
 // snapshot returns a copy of what the call saw.
 func (c *call) snapshot() seen {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker/models"
+	_ "github.com/mdap-go/mdap/maker/models/all" // every provider a spec may name
 )
 
 // MaxPrice bounds a price in dollars per million tokens, against typos.

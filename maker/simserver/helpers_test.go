@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/models"
+	_ "github.com/mdap-go/mdap/maker/models/openai" // openai:
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/stretchr/testify/require"

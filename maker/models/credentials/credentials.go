@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/maker/models"
+	_ "github.com/mdap-go/mdap/maker/models/all" // every provider a spec may name
 )
 
 // Of returns the secrets that models opened from specs with o may

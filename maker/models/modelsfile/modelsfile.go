@@ -14,6 +14,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/maker/models"
+	_ "github.com/mdap-go/mdap/maker/models/all" // every provider a spec may name
 )
 
 // MaxBytes and MaxModels bound a models file

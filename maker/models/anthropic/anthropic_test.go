@@ -1,9 +1,10 @@
-package models
+package anthropic
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -130,13 +132,13 @@ func TestAnthropicCacheMarkers(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 
-	builtin, ok := BuiltinPrice("anthropic", "claude-sonnet-4-5-20250929")
+	builtin, ok := models.BuiltinPrice("anthropic", "claude-sonnet-4-5-20250929")
 	require.True(t, ok)
 	assert.Equal(t, maker.Price{InputPerMillion: 3, OutputPerMillion: 15, CachedInputPerMillion: 0.3, CacheWritePerMillion: 3.75}, builtin,
 		"Anthropic's published Sonnet 4.5 prices: cache reads 0.1x input, 5-minute writes 1.25x")
 	// At its own server the built-in price applies; here the spec
 	// gives the same one, since a loopback URL is not Anthropic's.
-	m, err := Open("anthropic:claude-sonnet-4-5=3/15/0.3/3.75", Options{BaseURL: ts.URL + "/v1", APIKey: "test-key", Timeout: 5 * time.Second})
+	m, err := models.Open("anthropic:claude-sonnet-4-5=3/15/0.3/3.75", models.Options{BaseURL: ts.URL + "/v1", APIKey: "test-key", Timeout: 5 * time.Second})
 	require.NoError(t, err)
 
 	task, err := hanoi.New(3)
@@ -186,7 +188,7 @@ func TestAnthropicShortPromptUnmarked(t *testing.T) {
 	srv := &anthropicServer{cached: map[string]bool{}}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	m, err := Open("anthropic:claude-sonnet-4-5", Options{BaseURL: ts.URL + "/v1", APIKey: "test-key", Timeout: 5 * time.Second})
+	m, err := models.Open("anthropic:claude-sonnet-4-5", models.Options{BaseURL: ts.URL + "/v1", APIKey: "test-key", Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	task, err := hanoi.New(2)
 	require.NoError(t, err)
@@ -230,10 +232,10 @@ func TestCacheLayout(t *testing.T) {
 	noSystem := []llms.MessageContent{user}
 	assert.Equal(t, noSystem, cacheLayout(noSystem, 1024))
 
-	assert.Equal(t, 1024, AnthropicMinCacheTokens("claude-sonnet-4-5"))
-	assert.Equal(t, 1024, AnthropicMinCacheTokens("claude-opus-4-1"))
-	assert.Equal(t, 2048, AnthropicMinCacheTokens("claude-3-5-haiku-latest"))
-	assert.Equal(t, 4096, AnthropicMinCacheTokens("claude-haiku-4-5"))
+	assert.Equal(t, 1024, MinCacheTokens("claude-sonnet-4-5"))
+	assert.Equal(t, 1024, MinCacheTokens("claude-opus-4-1"))
+	assert.Equal(t, 2048, MinCacheTokens("claude-3-5-haiku-latest"))
+	assert.Equal(t, 4096, MinCacheTokens("claude-haiku-4-5"))
 }
 
 // TestAnthropicBaseURLIsTheHostRoot: ANTHROPIC_BASE_URL, as Anthropic's
@@ -252,8 +254,8 @@ func TestAnthropicBaseURLIsTheHostRoot(t *testing.T) {
 		{env: ts.URL}, {env: ts.URL + "/"}, {env: ts.URL + "/v1"},
 		{flag: ts.URL}, {flag: ts.URL + "/v1/"},
 	} {
-		t.Setenv(EnvAnthropicURL, c.env)
-		m, err := Open("anthropic:claude-sonnet-4-5", Options{BaseURL: c.flag, APIKey: "test-key", Timeout: 5 * time.Second})
+		t.Setenv(EnvURL, c.env)
+		m, err := models.Open("anthropic:claude-sonnet-4-5", models.Options{BaseURL: c.flag, APIKey: "test-key", Timeout: 5 * time.Second})
 		require.NoError(t, err)
 		_, err = m.GenerateContent(context.Background(), msgs, llms.WithMaxTokens(10))
 		assert.NoError(t, err, "env %q, --base-url %q: the call reaches /v1/messages", c.env, c.flag)
@@ -264,12 +266,18 @@ func TestAnthropicBaseURLIsTheHostRoot(t *testing.T) {
 // one server, so a journal begun under either form (and the default's,
 // which was the API root before) resumes under the other.
 func TestAnthropicIdentityIsTheAPIRoot(t *testing.T) {
-	t.Setenv(EnvAnthropicURL, "")
+	t.Setenv(EnvURL, "")
 	var ids []string
 	for _, base := range []string{"", "https://api.anthropic.com", "https://api.anthropic.com/v1/"} {
-		m, err := Open("anthropic:claude-sonnet-4-5", Options{BaseURL: base, APIKey: "test-key"})
+		m, err := models.Open("anthropic:claude-sonnet-4-5", models.Options{BaseURL: base, APIKey: "test-key"})
 		require.NoError(t, err)
 		ids = append(ids, m.(maker.Identifier).Identity())
 	}
 	assert.Equal(t, []string{"anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1", "anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1", "anthropic:claude-sonnet-4-5@https://api.anthropic.com/v1"}, ids)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
 }

@@ -1,43 +1,47 @@
-package models
+// Package anthropic registers the anthropic: provider of maker/models:
+// Anthropic's Messages API through langchaingo's Anthropic client, with
+// its prompt cache (cacheLayout). Its server URL is the host root, as
+// Anthropic's SDKs read ANTHROPIC_BASE_URL. Import it for its effect:
+//
+//	import _ "github.com/mdap-go/mdap/maker/models/anthropic"
+package anthropic
 
 import (
-	"cmp"
 	"fmt"
-	"net/http"
-	"os"
 	"strings"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 )
 
-// DefaultAnthropicURL is anthropic:'s server when neither
-// Options.BaseURL nor the environment names one.
-const DefaultAnthropicURL = "https://api.anthropic.com"
+// DefaultURL is anthropic:'s server when neither
+// models.Options.BaseURL nor the environment names one.
+const DefaultURL = "https://api.anthropic.com"
 
 // The environment variables an anthropic: model reads.
 const (
-	EnvAnthropicKey = "ANTHROPIC_API_KEY"
-	EnvAnthropicURL = "ANTHROPIC_BASE_URL"
+	EnvKey = "ANTHROPIC_API_KEY"
+	EnvURL = "ANTHROPIC_BASE_URL"
 )
 
-// anthropicProvider: Anthropic's Messages API. Its server URL is the host
-// root, as Anthropic's SDKs read ANTHROPIC_BASE_URL.
-var anthropicProvider = &provider{
-	name:        "anthropic",
-	defaultURL:  DefaultAnthropicURL,
-	urlVars:     []string{EnvAnthropicURL},
-	apiRoot:     anthropicAPIRoot,
-	keyVar:      EnvAnthropicKey,
-	open:        openAnthropic,
-	urlHint:     "--base-url or " + EnvAnthropicURL,
-	authHint:    (*model).refusedKey,
-	nativeTools: true,
+func init() { models.Register(provider) }
+
+var provider = &models.Provider{
+	Name:        "anthropic",
+	DefaultURL:  DefaultURL,
+	URLVars:     []string{EnvURL},
+	APIRoot:     apiRoot,
+	KeyVar:      EnvKey,
+	Open:        open,
+	URLHint:     "--base-url or " + EnvURL,
+	AuthHint:    (*models.Conn).RefusedKey,
+	NativeTools: true,
 	// Anthropic's list prices (anthropic.com/pricing), checked
 	// 2025-11-20, with its cache reads (0.1 times input) and 5-minute
 	// cache writes (1.25 times input).
-	prices: map[string]maker.Price{
+	Prices: map[string]maker.Price{
 		"claude-opus-4-5":   {InputPerMillion: 5, OutputPerMillion: 25, CachedInputPerMillion: 0.5, CacheWritePerMillion: 6.25},
 		"claude-opus-4-1":   {InputPerMillion: 15, OutputPerMillion: 75, CachedInputPerMillion: 1.5, CacheWritePerMillion: 18.75},
 		"claude-opus-4":     {InputPerMillion: 15, OutputPerMillion: 75, CachedInputPerMillion: 1.5, CacheWritePerMillion: 18.75},
@@ -51,31 +55,28 @@ var anthropicProvider = &provider{
 	},
 }
 
-// anthropicMapper gives Anthropic's errors langchaingo's kinds.
-var anthropicMapper = llms.AnthropicErrorMapper().Map
+// mapper gives Anthropic's errors langchaingo's kinds.
+var mapper = llms.AnthropicErrorMapper().Map
 
-func openAnthropic(m *model, o Options, base string, client *http.Client) error {
-	m.key, m.keySource = o.APIKey, cmp.Or(o.keyVar, "Options.APIKey")
-	if m.key == "" {
-		m.key, m.keySource = os.Getenv(EnvAnthropicKey), EnvAnthropicKey
+func open(c *models.Conn) error {
+	if c.Key == "" {
+		return fmt.Errorf("%w: anthropic:%s needs an API key: set %s", models.ErrSpec, c.Spec.Name, EnvKey)
 	}
-	if m.key == "" {
-		return fmt.Errorf("%w: anthropic:%s needs an API key: set %s", ErrSpec, m.spec.Name, EnvAnthropicKey)
-	}
-	llm, err := anthropic.New(anthropic.WithModel(m.spec.Name), anthropic.WithToken(m.key), anthropic.WithHTTPClient(client), anthropic.WithBaseURL(base))
+	llm, err := anthropic.New(anthropic.WithModel(c.Spec.Name), anthropic.WithToken(c.Key), anthropic.WithHTTPClient(c.HTTP), anthropic.WithBaseURL(c.Base))
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrSpec, err)
+		return fmt.Errorf("%w: %w", models.ErrSpec, err)
 	}
-	m.llm, m.mapErr = llm, anthropicMapper
-	m.cacheMin = AnthropicMinCacheTokens(m.spec.Name)
+	c.LLM, c.MapErr = llm, mapper
+	minTokens := MinCacheTokens(c.Spec.Name)
+	c.Layout = func(msgs []llms.MessageContent) []llms.MessageContent { return cacheLayout(msgs, minTokens) }
 	return nil
 }
 
-// anthropicAPIRoot is the URL langchaingo's Anthropic client adds
+// apiRoot is the URL langchaingo's Anthropic client adds
 // "/messages" to, from a base URL given as Anthropic's own SDKs take
 // ANTHROPIC_BASE_URL: the host root, to which they add "/v1/messages". A
 // base already ending in /v1 (the API root, mdap's earlier form) is kept.
-func anthropicAPIRoot(base string) string {
+func apiRoot(base string) string {
 	base = strings.TrimRight(base, "/")
 	if strings.HasSuffix(base, "/v1") {
 		return base
@@ -83,13 +84,13 @@ func anthropicAPIRoot(base string) string {
 	return base + "/v1"
 }
 
-// AnthropicMinCacheTokens returns Anthropic's minimum cacheable prompt
+// MinCacheTokens returns Anthropic's minimum cacheable prompt
 // length for a model name, in tokens: a marked prefix shorter than this
 // is processed without caching (no read discount, no write premium).
 // As published by Anthropic (docs "Prompt caching", cache limitations):
 // 4096 for Claude Opus 4.5 and Haiku 4.5, 2048 for the Claude 3 and 3.5
 // Haikus, 1024 for the other Sonnets and Opuses. Cost: O(1).
-func AnthropicMinCacheTokens(name string) int {
+func MinCacheTokens(name string) int {
 	switch {
 	case strings.Contains(name, "haiku-4"), strings.Contains(name, "opus-4-5"):
 		return 4096
@@ -112,7 +113,7 @@ func AnthropicMinCacheTokens(name string) int {
 // The layout is used only when the static part can be cached: its
 // estimated tokens (maker.EstimateTokens, four bytes a token, which
 // undercounts Claude's tokenizer on English) reach three quarters of
-// minTokens (AnthropicMinCacheTokens). Below that a marker buys nothing,
+// minTokens (MinCacheTokens). Below that a marker buys nothing,
 // and the prompt is sent as the task wrote it, the rules in the system
 // role. msgs is not changed; the result shares its parts.
 func cacheLayout(msgs []llms.MessageContent, minTokens int) []llms.MessageContent {
