@@ -19,7 +19,6 @@ import (
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/mdap-go/mdap/maker/view"
 	"github.com/spf13/cobra"
 	"github.com/tmc/langchaingo/llms"
@@ -360,28 +359,14 @@ func batchModel(flags *runFlags, stderr io.Writer) (func(batch.Job, sim.Oracle, 
 		return flags.natsBatchModel(stderr)
 	}
 	if slices.Contains(flags.models, "sim") {
-		base := *flags
-		base.journal = ""
-		return func(job batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
-			if o, ok := oracle.(spec.Oracle); ok && len(o.Spec.Script) == 0 {
-				return nil, fmt.Errorf("%s: %w: \"script\" is missing: --model sim answers a spec task from its script; add a \"script\" of the correct replies, or give a real --model", job.Spec, spec.ErrSpec)
-			}
-			f := base
+		return func(_ batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
+			f := *flags
 			f.seed = seed
-			s, err := f.solver(oracle, io.Discard, solverWith{})
-			if err != nil {
-				return nil, err
-			}
-			return s.Model, nil
+			return f.openModels(oracle)
 		}, nil
 	}
-	f := *flags
-	f.journal = ""
-	s, err := f.solver(nil, io.Discard, solverWith{})
-	if err != nil {
-		return nil, err
-	}
-	return func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return s.Model, nil }, nil
+	m, err := flags.openModels(nil)
+	return func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return m, nil }, err
 }
 
 // warnLogger writes the batch's warnings to w, without times.

@@ -7,7 +7,6 @@ import (
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/executor/toolreport"
-	"github.com/mdap-go/mdap/maker"
 	"github.com/spf13/cobra"
 )
 
@@ -30,16 +29,6 @@ func parseTools(selection string) (categories.Policy, error) {
 		return policy, usageErr("--tools: %w", err)
 	}
 	return policy, nil
-}
-
-// toolDeclaration is a --tool-declaration choice; a bad one is a usage
-// error.
-func toolDeclaration(s string) (maker.ToolDeclaration, error) {
-	d, err := maker.ParseToolDeclaration(s)
-	if err != nil {
-		return d, usageErr("--tool-declaration: %w", err)
-	}
-	return d, nil
 }
 
 // executor builds the executor the flags describe. Bad flags are usage
