@@ -80,9 +80,4 @@ func (f *runFlags) adaptive(steps int) maker.KPolicy {
 }
 
 // kText is --k as the summaries print it: "3" or "auto".
-func (f *runFlags) kText() string {
-	if f.kAuto {
-		return "auto"
-	}
-	return strconv.Itoa(f.k)
-}
+func (f *runFlags) kText() string { return (&kValue{k: &f.k, auto: &f.kAuto}).String() }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -317,9 +316,7 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 				report.Error = "interrupted"
 			}
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(report) // a failed write fails the command (see run)
+		_ = writeJSON(w, report) // a failed write fails the command (see run)
 		return
 	}
 	sum.WriteText(w, f.summaryText(path))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -94,9 +93,7 @@ func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, or
 // run).
 func report(out io.Writer, asJSON bool, sum any, headline string, rep maker.Report, t runTotals) {
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(sum)
+		_ = writeJSON(out, sum)
 		return
 	}
 	fmt.Fprint(out, headline)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
@@ -66,9 +64,7 @@ func newTools() *cobra.Command {
 			if !asJSON {
 				return r.WriteText(cmd.OutOrStdout())
 			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(r); err != nil {
+			if err := writeJSON(cmd.OutOrStdout(), r); err != nil {
 				return failed(err)
 			}
 			return nil
