@@ -60,12 +60,14 @@ type runFlags struct {
 	resume, rerunPending bool
 	resumeOrStart        bool
 	journalUnsigned      bool // --journal-unsigned: maker.JournalUnsigned
+	taskJournals         bool // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
 	progress             string
 	timeout              time.Duration
 	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
 	costFlags            // --samples-per-call, --max-cost (cost.go)
 	obs                  watchFlags
 	guard                guardFlags // --write-k, --flag-alarm, --self-correction (flagsguard.go)
+	endBar               func()     // ends a watched solver's progress bar (solver sets it)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -172,9 +174,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--resume-or-start needs --journal FILE (a file, not nats:RUN) and replaces --resume")
 	case f.resume && f.journal == "":
 		return usageErr("--resume needs --journal FILE: the journal of the run to resume")
-	case f.journalUnsigned && f.journal == "":
+	case f.journalUnsigned && f.journal == "" && !f.taskJournals:
 		return usageErr("--journal-unsigned applies to --journal only: it says how the journal is written")
-	case f.rerunPending && !f.resume:
+	case f.rerunPending && !f.resume && !f.taskJournals:
 		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
 	case !progress.Mode(f.progress).Valid():
 		return usageErr("--progress %q: use auto, on or off", f.progress)
@@ -321,20 +323,12 @@ type solverWith struct {
 	executor *executor.Executor
 	tools    []llms.Tool
 	decl     maker.ToolDeclaration
-	// watch, if set, watches the run: telemetry, logger, a progress bar
-	// and --verbose (see runWatch).
-	watch *runWatch
-}
-
-// runWatch is the watching of a run command's solver: its telemetry and
-// readiness probes, its logger with --log-format json, and a progress
-// bar of total steps (with --verbose each red-flagged reply and provider
-// error) through the solver's Progress and OnSample. solver sets finish,
-// which ends the bar: call it once Solve returns.
-type runWatch struct {
-	ctx    context.Context
-	total  int
-	finish func()
+	// watch, the command's context if set, watches the run: telemetry
+	// and readiness probes, the logger of --log-format json, a progress
+	// bar of steps (with --verbose each red-flagged reply and provider
+	// error) through the solver's Progress and OnSample. solver sets
+	// runFlags.endBar, which ends the bar: call it once Solve returns.
+	watch context.Context
 }
 
 // config maps the run flags to the run's settings, with what the command
@@ -368,9 +362,6 @@ var configFlagOf = map[string]string{
 // with.watch its watchers. Nothing is written before the settings pass.
 // The caller closes the journal.
 func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) (*maker.Solver, error) {
-	if with.watch != nil {
-		with.watch.finish = func() {}
-	}
 	open := f.openModels
 	if f.natsURL != "" {
 		open = func(oracle sim.Oracle) (llms.Model, error) { return f.natsModel(oracle, stderr) }
@@ -401,12 +392,12 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 	var observer maker.Observer
 	var onStep func(maker.Event)
 	var onSample func(maker.SampleEvent)
-	if w := with.watch; w != nil {
+	if with.watch != nil {
 		f.watchRun(&f.obs, journal != nil)
 		logger, observer = f.runLogger(&f.obs, stderr), f.obs.solverObserver()
-		a := progress.NewRun(stderr, progress.RunConfig{Mode: progress.Mode(f.progress), Total: w.total, Verbose: f.verbose,
-			Secrets: heldSecrets(w.ctx), Cost: func(rep *maker.Report) float64 { return s.CostOf(rep) }})
-		w.finish = a.Finish
+		a := progress.NewRun(stderr, progress.RunConfig{Mode: progress.Mode(f.progress), Total: with.steps, Verbose: f.verbose,
+			Secrets: heldSecrets(with.watch), Cost: func(rep *maker.Report) float64 { return s.CostOf(rep) }})
+		f.endBar = a.Finish
 		if a != nil {
 			onSample = a.Sample
 			if a.HasBar() {

@@ -142,17 +142,12 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 			return usageErr("--%s does not apply to maker solve: --state DIR keeps one journal per task, and running the same command again resumes", name)
 		}
 	}
-	// --rerun-pending and --journal-unsigned apply to every journal of
-	// --state (or of the engine with --nats); validate knows them only
-	// with --resume and --journal.
-	rerun, unsigned := run.rerunPending, run.journalUnsigned
-	run.rerunPending, run.journalUnsigned = false, false
-	err := run.validate(cmd)
-	run.rerunPending, run.journalUnsigned = rerun, unsigned
-	switch {
-	case err != nil:
+	run.taskJournals = true
+	if err := run.validate(cmd); err != nil {
 		return err
-	case unsigned && f.state == "" && run.natsURL == "":
+	}
+	switch {
+	case run.journalUnsigned && f.state == "" && run.natsURL == "":
 		return usageErr("--journal-unsigned applies to the tasks' journals: give --state DIR (or --nats)")
 	case f.queue != "" && run.natsURL == "":
 		return usageErr("--queue names a task queue on the NATS engine: give --nats URL too, or leave it out")
@@ -335,14 +330,11 @@ func (f *solveFlags) summaryText(path string) batch.SummaryText {
 	return t
 }
 
-// exit is the command's error for a batch's outcome: interrupted (130),
-// failed (1), or nil when every task was solved.
+// exit is the command's error for a batch's outcome: failed (1; 130 when
+// interrupted, as run says of any failure once the context is done), or
+// nil when every task was solved.
 func (f *solveFlags) exit(path string, sum batch.Summary, runErr error, interrupted bool) error {
-	err := sum.Outcome(runErr, interrupted, f.summaryText(path))
-	if errors.Is(err, batch.ErrInterrupted) {
-		return &exitError{code: exitAborted, err: err}
-	}
-	if err != nil {
+	if err := sum.Outcome(runErr, interrupted, f.summaryText(path)); err != nil {
 		return failed(err)
 	}
 	return nil
