@@ -59,7 +59,7 @@ type Config struct {
 	// stopped or escalated by the escalation policy.
 	FlagAlarm FlagAlarm
 	// MaxTokens caps a reply; a longer one is red-flagged. 0 means
-	// DefaultMaxTokens; negative is refused.
+	// DefaultMaxTokens; negative or above MaxReplyBytes is refused.
 	MaxTokens int
 	// Temperature gives sample i's temperature. Nil means
 	// DefaultTemperature.
@@ -127,8 +127,8 @@ const configName = "maker.Config"
 // Validate checks every field of c as Solve will use it, without a model
 // call: Vote (its fields as vote.Config.WithDefaults checks them),
 // AdaptiveK (its Check, and that a race at its largest k fits
-// Vote.MaxSamples), Escalation, a negative MaxTokens, Timeout or MaxSteps,
-// SamplesPerCall below SamplesPerCallAuto, an unknown ToolDeclaration, a
+// Vote.MaxSamples), Escalation, a MaxTokens out of range, a negative
+// Timeout or MaxSteps, SamplesPerCall below SamplesPerCallAuto, an unknown ToolDeclaration, a
 // negative or non-finite Price. It does not call Temperature or the
 // CallOptions, and what needs the model (an EscalateModel's model being
 // the run's own) or the task (a schema for Structured) is Solve's to
@@ -160,8 +160,8 @@ func (c Config) Validate() error {
 		return within("FlagAlarm.", err)
 	}
 	switch {
-	case c.MaxTokens < 0:
-		return fielderr.New(configName, "MaxTokens", c.MaxTokens, fmt.Sprintf("use 1 or more, or 0 for DefaultMaxTokens (%d)", DefaultMaxTokens))
+	case c.MaxTokens < 0 || c.MaxTokens > MaxReplyBytes: // a token is a byte or more
+		return fielderr.New(configName, "MaxTokens", c.MaxTokens, fmt.Sprintf("use 1 to %d, or 0 for DefaultMaxTokens (%d)", MaxReplyBytes, DefaultMaxTokens))
 	case c.Timeout < 0:
 		return fielderr.New(configName, "Timeout", c.Timeout, "use a positive duration, or 0 for no bound but the context's")
 	case c.MaxSteps < 0:

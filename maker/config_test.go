@@ -40,6 +40,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{maker.Config{Vote: vote.Config{K: -1}}, []string{"Vote.K"}, -1, ""},
 		{maker.Config{Vote: vote.Config{K: 5, MaxSamples: 4}}, []string{"Vote.MaxSamples"}, 4, "at least K (5)"},
 		{maker.Config{MaxTokens: -1}, []string{"MaxTokens"}, -1, "0 for DefaultMaxTokens"},
+		{maker.Config{MaxTokens: maker.MaxReplyBytes + 1}, []string{"MaxTokens"}, maker.MaxReplyBytes + 1, "use 1 to 1048576"},
 		{maker.Config{Timeout: -time.Second}, []string{"Timeout"}, -time.Second, "positive duration"},
 		{maker.Config{MaxSteps: -3}, []string{"MaxSteps"}, -3, "0 for no limit"},
 		{maker.Config{SamplesPerCall: -2}, []string{"SamplesPerCall"}, -2, "SamplesPerCallAuto"},
@@ -54,6 +55,7 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{maker.Config{Escalation: &maker.Escalation{Policy: "shout"}}, []string{"Escalation.Policy"}, "shout", `use "raise-k"`},
 		{maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, K: -1}}, []string{"Escalation.K"}, -1, "0 (twice the step's k)"},
 		{maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateModel}}, []string{"Escalation.Model"}, nil, "needs a Model"},
+		{maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateRaiseK, K: vote.MaxK + 1}}, []string{"Escalation.K"}, vote.MaxK + 1, "to 1000"},
 	} {
 		name := strings.Join(c.fields, "+")
 		err := c.cfg.Validate()

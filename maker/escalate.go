@@ -55,7 +55,7 @@ type Escalation struct {
 	// After is the samples after which an undecided step is contested;
 	// 0 means 4 times the step's k.
 	After int `json:"after,omitempty"`
-	// K is the margin of the second race; 0 means twice the step's k.
+	// K is the second race's margin, at most vote.MaxK; 0: twice the step's k.
 	K int `json:"k,omitempty"`
 	// Model draws the second race's samples with EscalateModel: a
 	// different model, never the one whose votes split. Its members whose
@@ -108,8 +108,8 @@ func (e *Escalation) check() error {
 		return fielderr.New(escalationName, "Policy", string(e.Policy), fmt.Sprintf("use %q, %q or %q", EscalateRaiseK, EscalateModel, EscalateStop))
 	case e.After < 0:
 		return fielderr.New(escalationName, "After", e.After, "use 0 (4 times the step's k) or more")
-	case e.K < 0:
-		return fielderr.New(escalationName, "K", e.K, "use 0 (twice the step's k) or more")
+	case e.K < 0 || e.K > vote.MaxK:
+		return fielderr.New(escalationName, "K", e.K, fmt.Sprintf("use 0 (twice the step's k) to %d", vote.MaxK))
 	case e.Policy == EscalateModel && e.Model == nil:
 		return fielderr.New(escalationName, "Model", nil, fmt.Sprintf("policy %q needs a Model", EscalateModel))
 	}

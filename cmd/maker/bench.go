@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -87,9 +86,7 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 		return failed(err)
 	}
 	if asJSON {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+		_ = writeJSON(cmd.OutOrStdout(), rep)
 	} else {
 		_ = rep.WriteSummary(cmd.OutOrStdout(), ran, out) // a failed write fails the command (see run)
 	}

@@ -332,7 +332,7 @@ func TestBinaryUsageErrorWritesNothing(t *testing.T) {
 	c := start(t, nil, "hanoi", "--k", "65537", "--journal", j)
 	assert.Equal(t, 2, c.wait(t, 10*time.Second))
 	assert.Empty(t, c.stdout.String())
-	assert.True(t, strings.HasPrefix(c.stderr.String(), "maker: --k 65537"), c.stderr.String())
+	assert.True(t, strings.HasPrefix(c.stderr.String(), `maker: invalid argument "65537" for "--k" flag: want a margin from 1 to 1000`), c.stderr.String())
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing written")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/progress"
@@ -172,16 +173,12 @@ func (c *calibrateFlags) task(cmd *cobra.Command) (steps calibrate.Steps, oracle
 
 // calibrate samples the task's steps and prints the report.
 func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
-	decl, err := toolDeclaration(c.declaration)
-	if err != nil {
-		return err
-	}
 	steps, oracle, declared, done, err := c.task(cmd)
 	if err != nil {
 		return err
 	}
 	defer done()
-	s, err := c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared, decl: decl})
+	s, err := c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared, decl: maker.ToolDeclaration(c.declaration)})
 	if err != nil {
 		return err
 	}

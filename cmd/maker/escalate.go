@@ -21,49 +21,45 @@ func (e *escalateFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&e.model, "escalate-model", "", "with --escalate model: the --model spec of the model that decides contested steps, a model the run does not use (refused if it is one of the run's --model: asking the model whose votes split again makes a hard step's wrong answer win more surely); sim: the simulated model with the same flags and seed+1, so its hard steps are other steps")
 }
 
-// validate checks the flags: options only with their policy, in range.
+// validate refuses an option without its policy; their values are
+// maker.Escalation's to check (runFlags.validate).
 func (e *escalateFlags) validate(fs *pflag.FlagSet) error {
-	if e.policy == "" {
-		for _, name := range []string{"escalate-after", "escalate-k", "escalate-model"} {
-			if fs.Changed(name) {
-				return usageErr("--%s applies to --escalate only", name)
-			}
+	for _, name := range []string{"escalate-after", "escalate-k", "escalate-model"} {
+		if e.policy == "" && fs.Changed(name) {
+			return usageErr("--%s applies to --escalate only", name)
 		}
-		return nil
 	}
 	switch {
-	case e.policy != maker.EscalateRaiseK && e.policy != maker.EscalateModel && e.policy != maker.EscalateStop:
-		return usageErr("--escalate %q: use raise-k, model or stop", e.policy)
-	case e.after < 0 || e.after > 1<<20:
-		return usageErr("--escalate-after %d: use 1 to %d samples (0: 4 times k)", e.after, 1<<20)
-	case e.k < 0 || e.k > maxK:
-		return usageErr("--escalate-k %d: use 1 to %d (0: twice k)", e.k, maxK)
 	case fs.Changed("escalate-k") && e.policy != maker.EscalateRaiseK:
 		return usageErr("--escalate-k applies to --escalate raise-k only")
-	case (e.model != "") != (e.policy == maker.EscalateModel):
+	case e.policy != "" && (e.model != "") != (e.policy == maker.EscalateModel):
 		return usageErr("--escalate model and --escalate-model SPEC go together")
 	}
 	return nil
+}
+
+// config is the policy without its model, nil without --escalate.
+func (e *escalateFlags) config() *maker.Escalation {
+	if e.policy == "" {
+		return nil
+	}
+	return &maker.Escalation{Policy: e.policy, After: e.after, K: e.k}
 }
 
 // escalation builds the policy, nil without --escalate. The model of
 // --escalate model is opened as --model would open it (the simulated
 // model with seed+1, so its hard steps are others).
 func (f *runFlags) escalation(oracle sim.Oracle) (*maker.Escalation, error) {
-	e := f.esc
-	if e.policy == "" {
-		return nil, nil
+	out := f.esc.config()
+	if f.esc.model == "" {
+		return out, nil
 	}
-	out := &maker.Escalation{Policy: e.policy, After: e.after, K: e.k}
-	if e.policy == maker.EscalateModel {
-		g := *f
-		g.models = []string{e.model}
-		g.seed = f.seed + 1
-		m, err := g.openModels(oracle)
-		if err != nil {
-			return nil, usageErr("--escalate-model: %w", err)
-		}
-		out.Model = m
+	g := *f
+	g.models, g.seed = []string{f.esc.model}, f.seed+1
+	m, err := g.openModels(oracle)
+	if err != nil {
+		return nil, usageErr("--escalate-model: %w", err)
 	}
+	out.Model = m
 	return out, nil
 }

@@ -15,11 +15,12 @@ func TestEscalateFlagsUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"hanoi", "--escalate", "retry"}, `--escalate "retry": use raise-k, model or stop`},
+		{[]string{"hanoi", "--escalate", "retry"}, `--escalate "retry": use "raise-k", "model" or "stop"`},
 		{[]string{"hanoi", "--escalate-after", "5"}, "--escalate-after applies to --escalate only"},
 		{[]string{"hanoi", "--escalate", "stop", "--escalate-k", "5"}, "--escalate-k applies to --escalate raise-k only"},
 		{[]string{"hanoi", "--escalate", "model"}, "--escalate model and --escalate-model SPEC go together"},
 		{[]string{"hanoi", "--escalate", "raise-k", "--escalate-after", "-1"}, "--escalate-after -1"},
+		{[]string{"hanoi", "--escalate", "raise-k", "--escalate-k", "1001"}, "--escalate-k 1001: use 0 (twice the step's k) to 1000"},
 		{[]string{"calibrate", "--escalate", "stop"}, "--escalate does not apply to maker calibrate"},
 		// --escalate model asks a different model, never the run's again.
 		{[]string{"hanoi", "--disks", "3", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--escalate", "model", "--escalate-model", "openai:m"},

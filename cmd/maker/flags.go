@@ -60,12 +60,14 @@ type runFlags struct {
 	resume, rerunPending bool
 	resumeOrStart        bool
 	journalUnsigned      bool // --journal-unsigned: maker.JournalUnsigned
+	taskJournals         bool // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
 	progress             string
 	timeout              time.Duration
 	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
 	costFlags            // --samples-per-call, --max-cost (cost.go)
 	obs                  watchFlags
 	guard                guardFlags // --write-k, --flag-alarm, --self-correction (flagsguard.go)
+	endBar               func()     // ends a watched solver's progress bar (solver sets it)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -133,9 +135,11 @@ func completeModel(_ *cobra.Command, _ []string, prefix string) ([]string, cobra
 // simFlags are the flags of the simulated model, refused with a real one.
 var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers", "concentration", "latency", "latency-sigma", "difficulty-spread", "hard-agree", "p-late", "p-change-at"}
 
-// validate checks every flag and the defaulted configuration they make,
-// before anything is created: a refused command writes nothing. Errors
-// are usage errors that name the flag and its allowed range.
+// validate checks every flag and the settings they make, before anything
+// is created: a refused command writes nothing. The rules of the flags
+// alone (which go together, a 0 where the library reads its default) are
+// here; the settings' own are maker.Config.Validate's and
+// sim.Config.Validate's, their field errors said in flags.
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	f.priceInSet, f.priceOutSet = fs.Changed("price-in"), fs.Changed("price-out")
@@ -154,19 +158,14 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if err := f.guard.validate(fs); err != nil {
 		return err
 	}
+	if err := positiveFlags(fs, "max-tokens"); err != nil {
+		return err
+	}
 	switch {
-	case !f.kAuto && (f.k < 1 || f.k > maxK):
-		return usageErr("--k %d: use 1 to %d, or auto", f.k, maxK)
-	case f.parallel < 0 || f.parallel > f.kBound():
+	case f.parallel > f.kBound():
 		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.parallel, f.kBound())
-	case f.maxSamples < 0 || f.maxSamples > maxSamplesFlag:
-		return usageErr("--max-samples %d: use 0 (%d*k) or a number from --k (%d) to %d", f.maxSamples, vote.DefaultSamplesPerK, f.kBound(), maxSamplesFlag)
-	case f.maxSamples != 0 && f.maxSamples < f.kBound():
-		return usageErr("--max-samples %d: must be at least --k (%d), or no step could be decided", f.maxSamples, f.kBound())
-	case f.maxErrors < 0 || f.maxErrors > maxSamplesFlag:
-		return usageErr("--max-errors %d: use 0 (none tolerated) to %d", f.maxErrors, maxSamplesFlag)
-	case f.maxTokens < 1 || f.maxTokens > maxTokensFlag:
-		return usageErr("--max-tokens %d: use 1 to %d", f.maxTokens, maxTokensFlag)
+	case f.maxErrors < 0:
+		return usageErr("--max-errors %d: use 0 (none tolerated) or more", f.maxErrors)
 	case f.timeout <= 0:
 		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.timeout)
 	case fs.Changed("journal") && f.journal == "":
@@ -175,9 +174,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--resume-or-start needs --journal FILE (a file, not nats:RUN) and replaces --resume")
 	case f.resume && f.journal == "":
 		return usageErr("--resume needs --journal FILE: the journal of the run to resume")
-	case f.journalUnsigned && f.journal == "":
+	case f.journalUnsigned && f.journal == "" && !f.taskJournals:
 		return usageErr("--journal-unsigned applies to --journal only: it says how the journal is written")
-	case f.rerunPending && !f.resume:
+	case f.rerunPending && !f.resume && !f.taskJournals:
 		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
 	case !progress.Mode(f.progress).Valid():
 		return usageErr("--progress %q: use auto, on or off", f.progress)
@@ -197,20 +196,29 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	} else if err := f.validateSim(fs); err != nil {
 		return err
 	}
-	_, err := f.voteConfig().WithDefaults()
-	return fieldUsageErr(err, voteFlagOf, "--k, --parallel, --max-samples or --max-errors")
+	// The task's steps and the escalation model are not known yet:
+	// stand-ins, for Validate to see that there are some.
+	cfg := f.config(solverWith{steps: 1}, f.esc.config())
+	if f.esc.model != "" {
+		cfg.Escalation.Model = opened{}
+	}
+	return fieldUsageErr(cfg.Validate(), configFlagOf, "settings")
 }
+
+// opened stands in for a model that solver opens, in a setting checked
+// before: Validate never calls it.
+type opened struct{ llms.Model }
 
 // validateSim checks the simulated model's flags: how they go together
 // here, then sim.Config.Validate's rules, its errors said in flags.
 func (f *runFlags) validateSim(fs *pflag.FlagSet) error {
-	switch {
-	case f.wrongAnswers < 1 || f.wrongAnswers > maxWrongAnswers: // stricter than the library's 0 or more: 1 is "all alike"
-		return usageErr("--wrong-answers %d: use 1 (every error alike) to %d", f.wrongAnswers, maxWrongAnswers)
-	case f.latencySigma > 0 && f.latency == 0:
+	if f.latencySigma > 0 && f.latency == 0 {
 		return usageErr("--latency-sigma needs --latency (the median)")
 	}
 	if err := f.drift.validate(fs); err != nil {
+		return err
+	}
+	if err := positiveFlags(fs, "wrong-answers"); err != nil { // 0 is 1 in sim.Config
 		return err
 	}
 	return simUsageErr(f.simConfig().Validate())
@@ -244,30 +252,19 @@ func fieldUsageErr(err error, flagOf map[string]string, what string) error {
 	return usageErr("%s: %w", what, err)
 }
 
-// positiveFlags refuses 0 for the named flags, where the library reads a
-// zero setting as its default (a negative value the library refuses, with
-// its range).
+// positiveFlags refuses 0 for the named flags the command has, where the
+// library reads a zero setting as its default (a negative value the
+// library refuses, with its range).
 func positiveFlags(fs *pflag.FlagSet, names ...string) error {
 	for _, name := range names {
-		fl := fs.Lookup(name)
-		if v := fl.Value.String(); v == "0" || v == "0s" {
+		if fl := fs.Lookup(name); fl == nil {
+			continue
+		} else if v := fl.Value.String(); v == "0" || v == "0s" {
 			return usageErr("--%s %s: use a positive value, or leave the flag out for %s", name, v, fl.DefValue)
 		}
 	}
 	return nil
 }
-
-// voteFlagOf names the flag of each vote.Config field the run flags set.
-var voteFlagOf = map[string]string{"K": "k", "Parallel": "parallel", "MaxSamples": "max-samples", "MaxErrors": "max-errors"}
-
-// Bounds of the run flags, against typos: a margin's and a sample
-// budget's are vote.Config's.
-const (
-	maxK            = vote.MaxK
-	maxSamplesFlag  = vote.MaxSamples
-	maxTokensFlag   = 1 << 20
-	maxWrongAnswers = 1 << 20
-)
 
 func (f *runFlags) voteConfig() vote.Config {
 	maxErrors := f.maxErrors
@@ -326,20 +323,12 @@ type solverWith struct {
 	executor *executor.Executor
 	tools    []llms.Tool
 	decl     maker.ToolDeclaration
-	// watch, if set, watches the run: telemetry, logger, a progress bar
-	// and --verbose (see runWatch).
-	watch *runWatch
-}
-
-// runWatch is the watching of a run command's solver: its telemetry and
-// readiness probes, its logger with --log-format json, and a progress
-// bar of total steps (with --verbose each red-flagged reply and provider
-// error) through the solver's Progress and OnSample. solver sets finish,
-// which ends the bar: call it once Solve returns.
-type runWatch struct {
-	ctx    context.Context
-	total  int
-	finish func()
+	// watch, the command's context if set, watches the run: telemetry
+	// and readiness probes, the logger of --log-format json, a progress
+	// bar of steps (with --verbose each red-flagged reply and provider
+	// error) through the solver's Progress and OnSample. solver sets
+	// runFlags.endBar, which ends the bar: call it once Solve returns.
+	watch context.Context
 }
 
 // config maps the run flags to the run's settings, with what the command
@@ -363,6 +352,7 @@ var configFlagOf = map[string]string{
 	"Price.InputPerMillion": "price-in", "Price.OutputPerMillion": "price-out",
 	"AdaptiveK.Target": "target", "AdaptiveK.Floor": "k-floor", "AdaptiveK.Max": "k-max",
 	"Escalation.Policy": "escalate", "Escalation.After": "escalate-after", "Escalation.K": "escalate-k",
+	"FlagAlarm.Level": "flag-alarm-level", "FlagAlarm.History": "flag-alarm-history",
 }
 
 // solver builds the solver the flags describe, once and whole, with what
@@ -372,16 +362,12 @@ var configFlagOf = map[string]string{
 // with.watch its watchers. Nothing is written before the settings pass.
 // The caller closes the journal.
 func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) (*maker.Solver, error) {
-	if with.watch != nil {
-		with.watch.finish = func() {}
-	}
-	var model llms.Model
-	var err error
+	open := f.openModels
 	if f.natsURL != "" {
-		if model, err = f.natsModel(oracle, stderr); err != nil {
-			return nil, err
-		}
-	} else if model, err = f.openModels(oracle); err != nil {
+		open = func(oracle sim.Oracle) (llms.Model, error) { return f.natsModel(oracle, stderr) }
+	}
+	model, err := open(oracle)
+	if err != nil {
 		return nil, err
 	}
 	esc, err := f.escalation(oracle)
@@ -406,12 +392,12 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 	var observer maker.Observer
 	var onStep func(maker.Event)
 	var onSample func(maker.SampleEvent)
-	if w := with.watch; w != nil {
+	if with.watch != nil {
 		f.watchRun(&f.obs, journal != nil)
 		logger, observer = f.runLogger(&f.obs, stderr), f.obs.solverObserver()
-		a := progress.NewRun(stderr, progress.RunConfig{Mode: progress.Mode(f.progress), Total: w.total, Verbose: f.verbose,
-			Secrets: heldSecrets(w.ctx), Cost: func(rep *maker.Report) float64 { return s.CostOf(rep) }})
-		w.finish = a.Finish
+		a := progress.NewRun(stderr, progress.RunConfig{Mode: progress.Mode(f.progress), Total: with.steps, Verbose: f.verbose,
+			Secrets: heldSecrets(with.watch), Cost: func(rep *maker.Report) float64 { return s.CostOf(rep) }})
+		f.endBar = a.Finish
 		if a != nil {
 			onSample = a.Sample
 			if a.HasBar() {
@@ -456,7 +442,8 @@ func (f *runFlags) openJournal(stderr io.Writer) (*maker.Journal, error) {
 }
 
 // openModels opens the --model specs: one model, or an ensemble when
-// there are several.
+// there are several; the simulated model answers oracle (a spec's
+// without a script is refused: sim.Checker).
 func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 	opts := models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
 		return sim.New(oracle, f.simConfig())

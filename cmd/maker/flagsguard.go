@@ -47,8 +47,9 @@ func (g *guardFlags) register(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("flag-alarm", cobra.FixedCompletions([]string{"on", "off"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// validate parses and checks the flags; an error is a usage error naming
-// the flag.
+// validate parses --write-k and refuses what the flags alone do not
+// allow; the alarm's values are maker.FlagAlarm's to check
+// (runFlags.validate).
 func (g *guardFlags) validate(fs *pflag.FlagSet) error {
 	if !g.on {
 		return nil
@@ -58,21 +59,13 @@ func (g *guardFlags) validate(fs *pflag.FlagSet) error {
 		return fieldUsageErr(err, map[string]string{"Margins": "write-k", "AnyMargin": "write-any-margin"}, "--write-k")
 	}
 	g.writes = w
-	switch g.flagAlarm {
-	case "on", "off":
-	default:
+	switch {
+	case g.flagAlarm != "on" && g.flagAlarm != "off":
 		return usageErr("--flag-alarm %q: use on or off", g.flagAlarm)
-	}
-	if g.flagAlarm == "off" && (fs.Changed("flag-alarm-level") || fs.Changed("flag-alarm-history")) {
+	case g.flagAlarm == "off" && (fs.Changed("flag-alarm-level") || fs.Changed("flag-alarm-history")):
 		return usageErr("--flag-alarm-level and --flag-alarm-history apply to --flag-alarm on only")
 	}
-	if !(g.alarmLevel > 0 && g.alarmLevel < 1) {
-		return usageErr("--flag-alarm-level %g: use a chance in (0, 1), such as %g", g.alarmLevel, maker.DefaultFlagAlarmLevel)
-	}
-	if g.alarmHistory < 1 {
-		return usageErr("--flag-alarm-history %d: use 1 or more samples", g.alarmHistory)
-	}
-	return nil
+	return positiveFlags(fs, "flag-alarm-level", "flag-alarm-history") // 0 is maker.FlagAlarm's default
 }
 
 // apply sets the guards in cfg. Defaults stay zero values, so that a run

@@ -31,15 +31,12 @@ func newHanoi() *cobra.Command {
 		Example: example("hanoi"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			if disks < 1 || disks > hanoi.MaxDisks {
-				return usageErr("--disks %d: use 1 to %d", disks, hanoi.MaxDisks)
+			task, err := hanoi.New(disks)
+			if err != nil {
+				return usageErr("--disks %d: %w", disks, err)
 			}
 			if err := flags.validate(cmd); err != nil {
 				return err
-			}
-			task, err := hanoi.New(disks)
-			if err != nil {
-				return usageErr("--disks: %w", err)
 			}
 			return flags.solveTask(cmd, &ui, task, hanoi.Oracle{}, solverWith{steps: hanoi.TotalSteps(disks)}, func(s *maker.Solver, rep maker.Report, runErrV error) error {
 				sum := hanoiSummary{Solved: runErrV == nil && task.Solved(), WrongSteps: task.WrongSteps(), Disks: disks,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/adaptive"
+	"github.com/mdap-go/mdap/vote"
 	"github.com/spf13/pflag"
 )
 
@@ -33,8 +34,8 @@ func (v *kValue) Set(s string) error {
 		return nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return fmt.Errorf("want a margin from 1 to %d, or auto", maxK)
+	if err != nil || n < 1 || n > vote.MaxK { // 0 is vote.Config's default: no flag value
+		return fmt.Errorf("want a margin from 1 to %d, or auto", vote.MaxK)
 	}
 	*v.k, *v.auto = n, false
 	return nil
@@ -42,28 +43,20 @@ func (v *kValue) Set(s string) error {
 
 func (v *kValue) Type() string { return "k" }
 
-// validateK checks --target, --k-floor and --k-max: they belong to --k
-// auto (and --target to maker calibrate).
+// validateK refuses --target, --k-floor and --k-max without --k auto
+// (but --target where the command reads it); their values are
+// adaptive.Policy's to check (runFlags.validate).
 func (f *runFlags) validateK(fs *pflag.FlagSet) error {
-	if !f.kAuto {
-		for _, name := range []string{"k-floor", "k-max"} {
-			if fs.Changed(name) {
-				return usageErr("--%s applies to --k auto only", name)
-			}
-		}
-		if fs.Changed("target") && !f.usesTarget {
-			return usageErr("--target applies to --k auto only (with a fixed --k, see maker calibrate or maker kmin for the k a target needs)")
+	if f.kAuto {
+		return nil
+	}
+	for _, name := range []string{"k-floor", "k-max"} {
+		if fs.Changed(name) {
+			return usageErr("--%s applies to --k auto only", name)
 		}
 	}
-	switch {
-	case !(f.target > 0 && f.target < 1):
-		return usageErr("--target %v: use a probability above 0 and below 1, such as 0.95", f.target)
-	case !f.kAuto:
-		return nil
-	case f.kFloor < 2 || f.kFloor > maxK:
-		return usageErr("--k-floor %d: use 2 to %d (at k=1 no vote ever disagrees with its winner, so p cannot be estimated)", f.kFloor, maxK)
-	case f.kMax < f.kFloor || f.kMax > maxK:
-		return usageErr("--k-max %d: use --k-floor (%d) to %d", f.kMax, f.kFloor, maxK)
+	if fs.Changed("target") && !f.usesTarget {
+		return usageErr("--target applies to --k auto only (with a fixed --k, see maker calibrate or maker kmin for the k a target needs)")
 	}
 	return nil
 }
@@ -87,9 +80,4 @@ func (f *runFlags) adaptive(steps int) maker.KPolicy {
 }
 
 // kText is --k as the summaries print it: "3" or "auto".
-func (f *runFlags) kText() string {
-	if f.kAuto {
-		return "auto"
-	}
-	return strconv.Itoa(f.k)
-}
+func (f *runFlags) kText() string { return (&kValue{k: &f.k, auto: &f.kAuto}).String() }

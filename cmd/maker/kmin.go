@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/mdap-go/mdap/maker/mcpserver"
@@ -39,9 +38,7 @@ func newKMin() *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(out); err != nil {
+				if err := writeJSON(w, out); err != nil {
 					return failed(err)
 				}
 				return nil

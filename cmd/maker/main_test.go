@@ -220,8 +220,11 @@ func TestUsageErrorsNameTheFlagAndRange(t *testing.T) {
 	}{
 		{[]string{"hanoi", "--p", "1.5"}, []string{"--p 1.5", "above 0, up to 1"}},
 		{[]string{"hanoi", "--parallel", "100000"}, []string{"--parallel 100000", "use 1 to --k (3)"}},
-		{[]string{"hanoi", "--k", "65537"}, []string{"--k 65537", "use 1 to 1000"}},
-		{[]string{"hanoi", "--max-samples", "2"}, []string{"--max-samples 2", "at least --k (3)"}},
+		{[]string{"hanoi", "--k", "65537"}, []string{`"65537" for "--k" flag`, "from 1 to 1000"}},
+		{[]string{"hanoi", "--max-samples", "2"}, []string{"--max-samples 2", "at least K (3)"}},
+		{[]string{"hanoi", "--max-tokens", "0"}, []string{"--max-tokens 0: use a positive value, or leave the flag out for 750"}},
+		{[]string{"hanoi", "--max-tokens", "2000000"}, []string{"--max-tokens 2000000: use 1 to 1048576"}},
+		{[]string{"hanoi", "--max-errors", "-1"}, []string{"--max-errors -1: use 0 (none tolerated) or more"}},
 		{[]string{"hanoi", "--model", "ollama:x", "--seed", "2"}, []string{"--seed applies to --model sim only"}},
 		{[]string{"hanoi", "--difficulty-spread", "1"}, []string{"--difficulty-spread 1", "up to but not including 1"}},
 		{[]string{"hanoi", "--difficulty-spread", "-0.5"}, []string{"--difficulty-spread -0.5"}},
@@ -259,7 +262,7 @@ func TestKFrom1To1000(t *testing.T) {
 	for _, k := range []string{"0", "1001"} {
 		code, out, stderr := cli(t, "hanoi", "--disks", "1", "--k", k)
 		assert.Equal(t, 2, code, "--k %s", k)
-		assert.Contains(t, stderr, "--k "+k+": use 1 to 1000", "--k %s", k)
+		assert.Contains(t, stderr, `invalid argument "`+k+`" for "--k" flag: want a margin from 1 to 1000`, "--k %s", k)
 		assert.Empty(t, out)
 	}
 }

@@ -38,8 +38,8 @@ func newParse() *cobra.Command {
 // verdicts; a reply that cannot be read is bad input and nothing is
 // printed.
 func (f *parseFlags) parse(cmd *cobra.Command, args []string) error {
-	if f.maxTokens < 1 || f.maxTokens > maxTokensFlag {
-		return usageErr("--max-tokens %d: use 1 to %d", f.maxTokens, maxTokensFlag)
+	if f.maxTokens < 1 || f.maxTokens > maker.MaxReplyBytes {
+		return usageErr("--max-tokens %d: use 1 to %d", f.maxTokens, maker.MaxReplyBytes)
 	}
 	var task maker.Task // the spec's, whose matcher groups the answers
 	if f.specPath != "" {

@@ -68,13 +68,6 @@ func newRun() *cobra.Command {
 
 // run solves the spec task of path and prints its summary.
 func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
-	decl, err := toolDeclaration(r.declaration)
-	if err != nil {
-		return err
-	}
-	if r.maxSteps < 0 {
-		return usageErr("--max-steps %d: use 1 or more, or 0 for the spec's own max_steps", r.maxSteps)
-	}
 	sandbox := ""
 	if cmd.Flags().Changed("root") {
 		sandbox = r.tools.root
@@ -93,11 +86,8 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 	}
 	defer st.Close()
 	sp, ex, task := st.Spec, st.Executor, st.Task
-	if slices.Contains(r.flags.models, "sim") && len(sp.Script) == 0 {
-		return usageErr("%s: \"script\" is missing: --model sim answers a spec task from its script; add a \"script\" of the correct replies, or give a real --model", path)
-	}
 	defer noteToolsRefused(cmd.ErrOrStderr(), &err)
-	with := solverWith{steps: sp.MaxSteps, maxSteps: r.maxSteps, executor: ex, tools: st.Tools, decl: decl}
+	with := solverWith{steps: sp.MaxSteps, maxSteps: r.maxSteps, executor: ex, tools: st.Tools, decl: maker.ToolDeclaration(r.declaration)}
 	return r.flags.solveTask(cmd, &r.ui, task, spec.Oracle{Spec: sp}, with, func(s *maker.Solver, rep maker.Report, runErrV error) error {
 		name := sp.Name
 		if name == "" {

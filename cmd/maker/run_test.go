@@ -96,6 +96,8 @@ func TestRunUsageErrorsExit2(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte(`{"system": "x"}`), 0o644))
 	escape := filepath.Join(dir, "escape.json")
 	require.NoError(t, os.WriteFile(escape, []byte(`{"system": "x", "answer": {}, "root": "../.."}`), 0o644))
+	noScript := filepath.Join(dir, "noscript.json")
+	require.NoError(t, os.WriteFile(noScript, []byte(`{"system": "x", "answer": {"type": "object"}}`), 0o644))
 	spec := specFile(t, "find-version.json")
 	for _, c := range []struct {
 		args []string
@@ -107,12 +109,16 @@ func TestRunUsageErrorsExit2(t *testing.T) {
 		{[]string{"run", escape}, `"root"`},
 		{[]string{"run", spec, "--tools", "shell"}, "--tools"},
 		{[]string{"run", spec, "--root", filepath.Join(dir, "nope")}, "--root"},
-		{[]string{"run", spec, "--k", "0"}, "--k 0"},
+		{[]string{"run", spec, "--k", "0"}, `"0" for "--k" flag`},
+		{[]string{"run", noScript, "--journal", filepath.Join(dir, "j.jsonl")}, `"script" is missing`},
+		{[]string{"run", spec, "--max-steps", "-1", "--journal", filepath.Join(dir, "j.jsonl")}, "--max-steps -1: use 1 or more"},
+		{[]string{"run", spec, "--tool-declaration", "sideways", "--journal", filepath.Join(dir, "j.jsonl")}, `--tool-declaration "sideways"`},
 		{[]string{"run", spec, "--resume"}, "--resume needs --journal"},
 	} {
 		code, out, stderr := cli(t, c.args...)
 		assert.Equal(t, 2, code, "%v: %s", c.args, stderr)
 		assert.Contains(t, stderr, c.want, "%v", c.args)
 		assert.Empty(t, out, "%v", c.args)
+		assert.NoFileExists(t, filepath.Join(dir, "j.jsonl"), "%v: a refused run writes no journal", c.args)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +18,6 @@ import (
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/mdap-go/mdap/maker/view"
 	"github.com/spf13/cobra"
 	"github.com/tmc/langchaingo/llms"
@@ -144,17 +142,12 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 			return usageErr("--%s does not apply to maker solve: --state DIR keeps one journal per task, and running the same command again resumes", name)
 		}
 	}
-	// --rerun-pending and --journal-unsigned apply to every journal of
-	// --state (or of the engine with --nats); validate knows them only
-	// with --resume and --journal.
-	rerun, unsigned := run.rerunPending, run.journalUnsigned
-	run.rerunPending, run.journalUnsigned = false, false
-	err := run.validate(cmd)
-	run.rerunPending, run.journalUnsigned = rerun, unsigned
-	switch {
-	case err != nil:
+	run.taskJournals = true
+	if err := run.validate(cmd); err != nil {
 		return err
-	case unsigned && f.state == "" && run.natsURL == "":
+	}
+	switch {
+	case run.journalUnsigned && f.state == "" && run.natsURL == "":
 		return usageErr("--journal-unsigned applies to the tasks' journals: give --state DIR (or --nats)")
 	case f.queue != "" && run.natsURL == "":
 		return usageErr("--queue names a task queue on the NATS engine: give --nats URL too, or leave it out")
@@ -318,9 +311,7 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 				report.Error = "interrupted"
 			}
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(report) // a failed write fails the command (see run)
+		_ = writeJSON(w, report) // a failed write fails the command (see run)
 		return
 	}
 	sum.WriteText(w, f.summaryText(path))
@@ -339,14 +330,11 @@ func (f *solveFlags) summaryText(path string) batch.SummaryText {
 	return t
 }
 
-// exit is the command's error for a batch's outcome: interrupted (130),
-// failed (1), or nil when every task was solved.
+// exit is the command's error for a batch's outcome: failed (1; 130 when
+// interrupted, as run says of any failure once the context is done), or
+// nil when every task was solved.
 func (f *solveFlags) exit(path string, sum batch.Summary, runErr error, interrupted bool) error {
-	err := sum.Outcome(runErr, interrupted, f.summaryText(path))
-	if errors.Is(err, batch.ErrInterrupted) {
-		return &exitError{code: exitAborted, err: err}
-	}
-	if err != nil {
+	if err := sum.Outcome(runErr, interrupted, f.summaryText(path)); err != nil {
 		return failed(err)
 	}
 	return nil
@@ -360,28 +348,14 @@ func batchModel(flags *runFlags, stderr io.Writer) (func(batch.Job, sim.Oracle, 
 		return flags.natsBatchModel(stderr)
 	}
 	if slices.Contains(flags.models, "sim") {
-		base := *flags
-		base.journal = ""
-		return func(job batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
-			if o, ok := oracle.(spec.Oracle); ok && len(o.Spec.Script) == 0 {
-				return nil, fmt.Errorf("%s: %w: \"script\" is missing: --model sim answers a spec task from its script; add a \"script\" of the correct replies, or give a real --model", job.Spec, spec.ErrSpec)
-			}
-			f := base
+		return func(_ batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
+			f := *flags
 			f.seed = seed
-			s, err := f.solver(oracle, io.Discard, solverWith{})
-			if err != nil {
-				return nil, err
-			}
-			return s.Model, nil
+			return f.openModels(oracle)
 		}, nil
 	}
-	f := *flags
-	f.journal = ""
-	s, err := f.solver(nil, io.Discard, solverWith{})
-	if err != nil {
-		return nil, err
-	}
-	return func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return s.Model, nil }, nil
+	m, err := flags.openModels(nil)
+	return func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return m, nil }, err
 }
 
 // warnLogger writes the batch's warnings to w, without times.

@@ -360,7 +360,7 @@ func TestSolveUsageErrorsExit2AndWriteNothing(t *testing.T) {
 		{[]string{"solve", tasks, "--out", out, "--resume"}, "--state DIR"},
 		{[]string{"solve", tasks, "--out", out, "--tools", "shell"}, "--tools"},
 		{[]string{"solve", tasks, "--out", out, "--root", filepath.Join(dir, "nope")}, "--root"},
-		{[]string{"solve", tasks, "--out", out, "--k", "0"}, "--k 0"},
+		{[]string{"solve", tasks, "--out", out, "--k", "0"}, `"0" for "--k" flag`},
 		{[]string{"solve", tasks, "--out", out, "--model", "gpt4"}, "--model"},
 		{[]string{"solve", tasks, "--out", dir}, "not a regular file"},
 		{[]string{"solve", tasks, "--out", out, "--state", tasks}, "not a folder"},

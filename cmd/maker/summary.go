@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -51,8 +50,8 @@ func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report
 }
 
 // solveTask solves task with the solver the flags describe, with what
-// the command adds (with) and its watchers: the telemetry started, a
-// progress bar of with.steps, --ui attached. finish prints the summary of
+// the command adds (with) and its watchers (with.watch): the telemetry
+// started, a progress bar of with.steps, --ui attached. finish prints the summary of
 // the run (s, its report, the run's own error) and returns the command's
 // error; then the view stops, the journal closes (its error fails the
 // command) and the NATS connection after it. A journal that does not fit
@@ -63,7 +62,7 @@ func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, or
 		return err
 	}
 	defer f.obs.stop(ctx)
-	with.watch = &runWatch{ctx: ctx, total: with.steps}
+	with.watch = ctx
 	s, err := f.solver(oracle, cmd.ErrOrStderr(), with)
 	defer f.closeNATS() // after the journal's Close, deferred below
 	if err != nil {
@@ -82,7 +81,7 @@ func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, or
 		solveCtx = observe.WithOracle(ctx, o)
 	}
 	rep, runErrV := s.Solve(solveCtx, task)
-	with.watch.finish()
+	f.endBar()
 	if err := runErr(runErrV); isUsage(err) {
 		return err // a journal that does not fit: no run to summarise
 	}
@@ -94,9 +93,7 @@ func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, or
 // run).
 func report(out io.Writer, asJSON bool, sum any, headline string, rep maker.Report, t runTotals) {
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(sum)
+		_ = writeJSON(out, sum)
 		return
 	}
 	fmt.Fprint(out, headline)

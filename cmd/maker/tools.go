@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
-
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/executor/toolreport"
-	"github.com/mdap-go/mdap/maker"
 	"github.com/spf13/cobra"
 )
 
@@ -30,16 +27,6 @@ func parseTools(selection string) (categories.Policy, error) {
 		return policy, usageErr("--tools: %w", err)
 	}
 	return policy, nil
-}
-
-// toolDeclaration is a --tool-declaration choice; a bad one is a usage
-// error.
-func toolDeclaration(s string) (maker.ToolDeclaration, error) {
-	d, err := maker.ParseToolDeclaration(s)
-	if err != nil {
-		return d, usageErr("--tool-declaration: %w", err)
-	}
-	return d, nil
 }
 
 // executor builds the executor the flags describe. Bad flags are usage
@@ -77,9 +64,7 @@ func newTools() *cobra.Command {
 			if !asJSON {
 				return r.WriteText(cmd.OutOrStdout())
 			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(r); err != nil {
+			if err := writeJSON(cmd.OutOrStdout(), r); err != nil {
 				return failed(err)
 			}
 			return nil

@@ -60,6 +60,13 @@ type Surfacer interface {
 	Surface(q Query, form int) (string, error)
 }
 
+// Checker is an optional Oracle extension: an oracle that can tell before
+// any draw that it cannot answer (a spec task with no script). New
+// refuses it with Check's error.
+type Checker interface {
+	Check() error
+}
+
 // Malformer is an optional Oracle extension: an oracle that implements it
 // writes the model's malformed red-flag replies itself, so that they
 // exercise the task's own format check (a move of two numbers, a peg out of
@@ -181,13 +188,19 @@ var _ llms.Model = (*Model)(nil)
 
 // New returns a simulated model that answers oracle's prompts as cfg says.
 // Errors: [ErrConfig] (wrapped) when cfg is invalid (see [Config.Validate])
-// or oracle is nil. Cost: O(1); the model holds no per-call state.
+// or oracle is nil; a [Checker] oracle's own error when it cannot answer.
+// Cost: O(1); the model holds no per-call state.
 func New(oracle Oracle, cfg Config) (*Model, error) {
 	if oracle == nil {
 		return nil, fmt.Errorf("%w: nil oracle", ErrConfig)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if c, ok := oracle.(Checker); ok {
+		if err := c.Check(); err != nil {
+			return nil, err
+		}
 	}
 	if _, ok := oracle.(Surfacer); cfg.SurfaceForms > 1 && !ok {
 		return nil, fieldErr("SurfaceForms", cfg.SurfaceForms, fmt.Sprintf("the oracle (%T) writes one form: give an oracle that implements sim.Surfacer, or 0", oracle))

@@ -25,6 +25,15 @@ var ErrNoScript = errors.New("no scripted reply for this step")
 // ends in the wrong state.
 type Oracle struct{ Spec *Spec }
 
+// Check is sim.Checker's: the simulated model answers a spec task from
+// its script, so a spec with none is refused (ErrSpec) before any draw.
+func (o Oracle) Check() error {
+	if len(o.Spec.Script) == 0 {
+		return fmt.Errorf("%w: \"script\" is missing: the simulated model answers a spec task from its script; add a \"script\" of the correct replies, or use a real model", ErrSpec)
+	}
+	return nil
+}
+
 var stepRE = regexp.MustCompile(`(?m)^Step: (\d+)$`)
 
 func (o Oracle) scripted(q sim.Query) (string, error) {

@@ -105,3 +105,15 @@ func TestSimSurfaceFormsRow(t *testing.T) {
 	assert.Greater(t, exact.perStep(), 2*matched.perStep(), "exact keys: over twice the samples per step")
 	assert.Positive(t, exact.undecided, "exact keys: runs stop undecided")
 }
+
+// TestSimRefusesASpecWithoutScript: the simulated model answers a spec
+// task from its script, so sim.New refuses a spec with none (Oracle is a
+// sim.Checker), saying what to add.
+func TestSimRefusesASpecWithoutScript(t *testing.T) {
+	_, err := sim.New(Oracle{Spec: &Spec{}}, sim.DefaultConfig())
+	require.ErrorIs(t, err, ErrSpec)
+	assert.Contains(t, err.Error(), `"script" is missing`)
+	assert.Contains(t, err.Error(), `add a "script" of the correct replies`)
+	_, err = sim.New(Oracle{Spec: &Spec{Script: []ScriptStep{{Reply: []byte(`{}`)}}}}, sim.DefaultConfig())
+	assert.NoError(t, err, "a spec with a script is answered")
+}
