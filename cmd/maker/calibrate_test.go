@@ -177,12 +177,12 @@ func TestKAutoUsageErrors(t *testing.T) {
 		{[]string{"hanoi", "--k", "abc"}, `invalid argument "abc" for "--k" flag: want a margin from 1 to 1000, or auto`},
 		{[]string{"hanoi", "--k", "0"}, `invalid argument "0" for "--k" flag: want a margin from 1 to 1000, or auto`},
 		{[]string{"hanoi", "--k", "auto", "--k-floor", "1"}, "--k-floor 1: use at least 2"},
-		{[]string{"hanoi", "--k", "auto", "--k-floor", "4", "--k-max", "3"}, "--k-max 3: use Floor (4) to 1000"},
+		{[]string{"hanoi", "--k", "auto", "--k-floor", "4", "--k-max", "3"}, "--k-max 3: use --k-floor (4) to 1000"},
 		{[]string{"hanoi", "--k", "auto", "--target", "0"}, "--target 0: use a target success rate above 0 and below 1"},
 		{[]string{"hanoi", "--target", "0.9"}, "--target applies to --k auto only"},
 		{[]string{"hanoi", "--k-floor", "3"}, "--k-floor applies to --k auto only"},
 		{[]string{"hanoi", "--k", "auto", "--parallel", "31"}, "--parallel 31: use 1 to --k (30)"},
-		{[]string{"hanoi", "--k", "auto", "--max-samples", "20"}, "--max-samples 20 plus --k-max 30: Vote.MaxSamples cannot hold a race at AdaptiveK.Max: raise it"},
+		{[]string{"hanoi", "--k", "auto", "--max-samples", "20"}, "--max-samples 20 plus --k-max 30: --max-samples cannot hold a race at --k-max: raise it"},
 		{[]string{"solve", "x.jsonl", "--k", "auto"}, "--k auto applies to maker hanoi and maker run"},
 	} {
 		code, out, errOut := cli(t, c.args...)

@@ -221,7 +221,7 @@ func TestUsageErrorsNameTheFlagAndRange(t *testing.T) {
 		{[]string{"hanoi", "--p", "1.5"}, []string{"--p 1.5", "above 0, up to 1"}},
 		{[]string{"hanoi", "--parallel", "100000"}, []string{"--parallel 100000", "use 1 to --k (3)"}},
 		{[]string{"hanoi", "--k", "65537"}, []string{`"65537" for "--k" flag`, "from 1 to 1000"}},
-		{[]string{"hanoi", "--max-samples", "2"}, []string{"--max-samples 2", "at least K (3)"}},
+		{[]string{"hanoi", "--max-samples", "2"}, []string{"--max-samples 2", "at least --k (3)"}},
 		{[]string{"hanoi", "--max-tokens", "0"}, []string{"--max-tokens 0: use a positive value, or leave the flag out for 750"}},
 		{[]string{"hanoi", "--max-tokens", "2000000"}, []string{"--max-tokens 2000000: use 1 to 1048576"}},
 		{[]string{"hanoi", "--max-errors", "-1"}, []string{"--max-errors -1: use 0 (none tolerated) or more"}},

@@ -29,3 +29,21 @@ func TestInFlagsNamesTheFlagsTheirValuesAndTheFix(t *testing.T) {
 		assert.Empty(t, got)
 	}
 }
+
+// A remedy that names another field of the same config says its flag:
+// the text reads in flags throughout. A field of another config, or a
+// word no flag sets, stays as it is.
+func TestInFlagsSaysSiblingFieldsAsFlags(t *testing.T) {
+	flagOf := map[string]string{"AdaptiveK.Max": "k-max", "AdaptiveK.Floor": "k-floor", "Vote.K": "k", "Vote.MaxSamples": "max-samples", "Escalation.K": "escalate-k"}
+	text, ok := InFlags(New("maker.Config", "AdaptiveK.Max", 3, "use Floor (4) to 1000"), flagOf)
+	assert.True(t, ok)
+	assert.Equal(t, "--k-max 3: use --k-floor (4) to 1000", text)
+	text, _ = InFlags(New("maker.Config", "Vote.MaxSamples", 2, "must be at least K (3), or no step could be decided"), flagOf)
+	assert.Equal(t, "--max-samples 2: must be at least --k (3), or no step could be decided", text, "Vote's K, not Escalation's")
+	text, _ = InFlags(New("maker.Config", "AdaptiveK.Max", 3, "use K or DefaultMax"), flagOf)
+	assert.Equal(t, "--k-max 3: use K or DefaultMax", text, "K is not AdaptiveK's")
+	text, _ = InFlags(New("maker.Config", "Vote.MaxSamples", 20, "Vote.MaxSamples cannot hold a race at AdaptiveK.Max: raise it"), flagOf)
+	assert.Equal(t, "--max-samples 20: --max-samples cannot hold a race at --k-max: raise it", text, "a path is said as its flag")
+	text, _ = InFlags(New("maker.Config", "AdaptiveK.Max", 3, "use Floor (maker --k-floor) to 1000"), flagOf)
+	assert.Equal(t, "--k-max 3: use Floor (maker --k-floor) to 1000", text, "a flag the remedy names already is not said twice")
+}
