@@ -340,29 +340,3 @@ func TestDrawersPastMaxDrawersAreRefused(t *testing.T) {
 	require.NoError(t, err, "a closed Drawer makes room")
 	require.NoError(t, third.Close())
 }
-
-// TestAWorkerWaitsForRoomForItsReply: with room for one reply of a worker
-// to a Drawer (ReplyKeep 1), a worker answering many jobs of one Drawer
-// at once waits for the Drawer to take its replies instead of handing
-// their jobs back: the run is an undisturbed run, no job handed back.
-func TestAWorkerWaitsForRoomForItsReply(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	keys, _, err := cluster.EnsureCredentials(dir)
-	require.NoError(t, err)
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: cluster.ProvisionConfig{ReplyKeep: 1}})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	cfg := vote.Config{K: 3, Parallel: 6}
-	_, wantSteps := solveHanoi(t, simModel(t, 5), 3, cfg)
-	_, wjs := connectAs(t, srv.ClientURL(), cluster.SeedFile(dir, cluster.RoleWorker))
-	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 8})
-	runWorker(t, worker)
-	_, cjs := connectAs(t, srv.ClientURL(), cluster.SeedFile(dir, cluster.RoleCoordinator))
-	d := newDrawer(t, cjs, cluster.DrawerConfig{Spread: true})
-	remote, err := d.Model(worker.Route())
-	require.NoError(t, err)
-	_, gotSteps := solveHanoi(t, remote, 3, cfg)
-	assert.Equal(t, wantSteps, gotSteps)
-	assert.Zero(t, worker.Stats().Released, "no job handed back for want of room: worker %+v", worker.Stats())
-}
