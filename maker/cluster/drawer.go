@@ -121,10 +121,6 @@ type Drawer struct {
 	bg      sync.WaitGroup // withdrawals
 
 	published, samples, replies, duplicates, withdrawn, deleted, bad, forged, reasked atomic.Int64
-
-	fullMu  sync.Mutex // repliesFull's last look
-	fullAt  time.Time
-	fullErr error
 }
 
 // DrawerStats counts what a Drawer did.

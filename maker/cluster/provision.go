@@ -69,9 +69,7 @@ type ProvisionConfig struct {
 	DurableSamples bool
 	// SampleBytes bounds each sample stream (jobs, replies); 0 means 256
 	// MiB. A full job stream refuses new jobs (their samples fail with
-	// ErrEngine naming it); a full reply stream refuses new replies, and
-	// the samples awaiting them fail with ErrEngine naming it once they
-	// have waited DrawerConfig.NoWorker.
+	// ErrEngine naming it); a full reply stream drops its oldest replies.
 	SampleBytes int64
 	// RunBytes bounds each shared stream of runs' data (JournalsStream,
 	// TasksStream, ResultsBucket); 0 means DefaultRunBytes. A full one
@@ -121,25 +119,6 @@ type ProvisionConfig struct {
 	// consumer left unused for DefaultConsumerInactive is removed, and no
 	// longer counts. The admin's ProvisionRoute has no quota.
 	RouteQuota int
-	// MaxDrawers is the most coordinators' Drawers whose replies the
-	// engine takes at once (RepliesStream's Drawer subjects, one per reply
-	// consumer the agent made); 0 means DefaultMaxDrawers. A Drawer past
-	// it is refused (its NewDrawer fails, ErrEngine naming MaxDrawers);
-	// the Drawers whose reply consumer is gone (closed, or unused for an
-	// hour) make room as a Drawer is added, their replies purged.
-	MaxDrawers int
-	// ReplyKeep bounds the replies one worker identity may have stored
-	// for one Drawer (RepliesStream's messages per subject); 0 means
-	// DefaultReplyKeep. So that one worker's replies over every Drawer
-	// (MaxDrawers) stay within half of RepliesStream, the bound in force
-	// is min(ReplyKeep, SampleBytes / 2 / (MaxDrawers × ReplyBytes)): 4 at
-	// the defaults. Settings that leave less than one reply are refused
-	// (ErrConfig naming MaxDrawers).
-	ReplyKeep int64
-	// ReplyBytes bounds one reply (RepliesStream's largest message); 0
-	// means DefaultReplyBytes, at most MaxJobBytes (NATS's largest
-	// message). A larger reply is refused, and its job handed back.
-	ReplyBytes int32
 	// LeaseTTL of the lease bucket; 0 means DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Logger receives a line for each resource made or repaired (Info)
@@ -186,15 +165,6 @@ func (c ProvisionConfig) Validate() error {
 		return fielderr.New(cfg, "RouteQuota", c.RouteQuota, fmt.Sprintf("use 1 to %d routes a worker identity may add: at most the routes the engine serves (MaxRoutes, maker nats --max-routes)", c.maxRoutes()))
 	case c.keyBound() < 1:
 		return fielderr.New(cfg, "MaxRoutes", c.MaxRoutes, tooManyRoutes(c.maxRoutes(), c.sampleBytes(), c.jobBytes()))
-	case c.MaxDrawers < 0 || c.MaxDrawers > maxDrawers:
-		return fielderr.New(cfg, "MaxDrawers", c.MaxDrawers, fmt.Sprintf("use 1 to %d coordinators' Drawers the engine takes replies for at once", maxDrawers))
-	case c.ReplyKeep < 0:
-		return fielderr.New(cfg, "ReplyKeep", c.ReplyKeep, "use a positive count")
-	case c.ReplyBytes < 0 || c.ReplyBytes > MaxJobBytes:
-		return fielderr.New(cfg, "ReplyBytes", c.ReplyBytes, fmt.Sprintf("use 1 to %d, NATS's largest message", MaxJobBytes))
-	case c.replyBound() < 1:
-		return fielderr.New(cfg, "MaxDrawers", c.MaxDrawers, fmt.Sprintf("%d Drawers would leave one worker less than one reply a Drawer: the engine keeps one worker's replies over every Drawer within half of %s (%d bytes / 2 / (%d Drawers × %d bytes a reply) < 1); take fewer Drawers (MaxDrawers), lower the largest reply (ReplyBytes), or give the reply stream more bytes (SampleBytes)",
-			c.maxDrawers(), RepliesStream, c.sampleBytes(), c.maxDrawers(), c.replyBytes()))
 	}
 	return nil
 }
@@ -214,17 +184,6 @@ func (c ProvisionConfig) jobBytes() int32    { return cmpOr(c.JobBytes, DefaultJ
 // MaxMsgsPerSubject): see keyJobsBound.
 func (c ProvisionConfig) keyBound() int64 {
 	return keyJobsBound(cmpOr(c.KeyJobs, DefaultKeyJobs), c.sampleBytes(), c.jobBytes(), c.maxRoutes())
-}
-
-func (c ProvisionConfig) maxDrawers() int   { return cmpOr(c.MaxDrawers, DefaultMaxDrawers) }
-func (c ProvisionConfig) replyBytes() int32 { return cmpOr(c.ReplyBytes, DefaultReplyBytes) }
-
-// replyBound is the replies one worker identity may have stored for each
-// Drawer (RepliesStream's MaxMsgsPerSubject): ReplyKeep, or fewer, so
-// that one worker's replies over MaxDrawers Drawers fit in half of the
-// stream (keyJobsBound's rule, for replies).
-func (c ProvisionConfig) replyBound() int64 {
-	return keyJobsBound(cmpOr(c.ReplyKeep, DefaultReplyKeep), c.sampleBytes(), c.replyBytes(), c.maxDrawers())
 }
 
 func (c ProvisionConfig) check() error { return c.Validate() }
@@ -262,13 +221,7 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig)
 	if err != nil {
 		return err
 	}
-	repliesMu.Lock()
-	defer repliesMu.Unlock()
-	replies, err := provisionedRepliesConfig(ctx, js, cfg)
-	if err != nil {
-		return err
-	}
-	for _, want := range []jetstream.StreamConfig{jobs, replies} {
+	for _, want := range []jetstream.StreamConfig{jobs, repliesStreamConfig(cfg.Replicas)} {
 		if cfg.DurableSamples {
 			want.Storage = jetstream.FileStorage
 		}
@@ -856,10 +809,11 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		}
 		return provisionRoute(ctx, js, req.Route, cfg, named)
 	case "replies":
-		if !isDrawerID(req.Name) {
+		if !strings.HasPrefix(req.Name, "d") || !nameRE.MatchString(req.Name) || strings.ContainsAny(req.Name, "-_") {
 			return fmt.Errorf("reply consumer name %q: want d and up to 63 letters or digits", req.Name)
 		}
-		return serveDrawer(ctx, js, req.Name, cfg)
+		_, err := js.CreateConsumer(ctx, RepliesStream, replyConsumerConfig(req.Name))
+		return err
 	case "withdraw":
 		return withdrawJob(ctx, js, req)
 	case "tasks":

@@ -95,7 +95,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 	_, err = ajs.CreateStream(ctx, jetstream.StreamConfig{Name: cluster.RepliesStream, Subjects: []string{"mdap.replies.>"}, Storage: jetstream.FileStorage})
 	require.NoError(t, err)
 	// Small, for the floods; routes enough for manyroutes.
-	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes, MaxDrawers: floodDrawers, ReplyBytes: floodReplyBytes}
+	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes}
 	require.NoError(t, cluster.Provision(ctx, ajs, engine))
 	assertMdapStreams(t, ajs)
 	agent, err := cluster.ServeAgent(ctx, ajs.Conn(), engine)
@@ -123,10 +123,6 @@ func TestStockNATSServerRoles(t *testing.T) {
 	// Before full, which needs its stream: one key over many routes.
 	t.Run("manyroutes", func(t *testing.T) {
 		manyRoutesScenario(t, url, tenants.thief, tenants.victim, seedFiles[1], adminSeed, engine, false)
-	})
-	// It purges the reply stream it fills.
-	t.Run("repliesfull", func(t *testing.T) {
-		fullRepliesScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
 	})
 	// Last: it leaves the job stream full.
 	t.Run("full", func(t *testing.T) {

@@ -361,8 +361,6 @@ func (m *Model) wait(ctx context.Context, c *call) (*llms.ContentResponse, error
 		defer t.Stop()
 		check = t.C
 	}
-	// noWorker: no worker serves the route, or no reply can be stored
-	// (a full reply stream): the call fails now, not at its Timeout.
 	var noWorker error
 wait:
 	for {
@@ -375,9 +373,6 @@ wait:
 			break wait
 		case <-check:
 			if noWorker = m.served(callCtx, true); noWorker != nil {
-				break wait
-			}
-			if noWorker = d.repliesFull(callCtx); noWorker != nil {
 				break wait
 			}
 		}
