@@ -31,7 +31,7 @@ func TestSolverSettingsErrorsNameTheFlag(t *testing.T) {
 		want string
 	}{
 		{maker.Config{AdaptiveK: &adaptive.Policy{Target: 0.95, Steps: 7, Floor: 1}}, "--k-floor 1: use at least 2"},
-		{maker.Config{Vote: vote.Config{MaxSamples: 10}, AdaptiveK: &adaptive.Policy{Target: 0.95, Steps: 7}}, "--max-samples 10 plus --k-max 30: Vote.MaxSamples cannot hold a race"},
+		{maker.Config{Vote: vote.Config{MaxSamples: 10}, AdaptiveK: &adaptive.Policy{Target: 0.95, Steps: 7}}, "--max-samples 10 plus --k-max 30: --max-samples cannot hold a race at --k-max"},
 		{maker.Config{MaxSteps: -1}, "--max-steps -1: use 1 or more"},
 		{maker.Config{ToolDeclaration: "sideways"}, `--tool-declaration "sideways": `},
 		{maker.Config{Escalation: &maker.Escalation{Policy: "shout"}}, `--escalate "shout": use "raise-k"`},
