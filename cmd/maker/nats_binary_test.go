@@ -66,7 +66,10 @@ func startNATSIn(t *testing.T, store string, extra ...string) (string, *child) {
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(out.Name())
 		url, _, _ = strings.Cut(string(b), "\n")
-		_, notes, _ := strings.Cut(srv.stderr.String(), "JetStream serving")
+		// maker nats writes its notes (stderr) before the URL (stdout),
+		// but stderr reaches srv.stderr through a pipe the exec package
+		// copies: wait for the credentials note, the line after "serving".
+		_, notes, _ := strings.Cut(srv.stderr.String(), "JetStream serving ")
 		return strings.HasPrefix(url, "nats://") && strings.Contains(string(b), "\n") && strings.Count(notes, "\n") >= 2
 	}, 20*time.Second, 10*time.Millisecond, "maker nats prints its URL and notes")
 	t.Cleanup(func() {

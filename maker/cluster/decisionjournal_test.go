@@ -46,6 +46,7 @@ func (m stoppingModel) GenerateContent(ctx context.Context, msgs []llms.MessageC
 // instead of starting over, and ends with the uninterrupted run's answer
 // and samples, the workers' simulated model drawing every sample.
 func TestDecisionsOverNATSAreJournaled(t *testing.T) {
+	t.Parallel() // a server of its own; no lease or task queue of a one-second bound
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv := startServer(t)

@@ -20,6 +20,7 @@ import (
 // (SimModels.OneModel). The tree is decided as in process, sample for
 // sample: the same answer, samples and cost.
 func TestDecompositionOverNATSWorkers(t *testing.T) {
+	t.Parallel() // a server of its own; no lease or task queue of a one-second bound
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
