@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -56,9 +57,11 @@ type Job struct {
 	// (problems.Builtins) solved by voted decomposition: the line's key is
 	// the family's name and its value the problem ("multiply": {"a":
 	// "DIGITS", "b": "DIGITS"}, "sort": {"list": [INTEGERS]}), checked by
-	// the family when the line is read. UnmarshalJSON reads them.
-	Family      string          `json:"-"`
-	FamilyInput json.RawMessage `json:"-"`
+	// the family when the line is read. ReadJobs reads them; as a Job's
+	// own JSON (encoding/json, no methods of its own) they are the keys
+	// "family" and "family_input", which a task line may not use.
+	Family      string          `json:"family,omitempty"`
+	FamilyInput json.RawMessage `json:"family_input,omitempty"`
 	// families counts the family keys of the line (more than one is an
 	// error).
 	families int
@@ -168,35 +171,38 @@ func fields() string {
 	return "id, spec, input, hanoi, " + strings.Join(problems.Names(), ", ") + ", problem, task, k, root, tools, seed, max_steps, max_samples, max_errors"
 }
 
-// jobFields is Job without its methods: its fields as encoding/json
-// reads them.
-type jobFields Job
-
-// UnmarshalJSON reads a line: a key naming a built-in family
-// (problems.Builtins) sets Family and FamilyInput, every other key a
-// field; an unknown key is an error ("json: unknown field").
-func (j *Job) UnmarshalJSON(b []byte) error {
-	if string(bytes.TrimSpace(b)) == "null" {
-		return nil
-	}
+// decodeLine reads a task line into j: a key naming a built-in family
+// (problems.Builtins, matched regardless of case as encoding/json matches
+// field names) sets Family and FamilyInput, every other key a field; an
+// unknown key, or "family" and "family_input" (a Job's own JSON, not a
+// line's), is an error ("json: unknown field").
+func (j *Job) decodeLine(b []byte) error {
 	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(b, &keys); err != nil {
-		return err
+	if err := json.Unmarshal(b, &keys); err != nil || keys == nil {
+		return json.Unmarshal(b, j) // its error, or a null line's nothing
 	}
-	for _, name := range problems.Names() {
-		if v, ok := keys[name]; ok {
-			if j.families++; j.Family == "" {
-				j.Family, j.FamilyInput = name, v
-			}
-			delete(keys, name)
+	for key := range keys {
+		if strings.EqualFold(key, "family") || strings.EqualFold(key, "family_input") {
+			return fmt.Errorf("json: unknown field %q", key)
 		}
+	}
+	names := problems.Names()
+	for key, v := range keys {
+		i := slices.IndexFunc(names, func(name string) bool { return strings.EqualFold(key, name) })
+		if i < 0 {
+			continue
+		}
+		if j.families++; j.Family == "" || names[i] < j.Family {
+			j.Family, j.FamilyInput = names[i], v // the same family whichever order the map gives
+		}
+		delete(keys, key)
 	}
 	if j.families > 0 {
 		b, _ = json.Marshal(keys) // the other keys, read as fields below
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	return dec.Decode((*jobFields)(j))
+	return dec.Decode(j)
 }
 
 // ReadJobsFile reads the tasks file at path (see ReadJobs); relative paths
@@ -341,8 +347,12 @@ func parseJob(line []byte, n int, dir, spec string) Job {
 		return job
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&job); err != nil {
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
+	if err == nil {
+		err = job.decodeLine(raw)
+	}
+	if err != nil {
 		job = Job{Line: n, Dir: dir, ID: lenientID(line)}
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError

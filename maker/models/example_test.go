@@ -11,6 +11,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/models"
+	_ "github.com/mdap-go/mdap/maker/models/all" // every provider a spec may name
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -58,9 +59,13 @@ func ExampleOpen_permanentError() {
 	url := srv.URL
 	srv.Close() // nothing listens there any more
 
-	model, _ := models.Open("ollama:tiny", models.Options{BaseURL: url})
+	model, err := models.Open("ollama:tiny", models.Options{BaseURL: url})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	task, _ := hanoi.New(3)
-	_, err := (&maker.Solver{Model: model}).Solve(context.Background(), task)
+	_, err = (&maker.Solver{Model: model}).Solve(context.Background(), task)
 	fmt.Println(errors.Is(err, maker.ErrPermanent), errors.Is(err, models.ErrUnreachable))
 	// Output: true true
 }

@@ -3,7 +3,9 @@ package problems
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -131,6 +133,18 @@ func (b Builtin) Name() string { return b.Family.Name() }
 
 var mu sync.RWMutex
 
+// familyName is the form of a family's name: a task line's key, an MCP
+// property and a command.
+var familyName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+// Reserved are the names no family may take: the other keys of a task
+// line (maker/batch's Job) and of the MCP solve_problem tool's input,
+// beside which a family's problem is read.
+var Reserved = []string{
+	"id", "spec", "input", "hanoi", "problem", "task", "family", "family_input", "k", "root", "tools", "seed", "max_steps", "max_samples", "max_errors",
+	"target", "p", "strategy", "journal", "resume", "models", "role_models", "base_url",
+}
+
 // Builtins lists the built-in families, in order. Cost: a copy of the
 // list.
 func Builtins() []Builtin {
@@ -143,11 +157,19 @@ func Builtins() []Builtin {
 // user's own family, or a test's. It must run before the consumers are
 // built (the commands, an MCP server, a batch's lines are read), as with
 // database/sql's Register. It returns a function that removes it again.
-// It panics on an empty or taken name, a Family, Input, Size.Generate or
-// Headline missing, or Bench sizes without a Label: programming errors.
+// It panics on a name that is not lowercase letters, digits, '-' and
+// '_' starting with a letter, a name taken by another family or by a
+// field a family's problem is read beside (Reserved: a task line's or the
+// MCP solve_problem tool's), a Family, Input, Size.Generate or Headline
+// missing, or Bench sizes without a Label: programming errors. A name is
+// also a command of maker: one that a command has already (run, solve) is
+// the caller's to avoid.
 func Register(b Builtin) (unregister func()) {
 	if b.Family == nil || b.Name() == "" || b.Input == nil || b.Size.Generate == nil || b.Headline == nil {
 		panic("problems: Register: a Builtin needs a named Family, an Input, Size.Generate and Headline")
+	}
+	if !familyName.MatchString(b.Name()) || slices.Contains(Reserved, b.Name()) {
+		panic("problems: Register: family name " + strconv.Quote(b.Name()) + " is not lowercase letters, digits, '-' and '_', or it is a field a problem is read beside (problems.Reserved)")
 	}
 	if len(b.Bench.Sizes)+len(b.Bench.QuickSizes) > 0 && b.Bench.Label == nil {
 		panic("problems: Register: Bench cells need a Label")

@@ -19,11 +19,11 @@ import (
 // Of returns the secrets that models opened from specs with o may
 // send to their servers, for a caller to keep out of what it writes (a
 // server that refuses a key may echo it in its error): the API keys of
-// the environment (models.EnvOpenAIKey, models.EnvAnthropicKey), o.APIKey and each
+// the environment (models.SecretVars: openai.EnvKey, anthropic.EnvKey), o.APIKey and each
 // spec's ;key=VAR value, and the password of each server URL that
 // carries one (http://user:PASSWORD@host/v1, basic authentication at a
 // proxy): o.BaseURL, each spec's ;base=, and the environment's
-// models.EnvOpenAIURL, OPENAI_API_BASE, models.EnvAnthropicURL and models.EnvOllamaHost,
+// server URL variables (openai.EnvURL, OPENAI_API_BASE, anthropic.EnvURL and ollama.EnvHost),
 // decoded and, when it differs, as the URL writes it (p%40ss: a model's
 // name and its errors quote the URL). A spec that SplitEndpoint refuses
 // adds only the passwords of its ;base= URLs (its error quotes the spec;
