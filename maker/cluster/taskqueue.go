@@ -439,13 +439,20 @@ func lastOf(ctx context.Context, st jetstream.Stream, subject string) (*jetstrea
 }
 
 // Pending returns how many tasks are in the queue, claimed or not: the
-// tasks not yet completed.
+// tasks not yet completed, counted in the stream (a completed task is
+// removed from it), so a task whose Publish returned is counted at once.
+// (The queue's consumer counts a new message a moment after it is
+// stored: its count could miss tasks just published.)
 func (q *TaskQueue) Pending(ctx context.Context) (int, error) {
-	info, err := q.cons.Info(ctx)
+	counts, err := subjectCounts(ctx, q.js, TasksStream, tasksSubject+q.name+".>")
 	if err != nil {
-		return 0, fmt.Errorf("%w: queue %s: %w", ErrEngine, q.name, err)
+		return 0, fmt.Errorf("queue %s: %w", q.name, err)
 	}
-	return int(info.NumPending) + info.NumAckPending, nil
+	n := 0
+	for _, c := range counts {
+		n += int(c)
+	}
+	return n, nil
 }
 
 // OpenOrCreateJournal opens the journal of run on the engine to resume it
