@@ -100,6 +100,16 @@ type Conn struct {
 	listKey bool
 }
 
+// String names the connection by its spec and its URL without user
+// information, and where its key came from: never the key or Base, so a
+// Conn in a log line or a %+v print leaks no secret.
+func (c Conn) String() string {
+	return fmt.Sprintf("models.Conn{%s at %q, key from %q}", c.Spec, c.URL, c.KeySource)
+}
+
+// GoString is String, so that %#v leaks no secret either.
+func (c Conn) GoString() string { return c.String() }
+
 // RefusedKey says where the refused key came from and where to fix it:
 // the variable it was read from (the provider's, or a spec's ;key=VAR).
 func (c *Conn) RefusedKey() string {
