@@ -2,7 +2,8 @@ package maker
 
 import (
 	"fmt"
-	"runtime/debug"
+
+	"github.com/mdap-go/mdap/internal/buildinfo"
 )
 
 // This file pins a journal's replay to the code that decided it, as
@@ -51,21 +52,7 @@ const mdapModule = "github.com/mdap-go/mdap"
 // mdapVersion returns the version of the mdap module this program was
 // built with, as Go's build information records it ("(devel)" for a
 // build from a work tree), or "unknown".
-func mdapVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if bi.Main.Path == mdapModule && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	for _, d := range bi.Deps {
-		if d.Path == mdapModule {
-			return d.Version
-		}
-	}
-	return "unknown"
-}
+func mdapVersion() string { return buildinfo.Module(mdapModule) }
 
 // versionDiff says what differs between the versions a journal was begun
 // under and this build's, for the task's version tv; nil when a resume

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
@@ -51,7 +48,7 @@ func newCalibrate() *cobra.Command {
 		Example: example("calibrate"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if fs := cmd.Flags(); fs.Changed("roles") || fs.Changed("roles-size") || fs.Changed("roles-problems") || fs.Changed("roles-nodes") {
+			if given(cmd.Flags(), "roles", "roles-size", "roles-problems", "roles-nodes") != "" {
 				return c.calibrateRoles(cmd)
 			}
 			if err := c.check(cmd); err != nil {
@@ -81,7 +78,7 @@ func (c *calibrateFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&cfg.WithRivals, "with-rivals", false, "also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)")
 	c.run.register(cmd)
 	c.tools.register(cmd, "")
-	fs.Lookup("root").Usage = `with --spec: folder the file tools work in (default: the spec's "root", else the spec file's folder)`
+	fs.Lookup("root").Usage = `with --spec: folder granted to the file tools (default: the spec file's folder); they work in the spec's "root" inside it, as in maker run`
 	fs.Lookup("target").Usage = "probability that the whole run succeeds that k_min is planned for, in (0, 1), at every point of the --confidence region of (mean p, spread of step difficulty); exit 1 when no k reaches it or the samples cannot tell (undecided)"
 	fs.Lookup("k").Usage = "also show what this margin would give"
 	fs.Lookup("max-cost").Usage = "spending cap in US dollars for the calibration: a sample whose worst case (prompt plus --max-tokens) would pass it is not started, and calibrate stops there with exit 1 and the dollars spent (0: no cap)"
@@ -95,10 +92,8 @@ func (c *calibrateFlags) register(cmd *cobra.Command) {
 // and calibrate.Config refuse, said in flags.
 func (c *calibrateFlags) check(cmd *cobra.Command) error {
 	fs, cfg := cmd.Flags(), &c.cfg
-	for _, name := range notForCalibrate {
-		if fs.Changed(name) {
-			return usageErr("--%s does not apply to maker calibrate: it decides no step, it samples them", name)
-		}
+	if name := given(fs, notForCalibrate...); name != "" {
+		return usageErr("--%s does not apply to maker calibrate: it decides no step, it samples them", name)
 	}
 	c.run.usesTarget = true
 	if err := c.run.validate(cmd); err != nil {
@@ -113,62 +108,41 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 		return usageErr("--disks and --spec: give one task, Towers of Hanoi (--disks) or a spec file (--spec)")
 	case c.specFile == "" && (c.disks < 1 || c.disks > hanoi.MaxDisks):
 		return usageErr("--disks %d: use 1 to %d", c.disks, hanoi.MaxDisks)
-	case c.specFile == "" && (fs.Changed("root") || fs.Changed("tools") || fs.Changed("tool-declaration")):
+	case c.specFile == "" && given(fs, "root", "tools", "tool-declaration") != "":
 		return usageErr("--root, --tools and --tool-declaration apply to --spec only: Towers of Hanoi has no tools")
 	}
 	if err := positiveFlags(fs, "steps-sampled", "samples", "confidence", "concurrency", "until-max-samples"); err != nil {
 		return err
 	}
-	cfg.Target, cfg.SamplesPerCall = c.run.target, c.run.perCall
+	cfg.Target, cfg.SamplesPerCall, cfg.MaxCost = c.run.target, c.run.perCall, c.run.maxCost
 	if fs.Changed("k") {
 		cfg.K = c.run.k
 	}
-	if err := fieldUsageErr(cfg.Validate(), calibrateFlagOf, "calibrate"); err != nil {
-		return err
-	}
-	if first := min(cfg.StepsSampled, calibrate.MaxStepsSampled) * cfg.Samples; cfg.UntilDecided && cfg.MaxSamples < first {
-		return usageErr("--until-max-samples %d is below the first round's %d samples (--steps-sampled times --samples): raise it", cfg.MaxSamples, first)
-	}
-	if !cfg.UntilDecided {
-		cfg.MaxSamples = 0
-	} else {
-		cfg.MaxCost = c.run.maxCost
-	}
-	return nil
+	return fieldUsageErr(cfg.Validate(), calibrateFlagOf, "calibrate")
 }
 
 // task opens the task to calibrate on: its steps, its oracle (the
-// simulated model's answers) and the tools its run would declare. The
-// caller calls done.
-func (c *calibrateFlags) task(cmd *cobra.Command) (steps calibrate.Steps, oracle sim.Oracle, declared []llms.Tool, done func(), err error) {
-	done = func() {}
+// simulated model's answers) and the tools its run would declare; a spec
+// opened as maker run opens it (spec.OpenFile). The caller calls done.
+func (c *calibrateFlags) task(cmd *cobra.Command) (steps calibrate.Steps, oracle sim.Oracle, declared []llms.Tool, done func() error, err error) {
 	if c.specFile == "" {
-		if steps, err = calibrate.Hanoi(c.disks); err != nil {
-			return nil, nil, nil, done, usageErr("--disks: %w", err)
+		steps, err = calibrate.Hanoi(c.disks)
+		return steps, hanoi.Oracle{}, nil, func() error { return nil }, err
+	}
+	sandbox := ""
+	if cmd.Flags().Changed("root") {
+		sandbox = c.tools.root
+	}
+	o, err := spec.OpenFile(c.specFile, sandbox, c.tools.selection)
+	if err == nil {
+		if steps, err = calibrate.Spec(o.Spec, o.Executor); err != nil {
+			o.Close()
 		}
-		return steps, hanoi.Oracle{}, nil, done, nil
-	}
-	sp, err := spec.Load(c.specFile)
-	if err != nil {
-		return nil, nil, nil, done, usageErr("--spec: %w", err)
-	}
-	if !cmd.Flags().Changed("root") {
-		c.tools.root = filepath.Join(filepath.Dir(c.specFile), sp.Root)
-	}
-	e, err := c.tools.executor()
-	if err != nil {
-		return nil, nil, nil, done, err
-	}
-	if steps, err = calibrate.Spec(sp, e); err == nil {
-		// The run's declaration, so that p is measured on the prompts
-		// the run will send.
-		declared, err = spec.Declare(sp, e, os.DirFS(filepath.Dir(c.specFile)))
 	}
 	if err != nil {
-		e.Close()
-		return nil, nil, nil, done, usageErr("--spec %s: %w", c.specFile, err)
+		return nil, nil, nil, nil, usageErr("--spec: %w", err)
 	}
-	return steps, spec.Oracle{Spec: sp}, declared, func() { e.Close() }, nil
+	return steps, spec.Oracle{Spec: o.Spec}, o.Tools, o.Close, nil
 }
 
 // calibrate samples the task's steps and prints the report.
@@ -177,7 +151,7 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer func() { _ = done() }()
 	s, err := c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared, decl: maker.ToolDeclaration(c.declaration)})
 	if err != nil {
 		return err
@@ -202,14 +176,10 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 	if runErr != nil && (len(rep.Models) == 0 || errors.Is(runErr, calibrate.ErrBudget)) {
 		return failed(runErr)
 	}
-	out := cmd.OutOrStdout()
-	if c.asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep) // a failed write fails the command (see run)
+	if out := cmd.OutOrStdout(); c.asJSON {
+		_ = writeJSON(out, rep) // a failed write fails the command (see run)
 	} else {
-		fmt.Fprint(out, rep.String())
-		fmt.Fprint(out, calibrate.Ranking(rep.Models))
+		fmt.Fprint(out, rep.String()+calibrate.Ranking(rep.Models))
 	}
 	switch {
 	case runErr != nil:

@@ -55,7 +55,7 @@ func TestBinaryCalibrate(t *testing.T) {
 		{[]string{"calibrate", "--target", "2"}, "maker: --target 2: use a probability above 0 and below 1"},
 		{[]string{"calibrate", "--journal", "j.jsonl"}, "maker: --journal does not apply to maker calibrate"},
 		{[]string{"calibrate", "--until-max-samples", "5000"}, "maker: --until-max-samples caps --until-decided"},
-		{[]string{"calibrate", "--until-decided", "--until-max-samples", "500"}, "maker: --until-max-samples 500 is below the first round's 1000 samples"},
+		{[]string{"calibrate", "--until-decided", "--until-max-samples", "500"}, "maker: --until-max-samples 500: below the first round's 1000 samples (--steps-sampled times --samples): raise it"},
 		{[]string{"hanoi", "--k", "auto", "--k-floor", "1", "--journal", "j.jsonl"}, "maker: --k-floor 1: use at least 2"},
 	} {
 		code, out, errOut := inDir(t, dir, c.args...)

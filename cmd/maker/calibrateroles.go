@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -47,15 +46,11 @@ var rolesFlagOf = map[string]string{"Family": "roles", "Size": "roles-size", "Pr
 // --wrong-answers by default), --samples replies per role at each node.
 func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 	fs, r := cmd.Flags(), &c.roles
-	for _, name := range notForRoles {
-		if fs.Lookup(name) != nil && fs.Changed(name) {
-			return usageErr("--%s does not apply to --roles: it measures each role at --roles-nodes nodes of --roles-problems problems, --samples replies each", name)
-		}
+	if name := given(fs, notForRoles...); name != "" {
+		return usageErr("--%s does not apply to --roles: it measures each role at --roles-nodes nodes of --roles-problems problems, --samples replies each", name)
 	}
-	for _, name := range []string{"roles-size", "roles-problems", "roles-nodes"} {
-		if fs.Changed(name) && r.family == "" {
-			return usageErr("--%s applies to --roles only", name)
-		}
+	if name := given(fs, "roles-size", "roles-problems", "roles-nodes"); name != "" && r.family == "" {
+		return usageErr("--%s applies to --roles only", name)
 	}
 	play := decompose.SimRole{P: decompose.DefaultP, Rivals: c.run.wrongAnswers}
 	if fs.Changed("p") {
@@ -85,9 +80,7 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 		return failed(err)
 	}
 	if c.asJSON {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(cal) // a failed write fails the command (see run)
+		return writeJSON(cmd.OutOrStdout(), cal) // a failed write fails the command (see run)
 	}
 	return cal.WriteText(cmd.OutOrStdout(), c.run.modelName())
 }

@@ -24,10 +24,8 @@ func (e *escalateFlags) register(fs *pflag.FlagSet) {
 // validate refuses an option without its policy; their values are
 // maker.Escalation's to check (runFlags.validate).
 func (e *escalateFlags) validate(fs *pflag.FlagSet) error {
-	for _, name := range []string{"escalate-after", "escalate-k", "escalate-model"} {
-		if e.policy == "" && fs.Changed(name) {
-			return usageErr("--%s applies to --escalate only", name)
-		}
+	if name := given(fs, "escalate-after", "escalate-k", "escalate-model"); e.policy == "" && name != "" {
+		return usageErr("--%s applies to --escalate only", name)
 	}
 	switch {
 	case fs.Changed("escalate-k") && e.policy != maker.EscalateRaiseK:

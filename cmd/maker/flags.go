@@ -54,7 +54,9 @@ type runFlags struct {
 	latencySigma         float64
 	difficultySpread     float64
 	hardAgree            float64
-	drift                driftFlags    // --p-late, --p-change-at (drift.go)
+	pLate                float64 // --p-late from step --p-change-at on: sim.Config.Drift
+	changeAt             int
+	drift                bool          // --p-late and --p-change-at were given (validateSim)
 	esc                  escalateFlags // --escalate and its options (escalate.go)
 	journal              string
 	resume, rerunPending bool
@@ -99,7 +101,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.latencySigma, "latency-sigma", 0, "simulated model: lognormal spread of latency (0 = fixed)")
 	fs.Float64Var(&f.difficultySpread, "difficulty-spread", 0, "simulated model: spread of per-step difficulty, 0 (every step at --p) up to but not including 1; each step's p is drawn around --p")
 	fs.Float64Var(&f.hardAgree, "hard-agree", 0, "simulated model: probability that a wrong reply on a hard step (its p below 1/2) is the same wrong answer")
-	f.drift.register(fs)
+	fs.Float64Var(&f.pLate, "p-late", 0, "simulated model: from step --p-change-at on, the probability that a valid reply is right (a model that drifts late in the run)")
+	fs.IntVar(&f.changeAt, "p-change-at", 0, "simulated model: the step (from 0) where --p becomes --p-late")
 	f.esc.register(fs)
 	fs.StringVar(&f.journal, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
@@ -187,12 +190,8 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if err := f.validateModels(cmd.Context()); err != nil {
 		return err
 	}
-	if !slices.Contains(f.models, "sim") {
-		for _, name := range simFlags {
-			if fs.Changed(name) {
-				return usageErr("--%s applies to --model sim only; a real model (%s) has its own behaviour", name, strings.Join(f.models, ", "))
-			}
-		}
+	if name := given(fs, simFlags...); name != "" && !slices.Contains(f.models, "sim") {
+		return usageErr("--%s applies to --model sim only; a real model (%s) has its own behaviour", name, strings.Join(f.models, ", "))
 	} else if err := f.validateSim(fs); err != nil {
 		return err
 	}
@@ -215,8 +214,8 @@ func (f *runFlags) validateSim(fs *pflag.FlagSet) error {
 	if f.latencySigma > 0 && f.latency == 0 {
 		return usageErr("--latency-sigma needs --latency (the median)")
 	}
-	if err := f.drift.validate(fs); err != nil {
-		return err
+	if f.drift = fs.Changed("p-late"); f.drift != fs.Changed("p-change-at") {
+		return usageErr("--p-late and --p-change-at go together: --p-late P --p-change-at STEP")
 	}
 	if err := positiveFlags(fs, "wrong-answers"); err != nil { // 0 is 1 in sim.Config
 		return err
@@ -250,6 +249,17 @@ func fieldUsageErr(err error, flagOf map[string]string, what string) error {
 		return usageErr("%s", text)
 	}
 	return usageErr("%s: %w", what, err)
+}
+
+// given is the first of names given on the command line, or "" (a name
+// the command does not have is never given).
+func given(fs *pflag.FlagSet, names ...string) string {
+	for _, name := range names {
+		if fs.Changed(name) {
+			return name
+		}
+	}
+	return ""
 }
 
 // positiveFlags refuses 0 for the named flags the command has, where the
@@ -300,7 +310,9 @@ func (f *runFlags) simConfig() sim.Config {
 	c.Seed, c.P, c.FlagRate, c.ErrorRate = f.seed, f.p, f.flagRate, f.errorRate
 	c.WrongAnswers, c.Concentration = f.wrongAnswers, f.concentration
 	c.DifficultySpread, c.HardAgree = f.difficultySpread, f.hardAgree
-	f.drift.apply(&c)
+	if f.drift {
+		c.Drift = []sim.PChange{{Step: f.changeAt, P: f.pLate}}
+	}
 	switch { // any value given, for Validate to refuse a bad one
 	case f.latencySigma != 0:
 		c.Latency = sim.LognormalLatency(f.latency, f.latencySigma)

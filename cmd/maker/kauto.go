@@ -50,10 +50,8 @@ func (f *runFlags) validateK(fs *pflag.FlagSet) error {
 	if f.kAuto {
 		return nil
 	}
-	for _, name := range []string{"k-floor", "k-max"} {
-		if fs.Changed(name) {
-			return usageErr("--%s applies to --k auto only", name)
-		}
+	if name := given(fs, "k-floor", "k-max"); name != "" {
+		return usageErr("--%s applies to --k auto only", name)
 	}
 	if fs.Changed("target") && !f.usesTarget {
 		return usageErr("--target applies to --k auto only (with a fixed --k, see maker calibrate or maker kmin for the k a target needs)")

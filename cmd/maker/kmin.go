@@ -38,10 +38,7 @@ func newKMin() *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
-				if err := writeJSON(w, out); err != nil {
-					return failed(err)
-				}
-				return nil
+				return writeJSON(w, out) // a failed write fails the command (see run)
 			}
 			fmt.Fprintf(w, "steps %d, p %g, target %g, valid rate %g\n", steps, p, target, valid)
 			fmt.Fprintf(w, "k_min            %d\n", out.KMin)

@@ -14,9 +14,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
+	"github.com/mdap-go/mdap/internal/buildinfo"
 	"github.com/mdap-go/mdap/internal/gcpolicy"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/spf13/cobra"
@@ -162,7 +162,7 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%w (see '%s --help')", err, c.CommandPath())
 	})
-	root.Version = version()
+	root.Version = buildinfo.Program()
 	root.SetVersionTemplate("maker {{.Version}}\n")
 	root.AddCommand(newHanoi(), newRun(), newSolve(), newParse(), newKMin(), newCalibrate(), newTools(), newServeSim(), newMCP(), newNATS(), newWorker(), newBench(), newView(), newProblem())
 	root.AddCommand(familyCommands()...)
@@ -183,28 +183,4 @@ func newRoot() *cobra.Command {
 		}
 	}
 	return root
-}
-
-// version is the module's version when the binary was built from a
-// released module (go install github.com/mdap-go/mdap/cmd/maker@v1.2.3),
-// "devel" otherwise (a build from a checkout), with the commit when the
-// build recorded one.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	v := "devel"
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-		if s.Key == "vcs.modified" && s.Value == "true" {
-			v += " (modified)"
-		}
-	}
-	return v
 }

@@ -64,10 +64,7 @@ func newTools() *cobra.Command {
 			if !asJSON {
 				return r.WriteText(cmd.OutOrStdout())
 			}
-			if err := writeJSON(cmd.OutOrStdout(), r); err != nil {
-				return failed(err)
-			}
-			return nil
+			return writeJSON(cmd.OutOrStdout(), r) // a failed write fails the command (see run)
 		},
 	}
 	flags.register(cmd, ".")

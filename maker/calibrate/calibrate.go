@@ -182,7 +182,8 @@ func (c Config) withDefaults() (Config, error) {
 // default) and returns nil or a *maker.FieldError (wrapping ErrConfig)
 // naming the first refused field, its value and the fix: StepsSampled,
 // Samples, Parallel or MaxSamples outside their bounds, StepsSampled
-// times Samples above MaxDraws, Target or Confidence outside (0, 1), a
+// times Samples above MaxDraws, with UntilDecided a MaxSamples below the
+// first round's StepsSampled times Samples, Target or Confidence outside (0, 1), a
 // negative K, a SamplesPerCall outside maker's, NoPlan with UntilDecided
 // or K, a negative or infinite MaxCost. Steps and Solver are not checked:
 // Run refuses them missing. A command maps the field names to its flags
@@ -235,6 +236,8 @@ func (c Config) settings() (Config, error) {
 		return bad("NoPlan", c.NoPlan, "not with UntilDecided or K: both need the plan")
 	case c.MaxSamples < 1 || c.MaxSamples > MaxDraws:
 		return bad("MaxSamples", c.MaxSamples, fmt.Sprintf("use 1 to %d", MaxDraws))
+	case c.UntilDecided && c.MaxSamples < c.StepsSampled*c.Samples:
+		return bad("MaxSamples", c.MaxSamples, fmt.Sprintf("below the first round's %d samples (StepsSampled times Samples): raise it", c.StepsSampled*c.Samples))
 	case !(c.MaxCost >= 0) || math.IsInf(c.MaxCost, 0):
 		return bad("MaxCost", c.MaxCost, "use 0 (no cap) or a number of dollars")
 	case c.Parallel < 1 || c.Parallel > MaxParallel:

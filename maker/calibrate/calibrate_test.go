@@ -243,6 +243,7 @@ func TestRunErrors(t *testing.T) {
 		{"Confidence", func(c *calibrate.Config) { c.Confidence = -0.5 }},
 		{"K", func(c *calibrate.Config) { c.K = -1 }},
 		{"Parallel", func(c *calibrate.Config) { c.Parallel = -2 }},
+		{"MaxSamples = 999: below the first round's 1000 samples", func(c *calibrate.Config) { c.UntilDecided, c.MaxSamples = true, 999 }},
 		{"steps", func(c *calibrate.Config) { c.Steps = numbers{0} }},
 	} {
 		cfg := good
