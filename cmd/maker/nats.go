@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"strings"
 	"time"
@@ -70,9 +69,16 @@ func registerNATSCreds(fs *pflag.FlagSet, c *cluster.ClientCreds) {
 	fs.StringVar(&c.Path, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+natsCredsEnv+", else ./"+defaultCredsDir+" if it exists; $"+natsTokenEnv+" for a server with a token)")
 }
 
-// coordinatorFlagOf names the flag of each field of
-// cluster.CoordinatorConfig.
-var coordinatorFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWorkers": "min-workers"}
+// clusterFlagOf names the flag of each field of maker/cluster's settings
+// that the commands set (CoordinatorConfig, EngineConfig and its
+// ProvisionConfig, WorkerConfig, StockClusterConfig): a field has one
+// flag in every command that sets it.
+var clusterFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWorkers": "min-workers",
+	"Addr": "addr", "Store": "store", "Creds": "creds", "Monitor": "monitor-addr", "Auth": "auth", "Provision.Replicas": "replicas",
+	"SharedCoordinator": "shared-coordinator", "SharedWorker": "shared-worker", "AckWait": "ack-wait", "MaxDeliver": "max-deliver",
+	"Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota", "MaxRoutes": "max-routes",
+	"Inflight": "inflight", "Grace": "grace", "Name": "name", "Creds.Identity": "identity",
+	"Nodes": "nodes", "Workers": "workers", "BasePort": "base-port"}
 
 // validateNATS checks --nats and what it changes
 // (cluster.CoordinatorConfig.Validate): --journal nats:RUN and
@@ -88,7 +94,7 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	f.minVoters = f.minWorkers // what the vote needs until the engine is asked (Draw)
 	switch {
 	case fe != nil && fe.Fields[0].Name == "MinWorkers":
-		return fieldUsageErr(err, coordinatorFlagOf, "nats")
+		return fieldUsageErr(err, clusterFlagOf, "nats")
 	case f.natsURL == "" && f.minWorkers != 0:
 		return usageErr("--min-workers counts the workers of a run over --nats: give --nats URL too, or leave it out")
 	case f.natsURL == "" && onEngine:
@@ -98,7 +104,7 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	case fe != nil && fe.Fields[0].Name == "Run":
 		return usageErr("--journal %s: the run name after nats: must be 1 to 64 letters, digits, '-' or '_'", f.journal)
 	case err != nil:
-		return fieldUsageErr(err, coordinatorFlagOf, "nats")
+		return fieldUsageErr(err, clusterFlagOf, "nats")
 	}
 	for _, name := range []string{"base-url", "latency", "latency-sigma"} {
 		if cmd.Flags().Changed(name) {
@@ -116,12 +122,6 @@ func (f *runFlags) coordinatorConfig() cluster.CoordinatorConfig {
 		Creds: creds, Timeout: f.timeout, Unsigned: f.journalUnsigned}
 }
 
-// checkNATSURL refuses a --nats that no client could dial, as
-// cluster.CoordinatorConfig.Validate does.
-func checkNATSURL(raw string) error {
-	return fieldUsageErr(cluster.CoordinatorConfig{URL: raw, Keep: cluster.MinRetention}.Validate(), coordinatorFlagOf, "nats")
-}
-
 // route is the model the flags name, as workers and coordinators meet on
 // it: the simulated model's identity (its seed and every setting that
 // changes an answer), or the --model spec.
@@ -136,13 +136,24 @@ func (f *runFlags) route(oracle sim.Oracle) (string, error) {
 	return m.Identity(), nil
 }
 
-// dialErr is the error of a connection to --nats: a refused credential
-// is a usage error, anything else a failure.
-func dialErr(err error) error {
-	if errors.Is(err, cluster.ErrConfig) {
-		return usageErr("%w", err)
+// engineErr is err, of the engine's library, as the command's exit
+// status says it: a refused setting (a *fielderr.Error, said in flags) or
+// one wrapping one of usage (a name or credential refused, which names
+// its flag) is bad input (2), else a failure (1) that flag, when given,
+// begins.
+func engineErr(flag string, err error, usage ...error) error {
+	if fielderr.As(err) != nil {
+		return fieldUsageErr(err, clusterFlagOf, "nats")
 	}
-	return failed(fmt.Errorf("--nats: %w", err))
+	for _, u := range usage {
+		if errors.Is(err, u) {
+			return usageErr("%w", err)
+		}
+	}
+	if flag != "" {
+		err = fmt.Errorf("%s: %w", flag, err)
+	}
+	return failed(err)
 }
 
 // draw connects once per command (cluster.OpenCoordinator) and opens the
@@ -153,7 +164,7 @@ func (f *runFlags) draw(route string, stderr io.Writer) error {
 		cfg.Logger = f.obs.warnLogger(stderr)
 		c, err := cluster.OpenCoordinator(cfg)
 		if err != nil {
-			return dialErr(err)
+			return engineErr("--nats", err, cluster.ErrConfig)
 		}
 		f.coord = c
 	}
@@ -161,7 +172,7 @@ func (f *runFlags) draw(route string, stderr io.Writer) error {
 	defer cancel()
 	d, err := f.coord.Draw(ctx, route)
 	if err != nil {
-		return failed(fmt.Errorf("--nats: %w", err))
+		return engineErr("--nats", err)
 	}
 	f.drawer, f.minVoters, f.followVoters = d, f.coord.MinVoters(), f.coord.FollowVoters()
 	if route == "" {
@@ -267,25 +278,13 @@ func (n *natsCmd) check(fs *pflag.FlagSet) error {
 	return natsUsageErr(n.cfg.Validate())
 }
 
-// natsFlagOf names the flag of each field of cluster.EngineConfig.
-var natsFlagOf = func() map[string]string {
-	m := map[string]string{"Addr": "addr", "Store": "store", "Creds": "creds", "Monitor": "monitor-addr", "Auth": "auth",
-		"Provision.Replicas": "replicas", "SharedCoordinator": "shared-coordinator", "SharedWorker": "shared-worker"}
-	maps.Copy(m, engineFlagOf)
-	return m
-}()
-
 // natsUsageErr maps an error of cluster.EngineConfig to the flags (the
 // token to its environment variable).
 func natsUsageErr(err error) error {
-	switch fe := fielderr.As(err); {
-	case fe == nil:
-	case fe.Fields[0].Name == "Token":
+	if fe := fielderr.As(err); fe != nil && fe.Fields[0].Name == "Token" {
 		return usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
-	case fe.Fields[0].Name == "SharedCoordinator" || fe.Fields[0].Name == "SharedWorker":
-		return usageErr("--shared-coordinator and --shared-worker make keys of the roles of --auth roles; --auth token has no keys: leave them out")
 	}
-	return fieldUsageErr(err, natsFlagOf, "nats")
+	return fieldUsageErr(err, clusterFlagOf, "nats")
 }
 
 // run serves until the command's context ends. Flags first, files after:
@@ -310,14 +309,10 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 		fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", closed)
 	})
 	switch {
-	case fielderr.As(err) != nil:
-		return natsUsageErr(err)
 	case errors.Is(err, cluster.ErrAuth):
 		return usageErr("--creds: %w", err)
-	case errors.Is(err, cluster.ErrConfig):
-		return usageErr("%w", err)
-	case err != nil:
-		return failed(err)
+	case err != nil: // check ran Validate: a field refused now is the store's or the folder's path
+		return engineErr("", err, cluster.ErrConfig)
 	}
 	defer e.Stop()
 	n.obs.probe("nats", func(context.Context) error { return e.Ready() })
@@ -347,26 +342,18 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
 
-// engineFlagOf names the flag of each field of cluster.ProvisionConfig
-// that maker nats and maker nats provision set.
-var engineFlagOf = map[string]string{"AckWait": "ack-wait", "MaxDeliver": "max-deliver", "Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota", "MaxRoutes": "max-routes"}
-
 // checkEngineFlags refuses engine settings out of range: an explicit 0
-// (the library's default; leave the flag out for it), then what
+// of any (the library's default; leave the flag out for it), then what
 // cluster.ProvisionConfig.Validate refuses. --route-quota left out is
 // the library's default quota (at most --max-routes).
 func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
-	names := []string{"ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota", "max-routes"}
-	if fs.Lookup("replicas") != nil {
-		names = append(names, "replicas")
-	}
-	if err := positiveFlags(fs, names...); err != nil {
+	if err := positiveFlags(fs, "ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota", "max-routes", "replicas"); err != nil {
 		return err
 	}
 	if !fs.Changed("route-quota") {
 		c.RouteQuota = 0 // the library's default: at most MaxRoutes
 	}
-	return fieldUsageErr(c.Validate(), engineFlagOf, "nats")
+	return fieldUsageErr(c.Validate(), clusterFlagOf, "nats")
 }
 
 // natsBatchModel is maker solve's model function with --nats: one Drawer

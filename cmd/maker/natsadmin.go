@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
-	"github.com/mdap-go/mdap/internal/fielderr"
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/spf13/cobra"
 )
@@ -26,22 +23,10 @@ func (n *natsAdmin) register(cmd *cobra.Command) {
 // open connects as the admin (cluster.OpenAdmin).
 func (n *natsAdmin) open() (*cluster.Admin, error) {
 	a, err := cluster.OpenAdmin(n.url, n.creds)
-	if fielderr.As(err) != nil {
-		return nil, fieldUsageErr(err, coordinatorFlagOf, "nats")
-	}
 	if err != nil {
-		return nil, dialErr(err)
+		return nil, engineErr("--nats", err, cluster.ErrConfig)
 	}
 	return a, nil
-}
-
-// adminErr is the failure of an admin's request (cluster.Admin.Do): the
-// server refused the credential, else err from --nats.
-func adminErr(err error) error {
-	if errors.As(err, new(*cluster.NotAdminError)) {
-		return failed(err)
-	}
-	return failed(fmt.Errorf("--nats: %w", err))
 }
 
 func newNATSLs() *cobra.Command {
@@ -63,7 +48,7 @@ func newNATSLs() *cobra.Command {
 			defer a.Close()
 			list, err := a.List(cmd.Context())
 			if err != nil {
-				return adminErr(err)
+				return engineErr("--nats", err)
 			}
 			return cluster.WriteLeftovers(cmd.OutOrStdout(), list, asJSON)
 		},
@@ -97,10 +82,8 @@ func newNATSRm() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", r)
 			}
 			switch {
-			case errors.Is(err, maker.ErrJournalLocked):
-				return failed(err)
 			case err != nil:
-				return adminErr(err)
+				return engineErr("--nats", err)
 			case len(missing) > 0 && len(removed) > 0:
 				return failed(fmt.Errorf("nothing named %q on the engine (the others were removed)", missing))
 			case len(missing) > 0:

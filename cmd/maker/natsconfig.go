@@ -30,7 +30,7 @@ func newNATSConfig() *cobra.Command {
 			if err := positiveFlags(cmd.Flags(), "nodes", "workers", "base-port"); err != nil {
 				return err
 			}
-			if err := fieldUsageErr(cfg.Validate(), natsConfigFlagOf, "nats config"); err != nil {
+			if err := fieldUsageErr(cfg.Validate(), clusterFlagOf, "nats config"); err != nil {
 				return err
 			}
 			c, err := cluster.WriteStockCluster(out, cfg, force)
@@ -54,7 +54,3 @@ func newNATSConfig() *cobra.Command {
 	fs.BoolVar(&force, "force", false, "replace DIR whole when it exists and is not empty (its JetStream stores included)")
 	return cmd
 }
-
-// natsConfigFlagOf names the flag of each field of
-// cluster.StockClusterConfig.
-var natsConfigFlagOf = map[string]string{"Nodes": "nodes", "Workers": "workers", "BasePort": "base-port", "Name": "name"}

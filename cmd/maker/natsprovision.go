@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/mdap-go/mdap/maker/cluster"
@@ -40,10 +39,7 @@ func newNATSProvision() *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
 			defer cancel()
 			if err := cluster.ProvisionWhenReady(ctx, js, engine); err != nil {
-				if errors.Is(err, cluster.ErrConfig) {
-					return usageErr("%w", err)
-				}
-				return failed(fmt.Errorf("--nats: %w", err))
+				return engineErr("--nats", err, cluster.ErrConfig)
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "provisioned the streams %s, %s, %s, %s and the buckets %s, %s (%d replicas)\n", cluster.JobsStream, cluster.RepliesStream, cluster.JournalsStream, cluster.TasksStream, cluster.LeaseBucket, cluster.ResultsBucket, engine.Replicas)
@@ -58,7 +54,7 @@ func newNATSProvision() *cobra.Command {
 			}
 			agent, err := cluster.ServeAgent(cmd.Context(), nc, engine)
 			if err != nil {
-				return failed(fmt.Errorf("--nats: %w", err))
+				return engineErr("--nats", err)
 			}
 			defer agent.Stop()
 			stderr := cmd.ErrOrStderr()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -60,7 +59,7 @@ func newNATSIdentities(kind identityKind) *cobra.Command {
 	sub("add NAME", "Issue the "+kind.use+" identity NAME", cobra.ExactArgs(1), func(cmd *cobra.Command, dir string, args []string) error {
 		seed, err := kind.add(dir, args[0])
 		if err != nil {
-			return identityErr(err)
+			return engineErr("", err, cluster.ErrConfig, cluster.ErrNotFound)
 		}
 		fmt.Fprintln(cmd.OutOrStdout(), seed)
 		fmt.Fprintf(cmd.ErrOrStderr(), "maker nats %s: issued %s; "+kind.hint+"\n", kind.use, args[0], filepath.Base(seed))
@@ -68,7 +67,7 @@ func newNATSIdentities(kind identityKind) *cobra.Command {
 	})
 	sub("revoke NAME", "Revoke the "+kind.use+" identity NAME", cobra.ExactArgs(1), func(cmd *cobra.Command, dir string, args []string) error {
 		if err := kind.revoke(dir, args[0]); err != nil {
-			return identityErr(err)
+			return engineErr("", err, cluster.ErrConfig, cluster.ErrNotFound)
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "revoked %s\n", args[0])
 		return nil
@@ -84,13 +83,4 @@ func newNATSIdentities(kind identityKind) *cobra.Command {
 		return nil
 	})
 	return cmd
-}
-
-// identityErr is a refused name or an identity not issued (usage), else
-// a failure.
-func identityErr(err error) error {
-	if errors.Is(err, cluster.ErrConfig) || errors.Is(err, cluster.ErrNotFound) {
-		return usageErr("%w", err)
-	}
-	return failed(err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net"
@@ -117,8 +118,9 @@ func (f *serveSimFlags) serve(cmd *cobra.Command, cfg simserver.Config) error {
 	return nil
 }
 
-// faultFlagOf names the flag of each simserver.Faults field.
-var faultFlagOf = map[string]string{
+// serveSimFlagOf names the flag of each field of simserver.CheckAddr and
+// simserver.Faults.
+var serveSimFlagOf = map[string]string{"Addr": "addr", "AllowRemote": "allow-remote",
 	"RateLimit": "fault-429", "RetryAfter": "retry-after", "ServerError": "fault-500",
 	"Hang": "fault-hang", "Truncate": "fault-truncate", "Garbage": "fault-garbage",
 }
@@ -127,13 +129,7 @@ var faultFlagOf = map[string]string{
 // its logger). Errors are usage errors naming the flag and its range.
 func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cobra.Command) (simserver.Config, error) {
 	var cfg simserver.Config
-	if err := simserver.CheckAddr(f.addr, true); err != nil {
-		return cfg, usageErr("--addr %q: want HOST:PORT with a port from 0 to 65535, such as 127.0.0.1:8090 (port 0: any free port)", f.addr)
-	}
-	if err := simserver.CheckAddr(f.addr, f.allowRemote); err != nil {
-		return cfg, usageErr("--addr %q is not a loopback address, and the server has no authentication: use 127.0.0.1:PORT, or add --allow-remote to serve other hosts", f.addr)
-	}
-	if err := fieldUsageErr(f.faults.Validate(), faultFlagOf, "faults"); err != nil {
+	if err := fieldUsageErr(cmp.Or(simserver.CheckAddr(f.addr, f.allowRemote), f.faults.Validate()), serveSimFlagOf, "serve-sim"); err != nil {
 		return cfg, err
 	}
 	if f.modelName == "" {

@@ -30,7 +30,7 @@ func TestServeSimRefusesBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--addr", "0.0.0.0:8090"}, "--addr \"0.0.0.0:8090\" is not a loopback address"},
+		{[]string{"--addr", "0.0.0.0:8090"}, "--addr \"0.0.0.0:8090\": it listens on 0.0.0.0, and the server has no authentication: use a loopback address such as 127.0.0.1:8090, or allow other hosts with --allow-remote"},
 		{[]string{"--addr", ":8090"}, "--allow-remote"},
 		{[]string{"--addr", "192.168.1.1:80"}, "--allow-remote"},
 		{[]string{"--addr", "127.0.0.1"}, "--addr \"127.0.0.1\": want HOST:PORT"},

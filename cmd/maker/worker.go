@@ -10,9 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
-	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/observe"
-	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
@@ -24,9 +22,7 @@ var workerModelFlags = append([]string{"model", "models", "base-url", "timeout"}
 // workerCmd is maker worker: its flag values, and what check made of
 // them for run.
 type workerCmd struct {
-	flags   runFlags
-	natsURL string
-	creds   cluster.ClientCreds // --nats-creds, --identity
+	flags runFlags
 	// cfg holds the worker's settings the flags set (Route, Grace and
 	// Logger are run's); cluster.WorkerConfig.Validate checks them.
 	cfg      cluster.WorkerConfig
@@ -61,9 +57,9 @@ func newWorker() *cobra.Command {
 }
 
 func (w *workerCmd) register(fs *pflag.FlagSet) {
-	fs.StringVar(&w.natsURL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222")
-	registerNATSCreds(fs, &w.creds)
-	fs.StringVar(&w.creds.Identity, "identity", "", "with a credentials folder as --nats-creds: sign in as the worker identity NAME (its workers/NAME.nk, issued by maker nats worker add NAME); default: the folder's only one")
+	fs.StringVar(&w.cfg.URL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222")
+	registerNATSCreds(fs, &w.cfg.Creds)
+	fs.StringVar(&w.cfg.Creds.Identity, "identity", "", "with a credentials folder as --nats-creds: sign in as the worker identity NAME (its workers/NAME.nk, issued by maker nats worker add NAME); default: the folder's only one")
 	fs.IntVar(&w.cfg.Inflight, "inflight", 1, "most model calls in progress at once")
 	fs.DurationVar(&w.cfg.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it); on maker nats, or a server provisioned by maker nats provision, the engine's --ack-wait applies instead")
 	fs.DurationVar(&w.cfg.Grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
@@ -80,33 +76,23 @@ func (w *workerCmd) register(fs *pflag.FlagSet) {
 	}
 }
 
-// workerFlagOf names the flag of each field of cluster.WorkerConfig that
-// maker worker sets.
-var workerFlagOf = map[string]string{"Inflight": "inflight", "AckWait": "ack-wait", "Grace": "grace", "Name": "name"}
-
 // check refuses bad flags (usage errors) and opens the model, setting
 // level, route and model for run.
 func (w *workerCmd) check(cmd *cobra.Command) error {
 	if err := w.flags.validate(cmd); err != nil {
 		return err
 	}
-	if w.natsURL == "" {
+	if w.cfg.URL == "" {
 		return usageErr("--nats URL: the NATS server to take jobs from (start one with: maker nats)")
 	}
 	if err := positiveFlags(cmd.Flags(), "inflight", "ack-wait"); err != nil {
 		return err
 	}
-	if w.creds.Identity != "" && cluster.CheckWorkerName(w.creds.Identity) != nil {
-		return usageErr("--identity %q: a worker identity is named 1 to 64 letters, digits, '-' or '_' (maker nats worker ls lists them)", w.creds.Identity)
-	}
-	if err := fieldUsageErr(w.cfg.Validate(), workerFlagOf, "worker"); err != nil {
+	if err := fieldUsageErr(w.cfg.Validate(), clusterFlagOf, "worker"); err != nil {
 		return err
 	}
 	var err error
 	if w.level, err = parseLogLevel(w.logLevel); err != nil {
-		return err
-	}
-	if err := checkNATSURL(w.natsURL); err != nil {
 		return err
 	}
 	if err := w.flags.loadModelsFile(cmd.Flags(), cmd.InOrStdin()); err != nil {
@@ -118,17 +104,11 @@ func (w *workerCmd) check(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("roles") {
 		return w.checkRoles(cmd)
 	}
-	oracle := hanoi.Oracle{}
-	if w.route, err = w.flags.route(oracle); err != nil {
+	if w.route, err = w.flags.route(hanoi.Oracle{}); err != nil {
 		return err
 	}
-	w.model, err = models.Open(w.flags.oneModel(), models.Options{BaseURL: w.flags.baseURL, Timeout: w.flags.timeout, Sim: func() (llms.Model, error) {
-		return sim.New(oracle, w.flags.simConfig())
-	}})
-	if err != nil {
-		return usageErr("--model: %w", err)
-	}
-	return nil
+	w.model, err = w.flags.openModels(hanoi.Oracle{})
+	return err
 }
 
 // checkRoles sets the model and route of --roles FAMILY: the simulated
@@ -160,10 +140,10 @@ func (w *workerCmd) run(cmd *cobra.Command) error {
 	cfg := w.cfg
 	cfg.Route, cfg.Grace = w.route, grace
 	cfg.Logger = w.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: w.level})
-	wk, err := cluster.OpenWorker(ctx, w.natsURL, w.creds, model, cfg)
+	wk, err := cluster.OpenWorker(ctx, model, cfg)
 	cancel()
 	if err != nil {
-		return dialErr(err)
+		return engineErr("--nats", err, cluster.ErrConfig)
 	}
 	defer wk.Close()
 	w.obs.probe("engine", func(context.Context) error { return wk.Connected() })
@@ -171,7 +151,7 @@ func (w *workerCmd) run(cmd *cobra.Command) error {
 		return failed(err)
 	}
 	stderr := cmd.ErrOrStderr()
-	fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time, jobs of a dead worker back after %s; stop with Ctrl-C\n", w.route, w.natsURL, words.Plural(w.cfg.Inflight, "call"), wk.AckWait())
+	fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time, jobs of a dead worker back after %s; stop with Ctrl-C\n", w.route, w.cfg.URL, words.Plural(w.cfg.Inflight, "call"), wk.AckWait())
 	err = wk.Run(cmd.Context())
 	st := wk.Stats()
 	fmt.Fprintf(stderr, "maker worker: stopped: served %d (%d failed), withdrawn %d, handed back %d, redelivered to it %d\n",

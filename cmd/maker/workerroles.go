@@ -50,13 +50,7 @@ func simRoles(run *runFlags, fs *pflag.FlagSet, family string, seed uint64) (*de
 }
 
 // everyRole is p for every role: a plan's Settings.P.
-func everyRole(p float64) map[decompose.Role]float64 {
-	out := make(map[decompose.Role]float64, len(decompose.Roles))
-	for _, r := range decompose.Roles {
-		out[r] = p
-	}
-	return out
-}
+func everyRole(p float64) map[decompose.Role]float64 { return decompose.EveryRole(p) }
 
 // natsSimRoles is every role's model of a multiply or sort line of maker
 // solve --nats --model sim: the engine's remote model of the route of

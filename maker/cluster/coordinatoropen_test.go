@@ -26,7 +26,7 @@ func TestCoordinatorDrawsJournalsAndClosesWhatItOpened(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	model := simModel(t, 7)
-	wk, err := cluster.OpenWorker(ctx, srv.ClientURL(), cluster.ClientCreds{}, model, cluster.WorkerConfig{Inflight: 4})
+	wk, err := cluster.OpenWorker(ctx, model, cluster.WorkerConfig{URL: srv.ClientURL(), Inflight: 4})
 	require.NoError(t, err)
 	stop := runWorker(t, wk)
 	require.NoError(t, wk.Connected())
@@ -83,7 +83,7 @@ func TestCoordinatorRefusesBeforeConnecting(t *testing.T) {
 	_, err = cluster.OpenCoordinator(cluster.CoordinatorConfig{URL: "nats://127.0.0.1:1", Keep: cluster.DefaultRetention})
 	require.ErrorIs(t, err, cluster.ErrEngine, "nobody listens")
 	assert.Contains(t, err.Error(), "maker nats", "says how to start a server")
-	_, err = cluster.OpenWorker(t.Context(), "nats://127.0.0.1:1", cluster.ClientCreds{}, simModel(t, 1), cluster.WorkerConfig{Inflight: -1})
+	_, err = cluster.OpenWorker(t.Context(), simModel(t, 1), cluster.WorkerConfig{URL: "nats://127.0.0.1:1", Inflight: -1})
 	require.ErrorIs(t, err, cluster.ErrConfig)
 	assert.Equal(t, "Inflight", fielderr.As(err).Fields[0].Name)
 

@@ -78,7 +78,7 @@ func (c EngineConfig) Validate() error {
 	case AuthToken:
 		for _, f := range []fielderr.Field{{Name: "SharedCoordinator", Value: c.SharedCoordinator}, {Name: "SharedWorker", Value: c.SharedWorker}} {
 			if f.Value == true {
-				return &fielderr.Error{Config: cfg, Fields: []fielderr.Field{f}, Fix: "a token has no role keys to share: leave it out"}
+				return &fielderr.Error{Config: cfg, Fields: []fielderr.Field{f}, Fix: "with Auth token there are no role keys to share: leave it out, or use Auth roles"}
 			}
 		}
 		if c.Token == "" {

@@ -38,6 +38,8 @@ func TestConfigsValidateThemselves(t *testing.T) {
 		{cluster.WorkerConfig{MaxDeliver: -1}.Validate(), "MaxDeliver", "use a positive count"},
 		{cluster.WorkerConfig{Grace: -time.Second}.Validate(), "Grace", "use 0 or a positive"},
 		{cluster.WorkerConfig{Replicas: 9}.Validate(), "Replicas", "use 1 to 5"},
+		{cluster.WorkerConfig{URL: "http://127.0.0.1:4222"}.Validate(), "URL", "want nats://HOST:PORT"},
+		{cluster.WorkerConfig{Creds: cluster.ClientCreds{Identity: "a.b"}}.Validate(), "Creds.Identity", "1 to 64 letters"},
 	} {
 		require.ErrorIs(t, c.err, cluster.ErrConfig, c.field)
 		var fe *maker.FieldError
@@ -49,7 +51,8 @@ func TestConfigsValidateThemselves(t *testing.T) {
 	assert.NoError(t, cluster.ProvisionConfig{}.Validate(), "zero is the defaults")
 	assert.NoError(t, cluster.ProvisionConfig{Replicas: 5, AckWait: time.Hour, MaxDeliver: 2}.Validate())
 	assert.NoError(t, cluster.WorkerConfig{}.Validate(), "zero is the defaults")
-	assert.NoError(t, cluster.WorkerConfig{Inflight: cluster.MaxInflight, AckWait: time.Second, MaxDeliver: 2, Grace: time.Nanosecond}.Validate())
+	assert.NoError(t, cluster.WorkerConfig{Inflight: cluster.MaxInflight, AckWait: time.Second, MaxDeliver: 2, Grace: time.Nanosecond,
+		URL: "nats://a:1,nats://b:2", Creds: cluster.ClientCreds{Identity: "w-1"}}.Validate())
 
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())

@@ -73,6 +73,11 @@ type WorkerConfig struct {
 	// Replicas is the replica count of the streams the worker creates if
 	// they do not exist; 0 means 1.
 	Replicas int
+	// URL is the engine OpenWorker dials (CheckURL); Creds what it signs
+	// in with (its Identity a worker's name). NewWorker, given a
+	// connection, reads neither.
+	URL   string
+	Creds ClientCreds
 	// Logger receives logs of failed publications and bad jobs (Warn),
 	// each redelivered job the worker takes (Info), and each job's start
 	// and end (Debug); nil means none.
@@ -86,7 +91,8 @@ const MaxInflight = 4096
 // (maker.FieldError) wrapping ErrConfig, naming the field
 // ("cluster.WorkerConfig: Inflight = 5000: use 1 to 4096"), so that a
 // caller maps it back to its own setting. Zero is every number's
-// default; a negative value, or one out of its range, is refused.
+// default; a negative value, or one out of its range, is refused; so are
+// a URL no client could dial and an identity no worker may have.
 func (c WorkerConfig) Validate() error {
 	const cfg = "cluster.WorkerConfig"
 	switch {
@@ -100,6 +106,10 @@ func (c WorkerConfig) Validate() error {
 		return fielderr.New(cfg, "Grace", c.Grace, "use 0 or a positive duration")
 	case c.Replicas < 0 || c.Replicas > 5:
 		return fielderr.New(cfg, "Replicas", c.Replicas, "use 1 to 5 (the nodes of the cluster that keep a copy)")
+	case c.URL != "" && CheckURL(c.URL) != nil:
+		return fielderr.New(cfg, "URL", c.URL, "want nats://HOST:PORT (several separated by commas), as printed by maker nats")
+	case c.Creds.Identity != "" && CheckWorkerName(c.Creds.Identity) != nil:
+		return fielderr.New(cfg, "Creds.Identity", c.Creds.Identity, "a worker identity is named 1 to 64 letters, digits, '-' or '_' (maker nats worker ls lists them)")
 	}
 	return nil
 }

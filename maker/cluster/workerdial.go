@@ -6,17 +6,18 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// OpenWorker connects to the engine at url as a worker signed in with
-// creds (Dial, named "maker worker") and makes the Worker of model there
-// (NewWorker, within ctx). The Worker owns the connection: Close closes
-// it once Run has returned. Errors: cfg.Validate's *fielderr.Error and
-// SignIn's, wrapping ErrConfig, before any connection; then Dial's and
-// NewWorker's. On an error nothing stays open.
-func OpenWorker(ctx context.Context, url string, creds ClientCreds, model llms.Model, cfg WorkerConfig) (*Worker, error) {
+// OpenWorker connects to the engine at cfg.URL as a worker signed in
+// with cfg.Creds (Dial, named "maker worker") and makes the Worker of
+// model there (NewWorker, within ctx). The Worker owns the connection:
+// Close closes it once Run has returned. Errors: cfg.Validate's
+// *fielderr.Error and SignIn's, wrapping ErrConfig, before any
+// connection; then Dial's and NewWorker's. On an error nothing stays
+// open.
+func OpenWorker(ctx context.Context, model llms.Model, cfg WorkerConfig) (*Worker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	nc, js, err := Dial(url, creds, RoleWorker, "maker worker")
+	nc, js, err := Dial(cfg.URL, cfg.Creds, RoleWorker, "maker worker")
 	if err != nil {
 		return nil, err
 	}

@@ -101,10 +101,15 @@ type Truth interface {
 
 // AllRoles is m for every role: the usual Config.Models for one real
 // model.
-func AllRoles(m llms.Model) map[Role]llms.Model {
-	out := make(map[Role]llms.Model, len(Roles))
+func AllRoles(m llms.Model) map[Role]llms.Model { return EveryRole(m) }
+
+// EveryRole is v for every role of Roles, in a new map the caller may
+// change: one model (AllRoles), one simulated play, one p for a plan's
+// Settings.P. Cost: one entry per role.
+func EveryRole[T any](v T) map[Role]T {
+	out := make(map[Role]T, len(Roles))
 	for _, r := range Roles {
-		out[r] = m
+		out[r] = v
 	}
 	return out
 }

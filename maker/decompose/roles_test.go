@@ -104,3 +104,13 @@ func TestFirstToKIsNotAheadByK(t *testing.T) {
 	_, _, err = firstToK(context.Background(), 3, 9, func(context.Context, int) drawn { return drawn{err: errors.New("down")} }, key)
 	assert.ErrorIs(t, err, vote.ErrTooManyErrors)
 }
+
+func TestEveryRoleIsOneValueForEachRoleInANewMap(t *testing.T) {
+	p := EveryRole(0.9)
+	require.Len(t, p, len(Roles))
+	for _, r := range Roles {
+		assert.Equal(t, 0.9, p[r], r)
+	}
+	p[RoleSolve] = 0.5
+	assert.Equal(t, 0.9, EveryRole(0.9)[RoleSolve], "each call is a map of its own")
+}

@@ -139,11 +139,7 @@ func (o Options) closeStore() {
 // SimRoles is every role played as play: a SimConfig.Roles with one entry
 // per role, over which a caller may set single roles.
 func SimRoles(play decompose.SimRole) map[decompose.Role]decompose.SimRole {
-	out := make(map[decompose.Role]decompose.SimRole, len(decompose.Roles))
-	for _, r := range decompose.Roles {
-		out[r] = play
-	}
-	return out
+	return decompose.EveryRole(play)
 }
 
 // ParseRole reads a role's name ("atomic", "decompose", "discriminate",

@@ -1,6 +1,7 @@
 package simserver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/internal/loopback"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/sim"
 )
@@ -148,29 +150,20 @@ func (f Faults) Validate() error {
 // CheckAddr checks a listen address (host:port) before listening: the host
 // must be a loopback address (127.0.0.0/8, ::1) or "localhost" unless
 // allowRemote is true, since the server has no authentication. An empty
-// host means every interface, so it is remote. Errors wrap [ErrAddr] (not
-// host:port, a port that is not a number from 0 to 65535) or
-// [ErrRemoteAddr]. It resolves no name. Cost: O(len(addr)).
+// host means every interface, so it is remote. Errors are a
+// *maker.FieldError naming the field "Addr" and how to fix it ("AllowRemote"
+// for a remote one), wrapping [ErrAddr] (not host:port, a port that is not
+// a number from 0 to 65535) or [ErrRemoteAddr]. It resolves no name. Cost:
+// O(len(addr)).
 func CheckAddr(addr string, allowRemote bool) error {
 	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%w: %q: %v; want HOST:PORT such as 127.0.0.1:8090", ErrAddr, addr, err)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 || strings.TrimLeft(port, "0123456789") != "" {
+		return &fielderr.Error{Err: ErrAddr, Fields: []fielderr.Field{{Name: "Addr", Value: addr}},
+			Fix: "want HOST:PORT with a port from 0 to 65535, such as 127.0.0.1:8090 (port 0: any free port)"}
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 || strings.TrimLeft(port, "0123456789") != "" {
-		return fmt.Errorf("%w: %q: the port %q must be a number from 0 to 65535", ErrAddr, addr, port)
-	}
-	if allowRemote {
+	if allowRemote || loopback.Host(host) {
 		return nil
 	}
-	if strings.EqualFold(host, "localhost") {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	where := host
-	if host == "" {
-		where = "every interface"
-	}
-	return fmt.Errorf("%w: %q listens on %s; the server has no authentication, so use a loopback address such as 127.0.0.1:8090, or allow remote clients explicitly", ErrRemoteAddr, addr, where)
+	return &fielderr.Error{Err: ErrRemoteAddr, Fields: []fielderr.Field{{Name: "Addr", Value: addr}},
+		Fix: fmt.Sprintf("it listens on %s, and the server has no authentication: use a loopback address such as 127.0.0.1:8090, or allow other hosts with AllowRemote", cmp.Or(host, "every interface"))}
 }
