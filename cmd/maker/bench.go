@@ -17,13 +17,9 @@ const defaultBenchOut = "bench-results"
 
 func newBench() *cobra.Command {
 	var (
-		suites []string
-		quick  bool
-		out    string
-		asJSON bool
-		seed   uint64
-		merge  bool
-		prog   string
+		opts          benchmarks.Options
+		out, prog     string
+		asJSON, merge bool
 	)
 	cmd := &cobra.Command{
 		Use:     "bench",
@@ -32,7 +28,6 @@ func newBench() *cobra.Command {
 		Example: example("bench"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := benchmarks.Options{Suites: suites, Quick: quick, Seed: seed}
 			if err := fieldUsageErr(opts.Validate(), map[string]string{"Suites": "suite"}, "bench"); err != nil {
 				return err
 			}
@@ -49,11 +44,11 @@ func newBench() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringSliceVar(&suites, "suite", nil, "suite to run: "+strings.Join(benchmarks.Suites, ", ")+" (repeatable; default all)")
-	fs.BoolVar(&quick, "quick", false, "run every suite small enough for CI (about a minute on two cores)")
+	fs.StringSliceVar(&opts.Suites, "suite", nil, "suite to run: "+strings.Join(benchmarks.Suites, ", ")+" (repeatable; default all)")
+	fs.BoolVar(&opts.Quick, "quick", false, "run every suite small enough for CI (about a minute on two cores)")
 	fs.StringVar(&out, "out", defaultBenchOut, "folder for REPORT.md, report.json and the SVG charts")
 	fs.BoolVar(&asJSON, "json", false, "print the whole report as JSON on stdout")
-	fs.Uint64Var(&seed, "seed", 1, "root seed of the simulated models")
+	fs.Uint64Var(&opts.Seed, "seed", 1, "root seed of the simulated models")
 	fs.StringVar(&prog, "progress", "auto", "progress on stderr: auto (a bar per suite on a terminal, else a line per finished row), on (the bar) or off")
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions(progress.Modes, cobra.ShellCompDirectiveNoFileComp))
 	fs.BoolVar(&merge, "merge", false, "keep the other suites of the report already in --out (its "+benchmarks.DataFile+"), replacing only the suites run; the report names the run of each kept suite")
@@ -76,8 +71,6 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 	}
 	var me *benchmarks.MergeError
 	switch {
-	case errors.Is(err, benchmarks.ErrNotReport):
-		return usageErr("--merge: %v", err)
 	case errors.As(err, &me):
 		return usageErr("--merge: %v: give the --out folder of an earlier maker bench, or drop --merge", err)
 	case err != nil && cmd.Context().Err() != nil:

@@ -6,10 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/mdap-go/mdap/intent/match"
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/maker/models"
@@ -24,27 +24,26 @@ import (
 const tokenEnv = "MDAP_MCP_TOKEN"
 
 // mcpFlags are maker mcp's flags: most set the server's mcpserver.Config
-// directly, which checks itself (Config.Validate); the rest say how it is
-// reached (stdio or HTTP, and the HTTP server's token).
+// directly, which checks itself (Config.Validate), the rest its
+// mcpserver.HTTPConfig (stdio or HTTP, and the HTTP server's token).
 type mcpFlags struct {
-	cfg                       mcpserver.Config
-	httpAddr, token, logLevel string
-	tools                     string
-	embedder, judge           string
-	allowRemote, noAuth       bool
-	origins                   []string
-	latency                   time.Duration
-	level                     slog.Level
-	ln                        *mcpserver.HTTPListener // --http's, opened by check
-	obs                       watchFlags
+	cfg             mcpserver.Config
+	http            mcpserver.HTTPConfig
+	logLevel, tools string
+	embedder, judge string
+	latency         time.Duration
+	level           slog.Level
+	ln              *mcpserver.HTTPListener // --http's, opened by check
+	obs             watchFlags
 }
 
-// mcpFlagOf names the flag of each mcpserver.Config (and sim.Config)
-// field maker mcp sets.
+// mcpFlagOf names the flag of each mcpserver.Config (and sim.Config,
+// mcpserver.HTTPConfig) field maker mcp sets.
 var mcpFlagOf = map[string]string{
 	"Models": "model", "BaseURL": "base-url", "ToolDeclaration": "tool-declaration", "Timeout": "timeout",
 	"MaxK": "max-k", "MaxSamples": "max-samples", "MaxRequestBytes": "max-request-bytes", "Root": "root",
 	"P": "p", "FlagRate": "flag-rate", "Latency": "latency",
+	"Addr": "http", "AllowRemote": "allow-remote", "NoAuth": "no-auth", "Token": "token (or $" + tokenEnv + ")",
 }
 
 func newMCP() *cobra.Command {
@@ -67,12 +66,12 @@ func newMCP() *cobra.Command {
 }
 
 func (f *mcpFlags) register(fs *pflag.FlagSet) {
-	c := &f.cfg
-	fs.StringVar(&f.httpAddr, "http", "", "serve streamable HTTP at ADDR (HOST:PORT or :PORT; :0 picks a free port, printed on stdout) instead of stdio")
-	fs.BoolVar(&f.allowRemote, "allow-remote", false, "with --http, listen on a non-loopback address (an empty host then means every interface); the bearer token is then all that guards the server")
-	fs.StringArrayVar(&f.origins, "allow-origin", nil, "with --http, a browser Origin (scheme://host[:port]) allowed besides the server's own and loopback ones; repeat for several")
-	fs.StringVar(&f.token, "token", "", "with --http, the bearer token every request must carry (default $"+tokenEnv+"; without either, one is generated and printed on stderr)")
-	fs.BoolVar(&f.noAuth, "no-auth", false, "with --http, serve without a token: every user of this machine (with --allow-remote, anyone who reaches it) can use the server and its model keys")
+	c, h := &f.cfg, &f.http
+	fs.StringVar(&h.Addr, "http", "", "serve streamable HTTP at ADDR (HOST:PORT or :PORT; :0 picks a free port, printed on stdout) instead of stdio")
+	fs.BoolVar(&h.AllowRemote, "allow-remote", false, "with --http, listen on a non-loopback address (an empty host then means every interface); the bearer token is then all that guards the server")
+	fs.StringArrayVar(&h.AllowedOrigins, "allow-origin", nil, "with --http, a browser Origin (scheme://host[:port]) allowed besides the server's own and loopback ones; repeat for several")
+	fs.StringVar(&h.Token, "token", "", "with --http, the bearer token every request must carry (default $"+tokenEnv+"; without either, one is generated and printed on stderr)")
+	fs.BoolVar(&h.NoAuth, "no-auth", false, "with --http, serve without a token: every user of this machine (with --allow-remote, anyone who reaches it) can use the server and its model keys")
 	fs.StringArrayVar(&c.Models, "model", []string{"sim"}, "a model requests may use: "+models.Specs+"; repeat for several, the first is the default")
 	fs.StringVar(&c.BaseURL, "base-url", "", "server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) and ollama: models")
 	fs.BoolVar(&c.AllowAnyModel, "allow-any-model", false, "let requests name any model and base URL (the server then calls any URL a client names, without the environment's API keys)")
@@ -97,32 +96,24 @@ func (f *mcpFlags) register(fs *pflag.FlagSet) {
 }
 
 // check refuses flags that do not go together, then what the server's
-// Config refuses, said in flags: nothing is started on a refusal.
+// Config and HTTPConfig refuse, said in flags, and listens on --http:
+// nothing is started on a refusal.
 func (f *mcpFlags) check(cmd *cobra.Command) error {
-	fs := cmd.Flags()
-	if !fs.Changed("token") {
-		f.token = os.Getenv(tokenEnv)
-	}
-	c := &f.cfg
+	fs, c := cmd.Flags(), &f.cfg
 	switch {
-	case f.httpAddr == "" && fs.Changed("token"):
-		return usageErr("--token applies to --http only: over stdio the client that starts the server is trusted")
-	case f.httpAddr == "" && f.allowRemote:
-		return usageErr("--allow-remote applies to --http only")
-	case f.httpAddr == "" && f.noAuth:
-		return usageErr("--no-auth applies to --http only")
-	case f.noAuth && f.token != "":
-		return usageErr("--no-auth and a token (--token or $%s) contradict each other: drop one", tokenEnv)
-	case fs.Changed("token") && f.token == "":
+	case fs.Changed("token") && f.http.Token == "":
 		return usageErr("--token \"\": give the token clients must send, or leave the flag out")
-	case len(c.Models) == 0:
-		return usageErr("--model: give at least one model")
+	case !fs.Changed("token") && f.http.Addr != "":
+		f.http.Token = os.Getenv(tokenEnv) // over stdio, no token is used
+	}
+	switch {
 	case c.State == "":
 		return usageErr("--state \"\": give the folder of run_task's journals")
-	case f.httpAddr == "" && f.obs.addr != "":
+	case f.http.Addr == "" && f.obs.addr != "":
 		return usageErr("--metrics-addr needs --http: over stdio the server lives only as long as its client")
 	}
-	if err := positiveFlags(fs, "timeout", "max-k", "max-samples", "max-request-bytes"); err != nil {
+	// 0 is the library's default: refused here, as --p 0 (Config.Validate checks the rest)
+	if err := positiveFlags(fs, "timeout", "max-k", "max-samples", "max-request-bytes", "p"); err != nil {
 		return err
 	}
 	if f.latency != 0 {
@@ -131,9 +122,6 @@ func (f *mcpFlags) check(cmd *cobra.Command) error {
 	// a ;key=VAR's value, a password in --base-url or ;base=; before the
 	// specs are checked, as a refusal quotes its spec
 	f.obs.redact(cmd.Context(), credentials.Of(models.Options{BaseURL: c.BaseURL}, c.Models...)...)
-	if err := simUsageErr(c.Sim.Validate()); err != nil { // a P of 0 too, which Config reads as the default
-		return err
-	}
 	if err := fieldUsageErr(c.Validate(), mcpFlagOf, "mcp"); err != nil {
 		return err
 	}
@@ -152,15 +140,17 @@ func (f *mcpFlags) check(cmd *cobra.Command) error {
 			return usageErr("--judge: %w", err)
 		}
 	}
-	if f.level, err = parseLogLevel(f.logLevel); err != nil || f.httpAddr == "" {
+	if f.level, err = parseLogLevel(f.logLevel); err != nil {
 		return err
 	}
-	f.ln, err = mcpserver.ListenHTTP(f.httpAddr, f.allowRemote, mcpserver.HTTPOptions{Token: f.token, NoAuth: f.noAuth, AllowedOrigins: f.origins})
+	f.ln, err = f.http.Listen()
 	switch {
+	case fielderr.As(err) != nil:
+		return fieldUsageErr(err, mcpFlagOf, "mcp")
 	case errors.Is(err, mcpserver.ErrListenAddr):
 		return usageErr("--http: %w", err)
 	case errors.Is(err, mcpserver.ErrListen):
-		return usageErr("--http %s: %w", f.httpAddr, err)
+		return usageErr("--http %s: %w", f.http.Addr, err)
 	case err != nil: // no token could be made: not the user's doing
 		return failed(err)
 	}
@@ -186,62 +176,25 @@ func (f *mcpFlags) run(cmd *cobra.Command) error {
 		return usageErr("%w", err)
 	}
 	defer srv.Close()
-	if f.ln == nil {
-		f.logServing("serving MCP over stdio")
-		err = srv.ServeStdio(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
-	} else {
-		err = f.serveHTTP(cmd, srv)
+	if ln := f.ln; ln != nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "maker mcp: serving MCP over streamable HTTP at http://%s%s\n", ln.Addr(), mcpserver.Path)
+		if token := ln.Options.Token; ln.Generated {
+			// Once, on stderr, past the redaction of everything else (the
+			// token is a held secret from here on): the operator copies it
+			// into the client's configuration.
+			notice(cmd, unredacted(cmd.ErrOrStderr()),
+				fmt.Sprintf("maker mcp: no $%s was set, so this run generated a token; clients must send\n  Authorization: Bearer %s\n(set $%s or --token to choose it, or --no-auth to serve without one)\n", tokenEnv, token, tokenEnv),
+				"maker mcp: no $"+tokenEnv+" was set, so this run generated a token; clients must send Authorization: Bearer TOKEN (set $"+tokenEnv+" or --token to choose it, or --no-auth to serve without one)",
+				"token", token)
+		}
 	}
-	switch {
+	switch err := srv.Serve(ctx, f.ln, cmd.InOrStdin(), cmd.OutOrStdout()); {
 	case ctx.Err() != nil:
 		return interrupted("")
 	case err != nil:
 		return failed(err)
 	}
 	return nil
-}
-
-// serveHTTP serves srv on --http's listener, with the token.
-func (f *mcpFlags) serveHTTP(cmd *cobra.Command, srv *mcpserver.Server) error {
-	ln, log := f.ln, f.cfg.Logger
-	if f.noAuth {
-		reach := "every user and process of this machine"
-		if f.allowRemote {
-			reach = "anyone who can reach the address"
-		}
-		log.Warn("--no-auth: " + reach + " can use this server, and run_task and sample_and_vote spend its model keys")
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "maker mcp: serving MCP over streamable HTTP at http://%s%s\n", ln.Addr(), mcpserver.Path)
-	if token := ln.Options.Token; ln.Generated {
-		// Once, on stderr, past the redaction of everything else (the
-		// token is a held secret from here on): the operator copies it
-		// into the client's configuration.
-		notice(cmd, unredacted(cmd.ErrOrStderr()),
-			fmt.Sprintf("maker mcp: no $%s was set, so this run generated a token; clients must send\n  Authorization: Bearer %s\n(set $%s or --token to choose it, or --no-auth to serve without one)\n", tokenEnv, token, tokenEnv),
-			"maker mcp: no $"+tokenEnv+" was set, so this run generated a token; clients must send Authorization: Bearer TOKEN (set $"+tokenEnv+" or --token to choose it, or --no-auth to serve without one)",
-			"token", token)
-	}
-	f.logServing("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "auth", authMode(f.noAuth, ln.Generated))
-	return srv.ServeHTTPOn(cmd.Context(), ln, ln.Options)
-}
-
-// logServing logs the start of serving, with what the server serves.
-func (f *mcpFlags) logServing(msg string, attrs ...any) {
-	c := &f.cfg
-	attrs = append(attrs, "models", strings.Join(c.Models, ","), "root", c.Root, "state", c.State, "tools", c.Policy.String())
-	c.Logger.Info(msg, attrs...)
-}
-
-// authMode says how the HTTP server authenticates, for its log line (an
-// attribute named "token" would be redacted whatever its value).
-func authMode(noAuth, generated bool) string {
-	switch {
-	case noAuth:
-		return "none (--no-auth)"
-	case generated:
-		return "bearer token (generated, printed above)"
-	}
-	return "bearer token"
 }
 
 // unredacted is the writer under w's redaction (observe.RedactWriter),

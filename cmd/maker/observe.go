@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/models"
@@ -46,39 +47,28 @@ func (w *watchFlags) register(fs *pflag.FlagSet, linger bool) {
 }
 
 // start checks the flags, sets up traces (from the environment) and
-// metrics (with --metrics-addr) and starts the endpoint. Bad flags are
-// usage errors, returned before anything is written.
+// metrics (with --metrics-addr) and starts the endpoint (observe.Open,
+// which checks its config). Bad flags are usage errors, returned before
+// anything is written.
 func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer) error {
 	if w.format != observe.LogText && w.format != observe.LogJSON {
 		return usageErr("--log-format %q: use text or json", w.format)
 	}
-	if w.linger < 0 {
-		return usageErr("--metrics-linger %s: must be 0 or positive", w.linger)
-	}
-	token := os.Getenv(metricsTokenEnv)
+	var token string
 	if w.addr != "" {
-		loopback, err := observe.Loopback(w.addr)
-		if err != nil {
-			return usageErr("--metrics-addr: %w", err)
-		}
-		if token != "" {
-			if err := observe.CheckToken(token); err != nil {
-				return usageErr("$%s: %w", metricsTokenEnv, err)
-			}
-			w.redact(ctx, token)
-		} else if !loopback {
-			return usageErr("--metrics-addr %s is reachable from other machines and the metrics endpoint would be open to them: set %s to a bearer token (Prometheus sends it with authorization.credentials_file), or listen on loopback (a port alone means 127.0.0.1)", w.addr, metricsTokenEnv)
-		}
-	} else if w.linger > 0 {
-		return usageErr("--metrics-linger needs --metrics-addr")
-	}
-	if w.st == nil {
-		w.st = &observe.Readiness{}
+		token = os.Getenv(metricsTokenEnv)
+		w.redact(ctx, token)
 	}
 	// The spans, and the exporters' errors, carry what a model server or
 	// a collector may have echoed a key into.
-	ep, err := observe.Open(ctx, observe.EndpointConfig{Service: service, Addr: w.addr, Token: token, Linger: w.linger, Ready: w.st, Secrets: heldSecrets(ctx), ErrorLog: os.Stderr})
-	switch {
+	ep, err := observe.Open(ctx, observe.EndpointConfig{Service: service, Addr: w.addr, Token: token, Linger: w.linger, Ready: w.ready(), Secrets: heldSecrets(ctx), ErrorLog: os.Stderr})
+	switch fe := fielderr.As(err); {
+	case fe != nil && fe.Fields[0].Name == "Token":
+		return usageErr("$%s: %w", metricsTokenEnv, fe.Cause)
+	case fe != nil && fe.Fields[0].Name == "Addr":
+		return usageErr("--metrics-addr %s is reachable from other machines and the metrics endpoint would be open to them: set %s to a bearer token (Prometheus sends it with authorization.credentials_file), or listen on loopback (a port alone means 127.0.0.1)", w.addr, metricsTokenEnv)
+	case fe != nil:
+		return fieldUsageErr(err, map[string]string{"Linger": "metrics-linger", "Addr": "metrics-addr"}, "observe")
 	case errors.Is(err, observe.ErrAddr), errors.Is(err, observe.ErrListen):
 		return usageErr("--metrics-addr %s: %w", w.addr, err)
 	case err != nil:
@@ -91,27 +81,27 @@ func (w *watchFlags) start(ctx context.Context, service string, stderr io.Writer
 	return nil
 }
 
-// observer is the Watcher, nil when nothing is watched.
-func (w *watchFlags) observer() *observe.Watcher {
-	if w.tel == nil {
-		return nil
-	}
-	return w.tel.Observer()
-}
-
-// probe adds a readiness check to /readyz.
-func (w *watchFlags) probe(name string, check func(context.Context) error) {
+// ready is /readyz's state, shared by copies of the flags.
+func (w *watchFlags) ready() *observe.Readiness {
 	if w.st == nil {
 		w.st = &observe.Readiness{}
 	}
-	w.st.Add(observe.Probe{Name: name, Check: check})
+	return w.st
+}
+
+// observer is the Watcher, nil when nothing is watched.
+func (w *watchFlags) observer() *observe.Watcher { return w.tel.Observer() }
+
+// probe adds a readiness check to /readyz.
+func (w *watchFlags) probe(name string, check func(context.Context) error) {
+	w.ready().Add(observe.Probe{Name: name, Check: check})
 }
 
 // stop lingers (--metrics-linger, cut short when ctx ends), then stops the
 // endpoint and flushes the traces (for up to 5 seconds).
 func (w *watchFlags) stop(ctx context.Context) {
 	if w.ep == nil {
-		w.st.End() // from now on the command is not ready
+		w.ready().End() // from now on the command is not ready
 		return
 	}
 	w.ep.Close(ctx)
@@ -129,20 +119,15 @@ func (w *watchFlags) redact(ctx context.Context, secrets ...string) {
 	}
 }
 
-// handler is the --log-format handler for stderr, redacting the API
-// keys of the environment.
-func (w *watchFlags) handler(stderr io.Writer, opts *slog.HandlerOptions) slog.Handler {
+// logger is a slog logger of the --log-format handler for stderr,
+// redacting the API keys of the environment.
+func (w *watchFlags) logger(stderr io.Writer, opts *slog.HandlerOptions) *slog.Logger {
 	sec := append(secrets(), w.secrets...)
 	h, err := observe.NewLogHandler(stderr, w.format, opts, sec...)
 	if err != nil { // checked by start; text is the fallback
 		h, _ = observe.NewLogHandler(stderr, observe.LogText, opts, sec...)
 	}
-	return h
-}
-
-// logger is a slog logger of handler.
-func (w *watchFlags) logger(stderr io.Writer, opts *slog.HandlerOptions) *slog.Logger {
-	return slog.New(w.handler(stderr, opts))
+	return slog.New(h)
 }
 
 // secrets are the credentials this process may hold, never to be logged.
@@ -197,13 +182,12 @@ func (w *watchFlags) watchBuild(f *runFlags, build batch.Builder) batch.Builder 
 
 // batchProgress records a batch's tasks by state, then calls next.
 func (w *watchFlags) batchProgress(next func(batch.Progress)) func(batch.Progress) {
-	o := w.observer()
-	if o == nil {
+	record := w.recordBatch()
+	if record == nil {
 		return next
 	}
 	return func(p batch.Progress) {
-		o.RecordBatch(context.Background(), p.Tasks-p.Done-p.Running, p.Running, p.Solved, p.Failed+p.Invalid)
-		if next != nil {
+		if record(p.Tasks-p.Done-p.Running, p.Running, p.Solved, p.Failed+p.Invalid); next != nil {
 			next(p)
 		}
 	}
@@ -212,13 +196,12 @@ func (w *watchFlags) batchProgress(next func(batch.Progress)) func(batch.Progres
 // recordBatch sets the batch gauge (mdap_batch_tasks); nil when metrics
 // are off.
 func (w *watchFlags) recordBatch() func(queued, running, solved, failed int) {
-	o := w.observer()
-	if o == nil {
-		return nil
+	if o := w.observer(); o != nil {
+		return func(queued, running, solved, failed int) {
+			o.RecordBatch(context.Background(), queued, running, solved, failed)
+		}
 	}
-	return func(queued, running, solved, failed int) {
-		o.RecordBatch(context.Background(), queued, running, solved, failed)
-	}
+	return nil
 }
 
 // span starts a span named name, a no-op when tracing is off.
@@ -262,9 +245,4 @@ func (f *runFlags) observeQueue(w *watchFlags) {
 
 // solverObserver is the observer for a library config: nil (not a nil
 // *Watcher) when nothing is watched.
-func (w *watchFlags) solverObserver() maker.Observer {
-	if o := w.observer(); o != nil {
-		return o
-	}
-	return nil
-}
+func (w *watchFlags) solverObserver() maker.Observer { return w.tel.SolverObserver() }

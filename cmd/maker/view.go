@@ -54,24 +54,18 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool
 	switch {
 	case fielderr.As(err) != nil:
 		return fieldUsageErr(err, viewFlagOf, "view")
-	case errors.Is(err, view.ErrResultsOfRun):
-		return usageErr("--results applies to a STATE_FOLDER; %s is a journal", path)
-	case errors.Is(err, view.ErrResults):
-		return usageErr("--results: %w; name the results file written by maker solve --out", err)
-	case errors.Is(err, view.ErrPath) && isDir(path):
-		return usageErr("%s: %w; name a state folder written by maker solve --state", path, err)
+	case errors.Is(err, view.ErrResultsOfRun), errors.Is(err, view.ErrResults):
+		return usageErr("--results: %w; give the results file written by maker solve --out, with a STATE_FOLDER", err)
 	case errors.Is(err, view.ErrPath):
-		return usageErr("%s: %w; name a journal file written by --journal", path, err)
+		return usageErr("%s: %w; name a journal file written by --journal or a state folder written by maker solve --state", path, err)
 	case err != nil:
 		return usageErr("%w", err)
 	}
 	defer src.Close()
 	if pngOut != "" || htmlOut != "" {
 		switch err := src.Export(pngOut, htmlOut); {
-		case errors.Is(err, view.ErrExportFolder):
-			return usageErr("--png and --html export one run: name one task's journal in %s, not the folder", path)
-		case errors.Is(err, view.ErrNoHeader):
-			return usageErr("%s holds no journal header yet: nothing to export", path)
+		case errors.Is(err, view.ErrExportFolder), errors.Is(err, view.ErrNoHeader):
+			return usageErr("--png and --html: %s: %w", path, err)
 		case errors.Is(err, view.ErrExportPath):
 			return usageErr("%w", err)
 		case err != nil:
@@ -96,12 +90,6 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool
 	return interrupted("")
 }
 
-// isDir reports whether path is a folder.
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
-}
-
 // listenView listens on addr with the token in $MDAP_VIEW_TOKEN, or a
 // generated one, or none with noAuth (view.ListenGuarded).
 func listenView(ctx context.Context, flag, addr string, noAuth bool) (*view.Guarded, error) {
@@ -111,8 +99,6 @@ func listenView(ctx context.Context, flag, addr string, noAuth bool) (*view.Guar
 		return nil, usageErr("--no-auth serves on a loopback %s only; %s reaches other machines: leave --no-auth out (a token is generated) or listen on 127.0.0.1", flag, addr)
 	case errors.Is(err, view.ErrToken):
 		return nil, usageErr("$%s: %w", viewTokenEnv, err)
-	case errors.Is(err, view.ErrAddr):
-		return nil, usageErr("%s: %w", flag, err)
 	case err != nil:
 		return nil, usageErr("%s %s: %w", flag, addr, err)
 	}
@@ -125,10 +111,7 @@ func listenView(ctx context.Context, flag, addr string, noAuth bool) (*view.Guar
 // serveView serves cfg on l and returns the server and the
 // page's address; a generated token is printed once, unredacted.
 func serveView(l *view.Guarded, cmd *cobra.Command, stderr io.Writer, cfg view.Config) (*view.Server, string) {
-	cfg.Token = l.Token
-	h, _ := view.Handler(cfg) // the token is checked by listenView
-	srv := view.Serve(l, h)
-	url := "http://" + srv.Addr() + "/"
+	srv, url := l.Serve(cfg)
 	if l.Generated {
 		// Once, past the redaction of everything else: the person opens it.
 		notice(cmd, unredacted(stderr),
@@ -175,23 +158,8 @@ func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task, f 
 	if u.l == nil {
 		return func() {}
 	}
-	live := view.Attach(s, f.viewInfo(view.SolverInfo(s, task)))
-	var records view.Records = live
-	var journal *view.File
-	if s.Journal != nil {
-		// A file journal answers the clicks on steps older than the
-		// ones kept in memory (a journal on the engine has no file).
-		if f, err := view.OpenFile(s.Journal.Path()); err == nil {
-			journal, records = f, view.WithJournal(live, f)
-		}
-	}
-	srv := u.serve(cmd, view.Config{Run: live.Run(), Records: records}, "the run's view")
-	return func() {
-		_ = srv.Close()
-		if journal != nil {
-			_ = journal.Close()
-		}
-	}
+	cfg, done := view.AttachConfig(s, f.viewInfo(view.SolverInfo(s, task)))
+	return u.serve(cmd, cfg, "the run's view", done)
 }
 
 // viewInfo adds to info what the flags say of the run and its Solver does
@@ -217,15 +185,18 @@ func (u *uiFlag) attachBatch(cmd *cobra.Command, f *runFlags, source string, job
 	}
 	b := view.NewBatch(source, f.maxCost)
 	batchview.Attach(b, jobs, store, r, f.viewInfo)
-	srv := u.serve(cmd, view.Config{Batch: b}, "the batch's view")
-	return func() { _ = srv.Close() }
+	return u.serve(cmd, view.Config{Batch: b}, "the batch's view", func() {})
 }
 
-// serve serves cfg on --ui's listener and says where, once.
-func (u *uiFlag) serve(cmd *cobra.Command, cfg view.Config, what string) *view.Server {
+// serve serves cfg on --ui's listener and says where, once. stop closes
+// the server, then calls done.
+func (u *uiFlag) serve(cmd *cobra.Command, cfg view.Config, what string, done func()) (stop func()) {
 	srv, url := serveView(u.l, cmd, cmd.ErrOrStderr(), cfg)
 	notice(cmd, cmd.ErrOrStderr(), fmt.Sprintf("maker: %s at %s\n", what, url), "maker: "+what, "url", url)
-	return srv
+	return func() {
+		_ = srv.Close()
+		done()
+	}
 }
 
 // attachDecomposition serves the view of a decomposition (maker multiply,
@@ -240,9 +211,9 @@ func (u *uiFlag) attachDecomposition(cmd *cobra.Command, family, journal string)
 		return nil, usageErr("--ui on maker %s follows its journal: give --journal FILE too", family)
 	}
 	b, stopFollow := view.WatchDecomposition(cmd.Context(), family, journal)
-	srv := u.serve(cmd, view.Config{Batch: b}, "the run's view")
+	stopView := u.serve(cmd, view.Config{Batch: b}, "the run's view", func() {})
 	return func() {
-		stopFollow() // its last read is in
-		_ = srv.Close()
+		stopFollow() // its last read is in before the view closes
+		stopView()
 	}, nil
 }

@@ -101,7 +101,7 @@ func TestBinaryView(t *testing.T) {
 	t.Run("bad journal paths exit 2", func(t *testing.T) {
 		notJournal := filepath.Join(dir, "notes.txt")
 		require.NoError(t, os.WriteFile(notJournal, []byte("hello\n"), 0o600))
-		for path, says := range map[string]string{filepath.Join(dir, "missing.jsonl"): "no such file", notJournal: "not a journal", dir: "export one run"} {
+		for path, says := range map[string]string{filepath.Join(dir, "missing.jsonl"): "no such file", notJournal: "not a journal", dir: "an export is of one run's journal"} {
 			c := start(t, nil, "view", path, "--png", filepath.Join(dir, "x.png"))
 			assert.Equal(t, 2, c.wait(t, time.Minute), path)
 			assert.Contains(t, c.stderr.String(), says, path)

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
+
+	"github.com/mdap-go/mdap/internal/fielderr"
 )
 
 // ErrListen: ListenHTTP could not listen on its address (taken, or not
@@ -66,3 +69,60 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// HTTPConfig is how a command reaches its Server: streamable HTTP at
+// Addr (ListenHTTP's addr and allowRemote, and its options), or stdio
+// when Addr is empty.
+type HTTPConfig struct {
+	Addr        string
+	AllowRemote bool
+	HTTPOptions
+}
+
+// Listen refuses AllowRemote, Token or NoAuth without an Addr (over
+// stdio the client that starts the server is trusted), and NoAuth with a
+// Token, as a *maker.FieldError wrapping ErrConfig whose values are nil
+// (the token is never quoted). Then, for an Addr, Listen is ListenHTTP
+// (its errors), and for stdio nil.
+func (c HTTPConfig) Listen() (*HTTPListener, error) {
+	bad := func(name, fix string) error { return fielderr.New("mcpserver.HTTPConfig", name, nil, fix) }
+	stdio := "applies to Addr only: over stdio the client that starts the server is trusted"
+	switch {
+	case c.Addr == "" && c.Token != "":
+		return nil, bad("Token", stdio)
+	case c.Addr == "" && c.AllowRemote:
+		return nil, bad("AllowRemote", stdio)
+	case c.Addr == "" && c.NoAuth:
+		return nil, bad("NoAuth", stdio)
+	case c.NoAuth && c.Token != "":
+		return nil, &fielderr.Error{Config: "mcpserver.HTTPConfig", Fields: []fielderr.Field{{Name: "NoAuth"}, {Name: "Token"}}, Fix: "contradict each other: drop one"}
+	case c.Addr == "":
+		return nil, nil
+	}
+	return ListenHTTP(c.Addr, c.AllowRemote, c.HTTPOptions)
+}
+
+// Serve serves s over ln (Listen's, which it closes) until ctx ends, or
+// over stdin and stdout when ln is nil, until the client leaves. It logs
+// (Config.Logger, at Info) where it serves, its models, root, state
+// folder, tool policy and, over HTTP, how clients authenticate; and warns
+// when nothing does (NoAuth). Errors: ServeStdio's, ServeHTTPOn's.
+func (s *Server) Serve(ctx context.Context, ln *HTTPListener, stdin io.Reader, stdout io.Writer) error {
+	c := &s.cfg
+	attrs := []any{"models", strings.Join(c.Models, ","), "root", c.Root, "state", c.State, "tools", c.Policy.String()}
+	if ln == nil {
+		s.log.Info("serving MCP over stdio", attrs...)
+		return s.ServeStdio(ctx, stdin, stdout)
+	}
+	// "auth", not "token": an attribute named token is redacted whatever its value.
+	auth := "bearer token"
+	switch {
+	case ln.Options.NoAuth:
+		auth = "none"
+		s.log.Warn("serving without a token: every client that reaches " + ln.Addr().String() + " can use this server, and run_task and sample_and_vote spend its model keys")
+	case ln.Generated:
+		auth = "bearer token (generated)"
+	}
+	s.log.Info("serving MCP over streamable HTTP", append([]any{"addr", ln.Addr().String(), "auth", auth}, attrs...)...)
+	return s.ServeHTTPOn(ctx, ln, ln.Options)
+}

@@ -3,9 +3,12 @@ package mcpserver_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,3 +81,73 @@ func TestServeStdio(t *testing.T) {
 	assert.Contains(t, out.String(), `"id":1`)
 	assert.Contains(t, out.String(), `"result"`)
 }
+
+// HTTPConfig refuses the HTTP settings over stdio and NoAuth with a
+// token, naming the fields and never the token; stdio listens on nothing.
+func TestHTTPConfigListen(t *testing.T) {
+	for _, tc := range []struct {
+		c    mcpserver.HTTPConfig
+		want string
+	}{
+		{mcpserver.HTTPConfig{HTTPOptions: mcpserver.HTTPOptions{Token: "secret"}}, "Token = <nil>: applies to Addr only"},
+		{mcpserver.HTTPConfig{AllowRemote: true}, "AllowRemote = <nil>: applies to Addr only"},
+		{mcpserver.HTTPConfig{HTTPOptions: mcpserver.HTTPOptions{NoAuth: true}}, "NoAuth = <nil>: applies to Addr only"},
+		{mcpserver.HTTPConfig{Addr: "127.0.0.1:0", HTTPOptions: mcpserver.HTTPOptions{NoAuth: true, Token: "secret"}}, "NoAuth = <nil> plus Token = <nil>: contradict each other"},
+	} {
+		_, err := tc.c.Listen()
+		require.ErrorIs(t, err, mcpserver.ErrConfig, "%+v", tc.c)
+		assert.ErrorContains(t, err, tc.want)
+		assert.NotContains(t, err.Error(), "secret")
+	}
+	l, err := mcpserver.HTTPConfig{}.Listen()
+	assert.NoError(t, err)
+	assert.Nil(t, l, "stdio")
+	l, err = mcpserver.HTTPConfig{Addr: "127.0.0.1:0", HTTPOptions: mcpserver.HTTPOptions{NoAuth: true}}.Listen()
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+}
+
+// Serve logs where and how it serves, and warns when no token guards it.
+func TestServeLogsHowItIsReached(t *testing.T) {
+	log := &lockedLog{}
+	srv, err := mcpserver.New(mcpserver.Config{Logger: slog.New(slog.NewTextHandler(log, nil))})
+	require.NoError(t, err)
+	defer srv.Close()
+	require.NoError(t, srv.Serve(context.Background(), nil, strings.NewReader(""), io.Discard), "stdin at its end: the client left")
+	assert.Contains(t, log.String(), `msg="serving MCP over stdio" models=sim root=. state="" tools=`)
+
+	for _, tc := range []struct {
+		c    mcpserver.HTTPConfig
+		want string
+	}{
+		{mcpserver.HTTPConfig{Addr: "127.0.0.1:0"}, `auth="bearer token (generated)"`},
+		{mcpserver.HTTPConfig{Addr: "127.0.0.1:0", HTTPOptions: mcpserver.HTTPOptions{Token: "given"}}, `auth="bearer token" models=sim`},
+		{mcpserver.HTTPConfig{Addr: "127.0.0.1:0", HTTPOptions: mcpserver.HTTPOptions{NoAuth: true}}, "auth=none"},
+	} {
+		log.Reset()
+		l, err := tc.c.Listen()
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, l, nil, nil) }()
+		require.Eventually(t, func() bool { return strings.Contains(log.String(), "serving MCP over streamable HTTP") }, 10*time.Second, time.Millisecond)
+		cancel()
+		require.NoError(t, <-done)
+		assert.Contains(t, log.String(), tc.want)
+		assert.Equal(t, tc.c.NoAuth, strings.Contains(log.String(), "level=WARN msg=\"serving without a token: every client that reaches "+l.Addr().String()), "%+v", tc.c)
+	}
+}
+
+// lockedLog is a log read while it is written.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedLog) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+func (l *lockedLog) Reset()         { l.mu.Lock(); defer l.mu.Unlock(); l.b.Reset() }

@@ -10,14 +10,15 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // ToolSolveProblem is the tool that solves a problem by voted
@@ -136,11 +137,7 @@ func (s *Server) problemTool(ctx context.Context, req *mcp.CallToolRequest, in S
 			o.Settings.P[r] = in.P
 		}
 	}
-	allSim := true
-	for _, m := range st.models {
-		allSim = allSim && m == "sim"
-	}
-	roleSt, err := s.checkRoleModels(in, allSim)
+	roleSt, allSim, err := s.checkRoleModels(in, st.models)
 	if err != nil {
 		return nil, out, err
 	}
@@ -152,17 +149,19 @@ func (s *Server) problemTool(ctx context.Context, req *mcp.CallToolRequest, in S
 		}
 		o.Sim = decompose.SimConfig{Seed: s.cfg.Sim.Seed, Roles: problems.SimRoles(play)}
 	} else {
-		m, err := s.open(st, nil, "plays the roles of a problem only alone (without real models in the same request)")
-		if err != nil {
-			return nil, out, err
-		}
-		o.Models, out.Model = decompose.AllRoles(m), maker.ModelIdentity(m)
-		out.RoleModels = map[string]string{}
+		o.Models, out.RoleModels = map[decompose.Role]llms.Model{}, map[string]string{}
+		var base llms.Model // models', opened when a role plays it
 		for _, r := range decompose.Roles {
 			if rs, ok := roleSt[r]; ok {
-				if o.Models[r], err = s.open(rs, nil, "plays every role or none"); err != nil {
-					return nil, out, err
-				}
+				o.Models[r], err = s.open(rs, nil, "plays every role or none")
+			} else if base == nil {
+				base, err = s.open(st, nil, "plays the roles of a problem only alone (without real models in the same request)")
+				o.Models[r], out.Model = base, maker.ModelIdentity(base)
+			} else {
+				o.Models[r] = base
+			}
+			if err != nil {
+				return nil, out, err
 			}
 			out.RoleModels[string(r)] = maker.ModelIdentity(o.Models[r])
 		}
@@ -318,28 +317,33 @@ func (o *SolveProblemOutput) fill(res *decompose.Result) {
 
 // checkRoleModels checks a request's role_models: known roles, each
 // role's models as check does a request's models (the server's, or any
-// with AllowAnyModel; its base_url), and real models only, over real
-// models (the simulated model plays every role or none).
-func (s *Server) checkRoleModels(in SolveProblemInput, allSim bool) (map[decompose.Role]settings, error) {
-	out := map[decompose.Role]settings{}
+// with AllowAnyModel; its base_url), and, with models, as
+// problems.RoleModels does (the simulated model plays every role or
+// none). allSim says it plays every role.
+func (s *Server) checkRoleModels(in SolveProblemInput, base []string) (roles map[decompose.Role]settings, allSim bool, err error) {
+	roles = map[decompose.Role]settings{}
+	rm := problems.RoleModels{Models: base, Roles: map[decompose.Role][]string{}}
 	for name, specs := range in.RoleModels {
 		r, err := problems.ParseRole(name)
 		if err != nil {
-			return nil, fmt.Errorf("%w: role_models: %w", ErrArgument, err)
+			return nil, false, fmt.Errorf("%w: role_models: %w", ErrArgument, err)
 		}
 		if len(specs) == 0 {
-			return nil, fmt.Errorf("%w: role_models: %s: give a model spec, or leave the role out", ErrArgument, name)
+			return nil, false, fmt.Errorf("%w: role_models: %s: give a model spec, or leave the role out", ErrArgument, name)
 		}
-		st, err := s.check(Sampling{Models: specs, BaseURL: in.BaseURL})
-		if err != nil {
-			return nil, fmt.Errorf("role_models: %s: %w", name, err)
+		if roles[r], err = s.check(Sampling{Models: specs, BaseURL: in.BaseURL}); err != nil {
+			return nil, false, fmt.Errorf("role_models: %s: %w", name, err)
 		}
-		if slices.Contains(specs, "sim") || allSim {
-			return nil, fmt.Errorf("%w: role_models: %s: the simulated model plays every role or none: give real models in models and role_models, or leave role_models out", ErrArgument, name)
-		}
-		out[r] = st
+		rm.Roles[r] = specs
 	}
-	return out, nil
+	if fe := fielderr.As(rm.Validate()); fe != nil { // "Models", or "Roles[ROLE]"
+		where := "models"
+		if role, ok := strings.CutPrefix(fe.Fields[0].Name, "Roles["); ok {
+			where = "role_models: " + strings.TrimSuffix(role, "]")
+		}
+		return nil, false, fmt.Errorf("%w: %s: %s", ErrArgument, where, fe.Remedy())
+	}
+	return roles, rm.Sim(), nil
 }
 
 // loadProblemSpec reads a problem's spec, inline (exactly as sent) or

@@ -200,4 +200,16 @@ func TestSolveProblemRoleModels(t *testing.T) {
 	c2, _ := connect(t, mcpserver.Config{State: t.TempDir(), Models: []string{"sim", "openai:other"}, BaseURL: fake.URL})
 	toolError(t, call(t, ctx, c2.ClientSession, "solve_problem", map[string]any{"sort": map[string]any{"list": []int{2, 1}},
 		"role_models": map[string]any{"solve": []string{"openai:other"}}}, nil), "every role or none")
+	toolError(t, call(t, ctx, c2.ClientSession, "solve_problem", map[string]any{"problem": problem, "models": []string{"openai:other"},
+		"role_models": map[string]any{"solve": []string{"sim"}}}, nil), "every role or none")
+
+	// Every role given a real model of its own: the simulated model of
+	// models plays none, which problems.RoleModels allows.
+	every := map[string]any{}
+	for _, r := range []string{"atomic", "decompose", "discriminate", "solve", "compose"} {
+		every[r] = []string{"openai:other"}
+	}
+	out := decode[mcpserver.SolveProblemOutput](t, call(t, ctx, c2.ClientSession, "solve_problem", map[string]any{"problem": problem, "role_models": every}, nil))
+	assert.True(t, out.Solved, out.Message)
+	assert.Contains(t, out.RoleModels["solve"], "openai:other")
 }

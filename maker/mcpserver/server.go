@@ -226,6 +226,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Policy != nil {
 		policy = *cfg.Policy
 	}
+	s.cfg.Policy = &policy // Serve's log line says it
 	ex, err := fstools.New(cfg.Root, executor.WithTaxonomy(tax), executor.WithPolicy(policy), executor.WithLogger(s.log))
 	if err != nil {
 		return nil, fmt.Errorf("%w: root: %w", ErrConfig, err)

@@ -55,13 +55,17 @@ type Endpoint struct {
 // them (a collector may echo OTEL_EXPORTER_OTLP_HEADERS' credentials in
 // an error).
 //
-// Errors: a field error wrapping ErrConfig for a negative Linger, a bad
+// Errors: a field error wrapping ErrConfig for a negative Linger, or one
+// without an Addr, a bad
 // Token (CheckToken) or an Addr that other hosts can reach without a
 // Token; Setup's errors; Serve's (ErrAddr, ErrListen). Nothing is left running on an error. Call
 // Close.
 func Open(ctx context.Context, cfg EndpointConfig) (*Endpoint, error) {
-	if cfg.Linger < 0 {
+	switch {
+	case cfg.Linger < 0:
 		return nil, fielderr.New(endpointName, "Linger", cfg.Linger, "must be 0 or positive")
+	case cfg.Linger > 0 && cfg.Addr == "":
+		return nil, fielderr.New(endpointName, "Linger", cfg.Linger, "needs Addr: there is no endpoint to keep serving")
 	}
 	if cfg.Token != "" {
 		if err := CheckToken(cfg.Token); err != nil {

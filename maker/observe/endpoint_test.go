@@ -65,6 +65,7 @@ func TestEndpointIsClosedToOtherHostsWithoutAToken(t *testing.T) {
 		{observe.EndpointConfig{Addr: ":0"}, ""}, // a port alone is loopback: accepted
 		{observe.EndpointConfig{Addr: "127.0.0.1:0", Token: "a b"}, "Token"},
 		{observe.EndpointConfig{Linger: -time.Second}, "Linger"},
+		{observe.EndpointConfig{Linger: time.Second}, "Linger"}, // nothing to keep serving
 	} {
 		ep, err := observe.Open(context.Background(), c.cfg)
 		if c.field == "" {

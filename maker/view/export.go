@@ -68,3 +68,17 @@ func ListenGuarded(addr, token string, noAuth bool) (*Guarded, error) {
 	}
 	return g, nil
 }
+
+// Serve serves cfg's view on g (Serve), guarded by g.Token, which it sets
+// as cfg.Token, and returns the server, whose Close closes g, and the
+// page's URL (http://ADDR/). cfg must hold a Run or a Batch: it panics
+// otherwise, a caller's bug (g.Token was checked by ListenGuarded).
+func (g *Guarded) Serve(cfg Config) (*Server, string) {
+	cfg.Token = g.Token
+	h, err := Handler(cfg)
+	if err != nil {
+		panic(err)
+	}
+	srv := Serve(g, h)
+	return srv, "http://" + srv.Addr() + "/"
+}

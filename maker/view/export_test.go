@@ -3,6 +3,7 @@ package view
 import (
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,4 +68,28 @@ func TestListenGuarded(t *testing.T) {
 	assert.ErrorIs(t, err, ErrToken)
 	_, err = ListenGuarded("127.0.0.1", "", false)
 	assert.ErrorIs(t, err, ErrAddr)
+}
+
+// Guarded.Serve serves the view behind the listener's token and says
+// the page's address; its Close closes the listener.
+func TestGuardedServe(t *testing.T) {
+	t.Parallel()
+	g, err := ListenGuarded("127.0.0.1:0", "", false)
+	require.NoError(t, err)
+	srv, url := g.Serve(Config{Run: NewRun(Info{Task: "t", Model: "m"})})
+	assert.Equal(t, "http://"+g.Addr().String()+"/", url)
+	status := func(token string) int {
+		req, _ := http.NewRequest(http.MethodGet, url+"state", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusUnauthorized, status("not-the-token-0123"))
+	assert.Equal(t, http.StatusOK, status(g.Token))
+	require.NoError(t, srv.Close())
+	_, err = http.Get(url)
+	assert.Error(t, err, "closed")
+	assert.Panics(t, func() { g.Serve(Config{}) }, "no Run, no Batch: a caller's bug")
 }

@@ -144,3 +144,20 @@ func (f journalFallback) Record(step int) ([]byte, error) {
 	}
 	return nil, err
 }
+
+// AttachConfig attaches a Live to s (Attach, with info) and returns its
+// view Config: the run, and each step's record from memory or, for a
+// step it no longer keeps, from s's journal file when it has one
+// (WithJournal; a journal on another store has no file). done releases
+// that file; call it once the view is closed.
+func AttachConfig(s *maker.Solver, info Info) (cfg Config, done func()) {
+	live := Attach(s, info)
+	cfg = Config{Run: live.Run(), Records: live}
+	if s.Journal != nil {
+		if f, err := OpenFile(s.Journal.Path()); err == nil {
+			cfg.Records = WithJournal(live, f)
+			return cfg, func() { _ = f.Close() }
+		}
+	}
+	return cfg, func() {}
+}

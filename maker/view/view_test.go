@@ -314,3 +314,35 @@ func TestLiveFallsBackToItsJournal(t *testing.T) {
 	_, err = recs.Record(2047)
 	assert.ErrorIs(t, err, view.ErrNoStep)
 }
+
+// AttachConfig's records come from memory, then from the Solver's
+// journal file; without a journal, only from memory.
+func TestAttachConfigReadsItsJournal(t *testing.T) {
+	for _, journaled := range []bool{true, false} {
+		s := solver(t)
+		if journaled {
+			jr, err := maker.CreateJournal(filepath.Join(t.TempDir(), "run.jsonl"))
+			require.NoError(t, err)
+			s.Journal = jr
+		}
+		task, err := hanoi.New(11)
+		require.NoError(t, err)
+		cfg, done := view.AttachConfig(s, view.SolverInfo(s, task))
+		_, err = s.Solve(context.Background(), task)
+		require.NoError(t, err)
+		if journaled {
+			require.NoError(t, s.Journal.Close())
+		}
+		assert.Equal(t, 2047, cfg.Run.Stats().Steps)
+		_, err = cfg.Records.Record(2046)
+		assert.NoError(t, err, "a recent step, from memory")
+		b, err := cfg.Records.Record(0)
+		if journaled {
+			require.NoError(t, err)
+			assert.Contains(t, string(b), `"step":0`)
+		} else {
+			assert.ErrorIs(t, err, view.ErrNoStep, "no journal: step 0 is gone")
+		}
+		done()
+	}
+}
