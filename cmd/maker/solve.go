@@ -198,6 +198,12 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	f.builder.Observer = run.obs.solverObserver() // once the telemetry is up
 	f.builder.Model, err = batchModel(run, stderr)
 	defer run.closeNATS() // after the store and the journals
+	// --escalate, checked by run.validate; its model opened as maker run opens it, never over --nats.
+	if f.builder.Escalation = run.esc.config(); err == nil && run.esc.model != "" {
+		g := *run
+		g.models, g.natsURL = []string{run.esc.model}, ""
+		f.builder.EscalationModel, err = batchModel(&g, stderr)
+	}
 	if err != nil {
 		return err
 	}
