@@ -179,7 +179,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	b := &f.builder
 	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.maxTokens, run.seed, f.tools.root, f.tools.selection
 	b.RerunPending, b.ToolDeclaration, b.Price = run.rerunPending, maker.ToolDeclaration(f.declaration), run.price()
-	b.SamplesPerCall, b.Budget = run.perCall, run.budget()
+	b.SamplesPerCall = run.perCall // Budget: batchRunner's, one across runs
 	f.limits.Retries = rateRetries
 	f.runner.Build = b.Build
 	for _, err := range []error{b.Validate(), f.limits.Validate(), f.runner.Validate()} {
@@ -295,21 +295,21 @@ func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job
 
 // report prints the summary of a batch: as JSON with --json.
 func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr error, interrupted bool) {
-	if f.asJSON {
-		report := solveSummary{Summary: sum, TasksFile: path, Results: f.out, State: f.state}
-		if f.run.drawer != nil {
-			report.Quarantined = f.run.drawer.Quarantined()
-		}
-		if runErr != nil {
-			report.Error = runErr.Error()
-			if interrupted {
-				report.Error = "interrupted"
-			}
-		}
-		_ = writeJSON(w, report) // a failed write fails the command (see run)
+	if !f.asJSON {
+		sum.WriteText(w, f.summaryText(path))
 		return
 	}
-	sum.WriteText(w, f.summaryText(path))
+	report := solveSummary{Summary: sum, TasksFile: path, Results: f.out, State: f.state}
+	if f.run.drawer != nil {
+		report.Quarantined = f.run.drawer.Quarantined()
+	}
+	switch {
+	case interrupted: // a run error once the context is done
+		report.Error = "interrupted"
+	case runErr != nil:
+		report.Error = runErr.Error()
+	}
+	_ = writeJSON(w, report) // a failed write fails the command (see run)
 }
 
 // summaryText is what the batch's summary and outcome say beside its

@@ -96,7 +96,7 @@ func (c Config) Options() (Options, error) {
 func (c Config) checkJournal() error {
 	if c.Journal == "" {
 		if c.Resume {
-			return fielderr.New(configName, "Resume", true, "needs a Journal: the journal of the run to resume")
+			return fielderr.New(configName, "Resume", nil, "needs a Journal: the journal of the run to resume")
 		}
 		return nil
 	}
