@@ -5,19 +5,17 @@ import (
 	"fmt"
 	"image/color"
 
+	"github.com/mdap-go/mdap/maker/batch"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// SpendPoint is what a batch had spent at a moment of a run.
-type SpendPoint struct {
-	// Seconds since the run started.
-	Seconds float64
-	// Dollars spent by the batch in all, earlier runs included.
-	Dollars float64
-}
+// SpendPoint is what a batch had spent at a moment of a run, as
+// batch.SpendTrace records it.
+type SpendPoint = batch.SpendPoint
 
 // ErrNoSpend: SpendChart was given no point.
 var ErrNoSpend = errors.New("no spend to chart")

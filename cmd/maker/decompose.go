@@ -1,14 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/decompose"
@@ -21,25 +20,14 @@ import (
 )
 
 // decompFlags are the flags of maker multiply, sort and problem: the
-// models of the roles, the plan (T, p, k per role) and the journal. Most
-// are set straight into problems.Options (o), which problems.Solve
-// checks; problems.Solve runs the tree.
+// models of the roles, the plan (T, p, k per role) and the journal, set
+// straight into problems.Config (c), whose Options checks them;
+// problems.Solve runs the tree.
 type decompFlags struct {
-	o          problems.Options
-	models     []string
-	baseURL    string
-	timeout    time.Duration
-	p          float64
+	c          problems.Config
 	roleP      map[decompose.Role]*float64
-	k          map[string]int
-	rivals     int
-	coFailure  float64
-	flagRate   float64
-	latency    time.Duration
-	resume     bool
+	roleModels roleFlags
 	asJSON     bool
-	roleModels map[decompose.Role]*[]string
-	prices     map[string]string
 	ui         uiFlag
 }
 
@@ -47,106 +35,54 @@ type decompFlags struct {
 var decompSimFlags = []string{"rivals", "cofailure", "flag-rate", "latency"}
 
 func (f *decompFlags) register(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&f.models, "model", []string{"sim"}, "model of every role: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn). sim plays every role from the family's truth")
-	fs.StringVar(&f.baseURL, "base-url", "", "server URL of an openai: model (the API root, usually ending in /v1; Ollama: http://127.0.0.1:11434/v1) or an ollama: model (the server root)")
-	fs.DurationVar(&f.timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
-	fs.Float64Var(&f.o.Settings.Target, "target", decompose.DefaultTarget, "T: the whole tree is right with probability at least T while every role decides right with its p, independently; the plan spreads 1-T over the tree's decisions and picks each role's k")
-	fs.StringVar((*string)(&f.o.Settings.Strategy), "strategy", string(decompose.StrategyAhead), "how decisions are voted: ahead (first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme: 2K-1 proposals, a discriminator votes an index first-to-K)")
-	fs.Float64Var(&f.p, "p", decompose.DefaultP, "every role's p: the simulated model's chance that a valid reply is right, and the p the plan chooses k for (with a real model: your estimate of it)")
+	c, s := &f.c, &f.c.Settings
+	fs.StringArrayVar(&c.Models.Models, "model", []string{"sim"}, "model of every role: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn). sim plays every role from the family's truth")
+	fs.StringVar(&c.Open.BaseURL, "base-url", "", "server URL of an openai: model (the API root, usually ending in /v1; Ollama: http://127.0.0.1:11434/v1) or an ollama: model (the server root)")
+	fs.DurationVar(&c.Open.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
+	fs.Float64Var(&s.Target, "target", decompose.DefaultTarget, "T: the whole tree is right with probability at least T while every role decides right with its p, independently; the plan spreads 1-T over the tree's decisions and picks each role's k")
+	fs.StringVar((*string)(&s.Strategy), "strategy", string(decompose.StrategyAhead), "how decisions are voted: ahead (first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme: 2K-1 proposals, a discriminator votes an index first-to-K)")
+	fs.Float64Var(&c.P, "p", decompose.DefaultP, "every role's p: the simulated model's chance that a valid reply is right, and the p the plan chooses k for (with a real model: your estimate of it)")
 	f.roleP = map[decompose.Role]*float64{}
 	for _, r := range decompose.Roles {
-		f.roleP[r] = new(float64)
-		fs.Float64Var(f.roleP[r], "p-"+string(r), 0, fmt.Sprintf("the %s role's p, over --p (0: --p)", r))
+		f.roleP[r] = fs.Float64("p-"+string(r), 0, fmt.Sprintf("the %s role's p, over --p (0: --p)", r))
 	}
-	fs.StringToIntVar(&f.k, "k", nil, "fix roles' k instead of the plan's (auto): ROLE=K[,ROLE=K], roles atomic, decompose, discriminate, solve, compose")
-	fs.IntVar(&f.rivals, "rivals", sim.DefaultWrongAnswers, "simulated model: distinct wrong answers each role's errors spread over (1 = all errors alike)")
-	fs.Float64Var(&f.coFailure, "cofailure", 0, "simulated model: share of nodes, 0 to 1, where every role's wrong replies agree and the wrong answer is the likely one: no margin protects them; the result counts them (unprotected)")
-	fs.Float64Var(&f.flagRate, "flag-rate", 0, "simulated model: probability of a red-flag reply")
-	fs.DurationVar(&f.latency, "latency", 0, "simulated model: latency of a call")
-	fs.Uint64Var(&f.o.Settings.Seed, "seed", 1, "seed of the generated problem (--digits, --length), of the simulated model and of the discriminators' shuffles")
-	fs.IntVar(&f.o.Settings.Caps.MaxDepth, "max-depth", 0, "depth cap: a node this deep is atomic (0: the family's, its right tree's depth plus one)")
-	fs.IntVar(&f.o.Settings.Caps.MaxBreadth, "max-breadth", 0, "breadth cap: a proposal of more subproblems is a red flag (0: the family's, 2)")
-	fs.BoolVar(&f.o.Settings.Discriminate, "discriminate", false, "vote proposals by discriminator agents even though the family's proposals have exact keys")
-	fs.IntVar(&f.o.Settings.Parallel, "parallel", 0, fmt.Sprintf("most decisions in flight at once, siblings in parallel (0: %d); results do not depend on it", decompose.DefaultParallel))
-	fs.IntVar(&f.o.Settings.Solver.Vote.MaxSamples, "max-samples", 0, "samples per decision before it fails (0: the vote's default, a multiple of k)")
-	fs.IntVar(&f.o.Settings.Solver.MaxTokens, "max-tokens", 0, "reply cap in tokens; a longer reply is red-flagged (0: the solver's default)")
-	fs.StringVar(&f.o.Journal, "journal", "", "journal FILE: every decision, written and synced before it is used; a killed run resumes from it with --resume")
-	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal (same problem and flags)")
-	fs.BoolVar(&f.o.JournalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it")
+	fs.StringToIntVar(&c.K, "k", nil, "fix roles' k instead of the plan's (auto): ROLE=K[,ROLE=K], roles atomic, decompose, discriminate, solve, compose")
+	fs.IntVar(&c.Rivals, "rivals", sim.DefaultWrongAnswers, "simulated model: distinct wrong answers each role's errors spread over (1 = all errors alike)")
+	fs.Float64Var(&c.CoFailure, "cofailure", 0, "simulated model: share of nodes, 0 to 1, where every role's wrong replies agree and the wrong answer is the likely one: no margin protects them; the result counts them (unprotected)")
+	fs.Float64Var(&c.FlagRate, "flag-rate", 0, "simulated model: probability of a red-flag reply")
+	fs.DurationVar(&c.Latency, "latency", 0, "simulated model: latency of a call")
+	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the generated problem (--digits, --length), of the simulated model and of the discriminators' shuffles")
+	fs.IntVar(&s.Caps.MaxDepth, "max-depth", 0, "depth cap: a node this deep is atomic (0: the family's, its right tree's depth plus one)")
+	fs.IntVar(&s.Caps.MaxBreadth, "max-breadth", 0, "breadth cap: a proposal of more subproblems is a red flag (0: the family's, 2)")
+	fs.BoolVar(&s.Discriminate, "discriminate", false, "vote proposals by discriminator agents even though the family's proposals have exact keys")
+	fs.IntVar(&s.Parallel, "parallel", 0, fmt.Sprintf("most decisions in flight at once, siblings in parallel (0: %d); results do not depend on it", decompose.DefaultParallel))
+	fs.IntVar(&s.Solver.Vote.MaxSamples, "max-samples", 0, "samples per decision before it fails (0: the vote's default, a multiple of k)")
+	fs.IntVar(&s.Solver.MaxTokens, "max-tokens", 0, "reply cap in tokens; a longer reply is red-flagged (0: the solver's default)")
+	fs.StringVar(&c.Journal, "journal", "", "journal FILE: every decision, written and synced before it is used; a killed run resumes from it with --resume")
+	fs.BoolVar(&c.Resume, "resume", false, "resume the run recorded in --journal (same problem and flags)")
+	fs.BoolVar(&c.JournalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
-	f.roleModels = map[decompose.Role]*[]string{}
-	for _, r := range decompose.Roles {
-		f.roleModels[r] = new([]string)
-		fs.StringArrayVar(f.roleModels[r], "model-"+string(r), nil, fmt.Sprintf("the %s role's model, over --model (a spec as --model's, its =IN/OUT its price); several make an ensemble; a real model, as --model's for the other roles", r))
-	}
-	fs.StringToStringVar(&f.prices, "price", nil, "roles' prices in dollars per million input/output tokens: ROLE=IN/OUT[,ROLE=IN/OUT], ROLE a role or all; over a model spec's own price (the simulated model's is 0)")
+	f.roleModels = registerRoleFlags(fs, "", "; a real model, as --model's for the other roles")
+	fs.StringToStringVar(&c.Prices, "price", nil, "roles' prices in dollars per million input/output tokens: ROLE=IN/OUT[,ROLE=IN/OUT], ROLE a role or all; over a model spec's own price (the simulated model's is 0)")
 }
 
-// options maps the flags to problems.Options. Errors are usage errors.
+// options maps the flags to problems.Options (problems.Config.Options).
+// Errors are usage errors.
 func (f *decompFlags) options(fs *pflag.FlagSet) (problems.Options, error) {
-	o := f.o
-	s := &o.Settings
-	s.P = map[decompose.Role]float64{}
-	for _, r := range decompose.Roles {
-		s.P[r] = f.p
+	c := f.c
+	c.RoleP, c.Models.Roles = map[decompose.Role]float64{}, f.roleModels.specs()
+	for r, p := range f.roleP {
 		if fs.Changed("p-" + string(r)) {
-			s.P[r] = *f.roleP[r]
+			c.RoleP[r] = *p
 		}
-	}
-	for name, k := range f.k {
-		r, err := problems.ParseRole(name)
-		if err != nil {
-			return o, usageErr("--k %s=%d: %w", name, k, err)
-		}
-		if s.K == nil {
-			s.K = map[decompose.Role]int{}
-		}
-		s.K[r] = k
-	}
-	prices, err := problems.RolePrices(f.prices)
-	if err != nil {
-		return o, usageErr("--price %w", err)
-	}
-	s.Prices = prices
-	rm := problems.RoleModels{Models: f.models, Roles: map[decompose.Role][]string{}}
-	for _, r := range decompose.Roles {
-		rm.Roles[r] = *f.roleModels[r]
-	}
-	if rm.Sim() {
-		o.Sim = decompose.SimConfig{Seed: s.Seed, FlagRate: f.flagRate, Latency: sim.FixedLatency(f.latency), Roles: map[decompose.Role]decompose.SimRole{}}
-		for r, p := range s.P {
-			o.Sim.Roles[r] = decompose.SimRole{P: p, Rivals: f.rivals, CoFailure: f.coFailure}
-		}
-		return o, nil
 	}
 	for _, name := range decompSimFlags {
-		if fs.Changed(name) {
-			return o, usageErr("--%s is a setting of the simulated model; it does not apply to --model %s", name, strings.Join(f.models, ", "))
+		if fs.Changed(name) && !c.Models.Sim() {
+			return problems.Options{}, usageErr("--%s is a setting of the simulated model; it does not apply to --model %s", name, strings.Join(c.Models.Models, ", "))
 		}
 	}
-	o.Models, err = rm.Open(models.Options{BaseURL: f.baseURL, Timeout: f.timeout})
-	return o, roleModelsUsageErr(err)
-}
-
-// checkJournal refuses a journal flag that does not fit the file: a run
-// that would overwrite a journal, or resume one that is not there.
-func (f *decompFlags) checkJournal() error {
-	if f.resume && f.o.Journal == "" {
-		return usageErr("--resume needs --journal FILE")
-	}
-	if f.o.Journal == "" {
-		return nil
-	}
-	_, err := os.Stat(f.o.Journal)
-	switch {
-	case err == nil && !f.resume:
-		return usageErr("--journal %s exists: add --resume to resume that run, or name another file", f.o.Journal)
-	case errors.Is(err, os.ErrNotExist) && f.resume:
-		return usageErr("--resume: --journal %s does not exist", f.o.Journal)
-	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return usageErr("--journal: %w", err)
-	}
-	return nil
+	o, err := c.Options()
+	return o, fieldUsageErr(err, decompFlagOf, "settings")
 }
 
 // solveProblem runs problems.Solve on input with the flags, prints the
@@ -167,37 +103,29 @@ func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, uncheck
 	if err != nil {
 		return err
 	}
-	if err := f.checkJournal(); err != nil {
-		return err
-	}
-	stopUI, err := f.ui.attachDecomposition(cmd, family, f.o.Journal)
+	stopUI, err := f.ui.attachDecomposition(cmd, family, f.c.Journal)
 	if err != nil {
 		return err
 	}
 	defer stopUI()
 	ctx := cmd.Context()
 	res, err := solve(ctx, o)
-	if res == nil || problems.IsInputError(err) {
-		if err == nil {
-			err = errors.New("no result")
-		}
-		if problems.IsInputError(err) {
-			return fieldUsageErr(err, decompFlagOf, family)
-		}
-		return failed(err)
+	switch {
+	case problems.IsInputError(err):
+		return fieldUsageErr(err, decompFlagOf, family)
+	case res == nil:
+		return failed(cmp.Or(err, errors.New("no result")))
 	}
 	sum := problems.Summarize(res, err, unchecked)
 	out := cmd.OutOrStdout()
 	if f.asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(sum)
+		_ = writeJSON(out, sum) // a failed write fails the command (see run)
 	} else {
-		sum.WriteText(out, what, f.models)
+		sum.WriteText(out, what, f.c.Models.Models)
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return interrupted(f.o.Journal)
+		return interrupted(f.c.Journal)
 	case err != nil:
 		return failed(err)
 	case !sum.Solved:
@@ -208,11 +136,11 @@ func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, uncheck
 
 // decompFlagOf names the flag of each field of decompose.Settings and
 // decompose.SimConfig the flags set, for fieldUsageErr.
-var decompFlagOf = map[string]string{"Strategy": "strategy", "Target": "target", "K": "k", "Caps.MaxDepth": "max-depth",
+var decompFlagOf = withRoleModels(map[string]string{"Prices": "price", "Journal": "journal", "Resume": "resume", "Strategy": "strategy", "Target": "target", "K": "k", "Caps.MaxDepth": "max-depth",
 	"Caps.MaxBreadth": "max-breadth", "Parallel": "parallel", "Seed": "seed", "Vote.MaxSamples": "max-samples", "MaxTokens": "max-tokens",
 	"P[atomic]": "p-atomic", "P[decompose]": "p-decompose", "P[discriminate]": "p-discriminate", "P[solve]": "p-solve", "P[compose]": "p-compose",
 	"Roles[atomic].CoFailure": "cofailure", "Roles[decompose].CoFailure": "cofailure", "Roles[discriminate].CoFailure": "cofailure",
-	"Roles[solve].CoFailure": "cofailure", "Roles[compose].CoFailure": "cofailure"}
+	"Roles[solve].CoFailure": "cofailure", "Roles[compose].CoFailure": "cofailure"})
 
 // decompCommand is a command of voted decomposition (multiply, sort,
 // problem): its help texts, the decomposition flags and --ui; solve runs
@@ -260,10 +188,8 @@ func newFamilyCommand(b problems.Builtin) *cobra.Command {
 		all := strings.Join(names, " and ")
 		var input json.RawMessage
 		switch {
-		case given > 0 && fs.Changed(b.Size.Flag) && len(names) > 1:
-			return usageErr("give %s, or --%s, not both", all, b.Size.Flag)
 		case given > 0 && fs.Changed(b.Size.Flag):
-			return usageErr("give %s or --%s, not both", all, b.Size.Flag)
+			return usageErr("give %s, or --%s, not both", all, b.Size.Flag)
 		case given > 0 && given < len(names):
 			return usageErr("give both %s (or --%s N)", all, b.Size.Flag)
 		case given > 0:
@@ -279,7 +205,7 @@ func newFamilyCommand(b problems.Builtin) *cobra.Command {
 			input, _ = json.Marshal(fields)
 		default:
 			var err error
-			if input, err = problems.Generate(name, f.o.Settings.Seed, size); err != nil {
+			if input, err = problems.Generate(name, f.c.Settings.Seed, size); err != nil {
 				return usageErr("--%s: %w", b.Size.Flag, err)
 			}
 		}
@@ -298,20 +224,16 @@ func newFamilyCommand(b problems.Builtin) *cobra.Command {
 // --model. Over --nats every role's model is the engine's remote model
 // of the --model's route (the workers draw the samples); with --model
 // sim, the route of the workers playing the line's family (natsSimRoles).
-func decompBatch(run *runFlags, b *batch.Builtin, fs *pflag.FlagSet) {
+func decompBatch(run *runFlags, roles roleFlags, b *batch.Builtin, fs *pflag.FlagSet) {
+	play := rolesPlay(run, fs)
 	switch {
 	case run.natsURL != "" && slices.Contains(run.models, "sim"):
-		b.Decompose.P = everyRole(rolesPlay(run, fs).P)
+		b.Decompose.P = everyRole(play.P)
 		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
 			return natsSimRoles(run, fs, b, job)
 		}
 	case slices.Contains(run.models, "sim"):
-		play := rolesPlay(run, fs)
-		b.DecomposeSim.Roles = problems.SimRoles(play)
-		b.Decompose.P = map[decompose.Role]float64{}
-		for _, r := range decompose.Roles {
-			b.Decompose.P[r] = play.P
-		}
+		b.DecomposeSim.Roles, b.Decompose.P = problems.SimRoles(play), everyRole(play.P)
 	default:
 		model := b.Model
 		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
@@ -320,7 +242,7 @@ func decompBatch(run *runFlags, b *batch.Builtin, fs *pflag.FlagSet) {
 				return nil, err
 			}
 			ms := decompose.AllRoles(m)
-			return ms, solveRoleModels(run, fs, ms) // --model-ROLE
+			return ms, roles.solveRoleModels(run, ms) // --model-ROLE
 		}
 	}
 }

@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mdap-go/mdap/maker/batch"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,4 +59,30 @@ func TestBinaryEscalate(t *testing.T) {
 	code, _, errOut = inDir(t, dir, append(args, "--escalate", "stop", "--escalate-after", "4")...)
 	assert.Equal(t, 1, code)
 	assert.True(t, strings.Contains(errOut, "contested step stopped for review"), errOut)
+}
+
+// TestBinarySolveEscalate: maker solve gives its tasks the --escalate
+// policy (it used to accept the flags and race every step to its end):
+// with --escalate stop, the hanoi line of TestBinaryEscalate's model stops
+// at its first contested step and fails for review; with --escalate
+// model, the escalation model draws the contested steps' samples.
+func TestBinarySolveEscalate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 8}, "seed": 2}`+"\n"), 0o644))
+	args := []string{"solve", tasks, "--p", "0.99", "--wrong-answers", "1", "--difficulty-spread", "0.2", "--hard-agree", "1", "--k", "3", "--progress", "off"}
+	out := filepath.Join(dir, "stop.jsonl")
+	code, _, errOut := inDir(t, dir, append(args, "--out", out, "--escalate", "stop", "--escalate-after", "4")...)
+	assert.Equal(t, 1, code, errOut)
+	res := readResults(t, out)["id:a"]
+	assert.Equal(t, batch.StatusFailed, res.Status)
+	assert.Contains(t, res.Error, "contested step stopped for review")
+
+	// The contested step goes to the escalation model, here one that
+	// nothing serves: the batch stops at that fault.
+	code, _, errOut = inDir(t, dir, append(args, "--out", filepath.Join(dir, "model.jsonl"), "--escalate", "model",
+		"--escalate-model", "openai:m;base=http://127.0.0.1:9/v1", "--escalate-after", "4")...)
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, errOut, "openai:m at http://127.0.0.1:9/v1: nothing listens there")
 }

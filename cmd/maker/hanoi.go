@@ -38,12 +38,10 @@ func newHanoi() *cobra.Command {
 			if err := flags.validate(cmd); err != nil {
 				return err
 			}
-			return flags.solveTask(cmd, &ui, task, hanoi.Oracle{}, solverWith{steps: hanoi.TotalSteps(disks)}, func(s *maker.Solver, rep maker.Report, runErrV error) error {
-				sum := hanoiSummary{Solved: runErrV == nil && task.Solved(), WrongSteps: task.WrongSteps(), Disks: disks,
-					runTotals: flags.totals(cmd.Context(), s, rep, runErrV)}
-				report(cmd.OutOrStdout(), asJSON, sum, fmt.Sprintf("hanoi %d disks, k=%s, model %s: solved %v, %s\n",
-					disks, flags.kText(), flags.modelName(), sum.Solved, words.Plural(sum.WrongSteps, "wrong step")), rep, sum.runTotals)
-				return flags.ending(cmd.Context(), runErrV, sum.Solved, words.Plural(sum.WrongSteps, "wrong step"))
+			return flags.solveTask(cmd, &ui, task, hanoi.Oracle{}, solverWith{steps: hanoi.TotalSteps(disks)}, asJSON, func(t runTotals, _ maker.Report) (any, string, bool, string) {
+				sum := hanoiSummary{Solved: t.Error == "" && task.Solved(), WrongSteps: task.WrongSteps(), Disks: disks, runTotals: t}
+				wrong := words.Plural(sum.WrongSteps, "wrong step")
+				return sum, fmt.Sprintf("hanoi %d disks, k=%s, model %s: solved %v, %s\n", disks, flags.kText(), flags.modelName(), sum.Solved, wrong), sum.Solved, wrong
 			})
 		},
 	}

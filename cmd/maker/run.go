@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,16 +89,11 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 	sp, ex, task := st.Spec, st.Executor, st.Task
 	defer noteToolsRefused(cmd.ErrOrStderr(), &err)
 	with := solverWith{steps: sp.MaxSteps, maxSteps: r.maxSteps, executor: ex, tools: st.Tools, decl: maker.ToolDeclaration(r.declaration)}
-	return r.flags.solveTask(cmd, &r.ui, task, spec.Oracle{Spec: sp}, with, func(s *maker.Solver, rep maker.Report, runErrV error) error {
-		name := sp.Name
-		if name == "" {
-			name = "unnamed"
-		}
-		sum := specSummary{Spec: path, Name: name, Solved: runErrV == nil && task.Done(), State: task.State(),
-			ToolCalls: rep.ToolCalls, Denied: rep.Denied, Root: ex.Root(), Tools: ex.Policy().String(),
-			runTotals: r.flags.totals(cmd.Context(), s, rep, runErrV)}
-		report(cmd.OutOrStdout(), r.asJSON, sum, fmt.Sprintf("spec %s (%s), k=%s, model %s: solved %v\nstate: %s\ntools: %s, under %s\n",
-			name, path, r.flags.kText(), r.flags.modelName(), sum.Solved, sum.State, sum.Tools, sum.Root), rep, sum.runTotals)
-		return r.flags.ending(cmd.Context(), runErrV, sum.Solved, "the task never said it was done")
+	return r.flags.solveTask(cmd, &r.ui, task, spec.Oracle{Spec: sp}, with, r.asJSON, func(t runTotals, rep maker.Report) (any, string, bool, string) {
+		name := cmp.Or(sp.Name, "unnamed")
+		sum := specSummary{Spec: path, Name: name, Solved: t.Error == "" && task.Done(), State: task.State(),
+			ToolCalls: rep.ToolCalls, Denied: rep.Denied, Root: ex.Root(), Tools: ex.Policy().String(), runTotals: t}
+		return sum, fmt.Sprintf("spec %s (%s), k=%s, model %s: solved %v\nstate: %s\ntools: %s, under %s\n",
+			name, path, r.flags.kText(), r.flags.modelName(), sum.Solved, sum.State, sum.Tools, sum.Root), sum.Solved, "the task never said it was done"
 	})
 }

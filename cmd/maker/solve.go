@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/mdap-go/mdap/benchmarks"
+	"github.com/mdap-go/mdap/internal/atomicfile"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
@@ -18,7 +19,6 @@ import (
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/maker/view"
 	"github.com/spf13/cobra"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -61,6 +61,7 @@ type solveFlags struct {
 	limits      batch.LimitConfig
 	runner      batch.Runner
 	ui          uiFlag
+	roles       roleFlags // --model-ROLE of decomposition lines
 }
 
 // solveFlagOf names the flag of each field of batch.Builtin,
@@ -80,8 +81,11 @@ func newSolve() *cobra.Command {
 		Example: example("solve"),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] == "-" && f.run.modelsFile == "-" {
+			switch {
+			case args[0] == "-" && f.run.modelsFile == "-":
 				return usageErr("the tasks and --models both on standard input: give one of them as a file")
+			case args[0] == "-" && f.run.natsURL != "":
+				return usageErr("--nats with tasks on standard input: coordinators share a tasks file by its name and content; give a file")
 			}
 			if err := f.check(cmd); err != nil {
 				return err
@@ -108,7 +112,7 @@ func (f *solveFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.queue, "queue", "", "with --nats: the batch's task queue on the engine, where its coordinators meet (default solve-HASH, a hash of the tasks file and the settings); a run key (maker nats run add NAME) serves the queue NAME only")
 	fs.StringVar(&f.declaration, "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	f.run.register(cmd)
-	registerSolveRoleModels(cmd) // --model-ROLE of decomposition lines
+	f.roles = registerRoleFlags(fs, " in multiply, sort and problem lines", " (one over --nats); a real model, with a real --model")
 	f.run.obs.register(fs, true)
 	f.tools.register(cmd, "")
 	fs.Lookup("root").Usage = `folder granted to the file tools of spec tasks (default: each spec file's folder; a task's "root" replaces it); they work in the spec's "root" inside it`
@@ -130,6 +134,9 @@ var notForSolve = []string{"journal", "resume", "resume-or-start", "structured",
 // refusal.
 func (f *solveFlags) check(cmd *cobra.Command) error {
 	fs, run := cmd.Flags(), &f.run
+	if err := f.roles.checkSolve(run); err != nil {
+		return err
+	}
 	if run.kAuto {
 		return usageErr("--k auto applies to maker hanoi and maker run: give maker solve a fixed --k")
 	}
@@ -172,7 +179,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	b := &f.builder
 	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.maxTokens, run.seed, f.tools.root, f.tools.selection
 	b.RerunPending, b.ToolDeclaration, b.Price = run.rerunPending, maker.ToolDeclaration(f.declaration), run.price()
-	b.SamplesPerCall, b.Budget = run.perCall, run.budget()
+	b.SamplesPerCall = run.perCall // Budget: batchRunner's, one across runs
 	f.limits.Retries = rateRetries
 	f.runner.Build = b.Build
 	for _, err := range []error{b.Validate(), f.limits.Validate(), f.runner.Validate()} {
@@ -185,9 +192,9 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 
 // solve runs the tasks of path and prints the summary.
 func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
-	jobs, err := f.readJobs(cmd, path)
+	jobs, err := batch.ReadTasks(path, cmd.InOrStdin(), f.spec) // refuses a file with none
 	if err != nil {
-		return err
+		return usageErr("%w", err)
 	}
 	run, stderr := &f.run, cmd.ErrOrStderr()
 	if err := run.obs.start(cmd.Context(), "maker", stderr); err != nil {
@@ -198,19 +205,28 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	f.builder.Observer = run.obs.solverObserver() // once the telemetry is up
 	f.builder.Model, err = batchModel(run, stderr)
 	defer run.closeNATS() // after the store and the journals
+	// --escalate, checked by run.validate; its model opened as maker run opens it, never over --nats.
+	if f.builder.Escalation = run.esc.config(); err == nil && run.esc.model != "" {
+		g := *run
+		g.models, g.natsURL = []string{run.esc.model}, ""
+		f.builder.EscalationModel, err = batchModel(&g, stderr)
+	}
 	if err != nil {
 		return err
 	}
-	decompBatch(run, &f.builder, cmd.Flags())
+	decompBatch(run, f.roles, &f.builder, cmd.Flags())
 	queue := ""
 	if run.natsURL != "" {
 		if queue, err = run.batchQueue(cmd.Context(), path, f.queue); err != nil {
 			return err
 		}
 	}
-	store, err := f.openStore(stderr)
+	store, err := batch.OpenStore(f.out, f.state)
 	if err != nil {
-		return err
+		return usageErr("%w", err)
+	}
+	if store.UnsignedJournals = run.journalUnsigned; store.TornBytes() > 0 {
+		fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", f.out, words.Plural(store.TornBytes(), "byte"))
 	}
 	defer func() {
 		if cerr := store.Close(); cerr != nil && err == nil {
@@ -232,33 +248,12 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	}
 	interrupted := runErrV != nil && cmd.Context().Err() != nil && !errors.Is(runErrV, batch.ErrWrite)
 	f.report(cmd.OutOrStdout(), path, sum, runErrV, interrupted)
-	return f.exit(path, sum, runErrV, interrupted)
-}
-
-// readJobs reads the tasks of path ("-" for standard input), refusing a
-// file with none.
-func (f *solveFlags) readJobs(cmd *cobra.Command, path string) (jobs []batch.Job, err error) {
-	if path == "-" && f.run.natsURL != "" {
-		return nil, usageErr("--nats with tasks on standard input: coordinators share a tasks file by its name and content; give a file")
+	// Failed (1; 130 when interrupted, as run says of any failure once the
+	// context is done), or nil when every task was solved.
+	if err := sum.Outcome(runErrV, interrupted, f.summaryText(path)); err != nil {
+		return failed(err)
 	}
-	if jobs, err = batch.ReadTasks(path, cmd.InOrStdin(), f.spec); err != nil {
-		return nil, usageErr("%w", err)
-	}
-	return jobs, nil
-}
-
-// openStore opens the results file and --state, saying on stderr when the
-// results file ended with a torn line.
-func (f *solveFlags) openStore(stderr io.Writer) (*batch.Store, error) {
-	store, err := batch.OpenStore(f.out, f.state)
-	if err != nil {
-		return nil, usageErr("%w", err)
-	}
-	store.UnsignedJournals = f.run.journalUnsigned
-	if n := store.TornBytes(); n > 0 {
-		fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", f.out, words.Plural(n, "byte"))
-	}
-	return store, nil
+	return nil
 }
 
 // batchRunner is the batch's runner over store, reporting to progress;
@@ -300,21 +295,21 @@ func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job
 
 // report prints the summary of a batch: as JSON with --json.
 func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr error, interrupted bool) {
-	if f.asJSON {
-		report := solveSummary{Summary: sum, TasksFile: path, Results: f.out, State: f.state}
-		if f.run.drawer != nil {
-			report.Quarantined = f.run.drawer.Quarantined()
-		}
-		if runErr != nil {
-			report.Error = runErr.Error()
-			if interrupted {
-				report.Error = "interrupted"
-			}
-		}
-		_ = writeJSON(w, report) // a failed write fails the command (see run)
+	if !f.asJSON {
+		sum.WriteText(w, f.summaryText(path))
 		return
 	}
-	sum.WriteText(w, f.summaryText(path))
+	report := solveSummary{Summary: sum, TasksFile: path, Results: f.out, State: f.state}
+	if f.run.drawer != nil {
+		report.Quarantined = f.run.drawer.Quarantined()
+	}
+	switch {
+	case interrupted: // a run error once the context is done
+		report.Error = "interrupted"
+	case runErr != nil:
+		report.Error = runErr.Error()
+	}
+	_ = writeJSON(w, report) // a failed write fails the command (see run)
 }
 
 // summaryText is what the batch's summary and outcome say beside its
@@ -328,16 +323,6 @@ func (f *solveFlags) summaryText(path string) batch.SummaryText {
 		t.Journals = "in " + f.state
 	}
 	return t
-}
-
-// exit is the command's error for a batch's outcome: failed (1; 130 when
-// interrupted, as run says of any failure once the context is done), or
-// nil when every task was solved.
-func (f *solveFlags) exit(path string, sum batch.Summary, runErr error, interrupted bool) error {
-	if err := sum.Outcome(runErr, interrupted, f.summaryText(path)); err != nil {
-		return failed(err)
-	}
-	return nil
 }
 
 // batchModel returns the model function of the built-in builder: the
@@ -369,20 +354,12 @@ func warnLogger(w io.Writer) *slog.Logger {
 }
 
 // writeSpendChart writes --spend-chart: the points of the batch's spend
-// against its cap, as an SVG.
+// against its cap, as an SVG, whole or not at all, and 0600 as the
+// results file: the chart shows what the batch spent.
 func writeSpendChart(path, tasks string, capUSD float64, points []batch.SpendPoint) error {
-	chart := make([]benchmarks.SpendPoint, len(points))
-	for i, p := range points {
-		chart[i] = benchmarks.SpendPoint(p)
+	svg, err := benchmarks.SpendChart(points, capUSD, fmt.Sprintf("maker solve %s: the batch's spend", tasks))
+	if err == nil {
+		err = atomicfile.WriteBytes(path, 0o600, svg)
 	}
-	svg, err := benchmarks.SpendChart(chart, capUSD, fmt.Sprintf("maker solve %s: the batch's spend", tasks))
-	if err != nil {
-		return err
-	}
-	// Whole or not at all, and 0600 as the results file: the chart shows
-	// what the batch spent.
-	if err := view.WriteFile(path, func(w io.Writer) error { _, err := w.Write(svg); return err }); err != nil {
-		return fmt.Errorf("--spend-chart: %w", err)
-	}
-	return nil
+	return err
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -51,12 +50,14 @@ func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report
 
 // solveTask solves task with the solver the flags describe, with what
 // the command adds (with) and its watchers (with.watch): the telemetry
-// started, a progress bar of with.steps, --ui attached. finish prints the summary of
-// the run (s, its report, the run's own error) and returns the command's
-// error; then the view stops, the journal closes (its error fails the
-// command) and the NATS connection after it. A journal that does not fit
-// is a usage error with no summary.
-func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, oracle sim.Oracle, with solverWith, finish func(s *maker.Solver, rep maker.Report, runErr error) error) (err error) {
+// started, a progress bar of with.steps, --ui attached. Then it prints
+// the run's summary, as JSON with asJSON: finish makes it from the run's
+// totals and report (its --json summary, its text headline, and whether the task was
+// solved, or why not); the report's text and --k auto's estimate follow
+// the headline. It returns the command's error; then the view stops, the
+// journal closes (its error fails the command) and the NATS connection
+// after it. A journal that does not fit is a usage error with no summary.
+func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, oracle sim.Oracle, with solverWith, asJSON bool, finish func(runTotals, maker.Report) (sum any, headline string, solved bool, why string)) (err error) {
 	ctx := cmd.Context()
 	if err := f.obs.start(ctx, "maker", cmd.ErrOrStderr()); err != nil {
 		return err
@@ -85,31 +86,21 @@ func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, or
 	if err := runErr(runErrV); isUsage(err) {
 		return err // a journal that does not fit: no run to summarise
 	}
-	return finish(s, rep, runErrV)
-}
-
-// report writes a run's summary: sum as JSON, or headline, the report's
-// text and the --k auto estimate. A failed write fails the command (see
-// run).
-func report(out io.Writer, asJSON bool, sum any, headline string, rep maker.Report, t runTotals) {
-	if asJSON {
-		_ = writeJSON(out, sum)
-		return
+	t := f.totals(ctx, s, rep, runErrV)
+	sum, headline, solved, why := finish(t, rep)
+	if out := cmd.OutOrStdout(); asJSON {
+		_ = writeJSON(out, sum) // a failed write fails the command (see run)
+	} else {
+		fmt.Fprint(out, headline, rep.String())
+		if t.PEstimate != nil {
+			fmt.Fprintf(out, "k auto: %s\n", t.PEstimate)
+		}
 	}
-	fmt.Fprint(out, headline)
-	fmt.Fprint(out, rep.String())
-	if t.PEstimate != nil {
-		fmt.Fprintf(out, "k auto: %s\n", t.PEstimate)
-	}
-}
-
-// ending is a run command's error once its summary is written.
-func (f *runFlags) ending(ctx context.Context, err error, solved bool, why string) error {
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case runErrV != nil && ctx.Err() != nil:
 		return interrupted(f.journal)
-	case err != nil:
-		return runErr(err)
+	case runErrV != nil:
+		return runErr(runErrV)
 	case !solved:
 		return failed(fmt.Errorf("not solved: %s", why))
 	}

@@ -70,6 +70,13 @@ type Builtin struct {
 	// Observer, if set, is every solver's maker.Solver.Observer (traces
 	// and metrics: see maker/observe).
 	Observer maker.Observer
+	// Escalation, if set, is what a contested step of a "hanoi" or "spec"
+	// job gets (maker.Config.Escalation). With maker.EscalateModel and no
+	// Model of its own, each job's escalation model is EscalationModel's,
+	// called as Model is with the job's seed plus one, so that a simulated
+	// model's hard steps are other steps than the run's.
+	Escalation      *maker.Escalation
+	EscalationModel func(job Job, oracle sim.Oracle, seed uint64) (llms.Model, error)
 	// Decompose are the settings of "multiply" and "sort" jobs (voted
 	// decomposition: T, each role's p for the plan, strategy, caps); a
 	// job's "k" fixes every role's k and "seed" replaces Seed.
@@ -131,9 +138,17 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 		if err != nil {
 			return nil, err
 		}
+		esc := b.Escalation
+		if esc != nil && esc.Policy == maker.EscalateModel && esc.Model == nil && b.EscalationModel != nil {
+			e := *esc
+			if e.Model, err = b.EscalationModel(job, oracle, seed+1); err != nil {
+				return nil, fmt.Errorf("escalation model: %w", err)
+			}
+			esc = &e
+		}
 		return &maker.Solver{
 			Config: maker.Config{Vote: cfg, MaxTokens: b.MaxTokens, MaxSteps: maxSteps, RerunPending: b.RerunPending, Price: b.Price,
-				SamplesPerCall: b.SamplesPerCall, ToolDeclaration: b.ToolDeclaration},
+				SamplesPerCall: b.SamplesPerCall, ToolDeclaration: b.ToolDeclaration, Escalation: esc},
 			Model:    m,
 			Executor: ex,
 			Tools:    tools,

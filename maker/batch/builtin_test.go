@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -71,3 +72,42 @@ func declaredNames(tools []llms.Tool) []string {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// TestBuiltinEscalation: every hanoi and spec job gets the Escalation
+// policy; under maker.EscalateModel its model is EscalationModel's for
+// the job, at the job's seed plus one.
+func TestBuiltinEscalation(t *testing.T) {
+	var escSeeds []uint64
+	open := func(_ Job, o sim.Oracle, seed uint64) (llms.Model, error) {
+		c := sim.DefaultConfig()
+		c.Seed = seed
+		return sim.New(o, c)
+	}
+	b := &Builtin{Model: open, Seed: 3, Escalation: &maker.Escalation{Policy: maker.EscalateModel, After: 8},
+		EscalationModel: func(j Job, o sim.Oracle, seed uint64) (llms.Model, error) {
+			escSeeds = append(escSeeds, seed)
+			return open(j, o, seed)
+		}}
+	require.NoError(t, b.Validate())
+	jobs := readJobs(t, `{"id": "a", "hanoi": {"disks": 3}}
+{"id": "b", "hanoi": {"disks": 3}, "seed": 7}`)
+	for _, job := range jobs {
+		u, err := b.Build(context.Background(), job)
+		require.NoError(t, err)
+		require.NotNil(t, u.Solver.Escalation)
+		assert.Equal(t, 8, u.Solver.Escalation.After)
+		assert.NotNil(t, u.Solver.Escalation.Model, "the job's escalation model")
+	}
+	assert.Equal(t, []uint64{4, 8}, escSeeds)
+	assert.Nil(t, b.Escalation.Model, "the batch's policy is not changed")
+
+	b.EscalationModel = nil
+	assert.ErrorIs(t, b.Validate(), maker.ErrConfig, "EscalateModel needs a model")
+	b.Escalation = &maker.Escalation{Policy: "shout"}
+	assert.ErrorIs(t, b.Validate(), maker.ErrConfig)
+	b.Escalation = &maker.Escalation{Policy: maker.EscalateStop}
+	require.NoError(t, b.Validate())
+	u, err := b.Build(context.Background(), jobs[0])
+	require.NoError(t, err)
+	assert.Equal(t, maker.EscalateStop, u.Solver.Escalation.Policy)
+}

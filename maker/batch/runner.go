@@ -85,7 +85,7 @@ type Runner struct {
 	Build Builder
 	// Concurrency is the most jobs solved at once; 0 means 1.
 	Concurrency int
-	// Limits, if set, wrap every job's model (see Limits.Wrap), so that
+	// Limits, if set, wrap every job's model and escalation model (see Limits.Wrap), so that
 	// every call of every job shares them.
 	Limits *Limits
 	// Store keeps results and journals; it supplies Results, Done and
@@ -339,6 +339,10 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker, book *
 	s := &run
 	if r.Limits != nil {
 		s.Model = r.Limits.Wrap(s.Model)
+		if e := s.Escalation; e != nil && e.Model != nil { // its calls share the limits too
+			c := *e
+			c.Model, s.Escalation = r.Limits.Wrap(e.Model), &c
+		}
 	}
 	if r.Budget != nil {
 		s.Budget = r.Budget

@@ -7,6 +7,7 @@ import (
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // MaxConcurrency bounds Runner.Concurrency, against typos.
@@ -18,7 +19,9 @@ const MaxConcurrency = 1024
 // a SamplesPerCall outside maker's, a Root that is not a folder, a Tools selection or a
 // ToolDeclaration that does not parse (the parser's error still found
 // with errors.Is), or a Vote that vote.Config.WithDefaults refuses (its
-// own error). Model is not checked (Build refuses a missing one). A job's
+// own error), or an Escalation that maker.Config.Validate refuses (its
+// field error, "Escalation.Policy"; EscalateModel needs a Model or
+// EscalationModel). Model is not checked (Build refuses a missing one). A job's
 // overrides are checked when it is built. A command maps the field names
 // to its flags (maker solve does). Cost: one stat of Root.
 func (b *Builtin) Validate() error {
@@ -45,8 +48,18 @@ func (b *Builtin) Validate() error {
 	if _, err := b.Vote.WithDefaults(); err != nil {
 		return fmt.Errorf("batch.Builtin: Vote: %w", err)
 	}
+	if e := b.Escalation; e != nil {
+		c := *e
+		if c.Model == nil && b.EscalationModel != nil {
+			c.Model = standIn{} // each job's, not called here
+		}
+		return maker.Config{Escalation: &c}.Validate()
+	}
 	return nil
 }
+
+// standIn stands for a model Build opens, in a setting checked before.
+type standIn struct{ llms.Model }
 
 // Validate checks r's settings and returns nil or a *maker.FieldError
 // (wrapping ErrConfig): no Build function, or a Concurrency below 0 or

@@ -1,0 +1,113 @@
+package problems
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"time"
+
+	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/sim"
+)
+
+// Config is a run of Solve as a person gives it, flat: one p for every
+// role with roles' own over it, fixed k and prices by role name, the
+// roles' model specs, the simulated model's knobs and the journal file.
+// Options checks it and makes the Options of the run: what maker
+// multiply, sort and problem map their flags to.
+type Config struct {
+	// Settings are the decomposition's; Options sets their P, K and
+	// Prices from the fields below.
+	Settings decompose.Settings
+	// P is every role's p; RoleP are roles' own, over it.
+	P     float64
+	RoleP map[decompose.Role]float64
+	// K fixes roles' k by role name (ParseRole); Prices are roles' prices
+	// by role name or "all" (RolePrices).
+	K      map[string]int
+	Prices map[string]string
+	// Models are the roles' model specs, opened with Open.
+	Models RoleModels
+	Open   models.Options
+	// Rivals, CoFailure, FlagRate and Latency are the simulated model's
+	// (decompose.SimRole and SimConfig), when it plays every role.
+	Rivals              int
+	CoFailure, FlagRate float64
+	Latency             time.Duration
+	// Journal is the journal file: created, or resumed with Resume.
+	Journal                 string
+	Resume, JournalUnsigned bool
+}
+
+// configName is where Config's field errors come from.
+const configName = "problems.Config"
+
+// Options checks what c alone can say and makes the Options of its run:
+// each role's p, fixed k and price; the roles' models opened (no call is
+// made), or, when the simulated model plays every role, its settings at
+// each role's p and Settings.Seed. The decomposition's settings are
+// Solve's to check.
+//
+// Errors: a *fielderr.Error wrapping ErrConfig that names the field: "K"
+// (a role that is not one), "Prices" (RolePrices' error), "Resume"
+// without a Journal, "Journal" when the file exists without Resume (a run
+// never overwrites a journal) or is missing with Resume; or
+// RoleModels.Open's ("Models", "Roles[ROLE]"). Cost: one stat of Journal.
+func (c Config) Options() (Options, error) {
+	o := Options{Settings: c.Settings, Journal: c.Journal, JournalUnsigned: c.JournalUnsigned}
+	s := &o.Settings
+	s.P, s.K = map[decompose.Role]float64{}, nil
+	for _, r := range decompose.Roles {
+		s.P[r] = c.P
+	}
+	maps.Copy(s.P, c.RoleP)
+	for name, k := range c.K {
+		r, err := ParseRole(name)
+		if err != nil {
+			return o, fielderr.Of(configName, "K", fmt.Sprintf("%s=%d", name, k), err)
+		}
+		if s.K == nil {
+			s.K = map[decompose.Role]int{}
+		}
+		s.K[r] = k
+	}
+	var err error
+	if s.Prices, err = RolePrices(c.Prices); err != nil {
+		return o, fielderr.Of(configName, "Prices", nil, err)
+	}
+	if err := c.checkJournal(); err != nil {
+		return o, err
+	}
+	if !c.Models.Sim() {
+		o.Models, err = c.Models.Open(c.Open)
+		return o, err
+	}
+	o.Sim = decompose.SimConfig{Seed: s.Seed, FlagRate: c.FlagRate, Latency: sim.FixedLatency(c.Latency), Roles: map[decompose.Role]decompose.SimRole{}}
+	for r, p := range s.P {
+		o.Sim.Roles[r] = decompose.SimRole{P: p, Rivals: c.Rivals, CoFailure: c.CoFailure}
+	}
+	return o, nil
+}
+
+// checkJournal refuses a Journal that does not fit Resume.
+func (c Config) checkJournal() error {
+	if c.Journal == "" {
+		if c.Resume {
+			return fielderr.New(configName, "Resume", nil, "needs a Journal: the journal of the run to resume")
+		}
+		return nil
+	}
+	_, err := os.Stat(c.Journal)
+	switch {
+	case err == nil && !c.Resume:
+		return fielderr.New(configName, "Journal", c.Journal, "exists: add Resume to resume that run, or name another file")
+	case errors.Is(err, os.ErrNotExist) && c.Resume:
+		return fielderr.New(configName, "Journal", c.Journal, "does not exist: nothing to Resume; leave Resume out to start the run")
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return fielderr.Of(configName, "Journal", c.Journal, err)
+	}
+	return nil
+}
