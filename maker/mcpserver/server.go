@@ -19,6 +19,7 @@ import (
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent/match"
+	"github.com/mdap-go/mdap/internal/buildinfo"
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/secrets"
@@ -130,7 +131,10 @@ type Config struct {
 	// model call of sample_and_vote; a run continues the caller's trace
 	// when the request carries one. Nil means none.
 	Observer maker.Observer
-	// Version is the version the server reports; empty means the build's.
+	// Version is the version the server reports; empty means mdap's
+	// module version as the build records it (buildinfo.Module: "(devel)"
+	// for a build from a work tree, the dependency's version in a program
+	// that imports mdap).
 	Version string
 	// ToolDeclaration is how run_task declares a spec's tools, and
 	// sample_and_vote the request's, to the model
@@ -215,7 +219,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Root = "."
 	}
 	if cfg.Version == "" {
-		cfg.Version = buildVersion()
+		cfg.Version = buildinfo.Module("github.com/mdap-go/mdap")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, journals: journalLocks{busy: map[string]chan struct{}{}}, keys: heldKeys(cfg.BaseURL, cfg.Models)}
 	if s.log == nil {
@@ -306,13 +310,6 @@ func or[T comparable](v, def T) T {
 		return def
 	}
 	return v
-}
-
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
 }
 
 // addTool registers a typed tool whose panics become tool errors. Its

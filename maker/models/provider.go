@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -102,13 +103,16 @@ type Conn struct {
 
 // String names the connection by its spec and its URL without user
 // information, and where its key came from: never the key or Base, so a
-// Conn in a log line or a %+v print leaks no secret.
+// Conn in a log line or a %+v print leaks no secret. (A Conn in an
+// unexported field of another struct is printed field by field, its key
+// too: fmt cannot call its methods there.)
 func (c Conn) String() string {
 	return fmt.Sprintf("models.Conn{%s at %q, key from %q}", c.Spec, c.URL, c.KeySource)
 }
 
-// GoString is String, so that %#v leaks no secret either.
-func (c Conn) GoString() string { return c.String() }
+// Format prints String for every verb (%d, %#v and the rest too), so
+// that no verb prints the fields.
+func (c Conn) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
 
 // RefusedKey says where the refused key came from and where to fix it:
 // the variable it was read from (the provider's, or a spec's ;key=VAR).

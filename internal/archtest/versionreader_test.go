@@ -11,11 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// review1: ARCHITECTURE.md names internal/buildinfo "the one reader of the
+// ARCHITECTURE.md names internal/buildinfo "the one reader of the
 // build's versions"; no other non-test file reads the build information
-// itself (maker/mcpserver's buildVersion still does, and so reports the
-// embedding program's version, "(devel)" where maker --version says
-// "devel").
+// itself (maker/mcpserver once did, and so reported the
+// embedding program's version rather than mdap's).
 func TestBuildinfoIsTheOneVersionReader(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
