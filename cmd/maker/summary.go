@@ -97,7 +97,7 @@ func report(out io.Writer, asJSON bool, sum any, headline string, rep maker.Repo
 		return
 	}
 	fmt.Fprint(out, headline)
-	fmt.Fprint(out, rep.String())
+	fmt.Fprint(out, runsummary.Text(rep))
 	if t.PEstimate != nil {
 		fmt.Fprintf(out, "k auto: %s\n", t.PEstimate)
 	}
