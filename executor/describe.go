@@ -75,17 +75,7 @@ func typeWords(m map[string]any) string {
 		}
 		return "one of " + strings.Join(vals, ", ")
 	}
-	var types []string
-	switch t := m["type"].(type) {
-	case string:
-		types = []string{t}
-	case []any:
-		for _, x := range t {
-			if s, ok := x.(string); ok {
-				types = append(types, s)
-			}
-		}
-	}
+	types := schemaTypes(m)
 	if len(types) == 0 {
 		return "any"
 	}

@@ -277,39 +277,22 @@ func paramSummary(doc any) string {
 		return ""
 	}
 	props, _ := sch["properties"].(map[string]any)
-	if len(props) == 0 {
+	args := DescribeArgs(sch) // required first, then by name
+	if len(args) == 0 {
 		return ""
 	}
-	required := map[string]bool{}
-	if req, ok := sch["required"].([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok {
-				required[s] = true
-			}
-		}
-	}
-	names := make([]string, 0, len(props))
-	for k := range props {
-		names = append(names, k)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if required[names[i]] != required[names[j]] {
-			return required[names[i]]
-		}
-		return names[i] < names[j]
-	})
-	parts := make([]string, len(names))
-	for i, k := range names {
+	parts := make([]string, len(args))
+	for i, a := range args {
 		var attrs []string
-		if p, ok := props[k].(map[string]any); ok {
+		if p, ok := props[a.Name].(map[string]any); ok {
 			if ts := schemaTypes(p); len(ts) > 0 {
 				attrs = append(attrs, strings.Join(ts, " or "))
 			}
 		}
-		if required[k] {
+		if a.Required {
 			attrs = append(attrs, "required")
 		}
-		parts[i] = k
+		parts[i] = a.Name
 		if len(attrs) > 0 {
 			parts[i] += " (" + strings.Join(attrs, ", ") + ")"
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/mdap-go/mdap/intent"
@@ -618,24 +619,13 @@ func (j *Journal) check(fingerprint, taskVersion string, settings Settings) erro
 	}
 	if diff := j.header.versionDiff(taskVersion); len(diff) > 0 {
 		return fmt.Errorf("%w: %s was begun under other rules (%s): this build could decide its next steps differently; finish it with the build and task that began it, or start a new run with another file",
-			ErrJournalMismatch, j.path(), joinDiff(diff))
+			ErrJournalMismatch, j.path(), strings.Join(diff, "; "))
 	}
 	if diff := j.header.Settings.Diff(settings); len(diff) > 0 {
 		return fmt.Errorf("%w: %s was written with other settings (%s); resume with the settings of the first run, or use another journal file",
-			ErrJournalMismatch, j.path(), joinDiff(diff))
+			ErrJournalMismatch, j.path(), strings.Join(diff, "; "))
 	}
 	return nil
-}
-
-func joinDiff(d []string) string {
-	var b bytes.Buffer
-	for i, s := range d {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(s)
-	}
-	return b.String()
 }
 
 // begin makes the journal ready to append, once the replay found it sound:

@@ -157,7 +157,6 @@ func TestStepTimeCoversEveryProcess(t *testing.T) {
 	// replayed steps' included. (Dropping the replayed steps' time in the
 	// solver's replay path makes this fail on every run: checked.)
 	assert.Equal(t, total, second.StepTime, "the total covers both processes")
-	assert.Contains(t, second.String(), "all processes")
 }
 
 // journalStepTimes reads a journal's step records: how many, and the sum

@@ -1,6 +1,7 @@
 package maker
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 
+	"github.com/mdap-go/mdap/internal/atomicfile"
 	"github.com/mdap-go/mdap/internal/safefile"
 )
 
@@ -174,18 +176,11 @@ func readKey(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrJournalState, err)
 	}
-	k, err := hex.DecodeString(string(trimNewline(b)))
+	k, err := hex.DecodeString(string(bytes.TrimRight(b, "\r\n")))
 	if err != nil || len(k) < MinJournalKey {
 		return nil, fmt.Errorf("%w: %s is not a journal key (%d hex digits expected); move it away to make a new one (journals signed with it can then no longer be resumed)", ErrJournalState, path, 64)
 	}
 	return k, nil
-}
-
-func trimNewline(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // chainHead is a journal's state as last recorded outside it.
@@ -225,24 +220,14 @@ func loadHead(state, run string) (*chainHead, error) {
 // saveHead records run's head, replacing the last one whole (a new file
 // renamed over it, 0600 in a 0700 folder).
 func saveHead(state, run string, h chainHead) error {
-	dir := filepath.Join(state, headsDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(state, headsDir), 0o700); err != nil {
 		return fmt.Errorf("%w: %w", ErrJournalState, err)
 	}
 	b, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, run+".new*")
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrJournalState, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(append(b, '\n'))
-	if err := errors.Join(werr, tmp.Close()); err != nil {
-		return fmt.Errorf("%w: %w", ErrJournalState, err)
-	}
-	if err := os.Rename(tmp.Name(), headPath(state, run)); err != nil {
+	if err := atomicfile.WriteBytes(headPath(state, run), 0o600, append(b, '\n')); err != nil {
 		return fmt.Errorf("%w: %w", ErrJournalState, err)
 	}
 	return nil

@@ -103,14 +103,7 @@ func raceChoose(ctx context.Context, m AnswerMatcher) vote.Choose[intent.Output]
 	if c, ok := m.(ChoosingMatcher); ok {
 		return func(reps []intent.Output, v intent.Output) (int, error) { return c.Choose(ctx, reps, v) }
 	}
-	return func(reps []intent.Output, v intent.Output) (int, error) {
-		for i, r := range reps {
-			if m.Match(r, v) {
-				return i, nil
-			}
-		}
-		return -1, nil
-	}
+	return vote.FirstMatch(m.Match)
 }
 
 // race is vote.RaceChoosing with the run's task's matcher: vote.Race

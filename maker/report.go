@@ -1,17 +1,13 @@
 package maker
 
 import (
-	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/mdap-go/mdap/vote"
 )
 
 // Price is what a model charges per million tokens, in US dollars (the
-// unit of maker/models' built-in prices and of Report.String).
+// unit of maker/models' built-in prices and of runsummary.Text).
 type Price struct {
 	InputPerMillion  float64 `json:"input_per_million"`
 	OutputPerMillion float64 `json:"output_per_million"`
@@ -210,67 +206,6 @@ func (r Report) SamplesPerStep() float64 {
 		return 0
 	}
 	return float64(r.Launched) / float64(r.Steps)
-}
-
-// String renders the report for a terminal.
-func (r Report) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "steps %d (resumed %d), done %v, wall %s", r.Steps, r.Resumed, r.Done, r.Wall.Round(time.Millisecond))
-	if r.Resumed > 0 {
-		fmt.Fprintf(&b, " (all processes: %s of steps)", r.StepTime.Round(time.Millisecond))
-	}
-	b.WriteString("\n")
-	fmt.Fprintf(&b, "samples %d: valid %d, flagged %d, errors %d, cancelled %d; %.3f per step\n",
-		r.Launched, r.Valid, r.Flagged, r.Errors, r.Cancelled, r.SamplesPerStep())
-	if len(r.Flags) > 0 {
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(r.Flags)) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, r.Flags[k]))
-		}
-		fmt.Fprintf(&b, "flags: %s\n", strings.Join(parts, ", "))
-	}
-	fmt.Fprintf(&b, "tokens in %d, out %d%s; cost $%.4f\n", r.Usage.InputTokens, r.Usage.OutputTokens, cacheText(r.Usage), r.Cost)
-	if len(r.Models) > 1 {
-		for _, m := range r.Models {
-			fmt.Fprintf(&b, "  %s: samples %d, valid %d, flagged %d, errors %d, winner votes %d, tokens in %d, out %d, cost $%.4f\n",
-				m.Model, m.Launched, m.Valid, m.Flagged, m.Errors, m.WinnerVotes, m.Usage.InputTokens, m.Usage.OutputTokens, m.Cost)
-		}
-	}
-	if r.ToolCalls > 0 {
-		fmt.Fprintf(&b, "tool calls %d, denied %d\n", r.ToolCalls, r.Denied)
-	}
-	if r.Checked > 0 {
-		fmt.Fprintf(&b, "checked steps %d, vote-only %d\n", r.Checked, r.VoteOnly)
-	}
-	if r.Contested > 0 || r.Escalated > 0 {
-		fmt.Fprintf(&b, "contested steps %d, escalated %d\n", r.Contested, r.Escalated)
-	}
-	if len(r.KHistogram) > 1 {
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(r.KHistogram)) {
-			parts = append(parts, fmt.Sprintf("k=%d %d", k, r.KHistogram[k]))
-		}
-		fmt.Fprintf(&b, "steps by k: %s\n", strings.Join(parts, ", "))
-	}
-	return b.String()
-}
-
-// cacheText is the report's note on cached input and requests, if any.
-func cacheText(u vote.Usage) string {
-	var parts []string
-	if u.CachedInputTokens > 0 {
-		parts = append(parts, fmt.Sprintf("cached in %d", u.CachedInputTokens))
-	}
-	if u.CacheWriteTokens > 0 {
-		parts = append(parts, fmt.Sprintf("cache writes %d", u.CacheWriteTokens))
-	}
-	if u.Requests > 0 {
-		parts = append(parts, fmt.Sprintf("requests %d", u.Requests))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // Agreement returns the valid votes that went to their step's winner and

@@ -89,22 +89,13 @@ func (s *Solver) settings(k int) (Settings, error) {
 		st.Temperature[i] = temp(i)
 	}
 	if w := s.Writes.setting(); w != "" {
-		if st.Extra == nil {
-			st.Extra = map[string]string{}
-		}
-		st.Extra["write_rule"] = w
+		st.setExtra("write_rule", w)
 	}
 	if s.ToolFirst {
-		if st.Extra == nil {
-			st.Extra = map[string]string{}
-		}
-		st.Extra["tool_first"] = "on"
+		st.setExtra("tool_first", "on")
 	}
 	if a := s.FlagAlarm.setting(); a != "" {
-		if st.Extra == nil {
-			st.Extra = map[string]string{}
-		}
-		st.Extra["flag_alarm"] = a
+		st.setExtra("flag_alarm", a)
 	}
 	if s.AdaptiveK != nil {
 		rec, err := s.AdaptiveK.Record()
@@ -141,6 +132,14 @@ func (s *Solver) settings(k int) (Settings, error) {
 	}
 	st.CallOptions = string(b)
 	return st, nil
+}
+
+// setExtra sets Extra[k] to v, making the map if need be.
+func (s *Settings) setExtra(k, v string) {
+	if s.Extra == nil {
+		s.Extra = map[string]string{}
+	}
+	s.Extra[k] = v
 }
 
 // Diff names every field in which o differs from s, worded for a person:

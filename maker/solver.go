@@ -225,10 +225,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		return rep, err
 	}
 	if schema != nil {
-		if settings.Extra == nil {
-			settings.Extra = map[string]string{}
-		}
-		settings.Extra["answer_schema"] = schemaDigest(schema)
+		settings.setExtra("answer_schema", schemaDigest(schema))
 	}
 	agent, err := s.newAgent(schema)
 	if err != nil {

@@ -48,7 +48,7 @@ type Match[T any] func(a, b T) bool
 // #classes representatives (one call of match each); a key seen before
 // costs a map lookup. Memory O(distinct keys). Errors: those of Race.
 func RaceMatching[T any](ctx context.Context, cfg Config, match Match[T], draw Drawer[T]) (Result[T], error) {
-	return race(ctx, cfg, chooseFirst(match), draw)
+	return race(ctx, cfg, FirstMatch(match), draw)
 }
 
 // Choose picks the class a new valid sample joins, seeing every class at
@@ -77,9 +77,10 @@ func RaceChoosing[T any](ctx context.Context, cfg Config, choose Choose[T], draw
 	return race(ctx, cfg, choose, draw)
 }
 
-// chooseFirst is the Choose of a Match: the first representative it
-// matches. nil for a nil match.
-func chooseFirst[T any](match Match[T]) Choose[T] {
+// FirstMatch is the Choose of a Match: the first representative it
+// matches, or -1; nil for a nil match. It never fails. Cost: one call of
+// match per representative tried.
+func FirstMatch[T any](match Match[T]) Choose[T] {
 	if match == nil {
 		return nil
 	}
@@ -137,7 +138,7 @@ func (c *classes[T]) join(key uint64, value T) (uint64, error) {
 // race that tallied them in that order would. keys and values have equal
 // lengths. Cost: as RaceMatching's per sample.
 func Classify[T any](keys []uint64, values []T, match Match[T]) []uint64 {
-	out, _ := ClassifyChoosing(keys, values, chooseFirst(match)) // a Match never fails
+	out, _ := ClassifyChoosing(keys, values, FirstMatch(match)) // a Match never fails
 	return out
 }
 

@@ -102,7 +102,7 @@ func TestRaceMatchingDeterministicAcrossParallel(t *testing.T) {
 		c, err := (Config{K: 3, Parallel: 5}).WithDefaults()
 		require.NoError(t, err)
 		r := newRacer[float64](c)
-		r.classes = &classes[float64]{choose: chooseFirst(within(0.45))}
+		r.classes = &classes[float64]{choose: FirstMatch(within(0.45))}
 		d := noisy(step)
 		for !r.over {
 			n := r.plan()

@@ -91,7 +91,7 @@ func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, or
 	if out := cmd.OutOrStdout(); asJSON {
 		_ = writeJSON(out, sum) // a failed write fails the command (see run)
 	} else {
-		fmt.Fprint(out, headline, rep.String())
+		fmt.Fprint(out, headline, runsummary.Text(rep))
 		if t.PEstimate != nil {
 			fmt.Fprintf(out, "k auto: %s\n", t.PEstimate)
 		}

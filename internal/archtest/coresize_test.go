@@ -17,7 +17,7 @@ const coreGoal = 12000
 // coreCeiling is the most non-test lines the core may have now: the size
 // it has come down to, lowered with each cut until it reaches coreGoal,
 // so that what moved out does not creep back.
-const coreCeiling = 13324
+const coreCeiling = 13129
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -200,9 +199,6 @@ type delayed struct {
 // RetryAfter is the delay the server asked for (maker/batch reads it).
 func (d *delayed) RetryAfter() time.Duration { return d.after }
 
-// maxListed bounds the model names an error lists.
-const maxListed = 20
-
 // diagnose404 says what a 404 meant: the provider's NotFound (an unknown
 // model, listing those the server has, or a base URL of the wrong form),
 // else a word on the model's name.
@@ -215,30 +211,6 @@ func (m *model) diagnose404(ctx context.Context, c seen, status string, mapped e
 		return err
 	}
 	return permanent(ErrNotFound, "%s at %s: %s from %s %s: check the model name after %q", m.Spec, m.URL, status, c.method, c.url, m.Spec.Provider+":").because(mapped)
-}
-
-// Listed names a server's models for a message, sorted, at most
-// maxListed of them ("no models" for none). It sorts names in place.
-func Listed(names []string) string {
-	if len(names) == 0 {
-		return "no models"
-	}
-	slices.Sort(names)
-	if len(names) > maxListed {
-		return strings.Join(names[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(names)-maxListed)
-	}
-	return strings.Join(names, ", ")
-}
-
-// HasModel reports whether names holds name, taking Ollama's default
-// tag into account ("tiny" is "tiny:latest").
-func HasModel(names []string, name string) bool {
-	for _, n := range names {
-		if n == name || n == name+":latest" || strings.TrimSuffix(n, ":latest") == name {
-			return true
-		}
-	}
-	return false
 }
 
 // probeTimeout bounds a diagnostic GET.

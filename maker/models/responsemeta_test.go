@@ -38,12 +38,11 @@ func TestResponseMetaFromTheReply(t *testing.T) {
 		resp, err := m.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
 		srv.Close()
 		require.NoError(t, err, c.spec)
-		id, model, reasoning, ok := maker.ResponseMeta(resp)
-		assert.Equal(t, c.id, id, c.spec)
-		assert.Equal(t, c.model, model, c.spec)
+		info := resp.Choices[0].GenerationInfo
+		assert.Equal(t, c.id, info[maker.InfoResponseID], c.spec)
+		assert.Equal(t, c.model, info[maker.InfoResponseModel], c.spec)
 		if c.reasoning {
-			assert.True(t, ok, c.spec)
-			assert.Equal(t, 2, reasoning, c.spec)
+			assert.Equal(t, 2, info["ReasoningTokens"], c.spec)
 		}
 	}
 }

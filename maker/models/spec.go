@@ -85,7 +85,6 @@ func parsePrice(s string) (maker.Price, error) {
 	if len(parts) < 2 || len(parts) > 4 {
 		return maker.Price{}, fmt.Errorf("want two to four prices separated by /")
 	}
-	in, out := parts[0], parts[1]
 	num := func(v string) (float64, error) {
 		f, err := strconv.ParseFloat(strings.TrimPrefix(v, "$"), 64)
 		switch {
@@ -96,20 +95,12 @@ func parsePrice(s string) (maker.Price, error) {
 		}
 		return f, nil
 	}
-	i, err := num(in)
-	if err != nil {
-		return maker.Price{}, err
-	}
-	o, err := num(out)
-	if err != nil {
-		return maker.Price{}, err
-	}
-	p := maker.Price{InputPerMillion: i, OutputPerMillion: o}
-	for k, dst := range []*float64{&p.CachedInputPerMillion, &p.CacheWritePerMillion} {
-		if len(parts) > 2+k {
-			if *dst, err = num(parts[2+k]); err != nil {
-				return maker.Price{}, err
-			}
+	var p maker.Price
+	fields := []*float64{&p.InputPerMillion, &p.OutputPerMillion, &p.CachedInputPerMillion, &p.CacheWritePerMillion}
+	for k, v := range parts {
+		var err error
+		if *fields[k], err = num(v); err != nil {
+			return maker.Price{}, err
 		}
 	}
 	return p, nil

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -47,7 +46,7 @@ type call struct {
 
 // seen is what a call saw.
 type seen struct {
-	url     *url.URL    // the last request's URL
+	url     string      // the last request's URL, without its user information
 	method  string      // and its method
 	sendErr error       // the transport's error: no response at all
 	status  int         // the response's status
@@ -136,7 +135,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req, stream = r, s
 	}
 	c.mu.Lock()
-	c.url, c.method = shownURL(req.URL), req.Method
+	c.url, c.method = ShownURL(req.URL.String()), req.Method
 	c.mu.Unlock()
 	resp, err := t.base.RoundTrip(req)
 	c.mu.Lock()
@@ -208,15 +207,4 @@ func errorMessage(body []byte) (msg, code string) {
 		text = text[:300] + "..."
 	}
 	return text, ""
-}
-
-// shownURL is u without its user information, for messages: a request's
-// URL keeps the user:password@ of a base URL that had one.
-func shownURL(u *url.URL) *url.URL {
-	if u == nil || u.User == nil {
-		return u
-	}
-	c := *u
-	c.User = nil
-	return &c
 }

@@ -75,3 +75,20 @@ func (m *watchedModel) GenerateContent(ctx context.Context, msgs []llms.MessageC
 	end(maker.CallResult{Response: resp, Err: err, Took: time.Since(start)})
 	return resp, err
 }
+
+// responseMeta returns the response id and the answering model of resp,
+// as its first choice's GenerationInfo reports them (maker.InfoResponseID,
+// maker.InfoResponseModel), and its reasoning tokens as langchaingo's OpenAI
+// client reports them ("ReasoningTokens"), reasoningOK false when no
+// choice says. Each is empty or zero when the model did not say. Cost: a
+// few map lookups.
+func responseMeta(resp *llms.ContentResponse) (id, model string, reasoning int, reasoningOK bool) {
+	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
+		return "", "", 0, false
+	}
+	info := resp.Choices[0].GenerationInfo
+	id, _ = info[maker.InfoResponseID].(string)
+	model, _ = info[maker.InfoResponseModel].(string)
+	reasoning, reasoningOK = info["ReasoningTokens"].(int)
+	return id, model, reasoning, reasoningOK
+}

@@ -319,7 +319,7 @@ func (w *Watcher) startCall(ctx context.Context, provider, model string, req cal
 		if len(u.finish) > 0 {
 			span.SetAttributes(semconv.GenAIResponseFinishReasons(u.finish...))
 		}
-		id, model, reasoning, reasoningOK := maker.ResponseMeta(res.Response)
+		id, model, reasoning, reasoningOK := responseMeta(res.Response)
 		if id != "" {
 			span.SetAttributes(semconv.GenAIResponseID(id))
 		}

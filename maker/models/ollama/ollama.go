@@ -113,8 +113,8 @@ func wrongURL(u *url.URL, shown string) error {
 func notFound(ctx context.Context, c *models.Conn, request, status string) error {
 	at, name := c.Spec.String()+" at "+c.URL, c.Spec.Name
 	if names, err := c.List(ctx, c.Base+"/api/tags", ModelNames); err == nil {
-		if !models.HasModel(names, name) {
-			return models.Permanent(models.ErrUnknownModel, "%s: the Ollama server has no model %q (%s); it has %s: give one as --model ollama:NAME, or add it (ollama pull NAME, ollama create NAME -f Modelfile)", at, name, status, models.Listed(names))
+		if !openai.HasModel(names, name) {
+			return models.Permanent(models.ErrUnknownModel, "%s: the Ollama server has no model %q (%s); it has %s: give one as --model ollama:NAME, or add it (ollama pull NAME, ollama create NAME -f Modelfile)", at, name, status, openai.Listed(names))
 		}
 		return models.Permanent(models.ErrNotFound, "%s: %s from %s, though the server lists model %q", at, status, request, name)
 	}

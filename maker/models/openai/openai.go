@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mdap-go/mdap/maker"
@@ -103,8 +104,8 @@ func authHint(c *models.Conn) string {
 func notFound(ctx context.Context, c *models.Conn, request, status string) error {
 	at, name := c.Spec.String()+" at "+c.URL, c.Spec.Name
 	if names, err := c.List(ctx, c.Base+"/models", ModelNames); err == nil {
-		if !models.HasModel(names, name) {
-			return models.Permanent(models.ErrUnknownModel, "%s: the server has no model %q (%s); it serves %s: give one as --model openai:NAME", at, name, status, models.Listed(names))
+		if !HasModel(names, name) {
+			return models.Permanent(models.ErrUnknownModel, "%s: the server has no model %q (%s); it serves %s: give one as --model openai:NAME", at, name, status, Listed(names))
 		}
 		return models.Permanent(models.ErrNotFound, "%s: %s from %s, though the server lists model %q", at, status, request, name)
 	}
@@ -133,4 +134,31 @@ func ModelNames(b []byte) ([]string, error) {
 		names = append(names, d.ID)
 	}
 	return names, nil
+}
+
+// maxListed bounds the model names an error lists.
+const maxListed = 20
+
+// Listed names a server's models for a message, sorted, at most
+// maxListed of them ("no models" for none). It sorts names in place.
+func Listed(names []string) string {
+	if len(names) == 0 {
+		return "no models"
+	}
+	slices.Sort(names)
+	if len(names) > maxListed {
+		return strings.Join(names[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(names)-maxListed)
+	}
+	return strings.Join(names, ", ")
+}
+
+// HasModel reports whether names holds name, taking Ollama's default
+// tag into account ("tiny" is "tiny:latest").
+func HasModel(names []string, name string) bool {
+	for _, n := range names {
+		if n == name || n == name+":latest" || strings.TrimSuffix(n, ":latest") == name {
+			return true
+		}
+	}
+	return false
 }
