@@ -7,7 +7,11 @@
 # against it, provisioned as `maker nats provision` does: a squatted job stream
 # set back, the attacks of issue 35 with worker and coordinator credentials
 # (owned), one run's coordinator against another run's journal, lease and task
-# queue (tenants), a NAK steal (steal), a reply flood (flood), one run key
+# queue (tenants), one run key reading the reply stream's subjects and trying
+# each as another run's reply consumer: info, pull, delete (replytheft), a NAK
+# steal (steal), a reply flood by one worker identity
+# on every Drawer the reply stream names, keeping an honest stored reply and
+# refused past its own room (flood), one run key
 # publishing jobs in a loop beside another run (keyjobs), a rogue with no
 # credentials and with worker credentials answering jobs first, a liar worker
 # beside two honest ones under MinVoters 2 (liar), the same in a batch of
@@ -15,7 +19,8 @@
 # (batchliar), one worker identity asking for 100 routes of its invention
 # (routequota), a coordinator and a worker against an engine of another
 # protocol failing at once naming both (version), one run key flooding 20
-# served routes (manyroutes), and a full job stream
+# served routes (manyroutes), a full reply stream failing a sample within
+# seconds naming it (repliesfull), and a full job stream
 # failing a sample at once (full).
 #
 # Then natscli (NATSCLI_VERSION, reused or installed like nats-server:

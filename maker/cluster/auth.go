@@ -497,9 +497,11 @@ func coordinatorPublications(run, inbox string) []string {
 	for _, st := range coordinatorStreams {
 		allow = append(allow, "$JS.API.STREAM.INFO."+st)
 	}
-	// The reply consumer the engine made for it (its name is random).
+	// The reply consumer the engine made for it: its name is random and
+	// known to it and the engine only (no subject a coordinator reads
+	// carries it: replyToken), and only the engine deletes it.
 	allow = append(allow,
-		"$JS.API.CONSUMER.INFO."+RepliesStream+".*", "$JS.API.CONSUMER.DELETE."+RepliesStream+".*",
+		"$JS.API.CONSUMER.INFO."+RepliesStream+".*",
 		"$JS.API.CONSUMER.MSG.NEXT."+RepliesStream+".*", "$JS.ACK."+RepliesStream+".>")
 	// Journals: append, read the last line, read through ordered
 	// consumers filtered to its own subjects.

@@ -81,7 +81,9 @@ type DrawerConfig struct {
 // would call a model in process: the race is unchanged.
 //
 // Each Drawer has its own consumer of RepliesStream (subjects
-// mdap.replies.<drawer id>.>), created by NewDrawer and deleted by Close.
+// mdap.replies.<token>.>), created by NewDrawer and deleted by Close,
+// through the engine's agent. Its name is random and known to this
+// Drawer and the engine only (the token is a hash of it: replyToken).
 // It is safe for concurrent use.
 //
 // What happens when a part dies:
@@ -101,7 +103,8 @@ type Drawer struct {
 	js       jetstream.JetStream
 	nc       *nats.Conn
 	jobs     jetstream.Stream
-	id       string
+	id       string // its reply consumer's name: a secret (see replyToken)
+	token    string // its reply subjects' token: replyToken(id)
 	key      string // the publisher token of its jobs' subjects: its key
 	timeout  time.Duration
 	noWorker time.Duration
@@ -121,6 +124,10 @@ type Drawer struct {
 	bg      sync.WaitGroup // withdrawals
 
 	published, samples, replies, duplicates, withdrawn, deleted, bad, forged, reasked atomic.Int64
+
+	fullMu  sync.Mutex // repliesFull's last look
+	fullAt  time.Time
+	fullErr error
 }
 
 // DrawerStats counts what a Drawer did.
@@ -172,8 +179,9 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 	if err := checkProtocol(jobs.CachedInfo(), "coordinator"); err != nil {
 		return nil, err
 	}
+	id := newDrawerID()
 	d := &Drawer{
-		js: js, nc: js.Conn(), jobs: jobs, id: "d" + nuid.Next(),
+		js: js, nc: js.Conn(), jobs: jobs, id: id, token: replyToken(id),
 		key:     jobKey(js.Conn().Opts.InboxPrefix),
 		timeout: cmpOr(cfg.Timeout, DefaultTimeout), noWorker: cmpOr(cfg.NoWorker, DefaultNoWorker),
 		gather: cmpOr(cfg.Gather, DefaultGather), spread: cfg.Spread,
@@ -304,8 +312,14 @@ func (d *Drawer) Close() error {
 	<-cc.Closed()
 	ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 	defer cancel()
-	if err := d.js.DeleteConsumer(ctx, RepliesStream, d.id); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return fmt.Errorf("%w: delete the reply consumer %s: %w", ErrEngine, d.id, err)
+	// The engine's agent deletes it (no coordinator may), and stops
+	// taking its replies; on a server without one, the Drawer does.
+	err := askAgent(ctx, d.nc, "replies", agentRequest{Name: d.id, Drop: true})
+	if errors.Is(err, errNoAgent) {
+		err = dropDrawer(ctx, d.js, d.id, &replySpace{})
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("%w: delete the reply consumer: %w", ErrEngine, err)
 	}
 	return nil
 }

@@ -170,25 +170,63 @@ func jobsStreamConfig(n int) jetstream.StreamConfig {
 
 // repliesStreamConfig is the work queue of replies, one consumer per
 // Drawer; MaxAge clears replies to coordinators that died. Replies live in
-// memory, like jobs. A full stream drops its oldest replies (DiscardOld),
-// never a new one: a worker flooding it with replies nobody consumes
-// pushes out its own flood, while an honest reply, consumed within
-// milliseconds of its arrival, is still taken (with DiscardNew a flood
-// of 256 MiB stalled every run for the hour of MaxAge).
+// memory, like jobs. A worker answers on mdap.replies.<token>.<job>.<its
+// identity> (a Drawer's token: replyToken), and the stream stores the
+// reply under mdap.replies.<token>.w.<identity> (its subject transform drops the
+// job), so that each worker identity has one subject per Drawer, holding
+// at most DefaultReplyKeep replies (fewer on the engine: see
+// ProvisionConfig.MaxDrawers) of at most DefaultReplyBytes: a new reply
+// past them, or past the stream's bytes, is refused (DiscardNew), never
+// an old one dropped. So a worker flooding replies fills its own
+// subjects and no other worker's, and a reply stored is delivered. A
+// client makes it so (a server without roles) on every Drawer
+// (mdap.replies.>); the engine provisions it on the subjects of the
+// Drawers it made a reply consumer for only (Provision, and the agent's
+// replies request and reconciliation: replySpace), so that no worker can
+// store replies under a Drawer of its own invention. The job's id travels in the reply, and its lease
+// as the message id.
 func repliesStreamConfig(n int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        RepliesStream,
 		Description: "mdap workers' replies to sample jobs",
 		Subjects:    []string{repliesSubject + ">"},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.MemoryStorage,
-		Replicas:    replicas(n),
-		MaxAge:      time.Hour,
-		MaxBytes:    sampleStreamBytes,
-		Discard:     jetstream.DiscardOld,
-		Duplicates:  2 * time.Minute,
+		SubjectTransform: &jetstream.SubjectTransformConfig{
+			Source:      repliesSubject + "*.*.*",
+			Destination: repliesSubject + "{{wildcard(1)}}." + replyWorkerToken + ".{{wildcard(3)}}",
+		},
+		Retention:            jetstream.WorkQueuePolicy,
+		Storage:              jetstream.MemoryStorage,
+		Replicas:             replicas(n),
+		MaxAge:               time.Hour,
+		MaxBytes:             sampleStreamBytes,
+		MaxMsgSize:           DefaultReplyBytes,
+		MaxMsgsPerSubject:    DefaultReplyKeep,
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+		Duplicates:           2 * time.Minute,
 	}
 }
+
+// replyWorkerToken stands where a reply's job was in its stored subject,
+// mdap.replies.<token>.w.<worker>: three tokens, as a reply stored
+// without the transform (a stream an operator made), so voterOf reads
+// both alike.
+const replyWorkerToken = "w"
+
+// DefaultReplyKeep bounds the replies one worker identity may have stored
+// for one Drawer and not yet consumed (RepliesStream's messages per
+// subject) when ProvisionConfig.ReplyKeep is 0. A Drawer takes its
+// replies within milliseconds, so an honest worker holds none for long;
+// one that answers faster than that waits a moment (replyRetry) for the
+// room. The engine fixes the bound in force at Provision for the most
+// Drawers it serves (ProvisionConfig.MaxDrawers), so that one worker's
+// replies over every Drawer stay within half of RepliesStream: 4 at the
+// defaults.
+const DefaultReplyKeep = 8
+
+// DefaultReplyBytes bounds one reply (RepliesStream's largest message)
+// when ProvisionConfig.ReplyBytes is 0: NATS's largest message, 1 MiB.
+const DefaultReplyBytes = 1 << 20
 
 // ensureSampleStreams creates (or finds) the jobs and replies streams.
 func ensureSampleStreams(ctx context.Context, js jetstream.JetStream, n int) (jobs jetstream.Stream, err error) {

@@ -13,8 +13,8 @@ import (
 )
 
 // TestSampleStreamsAreBoundedMemory: docs/nats.md says "`MDAP_JOBS` and
-// `MDAP_REPLIES` are memory streams of at most 256 MiB each", a job past
-// that refused, a full reply stream dropping its oldest replies.
+// `MDAP_REPLIES` are memory streams of at most 256 MiB each", a job or a
+// reply past that refused, never an old one dropped.
 func TestSampleStreamsAreBoundedMemory(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
@@ -26,11 +26,8 @@ func TestSampleStreamsAreBoundedMemory(t *testing.T) {
 		cfg := s.CachedInfo().Config
 		assert.Equal(t, jetstream.MemoryStorage, cfg.Storage, name)
 		assert.EqualValues(t, 256<<20, cfg.MaxBytes, name)
-		if name == cluster.JobsStream {
-			assert.Equal(t, jetstream.DiscardNew, cfg.Discard, "%s: a job past the bound is refused", name)
-		} else {
-			assert.Equal(t, jetstream.DiscardOld, cfg.Discard, "%s: a full reply stream drops its oldest", name)
-		}
+		assert.Equal(t, jetstream.DiscardNew, cfg.Discard, "%s: a message past the bound is refused", name)
+		assert.True(t, cfg.DiscardNewPerSubject, "%s: and past its subject's bound", name)
 		assert.Equal(t, 1, cfg.Replicas, name)
 	}
 }

@@ -45,7 +45,7 @@ func TestOneKeyCannotFillTheJobStream(t *testing.T) {
 	keys, _, err := cluster.EnsureCredentials(dir)
 	require.NoError(t, err)
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
-		Provision: cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes}})
+		Provision: cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxDrawers: floodDrawers, ReplyBytes: floodReplyBytes}})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
 	keyJobsScenario(t, srv.ClientURL(), rogueSeed, honestSeed, cluster.SeedFile(dir, cluster.RoleWorker), cluster.SeedFile(dir, cluster.RoleAdmin))

@@ -41,7 +41,7 @@ func TestOneKeyCannotFillTheJobStreamOverManyRoutes(t *testing.T) {
 	require.NoError(t, err)
 	keys, _, err := cluster.EnsureCredentials(dir)
 	require.NoError(t, err)
-	cfg := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes}
+	cfg := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes, MaxDrawers: floodDrawers, ReplyBytes: floodReplyBytes}
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: cfg})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)

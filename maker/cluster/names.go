@@ -17,8 +17,11 @@ const (
 	// consumer per route (mdap.jobs.<route token>.*), shared by every
 	// worker of that route.
 	JobsStream = "MDAP_JOBS"
-	// RepliesStream holds workers' replies: a work-queue stream on
-	// subjects mdap.replies.<drawer>.<job id>, one consumer per Drawer.
+	// RepliesStream holds workers' replies: a work-queue stream taking
+	// mdap.replies.<token>.<job id>.<worker> of the Drawers the engine
+	// serves (a Drawer's token is a hash of its consumer's name), stored
+	// as mdap.replies.<token>.w.<worker> with a bound per subject (see
+	// repliesStreamConfig), one consumer per Drawer.
 	RepliesStream = "MDAP_REPLIES"
 	// LeaseBucket is the key-value bucket of journal leases, one key per
 	// journal (its run, or <queue>.<task>), expiring a lease TTL after

@@ -77,7 +77,13 @@ func assertMdapStreams(t *testing.T, ajs jetstream.JetStream) {
 		require.NoError(t, err, name)
 		c := st.CachedInfo().Config
 		assert.Nil(t, c.RePublish, name)
-		assert.Nil(t, c.SubjectTransform, name)
+		if name == cluster.RepliesStream {
+			// mdap's own: the job's token dropped, nothing moved elsewhere.
+			require.NotNil(t, c.SubjectTransform, name)
+			assert.Equal(t, jetstream.SubjectTransformConfig{Source: "mdap.replies.*.*.*", Destination: "mdap.replies.{{wildcard(1)}}.w.{{wildcard(3)}}"}, *c.SubjectTransform, name)
+		} else {
+			assert.Nil(t, c.SubjectTransform, name)
+		}
 		assert.Nil(t, c.Mirror, name)
 		assert.Empty(t, c.Sources, name)
 		assert.False(t, c.Sealed, name)
@@ -89,7 +95,9 @@ func assertMdapStreams(t *testing.T, ajs jetstream.JetStream) {
 	}
 	st, err = ajs.Stream(ctx, cluster.RepliesStream)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"mdap.replies.>"}, st.CachedInfo().Config.Subjects)
+	for _, subj := range st.CachedInfo().Config.Subjects {
+		assert.Regexp(t, `^mdap\.replies\.(_|[0-9a-f]{32}\.\*\.\*)$`, subj, "the replies of the Drawers the engine made a consumer for only")
+	}
 }
 
 // ownedScenario: see TestEngineOwnsItsResources; url is an engine

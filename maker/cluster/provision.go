@@ -69,7 +69,9 @@ type ProvisionConfig struct {
 	DurableSamples bool
 	// SampleBytes bounds each sample stream (jobs, replies); 0 means 256
 	// MiB. A full job stream refuses new jobs (their samples fail with
-	// ErrEngine naming it); a full reply stream drops its oldest replies.
+	// ErrEngine naming it); a full reply stream refuses new replies, and
+	// the samples awaiting them fail with ErrEngine naming it once they
+	// have waited DrawerConfig.NoWorker.
 	SampleBytes int64
 	// RunBytes bounds each shared stream of runs' data (JournalsStream,
 	// TasksStream, ResultsBucket); 0 means DefaultRunBytes. A full one
@@ -119,6 +121,27 @@ type ProvisionConfig struct {
 	// consumer left unused for DefaultConsumerInactive is removed, and no
 	// longer counts. The admin's ProvisionRoute has no quota.
 	RouteQuota int
+	// MaxDrawers is the most coordinators' Drawers whose replies the
+	// engine takes at once (RepliesStream's Drawer subjects, one per reply
+	// consumer the agent made); 0 means DefaultMaxDrawers. A Drawer past
+	// it is refused (its NewDrawer fails, ErrEngine naming MaxDrawers);
+	// a Drawer closed makes room at once, one whose reply consumer is
+	// gone otherwise (unused for an hour) once an agent found it absent
+	// on two looks absentGap apart, its replies purged (replySpace). Two
+	// agents adding a Drawer at once may admit one past it.
+	MaxDrawers int
+	// ReplyKeep bounds the replies one worker identity may have stored
+	// for one Drawer (RepliesStream's messages per subject); 0 means
+	// DefaultReplyKeep. So that one worker's replies over every Drawer
+	// (MaxDrawers) stay within half of RepliesStream, the bound in force
+	// is min(ReplyKeep, SampleBytes / 2 / (MaxDrawers × ReplyBytes)): 4 at
+	// the defaults. Settings that leave less than one reply are refused
+	// (ErrConfig naming MaxDrawers).
+	ReplyKeep int64
+	// ReplyBytes bounds one reply (RepliesStream's largest message); 0
+	// means DefaultReplyBytes, at most MaxJobBytes (NATS's largest
+	// message). A larger reply is refused, and its job handed back.
+	ReplyBytes int32
 	// LeaseTTL of the lease bucket; 0 means DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Logger receives a line for each resource made or repaired (Info)
@@ -165,6 +188,15 @@ func (c ProvisionConfig) Validate() error {
 		return fielderr.New(cfg, "RouteQuota", c.RouteQuota, fmt.Sprintf("use 1 to %d routes a worker identity may add: at most the routes the engine serves (MaxRoutes, maker nats --max-routes)", c.maxRoutes()))
 	case c.keyBound() < 1:
 		return fielderr.New(cfg, "MaxRoutes", c.MaxRoutes, tooManyRoutes(c.maxRoutes(), c.sampleBytes(), c.jobBytes()))
+	case c.MaxDrawers < 0 || c.MaxDrawers > maxDrawers:
+		return fielderr.New(cfg, "MaxDrawers", c.MaxDrawers, fmt.Sprintf("use 1 to %d coordinators' Drawers the engine takes replies for at once", maxDrawers))
+	case c.ReplyKeep < 0:
+		return fielderr.New(cfg, "ReplyKeep", c.ReplyKeep, "use a positive count")
+	case c.ReplyBytes < 0 || c.ReplyBytes > MaxJobBytes:
+		return fielderr.New(cfg, "ReplyBytes", c.ReplyBytes, fmt.Sprintf("use 1 to %d, NATS's largest message", MaxJobBytes))
+	case c.replyBound() < 1:
+		return fielderr.New(cfg, "MaxDrawers", c.MaxDrawers, fmt.Sprintf("%d Drawers would leave one worker less than one reply a Drawer: the engine keeps one worker's replies over every Drawer within half of %s (%d bytes / 2 / (%d Drawers × %d bytes a reply) < 1); take fewer Drawers (MaxDrawers), lower the largest reply (ReplyBytes), or give the reply stream more bytes (SampleBytes)",
+			c.maxDrawers(), RepliesStream, c.sampleBytes(), c.maxDrawers(), c.replyBytes()))
 	}
 	return nil
 }
@@ -184,6 +216,17 @@ func (c ProvisionConfig) jobBytes() int32    { return cmpOr(c.JobBytes, DefaultJ
 // MaxMsgsPerSubject): see keyJobsBound.
 func (c ProvisionConfig) keyBound() int64 {
 	return keyJobsBound(cmpOr(c.KeyJobs, DefaultKeyJobs), c.sampleBytes(), c.jobBytes(), c.maxRoutes())
+}
+
+func (c ProvisionConfig) maxDrawers() int   { return cmpOr(c.MaxDrawers, DefaultMaxDrawers) }
+func (c ProvisionConfig) replyBytes() int32 { return cmpOr(c.ReplyBytes, DefaultReplyBytes) }
+
+// replyBound is the replies one worker identity may have stored for each
+// Drawer (RepliesStream's MaxMsgsPerSubject): ReplyKeep, or fewer, so
+// that one worker's replies over MaxDrawers Drawers fit in half of the
+// stream (keyJobsBound's rule, for replies).
+func (c ProvisionConfig) replyBound() int64 {
+	return keyJobsBound(cmpOr(c.ReplyKeep, DefaultReplyKeep), c.sampleBytes(), c.replyBytes(), c.maxDrawers())
 }
 
 func (c ProvisionConfig) check() error { return c.Validate() }
@@ -221,7 +264,11 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig)
 	if err != nil {
 		return err
 	}
-	for _, want := range []jetstream.StreamConfig{jobs, repliesStreamConfig(cfg.Replicas)} {
+	replies, err := provisionedRepliesConfig(ctx, js, cfg)
+	if err != nil {
+		return err
+	}
+	for _, want := range []jetstream.StreamConfig{jobs, replies} {
 		if cfg.DurableSamples {
 			want.Storage = jetstream.FileStorage
 		}
@@ -553,11 +600,12 @@ func checkRouteQuota(ctx context.Context, js jetstream.JetStream, by string, mos
 }
 
 // replyConsumerConfig is the reply consumer of the Drawer id.
+// Its filter names the Drawer's token (replyToken), never its name.
 func replyConsumerConfig(id string) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Name:              id,
 		Description:       "mdap replies to one coordinator",
-		FilterSubject:     repliesSubject + id + ".>",
+		FilterSubject:     repliesSubject + replyToken(id) + ".>",
 		AckPolicy:         jetstream.AckExplicitPolicy,
 		AckWait:           30 * time.Second,
 		InactiveThreshold: time.Hour,
@@ -573,6 +621,10 @@ type agentRequest struct {
 	// and letters or digits; the task queue whose consumer a coordinator
 	// needs (mdap.engine.tasks).
 	Name string `json:"name,omitempty"`
+	// Drop: the Drawer Name closes; its reply consumer is deleted and its
+	// subject removed (mdap.engine.replies). Only the engine deletes a
+	// reply consumer: knowing its name is the proof of owning it.
+	Drop bool `json:"drop,omitempty"`
 	// MaxAge: the retention of a task queue (checked, 1m to
 	// MaxRetention).
 	MaxAge time.Duration `json:"max_age,omitempty"`
@@ -642,6 +694,7 @@ type Agent struct {
 	slots   chan struct{} // workers' requests in progress
 	pulls   pullers       // who pulls which route
 	asked   agentCounts   // requests answered (Server.Stats)
+	replies replySpace    // RepliesStream's Drawer subjects
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -688,6 +741,24 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 		cancel()
 		return nil, fmt.Errorf("%w: serve the engine's requests: %w", ErrEngine, err)
 	}
+	// Keep RepliesStream's subjects those of the live Drawers: put back
+	// one a concurrent write dropped, remove one whose consumer is gone.
+	a.wg.Go(func() {
+		t := time.NewTicker(replyReconcile)
+		defer t.Stop()
+		for {
+			select {
+			case <-actx.Done():
+				return
+			case <-t.C:
+			}
+			rctx, rcancel := context.WithTimeout(actx, agentTimeout)
+			if _, err := a.replies.reconcile(rctx, js, ""); err != nil && actx.Err() == nil {
+				log.Debug("reconcile the reply stream's subjects; trying again", "err", err)
+			}
+			rcancel()
+		}
+	})
 	// Provision again after a reconnection: a restarted server lost the
 	// sample streams if they live in memory.
 	a.wg.Go(func() {
@@ -753,7 +824,7 @@ func (a *Agent) handle(m *nats.Msg) {
 	}
 	rctx, rcancel := context.WithTimeout(a.ctx, agentTimeout)
 	defer rcancel()
-	err := serveRequest(rctx, a.js, m, a.cfg)
+	err := serveRequest(rctx, a.js, m, a.cfg, &a.replies)
 	var resp agentResponse
 	a.asked.count(err != nil)
 	if err != nil {
@@ -776,7 +847,7 @@ func (a *Agent) Stop() {
 	a.wg.Wait()
 }
 
-func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg ProvisionConfig) error {
+func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg ProvisionConfig, space *replySpace) error {
 	var req agentRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {
 		return fmt.Errorf("undecodable request: %w", err)
@@ -809,11 +880,13 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		}
 		return provisionRoute(ctx, js, req.Route, cfg, named)
 	case "replies":
-		if !strings.HasPrefix(req.Name, "d") || !nameRE.MatchString(req.Name) || strings.ContainsAny(req.Name, "-_") {
+		if !isDrawerID(req.Name) {
 			return fmt.Errorf("reply consumer name %q: want d and up to 63 letters or digits", req.Name)
 		}
-		_, err := js.CreateConsumer(ctx, RepliesStream, replyConsumerConfig(req.Name))
-		return err
+		if req.Drop {
+			return dropDrawer(ctx, js, req.Name, space)
+		}
+		return serveDrawer(ctx, js, req.Name, cfg, space)
 	case "withdraw":
 		return withdrawJob(ctx, js, req)
 	case "tasks":

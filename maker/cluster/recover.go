@@ -29,7 +29,12 @@ func (d *Drawer) consumeReplies(ctx context.Context) error {
 	case err == nil: // made by the engine (a server with roles)
 		cons, err = d.js.Consumer(ctx, RepliesStream, d.id)
 	case errors.Is(err, errNoAgent):
-		cons, err = d.js.CreateConsumer(ctx, RepliesStream, replyConsumerConfig(d.id))
+		// Made here, as the agent would (a server without roles; a
+		// stream the engine provisioned takes the replies of its Drawers
+		// only, so this one's subject is added too).
+		if err = serveDrawer(ctx, d.js, d.id, ProvisionConfig{}, &replySpace{}); err == nil {
+			cons, err = d.js.Consumer(ctx, RepliesStream, d.id)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("%w: the reply consumer: %w", ErrEngine, err)

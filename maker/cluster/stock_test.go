@@ -95,7 +95,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 	_, err = ajs.CreateStream(ctx, jetstream.StreamConfig{Name: cluster.RepliesStream, Subjects: []string{"mdap.replies.>"}, Storage: jetstream.FileStorage})
 	require.NoError(t, err)
 	// Small, for the floods; routes enough for manyroutes.
-	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes}
+	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes, MaxDrawers: floodDrawers, ReplyBytes: floodReplyBytes}
 	require.NoError(t, cluster.Provision(ctx, ajs, engine))
 	assertMdapStreams(t, ajs)
 	agent, err := cluster.ServeAgent(ctx, ajs.Conn(), engine)
@@ -105,6 +105,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 		ownedScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
 	})
 	t.Run("tenants", func(t *testing.T) { tenantScenario(t, url, tenants) })
+	t.Run("replytheft", func(t *testing.T) { replyTheftScenario(t, url, tenants) })
 	t.Run("steal", func(t *testing.T) { stealScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2]) })
 	t.Run("flood", func(t *testing.T) {
 		floodScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
@@ -123,6 +124,10 @@ func TestStockNATSServerRoles(t *testing.T) {
 	// Before full, which needs its stream: one key over many routes.
 	t.Run("manyroutes", func(t *testing.T) {
 		manyRoutesScenario(t, url, tenants.thief, tenants.victim, seedFiles[1], adminSeed, engine, false)
+	})
+	// It purges the reply stream it fills.
+	t.Run("repliesfull", func(t *testing.T) {
+		fullRepliesScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
 	})
 	// Last: it leaves the job stream full.
 	t.Run("full", func(t *testing.T) {

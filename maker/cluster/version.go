@@ -23,7 +23,9 @@ import (
 // older than this field (protocol 0) and is refused; an operator's own
 // stream without it (on mdap.jobs.>, a server without roles) is used as
 // it is. An engine older still (its stream on mdap.jobs.>) is not named.
-const EngineProtocol = 1
+// Protocol 2: a Drawer's replies travel under its token (replyToken), not
+// its reply consumer's name, and only the engine deletes that consumer.
+const EngineProtocol = 2
 
 // The metadata keys of JobsStream naming the engine's protocol and wire
 // version.

@@ -41,7 +41,7 @@ func replyIdentity(inbox, name string) string {
 
 // ReplyPermission is the only subject pattern a worker whose inbox prefix
 // is inbox may publish replies on: a job's reply subject
-// (mdap.replies.<drawer>.<job>) followed by the worker's identity.
+// (mdap.replies.<token>.<job>) followed by the worker's identity.
 func ReplyPermission(inbox string) string {
 	return repliesSubject + "*.*." + replyIdentity(inbox, "")
 }
@@ -51,7 +51,7 @@ func ReplyPermission(inbox string) string {
 func replySubject(replyTo, id string) string { return replyTo + "." + id }
 
 // voterOf is the identity a reply on subject bears: the token after a
-// job's reply subject mdap.replies.<drawer>.<job>; "" for a reply on the
+// job's reply subject mdap.replies.<token>.<job>; "" for a reply on the
 // job's reply subject itself (a worker from before identities, only
 // possible without roles).
 func voterOf(subject string) string {

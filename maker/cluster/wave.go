@@ -203,7 +203,7 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 		}
 	}
 	job := Job{Version: WireVersion, ID: nuid.Next(), Route: m.route, Lease: leaseKey(), Samples: make([]Sample, len(calls))}
-	job.ReplyTo = repliesSubject + d.id + "." + job.ID
+	job.ReplyTo = repliesSubject + d.token + "." + job.ID
 	base := calls[0].opts
 	base.Seed, base.Temperature = 0, nil
 	job.Options = base
@@ -361,6 +361,8 @@ func (m *Model) wait(ctx context.Context, c *call) (*llms.ContentResponse, error
 		defer t.Stop()
 		check = t.C
 	}
+	// noWorker: no worker serves the route, or no reply can be stored
+	// (a full reply stream): the call fails now, not at its Timeout.
 	var noWorker error
 wait:
 	for {
@@ -373,6 +375,9 @@ wait:
 			break wait
 		case <-check:
 			if noWorker = m.served(callCtx, true); noWorker != nil {
+				break wait
+			}
+			if noWorker = d.repliesFull(callCtx); noWorker != nil {
 				break wait
 			}
 		}

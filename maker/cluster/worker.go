@@ -39,6 +39,7 @@ const (
 const (
 	pollWait       = time.Second      // one pull request's wait for jobs
 	publishTimeout = 10 * time.Second // a reply's publication
+	replyRetry     = 5 * time.Second  // waiting for room for a reply (publishReply)
 	backoff        = 500 * time.Millisecond
 )
 
@@ -629,7 +630,7 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 	}
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), publishTimeout)
 	defer pcancel()
-	if _, perr := w.js.Publish(pctx, replySubject(job.ReplyTo, w.identity), data, jetstream.WithMsgID(cmpOr(job.Lease, job.ID)), jetstream.WithExpectStream(RepliesStream)); perr != nil {
+	if perr := w.publishReply(pctx, replySubject(job.ReplyTo, w.identity), data, cmpOr(job.Lease, job.ID)); perr != nil {
 		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
 		outcome = "handed back"
 		w.released.Add(1)
@@ -639,6 +640,27 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 	w.served.Add(int64(len(replies)))
 	w.failed.Add(int64(failed))
 	_ = msg.Ack()
+}
+
+// publishReply publishes a reply on subject of RepliesStream. While this
+// worker's replies to the Drawer fill their room (ProvisionConfig.ReplyKeep:
+// the Drawer has not taken them yet, within milliseconds), or while no
+// stream takes the Drawer's subject (two agents writing the stream's
+// subjects at once may drop a live Drawer's for up to replyReconcile:
+// see replySpace), it tries again for up to replyRetry before giving up,
+// as the room is its own: no other worker's replies take it.
+func (w *Worker) publishReply(ctx context.Context, subject string, data []byte, id string) error {
+	deadline := time.Now().Add(replyRetry)
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		_, err := w.js.Publish(ctx, subject, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(RepliesStream))
+		noStream := errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
+		if err == nil || !noStream && !strings.Contains(err.Error(), "maximum messages per subject exceeded") {
+			return err
+		}
+		if time.Now().After(deadline) || wait.Sleep(ctx, pause) != nil {
+			return fmt.Errorf("%w (this worker's reply found no room or no stream for the coordinator within %s)", err, replyRetry)
+		}
+	}
 }
 
 // generate is one model call; a panic in the model is its error.
