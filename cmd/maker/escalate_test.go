@@ -86,3 +86,37 @@ func TestBinarySolveEscalate(t *testing.T) {
 	assert.Equal(t, 1, code, errOut)
 	assert.Contains(t, errOut, "openai:m at http://127.0.0.1:9/v1: nothing listens there")
 }
+
+// TestBinarySolveRefusesTheRunsOwnModelToEscalateTo: maker solve refuses
+// --escalate-model naming the run's own --model as maker hanoi and maker
+// run do (TestEscalateFlagsUsage): a usage error (2) before any task
+// runs, naming --escalate-model, and no results written; not every task
+// failed at its start (1) with the refusal in its result.
+func TestBinarySolveRefusesTheRunsOwnModelToEscalateTo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 3}}`+"\n"), 0o644))
+	out := filepath.Join(dir, "out.jsonl")
+	code, _, errOut := inDir(t, dir, "solve", tasks, "--out", out, "--progress", "off", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1",
+		"--escalate", "model", "--escalate-model", "openai:m")
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "--escalate-model")
+	assert.Contains(t, errOut, "is the run's own model")
+	_, err := os.Stat(out)
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing ran: no results")
+}
+
+// TestBinarySolveEscalateModelSpecNamesItsFlag: a bad --escalate-model
+// spec is refused naming --escalate-model, as maker hanoi says it
+// ("--escalate-model: --model SPEC: ..."), not as if --model were bad.
+func TestBinarySolveEscalateModelSpecNamesItsFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte(`{"id": "a", "hanoi": {"disks": 3}}`+"\n"), 0o644))
+	code, _, errOut := inDir(t, dir, "solve", tasks, "--out", filepath.Join(dir, "out.jsonl"), "--progress", "off",
+		"--escalate", "model", "--escalate-model", "bogus:x")
+	assert.Equal(t, 2, code, errOut)
+	assert.True(t, strings.HasPrefix(errOut, "maker: --escalate-model"), errOut)
+}
