@@ -151,3 +151,25 @@ func (l *lockedLog) Write(p []byte) (int, error) {
 }
 func (l *lockedLog) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 func (l *lockedLog) Reset()         { l.mu.Lock(); defer l.mu.Unlock(); l.b.Reset() }
+
+// TestServeNoAuthWarningSaysWhoCanUseIt: the warning of a server without
+// a token says who can then use it and spend its model keys, as maker
+// mcp's --no-auth help and docs/mcp.md ("a warning says who can then use
+// the server") promise: on loopback, every user and process of this
+// machine, not merely "every client that reaches 127.0.0.1:PORT", which
+// reads as the operator's own client.
+func TestServeNoAuthWarningSaysWhoCanUseIt(t *testing.T) {
+	log := &lockedLog{}
+	srv, err := mcpserver.New(mcpserver.Config{Logger: slog.New(slog.NewTextHandler(log, nil))})
+	require.NoError(t, err)
+	defer srv.Close()
+	l, err := mcpserver.HTTPConfig{Addr: "127.0.0.1:0", HTTPOptions: mcpserver.HTTPOptions{NoAuth: true}}.Listen()
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, l, nil, nil) }()
+	require.Eventually(t, func() bool { return strings.Contains(log.String(), "serving MCP over streamable HTTP") }, 10*time.Second, time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+	assert.Contains(t, log.String(), "every user and process of this machine")
+}
