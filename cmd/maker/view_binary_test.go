@@ -256,3 +256,15 @@ func TestBinaryViewRefusesABadToken(t *testing.T) {
 		assert.NotContains(t, string(out), tok, "the token is not echoed")
 	}
 }
+
+// TestViewExportOfAFolderSaysHowToFix: --png and --html of a state
+// folder say what is wrong and how to fix it (DEVELOPERS.md: exit 2 with
+// a message naming the fix), as before view's messages moved to the
+// library: name one task's journal in the folder.
+func TestViewExportOfAFolderSaysHowToFix(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, _, errOut := cli(t, "view", dir, "--png", filepath.Join(dir, "x.png"))
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "name one task's journal in "+dir)
+}
