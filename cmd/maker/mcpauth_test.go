@@ -92,7 +92,7 @@ func TestBinaryMCPHTTPNoAuth(t *testing.T) {
 	assert.Equal(t, http.StatusOK, mcpPost(t, endpoint, "", mcpInitialize))
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "serving MCP over streamable HTTP") }, 30*time.Second, 10*time.Millisecond)
 	out := stderr.String()
-	assert.Contains(t, out, "serving without a token: every client that reaches ")
+	assert.Contains(t, out, "serving without a token: every user and process of this machine can use this server")
 	assert.Contains(t, out, "auth=none")
 	assert.NotContains(t, out, "Authorization: Bearer")
 	assert.NotContains(t, out, "token=[REDACTED]")

@@ -64,7 +64,9 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool
 	defer src.Close()
 	if pngOut != "" || htmlOut != "" {
 		switch err := src.Export(pngOut, htmlOut); {
-		case errors.Is(err, view.ErrExportFolder), errors.Is(err, view.ErrNoHeader):
+		case errors.Is(err, view.ErrExportFolder):
+			return usageErr("--png and --html: %s: %w; name one task's journal in %s, not the folder", path, err, path)
+		case errors.Is(err, view.ErrNoHeader):
 			return usageErr("--png and --html: %s: %w", path, err)
 		case errors.Is(err, view.ErrExportPath):
 			return usageErr("%w", err)

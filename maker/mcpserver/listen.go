@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/internal/loopback"
 )
 
 // ErrListen: ListenHTTP could not listen on its address (taken, or not
@@ -119,7 +120,11 @@ func (s *Server) Serve(ctx context.Context, ln *HTTPListener, stdin io.Reader, s
 	switch {
 	case ln.Options.NoAuth:
 		auth = "none"
-		s.log.Warn("serving without a token: every client that reaches " + ln.Addr().String() + " can use this server, and run_task and sample_and_vote spend its model keys")
+		reach := "anyone who can reach " + ln.Addr().String()
+		if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil && loopback.Host(host) {
+			reach = "every user and process of this machine"
+		}
+		s.log.Warn("serving without a token: " + reach + " can use this server, and run_task and sample_and_vote spend its model keys")
 	case ln.Generated:
 		auth = "bearer token (generated)"
 	}

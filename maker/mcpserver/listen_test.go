@@ -134,7 +134,7 @@ func TestServeLogsHowItIsReached(t *testing.T) {
 		cancel()
 		require.NoError(t, <-done)
 		assert.Contains(t, log.String(), tc.want)
-		assert.Equal(t, tc.c.NoAuth, strings.Contains(log.String(), "level=WARN msg=\"serving without a token: every client that reaches "+l.Addr().String()), "%+v", tc.c)
+		assert.Equal(t, tc.c.NoAuth, strings.Contains(log.String(), "level=WARN msg=\"serving without a token: every user and process of this machine can use this server"), "%+v", tc.c)
 	}
 }
 
@@ -159,17 +159,22 @@ func (l *lockedLog) Reset()         { l.mu.Lock(); defer l.mu.Unlock(); l.b.Rese
 // machine, not merely "every client that reaches 127.0.0.1:PORT", which
 // reads as the operator's own client.
 func TestServeNoAuthWarningSaysWhoCanUseIt(t *testing.T) {
-	log := &lockedLog{}
-	srv, err := mcpserver.New(mcpserver.Config{Logger: slog.New(slog.NewTextHandler(log, nil))})
-	require.NoError(t, err)
-	defer srv.Close()
-	l, err := mcpserver.HTTPConfig{Addr: "127.0.0.1:0", HTTPOptions: mcpserver.HTTPOptions{NoAuth: true}}.Listen()
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, l, nil, nil) }()
-	require.Eventually(t, func() bool { return strings.Contains(log.String(), "serving MCP over streamable HTTP") }, 10*time.Second, time.Millisecond)
-	cancel()
-	require.NoError(t, <-done)
-	assert.Contains(t, log.String(), "every user and process of this machine")
+	for addr, who := range map[string]string{
+		"127.0.0.1:0": "every user and process of this machine",
+		"0.0.0.0:0":   "anyone who can reach ",
+	} {
+		log := &lockedLog{}
+		srv, err := mcpserver.New(mcpserver.Config{Logger: slog.New(slog.NewTextHandler(log, nil))})
+		require.NoError(t, err)
+		l, err := mcpserver.HTTPConfig{Addr: addr, AllowRemote: true, HTTPOptions: mcpserver.HTTPOptions{NoAuth: true}}.Listen()
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, l, nil, nil) }()
+		require.Eventually(t, func() bool { return strings.Contains(log.String(), "serving MCP over streamable HTTP") }, 10*time.Second, time.Millisecond)
+		cancel()
+		require.NoError(t, <-done)
+		srv.Close()
+		assert.Contains(t, log.String(), who, addr)
+	}
 }
