@@ -106,11 +106,15 @@ func costSteps(quick bool) int {
 func costUnits() int { return len(costDisks) * 2 * len(costStrategies) }
 
 func runCost(ctx context.Context, o Options, tick func()) (*CostResult, error) {
+	return runCostSteps(ctx, o, costSteps(o.Quick), tick)
+}
+
+// runCostSteps runs the cost suite on the first steps steps of each task.
+func runCostSteps(ctx context.Context, o Options, steps int, tick func()) (*CostResult, error) {
 	price, ok := models.BuiltinPrice("openai", "gpt-4.1-mini")
 	if !ok {
 		return nil, errors.New("no built-in price for gpt-4.1-mini")
 	}
-	steps := costSteps(o.Quick)
 	res := &CostResult{Model: "openai:gpt-4.1-mini (serve-sim)", Price: price, P: costP, Target: costTarget,
 		ReasoningTokens: costReasoning, StepsMeasured: steps, CacheMinTokens: costCacheMin, CacheBlock: costBlock}
 	for _, disks := range costDisks {

@@ -70,17 +70,18 @@ func TestFidelityUnchangedBySamplesPerCall(t *testing.T) {
 	assert.True(t, full.Wrong.Contains(full.WrongTheory), "%+v", full)
 }
 
-// TestCostSuiteQuick: the quick cost suite runs every row; samples per
+// TestCostSuiteQuick: the cost suite (on 12 steps, half --quick's: no
+// assertion counts steps) runs every row; samples per
 // request pays fewer requests and input tokens than one call per sample
 // at 20 disks (k >= 3), caching reads cached tokens except under
 // OpenAI's 1024-token minimum, every row decides the same steps with the
 // same wrong steps, and the report and chart render.
 func TestCostSuiteQuick(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 64 short runs over HTTP")
+		t.Skip("runs 32 short runs over HTTP")
 	}
 	t.Parallel() // counts tokens and requests, no time
-	r, err := runCost(context.Background(), Options{Quick: true, Seed: 3}, func() {})
+	r, err := runCostSteps(context.Background(), Options{Quick: true, Seed: 3}, 12, func() {})
 	require.NoError(t, err)
 	require.Len(t, r.Rows, costUnits())
 	for _, g := range costGroups(r) {

@@ -9,12 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// tinyDecompose is a decompose suite of two kinds of two problems at two p.
+var tinyDecompose = decomposeSize{cells: []decomposeCell{{"multiply", "multiply 4×4", 4, 2}, {"sort", "sort 8", 8, 2}}, ps: []float64{0.9, 0.99}, parallel: 4}
+
 // TestDecomposeSuiteSmall runs the decompose suite at a tiny size: every
 // cell is there with its problems counted, the figures are the runs'
 // (dollars from the price over the samples' tokens), the same problems
 // give the same figures, and the report and chart render.
 func TestDecomposeSuiteSmall(t *testing.T) {
-	sz := decomposeSize{cells: []decomposeCell{{"multiply", "multiply 4×4", 4, 2}, {"sort", "sort 8", 8, 2}}, ps: []float64{0.9, 0.99}, parallel: 4}
+	sz := tinyDecompose
 	ticks := 0
 	res, err := runDecomposeSized(context.Background(), 3, sz, func() { ticks++ })
 	require.NoError(t, err)

@@ -75,8 +75,12 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("closed")
 // TestRunIntoKeepsTheSuitesThatFinished: a run that ends in its second
 // suite (here cancelled as it starts) still writes the first suite's
 // figures, merged with the older report; the unfinished suite is not in
-// it, and RunInto returns the error with what it wrote.
+// it, and RunInto returns the error with what it wrote. The decompose
+// suite runs at TestDecomposeSuiteSmall's size: what is tested is which
+// suites are kept, not their figures.
 func TestRunIntoKeepsTheSuitesThatFinished(t *testing.T) {
+	decomposeSizing = func(bool) decomposeSize { return tinyDecompose }
+	defer func() { decomposeSizing = decomposeSizes }()
 	dir := t.TempDir()
 	older := &Report{Command: "maker bench --suite scale", SuiteWall: map[string]string{"scale": "1s"},
 		Scale: &ScaleResult{Rows: []ScaleRow{{Disks: 10, Solved: true}}}}

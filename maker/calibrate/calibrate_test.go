@@ -159,7 +159,7 @@ func TestDesignEffectWhenStepsDiffer(t *testing.T) {
 	// Independent samples: the estimated design effect is a chi-square
 	// with k-1 = 99 degrees of freedom over 99, near 1. Its 99.99%
 	// quantile is about 1 + 3.72·sqrt(2/99) = 1.53.
-	rep, err = calibrate.Run(context.Background(), calibrate.Config{Steps: numbers{1 << 20}, Solver: &maker.Solver{Model: numberSim(t, sim.Config{P: 0.9, Seed: 5})}, StepsSampled: 100, Samples: 10})
+	rep, err = calibrate.Run(context.Background(), calibrate.Config{Steps: numbers{1 << 10}, Solver: &maker.Solver{Model: numberSim(t, sim.Config{P: 0.9, Seed: 5})}, StepsSampled: 100, Samples: 10})
 	require.NoError(t, err)
 	assert.Less(t, rep.All.DesignEffect, 1.53)
 }
@@ -179,7 +179,7 @@ func TestRunEstimatesEachModelOfAnEnsemble(t *testing.T) {
 	ens, err := maker.NewEnsemble(good, weak)
 	require.NoError(t, err)
 	s := &maker.Solver{Config: maker.Config{Price: maker.Price{OutputPerMillion: 1e6}}, Model: ens}
-	rep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: numbers{1 << 20}, Solver: s, StepsSampled: 100, Samples: 20, K: 3})
+	rep, err := calibrate.Run(context.Background(), calibrate.Config{Steps: numbers{1 << 10}, Solver: s, StepsSampled: 100, Samples: 20, K: 3})
 	require.NoError(t, err)
 	require.Len(t, rep.Models, 2)
 	for i, p := range []float64{0.99, 0.9} {
@@ -213,7 +213,7 @@ func TestRunIsDeterministic(t *testing.T) {
 	run := func(parallel int) calibrate.Report {
 		cfg := sim.Config{P: 0.95, Seed: 9, WrongAnswers: 3, FlagRate: 0.05, ErrorRate: 0.02}
 		rep, err := calibrate.Run(context.Background(), calibrate.Config{
-			Steps: numbers{1 << 20}, Solver: &maker.Solver{Model: numberSim(t, cfg)}, StepsSampled: 40, Samples: 10, Seed: 3, Parallel: parallel,
+			Steps: numbers{1 << 10}, Solver: &maker.Solver{Model: numberSim(t, cfg)}, StepsSampled: 40, Samples: 10, Seed: 3, Parallel: parallel,
 		})
 		require.NoError(t, err)
 		rep.Wall = 0
