@@ -152,12 +152,14 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 		return err
 	}
 	defer func() { _ = done() }()
-	s, err := c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared, decl: maker.ToolDeclaration(c.declaration)})
-	if err != nil {
+	cfg := c.cfg
+	cfg.Steps = steps // check could not count the first round without the task's steps
+	if err := fieldUsageErr(cfg.Validate(), calibrateFlagOf, "calibrate"); err != nil {
 		return err
 	}
-	cfg := c.cfg
-	cfg.Steps, cfg.Solver = steps, s
+	if cfg.Solver, err = c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared, decl: maker.ToolDeclaration(c.declaration)}); err != nil {
+		return err
+	}
 	bar := progress.NewRounds(cmd.ErrOrStderr(), progress.Mode(c.run.progress))
 	bar.Start(min(cfg.StepsSampled, steps.Total()) * cfg.Samples)
 	cfg.Progress = bar.Set

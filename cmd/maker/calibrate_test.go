@@ -105,6 +105,24 @@ func TestCalibrateASpecTask(t *testing.T) {
 	assert.Contains(t, errOut, `which the tool policy (none) always denies`)
 }
 
+// TestCalibrateUntilDecidedCapOfASmallSpec: the first round of a task
+// with fewer steps than --steps-sampled samples all its steps, so
+// --until-max-samples is checked against that round (3 steps times 10
+// samples), not --steps-sampled times --samples (1000).
+func TestCalibrateUntilDecidedCapOfASmallSpec(t *testing.T) {
+	t.Parallel()
+	args := []string{"calibrate", "--json", "--progress", "off", "--spec", "../../testdata/spec/find-version.json", "--samples", "10", "--p", "1", "--flag-rate", "0", "--until-decided"}
+	code, out, errOut := cli(t, append(args, "--until-max-samples", "50")...)
+	assert.Equal(t, 0, code, errOut)
+	var rep calibrate.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Len(t, rep.Sampled, 3)
+	code, out, errOut = cli(t, append(args, "--until-max-samples", "20")...)
+	assert.Equal(t, 2, code, errOut)
+	assert.Empty(t, out)
+	assert.Equal(t, "maker: --until-max-samples 20: below the first round's 30 samples (the task's 3 steps times --samples): raise it\n", errOut)
+}
+
 func TestCalibrateUsageErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
