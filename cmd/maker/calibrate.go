@@ -129,17 +129,13 @@ func (c *calibrateFlags) task(cmd *cobra.Command) (steps calibrate.Steps, oracle
 		steps, err = calibrate.Hanoi(c.disks)
 		return steps, hanoi.Oracle{}, nil, func() error { return nil }, err
 	}
-	sandbox := ""
-	if cmd.Flags().Changed("root") {
-		sandbox = c.tools.root
-	}
+	sandbox := grantedRoot(cmd, &c.tools)
 	o, err := spec.OpenFile(c.specFile, sandbox, c.tools.selection)
-	if err == nil {
-		if steps, err = calibrate.Spec(o.Spec, o.Executor); err != nil {
-			o.Close()
-		}
-	}
 	if err != nil {
+		return nil, nil, nil, nil, specOpenErr(err, sandbox, "--spec: ")
+	}
+	if steps, err = calibrate.Spec(o.Spec, o.Executor); err != nil {
+		o.Close()
 		return nil, nil, nil, nil, usageErr("--spec: %w", err)
 	}
 	return steps, spec.Oracle{Spec: o.Spec}, o.Tools, o.Close, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,17 @@ func TestCalibrateUntilDecidedCapOfASmallSpec(t *testing.T) {
 	assert.Equal(t, 2, code, errOut)
 	assert.Empty(t, out)
 	assert.Equal(t, "maker: --until-max-samples 20: below the first round's 30 samples (the task's 3 steps times --samples): raise it\n", errOut)
+}
+
+// TestCalibrateSpecRootNotAFolderNamesRoot: a --root that is not a
+// folder is --root's fault, said as maker run says it, with the fix.
+func TestCalibrateSpecRootNotAFolderNamesRoot(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "missing")
+	code, out, errOut := cli(t, "calibrate", "--progress", "off", "--spec", "../../testdata/spec/find-version.json", "--root", missing)
+	assert.Equal(t, 2, code, errOut)
+	assert.Empty(t, out)
+	assert.True(t, strings.HasPrefix(errOut, "maker: --root "+missing+": not a folder; name an existing folder"), "the flag at fault first, as maker run says it: %s", errOut)
 }
 
 func TestCalibrateUsageErrors(t *testing.T) {

