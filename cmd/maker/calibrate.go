@@ -175,7 +175,9 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 		return failed(runErr)
 	}
 	if out := cmd.OutOrStdout(); c.asJSON {
-		_ = writeJSON(out, rep) // a failed write fails the command (see run)
+		if err := writeJSON(out, rep); err != nil {
+			return err
+		}
 	} else {
 		fmt.Fprint(out, rep.String()+calibrate.Ranking(rep.Models))
 	}

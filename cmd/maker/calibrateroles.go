@@ -80,7 +80,7 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 		return failed(err)
 	}
 	if c.asJSON {
-		return writeJSON(cmd.OutOrStdout(), cal) // a failed write fails the command (see run)
+		return writeJSON(cmd.OutOrStdout(), cal)
 	}
 	return cal.WriteText(cmd.OutOrStdout(), c.run.modelName())
 }
