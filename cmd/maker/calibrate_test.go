@@ -135,6 +135,19 @@ func TestCalibrateSpecRootNotAFolderNamesRoot(t *testing.T) {
 	assert.True(t, strings.HasPrefix(errOut, "maker: --root "+missing+": not a folder; name an existing folder"), "the flag at fault first, as maker run says it: %s", errOut)
 }
 
+// TestCalibrateRolesRefusesStepLoopFlags: --roles reads its own flags
+// and the model's; any other given, the step loop's or calibrate's, is
+// refused naming it (exit 2), never taken and ignored.
+func TestCalibrateRolesRefusesStepLoopFlags(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--journal", filepath.Join(t.TempDir(), "j.jsonl")}, {"--escalate", "raise-k"}, {"--p-late", "0.8"}, {"--latency", "1ms"}, {"--disks", "3"}} {
+		code, out, errOut := cli(t, append([]string{"calibrate", "--roles", "multiply", "--roles-size", "2", "--roles-problems", "1", "--roles-nodes", "1", "--samples", "2"}, args...)...)
+		assert.Equal(t, 2, code, "%v: %s", args, errOut)
+		assert.Empty(t, out, args)
+		assert.True(t, strings.HasPrefix(errOut, "maker: "+args[0]+" does not apply to --roles"), "%v: %s", args, errOut)
+	}
+}
+
 func TestCalibrateUsageErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
