@@ -129,17 +129,13 @@ func (c *calibrateFlags) task(cmd *cobra.Command) (steps calibrate.Steps, oracle
 		steps, err = calibrate.Hanoi(c.disks)
 		return steps, hanoi.Oracle{}, nil, func() error { return nil }, err
 	}
-	sandbox := ""
-	if cmd.Flags().Changed("root") {
-		sandbox = c.tools.root
-	}
+	sandbox := grantedRoot(cmd, &c.tools)
 	o, err := spec.OpenFile(c.specFile, sandbox, c.tools.selection)
-	if err == nil {
-		if steps, err = calibrate.Spec(o.Spec, o.Executor); err != nil {
-			o.Close()
-		}
-	}
 	if err != nil {
+		return nil, nil, nil, nil, specOpenErr(err, sandbox, "--spec: ")
+	}
+	if steps, err = calibrate.Spec(o.Spec, o.Executor); err != nil {
+		o.Close()
 		return nil, nil, nil, nil, usageErr("--spec: %w", err)
 	}
 	return steps, spec.Oracle{Spec: o.Spec}, o.Tools, o.Close, nil
@@ -152,12 +148,14 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 		return err
 	}
 	defer func() { _ = done() }()
-	s, err := c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared, decl: maker.ToolDeclaration(c.declaration)})
-	if err != nil {
+	cfg := c.cfg
+	cfg.Steps = steps // check could not count the first round without the task's steps
+	if err := fieldUsageErr(cfg.Validate(), calibrateFlagOf, "calibrate"); err != nil {
 		return err
 	}
-	cfg := c.cfg
-	cfg.Steps, cfg.Solver = steps, s
+	if cfg.Solver, err = c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared, decl: maker.ToolDeclaration(c.declaration)}); err != nil {
+		return err
+	}
 	bar := progress.NewRounds(cmd.ErrOrStderr(), progress.Mode(c.run.progress))
 	bar.Start(min(cfg.StepsSampled, steps.Total()) * cfg.Samples)
 	cfg.Progress = bar.Set
@@ -177,7 +175,9 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 		return failed(runErr)
 	}
 	if out := cmd.OutOrStdout(); c.asJSON {
-		_ = writeJSON(out, rep) // a failed write fails the command (see run)
+		if err := writeJSON(out, rep); err != nil {
+			return err
+		}
 	} else {
 		fmt.Fprint(out, rep.String()+calibrate.Ranking(rep.Models))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,48 @@ func TestCalibrateASpecTask(t *testing.T) {
 	assert.Equal(t, 2, code, errOut)
 	assert.Empty(t, out)
 	assert.Contains(t, errOut, `which the tool policy (none) always denies`)
+}
+
+// TestCalibrateUntilDecidedCapOfASmallSpec: the first round of a task
+// with fewer steps than --steps-sampled samples all its steps, so
+// --until-max-samples is checked against that round (3 steps times 10
+// samples), not --steps-sampled times --samples (1000).
+func TestCalibrateUntilDecidedCapOfASmallSpec(t *testing.T) {
+	t.Parallel()
+	args := []string{"calibrate", "--json", "--progress", "off", "--spec", "../../testdata/spec/find-version.json", "--samples", "10", "--p", "1", "--flag-rate", "0", "--until-decided"}
+	code, out, errOut := cli(t, append(args, "--until-max-samples", "50")...)
+	assert.Equal(t, 0, code, errOut)
+	var rep calibrate.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Len(t, rep.Sampled, 3)
+	code, out, errOut = cli(t, append(args, "--until-max-samples", "20")...)
+	assert.Equal(t, 2, code, errOut)
+	assert.Empty(t, out)
+	assert.Equal(t, "maker: --until-max-samples 20: below the first round's 30 samples (the task's 3 steps times --samples): raise it\n", errOut)
+}
+
+// TestCalibrateSpecRootNotAFolderNamesRoot: a --root that is not a
+// folder is --root's fault, said as maker run says it, with the fix.
+func TestCalibrateSpecRootNotAFolderNamesRoot(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "missing")
+	code, out, errOut := cli(t, "calibrate", "--progress", "off", "--spec", "../../testdata/spec/find-version.json", "--root", missing)
+	assert.Equal(t, 2, code, errOut)
+	assert.Empty(t, out)
+	assert.True(t, strings.HasPrefix(errOut, "maker: --root "+missing+": not a folder; name an existing folder"), "the flag at fault first, as maker run says it: %s", errOut)
+}
+
+// TestCalibrateRolesRefusesStepLoopFlags: --roles reads its own flags
+// and the model's; any other given, the step loop's or calibrate's, is
+// refused naming it (exit 2), never taken and ignored.
+func TestCalibrateRolesRefusesStepLoopFlags(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--journal", filepath.Join(t.TempDir(), "j.jsonl")}, {"--escalate", "raise-k"}, {"--p-late", "0.8"}, {"--latency", "1ms"}, {"--disks", "3"}} {
+		code, out, errOut := cli(t, append([]string{"calibrate", "--roles", "multiply", "--roles-size", "2", "--roles-problems", "1", "--roles-nodes", "1", "--samples", "2"}, args...)...)
+		assert.Equal(t, 2, code, "%v: %s", args, errOut)
+		assert.Empty(t, out, args)
+		assert.True(t, strings.HasPrefix(errOut, "maker: "+args[0]+" does not apply to --roles"), "%v: %s", args, errOut)
+	}
 }
 
 func TestCalibrateUsageErrors(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // rolesFlags are maker calibrate's --roles flags: each role of a
@@ -35,8 +36,10 @@ func (r *rolesFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&r.maxNodes, "roles-nodes", 16, "with --roles: how many nodes of each problem's right tree are asked, breadth first")
 }
 
-// notForRoles are the calibrate flags --roles does not take.
-var notForRoles = []string{"disks", "spec", "steps-sampled", "until-decided", "until-max-samples", "with-rivals", "k", "root", "tools", "tool-declaration", "max-cost", "samples-per-call", "concurrency", "confidence"}
+// forRoles are the calibrate flags --roles reads; it refuses any other
+// given (the step loop's, calibrate's own), so none is taken and ignored.
+var forRoles = map[string]bool{"roles": true, "roles-size": true, "roles-problems": true, "roles-nodes": true, "samples": true, "seed": true,
+	"model": true, "models": true, "base-url": true, "timeout": true, "p": true, "wrong-answers": true, "flag-rate": true, "max-tokens": true, "json": true}
 
 // rolesFlagOf names the flag of each problems.RolesConfig field.
 var rolesFlagOf = map[string]string{"Family": "roles", "Size": "roles-size", "Problems": "roles-problems", "Nodes": "roles-nodes", "Samples": "samples"}
@@ -46,7 +49,13 @@ var rolesFlagOf = map[string]string{"Family": "roles", "Size": "roles-size", "Pr
 // --wrong-answers by default), --samples replies per role at each node.
 func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 	fs, r := cmd.Flags(), &c.roles
-	if name := given(fs, notForRoles...); name != "" {
+	var name string
+	fs.Visit(func(f *pflag.Flag) {
+		if name == "" && !forRoles[f.Name] && cmd.LocalFlags().Lookup(f.Name) != nil {
+			name = f.Name
+		}
+	})
+	if name != "" {
 		return usageErr("--%s does not apply to --roles: it measures each role at --roles-nodes nodes of --roles-problems problems, --samples replies each", name)
 	}
 	if name := given(fs, "roles-size", "roles-problems", "roles-nodes"); name != "" && r.family == "" {
@@ -80,7 +89,7 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 		return failed(err)
 	}
 	if c.asJSON {
-		return writeJSON(cmd.OutOrStdout(), cal) // a failed write fails the command (see run)
+		return writeJSON(cmd.OutOrStdout(), cal)
 	}
 	return cal.WriteText(cmd.OutOrStdout(), c.run.modelName())
 }

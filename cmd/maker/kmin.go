@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/vote/laws"
@@ -36,9 +37,12 @@ func newKMin() *cobra.Command {
 			if err != nil { // vote accepted the flags above
 				return failed(err)
 			}
+			if math.IsInf(out.CostTotal, 0) {
+				return usageErr("--price %g: the task's cost (%d steps) overflows a number; give a smaller price", price, steps)
+			}
 			w := cmd.OutOrStdout()
 			if asJSON {
-				return writeJSON(w, out) // a failed write fails the command (see run)
+				return writeJSON(w, out)
 			}
 			fmt.Fprintf(w, "steps %d, p %g, target %g, valid rate %g\n", steps, p, target, valid)
 			fmt.Fprintf(w, "k_min            %d\n", out.KMin)

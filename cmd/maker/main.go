@@ -133,12 +133,17 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeJSON writes v as indented JSON, a command's --json output; an
-// error is the encoder's (a failed write also fails the command: see run).
+// writeJSON writes v as indented JSON, a command's --json output. Its
+// error fails the command (exit 1): a value JSON cannot say (the command
+// could not give its report, not a usage error) or a failed write (which
+// run also catches).
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return failed(err)
+	}
+	return nil
 }
 
 // interrupted is the error of a run stopped by a signal (exit status 130),

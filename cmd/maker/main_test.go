@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -327,6 +328,31 @@ func TestKMinPOne(t *testing.T) {
 	var r map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	assert.EqualValues(t, 1, r["k_min"])
+}
+
+// TestKMinPriceWhoseCostOverflowsNamesThePrice: a --price whose cost
+// overflows a float64 (no JSON can say +Inf, and no text should) is a
+// usage error naming --price, with or without --json.
+func TestKMinPriceWhoseCostOverflowsNamesThePrice(t *testing.T) {
+	t.Parallel()
+	for _, json := range []string{"--json=true", "--json=false"} {
+		code, out, errOut := cli(t, "kmin", json, "--price", "1e305")
+		assert.Equal(t, 2, code, errOut)
+		assert.Empty(t, out)
+		assert.True(t, strings.HasPrefix(errOut, "maker: --price 1e+305: the task's cost"), errOut)
+	}
+}
+
+// TestWriteJSONEncodingErrorIsAFailure: a value --json output cannot say
+// fails the command (exit 1), not a usage error (exit 2) naming no flag.
+func TestWriteJSONEncodingErrorIsAFailure(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	err := writeJSON(&out, map[string]float64{"cost": math.Inf(1)})
+	var ee *exitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, exitFailed, ee.code)
+	assert.Empty(t, out.String(), "nothing half-written")
 }
 
 func TestRefusedJournalPrintsNoSummary(t *testing.T) {

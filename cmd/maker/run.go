@@ -67,23 +67,37 @@ func newRun() *cobra.Command {
 	return cmd
 }
 
+// grantedRoot is the folder --root grants the file tools, or "" when it
+// is not given (the spec file's folder).
+func grantedRoot(cmd *cobra.Command, tools *toolFlags) string {
+	if cmd.Flags().Changed("root") {
+		return tools.root
+	}
+	return ""
+}
+
+// specOpenErr is the usage error of a spec that did not open with the
+// granted folder sandbox: a --root that is not a folder is --root's
+// fault; any other error is the spec's, said after prefix (the flag that
+// named the file, or "").
+func specOpenErr(err error, sandbox, prefix string) error {
+	if errors.Is(err, spec.ErrNoSandbox) {
+		return usageErr("--root %s: not a folder; name an existing folder (the spec's \"root\" is inside it), or leave --root out for the spec file's folder: %w", sandbox, err)
+	}
+	return usageErr("%s%w", prefix, err)
+}
+
 // run solves the spec task of path and prints its summary.
 func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
-	sandbox := ""
-	if cmd.Flags().Changed("root") {
-		sandbox = r.tools.root
-	}
+	sandbox := grantedRoot(cmd, &r.tools)
 	var st *spec.Opened
 	if path == "-" {
 		st, err = spec.OpenReader(cmd.InOrStdin(), "standard input", ".", sandbox, r.tools.selection)
 	} else {
 		st, err = spec.OpenFile(path, sandbox, r.tools.selection)
 	}
-	switch {
-	case errors.Is(err, spec.ErrNoSandbox):
-		return usageErr("--root %s: not a folder; name an existing folder (the spec's \"root\" is inside it), or leave --root out for the spec file's folder: %w", sandbox, err)
-	case err != nil:
-		return usageErr("%w", err)
+	if err != nil {
+		return specOpenErr(err, sandbox, "")
 	}
 	defer st.Close()
 	sp, ex, task := st.Spec, st.Executor, st.Task

@@ -64,7 +64,7 @@ func newTools() *cobra.Command {
 			if !asJSON {
 				return r.WriteText(cmd.OutOrStdout())
 			}
-			return writeJSON(cmd.OutOrStdout(), r) // a failed write fails the command (see run)
+			return writeJSON(cmd.OutOrStdout(), r)
 		},
 	}
 	flags.register(cmd, ".")

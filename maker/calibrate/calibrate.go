@@ -182,12 +182,15 @@ func (c Config) withDefaults() (Config, error) {
 // default) and returns nil or a *maker.FieldError (wrapping ErrConfig)
 // naming the first refused field, its value and the fix: StepsSampled,
 // Samples, Parallel or MaxSamples outside their bounds, StepsSampled
-// times Samples above MaxDraws, with UntilDecided a MaxSamples below the
-// first round's StepsSampled times Samples, Target or Confidence outside (0, 1), a
-// negative K, a SamplesPerCall outside maker's, NoPlan with UntilDecided
-// or K, a negative or infinite MaxCost. Steps and Solver are not checked:
-// Run refuses them missing. A command maps the field names to its flags
-// (maker calibrate does). Cost: O(1).
+// times Samples above MaxDraws, with UntilDecided and Steps set a
+// MaxSamples below the first round's samples (min(StepsSampled,
+// Steps.Total()) times Samples: all of a smaller task's steps), Target
+// or Confidence outside (0, 1), a negative K, a SamplesPerCall outside
+// maker's, NoPlan with UntilDecided or K, a negative or infinite MaxCost.
+// Steps and Solver are not checked: Run refuses them missing (and checks
+// the first round with the Steps it is given). A command maps the field
+// names to its flags (maker calibrate does). Cost: O(1) and one call of
+// Steps.Total.
 func (c Config) Validate() error {
 	_, err := c.settings()
 	return err
@@ -236,14 +239,32 @@ func (c Config) settings() (Config, error) {
 		return bad("NoPlan", c.NoPlan, "not with UntilDecided or K: both need the plan")
 	case c.MaxSamples < 1 || c.MaxSamples > MaxDraws:
 		return bad("MaxSamples", c.MaxSamples, fmt.Sprintf("use 1 to %d", MaxDraws))
-	case c.UntilDecided && c.MaxSamples < c.StepsSampled*c.Samples:
-		return bad("MaxSamples", c.MaxSamples, fmt.Sprintf("below the first round's %d samples (StepsSampled times Samples): raise it", c.StepsSampled*c.Samples))
+	case c.UntilDecided && c.MaxSamples < c.firstRound():
+		return bad("MaxSamples", c.MaxSamples, fmt.Sprintf("below the first round's %d samples (%s): raise it", c.firstRound(), c.firstRoundIs()))
 	case !(c.MaxCost >= 0) || math.IsInf(c.MaxCost, 0):
 		return bad("MaxCost", c.MaxCost, "use 0 (no cap) or a number of dollars")
 	case c.Parallel < 1 || c.Parallel > MaxParallel:
 		return bad("Parallel", c.Parallel, fmt.Sprintf("use 1 to %d", MaxParallel))
 	}
 	return c, nil
+}
+
+// firstRound is the number of samples of UntilDecided's first round:
+// StepsSampled steps, or all of a smaller task's (none known without
+// Steps: then 0, as the rule cannot be checked).
+func (c Config) firstRound() int {
+	if c.Steps == nil {
+		return 0
+	}
+	return min(c.StepsSampled, max(c.Steps.Total(), 0)) * c.Samples
+}
+
+// firstRoundIs says what firstRound counts, in field names.
+func (c Config) firstRoundIs() string {
+	if c.Steps != nil && c.Steps.Total() < c.StepsSampled {
+		return fmt.Sprintf("the task's %d steps times Samples", c.Steps.Total())
+	}
+	return "StepsSampled times Samples"
 }
 
 // Report is what a calibration measured, and the plan it gives.

@@ -226,6 +226,30 @@ func TestRunIsDeterministic(t *testing.T) {
 	assert.InDelta(t, float64(one.All.Valid)/float64(one.All.Valid+one.All.Flagged), one.All.ValidRate, 1e-12)
 }
 
+// TestUntilDecidedCapOfASmallTaskCountsItsRealFirstRound: the first
+// round samples min(StepsSampled, Steps.Total()) steps (all of a smaller
+// task, as StepsSampled's doc says), so with UntilDecided a MaxSamples
+// that covers that round is a valid cap (3 steps times 10 samples within
+// 500, though StepsSampled times Samples is 1000), and one below it is
+// refused with the round's real size. Without Steps, Validate cannot
+// count the round and leaves the rule to Run.
+func TestUntilDecidedCapOfASmallTaskCountsItsRealFirstRound(t *testing.T) {
+	t.Parallel()
+	solver := &maker.Solver{Model: numberSim(t, sim.Config{P: 0.9})}
+	cfg := calibrate.Config{Steps: numbers{3}, Solver: solver, UntilDecided: true, MaxSamples: 500}
+	rep, err := calibrate.Run(context.Background(), cfg)
+	require.NotErrorIs(t, err, calibrate.ErrConfig, "the first round is 30 samples, within the cap of 500")
+	assert.Len(t, rep.Sampled, 3, "every step of the task sampled")
+
+	cfg.MaxSamples = 29
+	_, err = calibrate.Run(context.Background(), cfg)
+	require.ErrorIs(t, err, calibrate.ErrConfig)
+	assert.Contains(t, err.Error(), "MaxSamples = 29: below the first round's 30 samples (the task's 3 steps times Samples): raise it")
+	assert.EqualError(t, cfg.Validate(), err.Error())
+	cfg.Steps = nil
+	assert.NoError(t, cfg.Validate(), "the round's size is unknown without Steps")
+}
+
 func TestRunErrors(t *testing.T) {
 	t.Parallel()
 	solver := &maker.Solver{Model: numberSim(t, sim.Config{P: 0.9})}
@@ -255,13 +279,18 @@ func TestRunErrors(t *testing.T) {
 			continue
 		}
 		// A setting's refusal names the field, and Validate refuses it
-		// alike without Steps or a Solver (what a command checks first).
+		// alike without a Solver, and but for the first round's cap
+		// (which counts the task's steps) without Steps (what a command
+		// checks first).
 		var fe *maker.FieldError
 		require.ErrorAs(t, err, &fe, c.field)
 		assert.Equal(t, "calibrate.Config", fe.Config)
 		assert.True(t, strings.HasPrefix(c.field, fe.Fields[0].Name), "%s: %v", c.field, err)
-		cfg.Steps, cfg.Solver = nil, nil
+		cfg.Solver = nil
 		assert.EqualError(t, cfg.Validate(), err.Error(), c.field)
+		if cfg.Steps = nil; !cfg.UntilDecided {
+			assert.EqualError(t, cfg.Validate(), err.Error(), c.field)
+		}
 	}
 	assert.NoError(t, calibrate.Config{}.Validate(), "the defaults")
 
