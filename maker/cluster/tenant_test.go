@@ -107,7 +107,7 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 	// A job of the victim's on a route nobody pulls, for a thief to
 	// delete: only its lease lets the engine withdraw it.
 	probe := cluster.Job{Version: cluster.WireVersion, ID: "probe1", Route: "probe", Lease: "the victim's secret",
-		ReplyTo: "mdap.replies.d1.probe1", Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{}}}
+		ReplyTo: "mdap.replies.0123456789abcdef0123456789abcdef.probe1", Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{}}}
 	probeData := jsonMarshal(t, probe)
 	probeAck, err := vjs.Publish(tctx, idleRouteSubject(t, ajs, vnc0), probeData)
 	require.NoError(t, err)

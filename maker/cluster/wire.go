@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
@@ -360,7 +361,7 @@ func (r SampleReply) response(route, worker string) (*llms.ContentResponse, erro
 }
 
 // decodeJob reads a job from the engine: ErrUndecodable unless it is JSON
-// of this WireVersion with an id, a reply subject, 1 to MaxJobSamples
+// of this WireVersion with an id, a Drawer's reply subject for it, 1 to MaxJobSamples
 // samples of non-negative identities, and a prompt for each.
 func decodeJob(data []byte) (Job, error) {
 	var job Job
@@ -369,6 +370,12 @@ func decodeJob(data []byte) (Job, error) {
 	}
 	if job.Version != WireVersion || job.ID == "" || job.ReplyTo == "" {
 		return Job{}, fmt.Errorf("%w: job of version %d, id %q, reply subject %q: want version %d with both", ErrUndecodable, job.Version, job.ID, job.ReplyTo, WireVersion)
+	}
+	if tok, id, ok := strings.Cut(strings.TrimPrefix(job.ReplyTo, repliesSubject), "."); !strings.HasPrefix(job.ReplyTo, repliesSubject) || !ok || !isReplyToken(tok) || id != job.ID {
+		// What a Drawer writes (wave.go): anything else is a subject no
+		// worker may publish to, which would hold the worker until its
+		// publication timed out, for a coordinator that never reads it.
+		return Job{}, fmt.Errorf("%w: job %s: reply subject %q: want %s<drawer token>.%s", ErrUndecodable, job.ID, job.ReplyTo, repliesSubject, job.ID)
 	}
 	if n := len(job.Samples); n == 0 || n > MaxJobSamples || len(job.Prompts) > n {
 		return Job{}, fmt.Errorf("%w: job %s asks for %d samples with %d prompts: want 1 to %d samples and no more prompts than samples", ErrUndecodable, job.ID, n, len(job.Prompts), MaxJobSamples)

@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,7 @@ import (
 func FuzzDecodeJobAndReply(f *testing.F) {
 	zero := 0.0
 	all := callOptionsOf([]llms.CallOption{llms.WithTemperature(1), llms.WithMaxTokens(3)})
-	job := Job{Version: WireVersion, ID: "j1", Route: "r", ReplyTo: "mdap.replies.d.j1", Lease: "00ff",
+	job := Job{Version: WireVersion, ID: "j1", Route: "r", ReplyTo: "mdap.replies." + replyToken("d1") + ".j1", Lease: "00ff",
 		Prompts: [][]Message{{Message(llms.TextParts(llms.ChatMessageTypeHuman, "hi"))}, {Message(llms.TextParts(llms.ChatMessageTypeSystem, "s"))}},
 		Samples: []Sample{{Step: 3, Index: 0, Seed: 1, Temperature: &zero}, {Step: 3, Index: 1, Seed: 2, Prompt: 1}, {Anon: true, Options: &all}},
 		Options: callOptionsOf([]llms.CallOption{llms.WithMaxTokens(9)})}
@@ -32,6 +33,7 @@ func FuzzDecodeJobAndReply(f *testing.F) {
 	f.Add([]byte(`{"v":1,"id":"x","reply_to":"y","messages":[]}`))
 	f.Add([]byte(`{"v":2}`))
 	f.Add([]byte(`nul`))
+	f.Add([]byte(`{"v":2,"id":"x","reply_to":"mdap.nowhere.x","samples":[{"s":1}],"prompts":[[]]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if j, err := decodeJob(data); err != nil {
 			require.True(t, errors.Is(err, ErrUndecodable), "%v", err)
@@ -66,4 +68,24 @@ func FuzzDecodeJobAndReply(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeJobRefusesAReplySubjectNoDrawerWrites: a job's reply subject
+// is its Drawer's (mdap.replies.<token>.<job id>), or the worker refuses
+// the job before calling its model: a coordinator naming a subject the
+// worker may not publish to, or another job's, would otherwise hold a
+// worker's place until its publication timed out.
+func TestDecodeJobRefusesAReplySubjectNoDrawerWrites(t *testing.T) {
+	tok := replyToken("d1")
+	job := func(replyTo string) []byte {
+		b, err := json.Marshal(Job{Version: WireVersion, ID: "j1", ReplyTo: replyTo, Prompts: [][]Message{{}}, Samples: []Sample{{}}})
+		require.NoError(t, err)
+		return b
+	}
+	_, err := decodeJob(job("mdap.replies." + tok + ".j1"))
+	require.NoError(t, err)
+	for _, bad := range []string{"mdap.nowhere.j1", "mdap.replies." + tok + ".j2", "mdap.replies." + tok + ".j1.x", "mdap.replies.d1.j1", "mdap.replies." + strings.ToUpper(tok) + ".j1", "mdap.replies.j1"} {
+		_, err := decodeJob(job(bad))
+		require.ErrorIs(t, err, ErrUndecodable, bad)
+	}
 }
