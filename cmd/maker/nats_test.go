@@ -52,6 +52,8 @@ func TestNATSUsageErrors(t *testing.T) {
 		{[]string{"nats", "--max-routes", "2000"}, "--max-routes 2000: use 1 to 1024"},
 		{[]string{"nats", "--max-routes", "600"}, "--max-routes 600: serving 600 routes would leave one key less than one job a route"},
 		{[]string{"nats", "provision", "--route-quota", "-1"}, "--route-quota -1"},
+		{[]string{"nats", "--drawer-quota", "0"}, "--drawer-quota 0: use a positive value, or leave the flag out for 8"},
+		{[]string{"nats", "provision", "--drawer-quota", "40"}, "--drawer-quota 40: use 1 to 32 Drawers a coordinator identity may have"},
 		{[]string{"nats", "--job-bytes", "2000000"}, "--job-bytes 2000000: use at most 1048576"},
 		{[]string{"nats", "provision", "--job-bytes", "0"}, "--job-bytes 0: use a positive value, or leave the flag out for 262144"},
 		{[]string{"nats", "provision", "--replicas", "0"}, "--replicas 0: use a positive value, or leave the flag out for 1"},

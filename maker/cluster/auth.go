@@ -491,7 +491,11 @@ func coordinatorPublications(run, inbox string) []string {
 	leases, results := "KV_"+LeaseBucket, "KV_"+ResultsBucket
 	allow := []string{
 		jobsSubject + "*." + replyIdentity(inbox, ""), cancelSubject + ">",
-		agentSubject + "replies", agentSubject + "withdraw", agentSubject + "workers",
+		// Its reply consumers, asked in its own name (DrawerQuota);
+		// unscoped, an older coordinator's request, which the agent
+		// answers with the upgrade it needs (a Close's drop is served).
+		agentSubject + "replies." + replyIdentity(inbox, ""), agentSubject + "replies",
+		agentSubject + "withdraw", agentSubject + "workers",
 		"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
 	}
 	for _, st := range coordinatorStreams {

@@ -96,7 +96,7 @@ func TestReplyFloodStallsNoRun(t *testing.T) {
 func idleDrawer(t *testing.T, nc *nats.Conn) string {
 	t.Helper()
 	id := fmt.Sprintf("didle%d", time.Now().UnixNano())
-	m, err := nc.Request("mdap.engine.replies", []byte(`{"name":"`+id+`"}`), 10*time.Second)
+	m, err := nc.Request("mdap.engine.replies."+identityOf(nc), []byte(`{"name":"`+id+`"}`), 10*time.Second)
 	require.NoError(t, err)
 	require.NotContains(t, string(m.Data), "error", "the engine made the reply consumer of %s", id)
 	return replyTokenOf(id)
@@ -328,25 +328,36 @@ func fullScenario(t *testing.T, url string, s seeds) {
 
 // TestDrawersPastMaxDrawersAreRefused: the engine takes the replies of at
 // most ProvisionConfig.MaxDrawers Drawers; one more is refused, naming
-// MaxDrawers, until one is closed, whose place it then takes.
+// MaxDrawers, until one is closed, whose place it then takes. The Drawers
+// are three identities' (run keys), each within its DrawerQuota.
 func TestDrawersPastMaxDrawersAreRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	var seeds []string
+	for _, run := range []string{"a", "b", "c"} {
+		seed, err := cluster.AddRunCoordinator(dir, run)
+		require.NoError(t, err)
+		seeds = append(seeds, seed)
+	}
 	keys, _, err := cluster.EnsureCredentials(dir)
 	require.NoError(t, err)
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: cluster.ProvisionConfig{MaxDrawers: 2}})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
-	_, js := connectAs(t, srv.ClientURL(), cluster.SeedFile(dir, cluster.RoleCoordinator))
+	var js []jetstream.JetStream
+	for _, seed := range seeds {
+		_, j := connectAs(t, srv.ClientURL(), seed)
+		js = append(js, j)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	first := newDrawer(t, js, cluster.DrawerConfig{})
-	newDrawer(t, js, cluster.DrawerConfig{})
-	_, err = cluster.NewDrawer(ctx, js, cluster.DrawerConfig{})
+	first := newDrawer(t, js[0], cluster.DrawerConfig{})
+	newDrawer(t, js[1], cluster.DrawerConfig{})
+	_, err = cluster.NewDrawer(ctx, js[2], cluster.DrawerConfig{})
 	require.ErrorIs(t, err, cluster.ErrEngine)
 	assert.Contains(t, err.Error(), "MaxDrawers")
 	require.NoError(t, first.Close())
-	third, err := cluster.NewDrawer(ctx, js, cluster.DrawerConfig{})
+	third, err := cluster.NewDrawer(ctx, js[2], cluster.DrawerConfig{})
 	require.NoError(t, err, "a closed Drawer makes room")
 	require.NoError(t, third.Close())
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 )
 
 // The engine owns its shared resources: the sample streams (JobsStream,
@@ -31,8 +32,9 @@ import (
 // agentSubject prefixes the agent's request subjects:
 // mdap.engine.route.<identity> (a worker's route consumer; the identity
 // is its key, the only one its permissions allow, so the agent knows who
-// asked: see ProvisionConfig.RouteQuota), mdap.engine.replies (a Drawer's reply
-// consumer) and mdap.engine.tasks.<queue> (a task queue's consumer on
+// asked: see ProvisionConfig.RouteQuota), mdap.engine.replies.<identity>
+// (a Drawer's reply consumer, counted against its coordinator's
+// DrawerQuota) and mdap.engine.tasks.<queue> (a task queue's consumer on
 // TasksStream; mdap.engine.tasks, naming the queue in the request only,
 // is served too). Journals need nothing made: their subjects are in the
 // provisioned JournalsStream.
@@ -130,6 +132,20 @@ type ProvisionConfig struct {
 	// on two looks absentGap apart, its replies purged (replySpace). Two
 	// agents adding a Drawer at once may admit one past it.
 	MaxDrawers int
+	// DrawerQuota bounds the Drawers one coordinator identity (a run key,
+	// or the shared coordinator key) may make the engine's agent take
+	// replies for: at most DrawerQuota reply consumers made at its request
+	// exist at once, and its next Drawer is refused (ErrEngine naming the
+	// quota), so that one coordinator credential cannot take every Drawer
+	// (MaxDrawers). 0 means DefaultDrawerQuota, or MaxDrawers if fewer;
+	// more than MaxDrawers is refused. It is counted as RouteQuota is: the
+	// request's subject names the identity (mdap.engine.replies.<key>,
+	// which a coordinator's permissions allow for its own key only), the
+	// reply consumer records it (Metadata, addedByKey), and a consumer
+	// gone (closed, or unused for an hour) no longer counts; the count is
+	// read from the server, so no restart of the agent resets it. A server
+	// without roles has no identities, and no quota.
+	DrawerQuota int
 	// ReplyKeep bounds the replies one worker identity may have stored
 	// for one Drawer (RepliesStream's messages per subject); 0 means
 	// DefaultReplyKeep. So that one worker's replies over every Drawer
@@ -190,6 +206,8 @@ func (c ProvisionConfig) Validate() error {
 		return fielderr.New(cfg, "MaxRoutes", c.MaxRoutes, tooManyRoutes(c.maxRoutes(), c.sampleBytes(), c.jobBytes()))
 	case c.MaxDrawers < 0 || c.MaxDrawers > maxDrawers:
 		return fielderr.New(cfg, "MaxDrawers", c.MaxDrawers, fmt.Sprintf("use 1 to %d coordinators' Drawers the engine takes replies for at once", maxDrawers))
+	case c.DrawerQuota < 0 || c.DrawerQuota > c.maxDrawers():
+		return fielderr.New(cfg, "DrawerQuota", c.DrawerQuota, fmt.Sprintf("use 1 to %d Drawers a coordinator identity may have: at most the Drawers the engine takes replies for (MaxDrawers)", c.maxDrawers()))
 	case c.ReplyKeep < 0:
 		return fielderr.New(cfg, "ReplyKeep", c.ReplyKeep, "use a positive count")
 	case c.ReplyBytes < 0 || c.ReplyBytes > MaxJobBytes:
@@ -220,6 +238,11 @@ func (c ProvisionConfig) keyBound() int64 {
 
 func (c ProvisionConfig) maxDrawers() int   { return cmpOr(c.MaxDrawers, DefaultMaxDrawers) }
 func (c ProvisionConfig) replyBytes() int32 { return cmpOr(c.ReplyBytes, DefaultReplyBytes) }
+
+// drawerQuota is DrawerQuota, or its default (at most maxDrawers).
+func (c ProvisionConfig) drawerQuota() int {
+	return cmpOr(c.DrawerQuota, min(DefaultDrawerQuota, c.maxDrawers()))
+}
 
 // replyBound is the replies one worker identity may have stored for each
 // Drawer (RepliesStream's MaxMsgsPerSubject): ReplyKeep, or fewer, so
@@ -575,12 +598,27 @@ func provisionRoute(ctx context.Context, js jetstream.JetStream, route string, c
 
 // checkRouteQuota refuses, wrapping ErrTooManyRoutes, a new route consumer
 // for the worker identity by once most route consumers made at its
-// request (their Metadata names it) exist. The count is read from the
-// server, so no agent's restart and no second agent resets it.
+// request exist (see countAddedBy).
 func checkRouteQuota(ctx context.Context, js jetstream.JetStream, by string, most int) error {
-	st, err := js.Stream(ctx, JobsStream)
+	n, err := countAddedBy(ctx, js, JobsStream, by)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrEngine, err)
+		return err
+	}
+	if n >= most {
+		return fmt.Errorf("%w: worker identity %s has made the engine serve %d routes, its quota (maker nats --route-quota, ProvisionConfig.RouteQuota): a route whose consumer exists costs nothing; one it added is freed once its consumer is left unused for %s",
+			ErrTooManyRoutes, truncate(by, 12), n, DefaultConsumerInactive)
+	}
+	return nil
+}
+
+// countAddedBy is how many consumers of stream were made at the request
+// of the identity by (their Metadata names it, addedByKey). The count is
+// read from the server, so no agent's restart and no second agent resets
+// a quota kept with it.
+func countAddedBy(ctx context.Context, js jetstream.JetStream, stream, by string) (int, error) {
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrEngine, err)
 	}
 	n := 0
 	cl := st.ListConsumers(ctx)
@@ -590,13 +628,9 @@ func checkRouteQuota(ctx context.Context, js jetstream.JetStream, by string, mos
 		}
 	}
 	if err := cl.Err(); err != nil {
-		return fmt.Errorf("%w: the routes of %s: %w", ErrEngine, JobsStream, err)
+		return 0, fmt.Errorf("%w: the consumers of %s: %w", ErrEngine, stream, err)
 	}
-	if n >= most {
-		return fmt.Errorf("%w: worker identity %s has made the engine serve %d routes, its quota (maker nats --route-quota, ProvisionConfig.RouteQuota): a route whose consumer exists costs nothing; one it added is freed once its consumer is left unused for %s",
-			ErrTooManyRoutes, truncate(by, 12), n, DefaultConsumerInactive)
-	}
-	return nil
+	return n, nil
 }
 
 // replyConsumerConfig is the reply consumer of the Drawer id.
@@ -864,7 +898,7 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 			return fmt.Errorf("the request names %q, its subject %q", req.Name, named)
 		}
 		req.Name = named
-	case scoped && kind == "route":
+	case scoped && (kind == "route" || kind == "replies"):
 		if named == "" || strings.ContainsAny(named, ".*> \t") {
 			return fmt.Errorf("no such request %q", kind+"."+named)
 		}
@@ -872,6 +906,9 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		return fmt.Errorf("no such request %q", kind+"."+named)
 	case kind == "route":
 		return errors.New("a route's request names its worker's identity (mdap.engine.route.<key>): this worker is older than the engine; upgrade it")
+	case kind == "replies" && !req.Drop:
+		// A Drop needs no identity: the consumer's name is the proof.
+		return errors.New("a Drawer's request names its coordinator's identity (mdap.engine.replies.<key>): this coordinator is older than the engine; upgrade it")
 	}
 	switch kind {
 	case "route":
@@ -886,7 +923,12 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		if req.Drop {
 			return dropDrawer(ctx, js, req.Name, space)
 		}
-		return serveDrawer(ctx, js, req.Name, cfg, space)
+		// A name that is no nkey is a client's claim on a server
+		// without roles (no identities): no quota.
+		if !nkeys.IsValidPublicUserKey(named) {
+			named = ""
+		}
+		return serveDrawer(ctx, js, req.Name, cfg, space, named)
 	case "withdraw":
 		return withdrawJob(ctx, js, req)
 	case "tasks":

@@ -302,3 +302,16 @@ func TestRouteQuotaAtMostMaxRoutes(t *testing.T) {
 	assert.Equal(t, DefaultRouteQuota, ProvisionConfig{}.routeQuota())
 	assert.Equal(t, 2, ProvisionConfig{MaxRoutes: 2}.routeQuota())
 }
+
+// TestDrawerQuotaAtMostMaxDrawers: a Drawer quota past the engine's
+// Drawers is refused, naming both; the default quota is 8, or MaxDrawers
+// if fewer.
+func TestDrawerQuotaAtMostMaxDrawers(t *testing.T) {
+	err := ProvisionConfig{MaxDrawers: 8, DrawerQuota: 9}.Validate()
+	require.ErrorIs(t, err, ErrConfig)
+	assert.Contains(t, err.Error(), "DrawerQuota")
+	assert.Contains(t, err.Error(), "MaxDrawers")
+	require.NoError(t, ProvisionConfig{MaxDrawers: 8, DrawerQuota: 8}.Validate())
+	assert.Equal(t, DefaultDrawerQuota, ProvisionConfig{}.drawerQuota())
+	assert.Equal(t, 2, ProvisionConfig{MaxDrawers: 2}.drawerQuota())
+}

@@ -41,6 +41,14 @@ const noDrawer = repliesSubject + "_"
 // one (a batch's coordinators one each).
 const DefaultMaxDrawers = 32
 
+// DefaultDrawerQuota is how many Drawers one coordinator identity may have
+// the engine take replies for when ProvisionConfig.DrawerQuota is 0: a
+// quarter of DefaultMaxDrawers (as DefaultRouteQuota of
+// DefaultMaxRoutes), so that one coordinator credential cannot take every
+// Drawer. The coordinator processes sharing a run key (or the shared
+// coordinator key) share it: more of them at once need a larger quota.
+const DefaultDrawerQuota = 8
+
 // maxDrawers is the largest ProvisionConfig.MaxDrawers.
 const maxDrawers = 4096
 
@@ -111,6 +119,10 @@ type replySpace struct {
 	mu     sync.Mutex
 	absent map[string]time.Time // token → the first look that found no consumer
 }
+
+// drawerQuotaMu serializes serveDrawer's count of an identity's Drawers
+// and the creation of its consumer.
+var drawerQuotaMu sync.Mutex
 
 // absentGap is how long a Drawer's consumer must stay absent, on two looks
 // at least that far apart, before its subject is removed: a consumer list
@@ -259,15 +271,44 @@ func provisionedRepliesConfig(ctx context.Context, js jetstream.JetStream, cfg P
 // serveDrawer makes the reply consumer of the Drawer id and makes
 // RepliesStream take its replies, while the engine takes replies for
 // fewer than cfg.MaxDrawers Drawers; a Drawer past it is refused
-// (ErrEngine naming MaxDrawers). The consumer comes first, so that any
-// agent's reconcile from then on keeps (or puts back) its subject; the
-// subject is checked once written, and written again if a concurrent
-// write dropped it. A stream that takes every Drawer (mdap.replies.>,
-// made by a client) needs no subject.
-func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg ProvisionConfig, space *replySpace) error {
+// (ErrEngine naming MaxDrawers). At the request of the coordinator
+// identity by ("": none, no quota) a reply consumer not made yet is made
+// only while fewer than cfg's DrawerQuota consumers made at by's request
+// exist (ErrEngine naming the quota), and records by (addedByKey); one
+// that exists costs nothing and keeps who asked first. The consumer comes
+// first, so that any agent's reconcile from then on keeps (or puts back)
+// its subject; the subject is checked once written, and written again if
+// a concurrent write dropped it. A stream that takes every Drawer
+// (mdap.replies.>, made by a client) needs no subject.
+func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg ProvisionConfig, space *replySpace, by string) error {
+	// One count and creation at a time in this process, so that one
+	// identity's Drawers asked at once stay within its quota (two agents
+	// at once may admit one past it, as MaxDrawers).
+	drawerQuotaMu.Lock()
+	defer drawerQuotaMu.Unlock()
 	st, err := js.Stream(ctx, RepliesStream)
 	if err != nil {
 		return err
+	}
+	want := replyConsumerConfig(id)
+	cons, err := js.Consumer(ctx, RepliesStream, id)
+	switch {
+	case err == nil:
+		if who := cons.CachedInfo().Config.Metadata[addedByKey]; who != "" {
+			want.Metadata = map[string]string{addedByKey: who}
+		}
+	case !errors.Is(err, jetstream.ErrConsumerNotFound):
+		return err
+	case by != "":
+		n, err := countAddedBy(ctx, js, RepliesStream, by)
+		if err != nil {
+			return err
+		}
+		if n >= cfg.drawerQuota() {
+			return fmt.Errorf("%w: coordinator identity %s has %d Drawers the engine takes replies for, its quota (maker nats --drawer-quota, ProvisionConfig.DrawerQuota): one is freed when its coordinator closes it, or an hour after it stopped",
+				ErrEngine, truncate(by, 12), n)
+		}
+		want.Metadata = map[string]string{addedByKey: by}
 	}
 	tok := replyToken(id)
 	if c := st.CachedInfo().Config; !slices.Contains(c.Subjects, repliesSubject+">") && !slices.Contains(c.Subjects, drawerReplies(tok)) {
@@ -282,7 +323,7 @@ func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg Pro
 			return fmt.Errorf("%w: the engine takes the replies of %d Drawers (coordinators), its most (ProvisionConfig.MaxDrawers): one is freed when its coordinator closes it, or an hour after it stopped", ErrEngine, n)
 		}
 	}
-	if _, err := js.CreateConsumer(ctx, RepliesStream, replyConsumerConfig(id)); err != nil {
+	if _, err := js.CreateConsumer(ctx, RepliesStream, want); err != nil {
 		return err
 	}
 	for range 3 {

@@ -155,7 +155,7 @@ func replyTheftScenario(t *testing.T, url string, s tenantSeeds) {
 	// coordinator cannot delete: only the engine's agent does.
 	tnc := tjs.Conn()
 	own := fmt.Sprintf("dthief%d", time.Now().UnixNano())
-	m, err := tnc.Request("mdap.engine.replies", []byte(`{"name":"`+own+`"}`), 10*time.Second)
+	m, err := tnc.Request("mdap.engine.replies."+identityOf(tnc), []byte(`{"name":"`+own+`"}`), 10*time.Second)
 	require.NoError(t, err)
 	require.NotContains(t, string(m.Data), "error")
 	dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
@@ -265,10 +265,11 @@ func winners(steps []step) []string {
 const secondAgentEnv = "MDAP_TEST_SECOND_AGENT"
 
 // replySpaceEngine is the engine of the two-agent test: room for every
-// Drawer it makes at once. Its ack wait is short: a worker's
+// Drawer it makes at once, all of one coordinator identity (DrawerQuota
+// as MaxDrawers). Its ack wait is short: a worker's
 // acknowledgement sent to the agent that did not deliver the job is
 // refused, and the job comes back after it (a reply counts once).
-var replySpaceEngine = cluster.ProvisionConfig{MaxDrawers: 64, AckWait: 2 * time.Second}
+var replySpaceEngine = cluster.ProvisionConfig{MaxDrawers: 64, DrawerQuota: 64, AckWait: 2 * time.Second}
 
 // TestSecondAgentProcess is the second agent of
 // TestReviewSecondAgentDropsALiveDrawersSubject, in a process of its own
