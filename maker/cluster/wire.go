@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
@@ -360,6 +361,12 @@ func (r SampleReply) response(route, worker string) (*llms.ContentResponse, erro
 	return resp, nil
 }
 
+// oneToken reports whether s is one NATS subject token: no dot, no
+// wildcard, no white space.
+func oneToken(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r == '.' || r == '*' || r == '>' || unicode.IsSpace(r) }) < 0
+}
+
 // decodeJob reads a job from the engine: ErrUndecodable unless it is JSON
 // of this WireVersion with an id, a Drawer's reply subject for it, 1 to MaxJobSamples
 // samples of non-negative identities, and a prompt for each.
@@ -371,10 +378,11 @@ func decodeJob(data []byte) (Job, error) {
 	if job.Version != WireVersion || job.ID == "" || job.ReplyTo == "" {
 		return Job{}, fmt.Errorf("%w: job of version %d, id %q, reply subject %q: want version %d with both", ErrUndecodable, job.Version, job.ID, job.ReplyTo, WireVersion)
 	}
-	if tok, id, ok := strings.Cut(strings.TrimPrefix(job.ReplyTo, repliesSubject), "."); !strings.HasPrefix(job.ReplyTo, repliesSubject) || !ok || !isReplyToken(tok) || id != job.ID {
-		// What a Drawer writes (wave.go): anything else is a subject no
-		// worker may publish to, which would hold the worker until its
-		// publication timed out, for a coordinator that never reads it.
+	if tok, id, ok := strings.Cut(strings.TrimPrefix(job.ReplyTo, repliesSubject), "."); !strings.HasPrefix(job.ReplyTo, repliesSubject) || !ok || !isReplyToken(tok) || id != job.ID || !oneToken(id) {
+		// What a Drawer writes (wave.go), its job id one subject token:
+		// anything else is a subject no worker may publish to, which
+		// would hold the worker until its publication timed out (or fail
+		// it after the model call), for a coordinator that never reads it.
 		return Job{}, fmt.Errorf("%w: job %s: reply subject %q: want %s<drawer token>.%s", ErrUndecodable, job.ID, job.ReplyTo, repliesSubject, job.ID)
 	}
 	if n := len(job.Samples); n == 0 || n > MaxJobSamples || len(job.Prompts) > n {

@@ -88,4 +88,13 @@ func TestDecodeJobRefusesAReplySubjectNoDrawerWrites(t *testing.T) {
 		_, err := decodeJob(job(bad))
 		require.ErrorIs(t, err, ErrUndecodable, bad)
 	}
+	// A job id of more than one token (review4) matches its own reply
+	// subject, but the worker's reply would carry a token more than its
+	// permissions allow, or none it may publish at all.
+	for _, id := range []string{"j1.x", "j1.>", "j1.*", "j 1", "j1\t"} {
+		b, err := json.Marshal(Job{Version: WireVersion, ID: id, ReplyTo: "mdap.replies." + tok + "." + id, Prompts: [][]Message{{}}, Samples: []Sample{{}}})
+		require.NoError(t, err)
+		_, err = decodeJob(b)
+		require.ErrorIs(t, err, ErrUndecodable, "job id %q", id)
+	}
 }
