@@ -399,7 +399,7 @@ func (a *roleAuth) Check(c server.ClientAuthentication) bool {
 	// not under _INBOX_<its key>. is refused.
 	inbox := o.Name[strings.LastIndexByte(o.Name, ' ')+1:]
 	rest, ok := strings.CutPrefix(inbox, "_INBOX_"+o.Nkey+".")
-	if !ok || rest == "" || strings.ContainsAny(rest, ".*> \t") {
+	if !ok || !oneToken(rest) {
 		return false
 	}
 	a.mu.Lock()

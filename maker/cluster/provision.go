@@ -430,7 +430,7 @@ func isRouteJobs(subj string) bool {
 	if token, ok = strings.CutSuffix(token, ".*"); !ok {
 		return false
 	}
-	return token != "" && !strings.ContainsAny(token, ".*> \t")
+	return oneToken(token)
 }
 
 // routesMu serializes this process's changes of JobsStream's subjects
@@ -899,7 +899,7 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		}
 		req.Name = named
 	case scoped && (kind == "route" || kind == "replies"):
-		if named == "" || strings.ContainsAny(named, ".*> \t") {
+		if !oneToken(named) {
 			return fmt.Errorf("no such request %q", kind+"."+named)
 		}
 	case scoped:

@@ -361,10 +361,10 @@ func (r SampleReply) response(route, worker string) (*llms.ContentResponse, erro
 	return resp, nil
 }
 
-// oneToken reports whether s is one NATS subject token: no dot, no
-// wildcard, no white space.
+// oneToken reports whether s is one NATS subject token: not empty, no
+// dot, no wildcard, no white space.
 func oneToken(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return r == '.' || r == '*' || r == '>' || unicode.IsSpace(r) }) < 0
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return r == '.' || r == '*' || r == '>' || unicode.IsSpace(r) }) < 0
 }
 
 // decodeJob reads a job from the engine: ErrUndecodable unless it is JSON
