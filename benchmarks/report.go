@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/atomicfile"
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // Files WriteDir writes: the report, its data and the charts.
@@ -235,7 +235,7 @@ func writeScale(b *strings.Builder, s *ScaleResult) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("## Scale: Towers of Hanoi on the simulated model\n\n")
 	w("k = %d, Parallel = k, a journal on disk (written every %d steps, synced in the background at most once a second), model `%s`. Sizes run one after another in this process; a size below 14 disks runs 2^(14-disks) times (its CPU and wall figures are medians, its memory the largest, its CPU split over all its runs), a larger one once. Peak RSS is the kernel's high-water mark of the process's resident memory (VmHWM, reset before each run). Peak live heap and Go total are sampled every 10 ms (runtime/metrics): the live heap (marked by the last GC: what the run holds) and everything the Go runtime has mapped (garbage between GCs included). CPU per sample is the process's user + system time (getrusage) over the run. The split: %s.\n\n",
-		s.K, maker.DefaultSyncEvery, s.Sim, s.Method)
+		s.K, journal.DefaultSyncEvery, s.Sim, s.Method)
 	w("![time per step and CPU per sample against disks](scale_time.svg) ![memory against disks](scale_memory.svg)\n\n")
 	w("| disks | runs | steps | samples | wrong | solved | wall of a run | wall/step | CPU/sample | peak RSS | peak live heap | Go total |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range s.Rows {

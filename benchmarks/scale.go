@@ -18,6 +18,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -306,7 +307,7 @@ var profileMu sync.Mutex
 // grows with its duration) weighs alike on every size.
 const profileWindow = 15 * time.Second
 
-func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journal string, profiled bool) (ScaleRow, error) {
+func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journalPath string, profiled bool) (ScaleRow, error) {
 	row := ScaleRow{Disks: disks}
 	model, err := sim.New(hanoi.Oracle{}, cfg)
 	if err != nil {
@@ -316,9 +317,9 @@ func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journal string,
 	if err != nil {
 		return row, err
 	}
-	var jnl *maker.Journal
-	if journal != "" {
-		j, err := maker.CreateJournal(journal)
+	var jnl *journal.Journal
+	if journalPath != "" {
+		j, err := journal.Create(journalPath)
 		if err != nil {
 			return row, err
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,8 +71,8 @@ type callObserver struct{ calls atomic.Int64 }
 func (o *callObserver) StartRun(ctx context.Context, _ RunInfo) (context.Context, func(*Report, error)) {
 	return ctx, func(*Report, error) {}
 }
-func (o *callObserver) StartStep(ctx context.Context, _ int) (context.Context, func(*StepRecord, *Report, error)) {
-	return ctx, func(*StepRecord, *Report, error) {}
+func (o *callObserver) StartStep(ctx context.Context, _ int) (context.Context, func(*journal.StepRecord, *Report, error)) {
+	return ctx, func(*journal.StepRecord, *Report, error) {}
 }
 func (o *callObserver) StartCall(ctx context.Context, _ CallInfo) (context.Context, func(CallResult)) {
 	o.calls.Add(1)

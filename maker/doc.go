@@ -50,11 +50,11 @@
 //
 // # Journals and settings
 //
-// With a [Journal] ([CreateJournal], or [OpenJournal] to resume) a run
-// records each decided step, one JSON line, buffered and written with the
-// periodic sync, before any side-effect call and at the end (a kill loses
-// at most the unwritten steps, which a resume decides again identically:
-// see Journal's Durability). The
+// With a journal (package maker/journal: journal.Create, or journal.Open
+// to resume) a run records each decided step, one JSON line, buffered and
+// written with the periodic sync, before any side-effect call and at the
+// end (a kill loses at most the unwritten steps, which a resume decides
+// again identically: see journal.Journal's Durability). The
 // journal's header records the task's fingerprint and the run's
 // [Settings]: the model's identity (a model that implements [Identifier],
 // or its Go type), k, the reply cap, the red flags, the temperature

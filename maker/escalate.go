@@ -41,7 +41,7 @@ const (
 // p takes about k/(2p-1) votes). Such a step is a suspected hard step: on
 // a step the model gets wrong more often than right, more votes from the
 // same model make the wrong answer win more surely. Contested and
-// escalated steps are counted in the Report, journaled (StepRecord) and
+// escalated steps are counted in the Report, journaled (journal.StepRecord) and
 // shown in the command's results.
 //
 // The second race's samples are identified from index After on, so they

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -57,7 +58,7 @@ func TestEscalateModelAsksAnotherModel(t *testing.T) {
 	ens, err := NewEnsemble(weak, strong)
 	require.NoError(t, err)
 	task := &counter{target: 3}
-	var recs []StepRecord
+	var recs []journal.StepRecord
 	s := &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}, Escalation: &Escalation{Policy: EscalateModel, After: after, Model: ens}}, Model: weak,
 		Progress: func(e Event) { recs = append(recs, *e.Record) }}
 	rep, err := s.Solve(context.Background(), task)

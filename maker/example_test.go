@@ -12,6 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -107,7 +108,7 @@ func ExampleJournal() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "run.jsonl")
 
-	j, err := maker.CreateJournal(path)
+	j, err := journal.Create(path)
 	if err != nil {
 		panic(err)
 	}
@@ -126,7 +127,7 @@ func ExampleJournal() {
 	fmt.Println("first run:", err)
 	j.Close()
 
-	j, err = maker.OpenJournal(path) // resume: same task, same settings
+	j, err = journal.Open(path) // resume: same task, same settings
 	if err != nil {
 		panic(err)
 	}

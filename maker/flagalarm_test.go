@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,7 +48,7 @@ func TestFlagRateJumpStopsTheStep(t *testing.T) {
 }
 
 func TestFlagRateJumpEscalates(t *testing.T) {
-	var step60 *StepRecord
+	var step60 *journal.StepRecord
 	// After 100: the step is not contested (the first race decides it
 	// within 22 samples); the alarm escalates it.
 	s := &Solver{Config: Config{Vote: vote.Config{K: 2}, Escalation: &Escalation{Policy: EscalateRaiseK, After: 100}}, Model: &scripted{reply: flagJumpAt(60)},
@@ -90,12 +91,12 @@ func TestFlagAlarmOffAndSteady(t *testing.T) {
 
 func TestFlagAlarmResumesTheSame(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 59}, Model: &scripted{reply: flagJumpAt(60)}, Journal: j}).Solve(context.Background(), &counter{target: 80})
 	require.ErrorIs(t, err, ErrStepLimit)
 	require.NoError(t, j.Close())
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: flagJumpAt(60)}, Journal: j}).Solve(context.Background(), &counter{target: 80})
 	require.ErrorIs(t, err, ErrFlagAlarm, "a resumed run judges the step against the same history")

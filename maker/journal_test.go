@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,14 +49,14 @@ func (c *snapCounter) Restore(b json.RawMessage) error {
 
 // journalRun solves a counter to target with a journal at path, stopping
 // after stopAt steps (0: never), and returns the report and the error.
-func journalRun(t *testing.T, path string, task Task, stopAt int, tune func(*Journal), resume bool, opts ...JournalOption) (Report, error) {
+func journalRun(t *testing.T, path string, task Task, stopAt int, tune func(*journal.Journal), resume bool, opts ...journal.Option) (Report, error) {
 	t.Helper()
-	var j *Journal
+	var j *journal.Journal
 	var err error
 	if resume {
-		j, err = OpenJournal(path, opts...)
+		j, err = journal.Open(path, opts...)
 	} else {
-		j, err = CreateJournal(path, opts...)
+		j, err = journal.Create(path, opts...)
 	}
 	require.NoError(t, err)
 	if tune != nil {
@@ -84,7 +85,7 @@ func TestCheckpointsBoundTheReplay(t *testing.T) {
 	require.NoError(t, err)
 
 	path := filepath.Join(dir, "j.jsonl")
-	every := func(j *Journal) { j.CheckpointEvery = 10 }
+	every := func(j *journal.Journal) { j.CheckpointEvery = 10 }
 	_, err = journalRun(t, path, &snapCounter{counter: counter{target: 100}}, 57, every, false)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 5, strings.Count(string(mustRead(t, path)), `{"checkpoint":`), "a checkpoint every 10 steps")
@@ -104,7 +105,7 @@ func TestCheckpointsBoundTheReplay(t *testing.T) {
 
 	// A task that cannot restore a checkpoint replays every step instead.
 	plain := &counter{target: 100}
-	j, err := OpenJournal(path)
+	j, err := journal.Open(path)
 	require.NoError(t, err)
 	rep, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), plain)
 	require.NoError(t, err)
@@ -121,12 +122,12 @@ func TestStepTimeCoversEveryProcess(t *testing.T) {
 		return noisy(id, p)
 	}}
 	run := func(stopAt int, resume bool) (Report, error) {
-		var j *Journal
+		var j *journal.Journal
 		var err error
 		if resume {
-			j, err = OpenJournal(path)
+			j, err = journal.Open(path)
 		} else {
-			j, err = CreateJournal(path)
+			j, err = journal.Create(path)
 		}
 		require.NoError(t, err)
 		defer j.Close()
@@ -185,7 +186,7 @@ func TestTornHeaderStartsOver(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 5, task.n)
 		assert.Equal(t, 5, countSteps(t, path))
-		assert.Regexp(t, fmt.Sprintf(`^\{"mdap_journal":%d,"run":"[0-9a-f]{32}",[^\n]*"task":"counter:5"[^\n]*\n\{"step":0,`, JournalVersion), string(mustRead(t, path)), "one header, at the start")
+		assert.Regexp(t, fmt.Sprintf(`^\{"mdap_journal":%d,"run":"[0-9a-f]{32}",[^\n]*"task":"counter:5"[^\n]*\n\{"step":0,`, journal.Version), string(mustRead(t, path)), "one header, at the start")
 	}
 	// An empty file is a run that never began, too.
 	require.NoError(t, os.WriteFile(path, nil, 0o644))
@@ -203,22 +204,22 @@ func TestJournalVersionRefused(t *testing.T) {
 	_, err := journalRun(t, path, &counter{target: 3}, 0, nil, false)
 	require.NoError(t, err)
 	written := mustRead(t, path)
-	for v, says := range map[int]string{1: "older than this build reads", JournalVersion + 1: "newer than this build reads"} {
-		old := bytes.Replace(written, []byte(fmt.Sprintf(`{"mdap_journal":%d`, JournalVersion)), []byte(fmt.Sprintf(`{"mdap_journal":%d`, v)), 1)
+	for v, says := range map[int]string{1: "older than this build reads", journal.Version + 1: "newer than this build reads"} {
+		old := bytes.Replace(written, []byte(fmt.Sprintf(`{"mdap_journal":%d`, journal.Version)), []byte(fmt.Sprintf(`{"mdap_journal":%d`, v)), 1)
 		require.NoError(t, os.WriteFile(path, old, 0o644))
-		_, err = OpenJournal(path)
-		require.ErrorIs(t, err, ErrJournalVersion)
+		_, err = journal.Open(path)
+		require.ErrorIs(t, err, journal.ErrVersion)
 		assert.Contains(t, err.Error(), fmt.Sprintf("version %d,", v))
 		assert.Contains(t, err.Error(), says)
-		assert.Contains(t, err.Error(), fmt.Sprintf("versions 3 to %d", JournalVersion))
+		assert.Contains(t, err.Error(), fmt.Sprintf("versions 3 to %d", journal.Version))
 		assert.Equal(t, old, mustRead(t, path))
 	}
 }
 
 // finished writes a whole 6-step journal and returns its lines.
-func finished(t *testing.T, path string, every int, opts ...JournalOption) []string {
+func finished(t *testing.T, path string, every int, opts ...journal.Option) []string {
 	t.Helper()
-	_, err := journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, func(j *Journal) { j.CheckpointEvery = every }, false, opts...)
+	_, err := journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, func(j *journal.Journal) { j.CheckpointEvery = every }, false, opts...)
 	require.NoError(t, err)
 	return strings.SplitAfter(string(mustRead(t, path)), "\n")
 }
@@ -253,7 +254,7 @@ func TestJournalCorruptionOutcomes(t *testing.T) {
 		}
 
 		task := &snapCounter{counter: counter{target: 6}}
-		j, err := OpenJournal(path)
+		j, err := journal.Open(path)
 		if err == nil {
 			_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
 			j.Close()
@@ -264,7 +265,7 @@ func TestJournalCorruptionOutcomes(t *testing.T) {
 			assert.Equal(t, 6, countSteps(t, path), c.name)
 			continue
 		}
-		require.ErrorIs(t, err, ErrJournalCorrupt, c.name)
+		require.ErrorIs(t, err, journal.ErrCorrupt, c.name)
 		assert.Contains(t, err.Error(), fmt.Sprintf("%s:%d ", path, c.line), c.name)
 		assert.Equal(t, content, string(mustRead(t, path)), "%s: a refused journal is left as it was", c.name)
 	}
@@ -275,7 +276,7 @@ func TestTornBytesReported(t *testing.T) {
 	lines := finished(t, path, -1)
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:4], "")+`{"step":3,"wi`), 0o644))
 	asCrashed(t, path)
-	j, err := OpenJournal(path)
+	j, err := journal.Open(path)
 	require.NoError(t, err)
 	defer j.Close()
 	assert.Equal(t, len(`{"step":3,"wi`), j.TornBytes())
@@ -288,22 +289,22 @@ func TestJournalPathMustBeARegularFile(t *testing.T) {
 	for name, path := range map[string]string{"fifo": fifo, "device": "/dev/null", "folder": dir, "empty": ""} {
 		done := make(chan error, 2)
 		go func() {
-			_, err := OpenJournal(path)
+			_, err := journal.Open(path)
 			done <- err
-			_, err = CreateJournal(path)
+			_, err = journal.Create(path)
 			done <- err
 		}()
 		for range 2 {
 			select {
 			case err := <-done:
-				assert.ErrorIs(t, err, ErrJournalPath, name)
+				assert.ErrorIs(t, err, journal.ErrPath, name)
 			case <-time.After(5 * time.Second):
 				t.Fatalf("%s: opening the journal hangs", name)
 			}
 		}
 	}
-	_, err := OpenJournal(filepath.Join(dir, "missing.jsonl"))
-	assert.ErrorIs(t, err, ErrJournalPath)
+	_, err := journal.Open(filepath.Join(dir, "missing.jsonl"))
+	assert.ErrorIs(t, err, journal.ErrPath)
 	assert.Contains(t, err.Error(), "does not exist")
 }
 
@@ -311,14 +312,14 @@ func TestJournalLockedWhileInUse(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	finished(t, path, -1)
 	before := mustRead(t, path)
-	j, err := OpenJournal(path)
+	j, err := journal.Open(path)
 	require.NoError(t, err)
-	_, err = OpenJournal(path)
-	require.ErrorIs(t, err, ErrJournalLocked)
+	_, err = journal.Open(path)
+	require.ErrorIs(t, err, journal.ErrLocked)
 	assert.Contains(t, err.Error(), "another process")
 	require.NoError(t, j.Close())
 	require.NoError(t, j.Close(), "Close twice is harmless")
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err, "the lock ends with Close")
 	require.NoError(t, j.Close())
 	assert.Equal(t, before, mustRead(t, path))
@@ -326,7 +327,7 @@ func TestJournalLockedWhileInUse(t *testing.T) {
 
 func TestSettingsComparedFieldByField(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	base := func() *Solver {
 		return &Solver{Config: Config{Vote: vote.Config{K: 2}, Settings: map[string]string{"prompt": "v1"}}, Model: &scripted{reply: noisy}}
@@ -355,7 +356,7 @@ func TestSettingsComparedFieldByField(t *testing.T) {
 	} {
 		s := base()
 		c.change(s)
-		j, err := OpenJournal(path)
+		j, err := journal.Open(path)
 		require.NoError(t, err)
 		s.Journal = j
 		_, err = s.Solve(context.Background(), &counter{target: 3})
@@ -364,7 +365,7 @@ func TestSettingsComparedFieldByField(t *testing.T) {
 			assert.NoError(t, err, name)
 			continue
 		}
-		require.ErrorIs(t, err, ErrJournalMismatch, name)
+		require.ErrorIs(t, err, journal.ErrMismatch, name)
 		for _, w := range c.want {
 			assert.Contains(t, err.Error(), w, name)
 		}
@@ -376,7 +377,7 @@ func TestRerunPendingRunsTheJournaledCall(t *testing.T) {
 	var runs atomic.Int64
 	var targets []string
 	ex := deployExecutor(t, &runs)
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: ex, Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.NoError(t, err)
@@ -399,7 +400,7 @@ func TestRerunPendingRunsTheJournaledCall(t *testing.T) {
 		return toolAtStep2(id, p)
 	}}
 	ex = deployExecutorRecording(t, &runs, &targets)
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	task := &counter{target: 5}
 	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}, RerunPending: true}, Model: other, Executor: ex, Journal: j}).Solve(context.Background(), task)
@@ -417,7 +418,7 @@ func TestReplayApplyPanicIsAnError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	_, err := journalRun(t, path, &counter{target: 5}, 0, nil, false)
 	require.NoError(t, err)
-	j, err := OpenJournal(path)
+	j, err := journal.Open(path)
 	require.NoError(t, err)
 	defer j.Close()
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &panicky{counter: counter{target: 5}, where: "Apply"})
@@ -443,7 +444,7 @@ func TestReplyOfExactlyTheCapIsCutOff(t *testing.T) {
 	assert.Nil(t, FlagRules{AllowCutOff: true}.check(Reply{Text: "x", OutputTokens: 8}, cap))
 }
 
-// memStore is a JournalStore in memory: what a store over a message
+// memStore is a journal.Store in memory: what a store over a message
 // broker looks like to the journal.
 type memStore struct {
 	lines [][]byte
@@ -473,7 +474,7 @@ func (m *memStore) Close() error { return nil }
 
 func TestJournalOverAnyStore(t *testing.T) {
 	store := &memStore{}
-	j, err := NewJournal(store)
+	j, err := journal.New(store)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Solver{
@@ -492,7 +493,7 @@ func TestJournalOverAnyStore(t *testing.T) {
 	require.NoError(t, j.Close())
 	assert.Positive(t, store.syncs)
 
-	j, err = NewJournal(store)
+	j, err = journal.New(store)
 	require.NoError(t, err)
 	task := &snapCounter{counter: counter{target: 30}}
 	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
@@ -503,8 +504,8 @@ func TestJournalOverAnyStore(t *testing.T) {
 
 	// A store holding garbage is refused, naming the line.
 	store.lines = append(store.lines, []byte("garbage"))
-	_, err = NewJournal(store)
-	require.ErrorIs(t, err, ErrJournalCorrupt)
+	_, err = journal.New(store)
+	require.ErrorIs(t, err, journal.ErrCorrupt)
 	assert.Contains(t, err.Error(), fmt.Sprintf("mem:%d ", len(store.lines)))
 }
 
@@ -524,7 +525,7 @@ func (f *fullStore) Append(line []byte) error {
 func TestFullJournalFailsBeforeTheNextStep(t *testing.T) {
 	// A step record that cannot be written: the run stops there.
 	m := &scripted{reply: noisy}
-	j, err := NewJournal(&fullStore{max: 4}) // the header and three steps
+	j, err := journal.New(&fullStore{max: 4}) // the header and three steps
 	require.NoError(t, err)
 	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}}, Model: m, Journal: j}).Solve(context.Background(), &counter{target: 10})
 	require.ErrorIs(t, err, syscall.ENOSPC)
@@ -535,7 +536,7 @@ func TestFullJournalFailsBeforeTheNextStep(t *testing.T) {
 
 	// A side effect whose pending record cannot be written never runs.
 	var runs atomic.Int64
-	j, err = NewJournal(&fullStore{max: 3}) // the header and steps 0 and 1
+	j, err = journal.New(&fullStore{max: 3}) // the header and steps 0 and 1
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, syscall.ENOSPC)
@@ -549,7 +550,7 @@ func TestFullJournalFailsBeforeTheNextStep(t *testing.T) {
 // half-applied write.
 func FuzzJournal(f *testing.F) {
 	store := &memStore{}
-	j, err := NewJournal(store)
+	j, err := journal.New(store)
 	require.NoError(f, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 3}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 10})
 	require.ErrorIs(f, err, ErrStepLimit)
@@ -564,9 +565,9 @@ func FuzzJournal(f *testing.F) {
 			t.Skip()
 		}
 		s := &memStore{lines: append(append([][]byte(nil), head...), line), torn: torn}
-		j, err := NewJournal(s)
+		j, err := journal.New(s)
 		if err != nil {
-			require.True(t, errors.Is(err, ErrJournalCorrupt) || errors.Is(err, ErrJournalVersion), "%v", err)
+			require.True(t, errors.Is(err, journal.ErrCorrupt) || errors.Is(err, journal.ErrVersion), "%v", err)
 			return
 		}
 		before := len(s.lines)
@@ -580,10 +581,10 @@ func FuzzJournal(f *testing.F) {
 func TestJournalLineOverTheLimitIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	lines := finished(t, path, -1)
-	huge := `{"step":6,"note":"` + strings.Repeat("x", MaxJournalLine) + "\"}\n"
+	huge := `{"step":6,"note":"` + strings.Repeat("x", journal.MaxLine) + "\"}\n"
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "")+huge), 0o644))
-	_, err := OpenJournal(path)
-	require.ErrorIs(t, err, ErrJournalCorrupt)
+	_, err := journal.Open(path)
+	require.ErrorIs(t, err, journal.ErrCorrupt)
 	assert.Contains(t, err.Error(), "longer than")
 }
 
@@ -607,7 +608,7 @@ func asCrashed(t *testing.T, path string) {
 	}
 	l := bytes.TrimSuffix(lines[n-1], []byte("\n"))
 	chain := string(l[len(l)-2-2*32 : len(l)-2])
-	state, err := StateDir()
+	state, err := journal.StateDir()
 	require.NoError(t, err)
 	require.NoError(t, saveHead(state, h.Run, chainHead{Lines: n, Chain: chain, Journal: path}))
 }

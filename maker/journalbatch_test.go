@@ -15,10 +15,11 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 )
 
-// The journal's durability promise (see Journal): steps are buffered and
+// The journal's durability promise (see journal.Journal): steps are buffered and
 // written with the periodic sync, every SyncEvery steps or WriteEvery
 // after the last write; the buffer is written and synced before a
 // side-effect call and written right after its step; the run's end writes
@@ -32,7 +33,7 @@ import (
 func TestJournalWritesWithTheSync(t *testing.T) {
 	for _, every := range []int{1, 8} {
 		path := filepath.Join(t.TempDir(), "j.jsonl")
-		j, err := CreateJournal(path)
+		j, err := journal.Create(path)
 		require.NoError(t, err)
 		j.SyncEvery, j.WriteEvery = every, -1
 		var seen []int
@@ -53,7 +54,7 @@ func TestJournalWritesWithTheSync(t *testing.T) {
 // take seconds; a kill then loses none of them).
 func TestJournalWritesSlowStepsAtOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	j.WriteEvery = time.Nanosecond // every step is slower than that
 	s := &Solver{Model: &scripted{reply: noisy}, Journal: j, Progress: func(e Event) {
@@ -68,7 +69,7 @@ func TestJournalWritesSlowStepsAtOnce(t *testing.T) {
 // leaves every decided step in the file.
 func TestJournalCancelWritesTheBuffer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	j.WriteEvery = -1
 	ctx, cancel := context.WithCancel(context.Background())
@@ -104,7 +105,7 @@ func winners(t *testing.T, path string) []string {
 	t.Helper()
 	var out []string
 	for _, line := range bytes.Split(bytes.TrimSpace(mustRead(t, path)), []byte("\n"))[1:] {
-		var r StepRecord
+		var r journal.StepRecord
 		require.NoError(t, json.Unmarshal(line, &r))
 		if r.Pending {
 			continue
@@ -126,11 +127,11 @@ func winners(t *testing.T, path string) []string {
 // here), decides the lost steps again, and ends with the uninterrupted
 // run's result and journal, each step once.
 func TestKillMidBatchResumesToTheSameResult(t *testing.T) {
-	t.Setenv(JournalKeyEnv, "0123456789abcdef0123456789abcdef")
+	t.Setenv(journal.KeyEnv, "0123456789abcdef0123456789abcdef")
 	const target, every = 30, 8
 	dir := t.TempDir()
 	path := filepath.Join(dir, "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	j.SyncEvery, j.WriteEvery = every, -1
 	var kills [][]byte
@@ -155,7 +156,7 @@ func TestKillMidBatchResumesToTheSameResult(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 		asCrashed(t, p)
 		lost += i + 1 - countSteps(t, p)
-		j, err := OpenJournal(p)
+		j, err := journal.Open(p)
 		require.NoError(t, err, "kill after step %d: the chain verifies", i)
 		task := &counter{target: target}
 		got, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
@@ -165,7 +166,7 @@ func TestKillMidBatchResumesToTheSameResult(t *testing.T) {
 		assert.Zero(t, task.wrong)
 		sameDecisions(t, want, got, "kill after step "+p)
 		assert.Equal(t, wantLines, winners(t, p), "kill after step %d", i)
-		_, err = OpenJournal(p) // the finished journal verifies too
+		_, err = journal.Open(p) // the finished journal verifies too
 		require.NoError(t, err)
 		require.NoError(t, os.Remove(p))
 	}
@@ -204,7 +205,7 @@ func TestSideEffectNeverRunsTwiceAcrossAKill(t *testing.T) {
 		assert.Equal(t, 2, countSteps(t, path), "every step before the side effect is in the file")
 		assert.Contains(t, string(b), `{"step":2,"pending":true`, "and its pending record")
 	})
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	j.WriteEvery = -1 // SyncEvery 64: no periodic write in this run
 	var kills [][]byte
@@ -232,7 +233,7 @@ func TestSideEffectNeverRunsTwiceAcrossAKill(t *testing.T) {
 		asCrashed(t, p)
 		assert.Equal(t, 3, countSteps(t, p), "kill after step %d: the steps after the side effect are still buffered", i)
 		var again atomic.Int64
-		j, err := OpenJournal(p)
+		j, err := journal.Open(p)
 		require.NoError(t, err)
 		got, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: sideEffectExecutor(t, &again, func() {}), Journal: j}).Solve(context.Background(), &counter{target: target})
 		require.NoError(t, err, "kill after step %d", i)
@@ -255,7 +256,7 @@ func TestJournalSyncsAtMostEverySyncPeriod(t *testing.T) {
 		want   int
 	}{{time.Hour, 1 + 1 + 1}, {-1, 1 + 40/8 + 1}} {
 		store := &memStore{}
-		j, err := NewJournal(store)
+		j, err := journal.New(store)
 		require.NoError(t, err)
 		j.SyncEvery, j.WriteEvery, j.SyncPeriod = 8, -1, c.period
 		_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 40})
@@ -266,31 +267,30 @@ func TestJournalSyncsAtMostEverySyncPeriod(t *testing.T) {
 }
 
 // TestJournalDefaultBatch: with SyncEvery left at 0 a file journal writes
-// every DefaultSyncEvery (256) steps, as a SIGKILL would find the file
+// every journal.DefaultSyncEvery (256) steps, as a SIGKILL would find the file
 // after each step, and the run's end writes the rest; its buffer holds a
 // batch of 20-disk Hanoi lines (about 450 bytes each), so the batch is
 // one write(2).
 func TestJournalDefaultBatch(t *testing.T) {
-	require.Equal(t, 256, DefaultSyncEvery)
+	require.Equal(t, 256, journal.DefaultSyncEvery)
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
-	assert.GreaterOrEqual(t, j.store.(*fileStore).w.Size(), DefaultSyncEvery*512, "a batch of 20-disk lines fits the buffer")
 	j.WriteEvery = -1 // steps, not time
 	checked := 0
 	s := &Solver{Model: &scripted{reply: noisy}, Journal: j, Progress: func(e Event) {
 		switch e.Step {
-		case 0, DefaultSyncEvery - 2, 2*DefaultSyncEvery - 2:
-			assert.Equal(t, e.Step/DefaultSyncEvery*DefaultSyncEvery, countSteps(t, path), "after step %d: nothing more written", e.Step)
+		case 0, journal.DefaultSyncEvery - 2, 2*journal.DefaultSyncEvery - 2:
+			assert.Equal(t, e.Step/journal.DefaultSyncEvery*journal.DefaultSyncEvery, countSteps(t, path), "after step %d: nothing more written", e.Step)
 			checked++
-		case DefaultSyncEvery - 1, 2*DefaultSyncEvery - 1:
+		case journal.DefaultSyncEvery - 1, 2*journal.DefaultSyncEvery - 1:
 			assert.Equal(t, e.Step+1, countSteps(t, path), "after step %d: the batch written", e.Step)
 			checked++
 		}
 	}}
-	_, err = s.Solve(context.Background(), &counter{target: 2*DefaultSyncEvery + 10})
+	_, err = s.Solve(context.Background(), &counter{target: 2*journal.DefaultSyncEvery + 10})
 	require.NoError(t, err)
 	assert.Equal(t, 5, checked)
-	assert.Equal(t, 2*DefaultSyncEvery+10, countSteps(t, path), "the run's end writes the buffer")
+	assert.Equal(t, 2*journal.DefaultSyncEvery+10, countSteps(t, path), "the run's end writes the buffer")
 	require.NoError(t, j.Close())
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,10 +19,10 @@ import (
 
 // chainOutcome resumes the journal at path with a 6-step snapCounter and
 // returns the report, the task and the error.
-func chainOutcome(t *testing.T, path string, opts ...JournalOption) (Report, *snapCounter, error) {
+func chainOutcome(t *testing.T, path string, opts ...journal.Option) (Report, *snapCounter, error) {
 	t.Helper()
 	task := &snapCounter{counter: counter{target: 6}}
-	j, err := OpenJournal(path, opts...)
+	j, err := journal.Open(path, opts...)
 	if err != nil {
 		return Report{}, task, err
 	}
@@ -115,12 +116,12 @@ func TestJournalEditTable(t *testing.T) {
 			continue
 		}
 		if c.line < 0 {
-			require.ErrorIs(t, err, ErrJournalRollback, c.name)
+			require.ErrorIs(t, err, journal.ErrRollback, c.name)
 			assert.Contains(t, err.Error(), "truncated, or an older copy was put back", c.name)
 			assert.Equal(t, content, string(mustRead(t, path)), "%s: a refused journal is left as it was", c.name)
 			continue
 		}
-		require.ErrorIs(t, err, ErrJournalCorrupt, c.name)
+		require.ErrorIs(t, err, journal.ErrCorrupt, c.name)
 		assert.Contains(t, err.Error(), fmt.Sprintf("%s:%d ", path, c.line), c.name)
 		assert.Equal(t, content, string(mustRead(t, path)), "%s: a refused journal is left as it was", c.name)
 	}
@@ -151,8 +152,8 @@ func TestJournalEveryByteFlipRefusedOrHarmless(t *testing.T) {
 			if err != nil {
 				refused++
 				msg := fmt.Sprintf("byte %d ^ %#x: %v", i, bit, err)
-				require.True(t, errors.Is(err, ErrJournalCorrupt) || errors.Is(err, ErrJournalVersion) || errors.Is(err, ErrJournalKey) || errors.Is(err, ErrJournalRollback), msg)
-				if errors.Is(err, ErrJournalCorrupt) {
+				require.True(t, errors.Is(err, journal.ErrCorrupt) || errors.Is(err, journal.ErrVersion) || errors.Is(err, journal.ErrKey) || errors.Is(err, journal.ErrRollback), msg)
+				if errors.Is(err, journal.ErrCorrupt) {
 					require.Regexp(t, lineRef, err.Error(), msg)
 				}
 				continue
@@ -187,7 +188,7 @@ func reseal(t *testing.T, lines []string, key []byte) string {
 func TestJournalKeyedChain(t *testing.T) {
 	dir := t.TempDir()
 	key := "0123456789abcdef0123456789abcdef"
-	t.Setenv(JournalKeyEnv, key)
+	t.Setenv(journal.KeyEnv, key)
 	path := filepath.Join(dir, "j")
 	orig := finished(t, path, 3)
 	require.Contains(t, orig[0], `"keyed":true`)
@@ -199,15 +200,15 @@ func TestJournalKeyedChain(t *testing.T) {
 	forged[2] = strings.Replace(forged[2], `"next":2`, `"next":9`, 1)
 	require.NoError(t, os.WriteFile(path, []byte(reseal(t, forged, []byte("another key, 16 bytes or more"))), 0o644))
 	_, _, err = chainOutcome(t, path)
-	require.ErrorIs(t, err, ErrJournalCorrupt)
+	require.ErrorIs(t, err, journal.ErrCorrupt)
 	assert.Contains(t, err.Error(), path+":1 ")
-	assert.Contains(t, err.Error(), JournalKeyEnv)
+	assert.Contains(t, err.Error(), journal.KeyEnv)
 
 	// Forged as an unsigned journal: refused without the opt-out.
 	forged[0] = strings.Replace(forged[0], `,"keyed":true`, ``, 1)
 	require.NoError(t, os.WriteFile(path, []byte(reseal(t, forged, nil)), 0o644))
 	_, _, err = chainOutcome(t, path)
-	require.ErrorIs(t, err, ErrJournalKey)
+	require.ErrorIs(t, err, journal.ErrKey)
 	assert.Contains(t, err.Error(), "is unsigned")
 
 	// Forged with the right key: the chain cannot tell (the key is the
@@ -216,7 +217,7 @@ func TestJournalKeyedChain(t *testing.T) {
 	edited[6] = strings.Replace(edited[6], `"launched":4`, `"launched":5`, 1)
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(edited, "")), 0o644))
 	_, _, err = chainOutcome(t, path)
-	require.ErrorIs(t, err, ErrJournalCorrupt)
+	require.ErrorIs(t, err, journal.ErrCorrupt)
 	assert.Contains(t, err.Error(), path+":7 ")
 
 	// The original resumes with the key, and is refused with the state
@@ -225,46 +226,46 @@ func TestJournalKeyedChain(t *testing.T) {
 	rep, task, err := chainOutcome(t, path)
 	require.NoError(t, err)
 	sameResult(t, want, rep, task, "the same key")
-	_, _, err = chainOutcome(t, path, JournalUnsigned())
-	require.ErrorIs(t, err, ErrJournalKey)
+	_, _, err = chainOutcome(t, path, journal.Unsigned())
+	require.ErrorIs(t, err, journal.ErrKey)
 	assert.Contains(t, err.Error(), "without --journal-unsigned")
-	t.Setenv(JournalKeyEnv, "")
+	t.Setenv(journal.KeyEnv, "")
 	_, _, err = chainOutcome(t, path)
-	require.ErrorIs(t, err, ErrJournalCorrupt)
+	require.ErrorIs(t, err, journal.ErrCorrupt)
 	assert.Contains(t, err.Error(), path+":1 ")
-	t.Setenv(JournalKeyEnv, "fedcba9876543210fedcba9876543210")
+	t.Setenv(journal.KeyEnv, "fedcba9876543210fedcba9876543210")
 	_, _, err = chainOutcome(t, path)
-	require.ErrorIs(t, err, ErrJournalCorrupt)
+	require.ErrorIs(t, err, journal.ErrCorrupt)
 	assert.Contains(t, err.Error(), path+":1 ")
 
 	// A key too short is refused before anything is read or written.
-	t.Setenv(JournalKeyEnv, "short")
-	_, err = CreateJournal(filepath.Join(dir, "new"))
-	require.ErrorIs(t, err, ErrJournalKey)
-	_, err = NewJournalKey(&memStore{}, []byte("short"))
-	require.ErrorIs(t, err, ErrJournalKey)
+	t.Setenv(journal.KeyEnv, "short")
+	_, err = journal.Create(filepath.Join(dir, "new"))
+	require.ErrorIs(t, err, journal.ErrKey)
+	_, err = journal.New(&memStore{}, journal.WithKey([]byte("short")))
+	require.ErrorIs(t, err, journal.ErrKey)
 }
 
 // TestUnsignedJournalOnlyWithTheOptOut: a journal written with
-// JournalUnsigned (--journal-unsigned) has a plain SHA-256 chain and no
+// journal.Unsigned (--journal-unsigned) has a plain SHA-256 chain and no
 // recorded head; it is refused without the opt-out (a forger could have
 // written it), also with MDAP_JOURNAL_KEY set, and resumed with it, even
 // truncated (nothing records its length).
 func TestUnsignedJournalOnlyWithTheOptOut(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
-	lines := finished(t, path, 3, JournalUnsigned())
+	lines := finished(t, path, 3, journal.Unsigned())
 	require.NotContains(t, lines[0], `"keyed"`)
 	_, _, err := chainOutcome(t, path)
-	require.ErrorIs(t, err, ErrJournalKey)
+	require.ErrorIs(t, err, journal.ErrKey)
 	assert.Contains(t, err.Error(), "resumed only with --journal-unsigned")
-	t.Setenv(JournalKeyEnv, "0123456789abcdef0123456789abcdef")
+	t.Setenv(journal.KeyEnv, "0123456789abcdef0123456789abcdef")
 	_, _, err = chainOutcome(t, path)
-	require.ErrorIs(t, err, ErrJournalKey)
-	t.Setenv(JournalKeyEnv, "")
-	_, _, err = chainOutcome(t, path, JournalUnsigned())
+	require.ErrorIs(t, err, journal.ErrKey)
+	t.Setenv(journal.KeyEnv, "")
+	_, _, err = chainOutcome(t, path, journal.Unsigned())
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:5], "")), 0o644))
-	_, _, err = chainOutcome(t, path, JournalUnsigned())
+	_, _, err = chainOutcome(t, path, journal.Unsigned())
 	require.NoError(t, err, "an unsigned journal cannot tell a truncation from a crash")
 }
 
@@ -275,26 +276,9 @@ func TestOldJournalVersionRefusedClearly(t *testing.T) {
 	old := `{"mdap_journal":2,"task":"counter:6","settings":{"k":2}}` + "\n" +
 		`{"step":0,"k":2,"winner":{"value":{"next":1}},"key":"35b465b0189f6597","votes":{"35b465b0189f6597":2},"launched":2,"valid":2,"flagged":0,"errors":0,"cancelled":0,"usage":{"input_tokens":1,"output_tokens":1,"latency_ns":1},"elapsed_ns":1}` + "\n"
 	require.NoError(t, os.WriteFile(path, []byte(old), 0o644))
-	_, err := OpenJournal(path)
-	require.ErrorIs(t, err, ErrJournalVersion)
+	_, err := journal.Open(path)
+	require.ErrorIs(t, err, journal.ErrVersion)
 	assert.Contains(t, err.Error(), "version 2")
 	assert.Contains(t, err.Error(), "finish it with the build that wrote it")
 	assert.Equal(t, old, string(mustRead(t, path)))
-}
-
-// BenchmarkJournalChain measures the chain's cost per step line: one
-// SHA-256 (or HMAC-SHA256) of a typical 330-byte line.
-func BenchmarkJournalChain(b *testing.B) {
-	line := []byte(`{"step":1,"k":2,"winner":{"value":{"next":2}},"key":"35bf65b018a96d1c","votes":{"35bf65b018a96d1c":3,"35d369b018ba1cf2":1},"launched":4,"valid":4,"flagged":0,"errors":0,"cancelled":0,"usage":{"input_tokens":40,"output_tokens":17,"latency_ns":3665},"elapsed_ns":21120}`)
-	for _, c := range []struct {
-		name string
-		key  []byte
-	}{{"sha256", nil}, {"hmac", []byte("0123456789abcdef0123456789abcdef")}} {
-		b.Run(c.name, func(b *testing.B) {
-			ch := newChain(c.key)
-			buf := make([]byte, 0, len(line)+chainSuffixLen)
-			b.ReportAllocs()
-			cpuLoop(b, func() { buf = ch.seal(append(buf[:0], line...)) })
-		})
-	}
 }

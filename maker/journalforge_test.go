@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,10 +34,10 @@ func forge(t *testing.T, lines []string, keyed bool) string {
 // winner was edited and whose chain was recomputed is refused on resume,
 // whether the forger keeps the header's signed mark (the HMAC does not
 // fit at line 1) or drops it (an unsigned journal needs the opt-out), and
-// the file is left as it was. Only JournalUnsigned accepts the unmarked
+// the file is left as it was. Only journal.Unsigned accepts the unmarked
 // forgery, as documented: it is what opting out means.
 func TestForgedJournalRefusedByDefault(t *testing.T) {
-	t.Setenv(JournalKeyEnv, "")
+	t.Setenv(journal.KeyEnv, "")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "j")
 	orig := finished(t, path, 3)
@@ -50,10 +50,10 @@ func TestForgedJournalRefusedByDefault(t *testing.T) {
 		_, task, err := chainOutcome(t, path)
 		require.Error(t, err, "keyed mark %v", keyed)
 		if keyed {
-			require.ErrorIs(t, err, ErrJournalCorrupt)
+			require.ErrorIs(t, err, journal.ErrCorrupt)
 			assert.Contains(t, err.Error(), path+":1 ")
 		} else {
-			require.ErrorIs(t, err, ErrJournalKey)
+			require.ErrorIs(t, err, journal.ErrKey)
 			assert.Contains(t, err.Error(), "--journal-unsigned")
 		}
 		assert.Zero(t, task.n, "nothing replayed")
@@ -61,8 +61,8 @@ func TestForgedJournalRefusedByDefault(t *testing.T) {
 	}
 	// Even the opt-out refuses it: the state folder recorded the run as
 	// signed.
-	_, task, err := chainOutcome(t, path, JournalUnsigned())
-	require.ErrorIs(t, err, ErrJournalRollback)
+	_, task, err := chainOutcome(t, path, journal.Unsigned())
+	require.ErrorIs(t, err, journal.ErrRollback)
 	assert.Contains(t, err.Error(), "was signed")
 	assert.Zero(t, task.n)
 }
@@ -70,23 +70,23 @@ func TestForgedJournalRefusedByDefault(t *testing.T) {
 // TestRolledBackJournalRefused: an older copy of a signed journal put
 // back after the run went on (fewer lines than the recorded head), and
 // a copy whose line at the head differs, are refused with
-// ErrJournalRollback; the current copy resumes.
+// journal.ErrRollback; the current copy resumes.
 func TestRolledBackJournalRefused(t *testing.T) {
-	t.Setenv(JournalKeyEnv, "")
+	t.Setenv(journal.KeyEnv, "")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "j")
 	task := &snapCounter{counter: counter{target: 6}}
-	_, err := journalRun(t, path, task, 4, func(j *Journal) { j.CheckpointEvery = 3 }, false)
+	_, err := journalRun(t, path, task, 4, func(j *journal.Journal) { j.CheckpointEvery = 3 }, false)
 	require.Error(t, err, "stopped after step 3")
 	older := mustRead(t, path)
-	_, err = journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, func(j *Journal) { j.CheckpointEvery = 3 }, true)
+	_, err = journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, func(j *journal.Journal) { j.CheckpointEvery = 3 }, true)
 	require.NoError(t, err)
 	newer := mustRead(t, path)
 	require.Greater(t, len(newer), len(older))
 
 	require.NoError(t, os.WriteFile(path, older, 0o600))
 	_, rtask, err := chainOutcome(t, path)
-	require.ErrorIs(t, err, ErrJournalRollback)
+	require.ErrorIs(t, err, journal.ErrRollback)
 	assert.Contains(t, err.Error(), "an older copy was put back")
 	assert.Zero(t, rtask.n)
 	assert.Equal(t, older, mustRead(t, path))
@@ -99,17 +99,17 @@ func TestRolledBackJournalRefused(t *testing.T) {
 	lines := strings.SplitAfter(string(newer), "\n")
 	var h journalHeader
 	require.NoError(t, json.Unmarshal(unseal([]byte(strings.TrimSuffix(lines[0], "\n"))), &h))
-	state, err := StateDir()
+	state, err := journal.StateDir()
 	require.NoError(t, err)
 	require.NoError(t, saveHead(state, h.Run, chainHead{Lines: 3, Chain: strings.Repeat("0", 64)}))
 	_, _, err = chainOutcome(t, path)
-	require.ErrorIs(t, err, ErrJournalRollback)
+	require.ErrorIs(t, err, journal.ErrRollback)
 	assert.Contains(t, err.Error(), path+":3 is not the line recorded")
 
 	// No head at all: not written with this state folder.
 	require.NoError(t, os.Remove(headPath(state, h.Run)))
 	_, _, err = chainOutcome(t, path)
-	require.ErrorIs(t, err, ErrJournalRollback)
+	require.ErrorIs(t, err, journal.ErrRollback)
 	assert.Contains(t, err.Error(), "has no record of")
 
 	// The header alone and no head: a crash between the header's sync and
@@ -133,9 +133,9 @@ func TestRolledBackJournalRefused(t *testing.T) {
 // (TestBinarySolveKilledTwiceEndsWithTheUninterruptedResults, kill seed
 // 1796513799163488357: "1 of 12 tasks not solved (1 failed)").
 func TestHeaderAloneResumedSurvivesASecondCrash(t *testing.T) {
-	t.Setenv(JournalKeyEnv, "")
-	t.Setenv(StateDirEnv, filepath.Join(t.TempDir(), "state"))
-	state, err := StateDir()
+	t.Setenv(journal.KeyEnv, "")
+	t.Setenv(journal.StateDirEnv, filepath.Join(t.TempDir(), "state"))
+	state, err := journal.StateDir()
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "j")
 	want, err := journalRun(t, path, &snapCounter{counter: counter{target: 6}}, 0, nil, false)
@@ -148,7 +148,7 @@ func TestHeaderAloneResumedSurvivesASecondCrash(t *testing.T) {
 
 	// The resumed run is killed after three steps: what the disk holds
 	// then is the journal as flushed and the head as recorded.
-	j, err := OpenJournal(path)
+	j, err := journal.Open(path)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -186,9 +186,9 @@ func TestHeaderAloneResumedSurvivesASecondCrash(t *testing.T) {
 // 0700, its key and heads 0600; a key file others may read is refused; a
 // journal is never made in the state folder, beside its key.
 func TestJournalAndStateArePrivate(t *testing.T) {
-	t.Setenv(JournalKeyEnv, "")
+	t.Setenv(journal.KeyEnv, "")
 	state := filepath.Join(t.TempDir(), "state")
-	t.Setenv(StateDirEnv, state)
+	t.Setenv(journal.StateDirEnv, state)
 	path := filepath.Join(t.TempDir(), "j")
 	finished(t, path, 3)
 	mode := func(p string) os.FileMode {
@@ -205,71 +205,22 @@ func TestJournalAndStateArePrivate(t *testing.T) {
 	require.Len(t, heads, 1)
 	assert.Equal(t, os.FileMode(0o600), mode(filepath.Join(state, headsDir, heads[0].Name())))
 
-	_, err = CreateJournal(filepath.Join(state, "j"))
-	require.ErrorIs(t, err, ErrJournalPath)
+	_, err = journal.Create(filepath.Join(state, "j"))
+	require.ErrorIs(t, err, journal.ErrPath)
 	assert.Contains(t, err.Error(), "beside the key")
 
 	require.NoError(t, os.Chmod(filepath.Join(state, keyFile), 0o644))
-	_, err = CreateJournal(filepath.Join(t.TempDir(), "k"))
-	require.ErrorIs(t, err, ErrJournalState)
+	_, err = journal.Create(filepath.Join(t.TempDir(), "k"))
+	require.ErrorIs(t, err, journal.ErrState)
 	assert.Contains(t, err.Error(), "chmod 600")
 	require.NoError(t, os.Chmod(filepath.Join(state, keyFile), 0o600))
 
 	// A state folder others may write in (where they could remove a head,
 	// hiding a rollback) is refused, with the key given or found.
 	require.NoError(t, os.Chmod(state, 0o777))
-	_, err = CreateJournal(filepath.Join(t.TempDir(), "w"))
-	require.ErrorIs(t, err, ErrJournalState)
+	_, err = journal.Create(filepath.Join(t.TempDir(), "w"))
+	require.ErrorIs(t, err, journal.ErrState)
 	assert.Contains(t, err.Error(), "chmod go-w")
-	_, err = NewJournalKey(nil, []byte(strings.Repeat("k", MinJournalKey))) // refused before the store is used
-	require.ErrorIs(t, err, ErrJournalState)
-}
-
-// TestStateKeyMadeOnceUnderARace: processes (here goroutines) making the
-// state folder's key at once all end with the same key, the one file.
-func TestStateKeyMadeOnceUnderARace(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "state")
-	const n = 8
-	keys := make([][]byte, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			keys[i], errs[i] = stateKey(dir)
-		}()
-	}
-	wg.Wait()
-	for i := range n {
-		require.NoError(t, errs[i])
-		assert.Equal(t, keys[0], keys[i])
-	}
-	assert.Len(t, keys[0], 32)
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	assert.Len(t, entries, 1, "the key alone, no temporary file left")
-}
-
-// TestStateKeyFileBounds: a key file of exactly MinJournalKey bytes (in
-// hex, with or without a line end) is a key; one a byte shorter, and an
-// empty file, are refused as not a journal key, never a panic.
-func TestStateKeyFileBounds(t *testing.T) {
-	dir := t.TempDir()
-	write := func(text string) string {
-		path := filepath.Join(dir, "k")
-		require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
-		return path
-	}
-	min := strings.Repeat("ab", MinJournalKey)
-	for _, text := range []string{min, min + "\n", min + "\r\n"} {
-		k, err := readKey(write(text))
-		require.NoError(t, err, "%q", text)
-		assert.Len(t, k, MinJournalKey)
-	}
-	for _, text := range []string{"", "\n", min[2:]} {
-		_, err := readKey(write(text))
-		require.ErrorIs(t, err, ErrJournalState, "%q", text)
-		assert.Contains(t, err.Error(), "is not a journal key")
-	}
+	_, err = journal.New(nil, journal.WithKey([]byte(strings.Repeat("k", journal.MinKey)))) // refused before the store is used
+	require.ErrorIs(t, err, journal.ErrState)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -44,7 +45,7 @@ func BenchmarkJournalOverhead(b *testing.B) {
 	steps := 0
 	for b.Loop() {
 		for i, v := range variants {
-			b.Setenv(maker.JournalKeyEnv, v.key)
+			b.Setenv(journal.KeyEnv, v.key)
 			m, err := sim.New(hanoi.Oracle{}, cfg)
 			if err != nil {
 				b.Fatal(err)
@@ -56,7 +57,7 @@ func BenchmarkJournalOverhead(b *testing.B) {
 			runtime.GC()
 			c0 := cpuNow()
 			if v.on {
-				if s.Journal, err = maker.CreateJournal(path); err != nil {
+				if s.Journal, err = journal.Create(path); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -24,7 +25,7 @@ import (
 // wrong answers, drawn 4 at a time with 2 speculative draws, so that its
 // steps hold every kind of sample: votes for the winner and for another
 // answer, red flags, errors and cancelled draws.
-func sampleSolver(t *testing.T, j *maker.Journal, progress func(maker.Event)) (*maker.Solver, *hanoi.Task) {
+func sampleSolver(t *testing.T, j *journal.Journal, progress func(maker.Event)) (*maker.Solver, *hanoi.Task) {
 	t.Helper()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate, cfg.ErrorRate = 3, 0.8, 0.08, 0.04
@@ -44,9 +45,9 @@ func sampleSolver(t *testing.T, j *maker.Journal, progress func(maker.Event)) (*
 // the records, samples included, exactly as they were written.
 func TestJournalKeepsEachSample(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := maker.CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
-	var live []maker.StepRecord
+	var live []journal.StepRecord
 	s, task := sampleSolver(t, j, func(e maker.Event) { live = append(live, *e.Record) })
 	_, err = s.Solve(context.Background(), task)
 	require.NoError(t, err)
@@ -98,9 +99,9 @@ func TestJournalKeepsEachSample(t *testing.T) {
 		assert.Positive(t, kinds[k], "the run had samples of kind %q to record", k)
 	}
 
-	j, err = maker.OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
-	var replayed []maker.StepRecord
+	var replayed []journal.StepRecord
 	s, task = sampleSolver(t, j, func(e maker.Event) {
 		require.True(t, e.Replayed)
 		replayed = append(replayed, *e.Record)
@@ -122,12 +123,12 @@ func TestJournalKeepsEachSample(t *testing.T) {
 // journal and in an unsigned one.
 func TestJournalSampleEditIsDetected(t *testing.T) {
 	for _, signed := range []bool{true, false} {
-		var opts []maker.JournalOption
+		var opts []journal.Option
 		if !signed {
-			opts = append(opts, maker.JournalUnsigned())
+			opts = append(opts, journal.Unsigned())
 		}
 		path := filepath.Join(t.TempDir(), "run.jsonl")
-		j, err := maker.CreateJournal(path, opts...)
+		j, err := journal.Create(path, opts...)
 		require.NoError(t, err)
 		s, task := sampleSolver(t, j, nil)
 		_, err = s.Solve(context.Background(), task)
@@ -150,8 +151,8 @@ func TestJournalSampleEditIsDetected(t *testing.T) {
 				at := bytes.Index(edited, line) + bytes.Index(line, []byte(e[0]))
 				edited = append(edited[:at:at], append([]byte(e[1]), edited[at+len(e[0]):]...)...)
 				require.NoError(t, os.WriteFile(path, edited, 0o600))
-				_, err := maker.OpenJournal(path, opts...)
-				require.ErrorIs(t, err, maker.ErrJournalCorrupt, "signed %v, line %d: %s", signed, n+1, e[0])
+				_, err := journal.Open(path, opts...)
+				require.ErrorIs(t, err, journal.ErrCorrupt, "signed %v, line %d: %s", signed, n+1, e[0])
 				assert.Contains(t, err.Error(), fmt.Sprintf("%s:%d ", path, n+1), "names the line")
 				edits++
 			}
@@ -161,7 +162,7 @@ func TestJournalSampleEditIsDetected(t *testing.T) {
 		}
 		assert.GreaterOrEqual(t, edits, 3, "the journal had samples of each kind to edit")
 		require.NoError(t, os.WriteFile(path, b, 0o600))
-		j, err = maker.OpenJournal(path, opts...)
+		j, err = journal.Open(path, opts...)
 		require.NoError(t, err, "the file as written opens")
 		require.NoError(t, j.Close())
 	}
@@ -171,7 +172,7 @@ func TestJournalSampleEditIsDetected(t *testing.T) {
 // their samples (as a version 4 journal did), and the run is the same.
 func TestJournalNoSamples(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := maker.CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	j.NoSamples = true
 	s, task := sampleSolver(t, j, nil)
@@ -184,7 +185,7 @@ func TestJournalNoSamples(t *testing.T) {
 	assert.Equal(t, int(hanoi.TotalSteps(5)), bytes.Count(b, []byte(`{"step":`)))
 
 	path = filepath.Join(t.TempDir(), "with.jsonl")
-	j, err = maker.CreateJournal(path)
+	j, err = journal.Create(path)
 	require.NoError(t, err)
 	s, task = sampleSolver(t, j, nil)
 	got, err := s.Solve(context.Background(), task)
@@ -212,7 +213,7 @@ const v4FixtureKey = "v4 fixture key, not a secret"
 // 40 step lines and 2 checkpoints. They are inputs, never to be written
 // again by a later build.
 func TestVersion4JournalResumes(t *testing.T) {
-	solve := func(j *maker.Journal) (maker.Report, *hanoi.Task, error) {
+	solve := func(j *journal.Journal) (maker.Report, *hanoi.Task, error) {
 		cfg := sim.DefaultConfig()
 		cfg.Seed = 1
 		m, err := sim.New(hanoi.Oracle{}, cfg)
@@ -222,17 +223,17 @@ func TestVersion4JournalResumes(t *testing.T) {
 		rep, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: m, Journal: j}).Solve(context.Background(), task)
 		return rep, task, err
 	}
-	t.Setenv(maker.JournalKeyEnv, "")
+	t.Setenv(journal.KeyEnv, "")
 	want, _, err := solve(nil)
 	require.NoError(t, err)
 
 	for _, c := range []struct{ file, key string }{{"v4-hanoi6.jsonl", ""}, {"v4-hanoi6-keyed.jsonl", v4FixtureKey}} {
 		state := filepath.Join(t.TempDir(), "state")
-		t.Setenv(maker.StateDirEnv, state)
-		t.Setenv(maker.JournalKeyEnv, c.key)
-		var opts []maker.JournalOption
+		t.Setenv(journal.StateDirEnv, state)
+		t.Setenv(journal.KeyEnv, c.key)
+		var opts []journal.Option
 		if c.key == "" {
-			opts = append(opts, maker.JournalUnsigned())
+			opts = append(opts, journal.Unsigned())
 		} else {
 			head, err := os.ReadFile(filepath.Join("testdata", "v4-hanoi6-keyed.head.json"))
 			require.NoError(t, err)
@@ -246,7 +247,7 @@ func TestVersion4JournalResumes(t *testing.T) {
 		path := filepath.Join(t.TempDir(), c.file)
 		require.NoError(t, os.WriteFile(path, b, 0o600))
 
-		j, err := maker.OpenJournal(path, opts...)
+		j, err := journal.Open(path, opts...)
 		require.NoError(t, err, c.file)
 		got, task, err := solve(j)
 		require.NoError(t, err, c.file)
@@ -264,7 +265,7 @@ func TestVersion4JournalResumes(t *testing.T) {
 		assert.Equal(t, want.Steps-40, bytes.Count(after[len(b):], []byte(`{"step":`)), c.file)
 		assert.NotContains(t, string(after), `"samples"`, "%s: goes on in version 4", c.file)
 
-		j, err = maker.OpenJournal(path, opts...)
+		j, err = journal.Open(path, opts...)
 		require.NoError(t, err, c.file)
 		again, task, err := solve(j)
 		require.NoError(t, err, c.file)

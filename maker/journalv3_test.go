@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -31,7 +32,7 @@ const v3FixtureKey = "v3 fixture key, not a secret"
 // again by a later build. Each is resumed as it is and with a torn last
 // line (a crash mid-write), which is dropped.
 func TestVersion3JournalResumes(t *testing.T) {
-	solve := func(j *maker.Journal) (maker.Report, *hanoi.Task, error) {
+	solve := func(j *journal.Journal) (maker.Report, *hanoi.Task, error) {
 		cfg := sim.DefaultConfig()
 		cfg.Seed = 1
 		m, err := sim.New(hanoi.Oracle{}, cfg)
@@ -41,7 +42,7 @@ func TestVersion3JournalResumes(t *testing.T) {
 		rep, err := (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: m, Journal: j}).Solve(context.Background(), task)
 		return rep, task, err
 	}
-	t.Setenv(maker.JournalKeyEnv, "")
+	t.Setenv(journal.KeyEnv, "")
 	want, task, err := solve(nil)
 	require.NoError(t, err)
 	require.True(t, task.Solved())
@@ -52,9 +53,9 @@ func TestVersion3JournalResumes(t *testing.T) {
 		{"v3-hanoi6.jsonl", "", `{"step":40,"k":3,"winner":{"val`},
 		{"v3-hanoi6-keyed.jsonl", v3FixtureKey, `{"st`},
 	} {
-		var opts []maker.JournalOption
+		var opts []journal.Option
 		if c.key == "" {
-			opts = append(opts, maker.JournalUnsigned())
+			opts = append(opts, journal.Unsigned())
 		}
 		name := c.file + "+" + c.torn
 		b, err := os.ReadFile(filepath.Join("testdata", c.file))
@@ -62,8 +63,8 @@ func TestVersion3JournalResumes(t *testing.T) {
 		require.Contains(t, string(b), `{"mdap_journal":3,`, name)
 		path := filepath.Join(t.TempDir(), c.file)
 		require.NoError(t, os.WriteFile(path, append(b, c.torn...), 0o644))
-		t.Setenv(maker.JournalKeyEnv, c.key)
-		j, err := maker.OpenJournal(path, opts...)
+		t.Setenv(journal.KeyEnv, c.key)
+		j, err := journal.Open(path, opts...)
 		require.NoError(t, err, name)
 		assert.Equal(t, len(c.torn), j.TornBytes(), name)
 		got, task, err := solve(j)
@@ -79,7 +80,7 @@ func TestVersion3JournalResumes(t *testing.T) {
 		assert.Equal(t, want.Usage.OutputTokens, got.Usage.OutputTokens, name)
 
 		// The resumed file is whole: it opens again, and is done.
-		j, err = maker.OpenJournal(path, opts...)
+		j, err = journal.Open(path, opts...)
 		require.NoError(t, err, name)
 		again, task, err := solve(j)
 		require.NoError(t, err, name)
@@ -95,22 +96,22 @@ func TestVersion3JournalResumes(t *testing.T) {
 // (--journal-unsigned, or a new run); the keyed one is refused without
 // its key.
 func TestVersion3UnkeyedRefusedByDefault(t *testing.T) {
-	t.Setenv(maker.JournalKeyEnv, "")
+	t.Setenv(journal.KeyEnv, "")
 	for _, file := range []string{"v3-hanoi6.jsonl", "v3-hanoi6-keyed.jsonl"} {
 		b, err := os.ReadFile(filepath.Join("testdata", file))
 		require.NoError(t, err)
 		path := filepath.Join(t.TempDir(), file)
 		require.NoError(t, os.WriteFile(path, b, 0o600))
-		_, err = maker.OpenJournal(path)
+		_, err = journal.Open(path)
 		require.Error(t, err, file)
 		if file == "v3-hanoi6.jsonl" {
-			require.ErrorIs(t, err, maker.ErrJournalKey)
+			require.ErrorIs(t, err, journal.ErrKey)
 			assert.Contains(t, err.Error(), "journal version 3")
 			assert.Contains(t, err.Error(), "--journal-unsigned")
 			assert.Contains(t, err.Error(), "start a new run")
 		} else {
-			require.ErrorIs(t, err, maker.ErrJournalCorrupt)
-			assert.Contains(t, err.Error(), maker.JournalKeyEnv)
+			require.ErrorIs(t, err, journal.ErrCorrupt)
+			assert.Contains(t, err.Error(), journal.KeyEnv)
 		}
 		got, err := os.ReadFile(path)
 		require.NoError(t, err)

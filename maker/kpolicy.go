@@ -10,6 +10,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -51,7 +52,7 @@ type KPlanner interface {
 	// the plan: rec.K is the margin it was decided at, rec.Votes and
 	// rec.Valid its votes, rec.Correct its correct votes when the task is
 	// a Checker.
-	Observe(rec *StepRecord)
+	Observe(rec *journal.StepRecord)
 	// State is the plan's running state, which the Report carries
 	// (Report.KAuto) and a journal's checkpoint saves: JSON-encodable,
 	// and restored by Start from that JSON.
@@ -100,7 +101,7 @@ func (r KRecord) String() string {
 // Checker is an optional Task extension: a task that knows the correct
 // answer to its current step (an oracle, a verifier, a spot check with a
 // known answer). Under a KPolicy each step's journal record holds its
-// correct votes (StepRecord.Correct), so the policy can estimate p from
+// correct votes (journal.StepRecord.Correct), so the policy can estimate p from
 // correctness instead of agreement with the winner. It never changes
 // which answer wins.
 type Checker interface {
@@ -164,7 +165,7 @@ func (r *run) stepK() (vote.Config, error) {
 
 // checkStep sets rec.Correct, the valid votes for the step's correct
 // answer, when the task is a Checker that knows it. Cost: one Key.
-func (r *run) checkStep(rec *StepRecord) {
+func (r *run) checkStep(rec *journal.StepRecord) {
 	c, ok := r.task.(Checker)
 	if !ok {
 		return
@@ -183,7 +184,7 @@ func (r *run) checkStep(rec *StepRecord) {
 
 // observe adds a decided step to the k policy's plan (after
 // Report.addStep, live or replayed).
-func (r *run) observe(rec *StepRecord) error {
+func (r *run) observe(rec *journal.StepRecord) error {
 	if r.AdaptiveK == nil {
 		return nil
 	}

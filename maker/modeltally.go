@@ -1,6 +1,9 @@
 package maker
 
 import (
+	"github.com/mdap-go/mdap/internal/words"
+	"github.com/mdap-go/mdap/maker/journal"
+	"strconv"
 	"sync"
 
 	"github.com/mdap-go/mdap/intent"
@@ -9,10 +12,10 @@ import (
 
 // modelTally records each sample of a step by index: to share the step
 // out among an ensemble's members, and, when keep is set, for the step
-// record's samples (StepRecord.Samples).
+// record's samples (journal.StepRecord.Samples).
 type modelTally struct {
 	n    int
-	keep bool // record samples for StepRecord.Samples, whatever n
+	keep bool // record samples for journal.StepRecord.Samples, whatever n
 	// group is a tool-first vote's group of a valid answer (run.toolGroup),
 	// kept per sample so a sample of a group that lost shows as the race
 	// counted it; nil without ToolFirst.
@@ -100,10 +103,10 @@ func (t *modelTally) counted(from, n int, classes map[uint64]uint64, chosen uint
 // shares splits the samples among the members: the first committed
 // samples (by index) count as valid, flagged or failed, the rest as
 // cancelled; winner votes are valid votes for key.
-func (t *modelTally) shares(committed int, key uint64) []ModelStep {
+func (t *modelTally) shares(committed int, key uint64) []journal.ModelStep {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]ModelStep, t.n)
+	out := make([]journal.ModelStep, t.n)
 	for i, s := range t.by {
 		m := &out[i%t.n]
 		m.Launched++
@@ -123,4 +126,48 @@ func (t *modelTally) shares(committed int, key uint64) []ModelStep {
 		}
 	}
 	return out
+}
+
+// samples returns the step's samples as its record keeps them, in index
+// order: each sample drawn, with the class the races counted it in
+// (left out for the winner's class, winner).
+func (t *modelTally) samples(winner uint64) (out []journal.SampleRecord, more int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, d := range t.by {
+		if !d.ok {
+			continue
+		}
+		if len(out) == journal.MaxRecordedSamples {
+			more++
+			continue
+		}
+		s := journal.SampleRecord{Index: i, Worker: d.Voter, Model: d.model, InputTokens: d.Usage.InputTokens,
+			OutputTokens: d.Usage.OutputTokens, Latency: d.Usage.Latency}
+		switch {
+		case !d.counted:
+			s.Cancelled = true
+		case d.Err != nil:
+			s.Error = true
+		case d.Flag != nil:
+			s.Flag = cutReason(d.reason)
+		default:
+			if d.class != winner {
+				s.Class = strconv.FormatUint(d.class, 16)
+			}
+			if d.Key != d.class {
+				s.Key = strconv.FormatUint(d.Key, 16)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, more
+}
+
+// cutReason cuts a red flag's reason to journal.MaxFlagReason bytes.
+func cutReason(s string) string {
+	if len(s) <= journal.MaxFlagReason {
+		return s
+	}
+	return words.Prefix(s, journal.MaxFlagReason-len("…")) + "…"
 }

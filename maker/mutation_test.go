@@ -4,7 +4,6 @@ package maker
 // (docs/mutation.md lists each: file:line, mutator, the test that kills it).
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -24,29 +23,9 @@ import (
 
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 )
-
-// TestJournalDefaultWriteEveryWritesSlowSteps: with WriteEvery left at 0
-// (DefaultWriteEvery), a step that ends more than DefaultWriteEvery after
-// the last write is in the file before the next starts (journal.go:496,
-// WriteEvery < 0 meaning "never by time" and 0 meaning the default). The
-// last write is moved an hour back after each step instead of waiting.
-func TestJournalDefaultWriteEveryWritesSlowSteps(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
-	require.NoError(t, err)
-	require.Zero(t, j.WriteEvery)
-	s := &Solver{Model: &scripted{reply: noisy}, Journal: j, Progress: func(e Event) {
-		if e.Step > 0 { // step 0 ended just after the header's write
-			assert.Equal(t, e.Step+1, countSteps(t, path), "step %d", e.Step)
-		}
-		j.written = time.Now().Add(-time.Hour) // as if the next step took an hour
-	}}
-	_, err = s.Solve(context.Background(), &counter{target: 10})
-	require.NoError(t, err)
-	require.NoError(t, j.Close())
-}
 
 // TestSolverKeyNormalizesIntents: Solver.Key normalizes a tool intent with
 // the Executor before hashing it, as Solve does with every sample, so two
@@ -84,29 +63,29 @@ func TestSolverKeyNormalizesIntents(t *testing.T) {
 	assert.Equal(t, raw, got, "without an Executor an intent is not normalized")
 }
 
-// TestJournalKeyOfExactlyTheMinimum: a chain key of MinJournalKey bytes is
+// TestJournalKeyOfExactlyTheMinimum: a chain key of journal.MinKey bytes is
 // accepted, one byte shorter is refused (journal.go:264, the key's length
 // check).
 func TestJournalKeyOfExactlyTheMinimum(t *testing.T) {
-	_, err := NewJournalKey(&memStore{}, make([]byte, MinJournalKey))
+	_, err := journal.New(&memStore{}, journal.WithKey(make([]byte, journal.MinKey)))
 	require.NoError(t, err)
-	_, err = NewJournalKey(&memStore{}, make([]byte, MinJournalKey-1))
-	require.ErrorIs(t, err, ErrJournalKey)
+	_, err = journal.New(&memStore{}, journal.WithKey(make([]byte, journal.MinKey-1)))
+	require.ErrorIs(t, err, journal.ErrKey)
 }
 
-// TestJournalLineOfExactlyTheMaximum: a line of MaxJournalLine bytes is
+// TestJournalLineOfExactlyTheMaximum: a line of journal.MaxLine bytes is
 // read and judged on what it holds; only a longer one is refused for its
 // length (journal.go:287).
 func TestJournalLineOfExactlyTheMaximum(t *testing.T) {
-	line := bytes.Repeat([]byte("x"), MaxJournalLine)
-	_, err := NewJournalKey(&memStore{lines: [][]byte{line}}, nil)
-	require.ErrorIs(t, err, ErrJournalCorrupt)
+	line := bytes.Repeat([]byte("x"), journal.MaxLine)
+	_, err := journal.New(&memStore{lines: [][]byte{line}}, journal.Unsigned())
+	require.ErrorIs(t, err, journal.ErrCorrupt)
 	assert.Contains(t, err.Error(), "is not a journal")
 	assert.NotContains(t, err.Error(), "longer than")
 
-	_, err = NewJournalKey(&memStore{lines: [][]byte{append(line, 'x')}}, nil)
-	require.ErrorIs(t, err, ErrJournalCorrupt)
-	assert.Contains(t, err.Error(), fmt.Sprintf("is longer than %d bytes", MaxJournalLine))
+	_, err = journal.New(&memStore{lines: [][]byte{append(line, 'x')}}, journal.Unsigned())
+	require.ErrorIs(t, err, journal.ErrCorrupt)
+	assert.Contains(t, err.Error(), fmt.Sprintf("is longer than %d bytes", journal.MaxLine))
 }
 
 // applyFails is a counter whose Apply fails on its failAt-th call.
@@ -150,7 +129,7 @@ func TestSettingsMismatchJoinsTheDifferences(t *testing.T) {
 	solver := func(maxTokens int, prompt string) *Solver {
 		return &Solver{Config: Config{Vote: vote.Config{K: 2}, MaxTokens: maxTokens, Settings: map[string]string{"prompt": prompt}}, Model: &scripted{reply: noisy}}
 	}
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	s := solver(750, "v1")
 	s.Journal = j
@@ -158,13 +137,13 @@ func TestSettingsMismatchJoinsTheDifferences(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	defer j.Close()
 	s = solver(100, "v2")
 	s.Journal = j
 	_, err = s.Solve(context.Background(), &counter{target: 3})
-	require.ErrorIs(t, err, ErrJournalMismatch)
+	require.ErrorIs(t, err, journal.ErrMismatch)
 	assert.Contains(t, err.Error(), `was written with other settings (max_tokens: 750 in the journal, 100 now; prompt: "v1" in the journal, "v2" now); resume`)
 }
 
@@ -188,7 +167,7 @@ func (p *peekFirstPrompt) Prompt(last *intent.Observation) []llms.MessageContent
 // then its Flush).
 func TestJournalHeaderWrittenBeforeTheFirstDraw(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	defer j.Close()
 	var seen []byte
@@ -216,7 +195,7 @@ func (p *peekSnap) Prompt(last *intent.Observation) []llms.MessageContent {
 // (journal.go:532, writeCheckpoint's Flush after its line).
 func TestCheckpointWrittenBeforeTheNextStep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	defer j.Close()
 	j.CheckpointEvery, j.WriteEvery, j.SyncEvery = 2, time.Hour, 1000
@@ -236,9 +215,9 @@ func TestCheckpointWrittenBeforeTheNextStep(t *testing.T) {
 // then the line before the field (journalchain.go:60, an empty key must
 // not make an HMAC chain).
 func TestUnkeyedChainIsPlainSHA256(t *testing.T) {
-	t.Setenv(JournalKeyEnv, "")
+	t.Setenv(journal.KeyEnv, "")
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	_, err := journalRun(t, path, &counter{target: 1}, 0, nil, false, JournalUnsigned())
+	_, err := journalRun(t, path, &counter{target: 1}, 0, nil, false, journal.Unsigned())
 	require.NoError(t, err)
 	header, _, ok := strings.Cut(string(mustRead(t, path)), "\n")
 	require.True(t, ok)
@@ -246,36 +225,6 @@ func TestUnkeyedChainIsPlainSHA256(t *testing.T) {
 	require.True(t, ok, header)
 	want := sha256.Sum256(append(make([]byte, sha256.Size), body...))
 	assert.Equal(t, hex.EncodeToString(want[:])+`"}`, sum)
-}
-
-// TestJournalOneByteBodyIsJudgedOnItsChain: a line whose body before the
-// chain field is one byte (`{` of a sealed `{}`) has a chain field; with
-// a chain that fits it is refused as not a journal record, not as a line
-// without a chain field (journalchain.go:92, the body's length check).
-func TestJournalOneByteBodyIsJudgedOnItsChain(t *testing.T) {
-	c := newChain(nil)
-	header := c.seal([]byte(fmt.Sprintf(`{"mdap_journal":%d,"run":"%032d","task":"t","settings":{}}`, JournalVersion, 7)))
-	odd := c.seal([]byte(`{}`))
-	require.Len(t, odd, 1+chainSuffixLen)
-	_, err := NewJournalKey(&memStore{lines: [][]byte{header, odd}}, nil)
-	require.ErrorIs(t, err, ErrJournalCorrupt)
-	assert.Contains(t, err.Error(), "mem:2 is not a journal record")
-}
-
-// TestJournalKeyEnvOfExactlyTheMinimum: MDAP_JOURNAL_KEY holding
-// MinJournalKey bytes keys the chain; one byte fewer is refused
-// (journalchain.go:113, the variable's length check).
-func TestJournalKeyEnvOfExactlyTheMinimum(t *testing.T) {
-	t.Setenv(JournalKeyEnv, strings.Repeat("k", MinJournalKey))
-	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
-	require.NoError(t, err)
-	assert.True(t, j.chain.keyed, "the chain is an HMAC under the key")
-	require.NoError(t, j.Close())
-
-	t.Setenv(JournalKeyEnv, strings.Repeat("k", MinJournalKey-1))
-	_, err = CreateJournal(filepath.Join(t.TempDir(), "short.jsonl"))
-	require.ErrorIs(t, err, ErrJournalKey)
 }
 
 // TestArgsTextIsJSON: the pending side effect's message shows the call's
@@ -295,7 +244,7 @@ func (f *failingSnap) Snapshot() (json.RawMessage, error) { return nil, errSnap 
 // TestFailedCheckpointEndsTheRun: a checkpoint that cannot be taken ends
 // the run with ErrStep, at the step it was due (solver.go:475).
 func TestFailedCheckpointEndsTheRun(t *testing.T) {
-	j, err := NewJournal(&memStore{})
+	j, err := journal.New(&memStore{})
 	require.NoError(t, err)
 	j.CheckpointEvery = 2
 	task := &failingSnap{snapCounter{counter: counter{target: 5}}}
@@ -325,7 +274,7 @@ func (f *flushFails) Flush() error {
 // whose journal's last flush failed returns that failure (solver.go:286).
 func TestFinalFlushErrorIsReturned(t *testing.T) {
 	store := &flushFails{}
-	j, err := NewJournal(store)
+	j, err := journal.New(store)
 	require.NoError(t, err)
 	s := &Solver{
 		Config:  Config{Vote: vote.Config{K: 2}},
@@ -403,80 +352,6 @@ func TestEnsembleBudgetChargesEachMembersPrice(t *testing.T) {
 	assert.InDelta(t, rep.Cost, budget.Spent(), 1e-12, "the budget was charged what the report costs")
 }
 
-// TestFileStoreLinesFromAnyLine: after the first full pass, Lines(from)
-// gives each line from `from` on, numbered, wherever from falls against
-// the index of every indexEvery-th line (journalfile.go:131, :132, the
-// index's entry and its line number).
-func TestFileStoreLinesFromAnyLine(t *testing.T) {
-	const total = 2*indexEvery + 500
-	var b strings.Builder
-	for i := range total {
-		fmt.Fprintf(&b, "line-%d\n", i)
-	}
-	path := filepath.Join(t.TempDir(), "lines")
-	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	s := &fileStore{f: f, path: path}
-	count := 0
-	require.NoError(t, s.Lines(0, func(int, []byte) error { count++; return nil }))
-	require.Equal(t, total, count)
-	require.Len(t, s.index, 3)
-	for _, from := range []int{1, indexEvery - 1, indexEvery, indexEvery + 1, 2*indexEvery + 250, total - 1} {
-		first, got := -1, 0
-		require.NoError(t, s.Lines(from, func(n int, line []byte) error {
-			if first < 0 {
-				first = n
-			}
-			assert.Equal(t, fmt.Sprintf("line-%d", n), string(line))
-			got++
-			return nil
-		}))
-		assert.Equal(t, from, first, "from %d", from)
-		assert.Equal(t, total-from, got, "from %d", from)
-	}
-}
-
-// TestSyncBackgroundWritesTheBufferedLines: SyncBackground writes what
-// Append buffered to the file and starts its fsync (journalfile.go:193,
-// the check of an earlier background failure).
-func TestSyncBackgroundWritesTheBufferedLines(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "j")
-	j, err := CreateJournal(path)
-	require.NoError(t, err)
-	s := j.store.(*fileStore)
-	require.NoError(t, s.Append([]byte("one line")))
-	assert.Empty(t, mustRead(t, path), "buffered")
-	require.NoError(t, s.SyncBackground())
-	assert.Equal(t, "one line\n", string(mustRead(t, path)))
-	s.settle()
-	s.mu.Lock()
-	started := s.syncing != nil
-	s.mu.Unlock()
-	assert.True(t, started, "an fsync was started")
-	require.NoError(t, j.Close())
-}
-
-// TestFailedBackgroundSyncFailsTheNextCall: an fsync started by
-// SyncBackground that fails is reported by the store's next call
-// (journalfile.go:213, keeping the first failure). The file is closed
-// under the store, so the fsync fails; the buffer is empty, so the
-// flush before it has nothing to write.
-func TestFailedBackgroundSyncFailsTheNextCall(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "j")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	s := &fileStore{f: f, w: bufio.NewWriter(f), path: path}
-	require.NoError(t, f.Close())
-	require.NoError(t, s.SyncBackground())
-	s.settle()
-	err = s.Flush()
-	require.ErrorIs(t, err, os.ErrClosed)
-	assert.Contains(t, err.Error(), "sync "+path)
-	assert.NoError(t, s.Flush(), "reported once")
-}
-
 // TestLongTornTailIsCut: a torn last line longer than everything the
 // resumed run writes is cut, not overwritten in part (journalfile.go:229).
 func TestLongTornTailIsCut(t *testing.T) {
@@ -492,49 +367,8 @@ func TestLongTornTailIsCut(t *testing.T) {
 	got := string(mustRead(t, path))
 	assert.NotContains(t, got, "xxx")
 	assert.True(t, strings.HasSuffix(got, "}\n"))
-	j, err := OpenJournal(path)
+	j, err := journal.Open(path)
 	require.NoError(t, err)
 	assert.Zero(t, j.TornBytes())
 	require.NoError(t, j.Close())
-}
-
-// TestSyncReportsAFailedFsync: Sync waits for the disk and says when the
-// fsync failed (journalfile.go:255, the flush before it). The file is
-// closed under the store, the buffer empty.
-func TestSyncReportsAFailedFsync(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "j")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	s := &fileStore{f: f, w: bufio.NewWriter(f), path: path}
-	require.NoError(t, f.Close())
-	require.ErrorIs(t, s.Sync(), os.ErrClosed)
-}
-
-// TestFileStoreReadsALineOfExactlyTheMaximum: a stored line of
-// MaxJournalLine bytes (a multiple of the reader's 64 KiB buffer) is read
-// whole (journalfile.go:294); the reader stops at the first 64 KiB past
-// the maximum (a line just over it is returned, for the journal to
-// refuse).
-func TestFileStoreReadsALineOfExactlyTheMaximum(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lines")
-	long := bytes.Repeat([]byte("x"), MaxJournalLine)
-	require.NoError(t, os.WriteFile(path, append(append([]byte("a\n"), long...), "\nb\n"...), 0o644))
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	var lens []int
-	require.NoError(t, (&fileStore{f: f, path: path}).Lines(0, func(_ int, line []byte) error {
-		lens = append(lens, len(line))
-		return nil
-	}))
-	assert.Equal(t, []int{1, MaxJournalLine, 1}, lens)
-
-	long = append(long, bytes.Repeat([]byte("x"), 2<<16)...)
-	require.NoError(t, os.WriteFile(path, append(append([]byte("a\n"), long...), '\n'), 0o644))
-	g, err := os.Open(path)
-	require.NoError(t, err)
-	defer g.Close()
-	err = (&fileStore{f: g, path: path}).Lines(0, func(int, []byte) error { return nil })
-	require.ErrorIs(t, err, errLineTooLong)
-	assert.Contains(t, err.Error(), "line 2 ")
 }

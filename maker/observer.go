@@ -6,6 +6,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -29,7 +30,7 @@ type Observer interface {
 	// StartStep is called before a step is decided; end gets its record
 	// (nil if the step failed before any sample was drawn), the run's
 	// report so far and the step's error.
-	StartStep(ctx context.Context, step int) (context.Context, func(rec *StepRecord, rep *Report, err error))
+	StartStep(ctx context.Context, step int) (context.Context, func(rec *journal.StepRecord, rep *Report, err error))
 	// StartCall is called before each model call of a sample.
 	StartCall(ctx context.Context, call CallInfo) (context.Context, func(CallResult))
 	// StartTool is called before a winning tool intent is executed; end
@@ -101,9 +102,9 @@ type ToolInfo struct {
 	Category categories.Category
 }
 
-func noStepEnd(*StepRecord, *Report, error) {}
-func noToolEnd(intent.Observation, error)   {}
-func noRunEnd(*Report, error)               {}
+func noStepEnd(*journal.StepRecord, *Report, error) {}
+func noToolEnd(intent.Observation, error)           {}
+func noRunEnd(*Report, error)                       {}
 func runInfo(s *Solver, ids []string, k int) RunInfo {
 	info := RunInfo{Models: ids, K: k, Adaptive: s.AdaptiveK, Price: s.Price, Prices: make([]Price, len(ids))}
 	for i, m := range members(s.Model) {
@@ -125,7 +126,7 @@ func (s *Solver) observeRun(ctx context.Context, ids []string, k int) (context.C
 }
 
 // observeStep starts step r.next's observation.
-func (r *run) observeStep(ctx context.Context) (context.Context, func(*StepRecord, *Report, error)) {
+func (r *run) observeStep(ctx context.Context) (context.Context, func(*journal.StepRecord, *Report, error)) {
 	if r.Observer == nil {
 		return ctx, noStepEnd
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -83,11 +84,11 @@ func perCallSim(t *testing.T, ignoreN bool) *recordingModel {
 
 // perCallRun solves 6-disk Hanoi and returns the report and every step's
 // record (winner, votes, counts and flags).
-func perCallRun(t *testing.T, m llms.Model, perCall int, v vote.Config) (maker.Report, []maker.StepRecord) {
+func perCallRun(t *testing.T, m llms.Model, perCall int, v vote.Config) (maker.Report, []journal.StepRecord) {
 	t.Helper()
 	task, err := hanoi.New(6)
 	require.NoError(t, err)
-	var recs []maker.StepRecord
+	var recs []journal.StepRecord
 	s := &maker.Solver{
 		Config: maker.Config{Vote: v, SamplesPerCall: perCall},
 		Model:  m,

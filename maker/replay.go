@@ -1,7 +1,6 @@
 package maker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,13 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/catch"
 	"github.com/mdap-go/mdap/internal/mono"
+	"github.com/mdap-go/mdap/maker/journal"
 )
+
+// ErrPendingSideEffect: the journal ends with a side-effect tool call
+// that was about to run and may or may not have run. It is never re-run
+// silently; see Solver.RerunPending.
+var ErrPendingSideEffect = errors.New("side-effect tool call may have run before the crash")
 
 // checkpoint writes a checkpoint for a task that can snapshot itself.
 func (r *run) checkpoint(next int) error {
@@ -26,60 +31,60 @@ func (r *run) checkpoint(next int) error {
 	if err != nil {
 		return fmt.Errorf("%w: checkpoint before step %d: %w", ErrStep, next, err)
 	}
-	return r.Journal.writeCheckpoint(next, state, r.last, *r.rep)
+	total := *r.rep
+	total.Resumed, total.Wall = 0, 0
+	return r.Journal.WriteCheckpoint(next, state, r.last, total)
 }
 
 // replay restores the journal's run: the last checkpoint, if the task can
 // restore it, then every step after it through Task.Apply. It returns a
 // pending record that ends the journal, if any, for finish. It writes
 // nothing.
-func (r *run) replay() (*StepRecord, error) {
+func (r *run) replay() (*journal.StepRecord, error) {
 	j := r.Journal
-	if c := j.checkpoint; c != nil {
+	if c := j.LastCheckpoint(); c != nil {
 		sn, ok := r.task.(Snapshotter)
 		if !ok {
-			j.fromStart()
+			j.FromStart()
 		} else {
 			var err error
 			if p := catch.Try(func() { err = sn.Restore(c.State) }); p != nil {
 				err = fmt.Errorf("%w: Restore: %w", ErrTaskPanic, p.AsError())
 			}
-			if err != nil {
-				return nil, fmt.Errorf("%w: %s: restoring the checkpoint before step %d: %w", ErrJournalCorrupt, j.path(), c.Next, err)
+			if err == nil {
+				err = decodeTotal(c.Total, r.rep)
 			}
-			*r.rep = c.Total
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: restoring the checkpoint before step %d: %w", journal.ErrCorrupt, j.Path(), c.Next, err)
+			}
 			r.rep.Resumed = r.rep.Steps
 			r.next, r.last = c.Next, c.Last
 		}
 	}
-	var pending *StepRecord
-	err := j.records(func(n int, raw []byte) error {
+	var pending *journal.StepRecord
+	err := j.Replay(func(n int, rec *journal.StepRecord) error {
 		if r.rep.Done {
-			return j.corrupt(n, "follows the step that finished the task")
-		}
-		rec, err := decodeRecord(raw)
-		if err != nil {
-			return j.corrupt(n, "is not a step record: %v", err)
+			return j.Corrupt(n, "follows the step that finished the task")
 		}
 		rec.Winner = r.typedWinner(rec.Winner)
 		if pending != nil {
 			if rec.Step != pending.Step || rec.Pending {
-				return j.corrupt(n, "holds step %d where the pending step %d's record was expected", rec.Step, pending.Step)
+				return j.Corrupt(n, "holds step %d where the pending step %d's record was expected", rec.Step, pending.Step)
 			}
 			pending = nil
 		} else if rec.Step != r.next {
-			return j.corrupt(n, "holds step %d where step %d was expected", rec.Step, r.next)
+			return j.Corrupt(n, "holds step %d where step %d was expected", rec.Step, r.next)
 		}
 		if rec.Pending {
 			if rec.Winner.Intent == nil {
-				return j.corrupt(n, "is a pending step without a tool call")
+				return j.Corrupt(n, "is a pending step without a tool call")
 			}
 			pending = rec
 			return nil
 		}
 		done, err := r.apply(rec.Winner, rec.Observation)
 		if err != nil {
-			return fmt.Errorf("%w: replaying step %d (%s:%d): %w", ErrStep, rec.Step, j.path(), n, err)
+			return fmt.Errorf("%w: replaying step %d (%s:%d): %w", ErrStep, rec.Step, j.Path(), n, err)
 		}
 		r.rep.addStep(rec)
 		if err := r.observe(rec); err != nil {
@@ -106,7 +111,7 @@ func (r *run) replay() (*StepRecord, error) {
 // finish completes a step whose side-effect call was pending at the crash:
 // exactly the journaled winner's call runs, and exactly that winner is
 // applied. Nothing is voted again.
-func (r *run) finish(ctx context.Context, rec *StepRecord) error {
+func (r *run) finish(ctx context.Context, rec *journal.StepRecord) error {
 	rec.Pending = false
 	if err := r.complete(ctx, rec, mono.Now()); err != nil {
 		return err
@@ -138,19 +143,17 @@ func (r *run) typedWinner(w intent.Output) intent.Output {
 	return typed
 }
 
-// decodeRecord reads a journal step line strictly, with numbers kept as
-// json.Number, as intent.Parse gives them, so a replayed winner is the
-// value that won.
-func decodeRecord(raw []byte) (*StepRecord, error) {
-	var rec StepRecord
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rec); err != nil {
-		return nil, err
+// decodeTotal reads a checkpoint's report into rep, keeping the k
+// policy's state as its JSON, for the policy to restore (KPolicy.Start).
+func decodeTotal(raw json.RawMessage, rep *Report) error {
+	var total struct {
+		Report
+		KAuto json.RawMessage `json:"k_auto,omitempty"`
 	}
-	if dec.More() {
-		return nil, errors.New("more than one JSON value on the line")
+	err := json.Unmarshal(raw, &total)
+	*rep, rep.KAuto = total.Report, nil
+	if len(total.KAuto) > 0 {
+		rep.KAuto = total.KAuto
 	}
-	return &rec, nil
+	return err
 }

@@ -3,6 +3,7 @@ package maker
 import (
 	"time"
 
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -121,16 +122,8 @@ type ModelReport struct {
 	Cost        float64    `json:"cost"`
 }
 
-// ModelStep is one model's share of a step, journaled for ensembles only
-// (a single model's share is the step's own counts).
-type ModelStep struct {
-	vote.Counts
-	WinnerVotes int        `json:"winner_votes"`
-	Usage       vote.Usage `json:"usage"`
-}
-
 // addModels adds a step's per-model shares.
-func (r *Report) addModels(rec *StepRecord, decided bool) {
+func (r *Report) addModels(rec *journal.StepRecord, decided bool) {
 	if len(r.Models) == 0 {
 		return
 	}
@@ -155,7 +148,7 @@ func (r *Report) addModels(rec *StepRecord, decided bool) {
 }
 
 // addStep adds a decided step to the report.
-func (r *Report) addStep(rec *StepRecord) {
+func (r *Report) addStep(rec *journal.StepRecord) {
 	r.Steps++
 	r.addSamples(rec, true)
 	r.StepTime += rec.Elapsed
@@ -188,7 +181,7 @@ func (r *Report) addStep(rec *StepRecord) {
 
 // addSamples adds what a step's samples cost, decided or not: a failed
 // race spent them too.
-func (r *Report) addSamples(rec *StepRecord, decided bool) {
+func (r *Report) addSamples(rec *journal.StepRecord, decided bool) {
 	r.addModels(rec, decided)
 	r.Counts.Add(rec.Counts)
 	r.Usage.Add(rec.Usage)

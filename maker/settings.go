@@ -16,7 +16,7 @@ import (
 // the margin, the reply cap, the red flags, the temperature schedule, the
 // tools declared to the model and the other call options. A journal's
 // header records them, and a resume with different settings is refused
-// with ErrJournalMismatch, naming every field that differs.
+// with journal.ErrMismatch, naming every field that differs.
 //
 // The budgets (MaxSamples, MaxErrors) and Parallel are deliberately not
 // settings: they never change a decided step, so a run that spent its
@@ -175,6 +175,16 @@ func (s Settings) Diff(o Settings) []string {
 		}
 	}
 	return out
+}
+
+// DiffJSON is Diff against settings recorded as JSON (a journal's
+// header), as journal.Run's Diff.
+func (s Settings) DiffJSON(recorded json.RawMessage) []string {
+	var was Settings
+	if err := json.Unmarshal(recorded, &was); err != nil {
+		return []string{fmt.Sprintf("settings that do not parse in the journal (%v)", err)}
+	}
+	return was.Diff(s)
 }
 
 func quote(v any) string {

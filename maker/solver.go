@@ -2,6 +2,7 @@ package maker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/mdap-go/mdap/internal/catch"
 	"github.com/mdap-go/mdap/internal/mono"
 	"github.com/mdap-go/mdap/internal/words"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -71,8 +73,8 @@ type Solver struct {
 	// same.
 	Tools []llms.Tool
 	// Journal records every decided step; nil means no journal. A journal
-	// opened with OpenJournal is replayed first, then the run continues.
-	Journal *Journal
+	// opened with journal.Open is replayed first, then the run continues.
+	Journal *journal.Journal
 	// Budget, if set, caps the money the run spends (see Spender;
 	// maker/budget's Budget is mdap's): a call whose worst case would
 	// pass the cap is not started, and the step fails with ErrBudget
@@ -136,7 +138,7 @@ type Event struct {
 	// Replayed is true for steps read back from the journal.
 	Replayed bool
 	// Record is the step as journaled. Do not keep or change it.
-	Record *StepRecord
+	Record *journal.StepRecord
 	// Report is the run so far. Do not keep or change its maps.
 	Report *Report
 }
@@ -160,7 +162,7 @@ func (s *Solver) logger() *slog.Logger {
 // Solve runs task to its end and returns what the run did.
 //
 // With a Journal, Solve first checks the journal's header against the
-// task's fingerprint and the Settings (ErrJournalMismatch), replays its
+// task's fingerprint and the Settings (journal.ErrMismatch), replays its
 // steps through Task.Apply (from the last checkpoint, for a Snapshotter),
 // and only then writes: it cuts a torn last line and continues from the
 // next step. A journal that does not fit, or whose steps do not replay, is
@@ -170,7 +172,7 @@ func (s *Solver) logger() *slog.Logger {
 //
 // Errors: ErrNoModel; Config.Validate's *FieldError (wrapping ErrConfig)
 // for a refused setting; the journal's errors
-// (ErrJournalMismatch, ErrJournalCorrupt, ErrPendingSideEffect, and a
+// (journal.ErrMismatch, journal.ErrCorrupt, ErrPendingSideEffect, and a
 // write that failed); a step that fails wraps ErrStep and says which
 // step, and wraps the race's error (vote.ErrUndecided with its tally,
 // vote.ErrTooManyErrors), ErrTaskPanic, a model's error wrapping
@@ -245,7 +247,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	}
 	// Each sample is kept for the step's record when someone reads it: a
 	// journal that records samples, or a Progress callback (a view).
-	run.tally.keep = s.Progress != nil || s.Journal != nil && s.Journal.recordsSamples()
+	run.tally.keep = s.Progress != nil || s.Journal != nil && s.Journal.RecordsSamples()
 	if s.ToolFirst {
 		run.tally.group = run.toolGroup
 	}
@@ -255,7 +257,11 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 				err = cerr
 			}
 		}()
-		if err := j.check(task.Fingerprint(), taskVersion(task), settings); err != nil {
+		jr := journal.Run{Fingerprint: task.Fingerprint(), TaskVersion: taskVersion(task), Members: ids, Diff: settings.DiffJSON}
+		if jr.Settings, err = json.Marshal(settings); err != nil {
+			return rep, err
+		}
+		if err := j.Check(jr); err != nil {
 			return rep, err
 		}
 		pending, err := run.replay()
@@ -266,8 +272,7 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 		if s.Budget != nil {
 			s.Budget.Credit(s.spentIn(&rep, ms))
 		}
-		j.members = ids
-		if err := j.begin(task.Fingerprint(), taskVersion(task), settings); err != nil {
+		if err := j.Begin(jr); err != nil {
 			return rep, err
 		}
 		if pending != nil {
@@ -335,7 +340,7 @@ func (r *run) loop(ctx context.Context) error {
 
 // decide votes on step r.next. On a failed race the record still carries
 // the samples spent, for the report.
-func (r *run) decide(ctx context.Context) (*StepRecord, error) {
+func (r *run) decide(ctx context.Context) (*journal.StepRecord, error) {
 	step := r.next
 	var msgs []llms.MessageContent
 	if rec := catch.Try(func() { msgs = r.task.Prompt(r.last) }); rec != nil {
@@ -362,7 +367,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 	res, esc, err := r.escalatedRace(raceCtx, cfg, drawWith)
 	res, esc, err = r.flagAlarm(raceCtx, cfg, drawWith, res, esc, err)
 	res, esc, err = r.strictWrite(raceCtx, cfg, drawWith, res, esc, err)
-	rec := &StepRecord{
+	rec := &journal.StepRecord{
 		Step:      step,
 		K:         cfg.K,
 		Winner:    res.Winner,
@@ -378,7 +383,7 @@ func (r *run) decide(ctx context.Context) (*StepRecord, error) {
 }
 
 // record completes a step's record from its race.
-func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Result[intent.Output], err error, tally *modelTally) (*StepRecord, error) {
+func (r *run) record(ctx, raceCtx context.Context, rec *journal.StepRecord, res vote.Result[intent.Output], err error, tally *modelTally) (*journal.StepRecord, error) {
 	step := rec.Step
 	for k, v := range res.Votes {
 		if k == res.Key {
@@ -411,14 +416,14 @@ func (r *run) record(ctx, raceCtx context.Context, rec *StepRecord, res vote.Res
 // act runs a decided step's tool intent, applies the winner, journals the
 // step and reports it. A side-effect call that will run is journaled as
 // pending, durably, before it runs.
-func (r *run) act(ctx context.Context, rec *StepRecord, started time.Duration) error {
+func (r *run) act(ctx context.Context, rec *journal.StepRecord, started time.Duration) error {
 	if err := r.verify(ctx, rec); err != nil {
 		r.rep.addSamples(rec, false) // spent, though the step failed
 		return err
 	}
 	if ti := rec.Winner.Intent; ti != nil && r.Journal != nil && r.Executor != nil {
 		if _, runs := r.Executor.Check(*ti); runs && !r.Executor.ReadOnly(ti.Tool) {
-			if err := r.Journal.pending(*rec); err != nil {
+			if err := r.Journal.Pending(*rec); err != nil {
 				return fmt.Errorf("%w: step %d: the pending side-effect call could not be journaled, so it did not run: %w", ErrStep, rec.Step, err)
 			}
 		}
@@ -429,7 +434,7 @@ func (r *run) act(ctx context.Context, rec *StepRecord, started time.Duration) e
 // complete runs the winner's tool intent, if any, applies the winner,
 // journals the complete record and reports it. started is the step's
 // start, a reading of mono.Now.
-func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Duration) error {
+func (r *run) complete(ctx context.Context, rec *journal.StepRecord, started time.Duration) error {
 	var obs *intent.Observation
 	if ti := rec.Winner.Intent; ti != nil {
 		o, err := r.execute(ctx, rec.Step, ti)
@@ -448,7 +453,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Durati
 	}
 	rec.Elapsed = mono.Since(started)
 	if r.Journal != nil {
-		if err := r.Journal.step(rec); err != nil {
+		if err := r.Journal.Step(rec); err != nil {
 			r.rep.addSamples(rec, false) // spent, but not a step of the record
 			return fmt.Errorf("%w: step %d was decided but could not be journaled (%w); once its cause is fixed (room on the disk, the engine back), resume: that step, and those before it not yet written, are decided again", ErrStep, rec.Step, err)
 		}
@@ -462,7 +467,7 @@ func (r *run) complete(ctx context.Context, rec *StepRecord, started time.Durati
 	if r.Progress != nil {
 		r.Progress(Event{Step: rec.Step, Record: rec, Report: r.rep})
 	}
-	if r.Journal != nil && !done && r.Journal.dueCheckpoint() {
+	if r.Journal != nil && !done && r.Journal.CheckpointDue() {
 		if err := r.checkpoint(rec.Step + 1); err != nil {
 			return err
 		}

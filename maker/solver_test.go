@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -247,7 +248,7 @@ func TestJournalResumeGivesSameRun(t *testing.T) {
 
 	for _, stopAt := range []int{1, 17, 39} {
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.jsonl", stopAt))
-		j, err := CreateJournal(path)
+		j, err := journal.Create(path)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		s := &Solver{
@@ -265,7 +266,7 @@ func TestJournalResumeGivesSameRun(t *testing.T) {
 		require.NoError(t, j.Close())
 		cancel()
 
-		j, err = OpenJournal(path)
+		j, err = journal.Open(path)
 		require.NoError(t, err)
 		resumed := &counter{target: 40}
 		s = &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}}, Model: &scripted{reply: noisy}, Journal: j}
@@ -307,21 +308,21 @@ func countSteps(t *testing.T, path string) int {
 
 func TestJournalRefusesOtherRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{MaxSteps: 2}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 10})
 	require.ErrorIs(t, err, ErrStepLimit)
 	require.NoError(t, j.Close())
 
-	_, err = CreateJournal(path)
-	require.ErrorIs(t, err, ErrJournalExists, "an existing journal is never overwritten")
+	_, err = journal.Create(path)
+	require.ErrorIs(t, err, journal.ErrExists, "an existing journal is never overwritten")
 
 	for name, s := range map[string]*Solver{
 		"other task":     {Model: &scripted{reply: noisy}},
 		"other k":        {Config: Config{Vote: vote.Config{K: 5}}, Model: &scripted{reply: noisy}},
 		"other settings": {Config: Config{Settings: map[string]string{"seed": "2"}}, Model: &scripted{reply: noisy}},
 	} {
-		j, err := OpenJournal(path)
+		j, err := journal.Open(path)
 		require.NoError(t, err)
 		task := &counter{target: 10}
 		if name == "other task" {
@@ -329,14 +330,14 @@ func TestJournalRefusesOtherRun(t *testing.T) {
 		}
 		s.Journal = j
 		_, err = s.Solve(context.Background(), task)
-		assert.ErrorIs(t, err, ErrJournalMismatch, name)
+		assert.ErrorIs(t, err, journal.ErrMismatch, name)
 		require.NoError(t, j.Close())
 	}
 }
 
 func TestJournalTornLastLineDropped(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{MaxSteps: 5}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 8})
 	require.ErrorIs(t, err, ErrStepLimit)
@@ -345,7 +346,7 @@ func TestJournalTornLastLineDropped(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, append(b, []byte(`{"step":5,"winner":{"val`)...), 0o644))
 
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	task := &counter{target: 8}
 	rep, err := (&Solver{Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
@@ -359,8 +360,8 @@ func TestJournalTornLastLineDropped(t *testing.T) {
 	lines := strings.Split(string(mustRead(t, path)), "\n")
 	lines[2] = "{not json"
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644))
-	_, err = OpenJournal(path)
-	assert.ErrorIs(t, err, ErrJournalCorrupt)
+	_, err = journal.Open(path)
+	assert.ErrorIs(t, err, journal.ErrCorrupt)
 }
 
 func mustRead(t *testing.T, path string) []byte {
@@ -371,13 +372,13 @@ func mustRead(t *testing.T, path string) []byte {
 
 func TestJournalUsedOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	s := &Solver{Model: &scripted{reply: noisy}, Journal: j}
 	_, err = s.Solve(context.Background(), &counter{target: 3})
 	require.NoError(t, err)
 	_, err = s.Solve(context.Background(), &counter{target: 3})
-	require.ErrorIs(t, err, ErrJournalUsed)
+	require.ErrorIs(t, err, journal.ErrUsed)
 	require.NoError(t, j.Close())
 	assert.Equal(t, 3, countSteps(t, path))
 }
@@ -390,24 +391,24 @@ func TestOpenJournalNeverDamagesOtherFiles(t *testing.T) {
 	} {
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-		_, err := OpenJournal(path)
-		assert.ErrorIs(t, err, ErrJournalCorrupt, name)
+		_, err := journal.Open(path)
+		assert.ErrorIs(t, err, journal.ErrCorrupt, name)
 		assert.Equal(t, content, string(mustRead(t, path)), name)
 	}
 
 	// A journal of another run, torn at the end, is refused untouched.
 	path := filepath.Join(dir, "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 3})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	torn := append(mustRead(t, path), []byte(`{"step":3,"win`)...)
 	require.NoError(t, os.WriteFile(path, torn, 0o644))
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 4}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 3})
-	require.ErrorIs(t, err, ErrJournalMismatch)
+	require.ErrorIs(t, err, journal.ErrMismatch)
 	assert.Contains(t, err.Error(), `k: 3 in the journal, 4 now`)
 	require.NoError(t, j.Close())
 	assert.Equal(t, torn, mustRead(t, path))
@@ -415,12 +416,12 @@ func TestOpenJournalNeverDamagesOtherFiles(t *testing.T) {
 
 func TestResumeWithLargerBudget(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2, MaxSamples: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 6})
 	require.ErrorIs(t, err, vote.ErrUndecided, "sample 1 is always wrong: two samples cannot decide")
 	require.NoError(t, j.Close())
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	task := &counter{target: 6}
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2, MaxSamples: 50}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)

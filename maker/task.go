@@ -106,3 +106,21 @@ func (r Reply) usage(took time.Duration) vote.Usage {
 	return vote.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Latency: took,
 		CachedInputTokens: r.cachedIn, CacheWriteTokens: r.cacheWrite, Requests: r.requests}
 }
+
+// TaskVersioner is implemented by tasks whose rules (prompts, how a winner
+// is applied, when the task is done) have a version of their own. The
+// journal records it, and a resume of a journal recorded under another
+// version is refused (ErrMismatch), naming both. A task without it
+// records none, and its Fingerprint alone identifies it.
+type TaskVersioner interface {
+	// TaskVersion names the version of the task's rules; any string.
+	TaskVersion() string
+}
+
+// taskVersion is task's TaskVersion, or "" for a task without one.
+func taskVersion(task Task) string {
+	if v, ok := task.(TaskVersioner); ok {
+		return v.TaskVersion()
+	}
+	return ""
+}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,10 +35,10 @@ func splitDeploy(id SampleID, p string) (string, string) {
 // that repeats. The same at Parallel 1 and 4; the setting is in the
 // journal.
 func TestToolFirstVotesTheToolThenItsArguments(t *testing.T) {
-	solve := func(cfg Config) ([]string, *StepRecord) {
+	solve := func(cfg Config) ([]string, *journal.StepRecord) {
 		var runs atomic.Int64
 		var targets []string
-		var step2 *StepRecord
+		var step2 *journal.StepRecord
 		s := &Solver{Config: cfg, Model: &scripted{reply: splitDeploy}, Executor: deployExecutorRecording(t, &runs, &targets),
 			Progress: func(e Event) {
 				if e.Step == 2 {
@@ -52,7 +53,7 @@ func TestToolFirstVotesTheToolThenItsArguments(t *testing.T) {
 	anyMargin := WriteRule{AnyMargin: true} // the write rule apart: here the vote itself
 	whole, _ := solve(Config{Vote: vote.Config{K: 2}, Writes: anyMargin})
 	assert.Empty(t, whole, "voting whole calls: deploy(a) 1, deploy(b) 1, the plain answer leads by 2")
-	var first *StepRecord
+	var first *journal.StepRecord
 	for _, par := range []int{1, 2} {
 		targets, step2 := solve(Config{Vote: vote.Config{K: 2, Parallel: par}, Writes: anyMargin, ToolFirst: true})
 		assert.Equal(t, []string{"a"}, targets, "parallel %d: deploy wins 2-0, then a leads b by 2", par)
@@ -89,15 +90,15 @@ func TestToolFirstVotesTheToolThenItsArguments(t *testing.T) {
 	assert.Zero(t, runs.Load())
 
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 1, ToolFirst: true}, Model: &scripted{reply: splitDeploy}, Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, ErrStepLimit)
 	require.NoError(t, j.Close())
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: splitDeploy}, Journal: j}).Solve(context.Background(), &counter{target: 5})
-	require.ErrorIs(t, err, ErrJournalMismatch)
+	require.ErrorIs(t, err, journal.ErrMismatch)
 	assert.Contains(t, err.Error(), "tool_first")
 	require.NoError(t, j.Close())
 }

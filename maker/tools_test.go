@@ -13,6 +13,7 @@ import (
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,7 +76,7 @@ func TestNoExecutorDeniesTools(t *testing.T) {
 func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	var runs atomic.Int64
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.NoError(t, err)
@@ -91,7 +92,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, b[:end], 0o644))
 	asCrashed(t, path)
 
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, ErrPendingSideEffect)
@@ -100,7 +101,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	assert.EqualValues(t, 1, runs.Load(), "a pending side effect is never re-run silently")
 	assert.Equal(t, b[:end], mustRead(t, path), "a refused resume leaves the journal as it was")
 
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	task := &counter{target: 5}
 	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}, RerunPending: true}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), task)
@@ -133,7 +134,7 @@ func TestHealedSpellingsVoteTogether(t *testing.T) {
 		return `["src"]`
 	}
 	task := &counter{target: 2}
-	var first *StepRecord
+	var first *journal.StepRecord
 	rep, err := (&Solver{
 		Config:   Config{Vote: vote.Config{K: 2, Parallel: 1}},
 		Model:    &scripted{reply: grepAt0(alternate)},
@@ -166,7 +167,7 @@ func TestUnhealableArgumentsAreRedFlagged(t *testing.T) {
 		}
 		return `["src"]`
 	}
-	var first *StepRecord
+	var first *journal.StepRecord
 	_, err = (&Solver{
 		Config:   Config{Vote: vote.Config{K: 2, Parallel: 1}},
 		Model:    &scripted{reply: grepAt0(spell)},

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,14 +54,14 @@ func (c *typedCounter) Apply(w intent.Output, obs *intent.Observation) (bool, er
 func TestReplayedWinnersAreTyped(t *testing.T) {
 	for _, mode := range []string{"convert", "error", "panic"} {
 		store := &memStore{}
-		j, err := NewJournal(store)
+		j, err := journal.New(store)
 		require.NoError(t, err)
 		first := &typedCounter{counter: counter{target: 6}, mode: mode}
 		s := &Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 4}, Model: &scripted{reply: noisy}, Journal: j}
 		_, err = s.Solve(context.Background(), first)
 		require.ErrorIs(t, err, ErrStepLimit)
 
-		j, err = NewJournal(store)
+		j, err = journal.New(store)
 		require.NoError(t, err)
 		task := &typedCounter{counter: counter{target: 6}, mode: mode}
 		s = &Solver{

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/catch"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // ErrRefused: a Verifier refused a step's winner. The step fails (it
@@ -33,7 +34,7 @@ type Verifier interface {
 
 // verify asks the task's Verifier about rec's winner and marks the
 // record checked; a panic is ErrTaskPanic.
-func (r *run) verify(ctx context.Context, rec *StepRecord) error {
+func (r *run) verify(ctx context.Context, rec *journal.StepRecord) error {
 	v, ok := r.task.(Verifier)
 	if !ok {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,7 @@ func TestWriteWithOneDissentIsDecidedAgainAtALargerK(t *testing.T) {
 	for _, parallel := range []int{1, 4} {
 		var runs atomic.Int64
 		var targets []string
-		var step2 *StepRecord
+		var step2 *journal.StepRecord
 		s := &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: parallel}},
 			Model: &scripted{reply: deployDissent}, Executor: deployExecutorRecording(t, &runs, &targets),
 			Progress: func(e Event) {
@@ -67,7 +68,7 @@ func TestWriteWithOneDissentIsDecidedAgainAtALargerK(t *testing.T) {
 
 func TestWriteRuleConfigured(t *testing.T) {
 	var runs atomic.Int64
-	var step2 *StepRecord
+	var step2 *journal.StepRecord
 	s := &Solver{Config: Config{Vote: vote.Config{K: 2}, Writes: WriteRule{K: 3}},
 		Model: &scripted{reply: deployDissent}, Executor: deployExecutor(t, &runs),
 		Progress: func(e Event) {
@@ -95,7 +96,7 @@ func TestWriteRuleConfigured(t *testing.T) {
 
 func TestUnanimousWriteRunsAtOnce(t *testing.T) {
 	var runs atomic.Int64
-	var step2 *StepRecord
+	var step2 *journal.StepRecord
 	s := &Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs),
 		Progress: func(e Event) {
 			if e.Step == 2 {
@@ -113,7 +114,7 @@ func TestUnanimousWriteRunsAtOnce(t *testing.T) {
 func TestWriteRedecisionResumesTheSame(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	var runs atomic.Int64
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	s := &Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 2}, Model: &scripted{reply: deployDissent}, Executor: deployExecutor(t, &runs), Journal: j}
 	_, err = s.Solve(context.Background(), &counter{target: 5})
@@ -123,7 +124,7 @@ func TestWriteRedecisionResumesTheSame(t *testing.T) {
 	want, err := whole.Solve(context.Background(), &counter{target: 5})
 	require.NoError(t, err)
 
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	s = &Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: deployDissent}, Executor: deployExecutor(t, &runs), Journal: j}
 	got, err := s.Solve(context.Background(), &counter{target: 5})
@@ -137,15 +138,15 @@ func TestWriteRedecisionResumesTheSame(t *testing.T) {
 func TestWriteRuleIsASetting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	var runs atomic.Int64
-	j, err := CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 1}, Model: &scripted{reply: deployDissent}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, ErrStepLimit)
 	require.NoError(t, j.Close())
-	j, err = OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, Writes: WriteRule{AnyMargin: true}}, Model: &scripted{reply: deployDissent}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
-	require.ErrorIs(t, err, ErrJournalMismatch)
+	require.ErrorIs(t, err, journal.ErrMismatch)
 	assert.Contains(t, err.Error(), "write_rule")
 	require.NoError(t, j.Close())
 }
@@ -161,7 +162,7 @@ func TestEscalatedWriteIsNotDecidedAThirdTime(t *testing.T) {
 		return deployDissent(SampleID{Step: id.Step, Index: 0}, p)
 	}
 	var runs atomic.Int64
-	var step2 *StepRecord
+	var step2 *journal.StepRecord
 	s := &Solver{Config: Config{Vote: vote.Config{K: 2}, Escalation: &Escalation{Policy: EscalateRaiseK, After: 2}},
 		Model: &scripted{reply: reply}, Executor: deployExecutor(t, &runs),
 		Progress: func(e Event) {

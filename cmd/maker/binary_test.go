@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mdap-go/mdap/internal/statetest"
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // binary is the maker command built once for the tests that run it as a
@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 	binary = filepath.Join(dir, "maker")
 	// A state folder of the tests' own (journal keys and chain heads),
 	// inherited by every child: never the user's.
-	if err := os.Setenv(maker.StateDirEnv, filepath.Join(dir, "state")); err != nil {
+	if err := os.Setenv(journal.StateDirEnv, filepath.Join(dir, "state")); err != nil {
 		panic(err)
 	}
 	// With MDAP_RACE_CHILD=1 under -race every child is built with -race

@@ -16,6 +16,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/calibrate"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/models/credentials"
 	"github.com/mdap-go/mdap/maker/progress"
@@ -61,7 +62,7 @@ type runFlags struct {
 	journal              string
 	resume, rerunPending bool
 	resumeOrStart        bool
-	journalUnsigned      bool // --journal-unsigned: maker.JournalUnsigned
+	journalUnsigned      bool // --journal-unsigned: journal.Unsigned
 	taskJournals         bool // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
 	progress             string
 	timeout              time.Duration
@@ -439,7 +440,7 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 // openJournal opens --journal: created, or with --resume (or
 // --resume-or-start and a journal there) opened to resume; nil without
 // --journal.
-func (f *runFlags) openJournal(stderr io.Writer) (*maker.Journal, error) {
+func (f *runFlags) openJournal(stderr io.Writer) (*journal.Journal, error) {
 	if strings.HasPrefix(f.journal, natsJournalPrefix) {
 		return f.natsJournal(stderr)
 	}
@@ -499,7 +500,7 @@ func runErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, maker.ErrJournalMismatch), errors.Is(err, maker.ErrJournalCorrupt), errors.Is(err, maker.ErrPendingSideEffect):
+	case errors.Is(err, journal.ErrMismatch), errors.Is(err, journal.ErrCorrupt), errors.Is(err, maker.ErrPendingSideEffect):
 		return usageErr("--journal: %w", err)
 	}
 	return failed(err)

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // rechain is the forger of issue 35 case 7, written apart from mdap's
@@ -52,7 +52,7 @@ func rechain(t *testing.T, lines []string) string {
 func TestBinaryJournalSignedByDefault(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	state := os.Getenv(maker.StateDirEnv)
+	state := os.Getenv(journal.StateDirEnv)
 	require.NotEmpty(t, state, "TestMain gives the children a state folder")
 	run := func(want int, args ...string) string {
 		t.Helper()
@@ -152,7 +152,7 @@ func asCrashed(t *testing.T, path string) {
 	chain := l[len(l)-2-64 : len(l)-2]
 	head, err := json.Marshal(map[string]any{"lines": n, "chain": chain, "journal": path})
 	require.NoError(t, err)
-	heads := filepath.Join(os.Getenv(maker.StateDirEnv), "journal-heads")
+	heads := filepath.Join(os.Getenv(journal.StateDirEnv), "journal-heads")
 	require.NoError(t, os.WriteFile(filepath.Join(heads, h.Run+".json"), head, 0o600))
 }
 

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
@@ -199,7 +199,7 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 
 // natsJournal opens --journal nats:RUN (cluster.Coordinator.Journal). A
 // resume waits out the lease of a coordinator that died.
-func (f *runFlags) natsJournal(stderr io.Writer) (*maker.Journal, error) {
+func (f *runFlags) natsJournal(stderr io.Writer) (*journal.Journal, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout+cluster.DefaultLeaseTTL+2*time.Second)
 	defer cancel()
 	j, err := f.coord.Journal(ctx, f.resume, func(wait time.Duration) {

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mdap-go/mdap/internal/keyecho"
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // secretForms are the ways a secret may be written, listed here apart
@@ -124,7 +124,7 @@ func TestBinaryNoSecretAtRest(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key, maker.StateDirEnv + "=" + filepath.Join(dir, "state")}, c.args(dir)...)
+			cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key, journal.StateDirEnv + "=" + filepath.Join(dir, "state")}, c.args(dir)...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
@@ -141,7 +141,7 @@ func TestBinaryNoSecretAtRest(t *testing.T) {
 
 	t.Run("mcp run_task", func(t *testing.T) {
 		dir := t.TempDir()
-		cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key, maker.StateDirEnv + "=" + filepath.Join(dir, "state")},
+		cmd := commandWithEnv(binary, []string{"MDAP_TEST_TEAM_KEY=" + key, journal.StateDirEnv + "=" + filepath.Join(dir, "state")},
 			"mcp", "--root", specs, "--state", filepath.Join(dir, "journals"), "--model", model, "--base-url", base, "--log-level", "debug")
 		stderr := &syncBuffer{}
 		cmd.Stderr = stderr

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -74,7 +75,7 @@ func formsSpec(t *testing.T, steps int, field, annotation string, opts match.Opt
 
 type stepLog map[int]string
 
-func solveForms(t *testing.T, task func() maker.Task, model llms.Model, cfg vote.Config, j *maker.Journal, maxSteps int) (maker.Report, stepLog, error) {
+func solveForms(t *testing.T, task func() maker.Task, model llms.Model, cfg vote.Config, j *journal.Journal, maxSteps int) (maker.Report, stepLog, error) {
 	t.Helper()
 	log := stepLog{}
 	solver := &maker.Solver{Config: maker.Config{Vote: cfg, MaxSteps: maxSteps}, Model: model, Journal: j,
@@ -174,12 +175,12 @@ func TestEveryMatcherDeterministicInARun(t *testing.T) {
 				assert.Equal(t, want, got, "Parallel %d Speculate %d", cfg.Parallel, cfg.Speculate)
 			}
 			path := filepath.Join(t.TempDir(), "run.jsonl")
-			j, err := maker.CreateJournal(path)
+			j, err := journal.Create(path)
 			require.NoError(t, err)
 			_, first, err := solveForms(t, task, model, vote.Config{K: 3, Parallel: 4}, j, 5)
 			require.ErrorIs(t, err, maker.ErrStepLimit)
 			require.NoError(t, j.Close())
-			j, err = maker.OpenJournal(path)
+			j, err = journal.Open(path)
 			require.NoError(t, err)
 			_, resumed, err := solveForms(t, task, model, vote.Config{K: 3, Parallel: 4}, j, 0)
 			require.NoError(t, err)

@@ -239,7 +239,7 @@ func TestTableNamesOnlyRealArrows(t *testing.T) {
 // (ARCHITECTURE.md, "The core and its satellites"): the output and its key,
 // the vote, the executor, the taxonomy, the step loop with its journal, and
 // the model clients.
-var core = []string{"categories", "intent", "vote", "executor", "maker", "maker/models"}
+var core = []string{"categories", "intent", "vote", "executor", "maker/journal", "maker", "maker/models"}
 
 // TestCoreImportsNoSatellite: the core's own code imports only the core and
 // internal packages, never a satellite (a sub-package such as vote/rivals

@@ -1,6 +1,6 @@
 // Package statetest gives a test binary a state folder of its own, so
 // that tests which write journals never touch the user's (the journal
-// signing key and chain heads live there; see maker.StateDir).
+// signing key and chain heads live there; see journal.StateDir).
 package statetest
 
 import (
@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// Env is maker.StateDirEnv, named here because maker's own tests import
+// Env is journal.StateDirEnv, named here because maker's own tests import
 // this package.
 const Env = "MDAP_STATE_DIR"
 

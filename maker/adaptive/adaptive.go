@@ -83,7 +83,7 @@ const (
 // updated step by step from journaled fields (votes, k, correct votes), so
 // a resumed run rebuilds them from its journal (its steps, or a
 // checkpoint's state) and makes exactly the choices of the uninterrupted
-// run; each step's k is journaled (maker.StepRecord.K). The journal's Settings
+// run; each step's k is journaled (journal.StepRecord.K). The journal's Settings
 // record the policy instead of a fixed k (maker.Settings.KAuto), so a resume
 // with another Target, Floor, Max, Steps, Confidence or Window is refused.
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/mdap-go/mdap/maker/adaptive"
+	"github.com/mdap-go/mdap/maker/journal"
 	"math"
 	"os"
 	"path/filepath"
@@ -146,12 +147,12 @@ func TestAdaptiveKBoundsClusterAndWindow(t *testing.T) {
 // steps, stopping after stop steps (0: never).
 func journaledRun(t *testing.T, path string, resume bool, stop int, policy adaptive.Policy) (maker.Report, *hanoi.Task, error) {
 	t.Helper()
-	var j *maker.Journal
+	var j *journal.Journal
 	var err error
 	if resume {
-		j, err = maker.OpenJournal(path)
+		j, err = journal.Open(path)
 	} else {
-		j, err = maker.CreateJournal(path)
+		j, err = journal.Create(path)
 	}
 	require.NoError(t, err)
 	j.CheckpointEvery = 16
@@ -242,23 +243,23 @@ func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
 	other := policy
 	other.Target = 0.99
 	_, _, err = journaledRun(t, path, true, 0, other)
-	require.ErrorIs(t, err, maker.ErrJournalMismatch)
+	require.ErrorIs(t, err, journal.ErrMismatch)
 	assert.Contains(t, err.Error(), "k_auto: auto(target=0.95 steps=255 floor=4 max=30 confidence=0.975 window=500) in the journal, auto(target=0.99")
 
 	other = policy
 	other.Floor = 3
 	_, _, err = journaledRun(t, path, true, 0, other)
-	require.ErrorIs(t, err, maker.ErrJournalMismatch)
+	require.ErrorIs(t, err, journal.ErrMismatch)
 	assert.Contains(t, err.Error(), "floor=3")
 
 	// A fixed k cannot resume an adaptive run.
-	j, err := maker.OpenJournal(path)
+	j, err := journal.Open(path)
 	require.NoError(t, err)
 	task, err := hanoi.New(8)
 	require.NoError(t, err)
 	_, err = (&maker.Solver{Model: simModel(t, 3, 0.9), Journal: j}).Solve(context.Background(), task)
 	require.NoError(t, j.Close())
-	require.ErrorIs(t, err, maker.ErrJournalMismatch)
+	require.ErrorIs(t, err, journal.ErrMismatch)
 	assert.Contains(t, err.Error(), "k: 0 in the journal, 3 now")
 	assert.Contains(t, err.Error(), "in the journal, none now")
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // Policy is a maker.KPolicy: set it as maker.Config.AdaptiveK.
@@ -119,7 +120,7 @@ func (p *planner) Plan(step int) maker.KStep {
 // successes (its correct votes under SourceCorrectness, else its votes
 // for the winner). A step a Checker did not check is charged and not
 // counted.
-func (p *planner) Observe(rec *maker.StepRecord) {
+func (p *planner) Observe(rec *journal.StepRecord) {
 	x := rec.Votes[rec.Key]
 	if p.st.Source == SourceCorrectness {
 		if rec.Correct == nil { // an unchecked step: charged, not counted

@@ -9,6 +9,7 @@ import (
 	"github.com/mdap-go/mdap/internal/catch"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -23,7 +24,7 @@ type OwnRun struct {
 	JournalUnsigned bool
 	// JournalStore, if set (Runner.DecisionStore), keeps the job's
 	// decision journal instead of Journal's file; the Run closes it.
-	JournalStore maker.JournalStore
+	JournalStore journal.Store
 	// Wrap wraps a model with the Runner's Limits (every call of every job
 	// shares them); it returns the model itself without Limits.
 	Wrap func(llms.Model) llms.Model

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -29,8 +30,8 @@ var faultErrnos = []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG, syscall
 // IsFault reports whether err stops a task for a fault outside it, which
 // resuming fixes, rather than ending it: a full disk or quota (ENOSPC,
 // EDQUOT, EFBIG, a file-size limit), an I/O error (EIO), a read-only file
-// system (EROFS), a journal held by another run (maker.ErrJournalLocked)
-// or opened with the wrong key (maker.ErrJournalKey), a provider that
+// system (EROFS), a journal held by another run (journal.ErrLocked)
+// or opened with the wrong key (journal.ErrKey), a provider that
 // failed every draw of a step (vote.ErrTooManyErrors: down, unreachable,
 // rate limited beyond the retries) or refused for good
 // (maker.ErrPermanent: a key, URL or model name to fix), or a cancelled
@@ -44,7 +45,7 @@ func IsFault(err error) bool {
 			return true
 		}
 	}
-	return errors.Is(err, maker.ErrJournalLocked) || errors.Is(err, maker.ErrJournalKey) ||
+	return errors.Is(err, journal.ErrLocked) || errors.Is(err, journal.ErrKey) ||
 		errors.Is(err, vote.ErrTooManyErrors) || errors.Is(err, maker.ErrPermanent)
 }
 

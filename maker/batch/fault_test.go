@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// diskStore is an in-memory maker.JournalStore on a shared "disk" that
+// diskStore is an in-memory journal.Store on a shared "disk" that
 // can fill up: an Append past the room fails with err (ENOSPC, EIO).
 type diskStore struct {
 	d     *disk
@@ -94,7 +95,7 @@ func TestFaultNeverFailsATask(t *testing.T) {
 	run := func(d *disk, stores map[string]*diskStore, res *memResults, conc int) (Summary, error) {
 		var mu sync.Mutex
 		return (&Runner{Build: simBuiltin(nil).Build, Concurrency: conc, Results: res, Done: res.done,
-			Journal: func(j Job) (*maker.Journal, error) {
+			Journal: func(j Job) (*journal.Journal, error) {
 				mu.Lock()
 				s, ok := stores[j.Key()]
 				if !ok {
@@ -102,7 +103,7 @@ func TestFaultNeverFailsATask(t *testing.T) {
 					stores[j.Key()] = s
 				}
 				mu.Unlock()
-				return maker.NewJournal(s)
+				return journal.New(s)
 			}}).Run(context.Background(), jobs)
 	}
 	whole := &memResults{m: map[string]Result{}}
@@ -148,12 +149,12 @@ func TestIsFault(t *testing.T) {
 	for _, err := range []error{
 		fmt.Errorf("%w: step 3 could not be journaled (write x: %w)", maker.ErrStep, syscall.ENOSPC),
 		fmt.Errorf("x: %w", syscall.EDQUOT), fmt.Errorf("x: %w", syscall.EIO), fmt.Errorf("x: %w", syscall.EFBIG),
-		fmt.Errorf("x: %w", syscall.EROFS), maker.ErrJournalLocked, maker.ErrJournalKey,
+		fmt.Errorf("x: %w", syscall.EROFS), journal.ErrLocked, journal.ErrKey,
 		fmt.Errorf("step 2: %w", vote.ErrTooManyErrors), fmt.Errorf("404: %w", maker.ErrPermanent),
 	} {
 		assert.True(t, IsFault(err), "%v", err)
 	}
-	for _, err := range []error{nil, maker.ErrStepLimit, maker.ErrJournalCorrupt, maker.ErrJournalMismatch, maker.ErrTaskPanic, errors.New("the task said no")} {
+	for _, err := range []error{nil, maker.ErrStepLimit, journal.ErrCorrupt, journal.ErrMismatch, maker.ErrTaskPanic, errors.New("the task said no")} {
 		assert.False(t, IsFault(err), "%v", err)
 	}
 	r := &Runner{Fault: func(err error) bool { return errors.Is(err, errEngineForTest) }}
@@ -173,7 +174,7 @@ func TestStoppedWhileOpeningItsJournalIsUnfinished(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	res := &memResults{m: map[string]Result{}}
 	sum, err := (&Runner{Build: simBuiltin(nil).Build, Results: res, Done: res.done,
-		Journal: func(Job) (*maker.Journal, error) {
+		Journal: func(Job) (*journal.Journal, error) {
 			cancel() // the run stops while the journal is opened
 			return nil, fmt.Errorf("take the lease of the journal: %w", ctx.Err())
 		}}).Run(ctx, jobs)

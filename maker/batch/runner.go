@@ -12,6 +12,7 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/budget"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/sourcegraph/conc/panics"
 	"github.com/tmc/langchaingo/llms"
 	"golang.org/x/sync/errgroup"
@@ -98,13 +99,13 @@ type Runner struct {
 	Done func(Job) (Result, bool)
 	// Journal returns the journal of a job: an opened one is resumed.
 	// Nil, or a nil journal, means none.
-	Journal func(Job) (*maker.Journal, error)
+	Journal func(Job) (*journal.Journal, error)
 	// DecisionStore, if set, returns where a decomposition job ("multiply",
 	// "sort", "problem") keeps its decision journal's lines (the engine's,
 	// over NATS), in place of a journal file in the Store's state folder;
 	// the job's run closes it. UnsignedDecisions opts those journals out
 	// of signing, as Store.UnsignedJournals does files.
-	DecisionStore     func(Job) (maker.JournalStore, error)
+	DecisionStore     func(Job) (journal.Store, error)
 	UnsignedDecisions bool
 	// Progress, if set, is called after every step of every job and after
 	// every result, one call at a time; it must be quick.
@@ -254,11 +255,11 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 
 // backends returns the results, done and journal functions, from the
 // Store where the fields are nil.
-func (r *Runner) backends() (results func(Result) error, done func(Job) (Result, bool), journal func(Job) (*maker.Journal, error)) {
+func (r *Runner) backends() (results func(Result) error, done func(Job) (Result, bool), openJournal func(Job) (*journal.Journal, error)) {
 	results = func(Result) error { return nil }
 	done = func(Job) (Result, bool) { return Result{}, false }
 	if r.Store != nil {
-		results, done, journal = r.Store.Write, r.Store.Done, r.Store.Journal
+		results, done, openJournal = r.Store.Write, r.Store.Done, r.Store.Journal
 	}
 	if r.Results != nil {
 		results = r.Results.Write
@@ -267,7 +268,7 @@ func (r *Runner) backends() (results func(Result) error, done func(Job) (Result,
 		done = r.Done
 	}
 	if r.Journal != nil {
-		journal = r.Journal
+		openJournal = r.Journal
 	}
 	write := results
 	results = func(res Result) error {
@@ -276,7 +277,7 @@ func (r *Runner) backends() (results func(Result) error, done func(Job) (Result,
 		}
 		return nil
 	}
-	return results, done, journal
+	return results, done, openJournal
 }
 
 func (r *Runner) logger() *slog.Logger {
@@ -293,7 +294,7 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker, book *
 	if ctx.Err() != nil {
 		return res, false, nil
 	}
-	results, _, journal := r.backends()
+	results, _, openJournal := r.backends()
 	start := time.Now()
 	res = Result{ID: job.ID, Line: job.Line, Kind: job.Kind()}
 	record := func() (Result, bool, error) {
@@ -351,8 +352,8 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker, book *
 		res.K = c.K
 	}
 	res.Model = maker.ModelIdentity(s.Model)
-	if journal != nil {
-		j, jerr := journal(job)
+	if openJournal != nil {
+		j, jerr := openJournal(job)
 		if r.fault(jerr) {
 			return res, false, faultErr(job, jerr)
 		}
@@ -361,7 +362,7 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker, book *
 		}
 		if jerr != nil {
 			res.Status, res.Error = StatusFailed, jerr.Error()
-			if errors.Is(jerr, maker.ErrJournalCorrupt) || errors.Is(jerr, maker.ErrJournalVersion) || errors.Is(jerr, maker.ErrJournalPath) {
+			if errors.Is(jerr, journal.ErrCorrupt) || errors.Is(jerr, journal.ErrVersion) || errors.Is(jerr, journal.ErrPath) {
 				res.Status = StatusInvalid
 			}
 			return record()
@@ -419,7 +420,7 @@ func (r *Runner) runJob(ctx context.Context, i int, job Job, tr *tracker, book *
 	switch {
 	case serr != nil:
 		res.Status, res.Error = StatusFailed, serr.Error()
-		if errors.Is(serr, maker.ErrJournalMismatch) || errors.Is(serr, maker.ErrJournalCorrupt) || errors.Is(serr, maker.ErrJournalVersion) {
+		if errors.Is(serr, journal.ErrMismatch) || errors.Is(serr, journal.ErrCorrupt) || errors.Is(serr, journal.ErrVersion) {
 			res.Status = StatusInvalid
 			res.Error = fmt.Sprintf("%s: %s; the task's line changed since its journal was written: restore the line, or remove %s to start the task over", job.Where(), serr, res.Journal)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -486,8 +487,8 @@ func TestRunnerLeavesTheBuiltSolverAlone(t *testing.T) {
 	l, err := NewLimits(LimitConfig{MaxInFlight: 2})
 	require.NoError(t, err)
 	dir := t.TempDir()
-	journal := func(job Job) (*maker.Journal, error) {
-		return maker.CreateJournal(filepath.Join(dir, job.ID+".jsonl"), maker.JournalUnsigned())
+	journal := func(job Job) (*journal.Journal, error) {
+		return journal.Create(filepath.Join(dir, job.ID+".jsonl"), journal.Unsigned())
 	}
 	jobs := readJobs(t, `{"id": "a", "hanoi": {"disks": 3}}
 {"id": "b", "hanoi": {"disks": 3}}`)

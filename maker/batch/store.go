@@ -15,7 +15,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // Store errors, for errors.Is.
@@ -76,7 +76,7 @@ type Store struct {
 	spend Spend
 
 	// UnsignedJournals opts the tasks' journals out of signing
-	// (maker.JournalUnsigned); set it before the first Journal.
+	// (journal.Unsigned); set it before the first Journal.
 	UnsignedJournals bool
 }
 
@@ -372,21 +372,21 @@ func journalName(id string) string {
 }
 
 // Journal opens job's journal to resume it when it exists, or creates it
-// (see maker.OpenJournal and maker.CreateJournal, whose errors it
+// (see journal.Open and journal.Create, whose errors it
 // returns); nil without a state folder.
-func (s *Store) Journal(job Job) (*maker.Journal, error) {
+func (s *Store) Journal(job Job) (*journal.Journal, error) {
 	p := s.JournalPath(job)
 	if p == "" {
 		return nil, nil
 	}
-	var opts []maker.JournalOption
+	var opts []journal.Option
 	if s.UnsignedJournals {
-		opts = append(opts, maker.JournalUnsigned())
+		opts = append(opts, journal.Unsigned())
 	}
 	if _, err := os.Lstat(p); err == nil {
-		return maker.OpenJournal(p, opts...)
+		return journal.Open(p, opts...)
 	}
-	return maker.CreateJournal(p, opts...)
+	return journal.Create(p, opts...)
 }
 
 // Rel returns path relative to the results file's folder, when it can.

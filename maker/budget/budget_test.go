@@ -10,6 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -19,7 +20,7 @@ import (
 // gpt41mini is gpt-4.1-mini's list price with its cached-input discount.
 var gpt41mini = maker.Price{InputPerMillion: 0.40, OutputPerMillion: 1.60, CachedInputPerMillion: 0.10}
 
-func budgetRun(t *testing.T, journal string, resume bool, b *budget.Budget, perCall int) (maker.Report, error) {
+func budgetRun(t *testing.T, journalPath string, resume bool, b *budget.Budget, perCall int) (maker.Report, error) {
 	t.Helper()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate = 5, 0.85, 0
@@ -27,11 +28,11 @@ func budgetRun(t *testing.T, journal string, resume bool, b *budget.Budget, perC
 	require.NoError(t, err)
 	task, err := hanoi.New(5)
 	require.NoError(t, err)
-	var j *maker.Journal
+	var j *journal.Journal
 	if resume {
-		j, err = maker.OpenJournal(journal)
+		j, err = journal.Open(journalPath)
 	} else {
-		j, err = maker.CreateJournal(journal)
+		j, err = journal.Create(journalPath)
 	}
 	require.NoError(t, err)
 	defer func() { require.NoError(t, j.Close()) }()

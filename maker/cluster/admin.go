@@ -13,10 +13,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
+
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // NotAdminError is the error of an admin request the server refused
@@ -210,7 +211,7 @@ func (a *Admin) List(ctx context.Context) ([]Leftover, error) {
 // (RemoveRun, each under the admin's bound, as maker nats rm). It returns
 // what it removed, the runs of which nothing was found (ErrNotFound), and
 // the first other error, where it stops: a run in progress wraps
-// maker.ErrJournalLocked and names the run; a refused credential is a
+// journal.ErrLocked and names the run; a refused credential is a
 // *NotAdminError; else RemoveRun's.
 func (a *Admin) RemoveRuns(ctx context.Context, runs []string) (removed, missing []string, err error) {
 	for _, run := range runs {
@@ -223,7 +224,7 @@ func (a *Admin) RemoveRuns(ctx context.Context, runs []string) (removed, missing
 		switch {
 		case errors.Is(err, ErrNotFound):
 			missing = append(missing, run)
-		case errors.Is(err, maker.ErrJournalLocked):
+		case errors.Is(err, journal.ErrLocked):
 			return removed, missing, fmt.Errorf("%s is in progress, not removed: %w", run, err)
 		case err != nil:
 			return removed, missing, err

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -124,11 +124,11 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 		r.Results = resultFunc(func(x batch.Result) error { res = &x; return nil })
 		r.Done = func(batch.Job) (batch.Result, bool) { return batch.Result{}, false }
 		jcfg := JournalConfig{WaitLock: DefaultLeaseTTL + 2*time.Second, MaxAge: cfg.MaxAge, Unsigned: cfg.UnsignedJournals}
-		r.Journal = func(batch.Job) (*maker.Journal, error) {
+		r.Journal = func(batch.Job) (*journal.Journal, error) {
 			j, _, err := TaskJournal(ctx, js, cfg.Queue, c.ID, jcfg)
 			return j, err
 		}
-		r.DecisionStore = func(batch.Job) (maker.JournalStore, error) {
+		r.DecisionStore = func(batch.Job) (journal.Store, error) {
 			return TaskDecisionStore(ctx, js, cfg.Queue, c.ID, jcfg)
 		}
 		r.UnsignedDecisions = cfg.UnsignedJournals

@@ -13,6 +13,7 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/models"
 	_ "github.com/mdap-go/mdap/maker/models/all" // every provider a spec may name
 	"github.com/mdap-go/mdap/vote"
@@ -159,7 +160,7 @@ func (c *Coordinator) FollowVoters() func(context.Context) int { return c.follow
 // with cfg.Keep and cfg.Unsigned: created, or with resume opened to go
 // on, waiting for the lease of a coordinator that died after telling
 // onLocked how long. Errors: ErrConfig without a Run; OpenRunJournal's.
-func (c *Coordinator) Journal(ctx context.Context, resume bool, onLocked func(wait time.Duration)) (*maker.Journal, error) {
+func (c *Coordinator) Journal(ctx context.Context, resume bool, onLocked func(wait time.Duration)) (*journal.Journal, error) {
 	if c.cfg.Run == "" {
 		return nil, fmt.Errorf("%w: cluster.CoordinatorConfig: Run is empty: name the run whose journal to open", ErrConfig)
 	}
@@ -317,13 +318,13 @@ func (d *Drawer) SpecModel(route, spec string, in, out float64) (llms.Model, err
 // onLocked with how long it waits, then waits for the lease of a
 // coordinator that died (at most DefaultLeaseTTL and 2 s). Errors are
 // CreateJournal's and OpenJournal's.
-func OpenRunJournal(ctx context.Context, js jetstream.JetStream, run string, resume bool, cfg JournalConfig, onLocked func(wait time.Duration)) (*maker.Journal, error) {
+func OpenRunJournal(ctx context.Context, js jetstream.JetStream, run string, resume bool, cfg JournalConfig, onLocked func(wait time.Duration)) (*journal.Journal, error) {
 	open := CreateJournal
 	if resume {
 		open = OpenJournal
 	}
 	j, err := open(ctx, js, run, cfg)
-	if errors.Is(err, maker.ErrJournalLocked) && resume {
+	if errors.Is(err, journal.ErrLocked) && resume {
 		wait := DefaultLeaseTTL + 2*time.Second
 		onLocked(wait)
 		cfg.WaitLock = wait

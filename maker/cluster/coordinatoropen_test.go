@@ -11,6 +11,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -143,7 +144,7 @@ func TestAdminListsAndRemovesWithTheAdminsCredentialOnly(t *testing.T) {
 	assert.True(t, hasLeftover(list, "run-1"), "%+v", list)
 	assert.True(t, hasLeftover(list, "batch-1"), "%+v", list)
 	removed, missing, err := a.RemoveRuns(t.Context(), []string{"ghost", "run-1"})
-	require.ErrorIs(t, err, maker.ErrJournalLocked)
+	require.ErrorIs(t, err, journal.ErrLocked)
 	assert.Contains(t, err.Error(), "run-1 is in progress")
 	assert.Empty(t, removed)
 	assert.Equal(t, []string{"ghost"}, missing)

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // TaskDecisionStore opens the journal of task of queue on the engine as
@@ -23,10 +24,10 @@ import (
 // of a cluster's replicas) when Sync returns, each line only right after
 // the one its writer wrote before. Cost: a lease, and one round trip per
 // line at each Sync. Errors: ErrConfig (a bad name or MaxAge);
-// maker.ErrJournalLocked when another coordinator holds the lease beyond
+// journal.ErrLocked when another coordinator holds the lease beyond
 // WaitLock; ErrOldLayout; ErrNotProvisioned; ErrEngine (after trying
 // again for a while when the engine's answers fail for a while).
-func TaskDecisionStore(ctx context.Context, js jetstream.JetStream, queue, task string, cfg JournalConfig) (maker.JournalStore, error) {
+func TaskDecisionStore(ctx context.Context, js jetstream.JetStream, queue, task string, cfg JournalConfig) (journal.Store, error) {
 	if err := checkName("queue", queue); err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func TaskDecisionStore(ctx context.Context, js jetstream.JetStream, queue, task 
 	ref := taskJournal(queue, task)
 	s, err := retryPassing(ctx, 0, func(ctx context.Context) (*journalStore, error) {
 		s, err := openStoreOnce(ctx, js, ref, cfg, false)
-		if errors.Is(err, maker.ErrJournalPath) {
+		if errors.Is(err, journal.ErrPath) {
 			s, err = openStoreOnce(ctx, js, ref, cfg, true)
 		}
 		return s, err

@@ -14,7 +14,7 @@
 //     llms.Model whose calls are jobs for the workers of one route, so a
 //     maker.Solver draws through the workers unchanged; maker.NewEnsemble
 //     over several Models is an ensemble across machines.
-//   - [CreateJournal], [OpenJournal]: a maker.Journal kept in a stream per
+//   - [CreateJournal], [OpenJournal]: a journal.Journal kept in a stream per
 //     run, locked by a lease, so a run killed on one machine resumes on
 //     another (--journal nats:RUN).
 //   - [TaskQueue]: a batch's tasks spread over several coordinators, each

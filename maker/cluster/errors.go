@@ -8,8 +8,8 @@ import (
 )
 
 // Errors of this package, for errors.Is. Journal errors also wrap the
-// maker package's journal sentinels (maker.ErrJournalLocked,
-// maker.ErrJournalExists, maker.ErrJournalPath), so code written for file
+// maker package's journal sentinels (journal.ErrLocked,
+// journal.ErrExists, journal.ErrPath), so code written for file
 // journals handles them unchanged.
 var (
 	// ErrConfig: a configuration was refused: an empty route, a bad run,

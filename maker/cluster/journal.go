@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/wait"
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -29,7 +29,7 @@ import (
 const DefaultLeaseTTL = 20 * time.Second
 
 // opTimeout bounds one engine operation of a journal store, which has no
-// context of its own (maker.JournalStore's methods take none).
+// context of its own (journal.Store's methods take none).
 const opTimeout = 30 * time.Second
 
 // leaderRetryWait is how long a write waits before it is sent again when
@@ -59,12 +59,12 @@ type JournalConfig struct {
 	// MaxAge is the retention of the lines written now: each is removed
 	// that long after it was written (a per-message TTL); 0 means
 	// DefaultRetention, and at most MaxRetention. A run resumed after its
-	// first lines expired is refused (maker.ErrJournalCorrupt, naming the
+	// first lines expired is refused (journal.ErrCorrupt, naming the
 	// retention); remove what is left with RemoveRun (maker nats rm RUN).
 	MaxAge time.Duration
-	// Unsigned opts the journal out of signing (maker.JournalUnsigned):
+	// Unsigned opts the journal out of signing (journal.Unsigned):
 	// by default it is signed, and its chain head kept in this machine's
-	// state folder (maker.StateDir), as a file journal's; a coordinator
+	// state folder (journal.StateDir), as a file journal's; a coordinator
 	// resuming a run another machine started needs that machine's key
 	// and head (the same MDAP_STATE_DIR, or MDAP_JOURNAL_KEY and the
 	// head).
@@ -95,7 +95,7 @@ func taskJournal(queue, task string) journalRef {
 // CreateJournal starts the journal of a new run named run (see
 // CheckRunName) on the engine: the subject mdap.journals.<run> of the
 // shared JournalsStream, one message per journal line, locked by a lease
-// in LeaseBucket. It is a maker.Journal like a file's: hand it to
+// in LeaseBucket. It is a journal.Journal like a file's: hand it to
 // maker.Solver.Journal and Close it when the run ends.
 //
 // Guarantees: a line is stored on the server (acknowledged, by a majority
@@ -111,12 +111,12 @@ func taskJournal(queue, task string) journalRef {
 // interleave lines with the one that took over. Cost: one round trip to
 // the server per line at each Flush.
 //
-// Errors: ErrConfig (a bad run name); maker.ErrJournalExists when the run
+// Errors: ErrConfig (a bad run name); journal.ErrExists when the run
 // already has lines (resume it with OpenJournal, or DeleteJournal it);
-// maker.ErrJournalLocked when another coordinator holds the lease beyond
+// journal.ErrLocked when another coordinator holds the lease beyond
 // WaitLock; ErrOldLayout for a run an earlier mdap started on a stream of
 // its own; ErrNotProvisioned; ErrEngine.
-func CreateJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (*maker.Journal, error) {
+func CreateJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (*journal.Journal, error) {
 	if err := checkName("run", run); err != nil {
 		return nil, err
 	}
@@ -124,12 +124,12 @@ func CreateJournal(ctx context.Context, js jetstream.JetStream, run string, cfg 
 }
 
 // OpenJournal opens the journal of run on the engine to resume it, taking
-// its lease (see CreateJournal for the guarantees, and maker.NewJournal
-// for what is read and refused). Errors: ErrConfig; maker.ErrJournalPath
-// when the engine has no journal for run; maker.ErrJournalLocked;
-// maker.ErrJournalCorrupt, maker.ErrJournalVersion; ErrOldLayout;
+// its lease (see CreateJournal for the guarantees, and journal.New
+// for what is read and refused). Errors: ErrConfig; journal.ErrPath
+// when the engine has no journal for run; journal.ErrLocked;
+// journal.ErrCorrupt, journal.ErrVersion; ErrOldLayout;
 // ErrEngine.
-func OpenJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (*maker.Journal, error) {
+func OpenJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (*journal.Journal, error) {
 	if err := checkName("run", run); err != nil {
 		return nil, err
 	}
@@ -164,25 +164,25 @@ func runStream(ctx context.Context, js jetstream.JetStream, name string, n int) 
 // openJournal opens (or creates) the journal ref, trying again for up to
 // opTimeout while the engine's answers fail for a while (a cluster
 // electing new leaders after losing a node).
-func openJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*maker.Journal, error) {
+func openJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*journal.Journal, error) {
 	if cfg.MaxAge < 0 || cfg.MaxAge > MaxRetention {
 		return nil, fmt.Errorf("%w: journal MaxAge %s: use 0 (the default) or a positive duration up to %s", ErrConfig, cfg.MaxAge, MaxRetention)
 	}
-	return retryPassing(ctx, 0, func(ctx context.Context) (*maker.Journal, error) {
+	return retryPassing(ctx, 0, func(ctx context.Context) (*journal.Journal, error) {
 		return openJournalOnce(ctx, js, ref, cfg, create)
 	})
 }
 
-func openJournalOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*maker.Journal, error) {
+func openJournalOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*journal.Journal, error) {
 	s, err := openStoreOnce(ctx, js, ref, cfg, create)
 	if err != nil {
 		return nil, err
 	}
-	var opts []maker.JournalOption
+	var opts []journal.Option
 	if cfg.Unsigned {
-		opts = append(opts, maker.JournalUnsigned())
+		opts = append(opts, journal.Unsigned())
 	}
-	j, err := maker.NewJournal(s, opts...)
+	j, err := journal.New(s, opts...)
 	if err != nil {
 		s.lease.release()
 		return nil, err
@@ -213,10 +213,10 @@ func openStoreOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, 
 		return nil, oldLayoutErr("the journal", ref.key, ref.legacy)
 	case s.lines == 0 && !create:
 		l.release()
-		return nil, fmt.Errorf("%w: the engine has no journal for run %q (start a run with it first)", maker.ErrJournalPath, ref.key)
+		return nil, fmt.Errorf("%w: the engine has no journal for run %q (start a run with it first)", journal.ErrPath, ref.key)
 	case s.lines > 0 && create:
 		l.release()
-		return nil, fmt.Errorf("%w: %s has %d lines (resume it, or remove it with: maker nats rm %s)", maker.ErrJournalExists, JournalName(ref.key), s.lines, ref.key)
+		return nil, fmt.Errorf("%w: %s has %d lines (resume it, or remove it with: maker nats rm %s)", journal.ErrExists, JournalName(ref.key), s.lines, ref.key)
 	}
 	return s, nil
 }
@@ -224,7 +224,7 @@ func openStoreOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, 
 // DeleteJournal deletes the journal of run from the engine (its lines
 // under JournalsStream, or the stream an earlier mdap kept it on), taking
 // its lease first (so a run in progress is never deleted under its
-// coordinator: maker.ErrJournalLocked). It needs the admin identity on a
+// coordinator: journal.ErrLocked). It needs the admin identity on a
 // server with roles (a coordinator may not purge a shared stream: ErrAuth;
 // maker nats rm signs in as the admin). Deleting a journal that does not
 // exist is not an error.
@@ -262,12 +262,12 @@ func deleteJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, 
 }
 
 // ExportJournal writes the journal of run to w as a journal file: one line
-// per message, each ending in a newline. maker.OpenJournal reads the file
+// per message, each ending in a newline. journal.Open reads the file
 // (to inspect a run with the usual tools, or resume it without the
 // engine). A journal an earlier mdap kept on a stream of its own is
 // exported all the same: resuming such a run from its file is how it
 // moves to this mdap. It takes no lease: a run in progress is exported up
-// to its last acknowledged line. Errors: maker.ErrJournalPath when there
+// to its last acknowledged line. Errors: journal.ErrPath when there
 // is no such journal; ErrEngine; w's error.
 func ExportJournal(ctx context.Context, js jetstream.JetStream, run string, w io.Writer) error {
 	if err := checkName("run", run); err != nil {
@@ -292,7 +292,7 @@ func ExportJournal(ctx context.Context, js jetstream.JetStream, run string, w io
 		}
 	}
 	if s == nil || s.lines == 0 {
-		return fmt.Errorf("%w: the engine has no journal for run %q", maker.ErrJournalPath, run)
+		return fmt.Errorf("%w: the engine has no journal for run %q", journal.ErrPath, run)
 	}
 	bw := bufio.NewWriter(w)
 	err := s.Lines(0, func(_ int, line []byte) error {
@@ -307,7 +307,7 @@ func ExportJournal(ctx context.Context, js jetstream.JetStream, run string, w io
 	return bw.Flush()
 }
 
-// journalStore is a maker.JournalStore over one subject of a stream: line
+// journalStore is a journal.Store over one subject of a stream: line
 // n is the subject's n-th message (from 0). Messages are atomic, so there
 // is never a torn line.
 type journalStore struct {
@@ -378,7 +378,7 @@ func (s *journalStore) Name() string { return JournalName(s.run) }
 // Lines reads the lines from line from on through an ordered consumer
 // filtered to the journal's subject: one stream, no round trip per line.
 // A journal whose first line is not line 1 lost its first lines to its
-// retention (maker.ErrJournalCorrupt, naming it).
+// retention (journal.ErrCorrupt, naming it).
 func (s *journalStore) Lines(from int, fn func(n int, line []byte) error) error {
 	if from >= s.lines {
 		return nil
@@ -400,12 +400,12 @@ func (s *journalStore) Lines(from int, fn func(n int, line []byte) error) error 
 			return fmt.Errorf("%w: read %s line %d: %w", ErrEngine, s.Name(), n+1, err)
 		}
 		if msg.Subject() != s.subject {
-			return fmt.Errorf("%w: %s: a message of %s among its lines", maker.ErrJournalCorrupt, s.Name(), msg.Subject())
+			return fmt.Errorf("%w: %s: a message of %s among its lines", journal.ErrCorrupt, s.Name(), msg.Subject())
 		}
 		if n == 0 {
 			if first := msg.Headers().Get(lineHeader); first != "" && first != "1" {
 				retention := msg.Headers().Get(jetstream.MsgTTLHeader)
-				return fmt.Errorf("%w: %s: its lines before line %s are gone: the journal's retention is %s, and older lines are removed; remove what is left with: maker nats rm %s", maker.ErrJournalCorrupt, s.Name(), first, retention, s.run)
+				return fmt.Errorf("%w: %s: its lines before line %s are gone: the journal's retention is %s, and older lines are removed; remove what is left with: maker nats rm %s", journal.ErrCorrupt, s.Name(), first, retention, s.run)
 			}
 		}
 		if n < from {
@@ -599,7 +599,7 @@ func (s *journalStore) Reset() error {
 		return err
 	}
 	if s.lines > 0 {
-		return fmt.Errorf("%w: %s has %d lines and no header: remove it with maker nats rm %s", maker.ErrJournalCorrupt, s.Name(), s.lines, s.run)
+		return fmt.Errorf("%w: %s has %d lines and no header: remove it with maker nats rm %s", journal.ErrCorrupt, s.Name(), s.lines, s.run)
 	}
 	return nil
 }
@@ -701,7 +701,7 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 				holder = strconv.Quote(string(e.Value()))
 			}
 			return nil, fmt.Errorf("%w: %s is held by %s; its lease expires %s after its last refresh if it died: wait, or use another run name",
-				maker.ErrJournalLocked, JournalName(run), holder, ttl)
+				journal.ErrLocked, JournalName(run), holder, ttl)
 		}
 		select {
 		case <-ctx.Done():

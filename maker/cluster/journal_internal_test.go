@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 func testJS(t *testing.T) jetstream.JetStream {
@@ -68,7 +69,7 @@ func TestJournalAppendsAreFenced(t *testing.T) {
 
 	// A journal with lines is never reset by its coordinator (a shared
 	// stream is purged by the admin only); one with none starts as it is.
-	require.ErrorIs(t, a.Reset(), maker.ErrJournalCorrupt)
+	require.ErrorIs(t, a.Reset(), journal.ErrCorrupt)
 	e := &journalStore{js: js, stream: st, run: "e", subject: journalSubject + "e"}
 	require.NoError(t, e.load(ctx))
 	require.NoError(t, e.Reset())

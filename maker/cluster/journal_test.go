@@ -12,6 +12,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -52,7 +53,7 @@ func TestJournalOnEngineResumesOnAnotherCoordinator(t *testing.T) {
 
 	_, js2 := connect(t, srv.ClientURL())
 	_, err = cluster.OpenJournal(ctx, js2, "run-1", cluster.JournalConfig{})
-	require.ErrorIs(t, err, maker.ErrJournalLocked, "the dead coordinator's lease still holds")
+	require.ErrorIs(t, err, journal.ErrLocked, "the dead coordinator's lease still holds")
 	assert.Contains(t, err.Error(), `"first"`)
 	j2, err := cluster.OpenJournal(ctx, js2, "run-1", cluster.JournalConfig{WaitLock: 6 * deadTTL})
 	require.NoError(t, err, "the lease expired")
@@ -88,7 +89,7 @@ func TestJournalOnEngineResumesOnAnotherCoordinator(t *testing.T) {
 	assert.Equal(t, 31, countSteps(t, buf.Bytes()))
 	path := filepath.Join(t.TempDir(), "run-1.jsonl")
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-	fj, err := maker.OpenJournal(path)
+	fj, err := journal.Open(path)
 	require.NoError(t, err)
 	task3, err := hanoi.New(5)
 	require.NoError(t, err)
@@ -126,14 +127,14 @@ func TestJournalOnEngineLocksAndRefuses(t *testing.T) {
 	_, err := cluster.CreateJournal(ctx, js, "no.dots", cluster.JournalConfig{})
 	require.ErrorIs(t, err, cluster.ErrConfig)
 	_, err = cluster.OpenJournal(ctx, js, "missing", cluster.JournalConfig{})
-	require.ErrorIs(t, err, maker.ErrJournalPath)
+	require.ErrorIs(t, err, journal.ErrPath)
 
 	j, err := cluster.CreateJournal(ctx, js, "r", cluster.JournalConfig{Owner: "alice"})
 	require.NoError(t, err)
 	_, err = cluster.OpenJournal(ctx, js, "r", cluster.JournalConfig{})
-	require.ErrorIs(t, err, maker.ErrJournalLocked)
+	require.ErrorIs(t, err, journal.ErrLocked)
 	assert.Contains(t, err.Error(), `"alice"`)
-	require.ErrorIs(t, cluster.DeleteJournal(ctx, js, "r", cluster.JournalConfig{}), maker.ErrJournalLocked, "never deleted under its coordinator")
+	require.ErrorIs(t, cluster.DeleteJournal(ctx, js, "r", cluster.JournalConfig{}), journal.ErrLocked, "never deleted under its coordinator")
 
 	task, err := hanoi.New(2)
 	require.NoError(t, err)
@@ -143,18 +144,18 @@ func TestJournalOnEngineLocksAndRefuses(t *testing.T) {
 
 	// Closed: the lease is released at once, no TTL to wait for.
 	_, err = cluster.CreateJournal(ctx, js, "r", cluster.JournalConfig{})
-	require.ErrorIs(t, err, maker.ErrJournalExists)
+	require.ErrorIs(t, err, journal.ErrExists)
 	j, err = cluster.OpenJournal(ctx, js, "r", cluster.JournalConfig{})
 	require.NoError(t, err)
 	task, err = hanoi.New(3)
 	require.NoError(t, err)
 	_, err = (&maker.Solver{Model: simModel(t, 1), Journal: j}).Solve(ctx, task)
-	require.ErrorIs(t, err, maker.ErrJournalMismatch, "another task")
+	require.ErrorIs(t, err, journal.ErrMismatch, "another task")
 	require.NoError(t, j.Close())
 
 	require.NoError(t, cluster.DeleteJournal(ctx, js, "r", cluster.JournalConfig{}))
 	_, err = cluster.OpenJournal(ctx, js, "r", cluster.JournalConfig{})
-	require.ErrorIs(t, err, maker.ErrJournalPath)
+	require.ErrorIs(t, err, journal.ErrPath)
 	st, err := js.Stream(ctx, cluster.JournalsStream)
 	require.NoError(t, err)
 	info, err := st.Info(ctx, jetstream.WithSubjectFilter("mdap.journals.r"))

@@ -13,6 +13,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -137,10 +138,10 @@ func TestJetStreamJournalEditTable(t *testing.T) {
 		}
 		require.Error(t, err, c.name)
 		if c.line < 0 {
-			require.ErrorIs(t, err, maker.ErrJournalRollback, c.name)
+			require.ErrorIs(t, err, journal.ErrRollback, c.name)
 			continue
 		}
-		require.ErrorIs(t, err, maker.ErrJournalCorrupt, c.name)
+		require.ErrorIs(t, err, journal.ErrCorrupt, c.name)
 		assert.Contains(t, err.Error(), fmt.Sprintf("nats:chain:%d ", c.line), c.name)
 	}
 }

@@ -224,12 +224,12 @@ var ErrNotFound = errors.New("nothing of that name on the engine")
 
 // RemoveRun removes what the run or batch name left on the engine: the
 // journal of run name (taking its lease first, so a run in progress is
-// never removed under its coordinator: maker.ErrJournalLocked), and the
+// never removed under its coordinator: journal.ErrLocked), and the
 // task queue name with its results and the journals of its tasks
 // (name.<task>), on the shared streams and on the streams of an earlier
 // mdap alike. It needs the admin identity on a server with roles. It
 // returns what it removed. Errors: ErrConfig (a bad name), ErrNotFound,
-// maker.ErrJournalLocked, ErrEngine.
+// journal.ErrLocked, ErrEngine.
 func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]string, error) {
 	if err := checkName("run", name); err != nil {
 		return nil, err

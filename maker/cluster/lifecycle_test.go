@@ -8,6 +8,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -131,7 +132,7 @@ func TestListAndRemoveRun(t *testing.T) {
 	_, err = cluster.RemoveRun(ctx, js, "r1")
 	require.ErrorIs(t, err, cluster.ErrNotFound)
 	_, err = cluster.RemoveRun(ctx, js, "busy")
-	require.ErrorIs(t, err, maker.ErrJournalLocked, "a journal in use is never removed")
+	require.ErrorIs(t, err, journal.ErrLocked, "a journal in use is never removed")
 	_, err = cluster.RemoveRun(ctx, js, "a.b")
 	require.ErrorIs(t, err, cluster.ErrConfig)
 

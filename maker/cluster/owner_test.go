@@ -9,6 +9,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -253,7 +254,7 @@ func ownedScenario(t *testing.T, url string, s seeds) {
 // queue, publishes a task, takes it, completes it and reads its result.
 func journalAndQueueWork(t *testing.T, ctx context.Context, js jetstream.JetStream, run string) {
 	t.Helper()
-	solve := func(j *maker.Journal) {
+	solve := func(j *journal.Journal) {
 		t.Helper()
 		task, err := hanoi.New(2)
 		require.NoError(t, err)

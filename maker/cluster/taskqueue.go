@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/wait"
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -458,7 +458,7 @@ func (q *TaskQueue) Pending(ctx context.Context) (int, error) {
 // OpenOrCreateJournal opens the journal of run on the engine to resume it
 // if it exists, and creates it otherwise. resumed says which. Errors are
 // OpenJournal's and CreateJournal's.
-func OpenOrCreateJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (j *maker.Journal, resumed bool, err error) {
+func OpenOrCreateJournal(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (j *journal.Journal, resumed bool, err error) {
 	if err := checkName("run", run); err != nil {
 		return nil, false, err
 	}
@@ -472,7 +472,7 @@ func OpenOrCreateJournal(ctx context.Context, js jetstream.JetStream, run string
 // <queue>.<task>, so a coordinator issued for the queue (RunRole(queue))
 // may use it; it goes by "nats:QUEUE.TASK". resumed says whether it
 // existed. Errors are OpenJournal's and CreateJournal's.
-func TaskJournal(ctx context.Context, js jetstream.JetStream, queue, task string, cfg JournalConfig) (j *maker.Journal, resumed bool, err error) {
+func TaskJournal(ctx context.Context, js jetstream.JetStream, queue, task string, cfg JournalConfig) (j *journal.Journal, resumed bool, err error) {
 	if err := checkName("queue", queue); err != nil {
 		return nil, false, err
 	}
@@ -482,9 +482,9 @@ func TaskJournal(ctx context.Context, js jetstream.JetStream, queue, task string
 	return openOrCreate(ctx, js, taskJournal(queue, task), cfg)
 }
 
-func openOrCreate(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig) (*maker.Journal, bool, error) {
+func openOrCreate(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig) (*journal.Journal, bool, error) {
 	j, err := openJournal(ctx, js, ref, cfg, false)
-	if errors.Is(err, maker.ErrJournalPath) {
+	if errors.Is(err, journal.ErrPath) {
 		j, err = openJournal(ctx, js, ref, cfg, true)
 		return j, false, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go/jetstream"
@@ -463,7 +464,7 @@ func TestServerRestartKeepsTheWork(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
 
-	var j2 *maker.Journal
+	var j2 *journal.Journal
 	require.Eventually(t, func() bool { // the clients reconnect
 		j2, err = cluster.OpenJournal(ctx, js, "restart", cluster.JournalConfig{})
 		return err == nil

@@ -10,6 +10,7 @@ import (
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
+	mjournal "github.com/mdap-go/mdap/maker/journal"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -108,9 +109,9 @@ type Config struct {
 	// file. Its exclusion is the store's; each line is stored (Append,
 	// then Sync) before its decision is used. Solve closes it, whatever
 	// it returns.
-	JournalStore maker.JournalStore
+	JournalStore mjournal.Store
 	// JournalUnsigned opts out of signing the journal; JournalKey is the
-	// signing key (else maker.JournalKeyEnv, else the state folder's).
+	// signing key (else journal.KeyEnv, else the state folder's).
 	JournalUnsigned bool
 	JournalKey      []byte
 	// Truth, if set, counts wrong decisions (the simulated model's

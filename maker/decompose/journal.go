@@ -18,7 +18,7 @@ import (
 	"syscall"
 
 	"github.com/mdap-go/mdap/internal/safefile"
-	"github.com/mdap-go/mdap/maker"
+	mjournal "github.com/mdap-go/mdap/maker/journal"
 )
 
 // Journal errors, for errors.Is.
@@ -47,7 +47,7 @@ var (
 // and, signed, a chain head in the state folder; 1 had neither.
 const journalFormat = 2
 
-// keyFile is the signing key's file in the state folder (maker.StateDir),
+// keyFile is the signing key's file in the state folder (journal.StateDir),
 // headsDir the folder of the signed journals' chain heads.
 const (
 	keyFile  = "decompose.key"
@@ -122,13 +122,13 @@ func newRunID() string {
 
 // headsFolder is the state folder's folder of chain heads, made private.
 func headsFolder() (string, error) {
-	dir, err := maker.StateDir()
+	dir, err := mjournal.StateDir()
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrJournalKey, err)
 	}
 	dir = filepath.Join(dir, headsDir)
 	if err := safefile.PrivateDir(dir); err != nil {
-		return "", fmt.Errorf("%w: the state folder's chain heads (%s): %w", ErrJournalKey, maker.StateDirEnv, err)
+		return "", fmt.Errorf("%w: the state folder's chain heads (%s): %w", ErrJournalKey, mjournal.StateDirEnv, err)
 	}
 	return dir, nil
 }
@@ -211,18 +211,18 @@ func unseal(line []byte) (body, sum []byte, err error) {
 }
 
 // journalKey returns the signing key: key if given, else the one in
-// maker.JournalKeyEnv, else the state folder's (made on first use, 0600).
+// journal.KeyEnv, else the state folder's (made on first use, 0600).
 func journalKey(key []byte) ([]byte, error) {
 	if len(key) > 0 {
-		if len(key) < maker.MinJournalKey {
-			return nil, fmt.Errorf("%w: the key holds %d bytes; use at least %d", ErrJournalKey, len(key), maker.MinJournalKey)
+		if len(key) < mjournal.MinKey {
+			return nil, fmt.Errorf("%w: the key holds %d bytes; use at least %d", ErrJournalKey, len(key), mjournal.MinKey)
 		}
 		return key, nil
 	}
-	if k := os.Getenv(maker.JournalKeyEnv); k != "" {
+	if k := os.Getenv(mjournal.KeyEnv); k != "" {
 		return journalKey([]byte(k))
 	}
-	dir, err := maker.StateDir()
+	dir, err := mjournal.StateDir()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrJournalKey, err)
 	}
@@ -232,7 +232,7 @@ func journalKey(key []byte) ([]byte, error) {
 			return nil, fmt.Errorf("%w: %s may be read by others; run chmod 600 %s", ErrJournalKey, path, path)
 		}
 		k, err := hex.DecodeString(string(bytes.TrimSpace(b)))
-		if err != nil || len(k) < maker.MinJournalKey {
+		if err != nil || len(k) < mjournal.MinKey {
 			return nil, fmt.Errorf("%w: %s is not a key (64 hex digits)", ErrJournalKey, path)
 		}
 		return k, nil
@@ -315,7 +315,7 @@ func (j *journal) read(path string, h header) error {
 	}
 	whole := bytes.LastIndexByte(data, '\n') + 1 // a torn tail after it is dropped
 	sc := bufio.NewScanner(bytes.NewReader(data[:whole]))
-	sc.Buffer(nil, maker.MaxJournalLine)
+	sc.Buffer(nil, mjournal.MaxLine)
 	n := 0
 	var head *chainHead
 	noHead := false
@@ -373,7 +373,7 @@ func (j *journal) read(path string, h header) error {
 	}
 	if noHead && n > 1 {
 		return fmt.Errorf("%w: the state folder has no chain head for %s (run %s): it was not written with this state folder (%s), or its head was removed; resume it with the state folder that wrote it, or start the run over with another file",
-			ErrJournalRollback, path, j.run, maker.StateDirEnv)
+			ErrJournalRollback, path, j.run, mjournal.StateDirEnv)
 	}
 	j.lines = n
 	if err := j.store.cut(int64(whole)); err != nil {
@@ -392,7 +392,7 @@ func (j *journal) read(path string, h header) error {
 // a signed one rewritten, and refused.
 func (j *journal) head() (head *chainHead, noHead bool, err error) {
 	if j.heads == "" {
-		if dir, derr := maker.StateDir(); derr == nil {
+		if dir, derr := mjournal.StateDir(); derr == nil {
 			if _, lerr := loadHead(filepath.Join(dir, headsDir), j.run); lerr == nil {
 				return nil, false, fmt.Errorf("%w: %s says it is unsigned, but its run %s was signed when it was written (the state folder records it): it was rewritten; restore the signed copy, or start the run over with another file", ErrJournalRollback, j.path, j.run)
 			}

@@ -5,11 +5,11 @@ import (
 	"io"
 	"os"
 
-	"github.com/mdap-go/mdap/maker"
+	mjournal "github.com/mdap-go/mdap/maker/journal"
 )
 
 // lineStore is where a decision journal keeps its lines: its file
-// (fileLines), or a maker.JournalStore of the caller's, such as a task's
+// (fileLines), or a journal.Store of the caller's, such as a task's
 // journal on the NATS engine (storeLines). The journal uses it from one
 // goroutine at a time, under its lock.
 type lineStore interface {
@@ -53,11 +53,11 @@ func (s *fileLines) append(line []byte) error {
 	return s.f.Sync()
 }
 
-// storeLines is a maker.JournalStore holding a decision journal's lines
+// storeLines is a journal.Store holding a decision journal's lines
 // (Config.JournalStore): its exclusion is the store's (the engine's
 // lease), a line is kept when Sync returns, and a torn tail is the
 // store's to discard on the first Append.
-type storeLines struct{ s maker.JournalStore }
+type storeLines struct{ s mjournal.Store }
 
 func (s storeLines) name() string { return s.s.Name() }
 func (s storeLines) close() error { return s.s.Close() }

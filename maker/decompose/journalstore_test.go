@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// memStore is a maker.JournalStore in memory, as the engine's is to the
+// memStore is a journal.Store in memory, as the engine's is to the
 // journal: whole lines, kept on Sync; closes counts its Close calls.
 type memStore struct {
 	lines  [][]byte

@@ -17,6 +17,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/fault"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -71,11 +72,11 @@ func solveObserved(t *testing.T, model llms.Model, path string, cfg vote.Config,
 	t.Helper()
 	task, err := hanoi.New(10)
 	require.NoError(t, err)
-	var j *maker.Journal
+	var j *journal.Journal
 	if resume {
-		j, err = maker.OpenJournal(path)
+		j, err = journal.Open(path)
 	} else {
-		j, err = maker.CreateJournal(path)
+		j, err = journal.Create(path)
 	}
 	require.NoError(t, err)
 	defer j.Close()

@@ -13,6 +13,7 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -263,7 +264,7 @@ func TestTypedWinnersJournalTheSameLines(t *testing.T) {
 			tk = plainTask{task}
 		}
 		path := filepath.Join(dir, name)
-		j, err := maker.CreateJournal(path)
+		j, err := journal.Create(path)
 		require.NoError(t, err)
 		s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: k}, MaxSteps: 20}, Model: m, Journal: j}
 		_, err = s.Solve(context.Background(), tk)
@@ -281,7 +282,7 @@ func TestTypedWinnersJournalTheSameLines(t *testing.T) {
 
 		// Resumed with the typed task, the run finishes as one that
 		// never stopped.
-		j, err = maker.OpenJournal(path)
+		j, err = journal.Open(path)
 		require.NoError(t, err)
 		resumed, _ := hanoi.New(5)
 		s.Journal, s.MaxSteps = j, 0
@@ -318,7 +319,7 @@ func TestTypedWinnerRefusesWhatApplyRefuses(t *testing.T) {
 // reports to Progress, for its replayed and its new steps, the winners an
 // uninterrupted run reports (typed Answers, reflect.DeepEqual).
 func TestResumedRunReportsTypedWinners(t *testing.T) {
-	winners := func(j *maker.Journal, maxSteps int, task *hanoi.Task) []any {
+	winners := func(j *journal.Journal, maxSteps int, task *hanoi.Task) []any {
 		var out []any
 		m, err := sim.New(hanoi.Oracle{}, sim.DefaultConfig())
 		require.NoError(t, err)
@@ -337,12 +338,12 @@ func TestResumedRunReportsTypedWinners(t *testing.T) {
 	want := winners(nil, 0, task)
 	require.Len(t, want, 31)
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := maker.CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	task, _ = hanoi.New(5)
 	require.Len(t, winners(j, 12, task), 12)
 	require.NoError(t, j.Close())
-	j, err = maker.OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	task, _ = hanoi.New(5)
 	got := winners(j, 0, task)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/models"
 	_ "github.com/mdap-go/mdap/maker/models/all" // every provider a spec may name
 	"github.com/mdap-go/mdap/maker/sim"
@@ -180,7 +181,7 @@ func (s *Server) solver(st settings, model llms.Model, tools []llms.Tool, run *r
 // runParts are what run_task's Solver has beyond a sampler's.
 type runParts struct {
 	executor     *executor.Executor
-	journal      *maker.Journal
+	journal      *journal.Journal
 	rerunPending bool
 	progress     func(maker.Event)
 }

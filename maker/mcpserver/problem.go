@@ -16,6 +16,7 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tmc/langchaingo/llms"
@@ -206,7 +207,7 @@ func (s *Server) problemTool(ctx context.Context, req *mcp.CallToolRequest, in S
 	case in.Resume && !exists(path):
 		return nil, out, fmt.Errorf("%w: journal %s: there is no run to resume; call without resume to start one", ErrArgument, name)
 	case !in.Resume && exists(path):
-		return nil, out, fmt.Errorf("%w: %s already exists: resume its run with resume: true, or give another journal name", maker.ErrJournalExists, name)
+		return nil, out, fmt.Errorf("%w: %s already exists: resume its run with resume: true, or give another journal name", journal.ErrExists, name)
 	}
 	o.Journal, o.JournalUnsigned = path, s.cfg.UnsignedJournals
 	var res *decompose.Result

@@ -18,6 +18,7 @@ import (
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -111,20 +112,20 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 		return nil, out, fmt.Errorf("%w: the state folder: %w; its operator names another with --state", ErrNoState, err)
 	}
 	path := filepath.Join(s.cfg.State, name)
-	var j *maker.Journal
-	var opts []maker.JournalOption
+	var j *journal.Journal
+	var opts []journal.Option
 	if s.cfg.UnsignedJournals {
-		opts = append(opts, maker.JournalUnsigned())
+		opts = append(opts, journal.Unsigned())
 	}
 	if in.Resume {
-		j, err = maker.OpenJournal(path, opts...)
+		j, err = journal.Open(path, opts...)
 	} else {
-		j, err = maker.CreateJournal(path, opts...)
+		j, err = journal.Create(path, opts...)
 	}
 	switch {
-	case errors.Is(err, maker.ErrJournalExists):
-		return nil, out, fmt.Errorf("%w: %s already exists: resume its run with resume: true, or give another journal name", maker.ErrJournalExists, name)
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, maker.ErrJournalPath) && in.Resume && !exists(path):
+	case errors.Is(err, journal.ErrExists):
+		return nil, out, fmt.Errorf("%w: %s already exists: resume its run with resume: true, or give another journal name", journal.ErrExists, name)
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, journal.ErrPath) && in.Resume && !exists(path):
 		return nil, out, fmt.Errorf("journal %s: %w: there is no run to resume; call without resume to start one", name, fs.ErrNotExist)
 	case err != nil:
 		return nil, out, fmt.Errorf("journal %s: %w", name, err)
@@ -152,7 +153,7 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 	case ctx.Err() != nil:
 		return nil, out, fmt.Errorf("run_task cancelled after %s; the decided steps are in journal %s: call run_task again with resume: true, journal %q and the same spec and settings: %w",
 			words.Plural(rep.Steps, "step"), name, name, ctx.Err())
-	case errors.Is(runErr, maker.ErrJournalMismatch), errors.Is(runErr, maker.ErrJournalCorrupt), errors.Is(runErr, maker.ErrJournalVersion), errors.Is(runErr, maker.ErrPendingSideEffect):
+	case errors.Is(runErr, journal.ErrMismatch), errors.Is(runErr, journal.ErrCorrupt), errors.Is(runErr, journal.ErrVersion), errors.Is(runErr, maker.ErrPendingSideEffect):
 		return nil, out, fmt.Errorf("journal %s: %w", name, runErr)
 	}
 	advice := "the decided steps are in the journal; resume with resume: true (a larger max_samples or max_errors is allowed)"

@@ -108,7 +108,7 @@ type Config struct {
 	// side-effect tool run: a task could then change its journals.
 	State string
 	// UnsignedJournals opts run_task's journals out of signing
-	// (maker.JournalUnsigned, the CLI's --journal-unsigned).
+	// (journal.Unsigned, the CLI's --journal-unsigned).
 	UnsignedJournals bool
 	// Policy says which tools a task may run; nil means
 	// categories.DefaultPolicy(), the read-only categories.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,8 +19,8 @@ type callCounter struct{ calls atomic.Int64 }
 func (o *callCounter) StartRun(ctx context.Context, _ maker.RunInfo) (context.Context, func(*maker.Report, error)) {
 	return ctx, func(*maker.Report, error) {}
 }
-func (o *callCounter) StartStep(ctx context.Context, _ int) (context.Context, func(*maker.StepRecord, *maker.Report, error)) {
-	return ctx, func(*maker.StepRecord, *maker.Report, error) {}
+func (o *callCounter) StartStep(ctx context.Context, _ int) (context.Context, func(*journal.StepRecord, *maker.Report, error)) {
+	return ctx, func(*journal.StepRecord, *maker.Report, error) {}
 }
 func (o *callCounter) StartCall(ctx context.Context, _ maker.CallInfo) (context.Context, func(maker.CallResult)) {
 	o.calls.Add(1)

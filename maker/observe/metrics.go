@@ -8,6 +8,7 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/adaptive"
+	"github.com/mdap-go/mdap/maker/journal"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -228,7 +229,7 @@ func (in *instruments) runStarted(ctx context.Context) (ended func()) {
 }
 
 // step records a step's samples, tokens, cost and outcome.
-func (in *instruments) step(ctx context.Context, rs *runState, rec *maker.StepRecord, rep *maker.Report, err error) {
+func (in *instruments) step(ctx context.Context, rs *runState, rec *journal.StepRecord, rep *maker.Report, err error) {
 	if rec != nil {
 		in.samples.Add(ctx, int64(rec.Valid), in.valid)
 		in.samples.Add(ctx, int64(rec.Flagged), in.flagged)
@@ -279,7 +280,7 @@ func (in *instruments) step(ctx context.Context, rs *runState, rec *maker.StepRe
 
 // stepCost prices a step's usage: each ensemble member's share at its
 // price, as the run's Report does.
-func stepCost(info maker.RunInfo, rec *maker.StepRecord) float64 {
+func stepCost(info maker.RunInfo, rec *journal.StepRecord) float64 {
 	price := func(i int) maker.Price {
 		if i < len(info.Prices) {
 			return info.Prices[i]

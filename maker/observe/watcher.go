@@ -10,6 +10,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -154,13 +155,13 @@ func (w *Watcher) StartRun(ctx context.Context, info maker.RunInfo) (context.Con
 }
 
 // StartStep starts a step's span; its end records the step's metrics.
-func (w *Watcher) StartStep(ctx context.Context, step int) (context.Context, func(*maker.StepRecord, *maker.Report, error)) {
+func (w *Watcher) StartStep(ctx context.Context, step int) (context.Context, func(*journal.StepRecord, *maker.Report, error)) {
 	var span trace.Span
 	if w.tracing {
 		ctx, span = w.tracer.Start(ctx, SpanStep, trace.WithAttributes(attribute.Int(AttrStep, step)))
 	}
 	rs := runOf(ctx)
-	return ctx, func(rec *maker.StepRecord, rep *maker.Report, err error) {
+	return ctx, func(rec *journal.StepRecord, rep *maker.Report, err error) {
 		if w.m != nil {
 			w.m.step(ctx, rs, rec, rep, err)
 		}
@@ -175,7 +176,7 @@ func (w *Watcher) StartStep(ctx context.Context, step int) (context.Context, fun
 }
 
 // stepAttrs are a decided (or failed) step's attributes.
-func stepAttrs(rec *maker.StepRecord) []attribute.KeyValue {
+func stepAttrs(rec *journal.StepRecord) []attribute.KeyValue {
 	winner, runnerUp := winnerVotes(rec)
 	a := make([]attribute.KeyValue, 0, 14+len(rec.Flags))
 	a = append(a,
@@ -202,7 +203,7 @@ func stepAttrs(rec *maker.StepRecord) []attribute.KeyValue {
 }
 
 // winnerVotes returns the winner's valid votes and the runner-up's.
-func winnerVotes(rec *maker.StepRecord) (winner, runnerUp int) {
+func winnerVotes(rec *journal.StepRecord) (winner, runnerUp int) {
 	for k, v := range rec.Votes {
 		if k == rec.Key {
 			winner = v

@@ -17,8 +17,8 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -53,7 +53,7 @@ type Options struct {
 	// JournalStore, if set instead of Journal, keeps the decision journal
 	// (decompose.Config.JournalStore: a task's journal on the NATS
 	// engine); Solve closes it.
-	JournalStore maker.JournalStore
+	JournalStore journal.Store
 	// Logger receives the decisions' debug logs; nil means none.
 	Logger *slog.Logger
 	// Wrap, if set, wraps every role's model (a batch's shared provider

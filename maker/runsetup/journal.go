@@ -4,7 +4,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // Journal is how a run opens its journal file.
@@ -12,13 +12,13 @@ type Journal struct {
 	// Path is the journal file; empty: no journal.
 	Path string
 	// Resume opens the journal to resume its run; else it is created,
-	// and an existing file is refused (maker.CreateJournal).
+	// and an existing file is refused (journal.Create).
 	Resume bool
 	// ResumeOrStart resumes when Path exists and creates it when it does
 	// not (one command line for a supervisor); it replaces Resume.
 	ResumeOrStart bool
 	// Unsigned writes (or resumes) the journal without signing it
-	// (maker.JournalUnsigned).
+	// (journal.Unsigned).
 	Unsigned bool
 }
 
@@ -27,10 +27,10 @@ type Journal struct {
 // last line a crash left, which the journal dropped (its step is decided
 // again): worth telling the user.
 //
-// Errors: maker.CreateJournal's and maker.OpenJournal's (a file that
+// Errors: journal.Create's and journal.Open's (a file that
 // exists or does not, a journal of another task or settings, a corrupt
 // chain), as they are. Cost: one read of the journal to resume.
-func (j Journal) Open() (journal *maker.Journal, torn int, err error) {
+func (j Journal) Open() (jl *journal.Journal, torn int, err error) {
 	if j.Path == "" {
 		return nil, 0, nil
 	}
@@ -39,17 +39,17 @@ func (j Journal) Open() (journal *maker.Journal, torn int, err error) {
 		_, serr := os.Stat(j.Path)
 		resume = !errors.Is(serr, os.ErrNotExist)
 	}
-	var opts []maker.JournalOption
+	var opts []journal.Option
 	if j.Unsigned {
-		opts = append(opts, maker.JournalUnsigned())
+		opts = append(opts, journal.Unsigned())
 	}
 	if resume {
-		journal, err = maker.OpenJournal(j.Path, opts...)
+		jl, err = journal.Open(j.Path, opts...)
 	} else {
-		journal, err = maker.CreateJournal(j.Path, opts...)
+		jl, err = journal.Create(j.Path, opts...)
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	return journal, journal.TornBytes(), nil
+	return jl, jl.TornBytes(), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,7 +86,7 @@ func (l stepLog) progress(e maker.Event) {
 	l[e.Step] = fmt.Sprintf("key %s votes %v valid %d winner %v", e.Record.Key, e.Record.Votes, e.Record.Valid, e.Record.Winner.Value)
 }
 
-func solveSurface(t *testing.T, s *Spec, model llms.Model, cfg vote.Config, j *maker.Journal, maxSteps int) (maker.Report, stepLog, error) {
+func solveSurface(t *testing.T, s *Spec, model llms.Model, cfg vote.Config, j *journal.Journal, maxSteps int) (maker.Report, stepLog, error) {
 	t.Helper()
 	log := stepLog{}
 	solver := &maker.Solver{Config: maker.Config{Vote: cfg, MaxSteps: maxSteps}, Model: model, Journal: j, Progress: log.progress}
@@ -130,12 +131,12 @@ func TestSurfaceClassesDeterministic(t *testing.T) {
 		assert.Equal(t, want, got, "Parallel %d Speculate %d", cfg.Parallel, cfg.Speculate)
 	}
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := maker.CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	_, first, err := solveSurface(t, s, model, vote.Config{K: 3, Parallel: 4}, j, 5)
 	require.ErrorIs(t, err, maker.ErrStepLimit)
 	require.NoError(t, j.Close())
-	j, err = maker.OpenJournal(path)
+	j, err = journal.Open(path)
 	require.NoError(t, err)
 	_, resumed, err := solveSurface(t, s, model, vote.Config{K: 3, Parallel: 4}, j, 0)
 	require.NoError(t, err)

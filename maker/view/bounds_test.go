@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/view"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -47,9 +48,9 @@ func TestRaceAndWorkersAreBounded(t *testing.T) {
 	for i := range view.MaxWorkers + 10 - n {
 		s.OnSample(maker.SampleEvent{Step: 0, Index: n + i, Model: "m", Flag: errors.New("x"), Worker: fmt.Sprint("w", n+i)})
 	}
-	step := &maker.StepRecord{Step: 0, K: 3, Key: "1", Votes: map[string]int{"1": n}, Counts: vote.Counts{Valid: n, Flagged: view.MaxWorkers + 10 - n}}
+	step := &journal.StepRecord{Step: 0, K: 3, Key: "1", Votes: map[string]int{"1": n}, Counts: vote.Counts{Valid: n, Flagged: view.MaxWorkers + 10 - n}}
 	for i := range view.MaxWorkers + 10 {
-		x := maker.SampleRecord{Index: i}
+		x := journal.SampleRecord{Index: i}
 		if i >= n {
 			x.Flag = "x"
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/view"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -44,7 +44,7 @@ func TestCloseSendsTheLastState(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, 0, first.Steps)
 	for step := range 7 { // within the 200 ms the stream waits between updates
-		run.Add(&maker.StepRecord{Step: step, K: 3, Key: "a", Votes: map[string]int{"a": 3}, Counts: vote.Counts{Valid: 3}})
+		run.Add(&journal.StepRecord{Step: step, K: 3, Key: "a", Votes: map[string]int{"a": 3}, Counts: vote.Counts{Valid: 3}})
 	}
 	require.NoError(t, s.Close())
 	last := first

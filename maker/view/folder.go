@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // MaxFolderJournals is the most journals of a state folder a view
@@ -360,7 +360,7 @@ func (d *decompTail) read() error {
 			Samples int     `json:"samples"`
 			Cost    float64 `json:"cost"`
 		}
-		if len(line) > maker.MaxJournalLine || json.Unmarshal(line, &l) != nil {
+		if len(line) > journal.MaxLine || json.Unmarshal(line, &l) != nil {
 			return fmt.Errorf("%w: %s has a line that does not parse", ErrNotJournal, d.path)
 		}
 		d.decisions++

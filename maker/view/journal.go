@@ -16,6 +16,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // Errors of a journal file, for errors.Is.
@@ -106,12 +107,12 @@ func (j *File) Read() (bool, error) {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maker.MaxJournalLine {
+			for errors.Is(err, bufio.ErrBufferFull) && len(long) <= journal.MaxLine {
 				line, err = br.ReadSlice('\n')
 				long = append(long, line...)
 			}
-			if len(long) > maker.MaxJournalLine {
-				return read, fmt.Errorf("%w: %s:%d is longer than %d bytes", ErrNotJournal, j.path, j.lines+1, maker.MaxJournalLine)
+			if len(long) > journal.MaxLine {
+				return read, fmt.Errorf("%w: %s:%d is longer than %d bytes", ErrNotJournal, j.path, j.lines+1, journal.MaxLine)
 			}
 			line = long
 		}
@@ -159,8 +160,8 @@ func (j *File) line(line []byte) error {
 		if !bytes.HasPrefix(line, headerPrefix) || json.Unmarshal(line, &h) != nil || h.Version == 0 {
 			return fmt.Errorf("%w: %s (line 1 is not a journal header); name a journal written by --journal", ErrNotJournal, j.path)
 		}
-		if h.Version > maker.JournalVersion {
-			return fmt.Errorf("%w: %s is journal version %d, newer than this build reads (up to %d): a newer mdap wrote it; view it with that mdap or a later one", ErrNotJournal, j.path, h.Version, maker.JournalVersion)
+		if h.Version > journal.Version {
+			return fmt.Errorf("%w: %s is journal version %d, newer than this build reads (up to %d): a newer mdap wrote it; view it with that mdap or a later one", ErrNotJournal, j.path, h.Version, journal.Version)
 		}
 		j.header = true
 		j.models = h.Members
@@ -269,12 +270,12 @@ func (j *File) Record(step int) ([]byte, error) {
 }
 
 // readLine reads a whole line, without its newline, of any length up to
-// maker.MaxJournalLine.
+// journal.MaxLine.
 func readLine(br *bufio.Reader) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		long := append([]byte(nil), line...)
-		for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maker.MaxJournalLine {
+		for errors.Is(err, bufio.ErrBufferFull) && len(long) <= journal.MaxLine {
 			line, err = br.ReadSlice('\n')
 			long = append(long, line...)
 		}

@@ -7,11 +7,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // This file is a step's race as the view shows it: the samples its record
-// keeps (maker.StepRecord.Samples), each with its model, class and red
+// keeps (journal.StepRecord.Samples), each with its model, class and red
 // flag, the same whether the record came from a run in process (Live) or
 // from its journal (File).
 
@@ -55,7 +55,7 @@ const (
 // raceRecord is a step's record as the view answers it: the journal's
 // record and the race's samples.
 type raceRecord struct {
-	*maker.StepRecord
+	*journal.StepRecord
 	Samples     []Sample `json:"samples"`
 	MoreSamples int      `json:"more_samples,omitempty"`
 }
@@ -64,7 +64,7 @@ type raceRecord struct {
 // MaxRaceSamples samples, each with its model (models[Index mod
 // len(models)], the run's members), and how many more the step drew. Nil
 // when the record keeps no samples (a journal of version 4 or before).
-func raceOf(rec *maker.StepRecord, models []string) ([]Sample, int) {
+func raceOf(rec *journal.StepRecord, models []string) ([]Sample, int) {
 	if len(rec.Samples) == 0 {
 		return nil, rec.MoreSamples
 	}
@@ -97,7 +97,7 @@ func raceOf(rec *maker.StepRecord, models []string) ([]Sample, int) {
 
 // lostWorkers returns the worker of each sample of rec that voted for an
 // answer that lost.
-func lostWorkers(rec *maker.StepRecord) []string {
+func lostWorkers(rec *journal.StepRecord) []string {
 	var lost []string
 	for _, s := range rec.Samples {
 		if s.Voted() && s.ClassOf(rec.Key) != rec.Key {
@@ -111,7 +111,7 @@ func lostWorkers(rec *maker.StepRecord) []string {
 // answers it: the record's fields, its samples replaced by the race
 // (raceOf), with models the journal's members.
 func raceLine(line []byte, models []string) ([]byte, error) {
-	var rec maker.StepRecord
+	var rec journal.StepRecord
 	var out bytes.Buffer
 	out.WriteByte('{')
 	err := walkObject(line, func(key, val []byte) error {

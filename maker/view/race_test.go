@@ -20,6 +20,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/view"
 	"github.com/mdap-go/mdap/vote"
@@ -28,7 +29,7 @@ import (
 
 // raceRecord is a step's record as a Live answers it.
 type raceRecord struct {
-	maker.StepRecord
+	journal.StepRecord
 	Samples     []view.Sample `json:"samples"`
 	MoreSamples int           `json:"more_samples"`
 }
@@ -131,7 +132,7 @@ func (m withWorkers) GenerateContent(ctx context.Context, msgs []llms.MessageCon
 // drawing through named workers.
 func TestJournalRaceIsTheLiveRace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := maker.CreateJournal(path)
+	j, err := journal.Create(path)
 	require.NoError(t, err)
 	s := solver(t)
 	c := sim.DefaultConfig()
@@ -186,9 +187,9 @@ func TestLiveCountsWorkers(t *testing.T) {
 		e.Step, e.Index, e.Model = 0, i, "m"
 		s.OnSample(e)
 	}
-	rec := &maker.StepRecord{Step: 0, K: 2, Key: strconv.FormatUint(win, 16),
+	rec := &journal.StepRecord{Step: 0, K: 2, Key: strconv.FormatUint(win, 16),
 		Votes: map[string]int{"a": 3, "b": 1}, Counts: vote.Counts{Valid: 4, Flagged: 1, Errors: 1},
-		Samples: []maker.SampleRecord{{Index: 0, Worker: "w1"}, {Index: 1, Worker: "w2", Class: "b"}, {Index: 2, Worker: "w1"},
+		Samples: []journal.SampleRecord{{Index: 0, Worker: "w1"}, {Index: 1, Worker: "w2", Class: "b"}, {Index: 2, Worker: "w1"},
 			{Index: 3, Worker: "w2", Flag: "cut off"}, {Index: 4, Worker: "w3", Error: true, Model: "strong"}, {Index: 5, Worker: "w1"}}}
 	s.Progress(maker.Event{Step: 0, Record: rec})
 	b, err := live.Record(0)
@@ -218,7 +219,7 @@ func TestBudgetIsTheLawsEstimate(t *testing.T) {
 	run := view.NewRun(view.Info{Task: "hanoi:N=7", K: 3, Total: 127})
 	run.SetLimits(0.9, 2.5)
 	for step := range 100 { // 100 steps of 4 valid votes, 3 for the winner: p̂ = 0.75
-		run.Add(&maker.StepRecord{Step: step, K: 3, Key: "a", Votes: map[string]int{"a": 3, "b": 1}, Counts: vote.Counts{Valid: 4}})
+		run.Add(&journal.StepRecord{Step: step, K: 3, Key: "a", Votes: map[string]int{"a": 3, "b": 1}, Counts: vote.Counts{Valid: 4}})
 	}
 	st := run.Stats()
 	b := st.Budget
@@ -232,7 +233,7 @@ func TestBudgetIsTheLawsEstimate(t *testing.T) {
 	assert.Greater(t, b.Share, 1.0, "p̂ 0.75 at k=3 over 100 steps overspends a 10% budget")
 
 	none := view.NewRun(view.Info{Task: "x", K: 3})
-	none.Add(&maker.StepRecord{Step: 0, K: 3, Key: "a", Votes: map[string]int{"a": 3}, Counts: vote.Counts{Valid: 3}})
+	none.Add(&journal.StepRecord{Step: 0, K: 3, Key: "a", Votes: map[string]int{"a": 3}, Counts: vote.Counts{Valid: 3}})
 	nb := none.Stats().Budget
 	assert.Equal(t, 0.0, nb.Spent, "no wrong vote: nothing spent")
 	assert.Equal(t, -1.0, nb.Share, "no target")
@@ -259,7 +260,7 @@ func TestJournalVersionsInTheView(t *testing.T) {
 	assert.Nil(t, rec.Samples, "not recorded")
 
 	path := filepath.Join(t.TempDir(), "new.jsonl")
-	appendLines(t, path, []byte(fmt.Sprintf(`{"mdap_journal":%d,"run":"0123456789abcdef0123456789abcdef","task":"hanoi:N=3","settings":{"model":"sim","k":3},"chain":"00"}`+"\n", maker.JournalVersion+1)))
+	appendLines(t, path, []byte(fmt.Sprintf(`{"mdap_journal":%d,"run":"0123456789abcdef0123456789abcdef","task":"hanoi:N=3","settings":{"model":"sim","k":3},"chain":"00"}`+"\n", journal.Version+1)))
 	f, err = view.OpenFile(path)
 	require.NoError(t, err)
 	defer f.Close()

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
 // decodeStep reads the fields of a step line the aggregate needs,
@@ -15,8 +15,8 @@ import (
 // them: encoding/json over the whole line took most of a 20-disk
 // journal's read. The line is a JSON object as the solver encodes a
 // StepRecord (no white space between tokens).
-func decodeStep(line []byte) (maker.StepRecord, error) {
-	var rec maker.StepRecord
+func decodeStep(line []byte) (journal.StepRecord, error) {
+	var rec journal.StepRecord
 	err := walkObject(line, func(key, val []byte) error {
 		var err error
 		switch string(key) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -53,7 +54,7 @@ const (
 )
 
 // Cell returns a decided step's byte in the map.
-func Cell(rec *maker.StepRecord) byte {
+func Cell(rec *journal.StepRecord) byte {
 	n := min(rec.Valid+rec.Flagged+rec.Errors, CellSamples)
 	c := byte(max(n, 1))
 	if rec.Flagged > 0 {
@@ -225,7 +226,7 @@ func (r *Run) Changed() <-chan struct{} {
 
 // Add aggregates a decided step. Steps come in order; a step already seen
 // (a record repeated) is ignored. rec is not kept.
-func (r *Run) Add(rec *maker.StepRecord) {
+func (r *Run) Add(rec *journal.StepRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if rec.Step < len(r.cells) || rec.Step < 0 {

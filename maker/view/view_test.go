@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/view"
 )
 
@@ -84,7 +84,7 @@ func TestLiveShowsWhatItsJournalShows(t *testing.T) {
 	require.NoError(t, err)
 	fromFile, err := j.Record(126)
 	require.NoError(t, err)
-	var a, b maker.StepRecord
+	var a, b journal.StepRecord
 	require.NoError(t, json.Unmarshal(rec, &a))
 	require.NoError(t, json.Unmarshal(fromFile, &b))
 	assert.Equal(t, b.Key, a.Key)
@@ -100,9 +100,9 @@ func TestRecordIsTheJournalsLine(t *testing.T) {
 	defer j.Close()
 	_, err = j.Read()
 	require.NoError(t, err)
-	want := map[int]maker.StepRecord{}
+	want := map[int]journal.StepRecord{}
 	for _, l := range lines[1:] {
-		var rec maker.StepRecord
+		var rec journal.StepRecord
 		if json.Unmarshal(l, &rec) == nil && strings.HasPrefix(string(l), `{"step":`) {
 			want[rec.Step] = rec
 		}
@@ -112,7 +112,7 @@ func TestRecordIsTheJournalsLine(t *testing.T) {
 		b, err := j.Record(step)
 		require.NoError(t, err, step)
 		assert.NotContains(t, string(b), `"chain"`)
-		var got maker.StepRecord
+		var got journal.StepRecord
 		require.NoError(t, json.Unmarshal(b, &got), step)
 		assert.Equal(t, want[step].Step, got.Step)
 		assert.Equal(t, want[step].Key, got.Key)
@@ -286,7 +286,7 @@ func TestHTMLReportIsSelfContained(t *testing.T) {
 // from the run's journal file.
 func TestLiveFallsBackToItsJournal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	jr, err := maker.CreateJournal(path)
+	jr, err := journal.Create(path)
 	require.NoError(t, err)
 	s := solver(t)
 	s.Journal = jr
@@ -307,7 +307,7 @@ func TestLiveFallsBackToItsJournal(t *testing.T) {
 	recs := view.WithJournal(live, f)
 	b, err := recs.Record(0)
 	require.NoError(t, err)
-	var rec maker.StepRecord
+	var rec journal.StepRecord
 	require.NoError(t, json.Unmarshal(b, &rec))
 	assert.Equal(t, 0, rec.Step)
 	assert.NotEmpty(t, rec.Key)
@@ -321,7 +321,7 @@ func TestAttachConfigReadsItsJournal(t *testing.T) {
 	for _, journaled := range []bool{true, false} {
 		s := solver(t)
 		if journaled {
-			jr, err := maker.CreateJournal(filepath.Join(t.TempDir(), "run.jsonl"))
+			jr, err := journal.Create(filepath.Join(t.TempDir(), "run.jsonl"))
 			require.NoError(t, err)
 			s.Journal = jr
 		}

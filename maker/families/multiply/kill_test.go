@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/statetest"
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/families/multiply"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,7 +61,7 @@ func TestKilledTreeResumesToTheUninterruptedResult(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs child processes")
 	}
-	t.Setenv(maker.JournalKeyEnv, "kill-test-key-0123456789abcdef")
+	t.Setenv(journal.KeyEnv, "kill-test-key-0123456789abcdef")
 	want, err := solveKillProblem("")
 	require.NoError(t, err)
 	exe, err := os.Executable()

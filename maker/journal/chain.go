@@ -1,4 +1,4 @@
-package maker
+package journal
 
 import (
 	"crypto/hmac"
@@ -14,7 +14,7 @@ import (
 // the checkpoints included, ends with a "chain" field: the SHA-256 of the
 // previous line's chain value and of this line's bytes before the field
 // (for the header, of 32 zero bytes and its bytes). With a key (the
-// JournalKeyEnv environment variable, or NewJournalKey) the hash is an
+// KeyEnv environment variable, or WithKey) the hash is an
 // HMAC-SHA256 under that key, so a party without the key cannot rewrite a
 // journal consistently; without a key the chain finds every accidental or
 // careless edit (a flipped byte, a changed number, a line dropped, added
@@ -25,20 +25,20 @@ import (
 // Cost: one SHA-256 (two more compression blocks with a key) of each line
 // when it is written and when a resume reads it; no extra I/O.
 
-// JournalKeyEnv names the environment variable whose value, when set and
-// not empty, keys the journal's hash chain (HMAC-SHA256): CreateJournal,
-// OpenJournal and NewJournal read it. A journal written with a key is
+// KeyEnv names the environment variable whose value, when set and
+// not empty, keys the journal's hash chain (HMAC-SHA256): Create,
+// Open and New read it. A journal written with a key is
 // only resumed with the same key; one written without is refused while a
 // key is set, so a forger cannot drop the key by rewriting the journal as
 // unkeyed.
-const JournalKeyEnv = "MDAP_JOURNAL_KEY"
+const KeyEnv = "MDAP_JOURNAL_KEY"
 
-// MinJournalKey is the shortest key accepted, in bytes.
-const MinJournalKey = 16
+// MinKey is the shortest key accepted, in bytes.
+const MinKey = 16
 
-// ErrJournalKey: the journal's key does not fit: too short, missing for a
+// ErrKey: the journal's key does not fit: too short, missing for a
 // journal written with one, or set for a journal written without.
-var ErrJournalKey = errors.New("journal key does not fit")
+var ErrKey = errors.New("journal key does not fit")
 
 // chainField precedes a line's chain value; the value is 64 hex digits
 // and the line ends with `"}`.
@@ -104,15 +104,15 @@ func (c *chain) verify(line []byte) ([]byte, error) {
 	return line[:n], nil
 }
 
-// journalKey returns the key in JournalKeyEnv, or nil.
+// journalKey returns the key in KeyEnv, or nil.
 func journalKey() ([]byte, error) {
-	k := os.Getenv(JournalKeyEnv)
+	k := os.Getenv(KeyEnv)
 	if k == "" {
 		return nil, nil
 	}
-	if len(k) < MinJournalKey {
+	if len(k) < MinKey {
 		return nil, fmt.Errorf("%w: %s holds %d bytes; use at least %d random bytes (for example: openssl rand -hex 32), or unset it for an unkeyed chain",
-			ErrJournalKey, JournalKeyEnv, len(k), MinJournalKey)
+			ErrKey, KeyEnv, len(k), MinKey)
 	}
 	return []byte(k), nil
 }

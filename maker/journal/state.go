@@ -1,4 +1,4 @@
-package maker
+package journal
 
 import (
 	"bytes"
@@ -36,20 +36,20 @@ const (
 	headsDir = "journal-heads"
 )
 
-// ErrJournalRollback: the journal is older than the state folder's record
+// ErrRollback: the journal is older than the state folder's record
 // of it (truncated, or an older copy put back), or the state folder holds
 // no record of it.
-var ErrJournalRollback = errors.New("journal does not match its recorded chain head")
+var ErrRollback = errors.New("journal does not match its recorded chain head")
 
-// ErrJournalState: the state folder (StateDir) cannot be used: it cannot
+// ErrState: the state folder (StateDir) cannot be used: it cannot
 // be made or written, or its key file is unreadable, malformed, or
 // readable by others.
-var ErrJournalState = errors.New("mdap state folder unusable")
+var ErrState = errors.New("mdap state folder unusable")
 
 // StateDir returns the folder where mdap keeps the journal signing key and
 // the journals' chain heads: $MDAP_STATE_DIR, else
 // $XDG_STATE_HOME/mdap, else ~/.local/state/mdap. It makes nothing.
-// Errors: ErrJournalState when there is no home folder to put it in.
+// Errors: ErrState when there is no home folder to put it in.
 func StateDir() (string, error) {
 	if d := os.Getenv(StateDirEnv); d != "" {
 		return filepath.Abs(d)
@@ -59,26 +59,33 @@ func StateDir() (string, error) {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("%w: no home folder (%v); set %s to a folder only you can read", ErrJournalState, err, StateDirEnv)
+		return "", fmt.Errorf("%w: no home folder (%v); set %s to a folder only you can read", ErrState, err, StateDirEnv)
 	}
 	return filepath.Join(home, ".local", "state", "mdap"), nil
 }
 
-// JournalOption changes how CreateJournal, OpenJournal and NewJournal
-// sign a journal.
-type JournalOption func(*journalOptions)
+// Option changes how Create, Open and New sign a journal.
+type Option func(*journalOptions)
 
 type journalOptions struct {
 	unsigned bool
+	key      []byte // WithKey's
 }
 
-// JournalUnsigned opts out of signing (the CLI's --journal-unsigned): a
+// WithKey signs the journal with key instead of KeyEnv's or the state
+// folder's (its chain head is still kept in the state folder); nil or
+// empty means Unsigned. A key shorter than MinKey is refused (ErrKey).
+func WithKey(key []byte) Option {
+	return func(o *journalOptions) { o.key, o.unsigned = key, len(key) == 0 }
+}
+
+// Unsigned opts out of signing (the CLI's --journal-unsigned): a
 // new journal is chained with plain SHA-256 and no chain head is kept, so
 // a forger who recomputes the chain, a truncation and a rollback go
 // unnoticed; only such a journal (or one of format version 3 written
 // without a key) is resumed with it, and a signed journal is refused
 // with it.
-func JournalUnsigned() JournalOption {
+func Unsigned() Option {
 	return func(o *journalOptions) { o.unsigned = true }
 }
 
@@ -92,12 +99,15 @@ type journalTrust struct {
 }
 
 // resolveTrust returns the key and the state folder a journal is signed
-// with: none with JournalUnsigned; else the key in JournalKeyEnv if set,
+// with: none with Unsigned; else WithKey's key, the key in KeyEnv if set,
 // or the state folder's key (made on first use).
-func resolveTrust(opts []JournalOption) (journalTrust, error) {
+func resolveTrust(opts []Option) (journalTrust, error) {
 	var o journalOptions
 	for _, f := range opts {
 		f(&o)
+	}
+	if len(o.key) > 0 && len(o.key) < MinKey {
+		return journalTrust{}, fmt.Errorf("%w: the key holds %d bytes; use at least %d", ErrKey, len(o.key), MinKey)
 	}
 	dir, err := StateDir()
 	if o.unsigned {
@@ -109,9 +119,11 @@ func resolveTrust(opts []JournalOption) (journalTrust, error) {
 	if err := privateState(dir); err != nil {
 		return journalTrust{}, err
 	}
-	key, err := journalKey()
-	if err != nil {
-		return journalTrust{}, err
+	key := o.key
+	if key == nil {
+		if key, err = journalKey(); err != nil {
+			return journalTrust{}, err
+		}
 	}
 	if key == nil {
 		if key, err = stateKey(dir); err != nil {
@@ -126,7 +138,7 @@ func resolveTrust(opts []JournalOption) (journalTrust, error) {
 // rollback) or swap the key.
 func privateState(dir string) error {
 	if err := safefile.PrivateDir(dir); err != nil {
-		return fmt.Errorf("%w: the state folder (%s): %w", ErrJournalState, StateDirEnv, err)
+		return fmt.Errorf("%w: the state folder (%s): %w", ErrState, StateDirEnv, err)
 	}
 	return nil
 }
@@ -141,24 +153,24 @@ func stateKey(dir string) ([]byte, error) {
 		return k, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrJournalState, err)
+		return nil, fmt.Errorf("%w: %w", ErrState, err)
 	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrJournalState, err)
+		return nil, fmt.Errorf("%w: %w", ErrState, err)
 	}
 	tmp, err := os.CreateTemp(dir, keyFile+".new*")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrJournalState, err)
+		return nil, fmt.Errorf("%w: %w", ErrState, err)
 	}
 	defer os.Remove(tmp.Name())
 	_, werr := tmp.WriteString(hex.EncodeToString(raw) + "\n")
 	if err := errors.Join(werr, tmp.Sync(), tmp.Close()); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrJournalState, err)
+		return nil, fmt.Errorf("%w: %w", ErrState, err)
 	}
 	// CreateTemp made it 0600; Link fails if another process was first.
 	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("%w: %w", ErrJournalState, err)
+		return nil, fmt.Errorf("%w: %w", ErrState, err)
 	}
 	return readKey(path)
 }
@@ -170,15 +182,15 @@ func readKey(path string) ([]byte, error) {
 		return nil, err
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s may be read by others (mode %s); run chmod 600 %s", ErrJournalState, path, fi.Mode().Perm(), path)
+		return nil, fmt.Errorf("%w: %s may be read by others (mode %s); run chmod 600 %s", ErrState, path, fi.Mode().Perm(), path)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrJournalState, err)
+		return nil, fmt.Errorf("%w: %w", ErrState, err)
 	}
 	k, err := hex.DecodeString(string(bytes.TrimRight(b, "\r\n")))
-	if err != nil || len(k) < MinJournalKey {
-		return nil, fmt.Errorf("%w: %s is not a journal key (%d hex digits expected); move it away to make a new one (journals signed with it can then no longer be resumed)", ErrJournalState, path, 64)
+	if err != nil || len(k) < MinKey {
+		return nil, fmt.Errorf("%w: %s is not a journal key (%d hex digits expected); move it away to make a new one (journals signed with it can then no longer be resumed)", ErrState, path, 64)
 	}
 	return k, nil
 }
@@ -212,7 +224,7 @@ func loadHead(state, run string) (*chainHead, error) {
 	}
 	var h chainHead
 	if err := json.Unmarshal(b, &h); err != nil || h.Lines < 1 {
-		return nil, fmt.Errorf("%w: %s is not a chain head; it was damaged", ErrJournalState, headPath(state, run))
+		return nil, fmt.Errorf("%w: %s is not a chain head; it was damaged", ErrState, headPath(state, run))
 	}
 	return &h, nil
 }
@@ -221,14 +233,14 @@ func loadHead(state, run string) (*chainHead, error) {
 // renamed over it, 0600 in a 0700 folder).
 func saveHead(state, run string, h chainHead) error {
 	if err := os.MkdirAll(filepath.Join(state, headsDir), 0o700); err != nil {
-		return fmt.Errorf("%w: %w", ErrJournalState, err)
+		return fmt.Errorf("%w: %w", ErrState, err)
 	}
 	b, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
 	if err := atomicfile.WriteBytes(headPath(state, run), 0o600, append(b, '\n')); err != nil {
-		return fmt.Errorf("%w: %w", ErrJournalState, err)
+		return fmt.Errorf("%w: %w", ErrState, err)
 	}
 	return nil
 }
@@ -241,10 +253,10 @@ func besideKey(path string, trust journalTrust) error {
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrJournalPath, err)
+		return fmt.Errorf("%w: %w", ErrPath, err)
 	}
 	if d := filepath.Dir(abs); d == trust.state || d == filepath.Join(trust.state, headsDir) {
-		return fmt.Errorf("%w: %s is in mdap's state folder, beside the key that signs it; keep journals in another folder", ErrJournalPath, path)
+		return fmt.Errorf("%w: %s is in mdap's state folder, beside the key that signs it; keep journals in another folder", ErrPath, path)
 	}
 	return nil
 }

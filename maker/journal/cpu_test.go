@@ -1,4 +1,4 @@
-package maker
+package journal
 
 import (
 	"runtime"

@@ -1,4 +1,4 @@
-package maker
+package journal
 
 import (
 	"encoding/json"
@@ -13,16 +13,16 @@ import (
 // encoding/json writes it, and reads back as the same record.
 func TestJournalStepLineIsTheRecordsJSON(t *testing.T) {
 	store := &memStore{}
-	j, err := NewJournal(store)
+	j, err := New(store)
 	require.NoError(t, err)
-	require.NoError(t, j.begin("t", "", Settings{K: 3}))
+	require.NoError(t, j.Begin(Run{Fingerprint: "t", Settings: json.RawMessage(`{"k":3}`)}))
 	correct := 1
 	rec := &StepRecord{Step: 0, K: 3, Key: "00000000000000ab", Votes: map[string]int{"00000000000000ab": 3, "1": 1},
 		Winner:  intent.Output{Value: map[string]any{"move": []any{json.Number("1"), json.Number("0"), json.Number("2")}, "note": "<é>\u2028"}},
 		Flags:   map[string]int{"format": 2},
 		Correct: &correct, Contested: true, Elapsed: 12345}
 	before := len(store.lines)
-	require.NoError(t, j.step(rec))
+	require.NoError(t, j.Step(rec))
 	require.NoError(t, j.Flush())
 	require.Len(t, store.lines, before+1)
 	want, err := json.Marshal(rec)
@@ -49,11 +49,11 @@ func TestJournalRefusesAWinnerItCannotEncode(t *testing.T) {
 	list[1] = list
 	for name, v := range map[string]any{"object": cyclic, "list": list, "func": map[string]any{"f": func() {}}} {
 		store := &memStore{}
-		j, err := NewJournal(store)
+		j, err := New(store)
 		require.NoError(t, err)
-		require.NoError(t, j.begin("t", "", Settings{K: 3}))
+		require.NoError(t, j.Begin(Run{Fingerprint: "t", Settings: json.RawMessage(`{"k":3}`)}))
 		before := len(store.lines)
-		err = j.step(&StepRecord{K: 3, Winner: intent.Output{Value: v}})
+		err = j.Step(&StepRecord{K: 3, Winner: intent.Output{Value: v}})
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), "journal mem", name)
 		if name != "func" {

@@ -1,4 +1,4 @@
-package maker
+package journal
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 	"github.com/mdap-go/mdap/internal/words"
 )
 
-// fileStore is the JournalStore of CreateJournal and OpenJournal: a file of
+// fileStore is the Store of Create and Open: a file of
 // newline-terminated lines, locked with flock while open. A last line
 // without its newline is a write a crash cut short: it is not a line, and
 // the first Append cuts it.
@@ -46,74 +46,65 @@ const indexEvery = 1024
 // fills (a kill then may leave a torn last line, which a resume drops).
 const fileBuffer = 256 << 10
 
-// CreateJournal creates a new journal at path and locks it. It refuses,
-// wrapping ErrJournalExists, to overwrite anything that exists: no run's
-// record is ever lost to a typo. Errors: ErrJournalExists, ErrJournalPath
+// Create creates a new journal at path and locks it. It refuses,
+// wrapping ErrExists, to overwrite anything that exists: no run's
+// record is ever lost to a typo. Errors: ErrExists, ErrPath
 // (the folder does not exist or is not writable, the path is empty, or
-// it is in the state folder, beside the key), ErrJournalLocked,
-// ErrJournalKey (see JournalKeyEnv), ErrJournalState. The file is made
+// it is in the state folder, beside the key), ErrLocked,
+// ErrKey (see KeyEnv), ErrState. The file is made
 // 0600: only its owner reads a run's prompts and answers. It is signed
-// unless JournalUnsigned is given (see NewJournal).
-func CreateJournal(path string, opts ...JournalOption) (*Journal, error) {
+// unless Unsigned is given (see New).
+func Create(path string, opts ...Option) (*Journal, error) {
+	return openFile(path, true, opts)
+}
+
+// Open opens an existing journal file to resume its run, and locks
+// it; see New for what it reads and refuses. Errors also include
+// ErrPath for a path that is not a writable regular file (a FIFO is
+// refused, not waited on) and ErrLocked. Give Unsigned to
+// resume a journal written with it.
+func Open(path string, opts ...Option) (*Journal, error) {
+	return openFile(path, false, opts)
+}
+
+func openFile(path string, create bool, opts []Option) (*Journal, error) {
 	if path == "" {
-		return nil, fmt.Errorf("%w: the path is empty", ErrJournalPath)
+		return nil, fmt.Errorf("%w: the path is empty", ErrPath)
 	}
 	trust, err := resolveTrust(opts) // before the file is made: a bad key writes nothing
 	if err != nil {
 		return nil, err
 	}
-	if err := besideKey(path, trust); err != nil {
-		return nil, err
-	}
-	if fi, err := os.Lstat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w: %s is %s", ErrJournalPath, path, words.FileKind(fi.Mode()))
+	flag := os.O_RDWR | syscall.O_NONBLOCK
+	if create {
+		if err := besideKey(path, trust); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrJournalExists, path)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrJournalExists, path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrJournalPath, err)
-	}
-	if err := lock(f, path); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return newJournal(&fileStore{f: f, w: bufio.NewWriterSize(f, fileBuffer), path: path}, trust)
-}
-
-// OpenJournal opens an existing journal file to resume its run, and locks
-// it; see NewJournal for what it reads and refuses. Errors also include
-// ErrJournalPath for a path that is not a writable regular file (a FIFO is
-// refused, not waited on) and ErrJournalLocked. Give JournalUnsigned to
-// resume a journal written with it.
-func OpenJournal(path string, opts ...JournalOption) (*Journal, error) {
-	if path == "" {
-		return nil, fmt.Errorf("%w: the path is empty", ErrJournalPath)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s does not exist (start a run with it first)", ErrJournalPath, path)
+		if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%w: %s is %s", ErrPath, path, words.FileKind(fi.Mode()))
 		}
-		return nil, fmt.Errorf("%w: %w", ErrJournalPath, err)
+		flag = os.O_RDWR | os.O_CREATE | os.O_EXCL
+	}
+	f, err := os.OpenFile(path, flag, 0o600)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrExists, path)
+	case errors.Is(err, fs.ErrNotExist) && !create:
+		return nil, fmt.Errorf("%w: %s does not exist (start a run with it first)", ErrPath, path)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrPath, err)
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is %s", ErrJournalPath, path, words.FileKind(fi.Mode()))
+		err = fmt.Errorf("%w: %s is %s", ErrPath, path, words.FileKind(fi.Mode()))
 	}
+	var j *Journal
 	if err == nil {
 		err = lock(f, path)
 	}
-	if err != nil {
-		f.Close()
-		return nil, err
+	if err == nil {
+		j, err = newJournal(&fileStore{f: f, w: bufio.NewWriterSize(f, fileBuffer), path: path}, trust)
 	}
-	s := &fileStore{f: f, w: bufio.NewWriterSize(f, fileBuffer), path: path}
-	j, err := NewJournal(s, opts...)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -124,9 +115,9 @@ func OpenJournal(path string, opts ...JournalOption) (*Journal, error) {
 func lock(f *os.File, path string) error {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return fmt.Errorf("%w: %s is locked by another process; wait for it to end, or use another journal file", ErrJournalLocked, path)
+			return fmt.Errorf("%w: %s is locked by another process; wait for it to end, or use another journal file", ErrLocked, path)
 		}
-		return fmt.Errorf("%w: lock %s: %w", ErrJournalPath, path, err)
+		return fmt.Errorf("%w: lock %s: %w", ErrPath, path, err)
 	}
 	return nil
 }
@@ -300,7 +291,7 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 	lr.buf = append(lr.buf[:0], line...)
 	for errors.Is(err, bufio.ErrBufferFull) {
-		if len(lr.buf) > MaxJournalLine {
+		if len(lr.buf) > MaxLine {
 			return lr.buf, errLineTooLong
 		}
 		line, err = lr.r.ReadSlice('\n')
@@ -309,4 +300,4 @@ func (lr *lineReader) next() ([]byte, error) {
 	return lr.buf, err
 }
 
-var errLineTooLong = fmt.Errorf("longer than %d bytes", MaxJournalLine)
+var errLineTooLong = fmt.Errorf("longer than %d bytes", MaxLine)

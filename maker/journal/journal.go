@@ -1,4 +1,10 @@
-package maker
+// Package journal is a run's record: a header naming the task, its
+// version, the settings and the rules that decided it, then one JSON line
+// per decided step and a checkpoint now and then, each line hash-chained
+// and signed by default, the chain head kept in the state folder. The
+// step loop (package maker) writes it and replays it through the API
+// below; the journal knows nothing of the step loop.
+package journal
 
 import (
 	"bytes"
@@ -17,40 +23,36 @@ import (
 
 // Journal errors, for errors.Is.
 var (
-	// ErrJournalExists: CreateJournal would overwrite a file; resume the
+	// ErrExists: Create would overwrite a file; resume the
 	// journal or remove it.
-	ErrJournalExists = errors.New("journal already exists")
-	// ErrJournalPath: the journal's path is not a regular file (a folder,
+	ErrExists = errors.New("journal already exists")
+	// ErrPath: the journal's path is not a regular file (a folder,
 	// a FIFO, a device such as /dev/null), or cannot be opened for
 	// reading and writing.
-	ErrJournalPath = errors.New("journal path is not a writable regular file")
-	// ErrJournalLocked: another process (or another Journal in this one)
+	ErrPath = errors.New("journal path is not a writable regular file")
+	// ErrLocked: another process (or another Journal in this one)
 	// holds the journal open; two runs never write one journal.
-	ErrJournalLocked = errors.New("journal is in use by another run")
-	// ErrJournalMismatch: the journal was written for another task or
+	ErrLocked = errors.New("journal is in use by another run")
+	// ErrMismatch: the journal was written for another task or
 	// other settings.
-	ErrJournalMismatch = errors.New("journal belongs to another run")
-	// ErrJournalVersion: the journal was written in another format
+	ErrMismatch = errors.New("journal belongs to another run")
+	// ErrVersion: the journal was written in another format
 	// version than this build reads (version 2, from before the hash
 	// chain, included: finish it with the build that wrote it).
-	ErrJournalVersion = errors.New("journal version not supported")
-	// ErrJournalCorrupt: a line other than a torn last one is not what
+	ErrVersion = errors.New("journal version not supported")
+	// ErrCorrupt: a line other than a torn last one is not what
 	// the journal wrote: it does not parse, is not a record, breaks the
 	// order of steps, or does not match the journal's hash chain (a line
-	// was changed, dropped, added or moved; see JournalKeyEnv).
-	ErrJournalCorrupt = errors.New("journal is corrupt")
-	// ErrPendingSideEffect: the journal ends with a side-effect tool call
-	// that was about to run and may or may not have run. It is never re-run
-	// silently; see Solver.RerunPending.
-	ErrPendingSideEffect = errors.New("side-effect tool call may have run before the crash")
-	// ErrJournalUsed: a Journal serves one Solve; open the file again with
-	// OpenJournal to resume.
-	ErrJournalUsed = errors.New("journal already used by a Solve; open it again with OpenJournal")
+	// was changed, dropped, added or moved; see KeyEnv).
+	ErrCorrupt = errors.New("journal is corrupt")
+	// ErrUsed: a Journal serves one Solve; open the file again with
+	// Open to resume.
+	ErrUsed = errors.New("journal already used by a Solve; open it again with journal.Open")
 )
 
-// JournalVersion is the version of the journal format this build writes.
+// Version is the version of the journal format this build writes.
 // It reads it and versions 3 and 4; a journal of another version is
-// refused with ErrJournalVersion, with a message that says whether a newer
+// refused with ErrVersion, with a message that says whether a newer
 // or an older build wrote it. Version 3 added the hash chain
 // (journalchain.go), version 4 signing by default, a random run id in
 // the header and a chain head kept outside the journal (journalstate.go),
@@ -60,13 +62,13 @@ var (
 // would vouch for whatever it holds. A version 3 or 4 journal goes on in
 // its own version (its new steps without samples), so the build that
 // began it can still finish it: a version 3 one written with
-// JournalKeyEnv's key resumes with that key set; one written without a
-// key (version 3's default) only with JournalUnsigned, as it may have
+// KeyEnv's key resumes with that key set; one written without a
+// key (version 3's default) only with Unsigned, as it may have
 // been rewritten by anyone.
-const JournalVersion = 5
+const Version = 5
 
 // journalVersion3 is the oldest format read: no run id, no chain head,
-// unkeyed unless JournalKeyEnv was set. journalVersion4 added those, and
+// unkeyed unless KeyEnv was set. journalVersion4 added those, and
 // kept no samples.
 const (
 	journalVersion3 = 3
@@ -89,13 +91,13 @@ const (
 	DefaultSyncPeriod = time.Second
 )
 
-// MaxJournalLine is the longest journal line read back, in bytes; a longer
+// MaxLine is the longest journal line read back, in bytes; a longer
 // line is corruption. A step record holds at most one capped observation,
 // so real lines stay far below it.
-const MaxJournalLine = 16 << 20
+const MaxLine = 16 << 20
 
-// journalHeader is the first line of a journal.
-type journalHeader struct {
+// Header is the first line of a journal: what run it records.
+type Header struct {
 	Version int `json:"mdap_journal"`
 	// Run is the journal's random run id (32 hex digits, from version
 	// 4): two journals never share one, and the chain head kept in the
@@ -105,13 +107,15 @@ type journalHeader struct {
 	// Decisions is what a resume compares), Decisions its
 	// DecisionVersion, TaskVersion the task's own (TaskVersioner); from
 	// version 4.
-	Mdap        string   `json:"mdap,omitempty"`
-	Decisions   int      `json:"decisions,omitempty"`
-	TaskVersion string   `json:"task_version,omitempty"`
-	Fingerprint string   `json:"task"`
-	Settings    Settings `json:"settings"`
+	Mdap        string `json:"mdap,omitempty"`
+	Decisions   int    `json:"decisions,omitempty"`
+	TaskVersion string `json:"task_version,omitempty"`
+	Fingerprint string `json:"task"`
+	// Settings are the run's maker.Settings, as JSON: the step loop
+	// compares them on resume.
+	Settings json.RawMessage `json:"settings"`
 	// Keyed is true when the chain is an HMAC (signed: the state
-	// folder's key or JournalKeyEnv's).
+	// folder's key or KeyEnv's).
 	Keyed bool `json:"keyed,omitempty"`
 	// Members are the identities of an ensemble's members, in order (from
 	// version 5; empty for a single model): SampleRecord's model.
@@ -163,15 +167,25 @@ type StepRecord struct {
 	MoreSamples int            `json:"more_samples,omitempty"`
 }
 
-// checkpointRecord saves a task's state and the run's totals, so that a
+// Checkpoint saves a task's state and the run's totals, so that a
 // resume restores them instead of replaying every step before it. Like
 // every line it is chained to the lines before it, so a changed line
 // anywhere before it, or in it, is found.
-type checkpointRecord struct {
+type Checkpoint struct {
+	// Next is the step after the checkpoint.
 	Next  int                 `json:"checkpoint"`
 	State json.RawMessage     `json:"task_state"`
 	Last  *intent.Observation `json:"last_observation,omitempty"`
-	Total Report              `json:"report"`
+	// Total is the run's maker.Report, as JSON.
+	Total json.RawMessage `json:"report"`
+}
+
+// ModelStep is one model's share of a step, journaled for ensembles only
+// (a single model's share is the step's own counts).
+type ModelStep struct {
+	vote.Counts
+	WinnerVotes int        `json:"winner_votes"`
+	Usage       vote.Usage `json:"usage"`
 }
 
 var (
@@ -180,11 +194,11 @@ var (
 	headerPrefix     = []byte(`{"mdap_journal":`)
 )
 
-// JournalStore is where a Journal keeps its lines: a file (CreateJournal,
-// OpenJournal) or any other durable, ordered log, such as a stream of a
+// Store is where a Journal keeps its lines: a file (Create,
+// Open) or any other durable, ordered log, such as a stream of a
 // message broker. A store holds whole lines; a Journal uses it from one
 // goroutine at a time.
-type JournalStore interface {
+type Store interface {
 	// Name names the store in messages, as a file's path does.
 	Name() string
 	// Lines calls fn with each whole stored line from line number from
@@ -234,12 +248,12 @@ type JournalStore interface {
 // write, and never after a side effect the journal could not record.
 //
 // Exclusion: a file journal holds an advisory lock (flock) on its file
-// from CreateJournal or OpenJournal until Close; a second Journal on the
-// same file, in this process or another, fails with ErrJournalLocked.
+// from Create or Open until Close; a second Journal on the
+// same file, in this process or another, fails with ErrLocked.
 //
 // A Journal serves one Solve call.
 type Journal struct {
-	store JournalStore
+	store Store
 	key   []byte // the chain's HMAC key, or nil
 	chain *chain // the hash chain after the last stored line
 	state string // the state folder of chain heads (see journalTrust)
@@ -251,12 +265,12 @@ type Journal struct {
 	// the header's sync and its head's write).
 	noHead bool
 
-	header *journalHeader
+	header *Header
 	// The lines to replay start at line replay (0-based; every one is
 	// whole); lines counts the whole lines stored.
 	replay, lines int
-	checkpoint    *checkpointRecord // the last one, if any
-	torn          int               // bytes of a torn last line, dropped
+	checkpoint    *Checkpoint // the last one, if any
+	torn          int         // bytes of a torn last line, dropped
 
 	used bool
 	// broken is set by a failed write, flush or sync: what the store
@@ -294,38 +308,36 @@ type Journal struct {
 	// view` then cannot show a step's race from the journal. Default
 	// false: samples are recorded.
 	NoSamples bool
-
-	members []string // the ensemble's member identities, for a new header
 }
 
-// NewJournal returns the journal kept in store, to start a run or resume
+// New returns the journal kept in store, to start a run or resume
 // one. It reads every stored line once, computing checksums but decoding
 // only the header and the checkpoints, and verifies every line's link in
 // the hash chain (one HMAC-SHA256 per line); Solve then decodes and
 // replays the steps after the last checkpoint (or all of them, for a task
 // that is not a Snapshotter). Memory stays constant: no line is kept.
 //
-// Signing: by default the chain is an HMAC under the key in JournalKeyEnv,
+// Signing: by default the chain is an HMAC under the key in KeyEnv,
 // if set, else under the state folder's key (StateDir; made on first use,
 // 0600 in a 0700 folder), and the journal's chain head is recorded in the
 // state folder when it begins, at each checkpoint and when it is closed.
-// JournalUnsigned opts out: a plain SHA-256 chain, no head.
+// Unsigned opts out: a plain SHA-256 chain, no head.
 //
 // What it accepts: an empty store (a new run); a whole journal; one whose
 // last line was torn by a crash (dropped when Solve appends, see
 // TornBytes); a store holding nothing but a torn header (a run that never
 // began: Solve starts it over). What it refuses, changing nothing:
-// ErrJournalVersion; ErrJournalCorrupt, naming the line, for a store that
+// ErrVersion; ErrCorrupt, naming the line, for a store that
 // is not a journal, a whole line that is not a journal record, a line over
-// MaxJournalLine, or a line that does not match the hash chain (a line was
+// MaxLine, or a line that does not match the hash chain (a line was
 // changed, dropped, added or moved, or the key is not the one that signed
-// it), naming the first such line; ErrJournalKey for a signed journal
-// opened with JournalUnsigned, or an unsigned one opened without it;
-// ErrJournalRollback for a signed journal that holds fewer lines than its
+// it), naming the first such line; ErrKey for a signed journal
+// opened with Unsigned, or an unsigned one opened without it;
+// ErrRollback for a signed journal that holds fewer lines than its
 // recorded head, or other lines up to it (truncated, or an older copy put
-// back), or has no head in this state folder; ErrJournalState when the
+// back), or has no head in this state folder; ErrState when the
 // state folder cannot be used. On an error the store is not closed.
-func NewJournal(store JournalStore, opts ...JournalOption) (*Journal, error) {
+func New(store Store, opts ...Option) (*Journal, error) {
 	trust, err := resolveTrust(opts)
 	if err != nil {
 		return nil, err
@@ -333,28 +345,7 @@ func NewJournal(store JournalStore, opts ...JournalOption) (*Journal, error) {
 	return newJournal(store, trust)
 }
 
-// NewJournalKey is NewJournal with the chain's HMAC key given instead of
-// found; nil or empty means unsigned (as JournalUnsigned). A signed
-// journal's head is kept in the state folder, as NewJournal's. Errors: as
-// NewJournal's, and ErrJournalKey for a key shorter than MinJournalKey.
-func NewJournalKey(store JournalStore, key []byte) (*Journal, error) {
-	if len(key) > 0 && len(key) < MinJournalKey {
-		return nil, fmt.Errorf("%w: the key holds %d bytes; use at least %d", ErrJournalKey, len(key), MinJournalKey)
-	}
-	dir, err := StateDir()
-	if len(key) == 0 {
-		return newJournal(store, journalTrust{state: dir})
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := privateState(dir); err != nil {
-		return nil, err
-	}
-	return newJournal(store, journalTrust{key: key, state: dir})
-}
-
-func newJournal(store JournalStore, trust journalTrust) (*Journal, error) {
+func newJournal(store Store, trust journalTrust) (*Journal, error) {
 	j := &Journal{store: store, key: trust.key, chain: newChain(trust.key), state: trust.state}
 	if err := j.load(); err != nil {
 		return nil, err
@@ -362,38 +353,39 @@ func newJournal(store JournalStore, trust journalTrust) (*Journal, error) {
 	return j, nil
 }
 
-func (j *Journal) path() string { return j.store.Name() }
-
-func (j *Journal) corrupt(line int, format string, a ...any) error {
+// Corrupt returns ErrCorrupt for line (from 1) of the journal, saying
+// what is wrong with it (format and a, as fmt.Sprintf's), and how to go
+// on: the step loop's refusal of a record that does not replay.
+func (j *Journal) Corrupt(line int, format string, a ...any) error {
 	return fmt.Errorf("%w: %s:%d %s; a journal is only ever appended to by mdap: restore it from a copy, or start a new run with another file",
-		ErrJournalCorrupt, j.path(), line, fmt.Sprintf(format, a...))
+		ErrCorrupt, j.Path(), line, fmt.Sprintf(format, a...))
 }
 
 func (j *Journal) load() error {
 	err := j.store.Lines(0, func(n int, line []byte) error {
 		lineNo := n + 1
-		if len(line) > MaxJournalLine {
-			return j.corrupt(lineNo, "is longer than %d bytes", MaxJournalLine)
+		if len(line) > MaxLine {
+			return j.Corrupt(lineNo, "is longer than %d bytes", MaxLine)
 		}
 		if j.header == nil {
-			var h journalHeader
+			var h Header
 			if !bytes.HasPrefix(line, headerPrefix) || json.Unmarshal(line, &h) != nil || h.Version == 0 {
-				return fmt.Errorf("%w: %s is not a journal (line 1 is not a journal header); name a journal written by --journal", ErrJournalCorrupt, j.path())
+				return fmt.Errorf("%w: %s is not a journal (line 1 is not a journal header); name a journal written by --journal", ErrCorrupt, j.Path())
 			}
 			if err := j.checkVersion(h.Version); err != nil {
 				return err
 			}
 			if h.Version >= journalVersion4 && !runIDPattern.MatchString(h.Run) {
-				return j.corrupt(lineNo, "is a header without a run id")
+				return j.Corrupt(lineNo, "is a header without a run id")
 			}
 			if err := j.checkKey(&h); err != nil {
 				return err
 			}
 			if _, err := j.chain.verify(line); err != nil {
 				if h.Keyed {
-					return j.corrupt(lineNo, "%v (or the key is not the one that signed it: the key of the state folder %s, or of %s when set)", err, j.state, JournalKeyEnv)
+					return j.Corrupt(lineNo, "%v (or the key is not the one that signed it: the key of the state folder %s, or of %s when set)", err, j.state, KeyEnv)
 				}
-				return j.corrupt(lineNo, "%v", err)
+				return j.Corrupt(lineNo, "%v", err)
 			}
 			if err := j.loadHead(&h); err != nil {
 				return err
@@ -402,24 +394,16 @@ func (j *Journal) load() error {
 			j.replay = n + 1
 		} else {
 			if _, err := j.chain.verify(line); err != nil {
-				return j.corrupt(lineNo, "%v", err)
+				return j.Corrupt(lineNo, "%v", err)
 			}
 			if err := j.checkHead(lineNo); err != nil {
 				return err
 			}
 			switch {
 			case bytes.HasPrefix(line, checkpointPrefix):
-				var c checkpointRecord
-				// The k policy's state is kept as its JSON, for the
-				// policy to restore (KPolicy.Start).
-				kstate := new(json.RawMessage)
-				c.Total.KAuto = kstate
+				var c Checkpoint
 				if err := json.Unmarshal(line, &c); err != nil {
-					return j.corrupt(lineNo, "is a checkpoint that does not parse: %v", err)
-				}
-				c.Total.KAuto = nil
-				if len(*kstate) > 0 {
-					c.Total.KAuto = *kstate
+					return j.Corrupt(lineNo, "is a checkpoint that does not parse: %v", err)
 				}
 				j.checkpoint = &c
 				j.replay = n + 1
@@ -427,30 +411,30 @@ func (j *Journal) load() error {
 				// Decoded when replayed (after the last checkpoint);
 				// its bytes are covered by the chain.
 			default:
-				return j.corrupt(lineNo, "is not a journal record")
+				return j.Corrupt(lineNo, "is not a journal record")
 			}
 		}
 		j.lines = n + 1
 		return nil
 	})
 	if err != nil {
-		if errors.Is(err, ErrJournalCorrupt) || errors.Is(err, ErrJournalVersion) || errors.Is(err, ErrJournalKey) ||
-			errors.Is(err, ErrJournalRollback) || errors.Is(err, ErrJournalState) {
+		if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrVersion) || errors.Is(err, ErrKey) ||
+			errors.Is(err, ErrRollback) || errors.Is(err, ErrState) {
 			return err
 		}
-		return fmt.Errorf("%w: %s: %w", ErrJournalCorrupt, j.path(), err)
+		return fmt.Errorf("%w: %s: %w", ErrCorrupt, j.Path(), err)
 	}
 	if j.noHead && j.lines > 1 {
 		return fmt.Errorf("%w: the state folder %s has no record of %s (run %s): it was not written with this state folder, or its record was removed; resume it with the state folder that wrote it (%s), or start a new run with another file",
-			ErrJournalRollback, j.state, j.path(), j.header.Run, StateDirEnv)
+			ErrRollback, j.state, j.Path(), j.header.Run, StateDirEnv)
 	}
 	if h := j.head; h != nil {
 		return fmt.Errorf("%w: %s holds %d whole lines, but it held %d when it was last checkpointed or closed (%s): it was truncated, or an older copy was put back; restore the newer copy, or start a new run with another file",
-			ErrJournalRollback, j.path(), j.lines, h.Lines, headPath(j.state, j.header.Run))
+			ErrRollback, j.Path(), j.lines, h.Lines, headPath(j.state, j.header.Run))
 	}
 	if torn := j.store.Torn(); len(torn) > 0 {
 		if j.header == nil && !bytes.HasPrefix(headerPrefix, torn) && !bytes.HasPrefix(torn, headerPrefix) {
-			return fmt.Errorf("%w: %s is not a journal (no header line); name a journal written by --journal", ErrJournalCorrupt, j.path())
+			return fmt.Errorf("%w: %s is not a journal (no header line); name a journal written by --journal", ErrCorrupt, j.Path())
 		}
 		j.torn = len(torn)
 	}
@@ -461,34 +445,34 @@ func (j *Journal) load() error {
 // which build can.
 func (j *Journal) checkVersion(v int) error {
 	switch {
-	case v > JournalVersion:
+	case v > Version:
 		return fmt.Errorf("%w: %s is journal version %d, newer than this build reads (versions %d to %d): a newer mdap wrote it; view or resume it with that mdap or a later one",
-			ErrJournalVersion, j.path(), v, journalVersion3, JournalVersion)
+			ErrVersion, j.Path(), v, journalVersion3, Version)
 	case v < journalVersion3:
 		return fmt.Errorf("%w: %s is journal version %d, older than this build reads (versions %d to %d): it has no hash chain to prove it was not edited; finish it with the build that wrote it",
-			ErrJournalVersion, j.path(), v, journalVersion3, JournalVersion)
+			ErrVersion, j.Path(), v, journalVersion3, Version)
 	}
 	return nil
 }
 
-// recordsSamples reports whether the journal keeps each step's samples:
+// RecordsSamples reports whether the journal keeps each step's samples:
 // a version 5 journal (a new one is) unless NoSamples.
-func (j *Journal) recordsSamples() bool {
-	return !j.NoSamples && (j.header == nil || j.header.Version >= JournalVersion)
+func (j *Journal) RecordsSamples() bool {
+	return !j.NoSamples && (j.header == nil || j.header.Version >= Version)
 }
 
 // checkKey refuses a journal whose signing differs from this Journal's.
-func (j *Journal) checkKey(h *journalHeader) error {
+func (j *Journal) checkKey(h *Header) error {
 	switch {
 	case h.Keyed && j.key == nil:
-		return fmt.Errorf("%w: %s is signed; resume it without --journal-unsigned (JournalUnsigned), with the state folder (%s) or %s that holds its key",
-			ErrJournalKey, j.path(), StateDirEnv, JournalKeyEnv)
+		return fmt.Errorf("%w: %s is signed; resume it without --journal-unsigned (journal.Unsigned), with the state folder (%s) or %s that holds its key",
+			ErrKey, j.Path(), StateDirEnv, KeyEnv)
 	case !h.Keyed && j.key != nil && h.Version == journalVersion3:
-		return fmt.Errorf("%w: %s was written by an earlier mdap (journal version 3) without a key: anyone could have rewritten it, so it is not resumed by default; if you trust the file, resume it with --journal-unsigned (JournalUnsigned), else start a new run with another file",
-			ErrJournalKey, j.path())
+		return fmt.Errorf("%w: %s was written by an earlier mdap (journal version 3) without a key: anyone could have rewritten it, so it is not resumed by default; if you trust the file, resume it with --journal-unsigned (journal.Unsigned), else start a new run with another file",
+			ErrKey, j.Path())
 	case !h.Keyed && j.key != nil:
-		return fmt.Errorf("%w: %s is unsigned (written with --journal-unsigned): anyone could have rewritten it, so it is resumed only with --journal-unsigned (JournalUnsigned); or start a new, signed run with another file",
-			ErrJournalKey, j.path())
+		return fmt.Errorf("%w: %s is unsigned (written with --journal-unsigned): anyone could have rewritten it, so it is resumed only with --journal-unsigned (journal.Unsigned); or start a new, signed run with another file",
+			ErrKey, j.Path())
 	}
 	return nil
 }
@@ -497,7 +481,7 @@ func (j *Journal) checkKey(h *journalHeader) error {
 // version-4 journal, to be checked as its lines are read. An unsigned
 // journal whose run the state folder records is a signed one rewritten
 // unsigned, and refused.
-func (j *Journal) loadHead(h *journalHeader) error {
+func (j *Journal) loadHead(h *Header) error {
 	if j.state == "" || h.Version < journalVersion4 {
 		return nil
 	}
@@ -505,7 +489,7 @@ func (j *Journal) loadHead(h *journalHeader) error {
 	if !h.Keyed {
 		if err == nil {
 			return fmt.Errorf("%w: %s says it is unsigned, but its run %s was signed when it was written (the state folder %s records it): it was rewritten; restore the signed copy, or start a new run with another file",
-				ErrJournalRollback, j.path(), h.Run, j.state)
+				ErrRollback, j.Path(), h.Run, j.state)
 		}
 		return nil
 	}
@@ -528,7 +512,7 @@ func (j *Journal) checkHead(lineNo int) error {
 	}
 	if hex.EncodeToString(j.chain.prev[:]) != j.head.Chain {
 		return fmt.Errorf("%w: %s:%d is not the line recorded when the journal was last checkpointed or closed: the journal was replaced by another copy; restore the newer copy, or start a new run with another file",
-			ErrJournalRollback, j.path(), lineNo)
+			ErrRollback, j.Path(), lineNo)
 	}
 	j.head = nil
 	return nil
@@ -540,10 +524,10 @@ func (j *Journal) recordHead() error {
 	if j.broken || j.key == nil || j.state == "" || j.header == nil || j.header.Version < journalVersion4 || j.lines == 0 {
 		return nil
 	}
-	return saveHead(j.state, j.header.Run, chainHead{Lines: j.lines, Chain: hex.EncodeToString(j.chain.prev[:]), Journal: j.path()})
+	return saveHead(j.state, j.header.Run, chainHead{Lines: j.lines, Chain: hex.EncodeToString(j.chain.prev[:]), Journal: j.Path()})
 }
 
-// TornBytes returns the size of the torn last line OpenJournal found (a
+// TornBytes returns the size of the torn last line Open found (a
 // write cut short by a crash), which is dropped when the run resumes; 0
 // when there was none.
 func (j *Journal) TornBytes() int { return j.torn }
@@ -551,9 +535,16 @@ func (j *Journal) TornBytes() int { return j.torn }
 // Path returns the name of the journal's store: for a file, its path.
 func (j *Journal) Path() string { return j.store.Name() }
 
-// records calls fn with each step line to replay, in order, with its
-// line number (from 1), and then forgets them: a second call sees none.
-func (j *Journal) records(fn func(n int, line []byte) error) error {
+// LastCheckpoint returns the journal's last checkpoint, or nil: a resume
+// restores it, then replays the steps after it (Replay).
+func (j *Journal) LastCheckpoint() *Checkpoint { return j.checkpoint }
+
+// Replay calls fn with each step record to replay (those after the last
+// checkpoint, or all since FromStart), in order, with its line number
+// (from 1), and then forgets them: a second call sees none. A line that
+// is not a step record is ErrCorrupt; an error from fn stops the walk
+// and is returned.
+func (j *Journal) Replay(fn func(n int, rec *StepRecord) error) error {
 	from := j.replay
 	j.replay = j.lines
 	if from >= j.lines {
@@ -563,28 +554,49 @@ func (j *Journal) records(fn func(n int, line []byte) error) error {
 		if n >= j.lines || bytes.HasPrefix(line, checkpointPrefix) {
 			return nil
 		}
-		return fn(n+1, unseal(line))
+		rec, err := decodeRecord(unseal(line))
+		if err != nil {
+			return j.Corrupt(n+1, "is not a step record: %v", err)
+		}
+		return fn(n+1, rec)
 	})
 }
 
-// fromStart makes the replay start at the first line after the header,
+// decodeRecord reads a journal step line strictly, with numbers kept as
+// json.Number, as intent.Parse gives them, so a replayed winner is the
+// value that won.
+func decodeRecord(raw []byte) (*StepRecord, error) {
+	var rec StepRecord
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value on the line")
+	}
+	return &rec, nil
+}
+
+// FromStart makes the replay start at the first line after the header,
 // ignoring checkpoints: for a task that cannot restore one.
-func (j *Journal) fromStart() {
+func (j *Journal) FromStart() {
 	j.replay, j.checkpoint = 1, nil
 }
 
 func (j *Journal) writeLine(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path(), err)
+		return fmt.Errorf("journal %s: %w", j.Path(), err)
 	}
 	return j.appendLine(b)
 }
 
 // writeStep writes a step record's line: json.Marshal of the record,
-// without its samples in a journal that keeps none (recordsSamples).
+// without its samples in a journal that keeps none (RecordsSamples).
 func (j *Journal) writeStep(rec *StepRecord) error {
-	if rec.Samples != nil && !j.recordsSamples() {
+	if rec.Samples != nil && !j.RecordsSamples() {
 		bare := *rec
 		bare.Samples, bare.MoreSamples = nil, 0
 		return j.writeLine(&bare)
@@ -596,42 +608,62 @@ func (j *Journal) writeStep(rec *StepRecord) error {
 // it.
 func (j *Journal) appendLine(b []byte) error {
 	if err := j.store.Append(j.chain.seal(b)); err != nil {
-		j.broken = true
-		return fmt.Errorf("journal %s: %w", j.path(), err)
+		return j.fail(err)
 	}
 	j.lines++
 	return nil
 }
 
-// check refuses a journal of another task or other settings, and a second
-// use. It changes nothing.
-func (j *Journal) check(fingerprint, taskVersion string, settings Settings) error {
+// Run is what a journal records of a run in its header (Begin), and a
+// resume checks (Check).
+type Run struct {
+	// Fingerprint identifies the task (maker.Task's Fingerprint),
+	// TaskVersion the version of its rules ("" for none).
+	Fingerprint, TaskVersion string
+	// Settings are the run's settings as JSON (maker.Settings), recorded
+	// in a new journal's header. Diff, when set, names each difference
+	// between the settings a resumed journal recorded and the run's.
+	Settings json.RawMessage
+	Diff     func(recorded json.RawMessage) []string
+	// Members are the identities of an ensemble's members, in order.
+	Members []string
+}
+
+// Check refuses a journal of another task, one begun under other
+// decision rules, another version of the task's or other settings
+// (ErrMismatch, naming what differs), and a second use (ErrUsed). It
+// changes nothing in the store.
+func (j *Journal) Check(run Run) error {
 	if j.used {
-		return fmt.Errorf("%w: %s", ErrJournalUsed, j.path())
+		return fmt.Errorf("%w: %s", ErrUsed, j.Path())
 	}
 	j.used = true
 	if j.header == nil {
 		return nil
 	}
+	fingerprint, taskVersion := run.Fingerprint, run.TaskVersion
 	if j.header.Fingerprint != fingerprint {
 		return fmt.Errorf("%w: %s was written for task %q, not %q; give the same task, or another journal file",
-			ErrJournalMismatch, j.path(), j.header.Fingerprint, fingerprint)
+			ErrMismatch, j.Path(), j.header.Fingerprint, fingerprint)
 	}
 	if diff := j.header.versionDiff(taskVersion); len(diff) > 0 {
 		return fmt.Errorf("%w: %s was begun under other rules (%s): this build could decide its next steps differently; finish it with the build and task that began it, or start a new run with another file",
-			ErrJournalMismatch, j.path(), strings.Join(diff, "; "))
+			ErrMismatch, j.Path(), strings.Join(diff, "; "))
 	}
-	if diff := j.header.Settings.Diff(settings); len(diff) > 0 {
+	if run.Diff == nil {
+		return nil
+	}
+	if diff := run.Diff(j.header.Settings); len(diff) > 0 {
 		return fmt.Errorf("%w: %s was written with other settings (%s); resume with the settings of the first run, or use another journal file",
-			ErrJournalMismatch, j.path(), strings.Join(diff, "; "))
+			ErrMismatch, j.Path(), strings.Join(diff, "; "))
 	}
 	return nil
 }
 
-// begin makes the journal ready to append, once the replay found it sound:
+// Begin makes the journal ready to append, once the replay found it sound:
 // a torn last line is cut, and a journal that never began (no whole
-// header) is started over with a header.
-func (j *Journal) begin(fingerprint, taskVersion string, settings Settings) error {
+// header) is started over with a header recording run.
+func (j *Journal) Begin(run Run) error {
 	if j.header != nil && j.noHead {
 		// The header alone, its head never written (a crash between the
 		// two): record the head before the first step, or a second crash
@@ -643,13 +675,13 @@ func (j *Journal) begin(fingerprint, taskVersion string, settings Settings) erro
 		return nil // the store cuts a torn tail on the first append
 	}
 	if err := j.store.Reset(); err != nil {
-		return fmt.Errorf("journal %s: %w", j.path(), err)
+		return fmt.Errorf("journal %s: %w", j.Path(), err)
 	}
 	j.lines, j.chain = 0, newChain(j.key)
-	j.header = &journalHeader{Version: JournalVersion, Run: newRunID(), Mdap: mdapVersion(), Decisions: DecisionVersion, TaskVersion: taskVersion,
-		Fingerprint: fingerprint, Settings: settings, Keyed: j.key != nil}
-	if len(j.members) > 1 {
-		j.header.Members = j.members
+	j.header = &Header{Version: Version, Run: newRunID(), Mdap: mdapVersion(), Decisions: DecisionVersion, TaskVersion: run.TaskVersion,
+		Fingerprint: run.Fingerprint, Settings: run.Settings, Keyed: j.key != nil}
+	if len(run.Members) > 1 {
+		j.header.Members = run.Members
 	}
 	if err := j.writeLine(j.header); err != nil {
 		return err
@@ -657,11 +689,11 @@ func (j *Journal) begin(fingerprint, taskVersion string, settings Settings) erro
 	return j.syncHead()
 }
 
-// step appends a decided step's record to the buffer, and writes the
+// Step appends a decided step's record to the buffer, and writes the
 // buffer when it is due (see Journal's Durability): every SyncEvery steps,
 // after a side-effect call, or WriteEvery after the last write; a write
 // is followed by a sync once SyncPeriod has passed since the last.
-func (j *Journal) step(rec *StepRecord) error {
+func (j *Journal) Step(rec *StepRecord) error {
 	if err := j.writeStep(rec); err != nil {
 		return err
 	}
@@ -680,32 +712,35 @@ func (j *Journal) step(rec *StepRecord) error {
 	j.synced = j.written
 	if bg, ok := j.store.(backgroundSyncer); ok {
 		if err := bg.SyncBackground(); err != nil {
-			j.broken = true
-			return fmt.Errorf("journal %s: sync: %w", j.path(), err)
+			return j.fail(fmt.Errorf("sync: %w", err))
 		}
 		return nil
 	}
 	return j.sync()
 }
 
-// backgroundSyncer is a JournalStore that can start a sync to disk without
+// backgroundSyncer is a Store that can start a sync to disk without
 // waiting for it (the file store): the periodic sync then stays off the
 // step loop, and a failure fails a later call.
 type backgroundSyncer interface {
 	SyncBackground() error
 }
 
-// dueCheckpoint reports whether a checkpoint is due after this step.
-func (j *Journal) dueCheckpoint() bool {
+// CheckpointDue reports whether a checkpoint is due after this step.
+func (j *Journal) CheckpointDue() bool {
 	every := cmp.Or(j.CheckpointEvery, DefaultCheckpointEvery)
 	return every > 0 && j.sinceCheck >= every
 }
 
-// writeCheckpoint saves the task's state and the totals.
-func (j *Journal) writeCheckpoint(next int, state json.RawMessage, last *intent.Observation, total Report) error {
+// WriteCheckpoint saves the task's state and the run's totals (a
+// maker.Report, marshalled as JSON) before step next, and syncs.
+func (j *Journal) WriteCheckpoint(next int, state json.RawMessage, last *intent.Observation, total any) error {
 	j.sinceCheck = 0
-	total.Resumed, total.Wall = 0, 0
-	if err := j.writeLine(checkpointRecord{Next: next, State: state, Last: last, Total: total}); err != nil {
+	b, err := json.Marshal(total)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.Path(), err)
+	}
+	if err := j.writeLine(Checkpoint{Next: next, State: state, Last: last, Total: b}); err != nil {
 		return err
 	}
 	return j.syncHead()
@@ -729,15 +764,14 @@ func (j *Journal) syncHead() error {
 func (j *Journal) sync() error {
 	j.unsynced = 0
 	if err := j.store.Sync(); err != nil {
-		j.broken = true
-		return fmt.Errorf("journal %s: sync: %w", j.path(), err)
+		return j.fail(fmt.Errorf("sync: %w", err))
 	}
 	return nil
 }
 
-// pending records a decided step whose side-effect call is about to run,
+// Pending records a decided step whose side-effect call is about to run,
 // and makes it durable before it runs.
-func (j *Journal) pending(rec StepRecord) error {
+func (j *Journal) Pending(rec StepRecord) error {
 	rec.Pending = true
 	rec.Observation, rec.ObservationDigest = nil, ""
 	if err := j.writeStep(&rec); err != nil {
@@ -750,20 +784,26 @@ func (j *Journal) pending(rec StepRecord) error {
 	return j.sync()
 }
 
+// fail marks the journal broken by a failed write, flush or sync, and
+// says which journal failed.
+func (j *Journal) fail(err error) error {
+	j.broken = true
+	return fmt.Errorf("journal %s: %w", j.Path(), err)
+}
+
 // Flush writes the buffered lines to the store (without a sync): a
 // killed process then loses none of them.
 func (j *Journal) Flush() error {
 	j.written, j.sideEffect, j.unsynced = time.Now(), false, 0
 	if err := j.store.Flush(); err != nil {
-		j.broken = true
-		return fmt.Errorf("journal %s: %w", j.path(), err)
+		return j.fail(err)
 	}
 	return nil
 }
 
 // Close flushes, syncs and closes the store, which releases its lock; a
 // signed journal's chain head is then recorded in the state folder (see
-// NewJournal). It is safe to call more than once.
+// New). It is safe to call more than once.
 func (j *Journal) Close() error {
 	if j.closed {
 		return nil

@@ -1,11 +1,6 @@
-package maker
+package journal
 
-import (
-	"strconv"
-	"time"
-
-	"github.com/mdap-go/mdap/internal/words"
-)
+import "time"
 
 // SampleRecord is one sample of a step as the step's record keeps it
 // (StepRecord.Samples; journal format version 5 on): enough to show the
@@ -75,48 +70,4 @@ func (s SampleRecord) ClassOf(winner string) string {
 		return winner
 	}
 	return s.Class
-}
-
-// samples returns the step's samples as its record keeps them, in index
-// order: each sample drawn, with the class the races counted it in
-// (left out for the winner's class, winner).
-func (t *modelTally) samples(winner uint64) (out []SampleRecord, more int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for i, d := range t.by {
-		if !d.ok {
-			continue
-		}
-		if len(out) == MaxRecordedSamples {
-			more++
-			continue
-		}
-		s := SampleRecord{Index: i, Worker: d.Voter, Model: d.model, InputTokens: d.Usage.InputTokens,
-			OutputTokens: d.Usage.OutputTokens, Latency: d.Usage.Latency}
-		switch {
-		case !d.counted:
-			s.Cancelled = true
-		case d.Err != nil:
-			s.Error = true
-		case d.Flag != nil:
-			s.Flag = cutReason(d.reason)
-		default:
-			if d.class != winner {
-				s.Class = strconv.FormatUint(d.class, 16)
-			}
-			if d.Key != d.class {
-				s.Key = strconv.FormatUint(d.Key, 16)
-			}
-		}
-		out = append(out, s)
-	}
-	return out, more
-}
-
-// cutReason cuts a red flag's reason to MaxFlagReason bytes.
-func cutReason(s string) string {
-	if len(s) <= MaxFlagReason {
-		return s
-	}
-	return words.Prefix(s, MaxFlagReason-len("…")) + "…"
 }

@@ -1,4 +1,4 @@
-package maker
+package journal
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // from the same samples: the prompts of the built-in tasks, parsing and
 // healing of replies, vote keys, red flags, the vote. A change to any of
 // them that can change a winner raises it; a journal begun under another
-// DecisionVersion is refused on resume (ErrJournalMismatch) with a message
+// DecisionVersion is refused on resume (ErrMismatch) with a message
 // naming both, and a note of what changed (decisionChanges). Version 4
 // journals record it; one written before this field (version 3) was
 // decided under version 1, and recorded no task version (it is taken as
@@ -27,37 +27,15 @@ const DecisionVersion = 1
 // changed in the decisions: the refusal quotes it.
 var decisionChanges = map[int]string{}
 
-// TaskVersioner is implemented by tasks whose rules (prompts, how a winner
-// is applied, when the task is done) have a version of their own. The
-// journal records it, and a resume of a journal recorded under another
-// version is refused (ErrJournalMismatch), naming both. A task without it
-// records none, and its Fingerprint alone identifies it.
-type TaskVersioner interface {
-	// TaskVersion names the version of the task's rules; any string.
-	TaskVersion() string
-}
-
-// taskVersion is task's TaskVersion, or "" for a task without one.
-func taskVersion(task Task) string {
-	if v, ok := task.(TaskVersioner); ok {
-		return v.TaskVersion()
-	}
-	return ""
-}
-
-// mdapModule is the module path of this code, for its version in a
-// program's build information.
-const mdapModule = "github.com/mdap-go/mdap"
-
 // mdapVersion returns the version of the mdap module this program was
 // built with, as Go's build information records it ("(devel)" for a
 // build from a work tree), or "unknown".
-func mdapVersion() string { return buildinfo.Module(mdapModule) }
+func mdapVersion() string { return buildinfo.Module("github.com/mdap-go/mdap") }
 
 // versionDiff says what differs between the versions a journal was begun
 // under and this build's, for the task's version tv; nil when a resume
 // decides by the same rules.
-func (h *journalHeader) versionDiff(tv string) []string {
+func (h *Header) versionDiff(tv string) []string {
 	var diff []string
 	decisions := h.Decisions
 	if h.Version == journalVersion3 {
