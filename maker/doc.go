@@ -83,7 +83,7 @@
 //	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model}
 //	report, err := s.Solve(ctx, task)
 //
-// See ExampleSolver_Solve for a whole custom task, ExampleJournal for a
+// See ExampleSolver_Solve for a whole custom task, ExampleSolver_Solve_journal for a
 // crash and resume, and the examples of packages maker/sim and maker/spec
 // for the simulated model under a custom task and a task from a JSON file.
 package maker

@@ -103,7 +103,7 @@ func ExampleConfig_Validate() {
 // three steps (as a killed process would), and a second Solve on the same
 // file replays those three and finishes, with the totals of a run that
 // never stopped.
-func ExampleJournal() {
+func ExampleSolver_Solve_journal() {
 	dir, _ := os.MkdirTemp("", "journal-example")
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "run.jsonl")
