@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/vote/laws"
@@ -34,11 +33,8 @@ func newKMin() *cobra.Command {
 				return usageErr("--valid-rate or --price: %w", err)
 			}
 			out, err := mcpserver.KMin(mcpserver.KMinInput{Steps: steps, P: p, Target: target, ValidRate: valid, Price: price})
-			if err != nil { // vote accepted the flags above
-				return failed(err)
-			}
-			if math.IsInf(out.CostTotal, 0) {
-				return usageErr("--price %g: the task's cost (%d steps) overflows a number; give a smaller price", price, steps)
+			if err != nil { // vote accepted the flags above: a cost past a float64
+				return fieldUsageErr(err, map[string]string{"price": "price"}, "kmin")
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
