@@ -79,9 +79,12 @@ func runBench(cmd *cobra.Command, opts benchmarks.Options, out string, merge, as
 		return failed(err)
 	}
 	if asJSON {
-		_ = writeJSON(cmd.OutOrStdout(), rep)
-	} else {
-		_ = rep.WriteSummary(cmd.OutOrStdout(), ran, out) // a failed write fails the command (see run)
+		err = writeJSON(cmd.OutOrStdout(), rep)
+	} else if err = rep.WriteSummary(cmd.OutOrStdout(), ran, out); err != nil {
+		err = failed(err)
+	}
+	if err != nil { // the report could not be said: exit 1
+		return err
 	}
 	return barErr(rep)
 }

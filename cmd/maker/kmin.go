@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/vote/laws"
@@ -11,10 +10,8 @@ import (
 
 func newKMin() *cobra.Command {
 	var (
-		steps            int
-		p, target, valid float64
-		price            float64
-		asJSON           bool
+		in     mcpserver.KMinInput // the flags set it: the MCP tool's input
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:     "kmin",
@@ -26,41 +23,38 @@ func newKMin() *cobra.Command {
 			// vote's own checks, first, so that the error names the flags
 			// (mcpserver.KMin names its MCP arguments, steps or valid_rate,
 			// and reads a zero target or valid rate as "left out").
-			k, err := laws.KMin(steps, p, target)
+			k, err := laws.KMin(in.Steps, in.P, in.Target)
 			if err != nil {
 				return usageErr("--steps, --p or --target: %w", err)
 			}
-			if _, err := laws.ExpectedCost(p, k, valid, price); err != nil {
+			if _, err := laws.ExpectedCost(in.P, k, in.ValidRate, in.Price); err != nil {
 				return usageErr("--valid-rate or --price: %w", err)
 			}
-			out, err := mcpserver.KMin(mcpserver.KMinInput{Steps: steps, P: p, Target: target, ValidRate: valid, Price: price})
-			if err != nil { // vote accepted the flags above
-				return failed(err)
-			}
-			if math.IsInf(out.CostTotal, 0) {
-				return usageErr("--price %g: the task's cost (%d steps) overflows a number; give a smaller price", price, steps)
+			out, err := mcpserver.KMin(in)
+			if err != nil { // vote accepted the flags above: a cost past a float64
+				return fieldUsageErr(err, map[string]string{"price": "price"}, "kmin")
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
 				return writeJSON(w, out)
 			}
-			fmt.Fprintf(w, "steps %d, p %g, target %g, valid rate %g\n", steps, p, target, valid)
+			fmt.Fprintf(w, "steps %d, p %g, target %g, valid rate %g\n", in.Steps, in.P, in.Target, in.ValidRate)
 			fmt.Fprintf(w, "k_min            %d\n", out.KMin)
 			fmt.Fprintf(w, "p_full           %.6f (with k-1: %.6f)\n", out.PFull, out.PFullKMinus1)
 			fmt.Fprintf(w, "samples per step %.4f\n", out.SamplesPerStep)
 			fmt.Fprintf(w, "samples in all   %.0f\n", out.SamplesTotal)
-			if price > 0 {
+			if in.Price > 0 {
 				fmt.Fprintf(w, "cost             %.4f per step, %.2f in all\n", out.CostPerStep, out.CostTotal)
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&steps, "steps", 1<<20-1, "number of steps S")
-	f.Float64Var(&p, "p", 0.9978, "per-step success rate of one valid sample, in (0.5, 1]")
-	f.Float64Var(&target, "target", 0.95, "target probability T that the whole task succeeds, in (0, 1)")
-	f.Float64Var(&valid, "valid-rate", 1, "share of samples that pass the red flags, in (0, 1]")
-	f.Float64Var(&price, "price", 0, "price of one sample, for the cost estimate")
+	f.IntVar(&in.Steps, "steps", 1<<20-1, "number of steps S")
+	f.Float64Var(&in.P, "p", 0.9978, "per-step success rate of one valid sample, in (0.5, 1]")
+	f.Float64Var(&in.Target, "target", 0.95, "target probability T that the whole task succeeds, in (0, 1)")
+	f.Float64Var(&in.ValidRate, "valid-rate", 1, "share of samples that pass the red flags, in (0, 1]")
+	f.Float64Var(&in.Price, "price", 0, "price of one sample, for the cost estimate")
 	f.BoolVar(&asJSON, "json", false, "print a JSON object")
 	return cmd
 }

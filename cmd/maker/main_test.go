@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -353,6 +354,33 @@ func TestWriteJSONEncodingErrorIsAFailure(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, exitFailed, ee.code)
 	assert.Empty(t, out.String(), "nothing half-written")
+}
+
+// brokenWriter fails every write, as a closed pipe or a full disk does.
+type brokenWriter struct{}
+
+func (brokenWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestSummaryOutputLostIsAFailure: a command whose --json report (or
+// text summary) cannot be written fails (exit 1) by itself, not only
+// through run's checkedWriter.
+func TestSummaryOutputLostIsAFailure(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"hanoi", "--disks", "2", "--json", "--progress", "off"},
+		{"bench", "--quick", "--suite", "observe", "--json", "--progress", "off", "--out", t.TempDir()},
+		{"bench", "--quick", "--suite", "observe", "--progress", "off", "--out", t.TempDir()},
+	} {
+		root := newRoot()
+		root.SetArgs(args)
+		root.SetOut(brokenWriter{})
+		root.SetErr(&bytes.Buffer{})
+		err := root.ExecuteContext(context.Background())
+		var ee *exitError
+		require.ErrorAs(t, err, &ee, "%v", args)
+		assert.Equal(t, exitFailed, ee.code, "%v: %v", args, err)
+		assert.ErrorContains(t, err, "no space left", "%v", args)
+	}
 }
 
 func TestRefusedJournalPrintsNoSummary(t *testing.T) {

@@ -43,7 +43,7 @@ var mcpFlagOf = map[string]string{
 	"Models": "model", "BaseURL": "base-url", "ToolDeclaration": "tool-declaration", "Timeout": "timeout",
 	"MaxK": "max-k", "MaxSamples": "max-samples", "MaxRequestBytes": "max-request-bytes", "Root": "root",
 	"P": "p", "FlagRate": "flag-rate", "Latency": "latency",
-	"Addr": "http", "AllowRemote": "allow-remote", "NoAuth": "no-auth", "Token": "token (or $" + tokenEnv + ")",
+	"Addr": "http", "AllowRemote": "allow-remote", "NoAuth": "no-auth", "Token": "token",
 }
 
 func newMCP() *cobra.Command {
@@ -145,6 +145,8 @@ func (f *mcpFlags) check(cmd *cobra.Command) error {
 	}
 	f.ln, err = f.http.Listen()
 	switch {
+	case fielderr.As(err) != nil && !fs.Changed("token") && f.http.Token != "": // $MDAP_MCP_TOKEN's, read with --http
+		return fieldUsageErr(err, map[string]string{"NoAuth": "no-auth", "Token": "token (here $" + tokenEnv + ")"}, "mcp")
 	case fielderr.As(err) != nil:
 		return fieldUsageErr(err, mcpFlagOf, "mcp")
 	case errors.Is(err, mcpserver.ErrListenAddr):

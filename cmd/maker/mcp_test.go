@@ -239,6 +239,15 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// TestMCPNoAuthWithTheEnvironmentsToken: --no-auth refuses a token that
+// $MDAP_MCP_TOKEN gives, and says that it came from there.
+func TestMCPNoAuthWithTheEnvironmentsToken(t *testing.T) {
+	t.Setenv(tokenEnv, "tok")
+	code, _, stderr := cli(t, "mcp", "--http", "127.0.0.1:0", "--no-auth")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "maker: --no-auth plus --token (here $MDAP_MCP_TOKEN): contradict each other")
+}
+
 func TestMCPBadFlagsExit2(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -247,10 +256,10 @@ func TestMCPBadFlagsExit2(t *testing.T) {
 	}{
 		{[]string{"--http", "0.0.0.0:0"}, "--http: bad listen address"},
 		{[]string{"--http", "nonsense"}, "--http"},
-		{[]string{"--token", "x"}, "--token (or $MDAP_MCP_TOKEN): applies to --http only"},
+		{[]string{"--token", "x"}, "maker: --token: applies to --http only"},
 		{[]string{"--allow-remote"}, "--allow-remote: applies to --http only"},
 		{[]string{"--no-auth"}, "--no-auth: applies to --http only"},
-		{[]string{"--http", "127.0.0.1:0", "--no-auth", "--token", "x"}, "--no-auth plus --token (or $MDAP_MCP_TOKEN): contradict each other"},
+		{[]string{"--http", "127.0.0.1:0", "--no-auth", "--token", "x"}, "maker: --no-auth plus --token: contradict each other"},
 		{[]string{"--model", "gpt"}, `--model "gpt"`},
 		{[]string{"--base-url", "ftp://x"}, "--base-url"},
 		{[]string{"--tools", "everything"}, "--tools"},

@@ -275,13 +275,8 @@ func (n *natsCmd) check(fs *pflag.FlagSet) error {
 	if n.cfg.Auth == cluster.AuthToken && (fs.Changed("ack-wait") || fs.Changed("max-deliver")) {
 		return usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
 	}
-	return natsUsageErr(n.cfg.Validate())
-}
-
-// natsUsageErr maps an error of cluster.EngineConfig to the flags (the
-// token to its environment variable).
-func natsUsageErr(err error) error {
-	if fe := fielderr.As(err); fe != nil && fe.Fields[0].Name == "Token" {
+	err := n.cfg.Validate()
+	if fe := fielderr.As(err); fe != nil && fe.Fields[0].Name == "Token" { // no flag: $MDAP_NATS_TOKEN's
 		return usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
 	}
 	return fieldUsageErr(err, clusterFlagOf, "nats")

@@ -78,6 +78,18 @@ func TestNATSUsageErrors(t *testing.T) {
 	}
 }
 
+// TestNATSBadPortWritesNothing: a port out of range is refused naming
+// --addr before the credentials are made (it was refused by the server's
+// start only, after the keys were written, naming no flag).
+func TestNATSBadPortWritesNothing(t *testing.T) {
+	t.Parallel()
+	store := filepath.Join(t.TempDir(), "store")
+	code, _, errOut := cli(t, "nats", "--store", store, "--addr", "127.0.0.1:99999")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `maker: --addr "127.0.0.1:99999": the port must be 0 to 65535`)
+	assert.NoDirExists(t, store, "refused before any key is written")
+}
+
 func TestNATSUnreachableFails(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{

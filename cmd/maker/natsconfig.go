@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/spf13/cobra"
 )
@@ -30,14 +31,13 @@ func newNATSConfig() *cobra.Command {
 			if err := positiveFlags(cmd.Flags(), "nodes", "workers", "base-port"); err != nil {
 				return err
 			}
-			if err := fieldUsageErr(cfg.Validate(), clusterFlagOf, "nats config"); err != nil {
-				return err
-			}
-			c, err := cluster.WriteStockCluster(out, cfg, force)
-			if errors.Is(err, cluster.ErrConfig) {
+			c, err := cluster.WriteStockCluster(out, cfg, force) // cfg.Validate first, before any file
+			switch {
+			case fielderr.As(err) != nil:
+				return fieldUsageErr(err, clusterFlagOf, "nats config")
+			case errors.Is(err, cluster.ErrConfig):
 				return usageErr("--out: %w (or give --force)", err)
-			}
-			if err != nil {
+			case err != nil:
 				return failed(err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), strings.Join(c.URLs, ","))

@@ -148,7 +148,12 @@ func secrets() []string {
 // cap and the readiness probes (model reachable, engine connected,
 // journal open when journaled).
 func (f *runFlags) watchRun(w *watchFlags, journaled bool) {
-	f.observeQueue(w)
+	if d := f.drawer; d != nil { // the --nats jobs published, neither answered nor withdrawn
+		_ = w.observer().ObserveQueue(func(context.Context) (int64, bool) {
+			st := d.Stats()
+			return st.Published - st.Replies - st.Withdrawn, true
+		})
+	}
 	if f.maxCost > 0 {
 		w.observer().RecordCostCap(context.Background(), f.maxCost)
 	}
@@ -228,19 +233,6 @@ func parseLogLevel(s string) (slog.Level, error) {
 		return 0, usageErr("--log-level %q: use debug, info, warn or error", s)
 	}
 	return level, nil
-}
-
-// observeQueue reports the depth of the --nats job queue: the jobs this
-// coordinator published that are neither answered nor withdrawn.
-func (f *runFlags) observeQueue(w *watchFlags) {
-	d := f.drawer
-	if d == nil {
-		return
-	}
-	_ = w.observer().ObserveQueue(func(context.Context) (int64, bool) {
-		st := d.Stats()
-		return st.Published - st.Replies - st.Withdrawn, true
-	})
 }
 
 // solverObserver is the observer for a library config: nil (not a nil

@@ -14,17 +14,16 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// serveSimFlags are the flags of maker serve-sim beside the sim flags.
+// serveSimFlags are the flags of maker serve-sim beside the sim flags:
+// the faults, model name and billing (cost.go) set the server's Config.
 type serveSimFlags struct {
 	obs         watchFlags
 	addr        string
 	allowRemote bool
 	task        string
 	specFile    string
-	modelName   string
 	verbose     bool
-	faults      simserver.Faults
-	billing     simserver.Billing // (cost.go)
+	cfg         simserver.Config
 }
 
 func newServeSim() *cobra.Command {
@@ -46,11 +45,10 @@ func newServeSim() *cobra.Command {
 		Example: example("serve-sim"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := f.config(cmd, &simFl, scratch)
-			if err != nil {
+			if err := f.config(cmd, &simFl, scratch); err != nil {
 				return err
 			}
-			return f.serve(cmd, cfg)
+			return f.serve(cmd, f.cfg)
 		},
 	}
 	f.register(cmd.Flags(), &simFl, scratch)
@@ -62,16 +60,16 @@ func (f *serveSimFlags) register(fs *pflag.FlagSet, simFl *runFlags, scratch *co
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --addr: the server has no authentication")
 	fs.StringVar(&f.task, "task", "hanoi", "the task whose step prompts are answered: hanoi, or spec (with --spec)")
 	fs.StringVar(&f.specFile, "spec", "", "spec FILE: answer that spec task's prompts from its script (implies --task spec)")
-	fs.StringVar(&f.modelName, "model-name", simserver.DefaultModelName, "the model listed at /v1/models (a request may name any model)")
+	fs.StringVar(&f.cfg.ModelName, "model-name", simserver.DefaultModelName, "the model listed at /v1/models (a request may name any model)")
 	fs.BoolVar(&f.verbose, "verbose", false, "log every request on stderr")
 	f.obs.register(fs, false)
-	fs.Float64Var(&f.faults.RateLimit, "fault-429", 0, "fraction of requests answered 429 with a Retry-After header")
-	fs.IntVar(&f.faults.RetryAfter, "retry-after", 1, fmt.Sprintf("the Retry-After of a 429, in seconds (0 to %d)", simserver.MaxRetryAfter))
-	fs.Float64Var(&f.faults.ServerError, "fault-500", 0, "fraction of requests answered 500")
-	fs.Float64Var(&f.faults.Hang, "fault-hang", 0, "fraction of requests that hang until the client gives up")
-	fs.Float64Var(&f.faults.Truncate, "fault-truncate", 0, "fraction of requests whose reply is cut after the headers and half the JSON")
-	fs.Float64Var(&f.faults.Garbage, "fault-garbage", 0, "fraction of requests answered 200 with a body that is not JSON")
-	registerBilling(fs, &f.billing)
+	fs.Float64Var(&f.cfg.Faults.RateLimit, "fault-429", 0, "fraction of requests answered 429 with a Retry-After header")
+	fs.IntVar(&f.cfg.Faults.RetryAfter, "retry-after", 1, fmt.Sprintf("the Retry-After of a 429, in seconds (0 to %d)", simserver.MaxRetryAfter))
+	fs.Float64Var(&f.cfg.Faults.ServerError, "fault-500", 0, "fraction of requests answered 500")
+	fs.Float64Var(&f.cfg.Faults.Hang, "fault-hang", 0, "fraction of requests that hang until the client gives up")
+	fs.Float64Var(&f.cfg.Faults.Truncate, "fault-truncate", 0, "fraction of requests whose reply is cut after the headers and half the JSON")
+	fs.Float64Var(&f.cfg.Faults.Garbage, "fault-garbage", 0, "fraction of requests answered 200 with a body that is not JSON")
+	registerBilling(fs, &f.cfg.Billing)
 	simFl.register(scratch)
 	for _, name := range simFlags {
 		fs.AddFlag(scratch.Flags().Lookup(name))
@@ -125,44 +123,45 @@ var serveSimFlagOf = map[string]string{"Addr": "addr", "AllowRemote": "allow-rem
 	"Hang": "fault-hang", "Truncate": "fault-truncate", "Garbage": "fault-garbage",
 }
 
-// config checks every flag and returns the server's configuration (without
-// its logger). Errors are usage errors naming the flag and its range.
-func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cobra.Command) (simserver.Config, error) {
-	var cfg simserver.Config
-	if err := fieldUsageErr(cmp.Or(simserver.CheckAddr(f.addr, f.allowRemote), f.faults.Validate()), serveSimFlagOf, "serve-sim"); err != nil {
-		return cfg, err
+// config checks every flag and completes the server's configuration
+// (without its logger): the simulated model and the task's oracle.
+// Errors are usage errors naming the flag and its range.
+func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cobra.Command) error {
+	cfg := &f.cfg
+	if err := fieldUsageErr(cmp.Or(simserver.CheckAddr(f.addr, f.allowRemote), cfg.Faults.Validate()), serveSimFlagOf, "serve-sim"); err != nil {
+		return err
 	}
-	if f.modelName == "" {
-		return cfg, usageErr("--model-name \"\": give the name to list, such as sim")
+	if cfg.ModelName == "" {
+		return usageErr("--model-name \"\": give the name to list, such as sim")
 	}
-	if err := checkBilling(cmd.Flags(), f.billing); err != nil {
-		return cfg, err
+	if err := checkBilling(cmd.Flags(), cfg.Billing); err != nil {
+		return err
 	}
 	if err := simFl.validate(scratch); err != nil {
-		return cfg, err
+		return err
 	}
 	if f.specFile != "" && !cmd.Flags().Changed("task") {
 		f.task = "spec"
 	}
 	switch {
 	case f.task == "hanoi" && f.specFile != "":
-		return cfg, usageErr("--spec applies to --task spec, not hanoi")
+		return usageErr("--spec applies to --task spec, not hanoi")
 	case f.task == "hanoi":
 		cfg.Oracle = hanoi.Oracle{}
 	case f.task == "spec" && f.specFile == "":
-		return cfg, usageErr("--task spec needs --spec FILE: the spec whose script answers the prompts")
+		return usageErr("--task spec needs --spec FILE: the spec whose script answers the prompts")
 	case f.task == "spec":
 		s, err := spec.Load(f.specFile)
 		if err != nil {
-			return cfg, usageErr("--spec: %w", err)
+			return usageErr("--spec: %w", err)
 		}
 		if len(s.Script) == 0 {
-			return cfg, usageErr("--spec %s: the spec has no \"script\", so the simulated model has no reply to give", f.specFile)
+			return usageErr("--spec %s: the spec has no \"script\", so the simulated model has no reply to give", f.specFile)
 		}
 		cfg.Oracle = spec.Oracle{Spec: s}
 	default:
-		return cfg, usageErr("--task %q: use hanoi, or spec with --spec FILE", f.task)
+		return usageErr("--task %q: use hanoi, or spec with --spec FILE", f.task)
 	}
-	cfg.Sim, cfg.Faults, cfg.ModelName, cfg.Billing = simFl.simConfig(), f.faults, f.modelName, f.billing
-	return cfg, nil
+	cfg.Sim = simFl.simConfig()
+	return nil
 }

@@ -88,8 +88,9 @@ func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, or
 	}
 	t := f.totals(ctx, s, rep, runErrV)
 	sum, headline, solved, why := finish(t, rep)
+	var jsonErr error
 	if out := cmd.OutOrStdout(); asJSON {
-		_ = writeJSON(out, sum) // a failed write fails the command (see run)
+		jsonErr = writeJSON(out, sum)
 	} else {
 		fmt.Fprint(out, headline, runsummary.Text(rep))
 		if t.PEstimate != nil {
@@ -101,6 +102,8 @@ func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, or
 		return interrupted(f.journal)
 	case runErrV != nil:
 		return runErr(runErrV)
+	case jsonErr != nil:
+		return jsonErr
 	case !solved:
 		return failed(fmt.Errorf("not solved: %s", why))
 	}

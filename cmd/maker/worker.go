@@ -129,7 +129,10 @@ func (w *workerCmd) checkRoles(cmd *cobra.Command) error {
 // run connects to the engine and serves jobs until the command's context
 // ends, then prints what the worker did.
 func (w *workerCmd) run(cmd *cobra.Command) error {
-	grace := cmpGrace(cmd, w.cfg.Grace)
+	grace := w.cfg.Grace
+	if grace == 0 && cmd.Flags().Changed("grace") {
+		grace = time.Nanosecond // --grace 0 is no grace; the library's zero is its default
+	}
 	allowDrain(grace) // calls in progress may finish before the watchdog exits
 	if err := w.obs.start(cmd.Context(), "maker-worker", cmd.ErrOrStderr()); err != nil {
 		return err
@@ -160,13 +163,4 @@ func (w *workerCmd) run(cmd *cobra.Command) error {
 		return failed(err)
 	}
 	return nil
-}
-
-// cmpGrace passes --grace 0 through as "no grace" (the library's zero is
-// its default).
-func cmpGrace(cmd *cobra.Command, grace time.Duration) time.Duration {
-	if grace == 0 && cmd.Flags().Changed("grace") {
-		return time.Nanosecond
-	}
-	return grace
 }

@@ -3,7 +3,6 @@ package cluster
 import (
 	"cmp"
 	"fmt"
-	"net"
 	"path/filepath"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
@@ -58,8 +57,8 @@ type EngineConfig struct {
 // or writing anything.
 func (c EngineConfig) Validate() error {
 	const cfg = "cluster.EngineConfig"
-	if _, _, err := net.SplitHostPort(cmp.Or(c.Addr, DefaultAddr)); err != nil {
-		return fielderr.New(cfg, "Addr", c.Addr, "want HOST:PORT such as "+DefaultAddr)
+	if fix := listenAddrFix(c.Addr); fix != "" {
+		return fielderr.New(cfg, "Addr", c.Addr, fix)
 	}
 	if c.Store == "" {
 		return fielderr.New(cfg, "Store", c.Store, "give the folder JetStream keeps its streams in")

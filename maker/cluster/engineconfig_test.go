@@ -23,6 +23,7 @@ func TestEngineConfigValidate(t *testing.T) {
 		edit  func(*cluster.EngineConfig)
 	}{
 		{"Addr", func(c *cluster.EngineConfig) { c.Addr = "nowhere" }},
+		{"Addr", func(c *cluster.EngineConfig) { c.Addr = "127.0.0.1:99999" }}, // once refused only by StartServer, after the keys were made
 		{"Store", func(c *cluster.EngineConfig) { c.Store = "" }},
 		{"Monitor", func(c *cluster.EngineConfig) { c.Monitor = "0.0.0.0:8222" }},
 		{"Provision.Replicas", func(c *cluster.EngineConfig) { c.Provision.Replicas = 3 }},
@@ -44,6 +45,37 @@ func TestEngineConfigValidate(t *testing.T) {
 	}
 	_, err := os.Stat(store)
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing written")
+}
+
+// TestServerConfigValidate: StartServer refuses what Validate does,
+// naming the field, before it starts anything.
+func TestServerConfigValidate(t *testing.T) {
+	t.Parallel()
+	keys := cluster.RoleKeys{cluster.RoleAdmin: []string{"UKEY"}}
+	ok := cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()}
+	require.NoError(t, ok.Validate())
+	for _, c := range []struct {
+		field string
+		edit  func(*cluster.ServerConfig)
+	}{
+		{"StoreDir", func(c *cluster.ServerConfig) { c.StoreDir = "" }},
+		{"Addr", func(c *cluster.ServerConfig) { c.Addr = "nowhere" }},
+		{"Addr", func(c *cluster.ServerConfig) { c.Addr = "127.0.0.1:70000" }},
+		{"Monitor", func(c *cluster.ServerConfig) { c.Monitor = "0.0.0.0:8222" }},
+		{"Roles", func(c *cluster.ServerConfig) { c.Roles, c.Token = keys, "t" }},
+		{"MaxConnsPerKey", func(c *cluster.ServerConfig) { c.Roles, c.MaxConnsPerKey = keys, -1 }},
+		{"Provision.Replicas", func(c *cluster.ServerConfig) { c.Roles, c.Provision.Replicas = keys, 3 }},
+		{"AckWait", func(c *cluster.ServerConfig) { c.Roles, c.Provision.AckWait = keys, 1 }},
+	} {
+		cfg := ok
+		c.edit(&cfg)
+		fe := fielderr.As(cfg.Validate())
+		require.NotNil(t, fe, c.field)
+		assert.Equal(t, c.field, fe.Fields[0].Name)
+		_, err := cluster.StartServer(cfg)
+		assert.ErrorIs(t, err, cluster.ErrConfig, c.field)
+		assert.Equal(t, fe.Error(), err.Error(), c.field)
+	}
 }
 
 // TestEngineConfigServes: the settings' ServerConfig makes the admin's

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -85,31 +86,62 @@ type Server struct {
 	auth  *roleAuth // with Roles
 }
 
+// Validate reports the first setting of c that cannot run as a
+// *fielderr.Error wrapping ErrConfig that names the field ("StoreDir",
+// "Addr", "Monitor", "Roles" with "Token"; with Roles, "MaxConnsPerKey",
+// "Provision.Replicas" or a field of ProvisionConfig by its own name),
+// without starting or writing anything. Cost: O(1).
+func (c ServerConfig) Validate() error {
+	const cfg = "cluster.ServerConfig"
+	if c.StoreDir == "" {
+		return fielderr.New(cfg, "StoreDir", c.StoreDir, "give the folder JetStream keeps its streams in")
+	}
+	if fix := listenAddrFix(c.Addr); fix != "" {
+		return fielderr.New(cfg, "Addr", c.Addr, fix)
+	}
+	if err := CheckMonitor(c.Monitor); err != nil {
+		return fielderr.Of(cfg, "Monitor", c.Monitor, err)
+	}
+	if len(c.Roles) == 0 {
+		return nil
+	}
+	switch n := c.Provision.Replicas; {
+	case c.Token != "":
+		return &fielderr.Error{Config: cfg, Fields: []fielderr.Field{{Name: "Roles"}, {Name: "Token"}}, Fix: "give roles or a token, not both"}
+	case c.MaxConnsPerKey < 0:
+		return fielderr.New(cfg, "MaxConnsPerKey", c.MaxConnsPerKey, "use 0 (the default) or more")
+	case n > 1:
+		return fielderr.New(cfg, "Provision.Replicas", n, fmt.Sprintf("the embedded server is a single node and keeps one copy of each stream: use 1; for %d replicas run a cluster of stock nats-server nodes (maker nats config) and provision it with maker nats provision --replicas %d", n, n))
+	}
+	return c.Provision.Validate()
+}
+
+// listenAddrFix is how to fix addr, a listen address where empty means
+// DefaultAddr, or "" when it is HOST:PORT with a port from 0 to 65535.
+func listenAddrFix(addr string) string {
+	_, portText, err := net.SplitHostPort(cmpOr(addr, DefaultAddr))
+	if err != nil {
+		return "want HOST:PORT such as " + DefaultAddr
+	}
+	if port, err := strconv.Atoi(portText); err != nil || port < 0 || port > 65535 {
+		return "the port must be 0 to 65535"
+	}
+	return ""
+}
+
 // StartServer starts an embedded server and waits until it accepts
-// clients. Errors wrap ErrConfig (no StoreDir, a bad Addr) or ErrEngine
-// (the server failed to start: the port is taken, the store is locked by
+// clients. Errors: Validate's, wrapping ErrConfig, or ErrEngine (the
+// server failed to start: the port is taken, the store is locked by
 // another server).
 func StartServer(cfg ServerConfig) (*Server, error) {
-	if cfg.StoreDir == "" {
-		return nil, fmt.Errorf("%w: the server needs a store folder", ErrConfig)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	addr := cfg.Addr
-	if addr == "" {
-		addr = DefaultAddr
-	}
-	host, portText, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: address %q: %v; want HOST:PORT such as %s", ErrConfig, addr, err, DefaultAddr)
-	}
-	port, err := strconv.Atoi(portText)
-	if err != nil || port < 0 || port > 65535 {
-		return nil, fmt.Errorf("%w: address %q: the port must be 0 to 65535", ErrConfig, addr)
-	}
+	addr := cmpOr(cfg.Addr, DefaultAddr)
+	host, portText, _ := net.SplitHostPort(addr) // Validate read them
+	port, _ := strconv.Atoi(portText)
 	if port == 0 {
 		port = server.RANDOM_PORT
-	}
-	if len(cfg.Roles) > 0 && cfg.Token != "" {
-		return nil, fmt.Errorf("%w: give roles or a token, not both", ErrConfig)
 	}
 	opts := &server.Options{
 		Host:          host,
@@ -126,15 +158,6 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	var auth *roleAuth
 	if len(cfg.Roles) > 0 {
-		if err := cfg.Provision.check(); err != nil {
-			return nil, err
-		}
-		if cfg.Provision.Replicas > 1 {
-			return nil, fmt.Errorf("%w: Replicas = %d: the embedded server is a single node, which keeps one copy: use 1, or a cluster of stock nats-server nodes provisioned with maker nats provision --replicas %d", ErrConfig, cfg.Provision.Replicas, cfg.Provision.Replicas)
-		}
-		if cfg.MaxConnsPerKey < 0 {
-			return nil, fmt.Errorf("%w: negative MaxConnsPerKey", ErrConfig)
-		}
 		auth = newRoleAuth(cfg.Roles, nuid.Next()+nuid.Next())
 		auth.maxPerKey = cmpOr(cfg.MaxConnsPerKey, DefaultMaxConnsPerKey)
 		opts.CustomClientAuthentication = auth

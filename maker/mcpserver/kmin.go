@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -41,7 +42,8 @@ type KMinOutput struct {
 // KMin computes the scaling laws as `maker kmin` does: k_min for steps,
 // p and target, p_full, expected samples and cost. Zero Target means
 // 0.95, zero ValidRate 1. Errors wrap ErrArgument (and laws.ErrOutOfRange)
-// and name the argument. Cost: O(1).
+// and name the argument; a price whose total cost overflows a float64 is
+// a *fielderr.Error of the field "price". Cost: O(1).
 func KMin(in KMinInput) (KMinOutput, error) {
 	target := or(in.Target, 0.95)
 	valid := or(in.ValidRate, 1)
@@ -67,6 +69,10 @@ func KMin(in KMinInput) (KMinOutput, error) {
 		CostPerStep:      cost,
 		CostTotal:        cost * float64(in.Steps),
 		ExpectedFailures: float64(in.Steps) * (1 - pStep),
+	}
+	if math.IsInf(out.CostTotal, 0) { // no JSON can say it
+		return KMinOutput{}, &fielderr.Error{Err: ErrArgument, Config: "kmin", Fields: []fielderr.Field{{Name: "price", Value: in.Price}},
+			Fix: fmt.Sprintf("the task's cost (%d steps) overflows a number; give a smaller price", in.Steps)}
 	}
 	if lf := math.Log10(1 - pStep); !math.IsInf(lf, 0) && !math.IsNaN(lf) {
 		out.Log10FailureStep = &lf

@@ -80,25 +80,31 @@ type HTTPConfig struct {
 	HTTPOptions
 }
 
-// Listen refuses AllowRemote, Token or NoAuth without an Addr (over
+// Validate refuses AllowRemote, Token or NoAuth without an Addr (over
 // stdio the client that starts the server is trusted), and NoAuth with a
-// Token, as a *maker.FieldError wrapping ErrConfig whose values are nil
-// (the token is never quoted). Then, for an Addr, Listen is ListenHTTP
-// (its errors), and for stdio nil.
-func (c HTTPConfig) Listen() (*HTTPListener, error) {
+// Token, as a *fielderr.Error wrapping ErrConfig whose values are nil
+// (the token is never quoted). It opens nothing. Cost: O(1).
+func (c HTTPConfig) Validate() error {
 	bad := func(name, fix string) error { return fielderr.New("mcpserver.HTTPConfig", name, nil, fix) }
 	stdio := "applies to Addr only: over stdio the client that starts the server is trusted"
 	switch {
 	case c.Addr == "" && c.Token != "":
-		return nil, bad("Token", stdio)
+		return bad("Token", stdio)
 	case c.Addr == "" && c.AllowRemote:
-		return nil, bad("AllowRemote", stdio)
+		return bad("AllowRemote", stdio)
 	case c.Addr == "" && c.NoAuth:
-		return nil, bad("NoAuth", stdio)
+		return bad("NoAuth", stdio)
 	case c.NoAuth && c.Token != "":
-		return nil, &fielderr.Error{Config: "mcpserver.HTTPConfig", Fields: []fielderr.Field{{Name: "NoAuth"}, {Name: "Token"}}, Fix: "contradict each other: drop one"}
-	case c.Addr == "":
-		return nil, nil
+		return &fielderr.Error{Config: "mcpserver.HTTPConfig", Fields: []fielderr.Field{{Name: "NoAuth"}, {Name: "Token"}}, Fix: "contradict each other: drop one"}
+	}
+	return nil
+}
+
+// Listen checks c (Validate's errors), then for an Addr is ListenHTTP
+// (its errors), and for stdio nil.
+func (c HTTPConfig) Listen() (*HTTPListener, error) {
+	if err := c.Validate(); err != nil || c.Addr == "" {
+		return nil, err
 	}
 	return ListenHTTP(c.Addr, c.AllowRemote, c.HTTPOptions)
 }

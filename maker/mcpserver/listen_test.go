@@ -96,9 +96,11 @@ func TestHTTPConfigListen(t *testing.T) {
 	} {
 		_, err := tc.c.Listen()
 		require.ErrorIs(t, err, mcpserver.ErrConfig, "%+v", tc.c)
+		assert.EqualError(t, tc.c.Validate(), err.Error(), "Listen refuses what Validate does")
 		assert.ErrorContains(t, err, tc.want)
 		assert.NotContains(t, err.Error(), "secret")
 	}
+	assert.NoError(t, mcpserver.HTTPConfig{}.Validate())
 	l, err := mcpserver.HTTPConfig{}.Listen()
 	assert.NoError(t, err)
 	assert.Nil(t, l, "stdio")

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -67,7 +68,7 @@ type SolveProblemOutput struct {
 	Unprotected int                   `json:"unprotected" jsonschema:"co-failed decisions decided wrong (the simulated model's co-failure)"`
 	Resumed     int                   `json:"resumed" jsonschema:"decisions read back from the journal"`
 	Roles       map[string]RoleFigure `json:"roles" jsonschema:"each role's k, decisions, samples and cost"`
-	Model       string                `json:"model" jsonschema:"the identity of the model playing the roles"`
+	Model       string                `json:"model" jsonschema:"the identity of the model playing the roles; when every role has its own, their distinct identities, comma-separated (role_models says which role plays which)"`
 	RoleModels  map[string]string     `json:"role_models,omitempty" jsonschema:"each role's model identity, with real models"`
 }
 
@@ -165,6 +166,9 @@ func (s *Server) problemTool(ctx context.Context, req *mcp.CallToolRequest, in S
 				return nil, out, err
 			}
 			out.RoleModels[string(r)] = maker.ModelIdentity(o.Models[r])
+		}
+		if base == nil { // every role has its own model: say theirs
+			out.Model = roleModelsIdentity(out.RoleModels)
 		}
 	}
 	// The tree is bounded before anything runs: its decisions at most
@@ -314,6 +318,18 @@ func (o *SolveProblemOutput) fill(res *decompose.Result) {
 	for r, st := range res.Roles {
 		o.Roles[string(r)] = RoleFigure{K: st.K, Decisions: st.Decisions, Samples: st.Samples, Cost: st.Cost, Wrong: st.Wrong}
 	}
+}
+
+// roleModelsIdentity is the distinct model identities of roles, in the
+// order of decompose.Roles, comma-separated.
+func roleModelsIdentity(roles map[string]string) string {
+	var ids []string
+	for _, r := range decompose.Roles {
+		if id := roles[string(r)]; !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return strings.Join(ids, ", ")
 }
 
 // checkRoleModels checks a request's role_models: known roles, each

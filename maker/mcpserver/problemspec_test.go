@@ -212,4 +212,5 @@ func TestSolveProblemRoleModels(t *testing.T) {
 	out := decode[mcpserver.SolveProblemOutput](t, call(t, ctx, c2.ClientSession, "solve_problem", map[string]any{"problem": problem, "role_models": every}, nil))
 	assert.True(t, out.Solved, out.Message)
 	assert.Contains(t, out.RoleModels["solve"], "openai:other")
+	assert.Equal(t, out.RoleModels["solve"], out.Model, "the model is the roles' own, not empty")
 }

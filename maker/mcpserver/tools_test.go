@@ -201,6 +201,10 @@ func TestKMinGivesThePapersTable(t *testing.T) {
 	}
 	toolError(t, call(t, ctx, c.ClientSession, "kmin", map[string]any{"steps": 10, "p": 0.5}, nil), "p 0.5", "no margin helps")
 	toolError(t, call(t, ctx, c.ClientSession, "kmin", map[string]any{"steps": 10, "p": 0.9, "valid_rate": 2}, nil), "valid_rate")
+	// A cost past a float64 (no JSON says +Inf) is refused, naming price.
+	toolError(t, call(t, ctx, c.ClientSession, "kmin", map[string]any{"steps": 1 << 20, "p": 0.9, "price": 1e305}, nil), "price = 1e+305", "overflows")
+	_, err := mcpserver.KMin(mcpserver.KMinInput{Steps: 1 << 20, P: 0.9, Price: 1e305})
+	require.ErrorIs(t, err, mcpserver.ErrArgument)
 }
 
 func TestBadArgumentsAreToolErrors(t *testing.T) {

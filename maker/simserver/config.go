@@ -80,6 +80,28 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Validate returns nil or the *fielderr.Error (wrapping [ErrConfig]) of
+// the first field of c that is refused: no Oracle ("Oracle"), a field of
+// Sim (sim.Config.Validate's), of Faults ([Faults.Validate]) or of
+// Billing ([Billing.Validate]), each named as in its own config, or a
+// negative MaxBodyBytes. Whether the Oracle can play Sim is New's to
+// check (sim.New). Cost: O(1).
+func (c Config) Validate() error {
+	if c.Oracle == nil {
+		return fielderr.New(configName, "Oracle", nil, "give the task's oracle (hanoi.Oracle{}, spec.Oracle{Spec: s})")
+	}
+	if err := cmp.Or(c.Sim.Validate(), c.Faults.Validate(), c.Billing.Validate()); err != nil {
+		return err
+	}
+	if c.MaxBodyBytes < 0 {
+		return fielderr.New(configName, "MaxBodyBytes", c.MaxBodyBytes, "use 0 (the default) or more")
+	}
+	return nil
+}
+
+// configName is where a refused [Config] comes from, in its error.
+const configName = "simserver.Config"
+
 // Faults are the fractions of chat completion requests answered with a
 // fault instead of a reply, for reliability tests. Each is a probability
 // in [0, 1]; they must add up to at most 1. Which request gets which fault

@@ -96,25 +96,16 @@ func (s Stats) Faults() uint64 {
 	return s.RateLimited + s.ServerErrors + s.Hangs + s.Truncated + s.Garbage
 }
 
-// New returns a server for cfg. Errors wrap [ErrConfig]: no Oracle, a
-// Sim config that sim.New refuses, invalid Faults or Billing, a negative
-// MaxBodyBytes. Cost: O(1); it starts nothing.
+// New returns a server for cfg. Errors wrap [ErrConfig]: what
+// [Config.Validate] refuses, or an Oracle that sim.New refuses with
+// cfg.Sim. Cost: O(1); it starts nothing.
 func New(cfg Config) (*Server, error) {
-	if cfg.Oracle == nil {
-		return nil, fmt.Errorf("%w: no Oracle: give the task's oracle (hanoi.Oracle{}, spec.Oracle{Spec: s})", ErrConfig)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	m, err := sim.New(cfg.Oracle, cfg.Sim)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if err := cfg.Faults.Validate(); err != nil {
-		return nil, err
-	}
-	if err := cfg.Billing.Validate(); err != nil {
-		return nil, err
-	}
-	if cfg.MaxBodyBytes < 0 {
-		return nil, fmt.Errorf("%w: MaxBodyBytes = %d, want 0 (the default) or more", ErrConfig, cfg.MaxBodyBytes)
 	}
 	s := &Server{
 		cfg: cfg, model: m, name: cfg.ModelName, maxBody: cfg.MaxBodyBytes, log: cfg.Logger,

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -238,7 +239,13 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	} {
 		_, err := simserver.New(cfg)
 		assert.ErrorIs(t, err, simserver.ErrConfig, name)
+		assert.NotNil(t, fielderr.As(cfg.Validate()), "%s: a field error of Validate", name)
 	}
+	fe := fielderr.As(simserver.Config{Oracle: hanoi.Oracle{}, Sim: sim.DefaultConfig(), MaxBodyBytes: -1}.Validate())
+	require.NotNil(t, fe)
+	assert.Equal(t, "MaxBodyBytes", fe.Fields[0].Name)
+	assert.EqualError(t, simserver.Config{Sim: sim.DefaultConfig()}.Validate(),
+		"invalid configuration: simserver.Config: Oracle = <nil>: give the task's oracle (hanoi.Oracle{}, spec.Oracle{Spec: s})")
 	_, err := simserver.New(simserver.Config{Oracle: hanoi.Oracle{}, Sim: sim.DefaultConfig(),
 		Faults: simserver.Faults{RateLimit: 0.2, ServerError: 0.2, Hang: 0.2, Truncate: 0.2, Garbage: 0.2, RetryAfter: simserver.MaxRetryAfter}})
 	assert.NoError(t, err, "fractions adding up to exactly 1")
