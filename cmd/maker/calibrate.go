@@ -89,7 +89,7 @@ func (c *calibrateFlags) register(cmd *cobra.Command) {
 }
 
 // check refuses flags that do not go together, then what the run flags
-// and calibrate.Config refuse, said in flags.
+// refuse, said in flags.
 func (c *calibrateFlags) check(cmd *cobra.Command) error {
 	fs, cfg := cmd.Flags(), &c.cfg
 	if name := given(fs, notForCalibrate...); name != "" {
@@ -118,7 +118,7 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 	if fs.Changed("k") {
 		cfg.K = c.run.k
 	}
-	return fieldUsageErr(cfg.Validate(), calibrateFlagOf, "calibrate")
+	return nil // calibrate.Config checks itself once its task is open (calibrate)
 }
 
 // task opens the task to calibrate on: its steps, its oracle (the
@@ -149,7 +149,7 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 	}
 	defer func() { _ = done() }()
 	cfg := c.cfg
-	cfg.Steps = steps // check could not count the first round without the task's steps
+	cfg.Steps = steps // for Validate to count the first round
 	if err := fieldUsageErr(cfg.Validate(), calibrateFlagOf, "calibrate"); err != nil {
 		return err
 	}

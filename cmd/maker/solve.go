@@ -251,7 +251,9 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 		}
 	}
 	interrupted := runErrV != nil && cmd.Context().Err() != nil && !errors.Is(runErrV, batch.ErrWrite)
-	f.report(cmd.OutOrStdout(), path, sum, runErrV, interrupted)
+	if err := f.report(cmd.OutOrStdout(), path, sum, runErrV, interrupted); err != nil {
+		return err
+	}
 	// Failed (1; 130 when interrupted, as run says of any failure once the
 	// context is done), or nil when every task was solved.
 	if err := sum.Outcome(runErrV, interrupted, f.summaryText(path)); err != nil {
@@ -297,11 +299,12 @@ func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job
 	return sum, book.Finish(&sum, jobs, err)
 }
 
-// report prints the summary of a batch: as JSON with --json.
-func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr error, interrupted bool) {
+// report prints the summary of a batch: as JSON with --json, whose
+// error (a value JSON cannot say, a failed write) fails the command.
+func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr error, interrupted bool) error {
 	if !f.asJSON {
 		sum.WriteText(w, f.summaryText(path))
-		return
+		return nil
 	}
 	report := solveSummary{Summary: sum, TasksFile: path, Results: f.out, State: f.state}
 	if f.run.drawer != nil {
@@ -313,7 +316,7 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 	case runErr != nil:
 		report.Error = runErr.Error()
 	}
-	_ = writeJSON(w, report) // a failed write fails the command (see run)
+	return writeJSON(w, report)
 }
 
 // summaryText is what the batch's summary and outcome say beside its
