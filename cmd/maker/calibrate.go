@@ -114,7 +114,7 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 	if err := positiveFlags(fs, "steps-sampled", "samples", "confidence", "concurrency", "until-max-samples"); err != nil {
 		return err
 	}
-	cfg.Target, cfg.SamplesPerCall, cfg.MaxCost = c.run.target, c.run.perCall, c.run.maxCost
+	cfg.Target, cfg.SamplesPerCall, cfg.MaxCost = c.run.kPolicy.Target, c.run.perCall, c.run.maxCost
 	if fs.Changed("k") {
 		cfg.K = c.run.k
 	}

@@ -178,7 +178,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	}
 	b := &f.builder
 	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.maxTokens, run.seed, f.tools.root, f.tools.selection
-	b.RerunPending, b.ToolDeclaration, b.Price = run.rerunPending, maker.ToolDeclaration(f.declaration), run.price()
+	b.RerunPending, b.ToolDeclaration, b.Price = run.cfg.RerunPending, maker.ToolDeclaration(f.declaration), run.price()
 	b.SamplesPerCall = run.perCall // Budget: batchRunner's, one across runs
 	f.limits.Retries = rateRetries
 	f.runner.Build = b.Build
