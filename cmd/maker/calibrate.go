@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/progress"
@@ -18,14 +17,13 @@ import (
 // the sim, --target), the tools (a spec's), and its own, most of them set
 // straight into calibrate.Config, which checks itself.
 type calibrateFlags struct {
-	run         runFlags
-	tools       toolFlags
-	cfg         calibrate.Config
-	disks       int
-	specFile    string
-	asJSON      bool
-	declaration string
-	roles       rolesFlags // --roles: a decomposition's roles (calibrateroles.go)
+	run      runFlags
+	tools    toolFlags
+	cfg      calibrate.Config
+	disks    int
+	specFile string
+	asJSON   bool
+	roles    rolesFlags // --roles: a decomposition's roles (calibrateroles.go)
 }
 
 // notForCalibrate are the run flags that decide steps, which a calibration
@@ -72,7 +70,7 @@ func (c *calibrateFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&cfg.Confidence, "confidence", calibrate.DefaultConfidence, "confidence of the interval on p, in (0, 1)")
 	fs.IntVar(&cfg.Parallel, "concurrency", calibrate.DefaultParallel, "model calls in flight at once")
 	fs.BoolVar(&c.asJSON, "json", false, "print the report as JSON on stdout")
-	fs.StringVar(&c.declaration, "tool-declaration", "auto", "with --spec: how the spec's tools are declared to the model, as maker run declares them (native, prompt, both, or auto); use the run's choice, so p is measured on the run's prompts")
+	fs.StringVar((*string)(&c.run.cfg.ToolDeclaration), "tool-declaration", "auto", "with --spec: how the spec's tools are declared to the model, as maker run declares them (native, prompt, both, or auto); use the run's choice, so p is measured on the run's prompts")
 	fs.BoolVar(&cfg.UntilDecided, "until-decided", false, "while the plan is undecided, sample more (new steps, then more samples per step) in rounds, each forecast on stderr before it draws, until it is decided or a cap stops it (--until-max-samples, and --max-cost in dollars); each look plans over a stricter region so that all of them keep --confidence")
 	fs.IntVar(&cfg.MaxSamples, "until-max-samples", calibrate.DefaultMaxSamples, "with --until-decided: the most samples drawn in all, the first round's included")
 	fs.BoolVar(&cfg.WithRivals, "with-rivals", false, "also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)")
@@ -153,7 +151,7 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 	if err := fieldUsageErr(cfg.Validate(), calibrateFlagOf, "calibrate"); err != nil {
 		return err
 	}
-	if cfg.Solver, err = c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared, decl: maker.ToolDeclaration(c.declaration)}); err != nil {
+	if cfg.Solver, err = c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared}); err != nil {
 		return err
 	}
 	bar := progress.NewRounds(cmd.ErrOrStderr(), progress.Mode(c.run.progress))

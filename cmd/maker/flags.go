@@ -43,7 +43,8 @@ type runFlags struct {
 	usesTarget        bool            // the command reads --target without --k auto (calibrate)
 	// cfg and sim hold the settings the flags set straight: the vote's
 	// --parallel, --max-samples and --max-errors (0: none, see
-	// voteConfig), --structured, --rerun-pending and the guards; the
+	// voteConfig), --structured, --rerun-pending, --tool-declaration,
+	// maker run's --max-steps and the guards; the
 	// simulated model's rates (simConfig adds the rest).
 	cfg             maker.Config
 	sim             sim.Config
@@ -326,13 +327,10 @@ type solverWith struct {
 	// steps is the task's number of steps, for --k auto's policy (the
 	// commands that leave it 0, calibrate and solve, refuse --k auto).
 	steps int
-	// maxSteps is maker run's --max-steps (MaxSteps); 0 for none.
-	maxSteps int
-	// executor runs a spec's tools; tools are those it declares, as decl
-	// (--tool-declaration) says.
+	// executor runs a spec's tools; tools are those it declares, as
+	// --tool-declaration (Config.ToolDeclaration) says.
 	executor *executor.Executor
 	tools    []llms.Tool
-	decl     maker.ToolDeclaration
 	// watch, the command's context if set, watches the run: telemetry
 	// and readiness probes, the logger of --log-format json, a progress
 	// bar of steps (with --verbose each red-flagged reply and provider
@@ -348,7 +346,7 @@ type solverWith struct {
 func (f *runFlags) config(with solverWith, esc *maker.Escalation) maker.Config {
 	cfg := f.cfg
 	cfg.Vote, cfg.AdaptiveK, cfg.Escalation, cfg.MaxTokens = f.voteConfig(), f.adaptive(with.steps), esc, f.maxTokens
-	cfg.ToolDeclaration, cfg.MaxSteps, cfg.SamplesPerCall, cfg.Price = with.decl, with.maxSteps, f.perCall, f.price()
+	cfg.SamplesPerCall, cfg.Price = f.perCall, f.price()
 	f.guard.apply(&cfg)
 	return cfg
 }
