@@ -104,8 +104,6 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 		return usageErr("--until-max-samples caps --until-decided: give --until-decided too, or leave it out")
 	case fs.Changed("disks") && c.specFile != "":
 		return usageErr("--disks and --spec: give one task, Towers of Hanoi (--disks) or a spec file (--spec)")
-	case c.specFile == "" && (c.disks < 1 || c.disks > hanoi.MaxDisks):
-		return usageErr("--disks %d: use 1 to %d", c.disks, hanoi.MaxDisks)
 	case c.specFile == "" && given(fs, "root", "tools", "tool-declaration") != "":
 		return usageErr("--root, --tools and --tool-declaration apply to --spec only: Towers of Hanoi has no tools")
 	}
@@ -125,7 +123,7 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 func (c *calibrateFlags) task(cmd *cobra.Command) (steps calibrate.Steps, oracle sim.Oracle, declared []llms.Tool, done func() error, err error) {
 	if c.specFile == "" {
 		steps, err = calibrate.Hanoi(c.disks)
-		return steps, hanoi.Oracle{}, nil, func() error { return nil }, err
+		return steps, hanoi.Oracle{}, nil, func() error { return nil }, fieldUsageErr(err, disksFlagOf, "--disks")
 	}
 	sandbox := grantedRoot(cmd, &c.tools)
 	o, err := spec.OpenFile(c.specFile, sandbox, c.tools.selection)
