@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/progress"
@@ -18,14 +17,13 @@ import (
 // the sim, --target), the tools (a spec's), and its own, most of them set
 // straight into calibrate.Config, which checks itself.
 type calibrateFlags struct {
-	run         runFlags
-	tools       toolFlags
-	cfg         calibrate.Config
-	disks       int
-	specFile    string
-	asJSON      bool
-	declaration string
-	roles       rolesFlags // --roles: a decomposition's roles (calibrateroles.go)
+	run      runFlags
+	tools    toolFlags
+	cfg      calibrate.Config
+	disks    int
+	specFile string
+	asJSON   bool
+	roles    rolesFlags // --roles: a decomposition's roles (calibrateroles.go)
 }
 
 // notForCalibrate are the run flags that decide steps, which a calibration
@@ -72,7 +70,7 @@ func (c *calibrateFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&cfg.Confidence, "confidence", calibrate.DefaultConfidence, "confidence of the interval on p, in (0, 1)")
 	fs.IntVar(&cfg.Parallel, "concurrency", calibrate.DefaultParallel, "model calls in flight at once")
 	fs.BoolVar(&c.asJSON, "json", false, "print the report as JSON on stdout")
-	fs.StringVar(&c.declaration, "tool-declaration", "auto", "with --spec: how the spec's tools are declared to the model, as maker run declares them (native, prompt, both, or auto); use the run's choice, so p is measured on the run's prompts")
+	fs.StringVar((*string)(&c.run.cfg.ToolDeclaration), "tool-declaration", "auto", "with --spec: how the spec's tools are declared to the model, as maker run declares them (native, prompt, both, or auto); use the run's choice, so p is measured on the run's prompts")
 	fs.BoolVar(&cfg.UntilDecided, "until-decided", false, "while the plan is undecided, sample more (new steps, then more samples per step) in rounds, each forecast on stderr before it draws, until it is decided or a cap stops it (--until-max-samples, and --max-cost in dollars); each look plans over a stricter region so that all of them keep --confidence")
 	fs.IntVar(&cfg.MaxSamples, "until-max-samples", calibrate.DefaultMaxSamples, "with --until-decided: the most samples drawn in all, the first round's included")
 	fs.BoolVar(&cfg.WithRivals, "with-rivals", false, "also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)")
@@ -89,7 +87,7 @@ func (c *calibrateFlags) register(cmd *cobra.Command) {
 }
 
 // check refuses flags that do not go together, then what the run flags
-// and calibrate.Config refuse, said in flags.
+// refuse, said in flags.
 func (c *calibrateFlags) check(cmd *cobra.Command) error {
 	fs, cfg := cmd.Flags(), &c.cfg
 	if name := given(fs, notForCalibrate...); name != "" {
@@ -106,19 +104,17 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 		return usageErr("--until-max-samples caps --until-decided: give --until-decided too, or leave it out")
 	case fs.Changed("disks") && c.specFile != "":
 		return usageErr("--disks and --spec: give one task, Towers of Hanoi (--disks) or a spec file (--spec)")
-	case c.specFile == "" && (c.disks < 1 || c.disks > hanoi.MaxDisks):
-		return usageErr("--disks %d: use 1 to %d", c.disks, hanoi.MaxDisks)
 	case c.specFile == "" && given(fs, "root", "tools", "tool-declaration") != "":
 		return usageErr("--root, --tools and --tool-declaration apply to --spec only: Towers of Hanoi has no tools")
 	}
 	if err := positiveFlags(fs, "steps-sampled", "samples", "confidence", "concurrency", "until-max-samples"); err != nil {
 		return err
 	}
-	cfg.Target, cfg.SamplesPerCall, cfg.MaxCost = c.run.target, c.run.perCall, c.run.maxCost
+	cfg.Target, cfg.SamplesPerCall, cfg.MaxCost = c.run.kPolicy.Target, c.run.perCall, c.run.maxCost
 	if fs.Changed("k") {
 		cfg.K = c.run.k
 	}
-	return fieldUsageErr(cfg.Validate(), calibrateFlagOf, "calibrate")
+	return nil // calibrate.Config checks itself once its task is open (calibrate)
 }
 
 // task opens the task to calibrate on: its steps, its oracle (the
@@ -127,7 +123,7 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 func (c *calibrateFlags) task(cmd *cobra.Command) (steps calibrate.Steps, oracle sim.Oracle, declared []llms.Tool, done func() error, err error) {
 	if c.specFile == "" {
 		steps, err = calibrate.Hanoi(c.disks)
-		return steps, hanoi.Oracle{}, nil, func() error { return nil }, err
+		return steps, hanoi.Oracle{}, nil, func() error { return nil }, fieldUsageErr(err, disksFlagOf, "--disks")
 	}
 	sandbox := grantedRoot(cmd, &c.tools)
 	o, err := spec.OpenFile(c.specFile, sandbox, c.tools.selection)
@@ -149,11 +145,11 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 	}
 	defer func() { _ = done() }()
 	cfg := c.cfg
-	cfg.Steps = steps // check could not count the first round without the task's steps
+	cfg.Steps = steps // for Validate to count the first round
 	if err := fieldUsageErr(cfg.Validate(), calibrateFlagOf, "calibrate"); err != nil {
 		return err
 	}
-	if cfg.Solver, err = c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared, decl: maker.ToolDeclaration(c.declaration)}); err != nil {
+	if cfg.Solver, err = c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared}); err != nil {
 		return err
 	}
 	bar := progress.NewRounds(cmd.ErrOrStderr(), progress.Mode(c.run.progress))

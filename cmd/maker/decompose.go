@@ -119,7 +119,9 @@ func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, uncheck
 	sum := problems.Summarize(res, err, unchecked)
 	out := cmd.OutOrStdout()
 	if f.asJSON {
-		_ = writeJSON(out, sum) // a failed write fails the command (see run)
+		if werr := writeJSON(out, sum); werr != nil {
+			return werr
+		}
 	} else {
 		sum.WriteText(out, what, f.c.Models.Models)
 	}

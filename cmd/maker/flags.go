@@ -31,89 +31,89 @@ import (
 // runFlags are the flags of every command that runs a task: the model, the
 // vote, the red flags and the journal.
 type runFlags struct {
-	models               []string
-	baseURL              string
-	priceIn, priceOut    float64
-	priceInSet           bool // --price-in was given
-	priceOutSet          bool
-	maxInFlight          int // maker solve's --max-inflight, for the connection pool
-	structured, verbose  bool
-	k, parallel          int
-	kAuto                bool    // --k auto: adaptive.Policy
-	target               float64 // --target: of --k auto and maker calibrate
-	kFloor, kMax         int
-	usesTarget           bool // the command reads --target without --k auto (calibrate)
-	maxSamples           int
-	maxErrors            int
-	maxTokens            int
-	seed                 uint64
-	p, flagRate          float64
-	errorRate            float64
-	concentration        float64
-	wrongAnswers         int
-	latency              time.Duration
-	latencySigma         float64
-	difficultySpread     float64
-	hardAgree            float64
-	pLate                float64 // --p-late from step --p-change-at on: sim.Config.Drift
-	changeAt             int
-	drift                bool          // --p-late and --p-change-at were given (validateSim)
-	esc                  escalateFlags // --escalate and its options (escalate.go)
-	journal              string
-	resume, rerunPending bool
-	resumeOrStart        bool
-	journalUnsigned      bool // --journal-unsigned: journal.Unsigned
-	taskJournals         bool // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
-	progress             string
-	timeout              time.Duration
-	natsRun              // --nats: samples drawn by workers, journals on the engine (nats.go)
-	costFlags            // --samples-per-call, --max-cost (cost.go)
-	obs                  watchFlags
-	guard                guardFlags // --write-k, --flag-alarm, --self-correction (flagsguard.go)
-	endBar               func()     // ends a watched solver's progress bar (solver sets it)
+	models            []string
+	baseURL           string
+	priceIn, priceOut float64
+	priceInSet        bool // --price-in was given
+	priceOutSet       bool
+	maxInFlight       int // maker solve's --max-inflight, for the connection pool
+	verbose           bool
+	k                 int
+	kAuto             bool            // --k auto: adaptive.Policy
+	kPolicy           adaptive.Policy // --target (of --k auto and maker calibrate), --k-floor, --k-max
+	usesTarget        bool            // the command reads --target without --k auto (calibrate)
+	// cfg and sim hold the settings the flags set straight: the vote's
+	// --parallel, --max-samples and --max-errors (0: none, see
+	// voteConfig), --structured, --rerun-pending, --tool-declaration,
+	// maker run's --max-steps and the guards; the
+	// simulated model's rates (simConfig adds the rest).
+	cfg             maker.Config
+	sim             sim.Config
+	maxTokens       int
+	seed            uint64
+	p, flagRate     float64
+	wrongAnswers    int
+	latency         time.Duration
+	latencySigma    float64
+	drift           sim.PChange   // --p-late from step --p-change-at on: sim.Config.Drift
+	drifts          bool          // --p-late and --p-change-at were given (validateSim)
+	esc             escalateFlags // --escalate and its options (escalate.go)
+	journal         string
+	resume          bool
+	resumeOrStart   bool
+	journalUnsigned bool // --journal-unsigned: journal.Unsigned
+	taskJournals    bool // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
+	progress        string
+	timeout         time.Duration
+	natsRun         // --nats: samples drawn by workers, journals on the engine (nats.go)
+	costFlags       // --samples-per-call, --max-cost (cost.go)
+	obs             watchFlags
+	guard           guardFlags // --write-k, --flag-alarm, --self-correction (flagsguard.go)
+	endBar          func()     // ends a watched solver's progress bar (solver sets it)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
-	fs := cmd.Flags()
-	def := sim.DefaultConfig()
+	fs, vc := cmd.Flags(), &f.cfg.Vote
+	f.sim = sim.DefaultConfig()
+	def := &f.sim
 	fs.StringArrayVar(&f.models, "model", []string{"sim"}, "model: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn)")
 	fs.StringVar(&f.baseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
 	fs.DurationVar(&f.timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
 	fs.Float64Var(&f.priceIn, "price-in", 0, "dollars per million input tokens, for every model whose --model spec gives no price (default: the built-in list price of a well-known OpenAI or Anthropic model, else 0)")
 	fs.Float64Var(&f.priceOut, "price-out", 0, "dollars per million output tokens, as --price-in")
-	fs.BoolVar(&f.structured, "structured", false, "structured output: send the task's answer JSON Schema, so the server constrains each reply to it (openai: and ollama: models)")
+	fs.BoolVar(&f.cfg.Structured, "structured", false, "structured output: send the task's answer JSON Schema, so the server constrains each reply to it (openai: and ollama: models)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print each red-flagged reply's reason and first characters, and each provider error, on stderr")
 	f.k = vote.DefaultK
 	fs.Var(&kValue{k: &f.k, auto: &f.kAuto}, "k", "voting margin: a step is decided when one answer leads every other by k votes; auto: each step's k from the run's own votes (see --target)")
-	fs.Float64Var(&f.target, "target", calibrate.DefaultTarget, "with --k auto: the whole run's target success, in (0, 1): a quarter of 1 - target is the steps' failure budget (each step's k keeps the failure charged so far plus the remaining steps' within it, planned over the run's measured spread of difficulty), half the estimates' miss, a quarter a margin for drift before it is seen; when no k up to --k-max keeps it the run stops (or escalates). A bound by the union of the three, under the plan's model (Beta-distributed difficulty, errors that repeat), not an exact figure: hard steps whose errors agree can break it; see docs/calibrate.md")
-	fs.IntVar(&f.kFloor, "k-floor", adaptive.DefaultFloor, "with --k auto: smallest k, at least 2 (at k=1 no vote disagrees with its winner, so p cannot be estimated); the default 4 holds a late drop of p from 0.9999 to 0.8 (at k=2 a step before the drop is seen fails 6% of the time, at k=4 0.4%)")
-	fs.IntVar(&f.kMax, "k-max", adaptive.DefaultMax, "with --k auto: largest k, the first step's (nothing is known yet)")
-	fs.IntVar(&f.parallel, "parallel", 0, "most samples in flight per step, 1 to k (default k; 1 is the paper's sequential rule; a race never has more than k samples in flight beyond its lead)")
-	fs.IntVar(&f.maxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
-	fs.IntVar(&f.maxErrors, "max-errors", vote.DefaultMaxErrors, "provider errors tolerated per step; 0: none, the first failed call fails the step")
+	fs.Float64Var(&f.kPolicy.Target, "target", calibrate.DefaultTarget, "with --k auto: the whole run's target success, in (0, 1): a quarter of 1 - target is the steps' failure budget (each step's k keeps the failure charged so far plus the remaining steps' within it, planned over the run's measured spread of difficulty), half the estimates' miss, a quarter a margin for drift before it is seen; when no k up to --k-max keeps it the run stops (or escalates). A bound by the union of the three, under the plan's model (Beta-distributed difficulty, errors that repeat), not an exact figure: hard steps whose errors agree can break it; see docs/calibrate.md")
+	fs.IntVar(&f.kPolicy.Floor, "k-floor", adaptive.DefaultFloor, "with --k auto: smallest k, at least 2 (at k=1 no vote disagrees with its winner, so p cannot be estimated); the default 4 holds a late drop of p from 0.9999 to 0.8 (at k=2 a step before the drop is seen fails 6% of the time, at k=4 0.4%)")
+	fs.IntVar(&f.kPolicy.Max, "k-max", adaptive.DefaultMax, "with --k auto: largest k, the first step's (nothing is known yet)")
+	fs.IntVar(&vc.Parallel, "parallel", 0, "most samples in flight per step, 1 to k (default k; 1 is the paper's sequential rule; a race never has more than k samples in flight beyond its lead)")
+	fs.IntVar(&vc.MaxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
+	fs.IntVar(&vc.MaxErrors, "max-errors", vote.DefaultMaxErrors, "provider errors tolerated per step; 0: none, the first failed call fails the step")
 	fs.IntVar(&f.maxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
 	fs.Uint64Var(&f.seed, "seed", 1, "simulated model: seed of every random draw")
 	fs.Float64Var(&f.p, "p", def.P, "simulated model: probability that a valid reply is right")
 	fs.Float64Var(&f.flagRate, "flag-rate", def.FlagRate, "simulated model: probability of a red-flag reply (overlong, cut off, malformed)")
-	fs.Float64Var(&f.errorRate, "error-rate", 0, "simulated model: probability of a provider error")
+	fs.Float64Var(&def.ErrorRate, "error-rate", def.ErrorRate, "simulated model: probability of a provider error")
 	fs.IntVar(&f.wrongAnswers, "wrong-answers", def.WrongAnswers, "simulated model: distinct wrong answers the errors spread over (1 = all errors alike)")
-	fs.Float64Var(&f.concentration, "concentration", 0, "simulated model: probability that a wrong reply is the most common wrong answer")
+	fs.Float64Var(&def.Concentration, "concentration", def.Concentration, "simulated model: probability that a wrong reply is the most common wrong answer")
 	fs.DurationVar(&f.latency, "latency", 0, "simulated model: latency of a call (the median, with --latency-sigma)")
 	fs.Float64Var(&f.latencySigma, "latency-sigma", 0, "simulated model: lognormal spread of latency (0 = fixed)")
-	fs.Float64Var(&f.difficultySpread, "difficulty-spread", 0, "simulated model: spread of per-step difficulty, 0 (every step at --p) up to but not including 1; each step's p is drawn around --p")
-	fs.Float64Var(&f.hardAgree, "hard-agree", 0, "simulated model: probability that a wrong reply on a hard step (its p below 1/2) is the same wrong answer")
-	fs.Float64Var(&f.pLate, "p-late", 0, "simulated model: from step --p-change-at on, the probability that a valid reply is right (a model that drifts late in the run)")
-	fs.IntVar(&f.changeAt, "p-change-at", 0, "simulated model: the step (from 0) where --p becomes --p-late")
+	fs.Float64Var(&def.DifficultySpread, "difficulty-spread", def.DifficultySpread, "simulated model: spread of per-step difficulty, 0 (every step at --p) up to but not including 1; each step's p is drawn around --p")
+	fs.Float64Var(&def.HardAgree, "hard-agree", def.HardAgree, "simulated model: probability that a wrong reply on a hard step (its p below 1/2) is the same wrong answer")
+	fs.Float64Var(&f.drift.P, "p-late", 0, "simulated model: from step --p-change-at on, the probability that a valid reply is right (a model that drifts late in the run)")
+	fs.IntVar(&f.drift.Step, "p-change-at", 0, "simulated model: the step (from 0) where --p becomes --p-late")
 	f.esc.register(fs)
 	fs.StringVar(&f.journal, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
 	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
 	fs.BoolVar(&f.resumeOrStart, "resume-or-start", false, "resume the run in --journal FILE, or start it when the file does not exist yet (one command line for a supervisor); a journal of another task or settings is still refused")
 	fs.BoolVar(&f.journalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it: a plain SHA-256 chain and no chain head kept, so an edit whose chain was recomputed, a truncation or an older copy put back go unnoticed (see docs/journal.md)")
-	fs.BoolVar(&f.rerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
+	fs.BoolVar(&f.cfg.RerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
 	f.registerCost(fs)
-	f.guard.register(cmd)
+	f.guard.register(cmd, &f.cfg)
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions(progress.Modes, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModel)
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
@@ -166,10 +166,10 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return err
 	}
 	switch {
-	case f.parallel > f.kBound():
-		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.parallel, f.kBound())
-	case f.maxErrors < 0:
-		return usageErr("--max-errors %d: use 0 (none tolerated) or more", f.maxErrors)
+	case f.cfg.Vote.Parallel > f.kBound():
+		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.cfg.Vote.Parallel, f.kBound())
+	case f.cfg.Vote.MaxErrors < 0:
+		return usageErr("--max-errors %d: use 0 (none tolerated) or more", f.cfg.Vote.MaxErrors)
 	case f.timeout <= 0:
 		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.timeout)
 	case fs.Changed("journal") && f.journal == "":
@@ -180,7 +180,7 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--resume needs --journal FILE: the journal of the run to resume")
 	case f.journalUnsigned && f.journal == "" && !f.taskJournals:
 		return usageErr("--journal-unsigned applies to --journal only: it says how the journal is written")
-	case f.rerunPending && !f.resume && !f.taskJournals:
+	case f.cfg.RerunPending && !f.resume && !f.taskJournals:
 		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
 	case !progress.Mode(f.progress).Valid():
 		return usageErr("--progress %q: use auto, on or off", f.progress)
@@ -215,7 +215,7 @@ func (f *runFlags) validateSim(fs *pflag.FlagSet) error {
 	if f.latencySigma > 0 && f.latency == 0 {
 		return usageErr("--latency-sigma needs --latency (the median)")
 	}
-	if f.drift = fs.Changed("p-late"); f.drift != fs.Changed("p-change-at") {
+	if f.drifts = fs.Changed("p-late"); f.drifts != fs.Changed("p-change-at") {
 		return usageErr("--p-late and --p-change-at go together: --p-late P --p-change-at STEP")
 	}
 	if err := positiveFlags(fs, "wrong-answers"); err != nil { // 0 is 1 in sim.Config
@@ -278,11 +278,12 @@ func positiveFlags(fs *pflag.FlagSet, names ...string) error {
 }
 
 func (f *runFlags) voteConfig() vote.Config {
-	maxErrors := f.maxErrors
-	if maxErrors == 0 {
-		maxErrors = vote.NoErrors // 0 means none here; in vote.Config it means the default
+	v := f.cfg.Vote
+	v.K, v.MinVoters = f.k, f.minVoters
+	if v.MaxErrors == 0 {
+		v.MaxErrors = vote.NoErrors // 0 means none here; in vote.Config it means the default
 	}
-	return vote.Config{K: f.k, Parallel: f.parallel, MaxSamples: f.maxSamples, MaxErrors: maxErrors, MinVoters: f.minVoters}
+	return v
 }
 
 // modelsFlagOf names the flag of each runsetup.Models field.
@@ -295,24 +296,22 @@ func (f *runFlags) validateModels(ctx context.Context) error {
 	if f.natsURL != "" && len(f.models) > 1 {
 		return usageErr("--model given %d times: --nats takes one model, the route its workers serve", len(f.models))
 	}
-	if f.natsURL != "" && f.structured {
+	if f.natsURL != "" && f.cfg.Structured {
 		return usageErr("--structured does not travel over --nats yet: the workers would not send the answer schema")
 	}
 	// What the models may send: each --model's and --escalate-model's
 	// ;key=VAR value, a password in --base-url or ;base= (escalation
 	// opens its model as a --model; its errors are escalation's).
 	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.baseURL}, append(slices.Clone(f.models), f.esc.model)...)...)
-	m := runsetup.Models{Specs: f.models, BaseURL: f.baseURL, Structured: f.structured, InputPrice: f.priceIn, OutputPrice: f.priceOut}
+	m := runsetup.Models{Specs: f.models, BaseURL: f.baseURL, Structured: f.cfg.Structured, InputPrice: f.priceIn, OutputPrice: f.priceOut}
 	return fieldUsageErr(m.Check(), modelsFlagOf, "--model")
 }
 
 func (f *runFlags) simConfig() sim.Config {
-	c := sim.DefaultConfig()
-	c.Seed, c.P, c.FlagRate, c.ErrorRate = f.seed, f.p, f.flagRate, f.errorRate
-	c.WrongAnswers, c.Concentration = f.wrongAnswers, f.concentration
-	c.DifficultySpread, c.HardAgree = f.difficultySpread, f.hardAgree
-	if f.drift {
-		c.Drift = []sim.PChange{{Step: f.changeAt, P: f.pLate}}
+	c := f.sim
+	c.Seed, c.P, c.FlagRate, c.WrongAnswers = f.seed, f.p, f.flagRate, f.wrongAnswers
+	if f.drifts {
+		c.Drift = []sim.PChange{f.drift}
 	}
 	switch { // any value given, for Validate to refuse a bad one
 	case f.latencySigma != 0:
@@ -329,13 +328,10 @@ type solverWith struct {
 	// steps is the task's number of steps, for --k auto's policy (the
 	// commands that leave it 0, calibrate and solve, refuse --k auto).
 	steps int
-	// maxSteps is maker run's --max-steps (MaxSteps); 0 for none.
-	maxSteps int
-	// executor runs a spec's tools; tools are those it declares, as decl
-	// (--tool-declaration) says.
+	// executor runs a spec's tools; tools are those it declares, as
+	// --tool-declaration (Config.ToolDeclaration) says.
 	executor *executor.Executor
 	tools    []llms.Tool
-	decl     maker.ToolDeclaration
 	// watch, the command's context if set, watches the run: telemetry
 	// and readiness probes, the logger of --log-format json, a progress
 	// bar of steps (with --verbose each red-flagged reply and provider
@@ -349,9 +345,9 @@ type solverWith struct {
 // with Config.Validate. --timeout bounds each call in the model's client
 // (models.Options), not here.
 func (f *runFlags) config(with solverWith, esc *maker.Escalation) maker.Config {
-	cfg := maker.Config{Vote: f.voteConfig(), AdaptiveK: f.adaptive(with.steps), Escalation: esc, MaxTokens: f.maxTokens,
-		ToolDeclaration: with.decl, Structured: f.structured, RerunPending: f.rerunPending, MaxSteps: with.maxSteps,
-		SamplesPerCall: f.perCall, Price: f.price()}
+	cfg := f.cfg
+	cfg.Vote, cfg.AdaptiveK, cfg.Escalation, cfg.MaxTokens = f.voteConfig(), f.adaptive(with.steps), esc, f.maxTokens
+	cfg.SamplesPerCall, cfg.Price = f.perCall, f.price()
 	f.guard.apply(&cfg)
 	return cfg
 }

@@ -20,8 +20,6 @@ type guardFlags struct {
 	flagAlarm      string // on, off
 	alarmLevel     float64
 	alarmHistory   int
-	selfCorrection bool
-	toolFirst      bool
 
 	writes maker.WriteRule // parsed by validate
 }
@@ -31,7 +29,9 @@ type guardFlags struct {
 // through its jobs (batch.Builtin), and calibrate decides no step.
 var guardCommands = []string{"hanoi", "run"}
 
-func (g *guardFlags) register(cmd *cobra.Command) {
+// register adds the flags, the self-correction red flag and the
+// tool-first vote set straight in cfg.
+func (g *guardFlags) register(cmd *cobra.Command, cfg *maker.Config) {
 	if !slices.Contains(guardCommands, cmd.Name()) {
 		return
 	}
@@ -42,8 +42,8 @@ func (g *guardFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&g.flagAlarm, "flag-alarm", "on", "red-flag-rate alarm: on (a decided step whose red flags are far too many for the run's rate so far is not taken: the run stops, or the --escalate policy decides it again) or off")
 	fs.Float64Var(&g.alarmLevel, "flag-alarm-level", maker.DefaultFlagAlarmLevel, "with --flag-alarm on: the chance, at the run's rate, of at least the step's red flags below which the step is an alarm, in (0, 1)")
 	fs.IntVar(&g.alarmHistory, "flag-alarm-history", maker.DefaultFlagAlarmHistory, "with --flag-alarm on: samples the run draws before any step is judged")
-	fs.BoolVar(&g.selfCorrection, "self-correction", false, "red-flag a reply that corrects itself mid-way (\"Wait,\", \"Actually,\", \"I made a mistake\", ... outside its quoted strings): it never votes. Off by default: a model that thinks aloud says such words too")
-	fs.BoolVar(&g.toolFirst, "tool-first", false, "vote a tool call hierarchically: first the tool (an answer without a call votes as itself), then its arguments among that tool's samples, so that split arguments do not lose the tool to a rival that repeats")
+	fs.BoolVar(&cfg.Flags.SelfCorrection, "self-correction", false, "red-flag a reply that corrects itself mid-way (\"Wait,\", \"Actually,\", \"I made a mistake\", ... outside its quoted strings): it never votes. Off by default: a model that thinks aloud says such words too")
+	fs.BoolVar(&cfg.ToolFirst, "tool-first", false, "vote a tool call hierarchically: first the tool (an answer without a call votes as itself), then its arguments among that tool's samples, so that split arguments do not lose the tool to a rival that repeats")
 	_ = cmd.RegisterFlagCompletionFunc("flag-alarm", cobra.FixedCompletions([]string{"on", "off"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
@@ -84,6 +84,4 @@ func (g *guardFlags) apply(cfg *maker.Config) {
 			cfg.FlagAlarm.History = g.alarmHistory
 		}
 	}
-	cfg.Flags.SelfCorrection = g.selfCorrection
-	cfg.ToolFirst = g.toolFirst
 }

@@ -17,6 +17,9 @@ type hanoiSummary struct {
 	runTotals
 }
 
+// disksFlagOf names the flag of hanoi.New's field (hanoi, calibrate).
+var disksFlagOf = map[string]string{"Disks": "disks"}
+
 func newHanoi() *cobra.Command {
 	var (
 		flags  runFlags
@@ -33,7 +36,7 @@ func newHanoi() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			task, err := hanoi.New(disks)
 			if err != nil {
-				return usageErr("--disks %d: %w", disks, err)
+				return fieldUsageErr(err, disksFlagOf, "--disks")
 			}
 			if err := flags.validate(cmd); err != nil {
 				return err

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/spf13/pflag"
 )
@@ -63,7 +62,7 @@ func (f *runFlags) validateK(fs *pflag.FlagSet) error {
 // auto.
 func (f *runFlags) kBound() int {
 	if f.kAuto {
-		return f.kMax
+		return f.kPolicy.Max
 	}
 	return f.k
 }
@@ -74,7 +73,9 @@ func (f *runFlags) adaptive(steps int) maker.KPolicy {
 	if !f.kAuto {
 		return nil
 	}
-	return &adaptive.Policy{Target: f.target, Steps: steps, Floor: f.kFloor, Max: f.kMax}
+	p := f.kPolicy
+	p.Steps = steps
+	return &p
 }
 
 // kText is --k as the summaries print it: "3" or "auto".

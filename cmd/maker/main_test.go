@@ -221,6 +221,7 @@ func TestUsageErrorsNameTheFlagAndRange(t *testing.T) {
 		want []string
 	}{
 		{[]string{"hanoi", "--p", "1.5"}, []string{"--p 1.5", "above 0, up to 1"}},
+		{[]string{"hanoi", "--disks", "31"}, []string{"maker: --disks 31: use 1 to 30\n"}}, // as maker calibrate says it: hanoi.New's field error
 		{[]string{"hanoi", "--parallel", "100000"}, []string{"--parallel 100000", "use 1 to --k (3)"}},
 		{[]string{"hanoi", "--k", "65537"}, []string{`"65537" for "--k" flag`, "from 1 to 1000"}},
 		{[]string{"hanoi", "--max-samples", "2"}, []string{"--max-samples 2", "at least --k (3)"}},

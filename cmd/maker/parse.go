@@ -61,7 +61,9 @@ func (f *parseFlags) parse(cmd *cobra.Command, args []string) error {
 	case f.asJSON:
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		for _, l := range lines {
-			_ = enc.Encode(l) // a failed write fails the command (see run)
+			if err := enc.Encode(l); err != nil {
+				return failed(err)
+			}
 		}
 	default:
 		replyfile.WriteText(cmd.OutOrStdout(), lines, f.maxTokens)

@@ -27,12 +27,10 @@ type specSummary struct {
 
 // runCmd is maker run's flags.
 type runCmd struct {
-	flags       runFlags
-	tools       toolFlags
-	asJSON      bool
-	declaration string
-	maxSteps    int
-	ui          uiFlag
+	flags  runFlags
+	tools  toolFlags
+	asJSON bool
+	ui     uiFlag
 }
 
 func newRun() *cobra.Command {
@@ -57,8 +55,8 @@ func newRun() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&r.asJSON, "json", false, "print a JSON summary on stdout")
-	cmd.Flags().StringVar(&r.declaration, "tool-declaration", "auto", "how the spec's tools are declared to the model: native (the provider's tool definitions), prompt (their names and arguments in the system prompt), both, or auto (native for openai: and anthropic:, else prompt)")
-	cmd.Flags().IntVar(&r.maxSteps, "max-steps", 0, "stop after that many steps if the task is not done (0: the spec's own max_steps only)")
+	cmd.Flags().StringVar((*string)(&r.flags.cfg.ToolDeclaration), "tool-declaration", "auto", "how the spec's tools are declared to the model: native (the provider's tool definitions), prompt (their names and arguments in the system prompt), both, or auto (native for openai: and anthropic:, else prompt)")
+	cmd.Flags().IntVar(&r.flags.cfg.MaxSteps, "max-steps", 0, "stop after that many steps if the task is not done (0: the spec's own max_steps only)")
 	r.flags.register(cmd)
 	r.flags.obs.register(cmd.Flags(), true)
 	r.tools.register(cmd, "")
@@ -102,7 +100,7 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 	defer st.Close()
 	sp, ex, task := st.Spec, st.Executor, st.Task
 	defer noteToolsRefused(cmd.ErrOrStderr(), &err)
-	with := solverWith{steps: sp.MaxSteps, maxSteps: r.maxSteps, executor: ex, tools: st.Tools, decl: maker.ToolDeclaration(r.declaration)}
+	with := solverWith{steps: sp.MaxSteps, executor: ex, tools: st.Tools}
 	return r.flags.solveTask(cmd, &r.ui, task, spec.Oracle{Spec: sp}, with, r.asJSON, func(t runTotals, rep maker.Report) (any, string, bool, string) {
 		name := cmp.Or(sp.Name, "unnamed")
 		sum := specSummary{Spec: path, Name: name, Solved: t.Error == "" && task.Done(), State: task.State(),

@@ -49,19 +49,18 @@ type solveSummary struct {
 // (batch.Builtin, batch.LimitConfig, batch.Runner), which check
 // themselves.
 type solveFlags struct {
-	run         runFlags
-	tools       toolFlags
-	out, state  string
-	spec        string
-	queue       string // --queue: the batch's task queue on the engine
-	asJSON      bool
-	spendChart  string
-	declaration string
-	builder     batch.Builtin
-	limits      batch.LimitConfig
-	runner      batch.Runner
-	ui          uiFlag
-	roles       roleFlags // --model-ROLE of decomposition lines
+	run        runFlags
+	tools      toolFlags
+	out, state string
+	spec       string
+	queue      string // --queue: the batch's task queue on the engine
+	asJSON     bool
+	spendChart string
+	builder    batch.Builtin
+	limits     batch.LimitConfig
+	runner     batch.Runner
+	ui         uiFlag
+	roles      roleFlags // --model-ROLE of decomposition lines
 }
 
 // solveFlagOf names the flag of each field of batch.Builtin,
@@ -110,7 +109,7 @@ func (f *solveFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
 	fs.StringVar(&f.spendChart, "spend-chart", "", "write an SVG chart of the batch's spend over this run to FILE when it ends (dollars spent in all runs against seconds, and the --max-cost cap)")
 	fs.StringVar(&f.queue, "queue", "", "with --nats: the batch's task queue on the engine, where its coordinators meet (default solve-HASH, a hash of the tasks file and the settings); a run key (maker nats run add NAME) serves the queue NAME only")
-	fs.StringVar(&f.declaration, "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
+	fs.StringVar((*string)(&f.builder.ToolDeclaration), "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	f.run.register(cmd)
 	f.roles = registerRoleFlags(fs, " in multiply, sort and problem lines", " (one over --nats); a real model, with a real --model")
 	f.run.obs.register(fs, true)
@@ -178,7 +177,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	}
 	b := &f.builder
 	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.maxTokens, run.seed, f.tools.root, f.tools.selection
-	b.RerunPending, b.ToolDeclaration, b.Price = run.rerunPending, maker.ToolDeclaration(f.declaration), run.price()
+	b.RerunPending, b.Price = run.cfg.RerunPending, run.price()
 	b.SamplesPerCall = run.perCall // Budget: batchRunner's, one across runs
 	f.limits.Retries = rateRetries
 	f.runner.Build = b.Build
@@ -251,7 +250,9 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 		}
 	}
 	interrupted := runErrV != nil && cmd.Context().Err() != nil && !errors.Is(runErrV, batch.ErrWrite)
-	f.report(cmd.OutOrStdout(), path, sum, runErrV, interrupted)
+	if err := f.report(cmd.OutOrStdout(), path, sum, runErrV, interrupted); err != nil {
+		return err
+	}
 	// Failed (1; 130 when interrupted, as run says of any failure once the
 	// context is done), or nil when every task was solved.
 	if err := sum.Outcome(runErrV, interrupted, f.summaryText(path)); err != nil {
@@ -297,11 +298,12 @@ func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job
 	return sum, book.Finish(&sum, jobs, err)
 }
 
-// report prints the summary of a batch: as JSON with --json.
-func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr error, interrupted bool) {
+// report prints the summary of a batch: as JSON with --json, whose
+// error (a value JSON cannot say, a failed write) fails the command.
+func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr error, interrupted bool) error {
 	if !f.asJSON {
 		sum.WriteText(w, f.summaryText(path))
-		return
+		return nil
 	}
 	report := solveSummary{Summary: sum, TasksFile: path, Results: f.out, State: f.state}
 	if f.run.drawer != nil {
@@ -313,7 +315,7 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 	case runErr != nil:
 		report.Error = runErr.Error()
 	}
-	_ = writeJSON(w, report) // a failed write fails the command (see run)
+	return writeJSON(w, report)
 }
 
 // summaryText is what the batch's summary and outcome say beside its

@@ -3,6 +3,8 @@ package hanoi
 import (
 	"fmt"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
+
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -29,11 +31,12 @@ type Task struct {
 	wrong, illegal int
 }
 
-// New returns the task with n disks at its start. Errors: [ErrConfig]
-// (wrapped) when n is not in 1..MaxDisks.
+// New returns the task with n disks at its start. Errors: a
+// *fielderr.Error wrapping [ErrConfig], of the field "Disks", when n is not
+// in 1..MaxDisks.
 func New(n int) (*Task, error) {
 	if n < 1 || n > MaxDisks {
-		return nil, fmt.Errorf("%w: %d disks, want 1..%d", ErrConfig, n, MaxDisks)
+		return nil, fielderr.New("hanoi.Task", "Disks", n, fmt.Sprintf("use 1 to %d", MaxDisks))
 	}
 	return &Task{n: n, state: Start(n)}, nil
 }

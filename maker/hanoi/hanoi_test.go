@@ -330,6 +330,10 @@ func TestAdvanceCountsErrors(t *testing.T) {
 	assert.ErrorIs(t, err, hanoi.ErrConfig)
 	_, err = hanoi.New(hanoi.MaxDisks + 1)
 	assert.ErrorIs(t, err, hanoi.ErrConfig)
+	var fe *sim.FieldError // a field error, so that a command says it in its flags
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "Disks", fe.Fields[0].Name)
+	assert.EqualError(t, err, fmt.Sprintf("invalid configuration: hanoi.Task: Disks = %d: use 1 to %d", hanoi.MaxDisks+1, hanoi.MaxDisks))
 }
 
 // TestSolvedMeansGoalAfterEveryLegalMove: README.md says `maker hanoi`'s
