@@ -30,6 +30,7 @@ func (s *Solver) newAgent(schema json.RawMessage) (*microagent, error) {
 		tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout,
 		schema: schema, observer: s.Observer,
 	}
+	a.fixed = a.fixedOptions()
 	ms := members(s.Model)
 	if s.Budget != nil {
 		a.budget = s.Budget

@@ -111,27 +111,19 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 		return sm
 	}
 	// A panic in Decode cancels the race with its cause (see above).
-	decode := func(reply Reply) (out intent.Output, err error) {
-		if rec := catch.Try(func() { out, err = r.task.Decode(reply) }); rec != nil {
-			perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
-			cancelRace(perr)
-			return out, perr
-		}
-		return out, err
-	}
-	var j Judgement
-	if keyer, ok := r.task.(VoteKeyer); ok {
-		j = judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
-			if rec := catch.Try(func() { out, key, err = keyer.DecodeKey(reply) }); rec != nil {
-				perr := fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
-				cancelRace(perr)
-				return out, 0, perr
+	j := judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
+		if rec := catch.Try(func() {
+			if keyer, ok := r.task.(VoteKeyer); ok {
+				out, key, err = keyer.DecodeKey(reply)
+			} else {
+				out, err = r.task.Decode(reply)
 			}
-			return out, key, err
-		}, r.normalize)
-	} else {
-		j = judge(reply, r.agent.maxTokens, r.Flags, decode, r.normalize)
-	}
+		}); rec != nil {
+			err = fmt.Errorf("%w: Decode: %w", ErrTaskPanic, rec.AsError())
+			cancelRace(err)
+		}
+		return out, key, err
+	}, r.normalize)
 	if errors.Is(j.Reason, ErrTaskPanic) {
 		sm.Err = j.Reason
 		return sm

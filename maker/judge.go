@@ -45,38 +45,35 @@ func (s *Solver) Judge(r Reply, decode func(Reply) (intent.Output, error)) Judge
 // are checked before decode is called, so an oversized reply is never
 // parsed.
 func judge(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent.Output, error), normalize func(intent.ToolIntent) (intent.ToolIntent, error)) Judgement {
-	if flag := rules.check(r, maxTokens); flag != nil {
-		return Judgement{Flag: flag, Reason: flag}
-	}
-	out, err := decode(r)
-	if err == nil && out.Intent != nil && normalize != nil {
-		var ti intent.ToolIntent
-		if ti, err = normalize(*out.Intent); err != nil {
-			return Judgement{Flag: ErrInvalidArguments, Reason: err}
-		}
-		out.Intent = &ti
-	}
-	var key uint64
-	if err == nil {
-		key, err = intent.Key(out)
-	}
-	if err != nil {
-		return Judgement{Flag: classify(err), Reason: err}
-	}
-	return Judgement{Output: out, Key: key}
+	return judgeKeyed(r, maxTokens, rules, func(r Reply) (intent.Output, uint64, error) {
+		out, err := decode(r)
+		return out, 0, err
+	}, normalize)
 }
 
-// judgeKeyed is judge for a VoteKeyer's decode.
+// judgeKeyed is judge for a decode that may key its answer itself (a
+// VoteKeyer's): a key of 0, or an answer with a tool intent, is keyed by
+// intent.Key (after normalize).
 func judgeKeyed(r Reply, maxTokens int, rules FlagRules, decodeKey func(Reply) (intent.Output, uint64, error), normalize func(intent.ToolIntent) (intent.ToolIntent, error)) Judgement {
 	if flag := rules.check(r, maxTokens); flag != nil {
 		return Judgement{Flag: flag, Reason: flag}
 	}
 	out, key, err := decodeKey(r)
+	if err == nil && out.Intent != nil {
+		key = 0
+		if normalize != nil {
+			var ti intent.ToolIntent
+			if ti, err = normalize(*out.Intent); err != nil {
+				return Judgement{Flag: ErrInvalidArguments, Reason: err}
+			}
+			out.Intent = &ti
+		}
+	}
+	if err == nil && key == 0 {
+		key, err = intent.Key(out)
+	}
 	if err != nil {
 		return Judgement{Flag: classify(err), Reason: err}
-	}
-	if out.Intent != nil || key == 0 {
-		return judge(r, maxTokens, rules, func(Reply) (intent.Output, error) { return out, nil }, normalize)
 	}
 	return Judgement{Output: out, Key: key}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -98,18 +99,18 @@ func DefaultTemperature(sample int) float64 {
 
 // microagent makes one stateless model call per sample.
 type microagent struct {
-	model       llms.Model
-	maxTokens   int
-	temperature func(int) float64
-	tools       []llms.Tool // declared natively
-	toolText    string      // the tools declared in the prompt, if any
-	options     []llms.CallOption
-	timeout     time.Duration
-	schema      json.RawMessage // the answer schema, with Solver.Structured
-	perCall     *perCall        // several samples per request; nil: one
-	budget      Spender         // the spending cap; nil: none
-	price       func(index int) Price
-	observer    Observer // nil: not watched
+	model          llms.Model
+	maxTokens      int
+	temperature    func(int) float64
+	tools          []llms.Tool       // declared natively
+	toolText       string            // the tools declared in the prompt, if any
+	options, fixed []llms.CallOption // fixed: fixedOptions, built by newAgent
+	timeout        time.Duration
+	schema         json.RawMessage // the answer schema, with Solver.Structured
+	perCall        *perCall        // several samples per request; nil: one
+	budget         Spender         // the spending cap; nil: none
+	price          func(index int) Price
+	observer       Observer // nil: not watched
 }
 
 // sample asks the model once for one sample. The context carries the
@@ -196,20 +197,22 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 }
 
 // callOptions returns the call options of a request for n samples from
-// index: the sample's temperature, the reply cap, its seed, the solver's
-// options, n, the tools and JSON mode.
+// index: the sample's temperature and seed (a provider that honours seeds
+// gives each sample its own reproducible draw; langchaingo omits a seed of
+// 0, hence +1), the options every call shares (fixedOptions), then n.
 func (a *microagent) callOptions(index, n int) []llms.CallOption {
-	opts := []llms.CallOption{
-		llms.WithTemperature(a.temperature(index)),
-		llms.WithMaxTokens(a.maxTokens),
-		// A provider that honours seeds gives each sample its own
-		// reproducible draw (langchaingo omits a seed of 0, hence +1).
-		llms.WithSeed(index + 1),
-	}
-	opts = append(opts, a.options...)
+	opts := slices.Concat([]llms.CallOption{llms.WithTemperature(a.temperature(index)), llms.WithSeed(index + 1)}, a.fixed)
 	if n > 1 {
 		opts = append(opts, llms.WithN(n))
 	}
+	return opts
+}
+
+// fixedOptions returns the options of every call, which newAgent builds
+// once: the reply cap, the solver's options (after the agent's, so they
+// win), the tools and JSON mode.
+func (a *microagent) fixedOptions() []llms.CallOption {
+	opts := append([]llms.CallOption{llms.WithMaxTokens(a.maxTokens)}, a.options...)
 	if len(a.tools) > 0 {
 		opts = append(opts, llms.WithTools(a.tools))
 	}

@@ -35,6 +35,7 @@ func TestOneSampleOptionsAreTheSampleIndexs(t *testing.T) {
 	m := &appendingModel{}
 	a := &microagent{model: m, maxTokens: 99, temperature: DefaultTemperature, options: []llms.CallOption{llms.WithTopP(0.5)},
 		schema: json.RawMessage(`{"type":"object"}`)}
+	a.fixed = a.fixedOptions() // as newAgent does
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}
 	var indices []int
 	for round := range 3 {

@@ -85,6 +85,7 @@ func (p *Sampler) DrawWave(ctx context.Context, step int, w vote.Wave, msgs []ll
 		}
 		a := *agent // the same perCall, single and budget: only the schema differs
 		a.schema = json.RawMessage(schema)
+		a.fixed = a.fixedOptions()
 		agent = &a
 	}
 	wave := agent.wave(step, msgs)

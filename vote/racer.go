@@ -3,6 +3,7 @@ package vote
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -26,7 +27,7 @@ type racer[T any] struct {
 	nonErr    int       // completed samples without a provider error
 	failed    int       // completed samples with a provider error
 
-	firsts map[uint64]T // the value of the first committed vote per key
+	firsts []Sample[T] // the first committed vote of each key, in commit order
 	// voters counts each key's committed votes by voter, kept only under
 	// Config.MinVoters > 1.
 	voters map[uint64]map[string]int
@@ -48,7 +49,6 @@ func newRacer[T any](cfg Config) *racer[T] {
 		cfg:     cfg,
 		decided: board{k: cfg.K},
 		seen:    board{k: cfg.K},
-		firsts:  map[uint64]T{},
 	}
 }
 
@@ -177,14 +177,14 @@ func (r *racer[T]) commit(s Sample[T]) {
 			}
 			s.Key = class
 		}
-		if _, ok := r.firsts[s.Key]; !ok {
-			r.firsts[s.Key] = s.Value
+		if r.decided.votes[s.Key] == 0 { // few keys a race: a slice, searched once, beats a map
+			r.firsts = append(r.firsts, Sample[T]{Value: s.Value, Key: s.Key})
 		}
 		r.addVoter(s)
 		if r.decided.add(s.Key) && r.enoughVoters() {
 			r.over, r.won = true, true
 			r.key = r.decided.top
-			r.winner = r.firsts[r.key]
+			r.winner = r.firsts[slices.IndexFunc(r.firsts, func(f Sample[T]) bool { return f.Key == r.key })].Value
 			return
 		}
 	}

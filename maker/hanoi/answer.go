@@ -22,12 +22,17 @@ type Answer struct {
 //	move = [1, 0, 2]
 //	next_state = [[3, 2], [], [1]]
 func (a Answer) Text() string {
-	return "move = " + a.Move.String() + "\nnext_state = " + a.Next.String()
+	b := make([]byte, 0, 64+4*a.Next.Disks())
+	b = a.Move.appendText(append(b, "move = "...))
+	return string(a.Next.appendText(append(b, "\nnext_state = "...)))
 }
 
 // JSON writes a as the JSON object {"move": [...], "next_state": [...]}.
 func (a Answer) JSON() string {
-	return `{"move": ` + a.Move.String() + `, "next_state": ` + a.Next.String() + `}`
+	b := make([]byte, 0, 64+4*a.Next.Disks())
+	b = a.Move.appendText(append(b, `{"move": `...))
+	b = a.Next.appendText(append(b, `, "next_state": `...))
+	return string(append(b, '}'))
 }
 
 // Value returns a in the canonical form of an intent.Output Value:

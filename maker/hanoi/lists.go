@@ -159,32 +159,45 @@ func (p *listParser) unexpected(want string) error {
 // lastAssign returns the offset of the '[' that opens the list of the last
 // `name = [` in text: name as a whole word (not preceded or followed by a
 // letter, digit or '_'), then optional white space, '=', optional white
-// space and '['.
-func lastAssign(text, name string) (int, bool) {
-	for end := len(text); ; {
-		j := strings.LastIndex(text[:end], name)
+// space and '['. It walks the occurrences of name forward with
+// strings.Index, which skips to each in vectorized code, and keeps the
+// last that opens a list: strings.LastIndex hashes every byte from the
+// end instead, the larger part of reading a short reply.
+func lastAssign(text, name string) (at int, found bool) {
+	for from := 0; ; {
+		j := strings.Index(text[from:], name)
 		if j < 0 {
-			return 0, false
+			return at, found
 		}
-		end = j
-		if j > 0 && isWordByte(text[j-1]) {
-			continue
-		}
-		k := j + len(name)
-		for k < len(text) && isSpace(text[k]) {
-			k++
-		}
-		if k >= len(text) || text[k] != '=' {
-			continue
-		}
-		k++
-		for k < len(text) && isSpace(text[k]) {
-			k++
-		}
-		if k < len(text) && text[k] == '[' {
-			return k, true
+		j += from
+		from = j + 1
+		if k, ok := opensList(text, j, name); ok {
+			at, found = k, true
 		}
 	}
+}
+
+// opensList reports whether the occurrence of name at j is a whole word
+// followed by `= [`, and returns the offset of that '['.
+func opensList(text string, j int, name string) (int, bool) {
+	if j > 0 && isWordByte(text[j-1]) {
+		return 0, false
+	}
+	k := j + len(name)
+	for k < len(text) && isSpace(text[k]) {
+		k++
+	}
+	if k >= len(text) || text[k] != '=' {
+		return 0, false
+	}
+	k++
+	for k < len(text) && isSpace(text[k]) {
+		k++
+	}
+	if k < len(text) && text[k] == '[' {
+		return k, true
+	}
+	return 0, false
 }
 
 func isWordByte(c byte) bool {
