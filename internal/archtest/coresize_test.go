@@ -20,7 +20,7 @@ const coreGoal = 12000
 // package of its own (maker/journal) added the API the step loop uses it
 // through (Run, Check, Begin, Step, Pending, Replay, Checkpoint): 51
 // lines, most of them its documentation.
-const coreCeiling = 13180
+const coreCeiling = 13174
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
