@@ -729,6 +729,7 @@ type Agent struct {
 	pulls   pullers       // who pulls which route
 	asked   agentCounts   // requests answered (Server.Stats)
 	replies replySpace    // RepliesStream's Drawer subjects
+	drawers drawerCache   // the Drawers jobs may be delivered for
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;

@@ -55,6 +55,9 @@ type ackRequest struct {
 	Handle string `json:"handle"`
 	Op     string `json:"op"` // ack, nak, progress, term
 	Reason string `json:"reason,omitempty"`
+	// Delay: a NAK's redelivery delay (at most maxNakDelay); an older
+	// agent ignores it and redelivers at once.
+	Delay time.Duration `json:"delay,omitempty"`
 }
 
 // held is a delivery the agent made for a worker identity.
@@ -137,9 +140,22 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 			}
 			msg = m
 		}
+		got := time.Now()
 		var delivered uint64
 		if md, err := msg.Metadata(); err == nil {
 			delivered = md.NumDelivered
+		}
+		if tok, ok := jobDrawer(msg.Data()); ok {
+			if live, delay := a.drawers.served(ctx, js, tok, got); !live {
+				// Its reply could not be stored: no worker place for it.
+				if delay > 0 {
+					_ = msg.NakWithDelay(delay)
+				} else {
+					a.log.Debug("job terminated: no Drawer takes its replies", "drawer", tok)
+					_ = msg.TermWithReason("no Drawer takes its replies")
+				}
+				continue
+			}
 		}
 		if !keeps(msg.Headers(), identityKey(id), delivered) {
 			// Its coordinator keeps this worker off the job (spreading a
@@ -192,6 +208,9 @@ func (a *Agent) act(id string, req ackRequest) error {
 	case "ack":
 		return h.msg.Ack()
 	case "nak":
+		if req.Delay > 0 {
+			return h.msg.NakWithDelay(min(req.Delay, maxNakDelay))
+		}
 		return h.msg.Nak()
 	case "progress":
 		return h.msg.InProgress()
@@ -228,14 +247,15 @@ func (j *agentJob) Subject() string      { return "via the engine: " + j.handle 
 func (j *agentJob) Metadata() (*jetstream.MsgMetadata, error) {
 	return &jetstream.MsgMetadata{NumDelivered: j.deliver}, nil
 }
-func (j *agentJob) Ack() error                    { return j.act("ack", "") }
-func (j *agentJob) Nak() error                    { return j.act("nak", "") }
-func (j *agentJob) InProgress() error             { return j.act("progress", "") }
-func (j *agentJob) Term() error                   { return j.act("term", "") }
-func (j *agentJob) TermWithReason(r string) error { return j.act("term", r) }
+func (j *agentJob) Ack() error                         { return j.act("ack", "", 0) }
+func (j *agentJob) Nak() error                         { return j.act("nak", "", 0) }
+func (j *agentJob) NakWithDelay(d time.Duration) error { return j.act("nak", "", d) }
+func (j *agentJob) InProgress() error                  { return j.act("progress", "", 0) }
+func (j *agentJob) Term() error                        { return j.act("term", "", 0) }
+func (j *agentJob) TermWithReason(r string) error      { return j.act("term", r, 0) }
 
-func (j *agentJob) act(op, reason string) error {
-	data, _ := json.Marshal(ackRequest{Handle: j.handle, Op: op, Reason: reason})
+func (j *agentJob) act(op, reason string, delay time.Duration) error {
+	data, _ := json.Marshal(ackRequest{Handle: j.handle, Op: op, Reason: reason, Delay: delay})
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
 	m, err := j.w.nc.RequestWithContext(ctx, j.w.workPrefix+"ack", data)

@@ -166,6 +166,7 @@ type Worker struct {
 	mu        sync.Mutex
 	active    map[string]context.CancelCauseFunc
 	withdrawn map[string]time.Time // notices for jobs not taken yet
+	stalled   map[string]time.Time // Drawers not reading: until when (notReading)
 
 	served, failed, withdrawnN, released, redelivered, bad atomic.Int64
 }
@@ -178,7 +179,8 @@ type WorkerStats struct {
 	// Withdrawn jobs: their coordinator no longer needed them.
 	Withdrawn int64
 	// Released jobs were handed back unanswered, for redelivery: the
-	// worker was stopping, or its reply could not be published.
+	// worker was stopping, its reply could not be published, or its
+	// Drawer was not taking this worker's replies (see notReading).
 	Released int64
 	// Redelivered jobs this worker took had been delivered before (to a
 	// worker that died, or released them).
@@ -209,6 +211,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		log:       cfg.Logger,
 		active:    map[string]context.CancelCauseFunc{},
 		withdrawn: map[string]time.Time{},
+		stalled:   map[string]time.Time{},
 	}
 	w.slots = make(chan struct{}, w.inflight)
 	if w.name == "" {
@@ -510,6 +513,7 @@ type heldJob interface {
 	Metadata() (*jetstream.MsgMetadata, error)
 	Ack() error
 	Nak() error
+	NakWithDelay(time.Duration) error
 	InProgress() error
 	Term() error
 	TermWithReason(string) error
@@ -533,6 +537,14 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 		// No agent (a server without roles): the worker itself keeps off
 		// a job whose coordinator avoids or quarantined it.
 		_ = msg.Nak()
+		return
+	}
+	tok := replyDrawer(job)
+	if d := w.notReading(tok); d > 0 {
+		// Its Drawer left this worker's replies untaken: no model call
+		// (and no place held) for it until then.
+		w.released.Add(1)
+		_ = msg.NakWithDelay(d)
 		return
 	}
 	if deliveries > 1 {
@@ -634,6 +646,11 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
 		outcome = "handed back"
 		w.released.Add(1)
+		if errors.Is(perr, errNoRoom) {
+			w.stall(tok)
+			_ = msg.NakWithDelay(notReadingFor)
+			return
+		}
 		_ = msg.Nak()
 		return
 	}
@@ -644,20 +661,26 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 
 // publishReply publishes a reply on subject of RepliesStream. While this
 // worker's replies to the Drawer fill their room (ProvisionConfig.ReplyKeep:
-// the Drawer has not taken them yet, within milliseconds), or while no
-// stream takes the Drawer's subject (two agents writing the stream's
-// subjects at once may drop a live Drawer's for up to replyReconcile:
-// see replySpace), it tries again for up to replyRetry before giving up,
-// as the room is its own: no other worker's replies take it.
+// the Drawer has not taken them yet, within milliseconds), it tries again
+// for up to roomWait, as the room is its own (no other worker's replies
+// take it), then gives up with errNoRoom; while no stream takes the
+// Drawer's subject (two agents writing the stream's subjects at once may
+// drop a live Drawer's for up to replyReconcile: see replySpace; the
+// agent delivers no job of a Drawer without a consumer), for up to
+// replyRetry.
 func (w *Worker) publishReply(ctx context.Context, subject string, data []byte, id string) error {
-	deadline := time.Now().Add(replyRetry)
+	began := time.Now()
 	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
 		_, err := w.js.Publish(ctx, subject, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(RepliesStream))
 		noStream := errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
-		if err == nil || !noStream && !strings.Contains(err.Error(), "maximum messages per subject exceeded") {
+		noRoom := err != nil && strings.Contains(err.Error(), "maximum messages per subject exceeded")
+		if err == nil || !noStream && !noRoom {
 			return err
 		}
-		if time.Now().After(deadline) || wait.Sleep(ctx, pause) != nil {
+		if noRoom && time.Since(began) > roomWait {
+			return fmt.Errorf("%w (its room there stayed full for %s): %w", errNoRoom, roomWait, err)
+		}
+		if time.Since(began) > replyRetry || wait.Sleep(ctx, pause) != nil {
 			return fmt.Errorf("%w (this worker's reply found no room or no stream for the coordinator within %s)", err, replyRetry)
 		}
 	}
