@@ -143,8 +143,12 @@ type ProvisionConfig struct {
 	// which a coordinator's permissions allow for its own key only), the
 	// reply consumer records it (Metadata, addedByKey), and a consumer
 	// gone (closed, or unused for an hour) no longer counts; the count is
-	// read from the server, so no restart of the agent resets it. A server
-	// without roles has no identities, and no quota.
+	// read from the server, so no restart of the agent resets it. A reply
+	// consumer made before the quota (naming no one) counts for the first
+	// identity that asks for it, and those no identity adopted count
+	// together as one: ServeAgent deletes those past one quota as it
+	// starts (trimUnowned). A server without roles has no identities, and
+	// no quota.
 	DrawerQuota int
 	// ReplyKeep bounds the replies one worker identity may have stored
 	// for one Drawer (RepliesStream's messages per subject); 0 means
@@ -745,8 +749,9 @@ const maxWorkRequests = 4096
 // settings in cfg, and their withdrawals of queued jobs (mdap.engine.withdraw,
 // each done only for the holder of the job's lease); and provisions the shared
 // resources again (Provision) after every reconnection, since a restarted
-// server may have lost them. Several agents may serve one engine (they
-// share a queue group). It returns once the server has its subscription,
+// server may have lost them. As it starts, it deletes the reply consumers
+// made before the Drawer quota past one quota (see DrawerQuota).
+// Several agents may serve one engine (they share a queue group). It returns once the server has its subscription,
 // so a client that asks after it returned is answered. Stop it with
 // Agent.Stop. Errors wrap ErrConfig or ErrEngine (the subscription failed,
 // or the server did not confirm it within ctx and 10 s).
@@ -761,6 +766,11 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	log := cfg.logger()
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a := &Agent{nc: nc, js: js, cfg: cfg, log: log, ctx: actx, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests)}
+	if n, err := trimUnowned(ctx, js, cfg.drawerQuota()); err != nil {
+		log.Warn("the reply consumers made before the Drawer quota", "err", err)
+	} else if n > 0 {
+		log.Info("deleted reply consumers made before the Drawer quota, past one quota", "deleted", n)
+	}
 	a.sub, err = nc.QueueSubscribe(agentSubject+">", "mdap-engine", a.handle)
 	if err != nil {
 		cancel()

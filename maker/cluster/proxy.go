@@ -145,17 +145,20 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		if md, err := msg.Metadata(); err == nil {
 			delivered = md.NumDelivered
 		}
-		if tok, ok := jobDrawer(msg.Data()); ok {
-			if live, delay := a.drawers.served(ctx, js, tok, got); !live {
-				// Its reply could not be stored: no worker place for it.
-				if delay > 0 {
-					_ = msg.NakWithDelay(delay)
-				} else {
-					a.log.Debug("job terminated: no Drawer takes its replies", "drawer", tok)
-					_ = msg.TermWithReason("no Drawer takes its replies")
-				}
-				continue
+		// A job whose reply could not be stored takes no worker place.
+		tok, ok := jobDrawer(msg.Data())
+		live, delay := ok, time.Duration(0)
+		if ok {
+			live, delay = a.drawers.served(ctx, js, tok, got)
+		}
+		if !live {
+			if delay > 0 {
+				_ = msg.NakWithDelay(delay)
+			} else {
+				a.log.Debug("job terminated: no Drawer takes its replies", "reply_drawer", tok)
+				_ = msg.TermWithReason("no Drawer takes its replies")
 			}
+			continue
 		}
 		if !keeps(msg.Headers(), identityKey(id), delivered) {
 			// Its coordinator keeps this worker off the job (spreading a

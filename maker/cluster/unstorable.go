@@ -24,9 +24,10 @@ import (
 // holding a worker place:
 //
 //   - the agent hands a worker only jobs whose Drawer the engine serves:
-//     one whose token names no reply consumer, on a look begun after the
-//     agent received the job, is terminated before any worker sees it
-//     (drawerCache). The consumers, not the stream's subjects, are the
+//     one whose reply subject is not a Drawer's (jobDrawer), or whose
+//     token names no reply consumer on a look begun after the agent
+//     received the job (drawerCache), is terminated before any worker
+//     sees it. The consumers, not the stream's subjects, are the
 //     truth: a concurrent write may drop a live Drawer's subject for a
 //     moment (replySpace), never its consumer.
 //   - a worker whose reply still finds its room full after roomWait
@@ -51,8 +52,11 @@ const (
 // The worker's memory of Drawers not reading their replies.
 const (
 	// roomWait is how long a worker's reply waits for room at its Drawer
-	// (its earlier replies not taken yet) before its job is handed back.
-	roomWait = time.Second
+	// (its earlier replies not taken yet) before its job is handed back:
+	// an honest Drawer takes a reply within milliseconds, but one reply
+	// may wait for the worker's others to the same Drawer (ReplyKeep of
+	// them at a time), on a loaded machine for over a second.
+	roomWait = 2 * time.Second
 	// notReadingFor is how long a worker hands back, before the model
 	// call, the jobs of a Drawer whose room stayed full for roomWait.
 	notReadingFor = 10 * time.Second
@@ -105,7 +109,7 @@ func (c *drawerCache) served(ctx context.Context, js jetstream.JetStream, tok st
 }
 
 // jobDrawer is the Drawer token of a job's reply subject, and false for
-// a job that names none (the worker refuses it: decodeJob).
+// a job that names none (no worker could answer it: decodeJob).
 func jobDrawer(data []byte) (string, bool) {
 	var job struct {
 		ReplyTo string `json:"reply_to"`

@@ -27,10 +27,10 @@ import (
 //   - to a Drawer of its own invention (mdap.replies.<32 hex>.<job>): no
 //     stream takes it. The agent terminates such a job before any worker
 //     sees it: no model call for it at all.
-//   - on a subject no worker may publish on: the worker refuses the job
-//     before its model call (decodeJob).
+//   - on a subject no worker may publish on: no Drawer's, so the agent
+//     terminates it too (a worker would refuse it, decodeJob).
 //   - to its own Drawer, which it never reads: the worker's room there
-//     (ReplyKeep, 4) fills; the next replies wait roomWait (1 s) for room,
+//     (ReplyKeep, 4) fills; the next replies wait roomWait (2 s) for room,
 //     then the worker hands back that Drawer's jobs before their model
 //     call for notReadingFor (10 s). So at most ReplyKeep + Inflight of
 //     its jobs reach the model per 10 s.
