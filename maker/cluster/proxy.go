@@ -91,6 +91,10 @@ func (a *Agent) serveWork(ctx context.Context, js jetstream.JetStream, m *nats.M
 		if err == nil {
 			err = a.act(id, req)
 		}
+		if errors.Is(err, errNoDelivery) {
+			// Perhaps made by another agent of the engine.
+			err = a.askPeers(ctx, id, req)
+		}
 		var resp agentResponse
 		if err != nil {
 			resp.Error = err.Error()
@@ -203,7 +207,7 @@ func (a *Agent) act(id string, req ackRequest) error {
 	a.work.mu.Unlock()
 	switch {
 	case !ok:
-		return errors.New("no such delivery (acknowledged, expired, or never made)")
+		return errNoDelivery
 	case h.id != id:
 		return errors.New("the job was delivered to another worker")
 	}
