@@ -89,10 +89,12 @@ func (c *drawerCache) served(ctx context.Context, js jetstream.JetStream, tok st
 	since := time.Since(c.at)
 	if since >= drawerFresh || !c.live[tok] && c.at.Before(got) && since >= drawerLookEvery {
 		began := time.Now()
-		st, err := js.Stream(ctx, RepliesStream)
+		lctx, cancel := context.WithTimeout(ctx, agentTimeout)
+		defer cancel()
+		st, err := js.Stream(lctx, RepliesStream)
 		var live map[string]bool
 		if err == nil {
-			live, err = liveDrawers(ctx, st)
+			live, err = liveDrawers(lctx, st)
 		}
 		if err != nil {
 			return true, 0
