@@ -151,17 +151,21 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		}
 		// A job whose reply could not be stored takes no worker place.
 		tok, ok := jobDrawer(msg.Data())
-		live, delay := ok, time.Duration(0)
+		owner, live, delay := "", ok, time.Duration(0)
 		if ok {
-			live, delay = a.drawers.served(ctx, js, tok, got)
+			owner, live, delay = a.drawers.served(ctx, js, tok, got)
 		}
-		if !live {
-			if delay > 0 {
-				_ = msg.NakWithDelay(delay)
-			} else {
-				a.log.Debug("job terminated: no Drawer takes its replies", "reply_drawer", tok)
-				_ = msg.TermWithReason("no Drawer takes its replies")
-			}
+		switch {
+		case !live && delay > 0:
+			_ = msg.NakWithDelay(delay)
+			continue
+		case !live:
+			a.log.Debug("job terminated: no Drawer takes its replies", "reply_drawer", tok)
+			_ = msg.TermWithReason("no Drawer takes its replies")
+			continue
+		case owner != "" && owner != jobPublisher(msg.Subject()):
+			a.log.Warn("job terminated: its replies go to another coordinator's Drawer", "reply_drawer", tok, "publisher", truncate(jobPublisher(msg.Subject()), 12))
+			_ = msg.TermWithReason("its replies go to another coordinator's Drawer")
 			continue
 		}
 		if !keeps(msg.Headers(), identityKey(id), delivered) {

@@ -167,6 +167,7 @@ type Worker struct {
 	active    map[string]context.CancelCauseFunc
 	withdrawn map[string]time.Time // notices for jobs not taken yet
 	stalled   map[string]time.Time // Drawers not reading: until when (notReading)
+	taken     map[string]time.Time // Drawers: when one of this worker's replies last found room (roomTaken)
 
 	served, failed, withdrawnN, released, redelivered, bad atomic.Int64
 }
@@ -212,6 +213,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		active:    map[string]context.CancelCauseFunc{},
 		withdrawn: map[string]time.Time{},
 		stalled:   map[string]time.Time{},
+		taken:     map[string]time.Time{},
 	}
 	w.slots = make(chan struct{}, w.inflight)
 	if w.name == "" {
@@ -642,7 +644,7 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 	}
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), publishTimeout)
 	defer pcancel()
-	if perr := w.publishReply(pctx, replySubject(job.ReplyTo, w.identity), data, cmpOr(job.Lease, job.ID)); perr != nil {
+	if perr := w.publishReply(pctx, tok, replySubject(job.ReplyTo, w.identity), data, cmpOr(job.Lease, job.ID)); perr != nil {
 		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
 		outcome = "handed back"
 		w.released.Add(1)
@@ -668,16 +670,19 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 // drop a live Drawer's for up to replyReconcile: see replySpace; the
 // agent delivers no job of a Drawer without a consumer), for up to
 // replyRetry.
-func (w *Worker) publishReply(ctx context.Context, subject string, data []byte, id string) error {
+func (w *Worker) publishReply(ctx context.Context, tok, subject string, data []byte, id string) error {
 	began := time.Now()
 	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
 		_, err := w.js.Publish(ctx, subject, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(RepliesStream))
 		noStream := errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
 		noRoom := err != nil && strings.Contains(err.Error(), "maximum messages per subject exceeded")
+		if err == nil {
+			w.roomTaken(tok)
+		}
 		if err == nil || !noStream && !noRoom {
 			return err
 		}
-		if noRoom && time.Since(began) > roomWait {
+		if noRoom && time.Since(began) > roomWait && w.lastTaken(tok) > roomWait {
 			return fmt.Errorf("%w (its room there stayed full for %s): %w", errNoRoom, roomWait, err)
 		}
 		if time.Since(began) > replyRetry || wait.Sleep(ctx, pause) != nil {
