@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,4 +145,49 @@ func TestDrawerQuotaSurvivesTheEnginesRestart(t *testing.T) {
 	served, refusal = ask(srv, "second")
 	assert.Zero(t, served, "after the restart: the quota is still taken")
 	assert.Contains(t, refusal, "--drawer-quota")
+}
+
+// TestOneRunKeyShutsNoOtherRunOutOfDrawers: review3. The holder of one
+// run's key asks the engine (mdap.engine.replies.<its key>) for reply
+// consumers under names of its own choosing until the engine refuses,
+// naming the quota (DefaultDrawerQuota, well below MaxDrawers), and keeps
+// asking again for the names it holds (each ask accepted, so they are
+// never left unused for an hour). Another run's coordinator still gets a
+// Drawer. (Before the quota it took all MaxDrawers, and every other run
+// was refused a Drawer as long as it kept asking.)
+func TestOneRunKeyShutsNoOtherRunOutOfDrawers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keys, s := issueTenants(t, dir)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	url := srv.ClientURL()
+	tnc, _ := connectAs(t, url, s.thief)
+	_, vjs := connectAs(t, url, s.victim)
+
+	ask := func(name string) string {
+		m, err := tnc.Request("mdap.engine.replies."+identityOf(tnc), []byte(`{"name":"`+name+`"}`), 10*time.Second)
+		require.NoError(t, err)
+		return string(m.Data)
+	}
+	held := 0
+	for i := range cluster.DefaultMaxDrawers + 8 {
+		if resp := ask(fmt.Sprintf("dthief%d", i)); strings.Contains(resp, "error") {
+			require.Contains(t, resp, "quota", "the thief's ask %d", i)
+			break
+		}
+		held++
+	}
+	t.Logf("the thief's run key holds %d Drawers", held)
+	// The thief keeps them: asking again for its own names is accepted.
+	for i := range held {
+		require.NotContains(t, ask(fmt.Sprintf("dthief%d", i)), "error")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	d, err := cluster.NewDrawer(ctx, vjs, cluster.DrawerConfig{})
+	require.NoError(t, err, "another run's coordinator gets a Drawer while one run key holds %d", held)
+	require.NoError(t, d.Close())
 }

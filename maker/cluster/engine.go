@@ -217,7 +217,7 @@ const replyWorkerToken = "w"
 // for one Drawer and not yet consumed (RepliesStream's messages per
 // subject) when ProvisionConfig.ReplyKeep is 0. A Drawer takes its
 // replies within milliseconds, so an honest worker holds none for long;
-// one that answers faster than that waits a moment (replyRetry) for the
+// one that answers faster than that waits a moment (roomWait) for the
 // room. The engine fixes the bound in force at Provision for the most
 // Drawers it serves (ProvisionConfig.MaxDrawers), so that one worker's
 // replies over every Drawer stay within half of RepliesStream: 4 at the

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
+	"github.com/nats-io/nuid"
 )
 
 // The engine owns its shared resources: the sample streams (JobsStream,
@@ -143,8 +144,12 @@ type ProvisionConfig struct {
 	// which a coordinator's permissions allow for its own key only), the
 	// reply consumer records it (Metadata, addedByKey), and a consumer
 	// gone (closed, or unused for an hour) no longer counts; the count is
-	// read from the server, so no restart of the agent resets it. A server
-	// without roles has no identities, and no quota.
+	// read from the server, so no restart of the agent resets it. A reply
+	// consumer made before the quota (naming no one) counts for the first
+	// identity that asks for it, and those no identity adopted count
+	// together as one: ServeAgent deletes those past one quota as it
+	// starts (trimUnowned). A server without roles has no identities, and
+	// no quota.
 	DrawerQuota int
 	// ReplyKeep bounds the replies one worker identity may have stored
 	// for one Drawer (RepliesStream's messages per subject); 0 means
@@ -719,6 +724,8 @@ type Agent struct {
 	cfg     ProvisionConfig
 	log     *slog.Logger
 	sub     *nats.Subscription
+	peers   *nats.Subscription // acts relayed by other agents (peerSubject)
+	id      string             // this agent among the engine's (peerAct)
 	wg      sync.WaitGroup
 	ctx     context.Context // ends at Stop
 	cancel  context.CancelFunc
@@ -729,6 +736,7 @@ type Agent struct {
 	pulls   pullers       // who pulls which route
 	asked   agentCounts   // requests answered (Server.Stats)
 	replies replySpace    // RepliesStream's Drawer subjects
+	drawers drawerCache   // the Drawers jobs may be delivered for
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -744,8 +752,12 @@ const maxWorkRequests = 4096
 // settings in cfg, and their withdrawals of queued jobs (mdap.engine.withdraw,
 // each done only for the holder of the job's lease); and provisions the shared
 // resources again (Provision) after every reconnection, since a restarted
-// server may have lost them. Several agents may serve one engine (they
-// share a queue group). It returns once the server has its subscription,
+// server may have lost them. As it starts, it deletes the reply consumers
+// made before the Drawer quota past one quota (see DrawerQuota).
+// Several agents may serve one engine: they share a queue group, and a
+// worker's act reaching an agent that did not make its delivery is done
+// by the one that did (see peerSubject), at a cost of up to peerWait for
+// a delivery none holds. It returns once the server has its subscription,
 // so a client that asks after it returned is answered. Stop it with
 // Agent.Stop. Errors wrap ErrConfig or ErrEngine (the subscription failed,
 // or the server did not confirm it within ctx and 10 s).
@@ -759,8 +771,18 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	}
 	log := cfg.logger()
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a := &Agent{nc: nc, js: js, cfg: cfg, log: log, ctx: actx, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests)}
+	a := &Agent{nc: nc, js: js, cfg: cfg, log: log, ctx: actx, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests), id: nuid.Next()}
+	if n, err := trimUnowned(ctx, js, cfg.drawerQuota()); err != nil {
+		log.Warn("the reply consumers made before the Drawer quota", "err", err)
+	} else if n > 0 {
+		log.Info("deleted reply consumers made before the Drawer quota, past one quota", "deleted", n)
+	}
 	a.sub, err = nc.QueueSubscribe(agentSubject+">", "mdap-engine", a.handle)
+	if err == nil {
+		if a.peers, err = nc.Subscribe(peerSubject, a.onPeer); err != nil {
+			_ = a.sub.Unsubscribe()
+		}
+	}
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%w: serve the engine's requests: %w", ErrEngine, err)
@@ -772,6 +794,7 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	defer fcancel()
 	if err := nc.FlushWithContext(fctx); err != nil {
 		_ = a.sub.Unsubscribe()
+		_ = a.peers.Unsubscribe()
 		cancel()
 		return nil, fmt.Errorf("%w: serve the engine's requests: %w", ErrEngine, err)
 	}
@@ -878,6 +901,7 @@ func (a *Agent) Stop() {
 	a.mu.Unlock()
 	a.cancel()
 	_ = a.sub.Unsubscribe()
+	_ = a.peers.Unsubscribe()
 	a.wg.Wait()
 }
 

@@ -55,6 +55,9 @@ type ackRequest struct {
 	Handle string `json:"handle"`
 	Op     string `json:"op"` // ack, nak, progress, term
 	Reason string `json:"reason,omitempty"`
+	// Delay: a NAK's redelivery delay (at most maxNakDelay); an older
+	// agent ignores it and redelivers at once.
+	Delay time.Duration `json:"delay,omitempty"`
 }
 
 // held is a delivery the agent made for a worker identity.
@@ -87,6 +90,10 @@ func (a *Agent) serveWork(ctx context.Context, js jetstream.JetStream, m *nats.M
 		err := json.Unmarshal(m.Data, &req)
 		if err == nil {
 			err = a.act(id, req)
+		}
+		if errors.Is(err, errNoDelivery) {
+			// Perhaps made by another agent of the engine.
+			err = a.askPeers(ctx, id, req)
 		}
 		var resp agentResponse
 		if err != nil {
@@ -137,9 +144,29 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 			}
 			msg = m
 		}
+		got := time.Now()
 		var delivered uint64
 		if md, err := msg.Metadata(); err == nil {
 			delivered = md.NumDelivered
+		}
+		// A job whose reply could not be stored takes no worker place.
+		tok, ok := jobDrawer(msg.Data())
+		owner, live, delay := "", ok, time.Duration(0)
+		if ok {
+			owner, live, delay = a.drawers.served(ctx, js, tok, got)
+		}
+		switch {
+		case !live && delay > 0:
+			_ = msg.NakWithDelay(delay)
+			continue
+		case !live:
+			a.log.Debug("job terminated: no Drawer takes its replies", "reply_drawer", tok)
+			_ = msg.TermWithReason("no Drawer takes its replies")
+			continue
+		case owner != "" && owner != jobPublisher(msg.Subject()):
+			a.log.Warn("job terminated: its replies go to another coordinator's Drawer", "reply_drawer", tok, "publisher", truncate(jobPublisher(msg.Subject()), 12))
+			_ = msg.TermWithReason("its replies go to another coordinator's Drawer")
+			continue
 		}
 		if !keeps(msg.Headers(), identityKey(id), delivered) {
 			// Its coordinator keeps this worker off the job (spreading a
@@ -184,7 +211,7 @@ func (a *Agent) act(id string, req ackRequest) error {
 	a.work.mu.Unlock()
 	switch {
 	case !ok:
-		return errors.New("no such delivery (acknowledged, expired, or never made)")
+		return errNoDelivery
 	case h.id != id:
 		return errors.New("the job was delivered to another worker")
 	}
@@ -192,6 +219,9 @@ func (a *Agent) act(id string, req ackRequest) error {
 	case "ack":
 		return h.msg.Ack()
 	case "nak":
+		if req.Delay > 0 {
+			return h.msg.NakWithDelay(min(req.Delay, maxNakDelay))
+		}
 		return h.msg.Nak()
 	case "progress":
 		return h.msg.InProgress()
@@ -228,14 +258,15 @@ func (j *agentJob) Subject() string      { return "via the engine: " + j.handle 
 func (j *agentJob) Metadata() (*jetstream.MsgMetadata, error) {
 	return &jetstream.MsgMetadata{NumDelivered: j.deliver}, nil
 }
-func (j *agentJob) Ack() error                    { return j.act("ack", "") }
-func (j *agentJob) Nak() error                    { return j.act("nak", "") }
-func (j *agentJob) InProgress() error             { return j.act("progress", "") }
-func (j *agentJob) Term() error                   { return j.act("term", "") }
-func (j *agentJob) TermWithReason(r string) error { return j.act("term", r) }
+func (j *agentJob) Ack() error                         { return j.act("ack", "", 0) }
+func (j *agentJob) Nak() error                         { return j.act("nak", "", 0) }
+func (j *agentJob) NakWithDelay(d time.Duration) error { return j.act("nak", "", d) }
+func (j *agentJob) InProgress() error                  { return j.act("progress", "", 0) }
+func (j *agentJob) Term() error                        { return j.act("term", "", 0) }
+func (j *agentJob) TermWithReason(r string) error      { return j.act("term", r, 0) }
 
-func (j *agentJob) act(op, reason string) error {
-	data, _ := json.Marshal(ackRequest{Handle: j.handle, Op: op, Reason: reason})
+func (j *agentJob) act(op, reason string, delay time.Duration) error {
+	data, _ := json.Marshal(ackRequest{Handle: j.handle, Op: op, Reason: reason, Delay: delay})
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
 	m, err := j.w.nc.RequestWithContext(ctx, j.w.workPrefix+"ack", data)

@@ -275,7 +275,9 @@ func provisionedRepliesConfig(ctx context.Context, js jetstream.JetStream, cfg P
 // identity by ("": none, no quota) a reply consumer not made yet is made
 // only while fewer than cfg's DrawerQuota consumers made at by's request
 // exist (ErrEngine naming the quota), and records by (addedByKey); one
-// that exists costs nothing and keeps who asked first. The consumer comes
+// that exists costs nothing and keeps who asked first, but for one made
+// before the quota (naming no one), which by adopts within its quota as
+// if it made it: only its coordinator knows its name. The consumer comes
 // first, so that any agent's reconcile from then on keeps (or puts back)
 // its subject; the subject is checked once written, and written again if
 // a concurrent write dropped it. A stream that takes every Drawer
@@ -292,14 +294,15 @@ func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg Pro
 	}
 	want := replyConsumerConfig(id)
 	cons, err := js.Consumer(ctx, RepliesStream, id)
-	switch {
-	case err == nil:
-		if who := cons.CachedInfo().Config.Metadata[addedByKey]; who != "" {
-			want.Metadata = map[string]string{addedByKey: who}
-		}
-	case !errors.Is(err, jetstream.ErrConsumerNotFound):
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return err
-	case by != "":
+	}
+	exists, who := err == nil, ""
+	if exists {
+		who = cons.CachedInfo().Config.Metadata[addedByKey]
+	}
+	adopt := exists && who == "" && by != ""
+	if who == "" && by != "" {
 		n, err := countAddedBy(ctx, js, RepliesStream, by)
 		if err != nil {
 			return err
@@ -308,7 +311,10 @@ func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg Pro
 			return fmt.Errorf("%w: coordinator identity %s has %d Drawers the engine takes replies for, its quota (maker nats --drawer-quota, ProvisionConfig.DrawerQuota): one is freed when its coordinator closes it, or an hour after it stopped",
 				ErrEngine, truncate(by, 12), n)
 		}
-		want.Metadata = map[string]string{addedByKey: by}
+		who = by
+	}
+	if who != "" {
+		want.Metadata = map[string]string{addedByKey: who}
 	}
 	tok := replyToken(id)
 	if c := st.CachedInfo().Config; !slices.Contains(c.Subjects, repliesSubject+">") && !slices.Contains(c.Subjects, drawerReplies(tok)) {
@@ -323,7 +329,11 @@ func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg Pro
 			return fmt.Errorf("%w: the engine takes the replies of %d Drawers (coordinators), its most (ProvisionConfig.MaxDrawers): one is freed when its coordinator closes it, or an hour after it stopped", ErrEngine, n)
 		}
 	}
-	if _, err := js.CreateConsumer(ctx, RepliesStream, want); err != nil {
+	put := js.CreateConsumer
+	if adopt {
+		put = js.UpdateConsumer
+	}
+	if _, err := put(ctx, RepliesStream, want); err != nil {
 		return err
 	}
 	for range 3 {
@@ -339,6 +349,47 @@ func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg Pro
 		}
 	}
 	return fmt.Errorf("%w: the reply stream %s did not keep this Drawer's subject (other agents writing at once); ask again", ErrEngine, RepliesStream)
+}
+
+// trimUnowned deletes the reply consumers naming no identity (made by an
+// agent from before the Drawer quota, on a store that kept them) past
+// quota, the least recently active first, and returns how many it
+// deleted: those not adopted yet (serveDrawer) count together as one
+// identity, so that Drawers held from before an upgrade cannot take the
+// engine's MaxDrawers past one quota. ServeAgent calls it as it starts.
+func trimUnowned(ctx context.Context, js jetstream.JetStream, quota int) (int, error) {
+	st, err := js.Stream(ctx, RepliesStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var unowned []*jetstream.ConsumerInfo
+	cl := st.ListConsumers(ctx)
+	for ci := range cl.Info() {
+		if isDrawerID(ci.Name) && ci.Config.Metadata[addedByKey] == "" {
+			unowned = append(unowned, ci)
+		}
+	}
+	if err := cl.Err(); err != nil {
+		return 0, err
+	}
+	active := func(ci *jetstream.ConsumerInfo) time.Time {
+		if ci.Delivered.Last != nil {
+			return *ci.Delivered.Last
+		}
+		return ci.Created
+	}
+	slices.SortFunc(unowned, func(a, b *jetstream.ConsumerInfo) int { return active(b).Compare(active(a)) })
+	n := 0
+	for _, ci := range unowned[min(quota, len(unowned)):] {
+		if err := js.DeleteConsumer(ctx, RepliesStream, ci.Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // dropDrawer deletes the reply consumer of the Drawer id, removes its

@@ -266,9 +266,10 @@ const secondAgentEnv = "MDAP_TEST_SECOND_AGENT"
 
 // replySpaceEngine is the engine of the two-agent test: room for every
 // Drawer it makes at once, all of one coordinator identity (DrawerQuota
-// as MaxDrawers). Its ack wait is short: a worker's
-// acknowledgement sent to the agent that did not deliver the job is
-// refused, and the job comes back after it (a reply counts once).
+// as MaxDrawers). Its ack wait is short, so that a job whose
+// acknowledgement is lost comes back soon (a reply counts once); one
+// reaching the agent that did not deliver the job is done by the other
+// (TestAnActReachingAnotherAgentIsDone).
 var replySpaceEngine = cluster.ProvisionConfig{MaxDrawers: 64, DrawerQuota: 64, AckWait: 2 * time.Second}
 
 // TestSecondAgentProcess is the second agent of

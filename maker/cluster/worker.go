@@ -39,7 +39,7 @@ const (
 const (
 	pollWait       = time.Second      // one pull request's wait for jobs
 	publishTimeout = 10 * time.Second // a reply's publication
-	replyRetry     = 5 * time.Second  // waiting for room for a reply (publishReply)
+	replyRetry     = 5 * time.Second  // a reply finding no stream tries again this long (publishReply)
 	backoff        = 500 * time.Millisecond
 )
 
@@ -166,6 +166,8 @@ type Worker struct {
 	mu        sync.Mutex
 	active    map[string]context.CancelCauseFunc
 	withdrawn map[string]time.Time // notices for jobs not taken yet
+	stalled   map[string]time.Time // Drawers not reading: until when (notReading)
+	taken     map[string]time.Time // Drawers: when one of this worker's replies last found room (roomTaken)
 
 	served, failed, withdrawnN, released, redelivered, bad atomic.Int64
 }
@@ -178,7 +180,8 @@ type WorkerStats struct {
 	// Withdrawn jobs: their coordinator no longer needed them.
 	Withdrawn int64
 	// Released jobs were handed back unanswered, for redelivery: the
-	// worker was stopping, or its reply could not be published.
+	// worker was stopping, its reply could not be published, or its
+	// Drawer was not taking this worker's replies (see notReading).
 	Released int64
 	// Redelivered jobs this worker took had been delivered before (to a
 	// worker that died, or released them).
@@ -209,6 +212,8 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		log:       cfg.Logger,
 		active:    map[string]context.CancelCauseFunc{},
 		withdrawn: map[string]time.Time{},
+		stalled:   map[string]time.Time{},
+		taken:     map[string]time.Time{},
 	}
 	w.slots = make(chan struct{}, w.inflight)
 	if w.name == "" {
@@ -510,6 +515,7 @@ type heldJob interface {
 	Metadata() (*jetstream.MsgMetadata, error)
 	Ack() error
 	Nak() error
+	NakWithDelay(time.Duration) error
 	InProgress() error
 	Term() error
 	TermWithReason(string) error
@@ -533,6 +539,14 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 		// No agent (a server without roles): the worker itself keeps off
 		// a job whose coordinator avoids or quarantined it.
 		_ = msg.Nak()
+		return
+	}
+	tok := replyDrawer(job)
+	if d := w.notReading(tok); d > 0 {
+		// Its Drawer left this worker's replies untaken: no model call
+		// (and no place held) for it until then.
+		w.released.Add(1)
+		_ = msg.NakWithDelay(d)
 		return
 	}
 	if deliveries > 1 {
@@ -630,10 +644,15 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 	}
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), publishTimeout)
 	defer pcancel()
-	if perr := w.publishReply(pctx, replySubject(job.ReplyTo, w.identity), data, cmpOr(job.Lease, job.ID)); perr != nil {
+	if perr := w.publishReply(pctx, tok, replySubject(job.ReplyTo, w.identity), data, cmpOr(job.Lease, job.ID)); perr != nil {
 		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
 		outcome = "handed back"
 		w.released.Add(1)
+		if errors.Is(perr, errNoRoom) {
+			w.stall(tok)
+			_ = msg.NakWithDelay(notReadingFor)
+			return
+		}
 		_ = msg.Nak()
 		return
 	}
@@ -644,20 +663,29 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 
 // publishReply publishes a reply on subject of RepliesStream. While this
 // worker's replies to the Drawer fill their room (ProvisionConfig.ReplyKeep:
-// the Drawer has not taken them yet, within milliseconds), or while no
-// stream takes the Drawer's subject (two agents writing the stream's
-// subjects at once may drop a live Drawer's for up to replyReconcile:
-// see replySpace), it tries again for up to replyRetry before giving up,
-// as the room is its own: no other worker's replies take it.
-func (w *Worker) publishReply(ctx context.Context, subject string, data []byte, id string) error {
-	deadline := time.Now().Add(replyRetry)
+// the Drawer has not taken them yet, within milliseconds), it tries again
+// for up to roomWait, as the room is its own (no other worker's replies
+// take it), then gives up with errNoRoom; while no stream takes the
+// Drawer's subject (two agents writing the stream's subjects at once may
+// drop a live Drawer's for up to replyReconcile: see replySpace; the
+// agent delivers no job of a Drawer without a consumer), for up to
+// replyRetry.
+func (w *Worker) publishReply(ctx context.Context, tok, subject string, data []byte, id string) error {
+	began := time.Now()
 	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
 		_, err := w.js.Publish(ctx, subject, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(RepliesStream))
 		noStream := errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
-		if err == nil || !noStream && !strings.Contains(err.Error(), "maximum messages per subject exceeded") {
+		noRoom := err != nil && strings.Contains(err.Error(), "maximum messages per subject exceeded")
+		if err == nil {
+			w.roomTaken(tok)
+		}
+		if err == nil || !noStream && !noRoom {
 			return err
 		}
-		if time.Now().After(deadline) || wait.Sleep(ctx, pause) != nil {
+		if noRoom && time.Since(began) > roomWait && w.lastTaken(tok) > roomWait {
+			return fmt.Errorf("%w (its room there stayed full for %s): %w", errNoRoom, roomWait, err)
+		}
+		if time.Since(began) > replyRetry || wait.Sleep(ctx, pause) != nil {
 			return fmt.Errorf("%w (this worker's reply found no room or no stream for the coordinator within %s)", err, replyRetry)
 		}
 	}
