@@ -346,8 +346,8 @@ func (c *child) summary(t *testing.T) hanoiSummary {
 	return s
 }
 
-// TestBinarySurvivesKills kills an 11-disk run at random moments, resumes
-// it each time, and compares the end with an uninterrupted run: the same
+// TestBinarySurvivesKills kills a 12-disk run at random moments, resumes it
+// each time, and compares the end with an uninterrupted run: the same
 // winners, keys and votes, the same totals, no step twice. The
 // uninterrupted run and the three signalled ones (SIGKILL, SIGINT,
 // SIGTERM) have files of their own and wait on the simulated latency and
@@ -358,7 +358,7 @@ func TestBinarySurvivesKills(t *testing.T) {
 		t.Skip("kills a real process many times")
 	}
 	dir := t.TempDir()
-	args := []string{"hanoi", "--disks", "11", "--p", "0.99", "--flag-rate", "0.02", "--seed", "21", "--latency", "500us", "--progress", "off", "--json"}
+	args := []string{"hanoi", "--disks", "12", "--p", "0.99", "--flag-rate", "0.02", "--seed", "21", "--latency", "500us", "--progress", "off", "--json"}
 	whole := filepath.Join(dir, "whole.jsonl")
 
 	// The moments of the signals are random; the seed is logged, and
@@ -377,7 +377,7 @@ func TestBinarySurvivesKills(t *testing.T) {
 		code  int
 	}{{syscall.SIGKILL, 10, -1}, {syscall.SIGINT, 3, 130}, {syscall.SIGTERM, 3, 130}}
 	// The journals are read back in the subtests, at once: race-built,
-	// in process, reading a 2,048-line journal takes seconds.
+	// in process, reading a 4,096-line journal takes seconds.
 	var want hanoiSummary
 	var wantDecided []string
 	got := make([]hanoiSummary, len(series))
@@ -411,14 +411,12 @@ func TestBinarySurvivesKills(t *testing.T) {
 						gotDecided[i] = decided(t, j)
 						return
 					}
-					// Signal a run that has begun and decided between 1 and 150
+					// Signal a run that has begun and decided between 1 and 250
 					// more steps: a signal before the program installed its
-					// handler would test Go's start-up, not maker, and a
-					// series' stretches (10 at most: 1,500 steps) never reach
-					// the end of the 2,047-step run, so every signal meets a
-					// running process. (12 disks, twice the steps, bought no
-					// more signals, and made this the package's longest test.)
-					more := 1 + rng.IntN(150)
+					// handler would test Go's start-up, not maker, and 16 such
+					// stretches (at most 4000 steps) never reach the end of the
+					// 4095-step run, so every signal meets a running process.
+					more := 1 + rng.IntN(250)
 					require.Eventually(t, func() bool { return lc.count() >= lines+more || c.cmd.ProcessState != nil }, time.Minute, 2*time.Millisecond)
 					require.NoError(t, c.cmd.Process.Signal(sig.sig), "%s: the run ended before the signal", sig.sig)
 					code := c.wait(t, time.Minute)
