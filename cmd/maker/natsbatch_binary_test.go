@@ -43,7 +43,7 @@ func TestBinarySolveOverNATSSummaryIsTrue(t *testing.T) {
 	tasks := filepath.Join(dir, "tasks.jsonl")
 	var lines []string
 	for i := range 4 {
-		lines = append(lines, fmt.Sprintf(`{"id": "h%d", "hanoi": {"disks": %d}}`, i, 7+i%2))
+		lines = append(lines, fmt.Sprintf(`{"id": "h%d", "hanoi": {"disks": %d}}`, i, 8+i%2))
 	}
 	require.NoError(t, os.WriteFile(tasks, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 	code, _, errOut := cli(t, "solve", tasks, "--out", filepath.Join(dir, "local.jsonl"), "--progress", "off")
