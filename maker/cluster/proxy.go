@@ -284,39 +284,43 @@ func (j *agentJob) act(op, reason string, delay time.Duration) error {
 }
 
 // pullViaAgent takes up to n jobs through the agent, waiting at most wait
-// for the first.
-func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration) ([]heldJob, error) {
+// for them, and hands each to take as it arrives: a job the agent has
+// forwarded is drawn at once, not held until the pull ends (the rest of
+// the n, or wait, up to a second, while a place sits free). It returns
+// when the agent ends the pull; a timeout is no error.
+func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, take func(heldJob)) error {
 	inbox := w.nc.NewInbox()
 	sub, err := w.nc.SubscribeSync(inbox)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrEngine, err)
+		return fmt.Errorf("%w: %w", ErrEngine, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	data, _ := json.Marshal(pullRequest{Route: w.route, N: n, Wait: wait})
 	if err := w.nc.PublishRequest(w.workPrefix+"pull", inbox, data); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrEngine, err)
+		return fmt.Errorf("%w: %w", ErrEngine, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait+agentTimeout)
 	defer cancel()
-	var jobs []heldJob
+	got := 0
 	for {
 		m, err := sub.NextMsgWithContext(ctx)
 		if err != nil {
 			if errors.Is(err, nats.ErrNoResponders) {
 				err = errNoAgent
 			}
-			return jobs, err
+			return err
 		}
 		if m.Header.Get("Status") == "503" {
-			return jobs, errNoAgent
+			return errNoAgent
 		}
 		if reason := m.Header.Get(endHeader); reason != "" {
-			if reason != "1" && !strings.Contains(reason, "timeout") && len(jobs) == 0 {
-				return nil, fmt.Errorf("%w: pull through the engine: %s", ErrEngine, reason)
+			if reason != "1" && !strings.Contains(reason, "timeout") && got == 0 {
+				return fmt.Errorf("%w: pull through the engine: %s", ErrEngine, reason)
 			}
-			return jobs, nil
+			return nil
 		}
 		d, _ := strconv.ParseUint(m.Header.Get(deliveredHeader), 10, 64)
-		jobs = append(jobs, &agentJob{w: w, msg: m, handle: m.Header.Get(handleHeader), deliver: d})
+		got++
+		take(&agentJob{w: w, msg: m, handle: m.Header.Get(handleHeader), deliver: d})
 	}
 }

@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"context"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,4 +37,52 @@ func TestActRefusesAnUnknownOpAndKeepsTheDelivery(t *testing.T) {
 	assert.Equal(t, 1, msg.acked)
 	assert.Zero(t, msg.naked)
 	assert.Error(t, a.act("w1", ackRequest{Handle: "h1", Op: "ack"}), "an acknowledged delivery is gone")
+}
+
+// TestPulledJobIsTakenBeforeThePullEnds: a job the agent forwards is
+// handed to the worker as it arrives, while the pull is still open for
+// the rest of its places. pullViaAgent used to collect the jobs and hand
+// them over when the pull ended: a worker with two free places that got
+// one job held it for up to the pull's wait (a second) before its model
+// call, on every step of a run on a server with roles.
+func TestPulledJobIsTakenBeforeThePullEnds(t *testing.T) {
+	t.Parallel()
+	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	nc, err := Connect(srv.ClientURL(), t.Name())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	w := &Worker{nc: nc, route: "r", workPrefix: "test.work.w1."}
+	// The agent: one job at once, the end of the pull only when told.
+	endPull := make(chan struct{})
+	sub, err := nc.Subscribe(w.workPrefix+"pull", func(m *nats.Msg) {
+		job := nats.NewMsg(m.Reply)
+		job.Header.Set(handleHeader, "h1")
+		job.Header.Set(deliveredHeader, "1")
+		job.Data = []byte("the job")
+		assert.NoError(t, nc.PublishMsg(job))
+		go func() {
+			<-endPull
+			end := nats.NewMsg(m.Reply)
+			end.Header.Set(endHeader, "1")
+			assert.NoError(t, nc.PublishMsg(end))
+		}()
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	taken := make(chan heldJob, 2)
+	pulled := make(chan error, 1)
+	go func() { pulled <- w.pullViaAgent(context.Background(), 2, time.Minute, func(j heldJob) { taken <- j }) }()
+	select {
+	case j := <-taken:
+		assert.Equal(t, "the job", string(j.Data()))
+	case err := <-pulled:
+		t.Fatalf("the pull ended (%v) before its job was taken", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the job was not taken while the pull was open")
+	}
+	close(endPull)
+	require.NoError(t, <-pulled)
+	assert.Empty(t, taken, "one job, taken once")
 }

@@ -434,11 +434,7 @@ func (w *Worker) fetch(ctx, calls context.Context, n int, giveBack func(int), jo
 	}
 	var err error
 	if w.viaAgent.Load() {
-		var held []heldJob
-		held, err = w.pullViaAgent(ctx, n, pollWait)
-		for _, msg := range held {
-			take(msg)
-		}
+		err = w.pullViaAgent(ctx, n, pollWait, take)
 		if errors.Is(err, errNoAgent) {
 			w.viaAgent.Store(false)
 			err = jetstream.ErrConsumerNotFound // look again
