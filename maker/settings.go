@@ -178,13 +178,16 @@ func (s Settings) Diff(o Settings) []string {
 }
 
 // DiffJSON is Diff against settings recorded as JSON (a journal's
-// header), as journal.Run's Diff.
-func (s Settings) DiffJSON(recorded json.RawMessage) []string {
-	var was Settings
-	if err := json.Unmarshal(recorded, &was); err != nil {
-		return []string{fmt.Sprintf("settings that do not parse in the journal (%v)", err)}
+// header), as journal.Run's Diff; its error is the recorded settings'
+// decoding error.
+func (s Settings) DiffJSON(recorded json.RawMessage) ([]string, error) {
+	var was Settings // a header without settings recorded the zero value
+	if len(recorded) > 0 {
+		if err := json.Unmarshal(recorded, &was); err != nil {
+			return nil, err
+		}
 	}
-	return was.Diff(s)
+	return was.Diff(s), nil
 }
 
 func quote(v any) string {

@@ -622,16 +622,18 @@ type Run struct {
 	Fingerprint, TaskVersion string
 	// Settings are the run's settings as JSON (maker.Settings), recorded
 	// in a new journal's header. Diff, when set, names each difference
-	// between the settings a resumed journal recorded and the run's.
+	// between the settings a resumed journal recorded and the run's; its
+	// error says the recorded settings do not parse (Check: ErrCorrupt).
 	Settings json.RawMessage
-	Diff     func(recorded json.RawMessage) []string
+	Diff     func(recorded json.RawMessage) ([]string, error)
 	// Members are the identities of an ensemble's members, in order.
 	Members []string
 }
 
 // Check refuses a journal of another task, one begun under other
 // decision rules, another version of the task's or other settings
-// (ErrMismatch, naming what differs), and a second use (ErrUsed). It
+// (ErrMismatch, naming what differs), one whose recorded settings do not
+// parse (ErrCorrupt), and a second use (ErrUsed). It
 // changes nothing in the store.
 func (j *Journal) Check(run Run) error {
 	if j.used {
@@ -653,7 +655,11 @@ func (j *Journal) Check(run Run) error {
 	if run.Diff == nil {
 		return nil
 	}
-	if diff := run.Diff(j.header.Settings); len(diff) > 0 {
+	diff, err := run.Diff(j.header.Settings)
+	if err != nil {
+		return fmt.Errorf("%w: %s: the settings in its header do not parse: %w", ErrCorrupt, j.Path(), err)
+	}
+	if len(diff) > 0 {
 		return fmt.Errorf("%w: %s was written with other settings (%s); resume with the settings of the first run, or use another journal file",
 			ErrMismatch, j.Path(), strings.Join(diff, "; "))
 	}
