@@ -19,8 +19,10 @@ const coreGoal = 12000
 // so that what moved out does not creep back. The journal's move into a
 // package of its own (maker/journal) added the API the step loop uses it
 // through (Run, Check, Begin, Step, Pending, Replay, Checkpoint): 51
-// lines, most of them its documentation.
-const coreCeiling = 13174
+// lines, most of them its documentation. Refusing a header whose
+// settings do not parse as corruption again (review6: the move had made
+// it a mismatch) took 9.
+const coreCeiling = 13183
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
