@@ -53,7 +53,7 @@ type pullRequest struct {
 
 type ackRequest struct {
 	Handle string `json:"handle"`
-	Op     string `json:"op"` // ack, nak, progress, term
+	Op     string `json:"op"` // ack, nak, progress, term, gone (term if its Drawer has no reply consumer)
 	Reason string `json:"reason,omitempty"`
 	// Delay: a NAK's redelivery delay (at most maxNakDelay); an older
 	// agent ignores it and redelivers at once.
@@ -196,9 +196,12 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 // delivery stays held for the worker's next act.
 func (a *Agent) act(id string, req ackRequest) error {
 	switch req.Op {
-	case "ack", "nak", "progress", "term":
+	case "ack", "nak", "progress", "term", "gone":
 	default:
-		return fmt.Errorf("no such act %q: use ack, nak, progress or term", req.Op)
+		return fmt.Errorf("no such act %q: use ack, nak, progress, term or gone", req.Op)
+	}
+	if req.Op == "gone" {
+		return a.termIfGone(id, req.Handle)
 	}
 	a.work.mu.Lock()
 	h, ok := a.work.held[req.Handle]
@@ -228,6 +231,35 @@ func (a *Agent) act(id string, req ackRequest) error {
 	default: // "term"
 		return h.msg.TermWithReason(cmpOr(req.Reason, "terminated by its worker"))
 	}
+}
+
+// termIfGone terminates the delivery handle of worker id if its job's
+// Drawer has no reply consumer on a look begun now, and otherwise
+// refuses (errDrawerLive: the worker's reply tries again). A worker
+// asks when its reply finds no stream: its Drawer closed while the
+// model was called (then no reply could ever be stored), or a live
+// Drawer's subject was dropped for a moment (the agents put it back).
+func (a *Agent) termIfGone(id, handle string) error {
+	a.work.mu.Lock()
+	h, ok := a.work.held[handle]
+	a.work.mu.Unlock()
+	switch {
+	case !ok:
+		return errNoDelivery
+	case h.id != id:
+		return errors.New("the job was delivered to another worker")
+	}
+	tok, ok := jobDrawer(h.msg.Data())
+	if ok {
+		_, live, delay := a.drawers.served(context.Background(), a.js, tok, time.Now())
+		if live || delay > 0 {
+			return errDrawerLive
+		}
+	}
+	a.work.mu.Lock()
+	delete(a.work.held, handle)
+	a.work.mu.Unlock()
+	return h.msg.TermWithReason("its Drawer closed")
 }
 
 // forget drops deliveries without an act for longer than idle: the

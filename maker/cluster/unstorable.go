@@ -75,6 +75,20 @@ const maxNakDelay = time.Minute
 // errNoRoom: a reply found its room at its Drawer full for roomWait.
 var errNoRoom = errors.New("the coordinator has not taken this worker's earlier replies")
 
+// errDrawerLive: the agent's answer to a worker's gone act whose Drawer
+// still has its reply consumer (or may: a look is not due yet).
+var errDrawerLive = errors.New("its Drawer is live")
+
+// errDrawerGone: a reply found no stream and the agent found no reply
+// consumer for its Drawer: it closed, and the agent terminated the job.
+var errDrawerGone = errors.New("its Drawer closed while the model was called; the job is terminated")
+
+// goneEvery is how often a reply that finds no stream asks the agent
+// whether its Drawer is gone (a look at most four times a second, up to
+// drawerFresh old), so a Drawer closed mid-call costs its worker's place
+// about a second, not replyRetry.
+const goneEvery = 250 * time.Millisecond
+
 // drawerCache is an agent's last look at RepliesStream's reply
 // consumers: the tokens of the Drawers the engine serves.
 type drawerCache struct {

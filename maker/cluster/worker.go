@@ -640,10 +640,13 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 	}
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), publishTimeout)
 	defer pcancel()
-	if perr := w.publishReply(pctx, tok, replySubject(job.ReplyTo, w.identity), data, cmpOr(job.Lease, job.ID)); perr != nil {
+	if perr := w.publishReply(pctx, msg, tok, replySubject(job.ReplyTo, w.identity), data, cmpOr(job.Lease, job.ID)); perr != nil {
 		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
 		outcome = "handed back"
 		w.released.Add(1)
+		if errors.Is(perr, errDrawerGone) {
+			return
+		}
 		if errors.Is(perr, errNoRoom) {
 			w.stall(tok)
 			_ = msg.NakWithDelay(notReadingFor)
@@ -665,9 +668,10 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 // Drawer's subject (two agents writing the stream's subjects at once may
 // drop a live Drawer's for up to replyReconcile: see replySpace; the
 // agent delivers no job of a Drawer without a consumer), for up to
-// replyRetry.
-func (w *Worker) publishReply(ctx context.Context, tok, subject string, data []byte, id string) error {
-	began := time.Now()
+// replyRetry; a job delivered through an agent asks it every goneEvery
+// whether the Drawer closed, and is then terminated (errDrawerGone).
+func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, subject string, data []byte, id string) error {
+	began, asked := time.Now(), time.Now()
 	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
 		_, err := w.js.Publish(ctx, subject, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(RepliesStream))
 		noStream := errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
@@ -677,6 +681,13 @@ func (w *Worker) publishReply(ctx context.Context, tok, subject string, data []b
 		}
 		if err == nil || !noStream && !noRoom {
 			return err
+		}
+		if aj, ok := msg.(*agentJob); ok && noStream && time.Since(asked) >= goneEvery {
+			// Through an agent: is the Drawer gone, or only its subject?
+			asked = time.Now()
+			if aj.act("gone", "", 0) == nil {
+				return errDrawerGone
+			}
 		}
 		if noRoom && time.Since(began) > roomWait && w.lastTaken(tok) > roomWait {
 			return fmt.Errorf("%w (its room there stayed full for %s): %w", errNoRoom, roomWait, err)
