@@ -34,9 +34,11 @@ import (
 //     truth: a concurrent write may drop a live Drawer's subject for a
 //     moment (replySpace), never its consumer.
 //   - a worker whose reply still finds its room full after roomWait,
-//     while none of its replies to that Drawer found room for roomWait
-//     either (an honest Drawer under a burst keeps taking them, only
-//     not as fast as they come), hands the job back and remembers the Drawer as not reading for
+//     while its replies to that Drawer found room fewer than
+//     readingPace times in the last roomWait (an honest Drawer under a
+//     burst takes hundreds a second, only not as fast as they come; one
+//     that takes a reply now and then to keep the worker waiting is not
+//     reading), hands the job back and remembers the Drawer as not reading for
 //     notReadingFor: it hands back that Drawer's jobs at once, before the
 //     model call, with a delay (notReading). An honest Drawer that was
 //     slow only loses that delay; its jobs come back.
@@ -57,13 +59,17 @@ const (
 // The worker's memory of Drawers not reading their replies.
 const (
 	// roomWait is how long a worker's reply waits for room at its Drawer
-	// (its earlier replies not taken yet), and how long none of this
-	// worker's replies to that Drawer may have found room, before its
-	// job is handed back: an honest Drawer takes a reply within
+	// (its earlier replies not taken yet) before its job is handed back,
+	// unless the Drawer took readingPace of this worker's replies in
+	// the last roomWait: an honest Drawer takes a reply within
 	// milliseconds, but one reply may wait for the worker's others to the
 	// same Drawer (ReplyKeep of them at a time), under a burst and on a
 	// loaded machine for seconds, while others of them find room.
 	roomWait = 2 * time.Second
+	// readingPace is how many of a worker's replies a Drawer must have
+	// taken in the last roomWait to count as reading: a trickle (one a
+	// second) would keep every place of the worker waiting on replies.
+	readingPace = DefaultReplyKeep
 	// notReadingFor is how long a worker hands back, before the model
 	// call, the jobs of a Drawer whose room stayed full for roomWait.
 	notReadingFor = 10 * time.Second
@@ -195,30 +201,31 @@ func replyDrawer(job Job) string {
 }
 
 // roomTaken notes that a reply of this worker to the Drawer tok found
-// room: the Drawer is reading.
+// room, keeping the times of the last readingPace.
 func (w *Worker) roomTaken(tok string) {
 	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if last, ok := w.taken[tok]; !ok || now.Sub(last) > roomWait {
+	times, ok := w.taken[tok]
+	if !ok || now.Sub(times[len(times)-1]) > roomWait {
 		// Only when the entry is new or stale, so the sweep is rare.
 		for k, at := range w.taken {
-			if now.Sub(at) > notReadingFor {
+			if now.Sub(at[len(at)-1]) > notReadingFor {
 				delete(w.taken, k)
 			}
 		}
 	}
-	w.taken[tok] = now
+	if len(times) == readingPace {
+		times = times[1:]
+	}
+	w.taken[tok] = append(times, now)
 }
 
-// lastTaken is how long ago a reply of this worker to the Drawer tok
-// last found room (forever: none it remembers).
-func (w *Worker) lastTaken(tok string) time.Duration {
+// reading reports whether the Drawer tok took readingPace of this
+// worker's replies in the last roomWait.
+func (w *Worker) reading(tok string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	at, ok := w.taken[tok]
-	if !ok {
-		return time.Duration(1<<63 - 1)
-	}
-	return time.Since(at)
+	times := w.taken[tok]
+	return len(times) == readingPace && time.Since(times[0]) <= roomWait
 }
