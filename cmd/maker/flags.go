@@ -50,9 +50,6 @@ type runFlags struct {
 	cfg             maker.Config
 	sim             sim.Config
 	maxTokens       int
-	seed            uint64
-	p, flagRate     float64
-	wrongAnswers    int
 	latency         time.Duration
 	latencySigma    float64
 	drift           sim.PChange   // --p-late from step --p-change-at on: sim.Config.Drift
@@ -92,11 +89,11 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&vc.MaxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
 	fs.IntVar(&vc.MaxErrors, "max-errors", vote.DefaultMaxErrors, "provider errors tolerated per step; 0: none, the first failed call fails the step")
 	fs.IntVar(&f.maxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
-	fs.Uint64Var(&f.seed, "seed", 1, "simulated model: seed of every random draw")
-	fs.Float64Var(&f.p, "p", def.P, "simulated model: probability that a valid reply is right")
-	fs.Float64Var(&f.flagRate, "flag-rate", def.FlagRate, "simulated model: probability of a red-flag reply (overlong, cut off, malformed)")
+	fs.Uint64Var(&f.sim.Seed, "seed", 1, "simulated model: seed of every random draw")
+	fs.Float64Var(&f.sim.P, "p", def.P, "simulated model: probability that a valid reply is right")
+	fs.Float64Var(&f.sim.FlagRate, "flag-rate", def.FlagRate, "simulated model: probability of a red-flag reply (overlong, cut off, malformed)")
 	fs.Float64Var(&def.ErrorRate, "error-rate", def.ErrorRate, "simulated model: probability of a provider error")
-	fs.IntVar(&f.wrongAnswers, "wrong-answers", def.WrongAnswers, "simulated model: distinct wrong answers the errors spread over (1 = all errors alike)")
+	fs.IntVar(&f.sim.WrongAnswers, "wrong-answers", def.WrongAnswers, "simulated model: distinct wrong answers the errors spread over (1 = all errors alike)")
 	fs.Float64Var(&def.Concentration, "concentration", def.Concentration, "simulated model: probability that a wrong reply is the most common wrong answer")
 	fs.DurationVar(&f.latency, "latency", 0, "simulated model: latency of a call (the median, with --latency-sigma)")
 	fs.Float64Var(&f.latencySigma, "latency-sigma", 0, "simulated model: lognormal spread of latency (0 = fixed)")
@@ -309,7 +306,6 @@ func (f *runFlags) validateModels(ctx context.Context) error {
 
 func (f *runFlags) simConfig() sim.Config {
 	c := f.sim
-	c.Seed, c.P, c.FlagRate, c.WrongAnswers = f.seed, f.p, f.flagRate, f.wrongAnswers
 	if f.drifts {
 		c.Drift = []sim.PChange{f.drift}
 	}

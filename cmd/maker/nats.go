@@ -370,7 +370,7 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 			return nil, errors.New("over --nats the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel): run spec tasks over --nats with a real --model")
 		}
 		g := base
-		g.seed = seed
+		g.sim.Seed = seed
 		route, err := g.route(oracle)
 		if err != nil {
 			return nil, err
@@ -407,7 +407,7 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 		if err != nil {
 			return "", err
 		}
-		queue = cluster.BatchQueueName(content, route, f.k, f.maxTokens, f.seed)
+		queue = cluster.BatchQueueName(content, route, f.k, f.maxTokens, f.sim.Seed)
 	}
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()

@@ -176,7 +176,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 		}
 	}
 	b := &f.builder
-	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.maxTokens, run.seed, f.tools.root, f.tools.selection
+	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.maxTokens, run.sim.Seed, f.tools.root, f.tools.selection
 	b.RerunPending, b.Price = run.cfg.RerunPending, run.price()
 	b.SamplesPerCall = run.perCall // Budget: batchRunner's, one across runs
 	f.limits.Retries = rateRetries
@@ -341,7 +341,7 @@ func batchModel(flags *runFlags, stderr io.Writer) (func(batch.Job, sim.Oracle, 
 	if slices.Contains(flags.models, "sim") {
 		return func(_ batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
 			f := *flags
-			f.seed = seed
+			f.sim.Seed = seed
 			return f.openModels(oracle)
 		}, nil
 	}
@@ -356,12 +356,12 @@ func escalatesToItself(run *runFlags, b *batch.Builtin) error {
 	if run.natsURL != "" || slices.Contains(run.models, "sim") || run.esc.model == "sim" || b.Escalation == nil || b.Escalation.Policy != maker.EscalateModel {
 		return nil
 	}
-	m, err := b.Model(batch.Job{}, nil, run.seed)
+	m, err := b.Model(batch.Job{}, nil, run.sim.Seed)
 	if err != nil {
 		return err
 	}
 	esc := *b.Escalation
-	if esc.Model, err = b.EscalationModel(batch.Job{}, nil, run.seed+1); err != nil {
+	if esc.Model, err = b.EscalationModel(batch.Job{}, nil, run.sim.Seed+1); err != nil {
 		return err
 	}
 	if _, err := esc.ModelFor(m); err != nil {

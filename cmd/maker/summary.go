@@ -37,7 +37,7 @@ func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report
 		t.MinWorkers, t.Quarantined = max(f.minVoters, 1), f.drawer.Quarantined()
 	}
 	if slices.Contains(f.models, "sim") {
-		t.Seed = f.seed
+		t.Seed = f.sim.Seed
 	}
 	if runErr != nil {
 		t.Error = runErr.Error()
