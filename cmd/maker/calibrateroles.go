@@ -72,7 +72,7 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 		Family: r.family, Size: r.size, Problems: r.problems, Nodes: r.maxNodes, Samples: c.cfg.Samples, Seed: c.run.sim.Seed,
 		Models: problems.RoleModels{Models: c.run.models}, Open: models.Options{BaseURL: c.run.baseURL, Timeout: c.run.timeout},
 		Sim:       decompose.SimConfig{Seed: c.run.sim.Seed, FlagRate: c.run.sim.FlagRate, Roles: problems.SimRoles(play)},
-		MaxTokens: c.run.maxTokens,
+		MaxTokens: c.run.cfg.MaxTokens,
 	}
 	if err := fieldUsageErr(cfg.Validate(), rolesFlagOf, "--roles"); err != nil {
 		return err

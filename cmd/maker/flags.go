@@ -31,25 +31,24 @@ import (
 // runFlags are the flags of every command that runs a task: the model, the
 // vote, the red flags and the journal.
 type runFlags struct {
-	models            []string
-	baseURL           string
-	priceIn, priceOut float64
-	priceInSet        bool // --price-in was given
-	priceOutSet       bool
-	maxInFlight       int // maker solve's --max-inflight, for the connection pool
-	verbose           bool
-	k                 int
-	kAuto             bool            // --k auto: adaptive.Policy
-	kPolicy           adaptive.Policy // --target (of --k auto and maker calibrate), --k-floor, --k-max
-	usesTarget        bool            // the command reads --target without --k auto (calibrate)
+	models      []string
+	baseURL     string
+	priceInSet  bool // --price-in was given
+	priceOutSet bool
+	maxInFlight int // maker solve's --max-inflight, for the connection pool
+	verbose     bool
+	k           int
+	kAuto       bool            // --k auto: adaptive.Policy
+	kPolicy     adaptive.Policy // --target (of --k auto and maker calibrate), --k-floor, --k-max
+	usesTarget  bool            // the command reads --target without --k auto (calibrate)
 	// cfg and sim hold the settings the flags set straight: the vote's
 	// --parallel, --max-samples and --max-errors (0: none, see
 	// voteConfig), --structured, --rerun-pending, --tool-declaration,
+	// --max-tokens, --price-in and --price-out,
 	// maker run's --max-steps and the guards; the
 	// simulated model's rates (simConfig adds the rest).
 	cfg             maker.Config
 	sim             sim.Config
-	maxTokens       int
 	latency         time.Duration
 	latencySigma    float64
 	drift           sim.PChange   // --p-late from step --p-change-at on: sim.Config.Drift
@@ -76,8 +75,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.models, "model", []string{"sim"}, "model: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn)")
 	fs.StringVar(&f.baseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
 	fs.DurationVar(&f.timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
-	fs.Float64Var(&f.priceIn, "price-in", 0, "dollars per million input tokens, for every model whose --model spec gives no price (default: the built-in list price of a well-known OpenAI or Anthropic model, else 0)")
-	fs.Float64Var(&f.priceOut, "price-out", 0, "dollars per million output tokens, as --price-in")
+	fs.Float64Var(&f.cfg.Price.InputPerMillion, "price-in", 0, "dollars per million input tokens, for every model whose --model spec gives no price (default: the built-in list price of a well-known OpenAI or Anthropic model, else 0)")
+	fs.Float64Var(&f.cfg.Price.OutputPerMillion, "price-out", 0, "dollars per million output tokens, as --price-in")
 	fs.BoolVar(&f.cfg.Structured, "structured", false, "structured output: send the task's answer JSON Schema, so the server constrains each reply to it (openai: and ollama: models)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print each red-flagged reply's reason and first characters, and each provider error, on stderr")
 	f.k = vote.DefaultK
@@ -88,7 +87,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&vc.Parallel, "parallel", 0, "most samples in flight per step, 1 to k (default k; 1 is the paper's sequential rule; a race never has more than k samples in flight beyond its lead)")
 	fs.IntVar(&vc.MaxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
 	fs.IntVar(&vc.MaxErrors, "max-errors", vote.DefaultMaxErrors, "provider errors tolerated per step; 0: none, the first failed call fails the step")
-	fs.IntVar(&f.maxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
+	fs.IntVar(&f.cfg.MaxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
 	fs.Uint64Var(&f.sim.Seed, "seed", 1, "simulated model: seed of every random draw")
 	fs.Float64Var(&f.sim.P, "p", def.P, "simulated model: probability that a valid reply is right")
 	fs.Float64Var(&f.sim.FlagRate, "flag-rate", def.FlagRate, "simulated model: probability of a red-flag reply (overlong, cut off, malformed)")
@@ -300,7 +299,7 @@ func (f *runFlags) validateModels(ctx context.Context) error {
 	// ;key=VAR value, a password in --base-url or ;base= (escalation
 	// opens its model as a --model; its errors are escalation's).
 	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.baseURL}, append(slices.Clone(f.models), f.esc.model)...)...)
-	m := runsetup.Models{Specs: f.models, BaseURL: f.baseURL, Structured: f.cfg.Structured, InputPrice: f.priceIn, OutputPrice: f.priceOut}
+	m := runsetup.Models{Specs: f.models, BaseURL: f.baseURL, Structured: f.cfg.Structured, InputPrice: f.cfg.Price.InputPerMillion, OutputPrice: f.cfg.Price.OutputPerMillion}
 	return fieldUsageErr(m.Check(), modelsFlagOf, "--model")
 }
 
@@ -342,8 +341,8 @@ type solverWith struct {
 // (models.Options), not here.
 func (f *runFlags) config(with solverWith, esc *maker.Escalation) maker.Config {
 	cfg := f.cfg
-	cfg.Vote, cfg.AdaptiveK, cfg.Escalation, cfg.MaxTokens = f.voteConfig(), f.adaptive(with.steps), esc, f.maxTokens
-	cfg.SamplesPerCall, cfg.Price = f.perCall, f.price()
+	cfg.Vote, cfg.AdaptiveK, cfg.Escalation = f.voteConfig(), f.adaptive(with.steps), esc
+	cfg.SamplesPerCall = f.perCall
 	f.guard.apply(&cfg)
 	return cfg
 }
@@ -455,10 +454,10 @@ func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 	}}
 	opts.MaxInFlight = f.maxInFlight
 	if f.priceInSet {
-		opts.InputPrice = &f.priceIn
+		opts.InputPrice = &f.cfg.Price.InputPerMillion
 	}
 	if f.priceOutSet {
-		opts.OutputPrice = &f.priceOut
+		opts.OutputPrice = &f.cfg.Price.OutputPerMillion
 	}
 	m, err := models.OpenAll(f.models, opts)
 	if err != nil {
@@ -470,12 +469,6 @@ func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 // oneModel is the --model spec of a command that takes one (--nats, maker
 // worker: workers serve one model's route).
 func (f *runFlags) oneModel() string { return f.models[0] }
-
-// price is --price-in and --price-out: the price of a model that does not
-// know its own (the simulated one).
-func (f *runFlags) price() maker.Price {
-	return maker.Price{InputPerMillion: f.priceIn, OutputPerMillion: f.priceOut}
-}
 
 // modelName names the --model specs, for summaries.
 func (f *runFlags) modelName() string {

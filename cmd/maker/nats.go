@@ -194,7 +194,7 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	if err := f.draw(route, stderr); err != nil {
 		return nil, err
 	}
-	return f.drawer.SpecModel(route, f.oneModel(), f.priceIn, f.priceOut)
+	return f.drawer.SpecModel(route, f.oneModel(), f.cfg.Price.InputPerMillion, f.cfg.Price.OutputPerMillion)
 }
 
 // natsJournal opens --journal nats:RUN (cluster.Coordinator.Journal). A
@@ -375,7 +375,7 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 		if err != nil {
 			return nil, err
 		}
-		return base.drawer.SpecModel(route, g.oneModel(), g.priceIn, g.priceOut)
+		return base.drawer.SpecModel(route, g.oneModel(), g.cfg.Price.InputPerMillion, g.cfg.Price.OutputPerMillion)
 	}, nil
 }
 
@@ -386,7 +386,7 @@ func (f *runFlags) pricedNATSModel(m *cluster.Model, err error) (llms.Model, err
 	if err != nil {
 		return nil, err
 	}
-	if p, ok := cluster.SpecPrice(f.oneModel(), f.priceIn, f.priceOut); ok {
+	if p, ok := cluster.SpecPrice(f.oneModel(), f.cfg.Price.InputPerMillion, f.cfg.Price.OutputPerMillion); ok {
 		return cluster.Priced(m, p), nil
 	}
 	return m, nil
@@ -407,7 +407,7 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 		if err != nil {
 			return "", err
 		}
-		queue = cluster.BatchQueueName(content, route, f.k, f.maxTokens, f.sim.Seed)
+		queue = cluster.BatchQueueName(content, route, f.k, f.cfg.MaxTokens, f.sim.Seed)
 	}
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()

@@ -176,8 +176,8 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 		}
 	}
 	b := &f.builder
-	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.maxTokens, run.sim.Seed, f.tools.root, f.tools.selection
-	b.RerunPending, b.Price = run.cfg.RerunPending, run.price()
+	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.cfg.MaxTokens, run.sim.Seed, f.tools.root, f.tools.selection
+	b.RerunPending, b.Price = run.cfg.RerunPending, run.cfg.Price
 	b.SamplesPerCall = run.perCall // Budget: batchRunner's, one across runs
 	f.limits.Retries = rateRetries
 	f.runner.Build = b.Build

@@ -69,7 +69,7 @@ func natsSimRoles(run *runFlags, fs *pflag.FlagSet, b *batch.Builtin, job batch.
 	if err != nil {
 		return nil, err
 	}
-	m, err := run.drawer.SpecModel(maker.ModelIdentity(sims.OneModel()), run.oneModel(), run.priceIn, run.priceOut)
+	m, err := run.drawer.SpecModel(maker.ModelIdentity(sims.OneModel()), run.oneModel(), run.cfg.Price.InputPerMillion, run.cfg.Price.OutputPerMillion)
 	if err != nil {
 		return nil, err
 	}
