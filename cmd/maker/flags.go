@@ -37,7 +37,6 @@ type runFlags struct {
 	priceOutSet bool
 	maxInFlight int // maker solve's --max-inflight, for the connection pool
 	verbose     bool
-	k           int
 	kAuto       bool            // --k auto: adaptive.Policy
 	kPolicy     adaptive.Policy // --target (of --k auto and maker calibrate), --k-floor, --k-max
 	usesTarget  bool            // the command reads --target without --k auto (calibrate)
@@ -79,8 +78,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.cfg.Price.OutputPerMillion, "price-out", 0, "dollars per million output tokens, as --price-in")
 	fs.BoolVar(&f.cfg.Structured, "structured", false, "structured output: send the task's answer JSON Schema, so the server constrains each reply to it (openai: and ollama: models)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print each red-flagged reply's reason and first characters, and each provider error, on stderr")
-	f.k = vote.DefaultK
-	fs.Var(&kValue{k: &f.k, auto: &f.kAuto}, "k", "voting margin: a step is decided when one answer leads every other by k votes; auto: each step's k from the run's own votes (see --target)")
+	f.cfg.Vote.K = vote.DefaultK
+	fs.Var(&kValue{k: &f.cfg.Vote.K, auto: &f.kAuto}, "k", "voting margin: a step is decided when one answer leads every other by k votes; auto: each step's k from the run's own votes (see --target)")
 	fs.Float64Var(&f.kPolicy.Target, "target", calibrate.DefaultTarget, "with --k auto: the whole run's target success, in (0, 1): a quarter of 1 - target is the steps' failure budget (each step's k keeps the failure charged so far plus the remaining steps' within it, planned over the run's measured spread of difficulty), half the estimates' miss, a quarter a margin for drift before it is seen; when no k up to --k-max keeps it the run stops (or escalates). A bound by the union of the three, under the plan's model (Beta-distributed difficulty, errors that repeat), not an exact figure: hard steps whose errors agree can break it; see docs/calibrate.md")
 	fs.IntVar(&f.kPolicy.Floor, "k-floor", adaptive.DefaultFloor, "with --k auto: smallest k, at least 2 (at k=1 no vote disagrees with its winner, so p cannot be estimated); the default 4 holds a late drop of p from 0.9999 to 0.8 (at k=2 a step before the drop is seen fails 6% of the time, at k=4 0.4%)")
 	fs.IntVar(&f.kPolicy.Max, "k-max", adaptive.DefaultMax, "with --k auto: largest k, the first step's (nothing is known yet)")
@@ -275,7 +274,7 @@ func positiveFlags(fs *pflag.FlagSet, names ...string) error {
 
 func (f *runFlags) voteConfig() vote.Config {
 	v := f.cfg.Vote
-	v.K, v.MinVoters = f.k, f.minVoters
+	v.MinVoters = f.minVoters
 	if v.MaxErrors == 0 {
 		v.MaxErrors = vote.NoErrors // 0 means none here; in vote.Config it means the default
 	}

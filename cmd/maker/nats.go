@@ -407,7 +407,7 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 		if err != nil {
 			return "", err
 		}
-		queue = cluster.BatchQueueName(content, route, f.k, f.cfg.MaxTokens, f.sim.Seed)
+		queue = cluster.BatchQueueName(content, route, f.cfg.Vote.K, f.cfg.MaxTokens, f.sim.Seed)
 	}
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
