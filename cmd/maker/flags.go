@@ -46,25 +46,22 @@ type runFlags struct {
 	// --max-tokens, --price-in and --price-out,
 	// maker run's --max-steps and the guards; the
 	// simulated model's rates (simConfig adds the rest).
-	cfg             maker.Config
-	sim             sim.Config
-	latency         time.Duration
-	latencySigma    float64
-	drift           sim.PChange   // --p-late from step --p-change-at on: sim.Config.Drift
-	drifts          bool          // --p-late and --p-change-at were given (validateSim)
-	esc             escalateFlags // --escalate and its options (escalate.go)
-	journal         string
-	resume          bool
-	resumeOrStart   bool
-	journalUnsigned bool // --journal-unsigned: journal.Unsigned
-	taskJournals    bool // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
-	progress        string
-	timeout         time.Duration
-	natsRun         // --nats: samples drawn by workers, journals on the engine (nats.go)
-	costFlags       // --samples-per-call, --max-cost (cost.go)
-	obs             watchFlags
-	guard           guardFlags // --write-k, --flag-alarm, --self-correction (flagsguard.go)
-	endBar          func()     // ends a watched solver's progress bar (solver sets it)
+	cfg          maker.Config
+	sim          sim.Config
+	latency      time.Duration
+	latencySigma float64
+	drift        sim.PChange      // --p-late from step --p-change-at on: sim.Config.Drift
+	drifts       bool             // --p-late and --p-change-at were given (validateSim)
+	esc          escalateFlags    // --escalate and its options (escalate.go)
+	jnl          runsetup.Journal // --journal, --resume, --resume-or-start, --journal-unsigned
+	taskJournals bool             // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
+	progress     string
+	timeout      time.Duration
+	natsRun      // --nats: samples drawn by workers, journals on the engine (nats.go)
+	costFlags    // --samples-per-call, --max-cost (cost.go)
+	obs          watchFlags
+	guard        guardFlags // --write-k, --flag-alarm, --self-correction (flagsguard.go)
+	endBar       func()     // ends a watched solver's progress bar (solver sets it)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -100,10 +97,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.drift.P, "p-late", 0, "simulated model: from step --p-change-at on, the probability that a valid reply is right (a model that drifts late in the run)")
 	fs.IntVar(&f.drift.Step, "p-change-at", 0, "simulated model: the step (from 0) where --p becomes --p-late")
 	f.esc.register(fs)
-	fs.StringVar(&f.journal, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
-	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
-	fs.BoolVar(&f.resumeOrStart, "resume-or-start", false, "resume the run in --journal FILE, or start it when the file does not exist yet (one command line for a supervisor); a journal of another task or settings is still refused")
-	fs.BoolVar(&f.journalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it: a plain SHA-256 chain and no chain head kept, so an edit whose chain was recomputed, a truncation or an older copy put back go unnoticed (see docs/journal.md)")
+	fs.StringVar(&f.jnl.Path, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
+	fs.BoolVar(&f.jnl.Resume, "resume", false, "resume the run recorded in --journal")
+	fs.BoolVar(&f.jnl.ResumeOrStart, "resume-or-start", false, "resume the run in --journal FILE, or start it when the file does not exist yet (one command line for a supervisor); a journal of another task or settings is still refused")
+	fs.BoolVar(&f.jnl.Unsigned, "journal-unsigned", false, "write (or resume) the journal without signing it: a plain SHA-256 chain and no chain head kept, so an edit whose chain was recomputed, a truncation or an older copy put back go unnoticed (see docs/journal.md)")
 	fs.BoolVar(&f.cfg.RerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
@@ -167,15 +164,15 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--max-errors %d: use 0 (none tolerated) or more", f.cfg.Vote.MaxErrors)
 	case f.timeout <= 0:
 		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.timeout)
-	case fs.Changed("journal") && f.journal == "":
+	case fs.Changed("journal") && f.jnl.Path == "":
 		return usageErr("--journal \"\": give the journal's file name")
-	case f.resumeOrStart && (f.resume || f.journal == "" || strings.HasPrefix(f.journal, natsJournalPrefix)):
+	case f.jnl.ResumeOrStart && (f.jnl.Resume || f.jnl.Path == "" || strings.HasPrefix(f.jnl.Path, natsJournalPrefix)):
 		return usageErr("--resume-or-start needs --journal FILE (a file, not nats:RUN) and replaces --resume")
-	case f.resume && f.journal == "":
+	case f.jnl.Resume && f.jnl.Path == "":
 		return usageErr("--resume needs --journal FILE: the journal of the run to resume")
-	case f.journalUnsigned && f.journal == "" && !f.taskJournals:
+	case f.jnl.Unsigned && f.jnl.Path == "" && !f.taskJournals:
 		return usageErr("--journal-unsigned applies to --journal only: it says how the journal is written")
-	case f.cfg.RerunPending && !f.resume && !f.taskJournals:
+	case f.cfg.RerunPending && !f.jnl.Resume && !f.taskJournals:
 		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
 	case !progress.Mode(f.progress).Valid():
 		return usageErr("--progress %q: use auto, on or off", f.progress)
@@ -431,15 +428,15 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 // --resume-or-start and a journal there) opened to resume; nil without
 // --journal.
 func (f *runFlags) openJournal(stderr io.Writer) (*journal.Journal, error) {
-	if strings.HasPrefix(f.journal, natsJournalPrefix) {
+	if strings.HasPrefix(f.jnl.Path, natsJournalPrefix) {
 		return f.natsJournal(stderr)
 	}
-	j, torn, err := runsetup.Journal{Path: f.journal, Resume: f.resume, ResumeOrStart: f.resumeOrStart, Unsigned: f.journalUnsigned}.Open()
+	j, torn, err := f.jnl.Open()
 	if err != nil {
 		return nil, usageErr("--journal: %w", err)
 	}
 	if torn > 0 {
-		fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.journal, words.Plural(torn, "byte"))
+		fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.jnl.Path, words.Plural(torn, "byte"))
 	}
 	return j, nil
 }

@@ -153,7 +153,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 		return err
 	}
 	switch {
-	case run.journalUnsigned && f.state == "" && run.natsURL == "":
+	case run.jnl.Unsigned && f.state == "" && run.natsURL == "":
 		return usageErr("--journal-unsigned applies to the tasks' journals: give --state DIR (or --nats)")
 	case f.queue != "" && run.natsURL == "":
 		return usageErr("--queue names a task queue on the NATS engine: give --nats URL too, or leave it out")
@@ -228,7 +228,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	if err != nil {
 		return usageErr("%w", err)
 	}
-	if store.UnsignedJournals = run.journalUnsigned; store.TornBytes() > 0 {
+	if store.UnsignedJournals = run.jnl.Unsigned; store.TornBytes() > 0 {
 		fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", f.out, words.Plural(store.TornBytes(), "byte"))
 	}
 	defer func() {

@@ -99,7 +99,7 @@ func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, or
 	}
 	switch {
 	case runErrV != nil && ctx.Err() != nil:
-		return interrupted(f.journal)
+		return interrupted(f.jnl.Path)
 	case runErrV != nil:
 		return runErr(runErrV)
 	case jsonErr != nil:
