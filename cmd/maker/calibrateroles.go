@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/maker/decompose"
-	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -70,7 +69,7 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 	}
 	cfg := problems.RolesConfig{
 		Family: r.family, Size: r.size, Problems: r.problems, Nodes: r.maxNodes, Samples: c.cfg.Samples, Seed: c.run.sim.Seed,
-		Models: problems.RoleModels{Models: c.run.models}, Open: models.Options{BaseURL: c.run.baseURL, Timeout: c.run.timeout},
+		Models: problems.RoleModels{Models: c.run.models}, Open: c.run.open,
 		Sim:       decompose.SimConfig{Seed: c.run.sim.Seed, FlagRate: c.run.sim.FlagRate, Roles: problems.SimRoles(play)},
 		MaxTokens: c.run.cfg.MaxTokens,
 	}

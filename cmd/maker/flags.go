@@ -32,10 +32,9 @@ import (
 // vote, the red flags and the journal.
 type runFlags struct {
 	models      []string
-	baseURL     string
 	priceInSet  bool // --price-in was given
 	priceOutSet bool
-	maxInFlight int // maker solve's --max-inflight, for the connection pool
+	open        models.Options // --base-url, --timeout, and maker solve's --max-inflight for the connection pool
 	verbose     bool
 	kAuto       bool            // --k auto: adaptive.Policy
 	kPolicy     adaptive.Policy // --target (of --k auto and maker calibrate), --k-floor, --k-max
@@ -56,7 +55,6 @@ type runFlags struct {
 	jnl          runsetup.Journal // --journal, --resume, --resume-or-start, --journal-unsigned
 	taskJournals bool             // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
 	progress     string
-	timeout      time.Duration
 	natsRun      // --nats: samples drawn by workers, journals on the engine (nats.go)
 	costFlags    // --samples-per-call, --max-cost (cost.go)
 	obs          watchFlags
@@ -69,8 +67,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	f.sim = sim.DefaultConfig()
 	def := &f.sim
 	fs.StringArrayVar(&f.models, "model", []string{"sim"}, "model: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn)")
-	fs.StringVar(&f.baseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
-	fs.DurationVar(&f.timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
+	fs.StringVar(&f.open.BaseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
+	fs.DurationVar(&f.open.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
 	fs.Float64Var(&f.cfg.Price.InputPerMillion, "price-in", 0, "dollars per million input tokens, for every model whose --model spec gives no price (default: the built-in list price of a well-known OpenAI or Anthropic model, else 0)")
 	fs.Float64Var(&f.cfg.Price.OutputPerMillion, "price-out", 0, "dollars per million output tokens, as --price-in")
 	fs.BoolVar(&f.cfg.Structured, "structured", false, "structured output: send the task's answer JSON Schema, so the server constrains each reply to it (openai: and ollama: models)")
@@ -162,8 +160,8 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.cfg.Vote.Parallel, f.kBound())
 	case f.cfg.Vote.MaxErrors < 0:
 		return usageErr("--max-errors %d: use 0 (none tolerated) or more", f.cfg.Vote.MaxErrors)
-	case f.timeout <= 0:
-		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.timeout)
+	case f.open.Timeout <= 0:
+		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.open.Timeout)
 	case fs.Changed("journal") && f.jnl.Path == "":
 		return usageErr("--journal \"\": give the journal's file name")
 	case f.jnl.ResumeOrStart && (f.jnl.Resume || f.jnl.Path == "" || strings.HasPrefix(f.jnl.Path, natsJournalPrefix)):
@@ -294,8 +292,8 @@ func (f *runFlags) validateModels(ctx context.Context) error {
 	// What the models may send: each --model's and --escalate-model's
 	// ;key=VAR value, a password in --base-url or ;base= (escalation
 	// opens its model as a --model; its errors are escalation's).
-	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.baseURL}, append(slices.Clone(f.models), f.esc.model)...)...)
-	m := runsetup.Models{Specs: f.models, BaseURL: f.baseURL, Structured: f.cfg.Structured, InputPrice: f.cfg.Price.InputPerMillion, OutputPrice: f.cfg.Price.OutputPerMillion}
+	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.open.BaseURL}, append(slices.Clone(f.models), f.esc.model)...)...)
+	m := runsetup.Models{Specs: f.models, BaseURL: f.open.BaseURL, Structured: f.cfg.Structured, InputPrice: f.cfg.Price.InputPerMillion, OutputPrice: f.cfg.Price.OutputPerMillion}
 	return fieldUsageErr(m.Check(), modelsFlagOf, "--model")
 }
 
@@ -445,10 +443,10 @@ func (f *runFlags) openJournal(stderr io.Writer) (*journal.Journal, error) {
 // there are several; the simulated model answers oracle (a spec's
 // without a script is refused: sim.Checker).
 func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
-	opts := models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
+	opts := f.open
+	opts.Sim = func() (llms.Model, error) {
 		return sim.New(oracle, f.simConfig())
-	}}
-	opts.MaxInFlight = f.maxInFlight
+	}
 	if f.priceInSet {
 		opts.InputPrice = &f.cfg.Price.InputPerMillion
 	}

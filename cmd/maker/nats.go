@@ -119,7 +119,7 @@ func (f *runFlags) coordinatorConfig() cluster.CoordinatorConfig {
 	creds := f.natsCreds
 	creds.Run = f.natsRunName
 	return cluster.CoordinatorConfig{URL: f.natsURL, Keep: f.natsKeep, MinWorkers: f.minWorkers, Run: f.natsRunName,
-		Creds: creds, Timeout: f.timeout, Unsigned: f.jnl.Unsigned}
+		Creds: creds, Timeout: f.open.Timeout, Unsigned: f.jnl.Unsigned}
 }
 
 // route is the model the flags name, as workers and coordinators meet on

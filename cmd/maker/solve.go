@@ -200,7 +200,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 		return err
 	}
 	defer run.obs.stop(cmd.Context())
-	run.maxInFlight = f.limits.MaxInFlight
+	run.open.MaxInFlight = f.limits.MaxInFlight
 	f.builder.Observer = run.obs.solverObserver() // once the telemetry is up
 	f.builder.Model, err = batchModel(run, stderr)
 	defer run.closeNATS() // after the store and the journals
