@@ -112,7 +112,7 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 	}
 	cfg.Target, cfg.SamplesPerCall, cfg.MaxCost = c.run.kPolicy.Target, c.run.perCall, c.run.maxCost
 	if fs.Changed("k") {
-		cfg.K = c.run.k
+		cfg.K = c.run.cfg.Vote.K
 	}
 	return nil // calibrate.Config checks itself once its task is open (calibrate)
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/maker/decompose"
-	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -61,18 +60,18 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 	if name := given(fs, "roles-size", "roles-problems", "roles-nodes"); name != "" && r.family == "" {
 		return usageErr("--%s applies to --roles only", name)
 	}
-	play := decompose.SimRole{P: decompose.DefaultP, Rivals: c.run.wrongAnswers}
+	play := decompose.SimRole{P: decompose.DefaultP, Rivals: c.run.sim.WrongAnswers}
 	if fs.Changed("p") {
-		if !(c.run.p > 0.5 && c.run.p <= 1) {
-			return usageErr("--p %v: use a p above 1/2, at most 1", c.run.p)
+		if !(c.run.sim.P > 0.5 && c.run.sim.P <= 1) {
+			return usageErr("--p %v: use a p above 1/2, at most 1", c.run.sim.P)
 		}
-		play.P = c.run.p
+		play.P = c.run.sim.P
 	}
 	cfg := problems.RolesConfig{
-		Family: r.family, Size: r.size, Problems: r.problems, Nodes: r.maxNodes, Samples: c.cfg.Samples, Seed: c.run.seed,
-		Models: problems.RoleModels{Models: c.run.models}, Open: models.Options{BaseURL: c.run.baseURL, Timeout: c.run.timeout},
-		Sim:       decompose.SimConfig{Seed: c.run.seed, FlagRate: c.run.flagRate, Roles: problems.SimRoles(play)},
-		MaxTokens: c.run.maxTokens,
+		Family: r.family, Size: r.size, Problems: r.problems, Nodes: r.maxNodes, Samples: c.cfg.Samples, Seed: c.run.sim.Seed,
+		Models: problems.RoleModels{Models: c.run.models}, Open: c.run.open,
+		Sim:       decompose.SimConfig{Seed: c.run.sim.Seed, FlagRate: c.run.sim.FlagRate, Roles: problems.SimRoles(play)},
+		MaxTokens: c.run.cfg.MaxTokens,
 	}
 	if err := fieldUsageErr(cfg.Validate(), rolesFlagOf, "--roles"); err != nil {
 		return err

@@ -53,7 +53,7 @@ func (f *runFlags) escalation(oracle sim.Oracle) (*maker.Escalation, error) {
 		return out, nil
 	}
 	g := *f
-	g.models, g.seed = []string{f.esc.model}, f.seed+1
+	g.models, g.sim.Seed = []string{f.esc.model}, f.sim.Seed+1
 	m, err := g.openModels(oracle)
 	if err != nil {
 		return nil, usageErr("--escalate-model: %w", err)

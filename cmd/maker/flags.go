@@ -31,45 +31,35 @@ import (
 // runFlags are the flags of every command that runs a task: the model, the
 // vote, the red flags and the journal.
 type runFlags struct {
-	models            []string
-	baseURL           string
-	priceIn, priceOut float64
-	priceInSet        bool // --price-in was given
-	priceOutSet       bool
-	maxInFlight       int // maker solve's --max-inflight, for the connection pool
-	verbose           bool
-	k                 int
-	kAuto             bool            // --k auto: adaptive.Policy
-	kPolicy           adaptive.Policy // --target (of --k auto and maker calibrate), --k-floor, --k-max
-	usesTarget        bool            // the command reads --target without --k auto (calibrate)
+	models      []string
+	priceInSet  bool // --price-in was given
+	priceOutSet bool
+	open        models.Options // --base-url, --timeout, and maker solve's --max-inflight for the connection pool
+	verbose     bool
+	kAuto       bool            // --k auto: adaptive.Policy
+	kPolicy     adaptive.Policy // --target (of --k auto and maker calibrate), --k-floor, --k-max
+	usesTarget  bool            // the command reads --target without --k auto (calibrate)
 	// cfg and sim hold the settings the flags set straight: the vote's
 	// --parallel, --max-samples and --max-errors (0: none, see
 	// voteConfig), --structured, --rerun-pending, --tool-declaration,
+	// --max-tokens, --price-in and --price-out,
 	// maker run's --max-steps and the guards; the
 	// simulated model's rates (simConfig adds the rest).
-	cfg             maker.Config
-	sim             sim.Config
-	maxTokens       int
-	seed            uint64
-	p, flagRate     float64
-	wrongAnswers    int
-	latency         time.Duration
-	latencySigma    float64
-	drift           sim.PChange   // --p-late from step --p-change-at on: sim.Config.Drift
-	drifts          bool          // --p-late and --p-change-at were given (validateSim)
-	esc             escalateFlags // --escalate and its options (escalate.go)
-	journal         string
-	resume          bool
-	resumeOrStart   bool
-	journalUnsigned bool // --journal-unsigned: journal.Unsigned
-	taskJournals    bool // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
-	progress        string
-	timeout         time.Duration
-	natsRun         // --nats: samples drawn by workers, journals on the engine (nats.go)
-	costFlags       // --samples-per-call, --max-cost (cost.go)
-	obs             watchFlags
-	guard           guardFlags // --write-k, --flag-alarm, --self-correction (flagsguard.go)
-	endBar          func()     // ends a watched solver's progress bar (solver sets it)
+	cfg          maker.Config
+	sim          sim.Config
+	latency      time.Duration
+	latencySigma float64
+	drift        sim.PChange      // --p-late from step --p-change-at on: sim.Config.Drift
+	drifts       bool             // --p-late and --p-change-at were given (validateSim)
+	esc          escalateFlags    // --escalate and its options (escalate.go)
+	jnl          runsetup.Journal // --journal, --resume, --resume-or-start, --journal-unsigned
+	taskJournals bool             // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
+	progress     string
+	natsRun      // --nats: samples drawn by workers, journals on the engine (nats.go)
+	costFlags    // --samples-per-call, --max-cost (cost.go)
+	obs          watchFlags
+	guard        guardFlags // --write-k, --flag-alarm, --self-correction (flagsguard.go)
+	endBar       func()     // ends a watched solver's progress bar (solver sets it)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -77,26 +67,26 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	f.sim = sim.DefaultConfig()
 	def := &f.sim
 	fs.StringArrayVar(&f.models, "model", []string{"sim"}, "model: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn)")
-	fs.StringVar(&f.baseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
-	fs.DurationVar(&f.timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
-	fs.Float64Var(&f.priceIn, "price-in", 0, "dollars per million input tokens, for every model whose --model spec gives no price (default: the built-in list price of a well-known OpenAI or Anthropic model, else 0)")
-	fs.Float64Var(&f.priceOut, "price-out", 0, "dollars per million output tokens, as --price-in")
+	fs.StringVar(&f.open.BaseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
+	fs.DurationVar(&f.open.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
+	fs.Float64Var(&f.cfg.Price.InputPerMillion, "price-in", 0, "dollars per million input tokens, for every model whose --model spec gives no price (default: the built-in list price of a well-known OpenAI or Anthropic model, else 0)")
+	fs.Float64Var(&f.cfg.Price.OutputPerMillion, "price-out", 0, "dollars per million output tokens, as --price-in")
 	fs.BoolVar(&f.cfg.Structured, "structured", false, "structured output: send the task's answer JSON Schema, so the server constrains each reply to it (openai: and ollama: models)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print each red-flagged reply's reason and first characters, and each provider error, on stderr")
-	f.k = vote.DefaultK
-	fs.Var(&kValue{k: &f.k, auto: &f.kAuto}, "k", "voting margin: a step is decided when one answer leads every other by k votes; auto: each step's k from the run's own votes (see --target)")
+	f.cfg.Vote.K = vote.DefaultK
+	fs.Var(&kValue{k: &f.cfg.Vote.K, auto: &f.kAuto}, "k", "voting margin: a step is decided when one answer leads every other by k votes; auto: each step's k from the run's own votes (see --target)")
 	fs.Float64Var(&f.kPolicy.Target, "target", calibrate.DefaultTarget, "with --k auto: the whole run's target success, in (0, 1): a quarter of 1 - target is the steps' failure budget (each step's k keeps the failure charged so far plus the remaining steps' within it, planned over the run's measured spread of difficulty), half the estimates' miss, a quarter a margin for drift before it is seen; when no k up to --k-max keeps it the run stops (or escalates). A bound by the union of the three, under the plan's model (Beta-distributed difficulty, errors that repeat), not an exact figure: hard steps whose errors agree can break it; see docs/calibrate.md")
 	fs.IntVar(&f.kPolicy.Floor, "k-floor", adaptive.DefaultFloor, "with --k auto: smallest k, at least 2 (at k=1 no vote disagrees with its winner, so p cannot be estimated); the default 4 holds a late drop of p from 0.9999 to 0.8 (at k=2 a step before the drop is seen fails 6% of the time, at k=4 0.4%)")
 	fs.IntVar(&f.kPolicy.Max, "k-max", adaptive.DefaultMax, "with --k auto: largest k, the first step's (nothing is known yet)")
 	fs.IntVar(&vc.Parallel, "parallel", 0, "most samples in flight per step, 1 to k (default k; 1 is the paper's sequential rule; a race never has more than k samples in flight beyond its lead)")
 	fs.IntVar(&vc.MaxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
 	fs.IntVar(&vc.MaxErrors, "max-errors", vote.DefaultMaxErrors, "provider errors tolerated per step; 0: none, the first failed call fails the step")
-	fs.IntVar(&f.maxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
-	fs.Uint64Var(&f.seed, "seed", 1, "simulated model: seed of every random draw")
-	fs.Float64Var(&f.p, "p", def.P, "simulated model: probability that a valid reply is right")
-	fs.Float64Var(&f.flagRate, "flag-rate", def.FlagRate, "simulated model: probability of a red-flag reply (overlong, cut off, malformed)")
+	fs.IntVar(&f.cfg.MaxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
+	fs.Uint64Var(&f.sim.Seed, "seed", 1, "simulated model: seed of every random draw")
+	fs.Float64Var(&f.sim.P, "p", def.P, "simulated model: probability that a valid reply is right")
+	fs.Float64Var(&f.sim.FlagRate, "flag-rate", def.FlagRate, "simulated model: probability of a red-flag reply (overlong, cut off, malformed)")
 	fs.Float64Var(&def.ErrorRate, "error-rate", def.ErrorRate, "simulated model: probability of a provider error")
-	fs.IntVar(&f.wrongAnswers, "wrong-answers", def.WrongAnswers, "simulated model: distinct wrong answers the errors spread over (1 = all errors alike)")
+	fs.IntVar(&f.sim.WrongAnswers, "wrong-answers", def.WrongAnswers, "simulated model: distinct wrong answers the errors spread over (1 = all errors alike)")
 	fs.Float64Var(&def.Concentration, "concentration", def.Concentration, "simulated model: probability that a wrong reply is the most common wrong answer")
 	fs.DurationVar(&f.latency, "latency", 0, "simulated model: latency of a call (the median, with --latency-sigma)")
 	fs.Float64Var(&f.latencySigma, "latency-sigma", 0, "simulated model: lognormal spread of latency (0 = fixed)")
@@ -105,10 +95,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.drift.P, "p-late", 0, "simulated model: from step --p-change-at on, the probability that a valid reply is right (a model that drifts late in the run)")
 	fs.IntVar(&f.drift.Step, "p-change-at", 0, "simulated model: the step (from 0) where --p becomes --p-late")
 	f.esc.register(fs)
-	fs.StringVar(&f.journal, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
-	fs.BoolVar(&f.resume, "resume", false, "resume the run recorded in --journal")
-	fs.BoolVar(&f.resumeOrStart, "resume-or-start", false, "resume the run in --journal FILE, or start it when the file does not exist yet (one command line for a supervisor); a journal of another task or settings is still refused")
-	fs.BoolVar(&f.journalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it: a plain SHA-256 chain and no chain head kept, so an edit whose chain was recomputed, a truncation or an older copy put back go unnoticed (see docs/journal.md)")
+	fs.StringVar(&f.jnl.Path, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
+	fs.BoolVar(&f.jnl.Resume, "resume", false, "resume the run recorded in --journal")
+	fs.BoolVar(&f.jnl.ResumeOrStart, "resume-or-start", false, "resume the run in --journal FILE, or start it when the file does not exist yet (one command line for a supervisor); a journal of another task or settings is still refused")
+	fs.BoolVar(&f.jnl.Unsigned, "journal-unsigned", false, "write (or resume) the journal without signing it: a plain SHA-256 chain and no chain head kept, so an edit whose chain was recomputed, a truncation or an older copy put back go unnoticed (see docs/journal.md)")
 	fs.BoolVar(&f.cfg.RerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
@@ -170,17 +160,17 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.cfg.Vote.Parallel, f.kBound())
 	case f.cfg.Vote.MaxErrors < 0:
 		return usageErr("--max-errors %d: use 0 (none tolerated) or more", f.cfg.Vote.MaxErrors)
-	case f.timeout <= 0:
-		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.timeout)
-	case fs.Changed("journal") && f.journal == "":
+	case f.open.Timeout <= 0:
+		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.open.Timeout)
+	case fs.Changed("journal") && f.jnl.Path == "":
 		return usageErr("--journal \"\": give the journal's file name")
-	case f.resumeOrStart && (f.resume || f.journal == "" || strings.HasPrefix(f.journal, natsJournalPrefix)):
+	case f.jnl.ResumeOrStart && (f.jnl.Resume || f.jnl.Path == "" || strings.HasPrefix(f.jnl.Path, natsJournalPrefix)):
 		return usageErr("--resume-or-start needs --journal FILE (a file, not nats:RUN) and replaces --resume")
-	case f.resume && f.journal == "":
+	case f.jnl.Resume && f.jnl.Path == "":
 		return usageErr("--resume needs --journal FILE: the journal of the run to resume")
-	case f.journalUnsigned && f.journal == "" && !f.taskJournals:
+	case f.jnl.Unsigned && f.jnl.Path == "" && !f.taskJournals:
 		return usageErr("--journal-unsigned applies to --journal only: it says how the journal is written")
-	case f.cfg.RerunPending && !f.resume && !f.taskJournals:
+	case f.cfg.RerunPending && !f.jnl.Resume && !f.taskJournals:
 		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
 	case !progress.Mode(f.progress).Valid():
 		return usageErr("--progress %q: use auto, on or off", f.progress)
@@ -279,7 +269,7 @@ func positiveFlags(fs *pflag.FlagSet, names ...string) error {
 
 func (f *runFlags) voteConfig() vote.Config {
 	v := f.cfg.Vote
-	v.K, v.MinVoters = f.k, f.minVoters
+	v.MinVoters = f.minVoters
 	if v.MaxErrors == 0 {
 		v.MaxErrors = vote.NoErrors // 0 means none here; in vote.Config it means the default
 	}
@@ -302,14 +292,13 @@ func (f *runFlags) validateModels(ctx context.Context) error {
 	// What the models may send: each --model's and --escalate-model's
 	// ;key=VAR value, a password in --base-url or ;base= (escalation
 	// opens its model as a --model; its errors are escalation's).
-	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.baseURL}, append(slices.Clone(f.models), f.esc.model)...)...)
-	m := runsetup.Models{Specs: f.models, BaseURL: f.baseURL, Structured: f.cfg.Structured, InputPrice: f.priceIn, OutputPrice: f.priceOut}
+	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.open.BaseURL}, append(slices.Clone(f.models), f.esc.model)...)...)
+	m := runsetup.Models{Specs: f.models, BaseURL: f.open.BaseURL, Structured: f.cfg.Structured, InputPrice: f.cfg.Price.InputPerMillion, OutputPrice: f.cfg.Price.OutputPerMillion}
 	return fieldUsageErr(m.Check(), modelsFlagOf, "--model")
 }
 
 func (f *runFlags) simConfig() sim.Config {
 	c := f.sim
-	c.Seed, c.P, c.FlagRate, c.WrongAnswers = f.seed, f.p, f.flagRate, f.wrongAnswers
 	if f.drifts {
 		c.Drift = []sim.PChange{f.drift}
 	}
@@ -346,8 +335,8 @@ type solverWith struct {
 // (models.Options), not here.
 func (f *runFlags) config(with solverWith, esc *maker.Escalation) maker.Config {
 	cfg := f.cfg
-	cfg.Vote, cfg.AdaptiveK, cfg.Escalation, cfg.MaxTokens = f.voteConfig(), f.adaptive(with.steps), esc, f.maxTokens
-	cfg.SamplesPerCall, cfg.Price = f.perCall, f.price()
+	cfg.Vote, cfg.AdaptiveK, cfg.Escalation = f.voteConfig(), f.adaptive(with.steps), esc
+	cfg.SamplesPerCall = f.perCall
 	f.guard.apply(&cfg)
 	return cfg
 }
@@ -437,15 +426,15 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 // --resume-or-start and a journal there) opened to resume; nil without
 // --journal.
 func (f *runFlags) openJournal(stderr io.Writer) (*journal.Journal, error) {
-	if strings.HasPrefix(f.journal, natsJournalPrefix) {
+	if strings.HasPrefix(f.jnl.Path, natsJournalPrefix) {
 		return f.natsJournal(stderr)
 	}
-	j, torn, err := runsetup.Journal{Path: f.journal, Resume: f.resume, ResumeOrStart: f.resumeOrStart, Unsigned: f.journalUnsigned}.Open()
+	j, torn, err := f.jnl.Open()
 	if err != nil {
 		return nil, usageErr("--journal: %w", err)
 	}
 	if torn > 0 {
-		fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.journal, words.Plural(torn, "byte"))
+		fmt.Fprintf(stderr, "maker: note: %s ends with a torn line of %s (a write cut short by a crash); it is dropped and that step decided again\n", f.jnl.Path, words.Plural(torn, "byte"))
 	}
 	return j, nil
 }
@@ -454,15 +443,15 @@ func (f *runFlags) openJournal(stderr io.Writer) (*journal.Journal, error) {
 // there are several; the simulated model answers oracle (a spec's
 // without a script is refused: sim.Checker).
 func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
-	opts := models.Options{BaseURL: f.baseURL, Timeout: f.timeout, Sim: func() (llms.Model, error) {
+	opts := f.open
+	opts.Sim = func() (llms.Model, error) {
 		return sim.New(oracle, f.simConfig())
-	}}
-	opts.MaxInFlight = f.maxInFlight
+	}
 	if f.priceInSet {
-		opts.InputPrice = &f.priceIn
+		opts.InputPrice = &f.cfg.Price.InputPerMillion
 	}
 	if f.priceOutSet {
-		opts.OutputPrice = &f.priceOut
+		opts.OutputPrice = &f.cfg.Price.OutputPerMillion
 	}
 	m, err := models.OpenAll(f.models, opts)
 	if err != nil {
@@ -474,12 +463,6 @@ func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 // oneModel is the --model spec of a command that takes one (--nats, maker
 // worker: workers serve one model's route).
 func (f *runFlags) oneModel() string { return f.models[0] }
-
-// price is --price-in and --price-out: the price of a model that does not
-// know its own (the simulated one).
-func (f *runFlags) price() maker.Price {
-	return maker.Price{InputPerMillion: f.priceIn, OutputPerMillion: f.priceOut}
-}
 
 // modelName names the --model specs, for summaries.
 func (f *runFlags) modelName() string {

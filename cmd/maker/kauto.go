@@ -64,7 +64,7 @@ func (f *runFlags) kBound() int {
 	if f.kAuto {
 		return f.kPolicy.Max
 	}
-	return f.k
+	return f.cfg.Vote.K
 }
 
 // adaptive is the --k auto policy for a task of steps steps, nil with a
@@ -79,4 +79,4 @@ func (f *runFlags) adaptive(steps int) maker.KPolicy {
 }
 
 // kText is --k as the summaries print it: "3" or "auto".
-func (f *runFlags) kText() string { return (&kValue{k: &f.k, auto: &f.kAuto}).String() }
+func (f *runFlags) kText() string { return (&kValue{k: &f.cfg.Vote.K, auto: &f.kAuto}).String() }

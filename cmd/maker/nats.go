@@ -85,7 +85,7 @@ var clusterFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWo
 // --min-workers need it; the model's server and the simulated model's
 // latency are the workers' business.
 func (f *runFlags) validateNATS(cmd *cobra.Command) error {
-	run, onEngine := strings.CutPrefix(f.journal, natsJournalPrefix)
+	run, onEngine := strings.CutPrefix(f.jnl.Path, natsJournalPrefix)
 	if onEngine {
 		f.natsRunName = run
 	}
@@ -98,11 +98,11 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	case f.natsURL == "" && f.minWorkers != 0:
 		return usageErr("--min-workers counts the workers of a run over --nats: give --nats URL too, or leave it out")
 	case f.natsURL == "" && onEngine:
-		return usageErr("--journal %s is kept on the NATS engine: give --nats URL too", f.journal)
+		return usageErr("--journal %s is kept on the NATS engine: give --nats URL too", f.jnl.Path)
 	case f.natsURL == "":
 		return nil
 	case fe != nil && fe.Fields[0].Name == "Run":
-		return usageErr("--journal %s: the run name after nats: must be 1 to 64 letters, digits, '-' or '_'", f.journal)
+		return usageErr("--journal %s: the run name after nats: must be 1 to 64 letters, digits, '-' or '_'", f.jnl.Path)
 	case err != nil:
 		return fieldUsageErr(err, clusterFlagOf, "nats")
 	}
@@ -119,7 +119,7 @@ func (f *runFlags) coordinatorConfig() cluster.CoordinatorConfig {
 	creds := f.natsCreds
 	creds.Run = f.natsRunName
 	return cluster.CoordinatorConfig{URL: f.natsURL, Keep: f.natsKeep, MinWorkers: f.minWorkers, Run: f.natsRunName,
-		Creds: creds, Timeout: f.timeout, Unsigned: f.journalUnsigned}
+		Creds: creds, Timeout: f.open.Timeout, Unsigned: f.jnl.Unsigned}
 }
 
 // route is the model the flags name, as workers and coordinators meet on
@@ -194,7 +194,7 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	if err := f.draw(route, stderr); err != nil {
 		return nil, err
 	}
-	return f.drawer.SpecModel(route, f.oneModel(), f.priceIn, f.priceOut)
+	return f.drawer.SpecModel(route, f.oneModel(), f.cfg.Price.InputPerMillion, f.cfg.Price.OutputPerMillion)
 }
 
 // natsJournal opens --journal nats:RUN (cluster.Coordinator.Journal). A
@@ -202,8 +202,8 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 func (f *runFlags) natsJournal(stderr io.Writer) (*journal.Journal, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout+cluster.DefaultLeaseTTL+2*time.Second)
 	defer cancel()
-	j, err := f.coord.Journal(ctx, f.resume, func(wait time.Duration) {
-		fmt.Fprintf(stderr, "maker: note: %s is locked by another coordinator; waiting up to %s for its lease to expire (if it died)\n", f.journal, wait)
+	j, err := f.coord.Journal(ctx, f.jnl.Resume, func(wait time.Duration) {
+		fmt.Fprintf(stderr, "maker: note: %s is locked by another coordinator; waiting up to %s for its lease to expire (if it died)\n", f.jnl.Path, wait)
 	})
 	if errors.Is(err, cluster.ErrEngine) {
 		return nil, failed(fmt.Errorf("--journal: %w", err))
@@ -370,12 +370,12 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 			return nil, errors.New("over --nats the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel): run spec tasks over --nats with a real --model")
 		}
 		g := base
-		g.seed = seed
+		g.sim.Seed = seed
 		route, err := g.route(oracle)
 		if err != nil {
 			return nil, err
 		}
-		return base.drawer.SpecModel(route, g.oneModel(), g.priceIn, g.priceOut)
+		return base.drawer.SpecModel(route, g.oneModel(), g.cfg.Price.InputPerMillion, g.cfg.Price.OutputPerMillion)
 	}, nil
 }
 
@@ -386,7 +386,7 @@ func (f *runFlags) pricedNATSModel(m *cluster.Model, err error) (llms.Model, err
 	if err != nil {
 		return nil, err
 	}
-	if p, ok := cluster.SpecPrice(f.oneModel(), f.priceIn, f.priceOut); ok {
+	if p, ok := cluster.SpecPrice(f.oneModel(), f.cfg.Price.InputPerMillion, f.cfg.Price.OutputPerMillion); ok {
 		return cluster.Priced(m, p), nil
 	}
 	return m, nil
@@ -407,7 +407,7 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 		if err != nil {
 			return "", err
 		}
-		queue = cluster.BatchQueueName(content, route, f.k, f.maxTokens, f.seed)
+		queue = cluster.BatchQueueName(content, route, f.cfg.Vote.K, f.cfg.MaxTokens, f.sim.Seed)
 	}
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()

@@ -157,7 +157,7 @@ func (f *runFlags) watchRun(w *watchFlags, journaled bool) {
 	if f.maxCost > 0 {
 		w.observer().RecordCostCap(context.Background(), f.maxCost)
 	}
-	w.probe("model", observe.DialProbe(f.baseURL))
+	w.probe("model", observe.DialProbe(f.open.BaseURL))
 	w.probe("engine", f.natsRun.engineProbe)
 	if journaled {
 		w.probe("journal", func(context.Context) error { return nil }) // open until the run ends (then /readyz says so)

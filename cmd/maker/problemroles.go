@@ -88,7 +88,7 @@ func (f roleFlags) solveRoleModels(run *runFlags, ms map[decompose.Role]llms.Mod
 			g.models = specs
 			m, err = g.pricedNATSModel(run.drawer.Model(specs[0]))
 		} else {
-			m, err = models.OpenAll(specs, models.Options{BaseURL: run.baseURL, Timeout: run.timeout})
+			m, err = models.OpenAll(specs, models.Options{BaseURL: run.open.BaseURL, Timeout: run.open.Timeout})
 		}
 		if err != nil {
 			return fmt.Errorf("--model-%s: %w", r, err)

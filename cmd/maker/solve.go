@@ -153,7 +153,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 		return err
 	}
 	switch {
-	case run.journalUnsigned && f.state == "" && run.natsURL == "":
+	case run.jnl.Unsigned && f.state == "" && run.natsURL == "":
 		return usageErr("--journal-unsigned applies to the tasks' journals: give --state DIR (or --nats)")
 	case f.queue != "" && run.natsURL == "":
 		return usageErr("--queue names a task queue on the NATS engine: give --nats URL too, or leave it out")
@@ -176,8 +176,8 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 		}
 	}
 	b := &f.builder
-	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.maxTokens, run.seed, f.tools.root, f.tools.selection
-	b.RerunPending, b.Price = run.cfg.RerunPending, run.price()
+	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.cfg.MaxTokens, run.sim.Seed, f.tools.root, f.tools.selection
+	b.RerunPending, b.Price = run.cfg.RerunPending, run.cfg.Price
 	b.SamplesPerCall = run.perCall // Budget: batchRunner's, one across runs
 	f.limits.Retries = rateRetries
 	f.runner.Build = b.Build
@@ -200,7 +200,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 		return err
 	}
 	defer run.obs.stop(cmd.Context())
-	run.maxInFlight = f.limits.MaxInFlight
+	run.open.MaxInFlight = f.limits.MaxInFlight
 	f.builder.Observer = run.obs.solverObserver() // once the telemetry is up
 	f.builder.Model, err = batchModel(run, stderr)
 	defer run.closeNATS() // after the store and the journals
@@ -228,7 +228,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	if err != nil {
 		return usageErr("%w", err)
 	}
-	if store.UnsignedJournals = run.journalUnsigned; store.TornBytes() > 0 {
+	if store.UnsignedJournals = run.jnl.Unsigned; store.TornBytes() > 0 {
 		fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", f.out, words.Plural(store.TornBytes(), "byte"))
 	}
 	defer func() {
@@ -341,7 +341,7 @@ func batchModel(flags *runFlags, stderr io.Writer) (func(batch.Job, sim.Oracle, 
 	if slices.Contains(flags.models, "sim") {
 		return func(_ batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
 			f := *flags
-			f.seed = seed
+			f.sim.Seed = seed
 			return f.openModels(oracle)
 		}, nil
 	}
@@ -356,12 +356,12 @@ func escalatesToItself(run *runFlags, b *batch.Builtin) error {
 	if run.natsURL != "" || slices.Contains(run.models, "sim") || run.esc.model == "sim" || b.Escalation == nil || b.Escalation.Policy != maker.EscalateModel {
 		return nil
 	}
-	m, err := b.Model(batch.Job{}, nil, run.seed)
+	m, err := b.Model(batch.Job{}, nil, run.sim.Seed)
 	if err != nil {
 		return err
 	}
 	esc := *b.Escalation
-	if esc.Model, err = b.EscalationModel(batch.Job{}, nil, run.seed+1); err != nil {
+	if esc.Model, err = b.EscalationModel(batch.Job{}, nil, run.sim.Seed+1); err != nil {
 		return err
 	}
 	if _, err := esc.ModelFor(m); err != nil {

@@ -32,12 +32,12 @@ type runTotals struct {
 
 // totals summarises a run of s that ended with rep and runErr.
 func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report, runErr error) runTotals {
-	t := runTotals{Totals: runsummary.Of(s, rep), K: f.k, Model: f.modelName()}
+	t := runTotals{Totals: runsummary.Of(s, rep), K: f.cfg.Vote.K, Model: f.modelName()}
 	if f.drawer != nil {
 		t.MinWorkers, t.Quarantined = max(f.minVoters, 1), f.drawer.Quarantined()
 	}
 	if slices.Contains(f.models, "sim") {
-		t.Seed = f.seed
+		t.Seed = f.sim.Seed
 	}
 	if runErr != nil {
 		t.Error = runErr.Error()
@@ -99,7 +99,7 @@ func (f *runFlags) solveTask(cmd *cobra.Command, ui *uiFlag, task maker.Task, or
 	}
 	switch {
 	case runErrV != nil && ctx.Err() != nil:
-		return interrupted(f.journal)
+		return interrupted(f.jnl.Path)
 	case runErrV != nil:
 		return runErr(runErrV)
 	case jsonErr != nil:

@@ -117,7 +117,7 @@ func (w *workerCmd) checkRoles(cmd *cobra.Command) error {
 	if w.flags.oneModel() != "sim" {
 		return usageErr("--roles %s: only the simulated model (--model sim) plays a decomposition's roles from its family; a real --model serves every prompt as it is", w.roles)
 	}
-	sims, err := simRoles(&w.flags, cmd.Flags(), w.roles, w.flags.seed)
+	sims, err := simRoles(&w.flags, cmd.Flags(), w.roles, w.flags.sim.Seed)
 	if err != nil {
 		return usageErr("--roles: %w", err)
 	}

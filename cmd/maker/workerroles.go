@@ -20,10 +20,10 @@ import (
 func rolesPlay(run *runFlags, fs *pflag.FlagSet) decompose.SimRole {
 	play := decompose.SimRole{P: decompose.DefaultP, Rivals: sim.DefaultWrongAnswers}
 	if fs.Changed("p") {
-		play.P = run.p
+		play.P = run.sim.P
 	}
 	if fs.Changed("wrong-answers") {
-		play.Rivals = run.wrongAnswers
+		play.Rivals = run.sim.WrongAnswers
 	}
 	return play
 }
@@ -44,7 +44,7 @@ func simRoles(run *runFlags, fs *pflag.FlagSet, family string, seed uint64) (*de
 	}
 	cfg := decompose.SimConfig{Seed: seed, Roles: problems.SimRoles(rolesPlay(run, fs)), Latency: run.simConfig().Latency}
 	if fs.Changed("flag-rate") { // else none, as the lines' roles in process
-		cfg.FlagRate = run.flagRate
+		cfg.FlagRate = run.sim.FlagRate
 	}
 	return decompose.NewSim(fam, fam, cfg)
 }
@@ -69,7 +69,7 @@ func natsSimRoles(run *runFlags, fs *pflag.FlagSet, b *batch.Builtin, job batch.
 	if err != nil {
 		return nil, err
 	}
-	m, err := run.drawer.SpecModel(maker.ModelIdentity(sims.OneModel()), run.oneModel(), run.priceIn, run.priceOut)
+	m, err := run.drawer.SpecModel(maker.ModelIdentity(sims.OneModel()), run.oneModel(), run.cfg.Price.InputPerMillion, run.cfg.Price.OutputPerMillion)
 	if err != nil {
 		return nil, err
 	}
