@@ -14,9 +14,6 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/vote"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -61,89 +58,52 @@ func containsError(data []byte) bool {
 // gone, and the agent terminates the job once a look finds no consumer.
 func TestADrawerClosedMidCallHoldsNoWorkerPlace(t *testing.T) {
 	t.Parallel()
-	closingDrawersScenario(t, churn{goroutines: 1, jobs: 4, thiefTook: 2 * time.Second, closeAfter: time.Second, period: 7500 * time.Millisecond})
-}
-
-// churn is how a thief cycles its Drawers: goroutines each opening a
-// Drawer, queueing jobs to it, closing it closeAfter later, once a period
-// at most; its jobs take thiefTook of the model.
-type churn struct {
-	goroutines, jobs              int
-	thiefTook, closeAfter, period time.Duration
-}
-
-func closingDrawersScenario(t *testing.T, c churn) {
-	dir := t.TempDir()
-	keys, s := issueTenants(t, dir)
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	url := srv.ClientURL()
-	cfg := vote.Config{K: 3, Parallel: 3}
-	_, wantSteps := solveHanoi(t, simModel(t, 5), 3, cfg)
-	_, wjs := connectAs(t, url, s.worker)
-	const inflight = 4
+	const jobs, thiefTook, closeAfter, period = 4, 2 * time.Second, time.Second, 7500 * time.Millisecond
 	var thiefCalls atomic.Int64
 	var logs lockedBuffer
-	worker := newWorker(t, wjs, slowThief{simModel(t, 5), &thiefCalls, c.thiefTook},
-		cluster.WorkerConfig{Inflight: inflight, Logger: warnLogger(&logs)})
-	runWorker(t, worker)
-	served := "mdap.jobs." + cluster.RouteToken(worker.Route()) + "."
-	thief, tjs := connectAs(t, url, s.thief)
-	key := identityOf(thief)
+	a := newRouteAttack(t, slowThief{simModel(t, 5), &thiefCalls, thiefTook}, cluster.WorkerConfig{Inflight: 4, Logger: warnLogger(&logs)})
+	subject := "mdap.jobs." + cluster.RouteToken(a.worker.Route()) + "." + a.key
 
 	fctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
 	var cycles, refused atomic.Int64
 	base := time.Now().UnixNano()
-	for g := range c.goroutines {
-		wg.Go(func() {
-			for i := 0; fctx.Err() == nil; i++ {
-				began := time.Now()
-				name := fmt.Sprintf("dcyc%dg%dx%d", base, g, i)
-				m, err := thief.Request("mdap.engine.replies."+key, []byte(`{"name":"`+name+`"}`), 10*time.Second)
-				if err != nil || containsError(m.Data) {
-					refused.Add(1)
-					time.Sleep(100 * time.Millisecond)
-					continue
-				}
-				sum := sha256.Sum256([]byte(name))
-				for j := range c.jobs {
-					id := fmt.Sprintf("cyc%dg%dx%d", i, g, j)
-					job := cluster.Job{
-						Version: cluster.WireVersion, ID: id, Route: worker.Route(),
-						ReplyTo: "mdap.replies." + hex.EncodeToString(sum[:16]) + "." + id,
-						Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{Step: i}},
-					}
-					data, _ := json.Marshal(job)
-					pctx, cancel := context.WithTimeout(fctx, time.Second)
-					_, _ = tjs.Publish(pctx, served+key, data)
-					cancel()
-				}
-				// The worker is calling the model for them by now: close.
-				time.Sleep(c.closeAfter)
-				_, _ = thief.Request("mdap.engine.replies", []byte(`{"name":"`+name+`","drop":true}`), 10*time.Second)
-				cycles.Add(1)
-				time.Sleep(c.period - time.Since(began))
+	wg.Go(func() {
+		for i := 0; fctx.Err() == nil; i++ {
+			began := time.Now()
+			name := fmt.Sprintf("dcyc%dx%d", base, i)
+			m, err := a.thief.Request("mdap.engine.replies."+a.key, []byte(`{"name":"`+name+`"}`), 10*time.Second)
+			if err != nil || containsError(m.Data) {
+				refused.Add(1)
+				time.Sleep(100 * time.Millisecond)
+				continue
 			}
-		})
-	}
+			sum := sha256.Sum256([]byte(name))
+			for j := range jobs {
+				id := fmt.Sprintf("cyc%dx%d", i, j)
+				job := cluster.Job{
+					Version: cluster.WireVersion, ID: id, Route: a.worker.Route(),
+					ReplyTo: "mdap.replies." + hex.EncodeToString(sum[:16]) + "." + id,
+					Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{Step: i}},
+				}
+				data, _ := json.Marshal(job)
+				pctx, cancel := context.WithTimeout(fctx, time.Second)
+				_, _ = a.tjs.Publish(pctx, subject, data)
+				cancel()
+			}
+			// The worker is calling the model for them by now: close.
+			time.Sleep(closeAfter)
+			_, _ = a.thief.Request("mdap.engine.replies", []byte(`{"name":"`+name+`","drop":true}`), 10*time.Second)
+			cycles.Add(1)
+			time.Sleep(period - time.Since(began))
+		}
+	})
 	time.Sleep(2 * time.Second) // the thief's cycles under way
 
-	_, vjs := connectAs(t, url, s.victim)
-	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 20 * time.Second})
-	remote, err := d.Model(worker.Route())
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	start := time.Now()
-	got, err := solveHanoiIn(ctx, remote, 3, cfg)
-	took := time.Since(start)
-	t.Logf("the other run took %s; the thief closed %d Drawers (%d asks refused), %d of its jobs reached the model; drawer %+v; worker %+v; the worker's warnings:\n%s",
-		took, cycles.Load(), refused.Load(), thiefCalls.Load(), d.Stats(), worker.Stats(), logs.String())
-	require.NoError(t, err)
-	assert.Equal(t, wantSteps, got)
-	assert.Zero(t, d.Stats().Withdrawn, "no call of the other run waited out its timeout")
-	assert.Less(t, took, 15*time.Second, "the other run (7 steps; about a second undisturbed)")
+	d, remote := a.victim(t)
+	a.checkVictim(t, d, remote, 15*time.Second, func(took time.Duration) {
+		t.Logf("the other run took %s; the thief closed %d Drawers (%d asks refused), %d of its jobs reached the model; drawer %+v; worker %+v; the worker's warnings:\n%s",
+			took, cycles.Load(), refused.Load(), thiefCalls.Load(), d.Stats(), a.worker.Stats(), logs.String())
+	})
 }

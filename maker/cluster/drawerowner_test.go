@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker/cluster"
-	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -124,33 +122,14 @@ func TestAnHonestBurstHandsNoJobBack(t *testing.T) {
 // jobs reaches the model, whatever the load.
 func TestJobsToAnotherRunsDrawerReachNoModel(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	keys, s := issueTenants(t, dir)
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	url := srv.ClientURL()
-	cfg := vote.Config{K: 3, Parallel: 3}
-	_, wantSteps := solveHanoi(t, simModel(t, 5), 3, cfg)
-	_, wjs := connectAs(t, url, s.worker)
-	const inflight = 32
 	var thiefCalls atomic.Int64
 	var logs lockedBuffer
-	worker := newWorker(t, wjs, thiefCounted{simModel(t, 5), &thiefCalls}, cluster.WorkerConfig{Inflight: inflight, Logger: warnLogger(&logs)})
-	runWorker(t, worker)
-	served := "mdap.jobs." + cluster.RouteToken(worker.Route()) + "."
-
-	_, vjs := connectAs(t, url, s.victim)
-	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 20 * time.Second})
-	remote, err := d.Model(worker.Route())
-	require.NoError(t, err)
-
-	thief, tjs := connectAs(t, url, s.thief)
-	key := identityOf(thief)
+	a := newRouteAttack(t, thiefCounted{simModel(t, 5), &thiefCalls}, cluster.WorkerConfig{Inflight: 32, Logger: warnLogger(&logs)})
+	d, remote := a.victim(t)
 	// The victim's token, from the reply stream's subjects.
 	var victimTok string
 	require.Eventually(t, func() bool {
-		st, err := tjs.Stream(context.Background(), cluster.RepliesStream)
+		st, err := a.tjs.Stream(context.Background(), cluster.RepliesStream)
 		if err != nil {
 			return false
 		}
@@ -164,42 +143,12 @@ func TestJobsToAnotherRunsDrawerReachNoModel(t *testing.T) {
 		return false
 	}, 10*time.Second, 50*time.Millisecond)
 
-	fctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer func() { stop(); wg.Wait() }()
-	var queued atomic.Int64
-	wg.Go(func() {
-		for i := 0; fctx.Err() == nil; i++ {
-			id := fmt.Sprintf("thief%d", i)
-			job := cluster.Job{
-				Version: cluster.WireVersion, ID: id, Route: worker.Route(),
-				ReplyTo: "mdap.replies." + victimTok + "." + id,
-				Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{Step: i}},
-			}
-			data, _ := json.Marshal(job)
-			pctx, cancel := context.WithTimeout(fctx, time.Second)
-			_, err := tjs.Publish(pctx, served+key, data)
-			cancel()
-			if err == nil {
-				queued.Add(1)
-			} else {
-				time.Sleep(20 * time.Millisecond) // at its bound: wait for room
-			}
-		}
-	})
+	queued := a.flood(t, func(i int) string { return fmt.Sprintf("mdap.replies.%s.thief%d", victimTok, i) })
 	time.Sleep(2 * time.Second) // the thief's jobs under way
-
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	start := time.Now()
-	got, err := solveHanoiIn(ctx, remote, 3, cfg)
-	took := time.Since(start)
-	t.Logf("the other run took %s; the thief queued %d jobs to its Drawer, %d reached the model; drawer %+v; worker %+v; the worker's warnings:\n%s",
-		took, queued.Load(), thiefCalls.Load(), d.Stats(), worker.Stats(), logs.String())
-	require.NoError(t, err)
-	assert.Equal(t, wantSteps, got)
-	assert.Zero(t, d.Stats().Withdrawn, "no call of the other run waited out its timeout")
-	assert.Less(t, took, 15*time.Second, "the other run (7 steps; about a second undisturbed, 6.6 s beside this thief before 4a92e21)")
+	a.checkVictim(t, d, remote, 15*time.Second, func(took time.Duration) {
+		t.Logf("the other run took %s; the thief queued %d jobs to its Drawer, %d reached the model; drawer %+v; worker %+v; the worker's warnings:\n%s",
+			took, queued.Load(), thiefCalls.Load(), d.Stats(), a.worker.Stats(), logs.String())
+	})
 	assert.Positive(t, queued.Load(), "the thief queued jobs")
 	assert.Zero(t, thiefCalls.Load(), "no job whose replies go to another coordinator's Drawer reaches the model")
 }

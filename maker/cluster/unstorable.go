@@ -34,11 +34,12 @@ import (
 //     truth: a concurrent write may drop a live Drawer's subject for a
 //     moment (replySpace), never its consumer.
 //   - a worker whose reply still finds its room full after roomWait,
-//     while its replies to that Drawer found room fewer than
-//     readingPace times in the last roomWait (an honest Drawer under a
-//     burst takes hundreds a second, only not as fast as they come; one
-//     that takes a reply now and then to keep the worker waiting is not
-//     reading), hands the job back and remembers the Drawer as not reading for
+//     while none of its replies to that Drawer found room in the last
+//     roomWait (an honest Drawer under a burst keeps taking them, only
+//     not as fast as they come), or after replyRetry whatever the
+//     Drawer took (one that takes a reply now and then to keep the
+//     worker waiting is not reading), hands the job back and remembers
+//     the Drawer as not reading for
 //     notReadingFor: it hands back that Drawer's jobs at once, before the
 //     model call, with a delay (notReading). An honest Drawer that was
 //     slow only loses that delay; its jobs come back.
@@ -67,9 +68,12 @@ const (
 	// loaded machine for seconds, while others of them find room.
 	roomWait = 2 * time.Second
 	// readingPace is how many of a worker's replies a Drawer must have
-	// taken in the last roomWait to count as reading: a trickle (one a
-	// second) would keep every place of the worker waiting on replies.
-	readingPace = DefaultReplyKeep
+	// taken in the last roomWait to count as reading before replyRetry.
+	// More than one took an honest Drawer whose subject was being
+	// dropped (its consumer delivers nothing meanwhile) for not
+	// reading; a trickle (one a second) that keeps the worker waiting
+	// is caught at replyRetry instead.
+	readingPace = 1
 	// notReadingFor is how long a worker hands back, before the model
 	// call, the jobs of a Drawer whose room stayed full for roomWait.
 	notReadingFor = 10 * time.Second

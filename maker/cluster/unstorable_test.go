@@ -2,11 +2,7 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,9 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -70,76 +64,26 @@ func (m thiefCounted) GenerateContent(ctx context.Context, msgs []llms.MessageCo
 }
 
 func unstorableRepliesScenario(t *testing.T, replyTo string) {
-	dir := t.TempDir()
-	keys, s := issueTenants(t, dir)
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	url := srv.ClientURL()
-	cfg := vote.Config{K: 3, Parallel: 3}
-	_, wantSteps := solveHanoi(t, simModel(t, 5), 3, cfg)
-	_, wjs := connectAs(t, url, s.worker)
 	const inflight = 4
 	var thiefCalls atomic.Int64
-	worker := newWorker(t, wjs, thiefCounted{simModel(t, 5), &thiefCalls}, cluster.WorkerConfig{Inflight: inflight})
-	runWorker(t, worker)
-	served := "mdap.jobs." + cluster.RouteToken(worker.Route()) + "."
-	thief, tjs := connectAs(t, url, s.thief)
-	key := identityOf(thief)
+	a := newRouteAttack(t, thiefCounted{simModel(t, 5), &thiefCalls}, cluster.WorkerConfig{Inflight: inflight})
 	own := replyTo == ""
 	if own {
-		name := fmt.Sprintf("dthief%d", time.Now().UnixNano())
-		m, err := thief.Request("mdap.engine.replies."+key, []byte(`{"name":"`+name+`"}`), 10*time.Second)
-		require.NoError(t, err)
-		require.NotContains(t, string(m.Data), "error")
-		sum := sha256.Sum256([]byte(name))
-		replyTo = "mdap.replies." + hex.EncodeToString(sum[:16]) + ".thief%[2]d"
+		_, tok := a.ownDrawer(t)
+		replyTo = "mdap.replies." + tok + ".thief%[2]d"
 	}
-
 	began := time.Now()
-	fctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer func() { stop(); wg.Wait() }()
-	var queued atomic.Int64
-	wg.Go(func() {
-		for i := 0; fctx.Err() == nil; i++ {
-			job := cluster.Job{
-				Version: cluster.WireVersion, ID: fmt.Sprintf("thief%d", i), Route: worker.Route(),
-				ReplyTo: fmt.Sprintf(replyTo, i+1, i),
-				Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{Step: i}},
-			}
-			data, err := json.Marshal(job)
-			if err != nil {
-				return
-			}
-			pctx, cancel := context.WithTimeout(fctx, time.Second)
-			_, err = tjs.Publish(pctx, served+key, data)
-			cancel()
-			if err == nil {
-				queued.Add(1)
-			} else {
-				time.Sleep(20 * time.Millisecond) // at its bound: wait for room
-			}
-		}
-	})
+	queued := a.flood(t, func(i int) string { return fmt.Sprintf(replyTo, i+1, i) })
 	time.Sleep(time.Second) // the thief's jobs queued first
 
-	_, vjs := connectAs(t, url, s.victim)
-	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 20 * time.Second})
-	remote, err := d.Model(worker.Route())
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	start := time.Now()
-	got, err := solveHanoiIn(ctx, remote, 3, cfg)
-	took := time.Since(start)
-	calls, elapsed := thiefCalls.Load(), time.Since(began)
-	t.Logf("the other run took %s; the thief queued %d jobs, %d reached the model in %s; drawer %+v; worker %+v",
-		took, queued.Load(), calls, elapsed, d.Stats(), worker.Stats())
-	require.NoError(t, err)
-	assert.Equal(t, wantSteps, got)
-	assert.Zero(t, d.Stats().Withdrawn, "no call of the other run waited out its timeout")
-	assert.Less(t, took, 20*time.Second, "the other run (7 steps; about a second undisturbed) within one timeout")
+	d, remote := a.victim(t)
+	var calls int64
+	var elapsed time.Duration
+	a.checkVictim(t, d, remote, 20*time.Second, func(took time.Duration) {
+		calls, elapsed = thiefCalls.Load(), time.Since(began)
+		t.Logf("the other run took %s; the thief queued %d jobs, %d reached the model in %s; drawer %+v; worker %+v",
+			took, queued.Load(), calls, elapsed, d.Stats(), a.worker.Stats())
+	})
 	if !own {
 		assert.Zero(t, calls, "no job of the thief reached the model")
 		return

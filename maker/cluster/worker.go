@@ -689,8 +689,8 @@ func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, subject str
 				return errDrawerGone
 			}
 		}
-		if noRoom && time.Since(began) > roomWait && !w.reading(tok) {
-			return fmt.Errorf("%w (its room there stayed full for %s): %w", errNoRoom, roomWait, err)
+		if noRoom && (time.Since(began) > roomWait && !w.reading(tok) || time.Since(began) > replyRetry) {
+			return fmt.Errorf("%w (its room there stayed full for %s): %w", errNoRoom, time.Since(began).Round(time.Second), err)
 		}
 		if time.Since(began) > replyRetry || wait.Sleep(ctx, pause) != nil {
 			return fmt.Errorf("%w (this worker's reply found no room or no stream for the coordinator within %s)", err, replyRetry)
