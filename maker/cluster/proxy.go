@@ -212,11 +212,8 @@ func (a *Agent) act(id string, req ackRequest) error {
 		}
 	}
 	a.work.mu.Unlock()
-	switch {
-	case !ok:
-		return errNoDelivery
-	case h.id != id:
-		return errors.New("the job was delivered to another worker")
+	if err := heldBy(h, ok, id); err != nil {
+		return err
 	}
 	switch req.Op {
 	case "ack":
@@ -233,6 +230,17 @@ func (a *Agent) act(id string, req ackRequest) error {
 	}
 }
 
+// heldBy says why the delivery h (found: ok) is not worker id's to act on.
+func heldBy(h *held, ok bool, id string) error {
+	switch {
+	case !ok:
+		return errNoDelivery
+	case h.id != id:
+		return errors.New("the job was delivered to another worker")
+	}
+	return nil
+}
+
 // termIfGone terminates the delivery handle of worker id if its job's
 // Drawer has no reply consumer on a look begun now, and otherwise
 // refuses (errDrawerLive: the worker's reply tries again). A worker
@@ -243,11 +251,8 @@ func (a *Agent) termIfGone(id, handle string) error {
 	a.work.mu.Lock()
 	h, ok := a.work.held[handle]
 	a.work.mu.Unlock()
-	switch {
-	case !ok:
-		return errNoDelivery
-	case h.id != id:
-		return errors.New("the job was delivered to another worker")
+	if err := heldBy(h, ok, id); err != nil {
+		return err
 	}
 	tok, ok := jobDrawer(h.msg.Data())
 	if ok {

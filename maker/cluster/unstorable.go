@@ -61,19 +61,16 @@ const (
 const (
 	// roomWait is how long a worker's reply waits for room at its Drawer
 	// (its earlier replies not taken yet) before its job is handed back,
-	// unless the Drawer took readingPace of this worker's replies in
-	// the last roomWait: an honest Drawer takes a reply within
+	// unless another of this worker's replies to that Drawer found room
+	// in the last roomWait: an honest Drawer takes a reply within
 	// milliseconds, but one reply may wait for the worker's others to the
 	// same Drawer (ReplyKeep of them at a time), under a burst and on a
-	// loaded machine for seconds, while others of them find room.
+	// loaded machine for seconds, while others of them find room. (A
+	// pace of several replies per roomWait took an honest Drawer whose
+	// subject was being dropped, its consumer delivering nothing
+	// meanwhile, for not reading; a trickle that keeps the worker
+	// waiting is caught at replyRetry instead.)
 	roomWait = 2 * time.Second
-	// readingPace is how many of a worker's replies a Drawer must have
-	// taken in the last roomWait to count as reading before replyRetry.
-	// More than one took an honest Drawer whose subject was being
-	// dropped (its consumer delivers nothing meanwhile) for not
-	// reading; a trickle (one a second) that keeps the worker waiting
-	// is caught at replyRetry instead.
-	readingPace = 1
 	// notReadingFor is how long a worker hands back, before the model
 	// call, the jobs of a Drawer whose room stayed full for roomWait.
 	notReadingFor = 10 * time.Second
@@ -205,31 +202,27 @@ func replyDrawer(job Job) string {
 }
 
 // roomTaken notes that a reply of this worker to the Drawer tok found
-// room, keeping the times of the last readingPace.
+// room.
 func (w *Worker) roomTaken(tok string) {
 	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	times, ok := w.taken[tok]
-	if !ok || now.Sub(times[len(times)-1]) > roomWait {
+	if last, ok := w.taken[tok]; !ok || now.Sub(last) > roomWait {
 		// Only when the entry is new or stale, so the sweep is rare.
 		for k, at := range w.taken {
-			if now.Sub(at[len(at)-1]) > notReadingFor {
+			if now.Sub(at) > notReadingFor {
 				delete(w.taken, k)
 			}
 		}
 	}
-	if len(times) == readingPace {
-		times = times[1:]
-	}
-	w.taken[tok] = append(times, now)
+	w.taken[tok] = now
 }
 
-// reading reports whether the Drawer tok took readingPace of this
-// worker's replies in the last roomWait.
+// reading reports whether a reply of this worker to the Drawer tok
+// found room in the last roomWait.
 func (w *Worker) reading(tok string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	times := w.taken[tok]
-	return len(times) == readingPace && time.Since(times[0]) <= roomWait
+	last, ok := w.taken[tok]
+	return ok && time.Since(last) <= roomWait
 }

@@ -165,9 +165,9 @@ type Worker struct {
 
 	mu        sync.Mutex
 	active    map[string]context.CancelCauseFunc
-	withdrawn map[string]time.Time   // notices for jobs not taken yet
-	stalled   map[string]time.Time   // Drawers not reading: until when (notReading)
-	taken     map[string][]time.Time // Drawers: when the last readingPace of this worker's replies found room (roomTaken)
+	withdrawn map[string]time.Time // notices for jobs not taken yet
+	stalled   map[string]time.Time // Drawers not reading: until when (notReading)
+	taken     map[string]time.Time // Drawers: when one of this worker's replies last found room (roomTaken)
 
 	served, failed, withdrawnN, released, redelivered, bad atomic.Int64
 }
@@ -213,7 +213,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		active:    map[string]context.CancelCauseFunc{},
 		withdrawn: map[string]time.Time{},
 		stalled:   map[string]time.Time{},
-		taken:     map[string][]time.Time{},
+		taken:     map[string]time.Time{},
 	}
 	w.slots = make(chan struct{}, w.inflight)
 	if w.name == "" {
