@@ -101,8 +101,10 @@ func TestDrawerChurnSlowsNoOtherRun(t *testing.T) {
 // TestAnHonestCoordinatorWaitsOutTheDrawerRate: a run key's coordinator
 // processes open and close Drawers one after another, faster than the
 // engine's rate of new Drawers (a burst of the quota, 2 here, then one
-// every 400 ms): each NewDrawer past the burst waits for the engine's
-// next Drawer and succeeds, none fails.
+// every 700 ms): each NewDrawer past the burst waits for the engine's
+// next Drawer and succeeds, none fails. With its bucket empty, a new
+// Drawer is refused, naming the rate, and a Drawer already served is
+// served again at once (a coordinator asking after a reconnection).
 func TestAnHonestCoordinatorWaitsOutTheDrawerRate(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -110,7 +112,7 @@ func TestAnHonestCoordinatorWaitsOutTheDrawerRate(t *testing.T) {
 	require.NoError(t, err)
 	keys, _, err := cluster.EnsureCredentials(dir)
 	require.NoError(t, err)
-	const every, quota, opens = 400 * time.Millisecond, 2, 6
+	const every, quota, opens = 700 * time.Millisecond, 2, 6
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
 		Provision: cluster.ProvisionConfig{DrawerQuota: quota, DrawerEvery: every}})
 	require.NoError(t, err)
@@ -127,6 +129,28 @@ func TestAnHonestCoordinatorWaitsOutTheDrawerRate(t *testing.T) {
 	took := time.Since(start)
 	t.Logf("%d Drawers opened and closed in %s", opens, took)
 	assert.GreaterOrEqual(t, took, (opens-quota-1)*every, "the Drawers past the burst waited for the rate")
+
+	nc := js.Conn()
+	ask := func(name string) (refusal string, retryIn time.Duration) {
+		m, err := nc.RequestWithContext(ctx, "mdap.engine.replies."+identityOf(nc), []byte(`{"name":"`+name+`"}`))
+		require.NoError(t, err)
+		var resp struct {
+			Error   string        `json:"error"`
+			RetryIn time.Duration `json:"retry_in"`
+		}
+		require.NoError(t, json.Unmarshal(m.Data, &resp))
+		return resp.Error, resp.RetryIn
+	}
+	for refusal, in := ask("dkept"); refusal != ""; refusal, in = ask("dkept") {
+		require.Positive(t, in, refusal)
+		time.Sleep(in)
+	}
+	// The bucket is empty now: the next token comes in 700 ms.
+	refusal, in := ask("dnext")
+	assert.Contains(t, refusal, "--drawer-every", "a new Drawer past the rate")
+	assert.Positive(t, in)
+	refusal, _ = ask("dkept")
+	assert.Empty(t, refusal, "a Drawer already served costs nothing")
 }
 
 // drawerToken is the subject token of the Drawer whose reply consumer is

@@ -224,7 +224,7 @@ func (c ProvisionConfig) Validate() error {
 	case c.MaxDrawers < 0 || c.MaxDrawers > maxDrawers:
 		return fielderr.New(cfg, "MaxDrawers", c.MaxDrawers, fmt.Sprintf("use 1 to %d coordinators' Drawers the engine takes replies for at once", maxDrawers))
 	case c.DrawerQuota < 0 || c.DrawerQuota > c.maxDrawers():
-		return fielderr.New(cfg, "DrawerQuota", c.DrawerQuota, fmt.Sprintf("use 1 to %d Drawers a coordinator identity may have: at most the Drawers the engine takes replies for (MaxDrawers)", c.maxDrawers()))
+		return fielderr.New(cfg, "DrawerQuota", c.DrawerQuota, fmt.Sprintf("use 1 to %d Drawers a coordinator identity may have: at most the Drawers the engine takes replies for (MaxDrawers, maker nats --max-drawers)", c.maxDrawers()))
 	case c.DrawerEvery < 0 || c.DrawerEvery > 0 && (c.DrawerEvery < time.Millisecond || c.DrawerEvery > time.Hour):
 		return fielderr.New(cfg, "DrawerEvery", c.DrawerEvery, "use 1ms to 1h between two new Drawers of one coordinator identity")
 	case c.ReplyKeep < 0:
