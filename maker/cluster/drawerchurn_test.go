@@ -22,11 +22,11 @@ import (
 // run's key opens and closes Drawers as fast as its 8 goroutines may
 // (each Drawer closed 150 ms after it opens, so its quota never binds),
 // queueing one job to each, which the worker answers at once. Each open
-// and each close made the engine rewrite MDAP_REPLIES's subjects (508
-// stream updates in 9 s) and look at its consumers, and the thief's
+// and each close made the engine rewrite MDAP_REPLIES's subjects (494
+// stream updates in 17 s) and look at its consumers, and the thief's
 // jobs to Drawers just made or just closed kept the agent and the worker
-// busy: another run on the engine took 7 s instead of 0.35 s here, over
-// a minute in a review on a loaded machine. Now the engine makes at most
+// busy: another run on the engine took 7 to 26 s instead of 0.35 to 1 s
+// here, over a minute in a review on a loaded machine. Now the engine makes at most
 // a burst of the identity's quota and then one new Drawer a second
 // (ProvisionConfig.DrawerEvery), refusing the rest naming the rate: the
 // other run has an undisturbed run's winners, none of its calls waiting
