@@ -77,6 +77,7 @@ var clusterFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWo
 	"Addr": "addr", "Store": "store", "Creds": "creds", "Monitor": "monitor-addr", "Auth": "auth", "Provision.Replicas": "replicas",
 	"SharedCoordinator": "shared-coordinator", "SharedWorker": "shared-worker", "AckWait": "ack-wait", "MaxDeliver": "max-deliver",
 	"Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota", "DrawerQuota": "drawer-quota", "MaxRoutes": "max-routes",
+	"DrawerEvery": "drawer-every", "MaxDrawers": "max-drawers", "ReplyKeep": "reply-keep", "ReplyBytes": "reply-bytes",
 	"Inflight": "inflight", "Grace": "grace", "Name": "name", "Creds.Identity": "identity",
 	"Nodes": "nodes", "Workers": "workers", "BasePort": "base-port"}
 
@@ -334,7 +335,11 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.Int64Var(&c.KeyJobs, "key-jobs", cluster.DefaultKeyJobs, "most jobs one key may have on one route at once, queued or being answered (the coordinators sharing a run key share them); the bound in force is fixed at start to min(key-jobs, the job stream's 256 MiB / 2 / (max-routes x job-bytes)), 32 at the defaults, so that one key's jobs over every route stay within half of the job stream")
 	fs.IntVar(&c.MaxRoutes, "max-routes", cluster.DefaultMaxRoutes, "most routes (models) the engine serves at once, 1 to 1024: a route past it is refused; more routes leave one key fewer jobs a route (see --key-jobs)")
 	fs.IntVar(&c.RouteQuota, "route-quota", cluster.DefaultRouteQuota, "most routes one worker identity may make the engine serve (route consumers made at its request that are still in use; a route already served costs nothing), at most --max-routes: one worker credential cannot take every route; the count is kept on the server, so a restart does not reset it")
-	fs.IntVar(&c.DrawerQuota, "drawer-quota", cluster.DefaultDrawerQuota, "most Drawers (coordinator processes) one coordinator identity (a run key, or the shared coordinator key) may have the engine take replies for at once, at most 32 (the engine's Drawers): one coordinator credential cannot take every Drawer; the count is kept on the server, so a restart does not reset it")
+	fs.IntVar(&c.DrawerQuota, "drawer-quota", cluster.DefaultDrawerQuota, "most Drawers (coordinator processes) one coordinator identity (a run key, or the shared coordinator key) may have the engine take replies for at once, at most --max-drawers: one coordinator credential cannot take every Drawer; the count is kept on the server, so a restart does not reset it")
+	fs.DurationVar(&c.DrawerEvery, "drawer-every", cluster.DefaultDrawerEvery, "how often one coordinator identity may have the engine make a new Drawer, past a burst of its --drawer-quota (1ms to 1h): each new Drawer and each close rewrites the reply stream's subjects, so one credential opening and closing Drawers in a loop cannot slow other runs; a coordinator asking faster waits its turn (up to 30s), a Drawer already served costs nothing")
+	fs.IntVar(&c.MaxDrawers, "max-drawers", cluster.DefaultMaxDrawers, "most Drawers (coordinator processes) the engine takes replies for at once, 1 to 4096: one more is refused, naming it; more Drawers leave one worker fewer replies a Drawer (see --reply-keep)")
+	fs.Int64Var(&c.ReplyKeep, "reply-keep", cluster.DefaultReplyKeep, "most replies one worker identity may have stored for one Drawer, not yet taken; the bound in force is fixed at start to min(reply-keep, the reply stream's 256 MiB / 2 / (max-drawers x reply-bytes)), 4 at the defaults, so that one worker's replies over every Drawer stay within half of the reply stream")
+	fs.Int32Var(&c.ReplyBytes, "reply-bytes", cluster.DefaultReplyBytes, "largest reply in bytes, at most 1048576 (NATS's largest message); a larger reply is refused and its job handed back")
 	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
 
@@ -344,7 +349,8 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 // --drawer-quota left out are the library's default quotas (at most
 // --max-routes, and the engine's Drawers).
 func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
-	if err := positiveFlags(fs, "ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota", "drawer-quota", "max-routes", "replicas"); err != nil {
+	if err := positiveFlags(fs, "ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota", "drawer-quota", "max-routes", "replicas",
+		"drawer-every", "max-drawers", "reply-keep", "reply-bytes"); err != nil {
 		return err
 	}
 	if !fs.Changed("route-quota") {

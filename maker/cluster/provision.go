@@ -151,6 +151,18 @@ type ProvisionConfig struct {
 	// starts (trimUnowned). A server without roles has no identities, and
 	// no quota.
 	DrawerQuota int
+	// DrawerEvery bounds how often one coordinator identity may have the
+	// engine's agent make a new Drawer (a reply consumer made at its
+	// request, each of which rewrites RepliesStream's subjects, as its
+	// Close does): past a burst of DrawerQuota, one every DrawerEvery; a
+	// request past it is refused, naming the rate and the wait, and the
+	// Drawer (NewDrawer) waits that long and asks again, for up to 30 s.
+	// A Drawer already served, or adopted, costs nothing. 0 means
+	// DefaultDrawerEvery (1 s); use 1 ms to 1 h. The buckets are the
+	// agent's memory: an agent starting again starts them full, and N
+	// agents of one engine let an identity open up to N times as many.
+	// A server without roles has no identities, and no rate.
+	DrawerEvery time.Duration
 	// ReplyKeep bounds the replies one worker identity may have stored
 	// for one Drawer (RepliesStream's messages per subject); 0 means
 	// DefaultReplyKeep. So that one worker's replies over every Drawer
@@ -212,7 +224,9 @@ func (c ProvisionConfig) Validate() error {
 	case c.MaxDrawers < 0 || c.MaxDrawers > maxDrawers:
 		return fielderr.New(cfg, "MaxDrawers", c.MaxDrawers, fmt.Sprintf("use 1 to %d coordinators' Drawers the engine takes replies for at once", maxDrawers))
 	case c.DrawerQuota < 0 || c.DrawerQuota > c.maxDrawers():
-		return fielderr.New(cfg, "DrawerQuota", c.DrawerQuota, fmt.Sprintf("use 1 to %d Drawers a coordinator identity may have: at most the Drawers the engine takes replies for (MaxDrawers)", c.maxDrawers()))
+		return fielderr.New(cfg, "DrawerQuota", c.DrawerQuota, fmt.Sprintf("use 1 to %d Drawers a coordinator identity may have: at most the Drawers the engine takes replies for (MaxDrawers, maker nats --max-drawers)", c.maxDrawers()))
+	case c.DrawerEvery < 0 || c.DrawerEvery > 0 && (c.DrawerEvery < time.Millisecond || c.DrawerEvery > time.Hour):
+		return fielderr.New(cfg, "DrawerEvery", c.DrawerEvery, "use 1ms to 1h between two new Drawers of one coordinator identity")
 	case c.ReplyKeep < 0:
 		return fielderr.New(cfg, "ReplyKeep", c.ReplyKeep, "use a positive count")
 	case c.ReplyBytes < 0 || c.ReplyBytes > MaxJobBytes:
@@ -247,6 +261,11 @@ func (c ProvisionConfig) replyBytes() int32 { return cmpOr(c.ReplyBytes, Default
 // drawerQuota is DrawerQuota, or its default (at most maxDrawers).
 func (c ProvisionConfig) drawerQuota() int {
 	return cmpOr(c.DrawerQuota, min(DefaultDrawerQuota, c.maxDrawers()))
+}
+
+// drawerEvery is DrawerEvery, or its default.
+func (c ProvisionConfig) drawerEvery() time.Duration {
+	return cmpOr(c.DrawerEvery, DefaultDrawerEvery)
 }
 
 // replyBound is the replies one worker identity may have stored for each
@@ -714,6 +733,9 @@ type agentResponse struct {
 	// Workers answers mdap.engine.workers: the distinct worker
 	// identities pulling the route's jobs (see Drawer.Workers).
 	Workers int `json:"workers,omitempty"`
+	// RetryIn: with Error, a refusal that passes after this long (the
+	// rate of new Drawers: retryLater).
+	RetryIn time.Duration `json:"retry_in,omitempty"`
 }
 
 // Agent answers clients' requests for the consumers they need (see
@@ -736,6 +758,7 @@ type Agent struct {
 	pulls   pullers       // who pulls which route
 	asked   agentCounts   // requests answered (Server.Stats)
 	replies replySpace    // RepliesStream's Drawer subjects
+	rates   drawerRates   // each identity's new Drawers
 	drawers drawerCache   // the Drawers jobs may be delivered for
 }
 
@@ -881,9 +904,12 @@ func (a *Agent) handle(m *nats.Msg) {
 	}
 	rctx, rcancel := context.WithTimeout(a.ctx, agentTimeout)
 	defer rcancel()
-	err := serveRequest(rctx, a.js, m, a.cfg, &a.replies)
+	err := serveRequest(rctx, a.js, m, a.cfg, &a.replies, &a.rates)
 	var resp agentResponse
 	a.asked.count(err != nil)
+	if later := (*retryLater)(nil); errors.As(err, &later) {
+		resp.RetryIn = later.wait
+	}
 	if err != nil {
 		if err.Error() != errJobGone { // a job taken before its withdrawal: no news
 			a.log.Warn("engine request refused", "subject", m.Subject, "err", err)
@@ -905,7 +931,7 @@ func (a *Agent) Stop() {
 	a.wg.Wait()
 }
 
-func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg ProvisionConfig, space *replySpace) error {
+func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg ProvisionConfig, space *replySpace, rates *drawerRates) error {
 	var req agentRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {
 		return fmt.Errorf("undecodable request: %w", err)
@@ -952,7 +978,7 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		if !nkeys.IsValidPublicUserKey(named) {
 			named = ""
 		}
-		return serveDrawer(ctx, js, req.Name, cfg, space, named)
+		return serveDrawer(ctx, js, req.Name, cfg, space, rates, named)
 	case "withdraw":
 		return withdrawJob(ctx, js, req)
 	case "tasks":
@@ -1002,7 +1028,11 @@ func askAgent(ctx context.Context, nc *nats.Conn, kind string, req agentRequest)
 		return fmt.Errorf("%w: the engine's answer: %w", ErrEngine, err)
 	}
 	if resp.Error != "" {
-		return fmt.Errorf("%w: the engine refused the %s: %s", ErrEngine, kind, resp.Error)
+		err := fmt.Errorf("%w: the engine refused the %s: %s", ErrEngine, kind, resp.Error)
+		if resp.RetryIn > 0 {
+			return &retryLater{wait: resp.RetryIn, err: err}
+		}
+		return err
 	}
 	return nil
 }

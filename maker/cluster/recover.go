@@ -26,7 +26,7 @@ func (d *Drawer) consumeReplies(ctx context.Context) error {
 	var cons jetstream.Consumer
 	// The request names this coordinator's identity, as its permissions
 	// require: the engine counts each identity's Drawers (DrawerQuota).
-	err := askAgent(ctx, d.nc, "replies."+replyIdentity(d.nc.Opts.InboxPrefix, ""), agentRequest{Name: d.id})
+	err := d.askReplies(ctx)
 	switch {
 	case err == nil: // made by the engine (a server with roles)
 		cons, err = d.js.Consumer(ctx, RepliesStream, d.id)
@@ -34,7 +34,7 @@ func (d *Drawer) consumeReplies(ctx context.Context) error {
 		// Made here, as the agent would (a server without roles; a
 		// stream the engine provisioned takes the replies of its Drawers
 		// only, so this one's subject is added too).
-		if err = serveDrawer(ctx, d.js, d.id, ProvisionConfig{}, &replySpace{}, ""); err == nil {
+		if err = serveDrawer(ctx, d.js, d.id, ProvisionConfig{}, &replySpace{}, nil, ""); err == nil {
 			cons, err = d.js.Consumer(ctx, RepliesStream, d.id)
 		}
 	}

@@ -274,7 +274,8 @@ func provisionedRepliesConfig(ctx context.Context, js jetstream.JetStream, cfg P
 // (ErrEngine naming MaxDrawers). At the request of the coordinator
 // identity by ("": none, no quota) a reply consumer not made yet is made
 // only while fewer than cfg's DrawerQuota consumers made at by's request
-// exist (ErrEngine naming the quota), and records by (addedByKey); one
+// exist (ErrEngine naming the quota) and within by's rate of new Drawers
+// (rates, nil for none: errDrawerRate), and records by (addedByKey); one
 // that exists costs nothing and keeps who asked first, but for one made
 // before the quota (naming no one), which by adopts within its quota as
 // if it made it: only its coordinator knows its name. The consumer comes
@@ -282,7 +283,7 @@ func provisionedRepliesConfig(ctx context.Context, js jetstream.JetStream, cfg P
 // its subject; the subject is checked once written, and written again if
 // a concurrent write dropped it. A stream that takes every Drawer
 // (mdap.replies.>, made by a client) needs no subject.
-func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg ProvisionConfig, space *replySpace, by string) error {
+func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg ProvisionConfig, space *replySpace, rates *drawerRates, by string) error {
 	// One count and creation at a time in this process, so that one
 	// identity's Drawers asked at once stay within its quota (two agents
 	// at once may admit one past it, as MaxDrawers).
@@ -310,6 +311,11 @@ func serveDrawer(ctx context.Context, js jetstream.JetStream, id string, cfg Pro
 		if n >= cfg.drawerQuota() {
 			return fmt.Errorf("%w: coordinator identity %s has %d Drawers the engine takes replies for, its quota (maker nats --drawer-quota, ProvisionConfig.DrawerQuota): one is freed when its coordinator closes it, or an hour after it stopped",
 				ErrEngine, truncate(by, 12), n)
+		}
+		if !adopt {
+			if wait := rates.take(by, cfg.drawerEvery(), cfg.drawerQuota()); wait > 0 {
+				return errDrawerRate(by, cfg, wait)
+			}
 		}
 		who = by
 	}

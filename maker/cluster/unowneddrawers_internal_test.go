@@ -48,7 +48,7 @@ func TestDrawersMadeBeforeTheQuotaCountForWhoAsksForThem(t *testing.T) {
 	// made them.
 	_, ajs := conn(SeedFile(dir, RoleAdmin))
 	for i := range 12 {
-		require.NoError(t, serveDrawer(ctx, ajs, fmt.Sprintf("dold%d", i), ProvisionConfig{}, &replySpace{}, ""))
+		require.NoError(t, serveDrawer(ctx, ajs, fmt.Sprintf("dold%d", i), ProvisionConfig{}, &replySpace{}, nil, ""))
 	}
 	rogue, _ := conn(rogueSeed)
 	key := replyIdentity(rogue.Opts.InboxPrefix, "")
@@ -97,10 +97,10 @@ func TestDrawersMadeBeforeTheQuotaShareOneQuota(t *testing.T) {
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
 	for i := range 12 {
-		require.NoError(t, serveDrawer(ctx, js, fmt.Sprintf("dold%d", i), ProvisionConfig{}, &replySpace{}, ""))
+		require.NoError(t, serveDrawer(ctx, js, fmt.Sprintf("dold%d", i), ProvisionConfig{}, &replySpace{}, nil, ""))
 	}
 	for i := range 3 {
-		require.NoError(t, serveDrawer(ctx, js, fmt.Sprintf("down%d", i), ProvisionConfig{}, &replySpace{}, "someone"))
+		require.NoError(t, serveDrawer(ctx, js, fmt.Sprintf("down%d", i), ProvisionConfig{}, &replySpace{}, nil, "someone"))
 	}
 	// The holder of the first made reads a reply: the most recently
 	// active (the others, never read, by their creation).

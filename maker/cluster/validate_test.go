@@ -33,6 +33,9 @@ func TestConfigsValidateThemselves(t *testing.T) {
 		{cluster.ProvisionConfig{RunLines: -1}.Validate(), "RunLines", "positive"},
 		{cluster.ProvisionConfig{SampleBytes: -1}.Validate(), "SampleBytes", "positive"},
 		{cluster.ProvisionConfig{MaxDrawers: -1}.Validate(), "MaxDrawers", "use 1 to 4096"},
+		{cluster.ProvisionConfig{DrawerEvery: -time.Second}.Validate(), "DrawerEvery", "use 1ms to 1h"},
+		{cluster.ProvisionConfig{DrawerEvery: time.Microsecond}.Validate(), "DrawerEvery", "use 1ms to 1h"},
+		{cluster.ProvisionConfig{DrawerEvery: 2 * time.Hour}.Validate(), "DrawerEvery", "use 1ms to 1h"},
 		{cluster.ProvisionConfig{ReplyKeep: -1}.Validate(), "ReplyKeep", "positive"},
 		{cluster.ProvisionConfig{ReplyBytes: 2 << 20}.Validate(), "ReplyBytes", "NATS's largest message"},
 		{cluster.ProvisionConfig{MaxDrawers: 200}.Validate(), "MaxDrawers", "less than one reply a Drawer"},
@@ -53,7 +56,8 @@ func TestConfigsValidateThemselves(t *testing.T) {
 		assert.Contains(t, fe.Remedy(), c.fixed, c.field)
 	}
 	assert.NoError(t, cluster.ProvisionConfig{}.Validate(), "zero is the defaults")
-	assert.NoError(t, cluster.ProvisionConfig{Replicas: 5, AckWait: time.Hour, MaxDeliver: 2}.Validate())
+	assert.NoError(t, cluster.ProvisionConfig{Replicas: 5, AckWait: time.Hour, MaxDeliver: 2, DrawerEvery: time.Hour}.Validate())
+	assert.NoError(t, cluster.ProvisionConfig{DrawerEvery: time.Millisecond}.Validate())
 	assert.NoError(t, cluster.WorkerConfig{}.Validate(), "zero is the defaults")
 	assert.NoError(t, cluster.WorkerConfig{Inflight: cluster.MaxInflight, AckWait: time.Second, MaxDeliver: 2, Grace: time.Nanosecond,
 		URL: "nats://a:1,nats://b:2", Creds: cluster.ClientCreds{Identity: "w-1"}}.Validate())
