@@ -32,6 +32,7 @@ const workSubject = agentSubject + "work."
 const (
 	handleHeader    = "Mdap-Handle"    // the delivery's handle, for acks
 	deliveredHeader = "Mdap-Delivered" // the delivery count
+	publisherHeader = "Mdap-Publisher" // the identity the job was published under (jobPublisher)
 	endHeader       = "Mdap-End"       // the last message of a pull's answer
 )
 
@@ -49,7 +50,15 @@ type pullRequest struct {
 	Route string        `json:"route"`
 	N     int           `json:"n"`
 	Wait  time.Duration `json:"wait"`
+	// Skip: the coordinator identities whose jobs the worker would hand
+	// back now (their replies fill its parking: parked.go), with the
+	// delay; the agent hands them back itself, so a key's backlog costs
+	// the worker no round trip a job. At most maxSkip.
+	Skip map[string]time.Duration `json:"skip,omitempty"`
 }
+
+// maxSkip bounds a pull request's Skip.
+const maxSkip = 256
 
 type ackRequest struct {
 	Handle string `json:"handle"`
@@ -113,7 +122,7 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		_ = a.nc.PublishMsg(msg)
 	}
 	var req pullRequest
-	if err := json.Unmarshal(m.Data, &req); err != nil || req.Route == "" || req.N < 1 || req.N > maxPull || req.Wait <= 0 || req.Wait > time.Minute {
+	if err := json.Unmarshal(m.Data, &req); err != nil || req.Route == "" || req.N < 1 || req.N > maxPull || req.Wait <= 0 || req.Wait > time.Minute || len(req.Skip) > maxSkip {
 		end("bad pull request")
 		return
 	}
@@ -123,26 +132,52 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		end(err.Error())
 		return
 	}
-	batch, err := cons.Fetch(req.N, jetstream.FetchMaxWait(req.Wait))
-	if err != nil {
-		end(err.Error())
-		return
+	// Fetch again for the jobs skipped, within the request's wait.
+	deadline := time.Now().Add(req.Wait)
+	for forwarded := 0; forwarded < req.N; {
+		wait := time.Until(deadline)
+		if wait < 10*time.Millisecond {
+			break
+		}
+		batch, err := cons.Fetch(req.N-forwarded, jetstream.FetchMaxWait(wait))
+		if err != nil {
+			end(err.Error())
+			return
+		}
+		seen, sent, more := a.forward(ctx, js, id, req, m.Reply, batch.Messages())
+		if !more {
+			end("the engine is stopping")
+			return
+		}
+		if seen == 0 {
+			break // none came within the wait
+		}
+		forwarded += sent
 	}
-	msgs := batch.Messages()
+	end("")
+}
+
+// forward sends the worker id, on reply, each job of msgs it may take,
+// and hands back those of req.Skip's keys and those no worker should
+// see; it returns how many jobs came and how many it sent, and false
+// when ctx ended (the engine is stopping: a job fetched after that comes
+// back after the ack wait).
+func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, req pullRequest, reply string, msgs <-chan jetstream.Msg) (seen, sent int, more bool) {
 	for {
 		var msg jetstream.Msg
 		select {
 		case <-ctx.Done():
-			// Stopping: a job fetched after this comes back after the
-			// ack wait.
-			end("the engine is stopping")
-			return
+			return seen, sent, false
 		case m, ok := <-msgs:
 			if !ok {
-				end("")
-				return
+				return seen, sent, true
 			}
 			msg = m
+		}
+		seen++
+		if d, ok := req.Skip[jobPublisher(msg.Subject())]; ok {
+			_ = msg.NakWithDelay(min(max(d, avoidDelay), maxNakDelay))
+			continue
 		}
 		got := time.Now()
 		var delivered uint64
@@ -178,16 +213,18 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		a.work.mu.Lock()
 		a.work.held[handle] = &held{msg: msg, id: id, at: time.Now()}
 		a.work.mu.Unlock()
-		out := nats.NewMsg(m.Reply)
+		out := nats.NewMsg(reply)
 		for k, v := range msg.Headers() {
 			out.Header[k] = v
 		}
 		out.Header.Set(handleHeader, handle)
 		out.Header.Set(deliveredHeader, strconv.FormatUint(delivered, 10))
+		out.Header.Set(publisherHeader, jobPublisher(msg.Subject()))
 		out.Data = msg.Data()
 		// A job for a worker that went meanwhile comes back after the
 		// ack wait, as one its worker died holding.
 		_ = a.nc.PublishMsg(out)
+		sent++
 	}
 }
 
@@ -283,10 +320,21 @@ func (a *Agent) forget(idle time.Duration) {
 // agentJob is a job delivered through the agent, as the worker handles
 // it: its acts are requests to the agent.
 type agentJob struct {
-	w       *Worker
-	msg     *nats.Msg
-	handle  string
-	deliver uint64
+	w         *Worker
+	msg       *nats.Msg
+	handle    string
+	deliver   uint64
+	publisher string // the identity its coordinator published it under, as the agent says
+}
+
+// publisherOf is the identity a held job was published under: as the
+// agent says for one delivered through it, else its subject's last token
+// (a server without roles: the name its client claims).
+func publisherOf(msg heldJob) string {
+	if aj, ok := msg.(*agentJob); ok {
+		return aj.publisher
+	}
+	return jobPublisher(msg.Subject())
 }
 
 func (j *agentJob) Data() []byte         { return j.msg.Data }
@@ -332,7 +380,7 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 		return fmt.Errorf("%w: %w", ErrEngine, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	data, _ := json.Marshal(pullRequest{Route: w.route, N: n, Wait: wait})
+	data, _ := json.Marshal(pullRequest{Route: w.route, N: n, Wait: wait, Skip: w.fullKeys()})
 	if err := w.nc.PublishRequest(w.workPrefix+"pull", inbox, data); err != nil {
 		return fmt.Errorf("%w: %w", ErrEngine, err)
 	}
@@ -358,6 +406,6 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 		}
 		d, _ := strconv.ParseUint(m.Header.Get(deliveredHeader), 10, 64)
 		got++
-		take(&agentJob{w: w, msg: m, handle: m.Header.Get(handleHeader), deliver: d})
+		take(&agentJob{w: w, msg: m, handle: m.Header.Get(handleHeader), deliver: d, publisher: m.Header.Get(publisherHeader)})
 	}
 }

@@ -82,6 +82,10 @@ const maxNakDelay = time.Minute
 // errNoRoom: a reply found its room at its Drawer full for roomWait.
 var errNoRoom = errors.New("the coordinator has not taken this worker's earlier replies")
 
+// errTooLarge: a reply is larger than the engine stores
+// (ProvisionConfig.ReplyBytes, or the server's largest message).
+var errTooLarge = errors.New("reply too large")
+
 // errDrawerLive: the agent's answer to a worker's gone act whose Drawer
 // still has its reply consumer (or may: a look is not due yet).
 var errDrawerLive = errors.New("its Drawer is live")

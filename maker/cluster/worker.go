@@ -165,9 +165,12 @@ type Worker struct {
 
 	mu        sync.Mutex
 	active    map[string]context.CancelCauseFunc
-	withdrawn map[string]time.Time // notices for jobs not taken yet
-	stalled   map[string]time.Time // Drawers not reading: until when (notReading)
-	taken     map[string]time.Time // Drawers: when one of this worker's replies last found room (roomTaken)
+	withdrawn map[string]time.Time   // notices for jobs not taken yet
+	stalled   map[string]time.Time   // Drawers not reading: until when (notReading)
+	taken     map[string]time.Time   // Drawers: when one of this worker's replies last found room (roomTaken)
+	parked    map[string][]time.Time // coordinator identities: since when each of their replies waits for room (park)
+	parkedN   int                    // every key's parked replies
+	lines     map[string]*replyLine  // Drawers: the order of this worker's replies waiting for room (queue)
 
 	served, failed, withdrawnN, released, redelivered, bad atomic.Int64
 }
@@ -214,6 +217,8 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		withdrawn: map[string]time.Time{},
 		stalled:   map[string]time.Time{},
 		taken:     map[string]time.Time{},
+		parked:    map[string][]time.Time{},
+		lines:     map[string]*replyLine{},
 	}
 	w.slots = make(chan struct{}, w.inflight)
 	if w.name == "" {
@@ -379,7 +384,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		mu.Lock()
 		n := free
-		free = 0
+		if w.viaAgent.Load() {
+			n = min(n, maxPull) // the agent's bound on one pull; the rest in the next
+		}
+		free -= n
 		mu.Unlock()
 		if n == 0 {
 			select {
@@ -428,8 +436,10 @@ func (w *Worker) fetch(ctx, calls context.Context, n int, giveBack func(int), jo
 			return
 		}
 		jobs.Go(func() {
-			defer giveBack(1)
-			w.handle(calls, msg)
+			var once sync.Once
+			release := func() { once.Do(func() { giveBack(1) }) }
+			defer release()
+			w.handle(calls, msg, release)
 		})
 	}
 	var err error
@@ -518,8 +528,10 @@ type heldJob interface {
 }
 
 // handle draws one job's samples (each its own model call, at most
-// Inflight of the worker's at once) and replies once for all of them.
-func (w *Worker) handle(calls context.Context, msg heldJob) {
+// Inflight of the worker's at once) and replies once for all of them;
+// release frees the job's place, once its model calls are over (its
+// reply may wait for room without one: parked.go).
+func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 	job, derr := decodeJob(msg.Data())
 	if derr != nil {
 		w.bad.Add(1)
@@ -537,9 +549,14 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 		_ = msg.Nak()
 		return
 	}
-	tok := replyDrawer(job)
-	if d := w.notReading(tok); d > 0 {
-		// Its Drawer left this worker's replies untaken: no model call
+	tok, key := replyDrawer(job), publisherOf(msg)
+	d := w.notReading(tok)
+	if d <= 0 {
+		d = w.parkedFull(key)
+	}
+	if d > 0 {
+		// Its Drawer left this worker's replies untaken, or its
+		// coordinator's replies wait for room already: no model call
 		// (and no place held) for it until then.
 		w.released.Add(1)
 		_ = msg.NakWithDelay(d)
@@ -638,9 +655,33 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 		failed = len(reply.Samples)
 		data, _ = json.Marshal(reply)
 	}
-	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), publishTimeout)
+	// The reply outlives a stop (within parkMax), not its job's
+	// withdrawal.
+	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), parkMax)
 	defer pcancel()
-	if perr := w.publishReply(pctx, msg, tok, replySubject(job.ReplyTo, w.identity), data, cmpOr(job.Lease, job.ID)); perr != nil {
+	defer context.AfterFunc(ctx, func() {
+		if errors.Is(context.Cause(ctx), errWithdrawn) {
+			pcancel()
+		}
+	})()
+	release()
+	parkedAt := time.Now()
+	w.park(key, parkedAt)
+	subject := replySubject(job.ReplyTo, w.identity)
+	perr := w.publishReply(pctx, msg, tok, subject, data, cmpOr(job.Lease, job.ID))
+	if errors.Is(perr, errTooLarge) {
+		// No redelivery could store it either: the samples fail, once,
+		// saying why.
+		err := fmt.Errorf("the reply (%d bytes) is larger than the engine takes: ask for shorter answers or fewer samples a wave: %w", len(data), perr)
+		for i := range reply.Samples {
+			reply.Samples[i] = sampleReplyOf(nil, err, reply.Samples[i].Took)
+		}
+		failed = len(reply.Samples)
+		data, _ = json.Marshal(reply)
+		perr = w.publishReply(pctx, msg, tok, subject, data, cmpOr(job.Lease, job.ID))
+	}
+	w.unpark(key, parkedAt)
+	if perr != nil {
 		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
 		outcome = "handed back"
 		w.released.Add(1)
@@ -662,24 +703,37 @@ func (w *Worker) handle(calls context.Context, msg heldJob) {
 
 // publishReply publishes a reply on subject of RepliesStream. While this
 // worker's replies to the Drawer fill their room (ProvisionConfig.ReplyKeep:
-// the Drawer has not taken them yet, within milliseconds), it tries again
-// for up to roomWait, as the room is its own (no other worker's replies
-// take it), then gives up with errNoRoom; while no stream takes the
-// Drawer's subject (two agents writing the stream's subjects at once may
-// drop a live Drawer's for up to replyReconcile: see replySpace; the
-// agent delivers no job of a Drawer without a consumer), for up to
-// replyRetry; a job delivered through an agent asks it every goneEvery
-// whether the Drawer closed, and is then terminated (errDrawerGone).
+// the Drawer has not taken them yet), it tries again, as the room is its
+// own (no other worker's replies take it), until ctx ends, or until it
+// has waited roomWait while none of this worker's replies to that Drawer
+// found room in the last roomWait (the Drawer is not reading: errNoRoom);
+// the reply holds no worker place meanwhile (parked.go). While no stream
+// takes the Drawer's subject (two agents writing the stream's subjects
+// at once may drop a live Drawer's for up to replyReconcile: see
+// replySpace; the agent delivers no job of a Drawer without a consumer),
+// it tries again for up to replyRetry; a job delivered through an agent
+// asks it every goneEvery whether the Drawer closed, and is then
+// terminated (errDrawerGone). A reply larger than the engine stores is
+// errTooLarge at once.
 func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, subject string, data []byte, id string) error {
-	began, asked := time.Now(), time.Now()
-	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+	began := time.Now()
+	done, err := w.queue(ctx, tok)
+	if err != nil {
+		return fmt.Errorf("waited %s for this worker's earlier replies to its coordinator: %w", time.Since(began).Round(time.Second), err)
+	}
+	defer done()
+	asked := time.Now()
+	for pause := time.Millisecond; ; pause = min(2*pause, 25*time.Millisecond) {
 		_, err := w.js.Publish(ctx, subject, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(RepliesStream))
 		noStream := errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
 		noRoom := err != nil && strings.Contains(err.Error(), "maximum messages per subject exceeded")
-		if err == nil {
+		switch {
+		case err == nil:
 			w.roomTaken(tok)
-		}
-		if err == nil || !noStream && !noRoom {
+			return nil
+		case errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum):
+			return fmt.Errorf("%w: %w", errTooLarge, err)
+		case !noStream && !noRoom:
 			return err
 		}
 		if aj, ok := msg.(*agentJob); ok && noStream && time.Since(asked) >= goneEvery {
@@ -689,11 +743,11 @@ func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, subject str
 				return errDrawerGone
 			}
 		}
-		if noRoom && (time.Since(began) > roomWait && !w.reading(tok) || time.Since(began) > replyRetry) {
+		if noRoom && time.Since(began) > roomWait && !w.reading(tok) {
 			return fmt.Errorf("%w (its room there stayed full for %s): %w", errNoRoom, time.Since(began).Round(time.Second), err)
 		}
-		if time.Since(began) > replyRetry || wait.Sleep(ctx, pause) != nil {
-			return fmt.Errorf("%w (this worker's reply found no room or no stream for the coordinator within %s)", err, replyRetry)
+		if noStream && time.Since(began) > replyRetry || wait.Sleep(ctx, pause) != nil {
+			return fmt.Errorf("%w (this worker's reply found no room or no stream for the coordinator within %s)", err, time.Since(began).Round(time.Second))
 		}
 	}
 }
