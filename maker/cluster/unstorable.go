@@ -18,10 +18,8 @@ import (
 // own Drawer, which it never reads (this worker's room there,
 // ProvisionConfig.ReplyKeep replies, stays full). A worker tries such a
 // reply again (a live Drawer's subject may be briefly dropped, and an
-// honest Drawer takes its replies within milliseconds), so each delivery
-// would hold one of its places for seconds, up to MaxDeliver times, and
-// other runs' jobs would queue behind. Two defences keep such a job from
-// holding a worker place:
+// honest Drawer takes its replies within milliseconds). Three defences
+// keep such a job from holding a worker place:
 //
 //   - the agent hands a worker only jobs whose Drawer the engine serves
 //     for the job's own coordinator: one whose reply subject is not a
@@ -33,16 +31,17 @@ import (
 //     sees it. The consumers, not the stream's subjects, are the
 //     truth: a concurrent write may drop a live Drawer's subject for a
 //     moment (replySpace), never its consumer.
+//   - a reply waiting for room holds no place (parked.go), and a key
+//     whose parked replies fill its parking has its jobs handed back
+//     before their model call;
 //   - a worker whose reply still finds its room full after roomWait,
 //     while none of its replies to that Drawer found room in the last
 //     roomWait (an honest Drawer under a burst keeps taking them, only
-//     not as fast as they come), or after replyRetry whatever the
-//     Drawer took (one that takes a reply now and then to keep the
-//     worker waiting is not reading), hands the job back and remembers
-//     the Drawer as not reading for
-//     notReadingFor: it hands back that Drawer's jobs at once, before the
-//     model call, with a delay (notReading). An honest Drawer that was
-//     slow only loses that delay; its jobs come back.
+//     not as fast as they come), hands the job back and remembers the
+//     Drawer as not reading for notReadingFor: it hands back that
+//     Drawer's jobs at once, before the model call, with a delay
+//     (notReading). An honest Drawer that was slow only loses that
+//     delay; its jobs come back.
 
 // The agent's looks at the live Drawers.
 const (
@@ -68,8 +67,8 @@ const (
 	// loaded machine for seconds, while others of them find room. (A
 	// pace of several replies per roomWait took an honest Drawer whose
 	// subject was being dropped, its consumer delivering nothing
-	// meanwhile, for not reading; a trickle that keeps the worker
-	// waiting is caught at replyRetry instead.)
+	// meanwhile, for not reading; a trickle holds no place in any case:
+	// parked.go.)
 	roomWait = 2 * time.Second
 	// notReadingFor is how long a worker hands back, before the model
 	// call, the jobs of a Drawer whose room stayed full for roomWait.
