@@ -94,7 +94,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	var reason error
 	defer func() {
 		model, other := r.ids[i%len(r.ids)], ""
-		if wave.agent != r.agent && len(r.escIDs) > 0 { // an escalated race's other model
+		if wave.agent == r.escAgent && r.escAgent != nil { // an escalated race's other model
 			model = r.escIDs[i%len(r.escIDs)]
 			other = model
 		}

@@ -172,24 +172,11 @@ func (r *run) strictWrite(ctx context.Context, cfg vote.Config, draw func(a *mic
 // EscalateModel, else from the run's own. The result's counts, usage and
 // flags are both races', its votes the second's.
 func (r *run) redecide(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], res vote.Result[intent.Output], k int) (vote.Result[intent.Output], error) {
-	second := cfg
-	second.K = k
-	if second.K == 0 {
-		second.K = 2 * cfg.K
-	}
-	second.MaxSamples = 0
-	if second.Parallel > second.K {
-		second.Parallel = second.K
-	}
-	agent := r.agent
-	if e := r.Escalation; e != nil && e.Policy == EscalateModel {
-		agent = r.agent.withModel(r.Solver, r.escModel)
-	}
-	second, err := second.WithDefaults()
+	second, err := atK(cfg, k).WithDefaults()
 	if err != nil {
 		return res, err
 	}
-	res2, err := r.raceAgain(ctx, second, draw(agent), res.Tally)
+	res2, err := r.raceAgain(ctx, second, draw(r.againAgent()), res.Tally)
 	if err != nil {
 		err = fmt.Errorf("decided again at k = %d: %w", second.K, err)
 	}
