@@ -22,8 +22,9 @@ const coreGoal = 12000
 // lines, most of them its documentation. Refusing a header whose
 // settings do not parse as corruption again (review6: the move had made
 // it a mismatch) took 9. Package docs that restated their functions'
-// contracts, and a second race built twice, went (coreslim7: 13,006).
-const coreCeiling = 13006
+// contracts, and a second race built twice, went (coreslim7: 13,006);
+// then ClassesIn and ClassesInContext became one ClassesIn(ctx, ...) (12,985).
+const coreCeiling = 12985
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
