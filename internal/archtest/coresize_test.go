@@ -23,8 +23,9 @@ const coreGoal = 12000
 // settings do not parse as corruption again (review6: the move had made
 // it a mismatch) took 9. Package docs that restated their functions'
 // contracts, and a second race built twice, went (coreslim7: 13,006);
-// then ClassesIn and ClassesInContext became one ClassesIn(ctx, ...) (12,985).
-const coreCeiling = 12985
+// then ClassesIn and ClassesInContext became one ClassesIn(ctx, ...) (12,985),
+// and ArgLine one Sprintf (12,975).
+const coreCeiling = 12975
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
