@@ -45,9 +45,11 @@ const (
 // escalated steps are counted in the Report, journaled (journal.StepRecord) and
 // shown in the command's results.
 //
-// The second race's samples are identified from index After on, so they
-// are fresh draws, and its votes alone decide the step (the first race's
-// samples are counted as spent). A hard step whose wrong answer wins
+// A step decided again (here, or by the WriteRule or the FlagAlarm) gets
+// a second race of fresh samples, numbered on from the first race's (so a
+// resumed run decides the same), whose votes alone decide it; both races'
+// samples count as spent, and the step is journaled Contested and
+// Escalated. A hard step whose wrong answer wins
 // within After samples is not contested: escalation catches the steps
 // that split the votes, not the ones that agree on a wrong answer.
 type Escalation struct {
