@@ -111,7 +111,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 		return sm
 	}
 	// A panic in Decode cancels the race with its cause (see above).
-	j := judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
+	j := judge(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
 		if rec := catch.Try(func() {
 			if keyer, ok := r.task.(VoteKeyer); ok {
 				out, key, err = keyer.DecodeKey(reply)
@@ -123,7 +123,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 			cancelRace(err)
 		}
 		return out, key, err
-	}, r.normalize)
+	}, r.normalizer())
 	if errors.Is(j.Reason, ErrTaskPanic) {
 		sm.Err = j.Reason
 		return sm

@@ -232,9 +232,6 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 			run.escIDs = append(run.escIDs, ModelIdentity(m))
 		}
 	}
-	if s.Executor != nil {
-		run.normalize = s.Executor.Normalize
-	}
 	// Each sample is kept for the step's record when someone reads it: a
 	// journal that records samples, or a Progress callback (a view).
 	run.tally.keep = s.Progress != nil || s.Journal != nil && s.Journal.RecordsSamples()
@@ -292,9 +289,6 @@ type run struct {
 	next     int                 // the next step to decide
 	last     *intent.Observation // the last step's observation
 	ids      []string            // the identities of the models that draw samples
-	// normalize heals a tool intent against its schema before it is
-	// keyed; nil without an executor.
-	normalize func(intent.ToolIntent) (intent.ToolIntent, error)
 	// The step's tally of samples by member, reused step after step.
 	tally modelTally
 }
