@@ -119,14 +119,12 @@ func DescribeTools(tools []llms.Tool) string {
 			fmt.Fprintf(&b, ": %s", d)
 		}
 		b.WriteByte('\n')
-		params := paramsMap(t.Function.Parameters)
-		args := DescribeArgs(params)
+		args := DescribeArgs(paramsMap(t.Function.Parameters))
 		if len(args) == 0 {
 			b.WriteString("  no arguments: \"args\": {}\n")
 		}
 		for _, a := range args {
-			fmt.Fprintf(&b, "  %s", ArgLine(a))
-			b.WriteByte('\n')
+			fmt.Fprintf(&b, "  %s\n", ArgLine(a))
 		}
 	}
 	return b.String()
@@ -135,19 +133,15 @@ func DescribeTools(tools []llms.Tool) string {
 // ArgLine renders one argument as DescribeTools shows it:
 // `path (string, required): file path relative to the root folder`.
 func ArgLine(a Arg) string {
-	var b strings.Builder
-	b.WriteString(a.Name)
-	b.WriteString(" (")
-	b.WriteString(a.Type)
+	req := ""
 	if a.Required {
-		b.WriteString(", required")
+		req = ", required"
 	}
-	b.WriteString(")")
+	s := fmt.Sprintf("%s (%s%s)", a.Name, a.Type, req)
 	if a.Description != "" {
-		b.WriteString(": ")
-		b.WriteString(a.Description)
+		s += ": " + a.Description
 	}
-	return b.String()
+	return s
 }
 
 // paramsMap returns a declared tool's parameters as a decoded map,

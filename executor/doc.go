@@ -20,25 +20,14 @@
 //
 // # Limits
 //
-// Every input is bounded before anything runs: a tool name of more than
-// [MaxToolNameBytes] is an unknown tool (and the observation's Tool is cut
-// to that length); more than [MaxArgs] arguments, arguments nested more than
-// [MaxArgsDepth] deep, holding more than [MaxArgValues] values or larger
-// than [DefaultArgsCap] bytes as JSON are invalid; a path of more than [MaxPathBytes] bytes or [MaxPathDepth]
-// components is a bad path (the file tools of executor/fstools check
-// these); the built-in tools' schemas bound their strings, lists and
-// numbers. Every observation, denials included, carries
+// Every input is bounded before anything runs, whatever a model proposes:
+// the tool name, the number, depth, values and size of the arguments, and
+// paths (limits.go's constants; the built-in tools' schemas bound their
+// strings, lists and numbers). Every observation, denials included, carries
 // at most the output cap ([WithOutputCap]) of content plus a one-line
 // truncation note; an invalid-arguments denial lists at most [MaxProblems]
-// problems, in a deterministic order (by location, array items by index),
-// and counts the rest.
-//
-// Time is bounded too. A [ContextBound] tool (the file tools of
-// executor/fstools are) runs on the caller's goroutine: every inner loop
-// in it checks the context or is bounded by construction, so a timed-out
-// call returns soon after its timeout and leaves no goroutine running.
-// Other tools run on their own goroutine and may be abandoned; see
-// [Executor.Execute].
+// problems, in a deterministic order, and counts the rest. Time is bounded
+// too: see [Executor.Execute].
 //
 // # Tools
 //

@@ -258,9 +258,10 @@ func (e *Executor) unknownMessage(name string) string {
 // observation of reason cancelled (a side-effect tool may have acted). A
 // tool that completed despite the cancellation gives its ok observation.
 //
-// The built-in tools run on the caller's goroutine; every loop in them
-// checks the context or is bounded by construction (see the package doc),
-// so a call returns soon after its timeout and leaves nothing running.
+// A [ContextBound] tool (executor/fstools' are) runs on the caller's
+// goroutine; every loop in it checks the context or is bounded by
+// construction, so a call returns soon after its timeout and leaves
+// nothing running.
 // A registered tool runs on a goroutine of its own: if it ignores its
 // context it is abandoned shortly after the timeout (Execute returns, the
 // goroutine runs on), and while [WithMaxAbandoned] of them are still

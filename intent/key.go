@@ -90,7 +90,7 @@ func KeyOf(canonical []byte) uint64 {
 // o cannot be written as one reply: a Value beside an Intent that is not a
 // JSON object or that has a "tool_intent" or "rationale" key, or a Value
 // alone that Parse would read as an intent (an object with a "tool_intent"
-// key, or of the bare intent shape described in the package documentation).
+// key, or of the bare intent shape: see [Parse]).
 // Parse never returns such an Output.
 //
 // Cost: linear in the size of o (see BenchmarkCanonical).

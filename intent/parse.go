@@ -3,6 +3,7 @@ package intent
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -387,12 +388,7 @@ func intentFrom(m map[string]any, bare bool) (*ToolIntent, *problem) {
 		allowed, nameKeys = bareIntentKeys, []string{"tool", "tool_name"}
 		where = "in a bare tool intent"
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(allowed, k) {
 			return nil, problemf(ErrInvalidIntent, "unexpected key %q %s (want one of %s)", k, where, strings.Join(allowed, ", "))
 		}

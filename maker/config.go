@@ -15,25 +15,10 @@ import (
 // margin, the reply cap, the red flags, the temperatures, the call
 // options, how tools are declared), bound it (steps, time per call,
 // samples per request) and price it. It is a plain value: build it, check
-// it with Validate, and hand it to a Solver (which embeds it) with the
-// collaborators that run it. A journal's Settings record the fields that
-// decide answers, so a resume with other settings is refused.
-//
-// The zero value is the paper's setting, and every zero field has a
-// working default:
-//
-//   - Vote: k = 3, its budgets vote.Config's defaults;
-//   - AdaptiveK and Escalation nil: a fixed k, every step raced to its end
-//     with one model;
-//   - MaxTokens 0: DefaultMaxTokens (750);
-//   - Temperature nil: DefaultTemperature (0 for a step's first sample,
-//     0.1 after);
-//   - Flags: every red flag applies;
-//   - ToolDeclaration "": DeclareAuto (native for a model that takes
-//     native tools, else in the prompt);
-//   - Timeout, MaxSteps 0: no bound but the context's;
-//   - SamplesPerCall 0: one sample per request;
-//   - Price zero: Report.Cost 0.
+// it with Validate, and hand it to a Solver (which embeds it). A journal's
+// Settings record the fields that decide answers, so a resume with other
+// settings is refused. The zero value is the paper's setting (k = 3, one
+// model, every red flag), and each field's zero value is a working default.
 type Config struct {
 	// Vote configures each step's race; see vote.Config.
 	Vote vote.Config
@@ -125,22 +110,16 @@ type Config struct {
 const configName = "maker.Config"
 
 // Validate checks every field of c as Solve will use it, without a model
-// call: Vote (its fields as vote.Config.WithDefaults checks them),
-// AdaptiveK (its Check, and that a race at its largest k fits
-// Vote.MaxSamples), Escalation, a MaxTokens out of range, a negative
-// Timeout or MaxSteps, SamplesPerCall below SamplesPerCallAuto, an unknown ToolDeclaration, a
-// negative or non-finite Price. It does not call Temperature or the
-// CallOptions, and what needs the model (an EscalateModel's model being
-// the run's own) or the task (a schema for Structured) is Solve's to
-// check.
+// call; it does not call Temperature or the CallOptions, and what needs the
+// model (an EscalateModel's model being the run's own) or the task (a
+// schema for Structured) is Solve's to check.
 //
 // The error, if any, is a *FieldError (wrapping ErrConfig) from
 // "maker.Config" that names the first refused field by its path in c
-// ("MaxTokens", "Vote.K", "AdaptiveK.Target", "Escalation.Policy"), its
-// value, and the fix, so a caller that set the fields from its own
-// settings (a command's flags) can name its own setting instead. Solve
-// calls Validate first and refuses the run with its error. Cost: a few
-// comparisons; no model call.
+// ("MaxTokens", "Vote.K", "AdaptiveK.Target"), its value, and the fix, so
+// a caller that set the fields from its own settings (a command's flags)
+// can name its own setting instead. Solve calls Validate first. Cost: a
+// few comparisons.
 func (c Config) Validate() error {
 	if _, err := c.Vote.WithDefaults(); err != nil {
 		return within("Vote.", err)

@@ -100,10 +100,8 @@ type stubPolicy struct {
 	err error
 }
 
-func (p stubPolicy) Check() (int, error) { return p.max, p.err }
-func (p stubPolicy) Record() (maker.KRecord, error) {
-	return maker.KRecord{JSON: []byte(`{}`), Text: "stub"}, nil
-}
+func (p stubPolicy) Check() (int, error)                    { return p.max, p.err }
+func (p stubPolicy) Record() (json.RawMessage, error)       { return json.RawMessage(`{}`), nil }
 func (p stubPolicy) Describe(record json.RawMessage) string { return string(record) }
 func (p stubPolicy) Start(maker.Task, any) (maker.KPlanner, error) {
 	return nil, errors.New("stubPolicy does not plan")

@@ -31,10 +31,8 @@
 //     is done. The step is journaled (buffered, written with the
 //     periodic sync, and always before a side-effect call runs).
 //
-// Prompt and Apply run on the goroutine that called Solve; Decode runs
-// concurrently from the samplers, between them, and must not change the
-// task. Apply must be deterministic: a resumed run replays the journal's
-// winners through it.
+// Task's documentation says which goroutine calls each method, and why
+// Apply must be deterministic.
 //
 // # The langchaingo types in the API
 //
@@ -48,31 +46,15 @@
 // wrapper, a [ModelFunc] is enough: it supplies the single-prompt Call
 // method langchaingo also asks for, and [TextResponse] builds a reply.
 //
-// # Journals and settings
+// # Journals, settings and models
 //
-// With a journal (package maker/journal: journal.Create, or journal.Open
-// to resume) a run records each decided step, one JSON line, buffered and
-// written with the periodic sync, before any side-effect call and at the
-// end (a kill loses at most the unwritten steps, which a resume decides
-// again identically: see journal.Journal's Durability). The
-// journal's header records the task's fingerprint and the run's
-// [Settings]: the model's identity (a model that implements [Identifier],
-// or its Go type), k, the reply cap, the red flags, the temperature
-// schedule, the declared tools and the call options. A resume with another
-// task or other settings is refused, naming every difference. A resumed
-// run replays the journal through Task.Apply (from the last checkpoint,
-// for a task that implements [Snapshotter]) and reports the same totals
-// as an uninterrupted run. A journal is locked while in use; a torn last
-// line is dropped; any other damage is refused, naming the line.
-//
-// # Models and samples
-//
+// With a journal (package maker/journal) a run records each decided step,
+// and a resume replays it: see journal.Journal for what a crash may lose,
+// and [Settings] for what a resume must share with the run it continues.
 // The solver puts each sample's identity (step, index) in its call's
 // context ([SampleIDFrom]), so a model can make its answer a function of
-// the sample rather than of timing: the simulated model (maker/sim) is
-// reproducible that way at any parallelism. An [Ensemble] spreads the
-// samples of each step over several models; Report.Models shows each
-// one's share and cost.
+// the sample rather than of timing; an [Ensemble] spreads a step's samples
+// over several models.
 //
 // # A minimal run
 //

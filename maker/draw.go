@@ -94,7 +94,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 	var reason error
 	defer func() {
 		model, other := r.ids[i%len(r.ids)], ""
-		if wave.agent != r.agent && len(r.escIDs) > 0 { // an escalated race's other model
+		if wave.agent == r.escAgent && r.escAgent != nil { // an escalated race's other model
 			model = r.escIDs[i%len(r.escIDs)]
 			other = model
 		}
@@ -111,7 +111,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 		return sm
 	}
 	// A panic in Decode cancels the race with its cause (see above).
-	j := judgeKeyed(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
+	j := judge(reply, r.agent.maxTokens, r.Flags, func(reply Reply) (out intent.Output, key uint64, err error) {
 		if rec := catch.Try(func() {
 			if keyer, ok := r.task.(VoteKeyer); ok {
 				out, key, err = keyer.DecodeKey(reply)
@@ -123,7 +123,7 @@ func (r *run) draw(ctx context.Context, wave *waveDraw, step, i int, tally *mode
 			cancelRace(err)
 		}
 		return out, key, err
-	}, r.normalize)
+	}, r.normalizer())
 	if errors.Is(j.Reason, ErrTaskPanic) {
 		sm.Err = j.Reason
 		return sm

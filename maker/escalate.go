@@ -1,6 +1,7 @@
 package maker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,9 +45,11 @@ const (
 // escalated steps are counted in the Report, journaled (journal.StepRecord) and
 // shown in the command's results.
 //
-// The second race's samples are identified from index After on, so they
-// are fresh draws, and its votes alone decide the step (the first race's
-// samples are counted as spent). A hard step whose wrong answer wins
+// A step decided again (here, or by the WriteRule or the FlagAlarm) gets
+// a second race of fresh samples, numbered on from the first race's (so a
+// resumed run decides the same), whose votes alone decide it; both races'
+// samples count as spent, and the step is journaled Contested and
+// Escalated. A hard step whose wrong answer wins
 // within After samples is not contested: escalation catches the steps
 // that split the votes, not the ones that agree on a wrong answer.
 type Escalation struct {
@@ -150,25 +153,27 @@ func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *m
 		return res, escalation{contested: true}, fmt.Errorf("%w: %d samples without a lead of %d (%v)", ErrContested, spent.Valid+spent.Flagged, cfg.K, err)
 	}
 	second := cfg
-	agent := r.agent
 	if e.Policy == EscalateRaiseK {
-		second.K = e.K
-		if second.K == 0 {
-			second.K = 2 * cfg.K
-		}
-		second.MaxSamples = 0
-		if second.Parallel > second.K {
-			second.Parallel = second.K
-		}
-	} else {
-		agent = r.agent.withModel(r.Solver, r.escModel)
+		second = atK(cfg, e.K)
 	}
 	if second, err = second.WithDefaults(); err != nil {
 		return res, escalation{contested: true}, err
 	}
-	res2, err := r.raceAgain(ctx, second, draw(agent), spent)
+	res2, err := r.raceAgain(ctx, second, draw(r.againAgent()), spent)
 	return res2, escalation{contested: true, escalated: true}, err
 }
+
+// atK is cfg for a race that decides a step again at margin k (0: twice
+// cfg.K): no sample cap, at most k samples in flight.
+func atK(cfg vote.Config, k int) vote.Config {
+	cfg.K, cfg.MaxSamples = cmp.Or(k, 2*cfg.K), 0
+	cfg.Parallel = min(cfg.Parallel, cfg.K)
+	return cfg
+}
+
+// againAgent is the agent of a step's second race: the escalation model's
+// under EscalateModel, else the run's own.
+func (r *run) againAgent() *microagent { return cmp.Or(r.escAgent, r.agent) }
 
 // raceAgain runs a second race of a step after spent, drawing from draw
 // with sample indices numbered on from spent's (so that a resumed run

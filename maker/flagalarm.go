@@ -35,12 +35,10 @@ const DefaultFlagAlarmHistory = 100
 // drawn by the steps before it, the step is an alarm when the chance of
 // at least its number of red flags among its samples, at the run's rate
 // so far (red flags plus one over samples plus two), is below Level (a
-// binomial tail). The escalation policy then acts: EscalateStop or no
-// Escalation stops the run with a *FlagAlarmError naming the step;
-// EscalateRaiseK decides the step again at Escalation.K (default twice
-// k), EscalateModel with the escalation model, from fresh samples; the
-// step is journaled contested and escalated, and a warning logged. A
-// step the escalation policy already decided is not judged again.
+// binomial tail). The step is then decided again as an escalated step is
+// (see Escalation), a warning logged; under EscalateStop or no Escalation
+// the run stops with a *FlagAlarmError naming the step. A step the
+// escalation policy already decided is not judged again.
 //
 // The history is the run's report, replayed steps included, so a
 // resumed run judges a step exactly as an uninterrupted one. The

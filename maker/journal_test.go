@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -444,36 +445,8 @@ func TestReplyOfExactlyTheCapIsCutOff(t *testing.T) {
 	assert.Nil(t, FlagRules{AllowCutOff: true}.check(Reply{Text: "x", OutputTokens: 8}, cap))
 }
 
-// memStore is a journal.Store in memory: what a store over a message
-// broker looks like to the journal.
-type memStore struct {
-	lines [][]byte
-	torn  []byte
-	syncs int
-}
-
-func (m *memStore) Name() string { return "mem" }
-func (m *memStore) Lines(from int, fn func(int, []byte) error) error {
-	for n := from; n < len(m.lines); n++ {
-		if err := fn(n, m.lines[n]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-func (m *memStore) Torn() []byte { return m.torn }
-func (m *memStore) Append(line []byte) error {
-	m.torn = nil
-	m.lines = append(m.lines, bytes.Clone(line))
-	return nil
-}
-func (m *memStore) Flush() error { return nil }
-func (m *memStore) Sync() error  { m.syncs++; return nil }
-func (m *memStore) Reset() error { m.lines, m.torn = nil, nil; return nil }
-func (m *memStore) Close() error { return nil }
-
 func TestJournalOverAnyStore(t *testing.T) {
-	store := &memStore{}
+	store := &statetest.MemStore{}
 	j, err := journal.New(store)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -491,7 +464,7 @@ func TestJournalOverAnyStore(t *testing.T) {
 	_, err = s.Solve(ctx, &snapCounter{counter: counter{target: 30}})
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, j.Close())
-	assert.Positive(t, store.syncs)
+	assert.Positive(t, store.Syncs)
 
 	j, err = journal.New(store)
 	require.NoError(t, err)
@@ -503,23 +476,23 @@ func TestJournalOverAnyStore(t *testing.T) {
 	assert.Equal(t, 12-10+18, task.applied, "replayed from the checkpoint at step 10")
 
 	// A store holding garbage is refused, naming the line.
-	store.lines = append(store.lines, []byte("garbage"))
+	store.Stored = append(store.Stored, []byte("garbage"))
 	_, err = journal.New(store)
 	require.ErrorIs(t, err, journal.ErrCorrupt)
-	assert.Contains(t, err.Error(), fmt.Sprintf("mem:%d ", len(store.lines)))
+	assert.Contains(t, err.Error(), fmt.Sprintf("mem:%d ", len(store.Stored)))
 }
 
-// fullStore is a memStore whose appends fail once it holds max lines.
+// fullStore is a statetest.MemStore whose appends fail once it holds max lines.
 type fullStore struct {
-	memStore
+	statetest.MemStore
 	max int
 }
 
 func (f *fullStore) Append(line []byte) error {
-	if len(f.lines) >= f.max {
+	if len(f.Stored) >= f.max {
 		return syscall.ENOSPC
 	}
-	return f.memStore.Append(line)
+	return f.MemStore.Append(line)
 }
 
 func TestFullJournalFailsBeforeTheNextStep(t *testing.T) {
@@ -549,12 +522,12 @@ func TestFullJournalFailsBeforeTheNextStep(t *testing.T) {
 // refused as corruption (or a version, or a replay error), never with a
 // half-applied write.
 func FuzzJournal(f *testing.F) {
-	store := &memStore{}
+	store := &statetest.MemStore{}
 	j, err := journal.New(store)
 	require.NoError(f, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 3}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 10})
 	require.ErrorIs(f, err, ErrStepLimit)
-	head := store.lines
+	head := store.Stored
 	for _, l := range head[1:] {
 		f.Add(l, []byte(nil))
 	}
@@ -564,16 +537,16 @@ func FuzzJournal(f *testing.F) {
 		if len(line) > 4<<10 || len(torn) > 1<<10 || bytes.IndexByte(line, '\n') >= 0 {
 			t.Skip()
 		}
-		s := &memStore{lines: append(append([][]byte(nil), head...), line), torn: torn}
+		s := &statetest.MemStore{Stored: append(append([][]byte(nil), head...), line), TornLine: torn}
 		j, err := journal.New(s)
 		if err != nil {
 			require.True(t, errors.Is(err, journal.ErrCorrupt) || errors.Is(err, journal.ErrVersion), "%v", err)
 			return
 		}
-		before := len(s.lines)
+		before := len(s.Stored)
 		_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 6}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 10})
 		if err != nil && !errors.Is(err, ErrStepLimit) {
-			require.Equal(t, before, len(s.lines), "a refused journal is not written: %v", err)
+			require.Equal(t, before, len(s.Stored), "a refused journal is not written: %v", err)
 		}
 	})
 }

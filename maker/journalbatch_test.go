@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/executor"
+	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -255,14 +256,14 @@ func TestJournalSyncsAtMostEverySyncPeriod(t *testing.T) {
 		period time.Duration
 		want   int
 	}{{time.Hour, 1 + 1 + 1}, {-1, 1 + 40/8 + 1}} {
-		store := &memStore{}
+		store := &statetest.MemStore{}
 		j, err := journal.New(store)
 		require.NoError(t, err)
 		j.SyncEvery, j.WriteEvery, j.SyncPeriod = 8, -1, c.period
 		_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 40})
 		require.NoError(t, err)
 		require.NoError(t, j.Close())
-		assert.Equal(t, c.want, store.syncs, "period %s", c.period)
+		assert.Equal(t, c.want, store.Syncs, "period %s", c.period)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -242,7 +243,7 @@ func TestJournalKeyedChain(t *testing.T) {
 	t.Setenv(journal.KeyEnv, "short")
 	_, err = journal.Create(filepath.Join(dir, "new"))
 	require.ErrorIs(t, err, journal.ErrKey)
-	_, err = journal.New(&memStore{}, journal.WithKey([]byte("short")))
+	_, err = journal.New(&statetest.MemStore{}, journal.WithKey([]byte("short")))
 	require.ErrorIs(t, err, journal.ErrKey)
 }
 

@@ -36,25 +36,19 @@ func (s *Solver) Judge(r Reply, decode func(Reply) (intent.Output, error)) Judge
 	if decode == nil {
 		decode = DecodeReply
 	}
-	return judge(r, s.maxTokens(), s.Flags, decode, s.normalizer())
-}
-
-// judge is the draw's verdict on a reply. normalize, if not nil, puts a
-// tool intent's arguments in the form its tool's schema wants before the
-// key is taken, so calls that will run alike vote together. The red flags
-// are checked before decode is called, so an oversized reply is never
-// parsed.
-func judge(r Reply, maxTokens int, rules FlagRules, decode func(Reply) (intent.Output, error), normalize func(intent.ToolIntent) (intent.ToolIntent, error)) Judgement {
-	return judgeKeyed(r, maxTokens, rules, func(r Reply) (intent.Output, uint64, error) {
+	return judge(r, s.maxTokens(), s.Flags, func(r Reply) (intent.Output, uint64, error) {
 		out, err := decode(r)
 		return out, 0, err
-	}, normalize)
+	}, s.normalizer())
 }
 
-// judgeKeyed is judge for a decode that may key its answer itself (a
-// VoteKeyer's): a key of 0, or an answer with a tool intent, is keyed by
-// intent.Key (after normalize).
-func judgeKeyed(r Reply, maxTokens int, rules FlagRules, decodeKey func(Reply) (intent.Output, uint64, error), normalize func(intent.ToolIntent) (intent.ToolIntent, error)) Judgement {
+// judge is the draw's verdict on a reply, for a decode that may key its
+// answer itself (a VoteKeyer's): a key of 0, or an answer with a tool
+// intent, is keyed by intent.Key. normalize, if not nil, first puts a
+// tool intent's arguments in the form its tool's schema wants, so calls
+// that will run alike vote together. The red flags are checked before
+// decode is called, so an oversized reply is never parsed.
+func judge(r Reply, maxTokens int, rules FlagRules, decodeKey func(Reply) (intent.Output, uint64, error), normalize func(intent.ToolIntent) (intent.ToolIntent, error)) Judgement {
 	if flag := rules.check(r, maxTokens); flag != nil {
 		return Judgement{Flag: flag, Reason: flag}
 	}

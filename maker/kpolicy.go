@@ -1,7 +1,6 @@
 package maker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,13 +25,12 @@ type KPolicy interface {
 	// a *FieldError naming its own fields; Config.Validate names them
 	// under "AdaptiveK.". Cost: a few comparisons.
 	Check() (maxK int, err error)
-	// Record is the policy, with its defaults set, as the journal's
-	// settings record it (Settings.KAuto): a resume whose record differs
-	// is refused, naming both. The record's JSON must be deterministic.
-	Record() (KRecord, error)
-	// Describe returns the text of a record's JSON (KRecord.Text), for
-	// the message of a refused resume; for JSON it does not read, the
-	// JSON itself.
+	// Record is the policy, with its defaults set, as JSON the journal's
+	// settings record (Settings.KAuto): a resume whose record differs is
+	// refused, naming both. The JSON must be deterministic.
+	Record() (json.RawMessage, error)
+	// Describe returns the text of a record, for the message of a refused
+	// resume and for logs; for JSON it does not read, the JSON itself.
 	Describe(record json.RawMessage) string
 	// Start begins the plan of a run of task. state is Report.KAuto as
 	// the run has it: nil for a run from its start, or what a journal's
@@ -68,34 +66,6 @@ type KStep struct {
 	Over string
 	// Max is the policy's largest margin.
 	Max int
-}
-
-// KRecord is a k policy as a journal's settings record it: its JSON (the
-// bytes the journal holds) and its text. A record read from a journal
-// has only its JSON until the policy describes it (KPolicy.Describe).
-type KRecord struct {
-	JSON json.RawMessage
-	Text string
-	// describe is the policy's Describe, set on the record a run makes,
-	// to name the journal's record in a refused resume.
-	describe func(json.RawMessage) string
-}
-
-// MarshalJSON returns the record's JSON.
-func (r KRecord) MarshalJSON() ([]byte, error) { return r.JSON, nil }
-
-// UnmarshalJSON keeps a copy of b as the record's JSON.
-func (r *KRecord) UnmarshalJSON(b []byte) error {
-	r.JSON = bytes.Clone(b)
-	return nil
-}
-
-// String returns the record's text, or its JSON without one.
-func (r KRecord) String() string {
-	if r.Text != "" {
-		return r.Text
-	}
-	return string(r.JSON)
 }
 
 // Checker is an optional Task extension: a task that knows the correct
@@ -217,25 +187,4 @@ func (c Config) checkKPolicy() error {
 		return within("Vote.", err)
 	}
 	return nil
-}
-
-// kAutoText names a k policy's record, or "none" for a fixed k; a
-// record read from a journal is described by the policy of the run
-// beside it (now), if any.
-func kAutoText(r, now *KRecord) string {
-	switch {
-	case r == nil:
-		return "none"
-	case r.Text == "" && now != nil && now.describe != nil:
-		return now.describe(r.JSON)
-	}
-	return r.String()
-}
-
-// sameKRecord says whether two records are of one policy.
-func sameKRecord(a, b *KRecord) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return bytes.Equal(a.JSON, b.JSON)
 }

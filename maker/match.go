@@ -72,16 +72,11 @@ func (s *Solver) KeyIn(task Task, out intent.Output) (uint64, error) {
 
 // ClassesIn returns the class key of each answer of outs, in order, as a
 // race of task that tallied them in that order would count them: keys by
-// KeyIn, then vote.Classify with the task's matcher when it is Tolerant.
-// An embedding or judge matcher calls out under a background context: use
-// ClassesInContext to bound it. Errors: KeyIn's, for the first answer that
-// has none; vote.ErrMatch when the matcher's call fails.
-func (s *Solver) ClassesIn(task Task, outs []intent.Output) ([]uint64, error) {
-	return s.ClassesInContext(context.Background(), task, outs)
-}
-
-// ClassesInContext is ClassesIn with ctx for the matcher's calls.
-func (s *Solver) ClassesInContext(ctx context.Context, task Task, outs []intent.Output) ([]uint64, error) {
+// KeyIn, then vote.Classify with the task's matcher when it is Tolerant
+// (an embedding or judge matcher calls out under ctx). Errors: KeyIn's,
+// for the first answer that has none; vote.ErrMatch when the matcher's
+// call fails.
+func (s *Solver) ClassesIn(ctx context.Context, task Task, outs []intent.Output) ([]uint64, error) {
 	keys := make([]uint64, len(outs))
 	for i, o := range outs {
 		k, err := s.KeyIn(task, o)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -67,9 +68,9 @@ func TestSolverKeyNormalizesIntents(t *testing.T) {
 // accepted, one byte shorter is refused (journal.go:264, the key's length
 // check).
 func TestJournalKeyOfExactlyTheMinimum(t *testing.T) {
-	_, err := journal.New(&memStore{}, journal.WithKey(make([]byte, journal.MinKey)))
+	_, err := journal.New(&statetest.MemStore{}, journal.WithKey(make([]byte, journal.MinKey)))
 	require.NoError(t, err)
-	_, err = journal.New(&memStore{}, journal.WithKey(make([]byte, journal.MinKey-1)))
+	_, err = journal.New(&statetest.MemStore{}, journal.WithKey(make([]byte, journal.MinKey-1)))
 	require.ErrorIs(t, err, journal.ErrKey)
 }
 
@@ -78,12 +79,12 @@ func TestJournalKeyOfExactlyTheMinimum(t *testing.T) {
 // length (journal.go:287).
 func TestJournalLineOfExactlyTheMaximum(t *testing.T) {
 	line := bytes.Repeat([]byte("x"), journal.MaxLine)
-	_, err := journal.New(&memStore{lines: [][]byte{line}}, journal.Unsigned())
+	_, err := journal.New(&statetest.MemStore{Stored: [][]byte{line}}, journal.Unsigned())
 	require.ErrorIs(t, err, journal.ErrCorrupt)
 	assert.Contains(t, err.Error(), "is not a journal")
 	assert.NotContains(t, err.Error(), "longer than")
 
-	_, err = journal.New(&memStore{lines: [][]byte{append(line, 'x')}}, journal.Unsigned())
+	_, err = journal.New(&statetest.MemStore{Stored: [][]byte{append(line, 'x')}}, journal.Unsigned())
 	require.ErrorIs(t, err, journal.ErrCorrupt)
 	assert.Contains(t, err.Error(), fmt.Sprintf("is longer than %d bytes", journal.MaxLine))
 }
@@ -244,7 +245,7 @@ func (f *failingSnap) Snapshot() (json.RawMessage, error) { return nil, errSnap 
 // TestFailedCheckpointEndsTheRun: a checkpoint that cannot be taken ends
 // the run with ErrStep, at the step it was due (solver.go:475).
 func TestFailedCheckpointEndsTheRun(t *testing.T) {
-	j, err := journal.New(&memStore{})
+	j, err := journal.New(&statetest.MemStore{})
 	require.NoError(t, err)
 	j.CheckpointEvery = 2
 	task := &failingSnap{snapCounter{counter: counter{target: 5}}}
@@ -255,9 +256,9 @@ func TestFailedCheckpointEndsTheRun(t *testing.T) {
 	assert.Equal(t, 2, rep.Steps)
 }
 
-// flushFails is a memStore whose Flush fails once fail is set.
+// flushFails is a statetest.MemStore whose Flush fails once fail is set.
 type flushFails struct {
-	memStore
+	statetest.MemStore
 	fail bool
 }
 

@@ -1,6 +1,7 @@
 package maker
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/mdap-go/mdap/maker/journal"
@@ -25,25 +26,14 @@ type Price struct {
 // cached input at CachedInputPerMillion, cache writes at
 // CacheWritePerMillion, output at OutputPerMillion.
 func (p Price) Cost(u vote.Usage) float64 {
-	cached, write := p.cachedPrice(), p.writePrice()
+	cached, write := cmp.Or(max(p.CachedInputPerMillion, 0), p.InputPerMillion), p.writePrice()
 	plain := u.InputTokens - u.CachedInputTokens - u.CacheWriteTokens
 	return (float64(plain)*p.InputPerMillion + float64(u.CachedInputTokens)*cached +
 		float64(u.CacheWriteTokens)*write + float64(u.OutputTokens)*p.OutputPerMillion) / 1e6
 }
 
-func (p Price) cachedPrice() float64 {
-	if p.CachedInputPerMillion > 0 {
-		return p.CachedInputPerMillion
-	}
-	return p.InputPerMillion
-}
-
-func (p Price) writePrice() float64 {
-	if p.CacheWritePerMillion > 0 {
-		return p.CacheWritePerMillion
-	}
-	return p.InputPerMillion
-}
+// writePrice is CacheWritePerMillion, or InputPerMillion for none.
+func (p Price) writePrice() float64 { return cmp.Or(max(p.CacheWritePerMillion, 0), p.InputPerMillion) }
 
 // WorstCase is the most one request of n choices can cost at p: prompt
 // input tokens uncached (or written to the cache, whichever is dearer)

@@ -1,6 +1,7 @@
 package maker
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -28,7 +29,7 @@ type Settings struct {
 	K int `json:"k"`
 	// KAuto is the k policy (Config.AdaptiveK) with its defaults, as
 	// it records itself (KPolicy.Record); nil for a fixed k.
-	KAuto *KRecord `json:"k_auto,omitempty"`
+	KAuto json.RawMessage `json:"k_auto,omitempty"`
 	// MaxTokens is the reply cap sent with every call.
 	MaxTokens int `json:"max_tokens"`
 	// Flags are the red-flag rules.
@@ -46,6 +47,10 @@ type Settings struct {
 	CallOptions string `json:"call_options"`
 	// Extra holds what the caller adds (Solver.Settings).
 	Extra map[string]string `json:"extra,omitempty"`
+
+	// describe is the run's KPolicy.Describe, which names a KAuto record
+	// in Diff and String; nil: the JSON names it.
+	describe func(json.RawMessage) string
 }
 
 // temperatureProbes is how many samples' temperatures Settings records.
@@ -102,8 +107,7 @@ func (s *Solver) settings(k int) (Settings, error) {
 		if err != nil {
 			return Settings{}, err
 		}
-		rec.describe = s.AdaptiveK.Describe
-		st.K, st.KAuto = 0, &rec
+		st.K, st.KAuto, st.describe = 0, rec, s.AdaptiveK.Describe
 	}
 	for _, t := range s.Tools {
 		b, err := json.Marshal(t)
@@ -153,8 +157,8 @@ func (s Settings) Diff(o Settings) []string {
 	}
 	field("model", s.Model, o.Model)
 	field("k", s.K, o.K)
-	if !sameKRecord(s.KAuto, o.KAuto) {
-		out = append(out, fmt.Sprintf("k_auto: %s in the journal, %s now", kAutoText(s.KAuto, o.KAuto), kAutoText(o.KAuto, o.KAuto)))
+	if !bytes.Equal(s.KAuto, o.KAuto) {
+		out = append(out, fmt.Sprintf("k_auto: %s in the journal, %s now", o.kAuto(s.KAuto), o.kAuto(o.KAuto)))
 	}
 	field("max_tokens", s.MaxTokens, o.MaxTokens)
 	field("flags", s.Flags, o.Flags)
@@ -190,6 +194,17 @@ func (s Settings) DiffJSON(recorded json.RawMessage) ([]string, error) {
 	return was.Diff(s), nil
 }
 
+// kAuto names a k policy's record as s's policy describes it, or "none".
+func (s Settings) kAuto(rec json.RawMessage) string {
+	switch {
+	case rec == nil:
+		return "none"
+	case s.describe != nil:
+		return s.describe(rec)
+	}
+	return string(rec)
+}
+
 func quote(v any) string {
 	if s, ok := v.(string); ok {
 		return fmt.Sprintf("%q", s)
@@ -211,7 +226,7 @@ func (s Settings) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "model=%s k=%d max_tokens=%d", s.Model, s.K, s.MaxTokens)
 	if s.KAuto != nil {
-		fmt.Fprintf(&b, " k_auto=%s", s.KAuto)
+		fmt.Fprintf(&b, " k_auto=%s", s.kAuto(s.KAuto))
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Extra)) {
 		fmt.Fprintf(&b, " %s=%s", k, s.Extra[k])

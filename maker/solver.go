@@ -39,23 +39,13 @@ var (
 // observation to the task, and journals the step (buffered; see Journal's
 // Durability).
 //
-// A Solver is its settings (the embedded Config: what the run is set to,
-// checked by Config.Validate) plus what runs them: the Model, the tools'
-// Executor, the Journal, a shared Budget (a Spender), and the watchers (Progress,
-// OnSample, Logger, Observer). Config is embedded so that a setting reads
-// as the Solver's own (s.Vote, s.MaxTokens) and a Config checked once is
-// handed over whole:
-//
-//	cfg := maker.Config{Vote: vote.Config{K: 5}, MaxSteps: 1000}
-//	if err := cfg.Validate(); err != nil { ... }
-//	s := &maker.Solver{Config: cfg, Model: model}
-//
-// Only Model is required: the zero Config is the paper's setting (see
-// Config) and every other field's zero value works, so
-// maker.Solver{Model: m} solves with k = 3. Build a Solver whole and do
-// not change it while it solves. A Solver without a Journal may be reused
-// for several Solve calls; a Journal serves one Solve (open the file
-// again to resume).
+// A Solver is its settings (the embedded Config, so that a setting reads
+// as the Solver's own: s.Vote, s.MaxTokens) plus what runs them: the
+// Model, the tools' Executor, the Journal, a shared Budget, and the
+// watchers. Only Model is required: maker.Solver{Model: m} solves with
+// k = 3. Build a Solver whole and do not change it while it solves. A
+// Solver without a Journal may be reused for several Solve calls; a
+// Journal serves one Solve (open the file again to resume).
 type Solver struct {
 	// Config is what the run is set to; see Config for each field and its
 	// default.
@@ -65,12 +55,10 @@ type Solver struct {
 	// Executor runs winning tool intents. Nil means no tools: an intent
 	// gets a denial observation that says so, which the next prompt shows.
 	Executor *executor.Executor
-	// Tools are declared to the model with each call (see
-	// executor.Declare), as Config.ToolDeclaration says. Declaring is not
-	// permitting: the Executor decides. They are the Executor's part (its
-	// declarations, usually executor.Declare's), so they sit beside it
-	// rather than in Config; the journal's settings record them all the
-	// same.
+	// Tools are declared to the model with each call (usually
+	// executor.Declare's), as Config.ToolDeclaration says, and recorded in
+	// the journal's settings. Declaring is not permitting: the Executor
+	// decides.
 	Tools []llms.Tool
 	// Journal records every decided step; nil means no journal. A journal
 	// opened with journal.Open is replayed first, then the run continues.
@@ -235,15 +223,14 @@ func (s *Solver) Solve(ctx context.Context, task Task) (rep Report, err error) {
 	}
 	run := &run{Solver: s, task: task, cfg: cfg, rep: &rep, ids: ids, agent: agent}
 	if e := s.Escalation; e != nil && e.Policy == EscalateModel {
-		if run.escModel, err = e.ModelFor(s.Model); err != nil {
+		m, err := e.ModelFor(s.Model)
+		if err != nil {
 			return rep, err
 		}
-		for _, m := range members(run.escModel) {
+		run.escAgent = agent.withModel(s, m)
+		for _, m := range members(m) {
 			run.escIDs = append(run.escIDs, ModelIdentity(m))
 		}
-	}
-	if s.Executor != nil {
-		run.normalize = s.Executor.Normalize
 	}
 	// Each sample is kept for the step's record when someone reads it: a
 	// journal that records samples, or a Progress callback (a view).
@@ -294,17 +281,14 @@ type run struct {
 	cfg   vote.Config
 	kplan KPlanner // the k policy's plan, nil for a fixed k or before its first use
 	agent *microagent
-	// escModel draws an escalated race's samples (EscalateModel): the
-	// Escalation's Model without the run's own models.
-	escModel llms.Model
-	escIDs   []string // the identities of escModel's members
+	// escAgent draws an escalated race's samples (EscalateModel; else
+	// nil): the Escalation's Model without the run's own models.
+	escAgent *microagent
+	escIDs   []string // the identities of escAgent's members
 	rep      *Report
 	next     int                 // the next step to decide
 	last     *intent.Observation // the last step's observation
 	ids      []string            // the identities of the models that draw samples
-	// normalize heals a tool intent against its schema before it is
-	// keyed; nil without an executor.
-	normalize func(intent.ToolIntent) (intent.ToolIntent, error)
 	// The step's tally of samples by member, reused step after step.
 	tally modelTally
 }
@@ -421,11 +405,9 @@ func (r *run) act(ctx context.Context, rec *journal.StepRecord, started time.Dur
 		r.rep.addSamples(rec, false) // spent, though the step failed
 		return err
 	}
-	if ti := rec.Winner.Intent; ti != nil && r.Journal != nil && r.Executor != nil {
-		if _, runs := r.Executor.Check(*ti); runs && !r.Executor.ReadOnly(ti.Tool) {
-			if err := r.Journal.Pending(*rec); err != nil {
-				return fmt.Errorf("%w: step %d: the pending side-effect call could not be journaled, so it did not run: %w", ErrStep, rec.Step, err)
-			}
+	if r.Journal != nil && r.isWrite(rec.Winner) {
+		if err := r.Journal.Pending(*rec); err != nil {
+			return fmt.Errorf("%w: step %d: the pending side-effect call could not be journaled, so it did not run: %w", ErrStep, rec.Step, err)
 		}
 	}
 	return r.complete(ctx, rec, started)

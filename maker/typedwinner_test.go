@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -53,7 +54,7 @@ func (c *typedCounter) Apply(w intent.Output, obs *intent.Observation) (bool, er
 // decoded winner, and the run resumes as without one.
 func TestReplayedWinnersAreTyped(t *testing.T) {
 	for _, mode := range []string{"convert", "error", "panic"} {
-		store := &memStore{}
+		store := &statetest.MemStore{}
 		j, err := journal.New(store)
 		require.NoError(t, err)
 		first := &typedCounter{counter: counter{target: 6}, mode: mode}

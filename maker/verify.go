@@ -42,8 +42,7 @@ func (r *run) verify(ctx context.Context, rec *journal.StepRecord) error {
 	var checked bool
 	var err error
 	if p := catch.Try(func() { checked, err = v.Verify(ctx, rec.Winner) }); p != nil {
-		err = fmt.Errorf("%w: Verify: %w", ErrTaskPanic, p.AsError())
-		return fmt.Errorf("%w: step %d: %w", ErrStep, rec.Step, err)
+		return fmt.Errorf("%w: step %d: %w: Verify: %w", ErrStep, rec.Step, ErrTaskPanic, p.AsError())
 	}
 	if err != nil {
 		return fmt.Errorf("%w: step %d: %w: %w", ErrStep, rec.Step, ErrRefused, err)

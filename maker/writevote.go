@@ -26,16 +26,12 @@ var ErrWriteDissent = fmt.Errorf("%w: a side-effect call without a unanimous vot
 // a deploy, a shell: what the journal marks pending before it runs) runs
 // only when no valid vote among the first k disagreed: the race was
 // decided by its first k valid votes, all for the winner. Otherwise the
-// call does not run on that win: the step is decided again by a fresh
-// race at margin K (samples from index Launched on, so a resumed run
-// decides the same), or, under Escalation policy EscalateStop, the run
-// stops with ErrWriteDissent naming the step; under EscalateModel the
-// second race's samples come from the escalation model. The second race's
-// winner runs as decided (a write there has won by the larger margin);
-// the step is journaled Contested and Escalated, its counts both races'
-// and its votes the second's, like an escalated step. A step already
-// escalated (contested) is not decided a third time. The zero value is
-// the rule at twice the step's k.
+// call does not run on that win: the step is decided again at margin K as
+// an escalated step is (see Escalation), or, under EscalateStop, the run
+// stops with ErrWriteDissent naming the step. The second race's winner
+// runs as decided (a write there has won by the larger margin). A step
+// already escalated is not decided a third time. The zero value is the
+// rule at twice the step's k.
 type WriteRule struct {
 	// AnyMargin turns the rule off: a side-effect call runs on a
 	// first-to-ahead-by-k win like any answer.
@@ -172,24 +168,11 @@ func (r *run) strictWrite(ctx context.Context, cfg vote.Config, draw func(a *mic
 // EscalateModel, else from the run's own. The result's counts, usage and
 // flags are both races', its votes the second's.
 func (r *run) redecide(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], res vote.Result[intent.Output], k int) (vote.Result[intent.Output], error) {
-	second := cfg
-	second.K = k
-	if second.K == 0 {
-		second.K = 2 * cfg.K
-	}
-	second.MaxSamples = 0
-	if second.Parallel > second.K {
-		second.Parallel = second.K
-	}
-	agent := r.agent
-	if e := r.Escalation; e != nil && e.Policy == EscalateModel {
-		agent = r.agent.withModel(r.Solver, r.escModel)
-	}
-	second, err := second.WithDefaults()
+	second, err := atK(cfg, k).WithDefaults()
 	if err != nil {
 		return res, err
 	}
-	res2, err := r.raceAgain(ctx, second, draw(agent), res.Tally)
+	res2, err := r.raceAgain(ctx, second, draw(r.againAgent()), res.Tally)
 	if err != nil {
 		err = fmt.Errorf("decided again at k = %d: %w", second.K, err)
 	}

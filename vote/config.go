@@ -192,13 +192,7 @@ func (c Config) delay(streak int) time.Duration {
 	if c.Backoff < 0 {
 		return 0
 	}
-	return backoff(c.Backoff, c.MaxBackoff, streak)
-}
-
-// backoff is the delay after the streak-th failed draw in a row: base
-// doubled streak-1 times, capped at maxDelay, jittered into [d/2, d].
-func backoff(base, maxDelay time.Duration, streak int) time.Duration {
-	d := base
+	d, maxDelay := c.Backoff, c.MaxBackoff
 	for j := 1; j < streak && d < maxDelay; j++ {
 		if d > maxDelay/2 {
 			d = maxDelay

@@ -359,7 +359,7 @@ func TestBackoffGrowsCappedAndJittered(t *testing.T) {
 		d *= time.Millisecond
 		seen := map[time.Duration]bool{}
 		for range 200 {
-			got := backoff(base, capDelay, streak)
+			got := Config{Backoff: base, MaxBackoff: capDelay}.delay(streak)
 			require.GreaterOrEqual(t, got, d/2, "streak %d", streak)
 			require.LessOrEqual(t, got, d, "streak %d", streak)
 			seen[got] = true
@@ -367,9 +367,9 @@ func TestBackoffGrowsCappedAndJittered(t *testing.T) {
 		assert.Greater(t, len(seen), 50, "streak %d: jittered", streak)
 	}
 	huge := time.Duration(1<<62 + 1<<61)
-	got := backoff(time.Second, huge, 1<<20)
+	got := Config{Backoff: time.Second, MaxBackoff: huge}.delay(1 << 20)
 	assert.GreaterOrEqual(t, got, huge/2, "no overflow")
-	assert.LessOrEqual(t, backoff(time.Nanosecond, time.Nanosecond, 3), time.Nanosecond)
+	assert.LessOrEqual(t, Config{Backoff: time.Nanosecond, MaxBackoff: time.Nanosecond}.delay(3), time.Nanosecond)
 }
 
 func TestRacePanicIsAFailedDraw(t *testing.T) {

@@ -21,8 +21,12 @@ const coreGoal = 12000
 // through (Run, Check, Begin, Step, Pending, Replay, Checkpoint): 51
 // lines, most of them its documentation. Refusing a header whose
 // settings do not parse as corruption again (review6: the move had made
-// it a mismatch) took 9.
-const coreCeiling = 13183
+// it a mismatch) took 9. Package docs that restated their functions'
+// contracts, and a second race built twice, went (coreslim7: 13,006);
+// then ClassesIn and ClassesInContext became one ClassesIn(ctx, ...) (12,985),
+// and ArgLine one Sprintf (12,975); KRecord went, a k policy's record is
+// its JSON (12,935); judge and judgeKeyed became one judge (12,922).
+const coreCeiling = 12922
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A

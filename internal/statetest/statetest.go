@@ -1,6 +1,8 @@
 // Package statetest gives a test binary a state folder of its own, so
 // that tests which write journals never touch the user's (the journal
-// signing key and chain heads live there; see journal.StateDir).
+// signing key and chain heads live there; see journal.StateDir), and a
+// journal store in memory ([MemStore]) for tests of the journal and of the
+// step loop alike.
 package statetest
 
 import (

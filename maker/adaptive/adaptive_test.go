@@ -237,7 +237,7 @@ func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
 	assert.Zero(t, header.Settings.K, "no fixed k")
 	require.NotNil(t, header.Settings.KAuto)
 	var recorded adaptive.Policy
-	require.NoError(t, json.Unmarshal(header.Settings.KAuto.JSON, &recorded))
+	require.NoError(t, json.Unmarshal(header.Settings.KAuto, &recorded))
 	assert.Equal(t, adaptive.Policy{Target: 0.95, Steps: 255, Floor: 4, Max: 30, Confidence: 0.975, Window: 500}, recorded)
 
 	other := policy

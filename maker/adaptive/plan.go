@@ -23,17 +23,17 @@ func (a Policy) Check() (int, error) {
 }
 
 // Record implements maker.KPolicy: the policy with its defaults, as JSON
-// and as String.
-func (a Policy) Record() (maker.KRecord, error) {
+// (Describe gives its String).
+func (a Policy) Record() (json.RawMessage, error) {
 	d, err := a.WithDefaults()
 	if err != nil {
-		return maker.KRecord{}, err
+		return nil, err
 	}
 	b, err := json.Marshal(d)
 	if err != nil {
-		return maker.KRecord{}, fmt.Errorf("adaptive: the policy cannot be recorded: %w", err)
+		return nil, fmt.Errorf("adaptive: the policy cannot be recorded: %w", err)
 	}
-	return maker.KRecord{JSON: b, Text: d.String()}, nil
+	return b, nil
 }
 
 // Describe implements maker.KPolicy: the String of a recorded Policy, or

@@ -6,6 +6,7 @@
 package inspect
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/mdap-go/mdap/intent"
@@ -82,7 +83,7 @@ func ClassKeys(s *maker.Solver, task maker.Task, vs []Verdict) error {
 			at = append(at, i)
 		}
 	}
-	keys, err := s.ClassesIn(task, outs)
+	keys, err := s.ClassesIn(context.Background(), task, outs)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -12,7 +13,7 @@ import (
 // TestJournalStepLineIsTheRecordsJSON: a step's line holds the record as
 // encoding/json writes it, and reads back as the same record.
 func TestJournalStepLineIsTheRecordsJSON(t *testing.T) {
-	store := &memStore{}
+	store := &statetest.MemStore{}
 	j, err := New(store)
 	require.NoError(t, err)
 	require.NoError(t, j.Begin(Run{Fingerprint: "t", Settings: json.RawMessage(`{"k":3}`)}))
@@ -21,13 +22,13 @@ func TestJournalStepLineIsTheRecordsJSON(t *testing.T) {
 		Winner:  intent.Output{Value: map[string]any{"move": []any{json.Number("1"), json.Number("0"), json.Number("2")}, "note": "<é>\u2028"}},
 		Flags:   map[string]int{"format": 2},
 		Correct: &correct, Contested: true, Elapsed: 12345}
-	before := len(store.lines)
+	before := len(store.Stored)
 	require.NoError(t, j.Step(rec))
 	require.NoError(t, j.Flush())
-	require.Len(t, store.lines, before+1)
+	require.Len(t, store.Stored, before+1)
 	want, err := json.Marshal(rec)
 	require.NoError(t, err)
-	line := store.lines[before]
+	line := store.Stored[before]
 	require.True(t, len(line) > len(want))
 	// The chain's field replaces the object's closing brace.
 	assert.Equal(t, string(want[:len(want)-1])+",", string(line[:len(want)]), "the record's JSON, then the chain")
@@ -48,11 +49,11 @@ func TestJournalRefusesAWinnerItCannotEncode(t *testing.T) {
 	list := []any{json.Number("1"), nil}
 	list[1] = list
 	for name, v := range map[string]any{"object": cyclic, "list": list, "func": map[string]any{"f": func() {}}} {
-		store := &memStore{}
+		store := &statetest.MemStore{}
 		j, err := New(store)
 		require.NoError(t, err)
 		require.NoError(t, j.Begin(Run{Fingerprint: "t", Settings: json.RawMessage(`{"k":3}`)}))
-		before := len(store.lines)
+		before := len(store.Stored)
 		err = j.Step(&StepRecord{K: 3, Winner: intent.Output{Value: v}})
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), "journal mem", name)
@@ -60,6 +61,6 @@ func TestJournalRefusesAWinnerItCannotEncode(t *testing.T) {
 			assert.Contains(t, err.Error(), "cycle", name)
 		}
 		require.NoError(t, j.Flush())
-		assert.Len(t, store.lines, before, name)
+		assert.Len(t, store.Stored, before, name)
 	}
 }

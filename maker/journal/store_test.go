@@ -35,7 +35,7 @@ func TestJournalOneByteBodyIsJudgedOnItsChain(t *testing.T) {
 	header := c.seal([]byte(fmt.Sprintf(`{"mdap_journal":%d,"run":"%032d","task":"t","settings":{}}`, Version, 7)))
 	odd := c.seal([]byte(`{}`))
 	require.Len(t, odd, 1+chainSuffixLen)
-	_, err := New(&memStore{lines: [][]byte{header, odd}}, Unsigned())
+	_, err := New(&statetest.MemStore{Stored: [][]byte{header, odd}}, Unsigned())
 	require.ErrorIs(t, err, ErrCorrupt)
 	assert.Contains(t, err.Error(), "mem:2 is not a journal record")
 }
@@ -236,34 +236,6 @@ func BenchmarkJournalChain(b *testing.B) {
 		})
 	}
 }
-
-// memStore is a Store in memory: what a store over a message
-// broker looks like to the journal.
-type memStore struct {
-	lines [][]byte
-	torn  []byte
-	syncs int
-}
-
-func (m *memStore) Name() string { return "mem" }
-func (m *memStore) Lines(from int, fn func(int, []byte) error) error {
-	for n := from; n < len(m.lines); n++ {
-		if err := fn(n, m.lines[n]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-func (m *memStore) Torn() []byte { return m.torn }
-func (m *memStore) Append(line []byte) error {
-	m.torn = nil
-	m.lines = append(m.lines, bytes.Clone(line))
-	return nil
-}
-func (m *memStore) Flush() error { return nil }
-func (m *memStore) Sync() error  { m.syncs++; return nil }
-func (m *memStore) Reset() error { m.lines, m.torn = nil, nil; return nil }
-func (m *memStore) Close() error { return nil }
 
 // TestFileBufferHoldsABatch: a file journal's write buffer holds a batch
 // of DefaultSyncEvery 20-disk Hanoi lines (about 450 bytes each), so the

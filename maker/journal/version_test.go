@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,7 +39,7 @@ func TestResumeRefusedUnderOtherDecisionRules(t *testing.T) {
 	c := newChain(key)
 	header := c.seal([]byte(fmt.Sprintf(`{"mdap_journal":%d,"run":"%032d","mdap":"v0.9.0","decisions":%d,"task":"counter:3","settings":{},"keyed":true}`,
 		Version, 5, DecisionVersion-1)))
-	store := &memStore{lines: [][]byte{header}}
+	store := &statetest.MemStore{Stored: [][]byte{header}}
 	j, err := New(store, WithKey(key))
 	require.NoError(t, err, "a header alone without a head: a crash at its start")
 	old := decisionChanges[DecisionVersion]
@@ -49,5 +50,5 @@ func TestResumeRefusedUnderOtherDecisionRules(t *testing.T) {
 	msg := err.Error()
 	assert.Contains(t, msg, fmt.Sprintf("version %d (mdap v0.9.0) in the journal, version %d (mdap %s) in this build", DecisionVersion-1, DecisionVersion, mdapVersion()))
 	assert.Contains(t, msg, fmt.Sprintf("version %d: red flags count a reply cut at the cap", DecisionVersion))
-	assert.Len(t, store.lines, 1, "nothing written")
+	assert.Len(t, store.Stored, 1, "nothing written")
 }

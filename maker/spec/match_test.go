@@ -168,7 +168,7 @@ func TestSurfaceClassesAgreeWithSolverClasses(t *testing.T) {
 		outs = append(outs, out)
 	}
 	solver := &maker.Solver{}
-	classes, err := solver.ClassesIn(task, outs)
+	classes, err := solver.ClassesIn(context.Background(), task, outs)
 	require.NoError(t, err)
 	votes := map[uint64]int{}
 	for _, c := range classes {

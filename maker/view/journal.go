@@ -171,7 +171,7 @@ func (j *File) line(line []byte) error {
 		info := Info{Source: j.path, Task: h.Task, Run: h.Run, Mdap: h.Mdap, Model: h.Settings.Model,
 			K: h.Settings.K, Total: TotalSteps(h.Task), Signed: h.Keyed}
 		if h.Settings.KAuto != nil {
-			info.Target = kAutoTarget(h.Settings.KAuto.JSON)
+			info.Target = kAutoTarget(h.Settings.KAuto)
 		}
 		j.run.mergeInfo(info)
 		return nil

@@ -43,7 +43,7 @@ func SolverInfo(s *maker.Solver, task maker.Task) Info {
 	info := Info{Source: "in process", Task: fp, Model: maker.ModelIdentity(s.Model), K: k, Total: TotalSteps(fp)}
 	if s.AdaptiveK != nil {
 		if rec, err := s.AdaptiveK.Record(); err == nil {
-			info.Target = kAutoTarget(rec.JSON)
+			info.Target = kAutoTarget(rec)
 		}
 	}
 	return info
