@@ -19,6 +19,7 @@ import (
 // every reply is red-flagged stops undecided after 100·k samples, and at
 // k = 20 after the cap of 1000, not 2000.
 func TestDefaultRequestBoundsAsDocumented(t *testing.T) {
+	t.Parallel()
 	cfg := mcpserver.Config{}
 	// Every reply cut off at the cap: none votes, so a race runs to its sample budget.
 	cfg.Sim.P, cfg.Sim.FlagRate, cfg.Sim.Seed = 0.9, 1, 1

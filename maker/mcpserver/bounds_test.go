@@ -134,6 +134,7 @@ func fromAddr(ip string) *http.Client {
 // listed one are accepted, requests without Origin are not checked; the
 // bearer scheme is matched in any case.
 func TestHTTPOriginAndBearerScheme(t *testing.T) {
+	t.Parallel()
 	endpoint := serveHTTP(t, mcpserver.HTTPOptions{Token: "s3cret", AllowedOrigins: []string{"https://app.example"}})
 	host := strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), mcpserver.Path)
 	auth := map[string]string{"Authorization": "Bearer s3cret"}

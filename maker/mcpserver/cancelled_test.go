@@ -46,6 +46,7 @@ func (h signalHandler) WithGroup(string) slog.Handler      { return h }
 // tells the test the handler has returned, so no wall-clock wait decides
 // the outcome.
 func TestMCPCancelledCallGetsNoResponse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		tool string
 		id   any
@@ -166,6 +167,7 @@ func TestMCPCancelledCallGetsNoResponse(t *testing.T) {
 // call's id (the SDK alone sends "cancelled after N samples"); the
 // session then serves the next call.
 func TestMCPHTTPCancelledCallGetsNoResponse(t *testing.T) {
+	t.Parallel()
 	cfg := mcpserver.Config{}
 	cfg.Sim = sim.DefaultConfig()
 	cfg.Sim.P, cfg.Sim.WrongAnswers, cfg.Sim.Seed = 0.6, 1, 1

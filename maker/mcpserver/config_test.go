@@ -16,6 +16,7 @@ import (
 // Config.Validate names the field (what maker mcp maps to its flag), the
 // value and the fix, and that New refuses the same.
 func TestConfigValidateNamesTheField(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cfg   mcpserver.Config
 		field string

@@ -22,6 +22,7 @@ func (sort2) Name() string { return "sort2" }
 // solve_problem's input schema, described by its About, and solved and
 // journaled by name as a built-in one.
 func TestARegisteredFamilyIsSolvedByTheTool(t *testing.T) {
+	t.Parallel()
 	t.Cleanup(problems.Register(problems.Builtin{Family: sort2{}, Input: sortlist.Input{}, About: "a list sorted again", Example: `{"list": [INTEGERS]}`,
 		Size:     problems.Size{Max: 10, Generate: sortlist.Generate},
 		Headline: func(json.RawMessage) string { return "sort2" }}))
@@ -58,6 +59,7 @@ func TestARegisteredFamilyIsSolvedByTheTool(t *testing.T) {
 // built-in family's problem is the one versions with a field per family
 // gave, so that a resume after an upgrade finds its journal.
 func TestDefaultJournalNamesAreKept(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{State: t.TempDir()})
 	ctx := context.Background()
 	for args, want := range map[string]string{

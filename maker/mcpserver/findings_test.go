@@ -16,6 +16,7 @@ import (
 // TestKZeroRefused: k: 0 is refused by the input schema (minimum 1), not
 // silently taken as the default 3; k left out still means 3.
 func TestKZeroRefused(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{})
 	ctx := context.Background()
 	for _, tool := range []string{"sample_and_vote", "vote"} {
@@ -39,6 +40,7 @@ func TestKZeroRefused(t *testing.T) {
 // the error budget), and the tool error says why. Progress never passes
 // its total.
 func TestSampleAndVotePermanentErrorNotRetried(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)

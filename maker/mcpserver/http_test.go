@@ -60,6 +60,7 @@ func httpClient(t *testing.T, endpoint string, hc *http.Client) (*mcp.ClientSess
 }
 
 func TestHTTPWithBearerToken(t *testing.T) {
+	t.Parallel()
 	endpoint := serveHTTP(t, mcpserver.HTTPOptions{Token: "s3cret"})
 	require.True(t, strings.HasPrefix(endpoint, "http://127.0.0.1:"), "loopback by default: %s", endpoint)
 
@@ -89,6 +90,7 @@ func TestHTTPWithBearerToken(t *testing.T) {
 }
 
 func TestHTTPWithoutToken(t *testing.T) {
+	t.Parallel()
 	endpoint := serveHTTP(t, mcpserver.HTTPOptions{NoAuth: true})
 	cs, err := httpClient(t, endpoint, &http.Client{})
 	require.NoError(t, err)
@@ -108,6 +110,7 @@ func TestHTTPWithoutToken(t *testing.T) {
 }
 
 func TestListenAddrIsLoopbackUnlessAllowed(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]string{
 		":0":             "127.0.0.1:0",
 		"127.0.0.1:8080": "127.0.0.1:8080",
@@ -132,6 +135,7 @@ func TestListenAddrIsLoopbackUnlessAllowed(t *testing.T) {
 // body, here 4 MB announced and never sent, on a session's POST (whose
 // body the server reads before the SDK does).
 func TestHTTPTokenCheckedBeforeBody(t *testing.T) {
+	t.Parallel()
 	endpoint := serveHTTP(t, mcpserver.HTTPOptions{Token: "s3cret"})
 	host := strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), mcpserver.Path)
 	c, err := net.Dial("tcp", host)
@@ -149,6 +153,7 @@ func TestHTTPTokenCheckedBeforeBody(t *testing.T) {
 // default: without Token or NoAuth, ServeHTTPOn refuses to serve
 // (ErrConfig) and Handler answers every request 401.
 func TestHTTPNeedsATokenOrNoAuth(t *testing.T) {
+	t.Parallel()
 	srv, err := mcpserver.New(mcpserver.Config{})
 	require.NoError(t, err)
 	defer srv.Close()
@@ -175,6 +180,7 @@ func TestHTTPNeedsATokenOrNoAuth(t *testing.T) {
 // spec's two SHOULDs; events kept up to EventStoreBytes); before them, the
 // retry field tells it when (the third).
 func TestHTTPStreamOpensWithAPrimingEvent(t *testing.T) {
+	t.Parallel()
 	endpoint := serveHTTP(t, mcpserver.HTTPOptions{Token: "tok"})
 	post := func(body, session string) (*http.Response, string) {
 		req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))

@@ -21,6 +21,7 @@ import (
 // it generates one, which the endpoint then requires; a token given is
 // kept, NoAuth keeps none.
 func TestListenHTTPGuardsByDefault(t *testing.T) {
+	t.Parallel()
 	l, err := mcpserver.ListenHTTP(":0", false, mcpserver.HTTPOptions{})
 	require.NoError(t, err)
 	require.True(t, l.Generated)
@@ -57,6 +58,7 @@ func TestListenHTTPGuardsByDefault(t *testing.T) {
 // ListenHTTP refuses a non-loopback address unless allowed, and says a
 // taken port is one.
 func TestListenHTTPRefusals(t *testing.T) {
+	t.Parallel()
 	_, err := mcpserver.ListenHTTP("0.0.0.0:0", false, mcpserver.HTTPOptions{})
 	assert.ErrorIs(t, err, mcpserver.ErrListenAddr)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
@@ -70,6 +72,7 @@ func TestListenHTTPRefusals(t *testing.T) {
 // ServeStdio serves a session over a plain reader and writer, and ends
 // when the reader does.
 func TestServeStdio(t *testing.T) {
+	t.Parallel()
 	srv, err := mcpserver.New(mcpserver.Config{})
 	require.NoError(t, err)
 	defer srv.Close()
@@ -85,6 +88,7 @@ func TestServeStdio(t *testing.T) {
 // HTTPConfig refuses the HTTP settings over stdio and NoAuth with a
 // token, naming the fields and never the token; stdio listens on nothing.
 func TestHTTPConfigListen(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		c    mcpserver.HTTPConfig
 		want string
@@ -111,6 +115,7 @@ func TestHTTPConfigListen(t *testing.T) {
 
 // Serve logs where and how it serves, and warns when no token guards it.
 func TestServeLogsHowItIsReached(t *testing.T) {
+	t.Parallel()
 	log := &lockedLog{}
 	srv, err := mcpserver.New(mcpserver.Config{Logger: slog.New(slog.NewTextHandler(log, nil))})
 	require.NoError(t, err)
@@ -161,6 +166,7 @@ func (l *lockedLog) Reset()         { l.mu.Lock(); defer l.mu.Unlock(); l.b.Rese
 // machine, not merely "every client that reaches 127.0.0.1:PORT", which
 // reads as the operator's own client.
 func TestServeNoAuthWarningSaysWhoCanUseIt(t *testing.T) {
+	t.Parallel()
 	for addr, who := range map[string]string{
 		"127.0.0.1:0": "every user and process of this machine",
 		"0.0.0.0:0":   "anyone who can reach ",

@@ -20,6 +20,7 @@ func TestDefaultStateDirFollowsXDG(t *testing.T) {
 
 // TestNewTokenIs256RandomBits: 64 hex digits, never the same twice.
 func TestNewTokenIs256RandomBits(t *testing.T) {
+	t.Parallel()
 	a, err := mcpserver.NewToken()
 	require.NoError(t, err)
 	b, err := mcpserver.NewToken()

@@ -16,6 +16,7 @@ import (
 // --max-errors 0: the first failed model call ends the race, where leaving
 // it out tolerates vote.DefaultMaxErrors.
 func TestMaxErrorsZeroToleratesNone(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)

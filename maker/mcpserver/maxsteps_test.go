@@ -15,6 +15,7 @@ import (
 // its end. (The default itself, 100,000 steps, is not run: a test of it
 // would take a 100,000-step spec.)
 func TestRunTaskStopsAtTheServersStepCap(t *testing.T) {
+	t.Parallel()
 	cfg := mcpserver.Config{Root: t.TempDir(), State: t.TempDir(), MaxSteps: 4}
 	cfg.Sim.P, cfg.Sim.Seed = 1, 1
 	c, _ := connect(t, cfg)

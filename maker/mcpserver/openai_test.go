@@ -66,6 +66,7 @@ var readFileTool = []any{map[string]any{"type": "function", "function": map[stri
 }}}
 
 func TestSampleAndVoteThroughAnOpenAICompatibleServer(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t)
 	c, _ := connect(t, mcpserver.Config{Models: []string{"openai:fake"}, BaseURL: fake.URL})
 	out := decode[mcpserver.SampleAndVoteOutput](t, call(t, context.Background(), c.ClientSession, "sample_and_vote", map[string]any{

@@ -13,6 +13,7 @@ import (
 // TestPanicBecomesAToolError registers a tool that panics, through the
 // same wrapper as the server's own tools.
 func TestPanicBecomesAToolError(t *testing.T) {
+	t.Parallel()
 	s, err := New(Config{})
 	require.NoError(t, err)
 	defer s.Close()
@@ -47,6 +48,7 @@ func TestPanicBecomesAToolError(t *testing.T) {
 }
 
 func TestJournalLocksWaitForAReleaseThenGiveUp(t *testing.T) {
+	t.Parallel()
 	j := journalLocks{busy: map[string]chan struct{}{}}
 	ctx := context.Background()
 	release, err := j.acquire(ctx, "a", 0)

@@ -20,6 +20,7 @@ import (
 // left out rather than null, and an output that may be null says so with
 // anyOf branches of one type each.
 func TestToolSchemasArePortable(t *testing.T) {
+	t.Parallel()
 	srv, err := mcpserver.New(mcpserver.Config{})
 	require.NoError(t, err)
 	defer srv.Close()

@@ -11,6 +11,7 @@ import (
 )
 
 func TestSolveProblemMultipliesAndSortsAndResumes(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	cfg := mcpserver.Config{State: state}
 	cfg.Sim.Seed = 3
@@ -36,6 +37,7 @@ func TestSolveProblemMultipliesAndSortsAndResumes(t *testing.T) {
 }
 
 func TestSolveProblemRefusesBadProblems(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{State: t.TempDir(), MaxSteps: 1000})
 	ctx := context.Background()
 	for _, tc := range []struct {

@@ -33,6 +33,7 @@ func readSpec(t *testing.T, name string) map[string]any {
 // under the server's root, on the simulated model (the spec names the
 // sort family): checked, journaled, resumed.
 func TestSolveProblemRunsProblemSpecs(t *testing.T) {
+	t.Parallel()
 	root, state := t.TempDir(), t.TempDir()
 	b, err := os.ReadFile(filepath.Join(problemSpecs, "sort-spec.json"))
 	require.NoError(t, err)
@@ -82,6 +83,7 @@ func TestSolveProblemRunsProblemSpecs(t *testing.T) {
 // spec, a bad input and a tree over the server's bound are refused;
 // the simulated model does not play a spec without a family.
 func TestSolveProblemSpecIsBounded(t *testing.T) {
+	t.Parallel()
 	root, outside := t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(outside, "spec.json"), []byte(`{}`), 0o644))
 	require.NoError(t, os.Symlink(filepath.Join(outside, "spec.json"), filepath.Join(root, "link.json")))
@@ -122,6 +124,7 @@ func TestSolveProblemSpecIsBounded(t *testing.T) {
 // allows (an OpenAI-compatible server on loopback): solved when it
 // answers, and said to be unchecked.
 func TestSolveProblemSpecWithoutCheckerIsUnchecked(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
@@ -149,6 +152,7 @@ func TestSolveProblemSpecWithoutCheckerIsUnchecked(t *testing.T) {
 // an unknown role, a model the server does not allow, and the simulated
 // model in a role are refused.
 func TestSolveProblemRoleModels(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	asked := map[string]int{}
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -37,6 +37,7 @@ func TestHeldKeys(t *testing.T) {
 // error's message and data lose every form of a key; what holds none is
 // left as it was.
 func TestRedactResultAndError(t *testing.T) {
+	t.Parallel()
 	const key = `sk-a"b<c-0123`
 	keys := secrets.New(key)
 	res := &mcp.CallToolResult{

@@ -14,6 +14,7 @@ import (
 // no family may take (problems.Reserved): a family so named would
 // replace it in the tool's schema.
 func TestReservedHoldsEverySolveProblemProperty(t *testing.T) {
+	t.Parallel()
 	typ := reflect.TypeOf(mcpserver.SolveProblemInput{})
 	for i := range typ.NumField() {
 		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")

@@ -18,6 +18,7 @@ import (
 // it asks its user for the token instead of starting an OAuth flow that
 // cannot succeed.
 func TestProtectedResourceMetadata(t *testing.T) {
+	t.Parallel()
 	endpoint := serveHTTP(t, mcpserver.HTTPOptions{Token: "s3cret"})
 	resp, err := http.Post(endpoint, "application/json", strings.NewReader("{}"))
 	require.NoError(t, err)

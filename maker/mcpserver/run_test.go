@@ -17,6 +17,7 @@ import (
 )
 
 func TestRunTaskFindsTheVersionThroughRealTools(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	state := t.TempDir()
 	cfg := mcpserver.Config{Root: root, State: state}
@@ -48,6 +49,7 @@ func TestRunTaskFindsTheVersionThroughRealTools(t *testing.T) {
 }
 
 func TestRunTaskToolPolicyIsReadOnlyByDefault(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	spec, err := os.ReadFile("../../testdata/spec/write-denied.json")
 	require.NoError(t, err)
@@ -77,6 +79,7 @@ func TestRunTaskToolPolicyIsReadOnlyByDefault(t *testing.T) {
 }
 
 func TestRunTaskRootIsInsideTheServersRoot(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	outside := t.TempDir()
 	require.NoError(t, os.Symlink(outside, filepath.Join(root, "out")))
@@ -92,6 +95,7 @@ func TestRunTaskRootIsInsideTheServersRoot(t *testing.T) {
 }
 
 func TestRunTaskCancelledThenResumed(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	cfg := mcpserver.Config{Root: t.TempDir(), State: state}
 	cfg.Sim = sim.DefaultConfig()
@@ -127,6 +131,7 @@ func TestRunTaskCancelledThenResumed(t *testing.T) {
 }
 
 func TestRunTaskFailedRunIsAToolErrorWithItsSummary(t *testing.T) {
+	t.Parallel()
 	cfg := mcpserver.Config{Root: t.TempDir(), State: t.TempDir()}
 	cfg.Sim.P, cfg.Sim.WrongAnswers, cfg.Sim.Seed = 0.5, 1, 2
 	c, _ := connect(t, cfg)
@@ -138,6 +143,7 @@ func TestRunTaskFailedRunIsAToolErrorWithItsSummary(t *testing.T) {
 }
 
 func TestRunTaskBadArgumentsKeepTheServerServing(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	outside := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.json"), []byte(`{"system":"x","answer":{}}`), 0o644))
@@ -175,11 +181,13 @@ func TestRunTaskBadArgumentsKeepTheServerServing(t *testing.T) {
 }
 
 func TestRunTaskNeedsAStateFolder(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{Root: t.TempDir()})
 	toolError(t, call(t, context.Background(), c.ClientSession, "run_task", map[string]any{"spec": counterSpec(2)}, nil), "no state folder", "--state")
 }
 
 func TestConfigRefusesAnUnknownToolDeclaration(t *testing.T) {
+	t.Parallel()
 	_, err := mcpserver.New(mcpserver.Config{Root: t.TempDir(), ToolDeclaration: "telepathy"})
 	require.ErrorIs(t, err, mcpserver.ErrConfig)
 	assert.Contains(t, err.Error(), "telepathy")
@@ -188,6 +196,7 @@ func TestConfigRefusesAnUnknownToolDeclaration(t *testing.T) {
 // TestStateFolderMustBePrivate: a State folder others may write in is
 // refused (they could change a run's journal), naming it and the fix.
 func TestStateFolderMustBePrivate(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	require.NoError(t, os.Chmod(state, 0o777))
 	_, err := mcpserver.New(mcpserver.Config{Root: t.TempDir(), State: state})
@@ -201,6 +210,7 @@ func TestStateFolderMustBePrivate(t *testing.T) {
 // leaves no folder behind (`maker mcp` used to make one under the home
 // folder at every start); the first run_task makes it, private.
 func TestStateFolderIsMadeAtTheFirstRunTask(t *testing.T) {
+	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state", "journals")
 	c, _ := connect(t, mcpserver.Config{Root: t.TempDir(), State: state})
 	assert.NoDirExists(t, filepath.Dir(state), "New makes nothing")

@@ -18,6 +18,7 @@ import (
 // once under sample_and_vote with the tool declared, as a run's executor
 // heals them into one call.
 func TestSampleAndVoteNormalisesCallsByTheDeclaredTools(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	n := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,7 @@ import (
 // key is the matcher's, not the plain canonical key; a bad schema is an
 // argument error naming the annotation.
 func TestSampleAndVoteKeysByTheAnswerSchema(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{})
 	ctx := context.Background()
 	schemaText := `{"type": "object", "properties": {

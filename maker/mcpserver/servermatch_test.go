@@ -37,6 +37,7 @@ func (e fakeEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]flo
 // model is refused either way, and a failing embedder fails the call
 // without a guessed class.
 func TestVoteUsesTheServersEmbedderAndJudge(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	embedding := map[string]any{"type": "object", "properties": map[string]any{
 		"s": map[string]any{"type": "string", "x-mdap-match": map[string]any{"kind": "embedding", "threshold": 0.9}}}}
@@ -95,6 +96,7 @@ func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, e
 // call is: one that never answers fails the call within it, whatever the
 // client's own deadline.
 func TestServersJudgeIsBoundedByTheTimeout(t *testing.T) {
+	t.Parallel()
 	hang := match.JudgeFunc(func(ctx context.Context, _ string, _ []string) (int, error) {
 		<-ctx.Done()
 		return -1, ctx.Err()

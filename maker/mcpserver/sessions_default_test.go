@@ -33,6 +33,7 @@ func openSession(t *testing.T, hc *http.Client, endpoint string) string {
 // the oldest unused one, the client's own at its cap, else the biggest
 // holder's. HTTPOptions' zero value; four addresses fill the server.
 func TestHTTPDefaultSessionCaps(t *testing.T) {
+	t.Parallel()
 	endpoint := serveHTTP(t, mcpserver.HTTPOptions{NoAuth: true})
 	var ids []string
 	byAddr := map[string][]string{}

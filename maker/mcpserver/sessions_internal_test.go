@@ -73,6 +73,7 @@ func (f *fakeSessions) count(client string) int {
 // way, never a smaller client's; only when nothing is idle is a new
 // session refused.
 func TestSessionTableFairness(t *testing.T) {
+	t.Parallel()
 	f := &fakeSessions{live: map[string]io.Closer{}}
 	tab := newSessionTable(12, 4, f.snapshot)
 
@@ -190,6 +191,7 @@ func (s blockingSession) Close() error {
 // and then cut off by the close. It is refused instead (ok false: a 404),
 // and once the close is done the ID is unknown, as a closed session's.
 func TestPostOnASessionBeingClosedIsRefused(t *testing.T) {
+	t.Parallel()
 	victim := blockingSession{closing: make(chan struct{}), release: make(chan struct{})}
 	live := map[string]io.Closer{"old": victim}
 	var mu sync.Mutex
@@ -231,6 +233,7 @@ func TestPostOnASessionBeingClosedIsRefused(t *testing.T) {
 // (TestHTTPSessionFloodLocksNobodyOut failed in CI now and then). A POST
 // on a session marks it called, so the flood's sessions give way first.
 func TestASessionUsedByAPostOutlastsAFlood(t *testing.T) {
+	t.Parallel()
 	f := &fakeSessions{live: map[string]io.Closer{}}
 	tab := newSessionTable(256, 4, f.snapshot)
 	mine, err := f.open(t, tab, "127.0.0.1")
@@ -255,6 +258,7 @@ func TestASessionUsedByAPostOutlastsAFlood(t *testing.T) {
 // failed in CI under load). The session is recorded when its response's
 // header is written, so any request its client sends after is its use.
 func TestASessionIsKnownBeforeItsClientSeesIt(t *testing.T) {
+	t.Parallel()
 	tab := newSessionTable(256, 4, func() map[string]io.Closer { return map[string]io.Closer{"s1": fakeSession{}} })
 	written, release := make(chan struct{}), make(chan struct{})
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -299,6 +303,7 @@ func TestASessionIsKnownBeforeItsClientSeesIt(t *testing.T) {
 // it was counted against no cap and never given up. Only entries older
 // than the read are forgotten.
 func TestASessionOpenedDuringAnAdmitIsKept(t *testing.T) {
+	t.Parallel()
 	f := &fakeSessions{live: map[string]io.Closer{}}
 	var tab *sessionTable
 	var raced string

@@ -37,6 +37,7 @@ func (o *callCounter) StartTool(ctx context.Context, _ maker.ToolInfo) (context.
 // observed. Before, sample_and_vote built its own Solver with neither:
 // the tools went natively and no call was observed.
 func TestSampleAndVoteUsesTheServersSolverSettings(t *testing.T) {
+	t.Parallel()
 	fake := newFakeOpenAI(t)
 	obs := &callCounter{}
 	c, _ := connect(t, mcpserver.Config{Models: []string{"openai:fake"}, BaseURL: fake.URL, ToolDeclaration: maker.DeclarePrompt, Observer: obs})
@@ -56,6 +57,7 @@ func TestSampleAndVoteUsesTheServersSolverSettings(t *testing.T) {
 // TestRunTaskCountsCheckedSteps: run_task reports the steps a spec's
 // checker verified and the vote-only ones.
 func TestRunTaskCountsCheckedSteps(t *testing.T) {
+	t.Parallel()
 	cfg := mcpserver.Config{Root: t.TempDir(), State: t.TempDir()}
 	cfg.Sim.P = 1
 	c, _ := connect(t, cfg)

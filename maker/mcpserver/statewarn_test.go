@@ -16,6 +16,7 @@ import (
 // folder at or inside Root, under a policy that lets a side-effect tool
 // run, and only then.
 func TestNewWarnsOfJournalsATaskCouldChange(t *testing.T) {
+	t.Parallel()
 	writes, err := categories.Builtin().ParseSelection("read_only,file_write")
 	require.NoError(t, err)
 	reads := categories.DefaultPolicy()

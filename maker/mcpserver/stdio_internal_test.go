@@ -18,6 +18,7 @@ func (*bufWC) Close() error { return nil }
 // input (the bound used to count the newline, so a last line without
 // one passed at max+1).
 func TestStdioLineBoundIsExact(t *testing.T) {
+	t.Parallel()
 	const max = 64
 	msg := func(n int) string { // a JSON-RPC notification of n bytes
 		head := `{"jsonrpc":"2.0","method":"x","params":{"p":"`

@@ -24,6 +24,7 @@ func (nopWC) Close() error { return nil }
 // is answered with a JSON-RPC -32700 error, a JSON line that is not a
 // message with -32600 (with its id), and the session goes on serving.
 func TestStdioMalformedLineKeepsServing(t *testing.T) {
+	t.Parallel()
 	srv, err := mcpserver.New(mcpserver.Config{})
 	require.NoError(t, err)
 	defer srv.Close()
@@ -78,6 +79,7 @@ func TestStdioMalformedLineKeepsServing(t *testing.T) {
 // JSON-RPC -32600 error naming the bound, and the next request is
 // answered: the session goes on.
 func TestStdioOverlongLineKeepsServing(t *testing.T) {
+	t.Parallel()
 	srv, err := mcpserver.New(mcpserver.Config{MaxRequestBytes: 1024})
 	require.NoError(t, err)
 	defer srv.Close()
@@ -125,6 +127,7 @@ func TestStdioOverlongLineKeepsServing(t *testing.T) {
 // last one, not when the input does. Repeated, since the loss was a race
 // (2 answers in 10 runs before the fix).
 func TestStdioAnswersWhatItReadBeforeEndOfInput(t *testing.T) {
+	t.Parallel()
 	srv, err := mcpserver.New(mcpserver.Config{})
 	require.NoError(t, err)
 	defer srv.Close()
@@ -150,6 +153,7 @@ func TestStdioAnswersWhatItReadBeforeEndOfInput(t *testing.T) {
 // when the input ends holds the session open, but no longer than
 // ServeIO's context: cancelled, ServeIO returns at once.
 func TestStdioEndOfInputWaitsNoLongerThanItsContext(t *testing.T) {
+	t.Parallel()
 	cfg := mcpserver.Config{Root: t.TempDir(), State: t.TempDir()}
 	cfg.Sim = sim.DefaultConfig()
 	cfg.Sim.P, cfg.Sim.WrongAnswers, cfg.Sim.Seed = 0.6, 1, 1
@@ -210,6 +214,7 @@ func (l *lockedBuilder) String() string {
 // capability, so logging/setLevel is answered -32601 (method not found),
 // not with an empty success; the initialize result declares no logging.
 func TestUndeclaredLoggingIsNotServed(t *testing.T) {
+	t.Parallel()
 	srv, err := mcpserver.New(mcpserver.Config{})
 	require.NoError(t, err)
 	defer srv.Close()

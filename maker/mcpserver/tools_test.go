@@ -19,6 +19,7 @@ import (
 )
 
 func TestEveryToolHasDescribedSchemas(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{})
 	res, err := c.ListTools(context.Background(), nil)
 	require.NoError(t, err)
@@ -43,6 +44,7 @@ func TestEveryToolHasDescribedSchemas(t *testing.T) {
 func cand(text string) map[string]any { return map[string]any{"text": text} }
 
 func TestVoteDecidesAtTheFirstLeadOfK(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{})
 	ctx := context.Background()
 	res := call(t, ctx, c.ClientSession, "vote", map[string]any{"k": 2, "candidates": []any{
@@ -76,6 +78,7 @@ func TestVoteDecidesAtTheFirstLeadOfK(t *testing.T) {
 }
 
 func TestVoteUndecidedSaysHowManyMore(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{})
 	out := decode[mcpserver.VoteOutput](t, call(t, context.Background(), c.ClientSession, "vote", map[string]any{"k": 3, "candidates": []any{
 		cand(`{"a": 1}`), cand(`{"a": 2}`), cand(`{"a": 1}`), cand(``),
@@ -95,6 +98,7 @@ func TestVoteUndecidedSaysHowManyMore(t *testing.T) {
 }
 
 func TestVoteNativeToolCallVotesWithItsTextForm(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{})
 	native := map[string]any{"tool_calls": []any{map[string]any{
 		"id": "call_1", "type": "function",
@@ -117,6 +121,7 @@ func TestVoteNativeToolCallVotesWithItsTextForm(t *testing.T) {
 // TestVoteAgreesWithRace checks the vote tool's rule against vote.Race on
 // random sequences of votes and red flags.
 func TestVoteAgreesWithRace(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 300 {
 		k := 1 + rng.IntN(3)
@@ -174,6 +179,7 @@ func TestVoteAgreesWithRace(t *testing.T) {
 }
 
 func TestParseShowsFlagOrKey(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{})
 	ctx := context.Background()
 	a := decode[mcpserver.ParseOutput](t, call(t, ctx, c.ClientSession, "parse", map[string]any{"reply": cand(`{"b": [1, 2], "a": null}`)}, nil))
@@ -189,6 +195,7 @@ func TestParseShowsFlagOrKey(t *testing.T) {
 }
 
 func TestKMinGivesThePapersTable(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{})
 	ctx := context.Background()
 	for p, want := range map[float64]int{0.9978: 3, 0.6429: 29} {
@@ -208,6 +215,7 @@ func TestKMinGivesThePapersTable(t *testing.T) {
 }
 
 func TestBadArgumentsAreToolErrors(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{MaxCandidates: 3})
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -234,6 +242,7 @@ func TestBadArgumentsAreToolErrors(t *testing.T) {
 }
 
 func TestSampleAndVoteOnTheSimulatedModel(t *testing.T) {
+	t.Parallel()
 	cfg := mcpserver.Config{}
 	cfg.Sim.P, cfg.Sim.FlagRate, cfg.Sim.WrongAnswers, cfg.Sim.Seed = 0.7, 0.2, 2, 5
 	c, _ := connect(t, cfg)
@@ -268,6 +277,7 @@ func TestSampleAndVoteOnTheSimulatedModel(t *testing.T) {
 }
 
 func TestSampleAndVoteUndecidedWithinItsBudget(t *testing.T) {
+	t.Parallel()
 	cfg := mcpserver.Config{}
 	cfg.Sim.P, cfg.Sim.WrongAnswers, cfg.Sim.Seed = 0.55, 1, 3
 	c, _ := connect(t, cfg)
@@ -280,6 +290,7 @@ func TestSampleAndVoteUndecidedWithinItsBudget(t *testing.T) {
 }
 
 func TestSampleAndVoteRefusals(t *testing.T) {
+	t.Parallel()
 	c, _ := connect(t, mcpserver.Config{Models: []string{"sim"}, MaxSamples: 50})
 	ctx := context.Background()
 	msgs := hanoiMessages(3)
@@ -300,6 +311,7 @@ func TestSampleAndVoteRefusals(t *testing.T) {
 }
 
 func TestSampleAndVoteIsCancelled(t *testing.T) {
+	t.Parallel()
 	cfg := mcpserver.Config{}
 	cfg.Sim.P, cfg.Sim.Seed = 0.6, 1
 	cfg.Sim.WrongAnswers = 1

@@ -12,6 +12,7 @@ import (
 // executor does, so two spellings of one call vote together; arguments
 // the schema refuses are red-flagged; without tools they split.
 func TestVoteNormalisesToolCallsByTheDeclaredTools(t *testing.T) {
+	t.Parallel()
 	in := VoteInput{K: 2, Candidates: []Candidate{
 		{Text: `{"tool_intent": {"tool": "ls", "args": {"paths": "[\"src\"]"}}}`},
 		{Text: `{"tool_intent": {"tool": "ls", "args": {"paths": ["src"]}}}`},

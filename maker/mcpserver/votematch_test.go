@@ -13,6 +13,7 @@ import (
 // city "text" and the temperature within 0.5, the vote tool counts
 // surface forms as one answer, as a run does; without it they split.
 func TestVoteGroupsByTheAnswerSchema(t *testing.T) {
+	t.Parallel()
 	var schema any
 	require.NoError(t, json.Unmarshal([]byte(`{"type": "object", "properties": {
 		"city": {"type": "string", "x-mdap-match": "text"},

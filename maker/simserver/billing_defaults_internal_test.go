@@ -17,6 +17,7 @@ import (
 // hits in 128-token blocks beyond, keeps a prefix idle 5 minutes and not
 // longer, and holds 65536 prefixes before the least recently used goes.
 func TestPrefixCacheDefaultsAreOpenAIs(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1000, 0)
 	c := newPrefixCache(Billing{})
 	c.now = func() time.Time { return now }

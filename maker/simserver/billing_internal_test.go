@@ -14,6 +14,7 @@ import (
 // used prefixes go first when the cache is full, and idle ones after the
 // TTL.
 func TestPrefixCacheRules(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1000, 0)
 	c := newPrefixCache(Billing{CacheMinTokens: 100, CacheBlockTokens: 10, CacheEntries: 1000, CacheTTL: time.Minute})
 	c.now = func() time.Time { return now }

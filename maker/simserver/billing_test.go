@@ -27,6 +27,7 @@ import (
 // max_tokens; a prompt seen before reports its cached prefix, as
 // langchaingo reads it (PromptCachedTokens).
 func TestBillingLikeAProvider(t *testing.T) {
+	t.Parallel()
 	cfg := hanoiConfig(sim.Config{Seed: 1, P: 1})
 	cfg.Billing = simserver.Billing{CacheMinTokens: 256, CacheBlockTokens: 64, ReasoningTokens: 300}
 	_, base := serve(t, cfg)
@@ -59,6 +60,7 @@ func TestBillingLikeAProvider(t *testing.T) {
 // cached input tokens the server billed, and prices them at the cached
 // price; with the cache off there are none.
 func TestSolverReadsCachedTokens(t *testing.T) {
+	t.Parallel()
 	price := maker.Price{InputPerMillion: 0.4, OutputPerMillion: 1.6, CachedInputPerMillion: 0.1}
 	run := func(b simserver.Billing) maker.Report {
 		cfg := hanoiConfig(sim.Config{Seed: 2, P: 0.95})
@@ -87,6 +89,7 @@ func TestSolverReadsCachedTokens(t *testing.T) {
 // run of one call per sample, and after the first short answer no
 // request asks for n again.
 func TestProviderIgnoringNGivesEverySample(t *testing.T) {
+	t.Parallel()
 	cfg := hanoiConfig(sim.Config{Seed: 8, P: 0.85, FlagRate: 0.05})
 	srv, err := simserver.New(cfg)
 	require.NoError(t, err)
@@ -137,6 +140,7 @@ func TestProviderIgnoringNGivesEverySample(t *testing.T) {
 // a field error naming the field, its value and the fix; New refuses the
 // same Billing; the zero Billing and the bounds themselves are accepted.
 func TestBillingValidateNamesTheField(t *testing.T) {
+	t.Parallel()
 	for b, want := range map[simserver.Billing]string{
 		{CacheMinTokens: -1}:                                "invalid configuration: simserver.Billing: CacheMinTokens = -1: use a positive number of tokens",
 		{CacheBlockTokens: -2}:                              "invalid configuration: simserver.Billing: CacheBlockTokens = -2: use a positive number of tokens",

@@ -21,6 +21,7 @@ import (
 // Bounds.WithDefaults(DefaultBounds)) and that Server puts the timeouts on
 // the http.Server.
 func TestDefaultBoundsAsDocumented(t *testing.T) {
+	t.Parallel()
 	want := httpbound.Limits{
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,

@@ -49,6 +49,7 @@ func call(t testing.TB, m llms.Model, msgs []llms.MessageContent, opts ...llms.C
 }
 
 func TestThroughLangchaingoClient(t *testing.T) {
+	t.Parallel()
 	_, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1}))
 	m := client(t, base, 10*time.Second)
 	msgs := firstStep(t, 5)
@@ -81,6 +82,7 @@ func sequentialReplies(t *testing.T, base string, opts func(i int) []llms.CallOp
 }
 
 func TestSequentialClientIsReproducible(t *testing.T) {
+	t.Parallel()
 	none := func(int) []llms.CallOption { return []llms.CallOption{llms.WithMaxTokens(750)} }
 	faults := simserver.Faults{RateLimit: 0.05, ServerError: 0.05, Truncate: 0.05, Garbage: 0.05}
 	cfg := hanoiConfig(mixed(11))
@@ -108,6 +110,7 @@ func TestSequentialClientIsReproducible(t *testing.T) {
 }
 
 func TestSeedFieldIsTheSampleIndex(t *testing.T) {
+	t.Parallel()
 	// With the standard seed field (llms.WithSeed, which langchaingo sends
 	// as "seed"), a reply depends on the seed, not on arrival order: many
 	// concurrent requests get what sequential ones get.
@@ -147,6 +150,7 @@ func TestSeedFieldIsTheSampleIndex(t *testing.T) {
 }
 
 func TestArrivalOrderOnlyPermutesConcurrentReplies(t *testing.T) {
+	t.Parallel()
 	cfg := hanoiConfig(mixed(21))
 	msgs := firstStep(t, 6)
 	_, a := serve(t, cfg)
@@ -169,6 +173,7 @@ func TestArrivalOrderOnlyPermutesConcurrentReplies(t *testing.T) {
 }
 
 func TestHanoiSolvesThroughTheServer(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.FlagRate = 4, 0.9, 0.05
 	s, base := serve(t, hanoiConfig(cfg))
@@ -203,6 +208,7 @@ func specTools(s *spec.Spec) []llms.Tool {
 }
 
 func TestNativeToolCallsVoteWithTextIntents(t *testing.T) {
+	t.Parallel()
 	sp := findVersion(t)
 	_, base := serve(t, simserver.Config{Oracle: spec.Oracle{Spec: sp}, Sim: sim.Config{Seed: 1, P: 1}})
 	m := client(t, base, 10*time.Second)
@@ -247,6 +253,7 @@ func toolCounter(m llms.Model, n *int, mu *sync.Mutex) llms.Model {
 }
 
 func TestSpecTaskWithNativeToolCallsSolves(t *testing.T) {
+	t.Parallel()
 	sp := findVersion(t)
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.P, cfg.WrongAnswers, cfg.FlagRate = 3, 0.8, 3, 0.05
@@ -270,6 +277,7 @@ func TestSpecTaskWithNativeToolCallsSolves(t *testing.T) {
 }
 
 func TestEnsembleOfTwoServers(t *testing.T) {
+	t.Parallel()
 	cfg := sim.DefaultConfig()
 	cfg.P, cfg.FlagRate = 0.9, 0.02
 	cfg.Seed = 1
@@ -366,6 +374,7 @@ func TestEachFaultThroughTheClient(t *testing.T) {
 }
 
 func TestTruncatedBodyIsAPrefixOfTheReply(t *testing.T) {
+	t.Parallel()
 	cfg := hanoiConfig(sim.Config{Seed: 1, P: 1})
 	_, whole := serve(t, cfg)
 	cfg.Faults = simserver.Faults{Truncate: 1}
@@ -451,6 +460,7 @@ func TestSolverSurvivesAFaultMix(t *testing.T) {
 }
 
 func TestRetriesAreBoundedByTheErrorBudget(t *testing.T) {
+	t.Parallel()
 	s, base := serve(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: sim.DefaultConfig(), Faults: simserver.Faults{ServerError: 1}})
 	task, err := hanoi.New(3)
 	require.NoError(t, err)
@@ -463,6 +473,7 @@ func TestRetriesAreBoundedByTheErrorBudget(t *testing.T) {
 }
 
 func TestFaultsNeverChangeOtherReplies(t *testing.T) {
+	t.Parallel()
 	// The faults are drawn apart from the replies: with half the requests
 	// faulted, every request that is answered gets the reply it gets from
 	// a server without faults.
@@ -485,6 +496,7 @@ func TestFaultsNeverChangeOtherReplies(t *testing.T) {
 }
 
 func TestPromptsCountTheirArrivalsApart(t *testing.T) {
+	t.Parallel()
 	// Requests with other prompts between them do not change a prompt's
 	// replies: each prompt has its own arrival counter.
 	cfg := hanoiConfig(mixed(17))
@@ -502,6 +514,7 @@ func TestPromptsCountTheirArrivalsApart(t *testing.T) {
 }
 
 func TestRedFlagRepliesStayText(t *testing.T) {
+	t.Parallel()
 	// An overlong reply ends with a tool intent (a wrong one), but it is a
 	// red flag: it must reach the client as the text it is, not as a
 	// native call that would hide its length.
@@ -547,6 +560,7 @@ func TestClosedServerReleasesLaterHangsAtOnce(t *testing.T) {
 // solver would do to make its runs against the server reproducible under
 // parallel sampling (langchaingo omits a seed of 0).
 func TestSolverSendingSampleIndexAsSeedIsScheduleIndependent(t *testing.T) {
+	t.Parallel()
 	cfg := hanoiConfig(sim.Config{Seed: 2, P: 0.8, WrongAnswers: 2, FlagRate: 0.1, ErrorRate: 0.05})
 	type totals struct {
 		Steps, Valid, Flagged, Errors int

@@ -17,6 +17,7 @@ import (
 // server, faults included: after a fault the next unseeded request is
 // the next index, not the faulted one again.
 func TestFaultedRequestUsesUpItsIndex(t *testing.T) {
+	t.Parallel()
 	cfg := hanoiConfig(sim.Config{Seed: 4, P: 0.7, WrongAnswers: 4})
 	cfg.Faults = simserver.Faults{ServerError: 0.2, RateLimit: 0.2, RetryAfter: 1}
 	_, unseeded := serve(t, cfg)

@@ -15,6 +15,7 @@ import (
 // response_format, as stream is, instead of answered with prose; text is
 // accepted.
 func TestResponseFormatRefusedLikeStream(t *testing.T) {
+	t.Parallel()
 	_, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1}))
 	msgs := wire(firstStep(t, 3))
 	for _, c := range []struct {
@@ -39,6 +40,7 @@ func TestResponseFormatRefusedLikeStream(t *testing.T) {
 // TestMaxTokensZeroRefused: max_tokens 0 is refused, as its own message
 // says (1 to 131072).
 func TestMaxTokensZeroRefused(t *testing.T) {
+	t.Parallel()
 	_, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1}))
 	for _, f := range []string{"max_tokens", "max_completion_tokens"} {
 		code, _, body := post(t, base+"/chat/completions", map[string]any{"messages": wire(firstStep(t, 3)), f: 0})
@@ -51,6 +53,7 @@ func TestMaxTokensZeroRefused(t *testing.T) {
 // server and on two, gives four different response ids; the replies stay
 // the same.
 func TestIDsUniqueAcrossRequests(t *testing.T) {
+	t.Parallel()
 	_, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1}))
 	_, base2 := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1}))
 	req := map[string]any{"messages": wire(firstStep(t, 3)), "seed": 3}
@@ -74,6 +77,7 @@ func TestIDsUniqueAcrossRequests(t *testing.T) {
 // 400 naming the field, as docs/servesim.md promises, instead of a reply
 // that silently ignores it; what it can honour is accepted.
 func TestWhatCannotBeHonouredIsRefused(t *testing.T) {
+	t.Parallel()
 	_, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1}))
 	msgs := wire(firstStep(t, 3))
 	tools := []map[string]any{{"type": "function", "function": map[string]any{"name": "read_file", "parameters": map[string]any{"type": "object"}}}}
@@ -102,6 +106,7 @@ func TestWhatCannotBeHonouredIsRefused(t *testing.T) {
 // carries an X-Request-Id (the header OpenAI's clients read as the
 // request id), different on each request.
 func TestEveryResponseHasARequestID(t *testing.T) {
+	t.Parallel()
 	_, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1}))
 	seen := map[string]bool{}
 	for _, body := range []any{

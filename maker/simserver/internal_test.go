@@ -15,6 +15,7 @@ import (
 )
 
 func TestFaultFractionsAndReproducibility(t *testing.T) {
+	t.Parallel()
 	f := Faults{RateLimit: 0.05, ServerError: 0.1, Hang: 0.02, Truncate: 0.08, Garbage: 0.15}
 	s, err := New(Config{Oracle: hanoi.Oracle{}, Sim: sim.Config{Seed: 3, P: 1}, Faults: f})
 	require.NoError(t, err)
@@ -55,6 +56,7 @@ func TestFaultFractionsAndReproducibility(t *testing.T) {
 }
 
 func TestGarbageIsNeverJSON(t *testing.T) {
+	t.Parallel()
 	for i := range 3000 {
 		g := garbage(uint64(i%7), requestID{step: i, index: i * 3})
 		assert.False(t, json.Valid([]byte(g)), "%q", g)

@@ -14,6 +14,7 @@ import (
 // Each bound is accepted and the value just past it refused with a 400
 // naming the field.
 func TestRequestRangesAsDocumented(t *testing.T) {
+	t.Parallel()
 	_, base := serve(t, hanoiConfig(sim.DefaultConfig()))
 	msgs := wire(firstStep(t, 3))
 	for _, tc := range []struct {

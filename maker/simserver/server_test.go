@@ -24,6 +24,7 @@ import (
 )
 
 func TestModelsEndpoint(t *testing.T) {
+	t.Parallel()
 	_, base := serve(t, hanoiConfig(sim.DefaultConfig()))
 	code, body := get(t, base+"/models")
 	assert.Equal(t, http.StatusOK, code)
@@ -60,6 +61,7 @@ func TestModelsEndpoint(t *testing.T) {
 }
 
 func TestChatCompletionShape(t *testing.T) {
+	t.Parallel()
 	_, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1}))
 	msgs := firstStep(t, 3)
 	code, _, body := post(t, base+"/chat/completions", map[string]any{
@@ -95,6 +97,7 @@ func TestChatCompletionShape(t *testing.T) {
 }
 
 func TestTokenCapsAndLength(t *testing.T) {
+	t.Parallel()
 	_, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1}))
 	msgs := wire(firstStep(t, 3))
 	ask := func(extra map[string]any) map[string]any {
@@ -125,6 +128,7 @@ func TestTokenCapsAndLength(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
+	t.Parallel()
 	_, base := serve(t, hanoiConfig(sim.DefaultConfig()))
 	msgs := wire(firstStep(t, 3))
 	with := func(k string, v any) map[string]any { return map[string]any{"messages": msgs, k: v} }
@@ -174,6 +178,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	s, base := serve(t, hanoiConfig(sim.DefaultConfig()))
 	over := `{"messages": [{"role": "user", "content": "` + strings.Repeat("a", simserver.DefaultMaxBodyBytes) + `"}]}`
 	code, _, body := post(t, base+"/chat/completions", over)
@@ -195,6 +200,7 @@ func TestBodyLimit(t *testing.T) {
 }
 
 func TestContentPartsReadAsTheirText(t *testing.T) {
+	t.Parallel()
 	// A message whose content is an array of parts gives the same prompt,
 	// and so the same reply, as the text in one string: the parts are
 	// joined as sim.PromptText joins them; non-text parts are left out.
@@ -216,6 +222,7 @@ func TestContentPartsReadAsTheirText(t *testing.T) {
 }
 
 func TestProviderErrorsAre500(t *testing.T) {
+	t.Parallel()
 	s, base := serve(t, hanoiConfig(sim.Config{Seed: 1, P: 1, ErrorRate: 1}))
 	code, _, body := post(t, base+"/chat/completions", map[string]any{"messages": wire(firstStep(t, 3))})
 	assert.Equal(t, http.StatusInternalServerError, code)
@@ -226,6 +233,7 @@ func TestProviderErrorsAre500(t *testing.T) {
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
+	t.Parallel()
 	for name, cfg := range map[string]simserver.Config{
 		"no oracle":       {Sim: sim.DefaultConfig()},
 		"bad sim":         {Oracle: hanoi.Oracle{}, Sim: sim.Config{P: 2}},
@@ -252,6 +260,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 }
 
 func TestCheckAddr(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"127.0.0.1:8090", "127.0.0.1:0", "127.1.2.3:80", "[::1]:8090", "localhost:8090", "LOCALHOST:1"} {
 		assert.NoError(t, simserver.CheckAddr(ok, false), ok)
 	}
@@ -311,6 +320,7 @@ func TestServeShutsDownAndReleasesHangs(t *testing.T) {
 }
 
 func TestServeReportsListenerFailure(t *testing.T) {
+	t.Parallel()
 	s, err := simserver.New(hanoiConfig(sim.DefaultConfig()))
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -321,6 +331,7 @@ func TestServeReportsListenerFailure(t *testing.T) {
 }
 
 func TestConcurrentRequestsRaceFree(t *testing.T) {
+	t.Parallel()
 	// Many clients at once, with and without seeds: the handler's shared
 	// state (arrival counters, statistics) is safe under -race, and every
 	// request is answered.
@@ -349,6 +360,7 @@ func TestConcurrentRequestsRaceFree(t *testing.T) {
 // Validate names the field, its value and the fix, as a *sim.FieldError
 // a command maps to its flags; a refused total names the fractions above 0.
 func TestFaultsValidateNamesTheField(t *testing.T) {
+	t.Parallel()
 	for f, want := range map[simserver.Faults]string{
 		{Hang: 1.5}:                        "invalid configuration: simserver.Faults: Hang = 1.5: use a fraction from 0 to 1",
 		{Garbage: math.NaN()}:              "invalid configuration: simserver.Faults: Garbage = NaN: use a fraction from 0 to 1",

@@ -21,6 +21,7 @@ import (
 // docs/view.md: a batch lists at most MaxBatchRows tasks, the running
 // ones first, and counts them all.
 func TestBatchListIsBounded(t *testing.T) {
+	t.Parallel()
 	b := view.NewBatch("x", 0)
 	for i := range view.MaxBatchRows + 5 {
 		st := view.StatusQueued
@@ -39,6 +40,7 @@ func TestBatchListIsBounded(t *testing.T) {
 // docs/view.md: at most MaxRaceSamples samples of a step are kept, the
 // others counted; at most MaxWorkers workers apart.
 func TestRaceAndWorkersAreBounded(t *testing.T) {
+	t.Parallel()
 	s := &maker.Solver{}
 	live := view.Attach(s, view.Info{Task: "t", Model: "m"})
 	n := view.MaxRaceSamples + 6
@@ -78,6 +80,7 @@ func TestRaceAndWorkersAreBounded(t *testing.T) {
 // docs/view.md: at most MaxFolderJournals journals of a folder are
 // followed, and the batch says there are more.
 func TestFolderFollowsABoundedNumberOfJournals(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes 4097 files")
 	}

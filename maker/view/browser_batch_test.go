@@ -132,6 +132,7 @@ func number(t *testing.T, ctx context.Context, sel string) int {
 // click on a step lists the step's race, sample by sample, with the
 // winner's votes marked.
 func TestBrowserLiveRace(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t, 90*time.Second)
 	c := sim.DefaultConfig()
 	c.Seed, c.P, c.FlagRate, c.Latency = 7, 0.9, 0.05, sim.FixedLatency(time.Millisecond)
@@ -188,6 +189,7 @@ func TestBrowserLiveRace(t *testing.T) {
 // A batch's state folder in a real browser: its tasks by status, and a
 // click on a task opens its run.
 func TestBrowserBatch(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t, 60*time.Second)
 	dir, results, h7 := stateFolder(t)
 	f, err := view.OpenFolder(dir, results, 2)

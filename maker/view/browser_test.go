@@ -41,6 +41,7 @@ func chromium() string {
 // TestEventsFollowAGrowingJournal; here it would be a second Chromium run
 // of the same page, ten seconds of the default suite.
 func TestBrowser(t *testing.T) {
+	t.Parallel()
 	if raceEnabled {
 		t.Skip("race-built: the browser test of a journal's page runs in CI's ui stage (.ci/ui.sh); TestEventsFollowAGrowingJournal race-tests what it serves")
 	}

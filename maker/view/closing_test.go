@@ -19,6 +19,7 @@ import (
 // run's last state before it ends, though the steps came within the
 // stream's throttle: the page ends on the numbers the journal holds.
 func TestCloseSendsTheLastState(t *testing.T) {
+	t.Parallel()
 	run := view.NewRun(view.Info{Task: "hanoi:N=3", K: 3, Total: 7})
 	ln, err := view.Listen("127.0.0.1:0")
 	require.NoError(t, err)

@@ -57,6 +57,7 @@ func byName(st view.BatchStats) map[string]view.BatchTask {
 // (its result's, else from its journal), each step loop's run its own;
 // journals and lines appended later are picked up.
 func TestFolderShowsTheBatchByStatus(t *testing.T) {
+	t.Parallel()
 	dir, results, h7 := stateFolder(t)
 	f, err := view.OpenFolder(dir, results, 3)
 	require.NoError(t, err)
@@ -113,6 +114,7 @@ func TestFolderShowsTheBatchByStatus(t *testing.T) {
 // Served, a batch's page state is the batch; ?task=NAME makes every
 // address answer for that task's run, and an unknown task is 404.
 func TestBatchServesEachTasksRun(t *testing.T) {
+	t.Parallel()
 	dir, results, _ := stateFolder(t)
 	f, err := view.OpenFolder(dir, results, 0)
 	require.NoError(t, err)
@@ -165,6 +167,7 @@ func TestBatchServesEachTasksRun(t *testing.T) {
 // The batch's event stream sends the batch again when a task's status
 // changes.
 func TestBatchEventsFollowStatuses(t *testing.T) {
+	t.Parallel()
 	b := view.NewBatch("tasks.jsonl", 0)
 	b.Put(view.BatchTask{Name: "a", ID: "a", Status: view.StatusQueued}, nil, nil)
 	h, err := view.Handler(view.Config{Batch: b})

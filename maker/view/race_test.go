@@ -40,6 +40,7 @@ type raceRecord struct {
 // the record's votes, the red-flagged and failed ones its counts, and the
 // winner's votes are marked.
 func TestLiveKeepsEachStepsRace(t *testing.T) {
+	t.Parallel()
 	s := solver(t) // red flags and wrong answers
 	s.Model = withWorkers{s.Model}
 	seen := map[int][]maker.SampleEvent{}
@@ -131,6 +132,7 @@ func (m withWorkers) GenerateContent(ctx context.Context, msgs []llms.MessageCon
 // and winner marks, and the same record; for an ensemble of two models
 // drawing through named workers.
 func TestJournalRaceIsTheLiveRace(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	j, err := journal.Create(path)
 	require.NoError(t, err)
@@ -177,6 +179,7 @@ func TestJournalRaceIsTheLiveRace(t *testing.T) {
 // them, and a valid vote for an answer that lost is charged to its
 // worker.
 func TestLiveCountsWorkers(t *testing.T) {
+	t.Parallel()
 	s := &maker.Solver{}
 	live := view.Attach(s, view.Info{Task: "t", Model: "m"})
 	win, lose := uint64(0xa), uint64(0xb)
@@ -216,6 +219,7 @@ func zeroTime(w view.WorkerStats) view.WorkerStats {
 // The failure budget is vote/laws' estimate from the pooled votes: 1 -
 // PFull at a fixed k, over 1 - T, and projected over the task's steps.
 func TestBudgetIsTheLawsEstimate(t *testing.T) {
+	t.Parallel()
 	run := view.NewRun(view.Info{Task: "hanoi:N=7", K: 3, Total: 127})
 	run.SetLimits(0.9, 2.5)
 	for step := range 100 { // 100 steps of 4 valid votes, 3 for the winner: p̂ = 0.75
@@ -245,6 +249,7 @@ func TestBudgetIsTheLawsEstimate(t *testing.T) {
 // in the view with its steps' counts and no race; one of a version newer
 // than this build's is refused, saying a newer mdap wrote it.
 func TestJournalVersionsInTheView(t *testing.T) {
+	t.Parallel()
 	f, err := view.OpenFile(filepath.Join("..", "testdata", "v4-hanoi6.jsonl"))
 	require.NoError(t, err)
 	defer f.Close()

@@ -34,6 +34,7 @@ func get(t *testing.T, c *http.Client, url string, hdr ...string) *http.Response
 // With a token, nothing is served without it; the page's ?token= becomes
 // a cookie only this origin gets, and leaves the address at once.
 func TestTokenGuardsEverything(t *testing.T) {
+	t.Parallel()
 	token := view.NewToken()
 	h, err := view.Handler(view.Config{Run: view.NewRun(view.Info{}), Token: token})
 	require.NoError(t, err)
@@ -64,6 +65,7 @@ func TestTokenGuardsEverything(t *testing.T) {
 // Without a token only loopback names are served: a page elsewhere that
 // rebinds its name to 127.0.0.1 gets nothing.
 func TestWithoutATokenOnlyLoopbackHosts(t *testing.T) {
+	t.Parallel()
 	h, err := view.Handler(view.Config{Run: view.NewRun(view.Info{})})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
@@ -78,6 +80,7 @@ func TestWithoutATokenOnlyLoopbackHosts(t *testing.T) {
 
 // The view changes nothing: every method but GET and HEAD is refused.
 func TestReadOnly(t *testing.T) {
+	t.Parallel()
 	h, err := view.Handler(view.Config{Run: view.NewRun(view.Info{})})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
@@ -101,6 +104,7 @@ func TestReadOnly(t *testing.T) {
 // At most MaxStreams event streams at once; the next is refused, not
 // queued, and a freed slot serves again.
 func TestEventStreamsAreCapped(t *testing.T) {
+	t.Parallel()
 	h, err := view.Handler(view.Config{Run: view.NewRun(view.Info{})})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
@@ -131,6 +135,7 @@ func TestEventStreamsAreCapped(t *testing.T) {
 }
 
 func TestLoopbackAddresses(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]bool{"127.0.0.1:0": true, ":0": true, "localhost:8080": true, "[::1]:0": true, "0.0.0.0:0": false, "[::]:0": false, "example.com:80": false, "10.1.2.3:0": false} {
 		got, err := view.Loopback(addr)
 		require.NoError(t, err, addr)
@@ -144,6 +149,7 @@ func TestLoopbackAddresses(t *testing.T) {
 
 // A listener serves within Bounds: its header cap answers 431.
 func TestServeBoundsHeaders(t *testing.T) {
+	t.Parallel()
 	ln, err := view.Listen("127.0.0.1:0")
 	require.NoError(t, err)
 	h, err := view.Handler(view.Config{Run: view.NewRun(view.Info{})})

@@ -16,6 +16,7 @@ import (
 // Open tells a journal from a state folder, applies the limits and reads
 // what is there; a journal exports, a folder does not.
 func TestOpenJournalOrFolder(t *testing.T) {
+	t.Parallel()
 	path, _, _ := realJournal(t, 5)
 	src, err := view.Open(path, view.Limits{MaxCost: 2, Target: 0.9})
 	require.NoError(t, err)
@@ -52,6 +53,7 @@ func TestOpenJournalOrFolder(t *testing.T) {
 // Each refusal of Open is its own error, and nothing is exported from a
 // journal without a header.
 func TestOpenRefusals(t *testing.T) {
+	t.Parallel()
 	path, _, _ := realJournal(t, 3)
 	for _, lim := range []view.Limits{{MaxCost: -1}, {Target: 1}, {Target: -0.5}} {
 		_, err := view.Open(path, lim)
@@ -85,6 +87,7 @@ func TestOpenRefusals(t *testing.T) {
 // running task, waits for a journal not written yet, and after stop
 // holds what the journal held when stop was called.
 func TestWatchDecomposition(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.jsonl")
 	b, stop := view.WatchDecomposition(context.Background(), "multiply", path)
 	task := func() view.BatchTask { return byName(b.Stats())["multiply"] }
@@ -103,6 +106,7 @@ func TestWatchDecomposition(t *testing.T) {
 // TestLimitsRefuseANaNOrInfiniteCap: a cap no cost can pass, or one NaN
 // compares false with, is refused as a negative one is.
 func TestLimitsRefuseANaNOrInfiniteCap(t *testing.T) {
+	t.Parallel()
 	for _, c := range []float64{math.NaN(), math.Inf(1), -1} {
 		assert.Error(t, view.Limits{MaxCost: c}.Validate(), "MaxCost %v", c)
 	}

@@ -27,6 +27,7 @@ import (
 // A journal written by a real run, read whole, says what the run's
 // report says.
 func TestFileStatsAreTheRunsReport(t *testing.T) {
+	t.Parallel()
 	path, _, rep := realJournal(t, 9)
 	j, err := view.OpenFile(path)
 	require.NoError(t, err)
@@ -56,6 +57,7 @@ func TestFileStatsAreTheRunsReport(t *testing.T) {
 // The same run, fed in process (Attach), shows the numbers its journal
 // shows.
 func TestLiveShowsWhatItsJournalShows(t *testing.T) {
+	t.Parallel()
 	path, _, _ := realJournal(t, 7)
 	j, err := view.OpenFile(path)
 	require.NoError(t, err)
@@ -94,6 +96,7 @@ func TestLiveShowsWhatItsJournalShows(t *testing.T) {
 // Every step's record is found again, past the first index entry too,
 // as the journal holds it.
 func TestRecordIsTheJournalsLine(t *testing.T) {
+	t.Parallel()
 	path, lines, _ := realJournal(t, 9)
 	j, err := view.OpenFile(path)
 	require.NoError(t, err)
@@ -149,6 +152,7 @@ func readEvents(body io.Reader, ch chan<- event) {
 // The event stream carries the steps a running run appends to its
 // journal, and holds back a line until it is whole.
 func TestEventsFollowAGrowingJournal(t *testing.T) {
+	t.Parallel()
 	_, lines, _ := realJournal(t, 9)
 	path := filepath.Join(t.TempDir(), "growing.jsonl")
 	appendLines(t, path, lines[:41]...) // the header and 40 steps
@@ -228,6 +232,7 @@ func TestEventsFollowAGrowingJournal(t *testing.T) {
 // The PNG has a cell per step, in the palette's colours, and the dark
 // colour where no step is.
 func TestPNGHasACellPerStep(t *testing.T) {
+	t.Parallel()
 	path, _, _ := realJournal(t, 7)
 	j, err := view.OpenFile(path)
 	require.NoError(t, err)
@@ -252,6 +257,7 @@ func TestPNGHasACellPerStep(t *testing.T) {
 }
 
 func TestLayout(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int][2]int{0: {1, 1}, 1: {1, 1}, 7: {2, 4}, 127: {8, 16}, 4095: {64, 64}, 1<<20 - 1: {1024, 1024}, 1 << 20: {1024, 1024}, 1<<20 + 1: {1024, 1025}, 1<<21 + 1: {2048, 1025}} {
 		w, h := view.Layout(n)
 		assert.Equal(t, want, [2]int{w, h}, strconv.Itoa(n))
@@ -262,6 +268,7 @@ func TestLayout(t *testing.T) {
 // The report holds the counters and the map, with no script and nothing
 // it would fetch.
 func TestHTMLReportIsSelfContained(t *testing.T) {
+	t.Parallel()
 	path, _, rep := realJournal(t, 7)
 	j, err := view.OpenFile(path)
 	require.NoError(t, err)
@@ -285,6 +292,7 @@ func TestHTMLReportIsSelfContained(t *testing.T) {
 // In process, a step older than the records kept in memory is answered
 // from the run's journal file.
 func TestLiveFallsBackToItsJournal(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	jr, err := journal.Create(path)
 	require.NoError(t, err)
@@ -318,6 +326,7 @@ func TestLiveFallsBackToItsJournal(t *testing.T) {
 // AttachConfig's records come from memory, then from the Solver's
 // journal file; without a journal, only from memory.
 func TestAttachConfigReadsItsJournal(t *testing.T) {
+	t.Parallel()
 	for _, journaled := range []bool{true, false} {
 		s := solver(t)
 		if journaled {

@@ -14,6 +14,7 @@ import (
 // Calibrate measures each role's p: on the sim, with every role at its
 // own p, each estimate is near it and its lower bound below it.
 func TestCalibrateMeasuresEachRole(t *testing.T) {
+	t.Parallel()
 	fam := multiply.Family{}
 	want := map[decompose.Role]float64{decompose.RoleAtomic: 0.95, decompose.RoleDecompose: 0.8,
 		decompose.RoleDiscriminate: 0.7, decompose.RoleSolve: 0.9, decompose.RoleCompose: 0.85}

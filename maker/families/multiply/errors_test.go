@@ -21,6 +21,7 @@ type panicky struct{ multiply.Family }
 func (panicky) Indivisible(json.RawMessage) bool { panic("boom") }
 
 func TestSolveRefusesWhatItCannotRun(t *testing.T) {
+	t.Parallel()
 	fam := multiply.Family{}
 	sims, err := decompose.NewSim(fam, fam, decompose.SimConfig{Seed: 1})
 	require.NoError(t, err)

@@ -33,6 +33,7 @@ func (m countingModel) GenerateContent(ctx context.Context, msgs []llms.MessageC
 // A decision that fails still spent its samples: the Result counts every
 // call the models answered, and their cost, whichever way it is voted.
 func TestResultCountsAFailedDecisionsSamples(t *testing.T) {
+	t.Parallel()
 	fam := multiply.Family{}
 	for _, c := range []struct {
 		name string

@@ -44,6 +44,7 @@ func (s tally) String() string {
 // bound is shown on (about two minutes); the default run is 2 problems whose
 // answers must all be right (a bound needs at least 59).
 func TestTenByTenMeetsTheTarget(t *testing.T) {
+	t.Parallel()
 	n, long := 2, os.Getenv(longEnv) != ""
 	if long {
 		n = 200

@@ -39,6 +39,7 @@ func run(t testing.TB, problem json.RawMessage, sc decompose.SimConfig, st decom
 }
 
 func TestFamilyTruthMultiplies(t *testing.T) {
+	t.Parallel()
 	fam := multiply.Family{}
 	in := multiply.Generate(7, 10, 10)
 	assert.Equal(t, in, multiply.Generate(7, 10, 10), "seeded")
@@ -84,6 +85,7 @@ func TestFamilyTruthMultiplies(t *testing.T) {
 }
 
 func TestSolveMultipliesExactly(t *testing.T) {
+	t.Parallel()
 	for _, st := range []decompose.Settings{{}, {Strategy: decompose.StrategyFirstToK}, {Discriminate: true}} {
 		res, err := run(t, multiply.Generate(3, 6, 5), simConfig(3, 0.9, 3, 0), st, "")
 		require.NoError(t, err, st.Strategy)
@@ -109,6 +111,7 @@ func TestSolveMultipliesExactly(t *testing.T) {
 // Results do not depend on concurrency: one decision at a time and many
 // at once, under jittered latency, give the same tree and totals.
 func TestResultsDoNotDependOnConcurrency(t *testing.T) {
+	t.Parallel()
 	for _, strat := range []decompose.Strategy{decompose.StrategyAhead, decompose.StrategyFirstToK} {
 		sc := simConfig(11, 0.8, 2, 0)
 		sc.Latency = sim.UniformLatency(0, 2e6)
@@ -132,6 +135,7 @@ func TestResultsDoNotDependOnConcurrency(t *testing.T) {
 // With the co-failure knob on, the votes cannot protect the co-failed
 // nodes, and the report counts them.
 func TestCoFailedNodesAreCountedUnprotected(t *testing.T) {
+	t.Parallel()
 	sc := simConfig(5, 0.9, 3, 0)
 	solve := sc.Roles[decompose.RoleSolve]
 	solve.CoFailure = 0.2
@@ -150,6 +154,7 @@ func TestCoFailedNodesAreCountedUnprotected(t *testing.T) {
 // A node at the depth cap is atomic: it is solved without an atomicity
 // vote, however large.
 func TestDepthCapMakesNodesAtomic(t *testing.T) {
+	t.Parallel()
 	res, err := run(t, multiply.Generate(8, 4, 4), simConfig(8, 0.9, 3, 0), decompose.Settings{Caps: decompose.Caps{MaxDepth: 1, MaxBreadth: 2}}, "")
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Depth)

@@ -24,6 +24,7 @@ func (m pricedModel) Price() maker.Price { return m.price }
 // Each role's samples cost its own price: Settings.Prices, else its
 // model's own, else Solver.Price; prices change no decision.
 func TestEachRoleCostsItsOwnPrice(t *testing.T) {
+	t.Parallel()
 	fam := multiply.Family{}
 	in := multiply.Generate(5, 5, 5)
 	for _, st := range []decompose.Settings{{}, {Strategy: decompose.StrategyFirstToK}, {Discriminate: true}} {

@@ -34,6 +34,7 @@ func (o *orders) GenerateContent(ctx context.Context, msgs []llms.MessageContent
 // Ahead-by-k shows each discriminator vote the candidates in a fresh
 // order; the first-to-K baseline in the same order every vote.
 func TestDiscriminatorsSeeShuffledCandidates(t *testing.T) {
+	t.Parallel()
 	for _, strat := range []decompose.Strategy{decompose.StrategyAhead, decompose.StrategyFirstToK} {
 		fam := multiply.Family{}
 		sims, err := decompose.NewSim(fam, fam, simConfig(2, 0.6, 4, 0))

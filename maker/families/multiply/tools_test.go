@@ -58,6 +58,7 @@ func calcTool(category categories.Category) executor.Tool {
 // Solver agents may call tools: the winning call runs on the executor and
 // its observation reaches the next step's prompt.
 func TestSolversCallTools(t *testing.T) {
+	t.Parallel()
 	fam := multiply.Family{}
 	sims, err := decompose.NewSim(fam, fam, decompose.SimConfig{Seed: 3})
 	require.NoError(t, err)
