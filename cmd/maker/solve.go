@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -274,8 +273,11 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 		r.Budget = f.builder.Budget
 	}
 	r.Limits, _ = batch.NewLimits(f.limits) // checked by check
-	r.Build, r.Store, r.Fault = run.obs.watchBuild(run, f.builder.Build), store, engineFault
-	r.Progress, r.Logger = run.obs.batchProgress(progress), run.obs.warnLogger(stderr)
+	// The batch's probes, queue and cap; the solvers it builds are
+	// watched through batch.Builtin's Observer.
+	run.watchRun(&run.obs, false)
+	r.Build, r.Store, r.Fault = f.builder.Build, store, engineFault
+	r.Progress, r.Logger = batch.RecordProgress(run.obs.observer().BatchRecorder(), progress), run.obs.warnLogger(stderr)
 	if f.spendChart != "" {
 		spend = batch.NewSpendTrace(f.builder.Budget) // set with --nats too
 		r.Progress = spend.Wrap(r.Progress)
@@ -287,13 +289,13 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 // batch's span.
 func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job, r batch.Runner, store *batch.Store) (batch.Summary, error) {
 	run := &f.run
-	ctx, endSpan := run.obs.span(cmd.Context(), observe.SpanBatch)
+	ctx, endSpan := run.obs.tel.Span(cmd.Context(), observe.SpanBatch)
 	defer endSpan()
 	if run.natsURL == "" {
 		return r.Run(ctx, jobs)
 	}
 	book := batch.OpenBook(f.builder.Budget, store, jobs)
-	r.Build = book.Wrap(batch.NewGauge(run.obs.recordBatch(), engineFault, jobs, store).Wrap(r.Build))
+	r.Build = book.Wrap(batch.NewGauge(run.obs.observer().BatchRecorder(), engineFault, jobs, store).Wrap(r.Build))
 	sum, err := run.solveOverNATS(ctx, queue, jobs, r, store, r.Concurrency, cmd.ErrOrStderr())
 	return sum, book.Finish(&sum, jobs, err)
 }
@@ -368,16 +370,6 @@ func escalatesToItself(run *runFlags, b *batch.Builtin) error {
 		return usageErr("--escalate-model: %w", err)
 	}
 	return nil
-}
-
-// warnLogger writes the batch's warnings to w, without times.
-func warnLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-		if len(groups) == 0 && a.Key == slog.TimeKey {
-			return slog.Attr{}
-		}
-		return a
-	}}))
 }
 
 // writeSpendChart writes --spend-chart: the points of the batch's spend
