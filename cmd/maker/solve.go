@@ -11,7 +11,6 @@ import (
 	"github.com/mdap-go/mdap/benchmarks"
 	"github.com/mdap-go/mdap/internal/atomicfile"
 	"github.com/mdap-go/mdap/internal/words"
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/maker/cluster"
@@ -207,10 +206,12 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	if f.builder.Escalation = run.esc.config(); err == nil && run.esc.model != "" {
 		g := *run
 		g.models, g.natsURL = []string{run.esc.model}, ""
-		if f.builder.EscalationModel, err = batchModel(&g, stderr); err != nil {
+		// refused as maker run refuses it, when both are opened once for the batch (not sim, not over --nats)
+		if f.builder.EscalationModel, err = batchModel(&g, stderr); err == nil && run.natsURL == "" && run.esc.model != "sim" && !slices.Contains(run.models, "sim") {
+			err = f.builder.CheckSharedEscalation()
+		}
+		if err != nil {
 			err = usageErr("--escalate-model: %w", err)
-		} else {
-			err = escalatesToItself(run, &f.builder)
 		}
 	}
 	if err != nil {
@@ -349,27 +350,6 @@ func batchModel(flags *runFlags, stderr io.Writer) (func(batch.Job, sim.Oracle, 
 	}
 	m, err := flags.openModels(nil)
 	return func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return m, nil }, err
-}
-
-// escalatesToItself refuses, as maker run does, an --escalate-model that
-// is the run's own model, when both are opened once for the batch (not
-// the simulated model, opened per task at its seed, nor over --nats).
-func escalatesToItself(run *runFlags, b *batch.Builtin) error {
-	if run.natsURL != "" || slices.Contains(run.models, "sim") || run.esc.model == "sim" || b.Escalation == nil || b.Escalation.Policy != maker.EscalateModel {
-		return nil
-	}
-	m, err := b.Model(batch.Job{}, nil, run.sim.Seed)
-	if err != nil {
-		return err
-	}
-	esc := *b.Escalation
-	if esc.Model, err = b.EscalationModel(batch.Job{}, nil, run.sim.Seed+1); err != nil {
-		return err
-	}
-	if _, err := esc.ModelFor(m); err != nil {
-		return usageErr("--escalate-model: %w", err)
-	}
-	return nil
 }
 
 // writeSpendChart writes --spend-chart: the points of the batch's spend
