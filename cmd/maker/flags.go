@@ -302,12 +302,7 @@ func (f *runFlags) simConfig() sim.Config {
 	if f.drifts {
 		c.Drift = []sim.PChange{f.drift}
 	}
-	switch { // any value given, for Validate to refuse a bad one
-	case f.latencySigma != 0:
-		c.Latency = sim.LognormalLatency(f.latency, f.latencySigma)
-	case f.latency != 0:
-		c.Latency = sim.FixedLatency(f.latency)
-	}
+	c.Latency = sim.LatencyOf(f.latency, f.latencySigma)
 	return c
 }
 
