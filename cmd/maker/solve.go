@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/mdap-go/mdap/benchmarks"
-	"github.com/mdap-go/mdap/internal/atomicfile"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/budget"
@@ -242,7 +241,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	sum, runErrV := f.runBatch(cmd, queue, jobs, r, store)
 	finish()
 	if spend != nil {
-		if err := writeSpendChart(f.spendChart, path, run.maxCost, spend.End()); err != nil {
+		if err := benchmarks.WriteSpendChart(f.spendChart, spend.End(), run.maxCost, fmt.Sprintf("maker solve %s: the batch's spend", path)); err != nil {
 			fmt.Fprintf(stderr, "maker: the spend chart: %v\n", err)
 			if runErrV == nil {
 				runErrV = err
@@ -350,15 +349,4 @@ func batchModel(flags *runFlags, stderr io.Writer) (func(batch.Job, sim.Oracle, 
 	}
 	m, err := flags.openModels(nil)
 	return func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return m, nil }, err
-}
-
-// writeSpendChart writes --spend-chart: the points of the batch's spend
-// against its cap, as an SVG, whole or not at all, and 0600 as the
-// results file: the chart shows what the batch spent.
-func writeSpendChart(path, tasks string, capUSD float64, points []batch.SpendPoint) error {
-	svg, err := benchmarks.SpendChart(points, capUSD, fmt.Sprintf("maker solve %s: the batch's spend", tasks))
-	if err == nil {
-		err = atomicfile.WriteBytes(path, 0o600, svg)
-	}
-	return err
 }
