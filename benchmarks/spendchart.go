@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 
+	"github.com/mdap-go/mdap/internal/atomicfile"
 	"github.com/mdap-go/mdap/maker/batch"
 
 	"gonum.org/v1/plot"
@@ -31,6 +32,18 @@ func SpendChart(spend []SpendPoint, capUSD float64, title string) ([]byte, error
 	}
 	b, _, err := c.render("svg")
 	return b, err
+}
+
+// WriteSpendChart writes SpendChart's SVG of spend to path, whole or not
+// at all (a temporary file renamed over it), readable by its owner only
+// (0600, as a results file: the chart shows what a batch spent). Errors:
+// SpendChart's, the file system's. Cost: one render and one write.
+func WriteSpendChart(path string, spend []SpendPoint, capUSD float64, title string) error {
+	svg, err := SpendChart(spend, capUSD, title)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(path, 0o600, svg)
 }
 
 func spendChart(spend []SpendPoint, capUSD float64, title string) (*chart, error) {

@@ -167,7 +167,7 @@ func familyCommands() []*cobra.Command {
 }
 
 // newFamilyCommand is family b's command: its problem from its input
-// flags (all or none), or a seeded one of its size flag.
+// flags (all or none), or a seeded one of its size flag (b.FlagInput).
 func newFamilyCommand(b problems.Builtin) *cobra.Command {
 	var (
 		f      decompFlags
@@ -179,37 +179,15 @@ func newFamilyCommand(b problems.Builtin) *cobra.Command {
 		long, ex = help(name), example(name) // a family with help files of its own
 	}
 	cmd := decompCommand(name, b.Short, long, ex, &f, func(cmd *cobra.Command) error {
-		fs := cmd.Flags()
-		given, names := 0, make([]string, len(b.Flags))
+		given := map[string]string{}
 		for i, in := range b.Flags {
-			names[i] = "--" + in.Name
-			if fs.Changed(in.Name) {
-				given++
+			if cmd.Flags().Changed(in.Name) {
+				given[in.Name] = inputs[i]
 			}
 		}
-		all := strings.Join(names, " and ")
-		var input json.RawMessage
-		switch {
-		case given > 0 && fs.Changed(b.Size.Flag):
-			return usageErr("give %s, or --%s, not both", all, b.Size.Flag)
-		case given > 0 && given < len(names):
-			return usageErr("give both %s (or --%s N)", all, b.Size.Flag)
-		case given > 0:
-			fields := map[string]json.RawMessage{}
-			for i, in := range b.Flags {
-				fields[in.Name], _ = json.Marshal(inputs[i])
-				if in.JSON != "" {
-					if fields[in.Name] = json.RawMessage(inputs[i]); !json.Valid(fields[in.Name]) {
-						return usageErr("--%s %q is not JSON: give %s", in.Name, inputs[i], in.JSON)
-					}
-				}
-			}
-			input, _ = json.Marshal(fields)
-		default:
-			var err error
-			if input, err = problems.Generate(name, f.c.Settings.Seed, size); err != nil {
-				return usageErr("--%s: %w", b.Size.Flag, err)
-			}
+		input, err := b.FlagInput(given, cmd.Flags().Changed(b.Size.Flag), f.c.Settings.Seed, size)
+		if err != nil {
+			return usageErr("%w", err)
 		}
 		return f.solveProblem(cmd, name, input, b.Headline(input))
 	})

@@ -302,12 +302,7 @@ func (f *runFlags) simConfig() sim.Config {
 	if f.drifts {
 		c.Drift = []sim.PChange{f.drift}
 	}
-	switch { // any value given, for Validate to refuse a bad one
-	case f.latencySigma != 0:
-		c.Latency = sim.LognormalLatency(f.latency, f.latencySigma)
-	case f.latency != 0:
-		c.Latency = sim.FixedLatency(f.latency)
-	}
+	c.Latency = sim.LatencyOf(f.latency, f.latencySigma)
 	return c
 }
 
@@ -396,12 +391,7 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 		a := progress.NewRun(stderr, progress.RunConfig{Mode: progress.Mode(f.progress), Total: with.steps, Verbose: f.verbose,
 			Secrets: heldSecrets(with.watch), Cost: func(rep *maker.Report) float64 { return s.CostOf(rep) }})
 		f.endBar = a.Finish
-		if a != nil {
-			onSample = a.Sample
-			if a.HasBar() {
-				onStep = a.Progress
-			}
-		}
+		onSample, onStep = a.Hooks()
 		if f.drawer != nil { // after the bar's hooks: the engine's quarantine sees every sample
 			onSample, onStep = f.drawer.Hooks(onSample, onStep)
 		}

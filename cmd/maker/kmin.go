@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/spf13/cobra"
@@ -34,18 +32,10 @@ func newKMin() *cobra.Command {
 			if err != nil { // vote accepted the flags above: a cost past a float64
 				return fieldUsageErr(err, map[string]string{"price": "price"}, "kmin")
 			}
-			w := cmd.OutOrStdout()
 			if asJSON {
-				return writeJSON(w, out)
+				return writeJSON(cmd.OutOrStdout(), out)
 			}
-			fmt.Fprintf(w, "steps %d, p %g, target %g, valid rate %g\n", in.Steps, in.P, in.Target, in.ValidRate)
-			fmt.Fprintf(w, "k_min            %d\n", out.KMin)
-			fmt.Fprintf(w, "p_full           %.6f (with k-1: %.6f)\n", out.PFull, out.PFullKMinus1)
-			fmt.Fprintf(w, "samples per step %.4f\n", out.SamplesPerStep)
-			fmt.Fprintf(w, "samples in all   %.0f\n", out.SamplesTotal)
-			if in.Price > 0 {
-				fmt.Fprintf(w, "cost             %.4f per step, %.2f in all\n", out.CostPerStep, out.CostTotal)
-			}
+			out.WriteText(cmd.OutOrStdout())
 			return nil
 		},
 	}

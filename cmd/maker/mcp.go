@@ -116,9 +116,7 @@ func (f *mcpFlags) check(cmd *cobra.Command) error {
 	if err := positiveFlags(fs, "timeout", "max-k", "max-samples", "max-request-bytes", "p"); err != nil {
 		return err
 	}
-	if f.latency != 0 {
-		c.Sim.Latency = sim.FixedLatency(f.latency)
-	}
+	c.Sim.Latency = sim.LatencyOf(f.latency, 0)
 	// a ;key=VAR's value, a password in --base-url or ;base=; before the
 	// specs are checked, as a refusal quotes its spec
 	f.obs.redact(cmd.Context(), credentials.Of(models.Options{BaseURL: c.BaseURL}, c.Models...)...)

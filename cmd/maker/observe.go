@@ -11,7 +11,6 @@ import (
 
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/models/credentials"
 	"github.com/mdap-go/mdap/maker/observe"
@@ -178,52 +177,19 @@ func (f *runFlags) runLogger(w *watchFlags, stderr io.Writer) *slog.Logger {
 	return w.logger(stderr, &slog.HandlerOptions{Level: level})
 }
 
-// watchBuild watches a batch (the solvers it builds are watched through
-// batch.Builtin's Observer): the readiness probes, the queue, the cost cap.
-func (w *watchFlags) watchBuild(f *runFlags, build batch.Builder) batch.Builder {
-	f.watchRun(w, false)
-	return build
-}
-
-// batchProgress records a batch's tasks by state, then calls next.
-func (w *watchFlags) batchProgress(next func(batch.Progress)) func(batch.Progress) {
-	record := w.recordBatch()
-	if record == nil {
-		return next
-	}
-	return func(p batch.Progress) {
-		if record(p.Tasks-p.Done-p.Running, p.Running, p.Solved, p.Failed+p.Invalid); next != nil {
-			next(p)
-		}
-	}
-}
-
-// recordBatch sets the batch gauge (mdap_batch_tasks); nil when metrics
-// are off.
-func (w *watchFlags) recordBatch() func(queued, running, solved, failed int) {
-	if o := w.observer(); o != nil {
-		return func(queued, running, solved, failed int) {
-			o.RecordBatch(context.Background(), queued, running, solved, failed)
-		}
-	}
-	return nil
-}
-
-// span starts a span named name, a no-op when tracing is off.
-func (w *watchFlags) span(ctx context.Context, name string) (context.Context, func()) {
-	if w.tel == nil || !w.tel.Tracing {
-		return ctx, func() {}
-	}
-	ctx, sp := w.tel.TracerProvider().Tracer("github.com/mdap-go/mdap/cmd/maker").Start(ctx, name)
-	return ctx, func() { sp.End() }
-}
-
-// warnLogger is the batch's warning logger: warnLogger's text, or JSON.
+// warnLogger is the batch's warning logger: the --log-format handler at
+// warn level, its text lines without times.
 func (w *watchFlags) warnLogger(stderr io.Writer) *slog.Logger {
-	if w.format == observe.LogJSON {
-		return w.logger(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
+	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+	if w.format != observe.LogJSON {
+		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}
 	}
-	return warnLogger(stderr)
+	return w.logger(stderr, opts)
 }
 
 // parseLogLevel reads a --log-level value: debug, info, warn or error.

@@ -4,15 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/mdap-go/mdap/benchmarks"
-	"github.com/mdap-go/mdap/internal/atomicfile"
 	"github.com/mdap-go/mdap/internal/words"
-	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/maker/cluster"
@@ -208,10 +205,12 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	if f.builder.Escalation = run.esc.config(); err == nil && run.esc.model != "" {
 		g := *run
 		g.models, g.natsURL = []string{run.esc.model}, ""
-		if f.builder.EscalationModel, err = batchModel(&g, stderr); err != nil {
+		// refused as maker run refuses it, when both are opened once for the batch (not sim, not over --nats)
+		if f.builder.EscalationModel, err = batchModel(&g, stderr); err == nil && run.natsURL == "" && run.esc.model != "sim" && !slices.Contains(run.models, "sim") {
+			err = f.builder.CheckSharedEscalation()
+		}
+		if err != nil {
 			err = usageErr("--escalate-model: %w", err)
-		} else {
-			err = escalatesToItself(run, &f.builder)
 		}
 	}
 	if err != nil {
@@ -242,7 +241,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	sum, runErrV := f.runBatch(cmd, queue, jobs, r, store)
 	finish()
 	if spend != nil {
-		if err := writeSpendChart(f.spendChart, path, run.maxCost, spend.End()); err != nil {
+		if err := benchmarks.WriteSpendChart(f.spendChart, spend.End(), run.maxCost, fmt.Sprintf("maker solve %s: the batch's spend", path)); err != nil {
 			fmt.Fprintf(stderr, "maker: the spend chart: %v\n", err)
 			if runErrV == nil {
 				runErrV = err
@@ -274,8 +273,11 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 		r.Budget = f.builder.Budget
 	}
 	r.Limits, _ = batch.NewLimits(f.limits) // checked by check
-	r.Build, r.Store, r.Fault = run.obs.watchBuild(run, f.builder.Build), store, engineFault
-	r.Progress, r.Logger = run.obs.batchProgress(progress), run.obs.warnLogger(stderr)
+	// The batch's probes, queue and cap; the solvers it builds are
+	// watched through batch.Builtin's Observer.
+	run.watchRun(&run.obs, false)
+	r.Build, r.Store, r.Fault = f.builder.Build, store, engineFault
+	r.Progress, r.Logger = batch.RecordProgress(run.obs.observer().BatchRecorder(), progress), run.obs.warnLogger(stderr)
 	if f.spendChart != "" {
 		spend = batch.NewSpendTrace(f.builder.Budget) // set with --nats too
 		r.Progress = spend.Wrap(r.Progress)
@@ -287,13 +289,13 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 // batch's span.
 func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job, r batch.Runner, store *batch.Store) (batch.Summary, error) {
 	run := &f.run
-	ctx, endSpan := run.obs.span(cmd.Context(), observe.SpanBatch)
+	ctx, endSpan := run.obs.tel.Span(cmd.Context(), observe.SpanBatch)
 	defer endSpan()
 	if run.natsURL == "" {
 		return r.Run(ctx, jobs)
 	}
 	book := batch.OpenBook(f.builder.Budget, store, jobs)
-	r.Build = book.Wrap(batch.NewGauge(run.obs.recordBatch(), engineFault, jobs, store).Wrap(r.Build))
+	r.Build = book.Wrap(batch.NewGauge(run.obs.observer().BatchRecorder(), engineFault, jobs, store).Wrap(r.Build))
 	sum, err := run.solveOverNATS(ctx, queue, jobs, r, store, r.Concurrency, cmd.ErrOrStderr())
 	return sum, book.Finish(&sum, jobs, err)
 }
@@ -347,46 +349,4 @@ func batchModel(flags *runFlags, stderr io.Writer) (func(batch.Job, sim.Oracle, 
 	}
 	m, err := flags.openModels(nil)
 	return func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return m, nil }, err
-}
-
-// escalatesToItself refuses, as maker run does, an --escalate-model that
-// is the run's own model, when both are opened once for the batch (not
-// the simulated model, opened per task at its seed, nor over --nats).
-func escalatesToItself(run *runFlags, b *batch.Builtin) error {
-	if run.natsURL != "" || slices.Contains(run.models, "sim") || run.esc.model == "sim" || b.Escalation == nil || b.Escalation.Policy != maker.EscalateModel {
-		return nil
-	}
-	m, err := b.Model(batch.Job{}, nil, run.sim.Seed)
-	if err != nil {
-		return err
-	}
-	esc := *b.Escalation
-	if esc.Model, err = b.EscalationModel(batch.Job{}, nil, run.sim.Seed+1); err != nil {
-		return err
-	}
-	if _, err := esc.ModelFor(m); err != nil {
-		return usageErr("--escalate-model: %w", err)
-	}
-	return nil
-}
-
-// warnLogger writes the batch's warnings to w, without times.
-func warnLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-		if len(groups) == 0 && a.Key == slog.TimeKey {
-			return slog.Attr{}
-		}
-		return a
-	}}))
-}
-
-// writeSpendChart writes --spend-chart: the points of the batch's spend
-// against its cap, as an SVG, whole or not at all, and 0600 as the
-// results file: the chart shows what the batch spent.
-func writeSpendChart(path, tasks string, capUSD float64, points []batch.SpendPoint) error {
-	svg, err := benchmarks.SpendChart(points, capUSD, fmt.Sprintf("maker solve %s: the batch's spend", tasks))
-	if err == nil {
-		err = atomicfile.WriteBytes(path, 0o600, svg)
-	}
-	return err
 }

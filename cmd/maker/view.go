@@ -139,13 +139,7 @@ type uiFlag struct {
 // (a bad address or a taken port is refused before anything is written).
 func (u *uiFlag) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&u.addr, "ui", "", "serve the run's live view (maker view's page) on HOST:PORT while it runs (port 0: a free one, printed on stderr); every request needs the token ($"+viewTokenEnv+", or one generated and printed)")
-	pre := cmd.PreRunE
-	cmd.PreRunE = func(cmd *cobra.Command, args []string) (err error) {
-		if pre != nil {
-			if err := pre(cmd, args); err != nil {
-				return err
-			}
-		}
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) (err error) {
 		if u.addr != "" {
 			u.l, err = listenView(cmd.Context(), "--ui", u.addr, false)
 		}

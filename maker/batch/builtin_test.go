@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -110,4 +111,22 @@ func TestBuiltinEscalation(t *testing.T) {
 	u, err := b.Build(context.Background(), jobs[0])
 	require.NoError(t, err)
 	assert.Equal(t, maker.EscalateStop, u.Solver.Escalation.Policy)
+}
+
+// TestCheckSharedEscalationRefusesTheRunsOwnModel: a shared escalation
+// model that is the run's own model is refused before any job, one that
+// differs (sim at Seed+1) passes, and without EscalateModel nothing is
+// opened.
+func TestCheckSharedEscalationRefusesTheRunsOwnModel(t *testing.T) {
+	atSeed := func(_ Job, _ sim.Oracle, seed uint64) (llms.Model, error) { // shared: not the job's oracle
+		cfg := sim.DefaultConfig()
+		cfg.Seed = seed
+		return sim.New(hanoi.Oracle{}, cfg)
+	}
+	b := &Builtin{Model: atSeed, Seed: 3, Escalation: &maker.Escalation{Policy: maker.EscalateModel}, EscalationModel: atSeed}
+	require.NoError(t, b.CheckSharedEscalation(), "seed 4 is another model than seed 3")
+	b.EscalationModel = func(_ Job, o sim.Oracle, _ uint64) (llms.Model, error) { return atSeed(Job{}, o, 3) }
+	assert.ErrorIs(t, b.CheckSharedEscalation(), maker.ErrConfig, "the run's own model")
+	b.Escalation.Policy = maker.EscalateRaiseK
+	assert.NoError(t, b.CheckSharedEscalation(), "no escalation model to check")
 }

@@ -25,6 +25,21 @@ type Gauge struct {
 	tasks, running, solved, failed int
 }
 
+// RecordProgress is next (which may be nil) that first calls record with
+// the batch's tasks by state, as a Gauge does: queued, running, solved,
+// and failed (invalid lines included), for a Runner's Progress. A nil
+// record gives next as it is.
+func RecordProgress(record func(queued, running, solved, failed int), next func(Progress)) func(Progress) {
+	if record == nil {
+		return next
+	}
+	return func(p Progress) {
+		if record(p.Tasks-p.Done-p.Running, p.Running, p.Solved, p.Failed+p.Invalid); next != nil {
+			next(p)
+		}
+	}
+}
+
 // NewGauge returns the gauge of jobs with the results store holds
 // already (and the invalid lines, which every coordinator records) set,
 // and calls record with it; record is called again at every change, with

@@ -58,6 +58,30 @@ func (b *Builtin) Validate() error {
 	return nil
 }
 
+// CheckSharedEscalation refuses, before any job runs, an escalation model
+// that is the run's own (maker.Escalation.ModelFor), when Model and
+// EscalationModel each return one model shared by every job; a caller
+// whose models are opened per job (the simulated model at each job's
+// seed) leaves it out, as each job's Solver checks its own. It opens both
+// for a stand-in job, at Seed and Seed+1. Errors: Model's,
+// EscalationModel's, or ModelFor's (wrapping maker.ErrConfig). Cost: the
+// two model functions' and an identity per member.
+func (b *Builtin) CheckSharedEscalation() error {
+	if b.Escalation == nil || b.Escalation.Policy != maker.EscalateModel || b.EscalationModel == nil {
+		return nil
+	}
+	m, err := b.Model(Job{}, nil, b.Seed)
+	if err != nil {
+		return err
+	}
+	esc := *b.Escalation
+	if esc.Model, err = b.EscalationModel(Job{}, nil, b.Seed+1); err != nil {
+		return err
+	}
+	_, err = esc.ModelFor(m)
+	return err
+}
+
 // standIn stands for a model Build opens, in a setting checked before.
 type standIn struct{ llms.Model }
 

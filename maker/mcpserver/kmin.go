@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
@@ -78,6 +79,20 @@ func KMin(in KMinInput) (KMinOutput, error) {
 		out.Log10FailureStep = &lf
 	}
 	return out, nil
+}
+
+// WriteText writes o as `maker kmin` prints it for a person: the inputs,
+// k_min, p_full (and at k_min - 1), the expected samples, and the cost
+// when a price was given. Cost: O(1).
+func (o KMinOutput) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "steps %d, p %g, target %g, valid rate %g\n", o.Steps, o.P, o.Target, o.ValidRate)
+	fmt.Fprintf(w, "k_min            %d\n", o.KMin)
+	fmt.Fprintf(w, "p_full           %.6f (with k-1: %.6f)\n", o.PFull, o.PFullKMinus1)
+	fmt.Fprintf(w, "samples per step %.4f\n", o.SamplesPerStep)
+	fmt.Fprintf(w, "samples in all   %.0f\n", o.SamplesTotal)
+	if o.PricePerSample > 0 {
+		fmt.Fprintf(w, "cost             %.4f per step, %.2f in all\n", o.CostPerStep, o.CostTotal)
+	}
 }
 
 func (s *Server) kminTool(_ context.Context, _ *mcp.CallToolRequest, in KMinInput) (*mcp.CallToolResult, KMinOutput, error) {

@@ -317,6 +317,18 @@ func (w *Watcher) RecordBatch(ctx context.Context, queued, running, done, failed
 	}
 }
 
+// BatchRecorder is RecordBatch for a caller without a context (a batch's
+// progress, batch.NewGauge): nil with metrics off (or on a nil Watcher),
+// so that such a caller records nothing.
+func (w *Watcher) BatchRecorder() func(queued, running, done, failed int) {
+	if w == nil || w.m == nil {
+		return nil
+	}
+	return func(queued, running, done, failed int) {
+		w.RecordBatch(context.Background(), queued, running, done, failed)
+	}
+}
+
 // RecordCostCap sets the spending cap gauge (for the "spend near the cap"
 // alert). No-op with metrics off.
 func (w *Watcher) RecordCostCap(ctx context.Context, dollars float64) {

@@ -325,6 +325,25 @@ func TestBatchWorkerAndCapGauges(t *testing.T) {
 	assert.EqualValues(t, 11, m[observe.MetricQueueDepth][""])
 }
 
+// TestBatchRecorderAndSpan: a batch's recorder sets the batch gauge, and
+// its span is recorded, the parent of what runs in its context.
+func TestBatchRecorderAndSpan(t *testing.T) {
+	reader, spans := sdkmetric.NewManualReader(), tracetest.NewInMemoryExporter()
+	tel, err := observe.Setup(context.Background(), observe.Config{SpanExporter: spans, MetricReader: reader, Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	tel.Observer().BatchRecorder()(1, 2, 3, 4)
+	assert.Equal(t, map[string]float64{"state=queued": 1, "state=running": 2, "state=done": 3, "state=failed": 4}, collect(t, reader)[observe.MetricBatchTasks])
+	ctx, end := tel.Span(context.Background(), observe.SpanBatch)
+	_, child := tel.TracerProvider().Tracer("t").Start(ctx, "child")
+	child.End()
+	end()
+	got := spans.GetSpans()
+	require.Len(t, got, 2)
+	assert.Equal(t, observe.SpanBatch, got[1].Name)
+	assert.Equal(t, got[1].SpanContext.SpanID(), got[0].Parent.SpanID())
+}
+
 func TestOffIsNil(t *testing.T) {
 	tel, err := observe.Setup(context.Background(), observe.Config{Getenv: func(string) string { return "" }})
 	require.NoError(t, err)
@@ -335,6 +354,11 @@ func TestOffIsNil(t *testing.T) {
 	assert.True(t, s.Observer == nil, "a nil interface, not a nil *Watcher in one")
 	var nilW *observe.Watcher
 	nilW.RecordBatch(context.Background(), 1, 1, 1, 1) // safe
+	assert.Nil(t, nilW.BatchRecorder(), "metrics off: nothing to record")
+	ctx := context.Background()
+	spanCtx, end := tel.Span(ctx, observe.SpanBatch)
+	end()
+	assert.Equal(t, ctx, spanCtx, "tracing off: the context as it was")
 	assert.Nil(t, nilW.ObserveWorker(nil))
 	assert.Nil(t, nilW.ObserveQueue(nil))
 }

@@ -235,6 +235,18 @@ func (t *Telemetry) Observer() *Watcher {
 // tracing is off.
 func (t *Telemetry) TracerProvider() trace.TracerProvider { return t.tp }
 
+// Span starts a span named name under ctx (SpanBatch: a batch's, the
+// parent of its tasks' runs) and returns its context and what ends it;
+// without tracing (or on a nil Telemetry) it returns ctx and a no-op, at
+// no cost.
+func (t *Telemetry) Span(ctx context.Context, name string) (context.Context, func()) {
+	if t == nil || !t.Tracing {
+		return ctx, func() {}
+	}
+	ctx, sp := t.tp.Tracer(scope).Start(ctx, name)
+	return ctx, func() { sp.End() }
+}
+
 // Shutdown flushes and stops the exporters; ctx bounds the flush. Safe on
 // a nil or empty Telemetry.
 func (t *Telemetry) Shutdown(ctx context.Context) error {

@@ -102,6 +102,43 @@ type InputFlag struct {
 	JSON string
 }
 
+// FlagInput is the problem a family's command is given: its input flags'
+// values (given holds those set on the command line, by Name), all of
+// them or none; with none, the seeded problem of size n (Generate), which
+// sizeGiven says was set too. A JSON flag's value must be JSON; a string
+// flag's is quoted. Every error is bad input, said in flags ("give both
+// --a and --b (or --digits N)"); an n out of range wraps
+// decompose.ErrInput. Cost: O(len(Flags)) and the generator's.
+func (b Builtin) FlagInput(given map[string]string, sizeGiven bool, seed uint64, n int) (json.RawMessage, error) {
+	names := make([]string, len(b.Flags))
+	for i, in := range b.Flags {
+		names[i] = "--" + in.Name
+	}
+	all := strings.Join(names, " and ")
+	switch {
+	case len(given) == 0:
+		in, err := Generate(b.Name(), seed, n)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", b.Size.Flag, err)
+		}
+		return in, nil
+	case sizeGiven:
+		return nil, fmt.Errorf("give %s, or --%s, not both", all, b.Size.Flag)
+	case len(given) < len(b.Flags):
+		return nil, fmt.Errorf("give both %s (or --%s N)", all, b.Size.Flag)
+	}
+	fields := map[string]json.RawMessage{}
+	for _, in := range b.Flags {
+		v := given[in.Name]
+		if fields[in.Name], _ = json.Marshal(v); in.JSON != "" {
+			if fields[in.Name] = json.RawMessage(v); !json.Valid(fields[in.Name]) {
+				return nil, fmt.Errorf("--%s %q is not JSON: give %s", in.Name, v, in.JSON)
+			}
+		}
+	}
+	return json.Marshal(fields)
+}
+
 // Size is a family's seeded generator and the bounds of its size.
 type Size struct {
 	// Flag is the size's flag ("digits"), Usage its help, Default its

@@ -32,8 +32,8 @@ type RunConfig struct {
 const VerboseChars = 80
 
 // Run shows a Solver's run as its samples and steps complete: set the
-// Solver's OnSample to Sample and, when HasBar, its Progress to Progress;
-// call Finish once Solve returns. Its methods are safe for concurrent
+// Solver's OnSample and Progress to its Hooks; call Finish once Solve
+// returns. Its methods are safe for concurrent
 // use.
 type Run struct {
 	mu      sync.Mutex
@@ -55,8 +55,17 @@ func NewRun(w io.Writer, cfg RunConfig) *Run {
 	return r
 }
 
-// HasBar reports whether r draws a bar (Progress then moves it).
-func (r *Run) HasBar() bool { return r.bar != nil }
+// Hooks are the Solver's OnSample (Sample) and Progress of r: Progress
+// only when r draws a bar, else nil; a nil Run's are nil, nil.
+func (r *Run) Hooks() (onSample func(maker.SampleEvent), onStep func(maker.Event)) {
+	if r == nil {
+		return nil, nil
+	}
+	if r.bar != nil {
+		onStep = r.Progress
+	}
+	return r.Sample, onStep
+}
 
 // Sample is the Solver's OnSample: it counts e in the step being decided
 // (the bar's text) and, verbose, writes a line for a flagged reply or an
@@ -79,7 +88,8 @@ func (r *Run) Sample(e maker.SampleEvent) {
 }
 
 // Progress is the Solver's Progress: it moves the bar to the decided
-// step and updates the dollars spent. Call it only when HasBar.
+// step and updates the dollars spent. Call it only when r draws a bar
+// (Hooks gives it then).
 func (r *Run) Progress(e maker.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

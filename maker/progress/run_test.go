@@ -23,12 +23,16 @@ func TestNewRunShowsNothingUnlessAsked(t *testing.T) {
 	assert.Nil(t, NewRun(&buf, RunConfig{Mode: Auto, Total: 3}), "auto, not a terminal, not verbose")
 	assert.Nil(t, NewRun(&buf, RunConfig{Mode: Off, Total: 3}))
 	NewRun(&buf, RunConfig{Mode: Off}).Finish() // a nil Run finishes quietly
+	onSample, onStep := NewRun(&buf, RunConfig{Mode: Off}).Hooks()
+	assert.True(t, onSample == nil && onStep == nil, "a nil Run hooks nothing")
 	r := NewRun(&buf, RunConfig{Mode: On, Total: 3})
 	require.NotNil(t, r)
-	assert.True(t, r.HasBar())
+	onSample, onStep = r.Hooks()
+	assert.True(t, onSample != nil && onStep != nil, "a bar: both hooks")
 	v := NewRun(&buf, RunConfig{Mode: Off, Verbose: true})
 	require.NotNil(t, v)
-	assert.False(t, v.HasBar())
+	onSample, onStep = v.Hooks()
+	assert.True(t, onSample != nil && onStep == nil, "no bar: no Progress, whose bar it would move")
 }
 
 // Verbose writes a line per flagged reply and per error, with held

@@ -182,6 +182,21 @@ func LognormalLatency(median time.Duration, sigma float64) Latency {
 	return Latency{kind: latencyLognormal, median: median, sigma: sigma}
 }
 
+// LatencyOf is the latency a median and a spread give, as flags give
+// them: none when both are 0, FixedLatency(median) when sigma is 0, else
+// LognormalLatency(median, sigma), so that any value given reaches
+// Config.Validate (a sigma without a median is refused there:
+// Latency.Median).
+func LatencyOf(median time.Duration, sigma float64) Latency {
+	switch {
+	case sigma != 0:
+		return LognormalLatency(median, sigma)
+	case median != 0:
+		return FixedLatency(median)
+	}
+	return Latency{}
+}
+
 // Capped returns l with its draws capped at max (a lognormal's tail). It
 // changes only a lognormal latency; the others are bounded already.
 func (l Latency) Capped(max time.Duration) Latency {

@@ -55,3 +55,15 @@ func TestStreamSlotsIndependent(t *testing.T) {
 	assert.NotEqual(t, st.unit(slotCorrect), st.unit(slotVariant))
 	assert.Equal(t, st.unit(slotCorrect), st.unit(slotCorrect), "a slot is a value, not a draw from shared state")
 }
+
+// TestLatencyOfFlags: no median and no spread is no latency; a median
+// alone is fixed; a spread makes it lognormal, even without a median, so
+// that Validate refuses that.
+func TestLatencyOfFlags(t *testing.T) {
+	assert.Equal(t, Latency{}, LatencyOf(0, 0))
+	assert.Equal(t, FixedLatency(time.Second), LatencyOf(time.Second, 0))
+	assert.Equal(t, LognormalLatency(time.Second, 0.5), LatencyOf(time.Second, 0.5))
+	c := DefaultConfig()
+	c.Latency = LatencyOf(0, 0.5)
+	assert.ErrorContains(t, c.Validate(), "Latency.Median")
+}
