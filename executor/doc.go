@@ -32,23 +32,15 @@
 // # Tools
 //
 // A [Tool] has a name, a category, a description and a JSON Schema for its
-// arguments. Registering it ([Executor.Register]) compiles the schema once
-// and keeps the executor's [categories.Taxonomy] total: a tool the taxonomy
-// does not know is added to it; a tool it knows under another category, or a
-// second tool of the same name, is refused.
-//
-// Before validation, arguments are normalised through a JSON round trip (so
+// arguments, compiled once by [Executor.Register]. Before validation, arguments are normalised through a JSON round trip (so
 // float64, json.Number and Go integers all validate alike) and healed
 // against the schema: a value that arrives as a string although its schema
 // wants an array, object, number, integer or boolean, and that string holds
 // exactly such JSON, is decoded ("[\"a\",\"b\"]" becomes ["a","b"], "3"
 // becomes 3). Anything else is left alone and fails validation honestly.
-// Healing applies to properties at any depth and to array items.
-//
-// [Executor.Normalize] does the normalising and healing alone, without
-// running anything, so that samples proposing the same call in different
-// spellings get the same key and vote together; Execute of its result
-// gives the observation Execute of the original would.
+// Healing applies to properties at any depth and to array items;
+// [Executor.Normalize] does it alone, so that samples proposing the same
+// call in different spellings vote together.
 //
 // # File tools
 //

@@ -31,12 +31,6 @@
 // then UnmarshalJSON) silently drops the function name and arguments; never
 // persist tool calls through it.
 //
-// # Errors
-//
-// Every error of Parse, FromToolCalls, Key and Canonical wraps exactly one
-// of [ErrNoAnswer], [ErrMalformed], [ErrAmbiguous] and [ErrInvalidIntent],
-// and says what was wrong and where (byte offsets into the original reply).
-// Upstream, each is a red flag: the sample is discarded and resampled and
-// never votes. [Output.DecodeValue] adds [ErrDecode] for a Value that does
-// not fit the caller's type.
+// Every error wraps exactly one sentinel ([ErrNoAnswer] and the others);
+// upstream, each is a red flag.
 package intent

@@ -25,8 +25,10 @@ const coreGoal = 12000
 // contracts, and a second race built twice, went (coreslim7: 13,006);
 // then ClassesIn and ClassesInContext became one ClassesIn(ctx, ...) (12,985),
 // and ArgLine one Sprintf (12,975); KRecord went, a k policy's record is
-// its JSON (12,935); judge and judgeKeyed became one judge (12,922).
-const coreCeiling = 12922
+// its JSON (12,935); judge and judgeKeyed became one judge (12,922);
+// intent's package doc left its errors to errors.go (12,916), executor's
+// Register and Normalize to their own docs (12,908).
+const coreCeiling = 12908
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
