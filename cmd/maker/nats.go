@@ -76,7 +76,7 @@ func registerNATSCreds(fs *pflag.FlagSet, c *cluster.ClientCreds) {
 var clusterFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWorkers": "min-workers",
 	"Addr": "addr", "Store": "store", "Creds": "creds", "Monitor": "monitor-addr", "Auth": "auth", "Provision.Replicas": "replicas",
 	"SharedCoordinator": "shared-coordinator", "SharedWorker": "shared-worker", "AckWait": "ack-wait", "MaxDeliver": "max-deliver",
-	"Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota", "DrawerQuota": "drawer-quota", "MaxRoutes": "max-routes",
+	"Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota", "DrawerQuota": "drawer-quota", "MaxRoutes": "max-routes", "RunKeyBytes": "run-key-bytes",
 	"Inflight": "inflight", "Grace": "grace", "Name": "name", "Creds.Identity": "identity",
 	"Nodes": "nodes", "Workers": "workers", "BasePort": "base-port"}
 
@@ -335,6 +335,7 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.IntVar(&c.MaxRoutes, "max-routes", cluster.DefaultMaxRoutes, "most routes (models) the engine serves at once, 1 to 1024: a route past it is refused; more routes leave one key fewer jobs a route (see --key-jobs)")
 	fs.IntVar(&c.RouteQuota, "route-quota", cluster.DefaultRouteQuota, "most routes one worker identity may make the engine serve (route consumers made at its request that are still in use; a route already served costs nothing), at most --max-routes: one worker credential cannot take every route; the count is kept on the server, so a restart does not reset it")
 	fs.IntVar(&c.DrawerQuota, "drawer-quota", cluster.DefaultDrawerQuota, "most Drawers (coordinator processes) one coordinator identity (a run key, or the shared coordinator key) may have the engine take replies for at once, at most 32 (the engine's Drawers): one coordinator credential cannot take every Drawer; the count is kept on the server, so a restart does not reset it")
+	fs.Int64Var(&c.RunKeyBytes, "run-key-bytes", cluster.DefaultRunKeyBytes, "the journal budget of each run key (its run's and its batch's task journals, on a stream of its own that no other key shares; JetStream reserves it on disk): a run key that fills it fails its own run, never another's; one run's own: maker nats run add RUN --bytes N")
 	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
 
@@ -344,7 +345,7 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 // --drawer-quota left out are the library's default quotas (at most
 // --max-routes, and the engine's Drawers).
 func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
-	if err := positiveFlags(fs, "ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota", "drawer-quota", "max-routes", "replicas"); err != nil {
+	if err := positiveFlags(fs, "ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota", "drawer-quota", "max-routes", "replicas", "run-key-bytes"); err != nil {
 		return err
 	}
 	if !fs.Changed("route-quota") {

@@ -231,3 +231,40 @@ func TestARunKeysJournalOnTheSharedStreamIsNotLost(t *testing.T) {
 		assert.NotEqual(t, "journal", l.Kind, l.Name)
 	}
 }
+
+// TestARunKeysBudgetIsSetPerRun: a run's budget recorded in the
+// credentials folder (maker nats run add RUN --bytes) is its stream's
+// MaxBytes, raised at its next journal; another run has the engine's.
+func TestARunKeysBudgetIsSetPerRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keys, s := issueTenants(t, dir)
+	require.ErrorIs(t, cluster.SetRunKeyBytes(dir, "nobody", 1<<20), cluster.ErrNotFound)
+	require.ErrorIs(t, cluster.SetRunKeyBytes(dir, "victim", 10), cluster.ErrConfig)
+	require.NoError(t, cluster.SetRunKeyBytes(dir, "victim", 64<<10))
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
+		Provision: cluster.ProvisionConfig{RunKeyBytes: runBudget, RunKeyBytesOf: cluster.RunKeyBytesIn(dir)}})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	url := srv.ClientURL()
+	_, ajs := connectAs(t, url, s.admin)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	budget := func(seed, run string) int64 {
+		t.Helper()
+		_, js := connectAs(t, url, seed)
+		j, err := cluster.CreateJournal(ctx, js, run, cluster.JournalConfig{})
+		if err != nil {
+			j, err = cluster.OpenJournal(ctx, js, run, cluster.JournalConfig{})
+		}
+		require.NoError(t, err)
+		require.NoError(t, j.Close())
+		st, err := ajs.Stream(ctx, cluster.RunStream(run))
+		require.NoError(t, err)
+		return st.CachedInfo().Config.MaxBytes
+	}
+	assert.Equal(t, int64(64<<10), budget(s.victim, "victim"))
+	assert.Equal(t, int64(runBudget), budget(s.thief, "thief"), "the engine's default")
+	require.NoError(t, cluster.SetRunKeyBytes(dir, "victim", 128<<10))
+	assert.Equal(t, int64(128<<10), budget(s.victim, "victim"), "raised at its next journal")
+}

@@ -15,23 +15,25 @@ import (
 // the engine provisions once, with its replicas (ProvisionConfig.Replicas),
 // beside the sample streams and the lease bucket:
 //
-//   - JournalsStream: one subject per journal, mdap.journal.<run> (a
-//     batch's task: mdap.journal.<queue>.<task>), one message per line;
-//   - TasksStream: one subject per queued task, mdap.tasks.<queue>.<task>,
+//   - JournalsStream: one subject per journal, mdap.journals.<run> (a
+//     batch's task: mdap.journals.<queue>.<task>), one message per line,
+//     for the shared coordinator and a server without roles; a run key's
+//     journals are on its own stream (RunStream, below);
+//   - TasksStream: one subject per queued task, mdap.queues.<queue>.<task>,
 //     holding at most one message (a task queued twice is queued once);
 //   - ResultsBucket: one key per task result, <queue>.<task>.
 //
 // So no client ever creates a stream, a run's data has the replicas of the
 // engine, and a run coordinator's permissions (RunRole) name its own
-// subjects: mdap.journal.<run>[.>], mdap.tasks.<run>.>, the keys <run>[.>]
+// subjects: its journal stream's, mdap.queues.<run>.>, the keys <run>[.>]
 // of the lease and result buckets. A run's retention (JournalConfig.MaxAge,
 // TaskQueueConfig.MaxAge) is a per-message TTL, bounded by the stream's
 // MaxAge (MaxRetention).
 
 // The shared streams and bucket of runs' data.
 const (
-	// JournalsStream holds every journal on the engine: a limits stream
-	// on disk, subjects mdap.journal.>, that refuses message deletion
+	// JournalsStream holds the journals but run keys' (RunStream): a limits stream
+	// on disk, subjects mdap.journals.>, that refuses message deletion
 	// (DenyDelete), and a new line past RunLines lines of one journal
 	// (DiscardNewPerSubject), never dropping an old one.
 	JournalsStream = "MDAP_JOURNALS"
