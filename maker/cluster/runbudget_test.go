@@ -70,25 +70,35 @@ func TestARunKeyFillsOnlyItsOwnBudget(t *testing.T) {
 		Provision: cluster.ProvisionConfig{RunBytes: sharedBudget, RunKeyBytes: runBudget}})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
-	url := srv.ClientURL()
+	runBudgetScenario(t, srv.ClientURL(), budgetSeeds{flooder: s.thief, flooderRun: "thief", other: s.victim, otherRun: "victim", worker: s.worker, admin: s.admin})
+}
+
+// budgetSeeds are the credentials of a run budget scenario: two run keys
+// (the flooder's and another's) and their runs, a worker and the admin.
+type budgetSeeds struct{ flooder, flooderRun, other, otherRun, worker, admin string }
+
+// runBudgetScenario: on an engine whose run keys' budget is runBudget,
+// the flooder fills its own and the other run goes on (see
+// TestARunKeyFillsOnlyItsOwnBudget).
+func runBudgetScenario(t *testing.T, url string, s budgetSeeds) {
 	cfg := vote.Config{K: 2, Parallel: 2}
 	_, wantSteps := solveHanoi(t, simModel(t, 5), 4, cfg)
 	_, wjs := connectAs(t, url, s.worker)
 	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 4})
 	runWorker(t, worker)
-	_, tjs := connectAs(t, url, s.thief)
-	_, vjs := connectAs(t, url, s.victim)
+	_, tjs := connectAs(t, url, s.flooder)
+	_, vjs := connectAs(t, url, s.other)
 	_, ajs := connectAs(t, url, s.admin)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
 	// The flooder opens its own run's journal as its run would, then
 	// floods.
-	own, err := cluster.CreateJournal(ctx, tjs, "thief", cluster.JournalConfig{})
+	own, err := cluster.CreateJournal(ctx, tjs, s.flooderRun, cluster.JournalConfig{})
 	require.NoError(t, err)
-	stored := floodJournals(t, ctx, tjs, "thief")
+	stored := floodJournals(t, ctx, tjs, s.flooderRun)
 	assert.LessOrEqual(t, stored, runBudget, "the flooder stored no more than its budget")
-
+	assert.Greater(t, stored, runBudget*9/10, "the flooder filled its budget")
 	// Another run key's run: an undisturbed run's winners, a whole
 	// journal.
 	solve := func(js jetstream.JetStream, j *maker.Solver) ([]step, error) {
@@ -110,14 +120,14 @@ func TestARunKeyFillsOnlyItsOwnBudget(t *testing.T) {
 		_, err = j.Solve(ctx, task)
 		return steps, err
 	}
-	vj, err := cluster.CreateJournal(ctx, vjs, "victim", cluster.JournalConfig{})
+	vj, err := cluster.CreateJournal(ctx, vjs, s.otherRun, cluster.JournalConfig{})
 	require.NoError(t, err, "another run key starts its journal")
 	gotSteps, err := solve(vjs, &maker.Solver{Journal: vj})
 	require.NoError(t, err, "another run key's run")
 	require.NoError(t, vj.Close())
 	assert.Equal(t, wantSteps, gotSteps)
 	var exported bytes.Buffer
-	require.NoError(t, cluster.ExportJournal(ctx, ajs, "victim", &exported))
+	require.NoError(t, cluster.ExportJournal(ctx, ajs, s.otherRun, &exported))
 	assert.Equal(t, len(wantSteps)+1, strings.Count(exported.String(), "\n"), "a header and a line a step")
 
 	// The flooder's own run fails at its next step, naming its stream
@@ -126,7 +136,8 @@ func TestARunKeyFillsOnlyItsOwnBudget(t *testing.T) {
 	_, err = solve(tjs, &maker.Solver{Journal: own})
 	require.Error(t, err)
 	t.Logf("the flooder's own run: %v", err)
-	assert.Contains(t, err.Error(), "nats:thief")
+	assert.Contains(t, err.Error(), cluster.JournalName(s.flooderRun))
+	assert.Contains(t, err.Error(), cluster.RunStream(s.flooderRun))
 	assert.Contains(t, err.Error(), "full")
 	assert.Contains(t, err.Error(), "budget")
 	assert.Less(t, time.Since(began), 30*time.Second, "fails fast")
