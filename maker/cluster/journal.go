@@ -198,7 +198,7 @@ func openStoreOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, 
 	if err != nil {
 		return nil, err
 	}
-	st, subject, err := journalHome(ctx, js, ref, cfg.Replicas, true)
+	st, subject, err := journalHome(ctx, js, ref, cfg.Replicas)
 	if err != nil {
 		l.release()
 		return nil, err

@@ -296,40 +296,47 @@ func provisionRunJournals(ctx context.Context, js jetstream.JetStream, run strin
 
 // journalHome finds the stream and subject of the journal ref: its run's
 // own stream when the engine's agent makes or finds it for this client
-// (the run's key: ask), else the shared JournalsStream (the shared
-// coordinator, a server without roles, the admin's reading). A journal
-// left on JournalsStream by a run key before it had a stream of its own
-// is refused, naming how to move it (ErrOldLayout); so is a journal of a
-// run with a stream of its own opened with another key.
-func journalHome(ctx context.Context, js jetstream.JetStream, ref journalRef, n int, ask bool) (jetstream.Stream, string, error) {
+// (the run's key), or finds it made before while no agent answers; else
+// the shared JournalsStream (the shared coordinator, a server without
+// roles). A journal left on JournalsStream by a run key before it had a
+// stream of its own is refused, naming how to move it (ErrOldLayout); so
+// is a run with a stream of its own opened with another key (ErrAuth).
+func journalHome(ctx context.Context, js jetstream.JetStream, ref journalRef, n int) (jetstream.Stream, string, error) {
 	run, _, _ := strings.Cut(ref.key, ".")
-	if ask {
-		_, err := unlessRefused(ctx, js.Conn(), agentSubject+"journal."+run, func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, askAgent(ctx, js.Conn(), "journal."+run, agentRequest{Name: run})
+	own := func() (jetstream.Stream, error) {
+		return unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.INFO."+RunStream(run), func(ctx context.Context) (jetstream.Stream, error) {
+			return js.Stream(ctx, RunStream(run))
 		})
-		switch {
-		case err == nil:
-			st, err := js.Stream(ctx, RunStream(run))
-			if err != nil {
-				return nil, "", fmt.Errorf("%w: stream %s: %w", ErrEngine, RunStream(run), err)
-			}
-			if lines, err := subjectCounts(ctx, js, JournalsStream, journalSubject+ref.key); err == nil && lines[journalSubject+ref.key] > 0 {
-				return nil, "", fmt.Errorf("%w: %s is on the stream %s, shared by every run, where run keys kept journals before each had a budget of its own (%s); a run key no longer writes there: finish it with the mdap that started it, or export it as the admin (cluster.ExportJournal) and resume the run from that file (--journal FILE --resume), or remove it with maker nats rm %s (the admin) and start again",
-					ErrOldLayout, JournalName(ref.key), JournalsStream, RunStream(run), run)
-			}
-			return st, runJournalSubject(ref.key), nil
-		case errors.Is(err, ErrAuth):
-			// Not this run's key: the shared coordinator, which may not
-			// read a run key's stream.
-			if _, err := unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.INFO."+RunStream(run), func(ctx context.Context) (jetstream.Stream, error) {
-				return js.Stream(ctx, RunStream(run))
-			}); err == nil {
-				return nil, "", fmt.Errorf("%w: run %s keeps its journals on a stream of its own, %s (its run key's budget): open them with its run key (maker nats run add %s issued runs/%s.nk), not with this credential", ErrAuth, run, RunStream(run), run, run)
-			}
-		case !errors.Is(err, errNoAgent):
-			return nil, "", err
-		}
 	}
-	st, err := runStream(ctx, js, JournalsStream, n)
-	return st, journalSubject + ref.key, err
+	_, err := unlessRefused(ctx, js.Conn(), agentSubject+"journal."+run, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, askAgent(ctx, js.Conn(), "journal."+run, agentRequest{Name: run})
+	})
+	var st jetstream.Stream
+	switch {
+	case err == nil:
+		if st, err = js.Stream(ctx, RunStream(run)); err != nil {
+			return nil, "", fmt.Errorf("%w: stream %s: %w", ErrEngine, RunStream(run), err)
+		}
+	case errors.Is(err, ErrAuth):
+		// Not this run's key: the shared coordinator, which may not
+		// read a run key's stream.
+		if _, err := own(); err == nil {
+			return nil, "", fmt.Errorf("%w: run %s keeps its journals on a stream of its own, %s (its run key's budget): open them with its run key (maker nats run add %s issued runs/%s.nk), not with this credential", ErrAuth, run, RunStream(run), run, run)
+		}
+	case errors.Is(err, errNoAgent):
+		// A stream an agent made before serves its key while no agent
+		// answers (a stock server's provisioner restarting).
+		st, _ = own()
+	default:
+		return nil, "", err
+	}
+	if st == nil {
+		shared, err := runStream(ctx, js, JournalsStream, n)
+		return shared, journalSubject + ref.key, err
+	}
+	if lines, err := subjectCounts(ctx, js, JournalsStream, journalSubject+ref.key); err == nil && lines[journalSubject+ref.key] > 0 {
+		return nil, "", fmt.Errorf("%w: %s is on the stream %s, shared by every run, where run keys kept journals before each had a budget of its own (%s); a run key no longer writes there: finish it with the mdap that started it, or export it as the admin (cluster.ExportJournal) and resume the run from that file (--journal FILE --resume), or remove it with maker nats rm %s (the admin) and start again",
+			ErrOldLayout, JournalName(ref.key), JournalsStream, RunStream(run), run)
+	}
+	return st, runJournalSubject(ref.key), nil
 }
