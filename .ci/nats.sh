@@ -7,7 +7,8 @@
 # against it, provisioned as `maker nats provision` does: a squatted job stream
 # set back, the attacks of issue 35 with worker and coordinator credentials
 # (owned), one run's coordinator against another run's journal, lease and task
-# queue (tenants), one run key reading the reply stream's subjects and trying
+# queue (tenants), one run key flooding its journal budget beside another
+# run key's run (runbudget), one run key reading the reply stream's subjects and trying
 # each as another run's reply consumer: info, pull, delete (replytheft), a NAK
 # steal (steal), a reply flood by one worker identity
 # on every Drawer the reply stream names, keeping an honest stored reply and

@@ -77,7 +77,7 @@ var clusterFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWo
 	"Addr": "addr", "Store": "store", "Creds": "creds", "Monitor": "monitor-addr", "Auth": "auth", "Provision.Replicas": "replicas",
 	"SharedCoordinator": "shared-coordinator", "SharedWorker": "shared-worker", "AckWait": "ack-wait", "MaxDeliver": "max-deliver",
 	"Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota", "DrawerQuota": "drawer-quota", "MaxRoutes": "max-routes",
-	"DrawerEvery": "drawer-every", "MaxDrawers": "max-drawers", "ReplyKeep": "reply-keep", "ReplyBytes": "reply-bytes",
+	"DrawerEvery": "drawer-every", "MaxDrawers": "max-drawers", "ReplyKeep": "reply-keep", "ReplyBytes": "reply-bytes", "RunKeyBytes": "run-key-bytes",
 	"Inflight": "inflight", "Grace": "grace", "Name": "name", "Creds.Identity": "identity",
 	"Nodes": "nodes", "Workers": "workers", "BasePort": "base-port"}
 
@@ -339,7 +339,8 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 	fs.DurationVar(&c.DrawerEvery, "drawer-every", cluster.DefaultDrawerEvery, "how often one coordinator identity may have the engine make a new Drawer, past a burst of its --drawer-quota (1ms to 1h): each new Drawer and each close rewrites the reply stream's subjects, so one credential opening and closing Drawers in a loop cannot slow other runs; a coordinator asking faster waits its turn (up to 30s), a Drawer already served costs nothing")
 	fs.IntVar(&c.MaxDrawers, "max-drawers", cluster.DefaultMaxDrawers, "most Drawers (coordinator processes) the engine takes replies for at once, 1 to 4096: one more is refused, naming it; more Drawers leave one worker fewer replies a Drawer (see --reply-keep)")
 	fs.Int64Var(&c.ReplyKeep, "reply-keep", cluster.DefaultReplyKeep, "most replies one worker identity may have stored for one Drawer, not yet taken; the bound in force is fixed at start to min(reply-keep, the reply stream's 256 MiB / 2 / (max-drawers x reply-bytes)), 4 at the defaults, so that one worker's replies over every Drawer stay within half of the reply stream")
-	fs.Int32Var(&c.ReplyBytes, "reply-bytes", cluster.DefaultReplyBytes, "largest reply in bytes, at most 1048576 (NATS's largest message); a larger reply is refused and its job handed back")
+	fs.Int32Var(&c.ReplyBytes, "reply-bytes", cluster.DefaultReplyBytes, "largest reply in bytes, at most 1048576 (NATS's largest message); a larger reply fails its samples at once, naming its size")
+	fs.Int64Var(&c.RunKeyBytes, "run-key-bytes", cluster.DefaultRunKeyBytes, "the journal budget of each run key (its run's and its batch's task journals, on a stream of its own that no other key shares; JetStream reserves it on disk): a run key that fills it fails its own run, never another's; one run's own: maker nats run add RUN --bytes N")
 	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
 
@@ -350,7 +351,7 @@ func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
 // --max-routes, and the engine's Drawers).
 func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
 	if err := positiveFlags(fs, "ack-wait", "max-deliver", "key-jobs", "job-bytes", "route-quota", "drawer-quota", "max-routes", "replicas",
-		"drawer-every", "max-drawers", "reply-keep", "reply-bytes"); err != nil {
+		"drawer-every", "max-drawers", "reply-keep", "reply-bytes", "run-key-bytes"); err != nil {
 		return err
 	}
 	if !fs.Changed("route-quota") {

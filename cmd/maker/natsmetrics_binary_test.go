@@ -79,8 +79,10 @@ func TestBinaryNATSServesTheEngineMetrics(t *testing.T) {
 			assert.Contains(t, series, "mdap_engine_"+name+`{stream="`+s+`"}`)
 		}
 	}
-	assert.Positive(t, series[`mdap_engine_stream_messages{stream="MDAP_JOURNALS"}`], "the run's journal lines")
-	assert.Positive(t, series[`mdap_engine_stream_bytes{stream="MDAP_JOURNALS"}`])
+	// The run key's journal lines, on its own stream: the run keys'
+	// streams are one series.
+	assert.Positive(t, series[`mdap_engine_stream_messages{stream="MDAP_RUN_*"}`], "the run's journal lines")
+	assert.Positive(t, series[`mdap_engine_stream_bytes{stream="MDAP_RUN_*"}`])
 	assert.Equal(t, 1.0, series[`mdap_engine_stream_consumers{stream="MDAP_JOBS"}`], "one route served")
 	assert.Positive(t, series[`mdap_engine_consumer_waiting{stream="MDAP_JOBS"}`]+series[`mdap_engine_consumer_ack_pending{stream="MDAP_JOBS"}`], "the worker pulling")
 	assert.GreaterOrEqual(t, series["mdap_engine_connections"], 2.0, "the engine's own and the worker's")

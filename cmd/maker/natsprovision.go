@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/spf13/cobra"
@@ -28,6 +29,12 @@ func newNATSProvision() *cobra.Command {
 			for _, r := range routes {
 				if r == "" {
 					return usageErr("--route \"\": name the model the workers serve (maker worker prints it)")
+				}
+			}
+			if dir, _ := n.creds.Resolve(); dir != "" {
+				if st, err := os.Stat(dir); err == nil && st.IsDir() {
+					// The run keys' budgets (maker nats run add RUN --bytes).
+					engine.RunKeyBytesOf = cluster.RunKeyBytesIn(dir)
 				}
 			}
 			a, err := n.open()

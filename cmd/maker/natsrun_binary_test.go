@@ -17,7 +17,8 @@ import (
 // run (mode 0600); a run signed in with it keeps its journal on the
 // engine, while the same key is refused another run's journal at once
 // (exit 2, naming the refusal); ls lists it; a bad name, a run issued twice or an
-// unknown one exit 2; revoke removes it.
+// unknown one exit 2; add --bytes sets its journal budget, keeping its
+// key; revoke removes it.
 func TestBinaryNATSRunIdentities(t *testing.T) {
 	t.Parallel()
 	url := startNATS(t)
@@ -36,6 +37,16 @@ func TestBinaryNATSRunIdentities(t *testing.T) {
 	ls := start(t, nil, "nats", "run", "ls", "--creds", creds)
 	require.Equal(t, 0, ls.wait(t, 30*time.Second))
 	assert.Regexp(t, `^mine\tU[A-Z0-9]{55}\n$`, ls.stdout.String())
+	// Its journal budget, set again with its key kept; too small exits 2.
+	key := mustRead(t, seed)
+	b := start(t, nil, "nats", "run", "add", "mine", "--bytes", "65536", "--creds", creds)
+	require.Equal(t, 0, b.wait(t, 30*time.Second), b.stderr.String())
+	assert.Contains(t, b.stderr.String(), "the journal budget of mine is 65536 bytes")
+	assert.Equal(t, key, mustRead(t, seed), "its key unchanged")
+	assert.Equal(t, "65536\n", string(mustRead(t, filepath.Join(creds, "runs", "mine.bytes"))))
+	small := start(t, nil, "nats", "run", "add", "mine", "--bytes", "10", "--creds", creds)
+	assert.Equal(t, 2, small.wait(t, 30*time.Second), small.stderr.String())
+	assert.Contains(t, small.stderr.String(), "--bytes 10")
 
 	w := startWorker(t, url)
 	time.Sleep(2 * cluster.CredsEvery) // maker nats reads the folder again
@@ -54,6 +65,7 @@ func TestBinaryNATSRunIdentities(t *testing.T) {
 	assert.Equal(t, "revoked mine\n", rv.stdout.String())
 	_, err = os.Stat(seed)
 	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.NoFileExists(t, filepath.Join(creds, "runs", "mine.bytes"), "its budget forgotten")
 }
 
 // TestBinarySolveWithARunKey: a batch runs on a run's key alone, its task

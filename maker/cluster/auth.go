@@ -508,13 +508,21 @@ func coordinatorPublications(run, inbox string) []string {
 		"$JS.API.CONSUMER.INFO."+RepliesStream+".*",
 		"$JS.API.CONSUMER.MSG.NEXT."+RepliesStream+".*", "$JS.ACK."+RepliesStream+".>")
 	// Journals: append, read the last line, read through ordered
-	// consumers filtered to its own subjects.
-	for _, subj := range own(journalSubject) {
-		allow = append(allow, subj,
-			"$JS.API.DIRECT.GET."+JournalsStream+"."+subj,
-			"$JS.API.CONSUMER.CREATE."+JournalsStream+".*."+subj)
+	// consumers filtered to its own subjects: every run's on the shared
+	// JournalsStream, or a run key's on its run's own stream, whose
+	// bytes are its budget (RunStream), which it asks the engine for.
+	journals, subjects := JournalsStream, own(journalSubject)
+	if run != "" {
+		subj := runJournalSubject(run)
+		journals, subjects = RunStream(run), []string{subj, subj + ".>"}
+		allow = append(allow, agentSubject+"journal."+run, "$JS.API.STREAM.INFO."+journals)
 	}
-	allow = append(allow, "$JS.API.CONSUMER.MSG.NEXT."+JournalsStream+".*", "$JS.API.CONSUMER.DELETE."+JournalsStream+".*")
+	for _, subj := range subjects {
+		allow = append(allow, subj,
+			"$JS.API.DIRECT.GET."+journals+"."+subj,
+			"$JS.API.CONSUMER.CREATE."+journals+".*."+subj)
+	}
+	allow = append(allow, "$JS.API.CONSUMER.MSG.NEXT."+journals+".*", "$JS.API.CONSUMER.DELETE."+journals+".*")
 	// Leases and results: keys of its own runs.
 	for _, key := range own("") {
 		allow = append(allow, "$KV."+LeaseBucket+"."+key, "$JS.API.DIRECT.GET."+leases+".$KV."+LeaseBucket+"."+key)

@@ -117,5 +117,8 @@ func (c EngineConfig) ServerConfig() (ServerConfig, EngineCreds, []Role, error) 
 		return ServerConfig{}, EngineCreds{}, nil, err
 	}
 	sc.Roles, sc.Provision = keys, c.Provision
+	if sc.Provision.RunKeyBytesOf == nil {
+		sc.Provision.RunKeyBytesOf = RunKeyBytesIn(dir)
+	}
 	return sc, creds, made, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nats-io/nkeys"
@@ -65,8 +66,60 @@ func AddRunCoordinator(dir, run string) (string, error) {
 }
 
 // RevokeRunCoordinator revokes the coordinator identity of run, as
-// RevokeWorker does a worker's. Errors wrap ErrNotFound or ErrAuth.
-func RevokeRunCoordinator(dir, run string) error { return revokeIdentity(dir, runsFolder, "run", run) }
+// RevokeWorker does a worker's, and forgets its journal budget
+// (SetRunKeyBytes). Errors wrap ErrNotFound or ErrAuth.
+func RevokeRunCoordinator(dir, run string) error {
+	if err := revokeIdentity(dir, runsFolder, "run", run); err != nil {
+		return err
+	}
+	if err := os.Remove(budgetIn(dir, run)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: remove the budget of run %s: %w", ErrAuth, run, err)
+	}
+	return nil
+}
+
+// budgetIn is the file of run's journal budget: runs/RUN.bytes.
+func budgetIn(dir, run string) string { return filepath.Join(dir, runsFolder, run+".bytes") }
+
+// SetRunKeyBytes records in the credentials folder dir the journal budget
+// of the issued run key run (runs/RUN.bytes, a count of bytes): the
+// MaxBytes of its journal stream (RunStream) on an engine reading dir
+// (RunKeyBytesIn), applied at the run's next journal. n must be at least
+// 1 KiB. Errors wrap ErrConfig (a bad name or size), ErrNotFound (no such
+// run key issued) or ErrAuth (the file).
+func SetRunKeyBytes(dir, run string, n int64) error {
+	if err := checkName("run", run); err != nil {
+		return err
+	}
+	if n < 1<<10 {
+		return fmt.Errorf("%w: the journal budget of run %s, %d bytes: use at least 1024", ErrConfig, run, n)
+	}
+	if !isFile(pubIn(dir, runsFolder, run)) {
+		return fmt.Errorf("%w: no run %q issued in %s (maker nats run add %s issues it)", ErrNotFound, run, dir, run)
+	}
+	return writeSecret(budgetIn(dir, run), []byte(strconv.FormatInt(n, 10)+"\n"))
+}
+
+// RunKeyBytesIn returns the journal budget of each run recorded in the
+// credentials folder dir (SetRunKeyBytes), read at each call, for
+// ProvisionConfig.RunKeyBytesOf: 0 for a run with none (or one that does
+// not read as a size), meaning the engine's default.
+func RunKeyBytesIn(dir string) func(run string) int64 {
+	return func(run string) int64 {
+		if checkName("run", run) != nil {
+			return 0
+		}
+		b, err := os.ReadFile(budgetIn(dir, run))
+		if err != nil {
+			return 0
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || n < 0 {
+			return 0
+		}
+		return n
+	}
+}
 
 // IssuedRunCoordinators returns the runs with a coordinator identity
 // issued in dir, sorted, and their public keys by run. Errors wrap

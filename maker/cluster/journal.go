@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -197,12 +198,12 @@ func openStoreOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, 
 	if err != nil {
 		return nil, err
 	}
-	st, err := runStream(ctx, js, JournalsStream, cfg.Replicas)
+	st, subject, err := journalHome(ctx, js, ref, cfg.Replicas)
 	if err != nil {
 		l.release()
 		return nil, err
 	}
-	s := &journalStore{js: js, stream: st, run: ref.key, subject: journalSubject + ref.key, lease: l, maxAge: cmpOr(cfg.MaxAge, DefaultRetention)}
+	s := &journalStore{js: js, stream: st, run: ref.key, subject: subject, lease: l, maxAge: cmpOr(cfg.MaxAge, DefaultRetention)}
 	if err := s.load(ctx); err != nil {
 		l.release()
 		return nil, err
@@ -246,19 +247,31 @@ func deleteJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, 
 			return fmt.Errorf("%w: delete the journal of %q: %w", ErrEngine, ref.key, err)
 		}
 	}
-	st, err := js.Stream(ctx, JournalsStream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil
-	}
-	if err == nil {
-		_, err = unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.PURGE."+JournalsStream, func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, st.Purge(ctx, jetstream.WithPurgeSubject(journalSubject+ref.key))
-		})
-	}
-	if err != nil {
-		return fmt.Errorf("%w: delete the journal of %q: %w", ErrEngine, ref.key, err)
+	for _, h := range journalHomes(ref.key) {
+		st, err := js.Stream(ctx, h.stream)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue
+		}
+		if err == nil {
+			_, err = unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.PURGE."+h.stream, func(ctx context.Context) (struct{}, error) {
+				return struct{}{}, st.Purge(ctx, jetstream.WithPurgeSubject(h.subject))
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("%w: delete the journal of %q: %w", ErrEngine, ref.key, err)
+		}
 	}
 	return nil
+}
+
+// home is where a journal may be: a stream and its subject.
+type home struct{ stream, subject string }
+
+// journalHomes are the places the journal key may be kept: its run key's
+// stream, then the shared JournalsStream.
+func journalHomes(key string) []home {
+	run, _, _ := strings.Cut(key, ".")
+	return []home{{RunStream(run), runJournalSubject(key)}, {JournalsStream, journalSubject + key}}
 }
 
 // ExportJournal writes the journal of run to w as a journal file: one line
@@ -275,20 +288,20 @@ func ExportJournal(ctx context.Context, js jetstream.JetStream, run string, w io
 	}
 	ref := runJournal(run)
 	var s *journalStore
-	if st, err := js.Stream(ctx, ref.legacy); err == nil {
-		s = &journalStore{js: js, stream: st, run: run, subject: legacyJournalSubject + run}
-	} else {
-		st, err := js.Stream(ctx, JournalsStream)
-		if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-			return fmt.Errorf("%w: stream %s: %w", ErrEngine, JournalsStream, err)
+	for _, h := range append([]home{{ref.legacy, legacyJournalSubject + run}}, journalHomes(run)...) {
+		st, err := js.Stream(ctx, h.stream)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue
 		}
-		if err == nil {
-			s = &journalStore{js: js, stream: st, run: run, subject: journalSubject + run}
+		if err != nil {
+			return fmt.Errorf("%w: stream %s: %w", ErrEngine, h.stream, err)
 		}
-	}
-	if s != nil {
+		s = &journalStore{js: js, stream: st, run: run, subject: h.subject}
 		if err := s.load(ctx); err != nil {
 			return err
+		}
+		if s.lines > 0 {
+			break
 		}
 	}
 	if s == nil || s.lines == 0 {
@@ -455,7 +468,7 @@ func (s *journalStore) Flush() error {
 		n := stored + i + 1
 		seq, err := s.store(deadline, n, line)
 		if err != nil {
-			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), s.stream.CachedInfo().Config.Name, err, fullHint(err))
+			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), s.stream.CachedInfo().Config.Name, err, s.fullHint(err))
 			switch {
 			case errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err):
 				s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseTaken, s.Name(), err)
@@ -469,6 +482,17 @@ func (s *journalStore) Flush() error {
 	}
 	s.pending = s.pending[:0]
 	return s.lease.check()
+}
+
+// fullHint says what to do about a full journal: on a run key's own
+// stream, that its budget is full and how to free or raise it.
+func (s *journalStore) fullHint(err error) string {
+	c := s.stream.CachedInfo().Config
+	run, ok := strings.CutPrefix(c.Name, RunStreamPrefix)
+	if !ok || !strings.Contains(err.Error(), "maximum bytes exceeded") {
+		return fullHint(err)
+	}
+	return fmt.Sprintf(" (the journal budget of run key %s, %d bytes, is full: its own journals fill it, no other run's; the engine's operator removes finished ones with maker nats rm, or raises the budget: maker nats run add %s --bytes SIZE, or the engine's default maker nats --run-key-bytes, ProvisionConfig.RunKeyBytes)", run, c.MaxBytes, run)
 }
 
 // store publishes line n until it is stored, by this attempt or an

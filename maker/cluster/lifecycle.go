@@ -75,22 +75,35 @@ func List(ctx context.Context, js jetstream.JetStream) ([]Leftover, error) {
 		}
 		return ""
 	}
-	journals, err := subjectCounts(ctx, js, JournalsStream, journalSubject+">")
+	streams, err := journalStreams(ctx, js)
 	if err != nil {
 		return nil, err
 	}
-	if len(journals) > 0 {
-		st, err := js.Stream(ctx, JournalsStream)
+	listed := map[string]bool{}
+	for _, name := range streams {
+		journals, err := subjectCounts(ctx, js, name, ">")
 		if err != nil {
-			return nil, fmt.Errorf("%w: stream %s: %w", ErrEngine, JournalsStream, err)
+			return nil, err
+		}
+		if len(journals) == 0 {
+			continue
+		}
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: stream %s: %w", ErrEngine, name, err)
 		}
 		for subj, n := range journals {
-			key := strings.TrimPrefix(subj, journalSubject)
+			key := journalKeyOf(subj)
 			l := Leftover{Kind: "journal", Name: key, Messages: n, Holder: holder(key)}
+			if name != JournalsStream && !strings.Contains(key, ".") {
+				// A run key's stream counts its bytes: its budget used.
+				l.Bytes = st.CachedInfo().State.Bytes
+			}
 			if m, err := st.GetLastMsgForSubject(ctx, subj); err == nil {
 				l.Last = m.Time
 				l.Retention, _ = time.ParseDuration(m.Header.Get(jetstream.MsgTTLHeader))
 			}
+			listed[key] = true
 			out = append(out, l)
 		}
 	}
@@ -98,7 +111,7 @@ func List(ctx context.Context, js jetstream.JetStream) ([]Leftover, error) {
 	if leases != nil {
 		if keys, err := leases.ListKeys(ctx); err == nil {
 			for key := range keys.Keys() {
-				if _, ok := journals[journalSubject+key]; !ok {
+				if !listed[key] {
 					out = append(out, Leftover{Kind: "journal", Name: key, Holder: holder(key)})
 				}
 			}
@@ -161,6 +174,32 @@ func List(ctx context.Context, js jetstream.JetStream) ([]Leftover, error) {
 		return out[i].Name < out[j].Name
 	})
 	return out, nil
+}
+
+// journalStreams are the streams that hold journals: JournalsStream and
+// every run key's (RunStream).
+func journalStreams(ctx context.Context, js jetstream.JetStream) ([]string, error) {
+	out := []string{JournalsStream}
+	names := js.StreamNames(ctx, jetstream.WithStreamListSubject(runSubject+">"))
+	for n := range names.Name() {
+		if strings.HasPrefix(n, RunStreamPrefix) {
+			out = append(out, n)
+		}
+	}
+	if err := names.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+		return nil, fmt.Errorf("%w: list the run keys' journal streams: %w", ErrEngine, err)
+	}
+	return out, nil
+}
+
+// journalKeyOf is the journal key (a run, or <queue>.<task>) of a
+// journal's subject, on JournalsStream or a run key's stream.
+func journalKeyOf(subject string) string {
+	if key, ok := strings.CutPrefix(subject, journalSubject); ok {
+		return key
+	}
+	run, task, _ := strings.Cut(strings.TrimPrefix(subject, runSubject), ".journal")
+	return run + task
 }
 
 // subjectCounts returns the messages of each subject of stream matching
@@ -245,13 +284,17 @@ func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]stri
 		}
 		return true, nil
 	}
-	journals, err := subjectCounts(ctx, js, JournalsStream, journalSubject+name)
-	if err != nil {
-		return nil, err
-	}
-	taskJournals, err := subjectCounts(ctx, js, JournalsStream, journalSubject+name+".*")
-	if err != nil {
-		return nil, err
+	// Lines by journal key, on the shared stream and the run's own.
+	journals := map[string]uint64{}
+	for _, h := range []home{{JournalsStream, journalSubject + name}, {JournalsStream, journalSubject + name + ".*"},
+		{RunStream(name), runJournalSubject(name)}, {RunStream(name), runJournalSubject(name) + ".*"}} {
+		counts, err := subjectCounts(ctx, js, h.stream, h.subject)
+		if err != nil {
+			return nil, err
+		}
+		for subj, n := range counts {
+			journals[journalKeyOf(subj)] += n
+		}
 	}
 	removeJournal := func(ref journalRef) error {
 		legacy := false
@@ -261,7 +304,7 @@ func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]stri
 				return err
 			}
 		}
-		if journals[journalSubject+ref.key] == 0 && taskJournals[journalSubject+ref.key] == 0 && !legacy && !leased(ctx, js, ref.key) {
+		if journals[ref.key] == 0 && !legacy && !leased(ctx, js, ref.key) {
 			return nil
 		}
 		if err := deleteJournal(ctx, js, ref, JournalConfig{}); err != nil {
@@ -276,9 +319,10 @@ func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]stri
 	// The journals of the queue's tasks first: a task in progress keeps
 	// its queue.
 	var refs []journalRef
-	for subj := range taskJournals {
-		task := strings.TrimPrefix(subj, journalSubject+name+".")
-		refs = append(refs, taskJournal(name, task))
+	for key := range journals {
+		if task, ok := strings.CutPrefix(key, name+"."); ok {
+			refs = append(refs, taskJournal(name, task))
+		}
 	}
 	legacyQueue, err := exists(TaskStreamPrefix + name)
 	if err != nil {
@@ -299,6 +343,19 @@ func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]stri
 	for _, ref := range refs {
 		if err := removeJournal(ref); err != nil {
 			return removed, err
+		}
+	}
+	// The run key's stream, now empty: its reservation freed (the agent
+	// makes it again at the key's next journal). One a journal begun
+	// since is kept.
+	if st, err := js.Stream(ctx, RunStream(name)); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return removed, fmt.Errorf("%w: stream %s: %w", ErrEngine, RunStream(name), err)
+	} else if err == nil && st.CachedInfo().State.Msgs == 0 {
+		if err := js.DeleteStream(ctx, RunStream(name)); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return removed, fmt.Errorf("%w: delete the journal stream %s: %w", ErrEngine, RunStream(name), err)
+		}
+		if len(removed) == 0 {
+			removed = append(removed, "journal stream "+RunStream(name))
 		}
 	}
 	if legacyQueue {

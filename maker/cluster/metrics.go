@@ -15,7 +15,9 @@ import (
 // agent answered.
 type EngineStats struct {
 	// Streams are the engine's streams by name (MDAP_JOBS, KV_MDAP_LEASES,
-	// ...; only mdap's, so the set is small and fixed).
+	// ...; only mdap's, so the set is small and fixed): the run keys'
+	// journal streams are summed under one name, RunStreamPrefix+"*"
+	// (List shows each run's bytes).
 	Streams map[string]StreamStats
 	// Connections is the number of clients connected now (workers,
 	// coordinators, the engine's own connection).
@@ -70,7 +72,11 @@ func (s *Server) Stats() (EngineStats, error) {
 			if !engineStream(sd.Name) {
 				continue
 			}
-			ss := st.Streams[sd.Name]
+			name := sd.Name
+			if strings.HasPrefix(name, RunStreamPrefix) {
+				name = RunStreamPrefix + "*"
+			}
+			ss := st.Streams[name]
 			ss.Messages += sd.State.Msgs
 			ss.Bytes += sd.State.Bytes
 			ss.Consumers += sd.State.Consumers
@@ -82,7 +88,7 @@ func (s *Server) Stats() (EngineStats, error) {
 				ss.AckPending += ci.NumAckPending
 				ss.Waiting += ci.NumWaiting
 			}
-			st.Streams[sd.Name] = ss
+			st.Streams[name] = ss
 		}
 	}
 	if a := s.agent; a != nil {

@@ -82,6 +82,18 @@ type ProvisionConfig struct {
 	// next journal line, or a task's publication fails, naming the stream
 	// and that it is full.
 	RunBytes int64
+	// RunKeyBytes is the journal budget of each run key (RunRole): the
+	// MaxBytes of its run's own journal stream (RunStream), holding its
+	// run's journal and its batch's task journals, which no other key
+	// shares; 0 means DefaultRunKeyBytes. A full one refuses that key's
+	// next line (its run fails at its next step naming the budget), and
+	// every other run's journal goes on. The agent makes the stream at the
+	// key's first journal, and sets it to the budget in force at each
+	// later one, and Provision sets every run stream to it.
+	RunKeyBytes int64
+	// RunKeyBytesOf, if set, is the budget of one run (maker nats run add
+	// RUN --bytes SIZE); a result of 0 means RunKeyBytes.
+	RunKeyBytesOf func(run string) int64
 	// RunLines bounds the lines of one journal (JournalsStream's messages
 	// per subject); 0 means DefaultRunLines. A full journal refuses new
 	// lines as a full stream does.
@@ -205,6 +217,8 @@ func (c ProvisionConfig) Validate() error {
 		return fielderr.New(cfg, "LeaseTTL", c.LeaseTTL, "use a positive duration")
 	case c.RunBytes < 0:
 		return fielderr.New(cfg, "RunBytes", c.RunBytes, "use a positive size")
+	case c.RunKeyBytes < 0:
+		return fielderr.New(cfg, "RunKeyBytes", c.RunKeyBytes, "use a positive size")
 	case c.RunLines < 0:
 		return fielderr.New(cfg, "RunLines", c.RunLines, "use a positive count")
 	case c.SampleBytes < 0:
@@ -330,7 +344,27 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig)
 	if _, err := js.CreateOrUpdateKeyValue(ctx, kv); err != nil {
 		return provisionErr("the lease bucket", cfg.Replicas, err)
 	}
-	return provisionRunStreams(ctx, js, cfg)
+	if err := provisionRunStreams(ctx, js, cfg); err != nil {
+		return err
+	}
+	// The run keys' journal streams, made by the agent, to the budgets
+	// and replicas in force.
+	names := js.StreamNames(ctx, jetstream.WithStreamListSubject(runSubject+">"))
+	var runs []string
+	for n := range names.Name() {
+		if run, ok := strings.CutPrefix(n, RunStreamPrefix); ok {
+			runs = append(runs, run)
+		}
+	}
+	if err := names.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+		return provisionErr("the run keys' journal streams", cfg.Replicas, err)
+	}
+	for _, run := range runs {
+		if err := provisionRunJournals(ctx, js, run, cfg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // provisionStream makes the stream named want.Name have want's settings.
@@ -948,6 +982,8 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 			return fmt.Errorf("the request names %q, its subject %q", req.Name, named)
 		}
 		req.Name = named
+	case scoped && kind == "journal":
+		req.Name = named
 	case scoped && (kind == "route" || kind == "replies"):
 		if !oneToken(named) {
 			return fmt.Errorf("no such request %q", kind+"."+named)
@@ -981,6 +1017,11 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		return serveDrawer(ctx, js, req.Name, cfg, space, rates, named)
 	case "withdraw":
 		return withdrawJob(ctx, js, req)
+	case "journal":
+		if !scoped {
+			return errors.New("a journal's request names its run (mdap.engine.journal.<run>)")
+		}
+		return provisionRunJournals(ctx, js, req.Name, cfg)
 	case "tasks":
 		if err := checkRetention(req); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,23 +15,25 @@ import (
 // the engine provisions once, with its replicas (ProvisionConfig.Replicas),
 // beside the sample streams and the lease bucket:
 //
-//   - JournalsStream: one subject per journal, mdap.journal.<run> (a
-//     batch's task: mdap.journal.<queue>.<task>), one message per line;
-//   - TasksStream: one subject per queued task, mdap.tasks.<queue>.<task>,
+//   - JournalsStream: one subject per journal, mdap.journals.<run> (a
+//     batch's task: mdap.journals.<queue>.<task>), one message per line,
+//     for the shared coordinator and a server without roles; a run key's
+//     journals are on its own stream (RunStream, below);
+//   - TasksStream: one subject per queued task, mdap.queues.<queue>.<task>,
 //     holding at most one message (a task queued twice is queued once);
 //   - ResultsBucket: one key per task result, <queue>.<task>.
 //
 // So no client ever creates a stream, a run's data has the replicas of the
 // engine, and a run coordinator's permissions (RunRole) name its own
-// subjects: mdap.journal.<run>[.>], mdap.tasks.<run>.>, the keys <run>[.>]
+// subjects: its journal stream's, mdap.queues.<run>.>, the keys <run>[.>]
 // of the lease and result buckets. A run's retention (JournalConfig.MaxAge,
 // TaskQueueConfig.MaxAge) is a per-message TTL, bounded by the stream's
 // MaxAge (MaxRetention).
 
 // The shared streams and bucket of runs' data.
 const (
-	// JournalsStream holds every journal on the engine: a limits stream
-	// on disk, subjects mdap.journal.>, that refuses message deletion
+	// JournalsStream holds the journals but run keys' (RunStream): a limits stream
+	// on disk, subjects mdap.journals.>, that refuses message deletion
 	// (DenyDelete), and a new line past RunLines lines of one journal
 	// (DiscardNewPerSubject), never dropping an old one.
 	JournalsStream = "MDAP_JOURNALS"
@@ -211,4 +214,129 @@ func legacyStreamExists(ctx context.Context, js jetstream.JetStream, name string
 // mdap.
 func oldLayoutErr(what, run, stream string) error {
 	return fmt.Errorf("%w: %s %q is on the stream %s, which an earlier mdap made for it alone; this mdap keeps runs under the subjects of %s: finish it with the mdap that started it, or remove it with maker nats rm %s (the admin) and start it again", ErrOldLayout, what, run, stream, JournalsStream+", "+TasksStream+" and "+ResultsBucket, run)
+}
+
+// A run key's journals (RunRole: its run's, and its batch's tasks') are
+// on a stream of their own, RunStreamPrefix+run, whose bytes are that key's
+// budget (ProvisionConfig.RunKeyBytes): on the shared JournalsStream one
+// key could fill the bytes every run's journal shares, as many task
+// subjects as it liked, each up to RunLines lines. The engine's agent
+// makes the stream when the run's key first opens a journal
+// (mdap.engine.journal.<run>, which only that key's permissions name), so
+// no client creates a stream and a key asks for its own run's only; a
+// full one refuses the flooder's own lines and no one else's. The shared
+// coordinator (RoleCoordinator) and a server without roles keep journals
+// on JournalsStream.
+const (
+	// RunStreamPrefix starts the name of a run key's journal stream,
+	// MDAP_RUN_<run>: subjects mdap.run.<run>.journal (the run's journal)
+	// and mdap.run.<run>.journal.<task> (its batch's task journals), a
+	// limits stream on disk with the settings of JournalsStream and
+	// MaxBytes the run's budget.
+	RunStreamPrefix = "MDAP_RUN_"
+	// DefaultRunKeyBytes is the budget of one run key's journals when
+	// ProvisionConfig.RunKeyBytes is 0: 256 MiB, about 750,000 lines.
+	// JetStream reserves it on every node holding a copy, so the engine's
+	// store needs that room for each run key whose journal it holds.
+	DefaultRunKeyBytes int64 = 256 << 20
+	runSubject               = "mdap.run."
+)
+
+// RunStream is the name of the journal stream of run's key.
+func RunStream(run string) string { return RunStreamPrefix + run }
+
+// runJournalSubject is the subject of the journal key (a run, or
+// <queue>.<task>) on its run's own stream: mdap.run.<run>.journal, or
+// mdap.run.<queue>.journal.<task>.
+func runJournalSubject(key string) string {
+	run, task, ok := strings.Cut(key, ".")
+	if !ok {
+		return runSubject + run + ".journal"
+	}
+	return runSubject + run + ".journal." + task
+}
+
+// runStreamConfig is the journal stream of run's key, bounded by
+// maxBytes.
+func runStreamConfig(run string, n int, maxBytes, lines int64) jetstream.StreamConfig {
+	subj := runJournalSubject(run)
+	c := journalsStreamConfig(n, maxBytes, lines)
+	c.Name, c.Description, c.Subjects = RunStream(run), "mdap journals of one run key, its budget", []string{subj, subj + ".>"}
+	return c
+}
+
+// runKeyBytes is the budget of run: RunKeyBytesOf's, else RunKeyBytes,
+// else DefaultRunKeyBytes.
+func (c ProvisionConfig) runKeyBytes(run string) int64 {
+	if c.RunKeyBytesOf != nil {
+		if n := c.RunKeyBytesOf(run); n > 0 {
+			return n
+		}
+	}
+	return cmpOr(c.RunKeyBytes, DefaultRunKeyBytes)
+}
+
+// provisionRunJournals makes run's journal stream, or sets it to the
+// engine's settings (a budget raised since, say); one already so costs a
+// stream info.
+func provisionRunJournals(ctx context.Context, js jetstream.JetStream, run string, cfg ProvisionConfig) error {
+	if err := checkName("run", run); err != nil {
+		return err
+	}
+	want := runStreamConfig(run, cfg.Replicas, cfg.runKeyBytes(run), cfg.RunLines)
+	st, err := js.Stream(ctx, want.Name)
+	if err == nil {
+		got := st.CachedInfo().Config
+		if got.MaxBytes == want.MaxBytes && got.MaxMsgsPerSubject == want.MaxMsgsPerSubject && got.Replicas == want.Replicas && slices.Equal(got.Subjects, want.Subjects) {
+			return nil
+		}
+	}
+	return provisionStream(ctx, js, want, cfg.logger())
+}
+
+// journalHome finds the stream and subject of the journal ref: its run's
+// own stream when the engine's agent makes or finds it for this client
+// (the run's key), or finds it made before while no agent answers; else
+// the shared JournalsStream (the shared coordinator, a server without
+// roles). A journal left on JournalsStream by a run key before it had a
+// stream of its own is refused, naming how to move it (ErrOldLayout); so
+// is a run with a stream of its own opened with another key (ErrAuth).
+func journalHome(ctx context.Context, js jetstream.JetStream, ref journalRef, n int) (jetstream.Stream, string, error) {
+	run, _, _ := strings.Cut(ref.key, ".")
+	own := func() (jetstream.Stream, error) {
+		return unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.INFO."+RunStream(run), func(ctx context.Context) (jetstream.Stream, error) {
+			return js.Stream(ctx, RunStream(run))
+		})
+	}
+	_, err := unlessRefused(ctx, js.Conn(), agentSubject+"journal."+run, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, askAgent(ctx, js.Conn(), "journal."+run, agentRequest{Name: run})
+	})
+	var st jetstream.Stream
+	switch {
+	case err == nil:
+		if st, err = js.Stream(ctx, RunStream(run)); err != nil {
+			return nil, "", fmt.Errorf("%w: stream %s: %w", ErrEngine, RunStream(run), err)
+		}
+	case errors.Is(err, ErrAuth):
+		// Not this run's key: the shared coordinator, which may not
+		// read a run key's stream.
+		if _, err := own(); err == nil {
+			return nil, "", fmt.Errorf("%w: run %s keeps its journals on a stream of its own, %s (its run key's budget): open them with its run key (maker nats run add %s issued runs/%s.nk), not with this credential", ErrAuth, run, RunStream(run), run, run)
+		}
+	case errors.Is(err, errNoAgent):
+		// A stream an agent made before serves its key while no agent
+		// answers (a stock server's provisioner restarting).
+		st, _ = own()
+	default:
+		return nil, "", err
+	}
+	if st == nil {
+		shared, err := runStream(ctx, js, JournalsStream, n)
+		return shared, journalSubject + ref.key, err
+	}
+	if lines, err := subjectCounts(ctx, js, JournalsStream, journalSubject+ref.key); err == nil && lines[journalSubject+ref.key] > 0 {
+		return nil, "", fmt.Errorf("%w: %s is on the stream %s, shared by every run, where run keys kept journals before each had a budget of its own (%s); a run key no longer writes there: finish it with the mdap that started it, or export it as the admin (cluster.ExportJournal) and resume the run from that file (--journal FILE --resume), or remove it with maker nats rm %s (the admin) and start again",
+			ErrOldLayout, JournalName(ref.key), JournalsStream, RunStream(run), run)
+	}
+	return st, runJournalSubject(ref.key), nil
 }

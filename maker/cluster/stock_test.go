@@ -58,6 +58,18 @@ func TestStockNATSServerRoles(t *testing.T) {
 		keys[cluster.RunRole(run)] = tenantKeys[cluster.RunRole(run)]
 	}
 	tenants.worker = seedFiles[1]
+	// Two more run keys: one floods its journal budget beside the other.
+	budget := budgetSeeds{flooderRun: "flooder", otherRun: "bystander", worker: seedFiles[1], admin: adminSeed}
+	var err error
+	budget.flooder, err = cluster.AddRunCoordinator(filepath.Join(dir, "0"), budget.flooderRun)
+	require.NoError(t, err)
+	budget.other, err = cluster.AddRunCoordinator(filepath.Join(dir, "0"), budget.otherRun)
+	require.NoError(t, err)
+	runKeys, _, err := cluster.EnsureCredentials(filepath.Join(dir, "0"))
+	require.NoError(t, err)
+	for _, run := range []string{budget.flooderRun, budget.otherRun} {
+		keys[cluster.RunRole(run)] = runKeys[cluster.RunRole(run)]
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
@@ -95,7 +107,8 @@ func TestStockNATSServerRoles(t *testing.T) {
 	_, err = ajs.CreateStream(ctx, jetstream.StreamConfig{Name: cluster.RepliesStream, Subjects: []string{"mdap.replies.>"}, Storage: jetstream.FileStorage})
 	require.NoError(t, err)
 	// Small, for the floods; routes enough for manyroutes.
-	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes, MaxDrawers: floodDrawers, ReplyBytes: floodReplyBytes}
+	engine := cluster.ProvisionConfig{SampleBytes: floodBytes, KeyJobs: keyJobs, JobBytes: jobBytes, MaxRoutes: manyRoutes, MaxDrawers: floodDrawers, ReplyBytes: floodReplyBytes,
+		RunKeyBytes: runBudget}
 	require.NoError(t, cluster.Provision(ctx, ajs, engine))
 	assertMdapStreams(t, ajs)
 	agent, err := cluster.ServeAgent(ctx, ajs.Conn(), engine)
@@ -105,6 +118,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 		ownedScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
 	})
 	t.Run("tenants", func(t *testing.T) { tenantScenario(t, url, tenants) })
+	t.Run("runbudget", func(t *testing.T) { runBudgetScenario(t, url, budget) })
 	t.Run("replytheft", func(t *testing.T) { replyTheftScenario(t, url, tenants) })
 	t.Run("steal", func(t *testing.T) { stealScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2]) })
 	t.Run("flood", func(t *testing.T) {

@@ -175,6 +175,34 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 			}
 			return nil
 		}},
+		{"read the victim's own journal stream (direct get of its last line)", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.DIRECT.GET."+cluster.RunStream("victim")+".mdap.run.victim.journal", nil)
+			return err
+		}},
+		{"consume the victim's own journal stream", func(c context.Context) error {
+			_, err := tjs.OrderedConsumer(c, cluster.RunStream("victim"), jetstream.OrderedConsumerConfig{FilterSubjects: []string{"mdap.run.victim.journal"}})
+			return err
+		}},
+		{"look at the victim's own journal stream", func(c context.Context) error {
+			_, err := tjs.Stream(c, cluster.RunStream("victim"))
+			return err
+		}},
+		{"write a line into the victim's own journal stream", func(c context.Context) error {
+			_, err := tjs.Publish(c, "mdap.run.victim.journal", []byte(`{"forged":true}`))
+			return err
+		}},
+		{"write a line into the victim's own stream under its batch", func(c context.Context) error {
+			_, err := tjs.Publish(c, "mdap.run.victim.journal.t1", []byte(`{"forged":true}`))
+			return err
+		}},
+		{"purge the victim's own journal stream", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.STREAM.PURGE."+cluster.RunStream("victim"), nil)
+			return err
+		}},
+		{"raise its own budget", func(c context.Context) error {
+			_, err := tjs.UpdateStream(c, jetstream.StreamConfig{Name: cluster.RunStream("thief"), Subjects: []string{"mdap.run.thief.journal", "mdap.run.thief.journal.>"}, MaxBytes: -1})
+			return err
+		}},
 		{"write a line into the victim's journal", func(c context.Context) error {
 			_, err := tjs.Publish(c, "mdap.journals.victim", []byte(`{"forged":true}`))
 			return err
@@ -362,14 +390,16 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 	j2, err := cluster.OpenJournal(tctx, vjs, "victim", cluster.JournalConfig{})
 	require.NoError(t, err, "the victim's journal reads back whole")
 	require.NoError(t, j2.Close())
-	js, err := ajs.Stream(tctx, cluster.JournalsStream)
+	js, err := ajs.Stream(tctx, cluster.RunStream("victim"))
 	require.NoError(t, err)
-	info, err := js.Info(tctx, jetstream.WithSubjectFilter("mdap.journals.victim"))
+	info, err := js.Info(tctx, jetstream.WithSubjectFilter(">"))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]uint64{"mdap.journals.victim": uint64(len(wantSteps) + 1)}, info.State.Subjects, "a header and a line a step, nothing more")
-	info, err = js.Info(tctx, jetstream.WithSubjectFilter("mdap.journals.victim.>"))
+	assert.Equal(t, map[string]uint64{"mdap.run.victim.journal": uint64(len(wantSteps) + 1)}, info.State.Subjects, "a header and a line a step, nothing more, nothing under the victim's batch journals")
+	shared, err := ajs.Stream(tctx, cluster.JournalsStream)
 	require.NoError(t, err)
-	assert.Empty(t, info.State.Subjects, "nothing written under the victim's batch journals")
+	info, err = shared.Info(tctx, jetstream.WithSubjectFilter("mdap.journals.victim.>"))
+	require.NoError(t, err)
+	assert.Empty(t, info.State.Subjects, "nothing written under the victim's old subjects")
 }
 
 // TestFullRunStreamsFailFastNamingThem: what one run may store is
@@ -414,17 +444,17 @@ func TestFullRunStreamsFailFastNamingThem(t *testing.T) {
 	_, err = solver.Solve(ctx, task)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "nats:victim")
-	assert.Contains(t, err.Error(), cluster.JournalsStream)
+	assert.Contains(t, err.Error(), cluster.RunStream("victim"))
 	assert.Contains(t, err.Error(), "full")
 	mu.Lock()
 	assert.Less(t, time.Since(lastStep), 30*time.Second, "failed after its last step")
 	mu.Unlock()
 	_ = j.Close()
-	st, err := ajs.Stream(ctx, cluster.JournalsStream)
+	st, err := ajs.Stream(ctx, cluster.RunStream("victim"))
 	require.NoError(t, err)
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter("mdap.journals.victim"))
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter("mdap.run.victim.journal"))
 	require.NoError(t, err)
-	assert.Equal(t, uint64(20), info.State.Subjects["mdap.journals.victim"], "the journal holds its bound")
+	assert.Equal(t, uint64(20), info.State.Subjects["mdap.run.victim.journal"], "the journal holds its bound")
 	first, err := st.GetMsg(ctx, 1)
 	require.NoError(t, err)
 	assert.Equal(t, "1", first.Header.Get("Mdap-Line"), "the journal's first line is kept")
