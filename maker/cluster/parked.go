@@ -81,8 +81,8 @@ func (w *Worker) fullKeys() map[string]time.Duration {
 	return keys
 }
 
-// park counts a reply of key waiting for room since at; unpark its end
-// (stored, or given up).
+// park counts a reply of key waiting (for its turn, room or a stream)
+// since at; unpark its end (stored, or given up).
 func (w *Worker) park(key string, at time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -113,9 +113,10 @@ type replyLine struct {
 	using int           // replies holding or waiting for a turn
 }
 
-// queue waits for a turn of this worker's replies to the Drawer tok, and
-// returns the function that passes it on; an error when ctx ends first.
-func (w *Worker) queue(ctx context.Context, tok string) (done func(), err error) {
+// queue waits for a turn of this worker's replies to the Drawer tok,
+// calling wait first if it must, and returns the function that passes
+// it on; an error when ctx ends first.
+func (w *Worker) queue(ctx context.Context, tok string, wait func()) (done func(), err error) {
 	w.mu.Lock()
 	l, ok := w.lines[tok]
 	if !ok {
@@ -137,6 +138,12 @@ func (w *Worker) queue(ctx context.Context, tok string) (done func(), err error)
 			delete(w.lines, tok)
 		}
 	}
+	select {
+	case <-l.turns:
+		return func() { leave(true) }, nil
+	default:
+	}
+	wait()
 	select {
 	case <-l.turns:
 		return func() { leave(true) }, nil

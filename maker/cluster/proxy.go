@@ -132,7 +132,8 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		end(err.Error())
 		return
 	}
-	// Fetch again for the jobs skipped, within the request's wait.
+	maxDeliver := cons.CachedInfo().Config.MaxDeliver
+	// Fetch again for the jobs handed back, within the request's wait.
 	deadline := time.Now().Add(req.Wait)
 	for forwarded := 0; forwarded < req.N; {
 		wait := time.Until(deadline)
@@ -144,13 +145,16 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 			end(err.Error())
 			return
 		}
-		seen, sent, more := a.forward(ctx, js, id, req, m.Reply, batch.Messages())
+		seen, sent, more := a.forward(ctx, js, id, req, m.Reply, batch.Messages(), maxDeliver)
 		if !more {
 			end("the engine is stopping")
 			return
 		}
-		if seen == 0 {
-			break // none came within the wait
+		if seen == 0 || sent == 0 {
+			// None came within the wait, or every one was handed back:
+			// a job handed back comes again within this pull only
+			// after its delay, and each hand-back spends a delivery.
+			break
 		}
 		forwarded += sent
 	}
@@ -162,7 +166,7 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 // see; it returns how many jobs came and how many it sent, and false
 // when ctx ended (the engine is stopping: a job fetched after that comes
 // back after the ack wait).
-func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, req pullRequest, reply string, msgs <-chan jetstream.Msg) (seen, sent int, more bool) {
+func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, req pullRequest, reply string, msgs <-chan jetstream.Msg, maxDeliver int) (seen, sent int, more bool) {
 	for {
 		var msg jetstream.Msg
 		select {
@@ -175,14 +179,16 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 			msg = m
 		}
 		seen++
-		if d, ok := req.Skip[jobPublisher(msg.Subject())]; ok {
-			_ = msg.NakWithDelay(min(max(d, avoidDelay), maxNakDelay))
-			continue
-		}
 		got := time.Now()
 		var delivered uint64
 		if md, err := msg.Metadata(); err == nil {
 			delivered = md.NumDelivered
+		}
+		// A job near its last delivery is forwarded whatever its key's
+		// parking: a hand-back must not be what kills it.
+		if d, ok := req.Skip[jobPublisher(msg.Subject())]; ok && (maxDeliver <= 0 || delivered+2 < uint64(maxDeliver)) {
+			_ = msg.NakWithDelay(min(max(d, avoidDelay), maxNakDelay))
+			continue
 		}
 		// A job whose reply could not be stored takes no worker place.
 		tok, ok := jobDrawer(msg.Data())

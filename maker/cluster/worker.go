@@ -655,20 +655,13 @@ func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 		failed = len(reply.Samples)
 		data, _ = json.Marshal(reply)
 	}
-	// The reply outlives a stop (within parkMax), not its job's
-	// withdrawal.
-	pctx, pcancel := context.WithTimeout(context.WithoutCancel(calls), parkMax)
+	// The reply waits for room within parkMax, and ends with its job:
+	// withdrawn, or handed back at the end of a stop's Grace.
+	pctx, pcancel := context.WithTimeout(ctx, parkMax)
 	defer pcancel()
-	defer context.AfterFunc(ctx, func() {
-		if errors.Is(context.Cause(ctx), errWithdrawn) {
-			pcancel()
-		}
-	})()
 	release()
-	parkedAt := time.Now()
-	w.park(key, parkedAt)
 	subject := replySubject(job.ReplyTo, w.identity)
-	perr := w.publishReply(pctx, msg, tok, subject, data, cmpOr(job.Lease, job.ID))
+	perr := w.publishReply(pctx, msg, tok, key, subject, data, cmpOr(job.Lease, job.ID))
 	if errors.Is(perr, errTooLarge) {
 		// No redelivery could store it either: the samples fail, once,
 		// saying why.
@@ -678,9 +671,15 @@ func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 		}
 		failed = len(reply.Samples)
 		data, _ = json.Marshal(reply)
-		perr = w.publishReply(pctx, msg, tok, subject, data, cmpOr(job.Lease, job.ID))
+		perr = w.publishReply(pctx, msg, tok, key, subject, data, cmpOr(job.Lease, job.ID))
 	}
-	w.unpark(key, parkedAt)
+	if perr != nil && errors.Is(context.Cause(ctx), errWithdrawn) {
+		// Withdrawn while its reply waited: no one needs it again.
+		outcome = "withdrawn"
+		w.withdrawnN.Add(1)
+		_ = msg.Term()
+		return
+	}
 	if perr != nil {
 		w.log.Warn("reply not published; job handed back", "job", job.ID, "err", perr)
 		outcome = "handed back"
@@ -715,9 +714,23 @@ func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 // asks it every goneEvery whether the Drawer closed, and is then
 // terminated (errDrawerGone). A reply larger than the engine stores is
 // errTooLarge at once.
-func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, subject string, data []byte, id string) error {
+func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, key, subject string, data []byte, id string) error {
 	began := time.Now()
-	done, err := w.queue(ctx, tok)
+	// Parked (counted against key's parking) from its first wait: for
+	// its turn, for room, or for a stream.
+	parked := false
+	waiting := func() {
+		if !parked {
+			parked = true
+			w.park(key, began)
+		}
+	}
+	defer func() {
+		if parked {
+			w.unpark(key, began)
+		}
+	}()
+	done, err := w.queue(ctx, tok, waiting)
 	if err != nil {
 		return fmt.Errorf("waited %s for this worker's earlier replies to its coordinator: %w", time.Since(began).Round(time.Second), err)
 	}
@@ -736,6 +749,7 @@ func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, subject str
 		case !noStream && !noRoom:
 			return err
 		}
+		waiting()
 		if aj, ok := msg.(*agentJob); ok && noStream && time.Since(asked) >= goneEvery {
 			// Through an agent: is the Drawer gone, or only its subject?
 			asked = time.Now()
