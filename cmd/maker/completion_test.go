@@ -42,6 +42,7 @@ func TestBinaryEnumFlagsComplete(t *testing.T) {
 // command takes; and every name in enumValues is a flag of some command,
 // so the table cannot drift from the flags.
 func TestEnumCompletionsAreAcceptedValues(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	var visit func(c *cobra.Command)
 	visit = func(c *cobra.Command) {

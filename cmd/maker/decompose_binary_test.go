@@ -81,6 +81,7 @@ func TestBinaryMultiplyAndSortJSON(t *testing.T) {
 // TestBinaryMultiplyWrongExits1 co-fails every node: the votes cannot
 // protect it, the answer is wrong, and the run says so with exit 1.
 func TestBinaryMultiplyWrongExits1(t *testing.T) {
+	t.Parallel()
 	c := start(t, nil, "multiply", "--digits", "6", "--cofailure", "1", "--json")
 	assert.Equal(t, 1, c.wait(t, time.Minute), c.stderr.String())
 	s := c.decompSummary(t)

@@ -23,6 +23,7 @@ import (
 // With the simulated model a "problem" line is refused, saying why
 // (maker worker --roles plays multiply and sort: workerroles_binary_test).
 func TestSolveOverNATSRunsDecompositionLines(t *testing.T) {
+	t.Parallel()
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	defer srv.Shutdown()

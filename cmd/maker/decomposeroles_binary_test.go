@@ -32,6 +32,7 @@ func roleCosts(t *testing.T, args ...string) map[string][2]float64 {
 // --price gives each role its own price: a role's cost scales with its
 // price alone, and no decision changes.
 func TestBinaryMultiplyPricesEachRole(t *testing.T) {
+	t.Parallel()
 	free := roleCosts(t)
 	flat := roleCosts(t, "--price", "all=1/1")
 	own := roleCosts(t, "--price", "all=1/1,solve=3/3")
@@ -62,6 +63,7 @@ func TestBinaryMultiplyPricesEachRole(t *testing.T) {
 // maker calibrate --roles measures each role's p: on the simulated model
 // at --p 0.8, every role's estimate is near it, its lower bound below it.
 func TestBinaryCalibrateRoles(t *testing.T) {
+	t.Parallel()
 	c := start(t, nil, "calibrate", "--roles", "sort", "--roles-size", "12", "--roles-problems", "2", "--samples", "8", "--p", "0.8", "--json")
 	require.Equal(t, 0, c.wait(t, time.Minute), c.stderr.String())
 	var s struct {

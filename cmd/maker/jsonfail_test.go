@@ -19,6 +19,7 @@ import (
 // than dropping it and leaning on run's checkedWriter: an encoding error
 // (a value JSON cannot say) never reaches a writer at all.
 func TestJSONSummaryWriteErrorFailsTheCommand(t *testing.T) {
+	t.Parallel()
 	t.Run("solve", func(t *testing.T) {
 		f := &solveFlags{asJSON: true}
 		err := f.report(brokenWriter{}, "tasks.jsonl", batch.Summary{}, nil, false)

@@ -58,6 +58,7 @@ func jsonLines(t *testing.T, s string) []map[string]any {
 // the error of a flag cobra could not parse (the format flag is then read
 // from the command line itself).
 func TestBinaryLogJSONNoticesAndFlagErrors(t *testing.T) {
+	t.Parallel()
 	ch := start(t, nil, "hanoi", "--disks", "3", "--progress", "off", "--log-format", "json", "--no-such-flag")
 	require.Equal(t, 2, ch.wait(t, time.Minute))
 	recs := jsonLines(t, ch.stderr.String())

@@ -283,6 +283,7 @@ func TestMCPBadFlagsExit2(t *testing.T) {
 // a run_task makes nothing under the home folder (it used to make
 // ~/.local/state/mdap/journals at every start).
 func TestBinaryMCPLeavesNoFolderBehind(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	cmd := exec.Command(binary, "mcp", "--log-level", "warn")
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_STATE_HOME=", "MDAP_STATE_DIR=")

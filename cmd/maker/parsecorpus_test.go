@@ -48,6 +48,7 @@ func (m replayModel) Call(ctx context.Context, prompt string, opts ...llms.CallO
 // race gives the same reply as a sample: so two replies have one key in
 // parse exactly when the run votes them together.
 func TestParseAgreesWithARunOverTheFuzzCorpus(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("..", "..", "testdata", "responses")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -133,6 +134,7 @@ func parseAgreesWithARun(t *testing.T, names []string, replies []maker.Reply, to
 // votes grep's "paths": "[\"src\"]" with ["src"] (the executor heals the
 // string into the list), and maker parse --spec shows them as one answer.
 func TestBinaryParseHealsAsASpecRunDoes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "find.json")
 	require.NoError(t, os.WriteFile(spec, []byte(`{"name": "find", "system": "Find the version.", "tools": ["grep"],

@@ -17,6 +17,7 @@ var problemSpecs = filepath.Join("..", "..", "maker", "problems", "testdata")
 // spec or input, and a spec the simulated model cannot play exit 2,
 // writing nothing.
 func TestBinaryProblemSpec(t *testing.T) {
+	t.Parallel()
 	spec := filepath.Join(problemSpecs, "sort-spec.json")
 	j := filepath.Join(t.TempDir(), "p.jsonl")
 	args := []string{"problem", "--spec", spec, "--input", `{"list": [9, 4, 7, 1, 8, 2]}`, "--seed", "5", "--json", "--journal", j}

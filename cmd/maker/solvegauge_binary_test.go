@@ -49,6 +49,7 @@ func scrapeBatch(url string) map[string]int {
 // batch ends; it was set only at the end of the batch (no series while
 // it ran).
 func TestBinarySolveOverNATSBatchGauge(t *testing.T) {
+	t.Parallel()
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	defer srv.Shutdown()

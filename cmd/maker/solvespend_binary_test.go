@@ -21,6 +21,7 @@ import (
 // summary says was spent in all. A folder that does not exist is refused
 // at once (exit 2), nothing run.
 func TestBinarySolveSpendChart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var b strings.Builder
 	for i := range 4 {

@@ -197,6 +197,7 @@ func TestBinaryNATSProvisionReplicasOnAStockCluster(t *testing.T) {
 // status, steps and final state, and, for the tasks that lost no sample
 // to the node's death, every count.
 func TestBinarySolveSurvivesTheLossOfANode(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("MDAP_NATS_CLUSTER_KILL") == "" {
 		t.Skip("a minute on three nats-server nodes: set MDAP_NATS_CLUSTER_KILL=1")
 	}

@@ -101,6 +101,7 @@ func TestWriteSecretUsesAFreshTempFile(t *testing.T) {
 // A refusal counts for the subject named, or for any under a subject
 // ending in ".>", and for no other.
 func TestRefusedOn(t *testing.T) {
+	t.Parallel()
 	refused := func(subject string) error {
 		return fmt.Errorf("nats: Permissions Violation for Publish to %q", subject)
 	}

@@ -15,6 +15,7 @@ import (
 // started without --shared-coordinator) gets a hint naming both ways on;
 // another refused credential, and an engine nobody answers, get theirs.
 func TestConnectHint(t *testing.T) {
+	t.Parallel()
 	shared := "the coordinator credential " + filepath.Join("store", "creds", "coordinator.nk")
 	hint := cluster.ConnectHint(nats.ErrAuthorization, shared)
 	assert.Contains(t, hint, "--shared-coordinator")
@@ -28,6 +29,7 @@ func TestConnectHint(t *testing.T) {
 // A coordinator takes its run's key from a credentials folder, else the
 // shared coordinator key; with neither it is told what was looked for.
 func TestCoordinatorSeedIn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, err := cluster.CoordinatorSeedIn(dir, "r1")
 	require.ErrorIs(t, err, cluster.ErrNoRunKey)

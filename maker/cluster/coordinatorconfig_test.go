@@ -15,6 +15,7 @@ import (
 )
 
 func TestCoordinatorConfigNamesTheFieldItRefuses(t *testing.T) {
+	t.Parallel()
 	good := cluster.CoordinatorConfig{URL: "nats://127.0.0.1:4222", Keep: cluster.DefaultRetention}
 	require.NoError(t, good.Validate())
 	onRun := good
@@ -48,6 +49,7 @@ func TestCoordinatorConfigNamesTheFieldItRefuses(t *testing.T) {
 }
 
 func TestFollowVotersAsksAgainOnlyAfterEveryAndKeepsItsNumberOnAFailure(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	asked, serving := 0, 3
 	var fail error
@@ -74,6 +76,7 @@ func TestFollowVotersAsksAgainOnlyAfterEveryAndKeepsItsNumberOnAFailure(t *testi
 }
 
 func TestSpecPrice(t *testing.T) {
+	t.Parallel()
 	p, ok := cluster.SpecPrice("openai:gpt-4o-mini=1/2", 5, 6)
 	require.True(t, ok)
 	assert.Equal(t, maker.Price{InputPerMillion: 1, OutputPerMillion: 2}, p, "the spec's own price wins over in and out")
@@ -98,6 +101,7 @@ func TestSpecPrice(t *testing.T) {
 }
 
 func TestSpecModelIsPricedAndDeclaresNativeToolsByItsRoute(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	d := newDrawer(t, js, cluster.DrawerConfig{})
@@ -123,6 +127,7 @@ func TestSpecModelIsPricedAndDeclaresNativeToolsByItsRoute(t *testing.T) {
 }
 
 func TestBatchQueueNameIsTheSameForTheSameBatchOnly(t *testing.T) {
+	t.Parallel()
 	a := cluster.BatchQueueName([]byte("tasks"), "sim", 3, 750, 1)
 	assert.Equal(t, a, cluster.BatchQueueName([]byte("tasks"), "sim", 3, 750, 1))
 	assert.Regexp(t, `^solve-[0-9a-f]{12}$`, a)
@@ -139,6 +144,7 @@ func TestBatchQueueNameIsTheSameForTheSameBatchOnly(t *testing.T) {
 }
 
 func TestProvisionConfigRefusesAJobPastNATSLargestMessage(t *testing.T) {
+	t.Parallel()
 	require.NoError(t, cluster.ProvisionConfig{JobBytes: cluster.MaxJobBytes}.Validate())
 	err := cluster.ProvisionConfig{JobBytes: cluster.MaxJobBytes + 1}.Validate()
 	require.ErrorIs(t, err, cluster.ErrConfig)

@@ -100,6 +100,7 @@ func TestDialSaysWhatToDo(t *testing.T) {
 }
 
 func TestSeedRoleReadsTheFilesAroundTheSeed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, _, err := cluster.EnsureCredentials(dir, cluster.RoleAdmin, cluster.RoleCoordinator)
 	require.NoError(t, err)
@@ -130,6 +131,7 @@ func TestSeedRoleReadsTheFilesAroundTheSeed(t *testing.T) {
 }
 
 func TestWriteLeftovers(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	require.NoError(t, cluster.WriteLeftovers(&b, nil, true))
 	assert.Equal(t, "[]\n", b.String(), "none is an empty array, not null")
@@ -158,6 +160,7 @@ func TestWriteLeftovers(t *testing.T) {
 }
 
 func TestEngineCredsNoteSaysWhoSignsInWithWhat(t *testing.T) {
+	t.Parallel()
 	token := cluster.EngineCreds{}.Note(nil)
 	assert.Contains(t, token, "warning: --auth token")
 	assert.Contains(t, token, "$"+cluster.TokenEnv)

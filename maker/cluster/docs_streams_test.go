@@ -21,6 +21,7 @@ import (
 // subjects, storage, retention, max bytes, discard policy, messages per
 // subject, max age and deny-delete.
 func TestDocsListTheProvisionedStreams(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../docs/nats.md")
 	require.NoError(t, err)
 	doc := string(b)

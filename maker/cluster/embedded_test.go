@@ -65,6 +65,7 @@ func TestStartEngineMakesItsKeysOnceAndWatchesTheFolder(t *testing.T) {
 }
 
 func TestStartEngineRefusesABadConfigurationByItsField(t *testing.T) {
+	t.Parallel()
 	_, err := cluster.StartEngine(cluster.EngineConfig{Addr: "nonsense", Store: t.TempDir()}, nil, nil)
 	require.ErrorIs(t, err, cluster.ErrConfig)
 	fe := fielderr.As(err)

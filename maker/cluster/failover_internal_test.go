@@ -97,6 +97,7 @@ func (p *stallProxy) stall(repliesOnly bool) {
 // only its answers were lost, the copies published again are
 // recognised, not taken for another coordinator's lines.
 func TestJournalSurvivesAStalledServer(t *testing.T) {
+	t.Parallel()
 	t.Run("nothing passes", func(t *testing.T) { t.Parallel(); journalStall(t, false) })
 	t.Run("the answers are lost", func(t *testing.T) { t.Parallel(); journalStall(t, true) })
 }

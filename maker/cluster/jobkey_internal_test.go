@@ -10,6 +10,7 @@ import (
 // is a key of its own, so coordinators on a server without roles (all
 // named alike) do not share one bound of jobs.
 func TestJobKey(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "UABC", jobKey("_INBOX_UABC"))
 	assert.Equal(t, "UABC", jobKey("_INBOX_UABC.x1"))
 	a, b := jobKey(""), jobKey("")

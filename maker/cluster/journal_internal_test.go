@@ -33,6 +33,7 @@ func testJS(t *testing.T) jetstream.JetStream {
 // one's append is refused and nothing of it is stored; another run's
 // lines between them on the shared stream change nothing.
 func TestJournalAppendsAreFenced(t *testing.T) {
+	t.Parallel()
 	js := testJS(t)
 	ctx := context.Background()
 	require.NoError(t, ensureRunStreams(ctx, js, 1))
@@ -85,6 +86,7 @@ func TestJournalAppendsAreFenced(t *testing.T) {
 // under load the steps below took longer than that (CI-like load: the
 // last Get found no key at all).
 func TestJournalLeaseLostRefusesAppends(t *testing.T) {
+	t.Parallel()
 	js := testJS(t)
 	ctx := context.Background()
 	l, err := acquireLease(ctx, js, "x", JournalConfig{LeaseTTL: 2 * time.Second})
@@ -115,6 +117,7 @@ func TestJournalLeaseLostRefusesAppends(t *testing.T) {
 // down) is lost, and the message says it was an outage, not another
 // coordinator.
 func TestJournalLeaseLostToAnOutageSaysSo(t *testing.T) {
+	t.Parallel()
 	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
 	require.NoError(t, err)
 	defer srv.Shutdown()

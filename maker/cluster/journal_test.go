@@ -23,6 +23,7 @@ import (
 // expire) is resumed by another from the journal on the engine: the same
 // steps and totals as an uninterrupted run, no step twice.
 func TestJournalOnEngineResumesOnAnotherCoordinator(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ctx := context.Background()
 	cfg := vote.Config{K: 3, Parallel: 3}
@@ -120,6 +121,7 @@ func countSteps(t *testing.T, journal []byte) int {
 }
 
 func TestJournalOnEngineLocksAndRefuses(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ctx := context.Background()
 	_, js := connect(t, srv.ClientURL())

@@ -19,6 +19,7 @@ import (
 // maker nats rm; the journal still exports to a file (which a run
 // resumes from); RemoveRun removes both, and the names are free again.
 func TestRunsOfAnEarlierMdapAreRefusedNamingTheWay(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -210,6 +210,7 @@ func TestAnUnusedRouteMakesRoomAtTheMost(t *testing.T) {
 // Only a route's job subject, mdap.jobs.<token>.*, counts as one when
 // the engine rebuilds its list of served routes.
 func TestIsRouteJobs(t *testing.T) {
+	t.Parallel()
 	for subj, want := range map[string]bool{
 		jobsSubject + "abc.*":        true,
 		jobsSubject + "abc.>":        false,
@@ -270,6 +271,7 @@ func TestRoutesServedWhileProvisioningAreKept(t *testing.T) {
 // stream, and the stream so bounded lets the agent serve that many routes
 // (streamRoutes), no more than half of it in one key's jobs.
 func TestKeyJobsBoundAtTheDefaults(t *testing.T) {
+	t.Parallel()
 	bound := func(routes int) int64 { return ProvisionConfig{MaxRoutes: routes}.keyBound() }
 	assert.Equal(t, int64(32), ProvisionConfig{}.keyBound())
 	assert.Equal(t, int64(32), bound(DefaultMaxRoutes))
@@ -294,6 +296,7 @@ func TestKeyJobsBoundAtTheDefaults(t *testing.T) {
 // TestRouteQuotaAtMostMaxRoutes: a route quota past the engine's routes
 // is refused, naming both; the default quota is 4, or MaxRoutes if fewer.
 func TestRouteQuotaAtMostMaxRoutes(t *testing.T) {
+	t.Parallel()
 	err := ProvisionConfig{MaxRoutes: 8, RouteQuota: 9}.Validate()
 	require.ErrorIs(t, err, ErrConfig)
 	assert.Contains(t, err.Error(), "RouteQuota")
@@ -307,6 +310,7 @@ func TestRouteQuotaAtMostMaxRoutes(t *testing.T) {
 // Drawers is refused, naming both; the default quota is 8, or MaxDrawers
 // if fewer.
 func TestDrawerQuotaAtMostMaxDrawers(t *testing.T) {
+	t.Parallel()
 	err := ProvisionConfig{MaxDrawers: 8, DrawerQuota: 9}.Validate()
 	require.ErrorIs(t, err, ErrConfig)
 	assert.Contains(t, err.Error(), "DrawerQuota")

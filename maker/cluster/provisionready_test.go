@@ -26,6 +26,7 @@ func TestProvisionWhenReadyReturnsARefusedConfigurationAtOnce(t *testing.T) {
 }
 
 func TestStockClusterSteps(t *testing.T) {
+	t.Parallel()
 	c := cluster.StockCluster{Dir: "/c", Configs: []string{"/c/node1.conf", "/c/node2.conf"},
 		URLs: []string{"nats://127.0.0.1:4222", "nats://127.0.0.1:4223"}, Creds: "/c/creds",
 		WorkerCreds: []string{"/c/creds/worker1", "/c/creds/worker2"}}

@@ -18,6 +18,7 @@ import (
 // coordinator started just after a node's restart exit 1 with "stream
 // MDAP_TASKS: context deadline exceeded" and had to start it again.
 func TestSetupOutlastsAnEngineThatDoesNotAnswer(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		open func(context.Context, jetstream.JetStream) error

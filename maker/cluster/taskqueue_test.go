@@ -120,6 +120,7 @@ func coordinator(name string, nc *nats.Conn, js jetstream.JetStream, dieAt int) 
 }
 
 func TestTaskQueueTwoCoordinatorsSolveEachTaskOnce(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ctx := context.Background()
 	_, js := connect(t, srv.ClientURL())
@@ -201,6 +202,7 @@ func TestTaskQueueTwoCoordinatorsSolveEachTaskOnce(t *testing.T) {
 // solved once (a failed attempt is handed back and solved again), and
 // every result is recorded.
 func TestTaskQueueServeDrainsTheQueue(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ctx := context.Background()
 	_, js := connect(t, srv.ClientURL())

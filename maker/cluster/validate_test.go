@@ -75,6 +75,7 @@ func TestConfigsValidateThemselves(t *testing.T) {
 // a Provision asking for more replicas is refused at the start, naming
 // the way to replicas (a cluster of stock nodes).
 func TestEmbeddedServerIsOneReplica(t *testing.T) {
+	t.Parallel()
 	keys, _, err := cluster.EnsureCredentials(t.TempDir())
 	require.NoError(t, err)
 	_, err = cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: cluster.ProvisionConfig{Replicas: 3}})

@@ -76,6 +76,7 @@ func FuzzDecodeJobAndReply(f *testing.F) {
 // worker may not publish to, or another job's, would otherwise hold a
 // worker's place until its publication timed out.
 func TestDecodeJobRefusesAReplySubjectNoDrawerWrites(t *testing.T) {
+	t.Parallel()
 	tok := replyToken("d1")
 	job := func(replyTo string) []byte {
 		b, err := json.Marshal(Job{Version: WireVersion, ID: "j1", ReplyTo: replyTo, Prompts: [][]Message{{}}, Samples: []Sample{{}}})
