@@ -20,7 +20,7 @@ import (
 func TestBuiltinAppliesTheJobsOverrides(t *testing.T) {
 	var seeds []uint64
 	b := &Builtin{
-		Vote: vote.Config{K: 5, Parallel: 5, MaxSamples: 200, MaxErrors: 4}, Seed: 9, MaxSteps: 50, MaxTokens: 300,
+		Config: maker.Config{Vote: vote.Config{K: 5, Parallel: 5, MaxSamples: 200, MaxErrors: 4}, MaxSteps: 50, MaxTokens: 300}, Seed: 9,
 		Model: func(_ Job, o sim.Oracle, seed uint64) (llms.Model, error) {
 			seeds = append(seeds, seed)
 			return sim.New(o, sim.DefaultConfig())
@@ -84,7 +84,7 @@ func TestBuiltinEscalation(t *testing.T) {
 		c.Seed = seed
 		return sim.New(o, c)
 	}
-	b := &Builtin{Model: open, Seed: 3, Escalation: &maker.Escalation{Policy: maker.EscalateModel, After: 8},
+	b := &Builtin{Model: open, Seed: 3, Config: maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateModel, After: 8}},
 		EscalationModel: func(j Job, o sim.Oracle, seed uint64) (llms.Model, error) {
 			escSeeds = append(escSeeds, seed)
 			return open(j, o, seed)
@@ -123,7 +123,7 @@ func TestCheckSharedEscalationRefusesTheRunsOwnModel(t *testing.T) {
 		cfg.Seed = seed
 		return sim.New(hanoi.Oracle{}, cfg)
 	}
-	b := &Builtin{Model: atSeed, Seed: 3, Escalation: &maker.Escalation{Policy: maker.EscalateModel}, EscalationModel: atSeed}
+	b := &Builtin{Model: atSeed, Seed: 3, EscalationModel: atSeed, Config: maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateModel}}}
 	require.NoError(t, b.CheckSharedEscalation(), "seed 4 is another model than seed 3")
 	b.EscalationModel = func(_ Job, o sim.Oracle, _ uint64) (llms.Model, error) { return atSeed(Job{}, o, 3) }
 	assert.ErrorIs(t, b.CheckSharedEscalation(), maker.ErrConfig, "the run's own model")
