@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
@@ -20,7 +21,7 @@ import (
 func TestBuiltinAppliesTheJobsOverrides(t *testing.T) {
 	var seeds []uint64
 	b := &Builtin{
-		Config: maker.Config{Vote: vote.Config{K: 5, Parallel: 5, MaxSamples: 200, MaxErrors: 4}, MaxSteps: 50, MaxTokens: 300}, Seed: 9,
+		Config: maker.Config{Vote: vote.Config{K: 5, Parallel: 5, MaxSamples: 200, MaxErrors: 4}, MaxSteps: 50, MaxTokens: 300, ToolFirst: true, Timeout: time.Minute}, Seed: 9,
 		Model: func(_ Job, o sim.Oracle, seed uint64) (llms.Model, error) {
 			seeds = append(seeds, seed)
 			return sim.New(o, sim.DefaultConfig())
@@ -33,6 +34,8 @@ func TestBuiltinAppliesTheJobsOverrides(t *testing.T) {
 	assert.Equal(t, vote.Config{K: 5, Parallel: 5, MaxSamples: 200, MaxErrors: 4}, u.Solver.Vote)
 	assert.Equal(t, 50, u.Solver.MaxSteps)
 	assert.Equal(t, 300, u.Solver.MaxTokens)
+	assert.True(t, u.Solver.ToolFirst, "every Config field reaches the job's solver, not a chosen few")
+	assert.Equal(t, time.Minute, u.Solver.Timeout)
 	u, err = b.Build(context.Background(), jobs[1])
 	require.NoError(t, err)
 	assert.Equal(t, vote.Config{K: 2, Parallel: 2, MaxSamples: 20, MaxErrors: 1}, u.Solver.Vote, "Parallel is capped at the job's k")
