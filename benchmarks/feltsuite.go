@@ -378,7 +378,7 @@ func feltRate(ctx context.Context, seed uint64, sz feltSize) ([]FeltGoal, error)
 		return nil, err
 	}
 	b := &batch.Builtin{Model: func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return provider, nil },
-		Vote: vote.Config{K: feltK}, SamplesPerCall: maker.SamplesPerCallAuto}
+		Config: maker.Config{Vote: vote.Config{K: feltK}, SamplesPerCall: maker.SamplesPerCallAuto}}
 	jobs := make([]batch.Job, sz.rateTasks)
 	for i := range jobs {
 		jobs[i] = batch.Job{ID: fmt.Sprintf("t%d", i), Line: i + 1, Hanoi: &batch.HanoiJob{Disks: 1}}
@@ -517,7 +517,7 @@ func engineBatch(ctx context.Context, seed uint64, n, concurrency int, sz feltSi
 	if err != nil {
 		return 0, err
 	}
-	b := &batch.Builtin{Model: func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return model, nil }, Vote: vote.Config{K: feltK}}
+	b := &batch.Builtin{Model: func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return model, nil }, Config: maker.Config{Vote: vote.Config{K: feltK}}}
 	store, err := batch.OpenStore(filepath.Join(dir, "results.jsonl"), filepath.Join(dir, "state"))
 	if err != nil {
 		return 0, err

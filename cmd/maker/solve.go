@@ -62,10 +62,9 @@ type solveFlags struct {
 
 // solveFlagOf names the flag of each field of batch.Builtin,
 // batch.LimitConfig and batch.Runner that maker solve sets (Retries is
-// rateRetries, not a flag).
+// rateRetries, not a flag); Builtin's Config fields are configFlagOf's.
 var solveFlagOf = map[string]string{
-	"MaxInFlight": "max-inflight", "RPM": "rpm", "Concurrency": "concurrency", "MaxSteps": "max-steps",
-	"Root": "root", "Tools": "tools", "ToolDeclaration": "tool-declaration",
+	"MaxInFlight": "max-inflight", "RPM": "rpm", "Concurrency": "concurrency", "Root": "root", "Tools": "tools",
 }
 
 func newSolve() *cobra.Command {
@@ -102,11 +101,11 @@ func (f *solveFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&f.runner.Concurrency, "concurrency", defaultConcurrency, "tasks solved at once")
 	fs.IntVar(&f.limits.MaxInFlight, "max-inflight", defaultMaxInFlight, "most model calls in flight at once, over all tasks (0: no bound)")
 	fs.Float64Var(&f.limits.RPM, "rpm", 0, "most model calls started per minute, over all tasks (0: no bound)")
-	fs.IntVar(&f.builder.MaxSteps, "max-steps", 0, "stop a task after that many steps (0: no limit; a task's \"max_steps\" replaces it)")
+	fs.IntVar(&f.run.cfg.MaxSteps, "max-steps", 0, "stop a task after that many steps (0: no limit; a task's \"max_steps\" replaces it)")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
 	fs.StringVar(&f.spendChart, "spend-chart", "", "write an SVG chart of the batch's spend over this run to FILE when it ends (dollars spent in all runs against seconds, and the --max-cost cap)")
 	fs.StringVar(&f.queue, "queue", "", "with --nats: the batch's task queue on the engine, where its coordinators meet (default solve-HASH, a hash of the tasks file and the settings); a run key (maker nats run add NAME) serves the queue NAME only")
-	fs.StringVar((*string)(&f.builder.ToolDeclaration), "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
+	fs.StringVar((*string)(&f.run.cfg.ToolDeclaration), "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	f.run.register(cmd)
 	f.roles = registerRoleFlags(fs, " in multiply, sort and problem lines", " (one over --nats); a real model, with a real --model")
 	f.run.obs.register(fs, true)
@@ -173,9 +172,8 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 		}
 	}
 	b := &f.builder
-	b.Vote, b.MaxTokens, b.Seed, b.Root, b.Tools = run.voteConfig(), run.cfg.MaxTokens, run.sim.Seed, f.tools.root, f.tools.selection
-	b.RerunPending, b.Price = run.cfg.RerunPending, run.cfg.Price
-	b.SamplesPerCall = run.perCall // Budget: batchRunner's, one across runs
+	// Budget: batchRunner's, one across runs; Escalation: solve's, with its model.
+	b.Config, b.Seed, b.Root, b.Tools = run.config(solverWith{}, nil), run.sim.Seed, f.tools.root, f.tools.selection
 	f.limits.Retries = rateRetries
 	f.runner.Build = b.Build
 	for _, err := range []error{b.Validate(), f.limits.Validate(), f.runner.Validate()} {

@@ -34,18 +34,17 @@ type Builtin struct {
 	// seed ("seed", else Seed). It may return one shared model for every
 	// job. Required.
 	Model func(job Job, oracle sim.Oracle, seed uint64) (llms.Model, error)
-	// Vote is every job's race configuration; a job's "k", "max_samples"
-	// and "max_errors" replace K, MaxSamples and MaxErrors ("max_errors"
-	// 0 is vote.NoErrors: none tolerated), and Parallel is capped at the
-	// job's k.
-	Vote vote.Config
-	// MaxTokens is the reply cap; 0 means maker.DefaultMaxTokens.
-	MaxTokens int
+	// Config is every job's maker.Solver.Config. A job's "k",
+	// "max_samples" and "max_errors" replace Vote.K, Vote.MaxSamples and
+	// Vote.MaxErrors ("max_errors" 0 is vote.NoErrors: none tolerated),
+	// Vote.Parallel is capped at the job's k, and its "max_steps"
+	// replaces MaxSteps (0: no limit; a spec's own max_steps still holds).
+	// Escalation, if set, is what a contested step of a "hanoi" or "spec"
+	// job gets: with maker.EscalateModel and no Model of its own, each
+	// job's escalation model is EscalationModel's.
+	maker.Config
 	// Seed is the simulated model's seed of a job without "seed".
 	Seed uint64
-	// MaxSteps stops a task after that many steps; a job's "max_steps"
-	// replaces it; 0 means no limit (a spec's own max_steps still holds).
-	MaxSteps int
 	// Root is the folder granted to a spec task's file tools; a job's
 	// "root" replaces it; "" means the spec file's folder. The tools
 	// work in the spec's "root" inside it (see spec.OpenFile).
@@ -53,15 +52,6 @@ type Builtin struct {
 	// Tools is the tool policy, a --tools list; a job's "tools" replaces
 	// it; "" means the read-only categories.
 	Tools string
-	// ToolDeclaration is how spec tasks' tools reach the model
-	// (maker.Solver.ToolDeclaration); the zero value chooses by model.
-	ToolDeclaration maker.ToolDeclaration
-	// RerunPending is maker.Solver.RerunPending for every job.
-	RerunPending bool
-	// Price prices a model that does not know its own.
-	Price maker.Price
-	// SamplesPerCall is maker.Solver.SamplesPerCall for every job.
-	SamplesPerCall int
 	// Budget, if set, is every job's maker.Solver.Budget: one spending
 	// cap for the whole batch.
 	Budget *budget.Budget
@@ -70,12 +60,9 @@ type Builtin struct {
 	// Observer, if set, is every solver's maker.Solver.Observer (traces
 	// and metrics: see maker/observe).
 	Observer maker.Observer
-	// Escalation, if set, is what a contested step of a "hanoi" or "spec"
-	// job gets (maker.Config.Escalation). With maker.EscalateModel and no
-	// Model of its own, each job's escalation model is EscalationModel's,
-	// called as Model is with the job's seed plus one, so that a simulated
-	// model's hard steps are other steps than the run's.
-	Escalation      *maker.Escalation
+	// EscalationModel is called as Model is, with the job's seed plus
+	// one (so that a simulated model's hard steps are other steps than
+	// the run's), for an Escalation of maker.EscalateModel without a Model.
 	EscalationModel func(job Job, oracle sim.Oracle, seed uint64) (llms.Model, error)
 	// Decompose are the settings of "multiply" and "sort" jobs (voted
 	// decomposition: T, each role's p for the plan, strategy, caps); a
@@ -146,9 +133,10 @@ func (b *Builtin) Build(_ context.Context, job Job) (*Unit, error) {
 			}
 			esc = &e
 		}
+		c := b.Config
+		c.Vote, c.MaxSteps, c.Escalation = cfg, maxSteps, esc
 		return &maker.Solver{
-			Config: maker.Config{Vote: cfg, MaxTokens: b.MaxTokens, MaxSteps: maxSteps, RerunPending: b.RerunPending, Price: b.Price,
-				SamplesPerCall: b.SamplesPerCall, ToolDeclaration: b.ToolDeclaration, Escalation: esc},
+			Config:   c,
 			Model:    m,
 			Executor: ex,
 			Tools:    tools,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
@@ -20,7 +21,7 @@ import (
 func TestBuiltinAppliesTheJobsOverrides(t *testing.T) {
 	var seeds []uint64
 	b := &Builtin{
-		Vote: vote.Config{K: 5, Parallel: 5, MaxSamples: 200, MaxErrors: 4}, Seed: 9, MaxSteps: 50, MaxTokens: 300,
+		Config: maker.Config{Vote: vote.Config{K: 5, Parallel: 5, MaxSamples: 200, MaxErrors: 4}, MaxSteps: 50, MaxTokens: 300, ToolFirst: true, Timeout: time.Minute}, Seed: 9,
 		Model: func(_ Job, o sim.Oracle, seed uint64) (llms.Model, error) {
 			seeds = append(seeds, seed)
 			return sim.New(o, sim.DefaultConfig())
@@ -33,6 +34,8 @@ func TestBuiltinAppliesTheJobsOverrides(t *testing.T) {
 	assert.Equal(t, vote.Config{K: 5, Parallel: 5, MaxSamples: 200, MaxErrors: 4}, u.Solver.Vote)
 	assert.Equal(t, 50, u.Solver.MaxSteps)
 	assert.Equal(t, 300, u.Solver.MaxTokens)
+	assert.True(t, u.Solver.ToolFirst, "every Config field reaches the job's solver, not a chosen few")
+	assert.Equal(t, time.Minute, u.Solver.Timeout)
 	u, err = b.Build(context.Background(), jobs[1])
 	require.NoError(t, err)
 	assert.Equal(t, vote.Config{K: 2, Parallel: 2, MaxSamples: 20, MaxErrors: 1}, u.Solver.Vote, "Parallel is capped at the job's k")
@@ -84,7 +87,7 @@ func TestBuiltinEscalation(t *testing.T) {
 		c.Seed = seed
 		return sim.New(o, c)
 	}
-	b := &Builtin{Model: open, Seed: 3, Escalation: &maker.Escalation{Policy: maker.EscalateModel, After: 8},
+	b := &Builtin{Model: open, Seed: 3, Config: maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateModel, After: 8}},
 		EscalationModel: func(j Job, o sim.Oracle, seed uint64) (llms.Model, error) {
 			escSeeds = append(escSeeds, seed)
 			return open(j, o, seed)
@@ -123,7 +126,7 @@ func TestCheckSharedEscalationRefusesTheRunsOwnModel(t *testing.T) {
 		cfg.Seed = seed
 		return sim.New(hanoi.Oracle{}, cfg)
 	}
-	b := &Builtin{Model: atSeed, Seed: 3, Escalation: &maker.Escalation{Policy: maker.EscalateModel}, EscalationModel: atSeed}
+	b := &Builtin{Model: atSeed, Seed: 3, EscalationModel: atSeed, Config: maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateModel}}}
 	require.NoError(t, b.CheckSharedEscalation(), "seed 4 is another model than seed 3")
 	b.EscalationModel = func(_ Job, o sim.Oracle, _ uint64) (llms.Model, error) { return atSeed(Job{}, o, 3) }
 	assert.ErrorIs(t, b.CheckSharedEscalation(), maker.ErrConfig, "the run's own model")

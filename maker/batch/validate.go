@@ -14,48 +14,42 @@ import (
 const MaxConcurrency = 1024
 
 // Validate checks the run-wide settings of b before any job is built and
-// returns nil or a *maker.FieldError (wrapping ErrConfig) naming the first
-// refused field, its value and the fix: a negative MaxSteps or MaxTokens,
-// a SamplesPerCall outside maker's, a Root that is not a folder, a Tools selection or a
-// ToolDeclaration that does not parse (the parser's error still found
-// with errors.Is), or a Vote that vote.Config.WithDefaults refuses (its
-// own error), or an Escalation that maker.Config.Validate refuses (its
-// field error, "Escalation.Policy"; EscalateModel needs a Model or
-// EscalationModel). Model is not checked (Build refuses a missing one). A job's
-// overrides are checked when it is built. A command maps the field names
-// to its flags (maker solve does). Cost: one stat of Root.
+// returns nil or a *maker.FieldError (wrapping ErrConfig) from
+// "batch.Builtin" naming the first refused field, its value and the fix:
+// a Config that maker.Config.Validate refuses (by its path: "MaxSteps",
+// "Vote.K", "Escalation.Policy"; a Vote's error still found with
+// errors.Is; EscalateModel needs a Model or EscalationModel), a
+// SamplesPerCall above maker.MaxSamplesPerCall, a Root that is not a
+// folder, or a Tools selection that does not parse (the parser's error
+// still found with errors.Is). Model is not checked (Build refuses a
+// missing one). A job's overrides are checked when it is built. A command
+// maps the field names to its flags (maker solve does). Cost: one stat of
+// Root.
 func (b *Builtin) Validate() error {
 	const where = "batch.Builtin"
-	switch {
-	case b.MaxSteps < 0:
-		return fielderr.New(where, "MaxSteps", b.MaxSteps, "use 1 or more, or 0 for no limit")
-	case b.MaxTokens < 0:
-		return fielderr.New(where, "MaxTokens", b.MaxTokens, "use 1 or more, or 0 for the default")
-	case b.SamplesPerCall < maker.SamplesPerCallAuto || b.SamplesPerCall > maker.MaxSamplesPerCall:
+	if b.SamplesPerCall > maker.MaxSamplesPerCall {
 		return fielderr.New(where, "SamplesPerCall", b.SamplesPerCall, fmt.Sprintf("use maker.SamplesPerCallAuto, or 0 to %d", maker.MaxSamplesPerCall))
 	}
 	if _, err := categories.Builtin().ParseSelection(b.Tools); err != nil {
 		return fielderr.Of(where, "Tools", b.Tools, err)
-	}
-	if _, err := maker.ParseToolDeclaration(string(b.ToolDeclaration)); err != nil {
-		return fielderr.Of(where, "ToolDeclaration", string(b.ToolDeclaration), err)
 	}
 	if b.Root != "" {
 		if fi, err := os.Stat(b.Root); err != nil || !fi.IsDir() {
 			return fielderr.New(where, "Root", b.Root, "not a folder; name an existing folder, or leave it empty to use each spec's own")
 		}
 	}
-	if _, err := b.Vote.WithDefaults(); err != nil {
-		return fmt.Errorf("batch.Builtin: Vote: %w", err)
+	c := b.Config
+	if e := c.Escalation; e != nil && e.Model == nil && b.EscalationModel != nil {
+		esc := *e
+		esc.Model, c.Escalation = standIn{}, &esc // each job's, not called here
 	}
-	if e := b.Escalation; e != nil {
-		c := *e
-		if c.Model == nil && b.EscalationModel != nil {
-			c.Model = standIn{} // each job's, not called here
-		}
-		return maker.Config{Escalation: &c}.Validate()
+	err := c.Validate()
+	if fe := fielderr.As(err); fe != nil {
+		out := *fe
+		out.Config = where
+		return &out
 	}
-	return nil
+	return err
 }
 
 // CheckSharedEscalation refuses, before any job runs, an escalation model

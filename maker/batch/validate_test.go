@@ -22,12 +22,12 @@ func TestBuiltinValidateNamesTheField(t *testing.T) {
 		field string
 		value any
 	}{
-		{batch.Builtin{MaxSteps: -1}, "MaxSteps", -1},
-		{batch.Builtin{MaxTokens: -1}, "MaxTokens", -1},
-		{batch.Builtin{SamplesPerCall: maker.SamplesPerCallAuto - 1}, "SamplesPerCall", maker.SamplesPerCallAuto - 1},
-		{batch.Builtin{SamplesPerCall: maker.MaxSamplesPerCall + 1}, "SamplesPerCall", maker.MaxSamplesPerCall + 1},
+		{batch.Builtin{Config: maker.Config{MaxSteps: -1}}, "MaxSteps", -1},
+		{batch.Builtin{Config: maker.Config{MaxTokens: -1}}, "MaxTokens", -1},
+		{batch.Builtin{Config: maker.Config{SamplesPerCall: maker.SamplesPerCallAuto - 1}}, "SamplesPerCall", maker.SamplesPerCallAuto - 1},
+		{batch.Builtin{Config: maker.Config{SamplesPerCall: maker.MaxSamplesPerCall + 1}}, "SamplesPerCall", maker.MaxSamplesPerCall + 1},
 		{batch.Builtin{Tools: "everything"}, "Tools", "everything"},
-		{batch.Builtin{ToolDeclaration: "loud"}, "ToolDeclaration", "loud"},
+		{batch.Builtin{Config: maker.Config{ToolDeclaration: "loud"}}, "ToolDeclaration", "loud"},
 		{batch.Builtin{Root: "/no/such/folder"}, "Root", "/no/such/folder"},
 	} {
 		err := c.b.Validate()
@@ -39,10 +39,10 @@ func TestBuiltinValidateNamesTheField(t *testing.T) {
 		assert.Equal(t, c.value, fe.Fields[0].Value, "%v", err)
 	}
 	assert.ErrorIs(t, (&batch.Builtin{Tools: "everything"}).Validate(), categories.ErrUnknownName)
-	assert.ErrorIs(t, (&batch.Builtin{Vote: vote.Config{K: -1}}).Validate(), vote.ErrConfig)
-	assert.NoError(t, (&batch.Builtin{Root: t.TempDir(), Tools: "read_only", ToolDeclaration: maker.DeclarePrompt}).Validate())
+	assert.ErrorIs(t, (&batch.Builtin{Config: maker.Config{Vote: vote.Config{K: -1}}}).Validate(), vote.ErrConfig)
+	assert.NoError(t, (&batch.Builtin{Root: t.TempDir(), Tools: "read_only", Config: maker.Config{ToolDeclaration: maker.DeclarePrompt}}).Validate())
 	assert.NoError(t, (&batch.Builtin{}).Validate(), "the zero value")
-	assert.NoError(t, (&batch.Builtin{SamplesPerCall: maker.SamplesPerCallAuto}).Validate(), "auto (TestSolveMaxCostCapsTheWholeBatch found it refused)")
+	assert.NoError(t, (&batch.Builtin{Config: maker.Config{SamplesPerCall: maker.SamplesPerCallAuto}}).Validate(), "auto (TestSolveMaxCostCapsTheWholeBatch found it refused)")
 
 	build := func(context.Context, batch.Job) (*batch.Unit, error) { return nil, nil }
 	for _, r := range []batch.Runner{{}, {Build: build, Concurrency: -1}, {Build: build, Concurrency: batch.MaxConcurrency + 1}} {

@@ -87,8 +87,8 @@ func TestDecisionsOverNATSAreJournaled(t *testing.T) {
 		defer stop()
 		calls := &atomic.Int64{}
 		b := &batch.Builtin{
-			Price: maker.Price{InputPerMillion: 0.15, OutputPerMillion: 0.6},
-			Model: func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return nil, assert.AnError },
+			Config: maker.Config{Price: maker.Price{InputPerMillion: 0.15, OutputPerMillion: 0.6}},
+			Model:  func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return nil, assert.AnError },
 			RoleModels: func(batch.Job) (map[decompose.Role]llms.Model, error) {
 				return decompose.AllRoles(stoppingModel{Model: remote, calls: calls, after: after, stop: stop}), nil
 			},

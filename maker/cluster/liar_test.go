@@ -284,7 +284,7 @@ func batchLiarScenario(t *testing.T, url, coordSeed, liarSeed string, honestSeed
 	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 30 * time.Second, Spread: true})
 	remote, err := d.Model(route)
 	require.NoError(t, err)
-	builder := &batch.Builtin{Vote: vote.Config{K: 3, MinVoters: 2, MaxSamples: 300}, Seed: seed,
+	builder := &batch.Builtin{Config: maker.Config{Vote: vote.Config{K: 3, MinVoters: 2, MaxSamples: 300}}, Seed: seed,
 		Model: func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return remote, nil }}
 	dir := t.TempDir()
 	solve := func(queue, tasks string) batch.Summary {
