@@ -25,20 +25,8 @@ import (
 // spends a job's last deliveries (MaxDeliver) and the agent hands a job
 // back at most once a pull.
 func honestLoad(t *testing.T, inflight, burst, rounds int) {
-	dir := t.TempDir()
-	keys, _, err := cluster.EnsureCredentials(dir)
-	require.NoError(t, err)
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	_, wjs := connectAs(t, srv.ClientURL(), cluster.SeedFile(dir, cluster.RoleWorker))
 	var logs lockedBuffer
-	worker := newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: inflight, Logger: warnLogger(&logs)})
-	runWorker(t, worker)
-	_, cjs := connectAs(t, srv.ClientURL(), cluster.SeedFile(dir, cluster.RoleCoordinator))
-	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: time.Minute})
-	remote, err := d.Model(worker.Route())
-	require.NoError(t, err)
+	worker, d, remote := honestStage(t, inflight, &logs, func(u string) string { return u })
 	var failed atomic.Int64
 	start := time.Now()
 	for round := range rounds {
