@@ -469,13 +469,15 @@ func Permissions(role Role, inbox string) *server.Permissions {
 // consumer through the engine), and the subjects of runs' data under the
 // shared streams: of every run for RoleCoordinator (run ""), of run and
 // its tasks (run.>) only for RunRole(run). JetStream's API names a
-// consumer's filter subject in the subject of its creation
-// ($JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>) and a direct get's
-// subject ($JS.API.DIRECT.GET.<stream>.<subject>), so reading is scoped
-// the same way; a purge, a delete or a get by sequence names the stream
-// only, and is not granted. The names of the consumers a coordinator
-// reads through are random (ordered consumers), except its task queue's
-// (q_<queue>), named in full for a run coordinator. Its jobs go on
+// direct get's subject ($JS.API.DIRECT.GET.<stream>.<subject>), so a
+// read of the last line is scoped the same way; a batched direct get
+// (the lines of a journal) names its stream only, and is granted on a
+// stream whose every line the coordinator may read (a run key's own); a
+// purge, a delete or a consumer's creation is not granted (a consumer's
+// delivery subject is in the request's body, which permissions cannot
+// see). The consumers a coordinator reads through are made by the
+// engine: its reply consumer and its task queue's (q_<queue>, named in
+// full for a run coordinator). Its jobs go on
 // subjects naming its key (mdap.jobs.<route>.<key>, the key of its inbox
 // _INBOX_<key>), so the engine bounds each key's jobs per route
 // (ProvisionConfig.KeyJobs).
@@ -507,10 +509,13 @@ func coordinatorPublications(run, inbox string) []string {
 	allow = append(allow,
 		"$JS.API.CONSUMER.INFO."+RepliesStream+".*",
 		"$JS.API.CONSUMER.MSG.NEXT."+RepliesStream+".*", "$JS.ACK."+RepliesStream+".>")
-	// Journals: append, read the last line, read through ordered
-	// consumers filtered to its own subjects: every run's on the shared
-	// JournalsStream, or a run key's on its run's own stream, whose
-	// bytes are its budget (RunStream), which it asks the engine for.
+	// Journals: append, read the last line, read by batched direct gets:
+	// every run's on the shared JournalsStream, or a run key's on its
+	// run's own stream, whose bytes are its budget (RunStream), which it
+	// asks the engine for. No consumer: a consumer's delivery subject is
+	// its maker's choice, which no permission can scope, and the server
+	// would store what it delivers in whatever stream takes that subject
+	// (another run's journal, the jobs or the replies).
 	journals, subjects := JournalsStream, own(journalSubject)
 	if run != "" {
 		subj := runJournalSubject(run)
@@ -518,11 +523,12 @@ func coordinatorPublications(run, inbox string) []string {
 		allow = append(allow, agentSubject+"journal."+run, "$JS.API.STREAM.INFO."+journals)
 	}
 	for _, subj := range subjects {
-		allow = append(allow, subj,
-			"$JS.API.DIRECT.GET."+journals+"."+subj,
-			"$JS.API.CONSUMER.CREATE."+journals+".*."+subj)
+		allow = append(allow, subj, "$JS.API.DIRECT.GET."+journals+"."+subj)
 	}
-	allow = append(allow, "$JS.API.CONSUMER.MSG.NEXT."+journals+".*", "$JS.API.CONSUMER.DELETE."+journals+".*")
+	// A batched direct get names its subject in its body, unscoped: the
+	// stream is the run key's own (or, for the shared coordinator, every
+	// run's, which it may read in any case).
+	allow = append(allow, "$JS.API.DIRECT.GET."+journals)
 	// Leases and results: keys of its own runs.
 	for _, key := range own("") {
 		allow = append(allow, "$KV."+LeaseBucket+"."+key, "$JS.API.DIRECT.GET."+leases+".$KV."+LeaseBucket+"."+key)
@@ -530,9 +536,7 @@ func coordinatorPublications(run, inbox string) []string {
 	resultKeys := ResultsBucket + "." + cmpOr(run, "*") + ".>"
 	allow = append(allow,
 		"$KV."+resultKeys,
-		"$JS.API.DIRECT.GET."+results+".$KV."+resultKeys,
-		"$JS.API.CONSUMER.CREATE."+results+".*.$KV."+resultKeys,
-		"$JS.API.CONSUMER.MSG.NEXT."+results+".*", "$JS.API.CONSUMER.DELETE."+results+".*")
+		"$JS.API.DIRECT.GET."+results+".$KV."+resultKeys)
 	// Task queues: publish its tasks, ask the engine for the queue's
 	// consumer, take, acknowledge.
 	queue := cmpOr(run, "*")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -388,47 +389,97 @@ const replicaRetryWait = 100 * time.Millisecond
 
 func (s *journalStore) Name() string { return JournalName(s.run) }
 
-// Lines reads the lines from line from on through an ordered consumer
-// filtered to the journal's subject: one stream, no round trip per line.
-// A journal whose first line is not line 1 lost its first lines to its
-// retention (journal.ErrCorrupt, naming it).
+// Lines reads the lines from line from on by batched direct gets of the
+// journal's subject (lineBatch a request: no round trip per line). A
+// client makes no consumer to read them (coordinatorPublications). A
+// replica that has not caught up answers with fewer lines: the rest are
+// asked again after replicaRetryWait, up to opTimeout. A journal whose
+// first line is not line 1 lost its first lines to its retention
+// (journal.ErrCorrupt, naming it).
 func (s *journalStore) Lines(from int, fn func(n int, line []byte) error) error {
 	if from >= s.lines {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{s.subject}})
-	if err != nil {
-		return fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
-	}
-	defer it.Stop()
-	for n := 0; n < s.lines; n++ {
-		msg, err := it.Next(jetstream.NextMaxWait(opTimeout))
-		if err != nil {
-			return fmt.Errorf("%w: read %s line %d: %w", ErrEngine, s.Name(), n+1, err)
-		}
-		if msg.Subject() != s.subject {
-			return fmt.Errorf("%w: %s: a message of %s among its lines", journal.ErrCorrupt, s.Name(), msg.Subject())
-		}
-		if n == 0 {
-			if first := msg.Headers().Get(lineHeader); first != "" && first != "1" {
-				retention := msg.Headers().Get(jetstream.MsgTTLHeader)
-				return fmt.Errorf("%w: %s: its lines before line %s are gone: the journal's retention is %s, and older lines are removed; remove what is left with: maker nats rm %s", journal.ErrCorrupt, s.Name(), first, retention, s.run)
+	api := "$JS.API.DIRECT.GET." + s.stream.CachedInfo().Config.Name
+	n, next := 0, uint64(1)
+	for n < s.lines {
+		got, err := s.batch(ctx, api, next, func(seq uint64, m *nats.Msg) error {
+			if subj := m.Header.Get(jetstream.SubjectHeader); subj != s.subject {
+				return fmt.Errorf("%w: %s: a message of %s among its lines", journal.ErrCorrupt, s.Name(), subj)
 			}
-		}
-		if n < from {
-			continue
-		}
-		if err := fn(n, msg.Data()); err != nil {
+			if n == 0 {
+				if first := m.Header.Get(lineHeader); first != "" && first != "1" {
+					retention := m.Header.Get(jetstream.MsgTTLHeader)
+					return fmt.Errorf("%w: %s: its lines before line %s are gone: the journal's retention is %s, and older lines are removed; remove what is left with: maker nats rm %s", journal.ErrCorrupt, s.Name(), first, retention, s.run)
+				}
+			}
+			next = seq + 1
+			n++
+			if n-1 < from || n > s.lines {
+				return nil
+			}
+			return fn(n-1, m.Data)
+		})
+		if err != nil {
 			return err
+		}
+		if got == 0 && n < s.lines {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%w: read %s line %d: %w", ErrEngine, s.Name(), n+1, ctx.Err())
+			case <-time.After(replicaRetryWait):
+			}
 		}
 	}
 	return nil
+}
+
+// lineBatch is how many lines one direct get of Lines asks for.
+const lineBatch = 1024
+
+// batch asks api for up to lineBatch messages of the journal's subject
+// from sequence from on and hands each to fn with its sequence, until
+// the server's end of batch; it returns how many came.
+func (s *journalStore) batch(ctx context.Context, api string, from uint64, fn func(seq uint64, m *nats.Msg) error) (int, error) {
+	nc := s.js.Conn()
+	inbox := nc.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return 0, fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	req, _ := json.Marshal(struct {
+		Seq   uint64 `json:"seq"`
+		Next  string `json:"next_by_subj"`
+		Batch int    `json:"batch"`
+	}{from, s.subject, lineBatch})
+	if err := nc.PublishRequest(api, inbox, req); err != nil {
+		return 0, fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
+	}
+	got := 0
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return got, fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
+		}
+		switch status := m.Header.Get("Status"); status {
+		case "":
+		case "204", "404": // the end of the batch, or none
+			return got, nil
+		default:
+			return got, fmt.Errorf("%w: read %s: the server answered %s %s", ErrEngine, s.Name(), status, m.Header.Get("Description"))
+		}
+		seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+		if err != nil {
+			return got, fmt.Errorf("%w: read %s: a line without its sequence", ErrEngine, s.Name())
+		}
+		got++
+		if err := fn(seq, m); err != nil {
+			return got, err
+		}
+	}
 }
 
 func (s *journalStore) Torn() []byte { return nil }
