@@ -402,18 +402,17 @@ func (s *journalStore) Lines(from int, fn func(n int, line []byte) error) error 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
+	if !s.stream.CachedInfo().Config.AllowDirect {
+		// An earlier mdap's stream of one run, which only the admin
+		// reads (ExportJournal).
+		return s.linesByConsumer(ctx, from, fn)
+	}
 	api := "$JS.API.DIRECT.GET." + s.stream.CachedInfo().Config.Name
 	n, next := 0, uint64(1)
 	for n < s.lines {
 		got, err := s.batch(ctx, api, next, func(seq uint64, m *nats.Msg) error {
-			if subj := m.Header.Get(jetstream.SubjectHeader); subj != s.subject {
-				return fmt.Errorf("%w: %s: a message of %s among its lines", journal.ErrCorrupt, s.Name(), subj)
-			}
-			if n == 0 {
-				if first := m.Header.Get(lineHeader); first != "" && first != "1" {
-					retention := m.Header.Get(jetstream.MsgTTLHeader)
-					return fmt.Errorf("%w: %s: its lines before line %s are gone: the journal's retention is %s, and older lines are removed; remove what is left with: maker nats rm %s", journal.ErrCorrupt, s.Name(), first, retention, s.run)
-				}
+			if err := s.checkLine(n, m.Header.Get(jetstream.SubjectHeader), m.Header); err != nil {
+				return err
 			}
 			next = seq + 1
 			n++
@@ -430,6 +429,48 @@ func (s *journalStore) Lines(from int, fn func(n int, line []byte) error) error 
 			case <-ctx.Done():
 				return fmt.Errorf("%w: read %s line %d: %w", ErrEngine, s.Name(), n+1, ctx.Err())
 			case <-time.After(replicaRetryWait):
+			}
+		}
+	}
+	return nil
+}
+
+// checkLine checks that the journal's line n (from 0) has its subject,
+// and that its first is line 1.
+func (s *journalStore) checkLine(n int, subject string, h nats.Header) error {
+	if subject != s.subject {
+		return fmt.Errorf("%w: %s: a message of %s among its lines", journal.ErrCorrupt, s.Name(), subject)
+	}
+	if first := h.Get(lineHeader); n == 0 && first != "" && first != "1" {
+		retention := h.Get(jetstream.MsgTTLHeader)
+		return fmt.Errorf("%w: %s: its lines before line %s are gone: the journal's retention is %s, and older lines are removed; remove what is left with: maker nats rm %s", journal.ErrCorrupt, s.Name(), first, retention, s.run)
+	}
+	return nil
+}
+
+// linesByConsumer is Lines through an ordered consumer, for a stream
+// without direct gets.
+func (s *journalStore) linesByConsumer(ctx context.Context, from int, fn func(n int, line []byte) error) error {
+	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{s.subject}})
+	if err != nil {
+		return fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
+	}
+	defer it.Stop()
+	for n := 0; n < s.lines; n++ {
+		msg, err := it.Next(jetstream.NextMaxWait(opTimeout))
+		if err != nil {
+			return fmt.Errorf("%w: read %s line %d: %w", ErrEngine, s.Name(), n+1, err)
+		}
+		if err := s.checkLine(n, msg.Subject(), msg.Headers()); err != nil {
+			return err
+		}
+		if n >= from {
+			if err := fn(n, msg.Data()); err != nil {
+				return err
 			}
 		}
 	}
@@ -461,6 +502,9 @@ func (s *journalStore) batch(ctx context.Context, api string, from uint64, fn fu
 	got := 0
 	for {
 		m, err := sub.NextMsgWithContext(ctx)
+		if errors.Is(err, nats.ErrNoResponders) {
+			return got, nil // no replica answers for now (one restarting): asked again
+		}
 		if err != nil {
 			return got, fmt.Errorf("%w: read %s: %w", ErrEngine, s.Name(), err)
 		}
