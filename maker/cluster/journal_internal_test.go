@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -136,4 +137,43 @@ func TestJournalLeaseLostToAnOutageSaysSo(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrLeaseTaken)
 	assert.Contains(t, err.Error(), "did not answer")
 	assert.NotContains(t, err.Error(), "another coordinator")
+}
+
+// A journal longer than one batched read (lineBatch lines), its lines
+// among another run's on the shared stream, reads whole and in order,
+// from its first line or from any line on.
+func TestJournalLinesSpanBatches(t *testing.T) {
+	t.Parallel()
+	js := testJS(t)
+	ctx := context.Background()
+	require.NoError(t, ensureRunStreams(ctx, js, 1))
+	st, err := js.Stream(ctx, JournalsStream)
+	require.NoError(t, err)
+	long := &journalStore{js: js, stream: st, run: "long", subject: journalSubject + "long"}
+	other := &journalStore{js: js, stream: st, run: "other", subject: journalSubject + "other"}
+	require.NoError(t, long.load(ctx))
+	require.NoError(t, other.load(ctx))
+	const n = 2*lineBatch + 300
+	for i := range n {
+		require.NoError(t, long.Append([]byte(fmt.Sprintf(`{"line":%d}`, i))))
+		if i%7 == 0 {
+			require.NoError(t, long.Flush())
+			require.NoError(t, other.Append([]byte(fmt.Sprintf(`{"other":%d}`, i))))
+			require.NoError(t, other.Flush())
+		}
+	}
+	require.NoError(t, long.Flush())
+
+	r := &journalStore{js: js, stream: st, run: "long", subject: journalSubject + "long"}
+	require.NoError(t, r.load(ctx))
+	for _, from := range []int{0, lineBatch - 1, lineBatch, n - 1} {
+		next := from
+		require.NoError(t, r.Lines(from, func(i int, l []byte) error {
+			require.Equal(t, next, i, "lines in order, none skipped")
+			require.Equal(t, fmt.Sprintf(`{"line":%d}`, i), string(l))
+			next++
+			return nil
+		}))
+		assert.Equal(t, n, next, "every line from %d on", from)
+	}
 }
