@@ -52,7 +52,7 @@ func (f *parseFlags) parse(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		args = []string{"-"}
 	}
-	lines, err := replyfile.Judge(args, cmd.InOrStdin(), task, f.maxTokens)
+	lines, err := replyfile.Judge(cmd.Context(), args, cmd.InOrStdin(), task, f.maxTokens)
 	switch {
 	case errors.Is(err, replyfile.ErrUnreadable):
 		return usageErr("%w", err)

@@ -90,7 +90,7 @@ func parseAgreesWithARun(t *testing.T, names []string, replies []maker.Reply, to
 	solver, err := replyfile.NewSolver(maker.DefaultMaxTokens, tools)
 	require.NoError(t, err)
 	defer closeSolver(solver)
-	lines, err := replyfile.JudgeWith(solver, nil, names, replies)
+	lines, err := replyfile.JudgeWith(context.Background(), solver, nil, names, replies)
 	require.NoError(t, err)
 
 	// A run's race over the same replies, one sample each in order.

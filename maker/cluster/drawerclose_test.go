@@ -51,7 +51,7 @@ func containsError(data []byte) bool {
 // holder of one run's key, every 7.5 s, asks the engine for a Drawer,
 // queues 4 jobs replying to it (each 2 s of the model: it chooses its
 // prompts) and closes the Drawer 1 s later, mid-call. Each reply then
-// finds no stream; the worker tried it again for replyRetry (5 s),
+// finds no stream; the worker tried it again for noStreamWait (5 s),
 // holding its place, so another run on the route waited for places at
 // every step (44 s on a loaded machine, about a second undisturbed).
 // Now the worker asks the agent every goneEvery whether the Drawer is

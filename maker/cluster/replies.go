@@ -132,7 +132,7 @@ const absentGap = 5 * time.Second
 
 // replyReconcile is how often an agent reconciles RepliesStream's
 // subjects: the longest a live Drawer's subject stays dropped by a
-// concurrent write (a worker tries its reply again for replyRetry).
+// concurrent write (a worker tries its reply again for noStreamWait).
 const replyReconcile = time.Second
 
 // liveDrawers is the tokens of the reply consumers of stream st.

@@ -96,7 +96,7 @@ var errDrawerGone = errors.New("its Drawer closed while the model was called; th
 // goneEvery is how often a reply that finds no stream asks the agent
 // whether its Drawer is gone (a look at most four times a second, up to
 // drawerFresh old), so a Drawer closed mid-call costs its worker's place
-// about a second, not replyRetry.
+// about a second, not noStreamWait.
 const goneEvery = 250 * time.Millisecond
 
 // drawerCache is an agent's last look at RepliesStream's reply

@@ -39,7 +39,7 @@ const (
 const (
 	pollWait       = time.Second      // one pull request's wait for jobs
 	publishTimeout = 10 * time.Second // a reply's publication
-	replyRetry     = 5 * time.Second  // a reply finding no stream tries again this long (publishReply)
+	noStreamWait     = 5 * time.Second  // a reply finding no stream tries again this long (publishReply)
 	backoff        = 500 * time.Millisecond
 )
 
@@ -710,7 +710,7 @@ func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 // takes the Drawer's subject (two agents writing the stream's subjects
 // at once may drop a live Drawer's for up to replyReconcile: see
 // replySpace; the agent delivers no job of a Drawer without a consumer),
-// it tries again for up to replyRetry; a job delivered through an agent
+// it tries again for up to noStreamWait; a job delivered through an agent
 // asks it every goneEvery whether the Drawer closed, and is then
 // terminated (errDrawerGone). A reply larger than the engine stores is
 // errTooLarge at once.
@@ -760,7 +760,7 @@ func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, key, subjec
 		if noRoom && time.Since(began) > roomWait && !w.reading(tok) {
 			return fmt.Errorf("%w (its room there stayed full for %s): %w", errNoRoom, time.Since(began).Round(time.Second), err)
 		}
-		if noStream && time.Since(began) > replyRetry || wait.Sleep(ctx, pause) != nil {
+		if noStream && time.Since(began) > noStreamWait || wait.Sleep(ctx, pause) != nil {
 			return fmt.Errorf("%w (this worker's reply found no room or no stream for the coordinator within %s)", err, time.Since(began).Round(time.Second))
 		}
 	}

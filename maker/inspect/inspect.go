@@ -72,9 +72,10 @@ func verdict(j maker.Judgement) Verdict {
 // for replies in the order a race would tally them) to the class key a
 // run of task by s would give it (maker.Solver.ClassesIn), so that
 // verdicts with equal keys are exactly the replies such a run votes
-// together. Flagged verdicts are left as they are. Errors: ClassesIn's.
-// Cost: ClassesIn's (a task's matcher may call a model).
-func ClassKeys(s *maker.Solver, task maker.Task, vs []Verdict) error {
+// together. Flagged verdicts are left as they are. ctx is ClassesIn's:
+// a task's matcher may call a model. Errors: ClassesIn's. Cost:
+// ClassesIn's.
+func ClassKeys(ctx context.Context, s *maker.Solver, task maker.Task, vs []Verdict) error {
 	var outs []intent.Output
 	var at []int
 	for i, v := range vs {
@@ -83,7 +84,7 @@ func ClassKeys(s *maker.Solver, task maker.Task, vs []Verdict) error {
 			at = append(at, i)
 		}
 	}
-	keys, err := s.ClassesIn(context.Background(), task, outs)
+	keys, err := s.ClassesIn(ctx, task, outs)
 	if err != nil {
 		return err
 	}

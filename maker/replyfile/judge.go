@@ -1,6 +1,7 @@
 package replyfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -43,7 +44,7 @@ type Verdict struct {
 // Errors: a reply that cannot be read wraps [ErrUnreadable] (its text is
 // [Load]'s) and nothing is judged; others are [NewSolver]'s and
 // [JudgeWith]'s. Cost: one parse, normalisation and key per reply.
-func Judge(names []string, stdin io.Reader, task maker.Task, maxTokens int) ([]Verdict, error) {
+func Judge(ctx context.Context, names []string, stdin io.Reader, task maker.Task, maxTokens int) ([]Verdict, error) {
 	replies := make([]maker.Reply, len(names))
 	for i, name := range names {
 		r, err := Load(name, stdin)
@@ -59,7 +60,7 @@ func Judge(names []string, stdin io.Reader, task maker.Task, maxTokens int) ([]V
 	if s.Executor != nil {
 		defer s.Executor.Close()
 	}
-	return JudgeWith(s, task, names, replies)
+	return JudgeWith(ctx, s, task, names, replies)
 }
 
 // NewSolver is the solver whose judgement [Judge] gives: the reply cap
@@ -94,12 +95,12 @@ func NewSolver(maxTokens int, tools bool) (*maker.Solver, error) {
 // ([inspect.ClassKeys]).
 //
 // Errors: ClassKeys'. Cost: one parse, normalisation and key per reply.
-func JudgeWith(s *maker.Solver, task maker.Task, names []string, replies []maker.Reply) ([]Verdict, error) {
+func JudgeWith(ctx context.Context, s *maker.Solver, task maker.Task, names []string, replies []maker.Reply) ([]Verdict, error) {
 	vs := make([]inspect.Verdict, len(replies))
 	for i, r := range replies {
 		vs[i] = inspect.In(s, task, r)
 	}
-	if err := inspect.ClassKeys(s, task, vs); err != nil {
+	if err := inspect.ClassKeys(ctx, s, task, vs); err != nil {
 		return nil, err
 	}
 	out := make([]Verdict, len(replies))

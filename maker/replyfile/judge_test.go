@@ -2,6 +2,7 @@ package replyfile_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func TestJudgeRefusesAnUnreadableReply(t *testing.T) {
 	_, loadErr := replyfile.Load(missing, nil)
 	require.Error(t, loadErr)
 
-	got, err := replyfile.Judge([]string{good, missing}, nil, nil, 100)
+	got, err := replyfile.Judge(context.Background(), []string{good, missing}, nil, nil, 100)
 	assert.Nil(t, got)
 	require.ErrorIs(t, err, replyfile.ErrUnreadable)
 	assert.EqualError(t, err, loadErr.Error())
@@ -35,7 +36,7 @@ func TestJudgeRefusesAnUnreadableReply(t *testing.T) {
 // empty one, and WriteText says which vote together.
 func TestJudgeGroupsRepliesAndWriteTextSaysSo(t *testing.T) {
 	t.Parallel()
-	got, err := replyfile.Judge([]string{"-"}, strings.NewReader(`{"b": 2, "a": 1}`), nil, 100)
+	got, err := replyfile.Judge(context.Background(), []string{"-"}, strings.NewReader(`{"b": 2, "a": 1}`), nil, 100)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, "-", got[0].File)
@@ -48,7 +49,7 @@ func TestJudgeGroupsRepliesAndWriteTextSaysSo(t *testing.T) {
 		require.NoError(t, os.WriteFile(name, []byte(text), 0o600))
 		names = append(names, name)
 	}
-	got, err = replyfile.Judge(names, nil, nil, 100)
+	got, err = replyfile.Judge(context.Background(), names, nil, nil, 100)
 	require.NoError(t, err)
 	require.Len(t, got, 4)
 	assert.Equal(t, got[0].Key, got[1].Key, "key order, white space and 1 against 1.0 vote together")
