@@ -29,6 +29,18 @@ func testJS(t *testing.T) jetstream.JetStream {
 	return js
 }
 
+// sharedStore is run's journal on the shared JournalsStream, loaded.
+func sharedStore(t *testing.T, js jetstream.JetStream, run string) *journalStore {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, ensureRunStreams(ctx, js, 1))
+	st, err := js.Stream(ctx, JournalsStream)
+	require.NoError(t, err)
+	s := &journalStore{js: js, stream: st, run: run, subject: journalSubject + run}
+	require.NoError(t, s.load(ctx))
+	return s
+}
+
 // Two writers that both think they hold a run never interleave lines:
 // every append expects the journal subject's last sequence, so the second
 // one's append is refused and nothing of it is stored; another run's
@@ -36,16 +48,7 @@ func testJS(t *testing.T) jetstream.JetStream {
 func TestJournalAppendsAreFenced(t *testing.T) {
 	t.Parallel()
 	js := testJS(t)
-	ctx := context.Background()
-	require.NoError(t, ensureRunStreams(ctx, js, 1))
-	st, err := js.Stream(ctx, JournalsStream)
-	require.NoError(t, err)
-	a := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
-	b := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
-	require.NoError(t, a.load(ctx))
-	require.NoError(t, b.load(ctx))
-	other := &journalStore{js: js, stream: st, run: "g", subject: journalSubject + "g"}
-	require.NoError(t, other.load(ctx))
+	a, b, other := sharedStore(t, js, "f"), sharedStore(t, js, "f"), sharedStore(t, js, "g")
 	require.NoError(t, a.Append([]byte(`{"a":1}`)))
 	require.NoError(t, a.Flush())
 	require.NoError(t, other.Append([]byte(`{"g":1}`)))
@@ -56,8 +59,7 @@ func TestJournalAppendsAreFenced(t *testing.T) {
 	require.ErrorIs(t, b.Flush(), ErrLeaseLost)
 	require.ErrorIs(t, b.Append([]byte(`{"b":2}`)), ErrLeaseLost, "a fenced store stays refused")
 
-	c := &journalStore{js: js, stream: st, run: "f", subject: journalSubject + "f"}
-	require.NoError(t, c.load(ctx))
+	c := sharedStore(t, js, "f")
 	var lines []string
 	require.NoError(t, c.Lines(0, func(_ int, l []byte) error { lines = append(lines, string(l)); return nil }))
 	assert.Equal(t, []string{`{"a":1}`, `{"a":2}`}, lines)
@@ -72,8 +74,7 @@ func TestJournalAppendsAreFenced(t *testing.T) {
 	// A journal with lines is never reset by its coordinator (a shared
 	// stream is purged by the admin only); one with none starts as it is.
 	require.ErrorIs(t, a.Reset(), journal.ErrCorrupt)
-	e := &journalStore{js: js, stream: st, run: "e", subject: journalSubject + "e"}
-	require.NoError(t, e.load(ctx))
+	e := sharedStore(t, js, "e")
 	require.NoError(t, e.Reset())
 	require.NoError(t, e.Append([]byte(`{"e":1}`)))
 	require.NoError(t, e.Flush())
@@ -145,14 +146,7 @@ func TestJournalLeaseLostToAnOutageSaysSo(t *testing.T) {
 func TestJournalLinesSpanBatches(t *testing.T) {
 	t.Parallel()
 	js := testJS(t)
-	ctx := context.Background()
-	require.NoError(t, ensureRunStreams(ctx, js, 1))
-	st, err := js.Stream(ctx, JournalsStream)
-	require.NoError(t, err)
-	long := &journalStore{js: js, stream: st, run: "long", subject: journalSubject + "long"}
-	other := &journalStore{js: js, stream: st, run: "other", subject: journalSubject + "other"}
-	require.NoError(t, long.load(ctx))
-	require.NoError(t, other.load(ctx))
+	long, other := sharedStore(t, js, "long"), sharedStore(t, js, "other")
 	const n = 2*lineBatch + 300
 	for i := range n {
 		require.NoError(t, long.Append([]byte(fmt.Sprintf(`{"line":%d}`, i))))
@@ -164,8 +158,7 @@ func TestJournalLinesSpanBatches(t *testing.T) {
 	}
 	require.NoError(t, long.Flush())
 
-	r := &journalStore{js: js, stream: st, run: "long", subject: journalSubject + "long"}
-	require.NoError(t, r.load(ctx))
+	r := sharedStore(t, js, "long")
 	for _, from := range []int{0, lineBatch - 1, lineBatch, n - 1} {
 		next := from
 		require.NoError(t, r.Lines(from, func(i int, l []byte) error {

@@ -39,7 +39,7 @@ const (
 const (
 	pollWait       = time.Second      // one pull request's wait for jobs
 	publishTimeout = 10 * time.Second // a reply's publication
-	noStreamWait     = 5 * time.Second  // a reply finding no stream tries again this long (publishReply)
+	noStreamWait   = 5 * time.Second  // a reply finding no stream tries again this long (publishReply)
 	backoff        = 500 * time.Millisecond
 )
 
