@@ -497,6 +497,10 @@ func coordinatorPublications(run, inbox string) []string {
 		// unscoped, an older coordinator's request, which the agent
 		// answers with the upgrade it needs (a Close's drop is served).
 		agentSubject + "replies." + replyIdentity(inbox, ""), agentSubject + "replies",
+		// Its withdrawals and worker counts, asked in its own name too, so
+		// that the agent serves each identity's requests in a lane of its
+		// own (agentlanes.go); unscoped, an older coordinator's.
+		agentSubject + "withdraw." + replyIdentity(inbox, ""), agentSubject + "workers." + replyIdentity(inbox, ""),
 		agentSubject + "withdraw", agentSubject + "workers",
 		"$JS.API.CONSUMER.INFO." + JobsStream + ".*",
 	}

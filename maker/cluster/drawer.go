@@ -314,7 +314,7 @@ func (d *Drawer) Close() error {
 	defer cancel()
 	// The engine's agent deletes it (no coordinator may), and stops
 	// taking its replies; on a server without one, the Drawer does.
-	err := askAgent(ctx, d.nc, "replies", agentRequest{Name: d.id, Drop: true})
+	err := askAgent(ctx, d.nc, "replies."+replyIdentity(d.nc.Opts.InboxPrefix, ""), agentRequest{Name: d.id, Drop: true})
 	if errors.Is(err, errNoAgent) {
 		err = dropDrawer(ctx, d.js, d.id, &replySpace{})
 	}
@@ -404,7 +404,7 @@ func (d *Drawer) withdraw(token, id, lease string, seq uint64) {
 	d.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 		defer cancel()
-		err := askAgent(ctx, d.nc, "withdraw", agentRequest{Name: id, Seq: seq, Lease: lease})
+		err := askOwn(ctx, d.nc, "withdraw", agentRequest{Name: id, Seq: seq, Lease: lease})
 		if errors.Is(err, errNoAgent) {
 			err = d.jobStream().DeleteMsg(ctx, seq)
 		} else if err != nil && strings.Contains(err.Error(), errJobGone) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
@@ -770,6 +771,9 @@ type agentResponse struct {
 	// RetryIn: with Error, a refusal that passes after this long (the
 	// rate of new Drawers: retryLater).
 	RetryIn time.Duration `json:"retry_in,omitempty"`
+	// Busy: with Error and RetryIn, the request was not served: its
+	// lane was full (agentlanes.go); askAgent asks again.
+	Busy bool `json:"busy,omitempty"`
 }
 
 // Agent answers clients' requests for the consumers they need (see
@@ -794,6 +798,7 @@ type Agent struct {
 	replies replySpace    // RepliesStream's Drawer subjects
 	rates   drawerRates   // each identity's new Drawers
 	drawers drawerCache   // the Drawers jobs may be delivered for
+	lanes   lanes         // requests other than workers' pulls, by requester
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -829,6 +834,7 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	log := cfg.logger()
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a := &Agent{nc: nc, js: js, cfg: cfg, log: log, ctx: actx, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests), id: nuid.Next()}
+	a.lanes = lanes{serve: a.answer, wg: &a.wg}
 	if n, err := trimUnowned(ctx, js, cfg.drawerQuota()); err != nil {
 		log.Warn("the reply consumers made before the Drawer quota", "err", err)
 	} else if n > 0 {
@@ -902,7 +908,9 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 }
 
 // handle answers one request: a worker's on a goroutine of its own
-// (bounded by slots), any other at once.
+// (bounded by slots), a count of workers at once (from memory), any
+// other in its lane (agentlanes.go). It never waits on JetStream, so no
+// request waits behind another's.
 func (a *Agent) handle(m *nats.Msg) {
 	if strings.HasPrefix(m.Subject, workSubject) {
 		reason := "the engine is busy"
@@ -931,11 +939,26 @@ func (a *Agent) handle(m *nats.Msg) {
 		}
 		return
 	}
-	if m.Subject == agentSubject+"workers" {
+	if kind, _, _ := strings.Cut(strings.TrimPrefix(m.Subject, agentSubject), "."); kind == "workers" {
+		// Counted in memory, as cheap as queueing it.
 		a.asked.count(false)
 		a.serveWorkers(m)
 		return
 	}
+	a.mu.Lock()
+	refusal := "the engine is stopping"
+	if !a.stopped {
+		refusal = a.lanes.add(m)
+	}
+	a.mu.Unlock()
+	if refusal != "" {
+		a.asked.count(true)
+		refuseBusy(m, refusal)
+	}
+}
+
+// answer serves one request of a lane (agentlanes.go).
+func (a *Agent) answer(m *nats.Msg) {
 	rctx, rcancel := context.WithTimeout(a.ctx, agentTimeout)
 	defer rcancel()
 	err := serveRequest(rctx, a.js, m, a.cfg, &a.replies, &a.rates)
@@ -984,7 +1007,7 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 		req.Name = named
 	case scoped && kind == "journal":
 		req.Name = named
-	case scoped && (kind == "route" || kind == "replies"):
+	case scoped && (kind == "route" || kind == "replies" || kind == "withdraw" || kind == "workers"):
 		if !oneToken(named) {
 			return fmt.Errorf("no such request %q", kind+"."+named)
 		}
@@ -1048,8 +1071,25 @@ func checkRetention(req agentRequest) error {
 	return nil
 }
 
+// askOwn asks the engine's agent for what kind names in the lane of this
+// connection's identity (mdap.engine.<kind>.<key>: agentlanes.go); a
+// stock server's authorization block written before those subjects
+// refuses it, and the request is asked unscoped, in the lane it shares
+// with every such.
+func askOwn(ctx context.Context, nc *nats.Conn, kind string, req agentRequest) error {
+	own := kind + "." + replyIdentity(nc.Opts.InboxPrefix, "")
+	_, err := unlessRefused(ctx, nc, agentSubject+own, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, askAgent(ctx, nc, own, req)
+	})
+	if errors.Is(err, ErrAuth) {
+		return askAgent(ctx, nc, kind, req)
+	}
+	return err
+}
+
 // askAgent asks the engine's agent for what kind names; errNoAgent when
-// none answers.
+// none answers. A request its lane had no room for is asked again after
+// the wait the agent names, for up to agentTimeout in all.
 func askAgent(ctx context.Context, nc *nats.Conn, kind string, req agentRequest) error {
 	data, err := json.Marshal(req)
 	if err != nil {
@@ -1057,16 +1097,22 @@ func askAgent(ctx context.Context, nc *nats.Conn, kind string, req agentRequest)
 	}
 	ctx, cancel := context.WithTimeout(ctx, agentTimeout)
 	defer cancel()
-	m, err := nc.RequestWithContext(ctx, agentSubject+kind, data)
-	if errors.Is(err, nats.ErrNoResponders) {
-		return errNoAgent
-	}
-	if err != nil {
-		return fmt.Errorf("%w: ask the engine for the %s: %w", ErrEngine, kind, err)
-	}
 	var resp agentResponse
-	if err := json.Unmarshal(m.Data, &resp); err != nil {
-		return fmt.Errorf("%w: the engine's answer: %w", ErrEngine, err)
+	for {
+		m, err := nc.RequestWithContext(ctx, agentSubject+kind, data)
+		if errors.Is(err, nats.ErrNoResponders) {
+			return errNoAgent
+		}
+		if err != nil {
+			return fmt.Errorf("%w: ask the engine for the %s: %w", ErrEngine, kind, err)
+		}
+		resp = agentResponse{}
+		if err := json.Unmarshal(m.Data, &resp); err != nil {
+			return fmt.Errorf("%w: the engine's answer: %w", ErrEngine, err)
+		}
+		if !resp.Busy || wait.Sleep(ctx, resp.RetryIn) != nil {
+			break
+		}
 	}
 	if resp.Error != "" {
 		err := fmt.Errorf("%w: the engine refused the %s: %s", ErrEngine, kind, resp.Error)

@@ -77,7 +77,15 @@ func ServingWorkers(ctx context.Context, nc *nats.Conn, route string) (int, erro
 	data, _ := json.Marshal(agentRequest{Route: route})
 	ctx, cancel := context.WithTimeout(ctx, agentTimeout)
 	defer cancel()
-	m, err := nc.RequestWithContext(ctx, agentSubject+"workers", data)
+	// In its own identity's name (agentlanes.go); unscoped where a stock
+	// server's authorization block predates that subject.
+	own := agentSubject + "workers." + replyIdentity(nc.Opts.InboxPrefix, "")
+	m, err := unlessRefused(ctx, nc, own, func(ctx context.Context) (*nats.Msg, error) {
+		return nc.RequestWithContext(ctx, own, data)
+	})
+	if errors.Is(err, ErrAuth) {
+		m, err = nc.RequestWithContext(ctx, agentSubject+"workers", data)
+	}
 	if errors.Is(err, nats.ErrNoResponders) {
 		return 0, errNoAgent
 	}
