@@ -62,7 +62,7 @@ func (a *Agent) askPeers(ctx context.Context, id string, req ackRequest) error {
 // answer.
 func (a *Agent) onPeer(m *nats.Msg) {
 	var p peerAct
-	if json.Unmarshal(m.Data, &p) != nil || p.From == a.id {
+	if !answerable(m.Reply) || json.Unmarshal(m.Data, &p) != nil || p.From == a.id {
 		return
 	}
 	a.work.mu.Lock()

@@ -910,8 +910,14 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 // handle answers one request: a worker's on a goroutine of its own
 // (bounded by slots), a count of workers at once (from memory), any
 // other in its lane (agentlanes.go). It never waits on JetStream, so no
-// request waits behind another's.
+// request waits behind another's. A request whose answer would go
+// anywhere but an inbox is dropped unanswered (answerable).
 func (a *Agent) handle(m *nats.Msg) {
+	if !answerable(m.Reply) {
+		a.asked.count(true)
+		a.log.Debug("a request whose answer would go elsewhere than an inbox: dropped", "subject", m.Subject, "reply", m.Reply)
+		return
+	}
 	if strings.HasPrefix(m.Subject, workSubject) {
 		reason := "the engine is busy"
 		// Under mu, so no goroutine starts once Stop has begun to wait:
@@ -955,6 +961,26 @@ func (a *Agent) handle(m *nats.Msg) {
 		a.asked.count(true)
 		refuseBusy(m, refusal)
 	}
+}
+
+// answerable reports whether the agent may publish on reply, the reply
+// subject a request names: only under a client's inbox (_INBOX., or
+// _INBOX_<key>. on a server with roles). NATS checks no one's right to
+// the reply subject it names, and the agent publishes with the admin's
+// rights: an answer sent on to $JS.API.STREAM.DELETE.<stream> ("{}" is an
+// empty request there) deleted that stream at a worker's asking, and one
+// sent to a stream's subject would be stored there as the engine's
+// (review11).
+func answerable(reply string) bool {
+	rest, ok := strings.CutPrefix(reply, "_INBOX")
+	if !ok {
+		return false
+	}
+	if key, ok := strings.CutPrefix(rest, "_"); ok {
+		k, tail, ok := strings.Cut(key, ".")
+		return ok && k != "" && tail != ""
+	}
+	return strings.HasPrefix(rest, ".") && len(rest) > 1
 }
 
 // answer serves one request of a lane (agentlanes.go).
