@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+	"go.opentelemetry.io/otel"
 )
 
 // On a server with roles, a worker takes and acknowledges its jobs
@@ -220,9 +222,7 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 		a.work.held[handle] = &held{msg: msg, id: id, at: time.Now()}
 		a.work.mu.Unlock()
 		out := nats.NewMsg(reply)
-		for k, v := range msg.Headers() {
-			out.Header[k] = v
-		}
+		forwardedHeaders(out.Header, msg.Headers())
 		out.Header.Set(handleHeader, handle)
 		out.Header.Set(deliveredHeader, strconv.FormatUint(delivered, 10))
 		out.Header.Set(publisherHeader, jobPublisher(msg.Subject()))
@@ -413,5 +413,22 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 		d, _ := strconv.ParseUint(m.Header.Get(deliveredHeader), 10, 64)
 		got++
 		take(&agentJob{w: w, msg: m, handle: m.Header.Get(handleHeader), deliver: d, publisher: m.Header.Get(publisherHeader)})
+	}
+}
+
+// forwardedHeaders copies to out the headers of a job its worker may
+// use: its trace context (the propagator's fields) only. The rest are
+// its coordinator's to choose, and the agent's own (Mdap-End ends a
+// pull's answer, Status a pull or the agent itself) would have a run
+// key's job end other runs' pulls: review11's run key so held another
+// run's jobs in a pull nobody read for the ack wait, 21 s for a run of
+// one second.
+func forwardedHeaders(out, job nats.Header) {
+	for _, k := range otel.GetTextMapPropagator().Fields() {
+		for _, name := range []string{k, textproto.CanonicalMIMEHeaderKey(k)} {
+			if v, ok := job[name]; ok {
+				out[name] = v
+			}
+		}
 	}
 }
