@@ -378,7 +378,8 @@ func (j *agentJob) act(op, reason string, delay time.Duration) error {
 // for them, and hands each to take as it arrives: a job the agent has
 // forwarded is drawn at once, not held until the pull ends (the rest of
 // the n, or wait, up to a second, while a place sits free). It returns
-// when the agent ends the pull; a timeout is no error.
+// when the agent ends the pull, even after ctx ends (take then hands
+// each job back); a timeout is no error.
 func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, take func(heldJob)) error {
 	inbox := w.nc.NewInbox()
 	sub, err := w.nc.SubscribeSync(inbox)
@@ -390,11 +391,16 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 	if err := w.nc.PublishRequest(w.workPrefix+"pull", inbox, data); err != nil {
 		return fmt.Errorf("%w: %w", ErrEngine, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, wait+agentTimeout)
+	// Read to the pull's end even once ctx ends (the worker stopping):
+	// the agent forwards the jobs it finds until then, and take hands
+	// each back at once; unread, each would wait out the ack wait and
+	// spend a delivery (review11: calls right after a worker stopped
+	// took 10 s).
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+agentTimeout)
 	defer cancel()
 	got := 0
 	for {
-		m, err := sub.NextMsgWithContext(ctx)
+		m, err := sub.NextMsgWithContext(rctx)
 		if err != nil {
 			if errors.Is(err, nats.ErrNoResponders) {
 				err = errNoAgent
