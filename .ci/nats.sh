@@ -142,7 +142,10 @@ for _ in $(seq 100); do grep -q '^nats://' "$work/embedded.url" 2>/dev/null && b
 check_engine "maker nats" "$(head -n1 "$work/embedded.url")" "$work/embedded/creds" runs/ci
 
 # A stock nats-server with mdap's roles, one node.
-port=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768 and up)
+# Below 20000: .ci/nats-cluster.sh, which may run at once (.ci/run's
+# lanes), takes its nodes' ports from 20000 to 32005, and the ephemeral
+# range starts at 32768.
+port=$((10000 + RANDOM % 10000))
 url=$("$maker" nats config --nodes 1 --base-port "$port" --out "$work/stock" 2>/dev/null)
 "$bin" -c "$work/stock/node1.conf" >"$work/stock.log" 2>&1 &
 pids+=($!)
