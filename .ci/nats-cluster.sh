@@ -72,7 +72,9 @@ creds="$work/cluster/creds"
 echo "cluster: $urls"
 
 node_pid=()
+node_from=() # the size of node K's log when it was last started
 start_node() { # start_node K
+  node_from[$1]=$(stat -c %s "$work/node$1.log" 2>/dev/null || echo 0)
   "$server" -c "$work/cluster/node$1.conf" >>"$work/node$1.log" 2>&1 &
   node_pid[$1]=$!
   pids+=($!)
@@ -83,6 +85,19 @@ start_node() { # start_node K
 alive() {
   kill -0 "${node_pid[$1]}" 2>/dev/null || fail "node $1 did not start again: $(tail -n 1 "$work/node$1.log")"
 }
+# knows_leader K: waits (at most 30 s) until node K, since its last
+# start, knows the cluster's metadata leader. Followers log "JetStream
+# cluster new metadata leader: NAME" (or "new remote metadata leader");
+# the leader logs "Self is new JetStream cluster metadata leader", which
+# the followers' words do not match: waiting for those alone ran out the
+# whole wait on whichever node led (30 s and more per wait).
+knows_leader() {
+  for _ in $(seq 300); do
+    tail -c +"$((node_from[$1] + 1))" "$work/node$1.log" 2>/dev/null | grep -qE 'new (JetStream cluster |remote )?metadata leader' && return
+    kill -0 "${node_pid[$1]}" 2>/dev/null || return 0 # alive says so
+    sleep 0.1
+  done
+}
 for k in 1 2 3; do start_node $k; done
 for k in 1 2 3; do
   for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$((base + k - 1))") 2>/dev/null && break; sleep 0.1; done
@@ -91,9 +106,7 @@ done
 # The cluster is formed once every node knows the metadata leader: on a
 # loaded machine that takes seconds, and a provisioner started before it
 # finds "no suitable peers for placement" for three replicas.
-for k in 1 2 3; do
-  for _ in $(seq 300); do grep -q 'new metadata leader' "$work/node$k.log" && break; sleep 0.1; done
-done
+for k in 1 2 3; do knows_leader $k; done
 # The replicas of every stream and bucket: 3 (one line to change where
 # the flag moves). A provisioner that still found too few peers is
 # started again.
@@ -153,7 +166,9 @@ hanoi_fault() {
   wait $pid || fail "$name: exit $?"
   same "$work/local.json" "$work/$name.json" || fail "$name: not the local run"
   echo "$name: the local run; longest time without a step $(longest_stall "$work/$name.err")"
-  if [ "$fault" = kill ]; then start_node "$node"; sleep 3; alive "$node"; fi
+  # The node killed is back in the cluster (it knows the leader) before
+  # the next fault.
+  if [ "$fault" = kill ]; then start_node "$node"; knows_leader "$node"; alive "$node"; fi
 }
 hanoi_fault killed kill
 hanoi_fault stopped stop20
@@ -187,7 +202,7 @@ start_node "$node"
 # The cluster settles first (leaders of what the node led): a coordinator
 # started during the elections may fail its setup (exit 1, naming the
 # engine), and is then simply started again.
-for _ in $(seq 100); do grep -q 'new metadata leader' <(tail -n 50 "$work/node$node.log") 2>/dev/null && break; sleep 0.1; done
+knows_leader "$node"
 alive "$node"
 ok=""
 for try in 1 2 3; do

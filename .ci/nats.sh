@@ -83,7 +83,14 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-go build -o "$work/maker" ./cmd/maker
+# The maker binary .ci/run built for the stages ($MDAP_MAKER_BIN), else
+# one built here.
+if [ -n "${MDAP_MAKER_BIN:-}" ] && [ -x "$MDAP_MAKER_BIN" ]; then
+  maker=$MDAP_MAKER_BIN
+else
+  maker="$work/maker"
+  go build -o "$maker" ./cmd/maker
+fi
 
 # natsas KEY CREDS URL ARGS...: natscli signed in with CREDS/KEY.nk (a role,
 # or runs/RUN), the inbox prefix and connection name docs/nats.md gives.
@@ -126,8 +133,8 @@ check_engine() {
 
 # The embedded engine: no shared coordinator key; a run's key made before
 # it starts, so it is accepted from the start.
-"$work/maker" nats run add ci --creds "$work/embedded/creds" >/dev/null
-"$work/maker" nats --addr 127.0.0.1:0 --store "$work/embedded" >"$work/embedded.url" 2>"$work/embedded.log" &
+"$maker" nats run add ci --creds "$work/embedded/creds" >/dev/null
+"$maker" nats --addr 127.0.0.1:0 --store "$work/embedded" >"$work/embedded.url" 2>"$work/embedded.log" &
 pids+=($!)
 for _ in $(seq 100); do grep -q '^nats://' "$work/embedded.url" 2>/dev/null && break; sleep 0.1; done
 [ ! -e "$work/embedded/creds/coordinator.nk" ] || { echo "maker nats wrote the shared coordinator.nk without --shared-coordinator"; exit 1; }
@@ -135,11 +142,14 @@ for _ in $(seq 100); do grep -q '^nats://' "$work/embedded.url" 2>/dev/null && b
 check_engine "maker nats" "$(head -n1 "$work/embedded.url")" "$work/embedded/creds" runs/ci
 
 # A stock nats-server with mdap's roles, one node.
-port=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768 and up)
-url=$("$work/maker" nats config --nodes 1 --base-port "$port" --out "$work/stock" 2>/dev/null)
+# Below 20000: .ci/nats-cluster.sh, which may run at once (.ci/run's
+# lanes), takes its nodes' ports from 20000 to 32005, and the ephemeral
+# range starts at 32768.
+port=$((10000 + RANDOM % 10000))
+url=$("$maker" nats config --nodes 1 --base-port "$port" --out "$work/stock" 2>/dev/null)
 "$bin" -c "$work/stock/node1.conf" >"$work/stock.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do grep -q 'Server is ready' "$work/stock.log" && break; sleep 0.1; done
-"$work/maker" nats provision --nats "$url" --nats-creds "$work/stock/creds" >"$work/provision.log" 2>&1 &
+"$maker" nats provision --nats "$url" --nats-creds "$work/stock/creds" >"$work/provision.log" 2>&1 &
 pids+=($!)
 check_engine "a stock nats-server $NATS_SERVER_VERSION" "$url" "$work/stock/creds" coordinator
