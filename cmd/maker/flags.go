@@ -100,21 +100,9 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
 }
 
-// completeModel completes --model: sim, the providers, and the models of
-// the built-in price table.
+// completeModel completes --model (runsetup.SpecsFrom).
 func completeModel(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
-	out := []string{"sim"}
-	for _, p := range models.Providers() {
-		out = append(out, p+":")
-	}
-	out = append(out, models.KnownModels()...)
-	var match []string
-	for _, s := range out {
-		if strings.HasPrefix(s, prefix) {
-			match = append(match, s)
-		}
-	}
-	return match, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	return runsetup.SpecsFrom(prefix), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
 // simFlags are the flags of the simulated model, refused with a real one.
