@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/progress"
@@ -31,14 +32,11 @@ type calibrateFlags struct {
 var notForCalibrate = []string{"journal", "journal-unsigned", "resume", "rerun-pending", "parallel", "max-samples", "max-errors", "k-floor", "k-max", "verbose", "escalate", "escalate-after", "escalate-k", "escalate-model"}
 
 // calibrateFlagOf names the flag of each calibrate.Config field maker
-// calibrate sets.
-var calibrateFlagOf = map[string]string{
-	"StepsSampled": "steps-sampled", "Samples": "samples", "Confidence": "confidence", "Parallel": "concurrency",
-	"MaxSamples": "until-max-samples", "Target": "target", "MaxCost": "max-cost",
-}
+// calibrate sets from the run flags (its own fields' are their tags').
+var calibrateFlagOf = flagbind.Names(map[string]string{"Target": "target", "MaxCost": "max-cost"}, calibrate.Config{})
 
 func newCalibrate() *cobra.Command {
-	c := &calibrateFlags{}
+	c := &calibrateFlags{cfg: calibrate.DefaultConfig()}
 	cmd := &cobra.Command{
 		Use:     "calibrate",
 		Short:   "Estimate p on sampled steps: k_min and the expected cost before a run",
@@ -64,16 +62,9 @@ func (c *calibrateFlags) register(cmd *cobra.Command) {
 	fs, cfg := cmd.Flags(), &c.cfg
 	fs.IntVar(&c.disks, "disks", 10, fmt.Sprintf("Towers of Hanoi with N disks (2^N-1 steps, the run k_min is planned for), 1 to %d", hanoi.MaxDisks))
 	fs.StringVar(&c.specFile, "spec", "", "calibrate on a spec FILE's task instead (its script gives each step's correct reply)")
-	fs.IntVar(&cfg.StepsSampled, "steps-sampled", calibrate.DefaultStepsSampled, "number of distinct steps sampled at random (all of them if the task has fewer)")
-	fs.IntVar(&cfg.Samples, "samples", calibrate.DefaultSamples, "samples per sampled step")
-	fs.Uint64Var(&cfg.Seed, "steps-seed", 1, "seed of the choice of steps (the same seed, the same steps)")
-	fs.Float64Var(&cfg.Confidence, "confidence", calibrate.DefaultConfidence, "confidence of the interval on p, in (0, 1)")
-	fs.IntVar(&cfg.Parallel, "concurrency", calibrate.DefaultParallel, "model calls in flight at once")
 	fs.BoolVar(&c.asJSON, "json", false, "print the report as JSON on stdout")
+	flagbind.Bind(fs, cfg)
 	fs.StringVar((*string)(&c.run.cfg.ToolDeclaration), "tool-declaration", "auto", "with --spec: how the spec's tools are declared to the model, as maker run declares them (native, prompt, both, or auto); use the run's choice, so p is measured on the run's prompts")
-	fs.BoolVar(&cfg.UntilDecided, "until-decided", false, "while the plan is undecided, sample more (new steps, then more samples per step) in rounds, each forecast on stderr before it draws, until it is decided or a cap stops it (--until-max-samples, and --max-cost in dollars); each look plans over a stricter region so that all of them keep --confidence")
-	fs.IntVar(&cfg.MaxSamples, "until-max-samples", calibrate.DefaultMaxSamples, "with --until-decided: the most samples drawn in all, the first round's included")
-	fs.BoolVar(&cfg.WithRivals, "with-rivals", false, "also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)")
 	c.run.register(cmd)
 	c.tools.register(cmd, "")
 	fs.Lookup("root").Usage = `with --spec: folder granted to the file tools (default: the spec file's folder); they work in the spec's "root" inside it, as in maker run`

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/maker/simserver"
@@ -54,21 +54,8 @@ func (c *costFlags) budget() *budget.Budget {
 	return budget.New(c.maxCost)
 }
 
-// registerBilling registers serve-sim's billing flags.
-func registerBilling(fs *pflag.FlagSet, b *simserver.Billing) {
-	fs.BoolVar(&b.CacheOff, "cache-off", false, "no prompt prefix cache: cached_tokens is always 0")
-	fs.IntVar(&b.CacheMinTokens, "cache-min-tokens", simserver.DefaultCacheMinTokens, "shortest prompt the prefix cache keeps, in tokens (OpenAI: 1024)")
-	fs.IntVar(&b.CacheBlockTokens, "cache-block-tokens", simserver.DefaultCacheBlockTokens, "prefix cache granularity beyond the minimum, in tokens (OpenAI: 128)")
-	fs.IntVar(&b.CacheEntries, "cache-entries", simserver.DefaultCacheEntries, "most prefixes the cache keeps (least recently used evicted first)")
-	fs.DurationVar(&b.CacheTTL, "cache-ttl", simserver.DefaultCacheTTL, "a cached prefix unused this long is evicted")
-	fs.IntVar(&b.ReasoningTokens, "reasoning-tokens", 0, fmt.Sprintf("hidden reasoning tokens billed as output per choice, up to the request's max_tokens (0 to %d): reasoning-length replies", simserver.MaxReasoningTokens))
-}
-
 // billingFlagOf names the flag of each simserver.Billing field.
-var billingFlagOf = map[string]string{
-	"CacheMinTokens": "cache-min-tokens", "CacheBlockTokens": "cache-block-tokens", "CacheEntries": "cache-entries",
-	"CacheTTL": "cache-ttl", "ReasoningTokens": "reasoning-tokens",
-}
+var billingFlagOf = flagbind.Names(nil, simserver.Billing{})
 
 // checkBilling checks serve-sim's billing flags by simserver.Billing's own
 // rules, refusing 0 for a cache setting (the library's default, which

@@ -9,11 +9,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/problems"
-	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
@@ -35,35 +35,23 @@ type decompFlags struct {
 var decompSimFlags = []string{"rivals", "cofailure", "flag-rate", "latency"}
 
 func (f *decompFlags) register(fs *pflag.FlagSet) {
+	f.c = problems.DefaultConfig()
 	c, s := &f.c, &f.c.Settings
-	fs.StringArrayVar(&c.Models.Models, "model", []string{"sim"}, "model of every role: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn). sim plays every role from the family's truth")
+	flagbind.Bind(fs, c)
+	flagbind.Bind(fs, s)
+	fs.StringArrayVar(&c.Models.Models, "model", c.Models.Models, "model of every role: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn). sim plays every role from the family's truth")
 	fs.StringVar(&c.Open.BaseURL, "base-url", "", "server URL of an openai: model (the API root, usually ending in /v1; Ollama: http://127.0.0.1:11434/v1) or an ollama: model (the server root)")
-	fs.DurationVar(&c.Open.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
-	fs.Float64Var(&s.Target, "target", decompose.DefaultTarget, "T: the whole tree is right with probability at least T while every role decides right with its p, independently; the plan spreads 1-T over the tree's decisions and picks each role's k")
-	fs.StringVar((*string)(&s.Strategy), "strategy", string(decompose.StrategyAhead), "how decisions are voted: ahead (first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme: 2K-1 proposals, a discriminator votes an index first-to-K)")
-	fs.Float64Var(&c.P, "p", decompose.DefaultP, "every role's p: the simulated model's chance that a valid reply is right, and the p the plan chooses k for (with a real model: your estimate of it)")
+	fs.DurationVar(&c.Open.Timeout, "timeout", c.Open.Timeout, "time limit of one model call")
 	f.roleP = map[decompose.Role]*float64{}
 	for _, r := range decompose.Roles {
 		f.roleP[r] = fs.Float64("p-"+string(r), 0, fmt.Sprintf("the %s role's p, over --p (0: --p)", r))
 	}
-	fs.StringToIntVar(&c.K, "k", nil, "fix roles' k instead of the plan's (auto): ROLE=K[,ROLE=K], roles atomic, decompose, discriminate, solve, compose")
-	fs.IntVar(&c.Rivals, "rivals", sim.DefaultWrongAnswers, "simulated model: distinct wrong answers each role's errors spread over (1 = all errors alike)")
-	fs.Float64Var(&c.CoFailure, "cofailure", 0, "simulated model: share of nodes, 0 to 1, where every role's wrong replies agree and the wrong answer is the likely one: no margin protects them; the result counts them (unprotected)")
-	fs.Float64Var(&c.FlagRate, "flag-rate", 0, "simulated model: probability of a red-flag reply")
-	fs.DurationVar(&c.Latency, "latency", 0, "simulated model: latency of a call")
-	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the generated problem (--digits, --length), of the simulated model and of the discriminators' shuffles")
 	fs.IntVar(&s.Caps.MaxDepth, "max-depth", 0, "depth cap: a node this deep is atomic (0: the family's, its right tree's depth plus one)")
 	fs.IntVar(&s.Caps.MaxBreadth, "max-breadth", 0, "breadth cap: a proposal of more subproblems is a red flag (0: the family's, 2)")
-	fs.BoolVar(&s.Discriminate, "discriminate", false, "vote proposals by discriminator agents even though the family's proposals have exact keys")
-	fs.IntVar(&s.Parallel, "parallel", 0, fmt.Sprintf("most decisions in flight at once, siblings in parallel (0: %d); results do not depend on it", decompose.DefaultParallel))
 	fs.IntVar(&s.Solver.Vote.MaxSamples, "max-samples", 0, "samples per decision before it fails (0: the vote's default, a multiple of k)")
 	fs.IntVar(&s.Solver.MaxTokens, "max-tokens", 0, "reply cap in tokens; a longer reply is red-flagged (0: the solver's default)")
-	fs.StringVar(&c.Journal, "journal", "", "journal FILE: every decision, written and synced before it is used; a killed run resumes from it with --resume")
-	fs.BoolVar(&c.Resume, "resume", false, "resume the run recorded in --journal (same problem and flags)")
-	fs.BoolVar(&c.JournalUnsigned, "journal-unsigned", false, "write (or resume) the journal without signing it")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
 	f.roleModels = registerRoleFlags(fs, "", "; a real model, as --model's for the other roles")
-	fs.StringToStringVar(&c.Prices, "price", nil, "roles' prices in dollars per million input/output tokens: ROLE=IN/OUT[,ROLE=IN/OUT], ROLE a role or all; over a model spec's own price (the simulated model's is 0)")
 }
 
 // options maps the flags to problems.Options (problems.Config.Options).
@@ -136,13 +124,15 @@ func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, uncheck
 	return nil
 }
 
-// decompFlagOf names the flag of each field of decompose.Settings and
-// decompose.SimConfig the flags set, for fieldUsageErr.
-var decompFlagOf = withRoleModels(map[string]string{"Prices": "price", "Journal": "journal", "Resume": "resume", "Strategy": "strategy", "Target": "target", "K": "k", "Caps.MaxDepth": "max-depth",
-	"Caps.MaxBreadth": "max-breadth", "Parallel": "parallel", "Seed": "seed", "Vote.MaxSamples": "max-samples", "MaxTokens": "max-tokens",
+// decompFlagOf names the flag of each field of decompose.Settings (its
+// tags') and problems.Config the flags set, for fieldUsageErr; the
+// simulated model's fields (P, FlagRate, Latency, ...) are left out, so
+// that their errors name the role they come from.
+var decompFlagOf = withRoleModels(flagbind.Names(map[string]string{"Prices": "price", "Journal": "journal", "Resume": "resume", "K": "k",
+	"Caps.MaxDepth": "max-depth", "Caps.MaxBreadth": "max-breadth", "Vote.MaxSamples": "max-samples", "MaxTokens": "max-tokens",
 	"P[atomic]": "p-atomic", "P[decompose]": "p-decompose", "P[discriminate]": "p-discriminate", "P[solve]": "p-solve", "P[compose]": "p-compose",
 	"Roles[atomic].CoFailure": "cofailure", "Roles[decompose].CoFailure": "cofailure", "Roles[discriminate].CoFailure": "cofailure",
-	"Roles[solve].CoFailure": "cofailure", "Roles[compose].CoFailure": "cofailure"})
+	"Roles[solve].CoFailure": "cofailure", "Roles[compose].CoFailure": "cofailure"}, decompose.Settings{}))
 
 // decompCommand is a command of voted decomposition (multiply, sort,
 // problem): its help texts, the decomposition flags and --ui; solve runs

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/adaptive"
@@ -65,7 +66,9 @@ type runFlags struct {
 func (f *runFlags) register(cmd *cobra.Command) {
 	fs, vc := cmd.Flags(), &f.cfg.Vote
 	f.sim = sim.DefaultConfig()
-	def := &f.sim
+	f.sim.Seed = 1
+	flagbind.Bind(fs, &f.sim)
+	flagbind.Bind(fs, &f.jnl)
 	fs.StringArrayVar(&f.models, "model", []string{"sim"}, "model: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn)")
 	fs.StringVar(&f.open.BaseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
 	fs.DurationVar(&f.open.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
@@ -82,23 +85,11 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&vc.MaxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
 	fs.IntVar(&vc.MaxErrors, "max-errors", vote.DefaultMaxErrors, "provider errors tolerated per step; 0: none, the first failed call fails the step")
 	fs.IntVar(&f.cfg.MaxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
-	fs.Uint64Var(&f.sim.Seed, "seed", 1, "simulated model: seed of every random draw")
-	fs.Float64Var(&f.sim.P, "p", def.P, "simulated model: probability that a valid reply is right")
-	fs.Float64Var(&f.sim.FlagRate, "flag-rate", def.FlagRate, "simulated model: probability of a red-flag reply (overlong, cut off, malformed)")
-	fs.Float64Var(&def.ErrorRate, "error-rate", def.ErrorRate, "simulated model: probability of a provider error")
-	fs.IntVar(&f.sim.WrongAnswers, "wrong-answers", def.WrongAnswers, "simulated model: distinct wrong answers the errors spread over (1 = all errors alike)")
-	fs.Float64Var(&def.Concentration, "concentration", def.Concentration, "simulated model: probability that a wrong reply is the most common wrong answer")
 	fs.DurationVar(&f.latency, "latency", 0, "simulated model: latency of a call (the median, with --latency-sigma)")
 	fs.Float64Var(&f.latencySigma, "latency-sigma", 0, "simulated model: lognormal spread of latency (0 = fixed)")
-	fs.Float64Var(&def.DifficultySpread, "difficulty-spread", def.DifficultySpread, "simulated model: spread of per-step difficulty, 0 (every step at --p) up to but not including 1; each step's p is drawn around --p")
-	fs.Float64Var(&def.HardAgree, "hard-agree", def.HardAgree, "simulated model: probability that a wrong reply on a hard step (its p below 1/2) is the same wrong answer")
 	fs.Float64Var(&f.drift.P, "p-late", 0, "simulated model: from step --p-change-at on, the probability that a valid reply is right (a model that drifts late in the run)")
 	fs.IntVar(&f.drift.Step, "p-change-at", 0, "simulated model: the step (from 0) where --p becomes --p-late")
 	f.esc.register(fs)
-	fs.StringVar(&f.jnl.Path, "journal", "", "journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from")
-	fs.BoolVar(&f.jnl.Resume, "resume", false, "resume the run recorded in --journal")
-	fs.BoolVar(&f.jnl.ResumeOrStart, "resume-or-start", false, "resume the run in --journal FILE, or start it when the file does not exist yet (one command line for a supervisor); a journal of another task or settings is still refused")
-	fs.BoolVar(&f.jnl.Unsigned, "journal-unsigned", false, "write (or resume) the journal without signing it: a plain SHA-256 chain and no chain head kept, so an edit whose chain was recomputed, a truncation or an older copy put back go unnoticed (see docs/journal.md)")
 	fs.BoolVar(&f.cfg.RerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
@@ -109,21 +100,9 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
 }
 
-// completeModel completes --model: sim, the providers, and the models of
-// the built-in price table.
+// completeModel completes --model (runsetup.SpecsFrom).
 func completeModel(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
-	out := []string{"sim"}
-	for _, p := range models.Providers() {
-		out = append(out, p+":")
-	}
-	out = append(out, models.KnownModels()...)
-	var match []string
-	for _, s := range out {
-		if strings.HasPrefix(s, prefix) {
-			match = append(match, s)
-		}
-	}
-	return match, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	return runsetup.SpecsFrom(prefix), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
 // simFlags are the flags of the simulated model, refused with a real one.
@@ -215,12 +194,8 @@ func (f *runFlags) validateSim(fs *pflag.FlagSet) error {
 }
 
 // simFlagOf names the flag of each sim.Config field the run flags set.
-var simFlagOf = map[string]string{
-	"P": "p", "FlagRate": "flag-rate", "ErrorRate": "error-rate", "Concentration": "concentration",
-	"HardAgree": "hard-agree", "DifficultySpread": "difficulty-spread", "WrongAnswers": "wrong-answers",
-	"Latency": "latency", "Latency.Median": "latency", "Latency.Sigma": "latency-sigma",
-	"Drift[0].P": "p-late", "Drift[0].Step": "p-change-at",
-}
+var simFlagOf = flagbind.Names(map[string]string{"Latency": "latency", "Latency.Median": "latency", "Latency.Sigma": "latency-sigma",
+	"Drift[0].P": "p-late", "Drift[0].Step": "p-change-at"}, sim.Config{})
 
 // simUsageErr turns an error of sim.Config.Validate into a usage error
 // that names the flags, their values and the fix: "--p 1.5: use a

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/vote/laws"
 	"github.com/spf13/cobra"
@@ -40,11 +41,8 @@ func newKMin() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&in.Steps, "steps", 1<<20-1, "number of steps S")
-	f.Float64Var(&in.P, "p", 0.9978, "per-step success rate of one valid sample, in (0.5, 1]")
-	f.Float64Var(&in.Target, "target", 0.95, "target probability T that the whole task succeeds, in (0, 1)")
-	f.Float64Var(&in.ValidRate, "valid-rate", 1, "share of samples that pass the red flags, in (0, 1]")
-	f.Float64Var(&in.Price, "price", 0, "price of one sample, for the cost estimate")
+	in = mcpserver.KMinInput{Steps: 1<<20 - 1, P: 0.9978, Target: 0.95, ValidRate: 1}
+	flagbind.Bind(f, &in)
 	f.BoolVar(&asJSON, "json", false, "print a JSON object")
 	return cmd
 }

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"time"
 
 	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/internal/fielderr"
-	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/models/credentials"
@@ -34,20 +35,16 @@ type mcpFlags struct {
 	latency         time.Duration
 	level           slog.Level
 	ln              *mcpserver.HTTPListener // --http's, opened by check
+	flagOf          map[string]string       // the flag of each field of cfg and http
 	obs             watchFlags
 }
 
-// mcpFlagOf names the flag of each mcpserver.Config (and sim.Config,
-// mcpserver.HTTPConfig) field maker mcp sets.
-var mcpFlagOf = map[string]string{
-	"Models": "model", "BaseURL": "base-url", "ToolDeclaration": "tool-declaration", "Timeout": "timeout",
-	"MaxK": "max-k", "MaxSamples": "max-samples", "MaxRequestBytes": "max-request-bytes", "Root": "root",
-	"P": "p", "FlagRate": "flag-rate", "Latency": "latency",
-	"Addr": "http", "AllowRemote": "allow-remote", "NoAuth": "no-auth", "Token": "token",
-}
+// mcpSimFlagOf names the flag of each sim.Config field maker mcp sets,
+// and of --model (the other fields' flags are their tags': flagbind).
+var mcpSimFlagOf = map[string]string{"Models": "model", "P": "p", "FlagRate": "flag-rate", "Latency": "latency"}
 
 func newMCP() *cobra.Command {
-	f := &mcpFlags{cfg: mcpserver.Config{Sim: sim.DefaultConfig()}}
+	f := &mcpFlags{cfg: mcpserver.LocalConfig()}
 	cmd := &cobra.Command{
 		Use:     "mcp",
 		Short:   "Serve mdap to coding agents and IDEs over the Model Context Protocol",
@@ -67,26 +64,13 @@ func newMCP() *cobra.Command {
 
 func (f *mcpFlags) register(fs *pflag.FlagSet) {
 	c, h := &f.cfg, &f.http
-	fs.StringVar(&h.Addr, "http", "", "serve streamable HTTP at ADDR (HOST:PORT or :PORT; :0 picks a free port, printed on stdout) instead of stdio")
-	fs.BoolVar(&h.AllowRemote, "allow-remote", false, "with --http, listen on a non-loopback address (an empty host then means every interface); the bearer token is then all that guards the server")
-	fs.StringArrayVar(&h.AllowedOrigins, "allow-origin", nil, "with --http, a browser Origin (scheme://host[:port]) allowed besides the server's own and loopback ones; repeat for several")
-	fs.StringVar(&h.Token, "token", "", "with --http, the bearer token every request must carry (default $"+tokenEnv+"; without either, one is generated and printed on stderr)")
-	fs.BoolVar(&h.NoAuth, "no-auth", false, "with --http, serve without a token: every user of this machine (with --allow-remote, anyone who reaches it) can use the server and its model keys")
-	fs.StringArrayVar(&c.Models, "model", []string{"sim"}, "a model requests may use: "+models.Specs+"; repeat for several, the first is the default")
-	fs.StringVar(&c.BaseURL, "base-url", "", "server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) and ollama: models")
-	fs.BoolVar(&c.AllowAnyModel, "allow-any-model", false, "let requests name any model and base URL (the server then calls any URL a client names, without the environment's API keys)")
-	fs.DurationVar(&c.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call, and of one call of --embedder or --judge")
-	fs.StringVar(&c.Root, "root", ".", "folder of run_task's and solve_problem's spec paths and file tools; nothing leaves it")
-	fs.StringVar(&c.State, "state", mcpserver.DefaultStateDir(), "folder of run_task's journals (created, 0700, at the first run_task if missing)")
+	f.flagOf = flagbind.Bind(fs, c)
+	maps.Copy(f.flagOf, flagbind.Bind(fs, h))
+	maps.Copy(f.flagOf, mcpSimFlagOf)
+	fs.StringArrayVar(&c.Models, "model", c.Models, "a model requests may use: "+models.Specs+"; repeat for several, the first is the default")
 	fs.StringVar(&f.embedder, "embedder", "", `the embedder of an answer_schema's "embedding" fields (vote, sample_and_vote): ollama:MODEL (at $OLLAMA_HOST, else 127.0.0.1:11434) or openai:MODEL (with $OPENAI_API_KEY); a client's schema may name no model of its own; default: none, such fields are refused`)
 	fs.StringVar(&f.judge, "judge", "", `the judge model of an answer_schema's "judge" field (vote, sample_and_vote), named as --embedder's; default: none, such fields are refused`)
-	fs.BoolVar(&c.UnsignedJournals, "journal-unsigned", false, "write (and resume) run_task's journals without signing them: a plain SHA-256 chain and no chain head kept (see docs/journal.md)")
-	c.ToolDeclaration = maker.DeclareAuto
-	fs.StringVar((*string)(&c.ToolDeclaration), "tool-declaration", "auto", "how run_task declares a spec's tools to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	fs.StringVar(&f.tools, "tools", "", "tool categories and tools a task may run, comma-separated (e.g. read_only,file_write; -NAME denies; none); default: the read-only categories")
-	fs.IntVar(&c.MaxK, "max-k", mcpserver.DefaultMaxK, "largest margin k a request may ask for")
-	fs.IntVar(&c.MaxSamples, "max-samples", mcpserver.DefaultMaxSamples, "most samples one race may draw (per step for run_task)")
-	fs.Int64Var(&c.MaxRequestBytes, "max-request-bytes", mcpserver.DefaultMaxRequestBytes, "largest request: one stdio message, one HTTP body, one spec file")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
 	f.obs.register(fs, false)
 	fs.Uint64Var(&c.Sim.Seed, "seed", 1, "simulated model: seed of every random draw")
@@ -120,7 +104,7 @@ func (f *mcpFlags) check(cmd *cobra.Command) error {
 	// a ;key=VAR's value, a password in --base-url or ;base=; before the
 	// specs are checked, as a refusal quotes its spec
 	f.obs.redact(cmd.Context(), credentials.Of(models.Options{BaseURL: c.BaseURL}, c.Models...)...)
-	if err := fieldUsageErr(c.Validate(), mcpFlagOf, "mcp"); err != nil {
+	if err := fieldUsageErr(c.Validate(), f.flagOf, "mcp"); err != nil {
 		return err
 	}
 	policy, err := parseTools(f.tools)
@@ -146,7 +130,7 @@ func (f *mcpFlags) check(cmd *cobra.Command) error {
 	case fielderr.As(err) != nil && !fs.Changed("token") && f.http.Token != "": // $MDAP_MCP_TOKEN's, read with --http
 		return fieldUsageErr(err, map[string]string{"NoAuth": "no-auth", "Token": "token (here $" + tokenEnv + ")"}, "mcp")
 	case fielderr.As(err) != nil:
-		return fieldUsageErr(err, mcpFlagOf, "mcp")
+		return fieldUsageErr(err, f.flagOf, "mcp")
 	case errors.Is(err, mcpserver.ErrListenAddr):
 		return usageErr("--http: %w", err)
 	case errors.Is(err, mcpserver.ErrListen):

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
@@ -71,15 +72,11 @@ func registerNATSCreds(fs *pflag.FlagSet, c *cluster.ClientCreds) {
 
 // clusterFlagOf names the flag of each field of maker/cluster's settings
 // that the commands set (CoordinatorConfig, EngineConfig and its
-// ProvisionConfig, WorkerConfig, StockClusterConfig): a field has one
-// flag in every command that sets it.
-var clusterFlagOf = map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWorkers": "min-workers",
-	"Addr": "addr", "Store": "store", "Creds": "creds", "Monitor": "monitor-addr", "Auth": "auth", "Provision.Replicas": "replicas",
-	"SharedCoordinator": "shared-coordinator", "SharedWorker": "shared-worker", "AckWait": "ack-wait", "MaxDeliver": "max-deliver",
-	"Replicas": "replicas", "KeyJobs": "key-jobs", "JobBytes": "job-bytes", "RouteQuota": "route-quota", "DrawerQuota": "drawer-quota", "MaxRoutes": "max-routes",
-	"DrawerEvery": "drawer-every", "MaxDrawers": "max-drawers", "ReplyKeep": "reply-keep", "ReplyBytes": "reply-bytes", "RunKeyBytes": "run-key-bytes",
-	"Inflight": "inflight", "Grace": "grace", "Name": "name", "Creds.Identity": "identity",
-	"Nodes": "nodes", "Workers": "workers", "BasePort": "base-port"}
+// ProvisionConfig, WorkerConfig, StockClusterConfig; most by their tags):
+// a field has one flag in every command that sets it.
+var clusterFlagOf = flagbind.Names(map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWorkers": "min-workers",
+	"Provision.Replicas": "replicas", "Replicas": "replicas", "Creds.Identity": "identity"},
+	cluster.EngineConfig{}, cluster.ProvisionConfig{}, cluster.WorkerConfig{}, cluster.StockClusterConfig{})
 
 // validateNATS checks --nats and what it changes
 // (cluster.CoordinatorConfig.Validate): --journal nats:RUN and
@@ -231,7 +228,7 @@ type natsCmd struct {
 }
 
 func newNATS() *cobra.Command {
-	n := &natsCmd{}
+	n := &natsCmd{cfg: cluster.DefaultEngine()}
 	cmd := &cobra.Command{
 		Use:     "nats",
 		Short:   "Run an embedded NATS server with JetStream for workers and coordinators",
@@ -251,16 +248,9 @@ func newNATS() *cobra.Command {
 }
 
 func (n *natsCmd) register(fs *pflag.FlagSet) {
-	fs.StringVar(&n.cfg.Addr, "addr", cluster.DefaultAddr, "HOST:PORT to listen on (port 0: a free one, printed)")
-	fs.StringVar(&n.cfg.Store, "store", "mdap-nats", "folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts")
-	fs.StringVar(&n.cfg.Creds, "creds", "", "folder of the role credentials (generated when missing; default STORE/creds)")
-	fs.StringVar(&n.cfg.Auth, "auth", "roles", "roles (nkeys per role, each role only its subjects) or token ($"+natsTokenEnv+", no roles)")
-	fs.BoolVar(&n.cfg.SharedWorker, "shared-worker", false, "also make and accept worker.nk, one key for every worker: RISK: any holder acts as every worker (--min-workers counts them as one), and revoking one worker means revoking all; by default each worker has its own identity (maker nats worker add NAME)")
-	fs.BoolVar(&n.cfg.SharedCoordinator, "shared-coordinator", false, "also make and accept coordinator.nk, one coordinator key for every run: RISK: any holder may read and append to every run's journal, take its lease, and read and write every task queue and its results; by default coordinators use the key of their run (maker nats run add RUN)")
-	fs.BoolVar(&n.cfg.SyncAlways, "sync-always", false, "fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)")
+	flagbind.Bind(fs, &n.cfg)
 	fs.BoolVar(&n.logs, "log", false, "the server's log on stderr")
-	fs.StringVar(&n.cfg.Monitor, "monitor-addr", "", "expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication")
-	registerEngineFlags(fs, &n.cfg.Provision)
+	flagbind.Bind(fs, &n.cfg.Provision)
 	fs.IntVar(&n.cfg.Provision.Replicas, "replicas", 1, "replicas of every stream and bucket: 1, since the embedded server is a single node (for more, run a cluster of stock nats-server nodes and maker nats provision --replicas N)")
 	n.obs.register(fs, false)
 	fs.Lookup("metrics-addr").Usage = "serve the engine's metrics (its streams' messages and bytes, consumers, workers pulling, clients, the agent's requests: docs/observe.md) on /metrics, with /healthz and /readyz, on [HOST]:PORT; a port alone listens on 127.0.0.1 only; another host needs a bearer token in $" + metricsTokenEnv
@@ -324,24 +314,6 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 	<-cmd.Context().Done()
 	fmt.Fprintln(stderr, "maker nats: stopping")
 	return nil
-}
-
-// registerEngineFlags registers the engine's settings of what it
-// provisions: the routes' ack wait and deliveries, the routes it serves,
-// and the bounds of one key's jobs.
-func registerEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) {
-	fs.DurationVar(&c.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (every route's; workers report progress every third of it)")
-	fs.IntVar(&c.MaxDeliver, "max-deliver", cluster.DefaultMaxDeliver, "most deliveries of a job (a job that kept killing its workers is then left to expire); at least 2")
-	fs.Int64Var(&c.KeyJobs, "key-jobs", cluster.DefaultKeyJobs, "most jobs one key may have on one route at once, queued or being answered (the coordinators sharing a run key share them); the bound in force is fixed at start to min(key-jobs, the job stream's 256 MiB / 2 / (max-routes x job-bytes)), 32 at the defaults, so that one key's jobs over every route stay within half of the job stream")
-	fs.IntVar(&c.MaxRoutes, "max-routes", cluster.DefaultMaxRoutes, "most routes (models) the engine serves at once, 1 to 1024: a route past it is refused; more routes leave one key fewer jobs a route (see --key-jobs)")
-	fs.IntVar(&c.RouteQuota, "route-quota", cluster.DefaultRouteQuota, "most routes one worker identity may make the engine serve (route consumers made at its request that are still in use; a route already served costs nothing), at most --max-routes: one worker credential cannot take every route; the count is kept on the server, so a restart does not reset it")
-	fs.IntVar(&c.DrawerQuota, "drawer-quota", cluster.DefaultDrawerQuota, "most Drawers (coordinator processes) one coordinator identity (a run key, or the shared coordinator key) may have the engine take replies for at once, at most --max-drawers: one coordinator credential cannot take every Drawer; the count is kept on the server, so a restart does not reset it")
-	fs.DurationVar(&c.DrawerEvery, "drawer-every", cluster.DefaultDrawerEvery, "how often one coordinator identity may have the engine make a new Drawer, past a burst of its --drawer-quota (1ms to 1h): each new Drawer and each close rewrites the reply stream's subjects, so one credential opening and closing Drawers in a loop cannot slow other runs; a coordinator asking faster waits its turn (up to 30s), a Drawer already served costs nothing")
-	fs.IntVar(&c.MaxDrawers, "max-drawers", cluster.DefaultMaxDrawers, "most Drawers (coordinator processes) the engine takes replies for at once, 1 to 4096: one more is refused, naming it; more Drawers leave one worker fewer replies a Drawer (see --reply-keep)")
-	fs.Int64Var(&c.ReplyKeep, "reply-keep", cluster.DefaultReplyKeep, "most replies one worker identity may have stored for one Drawer, not yet taken; the bound in force is fixed at start to min(reply-keep, the reply stream's 256 MiB / 2 / (max-drawers x reply-bytes)), 4 at the defaults, so that one worker's replies over every Drawer stay within half of the reply stream")
-	fs.Int32Var(&c.ReplyBytes, "reply-bytes", cluster.DefaultReplyBytes, "largest reply in bytes, at most 1048576 (NATS's largest message); a larger reply fails its samples at once, naming its size")
-	fs.Int64Var(&c.RunKeyBytes, "run-key-bytes", cluster.DefaultRunKeyBytes, "the journal budget of each run key (its run's and its batch's task journals, on a stream of its own that no other key shares; JetStream reserves it on disk): a run key that fills it fails its own run, never another's; one run's own: maker nats run add RUN --bytes N")
-	fs.Int32Var(&c.JobBytes, "job-bytes", cluster.DefaultJobBytes, "largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it")
 }
 
 // checkEngineFlags refuses engine settings out of range: an explicit 0

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/spf13/cobra"
 )
@@ -47,10 +48,8 @@ func newNATSConfig() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&out, "out", "", "the folder to write the cluster's files to (refused when it exists and is not empty, unless --force)")
-	fs.IntVar(&cfg.Nodes, "nodes", 3, "the number of nats-server nodes")
-	fs.IntVar(&cfg.BasePort, "base-port", 4222, "node 1's client port: clients listen on the ports from it up, routes on the next ones")
-	fs.IntVar(&cfg.Workers, "workers", 3, "the number of worker identities (DIR/creds/workerK, each its own key)")
-	fs.StringVar(&cfg.Name, "name", "mdap", "the cluster's name")
+	cfg = cluster.StockClusterConfig{Nodes: 3, BasePort: 4222, Workers: 3, Name: "mdap"}
+	flagbind.Bind(fs, &cfg)
 	fs.BoolVar(&force, "force", false, "replace DIR whole when it exists and is not empty (its JetStream stores included)")
 	return cmd
 }

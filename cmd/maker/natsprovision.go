@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/spf13/cobra"
 )
@@ -12,7 +13,7 @@ import (
 func newNATSProvision() *cobra.Command {
 	var (
 		n      natsAdmin
-		engine cluster.ProvisionConfig
+		engine = cluster.DefaultProvision()
 		routes []string
 		once   bool
 	)
@@ -73,7 +74,7 @@ func newNATSProvision() *cobra.Command {
 	}
 	n.register(cmd)
 	fs := cmd.Flags()
-	registerEngineFlags(fs, &engine)
+	flagbind.Bind(fs, &engine)
 	fs.IntVar(&engine.Replicas, "replicas", 1, "replicas of every stream and bucket, the runs' journals, task queues and results among them (1 for one server, 3 for a cluster of three; at most the cluster's nodes)")
 	fs.BoolVar(&engine.DurableSamples, "durable", true, "keep the job and reply streams on disk, so they survive a restart of the server")
 	fs.StringArrayVar(&routes, "route", nil, "provision the consumer of this route now (the model the workers serve; repeatable)")

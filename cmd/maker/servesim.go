@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/simserver"
@@ -63,13 +64,10 @@ func (f *serveSimFlags) register(fs *pflag.FlagSet, simFl *runFlags, scratch *co
 	fs.StringVar(&f.cfg.ModelName, "model-name", simserver.DefaultModelName, "the model listed at /v1/models (a request may name any model)")
 	fs.BoolVar(&f.verbose, "verbose", false, "log every request on stderr")
 	f.obs.register(fs, false)
-	fs.Float64Var(&f.cfg.Faults.RateLimit, "fault-429", 0, "fraction of requests answered 429 with a Retry-After header")
-	fs.IntVar(&f.cfg.Faults.RetryAfter, "retry-after", 1, fmt.Sprintf("the Retry-After of a 429, in seconds (0 to %d)", simserver.MaxRetryAfter))
-	fs.Float64Var(&f.cfg.Faults.ServerError, "fault-500", 0, "fraction of requests answered 500")
-	fs.Float64Var(&f.cfg.Faults.Hang, "fault-hang", 0, "fraction of requests that hang until the client gives up")
-	fs.Float64Var(&f.cfg.Faults.Truncate, "fault-truncate", 0, "fraction of requests whose reply is cut after the headers and half the JSON")
-	fs.Float64Var(&f.cfg.Faults.Garbage, "fault-garbage", 0, "fraction of requests answered 200 with a body that is not JSON")
-	registerBilling(fs, &f.cfg.Billing)
+	f.cfg.Faults.RetryAfter = 1
+	flagbind.Bind(fs, &f.cfg.Faults)
+	f.cfg.Billing = simserver.DefaultBilling()
+	flagbind.Bind(fs, &f.cfg.Billing)
 	simFl.register(scratch)
 	for _, name := range simFlags {
 		fs.AddFlag(scratch.Flags().Lookup(name))
@@ -118,10 +116,7 @@ func (f *serveSimFlags) serve(cmd *cobra.Command, cfg simserver.Config) error {
 
 // serveSimFlagOf names the flag of each field of simserver.CheckAddr and
 // simserver.Faults.
-var serveSimFlagOf = map[string]string{"Addr": "addr", "AllowRemote": "allow-remote",
-	"RateLimit": "fault-429", "RetryAfter": "retry-after", "ServerError": "fault-500",
-	"Hang": "fault-hang", "Truncate": "fault-truncate", "Garbage": "fault-garbage",
-}
+var serveSimFlagOf = flagbind.Names(map[string]string{"Addr": "addr", "AllowRemote": "allow-remote"}, simserver.Faults{})
 
 // config checks every flag and completes the server's configuration
 // (without its logger): the simulated model and the task's oracle.

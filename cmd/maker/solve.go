@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/mdap-go/mdap/benchmarks"
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/budget"
@@ -18,15 +19,6 @@ import (
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
 	"github.com/tmc/langchaingo/llms"
-)
-
-// Bounds and defaults of the solve flags.
-const (
-	defaultConcurrency = 4
-	defaultMaxInFlight = 16
-	// rateRetries is how often a rate-limited call is tried again after
-	// the shared pause before it counts as a provider error.
-	rateRetries = 3
 )
 
 // solveSummary is the --json output of maker solve.
@@ -61,14 +53,15 @@ type solveFlags struct {
 }
 
 // solveFlagOf names the flag of each field of batch.Builtin,
-// batch.LimitConfig and batch.Runner that maker solve sets (Retries is
-// rateRetries, not a flag); Builtin's Config fields are configFlagOf's.
-var solveFlagOf = map[string]string{
-	"MaxInFlight": "max-inflight", "RPM": "rpm", "Concurrency": "concurrency", "Root": "root", "Tools": "tools",
-}
+// batch.LimitConfig and batch.Runner that maker solve sets; Builtin's
+// Config fields are configFlagOf's.
+var solveFlagOf = flagbind.Names(map[string]string{"Root": "root", "Tools": "tools"}, batch.LimitConfig{}, batch.Runner{})
 
 func newSolve() *cobra.Command {
-	f := &solveFlags{}
+	// Its defaults: 4 tasks at once, 16 calls in flight, a rate-limited
+	// call tried again 3 times after the shared pause before it counts as
+	// a provider error.
+	f := &solveFlags{runner: batch.Runner{Concurrency: 4}, limits: batch.LimitConfig{MaxInFlight: 16, Retries: 3}}
 	cmd := &cobra.Command{
 		Use:     "solve TASKS.jsonl --out RESULTS.jsonl",
 		Short:   "Solve a file of tasks, many at a time, into a results file of JSON lines",
@@ -98,9 +91,8 @@ func (f *solveFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.out, "out", "", "results FILE: one JSON line per finished task (required; appended to, never rewritten)")
 	fs.StringVar(&f.spec, "spec", "", `the spec FILE of every line that names no task: a file of {"id": ..., "input": {...}} lines runs one spec over many inputs`)
 	fs.StringVar(&f.state, "state", "", "state DIR: one journal per task, so an interrupted task resumes (created if missing)")
-	fs.IntVar(&f.runner.Concurrency, "concurrency", defaultConcurrency, "tasks solved at once")
-	fs.IntVar(&f.limits.MaxInFlight, "max-inflight", defaultMaxInFlight, "most model calls in flight at once, over all tasks (0: no bound)")
-	fs.Float64Var(&f.limits.RPM, "rpm", 0, "most model calls started per minute, over all tasks (0: no bound)")
+	flagbind.Bind(fs, &f.limits)
+	flagbind.Bind(fs, &f.runner)
 	fs.IntVar(&f.run.cfg.MaxSteps, "max-steps", 0, "stop a task after that many steps (0: no limit; a task's \"max_steps\" replaces it)")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
 	fs.StringVar(&f.spendChart, "spend-chart", "", "write an SVG chart of the batch's spend over this run to FILE when it ends (dollars spent in all runs against seconds, and the --max-cost cap)")
@@ -174,7 +166,6 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	b := &f.builder
 	// Budget: batchRunner's, one across runs; Escalation: solve's, with its model.
 	b.Config, b.Seed, b.Root, b.Tools = run.config(solverWith{}, nil), run.sim.Seed, f.tools.root, f.tools.selection
-	f.limits.Retries = rateRetries
 	f.runner.Build = b.Build
 	for _, err := range []error{b.Validate(), f.limits.Validate(), f.runner.Validate()} {
 		if err := fieldUsageErr(err, solveFlagOf, "solve"); err != nil {

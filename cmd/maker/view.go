@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/batchview"
@@ -38,14 +39,12 @@ func newView() *cobra.Command {
 	fs.BoolVar(&noAuth, "no-auth", false, "serve without a token, on a loopback --addr only: every user of this machine can then read the run")
 	fs.StringVar(&pngOut, "png", "", "write the step map to this PNG file and exit")
 	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report to this file and exit")
-	fs.StringVar(&lim.Results, "results", "", "with a STATE_FOLDER: the batch's results FILE (maker solve --out), for the tasks' solved, failed and invalid statuses")
-	fs.Float64Var(&lim.MaxCost, "max-cost", 0, "the run's (a batch's) spending cap in dollars, shown against its cost (a journal does not record it)")
-	fs.Float64Var(&lim.Target, "target", 0, "the run's target success probability T in (0, 1), for the failure budget 1 - T (default: the journal's, under --k auto)")
+	flagbind.Bind(fs, &lim)
 	return cmd
 }
 
 // viewFlagOf names the flag of each view.Limits field.
-var viewFlagOf = map[string]string{"Results": "results", "MaxCost": "max-cost", "Target": "target"}
+var viewFlagOf = flagbind.Names(nil, view.Limits{})
 
 // runView exports or serves the run or batch at path.
 func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool, lim view.Limits) error {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
@@ -57,13 +58,10 @@ func newWorker() *cobra.Command {
 }
 
 func (w *workerCmd) register(fs *pflag.FlagSet) {
-	fs.StringVar(&w.cfg.URL, "nats", "", "NATS URL to take jobs from, e.g. nats://127.0.0.1:4222")
+	w.cfg = cluster.WorkerConfig{Inflight: 1, AckWait: cluster.DefaultAckWait, Grace: cluster.DefaultGrace}
+	flagbind.Bind(fs, &w.cfg)
 	registerNATSCreds(fs, &w.cfg.Creds)
 	fs.StringVar(&w.cfg.Creds.Identity, "identity", "", "with a credentials folder as --nats-creds: sign in as the worker identity NAME (its workers/NAME.nk, issued by maker nats worker add NAME); default: the folder's only one")
-	fs.IntVar(&w.cfg.Inflight, "inflight", 1, "most model calls in progress at once")
-	fs.DurationVar(&w.cfg.AckWait, "ack-wait", cluster.DefaultAckWait, "how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it); on maker nats, or a server provisioned by maker nats provision, the engine's --ack-wait applies instead")
-	fs.DurationVar(&w.cfg.Grace, "grace", cluster.DefaultGrace, "on SIGINT/SIGTERM, how long model calls in progress may finish")
-	fs.StringVar(&w.cfg.Name, "name", "", "the worker's name in replies (default host/pid)")
 	fs.StringVar(&w.roles, "roles", "", "with --model sim: play every role of this family's voted decompositions (multiply or sort), for maker solve --nats's lines of it, instead of Towers of Hanoi")
 	fs.StringVar(&w.logLevel, "log-level", "info", "log level on stderr: debug (each job's start and end too), info (each redelivered job it takes: a worker died, stalled or handed it back), warn (replies not published, bad jobs) or error")
 	w.obs.register(fs, false)

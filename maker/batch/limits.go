@@ -32,10 +32,10 @@ type LimitConfig struct {
 	// MaxInFlight is the most model calls in flight at once over every
 	// model the Limits wrap, whatever the number of tasks and samples; 0
 	// means no bound. A call waiting for its turn holds no connection.
-	MaxInFlight int
+	MaxInFlight int `flag:"max-inflight" usage:"most model calls in flight at once, over all tasks (0: no bound)"`
 	// RPM is the most calls started per minute over every wrapped model
 	// (a token bucket); 0 means no bound.
-	RPM float64
+	RPM float64 `flag:"rpm" usage:"most model calls started per minute, over all tasks (0: no bound)"`
 	// Burst is how many calls may start at once when the bucket is full;
 	// 0 means 1: calls are spaced evenly, 60/RPM seconds apart.
 	Burst int

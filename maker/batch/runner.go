@@ -85,7 +85,7 @@ type Runner struct {
 	// Build makes each job ready to run. Required.
 	Build Builder
 	// Concurrency is the most jobs solved at once; 0 means 1.
-	Concurrency int
+	Concurrency int `flag:"concurrency" usage:"tasks solved at once"`
 	// Limits, if set, wrap every job's model and escalation model (see Limits.Wrap), so that
 	// every call of every job shares them.
 	Limits *Limits

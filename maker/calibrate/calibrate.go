@@ -51,6 +51,14 @@ const (
 	DefaultMaxSamples = 200_000
 )
 
+// DefaultConfig is a Config with its defaults written out (the values its
+// zero fields read as) and Seed 1, for a caller that shows them: maker
+// calibrate's flags. It has no Steps or Solver yet.
+func DefaultConfig() Config {
+	return Config{StepsSampled: DefaultStepsSampled, Samples: DefaultSamples, Seed: 1, Target: DefaultTarget,
+		Confidence: DefaultConfidence, Parallel: DefaultParallel, MaxSamples: DefaultMaxSamples}
+}
+
 // Bounds of Config fields, against typos.
 const (
 	MaxStepsSampled = 100_000
@@ -78,20 +86,20 @@ type Config struct {
 	// StepsSampled is how many distinct steps are drawn, uniformly from
 	// the task's Total (all of them if Total is smaller). Default
 	// DefaultStepsSampled.
-	StepsSampled int
+	StepsSampled int `flag:"steps-sampled" usage:"number of distinct steps sampled at random (all of them if the task has fewer)"`
 	// Samples is how many samples each sampled step gets (sample indices
 	// 0..Samples-1, so the temperature schedule is the run's). Default
 	// DefaultSamples.
-	Samples int
+	Samples int `flag:"samples" usage:"samples per sampled step"`
 	// Seed chooses the sampled steps: the same seed, the same steps.
-	Seed uint64
+	Seed uint64 `flag:"steps-seed" usage:"seed of the choice of steps (the same seed, the same steps)"`
 	// Target is the probability that the whole run succeeds, in (0, 1),
 	// that k_min is planned for. Default DefaultTarget.
 	Target float64
 	// Confidence is the two-sided confidence of the interval on p, and
 	// the confidence of the joint region of (mean p, spread) that k is
 	// planned over, in (0, 1). Default DefaultConfidence.
-	Confidence float64
+	Confidence float64 `flag:"confidence" usage:"confidence of the interval on p, in (0, 1)"`
 	// K, if set, adds the plan at this margin (Estimate.AtK): what the
 	// k you had in mind would give.
 	K int
@@ -100,10 +108,10 @@ type Config struct {
 	// are exact but costly: a dynamic program of up to
 	// rivals.MaxWork state updates per plan, seconds at k >= 6 with
 	// several rivals.
-	WithRivals bool
+	WithRivals bool `flag:"with-rivals" usage:"also plan with the wrong answers spread as measured (exact laws with rivals; can take seconds)"`
 	// Parallel is the most samples in flight at once. Default
 	// DefaultParallel.
-	Parallel int
+	Parallel int `flag:"concurrency" usage:"model calls in flight at once"`
 	// SamplesPerCall is the run's samples per provider request
 	// (maker.Solver.SamplesPerCall, --samples-per-call): the plans' costs
 	// bill the prompt once a request (see Plan.RequestsPerStep). 0 or 1:
@@ -128,10 +136,10 @@ type Config struct {
 	// many again. Look j plans over a region at
 	// confidence 1 - (1-Confidence)/(j(j+1)), so the looks together keep the
 	// error within 1 - Confidence. Cost: up to MaxSamples model calls.
-	UntilDecided bool
+	UntilDecided bool `flag:"until-decided" usage:"while the plan is undecided, sample more (new steps, then more samples per step) in rounds, each forecast on stderr before it draws, until it is decided or a cap stops it (--until-max-samples, and --max-cost in dollars); each look plans over a stricter region so that all of them keep --confidence"`
 	// MaxSamples caps UntilDecided's samples in all (the first round's
 	// included). Default DefaultMaxSamples.
-	MaxSamples int
+	MaxSamples int `flag:"until-max-samples" usage:"with --until-decided: the most samples drawn in all, the first round's included"`
 	// MaxCost caps UntilDecided's dollars: a round whose forecast (its
 	// samples at the cost per sample measured so far) would take the
 	// spending past it is not started. 0: no dollar cap.

@@ -25,28 +25,45 @@ const (
 // that StartServer takes.
 type EngineConfig struct {
 	// Addr is HOST:PORT to listen on; empty means DefaultAddr.
-	Addr string
+	Addr string `flag:"addr" usage:"HOST:PORT to listen on (port 0: a free one, printed)"`
 	// Store is the folder JetStream keeps its streams in; required.
-	Store string
+	Store string `flag:"store" usage:"folder JetStream keeps its streams in (jobs, journals, tasks); kept across restarts"`
 	// Creds is the credentials folder (with AuthRoles); empty means
 	// Store/creds. Its missing keys are made (EngineCreds.Ensure).
-	Creds string
+	Creds string `flag:"creds" usage:"folder of the role credentials (generated when missing; default STORE/creds)"`
 	// Auth is AuthRoles (empty means it) or AuthToken.
-	Auth string
+	Auth string `flag:"auth" usage:"roles (nkeys per role, each role only its subjects) or token ($MDAP_NATS_TOKEN, no roles)"`
 	// Token is the token every client must send with AuthToken
 	// (maker nats reads it from $MDAP_NATS_TOKEN); required then.
 	Token string
 	// SharedCoordinator and SharedWorker also make and accept the
 	// shared keys (see EngineCreds), with AuthRoles only.
-	SharedCoordinator, SharedWorker bool
+	SharedCoordinator bool `flag:"shared-coordinator" usage:"also make and accept coordinator.nk, one coordinator key for every run: RISK: any holder may read and append to every run's journal, take its lease, and read and write every task queue and its results; by default coordinators use the key of their run (maker nats run add RUN)"`
+	SharedWorker      bool `flag:"shared-worker" usage:"also make and accept worker.nk, one key for every worker: RISK: any holder acts as every worker (--min-workers counts them as one), and revoking one worker means revoking all; by default each worker has its own identity (maker nats worker add NAME)"`
 	// SyncAlways: see ServerConfig.SyncAlways.
-	SyncAlways bool
+	SyncAlways bool `flag:"sync-always" usage:"fsync every write before acknowledging it (a power loss loses no acknowledged journal line; slower)"`
 	// Monitor: see ServerConfig.Monitor.
-	Monitor string
+	Monitor string `flag:"monitor-addr" usage:"expose the NATS server's own monitoring endpoints (/varz, /jsz, /healthz) on [HOST]:PORT; a port alone listens on 127.0.0.1; loopback only, as they have no authentication"`
 	// Provision is what the engine provisions with AuthRoles: see
 	// ServerConfig.Provision. Its Replicas must be 0 or 1: the embedded
 	// server is a single node.
 	Provision ProvisionConfig
+}
+
+// DefaultEngine is the EngineConfig of maker nats's defaults, written
+// out: the default address, the store mdap-nats, role keys, and
+// DefaultProvision.
+func DefaultEngine() EngineConfig {
+	return EngineConfig{Addr: DefaultAddr, Store: "mdap-nats", Auth: AuthRoles, Provision: DefaultProvision()}
+}
+
+// DefaultProvision is the ProvisionConfig of the Default values its zero
+// fields read as, written out, for a caller that shows them (the engine
+// commands' flags), with one replica.
+func DefaultProvision() ProvisionConfig {
+	return ProvisionConfig{Replicas: 1, AckWait: DefaultAckWait, MaxDeliver: DefaultMaxDeliver, KeyJobs: DefaultKeyJobs, MaxRoutes: DefaultMaxRoutes,
+		RouteQuota: DefaultRouteQuota, DrawerQuota: DefaultDrawerQuota, DrawerEvery: DefaultDrawerEvery, MaxDrawers: DefaultMaxDrawers,
+		ReplyKeep: DefaultReplyKeep, ReplyBytes: DefaultReplyBytes, RunKeyBytes: DefaultRunKeyBytes, JobBytes: DefaultJobBytes}
 }
 
 // Validate reports the first setting that cannot run as a

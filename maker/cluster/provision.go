@@ -91,7 +91,7 @@ type ProvisionConfig struct {
 	// every other run's journal goes on. The agent makes the stream at the
 	// key's first journal, and sets it to the budget in force at each
 	// later one, and Provision sets every run stream to it.
-	RunKeyBytes int64
+	RunKeyBytes int64 `flag:"run-key-bytes" usage:"the journal budget of each run key (its run's and its batch's task journals, on a stream of its own that no other key shares; JetStream reserves it on disk): a run key that fills it fails its own run, never another's; one run's own: maker nats run add RUN --bytes N"`
 	// RunKeyBytesOf, if set, is the budget of one run (maker nats run add
 	// RUN --bytes SIZE); a result of 0 means RunKeyBytes.
 	RunKeyBytesOf func(run string) int64
@@ -109,21 +109,21 @@ type ProvisionConfig struct {
 	// the engine runs, so no route added deletes a queued job. Settings
 	// that leave less than one job are refused (ErrConfig naming
 	// MaxRoutes).
-	KeyJobs int64
+	KeyJobs int64 `flag:"key-jobs" usage:"most jobs one key may have on one route at once, queued or being answered (the coordinators sharing a run key share them); the bound in force is fixed at start to min(key-jobs, the job stream's 256 MiB / 2 / (max-routes x job-bytes)), 32 at the defaults, so that one key's jobs over every route stay within half of the job stream"`
 	// MaxRoutes is the most routes the engine serves at once (JobsStream's
 	// route subjects); 0 means DefaultMaxRoutes, at most 1024. A route
 	// past it is refused (ErrTooManyRoutes, naming maker nats
 	// --max-routes), never served by lowering KeyJobs' bound.
-	MaxRoutes int
+	MaxRoutes int `flag:"max-routes" usage:"most routes (models) the engine serves at once, 1 to 1024: a route past it is refused; more routes leave one key fewer jobs a route (see --key-jobs)"`
 	// JobBytes bounds one job (JobsStream's largest message); 0 means
 	// DefaultJobBytes, at most MaxJobBytes. A larger job's samples fail
 	// with ErrEngine naming it.
-	JobBytes int32
+	JobBytes int32 `flag:"job-bytes" usage:"largest job in bytes (a sample's prompt, tools and settings), at most 1048576, NATS's largest message; a larger job's samples fail naming it"`
 	// AckWait of every route's consumer; 0 means DefaultAckWait. Workers
 	// report progress every third of it.
-	AckWait time.Duration
+	AckWait time.Duration `flag:"ack-wait" usage:"how long a job of a dead worker waits before another worker takes it (every route's; workers report progress every third of it)"`
 	// MaxDeliver of every route's consumer; 0 means DefaultMaxDeliver.
-	MaxDeliver int
+	MaxDeliver int `flag:"max-deliver" usage:"most deliveries of a job (a job that kept killing its workers is then left to expire); at least 2"`
 	// RouteQuota bounds the routes one worker identity may make the
 	// engine's agent serve: at most RouteQuota route consumers made at its
 	// request exist at once, and its request for one more is refused,
@@ -136,7 +136,7 @@ type ProvisionConfig struct {
 	// holds across restarts of the agent and over several agents. A
 	// consumer left unused for DefaultConsumerInactive is removed, and no
 	// longer counts. The admin's ProvisionRoute has no quota.
-	RouteQuota int
+	RouteQuota int `flag:"route-quota" usage:"most routes one worker identity may make the engine serve (route consumers made at its request that are still in use; a route already served costs nothing), at most --max-routes: one worker credential cannot take every route; the count is kept on the server, so a restart does not reset it"`
 	// MaxDrawers is the most coordinators' Drawers whose replies the
 	// engine takes at once (RepliesStream's Drawer subjects, one per reply
 	// consumer the agent made); 0 means DefaultMaxDrawers. A Drawer past
@@ -145,7 +145,7 @@ type ProvisionConfig struct {
 	// gone otherwise (unused for an hour) once an agent found it absent
 	// on two looks absentGap apart, its replies purged (replySpace). Two
 	// agents adding a Drawer at once may admit one past it.
-	MaxDrawers int
+	MaxDrawers int `flag:"max-drawers" usage:"most Drawers (coordinator processes) the engine takes replies for at once, 1 to 4096: one more is refused, naming it; more Drawers leave one worker fewer replies a Drawer (see --reply-keep)"`
 	// DrawerQuota bounds the Drawers one coordinator identity (a run key,
 	// or the shared coordinator key) may make the engine's agent take
 	// replies for: at most DrawerQuota reply consumers made at its request
@@ -163,7 +163,7 @@ type ProvisionConfig struct {
 	// together as one: ServeAgent deletes those past one quota as it
 	// starts (trimUnowned). A server without roles has no identities, and
 	// no quota.
-	DrawerQuota int
+	DrawerQuota int `flag:"drawer-quota" usage:"most Drawers (coordinator processes) one coordinator identity (a run key, or the shared coordinator key) may have the engine take replies for at once, at most --max-drawers: one coordinator credential cannot take every Drawer; the count is kept on the server, so a restart does not reset it"`
 	// DrawerEvery bounds how often one coordinator identity may have the
 	// engine's agent make a new Drawer (a reply consumer made at its
 	// request, each of which rewrites RepliesStream's subjects, as its
@@ -175,7 +175,7 @@ type ProvisionConfig struct {
 	// agent's memory: an agent starting again starts them full, and N
 	// agents of one engine let an identity open up to N times as many.
 	// A server without roles has no identities, and no rate.
-	DrawerEvery time.Duration
+	DrawerEvery time.Duration `flag:"drawer-every" usage:"how often one coordinator identity may have the engine make a new Drawer, past a burst of its --drawer-quota (1ms to 1h): each new Drawer and each close rewrites the reply stream's subjects, so one credential opening and closing Drawers in a loop cannot slow other runs; a coordinator asking faster waits its turn (up to 30s), a Drawer already served costs nothing"`
 	// ReplyKeep bounds the replies one worker identity may have stored
 	// for one Drawer (RepliesStream's messages per subject); 0 means
 	// DefaultReplyKeep. So that one worker's replies over every Drawer
@@ -183,11 +183,11 @@ type ProvisionConfig struct {
 	// is min(ReplyKeep, SampleBytes / 2 / (MaxDrawers × ReplyBytes)): 4 at
 	// the defaults. Settings that leave less than one reply are refused
 	// (ErrConfig naming MaxDrawers).
-	ReplyKeep int64
+	ReplyKeep int64 `flag:"reply-keep" usage:"most replies one worker identity may have stored for one Drawer, not yet taken; the bound in force is fixed at start to min(reply-keep, the reply stream's 256 MiB / 2 / (max-drawers x reply-bytes)), 4 at the defaults, so that one worker's replies over every Drawer stay within half of the reply stream"`
 	// ReplyBytes bounds one reply (RepliesStream's largest message); 0
 	// means DefaultReplyBytes, at most MaxJobBytes (NATS's largest
 	// message). A larger reply is refused, and its job handed back.
-	ReplyBytes int32
+	ReplyBytes int32 `flag:"reply-bytes" usage:"largest reply in bytes, at most 1048576 (NATS's largest message); a larger reply fails its samples at once, naming its size"`
 	// LeaseTTL of the lease bucket; 0 means DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Logger receives a line for each resource made or repaired (Info)

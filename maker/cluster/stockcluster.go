@@ -22,15 +22,15 @@ import (
 // one machine's loopback (127.0.0.1), the way WriteStockCluster writes it.
 type StockClusterConfig struct {
 	// Nodes is the number of servers, 1 to MaxStockNodes; 0 means 3.
-	Nodes int
+	Nodes int `flag:"nodes" usage:"the number of nats-server nodes"`
 	// BasePort is node 1's client port: node k's client port is
 	// BasePort+k-1 and its route port BasePort+Nodes+k-1. 0 means 4222.
-	BasePort int
+	BasePort int `flag:"base-port" usage:"node 1's client port: clients listen on the ports from it up, routes on the next ones"`
 	// Workers is the number of worker identities, each in a folder of its
 	// own (creds/workerK); 0 means 3.
-	Workers int
+	Workers int `flag:"workers" usage:"the number of worker identities (DIR/creds/workerK, each its own key)"`
 	// Name is the cluster's name; "" means "mdap".
-	Name string
+	Name string `flag:"name" usage:"the cluster's name"`
 }
 
 // MaxStockNodes bounds StockClusterConfig.Nodes, and MaxStockWorkers its

@@ -54,30 +54,30 @@ type WorkerConfig struct {
 	// any of them may draw any sample.
 	Route string
 	// Name names the worker in replies and logs; empty means host/pid.
-	Name string
+	Name string `flag:"name" usage:"the worker's name in replies (default host/pid)"`
 	// Inflight bounds the model calls in progress at once, and the jobs
 	// (waves) this worker holds; 0 means 1, at most MaxInflight. The
 	// worker pulls jobs with one request for all its free places.
-	Inflight int
+	Inflight int `flag:"inflight" usage:"most model calls in progress at once"`
 	// AckWait is the route consumer's ack wait, shared by every worker of
 	// the route (the last one started sets it); 0 means DefaultAckWait.
 	// On a server whose engine provisions the consumers (a server with
 	// roles) the engine's applies instead (see Worker.AckWait).
-	AckWait time.Duration
+	AckWait time.Duration `flag:"ack-wait" usage:"how long a job of a dead worker waits before another worker takes it (shared by the workers of a model: the last started sets it); on maker nats, or a server provisioned by maker nats provision, the engine's --ack-wait applies instead"`
 	// MaxDeliver bounds a job's deliveries; 0 means DefaultMaxDeliver. The
 	// engine's applies on a server with roles, as for AckWait.
 	MaxDeliver int
 	// Grace is how long Run lets model calls finish once its context
 	// ends; 0 means DefaultGrace. Calls still running then are cancelled
 	// and their jobs handed back for immediate redelivery.
-	Grace time.Duration
+	Grace time.Duration `flag:"grace" usage:"on SIGINT/SIGTERM, how long model calls in progress may finish"`
 	// Replicas is the replica count of the streams the worker creates if
 	// they do not exist; 0 means 1.
 	Replicas int
 	// URL is the engine OpenWorker dials (CheckURL); Creds what it signs
 	// in with (its Identity a worker's name). NewWorker, given a
 	// connection, reads neither.
-	URL   string
+	URL   string `flag:"nats" usage:"NATS URL to take jobs from, e.g. nats://127.0.0.1:4222"`
 	Creds ClientCreds
 	// Logger receives logs of failed publications and bad jobs (Warn),
 	// each redelivered job the worker takes (Info), and each job's start

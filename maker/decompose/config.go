@@ -47,10 +47,10 @@ const DefaultParallel = 64
 // (strategy ahead, T 0.95, every role at p 0.9, the family's caps).
 type Settings struct {
 	// Strategy: StrategyAhead ("" too) or StrategyFirstToK.
-	Strategy Strategy `json:"strategy"`
+	Strategy Strategy `json:"strategy" flag:"strategy" usage:"how decisions are voted: ahead (first-to-ahead-by-k, candidates shuffled per vote) or first-to-k (the MAKER authors' scheme: 2K-1 proposals, a discriminator votes an index first-to-K)"`
 	// Target is T, the probability the tree should be right with; 0
 	// means DefaultTarget.
-	Target float64 `json:"target"`
+	Target float64 `json:"target" flag:"target" usage:"T: the whole tree is right with probability at least T while every role decides right with its p, independently; the plan spreads 1-T over the tree's decisions and picks each role's k"`
 	// P is each role's p (for the Plan); a role not named has DefaultP.
 	P map[Role]float64 `json:"p,omitempty"`
 	// K fixes a role's k instead of the Plan's.
@@ -60,12 +60,12 @@ type Settings struct {
 	Caps Caps `json:"caps"`
 	// Discriminate votes proposals by discriminators even for a
 	// structured family.
-	Discriminate bool `json:"discriminate,omitempty"`
+	Discriminate bool `json:"discriminate,omitempty" flag:"discriminate" usage:"vote proposals by discriminator agents even though the family's proposals have exact keys"`
 	// Parallel bounds the decisions in flight at once (siblings run
 	// concurrently); 0 means DefaultParallel.
-	Parallel int `json:"parallel"`
+	Parallel int `json:"parallel" flag:"parallel" usage:"most decisions in flight at once, siblings in parallel (0: 64); results do not depend on it"`
 	// Seed seeds the discriminators' shuffles.
-	Seed uint64 `json:"seed"`
+	Seed uint64 `json:"seed" flag:"seed" usage:"seed of the generated problem (--digits, --length), of the simulated model and of the discriminators' shuffles"`
 	// ToolSteps bounds the tool calls of one solve decision (with
 	// Config.Executor); 0 means DefaultToolSteps.
 	ToolSteps int `json:"tool_steps,omitempty"`

@@ -13,11 +13,11 @@ import (
 
 // KMinInput is the input of the kmin tool, the flags of `maker kmin`.
 type KMinInput struct {
-	Steps     int     `json:"steps" jsonschema:"the number of steps S of the task, at least 1"`
-	P         float64 `json:"p" jsonschema:"the per-step success rate of one valid sample, in (0.5, 1]"`
-	Target    float64 `json:"target,omitempty" jsonschema:"the target probability T that the whole task succeeds, in (0, 1); default 0.95"`
-	ValidRate float64 `json:"valid_rate,omitempty" jsonschema:"the share of samples that pass the red flags, in (0, 1]; default 1"`
-	Price     float64 `json:"price,omitempty" jsonschema:"the price of one sample, for the cost estimate; default 0"`
+	Steps     int     `json:"steps" jsonschema:"the number of steps S of the task, at least 1" flag:"steps" usage:"number of steps S"`
+	P         float64 `json:"p" jsonschema:"the per-step success rate of one valid sample, in (0.5, 1]" flag:"p" usage:"per-step success rate of one valid sample, in (0.5, 1]"`
+	Target    float64 `json:"target,omitempty" jsonschema:"the target probability T that the whole task succeeds, in (0, 1); default 0.95" flag:"target" usage:"target probability T that the whole task succeeds, in (0, 1)"`
+	ValidRate float64 `json:"valid_rate,omitempty" jsonschema:"the share of samples that pass the red flags, in (0, 1]; default 1" flag:"valid-rate" usage:"share of samples that pass the red flags, in (0, 1]"`
+	Price     float64 `json:"price,omitempty" jsonschema:"the price of one sample, for the cost estimate; default 0" flag:"price" usage:"price of one sample, for the cost estimate"`
 }
 
 // KMinOutput is the output of the kmin tool, the keys of `maker kmin

@@ -75,8 +75,8 @@ func (nopWriteCloser) Close() error { return nil }
 // Addr (ListenHTTP's addr and allowRemote, and its options), or stdio
 // when Addr is empty.
 type HTTPConfig struct {
-	Addr        string
-	AllowRemote bool
+	Addr        string `flag:"http" usage:"serve streamable HTTP at ADDR (HOST:PORT or :PORT; :0 picks a free port, printed on stdout) instead of stdio"`
+	AllowRemote bool   `flag:"allow-remote" usage:"with --http, listen on a non-loopback address (an empty host then means every interface); the bearer token is then all that guards the server"`
 	HTTPOptions
 }
 

@@ -6,7 +6,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/sim"
 )
+
+// LocalConfig is the Config of a local server (maker mcp's defaults): the
+// simulated model, the working folder, run_task's journals in
+// DefaultStateDir, and the Default bounds written out, which New reads
+// as it reads their zero values.
+func LocalConfig() Config {
+	return Config{Models: []string{"sim"}, Timeout: models.DefaultTimeout, Sim: sim.DefaultConfig(), Root: ".", State: DefaultStateDir(),
+		MaxK: DefaultMaxK, MaxSamples: DefaultMaxSamples, MaxRequestBytes: DefaultMaxRequestBytes, ToolDeclaration: maker.DeclareAuto}
+}
 
 // DefaultStateDir is where a local server keeps run_task's journals when
 // none is named (Config.State): $XDG_STATE_HOME/mdap/journals, else

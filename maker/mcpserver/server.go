@@ -79,7 +79,7 @@ type Config struct {
 	// Empty means ["sim"].
 	Models []string
 	// BaseURL is the server the openai: and ollama: models call.
-	BaseURL string
+	BaseURL string `flag:"base-url" usage:"server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) and ollama: models"`
 	// AllowAnyModel lets a request name any model spec and any base URL.
 	// The server then calls whatever URL a client names (never with the
 	// API keys of its environment, which go only to BaseURL): for a
@@ -89,15 +89,15 @@ type Config struct {
 	// not in Models may not carry its own
 	// endpoint (;base=, ;key=, ;rpm=, ;inflight=): those would send a key
 	// of the server's environment to a server the client names.
-	AllowAnyModel bool
+	AllowAnyModel bool `flag:"allow-any-model" usage:"let requests name any model and base URL (the server then calls any URL a client names, without the environment's API keys)"`
 	// Timeout bounds one model call; zero means models.DefaultTimeout.
-	Timeout time.Duration
+	Timeout time.Duration `flag:"timeout" usage:"time limit of one model call, and of one call of --embedder or --judge"`
 	// Sim is the simulated model's behaviour. A zero P means
 	// sim.DefaultConfig().
 	Sim sim.Config
 	// Root is the folder of run_task's file tools and spec paths; nothing
 	// leaves it. Empty means the working folder.
-	Root string
+	Root string `flag:"root" usage:"folder of run_task's and solve_problem's spec paths and file tools; nothing leaves it"`
 	// State is the folder of run_task's journals; it is created (0700)
 	// at the first run_task if missing, never at New, and refused (by
 	// New when it exists, else by that run_task) when another user owns
@@ -106,10 +106,10 @@ type Config struct {
 	// run_task (it fails with ErrNoState). New
 	// logs a warning when it is Root or inside it and Policy lets a
 	// side-effect tool run: a task could then change its journals.
-	State string
+	State string `flag:"state" usage:"folder of run_task's journals (created, 0700, at the first run_task if missing)"`
 	// UnsignedJournals opts run_task's journals out of signing
 	// (journal.Unsigned, the CLI's --journal-unsigned).
-	UnsignedJournals bool
+	UnsignedJournals bool `flag:"journal-unsigned" usage:"write (and resume) run_task's journals without signing them: a plain SHA-256 chain and no chain head kept (see docs/journal.md)"`
 	// Policy says which tools a task may run; nil means
 	// categories.DefaultPolicy(), the read-only categories.
 	Policy *categories.Policy
@@ -117,13 +117,15 @@ type Config struct {
 	// the margin, the samples one race may draw (per step for run_task),
 	// the replies of one vote and the messages of one prompt. Zero means
 	// the Default value.
-	MaxK, MaxSamples, MaxCandidates, MaxMessages int
+	MaxK                       int `flag:"max-k" usage:"largest margin k a request may ask for"`
+	MaxSamples                 int `flag:"max-samples" usage:"most samples one race may draw (per step for run_task)"`
+	MaxCandidates, MaxMessages int
 	// MaxSteps bounds the steps of one run_task run, replayed ones
 	// included, whatever its spec says; zero means DefaultMaxSteps.
 	MaxSteps int
 	// MaxRequestBytes bounds one message over stdio and one request body
 	// over HTTP; zero means DefaultMaxRequestBytes.
-	MaxRequestBytes int64
+	MaxRequestBytes int64 `flag:"max-request-bytes" usage:"largest request: one stdio message, one HTTP body, one spec file"`
 	// Logger receives the server's logs; nil means none. Over stdio it
 	// must not write to stdout, the transport.
 	Logger *slog.Logger
@@ -139,7 +141,7 @@ type Config struct {
 	// ToolDeclaration is how run_task declares a spec's tools, and
 	// sample_and_vote the request's, to the model
 	// (maker.Solver.ToolDeclaration); the zero value chooses by model.
-	ToolDeclaration maker.ToolDeclaration
+	ToolDeclaration maker.ToolDeclaration `flag:"tool-declaration" usage:"how run_task declares a spec's tools to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)"`
 	// Embedder and Judge serve the "embedding" and "judge" fields of a
 	// client's answer_schema (vote and sample_and_vote), which may name
 	// no model of its own: the operator chooses what the server calls

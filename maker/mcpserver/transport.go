@@ -59,11 +59,11 @@ type HTTPOptions struct {
 	// 401, from its headers, before its body is read. Empty needs NoAuth:
 	// a loopback port is open to every user of the machine, so there is
 	// no unauthenticated default.
-	Token string
+	Token string `flag:"token" usage:"with --http, the bearer token every request must carry (default $MDAP_MCP_TOKEN; without either, one is generated and printed on stderr)"`
 	// NoAuth serves without a token, when Token is empty: every client
 	// that reaches the address may call the tools (and spend the
 	// server's model keys).
-	NoAuth bool
+	NoAuth bool `flag:"no-auth" usage:"with --http, serve without a token: every user of this machine (with --allow-remote, anyone who reaches it) can use the server and its model keys"`
 	// Bounds are the HTTP server's limits (ServeHTTPOn): timeouts and the
 	// caps on connections and requests in flight (503 past them). A zero
 	// field takes its default from DefaultBounds.
@@ -87,7 +87,7 @@ type HTTPOptions struct {
 	// address, loopback origins. A request with any other Origin gets 403
 	// (the MCP spec's defence against DNS rebinding and cross-site
 	// calls); a request without one (not from a browser) is not checked.
-	AllowedOrigins []string
+	AllowedOrigins []string `flag:"allow-origin" usage:"with --http, a browser Origin (scheme://host[:port]) allowed besides the server's own and loopback ones; repeat for several"`
 }
 
 // Bounds are the limits of the HTTP server (see HTTPOptions.Bounds).

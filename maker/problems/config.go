@@ -23,23 +23,33 @@ type Config struct {
 	// Prices from the fields below.
 	Settings decompose.Settings
 	// P is every role's p; RoleP are roles' own, over it.
-	P     float64
+	P     float64 `flag:"p" usage:"every role's p: the simulated model's chance that a valid reply is right, and the p the plan chooses k for (with a real model: your estimate of it)"`
 	RoleP map[decompose.Role]float64
 	// K fixes roles' k by role name (ParseRole); Prices are roles' prices
 	// by role name or "all" (RolePrices).
-	K      map[string]int
-	Prices map[string]string
+	K      map[string]int    `flag:"k" usage:"fix roles' k instead of the plan's (auto): ROLE=K[,ROLE=K], roles atomic, decompose, discriminate, solve, compose"`
+	Prices map[string]string `flag:"price" usage:"roles' prices in dollars per million input/output tokens: ROLE=IN/OUT[,ROLE=IN/OUT], ROLE a role or all; over a model spec's own price (the simulated model's is 0)"`
 	// Models are the roles' model specs, opened with Open.
 	Models RoleModels
 	Open   models.Options
 	// Rivals, CoFailure, FlagRate and Latency are the simulated model's
 	// (decompose.SimRole and SimConfig), when it plays every role.
-	Rivals              int
-	CoFailure, FlagRate float64
-	Latency             time.Duration
+	Rivals    int           `flag:"rivals" usage:"simulated model: distinct wrong answers each role's errors spread over (1 = all errors alike)"`
+	CoFailure float64       `flag:"cofailure" usage:"simulated model: share of nodes, 0 to 1, where every role's wrong replies agree and the wrong answer is the likely one: no margin protects them; the result counts them (unprotected)"`
+	FlagRate  float64       `flag:"flag-rate" usage:"simulated model: probability of a red-flag reply"`
+	Latency   time.Duration `flag:"latency" usage:"simulated model: latency of a call"`
 	// Journal is the journal file: created, or resumed with Resume.
-	Journal                 string
-	Resume, JournalUnsigned bool
+	Journal         string `flag:"journal" usage:"journal FILE: every decision, written and synced before it is used; a killed run resumes from it with --resume"`
+	Resume          bool   `flag:"resume" usage:"resume the run recorded in --journal (same problem and flags)"`
+	JournalUnsigned bool   `flag:"journal-unsigned" usage:"write (or resume) the journal without signing it"`
+}
+
+// DefaultConfig is the Config of a command's defaults (maker multiply,
+// sort, problem), written out: every role on the simulated model at
+// decompose.DefaultP, the default target and strategy, seed 1.
+func DefaultConfig() Config {
+	return Config{Settings: decompose.Settings{Target: decompose.DefaultTarget, Strategy: decompose.StrategyAhead, Seed: 1}, P: decompose.DefaultP,
+		Rivals: sim.DefaultWrongAnswers, Models: RoleModels{Models: []string{"sim"}}, Open: models.Options{Timeout: models.DefaultTimeout}}
 }
 
 // configName is where Config's field errors come from.

@@ -10,16 +10,16 @@ import (
 // Journal is how a run opens its journal file.
 type Journal struct {
 	// Path is the journal file; empty: no journal.
-	Path string
+	Path string `flag:"journal" usage:"journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from"`
 	// Resume opens the journal to resume its run; else it is created,
 	// and an existing file is refused (journal.Create).
-	Resume bool
+	Resume bool `flag:"resume" usage:"resume the run recorded in --journal"`
 	// ResumeOrStart resumes when Path exists and creates it when it does
 	// not (one command line for a supervisor); it replaces Resume.
-	ResumeOrStart bool
+	ResumeOrStart bool `flag:"resume-or-start" usage:"resume the run in --journal FILE, or start it when the file does not exist yet (one command line for a supervisor); a journal of another task or settings is still refused"`
 	// Unsigned writes (or resumes) the journal without signing it
 	// (journal.Unsigned).
-	Unsigned bool
+	Unsigned bool `flag:"journal-unsigned" usage:"write (or resume) the journal without signing it: a plain SHA-256 chain and no chain head kept, so an edit whose chain was recomputed, a truncation or an older copy put back go unnoticed (see docs/journal.md)"`
 }
 
 // Open opens the journal: nil, and no error, without a Path; created, or

@@ -8,6 +8,7 @@ package runsetup
 import (
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker/models"
@@ -27,6 +28,23 @@ type Models struct {
 	Structured  bool
 	InputPrice  float64
 	OutputPrice float64
+}
+
+// SpecsFrom are the --model specs a shell completes from prefix: sim,
+// each registered provider's "NAME:", and the models of the built-in
+// price table (models.KnownModels), those beginning with prefix.
+func SpecsFrom(prefix string) []string {
+	all := []string{"sim"}
+	for _, p := range models.Providers() {
+		all = append(all, p+":")
+	}
+	var match []string
+	for _, s := range append(all, models.KnownModels()...) {
+		if strings.HasPrefix(s, prefix) {
+			match = append(match, s)
+		}
+	}
+	return match
 }
 
 // modelsName is where Models' field errors come from.

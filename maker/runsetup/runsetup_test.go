@@ -3,6 +3,8 @@ package runsetup_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
@@ -77,4 +79,23 @@ func TestJournalOpenCreatesResumesOrEither(t *testing.T) {
 	j, _, err = runsetup.Journal{Path: path, ResumeOrStart: true, Unsigned: true}.Open()
 	require.NoError(t, err, "a file there is resumed (creating would refuse it, as above)")
 	require.NoError(t, j.Close())
+}
+
+// TestSpecsFromCompletesAPrefix: the simulated model, a provider's prefix
+// and the price table's models, those with the prefix only.
+func TestSpecsFromCompletesAPrefix(t *testing.T) {
+	if got := runsetup.SpecsFrom(""); len(got) < 4 || got[0] != "sim" || !slices.Contains(got, "openai:") || !slices.Contains(got, "anthropic:") {
+		t.Errorf(`runsetup.SpecsFrom("") = %v, want sim, every provider's NAME: and the known models`, got)
+	}
+	for _, s := range runsetup.SpecsFrom("openai:") {
+		if !strings.HasPrefix(s, "openai:") {
+			t.Errorf(`runsetup.SpecsFrom("openai:") has %q`, s)
+		}
+	}
+	if got := runsetup.SpecsFrom("openai:"); len(got) < 2 {
+		t.Errorf(`runsetup.SpecsFrom("openai:") = %v, want the provider and its known models`, got)
+	}
+	if got := runsetup.SpecsFrom("zzz"); len(got) != 0 {
+		t.Errorf(`runsetup.SpecsFrom("zzz") = %v, want none`, got)
+	}
 }

@@ -49,7 +49,7 @@ const DefaultWrongAnswers = 8
 // not a model to vote with.
 type Config struct {
 	// Seed is the root of every random draw.
-	Seed uint64
+	Seed uint64 `flag:"seed" usage:"simulated model: seed of every random draw"`
 
 	// IgnoreN makes the model answer a request for several choices
 	// (llms.WithN) with one, as Anthropic's and Ollama's native APIs do.
@@ -59,22 +59,22 @@ type Config struct {
 
 	// P is the probability that a valid reply (not a red flag, not an
 	// error) is the correct one. In (0, 1].
-	P float64
+	P float64 `flag:"p" usage:"simulated model: probability that a valid reply is right"`
 
 	// WrongAnswers is how many distinct wrong answers (the oracle's
 	// variants 0 .. WrongAnswers-1) the wrong replies are spread over,
 	// uniformly. 0 and 1 both mean every wrong reply is variant 0: errors
 	// fully correlated. Must not be negative.
-	WrongAnswers int
+	WrongAnswers int `flag:"wrong-answers" usage:"simulated model: distinct wrong answers the errors spread over (1 = all errors alike)"`
 
 	// Concentration is the probability that a wrong reply is variant 0
 	// whatever WrongAnswers says; otherwise it is drawn uniformly from
 	// [0, WrongAnswers). 0 is a pure spread, 1 pure concentration. In [0, 1].
-	Concentration float64
+	Concentration float64 `flag:"concentration" usage:"simulated model: probability that a wrong reply is the most common wrong answer"`
 
 	// FlagRate is the probability of a red-flag reply, split among the
 	// kinds by Flags. In [0, 1].
-	FlagRate float64
+	FlagRate float64 `flag:"flag-rate" usage:"simulated model: probability of a red-flag reply (overlong, cut off, malformed)"`
 
 	// Flags weighs the red-flag kinds. The zero value splits FlagRate
 	// evenly among the three.
@@ -82,7 +82,7 @@ type Config struct {
 
 	// ErrorRate is the probability that a call fails with [ErrProvider]
 	// (after its latency). In [0, 1]; ErrorRate + FlagRate must not exceed 1.
-	ErrorRate float64
+	ErrorRate float64 `flag:"error-rate" usage:"simulated model: probability of a provider error"`
 
 	// Latency is the time a call takes before answering. The zero value is
 	// no latency.
@@ -96,7 +96,7 @@ type Config struct {
 	// and ones always wrong. It is the correlation between two replies'
 	// rightness on one step (the beta-binomial's intra-class correlation).
 	// In [0, 1).
-	DifficultySpread float64
+	DifficultySpread float64 `flag:"difficulty-spread" usage:"simulated model: spread of per-step difficulty, 0 (every step at --p) up to but not including 1; each step's p is drawn around --p"`
 
 	// HardAgree is how often the errors of a hard step agree: on a step
 	// whose drawn p is below 1/2 (a step the model gets wrong more often
@@ -107,7 +107,7 @@ type Config struct {
 	// (1-Concentration)/WrongAnswers). It matters only with a
 	// DifficultySpread (without one no step is hard unless P < 1/2). In
 	// [0, 1]; default 0.
-	HardAgree float64
+	HardAgree float64 `flag:"hard-agree" usage:"simulated model: probability that a wrong reply on a hard step (its p below 1/2) is the same wrong answer"`
 
 	// SurfaceForms makes right replies come in that many surface forms:
 	// a right reply is the oracle's form f (Surfacer), f drawn uniformly

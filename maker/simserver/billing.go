@@ -18,27 +18,27 @@ import (
 // reasoning tokens.
 type Billing struct {
 	// CacheOff turns the prefix cache off: cached_tokens is always 0.
-	CacheOff bool
+	CacheOff bool `flag:"cache-off" usage:"no prompt prefix cache: cached_tokens is always 0"`
 	// CacheMinTokens is the shortest prompt that is cached, in tokens
 	// (four bytes a token, maker.EstimateTokens); 0 means
 	// DefaultCacheMinTokens.
-	CacheMinTokens int
+	CacheMinTokens int `flag:"cache-min-tokens" usage:"shortest prompt the prefix cache keeps, in tokens (OpenAI: 1024)"`
 	// CacheBlockTokens is the cache's granularity beyond the minimum: a
 	// hit covers MinTokens + m*BlockTokens tokens of the prompt, the
 	// longest such prefix seen before; 0 means DefaultCacheBlockTokens.
-	CacheBlockTokens int
+	CacheBlockTokens int `flag:"cache-block-tokens" usage:"prefix cache granularity beyond the minimum, in tokens (OpenAI: 128)"`
 	// CacheEntries bounds the cached prefixes (least recently used go
 	// first); 0 means DefaultCacheEntries.
-	CacheEntries int
+	CacheEntries int `flag:"cache-entries" usage:"most prefixes the cache keeps (least recently used evicted first)"`
 	// CacheTTL evicts a prefix not used for that long; 0 means
 	// DefaultCacheTTL.
-	CacheTTL time.Duration
+	CacheTTL time.Duration `flag:"cache-ttl" usage:"a cached prefix unused this long is evicted"`
 	// ReasoningTokens adds that many hidden reasoning tokens to each
 	// choice's completion tokens (reported in
 	// completion_tokens_details.reasoning_tokens, billed as output, as a
 	// reasoning model does), at most the request's token cap minus the
 	// reply's own tokens, so a choice never bills more than max_tokens.
-	ReasoningTokens int
+	ReasoningTokens int `flag:"reasoning-tokens" usage:"hidden reasoning tokens billed as output per choice, up to the request's max_tokens (0 to 65536): reasoning-length replies"`
 }
 
 // OpenAI's published prompt caching rules: prompts of 1024 tokens or more,
@@ -51,6 +51,12 @@ const (
 	// MaxReasoningTokens bounds Billing.ReasoningTokens.
 	MaxReasoningTokens = 1 << 16
 )
+
+// DefaultBilling is the zero Billing written out: the cache on with
+// OpenAI's rules, no reasoning tokens.
+func DefaultBilling() Billing {
+	return Billing{CacheMinTokens: DefaultCacheMinTokens, CacheBlockTokens: DefaultCacheBlockTokens, CacheEntries: DefaultCacheEntries, CacheTTL: DefaultCacheTTL}
+}
 
 // Validate returns nil or a *maker.FieldError wrapping [ErrConfig] that
 // names the first bad field of b ("simserver.Billing: CacheTTL = -1s"),

@@ -110,23 +110,23 @@ const configName = "simserver.Config"
 type Faults struct {
 	// RateLimit: 429 with a Retry-After header of RetryAfter seconds and an
 	// OpenAI rate-limit error body.
-	RateLimit float64
+	RateLimit float64 `flag:"fault-429" usage:"fraction of requests answered 429 with a Retry-After header"`
 	// RetryAfter is the Retry-After header of a 429, in whole seconds,
 	// 0 to MaxRetryAfter.
-	RetryAfter int
+	RetryAfter int `flag:"retry-after" usage:"the Retry-After of a 429, in seconds (0 to 3600)"`
 	// ServerError: 500 with an OpenAI server error body.
-	ServerError float64
+	ServerError float64 `flag:"fault-500" usage:"fraction of requests answered 500"`
 	// Hang: no answer at all until the client gives up (its context ends,
 	// its connection closes) or the server shuts down; then the
 	// connection is closed without a response.
-	Hang float64
+	Hang float64 `flag:"fault-hang" usage:"fraction of requests that hang until the client gives up"`
 	// Truncate: 200 with the headers (Content-Length of the whole reply)
 	// and the first half of the reply's JSON, then the connection is
 	// closed.
-	Truncate float64
+	Truncate float64 `flag:"fault-truncate" usage:"fraction of requests whose reply is cut after the headers and half the JSON"`
 	// Garbage: 200, Content-Type application/json, and a body that is not
 	// JSON.
-	Garbage float64
+	Garbage float64 `flag:"fault-garbage" usage:"fraction of requests answered 200 with a body that is not JSON"`
 }
 
 // Total is the fraction of requests answered with a fault.

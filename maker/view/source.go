@@ -33,13 +33,13 @@ var (
 type Limits struct {
 	// Results is a batch's results file (its tasks' solved, failed and
 	// invalid statuses); a state folder's only.
-	Results string
+	Results string `flag:"results" usage:"with a STATE_FOLDER: the batch's results FILE (maker solve --out), for the tasks' solved, failed and invalid statuses"`
 	// MaxCost is the run's (the batch's) spending cap in dollars, shown
 	// against its cost; 0 means none.
-	MaxCost float64
+	MaxCost float64 `flag:"max-cost" usage:"the run's (a batch's) spending cap in dollars, shown against its cost (a journal does not record it)"`
 	// Target is the run's target success probability T in (0, 1), for
 	// the failure budget 1 - T; 0 means the journal's (under --k auto).
-	Target float64
+	Target float64 `flag:"target" usage:"the run's target success probability T in (0, 1), for the failure budget 1 - T (default: the journal's, under --k auto)"`
 }
 
 // Validate refuses a MaxCost that is negative, NaN or infinite, and a

@@ -1,0 +1,89 @@
+package flagbind
+
+import (
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+type kind string
+
+type inner struct {
+	Token string `flag:"token" usage:"the token"`
+}
+
+type config struct {
+	inner
+	Name    string            `flag:"name" usage:"the \"name\""`
+	Kind    kind              `flag:"kind" usage:"a kind"`
+	On      bool              `flag:"on" usage:"on"`
+	N       int               `flag:"n" usage:"n"`
+	N32     int32             `flag:"n32" usage:"n32"`
+	N64     int64             `flag:"n64" usage:"n64"`
+	Seed    uint64            `flag:"seed" usage:"seed"`
+	P       float64           `flag:"p" usage:"p"`
+	Wait    time.Duration     `flag:"wait" usage:"wait"`
+	Models  []string          `flag:"model" usage:"model"`
+	K       map[string]int    `flag:"k" usage:"k"`
+	Prices  map[string]string `flag:"price" usage:"price"`
+	Nested  inner             // not embedded: bound by its own Bind
+	Untaged int
+	private int `flag:"private"`
+}
+
+// TestBindSetsTheFieldsAndNamesTheirFlags binds every kind of field,
+// parses a command line and reads the fields back; defaults are the
+// fields' values at Bind.
+func TestBindSetsTheFieldsAndNamesTheirFlags(t *testing.T) {
+	c := config{Kind: "auto", N: 7, Models: []string{"sim"}}
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	names := Bind(fs, &c)
+	want := map[string]string{"Token": "token", "Name": "name", "Kind": "kind", "On": "on", "N": "n", "N32": "n32", "N64": "n64",
+		"Seed": "seed", "P": "p", "Wait": "wait", "Models": "model", "K": "k", "Prices": "price"}
+	if !maps.Equal(names, want) {
+		t.Fatalf("names = %v, want %v", names, want)
+	}
+	if fl := fs.Lookup("kind"); fl.DefValue != "auto" || fl.Usage != "a kind" {
+		t.Errorf("--kind: default %q usage %q, want auto and the tag's", fl.DefValue, fl.Usage)
+	}
+	if fl := fs.Lookup("name"); fl.Usage != `the "name"` {
+		t.Errorf("--name usage %q", fl.Usage)
+	}
+	if fs.Lookup("n").DefValue != "7" || fs.Lookup("model").DefValue != "[sim]" {
+		t.Errorf("defaults: --n %s, --model %s", fs.Lookup("n").DefValue, fs.Lookup("model").DefValue)
+	}
+	err := fs.Parse([]string{"--token=t", "--name=a,b", "--kind=native", "--on", "--n=1", "--n32=2", "--n64=3", "--seed=4", "--p=0.5",
+		"--wait=2s", "--model=a,b", "--model=c", "--k=x=1,y=2", "--price=all=1/2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Token != "t" || c.Name != "a,b" || c.Kind != "native" || !c.On || c.N != 1 || c.N32 != 2 || c.N64 != 3 || c.Seed != 4 || c.P != 0.5 ||
+		c.Wait != 2*time.Second || len(c.Models) != 2 || c.Models[0] != "a,b" || c.K["y"] != 2 || c.Prices["all"] != "1/2" {
+		t.Errorf("parsed %+v", c)
+	}
+	if fs.Lookup("private") != nil || c.private != 0 || c.Nested.Token != "" {
+		t.Error("an unexported or nested field was bound")
+	}
+}
+
+func TestBindPanicsOnAFieldItCannotBind(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic")
+		}
+	}()
+	Bind(pflag.NewFlagSet("x", pflag.ContinueOnError), &struct {
+		C complex128 `flag:"c"`
+	}{})
+}
+
+func TestNamesAreBindsWithoutFlags(t *testing.T) {
+	c := config{}
+	bound := Bind(pflag.NewFlagSet("x", pflag.ContinueOnError), &c)
+	bound["Extra"] = "extra"
+	if got := Names(map[string]string{"Extra": "extra", "Name": "other"}, config{}); !maps.Equal(got, bound) {
+		t.Errorf("Names = %v, want %v", got, bound)
+	}
+}
