@@ -27,8 +27,10 @@ const coreGoal = 12000
 // and ArgLine one Sprintf (12,975); KRecord went, a k policy's record is
 // its JSON (12,935); judge and judgeKeyed became one judge (12,922);
 // intent's package doc left its errors to errors.go (12,916), executor's
-// Register and Normalize to their own docs (12,908).
-const coreCeiling = 12908
+// Register and Normalize to their own docs (12,908). The red-flag alarm
+// and the write rule became doubts of a decided race, decided again by
+// one mechanism (reconsider) as an escalated step is (12,907).
+const coreCeiling = 12907
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
