@@ -30,7 +30,9 @@ const coreGoal = 12000
 // Register and Normalize to their own docs (12,908). The red-flag alarm
 // and the write rule became doubts of a decided race, decided again by
 // one mechanism (reconsider) as an escalated step is (12,907).
-const coreCeiling = 12907
+// executor.ObservationError, which only tests called, went with the four
+// sentinels only it wrapped (12,866).
+const coreCeiling = 12866
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
