@@ -32,7 +32,9 @@ const coreGoal = 12000
 // one mechanism (reconsider) as an escalated step is (12,907).
 // executor.ObservationError, which only tests called, went with the four
 // sentinels only it wrapped (12,866).
-const coreCeiling = 12866
+// categories.Glossary and Term, exported for a test only, became the
+// unexported table the note is made from (12,859).
+const coreCeiling = 12859
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
