@@ -68,7 +68,7 @@ func canonicalForm(o Output) (form, error) {
 			if _, ok := f.Value.lookup(keyToolIntent); ok {
 				return form{}, fmt.Errorf("%w: the value has a %q key but the output has no intent", ErrAmbiguous, keyToolIntent)
 			}
-			if looksLikeBareIntent(f.Value.Keys) {
+			if isBareIntent(f.Value.Keys) {
 				return form{}, fmt.Errorf("%w: the value %s would be read as a bare tool intent", ErrAmbiguous, appendNode(nil, &f.Value))
 			}
 		}
