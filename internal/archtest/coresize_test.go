@@ -37,7 +37,9 @@ const coreGoal = 12000
 // vote.RaceMatching and Classify(Match) went: RaceChoosing takes a Match
 // through FirstMatch, and Classify takes a Choose (12,834). intent's two
 // tests of a bare intent (over a map, over keys) became one (12,814).
-const coreCeiling = 12814
+// maker.Settings.String, which nothing called, went, and Diff words an
+// Extra's three cases in one line (12,803).
+const coreCeiling = 12803
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
