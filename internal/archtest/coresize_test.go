@@ -38,8 +38,9 @@ const coreGoal = 12000
 // through FirstMatch, and Classify takes a Choose (12,834). intent's two
 // tests of a bare intent (over a map, over keys) became one (12,814).
 // maker.Settings.String, which nothing called, went, and Diff words an
-// Extra's three cases in one line (12,803).
-const coreCeiling = 12803
+// Extra's three cases in one line (12,803). maker.Drawn embeds the
+// Judgement whose fields it restated (12,795).
+const coreCeiling = 12795
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
