@@ -98,23 +98,20 @@ func (e *Escalation) ModelFor(model llms.Model) (llms.Model, error) {
 	return NewEnsemble(rest...)
 }
 
-// escalationName is where Escalation's field errors come from.
-const escalationName = "maker.Escalation"
-
-// check validates e; an error is a *FieldError of "maker.Escalation"
+// check validates e; an error is a *FieldError of "maker.Config"
 // naming the field.
 func (e *Escalation) check() error {
 	switch {
 	case e == nil:
 		return nil
 	case e.Policy != EscalateRaiseK && e.Policy != EscalateModel && e.Policy != EscalateStop:
-		return fielderr.New(escalationName, "Policy", string(e.Policy), fmt.Sprintf("use %q, %q or %q", EscalateRaiseK, EscalateModel, EscalateStop))
+		return fielderr.New(configName, "Escalation.Policy", string(e.Policy), fmt.Sprintf("use %q, %q or %q", EscalateRaiseK, EscalateModel, EscalateStop))
 	case e.After < 0:
-		return fielderr.New(escalationName, "After", e.After, "use 0 (4 times the step's k) or more")
+		return fielderr.New(configName, "Escalation.After", e.After, "use 0 (4 times the step's k) or more")
 	case e.K < 0 || e.K > vote.MaxK:
-		return fielderr.New(escalationName, "K", e.K, fmt.Sprintf("use 0 (twice the step's k) to %d", vote.MaxK))
+		return fielderr.New(configName, "Escalation.K", e.K, fmt.Sprintf("use 0 (twice the step's k) to %d", vote.MaxK))
 	case e.Policy == EscalateModel && e.Model == nil:
-		return fielderr.New(escalationName, "Model", nil, fmt.Sprintf("policy %q needs a Model", EscalateModel))
+		return fielderr.New(configName, "Escalation.Model", nil, fmt.Sprintf("policy %q needs a Model", EscalateModel))
 	}
 	return nil
 }

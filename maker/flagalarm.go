@@ -77,15 +77,12 @@ func (e *FlagAlarmError) Error() string {
 // Unwrap returns ErrFlagAlarm.
 func (e *FlagAlarmError) Unwrap() error { return ErrFlagAlarm }
 
-// flagAlarmName is where FlagAlarm's field errors come from.
-const flagAlarmName = "maker.FlagAlarm"
-
 func (a FlagAlarm) check() error {
 	switch {
 	case !(a.Level >= 0 && a.Level < 1):
-		return fielderr.New(flagAlarmName, "Level", a.Level, fmt.Sprintf("use a chance in (0, 1), or 0 for DefaultFlagAlarmLevel (%g)", DefaultFlagAlarmLevel))
+		return fielderr.New(configName, "FlagAlarm.Level", a.Level, fmt.Sprintf("use a chance in (0, 1), or 0 for DefaultFlagAlarmLevel (%g)", DefaultFlagAlarmLevel))
 	case a.History < 0:
-		return fielderr.New(flagAlarmName, "History", a.History, fmt.Sprintf("use 1 or more samples, or 0 for DefaultFlagAlarmHistory (%d)", DefaultFlagAlarmHistory))
+		return fielderr.New(configName, "FlagAlarm.History", a.History, fmt.Sprintf("use 1 or more samples, or 0 for DefaultFlagAlarmHistory (%d)", DefaultFlagAlarmHistory))
 	}
 	return nil
 }

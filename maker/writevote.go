@@ -45,20 +45,17 @@ type WriteRule struct {
 	Categories map[categories.Category]int `json:"categories,omitempty"`
 }
 
-// writeRuleName is where WriteRule's field errors come from.
-const writeRuleName = "maker.WriteRule"
-
 // check validates w; an error is a *FieldError naming the field.
 func (w WriteRule) check() error {
 	if w.K < 0 {
-		return fielderr.New(writeRuleName, "K", w.K, "use 0 (twice the step's k) or more")
+		return fielderr.New(configName, "Writes.K", w.K, "use 0 (twice the step's k) or more")
 	}
 	for _, c := range slices.Sorted(maps.Keys(w.Categories)) {
 		if !c.Valid() || c.ReadOnly() {
-			return fielderr.New(writeRuleName, "Categories", string(c), "name a category with side effects: "+sideEffectCategories())
+			return fielderr.New(configName, "Writes.Categories", string(c), "name a category with side effects: "+sideEffectCategories())
 		}
 		if k := w.Categories[c]; k < 1 {
-			return fielderr.New(writeRuleName, "Categories["+string(c)+"]", k, "use a margin of 1 or more")
+			return fielderr.New(configName, "Writes.Categories["+string(c)+"]", k, "use a margin of 1 or more")
 		}
 	}
 	return nil

@@ -39,8 +39,10 @@ const coreGoal = 12000
 // tests of a bare intent (over a map, over keys) became one (12,814).
 // maker.Settings.String, which nothing called, went, and Diff words an
 // Extra's three cases in one line (12,803). maker.Drawn embeds the
-// Judgement whose fields it restated (12,795).
-const coreCeiling = 12795
+// Judgement whose fields it restated (12,795). Escalation, WriteRule and
+// FlagAlarm name their fields from maker.Config, as within made them
+// anyway (12,783).
+const coreCeiling = 12783
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
