@@ -283,9 +283,9 @@ func TestGlossaryMatchesEmittedStates(t *testing.T) {
 		}
 	}
 	defined := map[string]bool{}
-	for _, term := range Glossary() {
-		defined[term.Of+"/"+string(term.State)] = true
-		assert.Contains(t, note(), string(term.State)+": "+term.Meaning)
+	for _, term := range glossary {
+		defined[term.of+"/"+string(term.state)] = true
+		assert.Contains(t, note(), string(term.state)+": "+term.meaning)
 	}
 	assert.Equal(t, defined, emitted, "the glossary must define exactly the states inventories emit")
 }

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// State is where a tool or a category stands in a run: see [Glossary] for
-// what each state means. Tools take ToolLoaded, ToolWithheld or
+// State is where a tool or a category stands in a run: an [Inventory]'s
+// Note says what each state means. Tools take ToolLoaded, ToolWithheld or
 // ToolUnavailable; categories take the Category* states.
 type State string
 
@@ -22,18 +22,15 @@ const (
 	CategoryUnavailable   State = "unavailable"
 )
 
-// Term is one line of the glossary: a state, what it applies to and what it
-// means.
-type Term struct {
-	Of      string `json:"of"` // "tool" or "category"
-	State   State  `json:"state"`
-	Meaning string `json:"meaning"`
-}
-
-// glossary is the one table every inventory's note is generated from.
+// glossary is the one table every inventory's note is generated from:
+// what a state applies to ("tool" or "category"), the state, its meaning.
 // TestGlossaryMatchesEmittedStates proves, on real inventories, that it
 // defines every state an inventory emits and nothing else.
-var glossary = []Term{
+var glossary = []struct {
+	of      string
+	state   State
+	meaning string
+}{
 	{"tool", ToolLoaded, "this build has the tool and the policy allows it: a call may run"},
 	{"tool", ToolWithheld, "this build has the tool but the policy did not select it: a call is denied; an operator can allow it with --tools"},
 	{"tool", ToolUnavailable, "the tool is known but this build cannot run it: no --tools setting makes it run"},
@@ -43,10 +40,6 @@ var glossary = []Term{
 	{"category", CategoryUnavailable, "this build has no tool of the category"},
 }
 
-// Glossary returns every state an [Inventory] can emit with its meaning.
-// The caller owns the returned slice.
-func Glossary() []Term { return append([]Term(nil), glossary...) }
-
 // Inventory is what is loaded, withheld or unavailable in a run, category
 // by category and tool by tool, for people (String) and for models (JSON,
 // returned by the index tool).
@@ -54,7 +47,7 @@ type Inventory struct {
 	// Policy is the run's policy as a --tools selection.
 	Policy     string              `json:"policy"`
 	Categories []InventoryCategory `json:"categories"`
-	// Note explains every state, generated from [Glossary].
+	// Note explains every state an inventory can give.
 	Note string `json:"note"`
 }
 
@@ -129,7 +122,7 @@ func note() string {
 		if i > 0 {
 			b.WriteString(" ")
 		}
-		fmt.Fprintf(&b, "%s %s: %s.", t.Of, t.State, t.Meaning)
+		fmt.Fprintf(&b, "%s %s: %s.", t.of, t.state, t.meaning)
 	}
 	fmt.Fprintf(&b, " The tool %s belongs to no category and is always loaded.", IndexTool)
 	return b.String()
@@ -153,7 +146,7 @@ func (r Inventory) String() string {
 	fmt.Fprintf(&b, "%-16s %-16s %s\n", IndexTool, ToolLoaded, "always (no category)")
 	b.WriteString("\n")
 	for _, t := range glossary {
-		fmt.Fprintf(&b, "%-8s %-16s %s\n", t.Of, t.State, t.Meaning)
+		fmt.Fprintf(&b, "%-8s %-16s %s\n", t.of, t.state, t.meaning)
 	}
 	return b.String()
 }

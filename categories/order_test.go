@@ -35,9 +35,9 @@ func TestToolsOrderedByCategoryThenName(t *testing.T) {
 // separator's condition).
 func TestInventoryNoteSpacing(t *testing.T) {
 	n := Builtin().Inventory(Policy{}, nil).Note
-	require.True(t, strings.HasPrefix(n, "States. "+glossary[0].Of+" "), n)
+	require.True(t, strings.HasPrefix(n, "States. "+glossary[0].of+" "), n)
 	assert.NotContains(t, n, "  ")
 	for i := 1; i < len(glossary); i++ {
-		assert.Contains(t, n, glossary[i-1].Meaning+". "+glossary[i].Of+" "+string(glossary[i].State)+":")
+		assert.Contains(t, n, glossary[i-1].meaning+". "+glossary[i].of+" "+string(glossary[i].state)+":")
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/mdap-go/mdap/categories"
 	"github.com/mdap-go/mdap/intent"
 )
 
@@ -28,16 +27,12 @@ var (
 	ErrInvalidRoot = errors.New("bad root folder")
 )
 
-// Reason errors, for errors.Is on [ObservationError] and for tools. A [Tool]
-// whose Run returns an error wrapping ErrOutsideRoot, ErrInvalidPath,
-// ErrNotRegular or ErrInvalidArgs makes a denied observation with the
-// matching [intent.Reason]; any other error makes a failed one.
+// Reason errors, for tools: a [Tool] whose Run returns an error wrapping
+// ErrOutsideRoot, ErrInvalidPath, ErrNotRegular or ErrInvalidArgs makes a
+// denied observation with the matching [intent.Reason], one wrapping
+// ErrTimeout or fs.ErrNotExist a failed one with its reason; any other
+// error makes a failed one (intent.ReasonToolError).
 var (
-	// ErrUnknownTool: no tool of that name exists here (intent.ReasonUnknownTool).
-	ErrUnknownTool = errors.New("unknown tool")
-	// ErrUnavailable: the taxonomy knows the tool but this executor has no
-	// implementation of it (intent.ReasonUnavailable).
-	ErrUnavailable = errors.New("tool unavailable")
 	// ErrInvalidArgs: the arguments do not validate (intent.ReasonInvalidArgs).
 	ErrInvalidArgs = errors.New("invalid arguments")
 	// ErrOutsideRoot: a path leaves the root folder: "..", an absolute
@@ -52,43 +47,7 @@ var (
 	// ErrTimeout: the call did not finish within the per-call timeout
 	// (intent.ReasonTimeout).
 	ErrTimeout = errors.New("tool call timed out")
-	// ErrPanic: the tool panicked (intent.ReasonPanic).
-	ErrPanic = errors.New("tool panicked")
-	// ErrToolFailed: the tool returned an error of its own
-	// (intent.ReasonToolError).
-	ErrToolFailed = errors.New("tool failed")
 )
-
-// ObservationError returns nil for an ok observation, otherwise an error
-// whose message is the observation's Content and which wraps the sentinel
-// of its Reason ([ErrUnknownTool], [categories.ErrDenied] for not_allowed,
-// [ErrOutsideRoot], fs.ErrNotExist for not_found, ...). It is derived from
-// the fields alone, so it survives a JSON round trip.
-func ObservationError(o intent.Observation) error {
-	if o.Status == intent.StatusOK {
-		return nil
-	}
-	if s, ok := reasonErr[o.Reason]; ok {
-		return &reasonError{sentinel: s, msg: o.Content}
-	}
-	return &reasonError{sentinel: ErrToolFailed, msg: o.Content}
-}
-
-// reasonErr maps a reason to the sentinel that intent.Observation.Err wraps.
-var reasonErr = map[intent.Reason]error{
-	intent.ReasonUnknownTool: ErrUnknownTool,
-	intent.ReasonUnavailable: ErrUnavailable,
-	intent.ReasonNotAllowed:  categories.ErrDenied,
-	intent.ReasonInvalidArgs: ErrInvalidArgs,
-	intent.ReasonOutsideRoot: ErrOutsideRoot,
-	intent.ReasonBadPath:     ErrInvalidPath,
-	intent.ReasonNotRegular:  ErrNotRegular,
-	intent.ReasonNotFound:    fs.ErrNotExist,
-	intent.ReasonTimeout:     ErrTimeout,
-	intent.ReasonPanic:       ErrPanic,
-	intent.ReasonToolError:   ErrToolFailed,
-	intent.ReasonCancelled:   context.Canceled,
-}
 
 // classify maps a tool's error to its status and reason.
 func classify(err error) (intent.Status, intent.Reason) {

@@ -68,7 +68,7 @@ func canonicalForm(o Output) (form, error) {
 			if _, ok := f.Value.lookup(keyToolIntent); ok {
 				return form{}, fmt.Errorf("%w: the value has a %q key but the output has no intent", ErrAmbiguous, keyToolIntent)
 			}
-			if looksLikeBareIntent(f.Value.Keys) {
+			if isBareIntent(f.Value.Keys) {
 				return form{}, fmt.Errorf("%w: the value %s would be read as a bare tool intent", ErrAmbiguous, appendNode(nil, &f.Value))
 			}
 		}
@@ -77,7 +77,7 @@ func canonicalForm(o Output) (form, error) {
 	if f.HasValue {
 		switch {
 		case f.Value.Kind != kindObject:
-			return form{}, fmt.Errorf("%w: a value beside a tool intent must be a JSON object, not %s", ErrAmbiguous, kindName(f.Value.Kind))
+			return form{}, fmt.Errorf("%w: a value beside a tool intent must be a JSON object, not %s", ErrAmbiguous, kindNames[f.Value.Kind])
 		case len(f.Value.Keys) == 0:
 			f.HasValue, f.Value = false, node{}
 		default:
@@ -104,22 +104,9 @@ func canonicalForm(o Output) (form, error) {
 	return f, nil
 }
 
-func kindName(k uint8) string {
-	switch k {
-	case kindNull:
-		return "null"
-	case kindFalse, kindTrue:
-		return "a boolean"
-	case kindNumber:
-		return "a number"
-	case kindString:
-		return "a string"
-	case kindArray:
-		return "an array"
-	default:
-		return "an object"
-	}
-}
+// kindNames names each Kind in an error message.
+var kindNames = [...]string{kindNull: "null", kindFalse: "a boolean", kindTrue: "a boolean", kindNumber: "a number",
+	kindString: "a string", kindArray: "an array", kindObject: "an object"}
 
 // lookup returns the value of key k in object n.
 func (n *node) lookup(k string) (*node, bool) {

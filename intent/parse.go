@@ -333,7 +333,7 @@ func toOutput(v any) (Output, *problem) {
 			}
 			return o, nil
 		}
-		if isBareIntent(x) {
+		if isBareIntent(slices.Collect(maps.Keys(x))) {
 			in, p := intentFrom(x, true)
 			if p != nil {
 				return Output{}, p
@@ -352,31 +352,11 @@ var (
 	innerIntentKeys = []string{"args", "arguments", "name", "rationale", "tool", "tool_name"}
 )
 
-func isBareIntent(m map[string]any) bool {
-	_, t := m["tool"]
-	_, tn := m["tool_name"]
-	if !t && !tn {
-		return false
-	}
-	for k := range m {
-		if !slices.Contains(bareIntentKeys, k) {
-			return false
-		}
-	}
-	return true
-}
-
-// looksLikeBareIntent is isBareIntent over an object's keys.
-func looksLikeBareIntent(keys []string) bool {
-	if !slices.Contains(keys, "tool") && !slices.Contains(keys, "tool_name") {
-		return false
-	}
-	for _, k := range keys {
-		if !slices.Contains(bareIntentKeys, k) {
-			return false
-		}
-	}
-	return true
+// isBareIntent reports whether an object's keys make it a bare intent: a
+// tool name and nothing but bareIntentKeys.
+func isBareIntent(keys []string) bool {
+	return (slices.Contains(keys, "tool") || slices.Contains(keys, "tool_name")) &&
+		!slices.ContainsFunc(keys, func(k string) bool { return !slices.Contains(bareIntentKeys, k) })
 }
 
 // intentFrom reads an intent object: the inside of "tool_intent", or a bare

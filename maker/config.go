@@ -129,14 +129,10 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	if err := c.Escalation.check(); err != nil {
-		return within("Escalation.", err)
-	}
-	if err := c.Writes.check(); err != nil {
-		return within("Writes.", err)
-	}
-	if err := c.FlagAlarm.check(); err != nil {
-		return within("FlagAlarm.", err)
+	for _, err := range []error{c.Escalation.check(), c.Writes.check(), c.FlagAlarm.check()} {
+		if err != nil {
+			return err
+		}
 	}
 	switch {
 	case c.MaxTokens < 0 || c.MaxTokens > MaxReplyBytes: // a token is a byte or more

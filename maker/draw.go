@@ -23,13 +23,10 @@ type Drawn struct {
 	// Err is the provider's error (or ErrTaskPanic from decode): the
 	// sample failed and would not vote.
 	Err error
-	// Flag is the red flag (ErrEmpty, ErrCutOff, ErrFormat, ...) when the
-	// reply may not vote, and Reason the detailed reason; nil otherwise.
-	Flag, Reason error
-	// Output and Key are the answer the reply votes with and its vote
-	// key, when Err and Flag are nil.
-	Output intent.Output
-	Key    uint64
+	// Judgement is the solver's verdict on the reply (Solver.Judge): its
+	// red flag, or the answer it votes with and its key; zero when Err is
+	// set.
+	Judgement
 	// Usage is the sample's tokens and the time the call took.
 	Usage vote.Usage
 }

@@ -98,23 +98,20 @@ func (e *Escalation) ModelFor(model llms.Model) (llms.Model, error) {
 	return NewEnsemble(rest...)
 }
 
-// escalationName is where Escalation's field errors come from.
-const escalationName = "maker.Escalation"
-
-// check validates e; an error is a *FieldError of "maker.Escalation"
+// check validates e; an error is a *FieldError of "maker.Config"
 // naming the field.
 func (e *Escalation) check() error {
 	switch {
 	case e == nil:
 		return nil
 	case e.Policy != EscalateRaiseK && e.Policy != EscalateModel && e.Policy != EscalateStop:
-		return fielderr.New(escalationName, "Policy", string(e.Policy), fmt.Sprintf("use %q, %q or %q", EscalateRaiseK, EscalateModel, EscalateStop))
+		return fielderr.New(configName, "Escalation.Policy", string(e.Policy), fmt.Sprintf("use %q, %q or %q", EscalateRaiseK, EscalateModel, EscalateStop))
 	case e.After < 0:
-		return fielderr.New(escalationName, "After", e.After, "use 0 (4 times the step's k) or more")
+		return fielderr.New(configName, "Escalation.After", e.After, "use 0 (4 times the step's k) or more")
 	case e.K < 0 || e.K > vote.MaxK:
-		return fielderr.New(escalationName, "K", e.K, fmt.Sprintf("use 0 (twice the step's k) to %d", vote.MaxK))
+		return fielderr.New(configName, "Escalation.K", e.K, fmt.Sprintf("use 0 (twice the step's k) to %d", vote.MaxK))
 	case e.Policy == EscalateModel && e.Model == nil:
-		return fielderr.New(escalationName, "Model", nil, fmt.Sprintf("policy %q needs a Model", EscalateModel))
+		return fielderr.New(configName, "Escalation.Model", nil, fmt.Sprintf("policy %q needs a Model", EscalateModel))
 	}
 	return nil
 }
@@ -148,19 +145,15 @@ func (r *run) escalatedRace(ctx context.Context, cfg vote.Config, draw func(a *m
 	if err == nil || !errors.Is(err, vote.ErrUndecided) || ctx.Err() != nil || first.MaxSamples == cfg.MaxSamples && cfg.MaxSamples != 0 {
 		return res, escalation{}, err
 	}
-	spent := res.Tally
 	if e.Policy == EscalateStop {
-		return res, escalation{contested: true}, fmt.Errorf("%w: %d samples without a lead of %d (%v)", ErrContested, spent.Valid+spent.Flagged, cfg.K, err)
+		return res, escalation{contested: true}, fmt.Errorf("%w: %d samples without a lead of %d (%v)", ErrContested, res.Valid+res.Flagged, cfg.K, err)
 	}
 	second := cfg
 	if e.Policy == EscalateRaiseK {
 		second = atK(cfg, e.K)
 	}
-	if second, err = second.WithDefaults(); err != nil {
-		return res, escalation{contested: true}, err
-	}
-	res2, err := r.raceAgain(ctx, second, draw(r.againAgent()), spent)
-	return res2, escalation{contested: true, escalated: true}, err
+	res, err = r.raceAgain(ctx, second, draw, res)
+	return res, escalation{contested: true, escalated: true}, err
 }
 
 // atK is cfg for a race that decides a step again at margin k (0: twice
@@ -171,24 +164,62 @@ func atK(cfg vote.Config, k int) vote.Config {
 	return cfg
 }
 
-// againAgent is the agent of a step's second race: the escalation model's
-// under EscalateModel, else the run's own.
-func (r *run) againAgent() *microagent { return cmp.Or(r.escAgent, r.agent) }
-
-// raceAgain runs a second race of a step after spent, drawing from draw
-// with sample indices numbered on from spent's (so that a resumed run
-// draws the same samples). The step's counts, usage and flags are both
-// races'; its votes, the second's.
-func (r *run) raceAgain(ctx context.Context, cfg vote.Config, draw vote.Drawer[intent.Output], spent vote.Tally) (vote.Result[intent.Output], error) {
-	offset := spent.Launched
-	res, err := r.race(ctx, cfg, offset, draw)
-	res.Counts.Add(spent.Counts)
-	res.Usage.Add(spent.Usage)
-	for k, v := range spent.Flags {
+// raceAgain decides a step again after the race first: a race at cfg
+// drawn from the escalation model under EscalateModel, else from the
+// run's own, its sample indices numbered on from first's (so that a
+// resumed run draws the same samples). The step's counts, usage and flags
+// are both races'; its votes, the second's.
+func (r *run) raceAgain(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], first vote.Result[intent.Output]) (vote.Result[intent.Output], error) {
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return first, err
+	}
+	res, err := r.race(ctx, cfg, first.Launched, draw(cmp.Or(r.escAgent, r.agent)))
+	res.Counts.Add(first.Counts)
+	res.Usage.Add(first.Usage)
+	for k, v := range first.Flags {
 		if res.Flags == nil {
 			res.Flags = map[string]int{}
 		}
 		res.Flags[k] += v
 	}
 	return res, err
+}
+
+// doubt is why a decided race's win is not taken (the FlagAlarm's alarm,
+// the WriteRule's dissent): the run stops with stop, or else the step is
+// decided again at margin k (0: twice the step's k).
+type doubt struct {
+	stop error
+	k    int
+	why  string
+}
+
+// reconsider applies the rules that may doubt a race the escalation
+// policy did not contest, the FlagAlarm then the WriteRule: on the first
+// doubt, the step is decided again by a fresh race whose samples are
+// numbered on from the first's, drawn from the escalation model under
+// EscalateModel, else from the run's own (a step already decided again
+// is not decided a third time).
+func (r *run) reconsider(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], res vote.Result[intent.Output], esc escalation, err error) (vote.Result[intent.Output], escalation, error) {
+	if err != nil || esc.contested {
+		return res, esc, err
+	}
+	d := r.alarm(res)
+	if d == nil {
+		d = r.dissent(res)
+	}
+	switch {
+	case d == nil:
+		return res, esc, nil
+	case d.stop != nil:
+		return res, escalation{contested: true}, d.stop
+	}
+	r.logger().WarnContext(ctx, "deciding the step again after "+d.why, "step", r.next)
+	second := atK(cfg, d.k)
+	res, err = r.raceAgain(ctx, second, draw, res)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("decided again at k = %d after %s: %w", second.K, d.why, err)
+	}
+	return res, escalation{contested: true, escalated: true}, err
 }

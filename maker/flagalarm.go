@@ -1,8 +1,6 @@
 package maker
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
 	"github.com/mdap-go/mdap/intent"
@@ -79,15 +77,12 @@ func (e *FlagAlarmError) Error() string {
 // Unwrap returns ErrFlagAlarm.
 func (e *FlagAlarmError) Unwrap() error { return ErrFlagAlarm }
 
-// flagAlarmName is where FlagAlarm's field errors come from.
-const flagAlarmName = "maker.FlagAlarm"
-
 func (a FlagAlarm) check() error {
 	switch {
 	case !(a.Level >= 0 && a.Level < 1):
-		return fielderr.New(flagAlarmName, "Level", a.Level, fmt.Sprintf("use a chance in (0, 1), or 0 for DefaultFlagAlarmLevel (%g)", DefaultFlagAlarmLevel))
+		return fielderr.New(configName, "FlagAlarm.Level", a.Level, fmt.Sprintf("use a chance in (0, 1), or 0 for DefaultFlagAlarmLevel (%g)", DefaultFlagAlarmLevel))
 	case a.History < 0:
-		return fielderr.New(flagAlarmName, "History", a.History, fmt.Sprintf("use 1 or more samples, or 0 for DefaultFlagAlarmHistory (%d)", DefaultFlagAlarmHistory))
+		return fielderr.New(configName, "FlagAlarm.History", a.History, fmt.Sprintf("use 1 or more samples, or 0 for DefaultFlagAlarmHistory (%d)", DefaultFlagAlarmHistory))
 	}
 	return nil
 }
@@ -129,24 +124,17 @@ func (a FlagAlarm) judge(step, flagged, samples, runFlagged, runSamples int) *Fl
 	return &FlagAlarmError{Step: step, Flagged: flagged, Samples: samples, RunRate: float64(runFlagged) / float64(runSamples), RunSamples: runSamples, Chance: chance}
 }
 
-// flagAlarm applies the FlagAlarm to a decided race.
-func (r *run) flagAlarm(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], res vote.Result[intent.Output], esc escalation, err error) (vote.Result[intent.Output], escalation, error) {
-	if err != nil || esc.contested {
-		return res, esc, err
-	}
-	alarm := r.FlagAlarm.judge(r.next, res.Flagged, res.Valid+res.Flagged, r.rep.Flagged, r.rep.Valid+r.rep.Flagged)
-	if alarm == nil {
-		return res, esc, nil
+// alarm is the FlagAlarm's doubt of a decided race, nil when there is
+// no alarm: decided again at the escalation's K, or stopped when the
+// policy is EscalateStop or unset.
+func (r *run) alarm(res vote.Result[intent.Output]) *doubt {
+	a := r.FlagAlarm.judge(r.next, res.Flagged, res.Valid+res.Flagged, r.rep.Flagged, r.rep.Valid+r.rep.Flagged)
+	if a == nil {
+		return nil
 	}
 	e := r.Escalation
 	if e == nil || e.Policy == EscalateStop {
-		return res, escalation{contested: true}, alarm
+		return &doubt{stop: a}
 	}
-	r.logger().WarnContext(ctx, "red-flag rate alarm: deciding the step again", "step", r.next, "flagged", alarm.Flagged, "samples", alarm.Samples,
-		"run_rate", alarm.RunRate, "chance", alarm.Chance, "policy", e.Policy)
-	res2, err := r.redecide(ctx, cfg, draw, res, e.K)
-	if err != nil && !errors.Is(err, context.Canceled) {
-		err = fmt.Errorf("after a red-flag rate alarm (%d of %d samples red-flagged): %w", alarm.Flagged, alarm.Samples, err)
-	}
-	return res2, escalation{contested: true, escalated: true}, err
+	return &doubt{k: e.K, why: fmt.Sprintf("a red-flag rate alarm (%d of %d samples red-flagged against %.1f%% before, a chance of %.2g)", a.Flagged, a.Samples, 100*a.RunRate, a.Chance)}
 }

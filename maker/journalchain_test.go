@@ -243,7 +243,7 @@ func TestJournalKeyedChain(t *testing.T) {
 	t.Setenv(journal.KeyEnv, "short")
 	_, err = journal.Create(filepath.Join(dir, "new"))
 	require.ErrorIs(t, err, journal.ErrKey)
-	_, err = journal.New(&statetest.MemStore{}, journal.WithKey([]byte("short")))
+	_, err = journal.New(&statetest.MemStore{})
 	require.ErrorIs(t, err, journal.ErrKey)
 }
 

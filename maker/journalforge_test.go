@@ -221,6 +221,7 @@ func TestJournalAndStateArePrivate(t *testing.T) {
 	_, err = journal.Create(filepath.Join(t.TempDir(), "w"))
 	require.ErrorIs(t, err, journal.ErrState)
 	assert.Contains(t, err.Error(), "chmod go-w")
-	_, err = journal.New(nil, journal.WithKey([]byte(strings.Repeat("k", journal.MinKey)))) // refused before the store is used
+	t.Setenv(journal.KeyEnv, strings.Repeat("k", journal.MinKey))
+	_, err = journal.New(nil) // refused before the store is used
 	require.ErrorIs(t, err, journal.ErrState)
 }

@@ -42,3 +42,17 @@ func TestHeaderSettingsThatDoNotParseAreCorrupt(t *testing.T) {
 	assert.ErrorIs(t, err, journal.ErrCorrupt, "a header that does not parse is corruption, as before the move: %v", err)
 	assert.NotErrorIs(t, err, journal.ErrMismatch, "no settings given at resume can match it: %v", err)
 }
+
+// TestSettingsDiffNamesExtras: a resume names each caller setting (Extra)
+// that differs: set on one side only, or to another value; equal ones are
+// not named.
+func TestSettingsDiffNamesExtras(t *testing.T) {
+	was := Settings{Extra: map[string]string{"gone": "a", "changed": "b", "same": "c"}}
+	now := Settings{Extra: map[string]string{"changed": "B", "same": "c", "new": "d"}}
+	assert.Equal(t, []string{
+		`changed: "b" in the journal, "B" now`,
+		`gone: "a" in the journal, not set now`,
+		`new: not set in the journal, "d" now`,
+	}, was.Diff(now))
+	assert.Empty(t, was.Diff(was))
+}

@@ -18,7 +18,7 @@ type AnswerMatcher interface {
 	Key(out intent.Output) (uint64, error)
 	// Tolerant reports a matcher that is not a normal form alone (a
 	// number tolerance): answers with different keys may still match, so
-	// a race must use Match (vote.RaceMatching).
+	// a race must use Match (vote.RaceChoosing through vote.FirstMatch).
 	Tolerant() bool
 	// Match reports whether a and b vote together: reflexive and
 	// symmetric, not necessarily transitive.
@@ -42,7 +42,7 @@ type ChoosingMatcher interface {
 // contract declares, built once, or nil for exact matching. The solver
 // then keys every valid sample with the matcher (text and set fields in
 // their normal form), and when the matcher is Tolerant races with
-// vote.RaceMatching, so that answers within a number tolerance vote
+// vote.RaceChoosing, so that answers within a number tolerance vote
 // together; the journal's keys are those class keys. package maker/spec's
 // Task implements it from "x-mdap-match" (intent/match).
 type Matching interface {
@@ -85,7 +85,7 @@ func (s *Solver) ClassesIn(ctx context.Context, task Task, outs []intent.Output)
 		}
 		keys[i] = k
 	}
-	return vote.ClassifyChoosing(keys, outs, raceChoose(ctx, MatcherOf(task)))
+	return vote.Classify(keys, outs, raceChoose(ctx, MatcherOf(task)))
 }
 
 // raceChoose is the vote.Choose a race needs for m: nil (keys decide)

@@ -64,13 +64,15 @@ func TestSolverKeyNormalizesIntents(t *testing.T) {
 	assert.Equal(t, raw, got, "without an Executor an intent is not normalized")
 }
 
-// TestJournalKeyOfExactlyTheMinimum: a chain key of journal.MinKey bytes is
-// accepted, one byte shorter is refused (journal.go:264, the key's length
-// check).
+// TestJournalKeyOfExactlyTheMinimum: a chain key (journal.KeyEnv) of
+// journal.MinKey bytes is accepted, one byte shorter is refused (chain.go,
+// the key's length check).
 func TestJournalKeyOfExactlyTheMinimum(t *testing.T) {
-	_, err := journal.New(&statetest.MemStore{}, journal.WithKey(make([]byte, journal.MinKey)))
+	t.Setenv(journal.KeyEnv, strings.Repeat("k", journal.MinKey))
+	_, err := journal.New(&statetest.MemStore{})
 	require.NoError(t, err)
-	_, err = journal.New(&statetest.MemStore{}, journal.WithKey(make([]byte, journal.MinKey-1)))
+	t.Setenv(journal.KeyEnv, strings.Repeat("k", journal.MinKey-1))
+	_, err = journal.New(&statetest.MemStore{})
 	require.ErrorIs(t, err, journal.ErrKey)
 }
 

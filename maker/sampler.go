@@ -118,14 +118,10 @@ func (s *Solver) drawn(i int, reply Reply, took time.Duration, err error, decode
 		}
 		return out, err
 	}
-	j := s.Judge(reply, safe)
-	switch {
-	case errors.Is(j.Reason, ErrTaskPanic):
+	if j := s.Judge(reply, safe); errors.Is(j.Reason, ErrTaskPanic) {
 		d.Err = j.Reason
-	case j.Flag != nil:
-		d.Flag, d.Reason = j.Flag, j.Reason
-	default:
-		d.Output, d.Key = j.Output, j.Key
+	} else {
+		d.Judgement = j
 	}
 	return d
 }

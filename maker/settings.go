@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/tmc/langchaingo/llms"
 )
@@ -49,7 +48,7 @@ type Settings struct {
 	Extra map[string]string `json:"extra,omitempty"`
 
 	// describe is the run's KPolicy.Describe, which names a KAuto record
-	// in Diff and String; nil: the JSON names it.
+	// in Diff; nil: the JSON names it.
 	describe func(json.RawMessage) string
 }
 
@@ -169,16 +168,19 @@ func (s Settings) Diff(o Settings) []string {
 	for _, k := range slices.Sorted(maps.Keys(union(s.Extra, o.Extra))) {
 		was, okWas := s.Extra[k]
 		now, okNow := o.Extra[k]
-		switch {
-		case okWas && !okNow:
-			out = append(out, fmt.Sprintf("%s: %q in the journal, not set now", k, was))
-		case !okWas && okNow:
-			out = append(out, fmt.Sprintf("%s: not set in the journal, %q now", k, now))
-		case was != now:
-			out = append(out, fmt.Sprintf("%s: %q in the journal, %q now", k, was, now))
+		if okWas != okNow || was != now {
+			out = append(out, fmt.Sprintf("%s: %s in the journal, %s now", k, extra(was, okWas), extra(now, okNow)))
 		}
 	}
 	return out
+}
+
+// extra is an Extra value as Diff words it.
+func extra(v string, set bool) string {
+	if !set {
+		return "not set"
+	}
+	return fmt.Sprintf("%q", v)
 }
 
 // DiffJSON is Diff against settings recorded as JSON (a journal's
@@ -219,17 +221,4 @@ func union(a, b map[string]string) map[string]string {
 	}
 	maps.Copy(m, b)
 	return m
-}
-
-// String renders the settings on one line, for logs.
-func (s Settings) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "model=%s k=%d max_tokens=%d", s.Model, s.K, s.MaxTokens)
-	if s.KAuto != nil {
-		fmt.Fprintf(&b, " k_auto=%s", s.kAuto(s.KAuto))
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Extra)) {
-		fmt.Fprintf(&b, " %s=%s", k, s.Extra[k])
-	}
-	return b.String()
 }

@@ -349,8 +349,7 @@ func (r *run) decide(ctx context.Context) (*journal.StepRecord, error) {
 		return nil, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
 	}
 	res, esc, err := r.escalatedRace(raceCtx, cfg, drawWith)
-	res, esc, err = r.flagAlarm(raceCtx, cfg, drawWith, res, esc, err)
-	res, esc, err = r.strictWrite(raceCtx, cfg, drawWith, res, esc, err)
+	res, esc, err = r.reconsider(raceCtx, cfg, drawWith, res, esc, err)
 	rec := &journal.StepRecord{
 		Step:      step,
 		K:         cfg.K,

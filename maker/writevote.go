@@ -1,8 +1,6 @@
 package maker
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -47,20 +45,17 @@ type WriteRule struct {
 	Categories map[categories.Category]int `json:"categories,omitempty"`
 }
 
-// writeRuleName is where WriteRule's field errors come from.
-const writeRuleName = "maker.WriteRule"
-
 // check validates w; an error is a *FieldError naming the field.
 func (w WriteRule) check() error {
 	if w.K < 0 {
-		return fielderr.New(writeRuleName, "K", w.K, "use 0 (twice the step's k) or more")
+		return fielderr.New(configName, "Writes.K", w.K, "use 0 (twice the step's k) or more")
 	}
 	for _, c := range slices.Sorted(maps.Keys(w.Categories)) {
 		if !c.Valid() || c.ReadOnly() {
-			return fielderr.New(writeRuleName, "Categories", string(c), "name a category with side effects: "+sideEffectCategories())
+			return fielderr.New(configName, "Writes.Categories", string(c), "name a category with side effects: "+sideEffectCategories())
 		}
 		if k := w.Categories[c]; k < 1 {
-			return fielderr.New(writeRuleName, "Categories["+string(c)+"]", k, "use a margin of 1 or more")
+			return fielderr.New(configName, "Writes.Categories["+string(c)+"]", k, "use a margin of 1 or more")
 		}
 	}
 	return nil
@@ -136,45 +131,22 @@ func unanimous(res vote.Result[intent.Output]) bool {
 	return true
 }
 
-// strictWrite applies the WriteRule to a decided race: a side-effect
-// winner without a unanimous vote is decided again (or stopped).
-func (r *run) strictWrite(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], res vote.Result[intent.Output], esc escalation, err error) (vote.Result[intent.Output], escalation, error) {
-	if err != nil || r.Writes.AnyMargin || esc.contested || !r.isWrite(res.Winner) || unanimous(res) && res.Flags[vote.ErrOtherGroup.Error()] == 0 {
-		return res, esc, err
+// dissent is the WriteRule's doubt of a decided race, nil when its win
+// may be taken: a side-effect winner without a unanimous vote is decided
+// again, or stopped under EscalateStop.
+func (r *run) dissent(res vote.Result[intent.Output]) *doubt {
+	if r.Writes.AnyMargin || !r.isWrite(res.Winner) || unanimous(res) && res.Flags[vote.ErrOtherGroup.Error()] == 0 {
+		return nil
 	}
 	ti := res.Winner.Intent
-	dissent := res.Valid - res.Votes[res.Key]
+	why := fmt.Sprintf("a side-effect call (%s) won %d of %d valid votes, %d against", ti.Tool, res.Votes[res.Key], res.Valid, res.Valid-res.Votes[res.Key])
 	e := r.Escalation
 	if e != nil && e.Policy == EscalateStop {
-		return res, escalation{contested: true}, fmt.Errorf("%w: %s won %d of %d valid votes, %d against: stopped for review (escalation policy stop)",
-			ErrWriteDissent, ti.Tool, res.Votes[res.Key], res.Valid, dissent)
+		return &doubt{stop: fmt.Errorf("%w: %s: stopped for review (escalation policy stop)", ErrWriteDissent, why)}
 	}
 	k := r.Writes.kFor(r.Executor, ti.Tool)
 	if k == 0 && e != nil && e.Policy == EscalateRaiseK {
 		k = e.K
 	}
-	r.logger().WarnContext(ctx, "a side-effect call won without a unanimous vote: deciding the step again",
-		"step", r.next, "tool", ti.Tool, "votes", res.Votes[res.Key], "against", dissent)
-	res2, err := r.redecide(ctx, cfg, draw, res, k)
-	if err != nil && !errors.Is(err, context.Canceled) {
-		err = fmt.Errorf("a side-effect call (%s) without a unanimous vote was decided again: %w", ti.Tool, err)
-	}
-	return res2, escalation{contested: true, escalated: true}, err
-}
-
-// redecide decides a step again after a race whose win is not taken
-// (res): a fresh race at margin k (0: twice cfg.K) whose samples are
-// numbered on from res's, drawn from the escalation model under
-// EscalateModel, else from the run's own. The result's counts, usage and
-// flags are both races', its votes the second's.
-func (r *run) redecide(ctx context.Context, cfg vote.Config, draw func(a *microagent) vote.Drawer[intent.Output], res vote.Result[intent.Output], k int) (vote.Result[intent.Output], error) {
-	second, err := atK(cfg, k).WithDefaults()
-	if err != nil {
-		return res, err
-	}
-	res2, err := r.raceAgain(ctx, second, draw(r.againAgent()), res.Tally)
-	if err != nil {
-		err = fmt.Errorf("decided again at k = %d: %w", second.K, err)
-	}
-	return res2, err
+	return &doubt{k: k, why: why}
 }

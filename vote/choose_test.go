@@ -34,7 +34,7 @@ func TestRaceChoosingJoinsTheChosenClass(t *testing.T) {
 	require.ErrorIs(t, err, ErrUndecided)
 	// 1.0 starts A; 1.6 starts B; 1.5 is nearer B (0.1) than A (0.5).
 	assert.Equal(t, map[uint64]int{floatSample(1.0).Key: 1, floatSample(1.6).Key: 4}, res.Votes)
-	first, err := RaceMatching(context.Background(), Config{K: 5, MaxSamples: len(vals)}, within(0.55), draw)
+	first, err := RaceChoosing(context.Background(), Config{K: 5, MaxSamples: len(vals)}, FirstMatch(within(0.55)), draw)
 	require.ErrorIs(t, err, ErrUndecided)
 	assert.Equal(t, map[uint64]int{floatSample(1.0).Key: 4, floatSample(1.6).Key: 1}, first.Votes, "the first-match rule differs")
 }
@@ -58,7 +58,7 @@ func TestRaceChoosingDeterministicAcrossParallel(t *testing.T) {
 	calls := 0
 	counting := func(reps []int, v int) (int, error) { calls++; return -1, nil }
 	keys := []uint64{1, 2, 1, 2, 3}
-	out, err := ClassifyChoosing(keys, []int{1, 2, 1, 2, 3}, counting)
+	out, err := Classify(keys, []int{1, 2, 1, 2, 3}, counting)
 	require.NoError(t, err)
 	assert.Equal(t, keys, out)
 	assert.Equal(t, 2, calls, "asked for 2 and 3 only: 1 has no earlier class, repeats are known")
@@ -74,7 +74,7 @@ func TestRaceChoosingErrorStopsTheRace(t *testing.T) {
 	require.ErrorIs(t, err, ErrMatch)
 	require.ErrorIs(t, err, boom)
 	assert.Equal(t, 1, res.Valid, "the sample whose class failed is not counted")
-	_, err = ClassifyChoosing([]uint64{1, 2}, []float64{1, 2}, failing)
+	_, err = Classify([]uint64{1, 2}, []float64{1, 2}, failing)
 	require.ErrorIs(t, err, ErrMatch)
 	require.ErrorIs(t, err, boom)
 }

@@ -15,10 +15,11 @@
 //	res, err := vote.Race(ctx, vote.Config{K: 3}, draw)
 //	if errors.Is(err, vote.ErrUndecided) { ... } // err is an *UndecidedError
 //
-// Samples with equal keys vote together. [RaceMatching] goes beyond keys
-// with a [Match]: each valid sample, in index order, joins the first class
-// whose first member it matches, so classes stay a function of the sample
-// order ([Classify] applies the same rule outside a race).
+// Samples with equal keys vote together. [RaceChoosing] goes beyond keys
+// with a [Choose] (a pairwise [Match] through [FirstMatch]): each valid
+// sample, in index order, joins a class chosen among the classes' first
+// members, so classes stay a function of the sample order ([Classify]
+// applies the same rule outside a race).
 //
 // [Race]'s documentation states the launch rule (waves and speculation),
 // what is deterministic (the winner, its votes and the counts are a pure

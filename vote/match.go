@@ -12,27 +12,34 @@ import (
 var ErrMatch = errors.New("matcher failed")
 
 // Match reports whether two valid samples' values mean the same answer,
-// so that they vote together although their keys differ. The zero value
-// (nil) is exact matching: samples vote together exactly when their keys
-// are equal, which is what Race does.
-//
-// A Match must be reflexive and symmetric, must agree with the keys (two
-// values with equal keys match each other and the same third values), and
-// must be a pure function of its arguments, safe to call from the
-// goroutine that called RaceMatching. It need not be transitive (a numeric
-// tolerance is not): the classes are then fixed by the sample order, as
-// RaceMatching says.
+// so that they vote together although their keys differ; FirstMatch makes
+// it the Choose a race takes. A Match must be reflexive and symmetric,
+// must agree with the keys (two values with equal keys match each other
+// and the same third values), and must be a pure function of its
+// arguments. It need not be transitive (a numeric tolerance is not): the
+// classes are then fixed by the sample order, as RaceChoosing says.
 type Match[T any] func(a, b T) bool
 
-// RaceMatching is Race with matching beyond keys: each valid sample, in
-// index order, joins the first class (in the order the classes were
-// created) whose representative, the class's first sample, it matches;
-// if none, it starts a class. A class votes under its first sample's Key,
-// so Result.Key and Tally.Votes name class keys and Result.Winner is the
-// winning class's first value. A sample whose Key is already a class's,
-// or is the Key of an earlier member, joins that class without a call to
-// match. With match nil it is Race exactly: the same winners, tallies and
-// launches.
+// Choose picks the class a new valid sample joins, seeing every class at
+// once: reps are the classes' representatives (first members) in creation
+// order, and Choose returns the index of the one v belongs to, or -1 to
+// start a class. It is the seam for matchers beyond keys: a pairwise Match
+// (FirstMatch), an embedding compared with each representative, or a
+// judge that is shown the candidates together. A Choose must return the
+// same answer for the same reps and v (a deterministic judge or embedder,
+// or the race's classes are not reproducible), and an index out of range
+// is treated as -1. It runs on the race's goroutine at commit time, so it
+// may block (a model call) but holds back the race meanwhile; it is never
+// called for a sample whose Key is already a class's or an earlier
+// member's, nor while there is no class yet. An error stops the race with
+// ErrMatch.
+type Choose[T any] func(reps []T, v T) (int, error)
+
+// RaceChoosing is Race with matching beyond keys: each valid sample, in
+// index order, joins the class choose names (-1: it starts one). A class
+// votes under its first sample's Key, so Result.Key and Tally.Votes name
+// class keys and Result.Winner is the winning class's first value. With
+// choose nil it is Race exactly: the same winners, tallies and launches.
 //
 // Determinism: classes are formed at commit time, in index order, never in
 // completion order, so the classes, Winner, Key, Votes and the other
@@ -44,35 +51,10 @@ type Match[T any] func(a, b T) bool
 // deciding index is started; the price is less overlap when one draw is
 // slow.
 //
-// Cost, beyond Race's: a new distinct key is compared with up to
-// #classes representatives (one call of match each); a key seen before
-// costs a map lookup. Memory O(distinct keys). Errors: those of Race.
-func RaceMatching[T any](ctx context.Context, cfg Config, match Match[T], draw Drawer[T]) (Result[T], error) {
-	return race(ctx, cfg, FirstMatch(match), draw)
-}
-
-// Choose picks the class a new valid sample joins, seeing every class at
-// once: reps are the classes' representatives (first members) in creation
-// order, and Choose returns the index of the one v belongs to, or -1 to
-// start a class. It is the seam for matchers that cannot be a pairwise
-// Match: an embedding compared with each representative, or a judge that
-// is shown the candidates together. A Choose must return the same answer
-// for the same reps and v (a deterministic judge or embedder, or the
-// race's classes are not reproducible), and an index out of range is
-// treated as -1. It runs on the race's goroutine at commit time, so it may
-// block (a model call) but holds back the race meanwhile; it is never
-// called for a sample whose Key is already a class's or an earlier
-// member's, nor while there is no class yet. An error stops the race with
-// ErrMatch.
-type Choose[T any] func(reps []T, v T) (int, error)
-
-// RaceChoosing is RaceMatching with a Choose in place of a Match: each
-// valid sample, in index order, joins the class choose names (-1: it starts
-// one), with RaceMatching's keys, winners and determinism (classes are
-// formed at commit, in index order, whatever Parallel and Speculate). With
-// choose nil it is Race exactly. Errors: Race's, and an *UndecidedError
-// with Cause ErrMatch wrapping choose's error when it fails. Cost: one call
-// of choose per sample with a key not seen before in the race.
+// Cost, beyond Race's: one call of choose per sample with a key not seen
+// before in the race (a key seen before costs a map lookup). Memory
+// O(distinct keys). Errors: Race's, and an *UndecidedError with Cause
+// ErrMatch wrapping choose's error when it fails.
 func RaceChoosing[T any](ctx context.Context, cfg Config, choose Choose[T], draw Drawer[T]) (Result[T], error) {
 	return race(ctx, cfg, choose, draw)
 }
@@ -131,20 +113,13 @@ func (c *classes[T]) join(key uint64, value T) (uint64, error) {
 }
 
 // Classify returns the class key of each of a sequence of valid samples,
-// by RaceMatching's rule: in order, each joins the first earlier class
-// whose representative it matches (a nil match: equal keys), else starts
-// a class keyed by its own key. It is how a tool that shows answers
-// outside a race (maker parse, the MCP vote tool) groups them exactly as a
-// race that tallied them in that order would. keys and values have equal
-// lengths. Cost: as RaceMatching's per sample.
-func Classify[T any](keys []uint64, values []T, match Match[T]) []uint64 {
-	out, _ := ClassifyChoosing(keys, values, FirstMatch(match)) // a Match never fails
-	return out
-}
-
-// ClassifyChoosing is Classify with a Choose (RaceChoosing's rule). Errors:
-// choose's first, wrapped with ErrMatch.
-func ClassifyChoosing[T any](keys []uint64, values []T, choose Choose[T]) ([]uint64, error) {
+// by RaceChoosing's rule: in order, each joins the class choose names (a
+// nil choose: equal keys), else starts a class keyed by its own key. It is
+// how a tool that shows answers outside a race (maker parse, the MCP vote
+// tool) groups them exactly as a race that tallied them in that order
+// would. keys and values have equal lengths. Errors: choose's first,
+// wrapped with ErrMatch. Cost: as RaceChoosing's per sample.
+func Classify[T any](keys []uint64, values []T, choose Choose[T]) ([]uint64, error) {
 	out := make([]uint64, len(keys))
 	if choose == nil {
 		copy(out, keys)

@@ -26,7 +26,7 @@ func floatSample(v float64) Sample[float64] {
 func TestRaceMatchingJoinsFirstEarlierClass(t *testing.T) {
 	vals := []float64{1.0, 1.6, 1.2, 1.5, 1.0}
 	draw := func(_ context.Context, i int) Sample[float64] { return floatSample(vals[i]) }
-	res, err := RaceMatching(context.Background(), Config{K: 5, MaxSamples: len(vals)}, within(0.5), draw)
+	res, err := RaceChoosing(context.Background(), Config{K: 5, MaxSamples: len(vals)}, FirstMatch(within(0.5)), draw)
 	require.ErrorIs(t, err, ErrUndecided)
 	// 1.0 starts A; 1.6 (0.6 away) starts B; 1.2 matches both, joins A;
 	// 1.5 matches both, joins A; 1.0 is A's own key.
@@ -34,7 +34,7 @@ func TestRaceMatchingJoinsFirstEarlierClass(t *testing.T) {
 	assert.Equal(t, map[uint64]uint64{floatSample(1.2).Key: floatSample(1.0).Key, floatSample(1.5).Key: floatSample(1.0).Key}, res.Classes,
 		"each key that joined another's class, with that class")
 
-	res, err = RaceMatching(context.Background(), Config{K: 2}, within(0.5), draw)
+	res, err = RaceChoosing(context.Background(), Config{K: 2}, FirstMatch(within(0.5)), draw)
 	require.NoError(t, err)
 	assert.Equal(t, floatSample(1.0).Key, res.Key, "a class's key is its first member's")
 	assert.Equal(t, 1.0, res.Winner, "the winner is the class's first value")
@@ -50,7 +50,7 @@ func TestRaceMatchingNilIsRace(t *testing.T) {
 			draw := oneRival(7, step, 0.7)
 			want, err := Race(ctx, cfg, func(_ context.Context, i int) Sample[int] { return draw(i) })
 			require.NoError(t, err)
-			got, err := RaceMatching(ctx, cfg, nil, func(_ context.Context, i int) Sample[int] { return draw(i) })
+			got, err := RaceChoosing(ctx, cfg, nil, func(_ context.Context, i int) Sample[int] { return draw(i) })
 			require.NoError(t, err)
 			name := fmt.Sprintf("parallel %d step %d", par, step)
 			require.Equal(t, want.Key, got.Key, name)
@@ -83,10 +83,10 @@ func noisy(step int) Drawer[float64] {
 func TestRaceMatchingDeterministicAcrossParallel(t *testing.T) {
 	ctx := context.Background()
 	for step := range 40 {
-		want, err := RaceMatching(ctx, Config{K: 3, Parallel: 1}, within(0.45), noisy(step))
+		want, err := RaceChoosing(ctx, Config{K: 3, Parallel: 1}, FirstMatch(within(0.45)), noisy(step))
 		require.NoError(t, err)
 		for _, cfg := range []Config{{K: 3, Parallel: 3}, {K: 3, Parallel: 8}, {K: 3, Parallel: 8, Speculate: 3}} {
-			got, err := RaceMatching(ctx, cfg, within(0.45), noisy(step))
+			got, err := RaceChoosing(ctx, cfg, FirstMatch(within(0.45)), noisy(step))
 			require.NoError(t, err)
 			name := fmt.Sprintf("step %d %+v", step, cfg)
 			require.Equal(t, want.Key, got.Key, name)
@@ -128,7 +128,7 @@ func TestRaceMatchingDecidesWhatExactKeysSplit(t *testing.T) {
 	ctx := context.Background()
 	matched, exact, wrong := 0, 0, 0
 	for step := range 50 {
-		res, err := RaceMatching(ctx, Config{K: 3, MaxSamples: 40}, within(0.45), noisy(step))
+		res, err := RaceChoosing(ctx, Config{K: 3, MaxSamples: 40}, FirstMatch(within(0.45)), noisy(step))
 		require.NoError(t, err)
 		if math.Abs(res.Winner-10) > 0.2 {
 			wrong++
@@ -142,7 +142,7 @@ func TestRaceMatchingDecidesWhatExactKeysSplit(t *testing.T) {
 	assert.Greater(t, exact, 3*matched, "exact keys split every jittered answer")
 }
 
-// Classify groups as a race does: the same classes as RaceMatching's
+// Classify groups as a race does: the same classes as RaceChoosing's
 // Votes for the same sample order.
 func TestClassifyIsTheRaceRule(t *testing.T) {
 	vals := []float64{1.0, 1.6, 1.2, 1.5, 1.0, 2.2}
@@ -150,11 +150,14 @@ func TestClassifyIsTheRaceRule(t *testing.T) {
 	for i, v := range vals {
 		keys[i] = floatSample(v).Key
 	}
-	got := Classify(keys, vals, within(0.5))
+	got, err := Classify(keys, vals, FirstMatch(within(0.5)))
+	require.NoError(t, err)
 	a, b := floatSample(1.0).Key, floatSample(1.6).Key
 	assert.Equal(t, []uint64{a, b, a, a, a, floatSample(2.2).Key}, got)
-	assert.Equal(t, keys, Classify(keys, vals, nil), "no matcher: the keys")
-	res, err := RaceMatching(context.Background(), Config{K: len(vals), MaxSamples: len(vals)}, within(0.5),
+	plain, err := Classify(keys, vals, nil)
+	require.NoError(t, err)
+	assert.Equal(t, keys, plain, "no matcher: the keys")
+	res, err := RaceChoosing(context.Background(), Config{K: len(vals), MaxSamples: len(vals)}, FirstMatch(within(0.5)),
 		func(_ context.Context, i int) Sample[float64] { return floatSample(vals[i]) })
 	require.ErrorIs(t, err, ErrUndecided)
 	counts := map[uint64]int{}

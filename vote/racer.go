@@ -32,7 +32,7 @@ type racer[T any] struct {
 	// Config.MinVoters > 1.
 	voters map[uint64]map[string]int
 	tally  Tally
-	// classes, under RaceMatching with a Match, turns a committed valid
+	// classes, under RaceChoosing with a Choose, turns a committed valid
 	// sample's Key into its class's Key; nil is exact matching.
 	classes *classes[T]
 

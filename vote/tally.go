@@ -72,8 +72,7 @@ type Tally struct {
 	Counts
 	// Usage is the total over every draw started, Cancelled ones included.
 	Usage Usage `json:"usage"`
-	// Classes, in a race with a Choose or Match (RaceChoosing,
-	// RaceMatching), maps the Key of each committed valid sample that
+	// Classes, in a race with a Choose (RaceChoosing), maps the Key of each committed valid sample that
 	// joined a class of another key to that class's key, so that each
 	// sample's class can be shown; a key not in it is its own class's.
 	// Nil when no sample joined another key's class (always, with exact

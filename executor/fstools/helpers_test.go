@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -88,22 +87,6 @@ func sameObservation(t *testing.T, want, got intent.Observation, msg string) {
 	want.Duration, got.Duration = 0, 0
 	want.Healed, got.Healed = nil, nil
 	assert.Equal(t, want, got, msg)
-}
-
-// reasonErr is the sentinel ObservationError wraps for each reason.
-var reasonErr = map[intent.Reason]error{
-	intent.ReasonUnknownTool: executor.ErrUnknownTool,
-	intent.ReasonUnavailable: executor.ErrUnavailable,
-	intent.ReasonNotAllowed:  categories.ErrDenied,
-	intent.ReasonInvalidArgs: executor.ErrInvalidArgs,
-	intent.ReasonOutsideRoot: executor.ErrOutsideRoot,
-	intent.ReasonBadPath:     executor.ErrInvalidPath,
-	intent.ReasonNotRegular:  executor.ErrNotRegular,
-	intent.ReasonNotFound:    fs.ErrNotExist,
-	intent.ReasonTimeout:     executor.ErrTimeout,
-	intent.ReasonPanic:       executor.ErrPanic,
-	intent.ReasonToolError:   executor.ErrToolFailed,
-	intent.ReasonCancelled:   context.Canceled,
 }
 
 // fileTool returns the file tool of name over root, outside any executor.

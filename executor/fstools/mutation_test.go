@@ -197,7 +197,7 @@ func TestLinkTargetOfTooManyComponentsIsRefused(t *testing.T) {
 	e := newExec(t, root)
 	obs := run(t, e, "read_file", args{"path": "over"})
 	assert.Equal(t, intent.StatusDenied, obs.Status, obs.Content)
-	assert.ErrorIs(t, executor.ObservationError(obs), executor.ErrInvalidPath)
+	assert.Equal(t, intent.ReasonBadPath, obs.Reason)
 	assert.Contains(t, obs.Content, fmt.Sprintf("\"over\" has more than %d components once its symbolic links are followed", maxResolveSteps))
 	assert.Equal(t, "content\n", run(t, e, "read_file", args{"path": "exact"}).Content)
 }
@@ -219,7 +219,7 @@ func TestLinkChainOfMaxSymlinksIsFollowed(t *testing.T) {
 	e := newExec(t, root)
 	assert.Equal(t, "content\n", run(t, e, "read_file", args{"path": "l2"}).Content)
 	obs := run(t, e, "read_file", args{"path": "l1"})
-	assert.ErrorIs(t, executor.ObservationError(obs), executor.ErrInvalidPath, obs.Content)
+	assert.Equal(t, intent.ReasonBadPath, obs.Reason, obs.Content)
 	assert.Contains(t, obs.Content, fmt.Sprintf("\"l1\" goes through more than %d symbolic links", maxSymlinks))
 }
 
@@ -238,7 +238,7 @@ func TestLinkBackUpReachesTheRightFolder(t *testing.T) {
 	e := newExec(t, root)
 	for _, p := range []string{"d/up", "d/across"} {
 		obs := run(t, e, "read_file", args{"path": p})
-		assert.ErrorIs(t, executor.ObservationError(obs), executor.ErrOutsideRoot, "%s: %s", p, obs.Content)
+		assert.Equal(t, intent.ReasonOutsideRoot, obs.Reason, "%s: %s", p, obs.Content)
 		assert.Contains(t, obs.Content, "to an absolute path; only relative links that stay inside the root folder are followed", p)
 	}
 }
@@ -260,10 +260,10 @@ func TestLinkTargetDeeperThanMaxPathDepthIsRefused(t *testing.T) {
 		assert.Equal(t, intent.ReasonNotFound, obs.Reason, "%s: %s", p, obs.Content)
 	}
 	obs := run(t, e, "read_file", args{"path": "over"})
-	assert.ErrorIs(t, executor.ObservationError(obs), executor.ErrInvalidPath, obs.Content)
+	assert.Equal(t, intent.ReasonBadPath, obs.Reason, obs.Content)
 	assert.Contains(t, obs.Content, fmt.Sprintf("\"over\" is more than %d folders deep once its symbolic links are followed", executor.MaxPathDepth))
 	// As the model's own path of that depth is.
-	assert.ErrorIs(t, executor.ObservationError(run(t, e, "read_file", args{"path": deep(executor.MaxPathDepth + 1)})), executor.ErrInvalidPath)
+	assert.Equal(t, intent.ReasonBadPath, run(t, e, "read_file", args{"path": deep(executor.MaxPathDepth + 1)}).Reason)
 }
 
 // TestWriteFileOfExactlyTheReadCap: write_file accepts content of

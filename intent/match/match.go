@@ -62,7 +62,7 @@ var ErrMatcher = errors.New("bad matcher")
 // those fields, so equivalent answers get equal keys (transitive, no
 // pairwise cost). number with a tolerance is not transitive (1.0 ~ 1.4 ~
 // 1.8, but not 1.0 ~ 1.8), so it cannot be a key: Tolerant reports it, and
-// Match is then the equivalence to race with (vote.RaceMatching), which
+// Match is then the equivalence to race with (vote.RaceChoosing through vote.FirstMatch), which
 // forms classes in sample order.
 //
 // Safe for concurrent use.

@@ -53,6 +53,11 @@ func BenchmarkJournalStep(b *testing.B) {
 		key  []byte
 	}{{"sha256", nil}, {"hmac", []byte("0123456789abcdef0123456789abcdef")}} {
 		b.Run(c.name, func(b *testing.B) {
+			opts := []Option{Unsigned()}
+			if c.key != nil {
+				b.Setenv(KeyEnv, string(c.key))
+				opts = nil
+			}
 			recs := hanoiRecords(64)
 			dir := b.TempDir()
 			var j *Journal
@@ -63,7 +68,7 @@ func BenchmarkJournalStep(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if j, err = New(&fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path}, WithKey(c.key)); err != nil {
+				if j, err = New(&fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path}, opts...); err != nil {
 					b.Fatal(err)
 				}
 				if e := os.Getenv("MDAP_BENCH_EVERY"); e != "" {

@@ -14,7 +14,7 @@ import (
 // the checkpoints included, ends with a "chain" field: the SHA-256 of the
 // previous line's chain value and of this line's bytes before the field
 // (for the header, of 32 zero bytes and its bytes). With a key (the
-// KeyEnv environment variable, or WithKey) the hash is an
+// KeyEnv environment variable's, or the state folder's) the hash is an
 // HMAC-SHA256 under that key, so a party without the key cannot rewrite a
 // journal consistently; without a key the chain finds every accidental or
 // careless edit (a flipped byte, a changed number, a line dropped, added

@@ -67,17 +67,7 @@ func StateDir() (string, error) {
 // Option changes how Create, Open and New sign a journal.
 type Option func(*journalOptions)
 
-type journalOptions struct {
-	unsigned bool
-	key      []byte // WithKey's
-}
-
-// WithKey signs the journal with key instead of KeyEnv's or the state
-// folder's (its chain head is still kept in the state folder); nil or
-// empty means Unsigned. A key shorter than MinKey is refused (ErrKey).
-func WithKey(key []byte) Option {
-	return func(o *journalOptions) { o.key, o.unsigned = key, len(key) == 0 }
-}
+type journalOptions struct{ unsigned bool }
 
 // Unsigned opts out of signing (the CLI's --journal-unsigned): a
 // new journal is chained with plain SHA-256 and no chain head is kept, so
@@ -99,15 +89,12 @@ type journalTrust struct {
 }
 
 // resolveTrust returns the key and the state folder a journal is signed
-// with: none with Unsigned; else WithKey's key, the key in KeyEnv if set,
-// or the state folder's key (made on first use).
+// with: none with Unsigned; else the key in KeyEnv if set, or the state
+// folder's key (made on first use).
 func resolveTrust(opts []Option) (journalTrust, error) {
 	var o journalOptions
 	for _, f := range opts {
 		f(&o)
-	}
-	if len(o.key) > 0 && len(o.key) < MinKey {
-		return journalTrust{}, fmt.Errorf("%w: the key holds %d bytes; use at least %d", ErrKey, len(o.key), MinKey)
 	}
 	dir, err := StateDir()
 	if o.unsigned {
@@ -119,11 +106,9 @@ func resolveTrust(opts []Option) (journalTrust, error) {
 	if err := privateState(dir); err != nil {
 		return journalTrust{}, err
 	}
-	key := o.key
-	if key == nil {
-		if key, err = journalKey(); err != nil {
-			return journalTrust{}, err
-		}
+	key, err := journalKey()
+	if err != nil {
+		return journalTrust{}, err
 	}
 	if key == nil {
 		if key, err = stateKey(dir); err != nil {

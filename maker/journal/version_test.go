@@ -40,7 +40,8 @@ func TestResumeRefusedUnderOtherDecisionRules(t *testing.T) {
 	header := c.seal([]byte(fmt.Sprintf(`{"mdap_journal":%d,"run":"%032d","mdap":"v0.9.0","decisions":%d,"task":"counter:3","settings":{},"keyed":true}`,
 		Version, 5, DecisionVersion-1)))
 	store := &statetest.MemStore{Stored: [][]byte{header}}
-	j, err := New(store, WithKey(key))
+	t.Setenv(KeyEnv, string(key))
+	j, err := New(store)
 	require.NoError(t, err, "a header alone without a head: a crash at its start")
 	old := decisionChanges[DecisionVersion]
 	decisionChanges[DecisionVersion] = "red flags count a reply cut at the cap"

@@ -11,7 +11,7 @@ import (
 
 // matchCandidates gives each voting candidate of the vote tool the class
 // key it has under the matchers schema declares (match.New, with own's
-// embedder and judge), in candidate order, by vote.ClassifyChoosing: the
+// embedder and judge), in candidate order, by vote.Classify: the
 // classes a race tallying the candidates in that order forms, so the
 // plain race that follows decides as a run's race (vote.RaceChoosing)
 // would. No schema leaves the keys as they are. Errors wrap ErrArgument
@@ -38,7 +38,7 @@ func matchCandidates(ctx context.Context, schema any, own match.Options, samples
 		}
 		keys, outs, at = append(keys, k), append(outs, *replies[i].Output), append(at, i)
 	}
-	classes, err := vote.ClassifyChoosing(keys, outs, matcherChoose(ctx, m, func(o intent.Output) intent.Output { return o }))
+	classes, err := vote.Classify(keys, outs, matcherChoose(ctx, m, func(o intent.Output) intent.Output { return o }))
 	if err != nil {
 		return err
 	}
