@@ -51,7 +51,7 @@ type JournalConfig struct {
 	// LeaseTTL. 0 means not at all: ErrJournalLocked at once.
 	WaitLock time.Duration
 	// Owner names the holder in the lease, shown to a coordinator that
-	// finds the run locked; empty means host/pid.
+	// finds the run locked; empty means host/pid. At most MaxOwnerBytes.
 	Owner string
 	// Replicas is the replica count of the shared streams (JournalsStream
 	// and the lease bucket) when this client creates them: on a server
@@ -169,6 +169,9 @@ func runStream(ctx context.Context, js jetstream.JetStream, name string, n int) 
 func openJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*journal.Journal, error) {
 	if cfg.MaxAge < 0 || cfg.MaxAge > MaxRetention {
 		return nil, fmt.Errorf("%w: journal MaxAge %s: use 0 (the default) or a positive duration up to %s", ErrConfig, cfg.MaxAge, MaxRetention)
+	}
+	if len(cfg.Owner) > MaxOwnerBytes {
+		return nil, fmt.Errorf("%w: journal Owner of %d bytes: use at most %d (it names the lease's holder)", ErrConfig, len(cfg.Owner), MaxOwnerBytes)
 	}
 	return retryPassing(ctx, 0, func(ctx context.Context) (*journal.Journal, error) {
 		return openJournalOnce(ctx, js, ref, cfg, create)
@@ -751,15 +754,38 @@ type lease struct {
 	stopOnce sync.Once
 }
 
+// Bounds of the lease buckets: a lease is a key and its holder's name,
+// so a bucket of leases needs little room, and a bound on its bytes
+// keeps one holder of many keys from taking a store's disk.
+const (
+	// SharedLeaseBytes is the MaxBytes of the shared lease bucket
+	// (LeaseBucket), the leases of the shared coordinator's runs and a
+	// server without roles: 16 MiB, some 80,000 leases held at once. A
+	// full bucket refuses a new lease (ErrEngine naming it) until leases
+	// are released or expire (LeaseTTL). Run keys' leases are in buckets
+	// of their own (RunLeaseBucket).
+	SharedLeaseBytes int64 = 16 << 20
+	// MaxOwnerBytes bounds a lease's value, the holder's name
+	// (JournalConfig.Owner); the lease buckets' MaxValueSize is that and
+	// leaseHeaderBytes for a write's headers.
+	MaxOwnerBytes = 1 << 10
+	// leaseHeaderBytes is the room of a lease write's headers (its
+	// expected revision, a TTL), which the server counts in a message's
+	// size.
+	leaseHeaderBytes = 512
+)
+
 // leaseBucketConfig is the lease bucket's configuration.
 func leaseBucketConfig(n int, ttl time.Duration) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
-		Bucket:      LeaseBucket,
-		Description: "mdap journal leases: one coordinator per run",
-		TTL:         ttl,
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas(n),
+		Bucket:       LeaseBucket,
+		Description:  "mdap journal leases: one coordinator per run",
+		TTL:          ttl,
+		History:      1,
+		Storage:      jetstream.FileStorage,
+		Replicas:     replicas(n),
+		MaxBytes:     SharedLeaseBytes,
+		MaxValueSize: MaxOwnerBytes + leaseHeaderBytes,
 	}
 }
 
