@@ -198,11 +198,16 @@ func openJournalOnce(ctx context.Context, js jetstream.JetStream, ref journalRef
 // openStoreOnce takes the lease of the journal ref and opens its lines
 // on the engine: an existing journal's (create false), or a new one's.
 func openStoreOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*journalStore, error) {
-	l, err := acquireLease(ctx, js, ref.key, cfg)
+	run, _, _ := strings.Cut(ref.key, ".")
+	own, err := ownsRun(ctx, js, run)
 	if err != nil {
 		return nil, err
 	}
-	st, subject, err := journalHome(ctx, js, ref, cfg.Replicas)
+	l, err := acquireLease(ctx, js, leaseBucketOf(run, own), ref.key, cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, subject, err := journalHome(ctx, js, ref, cfg.Replicas, own)
 	if err != nil {
 		l.release()
 		return nil, err
@@ -241,11 +246,20 @@ func DeleteJournal(ctx context.Context, js jetstream.JetStream, run string, cfg 
 }
 
 func deleteJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig) error {
-	l, err := acquireLease(ctx, js, ref.key, cfg)
-	if err != nil {
-		return err
+	// Its lease where a coordinator may hold it: the shared bucket, and
+	// its run key's.
+	run, _, _ := strings.Cut(ref.key, ".")
+	buckets := []string{LeaseBucket}
+	if _, err := js.KeyValue(ctx, RunLeaseBucket(run)); err == nil {
+		buckets = append(buckets, RunLeaseBucket(run))
 	}
-	defer l.release()
+	for _, b := range buckets {
+		l, err := acquireLease(ctx, js, b, ref.key, cfg)
+		if err != nil {
+			return err
+		}
+		defer l.release()
+	}
 	if ref.legacy != "" {
 		if err := js.DeleteStream(ctx, ref.legacy); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 			return fmt.Errorf("%w: delete the journal of %q: %w", ErrEngine, ref.key, err)
@@ -789,12 +803,17 @@ func leaseBucketConfig(n int, ttl time.Duration) jetstream.KeyValueConfig {
 	}
 }
 
-// leaseBucket finds the lease bucket, or creates it where the client may
-// (a server without roles; with roles the engine provisions it).
-func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg JournalConfig) (jetstream.KeyValue, time.Duration, error) {
+// leaseBucket finds the lease bucket name: the shared one, which it
+// creates where the client may (a server without roles; with roles the
+// engine provisions it), or a run key's, which the engine's agent makes
+// (ErrNotProvisioned when missing).
+func leaseBucket(ctx context.Context, js jetstream.JetStream, name string, cfg JournalConfig) (jetstream.KeyValue, time.Duration, error) {
 	ttl := cmpOr(cfg.LeaseTTL, DefaultLeaseTTL)
-	kv, err := js.KeyValue(ctx, LeaseBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
+	kv, err := js.KeyValue(ctx, name)
+	switch {
+	case errors.Is(err, jetstream.ErrBucketNotFound) && name != LeaseBucket:
+		return nil, 0, fmt.Errorf("%w: the lease bucket %s of a run key is missing: run maker nats, or maker nats provision with the admin credential: %w", ErrNotProvisioned, name, err)
+	case errors.Is(err, jetstream.ErrBucketNotFound):
 		kv, err = js.CreateKeyValue(ctx, leaseBucketConfig(cfg.Replicas, ttl))
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, LeaseBucket)
@@ -804,7 +823,7 @@ func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg JournalConfig)
 		return nil, 0, errNoJetStream("lease bucket", err)
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: lease bucket: %w", ErrEngine, err)
+		return nil, 0, fmt.Errorf("%w: lease bucket %s: %w", ErrEngine, name, err)
 	}
 	if st, err := kv.Status(ctx); err == nil && st.TTL() > 0 {
 		ttl = st.TTL()
@@ -812,10 +831,11 @@ func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg JournalConfig)
 	return kv, ttl, nil
 }
 
-// acquireLease takes run's lease, waiting up to cfg.WaitLock for a holder
-// to release it or die.
-func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (*lease, error) {
-	kv, ttl, err := leaseBucket(ctx, js, cfg)
+// acquireLease takes the lease key (a run, or <queue>.<task>) in the
+// lease bucket named bucket, waiting up to cfg.WaitLock for a holder to
+// release it or die.
+func acquireLease(ctx context.Context, js jetstream.JetStream, bucket, run string, cfg JournalConfig) (*lease, error) {
+	kv, ttl, err := leaseBucket(ctx, js, bucket, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -827,7 +847,7 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 	l := &lease{kv: kv, conn: js.Conn(), key: run, owner: []byte(owner), ttl: ttl, done: make(chan struct{})}
 	deadline := time.Now().Add(cfg.WaitLock)
 	for {
-		rev, err := unlessRefused(ctx, js.Conn(), "$KV."+LeaseBucket+"."+run, func(ctx context.Context) (uint64, error) {
+		rev, err := unlessRefused(ctx, js.Conn(), "$KV."+bucket+"."+run, func(ctx context.Context) (uint64, error) {
 			return kv.Create(ctx, run, l.owner)
 		})
 		if errors.Is(err, ErrAuth) {
@@ -838,7 +858,11 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 			break
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return nil, fmt.Errorf("%w: lease of %q: %w", ErrEngine, run, err)
+			if bucket != LeaseBucket {
+				r, _, _ := strings.Cut(run, ".")
+				return nil, budgetErr(err, fmt.Sprintf("lease of %q", run), r, "the lease bucket "+bucket)
+			}
+			return nil, fmt.Errorf("%w: lease of %q: %w%s", ErrEngine, run, err, fullHint(err))
 		}
 		if time.Now().After(deadline) {
 			holder := "another coordinator"

@@ -3,12 +3,22 @@ package cluster_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // TestTheSharedLeaseBucketIsBounded: the shared lease bucket has a bound
@@ -42,4 +52,274 @@ func TestTheSharedLeaseBucketIsBounded(t *testing.T) {
 	j, err := cluster.CreateJournal(ctx, cjs, "owner", cluster.JournalConfig{Owner: string(bytes.Repeat([]byte("o"), cluster.MaxOwnerBytes))})
 	require.NoError(t, err, "an Owner of the bound")
 	require.NoError(t, j.Close())
+}
+
+// Shares of runBudget, the budget of each run key in these tests: its
+// task stream and result bucket an eighth each, its lease bucket a
+// thirty-second (at least 16 KiB).
+const (
+	runQueueShare = runBudget / 8
+	runLeaseShare = 16 << 10
+)
+
+// floodSubjects publishes messages on patterns (each with one %d, a new
+// subject each time) as the holder of js may, raw, messages of 4 KiB until
+// refused, then of 256 bytes, then of 16, until each pattern is refused.
+// It returns the bytes stored (payloads).
+func floodSubjects(t *testing.T, ctx context.Context, js jetstream.JetStream, patterns ...string) int {
+	t.Helper()
+	stored, i := 0, 0
+	for _, p := range patterns {
+		for _, size := range []int{4 << 10, 256, 16} {
+			data := bytes.Repeat([]byte("x"), size)
+			var err error
+			for ; err == nil && stored < 8*runBudget; i++ {
+				c, cancel := context.WithTimeout(ctx, 2*time.Second)
+				_, err = js.Publish(c, fmt.Sprintf(p, i), data)
+				cancel()
+				if err == nil {
+					stored += size
+				}
+			}
+			t.Logf("flood on %s with %d bytes refused after %d bytes stored: %v", p, size, stored, err)
+			if !strings.Contains(fmt.Sprint(err), "maximum") {
+				break // refused, not full: not this key's
+			}
+		}
+	}
+	return stored
+}
+
+// startBudgetServer starts an embedded engine with roles whose run keys'
+// budget is runBudget, and returns its URL, the credentials of its run
+// keys victim and thief and the admin, and the credentials folder.
+func startBudgetServer(t *testing.T) (string, tenantSeeds, string) {
+	t.Helper()
+	dir := t.TempDir()
+	keys, s := issueTenants(t, dir)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
+		Provision: cluster.ProvisionConfig{RunKeyBytes: runBudget}})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	return srv.ClientURL(), s, dir
+}
+
+// solveBatchAs solves a batch of n small tasks on queue (a run key's
+// run) as the holder of js, each task's samples from a local simulated
+// model, its task, result, lease and journal on the engine.
+func solveBatchAs(ctx context.Context, t *testing.T, js jetstream.JetStream, queue string, n int) (batch.Summary, error) {
+	t.Helper()
+	dir := t.TempDir()
+	var lines strings.Builder
+	for i := range n {
+		fmt.Fprintf(&lines, `{"id": "%s%d", "hanoi": {"disks": 2}, "seed": %d}`+"\n", queue, i, i+1)
+	}
+	jobs, err := batch.ReadJobs(strings.NewReader(lines.String()), dir)
+	require.NoError(t, err)
+	runner := batch.Runner{Build: (&batch.Builtin{Config: maker.Config{Vote: vote.Config{K: 1}}, Model: func(job batch.Job, o sim.Oracle, seed uint64) (llms.Model, error) {
+		c := sim.DefaultConfig()
+		c.Seed, c.P = seed, 0.99
+		return sim.New(o, c)
+	}}).Build}
+	store, err := batch.OpenStore(filepath.Join(dir, "results.jsonl"), "")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, store.Close()) }()
+	return cluster.SolveBatch(ctx, js, cluster.BatchConfig{Queue: queue, Jobs: jobs, Runner: runner, Store: store, Concurrency: 2})
+}
+
+// queueBudgetScenario: a run key (the thief) fills a share of its own
+// budget, flooding raw on every subject of that kind it may (its own
+// stream's or bucket's, and the shared one's its key was once allowed);
+// it stores no more than its share, and another run key's batch (the
+// victim's) is solved whole, while the thief's own batch fails naming the
+// share that is full (ErrBudgetFull).
+func queueBudgetScenario(t *testing.T, url string, s tenantSeeds, share string, patterns []string, thing string) {
+	_, tjs := connectAs(t, url, s.thief)
+	_, vjs := connectAs(t, url, s.victim)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// The thief's queue, as its batch opens it, then the flood.
+	_, err := cluster.OpenTaskQueue(ctx, tjs, "thief", cluster.TaskQueueConfig{})
+	require.NoError(t, err)
+	stored := floodSubjects(t, ctx, tjs, patterns...)
+	assert.LessOrEqual(t, stored, runQueueShare, "the thief stored no more than its share")
+	assert.Greater(t, stored, runQueueShare*3/4, "the thief filled its share")
+
+	sum, err := solveBatchAs(ctx, t, vjs, "victim", 4)
+	require.NoError(t, err, "another run key's batch")
+	assert.Equal(t, 4, sum.Solved, "%+v", sum)
+
+	began := time.Now()
+	_, err = solveBatchAs(ctx, t, tjs, "thief", 2)
+	require.ErrorIs(t, err, cluster.ErrBudgetFull)
+	t.Logf("the thief's own batch: %v", err)
+	assert.Contains(t, err.Error(), share)
+	assert.Contains(t, err.Error(), "budget")
+	assert.Contains(t, err.Error(), "maker nats run add thief --bytes")
+	assert.Less(t, time.Since(began), 30*time.Second, "fails fast")
+}
+
+// TestARunKeysTasksFillOnlyItsOwnBudget: a run key queuing tasks until
+// its task stream is full (MDAP_RUNQ_<run>, an eighth of its budget)
+// fills its own only: its batch fails publishing its tasks, naming the
+// stream and the budget, and another run key's batch completes. It may
+// not queue on the shared MDAP_TASKS at all.
+func TestARunKeysTasksFillOnlyItsOwnBudget(t *testing.T) {
+	t.Parallel()
+	url, s, _ := startBudgetServer(t)
+	queueBudgetScenario(t, url, s, cluster.RunQueueStream("thief"), []string{"mdap.queues.thief.f%d", "mdap.run.thief.tasks.f%d"}, "tasks")
+}
+
+// TestARunKeysResultsFillOnlyItsOwnBudget: the same for results: a run
+// key writing results until its result bucket is full
+// (MDAP_RUNRESULTS_<run>) fails its own batch at its first result, naming
+// the bucket and the budget; another run key's batch completes. It may
+// not write on the shared MDAP_RESULTS at all.
+func TestARunKeysResultsFillOnlyItsOwnBudget(t *testing.T) {
+	t.Parallel()
+	url, s, _ := startBudgetServer(t)
+	queueBudgetScenario(t, url, s, cluster.RunResultsBucket("thief"),
+		[]string{"$KV." + cluster.ResultsBucket + ".thief.f%d", "$KV." + cluster.RunResultsBucket("thief") + ".thief.f%d"}, "results")
+}
+
+// TestARunKeyFloodingLeasesCannotStopAnotherRunsLease: a run key that
+// takes lease keys until its lease bucket is full (MDAP_RUNLEASES_<run>,
+// a thirty-second of its budget) stops its own next journal, which fails
+// naming the bucket and the budget, and no one else's: another run key
+// and the shared coordinator take their leases and journal their runs.
+func TestARunKeyFloodingLeasesCannotStopAnotherRunsLease(t *testing.T) {
+	t.Parallel()
+	url, s, dir := startBudgetServer(t)
+	_, tjs := connectAs(t, url, s.thief)
+	_, vjs := connectAs(t, url, s.victim)
+	_, cjs := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleCoordinator))
+	_, ajs := connectAs(t, url, s.admin)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	j, err := cluster.CreateJournal(ctx, tjs, "thief", cluster.JournalConfig{})
+	require.NoError(t, err, "the thief's own journal, made with its lease bucket")
+	require.NoError(t, j.Close())
+	// The lease bucket's TTL (20 s) clears the flood: what follows is
+	// within it.
+	flooded := time.Now()
+	stored := floodSubjects(t, ctx, tjs, "$KV."+cluster.LeaseBucket+".thief.f%d", "$KV."+cluster.RunLeaseBucket("thief")+".thief.f%d")
+	assert.LessOrEqual(t, stored, runLeaseShare, "the thief stored no more than its share")
+	assert.Greater(t, stored, runLeaseShare/2, "the thief filled its share")
+
+	_, _, err = cluster.TaskJournal(ctx, tjs, "thief", "t1", cluster.JournalConfig{})
+	require.ErrorIs(t, err, cluster.ErrBudgetFull, "the thief's own next lease")
+	t.Logf("the thief's own next journal: %v", err)
+	assert.Contains(t, err.Error(), cluster.RunLeaseBucket("thief"))
+	assert.Contains(t, err.Error(), "budget")
+
+	for _, c := range []struct {
+		js          jetstream.JetStream
+		run, bucket string
+	}{{vjs, "victim", cluster.RunLeaseBucket("victim")}, {cjs, "shared", cluster.LeaseBucket}} {
+		j, err := cluster.CreateJournal(ctx, c.js, c.run, cluster.JournalConfig{Owner: "the " + c.run})
+		require.NoError(t, err, "%s takes its lease", c.run)
+		kv, err := ajs.KeyValue(ctx, c.bucket)
+		require.NoError(t, err)
+		e, err := kv.Get(ctx, c.run)
+		require.NoError(t, err)
+		assert.Equal(t, "the "+c.run, string(e.Value()))
+		task, err := hanoi.New(2)
+		require.NoError(t, err)
+		_, err = (&maker.Solver{Config: maker.Config{Vote: vote.Config{K: 1}}, Model: simModel(t, 1), Journal: j}).Solve(ctx, task)
+		require.NoError(t, err, "%s journals its run", c.run)
+		require.NoError(t, j.Close())
+	}
+	assert.Less(t, time.Since(flooded), 15*time.Second, "within the flood's TTL")
+}
+
+// TestARunKeysQueueOnTheSharedStreamIsNotLost: a run key's task queue
+// left on the shared MDAP_TASKS and MDAP_RESULTS (written before run keys
+// had their own) is refused by the run key with ErrOldLayout, naming the
+// way to move it, never started anew beside it; the admin removes it,
+// then the run key's queue is on its own stream and bucket, which the
+// shared coordinator is refused, List shows with their bytes, and the
+// admin's RemoveRun deletes.
+func TestARunKeysQueueOnTheSharedStreamIsNotLost(t *testing.T) {
+	t.Parallel()
+	url, s, dir := startBudgetServer(t)
+	_, cjs := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleCoordinator))
+	_, vjs := connectAs(t, url, s.victim)
+	_, ajs := connectAs(t, url, s.admin)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	// The shared coordinator keeps queues on the shared stream and
+	// bucket: the run's queue as a run key kept it before.
+	q, err := cluster.OpenTaskQueue(ctx, cjs, "victim", cluster.TaskQueueConfig{})
+	require.NoError(t, err)
+	for _, id := range []string{"t1", "t2"} {
+		require.NoError(t, q.Publish(ctx, id, []byte("task")))
+	}
+	c, err := q.Take(ctx)
+	require.NoError(t, err)
+	require.NoError(t, c.Complete(ctx, []byte("done")))
+	_, err = cluster.OpenTaskQueue(ctx, vjs, "victim", cluster.TaskQueueConfig{})
+	require.ErrorIs(t, err, cluster.ErrOldLayout)
+	t.Logf("the run key's queue left on the shared stream: %v", err)
+	assert.Contains(t, err.Error(), cluster.TasksStream)
+	assert.Contains(t, err.Error(), "1 tasks and 1 results")
+	assert.Contains(t, err.Error(), "maker nats rm victim")
+	_, err = solveBatchAs(ctx, t, vjs, "victim", 1)
+	require.ErrorIs(t, err, cluster.ErrOldLayout, "its batch too")
+	removed, err := cluster.RemoveRun(ctx, ajs, "victim")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"task queue victim", "results of victim"}, removed)
+
+	// Now on its own stream and bucket.
+	sum, err := solveBatchAs(ctx, t, vjs, "victim", 3)
+	require.NoError(t, err)
+	assert.Equal(t, 3, sum.Solved, "%+v", sum)
+	vq, err := cluster.OpenTaskQueue(ctx, vjs, "victim", cluster.TaskQueueConfig{})
+	require.NoError(t, err)
+	require.NoError(t, vq.Publish(ctx, "left", []byte("a task left queued")))
+	results, err := vq.Results(ctx)
+	require.NoError(t, err)
+	assert.Len(t, results, 3)
+	st, err := ajs.Stream(ctx, cluster.RunQueueStream("victim"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(runQueueShare), st.CachedInfo().Config.MaxBytes, "an eighth of the run key's budget")
+	kv, err := ajs.Stream(ctx, "KV_"+cluster.RunResultsBucket("victim"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(runQueueShare), kv.CachedInfo().Config.MaxBytes)
+	lk, err := ajs.Stream(ctx, "KV_"+cluster.RunLeaseBucket("victim"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(runLeaseShare), lk.CachedInfo().Config.MaxBytes)
+	for _, shared := range []string{cluster.TasksStream, "KV_" + cluster.ResultsBucket} {
+		sst, err := ajs.Stream(ctx, shared)
+		require.NoError(t, err)
+		info, err := sst.Info(ctx, jetstream.WithSubjectFilter(">"))
+		require.NoError(t, err)
+		assert.Empty(t, info.State.Subjects, "nothing of the run key's on %s", shared)
+	}
+	_, err = cluster.OpenTaskQueue(ctx, cjs, "victim", cluster.TaskQueueConfig{})
+	require.ErrorIs(t, err, cluster.ErrAuth, "the shared coordinator may not use a run key's queue")
+	assert.Contains(t, err.Error(), "maker nats run add victim")
+
+	left, err := cluster.List(ctx, ajs)
+	require.NoError(t, err)
+	var queues []cluster.Leftover
+	for _, l := range left {
+		if l.Kind == "tasks" {
+			queues = append(queues, l)
+		}
+	}
+	require.Len(t, queues, 1)
+	assert.Equal(t, "victim", queues[0].Name)
+	assert.Equal(t, uint64(1), queues[0].Messages, "the task left queued")
+	assert.Equal(t, uint64(3), queues[0].Results)
+	assert.Positive(t, queues[0].Bytes, "its share used")
+
+	removed, err = cluster.RemoveRun(ctx, ajs, "victim")
+	require.NoError(t, err)
+	assert.Contains(t, removed, "task queue victim")
+	assert.Contains(t, removed, "results of victim")
+	for _, name := range []string{cluster.RunQueueStream("victim"), "KV_" + cluster.RunResultsBucket("victim"), cluster.RunStream("victim"), "KV_" + cluster.RunLeaseBucket("victim")} {
+		_, err = ajs.Stream(ctx, name)
+		require.ErrorIs(t, err, jetstream.ErrStreamNotFound, "%s deleted: its reservation freed", name)
+	}
 }
