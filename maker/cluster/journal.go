@@ -580,7 +580,11 @@ func (s *journalStore) Flush() error {
 		n := stored + i + 1
 		seq, err := s.store(deadline, n, line)
 		if err != nil {
-			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), s.stream.CachedInfo().Config.Name, err, s.fullHint(err))
+			kind := ErrEngine
+			if s.budgetFull(err) {
+				kind = ErrBudgetFull // a batch stops on it: no retry makes room
+			}
+			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", kind, s.Name(), s.stream.CachedInfo().Config.Name, err, s.fullHint(err))
 			switch {
 			case errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err):
 				s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseTaken, s.Name(), err)
@@ -600,11 +604,17 @@ func (s *journalStore) Flush() error {
 // stream, that its budget is full and how to free or raise it.
 func (s *journalStore) fullHint(err error) string {
 	c := s.stream.CachedInfo().Config
-	run, ok := strings.CutPrefix(c.Name, RunStreamPrefix)
-	if !ok || !strings.Contains(err.Error(), "maximum bytes exceeded") {
+	run, _ := strings.CutPrefix(c.Name, RunStreamPrefix)
+	if !s.budgetFull(err) {
 		return fullHint(err)
 	}
 	return fmt.Sprintf(" (the journal budget of run key %s, %d bytes, is full: its own journals fill it, no other run's; the engine's operator removes finished ones with maker nats rm, or raises the budget: maker nats run add %s --bytes SIZE, or the engine's default maker nats --run-key-bytes, ProvisionConfig.RunKeyBytes)", run, c.MaxBytes, run)
+}
+
+// budgetFull reports whether err is a run key's journal stream refusing
+// a line for its budget.
+func (s *journalStore) budgetFull(err error) bool {
+	return strings.HasPrefix(s.stream.CachedInfo().Config.Name, RunStreamPrefix) && strings.Contains(err.Error(), "maximum bytes exceeded")
 }
 
 // store publishes line n until it is stored, by this attempt or an

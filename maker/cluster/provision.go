@@ -62,8 +62,9 @@ var ErrNotProvisioned = errors.New("not provisioned by the engine")
 // zero value is the defaults.
 type ProvisionConfig struct {
 	// Replicas of every stream and bucket the engine provisions (the
-	// sample streams, the lease bucket, and the shared streams of runs'
-	// data: JournalsStream, TasksStream, ResultsBucket), so that nothing
+	// sample streams, the lease bucket, the shared streams of runs'
+	// data: JournalsStream, TasksStream, ResultsBucket, and each run
+	// key's streams and buckets), so that nothing
 	// a run or a batch stores has fewer; 0 means 1 (a single server).
 	// 1 to 5, and at most the cluster's JetStream nodes: Provision refuses
 	// more (ErrConfig naming Replicas).
@@ -92,7 +93,10 @@ type ProvisionConfig struct {
 	// next line (its run fails at its next step naming the budget), and
 	// every other run's journal goes on. The agent makes the stream at the
 	// key's first journal, and sets it to the budget in force at each
-	// later one, and Provision sets every run stream to it.
+	// later one, and Provision sets every run stream to it. The key's
+	// task stream and result bucket take an eighth of it each, its lease
+	// bucket a thirty-second, each at least 16 KiB (see RunQueuePrefix;
+	// a full one wraps ErrBudgetFull).
 	RunKeyBytes int64
 	// RunKeyBytesOf, if set, is the budget of one run (maker nats run add
 	// RUN --bytes SIZE); a result of 0 means RunKeyBytes.

@@ -143,9 +143,10 @@ func serveRunTasks(ctx context.Context, js jetstream.JetStream, req agentRequest
 }
 
 // ErrBudgetFull: a run key's budget refused a write of its own run: its
-// task stream, result bucket or lease bucket is full (see RunQueuePrefix);
-// the message names which, its bytes, and how to free or raise the
-// budget. Only that key's run is refused. It wraps ErrEngine.
+// journal stream (RunStream), task stream, result bucket or lease bucket
+// is full (see RunQueuePrefix); the message names which and how to free
+// or raise the budget. Only that key's run is refused; a batch
+// (SolveBatch) stops on it. It wraps ErrEngine.
 var ErrBudgetFull = fmt.Errorf("%w: a run key's budget is full", ErrEngine)
 
 // budgetErr wraps err, a refused write of what into the share of run's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,15 +105,23 @@ func startBudgetServer(t *testing.T) (string, tenantSeeds, string) {
 	return srv.ClientURL(), s, dir
 }
 
+// thiefFloods are the budget seeds of the embedded tests: the thief's
+// key floods, the victim's goes on.
+func thiefFloods(s tenantSeeds, dir string) budgetSeeds {
+	return budgetSeeds{flooder: s.thief, flooderRun: "thief", other: s.victim, otherRun: "victim", admin: s.admin,
+		coord: cluster.SeedFile(dir, cluster.RoleCoordinator)}
+}
+
 // solveBatchAs solves a batch of n small tasks on queue (a run key's
 // run) as the holder of js, each task's samples from a local simulated
-// model, its task, result, lease and journal on the engine.
+// model, its task, result, lease and journal on the engine. The tasks
+// are new ones each call.
 func solveBatchAs(ctx context.Context, t *testing.T, js jetstream.JetStream, queue string, n int) (batch.Summary, error) {
 	t.Helper()
 	dir := t.TempDir()
 	var lines strings.Builder
 	for i := range n {
-		fmt.Fprintf(&lines, `{"id": "%s%d", "hanoi": {"disks": 2}, "seed": %d}`+"\n", queue, i, i+1)
+		fmt.Fprintf(&lines, `{"id": "%s%d-%d", "hanoi": {"disks": 2}, "seed": %d}`+"\n", queue, i, time.Now().UnixNano(), i+1)
 	}
 	jobs, err := batch.ReadJobs(strings.NewReader(lines.String()), dir)
 	require.NoError(t, err)
@@ -127,35 +136,40 @@ func solveBatchAs(ctx context.Context, t *testing.T, js jetstream.JetStream, que
 	return cluster.SolveBatch(ctx, js, cluster.BatchConfig{Queue: queue, Jobs: jobs, Runner: runner, Store: store, Concurrency: 2})
 }
 
-// queueBudgetScenario: a run key (the thief) fills a share of its own
-// budget, flooding raw on every subject of that kind it may (its own
-// stream's or bucket's, and the shared one's its key was once allowed);
-// it stores no more than its share, and another run key's batch (the
-// victim's) is solved whole, while the thief's own batch fails naming the
-// share that is full (ErrBudgetFull).
-func queueBudgetScenario(t *testing.T, url string, s tenantSeeds, share string, patterns []string, thing string) {
-	_, tjs := connectAs(t, url, s.thief)
-	_, vjs := connectAs(t, url, s.victim)
+// queueBudgetScenario: a run key (the flooder) fills a share of its own
+// budget, the stream or bucket share, flooding raw on every pattern of
+// subjects of that kind it may (its own stream's or bucket's, and the
+// shared one's its key was once allowed: see tasksFlood); it
+// stores no more than its share, and another run key's batch is solved
+// whole, while the flooder's own batch fails naming the share that is
+// full (ErrBudgetFull).
+func queueBudgetScenario(t *testing.T, url string, s budgetSeeds, share string, patterns ...string) {
+	_, tjs := connectAs(t, url, s.flooder)
+	_, vjs := connectAs(t, url, s.other)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// The thief's queue, as its batch opens it, then the flood.
-	_, err := cluster.OpenTaskQueue(ctx, tjs, "thief", cluster.TaskQueueConfig{})
+	// The flooder's queue, as its batch opens it, then the flood.
+	_, err := cluster.OpenTaskQueue(ctx, tjs, s.flooderRun, cluster.TaskQueueConfig{})
 	require.NoError(t, err)
+	patterns = slices.Clone(patterns)
+	for i, p := range patterns {
+		patterns[i] = ofRun(p, s.flooderRun)
+	}
 	stored := floodSubjects(t, ctx, tjs, patterns...)
-	assert.LessOrEqual(t, stored, runQueueShare, "the thief stored no more than its share")
-	assert.Greater(t, stored, runQueueShare*3/4, "the thief filled its share")
+	assert.LessOrEqual(t, stored, runQueueShare, "the flooder stored no more than its share")
+	assert.Greater(t, stored, runQueueShare*3/4, "the flooder filled its share")
 
-	sum, err := solveBatchAs(ctx, t, vjs, "victim", 4)
+	sum, err := solveBatchAs(ctx, t, vjs, s.otherRun, 4)
 	require.NoError(t, err, "another run key's batch")
 	assert.Equal(t, 4, sum.Solved, "%+v", sum)
 
 	began := time.Now()
-	_, err = solveBatchAs(ctx, t, tjs, "thief", 2)
+	_, err = solveBatchAs(ctx, t, tjs, s.flooderRun, 2)
 	require.ErrorIs(t, err, cluster.ErrBudgetFull)
-	t.Logf("the thief's own batch: %v", err)
-	assert.Contains(t, err.Error(), share)
+	t.Logf("the flooder's own batch: %v", err)
+	assert.Contains(t, err.Error(), ofRun(share, s.flooderRun))
 	assert.Contains(t, err.Error(), "budget")
-	assert.Contains(t, err.Error(), "maker nats run add thief --bytes")
+	assert.Contains(t, err.Error(), "maker nats run add "+s.flooderRun+" --bytes")
 	assert.Less(t, time.Since(began), 30*time.Second, "fails fast")
 }
 
@@ -166,9 +180,26 @@ func queueBudgetScenario(t *testing.T, url string, s tenantSeeds, share string, 
 // not queue on the shared MDAP_TASKS at all.
 func TestARunKeysTasksFillOnlyItsOwnBudget(t *testing.T) {
 	t.Parallel()
-	url, s, _ := startBudgetServer(t)
-	queueBudgetScenario(t, url, s, cluster.RunQueueStream("thief"), []string{"mdap.queues.thief.f%d", "mdap.run.thief.tasks.f%d"}, "tasks")
+	url, s, dir := startBudgetServer(t)
+	queueBudgetScenario(t, url, thiefFloods(s, dir), tasksShare, tasksFlood...)
 }
+
+// The shares a flood fills and the subjects it floods: <run> is the
+// flooder's run (ofRun), %d a new subject each time.
+const (
+	tasksShare   = cluster.RunQueuePrefix + "<run>"
+	resultsShare = cluster.RunResultsPrefix + "<run>"
+	leasesShare  = cluster.RunLeasesPrefix + "<run>"
+)
+
+var (
+	tasksFlood   = []string{"mdap.queues.<run>.f%d", "mdap.run.<run>.tasks.f%d"}
+	resultsFlood = []string{"$KV." + cluster.ResultsBucket + ".<run>.f%d", "$KV." + resultsShare + ".<run>.f%d"}
+	leasesFlood  = []string{"$KV." + cluster.LeaseBucket + ".<run>.f%d", "$KV." + leasesShare + ".<run>.f%d"}
+)
+
+// ofRun is pattern with <run> replaced by run.
+func ofRun(pattern, run string) string { return strings.ReplaceAll(pattern, "<run>", run) }
 
 // TestARunKeysResultsFillOnlyItsOwnBudget: the same for results: a run
 // key writing results until its result bucket is full
@@ -177,9 +208,8 @@ func TestARunKeysTasksFillOnlyItsOwnBudget(t *testing.T) {
 // not write on the shared MDAP_RESULTS at all.
 func TestARunKeysResultsFillOnlyItsOwnBudget(t *testing.T) {
 	t.Parallel()
-	url, s, _ := startBudgetServer(t)
-	queueBudgetScenario(t, url, s, cluster.RunResultsBucket("thief"),
-		[]string{"$KV." + cluster.ResultsBucket + ".thief.f%d", "$KV." + cluster.RunResultsBucket("thief") + ".thief.f%d"}, "results")
+	url, s, dir := startBudgetServer(t)
+	queueBudgetScenario(t, url, thiefFloods(s, dir), resultsShare, resultsFlood...)
 }
 
 // TestARunKeyFloodingLeasesCannotStopAnotherRunsLease: a run key that
@@ -190,37 +220,50 @@ func TestARunKeysResultsFillOnlyItsOwnBudget(t *testing.T) {
 func TestARunKeyFloodingLeasesCannotStopAnotherRunsLease(t *testing.T) {
 	t.Parallel()
 	url, s, dir := startBudgetServer(t)
-	_, tjs := connectAs(t, url, s.thief)
-	_, vjs := connectAs(t, url, s.victim)
-	_, cjs := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleCoordinator))
+	leaseBudgetScenario(t, url, thiefFloods(s, dir))
+}
+
+// leaseBudgetScenario: the flooder fills its lease bucket; its own next
+// journal fails naming it, and the other run key's and the shared
+// coordinator's take their leases and journal (see
+// TestARunKeyFloodingLeasesCannotStopAnotherRunsLease).
+func leaseBudgetScenario(t *testing.T, url string, s budgetSeeds) {
+	_, tjs := connectAs(t, url, s.flooder)
+	_, vjs := connectAs(t, url, s.other)
+	_, cjs := connectAs(t, url, s.coord)
 	_, ajs := connectAs(t, url, s.admin)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j, err := cluster.CreateJournal(ctx, tjs, "thief", cluster.JournalConfig{})
-	require.NoError(t, err, "the thief's own journal, made with its lease bucket")
+	nonce := fmt.Sprint(time.Now().UnixNano())
+	j, _, err := cluster.OpenOrCreateJournal(ctx, tjs, s.flooderRun, cluster.JournalConfig{})
+	require.NoError(t, err, "the flooder's own journal, made with its lease bucket")
 	require.NoError(t, j.Close())
 	// The lease bucket's TTL (20 s) clears the flood: what follows is
 	// within it.
 	flooded := time.Now()
-	stored := floodSubjects(t, ctx, tjs, "$KV."+cluster.LeaseBucket+".thief.f%d", "$KV."+cluster.RunLeaseBucket("thief")+".thief.f%d")
-	assert.LessOrEqual(t, stored, runLeaseShare, "the thief stored no more than its share")
-	assert.Greater(t, stored, runLeaseShare/2, "the thief filled its share")
+	patterns := slices.Clone(leasesFlood)
+	for i, p := range patterns {
+		patterns[i] = ofRun(p, s.flooderRun)
+	}
+	stored := floodSubjects(t, ctx, tjs, patterns...)
+	assert.LessOrEqual(t, stored, runLeaseShare, "the flooder stored no more than its share")
+	assert.Greater(t, stored, runLeaseShare/2, "the flooder filled its share")
 
-	_, _, err = cluster.TaskJournal(ctx, tjs, "thief", "t1", cluster.JournalConfig{})
-	require.ErrorIs(t, err, cluster.ErrBudgetFull, "the thief's own next lease")
-	t.Logf("the thief's own next journal: %v", err)
-	assert.Contains(t, err.Error(), cluster.RunLeaseBucket("thief"))
+	_, _, err = cluster.TaskJournal(ctx, tjs, s.flooderRun, "t"+nonce, cluster.JournalConfig{})
+	require.ErrorIs(t, err, cluster.ErrBudgetFull, "the flooder's own next lease")
+	t.Logf("the flooder's own next journal: %v", err)
+	assert.Contains(t, err.Error(), cluster.RunLeaseBucket(s.flooderRun))
 	assert.Contains(t, err.Error(), "budget")
 
 	for _, c := range []struct {
 		js          jetstream.JetStream
 		run, bucket string
-	}{{vjs, "victim", cluster.RunLeaseBucket("victim")}, {cjs, "shared", cluster.LeaseBucket}} {
-		j, err := cluster.CreateJournal(ctx, c.js, c.run, cluster.JournalConfig{Owner: "the " + c.run})
+	}{{vjs, s.otherRun, cluster.RunLeaseBucket(s.otherRun)}, {cjs, "shared" + nonce, cluster.LeaseBucket}} {
+		j, _, err := cluster.TaskJournal(ctx, c.js, c.run, "t"+nonce, cluster.JournalConfig{Owner: "the " + c.run})
 		require.NoError(t, err, "%s takes its lease", c.run)
 		kv, err := ajs.KeyValue(ctx, c.bucket)
 		require.NoError(t, err)
-		e, err := kv.Get(ctx, c.run)
+		e, err := kv.Get(ctx, c.run+".t"+nonce)
 		require.NoError(t, err)
 		assert.Equal(t, "the "+c.run, string(e.Value()))
 		task, err := hanoi.New(2)

@@ -21,12 +21,14 @@ import (
 //     journals are on its own stream (RunStream, below);
 //   - TasksStream: one subject per queued task, mdap.queues.<queue>.<task>,
 //     holding at most one message (a task queued twice is queued once);
-//   - ResultsBucket: one key per task result, <queue>.<task>.
+//   - ResultsBucket: one key per task result, <queue>.<task>;
 //
+// the shared coordinator's and a server's without roles: a run key's
+// task queue, results and leases are in things of its own too
+// (RunQueueStream, RunResultsBucket, RunLeaseBucket: see runkey.go).
 // So no client ever creates a stream, a run's data has the replicas of the
 // engine, and a run coordinator's permissions (RunRole) name its own
-// subjects: its journal stream's, mdap.queues.<run>.>, the keys <run>[.>]
-// of the lease and result buckets. A run's retention (JournalConfig.MaxAge,
+// streams and buckets only. A run's retention (JournalConfig.MaxAge,
 // TaskQueueConfig.MaxAge) is a per-message TTL, bounded by the stream's
 // MaxAge (MaxRetention).
 
