@@ -42,7 +42,11 @@ type TaskQueueConfig struct {
 // subjects mdap.queues.<queue>.<task> of the shared work-queue stream
 // TasksStream (one message per task), one durable consumer q_<queue>
 // shared by every coordinator of the queue, and the keys <queue>.<task>
-// of the shared bucket ResultsBucket, one result per task.
+// of the shared bucket ResultsBucket, one result per task; a run key's
+// queue is on a stream and a bucket of its own, bounded by its budget
+// (RunQueueStream, subjects mdap.run.<run>.tasks.<task>, and
+// RunResultsBucket), where a full one refuses its writes with
+// ErrBudgetFull.
 //
 // A coordinator Takes a task (a Claim), solves it and Completes it:
 // Complete writes the result with a create-only put (the first result of
@@ -89,9 +93,13 @@ func taskConsumerConfig(queue, subject string, ackWait time.Duration) jetstream.
 // OpenTaskQueue creates the queue named name (letters, digits, '-', '_')
 // if it does not exist, or opens it: its consumer is made by the engine
 // (or, on a server without roles, by this client). Errors wrap ErrConfig,
-// ErrAuth (a run coordinator's key of another run: at once, not at a
-// timeout), ErrOldLayout (a queue an earlier mdap started on streams of its own:
-// MDAP_TASKS_<queue>), ErrNotProvisioned or ErrEngine. An engine that does
+// ErrAuth (a run coordinator's key of another run, or the shared
+// coordinator's credential for a run key's queue: at once, not at a
+// timeout), ErrOldLayout (a queue an earlier mdap started on streams of
+// its own, MDAP_TASKS_<queue>, or a run key's queue left on TasksStream
+// or ResultsBucket before it had its own), ErrNotProvisioned or
+// ErrEngine. A run key's queue is made by the engine's agent
+// (mdap.engine.runtasks.<run>), with its stream and bucket. An engine that does
 // not answer for a while (a cluster electing leaders after a node's
 // restart, a connection moving to another node) is asked again for about
 // 30 s within ctx.
@@ -193,7 +201,8 @@ func openTaskQueueOnce(ctx context.Context, js jetstream.JetStream, name string,
 // mdap.queues.<queue>.<id>. Publishing an id that is still queued (or
 // claimed) is a no-op: the subject holds one message and the stream
 // refuses a second; a task published again after its result was recorded
-// is skipped by Take. Errors wrap ErrConfig or ErrEngine.
+// is skipped by Take. Errors wrap ErrConfig or ErrEngine (ErrBudgetFull
+// for a run key's full task stream).
 func (q *TaskQueue) Publish(ctx context.Context, id string, data []byte) error {
 	if err := checkName("task", id); err != nil {
 		return err
@@ -316,8 +325,9 @@ func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration) (stop
 // acknowledges the task, which leaves the queue. It returns
 // ErrAlreadyCompleted (the task is acknowledged all the same) when another
 // coordinator recorded a result first: that one stands. Errors: ErrEngine
-// (the claim is kept: Complete may be called again, or the task is
-// redelivered after the ack wait).
+// (ErrBudgetFull for a run key's full result bucket; the claim is kept:
+// Complete may be called again, or the task is redelivered after the ack
+// wait).
 func (c *Claim) Complete(ctx context.Context, result []byte) error {
 	var err error
 	for try := 0; ; try++ {
