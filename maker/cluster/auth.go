@@ -79,10 +79,12 @@ const runRolePrefix = "run:"
 // (AddRunCoordinator): a tenant of the engine. It draws samples as
 // RoleCoordinator does, and uses the journal, the lease and the task
 // queue (tasks, consumer, results) named run, and the journals and leases
-// of that queue's tasks (run.<task>), and nothing else: it cannot read or
-// write another run's journal or task queue, take or drop another run's
-// lease, nor do anything RoleCoordinator cannot. run must pass
-// CheckRunName.
+// of that queue's tasks (run.<task>), each on a stream or bucket of its
+// own bounded by its budget (RunStream, RunLeaseBucket, RunQueueStream,
+// RunResultsBucket), and nothing else: it cannot read or write another
+// run's journal or task queue, take or drop another run's lease, write on
+// the shared streams and buckets of runs' data, nor do anything
+// RoleCoordinator cannot. run must pass CheckRunName.
 func RunRole(run string) Role { return Role(runRolePrefix + run) }
 
 // RunOf returns the run of a RunRole, and false for any other role.
@@ -467,8 +469,9 @@ func Permissions(role Role, inbox string) *server.Permissions {
 // coordinatorPublications are the subjects a coordinator may publish on:
 // the sample path of every coordinator (jobs, cancellations, its reply
 // consumer through the engine), and the subjects of runs' data under the
-// shared streams: of every run for RoleCoordinator (run ""), of run and
-// its tasks (run.>) only for RunRole(run). JetStream's API names a
+// shared streams and buckets of every run for RoleCoordinator (run ""),
+// and for RunRole(run) those of its own journal stream, lease bucket,
+// task stream and result bucket only (see ownRunData). JetStream's API names a
 // direct get's subject ($JS.API.DIRECT.GET.<stream>.<subject>), so a
 // read of the last line is scoped the same way; a batched direct get
 // (the lines of a journal) names its stream only, and is granted on a
@@ -490,7 +493,6 @@ func coordinatorPublications(run, inbox string) []string {
 		}
 		return []string{prefix + run, prefix + run + ".>"}
 	}
-	leases, results := "KV_"+LeaseBucket, "KV_"+ResultsBucket
 	allow := []string{
 		jobsSubject + "*." + replyIdentity(inbox, ""), cancelSubject + ">",
 		// Its reply consumers, asked in its own name (DrawerQuota);
@@ -533,35 +535,48 @@ func coordinatorPublications(run, inbox string) []string {
 	// stream is the run key's own (or, for the shared coordinator, every
 	// run's, which it may read in any case).
 	allow = append(allow, "$JS.API.DIRECT.GET."+journals)
-	// Leases and results: keys of its own runs.
-	for _, key := range own("") {
-		allow = append(allow, "$KV."+LeaseBucket+"."+key, "$JS.API.DIRECT.GET."+leases+".$KV."+LeaseBucket+"."+key)
+	if run != "" {
+		// A run key's leases, task queue and results are in things of
+		// its own (RunLeaseBucket, RunQueueStream, RunResultsBucket),
+		// bounded by its budget and made by the engine at its request:
+		// their every subject and key is its run's, so they are named
+		// whole. It keeps no grant on the shared ones, which one key
+		// could fill for every run.
+		return append(allow, ownRunData(run)...)
 	}
-	resultKeys := ResultsBucket + "." + cmpOr(run, "*") + ".>"
+	// The shared coordinator: leases, results and task queues of every
+	// run on the shared streams and buckets.
 	allow = append(allow,
-		"$KV."+resultKeys,
-		"$JS.API.DIRECT.GET."+results+".$KV."+resultKeys)
-	// Task queues: publish its tasks, ask the engine for the queue's
-	// consumer, take, acknowledge.
-	queue := cmpOr(run, "*")
-	allow = append(allow,
-		tasksSubject+queue+".>",
-		agentSubject+"tasks."+queue,
-		"$JS.API.CONSUMER.INFO."+TasksStream+"."+taskConsumerOf(queue),
-		"$JS.API.CONSUMER.MSG.NEXT."+TasksStream+"."+taskConsumerOf(queue),
-		"$JS.ACK."+TasksStream+"."+taskConsumerOf(queue)+".>")
-	if run == "" {
-		allow = append(allow, agentSubject+"tasks",
-			"$JS.API.CONSUMER.INFO."+TasksStream+".*", "$JS.API.CONSUMER.MSG.NEXT."+TasksStream+".*", "$JS.ACK."+TasksStream+".>",
-			// Every stream's state, an earlier mdap's per-run streams
-			// among them (ErrOldLayout).
-			"$JS.API.STREAM.INFO.*")
-	} else {
-		// An earlier mdap's streams of this run, to refuse resuming it
-		// with a clear message (ErrOldLayout).
-		allow = append(allow, "$JS.API.STREAM.INFO."+JournalStreamPrefix+run, "$JS.API.STREAM.INFO."+TaskStreamPrefix+run)
-	}
+		"$KV."+LeaseBucket+".>", "$JS.API.DIRECT.GET.KV_"+LeaseBucket+".$KV."+LeaseBucket+".>",
+		"$KV."+ResultsBucket+".*.>", "$JS.API.DIRECT.GET.KV_"+ResultsBucket+".$KV."+ResultsBucket+".*.>",
+		// Task queues: publish its tasks, ask the engine for a queue's
+		// consumer, take, acknowledge.
+		tasksSubject+"*.>", agentSubject+"tasks.*", agentSubject+"tasks",
+		"$JS.API.CONSUMER.INFO."+TasksStream+".*", "$JS.API.CONSUMER.MSG.NEXT."+TasksStream+".*", "$JS.ACK."+TasksStream+".>",
+		// Every stream's state, an earlier mdap's per-run streams and
+		// the run keys' among them (ErrOldLayout, and a run key's run
+		// refused by name).
+		"$JS.API.STREAM.INFO.*")
 	return allow
+}
+
+// ownRunData are the subjects of run's key on its own lease bucket, task
+// stream and result bucket: writes and direct gets of its keys, its
+// tasks, the engine's request for its queue (mdap.engine.runtasks.<run>),
+// its queue's consumer (q_<run>, named in full), and the state of each;
+// and the state of an earlier mdap's streams of its run, to refuse
+// resuming them with a clear message (ErrOldLayout).
+func ownRunData(run string) []string {
+	leases, results, queue := RunLeaseBucket(run), RunResultsBucket(run), RunQueueStream(run)
+	return []string{
+		"$KV." + leases + ".>", "$JS.API.DIRECT.GET.KV_" + leases + ".>", "$JS.API.STREAM.INFO.KV_" + leases,
+		"$KV." + results + ".>", "$JS.API.DIRECT.GET.KV_" + results + ".>", "$JS.API.STREAM.INFO.KV_" + results,
+		runTasksSubject(run) + ">", agentSubject + "runtasks." + run, "$JS.API.STREAM.INFO." + queue,
+		"$JS.API.CONSUMER.INFO." + queue + "." + taskConsumerOf(run),
+		"$JS.API.CONSUMER.MSG.NEXT." + queue + "." + taskConsumerOf(run),
+		"$JS.ACK." + queue + "." + taskConsumerOf(run) + ".>",
+		"$JS.API.STREAM.INFO." + JournalStreamPrefix + run, "$JS.API.STREAM.INFO." + TaskStreamPrefix + run,
+	}
 }
 
 // StockAuthConfig is the authorization block of a stock nats-server's

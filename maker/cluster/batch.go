@@ -68,8 +68,11 @@ const resultsTimeout = 30 * time.Second
 // and the cause) when a task taken here was stopped by a fault outside it:
 // this coordinator then stops taking tasks, the task goes back on the
 // queue, the results so far are written to cfg.Store and the summary
-// counts the tasks without one as unfinished. Cost: one queue message and
-// one result per task, plus the task's samples and journal on the engine.
+// counts the tasks without one as unfinished; ErrBudgetFull when a run
+// key's budget refused a task, a result or a lease of its batch: this
+// coordinator stops at once, naming the share that is full. Cost: one
+// queue message and one result per task, plus the task's samples and
+// journal on the engine.
 func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (batch.Summary, error) {
 	began := time.Now()
 	note := cfg.Notef
@@ -147,7 +150,9 @@ func SolveBatch(ctx context.Context, js jetstream.JetStream, cfg BatchConfig) (b
 	serveCtx, stopServing := context.WithCancelCause(ctx)
 	defer stopServing(nil)
 	serveErr := q.Serve(serveCtx, cfg.Concurrency, solve, func(c *Claim, err error) {
-		if errors.Is(err, batch.ErrFault) {
+		// So does a run key's full budget (its result bucket refused
+		// the result): no retry makes room.
+		if errors.Is(err, batch.ErrFault) || errors.Is(err, ErrBudgetFull) {
 			stopServing(err)
 			return
 		}

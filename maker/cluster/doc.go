@@ -39,10 +39,11 @@
 // owns its resources: it provisions every stream and bucket, with its
 // replicas (Provision), before it lets a client in, runs' data living
 // under per-run subjects of shared streams (JournalsStream, TasksStream,
-// ResultsBucket) but for a run key's journals, on a stream of its own
-// whose bytes are its budget (RunStream, ProvisionConfig.RunKeyBytes), and
+// ResultsBucket, LeaseBucket) but for a run key's, on a stream and
+// buckets of its own bounded by its budget (RunStream, RunQueueStream,
+// RunResultsBucket, RunLeaseBucket, ProvisionConfig.RunKeyBytes), and
 // its agent (ServeAgent) makes the consumers clients ask for (a route's,
-// a Drawer's replies', a task queue's) and a run key's journal stream,
+// a Drawer's replies', a task queue's) and a run key's streams and buckets,
 // and pulls and acknowledges jobs for workers, each job bound to the
 // worker identity it was delivered to; no client may create, update,
 // purge or delete a stream or a bucket, and a coordinator creates only

@@ -116,7 +116,7 @@ func journalStall(t *testing.T, repliesOnly bool) {
 	require.NoError(t, ensureRunStreams(ctx, js, 1))
 	st, err := js.Stream(ctx, JournalsStream)
 	require.NoError(t, err)
-	l, err := acquireLease(ctx, js, "r", JournalConfig{})
+	l, err := acquireLease(ctx, js, LeaseBucket, "r", JournalConfig{})
 	require.NoError(t, err)
 	t.Cleanup(l.release)
 	s := &journalStore{js: js, stream: st, run: "r", subject: journalSubject + "r", lease: l, maxAge: DefaultRetention}

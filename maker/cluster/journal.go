@@ -51,7 +51,7 @@ type JournalConfig struct {
 	// LeaseTTL. 0 means not at all: ErrJournalLocked at once.
 	WaitLock time.Duration
 	// Owner names the holder in the lease, shown to a coordinator that
-	// finds the run locked; empty means host/pid.
+	// finds the run locked; empty means host/pid. At most MaxOwnerBytes.
 	Owner string
 	// Replicas is the replica count of the shared streams (JournalsStream
 	// and the lease bucket) when this client creates them: on a server
@@ -170,6 +170,9 @@ func openJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, cf
 	if cfg.MaxAge < 0 || cfg.MaxAge > MaxRetention {
 		return nil, fmt.Errorf("%w: journal MaxAge %s: use 0 (the default) or a positive duration up to %s", ErrConfig, cfg.MaxAge, MaxRetention)
 	}
+	if len(cfg.Owner) > MaxOwnerBytes {
+		return nil, fmt.Errorf("%w: journal Owner of %d bytes: use at most %d (it names the lease's holder)", ErrConfig, len(cfg.Owner), MaxOwnerBytes)
+	}
 	return retryPassing(ctx, 0, func(ctx context.Context) (*journal.Journal, error) {
 		return openJournalOnce(ctx, js, ref, cfg, create)
 	})
@@ -195,11 +198,16 @@ func openJournalOnce(ctx context.Context, js jetstream.JetStream, ref journalRef
 // openStoreOnce takes the lease of the journal ref and opens its lines
 // on the engine: an existing journal's (create false), or a new one's.
 func openStoreOnce(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig, create bool) (*journalStore, error) {
-	l, err := acquireLease(ctx, js, ref.key, cfg)
+	run, _, _ := strings.Cut(ref.key, ".")
+	own, err := ownsRun(ctx, js, run)
 	if err != nil {
 		return nil, err
 	}
-	st, subject, err := journalHome(ctx, js, ref, cfg.Replicas)
+	l, err := acquireLease(ctx, js, leaseBucketOf(run, own), ref.key, cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, subject, err := journalHome(ctx, js, ref, cfg.Replicas, own)
 	if err != nil {
 		l.release()
 		return nil, err
@@ -238,11 +246,20 @@ func DeleteJournal(ctx context.Context, js jetstream.JetStream, run string, cfg 
 }
 
 func deleteJournal(ctx context.Context, js jetstream.JetStream, ref journalRef, cfg JournalConfig) error {
-	l, err := acquireLease(ctx, js, ref.key, cfg)
-	if err != nil {
-		return err
+	// Its lease where a coordinator may hold it: the shared bucket, and
+	// its run key's.
+	run, _, _ := strings.Cut(ref.key, ".")
+	buckets := []string{LeaseBucket}
+	if _, err := js.KeyValue(ctx, RunLeaseBucket(run)); err == nil {
+		buckets = append(buckets, RunLeaseBucket(run))
 	}
-	defer l.release()
+	for _, b := range buckets {
+		l, err := acquireLease(ctx, js, b, ref.key, cfg)
+		if err != nil {
+			return err
+		}
+		defer l.release()
+	}
 	if ref.legacy != "" {
 		if err := js.DeleteStream(ctx, ref.legacy); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 			return fmt.Errorf("%w: delete the journal of %q: %w", ErrEngine, ref.key, err)
@@ -563,7 +580,11 @@ func (s *journalStore) Flush() error {
 		n := stored + i + 1
 		seq, err := s.store(deadline, n, line)
 		if err != nil {
-			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", ErrEngine, s.Name(), s.stream.CachedInfo().Config.Name, err, s.fullHint(err))
+			kind := ErrEngine
+			if s.budgetFull(err) {
+				kind = ErrBudgetFull // a batch stops on it: no retry makes room
+			}
+			s.err = fmt.Errorf("%w: append to %s (stream %s): %w%s", kind, s.Name(), s.stream.CachedInfo().Config.Name, err, s.fullHint(err))
 			switch {
 			case errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSequence(err):
 				s.err = fmt.Errorf("%w: %s was written by another coordinator: %w", ErrLeaseTaken, s.Name(), err)
@@ -583,11 +604,17 @@ func (s *journalStore) Flush() error {
 // stream, that its budget is full and how to free or raise it.
 func (s *journalStore) fullHint(err error) string {
 	c := s.stream.CachedInfo().Config
-	run, ok := strings.CutPrefix(c.Name, RunStreamPrefix)
-	if !ok || !strings.Contains(err.Error(), "maximum bytes exceeded") {
+	run, _ := strings.CutPrefix(c.Name, RunStreamPrefix)
+	if !s.budgetFull(err) {
 		return fullHint(err)
 	}
 	return fmt.Sprintf(" (the journal budget of run key %s, %d bytes, is full: its own journals fill it, no other run's; the engine's operator removes finished ones with maker nats rm, or raises the budget: maker nats run add %s --bytes SIZE, or the engine's default maker nats --run-key-bytes, ProvisionConfig.RunKeyBytes)", run, c.MaxBytes, run)
+}
+
+// budgetFull reports whether err is a run key's journal stream refusing
+// a line for its budget.
+func (s *journalStore) budgetFull(err error) bool {
+	return strings.HasPrefix(s.stream.CachedInfo().Config.Name, RunStreamPrefix) && strings.Contains(err.Error(), "maximum bytes exceeded")
 }
 
 // store publishes line n until it is stored, by this attempt or an
@@ -751,24 +778,52 @@ type lease struct {
 	stopOnce sync.Once
 }
 
+// Bounds of the lease buckets: a lease is a key and its holder's name,
+// so a bucket of leases needs little room, and a bound on its bytes
+// keeps one holder of many keys from taking a store's disk.
+const (
+	// SharedLeaseBytes is the MaxBytes of the shared lease bucket
+	// (LeaseBucket), the leases of the shared coordinator's runs and a
+	// server without roles: 16 MiB, some 80,000 leases held at once. A
+	// full bucket refuses a new lease (ErrEngine naming it) until leases
+	// are released or expire (LeaseTTL). Run keys' leases are in buckets
+	// of their own (RunLeaseBucket).
+	SharedLeaseBytes int64 = 16 << 20
+	// MaxOwnerBytes bounds a lease's value, the holder's name
+	// (JournalConfig.Owner); the lease buckets' MaxValueSize is that and
+	// leaseHeaderBytes for a write's headers.
+	MaxOwnerBytes = 1 << 10
+	// leaseHeaderBytes is the room of a lease write's headers (its
+	// expected revision, a TTL), which the server counts in a message's
+	// size.
+	leaseHeaderBytes = 512
+)
+
 // leaseBucketConfig is the lease bucket's configuration.
 func leaseBucketConfig(n int, ttl time.Duration) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
-		Bucket:      LeaseBucket,
-		Description: "mdap journal leases: one coordinator per run",
-		TTL:         ttl,
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas(n),
+		Bucket:       LeaseBucket,
+		Description:  "mdap journal leases: one coordinator per run",
+		TTL:          ttl,
+		History:      1,
+		Storage:      jetstream.FileStorage,
+		Replicas:     replicas(n),
+		MaxBytes:     SharedLeaseBytes,
+		MaxValueSize: MaxOwnerBytes + leaseHeaderBytes,
 	}
 }
 
-// leaseBucket finds the lease bucket, or creates it where the client may
-// (a server without roles; with roles the engine provisions it).
-func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg JournalConfig) (jetstream.KeyValue, time.Duration, error) {
+// leaseBucket finds the lease bucket name: the shared one, which it
+// creates where the client may (a server without roles; with roles the
+// engine provisions it), or a run key's, which the engine's agent makes
+// (ErrNotProvisioned when missing).
+func leaseBucket(ctx context.Context, js jetstream.JetStream, name string, cfg JournalConfig) (jetstream.KeyValue, time.Duration, error) {
 	ttl := cmpOr(cfg.LeaseTTL, DefaultLeaseTTL)
-	kv, err := js.KeyValue(ctx, LeaseBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
+	kv, err := js.KeyValue(ctx, name)
+	switch {
+	case errors.Is(err, jetstream.ErrBucketNotFound) && name != LeaseBucket:
+		return nil, 0, fmt.Errorf("%w: the lease bucket %s of a run key is missing: run maker nats, or maker nats provision with the admin credential: %w", ErrNotProvisioned, name, err)
+	case errors.Is(err, jetstream.ErrBucketNotFound):
 		kv, err = js.CreateKeyValue(ctx, leaseBucketConfig(cfg.Replicas, ttl))
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = js.KeyValue(ctx, LeaseBucket)
@@ -778,7 +833,7 @@ func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg JournalConfig)
 		return nil, 0, errNoJetStream("lease bucket", err)
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: lease bucket: %w", ErrEngine, err)
+		return nil, 0, fmt.Errorf("%w: lease bucket %s: %w", ErrEngine, name, err)
 	}
 	if st, err := kv.Status(ctx); err == nil && st.TTL() > 0 {
 		ttl = st.TTL()
@@ -786,10 +841,11 @@ func leaseBucket(ctx context.Context, js jetstream.JetStream, cfg JournalConfig)
 	return kv, ttl, nil
 }
 
-// acquireLease takes run's lease, waiting up to cfg.WaitLock for a holder
-// to release it or die.
-func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg JournalConfig) (*lease, error) {
-	kv, ttl, err := leaseBucket(ctx, js, cfg)
+// acquireLease takes the lease key (a run, or <queue>.<task>) in the
+// lease bucket named bucket, waiting up to cfg.WaitLock for a holder to
+// release it or die.
+func acquireLease(ctx context.Context, js jetstream.JetStream, bucket, run string, cfg JournalConfig) (*lease, error) {
+	kv, ttl, err := leaseBucket(ctx, js, bucket, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -801,7 +857,7 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 	l := &lease{kv: kv, conn: js.Conn(), key: run, owner: []byte(owner), ttl: ttl, done: make(chan struct{})}
 	deadline := time.Now().Add(cfg.WaitLock)
 	for {
-		rev, err := unlessRefused(ctx, js.Conn(), "$KV."+LeaseBucket+"."+run, func(ctx context.Context) (uint64, error) {
+		rev, err := unlessRefused(ctx, js.Conn(), "$KV."+bucket+"."+run, func(ctx context.Context) (uint64, error) {
 			return kv.Create(ctx, run, l.owner)
 		})
 		if errors.Is(err, ErrAuth) {
@@ -812,7 +868,11 @@ func acquireLease(ctx context.Context, js jetstream.JetStream, run string, cfg J
 			break
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return nil, fmt.Errorf("%w: lease of %q: %w", ErrEngine, run, err)
+			if bucket != LeaseBucket {
+				r, _, _ := strings.Cut(run, ".")
+				return nil, budgetErr(err, fmt.Sprintf("lease of %q", run), r, "the lease bucket "+bucket)
+			}
+			return nil, fmt.Errorf("%w: lease of %q: %w%s", ErrEngine, run, err, fullHint(err))
 		}
 		if time.Now().After(deadline) {
 			holder := "another coordinator"

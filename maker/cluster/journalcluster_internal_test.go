@@ -135,7 +135,7 @@ func (c *loopCluster) connect(i int) jetstream.JetStream {
 func openStore(t *testing.T, js jetstream.JetStream, run, owner string) *journalStore {
 	t.Helper()
 	ctx := context.Background()
-	l, err := acquireLease(ctx, js, run, JournalConfig{Replicas: 3, Owner: owner, WaitLock: 30 * time.Second})
+	l, err := acquireLease(ctx, js, LeaseBucket, run, JournalConfig{Replicas: 3, Owner: owner, WaitLock: 30 * time.Second})
 	require.NoError(t, err)
 	st, err := runStream(ctx, js, JournalsStream, 3)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,9 +34,10 @@ type Leftover struct {
 	// route's consumer goes by itself after DefaultConsumerInactive).
 	Name string `json:"name"`
 	// Messages and Bytes stored: journal lines, queued tasks (plus
-	// Results), jobs waiting for the route. Bytes is known for a legacy
-	// stream only (a shared stream counts messages per subject, not
-	// bytes).
+	// Results), jobs waiting for the route. Bytes is known for a stream
+	// of one run only (a legacy stream, a run key's journal or task
+	// stream: its budget used); a shared stream counts messages per
+	// subject, not bytes.
 	Messages uint64 `json:"messages"`
 	Bytes    uint64 `json:"bytes"`
 	// Results is a task queue's result count.
@@ -55,23 +57,33 @@ type Leftover struct {
 }
 
 // List returns what runs left on the engine: every journal (by its
-// subject of JournalsStream; a batch's task journals as QUEUE.TASK), task
-// queue (its queued tasks and results) and route consumer, by kind then
+// subject of JournalsStream or of its run key's RunStream; a batch's task
+// journals as QUEUE.TASK), task queue (its queued tasks and results, on
+// the shared streams or its run key's RunQueueStream and
+// RunResultsBucket, whose bytes it counts) and route consumer, by kind then
 // name, and what an earlier mdap left on streams of its own (Kind
 // "journal" or "tasks", Legacy set). It needs the admin identity on a
 // server with roles. Errors wrap ErrEngine.
 func List(ctx context.Context, js jetstream.JetStream) ([]Leftover, error) {
 	var out []Leftover
-	var leases jetstream.KeyValue
-	if kv, err := js.KeyValue(ctx, LeaseBucket); err == nil {
-		leases = kv
+	// The leases: the shared bucket's, and each run key's (ownLeases).
+	buckets := map[string]jetstream.KeyValue{}
+	bucket := func(name string) jetstream.KeyValue {
+		kv, ok := buckets[name]
+		if !ok {
+			kv, _ = js.KeyValue(ctx, name)
+			buckets[name] = kv
+		}
+		return kv
 	}
 	holder := func(key string) string {
-		if leases == nil {
-			return ""
-		}
-		if e, err := leases.Get(ctx, key); err == nil {
-			return string(e.Value())
+		run, _, _ := strings.Cut(key, ".")
+		for _, name := range []string{RunLeaseBucket(run), LeaseBucket} {
+			if kv := bucket(name); kv != nil {
+				if e, err := kv.Get(ctx, key); err == nil {
+					return string(e.Value())
+				}
+			}
 		}
 		return ""
 	}
@@ -108,10 +120,21 @@ func List(ctx context.Context, js jetstream.JetStream) ([]Leftover, error) {
 		}
 	}
 	// A journal in use with no line yet is its lease alone.
-	if leases != nil {
-		if keys, err := leases.ListKeys(ctx); err == nil {
+	leaseBuckets := []string{LeaseBucket}
+	for _, name := range streams {
+		if run, ok := strings.CutPrefix(name, RunStreamPrefix); ok {
+			leaseBuckets = append(leaseBuckets, RunLeaseBucket(run))
+		}
+	}
+	for _, name := range leaseBuckets {
+		kv := bucket(name)
+		if kv == nil {
+			continue
+		}
+		if keys, err := kv.ListKeys(ctx); err == nil {
 			for key := range keys.Keys() {
 				if !listed[key] {
+					listed[key] = true
 					out = append(out, Leftover{Kind: "journal", Name: key, Holder: holder(key)})
 				}
 			}
@@ -144,6 +167,36 @@ func List(ctx context.Context, js jetstream.JetStream) ([]Leftover, error) {
 		if c, err := js.Consumer(ctx, TasksStream, taskConsumerOf(l.Name)); err == nil {
 			l.Created = c.CachedInfo().Created
 		}
+	}
+	// Run keys' queues, on streams of their own: their bytes are their
+	// share of the key's budget used.
+	own, err := runQueueStreams(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	for _, run := range own {
+		st, err := js.Stream(ctx, RunQueueStream(run))
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: stream %s: %w", ErrEngine, RunQueueStream(run), err)
+		}
+		l := queue(run)
+		info := st.CachedInfo()
+		l.Messages += info.State.Msgs
+		l.Bytes += info.State.Bytes
+		l.Created, l.Retention = info.Created, info.Config.MaxAge
+		if !info.State.LastTime.IsZero() {
+			l.Last = info.State.LastTime
+		}
+		if kv := bucket(RunResultsBucket(run)); kv != nil {
+			if st, err := kv.Status(ctx); err == nil {
+				l.Results += st.Values()
+			}
+		}
+	}
+	for _, l := range queues {
 		out = append(out, *l)
 	}
 	legacy, err := legacyLeftovers(ctx, js, holder)
@@ -188,6 +241,22 @@ func journalStreams(ctx context.Context, js jetstream.JetStream) ([]string, erro
 	}
 	if err := names.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
 		return nil, fmt.Errorf("%w: list the run keys' journal streams: %w", ErrEngine, err)
+	}
+	return out, nil
+}
+
+// runQueueStreams are the runs whose key has a task stream of its own
+// (RunQueueStream).
+func runQueueStreams(ctx context.Context, js jetstream.JetStream) ([]string, error) {
+	var out []string
+	names := js.StreamNames(ctx, jetstream.WithStreamListSubject(runSubject+">"))
+	for n := range names.Name() {
+		if run, ok := strings.CutPrefix(n, RunQueuePrefix); ok {
+			out = append(out, run)
+		}
+	}
+	if err := names.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+		return nil, fmt.Errorf("%w: list the run keys' task streams: %w", ErrEngine, err)
 	}
 	return out, nil
 }
@@ -265,8 +334,10 @@ var ErrNotFound = errors.New("nothing of that name on the engine")
 // journal of run name (taking its lease first, so a run in progress is
 // never removed under its coordinator: journal.ErrLocked), and the
 // task queue name with its results and the journals of its tasks
-// (name.<task>), on the shared streams and on the streams of an earlier
-// mdap alike. It needs the admin identity on a server with roles. It
+// (name.<task>), on the shared streams, on its run key's own streams and
+// buckets (RunStream, RunQueueStream, RunResultsBucket; its lease bucket,
+// RunLeaseBucket, once no lease is held there) and on the streams of an
+// earlier mdap alike. It needs the admin identity on a server with roles. It
 // returns what it removed. Errors: ErrConfig (a bad name), ErrNotFound,
 // journal.ErrLocked, ErrEngine.
 func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]string, error) {
@@ -358,14 +429,41 @@ func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]stri
 			removed = append(removed, "journal stream "+RunStream(name))
 		}
 	}
+	// The run key's lease bucket, when its journal stream is gone and no
+	// lease is held: its reservation freed (the agent makes it again
+	// with the stream).
+	if _, err := js.Stream(ctx, RunStream(name)); errors.Is(err, jetstream.ErrStreamNotFound) {
+		if kv, err := js.KeyValue(ctx, RunLeaseBucket(name)); err == nil {
+			if _, err := kv.Keys(ctx); errors.Is(err, jetstream.ErrNoKeysFound) {
+				if err := js.DeleteKeyValue(ctx, RunLeaseBucket(name)); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
+					return removed, fmt.Errorf("%w: delete the lease bucket %s: %w", ErrEngine, RunLeaseBucket(name), err)
+				}
+				if len(removed) == 0 {
+					removed = append(removed, "lease bucket "+RunLeaseBucket(name))
+				}
+			}
+		}
+	}
+	// The run key's task queue and results, on a stream and a bucket of
+	// their own.
+	if err := js.DeleteStream(ctx, RunQueueStream(name)); err == nil {
+		removed = addOnce(removed, "task queue "+name)
+	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return removed, fmt.Errorf("%w: delete the task queue %s: %w", ErrEngine, RunQueueStream(name), err)
+	}
+	if err := js.DeleteKeyValue(ctx, RunResultsBucket(name)); err == nil {
+		removed = addOnce(removed, "results of "+name)
+	} else if !errors.Is(err, jetstream.ErrBucketNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return removed, fmt.Errorf("%w: delete the results of %s: %w", ErrEngine, RunResultsBucket(name), err)
+	}
 	if legacyQueue {
 		if err := js.DeleteStream(ctx, TaskStreamPrefix+name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 			return removed, fmt.Errorf("%w: delete the task queue %s: %w", ErrEngine, name, err)
 		}
-		removed = append(removed, "task queue "+name)
+		removed = addOnce(removed, "task queue "+name)
 	}
 	if err := js.DeleteKeyValue(ctx, ResultBucketPrefix+name); err == nil {
-		removed = append(removed, "results of "+name)
+		removed = addOnce(removed, "results of "+name)
 	} else if !errors.Is(err, jetstream.ErrBucketNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return removed, fmt.Errorf("%w: delete the results of %s: %w", ErrEngine, name, err)
 	}
@@ -386,13 +484,13 @@ func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]stri
 		if err := purgeSubject(ctx, js, TasksStream, tasksSubject+name+".>"); err != nil {
 			return removed, err
 		}
-		removed = append(removed, "task queue "+name)
+		removed = addOnce(removed, "task queue "+name)
 	}
 	if len(results) > 0 {
 		if err := purgeSubject(ctx, js, "KV_"+ResultsBucket, "$KV."+ResultsBucket+"."+name+".>"); err != nil {
 			return removed, err
 		}
-		removed = append(removed, "results of "+name)
+		removed = addOnce(removed, "results of "+name)
 	}
 	if len(removed) == 0 {
 		return nil, fmt.Errorf("%w: no journal or task queue named %q (maker nats ls lists them)", ErrNotFound, name)
@@ -400,15 +498,27 @@ func RemoveRun(ctx context.Context, js jetstream.JetStream, name string) ([]stri
 	return removed, nil
 }
 
+// addOnce appends what to removed unless it is there: a queue left on
+// the shared streams and its run key's own is reported once.
+func addOnce(removed []string, what string) []string {
+	if slices.Contains(removed, what) {
+		return removed
+	}
+	return append(removed, what)
+}
+
 // leased reports whether key's lease is held: a journal in use, maybe
 // with no line yet.
 func leased(ctx context.Context, js jetstream.JetStream, key string) bool {
-	kv, err := js.KeyValue(ctx, LeaseBucket)
-	if err != nil {
-		return false
+	run, _, _ := strings.Cut(key, ".")
+	for _, name := range []string{RunLeaseBucket(run), LeaseBucket} {
+		if kv, err := js.KeyValue(ctx, name); err == nil {
+			if _, err := kv.Get(ctx, key); err == nil {
+				return true
+			}
+		}
 	}
-	_, err = kv.Get(ctx, key)
-	return err == nil
+	return false
 }
 
 // purgeSubject removes the messages of stream under subject.

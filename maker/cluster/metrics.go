@@ -16,8 +16,9 @@ import (
 type EngineStats struct {
 	// Streams are the engine's streams by name (MDAP_JOBS, KV_MDAP_LEASES,
 	// ...; only mdap's, so the set is small and fixed): the run keys'
-	// journal streams are summed under one name, RunStreamPrefix+"*"
-	// (List shows each run's bytes).
+	// streams are summed under one name a kind, RunStreamPrefix+"*",
+	// RunQueuePrefix+"*", "KV_"+RunResultsPrefix+"*" and
+	// "KV_"+RunLeasesPrefix+"*" (List shows each run's bytes).
 	Streams map[string]StreamStats
 	// Connections is the number of clients connected now (workers,
 	// coordinators, the engine's own connection).
@@ -73,8 +74,10 @@ func (s *Server) Stats() (EngineStats, error) {
 				continue
 			}
 			name := sd.Name
-			if strings.HasPrefix(name, RunStreamPrefix) {
-				name = RunStreamPrefix + "*"
+			for _, prefix := range []string{RunStreamPrefix, RunQueuePrefix, "KV_" + RunResultsPrefix, "KV_" + RunLeasesPrefix} {
+				if strings.HasPrefix(name, prefix) {
+					name = prefix + "*"
+				}
 			}
 			ss := st.Streams[name]
 			ss.Messages += sd.State.Msgs

@@ -36,10 +36,13 @@ import (
 // is its key, the only one its permissions allow, so the agent knows who
 // asked: see ProvisionConfig.RouteQuota), mdap.engine.replies.<identity>
 // (a Drawer's reply consumer, counted against its coordinator's
-// DrawerQuota) and mdap.engine.tasks.<queue> (a task queue's consumer on
+// DrawerQuota), mdap.engine.tasks.<queue> (a task queue's consumer on
 // TasksStream; mdap.engine.tasks, naming the queue in the request only,
-// is served too). Journals need nothing made: their subjects are in the
-// provisioned JournalsStream.
+// is served too), and a run key's mdap.engine.journal.<run> (its journal
+// stream and lease bucket) and mdap.engine.runtasks.<run> (its task
+// stream, result bucket and queue consumer): see RunQueuePrefix. The
+// shared coordinator's journals need nothing made: their subjects are in
+// the provisioned JournalsStream.
 const agentSubject = "mdap.engine."
 
 // agentTimeout bounds one request to the agent, and the agent's work on it.
@@ -60,8 +63,9 @@ var ErrNotProvisioned = errors.New("not provisioned by the engine")
 // zero value is the defaults.
 type ProvisionConfig struct {
 	// Replicas of every stream and bucket the engine provisions (the
-	// sample streams, the lease bucket, and the shared streams of runs'
-	// data: JournalsStream, TasksStream, ResultsBucket), so that nothing
+	// sample streams, the lease bucket, the shared streams of runs'
+	// data: JournalsStream, TasksStream, ResultsBucket, and each run
+	// key's streams and buckets), so that nothing
 	// a run or a batch stores has fewer; 0 means 1 (a single server).
 	// 1 to 5, and at most the cluster's JetStream nodes: Provision refuses
 	// more (ErrConfig naming Replicas).
@@ -90,8 +94,11 @@ type ProvisionConfig struct {
 	// next line (its run fails at its next step naming the budget), and
 	// every other run's journal goes on. The agent makes the stream at the
 	// key's first journal, and sets it to the budget in force at each
-	// later one, and Provision sets every run stream to it.
-	RunKeyBytes int64 `flag:"run-key-bytes" usage:"the journal budget of each run key (its run's and its batch's task journals, on a stream of its own that no other key shares; JetStream reserves it on disk): a run key that fills it fails its own run, never another's; one run's own: maker nats run add RUN --bytes N"`
+	// later one, and Provision sets every run stream to it. The key's
+	// task stream and result bucket take an eighth of it each, its lease
+	// bucket a thirty-second, each at least 16 KiB (see RunQueuePrefix;
+	// a full one wraps ErrBudgetFull).
+	RunKeyBytes int64 `flag:"run-key-bytes" usage:"the budget of each run key: its run's and its batch's journals, and an eighth of it each for its task queue and its results, a thirty-second for its leases (each its own, which no other key shares; JetStream reserves them on disk): a run key that fills one fails its own run, never another's; one run's own: maker nats run add RUN --bytes N"`
 	// RunKeyBytesOf, if set, is the budget of one run (maker nats run add
 	// RUN --bytes SIZE); a result of 0 means RunKeyBytes.
 	RunKeyBytesOf func(run string) int64
@@ -348,20 +355,29 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig)
 	if err := provisionRunStreams(ctx, js, cfg); err != nil {
 		return err
 	}
-	// The run keys' journal streams, made by the agent, to the budgets
-	// and replicas in force.
+	// The run keys' journal streams and lease buckets, task streams and
+	// result buckets, made by the agent, to the budgets and replicas in
+	// force.
 	names := js.StreamNames(ctx, jetstream.WithStreamListSubject(runSubject+">"))
-	var runs []string
+	var journals, queues []string
 	for n := range names.Name() {
 		if run, ok := strings.CutPrefix(n, RunStreamPrefix); ok {
-			runs = append(runs, run)
+			journals = append(journals, run)
+		}
+		if run, ok := strings.CutPrefix(n, RunQueuePrefix); ok {
+			queues = append(queues, run)
 		}
 	}
 	if err := names.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
-		return provisionErr("the run keys' journal streams", cfg.Replicas, err)
+		return provisionErr("the run keys' streams", cfg.Replicas, err)
 	}
-	for _, run := range runs {
+	for _, run := range journals {
 		if err := provisionRunJournals(ctx, js, run, cfg); err != nil {
+			return err
+		}
+	}
+	for _, run := range queues {
+		if err := provisionRunQueue(ctx, js, run, cfg); err != nil {
 			return err
 		}
 	}
@@ -1031,7 +1047,7 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 			return fmt.Errorf("the request names %q, its subject %q", req.Name, named)
 		}
 		req.Name = named
-	case scoped && kind == "journal":
+	case scoped && (kind == "journal" || kind == "runtasks"):
 		req.Name = named
 	case scoped && (kind == "route" || kind == "replies" || kind == "withdraw" || kind == "workers"):
 		if !oneToken(named) {
@@ -1071,28 +1087,33 @@ func serveRequest(ctx context.Context, js jetstream.JetStream, m *nats.Msg, cfg 
 			return errors.New("a journal's request names its run (mdap.engine.journal.<run>)")
 		}
 		return provisionRunJournals(ctx, js, req.Name, cfg)
+	case "runtasks":
+		if !scoped {
+			return errors.New("a run key's task queue request names its run (mdap.engine.runtasks.<run>)")
+		}
+		return serveRunTasks(ctx, js, req, cfg)
 	case "tasks":
-		if err := checkRetention(req); err != nil {
+		if err := checkTaskRequest(req); err != nil {
 			return err
 		}
-		if req.AckWait < time.Second || req.AckWait > time.Hour {
-			return fmt.Errorf("task ack wait %s: use 1s to 1h", req.AckWait)
-		}
-		_, err := js.CreateOrUpdateConsumer(ctx, TasksStream, taskConsumerConfig(req.Name, req.AckWait))
+		_, err := js.CreateOrUpdateConsumer(ctx, TasksStream, taskConsumerConfig(req.Name, tasksSubject+req.Name+".", req.AckWait))
 		return err
 	default:
 		return fmt.Errorf("no such request %q", kind)
 	}
 }
 
-// checkRetention checks a task queue's request: a run or
-// queue name, and a retention of a minute to ten years.
-func checkRetention(req agentRequest) error {
+// checkTaskRequest checks a task queue's request: a run or queue name,
+// a retention of a minute to ten years, an ack wait of 1s to 1h.
+func checkTaskRequest(req agentRequest) error {
 	if err := checkName("run", req.Name); err != nil {
 		return err
 	}
 	if req.MaxAge < time.Minute || req.MaxAge > MaxRetention {
 		return fmt.Errorf("retention %s: use 1m to 10 years", req.MaxAge)
+	}
+	if req.AckWait < time.Second || req.AckWait > time.Hour {
+		return fmt.Errorf("task ack wait %s: use 1s to 1h", req.AckWait)
 	}
 	return nil
 }

@@ -74,8 +74,9 @@ func TestARunKeyFillsOnlyItsOwnBudget(t *testing.T) {
 }
 
 // budgetSeeds are the credentials of a run budget scenario: two run keys
-// (the flooder's and another's) and their runs, a worker and the admin.
-type budgetSeeds struct{ flooder, flooderRun, other, otherRun, worker, admin string }
+// (the flooder's and another's) and their runs, a worker, the admin and
+// the shared coordinator.
+type budgetSeeds struct{ flooder, flooderRun, other, otherRun, worker, admin, coord string }
 
 // runBudgetScenario: on an engine whose run keys' budget is runBudget,
 // the flooder fills its own and the other run goes on (see
@@ -134,7 +135,7 @@ func runBudgetScenario(t *testing.T, url string, s budgetSeeds) {
 	// and budget.
 	began := time.Now()
 	_, err = solve(tjs, &maker.Solver{Journal: own})
-	require.Error(t, err)
+	require.ErrorIs(t, err, cluster.ErrBudgetFull)
 	t.Logf("the flooder's own run: %v", err)
 	assert.Contains(t, err.Error(), cluster.JournalName(s.flooderRun))
 	assert.Contains(t, err.Error(), cluster.RunStream(s.flooderRun))
@@ -245,7 +246,8 @@ func TestARunKeysJournalOnTheSharedStreamIsNotLost(t *testing.T) {
 
 // TestARunKeysBudgetIsSetPerRun: a run's budget recorded in the
 // credentials folder (maker nats run add RUN --bytes) is its stream's
-// MaxBytes, raised at its next journal; another run has the engine's.
+// MaxBytes, raised at its next journal, and sets the shares of its task
+// stream, result and lease buckets; another run has the engine's.
 func TestARunKeysBudgetIsSetPerRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -278,4 +280,24 @@ func TestARunKeysBudgetIsSetPerRun(t *testing.T) {
 	assert.Equal(t, int64(runBudget), budget(s.thief, "thief"), "the engine's default")
 	require.NoError(t, cluster.SetRunKeyBytes(dir, "victim", 128<<10))
 	assert.Equal(t, int64(128<<10), budget(s.victim, "victim"), "raised at its next journal")
+
+	// Its task queue, results and leases take shares of it: set at its
+	// next queue (and journal), as the budget in force.
+	shares := func(seed, run string) [3]int64 {
+		t.Helper()
+		_, js := connectAs(t, url, seed)
+		_, err := cluster.OpenTaskQueue(ctx, js, run, cluster.TaskQueueConfig{})
+		require.NoError(t, err)
+		var out [3]int64
+		for i, name := range []string{cluster.RunQueueStream(run), "KV_" + cluster.RunResultsBucket(run), "KV_" + cluster.RunLeaseBucket(run)} {
+			st, err := ajs.Stream(ctx, name)
+			require.NoError(t, err, name)
+			out[i] = st.CachedInfo().Config.MaxBytes
+		}
+		return out
+	}
+	require.NoError(t, cluster.SetRunKeyBytes(dir, "victim", 1<<20))
+	assert.Equal(t, int64(1<<20), budget(s.victim, "victim"))
+	assert.Equal(t, [3]int64{128 << 10, 128 << 10, 32 << 10}, shares(s.victim, "victim"), "an eighth, an eighth, a thirty-second")
+	assert.Equal(t, [3]int64{runBudget / 8, runBudget / 8, 16 << 10}, shares(s.thief, "thief"), "of the engine's default; at least 16 KiB")
 }

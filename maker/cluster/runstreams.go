@@ -21,12 +21,14 @@ import (
 //     journals are on its own stream (RunStream, below);
 //   - TasksStream: one subject per queued task, mdap.queues.<queue>.<task>,
 //     holding at most one message (a task queued twice is queued once);
-//   - ResultsBucket: one key per task result, <queue>.<task>.
+//   - ResultsBucket: one key per task result, <queue>.<task>;
 //
+// the shared coordinator's and a server's without roles: a run key's
+// task queue, results and leases are in things of its own too
+// (RunQueueStream, RunResultsBucket, RunLeaseBucket: see runkey.go).
 // So no client ever creates a stream, a run's data has the replicas of the
 // engine, and a run coordinator's permissions (RunRole) name its own
-// subjects: its journal stream's, mdap.queues.<run>.>, the keys <run>[.>]
-// of the lease and result buckets. A run's retention (JournalConfig.MaxAge,
+// streams and buckets only. A run's retention (JournalConfig.MaxAge,
 // TaskQueueConfig.MaxAge) is a per-message TTL, bounded by the stream's
 // MaxAge (MaxRetention).
 
@@ -60,7 +62,8 @@ const DefaultRunLines int64 = 1 << 22
 // retention removed).
 const lineHeader = "Mdap-Line"
 
-// taskConsumerOf names the consumer of queue's coordinators on TasksStream.
+// taskConsumerOf names the consumer of queue's coordinators on its task
+// stream (TasksStream, or its run key's RunQueueStream).
 func taskConsumerOf(queue string) string { return "q_" + queue }
 
 // journalsStreamConfig is the shared stream of journals.
@@ -276,9 +279,9 @@ func (c ProvisionConfig) runKeyBytes(run string) int64 {
 	return cmpOr(c.RunKeyBytes, DefaultRunKeyBytes)
 }
 
-// provisionRunJournals makes run's journal stream, or sets it to the
-// engine's settings (a budget raised since, say); one already so costs a
-// stream info.
+// provisionRunJournals makes run's journal stream and lease bucket, or
+// sets them to the engine's settings (a budget raised since, say); ones
+// already so cost a stream info each.
 func provisionRunJournals(ctx context.Context, js jetstream.JetStream, run string, cfg ProvisionConfig) error {
 	if err := checkName("run", run); err != nil {
 		return err
@@ -287,52 +290,33 @@ func provisionRunJournals(ctx context.Context, js jetstream.JetStream, run strin
 	st, err := js.Stream(ctx, want.Name)
 	if err == nil {
 		got := st.CachedInfo().Config
-		if got.MaxBytes == want.MaxBytes && got.MaxMsgsPerSubject == want.MaxMsgsPerSubject && got.Replicas == want.Replicas && slices.Equal(got.Subjects, want.Subjects) {
-			return nil
+		if got.MaxBytes != want.MaxBytes || got.MaxMsgsPerSubject != want.MaxMsgsPerSubject || got.Replicas != want.Replicas || !slices.Equal(got.Subjects, want.Subjects) {
+			err = errors.New("not the engine's settings")
 		}
 	}
-	return provisionStream(ctx, js, want, cfg.logger())
+	if err != nil {
+		if err := provisionStream(ctx, js, want, cfg.logger()); err != nil {
+			return err
+		}
+	}
+	_, _, leases := runShares(cfg.runKeyBytes(run))
+	return provisionBucket(ctx, js, runLeasesConfig(run, cfg.Replicas, cmpOr(cfg.LeaseTTL, DefaultLeaseTTL), leases))
 }
 
 // journalHome finds the stream and subject of the journal ref: its run's
-// own stream when the engine's agent makes or finds it for this client
-// (the run's key), or finds it made before while no agent answers; else
-// the shared JournalsStream (the shared coordinator, a server without
-// roles). A journal left on JournalsStream by a run key before it had a
-// stream of its own is refused, naming how to move it (ErrOldLayout); so
-// is a run with a stream of its own opened with another key (ErrAuth).
-func journalHome(ctx context.Context, js jetstream.JetStream, ref journalRef, n int) (jetstream.Stream, string, error) {
+// own stream when its key owns it (own, see ownsRun), else the shared
+// JournalsStream (the shared coordinator, a server without roles). A
+// journal left on JournalsStream by a run key before it had a stream of
+// its own is refused, naming how to move it (ErrOldLayout).
+func journalHome(ctx context.Context, js jetstream.JetStream, ref journalRef, n int, own bool) (jetstream.Stream, string, error) {
 	run, _, _ := strings.Cut(ref.key, ".")
-	own := func() (jetstream.Stream, error) {
-		return unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.INFO."+RunStream(run), func(ctx context.Context) (jetstream.Stream, error) {
-			return js.Stream(ctx, RunStream(run))
-		})
-	}
-	_, err := unlessRefused(ctx, js.Conn(), agentSubject+"journal."+run, func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, askAgent(ctx, js.Conn(), "journal."+run, agentRequest{Name: run})
-	})
-	var st jetstream.Stream
-	switch {
-	case err == nil:
-		if st, err = js.Stream(ctx, RunStream(run)); err != nil {
-			return nil, "", fmt.Errorf("%w: stream %s: %w", ErrEngine, RunStream(run), err)
-		}
-	case errors.Is(err, ErrAuth):
-		// Not this run's key: the shared coordinator, which may not
-		// read a run key's stream.
-		if _, err := own(); err == nil {
-			return nil, "", fmt.Errorf("%w: run %s keeps its journals on a stream of its own, %s (its run key's budget): open them with its run key (maker nats run add %s issued runs/%s.nk), not with this credential", ErrAuth, run, RunStream(run), run, run)
-		}
-	case errors.Is(err, errNoAgent):
-		// A stream an agent made before serves its key while no agent
-		// answers (a stock server's provisioner restarting).
-		st, _ = own()
-	default:
-		return nil, "", err
-	}
-	if st == nil {
+	if !own {
 		shared, err := runStream(ctx, js, JournalsStream, n)
 		return shared, journalSubject + ref.key, err
+	}
+	st, err := js.Stream(ctx, RunStream(run))
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: stream %s: %w", ErrEngine, RunStream(run), err)
 	}
 	if lines, err := subjectCounts(ctx, js, JournalsStream, journalSubject+ref.key); err == nil && lines[journalSubject+ref.key] > 0 {
 		return nil, "", fmt.Errorf("%w: %s is on the stream %s, shared by every run, where run keys kept journals before each had a budget of its own (%s); a run key no longer writes there: finish it with the mdap that started it, or export it as the admin (cluster.ExportJournal) and resume the run from that file (--journal FILE --resume), or remove it with maker nats rm %s (the admin) and start again",

@@ -65,9 +65,17 @@ func TestStockNATSServerRoles(t *testing.T) {
 	require.NoError(t, err)
 	budget.other, err = cluster.AddRunCoordinator(filepath.Join(dir, "0"), budget.otherRun)
 	require.NoError(t, err)
+	// Three more: each floods one share of its budget (its task queue,
+	// results, leases) beside the bystander.
+	floods := map[string]budgetSeeds{}
+	for _, run := range []string{"qflood", "rflood", "lflood"} {
+		seed, err := cluster.AddRunCoordinator(filepath.Join(dir, "0"), run)
+		require.NoError(t, err)
+		floods[run] = budgetSeeds{flooder: seed, flooderRun: run, other: budget.other, otherRun: budget.otherRun, admin: adminSeed, coord: seedFiles[0]}
+	}
 	runKeys, _, err := cluster.EnsureCredentials(filepath.Join(dir, "0"))
 	require.NoError(t, err)
-	for _, run := range []string{budget.flooderRun, budget.otherRun} {
+	for _, run := range []string{budget.flooderRun, budget.otherRun, "qflood", "rflood", "lflood"} {
 		keys[cluster.RunRole(run)] = runKeys[cluster.RunRole(run)]
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -118,7 +126,12 @@ func TestStockNATSServerRoles(t *testing.T) {
 		ownedScenario(t, url, seeds{coord: seedFiles[0], worker: seedFiles[1], rogue: seedFiles[2], admin: adminSeed})
 	})
 	t.Run("tenants", func(t *testing.T) { tenantScenario(t, url, tenants) })
-	t.Run("runbudget", func(t *testing.T) { runBudgetScenario(t, url, budget) })
+	t.Run("runbudget", func(t *testing.T) {
+		runBudgetScenario(t, url, budget)
+		queueBudgetScenario(t, url, floods["qflood"], tasksShare, tasksFlood...)
+		queueBudgetScenario(t, url, floods["rflood"], resultsShare, resultsFlood...)
+		leaseBudgetScenario(t, url, floods["lflood"])
+	})
 	t.Run("replytheft", func(t *testing.T) { replyTheftScenario(t, url, tenants) })
 	t.Run("steal", func(t *testing.T) { stealScenario(t, url, seedFiles[0], seedFiles[1], seedFiles[2]) })
 	t.Run("flood", func(t *testing.T) {

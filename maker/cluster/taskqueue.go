@@ -42,7 +42,11 @@ type TaskQueueConfig struct {
 // subjects mdap.queues.<queue>.<task> of the shared work-queue stream
 // TasksStream (one message per task), one durable consumer q_<queue>
 // shared by every coordinator of the queue, and the keys <queue>.<task>
-// of the shared bucket ResultsBucket, one result per task.
+// of the shared bucket ResultsBucket, one result per task; a run key's
+// queue is on a stream and a bucket of its own, bounded by its budget
+// (RunQueueStream, subjects mdap.run.<run>.tasks.<task>, and
+// RunResultsBucket), where a full one refuses its writes with
+// ErrBudgetFull.
 //
 // A coordinator Takes a task (a Claim), solves it and Completes it:
 // Complete writes the result with a create-only put (the first result of
@@ -65,14 +69,20 @@ type TaskQueue struct {
 	results jetstream.KeyValue
 	ackWait time.Duration
 	maxAge  time.Duration
+	// own: the queue is its run key's (RunQueueStream,
+	// RunResultsBucket); stream, subject (its tasks' prefix) and bucket
+	// are where it is.
+	own                     bool
+	stream, subject, bucket string
 }
 
-// taskConsumerConfig is the consumer of queue's coordinators.
-func taskConsumerConfig(queue string, ackWait time.Duration) jetstream.ConsumerConfig {
+// taskConsumerConfig is the consumer of queue's coordinators, taking the
+// tasks under subject (the queue's prefix on its stream).
+func taskConsumerConfig(queue, subject string, ackWait time.Duration) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:           taskConsumerOf(queue),
 		Description:       "mdap coordinators of queue " + queue,
-		FilterSubject:     tasksSubject + queue + ".>",
+		FilterSubject:     subject + ">",
 		AckPolicy:         jetstream.AckExplicitPolicy,
 		AckWait:           ackWait,
 		MaxAckPending:     -1,
@@ -83,9 +93,13 @@ func taskConsumerConfig(queue string, ackWait time.Duration) jetstream.ConsumerC
 // OpenTaskQueue creates the queue named name (letters, digits, '-', '_')
 // if it does not exist, or opens it: its consumer is made by the engine
 // (or, on a server without roles, by this client). Errors wrap ErrConfig,
-// ErrAuth (a run coordinator's key of another run: at once, not at a
-// timeout), ErrOldLayout (a queue an earlier mdap started on streams of its own:
-// MDAP_TASKS_<queue>), ErrNotProvisioned or ErrEngine. An engine that does
+// ErrAuth (a run coordinator's key of another run, or the shared
+// coordinator's credential for a run key's queue: at once, not at a
+// timeout), ErrOldLayout (a queue an earlier mdap started on streams of
+// its own, MDAP_TASKS_<queue>, or a run key's queue left on TasksStream
+// or ResultsBucket before it had its own), ErrNotProvisioned or
+// ErrEngine. A run key's queue is made by the engine's agent
+// (mdap.engine.runtasks.<run>), with its stream and bucket. An engine that does
 // not answer for a while (a cluster electing leaders after a node's
 // restart, a connection moving to another node) is asked again for about
 // 30 s within ctx.
@@ -109,27 +123,71 @@ func openTaskQueueOnce(ctx context.Context, js jetstream.JetStream, name string,
 		return nil, oldLayoutErr("the task queue", name, TaskStreamPrefix+name)
 	}
 	maxAge := cmpOr(cfg.MaxAge, DefaultRetention)
-	q := &TaskQueue{js: js, name: name, ackWait: cmpOr(cfg.AckWait, DefaultTaskAckWait), maxAge: maxAge}
-	if _, err := runStream(ctx, js, TasksStream, cfg.Replicas); err != nil {
-		return nil, err
-	}
-	_, err := unlessRefused(ctx, js.Conn(), agentSubject+"tasks."+name, func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, askAgent(ctx, js.Conn(), "tasks."+name, agentRequest{Name: name, MaxAge: maxAge, AckWait: q.ackWait})
+	q := &TaskQueue{js: js, name: name, ackWait: cmpOr(cfg.AckWait, DefaultTaskAckWait), maxAge: maxAge,
+		stream: TasksStream, subject: tasksSubject + name + ".", bucket: ResultsBucket}
+	req := agentRequest{Name: name, MaxAge: maxAge, AckWait: q.ackWait}
+	// A run key's queue is its own, made by the engine's agent at its
+	// request (mdap.engine.runtasks.<run>, which only that key's
+	// permissions name); the shared coordinator is refused it and keeps
+	// the shared queue.
+	_, err := unlessRefused(ctx, js.Conn(), agentSubject+"runtasks."+name, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, askAgent(ctx, js.Conn(), "runtasks."+name, req)
 	})
 	switch {
-	case errors.Is(err, ErrAuth):
-		return nil, fmt.Errorf("%w (a run coordinator's key serves its own run's queue only: maker nats run add %s issues one for this queue)", err, name)
-	case err == nil: // made by the engine (a server with roles)
-		q.cons, err = js.Consumer(ctx, TasksStream, taskConsumerOf(name))
+	case err == nil:
+		q.own = true
 	case errors.Is(err, errNoAgent):
-		q.cons, err = js.CreateOrUpdateConsumer(ctx, TasksStream, taskConsumerConfig(name, q.ackWait))
+		// One the agent made before serves its key while no agent
+		// answers (a stock server's provisioner restarting).
+		_, serr := unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.INFO."+RunQueueStream(name), func(ctx context.Context) (jetstream.Stream, error) {
+			return js.Stream(ctx, RunQueueStream(name))
+		})
+		q.own = serr == nil
+	case errors.Is(err, ErrAuth):
+		// Not this run's key: a shared coordinator may see whether the
+		// queue is a run key's.
+		if _, serr := unlessRefused(ctx, js.Conn(), "$JS.API.STREAM.INFO."+RunQueueStream(name), func(ctx context.Context) (jetstream.Stream, error) {
+			return js.Stream(ctx, RunQueueStream(name))
+		}); serr == nil {
+			return nil, fmt.Errorf("%w: the task queue %s is on a stream of its own, %s (its run key's budget): open it with its run key (maker nats run add %s issued runs/%s.nk), not with this credential", ErrAuth, name, RunQueueStream(name), name, name)
+		}
 	default:
 		return nil, err
 	}
+	if q.own {
+		q.stream, q.subject, q.bucket = RunQueueStream(name), runTasksSubject(name), RunResultsBucket(name)
+		if err := sharedQueueLeft(ctx, js, name); err != nil {
+			return nil, err
+		}
+		q.cons, err = js.Consumer(ctx, q.stream, taskConsumerOf(name))
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return nil, fmt.Errorf("%w: the consumer of the task queue %s is missing and no engine agent answers to make it: run maker nats, or maker nats provision with the admin credential: %w", ErrNotProvisioned, name, err)
+		}
+	} else {
+		if _, err := runStream(ctx, js, TasksStream, cfg.Replicas); err != nil {
+			return nil, err
+		}
+		_, err = unlessRefused(ctx, js.Conn(), agentSubject+"tasks."+name, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, askAgent(ctx, js.Conn(), "tasks."+name, req)
+		})
+		switch {
+		case errors.Is(err, ErrAuth):
+			return nil, fmt.Errorf("%w (a run coordinator's key serves its own run's queue only: maker nats run add %s issues one for this queue)", err, name)
+		case err == nil: // made by the engine (a server with roles)
+			q.cons, err = js.Consumer(ctx, TasksStream, taskConsumerOf(name))
+		case errors.Is(err, errNoAgent):
+			q.cons, err = js.CreateOrUpdateConsumer(ctx, TasksStream, taskConsumerConfig(name, q.subject, q.ackWait))
+		default:
+			return nil, err
+		}
+	}
 	if err == nil {
-		q.results, err = js.KeyValue(ctx, ResultsBucket)
+		q.results, err = js.KeyValue(ctx, q.bucket)
 	}
 	if err != nil {
+		if errors.Is(err, ErrNotProvisioned) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: task queue %s: %w", ErrEngine, name, err)
 	}
 	if aw := q.cons.CachedInfo().Config.AckWait; aw > 0 {
@@ -143,19 +201,30 @@ func openTaskQueueOnce(ctx context.Context, js jetstream.JetStream, name string,
 // mdap.queues.<queue>.<id>. Publishing an id that is still queued (or
 // claimed) is a no-op: the subject holds one message and the stream
 // refuses a second; a task published again after its result was recorded
-// is skipped by Take. Errors wrap ErrConfig or ErrEngine.
+// is skipped by Take. Errors wrap ErrConfig or ErrEngine (ErrBudgetFull
+// for a run key's full task stream).
 func (q *TaskQueue) Publish(ctx context.Context, id string, data []byte) error {
 	if err := checkName("task", id); err != nil {
 		return err
 	}
-	_, err := q.js.Publish(ctx, tasksSubject+q.name+"."+id, data, jetstream.WithExpectStream(TasksStream), jetstream.WithMsgTTL(q.maxAge))
+	_, err := q.js.Publish(ctx, q.subject+id, data, jetstream.WithExpectStream(q.stream), jetstream.WithMsgTTL(q.maxAge))
 	if err != nil && strings.Contains(err.Error(), "maximum messages per subject exceeded") {
 		return nil // queued already
 	}
 	if err != nil {
-		return fmt.Errorf("%w: publish task %s of queue %s on stream %s: %w%s", ErrEngine, id, q.name, TasksStream, err, fullHint(err))
+		return q.fullErr(err, fmt.Sprintf("publish task %s of queue %s on stream %s", id, q.name, q.stream), "the task stream "+q.stream)
 	}
 	return nil
+}
+
+// fullErr wraps err, a refused write of what into thing: ErrBudgetFull
+// naming the run key's budget on a queue of its own that is full,
+// ErrEngine otherwise.
+func (q *TaskQueue) fullErr(err error, what, thing string) error {
+	if q.own {
+		return budgetErr(err, what, q.name, thing)
+	}
+	return fmt.Errorf("%w: %s: %w%s", ErrEngine, what, err, fullHint(err))
 }
 
 // Claim is one coordinator's hold on a task, from Take to Complete or
@@ -204,7 +273,7 @@ func (q *TaskQueue) Take(ctx context.Context) (*Claim, error) {
 			return nil, fmt.Errorf("%w: take a task of %s: %w", ErrEngine, q.name, err)
 		}
 		for msg := range batch.Messages() {
-			id, ok := strings.CutPrefix(msg.Subject(), tasksSubject+q.name+".")
+			id, ok := strings.CutPrefix(msg.Subject(), q.subject)
 			if !ok || checkName("task", id) != nil {
 				_ = msg.TermWithReason("not a task of this queue")
 				continue
@@ -256,8 +325,9 @@ func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration) (stop
 // acknowledges the task, which leaves the queue. It returns
 // ErrAlreadyCompleted (the task is acknowledged all the same) when another
 // coordinator recorded a result first: that one stands. Errors: ErrEngine
-// (the claim is kept: Complete may be called again, or the task is
-// redelivered after the ack wait).
+// (ErrBudgetFull for a run key's full result bucket; the claim is kept:
+// Complete may be called again, or the task is redelivered after the ack
+// wait).
 func (c *Claim) Complete(ctx context.Context, result []byte) error {
 	var err error
 	for try := 0; ; try++ {
@@ -275,7 +345,7 @@ func (c *Claim) Complete(ctx context.Context, result []byte) error {
 		_ = c.msg.DoubleAck(ctx)
 		return fmt.Errorf("%w: %s", ErrAlreadyCompleted, c.ID)
 	case err != nil:
-		return fmt.Errorf("%w: record the result of %s: %w", ErrEngine, c.ID, err)
+		return c.q.fullErr(err, "record the result of "+c.ID, "the result bucket "+c.q.bucket)
 	}
 	c.end()
 	if err := c.msg.DoubleAck(ctx); err != nil {
@@ -376,7 +446,7 @@ func (q *TaskQueue) Serve(ctx context.Context, n int, solve func(ctx context.Con
 	return ctx.Err()
 }
 
-// resultKey is the key of task id's result in ResultsBucket.
+// resultKey is the key of task id's result in its bucket.
 func (q *TaskQueue) resultKey(id string) string { return q.name + "." + id }
 
 // Result returns a task's result, and whether it has one.
@@ -397,8 +467,8 @@ func (q *TaskQueue) Result(ctx context.Context, id string) ([]byte, bool, error)
 // answers "not found" for a key the leader has: it is asked again, up to
 // 30 s, never taken for a task without a result. Errors wrap ErrEngine.
 func (q *TaskQueue) Results(ctx context.Context) (map[string][]byte, error) {
-	prefix := "$KV." + ResultsBucket + "." + q.name + "."
-	st, err := q.js.Stream(ctx, "KV_"+ResultsBucket)
+	prefix := "$KV." + q.bucket + "." + q.name + "."
+	st, err := q.js.Stream(ctx, "KV_"+q.bucket)
 	var info *jetstream.StreamInfo
 	if err == nil {
 		info, err = st.Info(ctx, jetstream.WithSubjectFilter(prefix+"*"))
@@ -444,7 +514,7 @@ func lastOf(ctx context.Context, st jetstream.Stream, subject string) (*jetstrea
 // (The queue's consumer counts a new message a moment after it is
 // stored: its count could miss tasks just published.)
 func (q *TaskQueue) Pending(ctx context.Context) (int, error) {
-	counts, err := subjectCounts(ctx, q.js, TasksStream, tasksSubject+q.name+".>")
+	counts, err := subjectCounts(ctx, q.js, q.stream, q.subject+">")
 	if err != nil {
 		return 0, fmt.Errorf("queue %s: %w", q.name, err)
 	}

@@ -293,6 +293,62 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 			_, err := tjs.OrderedConsumer(c, "KV_"+cluster.ResultsBucket, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"$KV." + cluster.ResultsBucket + ".victim.>"}})
 			return err
 		}},
+		{"queue a task into the victim's own queue", func(c context.Context) error {
+			_, err := tjs.Publish(c, "mdap.run.victim.tasks.t9", []byte("forged"))
+			return err
+		}},
+		{"take the victim's task from its own queue", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.CONSUMER.MSG.NEXT."+cluster.RunQueueStream("victim")+".q_victim", []byte(`{"batch":1}`))
+			return err
+		}},
+		{"look at the victim's own queue", func(c context.Context) error {
+			_, err := tjs.Stream(c, cluster.RunQueueStream("victim"))
+			return err
+		}},
+		{"purge the victim's own queue", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.STREAM.PURGE."+cluster.RunQueueStream("victim"), nil)
+			return err
+		}},
+		{"ask the engine for the victim's own queue", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "mdap.engine.runtasks.victim", []byte(`{"name":"victim","max_age":3600000000000,"ack_wait":30000000000}`))
+			return err
+		}},
+		{"write the victim's result into its own bucket", func(c context.Context) error {
+			_, err := tjs.Publish(c, "$KV."+cluster.RunResultsBucket("victim")+".victim.t1", []byte("forged"))
+			return err
+		}},
+		{"read the victim's result from its own bucket", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.DIRECT.GET.KV_"+cluster.RunResultsBucket("victim")+".$KV."+cluster.RunResultsBucket("victim")+".victim.t1", nil)
+			return err
+		}},
+		{"drop the victim's lease in its own bucket", func(c context.Context) error {
+			_, err := tjs.Publish(c, "$KV."+cluster.RunLeaseBucket("victim")+".victim", nil, jetstream.WithMsgID("drop-own"))
+			return err
+		}},
+		{"read the victim's lease in its own bucket", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "$JS.API.DIRECT.GET.KV_"+cluster.RunLeaseBucket("victim")+".$KV."+cluster.RunLeaseBucket("victim")+".victim", nil)
+			return err
+		}},
+		{"rewrite the victim's lease bucket", func(c context.Context) error {
+			_, err := tjs.CreateOrUpdateKeyValue(c, jetstream.KeyValueConfig{Bucket: cluster.RunLeaseBucket("victim"), TTL: time.Hour})
+			return err
+		}},
+		{"queue a task of its own on the shared queue", func(c context.Context) error {
+			_, err := tjs.Publish(c, "mdap.queues.thief.t1", []byte("on the shared stream"))
+			return err
+		}},
+		{"write a result of its own into the shared bucket", func(c context.Context) error {
+			_, err := tjs.Publish(c, "$KV."+cluster.ResultsBucket+".thief.t1", []byte("on the shared bucket"))
+			return err
+		}},
+		{"take a lease of its own in the shared bucket", func(c context.Context) error {
+			_, err := tjs.Publish(c, "$KV."+cluster.LeaseBucket+".thief.x", []byte("on the shared bucket"))
+			return err
+		}},
+		{"ask the engine for its own queue on the shared stream", func(c context.Context) error {
+			_, err := tnc.RequestWithContext(c, "mdap.engine.tasks.thief", []byte(`{"name":"thief","max_age":3600000000000,"ack_wait":30000000000}`))
+			return err
+		}},
 		{"publish a reply into the victim's run", func(c context.Context) error {
 			_, err := tjs.Publish(c, "mdap.replies.d1.j1", []byte(`{"v":2}`))
 			return err
@@ -375,7 +431,7 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 	require.NoError(t, solveErr)
 	assert.Equal(t, wantSteps, gotSteps)
 	assert.Zero(t, d.Stats().Forged)
-	leases, err := ajs.KeyValue(tctx, cluster.LeaseBucket)
+	leases, err := ajs.KeyValue(tctx, cluster.RunLeaseBucket("victim"))
 	require.NoError(t, err)
 	e, err := leases.Get(tctx, "victim")
 	require.NoError(t, err)
@@ -406,13 +462,14 @@ func tenantScenario(t *testing.T, url string, s tenantSeeds) {
 // bounded (ProvisionConfig.RunLines, RunBytes): a run whose journal is
 // full fails at its next step with an error naming the journal, its
 // stream and that it is full, its lines kept (none dropped to make room);
-// a full task stream refuses a task the same way.
+// a run key's full task stream (an eighth of its budget, RunKeyBytes)
+// refuses a task the same way, naming the budget (ErrBudgetFull).
 func TestFullRunStreamsFailFastNamingThem(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	keys, s := issueTenants(t, dir)
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
-		Provision: cluster.ProvisionConfig{RunLines: 20, RunBytes: 64 << 10}})
+		Provision: cluster.ProvisionConfig{RunLines: 20, RunBytes: 64 << 10, RunKeyBytes: 512 << 10}})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
 	url := srv.ClientURL()
@@ -466,7 +523,7 @@ func TestFullRunStreamsFailFastNamingThem(t *testing.T) {
 	for i := 0; i < 16 && perr == nil; i++ {
 		perr = q.Publish(ctx, fmt.Sprintf("t%d", i), big)
 	}
-	require.Error(t, perr)
-	assert.Contains(t, perr.Error(), cluster.TasksStream)
+	require.ErrorIs(t, perr, cluster.ErrBudgetFull)
+	assert.Contains(t, perr.Error(), cluster.RunQueueStream("victim"))
 	assert.Contains(t, perr.Error(), "full")
 }
