@@ -972,6 +972,12 @@ func (a *Agent) handle(m *nats.Msg) {
 // sent to a stream's subject would be stored there as the engine's
 // (review11).
 func answerable(reply string) bool {
+	if rest, ok := strings.CutPrefix(reply, "_R_."); ok {
+		// The server's subject of an answer through a service import (a
+		// client of the clients' account: accounts.go), which it delivers
+		// to the reply subject the client named, in the clients' account.
+		return rest != ""
+	}
 	rest, ok := strings.CutPrefix(reply, "_INBOX")
 	if !ok {
 		return false

@@ -142,16 +142,18 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
-	opts := &server.Options{
-		Host:          host,
-		Port:          port,
-		JetStream:     true,
-		StoreDir:      cfg.StoreDir,
-		SyncAlways:    cfg.SyncAlways,
-		Authorization: cfg.Token,
-		NoSigs:        true,
-		NoLog:         cfg.Logger == nil,
+	opts := &server.Options{}
+	if len(cfg.Roles) > 0 {
+		// JetStream in the engine's account only, the clients in
+		// another (accounts.go).
+		if err := opts.ProcessConfigString(accountsConfig(nil, nil)); err != nil {
+			return nil, fmt.Errorf("%w: the accounts of a server with roles: %w", ErrEngine, err)
+		}
 	}
+	opts.Host, opts.Port = host, port
+	opts.JetStream, opts.StoreDir, opts.SyncAlways = true, cfg.StoreDir, cfg.SyncAlways
+	opts.Authorization = cfg.Token
+	opts.NoSigs, opts.NoLog = true, cfg.Logger == nil
 	if err := monitor(opts, cfg.Monitor); err != nil {
 		return nil, err
 	}
@@ -171,6 +173,12 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	if auth != nil {
 		auth.alive = func(id uint64) bool { return ns.GetClient(id) != nil }
+		if auth.engine, err = ns.LookupAccount(EngineAccount); err == nil {
+			auth.clients, err = ns.LookupAccount(ClientsAccount)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: the accounts of a server with roles: %w", ErrEngine, err)
+		}
 	}
 	if cfg.Logger != nil {
 		ns.SetLogger(slogAdapter{cfg.Logger}, false, false)
