@@ -1,8 +1,14 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // A server with roles keeps JetStream in an account of its own: NATS
@@ -116,3 +122,29 @@ func accountsConfig(engineUsers, clientUsers []string) string {
 // engineRole reports whether a client of role r signs in to the engine's
 // account.
 func engineRole(r Role) bool { return r == RoleAdmin }
+
+// globalAccount is the account of a server without accounts (NATS's $G):
+// where the JetStream of a server without roles, or of an mdap from
+// before the accounts, keeps its streams.
+const globalAccount = "$G"
+
+// adoptStore gives account to the JetStream store that account from left
+// in storeDir, when to has none yet: JetStream keeps each account's
+// streams in a folder of its own (storeDir/jetstream/<account>), so a
+// store written by an engine of one account (without roles, or before the
+// accounts) would otherwise show none of its journals to an engine with
+// roles, and back. Both there: nothing moves. Errors wrap ErrEngine.
+func adoptStore(storeDir, from, to string) error {
+	base := filepath.Join(storeDir, server.JetStreamStoreDir)
+	src, dst := filepath.Join(base, from), filepath.Join(base, to)
+	if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there already (or unreadable: the server says so)
+	}
+	if _, err := os.Lstat(src); err != nil {
+		return nil
+	}
+	if err := os.Rename(src, dst); err != nil {
+		return fmt.Errorf("%w: move the streams of account %s to %s: %w", ErrEngine, from, to, err)
+	}
+	return nil
+}

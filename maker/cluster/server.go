@@ -142,6 +142,15 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
+	// The streams go with the engine's account: the engine's with roles,
+	// NATS's global one without.
+	from, to := EngineAccount, globalAccount
+	if len(cfg.Roles) > 0 {
+		from, to = to, from
+	}
+	if err := adoptStore(cfg.StoreDir, from, to); err != nil {
+		return nil, err
+	}
 	opts := &server.Options{}
 	if len(cfg.Roles) > 0 {
 		// JetStream in the engine's account only, the clients in
