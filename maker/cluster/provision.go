@@ -965,7 +965,9 @@ func (a *Agent) handle(m *nats.Msg) {
 
 // answerable reports whether the agent may publish on reply, the reply
 // subject a request names: only under a client's inbox (_INBOX., or
-// _INBOX_<key>. on a server with roles). NATS checks no one's right to
+// _INBOX_<key>. on a stock server with an older authorization block), or
+// the server's subject of an answer through a service import (_R_., on a
+// server with roles, whose clients' account it reaches: accounts.go). NATS checks no one's right to
 // the reply subject it names, and the agent publishes with the admin's
 // rights: an answer sent on to $JS.API.STREAM.DELETE.<stream> ("{}" is an
 // empty request there) deleted that stream at a worker's asking, and one

@@ -34,8 +34,12 @@ type ServerConfig struct {
 	// is refused. The server then owns its resources: before it lets any
 	// client in, it provisions them (Provision, with Provision's
 	// settings) over a connection of its own, and it answers clients'
-	// requests for consumers (ServeAgent). This is how maker nats runs by
-	// default.
+	// requests for consumers (ServeAgent). JetStream then lives in an
+	// account of its own (EngineAccount, with the engine and the admin),
+	// the other roles in ClientsAccount, so that no answer on a reply
+	// subject a client names reaches a stream or JetStream's API
+	// (accounts.go); a StoreDir written without roles keeps its streams.
+	// This is how maker nats runs by default.
 	Roles RoleKeys
 	// MaxConnsPerKey bounds the connections one key (with Roles) holds at
 	// once: one more is refused until one of them closes, so the holder
