@@ -67,8 +67,19 @@ func clientServices() []clientService {
 		{subject: "$KV." + LeaseBucket + ".>"},
 		{subject: "$KV." + ResultsBucket + ".>"},
 		// The engine's agent: a worker's pull is answered by the jobs it
-		// forwards, then an end marker.
-		{subject: agentSubject + ">", streamed: true},
+		// forwards, then an end marker (streamed); any other request by
+		// one message, so that the server forgets it once answered (a
+		// streamed answer's entry stays 2 minutes after its last message:
+		// one a job, were acknowledgements streamed). A work subject names
+		// the worker's identity, one token (a stock server's key) or two
+		// (the embedded server's key and connection); no two of these
+		// overlap, or a request would reach the agent twice.
+		{subject: agentSubject + "*"},
+		{subject: agentSubject + "*.*"},
+		{subject: workSubject + "*." + workPull, streamed: true},
+		{subject: workSubject + "*.*." + workPull, streamed: true},
+		{subject: workSubject + "*." + workAck},
+		{subject: workSubject + "*.*." + workAck},
 		// JetStream's API, the calls clients make.
 		{subject: "$JS.API.STREAM.INFO.>"},
 		{subject: "$JS.API.CONSUMER.INFO.>"},

@@ -42,17 +42,36 @@ func TestEveryClientPublicationIsImported(t *testing.T) {
 	assert.False(t, within("a.>", "a.*"))
 	assert.False(t, within("a.b", "a.b.>"))
 	assert.False(t, within("a.*", "a.b"))
-	inbox := "_INBOX_UKEY.conn"
-	for _, role := range []Role{RoleWorker, RoleCoordinator, RunRole("r1")} {
-		for _, subj := range Permissions(role, inbox).Publish.Allow {
-			if strings.HasPrefix(subj, cancelSubject) {
-				continue
-			}
-			imported := false
+	// The embedded server's inbox (a key and a connection), a stock
+	// server's (a key).
+	for _, inbox := range []string{"_INBOX_UKEY.conn", "_INBOX_UKEY"} {
+		for _, role := range []Role{RoleWorker, RoleCoordinator, RunRole("r1")} {
+			checkImported(t, role, inbox)
+		}
+	}
+}
+
+// checkImported checks that every subject role may publish on, but the
+// cancellation notices, lies within exactly one import.
+func checkImported(t *testing.T, role Role, inbox string) {
+	t.Helper()
+	for _, allowed := range Permissions(role, inbox).Publish.Allow {
+		if strings.HasPrefix(allowed, cancelSubject) {
+			continue
+		}
+		subjects := []string{allowed}
+		if prefix, ok := strings.CutSuffix(allowed, ">"); ok && strings.HasPrefix(allowed, workSubject) {
+			// A worker's identity may name any op; the agent serves these.
+			subjects = []string{prefix + workPull, prefix + workAck}
+		}
+		for _, subj := range subjects {
+			imported := 0
 			for _, s := range clientServices() {
-				imported = imported || within(subj, s.subject)
+				if within(subj, s.subject) {
+					imported++
+				}
 			}
-			assert.Truef(t, imported, "%s may publish on %s, which the clients' account does not import", role, subj)
+			assert.Equalf(t, 1, imported, "%s may publish on %s, which the clients' account must import once (twice, a request reaches the engine twice)", role, subj)
 		}
 	}
 }
