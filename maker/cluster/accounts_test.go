@@ -63,7 +63,7 @@ accounts {
 	m, err := cnc.Request("mdap.a", nil, 5*time.Second)
 	require.NoError(t, err)
 	assert.Contains(t, string(m.Data), `"stream":"S"`, "the client's publish is acknowledged in its inbox")
-	m, err = cnc.Request("mdap.cfg", []byte(`{"name":"EVIL","subjects":["evil.>"],"storage":"memory"}`), 5*time.Second)
+	_, err = cnc.Request("mdap.cfg", []byte(`{"name":"EVIL","subjects":["evil.>"],"storage":"memory"}`), 5*time.Second)
 	require.NoError(t, err)
 	assert.Contains(t, string(m.Data), `"stream":"S"`)
 	// a direct get through the import, answered to the client's inbox

@@ -279,6 +279,10 @@ func Credentials(seedFile, name string) ([]nats.Option, error) {
 type roleAuth struct {
 	internal string // the token of the engine's own connection
 	open     atomic.Bool
+	// engine and clients are the accounts (accounts.go): the engine's
+	// own connection and the admin sign in to engine, the others to
+	// clients.
+	engine, clients *server.Account
 
 	mu        sync.Mutex
 	roles     map[string]Role   // public key -> role
@@ -375,7 +379,7 @@ func (a *roleAuth) set(keys RoleKeys) []uint64 {
 func (a *roleAuth) Check(c server.ClientAuthentication) bool {
 	o := c.GetOpts()
 	if a.internal != "" && o.Nkey == "" && subtle.ConstantTimeCompare([]byte(o.Token), []byte(a.internal)) == 1 {
-		c.RegisterUser(&server.User{Username: "engine", Permissions: Permissions(RoleAdmin, "")})
+		c.RegisterUser(&server.User{Username: "engine", Permissions: Permissions(RoleAdmin, ""), Account: a.engine})
 		return true
 	}
 	if !a.open.Load() {
@@ -413,7 +417,11 @@ func (a *roleAuth) Check(c server.ClientAuthentication) bool {
 		return false
 	}
 	a.conns[c.GetID()] = o.Nkey
-	c.RegisterUser(&server.User{Username: string(role) + ":" + o.Nkey[:12], Permissions: Permissions(role, inbox)})
+	acc := a.clients
+	if engineRole(role) {
+		acc = a.engine
+	}
+	c.RegisterUser(&server.User{Username: string(role) + ":" + o.Nkey[:12], Permissions: Permissions(role, inbox), Account: acc})
 	return true
 }
 
@@ -579,15 +587,19 @@ func ownRunData(run string) []string {
 	}
 }
 
-// StockAuthConfig is the authorization block of a stock nats-server's
-// configuration file that gives the keys the same roles as an embedded
-// server with Roles: one nkey user per public key, each with its role's
-// permissions and an inbox of its own (_INBOX_<key>.>). Give each worker
-// machine its own key (several lines in worker.pub): machines sharing a
-// key share an inbox, and could read each other's jobs.
+// StockAuthConfig is the accounts block of a stock nats-server's
+// configuration file that gives the keys the same roles, in the same
+// accounts, as an embedded server with Roles: one nkey user per public
+// key, each with its role's permissions and an inbox of its own
+// (_INBOX_<key>.>); the admin in EngineAccount, the only account with
+// JetStream, every other role in ClientsAccount, which imports from it
+// the subjects clients publish on (accounts.go), so that JetStream's
+// answers on a reply subject a client names reach no stream and no API.
+// The server's configuration keeps its jetstream block (the store);
+// the block replaces an authorization block. Give each worker machine
+// its own key (several lines in worker.pub): machines sharing a key
+// share an inbox, and could read each other's jobs.
 func StockAuthConfig(keys RoleKeys) string {
-	var b strings.Builder
-	b.WriteString("authorization {\n  users = [\n")
 	roles := slices.Clone(Roles)
 	var runs []Role
 	for r := range keys {
@@ -596,19 +608,25 @@ func StockAuthConfig(keys RoleKeys) string {
 		}
 	}
 	slices.Sort(runs)
+	var engine, clients []string
 	for _, r := range append(roles, runs...) {
 		for _, pub := range keys[r] {
 			p := Permissions(r, "_INBOX_"+pub)
-			fmt.Fprintf(&b, "    # %s\n    { nkey: %q, permissions: {\n", r, pub)
-			fmt.Fprintf(&b, "        publish: { allow: %s", quoteList(p.Publish.Allow))
+			var b strings.Builder
+			fmt.Fprintf(&b, "      # %s\n      { nkey: %q, permissions: {\n", r, pub)
+			fmt.Fprintf(&b, "          publish: { allow: %s", quoteList(p.Publish.Allow))
 			if len(p.Publish.Deny) > 0 {
 				fmt.Fprintf(&b, ", deny: %s", quoteList(p.Publish.Deny))
 			}
-			fmt.Fprintf(&b, " },\n        subscribe: { allow: %s } } },\n", quoteList(p.Subscribe.Allow))
+			fmt.Fprintf(&b, " },\n          subscribe: { allow: %s } } },\n", quoteList(p.Subscribe.Allow))
+			if engineRole(r) {
+				engine = append(engine, b.String())
+			} else {
+				clients = append(clients, b.String())
+			}
 		}
 	}
-	b.WriteString("  ]\n}\n")
-	return b.String()
+	return accountsConfig(engine, clients)
 }
 
 func quoteList(xs []string) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -94,19 +95,51 @@ func BenchmarkEngine(b *testing.B) {
 // run in process: x-inproc is the run's time over the engine over its time
 // in process.
 func BenchmarkSolveOverEngine(b *testing.B) {
+	srv := startServer(b)
+	solveOverEngine(b, func() jetstream.JetStream {
+		_, js := connect(b, srv.ClientURL())
+		return js
+	}, func() jetstream.JetStream {
+		_, js := connect(b, srv.ClientURL())
+		return js
+	})
+}
+
+// BenchmarkSolveOverRolesEngine is BenchmarkSolveOverEngine on an engine
+// with roles (maker nats's default): workers and the coordinator in the
+// clients' account, each of their requests crossing an import into the
+// engine's (accounts.go), each job through the engine's agent.
+func BenchmarkSolveOverRolesEngine(b *testing.B) {
+	srv, dir := startRoleServer(b)
+	var n atomic.Int64
+	solveOverEngine(b, func() jetstream.JetStream {
+		seed, err := cluster.AddWorker(dir, fmt.Sprint("w", n.Add(1)))
+		require.NoError(b, err)
+		keys, _, err := cluster.EnsureCredentials(dir)
+		require.NoError(b, err)
+		_, err = srv.SetRoles(keys)
+		require.NoError(b, err)
+		_, js := connectAs(b, srv.ClientURL(), seed)
+		return js
+	}, func() jetstream.JetStream {
+		_, js := connectAs(b, srv.ClientURL(), cluster.SeedFile(dir, cluster.RoleCoordinator))
+		return js
+	})
+}
+
+// solveOverEngine runs BenchmarkSolveOverEngine with three workers and a
+// coordinator connected by worker and coordinator.
+func solveOverEngine(b *testing.B, worker, coordinator func() jetstream.JetStream) {
 	c := sim.DefaultConfig()
 	newModel := func() *sim.Model {
 		m, err := sim.New(hanoi.Oracle{}, c)
 		require.NoError(b, err)
 		return m
 	}
-	srv := startServer(b)
 	for range 3 {
-		_, wjs := connect(b, srv.ClientURL())
-		runWorker(b, newWorker(b, wjs, newModel(), cluster.WorkerConfig{Inflight: 2}))
+		runWorker(b, newWorker(b, worker(), newModel(), cluster.WorkerConfig{Inflight: 2}))
 	}
-	_, js := connect(b, srv.ClientURL())
-	d := newDrawer(b, js, cluster.DrawerConfig{})
+	d := newDrawer(b, coordinator(), cluster.DrawerConfig{})
 	local := newModel()
 	remote, err := d.Model(local.Identity())
 	require.NoError(b, err)

@@ -981,13 +981,21 @@ func (a *Agent) handle(m *nats.Msg) {
 
 // answerable reports whether the agent may publish on reply, the reply
 // subject a request names: only under a client's inbox (_INBOX., or
-// _INBOX_<key>. on a server with roles). NATS checks no one's right to
-// the reply subject it names, and the agent publishes with the admin's
-// rights: an answer sent on to $JS.API.STREAM.DELETE.<stream> ("{}" is an
-// empty request there) deleted that stream at a worker's asking, and one
-// sent to a stream's subject would be stored there as the engine's
-// (review11).
+// _INBOX_<key>. on a stock server with an older authorization block), or
+// the server's subject of an answer through a service import (_R_., on a
+// server with roles, whose clients' account it reaches: accounts.go).
+// NATS checks no one's right to the reply subject it names, and the agent
+// publishes with the admin's rights: an answer sent on to
+// $JS.API.STREAM.DELETE.<stream> ("{}" is an empty request there) deleted
+// that stream at a worker's asking, and one sent to a stream's subject
+// would be stored there as the engine's (review11).
 func answerable(reply string) bool {
+	if rest, ok := strings.CutPrefix(reply, "_R_."); ok {
+		// The server's subject of an answer through a service import (a
+		// client of the clients' account: accounts.go), which it delivers
+		// to the reply subject the client named, in the clients' account.
+		return rest != ""
+	}
 	rest, ok := strings.CutPrefix(reply, "_INBOX")
 	if !ok {
 		return false

@@ -27,8 +27,13 @@ import (
 // worker can acknowledge, NAK or report progress on a job delivered to
 // another, and a NAK can no longer steal a job (issue 35, attack 2).
 
-// workSubject prefixes a worker's requests to the agent.
-const workSubject = agentSubject + "work."
+// workSubject prefixes a worker's requests to the agent:
+// workSubject<identity>.<op>, op one of workPull and workAck.
+const (
+	workSubject = agentSubject + "work."
+	workPull    = "pull"
+	workAck     = "ack"
+)
 
 // Headers of a job forwarded by the agent.
 const (
@@ -94,9 +99,9 @@ func (a *Agent) serveWork(ctx context.Context, js jetstream.JetStream, m *nats.M
 	}
 	id, op := rest[:dot], rest[dot+1:]
 	switch op {
-	case "pull":
+	case workPull:
 		a.pull(ctx, js, id, m)
-	case "ack":
+	case workAck:
 		var req ackRequest
 		err := json.Unmarshal(m.Data, &req)
 		if err == nil {
@@ -360,7 +365,7 @@ func (j *agentJob) act(op, reason string, delay time.Duration) error {
 	data, _ := json.Marshal(ackRequest{Handle: j.handle, Op: op, Reason: reason, Delay: delay})
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
-	m, err := j.w.nc.RequestWithContext(ctx, j.w.workPrefix+"ack", data)
+	m, err := j.w.nc.RequestWithContext(ctx, j.w.workPrefix+workAck, data)
 	if err != nil {
 		return fmt.Errorf("%w: %s the job through the engine: %w", ErrEngine, op, err)
 	}
@@ -388,7 +393,7 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	data, _ := json.Marshal(pullRequest{Route: w.route, N: n, Wait: wait, Skip: w.fullKeys()})
-	if err := w.nc.PublishRequest(w.workPrefix+"pull", inbox, data); err != nil {
+	if err := w.nc.PublishRequest(w.workPrefix+workPull, inbox, data); err != nil {
 		return fmt.Errorf("%w: %w", ErrEngine, err)
 	}
 	// Read to the pull's end even once ctx ends (the worker stopping):

@@ -34,8 +34,12 @@ type ServerConfig struct {
 	// is refused. The server then owns its resources: before it lets any
 	// client in, it provisions them (Provision, with Provision's
 	// settings) over a connection of its own, and it answers clients'
-	// requests for consumers (ServeAgent). This is how maker nats runs by
-	// default.
+	// requests for consumers (ServeAgent). JetStream then lives in an
+	// account of its own (EngineAccount, with the engine and the admin),
+	// the other roles in ClientsAccount, so that no answer on a reply
+	// subject a client names reaches a stream or JetStream's API
+	// (accounts.go); a StoreDir written without roles keeps its streams.
+	// This is how maker nats runs by default.
 	Roles RoleKeys
 	// MaxConnsPerKey bounds the connections one key (with Roles) holds at
 	// once: one more is refused until one of them closes, so the holder
@@ -142,16 +146,27 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
-	opts := &server.Options{
-		Host:          host,
-		Port:          port,
-		JetStream:     true,
-		StoreDir:      cfg.StoreDir,
-		SyncAlways:    cfg.SyncAlways,
-		Authorization: cfg.Token,
-		NoSigs:        true,
-		NoLog:         cfg.Logger == nil,
+	// The streams go with the engine's account: the engine's with roles,
+	// NATS's global one without.
+	from, to := EngineAccount, globalAccount
+	if len(cfg.Roles) > 0 {
+		from, to = to, from
 	}
+	if err := adoptStore(cfg.StoreDir, from, to); err != nil {
+		return nil, err
+	}
+	opts := &server.Options{}
+	if len(cfg.Roles) > 0 {
+		// JetStream in the engine's account only, the clients in
+		// another (accounts.go).
+		if err := opts.ProcessConfigString(accountsConfig(nil, nil)); err != nil {
+			return nil, fmt.Errorf("%w: the accounts of a server with roles: %w", ErrEngine, err)
+		}
+	}
+	opts.Host, opts.Port = host, port
+	opts.JetStream, opts.StoreDir, opts.SyncAlways = true, cfg.StoreDir, cfg.SyncAlways
+	opts.Authorization = cfg.Token
+	opts.NoSigs, opts.NoLog = true, cfg.Logger == nil
 	if err := monitor(opts, cfg.Monitor); err != nil {
 		return nil, err
 	}
@@ -171,6 +186,12 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	if auth != nil {
 		auth.alive = func(id uint64) bool { return ns.GetClient(id) != nil }
+		if auth.engine, err = ns.LookupAccount(EngineAccount); err == nil {
+			auth.clients, err = ns.LookupAccount(ClientsAccount)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: the accounts of a server with roles: %w", ErrEngine, err)
+		}
 	}
 	if cfg.Logger != nil {
 		ns.SetLogger(slogAdapter{cfg.Logger}, false, false)

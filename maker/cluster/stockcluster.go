@@ -94,7 +94,7 @@ func (c StockClusterConfig) Validate() error {
 // nats-server nodes (2.11 or later) on loopback: DIR/nodeK.conf for each
 // node (its server name, its JetStream store DIR/nodeK, client and route
 // ports, the cluster's name and routes with a route password of its own,
-// and the authorization block of StockAuthConfig), and the credentials of
+// and the accounts block of StockAuthConfig), and the credentials of
 // its clients: DIR/creds with coordinator.nk and admin.nk, and
 // DIR/creds/workerK/worker.nk for each of cfg.Workers workers (each its
 // own key; creds/worker.pub lists them all). Files are mode 0600 and

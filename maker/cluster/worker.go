@@ -270,7 +270,7 @@ func (w *Worker) ensureConsumer(ctx context.Context) error {
 	})
 	switch {
 	case errors.Is(err, ErrAuth):
-		return fmt.Errorf("%w (the server's authorization block is older than this worker, which asks for its route on %s<its key>: write the block again with maker nats config, or cluster.StockAuthConfig, and reload the server)", err, agentSubject+"route.")
+		return fmt.Errorf("%w (the server's accounts block is older than this worker, which asks for its route on %s<its key>: write the block again with maker nats config, or cluster.StockAuthConfig, and reload the server)", err, agentSubject+"route.")
 	case err == nil:
 		cons, err = w.js.Consumer(ctx, JobsStream, w.ccfg.Durable)
 		w.viaAgent.Store(err == nil)
