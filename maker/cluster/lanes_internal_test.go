@@ -122,3 +122,23 @@ func TestAskOwnFallsBackUnderAnOlderAuthorizationBlock(t *testing.T) {
 	require.NoError(t, askOwn(context.Background(), connect("new", "n"), "withdraw", agentRequest{Name: "j"}))
 	assert.Equal(t, agentSubject+"withdraw.anonymous", <-asked, "a connection of the default inbox is named anonymous")
 }
+
+// The agent forwards a job's W3C trace context and baggage, whatever
+// propagator its own process has (maker nats sets none), and none of
+// the agent's own headers a coordinator may have set.
+func TestTheAgentForwardsAJobsTraceContextOnly(t *testing.T) {
+	t.Parallel()
+	job := nats.Header{}
+	job.Set("Traceparent", "00-0102030405060708090a0b0c0d0e0f10-0102030405060708-01")
+	job.Set("Tracestate", "k=v")
+	job.Set("Baggage", "a=b")
+	job.Set(endHeader, "1")
+	job.Set("Status", "503")
+	job.Set(handleHeader, "forged")
+	out := nats.Header{}
+	forwardedHeaders(out, job)
+	assert.Equal(t, nats.Header{
+		"Traceparent": {"00-0102030405060708090a0b0c0d0e0f10-0102030405060708-01"},
+		"Tracestate":  {"k=v"}, "Baggage": {"a=b"},
+	}, out)
+}

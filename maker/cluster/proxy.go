@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
-	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // On a server with roles, a worker takes and acknowledges its jobs
@@ -428,14 +428,15 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 }
 
 // forwardedHeaders copies to out the headers of a job its worker may
-// use: its trace context (the propagator's fields) only. The rest are
-// its coordinator's to choose, and the agent's own (Mdap-End ends a
+// use: its W3C trace context and baggage (traceHeaders) only. The rest
+// are its coordinator's to choose, and the agent's own (Mdap-End ends a
 // pull's answer, Status a pull or the agent itself) would have a run
 // key's job end other runs' pulls: review11's run key so held another
 // run's jobs in a pull nobody read for the ack wait, 21 s for a run of
-// one second.
+// one second. The list is fixed, not this process's propagator: the
+// engine's process (maker nats) sets none, and copied nothing (CI30).
 func forwardedHeaders(out, job nats.Header) {
-	for _, k := range otel.GetTextMapPropagator().Fields() {
+	for _, k := range traceHeaders {
 		for _, name := range []string{k, textproto.CanonicalMIMEHeaderKey(k)} {
 			if v, ok := job[name]; ok {
 				out[name] = v
@@ -443,3 +444,7 @@ func forwardedHeaders(out, job nats.Header) {
 		}
 	}
 }
+
+// traceHeaders are the fields of the W3C trace-context and baggage
+// propagators, which coordinators and workers use (observe.Propagator).
+var traceHeaders = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}).Fields()
