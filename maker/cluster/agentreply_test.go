@@ -22,16 +22,7 @@ import (
 // are still served when they ask from their inbox.
 func TestNoCredentialHasTheAgentAnswerOutsideAnInbox(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	_, s := issueTenants(t, dir)
-	wseed, err := cluster.AddWorker(dir, "w1")
-	require.NoError(t, err)
-	keys, _, err := cluster.EnsureCredentials(dir)
-	require.NoError(t, err)
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	url := srv.ClientURL()
+	url, s, wseed := tenantsAndAWorker(t)
 	_, vjs := connectAs(t, url, s.victim)
 	tnc, tjs := connectAs(t, url, s.thief)
 	wnc, _ := connectAs(t, url, wseed)

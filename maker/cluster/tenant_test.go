@@ -40,6 +40,22 @@ func issueTenants(t *testing.T, dir string) (cluster.RoleKeys, tenantSeeds) {
 		worker: cluster.SeedFile(dir, cluster.RoleWorker), admin: cluster.SeedFile(dir, cluster.RoleAdmin)}
 }
 
+// tenantsAndAWorker starts an engine with roles whose credentials are
+// issueTenants' and a worker's (w1): its URL and the seeds.
+func tenantsAndAWorker(t *testing.T) (url string, s tenantSeeds, worker string) {
+	t.Helper()
+	dir := t.TempDir()
+	_, s = issueTenants(t, dir)
+	worker, err := cluster.AddWorker(dir, "w1")
+	require.NoError(t, err)
+	keys, _, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	return srv.ClientURL(), s, worker
+}
+
 // TestRunCoordinatorsAreTenants: on the embedded engine, the coordinator
 // of one run cannot touch another run's journal, lease or task queue, nor
 // anything a coordinator cannot (issue 35, attack 4); the victim's run
