@@ -128,7 +128,7 @@ func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, uncheck
 // tags') and problems.Config the flags set, for fieldUsageErr; the
 // simulated model's fields (P, FlagRate, Latency, ...) are left out, so
 // that their errors name the role they come from.
-var decompFlagOf = withRoleModels(flagbind.Names(map[string]string{"Prices": "price", "Journal": "journal", "Resume": "resume", "K": "k",
+var decompFlagOf = withRoleModels(flagbind.Names(map[string]string{"P": "p", "Prices": "price", "Journal": "journal", "Resume": "resume", "K": "k",
 	"Caps.MaxDepth": "max-depth", "Caps.MaxBreadth": "max-breadth", "Vote.MaxSamples": "max-samples", "MaxTokens": "max-tokens",
 	"P[atomic]": "p-atomic", "P[decompose]": "p-decompose", "P[discriminate]": "p-discriminate", "P[solve]": "p-solve", "P[compose]": "p-compose",
 	"Roles[atomic].CoFailure": "cofailure", "Roles[decompose].CoFailure": "cofailure", "Roles[discriminate].CoFailure": "cofailure",

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -134,6 +135,9 @@ func TestBinaryDecompositionBadInputExits2WritingNothing(t *testing.T) {
 		assert.Equal(t, 2, c.wait(t, 30*time.Second), "%v: %s", args, c.stderr.String())
 		assert.Empty(t, c.stdout.String(), "%v", args)
 		assert.True(t, strings.HasPrefix(c.stderr.String(), "maker: "), "%v: %s", args, c.stderr.String())
+		if slices.Contains(args, "--p") {
+			assert.Contains(t, c.stderr.String(), "--p 0.5:", "the flag given is named, not a role it spreads to")
+		}
 		entries, err := os.ReadDir(u.dir)
 		require.NoError(t, err)
 		assert.Empty(t, entries, "%v: nothing written", args)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/fielderr"
@@ -170,12 +172,12 @@ func (s Settings) withDefaults(fam Family, input json.RawMessage) (Settings, err
 	for _, r := range Roles {
 		p[r] = DefaultP
 	}
-	for r, v := range s.P {
-		if !(v > 0.5 && v <= 1) {
+	for _, r := range slices.Sorted(maps.Keys(s.P)) { // the same error for the same settings
+		if v := s.P[r]; !(v > 0.5 && v <= 1) {
 			return s, bad("P["+string(r)+"]", v, "use a p above 1/2 (no margin helps at or below it)")
 		}
-		p[r] = v
 	}
+	maps.Copy(p, s.P)
 	s.P = p
 	for r, k := range s.K {
 		if k < 1 {

@@ -1,6 +1,7 @@
 package problems
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -61,7 +62,8 @@ const configName = "problems.Config"
 // each role's p and Settings.Seed. The decomposition's settings are
 // Solve's to check.
 //
-// Errors: a *fielderr.Error wrapping ErrConfig that names the field: "K"
+// Errors: a *fielderr.Error wrapping ErrConfig that names the field: "P"
+// (at most 1/2 or over 1; 0 is decompose.DefaultP), "K"
 // (a role that is not one), "Prices" (RolePrices' error), "Resume"
 // without a Journal, "Journal" when the file exists without Resume (a run
 // never overwrites a journal) or is missing with Resume; or
@@ -70,8 +72,12 @@ func (c Config) Options() (Options, error) {
 	o := Options{Settings: c.Settings, Journal: c.Journal, JournalUnsigned: c.JournalUnsigned}
 	s := &o.Settings
 	s.P, s.K = map[decompose.Role]float64{}, nil
+	p := cmp.Or(c.P, decompose.DefaultP)
+	if !(p > 0.5 && p <= 1) {
+		return o, fielderr.New(configName, "P", c.P, "use a p above 1/2 (no margin helps at or below it)")
+	}
 	for _, r := range decompose.Roles {
-		s.P[r] = c.P
+		s.P[r] = p
 	}
 	maps.Copy(s.P, c.RoleP)
 	for name, k := range c.K {

@@ -41,6 +41,8 @@ func TestConfigOptions(t *testing.T) {
 		field string
 	}{
 		{func(c *problems.Config) { c.K = map[string]int{"solver": 3} }, "K"},
+		{func(c *problems.Config) { c.P = 0.3 }, "P"}, // --p, not one of the roles it spreads to
+		{func(c *problems.Config) { c.P = 1.5 }, "P"},
 		{func(c *problems.Config) { c.Prices = map[string]string{"solve": "x"} }, "Prices"},
 		{func(c *problems.Config) { c.Resume = true }, "Resume"},
 		{func(c *problems.Config) { c.Journal, c.Resume = journal, true }, "Journal"},
