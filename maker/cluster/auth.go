@@ -375,10 +375,18 @@ func (a *roleAuth) set(keys RoleKeys) []uint64 {
 	return gone
 }
 
+// viaPipe reports whether c came through the server's own pipe
+// (server.InProcessConn, net.Pipe), not a listener: the engine's own
+// connection does, so its token is worth nothing to whoever learns it.
+func viaPipe(c server.ClientAuthentication) bool {
+	addr := c.RemoteAddress()
+	return addr != nil && addr.Network() == "pipe"
+}
+
 // Check implements server.Authentication.
 func (a *roleAuth) Check(c server.ClientAuthentication) bool {
 	o := c.GetOpts()
-	if a.internal != "" && o.Nkey == "" && subtle.ConstantTimeCompare([]byte(o.Token), []byte(a.internal)) == 1 {
+	if a.internal != "" && o.Nkey == "" && viaPipe(c) && subtle.ConstantTimeCompare([]byte(o.Token), []byte(a.internal)) == 1 {
 		c.RegisterUser(&server.User{Username: "engine", Permissions: Permissions(RoleAdmin, ""), Account: a.engine})
 		return true
 	}
