@@ -22,7 +22,10 @@
 # protocol failing at once naming both (version), one run key flooding 20
 # served routes (manyroutes), a full reply stream failing a sample within
 # seconds naming it (repliesfull), and a full job stream
-# failing a sample at once (full).
+# failing a sample at once (full). TestStockNATSServerTakesIssuedWorkersAtReload:
+# a worker issued after start signs in once the accounts block is written again
+# and the server reloaded (SIGHUP), serves a run key's sample, and is cut off
+# when revoked and reloaded again (docs/nats.md, "one identity per worker").
 #
 # Then natscli (NATSCLI_VERSION, reused or installed like nats-server:
 # $MDAP_NATSCLI, $(go env GOPATH)/bin/nats, or nats on PATH) against both
@@ -56,7 +59,7 @@ if [ -z "$bin" ]; then
 else
   echo "nats-server $NATS_SERVER_VERSION: reusing $bin"
 fi
-MDAP_NATS_SERVER="$bin" go test -race -count=1 -run '^TestStockNATSServer(Roles|OldAuthBlock)$' -v ./maker/cluster | grep -E '^(=== RUN|--- |ok|FAIL|PASS)'
+MDAP_NATS_SERVER="$bin" go test -race -count=1 -run '^TestStockNATSServer(Roles|OldAuthBlock|TakesIssuedWorkersAtReload)$' -v ./maker/cluster | grep -E '^(=== RUN|--- |ok|FAIL|PASS)'
 
 # natscli against both engines.
 is_natscli() {
