@@ -59,8 +59,9 @@ type runFlags struct {
 	natsRun      // --nats: samples drawn by workers, journals on the engine (nats.go)
 	costFlags    // --samples-per-call, --max-cost (cost.go)
 	obs          watchFlags
-	guard        guardFlags // --write-k, --flag-alarm, --self-correction (flagsguard.go)
-	endBar       func()     // ends a watched solver's progress bar (solver sets it)
+	guards       runsetup.Guards // --write-k, --flag-alarm, --self-correction, --tool-first (flagsguard.go)
+	guardsOn     bool            // the command reads them
+	endBar       func()          // ends a watched solver's progress bar (solver sets it)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -94,7 +95,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
 	f.registerCost(fs)
-	f.guard.register(cmd, &f.cfg)
+	f.registerGuards(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions(progress.Modes, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModel)
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
@@ -128,7 +129,7 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if err := f.validateCost(); err != nil {
 		return err
 	}
-	if err := f.guard.validate(fs); err != nil {
+	if err := f.validateGuards(fs); err != nil {
 		return err
 	}
 	if err := positiveFlags(fs, "max-tokens"); err != nil {
@@ -307,7 +308,6 @@ func (f *runFlags) config(with solverWith, esc *maker.Escalation) maker.Config {
 	cfg := f.cfg
 	cfg.Vote, cfg.AdaptiveK, cfg.Escalation = f.voteConfig(), f.adaptive(with.steps), esc
 	cfg.SamplesPerCall = f.perCall
-	f.guard.apply(&cfg)
 	return cfg
 }
 
