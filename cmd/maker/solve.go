@@ -97,11 +97,10 @@ func (f *solveFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
 	fs.StringVar(&f.spendChart, "spend-chart", "", "write an SVG chart of the batch's spend over this run to FILE when it ends (dollars spent in all runs against seconds, and the --max-cost cap)")
 	fs.StringVar(&f.queue, "queue", "", "with --nats: the batch's task queue on the engine, where its coordinators meet (default solve-HASH, a hash of the tasks file and the settings); a run key (maker nats run add NAME) serves the queue NAME only")
-	fs.StringVar((*string)(&f.run.cfg.ToolDeclaration), "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	f.run.register(cmd)
 	f.roles = registerRoleFlags(fs, " in multiply, sort and problem lines", " (one over --nats); a real model, with a real --model")
 	f.run.obs.register(fs, true)
-	f.tools.register(cmd, "")
+	f.tools.register(cmd, "", &f.run.cfg.ToolDeclaration)
 	fs.Lookup("root").Usage = `folder granted to the file tools of spec tasks (default: each spec file's folder; a task's "root" replaces it); they work in the spec's "root" inside it`
 	fs.Lookup("seed").Usage = `simulated model: seed of every random draw (a task's "seed" replaces it)`
 	// Flags of the shared run set that solve refuses: its --help does not
@@ -124,7 +123,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	if err := f.roles.checkSolve(run); err != nil {
 		return err
 	}
-	if run.kAuto {
+	if run.set.Margin.Auto {
 		return usageErr("--k auto applies to maker hanoi and maker run: give maker solve a fixed --k")
 	}
 	for _, name := range notForSolve[:5] {
@@ -164,8 +163,9 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 		}
 	}
 	b := &f.builder
-	// Budget: batchRunner's, one across runs; Escalation: solve's, with its model.
-	b.Config, b.Seed, b.Root, b.Tools = run.config(solverWith{}, nil), run.sim.Seed, f.tools.root, f.tools.selection
+	// Budget: batchRunner's, one across runs; Escalation: solve's, with its model (run.validate checked it).
+	b.Config, b.Seed, b.Root, b.Tools = run.config(solverWith{}), run.sim.Seed, f.tools.root, f.tools.selection
+	b.Escalation = nil
 	f.runner.Build = b.Build
 	for _, err := range []error{b.Validate(), f.limits.Validate(), f.runner.Validate()} {
 		if err := fieldUsageErr(err, solveFlagOf, "solve"); err != nil {
@@ -190,12 +190,13 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	f.builder.Observer = run.obs.solverObserver() // once the telemetry is up
 	f.builder.Model, err = batchModel(run, stderr)
 	defer run.closeNATS() // after the store and the journals
-	// --escalate, checked by run.validate; its model opened as maker run opens it, never over --nats.
-	if f.builder.Escalation = run.esc.config(); err == nil && run.esc.model != "" {
+	// --escalate, its model opened as maker run opens it, never over --nats.
+	f.builder.Escalation = run.cfg.Escalation
+	if esc := run.set.Model; err == nil && esc != "" {
 		g := *run
-		g.models, g.natsURL = []string{run.esc.model}, ""
+		g.models, g.natsURL = []string{esc}, ""
 		// refused as maker run refuses it, when both are opened once for the batch (not sim, not over --nats)
-		if f.builder.EscalationModel, err = batchModel(&g, stderr); err == nil && run.natsURL == "" && run.esc.model != "sim" && !slices.Contains(run.models, "sim") {
+		if f.builder.EscalationModel, err = batchModel(&g, stderr); err == nil && run.natsURL == "" && esc != "sim" && !slices.Contains(run.models, "sim") {
 			err = f.builder.CheckSharedEscalation()
 		}
 		if err != nil {
@@ -224,7 +225,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 			err = failed(cerr)
 		}
 	}()
-	progress, finish := progress.Batch(stderr, progress.Mode(run.progress), len(jobs))
+	progress, finish := progress.Batch(stderr, run.set.Progress, len(jobs))
 	r, spend := f.batchRunner(store, progress, stderr)
 	defer f.ui.attachBatch(cmd, run, path, jobs, store, &r)()
 	sum, runErrV := f.runBatch(cmd, queue, jobs, r, store)
