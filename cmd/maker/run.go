@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
@@ -25,12 +26,12 @@ type specSummary struct {
 	runTotals
 }
 
-// runCmd is maker run's flags.
+// runCmd is maker run's flags; JSON is its own (flagbind).
 type runCmd struct {
-	flags  runFlags
-	tools  toolFlags
-	asJSON bool
-	ui     uiFlag
+	flags runFlags
+	tools toolFlags
+	ui    uiFlag
+	JSON  bool `flag:"json" usage:"print a JSON summary on stdout"`
 }
 
 func newRun() *cobra.Command {
@@ -54,7 +55,7 @@ func newRun() *cobra.Command {
 			return r.run(cmd, args[0])
 		},
 	}
-	cmd.Flags().BoolVar(&r.asJSON, "json", false, "print a JSON summary on stdout")
+	flagbind.Bind(cmd.Flags(), r)
 	cmd.Flags().IntVar(&r.flags.cfg.MaxSteps, "max-steps", 0, "stop after that many steps if the task is not done (0: the spec's own max_steps only)")
 	r.flags.register(cmd)
 	r.flags.obs.register(cmd.Flags(), true)
@@ -100,7 +101,7 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 	sp, ex, task := st.Spec, st.Executor, st.Task
 	defer noteToolsRefused(cmd.ErrOrStderr(), &err)
 	with := solverWith{steps: sp.MaxSteps, executor: ex, tools: st.Tools}
-	return r.flags.solveTask(cmd, &r.ui, task, spec.Oracle{Spec: sp}, with, r.asJSON, func(t runTotals, rep maker.Report) (any, string, bool, string) {
+	return r.flags.solveTask(cmd, &r.ui, task, spec.Oracle{Spec: sp}, with, r.JSON, func(t runTotals, rep maker.Report) (any, string, bool, string) {
 		name := cmp.Or(sp.Name, "unnamed")
 		sum := specSummary{Spec: path, Name: name, Solved: t.Error == "" && task.Done(), State: task.State(),
 			ToolCalls: rep.ToolCalls, Denied: rep.Denied, Root: ex.Root(), Tools: ex.Policy().String(), runTotals: t}
