@@ -64,9 +64,8 @@ func (c *calibrateFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&c.specFile, "spec", "", "calibrate on a spec FILE's task instead (its script gives each step's correct reply)")
 	fs.BoolVar(&c.asJSON, "json", false, "print the report as JSON on stdout")
 	flagbind.Bind(fs, cfg)
-	fs.StringVar((*string)(&c.run.cfg.ToolDeclaration), "tool-declaration", "auto", "with --spec: how the spec's tools are declared to the model, as maker run declares them (native, prompt, both, or auto); use the run's choice, so p is measured on the run's prompts")
 	c.run.register(cmd)
-	c.tools.register(cmd, "")
+	c.tools.register(cmd, "", &c.run.cfg.ToolDeclaration)
 	fs.Lookup("root").Usage = `with --spec: folder granted to the file tools (default: the spec file's folder); they work in the spec's "root" inside it, as in maker run`
 	fs.Lookup("target").Usage = "probability that the whole run succeeds that k_min is planned for, in (0, 1), at every point of the --confidence region of (mean p, spread of step difficulty); exit 1 when no k reaches it or the samples cannot tell (undecided)"
 	fs.Lookup("k").Usage = "also show what this margin would give"
@@ -89,7 +88,7 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 		return err
 	}
 	switch {
-	case c.run.kAuto:
+	case c.run.set.Margin.Auto:
 		return usageErr("--k auto does not apply to maker calibrate: give a fixed --k to see what it would give, or none")
 	case fs.Changed("until-max-samples") && !cfg.UntilDecided:
 		return usageErr("--until-max-samples caps --until-decided: give --until-decided too, or leave it out")
@@ -101,7 +100,7 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 	if err := positiveFlags(fs, "steps-sampled", "samples", "confidence", "concurrency", "until-max-samples"); err != nil {
 		return err
 	}
-	cfg.Target, cfg.SamplesPerCall, cfg.MaxCost = c.run.kPolicy.Target, c.run.perCall, c.run.maxCost
+	cfg.Target, cfg.SamplesPerCall, cfg.MaxCost = c.run.set.Target, c.run.cfg.SamplesPerCall, c.run.maxCost
 	if fs.Changed("k") {
 		cfg.K = c.run.cfg.Vote.K
 	}
@@ -143,7 +142,7 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 	if cfg.Solver, err = c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared}); err != nil {
 		return err
 	}
-	bar := progress.NewRounds(cmd.ErrOrStderr(), progress.Mode(c.run.progress))
+	bar := progress.NewRounds(cmd.ErrOrStderr(), c.run.set.Progress)
 	bar.Start(min(cfg.StepsSampled, steps.Total()) * cfg.Samples)
 	cfg.Progress = bar.Set
 	if cfg.UntilDecided {

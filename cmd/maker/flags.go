@@ -8,14 +8,12 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/adaptive"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/models"
@@ -23,7 +21,6 @@ import (
 	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/runsetup"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/vote"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
@@ -36,65 +33,38 @@ type runFlags struct {
 	priceInSet  bool // --price-in was given
 	priceOutSet bool
 	open        models.Options // --base-url, --timeout, and maker solve's --max-inflight for the connection pool
-	verbose     bool
-	kAuto       bool            // --k auto: adaptive.Policy
-	kPolicy     adaptive.Policy // --target (of --k auto and maker calibrate), --k-floor, --k-max
-	usesTarget  bool            // the command reads --target without --k auto (calibrate)
-	// cfg and sim hold the settings the flags set straight: the vote's
-	// --parallel, --max-samples and --max-errors (0: none, see
-	// voteConfig), --structured, --rerun-pending, --tool-declaration,
-	// --max-tokens, --price-in and --price-out,
-	// maker run's --max-steps and the guards; the
-	// simulated model's rates (simConfig adds the rest).
+	usesTarget  bool           // the command reads --target without --k auto (calibrate)
+	// set holds the run's settings apart from the guards and the
+	// journal (runsetup.Settings); validate sets them in cfg, beside
+	// --tool-declaration, maker run's and maker solve's --max-steps and
+	// the guards (runsetup.Guards). sim holds the simulated model's
+	// rates (simConfig adds the rest).
+	set          runsetup.Settings
 	cfg          maker.Config
 	sim          sim.Config
-	latency      time.Duration
-	latencySigma float64
-	drift        sim.PChange      // --p-late from step --p-change-at on: sim.Config.Drift
-	drifts       bool             // --p-late and --p-change-at were given (validateSim)
-	esc          escalateFlags    // --escalate and its options (escalate.go)
 	jnl          runsetup.Journal // --journal, --resume, --resume-or-start, --journal-unsigned
 	taskJournals bool             // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
-	progress     string
-	natsRun      // --nats: samples drawn by workers, journals on the engine (nats.go)
-	costFlags    // --samples-per-call, --max-cost (cost.go)
+	natsRun                       // --nats: samples drawn by workers, journals on the engine (nats.go)
+	costFlags                     // --max-cost, --models (cost.go)
 	obs          watchFlags
-	guard        guardFlags // --write-k, --flag-alarm, --self-correction (flagsguard.go)
-	endBar       func()     // ends a watched solver's progress bar (solver sets it)
+	guards       runsetup.Guards // --write-k, --flag-alarm, --self-correction, --tool-first (flagsguard.go)
+	guardsOn     bool            // the command reads them
+	endBar       func()          // ends a watched solver's progress bar (solver sets it)
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
-	fs, vc := cmd.Flags(), &f.cfg.Vote
-	f.sim = sim.DefaultConfig()
-	f.sim.Seed = 1
+	fs := cmd.Flags()
+	f.sim, f.set = sim.DefaultConfig(), runsetup.DefaultSettings()
+	f.sim.Seed, f.set.Target = 1, calibrate.DefaultTarget
 	flagbind.Bind(fs, &f.sim)
 	flagbind.Bind(fs, &f.jnl)
+	flagbind.Bind(fs, &f.set)
 	fs.StringArrayVar(&f.models, "model", []string{"sim"}, "model: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn)")
 	fs.StringVar(&f.open.BaseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
 	fs.DurationVar(&f.open.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
-	fs.Float64Var(&f.cfg.Price.InputPerMillion, "price-in", 0, "dollars per million input tokens, for every model whose --model spec gives no price (default: the built-in list price of a well-known OpenAI or Anthropic model, else 0)")
-	fs.Float64Var(&f.cfg.Price.OutputPerMillion, "price-out", 0, "dollars per million output tokens, as --price-in")
-	fs.BoolVar(&f.cfg.Structured, "structured", false, "structured output: send the task's answer JSON Schema, so the server constrains each reply to it (openai: and ollama: models)")
-	fs.BoolVar(&f.verbose, "verbose", false, "print each red-flagged reply's reason and first characters, and each provider error, on stderr")
-	f.cfg.Vote.K = vote.DefaultK
-	fs.Var(&kValue{k: &f.cfg.Vote.K, auto: &f.kAuto}, "k", "voting margin: a step is decided when one answer leads every other by k votes; auto: each step's k from the run's own votes (see --target)")
-	fs.Float64Var(&f.kPolicy.Target, "target", calibrate.DefaultTarget, "with --k auto: the whole run's target success, in (0, 1): a quarter of 1 - target is the steps' failure budget (each step's k keeps the failure charged so far plus the remaining steps' within it, planned over the run's measured spread of difficulty), half the estimates' miss, a quarter a margin for drift before it is seen; when no k up to --k-max keeps it the run stops (or escalates). A bound by the union of the three, under the plan's model (Beta-distributed difficulty, errors that repeat), not an exact figure: hard steps whose errors agree can break it; see docs/calibrate.md")
-	fs.IntVar(&f.kPolicy.Floor, "k-floor", adaptive.DefaultFloor, "with --k auto: smallest k, at least 2 (at k=1 no vote disagrees with its winner, so p cannot be estimated); the default 4 holds a late drop of p from 0.9999 to 0.8 (at k=2 a step before the drop is seen fails 6% of the time, at k=4 0.4%)")
-	fs.IntVar(&f.kPolicy.Max, "k-max", adaptive.DefaultMax, "with --k auto: largest k, the first step's (nothing is known yet)")
-	fs.IntVar(&vc.Parallel, "parallel", 0, "most samples in flight per step, 1 to k (default k; 1 is the paper's sequential rule; a race never has more than k samples in flight beyond its lead)")
-	fs.IntVar(&vc.MaxSamples, "max-samples", 0, fmt.Sprintf("valid plus red-flagged samples per step before the step fails (default %d*k)", vote.DefaultSamplesPerK))
-	fs.IntVar(&vc.MaxErrors, "max-errors", vote.DefaultMaxErrors, "provider errors tolerated per step; 0: none, the first failed call fails the step")
-	fs.IntVar(&f.cfg.MaxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
-	fs.DurationVar(&f.latency, "latency", 0, "simulated model: latency of a call (the median, with --latency-sigma)")
-	fs.Float64Var(&f.latencySigma, "latency-sigma", 0, "simulated model: lognormal spread of latency (0 = fixed)")
-	fs.Float64Var(&f.drift.P, "p-late", 0, "simulated model: from step --p-change-at on, the probability that a valid reply is right (a model that drifts late in the run)")
-	fs.IntVar(&f.drift.Step, "p-change-at", 0, "simulated model: the step (from 0) where --p becomes --p-late")
-	f.esc.register(fs)
-	fs.BoolVar(&f.cfg.RerunPending, "rerun-pending", false, "on --resume, run again a side-effect tool call that was pending at the crash")
-	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr, with the samples of the step being decided: auto (when stderr is a terminal), on or off")
 	f.registerNATS(fs)
 	f.registerCost(fs)
-	f.guard.register(cmd, &f.cfg)
+	f.registerGuards(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions(progress.Modes, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("model", completeModel)
 	_ = cmd.MarkFlagFilename("journal", "jsonl")
@@ -116,10 +86,12 @@ var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers",
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	f.priceInSet, f.priceOutSet = fs.Changed("price-in"), fs.Changed("price-out")
+	f.set.Drift = fs.Changed("p-late")
+	f.set.Apply(&f.cfg)
 	if err := f.loadModelsFile(fs, cmd.InOrStdin()); err != nil {
 		return err
 	}
-	if err := f.esc.validate(fs); err != nil {
+	if err := f.validateEscalation(fs); err != nil {
 		return err
 	}
 	if err := f.validateK(fs); err != nil {
@@ -128,17 +100,16 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if err := f.validateCost(); err != nil {
 		return err
 	}
-	if err := f.guard.validate(fs); err != nil {
+	if err := fieldUsageErr(f.set.Validate(), settingsFlagOf, "settings"); err != nil {
+		return err
+	}
+	if err := f.validateGuards(fs); err != nil {
 		return err
 	}
 	if err := positiveFlags(fs, "max-tokens"); err != nil {
 		return err
 	}
 	switch {
-	case f.cfg.Vote.Parallel > f.kBound():
-		return usageErr("--parallel %d: use 1 to --k (%d), or 0 for k: a race never has more than k samples in flight beyond its lead, so more would do nothing", f.cfg.Vote.Parallel, f.kBound())
-	case f.cfg.Vote.MaxErrors < 0:
-		return usageErr("--max-errors %d: use 0 (none tolerated) or more", f.cfg.Vote.MaxErrors)
 	case f.open.Timeout <= 0:
 		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.open.Timeout)
 	case fs.Changed("journal") && f.jnl.Path == "":
@@ -151,8 +122,6 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return usageErr("--journal-unsigned applies to --journal only: it says how the journal is written")
 	case f.cfg.RerunPending && !f.jnl.Resume && !f.taskJournals:
 		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
-	case !progress.Mode(f.progress).Valid():
-		return usageErr("--progress %q: use auto, on or off", f.progress)
 	}
 	if err := f.validateNATS(cmd); err != nil {
 		return err
@@ -167,9 +136,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	}
 	// The task's steps and the escalation model are not known yet:
 	// stand-ins, for Validate to see that there are some.
-	cfg := f.config(solverWith{steps: 1}, f.esc.config())
-	if f.esc.model != "" {
-		cfg.Escalation.Model = opened{}
+	cfg := f.config(solverWith{steps: 1})
+	if f.set.Model != "" {
+		cfg.Escalation = &maker.Escalation{Policy: f.set.Policy, After: f.set.After, K: f.set.K, Model: opened{}}
 	}
 	return fieldUsageErr(cfg.Validate(), configFlagOf, "settings")
 }
@@ -181,10 +150,10 @@ type opened struct{ llms.Model }
 // validateSim checks the simulated model's flags: how they go together
 // here, then sim.Config.Validate's rules, its errors said in flags.
 func (f *runFlags) validateSim(fs *pflag.FlagSet) error {
-	if f.latencySigma > 0 && f.latency == 0 {
+	if f.set.LatencySigma > 0 && f.set.Latency == 0 {
 		return usageErr("--latency-sigma needs --latency (the median)")
 	}
-	if f.drifts = fs.Changed("p-late"); f.drifts != fs.Changed("p-change-at") {
+	if f.set.Drift != fs.Changed("p-change-at") {
 		return usageErr("--p-late and --p-change-at go together: --p-late P --p-change-at STEP")
 	}
 	if err := positiveFlags(fs, "wrong-answers"); err != nil { // 0 is 1 in sim.Config
@@ -196,6 +165,9 @@ func (f *runFlags) validateSim(fs *pflag.FlagSet) error {
 // simFlagOf names the flag of each sim.Config field the run flags set.
 var simFlagOf = flagbind.Names(map[string]string{"Latency": "latency", "Latency.Median": "latency", "Latency.Sigma": "latency-sigma",
 	"Drift[0].P": "p-late", "Drift[0].Step": "p-change-at"}, sim.Config{})
+
+// settingsFlagOf names the flag of each runsetup.Settings field.
+var settingsFlagOf = flagbind.Names(nil, runsetup.Settings{})
 
 // simUsageErr turns an error of sim.Config.Validate into a usage error
 // that names the flags, their values and the fix: "--p 1.5: use a
@@ -242,15 +214,6 @@ func positiveFlags(fs *pflag.FlagSet, names ...string) error {
 	return nil
 }
 
-func (f *runFlags) voteConfig() vote.Config {
-	v := f.cfg.Vote
-	v.MinVoters = f.minVoters
-	if v.MaxErrors == 0 {
-		v.MaxErrors = vote.NoErrors // 0 means none here; in vote.Config it means the default
-	}
-	return v
-}
-
 // modelsFlagOf names the flag of each runsetup.Models field.
 var modelsFlagOf = map[string]string{"Specs": "model", "BaseURL": "base-url", "Structured": "structured", "InputPrice": "price-in", "OutputPrice": "price-out"}
 
@@ -267,19 +230,14 @@ func (f *runFlags) validateModels(ctx context.Context) error {
 	// What the models may send: each --model's and --escalate-model's
 	// ;key=VAR value, a password in --base-url or ;base= (escalation
 	// opens its model as a --model; its errors are escalation's).
-	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.open.BaseURL}, append(slices.Clone(f.models), f.esc.model)...)...)
-	m := runsetup.Models{Specs: f.models, BaseURL: f.open.BaseURL, Structured: f.cfg.Structured, InputPrice: f.cfg.Price.InputPerMillion, OutputPrice: f.cfg.Price.OutputPerMillion}
+	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.open.BaseURL}, append(slices.Clone(f.models), f.set.Model)...)...)
+	m := runsetup.Models{Specs: f.models, BaseURL: f.open.BaseURL, Structured: f.set.Structured, InputPrice: f.set.InputPrice, OutputPrice: f.set.OutputPrice}
 	return fieldUsageErr(m.Check(), modelsFlagOf, "--model")
 }
 
-func (f *runFlags) simConfig() sim.Config {
-	c := f.sim
-	if f.drifts {
-		c.Drift = []sim.PChange{f.drift}
-	}
-	c.Latency = sim.LatencyOf(f.latency, f.latencySigma)
-	return c
-}
+// simConfig is the simulated model's config: its rates, latency and
+// drift.
+func (f *runFlags) simConfig() sim.Config { return f.set.Sim(f.sim) }
 
 // solverWith is what a command adds to the Solver its run flags
 // describe.
@@ -299,15 +257,13 @@ type solverWith struct {
 	watch context.Context
 }
 
-// config maps the run flags to the run's settings, with what the command
-// adds and the --escalate policy esc. It does not check them: solver does,
-// with Config.Validate. --timeout bounds each call in the model's client
-// (models.Options), not here.
-func (f *runFlags) config(with solverWith, esc *maker.Escalation) maker.Config {
+// config is the run's settings (validate sets them) with what the
+// command adds; its --escalate policy has no model (solver opens it). It
+// does not check them: solver does, with Config.Validate. --timeout
+// bounds each call in the model's client (models.Options), not here.
+func (f *runFlags) config(with solverWith) maker.Config {
 	cfg := f.cfg
-	cfg.Vote, cfg.AdaptiveK, cfg.Escalation = f.voteConfig(), f.adaptive(with.steps), esc
-	cfg.SamplesPerCall = f.perCall
-	f.guard.apply(&cfg)
+	cfg.Vote.MinVoters, cfg.AdaptiveK = f.minVoters, f.set.Adaptive(with.steps)
 	return cfg
 }
 
@@ -338,15 +294,14 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 	if err != nil {
 		return nil, err
 	}
-	esc, err := f.escalation(oracle)
-	if err != nil {
+	cfg := f.config(with)
+	if err := f.escalation(&cfg, oracle); err != nil {
 		return nil, err
 	}
-	cfg := f.config(with, esc)
 	if err := fieldUsageErr(cfg.Validate(), configFlagOf, "settings"); err != nil {
 		return nil, err
 	}
-	if esc != nil && esc.Policy == maker.EscalateModel {
+	if esc := cfg.Escalation; esc != nil && esc.Policy == maker.EscalateModel {
 		if _, err := esc.ModelFor(model); err != nil {
 			return nil, usageErr("--escalate-model: %w", err)
 		}
@@ -363,7 +318,7 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 	if with.watch != nil {
 		f.watchRun(&f.obs, journal != nil)
 		logger, observer = f.runLogger(&f.obs, stderr), f.obs.solverObserver()
-		a := progress.NewRun(stderr, progress.RunConfig{Mode: progress.Mode(f.progress), Total: with.steps, Verbose: f.verbose,
+		a := progress.NewRun(stderr, progress.RunConfig{Mode: f.set.Progress, Total: with.steps, Verbose: f.set.Verbose,
 			Secrets: heldSecrets(with.watch), Cost: func(rep *maker.Report) float64 { return s.CostOf(rep) }})
 		f.endBar = a.Finish
 		onSample, onStep = a.Hooks()

@@ -21,7 +21,7 @@ import (
 func TestJSONSummaryWriteErrorFailsTheCommand(t *testing.T) {
 	t.Parallel()
 	t.Run("solve", func(t *testing.T) {
-		f := &solveFlags{asJSON: true}
+		f := &solveFlags{JSON: true}
 		err := f.report(brokenWriter{}, "tasks.jsonl", batch.Summary{}, nil, false)
 		require.Error(t, err)
 		assert.False(t, isUsage(err))

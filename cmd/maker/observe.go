@@ -171,7 +171,7 @@ func (f *runFlags) runLogger(w *watchFlags, stderr io.Writer) *slog.Logger {
 		return nil
 	}
 	level := slog.LevelWarn
-	if f.verbose {
+	if f.set.Verbose {
 		level = slog.LevelDebug
 	}
 	return w.logger(stderr, &slog.HandlerOptions{Level: level})

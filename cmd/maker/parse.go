@@ -4,21 +4,22 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/replyfile"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
 )
 
-// parseFlags are maker parse's flags.
+// parseFlags are maker parse's flags (flagbind).
 type parseFlags struct {
-	asJSON    bool
-	maxTokens int
-	specPath  string
+	JSON      bool   `flag:"json" usage:"one JSON line per reply"`
+	MaxTokens int    `flag:"max-tokens" usage:"reply cap in tokens; a longer reply is red-flagged"`
+	SpecPath  string `flag:"spec" usage:"check answers against this spec file's answer contract"`
 }
 
 func newParse() *cobra.Command {
-	f := &parseFlags{}
+	f := &parseFlags{MaxTokens: maker.DefaultMaxTokens}
 	cmd := &cobra.Command{
 		Use:     "parse [FILE...]",
 		Short:   "For each model reply: its red flag, or its canonical form and vote key",
@@ -28,9 +29,7 @@ func newParse() *cobra.Command {
 			return f.parse(cmd, args)
 		},
 	}
-	cmd.Flags().BoolVar(&f.asJSON, "json", false, "one JSON line per reply")
-	cmd.Flags().IntVar(&f.maxTokens, "max-tokens", maker.DefaultMaxTokens, "reply cap in tokens; a longer reply is red-flagged")
-	cmd.Flags().StringVar(&f.specPath, "spec", "", "check answers against this spec file's answer contract")
+	flagbind.Bind(cmd.Flags(), f)
 	return cmd
 }
 
@@ -38,12 +37,12 @@ func newParse() *cobra.Command {
 // verdicts; a reply that cannot be read is bad input and nothing is
 // printed.
 func (f *parseFlags) parse(cmd *cobra.Command, args []string) error {
-	if f.maxTokens < 1 || f.maxTokens > maker.MaxReplyBytes {
-		return usageErr("--max-tokens %d: use 1 to %d", f.maxTokens, maker.MaxReplyBytes)
+	if f.MaxTokens < 1 || f.MaxTokens > maker.MaxReplyBytes {
+		return usageErr("--max-tokens %d: use 1 to %d", f.MaxTokens, maker.MaxReplyBytes)
 	}
 	var task maker.Task // the spec's, whose matcher groups the answers
-	if f.specPath != "" {
-		sp, err := spec.Load(f.specPath)
+	if f.SpecPath != "" {
+		sp, err := spec.Load(f.SpecPath)
 		if err != nil {
 			return usageErr("--spec: %w", err)
 		}
@@ -52,13 +51,13 @@ func (f *parseFlags) parse(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		args = []string{"-"}
 	}
-	lines, err := replyfile.Judge(cmd.Context(), args, cmd.InOrStdin(), task, f.maxTokens)
+	lines, err := replyfile.Judge(cmd.Context(), args, cmd.InOrStdin(), task, f.MaxTokens)
 	switch {
 	case errors.Is(err, replyfile.ErrUnreadable):
 		return usageErr("%w", err)
 	case err != nil:
 		return err
-	case f.asJSON:
+	case f.JSON:
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		for _, l := range lines {
 			if err := enc.Encode(l); err != nil {
@@ -66,7 +65,7 @@ func (f *parseFlags) parse(cmd *cobra.Command, args []string) error {
 			}
 		}
 	default:
-		replyfile.WriteText(cmd.OutOrStdout(), lines, f.maxTokens)
+		replyfile.WriteText(cmd.OutOrStdout(), lines, f.MaxTokens)
 	}
 	return nil
 }

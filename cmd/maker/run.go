@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
@@ -25,12 +26,12 @@ type specSummary struct {
 	runTotals
 }
 
-// runCmd is maker run's flags.
+// runCmd is maker run's flags; JSON is its own (flagbind).
 type runCmd struct {
-	flags  runFlags
-	tools  toolFlags
-	asJSON bool
-	ui     uiFlag
+	flags runFlags
+	tools toolFlags
+	ui    uiFlag
+	JSON  bool `flag:"json" usage:"print a JSON summary on stdout"`
 }
 
 func newRun() *cobra.Command {
@@ -54,12 +55,11 @@ func newRun() *cobra.Command {
 			return r.run(cmd, args[0])
 		},
 	}
-	cmd.Flags().BoolVar(&r.asJSON, "json", false, "print a JSON summary on stdout")
-	cmd.Flags().StringVar((*string)(&r.flags.cfg.ToolDeclaration), "tool-declaration", "auto", "how the spec's tools are declared to the model: native (the provider's tool definitions), prompt (their names and arguments in the system prompt), both, or auto (native for openai: and anthropic:, else prompt)")
+	flagbind.Bind(cmd.Flags(), r)
 	cmd.Flags().IntVar(&r.flags.cfg.MaxSteps, "max-steps", 0, "stop after that many steps if the task is not done (0: the spec's own max_steps only)")
 	r.flags.register(cmd)
 	r.flags.obs.register(cmd.Flags(), true)
-	r.tools.register(cmd, "")
+	r.tools.register(cmd, "", &r.flags.cfg.ToolDeclaration)
 	r.ui.register(cmd)
 	cmd.Flags().Lookup("root").Usage = `folder granted to the file tools (default: the spec file's folder); they work in the spec's "root" inside it and cannot leave it`
 	return cmd
@@ -101,11 +101,11 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 	sp, ex, task := st.Spec, st.Executor, st.Task
 	defer noteToolsRefused(cmd.ErrOrStderr(), &err)
 	with := solverWith{steps: sp.MaxSteps, executor: ex, tools: st.Tools}
-	return r.flags.solveTask(cmd, &r.ui, task, spec.Oracle{Spec: sp}, with, r.asJSON, func(t runTotals, rep maker.Report) (any, string, bool, string) {
+	return r.flags.solveTask(cmd, &r.ui, task, spec.Oracle{Spec: sp}, with, r.JSON, func(t runTotals, rep maker.Report) (any, string, bool, string) {
 		name := cmp.Or(sp.Name, "unnamed")
 		sum := specSummary{Spec: path, Name: name, Solved: t.Error == "" && task.Done(), State: task.State(),
 			ToolCalls: rep.ToolCalls, Denied: rep.Denied, Root: ex.Root(), Tools: ex.Policy().String(), runTotals: t}
 		return sum, fmt.Sprintf("spec %s (%s), k=%s, model %s: solved %v\nstate: %s\ntools: %s, under %s\n",
-			name, path, r.flags.kText(), r.flags.modelName(), sum.Solved, sum.State, sum.Tools, sum.Root), sum.Solved, "the task never said it was done"
+			name, path, r.flags.set.Margin.String(), r.flags.modelName(), sum.Solved, sum.State, sum.Tools, sum.Root), sum.Solved, "the task never said it was done"
 	})
 }

@@ -36,20 +36,21 @@ type solveSummary struct {
 // solveFlags are maker solve's flags: the run flags, the tools, and the
 // batch's own, most of them set straight into the library's settings
 // (batch.Builtin, batch.LimitConfig, batch.Runner), which check
-// themselves.
+// themselves; the tagged fields are solve's own (flagbind).
 type solveFlags struct {
 	run        runFlags
 	tools      toolFlags
-	out, state string
-	spec       string
-	queue      string // --queue: the batch's task queue on the engine
-	asJSON     bool
-	spendChart string
 	builder    batch.Builtin
 	limits     batch.LimitConfig
 	runner     batch.Runner
 	ui         uiFlag
 	roles      roleFlags // --model-ROLE of decomposition lines
+	Out        string    `flag:"out" usage:"results FILE: one JSON line per finished task (required; appended to, never rewritten)"`
+	Spec       string    `flag:"spec" usage:"the spec FILE of every line that names no task: a file of {\"id\": ..., \"input\": {...}} lines runs one spec over many inputs"`
+	State      string    `flag:"state" usage:"state DIR: one journal per task, so an interrupted task resumes (created if missing)"`
+	JSON       bool      `flag:"json" usage:"print a JSON summary on stdout"`
+	SpendChart string    `flag:"spend-chart" usage:"write an SVG chart of the batch's spend over this run to FILE when it ends (dollars spent in all runs against seconds, and the --max-cost cap)"`
+	Queue      string    `flag:"queue" usage:"with --nats: the batch's task queue on the engine, where its coordinators meet (default solve-HASH, a hash of the tasks file and the settings); a run key (maker nats run add NAME) serves the queue NAME only"`
 }
 
 // solveFlagOf names the flag of each field of batch.Builtin,
@@ -88,20 +89,14 @@ func newSolve() *cobra.Command {
 
 func (f *solveFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.StringVar(&f.out, "out", "", "results FILE: one JSON line per finished task (required; appended to, never rewritten)")
-	fs.StringVar(&f.spec, "spec", "", `the spec FILE of every line that names no task: a file of {"id": ..., "input": {...}} lines runs one spec over many inputs`)
-	fs.StringVar(&f.state, "state", "", "state DIR: one journal per task, so an interrupted task resumes (created if missing)")
+	flagbind.Bind(fs, f)
 	flagbind.Bind(fs, &f.limits)
 	flagbind.Bind(fs, &f.runner)
 	fs.IntVar(&f.run.cfg.MaxSteps, "max-steps", 0, "stop a task after that many steps (0: no limit; a task's \"max_steps\" replaces it)")
-	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
-	fs.StringVar(&f.spendChart, "spend-chart", "", "write an SVG chart of the batch's spend over this run to FILE when it ends (dollars spent in all runs against seconds, and the --max-cost cap)")
-	fs.StringVar(&f.queue, "queue", "", "with --nats: the batch's task queue on the engine, where its coordinators meet (default solve-HASH, a hash of the tasks file and the settings); a run key (maker nats run add NAME) serves the queue NAME only")
-	fs.StringVar((*string)(&f.run.cfg.ToolDeclaration), "tool-declaration", "auto", "how spec tasks' tools are declared to the model: native, prompt, both, or auto (native for openai: and anthropic:, else prompt)")
 	f.run.register(cmd)
 	f.roles = registerRoleFlags(fs, " in multiply, sort and problem lines", " (one over --nats); a real model, with a real --model")
 	f.run.obs.register(fs, true)
-	f.tools.register(cmd, "")
+	f.tools.register(cmd, "", &f.run.cfg.ToolDeclaration)
 	fs.Lookup("root").Usage = `folder granted to the file tools of spec tasks (default: each spec file's folder; a task's "root" replaces it); they work in the spec's "root" inside it`
 	fs.Lookup("seed").Usage = `simulated model: seed of every random draw (a task's "seed" replaces it)`
 	// Flags of the shared run set that solve refuses: its --help does not
@@ -124,7 +119,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	if err := f.roles.checkSolve(run); err != nil {
 		return err
 	}
-	if run.kAuto {
+	if run.set.Margin.Auto {
 		return usageErr("--k auto applies to maker hanoi and maker run: give maker solve a fixed --k")
 	}
 	for _, name := range notForSolve[:5] {
@@ -141,31 +136,32 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 		return err
 	}
 	switch {
-	case run.jnl.Unsigned && f.state == "" && run.natsURL == "":
+	case run.jnl.Unsigned && f.State == "" && run.natsURL == "":
 		return usageErr("--journal-unsigned applies to the tasks' journals: give --state DIR (or --nats)")
-	case f.queue != "" && run.natsURL == "":
+	case f.Queue != "" && run.natsURL == "":
 		return usageErr("--queue names a task queue on the NATS engine: give --nats URL too, or leave it out")
-	case f.queue != "" && cluster.CheckRunName(f.queue) != nil:
-		return usageErr("--queue %q: a queue name is 1 to 64 letters, digits, '-' or '_'", f.queue)
-	case run.natsURL != "" && f.state != "":
+	case f.Queue != "" && cluster.CheckRunName(f.Queue) != nil:
+		return usageErr("--queue %q: a queue name is 1 to 64 letters, digits, '-' or '_'", f.Queue)
+	case run.natsURL != "" && f.State != "":
 		return usageErr("--state does not apply with --nats: each task's journal is kept on the engine, where any coordinator resumes it")
-	case f.out == "":
+	case f.Out == "":
 		return usageErr("--out FILE is required: the results file, one JSON line per finished task (created if missing, appended to if it exists)")
 	}
 	if err := positiveFlags(fs, "concurrency"); err != nil {
 		return err
 	}
-	if f.queue != "" {
-		run.natsRunName = f.queue // a credentials folder gives the queue's run key, runs/QUEUE.nk
+	if f.Queue != "" {
+		run.natsRunName = f.Queue // a credentials folder gives the queue's run key, runs/QUEUE.nk
 	}
-	if f.spendChart != "" {
-		if fi, err := os.Stat(filepath.Dir(f.spendChart)); err != nil || !fi.IsDir() {
-			return usageErr("--spend-chart %s: its folder %s does not exist; give a file in an existing folder", f.spendChart, filepath.Dir(f.spendChart))
+	if f.SpendChart != "" {
+		if fi, err := os.Stat(filepath.Dir(f.SpendChart)); err != nil || !fi.IsDir() {
+			return usageErr("--spend-chart %s: its folder %s does not exist; give a file in an existing folder", f.SpendChart, filepath.Dir(f.SpendChart))
 		}
 	}
 	b := &f.builder
-	// Budget: batchRunner's, one across runs; Escalation: solve's, with its model.
-	b.Config, b.Seed, b.Root, b.Tools = run.config(solverWith{}, nil), run.sim.Seed, f.tools.root, f.tools.selection
+	// Budget: batchRunner's, one across runs; Escalation: solve's, with its model (run.validate checked it).
+	b.Config, b.Seed, b.Root, b.Tools = run.config(solverWith{}), run.sim.Seed, f.tools.root, f.tools.selection
+	b.Escalation = nil
 	f.runner.Build = b.Build
 	for _, err := range []error{b.Validate(), f.limits.Validate(), f.runner.Validate()} {
 		if err := fieldUsageErr(err, solveFlagOf, "solve"); err != nil {
@@ -177,7 +173,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 
 // solve runs the tasks of path and prints the summary.
 func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
-	jobs, err := batch.ReadTasks(path, cmd.InOrStdin(), f.spec) // refuses a file with none
+	jobs, err := batch.ReadTasks(path, cmd.InOrStdin(), f.Spec) // refuses a file with none
 	if err != nil {
 		return usageErr("%w", err)
 	}
@@ -190,12 +186,13 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	f.builder.Observer = run.obs.solverObserver() // once the telemetry is up
 	f.builder.Model, err = batchModel(run, stderr)
 	defer run.closeNATS() // after the store and the journals
-	// --escalate, checked by run.validate; its model opened as maker run opens it, never over --nats.
-	if f.builder.Escalation = run.esc.config(); err == nil && run.esc.model != "" {
+	// --escalate, its model opened as maker run opens it, never over --nats.
+	f.builder.Escalation = run.cfg.Escalation
+	if esc := run.set.Model; err == nil && esc != "" {
 		g := *run
-		g.models, g.natsURL = []string{run.esc.model}, ""
+		g.models, g.natsURL = []string{esc}, ""
 		// refused as maker run refuses it, when both are opened once for the batch (not sim, not over --nats)
-		if f.builder.EscalationModel, err = batchModel(&g, stderr); err == nil && run.natsURL == "" && run.esc.model != "sim" && !slices.Contains(run.models, "sim") {
+		if f.builder.EscalationModel, err = batchModel(&g, stderr); err == nil && run.natsURL == "" && esc != "sim" && !slices.Contains(run.models, "sim") {
 			err = f.builder.CheckSharedEscalation()
 		}
 		if err != nil {
@@ -208,29 +205,29 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	decompBatch(run, f.roles, &f.builder, cmd.Flags())
 	queue := ""
 	if run.natsURL != "" {
-		if queue, err = run.batchQueue(cmd.Context(), path, f.queue); err != nil {
+		if queue, err = run.batchQueue(cmd.Context(), path, f.Queue); err != nil {
 			return err
 		}
 	}
-	store, err := batch.OpenStore(f.out, f.state)
+	store, err := batch.OpenStore(f.Out, f.State)
 	if err != nil {
 		return usageErr("%w", err)
 	}
 	if store.UnsignedJournals = run.jnl.Unsigned; store.TornBytes() > 0 {
-		fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", f.out, words.Plural(store.TornBytes(), "byte"))
+		fmt.Fprintf(stderr, "maker: note: %s ended with a torn line of %s (a write cut short by a crash); it was dropped and that task runs again\n", f.Out, words.Plural(store.TornBytes(), "byte"))
 	}
 	defer func() {
 		if cerr := store.Close(); cerr != nil && err == nil {
 			err = failed(cerr)
 		}
 	}()
-	progress, finish := progress.Batch(stderr, progress.Mode(run.progress), len(jobs))
+	progress, finish := progress.Batch(stderr, run.set.Progress, len(jobs))
 	r, spend := f.batchRunner(store, progress, stderr)
 	defer f.ui.attachBatch(cmd, run, path, jobs, store, &r)()
 	sum, runErrV := f.runBatch(cmd, queue, jobs, r, store)
 	finish()
 	if spend != nil {
-		if err := benchmarks.WriteSpendChart(f.spendChart, spend.End(), run.maxCost, fmt.Sprintf("maker solve %s: the batch's spend", path)); err != nil {
+		if err := benchmarks.WriteSpendChart(f.SpendChart, spend.End(), run.maxCost, fmt.Sprintf("maker solve %s: the batch's spend", path)); err != nil {
 			fmt.Fprintf(stderr, "maker: the spend chart: %v\n", err)
 			if runErrV == nil {
 				runErrV = err
@@ -267,7 +264,7 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 	run.watchRun(&run.obs, false)
 	r.Build, r.Store, r.Fault = f.builder.Build, store, engineFault
 	r.Progress, r.Logger = batch.RecordProgress(run.obs.observer().BatchRecorder(), progress), run.obs.warnLogger(stderr)
-	if f.spendChart != "" {
+	if f.SpendChart != "" {
 		spend = batch.NewSpendTrace(f.builder.Budget) // set with --nats too
 		r.Progress = spend.Wrap(r.Progress)
 	}
@@ -292,11 +289,11 @@ func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job
 // report prints the summary of a batch: as JSON with --json, whose
 // error (a value JSON cannot say, a failed write) fails the command.
 func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr error, interrupted bool) error {
-	if !f.asJSON {
+	if !f.JSON {
 		sum.WriteText(w, f.summaryText(path))
 		return nil
 	}
-	report := solveSummary{Summary: sum, TasksFile: path, Results: f.out, State: f.state}
+	report := solveSummary{Summary: sum, TasksFile: path, Results: f.Out, State: f.State}
 	if f.run.drawer != nil {
 		report.Quarantined = f.run.drawer.Quarantined()
 	}
@@ -312,12 +309,12 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 // summaryText is what the batch's summary and outcome say beside its
 // numbers: the files, where the journals are, the cap.
 func (f *solveFlags) summaryText(path string) batch.SummaryText {
-	t := batch.SummaryText{TasksFile: path, Results: f.out, Cap: f.run.maxCost, CapName: "--max-cost", KeepSteps: "give --state DIR"}
+	t := batch.SummaryText{TasksFile: path, Results: f.Out, Cap: f.run.maxCost, CapName: "--max-cost", KeepSteps: "give --state DIR"}
 	switch {
 	case f.run.natsURL != "":
 		t.Journals = "on the engine"
-	case f.state != "":
-		t.Journals = "in " + f.state
+	case f.State != "":
+		t.Journals = "in " + f.State
 	}
 	return t
 }

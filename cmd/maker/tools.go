@@ -5,6 +5,7 @@ import (
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/executor/toolreport"
+	"github.com/mdap-go/mdap/maker"
 	"github.com/spf13/cobra"
 )
 
@@ -14,9 +15,14 @@ type toolFlags struct {
 	root      string
 }
 
-func (t *toolFlags) register(cmd *cobra.Command, defaultRoot string) {
+// register adds --tools and --root and, for a command that runs a spec's
+// tools, --tool-declaration into declared (nil: none).
+func (t *toolFlags) register(cmd *cobra.Command, defaultRoot string, declared *maker.ToolDeclaration) {
 	cmd.Flags().StringVar(&t.selection, "tools", "", "allowed tool categories and tools, comma-separated (e.g. file_read,search,grep; -NAME denies; read_only; none); default: the read-only categories")
 	cmd.Flags().StringVar(&t.root, "root", defaultRoot, "folder the file tools work in; they cannot leave it")
+	if declared != nil {
+		cmd.Flags().StringVar((*string)(declared), "tool-declaration", string(maker.DeclareAuto), "how a spec's tools are declared to the model: native (the provider's tool definitions), prompt (their names and arguments in the system prompt), both, or auto (native for openai: and anthropic:, else prompt)")
+	}
 }
 
 // parseTools is the policy of a --tools selection; a bad one is a usage
@@ -67,7 +73,7 @@ func newTools() *cobra.Command {
 			return writeJSON(cmd.OutOrStdout(), r)
 		},
 	}
-	flags.register(cmd, ".")
+	flags.register(cmd, ".", nil)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }

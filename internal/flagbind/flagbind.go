@@ -32,7 +32,9 @@ import (
 // The field types it binds: a string (or a type whose underlying type is
 // string), bool, int, int32, int64, uint64, float64, time.Duration,
 // []string (repeatable: each value once, none split at commas),
-// map[string]int and map[string]string (KEY=VALUE[,KEY=VALUE]). A tagged
+// map[string]int and map[string]string (KEY=VALUE[,KEY=VALUE]), and a
+// type whose pointer is a flag value (Set, String and Type, as
+// pflag.Value: its own syntax, its default its String now). A tagged
 // field of another type, or cfg not a pointer to a struct, is a
 // programming error: Bind panics, as pflag does on a flag defined twice.
 func Bind(fs *pflag.FlagSet, cfg any) map[string]string {
@@ -83,6 +85,8 @@ func bind(fs *pflag.FlagSet, v reflect.Value, names map[string]string) {
 // define registers the flag name over the field p points to.
 func define(fs *pflag.FlagSet, p reflect.Value, name, usage string) {
 	switch q := p.Interface().(type) {
+	case pflag.Value:
+		fs.Var(q, name, usage)
 	case *time.Duration:
 		fs.DurationVar(q, name, *q, usage)
 	case *bool:

@@ -2,6 +2,7 @@ package flagbind
 
 import (
 	"maps"
+	"strconv"
 	"testing"
 	"time"
 
@@ -65,6 +66,46 @@ func TestBindSetsTheFieldsAndNamesTheirFlags(t *testing.T) {
 	}
 	if fs.Lookup("private") != nil || c.private != 0 || c.Nested.Token != "" {
 		t.Error("an unexported or nested field was bound")
+	}
+}
+
+// level is a field type of its own syntax: a number, or "max".
+type level struct{ n int }
+
+func (l *level) String() string {
+	if l.n < 0 {
+		return "max"
+	}
+	return strconv.Itoa(l.n)
+}
+
+func (l *level) Set(s string) (err error) {
+	if s == "max" {
+		l.n = -1
+		return nil
+	}
+	l.n, err = strconv.Atoi(s)
+	return err
+}
+
+func (l *level) Type() string { return "level" }
+
+// TestBindBindsAFlagValue: a field whose pointer is a pflag.Value is
+// bound as itself, its default its String at Bind.
+func TestBindBindsAFlagValue(t *testing.T) {
+	c := struct {
+		L level `flag:"level" usage:"a level"`
+	}{level{3}}
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	Bind(fs, &c)
+	if fl := fs.Lookup("level"); fl.DefValue != "3" || fl.Value.Type() != "level" {
+		t.Fatalf("--level: default %q, type %q", fl.DefValue, fl.Value.Type())
+	}
+	if err := fs.Parse([]string{"--level=max"}); err != nil || c.L.n != -1 {
+		t.Errorf("--level=max: %v, %+v", err, c.L)
+	}
+	if err := fs.Parse([]string{"--level=x"}); err == nil {
+		t.Error("--level=x: no error")
 	}
 }
 

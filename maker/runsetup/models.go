@@ -1,8 +1,11 @@
 // Package runsetup checks and opens what a run's settings name before the
 // run starts: its models' specs, checked all at once without opening a
 // client ([Models.Check]), and its journal file, created, resumed or
-// either ([Journal.Open]). A command maps its flags to these settings and
-// their field errors back to its flags (fielderr.InFlags).
+// either ([Journal.Open]); and holds a run's settings apart from what
+// runs it, as a command line gives them ([Settings], [Guards]), each
+// field tagged with its flag (internal/flagbind), each checking itself. A
+// command binds these settings to its flags and maps their field errors
+// back to its flags (fielderr.InFlags).
 package runsetup
 
 import (
