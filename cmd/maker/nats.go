@@ -36,7 +36,7 @@ const (
 const natsJournalPrefix = "nats:"
 
 // setupTimeout bounds connecting and creating streams at start.
-const setupTimeout = 30 * time.Second
+const setupTimeout = cluster.SetupTimeout
 
 // natsRun is the --nats part of runFlags: where samples are drawn and
 // journals kept when the run goes through the engine
@@ -76,7 +76,7 @@ func registerNATSCreds(fs *pflag.FlagSet, c *cluster.ClientCreds) {
 // a field has one flag in every command that sets it.
 var clusterFlagOf = flagbind.Names(map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWorkers": "min-workers",
 	"Provision.Replicas": "replicas", "Replicas": "replicas", "Creds.Identity": "identity"},
-	cluster.EngineConfig{}, cluster.ProvisionConfig{}, cluster.WorkerConfig{}, cluster.StockClusterConfig{})
+	cluster.EngineConfig{}, cluster.AgentConfig{}, cluster.WorkerConfig{}, cluster.StockClusterConfig{})
 
 // validateNATS checks --nats and what it changes
 // (cluster.CoordinatorConfig.Validate): --journal nats:RUN and
@@ -135,12 +135,19 @@ func (f *runFlags) route(oracle sim.Oracle) (string, error) {
 }
 
 // engineErr is err, of the engine's library, as the command's exit
-// status says it: a refused setting (a *fielderr.Error, said in flags) or
-// one wrapping one of usage (a name or credential refused, which names
-// its flag) is bad input (2), else a failure (1) that flag, when given,
-// begins.
+// status says it: nil is nil; a *cluster.FieldFailure is a failure (1)
+// that its field's flag begins; a refused setting (a *fielderr.Error,
+// said in flags) or one wrapping one of usage (a name or credential
+// refused, which names its flag) is bad input (2), else a failure (1)
+// that flag, when given, begins.
 func engineErr(flag string, err error, usage ...error) error {
-	if fielderr.As(err) != nil {
+	var ff *cluster.FieldFailure
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ff):
+		return failed(fmt.Errorf("--%s: %w", clusterFlagOf[ff.Field], ff.Err))
+	case fielderr.As(err) != nil:
 		return fieldUsageErr(err, clusterFlagOf, "nats")
 	}
 	for _, u := range usage {
