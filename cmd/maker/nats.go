@@ -280,8 +280,9 @@ func (n *natsCmd) check(fs *pflag.FlagSet) error {
 	return fieldUsageErr(err, clusterFlagOf, "nats")
 }
 
-// run serves until the command's context ends. Flags first, files after:
-// check has refused bad flags before run writes any credentials.
+// run serves until the command's context ends (cluster.RunEngine).
+// Flags first, files after: check has refused bad flags before run
+// writes any credentials.
 func (n *natsCmd) run(cmd *cobra.Command) error {
 	stderr := cmd.ErrOrStderr()
 	if err := n.obs.start(cmd.Context(), "maker-nats", stderr); err != nil {
@@ -292,35 +293,24 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 	if n.logs {
 		logger = n.obs.logger(stderr, nil)
 	}
-	// The watch of the credentials folder lets an identity issued in and
-	// cuts one revoked off (maker nats worker add, revoke).
-	e, err := cluster.StartEngine(n.cfg, logger, func(closed int, err error) {
-		if err != nil {
-			fmt.Fprintf(stderr, "maker nats: %v (the keys in force are kept)\n", err)
-			return
-		}
-		fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", closed)
+	var metricsErr error
+	err := cluster.RunEngine(cmd.Context(), n.cfg, logger, cmd.OutOrStdout(), notef(stderr, "maker nats"), func(e *cluster.Engine) error {
+		n.obs.probe("nats", func(context.Context) error { return e.Ready() })
+		metricsErr = n.obs.observer().ObserveEngine(engineFigures(e.Server))
+		return metricsErr
 	})
 	switch {
+	case metricsErr != nil:
+		return failed(fmt.Errorf("--metrics-addr: the engine's metrics: %w", metricsErr))
 	case errors.Is(err, cluster.ErrAuth):
 		return usageErr("--creds: %w", err)
-	case err != nil: // check ran Validate: a field refused now is the store's or the folder's path
-		return engineErr("", err, cluster.ErrConfig)
 	}
-	defer e.Stop()
-	n.obs.probe("nats", func(context.Context) error { return e.Ready() })
-	if err := n.obs.observer().ObserveEngine(engineFigures(e.Server)); err != nil {
-		return failed(fmt.Errorf("--metrics-addr: the engine's metrics: %w", err))
-	}
-	if u := e.MonitorURL(); u != "" {
-		fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
-	}
-	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", e.ClientURL(), e.StoreDir)
-	fmt.Fprintf(stderr, "maker nats: %s\n", e.Creds.Note(e.Made))
-	fmt.Fprintln(cmd.OutOrStdout(), e.ClientURL()) // last: a client that read it finds the notes written
-	<-cmd.Context().Done()
-	fmt.Fprintln(stderr, "maker nats: stopping")
-	return nil
+	return engineErr("", err, cluster.ErrConfig) // check ran Validate: a field refused now is the store's or the folder's path
+}
+
+// notef says a note of the command what on w, a line each.
+func notef(w io.Writer, what string) func(format string, args ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(w, what+": "+format+"\n", args...) }
 }
 
 // checkEngineFlags refuses engine settings out of range: an explicit 0
@@ -411,7 +401,7 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 // on queue (batchQueue).
 func (f *runFlags) solveOverNATS(ctx context.Context, queue string, jobs []batch.Job, base batch.Runner, store *batch.Store, concurrency int, stderr io.Writer) (batch.Summary, error) {
 	sum, err := f.coord.SolveBatch(ctx, cluster.BatchConfig{Queue: queue, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
-		Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) }})
+		Notef: notef(stderr, "maker solve")})
 	if err != nil && ctx.Err() == nil {
 		return sum, failed(fmt.Errorf("--nats: %w", err))
 	}

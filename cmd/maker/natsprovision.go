@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/spf13/cobra"
 )
@@ -19,10 +17,8 @@ func newNATSProvision() *cobra.Command {
 			if err := checkEngineFlags(cmd.Flags(), &cfg.ProvisionConfig); err != nil {
 				return err
 			}
-			stderr := cmd.ErrOrStderr()
-			return engineErr("--nats", cluster.RunAgent(cmd.Context(), cfg, cmd.OutOrStdout(), func(format string, args ...any) {
-				fmt.Fprintf(stderr, "maker nats provision: "+format+"\n", args...)
-			}), cluster.ErrConfig)
+			err := cluster.RunAgent(cmd.Context(), cfg, cmd.OutOrStdout(), notef(cmd.ErrOrStderr(), "maker nats provision"))
+			return engineErr("--nats", err, cluster.ErrConfig)
 		},
 	}
 	fs := bindAdmin(cmd, &cfg, &cfg.Creds)
