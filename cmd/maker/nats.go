@@ -136,7 +136,7 @@ func (f *runFlags) route(oracle sim.Oracle) (string, error) {
 
 // engineErr is err, of the engine's library, as the command's exit
 // status says it: nil is nil; a *cluster.FieldFailure is a failure (1)
-// that its field's flag begins; a refused setting (a *fielderr.Error,
+// that its field's flag, if any, begins; a refused setting (a *fielderr.Error,
 // said in flags) or one wrapping one of usage (a name or credential
 // refused, which names its flag) is bad input (2), else a failure (1)
 // that flag, when given, begins.
@@ -145,6 +145,8 @@ func engineErr(flag string, err error, usage ...error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &ff) && ff.Field == "":
+		return failed(ff.Err)
 	case errors.As(err, &ff):
 		return failed(fmt.Errorf("--%s: %w", clusterFlagOf[ff.Field], ff.Err))
 	case fielderr.As(err) != nil:

@@ -19,7 +19,8 @@ const SetupTimeout = 30 * time.Second
 // Routes could not be made. Field is the setting's name in its
 // configuration, as its Validate names one in a *fielderr.Error ("URL",
 // "Routes"), so that a caller says the failure in its own terms (a
-// command: the flag). It is a failure of the run, never a refused
+// command: the flag); an empty Field is a failure of the run itself
+// (a worker's Run). It is a failure of the run, never a refused
 // configuration, whatever Err wraps; errors.Is and errors.As see Err.
 type FieldFailure struct {
 	Field string
