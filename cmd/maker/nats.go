@@ -164,7 +164,8 @@ func engineErr(flag string, err error, usage ...error) error {
 }
 
 // draw connects once per command (cluster.OpenCoordinator) and opens the
-// Drawer of route ("" for a batch), whose warnings go to stderr.
+// Drawer of route ("" for a batch, cluster.Coordinator.DrawNoting),
+// whose warnings and notes go to stderr.
 func (f *runFlags) draw(route string, stderr io.Writer) error {
 	if f.coord == nil {
 		cfg := f.coordinatorConfig()
@@ -175,19 +176,11 @@ func (f *runFlags) draw(route string, stderr io.Writer) error {
 		}
 		f.coord = c
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-	defer cancel()
-	d, err := f.coord.Draw(ctx, route)
+	d, err := f.coord.DrawNoting(context.Background(), route, notef(stderr, "maker: note"))
 	if err != nil {
 		return engineErr("--nats", err)
 	}
 	f.drawer, f.minVoters, f.followVoters = d, f.coord.MinVoters(), f.coord.FollowVoters()
-	if route == "" {
-		return nil
-	}
-	if served, err := d.Served(ctx, route); err == nil && !served {
-		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: samples fail after %s without one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, cluster.DefaultNoWorker, f.natsURL)
-	}
 	return nil
 }
 
@@ -204,14 +197,10 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	return f.drawer.SpecModel(route, f.oneModel(), f.cfg.Price.InputPerMillion, f.cfg.Price.OutputPerMillion)
 }
 
-// natsJournal opens --journal nats:RUN (cluster.Coordinator.Journal). A
-// resume waits out the lease of a coordinator that died.
+// natsJournal opens --journal nats:RUN
+// (cluster.Coordinator.JournalNoting).
 func (f *runFlags) natsJournal(stderr io.Writer) (*journal.Journal, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout+cluster.DefaultLeaseTTL+2*time.Second)
-	defer cancel()
-	j, err := f.coord.Journal(ctx, f.jnl.Resume, func(wait time.Duration) {
-		fmt.Fprintf(stderr, "maker: note: %s is locked by another coordinator; waiting up to %s for its lease to expire (if it died)\n", f.jnl.Path, wait)
-	})
+	j, err := f.coord.JournalNoting(context.Background(), f.jnl.Resume, f.jnl.Path, notef(stderr, "maker: note"))
 	if errors.Is(err, cluster.ErrEngine) {
 		return nil, failed(fmt.Errorf("--journal: %w", err))
 	}
