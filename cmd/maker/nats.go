@@ -36,7 +36,7 @@ const (
 const natsJournalPrefix = "nats:"
 
 // setupTimeout bounds connecting and creating streams at start.
-const setupTimeout = 30 * time.Second
+const setupTimeout = cluster.SetupTimeout
 
 // natsRun is the --nats part of runFlags: where samples are drawn and
 // journals kept when the run goes through the engine
@@ -76,7 +76,7 @@ func registerNATSCreds(fs *pflag.FlagSet, c *cluster.ClientCreds) {
 // a field has one flag in every command that sets it.
 var clusterFlagOf = flagbind.Names(map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWorkers": "min-workers",
 	"Provision.Replicas": "replicas", "Replicas": "replicas", "Creds.Identity": "identity"},
-	cluster.EngineConfig{}, cluster.ProvisionConfig{}, cluster.WorkerConfig{}, cluster.StockClusterConfig{})
+	cluster.EngineConfig{}, cluster.AgentConfig{}, cluster.WorkerConfig{}, cluster.StockClusterConfig{})
 
 // validateNATS checks --nats and what it changes
 // (cluster.CoordinatorConfig.Validate): --journal nats:RUN and
@@ -135,12 +135,21 @@ func (f *runFlags) route(oracle sim.Oracle) (string, error) {
 }
 
 // engineErr is err, of the engine's library, as the command's exit
-// status says it: a refused setting (a *fielderr.Error, said in flags) or
-// one wrapping one of usage (a name or credential refused, which names
-// its flag) is bad input (2), else a failure (1) that flag, when given,
-// begins.
+// status says it: nil is nil; a *cluster.FieldFailure is a failure (1)
+// that its field's flag, if any, begins; a refused setting (a *fielderr.Error,
+// said in flags) or one wrapping one of usage (a name or credential
+// refused, which names its flag) is bad input (2), else a failure (1)
+// that flag, when given, begins.
 func engineErr(flag string, err error, usage ...error) error {
-	if fielderr.As(err) != nil {
+	var ff *cluster.FieldFailure
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ff) && ff.Field == "":
+		return failed(ff.Err)
+	case errors.As(err, &ff):
+		return failed(fmt.Errorf("--%s: %w", clusterFlagOf[ff.Field], ff.Err))
+	case fielderr.As(err) != nil:
 		return fieldUsageErr(err, clusterFlagOf, "nats")
 	}
 	for _, u := range usage {
@@ -155,7 +164,8 @@ func engineErr(flag string, err error, usage ...error) error {
 }
 
 // draw connects once per command (cluster.OpenCoordinator) and opens the
-// Drawer of route ("" for a batch), whose warnings go to stderr.
+// Drawer of route ("" for a batch, cluster.Coordinator.DrawNoting),
+// whose warnings and notes go to stderr.
 func (f *runFlags) draw(route string, stderr io.Writer) error {
 	if f.coord == nil {
 		cfg := f.coordinatorConfig()
@@ -166,19 +176,11 @@ func (f *runFlags) draw(route string, stderr io.Writer) error {
 		}
 		f.coord = c
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-	defer cancel()
-	d, err := f.coord.Draw(ctx, route)
+	d, err := f.coord.DrawNoting(context.Background(), route, notef(stderr, "maker: note"))
 	if err != nil {
 		return engineErr("--nats", err)
 	}
 	f.drawer, f.minVoters, f.followVoters = d, f.coord.MinVoters(), f.coord.FollowVoters()
-	if route == "" {
-		return nil
-	}
-	if served, err := d.Served(ctx, route); err == nil && !served {
-		fmt.Fprintf(stderr, "maker: note: no worker has served %q on %s yet: samples fail after %s without one (start maker worker --nats %s with the same model flags)\n", route, f.natsURL, cluster.DefaultNoWorker, f.natsURL)
-	}
 	return nil
 }
 
@@ -195,14 +197,10 @@ func (f *runFlags) natsModel(oracle sim.Oracle, stderr io.Writer) (llms.Model, e
 	return f.drawer.SpecModel(route, f.oneModel(), f.cfg.Price.InputPerMillion, f.cfg.Price.OutputPerMillion)
 }
 
-// natsJournal opens --journal nats:RUN (cluster.Coordinator.Journal). A
-// resume waits out the lease of a coordinator that died.
+// natsJournal opens --journal nats:RUN
+// (cluster.Coordinator.JournalNoting).
 func (f *runFlags) natsJournal(stderr io.Writer) (*journal.Journal, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout+cluster.DefaultLeaseTTL+2*time.Second)
-	defer cancel()
-	j, err := f.coord.Journal(ctx, f.jnl.Resume, func(wait time.Duration) {
-		fmt.Fprintf(stderr, "maker: note: %s is locked by another coordinator; waiting up to %s for its lease to expire (if it died)\n", f.jnl.Path, wait)
-	})
+	j, err := f.coord.JournalNoting(context.Background(), f.jnl.Resume, f.jnl.Path, notef(stderr, "maker: note"))
 	if errors.Is(err, cluster.ErrEngine) {
 		return nil, failed(fmt.Errorf("--journal: %w", err))
 	}
@@ -273,8 +271,9 @@ func (n *natsCmd) check(fs *pflag.FlagSet) error {
 	return fieldUsageErr(err, clusterFlagOf, "nats")
 }
 
-// run serves until the command's context ends. Flags first, files after:
-// check has refused bad flags before run writes any credentials.
+// run serves until the command's context ends (cluster.RunEngine).
+// Flags first, files after: check has refused bad flags before run
+// writes any credentials.
 func (n *natsCmd) run(cmd *cobra.Command) error {
 	stderr := cmd.ErrOrStderr()
 	if err := n.obs.start(cmd.Context(), "maker-nats", stderr); err != nil {
@@ -285,35 +284,24 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 	if n.logs {
 		logger = n.obs.logger(stderr, nil)
 	}
-	// The watch of the credentials folder lets an identity issued in and
-	// cuts one revoked off (maker nats worker add, revoke).
-	e, err := cluster.StartEngine(n.cfg, logger, func(closed int, err error) {
-		if err != nil {
-			fmt.Fprintf(stderr, "maker nats: %v (the keys in force are kept)\n", err)
-			return
-		}
-		fmt.Fprintf(stderr, "maker nats: a key was revoked: closed %d connection(s) signed in with it\n", closed)
+	var metricsErr error
+	err := cluster.RunEngine(cmd.Context(), n.cfg, logger, cmd.OutOrStdout(), notef(stderr, "maker nats"), func(e *cluster.Engine) error {
+		n.obs.probe("nats", func(context.Context) error { return e.Ready() })
+		metricsErr = n.obs.observer().ObserveEngine(engineFigures(e.Server))
+		return metricsErr
 	})
 	switch {
+	case metricsErr != nil:
+		return failed(fmt.Errorf("--metrics-addr: the engine's metrics: %w", metricsErr))
 	case errors.Is(err, cluster.ErrAuth):
 		return usageErr("--creds: %w", err)
-	case err != nil: // check ran Validate: a field refused now is the store's or the folder's path
-		return engineErr("", err, cluster.ErrConfig)
 	}
-	defer e.Stop()
-	n.obs.probe("nats", func(context.Context) error { return e.Ready() })
-	if err := n.obs.observer().ObserveEngine(engineFigures(e.Server)); err != nil {
-		return failed(fmt.Errorf("--metrics-addr: the engine's metrics: %w", err))
-	}
-	if u := e.MonitorURL(); u != "" {
-		fmt.Fprintf(stderr, "maker nats: the NATS server's monitoring endpoints at %s (/varz, /jsz, /healthz)\n", u)
-	}
-	fmt.Fprintf(stderr, "maker nats: JetStream serving %s, store %s; stop with Ctrl-C\n", e.ClientURL(), e.StoreDir)
-	fmt.Fprintf(stderr, "maker nats: %s\n", e.Creds.Note(e.Made))
-	fmt.Fprintln(cmd.OutOrStdout(), e.ClientURL()) // last: a client that read it finds the notes written
-	<-cmd.Context().Done()
-	fmt.Fprintln(stderr, "maker nats: stopping")
-	return nil
+	return engineErr("", err, cluster.ErrConfig) // check ran Validate: a field refused now is the store's or the folder's path
+}
+
+// notef says a note of the command what on w, a line each.
+func notef(w io.Writer, what string) func(format string, args ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(w, what+": "+format+"\n", args...) }
 }
 
 // checkEngineFlags refuses engine settings out of range: an explicit 0
@@ -404,7 +392,7 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 // on queue (batchQueue).
 func (f *runFlags) solveOverNATS(ctx context.Context, queue string, jobs []batch.Job, base batch.Runner, store *batch.Store, concurrency int, stderr io.Writer) (batch.Summary, error) {
 	sum, err := f.coord.SolveBatch(ctx, cluster.BatchConfig{Queue: queue, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
-		Notef: func(format string, args ...any) { fmt.Fprintf(stderr, "maker solve: "+format+"\n", args...) }})
+		Notef: notef(stderr, "maker solve")})
 	if err != nil && ctx.Err() == nil {
 		return sum, failed(fmt.Errorf("--nats: %w", err))
 	}

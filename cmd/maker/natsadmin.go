@@ -3,26 +3,25 @@ package main
 import (
 	"fmt"
 
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// natsAdmin is the --nats and --nats-creds of maker nats ls, rm and
-// provision: the server, and the admin's credential (no other role may
-// list the engine).
-type natsAdmin struct {
-	url   string
-	creds cluster.ClientCreds
+// bindAdmin binds the flags of cfg (a cluster.AdminConfig, or a
+// configuration that embeds one) and --nats-creds to creds, its
+// credential, on the flags of maker nats ls, rm or provision.
+func bindAdmin(cmd *cobra.Command, cfg any, creds *cluster.ClientCreds) *pflag.FlagSet {
+	fs := cmd.Flags()
+	flagbind.Bind(fs, cfg)
+	registerNATSCreds(fs, creds)
+	return fs
 }
 
-func (n *natsAdmin) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&n.url, "nats", "nats://"+cluster.DefaultAddr, "NATS URL of the engine")
-	registerNATSCreds(cmd.Flags(), &n.creds)
-}
-
-// open connects as the admin (cluster.OpenAdmin).
-func (n *natsAdmin) open() (*cluster.Admin, error) {
-	a, err := cluster.OpenAdmin(n.url, n.creds)
+// openAdmin connects as the admin (cluster.OpenAdmin).
+func openAdmin(cfg cluster.AdminConfig) (*cluster.Admin, error) {
+	a, err := cfg.Open()
 	if err != nil {
 		return nil, engineErr("--nats", err, cluster.ErrConfig)
 	}
@@ -31,7 +30,7 @@ func (n *natsAdmin) open() (*cluster.Admin, error) {
 
 func newNATSLs() *cobra.Command {
 	var (
-		n      natsAdmin
+		cfg    = cluster.DefaultAdmin()
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -41,7 +40,7 @@ func newNATSLs() *cobra.Command {
 		Example: example("nats-ls"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := n.open()
+			a, err := openAdmin(cfg)
 			if err != nil {
 				return err
 			}
@@ -53,13 +52,12 @@ func newNATSLs() *cobra.Command {
 			return cluster.WriteLeftovers(cmd.OutOrStdout(), list, asJSON)
 		},
 	}
-	n.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	bindAdmin(cmd, &cfg, &cfg.Creds).BoolVar(&asJSON, "json", false, "print a JSON array")
 	return cmd
 }
 
 func newNATSRm() *cobra.Command {
-	var n natsAdmin
+	cfg := cluster.DefaultAdmin()
 	cmd := &cobra.Command{
 		Use:     "rm RUN...",
 		Short:   "Remove what a run or batch left on the engine",
@@ -72,7 +70,7 @@ func newNATSRm() *cobra.Command {
 					return usageErr("run name %q: 1 to 64 letters, digits, '-' or '_' (maker nats ls lists them)", run)
 				}
 			}
-			a, err := n.open()
+			a, err := openAdmin(cfg)
 			if err != nil {
 				return err
 			}
@@ -92,6 +90,6 @@ func newNATSRm() *cobra.Command {
 			return nil
 		},
 	}
-	n.register(cmd)
+	bindAdmin(cmd, &cfg, &cfg.Creds)
 	return cmd
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/mdap-go/mdap/internal/flagbind"
-	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
@@ -137,28 +135,17 @@ func (w *workerCmd) run(cmd *cobra.Command) error {
 	}
 	defer w.obs.stop(cmd.Context())
 	model := observe.Model(w.obs.observer(), w.model, maker.ModelIdentity(w.model))
-	ctx, cancel := context.WithTimeout(cmd.Context(), setupTimeout)
 	cfg := w.cfg
 	cfg.Route, cfg.Grace = w.route, grace
 	cfg.Logger = w.obs.logger(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: w.level})
-	wk, err := cluster.OpenWorker(ctx, model, cfg)
-	cancel()
-	if err != nil {
-		return engineErr("--nats", err, cluster.ErrConfig)
+	var observeErr error
+	err := cluster.ServeWorker(cmd.Context(), model, cfg, notef(cmd.ErrOrStderr(), "maker worker"), func(wk *cluster.Worker) error {
+		w.obs.probe("engine", func(context.Context) error { return wk.Connected() })
+		observeErr = w.obs.observer().ObserveWorker(func() (int64, int64) { st := wk.Stats(); return st.Served, st.Failed })
+		return observeErr
+	})
+	if observeErr != nil {
+		return failed(observeErr)
 	}
-	defer wk.Close()
-	w.obs.probe("engine", func(context.Context) error { return wk.Connected() })
-	if err := w.obs.observer().ObserveWorker(func() (int64, int64) { st := wk.Stats(); return st.Served, st.Failed }); err != nil {
-		return failed(err)
-	}
-	stderr := cmd.ErrOrStderr()
-	fmt.Fprintf(stderr, "maker worker: serving %q from %s, %s at a time, jobs of a dead worker back after %s; stop with Ctrl-C\n", w.route, w.cfg.URL, words.Plural(w.cfg.Inflight, "call"), wk.AckWait())
-	err = wk.Run(cmd.Context())
-	st := wk.Stats()
-	fmt.Fprintf(stderr, "maker worker: stopped: served %d (%d failed), withdrawn %d, handed back %d, redelivered to it %d\n",
-		st.Served, st.Failed, st.Withdrawn, st.Released, st.Redelivered)
-	if err != nil {
-		return failed(err)
-	}
-	return nil
+	return engineErr("--nats", err, cluster.ErrConfig)
 }
