@@ -20,15 +20,16 @@ import (
 // fakeClient is a client signing in, as the server's authentication sees
 // it.
 type fakeClient struct {
-	opts  server.ClientOpts
-	nonce []byte
-	user  *server.User
+	opts   server.ClientOpts
+	nonce  []byte
+	user   *server.User
+	remote net.Addr // nil: none known
 }
 
 func (c *fakeClient) GetOpts() *server.ClientOpts                 { return &c.opts }
 func (c *fakeClient) GetTLSConnectionState() *tls.ConnectionState { return nil }
 func (c *fakeClient) RegisterUser(u *server.User)                 { c.user = u }
-func (c *fakeClient) RemoteAddress() net.Addr                     { return nil }
+func (c *fakeClient) RemoteAddress() net.Addr                     { return c.remote }
 func (c *fakeClient) GetNonce() []byte                            { return c.nonce }
 func (c *fakeClient) Kind() int                                   { return server.CLIENT }
 func (c *fakeClient) GetID() uint64                               { return 1 }
@@ -54,7 +55,10 @@ func TestEngineLetsNoClientInBeforeProvisioning(t *testing.T) {
 	}
 	assert.False(t, a.Check(worker()), "a worker before provisioning")
 	assert.False(t, a.Check(&fakeClient{opts: server.ClientOpts{Token: "guess"}}), "a wrong internal token")
-	engine := &fakeClient{opts: server.ClientOpts{Token: "internal-secret"}}
+	pipe, other := net.Pipe() // the server's in-process connection
+	pipe.Close()
+	other.Close()
+	engine := &fakeClient{opts: server.ClientOpts{Token: "internal-secret"}, remote: pipe.RemoteAddr()}
 	require.True(t, a.Check(engine), "the engine's own connection")
 	assert.Equal(t, []string{">"}, engine.user.Permissions.Publish.Allow)
 	a.open.Store(true)
