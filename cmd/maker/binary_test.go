@@ -54,7 +54,10 @@ func TestMain(m *testing.M) {
 	// minutes on two cores), past the default suite's budget; by default
 	// only the kill, signal and resume tests run a race-built child
 	// (startRace, racechild_test.go).
-	buildArgs := []string{"build", "-o", binary}
+	// -s -w: no symbol table or DWARF, which no child reads (stack
+	// traces and profiles use the runtime's own tables): a link about a
+	// quarter cheaper, on the path of every test of the package.
+	buildArgs := []string{"build", "-ldflags=-s -w", "-o", binary}
 	if raceEnabled && os.Getenv("MDAP_RACE_CHILD") == "1" {
 		buildArgs = append(buildArgs, "-race")
 		binaryRace = true
