@@ -161,3 +161,35 @@ func adoptStore(storeDir, from, to string) error {
 	}
 	return nil
 }
+
+// AdoptStockStore moves the streams a stock nats-server kept in NATS's
+// global account ($G: no accounts, or the authorization block of an mdap
+// before them) to EngineAccount, where the same server keeps them once
+// its configuration is StockAuthConfig's accounts block; without the
+// move every journal, lease and task of that engine is "stream not
+// found" after the upgrade, and its runs start over. storeDir is the
+// server's jetstream store_dir; JetStream keeps each account's streams
+// in storeDir/jetstream/<account>. It is a step of the upgrade: stop the
+// server, AdoptStockStore, write the accounts block, start the server
+// (the server must not run: it holds the files). It reports whether it
+// moved anything: false when storeDir holds no streams of $G (a new
+// store, or moved already). Cost: one rename, no copy. It covers a
+// single server: a cluster's meta group keeps each stream's account in
+// its own state, which a rename does not change. Errors wrap ErrConfig
+// (both accounts hold streams: the server already started with the
+// accounts block and made new ones, which the operator must choose
+// between) or ErrEngine (the rename failed).
+func AdoptStockStore(storeDir string) (bool, error) {
+	base := filepath.Join(storeDir, server.JetStreamStoreDir)
+	src, dst := filepath.Join(base, globalAccount), filepath.Join(base, EngineAccount)
+	if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("%w: %s and %s both hold streams: the server already ran with the accounts block; keep one (move the other away) and start again", ErrConfig, src, dst)
+	}
+	if err := adoptStore(storeDir, globalAccount, EngineAccount); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -80,8 +80,11 @@ func TestAskAgentWaitsOutABusyLane(t *testing.T) {
 }
 
 // A coordinator asks in its own identity's lane; under a stock server's
-// authorization block written before those subjects, which refuses it,
-// it asks unscoped at once, not after a timeout.
+// block written before those subjects, which refuses it, it asks
+// unscoped at once, not after a timeout. (The engine itself refuses a
+// server still on the pre-accounts authorization block,
+// TestAnOldAuthorizationBlockIsRefusedByProvisionAndTheAgent; this
+// fallback is the client's, whatever block refused it.)
 func TestAskOwnFallsBackUnderAnOlderAuthorizationBlock(t *testing.T) {
 	t.Parallel()
 	allow := func(subjects ...string) *server.SubjectPermission {

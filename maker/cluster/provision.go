@@ -317,10 +317,16 @@ func (c ProvisionConfig) logger() *slog.Logger {
 // losing the jobs and replies in it (coordinators ask theirs again). js
 // must sign in with the admin identity (RoleAdmin) on a server with roles.
 // It is idempotent: call it at every start of the server, before clients
-// use it. Cost: a few JetStream API calls. Errors wrap ErrConfig or
-// ErrEngine.
+// use it. It first checks that js's connection, when it signed in with
+// a role's key, is in EngineAccount (a stock server still configured by
+// the authorization block of an mdap before the accounts is refused).
+// Cost: a few JetStream API calls and one request to the server. Errors
+// wrap ErrConfig, ErrOldAuthBlock or ErrEngine.
 func Provision(ctx context.Context, js jetstream.JetStream, cfg ProvisionConfig) error {
 	if err := cfg.check(); err != nil {
+		return err
+	}
+	if err := checkEngineAccount(ctx, js.Conn()); err != nil {
 		return err
 	}
 	log := cfg.logger()
@@ -837,10 +843,15 @@ const maxWorkRequests = 4096
 // by the one that did (see peerSubject), at a cost of up to peerWait for
 // a delivery none holds. It returns once the server has its subscription,
 // so a client that asks after it returned is answered. Stop it with
-// Agent.Stop. Errors wrap ErrConfig or ErrEngine (the subscription failed,
-// or the server did not confirm it within ctx and 10 s).
+// Agent.Stop. Like Provision it refuses a connection signed in with a
+// role's key outside EngineAccount (ErrOldAuthBlock). Errors wrap
+// ErrConfig, ErrOldAuthBlock or ErrEngine (the subscription failed, or
+// the server did not confirm it within ctx and 10 s).
 func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent, error) {
 	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if err := checkEngineAccount(ctx, nc); err != nil {
 		return nil, err
 	}
 	js, err := jetstream.New(nc)

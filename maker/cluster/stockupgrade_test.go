@@ -16,42 +16,61 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestStockNATSServerOldAuthBlock: a stock nats-server still configured
-// with the authorization block written before workers named their key in
-// their route's request (mdap.engine.route.<key>, refused by that block).
-// A new worker fails at once with ErrAuth naming the subject and the fix
-// (write the block again: maker nats config, StockAuthConfig), not after
-// the agent's 10 s with a bare "context deadline exceeded".
+// TestStockNATSServerOldAuthBlock: a stock nats-server v2.15.2 still
+// configured with the authorization block an mdap wrote before workers
+// named their key in their route's request (mdap.engine.route.<key>) and
+// before the accounts: one account, JetStream with every client. maker
+// nats provision (Provision, ServeAgent) refuses it at once with
+// ErrOldAuthBlock naming the fix (the server answers $SYS.REQ.USER.INFO
+// with the admin's account, $G). A block of the accounts trimmed of that
+// subject by hand still makes a new worker fail at once with ErrAuth
+// naming the subject and the fix (write the block again: maker nats
+// config, StockAuthConfig), not after the agent's 10 s with a bare
+// "context deadline exceeded".
 func TestStockNATSServerOldAuthBlock(t *testing.T) {
 	t.Parallel()
 	bin := stockServer(t)
 	dir := t.TempDir()
 	keys, _, err := cluster.EnsureCredentials(dir)
 	require.NoError(t, err)
-	block := cluster.StockAuthConfig(keys)
-	old := regexp.MustCompile(`"mdap\.engine\.route\.U[A-Z0-9]+", `).ReplaceAllString(block, "")
-	require.NotEqual(t, block, old, "the worker's scoped route subject, taken out")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	conf := filepath.Join(dir, "nats.conf")
-	body := fmt.Sprintf("listen: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\n%s", port, filepath.Join(dir, "js"), old)
-	require.NoError(t, os.WriteFile(conf, []byte(body), 0o600))
-	cmd := exec.Command(bin, "-c", conf)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, 20*time.Second, 20*time.Millisecond)
-	_, ajs := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleAdmin))
+	unscoped := regexp.MustCompile(`"mdap\.engine\.route\.U[A-Z0-9]+", `)
+	serve := func(name, block string) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := l.Addr().(*net.TCPAddr).Port
+		require.NoError(t, l.Close())
+		conf := filepath.Join(dir, name+".conf")
+		body := fmt.Sprintf("listen: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\n%s", port, filepath.Join(dir, name), block)
+		require.NoError(t, os.WriteFile(conf, []byte(body), 0o600))
+		cmd := exec.Command(bin, "-c", conf)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		require.Eventually(t, func() bool {
+			c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		}, 20*time.Second, 20*time.Millisecond)
+		return fmt.Sprintf("nats://127.0.0.1:%d", port)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+
+	old := unscoped.ReplaceAllString(oldAuthorizationBlock(keys), "")
+	require.NotEqual(t, oldAuthorizationBlock(keys), old, "the worker's scoped route subject, taken out")
+	anc, ajs := connectAs(t, serve("old", old), cluster.SeedFile(dir, cluster.RoleAdmin))
+	err = cluster.ProvisionWhenReady(ctx, ajs, cluster.ProvisionConfig{})
+	require.ErrorIs(t, err, cluster.ErrOldAuthBlock, "one account: refused")
+	assert.Contains(t, err.Error(), "maker nats config")
+	_, err = cluster.ServeAgent(ctx, anc, cluster.ProvisionConfig{})
+	require.ErrorIs(t, err, cluster.ErrOldAuthBlock)
+
+	block := cluster.StockAuthConfig(keys)
+	trimmed := unscoped.ReplaceAllString(block, "")
+	require.NotEqual(t, block, trimmed, "the worker's scoped route subject, taken out")
+	url := serve("trimmed", trimmed)
+	_, ajs = connectAs(t, url, cluster.SeedFile(dir, cluster.RoleAdmin))
 	require.NoError(t, cluster.Provision(ctx, ajs, cluster.ProvisionConfig{}))
 	agent, err := cluster.ServeAgent(ctx, ajs.Conn(), cluster.ProvisionConfig{})
 	require.NoError(t, err)
