@@ -1,0 +1,105 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReview12ARequestFloodLeavesNoStateOnTheEngine (review12, high): on a
+// server with roles a client's request reaches the engine through a
+// service import, and the server keeps, for each request with a reply
+// subject, a response mapping (in the engine's account, and a reverse
+// entry in the clients'). A singleton import's mapping goes with its
+// answer; a streamed one's (clientServices: a worker's pull through the
+// agent, a direct get) stays until the import's response threshold, 2
+// minutes after its last message, answered or not. So a worker
+// credential sending pulls (a bad one is answered at once, with the end
+// marker) and a run key sending direct gets of its own journal's last
+// line, each with a reply under its own inbox that it subscribes to,
+// leave about 440 bytes of the engine's memory per request for 2
+// minutes: one connection's full rate, times 120 s, times the 256
+// connections a key may hold (docs/nats.md: no credential may exhaust
+// the engine's memory). The state must be gone within seconds of the
+// answers.
+func TestReview12ARequestFloodLeavesNoStateOnTheEngine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	wseed, err := AddWorker(dir, "rogue")
+	require.NoError(t, err)
+	rseed, err := AddRunCoordinator(dir, "thief")
+	require.NoError(t, err)
+	keys, _, err := EnsureCredentials(dir)
+	require.NoError(t, err)
+	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	eng, err := srv.ns.LookupAccount(EngineAccount)
+	require.NoError(t, err)
+	connect := func(seed string) *nats.Conn {
+		opts, err := Credentials(seed, t.Name())
+		require.NoError(t, err)
+		nc, err := Connect(srv.ClientURL(), t.Name(), opts...)
+		require.NoError(t, err)
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+
+	// The run key's own journal, with a line: what its direct gets read.
+	rnc := connect(rseed)
+	rjs, err := jetstream.New(rnc)
+	require.NoError(t, err)
+	j, err := CreateJournal(ctx, rjs, "thief", JournalConfig{})
+	require.NoError(t, err)
+	defer j.Close()
+	_, err = rjs.Publish(ctx, runJournalSubject("thief"), []byte("a line"))
+	require.NoError(t, err)
+
+	const n = 5000
+	flood := func(nc *nats.Conn, subject string, body []byte) {
+		var answered atomic.Int64
+		sub, err := nc.Subscribe(nc.Opts.InboxPrefix+".flood.>", func(*nats.Msg) { answered.Add(1) })
+		require.NoError(t, err)
+		require.NoError(t, sub.SetPendingLimits(-1, -1))
+		// In rounds of 500, each answered before the next: the answers
+		// coming back must not make the client a slow consumer.
+		for i := range n {
+			require.NoError(t, nc.PublishRequest(subject, fmt.Sprintf("%s.flood.%d", nc.Opts.InboxPrefix, i), body), "%v", nc.LastError())
+			if (i+1)%500 == 0 {
+				for answered.Load() < int64(i+1) && ctx.Err() == nil {
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+		}
+		require.EqualValues(t, n, answered.Load(), "every request of the flood answered")
+	}
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	wnc := connect(wseed)
+	flood(wnc, workSubject+workerIdentity(wnc.Opts.InboxPrefix)+"."+workPull, []byte("not a pull"))
+	flood(rnc, "$JS.API.DIRECT.GET."+RunStream("thief")+"."+runJournalSubject("thief"), nil)
+
+	// Every request answered: within 5 s the engine must hold nothing of them.
+	deadline := time.Now().Add(5 * time.Second)
+	for eng.NumPendingAllResponses() > n/10 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	pending := eng.NumPendingAllResponses()
+	t.Logf("%d requests answered; 5 s later the engine's account holds %d response mappings, the heap %d MB more than before",
+		2*n, pending, (int64(ms.HeapAlloc)-int64(before))>>20)
+	require.LessOrEqual(t, pending, n/10,
+		"one worker's and one run key's answered requests are still held by the server (response mappings of streamed service imports stay 2 minutes): a flood exhausts the engine's memory")
+}
