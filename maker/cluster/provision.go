@@ -955,9 +955,7 @@ func (a *Agent) handle(m *nats.Msg) {
 		a.mu.Unlock()
 		a.asked.count(reason != "")
 		if reason != "" {
-			end := nats.NewMsg(m.Reply)
-			end.Header.Set(endHeader, reason)
-			_ = a.nc.PublishMsg(end)
+			endPull(a.nc, m.Reply, reason)
 		}
 		return
 	}
