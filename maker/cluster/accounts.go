@@ -114,10 +114,8 @@ func clientServices() []clientService {
 		{subject: "$JS.API.STREAM.INFO.>"},
 		{subject: "$JS.API.CONSUMER.INFO.>"},
 		{subject: "$JS.API.CONSUMER.MSG.NEXT.>", streamed: true, wait: pullAnswerWait},
-		// One message each: clients get one line or key at a time (a
-		// batched get would be cut to its first message), and the server
-		// forgets a get once answered.
-		{subject: "$JS.API.DIRECT.GET.>"},
+		// A batched get (a journal's lines) is answered in several.
+		{subject: "$JS.API.DIRECT.GET.>", streamed: true},
 		{subject: "$JS.ACK.>"},
 		// No client may publish on it (no role's permissions name it),
 		// but imported it keeps the server from giving the clients'

@@ -25,10 +25,10 @@ import (
 // (JetStream answers none; nothing to wait for, so at the connection's
 // full rate) left 9,000 mappings of 9,000 requests 5 s later: one
 // connection's rate times 120 s times the 256 connections a key may
-// hold. Now a pull's answer ends with an empty message (endPull), a
-// direct get is a single answer, and every import has a threshold
-// (answerWait for single answers): the answered are forgotten at once,
-// the unanswered within twice answerWait.
+// hold. Now a pull's answer ends with an empty message (endPull), and
+// every import has a threshold (answerWait for single answers and
+// direct gets): a single answer's way back goes with it, and the rest
+// within twice their threshold.
 func TestARequestFloodLeavesNoStateOnTheEngine(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
