@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -41,12 +42,39 @@ const (
 
 // clientService is a subject the clients' account imports from the
 // engine's as a service; streamed when an answer is more than one
-// message (a pull's deliveries, a batched direct get, the agent's
-// forwarding of jobs to a worker).
+// message (a pull's deliveries, the agent's forwarding of jobs to a
+// worker).
 type clientService struct {
 	subject  string
 	streamed bool
+	// wait is how long the server keeps a request's way back (its
+	// response mapping, ~450 bytes in each account) with no answer, or
+	// after a streamed answer's last message: answerWait when 0. It must
+	// outlast the longest gap between a request and an answer it
+	// carries; past it an answer reaches no one.
+	wait time.Duration
 }
+
+// answerWait is how long the server keeps the way back of a request
+// whose answer is one message (a JetStream call, an agent request) and
+// has not come: NATS's default is 2 minutes, so one credential sending
+// requests nobody answers (an acknowledgement of a delivery its consumer
+// does not hold) at its connection's full rate held ~450 bytes each for
+// that long (review12). JetStream answers in milliseconds, and clients
+// give up after 5 s (jetstream's default timeout); a journal line, which
+// waits longer, is published again when its acknowledgement is lost.
+const answerWait = 10 * time.Second
+
+// pullAnswerWait is the way back of a consumer's pull of a client's own
+// (the Drawer's replies, a task queue, a journal's lines): its expiry is
+// at most opTimeout, and idle heartbeats come at half of it.
+const pullAnswerWait = opTimeout + 10*time.Second
+
+// agentPullWait is the way back of a worker's pull through the agent: it
+// waits at most maxPullWait for a job, and the agent ends it with an
+// empty message (endOfStream), which the server takes as the end of a
+// streamed answer and forgets it at once.
+const agentPullWait = maxPullWait + 10*time.Second
 
 // clientServices are the subjects clients publish on for the engine:
 // every subject a role's permissions allow (Permissions) but the ones
@@ -78,14 +106,15 @@ func clientServices() []clientService {
 		// overlap, or a request would reach the agent twice.
 		{subject: agentSubject + "*"},
 		{subject: agentSubject + "*.*"},
-		{subject: workSubject + "*." + workPull, streamed: true},
-		{subject: workSubject + "*.*." + workPull, streamed: true},
+		{subject: workSubject + "*." + workPull, streamed: true, wait: agentPullWait},
+		{subject: workSubject + "*.*." + workPull, streamed: true, wait: agentPullWait},
 		{subject: workSubject + "*." + workAck},
 		{subject: workSubject + "*.*." + workAck},
 		// JetStream's API, the calls clients make.
 		{subject: "$JS.API.STREAM.INFO.>"},
 		{subject: "$JS.API.CONSUMER.INFO.>"},
-		{subject: "$JS.API.CONSUMER.MSG.NEXT.>", streamed: true},
+		{subject: "$JS.API.CONSUMER.MSG.NEXT.>", streamed: true, wait: pullAnswerWait},
+		// A batched get (a journal's lines) is answered in several.
 		{subject: "$JS.API.DIRECT.GET.>", streamed: true},
 		{subject: "$JS.ACK.>"},
 		// No client may publish on it (no role's permissions name it),
@@ -119,6 +148,7 @@ func accountsConfig(engineUsers, clientUsers []string) string {
 		if s.streamed {
 			b.WriteString(", response: stream")
 		}
+		fmt.Fprintf(&b, ", threshold: %q", cmpOr(s.wait, answerWait).String())
 		fmt.Fprintf(&b, ", accounts: [%q] }\n", ClientsAccount)
 	}
 	b.WriteString("    ]\n  }\n")

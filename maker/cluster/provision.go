@@ -814,18 +814,27 @@ type Agent struct {
 	mu      sync.Mutex
 	stopped bool // Stop has begun: no new goroutine
 	work    deliveries
-	slots   chan struct{} // workers' requests in progress
-	pulls   pullers       // who pulls which route
-	asked   agentCounts   // requests answered (Server.Stats)
-	replies replySpace    // RepliesStream's Drawer subjects
-	rates   drawerRates   // each identity's new Drawers
-	drawers drawerCache   // the Drawers jobs may be delivered for
-	lanes   lanes         // requests other than workers' pulls, by requester
+	slots   chan struct{}  // workers' requests in progress
+	pulls   pullers        // who pulls which route
+	asked   agentCounts    // requests answered (Server.Stats)
+	replies replySpace     // RepliesStream's Drawer subjects
+	rates   drawerRates    // each identity's new Drawers
+	drawers drawerCache    // the Drawers jobs may be delivered for
+	lanes   lanes          // requests other than workers' pulls, by requester
+	working map[string]int // workers' requests in progress, by identity key (under mu)
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
 // past it a pull is answered with no job.
 const maxWorkRequests = 4096
+
+// maxWorkPerKey bounds one worker identity's requests served at once, an
+// eighth of maxWorkRequests: a worker pulls once at a time and
+// acknowledges its jobs as their calls end, so even machines sharing one
+// key stay far below it, while one credential keeping a minute's pulls
+// waiting on every route it can name no longer takes every place
+// (review12: the honest worker was answered busy and served nothing).
+const maxWorkPerKey = maxWorkRequests / 8
 
 // ServeAgent answers, on nc (signed in with the admin identity),
 // workers' requests for their route's consumer (mdap.engine.route), their
@@ -949,14 +958,26 @@ func (a *Agent) handle(m *nats.Msg) {
 		reason := "the engine is busy"
 		// Under mu, so no goroutine starts once Stop has begun to wait:
 		// Unsubscribe does not wait for a callback under way.
+		key := identityKey(strings.TrimPrefix(m.Subject, workSubject))
 		a.mu.Lock()
 		if a.stopped {
 			reason = "the engine is stopping"
-		} else {
+		} else if a.working[key] < maxWorkPerKey {
 			select {
 			case a.slots <- struct{}{}:
+				if a.working == nil {
+					a.working = map[string]int{}
+				}
+				a.working[key]++
 				a.wg.Go(func() {
-					defer func() { <-a.slots }()
+					defer func() {
+						a.mu.Lock()
+						if a.working[key]--; a.working[key] == 0 {
+							delete(a.working, key)
+						}
+						a.mu.Unlock()
+						<-a.slots
+					}()
 					a.serveWork(a.ctx, a.js, m)
 				})
 				reason = ""
@@ -966,9 +987,7 @@ func (a *Agent) handle(m *nats.Msg) {
 		a.mu.Unlock()
 		a.asked.count(reason != "")
 		if reason != "" {
-			end := nats.NewMsg(m.Reply)
-			end.Header.Set(endHeader, reason)
-			_ = a.nc.PublishMsg(end)
+			endPull(a.nc, m.Reply, reason)
 		}
 		return
 	}

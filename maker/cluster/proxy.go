@@ -46,6 +46,9 @@ const (
 // maxPull bounds the jobs of one pull through the agent.
 const maxPull = 256
 
+// maxPullWait bounds how long one pull through the agent waits for jobs.
+const maxPullWait = time.Minute
+
 // workerIdentity is the identity of a connection whose inbox prefix is
 // inbox: the prefix without _INBOX_ (one token per key on a stock server,
 // the key and the connection's random token on the embedded one).
@@ -120,16 +123,24 @@ func (a *Agent) serveWork(ctx context.Context, js jetstream.JetStream, m *nats.M
 	}
 }
 
+// endPull ends the answer to a pull on reply: the end marker, with its
+// reason, then an empty message with no header, the end of a streamed
+// answer to NATS, which then forgets the pull's way back across the
+// accounts at once rather than agentPullWait later (accounts.go). A
+// worker stops reading at the marker; the empty message reaches no one.
+func endPull(nc *nats.Conn, reply, reason string) {
+	msg := nats.NewMsg(reply)
+	msg.Header.Set(endHeader, reason)
+	_ = nc.PublishMsg(msg)
+	_ = nc.Publish(reply, nil)
+}
+
 // pull fetches up to N jobs of the route for the worker id and sends each
 // to the request's reply subject, then an end marker.
 func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *nats.Msg) {
-	end := func(reason string) {
-		msg := nats.NewMsg(m.Reply)
-		msg.Header.Set(endHeader, cmpOr(reason, "1"))
-		_ = a.nc.PublishMsg(msg)
-	}
+	end := func(reason string) { endPull(a.nc, m.Reply, cmpOr(reason, "1")) }
 	var req pullRequest
-	if err := json.Unmarshal(m.Data, &req); err != nil || req.Route == "" || req.N < 1 || req.N > maxPull || req.Wait <= 0 || req.Wait > time.Minute || len(req.Skip) > maxSkip {
+	if err := json.Unmarshal(m.Data, &req); err != nil || req.Route == "" || req.N < 1 || req.N > maxPull || req.Wait <= 0 || req.Wait > maxPullWait || len(req.Skip) > maxSkip {
 		end("bad pull request")
 		return
 	}
