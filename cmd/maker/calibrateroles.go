@@ -22,11 +22,9 @@ func (c *calibrateFlags) registerRoles(fs *pflag.FlagSet) {
 		meanings = append(meanings, fmt.Sprintf("%s (%s)", b.Size.Meaning, b.Name()))
 		defaults = append(defaults, fmt.Sprintf("%d %s", b.Size.Roles, b.Size.Unit))
 	}
-	names := strings.Join(problems.Names(), " or ")
 	c.roles = problems.RolesConfig{Problems: 3, Nodes: 16}
-	flagbind.Bind(fs, &c.roles)
-	fs.Lookup("roles").Usage = "measure each role's p of a voted decomposition instead (atomic, decompose, discriminate, solve, compose): FAMILY " + names + ", on seeded problems; the lower bounds are what to give maker " + names + " as --p-ROLE"
-	fs.Lookup("roles-size").Usage = fmt.Sprintf("with --roles: the problems' size, %s (0: %s)", strings.Join(meanings, " or "), strings.Join(defaults, ", "))
+	flagbind.Usage{"families": strings.Join(problems.Names(), " or "), "sizes": strings.Join(meanings, " or "),
+		"size-defaults": strings.Join(defaults, ", ")}.Bind(fs, &c.roles)
 }
 
 // forRoles are the calibrate flags --roles reads; it refuses any other

@@ -30,11 +30,12 @@ const rolesConfigName = "problems.RolesConfig"
 type RolesConfig struct {
 	// Family is the family's name (Lookup): multiply, sort or a
 	// registered one. Its flag's and Size's help name the built-in
-	// families, which a tag cannot: the command sets them.
-	Family string `flag:"roles"`
+	// families, which the command knows: {families}, {sizes} and
+	// {size-defaults} (flagbind.Usage).
+	Family string `flag:"roles" usage:"measure each role's p of a voted decomposition instead (atomic, decompose, discriminate, solve, compose): FAMILY {families}, on seeded problems; the lower bounds are what to give maker {families} as --p-ROLE"`
 	// Size is the problems' size (Generate's n); 0 means the family's
 	// DefaultRolesSize.
-	Size int `flag:"roles-size"`
+	Size int `flag:"roles-size" usage:"with --roles: the problems' size, {sizes} (0: {size-defaults})"`
 	// Problems is how many seeded problems are asked (seeds Seed,
 	// Seed+1, ...), 1 to MaxRolesProblems.
 	Problems int `flag:"roles-problems" usage:"with --roles: how many seeded problems (--seed) are asked"`
