@@ -21,7 +21,7 @@ import (
 // model, every red flag), and each field's zero value is a working default.
 type Config struct {
 	// Vote configures each step's race; see vote.Config.
-	Vote vote.Config
+	Vote vote.Config `flags:"Vote."`
 	// AdaptiveK, if set, chooses each step's k from the run's own votes
 	// instead of Vote.K (see KPolicy; maker/adaptive.Policy is mdap's);
 	// nil keeps the fixed Vote.K.
@@ -45,7 +45,7 @@ type Config struct {
 	FlagAlarm FlagAlarm
 	// MaxTokens caps a reply; a longer one is red-flagged. 0 means
 	// DefaultMaxTokens; negative or above MaxReplyBytes is refused.
-	MaxTokens int
+	MaxTokens int `flag:"max-tokens" usage:"reply cap in tokens; a longer reply is red-flagged (0: the solver's default)"`
 	// Temperature gives sample i's temperature. Nil means
 	// DefaultTemperature.
 	Temperature func(sample int) float64

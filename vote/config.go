@@ -79,7 +79,7 @@ type Config struct {
 	// are tallied without a winner, Race fails with ErrUndecided. Failed
 	// draws do not count here (see MaxErrors). Default DefaultSamplesPerK
 	// * K; it must be at least K and at most MaxSamples.
-	MaxSamples int
+	MaxSamples int `flag:"max-samples" usage:"samples per decision before it fails (0: the vote's default, a multiple of k)"`
 	// MaxErrors is the number of failed draws tolerated: one more ends
 	// the race with ErrTooManyErrors. Default DefaultMaxErrors (10);
 	// NoErrors (any negative value) tolerates none: the first failed draw

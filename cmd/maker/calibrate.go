@@ -7,6 +7,7 @@ import (
 	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
@@ -24,7 +25,7 @@ type calibrateFlags struct {
 	disks    int
 	specFile string
 	asJSON   bool
-	roles    rolesFlags // --roles: a decomposition's roles (calibrateroles.go)
+	roles    problems.RolesConfig // --roles: a decomposition's roles (calibrateroles.go)
 }
 
 // notForCalibrate are the run flags that decide steps, which a calibration
@@ -54,7 +55,7 @@ func newCalibrate() *cobra.Command {
 		},
 	}
 	c.register(cmd)
-	c.roles.register(cmd)
+	c.registerRoles(cmd.Flags())
 	return cmd
 }
 

@@ -5,34 +5,26 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// rolesFlags are maker calibrate's --roles flags: each role of a
-// decomposition family measured (problems.CalibrateRoles) instead of a
-// step loop's p.
-type rolesFlags struct {
-	family   string
-	size     int
-	problems int
-	maxNodes int
-}
-
-func (r *rolesFlags) register(cmd *cobra.Command) {
+// registerRoles binds maker calibrate's --roles flags to c.roles: each
+// role of a decomposition family measured (problems.CalibrateRoles)
+// instead of a step loop's p. The help of --roles and --roles-size names
+// the built-in families.
+func (c *calibrateFlags) registerRoles(fs *pflag.FlagSet) {
 	var meanings, defaults []string
 	for _, b := range problems.Builtins() {
 		meanings = append(meanings, fmt.Sprintf("%s (%s)", b.Size.Meaning, b.Name()))
 		defaults = append(defaults, fmt.Sprintf("%d %s", b.Size.Roles, b.Size.Unit))
 	}
-	names := strings.Join(problems.Names(), " or ")
-	fs := cmd.Flags()
-	fs.StringVar(&r.family, "roles", "", "measure each role's p of a voted decomposition instead (atomic, decompose, discriminate, solve, compose): FAMILY "+names+", on seeded problems; the lower bounds are what to give maker "+names+" as --p-ROLE")
-	fs.IntVar(&r.size, "roles-size", 0, fmt.Sprintf("with --roles: the problems' size, %s (0: %s)", strings.Join(meanings, " or "), strings.Join(defaults, ", ")))
-	fs.IntVar(&r.problems, "roles-problems", 3, "with --roles: how many seeded problems (--seed) are asked")
-	fs.IntVar(&r.maxNodes, "roles-nodes", 16, "with --roles: how many nodes of each problem's right tree are asked, breadth first")
+	c.roles = problems.RolesConfig{Problems: 3, Nodes: 16}
+	flagbind.Usage{"families": strings.Join(problems.Names(), " or "), "sizes": strings.Join(meanings, " or "),
+		"size-defaults": strings.Join(defaults, ", ")}.Bind(fs, &c.roles)
 }
 
 // forRoles are the calibrate flags --roles reads; it refuses any other
@@ -41,13 +33,13 @@ var forRoles = map[string]bool{"roles": true, "roles-size": true, "roles-problem
 	"model": true, "models": true, "base-url": true, "timeout": true, "p": true, "wrong-answers": true, "flag-rate": true, "max-tokens": true, "json": true}
 
 // rolesFlagOf names the flag of each problems.RolesConfig field.
-var rolesFlagOf = map[string]string{"Family": "roles", "Size": "roles-size", "Problems": "roles-problems", "Nodes": "roles-nodes", "Samples": "samples"}
+var rolesFlagOf = flagbind.Names(map[string]string{"Samples": "samples"}, problems.RolesConfig{})
 
 // calibrateRoles measures each role's p on the family's seeded problems
 // with the --model (the simulated model of every role at --p and
 // --wrong-answers by default), --samples replies per role at each node.
 func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
-	fs, r := cmd.Flags(), &c.roles
+	fs := cmd.Flags()
 	var name string
 	fs.Visit(func(f *pflag.Flag) {
 		if name == "" && !forRoles[f.Name] && cmd.LocalFlags().Lookup(f.Name) != nil {
@@ -57,7 +49,7 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 	if name != "" {
 		return usageErr("--%s does not apply to --roles: it measures each role at --roles-nodes nodes of --roles-problems problems, --samples replies each", name)
 	}
-	if name := given(fs, "roles-size", "roles-problems", "roles-nodes"); name != "" && r.family == "" {
+	if name := given(fs, "roles-size", "roles-problems", "roles-nodes"); name != "" && c.roles.Family == "" {
 		return usageErr("--%s applies to --roles only", name)
 	}
 	play := decompose.SimRole{P: decompose.DefaultP, Rivals: c.run.sim.WrongAnswers}
@@ -67,12 +59,10 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 		}
 		play.P = c.run.sim.P
 	}
-	cfg := problems.RolesConfig{
-		Family: r.family, Size: r.size, Problems: r.problems, Nodes: r.maxNodes, Samples: c.cfg.Samples, Seed: c.run.sim.Seed,
-		Models: problems.RoleModels{Models: c.run.models}, Open: c.run.open,
-		Sim:       decompose.SimConfig{Seed: c.run.sim.Seed, FlagRate: c.run.sim.FlagRate, Roles: problems.SimRoles(play)},
-		MaxTokens: c.run.cfg.MaxTokens,
-	}
+	cfg := c.roles
+	cfg.Samples, cfg.Seed, cfg.MaxTokens = c.cfg.Samples, c.run.sim.Seed, c.run.cfg.MaxTokens
+	cfg.Models, cfg.Open = problems.RoleModels{Models: c.run.models}, c.run.open
+	cfg.Sim = decompose.SimConfig{Seed: c.run.sim.Seed, FlagRate: c.run.sim.FlagRate, Roles: problems.SimRoles(play)}
 	if err := fieldUsageErr(cfg.Validate(), rolesFlagOf, "--roles"); err != nil {
 		return err
 	}

@@ -36,20 +36,14 @@ var decompSimFlags = []string{"rivals", "cofailure", "flag-rate", "latency"}
 
 func (f *decompFlags) register(fs *pflag.FlagSet) {
 	f.c = problems.DefaultConfig()
-	c, s := &f.c, &f.c.Settings
-	flagbind.Bind(fs, c)
-	flagbind.Bind(fs, s)
-	fs.StringArrayVar(&c.Models.Models, "model", c.Models.Models, "model of every role: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn). sim plays every role from the family's truth")
+	c := &f.c
+	flagbind.Usage{"specs": models.Specs}.Bind(fs, c)
 	fs.StringVar(&c.Open.BaseURL, "base-url", "", "server URL of an openai: model (the API root, usually ending in /v1; Ollama: http://127.0.0.1:11434/v1) or an ollama: model (the server root)")
 	fs.DurationVar(&c.Open.Timeout, "timeout", c.Open.Timeout, "time limit of one model call")
 	f.roleP = map[decompose.Role]*float64{}
 	for _, r := range decompose.Roles {
 		f.roleP[r] = fs.Float64("p-"+string(r), 0, fmt.Sprintf("the %s role's p, over --p (0: --p)", r))
 	}
-	fs.IntVar(&s.Caps.MaxDepth, "max-depth", 0, "depth cap: a node this deep is atomic (0: the family's, its right tree's depth plus one)")
-	fs.IntVar(&s.Caps.MaxBreadth, "max-breadth", 0, "breadth cap: a proposal of more subproblems is a red flag (0: the family's, 2)")
-	fs.IntVar(&s.Solver.Vote.MaxSamples, "max-samples", 0, "samples per decision before it fails (0: the vote's default, a multiple of k)")
-	fs.IntVar(&s.Solver.MaxTokens, "max-tokens", 0, "reply cap in tokens; a longer reply is red-flagged (0: the solver's default)")
 	fs.BoolVar(&f.asJSON, "json", false, "print a JSON summary on stdout")
 	f.roleModels = registerRoleFlags(fs, "", "; a real model, as --model's for the other roles")
 }
@@ -129,7 +123,6 @@ func (f *decompFlags) solveWith(cmd *cobra.Command, family, what string, uncheck
 // simulated model's fields (P, FlagRate, Latency, ...) are left out, so
 // that their errors name the role they come from.
 var decompFlagOf = withRoleModels(flagbind.Names(map[string]string{"P": "p", "Prices": "price", "Journal": "journal", "Resume": "resume", "K": "k",
-	"Caps.MaxDepth": "max-depth", "Caps.MaxBreadth": "max-breadth", "Vote.MaxSamples": "max-samples", "MaxTokens": "max-tokens",
 	"P[atomic]": "p-atomic", "P[decompose]": "p-decompose", "P[discriminate]": "p-discriminate", "P[solve]": "p-solve", "P[compose]": "p-compose",
 	"Roles[atomic].CoFailure": "cofailure", "Roles[decompose].CoFailure": "cofailure", "Roles[discriminate].CoFailure": "cofailure",
 	"Roles[solve].CoFailure": "cofailure", "Roles[compose].CoFailure": "cofailure"}, decompose.Settings{}))

@@ -39,9 +39,9 @@ type mcpFlags struct {
 	obs             watchFlags
 }
 
-// mcpSimFlagOf names the flag of each sim.Config field maker mcp sets,
-// and of --model (the other fields' flags are their tags': flagbind).
-var mcpSimFlagOf = map[string]string{"Models": "model", "P": "p", "FlagRate": "flag-rate", "Latency": "latency"}
+// mcpSimFlagOf names the flag of each sim.Config field maker mcp sets
+// (the other fields' flags are their tags': flagbind).
+var mcpSimFlagOf = map[string]string{"P": "p", "FlagRate": "flag-rate", "Latency": "latency"}
 
 func newMCP() *cobra.Command {
 	f := &mcpFlags{cfg: mcpserver.LocalConfig()}
@@ -64,10 +64,9 @@ func newMCP() *cobra.Command {
 
 func (f *mcpFlags) register(fs *pflag.FlagSet) {
 	c, h := &f.cfg, &f.http
-	f.flagOf = flagbind.Bind(fs, c)
+	f.flagOf = flagbind.Usage{"specs": models.Specs}.Bind(fs, c)
 	maps.Copy(f.flagOf, flagbind.Bind(fs, h))
 	maps.Copy(f.flagOf, mcpSimFlagOf)
-	fs.StringArrayVar(&c.Models, "model", c.Models, "a model requests may use: "+models.Specs+"; repeat for several, the first is the default")
 	fs.StringVar(&f.embedder, "embedder", "", `the embedder of an answer_schema's "embedding" fields (vote, sample_and_vote): ollama:MODEL (at $OLLAMA_HOST, else 127.0.0.1:11434) or openai:MODEL (with $OPENAI_API_KEY); a client's schema may name no model of its own; default: none, such fields are refused`)
 	fs.StringVar(&f.judge, "judge", "", `the judge model of an answer_schema's "judge" field (vote, sample_and_vote), named as --embedder's; default: none, such fields are refused`)
 	fs.StringVar(&f.tools, "tools", "", "tool categories and tools a task may run, comma-separated (e.g. read_only,file_write; -NAME denies; none); default: the read-only categories")

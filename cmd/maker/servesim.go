@@ -61,13 +61,10 @@ func (f *serveSimFlags) register(fs *pflag.FlagSet, simFl *runFlags, scratch *co
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --addr: the server has no authentication")
 	fs.StringVar(&f.task, "task", "hanoi", "the task whose step prompts are answered: hanoi, or spec (with --spec)")
 	fs.StringVar(&f.specFile, "spec", "", "spec FILE: answer that spec task's prompts from its script (implies --task spec)")
-	fs.StringVar(&f.cfg.ModelName, "model-name", simserver.DefaultModelName, "the model listed at /v1/models (a request may name any model)")
 	fs.BoolVar(&f.verbose, "verbose", false, "log every request on stderr")
 	f.obs.register(fs, false)
-	f.cfg.Faults.RetryAfter = 1
-	flagbind.Bind(fs, &f.cfg.Faults)
-	f.cfg.Billing = simserver.DefaultBilling()
-	flagbind.Bind(fs, &f.cfg.Billing)
+	f.cfg.ModelName, f.cfg.Faults.RetryAfter, f.cfg.Billing = simserver.DefaultModelName, 1, simserver.DefaultBilling()
+	flagbind.Bind(fs, &f.cfg)
 	simFl.register(scratch)
 	for _, name := range simFlags {
 		fs.AddFlag(scratch.Flags().Lookup(name))

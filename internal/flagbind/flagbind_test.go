@@ -1,8 +1,10 @@
 package flagbind
 
 import (
+	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +128,69 @@ func TestNamesAreBindsWithoutFlags(t *testing.T) {
 	bound["Extra"] = "extra"
 	if got := Names(map[string]string{"Extra": "extra", "Name": "other"}, config{}); !maps.Equal(got, bound) {
 		t.Errorf("Names = %v, want %v", got, bound)
+	}
+}
+
+type caps struct {
+	MaxDepth int `flag:"max-depth" usage:"depth cap"`
+}
+
+type vote struct {
+	MaxSamples int `flag:"max-samples" usage:"samples"`
+	Ignored    int
+}
+
+type solver struct {
+	MaxTokens int  `flag:"max-tokens" usage:"tokens"`
+	Vote      vote `flags:"Vote."`
+}
+
+type settings struct {
+	Caps   caps   `flags:"Caps."`
+	Solver solver `flags:""` // named as solver's own Validate does
+	Other  caps   // not a group: left alone
+	Model  string `flag:"model" usage:"model: {specs}; {note} {\"json\": 1}"`
+}
+
+// TestBindBindsGroupsByTheirPath binds the fields of groups, to any depth,
+// named by their prefix; Names gives the same names; an unmarked struct
+// field is not bound.
+func TestBindBindsGroupsByTheirPath(t *testing.T) {
+	s := settings{Caps: caps{MaxDepth: 3}}
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	names := Usage{"specs": "sim, openai:MODEL", "note": "N"}.Bind(fs, &s)
+	want := map[string]string{"Caps.MaxDepth": "max-depth", "MaxTokens": "max-tokens", "Vote.MaxSamples": "max-samples", "Model": "model"}
+	if !maps.Equal(names, want) {
+		t.Fatalf("names = %v, want %v", names, want)
+	}
+	if got := Names(nil, settings{}); !maps.Equal(got, want) {
+		t.Errorf("Names = %v, want %v", got, want)
+	}
+	if fl := fs.Lookup("max-depth"); fl == nil || fl.DefValue != "3" {
+		t.Fatalf("--max-depth: %v", fl)
+	}
+	if err := fs.Parse([]string{"--max-depth=5", "--max-tokens=7", "--max-samples=9"}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Caps.MaxDepth != 5 || s.Solver.MaxTokens != 7 || s.Solver.Vote.MaxSamples != 9 || s.Other.MaxDepth != 0 {
+		t.Errorf("parsed %+v", s)
+	}
+	if got := fs.Lookup("model").Usage; got != `model: sim, openai:MODEL; N {"json": 1}` {
+		t.Errorf("--model usage %q", got)
+	}
+}
+
+// TestBindPanicsOnAPartUsageLacks: a {KEY} left in a help text is a
+// programming error, with Usage or without (Bind).
+func TestBindPanicsOnAPartUsageLacks(t *testing.T) {
+	for name, u := range map[string]Usage{"{specs}": nil, "{note}": {"specs": "x"}} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "--model") || !strings.Contains(fmt.Sprint(r), name) {
+					t.Errorf("recovered %v, want a panic naming --model and %s", r, name)
+				}
+			}()
+			u.Bind(pflag.NewFlagSet("x", pflag.ContinueOnError), &settings{})
+		})
 	}
 }

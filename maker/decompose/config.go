@@ -59,7 +59,7 @@ type Settings struct {
 	K map[Role]int `json:"k,omitempty"`
 	// Caps bound the tree; zero fields take the family's (a CapsFor
 	// family) or depth 8, breadth 2.
-	Caps Caps `json:"caps"`
+	Caps Caps `json:"caps" flags:"Caps."`
 	// Discriminate votes proposals by discriminators even for a
 	// structured family.
 	Discriminate bool `json:"discriminate,omitempty" flag:"discriminate" usage:"vote proposals by discriminator agents even though the family's proposals have exact keys"`
@@ -80,7 +80,7 @@ type Settings struct {
 	// Solver is each decision's race settings (MaxTokens, Flags,
 	// Escalation, Timeout, Price, Vote budgets...); Vote.K is replaced by
 	// the role's k, Price by the role's price (Prices).
-	Solver maker.Config `json:"-"`
+	Solver maker.Config `json:"-" flags:""`
 }
 
 // CapsFor is a Family that suggests caps for an input: enough for its

@@ -36,7 +36,8 @@ type Plan struct {
 // Caps bound the tree: a node at depth MaxDepth (the root is at 0) is
 // atomic; a proposal of more than MaxBreadth subproblems is a red flag.
 type Caps struct {
-	MaxDepth, MaxBreadth int
+	MaxDepth   int `flag:"max-depth" usage:"depth cap: a node this deep is atomic (0: the family's, its right tree's depth plus one)"`
+	MaxBreadth int `flag:"max-breadth" usage:"breadth cap: a proposal of more subproblems is a red flag (0: the family's, 2)"`
 }
 
 // DecisionBound is an upper bound on each role's decisions in any tree

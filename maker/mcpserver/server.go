@@ -76,8 +76,9 @@ const (
 type Config struct {
 	// Models are the model specs a request may use ("sim", "openai:MODEL",
 	// "ollama:MODEL", "anthropic:MODEL"); the first is the default.
-	// Empty means ["sim"].
-	Models []string
+	// Empty means ["sim"]. Its flag's help lists the {specs} a build
+	// knows (models.Specs).
+	Models []string `flag:"model" usage:"a model requests may use: {specs}; repeat for several, the first is the default"`
 	// BaseURL is the server the openai: and ollama: models call.
 	BaseURL string `flag:"base-url" usage:"server URL for openai: (any OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1) and ollama: models"`
 	// AllowAnyModel lets a request name any model spec and any base URL.

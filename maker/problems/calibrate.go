@@ -29,17 +29,19 @@ const rolesConfigName = "problems.RolesConfig"
 // models that answer.
 type RolesConfig struct {
 	// Family is the family's name (Lookup): multiply, sort or a
-	// registered one.
-	Family string
+	// registered one. Its flag's and Size's help name the built-in
+	// families, which the command knows: {families}, {sizes} and
+	// {size-defaults} (flagbind.Usage).
+	Family string `flag:"roles" usage:"measure each role's p of a voted decomposition instead (atomic, decompose, discriminate, solve, compose): FAMILY {families}, on seeded problems; the lower bounds are what to give maker {families} as --p-ROLE"`
 	// Size is the problems' size (Generate's n); 0 means the family's
 	// DefaultRolesSize.
-	Size int
+	Size int `flag:"roles-size" usage:"with --roles: the problems' size, {sizes} (0: {size-defaults})"`
 	// Problems is how many seeded problems are asked (seeds Seed,
 	// Seed+1, ...), 1 to MaxRolesProblems.
-	Problems int
+	Problems int `flag:"roles-problems" usage:"with --roles: how many seeded problems (--seed) are asked"`
 	// Nodes is how many nodes of each problem's right tree are asked,
 	// breadth first, 1 to MaxRolesNodes.
-	Nodes int
+	Nodes int `flag:"roles-nodes" usage:"with --roles: how many nodes of each problem's right tree are asked, breadth first"`
 	// Samples is how many replies each role gives at each node, 1 to
 	// MaxRolesSamples.
 	Samples int

@@ -22,7 +22,7 @@ import (
 type Config struct {
 	// Settings are the decomposition's; Options sets their P, K and
 	// Prices from the fields below.
-	Settings decompose.Settings
+	Settings decompose.Settings `flags:""`
 	// P is every role's p; RoleP are roles' own, over it.
 	P     float64 `flag:"p" usage:"every role's p: the simulated model's chance that a valid reply is right, and the p the plan chooses k for (with a real model: your estimate of it)"`
 	RoleP map[decompose.Role]float64
@@ -31,7 +31,7 @@ type Config struct {
 	K      map[string]int    `flag:"k" usage:"fix roles' k instead of the plan's (auto): ROLE=K[,ROLE=K], roles atomic, decompose, discriminate, solve, compose"`
 	Prices map[string]string `flag:"price" usage:"roles' prices in dollars per million input/output tokens: ROLE=IN/OUT[,ROLE=IN/OUT], ROLE a role or all; over a model spec's own price (the simulated model's is 0)"`
 	// Models are the roles' model specs, opened with Open.
-	Models RoleModels
+	Models RoleModels `flags:""`
 	Open   models.Options
 	// Rivals, CoFailure, FlagRate and Latency are the simulated model's
 	// (decompose.SimRole and SimConfig), when it plays every role.

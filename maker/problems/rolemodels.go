@@ -18,7 +18,7 @@ import (
 // share a tree with a real model.
 type RoleModels struct {
 	// Models are the specs of every role without one in Roles.
-	Models []string
+	Models []string `flag:"model" usage:"model of every role: {specs}; give it several times for an ensemble (samples go to the models in turn). sim plays every role from the family's truth"`
 	// Roles are roles' own specs, over Models.
 	Roles map[decompose.Role][]string
 }

@@ -58,12 +58,12 @@ type Config struct {
 
 	// Faults are the transport faults served instead of a reply. The zero
 	// value serves none.
-	Faults Faults
+	Faults Faults `flags:""`
 
 	// ModelName is the model listed at /v1/models; empty means
 	// DefaultModelName. A chat request may name any model: it is answered
 	// by the simulated model and its name echoed back.
-	ModelName string
+	ModelName string `flag:"model-name" usage:"the model listed at /v1/models (a request may name any model)"`
 
 	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -73,7 +73,7 @@ type Config struct {
 	Bounds Bounds
 	// Billing is how usage is reported: prompt caching (cached_tokens)
 	// and reasoning-length replies (see Billing).
-	Billing Billing
+	Billing Billing `flags:""`
 
 	// Logger receives a debug line per request and warnings of the HTTP
 	// server. Nil means none.

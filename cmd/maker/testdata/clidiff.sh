@@ -15,7 +15,7 @@ run() {
 	sed "s|$tmp|TMP|g" "$tmp/stdout" "$tmp/stderr" "$tmp/code" >>"$out"
 }
 run --help
-for c in hanoi run solve parse kmin calibrate tools serve-sim mcp nats worker bench completion; do
+for c in hanoi run solve parse kmin calibrate tools serve-sim mcp nats worker bench completion multiply sort problem view; do
 	run "$c" --help
 done
 for c in $("$bin" nats --help | sed -n '/^Available Commands:/,/^$/p' | awk 'NR>1 && NF {print $1}'); do
@@ -212,6 +212,49 @@ mcp --http 0.0.0.0:0
 mcp --http nonsense
 mcp --log-level loud
 mcp --log-format xml
+multiply --max-depth 31
+multiply --max-depth -1
+multiply --max-breadth 1
+multiply --max-breadth 65
+multiply --max-samples -1
+multiply --max-tokens -1
+multiply --max-tokens 1048577
+multiply --model bogus
+multiply --model ""
+multiply --model-solve bogus
+multiply --model sim --model-solve bogus
+multiply --model openai:x --base-url ftp://x
+multiply --model openai:x --rivals 2
+multiply --model openai:x --latency 1s
+multiply --p-solve 2
+multiply --p-solve 0.3
+multiply --k bogus=1
+multiply --k solve=0
+multiply --price all=x
+multiply --price bogus=1/2
+multiply --resume
+multiply --journal $spec
+multiply --strategy bogus
+multiply --target 2
+multiply --parallel -1
+multiply --cofailure 2
+multiply --timeout -1s
+multiply --digits 0
+multiply --a 12
+sort --max-depth 31
+sort --length 0
+sort --max-breadth 1
+problem --max-depth 31
+problem --spec /nonexistent
+calibrate --roles bogus
+calibrate --roles multiply --roles-size -1
+calibrate --roles multiply --roles-problems 0
+calibrate --roles multiply --k 3
+calibrate --roles-size 3
+view
+view --png x.png /nonexistent
+view --max-cost -1 /nonexistent
+view --target 2 /nonexistent
 bench --suite bogus
 bench --out ""
 bench --out $spec
