@@ -48,8 +48,9 @@ const coreGoal = 12000
 // journal.New like maker/cluster's (12,435). The 404 diagnosis's model
 // list GET (Conn.List, Provider.ListKey, the probe client) went to
 // maker/models/openai, whose diagnosis and ollama's are its only callers
-// (12,395).
-const coreCeiling = 12395
+// (12,395). Reading a --tools list (Taxonomy.ParseSelection), which the
+// step loop never does, is the satellite categories/selection (12,322).
+const coreCeiling = 12322
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
