@@ -207,7 +207,7 @@ func TestDeclaringNeverChangesTheKey(t *testing.T) {
 		keys := map[ToolDeclaration]uint64{}
 		for _, mode := range []ToolDeclaration{DeclareNative, DeclarePrompt, DeclareBoth} {
 			s := &Solver{Config: Config{ToolDeclaration: mode}, Model: &declModel{args: args}, Executor: ex, Tools: tools}
-			d, err := s.Draw(context.Background(), SampleID{Step: 1, Index: i}, msgs, nil)
+			d, err := drawOne(s, context.Background(), SampleID{Step: 1, Index: i}, msgs, nil)
 			require.NoError(t, err)
 			require.NoError(t, d.Err)
 			require.Nil(t, d.Flag, "%v", d.Reason)
