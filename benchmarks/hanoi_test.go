@@ -8,7 +8,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
-	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -102,7 +102,7 @@ func BenchmarkJournaled(b *testing.B) {
 	samples := 0
 	for i := 0; b.Loop(); i++ {
 		task, _ := hanoi.New(disks)
-		j, err := journal.Create(fmt.Sprintf("%s/j%d.jsonl", dir, i))
+		j, err := journalfile.Create(fmt.Sprintf("%s/j%d.jsonl", dir, i))
 		if err != nil {
 			b.Fatal(err)
 		}

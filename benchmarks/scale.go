@@ -19,6 +19,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -319,7 +320,7 @@ func scaleRun(ctx context.Context, cfg sim.Config, disks, k int, journalPath str
 	}
 	var jnl *journal.Journal
 	if journalPath != "" {
-		j, err := journal.Create(journalPath)
+		j, err := journalfile.Create(journalPath)
 		if err != nil {
 			return row, err
 		}

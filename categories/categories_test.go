@@ -133,8 +133,7 @@ func TestDefaultPolicyIsReadOnly(t *testing.T) {
 		assert.Contains(t, err.Error(), string(e.Category))
 		assert.Contains(t, err.Error(), "--tools file_read,search,semantic_search,"+string(e.Category))
 		// Following the advice allows the tool and keeps the rest.
-		advised, perr := tax.ParseSelection("file_read,search,semantic_search," + string(e.Category))
-		require.NoError(t, perr)
+		advised := Policy{Categories: []Category{FileRead, Search, SemanticSearch, e.Category}}
 		assert.NoError(t, advised.Allows(e))
 		assert.True(t, advised.AllowsCategory(FileRead))
 	}
@@ -164,9 +163,6 @@ func TestPolicyZeroValueAllowsOnlyTheIndexTool(t *testing.T) {
 	empty := Policy{Categories: []Category{}, Allow: []string{}}
 	assert.ErrorIs(t, empty.Allows(Entry{Name: "read_file", Category: FileRead}), ErrDenied)
 	assert.NoError(t, Policy{Deny: []string{IndexTool}}.Allows(Entry{Name: IndexTool}), "the index tool cannot be denied")
-	none, err := Builtin().ParseSelection("none")
-	require.NoError(t, err)
-	assert.Equal(t, zero, none)
 }
 
 func TestPolicyAllowDeny(t *testing.T) {
@@ -181,80 +177,6 @@ func TestPolicyAllowDeny(t *testing.T) {
 	assert.Contains(t, check("grep").Error(), "deny list")
 }
 
-func TestDenyCategoryBeatsAllow(t *testing.T) {
-	tax := Builtin()
-	p, err := tax.ParseSelection("read_only,-search,grep")
-	require.NoError(t, err)
-	assert.Equal(t, []Category{Search}, p.DenyCategories)
-	assert.Empty(t, p.Deny, "a denied category is not expanded into tool names")
-	assert.Equal(t, []Category{FileRead, SemanticSearch}, p.AllowedCategories())
-	assert.False(t, p.AllowsCategory(Search))
-	grep, _ := tax.Lookup("grep")
-	err = p.Allows(grep)
-	require.ErrorIs(t, err, ErrDenied, "deny by category beats allow by name")
-	assert.Contains(t, err.Error(), "-search")
-}
-
-func TestDeniedCategoryCoversToolsAddedLater(t *testing.T) {
-	tax := Builtin()
-	p, err := tax.ParseSelection("read_only,-search")
-	require.NoError(t, err)
-	require.NoError(t, tax.Add("ripgrep", Search))
-	e, ok := tax.Lookup("ripgrep")
-	require.True(t, ok)
-	assert.ErrorIs(t, p.Allows(e), ErrDenied, "a search tool registered after parsing is denied")
-	rd, _ := tax.Lookup("read_file")
-	assert.NoError(t, p.Allows(rd))
-}
-
-func TestParseSelection(t *testing.T) {
-	tax := Builtin()
-	cases := []struct {
-		in      string
-		allowed []string
-		denied  []string
-	}{
-		{"", []string{"read_file", "grep", "embedding_search"}, []string{"write_file"}},
-		{"file_read,search,grep", []string{"read_file", "grep", "glob"}, []string{"embedding_search", "write_file"}},
-		{"grep", []string{"grep"}, []string{"read_file", "glob"}},
-		{"file_write", []string{"write_file", "edit_file"}, []string{"read_file"}},
-		{"read_only,write_file", []string{"read_file", "write_file", "grep"}, []string{"edit_file", "run_command"}},
-		{"read_only,-grep", []string{"glob"}, []string{"grep"}},
-		{"read_only,-search", []string{"read_file"}, []string{"grep", "glob"}},
-		{"none", nil, []string{"read_file", "grep"}},
-		{" file_read , , git ", []string{"list_dir", "git_command"}, []string{"grep"}},
-	}
-	for _, c := range cases {
-		p, err := tax.ParseSelection(c.in)
-		require.NoError(t, err, c.in)
-		for _, n := range c.allowed {
-			e, _ := tax.Lookup(n)
-			assert.NoError(t, p.Allows(e), "%q should allow %s", c.in, n)
-		}
-		for _, n := range c.denied {
-			e, _ := tax.Lookup(n)
-			assert.ErrorIs(t, p.Allows(e), ErrDenied, "%q should deny %s", c.in, n)
-		}
-		// String round-trips.
-		back, err := tax.ParseSelection(p.String())
-		require.NoError(t, err, p.String())
-		for _, e := range tax.Tools() {
-			assert.Equal(t, p.Allows(e) == nil, back.Allows(e) == nil, "%q -> %q: %s", c.in, p.String(), e.Name)
-		}
-	}
-}
-
-func TestParseSelectionErrors(t *testing.T) {
-	tax := Builtin()
-	_, err := tax.ParseSelection("file_read,shell")
-	require.ErrorIs(t, err, ErrUnknownName)
-	for _, want := range []string{`"shell"`, "file_read", "grep", "write_file", "read_only"} {
-		assert.Contains(t, err.Error(), want)
-	}
-	_, err = tax.ParseSelection("-" + IndexTool)
-	assert.ErrorIs(t, err, ErrReservedName)
-}
-
 // TestGlossaryMatchesEmittedStates walks real inventories, built to reach
 // every state, and proves the glossary defines exactly the states that
 // inventories emit.
@@ -266,12 +188,10 @@ func TestGlossaryMatchesEmittedStates(t *testing.T) {
 	// everything else is unavailable.
 	have := map[string]bool{"read_file": true, "grep": true, "glob": true, "write_file": true, "mcp_a": true, "mcp_b": true}
 	available := func(n string) bool { return have[n] }
-	policies := []string{"", "mcp_a", "mcp", "none", "read_only,file_write"}
+	policies := []Policy{DefaultPolicy(), {Allow: []string{"mcp_a"}}, {Categories: []Category{MCP}}, {}, {Categories: append(ReadOnly(), FileWrite)}}
 
 	emitted := map[string]bool{}
-	for _, sel := range policies {
-		p, err := tax.ParseSelection(sel)
-		require.NoError(t, err)
+	for _, p := range policies {
 		r := tax.Inventory(p, available)
 		require.Len(t, r.Categories, len(All()))
 		for _, c := range r.Categories {
@@ -313,15 +233,12 @@ func TestInventoryStates(t *testing.T) {
 	assert.False(t, cats[FileWrite].ReadOnly)
 
 	// file_write: write_file loaded, edit_file not built: loaded.
-	p, err := tax.ParseSelection("read_only,file_write")
-	require.NoError(t, err)
+	p := Policy{Categories: append(ReadOnly(), FileWrite)}
 	assert.Equal(t, CategoryLoaded, byCat(tax.Inventory(p, available))[FileWrite].State)
 	// Partly loaded only when the policy withholds a tool this build has.
-	p, err = tax.ParseSelection("read_file")
-	require.NoError(t, err)
+	p = Policy{Allow: []string{"read_file"}}
 	assert.Equal(t, CategoryPartlyLoaded, byCat(tax.Inventory(p, available))[FileRead].State, "list_dir withheld")
-	p, err = tax.ParseSelection("read_only,-list_dir")
-	require.NoError(t, err)
+	p = Policy{Categories: ReadOnly(), Deny: []string{"list_dir"}}
 	assert.Equal(t, CategoryPartlyLoaded, byCat(tax.Inventory(p, available))[FileRead].State)
 	// Everything available when available is nil.
 	assert.Equal(t, CategoryNotLoadedHere, byCat(tax.Inventory(Policy{}, nil))[Bash].State)

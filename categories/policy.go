@@ -95,7 +95,7 @@ func (p Policy) Allows(e Entry) error {
 }
 
 // String renders the policy as a --tools selection that
-// [Taxonomy.ParseSelection] reads back into an equal policy: the allowed
+// package categories/selection reads back into an equal policy: the allowed
 // categories, the allowed tools, then "-category" and "-tool" for what is
 // denied; "none" for a policy that lists nothing.
 func (p Policy) String() string {
@@ -114,65 +114,4 @@ func (p Policy) String() string {
 		return "none"
 	}
 	return strings.Join(words, ",")
-}
-
-// ParseSelection reads a --tools list: comma-separated category and tool
-// names alike, for example "file_read,search,grep". A category name allows
-// the category, a tool name allows that tool, and a name with a leading '-'
-// denies that tool or that category (a denied category stays a category:
-// tools added to it later are denied too). Two words have a special
-// meaning: "read_only" (the read-only categories) and "none" (nothing but
-// the index tool). An empty or blank selection is [DefaultPolicy].
-//
-// The selection replaces the default: "file_write" alone allows file_write
-// and not file_read. An unknown word is an error wrapping [ErrUnknownName]
-// that lists every valid name; denying the index tool is an error wrapping
-// [ErrReservedName].
-func (t *Taxonomy) ParseSelection(s string) (Policy, error) {
-	if strings.TrimSpace(s) == "" {
-		return DefaultPolicy(), nil
-	}
-	var p Policy
-	for _, raw := range strings.Split(s, ",") {
-		word := strings.TrimSpace(raw)
-		deny := strings.HasPrefix(word, "-")
-		word = strings.TrimPrefix(word, "-")
-		switch {
-		case word == "":
-			continue
-		case word == "none" && !deny:
-			// Nothing to add: the policy starts empty.
-		case word == "read_only" && !deny:
-			p.Categories = appendNew(p.Categories, readOnly...)
-		case Category(word).Valid():
-			if deny {
-				p.DenyCategories = appendNew(p.DenyCategories, Category(word))
-			} else {
-				p.Categories = appendNew(p.Categories, Category(word))
-			}
-		case word == IndexTool:
-			if deny {
-				return Policy{}, fmt.Errorf("%w: %s cannot be denied: it is how a model learns what it may use", ErrReservedName, IndexTool)
-			}
-		default:
-			if _, ok := t.Lookup(word); !ok {
-				return Policy{}, fmt.Errorf("%w: %q in --tools %q; valid names: read_only, none, %s", ErrUnknownName, word, s, strings.Join(t.names(), ", "))
-			}
-			if deny {
-				p.Deny = appendNew(p.Deny, word)
-			} else {
-				p.Allow = appendNew(p.Allow, word)
-			}
-		}
-	}
-	return p, nil
-}
-
-func appendNew[T comparable](s []T, vs ...T) []T {
-	for _, v := range vs {
-		if !slices.Contains(s, v) {
-			s = append(s, v)
-		}
-	}
-	return s
 }

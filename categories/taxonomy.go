@@ -149,15 +149,3 @@ func (t *Taxonomy) Tools() []Entry {
 	})
 	return out
 }
-
-// names returns the valid words of a selection: categories, then tools.
-func (t *Taxonomy) names() []string {
-	var names []string
-	for _, c := range all {
-		names = append(names, string(c))
-	}
-	for _, e := range t.Tools() {
-		names = append(names, e.Name)
-	}
-	return names
-}

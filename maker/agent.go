@@ -7,7 +7,7 @@ import (
 )
 
 // newAgent builds the sample agent of every path that draws a sample:
-// Solve's races (and their escalation, through withModel), Draw and Sampler (and so
+// Solve's races (and their escalation, through withModel) and Sampler (and so
 // maker/calibrate and maker/mcpserver). It is the only place a microagent
 // is made (TestOneAgentConstructor checks the source), so a setting of the
 // Solver that shapes a call reaches every path or none: the model, the

@@ -116,7 +116,7 @@ func TestDrawCallsAsSolveCalls(t *testing.T) {
 			s := settings(drawn)
 			for id := range run.seen {
 				fresh := &counter{n: id.Step, target: 4}
-				d, err := s.Draw(context.Background(), id, fresh.Prompt(nil), fresh.Decode)
+				d, err := drawOne(s, context.Background(), id, fresh.Prompt(nil), fresh.Decode)
 				require.NoError(t, err)
 				require.NoError(t, d.Err)
 			}
@@ -140,7 +140,7 @@ func TestDrawKeepsTheBudget(t *testing.T) {
 	b := newCapSpender(0.001)
 	s := &Solver{Config: Config{Price: Price{InputPerMillion: 1000, OutputPerMillion: 1000}}, Model: m, Budget: b}
 	msgs := (&counter{n: 4}).Prompt(nil)
-	d, err := s.Draw(context.Background(), SampleID{}, msgs, nil)
+	d, err := drawOne(s, context.Background(), SampleID{}, msgs, nil)
 	require.NoError(t, err)
 	require.ErrorIs(t, d.Err, ErrBudget)
 	assert.Zero(t, m.calls.Load(), "the call was not started")
@@ -148,7 +148,7 @@ func TestDrawKeepsTheBudget(t *testing.T) {
 
 	// Within the cap, the call runs and is settled against the budget.
 	b.Cap = 10
-	d, err = s.Draw(context.Background(), SampleID{}, msgs, nil)
+	d, err = drawOne(s, context.Background(), SampleID{}, msgs, nil)
 	require.NoError(t, err)
 	require.NoError(t, d.Err)
 	assert.Positive(t, b.Spent())

@@ -14,6 +14,7 @@ import (
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -109,7 +110,7 @@ func TestToolDeclarationModes(t *testing.T) {
 		t.Run(string(c.mode)+fmt.Sprint(c.nativeModel), func(t *testing.T) {
 			m := &declModel{native: c.nativeModel, args: map[string]any{"target": "x"}}
 			path := filepath.Join(t.TempDir(), "j.jsonl")
-			j, err := journal.Create(path)
+			j, err := journalfile.Create(path)
 			require.NoError(t, err)
 			task := &counter{target: 3}
 			rep, err := (&Solver{Config: Config{ToolDeclaration: c.mode, Vote: vote.Config{K: 2}}, Model: m, Executor: ex, Tools: tools, Journal: j}).Solve(context.Background(), task)
@@ -133,12 +134,12 @@ func TestToolDeclarationResumeChecksMode(t *testing.T) {
 	ex := probeExecutor(t)
 	tools := probeTools(t, ex)
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{ToolDeclaration: DeclarePrompt, Vote: vote.Config{K: 2}}, Model: &declModel{args: map[string]any{"target": "x"}}, Executor: ex, Tools: tools, Journal: j}).Solve(context.Background(), &counter{target: 3})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	defer j.Close()
 	_, err = (&Solver{Config: Config{ToolDeclaration: DeclareNative, Vote: vote.Config{K: 2}}, Model: &declModel{args: map[string]any{"target": "x"}}, Executor: ex, Tools: tools, Journal: j}).Solve(context.Background(), &counter{target: 3})
@@ -206,7 +207,7 @@ func TestDeclaringNeverChangesTheKey(t *testing.T) {
 		keys := map[ToolDeclaration]uint64{}
 		for _, mode := range []ToolDeclaration{DeclareNative, DeclarePrompt, DeclareBoth} {
 			s := &Solver{Config: Config{ToolDeclaration: mode}, Model: &declModel{args: args}, Executor: ex, Tools: tools}
-			d, err := s.Draw(context.Background(), SampleID{Step: 1, Index: i}, msgs, nil)
+			d, err := drawOne(s, context.Background(), SampleID{Step: 1, Index: i}, msgs, nil)
 			require.NoError(t, err)
 			require.NoError(t, d.Err)
 			require.Nil(t, d.Flag, "%v", d.Reason)

@@ -9,10 +9,9 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/catch"
 	"github.com/mdap-go/mdap/vote"
-	"github.com/tmc/langchaingo/llms"
 )
 
-// Drawn is one sample drawn outside a race (Solver.Draw): the reply, the
+// Drawn is one sample drawn outside a race (Sampler.DrawWave): the reply, the
 // solver's verdict on it and what it cost.
 type Drawn struct {
 	// Member is the index of the model that drew it: the Ensemble member
@@ -29,36 +28,6 @@ type Drawn struct {
 	Judgement
 	// Usage is the sample's tokens and the time the call took.
 	Usage vote.Usage
-}
-
-// Draw asks the solver's Model for one sample of a step, exactly as Solve's
-// races do, and judges it exactly as they do: the same call options (the
-// temperature of id.Index, the reply cap, the per-sample seed, the declared
-// tools, CallOptions, and with Structured JSON mode and the answer schema,
-// which ctx must carry: WithAnswerSchema), the same Timeout, Observer
-// and Budget (a call the budget refuses is a failed sample wrapping
-// ErrBudget), the sample's identity in the
-// call's context (so the simulated model draws what it would in a run),
-// the red flags of Flags, decode as the task's Decode (nil means
-// DecodeReply), and a tool intent normalized by the Executor before it is
-// keyed. It is how a sample of any step can be taken on its own, as
-// package maker/calibrate does to estimate p before a run.
-//
-// A failed call is not an error of Draw: it is in Drawn.Err, as a race
-// would count it. Errors: ErrNoModel; ErrNoAnswerSchema for a Structured
-// solver without a schema in ctx; the tool declaration's. Safe for concurrent use if the model
-// and decode are; cost: one model call.
-func (s *Solver) Draw(ctx context.Context, id SampleID, msgs []llms.MessageContent, decode func(Reply) (intent.Output, error)) (Drawn, error) {
-	p, err := s.NewSampler()
-	if err != nil {
-		return Drawn{}, err
-	}
-	p.agent.perCall = nil // one sample: one request
-	ds, err := p.DrawWave(ctx, id.Step, vote.Wave{First: id.Index, N: 1}, msgs, decode)
-	if err != nil {
-		return Drawn{}, err
-	}
-	return ds[0], nil
 }
 
 // Key returns the vote key out has in this solver's races: a tool intent

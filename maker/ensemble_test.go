@@ -8,7 +8,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
-	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -41,7 +41,7 @@ func TestEnsembleReportsEachMember(t *testing.T) {
 	task, err := hanoi.New(6)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}, Price: maker.Price{InputPerMillion: 10, OutputPerMillion: 10}}, Model: ens, Journal: j}
 	rep, err := s.Solve(context.Background(), task)
@@ -72,7 +72,7 @@ func TestEnsembleReportsEachMember(t *testing.T) {
 	assert.InDelta(t, s.Price.Cost(rep.Models[1].Usage), rep.Models[1].Cost, 1e-12, "the others at Solver.Price")
 
 	// A resumed run reports the same shares.
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	again, err := hanoi.New(6)
 	require.NoError(t, err)

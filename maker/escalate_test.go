@@ -7,7 +7,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
-	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,7 +45,7 @@ func TestEscalationToAStrongerModel(t *testing.T) {
 		task, err = hanoi.New(8)
 		require.NoError(t, err)
 		path := filepath.Join(t.TempDir(), "j.jsonl")
-		j, err := journal.Create(path)
+		j, err := journalfile.Create(path)
 		require.NoError(t, err)
 		s = &maker.Solver{Config: maker.Config{Escalation: &maker.Escalation{Policy: maker.EscalateModel, After: 6, Model: strong}}, Model: hardModel(t, seed), Journal: j}
 		s.Vote.K = 3
@@ -57,7 +57,7 @@ func TestEscalationToAStrongerModel(t *testing.T) {
 		assert.Equal(t, rep.Contested, rep.Escalated, "every contested step escalated")
 
 		// Replayed from the journal: the same counts.
-		j, err = journal.Open(path)
+		j, err = journalfile.Open(path)
 		require.NoError(t, err)
 		task, err = hanoi.New(8)
 		require.NoError(t, err)

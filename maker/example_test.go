@@ -12,7 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -108,7 +108,7 @@ func ExampleSolver_Solve_journal() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "run.jsonl")
 
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	if err != nil {
 		panic(err)
 	}
@@ -127,7 +127,7 @@ func ExampleSolver_Solve_journal() {
 	fmt.Println("first run:", err)
 	j.Close()
 
-	j, err = journal.Open(path) // resume: same task, same settings
+	j, err = journalfile.Open(path) // resume: same task, same settings
 	if err != nil {
 		panic(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,12 +92,12 @@ func TestFlagAlarmOffAndSteady(t *testing.T) {
 
 func TestFlagAlarmResumesTheSame(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 59}, Model: &scripted{reply: flagJumpAt(60)}, Journal: j}).Solve(context.Background(), &counter{target: 80})
 	require.ErrorIs(t, err, ErrStepLimit)
 	require.NoError(t, j.Close())
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: flagJumpAt(60)}, Journal: j}).Solve(context.Background(), &counter{target: 80})
 	require.ErrorIs(t, err, ErrFlagAlarm, "a resumed run judges the step against the same history")

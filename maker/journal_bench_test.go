@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 
 	"github.com/mdap-go/mdap/vote"
 )
@@ -23,7 +24,7 @@ func BenchmarkResume(b *testing.B) {
 			name := fmt.Sprintf("steps=%d/checkpoints=%v", n, every > 0)
 			b.Run(name, func(b *testing.B) {
 				path := filepath.Join(b.TempDir(), "j.jsonl")
-				j, err := journal.Create(path)
+				j, err := journalfile.Create(path)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -35,7 +36,7 @@ func BenchmarkResume(b *testing.B) {
 				j.Close()
 				b.ResetTimer()
 				for b.Loop() {
-					j, err := journal.Open(path)
+					j, err := journalfile.Open(path)
 					if err != nil {
 						b.Fatal(err)
 					}

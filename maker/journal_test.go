@@ -17,6 +17,7 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,9 +56,9 @@ func journalRun(t *testing.T, path string, task Task, stopAt int, tune func(*jou
 	var j *journal.Journal
 	var err error
 	if resume {
-		j, err = journal.Open(path, opts...)
+		j, err = journalfile.Open(path, opts...)
 	} else {
-		j, err = journal.Create(path, opts...)
+		j, err = journalfile.Create(path, opts...)
 	}
 	require.NoError(t, err)
 	if tune != nil {
@@ -106,7 +107,7 @@ func TestCheckpointsBoundTheReplay(t *testing.T) {
 
 	// A task that cannot restore a checkpoint replays every step instead.
 	plain := &counter{target: 100}
-	j, err := journal.Open(path)
+	j, err := journalfile.Open(path)
 	require.NoError(t, err)
 	rep, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), plain)
 	require.NoError(t, err)
@@ -126,9 +127,9 @@ func TestStepTimeCoversEveryProcess(t *testing.T) {
 		var j *journal.Journal
 		var err error
 		if resume {
-			j, err = journal.Open(path)
+			j, err = journalfile.Open(path)
 		} else {
-			j, err = journal.Create(path)
+			j, err = journalfile.Create(path)
 		}
 		require.NoError(t, err)
 		defer j.Close()
@@ -208,7 +209,7 @@ func TestJournalVersionRefused(t *testing.T) {
 	for v, says := range map[int]string{1: "older than this build reads", journal.Version + 1: "newer than this build reads"} {
 		old := bytes.Replace(written, []byte(fmt.Sprintf(`{"mdap_journal":%d`, journal.Version)), []byte(fmt.Sprintf(`{"mdap_journal":%d`, v)), 1)
 		require.NoError(t, os.WriteFile(path, old, 0o644))
-		_, err = journal.Open(path)
+		_, err = journalfile.Open(path)
 		require.ErrorIs(t, err, journal.ErrVersion)
 		assert.Contains(t, err.Error(), fmt.Sprintf("version %d,", v))
 		assert.Contains(t, err.Error(), says)
@@ -255,7 +256,7 @@ func TestJournalCorruptionOutcomes(t *testing.T) {
 		}
 
 		task := &snapCounter{counter: counter{target: 6}}
-		j, err := journal.Open(path)
+		j, err := journalfile.Open(path)
 		if err == nil {
 			_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
 			j.Close()
@@ -277,7 +278,7 @@ func TestTornBytesReported(t *testing.T) {
 	lines := finished(t, path, -1)
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:4], "")+`{"step":3,"wi`), 0o644))
 	asCrashed(t, path)
-	j, err := journal.Open(path)
+	j, err := journalfile.Open(path)
 	require.NoError(t, err)
 	defer j.Close()
 	assert.Equal(t, len(`{"step":3,"wi`), j.TornBytes())
@@ -290,9 +291,9 @@ func TestJournalPathMustBeARegularFile(t *testing.T) {
 	for name, path := range map[string]string{"fifo": fifo, "device": "/dev/null", "folder": dir, "empty": ""} {
 		done := make(chan error, 2)
 		go func() {
-			_, err := journal.Open(path)
+			_, err := journalfile.Open(path)
 			done <- err
-			_, err = journal.Create(path)
+			_, err = journalfile.Create(path)
 			done <- err
 		}()
 		for range 2 {
@@ -304,7 +305,7 @@ func TestJournalPathMustBeARegularFile(t *testing.T) {
 			}
 		}
 	}
-	_, err := journal.Open(filepath.Join(dir, "missing.jsonl"))
+	_, err := journalfile.Open(filepath.Join(dir, "missing.jsonl"))
 	assert.ErrorIs(t, err, journal.ErrPath)
 	assert.Contains(t, err.Error(), "does not exist")
 }
@@ -313,14 +314,14 @@ func TestJournalLockedWhileInUse(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	finished(t, path, -1)
 	before := mustRead(t, path)
-	j, err := journal.Open(path)
+	j, err := journalfile.Open(path)
 	require.NoError(t, err)
-	_, err = journal.Open(path)
+	_, err = journalfile.Open(path)
 	require.ErrorIs(t, err, journal.ErrLocked)
 	assert.Contains(t, err.Error(), "another process")
 	require.NoError(t, j.Close())
 	require.NoError(t, j.Close(), "Close twice is harmless")
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err, "the lock ends with Close")
 	require.NoError(t, j.Close())
 	assert.Equal(t, before, mustRead(t, path))
@@ -328,7 +329,7 @@ func TestJournalLockedWhileInUse(t *testing.T) {
 
 func TestSettingsComparedFieldByField(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	base := func() *Solver {
 		return &Solver{Config: Config{Vote: vote.Config{K: 2}, Settings: map[string]string{"prompt": "v1"}}, Model: &scripted{reply: noisy}}
@@ -357,7 +358,7 @@ func TestSettingsComparedFieldByField(t *testing.T) {
 	} {
 		s := base()
 		c.change(s)
-		j, err := journal.Open(path)
+		j, err := journalfile.Open(path)
 		require.NoError(t, err)
 		s.Journal = j
 		_, err = s.Solve(context.Background(), &counter{target: 3})
@@ -378,7 +379,7 @@ func TestRerunPendingRunsTheJournaledCall(t *testing.T) {
 	var runs atomic.Int64
 	var targets []string
 	ex := deployExecutor(t, &runs)
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: ex, Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.NoError(t, err)
@@ -401,7 +402,7 @@ func TestRerunPendingRunsTheJournaledCall(t *testing.T) {
 		return toolAtStep2(id, p)
 	}}
 	ex = deployExecutorRecording(t, &runs, &targets)
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	task := &counter{target: 5}
 	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}, RerunPending: true}, Model: other, Executor: ex, Journal: j}).Solve(context.Background(), task)
@@ -419,7 +420,7 @@ func TestReplayApplyPanicIsAnError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	_, err := journalRun(t, path, &counter{target: 5}, 0, nil, false)
 	require.NoError(t, err)
-	j, err := journal.Open(path)
+	j, err := journalfile.Open(path)
 	require.NoError(t, err)
 	defer j.Close()
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &panicky{counter: counter{target: 5}, where: "Apply"})
@@ -556,7 +557,7 @@ func TestJournalLineOverTheLimitIsRefused(t *testing.T) {
 	lines := finished(t, path, -1)
 	huge := `{"step":6,"note":"` + strings.Repeat("x", journal.MaxLine) + "\"}\n"
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "")+huge), 0o644))
-	_, err := journal.Open(path)
+	_, err := journalfile.Open(path)
 	require.ErrorIs(t, err, journal.ErrCorrupt)
 	assert.Contains(t, err.Error(), "longer than")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -34,7 +35,7 @@ import (
 func TestJournalWritesWithTheSync(t *testing.T) {
 	for _, every := range []int{1, 8} {
 		path := filepath.Join(t.TempDir(), "j.jsonl")
-		j, err := journal.Create(path)
+		j, err := journalfile.Create(path)
 		require.NoError(t, err)
 		j.SyncEvery, j.WriteEvery = every, -1
 		var seen []int
@@ -55,7 +56,7 @@ func TestJournalWritesWithTheSync(t *testing.T) {
 // take seconds; a kill then loses none of them).
 func TestJournalWritesSlowStepsAtOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	j.WriteEvery = time.Nanosecond // every step is slower than that
 	s := &Solver{Model: &scripted{reply: noisy}, Journal: j, Progress: func(e Event) {
@@ -70,7 +71,7 @@ func TestJournalWritesSlowStepsAtOnce(t *testing.T) {
 // leaves every decided step in the file.
 func TestJournalCancelWritesTheBuffer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	j.WriteEvery = -1
 	ctx, cancel := context.WithCancel(context.Background())
@@ -132,7 +133,7 @@ func TestKillMidBatchResumesToTheSameResult(t *testing.T) {
 	const target, every = 30, 8
 	dir := t.TempDir()
 	path := filepath.Join(dir, "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	j.SyncEvery, j.WriteEvery = every, -1
 	var kills [][]byte
@@ -157,7 +158,7 @@ func TestKillMidBatchResumesToTheSameResult(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 		asCrashed(t, p)
 		lost += i + 1 - countSteps(t, p)
-		j, err := journal.Open(p)
+		j, err := journalfile.Open(p)
 		require.NoError(t, err, "kill after step %d: the chain verifies", i)
 		task := &counter{target: target}
 		got, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
@@ -167,7 +168,7 @@ func TestKillMidBatchResumesToTheSameResult(t *testing.T) {
 		assert.Zero(t, task.wrong)
 		sameDecisions(t, want, got, "kill after step "+p)
 		assert.Equal(t, wantLines, winners(t, p), "kill after step %d", i)
-		_, err = journal.Open(p) // the finished journal verifies too
+		_, err = journalfile.Open(p) // the finished journal verifies too
 		require.NoError(t, err)
 		require.NoError(t, os.Remove(p))
 	}
@@ -206,7 +207,7 @@ func TestSideEffectNeverRunsTwiceAcrossAKill(t *testing.T) {
 		assert.Equal(t, 2, countSteps(t, path), "every step before the side effect is in the file")
 		assert.Contains(t, string(b), `{"step":2,"pending":true`, "and its pending record")
 	})
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	j.WriteEvery = -1 // SyncEvery 64: no periodic write in this run
 	var kills [][]byte
@@ -234,7 +235,7 @@ func TestSideEffectNeverRunsTwiceAcrossAKill(t *testing.T) {
 		asCrashed(t, p)
 		assert.Equal(t, 3, countSteps(t, p), "kill after step %d: the steps after the side effect are still buffered", i)
 		var again atomic.Int64
-		j, err := journal.Open(p)
+		j, err := journalfile.Open(p)
 		require.NoError(t, err)
 		got, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: sideEffectExecutor(t, &again, func() {}), Journal: j}).Solve(context.Background(), &counter{target: target})
 		require.NoError(t, err, "kill after step %d", i)
@@ -275,7 +276,7 @@ func TestJournalSyncsAtMostEverySyncPeriod(t *testing.T) {
 func TestJournalDefaultBatch(t *testing.T) {
 	require.Equal(t, 256, journal.DefaultSyncEvery)
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	j.WriteEvery = -1 // steps, not time
 	checked := 0

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,7 @@ import (
 func chainOutcome(t *testing.T, path string, opts ...journal.Option) (Report, *snapCounter, error) {
 	t.Helper()
 	task := &snapCounter{counter: counter{target: 6}}
-	j, err := journal.Open(path, opts...)
+	j, err := journalfile.Open(path, opts...)
 	if err != nil {
 		return Report{}, task, err
 	}
@@ -241,7 +242,7 @@ func TestJournalKeyedChain(t *testing.T) {
 
 	// A key too short is refused before anything is read or written.
 	t.Setenv(journal.KeyEnv, "short")
-	_, err = journal.Create(filepath.Join(dir, "new"))
+	_, err = journalfile.Create(filepath.Join(dir, "new"))
 	require.ErrorIs(t, err, journal.ErrKey)
 	_, err = journal.New(&statetest.MemStore{})
 	require.ErrorIs(t, err, journal.ErrKey)
@@ -277,7 +278,7 @@ func TestOldJournalVersionRefusedClearly(t *testing.T) {
 	old := `{"mdap_journal":2,"task":"counter:6","settings":{"k":2}}` + "\n" +
 		`{"step":0,"k":2,"winner":{"value":{"next":1}},"key":"35b465b0189f6597","votes":{"35b465b0189f6597":2},"launched":2,"valid":2,"flagged":0,"errors":0,"cancelled":0,"usage":{"input_tokens":1,"output_tokens":1,"latency_ns":1},"elapsed_ns":1}` + "\n"
 	require.NoError(t, os.WriteFile(path, []byte(old), 0o644))
-	_, err := journal.Open(path)
+	_, err := journalfile.Open(path)
 	require.ErrorIs(t, err, journal.ErrVersion)
 	assert.Contains(t, err.Error(), "version 2")
 	assert.Contains(t, err.Error(), "finish it with the build that wrote it")

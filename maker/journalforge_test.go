@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -148,7 +149,7 @@ func TestHeaderAloneResumedSurvivesASecondCrash(t *testing.T) {
 
 	// The resumed run is killed after three steps: what the disk holds
 	// then is the journal as flushed and the head as recorded.
-	j, err := journal.Open(path)
+	j, err := journalfile.Open(path)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -205,12 +206,12 @@ func TestJournalAndStateArePrivate(t *testing.T) {
 	require.Len(t, heads, 1)
 	assert.Equal(t, os.FileMode(0o600), mode(filepath.Join(state, headsDir, heads[0].Name())))
 
-	_, err = journal.Create(filepath.Join(state, "j"))
+	_, err = journalfile.Create(filepath.Join(state, "j"))
 	require.ErrorIs(t, err, journal.ErrPath)
 	assert.Contains(t, err.Error(), "beside the key")
 
 	require.NoError(t, os.Chmod(filepath.Join(state, keyFile), 0o644))
-	_, err = journal.Create(filepath.Join(t.TempDir(), "k"))
+	_, err = journalfile.Create(filepath.Join(t.TempDir(), "k"))
 	require.ErrorIs(t, err, journal.ErrState)
 	assert.Contains(t, err.Error(), "chmod 600")
 	require.NoError(t, os.Chmod(filepath.Join(state, keyFile), 0o600))
@@ -218,7 +219,7 @@ func TestJournalAndStateArePrivate(t *testing.T) {
 	// A state folder others may write in (where they could remove a head,
 	// hiding a rollback) is refused, with the key given or found.
 	require.NoError(t, os.Chmod(state, 0o777))
-	_, err = journal.Create(filepath.Join(t.TempDir(), "w"))
+	_, err = journalfile.Create(filepath.Join(t.TempDir(), "w"))
 	require.ErrorIs(t, err, journal.ErrState)
 	assert.Contains(t, err.Error(), "chmod go-w")
 	t.Setenv(journal.KeyEnv, strings.Repeat("k", journal.MinKey))

@@ -19,6 +19,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -128,13 +129,13 @@ func BenchmarkJournalInSitu(b *testing.B) {
 		"file": func(s *maker.Solver) (err error) {
 			path := filepath.Join(dir, "file.jsonl")
 			_ = os.Remove(path)
-			s.Journal, err = journal.Create(path)
+			s.Journal, err = journalfile.Create(path)
 			return
 		},
 		"file2": func(s *maker.Solver) (err error) {
 			path := filepath.Join(dir, "file2.jsonl")
 			_ = os.Remove(path)
-			s.Journal, err = journal.Create(path)
+			s.Journal, err = journalfile.Create(path)
 			return
 		},
 		"file16k": func(s *maker.Solver) (err error) {

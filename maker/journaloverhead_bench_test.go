@@ -13,6 +13,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -57,7 +58,7 @@ func BenchmarkJournalOverhead(b *testing.B) {
 			runtime.GC()
 			c0 := cpuNow()
 			if v.on {
-				if s.Journal, err = journal.Create(path); err != nil {
+				if s.Journal, err = journalfile.Create(path); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -45,7 +46,7 @@ func sampleSolver(t *testing.T, j *journal.Journal, progress func(maker.Event)) 
 // the records, samples included, exactly as they were written.
 func TestJournalKeepsEachSample(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	var live []journal.StepRecord
 	s, task := sampleSolver(t, j, func(e maker.Event) { live = append(live, *e.Record) })
@@ -99,7 +100,7 @@ func TestJournalKeepsEachSample(t *testing.T) {
 		assert.Positive(t, kinds[k], "the run had samples of kind %q to record", k)
 	}
 
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	var replayed []journal.StepRecord
 	s, task = sampleSolver(t, j, func(e maker.Event) {
@@ -128,7 +129,7 @@ func TestJournalSampleEditIsDetected(t *testing.T) {
 			opts = append(opts, journal.Unsigned())
 		}
 		path := filepath.Join(t.TempDir(), "run.jsonl")
-		j, err := journal.Create(path, opts...)
+		j, err := journalfile.Create(path, opts...)
 		require.NoError(t, err)
 		s, task := sampleSolver(t, j, nil)
 		_, err = s.Solve(context.Background(), task)
@@ -151,7 +152,7 @@ func TestJournalSampleEditIsDetected(t *testing.T) {
 				at := bytes.Index(edited, line) + bytes.Index(line, []byte(e[0]))
 				edited = append(edited[:at:at], append([]byte(e[1]), edited[at+len(e[0]):]...)...)
 				require.NoError(t, os.WriteFile(path, edited, 0o600))
-				_, err := journal.Open(path, opts...)
+				_, err := journalfile.Open(path, opts...)
 				require.ErrorIs(t, err, journal.ErrCorrupt, "signed %v, line %d: %s", signed, n+1, e[0])
 				assert.Contains(t, err.Error(), fmt.Sprintf("%s:%d ", path, n+1), "names the line")
 				edits++
@@ -162,7 +163,7 @@ func TestJournalSampleEditIsDetected(t *testing.T) {
 		}
 		assert.GreaterOrEqual(t, edits, 3, "the journal had samples of each kind to edit")
 		require.NoError(t, os.WriteFile(path, b, 0o600))
-		j, err = journal.Open(path, opts...)
+		j, err = journalfile.Open(path, opts...)
 		require.NoError(t, err, "the file as written opens")
 		require.NoError(t, j.Close())
 	}
@@ -172,7 +173,7 @@ func TestJournalSampleEditIsDetected(t *testing.T) {
 // their samples (as a version 4 journal did), and the run is the same.
 func TestJournalNoSamples(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	j.NoSamples = true
 	s, task := sampleSolver(t, j, nil)
@@ -185,7 +186,7 @@ func TestJournalNoSamples(t *testing.T) {
 	assert.Equal(t, int(hanoi.TotalSteps(5)), bytes.Count(b, []byte(`{"step":`)))
 
 	path = filepath.Join(t.TempDir(), "with.jsonl")
-	j, err = journal.Create(path)
+	j, err = journalfile.Create(path)
 	require.NoError(t, err)
 	s, task = sampleSolver(t, j, nil)
 	got, err := s.Solve(context.Background(), task)
@@ -247,7 +248,7 @@ func TestVersion4JournalResumes(t *testing.T) {
 		path := filepath.Join(t.TempDir(), c.file)
 		require.NoError(t, os.WriteFile(path, b, 0o600))
 
-		j, err := journal.Open(path, opts...)
+		j, err := journalfile.Open(path, opts...)
 		require.NoError(t, err, c.file)
 		got, task, err := solve(j)
 		require.NoError(t, err, c.file)
@@ -265,7 +266,7 @@ func TestVersion4JournalResumes(t *testing.T) {
 		assert.Equal(t, want.Steps-40, bytes.Count(after[len(b):], []byte(`{"step":`)), c.file)
 		assert.NotContains(t, string(after), `"samples"`, "%s: goes on in version 4", c.file)
 
-		j, err = journal.Open(path, opts...)
+		j, err = journalfile.Open(path, opts...)
 		require.NoError(t, err, c.file)
 		again, task, err := solve(j)
 		require.NoError(t, err, c.file)

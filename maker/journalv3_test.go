@@ -12,6 +12,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -64,7 +65,7 @@ func TestVersion3JournalResumes(t *testing.T) {
 		path := filepath.Join(t.TempDir(), c.file)
 		require.NoError(t, os.WriteFile(path, append(b, c.torn...), 0o644))
 		t.Setenv(journal.KeyEnv, c.key)
-		j, err := journal.Open(path, opts...)
+		j, err := journalfile.Open(path, opts...)
 		require.NoError(t, err, name)
 		assert.Equal(t, len(c.torn), j.TornBytes(), name)
 		got, task, err := solve(j)
@@ -80,7 +81,7 @@ func TestVersion3JournalResumes(t *testing.T) {
 		assert.Equal(t, want.Usage.OutputTokens, got.Usage.OutputTokens, name)
 
 		// The resumed file is whole: it opens again, and is done.
-		j, err = journal.Open(path, opts...)
+		j, err = journalfile.Open(path, opts...)
 		require.NoError(t, err, name)
 		again, task, err := solve(j)
 		require.NoError(t, err, name)
@@ -102,7 +103,7 @@ func TestVersion3UnkeyedRefusedByDefault(t *testing.T) {
 		require.NoError(t, err)
 		path := filepath.Join(t.TempDir(), file)
 		require.NoError(t, os.WriteFile(path, b, 0o600))
-		_, err = journal.Open(path)
+		_, err = journalfile.Open(path)
 		require.Error(t, err, file)
 		if file == "v3-hanoi6.jsonl" {
 			require.ErrorIs(t, err, journal.ErrKey)

@@ -26,7 +26,7 @@ type Judgement struct {
 // then decode (a task's Decode; DecodeReply when nil); then a tool
 // intent's arguments normalized by s.Executor, if set (arguments its
 // schema refuses after healing are ErrInvalidArguments); then the key.
-// It is the one verdict a race's samples, Draw and the inspection of a
+// It is the one verdict a race's samples, a Sampler's and the inspection of a
 // saved reply (maker/inspect) share, so two replies it gives equal Keys
 // vote together in a run of s (before a task's matcher, ClassesIn, joins
 // answers it deems equivalent). A panic in decode is not recovered.

@@ -25,6 +25,7 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 )
 
@@ -132,7 +133,7 @@ func TestSettingsMismatchJoinsTheDifferences(t *testing.T) {
 	solver := func(maxTokens int, prompt string) *Solver {
 		return &Solver{Config: Config{Vote: vote.Config{K: 2}, MaxTokens: maxTokens, Settings: map[string]string{"prompt": prompt}}, Model: &scripted{reply: noisy}}
 	}
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	s := solver(750, "v1")
 	s.Journal = j
@@ -140,7 +141,7 @@ func TestSettingsMismatchJoinsTheDifferences(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	defer j.Close()
 	s = solver(100, "v2")
@@ -170,7 +171,7 @@ func (p *peekFirstPrompt) Prompt(last *intent.Observation) []llms.MessageContent
 // then its Flush).
 func TestJournalHeaderWrittenBeforeTheFirstDraw(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	defer j.Close()
 	var seen []byte
@@ -198,7 +199,7 @@ func (p *peekSnap) Prompt(last *intent.Observation) []llms.MessageContent {
 // (journal.go:532, writeCheckpoint's Flush after its line).
 func TestCheckpointWrittenBeforeTheNextStep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	defer j.Close()
 	j.CheckpointEvery, j.WriteEvery, j.SyncEvery = 2, time.Hour, 1000
@@ -370,7 +371,7 @@ func TestLongTornTailIsCut(t *testing.T) {
 	got := string(mustRead(t, path))
 	assert.NotContains(t, got, "xxx")
 	assert.True(t, strings.HasSuffix(got, "}\n"))
-	j, err := journal.Open(path)
+	j, err := journalfile.Open(path)
 	require.NoError(t, err)
 	assert.Zero(t, j.TornBytes())
 	require.NoError(t, j.Close())

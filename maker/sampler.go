@@ -13,9 +13,16 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// Sampler draws samples of steps outside a race, each exactly as Draw
-// does, and sends a wave of a step's samples in the requests a run's race
-// sends the same wave: under the Solver's SamplesPerCall, several choices
+// Sampler draws samples of steps outside a race exactly as Solve's races
+// do, and judges them exactly as they do: the same call options (the
+// temperature of the index, the reply cap, the per-sample seed, the
+// declared tools, CallOptions, and with Structured JSON mode and the
+// answer schema, which the context must carry: WithAnswerSchema), the same
+// Timeout, Observer and Budget, the sample's identity in the call's
+// context (so the simulated model draws what it would in a run), the red
+// flags of Flags, the task's decode, and a tool intent normalized by the
+// Executor before it is keyed. It sends a wave of a step's samples in the
+// requests a run's race sends the same wave: under the Solver's SamplesPerCall, several choices
 // a request, cut so that samples of different temperatures never share
 // one (under DefaultTemperature sample 0 is a request of its own); one
 // sample a request for an Ensemble. Like a Solve, it remembers for as
@@ -23,8 +30,9 @@ import (
 // answered with fewer choices than it asked makes every later sample a
 // request of its own, and the samples it left out are drawn each by a
 // call of its own, so every index still gets exactly its own sample.
-// It is how package maker/calibrate draws what the run sends. Safe for
-// concurrent use if the model and the decode functions are.
+// It is how package maker/calibrate estimates p before a run, and the
+// MCP server's sample tool draws. Safe for concurrent use if the model
+// and the decode functions are.
 type Sampler struct {
 	s     *Solver
 	agent *microagent // without an answer schema: DrawWave adds the step's
@@ -63,12 +71,15 @@ func (p *Sampler) Requests(w vote.Wave) []vote.Wave {
 
 // DrawWave draws the samples of indices w.First to w.First+w.N-1 of step
 // (msgs its prompt) one after another on the calling goroutine, sending
-// them in the requests Requests(w) says, and judges each as Draw does:
-// out[j] is sample w.First+j. A request's input tokens (and its request
+// them in the requests Requests(w) says, and judges each (decode nil:
+// DecodeReply): out[j] is sample w.First+j. A request's input tokens (and its request
 // count, Usage.Requests 1) are on the sample that made it, the others of
 // the request carry none (their Usage.Requests is 0), as in a run's
 // report. A request the Budget refuses is a failed sample wrapping
-// ErrBudget for each of its samples. Errors as Draw's. Cost: one model
+// ErrBudget for each of its samples. A failed call is not an error of
+// DrawWave: it is in Drawn.Err, as a race would count it. Errors:
+// ErrNoAnswerSchema for a Structured solver without a schema in ctx.
+// Cost: one model
 // call a request (more where the provider ignores n: a call each for the
 // samples it left out).
 func (p *Sampler) DrawWave(ctx context.Context, step int, w vote.Wave, msgs []llms.MessageContent, decode func(Reply) (intent.Output, error)) ([]Drawn, error) {
@@ -78,10 +89,10 @@ func (p *Sampler) DrawWave(ctx context.Context, step int, w vote.Wave, msgs []ll
 	}
 	agent := p.agent
 	if s.Structured {
-		// Draw has no task: the caller passes its answer schema.
+		// A Sampler has no task: the caller passes its answer schema.
 		schema, _ := AnswerSchemaFrom(ctx)
 		if len(schema) == 0 {
-			return nil, fmt.Errorf("%w: a Structured solver's Draw takes the task's answer schema from its context (WithAnswerSchema)", ErrNoAnswerSchema)
+			return nil, fmt.Errorf("%w: a Structured solver's Sampler takes the task's answer schema from its context (WithAnswerSchema)", ErrNoAnswerSchema)
 		}
 		a := *agent // the same perCall, single and budget: only the schema differs
 		a.schema = json.RawMessage(schema)

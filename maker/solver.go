@@ -61,7 +61,7 @@ type Solver struct {
 	// decides.
 	Tools []llms.Tool
 	// Journal records every decided step; nil means no journal. A journal
-	// opened with journal.Open is replayed first, then the run continues.
+	// opened with journalfile.Open is replayed first, then the run continues.
 	Journal *journal.Journal
 	// Budget, if set, caps the money the run spends (see Spender;
 	// maker/budget's Budget is mdap's): a call whose worst case would

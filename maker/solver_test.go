@@ -15,6 +15,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -248,7 +249,7 @@ func TestJournalResumeGivesSameRun(t *testing.T) {
 
 	for _, stopAt := range []int{1, 17, 39} {
 		path := filepath.Join(dir, fmt.Sprintf("run-%d.jsonl", stopAt))
-		j, err := journal.Create(path)
+		j, err := journalfile.Create(path)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		s := &Solver{
@@ -266,7 +267,7 @@ func TestJournalResumeGivesSameRun(t *testing.T) {
 		require.NoError(t, j.Close())
 		cancel()
 
-		j, err = journal.Open(path)
+		j, err = journalfile.Open(path)
 		require.NoError(t, err)
 		resumed := &counter{target: 40}
 		s = &Solver{Config: Config{Vote: vote.Config{K: 2, Parallel: 1}}, Model: &scripted{reply: noisy}, Journal: j}
@@ -308,13 +309,13 @@ func countSteps(t *testing.T, path string) int {
 
 func TestJournalRefusesOtherRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{MaxSteps: 2}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 10})
 	require.ErrorIs(t, err, ErrStepLimit)
 	require.NoError(t, j.Close())
 
-	_, err = journal.Create(path)
+	_, err = journalfile.Create(path)
 	require.ErrorIs(t, err, journal.ErrExists, "an existing journal is never overwritten")
 
 	for name, s := range map[string]*Solver{
@@ -322,7 +323,7 @@ func TestJournalRefusesOtherRun(t *testing.T) {
 		"other k":        {Config: Config{Vote: vote.Config{K: 5}}, Model: &scripted{reply: noisy}},
 		"other settings": {Config: Config{Settings: map[string]string{"seed": "2"}}, Model: &scripted{reply: noisy}},
 	} {
-		j, err := journal.Open(path)
+		j, err := journalfile.Open(path)
 		require.NoError(t, err)
 		task := &counter{target: 10}
 		if name == "other task" {
@@ -337,7 +338,7 @@ func TestJournalRefusesOtherRun(t *testing.T) {
 
 func TestJournalTornLastLineDropped(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{MaxSteps: 5}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 8})
 	require.ErrorIs(t, err, ErrStepLimit)
@@ -346,7 +347,7 @@ func TestJournalTornLastLineDropped(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, append(b, []byte(`{"step":5,"winner":{"val`)...), 0o644))
 
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	task := &counter{target: 8}
 	rep, err := (&Solver{Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)
@@ -360,7 +361,7 @@ func TestJournalTornLastLineDropped(t *testing.T) {
 	lines := strings.Split(string(mustRead(t, path)), "\n")
 	lines[2] = "{not json"
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644))
-	_, err = journal.Open(path)
+	_, err = journalfile.Open(path)
 	assert.ErrorIs(t, err, journal.ErrCorrupt)
 }
 
@@ -372,7 +373,7 @@ func mustRead(t *testing.T, path string) []byte {
 
 func TestJournalUsedOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	s := &Solver{Model: &scripted{reply: noisy}, Journal: j}
 	_, err = s.Solve(context.Background(), &counter{target: 3})
@@ -391,21 +392,21 @@ func TestOpenJournalNeverDamagesOtherFiles(t *testing.T) {
 	} {
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-		_, err := journal.Open(path)
+		_, err := journalfile.Open(path)
 		assert.ErrorIs(t, err, journal.ErrCorrupt, name)
 		assert.Equal(t, content, string(mustRead(t, path)), name)
 	}
 
 	// A journal of another run, torn at the end, is refused untouched.
 	path := filepath.Join(dir, "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 3})
 	require.NoError(t, err)
 	require.NoError(t, j.Close())
 	torn := append(mustRead(t, path), []byte(`{"step":3,"win`)...)
 	require.NoError(t, os.WriteFile(path, torn, 0o644))
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 4}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 3})
 	require.ErrorIs(t, err, journal.ErrMismatch)
@@ -416,12 +417,12 @@ func TestOpenJournalNeverDamagesOtherFiles(t *testing.T) {
 
 func TestResumeWithLargerBudget(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2, MaxSamples: 2}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), &counter{target: 6})
 	require.ErrorIs(t, err, vote.ErrUndecided, "sample 1 is always wrong: two samples cannot decide")
 	require.NoError(t, j.Close())
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	task := &counter{target: 6}
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2, MaxSamples: 50}}, Model: &scripted{reply: noisy}, Journal: j}).Solve(context.Background(), task)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,7 +76,7 @@ func TestStructuredSendsTheSchemaWithEveryCall(t *testing.T) {
 		return TextResponse(fmt.Sprintf(`{"next": %d}`, n+1), "stop"), nil
 	})
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	s := &Solver{Config: Config{Vote: vote.Config{K: 2}, Structured: true}, Model: m, Journal: j}
 	task := &structuredCounter{counter{target: 2}}
@@ -97,7 +98,7 @@ func TestStructuredSendsTheSchemaWithEveryCall(t *testing.T) {
 	assert.Equal(t, []string{"", ""}, schemas)
 
 	// A resume without --structured is another run.
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: m, Journal: j}).Solve(context.Background(), &structuredCounter{counter{target: 2}})
 	assert.ErrorIs(t, err, journal.ErrMismatch)

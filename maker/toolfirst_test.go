@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,12 +91,12 @@ func TestToolFirstVotesTheToolThenItsArguments(t *testing.T) {
 	assert.Zero(t, runs.Load())
 
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 1, ToolFirst: true}, Model: &scripted{reply: splitDeploy}, Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, ErrStepLimit)
 	require.NoError(t, j.Close())
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: splitDeploy}, Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, journal.ErrMismatch)

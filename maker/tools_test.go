@@ -14,6 +14,7 @@ import (
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -76,7 +77,7 @@ func TestNoExecutorDeniesTools(t *testing.T) {
 func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	var runs atomic.Int64
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.NoError(t, err)
@@ -92,7 +93,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, b[:end], 0o644))
 	asCrashed(t, path)
 
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, ErrPendingSideEffect)
@@ -101,7 +102,7 @@ func TestPendingSideEffectNeverRerunSilently(t *testing.T) {
 	assert.EqualValues(t, 1, runs.Load(), "a pending side effect is never re-run silently")
 	assert.Equal(t, b[:end], mustRead(t, path), "a refused resume leaves the journal as it was")
 
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	task := &counter{target: 5}
 	rep, err := (&Solver{Config: Config{Vote: vote.Config{K: 2}, RerunPending: true}, Model: &scripted{reply: toolAtStep2}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), task)

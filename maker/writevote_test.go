@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,7 +115,7 @@ func TestUnanimousWriteRunsAtOnce(t *testing.T) {
 func TestWriteRedecisionResumesTheSame(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	var runs atomic.Int64
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	s := &Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 2}, Model: &scripted{reply: deployDissent}, Executor: deployExecutor(t, &runs), Journal: j}
 	_, err = s.Solve(context.Background(), &counter{target: 5})
@@ -124,7 +125,7 @@ func TestWriteRedecisionResumesTheSame(t *testing.T) {
 	want, err := whole.Solve(context.Background(), &counter{target: 5})
 	require.NoError(t, err)
 
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	s = &Solver{Config: Config{Vote: vote.Config{K: 2}}, Model: &scripted{reply: deployDissent}, Executor: deployExecutor(t, &runs), Journal: j}
 	got, err := s.Solve(context.Background(), &counter{target: 5})
@@ -138,12 +139,12 @@ func TestWriteRedecisionResumesTheSame(t *testing.T) {
 func TestWriteRuleIsASetting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.jsonl")
 	var runs atomic.Int64
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, MaxSteps: 1}, Model: &scripted{reply: deployDissent}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, ErrStepLimit)
 	require.NoError(t, j.Close())
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	_, err = (&Solver{Config: Config{Vote: vote.Config{K: 2}, Writes: WriteRule{AnyMargin: true}}, Model: &scripted{reply: deployDissent}, Executor: deployExecutor(t, &runs), Journal: j}).Solve(context.Background(), &counter{target: 5})
 	require.ErrorIs(t, err, journal.ErrMismatch)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/categories/selection"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/executor/toolreport"
@@ -27,8 +28,8 @@ func (t *toolFlags) register(cmd *cobra.Command, defaultRoot string, declared *m
 
 // parseTools is the policy of a --tools selection; a bad one is a usage
 // error.
-func parseTools(selection string) (categories.Policy, error) {
-	policy, err := categories.Builtin().ParseSelection(selection)
+func parseTools(list string) (categories.Policy, error) {
+	policy, err := selection.Parse(categories.Builtin(), list)
 	if err != nil {
 		return policy, usageErr("--tools: %w", err)
 	}

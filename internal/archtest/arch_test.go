@@ -24,9 +24,9 @@ const module = "github.com/mdap-go/mdap/"
 // the package itself may (ARCHITECTURE.md, "Checking the arrows"): the
 // simulated model, the built-in tasks, the real clients (maker/models and
 // its providers), the real file
-// tools, the scaling laws as an oracle, and the tests' own helpers: their state folder, the standard of proof, the server that
+// tools, the file journal, the scaling laws as an oracle, and the tests' own helpers: their state folder, the standard of proof, the server that
 // echoes a key and the flood helper.
-var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models", "maker/models/openai", "maker/models/ollama", "maker/models/anthropic", "maker/models/all", "executor/fstools", "vote/laws",
+var fixtures = []string{"maker/sim", "maker/hanoi", "maker/spec", "maker/models", "maker/models/openai", "maker/models/ollama", "maker/models/anthropic", "maker/models/all", "executor/fstools", "maker/journalfile", "vote/laws",
 	"maker/inspect", "internal/statetest", "internal/evidence", "internal/keyecho", "internal/httpbound/httpboundtest"}
 
 // table is ARCHITECTURE.md's package table: the row of each package

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/mdap-go/mdap/maker/adaptive"
-	"github.com/mdap-go/mdap/maker/journal"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mdap-go/mdap/maker/adaptive"
+	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 
 	"github.com/mdap-go/mdap/internal/stats"
 	"github.com/mdap-go/mdap/maker"
@@ -150,9 +152,9 @@ func journaledRun(t *testing.T, path string, resume bool, stop int, policy adapt
 	var j *journal.Journal
 	var err error
 	if resume {
-		j, err = journal.Open(path)
+		j, err = journalfile.Open(path)
 	} else {
-		j, err = journal.Create(path)
+		j, err = journalfile.Create(path)
 	}
 	require.NoError(t, err)
 	j.CheckpointEvery = 16
@@ -253,7 +255,7 @@ func TestAdaptiveKJournalRecordsThePolicy(t *testing.T) {
 	assert.Contains(t, err.Error(), "floor=3")
 
 	// A fixed k cannot resume an adaptive run.
-	j, err := journal.Open(path)
+	j, err := journalfile.Open(path)
 	require.NoError(t, err)
 	task, err := hanoi.New(8)
 	require.NoError(t, err)

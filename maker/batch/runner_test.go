@@ -16,6 +16,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -488,7 +489,7 @@ func TestRunnerLeavesTheBuiltSolverAlone(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	journal := func(job Job) (*journal.Journal, error) {
-		return journal.Create(filepath.Join(dir, job.ID+".jsonl"), journal.Unsigned())
+		return journalfile.Create(filepath.Join(dir, job.ID+".jsonl"), journal.Unsigned())
 	}
 	jobs := readJobs(t, `{"id": "a", "hanoi": {"disks": 3}}
 {"id": "b", "hanoi": {"disks": 3}}`)

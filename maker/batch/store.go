@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 )
 
 // Store errors, for errors.Is.
@@ -372,7 +373,7 @@ func journalName(id string) string {
 }
 
 // Journal opens job's journal to resume it when it exists, or creates it
-// (see journal.Open and journal.Create, whose errors it
+// (see journalfile.Open and journalfile.Create, whose errors it
 // returns); nil without a state folder.
 func (s *Store) Journal(job Job) (*journal.Journal, error) {
 	p := s.JournalPath(job)
@@ -384,9 +385,9 @@ func (s *Store) Journal(job Job) (*journal.Journal, error) {
 		opts = append(opts, journal.Unsigned())
 	}
 	if _, err := os.Lstat(p); err == nil {
-		return journal.Open(p, opts...)
+		return journalfile.Open(p, opts...)
 	}
-	return journal.Create(p, opts...)
+	return journalfile.Create(p, opts...)
 }
 
 // Rel returns path relative to the results file's folder, when it can.

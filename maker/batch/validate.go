@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/categories/selection"
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/tmc/langchaingo/llms"
@@ -30,7 +31,7 @@ func (b *Builtin) Validate() error {
 	if b.SamplesPerCall > maker.MaxSamplesPerCall {
 		return fielderr.New(where, "SamplesPerCall", b.SamplesPerCall, fmt.Sprintf("use maker.SamplesPerCallAuto, or 0 to %d", maker.MaxSamplesPerCall))
 	}
-	if _, err := categories.Builtin().ParseSelection(b.Tools); err != nil {
+	if _, err := selection.Parse(categories.Builtin(), b.Tools); err != nil {
 		return fielderr.Of(where, "Tools", b.Tools, err)
 	}
 	if b.Root != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -30,9 +31,9 @@ func budgetRun(t *testing.T, journalPath string, resume bool, b *budget.Budget, 
 	require.NoError(t, err)
 	var j *journal.Journal
 	if resume {
-		j, err = journal.Open(journalPath)
+		j, err = journalfile.Open(journalPath)
 	} else {
-		j, err = journal.Create(journalPath)
+		j, err = journalfile.Create(journalPath)
 	}
 	require.NoError(t, err)
 	defer func() { require.NoError(t, j.Close()) }()

@@ -11,6 +11,7 @@ import (
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -89,6 +90,8 @@ func TestRunDrawsStructuredAsTheRun(t *testing.T) {
 	assert.Equal(t, int64(10), rec.calls.Load())
 	assert.Equal(t, int64(10), rec.structured.Load(), "every call structured")
 
-	_, err = (&maker.Solver{Config: maker.Config{Structured: true}, Model: rec}).Draw(context.Background(), maker.SampleID{}, nil, nil)
-	assert.ErrorIs(t, err, maker.ErrNoAnswerSchema, "Draw needs the schema in its context")
+	p, err := (&maker.Solver{Config: maker.Config{Structured: true}, Model: rec}).NewSampler()
+	require.NoError(t, err)
+	_, err = p.DrawWave(context.Background(), 0, vote.Wave{N: 1}, nil, nil)
+	assert.ErrorIs(t, err, maker.ErrNoAnswerSchema, "a Sampler needs the schema in its context")
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/categories/selection"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
@@ -358,10 +359,10 @@ func TestHanoiStepsAskTheSolutionsSteps(t *testing.T) {
 	assert.ErrorIs(t, err, hanoi.ErrConfig)
 }
 
-func specExecutor(t *testing.T, selection string) *executor.Executor {
+func specExecutor(t *testing.T, tools string) *executor.Executor {
 	t.Helper()
 	tax := categories.Builtin()
-	policy, err := tax.ParseSelection(selection)
+	policy, err := selection.Parse(tax, tools)
 	require.NoError(t, err)
 	ex, err := fstools.New(filepath.Join("..", "..", "testdata", "spec", "repo"), executor.WithTaxonomy(tax), executor.WithPolicy(policy))
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/categories/selection"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/maker"
@@ -48,7 +49,7 @@ func historySpec(t *testing.T, rounds int) (*spec.Spec, *executor.Executor) {
 		"script": [%s]}`, 3*rounds, strings.Join(script, ","))))
 	require.NoError(t, err)
 	tax := categories.Builtin()
-	policy, err := tax.ParseSelection("read_only")
+	policy, err := selection.Parse(tax, "read_only")
 	require.NoError(t, err)
 	ex, err := fstools.New(dir, executor.WithTaxonomy(tax), executor.WithPolicy(policy))
 	require.NoError(t, err)

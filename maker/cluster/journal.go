@@ -293,7 +293,7 @@ func journalHomes(key string) []home {
 }
 
 // ExportJournal writes the journal of run to w as a journal file: one line
-// per message, each ending in a newline. journal.Open reads the file
+// per message, each ending in a newline. journalfile.Open reads the file
 // (to inspect a run with the usual tools, or resume it without the
 // engine). A journal an earlier mdap kept on a stream of its own is
 // exported all the same: resuming such a run from its file is how it

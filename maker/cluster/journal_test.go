@@ -13,6 +13,7 @@ import (
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -90,7 +91,7 @@ func TestJournalOnEngineResumesOnAnotherCoordinator(t *testing.T) {
 	assert.Equal(t, 31, countSteps(t, buf.Bytes()))
 	path := filepath.Join(t.TempDir(), "run-1.jsonl")
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-	fj, err := journal.Open(path)
+	fj, err := journalfile.Open(path)
 	require.NoError(t, err)
 	task3, err := hanoi.New(5)
 	require.NoError(t, err)

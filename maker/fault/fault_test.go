@@ -18,6 +18,7 @@ import (
 	"github.com/mdap-go/mdap/maker/fault"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -74,9 +75,9 @@ func solveObserved(t *testing.T, model llms.Model, path string, cfg vote.Config,
 	require.NoError(t, err)
 	var j *journal.Journal
 	if resume {
-		j, err = journal.Open(path)
+		j, err = journalfile.Open(path)
 	} else {
-		j, err = journal.Create(path)
+		j, err = journalfile.Create(path)
 	}
 	require.NoError(t, err)
 	defer j.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -264,7 +265,7 @@ func TestTypedWinnersJournalTheSameLines(t *testing.T) {
 			tk = plainTask{task}
 		}
 		path := filepath.Join(dir, name)
-		j, err := journal.Create(path)
+		j, err := journalfile.Create(path)
 		require.NoError(t, err)
 		s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: k}, MaxSteps: 20}, Model: m, Journal: j}
 		_, err = s.Solve(context.Background(), tk)
@@ -282,7 +283,7 @@ func TestTypedWinnersJournalTheSameLines(t *testing.T) {
 
 		// Resumed with the typed task, the run finishes as one that
 		// never stopped.
-		j, err = journal.Open(path)
+		j, err = journalfile.Open(path)
 		require.NoError(t, err)
 		resumed, _ := hanoi.New(5)
 		s.Journal, s.MaxSteps = j, 0
@@ -338,12 +339,12 @@ func TestResumedRunReportsTypedWinners(t *testing.T) {
 	want := winners(nil, 0, task)
 	require.Len(t, want, 31)
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	task, _ = hanoi.New(5)
 	require.Len(t, winners(j, 12, task), 12)
 	require.NoError(t, j.Close())
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	task, _ = hanoi.New(5)
 	got := winners(j, 0, task)

@@ -26,8 +26,7 @@ import (
 // when it is written and when a resume reads it; no extra I/O.
 
 // KeyEnv names the environment variable whose value, when set and
-// not empty, keys the journal's hash chain (HMAC-SHA256): Create,
-// Open and New read it. A journal written with a key is
+// not empty, keys the journal's hash chain (HMAC-SHA256): New reads it. A journal written with a key is
 // only resumed with the same key; one written without is refused while a
 // key is set, so a forger cannot drop the key by rewriting the journal as
 // unkeyed.

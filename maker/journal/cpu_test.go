@@ -29,10 +29,3 @@ func cpuLoop(b *testing.B, fn func()) {
 	}
 	b.ReportMetric(float64(threadCPU()-c0)/float64(n), "cpu-ns/op")
 }
-
-// processCPU returns the process's CPU time, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}

@@ -23,10 +23,10 @@ import (
 
 // Journal errors, for errors.Is.
 var (
-	// ErrExists: Create would overwrite a file; resume the
-	// journal or remove it.
+	// ErrExists: a new journal would overwrite a file (maker/journalfile);
+	// resume the journal or remove it.
 	ErrExists = errors.New("journal already exists")
-	// ErrPath: the journal's path is not a regular file (a folder,
+	// ErrPath: a file journal's path is not a regular file (a folder,
 	// a FIFO, a device such as /dev/null), or cannot be opened for
 	// reading and writing.
 	ErrPath = errors.New("journal path is not a writable regular file")
@@ -45,9 +45,9 @@ var (
 	// order of steps, or does not match the journal's hash chain (a line
 	// was changed, dropped, added or moved; see KeyEnv).
 	ErrCorrupt = errors.New("journal is corrupt")
-	// ErrUsed: a Journal serves one Solve; open the file again with
-	// Open to resume.
-	ErrUsed = errors.New("journal already used by a Solve; open it again with journal.Open")
+	// ErrUsed: a Journal serves one Solve; open its store again to
+	// resume.
+	ErrUsed = errors.New("journal already used by a Solve; open it again to resume")
 )
 
 // Version is the version of the journal format this build writes.
@@ -194,8 +194,8 @@ var (
 	headerPrefix     = []byte(`{"mdap_journal":`)
 )
 
-// Store is where a Journal keeps its lines: a file (Create,
-// Open) or any other durable, ordered log, such as a stream of a
+// Store is where a Journal keeps its lines: a file (maker/journalfile)
+// or any other durable, ordered log, such as a stream of a
 // message broker. A store holds whole lines; a Journal uses it from one
 // goroutine at a time.
 type Store interface {
@@ -247,9 +247,9 @@ type Store interface {
 // step before it is on disk. A write that fails fails the run at that
 // write, and never after a side effect the journal could not record.
 //
-// Exclusion: a file journal holds an advisory lock (flock) on its file
-// from Create or Open until Close; a second Journal on the
-// same file, in this process or another, fails with ErrLocked.
+// Exclusion: a store may be locked (a file journal holds flock on its
+// file until Close, and a second Journal on the same file, in this
+// process or another, fails with ErrLocked).
 //
 // A Journal serves one Solve call.
 type Journal struct {
@@ -527,7 +527,7 @@ func (j *Journal) recordHead() error {
 	return saveHead(j.state, j.header.Run, chainHead{Lines: j.lines, Chain: hex.EncodeToString(j.chain.prev[:]), Journal: j.Path()})
 }
 
-// TornBytes returns the size of the torn last line Open found (a
+// TornBytes returns the size of the torn last line the store held (a
 // write cut short by a crash), which is dropped when the run resumes; 0
 // when there was none.
 func (j *Journal) TornBytes() int { return j.torn }
@@ -726,7 +726,7 @@ func (j *Journal) Step(rec *StepRecord) error {
 }
 
 // backgroundSyncer is a Store that can start a sync to disk without
-// waiting for it (the file store): the periodic sync then stays off the
+// waiting for it (maker/journalfile's): the periodic sync then stays off the
 // step loop, and a failure fails a later call.
 type backgroundSyncer interface {
 	SyncBackground() error

@@ -64,7 +64,7 @@ func StateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "mdap"), nil
 }
 
-// Option changes how Create, Open and New sign a journal.
+// Option changes how New signs a journal.
 type Option func(*journalOptions)
 
 type journalOptions struct{ unsigned bool }
@@ -226,22 +226,6 @@ func saveHead(state, run string, h chainHead) error {
 	}
 	if err := atomicfile.WriteBytes(headPath(state, run), 0o600, append(b, '\n')); err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
-	}
-	return nil
-}
-
-// besideKey refuses a journal path in the state folder itself: a key is
-// never kept beside the journal it signs.
-func besideKey(path string, trust journalTrust) error {
-	if trust.key == nil {
-		return nil
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPath, err)
-	}
-	if d := filepath.Dir(abs); d == trust.state || d == filepath.Join(trust.state, headsDir) {
-		return fmt.Errorf("%w: %s is in mdap's state folder, beside the key that signs it; keep journals in another folder", ErrPath, path)
 	}
 	return nil
 }

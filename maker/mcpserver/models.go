@@ -153,7 +153,7 @@ func (s *Server) open(st settings, oracle sim.Oracle, why string) (llms.Model, e
 }
 
 // solver is the Solver of a request's samples, for every tool that draws
-// them (sample_and_vote through Solver.Draw, run_task through Solve), so
+// them (sample_and_vote through a Sampler, run_task through Solve), so
 // both send the same calls for the same settings: the request's model,
 // margin, reply cap and temperatures, the declared tools as the server's
 // ToolDeclaration says, and the server's Logger and Observer. A run adds

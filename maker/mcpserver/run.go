@@ -19,6 +19,7 @@ import (
 	"github.com/mdap-go/mdap/internal/words"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -118,9 +119,9 @@ func (s *Server) runTool(ctx context.Context, req *mcp.CallToolRequest, in RunTa
 		opts = append(opts, journal.Unsigned())
 	}
 	if in.Resume {
-		j, err = journal.Open(path, opts...)
+		j, err = journalfile.Open(path, opts...)
 	} else {
-		j, err = journal.Create(path, opts...)
+		j, err = journalfile.Create(path, opts...)
 	}
 	switch {
 	case errors.Is(err, journal.ErrExists):

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/categories/selection"
 	"github.com/mdap-go/mdap/internal/safefile"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/mdap-go/mdap/maker/sim"
@@ -60,7 +61,7 @@ func TestRunTaskToolPolicyIsReadOnlyByDefault(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(root, "note.txt"), "nothing is written under the read-only policy")
 
 	// With file_write allowed by the operator, the same task writes.
-	pol, err := categories.Builtin().ParseSelection("read_only,file_write")
+	pol, err := selection.Parse(categories.Builtin(), "read_only,file_write")
 	require.NoError(t, err)
 	c, _ = connect(t, mcpserver.Config{Root: root, State: t.TempDir(), Policy: &pol})
 	note, err := os.ReadFile("../../testdata/spec/write-note.json")

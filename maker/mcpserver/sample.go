@@ -136,6 +136,10 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 	if drawer.Executor, err = declaredExecutor(in.Tools); err != nil {
 		return nil, out, err
 	}
+	sampler, err := drawer.NewSampler()
+	if err != nil {
+		return nil, out, err
+	}
 	var mu sync.Mutex
 	var samples []SampleInfo
 	var canon []string // each valid sample's canonical form, by index
@@ -170,12 +174,13 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 				prog.step(total, "sample %d: votes for %s", i, info.Key)
 			}
 		}()
-		d, err := drawer.Draw(ctx, maker.SampleID{Index: i}, msgs, nil)
+		ds, err := sampler.DrawWave(ctx, 0, vote.Wave{First: i, N: 1}, msgs, nil)
+		if err != nil {
+			ds = []maker.Drawn{{Err: err}}
+		}
+		d := ds[0]
 		sm.Usage = d.Usage
 		switch {
-		case err != nil:
-			d.Err = err
-			fallthrough
 		case d.Err != nil:
 			sm.Err, info.Error = d.Err, d.Err.Error()
 			return sm
@@ -184,12 +189,12 @@ func (s *Server) sampleTool(ctx context.Context, req *mcp.CallToolRequest, in Sa
 			return sm
 		}
 		canon, err := intent.Canonical(d.Output)
-		if err != nil { // Draw keyed it, so it has a canonical form
+		if err != nil { // the Sampler keyed it, so it has a canonical form
 			sm.Err, info.Error = err, err.Error()
 			return sm
 		}
 		if matcher != nil {
-			d.Key, _ = matcher.Key(d.Output) // Draw keyed it: it has a canonical form
+			d.Key, _ = matcher.Key(d.Output) // the Sampler keyed it: it has a canonical form
 		}
 		sm.Key, info.Key = d.Key, hexKey(d.Key)
 		sm.Value = drawn{out: &d.Output, canonical: string(canon), text: d.Reply.Text}

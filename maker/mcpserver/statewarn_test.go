@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/categories/selection"
 	"github.com/mdap-go/mdap/maker/mcpserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,7 @@ import (
 // run, and only then.
 func TestNewWarnsOfJournalsATaskCouldChange(t *testing.T) {
 	t.Parallel()
-	writes, err := categories.Builtin().ParseSelection("read_only,file_write")
+	writes, err := selection.Parse(categories.Builtin(), "read_only,file_write")
 	require.NoError(t, err)
 	reads := categories.DefaultPolicy()
 	root := t.TempDir()

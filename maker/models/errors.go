@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -211,39 +210,6 @@ func (m *model) diagnose404(ctx context.Context, c seen, status string, mapped e
 		return err
 	}
 	return permanent(ErrNotFound, "%s at %s: %s from %s %s: check the model name after %q", m.Spec, m.URL, status, c.method, c.url, m.Spec.Provider+":").because(mapped)
-}
-
-// probeTimeout bounds a diagnostic GET.
-const probeTimeout = 5 * time.Second
-
-// List fetches the model list at u with a plain GET (the key as a
-// bearer token when the provider's ListKey says so) and reads it with
-// parse, for a 404's diagnosis only: the calls themselves go through
-// langchaingo. It waits at most 5 seconds and reads at most 1 MiB;
-// errors: the request's, a status other than 200, or parse's.
-func (c *Conn) List(ctx context.Context, u string, parse func([]byte) ([]string, error)) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	if c.listKey && c.Key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Key)
-	}
-	resp, err := c.probe.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
-	}
-	return parse(b)
 }
 
 // redactKey returns body with the model's key, in every form a server may

@@ -27,8 +27,8 @@ const HeadLimit = headLimit
 // ErrClientPanic is the error of a client that panicked on a reply.
 var ErrClientPanic = errClientPanic
 
-// Probe is the model's client of diagnostic GETs, over its pool.
-func (m *model) Probe() *http.Client { return m.probe }
+// Pool is the transport under the model's calls.
+func (m *model) Pool() *http.Transport { return m.HTTP.Transport.(*transport).base.(*http.Transport) }
 
 // Classify is classify of a call that saw nothing.
 func (m *model) Classify(ctx context.Context, err error) error {

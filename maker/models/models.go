@@ -159,7 +159,7 @@ func Open(spec string, o Options) (llms.Model, error) {
 		base = p.APIRoot(base) // so every form of its URL has one identity
 	}
 	m := &model{
-		Conn:     Conn{Spec: sp, Base: base, URL: ShownURL(base), Timeout: o.Timeout, listKey: p.ListKey},
+		Conn:     Conn{Spec: sp, Base: base, URL: ShownURL(base), Timeout: o.Timeout},
 		provider: p, maxRetryWait: o.MaxRetryWait,
 		schemaClients: map[string]llms.Model{},
 	}
@@ -180,7 +180,6 @@ func Open(spec string, o Options) (llms.Model, error) {
 		pool.MaxIdleConnsPerHost = o.ModelInFlight
 	}
 	pool.MaxIdleConns = max(pool.MaxIdleConns, pool.MaxIdleConnsPerHost)
-	m.probe = &http.Client{Transport: pool, Timeout: probeTimeout}
 	m.HTTP = &http.Client{Timeout: m.Timeout, Transport: &transport{base: pool, conn: &m.Conn, stream: p.Stream}}
 	if p.KeyVar != "" {
 		m.Key, m.KeySource = o.APIKey, cmp.Or(o.keyVar, "Options.APIKey")

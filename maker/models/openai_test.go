@@ -64,7 +64,7 @@ func TestIdleConnectionsFollowMaxInFlight(t *testing.T) {
 	for _, c := range []struct{ inflight, want int }{{0, models.DefaultIdleConns}, {5, 5}, {300, 300}} {
 		lm, err := models.Open("openai:m", models.Options{BaseURL: "http://127.0.0.1:1/v1", MaxInFlight: c.inflight})
 		require.NoError(t, err)
-		pool := lm.(*models.Model).Probe().Transport.(*http.Transport)
+		pool := lm.(*models.Model).Pool()
 		assert.Equal(t, c.want, pool.MaxIdleConnsPerHost, "MaxInFlight %d", c.inflight)
 		assert.GreaterOrEqual(t, pool.MaxIdleConns, c.want)
 	}

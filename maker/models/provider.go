@@ -60,8 +60,6 @@ type Provider struct {
 	// read through, or nil for a reply that is not streamed (Ollama's
 	// /api/chat is).
 	Stream func(c *Conn, req *http.Request) (*http.Request, Stream, error)
-	// ListKey: its model lists want the API key (Conn.List).
-	ListKey bool
 	// Prices are its list prices at its own API (BuiltinPrice).
 	Prices map[string]maker.Price
 }
@@ -96,9 +94,6 @@ type Conn struct {
 	// Layout, when not nil, rewrites a call's messages before they are
 	// sent (Anthropic's prompt cache markers).
 	Layout func([]llms.MessageContent) []llms.MessageContent
-
-	probe   *http.Client // diagnostic GETs
-	listKey bool
 }
 
 // String names the connection by its spec and its URL without user

@@ -77,11 +77,8 @@ func NewSolver(maxTokens int, tools bool) (*maker.Solver, error) {
 	if !tools {
 		return s, nil
 	}
-	policy, err := categories.Builtin().ParseSelection("")
-	if err != nil {
-		return nil, err
-	}
-	if s.Executor, err = fstools.New(".", executor.WithTaxonomy(categories.Builtin()), executor.WithPolicy(policy)); err != nil {
+	var err error
+	if s.Executor, err = fstools.New(".", executor.WithTaxonomy(categories.Builtin()), executor.WithPolicy(categories.DefaultPolicy())); err != nil {
 		return nil, err
 	}
 	return s, nil

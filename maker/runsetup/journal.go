@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 )
 
 // Journal is how a run opens its journal file.
@@ -12,7 +13,7 @@ type Journal struct {
 	// Path is the journal file; empty: no journal.
 	Path string `flag:"journal" usage:"journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from"`
 	// Resume opens the journal to resume its run; else it is created,
-	// and an existing file is refused (journal.Create).
+	// and an existing file is refused (journalfile.Create).
 	Resume bool `flag:"resume" usage:"resume the run recorded in --journal"`
 	// ResumeOrStart resumes when Path exists and creates it when it does
 	// not (one command line for a supervisor); it replaces Resume.
@@ -27,7 +28,7 @@ type Journal struct {
 // last line a crash left, which the journal dropped (its step is decided
 // again): worth telling the user.
 //
-// Errors: journal.Create's and journal.Open's (a file that
+// Errors: journalfile.Create's and journalfile.Open's (a file that
 // exists or does not, a journal of another task or settings, a corrupt
 // chain), as they are. Cost: one read of the journal to resume.
 func (j Journal) Open() (jl *journal.Journal, torn int, err error) {
@@ -44,9 +45,9 @@ func (j Journal) Open() (jl *journal.Journal, torn int, err error) {
 		opts = append(opts, journal.Unsigned())
 	}
 	if resume {
-		jl, err = journal.Open(j.Path, opts...)
+		jl, err = journalfile.Open(j.Path, opts...)
 	} else {
-		jl, err = journal.Create(j.Path, opts...)
+		jl, err = journalfile.Create(j.Path, opts...)
 	}
 	if err != nil {
 		return nil, 0, err

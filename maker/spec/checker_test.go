@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
-	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -95,7 +95,7 @@ func TestCheckerRefusesAnAgreeingError(t *testing.T) {
 
 	// A right run: every answer checked; counted again on resume.
 	path := filepath.Join(t.TempDir(), "j.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: agreeing{wrongAt: -1}, Journal: j}
 	rep, err = s.Solve(context.Background(), New(countSpec(t, true)))
@@ -104,7 +104,7 @@ func TestCheckerRefusesAnAgreeingError(t *testing.T) {
 	assert.Equal(t, 3, rep.Checked)
 	assert.Zero(t, rep.VoteOnly)
 	assert.Equal(t, [2]int{3, 0}, [2]int{rep.Checked, rep.VoteOnly}, "checked steps 3, vote-only 0")
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	s.Journal = j
 	again, err := s.Solve(context.Background(), New(countSpec(t, true)))

@@ -12,6 +12,7 @@ import (
 	"github.com/mdap-go/mdap/intent/match"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,12 +132,12 @@ func TestSurfaceClassesDeterministic(t *testing.T) {
 		assert.Equal(t, want, got, "Parallel %d Speculate %d", cfg.Parallel, cfg.Speculate)
 	}
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	_, first, err := solveSurface(t, s, model, vote.Config{K: 3, Parallel: 4}, j, 5)
 	require.ErrorIs(t, err, maker.ErrStepLimit)
 	require.NoError(t, j.Close())
-	j, err = journal.Open(path)
+	j, err = journalfile.Open(path)
 	require.NoError(t, err)
 	_, resumed, err := solveSurface(t, s, model, vote.Config{K: 3, Parallel: 4}, j, 0)
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/categories/selection"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/tmc/langchaingo/llms"
@@ -167,7 +168,7 @@ func grantIn(dir, sandbox, tools string) (Grant, error) {
 	if sandbox == "" {
 		sandbox = dir
 	}
-	policy, err := categories.Builtin().ParseSelection(tools)
+	policy, err := selection.Parse(categories.Builtin(), tools)
 	if err != nil {
 		return Grant{}, fmt.Errorf("tools %q: %w", tools, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/categories/selection"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
@@ -76,7 +77,7 @@ func TestCheckToolsRefusesUnknownAndAlwaysDenied(t *testing.T) {
 	assert.Contains(t, err.Error(), "always denies")
 
 	tax := categories.Builtin()
-	pol, err := tax.ParseSelection("read_only,write_file")
+	pol, err := selection.Parse(tax, "read_only,write_file")
 	require.NoError(t, err)
 	rw, err := fstools.New(t.TempDir(), executor.WithPolicy(pol), executor.WithTaxonomy(tax))
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mdap-go/mdap/categories"
+	"github.com/mdap-go/mdap/categories/selection"
 	"github.com/mdap-go/mdap/executor"
 	"github.com/mdap-go/mdap/executor/fstools"
 	"github.com/mdap-go/mdap/intent"
@@ -117,7 +118,7 @@ func TestWriteDeniedUnderReadOnlyPolicy(t *testing.T) {
 
 	// With file_write allowed, the same task writes the note.
 	tax := categories.Builtin()
-	pol, err := tax.ParseSelection("read_only,file_write")
+	pol, err := selection.Parse(tax, "read_only,file_write")
 	require.NoError(t, err)
 	ex, err = fstools.New(root, executor.WithPolicy(pol), executor.WithTaxonomy(tax))
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/mdap-go/mdap/internal/statetest"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
-	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 )
@@ -37,7 +37,7 @@ func solver(t testing.TB) *maker.Solver {
 // run's report.
 func realJournal(t testing.TB, disks int) (string, [][]byte, *maker.Report) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	j.CheckpointEvery = 100
 	s := solver(t)

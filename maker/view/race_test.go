@@ -21,6 +21,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/view"
 	"github.com/mdap-go/mdap/vote"
@@ -134,7 +135,7 @@ func (m withWorkers) GenerateContent(ctx context.Context, msgs []llms.MessageCon
 func TestJournalRaceIsTheLiveRace(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := journal.Create(path)
+	j, err := journalfile.Create(path)
 	require.NoError(t, err)
 	s := solver(t)
 	c := sim.DefaultConfig()

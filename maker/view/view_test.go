@@ -21,6 +21,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/journalfile"
 	"github.com/mdap-go/mdap/maker/view"
 )
 
@@ -294,7 +295,7 @@ func TestHTMLReportIsSelfContained(t *testing.T) {
 func TestLiveFallsBackToItsJournal(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	jr, err := journal.Create(path)
+	jr, err := journalfile.Create(path)
 	require.NoError(t, err)
 	s := solver(t)
 	s.Journal = jr
@@ -330,7 +331,7 @@ func TestAttachConfigReadsItsJournal(t *testing.T) {
 	for _, journaled := range []bool{true, false} {
 		s := solver(t)
 		if journaled {
-			jr, err := journal.Create(filepath.Join(t.TempDir(), "run.jsonl"))
+			jr, err := journalfile.Create(filepath.Join(t.TempDir(), "run.jsonl"))
 			require.NoError(t, err)
 			s.Journal = jr
 		}

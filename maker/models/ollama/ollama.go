@@ -112,20 +112,20 @@ func wrongURL(u *url.URL, shown string) error {
 
 func notFound(ctx context.Context, c *models.Conn, request, status string) error {
 	at, name := c.Spec.String()+" at "+c.URL, c.Spec.Name
-	if names, err := c.List(ctx, c.Base+"/api/tags", ModelNames); err == nil {
+	if names, err := openai.List(ctx, c, c.Base+"/api/tags", ModelNames); err == nil {
 		if !openai.HasModel(names, name) {
 			return models.Permanent(models.ErrUnknownModel, "%s: the Ollama server has no model %q (%s); it has %s: give one as --model ollama:NAME, or add it (ollama pull NAME, ollama create NAME -f Modelfile)", at, name, status, openai.Listed(names))
 		}
 		return models.Permanent(models.ErrNotFound, "%s: %s from %s, though the server lists model %q", at, status, request, name)
 	}
-	if _, err := c.List(ctx, c.Base+"/v1/models", openai.ModelNames); err == nil {
+	if _, err := openai.List(ctx, c, c.Base+"/v1/models", openai.ModelNames); err == nil {
 		return models.Permanent(models.ErrNotFound, "%s: %s from %s: this is not an Ollama server's root (no /api/tags) but an OpenAI-compatible API (%s/v1): use --model openai:%s --base-url %s/v1", at, status, request, c.URL, name, c.URL)
 	}
 	return models.Permanent(models.ErrNotFound, "%s: %s from %s: ollama: wants an Ollama server's root (http://HOST:11434, as OLLAMA_HOST names it); for an OpenAI-compatible server use --model openai:NAME with its /v1 URL", at, status, request)
 }
 
 // ModelNames reads an Ollama server's model list (GET /api/tags:
-// {"models":[{"name":...}]}) for models.Conn.List; an error when the
+// {"models":[{"name":...}]}) for openai.List; an error when the
 // body is not one.
 func ModelNames(b []byte) ([]string, error) {
 	var v struct {

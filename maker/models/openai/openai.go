@@ -11,8 +11,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
@@ -44,7 +47,6 @@ var provider = &models.Provider{
 	AuthHint:    authHint,
 	NotFound:    notFound,
 	NativeTools: true,
-	ListKey:     true,
 	// OpenAI's list prices (openai.com/api/pricing), standard tier, no
 	// batch discount, checked 2025-11-20, with its cached input: 90% off
 	// for gpt-5 models, 75% for gpt-4.1, o3 and o4-mini, 50% for gpt-4o
@@ -103,22 +105,53 @@ func authHint(c *models.Conn) string {
 
 func notFound(ctx context.Context, c *models.Conn, request, status string) error {
 	at, name := c.Spec.String()+" at "+c.URL, c.Spec.Name
-	if names, err := c.List(ctx, c.Base+"/models", ModelNames); err == nil {
+	if names, err := List(ctx, c, c.Base+"/models", ModelNames); err == nil {
 		if !HasModel(names, name) {
 			return models.Permanent(models.ErrUnknownModel, "%s: the server has no model %q (%s); it serves %s: give one as --model openai:NAME", at, name, status, Listed(names))
 		}
 		return models.Permanent(models.ErrNotFound, "%s: %s from %s, though the server lists model %q", at, status, request, name)
 	}
 	if !strings.HasSuffix(c.URL, "/v1") {
-		if _, err := c.List(ctx, c.Base+"/v1/models", ModelNames); err == nil {
+		if _, err := List(ctx, c, c.Base+"/v1/models", ModelNames); err == nil {
 			return models.Permanent(models.ErrNotFound, "%s: %s from %s: openai: wants the API root with its /v1: use --base-url %s/v1", at, status, request, c.URL)
 		}
 	}
 	return models.Permanent(models.ErrNotFound, "%s: %s from %s: check the base URL: openai: wants the API root of an OpenAI-compatible server, usually ending in /v1 (Ollama: http://HOST:11434/v1); ollama: wants an Ollama server's root (http://HOST:11434)", at, status, request)
 }
 
+// List fetches the model list at u with a plain GET (c's key, when it
+// has one, as a bearer token) and reads it with parse, for a 404's
+// diagnosis only: the calls themselves go through langchaingo, and this
+// GET through a client of its own, not c.HTTP, whose transport records
+// the call being diagnosed. It waits at most 5 seconds and reads at most
+// 1 MiB; errors: the request's, a status other than 200, or parse's.
+func List(ctx context.Context, c *models.Conn, u string, parse func([]byte) ([]string, error)) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if c.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
+	}
+	return parse(b)
+}
+
 // ModelNames reads an OpenAI-compatible server's model list (GET
-// /v1/models: {"data":[{"id":...}]}) for models.Conn.List; an error when
+// /v1/models: {"data":[{"id":...}]}) for List; an error when
 // the body is not one.
 func ModelNames(b []byte) ([]string, error) {
 	var v struct {

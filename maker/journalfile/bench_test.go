@@ -1,4 +1,4 @@
-package journal
+package journalfile
 
 import (
 	"bufio"
@@ -7,19 +7,21 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mdap-go/mdap/intent"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/vote"
 )
 
 // hanoiRecords returns n step records shaped like a 13-disk Towers of
 // Hanoi run's (an answer of a move and three pegs, one vote key, usage),
 // each different.
-func hanoiRecords(n int) []StepRecord {
+func hanoiRecords(n int) []journal.StepRecord {
 	num := func(x int) any { return json.Number(strconv.Itoa(x)) }
-	recs := make([]StepRecord, n)
+	recs := make([]journal.StepRecord, n)
 	for i := range recs {
 		pegs := []any{[]any{}, []any{}, []any{}}
 		for d := 13; d >= 1; d-- {
@@ -27,7 +29,7 @@ func hanoiRecords(n int) []StepRecord {
 			pegs[p] = append(pegs[p].([]any), num(d))
 		}
 		key := strconv.FormatUint(uint64(i)*0x9e3779b97f4a7c15, 16)
-		recs[i] = StepRecord{Step: i, K: 3, Key: key,
+		recs[i] = journal.StepRecord{Step: i, K: 3, Key: key,
 			Winner:  intent.Output{Value: map[string]any{"move": []any{num(1 + i%13), num(i % 3), num((i + 1) % 3)}, "next_state": pegs}},
 			Votes:   map[string]int{key: 3},
 			Counts:  vote.Counts{Launched: 3, Valid: 3},
@@ -45,7 +47,7 @@ func hanoiRecords(n int) []StepRecord {
 // they stay in the CPU's caches as a step's just-decided record does. cpu-ns/op is the process's CPU
 // (user + system, the background fsync included) per step: unlike
 // ns/op, the machine's other load does not count in it.
-// MDAP_BENCH_EVERY sets SyncEvery (default DefaultSyncEvery).
+// MDAP_BENCH_EVERY sets SyncEvery (default journal.DefaultSyncEvery).
 func BenchmarkJournalStep(b *testing.B) {
 	const perFile = 8192 // steps, about a 13-disk run
 	for _, c := range []struct {
@@ -53,14 +55,14 @@ func BenchmarkJournalStep(b *testing.B) {
 		key  []byte
 	}{{"sha256", nil}, {"hmac", []byte("0123456789abcdef0123456789abcdef")}} {
 		b.Run(c.name, func(b *testing.B) {
-			opts := []Option{Unsigned()}
+			opts := []journal.Option{journal.Unsigned()}
 			if c.key != nil {
-				b.Setenv(KeyEnv, string(c.key))
+				b.Setenv(journal.KeyEnv, string(c.key))
 				opts = nil
 			}
 			recs := hanoiRecords(64)
 			dir := b.TempDir()
-			var j *Journal
+			var j *journal.Journal
 			open := func() {
 				path := filepath.Join(dir, "j.jsonl")
 				_ = os.Remove(path)
@@ -68,13 +70,13 @@ func BenchmarkJournalStep(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if j, err = New(&fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path}, opts...); err != nil {
+				if j, err = journal.New(&fileStore{f: f, w: bufio.NewWriterSize(f, 1<<16), path: path}, opts...); err != nil {
 					b.Fatal(err)
 				}
 				if e := os.Getenv("MDAP_BENCH_EVERY"); e != "" {
 					j.SyncEvery, _ = strconv.Atoi(e)
 				}
-				if err := j.Begin(Run{Fingerprint: "hanoi:N=13", Settings: json.RawMessage(`{"k":3}`)}); err != nil {
+				if err := j.Begin(journal.Run{Fingerprint: "hanoi:N=13", Settings: json.RawMessage(`{"k":3}`)}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -114,7 +116,7 @@ func BenchmarkJournalStep(b *testing.B) {
 // write), not per call.
 func BenchmarkJournalWriteSize(b *testing.B) {
 	const line, total = 453, 16 << 20
-	for _, lines := range []int{64, DefaultSyncEvery, 1024} {
+	for _, lines := range []int{64, journal.DefaultSyncEvery, 1024} {
 		b.Run(fmt.Sprintf("lines=%d", lines), func(b *testing.B) {
 			batch := make([]byte, lines*line)
 			for i := range batch {
@@ -146,4 +148,11 @@ func BenchmarkJournalWriteSize(b *testing.B) {
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(written>>10), "cpu-ns/KB")
 		})
 	}
+}
+
+// processCPU returns the process's CPU time, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

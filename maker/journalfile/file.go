@@ -1,4 +1,8 @@
-package journal
+// Package journalfile keeps a journal.Journal in a file of lines:
+// created without overwriting anything, locked with flock while open, a
+// torn last line (a write a crash cut short) cut on the first append,
+// and the periodic fsync run in the background.
+package journalfile
 
 import (
 	"bufio"
@@ -8,13 +12,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 
 	"github.com/mdap-go/mdap/internal/words"
+	"github.com/mdap-go/mdap/maker/journal"
 )
 
-// fileStore is the Store of Create and Open: a file of
+// fileStore is the journal.Store of Create and Open: a file of
 // newline-terminated lines, locked with flock while open. A last line
 // without its newline is a write a crash cut short: it is not a line, and
 // the first Append cuts it.
@@ -47,77 +53,94 @@ const indexEvery = 1024
 const fileBuffer = 256 << 10
 
 // Create creates a new journal at path and locks it. It refuses,
-// wrapping ErrExists, to overwrite anything that exists: no run's
-// record is ever lost to a typo. Errors: ErrExists, ErrPath
-// (the folder does not exist or is not writable, the path is empty, or
-// it is in the state folder, beside the key), ErrLocked,
-// ErrKey (see KeyEnv), ErrState. The file is made
+// wrapping journal.ErrExists, to overwrite anything that exists: no run's
+// record is ever lost to a typo. Errors: journal.ErrExists,
+// journal.ErrPath (the folder does not exist or is not writable, the
+// path is empty, or it is in the state folder, beside the key),
+// journal.ErrLocked, and journal.New's (ErrKey, ErrState: then the file
+// is removed, so a bad key leaves nothing behind). The file is made
 // 0600: only its owner reads a run's prompts and answers. It is signed
-// unless Unsigned is given (see New).
-func Create(path string, opts ...Option) (*Journal, error) {
+// unless journal.Unsigned is given.
+func Create(path string, opts ...journal.Option) (*journal.Journal, error) {
 	return openFile(path, true, opts)
 }
 
 // Open opens an existing journal file to resume its run, and locks
-// it; see New for what it reads and refuses. Errors also include
-// ErrPath for a path that is not a writable regular file (a FIFO is
-// refused, not waited on) and ErrLocked. Give Unsigned to
-// resume a journal written with it.
-func Open(path string, opts ...Option) (*Journal, error) {
+// it; see journal.New for what it reads and refuses. Errors also include
+// journal.ErrPath for a path that is not a writable regular file (a FIFO
+// is refused, not waited on) and journal.ErrLocked. Give journal.Unsigned
+// to resume a journal written with it.
+func Open(path string, opts ...journal.Option) (*journal.Journal, error) {
 	return openFile(path, false, opts)
 }
 
-func openFile(path string, create bool, opts []Option) (*Journal, error) {
+func openFile(path string, create bool, opts []journal.Option) (*journal.Journal, error) {
 	if path == "" {
-		return nil, fmt.Errorf("%w: the path is empty", ErrPath)
-	}
-	trust, err := resolveTrust(opts) // before the file is made: a bad key writes nothing
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: the path is empty", journal.ErrPath)
 	}
 	flag := os.O_RDWR | syscall.O_NONBLOCK
 	if create {
-		if err := besideKey(path, trust); err != nil {
+		if err := besideKey(path); err != nil {
 			return nil, err
 		}
 		if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w: %s is %s", ErrPath, path, words.FileKind(fi.Mode()))
+			return nil, fmt.Errorf("%w: %s is %s", journal.ErrPath, path, words.FileKind(fi.Mode()))
 		}
 		flag = os.O_RDWR | os.O_CREATE | os.O_EXCL
 	}
 	f, err := os.OpenFile(path, flag, 0o600)
 	switch {
 	case errors.Is(err, fs.ErrExist):
-		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", ErrExists, path)
+		return nil, fmt.Errorf("%w: %s (resume it, or remove it to start over)", journal.ErrExists, path)
 	case errors.Is(err, fs.ErrNotExist) && !create:
-		return nil, fmt.Errorf("%w: %s does not exist (start a run with it first)", ErrPath, path)
+		return nil, fmt.Errorf("%w: %s does not exist (start a run with it first)", journal.ErrPath, path)
 	case err != nil:
-		return nil, fmt.Errorf("%w: %w", ErrPath, err)
+		return nil, fmt.Errorf("%w: %w", journal.ErrPath, err)
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is %s", ErrPath, path, words.FileKind(fi.Mode()))
+		err = fmt.Errorf("%w: %s is %s", journal.ErrPath, path, words.FileKind(fi.Mode()))
 	}
-	var j *Journal
+	var j *journal.Journal
 	if err == nil {
 		err = lock(f, path)
 	}
 	if err == nil {
-		j, err = newJournal(&fileStore{f: f, w: bufio.NewWriterSize(f, fileBuffer), path: path}, trust)
+		j, err = journal.New(&fileStore{f: f, w: bufio.NewWriterSize(f, fileBuffer), path: path}, opts...)
 	}
 	if err != nil {
 		f.Close()
+		if create {
+			os.Remove(path)
+		}
 		return nil, err
 	}
 	return j, nil
 }
 
+// besideKey refuses a new journal in the state folder or below it: a
+// key is never kept beside the journal it signs.
+func besideKey(path string) error {
+	state, err := journal.StateDir()
+	if err != nil {
+		return nil // journal.New says why there is no state folder
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", journal.ErrPath, err)
+	}
+	if rel, err := filepath.Rel(state, filepath.Dir(abs)); err == nil && filepath.IsLocal(rel) {
+		return fmt.Errorf("%w: %s is in mdap's state folder, beside the key that signs it; keep journals in another folder", journal.ErrPath, path)
+	}
+	return nil
+}
+
 func lock(f *os.File, path string) error {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return fmt.Errorf("%w: %s is locked by another process; wait for it to end, or use another journal file", ErrLocked, path)
+			return fmt.Errorf("%w: %s is locked by another process; wait for it to end, or use another journal file", journal.ErrLocked, path)
 		}
-		return fmt.Errorf("%w: lock %s: %w", ErrPath, path, err)
+		return fmt.Errorf("%w: lock %s: %w", journal.ErrPath, path, err)
 	}
 	return nil
 }
@@ -188,8 +211,8 @@ func (s *fileStore) settle() {
 
 // SyncBackground writes the buffered lines to the file and starts an
 // fsync in the background, unless one is in flight; it does not wait for
-// the disk. A failed fsync fails the next call. It implements
-// backgroundSyncer.
+// the disk. A failed fsync fails the next call. The journal calls it for
+// the periodic sync, so that the steps go on while the disk works.
 func (s *fileStore) SyncBackground() error {
 	if err := s.background(); err != nil {
 		return err
@@ -291,7 +314,7 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 	lr.buf = append(lr.buf[:0], line...)
 	for errors.Is(err, bufio.ErrBufferFull) {
-		if len(lr.buf) > MaxLine {
+		if len(lr.buf) > journal.MaxLine {
 			return lr.buf, errLineTooLong
 		}
 		line, err = lr.r.ReadSlice('\n')
@@ -300,4 +323,4 @@ func (lr *lineReader) next() ([]byte, error) {
 	return lr.buf, err
 }
 
-var errLineTooLong = fmt.Errorf("longer than %d bytes", MaxLine)
+var errLineTooLong = fmt.Errorf("longer than %d bytes", journal.MaxLine)
