@@ -32,6 +32,50 @@ func stockServer(t *testing.T) string {
 	return p
 }
 
+// stockProcess is a stock nats-server that startStockProcess started.
+type stockProcess struct {
+	cmd         *exec.Cmd
+	port        int
+	url         string
+	conf, store string
+}
+
+// startStockProcess starts the nats-server bin on the configuration file conf,
+// written with a free loopback port, the JetStream store store and auth
+// (an accounts or authorization block), its output in conf's folder's
+// server.log, and waits until it takes connections. It is killed when
+// the test ends.
+func startStockProcess(t *testing.T, bin, conf, store, auth string) *stockProcess {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &stockProcess{port: l.Addr().(*net.TCPAddr).Port, conf: conf, store: store}
+	require.NoError(t, l.Close())
+	p.url = fmt.Sprintf("nats://127.0.0.1:%d", p.port)
+	p.write(t, auth)
+	p.cmd = exec.Command(bin, "-c", conf)
+	out, err := os.OpenFile(filepath.Join(filepath.Dir(conf), "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	require.NoError(t, err)
+	p.cmd.Stdout, p.cmd.Stderr = out, out
+	require.NoError(t, p.cmd.Start())
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait(); out.Close() })
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p.port))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 20*time.Second, 20*time.Millisecond, "nats-server starts on %s", conf)
+	return p
+}
+
+// write writes p's configuration with auth (a reload then reads it).
+func (p *stockProcess) write(t *testing.T, auth string) {
+	t.Helper()
+	body := fmt.Sprintf("listen: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\n%s", p.port, p.store, auth)
+	require.NoError(t, os.WriteFile(p.conf, []byte(body), 0o600))
+}
+
 // TestStockNATSServerRoles: a stock nats-server configured with
 // StockAuthConfig (as docs/nats.md says: one nkey per machine, and a
 // coordinator identity per run) holds against the same rogue as the
@@ -78,28 +122,7 @@ func TestStockNATSServerRoles(t *testing.T) {
 	for _, run := range []string{budget.flooderRun, budget.otherRun, "qflood", "rflood", "lflood"} {
 		keys[cluster.RunRole(run)] = runKeys[cluster.RunRole(run)]
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	conf := filepath.Join(dir, "nats.conf")
-	body := fmt.Sprintf("listen: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\n%s", port, filepath.Join(dir, "js"), cluster.StockAuthConfig(keys))
-	require.NoError(t, os.WriteFile(conf, []byte(body), 0o600))
-	cmd := exec.Command(bin, "-c", conf)
-	out, err := os.Create(filepath.Join(dir, "server.log"))
-	require.NoError(t, err)
-	defer out.Close()
-	cmd.Stdout, cmd.Stderr = out, out
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, 20*time.Second, 20*time.Millisecond, "nats-server starts: %s", body)
+	url := startStockProcess(t, bin, filepath.Join(dir, "nats.conf"), filepath.Join(dir, "js"), cluster.StockAuthConfig(keys)).url
 	_, err = nats.Connect(url)
 	require.Error(t, err, "no credentials")
 	// A squatter came first (a server run with older permissions): the

@@ -2,10 +2,7 @@ package cluster_test
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -33,33 +30,13 @@ func TestStockNATSServerTakesIssuedWorkersAtReload(t *testing.T) {
 	require.NoError(t, err)
 	runSeed, err := cluster.AddRunCoordinator(creds, "r1")
 	require.NoError(t, err)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	conf := filepath.Join(dir, "nats.conf")
-	writeConf := func() {
+	auth := func() string {
 		keys, _, err := cluster.EnsureCredentials(creds, cluster.RoleAdmin)
 		require.NoError(t, err)
-		body := fmt.Sprintf("listen: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\n%s", port, filepath.Join(dir, "js"), cluster.StockAuthConfig(keys))
-		require.NoError(t, os.WriteFile(conf, []byte(body), 0o600))
+		return cluster.StockAuthConfig(keys)
 	}
-	writeConf()
-	cmd := exec.Command(bin, "-c", conf)
-	out, err := os.Create(filepath.Join(dir, "server.log"))
-	require.NoError(t, err)
-	defer out.Close()
-	cmd.Stdout, cmd.Stderr = out, out
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, 20*time.Second, 20*time.Millisecond)
+	srv := startStockProcess(t, bin, filepath.Join(dir, "nats.conf"), filepath.Join(dir, "js"), auth())
+	url := srv.url
 	anc, ajs := connectAs(t, url, cluster.SeedFile(creds, cluster.RoleAdmin))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -74,8 +51,8 @@ func TestStockNATSServerTakesIssuedWorkersAtReload(t *testing.T) {
 		return cluster.Connect(url, t.Name(), append(opts, nats.MaxReconnects(0), nats.Timeout(5*time.Second))...)
 	}
 	reload := func() {
-		writeConf()
-		require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+		srv.write(t, auth())
+		require.NoError(t, srv.cmd.Process.Signal(syscall.SIGHUP))
 	}
 
 	seed, err := cluster.AddWorker(creds, "w1")

@@ -2,10 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -35,24 +31,7 @@ func TestStockNATSServerOldAuthBlock(t *testing.T) {
 	require.NoError(t, err)
 	unscoped := regexp.MustCompile(`"mdap\.engine\.route\.U[A-Z0-9]+", `)
 	serve := func(name, block string) string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		port := l.Addr().(*net.TCPAddr).Port
-		require.NoError(t, l.Close())
-		conf := filepath.Join(dir, name+".conf")
-		body := fmt.Sprintf("listen: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\n%s", port, filepath.Join(dir, name), block)
-		require.NoError(t, os.WriteFile(conf, []byte(body), 0o600))
-		cmd := exec.Command(bin, "-c", conf)
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		require.Eventually(t, func() bool {
-			c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-			if err == nil {
-				c.Close()
-			}
-			return err == nil
-		}, 20*time.Second, 20*time.Millisecond)
-		return fmt.Sprintf("nats://127.0.0.1:%d", port)
+		return startStockProcess(t, bin, filepath.Join(dir, name+".conf"), filepath.Join(dir, name), block).url
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
