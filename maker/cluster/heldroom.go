@@ -26,10 +26,12 @@ import (
 // then held, so an identity that answers nothing gets no job past its
 // first round. A room at zero opens to one job after twice the ack
 // wait, then after twice as long at each zero that follows, up to 32
-// times the ack wait (roomProbes). An identity that acknowledged a job
-// since the one that timed out was delivered keeps a room of one at
-// least (a job lost on its way, or a worker late under load), and each
-// job it acknowledges in time doubles its room, back to the whole.
+// times the ack wait (roomProbes). An identity that acted in time on
+// another job since the one that timed out was delivered keeps a room
+// of one at least (a job lost on its way, or a worker late under load),
+// as does one whose act on the job timed out comes late, once until its
+// next answer; each job it acknowledges in time doubles its room, back
+// to the whole.
 //
 // The book is per identity key (a credential: its connections on the
 // embedded server count together) and per agent: each agent of an
@@ -57,8 +59,9 @@ type room struct {
 	reserved int                 // places pulls in progress asked for and have not filled
 	held     map[string]*heldDue // by delivery handle
 	seqs     map[uint64]string   // handle by stream sequence, to spot a redelivery
-	acked    time.Time           // its last acknowledgement of a job in time
+	acted    time.Time           // its last act in time on a job it held
 	strikes  int                 // times the room fell to zero since its last answer
+	forgiven bool                // a late act reopened its room since its last answer
 	reopen   time.Time           // when a room at zero opens to one job
 	seen     time.Time           // last pull, delivery or act
 }
@@ -128,9 +131,9 @@ func (r *rooms) strike(rm *room, h string, now time.Time) {
 		cur = rm.whole(now)
 	}
 	next := min(cur, len(rm.held)) / 2
-	if d := rm.held[h]; next == 0 && d != nil && rm.acked.After(d.since) {
-		// It acknowledged another job meanwhile: a job lost on the way
-		// or a worker late under load, not one sitting on its jobs.
+	if d := rm.held[h]; next == 0 && d != nil && rm.acted.After(d.since) {
+		// It acted on another job in time meanwhile: a job lost on the
+		// way or a worker late under load, not one sitting on its jobs.
 		next = 1
 	}
 	r.drop(rm, h)
@@ -213,15 +216,28 @@ func (r *rooms) progress(id, handle string, now time.Time) {
 	defer r.mu.Unlock()
 	rm := r.entry(identityKey(id), now)
 	if d, ok := rm.held[handle]; ok {
-		d.last = now
+		d.last, rm.acted = now, now
+	} else {
+		r.late(rm)
+	}
+}
+
+// late is an act on a job the book struck already: a worker that was
+// late (its acts held up past the ack wait under load) rather than
+// sitting. The first after the room fell to zero since its last answer
+// opens it to one job at once; the next ones do nothing, so that a
+// sitter acting late on purpose gains one job.
+func (r *rooms) late(rm *room) {
+	if rm.limit == 0 && rm.strikes == 1 && !rm.forgiven {
+		rm.limit, rm.forgiven = 1, true
 	}
 }
 
 // done releases id's delivery handle, answered (acknowledged: the room
 // doubles) or handed back (NAKed or terminated: the room stays, unless
 // the job sat over half its ack wait without word, which counts as its
-// timing out). A handle the book no longer holds (timed out) changes
-// nothing.
+// timing out). A handle the book no longer holds (timed out) is a
+// late act.
 func (r *rooms) done(id, handle string, answered bool, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -229,11 +245,13 @@ func (r *rooms) done(id, handle string, answered bool, now time.Time) {
 	d, ok := rm.held[handle]
 	switch {
 	case !ok:
+		r.late(rm)
 	case !answered && now.Sub(d.last) > d.wait*2/3:
 		r.strike(rm, handle, now)
 	case answered:
+		rm.acted = now
 		r.drop(rm, handle)
-		rm.strikes, rm.acked = 0, now
+		rm.strikes, rm.forgiven = 0, false
 		if rm.limit >= 0 {
 			rm.limit = max(1, 2*rm.limit)
 			if rm.limit >= rm.whole(now) {
@@ -241,6 +259,7 @@ func (r *rooms) done(id, handle string, answered bool, now time.Time) {
 			}
 		}
 	default:
+		rm.acted = now
 		r.drop(rm, handle)
 	}
 }

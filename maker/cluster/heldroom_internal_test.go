@@ -104,7 +104,7 @@ func TestSittingThenHandingBackIsTimingOut(t *testing.T) {
 }
 
 // TestAnAnsweringIdentityKeepsARoomOfOne: a job that times out while
-// its identity acknowledges others (lost on its way, or late under
+// its identity acts in time on others (lost on its way, or late under
 // load) leaves it one job at least, never none.
 func TestAnAnsweringIdentityKeepsARoomOfOne(t *testing.T) {
 	t.Parallel()
@@ -116,6 +116,28 @@ func TestAnAnsweringIdentityKeepsARoomOfOne(t *testing.T) {
 	require.True(t, r.hold("K", "done", 2, wait, t0))
 	r.done("K", "done", true, t0.Add(time.Second))
 	assert.Equal(t, 1, r.reserve("K", 2, 1, t0.Add(wait)), "one, not none")
+}
+
+// TestALateActReopensARoomOnce: an act on a job that timed out
+// (a worker whose acts were held up past the ack wait) opens a room at
+// zero to one job at once, the first time until its next answer only:
+// a sitter acting late on purpose gains one job.
+func TestALateActReopensARoomOnce(t *testing.T) {
+	t.Parallel()
+	const wait = 10 * time.Second
+	r := rooms{ackWait: wait}
+	t0 := time.Now()
+	require.Equal(t, 1, r.reserve("K", 1, 1, t0))
+	require.True(t, r.hold("K", "a", 1, wait, t0))
+	at := t0.Add(wait)
+	require.Zero(t, r.reserve("K", 1, 1, at))
+	r.done("K", "a", true, at.Add(time.Second))
+	require.Equal(t, 1, r.reserve("K", 1, 1, at.Add(time.Second)), "late, not sitting: one job")
+	require.True(t, r.hold("K", "b", 2, wait, at.Add(time.Second)))
+	at = at.Add(time.Second + wait)
+	require.Zero(t, r.reserve("K", 1, 1, at))
+	r.progress("K", "b", at.Add(time.Second))
+	assert.Zero(t, r.reserve("K", 1, 1, at.Add(time.Second)), "a second late act in a row opens nothing")
 }
 
 // TestIdleRoomsAreForgotten: an untightened room idle past the idle
