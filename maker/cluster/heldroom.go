@@ -61,7 +61,6 @@ type room struct {
 	seqs     map[uint64]string   // handle by stream sequence, to spot a redelivery
 	acted    time.Time           // its last act in time on a job it held
 	strikes  int                 // times the room fell to zero since its last answer
-	forgiven bool                // a late act reopened its room since its last answer
 	reopen   time.Time           // when a room at zero opens to one job
 	seen     time.Time           // last pull, delivery or act
 }
@@ -228,8 +227,8 @@ func (r *rooms) progress(id, handle string, now time.Time) {
 // opens it to one job at once; the next ones do nothing, so that a
 // sitter acting late on purpose gains one job.
 func (r *rooms) late(rm *room) {
-	if rm.limit == 0 && rm.strikes == 1 && !rm.forgiven {
-		rm.limit, rm.forgiven = 1, true
+	if rm.limit == 0 && rm.strikes == 1 {
+		rm.limit = 1 // its next zero is its second strike
 	}
 }
 
@@ -251,7 +250,7 @@ func (r *rooms) done(id, handle string, answered bool, now time.Time) {
 	case answered:
 		rm.acted = now
 		r.drop(rm, handle)
-		rm.strikes, rm.forgiven = 0, false
+		rm.strikes = 0
 		if rm.limit >= 0 {
 			rm.limit = max(1, 2*rm.limit)
 			if rm.limit >= rm.whole(now) {
