@@ -814,6 +814,7 @@ type Agent struct {
 	mu      sync.Mutex
 	stopped bool // Stop has begun: no new goroutine
 	work    deliveries
+	rooms   rooms          // the jobs each worker identity may hold (heldroom.go)
 	slots   chan struct{}  // workers' requests in progress
 	pulls   pullers        // who pulls which route
 	asked   agentCounts    // requests answered (Server.Stats)
@@ -869,7 +870,7 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	}
 	log := cfg.logger()
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a := &Agent{nc: nc, js: js, cfg: cfg, log: log, ctx: actx, cancel: cancel, work: deliveries{held: map[string]*held{}}, slots: make(chan struct{}, maxWorkRequests), id: nuid.Next()}
+	a := &Agent{nc: nc, js: js, cfg: cfg, log: log, ctx: actx, cancel: cancel, work: deliveries{held: map[string]*held{}}, rooms: rooms{ackWait: cfg.AckWait}, slots: make(chan struct{}, maxWorkRequests), id: nuid.Next()}
 	a.lanes = lanes{serve: a.answer, wg: &a.wg}
 	if n, err := trimUnowned(ctx, js, cfg.drawerQuota()); err != nil {
 		log.Warn("the reply consumers made before the Drawer quota", "err", err)

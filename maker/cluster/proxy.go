@@ -65,6 +65,9 @@ type pullRequest struct {
 	// delay; the agent hands them back itself, so a key's backlog costs
 	// the worker no round trip a job. At most maxSkip.
 	Skip map[string]time.Duration `json:"skip,omitempty"`
+	// Places: the worker's Inflight, which its identity's room of held
+	// jobs is sized by (heldroom.go); 0 (an older worker) counts maxPull.
+	Places int `json:"places,omitempty"`
 }
 
 // maxSkip bounds a pull request's Skip.
@@ -150,31 +153,48 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		end(err.Error())
 		return
 	}
-	maxDeliver := cons.CachedInfo().Config.MaxDeliver
-	// Fetch again for the jobs handed back, within the request's wait.
+	ccfg := cons.CachedInfo().Config
+	ackWait := cmpOr(ccfg.AckWait, DefaultAckWait)
+	// At most the identity's room left (heldroom.go); a pull with none
+	// is answered with no job after up to a second, so that a worker at
+	// its room asks again at an honest worker's pace.
+	n := a.rooms.reserve(id, req.N, req.Places, time.Now())
+	defer func() { a.rooms.unreserve(id, n) }()
+	if n == 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(req.Wait, pollWait)):
+		}
+		end("")
+		return
+	}
+	// Fetch a second at a time within the request's wait, fitting the
+	// pull to the room again each time (it shrinks when the identity's
+	// jobs time out: a long pull must not keep what the room lost), and
+	// again for the jobs handed back.
 	deadline := time.Now().Add(req.Wait)
-	for forwarded := 0; forwarded < req.N; {
-		wait := time.Until(deadline)
+	for n > 0 {
+		wait := min(time.Until(deadline), pollWait)
 		if wait < 10*time.Millisecond {
 			break
 		}
-		batch, err := cons.Fetch(req.N-forwarded, jetstream.FetchMaxWait(wait))
+		batch, err := cons.Fetch(n, jetstream.FetchMaxWait(wait))
 		if err != nil {
 			end(err.Error())
 			return
 		}
-		seen, sent, more := a.forward(ctx, js, id, req, m.Reply, batch.Messages(), maxDeliver)
+		seen, sent, more, full := a.forward(ctx, js, id, req, m.Reply, batch.Messages(), ccfg.MaxDeliver, ackWait, &n)
 		if !more {
 			end("the engine is stopping")
 			return
 		}
-		if seen == 0 || sent == 0 {
-			// None came within the wait, or every one was handed back:
-			// a job handed back comes again within this pull only
-			// after its delay, and each hand-back spends a delivery.
+		if full || seen > 0 && sent == 0 {
+			// The room shrank, or every job was handed back: a job
+			// handed back comes again within this pull only after its
+			// delay, and each hand-back spends a delivery.
 			break
 		}
-		forwarded += sent
+		n = a.rooms.refit(id, n, time.Now())
 	}
 	end("")
 }
@@ -184,23 +204,32 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 // see; it returns how many jobs came and how many it sent, and false
 // when ctx ended (the engine is stopping: a job fetched after that comes
 // back after the ack wait).
-func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, req pullRequest, reply string, msgs <-chan jetstream.Msg, maxDeliver int) (seen, sent int, more bool) {
+//
+// Each job sent takes one of the n places the pull reserved of id's room
+// (n goes down by one); a job past the room, which shrank meanwhile
+// (one of id's jobs timed out, perhaps this very one, redelivered), is
+// handed back, as is every later one of msgs, and full is true.
+func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, req pullRequest, reply string, msgs <-chan jetstream.Msg, maxDeliver int, ackWait time.Duration, n *int) (seen, sent int, more, full bool) {
 	for {
 		var msg jetstream.Msg
 		select {
 		case <-ctx.Done():
-			return seen, sent, false
+			return seen, sent, false, full
 		case m, ok := <-msgs:
 			if !ok {
-				return seen, sent, true
+				return seen, sent, true, full
 			}
 			msg = m
 		}
 		seen++
 		got := time.Now()
-		var delivered uint64
+		var delivered, seq uint64
 		if md, err := msg.Metadata(); err == nil {
-			delivered = md.NumDelivered
+			delivered, seq = md.NumDelivered, md.Sequence.Stream
+		}
+		if full {
+			_ = msg.NakWithDelay(avoidDelay)
+			continue
 		}
 		// A job near its last delivery is forwarded whatever its key's
 		// parking: a hand-back must not be what kills it.
@@ -234,6 +263,12 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 			continue
 		}
 		handle := nuid.Next()
+		if !a.rooms.hold(id, handle, seq, ackWait, got) {
+			_ = msg.NakWithDelay(avoidDelay)
+			full = true
+			continue
+		}
+		*n--
 		a.work.mu.Lock()
 		a.work.held[handle] = &held{msg: msg, id: id, at: time.Now()}
 		a.work.mu.Unlock()
@@ -262,10 +297,11 @@ func (a *Agent) act(id string, req ackRequest) error {
 	if req.Op == "gone" {
 		return a.termIfGone(id, req.Handle)
 	}
+	now := time.Now()
 	a.work.mu.Lock()
 	h, ok := a.work.held[req.Handle]
 	if ok && h.id == id {
-		h.at = time.Now()
+		h.at = now
 		if req.Op != "progress" {
 			delete(a.work.held, req.Handle)
 		}
@@ -273,6 +309,11 @@ func (a *Agent) act(id string, req ackRequest) error {
 	a.work.mu.Unlock()
 	if err := heldBy(h, ok, id); err != nil {
 		return err
+	}
+	if req.Op == "progress" {
+		a.rooms.progress(id, req.Handle, now)
+	} else {
+		a.rooms.done(id, req.Handle, req.Op == "ack", now)
 	}
 	switch req.Op {
 	case "ack":
@@ -323,6 +364,7 @@ func (a *Agent) termIfGone(id, handle string) error {
 	a.work.mu.Lock()
 	delete(a.work.held, handle)
 	a.work.mu.Unlock()
+	a.rooms.done(id, handle, false, time.Now())
 	return h.msg.TermWithReason("its Drawer closed")
 }
 
@@ -330,6 +372,7 @@ func (a *Agent) termIfGone(id, handle string) error {
 // engine redelivered them long since.
 func (a *Agent) forget(idle time.Duration) {
 	now := time.Now()
+	a.rooms.prune(idle, now)
 	a.work.mu.Lock()
 	defer a.work.mu.Unlock()
 	for k, h := range a.work.held {
@@ -403,7 +446,7 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 		return fmt.Errorf("%w: %w", ErrEngine, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	data, _ := json.Marshal(pullRequest{Route: w.route, N: n, Wait: wait, Skip: w.fullKeys()})
+	data, _ := json.Marshal(pullRequest{Route: w.route, N: n, Wait: wait, Skip: w.fullKeys(), Places: w.inflight})
 	if err := w.nc.PublishRequest(w.workPrefix+workPull, inbox, data); err != nil {
 		return fmt.Errorf("%w: %w", ErrEngine, err)
 	}

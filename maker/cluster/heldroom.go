@@ -1,0 +1,281 @@
+package cluster
+
+import (
+	"sync"
+	"time"
+)
+
+// A worker identity's room is how many of its route's jobs it may hold
+// through the agent at once: delivered by its pulls and not yet
+// acknowledged, handed back or terminated. Without it, one worker
+// credential keeping many pulls open and never answering held nearly
+// every job of its route, each for the ack wait, again and again
+// (review11: another run decided one step in 25 s beside an honest
+// worker with free places). A pull asking for more than the room left
+// is trimmed to it.
+//
+// The room is the places the identity's workers declare (Inflight; a
+// worker that declares none counts maxPull) plus maxPull: an honest
+// worker holds its calls in progress and the jobs of replies waiting
+// parked for their Drawer (parked.go), whose places are free again. It
+// tightens when the identity lets a held job time out, which an honest
+// worker never does while it lives (it reports progress every third of
+// the ack wait): each job whose ack wait passes without an act (or that
+// it hands back after sitting on it for over two thirds of its ack
+// wait) sets the room to half of the lesser of the room and the jobs it
+// then held, so an identity that answers nothing gets no job past its
+// first round. A room at zero opens to one job after twice the ack
+// wait, then after twice as long at each zero that follows, up to 32
+// times the ack wait (roomProbes). An identity that acted in time on
+// another job since the one that timed out was delivered keeps a room
+// of one at least (a job lost on its way, or a worker late under load),
+// as does one whose act on the job timed out comes late, once until its
+// next answer; each job it acknowledges in time doubles its room, back
+// to the whole.
+//
+// The book is per identity key (a credential: its connections on the
+// embedded server count together) and per agent: each agent of an
+// engine keeps its own.
+type rooms struct {
+	mu      sync.Mutex
+	ackWait time.Duration // the engine's, the unit of how long a room stays at zero; 0 means DefaultAckWait
+	by      map[string]*room
+}
+
+// roomProbes bounds the doublings of how long a room stays at zero: at
+// the default ack wait, an identity answering nothing holds one job for
+// 10 s at most every 5 minutes and 20 s, once past its first zeros.
+const roomProbes = 5
+
+// roomIdle: a book entry whose identity has neither pulled nor held a
+// job for this long is forgotten once its room is whole; a tightened
+// one is kept an hour, so that waiting does not restore a room.
+const roomIdle = time.Hour
+
+// room is one identity key's book.
+type room struct {
+	places   map[string]declared // by connection identity
+	limit    int                 // after tightening; -1: none (the whole room)
+	reserved int                 // places pulls in progress asked for and have not filled
+	held     map[string]*heldDue // by delivery handle
+	seqs     map[uint64]string   // handle by stream sequence, to spot a redelivery
+	acted    time.Time           // its last act in time on a job it held
+	strikes  int                 // times the room fell to zero since its last answer
+	reopen   time.Time           // when a room at zero opens to one job
+	seen     time.Time           // last pull, delivery or act
+}
+
+type declared struct {
+	places int
+	at     time.Time
+}
+
+type heldDue struct {
+	seq   uint64
+	wait  time.Duration // the route's ack wait
+	since time.Time     // the delivery
+	last  time.Time     // the delivery or its last progress report
+}
+
+// entry returns key's book, made if new. The caller holds r.mu.
+func (r *rooms) entry(key string, now time.Time) *room {
+	rm := r.by[key]
+	if rm == nil {
+		if r.by == nil {
+			r.by = map[string]*room{}
+		}
+		rm = &room{places: map[string]declared{}, limit: -1, held: map[string]*heldDue{}, seqs: map[uint64]string{}}
+		r.by[key] = rm
+	}
+	rm.seen = now
+	return rm
+}
+
+// whole is the room untightened: the places its connections declared
+// within pullerIdle (maxPull for one declaring none) plus maxPull.
+func (rm *room) whole(now time.Time) int {
+	sum := 0
+	for id, d := range rm.places {
+		if now.Sub(d.at) > pullerIdle {
+			delete(rm.places, id)
+			continue
+		}
+		sum += d.places
+	}
+	return min(sum, MaxInflight) + maxPull
+}
+
+// size is the room now, after expiring the held jobs whose ack wait
+// passed.
+func (r *rooms) size(rm *room, now time.Time) int {
+	for h, d := range rm.held {
+		if now.Sub(d.last) >= d.wait {
+			r.strike(rm, h, d.last.Add(d.wait))
+		}
+	}
+	switch {
+	case rm.limit < 0:
+		return rm.whole(now)
+	case rm.limit == 0 && !now.Before(rm.reopen):
+		rm.limit = 1
+	}
+	return min(rm.limit, rm.whole(now))
+}
+
+// strike drops the held job h, which timed out at now: the room
+// becomes half of the lesser of itself and the jobs held with h.
+func (r *rooms) strike(rm *room, h string, now time.Time) {
+	cur := rm.limit
+	if cur < 0 {
+		cur = rm.whole(now)
+	}
+	next := min(cur, len(rm.held)) / 2
+	if d := rm.held[h]; next == 0 && d != nil && rm.acted.After(d.since) {
+		// It acted on another job in time meanwhile: a job lost on the
+		// way or a worker late under load, not one sitting on its jobs.
+		next = 1
+	}
+	r.drop(rm, h)
+	if next == 0 && cur > 0 {
+		rm.strikes++
+		rm.reopen = now.Add(cmpOr(r.ackWait, DefaultAckWait) << min(rm.strikes, roomProbes))
+	}
+	rm.limit = next
+}
+
+func (r *rooms) drop(rm *room, h string) {
+	if d, ok := rm.held[h]; ok {
+		delete(rm.seqs, d.seq)
+		delete(rm.held, h)
+	}
+}
+
+// reserve records that connection id declares places (0: none) and
+// reserves for its pull up to want jobs of its key's room left; it
+// returns how many, which the pull gives back with unreserve.
+func (r *rooms) reserve(id string, want, places int, now time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rm := r.entry(identityKey(id), now)
+	if places < 1 || places > MaxInflight {
+		places = maxPull
+	}
+	rm.places[id] = declared{places: places, at: now}
+	n := max(0, min(want, r.size(rm, now)-len(rm.held)-rm.reserved))
+	rm.reserved += n
+	return n
+}
+
+// refit trims a pull's reservation of have to its key's room left, which
+// may have shrunk since; it returns what the pull keeps.
+func (r *rooms) refit(id string, have int, now time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rm := r.entry(identityKey(id), now)
+	keep := max(0, min(have, r.size(rm, now)-len(rm.held)-(rm.reserved-have)))
+	rm.reserved -= have - keep
+	return keep
+}
+
+// unreserve gives back n places a pull reserved and did not fill.
+func (r *rooms) unreserve(id string, n int) {
+	if n == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rm := r.entry(identityKey(id), time.Now())
+	rm.reserved = max(0, rm.reserved-n)
+}
+
+// hold turns one place a pull of id reserved into the delivery handle of
+// the job of stream sequence seq (ack wait wait), if the room still has
+// it: false when it shrank since (the caller hands the job back and
+// keeps the reservation, to unreserve). A redelivery of a job the key
+// holds means its ack wait passed: a strike first.
+func (r *rooms) hold(id, handle string, seq uint64, wait time.Duration, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rm := r.entry(identityKey(id), now)
+	if h, ok := rm.seqs[seq]; ok {
+		r.strike(rm, h, now)
+	}
+	if len(rm.held)+1 > r.size(rm, now) {
+		return false
+	}
+	rm.reserved = max(0, rm.reserved-1)
+	rm.held[handle] = &heldDue{seq: seq, wait: wait, since: now, last: now}
+	rm.seqs[seq] = handle
+	return true
+}
+
+// progress restarts the ack wait of id's delivery handle.
+func (r *rooms) progress(id, handle string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rm := r.entry(identityKey(id), now)
+	if d, ok := rm.held[handle]; ok {
+		d.last, rm.acted = now, now
+	} else {
+		r.late(rm)
+	}
+}
+
+// late is an act on a job the book struck already: a worker that was
+// late (its acts held up past the ack wait under load) rather than
+// sitting. The first after the room fell to zero since its last answer
+// opens it to one job at once; the next ones do nothing, so that a
+// sitter acting late on purpose gains one job.
+func (r *rooms) late(rm *room) {
+	if rm.limit == 0 && rm.strikes == 1 {
+		rm.limit = 1 // its next zero is its second strike
+	}
+}
+
+// done releases id's delivery handle, answered (acknowledged: the room
+// doubles) or handed back (NAKed or terminated: the room stays, unless
+// the job sat over half its ack wait without word, which counts as its
+// timing out). A handle the book no longer holds (timed out) is a
+// late act.
+func (r *rooms) done(id, handle string, answered bool, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rm := r.entry(identityKey(id), now)
+	d, ok := rm.held[handle]
+	switch {
+	case !ok:
+		r.late(rm)
+	case !answered && now.Sub(d.last) > d.wait*2/3:
+		r.strike(rm, handle, now)
+	case answered:
+		rm.acted = now
+		r.drop(rm, handle)
+		rm.strikes = 0
+		if rm.limit >= 0 {
+			rm.limit = max(1, 2*rm.limit)
+			if rm.limit >= rm.whole(now) {
+				rm.limit = -1
+			}
+		}
+	default:
+		rm.acted = now
+		r.drop(rm, handle)
+	}
+}
+
+// prune forgets the books of identities idle for idle (roomIdle for a
+// tightened room) that hold and reserve nothing.
+func (r *rooms) prune(idle time.Duration, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, rm := range r.by {
+		r.size(rm, now) // expire what timed out
+		wait := idle
+		if rm.limit >= 0 {
+			wait = roomIdle
+		}
+		if len(rm.held) == 0 && rm.reserved == 0 && now.Sub(rm.seen) > wait {
+			delete(r.by, key)
+		}
+	}
+}

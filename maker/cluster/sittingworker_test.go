@@ -1,0 +1,85 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/vote"
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAWorkerSittingOnJobsStallsNoOtherRun (review11): a worker
+// credential keeps 16 pulls of 256 jobs waiting through the engine's
+// agent, on the route an honest worker of 4 places serves, and never
+// answers a job it is sent. The agent bounds the jobs one identity
+// holds and tightens the bound as its jobs time out (heldroom.go), so
+// the sitter holds the other run's jobs for one ack wait, not at every
+// delivery: the other run (a 3-disk Hanoi) has an undisturbed run's
+// winners, none of its calls waiting out its timeout, within 3 s and
+// twice its undisturbed time past one ack wait (the job the sitter took
+// first waits it out whatever the bound), and the sitter is sent at
+// most 4 jobs. Without the bound it took nearly every job of the route,
+// and the other run decided one step in 25 s.
+func TestAWorkerSittingOnJobsStallsNoOtherRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, s := issueTenants(t, dir)
+	sitterSeed, err := cluster.AddWorker(dir, "sitter")
+	require.NoError(t, err)
+	keys, _, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	a := &routeAttack{seeds: s, url: srv.ClientURL(), cfg: vote.Config{K: 3, Parallel: 3}}
+	_, a.wantSteps = solveHanoi(t, simModel(t, 5), 3, a.cfg)
+	_, wjs := connectAs(t, a.url, s.worker)
+	a.worker = newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 4})
+	runWorker(t, a.worker)
+	d0, remote0 := a.victim(t)
+	start := time.Now()
+	_, err = solveHanoiIn(context.Background(), remote0, 3, a.cfg)
+	require.NoError(t, err)
+	undisturbed := time.Since(start)
+	require.NoError(t, d0.Close())
+
+	snc, _ := connectAs(t, a.url, sitterSeed)
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	req, _ := json.Marshal(map[string]any{"route": a.worker.Route(), "n": 256, "wait": 30 * time.Second})
+	subject := "mdap.engine.work." + strings.TrimPrefix(snc.Opts.InboxPrefix, "_INBOX_") + ".pull"
+	var jobs atomic.Int64 // the jobs the sitter was sent
+	inbox := snc.NewInbox()
+	_, err = snc.Subscribe(inbox, func(m *nats.Msg) {
+		if m.Header.Get("Mdap-Handle") != "" {
+			jobs.Add(1)
+		}
+	})
+	require.NoError(t, err)
+	wg.Go(func() { // 16 pulls waiting at all times
+		for ctx.Err() == nil {
+			for range 16 {
+				_ = snc.PublishRequest(subject, inbox, req)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(5 * time.Second):
+			}
+		}
+	})
+	time.Sleep(500 * time.Millisecond)
+	d, remote := a.victim(t)
+	a.checkVictim(t, d, remote, 3*time.Second+2*undisturbed+cluster.DefaultAckWait, func(took time.Duration) {
+		t.Logf("the other run took %s (%s undisturbed) beside a worker sitting on the %d jobs it was sent; drawer %+v; honest worker %+v", took, undisturbed, jobs.Load(), d.Stats(), a.worker.Stats())
+	})
+	assert.LessOrEqual(t, jobs.Load(), int64(4), "the sitter's jobs: its first round and a probe")
+}
