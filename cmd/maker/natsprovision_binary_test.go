@@ -16,20 +16,17 @@ import (
 )
 
 // startStockLike runs, in the test, a NATS server configured as
-// docs/nats.md configures a stock nats-server: JetStream, and one nkey
-// user per public key with its role's permissions (cluster.Permissions);
-// nothing provisioned. It returns the URL and the credentials folder.
+// docs/nats.md configures a stock nats-server: JetStream, and the
+// accounts block of the roles' keys (cluster.StockAuthConfig); nothing
+// provisioned. It returns the URL and the credentials folder.
 func startStockLike(t *testing.T) (string, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "creds")
 	keys, _, err := cluster.EnsureCredentials(dir)
 	require.NoError(t, err)
-	opts := &natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
-	for _, r := range cluster.Roles {
-		for _, pub := range keys[r] {
-			opts.Nkeys = append(opts.Nkeys, &natsserver.NkeyUser{Nkey: pub, Permissions: cluster.Permissions(r, "_INBOX_"+pub)})
-		}
-	}
+	opts := &natsserver.Options{}
+	require.NoError(t, opts.ProcessConfigString(cluster.StockAuthConfig(keys)))
+	opts.Host, opts.Port, opts.JetStream, opts.StoreDir, opts.NoLog, opts.NoSigs = "127.0.0.1", -1, true, t.TempDir(), true, true
 	ns, err := natsserver.NewServer(opts)
 	require.NoError(t, err)
 	ns.Start()
