@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker/cluster"
-	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 )
@@ -39,26 +38,14 @@ import (
 // solved within 20 s (about 2 s here; a second alone).
 func TestAWorkerCannotTakeEveryPullPlace(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	_, s := issueTenants(t, dir)
-	rogueSeed, err := cluster.AddWorker(dir, "rogue")
-	require.NoError(t, err)
-	keys, _, err := cluster.EnsureCredentials(dir)
-	require.NoError(t, err)
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	a := &routeAttack{seeds: s, url: srv.ClientURL(), cfg: vote.Config{K: 3, Parallel: 3}}
-	_, a.wantSteps = solveHanoi(t, simModel(t, 5), 3, a.cfg)
-	_, wjs := connectAs(t, a.url, s.worker)
-	a.worker = newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 4})
-	runWorker(t, a.worker)
+	a := newRouteAttack(t, simModel(t, 5), cluster.WorkerConfig{Inflight: 4}, "rogue")
+	rogueSeed := a.rogues["rogue"]
 
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
 	// The engine's other models: four routes served, no job queued.
-	_, ajs := connectAs(t, a.url, s.admin)
+	_, ajs := connectAs(t, a.url, a.seeds.admin)
 	var routes []string
 	for i := range 4 {
 		r := fmt.Sprintf("other-model-%d", i)

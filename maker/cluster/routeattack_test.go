@@ -33,17 +33,31 @@ type routeAttack struct {
 	key       string // the thief's identity, which its job subjects name
 	cfg       vote.Config
 	wantSteps []step
+	rogues    map[string]string // the seed of each worker identity named to newRouteAttack
 }
 
 // newRouteAttack stages an attack on a route served by one worker of
-// model m and settings wcfg.
-func newRouteAttack(t *testing.T, m llms.Model, wcfg cluster.WorkerConfig) *routeAttack {
+// model m and settings wcfg; rogues are worker identities issued beside
+// it (their seeds in a.rogues), for attacks by a worker credential.
+func newRouteAttack(t *testing.T, m llms.Model, wcfg cluster.WorkerConfig, rogues ...string) *routeAttack {
 	t.Helper()
-	keys, s := issueTenants(t, t.TempDir())
+	dir := t.TempDir()
+	keys, s := issueTenants(t, dir)
+	seeds := map[string]string{}
+	for _, name := range rogues {
+		seed, err := cluster.AddWorker(dir, name)
+		require.NoError(t, err)
+		seeds[name] = seed
+	}
+	if len(rogues) > 0 {
+		var err error
+		keys, _, err = cluster.EnsureCredentials(dir)
+		require.NoError(t, err)
+	}
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
-	a := &routeAttack{seeds: s, url: srv.ClientURL(), cfg: vote.Config{K: 3, Parallel: 3}}
+	a := &routeAttack{seeds: s, url: srv.ClientURL(), cfg: vote.Config{K: 3, Parallel: 3}, rogues: seeds}
 	_, a.wantSteps = solveHanoi(t, simModel(t, 5), 3, a.cfg)
 	_, wjs := connectAs(t, a.url, s.worker)
 	a.worker = newWorker(t, wjs, m, wcfg)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker/cluster"
-	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,23 +29,11 @@ import (
 // and the other run decided one step in 25 s.
 func TestAWorkerSittingOnJobsStallsNoOtherRun(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	_, s := issueTenants(t, dir)
-	sitterSeed, err := cluster.AddWorker(dir, "sitter")
-	require.NoError(t, err)
-	keys, _, err := cluster.EnsureCredentials(dir)
-	require.NoError(t, err)
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	a := &routeAttack{seeds: s, url: srv.ClientURL(), cfg: vote.Config{K: 3, Parallel: 3}}
-	_, a.wantSteps = solveHanoi(t, simModel(t, 5), 3, a.cfg)
-	_, wjs := connectAs(t, a.url, s.worker)
-	a.worker = newWorker(t, wjs, simModel(t, 5), cluster.WorkerConfig{Inflight: 4})
-	runWorker(t, a.worker)
+	a := newRouteAttack(t, simModel(t, 5), cluster.WorkerConfig{Inflight: 4}, "sitter")
+	sitterSeed := a.rogues["sitter"]
 	d0, remote0 := a.victim(t)
 	start := time.Now()
-	_, err = solveHanoiIn(context.Background(), remote0, 3, a.cfg)
+	_, err := solveHanoiIn(context.Background(), remote0, 3, a.cfg)
 	require.NoError(t, err)
 	undisturbed := time.Since(start)
 	require.NoError(t, d0.Close())
