@@ -1,8 +1,12 @@
 package cluster
 
 import (
+	"log/slog"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // A worker identity's room is how many of its route's jobs it may hold
@@ -33,13 +37,25 @@ import (
 // next answer; each job it acknowledges in time doubles its room, back
 // to the whole.
 //
+// A job that may never have reached its worker, or whose acts may have
+// found no agent, is no strike: one held when the agent's own connection
+// was cut (its worker's acts went nowhere meanwhile: CI34, a cluster
+// node killed under the agent, had every honest room at zero and the
+// run failed), and one its worker says a pull lost on the way (lost:
+// the pull spanned the worker's reconnection, and the job did not come;
+// it is handed back at once, which a sitter gains nothing by).
+//
 // The book is per identity key (a credential: its connections on the
 // embedded server count together) and per agent: each agent of an
 // engine keeps its own.
 type rooms struct {
 	mu      sync.Mutex
 	ackWait time.Duration // the engine's, the unit of how long a room stays at zero; 0 means DefaultAckWait
-	by      map[string]*room
+	// cuts counts the cuts of the agent's connection so far (nil: none
+	// can happen, as in process); it must not take mu.
+	cuts func() uint64
+	log  *slog.Logger // nil: no log
+	by   map[string]*room
 }
 
 // roomProbes bounds the doublings of how long a room stays at zero: at
@@ -54,6 +70,7 @@ const roomIdle = time.Hour
 
 // room is one identity key's book.
 type room struct {
+	key      string
 	places   map[string]declared // by connection identity
 	limit    int                 // after tightening; -1: none (the whole room)
 	reserved int                 // places pulls in progress asked for and have not filled
@@ -72,6 +89,8 @@ type declared struct {
 
 type heldDue struct {
 	seq   uint64
+	pull  string        // the pull it was delivered on, as its worker names it
+	cuts  uint64        // the agent's cuts at its delivery
 	wait  time.Duration // the route's ack wait
 	since time.Time     // the delivery
 	last  time.Time     // the delivery or its last progress report
@@ -84,7 +103,7 @@ func (r *rooms) entry(key string, now time.Time) *room {
 		if r.by == nil {
 			r.by = map[string]*room{}
 		}
-		rm = &room{places: map[string]declared{}, limit: -1, held: map[string]*heldDue{}, seqs: map[uint64]string{}}
+		rm = &room{key: key, places: map[string]declared{}, limit: -1, held: map[string]*heldDue{}, seqs: map[uint64]string{}}
 		r.by[key] = rm
 	}
 	rm.seen = now
@@ -123,8 +142,13 @@ func (r *rooms) size(rm *room, now time.Time) int {
 }
 
 // strike drops the held job h, which timed out at now: the room
-// becomes half of the lesser of itself and the jobs held with h.
+// becomes half of the lesser of itself and the jobs held with h, unless
+// the agent's connection was cut since its delivery.
 func (r *rooms) strike(rm *room, h string, now time.Time) {
+	if d := rm.held[h]; d != nil && r.cuts != nil && r.cuts() != d.cuts {
+		r.drop(rm, h)
+		return
+	}
 	cur := rm.limit
 	if cur < 0 {
 		cur = rm.whole(now)
@@ -139,6 +163,10 @@ func (r *rooms) strike(rm *room, h string, now time.Time) {
 	if next == 0 && cur > 0 {
 		rm.strikes++
 		rm.reopen = now.Add(cmpOr(r.ackWait, DefaultAckWait) << min(rm.strikes, roomProbes))
+	}
+	if r.log != nil && next < cur {
+		r.log.Info("a worker identity let a job time out: its room of jobs tightened",
+			"worker", truncate(rm.key, 12), "room", next, "was", cur, "held", len(rm.held), "reopens", rm.reopen)
 	}
 	rm.limit = next
 }
@@ -193,7 +221,7 @@ func (r *rooms) unreserve(id string, n int) {
 // it: false when it shrank since (the caller hands the job back and
 // keeps the reservation, to unreserve). A redelivery of a job the key
 // holds means its ack wait passed: a strike first.
-func (r *rooms) hold(id, handle string, seq uint64, wait time.Duration, now time.Time) bool {
+func (r *rooms) hold(id, handle, pull string, seq uint64, wait time.Duration, now time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rm := r.entry(identityKey(id), now)
@@ -204,7 +232,11 @@ func (r *rooms) hold(id, handle string, seq uint64, wait time.Duration, now time
 		return false
 	}
 	rm.reserved = max(0, rm.reserved-1)
-	rm.held[handle] = &heldDue{seq: seq, wait: wait, since: now, last: now}
+	d := &heldDue{seq: seq, pull: pull, wait: wait, since: now, last: now}
+	if r.cuts != nil {
+		d.cuts = r.cuts()
+	}
+	rm.held[handle] = d
 	rm.seqs[seq] = handle
 	return true
 }
@@ -263,6 +295,24 @@ func (r *rooms) done(id, handle string, answered bool, now time.Time) {
 	}
 }
 
+// lost drops from id's book, with no strike, the jobs delivered on its
+// pull named pull (never ""), but the handles kept, which its worker
+// received; it returns the handles dropped, for the caller to hand
+// back.
+func (r *rooms) lost(id, pull string, kept []string, now time.Time) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rm := r.entry(identityKey(id), now)
+	var gone []string
+	for h, d := range rm.held {
+		if pull != "" && d.pull == pull && !slices.Contains(kept, h) {
+			gone = append(gone, h)
+			r.drop(rm, h)
+		}
+	}
+	return gone
+}
+
 // prune forgets the books of identities idle for idle (roomIdle for a
 // tightened room) that hold and reserve nothing.
 func (r *rooms) prune(idle time.Duration, now time.Time) {
@@ -277,5 +327,18 @@ func (r *rooms) prune(idle time.Duration, now time.Time) {
 		if len(rm.held) == 0 && rm.reserved == 0 && now.Sub(rm.seen) > wait {
 			delete(r.by, key)
 		}
+	}
+}
+
+// connectionCuts counts nc's cuts: two for each reconnection and one
+// while it is down, so a count taken before a cut differs from any taken
+// during or after it.
+func connectionCuts(nc *nats.Conn) func() uint64 {
+	return func() uint64 {
+		n := 2 * nc.Stats().Reconnects
+		if !nc.IsConnected() {
+			n++
+		}
+		return n
 	}
 }

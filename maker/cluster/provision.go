@@ -870,7 +870,7 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	}
 	log := cfg.logger()
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a := &Agent{nc: nc, js: js, cfg: cfg, log: log, ctx: actx, cancel: cancel, work: deliveries{held: map[string]*held{}}, rooms: rooms{ackWait: cfg.AckWait}, slots: make(chan struct{}, maxWorkRequests), id: nuid.Next()}
+	a := &Agent{nc: nc, js: js, cfg: cfg, log: log, ctx: actx, cancel: cancel, work: deliveries{held: map[string]*held{}}, rooms: rooms{ackWait: cfg.AckWait, cuts: connectionCuts(nc), log: log}, replies: replySpace{soon: make(chan struct{}, 1)}, slots: make(chan struct{}, maxWorkRequests), id: nuid.Next()}
 	a.lanes = lanes{serve: a.answer, wg: &a.wg}
 	if n, err := trimUnowned(ctx, js, cfg.drawerQuota()); err != nil {
 		log.Warn("the reply consumers made before the Drawer quota", "err", err)
@@ -903,17 +903,25 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	a.wg.Go(func() {
 		t := time.NewTicker(replyReconcile)
 		defer t.Stop()
+		var last time.Time
 		for {
 			select {
 			case <-actx.Done():
 				return
 			case <-t.C:
+			case <-a.replies.soon:
+				// At most one asked-for reconcile a goneEvery: workers'
+				// asks cost the stream's look no more often.
+				if wait.Sleep(actx, goneEvery-time.Since(last)) != nil {
+					return
+				}
 			}
 			rctx, rcancel := context.WithTimeout(actx, agentTimeout)
 			if _, err := a.replies.reconcile(rctx, js, ""); err != nil && actx.Err() == nil {
 				log.Debug("reconcile the reply stream's subjects; trying again", "err", err)
 			}
 			rcancel()
+			last = time.Now()
 		}
 	})
 	// Provision again after a reconnection: a restarted server lost the

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
@@ -68,15 +69,28 @@ type pullRequest struct {
 	// Places: the worker's Inflight, which its identity's room of held
 	// jobs is sized by (heldroom.go); 0 (an older worker) counts maxPull.
 	Places int `json:"places,omitempty"`
+	// ID names the pull for its worker's lost act (at most maxPullID
+	// bytes; "": an older worker, which names none).
+	ID string `json:"id,omitempty"`
 }
+
+// maxPullID bounds a pull request's ID.
+const maxPullID = 64
 
 // maxSkip bounds a pull request's Skip.
 const maxSkip = 256
 
 type ackRequest struct {
 	Handle string `json:"handle"`
-	Op     string `json:"op"` // ack, nak, progress, term, gone (term if its Drawer has no reply consumer)
-	Reason string `json:"reason,omitempty"`
+	// Op: ack, nak, progress, term, gone (term if its Drawer has no
+	// reply consumer), or lost: the pull Pull spanned the worker's
+	// reconnection, and of its jobs only the handles Kept came (at most
+	// maxPull); the rest are handed back at once, and are no strike
+	// against its room (heldroom.go).
+	Op     string   `json:"op"`
+	Pull   string   `json:"pull,omitempty"`
+	Kept   []string `json:"kept,omitempty"`
+	Reason string   `json:"reason,omitempty"`
 	// Delay: a NAK's redelivery delay (at most maxNakDelay); an older
 	// agent ignores it and redelivers at once.
 	Delay time.Duration `json:"delay,omitempty"`
@@ -143,7 +157,7 @@ func endPull(nc *nats.Conn, reply, reason string) {
 func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *nats.Msg) {
 	end := func(reason string) { endPull(a.nc, m.Reply, cmpOr(reason, "1")) }
 	var req pullRequest
-	if err := json.Unmarshal(m.Data, &req); err != nil || req.Route == "" || req.N < 1 || req.N > maxPull || req.Wait <= 0 || req.Wait > maxPullWait || len(req.Skip) > maxSkip {
+	if err := json.Unmarshal(m.Data, &req); err != nil || req.Route == "" || req.N < 1 || req.N > maxPull || req.Wait <= 0 || req.Wait > maxPullWait || len(req.Skip) > maxSkip || len(req.ID) > maxPullID {
 		end("bad pull request")
 		return
 	}
@@ -263,7 +277,7 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 			continue
 		}
 		handle := nuid.Next()
-		if !a.rooms.hold(id, handle, seq, ackWait, got) {
+		if !a.rooms.hold(id, handle, req.ID, seq, ackWait, got) {
 			_ = msg.NakWithDelay(avoidDelay)
 			full = true
 			continue
@@ -290,12 +304,15 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 // delivery stays held for the worker's next act.
 func (a *Agent) act(id string, req ackRequest) error {
 	switch req.Op {
-	case "ack", "nak", "progress", "term", "gone":
+	case "ack", "nak", "progress", "term", "gone", "lost":
 	default:
-		return fmt.Errorf("no such act %q: use ack, nak, progress, term or gone", req.Op)
+		return fmt.Errorf("no such act %q: use ack, nak, progress, term, gone or lost", req.Op)
 	}
-	if req.Op == "gone" {
+	switch req.Op {
+	case "gone":
 		return a.termIfGone(id, req.Handle)
+	case "lost":
+		return a.handBackLost(id, req)
 	}
 	now := time.Now()
 	a.work.mu.Lock()
@@ -341,6 +358,31 @@ func heldBy(h *held, ok bool, id string) error {
 	return nil
 }
 
+// handBackLost hands back at once the jobs of worker id's pull req.Pull
+// that it did not receive (not in req.Kept), with no strike against its
+// room: they were lost on the way while its connection was cut.
+func (a *Agent) handBackLost(id string, req ackRequest) error {
+	if req.Pull == "" || len(req.Kept) > maxPull {
+		return fmt.Errorf("a lost act names its pull and at most %d handles it kept", maxPull)
+	}
+	gone := a.rooms.lost(id, req.Pull, req.Kept, time.Now())
+	for _, handle := range gone {
+		a.work.mu.Lock()
+		h, ok := a.work.held[handle]
+		if ok && h.id == id {
+			delete(a.work.held, handle)
+		}
+		a.work.mu.Unlock()
+		if ok && h.id == id {
+			_ = h.msg.Nak()
+		}
+	}
+	if len(gone) > 0 {
+		a.log.Info("jobs lost on the way to their worker handed back", "worker", truncate(identityKey(id), 12), "jobs", len(gone))
+	}
+	return nil
+}
+
 // termIfGone terminates the delivery handle of worker id if its job's
 // Drawer has no reply consumer on a look begun now, and otherwise
 // refuses (errDrawerLive: the worker's reply tries again). A worker
@@ -357,6 +399,9 @@ func (a *Agent) termIfGone(id, handle string) error {
 	tok, ok := jobDrawer(h.msg.Data())
 	if ok {
 		_, live, delay := a.drawers.served(context.Background(), a.js, tok, time.Now())
+		if live {
+			a.replies.missed()
+		}
 		if live || delay > 0 {
 			return errDrawerLive
 		}
@@ -417,20 +462,54 @@ func (j *agentJob) TermWithReason(r string) error      { return j.act("term", r,
 
 func (j *agentJob) act(op, reason string, delay time.Duration) error {
 	data, _ := json.Marshal(ackRequest{Handle: j.handle, Op: op, Reason: reason, Delay: delay})
-	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
-	defer cancel()
-	m, err := j.w.nc.RequestWithContext(ctx, j.w.workPrefix+workAck, data)
-	if err != nil {
-		return fmt.Errorf("%w: %s the job through the engine: %w", ErrEngine, op, err)
-	}
-	var resp agentResponse
-	if err := json.Unmarshal(m.Data, &resp); err != nil {
-		return fmt.Errorf("%w: the engine's answer: %w", ErrEngine, err)
-	}
-	if resp.Error != "" {
-		return fmt.Errorf("%w: %s the job: %s", ErrEngine, op, resp.Error)
+	if err := j.w.askAgent(data); err != nil {
+		return fmt.Errorf("%w: %s the job: %w", ErrEngine, op, err)
 	}
 	return nil
+}
+
+// actTry is how long one try of an act waits for the agent's answer: it
+// answers at once, and an answer lost in a cut of the connection must not
+// cost the whole publishTimeout (an acknowledgement lost so made its job
+// wait out the ack wait, and struck its worker's room).
+const actTry = 2 * time.Second
+
+// cutLook is how often a pull under way looks for a cut of its worker's
+// connection.
+const cutLook = 250 * time.Millisecond
+
+// askAgent sends the act data to the agent until it answers, within
+// publishTimeout: again after a try's actTry, or at once after a cut of
+// the connection. Acts are idempotent: the agent's "no such delivery" to
+// a try after the first means an earlier try's act was done (or the job
+// expired), and is no error.
+func (w *Worker) askAgent(data []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+	defer cancel()
+	for try := 0; ; try++ {
+		tctx, tcancel := context.WithTimeout(ctx, actTry)
+		m, err := w.nc.RequestWithContext(tctx, w.workPrefix+workAck, data)
+		tcancel()
+		if err != nil {
+			if ctx.Err() != nil || w.nc.IsClosed() {
+				return err
+			}
+			_ = wait.Sleep(ctx, backoff)
+			continue
+		}
+		var resp agentResponse
+		if err := json.Unmarshal(m.Data, &resp); err != nil {
+			return fmt.Errorf("the engine's answer: %w", err)
+		}
+		switch {
+		case resp.Error == "" || try > 0 && resp.Error == errNoDelivery.Error():
+		case resp.Error == errDrawerLive.Error():
+			return errDrawerLive
+		default:
+			return errors.New(resp.Error)
+		}
+		return nil
+	}
 }
 
 // pullViaAgent takes up to n jobs through the agent, waiting at most wait
@@ -446,20 +525,43 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 		return fmt.Errorf("%w: %w", ErrEngine, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	data, _ := json.Marshal(pullRequest{Route: w.route, N: n, Wait: wait, Skip: w.fullKeys(), Places: w.inflight})
+	pull := nuid.Next()
+	data, _ := json.Marshal(pullRequest{Route: w.route, N: n, Wait: wait, Skip: w.fullKeys(), Places: w.inflight, ID: pull})
+	cuts := connectionCuts(w.nc)
+	before := cuts()
 	if err := w.nc.PublishRequest(w.workPrefix+workPull, inbox, data); err != nil {
 		return fmt.Errorf("%w: %w", ErrEngine, err)
 	}
+	var kept []string
+	ended := false
+	defer func() {
+		if !ended || cuts() != before {
+			// Jobs sent while the connection was down are lost: the
+			// agent hands them back now, rather than after the ack wait.
+			w.lostPull(pull, kept)
+		}
+	}()
 	// Read to the pull's end even once ctx ends (the worker stopping):
 	// the agent forwards the jobs it finds until then, and take hands
 	// each back at once; unread, each would wait out the ack wait and
 	// spend a delivery (review11: calls right after a worker stopped
 	// took 10 s).
+	// After a cut of the connection the end may be lost: then read only
+	// until the agent's pull is over (its wait, and actTry for a slow
+	// agent), so that the lost act hands the lost jobs back within
+	// seconds, well within their ack wait.
+	start := time.Now()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+agentTimeout)
 	defer cancel()
 	got := 0
 	for {
-		m, err := sub.NextMsgWithContext(rctx)
+		tctx, tcancel := context.WithTimeout(rctx, cutLook)
+		m, err := sub.NextMsgWithContext(tctx)
+		tcancel()
+		if errors.Is(err, context.DeadlineExceeded) && rctx.Err() == nil &&
+			(cuts() == before || time.Since(start) < wait+actTry) {
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, nats.ErrNoResponders) {
 				err = errNoAgent
@@ -470,6 +572,7 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 			return errNoAgent
 		}
 		if reason := m.Header.Get(endHeader); reason != "" {
+			ended = true
 			if reason != "1" && !strings.Contains(reason, "timeout") && got == 0 {
 				return fmt.Errorf("%w: pull through the engine: %s", ErrEngine, reason)
 			}
@@ -477,7 +580,18 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 		}
 		d, _ := strconv.ParseUint(m.Header.Get(deliveredHeader), 10, 64)
 		got++
+		kept = append(kept, m.Header.Get(handleHeader))
 		take(&agentJob{w: w, msg: m, handle: m.Header.Get(handleHeader), deliver: d, publisher: m.Header.Get(publisherHeader)})
+	}
+}
+
+// lostPull tells the agent that of the pull named pull only the jobs
+// kept came; it hands back the rest. Best effort: a job it does not hear
+// of comes back after its ack wait.
+func (w *Worker) lostPull(pull string, kept []string) {
+	data, _ := json.Marshal(ackRequest{Op: "lost", Pull: pull, Kept: kept})
+	if err := w.askAgent(data); err != nil {
+		w.log.Debug("telling the engine of a pull cut short", "err", err)
 	}
 }
 

@@ -118,6 +118,17 @@ func isReplyToken(tok string) bool {
 type replySpace struct {
 	mu     sync.Mutex
 	absent map[string]time.Time // token → the first look that found no consumer
+	// soon asks for a reconcile before the next tick: a worker's reply
+	// found no stream for a live Drawer (its subject was dropped).
+	soon chan struct{}
+}
+
+// missed asks for a reconcile now; asks while one is due are one.
+func (r *replySpace) missed() {
+	select {
+	case r.soon <- struct{}{}:
+	default:
+	}
 }
 
 // drawerQuotaMu serializes serveDrawer's count of an identity's Drawers

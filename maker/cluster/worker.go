@@ -39,7 +39,7 @@ const (
 const (
 	pollWait       = time.Second      // one pull request's wait for jobs
 	publishTimeout = 10 * time.Second // a reply's publication
-	noStreamWait   = 5 * time.Second  // a reply finding no stream tries again this long (publishReply)
+	noStreamWait   = 5 * time.Second  // a reply finding no stream tries again this long past the agent last saying its Drawer lives (publishReply)
 	backoff        = 500 * time.Millisecond
 )
 
@@ -736,9 +736,14 @@ func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, key, subjec
 	}
 	defer done()
 	asked := time.Now()
+	live := began // when the agent last said the Drawer lives: its subject comes back
 	for pause := time.Millisecond; ; pause = min(2*pause, 25*time.Millisecond) {
 		_, err := w.js.Publish(ctx, subject, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(RepliesStream))
-		noStream := errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
+		noStream := errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+			// A cut of the connection fails the publications under way
+			// with ErrConnectionClosed: the message ID makes another
+			// try safe.
+			errors.Is(err, nats.ErrConnectionClosed) && !w.nc.IsClosed()
 		noRoom := err != nil && strings.Contains(err.Error(), "maximum messages per subject exceeded")
 		switch {
 		case err == nil:
@@ -753,14 +758,17 @@ func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, key, subjec
 		if aj, ok := msg.(*agentJob); ok && noStream && time.Since(asked) >= goneEvery {
 			// Through an agent: is the Drawer gone, or only its subject?
 			asked = time.Now()
-			if aj.act("gone", "", 0) == nil {
+			switch err := aj.act("gone", "", 0); {
+			case err == nil:
 				return errDrawerGone
+			case errors.Is(err, errDrawerLive):
+				live = asked
 			}
 		}
 		if noRoom && time.Since(began) > roomWait && !w.reading(tok) {
 			return fmt.Errorf("%w (its room there stayed full for %s): %w", errNoRoom, time.Since(began).Round(time.Second), err)
 		}
-		if noStream && time.Since(began) > noStreamWait || wait.Sleep(ctx, pause) != nil {
+		if noStream && time.Since(live) > noStreamWait || wait.Sleep(ctx, pause) != nil {
 			return fmt.Errorf("%w (this worker's reply found no room or no stream for the coordinator within %s)", err, time.Since(began).Round(time.Second))
 		}
 	}
