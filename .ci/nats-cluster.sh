@@ -42,7 +42,20 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-fail() { echo "!! $*"; for f in "$work"/*.err "$work"/*.log; do [ -f "$f" ] && { echo "-- $f"; tail -n 5 "$f"; }; done; exit 1; }
+# fail prints each process's last lines: the last two, and before them the
+# last twelve that are not progress lines (a run's error, the agent's
+# warnings: CI34's failure kept only progress lines).
+fail() {
+  echo "!! $*"
+  for f in "$work"/*.err "$work"/*.log; do
+    [ -f "$f" ] || continue
+    echo "-- $f"
+    grep -avE '\([0-9]+/[0-9]+' "$f" | tail -n 12
+    echo "   (last lines)"
+    tail -n 2 "$f"
+  done
+  exit 1
+}
 
 # The maker binary .ci/run built for the stages ($MDAP_MAKER_BIN), else
 # one built here.
