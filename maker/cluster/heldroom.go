@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -300,12 +299,19 @@ func (r *rooms) done(id, handle string, answered bool, now time.Time) {
 // received; it returns the handles dropped, for the caller to hand
 // back.
 func (r *rooms) lost(id, pull string, kept []string, now time.Time) []string {
+	if pull == "" {
+		return nil
+	}
+	keep := make(map[string]bool, len(kept))
+	for _, h := range kept {
+		keep[h] = true
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rm := r.entry(identityKey(id), now)
 	var gone []string
 	for h, d := range rm.held {
-		if pull != "" && d.pull == pull && !slices.Contains(kept, h) {
+		if d.pull == pull && !keep[h] {
 			gone = append(gone, h)
 			r.drop(rm, h)
 		}

@@ -491,7 +491,7 @@ func (w *Worker) askAgent(data []byte) error {
 		m, err := w.nc.RequestWithContext(tctx, w.workPrefix+workAck, data)
 		tcancel()
 		if err != nil {
-			if ctx.Err() != nil || w.nc.IsClosed() {
+			if ctx.Err() != nil || w.nc.IsClosed() || errors.Is(err, nats.ErrNoResponders) {
 				return err
 			}
 			_ = wait.Sleep(ctx, backoff)
@@ -532,15 +532,6 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 	if err := w.nc.PublishRequest(w.workPrefix+workPull, inbox, data); err != nil {
 		return fmt.Errorf("%w: %w", ErrEngine, err)
 	}
-	var kept []string
-	ended := false
-	defer func() {
-		if !ended || cuts() != before {
-			// Jobs sent while the connection was down are lost: the
-			// agent hands them back now, rather than after the ack wait.
-			w.lostPull(pull, kept)
-		}
-	}()
 	// Read to the pull's end even once ctx ends (the worker stopping):
 	// the agent forwards the jobs it finds until then, and take hands
 	// each back at once; unread, each would wait out the ack wait and
@@ -553,7 +544,15 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+agentTimeout)
 	defer cancel()
-	got := 0
+	var kept []string
+	ended := false
+	defer func() {
+		if cuts() != before || !ended && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+			// Jobs sent while the connection was down are lost: the
+			// agent hands them back now, rather than after the ack wait.
+			w.lostPull(pull, kept)
+		}
+	}()
 	for {
 		tctx, tcancel := context.WithTimeout(rctx, cutLook)
 		m, err := sub.NextMsgWithContext(tctx)
@@ -573,13 +572,12 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 		}
 		if reason := m.Header.Get(endHeader); reason != "" {
 			ended = true
-			if reason != "1" && !strings.Contains(reason, "timeout") && got == 0 {
+			if reason != "1" && !strings.Contains(reason, "timeout") && len(kept) == 0 {
 				return fmt.Errorf("%w: pull through the engine: %s", ErrEngine, reason)
 			}
 			return nil
 		}
 		d, _ := strconv.ParseUint(m.Header.Get(deliveredHeader), 10, 64)
-		got++
 		kept = append(kept, m.Header.Get(handleHeader))
 		take(&agentJob{w: w, msg: m, handle: m.Header.Get(handleHeader), deliver: d, publisher: m.Header.Get(publisherHeader)})
 	}
