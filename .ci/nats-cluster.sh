@@ -10,6 +10,7 @@
 #   3. `maker solve --nats` of a batch whose coordinator is killed and
 #      started again, with a node killed meanwhile.
 # Each prints the longest time the run went without deciding a step.
+# MDAP_CI_KEEP=1 keeps the stage's folder (logs, configurations).
 # nats-server is found (or installed) as .ci/nats.sh does. Needs jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +40,7 @@ cleanup() {
   for p in "${pids[@]}"; do # the nodes are disowned: wait for each to end
     for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
   done
-  rm -rf "$work"
+  if [ -n "${MDAP_CI_KEEP:-}" ]; then echo "the stage's folder kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 # fail prints each process's last lines: the last two, and before them the

@@ -794,7 +794,8 @@ type agentResponse struct {
 	// rate of new Drawers: retryLater).
 	RetryIn time.Duration `json:"retry_in,omitempty"`
 	// Busy: with Error and RetryIn, the request was not served: its
-	// lane was full (agentlanes.go); askAgent asks again.
+	// lane was full (agentlanes.go), or JetStream served nothing
+	// (unserved); askAgent asks again.
 	Busy bool `json:"busy,omitempty"`
 }
 
@@ -1056,6 +1057,11 @@ func (a *Agent) answer(m *nats.Msg) {
 	if later := (*retryLater)(nil); errors.As(err, &later) {
 		resp.RetryIn = later.wait
 	}
+	if unserved(err) {
+		// JetStream did nothing (a cluster electing its leaders): the
+		// client asks again, as when the lane is full.
+		resp.RetryIn, resp.Busy = leaderRetryWait, true
+	}
 	if err != nil {
 		if err.Error() != errJobGone { // a job taken before its withdrawal: no news
 			a.log.Warn("engine request refused", "subject", m.Subject, "err", err)
@@ -1064,6 +1070,15 @@ func (a *Agent) answer(m *nats.Msg) {
 	}
 	data, _ := json.Marshal(resp)
 	_ = m.Respond(data)
+}
+
+// unserved reports whether err is JetStream's refusal to serve at all
+// (503, "JetStream system temporarily unavailable": a cluster without a
+// leader for the moment; CI's batch coordinator, started as a stopped
+// node came back, failed on it), which changed nothing and passes.
+func unserved(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.Code == 503
 }
 
 // Stop stops answering requests; it is safe to call more than once.

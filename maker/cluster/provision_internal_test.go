@@ -319,3 +319,17 @@ func TestDrawerQuotaAtMostMaxDrawers(t *testing.T) {
 	assert.Equal(t, DefaultDrawerQuota, ProvisionConfig{}.drawerQuota())
 	assert.Equal(t, 2, ProvisionConfig{MaxDrawers: 2}.drawerQuota())
 }
+
+// TestOnlyJetStreamsUnavailableIsUnserved: the agent answers "busy, ask
+// again" to a request whose JetStream call was refused with 503 (a
+// cluster electing its leaders: nothing was done), wrapped or not, and
+// to no other failure, which may have done part of its work.
+func TestOnlyJetStreamsUnavailableIsUnserved(t *testing.T) {
+	t.Parallel()
+	unavailable := &jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}
+	assert.True(t, unserved(unavailable))
+	assert.True(t, unserved(fmt.Errorf("%w: the reply consumer: %w", ErrEngine, unavailable)))
+	assert.False(t, unserved(&jetstream.APIError{Code: 500, ErrorCode: 10049, Description: "insufficient resources"}))
+	assert.False(t, unserved(context.DeadlineExceeded), "a timeout may have done its work")
+	assert.False(t, unserved(nil))
+}
