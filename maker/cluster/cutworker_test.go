@@ -10,7 +10,6 @@ import (
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,26 +25,13 @@ import (
 // worker's room, down to none.
 func TestAWorkersCutConnectionCostsNoAckWait(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	keys, _, err := cluster.EnsureCredentials(dir)
-	require.NoError(t, err)
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	url := srv.ClientURL()
-	cfg := vote.Config{K: 3, Parallel: 3}
-	_, wantSteps := solveHanoi(t, simModel(t, 5), 4, cfg)
-	wnc, wjs := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleWorker))
 	slow := sim.DefaultConfig() // simModel's, each call 20 ms: a run long enough to cut
 	slow.Seed, slow.P, slow.FlagRate, slow.ErrorRate, slow.Latency = 5, 0.85, 0.05, 0.01, sim.FixedLatency(20*time.Millisecond)
 	m, err := sim.New(hanoi.Oracle{}, slow)
 	require.NoError(t, err)
-	worker := newWorker(t, wjs, m, cluster.WorkerConfig{Inflight: 4})
-	runWorker(t, worker)
-	_, cjs := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleCoordinator))
-	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: time.Minute})
-	remote, err := d.Model(worker.Route())
-	require.NoError(t, err)
+	a := newRouteAttack(t, m, cluster.WorkerConfig{Inflight: 4})
+	_, wantSteps := solveHanoi(t, simModel(t, 5), 4, a.cfg)
+	d, remote := a.victim(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -59,18 +45,18 @@ func TestAWorkersCutConnectionCostsNoAckWait(t *testing.T) {
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
-			if wnc.ForceReconnect() == nil {
+			if a.wnc.ForceReconnect() == nil {
 				cuts.Add(1)
 			}
 		}
 	})
 	start := time.Now()
-	gotSteps, err := solveHanoiIn(ctx, remote, 4, cfg)
+	gotSteps, err := solveHanoiIn(ctx, remote, 4, a.cfg)
 	took := time.Since(start)
 	stop()
 	wg.Wait()
-	require.NoError(t, err, "drawer %+v, worker %+v", d.Stats(), worker.Stats())
-	t.Logf("%d cuts; the run took %s; drawer %+v, worker %+v", cuts.Load(), took.Round(time.Millisecond), d.Stats(), worker.Stats())
+	require.NoError(t, err, "drawer %+v, worker %+v", d.Stats(), a.worker.Stats())
+	t.Logf("%d cuts; the run took %s; drawer %+v, worker %+v", cuts.Load(), took.Round(time.Millisecond), d.Stats(), a.worker.Stats())
 	require.Positive(t, cuts.Load(), "the worker's connection was cut during the run")
 	assert.Equal(t, winners(wantSteps), winners(gotSteps))
 	assert.Zero(t, d.Stats().Withdrawn, "no call waited out its timeout")

@@ -28,6 +28,7 @@ type routeAttack struct {
 	seeds     tenantSeeds
 	url       string
 	worker    *cluster.Worker
+	wnc       *nats.Conn // the worker's connection
 	thief     *nats.Conn
 	tjs       jetstream.JetStream
 	key       string // the thief's identity, which its job subjects name
@@ -59,7 +60,8 @@ func newRouteAttack(t *testing.T, m llms.Model, wcfg cluster.WorkerConfig, rogue
 	t.Cleanup(srv.Shutdown)
 	a := &routeAttack{seeds: s, url: srv.ClientURL(), cfg: vote.Config{K: 3, Parallel: 3}, rogues: seeds}
 	_, a.wantSteps = solveHanoi(t, simModel(t, 5), 3, a.cfg)
-	_, wjs := connectAs(t, a.url, s.worker)
+	var wjs jetstream.JetStream
+	a.wnc, wjs = connectAs(t, a.url, s.worker)
 	a.worker = newWorker(t, wjs, m, wcfg)
 	runWorker(t, a.worker)
 	a.thief, a.tjs = connectAs(t, a.url, s.thief)
