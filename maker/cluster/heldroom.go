@@ -34,7 +34,11 @@ import (
 // of one at least (a job lost on its way, or a worker late under load),
 // as does one whose act on the job timed out comes late, once until its
 // next answer; each job it acknowledges in time doubles its room, back
-// to the whole.
+// to the whole. A job its coordinator withdrew (its call timed out, or
+// its step was decided without it) times out an ack wait after the
+// withdrawal, progress reports or not: its worker is told at once, and
+// an honest one terminates it (a sitter reporting progress on jobs it
+// never answers kept its room before).
 //
 // A job that may never have reached its worker, or whose acts may have
 // found no agent, is no strike: one held when the agent's own connection
@@ -87,7 +91,8 @@ type declared struct {
 }
 
 type heldDue struct {
-	seq   uint64
+	seq       uint64
+	withdrawn time.Time // when its coordinator withdrew it; zero: not withdrawn
 	pull  string        // the pull it was delivered on, as its worker names it
 	cuts  uint64        // the agent's cuts at its delivery
 	wait  time.Duration // the route's ack wait
@@ -127,8 +132,14 @@ func (rm *room) whole(now time.Time) int {
 // passed.
 func (r *rooms) size(rm *room, now time.Time) int {
 	for h, d := range rm.held {
-		if now.Sub(d.last) >= d.wait {
-			r.strike(rm, h, d.last.Add(d.wait))
+		due := d.last.Add(d.wait)
+		if w := d.withdrawn.Add(d.wait); !d.withdrawn.IsZero() && w.Before(due) {
+			// Withdrawn: its worker was told to drop it (and does at
+			// once); progress reports on it keep no room.
+			due = w
+		}
+		if !now.Before(due) {
+			r.strike(rm, h, due)
 		}
 	}
 	switch {
@@ -153,7 +164,7 @@ func (r *rooms) strike(rm *room, h string, now time.Time) {
 		cur = rm.whole(now)
 	}
 	next := min(cur, len(rm.held)) / 2
-	if d := rm.held[h]; next == 0 && d != nil && rm.acted.After(d.since) {
+	if d := rm.held[h]; next == 0 && d != nil && d.withdrawn.IsZero() && rm.acted.After(d.since) {
 		// It acted on another job in time meanwhile: a job lost on the
 		// way or a worker late under load, not one sitting on its jobs.
 		next = 1
@@ -291,6 +302,21 @@ func (r *rooms) done(id, handle string, answered bool, now time.Time) {
 	default:
 		rm.acted = now
 		r.drop(rm, handle)
+	}
+}
+
+// withdrawn records that the job of stream sequence seq, if a worker
+// holds it through this agent, was withdrawn by its coordinator at now:
+// held an ack wait past it, whatever its progress reports, it is struck.
+func (r *rooms) withdrawn(seq uint64, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rm := range r.by {
+		if h, ok := rm.seqs[seq]; ok {
+			if d := rm.held[h]; d != nil && d.withdrawn.IsZero() {
+				d.withdrawn = now
+			}
+		}
 	}
 }
 

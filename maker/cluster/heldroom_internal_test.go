@@ -200,3 +200,27 @@ func TestALostPullsJobsAreHandedBackWithNoStrike(t *testing.T) {
 	r.done("K", "other", true, t0.Add(time.Second))
 	assert.Equal(t, 4+maxPull, r.reserve("K", 4+maxPull, 4, t0.Add(2*wait)), "the whole room: the lost jobs were no strike")
 }
+
+// TestAWithdrawnJobTimesOutWhateverItsProgress: a job its coordinator
+// withdrew is struck an ack wait after the withdrawal even while its
+// worker reports progress on it (a sitter's way to keep its room);
+// one its worker terminates at once costs nothing.
+func TestAWithdrawnJobTimesOutWhateverItsProgress(t *testing.T) {
+	t.Parallel()
+	const wait = 9 * time.Second
+	r := rooms{ackWait: wait}
+	t0 := time.Now()
+	require.Equal(t, 2, r.reserve("K", 2, 1, t0))
+	require.True(t, r.hold("K", "sat", "p", 1, wait, t0))
+	require.True(t, r.hold("K", "dropped", "p", 2, wait, t0))
+	r.withdrawn(1, t0.Add(time.Second))
+	r.withdrawn(2, t0.Add(time.Second))
+	r.done("K", "dropped", false, t0.Add(time.Second+time.Millisecond))
+	for at := 3 * time.Second; at < 12*time.Second; at += 3 * time.Second {
+		r.progress("K", "sat", t0.Add(at))
+	}
+	assert.Equal(t, maxPull, r.reserve("K", 1+maxPull, 1, t0.Add(wait)), "not yet an ack wait since the withdrawal: the whole room but the job held")
+	r.unreserve("K", maxPull)
+	assert.Zero(t, r.reserve("K", 1, 1, t0.Add(time.Second+wait)), "an ack wait since the withdrawal: struck, though reported on, and none left")
+	r.withdrawn(99, t0) // a job no one holds: nothing
+}

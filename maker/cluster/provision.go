@@ -1052,6 +1052,14 @@ func (a *Agent) answer(m *nats.Msg) {
 	rctx, rcancel := context.WithTimeout(a.ctx, agentTimeout)
 	defer rcancel()
 	err := serveRequest(rctx, a.js, m, a.cfg, &a.replies, &a.rates)
+	if kind, _, _ := strings.Cut(strings.TrimPrefix(m.Subject, agentSubject), "."); err == nil && kind == "withdraw" {
+		// Its coordinator's: a worker holding it through this agent has
+		// an ack wait to drop it (heldroom.go).
+		var req agentRequest
+		if json.Unmarshal(m.Data, &req) == nil {
+			a.rooms.withdrawn(req.Seq, time.Now())
+		}
+	}
 	var resp agentResponse
 	a.asked.count(err != nil)
 	if later := (*retryLater)(nil); errors.As(err, &later) {

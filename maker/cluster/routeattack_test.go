@@ -42,6 +42,13 @@ type routeAttack struct {
 // it (their seeds in a.rogues), for attacks by a worker credential.
 func newRouteAttack(t *testing.T, m llms.Model, wcfg cluster.WorkerConfig, rogues ...string) *routeAttack {
 	t.Helper()
+	return newRouteAttackWith(t, cluster.ProvisionConfig{}, m, wcfg, rogues...)
+}
+
+// newRouteAttackWith is newRouteAttack on an engine provisioned with
+// pcfg (a short AckWait, say).
+func newRouteAttackWith(t *testing.T, pcfg cluster.ProvisionConfig, m llms.Model, wcfg cluster.WorkerConfig, rogues ...string) *routeAttack {
+	t.Helper()
 	dir := t.TempDir()
 	keys, s := issueTenants(t, dir)
 	seeds := map[string]string{}
@@ -55,7 +62,7 @@ func newRouteAttack(t *testing.T, m llms.Model, wcfg cluster.WorkerConfig, rogue
 		keys, _, err = cluster.EnsureCredentials(dir)
 		require.NoError(t, err)
 	}
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: pcfg})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
 	a := &routeAttack{seeds: s, url: srv.ClientURL(), cfg: vote.Config{K: 3, Parallel: 3}, rogues: seeds}

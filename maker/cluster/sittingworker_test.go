@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,4 +70,83 @@ func TestAWorkerSittingOnJobsStallsNoOtherRun(t *testing.T) {
 		t.Logf("the other run took %s (%s undisturbed) beside a worker sitting on the %d jobs it was sent; drawer %+v; honest worker %+v", took, undisturbed, jobs.Load(), d.Stats(), a.worker.Stats())
 	})
 	assert.LessOrEqual(t, jobs.Load(), int64(4), "the sitter's jobs: its first round and a probe")
+}
+
+// TestAWorkerReportingProgressOnJobsItNeverAnswersLosesItsRoom: the
+// sitter of TestAWorkerSittingOnJobsStallsNoOtherRun, which also
+// reports progress on every job it is sent, every half second, so that
+// none times out. Each job's coordinator withdraws it when its call
+// times out (here 3 s), and the agent strikes a job still held an ack
+// wait (here 2 s) after its withdrawal, progress or not: the sitter's
+// room falls to none after its first jobs, and the other run (a 3-disk
+// Hanoi) has an undisturbed run's winners. Before, progress kept every
+// job it took in its room, up to 512 of them, each waiting out its
+// call's timeout.
+func TestAWorkerReportingProgressOnJobsItNeverAnswersLosesItsRoom(t *testing.T) {
+	t.Parallel()
+	const ackWait = 2 * time.Second
+	a := newRouteAttackWith(t, cluster.ProvisionConfig{AckWait: ackWait}, simModel(t, 5), cluster.WorkerConfig{Inflight: 4}, "sitter")
+	snc, _ := connectAs(t, a.url, a.rogues["sitter"])
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	id := strings.TrimPrefix(snc.Opts.InboxPrefix, "_INBOX_")
+	req, _ := json.Marshal(map[string]any{"route": a.worker.Route(), "n": 256, "wait": 30 * time.Second})
+	var mu sync.Mutex
+	var handles []string // every job the sitter was sent
+	inbox := snc.NewInbox()
+	_, err := snc.Subscribe(inbox, func(m *nats.Msg) {
+		if h := m.Header.Get("Mdap-Handle"); h != "" {
+			mu.Lock()
+			handles = append(handles, h)
+			mu.Unlock()
+		}
+	})
+	require.NoError(t, err)
+	wg.Go(func() { // 16 pulls waiting at all times
+		for ctx.Err() == nil {
+			for range 16 {
+				_ = snc.PublishRequest("mdap.engine.work."+id+".pull", inbox, req)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(5 * time.Second):
+			}
+		}
+	})
+	answers := snc.NewInbox() // the agent answers acts only under an inbox
+	_, err = snc.Subscribe(answers, func(*nats.Msg) {})
+	require.NoError(t, err)
+	wg.Go(func() { // progress on every job it holds, twice a second
+		for ctx.Err() == nil {
+			mu.Lock()
+			held := slices.Clone(handles)
+			mu.Unlock()
+			for _, h := range held {
+				act, _ := json.Marshal(map[string]string{"handle": h, "op": "progress"})
+				_ = snc.PublishRequest("mdap.engine.work."+id+".ack", answers, act)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	})
+	time.Sleep(500 * time.Millisecond)
+	_, vjs := connectAs(t, a.url, a.seeds.victim)
+	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 3 * time.Second})
+	remote, err := d.Model(a.worker.Route())
+	require.NoError(t, err)
+	start := time.Now()
+	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got, err := solveHanoiIn(rctx, remote, 3, a.cfg)
+	took := time.Since(start)
+	mu.Lock()
+	sent := len(handles)
+	mu.Unlock()
+	t.Logf("the other run took %s beside a worker reporting progress on the %d jobs it was sent; drawer %+v; honest worker %+v", took, sent, d.Stats(), a.worker.Stats())
+	require.NoError(t, err)
+	assert.Equal(t, winners(a.wantSteps), winners(got))
+	assert.LessOrEqual(t, sent, 6, "the sitter's jobs: its first round and a probe or two")
 }
