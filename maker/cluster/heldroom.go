@@ -92,12 +92,12 @@ type declared struct {
 
 type heldDue struct {
 	seq       uint64
-	withdrawn time.Time // when its coordinator withdrew it; zero: not withdrawn
-	pull  string        // the pull it was delivered on, as its worker names it
-	cuts  uint64        // the agent's cuts at its delivery
-	wait  time.Duration // the route's ack wait
-	since time.Time     // the delivery
-	last  time.Time     // the delivery or its last progress report
+	withdrawn time.Time     // when its coordinator withdrew it; zero: not withdrawn
+	pull      string        // the pull it was delivered on, as its worker names it
+	cuts      uint64        // the agent's cuts at its delivery
+	wait      time.Duration // the route's ack wait
+	since     time.Time     // the delivery
+	last      time.Time     // the delivery or its last progress report
 }
 
 // entry returns key's book, made if new. The caller holds r.mu.
