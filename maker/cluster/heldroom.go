@@ -36,9 +36,11 @@ import (
 // next answer; each job it acknowledges in time doubles its room, back
 // to the whole. A job its coordinator withdrew (its call timed out, or
 // its step was decided without it) times out an ack wait after the
-// withdrawal, progress reports or not: its worker is told at once, and
-// an honest one terminates it (a sitter reporting progress on jobs it
-// never answers kept its room before).
+// withdrawal, progress reports or not: its worker is told at once by its
+// coordinator's notice, and again in the answer to its next progress
+// report (a notice may be lost, or never sent), and an honest one
+// terminates it (a sitter reporting progress on jobs it never answers
+// kept its room before).
 //
 // A job that may never have reached its worker, or whose acts may have
 // found no agent, is no strike: one held when the agent's own connection
@@ -46,7 +48,8 @@ import (
 // node killed under the agent, had every honest room at zero and the
 // run failed), and one its worker says a pull lost on the way (lost:
 // the pull spanned the worker's reconnection, and the job did not come;
-// it is handed back at once, which a sitter gains nothing by).
+// it is handed back at once, and struck as a late hand-back is when
+// held over two thirds of its ack wait).
 //
 // The book is per identity key (a credential: its connections on the
 // embedded server count together) and per agent: each agent of an
@@ -92,6 +95,7 @@ type declared struct {
 
 type heldDue struct {
 	seq       uint64
+	id        string        // the connection identity it was delivered to
 	withdrawn time.Time     // when its coordinator withdrew it; zero: not withdrawn
 	pull      string        // the pull it was delivered on, as its worker names it
 	cuts      uint64        // the agent's cuts at its delivery
@@ -242,7 +246,7 @@ func (r *rooms) hold(id, handle, pull string, seq uint64, wait time.Duration, no
 		return false
 	}
 	rm.reserved = max(0, rm.reserved-1)
-	d := &heldDue{seq: seq, pull: pull, wait: wait, since: now, last: now}
+	d := &heldDue{seq: seq, id: id, pull: pull, wait: wait, since: now, last: now}
 	if r.cuts != nil {
 		d.cuts = r.cuts()
 	}
@@ -251,16 +255,19 @@ func (r *rooms) hold(id, handle, pull string, seq uint64, wait time.Duration, no
 	return true
 }
 
-// progress restarts the ack wait of id's delivery handle.
-func (r *rooms) progress(id, handle string, now time.Time) {
+// progress restarts the ack wait of id's delivery handle; it reports
+// whether the job's coordinator withdrew it (its worker is to drop it).
+func (r *rooms) progress(id, handle string, now time.Time) (withdrawn bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rm := r.entry(identityKey(id), now)
-	if d, ok := rm.held[handle]; ok {
-		d.last, rm.acted = now, now
-	} else {
+	d, ok := rm.held[handle]
+	if !ok {
 		r.late(rm)
+		return false
 	}
+	d.last, rm.acted = now, now
+	return !d.withdrawn.IsZero()
 }
 
 // late is an act on a job the book struck already: a worker that was
@@ -320,10 +327,12 @@ func (r *rooms) withdrawn(seq uint64, now time.Time) {
 	}
 }
 
-// lost drops from id's book, with no strike, the jobs delivered on its
-// pull named pull (never ""), but the handles kept, which its worker
-// received; it returns the handles dropped, for the caller to hand
-// back.
+// lost drops from id's book the jobs delivered to id on its pull named
+// pull (never ""), but the handles kept, which its worker received; it
+// returns the handles dropped, for the caller to hand back. A job lost
+// on its way is no strike, unless it was held over two thirds of its
+// ack wait without word, as a hand-back so late is (done): else a
+// sitter would sit, then call its jobs lost.
 func (r *rooms) lost(id, pull string, kept []string, now time.Time) []string {
 	if pull == "" {
 		return nil
@@ -337,8 +346,13 @@ func (r *rooms) lost(id, pull string, kept []string, now time.Time) []string {
 	rm := r.entry(identityKey(id), now)
 	var gone []string
 	for h, d := range rm.held {
-		if d.pull == pull && !keep[h] {
-			gone = append(gone, h)
+		if d.id != id || d.pull != pull || keep[h] {
+			continue
+		}
+		gone = append(gone, h)
+		if now.Sub(d.last) > d.wait*2/3 {
+			r.strike(rm, h, now)
+		} else {
 			r.drop(rm, h)
 		}
 	}

@@ -1083,7 +1083,10 @@ func (a *Agent) answer(m *nats.Msg) {
 // unserved reports whether err is JetStream's refusal to serve at all
 // (503, "JetStream system temporarily unavailable": a cluster without a
 // leader for the moment; CI's batch coordinator, started as a stopped
-// node came back, failed on it), which changed nothing and passes.
+// node came back, failed on it), which passes. The call refused did
+// nothing; an earlier call of the same request may have, and the
+// agent's requests are made to be asked again (a consumer, a stream or
+// a subject that is there already is kept).
 func unserved(err error) bool {
 	var api *jetstream.APIError
 	return errors.As(err, &api) && api.Code == 503

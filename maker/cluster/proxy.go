@@ -328,7 +328,9 @@ func (a *Agent) act(id string, req ackRequest) error {
 		return err
 	}
 	if req.Op == "progress" {
-		a.rooms.progress(id, req.Handle, now)
+		if a.rooms.progress(id, req.Handle, now) {
+			return errJobWithdrawn
+		}
 	} else {
 		a.rooms.done(id, req.Handle, req.Op == "ack", now)
 	}
@@ -462,7 +464,9 @@ func (j *agentJob) TermWithReason(r string) error      { return j.act("term", r,
 
 func (j *agentJob) act(op, reason string, delay time.Duration) error {
 	data, _ := json.Marshal(ackRequest{Handle: j.handle, Op: op, Reason: reason, Delay: delay})
-	if err := j.w.askAgent(data); err != nil {
+	// "No such delivery" to a second try of a gone act is no answer: the
+	// first try may never have come (and the job expired meanwhile).
+	if err := j.w.askAgent(data, op != "gone"); err != nil {
 		return fmt.Errorf("%w: %s the job: %w", ErrEngine, op, err)
 	}
 	return nil
@@ -479,11 +483,11 @@ const actTry = 2 * time.Second
 const cutLook = 250 * time.Millisecond
 
 // askAgent sends the act data to the agent until it answers, within
-// publishTimeout: again after a try's actTry, or at once after a cut of
-// the connection. Acts are idempotent: the agent's "no such delivery" to
-// a try after the first means an earlier try's act was done (or the job
-// expired), and is no error.
-func (w *Worker) askAgent(data []byte) error {
+// publishTimeout: again after a try's actTry and backoff (at once, when
+// nats.go fails the request under way on a reconnection). With done, the
+// agent's "no such delivery" to a try after the first means an earlier
+// try's act was done (or the job expired), and is no error.
+func (w *Worker) askAgent(data []byte, done bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
 	for try := 0; ; try++ {
@@ -502,9 +506,11 @@ func (w *Worker) askAgent(data []byte) error {
 			return fmt.Errorf("the engine's answer: %w", err)
 		}
 		switch {
-		case resp.Error == "" || try > 0 && resp.Error == errNoDelivery.Error():
+		case resp.Error == "" || done && try > 0 && resp.Error == errNoDelivery.Error():
 		case resp.Error == errDrawerLive.Error():
 			return errDrawerLive
+		case resp.Error == errJobWithdrawn.Error():
+			return errJobWithdrawn
 		default:
 			return errors.New(resp.Error)
 		}
@@ -588,7 +594,7 @@ func (w *Worker) pullViaAgent(ctx context.Context, n int, wait time.Duration, ta
 // of comes back after its ack wait.
 func (w *Worker) lostPull(pull string, kept []string) {
 	data, _ := json.Marshal(ackRequest{Op: "lost", Pull: pull, Kept: kept})
-	if err := w.askAgent(data); err != nil {
+	if err := w.askAgent(data, true); err != nil {
 		w.log.Debug("telling the engine of a pull cut short", "err", err)
 	}
 }

@@ -150,3 +150,38 @@ func TestAWorkerReportingProgressOnJobsItNeverAnswersLosesItsRoom(t *testing.T) 
 	assert.Equal(t, winners(a.wantSteps), winners(got))
 	assert.LessOrEqual(t, sent, 6, "the sitter's jobs: its first round and a probe or two")
 }
+
+// TestASilentlyWithdrawnJobIsDroppedAtItsNextProgressReport (review13,
+// medium): a coordinator that withdraws its job through the engine and
+// sends no notice to the worker (or whose notice is lost) would leave an
+// honest worker calling its model, and struck an ack wait later (the
+// rule that closes the progress sitter's hole). The agent answers the
+// worker's next progress report "withdrawn", and the worker drops the
+// job then, within a third of the ack wait (its model call never ends
+// by itself).
+func TestASilentlyWithdrawnJobIsDroppedAtItsNextProgressReport(t *testing.T) {
+	t.Parallel()
+	const ackWait = 3 * time.Second
+	calling := heldModel{Model: simModel(t, 5), forged: make(chan struct{})} // answers at its context's end only
+	a := newRouteAttackWith(t, cluster.ProvisionConfig{AckWait: ackWait}, calling, cluster.WorkerConfig{Inflight: 1})
+	_, token := a.ownDrawer(t)
+	job := cluster.Job{
+		Version: cluster.WireVersion, ID: "silent", Route: a.worker.Route(), ReplyTo: "mdap.replies." + token + ".silent",
+		Lease: "the-lease", Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{Step: 0}},
+	}
+	data, err := json.Marshal(job)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ack, err := a.tjs.Publish(ctx, "mdap.jobs."+cluster.RouteToken(a.worker.Route())+"."+a.key, data)
+	require.NoError(t, err)
+	time.Sleep(time.Second) // the worker takes it and calls its model
+	withdraw, _ := json.Marshal(map[string]any{"name": "silent", "seq": ack.Sequence, "lease": "the-lease"})
+	resp, err := a.thief.Request("mdap.engine.withdraw."+a.key, withdraw, 10*time.Second)
+	require.NoError(t, err)
+	require.NotContains(t, string(resp.Data), "error")
+	withdrawn := time.Now()
+	assert.Eventually(t, func() bool { return a.worker.Stats().Withdrawn == 1 }, ackWait/3+2*time.Second, 20*time.Millisecond,
+		"dropped at the next progress report: worker %+v", a.worker.Stats())
+	t.Logf("dropped %s after the silent withdrawal", time.Since(withdrawn).Round(time.Millisecond))
+}

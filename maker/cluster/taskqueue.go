@@ -287,7 +287,7 @@ func (q *TaskQueue) Take(ctx context.Context) (*Claim, error) {
 				attempt = int(md.NumDelivered)
 			}
 			c := &Claim{ID: id, Data: msg.Data(), Attempt: attempt, q: q, msg: msg}
-			c.stop = heartbeat(msg, q.ackWait)
+			c.stop = heartbeat(msg, q.ackWait, nil)
 			cancel()
 			return c, nil
 		}
@@ -302,8 +302,9 @@ func (q *TaskQueue) Take(ctx context.Context) (*Claim, error) {
 }
 
 // heartbeat reports progress on msg every third of ackWait until the
-// returned stop is called.
-func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration) (stop func()) {
+// returned stop is called; withdrawn, if set, is called when the agent
+// answers that the job's coordinator withdrew it.
+func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration, withdrawn func()) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -314,7 +315,9 @@ func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration) (stop
 			case <-done:
 				return
 			case <-t.C:
-				_ = msg.InProgress()
+				if err := msg.InProgress(); withdrawn != nil && errors.Is(err, errJobWithdrawn) {
+					withdrawn()
+				}
 			}
 		}
 	})

@@ -89,6 +89,10 @@ var errTooLarge = errors.New("reply too large")
 // still has its reply consumer (or may: a look is not due yet).
 var errDrawerLive = errors.New("its Drawer is live")
 
+// errJobWithdrawn: the agent's answer to a progress report on a job its
+// coordinator withdrew; the worker drops the job (heldroom.go).
+var errJobWithdrawn = errors.New("the job was withdrawn by its coordinator")
+
 // errDrawerGone: a reply found no stream and the agent found no reply
 // consumer for its Drawer: it closed, and the agent terminated the job.
 var errDrawerGone = errors.New("its Drawer closed while the model was called; the job is terminated")

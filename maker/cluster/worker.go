@@ -604,7 +604,7 @@ func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 		}
 		// Progress reports run until the reply is out (stopping them
 		// waits for their goroutine: not on the reply's way).
-		defer heartbeat(msg, time.Duration(w.ackWait.Load()))()
+		defer heartbeat(msg, time.Duration(w.ackWait.Load()), func() { cancel(errWithdrawn) })()
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for i, s := range job.Samples {

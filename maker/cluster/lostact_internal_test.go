@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestReview13ALateLostActIsAStrike: a lost act is a hand-back with no
-// word; sent near the end of the ack wait it must be struck as the nak
-// it stands for (TestSittingThenHandingBackIsTimingOut), or a sitter
-// holds every job of its pulls for 0.9 of the ack wait, then names the
-// pull "lost" with nothing kept, and keeps its whole room for ever.
-func TestReview13ALateLostActIsAStrike(t *testing.T) {
+// TestALateLostActIsAStrike (review13, high): a lost act is a hand-back
+// with no word; sent past two thirds of the ack wait it is struck as the
+// nak it stands for (TestSittingThenHandingBackIsTimingOut). Before, a
+// sitter held every job of its pulls for 0.9 of the ack wait, then named
+// the pull lost with nothing kept, and kept its whole room for ever.
+func TestALateLostActIsAStrike(t *testing.T) {
 	t.Parallel()
 	const wait = 10 * time.Second
 	r := rooms{ackWait: wait}
@@ -30,27 +30,28 @@ func TestReview13ALateLostActIsAStrike(t *testing.T) {
 		"four jobs sat on for 9 s of 10 and handed back unanswered: the room must tighten")
 }
 
-// review13Msg is a held delivery that counts its hand-backs.
-type review13Msg struct {
+// countedMsg is a held delivery that counts its hand-backs.
+type countedMsg struct {
 	jetstream.Msg
 	naks int
 }
 
-func (m *review13Msg) Nak() error { m.naks++; return nil }
+func (m *countedMsg) Nak() error { m.naks++; return nil }
 
-// TestReview13ALostActOfAnotherConnectionLeavesNoJobUnbooked: the
-// connection identity is the worker's to choose (it may publish on
+// TestALostActOfAnotherConnectionLeavesNoJobUnbooked (review13, high):
+// the connection identity is the worker's to choose (it may publish on
 // mdap.engine.work.<key>.>), so one credential pulls as K.a and sends
-// the lost act as K.b. The book must not forget a job the agent still
-// holds for K.a: either both forget it (handed back) or neither.
-func TestReview13ALostActOfAnotherConnectionLeavesNoJobUnbooked(t *testing.T) {
+// the lost act as K.b. The book does not forget a job the agent still
+// holds for K.a: either both forget it (handed back) or neither. Before,
+// the book dropped it and the agent kept it: held jobs with no bound.
+func TestALostActOfAnotherConnectionLeavesNoJobUnbooked(t *testing.T) {
 	t.Parallel()
 	const wait = 10 * time.Second
 	a := &Agent{log: slog.New(slog.DiscardHandler), work: deliveries{held: map[string]*held{}}, rooms: rooms{ackWait: wait}}
 	t0 := time.Now()
 	require.Equal(t, 1, a.rooms.reserve("K.a", 1, 1, t0))
 	require.True(t, a.rooms.hold("K.a", "h", "p", 7, wait, t0))
-	msg := &review13Msg{}
+	msg := &countedMsg{}
 	a.work.held["h"] = &held{msg: msg, id: "K.a", at: t0}
 
 	require.NoError(t, a.handBackLost("K.b", ackRequest{Op: "lost", Pull: "p"}))
@@ -63,8 +64,11 @@ func TestReview13ALostActOfAnotherConnectionLeavesNoJobUnbooked(t *testing.T) {
 		assert.Equal(t, maxPull, a.rooms.reserve("K.a", 1+maxPull, 1, t0.Add(time.Second)),
 			"K.a still holds the job through the agent, yet its room counts it no more: the room bounds nothing")
 		a.rooms.unreserve("K.a", 1+maxPull)
-		require.Equal(t, 1, a.rooms.reserve("K.a", 1, 1, t0.Add(wait)))
-		assert.False(t, a.rooms.hold("K.a", "h2", "q", 7, wait, t0.Add(wait)),
+		// Redelivered as the server's ack wait passes, a moment before
+		// the agent's clock says so.
+		at := t0.Add(wait - time.Millisecond)
+		require.Equal(t, 1, a.rooms.reserve("K.a", 1, 1, at))
+		assert.False(t, a.rooms.hold("K.a", "h2", "q", 7, wait, at),
 			"the unanswered job redelivered to its holder is its timeout (TestARedeliveryOfAHeldJobIsItsTimeout): a strike, not a fresh job")
 	}
 	assert.False(t, !stillHeld && msg.naks == 0, "forgotten by both without a hand-back")
