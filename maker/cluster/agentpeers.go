@@ -65,9 +65,14 @@ func (a *Agent) onPeer(m *nats.Msg) {
 	if !answerable(m.Reply) || json.Unmarshal(m.Data, &p) != nil || p.From == a.id {
 		return
 	}
-	a.work.mu.Lock()
-	_, ok := a.work.held[p.Act.Handle]
-	a.work.mu.Unlock()
+	var ok bool
+	if p.Act.Op == "lost" { // a pull's jobs: held by the agent that served it
+		ok = a.rooms.delivered(p.ID, p.Act.Pull)
+	} else {
+		a.work.mu.Lock()
+		_, ok = a.work.held[p.Act.Handle]
+		a.work.mu.Unlock()
+	}
 	if !ok {
 		return
 	}

@@ -21,15 +21,28 @@ import (
 // rest at once, with no strike against its room of held jobs: a run whose
 // only worker's connection is cut a dozen times has an undisturbed
 // run's winners within one ack wait, none of its calls waiting out its
-// timeout. Before, each lost job waited out the ack wait, and struck the
-// worker's room, down to none.
+// timeout, with one agent and with two (a lost act reaching the agent
+// that did not serve the pull is passed to the one that did). Before,
+// each lost job waited out the ack wait, and struck the worker's room,
+// down to none.
 func TestAWorkersCutConnectionCostsNoAckWait(t *testing.T) {
 	t.Parallel()
+	t.Run("one agent", func(t *testing.T) { t.Parallel(); cutWorker(t, false) })
+	t.Run("two agents", func(t *testing.T) { t.Parallel(); cutWorker(t, true) })
+}
+
+func cutWorker(t *testing.T, twoAgents bool) {
 	slow := sim.DefaultConfig() // simModel's, each call 20 ms: a run long enough to cut
 	slow.Seed, slow.P, slow.FlagRate, slow.ErrorRate, slow.Latency = 5, 0.85, 0.05, 0.01, sim.FixedLatency(20*time.Millisecond)
 	m, err := sim.New(hanoi.Oracle{}, slow)
 	require.NoError(t, err)
 	a := newRouteAttack(t, m, cluster.WorkerConfig{Inflight: 4})
+	if twoAgents { // a pull, and its lost act, may reach either
+		anc, _ := connectAs(t, a.url, cluster.SeedFile(a.dir, cluster.RoleAdmin))
+		second, err := cluster.ServeAgent(context.Background(), anc, cluster.ProvisionConfig{})
+		require.NoError(t, err)
+		t.Cleanup(second.Stop)
+	}
 	_, wantSteps := solveHanoi(t, simModel(t, 5), 4, a.cfg)
 	d, remote := a.victim(t)
 

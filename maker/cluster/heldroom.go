@@ -329,13 +329,15 @@ func (r *rooms) withdrawn(seq uint64, now time.Time) {
 
 // lost drops from id's book the jobs delivered to id on its pull named
 // pull (never ""), but the handles kept, which its worker received; it
-// returns the handles dropped, for the caller to hand back. A job lost
+// returns the handles dropped, for the caller to hand back, and whether
+// the book holds any job of that pull at all (with N agents, another
+// agent may have served it). A job lost
 // on its way is no strike, unless it was held over two thirds of its
 // ack wait without word, as a hand-back so late is (done): else a
 // sitter would sit, then call its jobs lost.
-func (r *rooms) lost(id, pull string, kept []string, now time.Time) []string {
+func (r *rooms) lost(id, pull string, kept []string, now time.Time) (gone []string, found bool) {
 	if pull == "" {
-		return nil
+		return nil, false
 	}
 	keep := make(map[string]bool, len(kept))
 	for _, h := range kept {
@@ -344,9 +346,12 @@ func (r *rooms) lost(id, pull string, kept []string, now time.Time) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rm := r.entry(identityKey(id), now)
-	var gone []string
 	for h, d := range rm.held {
-		if d.id != id || d.pull != pull || keep[h] {
+		if d.id != id || d.pull != pull {
+			continue
+		}
+		found = true
+		if keep[h] {
 			continue
 		}
 		gone = append(gone, h)
@@ -356,7 +361,25 @@ func (r *rooms) lost(id, pull string, kept []string, now time.Time) []string {
 			r.drop(rm, h)
 		}
 	}
-	return gone
+	return gone, found
+}
+
+// delivered reports whether the book holds a job delivered to id on its
+// pull named pull: whether this agent is the one to hand back the jobs
+// of that pull.
+func (r *rooms) delivered(id, pull string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rm := r.by[identityKey(id)]
+	if rm == nil {
+		return false
+	}
+	for _, d := range rm.held {
+		if d.id == id && d.pull == pull {
+			return true
+		}
+	}
+	return false
 }
 
 // prune forgets the books of identities idle for idle (roomIdle for a

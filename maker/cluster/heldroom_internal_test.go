@@ -182,7 +182,8 @@ func TestACutOfTheAgentsConnectionIsNoStrike(t *testing.T) {
 
 // TestALostPullsJobsAreHandedBackWithNoStrike: a worker's lost act on
 // its pull drops that pull's jobs but those it kept, with no strike; a
-// lost act names no other pull's jobs, nor another identity's.
+// lost act names no other pull's jobs, nor another identity's, and an
+// agent holding no job of the pull says so (the act goes to its peers).
 func TestALostPullsJobsAreHandedBackWithNoStrike(t *testing.T) {
 	t.Parallel()
 	const wait = 10 * time.Second
@@ -193,9 +194,15 @@ func TestALostPullsJobsAreHandedBackWithNoStrike(t *testing.T) {
 	require.True(t, r.hold("K", "lost1", "p", 2, wait, t0))
 	require.True(t, r.hold("K", "lost2", "p", 3, wait, t0))
 	require.True(t, r.hold("K", "other", "q", 4, wait, t0))
-	assert.Empty(t, r.lost("L", "p", nil, t0), "another identity's pull of the same name")
-	assert.Empty(t, r.lost("K", "", nil, t0), "a pull named by no one")
-	assert.ElementsMatch(t, []string{"lost1", "lost2"}, r.lost("K", "p", []string{"kept"}, t0))
+	gone, found := r.lost("L", "p", nil, t0)
+	assert.True(t, len(gone) == 0 && !found, "another identity's pull of the same name")
+	gone, found = r.lost("K", "", nil, t0)
+	assert.True(t, len(gone) == 0 && !found, "a pull named by no one")
+	assert.False(t, r.delivered("K", "z"), "a pull of no job here: another agent's, perhaps")
+	assert.True(t, r.delivered("K", "p"))
+	gone, found = r.lost("K", "p", []string{"kept"}, t0)
+	assert.True(t, found)
+	assert.ElementsMatch(t, []string{"lost1", "lost2"}, gone)
 	r.done("K", "kept", true, t0.Add(time.Second))
 	r.done("K", "other", true, t0.Add(time.Second))
 	assert.Equal(t, 4+maxPull, r.reserve("K", 4+maxPull, 4, t0.Add(2*wait)), "the whole room: the lost jobs were no strike")

@@ -25,7 +25,8 @@ func TestALateLostActIsAStrike(t *testing.T) {
 		require.True(t, r.hold("K", string(rune('a'+i)), "p", uint64(i+1), wait, t0))
 	}
 	at := t0.Add(9 * wait / 10)
-	assert.Len(t, r.lost("K", "p", nil, at), 4)
+	gone, _ := r.lost("K", "p", nil, at)
+	assert.Len(t, gone, 4)
 	assert.Less(t, r.reserve("K", 4+maxPull, 4, at), 4+maxPull,
 		"four jobs sat on for 9 s of 10 and handed back unanswered: the room must tighten")
 }
@@ -54,7 +55,7 @@ func TestALostActOfAnotherConnectionLeavesNoJobUnbooked(t *testing.T) {
 	msg := &countedMsg{}
 	a.work.held["h"] = &held{msg: msg, id: "K.a", at: t0}
 
-	require.NoError(t, a.handBackLost("K.b", ackRequest{Op: "lost", Pull: "p"}))
+	assert.ErrorIs(t, a.handBackLost("K.b", ackRequest{Op: "lost", Pull: "p"}), errNoDelivery, "K.b holds no job of the pull here")
 
 	a.work.mu.Lock()
 	_, stillHeld := a.work.held["h"]

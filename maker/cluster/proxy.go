@@ -362,12 +362,17 @@ func heldBy(h *held, ok bool, id string) error {
 
 // handBackLost hands back at once the jobs of worker id's pull req.Pull
 // that it did not receive (not in req.Kept), with no strike against its
-// room: they were lost on the way while its connection was cut.
+// room (heldroom.go's lost): they were lost on the way while its
+// connection was cut. errNoDelivery when this agent holds no job of that
+// pull: the caller asks the other agents.
 func (a *Agent) handBackLost(id string, req ackRequest) error {
 	if req.Pull == "" || len(req.Kept) > maxPull {
 		return fmt.Errorf("a lost act names its pull and at most %d handles it kept", maxPull)
 	}
-	gone := a.rooms.lost(id, req.Pull, req.Kept, time.Now())
+	gone, found := a.rooms.lost(id, req.Pull, req.Kept, time.Now())
+	if !found {
+		return errNoDelivery // another agent's pull, perhaps: asked of the peers
+	}
 	for _, handle := range gone {
 		a.work.mu.Lock()
 		h, ok := a.work.held[handle]

@@ -25,6 +25,7 @@ import (
 // the route, the thief's run key connected, and the steps an undisturbed
 // run of the other tenant's (the victim's) 3-disk Hanoi decides.
 type routeAttack struct {
+	dir       string // the engine's credentials folder
 	seeds     tenantSeeds
 	url       string
 	worker    *cluster.Worker
@@ -65,7 +66,7 @@ func newRouteAttackWith(t *testing.T, pcfg cluster.ProvisionConfig, m llms.Model
 	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: pcfg})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
-	a := &routeAttack{seeds: s, url: srv.ClientURL(), cfg: vote.Config{K: 3, Parallel: 3}, rogues: seeds}
+	a := &routeAttack{dir: dir, seeds: s, url: srv.ClientURL(), cfg: vote.Config{K: 3, Parallel: 3}, rogues: seeds}
 	_, a.wantSteps = solveHanoi(t, simModel(t, 5), 3, a.cfg)
 	var wjs jetstream.JetStream
 	a.wnc, wjs = connectAs(t, a.url, s.worker)
