@@ -179,7 +179,7 @@ func (r *rooms) strike(rm *room, h string, now time.Time) {
 		rm.reopen = now.Add(cmpOr(r.ackWait, DefaultAckWait) << min(rm.strikes, roomProbes))
 	}
 	if r.log != nil && next < cur {
-		r.log.Info("a worker identity let a job time out: its room of jobs tightened",
+		r.log.Warn("a worker identity let a job time out: its room of jobs tightened",
 			"worker", truncate(rm.key, 12), "room", next, "was", cur, "held", len(rm.held), "reopens", rm.reopen)
 	}
 	rm.limit = next
