@@ -50,6 +50,7 @@ type feltSize struct {
 	workerDisks   int
 	workerRuns    int
 	cpuDisks      int // the CPU and memory goal's large size (20)
+	cpuRuns       int // runs at cpuDisks; the CPU figure is the least
 	journalDisks  int
 	journalRuns   int
 	quickScaledTo string // what --quick scaled down, for the notes; "" at full size
@@ -58,10 +59,10 @@ type feltSize struct {
 func feltSizes(quick bool) feltSize {
 	if quick {
 		return feltSize{wallSteps: 40, engineDisks: 4, engineRuns: 2, costSteps: 24, rateTasks: 30,
-			workerTasks: 8, workerDisks: 3, workerRuns: 1, cpuDisks: 16, journalDisks: 4, journalRuns: 2, quickScaledTo: "quick"}
+			workerTasks: 8, workerDisks: 3, workerRuns: 1, cpuDisks: 16, cpuRuns: 2, journalDisks: 4, journalRuns: 2, quickScaledTo: "quick"}
 	}
 	return feltSize{wallSteps: 200, engineDisks: 6, engineRuns: 3, costSteps: 400, rateTasks: feltTasks,
-		workerTasks: 16, workerDisks: 4, workerRuns: 2, cpuDisks: 20, journalDisks: 5, journalRuns: 3}
+		workerTasks: 16, workerDisks: 4, workerRuns: 2, cpuDisks: 20, cpuRuns: 1, journalDisks: 5, journalRuns: 3}
 }
 
 // feltSizing gives the suite's sizes; a test shrinks them below --quick's.
@@ -165,11 +166,24 @@ func feltHanoiCPU(ctx context.Context, seed uint64, sz feltSize) ([]FeltGoal, er
 	if err != nil {
 		return nil, err
 	}
-	large, err := scaleRun(ctx, cfg, sz.cpuDisks, feltK, "", false)
-	if err != nil {
-		return nil, err
+	// The least CPU of sz.cpuRuns runs: getrusage counts the whole
+	// process, and what ran before this suite (other suites' servers
+	// shutting down, their garbage) lands in whichever run comes first
+	// (CI39: 60.4 s at 16 disks, against 32.7 to 53.3 s in CI36 to CI40).
+	var large ScaleRow
+	for i := range max(sz.cpuRuns, 1) {
+		r, err := scaleRun(ctx, cfg, sz.cpuDisks, feltK, "", false)
+		if err != nil {
+			return nil, err
+		}
+		if !r.Solved {
+			return nil, errors.New("a Hanoi run was not solved")
+		}
+		if i == 0 || r.CPUPerSample*float64(r.Samples) < large.CPUPerSample*float64(large.Samples) {
+			large = r
+		}
 	}
-	if !small.Solved || !large.Solved {
+	if !small.Solved {
 		return nil, errors.New("a Hanoi run was not solved")
 	}
 	cpu := large.CPUPerSample * float64(large.Samples) / 1e6
@@ -181,8 +195,8 @@ func feltHanoiCPU(ctx context.Context, seed uint64, sz feltSize) ([]FeltGoal, er
 	// 27.4 and 29.6 s with the goals suite alone, the same binary. A quick
 	// figure catches a gross regression only; the full run's bar is 25 s.
 	cpuRow := FeltGoal{Name: "20-disk Hanoi on the sim: CPU", Unit: "s", Judge: AtMost, Target: 20, Bar: 25, quickBar: 60, Figure: figure,
-		Measured: fmt.Sprintf("%d steps, %d samples, %.1f µs CPU per sample (user + system, getrusage), %s wall, k = %d, no journal; load average %s just before",
-			large.Steps, large.Samples, large.CPUPerSample, large.Wall.Round(100*time.Millisecond), feltK, large.Load),
+		Measured: fmt.Sprintf("%d steps, %d samples, %.1f µs CPU per sample (user + system, getrusage; the least of %d runs), %s wall, k = %d, no journal; load average %s just before",
+			large.Steps, large.Samples, large.CPUPerSample, max(sz.cpuRuns, 1), large.Wall.Round(100*time.Millisecond), feltK, large.Load),
 		Note: joinNotes(quickNote(sz, "a %d-disk run's CPU scaled by its steps to 20 disks' %d", sz.cpuDisks, 1<<20-1), "bar 25 s: CPU time moves with a shared machine's load less than wall time, but it moves")}
 	memRow := FeltGoal{Name: fmt.Sprintf("memory at %d disks over 12", sz.cpuDisks), Unit: "×", Judge: AtMost, Target: 1.2, Bar: 1.3,
 		Figure: large.PeakRSSMB / small.PeakRSSMB,
