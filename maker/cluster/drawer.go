@@ -332,15 +332,16 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 		// One that names a waiting job and bears its lease comes from the
 		// worker holding the job: its calls fail now, not at their
 		// timeout. Any other is dropped.
-		var head struct {
-			ID     string `json:"id"`
-			Lease  string `json:"lease"`
-			Worker string `json:"worker"`
-		}
+		var head unansweredReply
 		if json.Unmarshal(msg.Data(), &head) != nil || head.ID == "" {
 			d.bad.Add(1)
 			d.log.Debug("bad reply dropped", "subject", msg.Subject(), "err", err)
 			return
+		}
+		if head.Unanswered {
+			// The agent's stand-in (ackcheck.go), or the worker's own
+			// word: either way no reply of its will come.
+			err = fmt.Errorf("%w: its worker acknowledged the job without a reply", ErrUndecodable)
 		}
 		r = Reply{ID: head.ID, Lease: head.Lease, Worker: head.Worker}
 	}

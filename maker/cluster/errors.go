@@ -46,7 +46,9 @@ var (
 	// ErrUndecodable: a job or reply on the engine did not decode. A bad
 	// job is terminated (never redelivered); a bad reply is dropped, but
 	// one bearing its job's lease fails the job's samples at once with
-	// this error, naming the worker (DrawerStats.Bad).
+	// this error, naming the worker (DrawerStats.Bad), as does the
+	// engine's stand-in for a job its worker acknowledged with no reply
+	// stored.
 	ErrUndecodable = errors.New("undecodable message")
 
 	// ErrLeaseLost: a journal's lease expired (the engine did not answer

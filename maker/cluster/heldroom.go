@@ -40,7 +40,8 @@ import (
 // coordinator's notice, and again in the answer to its next progress
 // report (a notice may be lost, or never sent), and an honest one
 // terminates it (a sitter reporting progress on jobs it never answers
-// kept its room before).
+// kept its room before). An acknowledgement with no reply stored is a
+// strike too (ackcheck.go).
 //
 // A job that may never have reached its worker, or whose acts may have
 // found no agent, is no strike: one held when the agent's own connection
@@ -309,6 +310,18 @@ func (r *rooms) done(id, handle string, answered bool, now time.Time) {
 	default:
 		rm.acted = now
 		r.drop(rm, handle)
+	}
+}
+
+// unanswered releases id's delivery handle, acknowledged with no reply
+// stored (ackcheck.go): a strike, as the job's timing out would be, and
+// no act in time.
+func (r *rooms) unanswered(id, handle string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rm := r.entry(identityKey(id), now)
+	if _, ok := rm.held[handle]; ok {
+		r.strike(rm, handle, now)
 	}
 }
 

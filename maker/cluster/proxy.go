@@ -327,11 +327,18 @@ func (a *Agent) act(id string, req ackRequest) error {
 	if err := heldBy(h, ok, id); err != nil {
 		return err
 	}
-	if req.Op == "progress" {
+	switch {
+	case req.Op == "progress":
 		if a.rooms.progress(id, req.Handle, now) {
 			return errJobWithdrawn
 		}
-	} else {
+	case req.Op == "ack" && !a.replyStored(h.msg.Data(), id):
+		// Acknowledged with no reply stored (ackcheck.go): its Drawer
+		// has the stand-in, and the job ends here.
+		a.rooms.unanswered(id, req.Handle, now)
+		_ = h.msg.TermWithReason("acknowledged by its worker with no reply stored")
+		return errAckedUnanswered
+	default:
 		a.rooms.done(id, req.Handle, req.Op == "ack", now)
 	}
 	switch req.Op {

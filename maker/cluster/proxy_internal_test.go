@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,10 @@ type fakeDelivery struct {
 
 func (m *fakeDelivery) Ack() error { m.acked++; return nil }
 func (m *fakeDelivery) Nak() error { m.naked++; return nil }
+
+// Data: no job the agent would deliver, so an ack is not checked
+// (ackcheck.go).
+func (m *fakeDelivery) Data() []byte { return nil }
 
 // TestActRefusesAnUnknownOpAndKeepsTheDelivery: a worker's act with an
 // op the agent does not know is refused, and the delivery stays held,
@@ -85,4 +90,27 @@ func TestPulledJobIsTakenBeforeThePullEnds(t *testing.T) {
 	close(endPull)
 	require.NoError(t, <-pulled)
 	assert.Empty(t, taken, "one job, taken once")
+}
+
+// TestTheAckCheckWritesOnlyUnderAJobsReplySubject: a job's fields are its
+// coordinator's to choose, and the agent publishes the stand-in of an
+// unanswered acknowledgement with the engine's rights: only under a
+// reply subject of a Drawer's form (ackcheck.go), never a JetStream API
+// or bucket subject a job names.
+func TestTheAckCheckWritesOnlyUnderAJobsReplySubject(t *testing.T) {
+	tok := replyToken("d1")
+	for s, want := range map[string]bool{
+		repliesSubject + tok + ".j1":                 true,
+		repliesSubject + tok + ".j1.more":            false,
+		repliesSubject + tok + ".*":                  false,
+		repliesSubject + tok + ".>":                  false,
+		repliesSubject + tok + ".":                   false,
+		repliesSubject + tok:                         false,
+		repliesSubject + "NOTATOKEN.j1":              false,
+		"$JS.API.STREAM.DELETE." + JournalsStream:    false,
+		"$KV." + LeaseBucket + ".k":                  false,
+		repliesSubject + strings.ToUpper(tok) + ".j": false,
+	} {
+		assert.Equal(t, want, isJobReplyTo(s), s)
+	}
 }

@@ -185,3 +185,71 @@ func TestASilentlyWithdrawnJobIsDroppedAtItsNextProgressReport(t *testing.T) {
 		"dropped at the next progress report: worker %+v", a.worker.Stats())
 	t.Logf("dropped %s after the silent withdrawal", time.Since(withdrawn).Round(time.Millisecond))
 }
+
+// TestAWorkerAcknowledgingJobsItNeverAnswersLosesItsRoom: the sitter of
+// TestAWorkerSittingOnJobsStallsNoOtherRun acknowledges every job it is
+// sent at once, with no reply. The agent checks each acknowledgement
+// against the replies stored under the job's lease (ackcheck.go): none
+// is, so it stores a stand-in that fails the job's samples at once at
+// their Drawer, terminates the job and strikes the sitter's room. The
+// other run (a 3-disk Hanoi, its calls' timeout 20 s) has an undisturbed
+// run's winners with none of its calls waiting out that timeout, and the
+// sitter is sent no more than its first round. Before, each
+// acknowledgement counted as an answer: the sitter kept its whole room,
+// and each sample it took waited out the timeout.
+func TestAWorkerAcknowledgingJobsItNeverAnswersLosesItsRoom(t *testing.T) {
+	t.Parallel()
+	const timeout = 20 * time.Second
+	a := newRouteAttack(t, simModel(t, 5), cluster.WorkerConfig{Inflight: 4}, "acker")
+	snc, _ := connectAs(t, a.url, a.rogues["acker"])
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	id := strings.TrimPrefix(snc.Opts.InboxPrefix, "_INBOX_")
+	req, _ := json.Marshal(map[string]any{"route": a.worker.Route(), "n": 256, "wait": 30 * time.Second})
+	var sent, refused atomic.Int64
+	answers := snc.NewInbox() // the agent answers acts only under an inbox
+	_, err := snc.Subscribe(answers, func(m *nats.Msg) {
+		if strings.Contains(string(m.Data), "no reply of this worker") {
+			refused.Add(1)
+		}
+	})
+	require.NoError(t, err)
+	inbox := snc.NewInbox()
+	_, err = snc.Subscribe(inbox, func(m *nats.Msg) {
+		if h := m.Header.Get("Mdap-Handle"); h != "" {
+			sent.Add(1)
+			act, _ := json.Marshal(map[string]string{"handle": h, "op": "ack"})
+			_ = snc.PublishRequest("mdap.engine.work."+id+".ack", answers, act)
+		}
+	})
+	require.NoError(t, err)
+	wg.Go(func() { // 16 pulls waiting at all times
+		for ctx.Err() == nil {
+			for range 16 {
+				_ = snc.PublishRequest("mdap.engine.work."+id+".pull", inbox, req)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(5 * time.Second):
+			}
+		}
+	})
+	time.Sleep(500 * time.Millisecond)
+	_, vjs := connectAs(t, a.url, a.seeds.victim)
+	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: timeout})
+	remote, err := d.Model(a.worker.Route())
+	require.NoError(t, err)
+	start := time.Now()
+	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got, err := solveHanoiIn(rctx, remote, 3, a.cfg)
+	took := time.Since(start)
+	t.Logf("the other run took %s beside a worker acknowledging unanswered the %d jobs it was sent (%d refused); drawer %+v; honest worker %+v", took, sent.Load(), refused.Load(), d.Stats(), a.worker.Stats())
+	require.NoError(t, err)
+	assert.Equal(t, winners(a.wantSteps), winners(got))
+	assert.Less(t, took, timeout, "no call waited out its timeout")
+	assert.Positive(t, sent.Load(), "the acker took jobs")
+	assert.Equal(t, sent.Load(), d.Stats().Bad, "each of its jobs failed at once at its Drawer")
+	assert.LessOrEqual(t, sent.Load(), int64(8), "the acker's jobs: its first round and a probe or two")
+}
