@@ -420,7 +420,10 @@ func TestBinarySurvivesKills(t *testing.T) {
 					// stretches (at most 4000 steps) never reach the end of the
 					// 4095-step run, so every signal meets a running process.
 					more := 1 + rng.IntN(250)
-					require.Eventually(t, func() bool { return lc.count() >= lines+more || c.cmd.ProcessState != nil }, time.Minute, 2*time.Millisecond)
+					if !assert.Eventually(t, func() bool { return lc.count() >= lines+more || c.cmd.ProcessState != nil }, time.Minute, 2*time.Millisecond) {
+						c.cmd.Process.Kill()
+						t.Fatalf("%s: no %d more lines in the journal (%d at the start) within a minute; the run's stderr:\n%s", sig.sig, more, lines, c.stderr.String())
+					}
 					require.NoError(t, c.cmd.Process.Signal(sig.sig), "%s: the run ended before the signal", sig.sig)
 					code := c.wait(t, time.Minute)
 					require.NotEqual(t, 0, code, "%s: the run finished before the signal", sig.sig)
