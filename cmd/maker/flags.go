@@ -17,6 +17,7 @@ import (
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/all"
 	"github.com/mdap-go/mdap/maker/models/credentials"
 	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/runsetup"
@@ -373,7 +374,7 @@ func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 	if f.priceOutSet {
 		opts.OutputPrice = &f.cfg.Price.OutputPerMillion
 	}
-	m, err := models.OpenAll(f.models, opts)
+	m, err := all.Open(f.models, opts)
 	if err != nil {
 		return nil, usageErr("--model %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/all"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
@@ -76,7 +77,7 @@ func roleModelsUsageErr(err error) error {
 }
 
 // solveRoleModels puts the --model-ROLE models in ms, a line's role
-// models: opened for the line (models.OpenAll, with --base-url and
+// models: opened for the line (all.Open, with --base-url and
 // --timeout), or over --nats the engine's remote model of the role's
 // route, priced as its spec says.
 func (f roleFlags) solveRoleModels(run *runFlags, ms map[decompose.Role]llms.Model) error {
@@ -88,7 +89,7 @@ func (f roleFlags) solveRoleModels(run *runFlags, ms map[decompose.Role]llms.Mod
 			g.models = specs
 			m, err = g.pricedNATSModel(run.drawer.Model(specs[0]))
 		} else {
-			m, err = models.OpenAll(specs, models.Options{BaseURL: run.open.BaseURL, Timeout: run.open.Timeout})
+			m, err = all.Open(specs, models.Options{BaseURL: run.open.BaseURL, Timeout: run.open.Timeout})
 		}
 		if err != nil {
 			return fmt.Errorf("--model-%s: %w", r, err)

@@ -53,7 +53,9 @@ const coreGoal = 12000
 // Solver.Draw went: a Sampler draws one sample as it draws a wave, and
 // its documentation says once what a sample drawn outside a race shares
 // with a run's (12,302).
-const coreCeiling = 12302
+// models.OpenAll, which only commands and maker/problems call, is
+// maker/models/all.Open, beside the providers such callers import (12,281).
+const coreCeiling = 12281
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/all"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,7 @@ func TestPerModelEndpoint(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:9/v1", o.BaseURL)
 	assert.Equal(t, "sk-a", o.APIKey)
 
-	m, err := models.OpenAll([]string{"openai:a;base=http://127.0.0.1:9/v1", "openai:b;base=http://127.0.0.1:10/v1"}, models.Options{})
+	m, err := all.Open([]string{"openai:a;base=http://127.0.0.1:9/v1", "openai:b;base=http://127.0.0.1:10/v1"}, models.Options{})
 	require.NoError(t, err)
 	ms := m.(*maker.Ensemble).Members()
 	assert.Equal(t, "openai:a@http://127.0.0.1:9/v1", maker.ModelIdentity(ms[0]))

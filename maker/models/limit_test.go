@@ -10,6 +10,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/models"
+	"github.com/mdap-go/mdap/maker/models/all"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
@@ -89,7 +90,7 @@ func TestPerModelLimits(t *testing.T) {
 	cleanEnv(t)
 	holdA := make(chan struct{})
 	a, b := newLimitServer(t, holdA, 0), newLimitServer(t, nil, 3)
-	m, err := models.OpenAll([]string{
+	m, err := all.Open([]string{
 		"openai:a;base=" + a.URL + "/v1;inflight=1;rpm=600",
 		"openai:b;inflight=3;base=" + b.URL + "/v1",
 	}, models.Options{Timeout: 30 * time.Second})

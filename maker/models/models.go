@@ -95,27 +95,6 @@ type Options struct {
 	Sim func() (llms.Model, error)
 }
 
-// OpenAll opens every spec with o: the one model, or, for several, a
-// maker.Ensemble of them in order (sample i of a step goes to model i mod
-// n). Errors are Open's, naming the spec; no spec is ErrSpec.
-func OpenAll(specs []string, o Options) (llms.Model, error) {
-	if len(specs) == 0 {
-		return nil, fmt.Errorf("%w: no model; use %s", ErrSpec, Specs)
-	}
-	ms := make([]llms.Model, 0, len(specs))
-	for _, spec := range specs {
-		m, err := Open(spec, o)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", spec, err)
-		}
-		ms = append(ms, m)
-	}
-	if len(ms) == 1 {
-		return ms[0], nil
-	}
-	return maker.NewEnsemble(ms...)
-}
-
 // Open returns the model named by spec. It makes no network call. The
 // model is safe for concurrent use, implements maker.Identifier (the
 // spec and the server's URL, never a key) and maker.Priced (the spec's

@@ -7,7 +7,7 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/models"
-	_ "github.com/mdap-go/mdap/maker/models/all" // every provider a spec may name
+	"github.com/mdap-go/mdap/maker/models/all"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -91,11 +91,11 @@ func (m RoleModels) realRole() decompose.Role {
 }
 
 // Open validates the specs and opens each role's models
-// (models.OpenAll with o; the roles that play the same specs share one
+// (all.Open with o; the roles that play the same specs share one
 // model). It returns nil and no error when the simulated model plays
 // every role: the caller builds it (decompose.NewSim, Options.Sim).
 // Opening makes no call. Errors are Validate's, or a *fielderr.Error of
-// the role's field wrapping models.OpenAll's error (a missing API key).
+// the role's field wrapping all.Open's error (a missing API key).
 func (m RoleModels) Open(o models.Options) (map[decompose.Role]llms.Model, error) {
 	if err := m.Validate(); err != nil || m.Sim() {
 		return nil, err
@@ -106,7 +106,7 @@ func (m RoleModels) Open(o models.Options) (map[decompose.Role]llms.Model, error
 		specs := m.Of(r)
 		key := strings.Join(specs, "\x00")
 		if opened[key] == nil {
-			model, err := models.OpenAll(specs, o)
+			model, err := all.Open(specs, o)
 			if err != nil {
 				field := "Models"
 				if len(m.Roles[r]) > 0 {
