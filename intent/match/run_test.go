@@ -1,6 +1,7 @@
 package match_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -86,13 +87,12 @@ func solveForms(t *testing.T, task func() maker.Task, model llms.Model, cfg vote
 			var classes []string
 			votes := map[string]int{}
 			for _, x := range e.Record.Samples {
-				c := x.ClassOf(e.Record.Key)
-				switch {
-				case x.Cancelled:
+				if x.Cancelled {
 					continue
-				case c == "":
-					c = "no vote"
-				default:
+				}
+				c := "no vote"
+				if x.Voted() {
+					c = cmp.Or(x.Class, e.Record.Key) // "" is a vote for the winner
 					votes[c]++
 				}
 				classes = append(classes, fmt.Sprintf("%d:%s", x.Index, c))

@@ -59,15 +59,3 @@ const MaxRecordedSamples = 1024
 
 // Voted reports whether the sample voted (it has a class).
 func (s SampleRecord) Voted() bool { return !s.Cancelled && !s.Error && s.Flag == "" }
-
-// ClassOf returns the class key (hex) s voted for in the step whose
-// winning key is winner (StepRecord.Key), or "" when it did not vote.
-func (s SampleRecord) ClassOf(winner string) string {
-	switch {
-	case !s.Voted():
-		return ""
-	case s.Class == "":
-		return winner
-	}
-	return s.Class
-}

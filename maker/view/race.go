@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -87,7 +88,7 @@ func raceOf(rec *journal.StepRecord, models []string) ([]Sample, int) {
 		case s.Flag != "":
 			x.Class, x.Flag = ClassFlagged, s.Flag
 		default:
-			x.Class = s.ClassOf(rec.Key)
+			x.Class = cmp.Or(s.Class, rec.Key) // "" is a vote for the winner
 			x.Winner = x.Class == rec.Key
 		}
 		out[i] = x
@@ -100,7 +101,7 @@ func raceOf(rec *journal.StepRecord, models []string) ([]Sample, int) {
 func lostWorkers(rec *journal.StepRecord) []string {
 	var lost []string
 	for _, s := range rec.Samples {
-		if s.Voted() && s.ClassOf(rec.Key) != rec.Key {
+		if s.Voted() && cmp.Or(s.Class, rec.Key) != rec.Key {
 			lost = append(lost, s.Worker)
 		}
 	}
