@@ -1,6 +1,10 @@
 package intent
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"slices"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // appendForm writes the canonical JSON text of f: the Value alone, or an
 // object holding the Value's members and "tool_intent", keys sorted.
@@ -8,39 +12,12 @@ func appendForm(b []byte, f *form) []byte {
 	if !f.HasIntent {
 		return appendNode(b, &f.Value)
 	}
-	b = append(b, '{')
-	first, intentDone := true, false
-	sep := func() {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-	}
-	writeIntent := func() {
-		sep()
-		b = appendString(b, keyToolIntent)
-		b = append(b, `:{"args":`...)
-		b = appendNode(b, &f.Args)
-		b = append(b, `,"tool":`...)
-		b = appendString(b, f.Tool)
-		b = append(b, '}')
-		intentDone = true
-	}
-	if f.HasValue {
-		for i, k := range f.Value.Keys {
-			if !intentDone && k > keyToolIntent {
-				writeIntent()
-			}
-			sep()
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendNode(b, &f.Value.Items[i])
-		}
-	}
-	if !intentDone {
-		writeIntent()
-	}
-	return append(b, '}')
+	in := node{Kind: kindObject, Keys: []string{"args", "tool"}, Items: []node{f.Args, {Kind: kindString, Str: f.Tool}}}
+	v := f.Value // an object without "tool_intent" (canonicalForm), or none
+	i, _ := slices.BinarySearch(v.Keys, keyToolIntent)
+	obj := node{Kind: kindObject, Keys: slices.Concat(v.Keys[:i], []string{keyToolIntent}, v.Keys[i:]),
+		Items: slices.Concat(v.Items[:i], []node{in}, v.Items[i:])}
+	return appendNode(b, &obj)
 }
 
 // appendNode writes the canonical JSON text of n.
