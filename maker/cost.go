@@ -5,11 +5,10 @@ import "github.com/tmc/langchaingo/llms"
 // cost prices the run: each model's usage at its own price (Priced) or at
 // Solver.Price.
 func (s *Solver) cost(rep *Report, ms []llms.Model) {
-	rep.Cost = 0
 	for i := range rep.Models {
 		rep.Models[i].Cost = s.priceOf(ms, i).Cost(rep.Models[i].Usage)
-		rep.Cost += rep.Models[i].Cost
 	}
+	rep.Cost = s.spentIn(rep, ms)
 }
 
 // priceOf is member i's price: its own (Priced) or Solver.Price.

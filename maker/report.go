@@ -99,37 +99,28 @@ type Report struct {
 	StepTime time.Duration `json:"step_time_ns"`
 }
 
-// ModelReport is one model's share of a run.
+// ModelReport is one model's share of a run: its steps' shares summed
+// (its samples: launched, and of those committed to a race, valid,
+// flagged and failed, Cancelled were not; its valid votes for its steps'
+// winners; its usage), and what they cost.
 type ModelReport struct {
 	// Model is the model's identity (see ModelIdentity).
 	Model string `json:"model"`
-	// Counts are the model's samples: launched, and of those committed
-	// to a race, valid, flagged and failed; Cancelled were not.
-	vote.Counts
-	// WinnerVotes counts the model's valid votes for its steps' winners.
-	WinnerVotes int        `json:"winner_votes"`
-	Usage       vote.Usage `json:"usage"`
-	Cost        float64    `json:"cost"`
+	journal.ModelStep
+	Cost float64 `json:"cost"`
 }
 
-// addModels adds a step's per-model shares.
+// addModels adds a step's per-model shares (a single model's is the
+// step's own).
 func (r *Report) addModels(rec *journal.StepRecord, decided bool) {
-	if len(r.Models) == 0 {
-		return
-	}
-	if len(rec.Models) == 0 {
-		m := &r.Models[0]
-		m.Counts.Add(rec.Counts)
-		m.Usage.Add(rec.Usage)
+	shares := rec.Models
+	if len(shares) == 0 {
+		shares = []journal.ModelStep{{Counts: rec.Counts, Usage: rec.Usage}}
 		if decided {
-			m.WinnerVotes += rec.Votes[rec.Key]
+			shares[0].WinnerVotes = rec.Votes[rec.Key]
 		}
-		return
 	}
-	for i, ms := range rec.Models {
-		if i >= len(r.Models) {
-			break
-		}
+	for i, ms := range shares[:min(len(shares), len(r.Models))] {
 		m := &r.Models[i]
 		m.Counts.Add(ms.Counts)
 		m.Usage.Add(ms.Usage)

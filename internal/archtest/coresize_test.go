@@ -60,7 +60,9 @@ const coreGoal = 12000
 // intent.KeyOf hashes with FNV-1a directly, the value hashstructure gave,
 // and the canonical text of an intent is its object node written as any
 // other (12,235).
-const coreCeiling = 12235
+// maker.ModelReport embeds the journal.ModelStep whose fields it
+// restated, and a step's shares are added by one loop (12,225).
+const coreCeiling = 12225
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A

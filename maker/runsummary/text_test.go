@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/runsummary"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
@@ -22,7 +23,7 @@ func TestText(t *testing.T) {
 	full.Resumed, full.StepTime, full.Done = 1, 3*time.Second, true
 	full.Flags = map[string]int{"overlong": 2, "cut off": 1}
 	full.Usage = vote.Usage{InputTokens: 10, OutputTokens: 4, CachedInputTokens: 3, CacheWriteTokens: 2, Requests: 5}
-	full.Models = []maker.ModelReport{{Model: "a", WinnerVotes: 4}, {Model: "b", WinnerVotes: 1}}
+	full.Models = []maker.ModelReport{{Model: "a", ModelStep: journal.ModelStep{WinnerVotes: 4}}, {Model: "b", ModelStep: journal.ModelStep{WinnerVotes: 1}}}
 	full.ToolCalls, full.Denied = 3, 1
 	full.Checked, full.VoteOnly = 1, 1
 	full.Contested, full.Escalated = 1, 1
