@@ -62,7 +62,9 @@ const coreGoal = 12000
 // other (12,235).
 // maker.ModelReport embeds the journal.ModelStep whose fields it
 // restated, and a step's shares are added by one loop (12,225).
-const coreCeiling = 12225
+// journal.New builds its Journal itself, not through a helper only it
+// called (12,221).
+const coreCeiling = 12221
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A

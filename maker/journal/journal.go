@@ -342,10 +342,6 @@ func New(store Store, opts ...Option) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newJournal(store, trust)
-}
-
-func newJournal(store Store, trust journalTrust) (*Journal, error) {
 	j := &Journal{store: store, key: trust.key, chain: newChain(trust.key), state: trust.state}
 	if err := j.load(); err != nil {
 		return nil, err
