@@ -120,11 +120,11 @@ func (m *model) classify(ctx context.Context, c seen, err error, took time.Durat
 	}
 	switch {
 	case c.sendErr != nil && errors.Is(c.sendErr, syscall.ECONNREFUSED):
-		return permanent(ErrUnreachable, "%s: nothing listens there (connection refused): start the server, or point %s at it", at, m.urlHint()).because(c.sendErr, mapped)
+		return permanent(ErrUnreachable, "%s: nothing listens there (connection refused): start the server, or point %s at it", at, m.provider.URLHint).because(c.sendErr, mapped)
 	case c.sendErr != nil && isNoSuchHost(c.sendErr):
-		return permanent(ErrUnreachable, "%s: the host name does not resolve: fix %s", at, m.urlHint()).because(c.sendErr, mapped)
+		return permanent(ErrUnreachable, "%s: the host name does not resolve: fix %s", at, m.provider.URLHint).because(c.sendErr, mapped)
 	case c.status == http.StatusUnauthorized || c.status == http.StatusForbidden:
-		return permanent(ErrAuth, "%s: %s: %s", at, status, m.authHint()).because(mapped)
+		return permanent(ErrAuth, "%s: %s: %s", at, status, m.provider.AuthHint(&m.Conn)).because(mapped)
 	case c.status == http.StatusNotFound:
 		return m.diagnose404(ctx, c, status, mapped)
 	case c.status == http.StatusBadRequest || c.status == http.StatusUnprocessableEntity:
@@ -144,10 +144,6 @@ func (m *model) classify(ctx context.Context, c seen, err error, took time.Durat
 	}
 	return fmt.Errorf("%s: %w", at, mapped)
 }
-
-func (m *model) urlHint() string { return m.provider.URLHint }
-
-func (m *model) authHint() string { return m.provider.AuthHint(&m.Conn) }
 
 func isNoSuchHost(err error) bool {
 	var dns *net.DNSError
