@@ -215,10 +215,8 @@ func quote(v any) string {
 }
 
 func union(a, b map[string]string) map[string]string {
-	m := maps.Clone(a)
-	if m == nil {
-		m = map[string]string{}
-	}
+	m := map[string]string{}
+	maps.Copy(m, a)
 	maps.Copy(m, b)
 	return m
 }

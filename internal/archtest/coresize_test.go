@@ -64,8 +64,9 @@ const coreGoal = 12000
 // restated, and a step's shares are added by one loop (12,225).
 // journal.New builds its Journal itself, not through a helper only it
 // called (12,221). A model's errors read its provider's URL and key hints
-// directly, not through two one-line methods (12,217).
-const coreCeiling = 12217
+// directly, not through two one-line methods (12,217). Settings.Diff's
+// union of two Extra maps copies both into a new map (12,215).
+const coreCeiling = 12215
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A
