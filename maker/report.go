@@ -181,14 +181,3 @@ func (r Report) SamplesPerStep() float64 {
 	}
 	return float64(r.Launched) / float64(r.Steps)
 }
-
-// Agreement returns the valid votes that went to their step's winner and
-// all valid votes, summed over the models (Report.Models). A resumed run
-// rebuilds both from its journal.
-func (r Report) Agreement() (winnerVotes, valid int) {
-	for _, m := range r.Models {
-		winnerVotes += m.WinnerVotes
-		valid += m.Valid
-	}
-	return winnerVotes, valid
-}

@@ -66,7 +66,9 @@ const coreGoal = 12000
 // called (12,221). A model's errors read its provider's URL and key hints
 // directly, not through two one-line methods (12,217). Settings.Diff's
 // union of two Extra maps copies both into a new map (12,215).
-const coreCeiling = 12215
+// Report.Agreement, which only maker/observe's estimate of p read, is
+// that package's (12,204).
+const coreCeiling = 12204
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A

@@ -267,7 +267,7 @@ func (in *instruments) step(ctx context.Context, rs *runState, rec *journal.Step
 		}
 	}
 	if rep != nil {
-		if w, v := rep.Agreement(); v > 0 {
+		if w, v := agreement(rep); v > 0 {
 			in.p.Record(ctx, float64(w)/float64(v))
 			if rs != nil {
 				if a, ok := adaptive.Of(rs.info.Adaptive); ok {
@@ -412,4 +412,15 @@ func (w *Watcher) ObserveQueue(depth func(context.Context) (int64, bool)) error 
 		return nil
 	}, qd)
 	return err
+}
+
+// agreement returns the valid votes that went to their step's winner and
+// all valid votes, summed over the models (Report.Models). A resumed run
+// rebuilds both from its journal.
+func agreement(rep *maker.Report) (winnerVotes, valid int) {
+	for _, m := range rep.Models {
+		winnerVotes += m.WinnerVotes
+		valid += m.Valid
+	}
+	return winnerVotes, valid
 }

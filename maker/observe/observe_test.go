@@ -285,7 +285,7 @@ func TestMetricsOfARun(t *testing.T) {
 	assert.EqualValues(t, 0, m[observe.MetricInFlight][call], "no call left in flight")
 	assert.EqualValues(t, rep.Steps, m[observe.MetricStepSamples][""], "one samples-per-step observation per step")
 	assert.EqualValues(t, 2, m[observe.MetricK][""])
-	w, v := rep.Agreement()
+	w, v := agreement(rep)
 	assert.InDelta(t, float64(w)/float64(v), m[observe.MetricP][""], 1e-12)
 	assert.EqualValues(t, 1, m[observe.MetricToolCalls]["category=bash,reason=,status=ok"], "%v", m[observe.MetricToolCalls])
 	assert.EqualValues(t, 1, m[observe.MetricToolDuration]["category=bash"])
@@ -523,4 +523,14 @@ func TestContestedAndEscalatedSteps(t *testing.T) {
 	m := collect(t, reader)
 	assert.EqualValues(t, rep.Contested, m[observe.MetricContested][""])
 	assert.EqualValues(t, rep.Escalated, m[observe.MetricEscalated][""])
+}
+
+// agreement is the valid votes that went to their step's winner and all
+// valid votes, summed over rep's models.
+func agreement(rep maker.Report) (winnerVotes, valid int) {
+	for _, m := range rep.Models {
+		winnerVotes += m.WinnerVotes
+		valid += m.Valid
+	}
+	return winnerVotes, valid
 }
