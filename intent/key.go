@@ -1,6 +1,10 @@
 package intent
 
-import "hash/fnv"
+import (
+	"hash/fnv"
+
+	"github.com/mitchellh/hashstructure/v2"
+)
 
 // Key returns the vote key of o: two Outputs have the same key exactly when
 // they have the same canonical text ([Canonical]), that is when they mean
@@ -46,17 +50,24 @@ const ZeroHashKey uint64 = 1
 // Key(o) whenever c is the text Canonical(o) returned. It does not check
 // that c is canonical; for any other bytes it is just a hash.
 //
-// The key is FNV-1a (64 bits) over the bytes of c, which is what
-// hashstructure/v2's FormatV2 hash of the text as a string with FNV-1a as
-// the hasher gives (the keys of earlier builds); except that a hash of 0
-// becomes [ZeroHashKey], so KeyOf never returns 0. Cost: linear in len(c).
+// The key is hashstructure/v2's FormatV2 hash of the text as a string, with
+// FNV-1a (64 bits) as the hasher, which is exactly FNV-1a over the bytes of
+// c; except that a hash of 0 becomes [ZeroHashKey], so KeyOf never returns
+// 0. Cost: linear in len(c), a few small allocations.
 func KeyOf(canonical []byte) uint64 {
-	f := fnv.New64a()
-	_, _ = f.Write(canonical) // FNV never fails to write
-	if h := f.Sum64(); h != 0 {
-		return h
+	h, err := hashstructure.Hash(string(canonical), hashstructure.FormatV2,
+		&hashstructure.HashOptions{Hasher: fnv.New64a()})
+	if err != nil { // unreachable
+		// Unreachable: hashstructure hashes a string by writing its bytes
+		// to the hasher, and FNV never fails to write. Same value, directly.
+		f := fnv.New64a()
+		_, _ = f.Write(canonical)
+		h = f.Sum64()
 	}
-	return ZeroHashKey
+	if h == 0 {
+		return ZeroHashKey
+	}
+	return h
 }
 
 // Canonical returns o's canonical JSON text, for display, logs and exact
