@@ -25,9 +25,14 @@ import (
 // kept its whole room, and each of those samples waited out its run's
 // --timeout.
 //
-// Only the worker holding the job knows its lease, so only its own reply
-// (or the stand-in) is stored under it. The check costs one JetStream
-// publication an acknowledgement. Where the engine cannot say (the
+// Only a worker the job was delivered to knows its lease, so only what
+// such a worker stored (or the stand-in) is under it; what it stored
+// there need not be the job's reply, and the duplicate table does not
+// say, so the Drawer fails a job at once on anything under its reply id
+// that is not its reply, and quarantines the sender (Drawer.onReply): such
+// an acknowledgement passes here, and costs its worker no room (a gap
+// docs/nats.md states). A termination gets the stand-in too, with no
+// strike. The check costs one JetStream publication an act. Where the engine cannot say (the
 // stream takes no reply for the job's Drawer any more, a timeout, a
 // cluster electing its leaders), the ack stands as it did before the
 // check. A stream leader restarted within the window (a memory stream
@@ -41,8 +46,9 @@ import (
 var errAckedUnanswered = errors.New("no reply of this worker to the job is stored: a job is acknowledged after its reply is published")
 
 // ackCheckTimeout bounds the check of one acknowledgement: past it the
-// ack stands unchecked.
-const ackCheckTimeout = 2 * time.Second
+// ack stands unchecked. Under actTry, so the worker hears the answer
+// before it sends its act again.
+const ackCheckTimeout = time.Second
 
 // unansweredReply is the stand-in reply the agent stores for a job its
 // worker acknowledged without a stored reply. It bears the job's id and
@@ -53,12 +59,15 @@ type unansweredReply struct {
 	Lease      string `json:"lease"`
 	Worker     string `json:"worker"`
 	Unanswered bool   `json:"unanswered"`
+	// Acked: the worker acknowledged the job (else it terminated it,
+	// which an honest worker does with a job it cannot decode).
+	Acked bool `json:"acked,omitempty"`
 }
 
 // replyStored reports whether the worker of identity id stored a reply
 // to the job data before acknowledging it; when it did not, the stand-in
 // is stored in its place. True when the engine cannot say.
-func (a *Agent) replyStored(data []byte, id string) bool {
+func (a *Agent) replyStored(data []byte, id string, acked bool) bool {
 	var job struct {
 		ID      string `json:"id"`
 		ReplyTo string `json:"reply_to"`
@@ -68,7 +77,7 @@ func (a *Agent) replyStored(data []byte, id string) bool {
 		return true // a job the agent would not deliver: nothing to check
 	}
 	voter := identityKey(id)
-	stand, _ := json.Marshal(unansweredReply{ID: job.ID, Lease: job.Lease, Worker: voter, Unanswered: true})
+	stand, _ := json.Marshal(unansweredReply{ID: job.ID, Lease: job.Lease, Worker: voter, Unanswered: true, Acked: acked})
 	ctx, cancel := context.WithTimeout(a.ctx, ackCheckTimeout)
 	defer cancel()
 	ack, err := a.js.PublishMsg(ctx, &nats.Msg{Subject: replySubject(job.ReplyTo, voter), Data: stand},
@@ -77,11 +86,13 @@ func (a *Agent) replyStored(data []byte, id string) bool {
 	case err == nil:
 		return ack.Duplicate
 	case strings.Contains(err.Error(), "maximum messages per subject exceeded"):
-		// The worker's own replies fill its place for the Drawer; its
-		// reply to this job, had it been stored, would have been a
-		// duplicate before any limit was looked at.
+		// The worker's own replies fill its place for the Drawer (the
+		// stand-in is not stored either); its reply to this job, had it
+		// been stored, would have been a duplicate before any limit was
+		// looked at.
 		return false
 	}
+	a.log.Debug("an act stands unchecked: the stand-in was not published", "job", job.ID, "err", err)
 	return true
 }
 

@@ -118,6 +118,7 @@ type Drawer struct {
 
 	mu      sync.Mutex
 	pending map[string]*flight
+	byReply map[string]string // a pending job's id by its reply's message id (replyID)
 	closed  bool
 	done    chan struct{}
 	calls   sync.WaitGroup // GenerateContent calls in flight
@@ -186,8 +187,8 @@ func NewDrawer(ctx context.Context, js jetstream.JetStream, cfg DrawerConfig) (*
 		timeout: cmpOr(cfg.Timeout, DefaultTimeout), noWorker: cmpOr(cfg.NoWorker, DefaultNoWorker),
 		gather: cmpOr(cfg.Gather, DefaultGather), spread: cfg.Spread,
 		log:     cfg.Logger,
-		pending: map[string]*flight{},
-		done:    make(chan struct{}),
+		pending: map[string]*flight{}, byReply: map[string]string{},
+		done: make(chan struct{}),
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
@@ -328,29 +329,39 @@ func (d *Drawer) Close() error {
 func (d *Drawer) onReply(msg jetstream.Msg) {
 	defer func() { _ = msg.Ack() }()
 	r, err := decodeReply(msg.Data())
+	misbehaved := "" // why the sender is quarantined, when it is
 	if err != nil {
-		// One that names a waiting job and bears its lease comes from the
-		// worker holding the job: its calls fail now, not at their
-		// timeout. Any other is dropped.
+		// One that names a waiting job and bears its lease, or one stored
+		// under a waiting job's reply id, comes from a worker that held
+		// the job: its calls fail now, not at their timeout. Any other is
+		// dropped.
 		var head unansweredReply
-		if json.Unmarshal(msg.Data(), &head) != nil || head.ID == "" {
-			d.bad.Add(1)
-			d.log.Debug("bad reply dropped", "subject", msg.Subject(), "err", err)
-			return
-		}
+		_ = json.Unmarshal(msg.Data(), &head) // a body naming no job names none here
 		if head.Unanswered {
 			// The agent's stand-in (ackcheck.go), or the worker's own
 			// word: either way no reply of its will come.
-			err = fmt.Errorf("%w: its worker acknowledged the job without a reply", ErrUndecodable)
+			err = fmt.Errorf("%w: its worker acknowledged or terminated the job without a reply", ErrUndecodable)
+			if head.Acked {
+				misbehaved = "it acknowledged a job with no reply stored"
+			}
 		}
 		r = Reply{ID: head.ID, Lease: head.Lease, Worker: head.Worker}
 	}
 	d.mu.Lock()
 	f, ok := d.pending[r.ID]
 	forged := ok && subtle.ConstantTimeCompare([]byte(f.lease), []byte(r.Lease)) != 1
+	if id, held := d.byReply[msg.Headers().Get(jetstream.MsgIDHeader)]; (!ok || forged || r.ID != id) && held {
+		// Stored under a waiting job's reply id, which only a worker
+		// that held the job knows, and not its reply: the stream now
+		// drops the job's reply as a duplicate of it, so the job's
+		// calls fail now, not at their timeout (review14).
+		r, f, ok, forged = Reply{ID: id, Worker: voterOf(msg.Subject())}, d.pending[id], true, false
+		err = fmt.Errorf("%w: a message stored under the job's reply id is not its reply", ErrUndecodable)
+		misbehaved = "it stored something other than a job's reply under the job's reply id"
+	}
 	short := ok && !forged && err == nil && len(r.Samples) != len(f.calls)
 	if ok && !forged {
-		delete(d.pending, r.ID)
+		d.forget(f)
 	}
 	d.mu.Unlock()
 	switch {
@@ -364,6 +375,9 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 		}
 		d.bad.Add(1)
 		d.log.Warn("undecodable reply from the worker holding the job: its samples fail", "job", r.ID, "worker", r.Worker, "err", err)
+		if misbehaved != "" {
+			d.book.misbehaved(voterOf(msg.Subject()), r.Worker, misbehaved)
+		}
 		failed := fmt.Errorf("%w (worker %q, route %s)", err, r.Worker, f.m.route)
 		for _, c := range f.calls {
 			c.ch <- answer{worker: r.Worker, err: failed} // buffered; the only send, since the job is gone
@@ -391,6 +405,24 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 		}
 		c.ch <- a // buffered; the only send, since the job is gone
 	}
+}
+
+// replyID is the message id a worker stores its reply to job f under:
+// its lease, a secret only a worker the job was delivered to reads (its
+// id without one, on a server without roles).
+func (f *flight) replyID() string { return cmpOr(f.lease, f.id) }
+
+// wait records f as pending its reply. The caller holds d.mu.
+func (d *Drawer) wait(f *flight) {
+	d.pending[f.id] = f
+	d.byReply[f.replyID()] = f.id
+}
+
+// forget records that f no longer waits for its reply. The caller holds
+// d.mu.
+func (d *Drawer) forget(f *flight) {
+	delete(d.pending, f.id)
+	delete(d.byReply, f.replyID())
 }
 
 // withdraw takes back a job whose call ended without a reply: a notice

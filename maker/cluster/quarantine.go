@@ -43,6 +43,24 @@ type Quarantined struct {
 	PValue float64 `json:"p_value"`
 	// Step is the step after whose decision it was quarantined.
 	Step int `json:"step"`
+	// Reason is why, when not its answers' losses: it stored something
+	// other than a job's reply under the job's reply id, or acknowledged
+	// a job with no reply stored, which no honest worker does (its
+	// answer counts and PValue are then zero).
+	Reason string `json:"reason,omitempty"`
+}
+
+// misbehaved quarantines identity (named name) at once for why: a
+// message under a job's reply id that is not the job's reply.
+func (b *book) misbehaved(identity, name, why string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, q := b.out[identity]; q || identity == "" {
+		return
+	}
+	b.out[identity] = Quarantined{Identity: identity, Name: name, Step: -1, Reason: why}
+	b.order = append(b.order, identity)
+	b.log.Warn("worker quarantined: "+why+"; it gets no more jobs of this run", "identity", identity, "name", name)
 }
 
 func (b *book) quarantined(identity string) bool {

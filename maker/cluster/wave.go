@@ -256,12 +256,12 @@ func (d *Drawer) publish(m *Model, calls []*call) {
 		release(nil, ErrClosed)
 		return
 	}
-	d.pending[f.id] = f
+	d.wait(f)
 	d.mu.Unlock()
 	ack, err := d.publishJob(ctx, m, msg, job.ID)
 	if err != nil {
 		d.mu.Lock()
-		delete(d.pending, f.id)
+		d.forget(f)
 		d.mu.Unlock()
 		// It may have been stored all the same: a worker that took it
 		// stops; the queue drops it at its TTL.
@@ -414,7 +414,7 @@ func (d *Drawer) stopWaiting(c *call) {
 	f.live--
 	last := f.live == 0 && d.pending[f.id] == f
 	if last {
-		delete(d.pending, f.id)
+		d.forget(f)
 	}
 	seq := f.seq
 	d.mu.Unlock()

@@ -1,0 +1,186 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sitterBeside runs a worker credential (review14's sitter) beside an
+// honest worker of 4 places: for each job it is sent, in place of an
+// answer, it calls before with its JetStream, its key and the job (its
+// id, reply_to and lease), then sends op on the job ("ack", "nak" or
+// "term"). The other run (a 3-disk Hanoi, its calls' timeout 15 s) must
+// end with none of its calls waiting out that timeout, with an
+// undisturbed run's winners or failing at once naming the sitter:
+// whatever the sitter did to a job fails its samples at once at their
+// Drawer (DrawerStats.Bad).
+//
+// With quarantined, the sitter must be quarantined by the other run's
+// Drawer at its first such job (Quarantined, with a Reason), and the run
+// have an undisturbed run's winners.
+func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, key string, job cluster.Job) error, quarantined bool) {
+	t.Helper()
+	const timeout = 15 * time.Second
+	a := newRouteAttack(t, simModel(t, 5), cluster.WorkerConfig{Inflight: 4}, "sitter")
+	snc, sjs := connectAs(t, a.url, a.rogues["sitter"])
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	id := strings.TrimPrefix(snc.Opts.InboxPrefix, "_INBOX_")
+	key := identityOf(snc)
+	_, vjs := connectAs(t, a.url, a.seeds.victim)
+	req, _ := json.Marshal(map[string]any{"route": a.worker.Route(), "n": 256, "wait": 30 * time.Second})
+	var sent, refused, accepted, beforeFailed atomic.Int64
+	answers := snc.NewInbox()
+	_, err := snc.Subscribe(answers, func(m *nats.Msg) {
+		switch {
+		case strings.Contains(string(m.Data), "no reply of this worker"):
+			refused.Add(1)
+		case !strings.Contains(string(m.Data), "error"):
+			accepted.Add(1)
+		}
+	})
+	require.NoError(t, err)
+	jobs := make(chan *nats.Msg, 4096)
+	inbox := snc.NewInbox()
+	_, err = snc.Subscribe(inbox, func(m *nats.Msg) {
+		if m.Header.Get("Mdap-Handle") != "" {
+			sent.Add(1)
+			jobs <- m
+		}
+	})
+	require.NoError(t, err)
+	wg.Go(func() { // the sitter's "answers", off the subscription's goroutine
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m := <-jobs:
+				var job cluster.Job
+				_ = json.Unmarshal(m.Data, &job)
+				if before != nil {
+					if err := before(sjs, key, job); err != nil {
+						beforeFailed.Add(1)
+						t.Logf("sitter's publication: %v", err)
+					}
+				}
+				act, _ := json.Marshal(map[string]string{"handle": m.Header.Get("Mdap-Handle"), "op": op})
+				_ = snc.PublishRequest("mdap.engine.work."+id+".ack", answers, act)
+			}
+		}
+	})
+	wg.Go(func() { // 16 pulls waiting at all times
+		for ctx.Err() == nil {
+			for range 16 {
+				_ = snc.PublishRequest("mdap.engine.work."+id+".pull", inbox, req)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(5 * time.Second):
+			}
+		}
+	})
+	time.Sleep(500 * time.Millisecond)
+	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: timeout})
+	remote, err := d.Model(a.worker.Route())
+	require.NoError(t, err)
+	start := time.Now()
+	rctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	got, err := solveHanoiIn(rctx, remote, 3, a.cfg)
+	took := time.Since(start)
+	t.Logf("op %q: the other run took %s (err %v) beside the sitter; it was sent %d jobs, %d of its acts accepted, %d refused as unanswered, %d of its own publications failed; drawer %+v; honest worker %+v",
+		op, took.Round(time.Millisecond), err, sent.Load(), accepted.Load(), refused.Load(), beforeFailed.Load(), d.Stats(), a.worker.Stats())
+	if quarantined {
+		require.NoError(t, err)
+		q := d.Quarantined()
+		if assert.Len(t, q, 1) {
+			assert.Equal(t, key, q[0].Identity)
+			assert.NotEmpty(t, q[0].Reason)
+		}
+		assert.LessOrEqual(t, sent.Load(), int64(4), "the sitter's jobs: those it was sent before its first one failed")
+	}
+	if err != nil {
+		// Its room whole, the sitter may take more of a step's samples
+		// than the vote's error budget: the run fails at once, naming it.
+		assert.ErrorContains(t, err, key, "a failed run names the sitter")
+	} else {
+		assert.Equal(t, winners(a.wantSteps), winners(got))
+	}
+	assert.Less(t, took, timeout, "no call waited out its timeout")
+	assert.Positive(t, d.Stats().Bad, "the sitter's jobs failed at their Drawer")
+}
+
+// TestJunkUnderAJobsReplyIdFailsItAtOnce (review14, high): a worker
+// holding a job stores something other than the job's reply under the
+// job's reply id (its lease: the message id only a holder of the job
+// knows) before acknowledging the job or handing it back: an empty body,
+// a body naming the job with another lease, either on the reply subject
+// of another job of the same Drawer (the stream stores every reply of a
+// worker to a Drawer under one subject). JetStream then drops the job's
+// reply, and the agent's stand-in, as duplicates of it, so the job's
+// Drawer fails its calls at once on it and quarantines the sitter (no
+// honest worker stores anything else under a reply id), so the run has
+// an undisturbed run's winners; before, the Drawer dropped it and each
+// such sample waited out its timeout (and a hand-back silenced the honest
+// worker that took the job next). Such a sitter's acknowledgements pass
+// the agent's check, so it keeps its room on the engine: each other
+// coordinator loses one sample to it before quarantining it.
+func TestJunkUnderAJobsReplyIdFailsItAtOnce(t *testing.T) {
+	t.Parallel()
+	publish := func(subject func(job cluster.Job, key string) string, body func(job cluster.Job) []byte) func(js jetstream.JetStream, key string, job cluster.Job) error {
+		return func(js jetstream.JetStream, key string, job cluster.Job) error {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := js.Publish(ctx, subject(job, key), body(job), jetstream.WithMsgID(job.Lease))
+			return err
+		}
+	}
+	own := func(job cluster.Job, key string) string { return job.ReplyTo + "." + key }
+	another := func(job cluster.Job, key string) string {
+		tok := strings.SplitN(strings.TrimPrefix(job.ReplyTo, "mdap.replies."), ".", 2)[0]
+		return "mdap.replies." + tok + ".x." + key
+	}
+	empty := func(cluster.Job) []byte { return []byte(`{}`) }
+	forged := func(job cluster.Job) []byte {
+		b, _ := json.Marshal(map[string]any{"id": job.ID, "lease": "not-" + job.Lease})
+		return b
+	}
+	for name, c := range map[string]struct {
+		op     string
+		before func(js jetstream.JetStream, key string, job cluster.Job) error
+	}{
+		"an empty body, then an ack":                   {"ack", publish(own, empty)},
+		"another lease, then an ack":                   {"ack", publish(own, forged)},
+		"an empty body on another job's subject, ack":  {"ack", publish(another, empty)},
+		"an empty body, then a hand-back in good time": {"nak", publish(own, empty)},
+	} {
+		t.Run(name, func(t *testing.T) { // one at a time: each a run beside its sitter
+			sitterBeside(t, c.op, c.before, true)
+		})
+	}
+}
+
+// TestTerminatingJobsUnansweredCostsNoTimeout (review14, high): a worker
+// terminating every job it is sent at once, unanswered: the agent stores
+// the stand-in for each (a job terminated is never delivered again), so
+// its Drawer fails its calls at once; before, each waited out its
+// timeout. A termination is no strike and no quarantine (an honest
+// worker terminates the jobs its coordinator withdrew, and those it
+// cannot decode), so the sitter keeps its room: the run may fail on its
+// error budget, naming it.
+func TestTerminatingJobsUnansweredCostsNoTimeout(t *testing.T) {
+	t.Parallel()
+	sitterBeside(t, "term", nil, false)
+}
