@@ -29,7 +29,9 @@ import (
 // With quarantined, the sitter must be quarantined by the other run's
 // Drawer at its first such job (Quarantined, with a Reason), and the run
 // have an undisturbed run's winners.
-func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, key string, job cluster.Job) error, quarantined bool) {
+// It returns how many jobs the sitter was sent, and how many of its acts
+// the agent refused as unanswered.
+func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, key string, job cluster.Job) error, quarantined bool) (sent, refused int64) {
 	t.Helper()
 	const timeout = 15 * time.Second
 	a := newRouteAttack(t, simModel(t, 5), cluster.WorkerConfig{Inflight: 4}, "sitter")
@@ -41,12 +43,12 @@ func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, k
 	key := identityOf(snc)
 	_, vjs := connectAs(t, a.url, a.seeds.victim)
 	req, _ := json.Marshal(map[string]any{"route": a.worker.Route(), "n": 256, "wait": 30 * time.Second})
-	var sent, refused, accepted, beforeFailed atomic.Int64
+	var sentN, refusedN, accepted, beforeFailed atomic.Int64
 	answers := snc.NewInbox()
 	_, err := snc.Subscribe(answers, func(m *nats.Msg) {
 		switch {
 		case strings.Contains(string(m.Data), "no reply of this worker"):
-			refused.Add(1)
+			refusedN.Add(1)
 		case !strings.Contains(string(m.Data), "error"):
 			accepted.Add(1)
 		}
@@ -56,7 +58,7 @@ func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, k
 	inbox := snc.NewInbox()
 	_, err = snc.Subscribe(inbox, func(m *nats.Msg) {
 		if m.Header.Get("Mdap-Handle") != "" {
-			sent.Add(1)
+			sentN.Add(1)
 			jobs <- m
 		}
 	})
@@ -101,7 +103,7 @@ func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, k
 	got, err := solveHanoiIn(rctx, remote, 3, a.cfg)
 	took := time.Since(start)
 	t.Logf("op %q: the other run took %s (err %v) beside the sitter; it was sent %d jobs, %d of its acts accepted, %d refused as unanswered, %d of its own publications failed; drawer %+v; honest worker %+v",
-		op, took.Round(time.Millisecond), err, sent.Load(), accepted.Load(), refused.Load(), beforeFailed.Load(), d.Stats(), a.worker.Stats())
+		op, took.Round(time.Millisecond), err, sentN.Load(), accepted.Load(), refusedN.Load(), beforeFailed.Load(), d.Stats(), a.worker.Stats())
 	if quarantined {
 		require.NoError(t, err)
 		q := d.Quarantined()
@@ -109,7 +111,7 @@ func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, k
 			assert.Equal(t, key, q[0].Identity)
 			assert.NotEmpty(t, q[0].Reason)
 		}
-		assert.LessOrEqual(t, sent.Load(), int64(4), "the sitter's jobs: those it was sent before its first one failed")
+		assert.LessOrEqual(t, sentN.Load(), int64(4), "the sitter's jobs: those it was sent before its first one failed")
 	}
 	if err != nil {
 		// Its room whole, the sitter may take more of a step's samples
@@ -120,6 +122,23 @@ func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, k
 	}
 	assert.Less(t, took, timeout, "no call waited out its timeout")
 	assert.Positive(t, d.Stats().Bad, "the sitter's jobs failed at their Drawer")
+	return sentN.Load(), refusedN.Load()
+}
+
+// TestAWorkerAcknowledgingJobsItNeverAnswersLosesItsRoom: a worker
+// credential acknowledges every job it is sent at once, with no reply.
+// The agent checks each acknowledgement against what is stored under the
+// job's reply id (ackcheck.go): nothing is, so it stores a stand-in that
+// fails the job's samples at once at their Drawer (which quarantines the
+// worker), terminates the job and strikes the worker's room. The other
+// run has an undisturbed run's winners with none of its calls waiting out
+// their timeout. Before, each acknowledgement counted as an answer: the
+// worker kept its whole room, each sample it took waited out the
+// timeout, and the other run had not ended after 2 minutes.
+func TestAWorkerAcknowledgingJobsItNeverAnswersLosesItsRoom(t *testing.T) {
+	t.Parallel()
+	sent, refused := sitterBeside(t, "ack", nil, true)
+	assert.Equal(t, sent, refused, "each of its acknowledgements refused")
 }
 
 // TestJunkUnderAJobsReplyIdFailsItAtOnce (review14, high): a worker
