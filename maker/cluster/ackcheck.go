@@ -28,11 +28,14 @@ import (
 // Only a worker the job was delivered to knows its lease, so only what
 // such a worker stored (or the stand-in) is under it; what it stored
 // there need not be the job's reply, and the duplicate table does not
-// say, so the Drawer fails a job at once on anything under its reply id
-// that is not its reply, and quarantines the sender (Drawer.onReply): such
-// an acknowledgement passes here, and costs its worker no room (a gap
-// docs/nats.md states). A termination gets the stand-in too, with no
-// strike. The check costs one JetStream publication an act. Where the engine cannot say (the
+// say where: the Drawer fails a job at once on anything under its reply
+// id on its own reply subjects that is not its reply, and quarantines
+// the sender (Drawer.onReply), but something stored under the id on
+// another Drawer's subjects, or a stand-in refused because the worker's
+// own messages fill its place at the Drawer, fails nothing, and the
+// job's samples wait out their timeout (review15; docs/nats.md, not
+// covered). A termination gets the stand-in too, with no strike. The
+// check costs one JetStream publication an act. Where the engine cannot say (the
 // stream takes no reply for the job's Drawer any more, a timeout, a
 // cluster electing its leaders), the ack stands as it did before the
 // check. A stream leader restarted within the window (a memory stream

@@ -346,6 +346,11 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 			}
 		}
 		r = Reply{ID: head.ID, Lease: head.Lease, Worker: head.Worker}
+		if head.Unanswered {
+			// Named by the subject its sender's permissions bind, not by
+			// a body anyone writing that subject chooses (review15).
+			r.Worker = voterOf(msg.Subject())
+		}
 	}
 	d.mu.Lock()
 	f, ok := d.pending[r.ID]

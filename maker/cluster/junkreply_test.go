@@ -29,9 +29,10 @@ import (
 // With quarantined, the sitter must be quarantined by the other run's
 // Drawer at its first such job (Quarantined, with a Reason), and the run
 // have an undisturbed run's winners.
-// It returns how many jobs the sitter was sent, and how many of its acts
-// the agent refused as unanswered.
-func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, key string, job cluster.Job) error, quarantined bool) (sent, refused int64) {
+// It returns how many jobs the sitter was sent, how many of its acts the
+// agent refused as unanswered, and whom the other run's Drawer
+// quarantined.
+func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, key string, job cluster.Job) error, quarantined bool) (sent, refused int64, out []cluster.Quarantined) {
 	t.Helper()
 	const timeout = 15 * time.Second
 	a := newRouteAttack(t, simModel(t, 5), cluster.WorkerConfig{Inflight: 4}, "sitter")
@@ -122,7 +123,7 @@ func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, k
 	}
 	assert.Less(t, took, timeout, "no call waited out its timeout")
 	assert.Positive(t, d.Stats().Bad, "the sitter's jobs failed at their Drawer")
-	return sentN.Load(), refusedN.Load()
+	return sentN.Load(), refusedN.Load(), d.Quarantined()
 }
 
 // TestAWorkerAcknowledgingJobsItNeverAnswersLosesItsRoom: a worker
@@ -137,7 +138,7 @@ func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, k
 // timeout, and the other run had not ended after 2 minutes.
 func TestAWorkerAcknowledgingJobsItNeverAnswersLosesItsRoom(t *testing.T) {
 	t.Parallel()
-	sent, refused := sitterBeside(t, "ack", nil, true)
+	sent, refused, _ := sitterBeside(t, "ack", nil, true)
 	assert.Equal(t, sent, refused, "each of its acknowledgements refused")
 }
 
@@ -202,4 +203,23 @@ func TestJunkUnderAJobsReplyIdFailsItAtOnce(t *testing.T) {
 func TestTerminatingJobsUnansweredCostsNoTimeout(t *testing.T) {
 	t.Parallel()
 	sitterBeside(t, "term", nil, false)
+}
+
+// TestAForgedStandInNamesItsSender (review15, low): a worker writes the
+// agent's stand-in itself on its own reply subject, under its job's
+// lease, naming another worker: the samples' failure and the quarantine
+// record name the identity its permissions bind to that subject, not the
+// name in the body.
+func TestAForgedStandInNamesItsSender(t *testing.T) {
+	t.Parallel()
+	_, _, out := sitterBeside(t, "nak", func(js jetstream.JetStream, key string, job cluster.Job) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		body, _ := json.Marshal(map[string]any{"id": job.ID, "lease": job.Lease, "worker": "gpu-honest", "unanswered": true, "acked": true})
+		_, err := js.Publish(ctx, job.ReplyTo+"."+key, body, jetstream.WithMsgID(job.Lease))
+		return err
+	}, true)
+	if assert.Len(t, out, 1) {
+		assert.NotEqual(t, "gpu-honest", out[0].Name, "the quarantine names the sender by its identity")
+	}
 }
