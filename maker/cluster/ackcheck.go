@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mdap-go/mdap/internal/wait"
 )
 
 // A worker acknowledges a job delivered through the agent once its reply
@@ -30,12 +32,12 @@ import (
 // there need not be the job's reply, and the duplicate table does not
 // say where: the Drawer fails a job at once on anything under its reply
 // id on its own reply subjects that is not its reply, and quarantines
-// the sender (Drawer.onReply), but something stored under the id on
-// another Drawer's subjects, or a stand-in refused because the worker's
-// own messages fill its place at the Drawer, fails nothing, and the
-// job's samples wait out their timeout (review15; docs/nats.md, not
-// covered). A termination gets the stand-in too, with no strike. The
-// check costs one JetStream publication an act. Where the engine cannot say (the
+// the sender (Drawer.onReply). Something stored under the id on another
+// Drawer's subjects, or a stand-in refused because the worker's own
+// messages fill its place at the Drawer, fails nothing by itself: the
+// notice of every act (notify) does, on a subject no worker writes
+// (review15). A termination gets the stand-in too, with no strike. The
+// check and the notice cost two JetStream publications an act. Where the engine cannot say (the
 // stream takes no reply for the job's Drawer any more, a timeout, a
 // cluster electing its leaders), the ack stands as it did before the
 // check. A stream leader restarted within the window (a memory stream
@@ -67,16 +69,74 @@ type unansweredReply struct {
 	Acked bool `json:"acked,omitempty"`
 }
 
+// actedJob is what the agent reads of a job a worker acted on.
+type actedJob struct {
+	ID      string `json:"id"`
+	ReplyTo string `json:"reply_to"`
+	Lease   string `json:"lease"`
+}
+
+// actedOn reads the job data; false for one the agent would not deliver
+// (nothing to check, nobody to tell).
+func actedOn(data []byte) (actedJob, bool) {
+	var job actedJob
+	ok := json.Unmarshal(data, &job) == nil && job.ID != "" && isJobReplyTo(job.ReplyTo)
+	return job, ok
+}
+
+// noticeMark begins the last token of the subject the agent tells a
+// job's Drawer of its worker's act on: mdap.replies.<token>.<job>.~<key>,
+// stored as mdap.replies.<token>.w.~<key>. A worker publishes only on
+// subjects ending in its own key (ReplyPermission), so none can forge a
+// notice or fill the place the notices have (review15: a worker storing
+// something under a job's reply id on another Drawer's subject, or
+// keeping its own place at the Drawer full, made the stand-in fail
+// nothing).
+const noticeMark = "~"
+
+// actNotice tells a job's Drawer that its worker acknowledged or
+// terminated the job. A reply the worker stored before the act is
+// stored before the notice, and a Drawer reads its replies in the
+// stream's order: a job still waiting when its notice comes gets no
+// reply, and its calls fail at once (Drawer.onNotice).
+type actNotice struct {
+	ID    string `json:"id"`
+	Lease string `json:"lease"`
+	Act   string `json:"act"` // "ack" or "term"
+	// Unanswered: the engine held nothing under the job's reply id at
+	// the act (replyStored).
+	Unanswered bool `json:"unanswered,omitempty"`
+}
+
+// notify stores the notice of worker id's act on the job data (its
+// delivery handle names it), trying again while the notices of the
+// worker at the Drawer fill their place, within ackCheckTimeout.
+func (a *Agent) notify(data []byte, id, handle, act string, unanswered bool) {
+	job, ok := actedOn(data)
+	if !ok {
+		return
+	}
+	body, _ := json.Marshal(actNotice{ID: job.ID, Lease: job.Lease, Act: act, Unanswered: unanswered})
+	ctx, cancel := context.WithTimeout(a.ctx, ackCheckTimeout)
+	defer cancel()
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		_, err := a.js.PublishMsg(ctx, &nats.Msg{Subject: replySubject(job.ReplyTo, noticeMark+identityKey(id)), Data: body},
+			jetstream.WithMsgID("acted."+handle), jetstream.WithExpectStream(RepliesStream))
+		if err == nil || !strings.Contains(err.Error(), "maximum messages per subject exceeded") || wait.Sleep(ctx, pause) != nil {
+			if err != nil {
+				a.log.Debug("a worker's act not told to its Drawer", "job", job.ID, "act", act, "err", err)
+			}
+			return
+		}
+	}
+}
+
 // replyStored reports whether the worker of identity id stored a reply
 // to the job data before acknowledging it; when it did not, the stand-in
 // is stored in its place. True when the engine cannot say.
 func (a *Agent) replyStored(data []byte, id string, acked bool) bool {
-	var job struct {
-		ID      string `json:"id"`
-		ReplyTo string `json:"reply_to"`
-		Lease   string `json:"lease"`
-	}
-	if json.Unmarshal(data, &job) != nil || job.ID == "" || !isJobReplyTo(job.ReplyTo) {
+	job, ok := actedOn(data)
+	if !ok {
 		return true // a job the agent would not deliver: nothing to check
 	}
 	voter := identityKey(id)

@@ -328,6 +328,10 @@ func (d *Drawer) Close() error {
 // onReply hands each sample of a reply to its waiting call, once.
 func (d *Drawer) onReply(msg jetstream.Msg) {
 	defer func() { _ = msg.Ack() }()
+	if key, ok := strings.CutPrefix(voterOf(msg.Subject()), noticeMark); ok {
+		d.onNotice(msg.Data(), key)
+		return
+	}
 	r, err := decodeReply(msg.Data())
 	misbehaved := "" // why the sender is quarantined, when it is
 	if err != nil {
@@ -409,6 +413,39 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 			d.book.answered(c.sample.Step, voter, r.Worker)
 		}
 		c.ch <- a // buffered; the only send, since the job is gone
+	}
+}
+
+// onNotice fails at once the calls of a job whose worker (key) acted on
+// it, by the engine's notice (ackcheck.go), while it still waits for its
+// reply: the replies stored before the notice were read before it, so
+// none is coming. A worker that acknowledged the job with nothing stored
+// under its reply id is quarantined, as no honest worker does that.
+func (d *Drawer) onNotice(data []byte, key string) {
+	var n actNotice
+	if json.Unmarshal(data, &n) != nil {
+		return
+	}
+	d.mu.Lock()
+	f, ok := d.pending[n.ID]
+	if !ok || subtle.ConstantTimeCompare([]byte(f.lease), []byte(n.Lease)) != 1 {
+		d.mu.Unlock()
+		return // answered, withdrawn, or not this Drawer's
+	}
+	d.forget(f)
+	d.mu.Unlock()
+	d.bad.Add(1)
+	what := "terminated"
+	if n.Act == "ack" {
+		what = "acknowledged"
+	}
+	d.log.Warn("a job its worker "+what+" got no reply: its samples fail", "job", n.ID, "worker", key)
+	failed := fmt.Errorf("%w: its worker %s the job and no reply of it reached its Drawer (worker %q, route %s)", ErrUndecodable, what, key, f.m.route)
+	for _, c := range f.calls {
+		c.ch <- answer{worker: key, err: failed} // buffered; the only send, since the job is gone
+	}
+	if n.Act == "ack" && n.Unanswered {
+		d.book.misbehaved(key, "", "it acknowledged a job with no reply stored")
 	}
 }
 

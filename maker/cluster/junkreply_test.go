@@ -3,12 +3,14 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -33,8 +35,14 @@ import (
 // agent refused as unanswered, and whom the other run's Drawer
 // quarantined.
 func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, key string, job cluster.Job) error, quarantined bool) (sent, refused int64, out []cluster.Quarantined) {
+	return sitterBesideWith(t, op, before, quarantined, false, 15*time.Second)
+}
+
+// sitterBesideWith is sitterBeside with the other run's calls' timeout;
+// with bystander, the other run's coordinator keeps a second Drawer open
+// beside its run's, whose reply subjects the stream takes too.
+func sitterBesideWith(t *testing.T, op string, before func(js jetstream.JetStream, key string, job cluster.Job) error, quarantined, bystander bool, timeout time.Duration) (sent, refused int64, out []cluster.Quarantined) {
 	t.Helper()
-	const timeout = 15 * time.Second
 	a := newRouteAttack(t, simModel(t, 5), cluster.WorkerConfig{Inflight: 4}, "sitter")
 	snc, sjs := connectAs(t, a.url, a.rogues["sitter"])
 	ctx, stop := context.WithCancel(context.Background())
@@ -95,11 +103,14 @@ func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, k
 		}
 	})
 	time.Sleep(500 * time.Millisecond)
+	if bystander {
+		newDrawer(t, vjs, cluster.DrawerConfig{Timeout: timeout})
+	}
 	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: timeout})
 	remote, err := d.Model(a.worker.Route())
 	require.NoError(t, err)
 	start := time.Now()
-	rctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	rctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
 	defer cancel()
 	got, err := solveHanoiIn(rctx, remote, 3, a.cfg)
 	took := time.Since(start)
@@ -222,4 +233,83 @@ func TestAForgedStandInNamesItsSender(t *testing.T) {
 	if assert.Len(t, out, 1) {
 		assert.NotEqual(t, "gpu-honest", out[0].Name, "the quarantine names the sender by its identity")
 	}
+}
+
+// TestJunkUnderAJobsReplyIdOnAnotherDrawersSubjectCostsNoTimeout
+// (review15, high): the stream's duplicate table is the stream's, not a
+// Drawer's: a worker holding a job stores "{}" under the job's reply id
+// on another live Drawer's subject (its token read from the stream's
+// subjects), then acknowledges the job, or hands it back so that the
+// honest worker's reply is dropped as a duplicate. The job's own Drawer
+// never sees that message, and the agent's check passes; but the
+// engine's notice of the act (ackcheck.go, on a subject no worker may
+// write) reaches the job's Drawer after any reply stored before the act,
+// and fails the job at once. Before, each such sample waited out its
+// timeout (45 s, no end). Nobody is quarantined: the check found
+// something stored, and the honest worker of the hand-back did nothing
+// wrong.
+func TestJunkUnderAJobsReplyIdOnAnotherDrawersSubjectCostsNoTimeout(t *testing.T) {
+	t.Parallel()
+	elsewhere := func(js jetstream.JetStream, key string, job cluster.Job) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		own := strings.SplitN(strings.TrimPrefix(job.ReplyTo, "mdap.replies."), ".", 2)[0]
+		st, err := js.Stream(ctx, cluster.RepliesStream)
+		if err != nil {
+			return err
+		}
+		other := ""
+		for _, s := range st.CachedInfo().Config.Subjects {
+			tok, _, _ := strings.Cut(strings.TrimPrefix(s, "mdap.replies."), ".")
+			if strings.HasPrefix(s, "mdap.replies.") && len(tok) == 32 && tok != own {
+				other = tok
+			}
+		}
+		if other == "" {
+			return errors.New("no other Drawer's subject")
+		}
+		_, err = js.Publish(ctx, "mdap.replies."+other+".x."+key, []byte(`{}`), jetstream.WithMsgID(job.Lease))
+		return err
+	}
+	for _, op := range []string{"ack", "nak"} {
+		t.Run(op, func(t *testing.T) {
+			_, _, out := sitterBesideWith(t, op, elsewhere, false, true, 15*time.Second)
+			if op == "nak" {
+				assert.Empty(t, out, "the honest worker whose reply was dropped is not blamed")
+			}
+		})
+	}
+}
+
+// TestTerminatingWithAFullPlaceAtTheDrawerCostsNoTimeout (review15,
+// medium): a worker keeps its own place at the other run's Drawer
+// (ReplyKeep messages on its reply subject) full of "{}" the Drawer drops,
+// and terminates each job it is sent: the agent's stand-in finds no room,
+// but the notice of the termination is on a subject the worker cannot
+// fill, and fails the job at once. Before, each such sample waited out its
+// timeout (45 s, no end, at a 5 s timeout).
+func TestTerminatingWithAFullPlaceAtTheDrawerCostsNoTimeout(t *testing.T) {
+	t.Parallel()
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	var once sync.Once
+	fill := func(js jetstream.JetStream, key string, job cluster.Job) error {
+		once.Do(func() {
+			wg.Go(func() { // the sitter's flood of its own place, until the test ends
+				for ctx.Err() == nil {
+					pctx, cancel := context.WithTimeout(ctx, time.Second)
+					if _, err := js.Publish(pctx, job.ReplyTo+"."+key, []byte(`{}`)); err != nil {
+						_ = wait.Sleep(ctx, time.Millisecond)
+					}
+					cancel()
+				}
+			})
+			time.Sleep(200 * time.Millisecond)
+		})
+		return nil
+	}
+	// A long timeout: the flood slows the Drawer (it reads and drops
+	// every "{}"), and the run may take longer than a short one.
+	sitterBesideWith(t, "term", fill, false, false, 40*time.Second)
 }

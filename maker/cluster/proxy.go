@@ -332,20 +332,20 @@ func (a *Agent) act(id string, req ackRequest) error {
 		if a.rooms.progress(id, req.Handle, now) {
 			return errJobWithdrawn
 		}
-	case req.Op == "ack" && !a.replyStored(h.msg.Data(), id, true):
-		// Acknowledged with no reply stored (ackcheck.go): its Drawer
-		// has the stand-in (unless the worker's own replies fill its
-		// place there), and the job ends here.
-		a.rooms.unanswered(id, req.Handle, now)
-		_ = h.msg.TermWithReason("acknowledged by its worker with no reply stored")
-		return errAckedUnanswered
-	case req.Op == "term":
-		// A job terminated unanswered comes back to no worker: its
-		// Drawer has the stand-in, unless its reply was stored (or it
-		// was withdrawn, and nobody waits). No strike: an honest worker
-		// terminates the jobs its coordinator withdrew.
-		a.replyStored(h.msg.Data(), id, false)
-		a.rooms.done(id, req.Handle, false, now)
+	case req.Op == "ack" || req.Op == "term":
+		// Checked and told to the job's Drawer (ackcheck.go): a job
+		// still waiting there at the notice gets no reply, and fails at
+		// once; one acknowledged with nothing stored under its reply id
+		// is a strike, and ends here. No strike for a termination: an
+		// honest worker terminates the jobs its coordinator withdrew.
+		stored := a.replyStored(h.msg.Data(), id, req.Op == "ack")
+		a.notify(h.msg.Data(), id, req.Handle, req.Op, !stored)
+		if req.Op == "ack" && !stored {
+			a.rooms.unanswered(id, req.Handle, now)
+			_ = h.msg.TermWithReason("acknowledged by its worker with no reply stored")
+			return errAckedUnanswered
+		}
+		a.rooms.done(id, req.Handle, req.Op == "ack", now)
 	default:
 		a.rooms.done(id, req.Handle, req.Op == "ack", now)
 	}

@@ -58,6 +58,9 @@ func (b *book) misbehaved(identity, name, why string) {
 	if _, q := b.out[identity]; q || identity == "" {
 		return
 	}
+	if name == "" {
+		name = b.names[identity]
+	}
 	b.out[identity] = Quarantined{Identity: identity, Name: name, Step: -1, Reason: why}
 	b.order = append(b.order, identity)
 	b.log.Warn("worker quarantined: "+why+"; it gets no more jobs of this run", "identity", identity, "name", name)
