@@ -346,8 +346,8 @@ func (a *Agent) act(id string, req ackRequest) error {
 			return errAckedUnanswered
 		}
 		a.rooms.done(id, req.Handle, req.Op == "ack", now)
-	default:
-		a.rooms.done(id, req.Handle, req.Op == "ack", now)
+	default: // "nak"
+		a.rooms.done(id, req.Handle, false, now)
 	}
 	switch req.Op {
 	case "ack":
