@@ -91,17 +91,7 @@ func sitterBesideWith(t *testing.T, op string, before func(js jetstream.JetStrea
 			}
 		}
 	})
-	wg.Go(func() { // 16 pulls waiting at all times
-		for ctx.Err() == nil {
-			for range 16 {
-				_ = snc.PublishRequest("mdap.engine.work."+id+".pull", inbox, req)
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(5 * time.Second):
-			}
-		}
-	})
+	wg.Go(func() { keepPulling(ctx, snc, "mdap.engine.work."+id+".pull", inbox, req) })
 	time.Sleep(500 * time.Millisecond)
 	if bystander {
 		newDrawer(t, vjs, cluster.DrawerConfig{Timeout: timeout})

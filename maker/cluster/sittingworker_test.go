@@ -53,17 +53,7 @@ func TestAWorkerSittingOnJobsStallsNoOtherRun(t *testing.T) {
 		}
 	})
 	require.NoError(t, err)
-	wg.Go(func() { // 16 pulls waiting at all times
-		for ctx.Err() == nil {
-			for range 16 {
-				_ = snc.PublishRequest(subject, inbox, req)
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(5 * time.Second):
-			}
-		}
-	})
+	wg.Go(func() { keepPulling(ctx, snc, subject, inbox, req) })
 	time.Sleep(500 * time.Millisecond)
 	d, remote := a.victim(t)
 	a.checkVictim(t, d, remote, 3*time.Second+2*undisturbed+cluster.DefaultAckWait, func(took time.Duration) {
@@ -103,17 +93,7 @@ func TestAWorkerReportingProgressOnJobsItNeverAnswersLosesItsRoom(t *testing.T) 
 		}
 	})
 	require.NoError(t, err)
-	wg.Go(func() { // 16 pulls waiting at all times
-		for ctx.Err() == nil {
-			for range 16 {
-				_ = snc.PublishRequest("mdap.engine.work."+id+".pull", inbox, req)
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(5 * time.Second):
-			}
-		}
-	})
+	wg.Go(func() { keepPulling(ctx, snc, "mdap.engine.work."+id+".pull", inbox, req) })
 	answers := snc.NewInbox() // the agent answers acts only under an inbox
 	_, err = snc.Subscribe(answers, func(*nats.Msg) {})
 	require.NoError(t, err)
@@ -184,4 +164,19 @@ func TestASilentlyWithdrawnJobIsDroppedAtItsNextProgressReport(t *testing.T) {
 	assert.Eventually(t, func() bool { return a.worker.Stats().Withdrawn == 1 }, ackWait/3+2*time.Second, 20*time.Millisecond,
 		"dropped at the next progress report: worker %+v", a.worker.Stats())
 	t.Logf("dropped %s after the silent withdrawal", time.Since(withdrawn).Round(time.Millisecond))
+}
+
+// keepPulling keeps 16 of a rogue worker's pulls (req, answered on inbox)
+// waiting on subject through the engine's agent, sending 16 more every
+// 5 s, until ctx ends.
+func keepPulling(ctx context.Context, nc *nats.Conn, subject, inbox string, req []byte) {
+	for ctx.Err() == nil {
+		for range 16 {
+			_ = nc.PublishRequest(subject, inbox, req)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+	}
 }
