@@ -419,8 +419,9 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 // onNotice fails at once the calls of a job whose worker (key) acted on
 // it, by the engine's notice (ackcheck.go), while it still waits for its
 // reply: the replies stored before the notice were read before it, so
-// none is coming. A worker that acknowledged the job with nothing stored
-// under its reply id is quarantined, as no honest worker does that.
+// none is coming (or, for a hand-back, none can be stored: Agent.handBack).
+// A worker that acknowledged the job with nothing stored under its reply
+// id is quarantined, as no honest worker does that.
 func (d *Drawer) onNotice(data []byte, key string) {
 	var n actNotice
 	if json.Unmarshal(data, &n) != nil {
@@ -435,12 +436,15 @@ func (d *Drawer) onNotice(data []byte, key string) {
 	d.forget(f)
 	d.mu.Unlock()
 	d.bad.Add(1)
-	what := "terminated"
-	if n.Act == "ack" {
-		what = "acknowledged"
+	why := "its worker terminated the job and no reply of it reached its Drawer"
+	switch n.Act {
+	case "ack":
+		why = "its worker acknowledged the job and no reply of it reached its Drawer"
+	case "nak":
+		why = "its worker handed the job back with something stored under its reply id, where no reply can be stored now"
 	}
-	d.log.Warn("a job its worker "+what+" got no reply: its samples fail", "job", n.ID, "worker", key)
-	failed := fmt.Errorf("%w: its worker %s the job and no reply of it reached its Drawer (worker %q, route %s)", ErrUndecodable, what, key, f.m.route)
+	d.log.Warn("a job's samples fail: "+why, "job", n.ID, "worker", key)
+	failed := fmt.Errorf("%w: %s (worker %q, route %s)", ErrUndecodable, why, key, f.m.route)
 	for _, c := range f.calls {
 		c.ch <- answer{worker: key, err: failed} // buffered; the only send, since the job is gone
 	}

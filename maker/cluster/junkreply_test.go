@@ -26,7 +26,8 @@ import (
 // end with none of its calls waiting out that timeout, with an
 // undisturbed run's winners or failing at once naming the sitter:
 // whatever the sitter did to a job fails its samples at once at their
-// Drawer (DrawerStats.Bad).
+// Drawer (DrawerStats.Bad), and no failure there names the honest
+// worker.
 //
 // With quarantined, the sitter must be quarantined by the other run's
 // Drawer at its first such job (Quarantined, with a Reason), and the run
@@ -96,7 +97,8 @@ func sitterBesideWith(t *testing.T, op string, before func(js jetstream.JetStrea
 	if bystander {
 		newDrawer(t, vjs, cluster.DrawerConfig{Timeout: timeout})
 	}
-	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: timeout})
+	var logs lockedBuffer
+	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: timeout, Logger: warnLogger(&logs)})
 	remote, err := d.Model(a.worker.Route())
 	require.NoError(t, err)
 	start := time.Now()
@@ -124,6 +126,7 @@ func sitterBesideWith(t *testing.T, op string, before func(js jetstream.JetStrea
 	}
 	assert.Less(t, took, timeout, "no call waited out its timeout")
 	assert.Positive(t, d.Stats().Bad, "the sitter's jobs failed at their Drawer")
+	assert.NotContains(t, logs.String(), identityOf(a.wnc), "no sample's failure names the honest worker")
 	return sentN.Load(), refusedN.Load(), d.Quarantined()
 }
 
@@ -235,9 +238,11 @@ func TestAForgedStandInNamesItsSender(t *testing.T) {
 // engine's notice of the act (ackcheck.go, on a subject no worker may
 // write) reaches the job's Drawer after any reply stored before the act,
 // and fails the job at once. Before, each such sample waited out its
-// timeout (45 s, no end). Nobody is quarantined: the check found
-// something stored, and the honest worker of the hand-back did nothing
-// wrong.
+// timeout (45 s, no end). A hand-back with something stored under the
+// job's reply id is terminated, not handed to the honest worker, and
+// fails naming the sitter (Agent.handBack): before, the honest worker's
+// reply was dropped and the failure named it (CI on 1040766). Nobody is
+// quarantined: the check found something stored.
 func TestJunkUnderAJobsReplyIdOnAnotherDrawersSubjectCostsNoTimeout(t *testing.T) {
 	t.Parallel()
 	elsewhere := func(js jetstream.JetStream, key string, job cluster.Job) error {
@@ -265,7 +270,7 @@ func TestJunkUnderAJobsReplyIdOnAnotherDrawersSubjectCostsNoTimeout(t *testing.T
 		t.Run(op, func(t *testing.T) {
 			_, _, out := sitterBesideWith(t, op, elsewhere, false, true, 15*time.Second)
 			if op == "nak" {
-				assert.Empty(t, out, "the honest worker whose reply was dropped is not blamed")
+				assert.Empty(t, out, "the honest worker is not blamed")
 			}
 		})
 	}

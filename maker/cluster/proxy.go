@@ -353,15 +353,34 @@ func (a *Agent) act(id string, req ackRequest) error {
 	case "ack":
 		return h.msg.Ack()
 	case "nak":
-		if req.Delay > 0 {
-			return h.msg.NakWithDelay(min(req.Delay, maxNakDelay))
-		}
-		return h.msg.Nak()
+		return a.handBack(h, id, req.Handle, min(req.Delay, maxNakDelay))
 	case "progress":
 		return h.msg.InProgress()
 	default: // "term"
 		return h.msg.TermWithReason(cmpOr(req.Reason, "terminated by its worker"))
 	}
+}
+
+// handBack returns the job of worker id's delivery h (its handle) to
+// the queue after delay, for the next worker, unless something is stored
+// under the job's reply id already (replyIDTaken): the stream would drop
+// the next holder's reply as a duplicate of it, so the job is terminated
+// and its Drawer told (notify), which fails it at once naming worker id,
+// if it still waits. Only a worker the job was delivered to knows the
+// id: an honest one's reply stored there reached the Drawer before the
+// notice, and the notice finds nothing waiting. Before, a worker storing
+// something under the id on another Drawer's subject and handing the job
+// back had the honest next holder's reply dropped, and the job's failure
+// named that holder.
+func (a *Agent) handBack(h *held, id, handle string, delay time.Duration) error {
+	if a.replyIDTaken(h.msg.Data(), id) {
+		a.notify(h.msg.Data(), id, handle, "nak", false)
+		return h.msg.TermWithReason("handed back with something stored under its reply id")
+	}
+	if delay > 0 {
+		return h.msg.NakWithDelay(delay)
+	}
+	return h.msg.Nak()
 }
 
 // heldBy says why the delivery h (found: ok) is not worker id's to act on.
@@ -396,7 +415,7 @@ func (a *Agent) handBackLost(id string, req ackRequest) error {
 		}
 		a.work.mu.Unlock()
 		if ok && h.id == id {
-			_ = h.msg.Nak()
+			_ = a.handBack(h, id, handle, 0)
 		}
 	}
 	if len(gone) > 0 {
