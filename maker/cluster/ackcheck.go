@@ -105,7 +105,9 @@ const noticeMark = "~"
 type actNotice struct {
 	ID    string `json:"id"`
 	Lease string `json:"lease"`
-	Act   string `json:"act"` // "ack", "term" or "nak" (a hand-back: Agent.handBack)
+	// Act: "ack", "term", "nak" (a hand-back: Agent.handBack) or
+	// "lapse" (the job came back after its ack wait passed: Agent.forward).
+	Act string `json:"act"`
 	// Unanswered: the engine held nothing under the job's reply id at
 	// the act (replyStored).
 	Unanswered bool `json:"unanswered,omitempty"`

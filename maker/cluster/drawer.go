@@ -442,9 +442,12 @@ func (d *Drawer) onNotice(data []byte, key string) {
 		why = "its worker acknowledged the job and no reply of it reached its Drawer"
 	case "nak":
 		why = "its worker handed the job back with something stored under its reply id, where no reply can be stored now"
+	case "lapse":
+		why = "its worker let the job go with something stored under its reply id, where no reply can be stored now"
 	}
-	d.log.Warn("a job's samples fail: "+why, "job", n.ID, "worker", key)
-	failed := fmt.Errorf("%w: %s (worker %q, route %s)", ErrUndecodable, why, key, f.m.route)
+	who := cmpOr(key, "not known to the engine's agent") // a lapse another agent saw
+	d.log.Warn("a job's samples fail: "+why, "job", n.ID, "worker", who)
+	failed := fmt.Errorf("%w: %s (worker %q, route %s)", ErrUndecodable, why, who, f.m.route)
 	for _, c := range f.calls {
 		c.ch <- answer{worker: key, err: failed} // buffered; the only send, since the job is gone
 	}

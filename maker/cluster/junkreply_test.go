@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,33 +19,36 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sitterBeside runs a worker credential (review14's sitter) beside an
-// honest worker of 4 places: for each job it is sent, in place of an
-// answer, it calls before with its JetStream, its key and the job (its
-// id, reply_to and lease), then sends op on the job ("ack", "nak" or
-// "term"). The other run (a 3-disk Hanoi, its calls' timeout 15 s) must
-// end with none of its calls waiting out that timeout, with an
-// undisturbed run's winners or failing at once naming the sitter:
-// whatever the sitter did to a job fails its samples at once at their
-// Drawer (DrawerStats.Bad), and no failure there names the honest
-// worker.
+// sitter is review14's sitter: a worker credential beside an honest
+// worker of 4 places. For each job it is sent, in place of an answer, it
+// calls before (if set) with its JetStream, its key and the job (its id,
+// reply_to and lease), then sends op on the job ("ack", "nak" or
+// "term"; "" sends none: it keeps the job until its ack wait passes).
+type sitter struct {
+	op          string
+	before      func(js jetstream.JetStream, key string, job cluster.Job) error
+	quarantined bool          // the sitter must be quarantined at its first such job
+	bystander   bool          // the other run's coordinator keeps a second Drawer open beside its run's
+	timeout     time.Duration // the other run's calls' timeout; 0: 15 s
+	ackWait     time.Duration // the engine's ack wait; 0: its default
+}
+
+// beside runs the sitter beside the honest worker and another run (a
+// 3-disk Hanoi), which must end with none of its calls waiting out their
+// timeout, with an undisturbed run's winners or failing at once naming
+// the sitter: whatever the sitter did to a job fails its samples at once
+// at their Drawer (DrawerStats.Bad), naming the sitter, and no failure
+// there names the honest worker.
 //
 // With quarantined, the sitter must be quarantined by the other run's
 // Drawer at its first such job (Quarantined, with a Reason), and the run
-// have an undisturbed run's winners.
-// It returns how many jobs the sitter was sent, how many of its acts the
-// agent refused as unanswered, and whom the other run's Drawer
-// quarantined.
-func sitterBeside(t *testing.T, op string, before func(js jetstream.JetStream, key string, job cluster.Job) error, quarantined bool) (sent, refused int64, out []cluster.Quarantined) {
-	return sitterBesideWith(t, op, before, quarantined, false, 15*time.Second)
-}
-
-// sitterBesideWith is sitterBeside with the other run's calls' timeout;
-// with bystander, the other run's coordinator keeps a second Drawer open
-// beside its run's, whose reply subjects the stream takes too.
-func sitterBesideWith(t *testing.T, op string, before func(js jetstream.JetStream, key string, job cluster.Job) error, quarantined, bystander bool, timeout time.Duration) (sent, refused int64, out []cluster.Quarantined) {
+// have an undisturbed run's winners. It returns how many jobs the sitter
+// was sent, how many of its acts the agent refused as unanswered, and
+// whom the other run's Drawer quarantined.
+func (s sitter) beside(t *testing.T) (sent, refused int64, out []cluster.Quarantined) {
+	op, before, quarantined, bystander, timeout := s.op, s.before, s.quarantined, s.bystander, cmp.Or(s.timeout, 15*time.Second)
 	t.Helper()
-	a := newRouteAttack(t, simModel(t, 5), cluster.WorkerConfig{Inflight: 4}, "sitter")
+	a := newRouteAttackWith(t, cluster.ProvisionConfig{AckWait: s.ackWait}, simModel(t, 5), cluster.WorkerConfig{Inflight: 4}, "sitter")
 	snc, sjs := connectAs(t, a.url, a.rogues["sitter"])
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -87,8 +91,10 @@ func sitterBesideWith(t *testing.T, op string, before func(js jetstream.JetStrea
 						t.Logf("sitter's publication: %v", err)
 					}
 				}
-				act, _ := json.Marshal(map[string]string{"handle": m.Header.Get("Mdap-Handle"), "op": op})
-				_ = snc.PublishRequest("mdap.engine.work."+id+".ack", answers, act)
+				if op != "" {
+					act, _ := json.Marshal(map[string]string{"handle": m.Header.Get("Mdap-Handle"), "op": op})
+					_ = snc.PublishRequest("mdap.engine.work."+id+".ack", answers, act)
+				}
 			}
 		}
 	})
@@ -127,6 +133,7 @@ func sitterBesideWith(t *testing.T, op string, before func(js jetstream.JetStrea
 	assert.Less(t, took, timeout, "no call waited out its timeout")
 	assert.Positive(t, d.Stats().Bad, "the sitter's jobs failed at their Drawer")
 	assert.NotContains(t, logs.String(), identityOf(a.wnc), "no sample's failure names the honest worker")
+	assert.Contains(t, logs.String(), key, "the failures name the sitter")
 	return sentN.Load(), refusedN.Load(), d.Quarantined()
 }
 
@@ -142,7 +149,7 @@ func sitterBesideWith(t *testing.T, op string, before func(js jetstream.JetStrea
 // timeout, and the other run had not ended after 2 minutes.
 func TestAWorkerAcknowledgingJobsItNeverAnswersLosesItsRoom(t *testing.T) {
 	t.Parallel()
-	sent, refused, _ := sitterBeside(t, "ack", nil, true)
+	sent, refused, _ := sitter{op: "ack", quarantined: true}.beside(t)
 	assert.Equal(t, sent, refused, "each of its acknowledgements refused")
 }
 
@@ -191,7 +198,7 @@ func TestJunkUnderAJobsReplyIdFailsItAtOnce(t *testing.T) {
 		"an empty body, then a hand-back in good time": {"nak", publish(own, empty)},
 	} {
 		t.Run(name, func(t *testing.T) { // one at a time: each a run beside its sitter
-			sitterBeside(t, c.op, c.before, true)
+			sitter{op: c.op, before: c.before, quarantined: true}.beside(t)
 		})
 	}
 }
@@ -206,7 +213,7 @@ func TestJunkUnderAJobsReplyIdFailsItAtOnce(t *testing.T) {
 // error budget, naming it.
 func TestTerminatingJobsUnansweredCostsNoTimeout(t *testing.T) {
 	t.Parallel()
-	sitterBeside(t, "term", nil, false)
+	sitter{op: "term"}.beside(t)
 }
 
 // TestAForgedStandInNamesItsSender (review15, low): a worker writes the
@@ -216,13 +223,13 @@ func TestTerminatingJobsUnansweredCostsNoTimeout(t *testing.T) {
 // name in the body.
 func TestAForgedStandInNamesItsSender(t *testing.T) {
 	t.Parallel()
-	_, _, out := sitterBeside(t, "nak", func(js jetstream.JetStream, key string, job cluster.Job) error {
+	_, _, out := sitter{op: "nak", quarantined: true, before: func(js jetstream.JetStream, key string, job cluster.Job) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		body, _ := json.Marshal(map[string]any{"id": job.ID, "lease": job.Lease, "worker": "gpu-honest", "unanswered": true, "acked": true})
 		_, err := js.Publish(ctx, job.ReplyTo+"."+key, body, jetstream.WithMsgID(job.Lease))
 		return err
-	}, true)
+	}}.beside(t)
 	if assert.Len(t, out, 1) {
 		assert.NotEqual(t, "gpu-honest", out[0].Name, "the quarantine names the sender by its identity")
 	}
@@ -241,8 +248,11 @@ func TestAForgedStandInNamesItsSender(t *testing.T) {
 // timeout (45 s, no end). A hand-back with something stored under the
 // job's reply id is terminated, not handed to the honest worker, and
 // fails naming the sitter (Agent.handBack): before, the honest worker's
-// reply was dropped and the failure named it (CI on 1040766). Nobody is
-// quarantined: the check found something stored.
+// reply was dropped and the failure named it (CI on 1040766). So does a
+// job the sitter keeps until its ack wait (2 s here) passes: the agent
+// looks under a redelivered job's reply id before it forwards the job
+// (Agent.forward). Nobody is quarantined: the check found something
+// stored.
 func TestJunkUnderAJobsReplyIdOnAnotherDrawersSubjectCostsNoTimeout(t *testing.T) {
 	t.Parallel()
 	elsewhere := func(js jetstream.JetStream, key string, job cluster.Job) error {
@@ -266,10 +276,15 @@ func TestJunkUnderAJobsReplyIdOnAnotherDrawersSubjectCostsNoTimeout(t *testing.T
 		_, err = js.Publish(ctx, "mdap.replies."+other+".x."+key, []byte(`{}`), jetstream.WithMsgID(job.Lease))
 		return err
 	}
-	for _, op := range []string{"ack", "nak"} {
-		t.Run(op, func(t *testing.T) {
-			_, _, out := sitterBesideWith(t, op, elsewhere, false, true, 15*time.Second)
-			if op == "nak" {
+	for name, s := range map[string]sitter{
+		"ack":  {op: "ack"},
+		"nak":  {op: "nak"},
+		"keep": {ackWait: 2 * time.Second},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s.before, s.bystander = elsewhere, true
+			_, _, out := s.beside(t)
+			if s.op != "ack" {
 				assert.Empty(t, out, "the honest worker is not blamed")
 			}
 		})
@@ -306,5 +321,5 @@ func TestTerminatingWithAFullPlaceAtTheDrawerCostsNoTimeout(t *testing.T) {
 	}
 	// A long timeout: the flood slows the Drawer (it reads and drops
 	// every "{}"), and the run may take longer than a short one.
-	sitterBesideWith(t, "term", fill, false, false, 40*time.Second)
+	sitter{op: "term", before: fill, timeout: 40 * time.Second}.beside(t)
 }

@@ -276,6 +276,15 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 			_ = msg.NakWithDelay(avoidDelay)
 			continue
 		}
+		if delivered > 1 && a.replyIDTaken(msg.Data(), id) {
+			// An earlier holder stored something under the job's reply
+			// id and let the job go: no reply to it can be stored now.
+			// Its Drawer fails it at once, naming that holder if this
+			// agent's book knows it.
+			a.notify(msg.Data(), a.rooms.holderOf(seq, got), nuid.Next(), "lapse", false)
+			_ = msg.TermWithReason("redelivered with something stored under its reply id")
+			continue
+		}
 		handle := nuid.Next()
 		if !a.rooms.hold(id, handle, req.ID, seq, ackWait, got) {
 			_ = msg.NakWithDelay(avoidDelay)
