@@ -16,7 +16,8 @@ import (
 // A worker acknowledges a job delivered through the agent once its reply
 // is stored (Worker.publishReply, then the ack). The agent checks that it
 // was: it publishes a stand-in reply (unansweredReply) on the worker's
-// own reply subject for the job, under the job's lease as its message id.
+// own reply subject for the job, under its reply's message id (the job's
+// lease and the delivery's handle: replyMsgID).
 // RepliesStream drops it as a duplicate when the worker's reply with that
 // id was stored within the stream's Duplicates window (2 minutes), and
 // stores it otherwise: then the job's Drawer fails the job's samples at
@@ -36,10 +37,7 @@ import (
 // Drawer's subjects, or a stand-in refused because the worker's own
 // messages fill its place at the Drawer, fails nothing by itself: the
 // notice of every act (notify) does, on a subject no worker writes
-// (review15). A hand-back is checked as well, storing nothing
-// (replyIDTaken): a job handed back with something under its reply id is
-// terminated and told, since no next holder's reply could be stored
-// (Agent.handBack). A termination gets the stand-in too, with no strike. The
+// (review15). A termination gets the stand-in too, with no strike. The
 // check and the notice cost two JetStream publications an act. Where the engine cannot say (the
 // stream takes no reply for the job's Drawer any more, a timeout, a
 // cluster electing its leaders), the ack stands as it did before the
@@ -105,9 +103,7 @@ const noticeMark = "~"
 type actNotice struct {
 	ID    string `json:"id"`
 	Lease string `json:"lease"`
-	// Act: "ack", "term", "nak" (a hand-back: Agent.handBack) or
-	// "lapse" (the job came back after its ack wait passed: Agent.forward).
-	Act string `json:"act"`
+	Act   string `json:"act"` // "ack" or "term"
 	// Unanswered: the engine held nothing under the job's reply id at
 	// the act (replyStored).
 	Unanswered bool `json:"unanswered,omitempty"`
@@ -137,9 +133,10 @@ func (a *Agent) notify(data []byte, id, handle, act string, unanswered bool) {
 }
 
 // replyStored reports whether the worker of identity id stored a reply
-// to the job data before acknowledging it; when it did not, the stand-in
-// is stored in its place. True when the engine cannot say.
-func (a *Agent) replyStored(data []byte, id string, acked bool) bool {
+// to the job data, delivered to it as handle, before acknowledging it;
+// when it did not, the stand-in is stored in its place. True when the
+// engine cannot say.
+func (a *Agent) replyStored(data []byte, id, handle string, acked bool) bool {
 	job, ok := actedOn(data)
 	if !ok {
 		return true // a job the agent would not deliver: nothing to check
@@ -149,7 +146,7 @@ func (a *Agent) replyStored(data []byte, id string, acked bool) bool {
 	ctx, cancel := context.WithTimeout(a.ctx, ackCheckTimeout)
 	defer cancel()
 	ack, err := a.js.PublishMsg(ctx, &nats.Msg{Subject: replySubject(job.ReplyTo, voter), Data: stand},
-		jetstream.WithMsgID(cmpOr(job.Lease, job.ID)), jetstream.WithExpectStream(RepliesStream))
+		jetstream.WithMsgID(replyMsgID(job.Lease, job.ID, handle)), jetstream.WithExpectStream(RepliesStream))
 	switch {
 	case err == nil:
 		return ack.Duplicate
@@ -162,50 +159,6 @@ func (a *Agent) replyStored(data []byte, id string, acked bool) bool {
 	}
 	a.log.Debug("an act stands unchecked: the stand-in was not published", "job", job.ID, "err", err)
 	return true
-}
-
-// replyIDTaken reports whether anything is stored under the job data's
-// reply id, storing nothing: it publishes under the id with a rollup
-// header of no valid value (probeRollup), which the stream refuses only
-// after it looks the id up, whether or not it takes rollups, and on a
-// clustered stream before the leader proposes the message. False when
-// the engine cannot say (then the hand-back is a hand-back).
-func (a *Agent) replyIDTaken(data []byte, id string) bool {
-	job, ok := actedOn(data)
-	if !ok {
-		return false
-	}
-	voter := identityKey(id)
-	// The stand-in as the body: were a server ever to store the probe,
-	// the job's Drawer would fail the job at once, as for an act.
-	stand, _ := json.Marshal(unansweredReply{ID: job.ID, Lease: job.Lease, Worker: voter, Unanswered: true})
-	ctx, cancel := context.WithTimeout(a.ctx, ackCheckTimeout)
-	defer cancel()
-	_, err := a.js.PublishMsg(ctx, &nats.Msg{Subject: replySubject(job.ReplyTo, voter), Data: stand, Header: nats.Header{probeRollup: {"mdap-probe"}}},
-		jetstream.WithMsgID(cmpOr(job.Lease, job.ID)), jetstream.WithExpectStream(RepliesStream))
-	var je jetstream.JetStreamError
-	switch {
-	case err == nil:
-		return true // a duplicate, or, had the probe been stored, now the stand-in
-	case errors.As(err, &je) && je.APIError() != nil && je.APIError().ErrorCode == errCodeDuplicateInProcess:
-		return true // being stored now
-	case !isRollupRefused(err):
-		a.log.Debug("a hand-back stands unchecked", "job", job.ID, "err", err)
-	}
-	return false
-}
-
-// probeRollup is the header replyIDTaken's probe bears (nats-server's
-// JSMsgRollup), with a value the server does not know.
-const probeRollup = "Nats-Rollup"
-
-// errCodeRollupFailed is the server's refusal of the probe's rollup
-// (nats-server's JSStreamRollupFailedErr); nats.go names no constant.
-const errCodeRollupFailed jetstream.ErrorCode = 10111
-
-func isRollupRefused(err error) bool {
-	var je jetstream.JetStreamError
-	return errors.As(err, &je) && je.APIError() != nil && je.APIError().ErrorCode == errCodeRollupFailed
 }
 
 // isJobReplyTo reports whether s is a job's reply subject as a Drawer

@@ -359,7 +359,7 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 	d.mu.Lock()
 	f, ok := d.pending[r.ID]
 	forged := ok && subtle.ConstantTimeCompare([]byte(f.lease), []byte(r.Lease)) != 1
-	if id, held := d.byReply[msg.Headers().Get(jetstream.MsgIDHeader)]; (!ok || forged || r.ID != id) && held {
+	if id, held := d.byReply[replyIDOf(msg.Headers().Get(jetstream.MsgIDHeader))]; (!ok || forged || r.ID != id) && held {
 		// Stored under a waiting job's reply id, which only a worker
 		// that held the job knows, and not its reply: the stream now
 		// drops the job's reply as a duplicate of it, so the job's
@@ -419,8 +419,7 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 // onNotice fails at once the calls of a job whose worker (key) acted on
 // it, by the engine's notice (ackcheck.go), while it still waits for its
 // reply: the replies stored before the notice were read before it, so
-// none is coming (or, for a hand-back, none can be stored: Agent.handBack).
-// A worker that acknowledged the job with nothing stored under its reply
+// none is coming. A worker that acknowledged the job with nothing stored under its reply
 // id is quarantined, as no honest worker does that.
 func (d *Drawer) onNotice(data []byte, key string) {
 	var n actNotice
@@ -440,14 +439,9 @@ func (d *Drawer) onNotice(data []byte, key string) {
 	switch n.Act {
 	case "ack":
 		why = "its worker acknowledged the job and no reply of it reached its Drawer"
-	case "nak":
-		why = "its worker handed the job back with something stored under its reply id, where no reply can be stored now"
-	case "lapse":
-		why = "its worker let the job go with something stored under its reply id, where no reply can be stored now"
 	}
-	who := cmpOr(key, "not known to the engine's agent") // a lapse another agent saw
-	d.log.Warn("a job's samples fail: "+why, "job", n.ID, "worker", who)
-	failed := fmt.Errorf("%w: %s (worker %q, route %s)", ErrUndecodable, why, who, f.m.route)
+	d.log.Warn("a job's samples fail: "+why, "job", n.ID, "worker", key)
+	failed := fmt.Errorf("%w: %s (worker %q, route %s)", ErrUndecodable, why, key, f.m.route)
 	for _, c := range f.calls {
 		c.ch <- answer{worker: key, err: failed} // buffered; the only send, since the job is gone
 	}
@@ -456,10 +450,38 @@ func (d *Drawer) onNotice(data []byte, key string) {
 	}
 }
 
-// replyID is the message id a worker stores its reply to job f under:
-// its lease, a secret only a worker the job was delivered to reads (its
-// id without one, on a server without roles).
+// replyID is the reply id of job f: its lease, a secret only a worker
+// the job was delivered to reads (its id without one, on a server
+// without roles). A reply's message id begins with it (replyMsgID).
 func (f *flight) replyID() string { return cmpOr(f.lease, f.id) }
+
+// replyMsgID is the message id a worker stores its reply to a job (lease,
+// id) under: the job's reply id, then, for a job delivered through the
+// agent, replyMark and the delivery's handle, a secret of the worker it
+// was delivered to (the agent makes a new one at each delivery). So no
+// worker that held the job before can take the id the next holder's
+// reply is stored under, in the stream's duplicate table, which is the
+// stream's and not a subject's: before (protocol 2, the lease alone),
+// one storing anything under the lease, anywhere in the stream, before
+// or after handing the job back or letting its ack wait pass, had the
+// next holder's reply dropped as a duplicate, and the job's failure name
+// that honest worker (CI on 1040766; review16).
+func replyMsgID(lease, id, handle string) string {
+	if handle == "" {
+		return cmpOr(lease, id)
+	}
+	return cmpOr(lease, id) + replyMark + handle
+}
+
+// replyMark parts a reply's message id from its delivery's handle; no
+// lease (hex) or job id (a NUID) holds it.
+const replyMark = "~"
+
+// replyIDOf is the job's reply id a reply's message id begins with.
+func replyIDOf(msgID string) string {
+	id, _, _ := strings.Cut(msgID, replyMark)
+	return id
+}
 
 // wait records f as pending its reply. The caller holds d.mu.
 func (d *Drawer) wait(f *flight) {

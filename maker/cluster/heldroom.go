@@ -63,14 +63,6 @@ type rooms struct {
 	cuts func() uint64
 	log  *slog.Logger // nil: no log
 	by   map[string]*room
-	// lapsed is the key whose hold of a job (by stream sequence) last
-	// ended in a strike, for twice the ack wait after (holderOf).
-	lapsed map[uint64]lapse
-}
-
-type lapse struct {
-	key string
-	at  time.Time
 }
 
 // roomProbes bounds the doublings of how long a room stays at zero: at
@@ -168,12 +160,6 @@ func (r *rooms) size(rm *room, now time.Time) int {
 // becomes half of the lesser of itself and the jobs held with h, unless
 // the agent's connection was cut since its delivery.
 func (r *rooms) strike(rm *room, h string, now time.Time) {
-	if d := rm.held[h]; d != nil {
-		if r.lapsed == nil {
-			r.lapsed = map[uint64]lapse{}
-		}
-		r.lapsed[d.seq] = lapse{rm.key, now}
-	}
 	if d := rm.held[h]; d != nil && r.cuts != nil && r.cuts() != d.cuts {
 		r.drop(rm, h)
 		return
@@ -198,23 +184,6 @@ func (r *rooms) strike(rm *room, h string, now time.Time) {
 			"worker", truncate(rm.key, 12), "room", next, "was", cur, "held", len(rm.held), "reopens", rm.reopen)
 	}
 	rm.limit = next
-}
-
-// holderOf is the identity key that holds the job of stream sequence
-// seq, or whose hold of it ended in a strike within twice the ack wait;
-// "" if this agent's book knows none.
-func (r *rooms) holderOf(seq uint64, now time.Time) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rm := range r.by {
-		if _, ok := rm.seqs[seq]; ok {
-			return rm.key
-		}
-	}
-	if l, ok := r.lapsed[seq]; ok && now.Sub(l.at) <= 2*cmpOr(r.ackWait, DefaultAckWait) {
-		return l.key
-	}
-	return ""
 }
 
 func (r *rooms) drop(rm *room, h string) {
@@ -431,11 +400,6 @@ func (r *rooms) delivered(id, pull string) bool {
 func (r *rooms) prune(idle time.Duration, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for seq, l := range r.lapsed {
-		if now.Sub(l.at) > 2*cmpOr(r.ackWait, DefaultAckWait) {
-			delete(r.lapsed, seq)
-		}
-	}
 	for key, rm := range r.by {
 		r.size(rm, now) // expire what timed out
 		wait := idle

@@ -231,24 +231,3 @@ func TestAWithdrawnJobTimesOutWhateverItsProgress(t *testing.T) {
 	assert.Zero(t, r.reserve("K", 1, 1, t0.Add(time.Second+wait)), "an ack wait since the withdrawal: struck, though reported on, and none left")
 	r.withdrawn(99, t0) // a job no one holds: nothing
 }
-
-// TestTheBookNamesALapsedJobsHolder: the identity holding a job, and the
-// one whose hold of it timed out, for twice the ack wait after (the
-// agent names it when the job comes back with its reply id taken:
-// Agent.forward); after that, and for a job nobody held, nobody.
-func TestTheBookNamesALapsedJobsHolder(t *testing.T) {
-	t.Parallel()
-	const wait = 10 * time.Second
-	r := rooms{ackWait: wait}
-	t0 := time.Now()
-	require.Equal(t, 1, r.reserve("K.1", 1, 1, t0))
-	require.True(t, r.hold("K.1", "a", "", 7, wait, t0))
-	assert.Equal(t, "K", r.holderOf(7, t0), "held")
-	assert.Empty(t, r.holderOf(8, t0), "never held")
-	require.Equal(t, 1, r.reserve("M.1", 1, 1, t0.Add(wait+time.Second)))
-	require.True(t, r.hold("M.1", "b", "", 8, wait, t0.Add(wait+time.Second)))
-	r.prune(time.Hour, t0.Add(wait+time.Second)) // K's job expires: a strike
-	assert.Equal(t, "K", r.holderOf(7, t0.Add(2*wait)), "timed out within twice the ack wait")
-	r.prune(time.Hour, t0.Add(3*wait+2*time.Second))
-	assert.Empty(t, r.holderOf(7, t0.Add(3*wait+2*time.Second)), "forgotten after")
-}

@@ -13,24 +13,36 @@ import (
 
 	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 )
+
+// sitterHook is what the sitter does beside its act on a job: with its
+// JetStream, its key, the job (its id, reply_to and lease) and the
+// message id its reply to the job would be stored under (the lease, "~"
+// and its delivery's handle: replyMsgID).
+type sitterHook func(js jetstream.JetStream, key string, job cluster.Job, msgID string) error
 
 // sitter is review14's sitter: a worker credential beside an honest
 // worker of 4 places. For each job it is sent, in place of an answer, it
-// calls before (if set) with its JetStream, its key and the job (its id,
-// reply_to and lease), then sends op on the job ("ack", "nak" or
-// "term"; "" sends none: it keeps the job until its ack wait passes).
+// calls before (if set), then sends op on the job ("ack", "nak" or
+// "term"; "" sends none: it keeps the job until its ack wait passes),
+// then calls after (if set) in a goroutine of its own.
 type sitter struct {
-	op          string
-	before      func(js jetstream.JetStream, key string, job cluster.Job) error
-	quarantined bool          // the sitter must be quarantined at its first such job
-	bystander   bool          // the other run's coordinator keeps a second Drawer open beside its run's
-	timeout     time.Duration // the other run's calls' timeout; 0: 15 s
-	ackWait     time.Duration // the engine's ack wait; 0: its default
+	op            string
+	delay         time.Duration // a "nak"'s redelivery delay
+	before, after sitterHook
+	quarantined   bool          // the sitter must be quarantined at its first such job
+	harmless      bool          // the sitter's jobs must cost the other run nothing: none fails
+	bystander     bool          // the other run's coordinator keeps a second Drawer open beside its run's
+	timeout       time.Duration // the other run's calls' timeout; 0: 15 s
+	ackWait       time.Duration // the engine's ack wait; 0: its default
+	model         llms.Model    // the honest worker's; nil: the simulated model
 }
 
 // beside runs the sitter beside the honest worker and another run (a
@@ -38,7 +50,8 @@ type sitter struct {
 // timeout, with an undisturbed run's winners or failing at once naming
 // the sitter: whatever the sitter did to a job fails its samples at once
 // at their Drawer (DrawerStats.Bad), naming the sitter, and no failure
-// there names the honest worker.
+// there names the honest worker. With harmless, no sample fails, and the
+// run has an undisturbed run's winners.
 //
 // With quarantined, the sitter must be quarantined by the other run's
 // Drawer at its first such job (Quarantined, with a Reason), and the run
@@ -48,7 +61,11 @@ type sitter struct {
 func (s sitter) beside(t *testing.T) (sent, refused int64, out []cluster.Quarantined) {
 	op, before, quarantined, bystander, timeout := s.op, s.before, s.quarantined, s.bystander, cmp.Or(s.timeout, 15*time.Second)
 	t.Helper()
-	a := newRouteAttackWith(t, cluster.ProvisionConfig{AckWait: s.ackWait}, simModel(t, 5), cluster.WorkerConfig{Inflight: 4}, "sitter")
+	model := s.model
+	if model == nil {
+		model = simModel(t, 5)
+	}
+	a := newRouteAttackWith(t, cluster.ProvisionConfig{AckWait: s.ackWait}, model, cluster.WorkerConfig{Inflight: 4}, "sitter")
 	snc, sjs := connectAs(t, a.url, a.rogues["sitter"])
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -85,15 +102,24 @@ func (s sitter) beside(t *testing.T) (sent, refused int64, out []cluster.Quarant
 			case m := <-jobs:
 				var job cluster.Job
 				_ = json.Unmarshal(m.Data, &job)
+				msgID := job.Lease + "~" + m.Header.Get("Mdap-Handle")
 				if before != nil {
-					if err := before(sjs, key, job); err != nil {
+					if err := before(sjs, key, job, msgID); err != nil {
 						beforeFailed.Add(1)
 						t.Logf("sitter's publication: %v", err)
 					}
 				}
 				if op != "" {
-					act, _ := json.Marshal(map[string]string{"handle": m.Header.Get("Mdap-Handle"), "op": op})
+					act, _ := json.Marshal(map[string]any{"handle": m.Header.Get("Mdap-Handle"), "op": op, "delay": s.delay})
 					_ = snc.PublishRequest("mdap.engine.work."+id+".ack", answers, act)
+				}
+				if s.after != nil {
+					wg.Go(func() {
+						if err := s.after(sjs, key, job, msgID); err != nil && ctx.Err() == nil {
+							beforeFailed.Add(1)
+							t.Logf("sitter's publication: %v", err)
+						}
+					})
 				}
 			}
 		}
@@ -123,6 +149,15 @@ func (s sitter) beside(t *testing.T) (sent, refused int64, out []cluster.Quarant
 		}
 		assert.LessOrEqual(t, sentN.Load(), int64(4), "the sitter's jobs: those it was sent before its first one failed")
 	}
+	honest := identityOf(a.wnc)
+	assert.Less(t, took, timeout, "no call waited out its timeout")
+	assert.NotContains(t, logs.String(), honest, "no sample's failure names the honest worker")
+	if s.harmless {
+		require.NoError(t, err)
+		assert.Equal(t, winners(a.wantSteps), winners(got))
+		assert.Zero(t, d.Stats().Bad, "no sample failed")
+		return sentN.Load(), refusedN.Load(), d.Quarantined()
+	}
 	if err != nil {
 		// Its room whole, the sitter may take more of a step's samples
 		// than the vote's error budget: the run fails at once, naming it.
@@ -130,9 +165,7 @@ func (s sitter) beside(t *testing.T) (sent, refused int64, out []cluster.Quarant
 	} else {
 		assert.Equal(t, winners(a.wantSteps), winners(got))
 	}
-	assert.Less(t, took, timeout, "no call waited out its timeout")
 	assert.Positive(t, d.Stats().Bad, "the sitter's jobs failed at their Drawer")
-	assert.NotContains(t, logs.String(), identityOf(a.wnc), "no sample's failure names the honest worker")
 	assert.Contains(t, logs.String(), key, "the failures name the sitter")
 	return sentN.Load(), refusedN.Load(), d.Quarantined()
 }
@@ -170,11 +203,11 @@ func TestAWorkerAcknowledgingJobsItNeverAnswersLosesItsRoom(t *testing.T) {
 // coordinator loses one sample to it before quarantining it.
 func TestJunkUnderAJobsReplyIdFailsItAtOnce(t *testing.T) {
 	t.Parallel()
-	publish := func(subject func(job cluster.Job, key string) string, body func(job cluster.Job) []byte) func(js jetstream.JetStream, key string, job cluster.Job) error {
-		return func(js jetstream.JetStream, key string, job cluster.Job) error {
+	publish := func(subject func(job cluster.Job, key string) string, body func(job cluster.Job) []byte) sitterHook {
+		return func(js jetstream.JetStream, key string, job cluster.Job, msgID string) error {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			_, err := js.Publish(ctx, subject(job, key), body(job), jetstream.WithMsgID(job.Lease))
+			_, err := js.Publish(ctx, subject(job, key), body(job), jetstream.WithMsgID(msgID))
 			return err
 		}
 	}
@@ -190,7 +223,7 @@ func TestJunkUnderAJobsReplyIdFailsItAtOnce(t *testing.T) {
 	}
 	for name, c := range map[string]struct {
 		op     string
-		before func(js jetstream.JetStream, key string, job cluster.Job) error
+		before sitterHook
 	}{
 		"an empty body, then an ack":                   {"ack", publish(own, empty)},
 		"another lease, then an ack":                   {"ack", publish(own, forged)},
@@ -223,11 +256,11 @@ func TestTerminatingJobsUnansweredCostsNoTimeout(t *testing.T) {
 // name in the body.
 func TestAForgedStandInNamesItsSender(t *testing.T) {
 	t.Parallel()
-	_, _, out := sitter{op: "nak", quarantined: true, before: func(js jetstream.JetStream, key string, job cluster.Job) error {
+	_, _, out := sitter{op: "nak", quarantined: true, before: func(js jetstream.JetStream, key string, job cluster.Job, msgID string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		body, _ := json.Marshal(map[string]any{"id": job.ID, "lease": job.Lease, "worker": "gpu-honest", "unanswered": true, "acked": true})
-		_, err := js.Publish(ctx, job.ReplyTo+"."+key, body, jetstream.WithMsgID(job.Lease))
+		_, err := js.Publish(ctx, job.ReplyTo+"."+key, body, jetstream.WithMsgID(msgID))
 		return err
 	}}.beside(t)
 	if assert.Len(t, out, 1) {
@@ -235,60 +268,89 @@ func TestAForgedStandInNamesItsSender(t *testing.T) {
 	}
 }
 
-// TestJunkUnderAJobsReplyIdOnAnotherDrawersSubjectCostsNoTimeout
-// (review15, high): the stream's duplicate table is the stream's, not a
-// Drawer's: a worker holding a job stores "{}" under the job's reply id
-// on another live Drawer's subject (its token read from the stream's
-// subjects), then acknowledges the job, or hands it back so that the
-// honest worker's reply is dropped as a duplicate. The job's own Drawer
-// never sees that message, and the agent's check passes; but the
-// engine's notice of the act (ackcheck.go, on a subject no worker may
-// write) reaches the job's Drawer after any reply stored before the act,
-// and fails the job at once. Before, each such sample waited out its
-// timeout (45 s, no end). A hand-back with something stored under the
-// job's reply id is terminated, not handed to the honest worker, and
-// fails naming the sitter (Agent.handBack): before, the honest worker's
-// reply was dropped and the failure named it (CI on 1040766). So does a
-// job the sitter keeps until its ack wait (2 s here) passes: the agent
-// looks under a redelivered job's reply id before it forwards the job
-// (Agent.forward). Nobody is quarantined: the check found something
-// stored.
-func TestJunkUnderAJobsReplyIdOnAnotherDrawersSubjectCostsNoTimeout(t *testing.T) {
-	t.Parallel()
-	elsewhere := func(js jetstream.JetStream, key string, job cluster.Job) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		own := strings.SplitN(strings.TrimPrefix(job.ReplyTo, "mdap.replies."), ".", 2)[0]
-		st, err := js.Stream(ctx, cluster.RepliesStream)
-		if err != nil {
-			return err
-		}
-		other := ""
-		for _, s := range st.CachedInfo().Config.Subjects {
-			tok, _, _ := strings.Cut(strings.TrimPrefix(s, "mdap.replies."), ".")
-			if strings.HasPrefix(s, "mdap.replies.") && len(tok) == 32 && tok != own {
-				other = tok
-			}
-		}
-		if other == "" {
-			return errors.New("no other Drawer's subject")
-		}
-		_, err = js.Publish(ctx, "mdap.replies."+other+".x."+key, []byte(`{}`), jetstream.WithMsgID(job.Lease))
+// storeElsewhere stores "{}" under msgID, the sitter's own reply's
+// message id for the job, on another live Drawer's subject, its token
+// read from the reply stream's subjects.
+func storeElsewhere(js jetstream.JetStream, key string, job cluster.Job, msgID string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	own := strings.SplitN(strings.TrimPrefix(job.ReplyTo, "mdap.replies."), ".", 2)[0]
+	st, err := js.Stream(ctx, cluster.RepliesStream)
+	if err != nil {
 		return err
 	}
+	other := ""
+	for _, s := range st.CachedInfo().Config.Subjects {
+		tok, _, _ := strings.Cut(strings.TrimPrefix(s, "mdap.replies."), ".")
+		if strings.HasPrefix(s, "mdap.replies.") && len(tok) == 32 && tok != own {
+			other = tok
+		}
+	}
+	if other == "" {
+		return errors.New("no other Drawer's subject")
+	}
+	_, err = js.Publish(ctx, "mdap.replies."+other+".x."+key, []byte(`{}`), jetstream.WithMsgID(msgID))
+	return err
+}
+
+// TestJunkUnderAJobsReplyIdOnAnotherDrawersSubjectCostsNoTimeout
+// (review15, high): the stream's duplicate table is the stream's, not a
+// Drawer's: a worker holding a job stores "{}" under the job's lease on
+// another live Drawer's subject (storeElsewhere), then acknowledges the
+// job: the job's own Drawer never sees that message, and the agent's
+// check passes; but the engine's notice of the act (ackcheck.go, on a
+// subject no worker may write) reaches the job's Drawer after any reply
+// stored before the act, and fails the job at once, naming the sitter.
+// Before, each such sample waited out its timeout (45 s, no end). Or it
+// hands the job back, or keeps it until its ack wait (2 s here) passes:
+// under engine protocol 2 a reply's message id was the lease alone, so
+// the honest next holder's reply was dropped as a duplicate (45 s, no
+// end, before the notice; then the job failed naming the honest worker:
+// CI on 1040766); now its message id holds its own delivery's handle
+// (replyMsgID) and no sample fails. Nobody is quarantined.
+func TestJunkUnderAJobsReplyIdOnAnotherDrawersSubjectCostsNoTimeout(t *testing.T) {
+	t.Parallel()
+	// The lease alone: the message id the next holder's reply was
+	// stored under in protocol 2.
+	leaseAlone := func(js jetstream.JetStream, key string, job cluster.Job, _ string) error {
+		return storeElsewhere(js, key, job, job.Lease)
+	}
 	for name, s := range map[string]sitter{
-		"ack":  {op: "ack"},
-		"nak":  {op: "nak"},
-		"keep": {ackWait: 2 * time.Second},
+		"ack":  {op: "ack", before: storeElsewhere},
+		"nak":  {op: "nak", before: leaseAlone, harmless: true},
+		"keep": {ackWait: 2 * time.Second, before: leaseAlone, harmless: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s.before, s.bystander = elsewhere, true
+			s.bystander = true
 			_, _, out := s.beside(t)
-			if s.op != "ack" {
-				assert.Empty(t, out, "the honest worker is not blamed")
-			}
+			assert.Empty(t, out, "nobody is quarantined")
 		})
 	}
+}
+
+// TestJunkAfterAHandBackNamesNoHonestWorker (review16, high): the sitter
+// hands each job back first, then stores "{}" under the job's lease on
+// another Drawer's subject while the honest worker calls its model for
+// the job (400 ms), so that a check of the reply id at the hand-back
+// would find nothing. With a reply's message id the lease alone
+// (protocol 2), the honest worker's reply was dropped as a duplicate and
+// the job failed naming it (6 of 6 such jobs, review16). Its message id
+// holds its own delivery's handle: the junk takes nothing from it. (A
+// hand-back with a delay is the open hole docs/nats.md names: each delays
+// the job for every worker.)
+func TestJunkAfterAHandBackNamesNoHonestWorker(t *testing.T) {
+	t.Parallel()
+	c := sim.DefaultConfig()
+	c.Seed, c.P, c.FlagRate, c.ErrorRate, c.Latency = 5, 0.85, 0.05, 0.01, sim.FixedLatency(400*time.Millisecond)
+	slow, err := sim.New(hanoi.Oracle{}, c)
+	require.NoError(t, err)
+	later := func(js jetstream.JetStream, key string, job cluster.Job, msgID string) error {
+		time.Sleep(150 * time.Millisecond)
+		// The lease alone: the reply id the honest worker's reply was
+		// stored under before protocol 3.
+		return storeElsewhere(js, key, job, job.Lease)
+	}
+	sitter{op: "nak", after: later, bystander: true, harmless: true, model: slow}.beside(t)
 }
 
 // TestTerminatingWithAFullPlaceAtTheDrawerCostsNoTimeout (review15,
@@ -304,7 +366,7 @@ func TestTerminatingWithAFullPlaceAtTheDrawerCostsNoTimeout(t *testing.T) {
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
 	var once sync.Once
-	fill := func(js jetstream.JetStream, key string, job cluster.Job) error {
+	fill := func(js jetstream.JetStream, key string, job cluster.Job, _ string) error {
 		once.Do(func() {
 			wg.Go(func() { // the sitter's flood of its own place, until the test ends
 				for ctx.Err() == nil {

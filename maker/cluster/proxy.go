@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -276,16 +277,7 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 			_ = msg.NakWithDelay(avoidDelay)
 			continue
 		}
-		if delivered > 1 && a.replyIDTaken(msg.Data(), id) {
-			// An earlier holder stored something under the job's reply
-			// id and let the job go: no reply to it can be stored now.
-			// Its Drawer fails it at once, naming that holder if this
-			// agent's book knows it.
-			a.notify(msg.Data(), a.rooms.holderOf(seq, got), nuid.Next(), "lapse", false)
-			_ = msg.TermWithReason("redelivered with something stored under its reply id")
-			continue
-		}
-		handle := nuid.Next()
+		handle := deliveryHandle()
 		if !a.rooms.hold(id, handle, req.ID, seq, ackWait, got) {
 			_ = msg.NakWithDelay(avoidDelay)
 			full = true
@@ -347,7 +339,7 @@ func (a *Agent) act(id string, req ackRequest) error {
 		// once; one acknowledged with nothing stored under its reply id
 		// is a strike, and ends here. No strike for a termination: an
 		// honest worker terminates the jobs its coordinator withdrew.
-		stored := a.replyStored(h.msg.Data(), id, req.Op == "ack")
+		stored := a.replyStored(h.msg.Data(), id, req.Handle, req.Op == "ack")
 		a.notify(h.msg.Data(), id, req.Handle, req.Op, !stored)
 		if req.Op == "ack" && !stored {
 			a.rooms.unanswered(id, req.Handle, now)
@@ -362,7 +354,10 @@ func (a *Agent) act(id string, req ackRequest) error {
 	case "ack":
 		return h.msg.Ack()
 	case "nak":
-		return a.handBack(h, id, req.Handle, min(req.Delay, maxNakDelay))
+		if req.Delay > 0 {
+			return h.msg.NakWithDelay(min(req.Delay, maxNakDelay))
+		}
+		return h.msg.Nak()
 	case "progress":
 		return h.msg.InProgress()
 	default: // "term"
@@ -370,26 +365,18 @@ func (a *Agent) act(id string, req ackRequest) error {
 	}
 }
 
-// handBack returns the job of worker id's delivery h (its handle) to
-// the queue after delay, for the next worker, unless something is stored
-// under the job's reply id already (replyIDTaken): the stream would drop
-// the next holder's reply as a duplicate of it, so the job is terminated
-// and its Drawer told (notify), which fails it at once naming worker id,
-// if it still waits. Only a worker the job was delivered to knows the
-// id: an honest one's reply stored there reached the Drawer before the
-// notice, and the notice finds nothing waiting. Before, a worker storing
-// something under the id on another Drawer's subject and handing the job
-// back had the honest next holder's reply dropped, and the job's failure
-// named that holder.
-func (a *Agent) handBack(h *held, id, handle string, delay time.Duration) error {
-	if a.replyIDTaken(h.msg.Data(), id) {
-		a.notify(h.msg.Data(), id, handle, "nak", false)
-		return h.msg.TermWithReason("handed back with something stored under its reply id")
+// deliveryHandle names one delivery of a job to a worker: 128 random
+// bits, since its reply's message id holds it (replyMsgID) and no other
+// worker may guess it.
+func deliveryHandle() string { return rand.Text() }
+
+// handleOf is the delivery handle of a job delivered through the agent;
+// "" for one delivered directly (a server without roles).
+func handleOf(msg heldJob) string {
+	if aj, ok := msg.(*agentJob); ok {
+		return aj.handle
 	}
-	if delay > 0 {
-		return h.msg.NakWithDelay(delay)
-	}
-	return h.msg.Nak()
+	return ""
 }
 
 // heldBy says why the delivery h (found: ok) is not worker id's to act on.
@@ -424,7 +411,7 @@ func (a *Agent) handBackLost(id string, req ackRequest) error {
 		}
 		a.work.mu.Unlock()
 		if ok && h.id == id {
-			_ = a.handBack(h, id, handle, 0)
+			_ = h.msg.Nak()
 		}
 	}
 	if len(gone) > 0 {

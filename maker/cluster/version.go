@@ -25,7 +25,10 @@ import (
 // it is. An engine older still (its stream on mdap.jobs.>) is not named.
 // Protocol 2: a Drawer's replies travel under its token (replyToken), not
 // its reply consumer's name, and only the engine deletes that consumer.
-const EngineProtocol = 2
+// Protocol 3: a reply to a job delivered through the agent is stored
+// under the job's lease and the delivery's handle (replyMsgID), which the
+// agent's check of an acknowledgement looks up.
+const EngineProtocol = 3
 
 // The metadata keys of JobsStream naming the engine's protocol and wire
 // version.

@@ -41,7 +41,7 @@ func versionScenario(t *testing.T, url, workerSeed, runSeed, adminSeed string) {
 	st, err := ajs.Stream(ctx, cluster.JobsStream)
 	require.NoError(t, err)
 	engine := st.CachedInfo().Config
-	assert.Equal(t, "2", engine.Metadata["mdap.protocol"], "the engine names its protocol")
+	assert.Equal(t, "3", engine.Metadata["mdap.protocol"], "the engine names its protocol")
 	assert.Equal(t, "2", engine.Metadata["mdap.wire"])
 	_, wjs := connectAs(t, url, workerSeed)
 	_, cjs := connectAs(t, url, runSeed)
@@ -66,12 +66,12 @@ func versionScenario(t *testing.T, url, workerSeed, runSeed, adminSeed string) {
 		_, err := cluster.NewDrawer(ctx, cjs, cluster.DrawerConfig{})
 		require.ErrorIs(t, err, cluster.ErrVersion, tc.name)
 		assert.Contains(t, err.Error(), tc.engineSays, tc.name)
-		assert.Contains(t, err.Error(), "this coordinator protocol 2 (wire 2)", tc.name)
+		assert.Contains(t, err.Error(), "this coordinator protocol 3 (wire 2)", tc.name)
 		assert.Contains(t, err.Error(), tc.upgrade, tc.name)
 		_, err = cluster.NewWorker(ctx, wjs, simModel(t, 1), cluster.WorkerConfig{})
 		require.ErrorIs(t, err, cluster.ErrVersion, tc.name)
 		assert.Contains(t, err.Error(), tc.engineSays, tc.name)
-		assert.Contains(t, err.Error(), "this worker protocol 2 (wire 2)", tc.name)
+		assert.Contains(t, err.Error(), "this worker protocol 3 (wire 2)", tc.name)
 		assert.Contains(t, err.Error(), tc.upgrade, tc.name)
 		assert.Less(t, time.Since(began), 5*time.Second, "%s: refused at once", tc.name)
 	}

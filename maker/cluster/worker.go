@@ -661,7 +661,8 @@ func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 	defer pcancel()
 	release()
 	subject := replySubject(job.ReplyTo, w.identity)
-	perr := w.publishReply(pctx, msg, tok, key, subject, data, cmpOr(job.Lease, job.ID))
+	msgID := replyMsgID(job.Lease, job.ID, handleOf(msg))
+	perr := w.publishReply(pctx, msg, tok, key, subject, data, msgID)
 	if errors.Is(perr, errTooLarge) {
 		// No redelivery could store it either: the samples fail, once,
 		// saying why.
@@ -671,7 +672,7 @@ func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 		}
 		failed = len(reply.Samples)
 		data, _ = json.Marshal(reply)
-		perr = w.publishReply(pctx, msg, tok, key, subject, data, cmpOr(job.Lease, job.ID))
+		perr = w.publishReply(pctx, msg, tok, key, subject, data, msgID)
 	}
 	if perr != nil && errors.Is(context.Cause(ctx), errWithdrawn) {
 		// Withdrawn while its reply waited: no one needs it again.
