@@ -109,10 +109,14 @@ type actNotice struct {
 	Unanswered bool `json:"unanswered,omitempty"`
 }
 
-// notify stores the notice of worker id's act on the job data (its
-// delivery handle names it), trying again while the notices of the
-// worker at the Drawer fill their place, within ackCheckTimeout.
-func (a *Agent) notify(data []byte, id, handle, act string, unanswered bool) {
+// notify stores the notice of worker id's act on the job data, trying
+// again while the notices of the worker at the Drawer fill their place,
+// within ackCheckTimeout. With no message id: one the worker could know
+// (its handle's) it could take first, anywhere in the stream, and the
+// notice would be dropped as a duplicate (review17); it is tried again
+// only when it was not stored, and a second notice of one act finds
+// nothing waiting.
+func (a *Agent) notify(data []byte, id, act string, unanswered bool) {
 	job, ok := actedOn(data)
 	if !ok {
 		return
@@ -122,7 +126,7 @@ func (a *Agent) notify(data []byte, id, handle, act string, unanswered bool) {
 	defer cancel()
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		_, err := a.js.PublishMsg(ctx, &nats.Msg{Subject: replySubject(job.ReplyTo, noticeMark+identityKey(id)), Data: body},
-			jetstream.WithMsgID("acted."+handle), jetstream.WithExpectStream(RepliesStream))
+			jetstream.WithExpectStream(RepliesStream))
 		if err == nil || !strings.Contains(err.Error(), "maximum messages per subject exceeded") || wait.Sleep(ctx, pause) != nil {
 			if err != nil {
 				a.log.Debug("a worker's act not told to its Drawer", "job", job.ID, "act", act, "err", err)

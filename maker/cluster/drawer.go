@@ -351,8 +351,7 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 		}
 		r = Reply{ID: head.ID, Lease: head.Lease, Worker: head.Worker}
 		if head.Unanswered {
-			// Named by the subject its sender's permissions bind, not by
-			// a body anyone writing that subject chooses (review15).
+			// The stand-in names no one but its sender (review15).
 			r.Worker = voterOf(msg.Subject())
 		}
 	}
@@ -373,23 +372,27 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 		d.forget(f)
 	}
 	d.mu.Unlock()
+	// Named by the identity its sender's permissions bind to the
+	// subject, not by the name in a body its sender chose (review15,
+	// review17); by that name only without roles (no identity).
+	who := cmpOr(voterOf(msg.Subject()), r.Worker)
 	switch {
 	case forged:
 		d.forged.Add(1)
-		d.log.Warn("reply without its job's lease dropped (not from the worker holding the job)", "job", r.ID, "worker", r.Worker)
+		d.log.Warn("reply without its job's lease dropped (not from the worker holding the job)", "job", r.ID, "worker", who)
 		return
 	case ok && (err != nil || short):
 		if short {
 			err = fmt.Errorf("%w: reply %s answers %d samples, its job asked %d", ErrUndecodable, r.ID, len(r.Samples), len(f.calls))
 		}
 		d.bad.Add(1)
-		d.log.Warn("undecodable reply from the worker holding the job: its samples fail", "job", r.ID, "worker", r.Worker, "err", err)
+		d.log.Warn("undecodable reply from the worker holding the job: its samples fail", "job", r.ID, "worker", who, "err", err)
 		if misbehaved != "" {
 			d.book.misbehaved(voterOf(msg.Subject()), r.Worker, misbehaved)
 		}
-		failed := fmt.Errorf("%w (worker %q, route %s)", err, r.Worker, f.m.route)
+		failed := fmt.Errorf("%w (worker %q, route %s)", err, who, f.m.route)
 		for _, c := range f.calls {
-			c.ch <- answer{worker: r.Worker, err: failed} // buffered; the only send, since the job is gone
+			c.ch <- answer{worker: who, err: failed} // buffered; the only send, since the job is gone
 		}
 		return
 	case err != nil:

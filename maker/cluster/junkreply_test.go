@@ -43,6 +43,7 @@ type sitter struct {
 	timeout       time.Duration // the other run's calls' timeout; 0: 15 s
 	ackWait       time.Duration // the engine's ack wait; 0: its default
 	model         llms.Model    // the honest worker's; nil: the simulated model
+	logs          *lockedBuffer // the other run's Drawer's warnings, kept; nil: a buffer of its own
 }
 
 // beside runs the sitter beside the honest worker and another run (a
@@ -129,8 +130,11 @@ func (s sitter) beside(t *testing.T) (sent, refused int64, out []cluster.Quarant
 	if bystander {
 		newDrawer(t, vjs, cluster.DrawerConfig{Timeout: timeout})
 	}
-	var logs lockedBuffer
-	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: timeout, Logger: warnLogger(&logs)})
+	logs := s.logs
+	if logs == nil {
+		logs = &lockedBuffer{}
+	}
+	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: timeout, Logger: warnLogger(logs)})
 	remote, err := d.Model(a.worker.Route())
 	require.NoError(t, err)
 	start := time.Now()
@@ -384,4 +388,48 @@ func TestTerminatingWithAFullPlaceAtTheDrawerCostsNoTimeout(t *testing.T) {
 	// A long timeout: the flood slows the Drawer (it reads and drops
 	// every "{}"), and the run may take longer than a short one.
 	sitter{op: "term", before: fill, timeout: 40 * time.Second}.beside(t)
+}
+
+// TestANoticeIdTakenBeforeTheActCostsNoTimeout (review17, high): the
+// engine's notice of an act was stored under the message id
+// "acted."+handle, which the worker holding the job knows: it stored "{}"
+// under that id and under its reply's on another Drawer's subject, then
+// acknowledged; the check found its reply id taken, the notice was
+// dropped as a duplicate, and the job's samples waited out their timeout
+// (the other run at its 35 s deadline at 5 s calls). The notice has no
+// message id now (notify): the job fails at once, naming the sitter.
+func TestANoticeIdTakenBeforeTheActCostsNoTimeout(t *testing.T) {
+	t.Parallel()
+	takeNotice := func(js jetstream.JetStream, key string, job cluster.Job, msgID string) error {
+		_, handle, _ := strings.Cut(msgID, "~")
+		if err := storeElsewhere(js, key, job, "acted."+handle); err != nil {
+			return err
+		}
+		return storeElsewhere(js, key, job, msgID)
+	}
+	_, _, out := sitter{op: "ack", before: takeNotice, bystander: true}.beside(t)
+	assert.Empty(t, out, "nobody is quarantined: something was stored under its reply's id")
+}
+
+// TestAFailureNamesItsSendersIdentity (review17, medium): a worker
+// holding a job stores, under its own reply's id on its own reply
+// subject, a body that does not decode as a reply but names the job, its
+// lease and, as its worker, another identity (review17 read the honest
+// worker's key from the reply stream's subjects, which a worker's
+// STREAM.INFO shows), then hands the job back. The job's samples failed
+// at once naming that identity: the Drawer read the name from the body.
+// It names the identity the sender's permissions bind to the subject now.
+func TestAFailureNamesItsSendersIdentity(t *testing.T) {
+	t.Parallel()
+	const framed = "UFRAMEDFRAMEDFRAMEDFRAMEDFRAMEDFRAMEDFRAMEDFRAMEDFRAMEDFRA"
+	blame := func(js jetstream.JetStream, key string, job cluster.Job, msgID string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		body, _ := json.Marshal(map[string]any{"id": job.ID, "lease": job.Lease, "worker": framed})
+		_, err := js.Publish(ctx, job.ReplyTo+"."+key, body, jetstream.WithMsgID(msgID))
+		return err
+	}
+	var logs lockedBuffer
+	sitter{op: "nak", before: blame, logs: &logs}.beside(t)
+	assert.NotContains(t, logs.String(), framed, "a failure names the identity in the body")
 }

@@ -340,7 +340,7 @@ func (a *Agent) act(id string, req ackRequest) error {
 		// is a strike, and ends here. No strike for a termination: an
 		// honest worker terminates the jobs its coordinator withdrew.
 		stored := a.replyStored(h.msg.Data(), id, req.Handle, req.Op == "ack")
-		a.notify(h.msg.Data(), id, req.Handle, req.Op, !stored)
+		a.notify(h.msg.Data(), id, req.Op, !stored)
 		if req.Op == "ack" && !stored {
 			a.rooms.unanswered(id, req.Handle, now)
 			_ = h.msg.TermWithReason("acknowledged by its worker with no reply stored")
