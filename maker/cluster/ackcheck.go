@@ -81,9 +81,43 @@ type actedJob struct {
 // (nothing to check, nobody to tell).
 func actedOn(data []byte) (actedJob, bool) {
 	var job actedJob
-	ok := json.Unmarshal(data, &job) == nil && job.ID != "" && isJobReplyTo(job.ReplyTo)
+	ok := json.Unmarshal(data, &job) == nil && isJobReplyTo(job.ReplyTo) && job.drawerWrote()
 	return job, ok
 }
+
+// drawerWrote reports whether the job's id and lease are of the forms a
+// Drawer writes (a NUID, leaseKey's 32 hex digits): the agent copies both
+// into the stand-in and the notice it stores with the engine's rights, so
+// a coordinator's job must not choose their size (review18: leases of
+// 250 KiB had each honest worker's terminations fill the reply stream
+// for the coordinator). The agent delivers no other job (forward).
+func (j actedJob) drawerWrote() bool {
+	if len(j.ID) == 0 || len(j.ID) > maxJobID || len(j.Lease) != 32 {
+		return false
+	}
+	for _, c := range j.ID {
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	for _, c := range j.Lease {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// drawerWrites reports whether the job data's id and lease are of the
+// forms a Drawer writes (actedJob.drawerWrote).
+func drawerWrites(data []byte) bool {
+	var job actedJob
+	return json.Unmarshal(data, &job) == nil && job.drawerWrote()
+}
+
+// maxJobID bounds the id of a job the agent delivers (a Drawer's are
+// NUIDs, 22 characters).
+const maxJobID = 64
 
 // noticeMark begins the last token of the subject the agent tells a
 // job's Drawer of its worker's act on: mdap.replies.<token>.<job>.~<key>,

@@ -507,11 +507,14 @@ func (d *Drawer) forget(f *flight) {
 // without an agent the Drawer deletes it itself.
 func (d *Drawer) withdraw(token, id, lease string, seq uint64) {
 	d.withdrawn.Add(1)
-	_ = d.nc.Publish(cancelSubject+token+"."+id, nil) // best effort: a lost notice costs one model call
 	d.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
 		defer cancel()
 		err := askOwn(ctx, d.nc, "withdraw", agentRequest{Name: id, Seq: seq, Lease: lease})
+		// The notice after the agent's record: a worker asks the agent
+		// whether a job it holds through it was withdrawn (onCancel).
+		// Best effort: a lost notice costs one model call.
+		_ = d.nc.Publish(cancelSubject+token+"."+id, nil)
 		if errors.Is(err, errNoAgent) {
 			err = d.jobStream().DeleteMsg(ctx, seq)
 		} else if err != nil && strings.Contains(err.Error(), errJobGone) {

@@ -433,3 +433,22 @@ func TestAFailureNamesItsSendersIdentity(t *testing.T) {
 	sitter{op: "nak", before: blame, logs: &logs}.beside(t)
 	assert.NotContains(t, logs.String(), framed, "a failure names the identity in the body")
 }
+
+// TestAForgedCancelNamesNoHonestWorker (review18, high): NATS checks no
+// one's right to a reply subject, so a worker credential can have
+// JetStream answer a stream info request on a job's cancel subject
+// (mdap.cancel.<route token>.<job id>), then hand the job back. The
+// honest worker took the answer for a withdrawal, terminated the job
+// when it came, and the job's samples failed at once naming the honest
+// worker (5 of 5). Through the agent, a notice is now a hint: the worker
+// asks the agent, which the coordinator tells of each withdrawal first,
+// and calls the job when it was none.
+func TestAForgedCancelNamesNoHonestWorker(t *testing.T) {
+	t.Parallel()
+	forge := func(js jetstream.JetStream, _ string, job cluster.Job, _ string) error {
+		err := js.Conn().PublishRequest("$JS.API.STREAM.INFO."+cluster.JobsStream, "mdap.cancel."+cluster.RouteToken(job.Route)+"."+job.ID, nil)
+		time.Sleep(50 * time.Millisecond) // the notice reaches the honest worker before the job does
+		return err
+	}
+	sitter{op: "nak", before: forge, harmless: true}.beside(t)
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
@@ -136,7 +137,9 @@ func TestATricklingDrawerHoldsNoStoppingWorker(t *testing.T) {
 // the worker kept no note of it. Before parkreply the reply was stored
 // as its room freed and the job acknowledged: one call a job. 8 jobs, 4
 // withdrawn while parked: 12 model calls on aed69d3 (Released 4,
-// Redelivered 4), 8 on b6af07d.
+// Redelivered 4), 8 on b6af07d. The coordinator withdraws each job
+// through the engine, then sends its notice, as a Drawer does: the
+// worker asks the agent before it takes a notice for a withdrawal.
 func TestAJobWithdrawnWhileItsReplyWaitsIsNotCalledAgain(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
@@ -144,16 +147,19 @@ func TestAJobWithdrawnWhileItsReplyWaitsIsNotCalledAgain(t *testing.T) {
 	name, tok := a.ownDrawer(t)
 	const jobs = 8
 	subject := "mdap.jobs." + cluster.RouteToken(a.worker.Route()) + "." + a.key
+	ids, seqs, lease := make([]string, jobs), make([]uint64, jobs), strings.Repeat("cd", 16)
 	for i := range jobs {
+		ids[i] = nuid.Next()
 		job := cluster.Job{
-			Version: cluster.WireVersion, ID: fmt.Sprintf("w%d", i), Route: a.worker.Route(),
-			ReplyTo: fmt.Sprintf("mdap.replies.%s.w%d", tok, i),
+			Version: cluster.WireVersion, ID: ids[i], Route: a.worker.Route(), Lease: lease,
+			ReplyTo: fmt.Sprintf("mdap.replies.%s.%s", tok, ids[i]),
 			Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{Step: i}},
 		}
 		data, err := json.Marshal(job)
 		require.NoError(t, err)
-		_, err = a.tjs.Publish(context.Background(), subject, data)
+		ack, err := a.tjs.Publish(context.Background(), subject, data)
 		require.NoError(t, err)
+		seqs[i] = ack.Sequence
 	}
 	// The Drawer reads, slowly (one reply every 1.5 s: it is reading).
 	fctx, fstop := context.WithCancel(context.Background())
@@ -183,7 +189,10 @@ func TestAJobWithdrawnWhileItsReplyWaitsIsNotCalledAgain(t *testing.T) {
 	// The step is decided: its coordinator withdraws the jobs whose
 	// replies it has not read (those waiting for room).
 	for i := range jobs {
-		require.NoError(t, a.thief.Publish("mdap.cancel."+cluster.RouteToken(a.worker.Route())+fmt.Sprintf(".w%d", i), nil))
+		withdraw, _ := json.Marshal(map[string]any{"name": ids[i], "seq": seqs[i], "lease": lease})
+		_, err := a.thief.Request("mdap.engine.withdraw."+a.key, withdraw, 10*time.Second)
+		require.NoError(t, err)
+		require.NoError(t, a.thief.Publish("mdap.cancel."+cluster.RouteToken(a.worker.Route())+"."+ids[i], nil))
 	}
 	require.NoError(t, a.thief.Flush())
 	time.Sleep(4 * time.Second)

@@ -101,6 +101,7 @@ type ackRequest struct {
 type held struct {
 	msg jetstream.Msg
 	id  string
+	seq uint64    // the job's stream sequence
 	at  time.Time // the last act on it
 }
 
@@ -108,6 +109,31 @@ type held struct {
 type deliveries struct {
 	mu   sync.Mutex
 	held map[string]*held
+	// last is the handle of each job's latest delivery, by stream
+	// sequence: a redelivery drops the one before it (deliver).
+	last map[uint64]string
+}
+
+// deliver records handle as the latest delivery of the job h, and drops
+// an earlier delivery of it this agent still holds: JetStream takes an
+// act on an earlier delivery of a job still pending as one on the job,
+// so a worker whose ack wait passed could hand back, or acknowledge, the
+// delivery its next holder works on (review18: a stale NAK handed an
+// honest worker's job back under it and struck its room). The caller
+// holds d.mu.
+func (d *deliveries) deliver(handle string, h *held) {
+	if d.last == nil {
+		d.last = map[uint64]string{}
+	}
+	if old, ok := d.last[h.seq]; ok && h.seq != 0 {
+		if o := d.held[old]; o != nil && o.seq == h.seq {
+			delete(d.held, old)
+		}
+	}
+	d.held[handle] = h
+	if h.seq != 0 {
+		d.last[h.seq] = handle
+	}
 }
 
 // serveWork answers a worker's pull or act; the caller runs it on its own
@@ -266,6 +292,10 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 			a.log.Debug("job terminated: no Drawer takes its replies", "reply_drawer", tok)
 			_ = msg.TermWithReason("no Drawer takes its replies")
 			continue
+		case !drawerWrites(msg.Data()):
+			a.log.Debug("job terminated: its id or lease is not of the form a Drawer writes", "reply_drawer", tok)
+			_ = msg.TermWithReason("its id or lease is not of the form a Drawer writes")
+			continue
 		case owner != "" && owner != jobPublisher(msg.Subject()):
 			a.log.Warn("job terminated: its replies go to another coordinator's Drawer", "reply_drawer", tok, "publisher", truncate(jobPublisher(msg.Subject()), 12))
 			_ = msg.TermWithReason("its replies go to another coordinator's Drawer")
@@ -285,7 +315,7 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 		}
 		*n--
 		a.work.mu.Lock()
-		a.work.held[handle] = &held{msg: msg, id: id, at: time.Now()}
+		a.work.deliver(handle, &held{msg: msg, id: id, seq: seq, at: time.Now()})
 		a.work.mu.Unlock()
 		out := nats.NewMsg(reply)
 		forwardedHeaders(out.Header, msg.Headers())
@@ -460,6 +490,11 @@ func (a *Agent) forget(idle time.Duration) {
 	for k, h := range a.work.held {
 		if now.Sub(h.at) > idle {
 			delete(a.work.held, k)
+		}
+	}
+	for seq, handle := range a.work.last {
+		if _, ok := a.work.held[handle]; !ok {
+			delete(a.work.last, seq)
 		}
 	}
 }

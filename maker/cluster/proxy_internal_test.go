@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -112,5 +114,36 @@ func TestTheAckCheckWritesOnlyUnderAJobsReplySubject(t *testing.T) {
 		repliesSubject + strings.ToUpper(tok) + ".j": false,
 	} {
 		assert.Equal(t, want, isJobReplyTo(s), s)
+	}
+}
+
+// TestTheAgentTakesOnlyJobsOfADrawersForm (review18, medium): the agent
+// copies a job's id and lease into the stand-in and the notice it stores
+// with the engine's rights, so it delivers (and checks) only jobs whose
+// id and lease are of the forms a Drawer writes: a coordinator's lease
+// of 250 KiB had each honest worker's terminations store twice that a
+// job in the reply stream, which fills for every run.
+func TestTheAgentTakesOnlyJobsOfADrawersForm(t *testing.T) {
+	tok := replyToken("d1")
+	job := func(id, lease string) []byte {
+		b, _ := json.Marshal(actedJob{ID: id, ReplyTo: repliesSubject + tok + "." + id, Lease: lease})
+		return b
+	}
+	for name, c := range map[string]struct {
+		data []byte
+		want bool
+	}{
+		"a Drawer's":          {job(nuid.Next(), leaseKey()), true},
+		"a lease of 250 KiB":  {job(nuid.Next(), strings.Repeat("a", 250<<10)), false},
+		"a short lease":       {job(nuid.Next(), "abc"), false},
+		"an upper-case lease": {job(nuid.Next(), strings.ToUpper(leaseKey())), false},
+		"an id of 250 KiB":    {job(strings.Repeat("A", 250<<10), leaseKey()), false},
+		"an id with a dot":    {job("a.b", leaseKey()), false},
+		"no id":               {job("", leaseKey()), false},
+		"not a job":           {[]byte(`{`), false},
+	} {
+		_, ok := actedOn(c.data)
+		assert.Equal(t, c.want, ok, name)
+		assert.Equal(t, c.want, drawerWrites(c.data), name)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -145,9 +146,10 @@ func TestASilentlyWithdrawnJobIsDroppedAtItsNextProgressReport(t *testing.T) {
 	calling := heldModel{Model: simModel(t, 5), forged: make(chan struct{})} // answers at its context's end only
 	a := newRouteAttackWith(t, cluster.ProvisionConfig{AckWait: ackWait}, calling, cluster.WorkerConfig{Inflight: 1})
 	_, token := a.ownDrawer(t)
+	id, lease := nuid.Next(), strings.Repeat("ab", 16) // the forms of a Drawer's (the agent delivers no other)
 	job := cluster.Job{
-		Version: cluster.WireVersion, ID: "silent", Route: a.worker.Route(), ReplyTo: "mdap.replies." + token + ".silent",
-		Lease: "the-lease", Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{Step: 0}},
+		Version: cluster.WireVersion, ID: id, Route: a.worker.Route(), ReplyTo: "mdap.replies." + token + "." + id,
+		Lease: lease, Prompts: [][]cluster.Message{{}}, Samples: []cluster.Sample{{Step: 0}},
 	}
 	data, err := json.Marshal(job)
 	require.NoError(t, err)
@@ -156,7 +158,7 @@ func TestASilentlyWithdrawnJobIsDroppedAtItsNextProgressReport(t *testing.T) {
 	ack, err := a.tjs.Publish(ctx, "mdap.jobs."+cluster.RouteToken(a.worker.Route())+"."+a.key, data)
 	require.NoError(t, err)
 	time.Sleep(time.Second) // the worker takes it and calls its model
-	withdraw, _ := json.Marshal(map[string]any{"name": "silent", "seq": ack.Sequence, "lease": "the-lease"})
+	withdraw, _ := json.Marshal(map[string]any{"name": id, "seq": ack.Sequence, "lease": lease})
 	resp, err := a.thief.Request("mdap.engine.withdraw."+a.key, withdraw, 10*time.Second)
 	require.NoError(t, err)
 	require.NotContains(t, string(resp.Data), "error")

@@ -287,7 +287,7 @@ func (q *TaskQueue) Take(ctx context.Context) (*Claim, error) {
 				attempt = int(md.NumDelivered)
 			}
 			c := &Claim{ID: id, Data: msg.Data(), Attempt: attempt, q: q, msg: msg}
-			c.stop = heartbeat(msg, q.ackWait, nil)
+			c.stop = heartbeat(msg, q.ackWait, nil, nil)
 			cancel()
 			return c, nil
 		}
@@ -301,10 +301,11 @@ func (q *TaskQueue) Take(ctx context.Context) (*Claim, error) {
 	}
 }
 
-// heartbeat reports progress on msg every third of ackWait until the
-// returned stop is called; withdrawn, if set, is called when the agent
-// answers that the job's coordinator withdrew it.
-func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration, withdrawn func()) (stop func()) {
+// heartbeat reports progress on msg every third of ackWait, and at once
+// at each receive from check, until the returned stop is called;
+// withdrawn, if set, is called when the agent answers that the job's
+// coordinator withdrew it.
+func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration, check <-chan struct{}, withdrawn func()) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -314,6 +315,10 @@ func heartbeat(msg interface{ InProgress() error }, ackWait time.Duration, withd
 			select {
 			case <-done:
 				return
+			case <-check:
+				if err := msg.InProgress(); withdrawn != nil && errors.Is(err, errJobWithdrawn) {
+					withdrawn()
+				}
 			case <-t.C:
 				if err := msg.InProgress(); withdrawn != nil && errors.Is(err, errJobWithdrawn) {
 					withdrawn()

@@ -164,7 +164,7 @@ type Worker struct {
 	owned bool
 
 	mu        sync.Mutex
-	active    map[string]context.CancelCauseFunc
+	active    map[string]activeJob
 	withdrawn map[string]time.Time   // notices for jobs not taken yet
 	stalled   map[string]time.Time   // Drawers not reading: until when (notReading)
 	taken     map[string]time.Time   // Drawers: when one of this worker's replies last found room (roomTaken)
@@ -213,7 +213,7 @@ func NewWorker(ctx context.Context, js jetstream.JetStream, model llms.Model, cf
 		inflight:  cmpOr(cfg.Inflight, 1),
 		grace:     cmpOr(cfg.Grace, DefaultGrace),
 		log:       cfg.Logger,
-		active:    map[string]context.CancelCauseFunc{},
+		active:    map[string]activeJob{},
 		withdrawn: map[string]time.Time{},
 		stalled:   map[string]time.Time{},
 		taken:     map[string]time.Time{},
@@ -470,14 +470,34 @@ func (w *Worker) fetch(ctx, calls context.Context, n int, giveBack func(int), jo
 	_ = wait.Sleep(ctx, backoff)
 }
 
+// activeJob is a job whose model calls are under way: cancel ends them;
+// check, for a job delivered through the engine's agent, asks its
+// heartbeat to ask the agent now whether the job was withdrawn.
+type activeJob struct {
+	cancel context.CancelCauseFunc
+	check  chan struct{} // nil: a job delivered directly (no roles)
+}
+
 // onCancel cancels the model call of a withdrawn job, or remembers the
-// notice for a job not taken yet.
+// notice for a job not taken yet. A notice for a job delivered through
+// the agent is a hint: any client can have JetStream answer a request on
+// a cancel subject (review18: a worker credential had honest workers
+// terminate jobs never withdrawn, and their samples fail naming them),
+// so the agent, which the coordinator tells of each withdrawal first
+// (Drawer.withdraw), says whether it is one.
 func (w *Worker) onCancel(m *nats.Msg) {
 	id := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if cancel, ok := w.active[id]; ok {
-		cancel(errWithdrawn)
+	if a, ok := w.active[id]; ok {
+		if a.check == nil {
+			a.cancel(errWithdrawn)
+			return
+		}
+		select {
+		case a.check <- struct{}{}:
+		default: // a check is due already
+		}
 		return
 	}
 	now := time.Now()
@@ -493,15 +513,17 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	}
 }
 
-// track registers a job's model call; false if the job was withdrawn.
-func (w *Worker) track(id string, cancel context.CancelCauseFunc) bool {
+// track registers a job's model call; false if a notice of its
+// withdrawal came first, which the caller confirms for a job delivered
+// through the agent (onCancel) and tracks it again if it is none.
+func (w *Worker) track(id string, a activeJob) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, ok := w.withdrawn[id]; ok {
 		delete(w.withdrawn, id)
 		return false
 	}
-	w.active[id] = cancel
+	w.active[id] = a
 	return true
 }
 
@@ -578,11 +600,20 @@ func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 	}
 	ctx, cancel := context.WithCancelCause(traceContext(calls, msg.Headers()))
 	defer cancel(nil)
-	if !w.track(job.ID, cancel) {
-		outcome = "withdrawn"
-		w.withdrawnN.Add(1)
-		_ = msg.Term()
-		return
+	active := activeJob{cancel: cancel}
+	if _, ok := msg.(*agentJob); ok {
+		active.check = make(chan struct{}, 1)
+	}
+	if !w.track(job.ID, active) {
+		// A notice came first; through the agent, the agent's word
+		// withdraws the job, or it is called all the same.
+		if active.check == nil || errors.Is(msg.InProgress(), errJobWithdrawn) {
+			outcome = "withdrawn"
+			w.withdrawnN.Add(1)
+			_ = msg.Term()
+			return
+		}
+		_ = w.track(job.ID, active) // a second notice since: the heartbeat asks the agent
 	}
 	defer w.untrack(job.ID)
 
@@ -604,7 +635,7 @@ func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 		}
 		// Progress reports run until the reply is out (stopping them
 		// waits for their goroutine: not on the reply's way).
-		defer heartbeat(msg, time.Duration(w.ackWait.Load()), func() { cancel(errWithdrawn) })()
+		defer heartbeat(msg, time.Duration(w.ackWait.Load()), active.check, func() { cancel(errWithdrawn) })()
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for i, s := range job.Samples {
