@@ -360,9 +360,10 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 	forged := ok && subtle.ConstantTimeCompare([]byte(f.lease), []byte(r.Lease)) != 1
 	if id, held := d.byReply[replyIDOf(msg.Headers().Get(jetstream.MsgIDHeader))]; (!ok || forged || r.ID != id) && held {
 		// Stored under a waiting job's reply id, which only a worker
-		// that held the job knows, and not its reply: the stream now
-		// drops the job's reply as a duplicate of it, so the job's
-		// calls fail now, not at their timeout (review14).
+		// that held the job knows, and not its reply: under the
+		// holder's own message id, the stream drops the holder's reply
+		// as a duplicate of it, so the job's calls fail now, not at
+		// their timeout (review14), and no honest worker does it.
 		r, f, ok, forged = Reply{ID: id, Worker: voterOf(msg.Subject())}, d.pending[id], true, false
 		err = fmt.Errorf("%w: a message stored under the job's reply id is not its reply", ErrUndecodable)
 		misbehaved = "it stored something other than a job's reply under the job's reply id"
@@ -422,8 +423,8 @@ func (d *Drawer) onReply(msg jetstream.Msg) {
 // onNotice fails at once the calls of a job whose worker (key) acted on
 // it, by the engine's notice (ackcheck.go), while it still waits for its
 // reply: the replies stored before the notice were read before it, so
-// none is coming. A worker that acknowledged the job with nothing stored under its reply
-// id is quarantined, as no honest worker does that.
+// none is coming. A worker that acknowledged the job with nothing stored
+// under its reply id is quarantined, as no honest worker does that.
 func (d *Drawer) onNotice(data []byte, key string) {
 	var n actNotice
 	if json.Unmarshal(data, &n) != nil {
