@@ -22,6 +22,48 @@ import (
 // others.
 const peerSubject = "mdap.agents.act"
 
+// newsSubject carries what an agent tells the others without an answer
+// (peerNews), admin's only as peerSubject is.
+const newsSubject = "mdap.agents.news"
+
+// peerNews is what one agent tells the others of a job (by its stream
+// sequence): that it delivered the job again, which supersedes a
+// delivery another agent made (deliveries.supersede: review19, a stale
+// act through the agent that made the earlier delivery), or that its
+// coordinator withdrew it through this agent, which the agent holding
+// its delivery must know to answer its worker's progress report
+// (rooms.withdrawn: review19, a withdrawal through one agent of two left
+// the other's worker calling the model).
+type peerNews struct {
+	From      string `json:"from"`
+	Delivered uint64 `json:"delivered,omitempty"`
+	Withdrawn uint64 `json:"withdrawn,omitempty"`
+}
+
+// tell publishes news to the other agents; best effort (an agent that
+// misses it acts as before the news existed).
+func (a *Agent) tell(n peerNews) {
+	n.From = a.id
+	data, _ := json.Marshal(n)
+	_ = a.nc.Publish(newsSubject, data)
+}
+
+// onNews takes another agent's news.
+func (a *Agent) onNews(m *nats.Msg) {
+	var n peerNews
+	if json.Unmarshal(m.Data, &n) != nil || n.From == a.id {
+		return
+	}
+	if n.Delivered != 0 {
+		a.work.mu.Lock()
+		a.work.supersede(n.Delivered)
+		a.work.mu.Unlock()
+	}
+	if n.Withdrawn != 0 {
+		a.rooms.withdrawn(n.Withdrawn, time.Now())
+	}
+}
+
 // peerWait bounds an agent's wait for the agent holding a delivery: a
 // delivery nobody holds (acknowledged, expired) costs its act that long.
 const peerWait = time.Second

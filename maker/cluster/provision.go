@@ -808,6 +808,7 @@ type Agent struct {
 	log     *slog.Logger
 	sub     *nats.Subscription
 	peers   *nats.Subscription // acts relayed by other agents (peerSubject)
+	news    *nats.Subscription // other agents' news (newsSubject)
 	id      string             // this agent among the engine's (peerAct)
 	wg      sync.WaitGroup
 	ctx     context.Context // ends at Stop
@@ -882,6 +883,9 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	if err == nil {
 		if a.peers, err = nc.Subscribe(peerSubject, a.onPeer); err != nil {
 			_ = a.sub.Unsubscribe()
+		} else if a.news, err = nc.Subscribe(newsSubject, a.onNews); err != nil {
+			_ = a.sub.Unsubscribe()
+			_ = a.peers.Unsubscribe()
 		}
 	}
 	if err != nil {
@@ -896,6 +900,7 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 	if err := nc.FlushWithContext(fctx); err != nil {
 		_ = a.sub.Unsubscribe()
 		_ = a.peers.Unsubscribe()
+		_ = a.news.Unsubscribe()
 		cancel()
 		return nil, fmt.Errorf("%w: serve the engine's requests: %w", ErrEngine, err)
 	}
@@ -1058,6 +1063,7 @@ func (a *Agent) answer(m *nats.Msg) {
 		var req agentRequest
 		if json.Unmarshal(m.Data, &req) == nil {
 			a.rooms.withdrawn(req.Seq, time.Now())
+			a.tell(peerNews{Withdrawn: req.Seq})
 		}
 	}
 	var resp agentResponse
@@ -1100,6 +1106,7 @@ func (a *Agent) Stop() {
 	a.cancel()
 	_ = a.sub.Unsubscribe()
 	_ = a.peers.Unsubscribe()
+	_ = a.news.Unsubscribe()
 	a.wg.Wait()
 }
 

@@ -103,6 +103,10 @@ type held struct {
 	id  string
 	seq uint64    // the job's stream sequence
 	at  time.Time // the last act on it
+	// superseded: the job was delivered again since (deliveries.deliver,
+	// or another agent's news): an act on this delivery reaches the book
+	// only, never JetStream.
+	superseded bool
 }
 
 // deliveries are the agent's deliveries awaiting their worker's ack.
@@ -110,29 +114,34 @@ type deliveries struct {
 	mu   sync.Mutex
 	held map[string]*held
 	// last is the handle of each job's latest delivery, by stream
-	// sequence: a redelivery drops the one before it (deliver).
+	// sequence: a redelivery supersedes the one before it (deliver).
 	last map[uint64]string
 }
 
-// deliver records handle as the latest delivery of the job h, and drops
-// an earlier delivery of it this agent still holds: JetStream takes an
-// act on an earlier delivery of a job still pending as one on the job,
-// so a worker whose ack wait passed could hand back, or acknowledge, the
+// deliver records handle as the latest delivery of the job h, and
+// supersedes an earlier delivery of it this agent still holds (the
+// caller tells the other agents: Agent.tell). JetStream takes an act on
+// an earlier delivery of a job still pending as one on the job, so a
+// worker whose ack wait passed could hand back, or acknowledge, the
 // delivery its next holder works on (review18: a stale NAK handed an
 // honest worker's job back under it and struck its room). The caller
 // holds d.mu.
 func (d *deliveries) deliver(handle string, h *held) {
-	if d.last == nil {
-		d.last = map[uint64]string{}
-	}
-	if old, ok := d.last[h.seq]; ok && h.seq != 0 {
-		if o := d.held[old]; o != nil && o.seq == h.seq {
-			delete(d.held, old)
-		}
-	}
+	d.supersede(h.seq)
 	d.held[handle] = h
 	if h.seq != 0 {
+		if d.last == nil {
+			d.last = map[uint64]string{}
+		}
 		d.last[h.seq] = handle
+	}
+}
+
+// supersede marks the latest delivery this agent made of the job of
+// stream sequence seq as superseded. The caller holds d.mu.
+func (d *deliveries) supersede(seq uint64) {
+	if o := d.held[d.last[seq]]; seq != 0 && o != nil && o.seq == seq {
+		o.superseded = true
 	}
 }
 
@@ -317,6 +326,9 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 		a.work.mu.Lock()
 		a.work.deliver(handle, &held{msg: msg, id: id, seq: seq, at: time.Now()})
 		a.work.mu.Unlock()
+		if delivered > 1 {
+			a.tell(peerNews{Delivered: seq})
+		}
 		out := nats.NewMsg(reply)
 		forwardedHeaders(out.Header, msg.Headers())
 		out.Header.Set(handleHeader, handle)
@@ -348,15 +360,23 @@ func (a *Agent) act(id string, req ackRequest) error {
 	now := time.Now()
 	a.work.mu.Lock()
 	h, ok := a.work.held[req.Handle]
+	superseded := ok && h.superseded
 	if ok && h.id == id {
 		h.at = now
-		if req.Op != "progress" {
+		if req.Op != "progress" || superseded {
 			delete(a.work.held, req.Handle)
 		}
 	}
 	a.work.mu.Unlock()
 	if err := heldBy(h, ok, id); err != nil {
 		return err
+	}
+	if superseded {
+		// Late: the book takes it as a late act (a room at zero opens
+		// to one job: rooms.late) or as the hold's time out, and the
+		// job, delivered again since, is left to its next holder.
+		a.rooms.done(id, req.Handle, false, now)
+		return errNoDelivery
 	}
 	switch {
 	case req.Op == "progress":
@@ -436,11 +456,13 @@ func (a *Agent) handBackLost(id string, req ackRequest) error {
 	for _, handle := range gone {
 		a.work.mu.Lock()
 		h, ok := a.work.held[handle]
-		if ok && h.id == id {
+		ok = ok && h.id == id
+		if ok {
 			delete(a.work.held, handle)
+			ok = !h.superseded
 		}
 		a.work.mu.Unlock()
-		if ok && h.id == id {
+		if ok {
 			_ = h.msg.Nak()
 		}
 	}
@@ -459,6 +481,7 @@ func (a *Agent) handBackLost(id string, req ackRequest) error {
 func (a *Agent) termIfGone(id, handle string) error {
 	a.work.mu.Lock()
 	h, ok := a.work.held[handle]
+	ok = ok && !h.superseded
 	a.work.mu.Unlock()
 	if err := heldBy(h, ok, id); err != nil {
 		return err

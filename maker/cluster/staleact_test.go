@@ -126,3 +126,175 @@ func TestAnActOnAnEarlierDeliveryIsRefused(t *testing.T) {
 		"the honest worker's room is never struck for a job it held and answered in time")
 	assert.Equal(t, int64(1), w.Stats().Redelivered, "the honest worker was given the job it held once only")
 }
+
+// rawPuller pulls and acts through the agent by hand.
+type rawPuller struct {
+	nc   *nats.Conn
+	id   string
+	jobs chan *nats.Msg
+}
+
+func newRawPuller(t *testing.T, url, seed string) *rawPuller {
+	nc, _ := connectAs(t, url, seed)
+	p := &rawPuller{nc: nc, id: strings.TrimPrefix(nc.Opts.InboxPrefix, "_INBOX_"), jobs: make(chan *nats.Msg, 64)}
+	return p
+}
+
+func (p *rawPuller) pull(t *testing.T, route string, wait time.Duration) {
+	inbox := p.nc.NewInbox()
+	_, err := p.nc.Subscribe(inbox, func(m *nats.Msg) {
+		if m.Header.Get("Mdap-Handle") != "" {
+			p.jobs <- m
+		}
+	})
+	require.NoError(t, err)
+	req, _ := json.Marshal(map[string]any{"route": route, "n": 1, "wait": wait})
+	require.NoError(t, p.nc.PublishRequest("mdap.engine.work."+p.id+".pull", inbox, req))
+}
+
+func (p *rawPuller) act(t *testing.T, handle, op string) string {
+	data, _ := json.Marshal(map[string]any{"handle": handle, "op": op})
+	ans, err := p.nc.Request("mdap.engine.work."+p.id+".ack", data, 5*time.Second)
+	require.NoError(t, err)
+	return string(ans.Data)
+}
+
+// TestAnActOnAnEarlierDeliveryThroughAnotherAgentIsRefused (review19,
+// medium-high): with two agents (a second maker nats provision), a
+// redelivery fetched by the other agent left the sitter's earlier handle
+// in the first agent's book, and the sitter's stale NAK (relayed between
+// the agents) handed back the job its next holder worked on: review18's
+// attack, open with N agents. An agent that delivers a job again tells
+// the others (peerNews), which supersede their earlier delivery of it.
+func TestAnActOnAnEarlierDeliveryThroughAnotherAgentIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, s := issueTenants(t, dir)
+	var sseeds []string
+	for i := range 8 {
+		sseed, err := cluster.AddWorker(dir, "sitter"+string(rune('a'+i)))
+		require.NoError(t, err)
+		sseeds = append(sseeds, sseed)
+	}
+	keys, _, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	ackWait := 2 * time.Second
+	engine := cluster.ProvisionConfig{AckWait: ackWait}
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: engine})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	url := srv.ClientURL()
+	anc, _ := connectAs(t, url, s.admin)
+	actx, acancel := context.WithCancel(context.Background())
+	t.Cleanup(acancel)
+	second, err := cluster.ServeAgent(actx, anc, engine)
+	require.NoError(t, err)
+	t.Cleanup(second.Stop)
+
+	_, wjs := connectAs(t, url, s.worker)
+	w := newWorker(t, wjs, echoAfter{d: time.Second}, cluster.WorkerConfig{}) // the route only; never run
+	honest := newRawPuller(t, url, s.worker)
+
+	_, vjs := connectAs(t, url, s.victim)
+	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 60 * time.Second})
+	remote, err := d.Model(w.Route())
+	require.NoError(t, err)
+
+	for round := range 8 {
+		sitter := newRawPuller(t, url, sseeds[round]) // a fresh room at each agent
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { _, _ = remote.Call(ctx, "hello") }()
+		sitter.pull(t, w.Route(), 10*time.Second)
+		var first *nats.Msg
+		select {
+		case first = <-sitter.jobs:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the sitter was sent no job")
+		}
+		time.Sleep(ackWait + 300*time.Millisecond)
+		honest.pull(t, w.Route(), 5*time.Second)
+		var second *nats.Msg
+		select {
+		case second = <-honest.jobs:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the honest puller was sent no redelivery")
+		}
+		require.Equal(t, "2", second.Header.Get("Mdap-Delivered"))
+		ans := sitter.act(t, first.Header.Get("Mdap-Handle"), "nak")
+		t.Logf("round %d: the stale NAK: %s", round, ans)
+		if !strings.Contains(ans, "error") {
+			// Accepted: the job is handed back while the honest puller
+			// holds it; it comes again (a third delivery).
+			honest.pull(t, w.Route(), 3*time.Second)
+			select {
+			case again := <-honest.jobs:
+				t.Errorf("round %d: a stale NAK across agents was accepted: the job the honest worker holds came again (delivery %s)",
+					round, again.Header.Get("Mdap-Delivered"))
+			case <-time.After(4 * time.Second):
+				t.Errorf("round %d: a stale NAK across agents was accepted", round)
+			}
+			cancel()
+			return
+		}
+		_ = honest.act(t, second.Header.Get("Mdap-Handle"), "term")
+		cancel()
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Log("every redelivery went through the sitter's agent (chance 1/256)")
+}
+
+// TestALateActOnADeliveryDeliveredAgainReopensARoom (review19,
+// medium-low): heldroom.go's rule that a late act on a job that timed out
+// opens a room at zero to one job (rooms.late) is reached through
+// Agent.act finding the delivery; when the job was delivered again, the
+// first version of the fix for review18 dropped the late worker's
+// delivery, and its room stayed at zero. A superseded delivery is kept
+// for the book: the act reaches it, never JetStream.
+func TestALateActOnADeliveryDeliveredAgainReopensARoom(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, s := issueTenants(t, dir)
+	lseed, err := cluster.AddWorker(dir, "late")
+	require.NoError(t, err)
+	keys, _, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	ackWait := 2 * time.Second
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
+		Provision: cluster.ProvisionConfig{AckWait: ackWait}})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	url := srv.ClientURL()
+
+	_, wjs := connectAs(t, url, s.worker)
+	other := newWorker(t, wjs, echoAfter{d: 15 * time.Second}, cluster.WorkerConfig{Inflight: 1})
+	late := newRawPuller(t, url, lseed)
+	_, vjs := connectAs(t, url, s.victim)
+	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 60 * time.Second})
+	remote, err := d.Model(other.Route())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	go func() { _, _ = remote.Call(ctx, "one") }()
+	late.pull(t, other.Route(), 10*time.Second)
+	var first *nats.Msg
+	select {
+	case first = <-late.jobs:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no job")
+	}
+	runWorker(t, other) // takes the job at its ack wait, and is busy with it 15 s
+	require.Eventually(t, func() bool { return other.Stats().Redelivered == 1 }, 10*time.Second, 20*time.Millisecond)
+	late.pull(t, other.Route(), 300*time.Millisecond) // the book strikes the late worker's room: zero
+	time.Sleep(400 * time.Millisecond)
+	ans := late.act(t, first.Header.Get("Mdap-Handle"), "progress") // late, under load
+	t.Logf("the late progress report: %s", ans)
+
+	go func() { _, _ = remote.Call(ctx, "two") }()
+	late.pull(t, other.Route(), 1500*time.Millisecond)
+	select {
+	case <-late.jobs:
+	case <-time.After(2 * time.Second):
+		t.Error("a worker whose act came late kept no room of one (rooms.late never ran: the act was refused)")
+	}
+}

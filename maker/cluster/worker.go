@@ -527,6 +527,20 @@ func (w *Worker) track(id string, a activeJob) bool {
 	return true
 }
 
+// follow registers a job's model call whatever notices came before, and
+// has its heartbeat ask the agent once more at its start, for a notice
+// that came while the agent was asked (review19).
+func (w *Worker) follow(id string, a activeJob) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.withdrawn, id)
+	w.active[id] = a
+	select {
+	case a.check <- struct{}{}:
+	default:
+	}
+}
+
 func (w *Worker) untrack(id string) {
 	w.mu.Lock()
 	delete(w.active, id)
@@ -613,7 +627,7 @@ func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 			_ = msg.Term()
 			return
 		}
-		_ = w.track(job.ID, active) // a second notice since: the heartbeat asks the agent
+		w.follow(job.ID, active)
 	}
 	defer w.untrack(job.ID)
 

@@ -629,3 +629,53 @@ func TestWorkerLogsItsJobs(t *testing.T) {
 	assert.Equal(t, "ok", text)
 	assert.Equal(t, []logRecord{{slog.LevelInfo, "took a redelivered job", map[string]string{"job": job, "deliveries": "2"}}}, next.all())
 }
+
+// TestAWithdrawalThroughAnotherAgentStopsTheCall (review19, medium): a
+// Drawer's withdrawal reaches one agent of the queue group, and a
+// worker's notice is only a cue to ask the agent holding its delivery
+// (review18): with two agents, 2 of 6 withdrawn calls ran on. The agent
+// that records a withdrawal tells the others (peerNews).
+func TestAWithdrawalThroughAnotherAgentStopsTheCall(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keys, _, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	engine := cluster.ProvisionConfig{AckWait: 2 * time.Second}
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: engine})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	url := srv.ClientURL()
+	anc, _ := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleAdmin))
+	actx, acancel := context.WithCancel(context.Background())
+	t.Cleanup(acancel)
+	second, err := cluster.ServeAgent(actx, anc, engine)
+	require.NoError(t, err)
+	t.Cleanup(second.Stop)
+
+	const n = 6
+	var started, stopped atomic.Int32
+	hang := maker.ModelFunc(func(ctx context.Context, _ []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+		started.Add(1)
+		<-ctx.Done()
+		stopped.Add(1)
+		return nil, ctx.Err()
+	})
+	_, wjs := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleWorker))
+	w := newWorker(t, wjs, hang, cluster.WorkerConfig{Inflight: n})
+	runWorker(t, w)
+	_, cjs := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleCoordinator))
+	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 60 * time.Second})
+	m, err := d.Model(w.Route())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { _, _ = m.Call(ctx, "x") })
+	}
+	require.Eventually(t, func() bool { return started.Load() == n }, 20*time.Second, 10*time.Millisecond)
+	cancel()
+	wg.Wait()
+	time.Sleep(5 * time.Second) // the notices, and 7 heartbeats of each job
+	t.Logf("drawer %+v; worker %+v", d.Stats(), w.Stats())
+	assert.Equal(t, int32(n), stopped.Load(), "every withdrawn job's model call stopped")
+}
