@@ -37,6 +37,7 @@ const newsSubject = "mdap.agents.news"
 type peerNews struct {
 	From      string `json:"from"`
 	Delivered uint64 `json:"delivered,omitempty"`
+	Count     uint64 `json:"count,omitempty"` // Delivered's delivery count
 	Withdrawn uint64 `json:"withdrawn,omitempty"`
 }
 
@@ -56,7 +57,7 @@ func (a *Agent) onNews(m *nats.Msg) {
 	}
 	if n.Delivered != 0 {
 		a.work.mu.Lock()
-		a.work.supersede(n.Delivered)
+		a.work.supersede(n.Delivered, n.Count)
 		a.work.mu.Unlock()
 	}
 	if n.Withdrawn != 0 {
@@ -70,6 +71,11 @@ const peerWait = time.Second
 
 // errNoDelivery: no delivery of that handle is held by this agent.
 var errNoDelivery = errors.New("no such delivery (acknowledged, expired, or never made)")
+
+// errSuperseded: the delivery's job was delivered again since (its ack
+// wait passed): the act is booked as late, and the job left to its next
+// holder. Not asked of the other agents: this one held the delivery.
+var errSuperseded = errors.New("the job was delivered again since (its ack wait passed): this delivery is no longer the worker's")
 
 // peerAct is an act relayed between agents: the worker identity it came
 // from, and the act.

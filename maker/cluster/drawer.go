@@ -501,7 +501,8 @@ func (d *Drawer) forget(f *flight) {
 }
 
 // withdraw takes back a job whose call ended without a reply: a notice
-// for a worker that took it (it stops the model call), and the deletion
+// for a worker that took it (it stops the model call; through the
+// engine's agent, once the agent confirms: Worker.onCancel), and the deletion
 // of the job from the queue if no worker took it yet. On a server with
 // roles the engine deletes it (mdap.engine.withdraw), only for the holder
 // of the job's lease, so no coordinator can delete another's jobs;

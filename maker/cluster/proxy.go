@@ -102,6 +102,7 @@ type held struct {
 	msg jetstream.Msg
 	id  string
 	seq uint64    // the job's stream sequence
+	n   uint64    // its delivery count (JetStream's NumDelivered)
 	at  time.Time // the last act on it
 	// superseded: the job was delivered again since (deliveries.deliver,
 	// or another agent's news): an act on this delivery reaches the book
@@ -127,7 +128,7 @@ type deliveries struct {
 // honest worker's job back under it and struck its room). The caller
 // holds d.mu.
 func (d *deliveries) deliver(handle string, h *held) {
-	d.supersede(h.seq)
+	d.supersede(h.seq, h.n)
 	d.held[handle] = h
 	if h.seq != 0 {
 		if d.last == nil {
@@ -138,9 +139,11 @@ func (d *deliveries) deliver(handle string, h *held) {
 }
 
 // supersede marks the latest delivery this agent made of the job of
-// stream sequence seq as superseded. The caller holds d.mu.
-func (d *deliveries) supersede(seq uint64) {
-	if o := d.held[d.last[seq]]; seq != 0 && o != nil && o.seq == seq {
+// stream sequence seq as superseded by its n-th delivery, if it came
+// before (news from another agent may come after this agent delivered
+// the job once more). The caller holds d.mu.
+func (d *deliveries) supersede(seq, n uint64) {
+	if o := d.held[d.last[seq]]; seq != 0 && o != nil && o.seq == seq && o.n < n {
 		o.superseded = true
 	}
 }
@@ -324,10 +327,10 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 		}
 		*n--
 		a.work.mu.Lock()
-		a.work.deliver(handle, &held{msg: msg, id: id, seq: seq, at: time.Now()})
+		a.work.deliver(handle, &held{msg: msg, id: id, seq: seq, n: delivered, at: time.Now()})
 		a.work.mu.Unlock()
 		if delivered > 1 {
-			a.tell(peerNews{Delivered: seq})
+			a.tell(peerNews{Delivered: seq, Count: delivered})
 		}
 		out := nats.NewMsg(reply)
 		forwardedHeaders(out.Header, msg.Headers())
@@ -376,7 +379,7 @@ func (a *Agent) act(id string, req ackRequest) error {
 		// to one job: rooms.late) or as the hold's time out, and the
 		// job, delivered again since, is left to its next holder.
 		a.rooms.done(id, req.Handle, false, now)
-		return errNoDelivery
+		return errSuperseded
 	}
 	switch {
 	case req.Op == "progress":
@@ -481,10 +484,16 @@ func (a *Agent) handBackLost(id string, req ackRequest) error {
 func (a *Agent) termIfGone(id, handle string) error {
 	a.work.mu.Lock()
 	h, ok := a.work.held[handle]
-	ok = ok && !h.superseded
+	superseded := ok && h.superseded
+	if superseded && h.id == id {
+		delete(a.work.held, handle)
+	}
 	a.work.mu.Unlock()
 	if err := heldBy(h, ok, id); err != nil {
 		return err
+	}
+	if superseded {
+		return errSuperseded
 	}
 	tok, ok := jobDrawer(h.msg.Data())
 	if ok {

@@ -147,3 +147,24 @@ func TestTheAgentTakesOnlyJobsOfADrawersForm(t *testing.T) {
 		assert.Equal(t, c.want, drawerWrites(c.data), name)
 	}
 }
+
+// TestADeliveryIsSupersededByALaterOneOnly: a redelivery supersedes the
+// earlier delivery of the job (an act on it reaches the book only), and
+// another agent's news of a delivery supersedes only an earlier one of
+// this agent's: news late behind this agent's own newer delivery leaves
+// that delivery its worker's (review20).
+func TestADeliveryIsSupersededByALaterOneOnly(t *testing.T) {
+	d := deliveries{held: map[string]*held{}}
+	d.deliver("a", &held{seq: 5, n: 1})
+	d.deliver("b", &held{seq: 5, n: 2})
+	assert.True(t, d.held["a"].superseded, "the first delivery, after the second")
+	assert.False(t, d.held["b"].superseded)
+	d.deliver("c", &held{seq: 5, n: 3})
+	d.supersede(5, 2) // another agent's news of delivery 2, late
+	assert.False(t, d.held["c"].superseded, "news of an earlier delivery")
+	d.supersede(5, 4)
+	assert.True(t, d.held["c"].superseded, "news of a later delivery")
+	d.deliver("x", &held{seq: 6, n: 1})
+	d.supersede(7, 9)
+	assert.False(t, d.held["x"].superseded, "news of another job")
+}

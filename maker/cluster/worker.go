@@ -515,7 +515,8 @@ func (w *Worker) onCancel(m *nats.Msg) {
 
 // track registers a job's model call; false if a notice of its
 // withdrawal came first, which the caller confirms for a job delivered
-// through the agent (onCancel) and tracks it again if it is none.
+// through the agent (onCancel), registering the call (follow) if it was
+// none.
 func (w *Worker) track(id string, a activeJob) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
