@@ -231,8 +231,16 @@ func TestResultsThroughALaggingNode(t *testing.T) {
 	ctx := context.Background()
 	jsA := c.connect(0)
 	require.Eventually(t, func() bool { return ensureRunStreams(ctx, jsA, 3) == nil }, 60*time.Second, 100*time.Millisecond, "the run streams are made")
-	qa, err := OpenTaskQueue(ctx, jsA, "q", TaskQueueConfig{Replicas: 3})
-	require.NoError(t, err)
+	// The queue's consumer, asked for while the new streams elect their
+	// leaders, may be refused for a moment (a full run of the package on
+	// a loaded machine failed here after 1.2 s): asked again, as a
+	// restarted node's below.
+	var qa *TaskQueue
+	var err error
+	require.Eventually(t, func() bool {
+		qa, err = OpenTaskQueue(ctx, jsA, "q", TaskQueueConfig{Replicas: 3})
+		return err == nil
+	}, 30*time.Second, 100*time.Millisecond, "the task queue opens")
 	// put records results through node 1. Right after node 3 stops, the
 	// bucket may be electing a leader (node 3 led it): a put then gets
 	// no response, and is tried again (a retried put whose first try was

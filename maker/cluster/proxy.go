@@ -99,11 +99,12 @@ type ackRequest struct {
 
 // held is a delivery the agent made for a worker identity.
 type held struct {
-	msg jetstream.Msg
-	id  string
-	seq uint64    // the job's stream sequence
-	n   uint64    // its delivery count (JetStream's NumDelivered)
-	at  time.Time // the last act on it
+	msg  jetstream.Msg
+	id   string
+	seq  uint64        // the job's stream sequence
+	n    uint64        // its delivery count (JetStream's NumDelivered)
+	wait time.Duration // its route's ack wait
+	at   time.Time     // the delivery, or the last act on it
 	// superseded: the job was delivered again since (deliveries.deliver,
 	// or another agent's news): an act on this delivery reaches the book
 	// only, never JetStream.
@@ -137,6 +138,14 @@ func (d *deliveries) deliver(handle string, h *held) {
 		d.last[h.seq] = handle
 	}
 }
+
+// lapsed reports whether the delivery's ack wait passed since its
+// worker's last word: JetStream delivers the job again, or has, perhaps
+// through another agent whose news has not come yet (review19's test
+// under CI's load), so a hand-back or termination of it now could reach
+// only its next holder's delivery, and is booked as late, done nowhere.
+// An acknowledgement is still done: the check stands for it (replyStored).
+func (h *held) lapsed(now time.Time) bool { return h.wait > 0 && now.Sub(h.at) > h.wait }
 
 // supersede marks the latest delivery this agent made of the job of
 // stream sequence seq as superseded by its n-th delivery, if it came
@@ -327,7 +336,7 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 		}
 		*n--
 		a.work.mu.Lock()
-		a.work.deliver(handle, &held{msg: msg, id: id, seq: seq, n: delivered, at: time.Now()})
+		a.work.deliver(handle, &held{msg: msg, id: id, seq: seq, n: delivered, wait: ackWait, at: time.Now()})
 		a.work.mu.Unlock()
 		if delivered > 1 {
 			a.tell(peerNews{Delivered: seq, Count: delivered})
@@ -363,7 +372,7 @@ func (a *Agent) act(id string, req ackRequest) error {
 	now := time.Now()
 	a.work.mu.Lock()
 	h, ok := a.work.held[req.Handle]
-	superseded := ok && h.superseded
+	superseded := ok && (h.superseded || req.Op != "ack" && req.Op != "progress" && h.lapsed(now))
 	if ok && h.id == id {
 		h.at = now
 		if req.Op != "progress" || superseded {
@@ -462,7 +471,7 @@ func (a *Agent) handBackLost(id string, req ackRequest) error {
 		ok = ok && h.id == id
 		if ok {
 			delete(a.work.held, handle)
-			ok = !h.superseded
+			ok = !h.superseded && !h.lapsed(time.Now())
 		}
 		a.work.mu.Unlock()
 		if ok {
@@ -484,7 +493,7 @@ func (a *Agent) handBackLost(id string, req ackRequest) error {
 func (a *Agent) termIfGone(id, handle string) error {
 	a.work.mu.Lock()
 	h, ok := a.work.held[handle]
-	superseded := ok && h.superseded
+	superseded := ok && (h.superseded || h.lapsed(time.Now()))
 	if superseded && h.id == id {
 		delete(a.work.held, handle)
 	}
