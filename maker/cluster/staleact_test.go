@@ -43,8 +43,9 @@ func (m echoAfter) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 // is its current delivery) handed the job back while the honest worker
 // held it: the agent delivered it again, struck the honest worker's room
 // ("let a job time out"), and the honest worker called the model twice.
-// A redelivery drops the delivery before it now (deliveries.deliver):
-// the stale act is refused.
+// A redelivery supersedes the delivery before it now
+// (deliveries.deliver), and a hand-back past its ack wait is done
+// nowhere (held.lapsed): the stale act is refused.
 func TestAnActOnAnEarlierDeliveryIsRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
