@@ -62,6 +62,7 @@ func (a *Agent) onNews(m *nats.Msg) {
 	}
 	if n.Withdrawn != 0 {
 		a.rooms.withdrawn(n.Withdrawn, time.Now())
+		a.handoffs.drop(n.Withdrawn)
 	}
 }
 

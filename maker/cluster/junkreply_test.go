@@ -36,6 +36,7 @@ type sitterHook func(js jetstream.JetStream, key string, job cluster.Job, msgID 
 type sitter struct {
 	op            string
 	delay         time.Duration // a "nak"'s redelivery delay
+	skip          time.Duration // its pulls skip the other run's jobs for this long (0: none)
 	before, after sitterHook
 	quarantined   bool          // the sitter must be quarantined at its first such job
 	harmless      bool          // the sitter's jobs must cost the other run nothing: none fails
@@ -73,8 +74,12 @@ func (s sitter) beside(t *testing.T) (sent, refused int64, out []cluster.Quarant
 	defer func() { stop(); wg.Wait() }()
 	id := strings.TrimPrefix(snc.Opts.InboxPrefix, "_INBOX_")
 	key := identityOf(snc)
-	_, vjs := connectAs(t, a.url, a.seeds.victim)
-	req, _ := json.Marshal(map[string]any{"route": a.worker.Route(), "n": 256, "wait": 30 * time.Second})
+	vnc, vjs := connectAs(t, a.url, a.seeds.victim)
+	pull := map[string]any{"route": a.worker.Route(), "n": 256, "wait": 30 * time.Second}
+	if s.skip > 0 {
+		pull["skip"] = map[string]time.Duration{identityOf(vnc): s.skip}
+	}
+	req, _ := json.Marshal(pull)
 	var sentN, refusedN, accepted, beforeFailed atomic.Int64
 	answers := snc.NewInbox()
 	_, err := snc.Subscribe(answers, func(m *nats.Msg) {

@@ -802,29 +802,30 @@ type agentResponse struct {
 // Agent answers clients' requests for the consumers they need (see
 // ServeAgent).
 type Agent struct {
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	cfg     ProvisionConfig
-	log     *slog.Logger
-	sub     *nats.Subscription
-	peers   *nats.Subscription // acts relayed by other agents (peerSubject)
-	news    *nats.Subscription // other agents' news (newsSubject)
-	id      string             // this agent among the engine's (peerAct)
-	wg      sync.WaitGroup
-	ctx     context.Context // ends at Stop
-	cancel  context.CancelFunc
-	mu      sync.Mutex
-	stopped bool // Stop has begun: no new goroutine
-	work    deliveries
-	rooms   rooms          // the jobs each worker identity may hold (heldroom.go)
-	slots   chan struct{}  // workers' requests in progress
-	pulls   pullers        // who pulls which route
-	asked   agentCounts    // requests answered (Server.Stats)
-	replies replySpace     // RepliesStream's Drawer subjects
-	rates   drawerRates    // each identity's new Drawers
-	drawers drawerCache    // the Drawers jobs may be delivered for
-	lanes   lanes          // requests other than workers' pulls, by requester
-	working map[string]int // workers' requests in progress, by identity key (under mu)
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	cfg      ProvisionConfig
+	log      *slog.Logger
+	sub      *nats.Subscription
+	peers    *nats.Subscription // acts relayed by other agents (peerSubject)
+	news     *nats.Subscription // other agents' news (newsSubject)
+	id       string             // this agent among the engine's (peerAct)
+	wg       sync.WaitGroup
+	ctx      context.Context // ends at Stop
+	cancel   context.CancelFunc
+	mu       sync.Mutex
+	stopped  bool // Stop has begun: no new goroutine
+	work     deliveries
+	rooms    rooms          // the jobs each worker identity may hold (heldroom.go)
+	slots    chan struct{}  // workers' requests in progress
+	pulls    pullers        // who pulls which route
+	asked    agentCounts    // requests answered (Server.Stats)
+	replies  replySpace     // RepliesStream's Drawer subjects
+	rates    drawerRates    // each identity's new Drawers
+	drawers  drawerCache    // the Drawers jobs may be delivered for
+	lanes    lanes          // requests other than workers' pulls, by requester
+	working  map[string]int // workers' requests in progress, by identity key (under mu)
+	handoffs handoffs       // jobs handed back with a delay, kept for other workers (handoff.go)
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -904,6 +905,7 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 		cancel()
 		return nil, fmt.Errorf("%w: serve the engine's requests: %w", ErrEngine, err)
 	}
+	a.wg.Go(func() { a.keepHandoffs(actx.Done()) })
 	// Keep RepliesStream's subjects those of the live Drawers: put back
 	// one a concurrent write dropped, remove one whose consumer is gone.
 	a.wg.Go(func() {
@@ -1063,6 +1065,7 @@ func (a *Agent) answer(m *nats.Msg) {
 		var req agentRequest
 		if json.Unmarshal(m.Data, &req) == nil {
 			a.rooms.withdrawn(req.Seq, time.Now())
+			a.handoffs.drop(req.Seq)
 			a.tell(peerNews{Withdrawn: req.Seq})
 		}
 	}

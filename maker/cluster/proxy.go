@@ -65,7 +65,8 @@ type pullRequest struct {
 	// Skip: the coordinator identities whose jobs the worker would hand
 	// back now (their replies fill its parking: parked.go), with the
 	// delay; the agent hands them back itself, so a key's backlog costs
-	// the worker no round trip a job. At most maxSkip.
+	// the worker no round trip a job, and for this worker only
+	// (handoff.go). At most maxSkip.
 	Skip map[string]time.Duration `json:"skip,omitempty"`
 	// Places: the worker's Inflight, which its identity's room of held
 	// jobs is sized by (heldroom.go); 0 (an older worker) counts maxPull.
@@ -92,8 +93,9 @@ type ackRequest struct {
 	Pull   string   `json:"pull,omitempty"`
 	Kept   []string `json:"kept,omitempty"`
 	Reason string   `json:"reason,omitempty"`
-	// Delay: a NAK's redelivery delay (at most maxNakDelay); an older
-	// agent ignores it and redelivers at once.
+	// Delay: a NAK's redelivery delay (at most maxNakDelay), for this
+	// worker only (handoff.go); an older agent ignores it and redelivers
+	// at once.
 	Delay time.Duration `json:"delay,omitempty"`
 }
 
@@ -262,8 +264,9 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 }
 
 // forward sends the worker id, on reply, each job of msgs it may take,
-// and hands back those of req.Skip's keys and those no worker should
-// see; it returns how many jobs came and how many it sent, and false
+// and each job another worker handed back with a delay that it may take
+// (handoff.go), and hands back those of req.Skip's keys and those no
+// worker should see; it returns how many jobs came and how many it sent, and false
 // when ctx ended (the engine is stopping: a job fetched after that comes
 // back after the ack wait).
 //
@@ -272,8 +275,19 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 // (one of id's jobs timed out, perhaps this very one, redelivered), is
 // handed back, as is every later one of msgs, and full is true.
 func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, req pullRequest, reply string, msgs <-chan jetstream.Msg, maxDeliver int, ackWait time.Duration, n *int) (seen, sent int, more, full bool) {
+	key, route := identityKey(id), RouteToken(req.Route)
+	may := func(msg jetstream.Msg) bool {
+		_, skipped := req.Skip[jobPublisher(msg.Subject())]
+		md, err := msg.Metadata()
+		return !skipped && err == nil && keeps(msg.Headers(), key, md.NumDelivered)
+	}
+	kept := closedChan // a job kept for another worker (handoff.go) may be waiting already
 	for {
 		var msg jetstream.Msg
+		offered := kept
+		if full || *n <= 0 {
+			offered = nil
+		}
 		select {
 		case <-ctx.Done():
 			return seen, sent, false, full
@@ -282,6 +296,15 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 				return seen, sent, true, full
 			}
 			msg = m
+		case <-offered:
+			kept = a.handoffs.waiter()
+			h := a.handoffs.take(route, key, may)
+			if h == nil {
+				continue
+			}
+			// Its ack wait from now, as a job JetStream delivers.
+			_ = h.msg.InProgress()
+			msg = h.msg
 		}
 		seen++
 		got := time.Now()
@@ -296,7 +319,7 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 		// A job near its last delivery is forwarded whatever its key's
 		// parking: a hand-back must not be what kills it.
 		if d, ok := req.Skip[jobPublisher(msg.Subject())]; ok && (maxDeliver <= 0 || delivered+2 < uint64(maxDeliver)) {
-			_ = msg.NakWithDelay(min(max(d, avoidDelay), maxNakDelay))
+			_ = a.handBack(msg, seq, key, min(max(d, avoidDelay), maxNakDelay), ackWait)
 			continue
 		}
 		// A job whose reply could not be stored takes no worker place.
@@ -322,7 +345,7 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 			_ = msg.TermWithReason("its replies go to another coordinator's Drawer")
 			continue
 		}
-		if !keeps(msg.Headers(), identityKey(id), delivered) {
+		if !keeps(msg.Headers(), key, delivered) {
 			// Its coordinator keeps this worker off the job (spreading a
 			// step, or a quarantine): back to the queue for another.
 			_ = msg.NakWithDelay(avoidDelay)
@@ -417,7 +440,7 @@ func (a *Agent) act(id string, req ackRequest) error {
 		return h.msg.Ack()
 	case "nak":
 		if req.Delay > 0 {
-			return h.msg.NakWithDelay(min(req.Delay, maxNakDelay))
+			return a.handBack(h.msg, h.seq, identityKey(id), min(req.Delay, maxNakDelay), h.wait)
 		}
 		return h.msg.Nak()
 	case "progress":
