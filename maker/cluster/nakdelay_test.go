@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mdap-go/mdap/maker/cluster"
-	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -42,17 +41,7 @@ func TestAHandBackWithADelayStallsNoOtherRun(t *testing.T) {
 // here), delivered a second time only, as a delayed NAK did.
 func TestAJobHandedBackByItsOnlyWorkerWaitsOutItsDelay(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	_, s := issueTenants(t, dir)
-	seed, err := cluster.AddWorker(dir, "only")
-	require.NoError(t, err)
-	keys, _, err := cluster.EnsureCredentials(dir)
-	require.NoError(t, err)
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
-		Provision: cluster.ProvisionConfig{AckWait: time.Second}})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	url := srv.ClientURL()
+	url, s, seed := tenantsAndAWorkerOn(t, cluster.ServerConfig{Provision: cluster.ProvisionConfig{AckWait: time.Second}})
 	_, wjs := connectAs(t, url, s.worker)
 	route := newWorker(t, wjs, echoAfter{}, cluster.WorkerConfig{}).Route() // never run: the route's consumer only
 	p := newRawPuller(t, url, seed)
@@ -65,12 +54,7 @@ func TestAJobHandedBackByItsOnlyWorkerWaitsOutItsDelay(t *testing.T) {
 	go func() { _, _ = remote.Call(ctx, "hello") }()
 
 	p.pull(t, route, 10*time.Second)
-	var job *nats.Msg
-	select {
-	case job = <-p.jobs:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no job came")
-	}
+	job := p.next(t, "the first delivery")
 	require.Equal(t, "1", job.Header.Get("Mdap-Delivered"))
 	delay := 3 * time.Second
 	act, _ := json.Marshal(map[string]any{"handle": job.Header.Get("Mdap-Handle"), "op": "nak", "delay": delay})
@@ -80,14 +64,10 @@ func TestAJobHandedBackByItsOnlyWorkerWaitsOutItsDelay(t *testing.T) {
 	handedBack := time.Now()
 
 	p.pull(t, route, 10*time.Second)
-	select {
-	case again := <-p.jobs:
-		took := time.Since(handedBack)
-		t.Logf("the job came back after %s, delivery %s", took.Round(time.Millisecond), again.Header.Get("Mdap-Delivered"))
-		assert.GreaterOrEqual(t, took, delay-100*time.Millisecond, "not before its delay")
-		assert.Less(t, took, delay+2*time.Second, "soon after its delay")
-		assert.Equal(t, "2", again.Header.Get("Mdap-Delivered"), "its second delivery: kept, not redelivered at each ack wait")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the job handed back never came again")
-	}
+	again := p.next(t, "the job handed back")
+	took := time.Since(handedBack)
+	t.Logf("the job came back after %s, delivery %s", took.Round(time.Millisecond), again.Header.Get("Mdap-Delivered"))
+	assert.GreaterOrEqual(t, took, delay-100*time.Millisecond, "not before its delay")
+	assert.Less(t, took, delay+2*time.Second, "soon after its delay")
+	assert.Equal(t, "2", again.Header.Get("Mdap-Delivered"), "its second delivery: kept, not redelivered at each ack wait")
 }

@@ -48,19 +48,8 @@ func (m echoAfter) GenerateContent(ctx context.Context, msgs []llms.MessageConte
 // nowhere (held.lapsed): the stale act is refused.
 func TestAnActOnAnEarlierDeliveryIsRefused(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	_, s := issueTenants(t, dir)
-	sseed, err := cluster.AddWorker(dir, "sitter")
-	require.NoError(t, err)
-	keys, _, err := cluster.EnsureCredentials(dir)
-	require.NoError(t, err)
 	logs := &lockedBuffer{}
-	ackWait := 2 * time.Second
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
-		Provision: cluster.ProvisionConfig{AckWait: ackWait}, Logger: warnLogger(logs)})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	url := srv.ClientURL()
+	url, s, sseed := tenantsAndAWorkerOn(t, cluster.ServerConfig{Provision: cluster.ProvisionConfig{AckWait: 2 * time.Second}, Logger: warnLogger(logs)})
 
 	wnc, wjs := connectAs(t, url, s.worker)
 	honest := identityOf(wnc)
@@ -71,7 +60,7 @@ func TestAnActOnAnEarlierDeliveryIsRefused(t *testing.T) {
 	id := strings.TrimPrefix(snc.Opts.InboxPrefix, "_INBOX_")
 	jobs := make(chan *nats.Msg, 16)
 	inbox := snc.NewInbox()
-	_, err = snc.Subscribe(inbox, func(m *nats.Msg) {
+	_, err := snc.Subscribe(inbox, func(m *nats.Msg) {
 		if m.Header.Get("Mdap-Handle") != "" {
 			jobs <- m
 		}
@@ -153,6 +142,19 @@ func (p *rawPuller) pull(t *testing.T, route string, wait time.Duration) {
 	require.NoError(t, p.nc.PublishRequest("mdap.engine.work."+p.id+".pull", inbox, req))
 }
 
+// next is the next job sent to p, failing t (naming what) when none
+// comes within 10 s.
+func (p *rawPuller) next(t *testing.T, what string) *nats.Msg {
+	t.Helper()
+	select {
+	case m := <-p.jobs:
+		return m
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no job came", what)
+		return nil
+	}
+}
+
 func (p *rawPuller) act(t *testing.T, handle, op string) string {
 	data, _ := json.Marshal(map[string]any{"handle": handle, "op": op})
 	ans, err := p.nc.Request("mdap.engine.work."+p.id+".ack", data, 5*time.Second)
@@ -206,20 +208,10 @@ func TestAnActOnAnEarlierDeliveryThroughAnotherAgentIsRefused(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { _, _ = remote.Call(ctx, "hello") }()
 		sitter.pull(t, w.Route(), 10*time.Second)
-		var first *nats.Msg
-		select {
-		case first = <-sitter.jobs:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the sitter was sent no job")
-		}
+		first := sitter.next(t, "the sitter")
 		time.Sleep(ackWait + 300*time.Millisecond)
 		honest.pull(t, w.Route(), 5*time.Second)
-		var second *nats.Msg
-		select {
-		case second = <-honest.jobs:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the honest puller was sent no redelivery")
-		}
+		second := honest.next(t, "the honest puller's redelivery")
 		require.Equal(t, "2", second.Header.Get("Mdap-Delivered"))
 		ans := sitter.act(t, first.Header.Get("Mdap-Handle"), "nak")
 		t.Logf("round %d: the stale NAK: %s", round, ans)
@@ -253,18 +245,8 @@ func TestAnActOnAnEarlierDeliveryThroughAnotherAgentIsRefused(t *testing.T) {
 // for the book: the act reaches it, never JetStream.
 func TestALateActOnADeliveryDeliveredAgainReopensARoom(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	_, s := issueTenants(t, dir)
-	lseed, err := cluster.AddWorker(dir, "late")
-	require.NoError(t, err)
-	keys, _, err := cluster.EnsureCredentials(dir)
-	require.NoError(t, err)
 	ackWait := 2 * time.Second
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys,
-		Provision: cluster.ProvisionConfig{AckWait: ackWait}})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	url := srv.ClientURL()
+	url, s, lseed := tenantsAndAWorkerOn(t, cluster.ServerConfig{Provision: cluster.ProvisionConfig{AckWait: ackWait}})
 
 	_, wjs := connectAs(t, url, s.worker)
 	other := newWorker(t, wjs, echoAfter{d: 15 * time.Second}, cluster.WorkerConfig{Inflight: 1})
@@ -278,12 +260,7 @@ func TestALateActOnADeliveryDeliveredAgainReopensARoom(t *testing.T) {
 
 	go func() { _, _ = remote.Call(ctx, "one") }()
 	late.pull(t, other.Route(), 10*time.Second)
-	var first *nats.Msg
-	select {
-	case first = <-late.jobs:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no job")
-	}
+	first := late.next(t, "the late worker")
 	runWorker(t, other) // takes the job at its ack wait, and is busy with it 15 s
 	require.Eventually(t, func() bool { return other.Stats().Redelivered == 1 }, 10*time.Second, 20*time.Millisecond)
 	late.pull(t, other.Route(), 300*time.Millisecond) // the book strikes the late worker's room: zero

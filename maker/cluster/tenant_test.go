@@ -44,13 +44,21 @@ func issueTenants(t *testing.T, dir string) (cluster.RoleKeys, tenantSeeds) {
 // issueTenants' and a worker's (w1): its URL and the seeds.
 func tenantsAndAWorker(t *testing.T) (url string, s tenantSeeds, worker string) {
 	t.Helper()
+	return tenantsAndAWorkerOn(t, cluster.ServerConfig{})
+}
+
+// tenantsAndAWorkerOn is tenantsAndAWorker on an engine of cfg (its
+// address, store and roles filled in).
+func tenantsAndAWorkerOn(t *testing.T, cfg cluster.ServerConfig) (url string, s tenantSeeds, worker string) {
+	t.Helper()
 	dir := t.TempDir()
 	_, s = issueTenants(t, dir)
 	worker, err := cluster.AddWorker(dir, "w1")
 	require.NoError(t, err)
-	keys, _, err := cluster.EnsureCredentials(dir)
+	cfg.Addr, cfg.StoreDir = "127.0.0.1:0", t.TempDir()
+	cfg.Roles, _, err = cluster.EnsureCredentials(dir)
 	require.NoError(t, err)
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys})
+	srv, err := cluster.StartServer(cfg)
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
 	return srv.ClientURL(), s, worker
