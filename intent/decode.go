@@ -26,14 +26,9 @@ func (e *syntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.msg
 
 // decodeJSON decodes s, which must hold exactly one JSON value (RFC 8259)
 // surrounded by optional white space, into the value types documented on
-// Output: map[string]any, []any, string, json.Number (canonical text, see
-// canonicalNumber), bool and nil.
-//
-// It reads with jsontext, which is stricter than encoding/json where a
-// laxer reading would let two different texts vote together or change
-// the data a caller re-marshals: duplicate object keys, invalid UTF-8 and
-// lone surrogate escapes are errors, not silently replaced. It runs in
-// time linear in its input and recurses at most MaxDepth levels.
+// Output (numbers as canonical json.Number text). It reads with jsontext,
+// strictly as ErrMalformed says, in time linear in its input and at most
+// MaxDepth levels deep.
 func decodeJSON(s string) (any, error) {
 	d := jsontext.NewDecoder(strings.NewReader(s))
 	v, err := decodeValue(d, 0)

@@ -13,12 +13,10 @@
 //
 // The JSON decoder accepts exactly RFC 8259 JSON (FuzzParse checks it
 // against encoding/json), and is stricter where laxness would let different
-// texts vote together or change the data a caller re-marshals: duplicate
-// object keys, invalid UTF-8, lone UTF-16 surrogate escapes, numbers out of
-// range ([CanonicalNumber]) and nesting deeper than MaxDepth are
-// [ErrMalformed]. Prompts should ask for exactly one JSON answer and no
-// example objects in prose: two different answers in a reply are
-// [ErrAmbiguous].
+// texts vote together or change the data a caller re-marshals
+// ([ErrMalformed] lists how). Prompts should ask for exactly one JSON
+// answer and no example objects in prose: two different answers in a
+// reply are [ErrAmbiguous].
 //
 // Keys are deterministic across processes and platforms, but belong to
 // this version of the canonical form: TestKeyGolden pins some values, and a
@@ -30,7 +28,4 @@
 // Beware: langchaingo v0.1.14's llms.ToolCall JSON round trip (MarshalJSON
 // then UnmarshalJSON) silently drops the function name and arguments; never
 // persist tool calls through it.
-//
-// Every error wraps exactly one sentinel ([ErrNoAnswer] and the others);
-// upstream, each is a red flag.
 package intent

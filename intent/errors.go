@@ -17,11 +17,10 @@ var (
 	// ErrMalformed: a JSON candidate does not decode: bad syntax, trailing
 	// data, a duplicate object key, a string that is not valid UTF-8 (or a
 	// lone UTF-16 surrogate escape), a number out of range (see
-	// CanonicalNumber), or
-	// nesting deeper than [MaxDepth]. Key, Canonical and DecodeValue also
-	// report it for a hand-built Output holding a value that is not JSON
-	// (NaN, a channel, ...); CanonicalNumber for a text that is not a JSON
-	// number.
+	// CanonicalNumber), or nesting deeper than [MaxDepth]. Key, Canonical
+	// and DecodeValue also report it for a hand-built Output holding a
+	// value that is not JSON (NaN, a channel, ...); CanonicalNumber for a
+	// text that is not a JSON number.
 	ErrMalformed = errors.New("malformed JSON")
 
 	// ErrAmbiguous: a reply holds two different answers (two JSON candidates

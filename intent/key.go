@@ -55,15 +55,10 @@ const ZeroHashKey uint64 = 1
 // c; except that a hash of 0 becomes [ZeroHashKey], so KeyOf never returns
 // 0. Cost: linear in len(c), a few small allocations.
 func KeyOf(canonical []byte) uint64 {
-	h, err := hashstructure.Hash(string(canonical), hashstructure.FormatV2,
+	// No error: hashstructure hashes a string by writing its bytes to the
+	// hasher, and FNV never fails to write.
+	h, _ := hashstructure.Hash(string(canonical), hashstructure.FormatV2,
 		&hashstructure.HashOptions{Hasher: fnv.New64a()})
-	if err != nil { // unreachable
-		// Unreachable: hashstructure hashes a string by writing its bytes
-		// to the hasher, and FNV never fails to write. Same value, directly.
-		f := fnv.New64a()
-		_, _ = f.Write(canonical)
-		h = f.Sum64()
-	}
 	if h == 0 {
 		return ZeroHashKey
 	}

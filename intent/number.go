@@ -115,10 +115,7 @@ func canonicalNumber(s string) (string, error) {
 	if frac == "" && !hasExp && len(intPart) <= 21 && !(neg && intPart == "0") {
 		return s, nil
 	}
-	digits := intPart
-	if frac != "" {
-		digits = intPart + frac
-	}
+	digits := intPart + frac
 	e := exp - int64(len(frac))
 	digits = strings.TrimLeft(digits, "0")
 	trimmed := strings.TrimRight(digits, "0")
@@ -142,18 +139,14 @@ func canonicalNumber(s string) (string, error) {
 	switch {
 	case k <= n && n <= 21:
 		b.WriteString(digits)
-		for range n - k {
-			b.WriteByte('0')
-		}
+		b.WriteString(strings.Repeat("0", int(n-k)))
 	case 0 < n && n <= 21:
 		b.WriteString(digits[:n])
 		b.WriteByte('.')
 		b.WriteString(digits[n:])
 	case -6 < n && n <= 0:
 		b.WriteString("0.")
-		for range -n {
-			b.WriteByte('0')
-		}
+		b.WriteString(strings.Repeat("0", int(-n)))
 		b.WriteString(digits)
 	default:
 		b.WriteByte(digits[0])

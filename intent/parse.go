@@ -43,15 +43,15 @@ const (
 // holds the intent there (or none, if it is null) and its other keys, if
 // any, form Value, except "rationale": beside "tool_intent" it is the
 // intent's rationale, exactly like the one inside it (a string or null,
-// never part of Value or Key; the inner one wins when both are non-empty); an object of the bare intent shape (a "tool_name" or
-// "tool" key, and no keys other than tool_name, tool, arguments, args and
+// never part of Value or Key; the inner one wins when both are
+// non-empty); an object of the bare intent shape (a "tool_name" or "tool"
+// key, and no keys other than tool_name, tool, arguments, args and
 // rationale) is an intent with no Value; any other value is Value. Inside
 // "tool_intent" the name may be spelled tool, tool_name or name, the
 // arguments args or arguments. Arguments given as a string holding a JSON
 // object are decoded ("healing"); absent, null, "" and "null" arguments are
 // no arguments, returned as an empty, non-nil map. Value holds the types
-// listed on [Output], numbers as canonical [encoding/json.Number] text, so
-// two Outputs with the same [Key] have deeply equal Values and Args.
+// listed on [Output] (see there for what equal Keys guarantee).
 //
 // Errors, each wrapping one sentinel: [ErrNoAnswer] for an empty reply, one
 // with no candidate, or an answer that is null; [ErrMalformed] for a
@@ -213,15 +213,7 @@ func fenceOpener(line string) (n int, info string, ok bool) {
 // backticks: at least n backticks and nothing else but white space.
 func isFenceCloser(line string, n int) bool {
 	t := strings.TrimSpace(line)
-	if len(t) < n {
-		return false
-	}
-	for i := 0; i < len(t); i++ {
-		if t[i] != '`' {
-			return false
-		}
-	}
-	return true
+	return len(t) >= n && strings.Trim(t, "`") == ""
 }
 
 // scanObjects appends the inline object candidates of s (which starts at
