@@ -42,13 +42,10 @@ const (
 // answers, which are cut to it).
 const MaxVoters = maxConfigParallel
 
-// Upper bounds on Config fields, against typos and overflow. WithDefaults
-// refuses a field above its bound and never sets one above it.
-const (
-	maxConfigK          = MaxK       // K
-	maxConfigParallel   = 1 << 16    // Parallel and Speculate
-	maxConfigMaxSamples = MaxSamples // MaxSamples
-)
+// maxConfigParallel bounds Parallel, Speculate and MinVoters, as MaxK and
+// MaxSamples bound theirs: WithDefaults refuses a field above its bound
+// and never sets one above it.
+const maxConfigParallel = 1 << 16
 
 // Config sets a race's margin, parallelism and budgets. The zero value is
 // the paper's setting: every zero field takes its default, given below.
@@ -114,9 +111,10 @@ type Config struct {
 // WithDefaults returns c with every zero field set to its default and a
 // negative Backoff set to NoBackoff. It fails with an error wrapping
 // ErrConfig, a field error naming the field ("vote.Config: K = -1: ...",
-// a *maker.FieldError: find it with errors.As), if a field other than Backoff is negative, if K, Parallel,
-// Speculate, MaxSamples or MinVoters is above its bound (see Config), or if MaxSamples
-// is below K (no race could then be won).
+// a *maker.FieldError: find it with errors.As), if a field other than
+// Backoff is negative, if K, Parallel, Speculate, MaxSamples or MinVoters
+// is above its bound (see Config), or if MaxSamples is below K (no race
+// could then be won).
 //
 // It is idempotent: for every c it accepts, WithDefaults accepts its result
 // and returns it unchanged, so a Config checked once (on a command line, say)
@@ -132,7 +130,7 @@ func (c Config) WithDefaults() (Config, error) {
 		c.Parallel = min(c.K+c.Speculate, maxConfigParallel)
 	}
 	if c.MaxSamples == 0 {
-		c.MaxSamples = min(DefaultSamplesPerK*c.K, maxConfigMaxSamples)
+		c.MaxSamples = min(DefaultSamplesPerK*c.K, MaxSamples)
 	}
 	switch {
 	case c.MaxErrors < 0:
@@ -166,8 +164,8 @@ func (c Config) checkBounds() error {
 		name     string
 		v, limit int
 	}{
-		{"K", c.K, maxConfigK}, {"Parallel", c.Parallel, maxConfigParallel}, {"Speculate", c.Speculate, maxConfigParallel},
-		{"MaxSamples", c.MaxSamples, maxConfigMaxSamples}, {"MaxErrors", max(c.MaxErrors, 0), math.MaxInt},
+		{"K", c.K, MaxK}, {"Parallel", c.Parallel, maxConfigParallel}, {"Speculate", c.Speculate, maxConfigParallel},
+		{"MaxSamples", c.MaxSamples, MaxSamples}, {"MaxErrors", max(c.MaxErrors, 0), math.MaxInt},
 		{"MinVoters", c.MinVoters, maxConfigParallel},
 	} {
 		if f.v < 0 || f.v > f.limit {
@@ -194,11 +192,7 @@ func (c Config) delay(streak int) time.Duration {
 	}
 	d, maxDelay := c.Backoff, c.MaxBackoff
 	for j := 1; j < streak && d < maxDelay; j++ {
-		if d > maxDelay/2 {
-			d = maxDelay
-			break
-		}
-		d *= 2
+		d += min(d, maxDelay-d) // doubled, at most maxDelay, never overflowing
 	}
 	d = min(d, maxDelay)
 	half := d / 2

@@ -30,7 +30,7 @@ func TestConfigErrors(t *testing.T) {
 		{MaxBackoff: -1},
 		{K: 5, MaxSamples: 4},
 		{K: 1 << 30}, {Parallel: 1 << 30},
-		{K: maxConfigK + 1}, {Parallel: maxConfigParallel + 1}, {MaxSamples: maxConfigMaxSamples + 1},
+		{K: MaxK + 1}, {Parallel: maxConfigParallel + 1}, {MaxSamples: MaxSamples + 1},
 	} {
 		_, err := cfg.WithDefaults()
 		require.ErrorIs(t, err, ErrConfig, "%+v", cfg)
@@ -45,7 +45,7 @@ func TestConfigErrors(t *testing.T) {
 	_, err := Race[int](context.Background(), Config{}, nil)
 	require.ErrorIs(t, err, ErrConfig)
 	// The limits themselves are accepted.
-	for _, cfg := range []Config{{K: maxConfigK}, {Parallel: maxConfigParallel}, {MaxSamples: maxConfigMaxSamples}} {
+	for _, cfg := range []Config{{K: MaxK}, {Parallel: maxConfigParallel}, {MaxSamples: MaxSamples}} {
 		_, err := cfg.WithDefaults()
 		require.NoError(t, err, "%+v", cfg)
 	}
@@ -78,9 +78,9 @@ func TestWithDefaultsIsIdempotent(t *testing.T) {
 		require.NoError(t, err, "WithDefaults(%+v) = %+v is refused", c, d)
 		require.Equal(t, d, d2, "not idempotent for %+v", c)
 		// Every field is set, within its limit.
-		require.True(t, d.K >= 1 && d.K <= maxConfigK, "%+v", d)
+		require.True(t, d.K >= 1 && d.K <= MaxK, "%+v", d)
 		require.True(t, d.Parallel >= 1 && d.Parallel <= maxConfigParallel, "%+v", d)
-		require.True(t, d.MaxSamples >= d.K && d.MaxSamples <= maxConfigMaxSamples, "%+v", d)
+		require.True(t, d.MaxSamples >= d.K && d.MaxSamples <= MaxSamples, "%+v", d)
 		require.True(t, d.Speculate >= 0 && d.Speculate <= maxConfigParallel, "%+v", d)
 		require.True(t, d.MaxErrors > 0 || d.MaxErrors == NoErrors, "%+v", d)
 		require.True(t, d.Backoff > 0 || d.Backoff == NoBackoff, "%+v", d)
@@ -89,20 +89,20 @@ func TestWithDefaultsIsIdempotent(t *testing.T) {
 	}
 	// The case that broke: a large K used to default Parallel above its cap
 	// (K + Speculate, now that K is at most MaxK).
-	check(Config{K: maxConfigK, Speculate: maxConfigParallel})
+	check(Config{K: MaxK, Speculate: maxConfigParallel})
 	for range 5000 {
 		check(Config{
-			K:          pick(edges(maxConfigK)),
+			K:          pick(edges(MaxK)),
 			Parallel:   pick(edges(maxConfigParallel)),
 			Speculate:  pick(edges(maxConfigParallel)),
-			MaxSamples: pick(edges(maxConfigMaxSamples)),
+			MaxSamples: pick(edges(MaxSamples)),
 			MaxErrors:  pick(edges(1 << 20)),
 			Backoff:    durations[rng.IntN(len(durations))],
 			MaxBackoff: durations[rng.IntN(len(durations))],
 		})
 	}
 	assert.Greater(t, accepted, 250, "the property was exercised")
-	d, err := Config{K: maxConfigK, Speculate: maxConfigParallel}.WithDefaults()
+	d, err := Config{K: MaxK, Speculate: maxConfigParallel}.WithDefaults()
 	require.NoError(t, err)
 	assert.Equal(t, maxConfigParallel, d.Parallel, "the default Parallel is capped")
 }
@@ -134,12 +134,12 @@ func TestNoBackoff(t *testing.T) {
 // which field, so that a command maps it to its flag.
 func TestConfigErrorsNameTheField(t *testing.T) {
 	for cfg, want := range map[*Config]string{
-		{K: -1}:                               "invalid configuration: vote.Config: K = -1: use 0 (the default) to 1000",
-		{Parallel: maxConfigParallel + 1}:     "invalid configuration: vote.Config: Parallel = 65537: use 0 (the default) to 65536",
-		{Speculate: -2}:                       "invalid configuration: vote.Config: Speculate = -2: use 0 (the default) to 65536",
-		{MaxSamples: maxConfigMaxSamples + 1}: "invalid configuration: vote.Config: MaxSamples = 16777217: use 0 (the default) to 16777216",
-		{MaxBackoff: -1}:                      "invalid configuration: vote.Config: MaxBackoff = -1ns: use 0 (the default) or a positive duration",
-		{K: 5, MaxSamples: 4}:                 "invalid configuration: vote.Config: MaxSamples = 4: must be at least K (5), or no race could be won",
+		{K: -1}:                           "invalid configuration: vote.Config: K = -1: use 0 (the default) to 1000",
+		{Parallel: maxConfigParallel + 1}: "invalid configuration: vote.Config: Parallel = 65537: use 0 (the default) to 65536",
+		{Speculate: -2}:                   "invalid configuration: vote.Config: Speculate = -2: use 0 (the default) to 65536",
+		{MaxSamples: MaxSamples + 1}:      "invalid configuration: vote.Config: MaxSamples = 16777217: use 0 (the default) to 16777216",
+		{MaxBackoff: -1}:                  "invalid configuration: vote.Config: MaxBackoff = -1ns: use 0 (the default) or a positive duration",
+		{K: 5, MaxSamples: 4}:             "invalid configuration: vote.Config: MaxSamples = 4: must be at least K (5), or no race could be won",
 	} {
 		_, err := cfg.WithDefaults()
 		assert.EqualError(t, err, want)

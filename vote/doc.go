@@ -15,17 +15,15 @@
 //	res, err := vote.Race(ctx, vote.Config{K: 3}, draw)
 //	if errors.Is(err, vote.ErrUndecided) { ... } // err is an *UndecidedError
 //
-// Samples with equal keys vote together. [RaceChoosing] goes beyond keys
-// with a [Choose] (a pairwise [Match] through [FirstMatch]): each valid
-// sample, in index order, joins a class chosen among the classes' first
-// members, so classes stay a function of the sample order ([Classify]
-// applies the same rule outside a race).
+// Samples with equal keys vote together; [RaceChoosing] goes beyond keys
+// with a [Choose] (a pairwise [Match] through [FirstMatch]), and
+// [Classify] applies its rule outside a race.
 //
 // [Race]'s documentation states the launch rule (waves and speculation),
 // what is deterministic (the winner, its votes and the counts are a pure
-// function of the mapping from index to sample, whatever the schedule, so
-// Parallel = 1 is exactly the paper's sequential rule), the errors and the
-// cost. [Config.WithDefaults] fills in and checks a Config.
+// function of the mapping from index to sample, whatever the schedule),
+// the errors and the cost. [Config.WithDefaults] fills in and checks a
+// Config.
 //
 // # Counting
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ErrMatch: a Choose failed (an embedder or judge call behind it); the race
@@ -67,12 +68,7 @@ func FirstMatch[T any](match Match[T]) Choose[T] {
 		return nil
 	}
 	return func(reps []T, v T) (int, error) {
-		for i, r := range reps {
-			if match(r, v) {
-				return i, nil
-			}
-		}
-		return -1, nil
+		return slices.IndexFunc(reps, func(r T) bool { return match(r, v) }), nil
 	}
 }
 

@@ -97,14 +97,9 @@ type Drawer[T any] func(ctx context.Context, i int) Sample[T]
 // determinism: one slow sample holds back the decision of the samples after
 // it, speculation or not.
 //
-// With Config.MinVoters above 1, a lead of K decides only once the
-// leading key's tallied votes come from at least MinVoters distinct
-// Voters, and the lead is counted without the votes its top voter casts
-// beyond one more than its other voters together; until then the race
-// draws on (within MaxSamples), so no key is decided on the word of fewer
-// voters, nor on one voter's many votes beside another's one. Which voter
-// cast which index is then part of the mapping the result is a function
-// of.
+// With Config.MinVoters above 1, a lead of K decides only as that field
+// says (the race draws on until then), and which voter cast which index
+// is part of the mapping the result is a function of.
 //
 // The decision is the K-lead and nothing else: no early stop on a share of
 // votes, no leader returned when hope runs out. Red-flagged samples and

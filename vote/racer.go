@@ -205,13 +205,10 @@ func (r *racer[T]) enoughVoters() bool {
 }
 
 // discount is how many of key's committed votes do not count toward its
-// lead under MinVoters > 1: those its top voter cast beyond one more than
-// all its other voters together. Without it a voter that casts every vote
-// for one wrong key (a liar, or a broken worker) needs only one other
-// voter's agreeing error to decide a step, however many votes it cast;
-// with it, its lead beyond the others' counts for one vote, so its key
-// wins only by other voters' agreeing errors. Voters that share a key's
-// votes about evenly (within one each) lose nothing to it.
+// lead under MinVoters > 1 (see Config.MinVoters): those its top voter
+// cast beyond one more than all its other voters together, so that a
+// voter casting every vote for one wrong key (a liar, a broken worker)
+// wins only by other voters' agreeing errors.
 func (r *racer[T]) discount(key uint64) int {
 	vs := r.voters[key]
 	total, most := 0, 0
