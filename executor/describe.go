@@ -147,18 +147,11 @@ func ArgLine(a Arg) string {
 // paramsMap returns a declared tool's parameters as a decoded map,
 // whatever form they were given in (a map, a json.RawMessage, a struct).
 func paramsMap(p any) map[string]any {
-	switch v := p.(type) {
-	case map[string]any:
+	if v, ok := p.(map[string]any); ok {
 		return v
-	case nil:
-		return nil
 	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		return nil
-	}
-	var m map[string]any
-	if json.Unmarshal(b, &m) != nil {
+	var m map[string]any // nil for nil parameters, which marshal to null
+	if b, err := json.Marshal(p); err != nil || json.Unmarshal(b, &m) != nil {
 		return nil
 	}
 	return m

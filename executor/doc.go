@@ -3,20 +3,19 @@
 //
 // # Contract
 //
-// Nothing runs unless the tool is registered, the [categories.Policy] allows
-// it and its arguments validate against the tool's JSON Schema. Every refusal
-// is an [intent.Observation] (Status [intent.StatusDenied]) worded for the model that reads
-// the next prompt, never a Go error and never a crash: an unknown tool lists
-// the tools that can be called, a withheld tool names its category and how an
-// operator allows it, invalid arguments list their problems at once (see
-// Limits).
-// [Executor.Execute] returns a non-nil error only when the caller's context
-// is cancelled.
+// Nothing runs unless the tool is registered, the [categories.Policy]
+// allows it and its arguments validate against the tool's JSON Schema.
+// Every refusal is an [intent.Observation] (Status [intent.StatusDenied])
+// worded for the model that reads the next prompt, never a Go error and
+// never a crash: an unknown tool lists the tools that can be called, a
+// withheld tool names its category and how an operator allows it, invalid
+// arguments list their problems at once (see Limits). [Executor.Execute]
+// returns a non-nil error only when the caller's context is cancelled.
 //
 // The order of checks is fixed: name ([intent.ReasonUnknownTool],
-// [intent.ReasonUnavailable]), then policy ([intent.ReasonNotAllowed]), then arguments
-// ([intent.ReasonInvalidArgs]); only then does the tool run, under a per-call
-// timeout, with its panics recovered and its output capped.
+// [intent.ReasonUnavailable]), then policy ([intent.ReasonNotAllowed]),
+// then arguments ([intent.ReasonInvalidArgs]); only then does the tool run
+// (see [Executor.Execute]).
 //
 // # Limits
 //
@@ -32,15 +31,15 @@
 // # Tools
 //
 // A [Tool] has a name, a category, a description and a JSON Schema for its
-// arguments, compiled once by [Executor.Register]. Before validation, arguments are normalised through a JSON round trip (so
-// float64, json.Number and Go integers all validate alike) and healed
-// against the schema: a value that arrives as a string although its schema
-// wants an array, object, number, integer or boolean, and that string holds
-// exactly such JSON, is decoded ("[\"a\",\"b\"]" becomes ["a","b"], "3"
-// becomes 3). Anything else is left alone and fails validation honestly.
-// Healing applies to properties at any depth and to array items;
-// [Executor.Normalize] does it alone, so that samples proposing the same
-// call in different spellings vote together.
+// arguments, compiled once by [Executor.Register]. Before validation,
+// arguments are normalised through a JSON round trip (so float64,
+// json.Number and Go integers all validate alike) and healed against the
+// schema: a value that arrives as a string although its schema wants an
+// array, object, number, integer or boolean, and that string holds exactly
+// such JSON, is decoded ("[\"a\",\"b\"]" becomes ["a","b"], "3" becomes
+// 3), at any depth and in array items. Anything else is left alone and
+// fails validation honestly. [Executor.Normalize] does it alone, so that
+// samples proposing the same call in different spellings vote together.
 //
 // # File tools
 //

@@ -327,13 +327,9 @@ type outcome struct {
 	truncated bool              // the tool called MarkTruncated
 }
 
-// run runs a checked call under the timeout. A [ContextBound] tool (inline)
-// runs on the caller's goroutine: every loop in it checks the context or is
-// bounded by construction, so it returns soon after the timeout and leaves
-// nothing running. Any other tool runs on a goroutine of its own, which is
-// abandoned if the tool ignores its context past lateGrace; at most
-// maxAbandoned such goroutines may be running at once, and while that many
-// are, calls of goroutine tools are refused without starting.
+// run runs a checked call under the timeout: a [ContextBound] tool
+// (inline) on the caller's goroutine, any other on its own, abandoned past
+// lateGrace and refused while maxAbandoned are (see Execute).
 func (e *Executor) run(ctx context.Context, c call) outcome {
 	cctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()

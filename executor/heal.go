@@ -94,7 +94,7 @@ func decodeAs(s string, wants []string) (any, bool) {
 	}
 	for _, w := range wants {
 		if kindMatches(d, w) {
-			return integral(d), true
+			return integral(d, new(int)), true
 		}
 	}
 	return nil, false
@@ -154,7 +154,7 @@ func normalise(args map[string]any, limit int) (out map[string]any, size int, ch
 		return nil, len(b), false, err
 	}
 	n := 0
-	integralCount(out, &n)
+	integral(out, &n)
 	return out, len(b), n > 0, nil
 }
 
@@ -162,22 +162,16 @@ func normalise(args map[string]any, limit int) (out map[string]any, size int, ch
 // (intent.CanonicalNumber: "2.0" and "1e3" become "2" and "1000"), the same
 // JSON value, written one way: an integer in any notation is then what
 // JSON Schema calls an integer and decodes into a Go int, and two spellings
-// of a number give one argument.
-func integral(v any) any {
-	var n int
-	return integralCount(v, &n)
-}
-
-// integralCount is integral, adding to *n the numbers it rewrote.
-func integralCount(v any, n *int) any {
+// of a number give one argument. It adds to *n the numbers it rewrote.
+func integral(v any, n *int) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			x[k] = integralCount(e, n)
+			x[k] = integral(e, n)
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = integralCount(e, n)
+			x[i] = integral(e, n)
 		}
 	case json.Number:
 		if c, err := intent.CanonicalNumber(string(x)); err == nil && c != string(x) {

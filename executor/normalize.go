@@ -36,11 +36,8 @@ import (
 // pure: nothing runs, nothing is logged, the executor is not changed. Safe
 // for concurrent use.
 func (e *Executor) Normalize(in intent.ToolIntent) (intent.ToolIntent, error) {
-	if len(in.Tool) > MaxToolNameBytes {
-		return in, nil
-	}
 	reg := e.lookup(in.Tool)
-	if reg == nil {
+	if reg == nil || len(in.Tool) > MaxToolNameBytes {
 		return in, nil
 	}
 	if e.policy.Allows(reg.entry) != nil {

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -187,13 +188,7 @@ func problems(ve *jsonschema.ValidationError) []string {
 	}
 	walk(ve)
 	slices.SortStableFunc(out, func(a, b problem) int {
-		if c := compareLocations(a.loc, b.loc); c != 0 {
-			return c
-		}
-		if a.group != b.group {
-			return a.group - b.group
-		}
-		return strings.Compare(a.line, b.line)
+		return cmp.Or(compareLocations(a.loc, b.loc), a.group-b.group, strings.Compare(a.line, b.line))
 	})
 	lines := make([]string, len(out))
 	for i, p := range out {
@@ -240,11 +235,7 @@ const maxProblemBytes = 300
 // one-line summary of what the tool takes.
 func invalidMessage(tool string, doc any, probs []string) string {
 	var b strings.Builder
-	n := "1 problem"
-	if len(probs) != 1 {
-		n = fmt.Sprintf("%d problems", len(probs))
-	}
-	fmt.Fprintf(&b, "invalid arguments for %s (%s); nothing ran:", tool, n)
+	fmt.Fprintf(&b, "invalid arguments for %s (%s); nothing ran:", tool, words.Plural(len(probs), "problem"))
 	for i, p := range probs {
 		if i == MaxProblems {
 			fmt.Fprintf(&b, "\n- and %d more", len(probs)-MaxProblems)
