@@ -46,8 +46,7 @@ func (s *Solver) Judge(r Reply, decode func(Reply) (intent.Output, error)) Judge
 // answer itself (a VoteKeyer's): a key of 0, or an answer with a tool
 // intent, is keyed by intent.Key. normalize, if not nil, first puts a
 // tool intent's arguments in the form its tool's schema wants, so calls
-// that will run alike vote together. The red flags are checked before
-// decode is called, so an oversized reply is never parsed.
+// that will run alike vote together.
 func judge(r Reply, maxTokens int, rules FlagRules, decodeKey func(Reply) (intent.Output, uint64, error), normalize func(intent.ToolIntent) (intent.ToolIntent, error)) Judgement {
 	if flag := rules.check(r, maxTokens); flag != nil {
 		return Judgement{Flag: flag, Reason: flag}

@@ -22,14 +22,9 @@ import (
 // context (so the simulated model draws what it would in a run), the red
 // flags of Flags, the task's decode, and a tool intent normalized by the
 // Executor before it is keyed. It sends a wave of a step's samples in the
-// requests a run's race sends the same wave: under the Solver's SamplesPerCall, several choices
-// a request, cut so that samples of different temperatures never share
-// one (under DefaultTemperature sample 0 is a request of its own); one
-// sample a request for an Ensemble. Like a Solve, it remembers for as
-// long as it lives whether the provider ignores n: the first request
-// answered with fewer choices than it asked makes every later sample a
-// request of its own, and the samples it left out are drawn each by a
-// call of its own, so every index still gets exactly its own sample.
+// requests a run's race sends the same wave (see Config.SamplesPerCall),
+// and, like a Solve, remembers for as long as it lives whether the
+// provider ignores n, so every index still gets exactly its own sample.
 // It is how package maker/calibrate estimates p before a run, and the
 // MCP server's sample tool draws. Safe for concurrent use if the model
 // and the decode functions are.
@@ -72,16 +67,15 @@ func (p *Sampler) Requests(w vote.Wave) []vote.Wave {
 // DrawWave draws the samples of indices w.First to w.First+w.N-1 of step
 // (msgs its prompt) one after another on the calling goroutine, sending
 // them in the requests Requests(w) says, and judges each (decode nil:
-// DecodeReply): out[j] is sample w.First+j. A request's input tokens (and its request
-// count, Usage.Requests 1) are on the sample that made it, the others of
-// the request carry none (their Usage.Requests is 0), as in a run's
-// report. A request the Budget refuses is a failed sample wrapping
-// ErrBudget for each of its samples. A failed call is not an error of
-// DrawWave: it is in Drawn.Err, as a race would count it. Errors:
-// ErrNoAnswerSchema for a Structured solver without a schema in ctx.
-// Cost: one model
-// call a request (more where the provider ignores n: a call each for the
-// samples it left out).
+// DecodeReply): out[j] is sample w.First+j. A request's input tokens (and
+// its request count, Usage.Requests 1) are on the sample that made it,
+// the others of the request carry none (their Usage.Requests is 0), as in
+// a run's report. A request the Budget refuses is a failed sample
+// wrapping ErrBudget for each of its samples. A failed call is not an
+// error of DrawWave: it is in Drawn.Err, as a race would count it.
+// Errors: ErrNoAnswerSchema for a Structured solver without a schema in
+// ctx. Cost: one model call a request (more where the provider ignores
+// n: a call each for the samples it left out).
 func (p *Sampler) DrawWave(ctx context.Context, step int, w vote.Wave, msgs []llms.MessageContent, decode func(Reply) (intent.Output, error)) ([]Drawn, error) {
 	s := p.s
 	if decode == nil {
