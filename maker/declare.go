@@ -58,12 +58,7 @@ type NativeToolModel interface {
 // NativeTools implements NativeToolModel: true when every member takes
 // native tools.
 func (e *Ensemble) NativeTools() bool {
-	for _, m := range e.members {
-		if !nativeTools(m) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(e.members, func(m llms.Model) bool { return !nativeTools(m) })
 }
 
 func nativeTools(m llms.Model) bool {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/fielderr"
@@ -81,12 +82,7 @@ func (e *Escalation) ModelFor(model llms.Model) (llms.Model, error) {
 	for _, m := range members(model) {
 		own[ModelIdentity(m)] = true
 	}
-	var rest []llms.Model
-	for _, m := range members(e.Model) {
-		if !own[ModelIdentity(m)] {
-			rest = append(rest, m)
-		}
-	}
+	rest := slices.DeleteFunc(slices.Clone(members(e.Model)), func(m llms.Model) bool { return own[ModelIdentity(m)] })
 	switch len(rest) {
 	case 0:
 		return nil, fmt.Errorf("%w: the escalation model (%s) is the run's own model: escalating a contested step to the model whose votes split asks it again; give a different model", ErrConfig, ModelIdentity(e.Model))

@@ -1,6 +1,7 @@
 package maker
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/mdap-go/mdap/intent"
@@ -102,15 +103,7 @@ func (a FlagAlarm) setting() string {
 // judge returns the alarm of a step with flagged of samples red-flagged,
 // after a run of runFlagged of runSamples, or nil.
 func (a FlagAlarm) judge(step, flagged, samples, runFlagged, runSamples int) *FlagAlarmError {
-	history := a.History
-	if history == 0 {
-		history = DefaultFlagAlarmHistory
-	}
-	level := a.Level
-	if level == 0 {
-		level = DefaultFlagAlarmLevel
-	}
-	if a.Off || runSamples < history || flagged == 0 {
+	if a.Off || runSamples < cmp.Or(a.History, DefaultFlagAlarmHistory) || flagged == 0 {
 		return nil
 	}
 	rate := float64(runFlagged+1) / float64(runSamples+2)
@@ -118,7 +111,7 @@ func (a FlagAlarm) judge(step, flagged, samples, runFlagged, runSamples int) *Fl
 		return nil
 	}
 	chance := stats.BinomialTail(flagged, samples, rate)
-	if chance >= level {
+	if chance >= cmp.Or(a.Level, DefaultFlagAlarmLevel) {
 		return nil
 	}
 	return &FlagAlarmError{Step: step, Flagged: flagged, Samples: samples, RunRate: float64(runFlagged) / float64(runSamples), RunSamples: runSamples, Chance: chance}

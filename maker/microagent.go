@@ -224,13 +224,9 @@ func (a *microagent) fixedOptions() []llms.CallOption {
 
 // validChoices returns at most n choices, those before a missing one.
 func validChoices(choices []*llms.ContentChoice, n int) []*llms.ContentChoice {
-	if len(choices) > n {
-		choices = choices[:n]
-	}
-	for i, c := range choices {
-		if c == nil {
-			return choices[:i]
-		}
+	choices = choices[:min(n, len(choices))]
+	if i := slices.Index(choices, nil); i >= 0 {
+		return choices[:i]
 	}
 	return choices
 }
@@ -295,14 +291,11 @@ func apportion(outs []int, choices []*llms.ContentChoice, okOut, shared bool) {
 		est[i] = max(1, EstimateReplyTokens(c.Content, c.ToolCalls))
 		sum += est[i]
 	}
-	total, given := outs[0], 0
-	for i := range outs {
-		if i == len(outs)-1 {
-			outs[i] = total - given
-		} else {
-			outs[i] = total * est[i] / sum
-			given += outs[i]
-		}
+	total, last := outs[0], len(outs)-1
+	outs[last] = total
+	for i := range last {
+		outs[i] = total * est[i] / sum
+		outs[last] -= outs[i]
 	}
 }
 

@@ -107,11 +107,9 @@ func noToolEnd(intent.Observation, error)           {}
 func noRunEnd(*Report, error)                       {}
 func runInfo(s *Solver, ids []string, k int) RunInfo {
 	info := RunInfo{Models: ids, K: k, Adaptive: s.AdaptiveK, Price: s.Price, Prices: make([]Price, len(ids))}
-	for i, m := range members(s.Model) {
-		info.Prices[i] = s.Price
-		if p, ok := m.(Priced); ok {
-			info.Prices[i] = p.Price()
-		}
+	ms := members(s.Model)
+	for i := range ms {
+		info.Prices[i] = s.priceOf(ms, i)
 	}
 	return info
 }

@@ -56,15 +56,10 @@ type perCall struct {
 // per call, is a request of its own. Whether the provider honours n is
 // the caller's to check.
 func (a *microagent) chunk(ctx context.Context, i int) (first, n int) {
-	pc := a.perCall
-	if pc == nil || pc.limit <= 1 {
-		return i, 1
+	if w, ok := vote.WaveFrom(ctx); ok && a.perCall != nil && a.perCall.limit > 1 {
+		return a.chunkOf(w, i)
 	}
-	w, ok := vote.WaveFrom(ctx)
-	if !ok {
-		return i, 1
-	}
-	return a.chunkOf(w, i)
+	return i, 1
 }
 
 // chunkOf is chunk with the wave given: the request of wave w that

@@ -105,11 +105,8 @@ func selfCorrects(text string) bool {
 // at the length limit: "length" (OpenAI and compatible servers),
 // "max_tokens" (Anthropic), "MAX_TOKENS" (Google).
 func cutOff(stopReason string) bool {
-	switch strings.ToLower(stopReason) {
-	case "length", "max_tokens":
-		return true
-	}
-	return false
+	s := strings.ToLower(stopReason)
+	return s == "length" || s == "max_tokens"
 }
 
 // classify maps a Decode error to the red flag it counts under.

@@ -165,7 +165,9 @@ func (s Settings) Diff(o Settings) []string {
 	field("tools", s.Tools, o.Tools)
 	field("tool_declaration", s.ToolDeclaration, o.ToolDeclaration)
 	field("call_options", s.CallOptions, o.CallOptions)
-	for _, k := range slices.Sorted(maps.Keys(union(s.Extra, o.Extra))) {
+	keys := append(slices.Collect(maps.Keys(s.Extra)), slices.Collect(maps.Keys(o.Extra))...)
+	slices.Sort(keys)
+	for _, k := range slices.Compact(keys) {
 		was, okWas := s.Extra[k]
 		now, okNow := o.Extra[k]
 		if okWas != okNow || was != now {
@@ -212,11 +214,4 @@ func quote(v any) string {
 		return fmt.Sprintf("%q", s)
 	}
 	return fmt.Sprint(v)
-}
-
-func union(a, b map[string]string) map[string]string {
-	m := map[string]string{}
-	maps.Copy(m, a)
-	maps.Copy(m, b)
-	return m
 }

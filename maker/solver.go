@@ -1,6 +1,7 @@
 package maker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,12 +132,7 @@ type Event struct {
 	Report *Report
 }
 
-func (s *Solver) maxTokens() int {
-	if s.MaxTokens > 0 {
-		return s.MaxTokens
-	}
-	return DefaultMaxTokens
-}
+func (s *Solver) maxTokens() int { return cmp.Or(max(s.MaxTokens, 0), DefaultMaxTokens) }
 
 var discard = slog.New(slog.DiscardHandler)
 

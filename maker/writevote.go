@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/categories"
-
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/vote"
