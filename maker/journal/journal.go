@@ -52,19 +52,18 @@ var (
 
 // Version is the version of the journal format this build writes.
 // It reads it and versions 3 and 4; a journal of another version is
-// refused with ErrVersion, with a message that says whether a newer
-// or an older build wrote it. Version 3 added the hash chain
-// (journalchain.go), version 4 signing by default, a random run id in
-// the header and a chain head kept outside the journal (journalstate.go),
-// version 5 each step's samples (StepRecord.Samples) and the ensemble's
-// members in the header. A version 2 journal is refused, not migrated: an
-// unchained journal cannot prove it was not edited, so chaining it now
-// would vouch for whatever it holds. A version 3 or 4 journal goes on in
-// its own version (its new steps without samples), so the build that
-// began it can still finish it: a version 3 one written with
-// KeyEnv's key resumes with that key set; one written without a
-// key (version 3's default) only with Unsigned, as it may have
-// been rewritten by anyone.
+// refused with ErrVersion, with a message that says whether a newer or an
+// older build wrote it. Version 3 added the hash chain (chain.go), version
+// 4 signing by default, a random run id in the header and a chain head
+// kept outside the journal (state.go), version 5 each step's samples
+// (StepRecord.Samples) and the ensemble's members in the header. A
+// version 2 journal is refused, not migrated: an unchained journal cannot
+// prove it was not edited, so chaining it now would vouch for whatever it
+// holds. A version 3 or 4 journal goes on in its own version (its new
+// steps without samples), so the build that began it can still finish
+// it: a version 3 one written with KeyEnv's key resumes with that key
+// set; one written without a key (version 3's default) only with
+// Unsigned, as it may have been rewritten by anyone.
 const Version = 5
 
 // journalVersion3 is the oldest format read: no run id, no chain head,
@@ -80,9 +79,8 @@ const (
 	// DefaultSyncEvery is Journal.SyncEvery's default. The kernel's cost
 	// of a write(2) to a file is mostly per byte, and less per byte in
 	// larger writes, so a few hundred steps a write cost less CPU than 64
-	// (docs/speed.md has the measurements). A SIGKILL loses at most the
-	// steps of one batch, or of the last WriteEvery, which a resume
-	// decides again identically.
+	// (docs/speed.md has the measurements; Journal's Durability what a
+	// crash loses).
 	DefaultSyncEvery       = 256
 	DefaultCheckpointEvery = 4096
 	// DefaultWriteEvery is Journal.WriteEvery's default.
@@ -639,12 +637,11 @@ func (j *Journal) Check(run Run) error {
 	if j.header == nil {
 		return nil
 	}
-	fingerprint, taskVersion := run.Fingerprint, run.TaskVersion
-	if j.header.Fingerprint != fingerprint {
+	if j.header.Fingerprint != run.Fingerprint {
 		return fmt.Errorf("%w: %s was written for task %q, not %q; give the same task, or another journal file",
-			ErrMismatch, j.Path(), j.header.Fingerprint, fingerprint)
+			ErrMismatch, j.Path(), j.header.Fingerprint, run.Fingerprint)
 	}
-	if diff := j.header.versionDiff(taskVersion); len(diff) > 0 {
+	if diff := j.header.versionDiff(run.TaskVersion); len(diff) > 0 {
 		return fmt.Errorf("%w: %s was begun under other rules (%s): this build could decide its next steps differently; finish it with the build and task that began it, or start a new run with another file",
 			ErrMismatch, j.Path(), strings.Join(diff, "; "))
 	}
@@ -691,10 +688,8 @@ func (j *Journal) Begin(run Run) error {
 	return j.syncHead()
 }
 
-// Step appends a decided step's record to the buffer, and writes the
-// buffer when it is due (see Journal's Durability): every SyncEvery steps,
-// after a side-effect call, or WriteEvery after the last write; a write
-// is followed by a sync once SyncPeriod has passed since the last.
+// Step appends a decided step's record to the buffer, and writes (and
+// syncs) the buffer when Journal's Durability says.
 func (j *Journal) Step(rec *StepRecord) error {
 	if err := j.writeStep(rec); err != nil {
 		return err

@@ -103,8 +103,10 @@ func resolveTrust(opts []Option) (journalTrust, error) {
 	if err != nil {
 		return journalTrust{}, err
 	}
-	if err := privateState(dir); err != nil {
-		return journalTrust{}, err
+	// Whoever else may write in the state folder could remove a
+	// journal's head (and so hide a rollback) or swap the key.
+	if err := safefile.PrivateDir(dir); err != nil {
+		return journalTrust{}, fmt.Errorf("%w: the state folder (%s): %w", ErrState, StateDirEnv, err)
 	}
 	key, err := journalKey()
 	if err != nil {
@@ -116,16 +118,6 @@ func resolveTrust(opts []Option) (journalTrust, error) {
 		}
 	}
 	return journalTrust{key: key, state: dir}, nil
-}
-
-// privateState makes the state folder, or checks the one there: whoever
-// else may write in it could remove a journal's head (and so hide a
-// rollback) or swap the key.
-func privateState(dir string) error {
-	if err := safefile.PrivateDir(dir); err != nil {
-		return fmt.Errorf("%w: the state folder (%s): %w", ErrState, StateDirEnv, err)
-	}
-	return nil
 }
 
 // stateKey returns the signing key kept in dir, making dir (0700) and the

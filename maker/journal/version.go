@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/mdap-go/mdap/internal/buildinfo"
@@ -42,7 +43,7 @@ func (h *Header) versionDiff(tv string) []string {
 		decisions = 1
 	}
 	if decisions != DecisionVersion {
-		d := fmt.Sprintf("mdap's decision rules: version %d (mdap %s) in the journal, version %d (mdap %s) in this build", decisions, orUnknown(h.Mdap), DecisionVersion, mdapVersion())
+		d := fmt.Sprintf("mdap's decision rules: version %d (mdap %s) in the journal, version %d (mdap %s) in this build", decisions, cmp.Or(h.Mdap, "unknown"), DecisionVersion, mdapVersion())
 		for v := decisions + 1; v <= DecisionVersion; v++ {
 			if c, ok := decisionChanges[v]; ok {
 				d += fmt.Sprintf("; version %d: %s", v, c)
@@ -50,19 +51,10 @@ func (h *Header) versionDiff(tv string) []string {
 		}
 		diff = append(diff, d)
 	}
-	// A version 3 journal recorded no task version: task versions begin
-	// with this format, so it is taken as begun under the current one.
 	if h.Version != journalVersion3 && h.TaskVersion != tv {
 		diff = append(diff, fmt.Sprintf("the task's version: %s in the journal, %s now", quoteOrNone(h.TaskVersion), quoteOrNone(tv)))
 	}
 	return diff
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 func quoteOrNone(s string) string {
