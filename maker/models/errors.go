@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -93,11 +94,7 @@ func transient(kind error, format string, a ...any) *providerError {
 
 // because adds causes to e's chain, not to its message.
 func (e *providerError) because(causes ...error) *providerError {
-	for _, c := range causes {
-		if c != nil {
-			e.errs = append(e.errs, c)
-		}
-	}
+	e.errs = append(e.errs, slices.DeleteFunc(causes, func(c error) bool { return c == nil })...)
 	return e
 }
 

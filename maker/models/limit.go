@@ -61,18 +61,18 @@ func (l *modelLimit) acquire(ctx context.Context) (release func(), err error) {
 			return nil, err
 		}
 	}
+	release = func() {
+		if l.sem != nil {
+			l.sem.Release(1)
+		}
+	}
 	if l.lim != nil {
 		if err := l.lim.Wait(ctx); err != nil {
-			if l.sem != nil {
-				l.sem.Release(1)
-			}
+			release()
 			return nil, err
 		}
 	}
-	if l.sem == nil {
-		return func() {}, nil
-	}
-	return func() { l.sem.Release(1) }, nil
+	return release, nil
 }
 
 // String names the limit as a spec writes it.

@@ -138,22 +138,13 @@ func Open(spec string, o Options) (llms.Model, error) {
 		base = p.APIRoot(base) // so every form of its URL has one identity
 	}
 	m := &model{
-		Conn:     Conn{Spec: sp, Base: base, URL: ShownURL(base), Timeout: o.Timeout},
-		provider: p, maxRetryWait: o.MaxRetryWait,
+		Conn:     Conn{Spec: sp, Base: base, URL: ShownURL(base), Timeout: cmp.Or(max(o.Timeout, 0), DefaultTimeout)},
+		provider: p, maxRetryWait: cmp.Or(max(o.MaxRetryWait, 0), DefaultMaxRetryWait),
 		schemaClients: map[string]llms.Model{},
-	}
-	if m.Timeout <= 0 {
-		m.Timeout = DefaultTimeout
-	}
-	if m.maxRetryWait <= 0 {
-		m.maxRetryWait = DefaultMaxRetryWait
 	}
 	m.price = m.priceFrom(o, source)
 	pool := http.DefaultTransport.(*http.Transport).Clone()
-	pool.MaxIdleConnsPerHost = DefaultIdleConns // a step draws k samples at once
-	if o.MaxInFlight > 0 {
-		pool.MaxIdleConnsPerHost = o.MaxInFlight
-	}
+	pool.MaxIdleConnsPerHost = cmp.Or(max(o.MaxInFlight, 0), DefaultIdleConns) // a step draws k samples at once
 	m.limit = newModelLimit(o.ModelRPM, o.ModelInFlight)
 	if o.ModelInFlight > 0 && (o.MaxInFlight == 0 || o.ModelInFlight < o.MaxInFlight) {
 		pool.MaxIdleConnsPerHost = o.ModelInFlight
@@ -187,11 +178,9 @@ func ShownURL(raw string) string {
 		u.User = nil
 		return u.String()
 	}
-	start := strings.Index(raw, "//")
-	if start < 0 {
+	start := strings.Index(raw, "//") + 2
+	if start < 2 {
 		start = 0
-	} else {
-		start += 2
 	}
 	end := len(raw)
 	if slash := strings.IndexAny(raw[start:], "/?#"); slash >= 0 {
@@ -307,16 +296,16 @@ func (m *model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	return resp, nil
 }
 
-// send makes the call through llm with the model's extra options. A
-// panic in the client (langchaingo's OpenAI client panics on some
-// replies, {"choices":[null]} among them) is returned as an error that
-// says so, never raised in the caller.
 // errClientPanic: the provider's client panicked on a reply. Its text
 // holds a stack, whose addresses the providers' error mappers would read
 // as status codes (a "429" in a program counter is no rate limit), so it
 // is never mapped.
 var errClientPanic = errors.New("the client could not read the reply")
 
+// send makes the call through llm with the model's extra options. A
+// panic in the client (langchaingo's OpenAI client panics on some
+// replies, {"choices":[null]} among them) is returned as an error that
+// says so, never raised in the caller.
 func (m *model) send(ctx context.Context, llm llms.Model, msgs []llms.MessageContent, opts []llms.CallOption) (resp *llms.ContentResponse, err error) {
 	opts = append(opts[:len(opts):len(opts)], m.Extra...)
 	if rec := panics.Try(func() { resp, err = llm.GenerateContent(ctx, msgs, opts...) }); rec != nil {

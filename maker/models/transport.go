@@ -2,6 +2,7 @@ package models
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -163,12 +164,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // errReader returns err, or io.EOF when err is nil.
 type errReader struct{ err error }
 
-func (e errReader) Read([]byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	return 0, io.EOF
-}
+func (e errReader) Read([]byte) (int, error) { return 0, cmp.Or(e.err, io.EOF) }
 
 // snapshot returns a copy of what the call saw.
 func (c *call) snapshot() seen {
