@@ -37,24 +37,18 @@ type Arg struct {
 // pass over the properties.
 func DescribeArgs(params map[string]any) []Arg {
 	props, _ := params["properties"].(map[string]any)
-	req := map[string]bool{}
-	if rs, ok := params["required"].([]any); ok {
-		for _, r := range rs {
-			if s, ok := r.(string); ok {
-				req[s] = true
-			}
+	required := func(name string) bool { // "required", decoded or not
+		if rs, ok := params["required"].([]any); ok {
+			return slices.Contains(rs, any(name))
 		}
-	}
-	if rs, ok := params["required"].([]string); ok {
-		for _, s := range rs {
-			req[s] = true
-		}
+		rs, _ := params["required"].([]string)
+		return slices.Contains(rs, name)
 	}
 	out := make([]Arg, 0, len(props))
 	for name, p := range props {
 		m, _ := p.(map[string]any)
 		desc, _ := m["description"].(string)
-		out = append(out, Arg{Name: name, Type: typeWords(m), Required: req[name], Description: oneLine(desc)})
+		out = append(out, Arg{Name: name, Type: typeWords(m), Required: required(name), Description: oneLine(desc)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Required != out[j].Required {

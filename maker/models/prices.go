@@ -1,7 +1,6 @@
 package models
 
 import (
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -49,7 +48,7 @@ func BuiltinPrice(provider, name string) (p maker.Price, ok bool) {
 func KnownModels() []string {
 	var out []string
 	for _, p := range registered() {
-		for name := range maps.Keys(p.Prices) {
+		for name := range p.Prices {
 			out = append(out, p.Name+":"+name)
 		}
 	}

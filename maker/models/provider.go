@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -163,10 +164,7 @@ func unregistered(name, spec string) error {
 func registered() []*Provider {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	out := make([]*Provider, 0, len(registry))
-	for _, p := range registry {
-		out = append(out, p)
-	}
+	out := slices.Collect(maps.Values(registry))
 	rank := func(p *Provider) int {
 		if i := slices.Index(builtin, p.Name); i >= 0 {
 			return i
