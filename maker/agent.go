@@ -21,12 +21,8 @@ func (s *Solver) newAgent(schema json.RawMessage) (*microagent, error) {
 	if err != nil {
 		return nil, err
 	}
-	temp := s.Temperature
-	if temp == nil {
-		temp = DefaultTemperature
-	}
 	a := &microagent{
-		model: s.Model, maxTokens: s.maxTokens(), temperature: temp,
+		model: s.Model, maxTokens: s.maxTokens(), temperature: s.temperature(),
 		tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout,
 		schema: schema, observer: s.Observer,
 	}

@@ -58,9 +58,8 @@
 //
 // # A minimal run
 //
-// A [Config] is what a run is set to; its zero value is the paper's
-// setting, and [Config.Validate] names a refused field. A [Solver] is a
-// Config and what runs it, built whole:
+// A [Solver] is a [Config] (the paper's setting when zero) and what runs
+// it, built whole:
 //
 //	s := &maker.Solver{Config: maker.Config{Vote: vote.Config{K: 3}}, Model: model}
 //	report, err := s.Solve(ctx, task)

@@ -67,10 +67,7 @@ func RetryAfter(err error) (d time.Duration, ok bool) {
 	default:
 		return 0, false
 	}
-	if d <= 0 {
-		return 0, false
-	}
-	return d, true
+	return max(d, 0), d > 0
 }
 
 // retryWait is how long a sample waits on err: RetryAfter's delay, at

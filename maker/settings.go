@@ -76,10 +76,7 @@ func ModelIdentity(m llms.Model) string {
 
 // settings returns the Settings this solver runs with at margin k.
 func (s *Solver) settings(k int) (Settings, error) {
-	temp := s.Temperature
-	if temp == nil {
-		temp = DefaultTemperature
-	}
+	temp := s.temperature()
 	st := Settings{
 		Model:       ModelIdentity(s.Model),
 		K:           k,

@@ -134,6 +134,13 @@ type Event struct {
 
 func (s *Solver) maxTokens() int { return cmp.Or(max(s.MaxTokens, 0), DefaultMaxTokens) }
 
+func (s *Solver) temperature() func(int) float64 {
+	if s.Temperature != nil {
+		return s.Temperature
+	}
+	return DefaultTemperature
+}
+
 var discard = slog.New(slog.DiscardHandler)
 
 func (s *Solver) logger() *slog.Logger {
@@ -363,7 +370,6 @@ func (r *run) decide(ctx context.Context) (*journal.StepRecord, error) {
 
 // record completes a step's record from its race.
 func (r *run) record(ctx, raceCtx context.Context, rec *journal.StepRecord, res vote.Result[intent.Output], err error, tally *modelTally) (*journal.StepRecord, error) {
-	step := rec.Step
 	for k, v := range res.Votes {
 		if k == res.Key {
 			rec.Votes[rec.Key] = v // the winner's key, written once
@@ -385,9 +391,9 @@ func (r *run) record(ctx, raceCtx context.Context, rec *journal.StepRecord, res 
 			return rec, ctxErr
 		}
 		if cause := context.Cause(raceCtx); errors.Is(cause, ErrTaskPanic) || errors.Is(cause, ErrPermanent) {
-			return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, cause)
+			err = cause
 		}
-		return rec, fmt.Errorf("%w: step %d: %w", ErrStep, step, err)
+		return rec, fmt.Errorf("%w: step %d: %w", ErrStep, rec.Step, err)
 	}
 	return rec, nil
 }
