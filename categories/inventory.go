@@ -116,16 +116,12 @@ func (t *Taxonomy) Inventory(p Policy, available func(name string) bool) Invento
 }
 
 func note() string {
-	var b strings.Builder
-	b.WriteString("States. ")
-	for i, t := range glossary {
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		fmt.Fprintf(&b, "%s %s: %s.", t.of, t.state, t.meaning)
+	parts := []string{"States."}
+	for _, t := range glossary {
+		parts = append(parts, fmt.Sprintf("%s %s: %s.", t.of, t.state, t.meaning))
 	}
-	fmt.Fprintf(&b, " The tool %s belongs to no category and is always loaded.", IndexTool)
-	return b.String()
+	parts = append(parts, fmt.Sprintf("The tool %s belongs to no category and is always loaded.", IndexTool))
+	return strings.Join(parts, " ")
 }
 
 // String renders the inventory as a table for a terminal, followed by the

@@ -21,17 +21,14 @@ func (s *Solver) newAgent(schema json.RawMessage) (*microagent, error) {
 	if err != nil {
 		return nil, err
 	}
+	ms := members(s.Model)
 	a := &microagent{
 		model: s.Model, maxTokens: s.maxTokens(), temperature: s.temperature(),
 		tools: native, toolText: toolText, options: s.CallOptions, timeout: s.Timeout,
 		schema: schema, observer: s.Observer,
+		budget: s.Budget, price: func(i int) Price { return s.priceOf(ms, i%len(ms)) },
 	}
 	a.fixed = a.fixedOptions()
-	ms := members(s.Model)
-	if s.Budget != nil {
-		a.budget = s.Budget
-		a.price = func(i int) Price { return s.priceOf(ms, i%len(ms)) }
-	}
 	if per := s.samplesPerCall(len(ms)); per > 1 {
 		a.perCall = &perCall{limit: per, onShort: func(got, asked int) {
 			s.logger().Warn("the model returned fewer choices than asked: one sample per request from now on", "asked", asked, "got", got)
@@ -50,7 +47,7 @@ func (a *microagent) withModel(s *Solver, m llms.Model) *microagent {
 	b := *a
 	b.model = m
 	ms := members(m)
-	b.price = func(i int) Price { return s.priceOf(ms, i%len(ms)) } // read only with a budget
+	b.price = func(i int) Price { return s.priceOf(ms, i%len(ms)) }
 	b.perCall = nil
 	return &b
 }

@@ -103,11 +103,11 @@ type microagent struct {
 	toolText       string            // the tools declared in the prompt, if any
 	options, fixed []llms.CallOption // fixed: fixedOptions, built by newAgent
 	timeout        time.Duration
-	schema         json.RawMessage // the answer schema, with Solver.Structured
-	perCall        *perCall        // several samples per request; nil: one
-	budget         Spender         // the spending cap; nil: none
-	price          func(index int) Price
-	observer       Observer // nil: not watched
+	schema         json.RawMessage       // the answer schema, with Solver.Structured
+	perCall        *perCall              // several samples per request; nil: one
+	budget         Spender               // the spending cap; nil: none
+	price          func(index int) Price // read only with a budget
+	observer       Observer              // nil: not watched
 }
 
 // sample asks the model once for one sample. The context carries the
@@ -147,9 +147,7 @@ func (a *microagent) call(ctx context.Context, id SampleID, msgs []llms.MessageC
 	var worst float64
 	var price Price
 	if a.budget != nil {
-		if a.price != nil {
-			price = a.price(id.Index)
-		}
+		price = a.price(id.Index)
 		worst = price.WorstCase(promptTokens(msgs), a.maxTokens, n)
 		if err := a.budget.Reserve(worst); err != nil {
 			return nil, 0, err
