@@ -12,10 +12,10 @@ import (
 // name or by category never runs, whatever Categories or Allow say. The
 // index tool ([IndexTool]) is always allowed and cannot be denied.
 //
-// The zero value allows nothing but the index tool. [DefaultPolicy] is the
-// read-only policy (file_read, search, semantic_search) that a run uses when
-// nothing else is chosen. Denied categories stay categories: a tool added to
-// the taxonomy later in a denied category is denied too.
+// The zero value allows nothing but the index tool; [DefaultPolicy] is what
+// a run uses when nothing else is chosen. Denied categories stay
+// categories: a tool added to the taxonomy later in a denied category is
+// denied too.
 //
 // A Policy is a value: its methods do not change it, and it is safe to share
 // once built (as long as nobody changes its slices).

@@ -40,10 +40,8 @@ type Executor struct {
 }
 
 // New returns an executor. With [WithWorkspace] it registers the
-// workspace's tools (executor/fstools: the built-in file tools, read_file,
-// list_dir, glob, grep, write_file, over a root folder; fstools.New opens
-// the folder and calls New); without, it has none, only the index tool and
-// what WithTools or Register add.
+// workspace's tools (see the package doc's File tools); without, it has
+// none, only the index tool and what WithTools or Register add.
 //
 // Errors: the errors of [Executor.Register] when a tool cannot be
 // registered (for example a taxonomy given with WithTaxonomy that places

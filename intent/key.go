@@ -68,9 +68,8 @@ func KeyOf(canonical []byte) uint64 {
 // Canonical returns o's canonical JSON text, for display, logs and exact
 // comparison: object keys sorted bytewise, no white space, numbers in
 // canonical form ([CanonicalNumber]), strings with only '"', '\' and
-// control characters escaped, Rationale dropped. Two Outputs have the same
-// [Key] exactly when they have the same canonical text (up to hash
-// collisions). A Value that is JSON null beside an Intent, or an empty
+// control characters escaped, Rationale dropped (see [Key] for what equal
+// texts mean). A Value that is JSON null beside an Intent, or an empty
 // object, is written as no Value.
 //
 // The text is a reply Parse reads back to an Output with the same key and

@@ -64,12 +64,9 @@ type Solver struct {
 	// Journal records every decided step; nil means no journal. A journal
 	// opened with journalfile.Open is replayed first, then the run continues.
 	Journal *journal.Journal
-	// Budget, if set, caps the money the run spends (see Spender;
-	// maker/budget's Budget is mdap's): a call whose worst case would
-	// pass the cap is not started, and the step fails with ErrBudget
-	// (maker/budget's *Error names the cap and what was spent). A resumed
-	// run credits the budget with its journaled steps' cost. Share one
-	// Budget among solvers to cap them together.
+	// Budget, if set, caps the money the run spends, as Spender says
+	// (maker/budget's Budget is mdap's; its *Error names the cap and what
+	// was spent). Share one Budget among solvers to cap them together.
 	Budget Spender
 	// Progress, if set, is called after every step (replayed ones
 	// included), from the goroutine that called Solve; it must be quick.

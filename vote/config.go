@@ -63,14 +63,12 @@ type Config struct {
 	// in flight (see Race), so a Parallel above that has no effect.
 	Parallel int
 	// Speculate is how many draws Race keeps in flight beyond the
-	// leader's need (K minus its lead): up to need + Speculate in all,
-	// capped by Parallel. Default 0: no draw is started that could only
-	// matter if a draw already in flight voted against the leader. A
-	// positive Speculate trades samples for round trips: when a vote goes
-	// against the leader, the draws that replace it are already running,
-	// which shortens races against slow or heavy-tailed latency, and draws
-	// past the deciding sample are cancelled (Tally.Cancelled > 0) but
-	// paid for. It never changes the outcome (see Race). At most 2^16.
+	// leader's need (see Race's waves); default 0. A positive Speculate
+	// trades samples for round trips: when a vote goes against the leader,
+	// the draws that replace it are already running, which shortens races
+	// against slow or heavy-tailed latency, and draws past the deciding
+	// sample are cancelled (Tally.Cancelled > 0) but paid for. It never
+	// changes the outcome (see Race). At most 2^16.
 	Speculate int
 	// MaxSamples bounds the valid plus red-flagged samples: when that many
 	// are tallied without a winner, Race fails with ErrUndecided. Failed

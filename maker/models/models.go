@@ -55,8 +55,8 @@ const DefaultIdleConns = 64
 // Options are what Open needs beside the spec.
 type Options struct {
 	// BaseURL is the server. Empty means the provider's environment
-	// variable, else its public default (see BaseURL): openai: wants the
-	// API root (usually ending in /v1), ollama: the server root.
+	// variable, else its public default (see BaseURL, which says what form
+	// each provider wants).
 	BaseURL string
 	// APIKey overrides the key from the environment (OPENAI_API_KEY,
 	// ANTHROPIC_API_KEY). An openai: model on a server other than
