@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"log/slog"
 	"time"
 
@@ -27,22 +28,14 @@ func WithPolicy(p categories.Policy) Option { return func(e *Executor) { e.polic
 // WithTimeout sets the per-call timeout (default [DefaultTimeout]). A
 // non-positive d keeps the default.
 func WithTimeout(d time.Duration) Option {
-	return func(e *Executor) {
-		if d > 0 {
-			e.timeout = d
-		}
-	}
+	return func(e *Executor) { e.timeout = cmp.Or(max(d, 0), e.timeout) }
 }
 
 // WithOutputCap sets the most bytes of content an observation carries
 // (default [DefaultOutputCap]); longer content is cut on a UTF-8 boundary
 // and marked. A non-positive n keeps the default.
 func WithOutputCap(n int) Option {
-	return func(e *Executor) {
-		if n > 0 {
-			e.outputCap = n
-		}
-	}
+	return func(e *Executor) { e.outputCap = cmp.Or(max(n, 0), e.outputCap) }
 }
 
 // WithMaxAbandoned sets how many calls of registered tools that ignored
@@ -52,32 +45,20 @@ func WithOutputCap(n int) Option {
 // why); [ContextBound] tools (the built-in file tools) always honour their
 // timeout and are never abandoned. A non-positive n keeps the default.
 func WithMaxAbandoned(n int) Option {
-	return func(e *Executor) {
-		if n > 0 {
-			e.maxAbandoned = n
-		}
-	}
+	return func(e *Executor) { e.maxAbandoned = cmp.Or(max(n, 0), e.maxAbandoned) }
 }
 
 // WithTaxonomy sets the taxonomy the executor keeps total (default: a
 // fresh [categories.Builtin]). Registering tools adds unknown ones to it,
 // so share it only on purpose.
 func WithTaxonomy(t *categories.Taxonomy) Option {
-	return func(e *Executor) {
-		if t != nil {
-			e.tax = t
-		}
-	}
+	return func(e *Executor) { e.tax = cmp.Or(t, e.tax) }
 }
 
 // WithLogger sets the logger (default: one that discards). Denials are
 // logged at Info, timeouts and panics at Warn and Error, runs at Debug.
 func WithLogger(l *slog.Logger) Option {
-	return func(e *Executor) {
-		if l != nil {
-			e.log = l
-		}
-	}
+	return func(e *Executor) { e.log = cmp.Or(l, e.log) }
 }
 
 // WithWorkspace gives the executor a workspace: New registers its tools
