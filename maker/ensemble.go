@@ -3,6 +3,7 @@ package maker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -34,16 +35,14 @@ func NewEnsemble(models ...llms.Model) (*Ensemble, error) {
 	if len(models) == 0 {
 		return nil, fmt.Errorf("%w: no model", ErrConfig)
 	}
-	for i, m := range models {
-		if m == nil {
-			return nil, fmt.Errorf("%w: model %d is nil", ErrConfig, i)
-		}
+	if i := slices.Index(models, nil); i >= 0 {
+		return nil, fmt.Errorf("%w: model %d is nil", ErrConfig, i)
 	}
-	return &Ensemble{members: append([]llms.Model(nil), models...)}, nil
+	return &Ensemble{members: slices.Clone(models)}, nil
 }
 
 // Members returns the ensemble's models, in order.
-func (e *Ensemble) Members() []llms.Model { return append([]llms.Model(nil), e.members...) }
+func (e *Ensemble) Members() []llms.Model { return slices.Clone(e.members) }
 
 // Member returns the model that draws sample index.
 func (e *Ensemble) Member(index int) llms.Model { return e.members[index%len(e.members)] }
