@@ -32,14 +32,11 @@ type Task interface {
 	// Cache-friendly layout: put what every step shares (the rules, the
 	// format, the examples, the task's fixed description) first, byte for
 	// byte the same at every step, and what changes (the state, the last
-	// move, the observation) last. Providers cache prompt prefixes
-	// (OpenAI from 1024 tokens, Anthropic from 1024 to 4096 tokens of a
-	// marked prefix) and bill a cached prefix at a fraction of the input
-	// price, so a static part first makes most of every step's prompt
-	// cheap; a step number or a time stamp near the top makes none of it
-	// (docs/cost.md). For Anthropic, maker/models marks the system
-	// messages' text: keep the static part there, the step's data in the
-	// human message.
+	// move, the observation) last: providers bill a cached prompt prefix
+	// at a fraction of the input price (docs/cost.md has their rules), and
+	// a step number or a time stamp near the top leaves nothing cached.
+	// For Anthropic, maker/models marks the system messages' text: keep
+	// the static part there, the step's data in the human message.
 	Prompt(last *intent.Observation) []llms.MessageContent
 
 	// Decode turns a reply into the step's answer, or a red flag: an error
@@ -66,12 +63,20 @@ type Snapshotter interface {
 	Restore(state json.RawMessage) error
 }
 
-// WorkerInfoKey is the GenerationInfo key under which a model that
-// draws on other machines names the worker that drew a choice (a string);
-// it becomes Reply.Worker and the sample's vote.Sample.Voter, so that
-// vote.Config.MinVoters counts distinct workers. Only the engine sets it:
-// maker/cluster overwrites whatever a worker's model put there.
-const WorkerInfoKey = "mdap_worker"
+// The GenerationInfo keys a model sets on a choice beyond langchaingo's
+// fields. WorkerInfoKey names the worker that drew the choice (a string,
+// Reply.Worker) when the model draws on other machines: only the engine
+// sets it (maker/cluster overwrites whatever a worker's model put there).
+// InfoResponseID and InfoResponseModel are what the server said of the
+// response: its id and the model that answered (which may name a version
+// the request's model did not); maker/models sets them on every choice of
+// a response whose body carried them, and observers read them
+// (maker/observe does).
+const (
+	WorkerInfoKey     = "mdap_worker"
+	InfoResponseID    = "ResponseID"
+	InfoResponseModel = "ResponseModel"
+)
 
 // Reply is one sample's raw answer from a model, before red flags.
 type Reply struct {
