@@ -94,13 +94,11 @@ func canonicalForm(o Output) (form, error) {
 	if !utf8.ValidString(o.Intent.Tool) {
 		return form{}, fmt.Errorf("%w: tool name %q is not valid UTF-8", ErrInvalidIntent, o.Intent.Tool)
 	}
-	f.HasIntent = true
-	f.Tool = o.Intent.Tool
 	args, err := objectNode(o.Intent.Args, 0)
 	if err != nil {
 		return form{}, fmt.Errorf("%w: args: %w", ErrMalformed, err)
 	}
-	f.Args = args
+	f.HasIntent, f.Tool, f.Args = true, o.Intent.Tool, args
 	return f, nil
 }
 

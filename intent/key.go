@@ -27,10 +27,9 @@ import (
 // comparison is needed. Keys belong to this version of the canonical form:
 // do not persist them as identities across upgrades of this package.
 //
-// Key accepts every Output that Parse and FromToolCalls return, and Outputs
-// built by hand from the types listed on [Output] (plus float64, the integer
-// kinds and anything encoding/json can marshal). Its errors are those of
-// [Canonical], and on error it returns 0. Cost: that of Canonical plus one
+// Key accepts every Output that Parse and FromToolCalls return, and
+// hand-built ones (see [Output]). Its errors are those of [Canonical], and
+// on error it returns 0. Cost: that of Canonical plus one
 // pass over the text (see BenchmarkKey).
 func Key(o Output) (uint64, error) {
 	c, err := Canonical(o)

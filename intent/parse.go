@@ -79,10 +79,8 @@ func Parse(text string) (Output, error) {
 		}
 		return Output{}, fmt.Errorf("%w: no fenced JSON block, JSON object or JSON reply found", ErrNoAnswer)
 	}
-	var (
-		first      Output
-		firstCanon []byte
-	)
+	var first Output
+	var firstCanon []byte
 	for i, c := range cands {
 		v := c.val
 		if !c.done {
