@@ -2,6 +2,7 @@ package categories
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -136,10 +137,7 @@ func (t *Taxonomy) Lookup(name string) (Entry, bool) {
 // tools.
 func (t *Taxonomy) Tools() []Entry {
 	t.mu.RLock()
-	out := make([]Entry, 0, len(t.entries))
-	for _, e := range t.entries {
-		out = append(out, e)
-	}
+	out := slices.Collect(maps.Values(t.entries))
 	t.mu.RUnlock()
 	slices.SortFunc(out, func(a, b Entry) int {
 		if c := slices.Index(all, a.Category) - slices.Index(all, b.Category); c != 0 {

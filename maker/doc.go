@@ -37,12 +37,10 @@
 // # The langchaingo types in the API
 //
 // mdap speaks langchaingo (github.com/tmc/langchaingo), so every provider
-// langchaingo has (OpenAI and any OpenAI-compatible server such as vLLM,
-// llama.cpp or Ollama's /v1, Ollama's own API, Anthropic, ...) works
-// unchanged: a model is an llms.Model, a prompt is []llms.MessageContent,
-// tools are declared as []llms.Tool, and a reply's native tool calls are
-// llms.ToolCall. Package maker/models opens them from a spec such as
-// "openai:gpt-4o-mini". To write a model of your own, a test double or a
+// langchaingo has works unchanged: a model is an llms.Model, a prompt is
+// []llms.MessageContent, tools are declared as []llms.Tool, and a reply's
+// native tool calls are llms.ToolCall. Package maker/models opens the
+// providers mdap knows from a spec such as "openai:gpt-4o-mini". To write a model of your own, a test double or a
 // wrapper, a [ModelFunc] is enough: it supplies the single-prompt Call
 // method langchaingo also asks for, and [TextResponse] builds a reply.
 //
