@@ -36,8 +36,11 @@ import (
 // pure: nothing runs, nothing is logged, the executor is not changed. Safe
 // for concurrent use.
 func (e *Executor) Normalize(in intent.ToolIntent) (intent.ToolIntent, error) {
+	if len(in.Tool) > MaxToolNameBytes { // bounded before any work
+		return in, nil
+	}
 	reg := e.lookup(in.Tool)
-	if reg == nil || len(in.Tool) > MaxToolNameBytes {
+	if reg == nil {
 		return in, nil
 	}
 	if e.policy.Allows(reg.entry) != nil {

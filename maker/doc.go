@@ -40,9 +40,10 @@
 // langchaingo has works unchanged: a model is an llms.Model, a prompt is
 // []llms.MessageContent, tools are declared as []llms.Tool, and a reply's
 // native tool calls are llms.ToolCall. Package maker/models opens the
-// providers mdap knows from a spec such as "openai:gpt-4o-mini". To write a model of your own, a test double or a
-// wrapper, a [ModelFunc] is enough: it supplies the single-prompt Call
-// method langchaingo also asks for, and [TextResponse] builds a reply.
+// providers mdap knows from a spec such as "openai:gpt-4o-mini". To write
+// a model of your own, a test double or a wrapper, a [ModelFunc] is
+// enough: it supplies the single-prompt Call method langchaingo also asks
+// for, and [TextResponse] builds a reply.
 //
 // # Journals, settings and models
 //
