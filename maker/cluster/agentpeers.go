@@ -59,6 +59,7 @@ func (a *Agent) onNews(m *nats.Msg) {
 		a.work.mu.Lock()
 		a.work.supersede(n.Delivered, n.Count)
 		a.work.mu.Unlock()
+		a.handoffs.supersede(n.Delivered, n.Count)
 	}
 	if n.Withdrawn != 0 {
 		a.rooms.withdrawn(n.Withdrawn, time.Now())

@@ -22,12 +22,22 @@ import (
 // a key the pull skips); once the delay passes with no taker it hands
 // the job back to JetStream at once. A job handed back by the only
 // worker serving its route so spends no delivery more than a delayed
-// NAK did. A job kept here is given to a pull of this agent only: with
-// several agents, another agent's pulls see it after the delay.
+// NAK did. A job is kept no longer than its expiry (its TTL, its
+// coordinator's timeout: a coordinator that died withdraws nothing) nor
+// once JetStream delivered it again (its ack wait passed while it was
+// kept: supersede), so no worker is given a job that left the stream or
+// that another holds. A pull is given every kept job it may take, up to
+// its places. A job kept here is given to a pull of this agent only:
+// with several agents, another agent's pulls see it after the delay.
 
-// maxHandoffs bounds the jobs an agent keeps for other workers; past it
-// a hand-back is a delayed NAK.
-const maxHandoffs = 4096
+// maxHandoffs bounds the jobs an agent keeps for other workers, and
+// maxHandoffsPerKey those one worker identity handed back (so no one
+// credential fills the place the others' hand-backs need); past them a
+// hand-back is a delayed NAK.
+const (
+	maxHandoffs       = 1024
+	maxHandoffsPerKey = maxHandoffs / 8
+)
 
 // handoffTick is how often the agent renews the ack wait of the jobs it
 // keeps (each at a third of its ack wait: at least a second) and hands
@@ -37,19 +47,22 @@ const handoffTick = 100 * time.Millisecond
 // handoff is a job the agent keeps for another worker.
 type handoff struct {
 	msg   jetstream.Msg
-	seq   uint64
+	seq   uint64        // its stream sequence
+	n     uint64        // its delivery count (JetStream's NumDelivered)
 	route string        // its route's token
 	from  string        // the identity key that handed it back
-	until time.Time     // back to JetStream then
+	until time.Time     // back to JetStream then: the delay's end, or the job's expiry if sooner
 	wait  time.Duration // its route's ack wait
 	kept  time.Time     // its ack wait's last renewal
 }
 
-// handoffs are the jobs an agent keeps for other workers.
+// handoffs are the jobs an agent keeps for other workers, by route.
 type handoffs struct {
 	mu    sync.Mutex
-	jobs  []*handoff
-	ready chan struct{} // closed, and replaced, when a job comes
+	jobs  map[string][]*handoff    // by route token
+	ready map[string]chan struct{} // by route token: closed, and replaced, when a job of it comes
+	n     int                      // jobs kept
+	by    map[string]int           // jobs kept, by the identity that handed them back
 }
 
 // routeOfJob is the route token of a job's subject (mdap.jobs.<route>.<publisher>).
@@ -58,11 +71,24 @@ func routeOfJob(subject string) string {
 	return route
 }
 
-// handBack hands the job msg (stream sequence seq) back from the worker
-// identity key for delay: kept for another worker's pull until then
-// (its ack wait, wait, renewed), or, for a delay of at most avoidDelay,
-// a job it cannot tell apart or past maxHandoffs, a delayed NAK.
-func (a *Agent) handBack(msg jetstream.Msg, seq uint64, key string, delay, wait time.Duration) error {
+// expiry is when the job msg leaves the stream by its TTL (its
+// coordinator's timeout, set by the Drawer that published it); zero
+// for one without.
+func expiry(msg jetstream.Msg) time.Time {
+	md, err := msg.Metadata()
+	ttl, perr := time.ParseDuration(msg.Headers().Get(jetstream.MsgTTLHeader))
+	if err != nil || perr != nil || ttl <= 0 {
+		return time.Time{}
+	}
+	return md.Timestamp.Add(ttl)
+}
+
+// handBack hands the job msg (stream sequence seq, its n-th delivery)
+// back from the worker identity key for delay: kept for another
+// worker's pull until then (its ack wait, wait, renewed), or, for a
+// delay of at most avoidDelay, a job it cannot tell apart or one past
+// the limits, a delayed NAK.
+func (a *Agent) handBack(msg jetstream.Msg, seq, n uint64, key string, delay, wait time.Duration) error {
 	if delay <= avoidDelay || seq == 0 {
 		return msg.NakWithDelay(delay)
 	}
@@ -70,51 +96,87 @@ func (a *Agent) handBack(msg jetstream.Msg, seq uint64, key string, delay, wait 
 		return err
 	}
 	now := time.Now()
-	if !a.handoffs.put(&handoff{msg: msg, seq: seq, route: routeOfJob(msg.Subject()), from: key, until: now.Add(delay), wait: wait, kept: now}) {
+	until := now.Add(delay)
+	if e := expiry(msg); !e.IsZero() && e.Before(until) {
+		until = e
+	}
+	if !a.handoffs.put(&handoff{msg: msg, seq: seq, n: n, route: routeOfJob(msg.Subject()), from: key, until: until, wait: wait, kept: now}) {
 		return msg.NakWithDelay(delay)
 	}
 	return nil
 }
 
-// put keeps h, and wakes the pulls waiting; false when maxHandoffs are
-// kept already.
+// put keeps h, and wakes the pulls of its route waiting; false past
+// maxHandoffs, or maxHandoffsPerKey of h's identity.
 func (k *handoffs) put(h *handoff) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if len(k.jobs) >= maxHandoffs {
+	if k.n >= maxHandoffs || k.by[h.from] >= maxHandoffsPerKey {
 		return false
 	}
-	k.jobs = append(k.jobs, h)
-	if k.ready != nil {
-		close(k.ready)
-		k.ready = nil
+	if k.jobs == nil {
+		k.jobs, k.by = map[string][]*handoff{}, map[string]int{}
+	}
+	k.jobs[h.route] = append(k.jobs[h.route], h)
+	k.n++
+	k.by[h.from]++
+	if c := k.ready[h.route]; c != nil {
+		close(c)
+		delete(k.ready, h.route)
 	}
 	return true
 }
 
-// waiter is closed when the next job comes.
-func (k *handoffs) waiter() <-chan struct{} {
+// waiter is closed when the next job of route comes.
+func (k *handoffs) waiter(route string) <-chan struct{} {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.ready == nil {
-		k.ready = make(chan struct{})
+		k.ready = map[string]chan struct{}{}
 	}
-	return k.ready
+	c := k.ready[route]
+	if c == nil {
+		c = make(chan struct{})
+		k.ready[route] = c
+	}
+	return c
 }
 
-// take removes and returns the first job kept for route that may go to
-// the worker identity key (not its own hand-back, and accepted by may),
-// or nil.
-func (k *handoffs) take(route, key string, may func(jetstream.Msg) bool) *handoff {
+// take removes and returns the first job kept for route before its
+// delay's end at now that may go to the worker identity key (not its
+// own hand-back, and accepted by may), or nil.
+func (k *handoffs) take(route, key string, now time.Time, may func(jetstream.Msg) bool) *handoff {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	i := slices.IndexFunc(k.jobs, func(h *handoff) bool { return h.route == route && h.from != key && may(h.msg) })
+	jobs := k.jobs[route]
+	i := slices.IndexFunc(jobs, func(h *handoff) bool { return h.from != key && now.Before(h.until) && may(h.msg) })
 	if i < 0 {
 		return nil
 	}
-	h := k.jobs[i]
-	k.jobs = slices.Delete(k.jobs, i, i+1)
+	h := jobs[i]
+	k.remove(func(o *handoff) bool { return o == h })
 	return h
+}
+
+// remove removes the jobs gone says, and returns them. k.mu is held.
+func (k *handoffs) remove(gone func(*handoff) bool) (out []*handoff) {
+	for route, jobs := range k.jobs {
+		k.jobs[route] = slices.DeleteFunc(jobs, func(h *handoff) bool {
+			if !gone(h) {
+				return false
+			}
+			out = append(out, h)
+			k.n--
+			if k.by[h.from]--; k.by[h.from] == 0 {
+				delete(k.by, h.from)
+			}
+			return true
+		})
+		if len(k.jobs[route]) == 0 {
+			delete(k.jobs, route)
+		}
+	}
+	return out
 }
 
 // drop removes the job of stream sequence seq (withdrawn by its
@@ -122,9 +184,17 @@ func (k *handoffs) take(route, key string, may func(jetstream.Msg) bool) *handof
 func (k *handoffs) drop(seq uint64) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	n := len(k.jobs)
-	k.jobs = slices.DeleteFunc(k.jobs, func(h *handoff) bool { return h.seq == seq })
-	return len(k.jobs) < n
+	return len(k.remove(func(h *handoff) bool { return h.seq == seq })) > 0
+}
+
+// supersede removes the job of stream sequence seq if kept from a
+// delivery before its n-th (JetStream delivered it again, here or
+// through another agent: its ack wait passed while it was kept), so
+// that no two workers are given it.
+func (k *handoffs) supersede(seq, n uint64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.remove(func(h *handoff) bool { return h.seq == seq && h.n < n })
 }
 
 // due removes and returns the jobs whose delay passed by now (every one
@@ -133,17 +203,15 @@ func (k *handoffs) drop(seq uint64) bool {
 func (k *handoffs) due(now time.Time, all bool) (back, renew []*handoff) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.jobs = slices.DeleteFunc(k.jobs, func(h *handoff) bool {
-		if all || !now.Before(h.until) {
-			back = append(back, h)
-			return true
+	back = k.remove(func(h *handoff) bool { return all || !now.Before(h.until) })
+	for _, jobs := range k.jobs {
+		for _, h := range jobs {
+			if now.Sub(h.kept) >= h.wait/3 {
+				h.kept = now
+				renew = append(renew, h)
+			}
 		}
-		if now.Sub(h.kept) >= h.wait/3 {
-			h.kept = now
-			renew = append(renew, h)
-		}
-		return false
-	})
+	}
 	return back, renew
 }
 

@@ -297,11 +297,12 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 			}
 			msg = m
 		case <-offered:
-			kept = a.handoffs.waiter()
-			h := a.handoffs.take(route, key, may)
+			kept = a.handoffs.waiter(route)
+			h := a.handoffs.take(route, key, time.Now(), may)
 			if h == nil {
 				continue
 			}
+			kept = closedChan // another may wait: try again while places are left
 			// Its ack wait from now, as a job JetStream delivers.
 			_ = h.msg.InProgress()
 			msg = h.msg
@@ -312,14 +313,15 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 		if md, err := msg.Metadata(); err == nil {
 			delivered, seq = md.NumDelivered, md.Sequence.Stream
 		}
-		if full {
+		if full || *n <= 0 { // no place left: kept jobs took those the fetch was for
+			full = true
 			_ = msg.NakWithDelay(avoidDelay)
 			continue
 		}
 		// A job near its last delivery is forwarded whatever its key's
 		// parking: a hand-back must not be what kills it.
 		if d, ok := req.Skip[jobPublisher(msg.Subject())]; ok && (maxDeliver <= 0 || delivered+2 < uint64(maxDeliver)) {
-			_ = a.handBack(msg, seq, key, min(max(d, avoidDelay), maxNakDelay), ackWait)
+			_ = a.handBack(msg, seq, delivered, key, min(max(d, avoidDelay), maxNakDelay), ackWait)
 			continue
 		}
 		// A job whose reply could not be stored takes no worker place.
@@ -359,8 +361,9 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 		}
 		*n--
 		a.work.mu.Lock()
-		a.work.deliver(handle, &held{msg: msg, id: id, seq: seq, n: delivered, wait: ackWait, at: time.Now()})
+		a.work.deliver(handle, &held{msg: msg, id: id, seq: seq, n: delivered, wait: ackWait, at: got})
 		a.work.mu.Unlock()
+		a.handoffs.supersede(seq, delivered)
 		if delivered > 1 {
 			a.tell(peerNews{Delivered: seq, Count: delivered})
 		}
@@ -440,7 +443,7 @@ func (a *Agent) act(id string, req ackRequest) error {
 		return h.msg.Ack()
 	case "nak":
 		if req.Delay > 0 {
-			return a.handBack(h.msg, h.seq, identityKey(id), min(req.Delay, maxNakDelay), h.wait)
+			return a.handBack(h.msg, h.seq, h.n, identityKey(id), min(req.Delay, maxNakDelay), h.wait)
 		}
 		return h.msg.Nak()
 	case "progress":
