@@ -191,12 +191,12 @@ func decompBatch(run *runFlags, roles roleFlags, b *batch.Builtin, fs *pflag.Fla
 	play := rolesPlay(run, fs)
 	switch {
 	case run.natsURL != "" && slices.Contains(run.models, "sim"):
-		b.Decompose.P = everyRole(play.P)
+		b.Decompose.P = decompose.EveryRole(play.P)
 		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
 			return natsSimRoles(run, fs, b, job)
 		}
 	case slices.Contains(run.models, "sim"):
-		b.DecomposeSim.Roles, b.Decompose.P = problems.SimRoles(play), everyRole(play.P)
+		b.DecomposeSim.Roles, b.Decompose.P = problems.SimRoles(play), decompose.EveryRole(play.P)
 	default:
 		model := b.Model
 		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {

@@ -36,7 +36,7 @@ func TestBinaryMinWorkers(t *testing.T) {
 	assert.Contains(t, help.stdout.String(), "--min-workers")
 
 	url := startNATS(t)
-	creds := childGetenv(t, natsCredsEnv)
+	creds := childGetenv(t, cluster.CredsEnv)
 	hanoi := func(extra ...string) *child {
 		args := append([]string{"hanoi", "--disks", "3", "--json", "--k", "3", "--nats", url}, natsSim...)
 		return start(t, nil, append(args, extra...)...)

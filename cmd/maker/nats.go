@@ -16,27 +16,14 @@ import (
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
-	"github.com/mdap-go/mdap/maker/observe"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// The environment variables and the default folder of what a --nats
-// client signs in with (maker nats writes the folder with its default
-// --store).
-const (
-	natsTokenEnv    = cluster.TokenEnv
-	natsCredsEnv    = cluster.CredsEnv
-	defaultCredsDir = cluster.DefaultCredsDir
-)
-
 // natsJournalPrefix marks a --journal on the engine: nats:RUN.
 const natsJournalPrefix = "nats:"
-
-// setupTimeout bounds connecting and creating streams at start.
-const setupTimeout = cluster.SetupTimeout
 
 // natsRun is the --nats part of runFlags: where samples are drawn and
 // journals kept when the run goes through the engine
@@ -67,7 +54,7 @@ func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
 // registerNATSCreds binds --nats-creds to c.Path; c's errors name it.
 func registerNATSCreds(fs *pflag.FlagSet, c *cluster.ClientCreds) {
 	c.PathName = "--nats-creds"
-	fs.StringVar(&c.Path, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+natsCredsEnv+", else ./"+defaultCredsDir+" if it exists; $"+natsTokenEnv+" for a server with a token)")
+	fs.StringVar(&c.Path, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+cluster.CredsEnv+", else ./"+cluster.DefaultCredsDir+" if it exists; $"+cluster.TokenEnv+" for a server with a token)")
 }
 
 // clusterFlagOf names the flag of each field of maker/cluster's settings
@@ -260,13 +247,13 @@ func (n *natsCmd) check(fs *pflag.FlagSet) error {
 	if err := checkEngineFlags(fs, &n.cfg.Provision); err != nil {
 		return err
 	}
-	n.cfg.Token = os.Getenv(natsTokenEnv)
+	n.cfg.Token = os.Getenv(cluster.TokenEnv)
 	if n.cfg.Auth == cluster.AuthToken && (fs.Changed("ack-wait") || fs.Changed("max-deliver")) {
 		return usageErr("--ack-wait and --max-deliver are the engine's settings with --auth roles; with --auth token each worker sets its own (maker worker --ack-wait)")
 	}
 	err := n.cfg.Validate()
 	if fe := fielderr.As(err); fe != nil && fe.Fields[0].Name == "Token" { // no flag: $MDAP_NATS_TOKEN's
-		return usageErr("--auth token: set $%s to the token clients must send", natsTokenEnv)
+		return usageErr("--auth token: set $%s to the token clients must send", cluster.TokenEnv)
 	}
 	return fieldUsageErr(err, clusterFlagOf, "nats")
 }
@@ -287,7 +274,7 @@ func (n *natsCmd) run(cmd *cobra.Command) error {
 	var metricsErr error
 	err := cluster.RunEngine(cmd.Context(), n.cfg, logger, cmd.OutOrStdout(), notef(stderr, "maker nats"), func(e *cluster.Engine) error {
 		n.obs.probe("nats", func(context.Context) error { return e.Ready() })
-		metricsErr = n.obs.observer().ObserveEngine(engineFigures(e.Server))
+		metricsErr = n.obs.observer().ObserveEngine(e.Server.Figures)
 		return metricsErr
 	})
 	switch {
@@ -346,19 +333,6 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 	}, nil
 }
 
-// pricedNATSModel gives m the price the --model spec names
-// (cluster.SpecPrice), so that --max-cost counts what the workers' calls
-// cost.
-func (f *runFlags) pricedNATSModel(m *cluster.Model, err error) (llms.Model, error) {
-	if err != nil {
-		return nil, err
-	}
-	if p, ok := cluster.SpecPrice(f.oneModel(), f.cfg.Price.InputPerMillion, f.cfg.Price.OutputPerMillion); ok {
-		return cluster.Priced(m, p), nil
-	}
-	return m, nil
-}
-
 // batchQueue is the task queue of maker solve --nats: queue (--queue),
 // or one named after the tasks file and the settings, so every
 // coordinator started on the same file and flags shares it. It opens the
@@ -376,7 +350,7 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 		}
 		queue = cluster.BatchQueueName(content, route, f.cfg.Vote.K, f.cfg.MaxTokens, f.sim.Seed)
 	}
-	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	ctx, cancel := context.WithTimeout(ctx, cluster.SetupTimeout)
 	defer cancel()
 	_, err := f.coord.OpenTaskQueue(ctx, queue)
 	switch {
@@ -397,22 +371,4 @@ func (f *runFlags) solveOverNATS(ctx context.Context, queue string, jobs []batch
 		return sum, failed(fmt.Errorf("--nats: %w", err))
 	}
 	return sum, err
-}
-
-// engineFigures reads the embedded engine's state for its metrics
-// (maker nats --metrics-addr).
-func engineFigures(srv *cluster.Server) func(context.Context) (observe.EngineFigures, bool) {
-	return func(context.Context) (observe.EngineFigures, bool) {
-		st, err := srv.Stats()
-		if err != nil {
-			return observe.EngineFigures{}, false
-		}
-		f := observe.EngineFigures{Streams: map[string]observe.StreamFigures{}, Connections: int64(st.Connections),
-			Workers: int64(st.Workers), Served: st.Served, Refused: st.Refused}
-		for name, s := range st.Streams {
-			f.Streams[name] = observe.StreamFigures{Messages: int64(s.Messages), Bytes: int64(s.Bytes), Consumers: int64(s.Consumers),
-				Undelivered: int64(s.Pending), AckPending: int64(s.AckPending), Waiting: int64(s.Waiting)}
-		}
-		return f, true
-	}
 }

@@ -56,7 +56,7 @@ func startNATSIn(t *testing.T, store string, extra ...string) (string, *child) {
 			require.NoError(t, err)
 		}
 	}
-	setChildEnv(t, natsCredsEnv, creds)
+	setChildEnv(t, cluster.CredsEnv, creds)
 	// --ack-wait 1s: the engine's, which the workers' redeliveries wait.
 	srv := start(t, out, append([]string{"nats", "--addr", "127.0.0.1:0", "--store", store, "--ack-wait", "1s"}, extra...)...)
 	var url string
@@ -140,7 +140,7 @@ func TestBinaryNATSRunKeysByDefault(t *testing.T) {
 // $MDAP_NATS_CREDS.
 func connectRole(t *testing.T, url string, role cluster.Role) jetstream.JetStream {
 	t.Helper()
-	opts, err := cluster.Credentials(cluster.SeedFile(childGetenv(t, natsCredsEnv), role), t.Name())
+	opts, err := cluster.Credentials(cluster.SeedFile(childGetenv(t, cluster.CredsEnv), role), t.Name())
 	require.NoError(t, err)
 	nc, err := cluster.Connect(url, t.Name(), opts...)
 	require.NoError(t, err)
@@ -173,7 +173,7 @@ var identitiesGiven sync.Map // folder -> *atomic.Int32
 // when the test has no credentials folder.
 func nextIdentity(t *testing.T) []string {
 	t.Helper()
-	creds := childGetenv(t, natsCredsEnv)
+	creds := childGetenv(t, cluster.CredsEnv)
 	if !fileExists(filepath.Join(creds, "workers", "w1.pub")) {
 		return nil // not an engine of startNATSIn's
 	}
@@ -423,7 +423,7 @@ func setLeaseTTL(t *testing.T, url string, ttl time.Duration) {
 func TestBinaryNATSAuthOnByDefault(t *testing.T) {
 	t.Parallel()
 	url := startNATS(t)
-	dir := childGetenv(t, natsCredsEnv)
+	dir := childGetenv(t, cluster.CredsEnv)
 	for _, seed := range []string{cluster.SeedFile(dir, cluster.RoleCoordinator), cluster.SeedFile(dir, cluster.RoleAdmin), filepath.Join(dir, "workers", "w1.nk")} {
 		st, err := os.Stat(seed)
 		require.NoError(t, err)
@@ -432,7 +432,7 @@ func TestBinaryNATSAuthOnByDefault(t *testing.T) {
 	w := start(t, nil, append([]string{"worker", "--nats", url, "--nats-creds", filepath.Join(dir, "nope.nk")}, natsSim...)...)
 	assert.Equal(t, 2, w.wait(t, 30*time.Second), "an unreadable credential is bad usage: %s", w.stderr.String())
 
-	setChildEnv(t, natsCredsEnv, "")
+	setChildEnv(t, cluster.CredsEnv, "")
 	for _, args := range [][]string{
 		append([]string{"worker", "--nats", url}, natsSim...),
 		{"hanoi", "--disks", "3", "--nats", url},
@@ -440,28 +440,28 @@ func TestBinaryNATSAuthOnByDefault(t *testing.T) {
 		c := start(t, nil, args...)
 		assert.Equal(t, 1, c.wait(t, 30*time.Second), "%v", args)
 		assert.Contains(t, c.stderr.String(), "refused no credentials", "%v", args)
-		assert.Contains(t, c.stderr.String(), natsCredsEnv)
-		assert.Contains(t, c.stderr.String(), natsTokenEnv)
+		assert.Contains(t, c.stderr.String(), cluster.CredsEnv)
+		assert.Contains(t, c.stderr.String(), cluster.TokenEnv)
 	}
 
 	// A worker signed in as a worker serves; one with the coordinator's
 	// credential cannot take jobs (its consumer is refused).
-	setChildEnv(t, natsCredsEnv, dir)
+	setChildEnv(t, cluster.CredsEnv, dir)
 	bad := start(t, nil, append([]string{"worker", "--nats", url, "--nats-creds", cluster.SeedFile(dir, cluster.RoleCoordinator)}, natsSim...)...)
 	assert.Equal(t, 1, bad.wait(t, time.Minute), "a coordinator cannot be a worker: %s", bad.stderr.String())
 
 	// --auth token: the token without roles, and a wrong one's hint.
-	setChildEnv(t, natsTokenEnv, "")
+	setChildEnv(t, cluster.TokenEnv, "")
 	c := start(t, nil, "nats", "--addr", "127.0.0.1:0", "--store", t.TempDir(), "--auth", "token")
 	assert.Equal(t, 2, c.wait(t, 30*time.Second), "--auth token needs the token: %s", c.stderr.String())
-	assert.Contains(t, c.stderr.String(), natsTokenEnv)
+	assert.Contains(t, c.stderr.String(), cluster.TokenEnv)
 }
 
 // TestBinaryNATSWrongToken: a server with --auth token and a client with
 // another token: exit 1, and the hint names $MDAP_NATS_TOKEN.
 func TestBinaryNATSWrongToken(t *testing.T) {
 	t.Parallel()
-	setChildEnv(t, natsTokenEnv, "right")
+	setChildEnv(t, cluster.TokenEnv, "right")
 	out, err := os.Create(filepath.Join(t.TempDir(), "nats.out"))
 	require.NoError(t, err)
 	defer out.Close()
@@ -472,13 +472,13 @@ func TestBinaryNATSWrongToken(t *testing.T) {
 		url, _, _ = strings.Cut(string(b), "\n")
 		return strings.HasPrefix(url, "nats://") && strings.Contains(string(b), "\n")
 	}, 20*time.Second, 10*time.Millisecond)
-	setChildEnv(t, natsCredsEnv, "")
-	setChildEnv(t, natsTokenEnv, "wrong")
+	setChildEnv(t, cluster.CredsEnv, "")
+	setChildEnv(t, cluster.TokenEnv, "wrong")
 	c := start(t, nil, "hanoi", "--disks", "3", "--nats", url)
 	assert.Equal(t, 1, c.wait(t, 30*time.Second))
-	assert.Contains(t, c.stderr.String(), "$"+natsTokenEnv)
+	assert.Contains(t, c.stderr.String(), "$"+cluster.TokenEnv)
 	assert.NotContains(t, c.stderr.String(), "start one with")
-	setChildEnv(t, natsTokenEnv, "right")
+	setChildEnv(t, cluster.TokenEnv, "right")
 	ls := start(t, nil, "nats", "ls", "--nats", url)
 	assert.Equal(t, 0, ls.wait(t, 30*time.Second), "the right token gets in: %s", ls.stderr.String())
 	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGTERM))
@@ -537,7 +537,7 @@ func TestBinaryNATSLsRm(t *testing.T) {
 	}
 	bad := start(t, nil, append([]string{"hanoi", "--disks", "3", "--nats", url, "--nats-keep", "1s"}, natsSim...)...)
 	assert.Equal(t, 2, bad.wait(t, 30*time.Second))
-	setChildEnv(t, natsCredsEnv, "")
+	setChildEnv(t, cluster.CredsEnv, "")
 	anon := start(t, nil, "nats", "ls", "--nats", url)
 	assert.Equal(t, 1, anon.wait(t, 30*time.Second), "no credentials, no listing")
 }
@@ -563,7 +563,7 @@ func TestBinaryNATSWithoutJetStream(t *testing.T) {
 	ns.Start()
 	defer ns.Shutdown()
 	require.True(t, ns.ReadyForConnections(10*time.Second))
-	setChildEnv(t, natsCredsEnv, "")
+	setChildEnv(t, cluster.CredsEnv, "")
 	for _, args := range [][]string{
 		append([]string{"hanoi", "--disks", "3", "--nats", ns.ClientURL()}, natsSim...),
 		append([]string{"worker", "--nats", ns.ClientURL()}, natsSim...),

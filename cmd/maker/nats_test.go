@@ -77,7 +77,7 @@ func TestNATSUsageErrors(t *testing.T) {
 		{[]string{"nats", "--store", ""}, "--store"},
 		{[]string{"nats", "--store", t.TempDir(), "--auth", "token", "--shared-coordinator"}, "--shared-coordinator true: with --auth token there are no role keys to share: leave it out, or use --auth roles"},
 		{[]string{"nats", "--store", t.TempDir(), "--auth", "token", "--shared-worker"}, "--shared-worker true: with --auth token there are no role keys to share"},
-		{[]string{"nats", "--store", t.TempDir(), "--auth", "token"}, "--auth token: set $" + natsTokenEnv + " to the token clients must send"},
+		{[]string{"nats", "--store", t.TempDir(), "--auth", "token"}, "--auth token: set $" + cluster.TokenEnv + " to the token clients must send"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:4222", "--identity", "a.b"}, `--identity "a.b": a worker identity is named 1 to 64 letters`},
 	} {
 		code, out, errOut := cli(t, c.args...)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func TestBinaryNATSServesTheEngineMetrics(t *testing.T) {
 	require.NoError(t, err)
 	defer out.Close()
 	store := t.TempDir()
-	setChildEnv(t, natsCredsEnv, filepath.Join(store, "creds"))
+	setChildEnv(t, cluster.CredsEnv, filepath.Join(store, "creds"))
 	// The run's own key, found in the folder by its --journal (the quick
 	// start: no shared coordinator key).
 	add := start(t, nil, "nats", "run", "add", "metered", "--creds", filepath.Join(store, "creds"))

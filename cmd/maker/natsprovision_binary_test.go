@@ -44,7 +44,7 @@ func startStockLike(t *testing.T) (string, string) {
 func TestBinaryNATSProvision(t *testing.T) {
 	t.Parallel()
 	url, dir := startStockLike(t)
-	setChildEnv(t, natsCredsEnv, dir)
+	setChildEnv(t, cluster.CredsEnv, dir)
 	for _, args := range [][]string{
 		{"--max-deliver", "1"}, {"--ack-wait", "100ms"}, {"--replicas", "0"}, {"--route", ""},
 	} {

@@ -16,7 +16,7 @@ import (
 func TestBinaryNATSAdminCommandsWithTheWrongRole(t *testing.T) {
 	t.Parallel()
 	url := startNATS(t)
-	creds := childGetenv(t, natsCredsEnv)
+	creds := childGetenv(t, cluster.CredsEnv)
 	seeds := map[cluster.Role]string{cluster.RoleCoordinator: cluster.SeedFile(creds, cluster.RoleCoordinator), cluster.RoleWorker: filepath.Join(creds, "workers", "w1.nk")}
 	for role, seed := range seeds {
 		for _, args := range [][]string{{"nats", "ls"}, {"nats", "rm", "somerun"}} {

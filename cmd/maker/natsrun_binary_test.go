@@ -22,7 +22,7 @@ import (
 func TestBinaryNATSRunIdentities(t *testing.T) {
 	t.Parallel()
 	url := startNATS(t)
-	creds := childGetenv(t, natsCredsEnv)
+	creds := childGetenv(t, cluster.CredsEnv)
 	add := start(t, nil, "nats", "run", "add", "mine", "--creds", creds)
 	require.Equal(t, 0, add.wait(t, 30*time.Second), add.stderr.String())
 	seed := strings.TrimSpace(add.stdout.String())
@@ -75,7 +75,7 @@ func TestBinaryNATSRunIdentities(t *testing.T) {
 func TestBinarySolveWithARunKey(t *testing.T) {
 	t.Parallel()
 	url := startNATS(t)
-	creds := childGetenv(t, natsCredsEnv)
+	creds := childGetenv(t, cluster.CredsEnv)
 	add := start(t, nil, "nats", "run", "add", "nightly", "--creds", creds)
 	require.Equal(t, 0, add.wait(t, 30*time.Second), add.stderr.String())
 	seed := strings.TrimSpace(add.stdout.String())

@@ -36,7 +36,7 @@ func newNATSIdentities(kind identityKind) *cobra.Command {
 	var creds string
 	cmd := &cobra.Command{Use: kind.Kind, Short: kind.short, Long: help("nats-" + kind.Kind), Example: example("nats-" + kind.Kind),
 		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
-	cmd.PersistentFlags().StringVar(&creds, "creds", defaultCredsDir, "the engine's credentials folder (maker nats --creds; STORE/creds by default)")
+	cmd.PersistentFlags().StringVar(&creds, "creds", cluster.DefaultCredsDir, "the engine's credentials folder (maker nats --creds; STORE/creds by default)")
 	sub := func(use, short string, args cobra.PositionalArgs, run func(cmd *cobra.Command, dir string, args []string) error) *cobra.Command {
 		c := &cobra.Command{Use: use, Short: short, Args: args,
 			RunE: func(cmd *cobra.Command, args []string) error {

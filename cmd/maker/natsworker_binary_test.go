@@ -24,7 +24,7 @@ func TestBinaryNATSWorkerIdentities(t *testing.T) {
 	defer out.Close()
 	store := t.TempDir()
 	creds := filepath.Join(store, "creds")
-	setChildEnv(t, natsCredsEnv, creds)
+	setChildEnv(t, cluster.CredsEnv, creds)
 	srv := start(t, out, "nats", "--addr", "127.0.0.1:0", "--store", store)
 	var url string
 	require.Eventually(t, func() bool {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/mdap-go/mdap/maker/models/credentials"
 	"github.com/mdap-go/mdap/maker/observe"
@@ -119,14 +120,9 @@ func (w *watchFlags) redact(ctx context.Context, secrets ...string) {
 }
 
 // logger is a slog logger of the --log-format handler for stderr,
-// redacting the API keys of the environment.
+// redacting the credentials the process holds (observe.Logger).
 func (w *watchFlags) logger(stderr io.Writer, opts *slog.HandlerOptions) *slog.Logger {
-	sec := append(secrets(), w.secrets...)
-	h, err := observe.NewLogHandler(stderr, w.format, opts, sec...)
-	if err != nil { // checked by start; text is the fallback
-		h, _ = observe.NewLogHandler(stderr, observe.LogText, opts, sec...)
-	}
-	return slog.New(h)
+	return observe.Logger(stderr, w.format, opts, append(secrets(), w.secrets...)...)
 }
 
 // secrets are the credentials this process may hold, never to be logged.
@@ -134,7 +130,7 @@ func secrets() []string {
 	// The environment's model keys, and a password in a server URL of
 	// the environment (a proxy's basic authentication).
 	out := credentials.Of(models.Options{})
-	for _, k := range []string{natsTokenEnv, tokenEnv, metricsTokenEnv} {
+	for _, k := range []string{cluster.TokenEnv, tokenEnv, metricsTokenEnv} {
 		if v := os.Getenv(k); v != "" {
 			out = append(out, v)
 		}
@@ -148,10 +144,7 @@ func secrets() []string {
 // journal open when journaled).
 func (f *runFlags) watchRun(w *watchFlags, journaled bool) {
 	if d := f.drawer; d != nil { // the --nats jobs published, neither answered nor withdrawn
-		_ = w.observer().ObserveQueue(func(context.Context) (int64, bool) {
-			st := d.Stats()
-			return st.Published - st.Replies - st.Withdrawn, true
-		})
+		_ = w.observer().ObserveQueue(d.Queued)
 	}
 	if f.maxCost > 0 {
 		w.observer().RecordCostCap(context.Background(), f.maxCost)
@@ -177,19 +170,9 @@ func (f *runFlags) runLogger(w *watchFlags, stderr io.Writer) *slog.Logger {
 	return w.logger(stderr, &slog.HandlerOptions{Level: level})
 }
 
-// warnLogger is the batch's warning logger: the --log-format handler at
-// warn level, its text lines without times.
+// warnLogger is the batch's warning logger (observe.WarnLogger).
 func (w *watchFlags) warnLogger(stderr io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
-	if w.format != observe.LogJSON {
-		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		}
-	}
-	return w.logger(stderr, opts)
+	return observe.WarnLogger(stderr, w.format, append(secrets(), w.secrets...)...)
 }
 
 // parseLogLevel reads a --log-level value: debug, info, warn or error.

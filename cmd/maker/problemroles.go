@@ -85,9 +85,7 @@ func (f roleFlags) solveRoleModels(run *runFlags, ms map[decompose.Role]llms.Mod
 		var m llms.Model
 		var err error
 		if run.natsURL != "" {
-			g := *run
-			g.models = specs
-			m, err = g.pricedNATSModel(run.drawer.Model(specs[0]))
+			m, err = run.drawer.SpecModel(specs[0], specs[0], run.cfg.Price.InputPerMillion, run.cfg.Price.OutputPerMillion)
 		} else {
 			m, err = all.Open(specs, models.Options{BaseURL: run.open.BaseURL, Timeout: run.open.Timeout})
 		}

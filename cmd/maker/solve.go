@@ -262,7 +262,7 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 	// The batch's probes, queue and cap; the solvers it builds are
 	// watched through batch.Builtin's Observer.
 	run.watchRun(&run.obs, false)
-	r.Build, r.Store, r.Fault = f.builder.Build, store, engineFault
+	r.Build, r.Store, r.Fault = f.builder.Build, store, cluster.IsFault
 	r.Progress, r.Logger = batch.RecordProgress(run.obs.observer().BatchRecorder(), progress), run.obs.warnLogger(stderr)
 	if f.SpendChart != "" {
 		spend = batch.NewSpendTrace(f.builder.Budget) // set with --nats too
@@ -281,7 +281,7 @@ func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job
 		return r.Run(ctx, jobs)
 	}
 	book := batch.OpenBook(f.builder.Budget, store, jobs)
-	r.Build = book.Wrap(batch.NewGauge(run.obs.observer().BatchRecorder(), engineFault, jobs, store).Wrap(r.Build))
+	r.Build = book.Wrap(batch.NewGauge(run.obs.observer().BatchRecorder(), cluster.IsFault, jobs, store).Wrap(r.Build))
 	sum, err := run.solveOverNATS(ctx, queue, jobs, r, store, r.Concurrency, cmd.ErrOrStderr())
 	return sum, book.Finish(&sum, jobs, err)
 }

@@ -49,9 +49,6 @@ func simRoles(run *runFlags, fs *pflag.FlagSet, family string, seed uint64) (*de
 	return decompose.NewSim(fam, fam, cfg)
 }
 
-// everyRole is p for every role: a plan's Settings.P.
-func everyRole(p float64) map[decompose.Role]float64 { return decompose.EveryRole(p) }
-
 // natsSimRoles is every role's model of a multiply or sort line of maker
 // solve --nats --model sim: the engine's remote model of the route of
 // the workers started with --model sim --roles FAMILY and the line's

@@ -290,6 +290,14 @@ func (d *Drawer) Stats() DrawerStats {
 	}
 }
 
+// Queued is the number of jobs the drawer published that were neither
+// answered nor withdrawn, for a queue gauge (observe.Watcher.ObserveQueue);
+// always known (true).
+func (d *Drawer) Queued(context.Context) (int64, bool) {
+	st := d.Stats()
+	return st.Published - st.Replies - st.Withdrawn, true
+}
+
 // Close fails the calls in flight with ErrClosed (withdrawing their
 // jobs), waits for the withdrawals, stops consuming replies and deletes
 // the reply consumer. It is safe to call more than once; the connection

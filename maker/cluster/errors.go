@@ -65,3 +65,11 @@ var (
 	// first result stands.
 	ErrAlreadyCompleted = errors.New("task already completed")
 )
+
+// IsFault reports whether err is a fault of the engine rather than of a
+// task (an outage, ErrEngine; a lost journal lease, ErrLeaseLost; a
+// closed connection, ErrClosed): a batch gives such a task no result, and
+// the same command resumes it (batch.Runner.Fault).
+func IsFault(err error) bool {
+	return errors.Is(err, ErrEngine) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrClosed)
+}

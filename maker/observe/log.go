@@ -61,6 +61,33 @@ func NewLogHandler(w io.Writer, format string, opts *slog.HandlerOptions, held .
 	return &traceHandler{Handler: h, r: r}, nil
 }
 
+// Logger is a logger of NewLogHandler's handler: format to w with opts,
+// held secrets never written; a format NewLogHandler refuses falls back
+// to LogText (a command checks its --log-format before). It never fails.
+func Logger(w io.Writer, format string, opts *slog.HandlerOptions, held ...string) *slog.Logger {
+	h, err := NewLogHandler(w, format, opts, held...)
+	if err != nil {
+		h, _ = NewLogHandler(w, LogText, opts, held...)
+	}
+	return slog.New(h)
+}
+
+// WarnLogger is Logger at slog.LevelWarn, for a batch's or a
+// coordinator's warnings: its LogText lines carry no time (they read as
+// a command's messages), its LogJSON records do. It never fails.
+func WarnLogger(w io.Writer, format string, held ...string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+	if format != LogJSON {
+		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}
+	}
+	return Logger(w, format, opts, held...)
+}
+
 // redactor removes secrets from attributes.
 type redactor struct{ set secrets.Set }
 
