@@ -89,7 +89,7 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 		return err
 	}
 	switch {
-	case c.run.set.Margin.Auto:
+	case c.run.Settings.Margin.Auto:
 		return usageErr("--k auto does not apply to maker calibrate: give a fixed --k to see what it would give, or none")
 	case fs.Changed("until-max-samples") && !cfg.UntilDecided:
 		return usageErr("--until-max-samples caps --until-decided: give --until-decided too, or leave it out")
@@ -101,7 +101,7 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 	if err := positiveFlags(fs, "steps-sampled", "samples", "confidence", "concurrency", "until-max-samples"); err != nil {
 		return err
 	}
-	cfg.Target, cfg.SamplesPerCall, cfg.MaxCost = c.run.set.Target, c.run.cfg.SamplesPerCall, c.run.maxCost
+	cfg.Target, cfg.SamplesPerCall, cfg.MaxCost = c.run.Settings.Target, c.run.cfg.SamplesPerCall, c.run.MaxCost
 	if fs.Changed("k") {
 		cfg.K = c.run.cfg.Vote.K
 	}
@@ -143,7 +143,7 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 	if cfg.Solver, err = c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared}); err != nil {
 		return err
 	}
-	bar := progress.NewRounds(cmd.ErrOrStderr(), c.run.set.Progress)
+	bar := progress.NewRounds(cmd.ErrOrStderr(), c.run.Settings.Progress)
 	bar.Start(min(cfg.StepsSampled, steps.Total()) * cfg.Samples)
 	cfg.Progress = bar.Set
 	if cfg.UntilDecided {

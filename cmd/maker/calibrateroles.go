@@ -52,17 +52,17 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 	if name := given(fs, "roles-size", "roles-problems", "roles-nodes"); name != "" && c.roles.Family == "" {
 		return usageErr("--%s applies to --roles only", name)
 	}
-	play := decompose.SimRole{P: decompose.DefaultP, Rivals: c.run.sim.WrongAnswers}
+	play := decompose.SimRole{P: decompose.DefaultP, Rivals: c.run.Sim.WrongAnswers}
 	if fs.Changed("p") {
-		if !(c.run.sim.P > 0.5 && c.run.sim.P <= 1) {
-			return usageErr("--p %v: use a p above 1/2, at most 1", c.run.sim.P)
+		if !(c.run.Sim.P > 0.5 && c.run.Sim.P <= 1) {
+			return usageErr("--p %v: use a p above 1/2, at most 1", c.run.Sim.P)
 		}
-		play.P = c.run.sim.P
+		play.P = c.run.Sim.P
 	}
 	cfg := c.roles
-	cfg.Samples, cfg.Seed, cfg.MaxTokens = c.cfg.Samples, c.run.sim.Seed, c.run.cfg.MaxTokens
-	cfg.Models, cfg.Open = problems.RoleModels{Models: c.run.models}, c.run.open
-	cfg.Sim = decompose.SimConfig{Seed: c.run.sim.Seed, FlagRate: c.run.sim.FlagRate, Roles: problems.SimRoles(play)}
+	cfg.Samples, cfg.Seed, cfg.MaxTokens = c.cfg.Samples, c.run.Sim.Seed, c.run.cfg.MaxTokens
+	cfg.Models, cfg.Open = problems.RoleModels{Models: c.run.Models}, c.run.Client
+	cfg.Sim = decompose.SimConfig{Seed: c.run.Sim.Seed, FlagRate: c.run.Sim.FlagRate, Roles: problems.SimRoles(play)}
 	if err := fieldUsageErr(cfg.Validate(), rolesFlagOf, "--roles"); err != nil {
 		return err
 	}
@@ -80,5 +80,5 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 	if c.asJSON {
 		return writeJSON(cmd.OutOrStdout(), cal)
 	}
-	return cal.WriteText(cmd.OutOrStdout(), c.run.modelName())
+	return cal.WriteText(cmd.OutOrStdout(), c.run.Shown())
 }

@@ -4,39 +4,24 @@ import (
 	"math"
 
 	"github.com/mdap-go/mdap/internal/flagbind"
-	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/spf13/pflag"
 )
 
-// costFlags are the flags of what a run may pay and which models it
-// asks: the spending cap and --models (docs/cost.md).
-type costFlags struct {
-	maxCost      float64
-	modelsFile   string // --models FILE (modelsfile.go)
-	modelsLoaded bool
-}
-
-func (c *costFlags) registerCost(fs *pflag.FlagSet) {
+// registerCost adds what a run may pay and which models it asks: the
+// spending cap and --models (docs/cost.md).
+func (c *runFlags) registerCost(fs *pflag.FlagSet) {
 	fs.StringVar(&c.modelsFile, "models", "", "models FILE (\"-\": standard input): one --model spec a line (# comments), or a JSON array of specs; each may carry its own ;base=URL;key=ENV;rpm=N;inflight=N. Added after the --model flags given (it replaces the default sim)")
-	fs.Float64Var(&c.maxCost, "max-cost", 0, "spending cap in US dollars for the whole run (solve: every task, over every run of the batch): a call whose worst case (prompt plus --max-tokens per choice) would pass it is not started, and the run stops undecided (exit 1); resume with a larger cap (0: no cap)")
+	fs.Float64Var(&c.MaxCost, "max-cost", 0, "spending cap in US dollars for the whole run (solve: every task, over every run of the batch): a call whose worst case (prompt plus --max-tokens per choice) would pass it is not started, and the run stops undecided (exit 1); resume with a larger cap (0: no cap)")
 }
 
 // validateCost checks --max-cost; --samples-per-call is
 // runsetup.Settings' to check.
-func (c *costFlags) validateCost() error {
-	if !(c.maxCost >= 0) || math.IsInf(c.maxCost, 0) {
-		return usageErr("--max-cost %v: use a number of US dollars, or 0 for no cap", c.maxCost)
+func (c *runFlags) validateCost() error {
+	if !(c.MaxCost >= 0) || math.IsInf(c.MaxCost, 0) {
+		return usageErr("--max-cost %v: use a number of US dollars, or 0 for no cap", c.MaxCost)
 	}
 	return nil
-}
-
-// budget is the run's spending cap, nil without --max-cost.
-func (c *costFlags) budget() *budget.Budget {
-	if c.maxCost <= 0 {
-		return nil
-	}
-	return budget.New(c.maxCost)
 }
 
 // billingFlagOf names the flag of each simserver.Billing field.

@@ -190,12 +190,12 @@ func newFamilyCommand(b problems.Builtin) *cobra.Command {
 func decompBatch(run *runFlags, roles roleFlags, b *batch.Builtin, fs *pflag.FlagSet) {
 	play := rolesPlay(run, fs)
 	switch {
-	case run.natsURL != "" && slices.Contains(run.models, "sim"):
+	case run.natsURL != "" && slices.Contains(run.Models, "sim"):
 		b.Decompose.P = decompose.EveryRole(play.P)
 		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
 			return natsSimRoles(run, fs, b, job)
 		}
-	case slices.Contains(run.models, "sim"):
+	case slices.Contains(run.Models, "sim"):
 		b.DecomposeSim.Roles, b.Decompose.P = problems.SimRoles(play), decompose.EveryRole(play.P)
 	default:
 		model := b.Model

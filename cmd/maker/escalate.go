@@ -9,7 +9,7 @@ import (
 // validateEscalation refuses an --escalate option without its policy;
 // their values are maker.Escalation's to check (runFlags.validate).
 func (f *runFlags) validateEscalation(fs *pflag.FlagSet) error {
-	e := f.set.Escalation
+	e := f.Settings.Escalation
 	if name := given(fs, "escalate-after", "escalate-k", "escalate-model"); e.Policy == "" && name != "" {
 		return usageErr("--%s applies to --escalate only", name)
 	}
@@ -22,20 +22,15 @@ func (f *runFlags) validateEscalation(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// escalation opens the model of --escalate model into cfg's policy as
-// --model would open it (the simulated model with seed+1, so its hard
-// steps are others).
+// escalation opens the model of --escalate model into cfg's policy
+// (runsetup.Run.OpenEscalation).
 func (f *runFlags) escalation(cfg *maker.Config, oracle sim.Oracle) error {
-	if f.set.Model == "" {
-		return nil
-	}
-	g := *f
-	g.models, g.sim.Seed = []string{f.set.Model}, f.sim.Seed+1
-	m, err := g.openModels(oracle)
+	m, err := f.OpenEscalation(oracle)
 	if err != nil {
-		return usageErr("--escalate-model: %w", err)
+		return usageErr("--escalate-model: --model %w", err)
+	} else if m != nil {
+		esc := *cfg.Escalation
+		esc.Model, cfg.Escalation = m, &esc
 	}
-	esc := *cfg.Escalation
-	esc.Model, cfg.Escalation = m, &esc
 	return nil
 }

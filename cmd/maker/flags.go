@@ -17,7 +17,6 @@ import (
 	"github.com/mdap-go/mdap/maker/calibrate"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/models"
-	"github.com/mdap-go/mdap/maker/models/all"
 	"github.com/mdap-go/mdap/maker/models/credentials"
 	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/mdap-go/mdap/maker/runsetup"
@@ -30,23 +29,20 @@ import (
 // runFlags are the flags of every command that runs a task: the model, the
 // vote, the red flags and the journal.
 type runFlags struct {
-	models      []string
-	priceInSet  bool // --price-in was given
-	priceOutSet bool
-	open        models.Options // --base-url, --timeout, and maker solve's --max-inflight for the connection pool
-	usesTarget  bool           // the command reads --target without --k auto (calibrate)
-	// set holds the run's settings apart from the guards and the
-	// journal (runsetup.Settings); validate sets them in cfg, beside
-	// --tool-declaration, maker run's and maker solve's --max-steps and
-	// the guards (runsetup.Guards). sim holds the simulated model's
-	// rates (simConfig adds the rest).
-	set          runsetup.Settings
+	// Run holds the models (--model, --base-url, --timeout, and maker
+	// solve's --max-inflight for the connection pool), the run's settings
+	// apart from the guards and the journal (runsetup.Settings: validate
+	// sets them in cfg, beside --tool-declaration, maker run's and maker
+	// solve's --max-steps and the guards), the simulated model's rates and
+	// --max-cost.
+	runsetup.Run
+	usesTarget   bool // the command reads --target without --k auto (calibrate)
 	cfg          maker.Config
-	sim          sim.Config
 	jnl          runsetup.Journal // --journal, --resume, --resume-or-start, --journal-unsigned
 	taskJournals bool             // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
 	natsRun                       // --nats: samples drawn by workers, journals on the engine (nats.go)
-	costFlags                     // --max-cost, --models (cost.go)
+	modelsFile   string           // --models FILE (modelsfile.go)
+	modelsLoaded bool
 	obs          watchFlags
 	guards       runsetup.Guards // --write-k, --flag-alarm, --self-correction, --tool-first (flagsguard.go)
 	guardsOn     bool            // the command reads them
@@ -55,14 +51,14 @@ type runFlags struct {
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	f.sim, f.set = sim.DefaultConfig(), runsetup.DefaultSettings()
-	f.sim.Seed, f.set.Target = 1, calibrate.DefaultTarget
-	flagbind.Bind(fs, &f.sim)
+	f.Sim, f.Settings = sim.DefaultConfig(), runsetup.DefaultSettings()
+	f.Sim.Seed, f.Settings.Target = 1, calibrate.DefaultTarget
+	flagbind.Bind(fs, &f.Sim)
 	flagbind.Bind(fs, &f.jnl)
-	flagbind.Bind(fs, &f.set)
-	fs.StringArrayVar(&f.models, "model", []string{"sim"}, "model: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn)")
-	fs.StringVar(&f.open.BaseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
-	fs.DurationVar(&f.open.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
+	flagbind.Bind(fs, &f.Settings)
+	fs.StringArrayVar(&f.Models, "model", []string{"sim"}, "model: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn)")
+	fs.StringVar(&f.Client.BaseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
+	fs.DurationVar(&f.Client.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
 	f.registerNATS(fs)
 	f.registerCost(fs)
 	f.registerGuards(cmd)
@@ -86,9 +82,9 @@ var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers",
 // sim.Config.Validate's, their field errors said in flags.
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	fs := cmd.Flags()
-	f.priceInSet, f.priceOutSet = fs.Changed("price-in"), fs.Changed("price-out")
-	f.set.Drift = fs.Changed("p-late")
-	f.set.Apply(&f.cfg)
+	f.InputPriceGiven, f.OutputPriceGiven = fs.Changed("price-in"), fs.Changed("price-out")
+	f.Settings.Drift = fs.Changed("p-late")
+	f.Settings.Apply(&f.cfg)
 	if err := f.loadModelsFile(fs, cmd.InOrStdin()); err != nil {
 		return err
 	}
@@ -101,7 +97,7 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if err := f.validateCost(); err != nil {
 		return err
 	}
-	if err := fieldUsageErr(f.set.Validate(), settingsFlagOf, "settings"); err != nil {
+	if err := fieldUsageErr(f.Settings.Validate(), settingsFlagOf, "settings"); err != nil {
 		return err
 	}
 	if err := f.validateGuards(fs); err != nil {
@@ -111,8 +107,8 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 		return err
 	}
 	switch {
-	case f.open.Timeout <= 0:
-		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.open.Timeout)
+	case f.Client.Timeout <= 0:
+		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.Client.Timeout)
 	case fs.Changed("journal") && f.jnl.Path == "":
 		return usageErr("--journal \"\": give the journal's file name")
 	case f.jnl.ResumeOrStart && (f.jnl.Resume || f.jnl.Path == "" || strings.HasPrefix(f.jnl.Path, natsJournalPrefix)):
@@ -130,16 +126,16 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if err := f.validateModels(cmd.Context()); err != nil {
 		return err
 	}
-	if name := given(fs, simFlags...); name != "" && !slices.Contains(f.models, "sim") {
-		return usageErr("--%s applies to --model sim only; a real model (%s) has its own behaviour", name, strings.Join(f.models, ", "))
+	if name := given(fs, simFlags...); name != "" && !slices.Contains(f.Models, "sim") {
+		return usageErr("--%s applies to --model sim only; a real model (%s) has its own behaviour", name, strings.Join(f.Models, ", "))
 	} else if err := f.validateSim(fs); err != nil {
 		return err
 	}
 	// The task's steps and the escalation model are not known yet:
 	// stand-ins, for Validate to see that there are some.
 	cfg := f.config(solverWith{steps: 1})
-	if f.set.Model != "" {
-		cfg.Escalation = &maker.Escalation{Policy: f.set.Policy, After: f.set.After, K: f.set.K, Model: opened{}}
+	if f.Settings.Model != "" {
+		cfg.Escalation = &maker.Escalation{Policy: f.Settings.Policy, After: f.Settings.After, K: f.Settings.K, Model: opened{}}
 	}
 	return fieldUsageErr(cfg.Validate(), configFlagOf, "settings")
 }
@@ -151,16 +147,16 @@ type opened struct{ llms.Model }
 // validateSim checks the simulated model's flags: how they go together
 // here, then sim.Config.Validate's rules, its errors said in flags.
 func (f *runFlags) validateSim(fs *pflag.FlagSet) error {
-	if f.set.LatencySigma > 0 && f.set.Latency == 0 {
+	if f.Settings.LatencySigma > 0 && f.Settings.Latency == 0 {
 		return usageErr("--latency-sigma needs --latency (the median)")
 	}
-	if f.set.Drift != fs.Changed("p-change-at") {
+	if f.Settings.Drift != fs.Changed("p-change-at") {
 		return usageErr("--p-late and --p-change-at go together: --p-late P --p-change-at STEP")
 	}
 	if err := positiveFlags(fs, "wrong-answers"); err != nil { // 0 is 1 in sim.Config
 		return err
 	}
-	return simUsageErr(f.simConfig().Validate())
+	return simUsageErr(f.SimConfig().Validate())
 }
 
 // simFlagOf names the flag of each sim.Config field the run flags set.
@@ -222,8 +218,8 @@ var modelsFlagOf = map[string]string{"Specs": "model", "BaseURL": "base-url", "S
 // (--base-url, else the provider's environment variable), the prices and
 // --structured (runsetup.Models.Check), and what --nats allows.
 func (f *runFlags) validateModels(ctx context.Context) error {
-	if f.natsURL != "" && len(f.models) > 1 {
-		return usageErr("--model given %d times: --nats takes one model, the route its workers serve", len(f.models))
+	if f.natsURL != "" && len(f.Models) > 1 {
+		return usageErr("--model given %d times: --nats takes one model, the route its workers serve", len(f.Models))
 	}
 	if f.natsURL != "" && f.cfg.Structured {
 		return usageErr("--structured does not travel over --nats yet: the workers would not send the answer schema")
@@ -231,14 +227,10 @@ func (f *runFlags) validateModels(ctx context.Context) error {
 	// What the models may send: each --model's and --escalate-model's
 	// ;key=VAR value, a password in --base-url or ;base= (escalation
 	// opens its model as a --model; its errors are escalation's).
-	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.open.BaseURL}, append(slices.Clone(f.models), f.set.Model)...)...)
-	m := runsetup.Models{Specs: f.models, BaseURL: f.open.BaseURL, Structured: f.set.Structured, InputPrice: f.set.InputPrice, OutputPrice: f.set.OutputPrice}
+	f.obs.redact(ctx, credentials.Of(models.Options{BaseURL: f.Client.BaseURL}, append(slices.Clone(f.Models), f.Settings.Model)...)...)
+	m := runsetup.Models{Specs: f.Models, BaseURL: f.Client.BaseURL, Structured: f.Settings.Structured, InputPrice: f.Settings.InputPrice, OutputPrice: f.Settings.OutputPrice}
 	return fieldUsageErr(m.Check(), modelsFlagOf, "--model")
 }
-
-// simConfig is the simulated model's config: its rates, latency and
-// drift.
-func (f *runFlags) simConfig() sim.Config { return f.set.Sim(f.sim) }
 
 // solverWith is what a command adds to the Solver its run flags
 // describe.
@@ -264,7 +256,7 @@ type solverWith struct {
 // bounds each call in the model's client (models.Options), not here.
 func (f *runFlags) config(with solverWith) maker.Config {
 	cfg := f.cfg
-	cfg.Vote.MinVoters, cfg.AdaptiveK = f.minVoters, f.set.Adaptive(with.steps)
+	cfg.Vote.MinVoters, cfg.AdaptiveK = f.minVoters, f.Settings.Adaptive(with.steps)
 	return cfg
 }
 
@@ -319,7 +311,7 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 	if with.watch != nil {
 		f.watchRun(&f.obs, journal != nil)
 		logger, observer = f.runLogger(&f.obs, stderr), f.obs.solverObserver()
-		a := progress.NewRun(stderr, progress.RunConfig{Mode: f.set.Progress, Total: with.steps, Verbose: f.set.Verbose,
+		a := progress.NewRun(stderr, progress.RunConfig{Mode: f.Settings.Progress, Total: with.steps, Verbose: f.Settings.Verbose,
 			Secrets: heldSecrets(with.watch), Cost: func(rep *maker.Report) float64 { return s.CostOf(rep) }})
 		f.endBar = a.Finish
 		onSample, onStep = a.Hooks()
@@ -333,7 +325,7 @@ func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) 
 		Executor:  with.executor,
 		Tools:     with.tools,
 		Journal:   journal,
-		Budget:    f.budget(),
+		Budget:    f.Budget(),
 		Progress:  onStep,
 		OnSample:  onSample,
 		Logger:    logger,
@@ -360,21 +352,11 @@ func (f *runFlags) openJournal(stderr io.Writer) (*journal.Journal, error) {
 	return j, nil
 }
 
-// openModels opens the --model specs: one model, or an ensemble when
-// there are several; the simulated model answers oracle (a spec's
-// without a script is refused: sim.Checker).
+// openModels opens the --model specs (runsetup.Run.OpenModels): one
+// model, or an ensemble when there are several; the simulated model
+// answers oracle (a spec's without a script is refused: sim.Checker).
 func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
-	opts := f.open
-	opts.Sim = func() (llms.Model, error) {
-		return sim.New(oracle, f.simConfig())
-	}
-	if f.priceInSet {
-		opts.InputPrice = &f.cfg.Price.InputPerMillion
-	}
-	if f.priceOutSet {
-		opts.OutputPrice = &f.cfg.Price.OutputPerMillion
-	}
-	m, err := all.Open(f.models, opts)
+	m, err := f.OpenModels(oracle, f.Sim.Seed)
 	if err != nil {
 		return nil, usageErr("--model %w", err)
 	}
@@ -383,16 +365,7 @@ func (f *runFlags) openModels(oracle sim.Oracle) (llms.Model, error) {
 
 // oneModel is the --model spec of a command that takes one (--nats, maker
 // worker: workers serve one model's route).
-func (f *runFlags) oneModel() string { return f.models[0] }
-
-// modelName names the --model specs, for summaries.
-func (f *runFlags) modelName() string {
-	shown := make([]string, len(f.models))
-	for i, m := range f.models {
-		shown[i] = credentials.ShownSpec(m)
-	}
-	return strings.Join(shown, ", ")
-}
+func (f *runFlags) oneModel() string { return f.Models[0] }
 
 // runErr turns a journal error met while solving into a usage error
 // (the user gave a journal that does not fit), others into a failure.

@@ -44,7 +44,7 @@ func newHanoi() *cobra.Command {
 			return flags.solveTask(cmd, &ui, task, hanoi.Oracle{}, solverWith{steps: hanoi.TotalSteps(disks)}, asJSON, func(t runTotals, _ maker.Report) (any, string, bool, string) {
 				sum := hanoiSummary{Solved: t.Error == "" && task.Solved(), WrongSteps: task.WrongSteps(), Disks: disks, runTotals: t}
 				wrong := words.Plural(sum.WrongSteps, "wrong step")
-				return sum, fmt.Sprintf("hanoi %d disks, k=%s, model %s: solved %v, %s\n", disks, flags.set.Margin.String(), flags.modelName(), sum.Solved, wrong), sum.Solved, wrong
+				return sum, fmt.Sprintf("hanoi %d disks, k=%s, model %s: solved %v, %s\n", disks, flags.Settings.Margin.String(), flags.Shown(), sum.Solved, wrong), sum.Solved, wrong
 			})
 		},
 	}

@@ -8,7 +8,7 @@ import (
 // (but --target where the command reads it); their values are
 // adaptive.Policy's to check (runFlags.validate).
 func (f *runFlags) validateK(fs *pflag.FlagSet) error {
-	if f.set.Margin.Auto {
+	if f.Settings.Margin.Auto {
 		return nil
 	}
 	if name := given(fs, "k-floor", "k-max"); name != "" {

@@ -7,7 +7,7 @@ import (
 )
 
 // loadModelsFile reads --models FILE ("-": stdin; modelsfile.Load) into
-// f.models: after the --model specs given, or in place of the default
+// f.Models: after the --model specs given, or in place of the default
 // sim when no --model was given. Once per run; errors are usage errors
 // naming the file and the line.
 func (f *runFlags) loadModelsFile(fs *pflag.FlagSet, stdin io.Reader) error {
@@ -23,9 +23,9 @@ func (f *runFlags) loadModelsFile(fs *pflag.FlagSet, stdin io.Reader) error {
 		return usageErr("--models %s: %w", f.modelsFile, err)
 	}
 	if fs.Changed("model") {
-		f.models = append(f.models, specs...)
+		f.Models = append(f.Models, specs...)
 	} else {
-		f.models = specs
+		f.Models = specs
 	}
 	return nil
 }

@@ -104,7 +104,7 @@ func (f *runFlags) coordinatorConfig() cluster.CoordinatorConfig {
 	creds := f.natsCreds
 	creds.Run = f.natsRunName
 	return cluster.CoordinatorConfig{URL: f.natsURL, Keep: f.natsKeep, MinWorkers: f.minWorkers, Run: f.natsRunName,
-		Creds: creds, Timeout: f.open.Timeout, Unsigned: f.jnl.Unsigned}
+		Creds: creds, Timeout: f.Client.Timeout, Unsigned: f.jnl.Unsigned}
 }
 
 // route is the model the flags name, as workers and coordinators meet on
@@ -114,7 +114,7 @@ func (f *runFlags) route(oracle sim.Oracle) (string, error) {
 	if f.oneModel() != "sim" {
 		return f.oneModel(), nil
 	}
-	m, err := sim.New(oracle, f.simConfig())
+	m, err := sim.New(oracle, f.SimConfig())
 	if err != nil {
 		return "", simUsageErr(err)
 	}
@@ -324,7 +324,7 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 			return nil, errors.New("over --nats the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel): run spec tasks over --nats with a real --model")
 		}
 		g := base
-		g.sim.Seed = seed
+		g.Sim.Seed = seed
 		route, err := g.route(oracle)
 		if err != nil {
 			return nil, err
@@ -348,7 +348,7 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 		if err != nil {
 			return "", err
 		}
-		queue = cluster.BatchQueueName(content, route, f.cfg.Vote.K, f.cfg.MaxTokens, f.sim.Seed)
+		queue = cluster.BatchQueueName(content, route, f.cfg.Vote.K, f.cfg.MaxTokens, f.Sim.Seed)
 	}
 	ctx, cancel := context.WithTimeout(ctx, cluster.SetupTimeout)
 	defer cancel()

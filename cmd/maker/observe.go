@@ -146,10 +146,10 @@ func (f *runFlags) watchRun(w *watchFlags, journaled bool) {
 	if d := f.drawer; d != nil { // the --nats jobs published, neither answered nor withdrawn
 		_ = w.observer().ObserveQueue(d.Queued)
 	}
-	if f.maxCost > 0 {
-		w.observer().RecordCostCap(context.Background(), f.maxCost)
+	if f.MaxCost > 0 {
+		w.observer().RecordCostCap(context.Background(), f.MaxCost)
 	}
-	w.probe("model", observe.DialProbe(f.open.BaseURL))
+	w.probe("model", observe.DialProbe(f.Client.BaseURL))
 	w.probe("engine", f.natsRun.engineProbe)
 	if journaled {
 		w.probe("journal", func(context.Context) error { return nil }) // open until the run ends (then /readyz says so)
@@ -164,7 +164,7 @@ func (f *runFlags) runLogger(w *watchFlags, stderr io.Writer) *slog.Logger {
 		return nil
 	}
 	level := slog.LevelWarn
-	if f.set.Verbose {
+	if f.Settings.Verbose {
 		level = slog.LevelDebug
 	}
 	return w.logger(stderr, &slog.HandlerOptions{Level: level})

@@ -47,10 +47,10 @@ func (f roleFlags) checkSolve(run *runFlags) error {
 	if len(specs) == 0 {
 		return nil
 	}
-	if err := (problems.RoleModels{Models: run.models, Roles: specs}).Validate(); err != nil {
+	if err := (problems.RoleModels{Models: run.Models, Roles: specs}).Validate(); err != nil {
 		return roleModelsUsageErr(err)
 	}
-	if slices.Contains(run.models, "sim") { // a line on --model sim plays the simulated model in every role
+	if slices.Contains(run.Models, "sim") { // a line on --model sim plays the simulated model in every role
 		return usageErr("--model-ROLE gives roles real models: give --model a real model too (the simulated model plays every role or none)")
 	}
 	for r, s := range specs {
@@ -87,7 +87,7 @@ func (f roleFlags) solveRoleModels(run *runFlags, ms map[decompose.Role]llms.Mod
 		if run.natsURL != "" {
 			m, err = run.drawer.SpecModel(specs[0], specs[0], run.cfg.Price.InputPerMillion, run.cfg.Price.OutputPerMillion)
 		} else {
-			m, err = all.Open(specs, models.Options{BaseURL: run.open.BaseURL, Timeout: run.open.Timeout})
+			m, err = all.Open(specs, models.Options{BaseURL: run.Client.BaseURL, Timeout: run.Client.Timeout})
 		}
 		if err != nil {
 			return fmt.Errorf("--model-%s: %w", r, err)

@@ -49,7 +49,7 @@ func newRun() *cobra.Command {
 			if err := r.flags.validate(cmd); err != nil {
 				return err
 			}
-			if r.flags.natsURL != "" && slices.Contains(r.flags.models, "sim") {
+			if r.flags.natsURL != "" && slices.Contains(r.flags.Models, "sim") {
 				return usageErr("--nats with --model sim: the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel); run a spec over --nats with a real --model")
 			}
 			return r.run(cmd, args[0])
@@ -106,6 +106,6 @@ func (r *runCmd) run(cmd *cobra.Command, path string) (err error) {
 		sum := specSummary{Spec: path, Name: name, Solved: t.Error == "" && task.Done(), State: task.State(),
 			ToolCalls: rep.ToolCalls, Denied: rep.Denied, Root: ex.Root(), Tools: ex.Policy().String(), runTotals: t}
 		return sum, fmt.Sprintf("spec %s (%s), k=%s, model %s: solved %v\nstate: %s\ntools: %s, under %s\n",
-			name, path, r.flags.set.Margin.String(), r.flags.modelName(), sum.Solved, sum.State, sum.Tools, sum.Root), sum.Solved, "the task never said it was done"
+			name, path, r.flags.Settings.Margin.String(), r.flags.Shown(), sum.Solved, sum.State, sum.Tools, sum.Root), sum.Solved, "the task never said it was done"
 	})
 }

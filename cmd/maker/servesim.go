@@ -154,6 +154,6 @@ func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cob
 	default:
 		return usageErr("--task %q: use hanoi, or spec with --spec FILE", f.task)
 	}
-	cfg.Sim = simFl.simConfig()
+	cfg.Sim = simFl.SimConfig()
 	return nil
 }

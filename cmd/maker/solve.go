@@ -119,7 +119,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	if err := f.roles.checkSolve(run); err != nil {
 		return err
 	}
-	if run.set.Margin.Auto {
+	if run.Settings.Margin.Auto {
 		return usageErr("--k auto applies to maker hanoi and maker run: give maker solve a fixed --k")
 	}
 	for _, name := range notForSolve[:5] {
@@ -160,7 +160,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 	}
 	b := &f.builder
 	// Budget: batchRunner's, one across runs; Escalation: solve's, with its model (run.validate checked it).
-	b.Config, b.Seed, b.Root, b.Tools = run.config(solverWith{}), run.sim.Seed, f.tools.root, f.tools.selection
+	b.Config, b.Seed, b.Root, b.Tools = run.config(solverWith{}), run.Sim.Seed, f.tools.root, f.tools.selection
 	b.Escalation = nil
 	f.runner.Build = b.Build
 	for _, err := range []error{b.Validate(), f.limits.Validate(), f.runner.Validate()} {
@@ -182,17 +182,17 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 		return err
 	}
 	defer run.obs.stop(cmd.Context())
-	run.open.MaxInFlight = f.limits.MaxInFlight
+	run.Client.MaxInFlight = f.limits.MaxInFlight
 	f.builder.Observer = run.obs.solverObserver() // once the telemetry is up
 	f.builder.Model, err = batchModel(run, stderr)
 	defer run.closeNATS() // after the store and the journals
 	// --escalate, its model opened as maker run opens it, never over --nats.
 	f.builder.Escalation = run.cfg.Escalation
-	if esc := run.set.Model; err == nil && esc != "" {
+	if esc := run.Settings.Model; err == nil && esc != "" {
 		g := *run
-		g.models, g.natsURL = []string{esc}, ""
+		g.Models, g.natsURL = []string{esc}, ""
 		// refused as maker run refuses it, when both are opened once for the batch (not sim, not over --nats)
-		if f.builder.EscalationModel, err = batchModel(&g, stderr); err == nil && run.natsURL == "" && esc != "sim" && !slices.Contains(run.models, "sim") {
+		if f.builder.EscalationModel, err = batchModel(&g, stderr); err == nil && run.natsURL == "" && esc != "sim" && !slices.Contains(run.Models, "sim") {
 			err = f.builder.CheckSharedEscalation()
 		}
 		if err != nil {
@@ -221,13 +221,13 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 			err = failed(cerr)
 		}
 	}()
-	progress, finish := progress.Batch(stderr, run.set.Progress, len(jobs))
+	progress, finish := progress.Batch(stderr, run.Settings.Progress, len(jobs))
 	r, spend := f.batchRunner(store, progress, stderr)
 	defer f.ui.attachBatch(cmd, run, path, jobs, store, &r)()
 	sum, runErrV := f.runBatch(cmd, queue, jobs, r, store)
 	finish()
 	if spend != nil {
-		if err := benchmarks.WriteSpendChart(f.SpendChart, spend.End(), run.maxCost, fmt.Sprintf("maker solve %s: the batch's spend", path)); err != nil {
+		if err := benchmarks.WriteSpendChart(f.SpendChart, spend.End(), run.MaxCost, fmt.Sprintf("maker solve %s: the batch's spend", path)); err != nil {
 			fmt.Fprintf(stderr, "maker: the spend chart: %v\n", err)
 			if runErrV == nil {
 				runErrV = err
@@ -254,7 +254,7 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 	// One budget for the whole batch across runs (it only counts without
 	// --max-cost): the runner credits it with what earlier runs spent;
 	// with --nats, where each task runs as a batch of one, batch.Book does.
-	f.builder.Budget = budget.New(run.maxCost)
+	f.builder.Budget = budget.New(run.MaxCost)
 	if run.natsURL == "" {
 		r.Budget = f.builder.Budget
 	}
@@ -309,7 +309,7 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 // summaryText is what the batch's summary and outcome say beside its
 // numbers: the files, where the journals are, the cap.
 func (f *solveFlags) summaryText(path string) batch.SummaryText {
-	t := batch.SummaryText{TasksFile: path, Results: f.Out, Cap: f.run.maxCost, CapName: "--max-cost", KeepSteps: "give --state DIR"}
+	t := batch.SummaryText{TasksFile: path, Results: f.Out, Cap: f.run.MaxCost, CapName: "--max-cost", KeepSteps: "give --state DIR"}
 	switch {
 	case f.run.natsURL != "":
 		t.Journals = "on the engine"
@@ -319,20 +319,22 @@ func (f *solveFlags) summaryText(path string) batch.SummaryText {
 	return t
 }
 
-// batchModel returns the model function of the built-in builder: the
-// simulated model, per task with the task's oracle and seed; or one real
-// model, opened once and shared by every task.
+// batchModel returns the model function of the built-in builder
+// (runsetup.Run.JobModels; over --nats, natsBatchModel), its errors
+// --model's.
 func batchModel(flags *runFlags, stderr io.Writer) (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
 	if flags.natsURL != "" {
 		return flags.natsBatchModel(stderr)
 	}
-	if slices.Contains(flags.models, "sim") {
-		return func(_ batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
-			f := *flags
-			f.sim.Seed = seed
-			return f.openModels(oracle)
-		}, nil
+	open, err := flags.JobModels()
+	if err != nil {
+		return nil, usageErr("--model %w", err)
 	}
-	m, err := flags.openModels(nil)
-	return func(batch.Job, sim.Oracle, uint64) (llms.Model, error) { return m, nil }, err
+	return func(job batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
+		m, err := open(job, oracle, seed)
+		if err != nil {
+			return nil, usageErr("--model %w", err)
+		}
+		return m, nil
+	}, nil
 }

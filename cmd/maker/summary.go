@@ -32,12 +32,12 @@ type runTotals struct {
 
 // totals summarises a run of s that ended with rep and runErr.
 func (f *runFlags) totals(ctx context.Context, s *maker.Solver, rep maker.Report, runErr error) runTotals {
-	t := runTotals{Totals: runsummary.Of(s, rep), K: f.cfg.Vote.K, Model: f.modelName()}
+	t := runTotals{Totals: runsummary.Of(s, rep), K: f.cfg.Vote.K, Model: f.Shown()}
 	if f.drawer != nil {
 		t.MinWorkers, t.Quarantined = max(f.minVoters, 1), f.drawer.Quarantined()
 	}
-	if slices.Contains(f.models, "sim") {
-		t.Seed = f.sim.Seed
+	if slices.Contains(f.Models, "sim") {
+		t.Seed = f.Sim.Seed
 	}
 	if runErr != nil {
 		t.Error = runErr.Error()

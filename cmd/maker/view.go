@@ -161,8 +161,8 @@ func (u *uiFlag) attach(cmd *cobra.Command, s *maker.Solver, task maker.Task, f 
 // not: the cap (--max-cost) and the route the samples go over (--nats).
 // The target is the Solver's (SolverInfo reads it from --k auto's policy).
 func (f *runFlags) viewInfo(info view.Info) view.Info {
-	if f.maxCost > 0 {
-		info.CostCap = f.maxCost
+	if f.MaxCost > 0 {
+		info.CostCap = f.MaxCost
 	}
 	if f.natsURL != "" {
 		info.Remote = "over NATS, route " + info.Model
@@ -178,7 +178,7 @@ func (u *uiFlag) attachBatch(cmd *cobra.Command, f *runFlags, source string, job
 	if u.l == nil {
 		return func() {}
 	}
-	b := view.NewBatch(source, f.maxCost)
+	b := view.NewBatch(source, f.MaxCost)
 	batchview.Attach(b, jobs, store, r, f.viewInfo)
 	return u.serve(cmd, view.Config{Batch: b}, "the batch's view", func() {})
 }

@@ -94,8 +94,8 @@ func (w *workerCmd) check(cmd *cobra.Command) error {
 	if err := w.flags.loadModelsFile(cmd.Flags(), cmd.InOrStdin()); err != nil {
 		return err
 	}
-	if len(w.flags.models) > 1 {
-		return usageErr("--model given %d times: a worker serves one model", len(w.flags.models))
+	if len(w.flags.Models) > 1 {
+		return usageErr("--model given %d times: a worker serves one model", len(w.flags.Models))
 	}
 	if cmd.Flags().Changed("roles") {
 		return w.checkRoles(cmd)
@@ -113,7 +113,7 @@ func (w *workerCmd) checkRoles(cmd *cobra.Command) error {
 	if w.flags.oneModel() != "sim" {
 		return usageErr("--roles %s: only the simulated model (--model sim) plays a decomposition's roles from its family; a real --model serves every prompt as it is", w.roles)
 	}
-	sims, err := simRoles(&w.flags, cmd.Flags(), w.roles, w.flags.sim.Seed)
+	sims, err := simRoles(&w.flags, cmd.Flags(), w.roles, w.flags.Sim.Seed)
 	if err != nil {
 		return usageErr("--roles: %w", err)
 	}

@@ -20,10 +20,10 @@ import (
 func rolesPlay(run *runFlags, fs *pflag.FlagSet) decompose.SimRole {
 	play := decompose.SimRole{P: decompose.DefaultP, Rivals: sim.DefaultWrongAnswers}
 	if fs.Changed("p") {
-		play.P = run.sim.P
+		play.P = run.Sim.P
 	}
 	if fs.Changed("wrong-answers") {
-		play.Rivals = run.sim.WrongAnswers
+		play.Rivals = run.Sim.WrongAnswers
 	}
 	return play
 }
@@ -42,9 +42,9 @@ func simRoles(run *runFlags, fs *pflag.FlagSet, family string, seed uint64) (*de
 	if err != nil {
 		return nil, err
 	}
-	cfg := decompose.SimConfig{Seed: seed, Roles: problems.SimRoles(rolesPlay(run, fs)), Latency: run.simConfig().Latency}
+	cfg := decompose.SimConfig{Seed: seed, Roles: problems.SimRoles(rolesPlay(run, fs)), Latency: run.SimConfig().Latency}
 	if fs.Changed("flag-rate") { // else none, as the lines' roles in process
-		cfg.FlagRate = run.sim.FlagRate
+		cfg.FlagRate = run.Sim.FlagRate
 	}
 	return decompose.NewSim(fam, fam, cfg)
 }

@@ -5,7 +5,8 @@
 // runs it, as a command line gives them ([Settings], [Guards]), each
 // field tagged with its flag (internal/flagbind), each checking itself. A
 // command binds these settings to its flags and maps their field errors
-// back to its flags (fielderr.InFlags).
+// back to its flags (fielderr.InFlags). [Run] opens a run's models from
+// such settings: its own, its escalation policy's, a batch's.
 package runsetup
 
 import (

@@ -1,0 +1,77 @@
+package runsetup_test
+
+import (
+	"testing"
+
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/runsetup"
+	"github.com/mdap-go/mdap/maker/sim"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// simRun is a Run of the simulated model at seed 7.
+func simRun() runsetup.Run {
+	r := runsetup.Run{Models: []string{"sim"}, Settings: runsetup.DefaultSettings(), Sim: sim.DefaultConfig()}
+	r.Sim.Seed = 7
+	return r
+}
+
+// TestRunOpensItsModelsAtTheSeedGiven: the simulated model opens at the
+// seed given, the escalation model at Sim.Seed+1, and a batch's jobs
+// each at their own seed.
+func TestRunOpensItsModelsAtTheSeedGiven(t *testing.T) {
+	r := simRun()
+	m, err := r.OpenModels(hanoi.Oracle{}, 3)
+	require.NoError(t, err)
+	assert.Contains(t, maker.ModelIdentity(m), "sim seed=3 ")
+
+	esc, err := r.OpenEscalation(hanoi.Oracle{})
+	require.NoError(t, err)
+	assert.Nil(t, esc, "no escalation model without Settings.Model")
+	r.Settings.Model = "sim"
+	esc, err = r.OpenEscalation(hanoi.Oracle{})
+	require.NoError(t, err)
+	assert.Contains(t, maker.ModelIdentity(esc), "sim seed=8 ")
+
+	open, err := r.JobModels()
+	require.NoError(t, err)
+	m, err = open(batch.Job{}, hanoi.Oracle{}, 11)
+	require.NoError(t, err)
+	assert.Contains(t, maker.ModelIdentity(m), "sim seed=11 ")
+}
+
+// TestRunPricesARealModelOnlyWhenGiven: a price given replaces the
+// model's list price (a 0 too); one not given leaves it.
+func TestRunPricesARealModelOnlyWhenGiven(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	r := simRun()
+	r.Models = []string{"openai:gpt-4o-mini"}
+	price := func(r runsetup.Run) maker.Price {
+		open, err := r.JobModels() // a real model: opened once, shared
+		require.NoError(t, err)
+		m, err := open(batch.Job{}, nil, 0)
+		require.NoError(t, err)
+		p, ok := m.(maker.Priced)
+		require.True(t, ok)
+		return p.Price()
+	}
+	list := price(r)
+	assert.Positive(t, list.InputPerMillion)
+	r.InputPriceGiven = true // at 0
+	assert.Equal(t, maker.Price{OutputPerMillion: list.OutputPerMillion}, price(r))
+}
+
+// TestRunBudgetAndShown: no budget without a cap; the models shown
+// without a password in a ;base= URL.
+func TestRunBudgetAndShown(t *testing.T) {
+	r := simRun()
+	assert.Nil(t, r.Budget())
+	r.MaxCost = 2
+	require.NotNil(t, r.Budget())
+	assert.Equal(t, 2.0, r.Budget().Cap)
+	r = r.With("sim", "openai:m;base=http://u:secret@h/v1")
+	assert.Equal(t, "sim, openai:m;base=http://h/v1", r.Shown())
+}
