@@ -186,15 +186,13 @@ func newFamilyCommand(b problems.Builtin) *cobra.Command {
 // when they are given (else decompose's defaults), or every role on the
 // --model. Over --nats every role's model is the engine's remote model
 // of the --model's route (the workers draw the samples); with --model
-// sim, the route of the workers playing the line's family (natsSimRoles).
+// sim, the route of the workers playing the line's family (simRoles).
 func decompBatch(run *runFlags, roles roleFlags, b *batch.Builtin, fs *pflag.FlagSet) {
 	play := rolesPlay(run, fs)
 	switch {
 	case run.natsURL != "" && slices.Contains(run.Models, "sim"):
 		b.Decompose.P = decompose.EveryRole(play.P)
-		b.RoleModels = func(job batch.Job) (map[decompose.Role]llms.Model, error) {
-			return natsSimRoles(run, fs, b, job)
-		}
+		b.RoleModels = run.drawer.SimRoleModels(simRoles(run, fs), b.Seed, run.oneModel(), run.cfg.Price.InputPerMillion, run.cfg.Price.OutputPerMillion)
 	case slices.Contains(run.Models, "sim"):
 		b.DecomposeSim.Roles, b.Decompose.P = problems.SimRoles(play), decompose.EveryRole(play.P)
 	default:

@@ -108,17 +108,13 @@ func (f *runFlags) coordinatorConfig() cluster.CoordinatorConfig {
 }
 
 // route is the model the flags name, as workers and coordinators meet on
-// it: the simulated model's identity (its seed and every setting that
-// changes an answer), or the --model spec.
+// it (runsetup.Run.Route).
 func (f *runFlags) route(oracle sim.Oracle) (string, error) {
-	if f.oneModel() != "sim" {
-		return f.oneModel(), nil
-	}
-	m, err := sim.New(oracle, f.SimConfig())
+	route, err := f.Route(oracle)
 	if err != nil {
 		return "", simUsageErr(err)
 	}
-	return m.Identity(), nil
+	return route, nil
 }
 
 // engineErr is err, of the engine's library, as the command's exit
@@ -312,25 +308,13 @@ func checkEngineFlags(fs *pflag.FlagSet, c *cluster.ProvisionConfig) error {
 
 // natsBatchModel is maker solve's model function with --nats: one Drawer
 // for every task, each task's samples drawn by the workers of its route
-// (for the simulated model, the task's seed is part of it). The Drawer
-// warns on stderr of a worker it quarantines.
+// (cluster.Drawer.JobModels). The Drawer warns on stderr of a worker it
+// quarantines.
 func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
 	if err := f.draw("", stderr); err != nil {
 		return nil, err
 	}
-	base := *f
-	return func(job batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
-		if base.oneModel() == "sim" && job.Kind() != "hanoi" {
-			return nil, errors.New("over --nats the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel): run spec tasks over --nats with a real --model")
-		}
-		g := base
-		g.Sim.Seed = seed
-		route, err := g.route(oracle)
-		if err != nil {
-			return nil, err
-		}
-		return base.drawer.SpecModel(route, g.oneModel(), g.cfg.Price.InputPerMillion, g.cfg.Price.OutputPerMillion)
-	}, nil
+	return f.drawer.JobModels(f.Run), nil
 }
 
 // batchQueue is the task queue of maker solve --nats: queue (--queue),

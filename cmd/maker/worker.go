@@ -10,6 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/observe"
+	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/tmc/langchaingo/llms"
@@ -113,7 +114,7 @@ func (w *workerCmd) checkRoles(cmd *cobra.Command) error {
 	if w.flags.oneModel() != "sim" {
 		return usageErr("--roles %s: only the simulated model (--model sim) plays a decomposition's roles from its family; a real --model serves every prompt as it is", w.roles)
 	}
-	sims, err := simRoles(&w.flags, cmd.Flags(), w.roles, w.flags.Sim.Seed)
+	sims, err := problems.SimModels(w.roles, simRoles(&w.flags, cmd.Flags()))
 	if err != nil {
 		return usageErr("--roles: %w", err)
 	}

@@ -13,9 +13,13 @@ import (
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
+	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/models"
 	_ "github.com/mdap-go/mdap/maker/models/all" // every provider a spec may name
+	"github.com/mdap-go/mdap/maker/problems"
+	"github.com/mdap-go/mdap/maker/runsetup"
+	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -311,6 +315,60 @@ func (d *Drawer) SpecModel(route, spec string, in, out float64) (llms.Model, err
 		return Priced(m, p), nil
 	}
 	return m, nil
+}
+
+// JobModels is a batch's model function (batch.Builtin.Model) over d,
+// for a run whose one model is r's: each job's samples drawn by the
+// workers of its route (r.Route at the job's seed and oracle), priced as
+// SpecModel prices r's spec at r's prices.
+//
+// Errors, of a job: a job other than "hanoi" on the simulated model (the
+// workers' simulated model answers Towers of Hanoi only: a spec's script
+// does not travel); r.Route's; SpecModel's.
+func (d *Drawer) JobModels(r runsetup.Run) func(batch.Job, sim.Oracle, uint64) (llms.Model, error) {
+	return func(job batch.Job, oracle sim.Oracle, seed uint64) (llms.Model, error) {
+		if r.Models[0] == "sim" && job.Kind() != "hanoi" {
+			return nil, errors.New("over --nats the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel): run spec tasks over --nats with a real --model")
+		}
+		g := r
+		g.Sim.Seed = seed
+		route, err := g.Route(oracle)
+		if err != nil {
+			return nil, err
+		}
+		return d.SpecModel(route, r.Models[0], r.Settings.InputPrice, r.Settings.OutputPrice)
+	}
+}
+
+// SimRoleModels is a batch's role models (batch.Builtin.RoleModels) over
+// d when the workers' simulated model plays every role: a "multiply" or
+// "sort" job's roles all drawn from the workers playing its family at its
+// seed (seed without a "seed" of its own), the route the identity of
+// problems.SimModels(family, roles)'s OneModel, priced as SpecModel prices
+// spec at in and out.
+//
+// Errors, of a job: a "problem" job (the workers play the built-in
+// families, not a problem spec's prompts); problems.SimModels';
+// SpecModel's.
+func (d *Drawer) SimRoleModels(roles decompose.SimConfig, seed uint64, spec string, in, out float64) func(batch.Job) (map[decompose.Role]llms.Model, error) {
+	return func(job batch.Job) (map[decompose.Role]llms.Model, error) {
+		if job.Kind() == "problem" {
+			return nil, errors.New(`a "problem" task over --nats needs a real --model: the workers' simulated model (maker worker --roles) plays the roles of multiply and sort, not a problem spec's; run it without --nats, or with the --model the workers serve`)
+		}
+		cfg := roles
+		if cfg.Seed = seed; job.Seed != nil {
+			cfg.Seed = *job.Seed
+		}
+		sims, err := problems.SimModels(job.Kind(), cfg)
+		if err != nil {
+			return nil, err
+		}
+		m, err := d.SpecModel(maker.ModelIdentity(sims.OneModel()), spec, in, out)
+		if err != nil {
+			return nil, err
+		}
+		return decompose.AllRoles(m), nil
+	}
 }
 
 // OpenRunJournal opens the journal of run on the engine: created, or with

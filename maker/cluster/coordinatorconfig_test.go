@@ -8,7 +8,13 @@ import (
 
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
+	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/problems"
+	"github.com/mdap-go/mdap/maker/runsetup"
+	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,4 +158,51 @@ func TestProvisionConfigRefusesAJobPastNATSLargestMessage(t *testing.T) {
 	require.NotNil(t, fe)
 	assert.Equal(t, "JobBytes", fe.Fields[0].Name)
 	assert.Equal(t, "use at most 1048576, NATS's largest message", fe.Fix)
+}
+
+// TestJobModelsDrawEachJobFromItsRoute: a batch's jobs over a Drawer
+// draw from the route of their seed (the simulated model's identity), a
+// real model's from its spec, priced; the simulated model answers Towers
+// of Hanoi only.
+func TestJobModelsDrawEachJobFromItsRoute(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t)
+	_, js := connect(t, srv.ClientURL())
+	d := newDrawer(t, js, cluster.DrawerConfig{})
+	r := runsetup.Run{Models: []string{"sim"}, Settings: runsetup.DefaultSettings(), Sim: sim.DefaultConfig()}
+	open := d.JobModels(r)
+	m, err := open(batch.Job{Hanoi: &batch.HanoiJob{}}, hanoi.Oracle{}, 5)
+	require.NoError(t, err)
+	assert.Contains(t, maker.ModelIdentity(m), "sim seed=5 ")
+	_, err = open(batch.Job{Spec: "s.json"}, nil, 5)
+	require.ErrorContains(t, err, "answers Towers of Hanoi only")
+
+	r.Models, r.Settings.InputPrice = []string{"openai:gpt-4o-mini"}, 7
+	m, err = d.JobModels(r)(batch.Job{Spec: "s.json"}, nil, 5)
+	require.NoError(t, err)
+	assert.Equal(t, "openai:gpt-4o-mini", maker.ModelIdentity(m))
+	assert.Equal(t, 7.0, m.(maker.Priced).Price().InputPerMillion)
+}
+
+// TestSimRoleModelsDrawEveryRoleFromTheFamilysWorkers: a family line's
+// roles all draw from the route of the workers playing its family at
+// its seed; a problem spec's line is refused.
+func TestSimRoleModelsDrawEveryRoleFromTheFamilysWorkers(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t)
+	_, js := connect(t, srv.ClientURL())
+	d := newDrawer(t, js, cluster.DrawerConfig{})
+	roles := decompose.SimConfig{Roles: problems.SimRoles(decompose.SimRole{P: 0.9, Rivals: 2})}
+	open := d.SimRoleModels(roles, 3, "sim", 0, 0)
+	seed := uint64(9)
+	ms, err := open(batch.Job{Family: "multiply", Seed: &seed})
+	require.NoError(t, err)
+	roles.Seed = 9
+	want, err := problems.SimModels("multiply", roles)
+	require.NoError(t, err)
+	for _, r := range decompose.Roles {
+		assert.Equal(t, maker.ModelIdentity(want.OneModel()), maker.ModelIdentity(ms[r]), r)
+	}
+	_, err = open(batch.Job{Problem: &batch.ProblemJob{}})
+	require.ErrorContains(t, err, `a "problem" task over --nats needs a real --model`)
 }

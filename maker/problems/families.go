@@ -250,6 +250,19 @@ func Lookup(name string) (Family, error) {
 	return b.Family, err
 }
 
+// SimModels is the simulated model of every role of family name's
+// voted decompositions, playing from the family's own truth with cfg
+// (decompose.NewSim): what a worker serves for a coordinator's family
+// lines (maker worker --roles), its route its OneModel's identity. Errors
+// wrap ErrFamily, or are decompose.NewSim's.
+func SimModels(name string, cfg decompose.SimConfig) (*decompose.SimModels, error) {
+	fam, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return decompose.NewSim(fam, fam, cfg)
+}
+
 // Generate is the seeded problem of size n of family name (Size.Generate).
 // The same (name, seed, n) always gives the same problem. Errors wrap
 // ErrFamily, or decompose.ErrInput for an n out of the family's Size.Min

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/decompose"
 	"github.com/mdap-go/mdap/maker/families/sortlist"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/stretchr/testify/assert"
@@ -76,4 +78,20 @@ func TestBuiltinsGenerateInTheirRange(t *testing.T) {
 		_, err := problems.Generate(b.Name(), 1, b.Size.Max+1)
 		assert.Error(t, err, fmt.Sprintf("%s above its Max", b.Name()))
 	}
+}
+
+// TestSimModelsPlayAFamilyByName: the simulated model of a built-in
+// family's roles, its identity naming the family and the seed; an
+// unknown family is ErrFamily.
+func TestSimModelsPlayAFamilyByName(t *testing.T) {
+	cfg := decompose.SimConfig{Seed: 4, Roles: problems.SimRoles(decompose.SimRole{P: 0.9, Rivals: 2})}
+	sims, err := problems.SimModels("multiply", cfg)
+	require.NoError(t, err)
+	id := maker.ModelIdentity(sims.OneModel())
+	assert.Contains(t, id, "multiply")
+	other, err := problems.SimModels("multiply", decompose.SimConfig{Seed: 5, Roles: cfg.Roles})
+	require.NoError(t, err)
+	assert.NotEqual(t, id, maker.ModelIdentity(other.OneModel()), "the seed is part of the route")
+	_, err = problems.SimModels("nosuch", cfg)
+	assert.ErrorIs(t, err, problems.ErrFamily)
 }

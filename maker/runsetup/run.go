@@ -78,6 +78,21 @@ func (r Run) OpenEscalation(oracle sim.Oracle) (llms.Model, error) {
 	return r.With(r.Settings.Model).OpenModels(oracle, r.Sim.Seed+1)
 }
 
+// Route is the model as workers and coordinators meet on it over NATS
+// (maker/cluster): the one spec of Models, or for the simulated model its
+// identity answering oracle (its seed and every setting that changes an
+// answer). Errors: sim.New's.
+func (r Run) Route(oracle sim.Oracle) (string, error) {
+	if r.Models[0] != "sim" {
+		return r.Models[0], nil
+	}
+	m, err := sim.New(oracle, r.SimConfig())
+	if err != nil {
+		return "", err
+	}
+	return m.Identity(), nil
+}
+
 // With is r with the model specs specs in place of its Models.
 func (r Run) With(specs ...string) Run {
 	r.Models = specs

@@ -41,6 +41,13 @@ func TestRunOpensItsModelsAtTheSeedGiven(t *testing.T) {
 	m, err = open(batch.Job{}, hanoi.Oracle{}, 11)
 	require.NoError(t, err)
 	assert.Contains(t, maker.ModelIdentity(m), "sim seed=11 ")
+
+	route, err := r.Route(hanoi.Oracle{})
+	require.NoError(t, err)
+	assert.Contains(t, route, "sim seed=7 ", "the simulated model's route is its identity")
+	route, err = r.With("openai:gpt-4o-mini").Route(nil)
+	require.NoError(t, err)
+	assert.Equal(t, "openai:gpt-4o-mini", route)
 }
 
 // TestRunPricesARealModelOnlyWhenGiven: a price given replaces the
