@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mdap-go/mdap/benchmarks"
+	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/progress"
 	"github.com/spf13/cobra"
 )
@@ -15,12 +16,17 @@ import (
 // defaultBenchOut is where maker bench writes when --out is not given.
 const defaultBenchOut = "bench-results"
 
+// benchFlags are maker bench's own flags (flagbind).
+type benchFlags struct {
+	Out      string `flag:"out" usage:"folder for REPORT.md, report.json and the SVG charts"`
+	JSON     bool   `flag:"json" usage:"print the whole report as JSON on stdout"`
+	Progress string `flag:"progress" usage:"progress on stderr: auto (a bar per suite on a terminal, else a line per finished row), on (the bar) or off"`
+	Merge    bool   `flag:"merge" usage:"keep the other suites of the report already in --out (its {data}), replacing only the suites run; the report names the run of each kept suite"`
+}
+
 func newBench() *cobra.Command {
-	var (
-		opts          benchmarks.Options
-		out, prog     string
-		asJSON, merge bool
-	)
+	var opts benchmarks.Options
+	f := benchFlags{Out: defaultBenchOut, Progress: "auto"}
 	cmd := &cobra.Command{
 		Use:     "bench",
 		Short:   "Run the consensus-cost benchmarks: tables and charts of what k, parallelism and a model cost",
@@ -31,27 +37,24 @@ func newBench() *cobra.Command {
 			if err := fieldUsageErr(opts.Validate(), map[string]string{"Suites": "suite"}, "bench"); err != nil {
 				return err
 			}
-			if out == "" {
+			if f.Out == "" {
 				return usageErr("--out \"\": give the folder to write the report into")
 			}
-			if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
-				return usageErr("--out %s: is a file, not a folder", out)
+			if fi, err := os.Stat(f.Out); err == nil && !fi.IsDir() {
+				return usageErr("--out %s: is a file, not a folder", f.Out)
 			}
-			if !progress.Mode(prog).Valid() {
-				return usageErr("--progress %q: use auto, on or off", prog)
+			if !progress.Mode(f.Progress).Valid() {
+				return usageErr("--progress %q: use auto, on or off", f.Progress)
 			}
-			return runBench(cmd, opts, out, merge, asJSON, prog)
+			return runBench(cmd, opts, f.Out, f.Merge, f.JSON, f.Progress)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringSliceVar(&opts.Suites, "suite", nil, "suite to run: "+strings.Join(benchmarks.Suites, ", ")+" (repeatable; default all)")
 	fs.BoolVar(&opts.Quick, "quick", false, "run every suite small enough for CI (about a minute on two cores)")
-	fs.StringVar(&out, "out", defaultBenchOut, "folder for REPORT.md, report.json and the SVG charts")
-	fs.BoolVar(&asJSON, "json", false, "print the whole report as JSON on stdout")
 	fs.Uint64Var(&opts.Seed, "seed", 1, "root seed of the simulated models")
-	fs.StringVar(&prog, "progress", "auto", "progress on stderr: auto (a bar per suite on a terminal, else a line per finished row), on (the bar) or off")
+	flagbind.Usage{"data": benchmarks.DataFile}.Bind(fs, &f)
 	_ = cmd.RegisterFlagCompletionFunc("progress", cobra.FixedCompletions(progress.Modes, cobra.ShellCompDirectiveNoFileComp))
-	fs.BoolVar(&merge, "merge", false, "keep the other suites of the report already in --out (its "+benchmarks.DataFile+"), replacing only the suites run; the report names the run of each kept suite")
 	return cmd
 }
 

@@ -28,15 +28,17 @@ const tokenEnv = "MDAP_MCP_TOKEN"
 // directly, which checks itself (Config.Validate), the rest its
 // mcpserver.HTTPConfig (stdio or HTTP, and the HTTP server's token).
 type mcpFlags struct {
-	cfg             mcpserver.Config
-	http            mcpserver.HTTPConfig
-	logLevel, tools string
-	embedder, judge string
-	latency         time.Duration
-	level           slog.Level
-	ln              *mcpserver.HTTPListener // --http's, opened by check
-	flagOf          map[string]string       // the flag of each field of cfg and http
-	obs             watchFlags
+	cfg      mcpserver.Config
+	http     mcpserver.HTTPConfig
+	Embedder string `flag:"embedder" usage:"the embedder of an answer_schema's \"embedding\" fields (vote, sample_and_vote): ollama:MODEL (at $OLLAMA_HOST, else 127.0.0.1:11434) or openai:MODEL (with $OPENAI_API_KEY); a client's schema may name no model of its own; default: none, such fields are refused"`
+	Judge    string `flag:"judge" usage:"the judge model of an answer_schema's \"judge\" field (vote, sample_and_vote), named as --embedder's; default: none, such fields are refused"`
+	Tools    string `flag:"tools" usage:"tool categories and tools a task may run, comma-separated (e.g. read_only,file_write; -NAME denies; none); default: the read-only categories"`
+	LogLevel string `flag:"log-level" usage:"log level on stderr: debug, info, warn or error"`
+	latency  time.Duration
+	level    slog.Level
+	ln       *mcpserver.HTTPListener // --http's, opened by check
+	flagOf   map[string]string       // the flag of each field of cfg and http
+	obs      watchFlags
 }
 
 // mcpSimFlagOf names the flag of each sim.Config field maker mcp sets
@@ -67,10 +69,8 @@ func (f *mcpFlags) register(fs *pflag.FlagSet) {
 	f.flagOf = flagbind.Usage{"specs": models.Specs}.Bind(fs, c)
 	maps.Copy(f.flagOf, flagbind.Bind(fs, h))
 	maps.Copy(f.flagOf, mcpSimFlagOf)
-	fs.StringVar(&f.embedder, "embedder", "", `the embedder of an answer_schema's "embedding" fields (vote, sample_and_vote): ollama:MODEL (at $OLLAMA_HOST, else 127.0.0.1:11434) or openai:MODEL (with $OPENAI_API_KEY); a client's schema may name no model of its own; default: none, such fields are refused`)
-	fs.StringVar(&f.judge, "judge", "", `the judge model of an answer_schema's "judge" field (vote, sample_and_vote), named as --embedder's; default: none, such fields are refused`)
-	fs.StringVar(&f.tools, "tools", "", "tool categories and tools a task may run, comma-separated (e.g. read_only,file_write; -NAME denies; none); default: the read-only categories")
-	fs.StringVar(&f.logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
+	f.LogLevel = "info"
+	flagbind.Bind(fs, f)
 	f.obs.register(fs, false)
 	fs.Uint64Var(&c.Sim.Seed, "seed", 1, "simulated model: seed of every random draw")
 	fs.Float64Var(&c.Sim.P, "p", c.Sim.P, "simulated model: probability that a valid reply is right")
@@ -106,22 +106,22 @@ func (f *mcpFlags) check(cmd *cobra.Command) error {
 	if err := fieldUsageErr(c.Validate(), f.flagOf, "mcp"); err != nil {
 		return err
 	}
-	policy, err := parseTools(f.tools)
+	policy, err := parseTools(f.Tools)
 	if err != nil {
 		return err
 	}
 	c.Policy = &policy
-	if f.embedder != "" {
-		if c.Embedder, err = match.OpenEmbedder(f.embedder, ""); err != nil {
+	if f.Embedder != "" {
+		if c.Embedder, err = match.OpenEmbedder(f.Embedder, ""); err != nil {
 			return usageErr("--embedder: %w", err)
 		}
 	}
-	if f.judge != "" {
-		if c.Judge, err = match.OpenJudge(f.judge, ""); err != nil {
+	if f.Judge != "" {
+		if c.Judge, err = match.OpenJudge(f.Judge, ""); err != nil {
 			return usageErr("--judge: %w", err)
 		}
 	}
-	if f.level, err = parseLogLevel(f.logLevel); err != nil {
+	if f.level, err = parseLogLevel(f.LogLevel); err != nil {
 		return err
 	}
 	f.ln, err = f.http.Listen()

@@ -19,11 +19,11 @@ import (
 // the faults, model name and billing (cost.go) set the server's Config.
 type serveSimFlags struct {
 	obs         watchFlags
-	addr        string
-	allowRemote bool
-	task        string
-	specFile    string
-	verbose     bool
+	Addr        string `flag:"addr" usage:"listen address HOST:PORT; a loopback address unless --allow-remote (port 0: any free port)"`
+	AllowRemote bool   `flag:"allow-remote" usage:"allow a non-loopback --addr: the server has no authentication"`
+	Task        string `flag:"task" usage:"the task whose step prompts are answered: hanoi, or spec (with --spec)"`
+	SpecFile    string `flag:"spec" usage:"spec FILE: answer that spec task's prompts from its script (implies --task spec)"`
+	Verbose     bool   `flag:"verbose" usage:"log every request on stderr"`
 	cfg         simserver.Config
 }
 
@@ -57,11 +57,8 @@ func newServeSim() *cobra.Command {
 }
 
 func (f *serveSimFlags) register(fs *pflag.FlagSet, simFl *runFlags, scratch *cobra.Command) {
-	fs.StringVar(&f.addr, "addr", "127.0.0.1:8090", "listen address HOST:PORT; a loopback address unless --allow-remote (port 0: any free port)")
-	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a non-loopback --addr: the server has no authentication")
-	fs.StringVar(&f.task, "task", "hanoi", "the task whose step prompts are answered: hanoi, or spec (with --spec)")
-	fs.StringVar(&f.specFile, "spec", "", "spec FILE: answer that spec task's prompts from its script (implies --task spec)")
-	fs.BoolVar(&f.verbose, "verbose", false, "log every request on stderr")
+	f.Addr, f.Task = "127.0.0.1:8090", "hanoi"
+	flagbind.Bind(fs, f)
 	f.obs.register(fs, false)
 	f.cfg.ModelName, f.cfg.Faults.RetryAfter, f.cfg.Billing = simserver.DefaultModelName, 1, simserver.DefaultBilling()
 	flagbind.Bind(fs, &f.cfg)
@@ -75,7 +72,7 @@ func (f *serveSimFlags) register(fs *pflag.FlagSet, simFl *runFlags, scratch *co
 // interrupted.
 func (f *serveSimFlags) serve(cmd *cobra.Command, cfg simserver.Config) error {
 	level := slog.LevelInfo
-	if f.verbose {
+	if f.Verbose {
 		level = slog.LevelDebug
 	}
 	if err := f.obs.start(cmd.Context(), "maker-serve-sim", cmd.ErrOrStderr()); err != nil {
@@ -88,9 +85,9 @@ func (f *serveSimFlags) serve(cmd *cobra.Command, cfg simserver.Config) error {
 	if err != nil { // unreachable: config checked every field
 		return usageErr("%w", err)
 	}
-	ln, err := net.Listen("tcp", f.addr)
+	ln, err := net.Listen("tcp", f.Addr)
 	if err != nil {
-		return failed(fmt.Errorf("--addr %s: %w", f.addr, err))
+		return failed(fmt.Errorf("--addr %s: %w", f.Addr, err))
 	}
 	if err := f.obs.observer().ObserveCounter(observe.MetricSimRequests, "{request}", "Requests the simulated OpenAI-compatible server answered, by outcome.", "outcome", func() map[string]int64 {
 		st := s.Stats()
@@ -99,7 +96,7 @@ func (f *serveSimFlags) serve(cmd *cobra.Command, cfg simserver.Config) error {
 		return failed(err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "listening on http://%s/v1\n", ln.Addr())
-	log.Info("serving the simulated model", "task", f.task, "model", s.ModelName(),
+	log.Info("serving the simulated model", "task", f.Task, "model", s.ModelName(),
 		"sim", s.Identity(), "latency", cfg.Sim.Latency.String(), "faults", cfg.Faults.String())
 	err = s.Serve(cmd.Context(), ln)
 	st := s.Stats()
@@ -120,7 +117,7 @@ var serveSimFlagOf = flagbind.Names(map[string]string{"Addr": "addr", "AllowRemo
 // Errors are usage errors naming the flag and its range.
 func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cobra.Command) error {
 	cfg := &f.cfg
-	if err := fieldUsageErr(cmp.Or(simserver.CheckAddr(f.addr, f.allowRemote), cfg.Faults.Validate()), serveSimFlagOf, "serve-sim"); err != nil {
+	if err := fieldUsageErr(cmp.Or(simserver.CheckAddr(f.Addr, f.AllowRemote), cfg.Faults.Validate()), serveSimFlagOf, "serve-sim"); err != nil {
 		return err
 	}
 	if cfg.ModelName == "" {
@@ -132,27 +129,27 @@ func (f *serveSimFlags) config(cmd *cobra.Command, simFl *runFlags, scratch *cob
 	if err := simFl.validate(scratch); err != nil {
 		return err
 	}
-	if f.specFile != "" && !cmd.Flags().Changed("task") {
-		f.task = "spec"
+	if f.SpecFile != "" && !cmd.Flags().Changed("task") {
+		f.Task = "spec"
 	}
 	switch {
-	case f.task == "hanoi" && f.specFile != "":
+	case f.Task == "hanoi" && f.SpecFile != "":
 		return usageErr("--spec applies to --task spec, not hanoi")
-	case f.task == "hanoi":
+	case f.Task == "hanoi":
 		cfg.Oracle = hanoi.Oracle{}
-	case f.task == "spec" && f.specFile == "":
+	case f.Task == "spec" && f.SpecFile == "":
 		return usageErr("--task spec needs --spec FILE: the spec whose script answers the prompts")
-	case f.task == "spec":
-		s, err := spec.Load(f.specFile)
+	case f.Task == "spec":
+		s, err := spec.Load(f.SpecFile)
 		if err != nil {
 			return usageErr("--spec: %w", err)
 		}
 		if len(s.Script) == 0 {
-			return usageErr("--spec %s: the spec has no \"script\", so the simulated model has no reply to give", f.specFile)
+			return usageErr("--spec %s: the spec has no \"script\", so the simulated model has no reply to give", f.SpecFile)
 		}
 		cfg.Oracle = spec.Oracle{Spec: s}
 	default:
-		return usageErr("--task %q: use hanoi, or spec with --spec FILE", f.task)
+		return usageErr("--task %q: use hanoi, or spec with --spec FILE", f.Task)
 	}
 	cfg.Sim = simFl.SimConfig()
 	return nil

@@ -20,26 +20,26 @@ import (
 // address; without it one is generated and printed once.
 const viewTokenEnv = "MDAP_VIEW_TOKEN"
 
+// viewFlags are maker view's flags (flagbind), with view.Limits'.
+type viewFlags struct {
+	Addr   string `flag:"addr" usage:"listen on HOST:PORT (port 0: a free one); every request needs the token (${env}, or one generated and printed)"`
+	NoAuth bool   `flag:"no-auth" usage:"serve without a token, on a loopback --addr only: every user of this machine can then read the run"`
+	PNG    string `flag:"png" usage:"write the step map to this PNG file and exit"`
+	HTML   string `flag:"html" usage:"write a self-contained HTML report to this file and exit"`
+	view.Limits
+}
+
 func newView() *cobra.Command {
-	var addr, pngOut, htmlOut string
-	var noAuth bool
-	var lim view.Limits
+	f := viewFlags{Addr: "127.0.0.1:0"}
 	cmd := &cobra.Command{
 		Use:     "view JOURNAL|STATE_FOLDER",
 		Short:   "Show a run: a live web page of its counters and step map, or a PNG or HTML export",
 		Long:    help("view"),
 		Example: example("view"),
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runView(cmd, args[0], addr, pngOut, htmlOut, noAuth, lim)
-		},
+		RunE:    func(cmd *cobra.Command, args []string) error { return runView(cmd, args[0], f) },
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&addr, "addr", "127.0.0.1:0", "listen on HOST:PORT (port 0: a free one); every request needs the token ($"+viewTokenEnv+", or one generated and printed)")
-	fs.BoolVar(&noAuth, "no-auth", false, "serve without a token, on a loopback --addr only: every user of this machine can then read the run")
-	fs.StringVar(&pngOut, "png", "", "write the step map to this PNG file and exit")
-	fs.StringVar(&htmlOut, "html", "", "write a self-contained HTML report to this file and exit")
-	flagbind.Bind(fs, &lim)
+	flagbind.Usage{"env": viewTokenEnv}.Bind(cmd.Flags(), &f)
 	return cmd
 }
 
@@ -47,9 +47,9 @@ func newView() *cobra.Command {
 var viewFlagOf = flagbind.Names(nil, view.Limits{})
 
 // runView exports or serves the run or batch at path.
-func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool, lim view.Limits) error {
+func runView(cmd *cobra.Command, path string, f viewFlags) error {
 	ctx := cmd.Context()
-	src, err := view.Open(path, lim)
+	src, err := view.Open(path, f.Limits)
 	switch {
 	case fielderr.As(err) != nil:
 		return fieldUsageErr(err, viewFlagOf, "view")
@@ -61,8 +61,8 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool
 		return usageErr("%w", err)
 	}
 	defer src.Close()
-	if pngOut != "" || htmlOut != "" {
-		switch err := src.Export(pngOut, htmlOut); {
+	if f.PNG != "" || f.HTML != "" {
+		switch err := src.Export(f.PNG, f.HTML); {
 		case errors.Is(err, view.ErrExportFolder):
 			return usageErr("--png and --html: %s: %w; name one task's journal in %s, not the folder", path, err, path)
 		case errors.Is(err, view.ErrNoHeader):
@@ -74,7 +74,7 @@ func runView(cmd *cobra.Command, path, addr, pngOut, htmlOut string, noAuth bool
 		}
 		return nil
 	}
-	l, err := listenView(ctx, "--addr", addr, noAuth)
+	l, err := listenView(ctx, "--addr", f.Addr, f.NoAuth)
 	if err != nil {
 		return err
 	}
