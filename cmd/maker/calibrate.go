@@ -9,10 +9,7 @@ import (
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/problems"
 	"github.com/mdap-go/mdap/maker/progress"
-	"github.com/mdap-go/mdap/maker/sim"
-	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/spf13/cobra"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // calibrateFlags are maker calibrate's flags: the run flags (the model,
@@ -108,43 +105,38 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 	return nil // calibrate.Config checks itself once its task is open (calibrate)
 }
 
-// task opens the task to calibrate on: its steps, its oracle (the
-// simulated model's answers) and the tools its run would declare; a spec
-// opened as maker run opens it (spec.OpenFile). The caller calls done.
-func (c *calibrateFlags) task(cmd *cobra.Command) (steps calibrate.Steps, oracle sim.Oracle, declared []llms.Tool, done func() error, err error) {
+// task opens the task to calibrate on: Towers of Hanoi, or a spec opened
+// as maker run opens it (calibrate.OpenSpec). The caller closes it.
+func (c *calibrateFlags) task(cmd *cobra.Command) (calibrate.Task, error) {
 	if c.specFile == "" {
-		steps, err = calibrate.Hanoi(c.disks)
-		return steps, hanoi.Oracle{}, nil, func() error { return nil }, fieldUsageErr(err, disksFlagOf, "--disks")
+		t, err := calibrate.OpenHanoi(c.disks)
+		return t, fieldUsageErr(err, disksFlagOf, "--disks")
 	}
 	sandbox := grantedRoot(cmd, &c.tools)
-	o, err := spec.OpenFile(c.specFile, sandbox, c.tools.selection)
+	t, err := calibrate.OpenSpec(c.specFile, sandbox, c.tools.selection)
 	if err != nil {
-		return nil, nil, nil, nil, specOpenErr(err, sandbox, "--spec: ")
+		return t, specOpenErr(err, sandbox, "--spec: ")
 	}
-	if steps, err = calibrate.Spec(o.Spec, o.Executor); err != nil {
-		o.Close()
-		return nil, nil, nil, nil, usageErr("--spec: %w", err)
-	}
-	return steps, spec.Oracle{Spec: o.Spec}, o.Tools, o.Close, nil
+	return t, nil
 }
 
 // calibrate samples the task's steps and prints the report.
 func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
-	steps, oracle, declared, done, err := c.task(cmd)
+	t, err := c.task(cmd)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = done() }()
+	defer func() { _ = t.Close() }()
 	cfg := c.cfg
-	cfg.Steps = steps // for Validate to count the first round
+	cfg.Steps = t.Steps // for Validate to count the first round
 	if err := fieldUsageErr(cfg.Validate(), calibrateFlagOf, "calibrate"); err != nil {
 		return err
 	}
-	if cfg.Solver, err = c.run.solver(oracle, cmd.ErrOrStderr(), solverWith{tools: declared}); err != nil {
+	if cfg.Solver, err = c.run.solver(t.Oracle, cmd.ErrOrStderr(), solverWith{tools: t.Tools}); err != nil {
 		return err
 	}
 	bar := progress.NewRounds(cmd.ErrOrStderr(), c.run.Settings.Progress)
-	bar.Start(min(cfg.StepsSampled, steps.Total()) * cfg.Samples)
+	bar.Start(min(cfg.StepsSampled, t.Steps.Total()) * cfg.Samples)
 	cfg.Progress = bar.Set
 	if cfg.UntilDecided {
 		cfg.Forecast = func(r calibrate.Round) {

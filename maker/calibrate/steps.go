@@ -9,9 +9,45 @@ import (
 	"github.com/mdap-go/mdap/intent"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/maker/spec"
 	"github.com/tmc/langchaingo/llms"
 )
+
+// Task is a task to calibrate on, opened: its Steps, the Oracle the
+// simulated model answers its prompts from, the Tools a run of it
+// declares, and Close, which releases what it holds (a spec's executor).
+type Task struct {
+	Steps  Steps
+	Oracle sim.Oracle
+	Tools  []llms.Tool
+	Close  func() error
+}
+
+// OpenHanoi is Towers of Hanoi with n disks as a Task: Hanoi's steps,
+// hanoi.Oracle, no tools. Errors: Hanoi's.
+func OpenHanoi(n int) (Task, error) {
+	steps, err := Hanoi(n)
+	return Task{Steps: steps, Oracle: hanoi.Oracle{}, Close: func() error { return nil }}, err
+}
+
+// OpenSpec opens the spec file at path as a run opens it (spec.OpenFile:
+// root is the folder granted its file tools, "" for the file's own;
+// tools the tool policy's list) as a Task: its Steps (Spec), its script
+// as the simulated model's Oracle, the tools it declares. Errors:
+// spec.OpenFile's; then Spec's, the spec closed.
+func OpenSpec(path, root, tools string) (Task, error) {
+	o, err := spec.OpenFile(path, root, tools)
+	if err != nil {
+		return Task{}, err
+	}
+	steps, err := Spec(o.Spec, o.Executor)
+	if err != nil {
+		_ = o.Close()
+		return Task{}, err
+	}
+	return Task{Steps: steps, Oracle: spec.Oracle{Spec: o.Spec}, Tools: o.Tools, Close: o.Close}, nil
+}
 
 // Steps is a task whose every step can be built on its own, with its
 // correct answer: what calibration needs. A microagent is stateless, so a
