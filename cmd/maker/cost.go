@@ -8,11 +8,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// registerCost adds what a run may pay and which models it asks: the
-// spending cap and --models (docs/cost.md).
+// registerCost adds --models, which models a run asks (docs/cost.md;
+// --max-cost is runsetup.Run's).
 func (c *runFlags) registerCost(fs *pflag.FlagSet) {
 	fs.StringVar(&c.modelsFile, "models", "", "models FILE (\"-\": standard input): one --model spec a line (# comments), or a JSON array of specs; each may carry its own ;base=URL;key=ENV;rpm=N;inflight=N. Added after the --model flags given (it replaces the default sim)")
-	fs.Float64Var(&c.MaxCost, "max-cost", 0, "spending cap in US dollars for the whole run (solve: every task, over every run of the batch): a call whose worst case (prompt plus --max-tokens per choice) would pass it is not started, and the run stops undecided (exit 1); resume with a larger cap (0: no cap)")
 }
 
 // validateCost checks --max-cost; --samples-per-call is

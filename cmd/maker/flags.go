@@ -53,10 +53,9 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	f.Sim, f.Settings = sim.DefaultConfig(), runsetup.DefaultSettings()
 	f.Sim.Seed, f.Settings.Target = 1, calibrate.DefaultTarget
-	flagbind.Bind(fs, &f.Sim)
+	f.Models = []string{"sim"}
+	flagbind.Usage{"specs": models.Specs}.Bind(fs, &f.Run) // with its Settings and Sim
 	flagbind.Bind(fs, &f.jnl)
-	flagbind.Bind(fs, &f.Settings)
-	fs.StringArrayVar(&f.Models, "model", []string{"sim"}, "model: "+models.Specs+"; give it several times for an ensemble (samples go to the models in turn)")
 	fs.StringVar(&f.Client.BaseURL, "base-url", "", "server URL: for openai: the API root, usually ending in /v1 (Ollama: http://127.0.0.1:11434/v1; default $OPENAI_BASE_URL, else OpenAI); for ollama: the server root (http://127.0.0.1:11434; default $OLLAMA_HOST)")
 	fs.DurationVar(&f.Client.Timeout, "timeout", models.DefaultTimeout, "time limit of one model call")
 	f.registerNATS(fs)

@@ -345,14 +345,3 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 	}
 	return queue, nil
 }
-
-// solveOverNATS is maker solve with --nats: cluster.Coordinator.SolveBatch
-// on queue (batchQueue).
-func (f *runFlags) solveOverNATS(ctx context.Context, queue string, jobs []batch.Job, base batch.Runner, store *batch.Store, concurrency int, stderr io.Writer) (batch.Summary, error) {
-	sum, err := f.coord.SolveBatch(ctx, cluster.BatchConfig{Queue: queue, Jobs: jobs, Runner: base, Store: store, Concurrency: concurrency,
-		Notef: notef(stderr, "maker solve")})
-	if err != nil && ctx.Err() == nil {
-		return sum, failed(fmt.Errorf("--nats: %w", err))
-	}
-	return sum, err
-}

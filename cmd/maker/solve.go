@@ -271,8 +271,9 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 	return r, spend
 }
 
-// runBatch runs jobs with r, in process or over the NATS engine, in the
-// batch's span.
+// runBatch runs jobs with r, in process or over the NATS engine
+// (cluster.Coordinator.SolveBatch on queue, batchQueue), in the batch's
+// span.
 func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job, r batch.Runner, store *batch.Store) (batch.Summary, error) {
 	run := &f.run
 	ctx, endSpan := run.obs.tel.Span(cmd.Context(), observe.SpanBatch)
@@ -282,7 +283,11 @@ func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job
 	}
 	book := batch.OpenBook(f.builder.Budget, store, jobs)
 	r.Build = book.Wrap(batch.NewGauge(run.obs.observer().BatchRecorder(), cluster.IsFault, jobs, store).Wrap(r.Build))
-	sum, err := run.solveOverNATS(ctx, queue, jobs, r, store, r.Concurrency, cmd.ErrOrStderr())
+	sum, err := run.coord.SolveBatch(ctx, cluster.BatchConfig{Queue: queue, Jobs: jobs, Runner: r, Store: store, Concurrency: r.Concurrency,
+		Notef: notef(cmd.ErrOrStderr(), "maker solve")})
+	if err != nil && ctx.Err() == nil {
+		err = failed(fmt.Errorf("--nats: %w", err))
+	}
 	return sum, book.Finish(&sum, jobs, err)
 }
 

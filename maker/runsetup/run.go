@@ -20,25 +20,28 @@ import (
 // [Run.OpenEscalation] the escalation policy's, [Run.JobModels] a
 // batch's; none of them checks the settings (Models.Check,
 // Settings.Validate and maker.Config.Validate do).
+//
+// Its fields are tagged with their flags (internal/flagbind; Models'
+// usage has a {specs}, models.Specs), Settings' and Sim's with theirs.
 type Run struct {
 	// Models are the model specs: one model, or an ensemble of several
 	// (all.Open).
-	Models []string
+	Models []string `flag:"model" usage:"model: {specs}; give it several times for an ensemble (samples go to the models in turn)"`
 	// Client is how each client opens (the server URL of a spec without
 	// ;base=, the call timeout, the connection pool); its Sim and prices
 	// are Run's to set.
 	Client models.Options
 	// Settings are the run's settings; their InputPrice and OutputPrice
 	// price every model whose spec gives no price, when given.
-	Settings Settings
+	Settings Settings `flags:""`
 	// Sim is the simulated model's rates and seed; Settings add its
 	// latency and drift (SimConfig).
-	Sim sim.Config
+	Sim sim.Config `flags:""`
 	// InputPriceGiven and OutputPriceGiven say the Settings' prices were
 	// given: they then replace a model's built-in list price (a 0 too).
 	InputPriceGiven, OutputPriceGiven bool
 	// MaxCost is the spending cap in dollars; 0 is none.
-	MaxCost float64
+	MaxCost float64 `flag:"max-cost" usage:"spending cap in US dollars for the whole run (solve: every task, over every run of the batch): a call whose worst case (prompt plus --max-tokens per choice) would pass it is not started, and the run stops undecided (exit 1); resume with a larger cap (0: no cap)"`
 }
 
 // SimConfig is the simulated model's config: Sim with the Settings'
