@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/calibrate"
@@ -19,9 +20,9 @@ type calibrateFlags struct {
 	run      runFlags
 	tools    toolFlags
 	cfg      calibrate.Config
-	disks    int
-	specFile string
-	asJSON   bool
+	Disks    int                  `flag:"disks" usage:"Towers of Hanoi with N disks (2^N-1 steps, the run k_min is planned for), 1 to {max}"`
+	SpecFile string               `flag:"spec" usage:"calibrate on a spec FILE's task instead (its script gives each step's correct reply)"`
+	JSON     bool                 `flag:"json" usage:"print the report as JSON on stdout"`
 	roles    problems.RolesConfig // --roles: a decomposition's roles (calibrateroles.go)
 }
 
@@ -58,9 +59,8 @@ func newCalibrate() *cobra.Command {
 
 func (c *calibrateFlags) register(cmd *cobra.Command) {
 	fs, cfg := cmd.Flags(), &c.cfg
-	fs.IntVar(&c.disks, "disks", 10, fmt.Sprintf("Towers of Hanoi with N disks (2^N-1 steps, the run k_min is planned for), 1 to %d", hanoi.MaxDisks))
-	fs.StringVar(&c.specFile, "spec", "", "calibrate on a spec FILE's task instead (its script gives each step's correct reply)")
-	fs.BoolVar(&c.asJSON, "json", false, "print the report as JSON on stdout")
+	c.Disks = 10
+	flagbind.Usage{"max": strconv.Itoa(hanoi.MaxDisks)}.Bind(fs, c)
 	flagbind.Bind(fs, cfg)
 	c.run.register(cmd)
 	c.tools.register(cmd, "", &c.run.cfg.ToolDeclaration)
@@ -90,9 +90,9 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 		return usageErr("--k auto does not apply to maker calibrate: give a fixed --k to see what it would give, or none")
 	case fs.Changed("until-max-samples") && !cfg.UntilDecided:
 		return usageErr("--until-max-samples caps --until-decided: give --until-decided too, or leave it out")
-	case fs.Changed("disks") && c.specFile != "":
+	case fs.Changed("disks") && c.SpecFile != "":
 		return usageErr("--disks and --spec: give one task, Towers of Hanoi (--disks) or a spec file (--spec)")
-	case c.specFile == "" && given(fs, "root", "tools", "tool-declaration") != "":
+	case c.SpecFile == "" && given(fs, "root", "tools", "tool-declaration") != "":
 		return usageErr("--root, --tools and --tool-declaration apply to --spec only: Towers of Hanoi has no tools")
 	}
 	if err := positiveFlags(fs, "steps-sampled", "samples", "confidence", "concurrency", "until-max-samples"); err != nil {
@@ -108,12 +108,12 @@ func (c *calibrateFlags) check(cmd *cobra.Command) error {
 // task opens the task to calibrate on: Towers of Hanoi, or a spec opened
 // as maker run opens it (calibrate.OpenSpec). The caller closes it.
 func (c *calibrateFlags) task(cmd *cobra.Command) (calibrate.Task, error) {
-	if c.specFile == "" {
-		t, err := calibrate.OpenHanoi(c.disks)
+	if c.SpecFile == "" {
+		t, err := calibrate.OpenHanoi(c.Disks)
 		return t, fieldUsageErr(err, disksFlagOf, "--disks")
 	}
 	sandbox := grantedRoot(cmd, &c.tools)
-	t, err := calibrate.OpenSpec(c.specFile, sandbox, c.tools.selection)
+	t, err := calibrate.OpenSpec(c.SpecFile, sandbox, c.tools.selection)
 	if err != nil {
 		return t, specOpenErr(err, sandbox, "--spec: ")
 	}
@@ -153,7 +153,7 @@ func (c *calibrateFlags) calibrate(cmd *cobra.Command) error {
 	if runErr != nil && (len(rep.Models) == 0 || errors.Is(runErr, calibrate.ErrBudget)) {
 		return failed(runErr)
 	}
-	if out := cmd.OutOrStdout(); c.asJSON {
+	if out := cmd.OutOrStdout(); c.JSON {
 		if err := writeJSON(out, rep); err != nil {
 			return err
 		}

@@ -77,7 +77,7 @@ func (c *calibrateFlags) calibrateRoles(cmd *cobra.Command) error {
 	case err != nil:
 		return failed(err)
 	}
-	if c.asJSON {
+	if c.JSON {
 		return writeJSON(cmd.OutOrStdout(), cal)
 	}
 	return cal.WriteText(cmd.OutOrStdout(), c.run.Shown())
