@@ -14,7 +14,6 @@ import (
 	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/cluster"
-	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/spf13/cobra"
@@ -318,8 +317,9 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 }
 
 // batchQueue is the task queue of maker solve --nats: queue (--queue),
-// or one named after the tasks file and the settings, so every
-// coordinator started on the same file and flags shares it. It opens the
+// or one named after the tasks file and the settings
+// (cluster.RunBatchQueueName), so every coordinator started on the same
+// file and flags shares it. It opens the
 // queue once, so that a credential refused it (a run key of another
 // queue) is a usage error before anything is written.
 func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (string, error) {
@@ -328,11 +328,9 @@ func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (str
 		if err != nil {
 			return "", usageErr("%w", err)
 		}
-		route, err := f.route(hanoi.Oracle{}) // the identity is the oracle's business only for answers
-		if err != nil {
-			return "", err
+		if queue, err = cluster.RunBatchQueueName(content, f.Run); err != nil {
+			return "", simUsageErr(err)
 		}
-		queue = cluster.BatchQueueName(content, route, f.cfg.Vote.K, f.cfg.MaxTokens, f.Sim.Seed)
 	}
 	ctx, cancel := context.WithTimeout(ctx, cluster.SetupTimeout)
 	defer cancel()

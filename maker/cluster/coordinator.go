@@ -14,6 +14,7 @@ import (
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/decompose"
+	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/models"
 	_ "github.com/mdap-go/mdap/maker/models/all" // every provider a spec may name
@@ -389,6 +390,20 @@ func OpenRunJournal(ctx context.Context, js jetstream.JetStream, run string, res
 		j, err = open(ctx, js, run, cfg)
 	}
 	return j, err
+}
+
+// RunBatchQueueName is BatchQueueName for a batch of r's runs: the route
+// its workers meet on (r.Route, with the Towers of Hanoi oracle: the
+// simulated model's identity does not depend on it) and r's k, reply cap
+// and seed, so that every coordinator of the same tasks file and
+// settings, a command's or a library user's, meets on one queue.
+// Errors: r.Route's.
+func RunBatchQueueName(content []byte, r runsetup.Run) (string, error) {
+	route, err := r.Route(hanoi.Oracle{})
+	if err != nil {
+		return "", err
+	}
+	return BatchQueueName(content, route, r.Settings.Margin.K, r.Settings.MaxTokens, r.Sim.Seed), nil
 }
 
 // BatchQueueName is the task queue every coordinator of one batch shares

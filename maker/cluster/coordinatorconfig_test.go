@@ -206,3 +206,20 @@ func TestSimRoleModelsDrawEveryRoleFromTheFamilysWorkers(t *testing.T) {
 	_, err = open(batch.Job{Problem: &batch.ProblemJob{}})
 	require.ErrorContains(t, err, `a "problem" task over --nats needs a real --model`)
 }
+
+// TestRunBatchQueueNameIsTheRunsRouteAndSettings: a run's batch queue is
+// BatchQueueName of its route, k, reply cap and seed; another seed
+// (part of the simulated model's route) is another queue.
+func TestRunBatchQueueNameIsTheRunsRouteAndSettings(t *testing.T) {
+	t.Parallel()
+	r := runsetup.Run{Models: []string{"sim"}, Settings: runsetup.DefaultSettings(), Sim: sim.DefaultConfig()}
+	route, err := r.Route(hanoi.Oracle{})
+	require.NoError(t, err)
+	name, err := cluster.RunBatchQueueName([]byte("tasks"), r)
+	require.NoError(t, err)
+	assert.Equal(t, cluster.BatchQueueName([]byte("tasks"), route, r.Settings.Margin.K, r.Settings.MaxTokens, r.Sim.Seed), name)
+	r.Sim.Seed++
+	other, err := cluster.RunBatchQueueName([]byte("tasks"), r)
+	require.NoError(t, err)
+	assert.NotEqual(t, name, other)
+}
