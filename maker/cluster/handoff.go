@@ -27,7 +27,9 @@ import (
 // once JetStream delivered it again (its ack wait passed while it was
 // kept: supersede), so no worker is given a job that left the stream or
 // that another holds. A pull is given every kept job it may take, up to
-// its places. A job kept here is given to a pull of this agent only:
+// its places. One identity has at most maxHandoffsPerKey jobs kept;
+// while it has, its pulls fetch nothing (atCap), and a hand-back past
+// the limits is a NAK of at most avoidDelay, never the worker's delay. A job kept here is given to a pull of this agent only:
 // with several agents, another agent's pulls see it after the delay.
 
 // maxHandoffs bounds the jobs an agent keeps for other workers, and
@@ -85,25 +87,49 @@ func expiry(msg jetstream.Msg) time.Time {
 
 // handBack hands the job msg (stream sequence seq, its n-th delivery)
 // back from the worker identity key for delay: kept for another
-// worker's pull until then (its ack wait, wait, renewed), or, for a
-// delay of at most avoidDelay, a job it cannot tell apart or one past
-// the limits, a delayed NAK.
+// worker's pull until then (keep); a job not kept (a delay of at most
+// avoidDelay, a job it cannot tell apart, or one past the limits) is a
+// NAK of at most avoidDelay: the worker's delay is never imposed on
+// every worker (review22: past the cap, it was).
 func (a *Agent) handBack(msg jetstream.Msg, seq, n uint64, key string, delay, wait time.Duration) error {
 	if delay <= avoidDelay || seq == 0 {
 		return msg.NakWithDelay(delay)
 	}
-	if err := msg.InProgress(); err != nil {
-		return err
+	if !a.keep(msg, seq, n, key, delay, wait) {
+		return msg.NakWithDelay(avoidDelay)
+	}
+	return nil
+}
+
+// keep keeps the job msg, handed back from key, for another worker's
+// pull for delay at most (its ack wait, wait, renewed), and says whether
+// it did: not past maxHandoffs or key's maxHandoffsPerKey.
+func (a *Agent) keep(msg jetstream.Msg, seq, n uint64, key string, delay, wait time.Duration) bool {
+	if a.handoffs.full(key) || msg.InProgress() != nil {
+		return false
 	}
 	now := time.Now()
 	until := now.Add(delay)
 	if e := expiry(msg); !e.IsZero() && e.Before(until) {
 		until = e
 	}
-	if !a.handoffs.put(&handoff{msg: msg, seq: seq, n: n, route: routeOfJob(msg.Subject()), from: key, until: until, wait: wait, kept: now}) {
-		return msg.NakWithDelay(delay)
-	}
-	return nil
+	return a.handoffs.put(&handoff{msg: msg, seq: seq, n: n, route: routeOfJob(msg.Subject()), from: key, until: until, wait: wait, kept: now})
+}
+
+// full reports whether a job handed back from key would be refused.
+func (k *handoffs) full(key string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.n >= maxHandoffs || k.by[key] >= maxHandoffsPerKey
+}
+
+// atCap reports whether the identity key keeps maxHandoffsPerKey jobs
+// handed back: its pulls fetch nothing until fewer are kept, so that
+// the jobs it would skip stay in JetStream for other workers.
+func (k *handoffs) atCap(key string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.by[key] >= maxHandoffsPerKey
 }
 
 // put keeps h, and wakes the pulls of its route waiting; false past

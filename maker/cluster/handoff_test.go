@@ -3,7 +3,9 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,11 +49,17 @@ func newHandoffStage(t *testing.T, timeout time.Duration) *handoffStage {
 // returns the jobs of its answer, once its end marker came.
 func pullAll(t *testing.T, nc *nats.Conn, route string, n int, wait time.Duration) []*nats.Msg {
 	t.Helper()
+	return pullSkipping(t, nc, route, n, wait, nil)
+}
+
+// pullSkipping is pullAll with the pull's skip.
+func pullSkipping(t *testing.T, nc *nats.Conn, route string, n int, wait time.Duration, skip map[string]time.Duration) []*nats.Msg {
+	t.Helper()
 	inbox := nc.NewInbox()
 	sub, err := nc.SubscribeSync(inbox)
 	require.NoError(t, err)
 	defer func() { _ = sub.Unsubscribe() }()
-	req, _ := json.Marshal(map[string]any{"route": route, "n": n, "wait": wait})
+	req, _ := json.Marshal(map[string]any{"route": route, "n": n, "wait": wait, "skip": skip})
 	id := strings.TrimPrefix(nc.Opts.InboxPrefix, "_INBOX_")
 	require.NoError(t, nc.PublishRequest("mdap.engine.work."+id+".pull", inbox, req))
 	var jobs []*nats.Msg
@@ -150,4 +158,104 @@ func TestAKeptJobPastItsTTLGoesToNoWorker(t *testing.T) {
 	require.Zero(t, info.State.Msgs, "the job left the queue at its TTL")
 	got := pullAll(t, e.honest, e.route, 1, time.Second)
 	assert.Empty(t, got, "a job past its TTL, its coordinator gone, is sent to no worker")
+}
+
+// TestASitterPastItsHandoffCapStallsNoOtherRun (review22, medium): a
+// worker credential pulls skipping, for a minute, the jobs of the five
+// coordinators on its route (160 queued, each run under its 64). The
+// agent keeps 128 of them for other workers (maxHandoffsPerKey); it
+// handed every one past that back as the sitter's minute's delayed NAK,
+// held from every worker (#35's stall again: the honest worker was given
+// 128 of 160). Past its cap a hand-back is a NAK of at most avoidDelay,
+// and the sitter's pulls fetch nothing until fewer are kept: the honest
+// worker, pulling with free places, is given every queued job.
+func TestASitterPastItsHandoffCapStallsNoOtherRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, s := issueTenants(t, dir)
+	coords := []string{s.victim, s.thief}
+	for _, name := range []string{"c3", "c4", "c5"} {
+		seed, err := cluster.AddRunCoordinator(dir, name)
+		require.NoError(t, err)
+		coords = append(coords, seed)
+	}
+	sseed, err := cluster.AddWorker(dir, "w1")
+	require.NoError(t, err)
+	cfg := cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()}
+	cfg.Roles, _, err = cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	srv, err := cluster.StartServer(cfg)
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	url := srv.ClientURL()
+
+	_, wjs := connectAs(t, url, s.worker)
+	route := newWorker(t, wjs, echoAfter{}, cluster.WorkerConfig{}).Route() // never run
+	sitter, _ := connectAs(t, url, sseed)
+	honest, _ := connectAs(t, url, s.worker)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	skip := map[string]time.Duration{}
+	const perRun = 60
+	for ci, seed := range coords {
+		nc, js := connectAs(t, url, seed)
+		skip[identityOf(nc)] = time.Minute
+		d, err := cluster.NewDrawer(ctx, js, cluster.DrawerConfig{Timeout: 3 * time.Minute})
+		require.NoError(t, err)
+		remote, err := d.Model(route)
+		require.NoError(t, err)
+		for i := range perRun {
+			go func() { _, _ = remote.Call(ctx, fmt.Sprintf("run %d call %d", ci, i)) }()
+		}
+	}
+	sctx, sstop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { sstop(); wg.Wait() }()
+	for range 2 { // the sitter pulls, and skips, every job as it is queued
+		wg.Go(func() {
+			for sctx.Err() == nil {
+				pullSkipping(t, sitter, route, 256, time.Second, skip)
+			}
+		})
+	}
+	time.Sleep(4 * time.Second)
+	_, ajs := connectAs(t, url, s.admin)
+	st, err := ajs.Stream(ctx, cluster.JobsStream)
+	require.NoError(t, err)
+	info, err := st.Info(ctx)
+	require.NoError(t, err)
+	queued := int(info.State.Msgs)
+	require.Greater(t, queued, 128, "more jobs queued than one identity may have kept")
+
+	seen := map[string]bool{}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(seen) < queued && time.Now().Before(deadline) {
+		for _, m := range pullAll(t, honest, route, 64, time.Second) {
+			seen[string(m.Data)] = true
+		}
+	}
+	t.Logf("the honest worker, with free places for 10 s, was given %d of the %d queued jobs", len(seen), queued)
+	assert.Equal(t, queued, len(seen), "no job the sitter skipped is held back from the honest worker")
+}
+
+// TestAJobFetchedForAPlaceAKeptJobTookSpendsNoDelivery (review22, low):
+// a pull of one place given a kept job while its fetch from JetStream
+// still waits gets, in that fetch, a job queued meanwhile; the place
+// taken, the agent handed it back as a NAK, so a job no worker had seen
+// came to its first worker as delivery 2 (and, round after round, past
+// avoidDeliveries toward MaxDeliver). It is kept for the next pull now.
+func TestAJobFetchedForAPlaceAKeptJobTookSpendsNoDelivery(t *testing.T) {
+	t.Parallel()
+	e := newHandoffStage(t, time.Minute)
+	e.call("first")
+	nakWithDelay(t, e.sitter, e.sitterTakes(t, 1)[0], time.Minute)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		e.call("second")
+	}()
+	require.Len(t, pullAll(t, e.honest, e.route, 1, 3*time.Second), 1)
+	next := pullAll(t, e.honest, e.route, 1, 3*time.Second)
+	require.Len(t, next, 1, "the second job")
+	t.Logf("the second job, never sent to a worker before, came as delivery %s", next[0].Header.Get("Mdap-Delivered"))
+	assert.Equal(t, "1", next[0].Header.Get("Mdap-Delivered"), "a job no worker was sent spent no delivery")
 }

@@ -219,10 +219,14 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 	}
 	ccfg := cons.CachedInfo().Config
 	ackWait := cmpOr(ccfg.AckWait, DefaultAckWait)
-	// At most the identity's room left (heldroom.go); a pull with none
-	// is answered with no job after up to a second, so that a worker at
-	// its room asks again at an honest worker's pace.
-	n := a.rooms.reserve(id, req.N, req.Places, time.Now())
+	// At most the identity's room left (heldroom.go), and none while it
+	// keeps maxHandoffsPerKey jobs handed back (handoff.go); a pull with
+	// none is answered with no job after up to a second, so that a
+	// worker at its room asks again at an honest worker's pace.
+	n := 0
+	if !a.handoffs.atCap(identityKey(id)) {
+		n = a.rooms.reserve(id, req.N, req.Places, time.Now())
+	}
 	defer func() { a.rooms.unreserve(id, n) }()
 	if n == 0 {
 		select {
@@ -252,7 +256,7 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 			end("the engine is stopping")
 			return
 		}
-		if full || seen > 0 && sent == 0 {
+		if full || seen > 0 && sent == 0 || a.handoffs.atCap(identityKey(id)) {
 			// The room shrank, or every job was handed back: a job
 			// handed back comes again within this pull only after its
 			// delay, and each hand-back spends a delivery.
@@ -313,15 +317,28 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 		if md, err := msg.Metadata(); err == nil {
 			delivered, seq = md.NumDelivered, md.Sequence.Stream
 		}
-		if full || *n <= 0 { // no place left: kept jobs took those the fetch was for
-			full = true
+		if full {
 			_ = msg.NakWithDelay(avoidDelay)
+			continue
+		}
+		if *n <= 0 {
+			// Kept jobs took the places this fetch was for: kept in
+			// turn, for any worker's next pull (this one's too), so that
+			// it spends no delivery (review22).
+			full = true
+			_ = a.handBack(msg, seq, delivered, "", pollWait, ackWait)
 			continue
 		}
 		// A job near its last delivery is forwarded whatever its key's
 		// parking: a hand-back must not be what kills it.
 		if d, ok := req.Skip[jobPublisher(msg.Subject())]; ok && (maxDeliver <= 0 || delivered+2 < uint64(maxDeliver)) {
-			_ = a.handBack(msg, seq, delivered, key, min(max(d, avoidDelay), maxNakDelay), ackWait)
+			// Past its cap (its next pulls fetch nothing: atCap), this
+			// fetch's jobs still come: kept for any other worker, so
+			// that none is spent on it (review22).
+			if d = min(max(d, avoidDelay), maxNakDelay); d <= avoidDelay || seq == 0 ||
+				!a.keep(msg, seq, delivered, key, d, ackWait) && !a.keep(msg, seq, delivered, "", d, ackWait) {
+				_ = msg.NakWithDelay(avoidDelay)
+			}
 			continue
 		}
 		// A job whose reply could not be stored takes no worker place.
