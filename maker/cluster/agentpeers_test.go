@@ -11,6 +11,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// engineWithTwoAgents starts an engine with roles and settings engine,
+// and a second agent beside its own (a second maker nats provision),
+// both stopped when the test ends: its URL and its credentials' folder.
+func engineWithTwoAgents(t *testing.T, engine cluster.ProvisionConfig) (url, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	keys, _, err := cluster.EnsureCredentials(dir)
+	require.NoError(t, err)
+	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: engine})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	url = srv.ClientURL()
+	anc, _ := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleAdmin))
+	actx, acancel := context.WithCancel(context.Background())
+	t.Cleanup(acancel)
+	second, err := cluster.ServeAgent(actx, anc, engine)
+	require.NoError(t, err)
+	t.Cleanup(second.Stop)
+	return url, dir
+}
+
 // TestAnActReachingAnotherAgentIsDone: two agents serve one engine (a
 // second maker nats provision; they share the requests), so a worker's
 // acknowledgement often reaches the agent that did not deliver its job.
@@ -20,20 +41,10 @@ import (
 // back after its ack wait, its reply counted once.)
 func TestAnActReachingAnotherAgentIsDone(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	keys, _, err := cluster.EnsureCredentials(dir)
-	require.NoError(t, err)
 	engine := cluster.ProvisionConfig{AckWait: 2 * time.Second}
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: engine})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	url := srv.ClientURL()
-	anc, _ := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleAdmin))
+	url, dir := engineWithTwoAgents(t, engine)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	second, err := cluster.ServeAgent(ctx, anc, engine)
-	require.NoError(t, err)
-	t.Cleanup(second.Stop)
 
 	cfg := vote.Config{K: 3, Parallel: 3}
 	_, wantSteps := solveHanoi(t, simModel(t, 5), 3, cfg)

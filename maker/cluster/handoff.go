@@ -220,6 +220,9 @@ func (k *handoffs) drop(seq uint64) bool {
 func (k *handoffs) supersede(seq, n uint64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.n == 0 { // every delivery asks: the walk only when something is kept
+		return
+	}
 	k.remove(func(h *handoff) bool { return h.seq == seq && h.n < n })
 }
 

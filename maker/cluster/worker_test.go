@@ -637,20 +637,7 @@ func TestWorkerLogsItsJobs(t *testing.T) {
 // that records a withdrawal tells the others (peerNews).
 func TestAWithdrawalThroughAnotherAgentStopsTheCall(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	keys, _, err := cluster.EnsureCredentials(dir)
-	require.NoError(t, err)
-	engine := cluster.ProvisionConfig{AckWait: 2 * time.Second}
-	srv, err := cluster.StartServer(cluster.ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Roles: keys, Provision: engine})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	url := srv.ClientURL()
-	anc, _ := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleAdmin))
-	actx, acancel := context.WithCancel(context.Background())
-	t.Cleanup(acancel)
-	second, err := cluster.ServeAgent(actx, anc, engine)
-	require.NoError(t, err)
-	t.Cleanup(second.Stop)
+	url, dir := engineWithTwoAgents(t, cluster.ProvisionConfig{AckWait: 2 * time.Second})
 
 	const n = 6
 	var started, stopped atomic.Int32
