@@ -231,16 +231,27 @@ func TestASitterPastItsHandoffCapStallsNoOtherRun(t *testing.T) {
 	require.NoError(t, err)
 	info, err := st.Info(ctx)
 	require.NoError(t, err)
-	queued := int(info.State.Msgs)
-	require.Greater(t, queued, 128, "more jobs queued than one identity may have kept")
-
-	seen := map[string]bool{}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(seen) < queued && time.Now().Before(deadline) {
-		for _, m := range pullAll(t, honest, route, 64, time.Second) {
-			seen[string(m.Data)] = true
+	// The jobs queued now: the coordinators may still be queueing more
+	// (a loaded machine slows their calls), which the honest worker may
+	// be given too, but not instead of these.
+	queued := map[string]bool{}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		if m, err := st.GetMsg(ctx, seq); err == nil {
+			queued[string(m.Data)] = true
 		}
 	}
-	t.Logf("the honest worker, with free places for 10 s, was given %d of the %d queued jobs", len(seen), queued)
-	assert.Equal(t, queued, len(seen), "no job the sitter skipped is held back from the honest worker")
+	require.Greater(t, len(queued), 128, "more jobs queued than one identity may have kept")
+
+	given, total := 0, len(queued)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(queued) > 0 && time.Now().Before(deadline) {
+		for _, m := range pullAll(t, honest, route, 64, time.Second) {
+			if queued[string(m.Data)] {
+				given++
+				delete(queued, string(m.Data))
+			}
+		}
+	}
+	t.Logf("the honest worker, with free places for 10 s, was given %d of the %d queued jobs", given, total)
+	assert.Empty(t, queued, "no job the sitter skipped is held back from the honest worker")
 }
