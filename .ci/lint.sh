@@ -12,6 +12,11 @@
 # Mutation testing of the lines changed since the last full report
 # (.ci/mutation.sh: base, budget, justified survivors). MDAP_MUTATION=off
 # skips it. The full run, slow, is documented in docs/mutation.md.
+#
+# .ci/lint.sh static runs the first two only, .ci/lint.sh mutation the
+# last only (.ci/run runs them apart: the static checks, a fixed amount
+# of work, beside the tests; mutation testing, held to a wall-time
+# budget, after them); no argument runs all three.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gobin="$(go env GOPATH | cut -d: -f1)/bin"
@@ -31,20 +36,36 @@ tool() {
   echo "$gobin/$name"
 }
 
-staticcheck=$(tool staticcheck honnef.co/go/tools v0.8.2 honnef.co/go/tools/cmd/staticcheck)
-echo "-- staticcheck ($staticcheck)"
-"$staticcheck" ./...
+# static: staticcheck and deadcode -test.
+static() {
+  local staticcheck deadcode dead
+  staticcheck=$(tool staticcheck honnef.co/go/tools v0.8.2 honnef.co/go/tools/cmd/staticcheck)
+  echo "-- staticcheck ($staticcheck)"
+  "$staticcheck" ./...
 
-deadcode=$(tool deadcode golang.org/x/tools v0.52.0 golang.org/x/tools/cmd/deadcode)
-echo "-- deadcode -test ($deadcode)"
-dead=$("$deadcode" -test ./...)
-if [ -n "$dead" ]; then
-  echo "unreachable functions (remove them, or give them a caller):"; echo "$dead"; exit 1
-fi
+  deadcode=$(tool deadcode golang.org/x/tools v0.52.0 golang.org/x/tools/cmd/deadcode)
+  echo "-- deadcode -test ($deadcode)"
+  dead=$("$deadcode" -test ./...)
+  if [ -n "$dead" ]; then
+    echo "unreachable functions (remove them, or give them a caller):"; echo "$dead"; return 1
+  fi
+}
 
-if [ "${MDAP_MUTATION:-on}" = off ]; then
-  echo "-- mutation testing: skipped (MDAP_MUTATION=off)"; exit 0
-fi
-gremlins=$(tool gremlins github.com/go-gremlins/gremlins v0.6.0 github.com/go-gremlins/gremlins/cmd/gremlins)
-echo "-- mutation testing ($gremlins)"
-.ci/mutation.sh "$gremlins"
+# mutation: mutation testing of the lines changed since the last full
+# report, unless MDAP_MUTATION=off.
+mutation() {
+  local gremlins
+  if [ "${MDAP_MUTATION:-on}" = off ]; then
+    echo "-- mutation testing: skipped (MDAP_MUTATION=off)"; return 0
+  fi
+  gremlins=$(tool gremlins github.com/go-gremlins/gremlins v0.6.0 github.com/go-gremlins/gremlins/cmd/gremlins)
+  echo "-- mutation testing ($gremlins)"
+  .ci/mutation.sh "$gremlins"
+}
+
+case ${1:-all} in
+all) static; mutation ;;
+static) static ;;
+mutation) mutation ;;
+*) echo "usage: .ci/lint.sh [static|mutation]" >&2; exit 2 ;;
+esac
