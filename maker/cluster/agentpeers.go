@@ -39,6 +39,10 @@ type peerNews struct {
 	Delivered uint64 `json:"delivered,omitempty"`
 	Count     uint64 `json:"count,omitempty"` // Delivered's delivery count
 	Withdrawn uint64 `json:"withdrawn,omitempty"`
+	// Keeps: what the agent keeps of jobs handed back with a delay, all
+	// of it (an empty map: nothing), for the others to hand it the
+	// pulls that may take them (handoffpeers.go).
+	Keeps *keptRoutes `json:"keeps,omitempty"`
 }
 
 // tell publishes news to the other agents; best effort (an agent that
@@ -64,6 +68,9 @@ func (a *Agent) onNews(m *nats.Msg) {
 	if n.Withdrawn != 0 {
 		a.rooms.withdrawn(n.Withdrawn, time.Now())
 		a.handoffs.drop(n.Withdrawn)
+	}
+	if n.Keeps != nil {
+		a.peerKeeps.set(n.From, *n.Keeps, time.Now())
 	}
 }
 

@@ -29,8 +29,9 @@ import (
 // that another holds. A pull is given every kept job it may take, up to
 // its places. One identity has at most maxHandoffsPerKey jobs kept;
 // while it has, its pulls fetch nothing (atCap), and a hand-back past
-// the limits is a NAK of at most avoidDelay, never the worker's delay. A job kept here is given to a pull of this agent only:
-// with several agents, another agent's pulls see it after the delay.
+// the limits is a NAK of at most avoidDelay, never the worker's delay.
+// With several agents, a pull reaching another is handed on to this one
+// (handoffpeers.go).
 
 // maxHandoffs bounds the jobs an agent keeps for other workers, and
 // maxHandoffsPerKey those one worker identity handed back (so no one
@@ -250,6 +251,8 @@ func (k *handoffs) due(now time.Time, all bool) (back, renew []*handoff) {
 func (a *Agent) keepHandoffs(done <-chan struct{}) {
 	t := time.NewTicker(handoffTick)
 	defer t.Stop()
+	var told keptRoutes
+	var at time.Time
 	for {
 		stop := false
 		select {
@@ -257,13 +260,15 @@ func (a *Agent) keepHandoffs(done <-chan struct{}) {
 			stop = true
 		case <-t.C:
 		}
-		back, renew := a.handoffs.due(time.Now(), stop)
+		now := time.Now()
+		back, renew := a.handoffs.due(now, stop)
 		for _, h := range renew {
 			_ = h.msg.InProgress()
 		}
 		for _, h := range back {
 			_ = h.msg.Nak()
 		}
+		told, at = a.tellKeeps(now, told, at)
 		if stop {
 			return
 		}

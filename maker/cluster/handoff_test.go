@@ -45,6 +45,20 @@ func newHandoffStage(t *testing.T, timeout time.Duration) *handoffStage {
 	return e
 }
 
+// moreAgents has n more agents serve the stage's engine (each a second
+// maker nats provision).
+func (e *handoffStage) moreAgents(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		anc, _ := connectAs(t, e.url, e.s.admin)
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		a, err := cluster.ServeAgent(ctx, anc, cluster.ProvisionConfig{})
+		require.NoError(t, err)
+		t.Cleanup(a.Stop)
+	}
+}
+
 // pullAll makes one pull of n jobs waiting wait through the agent, and
 // returns the jobs of its answer, once its end marker came.
 func pullAll(t *testing.T, nc *nats.Conn, route string, n int, wait time.Duration) []*nats.Msg {
@@ -254,4 +268,50 @@ func TestASitterPastItsHandoffCapStallsNoOtherRun(t *testing.T) {
 	}
 	t.Logf("the honest worker, with free places for 10 s, was given %d of the %d queued jobs", given, total)
 	assert.Empty(t, queued, "no job the sitter skipped is held back from the honest worker")
+}
+
+// TestAJobKeptByOneAgentReachesAPullOfAnother: with three agents, a job
+// the sitter hands back with a minute's delay is kept by one of them,
+// and the honest worker's pull, whichever agent it reaches, is given it
+// at once: an agent keeping none hands the pull on to the one that does
+// (handoffpeers.go). It was given it only when it reached that agent,
+// one pull in three; the others waited out their 2 s for jobs JetStream
+// did not have.
+func TestAJobKeptByOneAgentReachesAPullOfAnother(t *testing.T) {
+	t.Parallel()
+	e := newHandoffStage(t, time.Minute)
+	e.moreAgents(t, 2)
+	for i := range 5 {
+		e.call(fmt.Sprintf("call %d", i))
+		nakWithDelay(t, e.sitter, e.sitterTakes(t, 1)[0], time.Minute)
+		time.Sleep(300 * time.Millisecond) // the keeping agent's news reaches the others
+		took, ok := firstJob(t, e.honest, e.route, 2*time.Second)
+		t.Logf("hand-back %d: the honest worker's pull was given the job: %v, after %s", i+1, ok, took.Round(time.Millisecond))
+		require.True(t, ok, "hand-back %d: the kept job goes to the honest worker's pull, whichever agent it reached", i+1)
+		assert.Less(t, took, time.Second, "hand-back %d: at once, not after the pull's wait", i+1)
+	}
+}
+
+// firstJob makes one pull of a job waiting wait through the agent, and
+// returns when its job came, or false when its answer ended with none.
+func firstJob(t *testing.T, nc *nats.Conn, route string, wait time.Duration) (time.Duration, bool) {
+	t.Helper()
+	inbox := nc.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	require.NoError(t, err)
+	defer func() { _ = sub.Unsubscribe() }()
+	req, _ := json.Marshal(map[string]any{"route": route, "n": 1, "wait": wait})
+	id := strings.TrimPrefix(nc.Opts.InboxPrefix, "_INBOX_")
+	start := time.Now()
+	require.NoError(t, nc.PublishRequest("mdap.engine.work."+id+".pull", inbox, req))
+	for {
+		m, err := sub.NextMsg(wait + 5*time.Second)
+		require.NoError(t, err, "the pull's end never came")
+		switch {
+		case m.Header.Get("Mdap-Handle") != "":
+			return time.Since(start), true
+		case m.Header.Get("Mdap-End") != "":
+			return time.Since(start), false
+		}
+	}
 }

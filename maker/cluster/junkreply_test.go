@@ -45,6 +45,7 @@ type sitter struct {
 	ackWait       time.Duration // the engine's ack wait; 0: its default
 	model         llms.Model    // the honest worker's; nil: the simulated model
 	logs          *lockedBuffer // the other run's Drawer's warnings, kept; nil: a buffer of its own
+	agents        int           // the agents serving the engine; 0: one
 }
 
 // beside runs the sitter beside the honest worker and another run (a
@@ -68,6 +69,14 @@ func (s sitter) beside(t *testing.T) (sent, refused int64, out []cluster.Quarant
 		model = simModel(t, 5)
 	}
 	a := newRouteAttackWith(t, cluster.ProvisionConfig{AckWait: s.ackWait}, model, cluster.WorkerConfig{Inflight: 4}, "sitter")
+	for range s.agents - 1 {
+		anc, _ := connectAs(t, a.url, cluster.SeedFile(a.dir, cluster.RoleAdmin))
+		actx, acancel := context.WithCancel(context.Background())
+		t.Cleanup(acancel)
+		more, err := cluster.ServeAgent(actx, anc, cluster.ProvisionConfig{AckWait: s.ackWait})
+		require.NoError(t, err)
+		t.Cleanup(more.Stop)
+	}
 	snc, sjs := connectAs(t, a.url, a.rogues["sitter"])
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -147,8 +156,8 @@ func (s sitter) beside(t *testing.T) (sent, refused int64, out []cluster.Quarant
 	defer cancel()
 	got, err := solveHanoiIn(rctx, remote, 3, a.cfg)
 	took := time.Since(start)
-	t.Logf("op %q: the other run took %s (err %v) beside the sitter; it was sent %d jobs, %d of its acts accepted, %d refused as unanswered, %d of its own publications failed; drawer %+v; honest worker %+v",
-		op, took.Round(time.Millisecond), err, sentN.Load(), accepted.Load(), refusedN.Load(), beforeFailed.Load(), d.Stats(), a.worker.Stats())
+	t.Logf("%s, op %q: the other run took %s (err %v) beside the sitter; it was sent %d jobs, %d of its acts accepted, %d refused as unanswered, %d of its own publications failed; drawer %+v; honest worker %+v",
+		t.Name(), op, took.Round(time.Millisecond), err, sentN.Load(), accepted.Load(), refusedN.Load(), beforeFailed.Load(), d.Stats(), a.worker.Stats())
 	if quarantined {
 		require.NoError(t, err)
 		q := d.Quarantined()

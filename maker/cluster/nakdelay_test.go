@@ -27,6 +27,10 @@ func TestAHandBackWithADelayStallsNoOtherRun(t *testing.T) {
 		"nak 1m":      {op: "nak", delay: time.Minute, harmless: true},
 		"skip 1m":     {op: "nak", skip: time.Minute, harmless: true},
 		"nak at once": {op: "nak", harmless: true},
+		// With three agents, a job is kept by the agent that served the
+		// hand-back, and each pull of the honest worker reaches another
+		// agent two times in three (TestAJobKeptByOneAgentReachesAPullOfAnother).
+		"nak 1m, three agents": {op: "nak", delay: time.Minute, harmless: true, agents: 3},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

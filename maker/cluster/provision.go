@@ -802,30 +802,32 @@ type agentResponse struct {
 // Agent answers clients' requests for the consumers they need (see
 // ServeAgent).
 type Agent struct {
-	nc       *nats.Conn
-	js       jetstream.JetStream
-	cfg      ProvisionConfig
-	log      *slog.Logger
-	sub      *nats.Subscription
-	peers    *nats.Subscription // acts relayed by other agents (peerSubject)
-	news     *nats.Subscription // other agents' news (newsSubject)
-	id       string             // this agent among the engine's (peerAct)
-	wg       sync.WaitGroup
-	ctx      context.Context // ends at Stop
-	cancel   context.CancelFunc
-	mu       sync.Mutex
-	stopped  bool // Stop has begun: no new goroutine
-	work     deliveries
-	rooms    rooms          // the jobs each worker identity may hold (heldroom.go)
-	slots    chan struct{}  // workers' requests in progress
-	pulls    pullers        // who pulls which route
-	asked    agentCounts    // requests answered (Server.Stats)
-	replies  replySpace     // RepliesStream's Drawer subjects
-	rates    drawerRates    // each identity's new Drawers
-	drawers  drawerCache    // the Drawers jobs may be delivered for
-	lanes    lanes          // requests other than workers' pulls, by requester
-	working  map[string]int // workers' requests in progress, by identity key (under mu)
-	handoffs handoffs       // jobs handed back with a delay, kept for other workers (handoff.go)
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	cfg       ProvisionConfig
+	log       *slog.Logger
+	sub       *nats.Subscription
+	peers     *nats.Subscription // acts relayed by other agents (peerSubject)
+	news      *nats.Subscription // other agents' news (newsSubject)
+	relays    *nats.Subscription // pulls other agents hand on to this one (relaySubject)
+	id        string             // this agent among the engine's (peerAct)
+	wg        sync.WaitGroup
+	ctx       context.Context // ends at Stop
+	cancel    context.CancelFunc
+	mu        sync.Mutex
+	stopped   bool // Stop has begun: no new goroutine
+	work      deliveries
+	rooms     rooms          // the jobs each worker identity may hold (heldroom.go)
+	slots     chan struct{}  // workers' requests in progress
+	pulls     pullers        // who pulls which route
+	asked     agentCounts    // requests answered (Server.Stats)
+	replies   replySpace     // RepliesStream's Drawer subjects
+	rates     drawerRates    // each identity's new Drawers
+	drawers   drawerCache    // the Drawers jobs may be delivered for
+	lanes     lanes          // requests other than workers' pulls, by requester
+	working   map[string]int // workers' requests in progress, by identity key (under mu)
+	handoffs  handoffs       // jobs handed back with a delay, kept for other workers (handoff.go)
+	peerKeeps peerKeeps      // the jobs other agents keep so (handoffpeers.go)
 }
 
 // maxWorkRequests bounds the workers' requests the agent serves at once;
@@ -887,6 +889,10 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 		} else if a.news, err = nc.Subscribe(newsSubject, a.onNews); err != nil {
 			_ = a.sub.Unsubscribe()
 			_ = a.peers.Unsubscribe()
+		} else if a.relays, err = nc.Subscribe(relaySubject+a.id, a.onRelayedPull); err != nil {
+			_ = a.sub.Unsubscribe()
+			_ = a.peers.Unsubscribe()
+			_ = a.news.Unsubscribe()
 		}
 	}
 	if err != nil {
@@ -902,6 +908,7 @@ func ServeAgent(ctx context.Context, nc *nats.Conn, cfg ProvisionConfig) (*Agent
 		_ = a.sub.Unsubscribe()
 		_ = a.peers.Unsubscribe()
 		_ = a.news.Unsubscribe()
+		_ = a.relays.Unsubscribe()
 		cancel()
 		return nil, fmt.Errorf("%w: serve the engine's requests: %w", ErrEngine, err)
 	}
@@ -972,36 +979,7 @@ func (a *Agent) handle(m *nats.Msg) {
 		return
 	}
 	if strings.HasPrefix(m.Subject, workSubject) {
-		reason := "the engine is busy"
-		// Under mu, so no goroutine starts once Stop has begun to wait:
-		// Unsubscribe does not wait for a callback under way.
-		key := identityKey(strings.TrimPrefix(m.Subject, workSubject))
-		a.mu.Lock()
-		if a.stopped {
-			reason = "the engine is stopping"
-		} else if a.working[key] < maxWorkPerKey {
-			select {
-			case a.slots <- struct{}{}:
-				if a.working == nil {
-					a.working = map[string]int{}
-				}
-				a.working[key]++
-				a.wg.Go(func() {
-					defer func() {
-						a.mu.Lock()
-						if a.working[key]--; a.working[key] == 0 {
-							delete(a.working, key)
-						}
-						a.mu.Unlock()
-						<-a.slots
-					}()
-					a.serveWork(a.ctx, a.js, m)
-				})
-				reason = ""
-			default:
-			}
-		}
-		a.mu.Unlock()
+		reason := a.startWork(m, false)
 		a.asked.count(reason != "")
 		if reason != "" {
 			endPull(a.nc, m.Reply, reason)
@@ -1024,6 +1002,45 @@ func (a *Agent) handle(m *nats.Msg) {
 		a.asked.count(true)
 		refuseBusy(m, refusal)
 	}
+}
+
+// startWork serves the worker's request m (a pull or an act) on a
+// goroutine of its own, relayed when another agent handed the pull on
+// (handoffpeers.go); it returns why it did not: the engine is stopping,
+// or busy (maxWorkRequests, or the identity's maxWorkPerKey).
+func (a *Agent) startWork(m *nats.Msg, relayed bool) (reason string) {
+	// Under mu, so no goroutine starts once Stop has begun to wait:
+	// Unsubscribe does not wait for a callback under way.
+	key := identityKey(strings.TrimPrefix(m.Subject, workSubject))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return "the engine is stopping"
+	}
+	if a.working[key] >= maxWorkPerKey {
+		return "the engine is busy"
+	}
+	select {
+	case a.slots <- struct{}{}:
+	default:
+		return "the engine is busy"
+	}
+	if a.working == nil {
+		a.working = map[string]int{}
+	}
+	a.working[key]++
+	a.wg.Go(func() {
+		defer func() {
+			a.mu.Lock()
+			if a.working[key]--; a.working[key] == 0 {
+				delete(a.working, key)
+			}
+			a.mu.Unlock()
+			<-a.slots
+		}()
+		a.serveWork(a.ctx, a.js, m, relayed)
+	})
+	return ""
 }
 
 // answerable reports whether the agent may publish on reply, the reply
@@ -1110,6 +1127,7 @@ func (a *Agent) Stop() {
 	_ = a.sub.Unsubscribe()
 	_ = a.peers.Unsubscribe()
 	_ = a.news.Unsubscribe()
+	_ = a.relays.Unsubscribe()
 	a.wg.Wait()
 }
 

@@ -159,9 +159,9 @@ func (d *deliveries) supersede(seq, n uint64) {
 	}
 }
 
-// serveWork answers a worker's pull or act; the caller runs it on its own
-// goroutine.
-func (a *Agent) serveWork(ctx context.Context, js jetstream.JetStream, m *nats.Msg) {
+// serveWork answers a worker's pull or act, relayed when another agent
+// handed the pull on; the caller runs it on its own goroutine.
+func (a *Agent) serveWork(ctx context.Context, js jetstream.JetStream, m *nats.Msg, relayed bool) {
 	rest := strings.TrimPrefix(m.Subject, workSubject)
 	dot := strings.LastIndexByte(rest, '.')
 	if dot <= 0 {
@@ -170,7 +170,7 @@ func (a *Agent) serveWork(ctx context.Context, js jetstream.JetStream, m *nats.M
 	id, op := rest[:dot], rest[dot+1:]
 	switch op {
 	case workPull:
-		a.pull(ctx, js, id, m)
+		a.pull(ctx, js, id, m, relayed)
 	case workAck:
 		var req ackRequest
 		err := json.Unmarshal(m.Data, &req)
@@ -203,8 +203,10 @@ func endPull(nc *nats.Conn, reply, reason string) {
 }
 
 // pull fetches up to N jobs of the route for the worker id and sends each
-// to the request's reply subject, then an end marker.
-func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *nats.Msg) {
+// to the request's reply subject, then an end marker; or, not relayed,
+// hands the pull on to another agent keeping jobs of the route that the
+// worker may take (handoffpeers.go), which answers it.
+func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *nats.Msg, relayed bool) {
 	end := func(reason string) { endPull(a.nc, m.Reply, cmpOr(reason, "1")) }
 	var req pullRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil || req.Route == "" || req.N < 1 || req.N > maxPull || req.Wait <= 0 || req.Wait > maxPullWait || len(req.Skip) > maxSkip || len(req.ID) > maxPullID {
@@ -212,6 +214,10 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		return
 	}
 	a.pulls.saw(RouteToken(req.Route), identityKey(id))
+	deadline := time.Now().Add(req.Wait)
+	if !relayed && a.relayPull(ctx, id, m, req, deadline) {
+		return
+	}
 	cons, err := js.Consumer(ctx, JobsStream, workerConsumer(RouteToken(req.Route)))
 	if err != nil {
 		end(err.Error())
@@ -240,9 +246,14 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 	// pull to the room again each time (it shrinks when the identity's
 	// jobs time out: a long pull must not keep what the room lost), and
 	// again for the jobs handed back.
-	deadline := time.Now().Add(req.Wait)
+	given := 0
 	for n > 0 {
 		wait := min(time.Until(deadline), pollWait)
+		if !relayed && given == 0 && a.peerKeeps.recent(RouteToken(req.Route), time.Now()) {
+			// Fetch a little at a time: between fetches, the pull is
+			// handed on to that agent (handoffpeers.go).
+			wait = min(wait, relayCheckEvery)
+		}
 		if wait < 10*time.Millisecond {
 			break
 		}
@@ -254,6 +265,9 @@ func (a *Agent) pull(ctx context.Context, js jetstream.JetStream, id string, m *
 		seen, sent, more, full := a.forward(ctx, js, id, req, m.Reply, batch.Messages(), ccfg.MaxDeliver, ackWait, &n)
 		if !more {
 			end("the engine is stopping")
+			return
+		}
+		if given += sent; !relayed && given == 0 && a.relayPull(ctx, id, m, req, deadline) {
 			return
 		}
 		if full || seen > 0 && sent == 0 || a.handoffs.atCap(identityKey(id)) {
