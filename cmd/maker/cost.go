@@ -1,26 +1,15 @@
 package main
 
 import (
-	"math"
-
 	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/simserver"
 	"github.com/spf13/pflag"
 )
 
 // registerCost adds --models, which models a run asks (docs/cost.md;
-// --max-cost is runsetup.Run's).
+// --max-cost is runsetup.Run's, which checks it).
 func (c *runFlags) registerCost(fs *pflag.FlagSet) {
 	fs.StringVar(&c.modelsFile, "models", "", "models FILE (\"-\": standard input): one --model spec a line (# comments), or a JSON array of specs; each may carry its own ;base=URL;key=ENV;rpm=N;inflight=N. Added after the --model flags given (it replaces the default sim)")
-}
-
-// validateCost checks --max-cost; --samples-per-call is
-// runsetup.Settings' to check.
-func (c *runFlags) validateCost() error {
-	if !(c.MaxCost >= 0) || math.IsInf(c.MaxCost, 0) {
-		return usageErr("--max-cost %v: use a number of US dollars, or 0 for no cap", c.MaxCost)
-	}
-	return nil
 }
 
 // billingFlagOf names the flag of each simserver.Billing field.

@@ -38,8 +38,7 @@ type runFlags struct {
 	runsetup.Run
 	usesTarget   bool // the command reads --target without --k auto (calibrate)
 	cfg          maker.Config
-	jnl          runsetup.Journal // --journal, --resume, --resume-or-start, --journal-unsigned
-	taskJournals bool             // maker solve: --rerun-pending and --journal-unsigned apply to each task's journal
+	jnl          runsetup.Journal // --journal, --resume, --resume-or-start, --journal-unsigned; PerTask: maker solve's
 	natsRun                       // --nats: samples drawn by workers, journals on the engine (nats.go)
 	modelsFile   string           // --models FILE (modelsfile.go)
 	modelsLoaded bool
@@ -74,11 +73,26 @@ func completeModel(_ *cobra.Command, _ []string, prefix string) ([]string, cobra
 // simFlags are the flags of the simulated model, refused with a real one.
 var simFlags = []string{"seed", "p", "flag-rate", "error-rate", "wrong-answers", "concentration", "latency", "latency-sigma", "difficulty-spread", "hard-agree", "p-late", "p-change-at"}
 
+// onlyWith are the flags that apply only with another setting (off: the
+// setting is not there), which a usage error names: "--k-max applies to
+// --k auto only". Their values are the settings' to check.
+var onlyWith = []struct {
+	flags     []string
+	off       func(f *runFlags) bool
+	with, why string
+}{
+	{[]string{"escalate-after", "escalate-k", "escalate-model"}, func(f *runFlags) bool { return f.Settings.Policy == "" }, "--escalate", ""},
+	{[]string{"escalate-k"}, func(f *runFlags) bool { return f.Settings.Policy != maker.EscalateRaiseK }, "--escalate raise-k", ""},
+	{[]string{"k-floor", "k-max"}, func(f *runFlags) bool { return !f.Settings.Margin.Auto }, "--k auto", ""},
+	{[]string{"target"}, func(f *runFlags) bool { return !f.Settings.Margin.Auto && !f.usesTarget }, "--k auto",
+		" (with a fixed --k, see maker calibrate or maker kmin for the k a target needs)"},
+}
+
 // validate checks every flag and the settings they make, before anything
 // is created: a refused command writes nothing. The rules of the flags
 // alone (which go together, a 0 where the library reads its default) are
-// here; the settings' own are maker.Config.Validate's and
-// sim.Config.Validate's, their field errors said in flags.
+// here; the settings' own are their Validate's (runsetup's Run, Journal
+// and Guards, sim.Config, maker.Config), their field errors said in flags.
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	f.InputPriceGiven, f.OutputPriceGiven = fs.Changed("price-in"), fs.Changed("price-out")
@@ -87,16 +101,12 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if err := f.loadModelsFile(fs, cmd.InOrStdin()); err != nil {
 		return err
 	}
-	if err := f.validateEscalation(fs); err != nil {
-		return err
+	for _, r := range onlyWith {
+		if name := given(fs, r.flags...); name != "" && r.off(f) {
+			return usageErr("--%s applies to %s only%s", name, r.with, r.why)
+		}
 	}
-	if err := f.validateK(fs); err != nil {
-		return err
-	}
-	if err := f.validateCost(); err != nil {
-		return err
-	}
-	if err := fieldUsageErr(f.Settings.Validate(), settingsFlagOf, "settings"); err != nil {
+	if err := fieldUsageErr(f.Run.Validate(), runFlagOf, "settings"); err != nil {
 		return err
 	}
 	if err := f.validateGuards(fs); err != nil {
@@ -105,18 +115,13 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if err := positiveFlags(fs, "max-tokens"); err != nil {
 		return err
 	}
-	switch {
-	case f.Client.Timeout <= 0:
-		return usageErr("--timeout %s: must be a positive duration such as 30s or 2m", f.Client.Timeout)
-	case fs.Changed("journal") && f.jnl.Path == "":
+	if fs.Changed("journal") && f.jnl.Path == "" {
 		return usageErr("--journal \"\": give the journal's file name")
-	case f.jnl.ResumeOrStart && (f.jnl.Resume || f.jnl.Path == "" || strings.HasPrefix(f.jnl.Path, natsJournalPrefix)):
-		return usageErr("--resume-or-start needs --journal FILE (a file, not nats:RUN) and replaces --resume")
-	case f.jnl.Resume && f.jnl.Path == "":
-		return usageErr("--resume needs --journal FILE: the journal of the run to resume")
-	case f.jnl.Unsigned && f.jnl.Path == "" && !f.taskJournals:
-		return usageErr("--journal-unsigned applies to --journal only: it says how the journal is written")
-	case f.cfg.RerunPending && !f.jnl.Resume && !f.taskJournals:
+	}
+	if err := fieldUsageErr(f.jnl.Validate(), journalFlagOf, "--journal"); err != nil {
+		return err
+	}
+	if f.cfg.RerunPending && !f.jnl.Resume && !f.jnl.PerTask {
 		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
 	}
 	if err := f.validateNATS(cmd); err != nil {
@@ -146,9 +151,6 @@ type opened struct{ llms.Model }
 // validateSim checks the simulated model's flags: how they go together
 // here, then sim.Config.Validate's rules, its errors said in flags.
 func (f *runFlags) validateSim(fs *pflag.FlagSet) error {
-	if f.Settings.LatencySigma > 0 && f.Settings.Latency == 0 {
-		return usageErr("--latency-sigma needs --latency (the median)")
-	}
 	if f.Settings.Drift != fs.Changed("p-change-at") {
 		return usageErr("--p-late and --p-change-at go together: --p-late P --p-change-at STEP")
 	}
@@ -162,8 +164,9 @@ func (f *runFlags) validateSim(fs *pflag.FlagSet) error {
 var simFlagOf = flagbind.Names(map[string]string{"Latency": "latency", "Latency.Median": "latency", "Latency.Sigma": "latency-sigma",
 	"Drift[0].P": "p-late", "Drift[0].Step": "p-change-at"}, sim.Config{})
 
-// settingsFlagOf names the flag of each runsetup.Settings field.
-var settingsFlagOf = flagbind.Names(nil, runsetup.Settings{})
+// runFlagOf names the flag of each runsetup.Run field (its Settings'
+// too), journalFlagOf of each runsetup.Journal field.
+var runFlagOf, journalFlagOf = flagbind.Names(map[string]string{"Client.Timeout": "timeout"}, runsetup.Run{}), flagbind.Names(nil, runsetup.Journal{})
 
 // simUsageErr turns an error of sim.Config.Validate into a usage error
 // that names the flags, their values and the fix: "--p 1.5: use a

@@ -131,7 +131,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 			return usageErr("--%s does not apply to maker solve: --state DIR keeps one journal per task, and running the same command again resumes", name)
 		}
 	}
-	run.taskJournals = true
+	run.jnl.PerTask = true
 	if err := run.validate(cmd); err != nil {
 		return err
 	}

@@ -45,6 +45,10 @@ type Error struct {
 	// did (a model spec's parser): errors.Is finds it too, and an empty
 	// Fix reads as its text.
 	Cause error
+	// Clause, when set, says what is wrong as a clause whose subject is
+	// the fields, in place of their values and Fix: "needs Path FILE: the
+	// journal of the run to resume" reads "Resume needs Path FILE: ...".
+	Clause string
 }
 
 // Field is one field of an [Error] and its refused value.
@@ -60,7 +64,8 @@ func New(config, name string, value any, fix string) *Error {
 
 // Error reads "invalid configuration: sim.Config: FlagRate = 0.7 plus
 // ErrorRate = 0.7: must add up to at most 1" (without "sim.Config: " when
-// Config is empty).
+// Config is empty), or with a Clause "invalid configuration:
+// runsetup.Journal: Resume needs Path FILE: ...".
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.sentinel().Error())
@@ -72,7 +77,12 @@ func (e *Error) Error() string {
 		if i > 0 {
 			sep = " plus "
 		}
-		fmt.Fprintf(&b, "%s%s = %v", sep, f.Name, f.Value)
+		if b.WriteString(sep + f.Name); e.Clause == "" {
+			fmt.Fprintf(&b, " = %v", f.Value)
+		}
+	}
+	if e.Clause != "" {
+		return b.String() + " " + e.Clause
 	}
 	return b.String() + ": " + e.Remedy()
 }

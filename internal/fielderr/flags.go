@@ -16,7 +16,8 @@ import (
 // alone ("--structured: ..."). A field the remedy names beside the first
 // field of the same config ("use Floor (4) to 1000" of "AdaptiveK.Max") is
 // said as its flag too ("use --k-floor (4) to 1000"), so that the text
-// reads in flags throughout.
+// reads in flags throughout. A Clause follows the flags, its fields said
+// as flags too: "--resume needs --journal FILE: ...".
 //
 // ok is false, and the text empty, when err holds no Error or names a
 // field flagOf does not: the caller then says err its own way. Cost:
@@ -43,6 +44,9 @@ func InFlags(err error, flagOf map[string]string) (text string, ok bool) {
 		default:
 			parts = append(parts, fmt.Sprintf("--%s %v", name, x.Value))
 		}
+	}
+	if fe.Clause != "" {
+		return strings.Join(parts, " plus ") + " " + siblingsInFlags(fe.Clause, fe.Fields[0].Name, flagOf), true
 	}
 	remedy := fe.Remedy()
 	if v, isString := fe.Fields[0].Value.(string); isString {

@@ -47,3 +47,12 @@ func TestInFlagsSaysSiblingFieldsAsFlags(t *testing.T) {
 	text, _ = InFlags(New("maker.Config", "AdaptiveK.Max", 3, "use Floor (maker --k-floor) to 1000"), flagOf)
 	assert.Equal(t, "--k-max 3: use Floor (maker --k-floor) to 1000", text, "a flag the remedy names already is not said twice")
 }
+
+// A Clause follows the fields it is said of, in the Error and in flags.
+func TestAClauseFollowsItsFields(t *testing.T) {
+	err := &Error{Config: "runsetup.Journal", Fields: []Field{{Name: "Resume"}}, Clause: "needs Path FILE: the journal of the run to resume"}
+	assert.EqualError(t, err, "invalid configuration: runsetup.Journal: Resume needs Path FILE: the journal of the run to resume")
+	text, ok := InFlags(err, map[string]string{"Resume": "resume", "Path": "journal"})
+	assert.True(t, ok)
+	assert.Equal(t, "--resume needs --journal FILE: the journal of the run to resume", text)
+}

@@ -3,7 +3,9 @@ package runsetup
 import (
 	"errors"
 	"os"
+	"strings"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/journalfile"
 )
@@ -21,6 +23,33 @@ type Journal struct {
 	// Unsigned writes (or resumes) the journal without signing it
 	// (journal.Unsigned).
 	Unsigned bool `flag:"journal-unsigned" usage:"write (or resume) the journal without signing it: a plain SHA-256 chain and no chain head kept, so an edit whose chain was recomputed, a truncation or an older copy put back go unnoticed (see docs/journal.md)"`
+	// PerTask says the options are those of each task's journal, which a
+	// batch opens itself (maker solve): Unsigned then needs no Path.
+	PerTask bool
+}
+
+// journalName is where the field errors of Journal come from.
+const journalName = "runsetup.Journal"
+
+// Validate checks which options go together: ResumeOrStart needs a file
+// Path (not a nats: journal) and replaces Resume; Resume needs a Path;
+// Unsigned needs a Path unless PerTask.
+//
+// Errors: a *fielderr.Error wrapping fielderr.ErrConfig whose Clause
+// says the refused field's need. Cost: O(1).
+func (j Journal) Validate() error {
+	need := func(field, clause string) error {
+		return &fielderr.Error{Config: journalName, Fields: []fielderr.Field{{Name: field}}, Clause: clause}
+	}
+	switch {
+	case j.ResumeOrStart && (j.Resume || j.Path == "" || strings.HasPrefix(j.Path, "nats:")):
+		return need("ResumeOrStart", "needs Path FILE (a file, not nats:RUN) and replaces Resume")
+	case j.Resume && j.Path == "":
+		return need("Resume", "needs Path FILE: the journal of the run to resume")
+	case j.Unsigned && j.Path == "" && !j.PerTask:
+		return need("Unsigned", "applies to Path only: it says how the journal is written")
+	}
+	return nil
 }
 
 // Open opens the journal: nil, and no error, without a Path; created, or

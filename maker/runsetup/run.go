@@ -1,9 +1,11 @@
 package runsetup
 
 import (
+	"math"
 	"slices"
 	"strings"
 
+	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/budget"
 	"github.com/mdap-go/mdap/maker/models"
@@ -42,6 +44,22 @@ type Run struct {
 	InputPriceGiven, OutputPriceGiven bool
 	// MaxCost is the spending cap in dollars; 0 is none.
 	MaxCost float64 `flag:"max-cost" usage:"spending cap in US dollars for the whole run (solve: every task, over every run of the batch): a call whose worst case (prompt plus --max-tokens per choice) would pass it is not started, and the run stops undecided (exit 1); resume with a larger cap (0: no cap)"`
+}
+
+// Validate checks Run's own fields, then its Settings
+// (Settings.Validate): a positive Client.Timeout, a finite MaxCost of 0
+// or more. The models are Models.Check's to check, Sim sim.Config's.
+//
+// Errors: a *fielderr.Error wrapping fielderr.ErrConfig, naming the
+// field ("Client.Timeout", "MaxCost", or the Settings' own). Cost: O(1).
+func (r Run) Validate() error {
+	switch {
+	case r.Client.Timeout <= 0:
+		return fielderr.New("runsetup.Run", "Client.Timeout", r.Client.Timeout, "must be a positive duration such as 30s or 2m")
+	case !(r.MaxCost >= 0) || math.IsInf(r.MaxCost, 0):
+		return fielderr.New("runsetup.Run", "MaxCost", r.MaxCost, "use a number of US dollars, or 0 for no cap")
+	}
+	return r.Settings.Validate()
 }
 
 // SimConfig is the simulated model's config: Sim with the Settings'

@@ -99,3 +99,24 @@ func TestSpecsFromCompletesAPrefix(t *testing.T) {
 		t.Errorf(`runsetup.SpecsFrom("zzz") = %v, want none`, got)
 	}
 }
+
+// Journal.Validate and Run.Validate name the field at fault; a journal's
+// options that need a Path say so as a clause.
+func TestJournalAndRunValidateNameTheFieldAtFault(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		field string
+	}{
+		{runsetup.Journal{ResumeOrStart: true, Path: "nats:r"}.Validate(), "ResumeOrStart"},
+		{runsetup.Journal{Resume: true}.Validate(), "Resume"},
+		{runsetup.Journal{Unsigned: true}.Validate(), "Unsigned"},
+		{runsetup.Run{MaxCost: -1, Client: models.Options{Timeout: 1}}.Validate(), "MaxCost"},
+		{runsetup.Run{}.Validate(), "Client.Timeout"},
+	} {
+		fe := fielderr.As(c.err)
+		require.NotNil(t, fe, c.field)
+		assert.Equal(t, c.field, fe.Fields[0].Name)
+	}
+	assert.NoError(t, runsetup.Journal{Unsigned: true, PerTask: true}.Validate())
+	assert.NoError(t, runsetup.Journal{ResumeOrStart: true, Path: "j.jsonl"}.Validate())
+}

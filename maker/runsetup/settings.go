@@ -136,11 +136,15 @@ func (s Settings) Adaptive(steps int) maker.KPolicy {
 // Validate checks what maker.Config does not.
 //
 // Errors: a *fielderr.Error wrapping fielderr.ErrConfig, naming the
-// field: SamplesPerCall neither auto nor a number from 1 to
+// field: a Policy of model without a Model, or a Model with another
+// Policy; SamplesPerCall neither auto nor a number from 1 to
 // maker.MaxSamplesPerCall, Parallel above the largest margin (KBound),
 // MaxErrors below 0, a Progress mode that is not one. Cost: O(1).
 func (s Settings) Validate() error {
 	k := s.KBound()
+	if s.Policy != "" && (s.Model != "") != (s.Policy == maker.EscalateModel) {
+		return &fielderr.Error{Config: settingsName, Fields: []fielderr.Field{{Name: "Policy"}}, Clause: "model and Model SPEC go together"}
+	}
 	if _, err := s.samplesPerCall(); err != nil {
 		return err
 	}

@@ -186,7 +186,7 @@ func LognormalLatency(median time.Duration, sigma float64) Latency {
 // them: none when both are 0, FixedLatency(median) when sigma is 0, else
 // LognormalLatency(median, sigma), so that any value given reaches
 // Config.Validate (a sigma without a median is refused there:
-// Latency.Median).
+// Latency.Sigma needs Latency.Median).
 func LatencyOf(median time.Duration, sigma float64) Latency {
 	switch {
 	case sigma != 0:
@@ -312,6 +312,8 @@ func (l Latency) validate() error {
 		switch {
 		case !(l.sigma >= 0) || math.IsInf(l.sigma, 0):
 			return fieldErr("Latency.Sigma", l.sigma, "use a finite number of 0 (fixed latency) or more")
+		case l.median == 0 && l.sigma > 0:
+			return &FieldError{Config: configName, Fields: []Field{{Name: "Latency.Sigma"}}, Clause: "needs Latency.Median (the median)"}
 		case l.median <= 0:
 			return fieldErr("Latency.Median", l.median, "must be positive")
 		case l.max < 0:

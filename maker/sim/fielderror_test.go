@@ -40,7 +40,8 @@ func TestValidateNamesTheFieldAndTheFix(t *testing.T) {
 		{sim.Config{P: 0.5, Latency: sim.FixedLatency(-time.Millisecond)}, []string{"Latency"}, -time.Millisecond, "must be 0 (none) or positive"},
 		{sim.Config{P: 0.5, Latency: sim.UniformLatency(-time.Second, time.Second)}, []string{"Latency.Min"}, -time.Second, "must be 0 (none) or positive"},
 		{sim.Config{P: 0.5, Latency: sim.UniformLatency(2*time.Second, time.Second)}, []string{"Latency.Min"}, 2 * time.Second, "must be at most Latency.Max (1s)"},
-		{sim.Config{P: 0.5, Latency: sim.LognormalLatency(0, 0.5)}, []string{"Latency.Median"}, time.Duration(0), "must be positive"},
+		{sim.Config{P: 0.5, Latency: sim.LognormalLatency(0, 0.5)}, []string{"Latency.Sigma"}, nil, ""}, // Clause: "needs Latency.Median (the median)"
+		{sim.Config{P: 0.5, Latency: sim.LognormalLatency(-time.Second, 0.5)}, []string{"Latency.Median"}, -time.Second, "must be positive"},
 		{sim.Config{P: 0.5, Latency: sim.LognormalLatency(0, nan)}, []string{"Latency.Sigma"}, nan, "use a finite number of 0 (fixed latency) or more"},
 		{sim.Config{P: 0.5, Latency: sim.LognormalLatency(time.Second, math.Inf(1))}, []string{"Latency.Sigma"}, math.Inf(1), "use a finite number of 0 (fixed latency) or more"},
 		{sim.Config{P: 0.5, Latency: sim.LognormalLatency(time.Second, 1).Capped(-time.Second)}, []string{"Latency.Max"}, -time.Second, "must be 0 (no cap) or positive"},
