@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"slices"
 	"strings"
 
@@ -274,67 +273,59 @@ var configFlagOf = map[string]string{
 	"FlagAlarm.Level": "flag-alarm-level", "FlagAlarm.History": "flag-alarm-history",
 }
 
-// solver builds the solver the flags describe, once and whole, with what
-// the command adds: one model, or an ensemble when --model is given more
-// than once; its settings (config), checked by maker.Config.Validate, a
-// refused one a usage error naming the flag; its journal; and with
-// with.watch its watchers. Nothing is written before the settings pass.
-// The caller closes the journal.
+// solver builds the solver the flags describe (runsetup.Run.Solver:
+// once and whole, nothing written before the settings pass), with what
+// the command adds: its model over --nats, its executor and tools, and
+// with with.watch its watchers. Its errors are usage errors naming the
+// flag (setupErr). The caller closes the journal.
 func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) (*maker.Solver, error) {
-	open := f.openModels
+	var model llms.Model // nil: the --model specs, opened by runsetup
 	if f.natsURL != "" {
-		open = func(oracle sim.Oracle) (llms.Model, error) { return f.natsModel(oracle, stderr) }
-	}
-	model, err := open(oracle)
-	if err != nil {
-		return nil, err
-	}
-	cfg := f.config(with)
-	if err := f.escalation(&cfg, oracle); err != nil {
-		return nil, err
-	}
-	if err := fieldUsageErr(cfg.Validate(), configFlagOf, "settings"); err != nil {
-		return nil, err
-	}
-	if esc := cfg.Escalation; esc != nil && esc.Policy == maker.EscalateModel {
-		if _, err := esc.ModelFor(model); err != nil {
-			return nil, usageErr("--escalate-model: %w", err)
+		m, err := f.natsModel(oracle, stderr)
+		if err != nil {
+			return nil, err
 		}
+		model = m
 	}
-	journal, err := f.openJournal(stderr)
+	s, err := f.Run.Solver(f.config(with), oracle, model, func() (*journal.Journal, error) { return f.openJournal(stderr) })
 	if err != nil {
-		return nil, err
+		return nil, setupErr(err)
 	}
-	var s *maker.Solver
-	var logger *slog.Logger
-	var observer maker.Observer
-	var onStep func(maker.Event)
-	var onSample func(maker.SampleEvent)
+	s.Executor, s.Tools, s.MinVoters = with.executor, with.tools, f.followVoters
 	if with.watch != nil {
-		f.watchRun(&f.obs, journal != nil)
-		logger, observer = f.runLogger(&f.obs, stderr), f.obs.solverObserver()
+		f.watchRun(&f.obs, s.Journal != nil)
+		s.Logger, s.Observer = f.runLogger(&f.obs, stderr), f.obs.solverObserver()
 		a := progress.NewRun(stderr, progress.RunConfig{Mode: f.Settings.Progress, Total: with.steps, Verbose: f.Settings.Verbose,
-			Secrets: heldSecrets(with.watch), Cost: func(rep *maker.Report) float64 { return s.CostOf(rep) }})
+			Secrets: heldSecrets(with.watch), Cost: s.CostOf})
 		f.endBar = a.Finish
-		onSample, onStep = a.Hooks()
+		s.OnSample, s.Progress = a.Hooks()
 		if f.drawer != nil { // after the bar's hooks: the engine's quarantine sees every sample
-			onSample, onStep = f.drawer.Hooks(onSample, onStep)
+			s.OnSample, s.Progress = f.drawer.Hooks(s.OnSample, s.Progress)
 		}
-	}
-	s = &maker.Solver{
-		Config:    cfg,
-		Model:     model,
-		Executor:  with.executor,
-		Tools:     with.tools,
-		Journal:   journal,
-		Budget:    f.Budget(),
-		Progress:  onStep,
-		OnSample:  onSample,
-		Logger:    logger,
-		Observer:  observer,
-		MinVoters: f.followVoters,
 	}
 	return s, nil
+}
+
+// setupPartFlag names the flag of each part of a runsetup.PartError, as
+// the usage error's text begins: "--escalate-model: --model ...".
+var setupPartFlag = map[string]string{"Models": "--model ", "Settings.Model": "--escalate-model: "}
+
+// setupErr is an error of runsetup.Run.Solver as a usage error: a part
+// that did not open after its flags, a refused setting's field as its
+// flag (fieldUsageErr); the journal's (openJournal's) as it is.
+func setupErr(err error) error {
+	prefix := ""
+	for pe := (*runsetup.PartError)(nil); errors.As(err, &pe); err = pe.Err {
+		prefix += setupPartFlag[pe.Part]
+	}
+	var ee *exitError
+	switch {
+	case prefix != "":
+		return usageErr("%s%w", prefix, err)
+	case errors.As(err, &ee):
+		return err
+	}
+	return fieldUsageErr(err, configFlagOf, "settings")
 }
 
 // openJournal opens --journal: created, or with --resume (or

@@ -6,7 +6,8 @@
 // field tagged with its flag (internal/flagbind), each checking itself. A
 // command binds these settings to its flags and maps their field errors
 // back to its flags (fielderr.InFlags). [Run] opens a run's models from
-// such settings: its own, its escalation policy's, a batch's.
+// such settings: its own, its escalation policy's, a batch's; and
+// [Run.Solver] builds a run's Solver of them, checked, with its journal.
 package runsetup
 
 import (

@@ -21,7 +21,8 @@ import (
 // and seed, and the spending cap. [Run.OpenModels] opens the models,
 // [Run.OpenEscalation] the escalation policy's, [Run.JobModels] a
 // batch's; none of them checks the settings (Models.Check,
-// Settings.Validate and maker.Config.Validate do).
+// Run.Validate and maker.Config.Validate do). [Run.Solver] builds a
+// run's Solver of them.
 //
 // Its fields are tagged with their flags (internal/flagbind; Models'
 // usage has a {specs}, models.Specs), Settings' and Sim's with theirs.

@@ -1,11 +1,13 @@
 package runsetup_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/batch"
 	"github.com/mdap-go/mdap/maker/hanoi"
+	"github.com/mdap-go/mdap/maker/journal"
 	"github.com/mdap-go/mdap/maker/runsetup"
 	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/stretchr/testify/assert"
@@ -81,4 +83,35 @@ func TestRunBudgetAndShown(t *testing.T) {
 	assert.Equal(t, 2.0, r.Budget().Cap)
 	r = r.With("sim", "openai:m;base=http://u:secret@h/v1")
 	assert.Equal(t, "sim, openai:m;base=http://h/v1", r.Shown())
+}
+
+// TestSolverOpensTheJournalLast: the Solver has the run's models, the
+// escalation model in its policy and the budget; the journal opens only
+// once the settings pass, and a part that does not open is named.
+func TestSolverOpensTheJournalLast(t *testing.T) {
+	r := simRun()
+	r.Settings.Policy, r.Settings.Model, r.MaxCost = maker.EscalateModel, "sim", 2
+	var cfg maker.Config
+	r.Settings.Apply(&cfg)
+	opened := 0
+	open := func() (*journal.Journal, error) { opened++; return nil, nil }
+	s, err := r.Solver(cfg, hanoi.Oracle{}, nil, open)
+	require.NoError(t, err)
+	assert.Contains(t, maker.ModelIdentity(s.Model), "sim seed=7 ")
+	assert.Contains(t, maker.ModelIdentity(s.Config.Escalation.Model), "sim seed=8 ")
+	assert.NotNil(t, s.Budget)
+	assert.Equal(t, 1, opened)
+
+	bad := cfg
+	bad.Vote.K = -1
+	_, err = r.Solver(bad, hanoi.Oracle{}, nil, open)
+	assert.ErrorIs(t, err, maker.ErrConfig)
+	assert.Equal(t, 1, opened, "no journal for refused settings")
+
+	r.Settings.Model = "nosuch:x"
+	_, err = r.Solver(cfg, hanoi.Oracle{}, nil, open)
+	var pe *runsetup.PartError
+	require.True(t, errors.As(err, &pe), "%v", err)
+	assert.Equal(t, "Settings.Model", pe.Part)
+	assert.ErrorContains(t, pe.Err, "Models: nosuch:x")
 }
