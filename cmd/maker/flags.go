@@ -28,12 +28,8 @@ import (
 // runFlags are the flags of every command that runs a task: the model, the
 // vote, the red flags and the journal.
 type runFlags struct {
-	// Run holds the models (--model, --base-url, --timeout, and maker
-	// solve's --max-inflight for the connection pool), the run's settings
-	// apart from the guards and the journal (runsetup.Settings: validate
-	// sets them in cfg, beside --tool-declaration, maker run's and maker
-	// solve's --max-steps and the guards), the simulated model's rates and
-	// --max-cost.
+	// Run holds the models and the run's settings but the guards and the
+	// journal (validate sets them in cfg, with what the commands add).
 	runsetup.Run
 	usesTarget   bool // the command reads --target without --k auto (calibrate)
 	cfg          maker.Config
@@ -134,18 +130,9 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	} else if err := f.validateSim(fs); err != nil {
 		return err
 	}
-	// The task's steps and the escalation model are not known yet:
-	// stand-ins, for Validate to see that there are some.
-	cfg := f.config(solverWith{steps: 1})
-	if f.Settings.Model != "" {
-		cfg.Escalation = &maker.Escalation{Policy: f.Settings.Policy, After: f.Settings.After, K: f.Settings.K, Model: opened{}}
-	}
-	return fieldUsageErr(cfg.Validate(), configFlagOf, "settings")
+	// The task's steps are not known yet: a stand-in of one.
+	return fieldUsageErr(f.CheckConfig(f.config(solverWith{steps: 1})), configFlagOf, "settings")
 }
-
-// opened stands in for a model that solver opens, in a setting checked
-// before: Validate never calls it.
-type opened struct{ llms.Model }
 
 // validateSim checks the simulated model's flags: how they go together
 // here, then sim.Config.Validate's rules, its errors said in flags.
@@ -253,7 +240,7 @@ type solverWith struct {
 
 // config is the run's settings (validate sets them) with what the
 // command adds; its --escalate policy has no model (solver opens it). It
-// does not check them: solver does, with Config.Validate. --timeout
+// does not check them: runsetup's CheckConfig and Solver do. --timeout
 // bounds each call in the model's client (models.Options), not here.
 func (f *runFlags) config(with solverWith) maker.Config {
 	cfg := f.cfg

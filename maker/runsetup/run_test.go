@@ -104,6 +104,8 @@ func TestSolverOpensTheJournalLast(t *testing.T) {
 
 	bad := cfg
 	bad.Vote.K = -1
+	assert.NoError(t, r.CheckConfig(cfg), "the escalation model stood in for")
+	assert.ErrorIs(t, r.CheckConfig(bad), maker.ErrConfig)
 	_, err = r.Solver(bad, hanoi.Oracle{}, nil, open)
 	assert.ErrorIs(t, err, maker.ErrConfig)
 	assert.Equal(t, 1, opened, "no journal for refused settings")

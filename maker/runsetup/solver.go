@@ -66,3 +66,18 @@ func (r Run) Solver(cfg maker.Config, oracle sim.Oracle, model llms.Model, open 
 	}
 	return s, nil
 }
+
+// CheckConfig checks cfg as Solver does, before any model is opened (a
+// command refuses its settings before it writes anything): an
+// escalation model the Settings name is stood in for, Validate never
+// calling it. Errors: cfg.Validate's.
+func (r Run) CheckConfig(cfg maker.Config) error {
+	if r.Settings.Model != "" && cfg.Escalation != nil {
+		e := *cfg.Escalation
+		e.Model, cfg.Escalation = standIn{}, &e
+	}
+	return cfg.Validate()
+}
+
+// standIn stands in for a model not opened yet.
+type standIn struct{ llms.Model }
