@@ -33,7 +33,7 @@ type runFlags struct {
 	runsetup.Run
 	usesTarget   bool // the command reads --target without --k auto (calibrate)
 	cfg          maker.Config
-	jnl          runsetup.Journal // --journal, --resume, --resume-or-start, --journal-unsigned; PerTask: maker solve's
+	jnl          runsetup.Journal // --journal, --resume, --resume-or-start, --journal-unsigned, --rerun-pending; PerTask: maker solve's
 	natsRun                       // --nats: samples drawn by workers, journals on the engine (nats.go)
 	modelsFile   string           // --models FILE (modelsfile.go)
 	modelsLoaded bool
@@ -93,6 +93,7 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	f.InputPriceGiven, f.OutputPriceGiven = fs.Changed("price-in"), fs.Changed("price-out")
 	f.Settings.Drift = fs.Changed("p-late")
 	f.Settings.Apply(&f.cfg)
+	f.cfg.RerunPending = f.jnl.RerunPending
 	if err := f.loadModelsFile(fs, cmd.InOrStdin()); err != nil {
 		return err
 	}
@@ -115,9 +116,6 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	}
 	if err := fieldUsageErr(f.jnl.Validate(), journalFlagOf, "--journal"); err != nil {
 		return err
-	}
-	if f.cfg.RerunPending && !f.jnl.Resume && !f.jnl.PerTask {
-		return usageErr("--rerun-pending applies to --resume only: it finishes the pending tool call of a resumed run")
 	}
 	if err := f.validateNATS(cmd); err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 	"github.com/mdap-go/mdap/maker/journalfile"
 )
 
-// Journal is how a run opens its journal file.
+// Journal is how a run opens its journal file and resumes from it.
 type Journal struct {
 	// Path is the journal file; empty: no journal.
 	Path string `flag:"journal" usage:"journal FILE (or nats:RUN with --nats): one JSON line per decided step, to resume from"`
@@ -23,8 +23,12 @@ type Journal struct {
 	// Unsigned writes (or resumes) the journal without signing it
 	// (journal.Unsigned).
 	Unsigned bool `flag:"journal-unsigned" usage:"write (or resume) the journal without signing it: a plain SHA-256 chain and no chain head kept, so an edit whose chain was recomputed, a truncation or an older copy put back go unnoticed (see docs/journal.md)"`
+	// RerunPending runs again, on Resume, a side-effect tool call the
+	// journal holds pending (maker.Config.RerunPending).
+	RerunPending bool `flag:"rerun-pending" usage:"on --resume, run again a side-effect tool call that was pending at the crash"`
 	// PerTask says the options are those of each task's journal, which a
-	// batch opens itself (maker solve): Unsigned then needs no Path.
+	// batch opens itself (maker solve): Unsigned and RerunPending then
+	// need no Path or Resume.
 	PerTask bool
 }
 
@@ -33,7 +37,7 @@ const journalName = "runsetup.Journal"
 
 // Validate checks which options go together: ResumeOrStart needs a file
 // Path (not a nats: journal) and replaces Resume; Resume needs a Path;
-// Unsigned needs a Path unless PerTask.
+// unless PerTask, Unsigned needs a Path and RerunPending Resume.
 //
 // Errors: a *fielderr.Error wrapping fielderr.ErrConfig whose Clause
 // says the refused field's need. Cost: O(1).
@@ -48,6 +52,8 @@ func (j Journal) Validate() error {
 		return need("Resume", "needs Path FILE: the journal of the run to resume")
 	case j.Unsigned && j.Path == "" && !j.PerTask:
 		return need("Unsigned", "applies to Path only: it says how the journal is written")
+	case j.RerunPending && !j.Resume && !j.PerTask:
+		return need("RerunPending", "applies to Resume only: it finishes the pending tool call of a resumed run")
 	}
 	return nil
 }

@@ -110,6 +110,7 @@ func TestJournalAndRunValidateNameTheFieldAtFault(t *testing.T) {
 		{runsetup.Journal{ResumeOrStart: true, Path: "nats:r"}.Validate(), "ResumeOrStart"},
 		{runsetup.Journal{Resume: true}.Validate(), "Resume"},
 		{runsetup.Journal{Unsigned: true}.Validate(), "Unsigned"},
+		{runsetup.Journal{RerunPending: true, Path: "j.jsonl"}.Validate(), "RerunPending"},
 		{runsetup.Run{MaxCost: -1, Client: models.Options{Timeout: 1}}.Validate(), "MaxCost"},
 		{runsetup.Run{}.Validate(), "Client.Timeout"},
 	} {
@@ -117,6 +118,6 @@ func TestJournalAndRunValidateNameTheFieldAtFault(t *testing.T) {
 		require.NotNil(t, fe, c.field)
 		assert.Equal(t, c.field, fe.Fields[0].Name)
 	}
-	assert.NoError(t, runsetup.Journal{Unsigned: true, PerTask: true}.Validate())
+	assert.NoError(t, runsetup.Journal{Unsigned: true, RerunPending: true, PerTask: true}.Validate())
 	assert.NoError(t, runsetup.Journal{ResumeOrStart: true, Path: "j.jsonl"}.Validate())
 }

@@ -38,13 +38,11 @@ type Settings struct {
 	Parallel   int `flag:"parallel" usage:"most samples in flight per step, 1 to k (default k; 1 is the paper's sequential rule; a race never has more than k samples in flight beyond its lead)"`
 	MaxSamples int `flag:"max-samples" usage:"valid plus red-flagged samples per step before the step fails (default 100*k)"`
 	MaxErrors  int `flag:"max-errors" usage:"provider errors tolerated per step; 0: none, the first failed call fails the step"`
-	// MaxTokens, Structured, RerunPending and the prices are
-	// maker.Config's.
-	MaxTokens    int     `flag:"max-tokens" usage:"reply cap in tokens; a longer reply is red-flagged"`
-	Structured   bool    `flag:"structured" usage:"structured output: send the task's answer JSON Schema, so the server constrains each reply to it (openai: and ollama: models)"`
-	RerunPending bool    `flag:"rerun-pending" usage:"on --resume, run again a side-effect tool call that was pending at the crash"`
-	InputPrice   float64 `flag:"price-in" usage:"dollars per million input tokens, for every model whose --model spec gives no price (default: the built-in list price of a well-known OpenAI or Anthropic model, else 0)"`
-	OutputPrice  float64 `flag:"price-out" usage:"dollars per million output tokens, as --price-in"`
+	// MaxTokens, Structured and the prices are maker.Config's.
+	MaxTokens   int     `flag:"max-tokens" usage:"reply cap in tokens; a longer reply is red-flagged"`
+	Structured  bool    `flag:"structured" usage:"structured output: send the task's answer JSON Schema, so the server constrains each reply to it (openai: and ollama: models)"`
+	InputPrice  float64 `flag:"price-in" usage:"dollars per million input tokens, for every model whose --model spec gives no price (default: the built-in list price of a well-known OpenAI or Anthropic model, else 0)"`
+	OutputPrice float64 `flag:"price-out" usage:"dollars per million output tokens, as --price-in"`
 	// SamplesPerCall is maker.Config.SamplesPerCall's text form: "auto"
 	// or a number from 1 to maker.MaxSamplesPerCall.
 	SamplesPerCall string `flag:"samples-per-call" usage:"samples per provider request: 1 (one request per sample, the paper's way), N (up to N choices a request, llms n), or auto (a wave's samples of one temperature in one request; a provider that ignores n is detected and served one by one)"`
@@ -175,7 +173,7 @@ func (s Settings) samplesPerCall() (int, error) {
 
 // Apply sets the settings in cfg: the vote's margin and bounds in
 // cfg.Vote (its adaptive policy is Adaptive, for the task's steps), the
-// replies' cap and price, SamplesPerCall, RerunPending and the
+// replies' cap and price, SamplesPerCall and the
 // escalation policy (without its model; nil without a Policy). It does
 // not check them: Validate and cfg.Validate do.
 func (s Settings) Apply(cfg *maker.Config) {
@@ -184,7 +182,7 @@ func (s Settings) Apply(cfg *maker.Config) {
 	if s.MaxErrors == 0 {
 		cfg.Vote.MaxErrors = vote.NoErrors // 0 means none here; in vote.Config it means the default
 	}
-	cfg.MaxTokens, cfg.Structured, cfg.RerunPending = s.MaxTokens, s.Structured, s.RerunPending
+	cfg.MaxTokens, cfg.Structured = s.MaxTokens, s.Structured
 	cfg.Price.InputPerMillion, cfg.Price.OutputPerMillion = s.InputPrice, s.OutputPrice
 	cfg.SamplesPerCall, _ = s.samplesPerCall()
 	cfg.Escalation = nil

@@ -80,14 +80,14 @@ func TestSettingsApplyMapsToTheLibrarys(t *testing.T) {
 	assert.Nil(t, cfg.Escalation)
 
 	s.MaxErrors, s.Parallel, s.MaxSamples, s.SamplesPerCall = 0, 2, 40, "auto"
-	s.InputPrice, s.OutputPrice, s.Structured, s.RerunPending = 1, 2, true, true
+	s.InputPrice, s.OutputPrice, s.Structured = 1, 2, true
 	s.Escalation = runsetup.Escalation{Policy: maker.EscalateRaiseK, After: 9, K: 6, Model: "ignored"}
 	s.Apply(&cfg)
 	assert.Equal(t, vote.Config{K: vote.DefaultK, Parallel: 2, MaxSamples: 40, MaxErrors: vote.NoErrors}, cfg.Vote)
 	assert.Equal(t, maker.SamplesPerCallAuto, cfg.SamplesPerCall)
 	assert.Equal(t, &maker.Escalation{Policy: maker.EscalateRaiseK, After: 9, K: 6}, cfg.Escalation)
 	assert.Equal(t, [2]float64{1, 2}, [2]float64{cfg.Price.InputPerMillion, cfg.Price.OutputPerMillion})
-	assert.True(t, cfg.Structured && cfg.RerunPending)
+	assert.True(t, cfg.Structured)
 }
 
 // TestSettingsSimAddsLatencyAndDrift: the drift only when set.
