@@ -190,7 +190,7 @@ func newFamilyCommand(b problems.Builtin) *cobra.Command {
 func decompBatch(run *runFlags, roles roleFlags, b *batch.Builtin, fs *pflag.FlagSet) {
 	play := rolesPlay(run, fs)
 	switch {
-	case run.natsURL != "" && slices.Contains(run.Models, "sim"):
+	case run.nats.URL != "" && slices.Contains(run.Models, "sim"):
 		b.Decompose.P = decompose.EveryRole(play.P)
 		b.RoleModels = run.drawer.SimRoleModels(simRoles(run, fs), b.Seed, run.oneModel(), run.cfg.Price.InputPerMillion, run.cfg.Price.OutputPerMillion)
 	case slices.Contains(run.Models, "sim"):

@@ -204,10 +204,10 @@ var modelsFlagOf = map[string]string{"Specs": "model", "BaseURL": "base-url", "S
 // (--base-url, else the provider's environment variable), the prices and
 // --structured (runsetup.Models.Check), and what --nats allows.
 func (f *runFlags) validateModels(ctx context.Context) error {
-	if f.natsURL != "" && len(f.Models) > 1 {
+	if f.nats.URL != "" && len(f.Models) > 1 {
 		return usageErr("--model given %d times: --nats takes one model, the route its workers serve", len(f.Models))
 	}
-	if f.natsURL != "" && f.cfg.Structured {
+	if f.nats.URL != "" && f.cfg.Structured {
 		return usageErr("--structured does not travel over --nats yet: the workers would not send the answer schema")
 	}
 	// What the models may send: each --model's and --escalate-model's
@@ -265,7 +265,7 @@ var configFlagOf = map[string]string{
 // flag (setupErr). The caller closes the journal.
 func (f *runFlags) solver(oracle sim.Oracle, stderr io.Writer, with solverWith) (*maker.Solver, error) {
 	var model llms.Model // nil: the --model specs, opened by runsetup
-	if f.natsURL != "" {
+	if f.nats.URL != "" {
 		m, err := f.natsModel(oracle, stderr)
 		if err != nil {
 			return nil, err

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/internal/flagbind"
@@ -28,41 +27,30 @@ const natsJournalPrefix = "nats:"
 // journals kept when the run goes through the engine
 // (cluster.Coordinator).
 type natsRun struct {
-	natsURL   string
-	natsCreds cluster.ClientCreds // --nats-creds; Run is natsRunName
-	natsKeep  time.Duration
-	// natsRunName is the run whose key (runs/RUN.nk) signs a coordinator
-	// in from a credentials folder: --journal nats:RUN's, or maker solve
-	// --queue's.
-	natsRunName string
-	// minWorkers is --min-workers; minVoters and followVoters what the
-	// coordinator settled it to (cluster.Coordinator.Draw).
-	minWorkers, minVoters int
-	followVoters          func(context.Context) int
-	coord                 *cluster.Coordinator
-	drawer                *cluster.Drawer
+	// nats holds the flags' settings of the coordinator (--nats,
+	// --nats-creds, --nats-keep, --min-workers; its Run is --journal
+	// nats:RUN's, or maker solve --queue's: the run whose key, runs/RUN.nk,
+	// signs it in from a credentials folder).
+	nats cluster.CoordinatorConfig
+	// minVoters and followVoters are what the coordinator settled
+	// --min-workers to (cluster.Coordinator.Draw).
+	minVoters    int
+	followVoters func(context.Context) int
+	coord        *cluster.Coordinator
+	drawer       *cluster.Drawer
 }
 
 func (n *natsRun) registerNATS(fs *pflag.FlagSet) {
-	fs.StringVar(&n.natsURL, "nats", "", "NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through maker workers instead of calling the model")
-	registerNATSCreds(fs, &n.natsCreds)
-	fs.DurationVar(&n.natsKeep, "nats-keep", cluster.DefaultRetention, "retention of what this run creates on the engine (its journal, a batch's task queue and results); remove it sooner with maker nats rm RUN")
-	fs.IntVar(&n.minWorkers, "min-workers", 0, "with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 while at least 2 worker identities serve the route, else 1, looked at again between steps every 5s (maker solve: any worker); a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)")
-}
-
-// registerNATSCreds binds --nats-creds to c.Path; c's errors name it.
-func registerNATSCreds(fs *pflag.FlagSet, c *cluster.ClientCreds) {
-	c.PathName = "--nats-creds"
-	fs.StringVar(&c.Path, "nats-creds", "", "the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $"+cluster.CredsEnv+", else ./"+cluster.DefaultCredsDir+" if it exists; $"+cluster.TokenEnv+" for a server with a token)")
+	n.nats = cluster.CoordinatorConfig{Keep: cluster.DefaultRetention, Creds: cluster.ClientCreds{PathName: "--nats-creds"}}
+	flagbind.Bind(fs, &n.nats)
 }
 
 // clusterFlagOf names the flag of each field of maker/cluster's settings
 // that the commands set (CoordinatorConfig, EngineConfig and its
 // ProvisionConfig, WorkerConfig, StockClusterConfig; most by their tags):
 // a field has one flag in every command that sets it.
-var clusterFlagOf = flagbind.Names(map[string]string{"URL": "nats", "Keep": "nats-keep", "MinWorkers": "min-workers",
-	"Provision.Replicas": "replicas", "Replicas": "replicas", "Creds.Identity": "identity"},
-	cluster.EngineConfig{}, cluster.AgentConfig{}, cluster.WorkerConfig{}, cluster.StockClusterConfig{})
+var clusterFlagOf = flagbind.Names(map[string]string{"Provision.Replicas": "replicas", "Replicas": "replicas", "Creds.Identity": "identity"},
+	cluster.EngineConfig{}, cluster.CoordinatorConfig{}, cluster.AgentConfig{}, cluster.WorkerConfig{}, cluster.StockClusterConfig{})
 
 // validateNATS checks --nats and what it changes
 // (cluster.CoordinatorConfig.Validate): --journal nats:RUN and
@@ -71,19 +59,19 @@ var clusterFlagOf = flagbind.Names(map[string]string{"URL": "nats", "Keep": "nat
 func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	run, onEngine := strings.CutPrefix(f.jnl.Path, natsJournalPrefix)
 	if onEngine {
-		f.natsRunName = run
+		f.nats.Run = run
 	}
 	err := f.coordinatorConfig().Validate()
 	fe := fielderr.As(err)
-	f.minVoters = f.minWorkers // what the vote needs until the engine is asked (Draw)
+	f.minVoters = f.nats.MinWorkers // what the vote needs until the engine is asked (Draw)
 	switch {
 	case fe != nil && fe.Fields[0].Name == "MinWorkers":
 		return fieldUsageErr(err, clusterFlagOf, "nats")
-	case f.natsURL == "" && f.minWorkers != 0:
+	case f.nats.URL == "" && f.nats.MinWorkers != 0:
 		return usageErr("--min-workers counts the workers of a run over --nats: give --nats URL too, or leave it out")
-	case f.natsURL == "" && onEngine:
+	case f.nats.URL == "" && onEngine:
 		return usageErr("--journal %s is kept on the NATS engine: give --nats URL too", f.jnl.Path)
-	case f.natsURL == "":
+	case f.nats.URL == "":
 		return nil
 	case fe != nil && fe.Fields[0].Name == "Run":
 		return usageErr("--journal %s: the run name after nats: must be 1 to 64 letters, digits, '-' or '_'", f.jnl.Path)
@@ -100,10 +88,9 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 
 // coordinatorConfig is the cluster.CoordinatorConfig the flags set.
 func (f *runFlags) coordinatorConfig() cluster.CoordinatorConfig {
-	creds := f.natsCreds
-	creds.Run = f.natsRunName
-	return cluster.CoordinatorConfig{URL: f.natsURL, Keep: f.natsKeep, MinWorkers: f.minWorkers, Run: f.natsRunName,
-		Creds: creds, Timeout: f.Client.Timeout, Unsigned: f.jnl.Unsigned}
+	c := f.nats
+	c.Creds.Run, c.Timeout, c.Unsigned = c.Run, f.Client.Timeout, f.jnl.Unsigned
+	return c
 }
 
 // route is the model the flags name, as workers and coordinators meet on

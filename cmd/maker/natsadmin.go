@@ -6,18 +6,12 @@ import (
 	"github.com/mdap-go/mdap/internal/flagbind"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
-// bindAdmin binds the flags of cfg (a cluster.AdminConfig, or a
-// configuration that embeds one) and --nats-creds to creds, its
-// credential, on the flags of maker nats ls, rm or provision.
-func bindAdmin(cmd *cobra.Command, cfg any, creds *cluster.ClientCreds) *pflag.FlagSet {
-	fs := cmd.Flags()
-	flagbind.Bind(fs, cfg)
-	registerNATSCreds(fs, creds)
-	return fs
-}
+// natsCreds is the credential of maker nats ls, rm, provision and maker
+// worker before their flags (--nats-creds) set its Path: its errors name
+// the flag.
+var natsCreds = cluster.ClientCreds{PathName: "--nats-creds"}
 
 // openAdmin connects as the admin (cluster.OpenAdmin).
 func openAdmin(cfg cluster.AdminConfig) (*cluster.Admin, error) {
@@ -30,7 +24,7 @@ func openAdmin(cfg cluster.AdminConfig) (*cluster.Admin, error) {
 
 func newNATSLs() *cobra.Command {
 	var (
-		cfg    = cluster.DefaultAdmin()
+		cfg    = cluster.AdminConfig{URL: cluster.DefaultAdmin().URL, Creds: natsCreds}
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -52,12 +46,13 @@ func newNATSLs() *cobra.Command {
 			return cluster.WriteLeftovers(cmd.OutOrStdout(), list, asJSON)
 		},
 	}
-	bindAdmin(cmd, &cfg, &cfg.Creds).BoolVar(&asJSON, "json", false, "print a JSON array")
+	flagbind.Bind(cmd.Flags(), &cfg)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	return cmd
 }
 
 func newNATSRm() *cobra.Command {
-	cfg := cluster.DefaultAdmin()
+	cfg := cluster.AdminConfig{URL: cluster.DefaultAdmin().URL, Creds: natsCreds}
 	cmd := &cobra.Command{
 		Use:     "rm RUN...",
 		Short:   "Remove what a run or batch left on the engine",
@@ -90,6 +85,6 @@ func newNATSRm() *cobra.Command {
 			return nil
 		},
 	}
-	bindAdmin(cmd, &cfg, &cfg.Creds)
+	flagbind.Bind(cmd.Flags(), &cfg)
 	return cmd
 }

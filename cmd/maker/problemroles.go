@@ -54,7 +54,7 @@ func (f roleFlags) checkSolve(run *runFlags) error {
 		return usageErr("--model-ROLE gives roles real models: give --model a real model too (the simulated model plays every role or none)")
 	}
 	for r, s := range specs {
-		if run.natsURL != "" && len(s) > 1 {
+		if run.nats.URL != "" && len(s) > 1 {
 			return usageErr("--model-%s given %d times: over --nats a role draws from one model's workers", r, len(s))
 		}
 	}
@@ -84,7 +84,7 @@ func (f roleFlags) solveRoleModels(run *runFlags, ms map[decompose.Role]llms.Mod
 	for r, specs := range f.specs() {
 		var m llms.Model
 		var err error
-		if run.natsURL != "" {
+		if run.nats.URL != "" {
 			m, err = run.drawer.SpecModel(specs[0], specs[0], run.cfg.Price.InputPerMillion, run.cfg.Price.OutputPerMillion)
 		} else {
 			m, err = all.Open(specs, models.Options{BaseURL: run.Client.BaseURL, Timeout: run.Client.Timeout})

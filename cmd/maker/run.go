@@ -49,7 +49,7 @@ func newRun() *cobra.Command {
 			if err := r.flags.validate(cmd); err != nil {
 				return err
 			}
-			if r.flags.natsURL != "" && slices.Contains(r.flags.Models, "sim") {
+			if r.flags.nats.URL != "" && slices.Contains(r.flags.Models, "sim") {
 				return usageErr("--nats with --model sim: the workers' simulated model answers Towers of Hanoi only (a spec's script does not travel); run a spec over --nats with a real --model")
 			}
 			return r.run(cmd, args[0])

@@ -73,7 +73,7 @@ func newSolve() *cobra.Command {
 			switch {
 			case args[0] == "-" && f.run.modelsFile == "-":
 				return usageErr("the tasks and --models both on standard input: give one of them as a file")
-			case args[0] == "-" && f.run.natsURL != "":
+			case args[0] == "-" && f.run.nats.URL != "":
 				return usageErr("--nats with tasks on standard input: coordinators share a tasks file by its name and content; give a file")
 			}
 			if err := f.check(cmd); err != nil {
@@ -136,13 +136,13 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 		return err
 	}
 	switch {
-	case run.jnl.Unsigned && f.State == "" && run.natsURL == "":
+	case run.jnl.Unsigned && f.State == "" && run.nats.URL == "":
 		return usageErr("--journal-unsigned applies to the tasks' journals: give --state DIR (or --nats)")
-	case f.Queue != "" && run.natsURL == "":
+	case f.Queue != "" && run.nats.URL == "":
 		return usageErr("--queue names a task queue on the NATS engine: give --nats URL too, or leave it out")
 	case f.Queue != "" && cluster.CheckRunName(f.Queue) != nil:
 		return usageErr("--queue %q: a queue name is 1 to 64 letters, digits, '-' or '_'", f.Queue)
-	case run.natsURL != "" && f.State != "":
+	case run.nats.URL != "" && f.State != "":
 		return usageErr("--state does not apply with --nats: each task's journal is kept on the engine, where any coordinator resumes it")
 	case f.Out == "":
 		return usageErr("--out FILE is required: the results file, one JSON line per finished task (created if missing, appended to if it exists)")
@@ -151,7 +151,7 @@ func (f *solveFlags) check(cmd *cobra.Command) error {
 		return err
 	}
 	if f.Queue != "" {
-		run.natsRunName = f.Queue // a credentials folder gives the queue's run key, runs/QUEUE.nk
+		run.nats.Run = f.Queue // a credentials folder gives the queue's run key, runs/QUEUE.nk
 	}
 	if f.SpendChart != "" {
 		if fi, err := os.Stat(filepath.Dir(f.SpendChart)); err != nil || !fi.IsDir() {
@@ -190,9 +190,9 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	f.builder.Escalation = run.cfg.Escalation
 	if esc := run.Settings.Model; err == nil && esc != "" {
 		g := *run
-		g.Models, g.natsURL = []string{esc}, ""
+		g.Models, g.nats.URL = []string{esc}, ""
 		// refused as maker run refuses it, when both are opened once for the batch (not sim, not over --nats)
-		if f.builder.EscalationModel, err = batchModel(&g, stderr); err == nil && run.natsURL == "" && esc != "sim" && !slices.Contains(run.Models, "sim") {
+		if f.builder.EscalationModel, err = batchModel(&g, stderr); err == nil && run.nats.URL == "" && esc != "sim" && !slices.Contains(run.Models, "sim") {
 			err = f.builder.CheckSharedEscalation()
 		}
 		if err != nil {
@@ -204,7 +204,7 @@ func (f *solveFlags) solve(cmd *cobra.Command, path string) (err error) {
 	}
 	decompBatch(run, f.roles, &f.builder, cmd.Flags())
 	queue := ""
-	if run.natsURL != "" {
+	if run.nats.URL != "" {
 		if queue, err = run.batchQueue(cmd.Context(), path, f.Queue); err != nil {
 			return err
 		}
@@ -255,7 +255,7 @@ func (f *solveFlags) batchRunner(store *batch.Store, progress func(batch.Progres
 	// --max-cost): the runner credits it with what earlier runs spent;
 	// with --nats, where each task runs as a batch of one, batch.Book does.
 	f.builder.Budget = budget.New(run.MaxCost)
-	if run.natsURL == "" {
+	if run.nats.URL == "" {
 		r.Budget = f.builder.Budget
 	}
 	r.Limits, _ = batch.NewLimits(f.limits) // checked by check
@@ -278,7 +278,7 @@ func (f *solveFlags) runBatch(cmd *cobra.Command, queue string, jobs []batch.Job
 	run := &f.run
 	ctx, endSpan := run.obs.tel.Span(cmd.Context(), observe.SpanBatch)
 	defer endSpan()
-	if run.natsURL == "" {
+	if run.nats.URL == "" {
 		return r.Run(ctx, jobs)
 	}
 	book := batch.OpenBook(f.builder.Budget, store, jobs)
@@ -316,7 +316,7 @@ func (f *solveFlags) report(w io.Writer, path string, sum batch.Summary, runErr 
 func (f *solveFlags) summaryText(path string) batch.SummaryText {
 	t := batch.SummaryText{TasksFile: path, Results: f.Out, Cap: f.run.MaxCost, CapName: "--max-cost", KeepSteps: "give --state DIR"}
 	switch {
-	case f.run.natsURL != "":
+	case f.run.nats.URL != "":
 		t.Journals = "on the engine"
 	case f.State != "":
 		t.Journals = "in " + f.State
@@ -328,7 +328,7 @@ func (f *solveFlags) summaryText(path string) batch.SummaryText {
 // (runsetup.Run.JobModels; over --nats, natsBatchModel), its errors
 // --model's.
 func batchModel(flags *runFlags, stderr io.Writer) (func(batch.Job, sim.Oracle, uint64) (llms.Model, error), error) {
-	if flags.natsURL != "" {
+	if flags.nats.URL != "" {
 		return flags.natsBatchModel(stderr)
 	}
 	open, err := flags.JobModels()

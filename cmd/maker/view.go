@@ -164,7 +164,7 @@ func (f *runFlags) viewInfo(info view.Info) view.Info {
 	if f.MaxCost > 0 {
 		info.CostCap = f.MaxCost
 	}
-	if f.natsURL != "" {
+	if f.nats.URL != "" {
 		info.Remote = "over NATS, route " + info.Model
 	}
 	return info

@@ -57,9 +57,8 @@ func newWorker() *cobra.Command {
 }
 
 func (w *workerCmd) register(fs *pflag.FlagSet) {
-	w.cfg = cluster.WorkerConfig{Inflight: 1, AckWait: cluster.DefaultAckWait, Grace: cluster.DefaultGrace}
+	w.cfg = cluster.WorkerConfig{Inflight: 1, AckWait: cluster.DefaultAckWait, Grace: cluster.DefaultGrace, Creds: natsCreds}
 	flagbind.Bind(fs, &w.cfg)
-	registerNATSCreds(fs, &w.cfg.Creds)
 	fs.StringVar(&w.cfg.Creds.Identity, "identity", "", "with a credentials folder as --nats-creds: sign in as the worker identity NAME (its workers/NAME.nk, issued by maker nats worker add NAME); default: the folder's only one")
 	fs.StringVar(&w.roles, "roles", "", "with --model sim: play every role of this family's voted decompositions (multiply or sort), for maker solve --nats's lines of it, instead of Towers of Hanoi")
 	fs.StringVar(&w.logLevel, "log-level", "info", "log level on stderr: debug (each job's start and end too), info (each redelivered job it takes: a worker died, stalled or handed it back), warn (replies not published, bad jobs) or error")

@@ -45,8 +45,8 @@ func failedAt(field string, err error) error {
 // nats ls, rm, provision): the engine's URL and the admin's credential
 // (no other role may list or provision the engine).
 type AdminConfig struct {
-	URL   string `flag:"nats" usage:"NATS URL of the engine"`
-	Creds ClientCreds
+	URL   string      `flag:"nats" usage:"NATS URL of the engine"`
+	Creds ClientCreds `flags:"Creds."`
 }
 
 // DefaultAdmin is the AdminConfig of the commands' defaults: the engine

@@ -83,8 +83,9 @@ func ConnectHint(err error, how string) string {
 type ClientCreds struct {
 	// Path is a seed file or a credentials folder; empty means the one
 	// $MDAP_NATS_CREDS (CredsEnv) names, else DefaultCredsDir when that
-	// folder exists.
-	Path string
+	// folder exists. Its flag's help names CredsEnv, DefaultCredsDir and
+	// TokenEnv (TestCredsFlagNamesTheEnvironment keeps it in step).
+	Path string `flag:"nats-creds" usage:"the credential to sign in to --nats with: a seed file, or the folder maker nats printed (default $MDAP_NATS_CREDS, else ./mdap-nats/creds if it exists; $MDAP_NATS_TOKEN for a server with a token)"`
 	// Run is a coordinator's run: its key runs/RUN.nk in a folder.
 	Run string
 	// Identity is a worker's identity: workers/NAME.nk in a folder.

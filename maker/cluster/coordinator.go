@@ -38,19 +38,19 @@ const MinRetention = time.Minute
 type CoordinatorConfig struct {
 	// URL is the engine's client URL: nats://HOST:PORT, several
 	// separated by commas (CheckURL).
-	URL string
+	URL string `flag:"nats" usage:"NATS URL (e.g. nats://127.0.0.1:4222): draw the samples through maker workers instead of calling the model"`
 	// Keep is the retention of what the run creates on the engine (its
 	// journal, a batch's task queue and results): at least MinRetention.
-	Keep time.Duration
+	Keep time.Duration `flag:"nats-keep" usage:"retention of what this run creates on the engine (its journal, a batch's task queue and results); remove it sooner with maker nats rm RUN"`
 	// MinWorkers is the least distinct worker identities a step's winning
 	// votes must come from: 1 to vote.MaxVoters, or 0 for the default
-	// (MinVoters, followed with FollowVoters).
-	MinWorkers int
+	// (MinVoters, followed with FollowVoters every VotersEvery).
+	MinWorkers int `flag:"min-workers" usage:"with --nats: decide a step only when its winning votes come from at least N distinct worker identities (credentials), spreading each step's samples over the workers; 0 (the default) is 2 while at least 2 worker identities serve the route, else 1, looked at again between steps every 5s (maker solve: any worker); a worker whose answers lose far more often than its peers' is quarantined (see docs/nats.md)"`
 	// Run is the run whose journal is kept on the engine; "" for none.
 	Run string
 	// Creds is the credential OpenCoordinator signs in with
 	// (ClientCreds.SignIn): in a folder, the key of Creds.Run.
-	Creds ClientCreds
+	Creds ClientCreds `flags:"Creds."`
 	// Name names the connection on the server; "" means "maker
 	// coordinator".
 	Name string

@@ -77,8 +77,8 @@ type WorkerConfig struct {
 	// URL is the engine OpenWorker dials (CheckURL); Creds what it signs
 	// in with (its Identity a worker's name). NewWorker, given a
 	// connection, reads neither.
-	URL   string `flag:"nats" usage:"NATS URL to take jobs from, e.g. nats://127.0.0.1:4222"`
-	Creds ClientCreds
+	URL   string      `flag:"nats" usage:"NATS URL to take jobs from, e.g. nats://127.0.0.1:4222"`
+	Creds ClientCreds `flags:"Creds."`
 	// Logger receives logs of failed publications and bad jobs (Warn),
 	// each redelivered job the worker takes (Info), and each job's start
 	// and end (Debug); nil means none.
