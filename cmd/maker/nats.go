@@ -78,10 +78,8 @@ func (f *runFlags) validateNATS(cmd *cobra.Command) error {
 	case err != nil:
 		return fieldUsageErr(err, clusterFlagOf, "nats")
 	}
-	for _, name := range []string{"base-url", "latency", "latency-sigma"} {
-		if cmd.Flags().Changed(name) {
-			return usageErr("--%s applies to the workers' model with --nats: give it to maker worker", name)
-		}
+	if name := given(cmd.Flags(), "base-url", "latency", "latency-sigma"); name != "" {
+		return usageErr("--%s applies to the workers' model with --nats: give it to maker worker", name)
 	}
 	return nil
 }

@@ -14,11 +14,11 @@ import (
 // newNATSConfig is maker nats config: the files of a cluster of stock
 // nats-server nodes serving mdap's roles (cluster.WriteStockCluster).
 func newNATSConfig() *cobra.Command {
-	var (
-		cfg   cluster.StockClusterConfig
-		out   string
-		force bool
-	)
+	var f struct {
+		cluster.StockClusterConfig
+		Out   string `flag:"out" usage:"the folder to write the cluster's files to (refused when it exists and is not empty, unless --force)"`
+		Force bool   `flag:"force" usage:"replace DIR whole when it exists and is not empty (its JetStream stores included)"`
+	}
 	cmd := &cobra.Command{
 		Use:     "config --out DIR",
 		Short:   "Write the configuration of a cluster of stock nats-server nodes, and its clients' credentials",
@@ -26,13 +26,13 @@ func newNATSConfig() *cobra.Command {
 		Example: example("nats-config"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if out == "" {
+			if f.Out == "" {
 				return usageErr("--out: name the folder to write the cluster's files to")
 			}
 			if err := positiveFlags(cmd.Flags(), "nodes", "workers", "base-port"); err != nil {
 				return err
 			}
-			c, err := cluster.WriteStockCluster(out, cfg, force) // cfg.Validate first, before any file
+			c, err := cluster.WriteStockCluster(f.Out, f.StockClusterConfig, f.Force) // Validate first, before any file
 			switch {
 			case fielderr.As(err) != nil:
 				return fieldUsageErr(err, clusterFlagOf, "nats config")
@@ -46,10 +46,7 @@ func newNATSConfig() *cobra.Command {
 			return nil
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&out, "out", "", "the folder to write the cluster's files to (refused when it exists and is not empty, unless --force)")
-	cfg = cluster.StockClusterConfig{Nodes: 3, BasePort: 4222, Workers: 3, Name: "mdap"}
-	flagbind.Bind(fs, &cfg)
-	fs.BoolVar(&force, "force", false, "replace DIR whole when it exists and is not empty (its JetStream stores included)")
+	f.StockClusterConfig = cluster.DefaultStockCluster()
+	flagbind.Bind(cmd.Flags(), &f)
 	return cmd
 }

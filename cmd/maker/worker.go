@@ -91,9 +91,6 @@ func (w *workerCmd) check(cmd *cobra.Command) error {
 	if w.level, err = parseLogLevel(w.logLevel); err != nil {
 		return err
 	}
-	if err := w.flags.loadModelsFile(cmd.Flags(), cmd.InOrStdin()); err != nil {
-		return err
-	}
 	if len(w.flags.Models) > 1 {
 		return usageErr("--model given %d times: a worker serves one model", len(w.flags.Models))
 	}

@@ -27,3 +27,12 @@ func TestFlagHelpNamesTheConstants(t *testing.T) {
 		t.Errorf("CoordinatorConfig.MinWorkers's help %q does not say every %s", u, VotersEvery)
 	}
 }
+
+// TestDefaultStockClusterIsTheZeroValuesDefaults: the defaults written
+// out validate, and read as the zero configuration does.
+func TestDefaultStockClusterIsTheZeroValuesDefaults(t *testing.T) {
+	d := DefaultStockCluster()
+	if d != (StockClusterConfig{Nodes: 3, BasePort: 4222, Workers: 3, Name: "mdap"}) || d.Validate() != nil || d != (StockClusterConfig{}).withDefaults() {
+		t.Errorf("DefaultStockCluster() = %+v (Validate: %v)", d, d.Validate())
+	}
+}

@@ -59,6 +59,11 @@ type StockCluster struct {
 	WorkerCreds []string
 }
 
+// DefaultStockCluster is the StockClusterConfig of the defaults its zero
+// fields read as, written out (for a caller that shows them, as maker
+// nats config's flags): 3 nodes from port 4222, 3 workers, named mdap.
+func DefaultStockCluster() StockClusterConfig { return StockClusterConfig{}.withDefaults() }
+
 func (c StockClusterConfig) withDefaults() StockClusterConfig {
 	c.Nodes = cmpOr(c.Nodes, 3)
 	c.BasePort = cmpOr(c.BasePort, 4222)
