@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -303,24 +304,17 @@ func (f *runFlags) natsBatchModel(stderr io.Writer) (func(batch.Job, sim.Oracle,
 
 // batchQueue is the task queue of maker solve --nats: queue (--queue),
 // or one named after the tasks file and the settings
-// (cluster.RunBatchQueueName), so every coordinator started on the same
-// file and flags shares it. It opens the
-// queue once, so that a credential refused it (a run key of another
-// queue) is a usage error before anything is written.
+// (cluster.Coordinator.OpenBatchQueue), opened once so that a credential
+// it refuses (a run key of another queue) is a usage error before
+// anything is written.
 func (f *runFlags) batchQueue(ctx context.Context, tasksFile, queue string) (string, error) {
-	if queue == "" {
-		content, err := os.ReadFile(tasksFile)
-		if err != nil {
-			return "", usageErr("%w", err)
-		}
-		if queue, err = cluster.RunBatchQueueName(content, f.Run); err != nil {
-			return "", simUsageErr(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, cluster.SetupTimeout)
-	defer cancel()
-	_, err := f.coord.OpenTaskQueue(ctx, queue)
+	queue, err := f.coord.OpenBatchQueue(ctx, tasksFile, queue, f.Run)
+	var pathErr *fs.PathError
 	switch {
+	case errors.As(err, &pathErr):
+		return "", usageErr("%w", err)
+	case fielderr.As(err) != nil: // the route's: a setting of the simulated model
+		return "", simUsageErr(err)
 	case errors.Is(err, cluster.ErrAuth):
 		return "", usageErr("--nats: %w; with a run key give --queue NAME, the run it was issued for", err)
 	case err != nil:

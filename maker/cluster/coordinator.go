@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
@@ -177,6 +178,31 @@ func (c *Coordinator) Journal(ctx context.Context, resume bool, onLocked func(wa
 // of another queue).
 func (c *Coordinator) OpenTaskQueue(ctx context.Context, name string) (*TaskQueue, error) {
 	return OpenTaskQueue(ctx, c.js, name, TaskQueueConfig{MaxAge: c.cfg.Keep})
+}
+
+// OpenBatchQueue returns the task queue of the batch of tasksFile, as a
+// command starts one: queue when given, else the queue named after the
+// file's content and r's settings (RunBatchQueueName), so that every
+// coordinator started on the same file and settings shares it. It opens
+// the queue once within SetupTimeout (OpenTaskQueue), so that a
+// credential the queue refuses (a run key of another queue) is met
+// before the batch writes anything. Errors: the file's read as os.ReadFile
+// returns it (a *fs.PathError), RunBatchQueueName's, OpenTaskQueue's
+// (ErrAuth for a run key of another queue).
+func (c *Coordinator) OpenBatchQueue(ctx context.Context, tasksFile, queue string, r runsetup.Run) (string, error) {
+	if queue == "" {
+		content, err := os.ReadFile(tasksFile)
+		if err != nil {
+			return "", err
+		}
+		if queue, err = RunBatchQueueName(content, r); err != nil {
+			return "", err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, SetupTimeout)
+	defer cancel()
+	_, err := c.OpenTaskQueue(ctx, queue)
+	return queue, err
 }
 
 // SolveBatch is the package's SolveBatch on the coordinator's engine,
