@@ -3,15 +3,21 @@ package cluster_test
 import (
 	"context"
 	"errors"
-	"github.com/tmc/langchaingo/llms"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tmc/langchaingo/llms"
 
 	"github.com/mdap-go/mdap/internal/fielderr"
 	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/hanoi"
 	"github.com/mdap-go/mdap/maker/journal"
+	"github.com/mdap-go/mdap/maker/runsetup"
+	"github.com/mdap-go/mdap/maker/sim"
 	"github.com/mdap-go/mdap/vote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,4 +178,30 @@ func mustHanoi(t testing.TB, disks int) *hanoi.Task {
 	task, err := hanoi.New(disks)
 	require.NoError(t, err)
 	return task
+}
+
+// TestOpenBatchQueueNamesTheTasksQueue: without a name the queue is
+// RunBatchQueueName of the file's content and the run, opened on the
+// engine; a name given is used as it is, the file unread; a file that
+// cannot be read is its *fs.PathError.
+func TestOpenBatchQueueNamesTheTasksQueue(t *testing.T) {
+	noCredsAround(t)
+	srv := startServer(t)
+	c, err := cluster.OpenCoordinator(cluster.CoordinatorConfig{URL: srv.ClientURL(), Keep: cluster.DefaultRetention})
+	require.NoError(t, err)
+	defer c.Close()
+	tasks := filepath.Join(t.TempDir(), "tasks.jsonl")
+	require.NoError(t, os.WriteFile(tasks, []byte("tasks"), 0o600))
+	r := runsetup.Run{Models: []string{"sim"}, Settings: runsetup.DefaultSettings(), Sim: sim.DefaultConfig()}
+	want, err := cluster.RunBatchQueueName([]byte("tasks"), r)
+	require.NoError(t, err)
+	name, err := c.OpenBatchQueue(t.Context(), tasks, "", r)
+	require.NoError(t, err)
+	assert.Equal(t, want, name)
+	name, err = c.OpenBatchQueue(t.Context(), filepath.Join(t.TempDir(), "absent"), "given", r)
+	require.NoError(t, err)
+	assert.Equal(t, "given", name)
+	_, err = c.OpenBatchQueue(t.Context(), filepath.Join(t.TempDir(), "absent"), "", r)
+	var pathErr *fs.PathError
+	assert.ErrorAs(t, err, &pathErr)
 }
