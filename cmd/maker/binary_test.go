@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -196,6 +197,19 @@ func startBinary(t *testing.T, bin string, race bool, out *os.File, args ...stri
 		}
 	})
 	return c
+}
+
+// exited reports whether the child's process has ended, without reaping
+// it (wait does): its /proc entry is a zombie's, or gone. Before wait,
+// c.cmd.ProcessState is nil whether or not the process ended.
+func (c *child) exited() bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return c.cmd.ProcessState != nil || errors.Is(err, fs.ErrNotExist)
+	}
+	// "PID (COMM) STATE ...": COMM may hold spaces and parentheses.
+	_, rest, _ := bytes.Cut(stat[bytes.LastIndexByte(stat, ')'):], []byte(" "))
+	return len(rest) > 0 && (rest[0] == 'Z' || rest[0] == 'X')
 }
 
 // wait waits at most d for the process and returns its exit status. A
@@ -434,7 +448,7 @@ func TestBinarySurvivesKills(t *testing.T) {
 					// after its stretch: at 11 disks, 2,047 steps, a SIGKILL
 					// series reached the end after 8 signals).
 					more := 1 + rng.IntN(250)
-					if !assert.Eventually(t, func() bool { return lc.count() >= lines+more || c.cmd.ProcessState != nil }, time.Minute, 2*time.Millisecond) {
+					if !assert.Eventually(t, func() bool { return lc.count() >= lines+more || c.exited() }, time.Minute, 2*time.Millisecond) {
 						c.cmd.Process.Kill()
 						t.Fatalf("%s: no %d more lines in the journal (%d at the start) within a minute; the run's stderr:\n%s", sig.sig, more, lines, c.stderr.String())
 					}
@@ -586,4 +600,17 @@ func fileSize(path string) int64 {
 		return 0
 	}
 	return fi.Size()
+}
+
+// TestChildExitedBeforeWait: exited sees a child that ended before its
+// wait (c.cmd.ProcessState, which the binary tests waited on before,
+// stays nil until then), and sees a running one as running.
+func TestChildExitedBeforeWait(t *testing.T) {
+	t.Parallel()
+	running := start(t, nil, "serve-sim", "--addr", "127.0.0.1:0")
+	c := start(t, nil, "tools")
+	require.Eventually(t, c.exited, 30*time.Second, 5*time.Millisecond, "the child ended")
+	assert.Nil(t, c.cmd.ProcessState, "not reaped yet")
+	assert.Equal(t, 0, c.wait(t, time.Minute))
+	assert.False(t, running.exited(), "serve-sim still serves")
 }

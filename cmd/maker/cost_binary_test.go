@@ -114,7 +114,7 @@ func TestBinarySIGKILLMidWaveWithSamplesPerCall(t *testing.T) {
 		before := fileSize(j)
 		c := startRace(t, nil, a...)
 		if kills < 4 {
-			require.Eventually(t, func() bool { return fileSize(j) > before || c.cmd.ProcessState != nil }, 30*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return fileSize(j) > before || c.exited() }, 30*time.Second, time.Millisecond)
 			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 			require.NoError(t, c.cmd.Process.Signal(syscall.SIGKILL))
 			if c.wait(t, time.Minute) == 0 {

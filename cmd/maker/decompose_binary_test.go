@@ -207,8 +207,11 @@ func TestBinaryMultiplyKilledResumesToTheSameAnswer(t *testing.T) {
 			break
 		}
 		more := 1 + rng.IntN(40)
-		require.Eventually(t, func() bool { return countLines(j) >= lines+more || c.cmd.ProcessState != nil }, time.Minute, time.Millisecond)
-		require.NoError(t, c.cmd.Process.Signal(signals[i]), "the run ended before the signal")
+		if !assert.Eventually(t, func() bool { return countLines(j) >= lines+more || c.exited() }, time.Minute, time.Millisecond) {
+			t.Fatalf("run %d: the journal had %d lines after a minute, %d awaited; stderr:\n%s", i+1, countLines(j), lines+more, c.stderr.String())
+		}
+		require.False(t, c.exited(), "run %d ended before the signal; stderr:\n%s", i+1, c.stderr.String())
+		require.NoError(t, c.cmd.Process.Signal(signals[i]))
 		code := c.wait(t, time.Minute)
 		if signals[i] == syscall.SIGINT {
 			assert.Equal(t, 130, code, c.stderr.String())
@@ -249,7 +252,7 @@ func TestBinarySolveDecompositionLinesSurviveAKill(t *testing.T) {
 		args := []string{"solve", tasks, "--out", out, "--state", filepath.Join(dir, "state"), "--latency", "2ms", "--concurrency", "1", "--progress", "off"}
 		if kill {
 			c := startRace(t, nil, args...)
-			require.Eventually(t, func() bool { return countLines(out) >= 2 || c.cmd.ProcessState != nil }, time.Minute, time.Millisecond)
+			require.Eventually(t, func() bool { return countLines(out) >= 2 || c.exited() }, time.Minute, time.Millisecond)
 			require.NoError(t, c.cmd.Process.Signal(syscall.SIGKILL), "the batch ended before the kill")
 			c.wait(t, time.Minute)
 		}

@@ -35,7 +35,7 @@ func TestBinaryWorkerPlaysRolesOverNATS(t *testing.T) {
 			_ = w.cmd.Process.Signal(syscall.SIGINT)
 			assert.Equal(t, 0, w.wait(t, time.Minute), w.stderr.String())
 		}()
-		require.Eventually(t, func() bool { return strings.Contains(w.stderr.String(), "serving") || w.cmd.ProcessState != nil },
+		require.Eventually(t, func() bool { return strings.Contains(w.stderr.String(), "serving") || w.exited() },
 			time.Minute, 10*time.Millisecond)
 		require.Contains(t, w.stderr.String(), `serving "sim-roles:multiply`, "the route names the family")
 	}
@@ -75,7 +75,7 @@ func TestBinaryWorkerPlaysRolesOverNATS(t *testing.T) {
 		return n
 	}
 	c = start(t, nil, solve("cut")...)
-	require.Eventually(t, func() bool { return journaled() >= 10 || c.cmd.ProcessState != nil }, time.Minute, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return journaled() >= 10 || c.exited() }, time.Minute, 5*time.Millisecond)
 	require.NoError(t, c.cmd.Process.Signal(syscall.SIGINT), "the run ended before the signal")
 	require.Equal(t, 130, c.wait(t, time.Minute), c.stderr.String())
 	c = start(t, nil, solve("cut")...)
