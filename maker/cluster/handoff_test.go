@@ -132,28 +132,36 @@ func TestAPullIsGivenEveryKeptJobItMayTake(t *testing.T) {
 }
 
 // TestAPullIsSentNoMoreJobsThanItAskedFor (review21, medium-low;
-// review22, low): a pull of one job given a kept job at once is sent no
-// job its fetch from JetStream brings after it (it was: the worker got 2
-// jobs for its 1 free place and called its model on both at once), and
-// that job spends no delivery: it is kept for the next pull, which gets
-// it as delivery 1 (it was handed back as a NAK: delivery 2, and, round
-// after round, past avoidDeliveries toward MaxDeliver).
+// review22, low): a pull of two jobs given two kept jobs at once is sent
+// no job its fetch from JetStream brings after them (it was: the worker
+// got more jobs than its free places and called its model on all at
+// once), and those jobs spend no delivery: each is kept for the next
+// pull, which gets it as delivery 1. Each was handed back as a NAK
+// (delivery 2, and, round after round, to MaxDeliver: lost); then the
+// first only was kept, each later one NAKed (a sitter's hand-backs keeping
+// an honest worker's places full lost 5 of 160 jobs so).
 func TestAPullIsSentNoMoreJobsThanItAskedFor(t *testing.T) {
 	t.Parallel()
 	e := newHandoffStage(t, time.Minute)
 	e.call("first")
-	nakWithDelay(t, e.sitter, e.sitterTakes(t, 1)[0], time.Minute)
+	e.call("second")
+	for _, job := range e.sitterTakes(t, 2) {
+		nakWithDelay(t, e.sitter, job, time.Minute)
+	}
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		e.call("second")
+		e.call("third")
+		e.call("fourth")
 	}()
-	got := pullAll(t, e.honest, e.route, 1, 3*time.Second)
-	t.Logf("the honest worker's pull of 1 was sent %d jobs", len(got))
-	assert.Len(t, got, 1, "a pull of 1 is sent the kept job, and no other")
-	next := pullAll(t, e.honest, e.route, 1, 3*time.Second)
-	require.Len(t, next, 1, "the second job")
-	t.Logf("the second job, never sent to a worker before, came as delivery %s", next[0].Header.Get("Mdap-Delivered"))
-	assert.Equal(t, "1", next[0].Header.Get("Mdap-Delivered"), "a job no worker was sent spent no delivery")
+	got := pullAll(t, e.honest, e.route, 2, 3*time.Second)
+	t.Logf("the honest worker's pull of 2 was sent %d jobs", len(got))
+	assert.Len(t, got, 2, "a pull of 2 is sent the 2 kept jobs, and no other")
+	next := pullAll(t, e.honest, e.route, 2, 3*time.Second)
+	require.Len(t, next, 2, "the third and fourth jobs")
+	for _, job := range next {
+		t.Logf("a job never sent to a worker before came as delivery %s", job.Header.Get("Mdap-Delivered"))
+		assert.Equal(t, "1", job.Header.Get("Mdap-Delivered"), "a job no worker was sent spent no delivery")
+	}
 }
 
 // TestAKeptJobPastItsTTLGoesToNoWorker (review21, low): a job's TTL is
@@ -183,15 +191,27 @@ func TestAKeptJobPastItsTTLGoesToNoWorker(t *testing.T) {
 
 // TestASitterPastItsHandoffCapStallsNoOtherRun (review22, medium): a
 // worker credential pulls skipping, for a minute, the jobs of the five
-// coordinators on its route (160 queued, each run under its 64). The
-// agent keeps 128 of them for other workers (maxHandoffsPerKey); it
-// handed every one past that back as the sitter's minute's delayed NAK,
-// held from every worker (#35's stall again: the honest worker was given
-// 128 of 160). Past its cap a hand-back is a NAK of at most avoidDelay,
-// and the sitter's pulls fetch nothing until fewer are kept: the honest
-// worker, pulling with free places, is given every queued job.
+// coordinators on its route (160 queued, each run under its 64), or
+// pulls them all and NAKs each with a minute's delay. The agent keeps
+// 128 of them for other workers (maxHandoffsPerKey); it handed every one
+// past that back as the sitter's minute's delayed NAK, held from every
+// worker (#35's stall again: the honest worker was given 128 of 160).
+// Past its cap a hand-back is a NAK of at most avoidDelay, and the
+// sitter's pulls fetch nothing until fewer are kept: the honest worker,
+// pulling with free places, is given every queued job.
 func TestASitterPastItsHandoffCapStallsNoOtherRun(t *testing.T) {
 	t.Parallel()
+	for _, how := range []string{"skip", "nak"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			sitterPastItsHandoffCap(t, how == "nak")
+		})
+	}
+}
+
+// sitterPastItsHandoffCap: see TestASitterPastItsHandoffCapStallsNoOtherRun;
+// the sitter NAKs the jobs it pulls with nak, else skips them.
+func sitterPastItsHandoffCap(t *testing.T, nak bool) {
 	dir := t.TempDir()
 	_, s := issueTenants(t, dir)
 	coords := []string{s.victim, s.thief}
@@ -233,6 +253,9 @@ func TestASitterPastItsHandoffCapStallsNoOtherRun(t *testing.T) {
 	var wg sync.WaitGroup
 	defer func() { sstop(); wg.Wait() }()
 	for range 2 { // the sitter pulls, and skips, every job as it is queued
+		if nak {
+			break
+		}
 		wg.Go(func() {
 			for sctx.Err() == nil {
 				pullSkipping(t, sitter, route, 256, time.Second, skip)
@@ -255,6 +278,13 @@ func TestASitterPastItsHandoffCapStallsNoOtherRun(t *testing.T) {
 		}
 	}
 	require.Greater(t, len(queued), 128, "more jobs queued than one identity may have kept")
+	if nak { // the sitter takes every queued job at once, and NAKs each
+		jobs := pullAll(t, sitter, route, 256, time.Second)
+		require.Greater(t, len(jobs), 128, "the sitter holds more jobs than it may have kept")
+		for _, job := range jobs {
+			nakWithDelay(t, sitter, job, time.Minute)
+		}
+	}
 
 	given, total := 0, len(queued)
 	deadline := time.Now().Add(10 * time.Second)

@@ -337,9 +337,11 @@ func (a *Agent) forward(ctx context.Context, js jetstream.JetStream, id string, 
 		}
 		if *n <= 0 {
 			// Kept jobs took the places this fetch was for: kept in
-			// turn, for any worker's next pull (this one's too), so that
-			// it spends no delivery (review22).
-			full = true
+			// turn, every one of them, for any worker's next pull (this
+			// one's too), so that none spends a delivery (review22). A
+			// NAK of each after the first spent one each time, and a
+			// worker pulling while others' hand-backs kept its places
+			// full drove jobs to MaxDeliver: lost.
 			_ = a.handBack(msg, seq, delivered, "", pollWait, ackWait)
 			continue
 		}
