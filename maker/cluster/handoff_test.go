@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/internal/wait"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
@@ -344,4 +346,48 @@ func firstJob(t *testing.T, nc *nats.Conn, route string, wait time.Duration) (ti
 			return time.Since(start), false
 		}
 	}
+}
+
+// TestALateRelayAnswerServesThePullOnce (review23, medium-high): a pull
+// handed on to an agent that takes it up but answers late (a far node,
+// a loaded machine: here a stand-in agent answering after 800 ms, past
+// relayWait) is not served by the agent it reached too. It was: that
+// agent took the late answer for a refusal and sent a job of its own
+// after the other's end marker, to a pull its worker no longer read; the
+// job was held for nobody for the ack wait, and struck against the
+// worker.
+func TestALateRelayAnswerServesThePullOnce(t *testing.T) {
+	t.Parallel()
+	e := newHandoffStage(t, time.Minute)
+	anc, _ := connectAs(t, e.url, e.s.admin)
+	// The stand-in says it keeps a job of the route every 300 ms, and
+	// takes up each pull handed on to it late, ending it with no job.
+	var taken atomic.Int32
+	_, err := anc.Subscribe("mdap.agents.pull.far", func(m *nats.Msg) {
+		go func() {
+			time.Sleep(800 * time.Millisecond)
+			taken.Add(1)
+			_ = m.Respond(nil)
+			end := nats.NewMsg(m.Header.Get("Mdap-Relay-Reply"))
+			end.Header.Set("Mdap-End", "1")
+			_ = anc.PublishMsg(end)
+		}()
+	})
+	require.NoError(t, err)
+	news, _ := json.Marshal(map[string]any{"from": "far", "keeps": map[string][]string{cluster.RouteToken(e.route): {"someone"}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			_ = anc.Publish("mdap.agents.news", news)
+			_ = wait.Sleep(ctx, 300*time.Millisecond)
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	e.call("queued") // a job in JetStream the agent could send itself
+	time.Sleep(300 * time.Millisecond)
+	got := pullAll(t, e.honest, e.route, 1, 2*time.Second)
+	t.Logf("the pull was taken up by the stand-in %d times; the agent it reached sent %d jobs", taken.Load(), len(got))
+	require.Positive(t, taken.Load(), "the pull was handed on")
+	assert.Empty(t, got, "a pull another agent took up, however late, is not served where it landed too")
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -22,8 +23,10 @@ import (
 // that keeps none of the route's jobs the puller may take, while another
 // does, hands the pull on to that agent (relaySubject plus its id),
 // which serves it as its own: its kept jobs first, then JetStream's. A
-// relayed pull is never handed on again, and one the other agent does
-// not take up within relayWait (gone, busy) is served where it landed.
+// relayed pull is never handed on again, and one the other agent refuses
+// (stopping, busy), or that no agent listens for, is served where it
+// landed; one with no answer by its deadline is ended with no job there,
+// never served by both (review23).
 
 // relaySubject, followed by an agent's id, carries a pull another agent
 // hands on to it. Only the admin identity (the agents') may publish or
@@ -37,8 +40,9 @@ const (
 	relayReplyHeader   = "Mdap-Relay-Reply"
 )
 
-// relayWait bounds an agent's wait for the agent it hands a pull on to
-// to take it up; a pull with less time left is not handed on.
+// relayWait is the least time a pull must have left to be handed on,
+// and how long past the pull's deadline the relaying agent waits for the
+// other's answer before it ends the pull itself.
 const relayWait = 250 * time.Millisecond
 
 // relayCheckEvery is how long an agent fetches at a time for a pull that
@@ -185,10 +189,32 @@ func (a *Agent) relayPull(ctx context.Context, id string, m *nats.Msg, req pullR
 	relay.Header.Set(relaySubjectHeader, m.Subject)
 	relay.Header.Set(relayReplyHeader, m.Reply)
 	relay.Data, _ = json.Marshal(req)
-	rctx, cancel := context.WithTimeout(ctx, relayWait)
+	if ctx.Err() != nil {
+		return false
+	}
+	// Once sent, the pull may be taken up however late the answer comes
+	// (a far or loaded agent): served here too, its jobs went out after
+	// the other agent's end marker, to a pull its worker no longer read,
+	// each held for the ack wait and struck against the worker (review23:
+	// TestALateRelayAnswerServesThePullOnce). So it is served here only
+	// if the other agent refused it, or none listens; with no answer by
+	// the pull's deadline (and relayWait for the other's own end marker
+	// to come first), or the engine stopping, it is ended with no job.
+	rctx, cancel := context.WithDeadline(ctx, deadline.Add(relayWait))
 	defer cancel()
 	ans, err := a.nc.RequestMsgWithContext(rctx, relay)
-	return err == nil && len(ans.Data) == 0
+	switch {
+	case err == nil:
+		return len(ans.Data) == 0
+	case errors.Is(err, nats.ErrNoResponders):
+		return false
+	}
+	reason := ""
+	if ctx.Err() != nil {
+		reason = "the engine is stopping"
+	}
+	endPull(a.nc, m.Reply, cmpOr(reason, "1"))
+	return true
 }
 
 // onRelayedPull takes up a pull another agent handed on: it serves it
