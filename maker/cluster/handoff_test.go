@@ -391,3 +391,43 @@ func TestALateRelayAnswerServesThePullOnce(t *testing.T) {
 	require.Positive(t, taken.Load(), "the pull was handed on")
 	assert.Empty(t, got, "a pull another agent took up, however late, is not served where it landed too")
 }
+
+// TestNoClientReachesTheAgentsSubjects: the agents' own subjects (a pull
+// handed on, news of kept jobs, an act relayed) are the admin identity's:
+// a worker, a run coordinator or an issued worker publishing there reaches
+// no agent, so none can forge news of kept jobs to draw every pull to
+// one place, nor hand an agent a pull under another worker's subject.
+func TestNoClientReachesTheAgentsSubjects(t *testing.T) {
+	t.Parallel()
+	url, s, issued := tenantsAndAWorkerOn(t, cluster.ServerConfig{})
+	anc, _ := connectAs(t, url, s.admin)
+	heard := make(chan string, 64)
+	sub, err := anc.Subscribe("mdap.agents.>", func(m *nats.Msg) {
+		if string(m.Data) == "forged" || string(m.Data) == "admin's" {
+			heard <- m.Subject + " " + string(m.Data)
+		}
+	})
+	require.NoError(t, err)
+	defer func() { _ = sub.Unsubscribe() }()
+	require.NoError(t, anc.Flush())
+	for name, seed := range map[string]string{"worker": s.worker, "issued worker": issued, "run coordinator": s.victim} {
+		nc, _ := connectAs(t, url, seed)
+		for _, subject := range []string{"mdap.agents.pull.any", "mdap.agents.news", "mdap.agents.act"} {
+			_ = nc.Publish(subject, []byte("forged"))
+		}
+		_ = nc.Flush()
+		t.Logf("%s published on the agents' subjects", name)
+	}
+	require.NoError(t, anc.Publish("mdap.agents.news", []byte("admin's"))) // the control: heard
+	select {
+	case got := <-heard:
+		assert.Equal(t, "mdap.agents.news admin's", got, "only the admin's message is heard")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the admin's own message was not heard")
+	}
+	select {
+	case got := <-heard:
+		t.Errorf("a client's message reached the agents' subjects: %s", got)
+	case <-time.After(500 * time.Millisecond):
+	}
+}
