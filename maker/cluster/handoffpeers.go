@@ -178,7 +178,7 @@ func (a *Agent) tellKeeps(now time.Time, last keptRoutes, told time.Time) (keptR
 // took it up (and so answers it, by the same deadline).
 func (a *Agent) relayPull(ctx context.Context, id string, m *nats.Msg, req pullRequest, deadline time.Time) bool {
 	now, key, route := time.Now(), identityKey(id), RouteToken(req.Route)
-	if req.Wait = deadline.Sub(now); req.Wait < relayWait || a.handoffs.hasFor(route, key, now) {
+	if req.Wait = deadline.Sub(now); ctx.Err() != nil || req.Wait < relayWait || a.handoffs.hasFor(route, key, now) {
 		return false
 	}
 	to := a.peerKeeps.keeper(route, key, now)
@@ -189,9 +189,6 @@ func (a *Agent) relayPull(ctx context.Context, id string, m *nats.Msg, req pullR
 	relay.Header.Set(relaySubjectHeader, m.Subject)
 	relay.Header.Set(relayReplyHeader, m.Reply)
 	relay.Data, _ = json.Marshal(req)
-	if ctx.Err() != nil {
-		return false
-	}
 	// Once sent, the pull may be taken up however late the answer comes
 	// (a far or loaded agent): served here too, its jobs went out after
 	// the other agent's end marker, to a pull its worker no longer read,
