@@ -36,7 +36,7 @@ func newHandoffStage(t *testing.T, timeout time.Duration) *handoffStage {
 	vnc, vjs := connectAs(t, url, s.victim)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	d, err := cluster.NewDrawer(ctx, vjs, cluster.DrawerConfig{Timeout: timeout})
+	d, err := cluster.NewDrawer(ctx, vjs, cluster.DrawerConfig{Timeout: timeout, NoWorker: rawPullsOnly})
 	require.NoError(t, err)
 	remote, err := d.Model(route)
 	require.NoError(t, err)
@@ -243,7 +243,7 @@ func sitterPastItsHandoffCap(t *testing.T, nak bool) {
 	for ci, seed := range coords {
 		nc, js := connectAs(t, url, seed)
 		skip[identityOf(nc)] = time.Minute
-		d, err := cluster.NewDrawer(ctx, js, cluster.DrawerConfig{Timeout: 3 * time.Minute})
+		d, err := cluster.NewDrawer(ctx, js, cluster.DrawerConfig{Timeout: 3 * time.Minute, NoWorker: rawPullsOnly})
 		require.NoError(t, err)
 		remote, err := d.Model(route)
 		require.NoError(t, err)

@@ -23,6 +23,17 @@ import (
 // other coordinator.
 const deadTTL = 5 * time.Second
 
+// rawPullsOnly is the NoWorker of the Drawers whose route only raw
+// connections pull (pullAll, newRawPuller; the route's Worker never
+// runs): they listen to no cancellation notice, so
+// the Drawer's check that a worker serves the route, at a moment no pull
+// waits on JetStream (the sitter past its cap fetches nothing; in the
+// nak case nothing pulls for 4 s), found none, failed the calls with
+// ErrNoWorker and withdrew their jobs (under load, the sitter test then
+// missed 1 to 4 of its queued jobs in 3 runs of 8:
+// TestASitterPastItsHandoffCapStallsNoOtherRun).
+const rawPullsOnly = -1
+
 // startServer starts an embedded server on a free loopback port with a
 // temporary store; it is shut down when the test ends.
 func startServer(t testing.TB) *cluster.Server {

@@ -51,7 +51,7 @@ func TestAJobHandedBackByItsOnlyWorkerWaitsOutItsDelay(t *testing.T) {
 	p := newRawPuller(t, url, seed)
 
 	_, vjs := connectAs(t, url, s.victim)
-	remote, err := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 30 * time.Second}).Model(route)
+	remote, err := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 30 * time.Second, NoWorker: rawPullsOnly}).Model(route)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

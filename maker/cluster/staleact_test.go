@@ -199,7 +199,7 @@ func TestAnActOnAnEarlierDeliveryThroughAnotherAgentIsRefused(t *testing.T) {
 	honest := newRawPuller(t, url, s.worker)
 
 	_, vjs := connectAs(t, url, s.victim)
-	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 60 * time.Second})
+	d := newDrawer(t, vjs, cluster.DrawerConfig{Timeout: 60 * time.Second, NoWorker: rawPullsOnly})
 	remote, err := d.Model(w.Route())
 	require.NoError(t, err)
 
