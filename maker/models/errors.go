@@ -43,6 +43,11 @@ var (
 	// refuse however often it is sent (a prompt over the context length,
 	// a schema it cannot use).
 	ErrRequestRefused = errors.New("request refused")
+	// ErrToolsUnsupported (permanent): the server takes no native tool
+	// declarations for this model (HTTP 400, Ollama's "does not support
+	// tools"); it also wraps ErrRequestRefused. Declare the tools in the
+	// prompt instead (maker.DeclarePrompt).
+	ErrToolsUnsupported = errors.New("native tools unsupported")
 	// ErrQuota (permanent): the account's quota or credit is spent.
 	ErrQuota = errors.New("quota exhausted")
 	// ErrRateLimited (transient): HTTP 429. The error carries the delay
@@ -124,6 +129,8 @@ func (m *model) classify(ctx context.Context, c seen, err error, took time.Durat
 		return permanent(ErrAuth, "%s: %s: %s", at, status, m.provider.AuthHint(&m.Conn)).because(mapped)
 	case c.status == http.StatusNotFound:
 		return m.diagnose404(ctx, c, status, mapped)
+	case c.status == http.StatusBadRequest && strings.Contains(msg, "does not support tools"):
+		return permanent(ErrToolsUnsupported, "%s: %s: the server takes no native tool declarations for this model; declare the tools in the prompt instead", at, status).because(ErrRequestRefused, mapped)
 	case c.status == http.StatusBadRequest || c.status == http.StatusUnprocessableEntity:
 		return permanent(ErrRequestRefused, "%s: the server refused the request (%s)", at, status).because(mapped)
 	case c.status == http.StatusPaymentRequired || isQuota(code, msg):

@@ -375,6 +375,32 @@ func TestQuotaAndBadRequestArePermanent(t *testing.T) {
 	}
 }
 
+// A server that takes no native tool declarations for the model says so
+// in a 400 (Ollama: "MODEL does not support tools", through its own API
+// and its OpenAI one): ErrToolsUnsupported, a refused request, permanent,
+// keeping the server's words and saying what to do instead.
+func TestNativeToolsRefusedIsErrToolsUnsupported(t *testing.T) {
+	cleanEnv(t)
+	for spec, c := range map[string]struct{ base, body string }{
+		"openai:tiny": {"/v1", `{"error":{"message":"registry.ollama.ai/library/tiny:latest does not support tools","type":"api_error"}}`},
+		"ollama:tiny": {"", `{"error":"registry.ollama.ai/library/tiny:latest does not support tools"}`},
+	} {
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusBadRequest, c.body) })
+		m := open(t, spec, srv.URL+c.base)
+		_, err := ask(context.Background(), m)
+		assert.ErrorIs(t, err, models.ErrToolsUnsupported, spec)
+		assert.ErrorIs(t, err, models.ErrRequestRefused, spec)
+		assert.ErrorIs(t, err, maker.ErrPermanent, spec)
+		assert.Contains(t, err.Error(), "does not support tools", spec)
+		assert.Contains(t, err.Error(), "declare the tools in the prompt", spec)
+	}
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusBadRequest, `{"error":{"message":"This model's maximum context length is 8192 tokens."}}`)
+	})
+	_, err := ask(context.Background(), open(t, "openai:tiny", srv.URL+"/v1"))
+	assert.NotErrorIs(t, err, models.ErrToolsUnsupported, "another refusal")
+}
+
 func TestServerErrorsAreTransientAndNameTheURL(t *testing.T) {
 	cleanEnv(t)
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
