@@ -71,8 +71,10 @@ const coreGoal = 12000
 // privateState, integralCount) and responsemeta.go's file went, and docs
 // that restated another's contract point to it (coretrim: 11,974).
 // Normalize bounds a tool name's length before its lookup again, as the
-// executor's limits promise (11,978).
-const coreCeiling = 11978
+// executor's limits promise (11,978). A provider's refusal of native
+// tools became a sentinel of its own (models.ErrToolsUnsupported), which
+// the CLI had told apart by the message's words (11,984).
+const coreCeiling = 11984
 
 // TestCoreSize: the core's non-test Go files (comments and blank lines
 // included, as `wc -l` counts them) hold at most coreCeiling lines. A

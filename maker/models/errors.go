@@ -43,10 +43,9 @@ var (
 	// refuse however often it is sent (a prompt over the context length,
 	// a schema it cannot use).
 	ErrRequestRefused = errors.New("request refused")
-	// ErrToolsUnsupported (permanent): the server takes no native tool
-	// declarations for this model (HTTP 400, Ollama's "does not support
-	// tools"); it also wraps ErrRequestRefused. Declare the tools in the
-	// prompt instead (maker.DeclarePrompt).
+	// ErrToolsUnsupported (permanent, and ErrRequestRefused): HTTP 400, "MODEL
+	// does not support tools" (Ollama): declare the tools in the prompt
+	// instead (maker.DeclarePrompt).
 	ErrToolsUnsupported = errors.New("native tools unsupported")
 	// ErrQuota (permanent): the account's quota or credit is spent.
 	ErrQuota = errors.New("quota exhausted")
