@@ -62,7 +62,7 @@ func TestUndecodableReplyUnderTheLeaseFailsTheSampleAtOnce(t *testing.T) {
 			})
 
 			_, cjs := connect(t, srv.ClientURL())
-			d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: time.Minute})
+			d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: time.Minute, NoWorker: rawPullsOnly})
 			remote, err := d.Model(model.Identity())
 			require.NoError(t, err)
 			began := time.Now()

@@ -67,7 +67,7 @@ func TestAWorkerCannotGuessTheEnginesOwnToken(t *testing.T) {
 	// An honest coordinator's calls wait for a worker of the route.
 	const route = "review11-token"
 	_, cjs := connectAs(t, url, cluster.SeedFile(dir, cluster.RoleCoordinator))
-	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 30 * time.Second})
+	d := newDrawer(t, cjs, cluster.DrawerConfig{Timeout: 30 * time.Second, NoWorker: rawPullsOnly})
 	remote, err := d.Model(route)
 	require.NoError(t, err)
 	calls, stopCalls := context.WithCancel(ctx)

@@ -24,7 +24,7 @@ import (
 const deadTTL = 5 * time.Second
 
 // rawPullsOnly is the NoWorker of the Drawers whose route only raw
-// connections pull (pullAll, newRawPuller; the route's Worker never
+// connections pull (pullAll, newRawPuller, a fetch by hand; its Worker never
 // runs): they listen to no cancellation notice, so
 // the Drawer's check that a worker serves the route, at a moment no pull
 // waits on JetStream (the sitter past its cap fetches nothing; in the

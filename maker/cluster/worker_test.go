@@ -140,7 +140,7 @@ func TestReplyTwiceCountsOnce(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
 	_, js := connect(t, srv.ClientURL())
-	d := newDrawer(t, js, cluster.DrawerConfig{Timeout: 10 * time.Second})
+	d := newDrawer(t, js, cluster.DrawerConfig{Timeout: 10 * time.Second, NoWorker: rawPullsOnly})
 	m, err := d.Model("echo")
 	require.NoError(t, err)
 
