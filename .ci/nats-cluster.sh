@@ -45,9 +45,16 @@ cleanup() {
 trap cleanup EXIT
 # fail prints each process's last lines: the last two, and before them the
 # last twelve that are not progress lines (a run's error, the agent's
-# warnings: CI34's failure kept only progress lines).
+# warnings: CI34's failure kept only progress lines); and each run's JSON
+# summary, where a run with --json says why it failed (CI58's "stopped:
+# exit 1" left only blank progress lines on stderr).
 fail() {
   echo "!! $*"
+  for f in "$work"/*.json; do
+    [ -f "$f" ] || continue
+    echo "-- $f"
+    head -c 4000 "$f"; echo
+  done
   for f in "$work"/*.err "$work"/*.log; do
     [ -f "$f" ] || continue
     echo "-- $f"
