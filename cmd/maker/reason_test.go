@@ -13,15 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/models"
 )
 
 // The advice to declare tools in the prompt follows a server's refusal of
-// native tools whether the run called the model itself or a worker did
-// over --nats, where the error crosses the wire as its text
-// (cluster.ErrRemote, the chain lost); another refusal gets none.
-func TestNoteToolsRefusedLocalAndRemote(t *testing.T) {
+// native tools, wrapped as the step loop wraps it; another refusal, or
+// the refusal's words without its kind, gets none. (Over --nats the kind
+// crosses the wire: cluster's TestAWorkersErrorKeepsItsKindAcrossTheWire.)
+func TestNoteToolsRefused(t *testing.T) {
 	t.Parallel()
 	refusal := func(body string) error {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,17 +37,13 @@ func TestNoteToolsRefusedLocalAndRemote(t *testing.T) {
 	}
 	tools := refusal(`{"error":{"message":"registry.ollama.ai/library/tiny:latest does not support tools"}}`)
 	other := refusal(`{"error":{"message":"This model's maximum context length is 8192 tokens."}}`)
-	// As SampleReply.response rebuilds a worker's error from its text.
-	remote := func(err error) error { return fmt.Errorf("%w: tiny (worker w1): %s", cluster.ErrRemote, err.Error()) }
 	for name, c := range map[string]struct {
 		err    error
 		advice bool
 	}{
-		"local":          {fmt.Errorf("step 0: %w", tools), true},
-		"remote":         {fmt.Errorf("step 0: %w", remote(tools)), true},
-		"local, other":   {other, false},
-		"remote, other":  {remote(other), false},
-		"not the remote": {errors.New(tools.Error()), false},
+		"refused":         {fmt.Errorf("step 0: %w", tools), true},
+		"another refusal": {other, false},
+		"its words only":  {errors.New(tools.Error()), false},
 	} {
 		var out bytes.Buffer
 		noteToolsRefused(&out, &c.err)

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/mdap-go/mdap/maker"
+	"github.com/mdap-go/mdap/maker/models"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -273,18 +274,52 @@ type FunctionCall struct {
 }
 
 // ReplyError is a model's failure on the wire. Code is the llms.ErrorCode
-// of an *llms.Error (a rate limit, say), RetryAfter its delay in seconds.
+// of an *llms.Error (a rate limit, say), RetryAfter its delay in seconds,
+// Kind the name of the models sentinel it wraps, of remoteKinds.
 type ReplyError struct {
 	Message    string  `json:"message"`
 	Code       string  `json:"code,omitempty"`
 	RetryAfter float64 `json:"retry_after_s,omitempty"`
+	Kind       string  `json:"kind,omitempty"`
 }
+
+// remoteKinds are the models sentinels a worker's error carries across
+// the wire by name, so that errors.Is sees them in the coordinator's
+// error as in a local run's (maker run's advice on a refusal of native
+// tools). A remote error is never maker.ErrPermanent whatever its kind:
+// another worker's model may serve the step.
+var remoteKinds = map[string]error{"tools_unsupported": models.ErrToolsUnsupported}
+
+// kindOf is the name in remoteKinds of the sentinel err wraps, or "".
+func kindOf(err error) string {
+	for name, kind := range remoteKinds {
+		if errors.Is(err, kind) {
+			return name
+		}
+	}
+	return ""
+}
+
+// withKind is err with the sentinel remoteKinds names kind in its chain
+// too (its message unchanged); err itself for a kind it does not know.
+func withKind(err error, kind string) error {
+	if k := remoteKinds[kind]; k != nil {
+		return &kindError{err, k}
+	}
+	return err
+}
+
+// kindError is a remote error with the sentinel of its kind.
+type kindError struct{ err, kind error }
+
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }
 
 // sampleReplyOf turns a model's result into a SampleReply.
 func sampleReplyOf(resp *llms.ContentResponse, err error, took time.Duration) SampleReply {
 	r := SampleReply{Took: took}
 	if err != nil {
-		r.Error = &ReplyError{Message: err.Error()}
+		r.Error = &ReplyError{Message: err.Error(), Kind: kindOf(err)}
 		if le := asLLMError(err); le != nil {
 			r.Error.Code = string(le.Code)
 		}
@@ -335,13 +370,13 @@ func jsonable(info map[string]any) map[string]any {
 func (r SampleReply) response(route, worker string) (*llms.ContentResponse, error) {
 	if e := r.Error; e != nil {
 		if e.Code == "" {
-			return nil, fmt.Errorf("%w: %s (worker %s): %s", ErrRemote, route, worker, e.Message)
+			return nil, withKind(fmt.Errorf("%w: %s (worker %s): %s", ErrRemote, route, worker, e.Message), e.Kind)
 		}
 		le := &llms.Error{Code: llms.ErrorCode(e.Code), Message: e.Message, Provider: "worker " + worker}
 		if e.RetryAfter > 0 {
 			le.Details = map[string]any{"retry_after": strconv.FormatFloat(e.RetryAfter, 'f', -1, 64)}
 		}
-		return nil, fmt.Errorf("%w: %s: %w", ErrRemote, route, le)
+		return nil, withKind(fmt.Errorf("%w: %s: %w", ErrRemote, route, le), e.Kind)
 	}
 	resp := &llms.ContentResponse{Choices: make([]*llms.ContentChoice, 0, len(r.Choices))}
 	for _, c := range r.Choices {
