@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/mdap-go/mdap/maker/cluster"
 	"github.com/mdap-go/mdap/maker/models"
 	"github.com/stretchr/testify/assert"
@@ -50,7 +51,8 @@ func providerRefusal(t *testing.T, body string) error {
 
 // A worker's refusal of native tools reaches the coordinator as
 // models.ErrToolsUnsupported (errors.Is), as a local run's does, inside
-// ErrRemote and with the worker's words; another refusal does not.
+// ErrRemote (never permanent) and with the worker's words; another
+// refusal does not.
 func TestAWorkersErrorKeepsItsKindAcrossTheWire(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
@@ -72,6 +74,7 @@ func TestAWorkersErrorKeepsItsKindAcrossTheWire(t *testing.T) {
 			require.NoError(t, err)
 			_, err = remote.GenerateContent(context.Background(), []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")})
 			require.ErrorIs(t, err, cluster.ErrRemote)
+			assert.NotErrorIs(t, err, maker.ErrPermanent, "another worker's model may serve the step")
 			assert.Equal(t, c.tools, errors.Is(err, models.ErrToolsUnsupported), "%v", err)
 			assert.Contains(t, err.Error(), m.err.Error())
 		})
