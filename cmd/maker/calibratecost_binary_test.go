@@ -28,7 +28,7 @@ var spentRE = regexp.MustCompile(`\$([0-9.]+) spent of \$([0-9.]+)`)
 func TestBinaryCalibrateMaxCost(t *testing.T) {
 	t.Parallel()
 	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.P = 5, 0.95
+	cfg.Seed, cfg.P, cfg.Flags = 5, 0.95, withinMaxTokens
 	_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
 	args := []string{"calibrate", "--disks", "10", "--model", "openai:sim=0.4/1.6", "--steps-sampled", "40", "--samples", "5",
 		"--concurrency", "4", "--max-tokens", "200", "--progress", "off"}

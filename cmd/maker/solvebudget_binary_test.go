@@ -25,7 +25,7 @@ import (
 func TestBinarySolveMaxCostHoldsAcrossReruns(t *testing.T) {
 	t.Parallel()
 	cfg := sim.DefaultConfig()
-	cfg.Seed = 5
+	cfg.Seed, cfg.Flags = 5, withinMaxTokens
 	_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
 	dir := t.TempDir()
 	var b strings.Builder

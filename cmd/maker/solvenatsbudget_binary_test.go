@@ -31,7 +31,7 @@ import (
 func TestBinarySolveOverNATSMaxCostHoldsAcrossReruns(t *testing.T) {
 	t.Parallel()
 	cfg := sim.DefaultConfig()
-	cfg.Seed = 5
+	cfg.Seed, cfg.Flags = 5, withinMaxTokens
 	_, base := simServer(t, simserver.Config{Oracle: hanoi.Oracle{}, Sim: cfg})
 	bill := newBiller(t, base, 0.4, 1.6)
 	url := startNATS(t)
