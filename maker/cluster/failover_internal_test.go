@@ -2,16 +2,20 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mdap-go/mdap/maker"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // stallProxy forwards TCP connections to a server; stall makes every
@@ -185,4 +189,68 @@ func TestBusyClientLeavesAStoppedServer(t *testing.T) {
 	case <-time.After(StallDetect + 15*time.Second):
 		t.Fatalf("still on the stopped server %s after it stopped (StallDetect %s)", time.Since(began).Round(time.Millisecond), StallDetect)
 	}
+}
+
+// A try to store a message that gets no answer (the stream's leader on a
+// node that stopped, while the client's own node lives and so keeps its
+// connection: in the NATS cluster stage, a 20 s stop of a node held a
+// reply's one try for its whole minute, and the run stalled for 50 to
+// 60 s) is made again after publishTry under the same message ID, and the
+// answer to that try is taken: a worker's reply, and a Drawer's job.
+func TestAnUnansweredPublicationIsMadeAgain(t *testing.T) {
+	t.Parallel()
+	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	nc, err := Connect(srv.ClientURL(), t.Name())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	// leader stands for a stream's leader that is lost with the first try
+	// and answers the next ones; it returns the message IDs it was sent.
+	leader := func(t *testing.T, subject string) func() []string {
+		var mu sync.Mutex
+		var ids []string
+		sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
+			mu.Lock()
+			ids = append(ids, m.Header.Get(jetstream.MsgIDHeader))
+			first := len(ids) == 1
+			mu.Unlock()
+			if !first {
+				_ = m.Respond([]byte(`{"stream":"stand-in","seq":7}`))
+			}
+		})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = sub.Unsubscribe() })
+		return func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(ids) }
+	}
+
+	t.Run("a reply", func(t *testing.T) {
+		w, err := NewWorker(ctx, js, maker.ModelFunc(func(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+			return nil, errors.New("not called")
+		}), WorkerConfig{Route: "unanswered"})
+		require.NoError(t, err)
+		ids := leader(t, "unanswered.reply")
+		pctx, cancel := context.WithTimeout(ctx, 3*publishTry)
+		defer cancel()
+		began := time.Now()
+		require.NoError(t, w.publishReply(pctx, nil, "tok", "key", "unanswered.reply", []byte(`{}`), "the reply's id"))
+		assert.Less(t, time.Since(began), 2*publishTry+time.Second)
+		assert.Equal(t, []string{"the reply's id", "the reply's id"}, ids(), "tried again, under the same message ID")
+	})
+	t.Run("a job", func(t *testing.T) {
+		d, err := NewDrawer(ctx, js, DrawerConfig{Timeout: 3 * publishTry})
+		require.NoError(t, err)
+		t.Cleanup(func() { assert.NoError(t, d.Close()) })
+		ids := leader(t, "unanswered.job")
+		began := time.Now()
+		ack, err := d.publishJob(ctx, nil, &nats.Msg{Subject: "unanswered.job", Data: []byte(`{}`)}, "the job's id")
+		require.NoError(t, err)
+		assert.Equal(t, uint64(7), ack.Sequence, "the job's sequence, known")
+		assert.Less(t, time.Since(began), 2*publishTry+time.Second)
+		assert.Equal(t, []string{"the job's id", "the job's id"}, ids(), "tried again, under the same message ID")
+	})
 }

@@ -288,13 +288,13 @@ const keyJobsWait = 100 * time.Millisecond
 // served yet is published again until NoWorker has passed, then fails
 // with ErrNoWorker unless a worker serves the route by then; a job past
 // this key's bound is published again, as its earlier jobs are taken,
-// until the Timeout. Each attempt is not cut short by the calls' context
-// (a job stored without its sequence known could not be withdrawn); the
-// waits between them are.
+// until the Timeout, as is one that got no answer within publishTry. Each
+// attempt is not cut short by the calls' context (a job stored without its
+// sequence known could not be withdrawn); the waits between them are.
 func (d *Drawer) publishJob(ctx context.Context, m *Model, msg *nats.Msg, id string) (*jetstream.PubAck, error) {
 	began := time.Now()
 	for {
-		pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(d.timeout, publishTimeout))
+		pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(d.timeout, publishTry))
 		ack, err := d.js.PublishMsg(pubCtx, msg,
 			jetstream.WithMsgID(id), jetstream.WithExpectStream(JobsStream),
 			jetstream.WithMsgTTL(max(d.timeout, time.Second)))
@@ -307,7 +307,7 @@ func (d *Drawer) publishJob(ctx context.Context, m *Model, msg *nats.Msg, id str
 			if serr := m.served(ctx, true); serr != nil {
 				return nil, serr
 			}
-		case unserved, strings.Contains(err.Error(), "maximum messages per subject exceeded"):
+		case unserved, isUnanswered(err), strings.Contains(err.Error(), "maximum messages per subject exceeded"):
 		default:
 			return nil, err
 		}

@@ -39,6 +39,13 @@ const (
 const (
 	pollWait       = time.Second      // one pull request's wait for jobs
 	publishTimeout = 10 * time.Second // a reply's publication
+	// publishTry bounds one try to store a message (a reply, a job): a
+	// stream's leader that stopped answering (its node paused, or cut
+	// off before the cluster elected another) holds a try that waits on
+	// it, while one sent again after it reaches the leader elected in its
+	// place. The message ID makes another try safe: a stored message is
+	// acknowledged again, not stored twice.
+	publishTry = 2 * time.Second
 	noStreamWait   = 5 * time.Second  // a reply finding no stream tries again this long past the agent last saying its Drawer lives (publishReply)
 	backoff        = 500 * time.Millisecond
 )
@@ -785,7 +792,10 @@ func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, key, subjec
 	asked := time.Now()
 	live := began // when the agent last said the Drawer lives: its subject comes back
 	for pause := time.Millisecond; ; pause = min(2*pause, 25*time.Millisecond) {
-		_, err := w.js.Publish(ctx, subject, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(RepliesStream))
+		tctx, cancel := context.WithTimeout(ctx, publishTry)
+		_, err := w.js.Publish(tctx, subject, data, jetstream.WithMsgID(id), jetstream.WithExpectStream(RepliesStream))
+		cancel()
+		unanswered := ctx.Err() == nil && isUnanswered(err)
 		noStream := errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
 			// A cut of the connection fails the publications under way
 			// with ErrConnectionClosed: the message ID makes another
@@ -798,7 +808,7 @@ func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, key, subjec
 			return nil
 		case errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum):
 			return fmt.Errorf("%w: %w", errTooLarge, err)
-		case !noStream && !noRoom:
+		case !noStream && !noRoom && !unanswered:
 			return err
 		}
 		waiting()
@@ -819,6 +829,12 @@ func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, key, subjec
 			return fmt.Errorf("%w (this worker's reply found no room or no stream for the coordinator within %s)", err, time.Since(began).Round(time.Second))
 		}
 	}
+}
+
+// isUnanswered reports whether err is a try to store a message that got
+// no answer within publishTry: tried again (see publishTry).
+func isUnanswered(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
 }
 
 // generate is one model call; a panic in the model is its error.
