@@ -38,17 +38,18 @@ const (
 
 const (
 	pollWait       = time.Second      // one pull request's wait for jobs
-	publishTimeout = 10 * time.Second // a reply's publication
-	// publishTry bounds one try to store a message (a reply, a job): a
-	// stream's leader that stopped answering (its node paused, or cut
-	// off before the cluster elected another) holds a try that waits on
-	// it, while one sent again after it reaches the leader elected in its
-	// place. The message ID makes another try safe: a stored message is
-	// acknowledged again, not stored twice.
-	publishTry = 2 * time.Second
+	publishTimeout = 10 * time.Second // an act sent to the agent (askAgent)
 	noStreamWait   = 5 * time.Second  // a reply finding no stream tries again this long past the agent last saying its Drawer lives (publishReply)
 	backoff        = 500 * time.Millisecond
 )
+
+// publishTry bounds one try to store a message (a reply, a job): a
+// stream's leader that stopped answering (its node paused, or cut
+// off before the cluster elected another) holds a try that waits on
+// it, while one sent again after it reaches the leader elected in its
+// place. The message ID makes another try safe: a stored message is
+// acknowledged again, not stored twice.
+const publishTry = 2 * time.Second
 
 // errWithdrawn is the cause of a model call whose job was withdrawn.
 var errWithdrawn = errors.New("job withdrawn by its coordinator")
