@@ -199,14 +199,7 @@ func TestBusyClientLeavesAStoppedServer(t *testing.T) {
 // answer to that try is taken: a worker's reply, and a Drawer's job.
 func TestAnUnansweredPublicationIsMadeAgain(t *testing.T) {
 	t.Parallel()
-	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	nc, err := Connect(srv.ClientURL(), t.Name())
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	_, nc, js := serveInternal(t)
 	ctx := context.Background()
 
 	// leader stands for a stream's leader that is lost with the first try

@@ -637,9 +637,11 @@ func (s *journalStore) store(deadline time.Time, n int, line []byte) (uint64, er
 			jetstream.WithRetryWait(leaderRetryWait), jetstream.WithRetryAttempts(int(appendTry/leaderRetryWait)))
 		cancel()
 		if err != nil && isWrongLastSequence(err) && !inProcess(err) {
-			if seq, ok := s.storedBefore(deadline, n, line); ok {
+			seq, seen, ok := s.storedBefore(deadline, n, line)
+			if ok {
 				return seq, nil
 			}
+			return 0, fmt.Errorf("%w (%s)", err, seen)
 		}
 		if err == nil {
 			return ack.Sequence, nil
@@ -702,23 +704,32 @@ const errCodeDuplicateInProcess jetstream.ErrorCode = 10158
 // returns its sequence. The stream's leader refused the expectation
 // s.last, so the subject has a line after it: a direct get that answers
 // with s.last or before came from a replica that has not caught up, and
-// is asked again, until deadline.
-func (s *journalStore) storedBefore(deadline time.Time, n int, line []byte) (uint64, bool) {
+// is asked again, until deadline. When it was not, seen says what the
+// last get found, for the error.
+func (s *journalStore) storedBefore(deadline time.Time, n int, line []byte) (seq uint64, seen string, ok bool) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	for {
 		m, err := s.stream.GetLastMsgForSubject(ctx, s.subject)
+		switch {
+		case err != nil:
+			seen = fmt.Sprintf("its last line not read: %v", err)
+		case m.Header.Get(lineHeader) == strconv.Itoa(n) && bytes.Equal(m.Data, line):
+			seen = fmt.Sprintf("its last line is this line %d, at sequence %d", n, m.Sequence)
+		default:
+			seen = fmt.Sprintf("its last line is line %q at sequence %d, not this line %d after sequence %d", m.Header.Get(lineHeader), m.Sequence, n, s.last)
+		}
 		if err == nil && m.Sequence > s.last {
 			if m.Header.Get(lineHeader) != strconv.Itoa(n) || !bytes.Equal(m.Data, line) {
-				return 0, false
+				return 0, seen, false
 			}
-			return m.Sequence, true
+			return m.Sequence, "", true
 		}
 		if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) && !isTransient(err) {
-			return 0, false
+			return 0, seen, false
 		}
 		if wait.Sleep(ctx, replicaRetryWait) != nil {
-			return 0, false
+			return 0, seen, false
 		}
 	}
 }

@@ -43,8 +43,9 @@ func sharedStore(t *testing.T, js jetstream.JetStream, run string) *journalStore
 
 // Two writers that both think they hold a run never interleave lines:
 // every append expects the journal subject's last sequence, so the second
-// one's append is refused and nothing of it is stored; another run's
-// lines between them on the shared stream change nothing.
+// one's append is refused, saying what the subject holds, and nothing of
+// it is stored; another run's lines between them on the shared stream
+// change nothing.
 func TestJournalAppendsAreFenced(t *testing.T) {
 	t.Parallel()
 	js := testJS(t)
@@ -56,7 +57,10 @@ func TestJournalAppendsAreFenced(t *testing.T) {
 	require.NoError(t, a.Append([]byte(`{"a":2}`)))
 	require.NoError(t, a.Flush())
 	require.NoError(t, b.Append([]byte(`{"b":1}`)))
-	require.ErrorIs(t, b.Flush(), ErrLeaseLost)
+	err := b.Flush()
+	require.ErrorIs(t, err, ErrLeaseLost)
+	assert.Contains(t, err.Error(), `written by another coordinator`)
+	assert.Regexp(t, `its last line is line "2" at sequence \d+, not this line 1 after sequence 0\)`, err.Error(), "what the subject holds, and what this writer expected")
 	require.ErrorIs(t, b.Append([]byte(`{"b":2}`)), ErrLeaseLost, "a fenced store stays refused")
 
 	c := sharedStore(t, js, "f")
@@ -120,14 +124,7 @@ func TestJournalLeaseLostRefusesAppends(t *testing.T) {
 // coordinator.
 func TestJournalLeaseLostToAnOutageSaysSo(t *testing.T) {
 	t.Parallel()
-	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	defer srv.Shutdown()
-	nc, err := Connect(srv.ClientURL(), t.Name())
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	srv, _, js := serveInternal(t)
 	l, err := acquireLease(context.Background(), js, LeaseBucket, "o", JournalConfig{LeaseTTL: time.Second})
 	require.NoError(t, err)
 	defer l.stopRefresh()

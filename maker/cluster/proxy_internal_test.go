@@ -54,12 +54,7 @@ func TestActRefusesAnUnknownOpAndKeepsTheDelivery(t *testing.T) {
 // call, on every step of a run on a server with roles.
 func TestPulledJobIsTakenBeforeThePullEnds(t *testing.T) {
 	t.Parallel()
-	srv, err := StartServer(ServerConfig{Addr: "127.0.0.1:0", StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	nc, err := Connect(srv.ClientURL(), t.Name())
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
+	_, nc, _ := serveInternal(t)
 	w := &Worker{nc: nc, route: "r", workPrefix: "test.work.w1."}
 	// The agent: one job at once, the end of the pull only when told.
 	endPull := make(chan struct{})
