@@ -137,6 +137,12 @@ const DefaultKeyJobs = 64
 // With DefaultKeyJobs a key holds at most 16 MiB of a route's jobs.
 const DefaultJobBytes = 256 << 10
 
+// dedupeWindow is how long the jobs and replies streams remember a
+// message ID: a copy published again within it is acknowledged, not
+// stored (ackcheck.go), so a publication is tried again only within it
+// (publishTry).
+const dedupeWindow = 2 * time.Minute
+
 // jobsStreamConfig is the work queue of sample jobs: a job is removed when
 // a worker acknowledges it, withdrawn by its coordinator, or expires (its
 // TTL is the coordinator's timeout). Jobs live in memory: one lost to a
@@ -162,7 +168,7 @@ func jobsStreamConfig(n int) jetstream.StreamConfig {
 		MaxMsgSize:           DefaultJobBytes,
 		Discard:              jetstream.DiscardNew,
 		DiscardNewPerSubject: true,
-		Duplicates:           2 * time.Minute,
+		Duplicates:           dedupeWindow,
 		AllowMsgTTL:          true,
 		Metadata:             versionMetadata(),
 	}
@@ -203,7 +209,7 @@ func repliesStreamConfig(n int) jetstream.StreamConfig {
 		MaxMsgsPerSubject:    DefaultReplyKeep,
 		Discard:              jetstream.DiscardNew,
 		DiscardNewPerSubject: true,
-		Duplicates:           2 * time.Minute,
+		Duplicates:           dedupeWindow,
 	}
 }
 

@@ -195,24 +195,31 @@ func TestBusyClientLeavesAStoppedServer(t *testing.T) {
 // node that stopped, while the client's own node lives and so keeps its
 // connection: in the NATS cluster stage, a 20 s stop of a node held a
 // reply's one try for its whole minute, and the run stalled for 50 to
-// 60 s) is made again after publishTry under the same message ID, and the
-// answer to that try is taken: a worker's reply, and a Drawer's job.
+// 60 s) is made again after publishTry under the same message ID, as is
+// one answered "duplicate message id is in process" (a clustered stream
+// still storing the first copy), and the answer to a later try is taken:
+// a worker's reply, and a Drawer's job.
 func TestAnUnansweredPublicationIsMadeAgain(t *testing.T) {
 	t.Parallel()
 	_, nc, js := serveInternal(t)
 	ctx := context.Background()
 
-	// leader stands for a stream's leader that is lost with the first try
-	// and answers the next ones; it returns the message IDs it was sent.
+	// leader stands for a stream's leader that is lost with the first
+	// try, is still storing it at the second, and acknowledges the
+	// third; it returns the message IDs it was sent.
 	leader := func(t *testing.T, subject string) func() []string {
 		var mu sync.Mutex
 		var ids []string
 		sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
 			mu.Lock()
 			ids = append(ids, m.Header.Get(jetstream.MsgIDHeader))
-			first := len(ids) == 1
+			try := len(ids)
 			mu.Unlock()
-			if !first {
+			switch try {
+			case 1:
+			case 2:
+				_ = m.Respond([]byte(`{"error":{"code":400,"err_code":10158,"description":"duplicate message id is in process"}}`))
+			default:
 				_ = m.Respond([]byte(`{"stream":"stand-in","seq":7}`))
 			}
 		})
@@ -232,7 +239,7 @@ func TestAnUnansweredPublicationIsMadeAgain(t *testing.T) {
 		began := time.Now()
 		require.NoError(t, w.publishReply(pctx, nil, "tok", "key", "unanswered.reply", []byte(`{}`), "the reply's id"))
 		assert.Less(t, time.Since(began), 2*publishTry+time.Second)
-		assert.Equal(t, []string{"the reply's id", "the reply's id"}, ids(), "tried again, under the same message ID")
+		assert.Equal(t, slices.Repeat([]string{"the reply's id"}, 3), ids(), "tried again, under the same message ID")
 	})
 	t.Run("a job", func(t *testing.T) {
 		d, err := NewDrawer(ctx, js, DrawerConfig{Timeout: 3 * publishTry})
@@ -244,6 +251,6 @@ func TestAnUnansweredPublicationIsMadeAgain(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, uint64(7), ack.Sequence, "the job's sequence, known")
 		assert.Less(t, time.Since(began), 2*publishTry+time.Second)
-		assert.Equal(t, []string{"the job's id", "the job's id"}, ids(), "tried again, under the same message ID")
+		assert.Equal(t, slices.Repeat([]string{"the job's id"}, 3), ids(), "tried again, under the same message ID")
 	})
 }

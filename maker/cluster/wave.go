@@ -288,7 +288,8 @@ const keyJobsWait = 100 * time.Millisecond
 // served yet is published again until NoWorker has passed, then fails
 // with ErrNoWorker unless a worker serves the route by then; a job past
 // this key's bound is published again, as its earlier jobs are taken,
-// until the Timeout, as is one that got no answer within publishTry. Each
+// until the Timeout, as is one that got no answer within publishTry (within
+// the stream's dedupeWindow too). Each
 // attempt is not cut short by the calls' context (a job stored without its
 // sequence known could not be withdrawn); the waits between them are.
 func (d *Drawer) publishJob(ctx context.Context, m *Model, msg *nats.Msg, id string) (*jetstream.PubAck, error) {
@@ -311,7 +312,9 @@ func (d *Drawer) publishJob(ctx context.Context, m *Model, msg *nats.Msg, id str
 		default:
 			return nil, err
 		}
-		if time.Since(began)+keyJobsWait >= d.timeout {
+		if time.Since(began)+keyJobsWait >= d.timeout ||
+			// A copy past the window could be stored a second time.
+			isUnanswered(err) && time.Since(began)+publishTry >= dedupeWindow {
 			return nil, err
 		}
 		if werr := wait.Sleep(ctx, keyJobsWait); werr != nil {

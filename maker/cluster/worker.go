@@ -767,7 +767,9 @@ func (w *Worker) handle(calls context.Context, msg heldJob, release func()) {
 // replySpace; the agent delivers no job of a Drawer without a consumer),
 // it tries again for up to noStreamWait; a job delivered through an agent
 // asks it every goneEvery whether the Drawer closed, and is then
-// terminated (errDrawerGone). A reply larger than the engine stores is
+// terminated (errDrawerGone). A try that got no answer within publishTry
+// is made again, under the same message ID, until ctx ends (parkMax, within
+// the streams' dedupeWindow). A reply larger than the engine stores is
 // errTooLarge at once.
 func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, key, subject string, data []byte, id string) error {
 	began := time.Now()
@@ -827,14 +829,21 @@ func (w *Worker) publishReply(ctx context.Context, msg heldJob, tok, key, subjec
 			return fmt.Errorf("%w (its room there stayed full for %s): %w", errNoRoom, time.Since(began).Round(time.Second), err)
 		}
 		if noStream && time.Since(live) > noStreamWait || wait.Sleep(ctx, pause) != nil {
-			return fmt.Errorf("%w (this worker's reply found no room or no stream for the coordinator within %s)", err, time.Since(began).Round(time.Second))
+			return fmt.Errorf("%w (this worker's reply found no room, no stream or no answer for the coordinator within %s)", err, time.Since(began).Round(time.Second))
 		}
 	}
 }
 
 // isUnanswered reports whether err is a try to store a message that got
-// no answer within publishTry: tried again (see publishTry).
+// no answer within publishTry, or a try that found an earlier one still
+// being stored (a clustered stream answers a copy of a message proposed
+// but not yet applied "duplicate message id is in process"): tried again
+// (see publishTry), for the earlier try's outcome decides.
 func isUnanswered(err error) bool {
+	var je jetstream.JetStreamError
+	if errors.As(err, &je) && je.APIError() != nil && je.APIError().ErrorCode == errCodeDuplicateInProcess {
+		return true
+	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
 }
 
