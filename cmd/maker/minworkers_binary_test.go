@@ -69,8 +69,12 @@ func TestBinaryMinWorkers(t *testing.T) {
 		one := hanoi("--min-workers", "2")
 		assert.Equal(t, 1, one.wait(t, 2*time.Minute), one.stderr.String())
 		assert.Contains(t, one.stderr.String(), "1 distinct voters, 2 needed")
-		def := hanoi()
+		def := hanoi("--journal", "nats:min-workers")
 		require.Equal(t, 0, def.wait(t, 2*time.Minute), def.stderr.String())
+		// The engine refuses the shared coordinator a run stream of its
+		// own (mdap.engine.journal.<run>): mdap asks, and takes the
+		// refusal as its answer. nats.go's default handler printed it.
+		assert.NotContains(t, def.stderr.String(), "ermissions violation", "a refusal mdap asks for is not printed")
 		assert.Equal(t, 1, summary(t, def).MinWorkers)
 		// maker solve takes --min-workers too: its one task fails.
 		one = solve("one", "--min-workers", "2")

@@ -3,7 +3,6 @@ package cluster
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -12,11 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -644,54 +641,3 @@ func quoteList(xs []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
-
-// unlessRefused runs op, but returns at once an error wrapping ErrAuth
-// when the server refuses this connection's publication on subject, or
-// on any subject under it when subject ends in ".>" (a permission
-// violation, which NATS reports apart from the request, so op would
-// otherwise wait out ctx). The refusal is seen as the connection's last
-// error, checked every refusalPoll.
-func unlessRefused[T any](ctx context.Context, nc *nats.Conn, subject string, op func(context.Context) (T, error)) (T, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := op(ctx)
-		done <- result{v, err}
-	}()
-	t := time.NewTicker(refusalPoll)
-	defer t.Stop()
-	for {
-		select {
-		case r := <-done:
-			return r.v, r.err
-		case <-t.C:
-			if err := nc.LastError(); err != nil && refusedOn(err, subject) {
-				cancel()
-				<-done
-				var zero T
-				return zero, fmt.Errorf("%w: the server refused this credential a publication on %s: %w", ErrAuth, subject, err)
-			}
-		}
-	}
-}
-
-// refusedOn reports whether err is the server's refusal of a publication
-// on subject (or under it, for a subject ending in ".>").
-func refusedOn(err error, subject string) bool {
-	msg := err.Error()
-	if !strings.Contains(msg, "Permissions Violation") {
-		return false
-	}
-	if prefix, ok := strings.CutSuffix(subject, ">"); ok {
-		return strings.Contains(msg, `"`+prefix)
-	}
-	return strings.Contains(msg, strconv.Quote(subject))
-}
-
-// refusalPoll is how often unlessRefused looks for a refusal.
-const refusalPoll = 20 * time.Millisecond

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -18,9 +19,13 @@ import (
 // it is back. With several URLs (a cluster), a server that stops
 // answering (a stalled node: its connection stays open, nothing comes
 // back) is left for another within StallDetect, before a journal's lease
-// (DefaultLeaseTTL) runs out. opts are added (nats.Token for a server
-// that requires one, TLS options, ...). The first dial fails fast,
-// wrapping ErrEngine, when nothing answers at url.
+// (DefaultLeaseTTL) runs out. Asynchronous errors are printed on stderr
+// as nats.go's default handler prints them, but for the engine's refusals
+// of what mdap asks it by trying (the shared coordinator's request for a
+// run stream of its own, on every journaled run), which are answers, not
+// news. opts are added (nats.Token for a server that requires one, TLS
+// options, nats.ErrorHandler, ...). The first dial fails fast, wrapping
+// ErrEngine, when nothing answers at url.
 func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
 	base := []nats.Option{
 		nats.Name(name),
@@ -31,6 +36,7 @@ func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
 		nats.Timeout(dialTimeout),
 		nats.FlusherTimeout(writeTimeout),
 		nats.ReconnectOnFlusherError(),
+		nats.ErrorHandler(printAsyncErrors(os.Stderr)),
 	}
 	nc, err := nats.Connect(url, append(base, opts...)...)
 	if err != nil {
