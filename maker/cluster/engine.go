@@ -23,8 +23,9 @@ import (
 // as nats.go's default handler prints them, but for the engine's refusals
 // of what mdap asks it by trying (the shared coordinator's request for a
 // run stream of its own, on every journaled run), which are answers, not
-// news. opts are added (nats.Token for a server that requires one, TLS
-// options, nats.ErrorHandler, ...). The first dial fails fast, wrapping
+// news (AdminContext replaces the handler with its own). opts are added
+// (nats.Token for a server that requires one, TLS options,
+// nats.ErrorHandler, ...). The first dial fails fast, wrapping
 // ErrEngine, when nothing answers at url.
 func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
 	base := []nats.Option{
