@@ -288,10 +288,10 @@ const keyJobsWait = 100 * time.Millisecond
 // served yet is published again until NoWorker has passed, then fails
 // with ErrNoWorker unless a worker serves the route by then; a job past
 // this key's bound is published again, as its earlier jobs are taken,
-// until the Timeout, as is one that got no answer within publishTry (within
-// the stream's dedupeWindow too). Each
-// attempt is not cut short by the calls' context (a job stored without its
-// sequence known could not be withdrawn); the waits between them are.
+// until the Timeout, as is one that got no answer within publishTry (and
+// within the stream's dedupeWindow). Each attempt is not cut short by the
+// calls' context (a job stored without its sequence known could not be
+// withdrawn); the waits between them are.
 func (d *Drawer) publishJob(ctx context.Context, m *Model, msg *nats.Msg, id string) (*jetstream.PubAck, error) {
 	began := time.Now()
 	for {

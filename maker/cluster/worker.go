@@ -47,8 +47,9 @@ const (
 // stream's leader that stopped answering (its node paused, or cut
 // off before the cluster elected another) holds a try that waits on
 // it, while one sent again after it reaches the leader elected in its
-// place. The message ID makes another try safe: a stored message is
-// acknowledged again, not stored twice.
+// place. The message ID makes another try safe: the stream acknowledges
+// a copy of a message it stored within dedupeWindow rather than storing
+// it again.
 const publishTry = 2 * time.Second
 
 // errWithdrawn is the cause of a model call whose job was withdrawn.
